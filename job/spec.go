@@ -1,0 +1,145 @@
+package job
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Spec is a job spec as written in YAML (see DESIGN.md, "Command line and files").
+type Spec struct {
+	Kind       string                       `yaml:"kind" msgpack:"kind"`
+	Parties    []PartySpec                  `yaml:"parties" msgpack:"parties"`
+	Schema     map[string]map[string]string `yaml:"schema,omitempty" msgpack:"schema"`
+	Join       []string                     `yaml:"join,omitempty" msgpack:"join"`
+	Params     map[string]any               `yaml:"params,omitempty" msgpack:"params"`
+	Test       map[string]string            `yaml:"test,omitempty" msgpack:"test"`
+	Taxonomies map[string]string            `yaml:"taxonomies,omitempty" msgpack:"taxonomies"`
+	// Source is the spec file, for error messages; Dir resolves relative paths
+	// in sim mode. Neither is part of the YAML.
+	Source string `yaml:"-" msgpack:"-"`
+	Dir    string `yaml:"-" msgpack:"-"`
+}
+
+// PartySpec names a party and its tables.
+type PartySpec struct {
+	Name   string      `yaml:"name" msgpack:"name"`
+	Tables []TableSpec `yaml:"tables,omitempty" msgpack:"tables"`
+}
+
+// TableSpec names one table and where its CSV lives (relative to the spec
+// file, or to the node's table root when submitted to a running node).
+type TableSpec struct {
+	Name string `yaml:"name" msgpack:"name"`
+	Path string `yaml:"path" msgpack:"path"`
+}
+
+// ErrSpec wraps every spec problem.
+var ErrSpec = errors.New("invalid job spec")
+
+// LoadSpec reads and parses a spec file.
+func LoadSpec(path string) (*Spec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read job spec: %w", err)
+	}
+	s, err := ParseSpec(b, path)
+	if err != nil {
+		return nil, err
+	}
+	s.Dir = filepath.Dir(path)
+	return s, nil
+}
+
+// ParseSpec parses spec YAML strictly (unknown fields are errors) and checks
+// the fields every kind shares. source names the file in errors.
+func ParseSpec(b []byte, source string) (*Spec, error) {
+	var s Spec
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrSpec, source, err)
+	}
+	s.Source = source
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func (s *Spec) errorf(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: field %s: %s", ErrSpec, s.Source, field, fmt.Sprintf(format, args...))
+}
+
+func (s *Spec) check() error {
+	if s.Kind == "" {
+		return s.errorf("kind", "missing")
+	}
+	if len(s.Parties) == 0 {
+		return s.errorf("parties", "no parties")
+	}
+	seen := map[string]bool{}
+	for i, p := range s.Parties {
+		if p.Name == "" {
+			return s.errorf(fmt.Sprintf("parties[%d].name", i), "missing")
+		}
+		if seen[p.Name] {
+			return s.errorf(fmt.Sprintf("parties[%d].name", i), "duplicate party %q", p.Name)
+		}
+		seen[p.Name] = true
+		for j, t := range p.Tables {
+			if t.Name == "" || t.Path == "" {
+				return s.errorf(fmt.Sprintf("parties[%d].tables[%d]", i, j), "needs name and path")
+			}
+		}
+	}
+	return nil
+}
+
+// Errorf builds an error that names the spec file and field, for kinds'
+// Validate methods.
+func (s *Spec) Errorf(field, format string, args ...any) error {
+	return s.errorf(field, format, args...)
+}
+
+// PartyNames returns the parties' names, sorted.
+func (s *Spec) PartyNames() []string {
+	names := make([]string, len(s.Parties))
+	for i, p := range s.Parties {
+		names[i] = p.Name
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Party returns the named party's spec.
+func (s *Spec) Party(name string) (PartySpec, bool) {
+	for _, p := range s.Parties {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return PartySpec{}, false
+}
+
+// Param returns params[name], or def when absent.
+func (s *Spec) Param(name string, def any) any {
+	if v, ok := s.Params[name]; ok {
+		return v
+	}
+	return def
+}
+
+// Marshal returns the spec as YAML, the form committed to the log.
+func (s *Spec) Marshal() ([]byte, error) {
+	b, err := yaml.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("marshal job spec: %w", err)
+	}
+	return b, nil
+}
