@@ -1,0 +1,77 @@
+package audit
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+)
+
+// Row totals the messages of one job sent to one peer with one kind of
+// disclosure: the granularity at which an organisation reviews its ledger.
+type Row struct {
+	Job, Peer, Disclosure string
+	Messages              int
+	Bytes                 int64
+}
+
+type rowKey struct{ job, peer, disclosure string }
+
+// Summarize groups entries per job, peer and disclosure kind, sorted by those
+// three fields so that the output is stable across runs.
+func Summarize(entries []Entry) []Row {
+	idx := make(map[rowKey]int)
+	var rows []Row
+	for _, e := range entries {
+		k := rowKey{e.Job, e.Peer, e.Disclosure}
+		i, ok := idx[k]
+		if !ok {
+			i = len(rows)
+			idx[k] = i
+			rows = append(rows, Row{Job: e.Job, Peer: e.Peer, Disclosure: e.Disclosure})
+		}
+		rows[i].Messages++
+		rows[i].Bytes += int64(e.Bytes)
+	}
+	slices.SortFunc(rows, compareRows)
+	return rows
+}
+
+func compareRows(a, b Row) int {
+	return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Peer, b.Peer), cmp.Compare(a.Disclosure, b.Disclosure))
+}
+
+// WriteTable prints rows as an aligned table with a total line after each
+// job. Rows need not be sorted; they are printed in Summarize order.
+func WriteTable(w io.Writer, rows []Row) error {
+	rows = slices.Clone(rows)
+	slices.SortStableFunc(rows, compareRows)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOB\tPEER\tDISCLOSURE\tMESSAGES\tBYTES")
+	for i := 0; i < len(rows); {
+		job := rows[i].Job
+		var msgs int
+		var bytes int64
+		for ; i < len(rows) && rows[i].Job == job; i++ {
+			r := rows[i]
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", orDash(r.Job), r.Peer, r.Disclosure, r.Messages, r.Bytes)
+			msgs += r.Messages
+			bytes += r.Bytes
+		}
+		fmt.Fprintf(tw, "%s\t(total)\t\t%d\t%d\n", orDash(job), msgs, bytes)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("audit: write table: %w", err)
+	}
+	return nil
+}
+
+// orDash shows messages outside any job (control traffic) as "-" rather
+// than an empty, misaligned-looking cell.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
