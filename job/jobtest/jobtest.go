@@ -1,0 +1,283 @@
+// Package jobtest is an in-memory implementation of job.Party for the tests
+// of job packages. It exists so that a protocol can be tested, faults
+// injected and its outgoing traffic inspected without libp2p; every job must
+// still have an end-to-end test over real nodes (DESIGN.md).
+//
+// Messages travel as their wire encoding (protocol.Encode then
+// protocol.Decode), so a receiver never shares memory with the sender, sizes
+// are the real encoded sizes, and a message that would not survive the wire
+// fails here too. Mailboxes are keyed by (recipient, sender, protocol.Key),
+// so a Receive matches a message that arrived before it was called.
+package jobtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// ErrDropped is returned to a dropped party and to anyone sending to it.
+var ErrDropped = errors.New("jobtest: party dropped")
+
+// DropMode says how a dropped party misbehaves.
+type DropMode int
+
+const (
+	// DropNone: the party works normally.
+	DropNone DropMode = iota
+	// DropFail: the party's Send and Receive fail at once with ErrDropped,
+	// and sends to it fail too (a crashed node: connection refused).
+	DropFail
+	// DropHang: the party's Send and Receive block until their context ends,
+	// and messages sent to it vanish (a node that stopped responding).
+	DropHang
+)
+
+// Sent is one captured outgoing message.
+type Sent struct {
+	From, To   string
+	Message    *protocol.Message
+	Disclosure protocol.Disclosure
+	Bytes      int // encoded size on the wire, framing included
+}
+
+// Tamper rewrites an outgoing message of a party before delivery. It gets a
+// copy it may modify; returning nil silently loses the message.
+type Tamper func(to string, m *protocol.Message) *protocol.Message
+
+type mailboxKey struct {
+	to, from string
+	key      protocol.Key
+}
+
+type partyState struct {
+	drop     DropMode
+	tamper   Tamper
+	capture  bool
+	captured []Sent
+	bytes    int64
+	messages int
+}
+
+// Network connects a fixed set of named in-memory parties. All methods are
+// safe for concurrent use.
+type Network struct {
+	mu      sync.Mutex
+	parties map[string]*partyState
+	boxes   map[mailboxKey][]*protocol.Message
+	// arrived is closed and replaced whenever a message is delivered, waking
+	// every waiting Receive to recheck its mailbox.
+	arrived chan struct{}
+}
+
+// NewNetwork returns a network of the named parties.
+func NewNetwork(names ...string) *Network {
+	n := &Network{
+		parties: make(map[string]*partyState, len(names)),
+		boxes:   make(map[mailboxKey][]*protocol.Message),
+		arrived: make(chan struct{}),
+	}
+	for _, name := range names {
+		n.parties[name] = &partyState{}
+	}
+	return n
+}
+
+// Party returns the named party's view of the network. It panics on a name
+// not given to NewNetwork, which is a bug in the test.
+func (n *Network) Party(name string) job.Party {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.parties[name]; !ok {
+		panic(fmt.Sprintf("jobtest: unknown party %q", name))
+	}
+	return &party{net: n, name: name}
+}
+
+func (n *Network) state(name string) *partyState {
+	s, ok := n.parties[name]
+	if !ok {
+		panic(fmt.Sprintf("jobtest: unknown party %q", name))
+	}
+	return s
+}
+
+// Drop makes a party misbehave as mode says (DropNone restores it).
+func (n *Network) Drop(name string, mode DropMode) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.state(name).drop = mode
+	n.wake()
+}
+
+// Intercept installs f on a party's outgoing messages (nil removes it).
+func (n *Network) Intercept(name string, f Tamper) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.state(name).tamper = f
+}
+
+// Capture starts recording a party's outgoing messages as sent, before any
+// tampering, for leakage tests.
+func (n *Network) Capture(name string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.state(name).capture = true
+}
+
+// Captured returns the messages captured for a party so far.
+func (n *Network) Captured(name string) []Sent {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]Sent(nil), n.state(name).captured...)
+}
+
+// BytesSent returns how many encoded bytes a party has sent (framing included).
+func (n *Network) BytesSent(name string) int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.state(name).bytes
+}
+
+// MessagesSent returns how many messages a party has sent.
+func (n *Network) MessagesSent(name string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.state(name).messages
+}
+
+// ResetCounters zeroes the byte and message counters and the captures, for
+// benchmarks that measure one round at a time.
+func (n *Network) ResetCounters() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, s := range n.parties {
+		s.bytes, s.messages, s.captured = 0, 0, nil
+	}
+}
+
+// wake releases every waiting Receive; n.mu must be held.
+func (n *Network) wake() {
+	close(n.arrived)
+	n.arrived = make(chan struct{})
+}
+
+type party struct {
+	net  *Network
+	name string
+}
+
+func (p *party) Self() string { return p.name }
+
+// hang blocks until ctx ends, like a call to a node that stopped answering.
+func hang(ctx context.Context) error {
+	<-ctx.Done()
+	return fmt.Errorf("jobtest: %w", ctx.Err())
+}
+
+// Send delivers m to party to after a wire round trip.
+func (p *party) Send(ctx context.Context, to string, m *protocol.Message, disclosure protocol.Disclosure) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("jobtest: send %s to %s: %w", m.Type, to, err)
+	}
+	if m.From != p.name {
+		return fmt.Errorf("jobtest: %s sends a message claiming to be from %q", p.name, m.From)
+	}
+	wire, err := protocol.Encode(m)
+	if err != nil {
+		return fmt.Errorf("jobtest: send %s to %s: %w", m.Type, to, err)
+	}
+	n := p.net
+	n.mu.Lock()
+	self := n.state(p.name)
+	switch self.drop {
+	case DropFail:
+		n.mu.Unlock()
+		return fmt.Errorf("jobtest: %s send %s: %w", p.name, m.Type, ErrDropped)
+	case DropHang:
+		n.mu.Unlock()
+		return hang(ctx)
+	}
+	peer, ok := n.parties[to]
+	if !ok {
+		n.mu.Unlock()
+		return fmt.Errorf("jobtest: %s sends %s to unknown party %q", p.name, m.Type, to)
+	}
+	if peer.drop == DropFail {
+		n.mu.Unlock()
+		return fmt.Errorf("jobtest: send %s to %s: %w", m.Type, to, ErrDropped)
+	}
+	tamper := self.tamper
+	if self.capture {
+		c, _ := protocol.Decode(wire) // cannot fail: wire was just encoded
+		self.captured = append(self.captured, Sent{From: p.name, To: to, Message: c, Disclosure: disclosure, Bytes: len(wire) + 4})
+	}
+	n.mu.Unlock()
+
+	if tamper != nil {
+		c, err := protocol.Decode(wire)
+		if err != nil {
+			return fmt.Errorf("jobtest: send %s to %s: %w", m.Type, to, err)
+		}
+		if c = tamper(to, c); c == nil {
+			return nil
+		}
+		if wire, err = protocol.Encode(c); err != nil {
+			return fmt.Errorf("jobtest: tampered %s to %s: %w", m.Type, to, err)
+		}
+	}
+	got, err := protocol.Decode(wire)
+	if err != nil {
+		return fmt.Errorf("jobtest: send %s to %s: %w", m.Type, to, err)
+	}
+
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	self.bytes += int64(len(wire) + 4)
+	self.messages++
+	if peer.drop == DropHang {
+		return nil
+	}
+	k := mailboxKey{to: to, from: p.name, key: got.Key()}
+	n.boxes[k] = append(n.boxes[k], got)
+	n.wake()
+	return nil
+}
+
+// Receive returns the oldest message with key k from party from.
+func (p *party) Receive(ctx context.Context, from string, k protocol.Key) (*protocol.Message, error) {
+	n := p.net
+	box := mailboxKey{to: p.name, from: from, key: k}
+	for {
+		n.mu.Lock()
+		switch n.state(p.name).drop {
+		case DropFail:
+			n.mu.Unlock()
+			return nil, fmt.Errorf("jobtest: %s receive %s: %w", p.name, k.Type, ErrDropped)
+		case DropHang:
+			n.mu.Unlock()
+			return nil, hang(ctx)
+		}
+		if q := n.boxes[box]; len(q) > 0 {
+			m := q[0]
+			if len(q) == 1 {
+				delete(n.boxes, box)
+			} else {
+				n.boxes[box] = q[1:]
+			}
+			n.mu.Unlock()
+			return m, nil
+		}
+		arrived := n.arrived
+		n.mu.Unlock()
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("jobtest: %s waiting for %s from %s: %w", p.name, k.Type, from, ctx.Err())
+		}
+	}
+}
