@@ -25,6 +25,9 @@ func WriteFrame(w io.Writer, b []byte) error {
 // ReadFrame reads one length-prefixed frame of at most limit bytes. The
 // length is checked before anything is allocated.
 func ReadFrame(r io.Reader, limit int) ([]byte, error) {
+	if limit < 0 {
+		return nil, fmt.Errorf("%w: negative frame limit %d", ErrTooLarge, limit)
+	}
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, fmt.Errorf("protocol: read frame header: %w", err)
@@ -35,6 +38,9 @@ func ReadFrame(r io.Reader, limit int) ([]byte, error) {
 	}
 	b := make([]byte, n)
 	if _, err := io.ReadFull(r, b); err != nil {
+		if err == io.EOF && n > 0 {
+			err = io.ErrUnexpectedEOF // the header promised a body: the frame was cut
+		}
 		return nil, fmt.Errorf("protocol: read frame body: %w", err)
 	}
 	return b, nil

@@ -39,13 +39,13 @@ const Version = 1
 // payload, itself msgpack, decoded by the job package that owns Type.
 type Message struct {
 	Version int    `msgpack:"v"`
-	Type    string `msgpack:"t"`  // e.g. "secureagg/up", "sum/local"
-	Job     string `msgpack:"j"`  // job id
-	Phase   string `msgpack:"p"`  // phase within the job
-	Round   int    `msgpack:"r"`  // round within the phase
-	Attempt int    `msgpack:"a"`  // bumped when a new coordinator restarts a step
-	From    string `msgpack:"f"`  // sender's party name; checked against the authenticated peer
-	Body    []byte `msgpack:"b"`  // job payload
+	Type    string `msgpack:"t"` // e.g. "secureagg/up", "sum/local"
+	Job     string `msgpack:"j"` // job id
+	Phase   string `msgpack:"p"` // phase within the job
+	Round   int    `msgpack:"r"` // round within the phase
+	Attempt int    `msgpack:"a"` // bumped when a new coordinator restarts a step
+	From    string `msgpack:"f"` // sender's party name; checked against the authenticated peer
+	Body    []byte `msgpack:"b"` // job payload
 }
 
 // Key identifies which receive a message answers: everything but the sender and body.
@@ -75,12 +75,17 @@ var (
 	ErrBadVersion = errors.New("protocol: unsupported message version")
 )
 
-// Encode serialises m with msgpack.
+// Encode serialises m with msgpack. It checks what Decode will require, so
+// a bad message fails at the sender rather than at the peer.
 func Encode(m *Message) ([]byte, error) {
-	if m.Version == 0 {
-		m.Version = Version
+	c := *m // never write to the caller's message: it may be sent to several peers at once
+	if c.Version == 0 {
+		c.Version = Version
 	}
-	b, err := msgpack.Marshal(m)
+	if c.Type == "" || c.Job == "" || c.Round < 0 || c.Attempt < 0 {
+		return nil, fmt.Errorf("%w: encode: missing type or job, or negative round or attempt", ErrMalformed)
+	}
+	b, err := msgpack.Marshal(&c)
 	if err != nil {
 		return nil, fmt.Errorf("protocol: encode %s: %w", m.Type, err)
 	}
@@ -122,9 +127,13 @@ func Marshal(v any) ([]byte, error) {
 }
 
 // Unmarshal decodes a msgpack payload strictly: trailing bytes and unknown
-// fields are errors, and decoder panics on hostile input are turned into
-// errors.
+// fields are errors, input whose claimed sizes or nesting could exhaust
+// memory or stack is refused before decoding (see checkStructure), and
+// decoder panics on hostile input are turned into errors.
 func Unmarshal(b []byte, v any) (err error) {
+	if err := checkStructure(b); err != nil {
+		return err
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: %v", ErrMalformed, r)
@@ -134,7 +143,7 @@ func Unmarshal(b []byte, v any) (err error) {
 	dec := msgpack.NewDecoder(r)
 	dec.DisallowUnknownFields(true)
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: %v", ErrMalformed, err)
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	if r.Len() != 0 {
 		return fmt.Errorf("%w: %d trailing bytes", ErrMalformed, r.Len())
