@@ -66,6 +66,8 @@ func (s Step) Message(from, typ string, body []byte) *protocol.Message {
 type Outputs struct {
 	Results map[string][]byte `msgpack:"results"`
 	Failed  map[string]string `msgpack:"failed"`
+	// Bytes is what each party had sent for the job when it finished the step.
+	Bytes map[string]int64 `msgpack:"bytes"`
 }
 
 // Participant is what Participate gets: the network, the spec and the
@@ -118,6 +120,9 @@ type Kind interface {
 	// Participate runs one step on one party and returns its output for the
 	// coordinator.
 	Participate(ctx context.Context, p Participant, step Step) ([]byte, error)
+	// OutputDisclosure states what a step's output reveals to the
+	// coordinator, for the audit ledger.
+	OutputDisclosure(step Step) protocol.Disclosure
 }
 
 // Registry maps spec kinds to their implementation. The binary builds one

@@ -1,0 +1,83 @@
+// Command cohort is Cohort's one binary: it runs nodes, simulates a
+// consortium in one process, submits and follows jobs, and reads the audit
+// ledger. Run `cohort --help`.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/sum"
+)
+
+// app holds the global flags; it is created per invocation, never global.
+type app struct {
+	format   string
+	logLevel string
+	stdout   io.Writer
+	stderr   io.Writer
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a := &app{stdout: os.Stdout, stderr: os.Stderr}
+	if err := a.root().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "cohort:", err)
+		os.Exit(1)
+	}
+}
+
+func (a *app) root() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "cohort",
+		Short: "Privacy-preserving data mining across organisations",
+		Long: `Cohort lets several organisations mine their data together without pooling it.
+Each organisation runs one node that keeps its private table at home; nodes exchange
+only encrypted aggregates or class and split summaries. A Raft-elected coordinator
+drives each job.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&a.format, "format", "text", "output format: text or json")
+	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if a.format != "text" && a.format != "json" {
+			return fmt.Errorf("--format must be text or json, not %q", a.format)
+		}
+		return nil
+	}
+	root.AddCommand(a.demoCmd(), a.simCmd(), a.nodeCmd(), a.jobCmd(), a.auditCmd())
+	return root
+}
+
+// kinds is every job kind this binary runs.
+func kinds() job.Registry {
+	return job.Registry{"sum": sum.Kind{}}
+}
+
+func (a *app) logger() *slog.Logger {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(a.logLevel)); err != nil {
+		lvl = slog.LevelWarn
+	}
+	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lvl}))
+}
+
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+var errUsage = errors.New("usage")

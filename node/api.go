@@ -1,0 +1,208 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cohortdm/cohort/job"
+)
+
+// SocketName is the control socket in a node's data dir; the CLI's job
+// commands talk to the node through it.
+const SocketName = "cohort.sock"
+
+// Status is the JSON of /status.
+type Status struct {
+	Name      string   `json:"name"`
+	PeerID    string   `json:"peer_id"`
+	Addrs     []string `json:"addrs"`
+	RaftState string   `json:"raft_state"`
+	Leader    string   `json:"leader"`
+	Members   []string `json:"members"`
+	Jobs      int      `json:"jobs"`
+	Running   int      `json:"running"`
+}
+
+// JobStatus is one job as the API reports it.
+type JobStatus struct {
+	*JobRecord
+	Progress *Progress `json:"progress,omitempty"`
+}
+
+// Status reports the node's state.
+func (n *Node) Status() Status {
+	st := Status{Name: n.cfg.Name, PeerID: n.host.ID().String(), Addrs: n.Addrs(), Leader: n.Leader()}
+	if n.raft != nil {
+		st.RaftState = n.raft.State().String()
+	}
+	if n.cons != nil {
+		st.Members = n.cons.Names()
+	}
+	for _, j := range n.fsm.jobs() {
+		st.Jobs++
+		if j.Status == StatusRunning {
+			st.Running++
+		}
+	}
+	return st
+}
+
+// Job returns one job's replicated state.
+func (n *Node) Job(id string) (*JobStatus, bool) {
+	j, ok := n.fsm.job(id)
+	if !ok {
+		return nil, false
+	}
+	for _, s := range j.Steps {
+		if s.Outputs != nil {
+			s.Failed = sortedKeys(s.Outputs.Failed)
+		}
+	}
+	js := &JobStatus{JobRecord: j}
+	n.mu.Lock()
+	if p, ok := n.progress[id]; ok && j.Status == StatusRunning {
+		js.Progress = &p
+	}
+	n.mu.Unlock()
+	return js, true
+}
+
+// Jobs lists all jobs in submission order.
+func (n *Node) Jobs() []*JobStatus {
+	var out []*JobStatus
+	for _, j := range n.fsm.jobs() {
+		js, _ := n.Job(j.ID)
+		out = append(out, js)
+	}
+	return out
+}
+
+// Wait blocks until the job is done or failed and returns its record.
+func (n *Node) Wait(ctx context.Context, id string) (*JobRecord, error) {
+	for {
+		if j, ok := n.fsm.job(id); ok && j.Status != StatusRunning {
+			return j, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for job %s: %w", id, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (n *Node) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, n.Status()) })
+	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /v1/jobs", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, n.Jobs()) })
+	mux.HandleFunc("POST /v1/jobs", func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+		defer cancel()
+		id, err := n.Submit(ctx, b)
+		if err != nil {
+			code := http.StatusInternalServerError
+			if errors.Is(err, job.ErrSpec) {
+				code = http.StatusBadRequest
+			}
+			writeError(w, code, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+	})
+	mux.HandleFunc("GET /v1/jobs/{id}", func(w http.ResponseWriter, r *http.Request) {
+		j, ok := n.Job(r.PathValue("id"))
+		if !ok {
+			writeError(w, http.StatusNotFound, fmt.Errorf("no job %q", r.PathValue("id")))
+			return
+		}
+		writeJSON(w, http.StatusOK, j)
+	})
+	mux.HandleFunc("GET /v1/jobs/{id}/result", func(w http.ResponseWriter, r *http.Request) {
+		j, ok := n.fsm.job(r.PathValue("id"))
+		switch {
+		case !ok:
+			writeError(w, http.StatusNotFound, fmt.Errorf("no job %q", r.PathValue("id")))
+		case j.Status == StatusFailed:
+			writeError(w, http.StatusConflict, fmt.Errorf("job %s failed: %s", j.ID, j.Error))
+		case j.Status != StatusDone:
+			writeError(w, http.StatusAccepted, fmt.Errorf("job %s is still %s", j.ID, j.Status))
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(j.Result)
+		}
+	})
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, err error) {
+	writeJSON(w, code, map[string]string{"error": err.Error()})
+}
+
+// serveAPI listens on the data dir's unix socket and, if configured, on the
+// HTTP address. The servers stop when the node closes.
+func (n *Node) serveAPI() error {
+	sock := filepath.Join(n.cfg.DataDir, SocketName)
+	_ = os.Remove(sock) // a stale socket from a crashed run
+	var listeners []net.Listener
+	if l, err := net.Listen("unix", sock); err == nil {
+		listeners = append(listeners, l)
+	} else {
+		n.log.Warn("no control socket", "path", sock, "err", err)
+	}
+	if n.cfg.HTTP != "" {
+		l, err := net.Listen("tcp", n.cfg.HTTP)
+		if err != nil {
+			for _, l := range listeners {
+				l.Close()
+			}
+			return fmt.Errorf("%w: %s: http: %v", ErrConfig, n.cfg.source, err)
+		}
+		listeners = append(listeners, l)
+	}
+	srv := &http.Server{Handler: n.handler(), ReadHeaderTimeout: 10 * time.Second}
+	for _, l := range listeners {
+		n.wg.Add(1)
+		go func(l net.Listener) {
+			defer n.wg.Done()
+			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				n.log.Error("api server stopped", "addr", l.Addr().String(), "err", err)
+			}
+		}(l)
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		<-n.ctx.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}()
+	return nil
+}
+
+// HTTPAddr returns the address of the optional HTTP listener as configured.
+func (n *Node) HTTPAddr() string { return n.cfg.HTTP }

@@ -1,0 +1,241 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
+	"gopkg.in/yaml.v3"
+)
+
+// Config is a node's node.yaml.
+type Config struct {
+	// Name is this node's party name; it must appear in the consortium.
+	Name string `yaml:"name"`
+	// DataDir holds the identity key, Raft state, key shares and the audit
+	// ledger. Relative paths are relative to node.yaml.
+	DataDir string `yaml:"data_dir"`
+	// Listen lists libp2p multiaddrs (TCP and QUIC).
+	Listen []string `yaml:"listen"`
+	// Consortium is the path of the consortium file.
+	Consortium string `yaml:"consortium"`
+	// TablesDir resolves the relative table paths of job specs submitted to
+	// this node (each organisation keeps its own tables at home).
+	TablesDir string `yaml:"tables_dir,omitempty"`
+	// HTTP is an optional listen address for /status, /metrics and the job API.
+	HTTP string `yaml:"http,omitempty"`
+	// Timing overrides Raft and messaging timeouts; zero values take defaults.
+	Timing Timing `yaml:"timing,omitempty"`
+
+	// source is the file this config was read from, for error messages.
+	source string
+}
+
+// Timing collects every timeout the runtime uses, so each protocol's
+// deadlines are named in one place.
+type Timing struct {
+	// HeartbeatMS and ElectionMS are Raft's heartbeat and election timeouts.
+	HeartbeatMS int `yaml:"heartbeat_ms,omitempty"`
+	ElectionMS  int `yaml:"election_ms,omitempty"`
+	// SendMS bounds one message delivery (open stream, write, ack).
+	SendMS int `yaml:"send_ms,omitempty"`
+	// StepMS is the default time parties have to finish a job step.
+	StepMS int `yaml:"step_ms,omitempty"`
+}
+
+func (t Timing) withDefaults() Timing {
+	if t.HeartbeatMS == 0 {
+		t.HeartbeatMS = 400
+	}
+	if t.ElectionMS == 0 {
+		t.ElectionMS = 400
+	}
+	if t.SendMS == 0 {
+		t.SendMS = 30_000
+	}
+	if t.StepMS == 0 {
+		t.StepMS = 120_000
+	}
+	return t
+}
+
+// Member is one organisation in the consortium file.
+type Member struct {
+	Name   string   `yaml:"name"`
+	PeerID string   `yaml:"peer_id"`
+	Addrs  []string `yaml:"addrs"`
+}
+
+// Consortium is the consortium file: who may connect, and where to find them.
+type Consortium struct {
+	Members []Member `yaml:"members"`
+}
+
+// ErrConfig wraps every configuration problem.
+var ErrConfig = errors.New("config error")
+
+func configErr(file, field, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s: %s", ErrConfig, file, field, fmt.Sprintf(format, args...))
+}
+
+// LoadConfig reads node.yaml, resolving relative paths against its directory.
+func LoadConfig(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	var c Config
+	if err := decodeStrict(b, &c); err != nil {
+		return nil, configErr(path, "yaml", "%v", err)
+	}
+	c.source = path
+	base := filepath.Dir(path)
+	for _, p := range []*string{&c.DataDir, &c.Consortium, &c.TablesDir} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(base, *p)
+		}
+	}
+	if c.Name == "" {
+		return nil, configErr(path, "name", "missing")
+	}
+	if c.DataDir == "" {
+		return nil, configErr(path, "data_dir", "missing")
+	}
+	if c.Consortium == "" {
+		return nil, configErr(path, "consortium", "missing")
+	}
+	for i, a := range c.Listen {
+		if _, err := ma.NewMultiaddr(a); err != nil {
+			return nil, configErr(path, fmt.Sprintf("listen[%d]", i), "%v", err)
+		}
+	}
+	return &c, nil
+}
+
+// Save writes the config as YAML.
+func (c *Config) Save(path string) error {
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("marshal node config: %w", err)
+	}
+	return writeFileAtomic(path, b, 0o644)
+}
+
+// LoadConsortium reads and validates a consortium file.
+func LoadConsortium(path string) (*Consortium, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	var c Consortium
+	if err := decodeStrict(b, &c); err != nil {
+		return nil, configErr(path, "yaml", "%v", err)
+	}
+	if err := c.Validate(path); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Validate checks names, peer ids and addresses; source names the file in errors.
+func (c *Consortium) Validate(source string) error {
+	if len(c.Members) == 0 {
+		return configErr(source, "members", "no members")
+	}
+	names, ids := map[string]bool{}, map[string]bool{}
+	for i, m := range c.Members {
+		field := fmt.Sprintf("members[%d]", i)
+		if m.Name == "" {
+			return configErr(source, field+".name", "missing")
+		}
+		if names[m.Name] {
+			return configErr(source, field+".name", "duplicate member %q", m.Name)
+		}
+		names[m.Name] = true
+		if _, err := peer.Decode(m.PeerID); err != nil {
+			return configErr(source, field+".peer_id", "malformed peer id %q: %v", m.PeerID, err)
+		}
+		if ids[m.PeerID] {
+			return configErr(source, field+".peer_id", "duplicate peer id")
+		}
+		ids[m.PeerID] = true
+		for j, a := range m.Addrs {
+			if _, err := ma.NewMultiaddr(a); err != nil {
+				return configErr(source, fmt.Sprintf("%s.addrs[%d]", field, j), "%v", err)
+			}
+		}
+	}
+	return nil
+}
+
+// Save writes the consortium file.
+func (c *Consortium) Save(path string) error {
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("marshal consortium: %w", err)
+	}
+	return writeFileAtomic(path, b, 0o644)
+}
+
+// Names returns the members' names, sorted.
+func (c *Consortium) Names() []string {
+	out := make([]string, len(c.Members))
+	for i, m := range c.Members {
+		out[i] = m.Name
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Member returns the named member.
+func (c *Consortium) Member(name string) (Member, bool) {
+	for _, m := range c.Members {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Member{}, false
+}
+
+func decodeStrict(b []byte, v any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	return dec.Decode(v)
+}
+
+// writeFileAtomic writes through a temp file and a rename so that a crash
+// never leaves a half-written file behind.
+func writeFileAtomic(path string, b []byte, perm os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create directory for %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// controlRequest is a follower forwarding a job submission to the leader.
+type controlRequest struct {
+	Op   string `msgpack:"op"` // "submit"
+	Spec []byte `msgpack:"spec"`
+}
+
+type controlResponse struct {
+	ID    string `msgpack:"id"`
+	Error string `msgpack:"error"`
+}
+
+// ErrNoLeader means no coordinator is elected yet; try again shortly.
+var ErrNoLeader = errors.New("no coordinator elected yet")
+
+// Validate checks a spec against this node's job kinds and consortium
+// before anything is committed.
+func (n *Node) Validate(spec *job.Spec) error {
+	kind, ok := n.kinds[spec.Kind]
+	if !ok {
+		return spec.Errorf("kind", "unknown job kind %q (known: %v)", spec.Kind, sortedKeys(n.kinds))
+	}
+	for i, p := range spec.Parties {
+		if _, ok := n.cons.Member(p.Name); !ok {
+			return spec.Errorf(fmt.Sprintf("parties[%d].name", i), "%q is not a member of the consortium (members: %v)", p.Name, n.cons.Names())
+		}
+	}
+	return kind.Validate(spec)
+}
+
+// Submit validates a job spec and commits it, forwarding it to the leader
+// when this node is not the leader. It returns the job id.
+func (n *Node) Submit(ctx context.Context, specYAML []byte) (string, error) {
+	spec, err := job.ParseSpec(specYAML, "submitted spec")
+	if err != nil {
+		return "", err
+	}
+	if err := n.Validate(spec); err != nil {
+		return "", err
+	}
+	for {
+		if n.IsLeader() {
+			id, err := n.commitSubmit(specYAML)
+			if !errors.Is(err, errNotLeader) {
+				return id, err
+			}
+		} else if leader := n.Leader(); leader != "" {
+			id, err := n.forwardSubmit(ctx, leader, specYAML)
+			if !errors.Is(err, ErrNoLeader) {
+				return id, err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("submit: %w: %v", ErrNoLeader, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (n *Node) commitSubmit(specYAML []byte) (string, error) {
+	var rnd [4]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return "", err
+	}
+	id := time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(rnd[:])
+	if err := n.apply(&command{Op: opSubmit, Job: id, Spec: specYAML}); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+func (n *Node) forwardSubmit(ctx context.Context, leader string, specYAML []byte) (string, error) {
+	pid, ok := n.memberID(leader)
+	if !ok {
+		return "", fmt.Errorf("leader %q is not a member", leader)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(n.timing.SendMS)*time.Millisecond)
+	defer cancel()
+	s, err := n.host.NewStream(ctx, pid, protocol.ControlProtocol)
+	if err != nil {
+		return "", fmt.Errorf("%w: forward to leader %s: %v", ErrNoLeader, leader, err)
+	}
+	defer s.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = s.SetDeadline(dl)
+	}
+	req, err := protocol.Marshal(&controlRequest{Op: "submit", Spec: specYAML})
+	if err != nil {
+		return "", err
+	}
+	if err := protocol.WriteFrame(s, req); err != nil {
+		return "", fmt.Errorf("forward to leader %s: %w", leader, err)
+	}
+	b, err := protocol.ReadFrame(s, 1<<16)
+	if err != nil {
+		return "", fmt.Errorf("%w: leader %s did not answer: %v", ErrNoLeader, leader, err)
+	}
+	var resp controlResponse
+	if err := protocol.Unmarshal(b, &resp); err != nil {
+		return "", fmt.Errorf("leader %s: %w", leader, err)
+	}
+	if resp.Error != "" {
+		if resp.Error == errNotLeader.Error() {
+			return "", ErrNoLeader
+		}
+		return "", fmt.Errorf("leader %s refused the job: %s", leader, resp.Error)
+	}
+	return resp.ID, nil
+}
+
+// handleControl serves forwarded submissions on the leader.
+func (n *Node) handleControl(s network.Stream) {
+	defer s.Close()
+	remote := s.Conn().RemotePeer()
+	name, ok := n.gater.name(remote)
+	if !ok {
+		s.Reset()
+		return
+	}
+	_ = s.SetDeadline(time.Now().Add(time.Duration(n.timing.SendMS) * time.Millisecond))
+	resp := n.serveControl(remote, name, s)
+	b, err := protocol.Marshal(&resp)
+	if err == nil {
+		_ = protocol.WriteFrame(s, b)
+	}
+}
+
+func (n *Node) serveControl(remote peer.ID, name string, s network.Stream) controlResponse {
+	b, err := protocol.ReadFrame(s, protocol.MaxMessageSize)
+	var req controlRequest
+	if err == nil {
+		err = protocol.Unmarshal(b, &req)
+	}
+	if err != nil {
+		n.log.Warn("bad control request", "peer", name, "err", err)
+		return controlResponse{Error: err.Error()}
+	}
+	if req.Op != "submit" {
+		return controlResponse{Error: fmt.Sprintf("unknown control operation %q", req.Op)}
+	}
+	if !n.IsLeader() {
+		return controlResponse{Error: errNotLeader.Error()}
+	}
+	spec, err := job.ParseSpec(req.Spec, "spec forwarded by "+name)
+	if err == nil {
+		err = n.Validate(spec)
+	}
+	var id string
+	if err == nil {
+		id, err = n.commitSubmit(req.Spec)
+	}
+	if errors.Is(err, errNotLeader) {
+		return controlResponse{Error: errNotLeader.Error()}
+	}
+	if err != nil {
+		return controlResponse{Error: err.Error()}
+	}
+	n.log.Info("job submitted", "job", id, "via", name)
+	return controlResponse{ID: id}
+}

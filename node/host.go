@@ -1,0 +1,139 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/control"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/peerstore"
+	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
+	"github.com/libp2p/go-libp2p/p2p/net/gostream"
+	"github.com/libp2p/go-libp2p/p2p/security/noise"
+	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
+	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
+	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// memberGater admits connections from consortium members only. Outsiders are
+// refused once their peer id is authenticated (InterceptSecured), and logged.
+type memberGater struct {
+	log     *slog.Logger
+	mu      sync.RWMutex
+	members map[peer.ID]string
+	onDeny  func()
+}
+
+func (g *memberGater) setMembers(c *Consortium) {
+	m := make(map[peer.ID]string, len(c.Members))
+	for _, mem := range c.Members {
+		id, err := peer.Decode(mem.PeerID)
+		if err == nil {
+			m[id] = mem.Name
+		}
+	}
+	g.mu.Lock()
+	g.members = m
+	g.mu.Unlock()
+}
+
+func (g *memberGater) name(id peer.ID) (string, bool) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	n, ok := g.members[id]
+	return n, ok
+}
+
+func (g *memberGater) allowed(id peer.ID, dir string, addr ma.Multiaddr) bool {
+	if _, ok := g.name(id); ok {
+		return true
+	}
+	g.log.Warn("refused connection from a peer outside the consortium", "peer", id.String(), "direction", dir, "addr", fmt.Sprint(addr))
+	if g.onDeny != nil {
+		g.onDeny()
+	}
+	return false
+}
+
+func (g *memberGater) InterceptPeerDial(p peer.ID) bool { return g.allowed(p, "dial", nil) }
+func (g *memberGater) InterceptAddrDial(p peer.ID, a ma.Multiaddr) bool {
+	return g.allowed(p, "dial", a)
+}
+func (g *memberGater) InterceptAccept(network.ConnMultiaddrs) bool { return true }
+func (g *memberGater) InterceptSecured(d network.Direction, p peer.ID, c network.ConnMultiaddrs) bool {
+	return g.allowed(p, d.String(), c.RemoteMultiaddr())
+}
+func (g *memberGater) InterceptUpgraded(network.Conn) (bool, control.DisconnectReason) {
+	return true, 0
+}
+
+// newHost starts a libp2p host with TCP and QUIC, Noise and yamux.
+func newHost(sk crypto.PrivKey, listen []string, g *memberGater) (host.Host, error) {
+	h, err := libp2p.New(
+		libp2p.Identity(sk),
+		libp2p.ListenAddrStrings(listen...),
+		libp2p.Transport(tcp.NewTCPTransport),
+		libp2p.Transport(quic.NewTransport),
+		libp2p.Security(noise.ID, noise.New),
+		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
+		libp2p.ConnectionGater(g),
+		libp2p.DisableRelay(),
+		libp2p.UserAgent("cohort/1"),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("start libp2p host: %w", err)
+	}
+	return h, nil
+}
+
+// addMemberAddrs puts every member's addresses in the peerstore so that
+// streams (Raft's included) can be opened by peer id alone.
+func addMemberAddrs(h host.Host, c *Consortium) {
+	for _, m := range c.Members {
+		id, err := peer.Decode(m.PeerID)
+		if err != nil || id == h.ID() {
+			continue
+		}
+		for _, a := range m.Addrs {
+			if addr, err := ma.NewMultiaddr(a); err == nil {
+				h.Peerstore().AddAddr(id, addr, peerstore.PermanentAddrTTL)
+			}
+		}
+	}
+}
+
+// raftStreams is Raft's stream layer over libp2p: server addresses are peer ids.
+type raftStreams struct {
+	net.Listener
+	h host.Host
+}
+
+func newRaftStreams(h host.Host) (*raftStreams, error) {
+	l, err := gostream.Listen(h, protocol.RaftProtocol)
+	if err != nil {
+		return nil, fmt.Errorf("listen for raft streams: %w", err)
+	}
+	return &raftStreams{Listener: l, h: h}, nil
+}
+
+// Dial opens a Raft stream to the peer whose id is the server address.
+func (s *raftStreams) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	id, err := peer.Decode(string(addr))
+	if err != nil {
+		return nil, fmt.Errorf("raft dial %q: %w", addr, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return gostream.Dial(ctx, s.h, id, protocol.RaftProtocol)
+}

@@ -1,0 +1,216 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// maxQueuedBytes bounds what peers can make a node hold in undelivered
+// messages; beyond it new messages are refused and the sender sees an error.
+const maxQueuedBytes = 1 << 30
+
+// ackOK is the receiver's answer to an accepted message; anything else is
+// the text of the refusal.
+const ackOK = "ok"
+
+type mailKey struct {
+	from string
+	key  protocol.Key
+}
+
+// mailbox holds messages until a job receives them. Receive may come before
+// or after delivery; the generation channel wakes waiters on every arrival.
+type mailbox struct {
+	mu     sync.Mutex
+	queues map[mailKey][]*protocol.Message
+	bytes  int
+	gen    chan struct{}
+}
+
+func newMailbox() *mailbox {
+	return &mailbox{queues: map[mailKey][]*protocol.Message{}, gen: make(chan struct{})}
+}
+
+func (b *mailbox) put(m *protocol.Message) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bytes+len(m.Body) > maxQueuedBytes {
+		return fmt.Errorf("mailbox full (%d bytes queued)", b.bytes)
+	}
+	k := mailKey{from: m.From, key: m.Key()}
+	b.queues[k] = append(b.queues[k], m)
+	b.bytes += len(m.Body)
+	close(b.gen)
+	b.gen = make(chan struct{})
+	return nil
+}
+
+func (b *mailbox) get(ctx context.Context, from string, k protocol.Key) (*protocol.Message, error) {
+	mk := mailKey{from: from, key: k}
+	for {
+		b.mu.Lock()
+		if q := b.queues[mk]; len(q) > 0 {
+			m := q[0]
+			if len(q) == 1 {
+				delete(b.queues, mk)
+			} else {
+				b.queues[mk] = q[1:]
+			}
+			b.bytes -= len(m.Body)
+			b.mu.Unlock()
+			return m, nil
+		}
+		gen := b.gen
+		b.mu.Unlock()
+		select {
+		case <-gen:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for %s from %s in job %s phase %s round %d: %w", k.Type, from, k.Job, k.Phase, k.Round, ctx.Err())
+		}
+	}
+}
+
+// drop discards every queued message of a finished job.
+func (b *mailbox) drop(jobID string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k, q := range b.queues {
+		if k.key.Job == jobID {
+			for _, m := range q {
+				b.bytes -= len(m.Body)
+			}
+			delete(b.queues, k)
+		}
+	}
+}
+
+// messenger sends and receives job messages over libp2p.
+type messenger struct {
+	self    string
+	host    host.Host
+	gater   *memberGater
+	members func(name string) (peer.ID, bool)
+	box     *mailbox
+	ledger  *audit.Ledger
+	metrics *metrics
+	log     *slog.Logger
+	sendTTL time.Duration
+	// accept decides whether a message may be queued: a message for a step
+	// attempt that is already superseded or for a finished job is refused.
+	accept func(m *protocol.Message) error
+
+	mu       sync.Mutex
+	jobBytes map[string]int64 // bytes this node sent per job
+}
+
+// send delivers m to the named party and records it in the audit ledger.
+func (ms *messenger) send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+	m.From = ms.self
+	m.Version = protocol.Version
+	if to == ms.self {
+		return ms.box.put(m) // nothing leaves the node
+	}
+	id, ok := ms.members(to)
+	if !ok {
+		return fmt.Errorf("send %s: %q is not a member of the consortium", m.Type, to)
+	}
+	b, err := protocol.Encode(m)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, ms.sendTTL)
+	defer cancel()
+	s, err := ms.host.NewStream(ctx, id, protocol.JobProtocol)
+	if err != nil {
+		return fmt.Errorf("send %s to %s: %w", m.Type, to, err)
+	}
+	defer s.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = s.SetDeadline(dl)
+	}
+	if err := protocol.WriteFrame(s, b); err != nil {
+		s.Reset()
+		return fmt.Errorf("send %s to %s: %w", m.Type, to, err)
+	}
+	if err := s.CloseWrite(); err != nil {
+		s.Reset()
+		return fmt.Errorf("send %s to %s: %w", m.Type, to, err)
+	}
+	ack, err := protocol.ReadFrame(s, 4096)
+	if err != nil {
+		s.Reset()
+		return fmt.Errorf("send %s to %s: no acknowledgement: %w", m.Type, to, err)
+	}
+	n := len(b) + 4
+	ms.mu.Lock()
+	ms.jobBytes[m.Job] += int64(n)
+	ms.mu.Unlock()
+	ms.metrics.sent(to, m.Type, n)
+	if ms.ledger != nil {
+		if err := ms.ledger.Append(audit.Entry{Time: time.Now().UTC(), Job: m.Job, Phase: m.Phase, Round: m.Round,
+			Peer: to, Type: m.Type, Bytes: n, Disclosure: string(d)}); err != nil {
+			ms.log.Error("audit ledger append failed", "err", err)
+		}
+	}
+	if string(ack) != ackOK {
+		return fmt.Errorf("send %s to %s: refused: %s", m.Type, to, ack)
+	}
+	return nil
+}
+
+// handle serves one incoming job stream: one framed message, one ack.
+// Any problem is logged with the peer named; the node keeps running.
+func (ms *messenger) handle(s network.Stream) {
+	defer s.Close()
+	remote := s.Conn().RemotePeer()
+	name, ok := ms.gater.name(remote)
+	if !ok {
+		ms.log.Warn("job stream from non-member refused", "peer", remote.String())
+		s.Reset()
+		return
+	}
+	_ = s.SetDeadline(time.Now().Add(ms.sendTTL))
+	m, err := protocol.ReadMessage(s)
+	if err != nil {
+		ms.metrics.rejected(name)
+		ms.log.Warn("bad message", "peer", name, "err", err)
+		_ = protocol.WriteFrame(s, []byte(err.Error()))
+		return
+	}
+	if m.From != name {
+		err = fmt.Errorf("message claims to be from %q", m.From)
+	} else if ms.accept != nil {
+		err = ms.accept(m)
+	}
+	if err == nil {
+		err = ms.box.put(m)
+	}
+	if err != nil {
+		ms.metrics.rejected(name)
+		ms.log.Warn("message refused", "peer", name, "msg", m.String(), "err", err)
+		_ = protocol.WriteFrame(s, []byte(err.Error()))
+		return
+	}
+	ms.metrics.received(name, m.Type)
+	_ = protocol.WriteFrame(s, []byte(ackOK))
+}
+
+func (ms *messenger) bytesSent(jobID string) int64 {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	return ms.jobBytes[jobID]
+}
+
+// errStale marks a message for a superseded attempt or finished job.
+var errStale = errors.New("stale message")

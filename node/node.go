@@ -1,0 +1,356 @@
+// Package node is Cohort's daemon: a libp2p host that admits consortium
+// members only, a hashicorp/raft replica over libp2p streams whose leader
+// coordinates jobs, the job runner, the audit ledger and the HTTP status,
+// metrics and job API.
+//
+// Jobs are replayable (see package job): the Raft log holds each job's spec,
+// every step attempt the coordinator started and every step's outputs. Every
+// node reconciles against that log: the leader coordinates running jobs and
+// every party runs the steps it takes part in. A new leader therefore
+// resumes a job at its first unfinished step, and a restarted node rebuilds
+// its state from its bbolt log.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// Options configure a node beyond its node.yaml.
+type Options struct {
+	Config *Config
+	// Kinds are the job kinds this node can run.
+	Kinds job.Registry
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+	// LedgerPath overrides where the audit ledger goes (default DATA/audit.jsonl).
+	LedgerPath string
+	// OnApply, if set, sees every committed log entry (for progress displays).
+	// It must not block.
+	OnApply func(Event)
+}
+
+// Event describes a committed log entry, for progress displays.
+type Event struct {
+	Op      string
+	Job     string
+	Phase   string
+	Round   int
+	Attempt int
+	Failed  []string
+	Error   string
+}
+
+// Node is one organisation's running Cohort node.
+type Node struct {
+	cfg     *Config
+	timing  Timing
+	kinds   job.Registry
+	log     *slog.Logger
+	sk      any
+	host    host.Host
+	gater   *memberGater
+	metrics *metrics
+	ledger  *audit.Ledger
+	ms      *messenger
+	fsm     *fsm
+
+	cons   *Consortium
+	raft   *raft.Raft
+	store  *raftboltdb.BoltStore
+	trans  *raft.NetworkTransport
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu            sync.Mutex
+	coordinating  map[string]context.CancelFunc
+	participating map[stepID]context.CancelFunc
+	finished      map[stepID]bool
+	progress      map[string]Progress
+	closed        bool
+}
+
+// Progress is the coordinator's latest report on a running phase.
+type Progress struct {
+	Phase string `json:"phase"`
+	Done  int    `json:"done"`
+	Total int    `json:"total"`
+}
+
+type stepID struct {
+	job, phase     string
+	round, attempt int
+}
+
+// New starts the node's libp2p host, so its listen addresses are known, but
+// does not join the consortium yet: call Start.
+func New(opts Options) (*Node, error) {
+	cfg := opts.Config
+	if cfg == nil {
+		return nil, errors.New("node: no config")
+	}
+	lg := opts.Logger
+	if lg == nil {
+		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	lg = lg.With("node", cfg.Name)
+	sk, err := LoadIdentity(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	m := newMetrics()
+	g := &memberGater{log: lg, members: map[peer.ID]string{}, onDeny: m.denied.Inc}
+	listen := cfg.Listen
+	if len(listen) == 0 {
+		listen = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
+	}
+	h, err := newHost(sk, listen, g)
+	if err != nil {
+		return nil, err
+	}
+	ledgerPath := opts.LedgerPath
+	if ledgerPath == "" {
+		ledgerPath = filepath.Join(cfg.DataDir, "audit.jsonl")
+	}
+	ledger, err := audit.Open(ledgerPath)
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("open audit ledger: %w", err)
+	}
+	n := &Node{
+		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, host: h, gater: g,
+		metrics: m, ledger: ledger, fsm: newFSM(),
+		coordinating: map[string]context.CancelFunc{}, participating: map[stepID]context.CancelFunc{},
+		finished: map[stepID]bool{}, progress: map[string]Progress{},
+	}
+	if opts.OnApply != nil {
+		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }
+	}
+	n.ms = &messenger{
+		self: cfg.Name, host: h, gater: g, members: n.memberID, box: newMailbox(), ledger: ledger,
+		metrics: m, log: lg, sendTTL: time.Duration(n.timing.SendMS) * time.Millisecond,
+		accept: n.acceptMessage, jobBytes: map[string]int64{},
+	}
+	return n, nil
+}
+
+func eventOf(c *command) Event {
+	e := Event{Op: c.Op, Job: c.Job, Error: c.Error}
+	if c.Step != nil {
+		e.Phase, e.Round, e.Attempt = c.Step.Phase, c.Step.Round, c.Step.Attempt
+	}
+	if c.Outputs != nil {
+		e.Failed = sortedKeys(c.Outputs.Failed)
+	}
+	return e
+}
+
+// Name is the node's party name.
+func (n *Node) Name() string { return n.cfg.Name }
+
+// PeerID is the node's libp2p identity.
+func (n *Node) PeerID() peer.ID { return n.host.ID() }
+
+// Addrs are the node's listen multiaddrs, as strings.
+func (n *Node) Addrs() []string {
+	var out []string
+	for _, a := range n.host.Addrs() {
+		out = append(out, a.String())
+	}
+	return out
+}
+
+// Start joins the consortium: admits its members, starts Raft (bootstrapping
+// the membership on first start) and the job runner.
+func (n *Node) Start(cons *Consortium) error {
+	if err := cons.Validate("consortium"); err != nil {
+		return err
+	}
+	me, ok := cons.Member(n.cfg.Name)
+	if !ok {
+		return fmt.Errorf("%w: %s: name: %q is not a member of the consortium", ErrConfig, n.cfg.source, n.cfg.Name)
+	}
+	if me.PeerID != n.host.ID().String() {
+		return fmt.Errorf("%w: consortium lists peer id %s for %q but this node's identity is %s",
+			ErrConfig, me.PeerID, n.cfg.Name, n.host.ID())
+	}
+	n.cons = cons
+	n.gater.setMembers(cons)
+	addMemberAddrs(n.host, cons)
+	n.host.SetStreamHandler(protocol.JobProtocol, n.ms.handle)
+	n.host.SetStreamHandler(protocol.ControlProtocol, n.handleControl)
+	if err := n.startRaft(); err != nil {
+		return err
+	}
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	if err := n.serveAPI(); err != nil {
+		n.cancel()
+		n.raft.Shutdown().Error()
+		n.store.Close()
+		return err
+	}
+	n.wg.Add(1)
+	go n.reconcileLoop()
+	return nil
+}
+
+func (n *Node) startRaft() error {
+	dir := filepath.Join(n.cfg.DataDir, "raft")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("raft dir: %w", err)
+	}
+	store, err := raftboltdb.NewBoltStore(filepath.Join(dir, "raft.db"))
+	if err != nil {
+		return fmt.Errorf("open raft log %s: %w", dir, err)
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, n.hclog())
+	if err != nil {
+		store.Close()
+		return fmt.Errorf("raft snapshots: %w", err)
+	}
+	streams, err := newRaftStreams(n.host)
+	if err != nil {
+		store.Close()
+		return err
+	}
+	trans := raft.NewNetworkTransportWithLogger(streams, 4, 10*time.Second, n.hclog())
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(n.cfg.Name)
+	rc.HeartbeatTimeout = time.Duration(n.timing.HeartbeatMS) * time.Millisecond
+	rc.ElectionTimeout = time.Duration(n.timing.ElectionMS) * time.Millisecond
+	rc.LeaderLeaseTimeout = rc.HeartbeatTimeout / 2
+	rc.CommitTimeout = 20 * time.Millisecond
+	rc.Logger = n.hclog()
+	has, err := raft.HasExistingState(store, store, snaps)
+	if err != nil {
+		store.Close()
+		return fmt.Errorf("raft state: %w", err)
+	}
+	if !has {
+		var servers []raft.Server
+		for _, m := range n.cons.Members {
+			servers = append(servers, raft.Server{ID: raft.ServerID(m.Name), Address: raft.ServerAddress(m.PeerID)})
+		}
+		if err := raft.BootstrapCluster(rc, store, store, snaps, trans, raft.Configuration{Servers: servers}); err != nil {
+			store.Close()
+			return fmt.Errorf("bootstrap raft: %w", err)
+		}
+	}
+	r, err := raft.NewRaft(rc, n.fsm, store, store, snaps, trans)
+	if err != nil {
+		store.Close()
+		return fmt.Errorf("start raft: %w", err)
+	}
+	n.raft, n.store, n.trans = r, store, trans
+	return nil
+}
+
+func (n *Node) hclog() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Error, Output: slogWriter{n.log}})
+}
+
+// slogWriter forwards Raft's own log lines into our structured log.
+type slogWriter struct{ log *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.log.Warn("raft", "msg", string(p))
+	return len(p), nil
+}
+
+// Close stops the runner, Raft and the host. It is safe to call twice.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil
+	}
+	n.closed = true
+	n.mu.Unlock()
+	if n.cancel != nil {
+		n.cancel()
+	}
+	var errs []error
+	if n.raft != nil {
+		errs = append(errs, n.raft.Shutdown().Error())
+	}
+	n.wg.Wait()
+	if n.trans != nil {
+		errs = append(errs, n.trans.Close())
+	}
+	errs = append(errs, n.host.Close())
+	if n.store != nil {
+		errs = append(errs, n.store.Close())
+	}
+	errs = append(errs, n.ledger.Close())
+	return errors.Join(errs...)
+}
+
+// IsLeader reports whether this node is the Raft leader (the coordinator).
+func (n *Node) IsLeader() bool { return n.raft != nil && n.raft.State() == raft.Leader }
+
+// Leader returns the coordinator's name, or "" while there is none.
+func (n *Node) Leader() string {
+	if n.raft == nil {
+		return ""
+	}
+	_, id := n.raft.LeaderWithID()
+	return string(id)
+}
+
+// Raft exposes the Raft replica, for tests and status.
+func (n *Node) Raft() *raft.Raft { return n.raft }
+
+func (n *Node) memberID(name string) (peer.ID, bool) {
+	if n.cons == nil {
+		return "", false
+	}
+	m, ok := n.cons.Member(name)
+	if !ok {
+		return "", false
+	}
+	id, err := peer.Decode(m.PeerID)
+	return id, err == nil
+}
+
+// apply commits a command through Raft. Only the leader can; others get
+// errNotLeader so that a deposed coordinator stops quietly.
+func (n *Node) apply(c *command) error {
+	if c.Time.IsZero() {
+		c.Time = time.Now().UTC()
+	}
+	b, err := protocol.Marshal(c)
+	if err != nil {
+		return err
+	}
+	f := n.raft.Apply(b, 10*time.Second)
+	if err := f.Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrRaftShutdown) {
+			return fmt.Errorf("%w: %v", errNotLeader, err)
+		}
+		return fmt.Errorf("raft apply %s: %w", c.Op, err)
+	}
+	if err, ok := f.Response().(error); ok && err != nil {
+		return err
+	}
+	return nil
+}
+
+var errNotLeader = errors.New("not the leader")

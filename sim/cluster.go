@@ -1,0 +1,234 @@
+// Package sim runs a consortium inside one process: one real node per party,
+// real libp2p on loopback, real Raft with bbolt logs in a scratch directory.
+// `cohort sim`, `cohort demo`, the end-to-end tests and the benchmarks all
+// use it, so what they measure is the production code path.
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
+)
+
+// ClusterOptions configure an in-process consortium.
+type ClusterOptions struct {
+	// Kinds are the job kinds the nodes run.
+	Kinds job.Registry
+	// TablesDir resolves relative table paths (the spec's directory).
+	TablesDir string
+	// AuditDir, if set, puts each node's ledger at AuditDir/NAME.jsonl.
+	AuditDir string
+	// Timing overrides the nodes' timeouts.
+	Timing node.Timing
+	// Logger receives the nodes' logs; nil discards them.
+	Logger *slog.Logger
+	// OnApply sees the log entries committed on the first node.
+	OnApply func(node.Event)
+	// Setup, if set, runs for each node's data dir before the node starts
+	// (for example to install the consortium's threshold key share).
+	Setup func(names []string) (func(name, dataDir string) error, error)
+}
+
+// Cluster is a running in-process consortium.
+type Cluster struct {
+	Dir   string
+	Names []string
+	Cons  *node.Consortium
+	opts  ClusterOptions
+
+	mu      sync.Mutex
+	nodes   map[string]*node.Node
+	configs map[string]*node.Config
+}
+
+// StartCluster creates a data dir per name under dir and starts the nodes.
+func StartCluster(ctx context.Context, dir string, names []string, opts ClusterOptions) (*Cluster, error) {
+	if len(names) == 0 {
+		return nil, errors.New("sim: no parties")
+	}
+	c := &Cluster{Dir: dir, Names: names, opts: opts, nodes: map[string]*node.Node{}, configs: map[string]*node.Config{}}
+	var setup func(name, dataDir string) error
+	if opts.Setup != nil {
+		var err error
+		if setup, err = opts.Setup(names); err != nil {
+			return nil, err
+		}
+	}
+	cons := &node.Consortium{}
+	for _, name := range names {
+		dataDir := filepath.Join(dir, name)
+		if _, _, err := node.Init(name, dataDir, nil); err != nil {
+			c.Close()
+			return nil, err
+		}
+		if setup != nil {
+			if err := setup(name, dataDir); err != nil {
+				c.Close()
+				return nil, err
+			}
+		}
+		cfg := &node.Config{Name: name, DataDir: dataDir, TablesDir: opts.TablesDir, Timing: opts.Timing,
+			Listen: []string{"/ip4/127.0.0.1/tcp/0"}}
+		n, err := c.newNode(cfg)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		// Pin the ports the OS chose, so a restarted node is found at the
+		// addresses the consortium file lists.
+		cfg.Listen = n.Addrs()
+		c.configs[name] = cfg
+		c.nodes[name] = n
+		cons.Members = append(cons.Members, node.Member{Name: name, PeerID: n.PeerID().String(), Addrs: n.Addrs()})
+	}
+	c.Cons = cons
+	if err := cons.Save(filepath.Join(dir, "consortium.yaml")); err != nil {
+		c.Close()
+		return nil, err
+	}
+	for _, name := range names {
+		if err := c.nodes[name].Start(cons); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	if _, err := c.WaitLeader(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Cluster) newNode(cfg *node.Config) (*node.Node, error) {
+	opts := node.Options{Config: cfg, Kinds: c.opts.Kinds, Logger: c.opts.Logger}
+	if c.opts.AuditDir != "" {
+		opts.LedgerPath = filepath.Join(c.opts.AuditDir, cfg.Name+".jsonl")
+	}
+	if len(c.Names) > 0 && cfg.Name == c.Names[0] {
+		opts.OnApply = c.opts.OnApply
+	}
+	return node.New(opts)
+}
+
+// Node returns the named running node, or nil if it is stopped.
+func (c *Cluster) Node(name string) *node.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nodes[name]
+}
+
+// Running returns the running nodes.
+func (c *Cluster) Running() []*node.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*node.Node
+	for _, name := range c.Names {
+		if n := c.nodes[name]; n != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// WaitLeader waits until a running node is leader and the others agree.
+func (c *Cluster) WaitLeader(ctx context.Context) (*node.Node, error) {
+	for {
+		if l := c.leader(); l != nil {
+			return l, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("sim: no leader elected: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Cluster) leader() *node.Node {
+	var leader *node.Node
+	running := c.Running()
+	for _, n := range running {
+		if n.IsLeader() {
+			leader = n
+		}
+	}
+	if leader == nil {
+		return nil
+	}
+	for _, n := range running {
+		if n.Leader() != leader.Name() {
+			return nil
+		}
+	}
+	return leader
+}
+
+// Kill stops a node abruptly (as far as its peers can tell).
+func (c *Cluster) Kill(name string) error {
+	c.mu.Lock()
+	n := c.nodes[name]
+	delete(c.nodes, name)
+	c.mu.Unlock()
+	if n == nil {
+		return fmt.Errorf("sim: %s is not running", name)
+	}
+	return n.Close()
+}
+
+// Restart starts a stopped node again from its data dir.
+func (c *Cluster) Restart(name string) (*node.Node, error) {
+	c.mu.Lock()
+	cfg, ok := c.configs[name]
+	running := c.nodes[name] != nil
+	c.mu.Unlock()
+	if !ok || running {
+		return nil, fmt.Errorf("sim: cannot restart %s", name)
+	}
+	n, err := c.newNode(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.Start(c.Cons); err != nil {
+		n.Close()
+		return nil, err
+	}
+	c.mu.Lock()
+	c.nodes[name] = n
+	c.mu.Unlock()
+	return n, nil
+}
+
+// Close stops every node.
+func (c *Cluster) Close() error {
+	c.mu.Lock()
+	nodes := c.nodes
+	c.nodes = map[string]*node.Node{}
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, len(c.Names))
+	for i, name := range c.Names {
+		if n := nodes[name]; n != nil {
+			wg.Add(1)
+			go func(i int, n *node.Node) {
+				defer wg.Done()
+				errs[i] = n.Close()
+			}(i, n)
+		}
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// RemoveAll stops the cluster and deletes its directory.
+func (c *Cluster) RemoveAll() error {
+	err := c.Close()
+	return errors.Join(err, os.RemoveAll(c.Dir))
+}
