@@ -1,0 +1,118 @@
+// Package paillier implements the Paillier cryptosystem, its Damgård–Jurik
+// generalisation and threshold decryption with verifiable decryption shares,
+// on math/big.
+//
+// # Scheme
+//
+// A key has an RSA modulus n (2048 bits by default; 3072 and 4096 are
+// supported) and a degree s ≥ 1 (s = 1 is plain Paillier). Plaintexts are
+// residues modulo n^s, ciphertexts are elements of Z*_{n^(s+1)}, g = 1+n:
+//
+//	Enc(m; r) = (1+n)^m · H^r mod n^(s+1),   H = h^(n^s), h = -x² mod n
+//
+// This is the Damgård–Jurik–Nielsen fixed-base form. h is drawn once per
+// key; x is discarded. (1+n)^m costs a few multiplications (binomial
+// expansion). H^r uses a precomputed table of H^(j·2^(8i)) (one modular
+// multiplication per 8-bit window of r, no squarings), built on first use
+// or by PublicKey.Precompute.
+//
+// Homomorphic operations: Add (c1·c2), AddPlain (c·(1+n)^k), MulPlain
+// (c^k), Neg (c^-1), Sub, Rerandomize (c·H^r). Decryption uses the CRT
+// (Paillier's §7 formulas for s = 1; for s > 1, c^λ by CRT modulo p^(s+1)
+// and q^(s+1), then the Damgård–Jurik discrete-log algorithm).
+//
+// # Encryption randomness and the short-exponent assumption
+//
+// By default r is uniform in [0, 2^(|n|+128)), so H^r is statistically
+// close (distance ≤ 2^-128) to a uniform element of ⟨H⟩, and semantic
+// security rests on the decisional composite residuosity assumption (DCRA)
+// alone, as for textbook Paillier with r^(n^s).
+//
+// PublicKey.ShortExponent (opt-in) takes r of only ⌈|n|/2⌉ bits, as
+// proposed by Damgård, Jurik and Nielsen. It roughly halves the cost of
+// encryption and re-randomisation. Its security needs an extra assumption
+// besides DCRA: that H^r for a short random r is indistinguishable from a
+// uniform element of ⟨H⟩ (a short-exponent discrete-log-type assumption in a
+// group of unknown order). No attack is known, but no reduction to DCRA is
+// either. Use it only where that is acceptable and documented.
+//
+// # Threshold decryption
+//
+// DealThreshold implements the trusted-dealer threshold scheme of Damgård
+// and Jurik (PKC 2001, §4), which generalises Shoup's threshold RSA:
+//
+//   - n = p·q with safe primes p = 2p'+1, q = 2q'+1 (GenerateSafePrime),
+//     n' = p'q'. The squares of Z*_{n^(s+1)} form a cyclic group of order
+//     n^s·n' with no small prime factor, which the proofs need.
+//   - d ≡ 0 mod n', d ≡ 1 mod n^s, shared with a random polynomial f of
+//     degree t over Z_{n^s·n'}: party i (1..N) gets s_i = f(i). KeyShare.Secret
+//     stores x_i = Δ·s_i mod n^s·n' (Δ = N!), which acts identically on every
+//     element of the squares and is the shortest exponent that does.
+//   - v is a random square that provably (the dealer checks with the
+//     factors) generates the squares; verification keys v_i = v^(x_i).
+//   - Decryption share of c: c_i = c^(2x_i) = c^(2Δs_i).
+//   - Combine: with a set S of t+1 indices and λ_i = Δ·∏_{j∈S∖{i}} j/(j−i)
+//     (an integer), ∏ c_i^(2λ_i) = c^(4Δ²d) = (1+n)^(4Δ²m); the discrete log
+//     gives 4Δ²m mod n^s, and multiplying by (4Δ²)^-1 mod n^s gives m.
+//
+// Any t+1 shares decrypt; t shares reveal nothing about d. DealThreshold
+// requires N ≥ t+1. We recommend N ≥ 2t+1 (honest majority): then the t+1
+// honest parties can always decrypt and t corrupt parties cannot.
+//
+// # Share proofs
+//
+// A share carries a non-interactive Chaum–Pedersen proof that
+// log_{c^4}(c_i²) = log_v(v_i), made non-interactive with Fiat–Shamir over
+// SHA-256. The blinder ρ is uniform of |n^(s+1)| + 256 + 128 bits: the
+// response z = ρ + e·x (e: 256-bit challenge, x < n^(s+1)) is then within
+// statistical distance 2^-128 of a value independent of x. (niclabs/tcpaillier
+// sized ρ from the threshold instead of the modulus, about 262 bits, so
+// floor(z/(e·Δ)) revealed the share; see TestProofHidesShare.) The
+// challenge hashes a canonical length-prefixed encoding of a domain tag, the
+// key id (SHA-256 of the public key), the job, phase, round and attempt of
+// ProofContext, the party index, and every group element (u, ũ, v, v_i, a,
+// b), so a proof cannot be replayed in another job, round, attempt, key or
+// party.
+//
+// Batching: DecryptShare proves all shares of a batch of ciphertexts at
+// once. Weights w_j (128 bits) are derived with SHAKE-256 from the hash of
+// the context and of every ciphertext and share value; the proof shows
+// log_u ũ = log_v v_i for u = ∏ c_j^(4w_j), ũ = ∏ c_ij^(2w_j). If some share
+// value is wrong, the combination is wrong except with probability about
+// 2^-128, because the squares have no small-order elements (safe primes) and
+// squaring the share values removes the sign component. One proof then costs
+// two 130-bit exponentiations per ciphertext plus one full-size proof.
+//
+// # Encoding
+//
+// FixedPoint maps reals to signed integers round(x·2^F); EncodeSigned and
+// DecodeSigned map signed integers to plaintexts and back (centred
+// residues). Packing puts many bounded signed values into one plaintext with
+// offset encoding and headroom for a stated number of additions, and
+// Unpack reports ErrOverflow instead of returning a wrong answer when the
+// headroom, the value bounds or the plaintext range are violated.
+//
+// # Serialisation
+//
+// Keys, key shares, ciphertexts and decryption shares serialise to msgpack
+// arrays with a format tag. Decoding is strict: exact lengths, no trailing
+// bytes, all group elements in Z*_{n^(s+1)}, proof components within their
+// bit bounds, key ids recomputed and key shares checked against their
+// verification key.
+//
+// # Safe primes
+//
+// GenerateSafePrime sieves candidates q and 2q+1 together against the odd
+// primes below 2^18, tests survivors with base-2 Fermat tests on q and p,
+// and only then with Miller–Rabin and Baillie–PSW; it runs one worker per
+// core and cancels them with a context.
+//
+// # Side channels
+//
+// math/big is not constant-time. Exponentiations with secret exponents
+// (decryption, decryption shares, proof blinders) leak timing information
+// about the exponent to an attacker who can time them precisely on the same
+// machine. This is the accepted trade-off for speed here (the constant-time
+// alternatives we measured, filippo.io/bigmod, are 2.7× slower at 4096-bit
+// moduli). Do not run the parties on hosts shared with untrusted code.
+package paillier

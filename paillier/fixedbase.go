@@ -1,0 +1,85 @@
+package paillier
+
+import "math/big"
+
+// fixedBase is a fixed-base exponentiation table: rows[i][j-1] holds
+// g^(j·2^(w·i)) mod m for j = 1..2^w-1, for every w-bit window i of an
+// exponent of up to bits bits. An exponentiation then costs one modular
+// multiplication per non-zero window and no squarings.
+type fixedBase struct {
+	m    *big.Int
+	w    int
+	bits int
+	rows [][]*big.Int
+}
+
+func newFixedBase(g, m *big.Int, bits, w int) *fixedBase {
+	nw := (bits + w - 1) / w
+	fb := &fixedBase{m: m, w: w, bits: nw * w, rows: make([][]*big.Int, nw)}
+	size := 1<<w - 1
+	base := new(big.Int).Mod(g, m)
+	// Rows are independent once their base is known; compute the bases
+	// serially (w squarings each), then fill the rows in parallel.
+	bases := make([]*big.Int, nw)
+	for i := 0; i < nw; i++ {
+		bases[i] = new(big.Int).Set(base)
+		for k := 0; k < w; k++ {
+			base.Mul(base, base)
+			base.Mod(base, m)
+		}
+	}
+	parallel(nw, func(i int) {
+		row := make([]*big.Int, size)
+		row[0] = bases[i]
+		for j := 1; j < size; j++ {
+			t := new(big.Int).Mul(row[j-1], bases[i])
+			row[j] = t.Mod(t, m)
+		}
+		fb.rows[i] = row
+	})
+	return fb
+}
+
+// exp returns g^e mod m for 0 <= e < 2^bits; larger exponents fall back to
+// a plain exponentiation.
+func (fb *fixedBase) exp(e *big.Int) *big.Int {
+	if e.Sign() < 0 || e.BitLen() > fb.bits {
+		g := fb.rows[0][0]
+		return new(big.Int).Exp(g, e, fb.m)
+	}
+	acc := big.NewInt(1)
+	words := e.Bits()
+	mask := uint(1)<<fb.w - 1
+	nw := (e.BitLen() + fb.w - 1) / fb.w
+	first := true
+	for i := 0; i < nw; i++ {
+		d := window(words, i*fb.w, fb.w) & mask
+		if d == 0 {
+			continue
+		}
+		if first {
+			acc.Set(fb.rows[i][d-1])
+			first = false
+			continue
+		}
+		acc.Mul(acc, fb.rows[i][d-1])
+		acc.Mod(acc, fb.m)
+	}
+	return acc
+}
+
+// window extracts w bits starting at bit position pos of the little-endian
+// word slice.
+func window(words []big.Word, pos, w int) uint {
+	const wb = 32 << (^uint(0) >> 63)
+	idx := pos / wb
+	off := pos % wb
+	if idx >= len(words) {
+		return 0
+	}
+	v := uint(words[idx]) >> off
+	if off+w > wb && idx+1 < len(words) {
+		v |= uint(words[idx+1]) << (wb - off)
+	}
+	return v
+}
