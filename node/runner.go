@@ -152,9 +152,9 @@ type party struct {
 	spec *job.Spec
 }
 
-func (p *party) Self() string      { return p.n.cfg.Name }
-func (p *party) JobID() string     { return p.id }
-func (p *party) Spec() *job.Spec   { return p.spec }
+func (p *party) Self() string         { return p.n.cfg.Name }
+func (p *party) JobID() string        { return p.id }
+func (p *party) Spec() *job.Spec      { return p.spec }
 func (p *party) Secrets() job.Secrets { return secretsDir(filepath.Join(p.n.cfg.DataDir, "keys")) }
 func (p *party) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
 	return p.n.ms.send(ctx, to, m, d)
@@ -361,6 +361,11 @@ func (c *coordinator) Run(ctx context.Context, step job.Step) (*job.Outputs, err
 			var o stepOutput
 			if err == nil {
 				err = protocol.Unmarshal(m.Body, &o)
+				if p != c.n.cfg.Name { // the report itself crossed the network too
+					if b, eerr := protocol.Encode(m); eerr == nil {
+						o.Bytes += int64(len(b) + 4)
+					}
+				}
 			}
 			mu.Lock()
 			defer mu.Unlock()
