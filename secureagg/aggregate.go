@@ -1,0 +1,544 @@
+package secureagg
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"math/big"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/paillier"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// DefaultFanout is the k of the k-ary tree when Config.Fanout is zero.
+const DefaultFanout = 4
+
+// defaultHop is the per-hop wait when neither Config.Timeout nor the step's
+// timeout is set.
+const defaultHop = 10 * time.Second
+
+// Config is one party's configuration of an aggregation. Every party of a
+// step must pass the same FracBits, ValueBits, Fanout and Noise and a vector
+// of the same length; a mismatch is detected and reported, not summed.
+type Config struct {
+	// Keys is this party's share of the consortium key (LoadKeys, ReadKeys).
+	Keys *Keys
+	// FracBits is the fixed-point precision: x is encoded as round(x·2^FracBits).
+	FracBits int
+	// ValueBits bounds every party's encoded inputs: |round(x·2^FracBits)| <
+	// 2^ValueBits. The packing reserves room for the sum of N such values,
+	// and a decrypted slot beyond N·2^ValueBits (plus noise) is an error.
+	ValueBits int
+	// Fanout is the k of the k-ary tree (DefaultFanout when zero). Larger k
+	// means a shallower tree but more bytes sent by inner nodes.
+	Fanout int
+	// Noise, when set, adds differential-privacy noise inside the sum.
+	Noise *Noise
+	// Timeout is the per-hop budget: how long one tree hop (a party's
+	// encryption, share computation, or message) may take before the party
+	// waiting for it gives up. Waits are scaled by how many hops the awaited
+	// message can be away. Zero derives it from step.Timeout() so that the
+	// whole aggregation fits within the step's timeout, or uses 10 s.
+	Timeout time.Duration
+	// Random is the randomness for encryption, proofs and noise; nil means
+	// crypto/rand. Tests may pass a deterministic reader.
+	Random io.Reader
+}
+
+// Result is what every party gets back.
+type Result struct {
+	// Sum is the sum of the Included parties' input vectors (plus noise,
+	// when asked for), decoded from fixed point.
+	Sum []float64 `json:"sum"`
+	// Included are the parties whose inputs are in Sum: every party of the
+	// step, since an attempt with a missing input fails with MissingError.
+	Included []string `json:"included"`
+	// Excluded names the parties excluded from decryption and why (no share
+	// in time, malformed share, invalid proof). Their inputs are still in
+	// Sum: they were excluded after the aggregate was formed.
+	Excluded map[string]string `json:"excluded,omitempty"`
+	// Noise records the privacy budget spent, when noise was added.
+	Noise *NoiseReport `json:"noise,omitempty"`
+}
+
+// MissingError ends an attempt whose aggregate lacks some parties' inputs:
+// they did not deliver their subtree's ciphertexts in time, sent malformed
+// ones, or could not encode their own input. A parent cannot drop a subtree
+// silently (the sum would quietly omit live parties), so the attempt fails
+// and names the parties, and the coordinator re-runs the step without them.
+type MissingError struct {
+	Parties []string // sorted
+}
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("secureagg: no input from %s; re-run the step without them", strings.Join(e.Parties, ", "))
+}
+
+// Errors callers can test with errors.Is.
+var (
+	// ErrRange is a value outside the declared bound: an input at the party
+	// that holds it, or a decrypted sum (which means some party's input was
+	// out of range or the computation was corrupted).
+	ErrRange = errors.New("secureagg: value out of declared range")
+	// ErrTooFewShares means fewer than t+1 valid decryption shares arrived.
+	ErrTooFewShares = errors.New("secureagg: too few valid decryption shares")
+	// ErrRoot wraps a failure reported by the root to the other parties.
+	ErrRoot = errors.New("secureagg: aggregation failed at the root")
+)
+
+// Aggregate sums the parties' vectors. Every party in step.Parties calls it
+// with the same step and an equivalent cfg; each gets the same Result.
+//
+// The root of the tree is step.Coordinator when it takes part, else the
+// first party. The protocol (see the package doc): encrypt own packed
+// input; multiply in the children's subtree products and send the product
+// up; the root sends the total down; everyone sends the root a decryption
+// share with its proof; the root verifies, combines t+1 valid shares,
+// checks the range and sends the result down.
+func Aggregate(ctx context.Context, p job.Party, step job.Step, cfg Config, input []float64) (*Result, error) {
+	s, err := newSession(p, step, cfg, len(input))
+	if err != nil {
+		return nil, err
+	}
+	return s.run(ctx, input)
+}
+
+type session struct {
+	p       job.Party
+	step    job.Step
+	self    string
+	keys    *Keys
+	pk      *paillier.ThresholdPublicKey
+	tree    *tree
+	parties []string
+	random  io.Reader
+	start   time.Time
+	hop     time.Duration // per-hop budget
+	h       int           // height of the tree
+
+	n       int // vector length
+	count   int // ciphertexts per vector
+	fp      paillier.FixedPoint
+	packing *paillier.Packing
+	inBound *big.Int // bound on |encoded input| (exclusive)
+	bound   *big.Int // bound on |encoded input + noise share| (exclusive)
+	noise   *NoiseReport
+	shape   string
+}
+
+func newSession(p job.Party, step job.Step, cfg Config, n int) (*session, error) {
+	if err := cfg.Keys.check(); err != nil {
+		return nil, err
+	}
+	s := &session{p: p, step: step, self: p.Self(), keys: cfg.Keys, pk: cfg.Keys.Public(), n: n,
+		random: cfg.Random, start: time.Now(), fp: paillier.FixedPoint{FracBits: cfg.FracBits}}
+	if s.random == nil {
+		s.random = rand.Reader
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("secureagg: empty input vector")
+	}
+	if cfg.FracBits < 0 || cfg.ValueBits < 1 || cfg.FracBits >= cfg.ValueBits+64 {
+		return nil, fmt.Errorf("secureagg: bad fixed point: FracBits %d, ValueBits %d", cfg.FracBits, cfg.ValueBits)
+	}
+	if cfg.Keys.Members[cfg.Keys.Share.Index-1] != s.self {
+		return nil, fmt.Errorf("%w: %s holds the share of %s", ErrKeys, s.self, cfg.Keys.Members[cfg.Keys.Share.Index-1])
+	}
+	s.parties = slices.Clone(step.Parties)
+	slices.Sort(s.parties)
+	if !slices.Contains(s.parties, s.self) {
+		return nil, fmt.Errorf("secureagg: %s is not a party of step %s/%s/%d", s.self, step.Job, step.Phase, step.Round)
+	}
+	for _, q := range s.parties {
+		if cfg.Keys.Index(q) == 0 {
+			return nil, fmt.Errorf("secureagg: party %s holds no share of the consortium key", q)
+		}
+	}
+	if len(s.parties) < s.pk.Threshold+1 {
+		return nil, fmt.Errorf("%w: %d parties cannot reach the %d shares needed to decrypt", ErrTooFewShares, len(s.parties), s.pk.Threshold+1)
+	}
+	root := step.Coordinator
+	if !slices.Contains(s.parties, root) {
+		root = s.parties[0]
+	}
+	fanout := cfg.Fanout
+	if fanout == 0 {
+		fanout = DefaultFanout
+	}
+	var err error
+	if s.tree, err = newTree(s.parties, root, fanout); err != nil {
+		return nil, err
+	}
+	h := s.tree.height(root)
+	s.h = h
+	s.hop = cfg.Timeout
+	if s.hop <= 0 {
+		s.hop = defaultHop
+		if st := step.Timeout(); st > 0 {
+			s.hop = st / time.Duration(3*h+6) // resultHops at the deepest party, plus one
+		}
+	}
+
+	s.inBound = new(big.Int).Lsh(big.NewInt(1), uint(cfg.ValueBits))
+	s.bound = s.inBound
+	noiseDesc := "none"
+	if cfg.Noise != nil {
+		if s.noise, err = cfg.Noise.plan(len(s.parties)); err != nil {
+			return nil, err
+		}
+		nb, err := s.fp.Encode(s.noise.shareBound())
+		if err != nil {
+			return nil, fmt.Errorf("secureagg: noise bound: %w", err)
+		}
+		s.bound = new(big.Int).Add(s.inBound, nb.Abs(nb))
+		noiseDesc = fmt.Sprintf("%s/%g/%g/%g/%d", cfg.Noise.Mechanism, cfg.Noise.Epsilon, cfg.Noise.Delta, cfg.Noise.Sensitivity, cfg.Noise.Colluders)
+	}
+	if s.packing, err = paillier.NewPacking(&s.pk.PublicKey, s.bound.BitLen(), len(s.parties)); err != nil {
+		return nil, fmt.Errorf("secureagg: packing: %w", err)
+	}
+	s.count = (n + s.packing.Slots - 1) / s.packing.Slots
+	s.shape = fmt.Sprintf("v1 n=%d frac=%d bits=%d fanout=%d noise=%s", n, cfg.FracBits, cfg.ValueBits, fanout, noiseDesc)
+	return s, nil
+}
+
+// The schedule, in hops from start. A subtree of height h delivers its
+// product within h+1 hops (each level adds one hop of encryption or
+// transfer); the total needs H+1 hops to form at the root (H the tree's
+// height) and one more per level to reach a party; shares reach the root
+// within 2H+3; the result leaves the root within 2H+4 and reaches depth d
+// within 2H+5+d. A party waiting on a child thus gives up one hop after
+// the child gave up on its own children, so it names the right party.
+func (s *session) upHops(p string) int   { return s.tree.height(p) + 1 }
+func (s *session) downHops(p string) int { return s.h + 1 + s.tree.depth(p) }
+func (s *session) shareHops() int        { return 2*s.h + 3 }
+func (s *session) resultHops(p string) int {
+	return 2*s.h + 5 + s.tree.depth(p)
+}
+
+// within returns ctx bounded by start + hops·hop: the latest time a message
+// that is at most that many hops away can arrive.
+func (s *session) within(ctx context.Context, hops int) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(ctx, s.start.Add(time.Duration(hops)*s.hop))
+}
+
+// send delivers one message, giving up when the recipient would stop
+// waiting for it (hops from start), so a hung peer cannot hold us longer.
+func (s *session) send(ctx context.Context, hops int, to, typ string, body any, d protocol.Disclosure) error {
+	b, err := protocol.Marshal(body)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.within(ctx, hops)
+	defer cancel()
+	if err := s.p.Send(ctx, to, s.step.Message(s.self, typ, b), d); err != nil {
+		return fmt.Errorf("secureagg: send %s to %s: %w", typ, to, err)
+	}
+	return nil
+}
+
+// sendAll sends the same body to several parties at once and waits for all.
+// A failed send is not an error of this party: the recipient's absence is
+// caught where it matters (its missing share or input).
+func (s *session) sendAll(ctx context.Context, hops func(to string) int, to []string, typ string, body any, d protocol.Disclosure) {
+	var wg sync.WaitGroup
+	for _, q := range to {
+		wg.Go(func() { _ = s.send(ctx, hops(q), q, typ, body, d) })
+	}
+	wg.Wait()
+}
+
+func (s *session) proofContext() paillier.ProofContext {
+	return paillier.ProofContext{Job: s.step.Job, Phase: s.step.Phase, Round: s.step.Round, Attempt: s.step.Attempt}
+}
+
+func (s *session) run(ctx context.Context, input []float64) (*Result, error) {
+	t := s.tree
+	parent, children := t.parent(s.self), t.children(s.self)
+	ctx, cancel := s.within(ctx, s.resultHops(s.self))
+	defer cancel()
+
+	own, err := s.encrypt(input)
+	if err != nil {
+		// Tell both directions at once so nobody waits for us in vain.
+		abort := ciphertextBody{Missing: []string{s.self}}
+		if parent != "" {
+			_ = s.send(ctx, s.upHops(s.self), parent, TypeUp, abort, protocol.DiscloseControl)
+		}
+		s.sendAll(ctx, s.downHops, children, TypeDown, abort, protocol.DiscloseControl)
+		return nil, err
+	}
+
+	// Up: multiply in every child's subtree product.
+	acc, missing, err := s.gatherUp(ctx, own, children)
+	if err != nil {
+		return nil, err
+	}
+
+	var total []*paillier.Ciphertext
+	if parent != "" {
+		body := ciphertextBody{Missing: missing}
+		if len(missing) == 0 {
+			if body.Ciphertexts, err = s.pk.MarshalCiphertexts(acc); err != nil {
+				return nil, fmt.Errorf("secureagg: marshal ciphertexts: %w", err)
+			}
+			body.Shape = s.shape
+		}
+		d := protocol.DiscloseCiphertext
+		if len(missing) > 0 {
+			d = protocol.DiscloseControl
+		}
+		if err := s.send(ctx, s.upHops(s.self), parent, TypeUp, body, d); err != nil {
+			return nil, err
+		}
+		// Down: wait for the total, which is at most hRoot+1+depth hops away.
+		wctx, cancel := s.within(ctx, s.downHops(s.self))
+		m, err := s.p.Receive(wctx, parent, s.step.Key(TypeDown))
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("secureagg: waiting for the aggregate from %s: %w", parent, err)
+		}
+		cts, miss, err := decodeCiphertexts(m.Body, &s.pk.PublicKey, s.shape, s.count, s.parties)
+		if err != nil {
+			return nil, fmt.Errorf("secureagg: aggregate from %s: %w", parent, err)
+		}
+		if len(miss) > 0 {
+			s.sendAll(ctx, s.downHops, children, TypeDown, ciphertextBody{Missing: miss}, protocol.DiscloseControl)
+			return nil, &MissingError{Parties: miss}
+		}
+		total = cts
+	} else {
+		if len(missing) > 0 {
+			s.sendAll(ctx, s.downHops, children, TypeDown, ciphertextBody{Missing: missing}, protocol.DiscloseControl)
+			return nil, &MissingError{Parties: missing}
+		}
+		total = acc
+	}
+	if len(children) > 0 {
+		b, err := s.pk.MarshalCiphertexts(total)
+		if err != nil {
+			return nil, fmt.Errorf("secureagg: marshal ciphertexts: %w", err)
+		}
+		s.sendAll(ctx, s.downHops, children, TypeDown, ciphertextBody{Shape: s.shape, Ciphertexts: b}, protocol.DiscloseCiphertext)
+	}
+
+	share, err := s.keys.Share.DecryptShare(s.random, total, s.proofContext())
+	if err != nil {
+		return nil, fmt.Errorf("secureagg: decryption share: %w", err)
+	}
+	var res *resultBody
+	if parent != "" {
+		b, err := share.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("secureagg: marshal share: %w", err)
+		}
+		if err := s.send(ctx, s.shareHops(), t.root(), TypeShare, shareBody{Share: b}, protocol.DiscloseDecryptionShare); err != nil {
+			return nil, err
+		}
+		wctx, cancel := s.within(ctx, s.resultHops(s.self))
+		m, err := s.p.Receive(wctx, parent, s.step.Key(TypeResult))
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("secureagg: waiting for the result from %s: %w", parent, err)
+		}
+		if res, err = decodeResult(m.Body, s.n, s.parties); err != nil {
+			return nil, fmt.Errorf("secureagg: result from %s: %w", parent, err)
+		}
+	} else {
+		res = s.decrypt(ctx, total, share)
+	}
+	s.sendAll(ctx, s.resultHops, children, TypeResult, res, protocol.DisclosePublicResult)
+	switch {
+	case len(res.Missing) > 0:
+		return nil, &MissingError{Parties: res.Missing}
+	case res.Error != "":
+		if parent == "" {
+			return nil, res.err
+		}
+		return nil, fmt.Errorf("%w: %s", ErrRoot, res.Error)
+	}
+	return &Result{Sum: res.Sum, Included: res.Included, Excluded: res.Excluded, Noise: res.Noise}, nil
+}
+
+// encrypt checks, noises, packs and encrypts this party's input.
+func (s *session) encrypt(input []float64) ([]*paillier.Ciphertext, error) {
+	var sampler *noiseSampler
+	if s.noise != nil {
+		var err error
+		if sampler, err = newNoiseSampler(s.noise, s.random); err != nil {
+			return nil, err
+		}
+	}
+	enc := make([]*big.Int, len(input))
+	for i, x := range input {
+		v, err := s.fp.Encode(x)
+		if err != nil {
+			return nil, fmt.Errorf("%w: input[%d] = %v: %w", ErrRange, i, x, err)
+		}
+		if new(big.Int).Abs(v).Cmp(s.inBound) >= 0 {
+			return nil, fmt.Errorf("%w: input[%d] = %v exceeds 2^%d at 2^-%d precision", ErrRange, i, x, s.inBound.BitLen()-1, s.fp.FracBits)
+		}
+		if sampler != nil {
+			if v, err = s.fp.Encode(x + sampler.sample()); err != nil {
+				return nil, fmt.Errorf("secureagg: noisy input[%d]: %w", i, err)
+			}
+			if new(big.Int).Abs(v).Cmp(s.bound) >= 0 {
+				return nil, fmt.Errorf("%w: noisy input[%d] beyond its bound", ErrRange, i)
+			}
+		}
+		enc[i] = v
+	}
+	plain, err := s.packing.Pack(enc)
+	if err != nil {
+		return nil, fmt.Errorf("secureagg: pack: %w", err)
+	}
+	if len(plain) != s.count {
+		return nil, fmt.Errorf("secureagg: packing gave %d plaintexts, expected %d", len(plain), s.count)
+	}
+	cts, err := s.pk.EncryptMany(s.random, plain)
+	if err != nil {
+		return nil, fmt.Errorf("secureagg: encrypt: %w", err)
+	}
+	return cts, nil
+}
+
+// gatherUp receives every child's subtree product, each within the hops its
+// subtree may take, and multiplies them into own. Children that fail are
+// returned as missing, together with any parties they report missing.
+func (s *session) gatherUp(ctx context.Context, own []*paillier.Ciphertext, children []string) ([]*paillier.Ciphertext, []string, error) {
+	type got struct {
+		cts     []*paillier.Ciphertext
+		missing []string
+	}
+	results := make([]got, len(children))
+	var wg sync.WaitGroup
+	for i, c := range children {
+		wg.Go(func() {
+			wctx, cancel := s.within(ctx, s.upHops(c))
+			defer cancel()
+			m, err := s.p.Receive(wctx, c, s.step.Key(TypeUp))
+			if err != nil {
+				results[i].missing = []string{c}
+				return
+			}
+			cts, miss, err := decodeCiphertexts(m.Body, &s.pk.PublicKey, s.shape, s.count, s.tree.subtree(c))
+			if err != nil {
+				results[i].missing = []string{c}
+				return
+			}
+			results[i] = got{cts: cts, missing: miss}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("secureagg: %w", err)
+	}
+	acc := own
+	var missing []string
+	for _, r := range results {
+		if len(r.missing) > 0 {
+			missing = append(missing, r.missing...)
+			continue
+		}
+		next := make([]*paillier.Ciphertext, len(acc))
+		for j := range acc {
+			next[j] = s.pk.Add(acc[j], r.cts[j])
+		}
+		acc = next
+	}
+	slices.Sort(missing)
+	return acc, missing, nil
+}
+
+// decrypt is the root's part: collect and verify every other party's share
+// within hops, combine t+1 valid ones, unpack, check the range and decode.
+// Failures become a result with Error set, so they travel down the tree.
+func (s *session) decrypt(ctx context.Context, total []*paillier.Ciphertext, own *paillier.DecryptionShare) *resultBody {
+	type verdict struct {
+		share *paillier.DecryptionShare
+		why   string
+	}
+	others := slices.DeleteFunc(slices.Clone(s.parties), func(q string) bool { return q == s.self })
+	verdicts := make([]verdict, len(others))
+	var wg sync.WaitGroup
+	for i, q := range others {
+		wg.Go(func() {
+			wctx, cancel := s.within(ctx, s.shareHops())
+			defer cancel()
+			m, err := s.p.Receive(wctx, q, s.step.Key(TypeShare))
+			if err != nil {
+				verdicts[i].why = "no decryption share in time"
+				return
+			}
+			sh, err := decodeShare(m.Body, s.pk, s.keys.Index(q), s.count)
+			if err != nil {
+				verdicts[i].why = "malformed decryption share: " + truncate(err.Error())
+				return
+			}
+			if err := s.pk.VerifyShare(total, sh, s.proofContext()); err != nil {
+				verdicts[i].why = "invalid decryption share: " + truncate(err.Error())
+				return
+			}
+			verdicts[i].share = sh
+		})
+	}
+	wg.Wait()
+	fail := func(err error) *resultBody {
+		return &resultBody{Error: truncate(err.Error()), err: err}
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(fmt.Errorf("secureagg: %w", err))
+	}
+	valid := []*paillier.DecryptionShare{own}
+	excluded := map[string]string{}
+	for i, v := range verdicts {
+		if v.share == nil {
+			excluded[others[i]] = v.why
+		} else {
+			valid = append(valid, v.share)
+		}
+	}
+	need := s.pk.Threshold + 1
+	if len(valid) < need {
+		names := slices.Sorted(maps.Keys(excluded))
+		return fail(fmt.Errorf("%w: %d of %d needed; excluded %s", ErrTooFewShares, len(valid), need, strings.Join(names, ", ")))
+	}
+	plain, err := s.pk.Combine(total, valid[:need])
+	if err != nil {
+		return fail(fmt.Errorf("secureagg: combine shares: %w", err))
+	}
+	sums, err := s.packing.Unpack(plain, s.n, len(s.parties))
+	if err != nil {
+		return fail(fmt.Errorf("%w: unpack the sum: %w", ErrRange, err))
+	}
+	limit := new(big.Int).Mul(s.bound, big.NewInt(int64(len(s.parties))))
+	out := make([]float64, s.n)
+	for i, v := range sums {
+		if new(big.Int).Abs(v).Cmp(limit) >= 0 {
+			return fail(fmt.Errorf("%w: decrypted sum[%d] exceeds %d parties × 2^%d", ErrRange, i, len(s.parties), s.bound.BitLen()-1))
+		}
+		out[i] = s.fp.Decode(v)
+		if math.IsInf(out[i], 0) || math.IsNaN(out[i]) {
+			return fail(fmt.Errorf("%w: decrypted sum[%d] is not a finite float", ErrRange, i))
+		}
+	}
+	if len(excluded) == 0 {
+		excluded = nil
+	}
+	return &resultBody{Sum: out, Included: s.parties, Excluded: excluded, Noise: s.noise}
+}
+
+func truncate(s string) string {
+	if len(s) > maxReason {
+		return s[:maxReason]
+	}
+	return s
+}

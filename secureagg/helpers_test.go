@@ -1,0 +1,149 @@
+package secureagg
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"math"
+	"math/big"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/paillier"
+)
+
+// testBits is the modulus size for tests: small so the package tests stay
+// fast; the benchmarks use 2048.
+const testBits = 512
+
+// dealt caches one dealt key per consortium size for the test binary, since
+// dealing dominates test time otherwise.
+var dealt = struct {
+	sync.Mutex
+	m map[int]*consortium
+}{m: map[int]*consortium{}}
+
+type consortium struct {
+	names []string
+	pk    *paillier.ThresholdPublicKey
+	keys  map[string]*Keys
+}
+
+func names(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("org%02d", i+1)
+	}
+	return out
+}
+
+func testConsortium(tb testing.TB, n int) *consortium {
+	tb.Helper()
+	return dealConsortium(tb, n, testBits)
+}
+
+func dealConsortium(tb testing.TB, n, bits int) *consortium {
+	tb.Helper()
+	dealt.Lock()
+	defer dealt.Unlock()
+	key := n*100000 + bits
+	if c, ok := dealt.m[key]; ok {
+		return c
+	}
+	ns := names(n)
+	pk, keys, err := Deal(rand.Reader, bits, ns, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := &consortium{names: ns, pk: pk, keys: keys}
+	dealt.m[key] = c
+	return c
+}
+
+func testStep(c *consortium, coordinator string) job.Step {
+	return job.Step{Job: "job-1", Phase: "sum", Round: 3, Attempt: 1, Parties: c.names, Coordinator: coordinator}
+}
+
+func testConfig(c *consortium, name string) Config {
+	return Config{Keys: c.keys[name], FracBits: 16, ValueBits: 40, Timeout: 2 * time.Second}
+}
+
+// inputs returns distinct vectors per party with negatives and fractions.
+func testInputs(c *consortium, n int) map[string][]float64 {
+	out := map[string][]float64{}
+	for i, name := range c.names {
+		v := make([]float64, n)
+		for j := range v {
+			v[j] = float64((i+1)*(j+3)%97) - 40.25 + float64(j)/7
+		}
+		out[name] = v
+	}
+	return out
+}
+
+type outcome struct {
+	res *Result
+	err error
+}
+
+// runAll runs Aggregate at every party of step concurrently.
+func runAll(t testing.TB, net *jobtest.Network, step job.Step, cfg func(name string) Config, inputs map[string][]float64) map[string]outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	out := map[string]outcome{}
+	var wg sync.WaitGroup
+	for _, name := range step.Parties {
+		wg.Go(func() {
+			res, err := Aggregate(ctx, net.Party(name), step, cfg(name), inputs[name])
+			mu.Lock()
+			out[name] = outcome{res, err}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+func plainSum(inputs map[string][]float64, parties []string) []float64 {
+	var sum []float64
+	for _, p := range parties {
+		if sum == nil {
+			sum = make([]float64, len(inputs[p]))
+		}
+		for j, x := range inputs[p] {
+			sum[j] += x
+		}
+	}
+	return sum
+}
+
+func checkSum(t *testing.T, got, want []float64, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("sum has %d values, want %d", len(got), len(want))
+	}
+	for j := range want {
+		if math.Abs(got[j]-want[j]) > tol {
+			t.Fatalf("sum[%d] = %v, want %v (±%v)", j, got[j], want[j], tol)
+		}
+	}
+}
+
+type bigInt = big.Int
+
+func bigs(xs ...int64) []*big.Int {
+	out := make([]*big.Int, len(xs))
+	for i, x := range xs {
+		out[i] = big.NewInt(x)
+	}
+	return out
+}
+
+func paillierCtx() paillier.ProofContext {
+	return paillier.ProofContext{Job: "job-1", Phase: "sum", Round: 3, Attempt: 1}
+}

@@ -1,0 +1,185 @@
+package secureagg
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/cohortdm/cohort/paillier"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// Message types. Each travels inside a protocol.Message that carries the
+// step's job, phase, round and attempt, so messages of different steps or
+// attempts never match each other's receives.
+const (
+	// TypeUp carries a subtree's product of ciphertexts to the parent, or
+	// the names of parties missing from it (disclosure "ciphertext").
+	TypeUp = "secureagg/up"
+	// TypeDown carries the total ciphertext from the root down the tree, or
+	// an abort naming the missing parties (disclosure "ciphertext").
+	TypeDown = "secureagg/down"
+	// TypeShare carries a party's decryption share and its proof to the
+	// root (disclosure "decryption-share").
+	TypeShare = "secureagg/share"
+	// TypeResult carries the decrypted sum, or why there is none, down the
+	// tree (disclosure "public-result").
+	TypeResult = "secureagg/result"
+)
+
+// Bounds on decoded text, so a hostile peer cannot make us keep or log
+// megabytes of it.
+const (
+	maxReason = 512
+)
+
+// ciphertextBody is the body of up and down messages: either ciphertexts
+// or, to end the attempt early, the parties known to be missing.
+type ciphertextBody struct {
+	Shape       string   `msgpack:"shape"` // the config every party must share; see Config.shape
+	Ciphertexts []byte   `msgpack:"c"`
+	Missing     []string `msgpack:"missing"`
+}
+
+type shareBody struct {
+	Share []byte `msgpack:"s"`
+}
+
+// resultBody is the root's public result: the sum, or an error, or the
+// missing parties.
+type resultBody struct {
+	Sum      []float64         `msgpack:"sum"`
+	Included []string          `msgpack:"included"`
+	Excluded map[string]string `msgpack:"excluded"`
+	Noise    *NoiseReport      `msgpack:"noise"`
+	Missing  []string          `msgpack:"missing"`
+	Error    string            `msgpack:"error"`
+
+	err error // the root's own error behind Error, not sent
+}
+
+// checkNames checks that names are sorted, unique and all in allowed.
+func checkNames(field string, names []string, allowed []string) error {
+	if !slices.IsSorted(names) {
+		return fmt.Errorf("%w: %s not sorted", protocol.ErrMalformed, field)
+	}
+	for i, n := range names {
+		if i > 0 && names[i-1] == n {
+			return fmt.Errorf("%w: %s repeats %q", protocol.ErrMalformed, field, n)
+		}
+		if !slices.Contains(allowed, n) {
+			return fmt.Errorf("%w: %s names %q, not allowed here", protocol.ErrMalformed, field, n)
+		}
+	}
+	return nil
+}
+
+// decodeCiphertexts decodes an up or down body. A body naming missing
+// parties must name only parties in allowed and carry no ciphertexts;
+// otherwise it must carry exactly count ciphertexts under pk, and its shape
+// must equal ours.
+func decodeCiphertexts(b []byte, pk *paillier.PublicKey, shape string, count int, allowed []string) (cts []*paillier.Ciphertext, missing []string, err error) {
+	var body ciphertextBody
+	if err := protocol.Unmarshal(b, &body); err != nil {
+		return nil, nil, err
+	}
+	if len(body.Missing) > 0 {
+		if len(body.Ciphertexts) > 0 {
+			return nil, nil, fmt.Errorf("%w: both ciphertexts and missing parties", protocol.ErrMalformed)
+		}
+		if err := checkNames("missing", body.Missing, allowed); err != nil {
+			return nil, nil, err
+		}
+		return nil, body.Missing, nil
+	}
+	if body.Shape != shape {
+		return nil, nil, fmt.Errorf("%w: peer aggregates %q, we aggregate %q (every party must use the same config and vector length)",
+			protocol.ErrMalformed, body.Shape, shape)
+	}
+	if want := count * pk.CiphertextSize(); len(body.Ciphertexts) > 2*want+64 {
+		return nil, nil, fmt.Errorf("%w: %d bytes of ciphertexts, expected about %d", protocol.ErrMalformed, len(body.Ciphertexts), want)
+	}
+	cts, err = pk.UnmarshalCiphertexts(body.Ciphertexts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", protocol.ErrMalformed, err)
+	}
+	if len(cts) != count {
+		return nil, nil, fmt.Errorf("%w: %d ciphertexts, expected %d", protocol.ErrMalformed, len(cts), count)
+	}
+	return cts, nil, nil
+}
+
+// decodeShare decodes a share body and checks that it is the share of the
+// expected index over count ciphertexts. The proof is checked by the caller.
+func decodeShare(b []byte, pk *paillier.ThresholdPublicKey, index, count int) (*paillier.DecryptionShare, error) {
+	var body shareBody
+	if err := protocol.Unmarshal(b, &body); err != nil {
+		return nil, err
+	}
+	if want := count * pk.CiphertextSize(); len(body.Share) > 2*want+(1<<16) {
+		return nil, fmt.Errorf("%w: share of %d bytes, expected about %d", protocol.ErrMalformed, len(body.Share), want)
+	}
+	sh, err := pk.UnmarshalDecryptionShare(body.Share)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", protocol.ErrMalformed, err)
+	}
+	if sh.Index != index {
+		return nil, fmt.Errorf("%w: share has index %d, the sender's is %d", protocol.ErrMalformed, sh.Index, index)
+	}
+	if len(sh.Values) != count {
+		return nil, fmt.Errorf("%w: share has %d values, expected %d", protocol.ErrMalformed, len(sh.Values), count)
+	}
+	return sh, nil
+}
+
+// decodeResult decodes the root's public result for a vector of length n
+// over parties.
+func decodeResult(b []byte, n int, parties []string) (*resultBody, error) {
+	var r resultBody
+	if err := protocol.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	if len(r.Error) > maxReason {
+		return nil, fmt.Errorf("%w: error text of %d bytes", protocol.ErrMalformed, len(r.Error))
+	}
+	if err := checkNames("missing", r.Missing, parties); err != nil {
+		return nil, err
+	}
+	if r.Error != "" || len(r.Missing) > 0 {
+		if len(r.Sum) > 0 || len(r.Included) > 0 || len(r.Excluded) > 0 || r.Noise != nil {
+			return nil, fmt.Errorf("%w: a failed result carries a sum", protocol.ErrMalformed)
+		}
+		return &r, nil
+	}
+	if len(r.Sum) != n {
+		return nil, fmt.Errorf("%w: sum of %d values, expected %d", protocol.ErrMalformed, len(r.Sum), n)
+	}
+	for _, v := range r.Sum {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%w: sum holds %v", protocol.ErrMalformed, v)
+		}
+	}
+	if err := checkNames("included", r.Included, parties); err != nil {
+		return nil, err
+	}
+	for p, why := range r.Excluded {
+		if !slices.Contains(parties, p) {
+			return nil, fmt.Errorf("%w: excluded names %q, not a party", protocol.ErrMalformed, p)
+		}
+		if len(why) > maxReason {
+			return nil, fmt.Errorf("%w: exclusion reason of %d bytes", protocol.ErrMalformed, len(why))
+		}
+	}
+	if r.Noise != nil {
+		nr := r.Noise
+		for _, v := range []float64{nr.Epsilon, nr.Delta, nr.Sensitivity, nr.Scale} {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				return nil, fmt.Errorf("%w: noise report holds %v", protocol.ErrMalformed, v)
+			}
+		}
+		if (nr.Mechanism != Laplace && nr.Mechanism != Gaussian) || nr.Shares != len(parties) || nr.Colluders < 0 || nr.Colluders >= nr.Shares {
+			return nil, fmt.Errorf("%w: bad noise report", protocol.ErrMalformed)
+		}
+	}
+	return &r, nil
+}

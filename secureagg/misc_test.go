@@ -1,0 +1,248 @@
+package secureagg
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/cohortdm/cohort/protocol"
+)
+
+func TestTree(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5, 9, 17, 40} {
+		for _, k := range []int{1, 2, 4} {
+			ps := names(n)
+			root := ps[n/2]
+			tr, err := newTree(ps, root, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.root() != root || tr.parent(root) != "" {
+				t.Fatalf("root %q", tr.root())
+			}
+			seen := map[string]int{}
+			for _, p := range ps {
+				for _, ch := range tr.children(p) {
+					seen[ch]++
+					if tr.parent(ch) != p {
+						t.Fatalf("parent of %s is %s, not %s", ch, tr.parent(ch), p)
+					}
+					if tr.depth(ch) != tr.depth(p)+1 {
+						t.Fatal("depth")
+					}
+				}
+			}
+			for _, p := range ps {
+				if want := map[bool]int{true: 0, false: 1}[p == root]; seen[p] != want {
+					t.Fatalf("N=%d k=%d: %s is a child %d times", n, k, p, seen[p])
+				}
+			}
+			if got := tr.subtree(root); !slices.Equal(got, ps) {
+				t.Fatalf("subtree(root) = %v", got)
+			}
+			// Balanced: height is ⌈log_k((k−1)N+1)⌉−1 for k > 1.
+			if k > 1 {
+				want := int(math.Ceil(math.Log(float64((k-1)*n+1))/math.Log(float64(k))-1e-9)) - 1
+				if h := tr.height(root); h != want {
+					t.Fatalf("N=%d k=%d: height %d, want %d", n, k, h, want)
+				}
+			}
+		}
+	}
+	if _, err := newTree([]string{"a", "a"}, "a", 2); err == nil {
+		t.Fatal("duplicate accepted")
+	}
+	if _, err := newTree([]string{"a"}, "b", 2); err == nil {
+		t.Fatal("foreign root accepted")
+	}
+}
+
+func TestKeysSaveLoad(t *testing.T) {
+	c := testConsortium(t, 3)
+	dir := t.TempDir()
+	k := c.keys["org02"]
+	if err := SaveKeys(dir, k); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(dir, ShareFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("share file mode %v", st.Mode().Perm())
+	}
+	got, err := LoadKeys(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Members, c.names) || got.Share.Index != 2 || got.Index("org02") != 2 || got.Index("nobody") != 0 ||
+		got.Public().KeyID != c.pk.KeyID || got.Share.Secret.Cmp(k.Share.Secret) != 0 {
+		t.Fatalf("loaded %+v", got)
+	}
+	ents, _ := os.ReadDir(filepath.Join(dir, "keys"))
+	if len(ents) != 2 {
+		t.Fatalf("temp files left behind: %v", ents)
+	}
+	// A share of another consortium's key is refused.
+	other := testConsortium(t, 5)
+	share, _ := other.keys["org02"].Share.MarshalBinary()
+	pub, _ := k.MarshalPublic()
+	if _, err := ParseKeys(pub, share); !errors.Is(err, ErrKeys) {
+		t.Fatalf("foreign share: %v", err)
+	}
+	if _, err := ParseKeys(pub[:len(pub)-1], share); !errors.Is(err, ErrKeys) {
+		t.Fatalf("truncated public file: %v", err)
+	}
+	if _, err := LoadKeys(t.TempDir()); err == nil {
+		t.Fatal("empty dir loaded")
+	}
+}
+
+func TestDealValidates(t *testing.T) {
+	if _, _, err := Deal(rand.Reader, testBits, []string{"a", "a", "b"}, 0); !errors.Is(err, ErrKeys) {
+		t.Fatalf("duplicate members: %v", err)
+	}
+	if _, _, err := Deal(rand.Reader, testBits, nil, 0); !errors.Is(err, ErrKeys) {
+		t.Fatalf("no members: %v", err)
+	}
+}
+
+func TestNoiseShareSums(t *testing.T) {
+	// The sum of m shares has the target variance: 2b² for Laplace, σ² for
+	// Gaussian.
+	for _, nz := range []Noise{
+		{Mechanism: Laplace, Epsilon: 0.5, Sensitivity: 2},
+		{Mechanism: Gaussian, Epsilon: 0.5, Delta: 1e-5, Sensitivity: 1},
+	} {
+		rep, err := nz.plan(7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := newNoiseSampler(rep, rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const trials = 20000
+		var sum2, sumAbs float64
+		for range trials {
+			var x float64
+			for range 7 {
+				x += s.sample()
+			}
+			sum2 += x * x
+			sumAbs += math.Abs(x)
+		}
+		v := sum2 / trials
+		want := rep.Scale * rep.Scale
+		if nz.Mechanism == Laplace {
+			want *= 2
+			// E|Lap(b)| = b.
+			if m := sumAbs / trials; math.Abs(m-rep.Scale)/rep.Scale > 0.05 {
+				t.Fatalf("laplace mean |x| %v, want %v", m, rep.Scale)
+			}
+		}
+		if math.Abs(v-want)/want > 0.08 {
+			t.Fatalf("%s: variance %v, want %v", nz.Mechanism, v, want)
+		}
+	}
+}
+
+func TestNoisePlanRejects(t *testing.T) {
+	for _, nz := range []Noise{
+		{Mechanism: Laplace, Epsilon: 0, Sensitivity: 1},
+		{Mechanism: Laplace, Epsilon: 1, Sensitivity: -1},
+		{Mechanism: Laplace, Epsilon: 1, Sensitivity: 1, Delta: 0.1},
+		{Mechanism: Gaussian, Epsilon: 0.5, Sensitivity: 1},
+		{Mechanism: "cauchy", Epsilon: 1, Sensitivity: 1},
+		{Mechanism: Laplace, Epsilon: 1, Sensitivity: 1, Colluders: 3},
+		{Mechanism: Laplace, Epsilon: math.NaN(), Sensitivity: 1},
+	} {
+		if _, err := nz.plan(3); err == nil {
+			t.Fatalf("%+v accepted", nz)
+		}
+	}
+}
+
+func FuzzDecodeResult(f *testing.F) {
+	ok, _ := protocol.Marshal(resultBody{Sum: []float64{1, 2}, Included: []string{"a", "b"}, Excluded: map[string]string{"b": "x"},
+		Noise: &NoiseReport{Mechanism: Laplace, Epsilon: 1, Sensitivity: 1, Scale: 1, Shares: 2}})
+	f.Add(ok)
+	miss, _ := protocol.Marshal(resultBody{Missing: []string{"a"}})
+	f.Add(miss)
+	f.Add([]byte{0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := decodeResult(b, 2, []string{"a", "b"})
+		if err != nil {
+			return
+		}
+		if r.Error == "" && len(r.Missing) == 0 && len(r.Sum) != 2 {
+			t.Fatal("accepted a sum of the wrong length")
+		}
+		_, _ = DecodeOutcome(b)
+	})
+}
+
+func FuzzDecodeCiphertexts(f *testing.F) {
+	c := testConsortium(f, 3)
+	cts, err := c.pk.EncryptMany(rand.Reader, bigs(1, 2))
+	if err != nil {
+		f.Fatal(err)
+	}
+	raw, _ := c.pk.MarshalCiphertexts(cts)
+	ok, _ := protocol.Marshal(ciphertextBody{Shape: "s", Ciphertexts: raw})
+	f.Add(ok)
+	miss, _ := protocol.Marshal(ciphertextBody{Missing: []string{"org02"}})
+	f.Add(miss)
+	f.Add(raw)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, missing, err := decodeCiphertexts(b, &c.pk.PublicKey, "s", 2, []string{"org02", "org03"})
+		if err != nil {
+			return
+		}
+		if len(missing) == 0 && len(got) != 2 {
+			t.Fatal("accepted the wrong number of ciphertexts")
+		}
+		n2 := new(bigInt).Mul(c.pk.N, c.pk.N)
+		for _, ct := range got {
+			if ct.C.Sign() <= 0 || ct.C.Cmp(n2) >= 0 {
+				t.Fatal("accepted a ciphertext out of range")
+			}
+		}
+	})
+}
+
+func FuzzDecodeShare(f *testing.F) {
+	c := testConsortium(f, 3)
+	cts, err := c.pk.EncryptMany(rand.Reader, bigs(1, 2))
+	if err != nil {
+		f.Fatal(err)
+	}
+	sh, err := c.keys["org02"].Share.DecryptShare(rand.Reader, cts, paillierCtx())
+	if err != nil {
+		f.Fatal(err)
+	}
+	raw, _ := sh.MarshalBinary()
+	ok, _ := protocol.Marshal(shareBody{Share: raw})
+	f.Add(ok)
+	f.Add(raw)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := decodeShare(b, c.pk, 2, 2)
+		if err != nil {
+			return
+		}
+		if got.Index != 2 || len(got.Values) != 2 {
+			t.Fatal("accepted a share of the wrong shape")
+		}
+		if !bytes.Equal(b, ok) {
+			// A modified share may decode, but must not verify.
+			if c.pk.VerifyShare(cts, got, paillierCtx()) == nil {
+				t.Fatal("a modified share verified")
+			}
+		}
+	})
+}
