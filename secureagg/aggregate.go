@@ -202,10 +202,10 @@ func newSession(p job.Party, step job.Step, cfg Config, n int) (*session, error)
 		s.bound = new(big.Int).Add(s.inBound, nb.Abs(nb))
 		noiseDesc = fmt.Sprintf("%s/%g/%g/%g/%d", cfg.Noise.Mechanism, cfg.Noise.Epsilon, cfg.Noise.Delta, cfg.Noise.Sensitivity, cfg.Noise.Colluders)
 	}
-	if s.packing, err = paillier.NewPacking(&s.pk.PublicKey, s.bound.BitLen(), len(s.parties)); err != nil {
+	if s.packing, err = paillier.NewPacking(&s.pk.PublicKey, new(big.Int).Sub(s.bound, big.NewInt(1)).BitLen(), len(s.parties)); err != nil {
 		return nil, fmt.Errorf("secureagg: packing: %w", err)
 	}
-	s.count = (n + s.packing.Slots - 1) / s.packing.Slots
+	s.count = s.packing.Plaintexts(n)
 	s.shape = fmt.Sprintf("v1 n=%d frac=%d bits=%d fanout=%d noise=%s", n, cfg.FracBits, cfg.ValueBits, fanout, noiseDesc)
 	return s, nil
 }

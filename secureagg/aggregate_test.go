@@ -228,8 +228,8 @@ func TestDecryptedSumOutOfRange(t *testing.T) {
 			t.Error(err)
 			return m
 		}
-		// Slot 0 at 2^(SlotBits−2): inside the slot, far beyond 3×2^40.
-		huge := new(big.Int).Lsh(big.NewInt(1), uint(slotBits-2))
+		// Slot 0 raised by 2^(SlotBits−1): beyond what 3 in-range inputs can reach.
+		huge := new(big.Int).Lsh(big.NewInt(1), uint(slotBits-1))
 		bad, err := c.pk.EncryptMany(rand.Reader, []*big.Int{huge})
 		if err != nil {
 			t.Error(err)
