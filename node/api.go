@@ -204,5 +204,9 @@ func (n *Node) serveAPI() error {
 	return nil
 }
 
+// Party returns this node's view of the network for one job id, as job
+// packages see it. Tools and benchmarks use it to exchange messages directly.
+func (n *Node) Party(jobID string) job.Party { return &party{n: n, id: jobID} }
+
 // HTTPAddr returns the address of the optional HTTP listener as configured.
 func (n *Node) HTTPAddr() string { return n.cfg.HTTP }

@@ -239,6 +239,20 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if s.Jobs == nil {
 		s.Jobs = map[string]*JobRecord{}
 	}
+	if len(s.Order) != len(s.Jobs) {
+		return fmt.Errorf("restore snapshot: %d jobs but %d in order", len(s.Jobs), len(s.Order))
+	}
+	for _, id := range s.Order {
+		j := s.Jobs[id]
+		if j == nil || j.ID != id {
+			return fmt.Errorf("restore snapshot: job %q missing or inconsistent", id)
+		}
+		for _, st := range j.Steps {
+			if st == nil {
+				return fmt.Errorf("restore snapshot: job %q has an empty step", id)
+			}
+		}
+	}
 	f.mu.Lock()
 	f.state = s
 	f.mu.Unlock()

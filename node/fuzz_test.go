@@ -1,0 +1,141 @@
+package node
+
+import (
+	"bytes"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+func seedCommands(f *testing.F) {
+	spec := []byte("kind: sum\nparties: [{name: a}]\nparams: {column: v}\n")
+	step := &job.Step{Job: "j", Phase: "sum", Attempt: 1, Parties: []string{"a"}}
+	for _, c := range []*command{
+		{Op: opSubmit, Job: "j", Spec: spec, Time: time.Unix(1, 0)},
+		{Op: opStart, Job: "j", Step: step},
+		{Op: opDone, Job: "j", Step: step, Outputs: &job.Outputs{Results: map[string][]byte{"a": {1}}}},
+		{Op: opFinish, Job: "j", Result: []byte("{}")},
+	} {
+		b, err := protocol.Marshal(c)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+}
+
+// FuzzApply feeds arbitrary log entries to the state machine: it must
+// refuse them with an error, never panic.
+func FuzzApply(f *testing.F) {
+	seedCommands(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m := newFSM()
+		m.Apply(&raft.Log{Type: raft.LogCommand, Index: 1, Data: data})
+		_ = m.jobs()
+	})
+}
+
+// FuzzRestore feeds arbitrary snapshots to the state machine.
+func FuzzRestore(f *testing.F) {
+	m := newFSM()
+	seedCommands(f)
+	snap, _ := m.Snapshot()
+	var buf bytes.Buffer
+	_ = snap.Persist(&discardSink{&buf})
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m := newFSM()
+		_ = m.Restore(io.NopCloser(bytes.NewReader(data)))
+		_ = m.jobs()
+	})
+}
+
+// TestFSMSequence checks the state machine's rules on a normal sequence and
+// on the entries it must refuse.
+func TestFSMSequence(t *testing.T) {
+	m := newFSM()
+	apply := func(c *command) any {
+		b, err := protocol.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Apply(&raft.Log{Type: raft.LogCommand, Data: b})
+	}
+	spec := []byte("kind: sum\nparties: [{name: a}]\n")
+	step := &job.Step{Job: "j", Phase: "p", Attempt: 1, Parties: []string{"a"}}
+	if err := apply(&command{Op: opSubmit, Job: "j", Spec: spec}); err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(&command{Op: opSubmit, Job: "j", Spec: spec}); err == nil {
+		t.Error("duplicate job accepted")
+	}
+	if err := apply(&command{Op: opStart, Job: "j", Step: step}); err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(&command{Op: opStart, Job: "j", Step: step}); err == nil {
+		t.Error("same attempt started twice")
+	}
+	old := *step
+	step2 := *step
+	step2.Attempt = 2
+	if err := apply(&command{Op: opStart, Job: "j", Step: &step2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(&command{Op: opDone, Job: "j", Step: &old, Outputs: &job.Outputs{}}); err == nil {
+		t.Error("outputs of a superseded attempt accepted")
+	}
+	if err := apply(&command{Op: opDone, Job: "j", Step: &step2, Outputs: &job.Outputs{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(&command{Op: opFinish, Job: "j", Result: []byte("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(&command{Op: opFail, Job: "j", Error: "late"}); err == nil {
+		t.Error("finished job failed afterwards")
+	}
+	// Snapshot and restore give the same state.
+	snap, err := m.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := snap.Persist(&discardSink{&buf}); err != nil {
+		t.Fatal(err)
+	}
+	m2 := newFSM()
+	if err := m2.Restore(io.NopCloser(&buf)); err != nil {
+		t.Fatal(err)
+	}
+	j, ok := m2.job("j")
+	if !ok || j.Status != StatusDone || len(j.Steps) != 1 || j.Steps[0].Attempt != 2 {
+		t.Fatalf("restored job %+v", j)
+	}
+}
+
+type discardSink struct{ w io.Writer }
+
+func (s *discardSink) Write(p []byte) (int, error) { return s.w.Write(p) }
+func (s *discardSink) Close() error                { return nil }
+func (s *discardSink) ID() string                  { return "test" }
+func (s *discardSink) Cancel() error               { return nil }
+
+func TestRestoreRefusesInconsistentSnapshot(t *testing.T) {
+	for _, s := range []fsmState{
+		{Jobs: map[string]*JobRecord{}, Order: []string{"ghost"}},
+		{Jobs: map[string]*JobRecord{"a": nil}, Order: []string{"a"}},
+		{Jobs: map[string]*JobRecord{"a": {ID: "a", Steps: []*StepRecord{nil}}}, Order: []string{"a"}},
+	} {
+		b, err := protocol.Marshal(&s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := newFSM().Restore(io.NopCloser(bytes.NewReader(b))); err == nil {
+			t.Errorf("inconsistent snapshot %+v accepted", s)
+		}
+	}
+}
