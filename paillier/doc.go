@@ -23,10 +23,14 @@
 //
 // # Encryption randomness and the short-exponent assumption
 //
-// By default r is uniform in [0, 2^(|n|+128)), so H^r is statistically
-// close (distance ≤ 2^-128) to a uniform element of ⟨H⟩, and semantic
-// security rests on the decisional composite residuosity assumption (DCRA)
-// alone, as for textbook Paillier with r^(n^s).
+// By default r is uniform in [0, n). The order of h divides λ(n) and
+// n = φ(n) + (p+q-1), so r modulo that order is within statistical distance
+// (p+q)/n ≈ 2^(1-|n|/2) of uniform, H^r is that close to a uniform element
+// of ⟨H⟩ = the n^s-th powers of ⟨h⟩, and semantic security rests on the
+// decisional composite residuosity assumption (DCRA) alone, as for textbook
+// Paillier with r^(n^s) (Damgård, Jurik and Nielsen, IJIS 2010, §4: the
+// n^s-th residues of the Jacobi-symbol-1 subgroup are indistinguishable
+// from random elements of the corresponding subgroup under DCRA).
 //
 // PublicKey.ShortExponent (opt-in) takes r of only ⌈|n|/2⌉ bits, as
 // proposed by Damgård, Jurik and Nielsen. It roughly halves the cost of

@@ -83,3 +83,50 @@ func window(words []big.Word, pos, w int) uint {
 	}
 	return v
 }
+
+// multiExp returns ∏ bases[j]^exps[j] mod m for non-negative exponents
+// with Straus's interleaved 4-bit windows: the squarings are shared by all
+// bases, so for k bases of b-bit exponents it costs b squarings plus about
+// k·(b/4 + 14) multiplications instead of k·(b + b/4).
+func multiExp(bases, exps []*big.Int, m *big.Int) *big.Int {
+	const w = 4
+	maxBits := 0
+	for _, e := range exps {
+		maxBits = max(maxBits, e.BitLen())
+	}
+	tables := make([][]*big.Int, len(bases))
+	for j, b := range bases {
+		t := make([]*big.Int, 1<<w)
+		t[1] = new(big.Int).Mod(b, m)
+		for k := 2; k < 1<<w; k++ {
+			t[k] = new(big.Int).Mul(t[k-1], t[1])
+			t[k].Mod(t[k], m)
+		}
+		tables[j] = t
+	}
+	acc := big.NewInt(1)
+	started := false
+	nw := (maxBits + w - 1) / w
+	for i := nw - 1; i >= 0; i-- {
+		if started {
+			for k := 0; k < w; k++ {
+				acc.Mul(acc, acc)
+				acc.Mod(acc, m)
+			}
+		}
+		for j, e := range exps {
+			d := window(e.Bits(), i*w, w) & (1<<w - 1)
+			if d == 0 {
+				continue
+			}
+			if !started {
+				acc.Set(tables[j][d])
+				started = true
+				continue
+			}
+			acc.Mul(acc, tables[j][d])
+			acc.Mod(acc, m)
+		}
+	}
+	return acc
+}

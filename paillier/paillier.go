@@ -64,7 +64,8 @@ type PublicKey struct {
 	// (1+n)^m · H^r. Nil means textbook encryption with r^(n^s).
 	H *big.Int
 	// ShortExponent selects the short-exponent DJN variant for Encrypt,
-	// EncryptMany and Rerandomize: r has ⌈|n|/2⌉ bits instead of |n|+128.
+	// EncryptMany and Rerandomize: r has ⌈|n|/2⌉ bits instead of being
+	// uniform in [0, n).
 	// It is about twice as fast and rests on an extra assumption (see the
 	// package documentation). It is a local encryption choice and is not
 	// serialised.
@@ -184,7 +185,21 @@ func (pk *PublicKey) randBits() int {
 	if pk.ShortExponent {
 		return (pk.N.BitLen() + 1) / 2
 	}
-	return pk.N.BitLen() + statBits
+	return pk.N.BitLen()
+}
+
+// randExponent draws the encryption exponent r: uniform in [0, n) by
+// default, uniform in [0, 2^⌈|n|/2⌉) in short-exponent mode.
+//
+// Why [0, n) is enough: the order d of h divides λ(n), and n = φ(n) + p+q-1,
+// so n mod d ≤ p+q-1 and r mod d is within statistical distance
+// (p+q)/n ≈ 2^(1-|n|/2) of uniform in Z_d. Hence H^r is that close to a
+// uniform element of ⟨H⟩.
+func (pk *PublicKey) randExponent(random io.Reader) (*big.Int, error) {
+	if pk.ShortExponent {
+		return randomBits(random, pk.randBits())
+	}
+	return rand.Int(random, pk.N)
 }
 
 // gPow returns (1+n)^m mod n^(s+1) by the binomial expansion
@@ -227,7 +242,7 @@ func (pk *PublicKey) randomizer(random io.Reader) (*big.Int, error) {
 		}
 		return r.Exp(r, pk.ns(), pk.ns1()), nil
 	}
-	r, err := randomBits(random, pk.randBits())
+	r, err := pk.randExponent(random)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +298,7 @@ func (pk *PublicKey) EncryptMany(random io.Reader, ms []*big.Int) ([]*Ciphertext
 		if pk.H == nil {
 			rs[i], err = randomUnit(random, pk.N)
 		} else {
-			rs[i], err = randomBits(random, pk.randBits())
+			rs[i], err = pk.randExponent(random)
 		}
 		if err != nil {
 			return nil, err

@@ -211,3 +211,22 @@ func TestFixedBase(t *testing.T) {
 		}
 	}
 }
+
+func TestMultiExp(t *testing.T) {
+	_, _, sk := testKeys(t)
+	m := sk.NS1
+	for k := 1; k <= 5; k++ {
+		bases := make([]*big.Int, k)
+		exps := make([]*big.Int, k)
+		want := big.NewInt(1)
+		for j := range bases {
+			bases[j], _ = rand.Int(rand.Reader, m)
+			exps[j], _ = rand.Int(rand.Reader, new(big.Int).Lsh(one, uint(1+j*70)))
+			want.Mul(want, new(big.Int).Exp(bases[j], exps[j], m))
+			want.Mod(want, m)
+		}
+		if multiExp(bases, exps, m).Cmp(want) != 0 {
+			t.Fatalf("multiExp k=%d", k)
+		}
+	}
+}

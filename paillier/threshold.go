@@ -314,24 +314,23 @@ func (pk *ThresholdPublicKey) weights(index int, ctx ProofContext, cs []*Ciphert
 	return w
 }
 
-// combineBases returns u = ∏ c_j^(4w_j) and ũ = ∏ vals_j^(2w_j).
+// combineBases returns u = ∏ c_j^(4w_j) and ũ = ∏ vals_j^(2w_j), as two
+// multi-exponentiations (run in parallel) followed by the squarings.
 func (pk *ThresholdPublicKey) combineBases(cs []*Ciphertext, vals []*big.Int, w []*big.Int) (u, ut *big.Int) {
 	ns1 := pk.ns1()
-	us := make([]*big.Int, len(cs))
-	uts := make([]*big.Int, len(cs))
-	parallel(len(cs), func(j int) {
-		e := new(big.Int).Lsh(w[j], 2)
-		us[j] = new(big.Int).Exp(cs[j].C, e, ns1)
-		e.Rsh(e, 1)
-		uts[j] = new(big.Int).Exp(vals[j], e, ns1)
-	})
-	u, ut = big.NewInt(1), big.NewInt(1)
+	cb := make([]*big.Int, len(cs))
 	for j := range cs {
-		u.Mul(u, us[j])
-		u.Mod(u, ns1)
-		ut.Mul(ut, uts[j])
-		ut.Mod(ut, ns1)
+		cb[j] = cs[j].C
 	}
+	parallel(2, func(k int) {
+		if k == 0 {
+			u = multiExp(cb, w, ns1)
+			u.Exp(u, big.NewInt(4), ns1)
+		} else {
+			ut = multiExp(vals, w, ns1)
+			ut.Exp(ut, big.NewInt(2), ns1)
+		}
+	})
 	return u, ut
 }
 
@@ -408,15 +407,20 @@ func (ks *KeyShare) decryptShare(random io.Reader, cs []*Ciphertext, ctx ProofCo
 	if err != nil {
 		return nil, err
 	}
-	ns1 := pk.ns1()
-	x := ks.Secret
-	x2 := new(big.Int).Lsh(x, 1)
+	vals := ks.shareValues(cs)
+	proof := ks.prove(rho, cs, vals, ctx)
+	return &DecryptionShare{Index: ks.Index, Values: vals, Proof: proof, elemSize: pk.CiphertextSize()}, nil
+}
+
+// shareValues returns c_j^(2x) for every ciphertext, on all cores.
+func (ks *KeyShare) shareValues(cs []*Ciphertext) []*big.Int {
+	ns1 := ks.Public.ns1()
+	x2 := new(big.Int).Lsh(ks.Secret, 1)
 	vals := make([]*big.Int, len(cs))
 	parallel(len(cs), func(j int) {
 		vals[j] = new(big.Int).Exp(cs[j].C, x2, ns1)
 	})
-	proof := ks.prove(rho, cs, vals, ctx)
-	return &DecryptionShare{Index: ks.Index, Values: vals, Proof: proof, elemSize: pk.CiphertextSize()}, nil
+	return vals
 }
 
 func (ks *KeyShare) prove(rho *big.Int, cs []*Ciphertext, vals []*big.Int, ctx ProofContext) *Proof {
@@ -569,20 +573,38 @@ func (pk *ThresholdPublicKey) Combine(cs []*Ciphertext, shares []*DecryptionShar
 			acc.Mul(acc, t)
 			acc.Mod(acc, ns1)
 		}
-		if neg.Cmp(one) != 0 {
+		// pos/neg = c^(4Δ²d) = (1+n)^(4Δ²m); in particular pos ≡ neg mod n.
+		var m *big.Int
+		if pk.s() == 1 {
+			// pos = neg·(1+n·y) mod n² ⇒ (pos-neg)/n ≡ neg·y (mod n): one
+			// inversion modulo n instead of modulo n².
+			pn := new(big.Int).Mod(pos, pk.N)
+			nn := new(big.Int).Mod(neg, pk.N)
+			if pn.Cmp(nn) != 0 {
+				errs[j] = fmt.Errorf("%w: shares do not combine (unverified share?)", ErrInvalidShare)
+				return
+			}
+			if nn.ModInverse(nn, pk.N) == nil {
+				errs[j] = fmt.Errorf("%w: share value not invertible", ErrInvalidShare)
+				return
+			}
+			m = pos.Sub(pos, neg)
+			m.Quo(m, pk.N) // exact: pos ≡ neg (mod n)
+			m.Mul(m, nn)
+			m.Mod(m, pk.N)
+		} else {
 			if neg.ModInverse(neg, ns1) == nil {
 				errs[j] = fmt.Errorf("%w: share value not invertible", ErrInvalidShare)
 				return
 			}
 			pos.Mul(pos, neg)
 			pos.Mod(pos, ns1)
+			if new(big.Int).Mod(pos, pk.N).Cmp(one) != 0 {
+				errs[j] = fmt.Errorf("%w: shares do not combine (unverified share?)", ErrInvalidShare)
+				return
+			}
+			m = dlogDJ(pos, pk.N, pk.s())
 		}
-		// pos = c^(4Δ²d) = (1+n)^(4Δ²m); it must be ≡ 1 mod n.
-		if new(big.Int).Mod(pos, pk.N).Cmp(one) != 0 {
-			errs[j] = fmt.Errorf("%w: shares do not combine (unverified share?)", ErrInvalidShare)
-			return
-		}
-		m := dlogDJ(pos, pk.N, pk.s())
 		m.Mul(m, inv)
 		out[j] = m.Mod(m, ns)
 	})

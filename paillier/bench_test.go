@@ -1,0 +1,294 @@
+package paillier
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Benchmarks use full-size keys built from safe primes cached under
+// os.TempDir() (generated on first use, never committed). Run them on one
+// core:
+//
+//	go test -run '^$' -bench . -cpu 1 ./paillier/
+
+var (
+	benchMu   sync.Mutex
+	benchKeys = map[int]*benchKey{}
+)
+
+type benchKey struct {
+	sk     *PrivateKey
+	tpk    *ThresholdPublicKey
+	shares []*KeyShare
+}
+
+// cachedSafePrimes returns two safe primes of bits bits, from the cache
+// file or freshly generated.
+func cachedSafePrimes(tb testing.TB, bits int) (*big.Int, *big.Int) {
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("cohort-paillier-safeprimes-%d.txt", bits))
+	if b, err := os.ReadFile(path); err == nil {
+		f := strings.Fields(string(b))
+		if len(f) == 2 {
+			p, ok1 := new(big.Int).SetString(f[0], 16)
+			q, ok2 := new(big.Int).SetString(f[1], 16)
+			if ok1 && ok2 && p.BitLen() == bits && q.BitLen() == bits && p.ProbablyPrime(10) && q.ProbablyPrime(10) {
+				return p, q
+			}
+		}
+	}
+	p, err := GenerateSafePrime(context.Background(), rand.Reader, bits)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var q *big.Int
+	for q == nil || q.Cmp(p) == 0 {
+		if q, err = GenerateSafePrime(context.Background(), rand.Reader, bits); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	_ = os.WriteFile(path, []byte(p.Text(16)+"\n"+q.Text(16)+"\n"), 0o600)
+	return p, q
+}
+
+// fullKey returns a threshold key (N = 5, t = 2) and a plain private key
+// on the same safe-prime modulus of bits bits.
+func fullKey(b *testing.B, bits int) *benchKey {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if k, ok := benchKeys[bits]; ok {
+		return k
+	}
+	p, q := cachedSafePrimes(b, bits/2)
+	tpk, shares, err := DealThresholdFromPrimes(rand.Reader, p, q, 1, 5, 2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sk, err := NewPrivateKey(rand.Reader, p, q, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	k := &benchKey{sk: sk, tpk: tpk, shares: shares}
+	benchKeys[bits] = k
+	return k
+}
+
+func benchCiphertexts(b *testing.B, pk *PublicKey, n int) []*Ciphertext {
+	cs := make([]*Ciphertext, n)
+	for i := range cs {
+		cs[i] = mustEnc(b, pk, big.NewInt(int64(1000+i)))
+	}
+	return cs
+}
+
+func benchEncrypt(b *testing.B, bits int, short bool) {
+	k := fullKey(b, bits)
+	pk := k.sk.PublicKey
+	pk.ShortExponent = short
+	pk.Precompute()
+	m := randPlain(b, &pk)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := pk.Encrypt(rand.Reader, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncrypt2048(b *testing.B)      { benchEncrypt(b, 2048, false) }
+func BenchmarkEncrypt2048Short(b *testing.B) { benchEncrypt(b, 2048, true) }
+func BenchmarkEncrypt3072(b *testing.B)      { benchEncrypt(b, 3072, false) }
+func BenchmarkEncrypt3072Short(b *testing.B) { benchEncrypt(b, 3072, true) }
+
+// BenchmarkEncrypt2048Textbook is (1+n)^m·r^n with a plain exponentiation,
+// for reference.
+func BenchmarkEncrypt2048Textbook(b *testing.B) {
+	k := fullKey(b, 2048)
+	pk := &PublicKey{N: k.sk.N}
+	m := randPlain(b, pk)
+	for b.Loop() {
+		if _, err := pk.Encrypt(rand.Reader, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEncryptMany2048 encrypts 64 values with all cores (run with
+// -cpu 1,2 to see the scaling); the metric is per value.
+func BenchmarkEncryptMany2048(b *testing.B) {
+	k := fullKey(b, 2048)
+	pk := &k.sk.PublicKey
+	pk.Precompute()
+	ms := make([]*big.Int, 64)
+	for i := range ms {
+		ms[i] = big.NewInt(int64(i))
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := pk.EncryptMany(rand.Reader, ms); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/64, "ns/value")
+}
+
+func BenchmarkPrecompute2048(b *testing.B) {
+	k := fullKey(b, 2048)
+	for b.Loop() {
+		newFixedBase(k.sk.H, k.sk.NS1, k.sk.randBits(), encWindow)
+	}
+}
+
+func benchAdd(b *testing.B, bits int) {
+	k := fullKey(b, bits)
+	pk := &k.sk.PublicKey
+	cs := benchCiphertexts(b, pk, 2)
+	for b.Loop() {
+		pk.Add(cs[0], cs[1])
+	}
+}
+
+func BenchmarkAdd2048(b *testing.B) { benchAdd(b, 2048) }
+func BenchmarkAdd3072(b *testing.B) { benchAdd(b, 3072) }
+
+func BenchmarkMulPlain2048(b *testing.B) {
+	k := fullKey(b, 2048)
+	pk := &k.sk.PublicKey
+	c := benchCiphertexts(b, pk, 1)[0]
+	s := new(big.Int).Lsh(one, 63)
+	for b.Loop() {
+		pk.MulPlain(c, s)
+	}
+}
+
+func benchDecrypt(b *testing.B, bits int) {
+	k := fullKey(b, bits)
+	c := benchCiphertexts(b, &k.sk.PublicKey, 1)[0]
+	for b.Loop() {
+		if _, err := k.sk.Decrypt(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecrypt2048(b *testing.B) { benchDecrypt(b, 2048) }
+func BenchmarkDecrypt3072(b *testing.B) { benchDecrypt(b, 3072) }
+
+// BenchmarkDecryptShare2048 is the decryption share c^(2Δs_i) alone.
+func benchShare(b *testing.B, bits int) {
+	k := fullKey(b, bits)
+	cs := benchCiphertexts(b, &k.tpk.PublicKey, 1)
+	for b.Loop() {
+		k.shares[0].shareValues(cs)
+	}
+}
+
+func BenchmarkDecryptShare2048(b *testing.B) { benchShare(b, 2048) }
+func BenchmarkDecryptShare3072(b *testing.B) { benchShare(b, 3072) }
+
+// BenchmarkShareProof2048 is the proof for one share alone (the extra cost
+// of a verifiable share).
+func BenchmarkShareProof2048(b *testing.B) {
+	k := fullKey(b, 2048)
+	cs := benchCiphertexts(b, &k.tpk.PublicKey, 1)
+	vals := k.shares[0].shareValues(cs)
+	k.tpk.vPow(one) // build the v table outside the timing
+	b.ResetTimer()
+	for b.Loop() {
+		rho, _ := randomBits(rand.Reader, k.tpk.rhoBits())
+		k.shares[0].prove(rho, cs, vals, testCtx)
+	}
+}
+
+// BenchmarkDecryptShareWithProof2048 is DecryptShare for one ciphertext.
+func BenchmarkDecryptShareWithProof2048(b *testing.B) {
+	k := fullKey(b, 2048)
+	cs := benchCiphertexts(b, &k.tpk.PublicKey, 1)
+	k.tpk.vPow(one)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := k.shares[0].DecryptShare(rand.Reader, cs, testCtx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkVerifyShare2048(b *testing.B) {
+	k := fullKey(b, 2048)
+	cs := benchCiphertexts(b, &k.tpk.PublicKey, 1)
+	d, err := k.shares[0].DecryptShare(rand.Reader, cs, testCtx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := k.tpk.VerifyShare(cs, d, testCtx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBatchProof16x2048 is one batched proof over 16 ciphertexts
+// (excluding the 16 share exponentiations); ns/ct is the amortised cost.
+func BenchmarkBatchProof16x2048(b *testing.B) {
+	k := fullKey(b, 2048)
+	cs := benchCiphertexts(b, &k.tpk.PublicKey, 16)
+	vals := k.shares[0].shareValues(cs)
+	k.tpk.vPow(one)
+	b.ResetTimer()
+	for b.Loop() {
+		rho, _ := randomBits(rand.Reader, k.tpk.rhoBits())
+		k.shares[0].prove(rho, cs, vals, testCtx)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/16, "ns/ct")
+}
+
+// BenchmarkBatchVerify16x2048 verifies a 16-ciphertext share.
+func BenchmarkBatchVerify16x2048(b *testing.B) {
+	k := fullKey(b, 2048)
+	cs := benchCiphertexts(b, &k.tpk.PublicKey, 16)
+	d, err := k.shares[0].DecryptShare(rand.Reader, cs, testCtx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := k.tpk.VerifyShare(cs, d, testCtx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/16, "ns/ct")
+}
+
+// BenchmarkCombine3of5x2048 combines t+1 = 3 shares (N = 5) for one
+// ciphertext.
+func BenchmarkCombine3of5x2048(b *testing.B) {
+	k := fullKey(b, 2048)
+	cs := benchCiphertexts(b, &k.tpk.PublicKey, 1)
+	var ds []*DecryptionShare
+	for _, ks := range k.shares[:3] {
+		ds = append(ds, &DecryptionShare{Index: ks.Index, Values: ks.shareValues(cs)})
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := k.tpk.Combine(cs, ds); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSafePrime1024 generates one 1024-bit safe prime per iteration;
+// use -benchtime 1x -count 10 and benchstat for the median.
+func BenchmarkSafePrime1024(b *testing.B) {
+	for b.Loop() {
+		if _, err := GenerateSafePrime(context.Background(), rand.Reader, 1024); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
