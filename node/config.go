@@ -66,9 +66,9 @@ func (t Timing) withDefaults() Timing {
 
 // Member is one organisation in the consortium file.
 type Member struct {
-	Name   string   `yaml:"name"`
-	PeerID string   `yaml:"peer_id"`
-	Addrs  []string `yaml:"addrs"`
+	Name   string   `yaml:"name" json:"name"`
+	PeerID string   `yaml:"peer_id" json:"peer_id"`
+	Addrs  []string `yaml:"addrs" json:"addrs"`
 }
 
 // Consortium is the consortium file: who may connect, and where to find them.

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// buildBinary compiles cohort once per test binary run.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "cohort")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func run(t *testing.T, bin string, args ...string) (string, string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Three real node processes: init, consortium file, run, submit a job
+// through a follower or leader alike, follow it, read status, result, list,
+// the audit ledger, /status and /metrics.
+func TestNodesAsProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	bin := buildBinary(t)
+	root := t.TempDir()
+	examples, _ := filepath.Abs("../../examples/sum")
+	type member struct {
+		Name   string   `yaml:"name" json:"name"`
+		PeerID string   `yaml:"peer_id" json:"peer_id"`
+		Addrs  []string `yaml:"addrs" json:"addrs"`
+	}
+	var members []member
+	names := []string{"north", "south", "west"}
+	httpAddr := ""
+	for i, name := range names {
+		addr := fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freePort(t))
+		out, stderr, err := run(t, bin, "node", "init", "--name", name, "--dir", filepath.Join(root, name), "--listen", addr, "--format", "json")
+		if err != nil {
+			t.Fatalf("init: %v %s", err, stderr)
+		}
+		var m member
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatalf("init output %q: %v", out, err)
+		}
+		members = append(members, m)
+		// Point each node at the example tables; give the first an HTTP listener.
+		cfgPath := filepath.Join(root, name, "node.yaml")
+		b, _ := os.ReadFile(cfgPath)
+		b = bytes.Replace(b, []byte("tables_dir: tables"), []byte("tables_dir: "+examples), 1)
+		if i == 0 {
+			httpAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+			b = append(b, []byte("http: "+httpAddr+"\n")...)
+		}
+		os.WriteFile(cfgPath, b, 0o644)
+	}
+	// Refuses to overwrite an identity.
+	if _, _, err := run(t, bin, "node", "init", "--name", "north", "--dir", filepath.Join(root, "north")); err == nil {
+		t.Error("second init over an existing identity succeeded")
+	}
+	cons, _ := yaml.Marshal(map[string]any{"members": members})
+	for _, name := range names {
+		os.WriteFile(filepath.Join(root, name, "consortium.yaml"), cons, 0o644)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, name := range names {
+		cmd := exec.CommandContext(ctx, bin, "node", "run", "--config", filepath.Join(root, name, "node.yaml"))
+		cmd.Stderr = io.Discard
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	}
+	cfg := filepath.Join(root, "south", "node.yaml")
+	var out, stderr string
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		out, stderr, err = run(t, bin, "job", "submit", filepath.Join(examples, "spec.yaml"), "--config", cfg, "--wait", "--format", "json")
+		if err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("submit: %v\n%s", err, stderr)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res["sum"] != 79.75 {
+		t.Fatalf("result %q (%v), want sum 79.75", out, err)
+	}
+	id := res["job"].(string)
+	out, _, err = run(t, bin, "job", "status", id, "--config", cfg)
+	if err != nil || !strings.Contains(out, "done") {
+		t.Errorf("status: %v %q", err, out)
+	}
+	out, _, err = run(t, bin, "job", "result", id, "--config", filepath.Join(root, "west", "node.yaml"))
+	if err != nil || !strings.Contains(out, "79.75") {
+		t.Errorf("result from another node: %v %q", err, out)
+	}
+	out, _, err = run(t, bin, "job", "list", "--api", "http://"+httpAddr)
+	if err != nil || !strings.Contains(out, id) {
+		t.Errorf("list over HTTP: %v %q", err, out)
+	}
+	if _, _, err := run(t, bin, "job", "status", "nope", "--config", cfg); err == nil {
+		t.Error("status of an unknown job succeeded")
+	}
+	for _, path := range []string{"/status", "/metrics"} {
+		resp, err := http.Get("http://" + httpAddr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), map[string]string{"/status": "raft_state", "/metrics": "cohort_raft_state"}[path]) {
+			t.Errorf("%s: %d %.200s", path, resp.StatusCode, body)
+		}
+	}
+	// Every node that sent something has a ledger entry for the job.
+	sent := 0
+	for _, name := range names {
+		out, _, err := run(t, bin, "audit", "--dir", filepath.Join(root, name), "--format", "json")
+		if err == nil && strings.Contains(out, id) {
+			sent++
+		}
+	}
+	if sent < 2 {
+		t.Errorf("only %d nodes have audit entries for the job", sent)
+	}
+}
+
+func TestSimAndDemo(t *testing.T) {
+	bin := buildBinary(t)
+	out := t.TempDir()
+	stdout, stderr, err := run(t, bin, "sim", "../../examples/sum/spec.yaml", "--out", out, "--format", "json")
+	if err != nil {
+		t.Fatalf("sim: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "79.75") {
+		t.Errorf("sim output %q", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(out, "audit", "north.jsonl")); err != nil {
+		t.Error(err)
+	}
+	if stdout, stderr, err = run(t, bin, "demo", "--out", t.TempDir()); err != nil {
+		t.Fatalf("demo: %v\n%s\n%s", err, stdout, stderr)
+	}
+}
+
+// Bad input exits non-zero with a message naming the cause, and leaves no result.
+func TestSimBadInput(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	write("ok.csv", "v\n1\n")
+	write("bad.csv", "v\n1\nx\n")
+	cases := map[string]string{
+		write("kind.yaml", "kind: nope\nparties: [{name: a}]\n"):                                                                                   "unknown job kind",
+		write("table.yaml", "kind: sum\nparties: [{name: a, tables: [{name: t, path: missing.csv}]}]\nparams: {column: v}\n"):                      "missing.csv",
+		write("csv.yaml", "kind: sum\nparties: [{name: a, tables: [{name: t, path: bad.csv}]}]\nschema: {t: {v: numeric}}\nparams: {column: v}\n"): "bad.csv",
+		write("yaml.yaml", "kind: [\n"): "yaml.yaml",
+	}
+	for spec, want := range cases {
+		out := filepath.Join(dir, "out-"+filepath.Base(spec))
+		_, stderr, err := run(t, bin, "sim", spec, "--out", out)
+		if err == nil || !strings.Contains(stderr, want) {
+			t.Errorf("%s: err %v, stderr %q, want it to mention %q", spec, err, stderr, want)
+		}
+		if _, err := os.Stat(filepath.Join(out, "result.json")); err == nil {
+			t.Errorf("%s: result.json written for a failed run", spec)
+		}
+	}
+}
