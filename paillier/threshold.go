@@ -412,6 +412,39 @@ func (ks *KeyShare) decryptShare(random io.Reader, cs []*Ciphertext, ctx ProofCo
 	return &DecryptionShare{Index: ks.Index, Values: vals, Proof: proof, elemSize: pk.CiphertextSize()}, nil
 }
 
+// ShareValues returns the bare decryption shares c_j^(2Δs_i) of cs,
+// without a proof, on all cores. Protocols should use DecryptShare; this is
+// DecryptShare's first half, exposed so that callers (and benchmarks) can
+// separate computing shares from proving them (see ProveShare).
+func (ks *KeyShare) ShareValues(cs []*Ciphertext) ([]*big.Int, error) {
+	pk := ks.Public
+	if pk == nil || ks.Index < 1 || ks.Index > pk.Parties || ks.Secret == nil || ks.Secret.Sign() < 0 {
+		return nil, fmt.Errorf("%w: bad key share", ErrInvalidKey)
+	}
+	for _, c := range cs {
+		if err := pk.ValidateCiphertext(c); err != nil {
+			return nil, err
+		}
+	}
+	return ks.shareValues(cs), nil
+}
+
+// ProveShare returns the batched proof for share values computed by
+// ShareValues; DecryptShare = ShareValues + ProveShare.
+func (ks *KeyShare) ProveShare(random io.Reader, cs []*Ciphertext, values []*big.Int, ctx ProofContext) (*Proof, error) {
+	if random == nil {
+		random = rand.Reader
+	}
+	if ks.Public == nil || len(cs) == 0 || len(values) != len(cs) {
+		return nil, errors.New("paillier: need one value per ciphertext")
+	}
+	rho, err := randomBits(random, ks.Public.rhoBits())
+	if err != nil {
+		return nil, err
+	}
+	return ks.prove(rho, cs, values, ctx), nil
+}
+
 // shareValues returns c_j^(2x) for every ciphertext, on all cores.
 func (ks *KeyShare) shareValues(cs []*Ciphertext) []*big.Int {
 	ns1 := ks.Public.ns1()
