@@ -68,6 +68,10 @@ type Outputs struct {
 	Failed  map[string]string `msgpack:"failed"`
 	// Bytes is what each party had sent for the job when it finished the step.
 	Bytes map[string]int64 `msgpack:"bytes"`
+	// Silent lists the parties that sent no output in time (also in Failed):
+	// jobs typically exclude them and retry, while an explicit error from a
+	// party usually fails the job.
+	Silent []string `msgpack:"silent"`
 }
 
 // Participant is what Participate gets: the network, the spec and the

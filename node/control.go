@@ -62,6 +62,22 @@ func (n *Node) Submit(ctx context.Context, specYAML []byte) (string, error) {
 			}
 		} else if leader := n.Leader(); leader != "" {
 			id, err := n.forwardSubmit(ctx, leader, specYAML)
+			if err == nil {
+				// Answer once this node has applied the job too, so that a
+				// status query right after submitting finds it here.
+				for {
+					if _, ok := n.fsm.job(id); ok {
+						return id, nil
+					}
+					select {
+					case <-ctx.Done():
+						return id, nil
+					case <-n.fsm.changed:
+						n.fsm.notify() // pass the signal on to the reconcile loop
+					case <-time.After(20 * time.Millisecond):
+					}
+				}
+			}
 			if !errors.Is(err, ErrNoLeader) {
 				return id, err
 			}

@@ -289,7 +289,7 @@ func TestSumJobOverSim(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := sim.Run(ctx, filepath.Join("..", "examples", "sum", "spec.yaml"), sim.RunOptions{
-		Kinds: job.Registry{"sum": sum.Kind{}}, Out: out,
+		Kinds: job.Registry{"sum": sum.Kind{}}, Out: out, Setup: sim.ThresholdKeys(1024),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -155,7 +155,7 @@ type party struct {
 func (p *party) Self() string         { return p.n.cfg.Name }
 func (p *party) JobID() string        { return p.id }
 func (p *party) Spec() *job.Spec      { return p.spec }
-func (p *party) Secrets() job.Secrets { return secretsDir(filepath.Join(p.n.cfg.DataDir, "keys")) }
+func (p *party) Secrets() job.Secrets { return secretsDir(p.n.cfg.DataDir) }
 func (p *party) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
 	return p.n.ms.send(ctx, to, m, d)
 }
@@ -172,12 +172,12 @@ func (p *party) TablePath(t job.TableSpec) string {
 	return filepath.Join(p.n.cfg.TablesDir, t.Path)
 }
 
-// secretsDir reads key material from a node's keys directory.
+// secretsDir reads key material from inside a node's data dir.
 type secretsDir string
 
 func (d secretsDir) ReadSecret(name string) ([]byte, error) {
-	if name == "" || filepath.Base(name) != name {
-		return nil, fmt.Errorf("secret name %q is not a plain file name", name)
+	if !filepath.IsLocal(name) {
+		return nil, fmt.Errorf("secret name %q is not a path inside the data dir", name)
 	}
 	b, err := os.ReadFile(filepath.Join(string(d), name))
 	if err != nil {
@@ -372,6 +372,7 @@ func (c *coordinator) Run(ctx context.Context, step job.Step) (*job.Outputs, err
 			switch {
 			case err != nil:
 				outs.Failed[p] = fmt.Sprintf("no output within %s: %v", step.Timeout(), err)
+				outs.Silent = append(outs.Silent, p)
 			case o.Error != "":
 				outs.Failed[p] = o.Error
 				outs.Bytes[p] = o.Bytes
@@ -387,6 +388,7 @@ func (c *coordinator) Run(ctx context.Context, step job.Step) (*job.Outputs, err
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	sort.Strings(outs.Silent)
 	if err := c.n.apply(&command{Op: opDone, Job: c.id, Step: &step, Outputs: outs}); err != nil {
 		return nil, err
 	}

@@ -1,66 +1,230 @@
 // Package sum is the plumbing job: every party sums one numeric column of
-// its own tables and the consortium learns the total.
+// its own tables and the consortium learns the total, over threshold secure
+// aggregation (package secureagg).
 //
-// Leakage profile: each party's step output, its local column sum, goes to
-// the coordinator in clear ("local-aggregate" in the audit ledger). Only the
-// total is published. Secure aggregation removes the local sums from view.
+// Leakage profile: a party sends only ciphertexts (its encrypted local sum,
+// or its subtree's product), a decryption share with its proof, and the
+// public result. Every party learns the total, which parties' inputs are in
+// it and which were excluded; no party, the coordinator included, learns
+// another party's local sum. With params.noise the total carries
+// differential-privacy noise added inside the encryption.
+//
+// Faults: parties that report nothing in time, or whose subtree input never
+// reached the root, are excluded and the aggregation is re-run without
+// them (a new round), as long as enough remain to decrypt; the result names
+// them. A party whose decryption share fails verification is excluded from
+// decryption only (its input stays in the total) and named.
 package sum
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/secureagg"
 )
 
 // Kind is the sum job.
 type Kind struct{}
 
-// Validate requires params.column.
+const phase = "aggregate"
+
+// params are the job's parameters with their defaults.
+type params struct {
+	column    string
+	fracBits  int
+	valueBits int
+	timeout   time.Duration
+	noise     *secureagg.Noise
+}
+
+func parseParams(spec *job.Spec) (*params, error) {
+	p := &params{fracBits: 16, valueBits: 62}
+	c, ok := spec.Params["column"].(string)
+	if !ok || c == "" {
+		return nil, spec.Errorf("params.column", "the sum job needs the name of a numeric column")
+	}
+	p.column = c
+	for name, dst := range map[string]*int{"frac_bits": &p.fracBits, "value_bits": &p.valueBits} {
+		if v, ok := spec.Params[name]; ok {
+			n, ok := v.(int)
+			if !ok || n < 0 || n > 1000 {
+				return nil, spec.Errorf("params."+name, "must be a small non-negative integer, not %v", v)
+			}
+			*dst = n
+		}
+	}
+	if v, ok := spec.Params["timeout_ms"]; ok {
+		n, ok := v.(int)
+		if !ok || n <= 0 {
+			return nil, spec.Errorf("params.timeout_ms", "must be a positive integer, not %v", v)
+		}
+		p.timeout = time.Duration(n) * time.Millisecond
+	}
+	if v, ok := spec.Params["noise"]; ok {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, spec.Errorf("params.noise", "must be a mapping {mechanism, epsilon, delta, sensitivity}")
+		}
+		n := &secureagg.Noise{Mechanism: secureagg.Mechanism(fmt.Sprint(m["mechanism"]))}
+		for key, dst := range map[string]*float64{"epsilon": &n.Epsilon, "delta": &n.Delta, "sensitivity": &n.Sensitivity} {
+			if x, ok := m[key]; ok {
+				f, ok := toFloat(x)
+				if !ok {
+					return nil, spec.Errorf("params.noise."+key, "must be a number, not %v", x)
+				}
+				*dst = f
+			}
+		}
+		if n.Mechanism != secureagg.Laplace && n.Mechanism != secureagg.Gaussian {
+			return nil, spec.Errorf("params.noise.mechanism", "must be laplace or gaussian, not %q", n.Mechanism)
+		}
+		p.noise = n
+	}
+	return p, nil
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// Validate checks the params.
 func (Kind) Validate(spec *job.Spec) error {
-	_, err := column(spec)
+	_, err := parseParams(spec)
 	return err
 }
 
-func column(spec *job.Spec) (string, error) {
-	c, ok := spec.Params["column"].(string)
-	if !ok || c == "" {
-		return "", spec.Errorf("params.column", "the sum job needs the name of a numeric column")
-	}
-	return c, nil
-}
-
-// Coordinate runs one step in which every party reports its local sum.
+// Coordinate runs the aggregation, re-running it without the parties that
+// went silent or whose input never reached the root.
 func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
-	outs, err := c.Run(ctx, job.Step{Phase: "sum"})
+	p, err := parseParams(c.Spec())
 	if err != nil {
 		return nil, err
 	}
-	if len(outs.Failed) > 0 {
-		return nil, fmt.Errorf("parties failed: %s", describe(outs.Failed))
-	}
-	total := 0.0
-	for _, p := range c.Spec().PartyNames() {
-		var v float64
-		if err := protocol.Unmarshal(outs.Results[p], &v); err != nil {
-			return nil, fmt.Errorf("output of %s: %w", p, err)
+	parties := c.Spec().PartyNames()
+	dropped := map[string]string{}
+	for round := 0; len(parties) > 0; round++ {
+		step := job.Step{Phase: phase, Round: round, Parties: parties}
+		if p.timeout > 0 {
+			step.TimeoutMS = p.timeout.Milliseconds()
 		}
-		total += v
+		outs, err := c.Run(ctx, step)
+		if err != nil {
+			return nil, err
+		}
+		var failed []string
+		for _, name := range parties {
+			if reason, ok := outs.Failed[name]; ok && !slices.Contains(outs.Silent, name) {
+				failed = append(failed, name+": "+reason)
+			}
+		}
+		if len(failed) > 0 {
+			return nil, fmt.Errorf("aggregation failed at %s", strings.Join(failed, "; "))
+		}
+		res, missing, err := outcome(outs, parties)
+		if err != nil {
+			return nil, err
+		}
+		if res != nil {
+			return result(res, dropped), nil
+		}
+		for _, name := range missing {
+			if reason, ok := outs.Failed[name]; ok {
+				dropped[name] = reason
+			} else {
+				dropped[name] = "its input did not reach the root"
+			}
+		}
+		parties = slices.DeleteFunc(parties, func(n string) bool { _, gone := dropped[n]; return gone })
 	}
-	return job.Result{"sum": total}, nil
+	return nil, fmt.Errorf("no parties left to aggregate: %v", dropped)
 }
 
-// Participate sums the column over the party's tables that have it.
+// outcome reads the step's outputs: the common result, or the parties to
+// drop before the next round.
+func outcome(outs *job.Outputs, parties []string) (*secureagg.Result, []string, error) {
+	missing := append([]string(nil), outs.Silent...)
+	var res *secureagg.Result
+	for _, name := range parties {
+		b, ok := outs.Results[name]
+		if !ok {
+			continue
+		}
+		r, err := secureagg.DecodeOutcome(b)
+		var miss *secureagg.MissingError
+		switch {
+		case errors.As(err, &miss):
+			missing = append(missing, miss.Parties...)
+		case err != nil:
+			return nil, nil, fmt.Errorf("outcome of %s: %w", name, err)
+		case res == nil:
+			res = r
+		}
+	}
+	sort.Strings(missing)
+	missing = slices.Compact(missing)
+	if len(missing) > 0 {
+		return nil, missing, nil
+	}
+	if res == nil {
+		return nil, nil, fmt.Errorf("no party returned a result")
+	}
+	return res, nil, nil
+}
+
+func result(res *secureagg.Result, dropped map[string]string) job.Result {
+	out := job.Result{"sum": res.Sum[0], "included": res.Included}
+	excluded := map[string]string{}
+	for name, why := range dropped {
+		excluded[name] = "input not in the sum: " + why
+	}
+	for name, why := range res.Excluded {
+		excluded[name] = "decryption share excluded: " + why
+	}
+	if len(excluded) > 0 {
+		out["excluded"] = excluded
+	}
+	if res.Noise != nil {
+		out["noise"] = res.Noise
+	}
+	return out
+}
+
+// Participate sums the column over the party's tables that have it and
+// takes part in the secure aggregation.
 func (Kind) Participate(ctx context.Context, p job.Participant, step job.Step) ([]byte, error) {
-	col, err := column(p.Spec())
+	prm, err := parseParams(p.Spec())
 	if err != nil {
 		return nil, err
 	}
+	local, err := localSum(p, prm.column)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := secureagg.ReadKeys(p.Secrets())
+	if err != nil {
+		return nil, fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", p.Self(), err)
+	}
+	cfg := secureagg.Config{Keys: keys, FracBits: prm.fracBits, ValueBits: prm.valueBits, Noise: prm.noise}
+	return secureagg.EncodeOutcome(secureagg.Aggregate(ctx, p, step, cfg, []float64{local}))
+}
+
+func localSum(p job.Participant, col string) (float64, error) {
 	tables, err := job.LoadTables(p)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	total, found := 0.0, false
 	for _, t := range tables {
@@ -69,7 +233,7 @@ func (Kind) Participate(ctx context.Context, p job.Participant, step job.Step) (
 			continue
 		}
 		if c.Num == nil {
-			return nil, fmt.Errorf("column %s of table %s is not numeric", col, t.Name)
+			return 0, fmt.Errorf("column %s of table %s is not numeric", col, t.Name)
 		}
 		found = true
 		for _, v := range c.Num {
@@ -77,26 +241,10 @@ func (Kind) Participate(ctx context.Context, p job.Participant, step job.Step) (
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("party %s has no table with column %q", p.Self(), col)
+		return 0, fmt.Errorf("party %s has no table with column %q", p.Self(), col)
 	}
-	return protocol.Marshal(total)
+	return total, nil
 }
 
-// OutputDisclosure: the local sum in clear.
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DiscloseAggregate }
-
-func describe(failed map[string]string) string {
-	names := make([]string, 0, len(failed))
-	for p := range failed {
-		names = append(names, p)
-	}
-	sort.Strings(names)
-	s := ""
-	for i, p := range names {
-		if i > 0 {
-			s += "; "
-		}
-		s += p + ": " + failed[p]
-	}
-	return s
-}
+// OutputDisclosure: every party's output is the public result.
+func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }

@@ -92,6 +92,10 @@ func TestNodesAsProcesses(t *testing.T) {
 	if _, _, err := run(t, bin, "node", "init", "--name", "north", "--dir", filepath.Join(root, "north")); err == nil {
 		t.Error("second init over an existing identity succeeded")
 	}
+	// The consortium's threshold key, dealt once, each share into its node's data dir.
+	if _, stderr, err := run(t, bin, "keys", "deal", "--members", strings.Join(names, ","), "--bits", "1024", "--out", root); err != nil {
+		t.Fatalf("keys deal: %v\n%s", err, stderr)
+	}
 	cons, _ := yaml.Marshal(map[string]any{"members": members})
 	for _, name := range names {
 		os.WriteFile(filepath.Join(root, name, "consortium.yaml"), cons, 0o644)

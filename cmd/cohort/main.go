@@ -57,7 +57,7 @@ drives each job.`,
 		}
 		return nil
 	}
-	root.AddCommand(a.demoCmd(), a.simCmd(), a.nodeCmd(), a.jobCmd(), a.auditCmd())
+	root.AddCommand(a.demoCmd(), a.simCmd(), a.nodeCmd(), a.jobCmd(), a.auditCmd(), a.keysCmd())
 	return root
 }
 
