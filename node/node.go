@@ -81,11 +81,12 @@ type Node struct {
 	wg     sync.WaitGroup
 
 	mu            sync.Mutex
-	coordinating  map[string]context.CancelFunc
+	coordinating  map[string]*coordination
 	participating map[stepID]context.CancelFunc
 	finished      map[stepID]bool
 	progress      map[string]Progress
 	closed        bool
+	lastState     raft.RaftState // touched only by the reconcile loop
 }
 
 // Progress is the coordinator's latest report on a running phase.
@@ -138,7 +139,7 @@ func New(opts Options) (*Node, error) {
 	n := &Node{
 		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, host: h, gater: g,
 		metrics: m, ledger: ledger, fsm: newFSM(),
-		coordinating: map[string]context.CancelFunc{}, participating: map[stepID]context.CancelFunc{},
+		coordinating: map[string]*coordination{}, participating: map[stepID]context.CancelFunc{},
 		finished: map[stepID]bool{}, progress: map[string]Progress{},
 	}
 	if opts.OnApply != nil {
@@ -236,7 +237,9 @@ func (n *Node) startRaft() error {
 	rc.LocalID = raft.ServerID(n.cfg.Name)
 	rc.HeartbeatTimeout = time.Duration(n.timing.HeartbeatMS) * time.Millisecond
 	rc.ElectionTimeout = time.Duration(n.timing.ElectionMS) * time.Millisecond
-	rc.LeaderLeaseTimeout = rc.HeartbeatTimeout / 2
+	// The lease is as long as the heartbeat timeout: a leader busy with
+	// cryptography on a loaded machine should not step down for a late ack.
+	rc.LeaderLeaseTimeout = rc.HeartbeatTimeout
 	rc.CommitTimeout = 20 * time.Millisecond
 	rc.Logger = n.hclog()
 	has, err := raft.HasExistingState(store, store, snaps)

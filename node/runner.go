@@ -53,11 +53,15 @@ func (n *Node) reconcileLoop() {
 	}
 }
 
+// coordination is one running Coordinate goroutine; it removes itself when
+// it ends, so a node that loses and regains leadership resumes the job.
+type coordination struct{ cancel context.CancelFunc }
+
 func (n *Node) stopAll() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, c := range n.coordinating {
-		c()
+		c.cancel()
 	}
 	for _, c := range n.participating {
 		c()
@@ -67,6 +71,10 @@ func (n *Node) stopAll() {
 func (n *Node) reconcile() {
 	state := n.raft.State()
 	n.metrics.setRaftState(state.String())
+	if state != n.lastState {
+		n.log.Info("raft state changed", "from", n.lastState.String(), "to", state.String())
+		n.lastState = state
+	}
 	leader := state == raft.Leader
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -74,11 +82,11 @@ func (n *Node) reconcile() {
 		return
 	}
 	for _, j := range n.fsm.jobs() {
-		cancel, coordinating := n.coordinating[j.ID]
+		co, coordinating := n.coordinating[j.ID]
 		switch {
 		case j.Status != StatusRunning:
 			if coordinating {
-				cancel()
+				co.cancel()
 				delete(n.coordinating, j.ID)
 			}
 			for id, c := range n.participating {
@@ -91,11 +99,21 @@ func (n *Node) reconcile() {
 			continue
 		case leader && !coordinating:
 			ctx, cancel := context.WithCancel(n.ctx)
-			n.coordinating[j.ID] = cancel
+			co := &coordination{cancel: cancel}
+			n.coordinating[j.ID] = co
 			n.wg.Add(1)
-			go n.coordinate(ctx, j.ID)
+			go func() {
+				defer n.wg.Done()
+				n.coordinate(ctx, j.ID)
+				cancel()
+				n.mu.Lock()
+				if n.coordinating[j.ID] == co {
+					delete(n.coordinating, j.ID)
+				}
+				n.mu.Unlock()
+			}()
 		case !leader && coordinating:
-			cancel()
+			co.cancel()
 			delete(n.coordinating, j.ID)
 		}
 		for _, s := range j.Steps {
@@ -239,7 +257,12 @@ func (n *Node) participate(ctx context.Context, j *JobRecord, step job.Step, id 
 
 // coordinate drives one job while this node leads.
 func (n *Node) coordinate(ctx context.Context, jobID string) {
-	defer n.wg.Done()
+	// A new leader holds every committed entry but may not have applied
+	// them all yet; the barrier makes the state it resumes from complete.
+	if err := n.raft.Barrier(10 * time.Second).Error(); err != nil {
+		n.log.Info("not coordinating: barrier failed", "job", jobID, "err", err)
+		return
+	}
 	j, ok := n.fsm.job(jobID)
 	if !ok {
 		return

@@ -22,6 +22,9 @@ import (
 type ClusterOptions struct {
 	// Kinds are the job kinds the nodes run.
 	Kinds job.Registry
+	// KindsFor, if set, gives a node its own job kinds instead of Kinds:
+	// tests use it to make one party misbehave or to watch what it sends.
+	KindsFor func(name string) job.Registry
 	// TablesDir resolves relative table paths (the spec's directory).
 	TablesDir string
 	// AuditDir, if set, puts each node's ledger at AuditDir/NAME.jsonl.
@@ -108,7 +111,11 @@ func StartCluster(ctx context.Context, dir string, names []string, opts ClusterO
 }
 
 func (c *Cluster) newNode(cfg *node.Config) (*node.Node, error) {
-	opts := node.Options{Config: cfg, Kinds: c.opts.Kinds, Logger: c.opts.Logger}
+	kinds := c.opts.Kinds
+	if c.opts.KindsFor != nil {
+		kinds = c.opts.KindsFor(cfg.Name)
+	}
+	opts := node.Options{Config: cfg, Kinds: kinds, Logger: c.opts.Logger}
 	if c.opts.AuditDir != "" {
 		opts.LedgerPath = filepath.Join(c.opts.AuditDir, cfg.Name+".jsonl")
 	}

@@ -1,0 +1,323 @@
+package sum_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/sum"
+)
+
+// consortium writes one table per party and a spec, and returns the spec
+// path and the exact total.
+func consortium(t *testing.T, n int, extraParams string, value func(party, row int) float64) (string, []string, float64) {
+	t.Helper()
+	dir := t.TempDir()
+	var spec strings.Builder
+	spec.WriteString("kind: sum\nparties:\n")
+	var names []string
+	total := 0.0
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("org%02d", i+1)
+		names = append(names, name)
+		var csv strings.Builder
+		csv.WriteString("id,v\n")
+		for r := 0; r < 5; r++ {
+			v := value(i, r)
+			total += v
+			fmt.Fprintf(&csv, "%d,%v\n", r, v)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(csv.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: t, path: %s.csv}]\n", name, name)
+	}
+	fmt.Fprintf(&spec, "schema:\n  t: {id: id, v: numeric}\nparams: {column: v%s}\n", extraParams)
+	path := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, names, total
+}
+
+func randomValue(seed uint64) func(int, int) float64 {
+	r := rand.New(rand.NewPCG(seed, 1))
+	return func(int, int) float64 { return math.Round((r.Float64()*2000-1000)*100) / 100 }
+}
+
+// keyBits keeps the default test run fast; the figures use 2048 bits.
+const keyBits = 1024
+
+var fastTiming = node.Timing{SendMS: 3000, StepMS: 20000}
+
+func TestSumOverRealNodes(t *testing.T) {
+	for _, n := range []int{3, 5, 9} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			spec, names, want := consortium(t, n, "", randomValue(uint64(n)))
+			out := t.TempDir()
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			res, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: job.Registry{"sum": sum.Kind{}}, Out: out, Setup: sim.ThresholdKeys(keyBits), Timing: fastTiming})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res["sum"].(float64); math.Abs(got-want) > 1e-3 {
+				t.Fatalf("sum %v, want %v", got, want)
+			}
+			if inc := res["included"].([]any); len(inc) != n {
+				t.Fatalf("included %v", inc)
+			}
+			// The audit ledgers show only ciphertexts, decryption shares and
+			// the public result leaving each party.
+			for _, name := range names {
+				entries, err := audit.ReadFile(filepath.Join(out, "audit", name+".jsonl"))
+				if err != nil && !os.IsNotExist(err) {
+					t.Fatal(err)
+				}
+				for _, e := range entries {
+					switch protocol.Disclosure(e.Disclosure) {
+					case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult:
+					default:
+						t.Errorf("%s sent %s disclosing %q", name, e.Type, e.Disclosure)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A party that is down when the job runs is named and excluded; the sum is
+// over the others.
+func TestSumDroppedParty(t *testing.T) {
+	spec, names, _ := consortium(t, 4, ", timeout_ms: 4000", func(p, r int) float64 { return float64(p*10 + r) })
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: filepath.Dir(spec),
+		Setup: sim.ThresholdKeys(keyBits), Timing: fastTiming,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	leader, _ := c.WaitLeader(ctx)
+	var victim string
+	for _, n := range names { // drop a non-leader so the job is not also failing over
+		if n != leader.Name() {
+			victim = n
+		}
+	}
+	if err := c.Kill(victim); err != nil {
+		t.Fatal(err)
+	}
+	res := runJob(t, ctx, c, spec)
+	want := 0.0
+	for p, n := range names {
+		if n != victim {
+			for r := 0; r < 5; r++ {
+				want += float64(p*10 + r)
+			}
+		}
+	}
+	if res["sum"].(float64) != want {
+		t.Fatalf("sum %v, want %v without %s", res["sum"], want, victim)
+	}
+	excl, _ := res["excluded"].(map[string]any)
+	if _, ok := excl[victim]; !ok {
+		t.Fatalf("excluded %v does not name %s", excl, victim)
+	}
+	for _, inc := range res["included"].([]any) {
+		if inc == victim {
+			t.Fatalf("%s listed as included", victim)
+		}
+	}
+}
+
+func runJob(t *testing.T, ctx context.Context, c *sim.Cluster, spec string) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Running()[0]
+	id, err := n.Submit(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := n.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != node.StatusDone {
+		t.Fatalf("job %s: %s", rec.Status, rec.Error)
+	}
+	var res map[string]any
+	if err := json.Unmarshal(rec.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// wrapped runs sum.Kind with a Party whose Send can tamper with or record
+// outgoing messages: a misbehaving or observed node.
+type wrapped struct {
+	sum.Kind
+	send func(ctx context.Context, p job.Participant, to string, m *protocol.Message, d protocol.Disclosure) error
+}
+
+func (w wrapped) Participate(ctx context.Context, p job.Participant, step job.Step) ([]byte, error) {
+	return w.Kind.Participate(ctx, &hooked{Participant: p, send: w.send}, step)
+}
+
+type hooked struct {
+	job.Participant
+	send func(ctx context.Context, p job.Participant, to string, m *protocol.Message, d protocol.Disclosure) error
+}
+
+func (h *hooked) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+	return h.send(ctx, h.Participant, to, m, d)
+}
+
+// A party that sends a corrupted decryption share is named and excluded
+// from decryption; the result is still right.
+func TestSumCorruptedShare(t *testing.T) {
+	spec, names, want := consortium(t, 5, "", randomValue(7))
+	const cheat = "org03"
+	tamper := wrapped{send: func(ctx context.Context, p job.Participant, to string, m *protocol.Message, d protocol.Disclosure) error {
+		if m.Type == "secureagg/share" && len(m.Body) > 100 {
+			body := bytes.Clone(m.Body)
+			body[len(body)/2] ^= 0x55
+			c := *m
+			c.Body = body
+			m = &c
+		}
+		return p.Send(ctx, to, m, d)
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+		TablesDir: filepath.Dir(spec), Setup: sim.ThresholdKeys(keyBits), Timing: fastTiming,
+		KindsFor: func(name string) job.Registry {
+			if name == cheat {
+				return job.Registry{"sum": tamper}
+			}
+			return job.Registry{"sum": sum.Kind{}}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The cheat must not be the root, which verifies shares; make sure it
+	// does not lead.
+	if l, _ := c.WaitLeader(ctx); l.Name() == cheat {
+		if err := l.Raft().LeadershipTransfer().Error(); err != nil {
+			t.Fatal(err)
+		}
+		for l, _ = c.WaitLeader(ctx); l.Name() == cheat; l, _ = c.WaitLeader(ctx) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	res := runJob(t, ctx, c, spec)
+	if got := res["sum"].(float64); math.Abs(got-want) > 1e-3 {
+		t.Fatalf("sum %v, want %v", got, want)
+	}
+	excl, _ := res["excluded"].(map[string]any)
+	why, ok := excl[cheat].(string)
+	if !ok || !strings.Contains(why, "decryption share") {
+		t.Fatalf("excluded %v does not name %s's share", excl, cheat)
+	}
+	if len(res["included"].([]any)) != 5 {
+		t.Fatalf("included %v: the cheat's input is still in the sum", res["included"])
+	}
+}
+
+// A value beyond the declared range is an error, not a wrong sum.
+func TestSumOverflowGuard(t *testing.T) {
+	spec, _, _ := consortium(t, 3, ", frac_bits: 0, value_bits: 10", func(p, r int) float64 {
+		if p == 1 && r == 0 {
+			return 5000 // > 2^10 after the party sums its rows
+		}
+		return 1
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: job.Registry{"sum": sum.Kind{}}, Out: t.TempDir(), Setup: sim.ThresholdKeys(keyBits), Timing: fastTiming})
+	if err == nil || !strings.Contains(err.Error(), "range") {
+		t.Fatalf("err = %v, want a range error", err)
+	}
+}
+
+// Leakage: everything one party sends is a ciphertext, a decryption share
+// or the public result; no body carries its local sum in any plain encoding.
+func TestSumLeakage(t *testing.T) {
+	spec, names, _ := consortium(t, 3, "", func(p, r int) float64 { return float64(1000*(p+1) + r) })
+	const watched = "org02"
+	local := 0.0
+	for r := 0; r < 5; r++ {
+		local += float64(1000*2 + r)
+	}
+	var mu sync.Mutex
+	var sent []*protocol.Message
+	var kinds []protocol.Disclosure
+	watch := wrapped{send: func(ctx context.Context, p job.Participant, to string, m *protocol.Message, d protocol.Disclosure) error {
+		mu.Lock()
+		sent = append(sent, m)
+		kinds = append(kinds, d)
+		mu.Unlock()
+		return p.Send(ctx, to, m, d)
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+		TablesDir: filepath.Dir(spec), Setup: sim.ThresholdKeys(keyBits), Timing: fastTiming,
+		KindsFor: func(name string) job.Registry {
+			if name == watched {
+				return job.Registry{"sum": watch}
+			}
+			return job.Registry{"sum": sum.Kind{}}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	runJob(t, ctx, c, spec)
+	if len(sent) == 0 {
+		t.Fatal("captured nothing")
+	}
+	var needles [][]byte
+	f := make([]byte, 8)
+	binary.BigEndian.PutUint64(f, math.Float64bits(local))
+	needles = append(needles, f, []byte(fmt.Sprint(local)))
+	fixed := make([]byte, 8)
+	binary.BigEndian.PutUint64(fixed, uint64(local*65536))
+	needles = append(needles, fixed[2:]) // the fixed-point integer's significant bytes
+	for i, m := range sent {
+		switch kinds[i] {
+		case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult:
+		default:
+			t.Errorf("message %s discloses %q", m.Type, kinds[i])
+		}
+		for _, nd := range needles {
+			if bytes.Contains(m.Body, nd) {
+				t.Errorf("message %s carries the party's local sum (%x)", m.Type, nd)
+			}
+		}
+	}
+}
