@@ -141,7 +141,7 @@ func BenchmarkEncryptMany2048(b *testing.B) {
 func BenchmarkPrecompute2048(b *testing.B) {
 	k := fullKey(b, 2048)
 	for b.Loop() {
-		newFixedBase(k.sk.H, k.sk.NS1, k.sk.randBits(), encWindow)
+		newFixedBase(k.sk.H, k.sk.NS1, k.sk.randBits(), k.sk.encWindow())
 	}
 }
 

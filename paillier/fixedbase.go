@@ -52,6 +52,8 @@ func (fb *fixedBase) exp(e *big.Int) *big.Int {
 	mask := uint(1)<<fb.w - 1
 	nw := (e.BitLen() + fb.w - 1) / fb.w
 	first := true
+	// Reused product and quotient buffers: no allocation per step.
+	prod, quo := new(big.Int), new(big.Int)
 	for i := 0; i < nw; i++ {
 		d := window(words, i*fb.w, fb.w) & mask
 		if d == 0 {
@@ -62,8 +64,8 @@ func (fb *fixedBase) exp(e *big.Int) *big.Int {
 			first = false
 			continue
 		}
-		acc.Mul(acc, fb.rows[i][d-1])
-		acc.Mod(acc, fb.m)
+		prod.Mul(acc, fb.rows[i][d-1])
+		quo.QuoRem(prod, fb.m, acc)
 	}
 	return acc
 }
@@ -105,13 +107,14 @@ func multiExp(bases, exps []*big.Int, m *big.Int) *big.Int {
 		tables[j] = t
 	}
 	acc := big.NewInt(1)
+	prod, quo := new(big.Int), new(big.Int)
 	started := false
 	nw := (maxBits + w - 1) / w
 	for i := nw - 1; i >= 0; i-- {
 		if started {
 			for k := 0; k < w; k++ {
-				acc.Mul(acc, acc)
-				acc.Mod(acc, m)
+				prod.Mul(acc, acc)
+				quo.QuoRem(prod, m, acc)
 			}
 		}
 		for j, e := range exps {
@@ -124,8 +127,8 @@ func multiExp(bases, exps []*big.Int, m *big.Int) *big.Int {
 				started = true
 				continue
 			}
-			acc.Mul(acc, tables[j][d])
-			acc.Mod(acc, m)
+			prod.Mul(acc, tables[j][d])
+			quo.QuoRem(prod, m, acc)
 		}
 	}
 	return acc
