@@ -74,9 +74,10 @@
 // floor(z/(e·Δ)) revealed the share; see TestProofHidesShare.) The
 // challenge hashes a canonical length-prefixed encoding of a domain tag, the
 // key id (SHA-256 of the public key), the job, phase, round and attempt of
-// ProofContext, the party index, and every group element (u, ũ, v, v_i, a,
-// b), so a proof cannot be replayed in another job, round, attempt, key or
-// party.
+// ProofContext, the party index, a digest of every ciphertext and share
+// value of the batch, and the group elements u, ũ, v, v_i, a, b, so a proof
+// cannot be replayed in another job, round, attempt, key or party, or for
+// other ciphertexts.
 //
 // Batching: DecryptShare proves all shares of a batch of ciphertexts at
 // once. Weights w_j (128 bits) are derived with SHAKE-256 from the hash of

@@ -288,28 +288,36 @@ func (pk *ThresholdPublicKey) proofTranscript(tag string, index int, ctx ProofCo
 	return t
 }
 
-// weights derives the random-linear-combination weights w_j (128 bits
-// each) from everything the batch proof is about. A single ciphertext gets
-// w = 1.
-func (pk *ThresholdPublicKey) weights(index int, ctx ProofContext, cs []*Ciphertext, vals []*big.Int) []*big.Int {
-	w := make([]*big.Int, len(cs))
-	if len(cs) == 1 {
-		w[0] = big.NewInt(1)
-		return w
-	}
-	t := pk.proofTranscript("cohort/paillier/share-batch-weights/v1", index, ctx)
+// statementDigest hashes everything a batch proof is about: the context,
+// the party index, every ciphertext and every share value. The weights are
+// derived from it and the challenge includes it.
+func (pk *ThresholdPublicKey) statementDigest(index int, ctx ProofContext, cs []*Ciphertext, vals []*big.Int) []byte {
+	t := pk.proofTranscript("cohort/paillier/share-batch/v1", index, ctx)
 	t.int(int64(len(cs)))
 	for j := range cs {
 		t.big(cs[j].C)
 		t.big(vals[j])
 	}
+	return t.sum()
+}
+
+// weights derives the random-linear-combination weights w_j (128 bits,
+// top bit set so never zero) from the statement digest with SHAKE-256. A
+// single ciphertext gets w = 1.
+func weights(digest []byte, count int) []*big.Int {
+	w := make([]*big.Int, count)
+	if count == 1 {
+		w[0] = big.NewInt(1)
+		return w
+	}
 	xof := sha3.NewSHAKE256()
-	xof.Write(t.sum())
+	xof.Write([]byte("cohort/paillier/share-batch-weights/v1"))
+	xof.Write(digest)
 	buf := make([]byte, weightBits/8)
 	for j := range w {
 		xof.Read(buf)
 		w[j] = new(big.Int).SetBytes(buf)
-		w[j].SetBit(w[j], weightBits, 1) // never zero
+		w[j].SetBit(w[j], weightBits, 1)
 	}
 	return w
 }
@@ -334,8 +342,9 @@ func (pk *ThresholdPublicKey) combineBases(cs []*Ciphertext, vals []*big.Int, w 
 	return u, ut
 }
 
-func (pk *ThresholdPublicKey) challenge(index int, ctx ProofContext, u, ut, a, b *big.Int) *big.Int {
+func (pk *ThresholdPublicKey) challenge(index int, ctx ProofContext, digest []byte, u, ut, a, b *big.Int) *big.Int {
 	t := pk.proofTranscript("cohort/paillier/share-proof/v1", index, ctx)
+	t.bytes(digest)
 	t.big(u)
 	t.big(ut)
 	t.big(pk.V)
@@ -458,8 +467,8 @@ func (ks *KeyShare) shareValues(cs []*Ciphertext) []*big.Int {
 
 func (ks *KeyShare) prove(rho *big.Int, cs []*Ciphertext, vals []*big.Int, ctx ProofContext) *Proof {
 	pk := ks.Public
-	w := pk.weights(ks.Index, ctx, cs, vals)
-	u, ut := pk.combineBases(cs, vals, w)
+	digest := pk.statementDigest(ks.Index, ctx, cs, vals)
+	u, ut := pk.combineBases(cs, vals, weights(digest, len(cs)))
 	var a, b *big.Int
 	// a = u^ρ and b = v^ρ (table) in parallel.
 	parallel(2, func(k int) {
@@ -469,7 +478,7 @@ func (ks *KeyShare) prove(rho *big.Int, cs []*Ciphertext, vals []*big.Int, ctx P
 			b = pk.vPow(rho)
 		}
 	})
-	e := pk.challenge(ks.Index, ctx, u, ut, a, b)
+	e := pk.challenge(ks.Index, ctx, digest, u, ut, a, b)
 	z := new(big.Int).Mul(e, ks.Secret)
 	z.Add(z, rho)
 	return &Proof{E: e, Z: z}
@@ -507,8 +516,8 @@ func (pk *ThresholdPublicKey) VerifyShare(cs []*Ciphertext, sh *DecryptionShare,
 		pr.E.BitLen() > challengeBits || pr.Z.BitLen() > pk.rhoBits()+1 {
 		return shareError(i, "malformed proof")
 	}
-	w := pk.weights(i, ctx, cs, sh.Values)
-	u, ut := pk.combineBases(cs, sh.Values, w)
+	digest := pk.statementDigest(i, ctx, cs, sh.Values)
+	u, ut := pk.combineBases(cs, sh.Values, weights(digest, len(cs)))
 	vi := pk.VerificationKeys[i-1]
 	var a, b *big.Int
 	parallel(2, func(k int) {
@@ -528,7 +537,7 @@ func (pk *ThresholdPublicKey) VerifyShare(cs []*Ciphertext, sh *DecryptionShare,
 			b.Mod(b, ns1)
 		}
 	})
-	if pk.challenge(i, ctx, u, ut, a, b).Cmp(pr.E) != 0 {
+	if pk.challenge(i, ctx, digest, u, ut, a, b).Cmp(pr.E) != 0 {
 		return shareError(i, "proof does not verify")
 	}
 	return nil
