@@ -43,6 +43,13 @@ type Config struct {
 	Fanout int
 	// Noise, when set, adds differential-privacy noise inside the sum.
 	Noise *Noise
+	// Decryptors is how many parties the root asks for decryption shares
+	// up front: 0 means every party (the default, so every bad share is
+	// found and named at once); t+1..N asks the root and the parties
+	// nearest it, and asks the others only if some of those fail, which
+	// saves N−Decryptors share computations and proofs per round at the
+	// cost of an extra round trip after a failure.
+	Decryptors int
 	// Timeout is the per-hop budget: how long one tree hop (a party's
 	// encryption, share computation, or message) may take before the party
 	// waiting for it gives up. Waits are scaled by how many hops the awaited
@@ -124,6 +131,7 @@ type session struct {
 	start   time.Time
 	hop     time.Duration // per-hop budget
 	h       int           // height of the tree
+	ask     int           // how many parties are asked for shares up front
 
 	n       int // vector length
 	count   int // ciphertexts per vector
@@ -180,11 +188,18 @@ func newSession(p job.Party, step job.Step, cfg Config, n int) (*session, error)
 	}
 	h := s.tree.height(root)
 	s.h = h
+	s.ask = cfg.Decryptors
+	if s.ask == 0 || s.ask > len(s.parties) {
+		s.ask = len(s.parties)
+	}
+	if s.ask < s.pk.Threshold+1 {
+		return nil, fmt.Errorf("secureagg: %d decryptors cannot reach the %d shares needed", s.ask, s.pk.Threshold+1)
+	}
 	s.hop = cfg.Timeout
 	if s.hop <= 0 {
 		s.hop = defaultHop
 		if st := step.Timeout(); st > 0 {
-			s.hop = st / time.Duration(3*h+6) // resultHops at the deepest party, plus one
+			s.hop = st / time.Duration(3*h+9) // resultHops at the deepest party, plus one
 		}
 	}
 
@@ -214,14 +229,21 @@ func newSession(p job.Party, step job.Step, cfg Config, n int) (*session, error)
 // product within h+1 hops (each level adds one hop of encryption or
 // transfer); the total needs H+1 hops to form at the root (H the tree's
 // height) and one more per level to reach a party; shares reach the root
-// within 2H+3; the result leaves the root within 2H+4 and reaches depth d
-// within 2H+5+d. A party waiting on a child thus gives up one hop after
+// within 2H+3, or 2H+6 when the root has to ask more parties for shares;
+// the result leaves the root within 2H+7 and reaches depth d within 2H+8+d. A party waiting on a child thus gives up one hop after
 // the child gave up on its own children, so it names the right party.
 func (s *session) upHops(p string) int   { return s.tree.height(p) + 1 }
 func (s *session) downHops(p string) int { return s.h + 1 + s.tree.depth(p) }
 func (s *session) shareHops() int        { return 2*s.h + 3 }
+func (s *session) lateShareHops() int    { return 2*s.h + 6 }
 func (s *session) resultHops(p string) int {
-	return 2*s.h + 5 + s.tree.depth(p)
+	return 2*s.h + 8 + s.tree.depth(p)
+}
+
+// asked returns the parties asked for shares up front: the first s.ask in
+// tree order, which are the root and the parties the total reaches first.
+func (s *session) asked() []string {
+	return s.tree.order[:s.ask]
 }
 
 // within returns ctx bounded by start + hops·hop: the latest time a message
@@ -330,30 +352,17 @@ func (s *session) run(ctx context.Context, input []float64) (*Result, error) {
 		s.sendAll(ctx, s.downHops, children, TypeDown, ciphertextBody{Shape: s.shape, Ciphertexts: b}, protocol.DiscloseCiphertext)
 	}
 
-	share, err := s.keys.Share.DecryptShare(s.random, total, s.proofContext())
-	if err != nil {
-		return nil, fmt.Errorf("secureagg: decryption share: %w", err)
-	}
 	var res *resultBody
-	if parent != "" {
-		b, err := share.MarshalBinary()
+	if parent == "" {
+		share, err := s.keys.Share.DecryptShare(s.random, total, s.proofContext())
 		if err != nil {
-			return nil, fmt.Errorf("secureagg: marshal share: %w", err)
+			return nil, fmt.Errorf("secureagg: decryption share: %w", err)
 		}
-		if err := s.send(ctx, s.shareHops(), t.root(), TypeShare, shareBody{Share: b}, protocol.DiscloseDecryptionShare); err != nil {
+		res = s.decrypt(ctx, total, share)
+	} else {
+		if res, err = s.shareAndWait(ctx, total); err != nil {
 			return nil, err
 		}
-		wctx, cancel := s.within(ctx, s.resultHops(s.self))
-		m, err := s.p.Receive(wctx, parent, s.step.Key(TypeResult))
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("secureagg: waiting for the result from %s: %w", parent, err)
-		}
-		if res, err = decodeResult(m.Body, s.n, s.parties); err != nil {
-			return nil, fmt.Errorf("secureagg: result from %s: %w", parent, err)
-		}
-	} else {
-		res = s.decrypt(ctx, total, share)
 	}
 	s.sendAll(ctx, s.resultHops, children, TypeResult, res, protocol.DisclosePublicResult)
 	switch {
@@ -366,6 +375,55 @@ func (s *session) run(ctx context.Context, input []float64) (*Result, error) {
 		return nil, fmt.Errorf("%w: %s", ErrRoot, res.Error)
 	}
 	return &Result{Sum: res.Sum, Included: res.Included, Excluded: res.Excluded, Noise: res.Noise}, nil
+}
+
+// shareAndWait is a non-root party's part after the total arrived: send the
+// root a decryption share if asked up front, or when the root asks later,
+// and wait for the result from the parent.
+func (s *session) shareAndWait(ctx context.Context, total []*paillier.Ciphertext) (*resultBody, error) {
+	sendShare := func(ctx context.Context, hops int) error {
+		share, err := s.keys.Share.DecryptShare(s.random, total, s.proofContext())
+		if err != nil {
+			return fmt.Errorf("secureagg: decryption share: %w", err)
+		}
+		b, err := share.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("secureagg: marshal share: %w", err)
+		}
+		return s.send(ctx, hops, s.tree.root(), TypeShare, shareBody{Share: b}, protocol.DiscloseDecryptionShare)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if slices.Contains(s.asked(), s.self) {
+		if err := sendShare(ctx, s.shareHops()); err != nil {
+			return nil, err
+		}
+	} else {
+		// Answer a later request from the root, until the result arrives.
+		askCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		wg.Go(func() {
+			wctx, cancel := s.within(askCtx, s.lateShareHops())
+			defer cancel()
+			m, err := s.p.Receive(wctx, s.tree.root(), s.step.Key(TypeShareRequest))
+			if err != nil || protocol.Unmarshal(m.Body, &shareRequest{}) != nil {
+				return
+			}
+			_ = sendShare(askCtx, s.lateShareHops())
+		})
+	}
+	parent := s.tree.parent(s.self)
+	wctx, cancel := s.within(ctx, s.resultHops(s.self))
+	defer cancel()
+	m, err := s.p.Receive(wctx, parent, s.step.Key(TypeResult))
+	if err != nil {
+		return nil, fmt.Errorf("secureagg: waiting for the result from %s: %w", parent, err)
+	}
+	res, err := decodeResult(m.Body, s.n, s.parties)
+	if err != nil {
+		return nil, fmt.Errorf("secureagg: result from %s: %w", parent, err)
+	}
+	return res, nil
 }
 
 // encrypt checks, noises, packs and encrypts this party's input.
@@ -458,20 +516,18 @@ func (s *session) gatherUp(ctx context.Context, own []*paillier.Ciphertext, chil
 	return acc, missing, nil
 }
 
-// decrypt is the root's part: collect and verify every other party's share
-// within hops, combine t+1 valid ones, unpack, check the range and decode.
-// Failures become a result with Error set, so they travel down the tree.
-func (s *session) decrypt(ctx context.Context, total []*paillier.Ciphertext, own *paillier.DecryptionShare) *resultBody {
+// collectShares receives and verifies the shares of from, each within hops,
+// adding the valid ones to valid and naming the others in excluded.
+func (s *session) collectShares(ctx context.Context, total []*paillier.Ciphertext, from []string, hops int, valid *[]*paillier.DecryptionShare, excluded map[string]string) {
 	type verdict struct {
 		share *paillier.DecryptionShare
 		why   string
 	}
-	others := slices.DeleteFunc(slices.Clone(s.parties), func(q string) bool { return q == s.self })
-	verdicts := make([]verdict, len(others))
+	verdicts := make([]verdict, len(from))
 	var wg sync.WaitGroup
-	for i, q := range others {
+	for i, q := range from {
 		wg.Go(func() {
-			wctx, cancel := s.within(ctx, s.shareHops())
+			wctx, cancel := s.within(ctx, hops)
 			defer cancel()
 			m, err := s.p.Receive(wctx, q, s.step.Key(TypeShare))
 			if err != nil {
@@ -491,22 +547,35 @@ func (s *session) decrypt(ctx context.Context, total []*paillier.Ciphertext, own
 		})
 	}
 	wg.Wait()
+	for i, v := range verdicts {
+		if v.share == nil {
+			excluded[from[i]] = v.why
+		} else {
+			*valid = append(*valid, v.share)
+		}
+	}
+}
+
+// decrypt is the root's part: collect and verify the shares, asking more
+// parties if too few are valid, combine t+1 valid ones, unpack, check the
+// range and decode.
+// Failures become a result with Error set, so they travel down the tree.
+func (s *session) decrypt(ctx context.Context, total []*paillier.Ciphertext, own *paillier.DecryptionShare) *resultBody {
+	valid := []*paillier.DecryptionShare{own}
+	excluded := map[string]string{}
+	need := s.pk.Threshold + 1
 	fail := func(err error) *resultBody {
 		return &resultBody{Error: truncate(err.Error()), err: err}
+	}
+	first := s.asked()[1:] // the root is first in tree order
+	s.collectShares(ctx, total, first, s.shareHops(), &valid, excluded)
+	if rest := s.tree.order[s.ask:]; len(valid) < need && len(rest) > 0 {
+		s.sendAll(ctx, func(string) int { return s.shareHops() + 1 }, rest, TypeShareRequest, shareRequest{}, protocol.DiscloseControl)
+		s.collectShares(ctx, total, rest, s.lateShareHops(), &valid, excluded)
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(fmt.Errorf("secureagg: %w", err))
 	}
-	valid := []*paillier.DecryptionShare{own}
-	excluded := map[string]string{}
-	for i, v := range verdicts {
-		if v.share == nil {
-			excluded[others[i]] = v.why
-		} else {
-			valid = append(valid, v.share)
-		}
-	}
-	need := s.pk.Threshold + 1
 	if len(valid) < need {
 		names := slices.Sorted(maps.Keys(excluded))
 		return fail(fmt.Errorf("%w: %d of %d needed; excluded %s", ErrTooFewShares, len(valid), need, strings.Join(names, ", ")))

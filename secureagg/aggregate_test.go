@@ -22,14 +22,15 @@ func TestAggregateSums(t *testing.T) {
 	for _, tc := range []struct {
 		n, fanout, length int
 		coordinator       string
+		decryptors        int
 	}{
-		{3, 0, 5, "org02"},
-		{5, 0, 50, "org01"},
-		{5, 2, 120, "org05"},
-		{9, 2, 30, "org04"},   // depth 3
-		{9, 0, 30, "outside"}, // coordinator not a party: first party is root
+		{3, 0, 5, "org02", 0},
+		{5, 0, 50, "org01", 0},
+		{5, 2, 120, "org05", 3},
+		{9, 2, 30, "org04", 0},   // depth 3
+		{9, 0, 30, "outside", 5}, // coordinator not a party: first party is root
 	} {
-		t.Run(fmt.Sprintf("N=%d/k=%d/len=%d/root=%s", tc.n, tc.fanout, tc.length, tc.coordinator), func(t *testing.T) {
+		t.Run(fmt.Sprintf("N=%d/k=%d/len=%d/root=%s/dec=%d", tc.n, tc.fanout, tc.length, tc.coordinator, tc.decryptors), func(t *testing.T) {
 			c := testConsortium(t, tc.n)
 			net := jobtest.NewNetwork(c.names...)
 			step := testStep(c, tc.coordinator)
@@ -37,6 +38,7 @@ func TestAggregateSums(t *testing.T) {
 			outs := runAll(t, net, step, func(name string) Config {
 				cfg := testConfig(c, name)
 				cfg.Fanout = tc.fanout
+				cfg.Decryptors = tc.decryptors
 				return cfg
 			}, in)
 			want := plainSum(in, c.names)
@@ -147,12 +149,26 @@ func corruptShares(t *testing.T, net *jobtest.Network, pk *paillier.ThresholdPub
 }
 
 func TestCorruptedShareExcluded(t *testing.T) {
+	// Decryptors 3 = t+1: org01..org03 are asked first, org03's bad share
+	// makes the root ask org04 and org05.
+	for _, decryptors := range []int{0, 3} {
+		t.Run(fmt.Sprintf("decryptors=%d", decryptors), func(t *testing.T) {
+			testCorruptedShare(t, decryptors)
+		})
+	}
+}
+
+func testCorruptedShare(t *testing.T, decryptors int) {
 	c := testConsortium(t, 5)
 	net := jobtest.NewNetwork(c.names...)
 	corruptShares(t, net, c.pk, "org03")
 	step := testStep(c, "org01")
 	in := testInputs(c, 20)
-	outs := runAll(t, net, step, func(n string) Config { return testConfig(c, n) }, in)
+	outs := runAll(t, net, step, func(n string) Config {
+		cfg := testConfig(c, n)
+		cfg.Decryptors = decryptors
+		return cfg
+	}, in)
 	for _, n := range c.names {
 		o := outs[n]
 		if o.err != nil {
@@ -170,11 +186,23 @@ func TestCorruptedShareExcluded(t *testing.T) {
 }
 
 func TestTooFewValidShares(t *testing.T) {
+	for _, decryptors := range []int{0, 2} {
+		t.Run(fmt.Sprintf("decryptors=%d", decryptors), func(t *testing.T) {
+			testTooFewValidShares(t, decryptors)
+		})
+	}
+}
+
+func testTooFewValidShares(t *testing.T, decryptors int) {
 	c := testConsortium(t, 3) // t = 1: two shares needed
 	net := jobtest.NewNetwork(c.names...)
 	corruptShares(t, net, c.pk, "org02")
 	corruptShares(t, net, c.pk, "org03")
-	outs := runAll(t, net, testStep(c, "org01"), func(n string) Config { return testConfig(c, n) }, testInputs(c, 4))
+	outs := runAll(t, net, testStep(c, "org01"), func(n string) Config {
+		cfg := testConfig(c, n)
+		cfg.Decryptors = decryptors
+		return cfg
+	}, testInputs(c, 4))
 	if err := outs["org01"].err; !errors.Is(err, ErrTooFewShares) || !strings.Contains(err.Error(), "org02, org03") {
 		t.Fatalf("root: %v", err)
 	}
@@ -426,6 +454,11 @@ func TestRejectsBadSetup(t *testing.T) {
 	}
 	if _, err := Aggregate(ctx, net.Party("org01"), step, cfg, nil); err == nil {
 		t.Fatal("empty input accepted")
+	}
+	few := cfg
+	few.Decryptors = 2 // t+1 = 3
+	if _, err := Aggregate(ctx, net.Party("org01"), step, few, []float64{1}); err == nil {
+		t.Fatal("fewer decryptors than t+1 accepted")
 	}
 	bad := cfg
 	bad.Noise = &Noise{Mechanism: Gaussian, Epsilon: 2, Delta: 1e-5, Sensitivity: 1}

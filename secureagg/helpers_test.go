@@ -92,7 +92,7 @@ type outcome struct {
 // runAll runs Aggregate at every party of step concurrently.
 func runAll(t testing.TB, net *jobtest.Network, step job.Step, cfg func(name string) Config, inputs map[string][]float64) map[string]outcome {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	var mu sync.Mutex
 	out := map[string]outcome{}

@@ -84,17 +84,26 @@ func Deal(random io.Reader, bits int, members []string, threshold int) (*paillie
 	if err != nil {
 		return nil, nil, fmt.Errorf("secureagg: deal threshold key: %w", err)
 	}
+	keys, err := assignShares(sorted, shares)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pk, keys, nil
+}
+
+// assignShares gives share i to the i-th of the sorted members.
+func assignShares(sorted []string, shares []*paillier.KeyShare) (map[string]*Keys, error) {
 	out := make(map[string]*Keys, len(sorted))
 	for _, s := range shares {
 		if s.Index < 1 || s.Index > len(sorted) {
-			return nil, nil, fmt.Errorf("%w: dealt share index %d", ErrKeys, s.Index)
+			return nil, fmt.Errorf("%w: dealt share index %d", ErrKeys, s.Index)
 		}
 		out[sorted[s.Index-1]] = &Keys{Members: sorted, Share: s}
 	}
 	if len(out) != len(sorted) {
-		return nil, nil, fmt.Errorf("%w: dealer returned %d shares for %d members", ErrKeys, len(out), len(sorted))
+		return nil, fmt.Errorf("%w: dealer returned %d shares for %d members", ErrKeys, len(out), len(sorted))
 	}
-	return pk, out, nil
+	return out, nil
 }
 
 type publicFile struct {

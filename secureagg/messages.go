@@ -22,6 +22,10 @@ const (
 	// TypeShare carries a party's decryption share and its proof to the
 	// root (disclosure "decryption-share").
 	TypeShare = "secureagg/share"
+	// TypeShareRequest asks a party that was not asked up front for its
+	// decryption share, after some of the first ones failed (disclosure
+	// control).
+	TypeShareRequest = "secureagg/share-request"
 	// TypeResult carries the decrypted sum, or why there is none, down the
 	// tree (disclosure "public-result").
 	TypeResult = "secureagg/result"
@@ -40,6 +44,9 @@ type ciphertextBody struct {
 	Ciphertexts []byte   `msgpack:"c"`
 	Missing     []string `msgpack:"missing"`
 }
+
+// shareRequest is the (empty) body of a share request.
+type shareRequest struct{}
 
 type shareBody struct {
 	Share []byte `msgpack:"s"`

@@ -1,0 +1,141 @@
+package secureagg
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/paillier"
+)
+
+// benchBits is the modulus size of the figures in docs/secureagg.md.
+const benchBits = 2048
+
+// benchPrimes returns two 1024-bit safe primes, generated once and cached
+// in os.TempDir() because generating them takes longer than most rounds.
+// They are a benchmark fixture, never a production key.
+func benchPrimes(b *testing.B) (*big.Int, *big.Int) {
+	b.Helper()
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("cohort-secureagg-bench-%d.primes", benchBits))
+	if raw, err := os.ReadFile(path); err == nil {
+		f := strings.Fields(string(raw))
+		if len(f) == 2 {
+			p, ok1 := new(big.Int).SetString(f[0], 16)
+			q, ok2 := new(big.Int).SetString(f[1], 16)
+			if ok1 && ok2 && p.BitLen() == benchBits/2 && q.BitLen() == benchBits/2 {
+				return p, q
+			}
+		}
+	}
+	start := time.Now()
+	p, err := paillier.GenerateSafePrime(context.Background(), rand.Reader, benchBits/2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q, err := paillier.GenerateSafePrime(context.Background(), rand.Reader, benchBits/2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("generated two %d-bit safe primes in %v (cached in %s)", benchBits/2, time.Since(start), path)
+	if err := os.WriteFile(path, []byte(p.Text(16)+"\n"+q.Text(16)+"\n"), 0o600); err != nil {
+		b.Logf("cannot cache primes: %v", err)
+	}
+	return p, q
+}
+
+func benchConsortium(b *testing.B, n int) *consortium {
+	b.Helper()
+	dealt.Lock()
+	defer dealt.Unlock()
+	key := n*100000 + benchBits
+	if c, ok := dealt.m[key]; ok {
+		return c
+	}
+	p, q := benchPrimes(b)
+	pk, shares, err := paillier.DealThresholdFromPrimes(rand.Reader, p, q, 1, n, (n-1)/2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ns := names(n)
+	keys, err := assignShares(ns, shares)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &consortium{names: ns, pk: pk, keys: keys}
+	dealt.m[key] = c
+	return c
+}
+
+// BenchmarkAggregate measures one aggregation round over in-process parties
+// sharing the machine's cores: ns/op is the round's latency; the metrics
+// are bytes sent per party per round (mean and max over parties) and the
+// same as a multiple of the ciphertext size of one party's own input.
+func BenchmarkAggregate(b *testing.B) {
+	for _, length := range []int{50, 10000} {
+		for _, n := range []int{3, 5, 9, 17} {
+			for _, dec := range []string{"all", "t+1"} {
+				b.Run(fmt.Sprintf("values=%d/N=%d/dec=%s", length, n, dec), func(b *testing.B) {
+					benchAggregate(b, length, n, dec)
+				})
+			}
+		}
+	}
+}
+
+func benchAggregate(b *testing.B, length, n int, dec string) {
+	c := benchConsortium(b, n)
+	net := jobtest.NewNetwork(c.names...)
+	in := testInputs(c, length)
+	step := testStep(c, c.names[0])
+	cfg := func(name string) Config {
+		cfg := Config{Keys: c.keys[name], FracBits: 16, ValueBits: 40, Timeout: 10 * time.Minute}
+		if dec == "t+1" {
+			cfg.Decryptors = c.pk.Threshold + 1
+		}
+		return cfg
+	}
+	s, err := newSession(net.Party(c.names[0]), step, cfg(c.names[0]), length)
+	if err != nil {
+		b.Fatal(err)
+	}
+	own := float64(s.count * c.pk.CiphertextSize())
+	// One untimed round builds the key's precomputed tables,
+	// which a node does once per key, not once per round.
+	step.Round = 1 << 20
+	for _, o := range runAll(b, net, step, cfg, in) {
+		if o.err != nil {
+			b.Fatal(o.err)
+		}
+	}
+	net.ResetCounters()
+	rounds := 0
+	for b.Loop() {
+		step.Round = rounds
+		outs := runAll(b, net, step, cfg, in)
+		for _, name := range c.names {
+			if outs[name].err != nil {
+				b.Fatalf("%s: %v", name, outs[name].err)
+			}
+		}
+		rounds++
+	}
+	var total, most float64
+	for _, name := range c.names {
+		x := float64(net.BytesSent(name)) / float64(rounds)
+		total += x
+		most = max(most, x)
+	}
+	mean := total / float64(n)
+	b.ReportMetric(mean, "B/party")
+	b.ReportMetric(most, "B/party-max")
+	b.ReportMetric(own, "B-own-ct")
+	b.ReportMetric(mean/own, "x-own")
+	b.ReportMetric(most/own, "x-own-max")
+}

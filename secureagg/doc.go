@@ -1,0 +1,97 @@
+// Package secureagg sums vectors held by the parties of a job step so that
+// each party learns the sum and its own input and nothing else: threshold
+// secure aggregation after Phoenix (research/seed-000-pinkdd.md §2.7–2.9),
+// with the decisions of its §4.2 rows 8 and 22–25.
+//
+// # Protocol
+//
+// Every party of the step calls Aggregate with the same step. The parties
+// form a balanced k-ary tree (Config.Fanout, default 4) rooted at the
+// step's coordinator, the others in sorted order; every party derives it
+// from the committed step, so no message builds it and its depth is
+// ⌈log_k N⌉ (row 23: a deterministic tree, not the paper's self-stabilising
+// one).
+//
+//  1. Up (secureagg/up, disclosure ciphertext). Each party encodes its
+//     values in fixed point (round(x·2^FracBits), row 8), checks them
+//     against ±2^ValueBits, adds its noise share if asked, packs many values
+//     per plaintext (paillier.Packing, with room for N summands) and
+//     encrypts under the consortium's threshold key. It multiplies in each
+//     child's subtree product and sends the product to its parent.
+//  2. Down (secureagg/down, ciphertext). The root sends the total down the
+//     tree.
+//  3. Share (secureagg/share, decryption-share). Every party sends the
+//     root its decryption share of the total, with one batched proof bound
+//     to the key, its index and the step's job, phase, round and attempt.
+//  4. Result (secureagg/result, public-result). The root verifies every
+//     share, combines t+1 valid ones, unpacks and range-checks the sum and
+//     sends it (or the reason there is none) down the tree; every party
+//     returns it.
+//
+// Every message carries the step's job, phase, round and attempt (row 24),
+// so messages of different rounds or attempts never answer each other.
+// Bodies are msgpack, decoded strictly: unknown fields, wrong lengths,
+// names outside the step and ciphertexts outside Z*_{n²} are errors.
+//
+// # Faults
+//
+// Waits follow a schedule in hops of Config.Timeout counted from the start
+// of Aggregate, deeper waits getting more hops, so the party nearest a fault
+// notices first and names the right party.
+//
+//   - A child that does not deliver its subtree's product in time, or
+//     delivers a malformed one, makes the attempt fail: a parent cannot drop
+//     a subtree silently (the sum would quietly omit live parties). The
+//     root returns *MissingError naming the parties, the others learn it
+//     from an abort sent down the tree, and the coordinator re-runs the
+//     step without them (a new Attempt). A party whose own input is out of
+//     range returns ErrRange and is named missing by the others.
+//   - A party whose decryption share is late, malformed or fails its proof
+//     is named in Result.Excluded and left out of decryption; decryption
+//     completes while t+1 valid shares remain, else every party gets an
+//     error naming the excluded (ErrTooFewShares at the root, ErrRoot
+//     elsewhere). An excluded party's input is still in the sum: it was
+//     excluded after the aggregate was formed (Result.Included lists whose
+//     inputs are in the sum).
+//   - A decrypted slot that no N in-range inputs can produce is ErrRange,
+//     never a value. This is the range check of row 22; it does not stop a
+//     malicious party from contributing any in-range value (no range
+//     proofs).
+//
+// # Leakage profile
+//
+// A party sends only ciphertexts (its subtree's product up, the total down
+// to its children), its decryption share of the total with a proof, and, if
+// it is an inner node, the public result. Under semi-honest parties and an
+// honest majority (at most t colluders, N ≥ 2t+1), every party learns the
+// sum (plus noise when asked for), the list of parties in the sum and of
+// excluded ones, the vector length, and message sizes and timing; nothing
+// about another party's input beyond what the sum reveals. The root learns
+// no more than others: it holds one key share, and the total can only be
+// decrypted with t+1 shares, each of which decrypts only the total it was
+// computed on. The test TestLeakage checks one party's outgoing messages
+// against this profile.
+//
+// # Differential privacy
+//
+// With Config.Noise each party adds a noise share to every value before
+// encryption, so only the noisy sum is ever decrypted (research §3.1.3):
+// for Laplace a difference of two Gamma(1/m, b) variables, b = Δ1/ε, whose
+// sum over m parties is Lap(b); for Gaussian N(0, σ²/m), σ =
+// Δ2·√(2 ln(1.25/δ))/ε (ε < 1). m = N − Noise.Colluders, so the shares of
+// the parties outside a coalition alone carry the full noise. Shares are
+// drawn from a ChaCha8 generator seeded from crypto/rand and bounded at 64
+// scales (redrawn beyond, a probability below e^-64) so the packing can
+// reserve room for them. Result.Noise records mechanism, ε, δ, sensitivity
+// and scale; budgeting across rounds is the caller's. Floating-point
+// sampling is not hardened against Mironov's attack.
+//
+// # Keys
+//
+// The consortium's key is dealt once (Deal, a trusted dealer for now) and
+// stored in each node's data dir by SaveKeys: keys/threshold.pub holds the
+// public key and the sorted member list (member i holds share index i+1, a
+// mapping fixed at dealing so a step over a subset of members, or a later
+// membership change, cannot shift it); keys/threshold.share holds only the
+// node's own share, mode 0600. Both are written atomically.
+package secureagg
