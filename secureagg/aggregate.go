@@ -155,7 +155,7 @@ func newSession(p job.Party, step job.Step, cfg Config, n int) (*session, error)
 	if n == 0 {
 		return nil, fmt.Errorf("secureagg: empty input vector")
 	}
-	if cfg.FracBits < 0 || cfg.ValueBits < 1 || cfg.FracBits >= cfg.ValueBits+64 {
+	if cfg.FracBits < 0 || cfg.ValueBits < 1 {
 		return nil, fmt.Errorf("secureagg: bad fixed point: FracBits %d, ValueBits %d", cfg.FracBits, cfg.ValueBits)
 	}
 	if cfg.Keys.Members[cfg.Keys.Share.Index-1] != s.self {
@@ -199,7 +199,7 @@ func newSession(p job.Party, step job.Step, cfg Config, n int) (*session, error)
 	if s.hop <= 0 {
 		s.hop = defaultHop
 		if st := step.Timeout(); st > 0 {
-			s.hop = st / time.Duration(3*h+9) // resultHops at the deepest party, plus one
+			s.hop = st / time.Duration(s.totalHops())
 		}
 	}
 
@@ -221,7 +221,7 @@ func newSession(p job.Party, step job.Step, cfg Config, n int) (*session, error)
 		return nil, fmt.Errorf("secureagg: packing: %w", err)
 	}
 	s.count = s.packing.Plaintexts(n)
-	s.shape = fmt.Sprintf("v1 n=%d frac=%d bits=%d fanout=%d noise=%s", n, cfg.FracBits, cfg.ValueBits, fanout, noiseDesc)
+	s.shape = fmt.Sprintf("v1 n=%d frac=%d bits=%d fanout=%d decryptors=%d noise=%s", n, cfg.FracBits, cfg.ValueBits, fanout, s.ask, noiseDesc)
 	return s, nil
 }
 
@@ -230,8 +230,10 @@ func newSession(p job.Party, step job.Step, cfg Config, n int) (*session, error)
 // transfer); the total needs H+1 hops to form at the root (H the tree's
 // height) and one more per level to reach a party; shares reach the root
 // within 2H+3, or 2H+6 when the root has to ask more parties for shares;
-// the result leaves the root within 2H+7 and reaches depth d within 2H+8+d. A party waiting on a child thus gives up one hop after
-// the child gave up on its own children, so it names the right party.
+// the result leaves the root within 2H+7 and reaches depth d within
+// 2H+8+d; nothing takes longer than 3H+9. A party waiting on a child thus
+// gives up one hop after the child gave up on its own children, so it
+// names the right party.
 func (s *session) upHops(p string) int   { return s.tree.height(p) + 1 }
 func (s *session) downHops(p string) int { return s.h + 1 + s.tree.depth(p) }
 func (s *session) shareHops() int        { return 2*s.h + 3 }
@@ -239,6 +241,7 @@ func (s *session) lateShareHops() int    { return 2*s.h + 6 }
 func (s *session) resultHops(p string) int {
 	return 2*s.h + 8 + s.tree.depth(p)
 }
+func (s *session) totalHops() int { return 3*s.h + 9 }
 
 // asked returns the parties asked for shares up front: the first s.ask in
 // tree order, which are the root and the parties the total reaches first.
@@ -285,7 +288,7 @@ func (s *session) proofContext() paillier.ProofContext {
 func (s *session) run(ctx context.Context, input []float64) (*Result, error) {
 	t := s.tree
 	parent, children := t.parent(s.self), t.children(s.self)
-	ctx, cancel := s.within(ctx, s.resultHops(s.self))
+	ctx, cancel := s.within(ctx, s.totalHops())
 	defer cancel()
 
 	own, err := s.encrypt(input)
