@@ -77,11 +77,15 @@ type Result struct {
 	Noise *NoiseReport `json:"noise,omitempty"`
 }
 
-// MissingError ends an attempt whose aggregate lacks some parties' inputs:
-// they did not deliver their subtree's ciphertexts in time, sent malformed
-// ones, or could not encode their own input. A parent cannot drop a subtree
-// silently (the sum would quietly omit live parties), so the attempt fails
-// and names the parties, and the coordinator re-runs the step without them.
+// MissingError ends an attempt that cannot produce a result for this party:
+// some parties did not deliver their subtree's ciphertexts in time, sent
+// malformed ones, or could not encode their own input (named by the root and
+// every party the abort reaches), or this party's parent never passed the
+// total or the result down (named by the parties below it). A parent cannot
+// drop a subtree silently (the sum would quietly omit live parties), so the
+// attempt fails and names the parties, and the coordinator re-runs the step
+// without them. If some party returned a Result, that result is valid and
+// complete for its Included parties and the coordinator may use it instead.
 type MissingError struct {
 	Parties []string // sorted
 }
@@ -322,18 +326,30 @@ func (s *session) run(ctx context.Context, input []float64) (*Result, error) {
 			d = protocol.DiscloseControl
 		}
 		if err := s.send(ctx, s.upHops(s.self), parent, TypeUp, body, d); err != nil {
-			return nil, err
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			// The parent is unreachable: our subtree's inputs cannot reach
+			// the root through it.
+			s.sendAll(ctx, s.downHops, children, TypeDown, ciphertextBody{Missing: []string{parent}}, protocol.DiscloseControl)
+			return nil, &MissingError{Parties: []string{parent}}
 		}
-		// Down: wait for the total, which is at most hRoot+1+depth hops away.
+		// Down: wait for the total. If it does not come, or comes
+		// malformed, the parent is the party we can name: tell our
+		// subtree, so it ends with the same verdict rather than timing out.
 		wctx, cancel := s.within(ctx, s.downHops(s.self))
 		m, err := s.p.Receive(wctx, parent, s.step.Key(TypeDown))
 		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("secureagg: waiting for the aggregate from %s: %w", parent, err)
+		var cts []*paillier.Ciphertext
+		var miss []string
+		if err == nil {
+			cts, miss, err = decodeCiphertexts(m.Body, &s.pk.PublicKey, s.shape, s.count, s.parties)
 		}
-		cts, miss, err := decodeCiphertexts(m.Body, &s.pk.PublicKey, s.shape, s.count, s.parties)
 		if err != nil {
-			return nil, fmt.Errorf("secureagg: aggregate from %s: %w", parent, err)
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("secureagg: waiting for the aggregate from %s: %w", parent, err)
+			}
+			miss = []string{parent}
 		}
 		if len(miss) > 0 {
 			s.sendAll(ctx, s.downHops, children, TypeDown, ciphertextBody{Missing: miss}, protocol.DiscloseControl)
@@ -398,7 +414,9 @@ func (s *session) shareAndWait(ctx context.Context, total []*paillier.Ciphertext
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	if slices.Contains(s.asked(), s.self) {
-		if err := sendShare(ctx, s.shareHops()); err != nil {
+		// A share the root does not get is the root's to report (it
+		// excludes us); we still wait for the result.
+		if err := sendShare(ctx, s.shareHops()); err != nil && ctx.Err() != nil {
 			return nil, err
 		}
 	} else {
@@ -419,12 +437,16 @@ func (s *session) shareAndWait(ctx context.Context, total []*paillier.Ciphertext
 	wctx, cancel := s.within(ctx, s.resultHops(s.self))
 	defer cancel()
 	m, err := s.p.Receive(wctx, parent, s.step.Key(TypeResult))
-	if err != nil {
-		return nil, fmt.Errorf("secureagg: waiting for the result from %s: %w", parent, err)
+	var res *resultBody
+	if err == nil {
+		res, err = decodeResult(m.Body, s.n, s.parties)
 	}
-	res, err := decodeResult(m.Body, s.n, s.parties)
 	if err != nil {
-		return nil, fmt.Errorf("secureagg: result from %s: %w", parent, err)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("secureagg: waiting for the result from %s: %w", parent, err)
+		}
+		// As for the total: name the parent, and pass the verdict down.
+		return &resultBody{Missing: []string{parent}}, nil
 	}
 	return res, nil
 }

@@ -97,7 +97,7 @@ func benchAggregate(b *testing.B, length, n int, dec string) {
 	in := testInputs(c, length)
 	step := testStep(c, c.names[0])
 	cfg := func(name string) Config {
-		cfg := Config{Keys: c.keys[name], FracBits: 16, ValueBits: 40, Timeout: 10 * time.Minute}
+		cfg := Config{Keys: c.keys[name], FracBits: 16, ValueBits: 32, Timeout: 10 * time.Minute}
 		if dec == "t+1" {
 			cfg.Decryptors = c.pk.Threshold + 1
 		}
