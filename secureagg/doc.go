@@ -23,6 +23,9 @@
 //  3. Share (secureagg/share, decryption-share). Every party sends the
 //     root its decryption share of the total, with one batched proof bound
 //     to the key, its index and the step's job, phase, round and attempt.
+//     With Config.Decryptors = m only the first m parties in tree order do
+//     so up front, and the root asks the others (secureagg/share-request,
+//     control) only when fewer than t+1 of those shares are valid.
 //  4. Result (secureagg/result, public-result). The root verifies every
 //     share, combines t+1 valid ones, unpacks and range-checks the sum and
 //     sends it (or the reason there is none) down the tree; every party
@@ -44,8 +47,12 @@
 //     a subtree silently (the sum would quietly omit live parties). The
 //     root returns *MissingError naming the parties, the others learn it
 //     from an abort sent down the tree, and the coordinator re-runs the
-//     step without them (a new Attempt). A party whose own input is out of
-//     range returns ErrRange and is named missing by the others.
+//     step without them (a new Attempt). Parties below a failed node, which
+//     the abort cannot reach, time out waiting for it and return
+//     *MissingError naming their parent, passing that verdict further down;
+//     so every live party ends with a MissingError, not a bare timeout. A
+//     party whose own input is out of range returns ErrRange and is named
+//     missing by the others.
 //   - A party whose decryption share is late, malformed or fails its proof
 //     is named in Result.Excluded and left out of decryption; decryption
 //     completes while t+1 valid shares remain, else every party gets an
