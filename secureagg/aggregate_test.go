@@ -496,3 +496,38 @@ func TestOutcomeRoundTrip(t *testing.T) {
 		t.Fatalf("other errors pass through: %v", err)
 	}
 }
+
+func TestLateShareExcluded(t *testing.T) {
+	// org02's share is lost on the way: the root names it after the share
+	// deadline and decrypts with the others (asking org04, org05 first when
+	// only t+1 = 3 parties were asked up front).
+	for _, decryptors := range []int{0, 3} {
+		t.Run(fmt.Sprintf("decryptors=%d", decryptors), func(t *testing.T) {
+			c := testConsortium(t, 5)
+			net := jobtest.NewNetwork(c.names...)
+			net.Intercept("org02", func(to string, m *protocol.Message) *protocol.Message {
+				if m.Type == TypeShare {
+					return nil
+				}
+				return m
+			})
+			in := testInputs(c, 12)
+			outs := runAll(t, net, testStep(c, "org01"), func(n string) Config {
+				cfg := testConfig(c, n)
+				cfg.Timeout = 300 * time.Millisecond
+				cfg.Decryptors = decryptors
+				return cfg
+			}, in)
+			for _, n := range c.names {
+				o := outs[n]
+				if o.err != nil {
+					t.Fatalf("%s: %v", n, o.err)
+				}
+				if why := o.res.Excluded["org02"]; len(o.res.Excluded) != 1 || !strings.Contains(why, "in time") {
+					t.Fatalf("%s: excluded %v", n, o.res.Excluded)
+				}
+				checkSum(t, o.res.Sum, plainSum(in, c.names), 5.0/(1<<16))
+			}
+		})
+	}
+}
