@@ -396,7 +396,15 @@ func (s *session) run(ctx context.Context, input []float64) (*Result, error) {
 		}
 		return nil, fmt.Errorf("%w: %s", ErrRoot, res.Error)
 	}
-	return &Result{Sum: res.Sum, Included: res.Included, Excluded: res.Excluded, Noise: res.Noise}, nil
+	plain := make([]*big.Int, len(res.Plain))
+	for i, p := range res.Plain {
+		plain[i] = new(big.Int).SetBytes(p)
+	}
+	sum, err := s.decodeSum(plain)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the root's result: %w", ErrRoot, err)
+	}
+	return &Result{Sum: sum, Included: res.Included, Excluded: res.Excluded, Noise: res.Noise}, nil
 }
 
 // shareAndWait is a non-root party's part after the total arrived: send the
@@ -442,7 +450,7 @@ func (s *session) shareAndWait(ctx context.Context, total []*paillier.Ciphertext
 	m, err := s.p.Receive(wctx, parent, s.step.Key(TypeResult))
 	var res *resultBody
 	if err == nil {
-		res, err = decodeResult(m.Body, s.n, s.parties)
+		res, err = decodeResult(m.Body, s.count, s.pk.PlaintextModulus(), s.parties)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -612,25 +620,38 @@ func (s *session) decrypt(ctx context.Context, total []*paillier.Ciphertext, own
 	if err != nil {
 		return fail(fmt.Errorf("secureagg: combine shares: %w", err))
 	}
+	if _, err := s.decodeSum(plain); err != nil {
+		return fail(err)
+	}
+	body := &resultBody{Plain: make([][]byte, len(plain)), Included: s.parties, Excluded: excluded, Noise: s.noise}
+	for i, p := range plain {
+		body.Plain[i] = p.Bytes()
+	}
+	if len(excluded) == 0 {
+		body.Excluded = nil
+	}
+	return body
+}
+
+// decodeSum unpacks the decrypted plaintexts, checks every slot against
+// what N in-range inputs can produce, and decodes the fixed point.
+func (s *session) decodeSum(plain []*big.Int) ([]float64, error) {
 	sums, err := s.packing.Unpack(plain, s.n, len(s.parties))
 	if err != nil {
-		return fail(fmt.Errorf("%w: unpack the sum: %w", ErrRange, err))
+		return nil, fmt.Errorf("%w: unpack the sum: %w", ErrRange, err)
 	}
 	limit := new(big.Int).Mul(s.bound, big.NewInt(int64(len(s.parties))))
 	out := make([]float64, s.n)
 	for i, v := range sums {
 		if new(big.Int).Abs(v).Cmp(limit) >= 0 {
-			return fail(fmt.Errorf("%w: decrypted sum[%d] exceeds %d parties × 2^%d", ErrRange, i, len(s.parties), s.bound.BitLen()-1))
+			return nil, fmt.Errorf("%w: decrypted sum[%d] exceeds %d parties × 2^%d", ErrRange, i, len(s.parties), s.bound.BitLen()-1)
 		}
 		out[i] = s.fp.Decode(v)
 		if math.IsInf(out[i], 0) || math.IsNaN(out[i]) {
-			return fail(fmt.Errorf("%w: decrypted sum[%d] is not a finite float", ErrRange, i))
+			return nil, fmt.Errorf("%w: decrypted sum[%d] is not a finite float", ErrRange, i)
 		}
 	}
-	if len(excluded) == 0 {
-		excluded = nil
-	}
-	return &resultBody{Sum: out, Included: s.parties, Excluded: excluded, Noise: s.noise}
+	return out, nil
 }
 
 func truncate(s string) string {

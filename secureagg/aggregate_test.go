@@ -531,3 +531,32 @@ func TestLateShareExcluded(t *testing.T) {
 		})
 	}
 }
+
+func TestTamperedResultCaught(t *testing.T) {
+	// Every party unpacks and range-checks the root's result itself, so a
+	// root (or a relay) that sends an impossible sum is caught, not believed.
+	c := testConsortium(t, 3)
+	net := jobtest.NewNetwork(c.names...)
+	net.Intercept("org01", func(to string, m *protocol.Message) *protocol.Message {
+		if m.Type != TypeResult {
+			return m
+		}
+		var body resultBody
+		if err := protocol.Unmarshal(m.Body, &body); err != nil {
+			t.Error(err)
+			return m
+		}
+		body.Plain[0] = new(big.Int).Sub(c.pk.N, big.NewInt(1)).Bytes()
+		m.Body, _ = protocol.Marshal(body)
+		return m
+	})
+	outs := runAll(t, net, testStep(c, "org01"), func(n string) Config { return testConfig(c, n) }, testInputs(c, 4))
+	if outs["org01"].err != nil {
+		t.Fatal(outs["org01"].err)
+	}
+	for _, n := range c.names[1:] {
+		if err := outs[n].err; !errors.Is(err, ErrRoot) || !errors.Is(err, ErrRange) {
+			t.Fatalf("%s: %v, want ErrRoot and ErrRange", n, err)
+		}
+	}
+}

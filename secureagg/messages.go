@@ -3,6 +3,7 @@ package secureagg
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 
 	"github.com/cohortdm/cohort/paillier"
@@ -52,10 +53,11 @@ type shareBody struct {
 	Share []byte `msgpack:"s"`
 }
 
-// resultBody is the root's public result: the sum, or an error, or the
-// missing parties.
+// resultBody is the root's public result: the sum as the combined packed
+// plaintexts (half the size of the decoded floats, and every party unpacks
+// and range-checks it itself), or an error, or the missing parties.
 type resultBody struct {
-	Sum      []float64         `msgpack:"sum"`
+	Plain    [][]byte          `msgpack:"plain"`
 	Included []string          `msgpack:"included"`
 	Excluded map[string]string `msgpack:"excluded"`
 	Noise    *NoiseReport      `msgpack:"noise"`
@@ -139,9 +141,9 @@ func decodeShare(b []byte, pk *paillier.ThresholdPublicKey, index, count int) (*
 	return sh, nil
 }
 
-// decodeResult decodes the root's public result for a vector of length n
-// over parties.
-func decodeResult(b []byte, n int, parties []string) (*resultBody, error) {
+// decodeResult decodes the root's public result of count plaintexts below
+// modulus over parties.
+func decodeResult(b []byte, count int, modulus *big.Int, parties []string) (*resultBody, error) {
 	var r resultBody
 	if err := protocol.Unmarshal(b, &r); err != nil {
 		return nil, err
@@ -153,17 +155,18 @@ func decodeResult(b []byte, n int, parties []string) (*resultBody, error) {
 		return nil, err
 	}
 	if r.Error != "" || len(r.Missing) > 0 {
-		if len(r.Sum) > 0 || len(r.Included) > 0 || len(r.Excluded) > 0 || r.Noise != nil {
+		if len(r.Plain) > 0 || len(r.Included) > 0 || len(r.Excluded) > 0 || r.Noise != nil {
 			return nil, fmt.Errorf("%w: a failed result carries a sum", protocol.ErrMalformed)
 		}
 		return &r, nil
 	}
-	if len(r.Sum) != n {
-		return nil, fmt.Errorf("%w: sum of %d values, expected %d", protocol.ErrMalformed, len(r.Sum), n)
+	if len(r.Plain) != count {
+		return nil, fmt.Errorf("%w: sum of %d plaintexts, expected %d", protocol.ErrMalformed, len(r.Plain), count)
 	}
-	for _, v := range r.Sum {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%w: sum holds %v", protocol.ErrMalformed, v)
+	size := (modulus.BitLen() + 7) / 8
+	for _, p := range r.Plain {
+		if len(p) > size || new(big.Int).SetBytes(p).Cmp(modulus) >= 0 {
+			return nil, fmt.Errorf("%w: plaintext out of range", protocol.ErrMalformed)
 		}
 	}
 	if err := checkNames("included", r.Included, parties); err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
@@ -169,19 +170,25 @@ func TestNoisePlanRejects(t *testing.T) {
 }
 
 func FuzzDecodeResult(f *testing.F) {
-	ok, _ := protocol.Marshal(resultBody{Sum: []float64{1, 2}, Included: []string{"a", "b"}, Excluded: map[string]string{"b": "x"},
+	ok, _ := protocol.Marshal(resultBody{Plain: [][]byte{{1, 2}, {3}}, Included: []string{"a", "b"}, Excluded: map[string]string{"b": "x"},
 		Noise: &NoiseReport{Mechanism: Laplace, Epsilon: 1, Sensitivity: 1, Scale: 1, Shares: 2}})
+	modulus := big.NewInt(1 << 40)
 	f.Add(ok)
 	miss, _ := protocol.Marshal(resultBody{Missing: []string{"a"}})
 	f.Add(miss)
 	f.Add([]byte{0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := decodeResult(b, 2, []string{"a", "b"})
+		r, err := decodeResult(b, 2, modulus, []string{"a", "b"})
 		if err != nil {
 			return
 		}
-		if r.Error == "" && len(r.Missing) == 0 && len(r.Sum) != 2 {
+		if r.Error == "" && len(r.Missing) == 0 && len(r.Plain) != 2 {
 			t.Fatal("accepted a sum of the wrong length")
+		}
+		for _, p := range r.Plain {
+			if new(big.Int).SetBytes(p).Cmp(modulus) >= 0 {
+				t.Fatal("accepted a plaintext out of range")
+			}
 		}
 		_, _ = DecodeOutcome(b)
 	})

@@ -19,27 +19,33 @@ func EncodeOutcome(res *Result, err error) ([]byte, error) {
 	var miss *MissingError
 	switch {
 	case errors.As(err, &miss):
-		return protocol.Marshal(resultBody{Missing: miss.Parties})
+		return protocol.Marshal(outcomeBody{Missing: miss.Parties})
 	case err != nil:
 		return nil, err
 	case res == nil:
 		return nil, fmt.Errorf("secureagg: no result to encode")
 	}
-	return protocol.Marshal(resultBody{Sum: res.Sum, Included: res.Included, Excluded: res.Excluded, Noise: res.Noise})
+	return protocol.Marshal(outcomeBody{Sum: res.Sum, Included: res.Included, Excluded: res.Excluded, Noise: res.Noise})
+}
+
+// outcomeBody is a step output: a Result, or missing parties.
+type outcomeBody struct {
+	Sum      []float64         `msgpack:"sum"`
+	Included []string          `msgpack:"included"`
+	Excluded map[string]string `msgpack:"excluded"`
+	Noise    *NoiseReport      `msgpack:"noise"`
+	Missing  []string          `msgpack:"missing"`
 }
 
 // DecodeOutcome reverses EncodeOutcome on the coordinator: it returns the
 // Result, or a *MissingError to re-run the step without the named parties.
 func DecodeOutcome(b []byte) (*Result, error) {
-	var r resultBody
+	var r outcomeBody
 	if err := protocol.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("secureagg: decode outcome: %w", err)
 	}
 	if len(r.Missing) > 0 {
 		return nil, &MissingError{Parties: r.Missing}
-	}
-	if r.Error != "" {
-		return nil, fmt.Errorf("%w: %s", ErrRoot, truncate(r.Error))
 	}
 	for _, v := range r.Sum {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
