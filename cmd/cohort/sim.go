@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,14 +58,37 @@ func (a *app) printResult(res map[string]any, out string) error {
 	}
 	keys := make([]string, 0, len(res))
 	for k := range res {
-		keys = append(keys, k)
+		if k != "timing" && k != "bytes" {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
 		fmt.Fprintf(a.stdout, "%-10s %v\n", k+":", res[k])
 	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "phase\tseconds\t")
+	for _, k := range sortedKeys(res["timing"]) {
+		fmt.Fprintf(tw, "%s\t%.3f\t\n", k, res["timing"].(map[string]any)[k])
+	}
+	fmt.Fprintln(tw, "party\tbytes sent\t")
+	for _, k := range sortedKeys(res["bytes"]) {
+		fmt.Fprintf(tw, "%s\t%.0f\t\n", k, res["bytes"].(map[string]any)[k])
+	}
+	tw.Flush()
 	fmt.Fprintf(a.stdout, "%-10s %s\n", "written:", filepath.Join(out, "result.json"))
 	return nil
+}
+
+// sortedKeys returns the keys of a JSON object (or nothing for other values).
+func sortedKeys(v any) []string {
+	m, _ := v.(map[string]any)
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (a *app) demoCmd() *cobra.Command {

@@ -1,0 +1,121 @@
+package sum_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/sim"
+)
+
+// vector is a benchmark job: every party aggregates a vector of
+// params.length values over secure aggregation, once.
+type vector struct{}
+
+func (vector) Validate(*job.Spec) error { return nil }
+
+func (vector) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
+	outs, err := c.Run(ctx, job.Step{Phase: "aggregate"})
+	if err != nil {
+		return nil, err
+	}
+	if len(outs.Failed) > 0 {
+		return nil, fmt.Errorf("failed: %v", outs.Failed)
+	}
+	for _, b := range outs.Results {
+		if _, err := secureagg.DecodeOutcome(b); err != nil {
+			return nil, err
+		}
+	}
+	return job.Result{}, nil
+}
+
+func (vector) Participate(ctx context.Context, p job.Participant, step job.Step) ([]byte, error) {
+	n, _ := p.Spec().Params["length"].(int)
+	keys, err := secureagg.ReadKeys(p.Secrets())
+	if err != nil {
+		return nil, err
+	}
+	in := make([]float64, n)
+	for i := range in {
+		in[i] = float64(i%1000) / 8
+	}
+	cfg := secureagg.Config{Keys: keys, FracBits: 8, ValueBits: 24}
+	return secureagg.EncodeOutcome(secureagg.Aggregate(ctx, p, step, cfg, in))
+}
+
+func (vector) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+
+// BenchmarkAggregateRealNodes measures one secure aggregation round over
+// real in-process nodes (libp2p on loopback, Raft coordinator) with 2048-bit
+// keys: ms/round is the aggregate step's duration as committed in the log,
+// B/party the mean bytes each party sent. COHORT_BENCH_N and
+// COHORT_BENCH_LEN restrict the grid (e.g. COHORT_BENCH_N=5).
+func BenchmarkAggregateRealNodes(b *testing.B) {
+	sizes := []int{3, 5, 9, 17}
+	lengths := []int{50, 10000}
+	if v, err := strconv.Atoi(os.Getenv("COHORT_BENCH_N")); err == nil {
+		sizes = []int{v}
+	}
+	if v, err := strconv.Atoi(os.Getenv("COHORT_BENCH_LEN")); err == nil {
+		lengths = []int{v}
+	}
+	for _, n := range sizes {
+		names := make([]string, n)
+		for i := range names {
+			names[i] = fmt.Sprintf("org%02d", i+1)
+		}
+		ctx := context.Background()
+		c, err := sim.StartCluster(ctx, b.TempDir(), names, sim.ClusterOptions{
+			Kinds: job.Registry{"vector": vector{}}, Setup: sim.ThresholdKeys(2048),
+			Timing: node.Timing{StepMS: 600_000},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, length := range lengths {
+			b.Run(fmt.Sprintf("N=%d/len=%d", n, length), func(b *testing.B) {
+				var secs, bytes float64
+				for i := 0; i < b.N; i++ {
+					spec := fmt.Sprintf("kind: vector\nparties:\n")
+					for _, name := range names {
+						spec += "  - name: " + name + "\n"
+					}
+					spec += fmt.Sprintf("params: {length: %d}\n", length)
+					leader, _ := c.WaitLeader(ctx)
+					id, err := leader.Submit(ctx, []byte(spec))
+					if err != nil {
+						b.Fatal(err)
+					}
+					rec, err := leader.Wait(ctx, id)
+					if err != nil || rec.Status != node.StatusDone {
+						b.Fatalf("job: %v %s", err, rec.Error)
+					}
+					var res struct {
+						Timing map[string]float64
+						Bytes  map[string]float64
+					}
+					if err := json.Unmarshal(rec.Result, &res); err != nil {
+						b.Fatal(err)
+					}
+					secs += res.Timing["aggregate"]
+					for _, v := range res.Bytes {
+						bytes += v / float64(n)
+					}
+				}
+				b.ReportMetric(1000*secs/float64(b.N), "ms/round")
+				b.ReportMetric(bytes/float64(b.N), "B/party")
+			})
+		}
+		c.Close()
+		time.Sleep(100 * time.Millisecond)
+	}
+}
