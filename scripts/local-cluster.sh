@@ -13,7 +13,7 @@
 #   KEEP=1     keep the work dir (node data dirs, ledgers) for inspection
 #   TIMEOUT    seconds to wait for a leader and for the job (default 120 each)
 #
-# Everything listens on 127.0.0.1 only. The nodes are stopped by a trap on
+# Needs go (unless COHORT is set), jq and curl. Everything listens on 127.0.0.1 only. The nodes are stopped by a trap on
 # exit, whatever happens, so no process is left behind.
 set -euo pipefail
 
