@@ -2,6 +2,7 @@ package paillier
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -70,56 +71,93 @@ type PublicKey struct {
 	// package documentation). It is a local encryption choice and is not
 	// serialised.
 	ShortExponent bool
-
-	cache *pkCache
 }
 
-// pkCache holds lazily built fixed-base tables. Copies of a PublicKey share it.
-type pkCache struct {
-	mu     sync.Mutex
-	tables map[tableKey]*fixedBase
-}
+// Fixed-base tables are cached per (base, modulus, exponent length,
+// window) in a small process-wide LRU, so that the many copies and decodings
+// of one key share one table. Tables are large (tens of MB), so at most
+// maxTables are kept.
+const maxTables = 6
 
 type tableKey struct {
-	which  int // 0 = H, 1 = V
+	digest [32]byte // SHA-256 of base and modulus
 	bits   int
 	window int
 }
 
-func (pk *PublicKey) table(which int, base *big.Int, bits, window int) *fixedBase {
-	if pk.cache == nil {
-		return nil
+type tableEntry struct {
+	once  sync.Once
+	fb    *fixedBase
+	stamp uint64
+}
+
+var (
+	tablesMu  sync.Mutex
+	tables    = map[tableKey]*tableEntry{}
+	tableTick uint64
+)
+
+func tableFor(base, m *big.Int, bits, window int) *fixedBase {
+	h := sha256.New()
+	h.Write(base.Bytes())
+	h.Write([]byte{0})
+	h.Write(m.Bytes())
+	var k tableKey
+	copy(k.digest[:], h.Sum(nil))
+	k.bits, k.window = bits, window
+	tablesMu.Lock()
+	tableTick++
+	e, ok := tables[k]
+	if !ok {
+		if len(tables) >= maxTables {
+			var oldest tableKey
+			first := true
+			for key, v := range tables {
+				if first || v.stamp < tables[oldest].stamp {
+					oldest, first = key, false
+				}
+			}
+			delete(tables, oldest)
+		}
+		e = &tableEntry{}
+		tables[k] = e
 	}
-	k := tableKey{which, bits, window}
-	pk.cache.mu.Lock()
-	defer pk.cache.mu.Unlock()
-	if t, ok := pk.cache.tables[k]; ok {
-		return t
-	}
-	t := newFixedBase(base, pk.NS1, bits, window)
-	pk.cache.tables[k] = t
-	return t
+	e.stamp = tableTick
+	tablesMu.Unlock()
+	e.once.Do(func() { e.fb = newFixedBase(base, m, bits, window) })
+	return e.fb
+}
+
+func (pk *PublicKey) table(base *big.Int, bits, window int) *fixedBase {
+	return tableFor(base, pk.ns1(), bits, window)
 }
 
 // Precompute builds the fixed-base encryption table now (it is otherwise
-// built on first use). Full-length exponents: 2048-bit n, 0.3 s and 35 MB;
-// 3072-bit n, 1 s and 80 MB. Short exponents: 30 MB and 40 MB.
+// built on first use; see encWindow for sizes). Tables are shared by all
+// copies of a key and cached process-wide for the last few keys used.
 func (pk *PublicKey) Precompute() {
 	if pk.H == nil {
 		return
 	}
-	pk.table(0, pk.H, pk.randBits(), pk.encWindow())
+	pk.table(pk.H, pk.randBits(), pk.encWindow())
 }
 
-// encWindow picks the encryption table's window: 9 bits when that table
-// stays within 40 MB (the 2048-bit short-exponent table: 30 MB), else 8.
+// encWindow picks the encryption table's window: the widest of 4..9 bits
+// whose table stays within 80 MB. 2048-bit n: 9 bits (short exponents
+// 32 MB, full 64 MB); 3072-bit n: 9 bits short (73 MB), 8 bits full (79 MB);
+// 4096-bit n: 8 bits short (69 MB), 7 bits full (79 MB).
 func (pk *PublicKey) encWindow() int {
-	bits := pk.randBits()
-	entry := pk.CiphertextSize() + 40 // value plus big.Int overhead
-	if (bits+8)/9*511*entry <= 40<<20 {
-		return 9
+	return windowFor(pk.randBits(), pk.CiphertextSize(), 80<<20)
+}
+
+func windowFor(bits, elemBytes, limit int) int {
+	entry := elemBytes + 40 // value plus big.Int overhead
+	for w := 9; w > 4; w-- {
+		if (bits+w-1)/w*(1<<w-1)*entry <= limit {
+			return w
+		}
 	}
-	return 8
+	return 4
 }
 
 // NewPublicKey returns the public key for modulus n and degree s with the
@@ -135,7 +173,6 @@ func NewPublicKey(random io.Reader, n *big.Int, s int, h *big.Int) (*PublicKey, 
 	pk := &PublicKey{N: new(big.Int).Set(n), S: s}
 	pk.NS = new(big.Int).Exp(n, big.NewInt(int64(s)), nil)
 	pk.NS1 = new(big.Int).Mul(pk.NS, n)
-	pk.cache = &pkCache{tables: map[tableKey]*fixedBase{}}
 	if h == nil {
 		if random == nil {
 			random = rand.Reader
@@ -259,10 +296,7 @@ func (pk *PublicKey) randomizer(random io.Reader) (*big.Int, error) {
 }
 
 func (pk *PublicKey) hPow(r *big.Int) *big.Int {
-	if t := pk.table(0, pk.H, pk.randBits(), pk.encWindow()); t != nil {
-		return t.exp(r)
-	}
-	return new(big.Int).Exp(pk.H, r, pk.ns1())
+	return pk.table(pk.H, pk.randBits(), pk.encWindow()).exp(r)
 }
 
 func (pk *PublicKey) checkPlain(m *big.Int) error {

@@ -355,10 +355,10 @@ func (pk *ThresholdPublicKey) challenge(index int, ctx ProofContext, digest []by
 }
 
 func (pk *ThresholdPublicKey) vPow(e *big.Int) *big.Int {
-	if t := pk.table(1, pk.V, pk.rhoBits()+1, vWindow); t != nil {
-		return t.exp(e)
+	if pk.V == nil {
+		return new(big.Int)
 	}
-	return new(big.Int).Exp(pk.V, e, pk.ns1())
+	return pk.table(pk.V, pk.rhoBits()+1, vWindow).exp(e)
 }
 
 // Check verifies the internal consistency of the public key: ranges,
