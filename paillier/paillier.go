@@ -39,6 +39,10 @@ const (
 	MaxBits = 8192
 	// MaxS is the largest Damgård–Jurik degree s accepted.
 	MaxS = 8
+	// MaxCiphertextBits bounds |n^(s+1)|, so that decoding a hostile key
+	// cannot demand arbitrarily expensive arithmetic (e.g. s ≤ 7 at 2048
+	// bits, s ≤ 3 at 4096 bits).
+	MaxCiphertextBits = 16384
 	// statBits is the statistical security parameter: randomisers and
 	// proof blinders are this many bits longer than the value they hide.
 	statBits = 128
@@ -169,6 +173,9 @@ func NewPublicKey(random io.Reader, n *big.Int, s int, h *big.Int) (*PublicKey, 
 	}
 	if s < 1 || s > MaxS {
 		return nil, fmt.Errorf("%w: s must be in 1..%d", ErrInvalidKey, MaxS)
+	}
+	if n.BitLen()*(s+1) > MaxCiphertextBits {
+		return nil, fmt.Errorf("%w: n^(s+1) would exceed %d bits", ErrInvalidKey, MaxCiphertextBits)
 	}
 	pk := &PublicKey{N: new(big.Int).Set(n), S: s}
 	pk.NS = new(big.Int).Exp(n, big.NewInt(int64(s)), nil)
