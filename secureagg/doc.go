@@ -27,9 +27,9 @@
 //     so up front, and the root asks the others (secureagg/share-request,
 //     control) only when fewer than t+1 of those shares are valid.
 //  4. Result (secureagg/result, public-result). The root verifies every
-//     share, combines t+1 valid ones, unpacks and range-checks the sum and
-//     sends it (or the reason there is none) down the tree; every party
-//     returns it.
+//     share, combines t+1 valid ones, range-checks the sum and sends its
+//     packed plaintexts (or the reason there is none) down the tree; every
+//     party unpacks, range-checks and decodes them and returns the sum.
 //
 // Every message carries the step's job, phase, round and attempt (row 24),
 // so messages of different rounds or attempts never answer each other.
