@@ -64,6 +64,18 @@ type Ledger struct {
 	path string
 	mu   sync.Mutex
 	f    *os.File // nil once closed
+	err  error    // the first write error: a ledger that lost a line stays failed
+}
+
+// Writable reports whether the ledger can still record entries. Senders
+// check it first so that nothing leaves a node unrecorded.
+func (l *Ledger) Writable() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return fmt.Errorf("audit: %s: %w", l.path, ErrClosed)
+	}
+	return l.err
 }
 
 // Open opens the ledger at path for appending, creating the file and its
@@ -123,8 +135,12 @@ func (l *Ledger) Append(e Entry) error {
 		return fmt.Errorf("audit: append to %s: %w", l.path, ErrClosed)
 	}
 	// One write per line: with O_APPEND the line lands whole at the end.
+	if l.err != nil {
+		return l.err
+	}
 	if _, err := l.f.Write(b); err != nil {
-		return fmt.Errorf("audit: append to %s: %w", l.path, err)
+		l.err = fmt.Errorf("audit: append to %s: %w", l.path, err)
+		return l.err
 	}
 	return nil
 }

@@ -11,9 +11,11 @@ import (
 // Row totals the messages of one job sent to one peer with one kind of
 // disclosure: the granularity at which an organisation reviews its ledger.
 type Row struct {
-	Job, Peer, Disclosure string
-	Messages              int
-	Bytes                 int64
+	Job        string `json:"job"`
+	Peer       string `json:"peer"`
+	Disclosure string `json:"disclosure"`
+	Messages   int    `json:"messages"`
+	Bytes      int64  `json:"bytes"`
 }
 
 type rowKey struct{ job, peer, disclosure string }

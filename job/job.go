@@ -68,9 +68,11 @@ type Outputs struct {
 	Failed  map[string]string `msgpack:"failed"`
 	// Bytes is what each party had sent for the job when it finished the step.
 	Bytes map[string]int64 `msgpack:"bytes"`
-	// Silent lists the parties that sent no output in time (also in Failed):
-	// jobs typically exclude them and retry, while an explicit error from a
-	// party usually fails the job.
+	// Silent lists the parties that sent no output in time or whose node
+	// could not be reached (also in Failed): jobs typically exclude them and
+	// retry, while an explicit error from a party usually fails the job. When
+	// a party is unreachable the attempt ends at once, and parties still
+	// working are in neither Results nor Failed.
 	Silent []string `msgpack:"silent"`
 }
 

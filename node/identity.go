@@ -61,6 +61,9 @@ func Init(name, dir string, listen []string) (*Config, peer.ID, error) {
 		listen = []string{"/ip4/0.0.0.0/tcp/7400", "/ip4/0.0.0.0/udp/7400/quic-v1"}
 	}
 	cfg := &Config{Name: name, DataDir: ".", Listen: listen, Consortium: "consortium.yaml", TablesDir: "tables"}
+	if err := os.MkdirAll(filepath.Join(dir, cfg.TablesDir), 0o700); err != nil {
+		return nil, "", fmt.Errorf("node init: %w", err)
+	}
 	if err := cfg.Save(filepath.Join(dir, "node.yaml")); err != nil {
 		return nil, "", fmt.Errorf("node init: %w", err)
 	}

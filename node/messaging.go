@@ -129,6 +129,9 @@ func (ms *messenger) send(ctx context.Context, to string, m *protocol.Message, d
 	if err != nil {
 		return err
 	}
+	if err := ms.ledger.Writable(); err != nil {
+		return fmt.Errorf("send %s to %s: audit ledger unavailable, refusing to send unrecorded: %w", m.Type, to, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, ms.sendTTL)
 	defer cancel()
 	s, err := ms.host.NewStream(ctx, id, protocol.JobProtocol)
@@ -147,21 +150,22 @@ func (ms *messenger) send(ctx context.Context, to string, m *protocol.Message, d
 		s.Reset()
 		return fmt.Errorf("send %s to %s: %w", m.Type, to, err)
 	}
-	ack, err := protocol.ReadFrame(s, 4096)
-	if err != nil {
-		s.Reset()
-		return fmt.Errorf("send %s to %s: no acknowledgement: %w", m.Type, to, err)
-	}
+	// The message has left the node: record it whether or not the peer
+	// acknowledges it.
 	n := len(b) + 4
 	ms.mu.Lock()
 	ms.jobBytes[m.Job] += int64(n)
 	ms.mu.Unlock()
 	ms.metrics.sent(to, m.Type, n)
-	if ms.ledger != nil {
-		if err := ms.ledger.Append(audit.Entry{Time: time.Now().UTC(), Job: m.Job, Phase: m.Phase, Round: m.Round,
-			Peer: to, Type: m.Type, Bytes: n, Disclosure: string(d)}); err != nil {
-			ms.log.Error("audit ledger append failed", "err", err)
-		}
+	ledgerErr := ms.ledger.Append(audit.Entry{Time: time.Now().UTC(), Job: m.Job, Phase: m.Phase, Round: m.Round,
+		Peer: to, Type: m.Type, Bytes: n, Disclosure: string(d)})
+	if ledgerErr != nil {
+		ms.log.Error("audit ledger append failed", "err", ledgerErr)
+	}
+	ack, err := protocol.ReadFrame(s, 4096)
+	if err != nil {
+		s.Reset()
+		return fmt.Errorf("send %s to %s: no acknowledgement: %w", m.Type, to, err)
 	}
 	if string(ack) != ackOK {
 		return fmt.Errorf("send %s to %s: refused: %s", m.Type, to, ack)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
@@ -376,6 +378,23 @@ func (c *coordinator) Run(ctx context.Context, step job.Step) (*job.Outputs, err
 	waitCtx, cancel := context.WithTimeout(ctx, step.Timeout()+time.Duration(c.n.timing.SendMS)*time.Millisecond)
 	defer cancel()
 	done := 0
+	aborted := false
+	reported := map[string]bool{}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.watchReachable(waitCtx, step.Parties, func(p string, why error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if aborted || reported[p] {
+				return
+			}
+			aborted = true
+			outs.Failed[p] = fmt.Sprintf("unreachable: %v", why)
+			outs.Silent = append(outs.Silent, p)
+			cancel() // end the attempt: the others cannot finish without p
+		})
+	}()
 	for _, p := range step.Parties {
 		wg.Add(1)
 		go func(p string) {
@@ -392,6 +411,10 @@ func (c *coordinator) Run(ctx context.Context, step job.Step) (*job.Outputs, err
 			}
 			mu.Lock()
 			defer mu.Unlock()
+			reported[p] = true
+			if aborted && err != nil {
+				return // cut short because another party is unreachable
+			}
 			switch {
 			case err != nil:
 				outs.Failed[p] = fmt.Sprintf("no output within %s: %v", step.Timeout(), err)
@@ -405,6 +428,9 @@ func (c *coordinator) Run(ctx context.Context, step job.Step) (*job.Outputs, err
 			}
 			done++
 			c.Progress(step.Phase, done, len(step.Parties))
+			if done == len(step.Parties) {
+				cancel() // stops the reachability watch
+			}
 		}(p)
 	}
 	wg.Wait()
@@ -417,4 +443,57 @@ func (c *coordinator) Run(ctx context.Context, step job.Step) (*job.Outputs, err
 	}
 	c.n.metrics.phaseSecs.WithLabelValues(c.spec.Kind, step.Phase).Observe(time.Since(began).Seconds())
 	return outs, nil
+}
+
+// Reachability probing: a party whose node cannot be dialled on
+// unreachableProbes consecutive probes, probeInterval apart, is declared
+// unreachable, so a step does not wait out its timeout for a node that is down.
+const (
+	probeInterval     = 500 * time.Millisecond
+	probeTimeout      = time.Second
+	unreachableProbes = 3
+)
+
+// watchReachable probes the parties until ctx ends and calls down for the
+// first one found unreachable.
+func (c *coordinator) watchReachable(ctx context.Context, parties []string, down func(p string, why error)) {
+	misses := map[string]int{}
+	tick := time.NewTicker(probeInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for _, p := range parties {
+			if p == c.n.cfg.Name {
+				continue
+			}
+			err := c.n.probe(ctx, p)
+			if err == nil || ctx.Err() != nil {
+				misses[p] = 0
+				continue
+			}
+			if misses[p]++; misses[p] >= unreachableProbes {
+				down(p, err)
+				return
+			}
+		}
+	}
+}
+
+// probe checks that a member's node can be reached: connected already, or
+// dialled now.
+func (n *Node) probe(ctx context.Context, name string) error {
+	id, ok := n.memberID(name)
+	if !ok {
+		return fmt.Errorf("%q is not a member", name)
+	}
+	if n.host.Network().Connectedness(id) == network.Connected {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	return n.host.Connect(ctx, peer.AddrInfo{ID: id})
 }

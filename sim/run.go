@@ -99,7 +99,7 @@ func Run(ctx context.Context, specPath string, opts RunOptions) (map[string]any,
 	if err := json.Unmarshal(rec.Result, &result); err != nil {
 		return nil, fmt.Errorf("job result: %w", err)
 	}
-	if err := writeAtomic(resultPath, rec.Result); err != nil {
+	if err := writeAtomic(resultPath, append(rec.Result, '\n')); err != nil {
 		return nil, err
 	}
 	return result, nil

@@ -203,21 +203,28 @@ func (a *app) printStatus(js jobStatus) {
 // follow polls the job and redraws one progress line until it ends.
 func (a *app) follow(ctx context.Context, c *client, id string) error {
 	start := time.Now()
+	last := ""
 	for {
 		var js jobStatus
 		if _, err := c.do(ctx, "GET", "/v1/jobs/"+id, nil, &js); err != nil {
 			return err
 		}
 		if a.format == "text" {
-			line := fmt.Sprintf("\r%s %s %6.1fs  steps done %d/%d", js.ID, js.Status, time.Since(start).Seconds(), doneSteps(js), len(js.Steps))
+			line := fmt.Sprintf("%s %s %6.1fs  steps done %d/%d", js.ID, js.Status, time.Since(start).Seconds(), doneSteps(js), len(js.Steps))
 			if p := js.Progress; p != nil {
 				line += fmt.Sprintf("  %s: %d/%d parties", p.Phase, p.Done, p.Total)
 			}
-			fmt.Fprintf(a.stderr, "%-100s", line)
+			switch {
+			case a.terminal():
+				fmt.Fprintf(a.stderr, "\r%-100s", line) // redraw one line
+			case line[len(js.ID):] != last[min(len(js.ID), len(last)):]:
+				fmt.Fprintln(a.stderr, line) // a log file gets a line per change
+			}
+			last = line
 		}
 		switch js.Status {
 		case node.StatusDone:
-			if a.format == "text" {
+			if a.format == "text" && a.terminal() {
 				fmt.Fprintln(a.stderr)
 			}
 			var raw json.RawMessage
@@ -227,7 +234,7 @@ func (a *app) follow(ctx context.Context, c *client, id string) error {
 			_, err := a.stdout.Write(append(raw, '\n'))
 			return err
 		case node.StatusFailed:
-			if a.format == "text" {
+			if a.format == "text" && a.terminal() {
 				fmt.Fprintln(a.stderr)
 			}
 			return fmt.Errorf("job %s failed: %s", id, js.Error)

@@ -74,6 +74,17 @@ func (a *app) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lvl}))
 }
 
+// terminal reports whether stderr is a terminal, where progress lines are
+// redrawn in place rather than appended.
+func (a *app) terminal() bool {
+	f, ok := a.stderr.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
 func (a *app) printJSON(v any) error {
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")

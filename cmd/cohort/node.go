@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
 
 	"github.com/cohortdm/cohort/node"
 )
@@ -33,9 +34,12 @@ in DIR/consortium.yaml.`,
 			if a.format == "json" {
 				return a.printJSON(member)
 			}
+			entry, err := yaml.Marshal([]node.Member{member})
+			if err != nil {
+				return err
+			}
 			fmt.Fprintf(a.stdout, "created node %s in %s\npeer id: %s\n", name, dir, id)
-			fmt.Fprintf(a.stdout, "add this member to every node's consortium.yaml (replace 0.0.0.0 with a reachable address):\n")
-			fmt.Fprintf(a.stdout, "  - name: %s\n    peer_id: %s\n    addrs: %q\n", name, id, cfg.Listen)
+			fmt.Fprintf(a.stdout, "add this member under 'members:' in every node's consortium.yaml (replace 0.0.0.0 with a reachable address):\n%s", entry)
 			return nil
 		},
 	}
