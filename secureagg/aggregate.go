@@ -376,11 +376,7 @@ func (s *session) run(ctx context.Context, input []float64) (*Result, error) {
 
 	var res *resultBody
 	if parent == "" {
-		share, err := s.keys.Share.DecryptShare(s.random, total, s.proofContext())
-		if err != nil {
-			return nil, fmt.Errorf("secureagg: decryption share: %w", err)
-		}
-		res = s.decrypt(ctx, total, share)
+		res = s.decrypt(ctx, total)
 	} else {
 		if res, err = s.shareAndWait(ctx, total); err != nil {
 			return nil, err
@@ -596,15 +592,25 @@ func (s *session) collectShares(ctx context.Context, total []*paillier.Ciphertex
 // parties if too few are valid, combine t+1 valid ones, unpack, check the
 // range and decode.
 // Failures become a result with Error set, so they travel down the tree.
-func (s *session) decrypt(ctx context.Context, total []*paillier.Ciphertext, own *paillier.DecryptionShare) *resultBody {
-	valid := []*paillier.DecryptionShare{own}
-	excluded := map[string]string{}
-	need := s.pk.Threshold + 1
+func (s *session) decrypt(ctx context.Context, total []*paillier.Ciphertext) *resultBody {
 	fail := func(err error) *resultBody {
 		return &resultBody{Error: truncate(err.Error()), err: err}
 	}
+	// Compute our own share while the others' arrive and are verified.
+	var own *paillier.DecryptionShare
+	var ownErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { own, ownErr = s.keys.Share.DecryptShare(s.random, total, s.proofContext()) })
+	var others []*paillier.DecryptionShare
+	excluded := map[string]string{}
 	first := s.asked()[1:] // the root is first in tree order
-	s.collectShares(ctx, total, first, s.shareHops(), &valid, excluded)
+	s.collectShares(ctx, total, first, s.shareHops(), &others, excluded)
+	wg.Wait()
+	if ownErr != nil {
+		return fail(fmt.Errorf("secureagg: decryption share: %w", ownErr))
+	}
+	valid := append([]*paillier.DecryptionShare{own}, others...)
+	need := s.pk.Threshold + 1
 	if rest := s.tree.order[s.ask:]; len(valid) < need && len(rest) > 0 {
 		s.sendAll(ctx, func(string) int { return s.shareHops() + 1 }, rest, TypeShareRequest, shareRequest{}, protocol.DiscloseControl)
 		s.collectShares(ctx, total, rest, s.lateShareHops(), &valid, excluded)
