@@ -52,8 +52,9 @@ func (k *Keys) check() error {
 	if k == nil || k.Share == nil || k.Share.Public == nil {
 		return fmt.Errorf("%w: missing share or public key", ErrKeys)
 	}
-	if !slices.IsSorted(k.Members) || len(slices.Compact(slices.Clone(k.Members))) != len(k.Members) {
-		return fmt.Errorf("%w: member list not sorted and unique", ErrKeys)
+	if !slices.IsSorted(k.Members) || len(slices.Compact(slices.Clone(k.Members))) != len(k.Members) ||
+		(len(k.Members) > 0 && k.Members[0] == "") {
+		return fmt.Errorf("%w: member list not sorted, unique and named", ErrKeys)
 	}
 	pk := k.Share.Public
 	if pk.Parties != len(k.Members) {

@@ -102,7 +102,7 @@ func decodeCiphertexts(b []byte, pk *paillier.PublicKey, shape string, count int
 		return nil, body.Missing, nil
 	}
 	if body.Shape != shape {
-		return nil, nil, fmt.Errorf("%w: peer aggregates %q, we aggregate %q (every party must use the same config and vector length)",
+		return nil, nil, fmt.Errorf("%w: peer aggregates %.100q, we aggregate %q (every party must use the same config and vector length)",
 			protocol.ErrMalformed, body.Shape, shape)
 	}
 	if want := count * pk.CiphertextSize(); len(body.Ciphertexts) > 2*want+64 {
