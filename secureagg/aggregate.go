@@ -27,8 +27,9 @@ const DefaultFanout = 4
 const defaultHop = 10 * time.Second
 
 // Config is one party's configuration of an aggregation. Every party of a
-// step must pass the same FracBits, ValueBits, Fanout and Noise and a vector
-// of the same length; a mismatch is detected and reported, not summed.
+// step must pass the same FracBits, ValueBits, Fanout, Decryptors and Noise
+// and a vector of the same length; a mismatch is detected and reported (the
+// mismatching party is named missing), not summed.
 type Config struct {
 	// Keys is this party's share of the consortium key (LoadKeys, ReadKeys).
 	Keys *Keys
@@ -91,7 +92,7 @@ type MissingError struct {
 }
 
 func (e *MissingError) Error() string {
-	return fmt.Sprintf("secureagg: no input from %s; re-run the step without them", strings.Join(e.Parties, ", "))
+	return fmt.Sprintf("secureagg: attempt failed for want of %s; re-run the step without them", strings.Join(e.Parties, ", "))
 }
 
 // Errors callers can test with errors.Is.
