@@ -124,21 +124,25 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		if err != nil {
 			return nil, err
 		}
-		var failed []string
-		for _, name := range parties {
-			if reason, ok := outs.Failed[name]; ok && !slices.Contains(outs.Silent, name) {
-				failed = append(failed, name+": "+reason)
-			}
-		}
-		if len(failed) > 0 {
-			return nil, fmt.Errorf("aggregation failed at %s", strings.Join(failed, "; "))
-		}
+		// Outcomes first: after a fault every live party names the parties
+		// missing from the aggregate, and the faulty party itself may report
+		// its own error (an out-of-range input, a timeout). Dropping the
+		// named parties and re-running is the answer to both.
 		res, missing, err := outcome(outs, parties)
 		if err != nil {
 			return nil, err
 		}
 		if res != nil {
 			return result(res, dropped), nil
+		}
+		if len(missing) == 0 {
+			var failed []string
+			for _, name := range parties {
+				if reason, ok := outs.Failed[name]; ok {
+					failed = append(failed, name+": "+reason)
+				}
+			}
+			return nil, fmt.Errorf("aggregation failed at %s", strings.Join(failed, "; "))
 		}
 		for _, name := range missing {
 			if reason, ok := outs.Failed[name]; ok {
@@ -217,7 +221,10 @@ func (Kind) Participate(ctx context.Context, p job.Participant, step job.Step) (
 	if err != nil {
 		return nil, fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", p.Self(), err)
 	}
-	cfg := secureagg.Config{Keys: keys, FracBits: prm.fracBits, ValueBits: prm.valueBits, Noise: prm.noise}
+	// Ask t+1 parties for decryption shares (more only if some fail): the
+	// shares and their proofs are most of a round's cost.
+	cfg := secureagg.Config{Keys: keys, FracBits: prm.fracBits, ValueBits: prm.valueBits, Noise: prm.noise,
+		Decryptors: keys.Public().Threshold + 1}
 	return secureagg.EncodeOutcome(secureagg.Aggregate(ctx, p, step, cfg, []float64{local}))
 }
 
