@@ -326,8 +326,7 @@ func (pk *PublicKey) Encrypt(random io.Reader, m *big.Int) (*Ciphertext, error) 
 	if err != nil {
 		return nil, err
 	}
-	c := r.Mul(r, pk.gPow(m))
-	return &Ciphertext{C: c.Mod(c, pk.ns1())}, nil
+	return &Ciphertext{C: mulMod(r, pk.gPow(m), pk.ns1())}, nil
 }
 
 // EncryptMany encrypts every m, in parallel across GOMAXPROCS goroutines.
@@ -365,24 +364,36 @@ func (pk *PublicKey) EncryptMany(random io.Reader, ms []*big.Int) ([]*Ciphertext
 		} else {
 			r = pk.hPow(rs[i])
 		}
-		r.Mul(r, pk.gPow(ms[i]))
-		out[i] = &Ciphertext{C: r.Mod(r, pk.ns1())}
+		out[i] = &Ciphertext{C: mulMod(r, pk.gPow(ms[i]), pk.ns1())}
 	})
 	return out, nil
+}
+
+// scratch holds reusable product and quotient buffers for mulMod.
+var scratch = sync.Pool{New: func() any { return new(big.Int) }}
+
+// mulMod returns a·b mod m in a fresh, exactly sized big.Int; the double
+// length product and the quotient live in pooled buffers.
+func mulMod(a, b, m *big.Int) *big.Int {
+	p := scratch.Get().(*big.Int)
+	q := scratch.Get().(*big.Int)
+	p.Mul(a, b)
+	r := new(big.Int)
+	q.QuoRem(p, m, r)
+	scratch.Put(q)
+	scratch.Put(p)
+	return r
 }
 
 // Add returns an encryption of the sum of the plaintexts of a and b.
 // Inputs are not validated (use UnmarshalCiphertexts for untrusted data).
 func (pk *PublicKey) Add(a, b *Ciphertext) *Ciphertext {
-	c := new(big.Int).Mul(a.C, b.C)
-	return &Ciphertext{C: c.Mod(c, pk.ns1())}
+	return &Ciphertext{C: mulMod(a.C, b.C, pk.ns1())}
 }
 
 // AddPlain returns an encryption of Dec(c) + m mod n^s. m may be negative.
 func (pk *PublicKey) AddPlain(c *Ciphertext, m *big.Int) *Ciphertext {
-	r := pk.gPow(m) // reduces m mod n^s
-	r.Mul(r, c.C)
-	return &Ciphertext{C: r.Mod(r, pk.ns1())}
+	return &Ciphertext{C: mulMod(pk.gPow(m), c.C, pk.ns1())} // gPow reduces m mod n^s
 }
 
 // MulPlain returns an encryption of k·Dec(c) mod n^s. k may be negative.
@@ -412,8 +423,7 @@ func (pk *PublicKey) Rerandomize(random io.Reader, c *Ciphertext) (*Ciphertext, 
 	if err != nil {
 		return nil, err
 	}
-	r.Mul(r, c.C)
-	return &Ciphertext{C: r.Mod(r, pk.ns1())}, nil
+	return &Ciphertext{C: mulMod(r, c.C, pk.ns1())}, nil
 }
 
 // ValidateCiphertext checks that c is an element of Z*_{n^(s+1)}.

@@ -589,8 +589,17 @@ func (pk *ThresholdPublicKey) Combine(cs []*Ciphertext, shares []*DecryptionShar
 	sort.Ints(set)
 	set = set[:need]
 	lam := lagrange(pk.Delta(), set)
-	// Exponents 2λ, split by sign so that one inversion per ciphertext
-	// suffices.
+	// λ_i = g·L_i with g = gcd of the λ_i: raise the shares to the small
+	// |L_i|, multiply by sign, and raise the two products to 2g once each.
+	g := new(big.Int)
+	for _, l := range lam {
+		g.GCD(nil, nil, g, new(big.Int).Abs(l))
+	}
+	small := make([]*big.Int, len(lam))
+	for k, l := range lam {
+		small[k] = new(big.Int).Quo(l, g)
+	}
+	twoG := new(big.Int).Lsh(g, 1)
 	ns1 := pk.ns1()
 	ns := pk.ns()
 	fourDelta2 := new(big.Int).Mul(pk.Delta(), pk.Delta())
@@ -605,16 +614,18 @@ func (pk *ThresholdPublicKey) Combine(cs []*Ciphertext, shares []*DecryptionShar
 		pos, neg := big.NewInt(1), big.NewInt(1)
 		e := new(big.Int)
 		for k, i := range set {
-			e.Lsh(lam[k], 1)
-			acc := pos
-			if e.Sign() < 0 {
-				e.Neg(e)
-				acc = neg
-			}
+			e.Set(small[k])
+			isNeg := e.Sign() < 0
+			e.Abs(e)
 			t := new(big.Int).Exp(byIndex[i].Values[j], e, ns1)
-			acc.Mul(acc, t)
-			acc.Mod(acc, ns1)
+			if isNeg {
+				neg = mulMod(neg, t, ns1)
+			} else {
+				pos = mulMod(pos, t, ns1)
+			}
 		}
+		pos.Exp(pos, twoG, ns1)
+		neg.Exp(neg, twoG, ns1)
 		// pos/neg = c^(4Δ²d) = (1+n)^(4Δ²m); in particular pos ≡ neg mod n.
 		var m *big.Int
 		if pk.s() == 1 {
