@@ -94,6 +94,11 @@ type Participant interface {
 // consortium's threshold key share). Only the owning node can read it.
 type Secrets interface {
 	ReadSecret(name string) ([]byte, error)
+	// Parsed returns parse applied to the named files' contents, cached by
+	// the node for as long as the files are unchanged. Validating key
+	// material is expensive (a full-size exponentiation for a key share), and
+	// a job step should not pay for it every time.
+	Parsed(names []string, parse func(contents [][]byte) (any, error)) (any, error)
 }
 
 // Coordinator is what Coordinate gets.

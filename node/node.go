@@ -71,6 +71,7 @@ type Node struct {
 	ledger  *audit.Ledger
 	ms      *messenger
 	fsm     *fsm
+	secrets *secrets
 
 	cons   *Consortium
 	raft   *raft.Raft
@@ -138,7 +139,7 @@ func New(opts Options) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, host: h, gater: g,
-		metrics: m, ledger: ledger, fsm: newFSM(),
+		metrics: m, ledger: ledger, fsm: newFSM(), secrets: &secrets{dir: cfg.DataDir, parsed: map[string]any{}},
 		coordinating: map[string]*coordination{}, participating: map[stepID]context.CancelFunc{},
 		finished: map[stepID]bool{}, progress: map[string]Progress{},
 	}

@@ -186,15 +186,13 @@ func LoadKeys(dir string) (*Keys, error) {
 // ReadKeys loads the keys through a job's Secrets (the node's data dir), so
 // a job package never needs to know where the data dir is.
 func ReadKeys(s job.Secrets) (*Keys, error) {
-	pub, err := s.ReadSecret(PublicKeyFile)
+	v, err := s.Parsed([]string{PublicKeyFile, ShareFile}, func(b [][]byte) (any, error) {
+		return ParseKeys(b[0], b[1])
+	})
 	if err != nil {
-		return nil, fmt.Errorf("secureagg: read %s: %w", PublicKeyFile, err)
+		return nil, fmt.Errorf("secureagg: read %s and %s: %w", PublicKeyFile, ShareFile, err)
 	}
-	share, err := s.ReadSecret(ShareFile)
-	if err != nil {
-		return nil, fmt.Errorf("secureagg: read %s: %w", ShareFile, err)
-	}
-	return ParseKeys(pub, share)
+	return v.(*Keys), nil
 }
 
 func writeAtomic(path string, b []byte, mode os.FileMode) error {
