@@ -12,9 +12,10 @@
 //
 // This is the Damgård–Jurik–Nielsen fixed-base form. h is drawn once per
 // key; x is discarded. (1+n)^m costs a few multiplications (binomial
-// expansion). H^r uses a precomputed table of H^(j·2^(8i)) (one modular
-// multiplication per 8-bit window of r, no squarings), built on first use
-// or by PublicKey.Precompute.
+// expansion). H^r uses a precomputed table of H^(j·2^(w·i)) (one modular
+// multiplication per w-bit window of r, no squarings; w = 7..9 so that the
+// table stays within 80 MB), built on first use or by PublicKey.Precompute
+// and shared process-wide by all copies of the key.
 //
 // Homomorphic operations: Add (c1·c2), AddPlain (c·(1+n)^k), MulPlain
 // (c^k), Neg (c^-1), Sub, Rerandomize (c·H^r). Decryption uses the CRT
@@ -85,8 +86,9 @@
 // log_u ũ = log_v v_i for u = ∏ c_j^(4w_j), ũ = ∏ c_ij^(2w_j). If some share
 // value is wrong, the combination is wrong except with probability about
 // 2^-128, because the squares have no small-order elements (safe primes) and
-// squaring the share values removes the sign component. One proof then costs
-// two 130-bit exponentiations per ciphertext plus one full-size proof.
+// squaring the share values removes the sign component. u and ũ are two
+// Straus multi-exponentiations (shared squarings), so a batch costs about
+// 2.5 ms per ciphertext at 2048 bits on top of one full-size proof.
 //
 // # Encoding
 //
