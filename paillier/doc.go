@@ -104,8 +104,8 @@
 // Keys, key shares, ciphertexts and decryption shares serialise to msgpack
 // arrays with a format tag. Decoding is strict: exact lengths, no trailing
 // bytes, all group elements in Z*_{n^(s+1)}, proof components within their
-// bit bounds, key ids recomputed and key shares checked against their
-// verification key.
+// bit bounds, key ids recomputed, key shares checked against their
+// verification key, and only the canonical encoding accepted.
 //
 // # Safe primes
 //

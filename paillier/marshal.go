@@ -262,7 +262,22 @@ func UnmarshalPublicKey(b []byte) (*PublicKey, error) {
 	if err := d.done(); err != nil {
 		return nil, err
 	}
+	if err := canonical(b, pk.MarshalBinary); err != nil {
+		return nil, err
+	}
 	return pk, nil
+}
+
+// canonical rejects an input that decoded but is not the one encoding we
+// produce (msgpack admits several encodings of one integer, and strings
+// where byte strings are expected), so that every accepted value has
+// exactly one byte representation.
+func canonical(b []byte, marshal func() ([]byte, error)) error {
+	out, err := marshal()
+	if err != nil || !bytes.Equal(out, b) {
+		return fmt.Errorf("%w: non-canonical encoding", ErrDecode)
+	}
+	return nil
 }
 
 // MarshalBinary encodes the threshold public key.
@@ -324,6 +339,9 @@ func UnmarshalThresholdPublicKey(b []byte) (*ThresholdPublicKey, error) {
 	if err := d.done(); err != nil {
 		return nil, err
 	}
+	if err := canonical(b, tpk.MarshalBinary); err != nil {
+		return nil, err
+	}
 	return tpk, nil
 }
 
@@ -371,7 +389,11 @@ func UnmarshalKeyShare(b []byte) (*KeyShare, error) {
 	if new(big.Int).Exp(tpk.V, x, tpk.NS1).Cmp(tpk.VerificationKeys[idx-1]) != 0 {
 		return nil, fmt.Errorf("%w: secret does not match verification key %d", ErrInvalidKey, idx)
 	}
-	return &KeyShare{Index: idx, Secret: x, Public: tpk}, nil
+	ks := &KeyShare{Index: idx, Secret: x, Public: tpk}
+	if err := canonical(b, ks.MarshalBinary); err != nil {
+		return nil, err
+	}
+	return ks, nil
 }
 
 // MarshalCiphertexts encodes ciphertexts as fixed-length elements.
@@ -406,6 +428,9 @@ func (pk *PublicKey) UnmarshalCiphertexts(b []byte) ([]*Ciphertext, error) {
 		cs[i] = &Ciphertext{C: d.unit(ns1, size, "ciphertext")}
 	}
 	if err := d.done(); err != nil {
+		return nil, err
+	}
+	if err := canonical(b, func() ([]byte, error) { return pk.MarshalCiphertexts(cs) }); err != nil {
 		return nil, err
 	}
 	return cs, nil
@@ -468,5 +493,9 @@ func (pk *ThresholdPublicKey) UnmarshalDecryptionShare(b []byte) (*DecryptionSha
 	if n == 0 {
 		return nil, fmt.Errorf("%w: share without values", ErrDecode)
 	}
-	return &DecryptionShare{Index: idx, Values: vals, Proof: &Proof{E: e, Z: z}, elemSize: size}, nil
+	sh := &DecryptionShare{Index: idx, Values: vals, Proof: &Proof{E: e, Z: z}, elemSize: size}
+	if err := canonical(b, sh.MarshalBinary); err != nil {
+		return nil, err
+	}
+	return sh, nil
 }
