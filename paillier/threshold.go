@@ -575,6 +575,13 @@ func (pk *ThresholdPublicKey) Combine(cs []*Ciphertext, shares []*DecryptionShar
 		if len(sh.Values) != len(cs) {
 			return nil, shareError(sh.Index, "wrong number of values")
 		}
+		for _, v := range sh.Values {
+			// Range only: a non-unit fails the pos ≡ neg (mod n) check or
+			// the inversion below.
+			if v == nil || v.Sign() <= 0 || v.Cmp(pk.ns1()) >= 0 {
+				return nil, shareError(sh.Index, "value out of range")
+			}
+		}
 		if _, dup := byIndex[sh.Index]; !dup {
 			byIndex[sh.Index] = sh
 		}
