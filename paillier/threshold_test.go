@@ -342,3 +342,15 @@ func TestLargeParties(t *testing.T) {
 		t.Fatal("31 shares decrypted with t = 31")
 	}
 }
+
+func TestCombineRejectsMalformedValues(t *testing.T) {
+	tpk, shares, _ := testKeys(t)
+	cs := []*Ciphertext{mustEnc(t, &tpk.PublicKey, big.NewInt(11))}
+	for _, bad := range []*big.Int{nil, big.NewInt(0), new(big.Int).Set(tpk.NS1), new(big.Int).Set(tpk.N), new(big.Int).Lsh(tpk.N, 1)} {
+		ds := shareAll(t, shares[:3], cs, testCtx)
+		ds[1].Values[0] = bad
+		if _, err := tpk.Combine(cs, ds); err == nil {
+			t.Errorf("Combine accepted share value %v", bad)
+		}
+	}
+}
