@@ -31,7 +31,8 @@ type benchKey struct {
 }
 
 // cachedSafePrimes returns two safe primes of bits bits, from the cache
-// file or freshly generated.
+// file or freshly generated. It is paillertest.SafePrimes, which this
+// package's own tests cannot import (paillertest imports paillier).
 func cachedSafePrimes(tb testing.TB, bits int) (*big.Int, *big.Int) {
 	path := filepath.Join(os.TempDir(), fmt.Sprintf("cohort-paillier-safeprimes-%d.txt", bits))
 	if b, err := os.ReadFile(path); err == nil {

@@ -1,51 +1,27 @@
 package secureagg
 
 import (
-	"context"
 	"crypto/rand"
 	"fmt"
 	"math/big"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/paillier"
+	"github.com/cohortdm/cohort/paillier/paillertest"
 )
 
 // benchBits is the modulus size of the figures in docs/secureagg.md.
 const benchBits = 2048
 
-// benchPrimes returns two 1024-bit safe primes, generated once and cached
-// in os.TempDir() because generating them takes longer than most rounds.
-// They are a benchmark fixture, never a production key.
+// benchPrimes returns two 1024-bit safe primes from the fixture cache
+// (generating them takes longer than most rounds).
 func benchPrimes(b *testing.B) (*big.Int, *big.Int) {
 	b.Helper()
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("cohort-secureagg-bench-%d.primes", benchBits))
-	if raw, err := os.ReadFile(path); err == nil {
-		f := strings.Fields(string(raw))
-		if len(f) == 2 {
-			p, ok1 := new(big.Int).SetString(f[0], 16)
-			q, ok2 := new(big.Int).SetString(f[1], 16)
-			if ok1 && ok2 && p.BitLen() == benchBits/2 && q.BitLen() == benchBits/2 {
-				return p, q
-			}
-		}
-	}
-	start := time.Now()
-	p, err := paillier.GenerateSafePrime(context.Background(), rand.Reader, benchBits/2)
+	p, q, err := paillertest.SafePrimes(benchBits / 2)
 	if err != nil {
 		b.Fatal(err)
-	}
-	q, err := paillier.GenerateSafePrime(context.Background(), rand.Reader, benchBits/2)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("generated two %d-bit safe primes in %v (cached in %s)", benchBits/2, time.Since(start), path)
-	if err := os.WriteFile(path, []byte(p.Text(16)+"\n"+q.Text(16)+"\n"), 0o600); err != nil {
-		b.Logf("cannot cache primes: %v", err)
 	}
 	return p, q
 }
