@@ -64,8 +64,11 @@ func (s Step) Message(from, typ string, body []byte) *protocol.Message {
 // Outputs are the results of one step: what each party returned, and the
 // parties that failed or timed out with the reason.
 type Outputs struct {
-	Results map[string][]byte `msgpack:"results"`
-	Failed  map[string]string `msgpack:"failed"`
+	// Coordinator drove the attempt that produced these outputs; after a
+	// failover it is the previous leader for steps finished before.
+	Coordinator string            `msgpack:"coordinator"`
+	Results     map[string][]byte `msgpack:"results"`
+	Failed      map[string]string `msgpack:"failed"`
 	// Bytes is what each party had sent for the job when it finished the step.
 	Bytes map[string]int64 `msgpack:"bytes"`
 	// Silent lists the parties that sent no output in time or whose node

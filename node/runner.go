@@ -411,7 +411,7 @@ func (c *coordinator) Run(ctx context.Context, step job.Step) (*job.Outputs, err
 		return nil, err
 	}
 	began := time.Now()
-	outs := &job.Outputs{Results: map[string][]byte{}, Failed: map[string]string{}, Bytes: map[string]int64{}}
+	outs := &job.Outputs{Coordinator: step.Coordinator, Results: map[string][]byte{}, Failed: map[string]string{}, Bytes: map[string]int64{}}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	// Parties get the step timeout plus a grace period for the report itself.

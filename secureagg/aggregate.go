@@ -107,6 +107,17 @@ var (
 	ErrRoot = errors.New("secureagg: aggregation failed at the root")
 )
 
+// Root is the party at the root of a step's tree: the coordinator when it
+// takes part, else the first party.
+func Root(step job.Step) string {
+	parties := slices.Clone(step.Parties)
+	slices.Sort(parties)
+	if slices.Contains(parties, step.Coordinator) || len(parties) == 0 {
+		return step.Coordinator
+	}
+	return parties[0]
+}
+
 // Aggregate sums the parties' vectors. Every party in step.Parties calls it
 // with the same step and an equivalent cfg; each gets the same Result.
 //
@@ -182,10 +193,7 @@ func newSession(p job.Party, step job.Step, cfg Config, n int) (*session, error)
 	if len(s.parties) < s.pk.Threshold+1 {
 		return nil, fmt.Errorf("%w: %d parties cannot reach the %d shares needed to decrypt", ErrTooFewShares, len(s.parties), s.pk.Threshold+1)
 	}
-	root := step.Coordinator
-	if !slices.Contains(s.parties, root) {
-		root = s.parties[0]
-	}
+	root := Root(step)
 	fanout := cfg.Fanout
 	if fanout == 0 {
 		fanout = DefaultFanout

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 )
 
@@ -35,6 +36,19 @@ type outcomeBody struct {
 	Excluded map[string]string `msgpack:"excluded"`
 	Noise    *NoiseReport      `msgpack:"noise"`
 	Missing  []string          `msgpack:"missing"`
+}
+
+// EncodeReport is EncodeOutcome for a step output that goes to the
+// coordinator: only the root's report carries the sum vector, the others
+// carry the rest of the outcome (their sum is the root's), so a long vector
+// crosses the network once more, not N times.
+func EncodeReport(self string, step job.Step, res *Result, err error) ([]byte, error) {
+	if err == nil && res != nil && self != Root(step) {
+		r := *res
+		r.Sum = nil
+		res = &r
+	}
+	return EncodeOutcome(res, err)
 }
 
 // DecodeOutcome reverses EncodeOutcome on the coordinator: it returns the

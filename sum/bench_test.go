@@ -49,7 +49,8 @@ func (vector) Participate(ctx context.Context, p job.Participant, step job.Step)
 		in[i] = float64(i%1000) / 8
 	}
 	cfg := secureagg.Config{Keys: keys, FracBits: 8, ValueBits: 24, Decryptors: keys.Public().Threshold + 1}
-	return secureagg.EncodeOutcome(secureagg.Aggregate(ctx, p, step, cfg, in))
+	res, err := secureagg.Aggregate(ctx, p, step, cfg, in)
+	return secureagg.EncodeReport(p.Self(), step, res, err)
 }
 
 func (vector) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }

@@ -128,7 +128,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		// missing from the aggregate, and the faulty party itself may report
 		// its own error (an out-of-range input, a timeout). Dropping the
 		// named parties and re-running is the answer to both.
-		res, missing, err := outcome(outs, parties)
+		res, missing, err := outcome(outs, parties, secureagg.Root(job.Step{Parties: parties, Coordinator: outs.Coordinator}))
 		if err != nil {
 			return nil, err
 		}
@@ -156,9 +156,9 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	return nil, fmt.Errorf("no parties left to aggregate: %v", dropped)
 }
 
-// outcome reads the step's outputs: the common result, or the parties to
+// outcome reads the step's outputs: the root's result, or the parties to
 // drop before the next round.
-func outcome(outs *job.Outputs, parties []string) (*secureagg.Result, []string, error) {
+func outcome(outs *job.Outputs, parties []string, root string) (*secureagg.Result, []string, error) {
 	missing := append([]string(nil), outs.Silent...)
 	var res *secureagg.Result
 	for _, name := range parties {
@@ -173,7 +173,7 @@ func outcome(outs *job.Outputs, parties []string) (*secureagg.Result, []string, 
 			missing = append(missing, miss.Parties...)
 		case err != nil:
 			return nil, nil, fmt.Errorf("outcome of %s: %w", name, err)
-		case res == nil:
+		case name == root:
 			res = r
 		}
 	}
@@ -182,8 +182,8 @@ func outcome(outs *job.Outputs, parties []string) (*secureagg.Result, []string, 
 	if len(missing) > 0 {
 		return nil, missing, nil
 	}
-	if res == nil {
-		return nil, nil, fmt.Errorf("no party returned a result")
+	if res == nil || len(res.Sum) != 1 {
+		return nil, nil, fmt.Errorf("the root %s returned no result", root)
 	}
 	return res, nil, nil
 }
@@ -225,7 +225,8 @@ func (Kind) Participate(ctx context.Context, p job.Participant, step job.Step) (
 	// shares and their proofs are most of a round's cost.
 	cfg := secureagg.Config{Keys: keys, FracBits: prm.fracBits, ValueBits: prm.valueBits, Noise: prm.noise,
 		Decryptors: keys.Public().Threshold + 1}
-	return secureagg.EncodeOutcome(secureagg.Aggregate(ctx, p, step, cfg, []float64{local}))
+	res, err := secureagg.Aggregate(ctx, p, step, cfg, []float64{local})
+	return secureagg.EncodeReport(p.Self(), step, res, err)
 }
 
 func localSum(p job.Participant, col string) (float64, error) {
