@@ -85,6 +85,7 @@ type Node struct {
 	coordinating  map[string]*coordination
 	participating map[stepID]context.CancelFunc
 	finished      map[stepID]bool
+	cleaned       map[string]bool // ended jobs whose local state is released
 	progress      map[string]Progress
 	closed        bool
 	lastState     raft.RaftState // touched only by the reconcile loop
@@ -141,7 +142,7 @@ func New(opts Options) (*Node, error) {
 		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, host: h, gater: g,
 		metrics: m, ledger: ledger, fsm: newFSM(), secrets: &secrets{dir: cfg.DataDir, parsed: map[string]any{}},
 		coordinating: map[string]*coordination{}, participating: map[stepID]context.CancelFunc{},
-		finished: map[stepID]bool{}, progress: map[string]Progress{},
+		finished: map[stepID]bool{}, cleaned: map[string]bool{}, progress: map[string]Progress{},
 	}
 	if opts.OnApply != nil {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }

@@ -88,6 +88,9 @@ func (n *Node) reconcile() {
 		co, coordinating := n.coordinating[j.ID]
 		switch {
 		case j.Status != StatusRunning:
+			if n.cleaned[j.ID] {
+				continue
+			}
 			if coordinating {
 				co.cancel()
 				delete(n.coordinating, j.ID)
@@ -98,7 +101,14 @@ func (n *Node) reconcile() {
 					delete(n.participating, id)
 				}
 			}
+			for id := range n.finished {
+				if id.job == j.ID {
+					delete(n.finished, id)
+				}
+			}
+			delete(n.progress, j.ID)
 			n.ms.box.drop(j.ID)
+			n.cleaned[j.ID] = true
 			continue
 		case leader && !coordinating:
 			ctx, cancel := context.WithCancel(n.ctx)
