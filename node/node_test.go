@@ -303,3 +303,26 @@ func TestSumJobOverSim(t *testing.T) {
 		}
 	}
 }
+
+// Nodes that listen on QUIC only elect a leader and run a job over it.
+func TestQUICOnly(t *testing.T) {
+	kind := &stepper{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := sim.StartCluster(ctx, t.TempDir(), names(3), sim.ClusterOptions{
+		Kinds: job.Registry{"stepper": kind}, Listen: []string{"/ip4/127.0.0.1/udp/0/quic-v1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, a := range c.Node("org1").Addrs() {
+		if !strings.Contains(a, "quic-v1") {
+			t.Fatalf("listening on %s", a)
+		}
+	}
+	rec := submitAndWait(t, ctx, c.Node("org2"), stepperSpec([]string{"org1", "org2", "org3"}, 0))
+	if rec.Status != node.StatusDone {
+		t.Fatalf("job over QUIC: %s", rec.Error)
+	}
+}

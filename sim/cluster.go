@@ -31,6 +31,9 @@ type ClusterOptions struct {
 	AuditDir string
 	// Timing overrides the nodes' timeouts.
 	Timing node.Timing
+	// Listen overrides the listen multiaddrs (default: TCP and QUIC on
+	// 127.0.0.1, OS-chosen ports).
+	Listen []string
 	// Logger receives the nodes' logs; nil discards them.
 	Logger *slog.Logger
 	// OnApply sees the log entries committed on the first node.
@@ -78,8 +81,11 @@ func StartCluster(ctx context.Context, dir string, names []string, opts ClusterO
 				return nil, err
 			}
 		}
-		cfg := &node.Config{Name: name, DataDir: dataDir, TablesDir: opts.TablesDir, Timing: opts.Timing,
-			Listen: []string{"/ip4/127.0.0.1/tcp/0"}}
+		listen := opts.Listen
+		if len(listen) == 0 {
+			listen = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
+		}
+		cfg := &node.Config{Name: name, DataDir: dataDir, TablesDir: opts.TablesDir, Timing: opts.Timing, Listen: listen}
 		n, err := c.newNode(cfg)
 		if err != nil {
 			c.Close()
