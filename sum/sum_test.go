@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
@@ -337,3 +339,64 @@ func TestSumLeakage(t *testing.T) {
 		}
 	}
 }
+
+// Killing the coordinator during the aggregation: the new leader re-runs
+// the step as a new attempt rooted at itself and the total is the same.
+func TestSumCoordinatorKilled(t *testing.T) {
+	spec, parties, want := consortium(t, 3, "", randomValue(11))
+	names := append(append([]string(nil), parties...), "org04", "org05")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: filepath.Dir(spec),
+		Setup: sim.ThresholdKeys(2048), Timing: fastTiming,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	leader, _ := c.WaitLeader(ctx)
+	for leader.Name() != "org05" {
+		target := c.Node("org05")
+		_ = leader.Raft().LeadershipTransferToServer("org05", raftAddr(target.PeerID().String())).Error()
+		leader, _ = c.WaitLeader(ctx)
+	}
+	raw, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := c.Node("org01").Submit(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for { // the aggregation has started
+		js, ok := c.Node("org01").Job(id)
+		if ok && len(js.Steps) > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := c.Kill("org05"); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := c.Node("org01").Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != node.StatusDone {
+		t.Fatalf("job after failover: %s", rec.Error)
+	}
+	var res map[string]any
+	if err := json.Unmarshal(rec.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if got := res["sum"].(float64); math.Abs(got-want) > 1e-3 {
+		t.Fatalf("sum %v after failover, want %v", got, want)
+	}
+	js, _ := c.Node("org01").Job(id)
+	if last := js.Steps[len(js.Steps)-1]; last.Attempt < 2 && len(js.Steps) < 2 {
+		t.Fatalf("the aggregation finished before the coordinator died (step %+v): nothing was resumed", last)
+	}
+}
+
+func raftAddr(s string) raft.ServerAddress { return raft.ServerAddress(s) }
