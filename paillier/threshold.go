@@ -11,6 +11,8 @@ import (
 	"sort"
 
 	"crypto/sha3"
+
+	"github.com/cohortdm/cohort/paillier/internal/gmpexp"
 )
 
 // MaxParties is the largest number of decryption parties a threshold key
@@ -223,7 +225,7 @@ func DealThresholdFromPrimes(random io.Reader, p, q *big.Int, s, parties, thresh
 		shares[i-1] = &KeyShare{Index: i, Secret: x, Public: tpk}
 	}
 	parallel(parties, func(i int) {
-		tpk.VerificationKeys[i] = new(big.Int).Exp(v, shares[i].Secret, ns1)
+		tpk.VerificationKeys[i] = gmpexp.Exp(v, shares[i].Secret, ns1) // secret exponent
 	})
 	tpk.KeyID = tpk.computeKeyID()
 	return tpk, shares, nil
@@ -454,13 +456,14 @@ func (ks *KeyShare) ProveShare(random io.Reader, cs []*Ciphertext, values []*big
 	return ks.prove(rho, cs, values, ctx), nil
 }
 
-// shareValues returns c_j^(2x) for every ciphertext, on all cores.
+// shareValues returns c_j^(2x) for every ciphertext, on all cores. The
+// exponent is secret: gmpexp.Exp is constant-time with the gmp build tag.
 func (ks *KeyShare) shareValues(cs []*Ciphertext) []*big.Int {
 	ns1 := ks.Public.ns1()
 	x2 := new(big.Int).Lsh(ks.Secret, 1)
 	vals := make([]*big.Int, len(cs))
 	parallel(len(cs), func(j int) {
-		vals[j] = new(big.Int).Exp(cs[j].C, x2, ns1)
+		vals[j] = gmpexp.Exp(cs[j].C, x2, ns1)
 	})
 	return vals
 }
@@ -470,10 +473,12 @@ func (ks *KeyShare) prove(rho *big.Int, cs []*Ciphertext, vals []*big.Int, ctx P
 	digest := pk.statementDigest(ks.Index, ctx, cs, vals)
 	u, ut := pk.combineBases(cs, vals, weights(digest, len(cs)))
 	var a, b *big.Int
-	// a = u^ρ and b = v^ρ (table) in parallel.
+	// a = u^ρ and b = v^ρ (table) in parallel. ρ is secret: u^ρ goes
+	// through gmpexp.Exp (constant-time with the gmp build tag); the v
+	// table lookup is not constant-time with either backend.
 	parallel(2, func(k int) {
 		if k == 0 {
-			a = new(big.Int).Exp(u, rho, pk.ns1())
+			a = gmpexp.Exp(u, rho, pk.ns1())
 		} else {
 			b = pk.vPow(rho)
 		}
@@ -523,7 +528,7 @@ func (pk *ThresholdPublicKey) VerifyShare(cs []*Ciphertext, sh *DecryptionShare,
 	parallel(2, func(k int) {
 		if k == 0 {
 			// a = u^z · ũ^-e
-			a = new(big.Int).Exp(u, pr.Z, ns1)
+			a = gmpexp.ExpPublic(u, pr.Z, ns1)
 			t := new(big.Int).Exp(ut, pr.E, ns1)
 			t.ModInverse(t, ns1)
 			a.Mul(a, t)
