@@ -307,7 +307,7 @@ func (s *session) run(ctx context.Context, input []float64) (*Result, error) {
 	ctx, cancel := s.within(ctx, s.totalHops())
 	defer cancel()
 
-	own, err := s.encrypt(input)
+	own, err := s.encrypt(ctx, input)
 	if err != nil {
 		// Tell both directions at once so nobody waits for us in vain.
 		abort := ciphertextBody{Missing: []string{s.self}}
@@ -468,7 +468,7 @@ func (s *session) shareAndWait(ctx context.Context, total []*paillier.Ciphertext
 }
 
 // encrypt checks, noises, packs and encrypts this party's input.
-func (s *session) encrypt(input []float64) ([]*paillier.Ciphertext, error) {
+func (s *session) encrypt(ctx context.Context, input []float64) ([]*paillier.Ciphertext, error) {
 	var sampler *noiseSampler
 	if s.noise != nil {
 		var err error
@@ -502,12 +502,28 @@ func (s *session) encrypt(input []float64) ([]*paillier.Ciphertext, error) {
 	if len(plain) != s.count {
 		return nil, fmt.Errorf("secureagg: packing gave %d plaintexts, expected %d", len(plain), s.count)
 	}
-	cts, err := s.pk.EncryptMany(s.random, plain)
-	if err != nil {
-		return nil, fmt.Errorf("secureagg: encrypt: %w", err)
+	// Encrypt in chunks and stop when ctx ends: a superseded attempt must
+	// not keep the cores busy for seconds (10,000 values are about 140
+	// ciphertexts) while the next attempt and Raft need them.
+	cts := make([]*paillier.Ciphertext, 0, len(plain))
+	for len(plain) > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("secureagg: encrypt: %w", err)
+		}
+		chunk := plain[:min(encryptChunk, len(plain))]
+		plain = plain[len(chunk):]
+		c, err := s.pk.EncryptMany(s.random, chunk)
+		if err != nil {
+			return nil, fmt.Errorf("secureagg: encrypt: %w", err)
+		}
+		cts = append(cts, c...)
 	}
 	return cts, nil
 }
+
+// encryptChunk is how many plaintexts are encrypted between two checks of
+// the context: about 25 ms of CPU at 2048 bits, enough to keep all cores busy.
+const encryptChunk = 16
 
 // gatherUp receives every child's subtree product, each within the hops its
 // subtree may take, and multiplies them into own. Children that fail are
