@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -68,6 +69,11 @@ func StartCluster(ctx context.Context, dir string, names []string, opts ClusterO
 			return nil, err
 		}
 	}
+	timing := opts.Timing
+	if timing.HeartbeatMS == 0 && timing.ElectionMS == 0 {
+		timing.HeartbeatMS = crowdedRaftMS(len(names), runtime.GOMAXPROCS(0))
+		timing.ElectionMS = timing.HeartbeatMS
+	}
 	cons := &node.Consortium{}
 	for _, name := range names {
 		dataDir := filepath.Join(dir, name)
@@ -85,7 +91,7 @@ func StartCluster(ctx context.Context, dir string, names []string, opts ClusterO
 		if len(listen) == 0 {
 			listen = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
 		}
-		cfg := &node.Config{Name: name, DataDir: dataDir, TablesDir: opts.TablesDir, Timing: opts.Timing, Listen: listen}
+		cfg := &node.Config{Name: name, DataDir: dataDir, TablesDir: opts.TablesDir, Timing: timing, Listen: listen}
 		n, err := c.newNode(cfg)
 		if err != nil {
 			c.Close()
@@ -244,4 +250,21 @@ func (c *Cluster) Close() error {
 func (c *Cluster) RemoveAll() error {
 	err := c.Close()
 	return errors.Join(err, os.RemoveAll(c.Dir))
+}
+
+// crowdedRaftMS returns Raft heartbeat and election timeouts for nodes
+// in-process nodes sharing cores cores, or 0 for the node default.
+//
+// Raft's 400 ms default is right for one node per machine. In one process,
+// every node's cryptography competes for the same cores: with 17 nodes on 2
+// cores, some 30 goroutines encrypt at once, a heartbeat waits for a core
+// longer than the timeout, followers start elections, and each leader change
+// restarts the job's step (seen: attempt 10 of one aggregation after 100 s).
+// Beyond 4 nodes per core the timeouts grow with the nodes per core.
+func crowdedRaftMS(nodes, cores int) int {
+	perCore := (nodes + cores - 1) / max(cores, 1)
+	if perCore <= 4 {
+		return 0
+	}
+	return 200 * perCore
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"testing"
@@ -55,10 +56,20 @@ func (vector) Participate(ctx context.Context, p job.Participant, step job.Step)
 
 func (vector) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
 
+// benchLogger shows the nodes' warnings when COHORT_BENCH_LOG is set, to
+// see why a slow round was slow (a leader change, a dropped party).
+func benchLogger() *slog.Logger {
+	if os.Getenv("COHORT_BENCH_LOG") == "" {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
 // BenchmarkAggregateRealNodes measures one secure aggregation round over
 // real in-process nodes (libp2p on loopback, Raft coordinator) with 2048-bit
 // keys: ms/round is the aggregate step's duration as committed in the log,
-// B/party the mean bytes each party sent. COHORT_BENCH_N and
+// B/party the mean bytes each party sent, maxB/party the most any party
+// sent (the root, which sends the total down and the result). COHORT_BENCH_N and
 // COHORT_BENCH_LEN restrict the grid (e.g. COHORT_BENCH_N=5).
 func BenchmarkAggregateRealNodes(b *testing.B) {
 	sizes := []int{3, 5, 9, 17}
@@ -77,7 +88,7 @@ func BenchmarkAggregateRealNodes(b *testing.B) {
 		ctx := context.Background()
 		c, err := sim.StartCluster(ctx, b.TempDir(), names, sim.ClusterOptions{
 			Kinds: job.Registry{"vector": vector{}}, Setup: sim.ThresholdKeys(2048),
-			Timing: node.Timing{StepMS: 600_000},
+			Timing: node.Timing{StepMS: 600_000}, Logger: benchLogger(),
 		})
 		if err != nil {
 			b.Fatal(err)
@@ -88,7 +99,7 @@ func BenchmarkAggregateRealNodes(b *testing.B) {
 				spec += "  - name: " + name + "\n"
 			}
 			spec += fmt.Sprintf("params: {length: %d}\n", length)
-			runOnce := func(b *testing.B) (secs, bytes float64) {
+			runOnce := func(b *testing.B) (secs, bytes, most float64) {
 				leader, _ := c.WaitLeader(ctx)
 				id, err := leader.Submit(ctx, []byte(spec))
 				if err != nil {
@@ -107,20 +118,23 @@ func BenchmarkAggregateRealNodes(b *testing.B) {
 				}
 				for _, v := range res.Bytes {
 					bytes += v / float64(n)
+					most = max(most, v)
 				}
-				return res.Timing["aggregate"], bytes
+				return res.Timing["aggregate"], bytes, most
 			}
 			b.Run(fmt.Sprintf("N=%d/len=%d", n, length), func(b *testing.B) {
 				runOnce(b) // warm-up: builds each key's fixed-base tables once per process
 				b.ResetTimer()
-				var secs, bytes float64
+				var secs, bytes, most float64
 				for i := 0; i < b.N; i++ {
-					s, by := runOnce(b)
+					s, by, m := runOnce(b)
 					secs += s
 					bytes += by
+					most = max(most, m)
 				}
 				b.ReportMetric(1000*secs/float64(b.N), "ms/round")
 				b.ReportMetric(bytes/float64(b.N), "B/party")
+				b.ReportMetric(most, "maxB/party")
 			})
 		}
 		c.Close()
