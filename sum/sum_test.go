@@ -232,13 +232,16 @@ func TestSumCorruptedShare(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	// The cheat must not be the root, which verifies shares; make sure it
-	// does not lead.
-	if l, _ := c.WaitLeader(ctx); l.Name() == cheat {
-		if err := l.Raft().LeadershipTransfer().Error(); err != nil {
+	// The cheat must be asked for its share but must not be the root, which
+	// verifies shares. The root is the leader and asks itself and the next
+	// t = 2 parties in name order, so org01 leading asks org02 and org03.
+	const root = "org01"
+	if l, _ := c.WaitLeader(ctx); l.Name() != root {
+		id := c.Node(root).PeerID().String()
+		if err := l.Raft().LeadershipTransferToServer(raft.ServerID(root), raft.ServerAddress(id)).Error(); err != nil {
 			t.Fatal(err)
 		}
-		for l, _ = c.WaitLeader(ctx); l.Name() == cheat; l, _ = c.WaitLeader(ctx) {
+		for l, _ = c.WaitLeader(ctx); l.Name() != root; l, _ = c.WaitLeader(ctx) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
