@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,21 +209,30 @@ func BenchmarkRoundTrip(b *testing.B) {
 	a, z := c.Node("org1").Party("bench"), c.Node("org2").Party("bench")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		ping := &protocol.Message{Type: "ping", Job: "bench", Round: i, Body: []byte("hello")}
-		if err := a.Send(ctx, "org2", ping, protocol.DiscloseControl); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := z.Receive(ctx, "org1", ping.Key()); err != nil {
-			b.Fatal(err)
-		}
-		pong := &protocol.Message{Type: "pong", Job: "bench", Round: i, Body: []byte("hello")}
-		if err := z.Send(ctx, "org1", pong, protocol.DiscloseControl); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := a.Receive(ctx, "org2", pong.Key()); err != nil {
+		if err := roundTrip(ctx, a, z, "bench", i); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// roundTrip sends a small ping from org1's party a to org2's party z and a
+// pong back, each received before the next step.
+func roundTrip(ctx context.Context, a, z job.Party, jobID string, round int) error {
+	ping := &protocol.Message{Type: "ping", Job: jobID, Round: round, Body: []byte("hello")}
+	if err := a.Send(ctx, "org2", ping, protocol.DiscloseControl); err != nil {
+		return fmt.Errorf("ping %d: %w", round, err)
+	}
+	if _, err := z.Receive(ctx, "org1", ping.Key()); err != nil {
+		return fmt.Errorf("ping %d: %w", round, err)
+	}
+	pong := &protocol.Message{Type: "pong", Job: jobID, Round: round, Body: []byte("hello")}
+	if err := z.Send(ctx, "org1", pong, protocol.DiscloseControl); err != nil {
+		return fmt.Errorf("pong %d: %w", round, err)
+	}
+	if _, err := a.Receive(ctx, "org2", pong.Key()); err != nil {
+		return fmt.Errorf("pong %d: %w", round, err)
+	}
+	return nil
 }
 
 // BenchmarkElection measures the time from starting N fresh nodes to an

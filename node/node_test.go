@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
@@ -154,15 +153,8 @@ func TestKillLeaderMidJob(t *testing.T) {
 	}
 
 	// Make a non-party the coordinator, then kill it during step b.
-	leader, _ := c.WaitLeader(ctx)
-	if leader.Name() != "org5" {
-		target := c.Node("org5")
-		if err := leader.Raft().LeadershipTransferToServer(raft.ServerID("org5"), raft.ServerAddress(target.PeerID().String())).Error(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for leader, _ = c.WaitLeader(ctx); leader.Name() != "org5"; leader, _ = c.WaitLeader(ctx) {
-		time.Sleep(10 * time.Millisecond)
+	if err := c.MakeLeader(ctx, "org5"); err != nil {
+		t.Fatal(err)
 	}
 	aBefore, bBefore := kind.count("a"), kind.count("b")
 	id, err := c.Node("org1").Submit(ctx, stepperSpec(parties, 1500))
@@ -342,19 +334,8 @@ func TestQUICManyMessages(t *testing.T) {
 	defer c.Close()
 	a, z := c.Node("org1").Party("quic"), c.Node("org2").Party("quic")
 	for i := 0; i < 3000; i++ {
-		m := &protocol.Message{Type: "ping", Job: "quic", Round: i, Body: []byte("hello")}
-		if err := a.Send(ctx, "org2", m, protocol.DiscloseControl); err != nil {
-			t.Fatalf("message %d: %v", i, err)
-		}
-		if _, err := z.Receive(ctx, "org1", m.Key()); err != nil {
-			t.Fatalf("message %d: %v", i, err)
-		}
-		m = &protocol.Message{Type: "pong", Job: "quic", Round: i, Body: []byte("hello")}
-		if err := z.Send(ctx, "org1", m, protocol.DiscloseControl); err != nil {
-			t.Fatalf("answer %d: %v", i, err)
-		}
-		if _, err := a.Receive(ctx, "org2", m.Key()); err != nil {
-			t.Fatalf("answer %d: %v", i, err)
+		if err := roundTrip(ctx, a, z, "quic", i); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

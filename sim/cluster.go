@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 )
@@ -171,6 +173,35 @@ func (c *Cluster) WaitLeader(ctx context.Context) (*node.Node, error) {
 	}
 }
 
+// MakeLeader transfers Raft leadership to the named running node and waits
+// until every running node agrees on it; tests use it to choose the
+// coordinator. A transfer refused while an election is under way is retried
+// until ctx ends.
+func (c *Cluster) MakeLeader(ctx context.Context, name string) error {
+	target := c.Node(name)
+	if target == nil {
+		return fmt.Errorf("sim: no running node %q", name)
+	}
+	var transferErr error
+	for {
+		leader, err := c.WaitLeader(ctx)
+		if err != nil {
+			return errors.Join(err, transferErr)
+		}
+		if leader.Name() == name {
+			return nil
+		}
+		if leader != target {
+			transferErr = leader.Raft().LeadershipTransferToServer(raft.ServerID(name), raft.ServerAddress(target.PeerID().String())).Error()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sim: %s did not become leader: %w", name, errors.Join(ctx.Err(), transferErr))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
 func (c *Cluster) leader() *node.Node {
 	var leader *node.Node
 	running := c.Running()
@@ -262,7 +293,8 @@ func (c *Cluster) RemoveAll() error {
 // restarts the job's step (seen: attempt 10 of one aggregation after 100 s).
 // Beyond 4 nodes per core the timeouts grow with the nodes per core.
 func crowdedRaftMS(nodes, cores int) int {
-	perCore := (nodes + cores - 1) / max(cores, 1)
+	cores = max(cores, 1)
+	perCore := (nodes + cores - 1) / cores
 	if perCore <= 4 {
 		return 0
 	}

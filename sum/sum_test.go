@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
@@ -235,15 +233,8 @@ func TestSumCorruptedShare(t *testing.T) {
 	// The cheat must be asked for its share but must not be the root, which
 	// verifies shares. The root is the leader and asks itself and the next
 	// t = 2 parties in name order, so org01 leading asks org02 and org03.
-	const root = "org01"
-	if l, _ := c.WaitLeader(ctx); l.Name() != root {
-		id := c.Node(root).PeerID().String()
-		if err := l.Raft().LeadershipTransferToServer(raft.ServerID(root), raft.ServerAddress(id)).Error(); err != nil {
-			t.Fatal(err)
-		}
-		for l, _ = c.WaitLeader(ctx); l.Name() != root; l, _ = c.WaitLeader(ctx) {
-			time.Sleep(10 * time.Millisecond)
-		}
+	if err := c.MakeLeader(ctx, "org01"); err != nil {
+		t.Fatal(err)
 	}
 	res := runJob(t, ctx, c, spec)
 	if got := res["sum"].(float64); math.Abs(got-want) > 1e-3 {
@@ -358,11 +349,8 @@ func TestSumCoordinatorKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	leader, _ := c.WaitLeader(ctx)
-	for leader.Name() != "org05" {
-		target := c.Node("org05")
-		_ = leader.Raft().LeadershipTransferToServer("org05", raftAddr(target.PeerID().String())).Error()
-		leader, _ = c.WaitLeader(ctx)
+	if err := c.MakeLeader(ctx, "org05"); err != nil {
+		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(spec)
 	if err != nil {
@@ -401,5 +389,3 @@ func TestSumCoordinatorKilled(t *testing.T) {
 		t.Fatalf("the aggregation finished before the coordinator died (step %+v): nothing was resumed", last)
 	}
 }
-
-func raftAddr(s string) raft.ServerAddress { return raft.ServerAddress(s) }
