@@ -1,0 +1,62 @@
+package node
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// secrets reads key material from inside a node's data dir and caches
+// what jobs parse from it.
+type secrets struct {
+	dir string
+	mu  sync.Mutex
+	// parsed maps the files' names and content digest to the parsed value,
+	// so a changed file is parsed again.
+	parsed map[string]any
+}
+
+func (s *secrets) ReadSecret(name string) ([]byte, error) {
+	if !filepath.IsLocal(name) {
+		return nil, fmt.Errorf("secret name %q is not a path inside the data dir", name)
+	}
+	b, err := os.ReadFile(filepath.Join(s.dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("read secret %s: %w", name, err)
+	}
+	return b, nil
+}
+
+func (s *secrets) Parsed(names []string, parse func([][]byte) (any, error)) (any, error) {
+	contents := make([][]byte, len(names))
+	h := sha256.New()
+	for i, name := range names {
+		b, err := s.ReadSecret(name)
+		if err != nil {
+			return nil, err
+		}
+		contents[i] = b
+		fmt.Fprintf(h, "%s\x00%d\x00", name, len(b))
+		h.Write(b)
+	}
+	key := string(h.Sum(nil))
+	s.mu.Lock()
+	v, ok := s.parsed[key]
+	s.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := parse(contents)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if len(s.parsed) >= 8 { // key material changes rarely; keep the cache small
+		clear(s.parsed)
+	}
+	s.parsed[key] = v
+	s.mu.Unlock()
+	return v, nil
+}
