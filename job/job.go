@@ -1,21 +1,57 @@
 // Package job is the boundary between the node runtime and the job kinds
-// (sum, sjc, bicluster, anonymize). A job kind is written against the small
-// interfaces here and never imports the node package, so it can be tested in
-// memory and run over libp2p unchanged.
+// (sum, quantile, sjc, bicluster, anonymize). A job kind is written against
+// the small interfaces here and never imports the node package, so it can be
+// tested in memory (package jobtest) and run over libp2p unchanged.
 //
-// The execution model is coordinator-driven and replayable. The coordinator
-// (the Raft leader) runs Kind.Coordinate, which advances the job by calling
-// Coordinator.Run for one step at a time. Run commits the step to the Raft
-// log; every party sees the commit and runs Kind.Participate for it; each
-// party's output goes back to the coordinator, which commits the outputs.
-// A step whose outputs are committed is never run again: after a leader dies,
-// the new leader calls Coordinate from the top and Run answers finished steps
-// from the log, then restarts the unfinished step with a higher Attempt. So
-// Coordinate must be deterministic given the outputs of its steps.
+// # Execution and replay
+//
+// The coordinator (the Raft leader) runs Kind.Coordinate, which drives the
+// job one step at a time: Coordinator.Start commits the step to the log,
+// every party of the step runs it in its Session and sends its output to the
+// coordinator alone; the coordinator folds the outputs into the step's
+// public decision and commits it with Attempt.Commit (Run does the three in
+// one call). Coordinate is a fold over committed records, like raft's
+// FSM.Apply: it may depend only on the spec, the job's seed and the
+// decisions its steps committed; no clock, map order or fresh randomness may
+// decide anything in it. After a leader change the new leader calls
+// Coordinate from the top: Start answers finished steps from the log (the
+// Attempt comes back already committed, nothing runs) and restarts the first
+// unfinished one with a higher attempt number. A replayed step whose phase,
+// round, parties, args or timeout differ from the committed one fails the
+// job (ErrReplay), never silently diverges.
+//
+// # What goes where
+//
+// The Raft log reaches every member, so it holds only what every member may
+// see: the spec, the job's seed, each step as started (its public Args) and
+// each step's Record (the coordinator's public Decision, which parties
+// failed and why, bytes sent). A party's output for a step goes to the
+// coordinator of that attempt alone and is never committed; a replay that
+// needs it again re-runs the step. A decision for one party only is a
+// message: the coordinator is a Party too and can Send to a chosen party
+// within an attempt (audited like any other send); the attempt's parties
+// receive it with the attempt's step key. Such a message is not logged, so
+// the receiving session must be able to rebuild what it learnt from its own
+// tables and the log after a restart, or the kind must re-run the step that
+// sent it.
+//
+// # Sessions
+//
+// Kind.Open opens a party's Session for a job when the party first takes part
+// in one of its steps, and again after the party's node restarts mid-job. The
+// session keeps the party's local state (loaded tables, masks, indexes, its
+// own split predicates) across steps; the runtime calls Session.Step for each
+// step attempt in log order, one at a time, and Close when the job finishes,
+// fails or is cancelled. A session opened mid-job rebuilds its state from its
+// own tables, the job's seed and Participant.History (the committed records
+// of finished steps): never from messages that were not logged.
 package job
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cohortdm/cohort/protocol"
@@ -35,7 +71,8 @@ type Party interface {
 }
 
 // Step is one unit of a job that every taking-part party executes. All of
-// its fields are committed to the log, so all parties see the same step.
+// its fields but Channel are committed to the log, so all parties see the
+// same step.
 type Step struct {
 	Job         string   `msgpack:"job"`
 	Phase       string   `msgpack:"phase"`
@@ -43,54 +80,122 @@ type Step struct {
 	Attempt     int      `msgpack:"attempt"`
 	Parties     []string `msgpack:"parties"`     // parties taking part, sorted
 	Coordinator string   `msgpack:"coordinator"` // the party (node) driving this attempt
-	Args        []byte   `msgpack:"args"`        // coordinator's input to the step, msgpack
+	Args        []byte   `msgpack:"args"`        // coordinator's public input to the step, msgpack
 	TimeoutMS   int64    `msgpack:"timeout_ms"`  // how long parties may take before being dropped
+	// Channel names a sub-protocol within the step (Sub); it is not part
+	// of the committed step.
+	Channel string `msgpack:"-"`
 }
 
 // Timeout is the step's deadline as a duration.
 func (s Step) Timeout() time.Duration { return time.Duration(s.TimeoutMS) * time.Millisecond }
 
+// Sub returns the step as seen by one sub-protocol, so that several
+// aggregations or exchanges can run in one step without their messages
+// answering each other: every Key and Message of the result carries the
+// channel name. Nested calls join the names with "/".
+func (s Step) Sub(channel string) Step {
+	if s.Channel != "" {
+		channel = s.Channel + "/" + channel
+	}
+	s.Channel = channel
+	return s
+}
+
 // Key returns the protocol key for a message of type typ in this step.
 func (s Step) Key(typ string) protocol.Key {
-	return protocol.Key{Type: typ, Job: s.Job, Phase: s.Phase, Round: s.Round, Attempt: s.Attempt}
+	return protocol.Key{Type: typ, Job: s.Job, Phase: s.Phase, Round: s.Round, Attempt: s.Attempt, Channel: s.Channel}
 }
 
 // Message builds a message of type typ for this step.
 func (s Step) Message(from, typ string, body []byte) *protocol.Message {
 	return &protocol.Message{Version: protocol.Version, Type: typ, Job: s.Job, Phase: s.Phase,
-		Round: s.Round, Attempt: s.Attempt, From: from, Body: body}
+		Round: s.Round, Attempt: s.Attempt, Channel: s.Channel, From: from, Body: body}
 }
 
-// Outputs are the results of one step: what each party returned, and the
-// parties that failed or timed out with the reason.
+// ErrReplay means a replayed Coordinate derived a step that differs from
+// the one committed to the log: the kind's Coordinate is not deterministic.
+var ErrReplay = errors.New("replayed step differs from the committed one")
+
+// CheckReplay compares a step derived by a replayed Coordinate with the one
+// the log holds for the same phase and round, naming the first field that
+// differs. The attempt, job and coordinator are the runtime's, not the
+// kind's, and are not compared.
+func CheckReplay(committed, derived Step) error {
+	switch {
+	case committed.Phase != derived.Phase:
+		return fmt.Errorf("%w: field phase: %q, committed %q", ErrReplay, derived.Phase, committed.Phase)
+	case committed.Round != derived.Round:
+		return fmt.Errorf("%w: field round: %d, committed %d", ErrReplay, derived.Round, committed.Round)
+	case !slices.Equal(committed.Parties, derived.Parties):
+		return fmt.Errorf("%w: step %s/%d field parties: %v, committed %v", ErrReplay, derived.Phase, derived.Round, derived.Parties, committed.Parties)
+	case string(committed.Args) != string(derived.Args):
+		return fmt.Errorf("%w: step %s/%d field args: %d bytes differ from the %d committed", ErrReplay, derived.Phase, derived.Round, len(derived.Args), len(committed.Args))
+	case committed.TimeoutMS != derived.TimeoutMS:
+		return fmt.Errorf("%w: step %s/%d field timeout_ms: %d, committed %d", ErrReplay, derived.Phase, derived.Round, derived.TimeoutMS, committed.TimeoutMS)
+	}
+	return nil
+}
+
+// Outputs are what the parties of one attempt returned. They reach the
+// coordinator of that attempt only and are never committed: Results are
+// private, and Record is what the log keeps of them.
 type Outputs struct {
-	// Coordinator drove the attempt that produced these outputs; after a
-	// failover it is the previous leader for steps finished before.
-	Coordinator string            `msgpack:"coordinator"`
-	Results     map[string][]byte `msgpack:"results"`
-	Failed      map[string]string `msgpack:"failed"`
+	// Coordinator drove the attempt.
+	Coordinator string
+	// Results holds each party's output, private to the coordinator.
+	Results map[string][]byte
+	// Failed names the parties that failed or timed out, with the reason.
+	Failed map[string]string
 	// Bytes is what each party had sent for the job when it finished the step.
-	Bytes map[string]int64 `msgpack:"bytes"`
+	Bytes map[string]int64
 	// Silent lists the parties that sent no output in time or whose node
 	// could not be reached (also in Failed): jobs typically exclude them and
 	// retry, while an explicit error from a party usually fails the job. When
 	// a party is unreachable the attempt ends at once, and parties still
 	// working are in neither Results nor Failed.
-	Silent []string `msgpack:"silent"`
+	Silent []string
 }
 
-// Participant is what Participate gets: the network, the spec and the
-// party's own private inputs.
+// Record is what the log keeps of a finished step: everything in it is seen
+// by every member.
+type Record struct {
+	Step Step `msgpack:"step"`
+	// Coordinator drove the attempt that produced the record; after a
+	// failover it is the previous leader for steps finished before.
+	Coordinator string `msgpack:"coordinator"`
+	// Decision is the coordinator's public decision for the step (msgpack
+	// of a kind's own type; see Run).
+	Decision []byte            `msgpack:"decision"`
+	Failed   map[string]string `msgpack:"failed"`
+	Silent   []string          `msgpack:"silent"`
+	Bytes    map[string]int64  `msgpack:"bytes"`
+}
+
+// Record returns the public part of the outputs with the given decision.
+func (o *Outputs) Record(step Step, decision []byte) *Record {
+	return &Record{Step: step, Coordinator: o.Coordinator, Decision: decision, Failed: o.Failed, Silent: o.Silent, Bytes: o.Bytes}
+}
+
+// Participant is what a party's session gets: the network, the spec, the
+// job's public history and the party's own private inputs.
 type Participant interface {
 	Party
 	// JobID is the job's id.
 	JobID() string
 	// Spec is the job's spec.
 	Spec() *Spec
-	// TablePath resolves the path of one of this party's own tables.
-	TablePath(t TableSpec) string
+	// Seed is the job's seed, fixed in the log at submission: shared,
+	// deterministic randomness every member knows (see Rand). Never a secret.
+	Seed() []byte
+	// TablePath resolves one of this party's own tables to a file inside
+	// the node's tables directory, refusing paths that leave it.
+	TablePath(t TableSpec) (string, error)
 	// Secrets gives access to the party's key material in its data dir.
 	Secrets() Secrets
+	// History returns the committed records of the job's finished steps,
+	// in the order they were started.
+	History() []*Record
 }
 
 // Secrets reads named key material from a node's data dir (for example the
@@ -104,20 +209,74 @@ type Secrets interface {
 	Parsed(names []string, parse func(contents [][]byte) (any, error)) (any, error)
 }
 
-// Coordinator is what Coordinate gets.
+// Coordinator is what Coordinate gets. It is a Party: it can send typed
+// messages to chosen parties (with an attempt's Step.Message) and receive
+// theirs.
 type Coordinator interface {
-	// Self is the coordinator's party name.
-	Self() string
+	Party
 	// JobID is the job's id.
 	JobID() string
 	// Spec is the job's spec.
 	Spec() *Spec
-	// Run executes step on step.Parties (all of the job's parties when
-	// empty) and returns their outputs. A step already finished in the log
-	// returns its committed outputs without running again.
-	Run(ctx context.Context, step Step) (*Outputs, error)
+	// Seed is the job's seed (see Participant.Seed).
+	Seed() []byte
+	// Start begins step on step.Parties (all of the job's parties when
+	// empty; the step's timeout is the node's default when zero). When the
+	// log already holds the step finished, the returned Attempt is already
+	// committed (Attempt.Record is set) and nothing runs. A step that
+	// differs from the committed one is ErrReplay.
+	Start(ctx context.Context, step Step) (Attempt, error)
 	// Progress reports how far a long phase has got, for the terminal.
 	Progress(phase string, done, total int)
+}
+
+// Attempt is one running attempt of a step on the coordinator.
+type Attempt interface {
+	// Step is the step as committed: job, attempt and coordinator filled in.
+	Step() Step
+	// Record is the committed record, or nil while the attempt runs.
+	Record() *Record
+	// Wait waits until every party has reported, failed, timed out or
+	// been found unreachable, and returns their outputs. It fails on a
+	// committed attempt: its outputs are gone (re-run the step instead).
+	Wait(ctx context.Context) (*Outputs, error)
+	// Commit ends the attempt: it commits the outputs' public part with
+	// decision and returns the record.
+	Commit(ctx context.Context, outs *Outputs, decision []byte) (*Record, error)
+}
+
+// Run runs step to its end: it starts it, waits for the parties' outputs,
+// reduces them with decide to the step's public decision and commits it. A
+// step already committed returns the committed decision without running.
+// decide sees private outputs; what it returns is seen by every member.
+func Run[D any](ctx context.Context, c Coordinator, step Step, decide func(*Outputs) (D, error)) (D, *Record, error) {
+	var d D
+	a, err := c.Start(ctx, step)
+	if err != nil {
+		return d, nil, err
+	}
+	rec := a.Record()
+	if rec == nil {
+		outs, err := a.Wait(ctx)
+		if err != nil {
+			return d, nil, err
+		}
+		if d, err = decide(outs); err != nil {
+			return d, nil, err
+		}
+		b, err := protocol.Marshal(&d)
+		if err != nil {
+			return d, nil, fmt.Errorf("step %s/%d: encode decision: %w", step.Phase, step.Round, err)
+		}
+		if rec, err = a.Commit(ctx, outs, b); err != nil {
+			return d, nil, err
+		}
+		return d, rec, nil
+	}
+	if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+		return d, nil, fmt.Errorf("step %s/%d: committed decision: %w", step.Phase, step.Round, err)
+	}
+	return d, rec, nil
 }
 
 // Result is a job's own result fields; the runtime adds kind, parties,
@@ -129,16 +288,38 @@ type Kind interface {
 	// Validate checks a spec before it is committed, naming the bad field.
 	Validate(spec *Spec) error
 	// Coordinate drives the job on the coordinator. It must be
-	// deterministic given the outputs of its steps (see the package doc).
+	// deterministic given the committed records of its steps (see the
+	// package doc).
 	Coordinate(ctx context.Context, c Coordinator) (Result, error)
-	// Participate runs one step on one party and returns its output for the
-	// coordinator.
-	Participate(ctx context.Context, p Participant, step Step) ([]byte, error)
+	// Open opens this party's session for the job (see the package doc).
+	// ctx ends when the job ends on this node.
+	Open(ctx context.Context, p Participant) (Session, error)
 	// OutputDisclosure states what a step's output reveals to the
 	// coordinator, for the audit ledger.
 	OutputDisclosure(step Step) protocol.Disclosure
 }
 
+// Session is one party's state for one job.
+type Session interface {
+	// Step runs one step attempt and returns the party's output, which
+	// goes to the attempt's coordinator alone. Steps come in log order, one
+	// at a time; an attempt may be a re-run of a step the session ran
+	// before (a new attempt after a fault or a leader change).
+	Step(ctx context.Context, step Step) ([]byte, error)
+	// Close releases the session's state.
+	Close()
+}
+
 // Registry maps spec kinds to their implementation. The binary builds one
 // and hands it to the node; there is no global registry.
 type Registry map[string]Kind
+
+// Names lists the registered kinds, sorted, for error messages.
+func (r Registry) Names() []string {
+	out := make([]string, 0, len(r))
+	for k := range r {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -96,6 +96,9 @@ func (s *Spec) check() error {
 			if t.Name == "" || t.Path == "" {
 				return s.errorf(fmt.Sprintf("parties[%d].tables[%d]", i, j), "needs name and path")
 			}
+			if !filepath.IsLocal(t.Path) {
+				return s.errorf(fmt.Sprintf("parties[%d].tables[%d].path", i, j), "%q must be a relative path that stays inside the tables directory", t.Path)
+			}
 		}
 	}
 	return nil

@@ -1,7 +1,11 @@
 package job
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/cohortdm/cohort/table"
 )
@@ -37,11 +41,47 @@ func LoadTables(p Participant) ([]*table.Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := table.Load(p.TablePath(ts), ts.Name, schema)
+		path, err := p.TablePath(ts)
+		if err != nil {
+			return nil, fmt.Errorf("party %s: %w", p.Self(), err)
+		}
+		t, err := table.Load(path, ts.Name, schema)
 		if err != nil {
 			return nil, fmt.Errorf("party %s: %w", p.Self(), err)
 		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// ErrTablePath means a spec's table path leaves the directory tables must
+// live in.
+var ErrTablePath = errors.New("table path outside the tables directory")
+
+// ResolveTablePath resolves a spec's table path against root (a node's
+// tables_dir, or the spec's directory in simulations) and refuses any path
+// that is absolute or leaves root, symlinks included: a spec is written by
+// any member and runs on every node, so it must not name other files a node
+// can read.
+func ResolveTablePath(root, path string) (string, error) {
+	if !filepath.IsLocal(path) {
+		return "", fmt.Errorf("%w: %q (paths are relative to %s and stay inside it)", ErrTablePath, path, root)
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", fmt.Errorf("tables directory: %w", err)
+	}
+	full := filepath.Join(realRoot, path)
+	real, err := filepath.EvalSymlinks(full)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("table %s: no such file in %s", path, root)
+		}
+		return "", fmt.Errorf("table %s: %w", path, err)
+	}
+	rel, err := filepath.Rel(realRoot, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%w: %q resolves to %s", ErrTablePath, path, real)
+	}
+	return real, nil
 }

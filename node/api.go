@@ -37,6 +37,8 @@ type Status struct {
 type JobStatus struct {
 	*JobRecord
 	Progress *Progress `json:"progress,omitempty"`
+	// Queue is a queued job's place among the jobs waiting to start (1 is next).
+	Queue int `json:"queue,omitempty"`
 }
 
 // Status reports the node's state.
@@ -63,12 +65,10 @@ func (n *Node) Job(id string) (*JobStatus, bool) {
 	if !ok {
 		return nil, false
 	}
-	for _, s := range j.Steps {
-		if s.Outputs != nil {
-			s.Failed = sortedKeys(s.Outputs.Failed)
-		}
-	}
 	js := &JobStatus{JobRecord: j}
+	if j.Status == StatusRunning && len(j.Steps) == 0 {
+		js.Status, js.Queue = StatusQueued, n.fsm.queuePosition(id)
+	}
 	n.mu.Lock()
 	if p, ok := n.progress[id]; ok && j.Status == StatusRunning {
 		js.Progress = &p

@@ -31,6 +31,10 @@ type Config struct {
 	HTTP string `yaml:"http,omitempty"`
 	// Timing overrides Raft and messaging timeouts; zero values take defaults.
 	Timing Timing `yaml:"timing,omitempty"`
+	// MaxJobs is how many jobs this node coordinates at once while it
+	// leads; later submissions queue in order. Zero: half the cores, at
+	// least one.
+	MaxJobs int `yaml:"max_jobs,omitempty"`
 
 	// source is the file this config was read from, for error messages.
 	source string

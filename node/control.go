@@ -15,10 +15,12 @@ import (
 	"github.com/cohortdm/cohort/protocol"
 )
 
-// controlRequest is a follower forwarding a job submission to the leader.
+// controlRequest is a follower forwarding a job submission or
+// cancellation to the leader.
 type controlRequest struct {
-	Op   string `msgpack:"op"` // "submit"
-	Spec []byte `msgpack:"spec"`
+	Op   string `msgpack:"op"` // "submit" or "cancel"
+	Spec []byte `msgpack:"spec,omitempty"`
+	Job  string `msgpack:"job,omitempty"`
 }
 
 type controlResponse struct {
@@ -96,13 +98,22 @@ func (n *Node) commitSubmit(specYAML []byte) (string, error) {
 		return "", err
 	}
 	id := time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(rnd[:])
-	if err := n.apply(&command{Op: opSubmit, Job: id, Spec: specYAML}); err != nil {
+	seed := make([]byte, job.SeedSize)
+	if _, err := rand.Read(seed); err != nil {
+		return "", err
+	}
+	if err := n.apply(&command{Op: opSubmit, Job: id, Spec: specYAML, Seed: seed}); err != nil {
 		return "", err
 	}
 	return id, nil
 }
 
 func (n *Node) forwardSubmit(ctx context.Context, leader string, specYAML []byte) (string, error) {
+	return n.forward(ctx, leader, &controlRequest{Op: "submit", Spec: specYAML})
+}
+
+// forward sends a control request to the leader and returns the job id it answers.
+func (n *Node) forward(ctx context.Context, leader string, req *controlRequest) (string, error) {
 	pid, ok := n.memberID(leader)
 	if !ok {
 		return "", fmt.Errorf("leader %q is not a member", leader)
@@ -117,11 +128,11 @@ func (n *Node) forwardSubmit(ctx context.Context, leader string, specYAML []byte
 	if dl, ok := ctx.Deadline(); ok {
 		_ = s.SetDeadline(dl)
 	}
-	req, err := protocol.Marshal(&controlRequest{Op: "submit", Spec: specYAML})
+	body, err := protocol.Marshal(req)
 	if err != nil {
 		return "", err
 	}
-	if err := protocol.WriteFrame(s, req); err != nil {
+	if err := protocol.WriteFrame(s, body); err != nil {
 		return "", fmt.Errorf("forward to leader %s: %w", leader, err)
 	}
 	b, err := protocol.ReadFrame(s, 1<<16)
@@ -136,7 +147,7 @@ func (n *Node) forwardSubmit(ctx context.Context, leader string, specYAML []byte
 		if resp.Error == errNotLeader.Error() {
 			return "", ErrNoLeader
 		}
-		return "", fmt.Errorf("leader %s refused the job: %s", leader, resp.Error)
+		return "", fmt.Errorf("leader %s refused: %s", leader, resp.Error)
 	}
 	return resp.ID, nil
 }
@@ -168,11 +179,19 @@ func (n *Node) serveControl(remote peer.ID, name string, s network.Stream) contr
 		n.log.Warn("bad control request", "peer", name, "err", err)
 		return controlResponse{Error: err.Error()}
 	}
-	if req.Op != "submit" {
+	if req.Op != "submit" && req.Op != "cancel" {
 		return controlResponse{Error: fmt.Sprintf("unknown control operation %q", req.Op)}
 	}
 	if !n.IsLeader() {
 		return controlResponse{Error: errNotLeader.Error()}
+	}
+	if req.Op == "cancel" {
+		err := n.commitCancel(req.Job, name)
+		if err != nil {
+			return controlResponse{Error: err.Error()}
+		}
+		n.log.Info("job cancelled", "job", req.Job, "by", name)
+		return controlResponse{ID: req.Job}
 	}
 	spec, err := job.ParseSpec(req.Spec, "spec forwarded by "+name)
 	if err == nil {
@@ -190,4 +209,49 @@ func (n *Node) serveControl(remote peer.ID, name string, s network.Stream) contr
 	}
 	n.log.Info("job submitted", "job", id, "via", name)
 	return controlResponse{ID: id}
+}
+
+// ErrNotRunning means a job cannot be cancelled because it has ended.
+var ErrNotRunning = errors.New("job is not running")
+
+// Cancel ends a running job everywhere: the job fails with "cancelled",
+// every node stops its work for it and closes its session. It forwards to
+// the leader when this node is not the leader.
+func (n *Node) Cancel(ctx context.Context, id string) error {
+	if _, ok := n.fsm.status(id); !ok {
+		return fmt.Errorf("no job %s", id)
+	}
+	for {
+		var err error
+		if n.IsLeader() {
+			err = n.commitCancel(id, n.cfg.Name)
+		} else if leader := n.Leader(); leader != "" {
+			_, err = n.forward(ctx, leader, &controlRequest{Op: "cancel", Job: id})
+		} else {
+			err = ErrNoLeader
+		}
+		if err == nil {
+			_, werr := n.Wait(ctx, id)
+			return werr
+		}
+		if !errors.Is(err, errNotLeader) && !errors.Is(err, ErrNoLeader) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cancel job %s: %w", id, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (n *Node) commitCancel(id, by string) error {
+	st, ok := n.fsm.status(id)
+	if !ok {
+		return fmt.Errorf("no job %s", id)
+	}
+	if st != StatusRunning {
+		return fmt.Errorf("%w: job %s is %s", ErrNotRunning, id, st)
+	}
+	return n.apply(&command{Op: opCancel, Job: id, Error: "cancelled by " + by})
 }

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,7 +14,11 @@ import (
 	"github.com/cohortdm/cohort/protocol"
 )
 
-// The coordinator side: driving a job while this node leads.
+// The coordinator side: driving a job while this node leads. Coordinate
+// runs from the top on every new leader; Start answers finished steps from
+// the log and checks that the replayed step is the committed one. Parties'
+// outputs reach the coordinator as messages and stay in its memory; only
+// the kind's public decision is committed.
 
 // coordinate drives one job while this node leads.
 func (n *Node) coordinate(ctx context.Context, jobID string) {
@@ -24,36 +29,50 @@ func (n *Node) coordinate(ctx context.Context, jobID string) {
 		return
 	}
 	j, ok := n.fsm.job(jobID)
-	if !ok {
+	if !ok || j.Status != StatusRunning {
 		return
 	}
-	c := &coordinator{party: party{n: n, id: jobID}, started: time.Now()}
-	spec, kind, err := n.jobSpec(j)
+	c := &coordinator{party: party{n: n, id: jobID, seed: j.Seed}}
+	spec, kind, err := n.jobSpec(j.Kind, jobID, j.Spec)
 	var res job.Result
 	if err == nil {
 		c.spec = spec
 		res, err = kind.Coordinate(ctx, c)
 	}
 	if ctx.Err() != nil || errors.Is(err, errNotLeader) {
-		return // deposed or stopping: the next leader resumes from the log
+		return // deposed, cancelled or stopping: the log decides what follows
 	}
 	if err == nil {
 		var b []byte
 		b, err = n.assembleResult(jobID, spec, res)
 		if err == nil {
 			err = n.apply(&command{Op: opFinish, Job: jobID, Result: b})
-			n.metrics.jobs.WithLabelValues(spec.Kind, StatusDone).Inc()
+			if err == nil {
+				n.metrics.jobs.WithLabelValues(spec.Kind, StatusDone).Inc()
+			}
 			if err == nil || errors.Is(err, errNotLeader) {
 				return
 			}
 		}
 	}
 	n.log.Error("job failed", "job", jobID, "err", err)
-	kindName := j.Kind
-	n.metrics.jobs.WithLabelValues(kindName, StatusFailed).Inc()
-	if aerr := n.apply(&command{Op: opFail, Job: jobID, Error: err.Error()}); aerr != nil && !errors.Is(aerr, errNotLeader) {
+	n.metrics.jobs.WithLabelValues(j.Kind, StatusFailed).Inc()
+	fail := &command{Op: opFail, Job: jobID, Error: err.Error(), Failures: c.lastFailures()}
+	if aerr := n.apply(fail); aerr != nil && !errors.Is(aerr, errNotLeader) {
 		n.log.Error("could not record job failure", "job", jobID, "err", aerr)
 	}
+}
+
+// lastFailures returns the parties that failed in the job's latest
+// finished step, with their errors, so a failed job names them.
+func (c *coordinator) lastFailures() map[string]string {
+	h := c.n.fsm.history(c.id)
+	for i := len(h) - 1; i >= 0; i-- {
+		if len(h[i].Failed) > 0 {
+			return maps.Clone(h[i].Failed)
+		}
+	}
+	return nil
 }
 
 // assembleResult adds the fields every result.json has: kind, parties,
@@ -66,19 +85,18 @@ func (n *Node) assembleResult(jobID string, spec *job.Spec, res job.Result) ([]b
 	timing := map[string]float64{}
 	bytes := map[string]int64{}
 	for _, s := range j.Steps {
-		if s.Done() {
-			timing[s.Phase] += s.Finished.Sub(s.Started).Seconds()
-			for p, b := range s.Outputs.Bytes {
-				if b > bytes[p] {
-					bytes[p] = b
-				}
+		if !s.Done {
+			continue
+		}
+		timing[s.Phase] += s.Finished.Sub(s.Started).Seconds()
+		if s.Record != nil {
+			for p, b := range s.Record.Bytes {
+				bytes[p] = max(bytes[p], b)
 			}
 		}
 	}
 	out := map[string]any{}
-	for k, v := range res {
-		out[k] = v
-	}
+	maps.Copy(out, res)
 	out["kind"] = spec.Kind
 	out["job"] = jobID
 	out["parties"] = spec.PartyNames()
@@ -94,7 +112,6 @@ func (n *Node) assembleResult(jobID string, spec *job.Spec, res job.Result) ([]b
 // coordinator implements job.Coordinator on the leader.
 type coordinator struct {
 	party
-	started time.Time
 }
 
 func (c *coordinator) Progress(phase string, done, total int) {
@@ -103,24 +120,38 @@ func (c *coordinator) Progress(phase string, done, total int) {
 	c.n.mu.Unlock()
 }
 
-// Run executes one step on its parties; see job.Coordinator.
-func (c *coordinator) Run(ctx context.Context, step job.Step) (*job.Outputs, error) {
-	j, ok := c.n.fsm.job(c.id)
+// Start begins one step attempt, or returns the committed one; see
+// job.Coordinator.
+func (c *coordinator) Start(ctx context.Context, step job.Step) (job.Attempt, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(step.Parties) == 0 {
+		step.Parties = c.spec.PartyNames()
+	} else {
+		step.Parties = slices.Sorted(slices.Values(step.Parties))
+	}
+	rec, status, ok := c.n.fsm.stepState(c.id, step.Phase, step.Round)
 	if !ok {
 		return nil, fmt.Errorf("job %s is not in the log", c.id)
 	}
+	if status != StatusRunning {
+		return nil, fmt.Errorf("%w: job %s is %s", errNotLeader, c.id, status)
+	}
 	step.Attempt = 1
-	if rec := j.step(step.Phase, step.Round); rec != nil {
-		if rec.Done() {
-			return rec.Outputs, nil
+	if rec != nil {
+		if step.TimeoutMS == 0 {
+			step.TimeoutMS = rec.Step.TimeoutMS // the default of the leader that started it
+		}
+		if err := job.CheckReplay(rec.Step, step); err != nil {
+			return nil, err
+		}
+		if rec.Done {
+			return &attempt{c: c, step: rec.Step, record: rec.Record}, nil
 		}
 		step.Attempt = rec.Attempt + 1
 	}
-	step.Job, step.Coordinator = c.id, c.n.cfg.Name
-	if len(step.Parties) == 0 {
-		step.Parties = c.spec.PartyNames()
-	}
-	sort.Strings(step.Parties)
+	step.Job, step.Coordinator, step.Channel = c.id, c.n.cfg.Name, ""
 	if step.TimeoutMS == 0 {
 		step.TimeoutMS = int64(c.n.timing.StepMS)
 	}
@@ -128,19 +159,37 @@ func (c *coordinator) Run(ctx context.Context, step job.Step) (*job.Outputs, err
 	if err := c.n.apply(&command{Op: opStart, Job: c.id, Step: &step}); err != nil {
 		return nil, err
 	}
-	began := time.Now()
+	return &attempt{c: c, step: step, began: time.Now()}, nil
+}
+
+// attempt implements job.Attempt.
+type attempt struct {
+	c      *coordinator
+	step   job.Step
+	record *job.Record
+	began  time.Time
+}
+
+func (a *attempt) Step() job.Step       { return a.step }
+func (a *attempt) Record() *job.Record { return a.record }
+
+// Wait collects every party's output: parties get the step timeout plus a
+// grace period for the report itself, and an unreachable party ends the
+// attempt at once.
+func (a *attempt) Wait(ctx context.Context) (*job.Outputs, error) {
+	if a.record != nil {
+		return nil, fmt.Errorf("step %s/%d is committed already; its outputs are gone", a.step.Phase, a.step.Round)
+	}
+	c, step := a.c, a.step
 	outs := &job.Outputs{Coordinator: step.Coordinator, Results: map[string][]byte{}, Failed: map[string]string{}, Bytes: map[string]int64{}}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	// Parties get the step timeout plus a grace period for the report itself.
 	waitCtx, cancel := context.WithTimeout(ctx, step.Timeout()+time.Duration(c.n.timing.SendMS)*time.Millisecond)
 	defer cancel()
 	done := 0
 	aborted := false
 	reported := map[string]bool{}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		c.watchReachable(waitCtx, step.Parties, func(p string, why error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -152,11 +201,9 @@ func (c *coordinator) Run(ctx context.Context, step job.Step) (*job.Outputs, err
 			outs.Silent = append(outs.Silent, p)
 			cancel() // end the attempt: the others cannot finish without p
 		})
-	}()
+	})
 	for _, p := range step.Parties {
-		wg.Add(1)
-		go func(p string) {
-			defer wg.Done()
+		wg.Go(func() {
 			m, err := c.n.ms.box.get(waitCtx, p, step.Key(outputType))
 			var o stepOutput
 			if err == nil {
@@ -189,16 +236,29 @@ func (c *coordinator) Run(ctx context.Context, step job.Step) (*job.Outputs, err
 			if done == len(step.Parties) {
 				cancel() // stops the reachability watch
 			}
-		}(p)
+		})
 	}
 	wg.Wait()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	sort.Strings(outs.Silent)
-	if err := c.n.apply(&command{Op: opDone, Job: c.id, Step: &step, Outputs: outs}); err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c.n.metrics.phaseSecs.WithLabelValues(c.spec.Kind, step.Phase).Observe(time.Since(began).Seconds())
+	slices.Sort(outs.Silent)
 	return outs, nil
+}
+
+// Commit records the attempt's public part and the kind's decision.
+func (a *attempt) Commit(ctx context.Context, outs *job.Outputs, decision []byte) (*job.Record, error) {
+	if a.record != nil {
+		return a.record, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rec := outs.Record(a.step, decision)
+	if err := a.c.n.apply(&command{Op: opDone, Job: a.c.id, Record: rec}); err != nil {
+		return nil, err
+	}
+	a.record = rec
+	a.c.n.metrics.phaseSecs.WithLabelValues(a.c.spec.Kind, a.step.Phase).Observe(time.Since(a.began).Seconds())
+	return rec, nil
 }

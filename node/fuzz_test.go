@@ -18,7 +18,7 @@ func seedCommands(f *testing.F) {
 	for _, c := range []*command{
 		{Op: opSubmit, Job: "j", Spec: spec, Time: time.Unix(1, 0)},
 		{Op: opStart, Job: "j", Step: step},
-		{Op: opDone, Job: "j", Step: step, Outputs: &job.Outputs{Results: map[string][]byte{"a": {1}}}},
+		{Op: opDone, Job: "j", Record: &job.Record{Step: *step, Decision: []byte{1}}},
 		{Op: opFinish, Job: "j", Result: []byte("{}")},
 	} {
 		b, err := protocol.Marshal(c)
@@ -86,10 +86,10 @@ func TestFSMSequence(t *testing.T) {
 	if err := apply(&command{Op: opStart, Job: "j", Step: &step2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := apply(&command{Op: opDone, Job: "j", Step: &old, Outputs: &job.Outputs{}}); err == nil {
+	if err := apply(&command{Op: opDone, Job: "j", Record: &job.Record{Step: old}}); err == nil {
 		t.Error("outputs of a superseded attempt accepted")
 	}
-	if err := apply(&command{Op: opDone, Job: "j", Step: &step2, Outputs: &job.Outputs{}}); err != nil {
+	if err := apply(&command{Op: opDone, Job: "j", Record: &job.Record{Step: step2}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := apply(&command{Op: opFinish, Job: "j", Result: []byte("{}")}); err != nil {

@@ -29,28 +29,42 @@ type mailKey struct {
 	key  protocol.Key
 }
 
+// queued is a message waiting in the mailbox, with when it arrived.
+type queued struct {
+	m    *protocol.Message
+	at   time.Time
+	size int
+}
+
 // mailbox holds messages until a job receives them. Receive may come before
 // or after delivery; the generation channel wakes waiters on every arrival.
 type mailbox struct {
 	mu     sync.Mutex
-	queues map[mailKey][]*protocol.Message
+	queues map[mailKey][]queued
 	bytes  int
 	gen    chan struct{}
 }
 
+// sizeOf counts a whole message against the mailbox's cap: its body and
+// every envelope field, so that long ids cannot hide behind an empty body.
+func sizeOf(m *protocol.Message) int {
+	return len(m.Body) + len(m.Type) + len(m.Job) + len(m.Phase) + len(m.Channel) + len(m.From) + 64
+}
+
 func newMailbox() *mailbox {
-	return &mailbox{queues: map[mailKey][]*protocol.Message{}, gen: make(chan struct{})}
+	return &mailbox{queues: map[mailKey][]queued{}, gen: make(chan struct{})}
 }
 
 func (b *mailbox) put(m *protocol.Message) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.bytes+len(m.Body) > maxQueuedBytes {
+	size := sizeOf(m)
+	if b.bytes+size > maxQueuedBytes {
 		return fmt.Errorf("mailbox full (%d bytes queued)", b.bytes)
 	}
 	k := mailKey{from: m.From, key: m.Key()}
-	b.queues[k] = append(b.queues[k], m)
-	b.bytes += len(m.Body)
+	b.queues[k] = append(b.queues[k], queued{m: m, at: time.Now(), size: size})
+	b.bytes += size
 	close(b.gen)
 	b.gen = make(chan struct{})
 	return nil
@@ -61,15 +75,15 @@ func (b *mailbox) get(ctx context.Context, from string, k protocol.Key) (*protoc
 	for {
 		b.mu.Lock()
 		if q := b.queues[mk]; len(q) > 0 {
-			m := q[0]
+			e := q[0]
 			if len(q) == 1 {
 				delete(b.queues, mk)
 			} else {
 				b.queues[mk] = q[1:]
 			}
-			b.bytes -= len(m.Body)
+			b.bytes -= e.size
 			b.mu.Unlock()
-			return m, nil
+			return e.m, nil
 		}
 		gen := b.gen
 		b.mu.Unlock()
@@ -81,18 +95,33 @@ func (b *mailbox) get(ctx context.Context, from string, k protocol.Key) (*protoc
 	}
 }
 
-// drop discards every queued message of a finished job.
-func (b *mailbox) drop(jobID string) {
+// dropUnless discards the queued messages for which keep returns false,
+// given their job and arrival time.
+func (b *mailbox) dropUnless(keep func(jobID string, at time.Time) bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for k, q := range b.queues {
-		if k.key.Job == jobID {
-			for _, m := range q {
-				b.bytes -= len(m.Body)
+		kept := q[:0]
+		for _, e := range q {
+			if keep(k.key.Job, e.at) {
+				kept = append(kept, e)
+			} else {
+				b.bytes -= e.size
 			}
+		}
+		if len(kept) == 0 {
 			delete(b.queues, k)
+		} else {
+			b.queues[k] = kept
 		}
 	}
+}
+
+// queuedBytes is what the mailbox holds, as counted against its cap.
+func (b *mailbox) queuedBytes() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.bytes
 }
 
 // messenger sends and receives job messages over libp2p.
@@ -130,8 +159,33 @@ func (ms *messenger) send(ctx context.Context, to string, m *protocol.Message, d
 		return err
 	}
 	if err := ms.ledger.Writable(); err != nil {
-		return fmt.Errorf("send %s to %s: audit ledger unavailable, refusing to send unrecorded: %w", m.Type, to, err)
+		return fmt.Errorf("send %s to %s: %w: refusing to send unrecorded: %w", m.Type, to, errLedger, err)
 	}
+	return ms.deliver(ctx, to, id, m, b, d)
+}
+
+// sendFailure reports a local failure that keeps this node from recording
+// what it sends (the ledger's disk is full): the message carries only the
+// error, no data of the party, and is recorded if the ledger can still take it.
+func (ms *messenger) sendFailure(ctx context.Context, to string, m *protocol.Message) error {
+	m.From = ms.self
+	m.Version = protocol.Version
+	if to == ms.self {
+		return ms.box.put(m)
+	}
+	id, ok := ms.members(to)
+	if !ok {
+		return fmt.Errorf("send %s: %q is not a member of the consortium", m.Type, to)
+	}
+	b, err := protocol.Encode(m)
+	if err != nil {
+		return err
+	}
+	return ms.deliver(ctx, to, id, m, b, protocol.DiscloseControl)
+}
+
+// deliver writes one encoded message to a peer and waits for its ack.
+func (ms *messenger) deliver(ctx context.Context, to string, id peer.ID, m *protocol.Message, b []byte, d protocol.Disclosure) error {
 	ctx, cancel := context.WithTimeout(ctx, ms.sendTTL)
 	defer cancel()
 	s, err := ms.host.NewStream(ctx, id, protocol.JobProtocol)
@@ -221,3 +275,6 @@ func (ms *messenger) bytesSent(jobID string) int64 {
 
 // errStale marks a message for a superseded attempt or finished job.
 var errStale = errors.New("stale message")
+
+// errLedger marks a send refused because the audit ledger cannot record it.
+var errLedger = errors.New("audit ledger unavailable")

@@ -83,12 +83,13 @@ type Node struct {
 
 	mu            sync.Mutex
 	coordinating  map[string]*coordination
-	participating map[stepID]context.CancelFunc
-	finished      map[stepID]bool
-	cleaned       map[string]bool // ended jobs whose local state is released
+	workers       map[string]*worker // jobs this node takes part in
 	progress      map[string]Progress
+	maxJobs       int // jobs coordinated at once while leading
 	closed        bool
 	lastState     raft.RaftState // touched only by the reconcile loop
+	startIndex    uint64         // the log's last index at start
+	ready         bool           // applied up to startIndex; touched only by the reconcile loop
 }
 
 // Progress is the coordinator's latest report on a running phase.
@@ -141,8 +142,11 @@ func New(opts Options) (*Node, error) {
 	n := &Node{
 		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, host: h, gater: g,
 		metrics: m, ledger: ledger, fsm: newFSM(), secrets: &secrets{dir: cfg.DataDir, parsed: map[string]any{}},
-		coordinating: map[string]*coordination{}, participating: map[stepID]context.CancelFunc{},
-		finished: map[stepID]bool{}, cleaned: map[string]bool{}, progress: map[string]Progress{},
+		coordinating: map[string]*coordination{}, workers: map[string]*worker{}, progress: map[string]Progress{},
+		maxJobs: cfg.MaxJobs,
+	}
+	if n.maxJobs <= 0 {
+		n.maxJobs = defaultMaxJobs()
 	}
 	if opts.OnApply != nil {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }
@@ -160,8 +164,9 @@ func eventOf(c *command) Event {
 	if c.Step != nil {
 		e.Phase, e.Round, e.Attempt = c.Step.Phase, c.Step.Round, c.Step.Attempt
 	}
-	if c.Outputs != nil {
-		e.Failed = sortedKeys(c.Outputs.Failed)
+	if c.Record != nil {
+		e.Phase, e.Round, e.Attempt = c.Record.Step.Phase, c.Record.Step.Round, c.Record.Step.Attempt
+		e.Failed = sortedKeys(c.Record.Failed)
 	}
 	return e
 }
@@ -265,6 +270,7 @@ func (n *Node) startRaft() error {
 		return fmt.Errorf("start raft: %w", err)
 	}
 	n.raft, n.store, n.trans = r, store, trans
+	n.startIndex = r.LastIndex()
 	return nil
 }
 

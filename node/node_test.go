@@ -40,25 +40,41 @@ func (s *stepper) Validate(*job.Spec) error { return nil }
 func (s *stepper) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	total := 0
 	for _, phase := range []string{"a", "b"} {
-		outs, err := c.Run(ctx, job.Step{Phase: phase, TimeoutMS: 3000})
+		sum, _, err := job.Run(ctx, c, job.Step{Phase: phase, TimeoutMS: 3000}, func(outs *job.Outputs) (int, error) {
+			if len(outs.Failed) > 0 {
+				return 0, fmt.Errorf("failed: %v", outs.Failed)
+			}
+			sum := 0
+			for _, p := range c.Spec().PartyNames() {
+				var v int
+				if err := protocol.Unmarshal(outs.Results[p], &v); err != nil {
+					return 0, err
+				}
+				sum += v
+			}
+			return sum, nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		if len(outs.Failed) > 0 {
-			return nil, fmt.Errorf("failed: %v", outs.Failed)
-		}
-		for _, p := range c.Spec().PartyNames() {
-			var v int
-			if err := protocol.Unmarshal(outs.Results[p], &v); err != nil {
-				return nil, err
-			}
-			total += v
-		}
+		total += sum
 	}
 	return job.Result{"total": total}, nil
 }
 
-func (s *stepper) Participate(ctx context.Context, p job.Participant, step job.Step) ([]byte, error) {
+func (s *stepper) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+	return &stepperSession{s: s, p: p}, nil
+}
+
+type stepperSession struct {
+	s *stepper
+	p job.Participant
+}
+
+func (ss *stepperSession) Close() {}
+
+func (ss *stepperSession) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	s, p := ss.s, ss.p
 	v, _ := s.runs.LoadOrStore(step.Phase, new(atomic.Int32))
 	v.(*atomic.Int32).Add(1)
 	values, _ := p.Spec().Params["values"].(map[string]any)

@@ -2,14 +2,19 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"path/filepath"
+	"sync"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 )
 
-// The participant side: running the steps this node takes part in.
+// The participant side: one worker per job this node takes part in. The
+// worker owns the job's session: it opens it at the first step this node
+// runs (again after a restart), runs the step attempts the log holds open
+// one at a time, reports each output to that attempt's coordinator alone,
+// and closes the session when the job ends.
 
 // outputType is the message a party sends the coordinator when it finishes a step.
 const outputType = "job/output"
@@ -21,17 +26,201 @@ type stepOutput struct {
 	Bytes  int64  `msgpack:"bytes"`
 }
 
-// party implements job.Party (and job.Participant) for one job on this node.
+// worker runs one job's steps on this node.
+type worker struct {
+	n      *Node
+	job    activeJob
+	ctx    context.Context // ends when the job ends here
+	cancel context.CancelFunc
+	wake   chan struct{}
+	done   chan struct{}
+
+	mu       sync.Mutex
+	open     []job.Step      // attempts the log holds open for this node, oldest first
+	reported map[stepID]bool // attempts whose output was sent
+}
+
+// newWorker starts a job's worker; n.mu is held.
+func (n *Node) newWorker(j activeJob) *worker {
+	ctx, cancel := context.WithCancel(n.ctx)
+	w := &worker{n: n, job: j, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		reported: map[stepID]bool{}}
+	n.wg.Add(1)
+	go w.run()
+	return w
+}
+
+// want tells the worker which attempts are open now.
+func (w *worker) want(open []job.Step) {
+	w.mu.Lock()
+	w.open = open
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the job here: the running step is cancelled and the session
+// closed by the worker's goroutine.
+func (w *worker) stop() { w.cancel() }
+
+func idOf(s job.Step) stepID { return stepID{s.Job, s.Phase, s.Round, s.Attempt} }
+
+// next returns the oldest open attempt not yet reported.
+func (w *worker) next() (job.Step, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.open {
+		if !w.reported[idOf(s)] {
+			return s, true
+		}
+	}
+	return job.Step{}, false
+}
+
+// stillOpen reports whether an attempt is still open in the log.
+func (w *worker) stillOpen(id stepID) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.open {
+		if idOf(s) == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *worker) run() {
+	defer w.n.wg.Done()
+	defer close(w.done)
+	var sess job.Session
+	defer func() {
+		if sess != nil {
+			sess.Close()
+		}
+	}()
+	for {
+		step, ok := w.next()
+		if !ok {
+			select {
+			case <-w.ctx.Done():
+				return
+			case <-w.wake:
+				continue
+			}
+		}
+		id := idOf(step)
+		// Run the attempt; cancel it if the log supersedes or finishes it.
+		ctx, cancel := context.WithCancel(w.ctx)
+		finished := make(chan struct{})
+		go func() {
+			defer close(finished)
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-w.wake:
+					if !w.stillOpen(id) {
+						cancel()
+						return
+					}
+				}
+			}
+		}()
+		var out []byte
+		var err error
+		if sess == nil {
+			sess, err = w.openSession(ctx)
+		}
+		if err == nil {
+			stepCtx, stepCancel := context.WithTimeout(ctx, step.Timeout())
+			out, err = sess.Step(stepCtx, step)
+			stepCancel()
+		}
+		superseded := ctx.Err() != nil
+		cancel()
+		<-finished
+		if w.ctx.Err() != nil {
+			return
+		}
+		if superseded {
+			w.markReported(id) // the log moved on; a newer attempt reruns it
+			continue
+		}
+		w.report(step, out, err)
+		w.markReported(id)
+		// Pass on a wake-up the watcher may have consumed.
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (w *worker) markReported(id stepID) {
+	w.mu.Lock()
+	w.reported[id] = true
+	w.mu.Unlock()
+}
+
+// openSession opens the job's session on this node.
+func (w *worker) openSession(ctx context.Context) (job.Session, error) {
+	spec, kind, err := w.n.jobSpec(w.job.Kind, w.job.ID, w.job.Spec)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := kind.Open(w.ctx, &party{n: w.n, id: w.job.ID, spec: spec, seed: w.job.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("party %s: open job session: %w", w.n.cfg.Name, err)
+	}
+	return sess, ctx.Err()
+}
+
+// report sends the attempt's output (or error) to its coordinator alone.
+func (w *worker) report(step job.Step, output []byte, err error) {
+	n := w.n
+	out := stepOutput{Output: output}
+	disclosure := protocol.DiscloseControl
+	if err != nil {
+		out.Output, out.Error = nil, err.Error()
+		n.log.Warn("step failed", "job", step.Job, "phase", step.Phase, "round", step.Round, "err", err)
+	} else if _, kind, kerr := n.jobSpec(w.job.Kind, w.job.ID, w.job.Spec); kerr == nil {
+		disclosure = kind.OutputDisclosure(step)
+	}
+	out.Bytes = n.ms.bytesSent(step.Job)
+	body, err := protocol.Marshal(&out)
+	if err == nil {
+		err = n.ms.send(w.ctx, step.Coordinator, step.Message(n.cfg.Name, outputType, body), disclosure)
+	}
+	if err != nil && errors.Is(err, errLedger) {
+		// The node cannot record what it sends (a full disk): say so, with
+		// nothing of the party's data, so the result names the cause.
+		failure, _ := protocol.Marshal(&stepOutput{Error: fmt.Sprintf("party %s: %v", n.cfg.Name, err), Bytes: out.Bytes})
+		err = n.ms.sendFailure(w.ctx, step.Coordinator, step.Message(n.cfg.Name, outputType, failure))
+	}
+	if err != nil {
+		n.log.Warn("could not report step output", "job", step.Job, "phase", step.Phase, "coordinator", step.Coordinator, "err", err)
+	}
+}
+
+// party implements job.Participant (and the coordinator's job.Party) for
+// one job on this node.
 type party struct {
 	n    *Node
 	id   string
 	spec *job.Spec
+	seed []byte
 }
 
 func (p *party) Self() string         { return p.n.cfg.Name }
 func (p *party) JobID() string        { return p.id }
 func (p *party) Spec() *job.Spec      { return p.spec }
+func (p *party) Seed() []byte         { return p.seed }
 func (p *party) Secrets() job.Secrets { return p.n.secrets }
+func (p *party) History() []*job.Record {
+	return p.n.fsm.history(p.id)
+}
 func (p *party) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
 	return p.n.ms.send(ctx, to, m, d)
 }
@@ -39,62 +228,21 @@ func (p *party) Receive(ctx context.Context, from string, k protocol.Key) (*prot
 	return p.n.ms.box.get(ctx, from, k)
 }
 
-// TablePath resolves a table against the node's tables dir (the spec's own
-// directory in simulations).
-func (p *party) TablePath(t job.TableSpec) string {
-	if filepath.IsAbs(t.Path) {
-		return t.Path
-	}
-	return filepath.Join(p.n.cfg.TablesDir, t.Path)
+// TablePath resolves a table inside the node's tables dir (the spec's own
+// directory in simulations); nothing outside it can be named.
+func (p *party) TablePath(t job.TableSpec) (string, error) {
+	return job.ResolveTablePath(p.n.cfg.TablesDir, t.Path)
 }
 
-func (n *Node) jobSpec(j *JobRecord) (*job.Spec, job.Kind, error) {
-	spec, err := job.ParseSpec(j.Spec, "job "+j.ID)
+// jobSpec parses a committed spec and finds its kind.
+func (n *Node) jobSpec(kindName, id string, raw []byte) (*job.Spec, job.Kind, error) {
+	spec, err := job.ParseSpec(raw, "job "+id)
 	if err != nil {
 		return nil, nil, err
 	}
 	kind, ok := n.kinds[spec.Kind]
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: unknown job kind %q", job.ErrSpec, spec.Kind)
+		return nil, nil, fmt.Errorf("%w: unknown job kind %q (this node runs %v)", job.ErrSpec, kindName, n.kinds.Names())
 	}
 	return spec, kind, nil
-}
-
-// participate runs one step attempt and reports its output to the coordinator.
-func (n *Node) participate(ctx context.Context, j *JobRecord, step job.Step, id stepID) {
-	defer n.wg.Done()
-	defer func() {
-		n.mu.Lock()
-		delete(n.participating, id)
-		n.mu.Unlock()
-	}()
-	var out stepOutput
-	disclosure := protocol.DiscloseControl
-	spec, kind, err := n.jobSpec(j)
-	if err == nil {
-		disclosure = kind.OutputDisclosure(step)
-		stepCtx, cancel := context.WithTimeout(ctx, step.Timeout())
-		out.Output, err = kind.Participate(stepCtx, &party{n: n, id: j.ID, spec: spec}, step)
-		cancel()
-	}
-	if ctx.Err() != nil {
-		return // superseded or shutting down; the new attempt reruns it
-	}
-	if err != nil {
-		out.Error = err.Error()
-		n.log.Warn("step failed", "job", j.ID, "phase", step.Phase, "round", step.Round, "err", err)
-	}
-	out.Bytes = n.ms.bytesSent(j.ID)
-	body, err := protocol.Marshal(&out)
-	if err == nil {
-		msg := step.Message(n.cfg.Name, outputType, body)
-		err = n.ms.send(ctx, step.Coordinator, msg, disclosure)
-	}
-	if err != nil {
-		n.log.Warn("could not report step output", "job", j.ID, "phase", step.Phase, "coordinator", step.Coordinator, "err", err)
-		return
-	}
-	n.mu.Lock()
-	n.finished[id] = true
-	n.mu.Unlock()
 }

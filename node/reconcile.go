@@ -3,17 +3,35 @@ package node
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/raft"
 
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 )
 
 // The reconcile loop: every node makes itself do what the Raft log says.
+// It is level-triggered: each pass compares the running jobs in the log
+// with what this node is doing (coordinations while it leads, one worker per
+// job it takes part in) and starts or stops work to match. A node acts only
+// once it has applied what its own log held at start, so a restart never
+// starts work for a job that finished long ago.
 
-// reconcileLoop makes this node do what the log says: coordinate running
-// jobs while it leads, and run the steps it takes part in.
+// unknownJobGrace is how long messages for a job this node has not applied
+// yet are kept: a party may send before the job's submission reaches us,
+// but a job id nobody committed must not hold memory.
+const unknownJobGrace = 30 * time.Second
+
+// defaultMaxJobs is how many jobs a leader coordinates at once when the
+// node's config does not say: half the cores, at least one. A job's
+// cryptography keeps every core busy, so more at once only makes each
+// slower and starves Raft's heartbeats.
+func defaultMaxJobs() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+
+// reconcileLoop runs until the node closes.
 func (n *Node) reconcileLoop() {
 	defer n.wg.Done()
 	obs := make(chan raft.Observation, 16)
@@ -26,7 +44,9 @@ func (n *Node) reconcileLoop() {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		n.reconcile()
+		if n.caughtUp() {
+			n.reconcile()
+		}
 		select {
 		case <-n.ctx.Done():
 			n.stopAll()
@@ -36,6 +56,21 @@ func (n *Node) reconcileLoop() {
 		case <-tick.C:
 		}
 	}
+}
+
+// caughtUp reports whether the node has applied every entry its log held
+// when it started. Until then the state is a half-replayed past: jobs that
+// finished long ago still look running.
+func (n *Node) caughtUp() bool {
+	if n.ready {
+		return true
+	}
+	if n.raft.AppliedIndex() < n.startIndex {
+		return false
+	}
+	n.ready = true
+	n.log.Info("caught up with the log", "index", n.startIndex)
+	return true
 }
 
 // coordination is one running Coordinate goroutine; it removes itself when
@@ -48,8 +83,8 @@ func (n *Node) stopAll() {
 	for _, c := range n.coordinating {
 		c.cancel()
 	}
-	for _, c := range n.participating {
-		c()
+	for _, w := range n.workers {
+		w.stop()
 	}
 }
 
@@ -61,98 +96,98 @@ func (n *Node) reconcile() {
 		n.lastState = state
 	}
 	leader := state == raft.Leader
+	active := n.fsm.active()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
 		return
 	}
-	for _, j := range n.fsm.jobs() {
-		co, coordinating := n.coordinating[j.ID]
+	live := make(map[string]bool, len(active))
+	for _, j := range active {
+		live[j.ID] = true
+		_, coordinating := n.coordinating[j.ID]
 		switch {
-		case j.Status != StatusRunning:
-			if n.cleaned[j.ID] {
-				continue
-			}
-			if coordinating {
-				co.cancel()
-				delete(n.coordinating, j.ID)
-			}
-			for id, c := range n.participating {
-				if id.job == j.ID {
-					c()
-					delete(n.participating, id)
-				}
-			}
-			for id := range n.finished {
-				if id.job == j.ID {
-					delete(n.finished, id)
-				}
-			}
-			delete(n.progress, j.ID)
-			n.ms.box.drop(j.ID)
-			n.cleaned[j.ID] = true
-			continue
-		case leader && !coordinating:
-			ctx, cancel := context.WithCancel(n.ctx)
-			co := &coordination{cancel: cancel}
-			n.coordinating[j.ID] = co
-			n.wg.Add(1)
-			go func() {
-				defer n.wg.Done()
-				n.coordinate(ctx, j.ID)
-				cancel()
-				n.mu.Lock()
-				if n.coordinating[j.ID] == co {
-					delete(n.coordinating, j.ID)
-				}
-				n.mu.Unlock()
-			}()
+		case leader && !coordinating && len(n.coordinating) < n.maxJobs:
+			n.startCoordinating(j.ID)
 		case !leader && coordinating:
-			co.cancel()
+			n.coordinating[j.ID].cancel()
 			delete(n.coordinating, j.ID)
 		}
-		for _, s := range j.Steps {
-			id := stepID{j.ID, s.Phase, s.Round, s.Attempt}
-			for old, c := range n.participating { // a newer attempt or a finished step supersedes
-				if old.job == id.job && old.phase == id.phase && old.round == id.round && (old.attempt < id.attempt || s.Done()) {
-					c()
-					delete(n.participating, old)
-				}
+		var mine []job.Step
+		for _, s := range j.Open {
+			if slices.Contains(s.Parties, n.cfg.Name) {
+				mine = append(mine, s)
 			}
-			if s.Done() || n.finished[id] || !contains(s.Step.Parties, n.cfg.Name) {
+		}
+		w := n.workers[j.ID]
+		if w == nil {
+			if len(mine) == 0 {
 				continue
 			}
-			if _, running := n.participating[id]; running {
-				continue
-			}
-			ctx, cancel := context.WithCancel(n.ctx)
-			n.participating[id] = cancel
-			n.wg.Add(1)
-			go n.participate(ctx, j, s.Step, id)
+			w = n.newWorker(j)
+			n.workers[j.ID] = w
+		}
+		w.want(mine)
+	}
+	// Jobs that ended (or vanished) release everything at once.
+	for id, co := range n.coordinating {
+		if !live[id] {
+			co.cancel()
+			delete(n.coordinating, id)
 		}
 	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
+	for id, w := range n.workers {
+		if !live[id] {
+			w.stop()
+			delete(n.workers, id)
+		}
+	}
+	for id := range n.progress {
+		if !live[id] {
+			delete(n.progress, id)
+		}
+	}
+	n.ms.box.dropUnless(func(jobID string, queued time.Time) bool {
+		if live[jobID] {
 			return true
 		}
-	}
-	return false
+		if _, known := n.fsm.status(jobID); known {
+			return false // ended: nobody will receive it
+		}
+		return time.Since(queued) < unknownJobGrace
+	})
+}
+
+// startCoordinating starts Coordinate for a job; n.mu is held.
+func (n *Node) startCoordinating(id string) {
+	ctx, cancel := context.WithCancel(n.ctx)
+	co := &coordination{cancel: cancel}
+	n.coordinating[id] = co
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.coordinate(ctx, id)
+		cancel()
+		n.mu.Lock()
+		if n.coordinating[id] == co {
+			delete(n.coordinating, id)
+		}
+		n.mu.Unlock()
+		n.fsm.notify() // a slot is free: start the next queued job
+	}()
 }
 
 // acceptMessage refuses messages that can no longer be received: for a
 // finished job, or for an attempt older than the step's latest.
 func (n *Node) acceptMessage(m *protocol.Message) error {
-	j, ok := n.fsm.job(m.Job)
+	s, status, ok := n.fsm.stepState(m.Job, m.Phase, m.Round)
 	if !ok {
-		return nil // the job may not be applied here yet; it is dropped with the job later
+		return nil // the job may not be applied here yet; kept for a grace period
 	}
-	if j.Status != StatusRunning {
-		return fmt.Errorf("%w: job %s is %s", errStale, m.Job, j.Status)
+	if status != StatusRunning {
+		return fmt.Errorf("%w: job %s is %s", errStale, m.Job, status)
 	}
-	if s := j.step(m.Phase, m.Round); s != nil && m.Attempt < s.Attempt {
+	if s != nil && m.Attempt < s.Attempt {
 		return fmt.Errorf("%w: attempt %d of step %s/%d superseded by %d", errStale, m.Attempt, m.Phase, m.Round, s.Attempt)
 	}
 	return nil

@@ -44,9 +44,16 @@ type Message struct {
 	Phase   string `msgpack:"p"` // phase within the job
 	Round   int    `msgpack:"r"` // round within the phase
 	Attempt int    `msgpack:"a"` // bumped when a new coordinator restarts a step
+	// Channel separates sub-protocols of one step (several aggregations
+	// in one round), so their messages never answer each other.
+	Channel string `msgpack:"c,omitempty"`
 	From    string `msgpack:"f"` // sender's party name; checked against the authenticated peer
 	Body    []byte `msgpack:"b"` // job payload
 }
+
+// MaxFieldLen bounds every string field of the envelope: ids and names are
+// short, and a peer must not make a receiver keep megabytes of job id.
+const MaxFieldLen = 256
 
 // Key identifies which receive a message answers: everything but the sender and body.
 type Key struct {
@@ -55,17 +62,22 @@ type Key struct {
 	Phase   string
 	Round   int
 	Attempt int
+	Channel string
 }
 
 // Key returns the message's matching key.
 func (m *Message) Key() Key {
-	return Key{Type: m.Type, Job: m.Job, Phase: m.Phase, Round: m.Round, Attempt: m.Attempt}
+	return Key{Type: m.Type, Job: m.Job, Phase: m.Phase, Round: m.Round, Attempt: m.Attempt, Channel: m.Channel}
 }
 
 // String names the message for logs.
 func (m *Message) String() string {
-	return fmt.Sprintf("%s job=%s phase=%s round=%d attempt=%d from=%s (%d bytes)",
-		m.Type, m.Job, m.Phase, m.Round, m.Attempt, m.From, len(m.Body))
+	ch := ""
+	if m.Channel != "" {
+		ch = " channel=" + m.Channel
+	}
+	return fmt.Sprintf("%s job=%s phase=%s round=%d attempt=%d%s from=%s (%d bytes)",
+		m.Type, m.Job, m.Phase, m.Round, m.Attempt, ch, m.From, len(m.Body))
 }
 
 // Errors returned by Decode.
@@ -84,6 +96,9 @@ func Encode(m *Message) ([]byte, error) {
 	}
 	if c.Type == "" || c.Job == "" || c.Round < 0 || c.Attempt < 0 {
 		return nil, fmt.Errorf("%w: encode: missing type or job, or negative round or attempt", ErrMalformed)
+	}
+	if err := c.checkFields(); err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
 	}
 	b, err := msgpack.Marshal(&c)
 	if err != nil {
@@ -113,7 +128,20 @@ func Decode(b []byte) (*Message, error) {
 	if m.Round < 0 || m.Attempt < 0 {
 		return nil, fmt.Errorf("%w: negative round or attempt", ErrMalformed)
 	}
+	if err := m.checkFields(); err != nil {
+		return nil, err
+	}
 	return &m, nil
+}
+
+// checkFields bounds the envelope's strings (MaxFieldLen).
+func (m *Message) checkFields() error {
+	for _, f := range []struct{ name, v string }{{"type", m.Type}, {"job", m.Job}, {"phase", m.Phase}, {"channel", m.Channel}, {"from", m.From}} {
+		if len(f.v) > MaxFieldLen {
+			return fmt.Errorf("%w: %s field is %d bytes, limit %d", ErrMalformed, f.name, len(f.v), MaxFieldLen)
+		}
+	}
+	return nil
 }
 
 // Marshal encodes a payload with msgpack. Job packages use it for bodies so

@@ -128,14 +128,15 @@ func Root(step job.Step) string {
 // share with its proof; the root verifies, combines t+1 valid shares,
 // checks the range and sends the result down.
 func Aggregate(ctx context.Context, p job.Party, step job.Step, cfg Config, input []float64) (*Result, error) {
-	s, err := newSession(p, step, cfg, len(input))
+	s, err := newAggregation(p, step, cfg, len(input))
 	if err != nil {
 		return nil, err
 	}
 	return s.run(ctx, input)
 }
 
-type session struct {
+// aggregation is one party's state for one Aggregate call.
+type aggregation struct {
 	p       job.Party
 	step    job.Step
 	self    string
@@ -159,14 +160,33 @@ type session struct {
 	shape   string
 }
 
-func newSession(p job.Party, step job.Step, cfg Config, n int) (*session, error) {
+// Withdraw takes this party out of an aggregation it cannot contribute to
+// (its input could not be read): it tells its parent and children at once,
+// so they name it missing and the coordinator re-runs the step without it,
+// instead of everyone waiting out the timeout. It returns cause.
+func Withdraw(ctx context.Context, p job.Party, step job.Step, cfg Config, cause error) error {
+	s, err := newAggregation(p, step, cfg, 1)
+	if err != nil {
+		return errors.Join(cause, err)
+	}
+	ctx, cancel := s.within(ctx, s.totalHops())
+	defer cancel()
+	abort := ciphertextBody{Missing: []string{s.self}}
+	if parent := s.tree.parent(s.self); parent != "" {
+		_ = s.send(ctx, s.upHops(s.self), parent, TypeUp, abort, protocol.DiscloseControl)
+	}
+	s.sendAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, abort, protocol.DiscloseControl)
+	return cause
+}
+
+func newAggregation(p job.Party, step job.Step, cfg Config, n int) (*aggregation, error) {
 	if err := cfg.Keys.check(); err != nil {
 		return nil, err
 	}
 	// Build the key's encryption table (once per key, 0.3 s at 2048 bits)
 	// before the clock starts, so a node's first round is not judged late.
 	cfg.Keys.Public().Precompute()
-	s := &session{p: p, step: step, self: p.Self(), keys: cfg.Keys, pk: cfg.Keys.Public(), n: n,
+	s := &aggregation{p: p, step: step, self: p.Self(), keys: cfg.Keys, pk: cfg.Keys.Public(), n: n,
 		random: cfg.Random, start: time.Now(), fp: paillier.FixedPoint{FracBits: cfg.FracBits}}
 	if s.random == nil {
 		s.random = rand.Reader
@@ -250,30 +270,30 @@ func newSession(p job.Party, step job.Step, cfg Config, n int) (*session, error)
 // 2H+8+d; nothing takes longer than 3H+9. A party waiting on a child thus
 // gives up one hop after the child gave up on its own children, so it
 // names the right party.
-func (s *session) upHops(p string) int   { return s.tree.height(p) + 1 }
-func (s *session) downHops(p string) int { return s.h + 1 + s.tree.depth(p) }
-func (s *session) shareHops() int        { return 2*s.h + 3 }
-func (s *session) lateShareHops() int    { return 2*s.h + 6 }
-func (s *session) resultHops(p string) int {
+func (s *aggregation) upHops(p string) int   { return s.tree.height(p) + 1 }
+func (s *aggregation) downHops(p string) int { return s.h + 1 + s.tree.depth(p) }
+func (s *aggregation) shareHops() int        { return 2*s.h + 3 }
+func (s *aggregation) lateShareHops() int    { return 2*s.h + 6 }
+func (s *aggregation) resultHops(p string) int {
 	return 2*s.h + 8 + s.tree.depth(p)
 }
-func (s *session) totalHops() int { return 3*s.h + 9 }
+func (s *aggregation) totalHops() int { return 3*s.h + 9 }
 
 // asked returns the parties asked for shares up front: the first s.ask in
 // tree order, which are the root and the parties the total reaches first.
-func (s *session) asked() []string {
+func (s *aggregation) asked() []string {
 	return s.tree.order[:s.ask]
 }
 
 // within returns ctx bounded by start + hops·hop: the latest time a message
 // that is at most that many hops away can arrive.
-func (s *session) within(ctx context.Context, hops int) (context.Context, context.CancelFunc) {
+func (s *aggregation) within(ctx context.Context, hops int) (context.Context, context.CancelFunc) {
 	return context.WithDeadline(ctx, s.start.Add(time.Duration(hops)*s.hop))
 }
 
 // send delivers one message, giving up when the recipient would stop
 // waiting for it (hops from start), so a hung peer cannot hold us longer.
-func (s *session) send(ctx context.Context, hops int, to, typ string, body any, d protocol.Disclosure) error {
+func (s *aggregation) send(ctx context.Context, hops int, to, typ string, body any, d protocol.Disclosure) error {
 	b, err := protocol.Marshal(body)
 	if err != nil {
 		return err
@@ -289,7 +309,7 @@ func (s *session) send(ctx context.Context, hops int, to, typ string, body any, 
 // sendAll sends the same body to several parties at once and waits for all.
 // A failed send is not an error of this party: the recipient's absence is
 // caught where it matters (its missing share or input).
-func (s *session) sendAll(ctx context.Context, hops func(to string) int, to []string, typ string, body any, d protocol.Disclosure) {
+func (s *aggregation) sendAll(ctx context.Context, hops func(to string) int, to []string, typ string, body any, d protocol.Disclosure) {
 	var wg sync.WaitGroup
 	for _, q := range to {
 		wg.Go(func() { _ = s.send(ctx, hops(q), q, typ, body, d) })
@@ -297,11 +317,11 @@ func (s *session) sendAll(ctx context.Context, hops func(to string) int, to []st
 	wg.Wait()
 }
 
-func (s *session) proofContext() paillier.ProofContext {
+func (s *aggregation) proofContext() paillier.ProofContext {
 	return paillier.ProofContext{Job: s.step.Job, Phase: s.step.Phase, Round: s.step.Round, Attempt: s.step.Attempt}
 }
 
-func (s *session) run(ctx context.Context, input []float64) (*Result, error) {
+func (s *aggregation) run(ctx context.Context, input []float64) (*Result, error) {
 	t := s.tree
 	parent, children := t.parent(s.self), t.children(s.self)
 	ctx, cancel := s.within(ctx, s.totalHops())
@@ -415,7 +435,7 @@ func (s *session) run(ctx context.Context, input []float64) (*Result, error) {
 // shareAndWait is a non-root party's part after the total arrived: send the
 // root a decryption share if asked up front, or when the root asks later,
 // and wait for the result from the parent.
-func (s *session) shareAndWait(ctx context.Context, total []*paillier.Ciphertext) (*resultBody, error) {
+func (s *aggregation) shareAndWait(ctx context.Context, total []*paillier.Ciphertext) (*resultBody, error) {
 	sendShare := func(ctx context.Context, hops int) error {
 		share, err := s.keys.Share.DecryptShare(s.random, total, s.proofContext())
 		if err != nil {
@@ -468,7 +488,7 @@ func (s *session) shareAndWait(ctx context.Context, total []*paillier.Ciphertext
 }
 
 // encrypt checks, noises, packs and encrypts this party's input.
-func (s *session) encrypt(ctx context.Context, input []float64) ([]*paillier.Ciphertext, error) {
+func (s *aggregation) encrypt(ctx context.Context, input []float64) ([]*paillier.Ciphertext, error) {
 	var sampler *noiseSampler
 	if s.noise != nil {
 		var err error
@@ -528,7 +548,7 @@ const encryptChunk = 16
 // gatherUp receives every child's subtree product, each within the hops its
 // subtree may take, and multiplies them into own. Children that fail are
 // returned as missing, together with any parties they report missing.
-func (s *session) gatherUp(ctx context.Context, own []*paillier.Ciphertext, children []string) ([]*paillier.Ciphertext, []string, error) {
+func (s *aggregation) gatherUp(ctx context.Context, own []*paillier.Ciphertext, children []string) ([]*paillier.Ciphertext, []string, error) {
 	type got struct {
 		cts     []*paillier.Ciphertext
 		missing []string
@@ -575,7 +595,7 @@ func (s *session) gatherUp(ctx context.Context, own []*paillier.Ciphertext, chil
 
 // collectShares receives and verifies the shares of from, each within hops,
 // adding the valid ones to valid and naming the others in excluded.
-func (s *session) collectShares(ctx context.Context, total []*paillier.Ciphertext, from []string, hops int, valid *[]*paillier.DecryptionShare, excluded map[string]string) {
+func (s *aggregation) collectShares(ctx context.Context, total []*paillier.Ciphertext, from []string, hops int, valid *[]*paillier.DecryptionShare, excluded map[string]string) {
 	type verdict struct {
 		share *paillier.DecryptionShare
 		why   string
@@ -617,7 +637,7 @@ func (s *session) collectShares(ctx context.Context, total []*paillier.Ciphertex
 // parties if too few are valid, combine t+1 valid ones, unpack, check the
 // range and decode.
 // Failures become a result with Error set, so they travel down the tree.
-func (s *session) decrypt(ctx context.Context, total []*paillier.Ciphertext) *resultBody {
+func (s *aggregation) decrypt(ctx context.Context, total []*paillier.Ciphertext) *resultBody {
 	fail := func(err error) *resultBody {
 		return &resultBody{Error: truncate(err.Error()), err: err}
 	}
@@ -666,7 +686,7 @@ func (s *session) decrypt(ctx context.Context, total []*paillier.Ciphertext) *re
 
 // decodeSum unpacks the decrypted plaintexts, checks every slot against
 // what N in-range inputs can produce, and decodes the fixed point.
-func (s *session) decodeSum(plain []*big.Int) ([]float64, error) {
+func (s *aggregation) decodeSum(plain []*big.Int) ([]float64, error) {
 	sums, err := s.packing.Unpack(plain, s.n, len(s.parties))
 	if err != nil {
 		return nil, fmt.Errorf("%w: unpack the sum: %w", ErrRange, err)

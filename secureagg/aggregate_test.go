@@ -243,7 +243,7 @@ func TestDecryptedSumOutOfRange(t *testing.T) {
 	// root reports an error instead of a sum.
 	c := testConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
-	probe, err := newSession(net.Party("org03"), testStep(c, "org01"), testConfig(c, "org03"), 4)
+	probe, err := newAggregation(net.Party("org03"), testStep(c, "org01"), testConfig(c, "org03"), 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestBytesPerParty(t *testing.T) {
 	if outs["org01"].err != nil {
 		t.Fatal(outs["org01"].err)
 	}
-	s, err := newSession(net.Party("org03"), testStep(c, "org01"), testConfig(c, "org03"), 200)
+	s, err := newAggregation(net.Party("org03"), testStep(c, "org01"), testConfig(c, "org03"), 200)
 	if err != nil {
 		t.Fatal(err)
 	}

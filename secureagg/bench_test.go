@@ -79,7 +79,7 @@ func benchAggregate(b *testing.B, length, n int, dec string) {
 		}
 		return cfg
 	}
-	s, err := newSession(net.Party(c.names[0]), step, cfg(c.names[0]), length)
+	s, err := newAggregation(net.Party(c.names[0]), step, cfg(c.names[0]), length)
 	if err != nil {
 		b.Fatal(err)
 	}

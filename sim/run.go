@@ -121,9 +121,9 @@ func Check(spec *job.Spec, kinds job.Registry) error {
 			if err != nil {
 				return err
 			}
-			path := t.Path
-			if !filepath.IsAbs(path) {
-				path = filepath.Join(spec.Dir, path)
+			path, err := job.ResolveTablePath(spec.Dir, t.Path)
+			if err != nil {
+				return fmt.Errorf("%w: %s: party %s: %w", job.ErrSpec, spec.Source, p.Name, err)
 			}
 			if _, err := table.Load(path, t.Name, schema); err != nil {
 				return fmt.Errorf("%w: %s: party %s: %w", job.ErrSpec, spec.Source, p.Name, err)

@@ -24,22 +24,33 @@ type vector struct{}
 func (vector) Validate(*job.Spec) error { return nil }
 
 func (vector) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
-	outs, err := c.Run(ctx, job.Step{Phase: "aggregate"})
+	_, _, err := job.Run(ctx, c, job.Step{Phase: "aggregate"}, func(outs *job.Outputs) (struct{}, error) {
+		if len(outs.Failed) > 0 {
+			return struct{}{}, fmt.Errorf("failed: %v", outs.Failed)
+		}
+		for _, b := range outs.Results {
+			if _, err := secureagg.DecodeOutcome(b); err != nil {
+				return struct{}{}, err
+			}
+		}
+		return struct{}{}, nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	if len(outs.Failed) > 0 {
-		return nil, fmt.Errorf("failed: %v", outs.Failed)
-	}
-	for _, b := range outs.Results {
-		if _, err := secureagg.DecodeOutcome(b); err != nil {
-			return nil, err
-		}
 	}
 	return job.Result{}, nil
 }
 
-func (vector) Participate(ctx context.Context, p job.Participant, step job.Step) ([]byte, error) {
+func (vector) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+	return vectorSession{p}, nil
+}
+
+type vectorSession struct{ p job.Participant }
+
+func (vectorSession) Close() {}
+
+func (s vectorSession) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	p := s.p
 	n, _ := p.Spec().Params["length"].(int)
 	keys, err := secureagg.ReadKeys(p.Secrets())
 	if err != nil {

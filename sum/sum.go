@@ -35,75 +35,74 @@ type Kind struct{}
 
 const phase = "aggregate"
 
-// params are the job's parameters with their defaults.
-type params struct {
-	column    string
-	fracBits  int
-	valueBits int
-	timeout   time.Duration
-	noise     *secureagg.Noise
+// maxTimeout bounds params.timeout_ms: a day.
+const maxTimeout = 24 * time.Hour
+
+// Params are the job's parameters (spec params), with their defaults in
+// defaultParams.
+type Params struct {
+	Column    string       `yaml:"column"`
+	FracBits  int          `yaml:"frac_bits"`
+	ValueBits int          `yaml:"value_bits"`
+	TimeoutMS int64        `yaml:"timeout_ms"`
+	Noise     *NoiseParams `yaml:"noise"`
 }
 
-func parseParams(spec *job.Spec) (*params, error) {
-	p := &params{fracBits: 16, valueBits: 62}
-	c, ok := spec.Params["column"].(string)
-	if !ok || c == "" {
+// NoiseParams ask for differential-privacy noise inside the sum.
+type NoiseParams struct {
+	Mechanism   string  `yaml:"mechanism"`
+	Epsilon     float64 `yaml:"epsilon"`
+	Delta       float64 `yaml:"delta"`
+	Sensitivity float64 `yaml:"sensitivity"`
+}
+
+func parseParams(spec *job.Spec) (*Params, error) {
+	p := &Params{FracBits: 16, ValueBits: 62}
+	if err := spec.DecodeParams(p); err != nil {
+		return nil, err
+	}
+	if p.Column == "" {
 		return nil, spec.Errorf("params.column", "the sum job needs the name of a numeric column")
 	}
-	p.column = c
-	for name, dst := range map[string]*int{"frac_bits": &p.fracBits, "value_bits": &p.valueBits} {
-		if v, ok := spec.Params[name]; ok {
-			n, ok := v.(int)
-			if !ok || n < 0 || n > 1000 {
-				return nil, spec.Errorf("params."+name, "must be a small non-negative integer, not %v", v)
-			}
-			*dst = n
-		}
+	if p.FracBits < 0 || p.FracBits > 1000 {
+		return nil, spec.Errorf("params.frac_bits", "must be in [0, 1000], not %d", p.FracBits)
 	}
-	if v, ok := spec.Params["timeout_ms"]; ok {
-		n, ok := v.(int)
-		if !ok || n <= 0 {
-			return nil, spec.Errorf("params.timeout_ms", "must be a positive integer, not %v", v)
-		}
-		p.timeout = time.Duration(n) * time.Millisecond
+	if p.ValueBits < 1 || p.ValueBits > 1000 {
+		return nil, spec.Errorf("params.value_bits", "must be in [1, 1000], not %d", p.ValueBits)
 	}
-	if v, ok := spec.Params["noise"]; ok {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, spec.Errorf("params.noise", "must be a mapping {mechanism, epsilon, delta, sensitivity}")
-		}
-		n := &secureagg.Noise{Mechanism: secureagg.Mechanism(fmt.Sprint(m["mechanism"]))}
-		for key, dst := range map[string]*float64{"epsilon": &n.Epsilon, "delta": &n.Delta, "sensitivity": &n.Sensitivity} {
-			if x, ok := m[key]; ok {
-				f, ok := toFloat(x)
-				if !ok {
-					return nil, spec.Errorf("params.noise."+key, "must be a number, not %v", x)
-				}
-				*dst = f
-			}
-		}
-		if n.Mechanism != secureagg.Laplace && n.Mechanism != secureagg.Gaussian {
+	if p.TimeoutMS < 0 || p.TimeoutMS > maxTimeout.Milliseconds() {
+		return nil, spec.Errorf("params.timeout_ms", "must be in [1, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
+	}
+	if n := p.Noise; n != nil {
+		m := secureagg.Mechanism(n.Mechanism)
+		if m != secureagg.Laplace && m != secureagg.Gaussian {
 			return nil, spec.Errorf("params.noise.mechanism", "must be laplace or gaussian, not %q", n.Mechanism)
 		}
-		p.noise = n
 	}
 	return p, nil
 }
 
-func toFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int:
-		return float64(x), true
-	case float64:
-		return x, true
+func (p *Params) noise() *secureagg.Noise {
+	if p.Noise == nil {
+		return nil
 	}
-	return 0, false
+	return &secureagg.Noise{Mechanism: secureagg.Mechanism(p.Noise.Mechanism), Epsilon: p.Noise.Epsilon,
+		Delta: p.Noise.Delta, Sensitivity: p.Noise.Sensitivity}
 }
 
 // Validate checks the params.
 func (Kind) Validate(spec *job.Spec) error {
 	_, err := parseParams(spec)
 	return err
+}
+
+// decision is what the coordinator commits for one aggregation round:
+// the public result, or the parties to drop before the next round, or
+// why the aggregation failed.
+type decision struct {
+	Result  *secureagg.Result `msgpack:"result"`
+	Missing []string          `msgpack:"missing"`
+	Error   string            `msgpack:"error"`
 }
 
 // Coordinate runs the aggregation, re-running it without the parties that
@@ -116,36 +115,21 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	parties := c.Spec().PartyNames()
 	dropped := map[string]string{}
 	for round := 0; len(parties) > 0; round++ {
-		step := job.Step{Phase: phase, Round: round, Parties: parties}
-		if p.timeout > 0 {
-			step.TimeoutMS = p.timeout.Milliseconds()
-		}
-		outs, err := c.Run(ctx, step)
+		step := job.Step{Phase: phase, Round: round, Parties: parties, TimeoutMS: p.TimeoutMS}
+		d, rec, err := job.Run(ctx, c, step, func(outs *job.Outputs) (decision, error) {
+			return decide(outs, parties), nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		// Outcomes first: after a fault every live party names the parties
-		// missing from the aggregate, and the faulty party itself may report
-		// its own error (an out-of-range input, a timeout). Dropping the
-		// named parties and re-running is the answer to both.
-		res, missing, err := outcome(outs, parties, secureagg.Root(job.Step{Parties: parties, Coordinator: outs.Coordinator}))
-		if err != nil {
-			return nil, err
+		switch {
+		case d.Error != "":
+			return nil, errors.New(d.Error)
+		case d.Result != nil:
+			return result(d.Result, dropped), nil
 		}
-		if res != nil {
-			return result(res, dropped), nil
-		}
-		if len(missing) == 0 {
-			var failed []string
-			for _, name := range parties {
-				if reason, ok := outs.Failed[name]; ok {
-					failed = append(failed, name+": "+reason)
-				}
-			}
-			return nil, fmt.Errorf("aggregation failed at %s", strings.Join(failed, "; "))
-		}
-		for _, name := range missing {
-			if reason, ok := outs.Failed[name]; ok {
+		for _, name := range d.Missing {
+			if reason, ok := rec.Failed[name]; ok {
 				dropped[name] = reason
 			} else {
 				dropped[name] = "its input did not reach the root"
@@ -156,9 +140,13 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	return nil, fmt.Errorf("no parties left to aggregate: %v", dropped)
 }
 
-// outcome reads the step's outputs: the root's result, or the parties to
-// drop before the next round.
-func outcome(outs *job.Outputs, parties []string, root string) (*secureagg.Result, []string, error) {
+// decide reads a round's outputs: the root's result, or the parties to
+// drop before the next round. After a fault every live party names the
+// parties missing from the aggregate, and the faulty party itself may
+// report its own error (an out-of-range input, a timeout); dropping the
+// named parties and re-running is the answer to both.
+func decide(outs *job.Outputs, parties []string) decision {
+	root := secureagg.Root(job.Step{Parties: parties, Coordinator: outs.Coordinator})
 	missing := append([]string(nil), outs.Silent...)
 	var res *secureagg.Result
 	for _, name := range parties {
@@ -172,7 +160,7 @@ func outcome(outs *job.Outputs, parties []string, root string) (*secureagg.Resul
 		case errors.As(err, &miss):
 			missing = append(missing, miss.Parties...)
 		case err != nil:
-			return nil, nil, fmt.Errorf("outcome of %s: %w", name, err)
+			return decision{Error: fmt.Sprintf("outcome of %s: %v", name, err)}
 		case name == root:
 			res = r
 		}
@@ -180,12 +168,21 @@ func outcome(outs *job.Outputs, parties []string, root string) (*secureagg.Resul
 	sort.Strings(missing)
 	missing = slices.Compact(missing)
 	if len(missing) > 0 {
-		return nil, missing, nil
+		return decision{Missing: missing}
 	}
-	if res == nil || len(res.Sum) != 1 {
-		return nil, nil, fmt.Errorf("the root %s returned no result", root)
+	if res != nil && len(res.Sum) == 1 {
+		return decision{Result: res}
 	}
-	return res, nil, nil
+	var failed []string
+	for _, name := range parties {
+		if reason, ok := outs.Failed[name]; ok {
+			failed = append(failed, name+": "+reason)
+		}
+	}
+	if len(failed) > 0 {
+		return decision{Error: "aggregation failed at " + strings.Join(failed, "; ")}
+	}
+	return decision{Error: fmt.Sprintf("the root %s returned no result", root)}
 }
 
 func result(res *secureagg.Result, dropped map[string]string) job.Result {
@@ -206,29 +203,49 @@ func result(res *secureagg.Result, dropped map[string]string) job.Result {
 	return out
 }
 
-// Participate sums the column over the party's tables that have it and
-// takes part in the secure aggregation.
-func (Kind) Participate(ctx context.Context, p job.Participant, step job.Step) ([]byte, error) {
+// Open opens a party's session: its local sum over its own tables, read
+// once. A party that cannot compute it still opens, so that each round it
+// withdraws from the aggregation at once and the others go on without it.
+func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	prm, err := parseParams(p.Spec())
 	if err != nil {
 		return nil, err
 	}
-	local, err := localSum(p, prm.column)
+	s := &session{p: p, params: prm}
+	s.local, s.localErr = localSum(p, prm.Column)
+	return s, nil
+}
+
+// session is one party's state: its local sum (or why it has none).
+type session struct {
+	p        job.Participant
+	params   *Params
+	local    float64
+	localErr error
+}
+
+// Step takes part in one aggregation round.
+func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	keys, err := secureagg.ReadKeys(s.p.Secrets())
 	if err != nil {
-		return nil, err
-	}
-	keys, err := secureagg.ReadKeys(p.Secrets())
-	if err != nil {
-		return nil, fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", p.Self(), err)
+		return nil, fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", s.p.Self(), err)
 	}
 	// Ask t+1 parties for decryption shares (more only if some fail): the
 	// shares and their proofs are most of a round's cost.
-	cfg := secureagg.Config{Keys: keys, FracBits: prm.fracBits, ValueBits: prm.valueBits, Noise: prm.noise,
+	cfg := secureagg.Config{Keys: keys, FracBits: s.params.FracBits, ValueBits: s.params.ValueBits, Noise: s.params.noise(),
 		Decryptors: keys.Public().Threshold + 1}
-	res, err := secureagg.Aggregate(ctx, p, step, cfg, []float64{local})
-	return secureagg.EncodeReport(p.Self(), step, res, err)
+	if s.localErr != nil {
+		return nil, secureagg.Withdraw(ctx, s.p, step, cfg, s.localErr)
+	}
+	res, err := secureagg.Aggregate(ctx, s.p, step, cfg, []float64{s.local})
+	return secureagg.EncodeReport(s.p.Self(), step, res, err)
 }
 
+// Close releases nothing: the session holds one number.
+func (s *session) Close() {}
+
+// localSum sums the column over the party's tables that have it. A table
+// with a header and no rows contributes zero.
 func localSum(p job.Participant, col string) (float64, error) {
 	tables, err := job.LoadTables(p)
 	if err != nil {
@@ -240,10 +257,13 @@ func localSum(p job.Participant, col string) (float64, error) {
 		if err != nil {
 			continue
 		}
-		if c.Num == nil {
-			return 0, fmt.Errorf("column %s of table %s is not numeric", col, t.Name)
-		}
 		found = true
+		if t.NumRows() == 0 {
+			continue
+		}
+		if c.Num == nil {
+			return 0, fmt.Errorf("party %s: column %s of table %s is not numeric", p.Self(), col, t.Name)
+		}
 		for _, v := range c.Num {
 			total += v
 		}

@@ -187,8 +187,8 @@ type wrapped struct {
 	send func(ctx context.Context, p job.Participant, to string, m *protocol.Message, d protocol.Disclosure) error
 }
 
-func (w wrapped) Participate(ctx context.Context, p job.Participant, step job.Step) ([]byte, error) {
-	return w.Kind.Participate(ctx, &hooked{Participant: p, send: w.send}, step)
+func (w wrapped) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+	return w.Kind.Open(ctx, &hooked{Participant: p, send: w.send})
 }
 
 type hooked struct {
