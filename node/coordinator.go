@@ -170,7 +170,7 @@ type attempt struct {
 	began  time.Time
 }
 
-func (a *attempt) Step() job.Step       { return a.step }
+func (a *attempt) Step() job.Step      { return a.step }
 func (a *attempt) Record() *job.Record { return a.record }
 
 // Wait collects every party's output: parties get the step timeout plus a

@@ -106,7 +106,7 @@ type fsmState struct {
 type fsm struct {
 	mu      sync.RWMutex
 	state   fsmState
-	running []string // ids of running jobs in submission order
+	running []string      // ids of running jobs in submission order
 	changed chan struct{} // signalled (without blocking) after every apply
 	onApply func(*command)
 }

@@ -81,15 +81,15 @@ type Node struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu            sync.Mutex
-	coordinating  map[string]*coordination
-	workers       map[string]*worker // jobs this node takes part in
-	progress      map[string]Progress
-	maxJobs       int // jobs coordinated at once while leading
-	closed        bool
-	lastState     raft.RaftState // touched only by the reconcile loop
-	startIndex    uint64         // the log's last index at start
-	ready         bool           // applied up to startIndex; touched only by the reconcile loop
+	mu           sync.Mutex
+	coordinating map[string]*coordination
+	workers      map[string]*worker // jobs this node takes part in
+	progress     map[string]Progress
+	maxJobs      int // jobs coordinated at once while leading
+	closed       bool
+	lastState    raft.RaftState // touched only by the reconcile loop
+	startIndex   uint64         // the log's last index at start
+	ready        bool           // applied up to startIndex; touched only by the reconcile loop
 }
 
 // Progress is the coordinator's latest report on a running phase.
