@@ -218,8 +218,12 @@ var ErrNotRunning = errors.New("job is not running")
 // every node stops its work for it and closes its session. It forwards to
 // the leader when this node is not the leader.
 func (n *Node) Cancel(ctx context.Context, id string) error {
-	if _, ok := n.fsm.status(id); !ok {
+	st, ok := n.fsm.status(id)
+	if !ok {
 		return fmt.Errorf("no job %s", id)
+	}
+	if st != StatusRunning {
+		return fmt.Errorf("%w: job %s is %s", ErrNotRunning, id, st)
 	}
 	for {
 		var err error

@@ -59,17 +59,22 @@ func (n *Node) reconcileLoop() {
 }
 
 // caughtUp reports whether the node has applied every entry its log held
-// when it started. Until then the state is a half-replayed past: jobs that
-// finished long ago still look running.
+// when it started, and, once a leader is known, every entry the leader has
+// sent it. Until then the state is a half-replayed past: jobs that finished
+// long ago still look running, and a restarted party would re-run steps the
+// others finished while it was down.
 func (n *Node) caughtUp() bool {
 	if n.ready {
 		return true
 	}
-	if n.raft.AppliedIndex() < n.startIndex {
+	if _, leader := n.raft.LeaderWithID(); leader == "" {
+		return false
+	}
+	if applied := n.raft.AppliedIndex(); applied < n.startIndex || applied < n.raft.LastIndex() {
 		return false
 	}
 	n.ready = true
-	n.log.Info("caught up with the log", "index", n.startIndex)
+	n.log.Info("caught up with the log", "index", n.raft.AppliedIndex())
 	return true
 }
 

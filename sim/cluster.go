@@ -34,6 +34,8 @@ type ClusterOptions struct {
 	AuditDir string
 	// Timing overrides the nodes' timeouts.
 	Timing node.Timing
+	// MaxJobs is how many jobs a leader coordinates at once (0: the default).
+	MaxJobs int
 	// Listen overrides the listen multiaddrs (default: TCP and QUIC on
 	// 127.0.0.1, OS-chosen ports).
 	Listen []string
@@ -93,7 +95,7 @@ func StartCluster(ctx context.Context, dir string, names []string, opts ClusterO
 		if len(listen) == 0 {
 			listen = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
 		}
-		cfg := &node.Config{Name: name, DataDir: dataDir, TablesDir: opts.TablesDir, Timing: timing, Listen: listen}
+		cfg := &node.Config{Name: name, DataDir: dataDir, TablesDir: opts.TablesDir, Timing: timing, Listen: listen, MaxJobs: opts.MaxJobs}
 		n, err := c.newNode(cfg)
 		if err != nil {
 			c.Close()
