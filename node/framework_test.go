@@ -287,8 +287,10 @@ func (drifting) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, 
 	_, _, err := job.Run(ctx, c, job.Step{Phase: "p", Args: []byte(c.Self()), TimeoutMS: 20000}, func(*job.Outputs) (int, error) { return 0, nil })
 	return job.Result{}, err
 }
-func (drifting) Open(context.Context, job.Participant) (job.Session, error) { return holdSession{}, nil }
-func (drifting) OutputDisclosure(job.Step) protocol.Disclosure            { return protocol.DiscloseControl }
+func (drifting) Open(context.Context, job.Participant) (job.Session, error) {
+	return holdSession{}, nil
+}
+func (drifting) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DiscloseControl }
 
 // holdSession never finishes a step on its own.
 type holdSession struct{}
