@@ -1,0 +1,153 @@
+package job
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCheckReplayNamesTheField(t *testing.T) {
+	base := Step{Job: "j", Phase: "p", Round: 2, Attempt: 1, Parties: []string{"a", "b"}, Coordinator: "a", Args: []byte{1, 2}, TimeoutMS: 5}
+	// The runtime's fields may differ: a new leader, a new attempt.
+	same := base
+	same.Attempt, same.Coordinator, same.Job = 3, "b", ""
+	if err := CheckReplay(base, same); err != nil {
+		t.Fatalf("runtime fields compared: %v", err)
+	}
+	for field, change := range map[string]func(*Step){
+		"phase":      func(s *Step) { s.Phase = "q" },
+		"round":      func(s *Step) { s.Round = 3 },
+		"parties":    func(s *Step) { s.Parties = []string{"a"} },
+		"args":       func(s *Step) { s.Args = []byte{1, 3} },
+		"timeout_ms": func(s *Step) { s.TimeoutMS = 6 },
+	} {
+		d := base
+		d.Parties = append([]string(nil), base.Parties...)
+		change(&d)
+		err := CheckReplay(base, d)
+		if !errors.Is(err, ErrReplay) || !strings.Contains(err.Error(), "field "+field) {
+			t.Errorf("%s changed: %v", field, err)
+		}
+	}
+}
+
+func TestSubChannelsDoNotCollide(t *testing.T) {
+	s := Step{Job: "j", Phase: "p", Round: 1, Attempt: 1}
+	a, b := s.Sub("count"), s.Sub("sum")
+	if a.Key("t") == b.Key("t") || a.Key("t") == s.Key("t") {
+		t.Fatal("sub-channel keys collide")
+	}
+	m := a.Message("x", "t", nil)
+	if m.Key() != a.Key("t") {
+		t.Fatalf("message key %+v, want %+v", m.Key(), a.Key("t"))
+	}
+	if got := a.Sub("inner").Channel; got != "count/inner" {
+		t.Fatalf("nested channel %q", got)
+	}
+}
+
+func TestRandIsDeterministicPerLabel(t *testing.T) {
+	seed := []byte("0123456789abcdef0123456789abcdef")
+	if Rand(seed, "a").Uint64() != Rand(seed, "a").Uint64() {
+		t.Fatal("same seed and label, different streams")
+	}
+	if Rand(seed, "a").Uint64() == Rand(seed, "b").Uint64() {
+		t.Fatal("labels share a stream")
+	}
+	other := append([]byte(nil), seed...)
+	other[0] ^= 1
+	if Rand(seed, "a").Uint64() == Rand(other, "a").Uint64() {
+		t.Fatal("seeds share a stream")
+	}
+}
+
+type testNoise struct {
+	Mechanism string  `yaml:"mechanism"`
+	Epsilon   float64 `yaml:"epsilon"`
+}
+
+type testParams struct {
+	Column    string     `yaml:"column"`
+	Quantiles []float64  `yaml:"quantiles"`
+	TimeoutMS int64      `yaml:"timeout_ms"`
+	Noise     *testNoise `yaml:"noise"`
+	Enabled   bool       `yaml:"enabled"`
+}
+
+func specWith(t *testing.T, params string) *Spec {
+	t.Helper()
+	s, err := ParseSpec([]byte("kind: x\nparties: [{name: a}]\nparams: "+params+"\n"), "spec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestDecodeParams(t *testing.T) {
+	p := testParams{Column: "default", TimeoutMS: 7}
+	if err := specWith(t, "{quantiles: [0.5, 0.9], noise: {mechanism: laplace, epsilon: 1}, enabled: true}").DecodeParams(&p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Column != "default" || p.TimeoutMS != 7 || len(p.Quantiles) != 2 || p.Noise == nil || p.Noise.Epsilon != 1 || !p.Enabled {
+		t.Fatalf("decoded %+v", p)
+	}
+	for params, want := range map[string]string{
+		"{colum: v}":                         "field params.colum: unknown field (known: column, enabled, noise, quantiles, timeout_ms)",
+		"{timeout_ms: soon}":                 `field params.timeout_ms: must be an integer, not "soon"`,
+		"{timeout_ms: 99999999999999999999}": "field params.timeout_ms: must be an integer",
+		"{quantiles: 0.5}":                   "field params.quantiles: must be a list of numbers",
+		"{noise: {epsilon: one}}":            `field params.noise.epsilon: must be a number, not "one"`,
+		"{noise: {sigma: 1}}":                "field params.noise.sigma: unknown field",
+		"{noise: laplace}":                   "field params.noise: must be a mapping",
+		"{enabled: maybe}":                   "field params.enabled: must be true or false",
+	} {
+		var p testParams
+		err := specWith(t, params).DecodeParams(&p)
+		if err == nil || !errors.Is(err, ErrSpec) || !strings.Contains(err.Error(), want) {
+			t.Errorf("params %s: %v, want %q", params, err, want)
+		}
+	}
+	var none testParams
+	s, err := ParseSpec([]byte("kind: x\nparties: [{name: a}]\n"), "spec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DecodeParams(&none); err != nil {
+		t.Fatalf("no params: %v", err)
+	}
+}
+
+func TestResolveTablePathStaysInside(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(root, "data"), 0o755))
+	must(os.WriteFile(filepath.Join(root, "data", "a.csv"), []byte("v\n1\n"), 0o644))
+	must(os.WriteFile(filepath.Join(outside, "secret.csv"), []byte("v\n1\n"), 0o644))
+	must(os.Symlink(filepath.Join(outside, "secret.csv"), filepath.Join(root, "link.csv")))
+	must(os.Symlink(outside, filepath.Join(root, "dirlink")))
+
+	got, err := ResolveTablePath(root, "data/a.csv")
+	if err != nil || filepath.Base(got) != "a.csv" {
+		t.Fatalf("inside path: %q, %v", got, err)
+	}
+	for _, p := range []string{"../outside.csv", filepath.Join(outside, "secret.csv"), "data/../../x.csv", "link.csv", "dirlink/secret.csv"} {
+		if _, err := ResolveTablePath(root, p); err == nil || !strings.Contains(err.Error(), "outside the tables directory") {
+			t.Errorf("%s: %v, want a refusal", p, err)
+		}
+	}
+	if _, err := ResolveTablePath(root, "missing.csv"); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing file: %v", err)
+	}
+	// The spec itself refuses paths that leave the directory.
+	if _, err := ParseSpec([]byte("kind: x\nparties: [{name: a, tables: [{name: t, path: ../x.csv}]}]\n"), "s.yaml"); err == nil || !strings.Contains(err.Error(), "parties[0].tables[0].path") {
+		t.Errorf("spec with ../x.csv: %v", err)
+	}
+}
