@@ -63,9 +63,16 @@ func (n *Node) coordinate(ctx context.Context, jobID string) {
 	}
 }
 
-// lastFailures returns the parties that failed in the job's latest
-// finished step, with their errors, so a failed job names them.
+// lastFailures returns the parties that failed in the latest attempt this
+// coordinator waited for, or else in the job's latest finished step, with
+// their errors, so a failed job names them.
 func (c *coordinator) lastFailures() map[string]string {
+	c.mu.Lock()
+	failed := maps.Clone(c.failed)
+	c.mu.Unlock()
+	if len(failed) > 0 {
+		return failed
+	}
 	h := c.n.fsm.history(c.id)
 	for i := len(h) - 1; i >= 0; i-- {
 		if len(h[i].Failed) > 0 {
@@ -112,6 +119,8 @@ func (n *Node) assembleResult(jobID string, spec *job.Spec, res job.Result) ([]b
 // coordinator implements job.Coordinator on the leader.
 type coordinator struct {
 	party
+	mu     sync.Mutex
+	failed map[string]string // Failed of the latest attempt waited for
 }
 
 func (c *coordinator) Progress(phase string, done, total int) {
@@ -243,6 +252,9 @@ func (a *attempt) Wait(ctx context.Context) (*job.Outputs, error) {
 		return nil, err
 	}
 	slices.Sort(outs.Silent)
+	c.mu.Lock()
+	c.failed = outs.Failed
+	c.mu.Unlock()
 	return outs, nil
 }
 

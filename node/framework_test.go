@@ -414,3 +414,73 @@ func TestJobsQueue(t *testing.T) {
 		}
 	}
 }
+
+// A party that cannot record what it sends (its disk is full) reports its
+// own error to the coordinator, so the failed job names the cause instead
+// of "no output".
+func TestFullDiskIsReported(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	kind := &prober{}
+	auditDir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := sim.StartCluster(ctx, t.TempDir(), names(3), sim.ClusterOptions{
+		Kinds: job.Registry{"probe": kind}, AuditDir: auditDir,
+		Setup: func([]string) (func(name, dataDir string) error, error) {
+			return func(name, _ string) error {
+				if name != "org2" {
+					return nil
+				}
+				return os.Symlink("/dev/full", filepath.Join(auditDir, name+".jsonl"))
+			}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.MakeLeader(ctx, "org1"); err != nil {
+		t.Fatal(err)
+	}
+	rec := submitAndWait(t, ctx, c.Node("org1"), proberSpec(names(3), "{rounds: 3}"))
+	if rec.Status != node.StatusFailed {
+		t.Fatalf("job %s", rec.Status)
+	}
+	if why := rec.Failures["org2"]; !strings.Contains(why, "no space left on device") {
+		t.Fatalf("failures %v, error %q: org2's cause is not named", rec.Failures, rec.Error)
+	}
+}
+
+// A node restarted after a job failed does not run any of its steps again.
+func TestRestartAfterFailedJobRunsNothing(t *testing.T) {
+	kind := &prober{}
+	c := startCluster(t, 3, job.Registry{"probe": kind})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	id, err := c.Node("org1").Submit(ctx, proberSpec(names(3), "{rounds: 2, hold: [1], hold_ms: 30000}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, func() bool { js, ok := c.Node("org1").Job(id); return ok && len(js.Steps) == 2 })
+	if err := c.Node("org1").Cancel(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, func() bool { return kind.closes.Load() == 3 })
+	opens := kind.opens.Load()
+	for _, name := range []string{"org2", "org3"} {
+		if err := c.Kill(name); err != nil {
+			t.Fatal(err)
+		}
+		n, err := c.Restart(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, ctx, func() bool { js, ok := n.Job(id); return ok && js.Status == node.StatusFailed })
+	}
+	time.Sleep(time.Second) // give a wrongly woken runner time to act
+	if got := kind.opens.Load(); got != opens {
+		t.Fatalf("restarted nodes opened %d sessions for a failed job", got-opens)
+	}
+}

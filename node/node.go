@@ -86,10 +86,12 @@ type Node struct {
 	workers      map[string]*worker // jobs this node takes part in
 	progress     map[string]Progress
 	maxJobs      int // jobs coordinated at once while leading
-	closed       bool
-	lastState    raft.RaftState // touched only by the reconcile loop
-	startIndex   uint64         // the log's last index at start
-	ready        bool           // applied up to startIndex; touched only by the reconcile loop
+	// unknownJobGrace is how long messages for a job not (yet) in the log are kept.
+	unknownJobGrace time.Duration
+	closed          bool
+	lastState       raft.RaftState // touched only by the reconcile loop
+	startIndex      uint64         // the log's last index at start
+	ready           bool           // applied up to startIndex; touched only by the reconcile loop
 }
 
 // Progress is the coordinator's latest report on a running phase.
@@ -143,7 +145,7 @@ func New(opts Options) (*Node, error) {
 		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, host: h, gater: g,
 		metrics: m, ledger: ledger, fsm: newFSM(), secrets: &secrets{dir: cfg.DataDir, parsed: map[string]any{}},
 		coordinating: map[string]*coordination{}, workers: map[string]*worker{}, progress: map[string]Progress{},
-		maxJobs: cfg.MaxJobs,
+		maxJobs: cfg.MaxJobs, unknownJobGrace: unknownJobGrace,
 	}
 	if n.maxJobs <= 0 {
 		n.maxJobs = defaultMaxJobs()

@@ -152,14 +152,21 @@ func (n *Node) reconcile() {
 			delete(n.progress, id)
 		}
 	}
-	n.ms.box.dropUnless(func(jobID string, queued time.Time) bool {
+	n.dropUndeliverable(live)
+}
+
+// dropUndeliverable discards queued messages nobody will receive: for jobs
+// that ended, and for jobs this node has not seen committed within
+// unknownJobGrace of the message's arrival.
+func (n *Node) dropUndeliverable(live map[string]bool) {
+	n.ms.box.dropUnless(func(jobID string, at time.Time) bool {
 		if live[jobID] {
 			return true
 		}
 		if _, known := n.fsm.status(jobID); known {
-			return false // ended: nobody will receive it
+			return false
 		}
-		return time.Since(queued) < unknownJobGrace
+		return time.Since(at) < n.unknownJobGrace
 	})
 }
 

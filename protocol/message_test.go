@@ -350,3 +350,34 @@ func TestRegressionFrameCutAfterHeaderIsCleanEOF(t *testing.T) {
 		t.Fatalf("header then end of stream: %v, want io.ErrUnexpectedEOF", err)
 	}
 }
+
+// A peer cannot make a receiver hold megabytes of envelope: every string
+// field is bounded, and the error names the field.
+func TestEnvelopeFieldsBounded(t *testing.T) {
+	long := strings.Repeat("j", 16<<20)
+	for _, field := range []string{"type", "job", "phase", "channel", "from"} {
+		m := Message{Version: Version, Type: "t", Job: "j", From: "a"}
+		switch field {
+		case "type":
+			m.Type = long
+		case "job":
+			m.Job = long
+		case "phase":
+			m.Phase = long
+		case "channel":
+			m.Channel = long
+		case "from":
+			m.From = long
+		}
+		raw, err := msgpack.Marshal(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Decode(raw); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), field+" field") {
+			t.Errorf("%s of 16 MiB: %v", field, err)
+		}
+		if _, err := Encode(&m); err == nil {
+			t.Errorf("Encode accepted a 16 MiB %s", field)
+		}
+	}
+}
