@@ -128,6 +128,9 @@ func Root(step job.Step) string {
 // share with its proof; the root verifies, combines t+1 valid shares,
 // checks the range and sends the result down.
 func Aggregate(ctx context.Context, p job.Party, step job.Step, cfg Config, input []float64) (*Result, error) {
+	if err := precompute(ctx, cfg.Keys); err != nil {
+		return nil, err
+	}
 	s, err := newAggregation(p, step, cfg, len(input))
 	if err != nil {
 		return nil, err
@@ -160,6 +163,28 @@ type aggregation struct {
 	shape   string
 }
 
+// precompute builds the key's encryption table (once per process and key,
+// 0.3 s at 2048 bits) before the schedule's clock starts, so a node's first
+// round is not judged late. The build cannot be interrupted, but the caller
+// stops waiting when ctx ends: a superseded attempt returns at once and the
+// table, shared by every later use of the key, finishes in the background.
+func precompute(ctx context.Context, keys *Keys) error {
+	if keys == nil || keys.Public() == nil {
+		return nil // newAggregation reports the missing key
+	}
+	built := make(chan struct{})
+	go func() {
+		defer close(built)
+		keys.Public().Precompute()
+	}()
+	select {
+	case <-built:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("secureagg: building the encryption table: %w", ctx.Err())
+	}
+}
+
 // Withdraw takes this party out of an aggregation it cannot contribute to
 // (its input could not be read): it tells its parent and children at once,
 // so they name it missing and the coordinator re-runs the step without it,
@@ -183,9 +208,6 @@ func newAggregation(p job.Party, step job.Step, cfg Config, n int) (*aggregation
 	if err := cfg.Keys.check(); err != nil {
 		return nil, err
 	}
-	// Build the key's encryption table (once per key, 0.3 s at 2048 bits)
-	// before the clock starts, so a node's first round is not judged late.
-	cfg.Keys.Public().Precompute()
 	s := &aggregation{p: p, step: step, self: p.Self(), keys: cfg.Keys, pk: cfg.Keys.Public(), n: n,
 		random: cfg.Random, start: time.Now(), fp: paillier.FixedPoint{FracBits: cfg.FracBits}}
 	if s.random == nil {
