@@ -1,0 +1,231 @@
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/sim"
+)
+
+// noop is a job of params.rounds steps that do no work: what is left is the
+// framework's own cost per step (two log commits, the parties' reports).
+type noop struct{ opens atomic.Int32 }
+
+type noopParams struct {
+	Rounds int `yaml:"rounds"`
+}
+
+func (*noop) Validate(s *job.Spec) error { return s.DecodeParams(&noopParams{}) }
+func (*noop) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
+	p := noopParams{Rounds: 1}
+	if err := c.Spec().DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	for r := 0; r < p.Rounds; r++ {
+		if _, _, err := job.Run(ctx, c, job.Step{Phase: "noop", Round: r}, func(o *job.Outputs) (int, error) {
+			if len(o.Failed) > 0 {
+				return 0, fmt.Errorf("failed: %v", o.Failed)
+			}
+			return len(o.Results), nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return job.Result{}, nil
+}
+func (k *noop) Open(context.Context, job.Participant) (job.Session, error) {
+	k.opens.Add(1)
+	return noopSession{}, nil
+}
+func (*noop) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DiscloseControl }
+
+type noopSession struct{}
+
+func (noopSession) Step(context.Context, job.Step) ([]byte, error) { return nil, nil }
+func (noopSession) Close()                                         {}
+
+func noopSpec(parties []string, rounds int) []byte {
+	var b strings.Builder
+	b.WriteString("kind: noop\nparties:\n")
+	for _, p := range parties {
+		fmt.Fprintf(&b, "  - name: %s\n", p)
+	}
+	fmt.Fprintf(&b, "params: {rounds: %d}\n", rounds)
+	return []byte(b.String())
+}
+
+// BenchmarkStepOverhead measures the framework's cost of one step with no
+// work, every node a party: ms/step is a job's time from submission to its
+// result divided by its steps.
+//
+//	go test ./node -run '^$' -bench StepOverhead -benchtime 5x -count 5
+func BenchmarkStepOverhead(b *testing.B) {
+	const rounds = 20
+	for _, n := range []int{3, 5} {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			c, err := sim.StartCluster(ctx, b.TempDir(), names(n), sim.ClusterOptions{Kinds: job.Registry{"noop": &noop{}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			leader, _ := c.WaitLeader(ctx)
+			spec := noopSpec(names(n), rounds)
+			b.ResetTimer()
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				rec := submitAndWaitB(b, ctx, leader, spec)
+				if rec.Status != node.StatusDone {
+					b.Fatal(rec.Error)
+				}
+			}
+			b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N*rounds), "ms/step")
+		})
+	}
+}
+
+func submitAndWaitB(b *testing.B, ctx context.Context, n *node.Node, spec []byte) *node.JobRecord {
+	b.Helper()
+	id, err := n.Submit(ctx, spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec, err := n.Wait(ctx, id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rec
+}
+
+// A consortium that has run many one-step jobs restarts and elects a
+// leader quickly, and no node starts work for any of the finished jobs.
+// COHORT_RESTART_JOBS sets how many (the figure in docs/runtime.md is for
+// 10,000; the default run uses 200):
+//
+//	COHORT_RESTART_JOBS=10000 go test ./node -run TestRestartAfterManyJobs -v -timeout 60m
+func TestRestartAfterManyJobs(t *testing.T) {
+	jobs := 200
+	if v, err := strconv.Atoi(os.Getenv("COHORT_RESTART_JOBS")); err == nil {
+		jobs = v
+	}
+	kind := &noop{}
+	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
+	defer cancel()
+	c, err := sim.StartCluster(ctx, t.TempDir(), names(3), sim.ClusterOptions{Kinds: job.Registry{"noop": kind}, MaxJobs: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	spec := noopSpec(names(3), 1)
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for w := 0; w < 16; w++ {
+		wg.Go(func() {
+			for next.Add(1) <= int64(jobs) {
+				leader, err := c.WaitLeader(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				id, err := leader.Submit(ctx, spec)
+				if err != nil {
+					errs <- err
+					return
+				}
+				rec, err := leader.Wait(ctx, id)
+				if err != nil || rec.Status != node.StatusDone {
+					errs <- fmt.Errorf("job %s: %v %v", id, err, rec)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	t.Logf("%d jobs in %v", jobs, time.Since(start).Round(time.Millisecond))
+	for _, n := range c.Running() {
+		if err := n.Raft().Snapshot().Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, logSize := dirSize(t, c, "snapshots"), dirSize(t, c, "raft.db")
+	t.Logf("per node: snapshot %d bytes (%.0f per job), raft.db %d bytes", snap, float64(snap)/float64(jobs), logSize)
+
+	opens := kind.opens.Load()
+	for _, name := range c.Names {
+		if err := c.Kill(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restarted := time.Now()
+	var rwg sync.WaitGroup
+	for _, name := range c.Names {
+		rwg.Go(func() {
+			if _, err := c.Restart(name); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	rwg.Wait()
+	leader, err := c.WaitLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elected := time.Since(restarted)
+	t.Logf("restart to leader (%s): %v", leader.Name(), elected.Round(time.Millisecond))
+	if got := len(leader.Jobs()); got != jobs {
+		t.Fatalf("leader knows %d jobs, want %d", got, jobs)
+	}
+	time.Sleep(time.Second) // a runner acting on a half-replayed log would start work now
+	if got := kind.opens.Load(); got != opens {
+		t.Fatalf("restarted nodes opened %d sessions for finished jobs", got-opens)
+	}
+	if elected > 5*time.Second {
+		t.Errorf("restart to leader took %v", elected)
+	}
+}
+
+// dirSize sums, over the nodes, the size of the files under raft/ whose
+// path contains part, and returns the mean per node.
+func dirSize(t *testing.T, c *sim.Cluster, part string) int64 {
+	t.Helper()
+	var total int64
+	for _, name := range c.Names {
+		err := filepath.WalkDir(filepath.Join(c.Dir, name, "raft"), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.Contains(path, part) {
+				return err
+			}
+			if strings.HasSuffix(path, "meta.json") {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			total += info.Size()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return total / int64(len(c.Names))
+}
