@@ -9,6 +9,13 @@
 // another party's local sum. With params.noise the total carries
 // differential-privacy noise added inside the encryption.
 //
+// What goes where: each round is one step; every party's output (its
+// secureagg outcome) goes to the coordinator alone; the log holds the
+// round's public decision: the result (the total, who is in it, who was
+// excluded from decryption and why), or the parties to drop before the next
+// round, or why the aggregation failed. A party's session holds its local
+// sum, read once from its tables.
+//
 // Faults: parties that report nothing in time, or whose subtree input never
 // reached the root, are excluded and the aggregation is re-run without
 // them (a new round), as long as enough remain to decrypt; the result names
