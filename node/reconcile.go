@@ -108,16 +108,25 @@ func (n *Node) reconcile() {
 		return
 	}
 	live := make(map[string]bool, len(active))
+	// Coordination slots go first to jobs that have started (a previous
+	// leader may have run more at once), then to queued jobs in order.
+	for _, started := range []bool{true, false} {
+		for _, j := range active {
+			if (j.Steps > 0) != started {
+				continue
+			}
+			_, coordinating := n.coordinating[j.ID]
+			switch {
+			case leader && !coordinating && len(n.coordinating) < n.maxJobs:
+				n.startCoordinating(j.ID)
+			case !leader && coordinating:
+				n.coordinating[j.ID].cancel()
+				delete(n.coordinating, j.ID)
+			}
+		}
+	}
 	for _, j := range active {
 		live[j.ID] = true
-		_, coordinating := n.coordinating[j.ID]
-		switch {
-		case leader && !coordinating && len(n.coordinating) < n.maxJobs:
-			n.startCoordinating(j.ID)
-		case !leader && coordinating:
-			n.coordinating[j.ID].cancel()
-			delete(n.coordinating, j.ID)
-		}
 		var mine []job.Step
 		for _, s := range j.Open {
 			if slices.Contains(s.Parties, n.cfg.Name) {
