@@ -14,7 +14,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
@@ -57,6 +59,7 @@ type mailboxKey struct {
 type partyState struct {
 	drop     DropMode
 	tamper   Tamper
+	delay    time.Duration
 	capture  bool
 	captured []Sent
 	bytes    int64
@@ -121,6 +124,16 @@ func (n *Network) Intercept(name string, f Tamper) {
 	n.state(name).tamper = f
 }
 
+// Delay makes every message a party sends take d to arrive (0 restores
+// it): Send blocks for d before delivering, as a send over a slow link
+// returns only once the peer has the message, and a send whose context ends
+// first fails and delivers nothing. Use it to make a party late for a step.
+func (n *Network) Delay(name string, d time.Duration) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.state(name).delay = d
+}
+
 // Capture starts recording a party's outgoing messages as sent, before any
 // tampering, for leakage tests.
 func (n *Network) Capture(name string) {
@@ -158,6 +171,26 @@ func (n *Network) ResetCounters() {
 	for _, s := range n.parties {
 		s.bytes, s.messages, s.captured = 0, 0, nil
 	}
+}
+
+// names returns the network's parties, sorted.
+func (n *Network) names() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, 0, len(n.parties))
+	for name := range n.parties {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// mode returns how a party is dropped, and a channel closed at the next
+// change of any party's mode or the next delivery.
+func (n *Network) mode(name string) (DropMode, <-chan struct{}) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.state(name).drop, n.arrived
 }
 
 // wake releases every waiting Receive; n.mu must be held.
@@ -211,13 +244,22 @@ func (p *party) Send(ctx context.Context, to string, m *protocol.Message, disclo
 		n.mu.Unlock()
 		return fmt.Errorf("jobtest: send %s to %s: %w", m.Type, to, ErrDropped)
 	}
-	tamper := self.tamper
+	tamper, delay := self.tamper, self.delay
 	if self.capture {
 		c, _ := protocol.Decode(wire) // cannot fail: wire was just encoded
 		self.captured = append(self.captured, Sent{From: p.name, To: to, Message: c, Disclosure: disclosure, Bytes: len(wire) + 4})
 	}
 	n.mu.Unlock()
 
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("jobtest: %s send %s to %s, delayed %v: %w", p.name, m.Type, to, delay, ctx.Err())
+		}
+	}
 	if tamper != nil {
 		c, err := protocol.Decode(wire)
 		if err != nil {
