@@ -131,6 +131,8 @@ type Network struct {
 	// arrived is closed and replaced whenever a message is delivered, waking
 	// every waiting Receive to recheck its mailbox.
 	arrived chan struct{}
+	// observe, when set, sees every message as it is sent (Run's OnSend).
+	observe func(Sent)
 }
 
 // NewNetwork returns a network of the named parties.
@@ -241,6 +243,13 @@ func (n *Network) names() []string {
 	return out
 }
 
+// setObserver makes f see every message as it is sent (nil removes it).
+func (n *Network) setObserver(f func(Sent)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.observe = f
+}
+
 // failed returns the first of names, other than skip, dropped with
 // DropFail ("" if none), and a channel closed at the next change of any
 // party's mode or the next delivery.
@@ -306,12 +315,17 @@ func (p *party) Send(ctx context.Context, to string, m *protocol.Message, disclo
 		n.mu.Unlock()
 		return fmt.Errorf("jobtest: send %s to %s: %w", m.Type, to, ErrDropped)
 	}
-	tamper, delay := self.tamper, self.delay
+	tamper, delay, observe := self.tamper, self.delay, n.observe
 	if self.capture {
 		c, _ := protocol.Decode(wire) // cannot fail: wire was just encoded
 		self.captured = append(self.captured, Sent{From: p.name, To: to, Message: c, Disclosure: disclosure, Bytes: len(wire) + 4})
 	}
 	n.mu.Unlock()
+
+	if observe != nil {
+		c, _ := protocol.Decode(wire) // cannot fail: wire was just encoded
+		observe(Sent{From: p.name, To: to, Message: c, Disclosure: disclosure, Bytes: len(wire) + 4})
+	}
 
 	if delay > 0 {
 		t := time.NewTimer(delay)

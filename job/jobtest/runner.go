@@ -44,9 +44,14 @@ type Options struct {
 	// a party gives up reporting its output after it.
 	Grace time.Duration
 	// OnStep, when set, is called at every attempt's start and every
-	// step's commit and returns the fault to inject there (see Event). Calls
-	// never overlap.
+	// step's commit and returns the fault to inject there (see Event).
 	OnStep func(Event) Fault
+	// OnSend, when set, is called for every message a member sends, as it
+	// is sent (before delays, tampering and delivery), and returns a fault
+	// that takes effect at once: a leader change in the middle of a
+	// step's protocol, say once the first decryption share is sent. Calls
+	// of OnStep and OnSend never overlap.
+	OnSend func(Sent) Fault
 }
 
 // EventKind says where in a step an Event is.
@@ -98,7 +103,8 @@ type Fault struct {
 	Leader string
 	// Restart names parties whose node restarts: the step each runs is
 	// cancelled, its session closed, and a fresh session is opened at its
-	// next step (which may be the attempt it was running, if still open).
+	// next step (which may be the attempt it was running, if still open;
+	// the messages its old session received are gone).
 	Restart []string
 }
 
@@ -190,6 +196,10 @@ func Run(ctx context.Context, kind job.Kind, spec *job.Spec, opts Options) (*Rep
 	if err != nil {
 		return nil, err
 	}
+	if opts.OnSend != nil {
+		r.net.setObserver(func(s Sent) { r.inject(r.hookSend(s)) })
+		defer r.net.setObserver(nil)
+	}
 	res, err := r.drive()
 	r.stopWorkers()
 	rep := &Report{JobID: r.id, Result: res, Log: r.log.snapshot(), Leaders: r.leaders, Net: r.net}
@@ -214,13 +224,14 @@ type runner struct {
 	log     *memLog
 	members []string
 
-	hookMu sync.Mutex // OnStep calls and the faults they inject never overlap
+	hookMu sync.Mutex // hook calls and the faults they inject never overlap
 
 	mu         sync.Mutex
 	leader     string
 	leaders    []string
 	coordCtx   context.CancelFunc // cancels the running Coordinate
 	workers    map[string]*worker
+	stopped    bool // no worker starts any more
 	outputs    []Output
 	workerDone sync.WaitGroup
 }
@@ -293,7 +304,7 @@ func (r *runner) drive() (job.Result, error) {
 		return nil, err
 	}
 	for _, p := range spec.PartyNames() {
-		r.startWorker(p)
+		r.startWorker(p, nil)
 	}
 	for {
 		term, running := r.log.currentTerm()
@@ -319,23 +330,30 @@ func (r *runner) drive() (job.Result, error) {
 			continue // deposed: the next leader coordinates from the top
 		}
 		if err == nil {
-			var b []byte
-			if b, err = json.Marshal(res); err == nil {
-				if err = r.log.append(term, &Entry{Op: OpFinish, Job: r.id, Result: b}); err == nil {
+			b, merr := json.Marshal(res)
+			if merr == nil {
+				aerr := r.log.append(term, &Entry{Op: OpFinish, Job: r.id, Result: b})
+				switch {
+				case aerr == nil:
 					return res, nil
+				case errors.Is(aerr, errDeposed):
+					continue // deposed just now: the next leader replays and finishes
 				}
+				return nil, fmt.Errorf("jobtest: job %s: log the result: %w", r.id, aerr)
 			}
-			err = fmt.Errorf("record the result: %w", err)
+			err = fmt.Errorf("encode the result: %w", merr)
 		}
 		fail := &Entry{Op: OpFail, Job: r.id, Error: err.Error(), Failures: r.log.lastFailures()}
-		if aerr := r.log.append(term, fail); aerr != nil {
+		if aerr := r.log.append(term, fail); errors.Is(aerr, errDeposed) {
+			continue
+		} else if aerr != nil {
 			return nil, fmt.Errorf("jobtest: job %s failed (%w), and the failure could not be logged: %w", r.id, err, aerr)
 		}
 		return nil, fmt.Errorf("jobtest: job %s failed: %w", r.id, err)
 	}
 }
 
-// hook calls OnStep and injects the fault it returns.
+// hook calls OnStep.
 func (r *runner) hook(ev Event) Fault {
 	if r.opts.OnStep == nil {
 		return Fault{}
@@ -344,6 +362,13 @@ func (r *runner) hook(ev Event) Fault {
 	defer r.hookMu.Unlock()
 	ev.Net = r.net
 	return r.opts.OnStep(ev)
+}
+
+// hookSend calls OnSend.
+func (r *runner) hookSend(s Sent) Fault {
+	r.hookMu.Lock()
+	defer r.hookMu.Unlock()
+	return r.opts.OnSend(s)
 }
 
 // inject applies a fault. A name that is not a member is a bug in the
@@ -365,25 +390,35 @@ func (r *runner) inject(f Fault) {
 	r.leader = f.Leader
 	cancel := r.coordCtx
 	r.mu.Unlock()
-	cancel()
+	if cancel != nil {
+		cancel()
+	}
 }
 
-// startWorker starts a party's worker.
-func (r *runner) startWorker(name string) {
+// startWorker starts a party's worker. It begins once prev, the worker of
+// the party's previous life (if any), has ended and closed its session.
+func (r *runner) startWorker(name string, prev *worker) {
 	ctx, cancel := context.WithCancel(r.ctx)
 	w := &worker{r: r, name: name, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		cancel()
+		return // a fault injected while the run ends: nothing runs any more
+	}
 	r.workers[name] = w
-	r.mu.Unlock()
 	r.workerDone.Add(1)
 	go func() {
 		defer r.workerDone.Done()
+		if prev != nil {
+			<-prev.done // the old session's step honours its cancelled context
+		}
 		w.run()
 	}()
 }
 
 // restart stops a party's worker, which closes its session, and starts a
-// fresh one.
+// fresh one. It does not wait, so a party's own send may restart it.
 func (r *runner) restart(name string) {
 	r.mu.Lock()
 	w, ok := r.workers[name]
@@ -392,13 +427,13 @@ func (r *runner) restart(name string) {
 		panic(fmt.Sprintf("jobtest: fault restarts %q, not a party", name))
 	}
 	w.cancel()
-	<-w.done // the worker's step honours its cancelled context
-	r.startWorker(name)
+	r.startWorker(name, w)
 }
 
 // stopWorkers ends every party's worker and waits for them.
 func (r *runner) stopWorkers() {
 	r.mu.Lock()
+	r.stopped = true
 	for _, w := range r.workers {
 		w.cancel()
 	}

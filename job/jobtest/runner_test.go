@@ -547,6 +547,58 @@ func TestRunSubChannels(t *testing.T) {
 	}
 }
 
+// OnSend injects faults in the middle of a step's protocol: a leader
+// change once the parties exchange values, and a party restarted by its own
+// output report.
+func TestRunFaultsFromSends(t *testing.T) {
+	spec, opts, values := countJob(t, abc...)
+	want := wantTotal(values, 3)
+
+	k := &countKind{steps: 3, exchange: true, calls: newCalls()}
+	o := opts
+	changed := false
+	o.OnSend = func(s jobtest.Sent) jobtest.Fault {
+		if s.Message.Type == "count/value" && s.Message.Round == 1 && !changed {
+			changed = true
+			return jobtest.Fault{Leader: "b"}
+		}
+		return jobtest.Fault{}
+	}
+	rep, err := run(t, k, spec, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Result["total"]; got != want {
+		t.Fatalf("total %v after a leader change mid-exchange, want %d", got, want)
+	}
+	wantOps := []string{"submit", "start count/0#1@a", "done count/0#1@a", "start count/1#1@a",
+		"start count/1#2@b", "done count/1#2@b", "start count/2#1@b", "done count/2#1@b", "finish"}
+	if got := ops(rep); !slices.Equal(got, wantOps) {
+		t.Fatalf("log\n%v\nwant\n%v", got, wantOps)
+	}
+
+	k = &countKind{steps: 3, calls: newCalls()}
+	o = opts
+	restarted := false
+	o.OnSend = func(s jobtest.Sent) jobtest.Fault {
+		if s.From == "c" && s.Message.Type == "job/output" && s.Message.Round == 1 && !restarted {
+			restarted = true
+			return jobtest.Fault{Restart: []string{"c"}}
+		}
+		return jobtest.Fault{}
+	}
+	rep, err = run(t, k, spec, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Result["total"]; got != want {
+		t.Fatalf("total %v after c restarted while reporting, want %d", got, want)
+	}
+	if k.calls.opens["c"] != 2 || k.calls.closes["c"] != 2 {
+		t.Fatalf("c opened %d sessions, closed %d", k.calls.opens["c"], k.calls.closes["c"])
+	}
+}
+
 // Drops, hangs, delays and lost or tampered messages end up in the step's
 // record as the node's would.
 func TestRunNetworkFaults(t *testing.T) {

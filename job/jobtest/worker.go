@@ -37,7 +37,7 @@ func (w *worker) run() {
 		}
 	}()
 	seen := map[stepID]bool{} // attempts reported or superseded
-	for {
+	for w.ctx.Err() == nil {
 		changed := w.r.log.watch()
 		step, ok, running := w.r.log.next(w.name, seen)
 		if !running {
