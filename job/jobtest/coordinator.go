@@ -78,6 +78,9 @@ func (c *coordinator) Start(ctx context.Context, step job.Step) (job.Attempt, er
 	if step.TimeoutMS == 0 {
 		step.TimeoutMS = c.r.opts.StepTimeout.Milliseconds()
 	}
+	if term, _ := c.r.log.currentTerm(); term != c.term {
+		return nil, errDeposed // no event for a leader deposed already
+	}
 	fault := c.r.hook(Event{Kind: Starting, Step: step, Leader: c.Self()})
 	if err := c.r.log.append(c.term, &Entry{Op: OpStart, Job: c.r.id, Step: &step}); err != nil {
 		return nil, err

@@ -29,20 +29,22 @@
 // order, cancels one the log supersedes, sends its output to that
 // attempt's coordinator as a job/output message with the kind's
 // OutputDisclosure (never to the log), and closes the session when the job
-// ends. A party dropped with DropFail is unreachable and ends the attempt at
-// once; a hung or late one is silent once the step's timeout and Grace have
-// passed.
+// ends.
 //
 // Faults come from ordinary test code, as with hashicorp/raft's in-memory
-// transport and fuzzy hooks: set them on the Network before Run, or return
-// them from Options.OnStep, which sees every attempt as it starts and
-// every step as it is committed:
+// transport and fuzzy hooks: set them on the Network before Run (a party
+// hung with DropHang, or delayed past the step's timeout, is silent; one
+// dropped with DropFail is unreachable and ends the attempt at once), or
+// return them from
+// Options.OnStep, which sees every attempt as it starts and every step as
+// it is committed, or Options.OnSend, which sees every message as it is
+// sent:
 //
 //	rep, err := jobtest.Run(ctx, sum.Kind{}, spec, jobtest.Options{
 //		Secrets: secrets,
 //		OnStep: func(ev jobtest.Event) jobtest.Fault {
 //			if ev.Kind == jobtest.Starting && ev.Step.Attempt == 1 {
-//				return jobtest.Fault{Leader: "org02"} // fail over mid-step
+//				return jobtest.Fault{Leader: "org02"} // the step re-runs as attempt 2
 //			}
 //			return jobtest.Fault{}
 //		},

@@ -28,8 +28,9 @@ type Options struct {
 	// Leader is the first coordinator (default the first party by name).
 	Leader string
 	// Network carries every message. Nil makes one over the parties and
-	// Members; a given one must hold them all. Set drops, delays and
-	// interceptions on it before Run, or from OnStep (Event.Net).
+	// Members; a given one must hold them all, and serves one Run at a
+	// time. Set drops, delays and interceptions on it before Run, or from
+	// OnStep (Event.Net).
 	Network *Network
 	// TablesDir is the directory Participant.TablePath resolves tables
 	// in, as a node's tables_dir (default the spec's Dir).
@@ -95,7 +96,7 @@ type Event struct {
 	Net *Network
 }
 
-// Fault is what OnStep injects; the zero Fault injects nothing.
+// Fault is what OnStep or OnSend injects; the zero Fault injects nothing.
 type Fault struct {
 	// Leader makes this member the leader (itself included: a re-election):
 	// the running Coordinate is cancelled, its appends refused, and Leader
@@ -128,7 +129,8 @@ type Report struct {
 	Sent []Sent
 	// Outputs holds every output a session returned, in report order.
 	Outputs []Output
-	// Leaders lists the coordinators in the order they led.
+	// Leaders lists the coordinators in the order they led, one per call
+	// of Coordinate.
 	Leaders []string
 	// Net is the job's network.
 	Net *Network

@@ -603,7 +603,7 @@ func TestRunFaultsFromSends(t *testing.T) {
 // record as the node's would.
 func TestRunNetworkFaults(t *testing.T) {
 	spec, opts, values := countJob(t, abc...)
-	opts.StepTimeout = 300 * time.Millisecond
+	opts.StepTimeout = 500 * time.Millisecond
 	opts.Grace = 100 * time.Millisecond
 	for _, tc := range []struct {
 		name   string
@@ -616,7 +616,7 @@ func TestRunNetworkFaults(t *testing.T) {
 		// cut short too, so only c's fate is checked.
 		{"crashed", func(net *jobtest.Network) { net.Drop("c", jobtest.DropFail) }, true, "unreachable", true},
 		{"hung", func(net *jobtest.Network) { net.Drop("c", jobtest.DropHang) }, true, "no output within", false},
-		{"late", func(net *jobtest.Network) { net.Delay("c", time.Second) }, true, "no output within", false},
+		{"late", func(net *jobtest.Network) { net.Delay("c", 2*time.Second) }, true, "no output within", false},
 		{"output lost", func(net *jobtest.Network) {
 			net.Intercept("c", func(to string, m *protocol.Message) *protocol.Message { return nil })
 		}, true, "no output within", false},
