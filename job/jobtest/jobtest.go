@@ -1,20 +1,80 @@
-// Package jobtest is an in-memory implementation of job.Party for the tests
-// of job packages. It exists so that a protocol can be tested, faults
-// injected and its outgoing traffic inspected without libp2p; every job must
-// still have an end-to-end test over real nodes (DESIGN.md).
+// Package jobtest runs job kinds in memory: a Network of parties for
+// testing one protocol, and Run for a whole job (Coordinate and every
+// party's Session) with no libp2p or Raft. It exists so that a kind can be
+// tested, faults injected and its traffic and log checked against its
+// leakage profile in one process; every job must still have an end-to-end
+// test over real nodes (DESIGN.md).
+//
+// # Network
 //
 // Messages travel as their wire encoding (protocol.Encode then
 // protocol.Decode), so a receiver never shares memory with the sender, sizes
 // are the real encoded sizes, and a message that would not survive the wire
 // fails here too. Mailboxes are keyed by (recipient, sender, protocol.Key),
-// so a Receive matches a message that arrived before it was called.
+// so a Receive matches a message that arrived before it was called. Drop,
+// Delay and Intercept make a party crash, hang, lag or cheat; Capture
+// records what it sends.
+//
+// # Whole jobs
+//
+// Run follows the node runtime's contract (package job) over a Network and
+// an in-memory log that holds what the node's Raft log holds: the spec and
+// seed (OpSubmit), each attempt as started (OpStart), each step's Record
+// (OpDone), and the result or failure (OpFinish, OpFail). Entries are
+// encoded when committed, so a test can search the bytes every member
+// would hold. The leader runs Kind.Coordinate; Start answers finished steps
+// from the log after CheckReplay and starts the others with the next
+// attempt number. Every party has a worker that opens its Session at its
+// first step, runs the open attempts that include it one at a time in log
+// order, cancels one the log supersedes, sends its output to that
+// attempt's coordinator as a job/output message with the kind's
+// OutputDisclosure (never to the log), and closes the session when the job
+// ends.
+//
+// Faults come from ordinary test code, as with hashicorp/raft's in-memory
+// transport and fuzzy hooks: set them on the Network before Run (a party
+// hung with DropHang, or delayed past the step's timeout, is silent; one
+// dropped with DropFail is unreachable and ends the attempt at once), or
+// return them from
+// Options.OnStep, which sees every attempt as it starts and every step as
+// it is committed, or Options.OnSend, which sees every message as it is
+// sent:
+//
+//	rep, err := jobtest.Run(ctx, sum.Kind{}, spec, jobtest.Options{
+//		Secrets: secrets,
+//		OnStep: func(ev jobtest.Event) jobtest.Fault {
+//			if ev.Kind == jobtest.Starting && ev.Step.Attempt == 1 {
+//				return jobtest.Fault{Leader: "org02"} // the step re-runs as attempt 2
+//			}
+//			return jobtest.Fault{}
+//		},
+//	})
+//
+// A leader change cancels the running Coordinate and refuses its appends;
+// the new leader calls Coordinate from the top against the same log. A
+// restart closes a party's session; the fresh one is opened at its next
+// step and must rebuild from its tables, the seed and History.
+//
+// The Report holds the result, every log entry and every message sent (as
+// sent, before tampering), and every output a party reported, so a test
+// can check a leakage profile: SentOutside lists messages whose disclosure
+// the profile does not allow, LogHolding and SentHolding find bytes (a
+// party's output, its local value) where they must not be.
+//
+// Differences from the node: a send to oneself is captured and counted
+// (the node neither audits nor counts it); unreachability is seen at once
+// rather than after probes; messages for superseded attempts are kept in
+// mailboxes nobody reads rather than refused; the result is Coordinate's
+// own, without the fields the node adds (kind, parties, timing, bytes).
 package jobtest
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
@@ -57,6 +117,7 @@ type mailboxKey struct {
 type partyState struct {
 	drop     DropMode
 	tamper   Tamper
+	delay    time.Duration
 	capture  bool
 	captured []Sent
 	bytes    int64
@@ -72,6 +133,8 @@ type Network struct {
 	// arrived is closed and replaced whenever a message is delivered, waking
 	// every waiting Receive to recheck its mailbox.
 	arrived chan struct{}
+	// observe, when set, sees every message as it is sent (Run's OnSend).
+	observe func(Sent)
 }
 
 // NewNetwork returns a network of the named parties.
@@ -121,6 +184,16 @@ func (n *Network) Intercept(name string, f Tamper) {
 	n.state(name).tamper = f
 }
 
+// Delay makes every message a party sends take d to arrive (0 restores
+// it): Send blocks for d before delivering, as a send over a slow link
+// returns only once the peer has the message, and a send whose context ends
+// first fails and delivers nothing. Use it to make a party late for a step.
+func (n *Network) Delay(name string, d time.Duration) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.state(name).delay = d
+}
+
 // Capture starts recording a party's outgoing messages as sent, before any
 // tampering, for leakage tests.
 func (n *Network) Capture(name string) {
@@ -158,6 +231,39 @@ func (n *Network) ResetCounters() {
 	for _, s := range n.parties {
 		s.bytes, s.messages, s.captured = 0, 0, nil
 	}
+}
+
+// names returns the network's parties, sorted.
+func (n *Network) names() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, 0, len(n.parties))
+	for name := range n.parties {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// setObserver makes f see every message as it is sent (nil removes it).
+func (n *Network) setObserver(f func(Sent)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.observe = f
+}
+
+// failed returns the first of names, other than skip, dropped with
+// DropFail ("" if none), and a channel closed at the next change of any
+// party's mode or the next delivery.
+func (n *Network) failed(names []string, skip string) (string, <-chan struct{}) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, name := range names {
+		if name != skip && n.state(name).drop == DropFail {
+			return name, n.arrived
+		}
+	}
+	return "", n.arrived
 }
 
 // wake releases every waiting Receive; n.mu must be held.
@@ -211,13 +317,27 @@ func (p *party) Send(ctx context.Context, to string, m *protocol.Message, disclo
 		n.mu.Unlock()
 		return fmt.Errorf("jobtest: send %s to %s: %w", m.Type, to, ErrDropped)
 	}
-	tamper := self.tamper
+	tamper, delay, observe := self.tamper, self.delay, n.observe
 	if self.capture {
 		c, _ := protocol.Decode(wire) // cannot fail: wire was just encoded
 		self.captured = append(self.captured, Sent{From: p.name, To: to, Message: c, Disclosure: disclosure, Bytes: len(wire) + 4})
 	}
 	n.mu.Unlock()
 
+	if observe != nil {
+		c, _ := protocol.Decode(wire) // cannot fail: wire was just encoded
+		observe(Sent{From: p.name, To: to, Message: c, Disclosure: disclosure, Bytes: len(wire) + 4})
+	}
+
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("jobtest: %s send %s to %s, delayed %v: %w", p.name, m.Type, to, delay, ctx.Err())
+		}
+	}
 	if tamper != nil {
 		c, err := protocol.Decode(wire)
 		if err != nil {

@@ -208,3 +208,34 @@ func mustSend(t *testing.T, p job.Party, to string, m *protocol.Message) {
 		t.Fatal(err)
 	}
 }
+
+func TestDelay(t *testing.T) {
+	net := NewNetwork("a", "b")
+	a, b := net.Party("a"), net.Party("b")
+	net.Delay("a", 50*time.Millisecond)
+	start := time.Now()
+	mustSend(t, a, "b", step.Message("a", "t/x", []byte("late")))
+	if took := time.Since(start); took < 50*time.Millisecond {
+		t.Fatalf("delayed send returned after %v", took)
+	}
+	if m, err := b.Receive(context.Background(), "a", step.Key("t/x")); err != nil || string(m.Body) != "late" {
+		t.Fatalf("got %v %v", m, err)
+	}
+	// A send whose context ends before the delay delivers nothing.
+	short, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := a.Send(short, "b", step.Message("a", "t/x", []byte("lost")), protocol.DiscloseControl); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("send past its deadline: %v", err)
+	}
+	none, cancel2 := context.WithTimeout(context.Background(), 60*time.Millisecond)
+	defer cancel2()
+	if m, err := b.Receive(none, "a", step.Key("t/x")); err == nil {
+		t.Fatalf("a send that gave up was delivered: %q", m.Body)
+	}
+	net.Delay("a", 0)
+	start = time.Now()
+	mustSend(t, a, "b", step.Message("a", "t/x", nil))
+	if took := time.Since(start); took > 40*time.Millisecond {
+		t.Fatalf("send after the delay was removed took %v", took)
+	}
+}

@@ -1,0 +1,206 @@
+package jobtest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// The coordinator side, as the node's: Start answers finished steps from
+// the log and checks that a replayed step is the committed one; outputs
+// reach the coordinator as messages and stay in its memory; only the
+// kind's decision is committed.
+
+// outputType is the message a party sends the coordinator when it finishes
+// a step (the node's).
+const outputType = "job/output"
+
+// stepOutput is the body of an output message (the node's).
+type stepOutput struct {
+	Output []byte `msgpack:"output"`
+	Error  string `msgpack:"error"`
+	Bytes  int64  `msgpack:"bytes"`
+}
+
+// coordinator implements job.Coordinator for one leader's term.
+type coordinator struct {
+	job.Party
+	r    *runner
+	term int
+	spec *job.Spec
+}
+
+func (r *runner) newCoordinator(name string, term int) (*coordinator, error) {
+	spec, err := r.parseSpec()
+	if err != nil {
+		return nil, err
+	}
+	return &coordinator{Party: r.net.Party(name), r: r, term: term, spec: spec}, nil
+}
+
+func (c *coordinator) JobID() string             { return c.r.id }
+func (c *coordinator) Spec() *job.Spec           { return c.spec }
+func (c *coordinator) Seed() []byte              { return slices.Clone(c.r.seed) }
+func (c *coordinator) Progress(string, int, int) {}
+
+// Start begins one attempt of step, or returns the committed one.
+func (c *coordinator) Start(ctx context.Context, step job.Step) (job.Attempt, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(step.Parties) == 0 {
+		step.Parties = c.spec.PartyNames()
+	} else {
+		step.Parties = slices.Sorted(slices.Values(step.Parties))
+	}
+	latest, rec, started, running := c.r.log.step(step.Phase, step.Round)
+	if !running {
+		return nil, fmt.Errorf("%w: job %s has ended", errDeposed, c.r.id)
+	}
+	step.Attempt = 1
+	if started {
+		if step.TimeoutMS == 0 {
+			step.TimeoutMS = latest.TimeoutMS // the default of the leader that started it
+		}
+		if err := job.CheckReplay(latest, step); err != nil {
+			return nil, err
+		}
+		if rec != nil {
+			return &attempt{c: c, step: latest, record: rec}, nil
+		}
+		step.Attempt = latest.Attempt + 1
+	}
+	step.Job, step.Coordinator, step.Channel = c.r.id, c.Self(), ""
+	if step.TimeoutMS == 0 {
+		step.TimeoutMS = c.r.opts.StepTimeout.Milliseconds()
+	}
+	if term, _ := c.r.log.currentTerm(); term != c.term {
+		return nil, errDeposed // no event for a leader deposed already
+	}
+	fault := c.r.hook(Event{Kind: Starting, Step: step, Leader: c.Self()})
+	if err := c.r.log.append(c.term, &Entry{Op: OpStart, Job: c.r.id, Step: &step}); err != nil {
+		return nil, err
+	}
+	c.r.inject(fault)
+	return &attempt{c: c, step: step}, nil
+}
+
+// attempt implements job.Attempt.
+type attempt struct {
+	c      *coordinator
+	step   job.Step
+	record *job.Record
+}
+
+func (a *attempt) Step() job.Step      { return a.step }
+func (a *attempt) Record() *job.Record { return a.record }
+
+// Wait collects every party's output: parties get the step timeout plus
+// Grace for the report itself, and a party that is dropped with DropFail
+// (its node is down) ends the attempt at once.
+func (a *attempt) Wait(ctx context.Context) (*job.Outputs, error) {
+	if a.record != nil {
+		return nil, fmt.Errorf("jobtest: step %s/%d is committed already; its outputs are gone", a.step.Phase, a.step.Round)
+	}
+	c, step := a.c, a.step
+	outs := &job.Outputs{Coordinator: step.Coordinator, Results: map[string][]byte{}, Failed: map[string]string{}, Bytes: map[string]int64{}}
+	waitCtx, cancel := context.WithTimeout(ctx, step.Timeout()+c.r.opts.Grace)
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	aborted := false
+	reported := map[string]bool{}
+	done := 0
+	wg.Go(func() {
+		c.watchReachable(waitCtx, step.Parties, func(p string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if aborted || reported[p] {
+				return
+			}
+			aborted = true
+			outs.Failed[p] = fmt.Sprintf("unreachable: %v", ErrDropped)
+			outs.Silent = append(outs.Silent, p)
+			cancel() // the others cannot finish without p
+		})
+	})
+	for _, p := range step.Parties {
+		wg.Go(func() {
+			m, err := c.Receive(waitCtx, p, step.Key(outputType))
+			var o stepOutput
+			if err == nil {
+				err = protocol.Unmarshal(m.Body, &o)
+				if p != c.Self() { // the report itself crossed the network too
+					if b, eerr := protocol.Encode(m); eerr == nil {
+						o.Bytes += int64(len(b) + 4)
+					}
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			reported[p] = true
+			if aborted && err != nil {
+				return // cut short because another party is unreachable
+			}
+			switch {
+			case err != nil:
+				outs.Failed[p] = fmt.Sprintf("no output within %s: %v", step.Timeout(), err)
+				outs.Silent = append(outs.Silent, p)
+			case o.Error != "":
+				outs.Failed[p] = o.Error
+				outs.Bytes[p] = o.Bytes
+			default:
+				outs.Results[p] = o.Output
+				outs.Bytes[p] = o.Bytes
+			}
+			if done++; done == len(step.Parties) {
+				cancel() // stops the reachability watch
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("jobtest: step %s/%d attempt %d: %w", step.Phase, step.Round, step.Attempt, err)
+	}
+	slices.Sort(outs.Silent)
+	return outs, nil
+}
+
+// watchReachable calls down for the first party other than the coordinator
+// found dropped with DropFail, until ctx ends. It stands for the node's
+// reachability probes, without their delay.
+func (c *coordinator) watchReachable(ctx context.Context, parties []string, down func(p string)) {
+	for {
+		p, changed := c.r.net.failed(parties, c.Self())
+		if p != "" {
+			down(p)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
+// Commit records the attempt's public part and the kind's decision.
+func (a *attempt) Commit(ctx context.Context, outs *job.Outputs, decision []byte) (*job.Record, error) {
+	if a.record != nil {
+		return a.record, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rec := outs.Record(a.step, decision)
+	if err := a.c.r.log.append(a.c.term, &Entry{Op: OpDone, Job: a.c.r.id, Record: rec}); err != nil {
+		return nil, err
+	}
+	a.record = rec
+	a.c.r.inject(a.c.r.hook(Event{Kind: Committed, Step: a.step, Record: rec, Leader: a.c.Self()}))
+	return rec, nil
+}
