@@ -93,7 +93,7 @@ func TestNodesAsProcesses(t *testing.T) {
 		t.Error("second init over an existing identity succeeded")
 	}
 	// The consortium's threshold key, dealt once, each share into its node's data dir.
-	if _, stderr, err := run(t, bin, "keys", "deal", "--members", strings.Join(names, ","), "--bits", "1024", "--out", root); err != nil {
+	if _, stderr, err := run(t, bin, "keys", "deal", "--members", strings.Join(names, ","), "--out", root); err != nil {
 		t.Fatalf("keys deal: %v\n%s", err, stderr)
 	}
 	cons, _ := yaml.Marshal(map[string]any{"members": members})
