@@ -70,7 +70,7 @@ func Run(ctx context.Context, specPath string, opts RunOptions) (map[string]any,
 		return nil, fmt.Errorf("output dir: %w", err)
 	}
 	if earlier && !opts.Replace {
-		return nil, fmt.Errorf("%w: %s (choose a new directory, or replace it whole)", ErrOutNotEmpty, opts.Out)
+		return nil, fmt.Errorf("%w: %s", ErrOutNotEmpty, opts.Out)
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return nil, fmt.Errorf("output dir: %w", err)

@@ -89,7 +89,11 @@ whose share no longer matches the others' cannot take part in decryption.`,
 			}
 			if !force {
 				if existing := existingKeys(out, names); len(existing) > 0 {
-					return fmt.Errorf("key files already exist (%s); refusing to overwrite them without --force", strings.Join(existing, ", "))
+					more := ""
+					if len(existing) > 1 {
+						more = fmt.Sprintf(" and %d more", len(existing)-1)
+					}
+					return fmt.Errorf("key files already exist (%s%s); refusing to overwrite them without --force", existing[0], more)
 				}
 			}
 			start := time.Now()

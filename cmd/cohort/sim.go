@@ -42,7 +42,7 @@ DIR and renames it into place at the end, so DIR never mixes two runs' files.`,
 			res, err := a.runSim(cmd, args[0], out, timeout, force)
 			if err != nil {
 				if errors.Is(err, sim.ErrOutNotEmpty) {
-					return fmt.Errorf("%w; --force replaces it when the run succeeds", err)
+					return fmt.Errorf("%w (choose a new --out, or --force to replace it whole once the run succeeds)", err)
 				}
 				return err
 			}
