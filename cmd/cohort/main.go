@@ -66,6 +66,14 @@ drives each job.`,
 		return nil
 	}
 	root.AddCommand(a.demoCmd(), a.simCmd(), a.nodeCmd(), a.jobCmd(), a.auditCmd(), a.keysCmd(), a.versionCmd())
+	// cobra adds its completion group only when executing; add it now so
+	// that it, too, fails on an unknown shell.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			failOnUnknown(c)
+		}
+	}
 	return root
 }
 
@@ -73,26 +81,29 @@ drives each job.`,
 // help; with an argument that names none of its subcommands it fails (cobra
 // would print the help and exit 0, so a typo looked like success).
 func groupCmd(use, short string) *cobra.Command {
-	return &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return cmd.Help()
+	cmd := &cobra.Command{Use: use, Short: short}
+	failOnUnknown(cmd)
+	return cmd
+}
+
+// failOnUnknown makes a command group fail on an unknown subcommand.
+func failOnUnknown(cmd *cobra.Command) {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		var names []string
+		for _, c := range cmd.Commands() {
+			if c.IsAvailableCommand() {
+				names = append(names, c.Name())
 			}
-			var names []string
-			for _, c := range cmd.Commands() {
-				if c.IsAvailableCommand() {
-					names = append(names, c.Name())
-				}
-			}
-			msg := fmt.Sprintf("unknown command %q for %q (its commands: %s)", args[0], cmd.CommandPath(), strings.Join(names, ", "))
-			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-				msg += fmt.Sprintf("; did you mean %q?", s[0])
-			}
-			return errors.New(msg)
-		},
+		}
+		msg := fmt.Sprintf("unknown command %q for %q (its commands: %s)", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf("; did you mean %q?", s[0])
+		}
+		return errors.New(msg)
 	}
 }
 
