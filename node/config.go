@@ -103,6 +103,9 @@ func LoadConfig(path string) (*Config, error) {
 	if c.Name == "" {
 		return nil, configErr(path, "name", "missing")
 	}
+	if err := CheckName(c.Name); err != nil {
+		return nil, configErr(path, "name", "%v", err)
+	}
 	if c.DataDir == "" {
 		return nil, configErr(path, "data_dir", "missing")
 	}

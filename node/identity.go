@@ -85,11 +85,11 @@ func Init(name, dir string, listen []string) (*Config, peer.ID, error) {
 		return nil, "", errors.New("node init: --name is required")
 	}
 	if err := CheckName(name); err != nil {
-		return nil, "", fmt.Errorf("node init: --name: %w", err)
+		return nil, "", fmt.Errorf("node init: %w", err)
 	}
 	for _, a := range listen {
 		if err := CheckListen(a); err != nil {
-			return nil, "", fmt.Errorf("node init: --listen: %w", err)
+			return nil, "", fmt.Errorf("node init: listen address %w", err)
 		}
 	}
 	keyPath := filepath.Join(dir, identityFile)

@@ -35,6 +35,11 @@ func TestInitValidatesNameAndListen(t *testing.T) {
 			t.Errorf("Init(%q, %v) created %s", tc.name, tc.listen, dir)
 		}
 	}
+	cfgPath := filepath.Join(t.TempDir(), "node.yaml")
+	os.WriteFile(cfgPath, []byte("name: my org\ndata_dir: .\nconsortium: c.yaml\n"), 0o644)
+	if _, err := node.LoadConfig(cfgPath); err == nil || !strings.Contains(err.Error(), "letters, digits") {
+		t.Errorf("LoadConfig with name \"my org\": %v", err)
+	}
 	for _, name := range []string{"north", "org01", "St.Mary_s-2"} {
 		if _, _, err := node.Init(name, filepath.Join(t.TempDir(), "n"), []string{"/ip4/127.0.0.1/tcp/7400"}); err != nil {
 			t.Errorf("Init(%q): %v", name, err)

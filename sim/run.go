@@ -213,6 +213,13 @@ func Check(spec *job.Spec, kinds job.Registry) error {
 	if err := kind.Validate(spec); err != nil {
 		return err
 	}
+	for i, p := range spec.Parties {
+		// Each party becomes a node whose name names files; say so here
+		// rather than when its node is created.
+		if err := node.CheckName(p.Name); err != nil {
+			return spec.Errorf(fmt.Sprintf("parties[%d].name", i), "%v", err)
+		}
+	}
 	for _, p := range spec.Parties {
 		for _, t := range p.Tables {
 			schema, err := spec.TableSchema(t.Name)
