@@ -248,7 +248,7 @@ func describeEvent(at time.Duration, e node.Event) string {
 	case "done":
 		s := fmt.Sprintf("%s: %s round %d done", prefix, e.Phase, e.Round)
 		if len(e.Failed) > 0 {
-			s += fmt.Sprintf(" (failed: %v)", e.Failed)
+			s += fmt.Sprintf(" (failed: %s)", strings.Join(e.Failed, ", "))
 		}
 		return s
 	case "finish":

@@ -231,7 +231,7 @@ func (a *app) printStatus(js jobStatus) {
 		}
 		fmt.Fprintf(a.stdout, "  %-12s round %-3d attempt %d  %s", s.Phase, s.Round, s.Attempt, state)
 		if len(s.Failed) > 0 {
-			fmt.Fprintf(a.stdout, "  failed: %v", s.Failed)
+			fmt.Fprintf(a.stdout, "  failed: %s", strings.Join(s.Failed, ", "))
 		}
 		fmt.Fprintln(a.stdout)
 	}

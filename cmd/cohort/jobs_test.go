@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -138,5 +139,20 @@ func TestFollowPrintsOnChange(t *testing.T) {
 	}
 	if stdout.String() != "{\"sum\": 1}\n" {
 		t.Errorf("result %q", stdout.String())
+	}
+}
+
+// job status lists failed parties as words, not as a Go slice.
+func TestPrintStatusFailed(t *testing.T) {
+	var js jobStatus
+	if err := json.Unmarshal([]byte(`{"id": "j1", "kind": "sum", "status": "running", "steps": [
+		{"phase": "aggregate", "round": 0, "attempt": 1, "started": "2026-11-23T09:39:30Z", "finished": "2026-11-23T09:39:32Z", "failed": ["north", "west"]}]}`), &js); err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	a := &app{format: "text", stdout: &stdout, stderr: &stdout}
+	a.printStatus(js)
+	if out := stdout.String(); !strings.Contains(out, "failed: north, west") || strings.Contains(out, "[") {
+		t.Errorf("status output:\n%s", out)
 	}
 }

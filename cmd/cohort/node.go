@@ -87,8 +87,8 @@ NAME is the party name used in job specs: ASCII letters, digits, '.', '_' and '-
 				n.Close()
 				return err
 			}
-			fmt.Fprintf(a.stderr, "node %s running (peer id %s)\n  listening on %v\n  control socket %s\n",
-				cfg.Name, n.PeerID(), n.Addrs(), filepath.Join(cfg.DataDir, node.SocketName))
+			fmt.Fprintf(a.stderr, "node %s running (peer id %s)\n  listening on %s\n  control socket %s\n",
+				cfg.Name, n.PeerID(), strings.Join(n.Addrs(), ", "), filepath.Join(cfg.DataDir, node.SocketName))
 			if cfg.HTTP != "" {
 				fmt.Fprintf(a.stderr, "  status and metrics on http://%s/status and /metrics\n", cfg.HTTP)
 			}
