@@ -123,28 +123,24 @@ func TestSimOutDir(t *testing.T) {
 	}
 }
 
-// demo writes into a fresh directory of its own each run and says where.
+// demo writes into a fresh directory of its own (not one fixed path under
+// the shared temp dir) and says where.
 func TestDemoFreshDir(t *testing.T) {
 	bin := buildBinary(t)
 	tmp := t.TempDir()
-	env := []string{"TMPDIR=" + tmp}
-	var dirs []string
-	for range 2 {
-		out, stderr, err := runEnv(t, env, bin, "demo")
-		if err != nil {
-			t.Fatalf("demo: %v\n%s\n%s", err, out, stderr)
-		}
-		first, _, _ := strings.Cut(out, "\n")
-		dir, ok := strings.CutPrefix(first, "writing results under ")
-		if !ok || !strings.HasPrefix(dir, tmp) {
-			t.Fatalf("demo does not say where it writes: %q", first)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "sum", "result.json")); err != nil {
-			t.Error(err)
-		}
-		dirs = append(dirs, dir)
+	out, stderr, err := runEnv(t, []string{"TMPDIR=" + tmp}, bin, "demo")
+	if err != nil {
+		t.Fatalf("demo: %v\n%s\n%s", err, out, stderr)
 	}
-	if dirs[0] == dirs[1] {
-		t.Errorf("two demo runs shared %s", dirs[0])
+	first, _, _ := strings.Cut(out, "\n")
+	dir, ok := strings.CutPrefix(first, "writing results under ")
+	if !ok || filepath.Dir(dir) != tmp || !strings.HasPrefix(filepath.Base(dir), "cohort-demo-out-") || filepath.Base(dir) == "cohort-demo-out-" {
+		t.Fatalf("demo does not name a fresh directory of its own: %q", first)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sum", "result.json")); err != nil {
+		t.Error(err)
+	}
+	if !strings.Contains(out, "results under "+dir) {
+		t.Errorf("demo does not say where the results are at the end:\n%s", out)
 	}
 }
