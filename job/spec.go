@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -63,6 +64,9 @@ func ParseSpec(b []byte, source string) (*Spec, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
+		if errors.Is(err, io.EOF) { // no YAML document at all, not a truncated one
+			return nil, fmt.Errorf("%w: %s: the spec is empty", ErrSpec, source)
+		}
 		return nil, fmt.Errorf("%w: %s: %v", ErrSpec, source, err)
 	}
 	s.Source = source

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,10 @@ import (
 // SocketName is the control socket in a node's data dir; the CLI's job
 // commands talk to the node through it.
 const SocketName = "cohort.sock"
+
+// MaxSpecBytes is the largest job spec the job API accepts; a larger body is
+// refused with 413 rather than cut short.
+const MaxSpecBytes = 1 << 20
 
 // Status is the JSON of /status.
 type Status struct {
@@ -101,15 +106,26 @@ func (n *Node) Wait(ctx context.Context, id string) (*JobRecord, error) {
 	}
 }
 
+// Handler returns the node's HTTP API: /status, /metrics and the job API
+// under /v1/jobs. The node serves it on its control socket and on the
+// optional HTTP listener.
+func (n *Node) Handler() http.Handler { return n.handler() }
+
 func (n *Node) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, n.Status()) })
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /v1/jobs", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, n.Jobs()) })
 	mux.HandleFunc("POST /v1/jobs", func(w http.ResponseWriter, r *http.Request) {
-		b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		if err != nil {
-			writeError(w, http.StatusBadRequest, err)
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxSpecBytes))
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			writeError(w, http.StatusRequestEntityTooLarge,
+				fmt.Errorf("job spec too large: the job API accepts at most %d MiB", MaxSpecBytes>>20))
+			return
+		case err != nil:
+			writeError(w, http.StatusBadRequest, fmt.Errorf("read job spec: %w", err))
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
@@ -145,6 +161,9 @@ func (n *Node) handler() http.Handler {
 		default:
 			w.Header().Set("Content-Type", "application/json")
 			w.Write(j.Result)
+			if !bytes.HasSuffix(j.Result, []byte("\n")) {
+				w.Write([]byte("\n")) // like every other answer, and like result.json on disk
+			}
 		}
 	})
 	return mux

@@ -91,7 +91,7 @@ func configErr(file, field, format string, args ...any) error {
 func LoadConfig(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err) // callers test for fs.ErrNotExist
 	}
 	var c Config
 	if err := decodeStrict(b, &c); err != nil {
@@ -107,6 +107,9 @@ func LoadConfig(path string) (*Config, error) {
 	if c.Name == "" {
 		return nil, configErr(path, "name", "missing")
 	}
+	if err := CheckName(c.Name); err != nil {
+		return nil, configErr(path, "name", "%v", err)
+	}
 	if c.DataDir == "" {
 		return nil, configErr(path, "data_dir", "missing")
 	}
@@ -114,7 +117,7 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, configErr(path, "consortium", "missing")
 	}
 	for i, a := range c.Listen {
-		if _, err := ma.NewMultiaddr(a); err != nil {
+		if err := CheckListen(a); err != nil {
 			return nil, configErr(path, fmt.Sprintf("listen[%d]", i), "%v", err)
 		}
 	}

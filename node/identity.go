@@ -4,11 +4,13 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
 )
 
 // identityFile is the node's Ed25519 key inside its data dir.
@@ -28,12 +30,67 @@ func LoadIdentity(dataDir string) (crypto.PrivKey, error) {
 	return k, nil
 }
 
+// maxNameLen bounds a party name; names become file names (ledgers, key
+// directories) and metric labels.
+const maxNameLen = 64
+
+// CheckName reports whether name can name a party: 1 to 64 ASCII letters,
+// digits, '.', '_' or '-', starting with a letter or digit. Names become file
+// and directory names (DIR/audit/NAME.jsonl, keys/NAME/), so spaces, slashes
+// and the like are refused up front rather than failing later.
+func CheckName(name string) error {
+	if name == "" {
+		return errors.New("empty name")
+	}
+	if len(name) > maxNameLen {
+		return fmt.Errorf("name %q is longer than %d characters", name, maxNameLen)
+	}
+	for i, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || i > 0 && (r == '.' || r == '_' || r == '-')
+		if !ok {
+			return fmt.Errorf("name %q: use ASCII letters, digits, '.', '_' and '-' only, starting with a letter or digit", name)
+		}
+	}
+	return nil
+}
+
+// CheckListen reports whether addr is a libp2p multiaddr, with a hint when
+// it is written host:port.
+func CheckListen(addr string) error {
+	_, err := ma.NewMultiaddr(addr)
+	if err == nil {
+		return nil
+	}
+	host, port, splitErr := net.SplitHostPort(addr)
+	if splitErr != nil {
+		return fmt.Errorf("%q is not a multiaddr (e.g. /ip4/0.0.0.0/tcp/7400): %w", addr, err)
+	}
+	proto, ip := "ip4", net.ParseIP(host)
+	switch {
+	case ip == nil:
+		host = "0.0.0.0" // listen addresses are interfaces, not names
+	case ip.To4() == nil:
+		proto = "ip6"
+	}
+	return fmt.Errorf("%q is not a multiaddr: for TCP write /%s/%s/tcp/%s, for QUIC /%s/%s/udp/%s/quic-v1",
+		addr, proto, host, port, proto, host, port)
+}
+
 // Init creates a node's data dir with a fresh Ed25519 identity and writes
 // node.yaml beside it. It refuses to overwrite an existing identity, because
-// a new key would lock the node out of its consortium.
+// a new key would lock the node out of its consortium. The name and listen
+// addresses are checked before anything is written.
 func Init(name, dir string, listen []string) (*Config, peer.ID, error) {
 	if name == "" {
 		return nil, "", errors.New("node init: --name is required")
+	}
+	if err := CheckName(name); err != nil {
+		return nil, "", fmt.Errorf("node init: %w", err)
+	}
+	for _, a := range listen {
+		if err := CheckListen(a); err != nil {
+			return nil, "", fmt.Errorf("node init: listen address %w", err)
+		}
 	}
 	keyPath := filepath.Join(dir, identityFile)
 	if _, err := os.Stat(keyPath); err == nil {

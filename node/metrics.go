@@ -2,6 +2,7 @@ package node
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // metrics are per node (their own registry), so several in-process nodes in
@@ -40,6 +41,10 @@ func newMetrics() *metrics {
 			Help: "Jobs finished on this node as coordinator, per kind and status."}, []string{"kind", "status"}),
 	}
 	m.reg.MustRegister(m.msgsSent, m.bytesSent, m.msgsRecv, m.rejects, m.denied, m.raftState, m.phaseSecs, m.jobs)
+	// The Go runtime (go_*) and process (process_*) metrics that operators'
+	// dashboards expect of any Go service. In a simulation every node reports
+	// the same process, which is what it is.
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

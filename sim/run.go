@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,8 +21,14 @@ import (
 // RunOptions configure one simulated job.
 type RunOptions struct {
 	Kinds job.Registry
-	// Out receives result.json and audit/PARTY.jsonl.
+	// Out receives result.json and audit/PARTY.jsonl. It must be absent or
+	// empty unless Replace is set. The run writes into a fresh directory
+	// beside Out and moves it into place when it ends, so Out never mixes
+	// the files of two runs.
 	Out string
+	// Replace lets a successful run replace a non-empty Out whole; a failed
+	// run then leaves the earlier Out as it was.
+	Replace bool
 	// Progress, if set, receives a line per committed step.
 	Progress io.Writer
 	// Timeout bounds the whole run.
@@ -31,10 +39,15 @@ type RunOptions struct {
 	Setup func(names []string) (func(name, dataDir string) error, error)
 }
 
+// ErrOutNotEmpty means Run was given an output directory that already holds
+// files, without RunOptions.Replace.
+var ErrOutNotEmpty = errors.New("output directory is not empty")
+
 // Run starts one node per party of the spec, runs the job and writes
 // OUT/result.json. The spec is checked (kind, params, every party's tables)
 // before anything is started or written, so bad input leaves nothing behind.
-// A failed job leaves no result.json, only the audit ledgers of what was sent.
+// A failed job leaves no result.json, only the audit ledgers of what was sent
+// (or, when it was to replace an earlier OUT, that OUT untouched).
 func Run(ctx context.Context, specPath string, opts RunOptions) (map[string]any, error) {
 	spec, err := job.LoadSpec(specPath)
 	if err != nil {
@@ -48,13 +61,93 @@ func Run(ctx context.Context, specPath string, opts RunOptions) (map[string]any,
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+	out, err := filepath.Abs(opts.Out)
+	if err != nil {
 		return nil, fmt.Errorf("output dir: %w", err)
 	}
-	resultPath := filepath.Join(opts.Out, "result.json")
-	if err := os.Remove(resultPath); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("remove old result: %w", err)
+	earlier, err := nonEmptyDir(out)
+	if err != nil {
+		return nil, fmt.Errorf("output dir: %w", err)
 	}
+	if earlier && !opts.Replace {
+		return nil, fmt.Errorf("%w: %s", ErrOutNotEmpty, opts.Out)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return nil, fmt.Errorf("output dir: %w", err)
+	}
+	stage, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".cohort-sim-*")
+	if err != nil {
+		return nil, fmt.Errorf("output dir: %w", err)
+	}
+	if err := os.Chmod(stage, 0o755); err != nil {
+		os.RemoveAll(stage)
+		return nil, fmt.Errorf("output dir: %w", err)
+	}
+	result, runErr := run(ctx, spec, specPath, stage, opts)
+	if runErr != nil && earlier {
+		os.RemoveAll(stage) // keep the earlier run's output whole
+		return nil, runErr
+	}
+	if err := replaceDir(stage, out); err != nil {
+		os.RemoveAll(stage)
+		return nil, errors.Join(runErr, fmt.Errorf("output dir: %w", err))
+	}
+	if runErr != nil {
+		return nil, runErr
+	}
+	return result, nil
+}
+
+// nonEmptyDir reports whether dir exists and holds anything; a path that is
+// not a directory is an error.
+func nonEmptyDir(dir string) (bool, error) {
+	f, err := os.Open(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	if errors.Is(err, io.EOF) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", dir, err)
+	}
+	return len(names) > 0, nil
+}
+
+// replaceDir moves the finished stage directory to out, replacing whatever
+// out held. Both are in the same parent directory, so each step is a rename;
+// between the two renames out is briefly absent, never half old, half new.
+func replaceDir(stage, out string) error {
+	old := stage + ".old"
+	moved := false
+	if err := os.Rename(out, old); err == nil {
+		moved = true
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("move %s aside: %w", out, err)
+	}
+	if err := os.Rename(stage, out); err != nil {
+		if moved {
+			_ = os.Rename(old, out) // put the earlier output back
+		}
+		return fmt.Errorf("move new output to %s: %w", out, err)
+	}
+	if moved {
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("remove earlier output: %w", err)
+		}
+	}
+	return nil
+}
+
+// run runs the job with its output under dir; the nodes are closed (and
+// their ledgers with them) when it returns.
+func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOptions) (map[string]any, error) {
+	resultPath := filepath.Join(dir, "result.json")
 	scratch, err := os.MkdirTemp("", "cohort-sim-")
 	if err != nil {
 		return nil, err
@@ -72,7 +165,7 @@ func Run(ctx context.Context, specPath string, opts RunOptions) (map[string]any,
 		}
 	}
 	cluster, err := StartCluster(ctx, scratch, spec.PartyNames(), ClusterOptions{
-		Kinds: opts.Kinds, TablesDir: spec.Dir, AuditDir: filepath.Join(opts.Out, "audit"),
+		Kinds: opts.Kinds, TablesDir: spec.Dir, AuditDir: filepath.Join(dir, "audit"),
 		Timing: opts.Timing, OnApply: progress, Setup: opts.Setup,
 	})
 	if err != nil {
@@ -81,7 +174,7 @@ func Run(ctx context.Context, specPath string, opts RunOptions) (map[string]any,
 	defer cluster.Close()
 	raw, err := os.ReadFile(specPath)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read job spec: %w", err)
 	}
 	first := cluster.Running()[0]
 	id, err := first.Submit(ctx, raw)
@@ -110,10 +203,22 @@ func Run(ctx context.Context, specPath string, opts RunOptions) (map[string]any,
 func Check(spec *job.Spec, kinds job.Registry) error {
 	kind, ok := kinds[spec.Kind]
 	if !ok {
-		return spec.Errorf("kind", "unknown job kind %q", spec.Kind)
+		known := make([]string, 0, len(kinds))
+		for k := range kinds {
+			known = append(known, k)
+		}
+		slices.Sort(known)
+		return spec.Errorf("kind", "unknown job kind %q: this binary runs %s", spec.Kind, strings.Join(known, ", "))
 	}
 	if err := kind.Validate(spec); err != nil {
 		return err
+	}
+	for i, p := range spec.Parties {
+		// Each party becomes a node whose name names files; say so here
+		// rather than when its node is created.
+		if err := node.CheckName(p.Name); err != nil {
+			return spec.Errorf(fmt.Sprintf("parties[%d].name", i), "%v", err)
+		}
 	}
 	for _, p := range spec.Parties {
 		for _, t := range p.Tables {
@@ -143,7 +248,7 @@ func describeEvent(at time.Duration, e node.Event) string {
 	case "done":
 		s := fmt.Sprintf("%s: %s round %d done", prefix, e.Phase, e.Round)
 		if len(e.Failed) > 0 {
-			s += fmt.Sprintf(" (failed: %v)", e.Failed)
+			s += fmt.Sprintf(" (failed: %s)", strings.Join(e.Failed, ", "))
 		}
 		return s
 	case "finish":

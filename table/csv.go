@@ -16,7 +16,7 @@ import (
 func Load(path, name string, schema map[string]Kind) (*Table, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("table: open %s: %w", path, err)
+		return nil, fmt.Errorf("table: %w", err) // os.Open's error names the path
 	}
 	defer f.Close()
 	return Read(f, path, name, schema)

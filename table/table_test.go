@@ -153,6 +153,10 @@ func TestLoad(t *testing.T) {
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "nope.csv") {
 		t.Fatalf("missing file: %v", err)
 	}
+	// The path appears once: os.Open's error already names it.
+	if n := strings.Count(err.Error(), "nope.csv"); n != 1 {
+		t.Errorf("missing file error names the path %d times: %v", n, err)
+	}
 }
 
 func TestParseKind(t *testing.T) {

@@ -93,7 +93,7 @@ func TestNodesAsProcesses(t *testing.T) {
 		t.Error("second init over an existing identity succeeded")
 	}
 	// The consortium's threshold key, dealt once, each share into its node's data dir.
-	if _, stderr, err := run(t, bin, "keys", "deal", "--members", strings.Join(names, ","), "--bits", "1024", "--out", root); err != nil {
+	if _, stderr, err := run(t, bin, "keys", "deal", "--members", strings.Join(names, ","), "--out", root); err != nil {
 		t.Fatalf("keys deal: %v\n%s", err, stderr)
 	}
 	cons, _ := yaml.Marshal(map[string]any{"members": members})
@@ -132,8 +132,21 @@ func TestNodesAsProcesses(t *testing.T) {
 		t.Errorf("status: %v %q", err, out)
 	}
 	out, _, err = run(t, bin, "job", "result", id, "--config", filepath.Join(root, "west", "node.yaml"))
-	if err != nil || !strings.Contains(out, "79.75") {
-		t.Errorf("result from another node: %v %q", err, out)
+	if err != nil || !strings.Contains(out, "79.75") || !strings.HasSuffix(out, "}\n") {
+		t.Errorf("result from another node: %v %q; want it to end in one newline", err, out)
+	}
+	if resp, err := http.Get("http://" + httpAddr + "/v1/jobs/" + id + "/result"); err != nil {
+		t.Error(err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !bytes.HasSuffix(body, []byte("}\n")) {
+			t.Errorf("result over HTTP does not end in a newline: %q", body)
+		}
+	}
+	out, _, err = run(t, bin, "node", "status", "--config", cfg)
+	if err != nil || !strings.Contains(out, "south") || !strings.Contains(out, "leader:") {
+		t.Errorf("node status: %v %q", err, out)
 	}
 	out, _, err = run(t, bin, "job", "list", "--api", "http://"+httpAddr)
 	if err != nil || !strings.Contains(out, id) {

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,13 +29,17 @@ type client struct {
 	base string
 }
 
-func newClient(config, api string) (*client, error) {
+func (a *app) newClient(config, api string) (*client, error) {
 	if api != "" {
-		return &client{http: &http.Client{Timeout: time.Minute}, base: strings.TrimRight(api, "/")}, nil
+		base, err := apiBase(api)
+		if err != nil {
+			return nil, err
+		}
+		return &client{http: &http.Client{Timeout: time.Minute}, base: base}, nil
 	}
 	cfg, err := node.LoadConfig(config)
 	if err != nil {
-		return nil, err
+		return nil, configHint(err, config, true)
 	}
 	sock := filepath.Join(cfg.DataDir, node.SocketName)
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -39,6 +47,33 @@ func newClient(config, api string) (*client, error) {
 		return d.DialContext(ctx, "unix", sock)
 	}}
 	return &client{http: &http.Client{Transport: tr, Timeout: time.Minute}, base: "http://node"}, nil
+}
+
+// apiBase turns --api (HOST:PORT, or an http:// or https:// URL) into the
+// base URL of the node's HTTP listener.
+func apiBase(api string) (string, error) {
+	raw := api
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("--api %q: want HOST:PORT or http://HOST:PORT, the node's http: listener", api)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// configHint adds what to do when node.yaml is missing: the commands that
+// take --config are often run from a directory without one.
+func configHint(err error, config string, apiToo bool) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	hint := "pass --config DIR/node.yaml or set " + configEnv
+	if apiToo {
+		hint += ", or use --api HOST:PORT to reach a node's HTTP listener"
+	}
+	return fmt.Errorf("no node config at %s (%s): %w", config, hint, err)
 }
 
 // do sends a request and decodes a JSON answer; API errors come back as
@@ -73,9 +108,9 @@ func (c *client) do(ctx context.Context, method, path string, body []byte, out a
 
 func (a *app) jobCmd() *cobra.Command {
 	var config, api string
-	cmd := &cobra.Command{Use: "job", Short: "Submit and follow jobs on a running node"}
-	cmd.PersistentFlags().StringVar(&config, "config", "node.yaml", "node.yaml of the node to talk to (via its control socket)")
-	cmd.PersistentFlags().StringVar(&api, "api", "", "talk to the node's HTTP listener instead, e.g. http://127.0.0.1:7480")
+	cmd := groupCmd("job", "Submit and follow jobs on a running node")
+	a.configFlag(cmd, true, &config, "node.yaml of the node to talk to (via its control socket)")
+	cmd.PersistentFlags().StringVar(&api, "api", "", "talk to the node's HTTP listener instead: HOST:PORT or http://HOST:PORT, e.g. 127.0.0.1:7480")
 
 	var wait bool
 	submit := &cobra.Command{
@@ -85,9 +120,9 @@ func (a *app) jobCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, err := os.ReadFile(args[0])
 			if err != nil {
-				return err
+				return fmt.Errorf("read job spec: %w", err)
 			}
-			c, err := newClient(config, api)
+			c, err := a.newClient(config, api)
 			if err != nil {
 				return err
 			}
@@ -110,7 +145,7 @@ func (a *app) jobCmd() *cobra.Command {
 	status := &cobra.Command{
 		Use: "status ID", Short: "Show a job's status and steps", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient(config, api)
+			c, err := a.newClient(config, api)
 			if err != nil {
 				return err
 			}
@@ -128,7 +163,7 @@ func (a *app) jobCmd() *cobra.Command {
 	result := &cobra.Command{
 		Use: "result ID", Short: "Print a finished job's result.json", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient(config, api)
+			c, err := a.newClient(config, api)
 			if err != nil {
 				return err
 			}
@@ -136,14 +171,13 @@ func (a *app) jobCmd() *cobra.Command {
 			if _, err := c.do(cmd.Context(), "GET", "/v1/jobs/"+args[0]+"/result", nil, &raw); err != nil {
 				return err
 			}
-			_, err = a.stdout.Write(append(raw, '\n'))
-			return err
+			return a.writeResult(raw)
 		},
 	}
 	list := &cobra.Command{
 		Use: "list", Short: "List jobs", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient(config, api)
+			c, err := a.newClient(config, api)
 			if err != nil {
 				return err
 			}
@@ -154,10 +188,16 @@ func (a *app) jobCmd() *cobra.Command {
 			if a.format == "json" {
 				return a.printJSON(jobs)
 			}
-			for _, j := range jobs {
-				fmt.Fprintf(a.stdout, "%-26s %-10s %-8s %s\n", j.ID, j.Kind, j.Status, j.Submitted.Format(time.RFC3339))
+			if len(jobs) == 0 {
+				fmt.Fprintln(a.stderr, "no jobs yet")
+				return nil
 			}
-			return nil
+			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tSUBMITTED")
+			for _, j := range jobs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", j.ID, j.Kind, j.Status, j.Submitted.Format(time.RFC3339))
+			}
+			return tw.Flush()
 		},
 	}
 	cmd.AddCommand(submit, status, result, list)
@@ -191,7 +231,7 @@ func (a *app) printStatus(js jobStatus) {
 		}
 		fmt.Fprintf(a.stdout, "  %-12s round %-3d attempt %d  %s", s.Phase, s.Round, s.Attempt, state)
 		if len(s.Failed) > 0 {
-			fmt.Fprintf(a.stdout, "  failed: %v", s.Failed)
+			fmt.Fprintf(a.stdout, "  failed: %s", strings.Join(s.Failed, ", "))
 		}
 		fmt.Fprintln(a.stdout)
 	}
@@ -200,7 +240,19 @@ func (a *app) printStatus(js jobStatus) {
 	}
 }
 
-// follow polls the job and redraws one progress line until it ends.
+// writeResult prints a result.json as the node sent it, ending in exactly
+// one newline.
+func (a *app) writeResult(raw []byte) error {
+	_, err := a.stdout.Write(append(bytes.TrimRight(raw, "\n"), '\n'))
+	return err
+}
+
+// followPoll is how often follow asks the node for the job's state.
+const followPoll = 250 * time.Millisecond
+
+// follow polls the job until it ends and shows its progress on stderr: on a
+// terminal one line redrawn in place, elsewhere (a log file, a pipe) a line
+// each time the state changes, never a line per poll.
 func (a *app) follow(ctx context.Context, c *client, id string) error {
 	start := time.Now()
 	last := ""
@@ -210,17 +262,18 @@ func (a *app) follow(ctx context.Context, c *client, id string) error {
 			return err
 		}
 		if a.format == "text" {
-			line := fmt.Sprintf("%s %s %6.1fs  steps done %d/%d", js.ID, js.Status, time.Since(start).Seconds(), doneSteps(js), len(js.Steps))
+			state := fmt.Sprintf("%s  steps done %d/%d", js.Status, doneSteps(js), len(js.Steps))
 			if p := js.Progress; p != nil {
-				line += fmt.Sprintf("  %s: %d/%d parties", p.Phase, p.Done, p.Total)
+				state += fmt.Sprintf("  %s: %d/%d parties", p.Phase, p.Done, p.Total)
 			}
+			line := fmt.Sprintf("%s %6.1fs  %s", js.ID, time.Since(start).Seconds(), state)
 			switch {
 			case a.terminal():
 				fmt.Fprintf(a.stderr, "\r%-100s", line) // redraw one line
-			case line[len(js.ID):] != last[min(len(js.ID), len(last)):]:
-				fmt.Fprintln(a.stderr, line) // a log file gets a line per change
+			case state != last:
+				fmt.Fprintln(a.stderr, line)
 			}
-			last = line
+			last = state
 		}
 		switch js.Status {
 		case node.StatusDone:
@@ -231,8 +284,7 @@ func (a *app) follow(ctx context.Context, c *client, id string) error {
 			if _, err := c.do(ctx, "GET", "/v1/jobs/"+id+"/result", nil, &raw); err != nil {
 				return err
 			}
-			_, err := a.stdout.Write(append(raw, '\n'))
-			return err
+			return a.writeResult(raw)
 		case node.StatusFailed:
 			if a.format == "text" && a.terminal() {
 				fmt.Fprintln(a.stderr)
@@ -242,7 +294,7 @@ func (a *app) follow(ctx context.Context, c *client, id string) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(followPoll):
 		}
 	}
 }

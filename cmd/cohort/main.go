@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -26,12 +27,17 @@ type app struct {
 	logLevel string
 	stdout   io.Writer
 	stderr   io.Writer
+	// getenv reads the environment (COHORT_CONFIG); tests replace it.
+	getenv func(string) string
 }
+
+// configEnv names the environment variable that gives --config its default.
+const configEnv = "COHORT_CONFIG"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	a := &app{stdout: os.Stdout, stderr: os.Stderr}
+	a := &app{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
 	if err := a.root().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "cohort:", err)
 		os.Exit(1)
@@ -48,7 +54,9 @@ only encrypted aggregates or class and split summaries. A Raft-elected coordinat
 drives each job.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       readBuildInfo(version).String(),
 	}
+	root.SetVersionTemplate("cohort {{.Version}}\n")
 	root.PersistentFlags().StringVar(&a.format, "format", "text", "output format: text or json")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
@@ -57,8 +65,61 @@ drives each job.`,
 		}
 		return nil
 	}
-	root.AddCommand(a.demoCmd(), a.simCmd(), a.nodeCmd(), a.jobCmd(), a.auditCmd(), a.keysCmd())
+	root.AddCommand(a.demoCmd(), a.simCmd(), a.nodeCmd(), a.jobCmd(), a.auditCmd(), a.keysCmd(), a.versionCmd())
+	// cobra adds its completion group only when executing; add it now so
+	// that it, too, fails on an unknown shell.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			failOnUnknown(c)
+		}
+	}
 	return root
+}
+
+// groupCmd is a command that only holds subcommands. Run bare, it shows its
+// help; with an argument that names none of its subcommands it fails (cobra
+// would print the help and exit 0, so a typo looked like success).
+func groupCmd(use, short string) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short}
+	failOnUnknown(cmd)
+	return cmd
+}
+
+// failOnUnknown makes a command group fail on an unknown subcommand.
+func failOnUnknown(cmd *cobra.Command) {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		var names []string
+		for _, c := range cmd.Commands() {
+			if c.IsAvailableCommand() {
+				names = append(names, c.Name())
+			}
+		}
+		msg := fmt.Sprintf("unknown command %q for %q (its commands: %s)", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf("; did you mean %q?", s[0])
+		}
+		return errors.New(msg)
+	}
+}
+
+// configFlag adds --config: a node.yaml path whose default is $COHORT_CONFIG,
+// else ./node.yaml.
+// persistent puts it on every subcommand of cmd too.
+func (a *app) configFlag(cmd *cobra.Command, persistent bool, p *string, what string) {
+	def := "node.yaml"
+	if env := a.getenv(configEnv); env != "" {
+		def = env
+	}
+	fs := cmd.Flags()
+	if persistent {
+		fs = cmd.PersistentFlags()
+	}
+	fs.StringVar(p, "config", def, what+"; $"+configEnv+" sets the default")
 }
 
 // kinds is every job kind this binary runs.

@@ -1,26 +1,35 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/secureagg"
 )
 
 func (a *app) nodeCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "node", Short: "Create and run this organisation's node"}
+	cmd := groupCmd("node", "Create, run and inspect this organisation's node")
 	var name, dir string
 	var listen []string
 	initCmd := &cobra.Command{
 		Use:   "init --name NAME --dir DIR",
-		Short: "Create a node: an Ed25519 identity and DIR/node.yaml",
-		Long: `init writes DIR/identity.key (the node's libp2p identity, mode 0600) and DIR/node.yaml.
-Send the printed peer id and addresses to the consortium; every member lists all members
-in DIR/consortium.yaml.`,
+		Short: "Create a node: an Ed25519 identity, DIR/node.yaml and DIR/tables/",
+		Long: `init writes DIR/identity.key (the node's libp2p identity, mode 0600), DIR/node.yaml and an
+empty DIR/tables/ (the node's tables_dir). Send the printed peer id and addresses to the
+consortium; every member lists all members in DIR/consortium.yaml.
+
+NAME is the party name used in job specs: ASCII letters, digits, '.', '_' and '-'.
+--listen takes libp2p multiaddrs such as /ip4/0.0.0.0/tcp/7400 and
+/ip4/0.0.0.0/udp/7400/quic-v1, not host:port.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dir == "" {
@@ -36,9 +45,10 @@ in DIR/consortium.yaml.`,
 			}
 			entry, err := yaml.Marshal([]node.Member{member})
 			if err != nil {
-				return err
+				return fmt.Errorf("member entry: %w", err)
 			}
 			fmt.Fprintf(a.stdout, "created node %s in %s\npeer id: %s\n", name, dir, id)
+			fmt.Fprintf(a.stdout, "put this organisation's tables under %s\n", filepath.Join(dir, cfg.TablesDir))
 			fmt.Fprintf(a.stdout, "add this member under 'members:' in every node's consortium.yaml (replace 0.0.0.0 with a reachable address):\n%s", entry)
 			return nil
 		},
@@ -47,15 +57,15 @@ in DIR/consortium.yaml.`,
 	initCmd.Flags().StringVar(&dir, "dir", "", "data directory to create")
 	initCmd.Flags().StringSliceVar(&listen, "listen", nil, "libp2p listen multiaddrs (default TCP and QUIC on port 7400)")
 
-	var config string
+	var runConfig string
 	runCmd := &cobra.Command{
 		Use:   "run --config DIR/node.yaml",
 		Short: "Run the node until interrupted",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := node.LoadConfig(config)
+			cfg, err := node.LoadConfig(runConfig)
 			if err != nil {
-				return err
+				return configHint(err, runConfig, false)
 			}
 			cons, err := node.LoadConsortium(cfg.Consortium)
 			if err != nil {
@@ -63,8 +73,11 @@ in DIR/consortium.yaml.`,
 			}
 			if cfg.TablesDir != "" {
 				if _, err := os.Stat(cfg.TablesDir); err != nil {
-					return fmt.Errorf("%w: %s: tables_dir: %v", node.ErrConfig, config, err)
+					return fmt.Errorf("%w: %s: tables_dir: %w", node.ErrConfig, runConfig, err)
 				}
+			}
+			if warning := keyWarning(cfg); warning != "" {
+				fmt.Fprintf(a.stderr, "warning: %s\n", warning)
 			}
 			n, err := node.New(node.Options{Config: cfg, Kinds: kinds(), Logger: a.logger()})
 			if err != nil {
@@ -74,8 +87,8 @@ in DIR/consortium.yaml.`,
 				n.Close()
 				return err
 			}
-			fmt.Fprintf(a.stderr, "node %s running (peer id %s)\n  listening on %v\n  control socket %s\n",
-				cfg.Name, n.PeerID(), n.Addrs(), filepath.Join(cfg.DataDir, node.SocketName))
+			fmt.Fprintf(a.stderr, "node %s running (peer id %s)\n  listening on %s\n  control socket %s\n",
+				cfg.Name, n.PeerID(), strings.Join(n.Addrs(), ", "), filepath.Join(cfg.DataDir, node.SocketName))
 			if cfg.HTTP != "" {
 				fmt.Fprintf(a.stderr, "  status and metrics on http://%s/status and /metrics\n", cfg.HTTP)
 			}
@@ -84,7 +97,61 @@ in DIR/consortium.yaml.`,
 			return n.Close()
 		},
 	}
-	runCmd.Flags().StringVar(&config, "config", "node.yaml", "path of the node's node.yaml")
-	cmd.AddCommand(initCmd, runCmd)
+	a.configFlag(runCmd, false, &runConfig, "path of the node's node.yaml")
+
+	var statusConfig, statusAPI string
+	statusCmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show a running node's state: peer id, addresses, Raft state, leader, members, jobs",
+		Long: `status asks a running node for its /status page, over the control socket DATA_DIR/cohort.sock
+found through --config (or with --api, over the node's HTTP listener).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.newClient(statusConfig, statusAPI)
+			if err != nil {
+				return err
+			}
+			var st node.Status
+			if _, err := c.do(cmd.Context(), "GET", "/status", nil, &st); err != nil {
+				return err
+			}
+			if a.format == "json" {
+				return a.printJSON(st)
+			}
+			leader := st.Leader
+			if leader == "" {
+				leader = "(none elected)"
+			}
+			fmt.Fprintf(a.stdout, "node:     %s\npeer id:  %s\naddrs:    %s\nraft:     %s\nleader:   %s\nmembers:  %s\njobs:     %d (%d running)\n",
+				st.Name, st.PeerID, strings.Join(st.Addrs, ", "), st.RaftState, leader, strings.Join(st.Members, ", "), st.Jobs, st.Running)
+			return nil
+		},
+	}
+	a.configFlag(statusCmd, false, &statusConfig, "node.yaml of the node to ask (via its control socket)")
+	statusCmd.Flags().StringVar(&statusAPI, "api", "", "ask the node's HTTP listener instead: HOST:PORT or http://HOST:PORT")
+
+	cmd.AddCommand(initCmd, runCmd, statusCmd)
 	return cmd
+}
+
+// keyWarning says why this node cannot take part in decryption, or "" when
+// its threshold key share is in place. A node runs without one (it can still
+// elect a leader and relay), but every job that decrypts fails while it is a
+// party, so `node run` says so up front rather than at the first job.
+func keyWarning(cfg *node.Config) string {
+	share := filepath.Join(cfg.DataDir, secureagg.ShareFile)
+	keys, err := secureagg.LoadKeys(cfg.DataDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("no threshold key (%s and threshold.pub are missing): jobs that decrypt, such as sum, "+
+			"will fail while this node is a party. Deal the key with 'cohort keys deal' and copy this member's keys/ directory into %s",
+			share, cfg.DataDir)
+	case err != nil:
+		return fmt.Sprintf("the threshold key under %s cannot be read (%v): jobs that decrypt, such as sum, will fail while this node is a party",
+			filepath.Dir(share), err)
+	case !slices.Contains(keys.Members, cfg.Name):
+		return fmt.Sprintf("the threshold key under %s was dealt for %s, not for %s: jobs that decrypt will fail while this node is a party",
+			filepath.Dir(share), strings.Join(keys.Members, ", "), cfg.Name)
+	}
+	return ""
 }

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,36 +23,45 @@ import (
 func (a *app) simCmd() *cobra.Command {
 	var out string
 	var timeout time.Duration
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "sim SPEC.yaml --out DIR",
 		Short: "Run a job with one in-process node per party (real libp2p on loopback, real Raft)",
 		Long: `sim starts one node per party named in the spec, in this process, runs the job and
 writes DIR/result.json and DIR/audit/PARTY.jsonl. Paths in the spec are relative to the
-spec file. It exits non-zero, leaving no result.json, if the job fails.`,
+spec file. It exits non-zero, leaving no result.json, if the job fails.
+
+DIR must be new or empty; with --force a non-empty DIR is replaced whole when the run
+succeeds, and left as it was when it fails. The run writes into a fresh directory beside
+DIR and renames it into place at the end, so DIR never mixes two runs' files.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return fmt.Errorf("--out DIR is required")
 			}
-			res, err := a.runSim(cmd, args[0], out, timeout)
+			res, err := a.runSim(cmd, args[0], out, timeout, force)
 			if err != nil {
+				if errors.Is(err, sim.ErrOutNotEmpty) {
+					return fmt.Errorf("%w (choose a new --out, or --force to replace it whole once the run succeeds)", err)
+				}
 				return err
 			}
 			return a.printResult(res, out)
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "output directory for result.json and audit/")
+	cmd.Flags().StringVar(&out, "out", "", "output directory for result.json and audit/ (new or empty)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long")
+	cmd.Flags().BoolVar(&force, "force", false, "replace a non-empty --out whole if the run succeeds")
 	return cmd
 }
 
-func (a *app) runSim(cmd *cobra.Command, spec, out string, timeout time.Duration) (map[string]any, error) {
+func (a *app) runSim(cmd *cobra.Command, spec, out string, timeout time.Duration, replace bool) (map[string]any, error) {
 	var progress io.Writer
 	if a.format == "text" {
 		progress = a.stderr
 	}
 	return sim.Run(cmd.Context(), spec, sim.RunOptions{
-		Kinds: kinds(), Out: out, Progress: progress, Timeout: timeout, Setup: consortiumKeys,
+		Kinds: kinds(), Out: out, Replace: replace, Progress: progress, Timeout: timeout, Setup: consortiumKeys,
 	})
 }
 
@@ -64,7 +77,7 @@ func (a *app) printResult(res map[string]any, out string) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(a.stdout, "%-10s %v\n", k+":", res[k])
+		writeField(a.stdout, "", k, res[k])
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "phase\tseconds\t")
@@ -80,6 +93,51 @@ func (a *app) printResult(res map[string]any, out string) error {
 	return nil
 }
 
+// writeField prints one field of a decoded JSON result as text: scalars and
+// lists of scalars on the key's line, objects as indented "key: value" lines
+// below it (never Go's map[...] syntax).
+func writeField(w io.Writer, indent, key string, v any) {
+	label := fmt.Sprintf("%s%-10s", indent, key+":")
+	switch v := v.(type) {
+	case map[string]any:
+		fmt.Fprintln(w, strings.TrimRight(label, " "))
+		for _, k := range sortedKeys(v) {
+			writeField(w, indent+"  ", k, v[k])
+		}
+	default:
+		fmt.Fprintf(w, "%s %s\n", label, formatValue(v))
+	}
+}
+
+// formatValue renders a decoded JSON value on one line.
+func formatValue(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "-"
+	case string:
+		return v
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+			return strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case []any:
+		items := make([]string, len(v))
+		for i, x := range v {
+			items[i] = formatValue(x)
+		}
+		return strings.Join(items, ", ")
+	case map[string]any:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Sprint(v)
+		}
+		return string(b)
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
 // sortedKeys returns the keys of a JSON object (or nothing for other values).
 func sortedKeys(v any) []string {
 	m, _ := v.(map[string]any)
@@ -93,12 +151,14 @@ func sortedKeys(v any) []string {
 
 func (a *app) demoCmd() *cobra.Command {
 	var out string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run every bundled example job on in-process nodes over loopback",
 		Long: `demo extracts the bundled examples and runs each one with 'sim': one real node per
-party in this process, libp2p on loopback, a Raft-elected coordinator. Results go under
---out (a temporary directory by default).`,
+party in this process, libp2p on loopback, a Raft-elected coordinator. Each example's
+result.json and audit/ go to OUT/EXAMPLE; OUT is --out (new or empty) or, by default, a
+fresh directory under the system temp dir, printed at the start and the end.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
@@ -111,7 +171,20 @@ party in this process, libp2p on loopback, a Raft-elected coordinator. Results g
 				return err
 			}
 			if out == "" {
-				out = filepath.Join(os.TempDir(), "cohort-demo-out")
+				// A fresh directory per run: a fixed one under the shared temp
+				// dir mixed runs and users.
+				if out, err = os.MkdirTemp("", "cohort-demo-out-"); err != nil {
+					return fmt.Errorf("demo output dir: %w", err)
+				}
+			} else if full, err := nonEmpty(out); err != nil {
+				return fmt.Errorf("demo output dir: %w", err)
+			} else if full && !force {
+				return fmt.Errorf("demo --out %s is not empty; choose a new directory, or --force to replace each example's results in it", out)
+			}
+			if a.format == "text" {
+				fmt.Fprintf(a.stdout, "writing results under %s\n", out)
+			} else {
+				fmt.Fprintf(a.stderr, "writing results under %s\n", out)
 			}
 			names, err := examples.Names()
 			if err != nil {
@@ -123,7 +196,7 @@ party in this process, libp2p on loopback, a Raft-elected coordinator. Results g
 					fmt.Fprintf(a.stdout, "== %s\n", name)
 				}
 				dir := filepath.Join(out, name)
-				res, err := a.runSim(cmd, filepath.Join(work, name, "spec.yaml"), dir, 5*time.Minute)
+				res, err := a.runSim(cmd, filepath.Join(work, name, "spec.yaml"), dir, 5*time.Minute, force)
 				if err != nil {
 					return fmt.Errorf("demo %s: %w", name, err)
 				}
@@ -137,10 +210,20 @@ party in this process, libp2p on loopback, a Raft-elected coordinator. Results g
 			if a.format == "json" {
 				return a.printJSON(all)
 			}
-			fmt.Fprintf(a.stdout, "demo finished in %.2fs: %s\n", time.Since(start).Seconds(), strings.Join(names, ", "))
+			fmt.Fprintf(a.stdout, "demo finished in %.2fs: %s; results under %s\n", time.Since(start).Seconds(), strings.Join(names, ", "), out)
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "where to write each example's result.json and audit/ (default: $TMPDIR/cohort-demo-out)")
+	cmd.Flags().StringVar(&out, "out", "", "where to write each example's result.json and audit/, new or empty (default: a fresh directory under $TMPDIR, printed)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace earlier results in a non-empty --out")
 	return cmd
+}
+
+// nonEmpty reports whether dir exists and holds anything.
+func nonEmpty(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return len(entries) > 0, err
 }

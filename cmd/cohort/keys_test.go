@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// keys deal: only the documented modulus sizes, no threshold that lets one
+// member decrypt alone, no silent overwrite, and one meaning of threshold
+// (members needed to decrypt) in the text, the JSON and the flag.
+func TestKeysDeal(t *testing.T) {
+	bin := buildBinary(t)
+	out := t.TempDir()
+	if _, stderr, err := run(t, bin, "keys", "deal", "--members", "a,b,c", "--bits", "1024", "--out", out); err == nil || !strings.Contains(stderr, "2048, 3072 or 4096") {
+		t.Errorf("--bits 1024: err %v, stderr %q", err, stderr)
+	}
+	for _, args := range [][]string{
+		{"--members", "a,b"},
+		{"--members", "a,b,c", "--threshold", "1"},
+		{"--members", "a,b,c", "--threshold", "4"},
+		{"--members", "a,b c"},
+	} {
+		if _, stderr, err := run(t, bin, append([]string{"keys", "deal", "--out", out}, args...)...); err == nil {
+			t.Errorf("keys deal %v succeeded: %q", args, stderr)
+		}
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Fatalf("refused deals wrote %v", entries)
+	}
+	stdout, stderr, err := run(t, bin, "keys", "deal", "--members", "a,b,c", "--out", out, "--format", "json")
+	var res struct {
+		Threshold, Parties, Bits int
+		Members                  []string
+	}
+	if err != nil || json.Unmarshal([]byte(stdout), &res) != nil || res.Threshold != 2 || res.Parties != 3 || res.Bits != 2048 {
+		t.Fatalf("deal a,b,c: %v %q %q; want threshold 2 (any 2 of 3 decrypt)", err, stdout, stderr)
+	}
+	share := filepath.Join(out, "a", "keys", "threshold.share")
+	before, err := os.ReadFile(share)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := run(t, bin, "keys", "deal", "--members", "a,b,c", "--out", out); err == nil || !strings.Contains(stderr, "--force") {
+		t.Errorf("second deal over existing shares: err %v, stderr %q", err, stderr)
+	}
+	if after, _ := os.ReadFile(share); !bytes.Equal(before, after) {
+		t.Error("a refused deal changed a share")
+	}
+	stdout, stderr, err = run(t, bin, "keys", "deal", "--members", "a,b,c", "--out", out, "--force", "--threshold", "3")
+	if err != nil || !strings.Contains(stdout, "threshold 3, any 3 of the 3 members") {
+		t.Errorf("deal --force --threshold 3: %v %q %q", err, stdout, stderr)
+	}
+	if after, _ := os.ReadFile(share); bytes.Equal(before, after) {
+		t.Error("--force did not replace the share")
+	}
+	// Two members: both must be needed, and saying so is allowed.
+	if _, stderr, err := run(t, bin, "keys", "deal", "--members", "a,b", "--threshold", "2", "--out", t.TempDir()); err != nil {
+		t.Errorf("deal a,b --threshold 2: %v %q", err, stderr)
+	}
+}

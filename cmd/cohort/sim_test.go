@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runEnv is run with extra environment variables.
+func runEnv(t *testing.T, env []string, bin string, args ...string) (string, string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+// Text output shows objects in a result (excluded parties, noise) as
+// indented lines, never as Go's map[...].
+func TestPrintResultObjects(t *testing.T) {
+	var stdout bytes.Buffer
+	a := &app{format: "text", stdout: &stdout, stderr: &stdout}
+	res := map[string]any{
+		"job": "j1", "kind": "sum", "sum": 12.5, "parties": []any{"north", "south", "west"},
+		"included": []any{"south", "west"},
+		"excluded": map[string]any{"north": "did not answer in time"},
+		"noise":    map[string]any{"mechanism": "laplace", "epsilon": 1.0},
+		"timing":   map[string]any{"aggregate": 0.5}, "bytes": map[string]any{"south": 100.0},
+	}
+	if err := a.printResult(res, "/tmp/o"); err != nil {
+		t.Fatal(err)
+	}
+	out := stdout.String()
+	for _, want := range []string{"excluded:\n  north:", "did not answer in time", "included:  south, west", "  mechanism: laplace", "sum:       12.5"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "map[") || strings.Contains(out, "[south west]") {
+		t.Errorf("Go syntax in text output:\n%s", out)
+	}
+}
+
+// Bad specs fail with messages that say what is wrong.
+func TestSimSpecMessages(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	_, stderr, err := run(t, bin, "sim", write("sjc.yaml", "kind: sjc\nparties: [{name: a}]\n"), "--out", filepath.Join(dir, "o1"))
+	if err == nil || !strings.Contains(stderr, `unknown job kind "sjc"`) || !strings.Contains(stderr, "runs sum") {
+		t.Errorf("kind sjc: %v %q; want the kinds this binary runs", err, stderr)
+	}
+	_, stderr, err = run(t, bin, "sim", write("empty.yaml", ""), "--out", filepath.Join(dir, "o2"))
+	if err == nil || !strings.Contains(stderr, "empty") || strings.Contains(stderr, "EOF") {
+		t.Errorf("empty spec: %v %q", err, stderr)
+	}
+	_, stderr, err = run(t, bin, "sim", write("t.yaml", "kind: sum\nparties: [{name: a, tables: [{name: t, path: data/wset.csv}]}]\nparams: {column: v}\n"), "--out", filepath.Join(dir, "o3"))
+	if err == nil || strings.Count(stderr, "wset.csv") != 1 {
+		t.Errorf("missing table: %v %q; want the path named once", err, stderr)
+	}
+}
+
+// sim --out never mixes runs: a non-empty directory is refused without
+// --force, replaced whole with it, and kept as it was when a run fails.
+func TestSimOutDir(t *testing.T) {
+	bin := buildBinary(t)
+	spec := "../../examples/sum/spec.yaml"
+	out := filepath.Join(t.TempDir(), "o")
+	if _, stderr, err := run(t, bin, "sim", spec, "--out", out); err != nil {
+		t.Fatalf("first run: %v\n%s", err, stderr)
+	}
+	first, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := run(t, bin, "sim", spec, "--out", out); err == nil || !strings.Contains(stderr, "not empty") || !strings.Contains(stderr, "--force") {
+		t.Errorf("second run into a non-empty --out: %v %q", err, stderr)
+	}
+	// A run that fails (here: out of time) leaves the earlier output whole.
+	if _, _, err := run(t, bin, "sim", spec, "--out", out, "--force", "--timeout", "1ms"); err == nil {
+		t.Fatal("a 1ms run succeeded")
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "result.json")); err != nil || !bytes.Equal(b, first) {
+		t.Errorf("a failed --force run changed the earlier result: %v", err)
+	}
+	os.WriteFile(filepath.Join(out, "stale.txt"), []byte("old"), 0o644)
+	if _, stderr, err := run(t, bin, "sim", spec, "--out", out, "--force"); err != nil {
+		t.Fatalf("--force run: %v\n%s", err, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "stale.txt")); err == nil {
+		t.Error("--force kept a file of the earlier output")
+	}
+	// One job per ledger: the earlier run's entries are gone.
+	b, err := os.ReadFile(filepath.Join(out, "audit", "north.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e struct{ Job string }
+		json.Unmarshal([]byte(line), &e)
+		jobs[e.Job] = true
+	}
+	if len(jobs) != 1 {
+		t.Errorf("north's ledger holds %d jobs, want 1", len(jobs))
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(out)); len(entries) != 1 {
+		t.Errorf("left beside --out: %v", entries)
+	}
+}
+
+// demo writes into a fresh directory of its own (not one fixed path under
+// the shared temp dir) and says where.
+func TestDemoFreshDir(t *testing.T) {
+	bin := buildBinary(t)
+	tmp := t.TempDir()
+	out, stderr, err := runEnv(t, []string{"TMPDIR=" + tmp}, bin, "demo")
+	if err != nil {
+		t.Fatalf("demo: %v\n%s\n%s", err, out, stderr)
+	}
+	first, _, _ := strings.Cut(out, "\n")
+	dir, ok := strings.CutPrefix(first, "writing results under ")
+	if !ok || filepath.Dir(dir) != tmp || !strings.HasPrefix(filepath.Base(dir), "cohort-demo-out-") || filepath.Base(dir) == "cohort-demo-out-" {
+		t.Fatalf("demo does not name a fresh directory of its own: %q", first)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sum", "result.json")); err != nil {
+		t.Error(err)
+	}
+	if !strings.Contains(out, "results under "+dir) {
+		t.Errorf("demo does not say where the results are at the end:\n%s", out)
+	}
+}

@@ -1,0 +1,72 @@
+package node_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/sum"
+)
+
+// apiServer serves one in-process node's HTTP API.
+func apiServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := sim.StartCluster(ctx, t.TempDir(), []string{"org1"}, sim.ClusterOptions{Kinds: job.Registry{"sum": sum.Kind{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	srv := httptest.NewServer(c.Node("org1").Handler())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func post(t *testing.T, url string, body []byte) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/yaml", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var e struct{ Error string }
+	_ = json.Unmarshal(b, &e)
+	return resp.StatusCode, e.Error
+}
+
+// A spec over the limit is refused whole with 413 and a message naming the
+// limit, not cut at the limit and parsed ("end of stream"); an empty spec is
+// called empty, not "EOF".
+func TestSubmitBodyLimits(t *testing.T) {
+	srv := apiServer(t)
+	big := []byte("kind: sum\nparties: [{name: org1}]\nparams: {column: v}\n# " + strings.Repeat("x", 2<<20) + "\n")
+	code, msg := post(t, srv.URL+"/v1/jobs", big)
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(msg, "1 MiB") {
+		t.Errorf("2 MiB spec: %d %q, want 413 naming the 1 MiB limit", code, msg)
+	}
+	for _, body := range []string{"", "\n  \n", "# only a comment\n"} {
+		code, msg = post(t, srv.URL+"/v1/jobs", []byte(body))
+		if code != http.StatusBadRequest || !strings.Contains(msg, "empty") || strings.Contains(msg, "EOF") {
+			t.Errorf("spec %q: %d %q, want 400 saying the spec is empty", body, code, msg)
+		}
+	}
+	// Just under the limit is read whole (and refused for what it says).
+	ok := []byte("kind: nope\nparties: [{name: org1}]\n# ")
+	ok = append(ok, bytes.Repeat([]byte("x"), node.MaxSpecBytes-len(ok)-1)...)
+	ok = append(ok, '\n')
+	code, msg = post(t, srv.URL+"/v1/jobs", ok)
+	if code != http.StatusBadRequest || !strings.Contains(msg, "unknown job kind") {
+		t.Errorf("spec of exactly the limit: %d %q", code, msg)
+	}
+}
