@@ -44,8 +44,9 @@ func (n *Node) reconcileLoop() {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
+		leader := n.observeRaft()
 		if n.caughtUp() {
-			n.reconcile()
+			n.reconcile(leader)
 		}
 		select {
 		case <-n.ctx.Done():
@@ -93,14 +94,19 @@ func (n *Node) stopAll() {
 	}
 }
 
-func (n *Node) reconcile() {
+// observeRaft records Raft's state in the metrics and the log, and reports
+// whether this node leads.
+func (n *Node) observeRaft() bool {
 	state := n.raft.State()
 	n.metrics.setRaftState(state.String())
 	if state != n.lastState {
 		n.log.Info("raft state changed", "from", n.lastState.String(), "to", state.String())
 		n.lastState = state
 	}
-	leader := state == raft.Leader
+	return state == raft.Leader
+}
+
+func (n *Node) reconcile(leader bool) {
 	active := n.fsm.active()
 	n.mu.Lock()
 	defer n.mu.Unlock()
