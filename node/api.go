@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -149,13 +150,30 @@ func (n *Node) handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, j)
 	})
+	mux.HandleFunc("POST /v1/jobs/{id}/cancel", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+		defer cancel()
+		id := r.PathValue("id")
+		err := n.Cancel(ctx, id)
+		switch {
+		case err == nil:
+			j, _ := n.Job(id)
+			writeJSON(w, http.StatusOK, j)
+		case errors.Is(err, ErrNotRunning):
+			writeError(w, http.StatusConflict, err)
+		case errors.Is(err, ErrNoJob):
+			writeError(w, http.StatusNotFound, err)
+		default:
+			writeError(w, http.StatusInternalServerError, err)
+		}
+	})
 	mux.HandleFunc("GET /v1/jobs/{id}/result", func(w http.ResponseWriter, r *http.Request) {
 		j, ok := n.fsm.job(r.PathValue("id"))
 		switch {
 		case !ok:
 			writeError(w, http.StatusNotFound, fmt.Errorf("no job %q", r.PathValue("id")))
 		case j.Status == StatusFailed:
-			writeError(w, http.StatusConflict, fmt.Errorf("job %s failed: %s", j.ID, j.Error))
+			writeError(w, http.StatusConflict, fmt.Errorf("job %s failed: %s%s", j.ID, j.Error, describeFailures(j.Failures)))
 		case j.Status != StatusDone:
 			writeError(w, http.StatusAccepted, fmt.Errorf("job %s is still %s", j.ID, j.Status))
 		default:
@@ -229,3 +247,12 @@ func (n *Node) Party(jobID string) job.Party { return &party{n: n, id: jobID} }
 
 // HTTPAddr returns the address of the optional HTTP listener as configured.
 func (n *Node) HTTPAddr() string { return n.cfg.HTTP }
+
+// describeFailures lists each failing party and its error, for messages.
+func describeFailures(f map[string]string) string {
+	var b strings.Builder
+	for _, p := range sortedKeys(f) {
+		fmt.Fprintf(&b, "\n  %s: %s", p, f[p])
+	}
+	return b.String()
+}

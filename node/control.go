@@ -214,13 +214,16 @@ func (n *Node) serveControl(remote peer.ID, name string, s network.Stream) contr
 // ErrNotRunning means a job cannot be cancelled because it has ended.
 var ErrNotRunning = errors.New("job is not running")
 
+// ErrNoJob means no job has the given id.
+var ErrNoJob = errors.New("no such job")
+
 // Cancel ends a running job everywhere: the job fails with "cancelled",
 // every node stops its work for it and closes its session. It forwards to
 // the leader when this node is not the leader.
 func (n *Node) Cancel(ctx context.Context, id string) error {
 	st, ok := n.fsm.status(id)
 	if !ok {
-		return fmt.Errorf("no job %s", id)
+		return fmt.Errorf("%w: %s", ErrNoJob, id)
 	}
 	if st != StatusRunning {
 		return fmt.Errorf("%w: job %s is %s", ErrNotRunning, id, st)
@@ -252,7 +255,7 @@ func (n *Node) Cancel(ctx context.Context, id string) error {
 func (n *Node) commitCancel(id, by string) error {
 	st, ok := n.fsm.status(id)
 	if !ok {
-		return fmt.Errorf("no job %s", id)
+		return fmt.Errorf("%w: %s", ErrNoJob, id)
 	}
 	if st != StatusRunning {
 		return fmt.Errorf("%w: job %s is %s", ErrNotRunning, id, st)

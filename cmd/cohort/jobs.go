@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -195,22 +197,48 @@ func (a *app) jobCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tSUBMITTED")
 			for _, j := range jobs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", j.ID, j.Kind, j.Status, j.Submitted.Format(time.RFC3339))
+				st := j.Status
+				if j.Queue > 0 {
+					st = fmt.Sprintf("%s (%d)", st, j.Queue)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", j.ID, j.Kind, st, j.Submitted.Format(time.RFC3339))
 			}
 			return tw.Flush()
 		},
 	}
-	cmd.AddCommand(submit, status, result, list)
+	cancel := &cobra.Command{
+		Use:   "cancel ID",
+		Short: "Cancel a running or queued job: it fails everywhere with \"cancelled\" and every node stops its work for it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.newClient(config, api)
+			if err != nil {
+				return err
+			}
+			var js jobStatus
+			if _, err := c.do(cmd.Context(), "POST", "/v1/jobs/"+args[0]+"/cancel", nil, &js); err != nil {
+				return err
+			}
+			if a.format == "json" {
+				return a.printJSON(js)
+			}
+			a.printStatus(js)
+			return nil
+		},
+	}
+	cmd.AddCommand(submit, status, result, list, cancel)
 	return cmd
 }
 
 type jobStatus struct {
-	ID        string    `json:"id"`
-	Kind      string    `json:"kind"`
-	Status    string    `json:"status"`
-	Submitted time.Time `json:"submitted"`
-	Finished  time.Time `json:"finished"`
-	Error     string    `json:"error,omitempty"`
+	ID        string            `json:"id"`
+	Kind      string            `json:"kind"`
+	Status    string            `json:"status"`
+	Submitted time.Time         `json:"submitted"`
+	Finished  time.Time         `json:"finished"`
+	Error     string            `json:"error,omitempty"`
+	Failures  map[string]string `json:"failures,omitempty"`
+	Queue     int               `json:"queue,omitempty"`
 	Steps     []struct {
 		Phase    string    `json:"phase"`
 		Round    int       `json:"round"`
@@ -223,7 +251,11 @@ type jobStatus struct {
 }
 
 func (a *app) printStatus(js jobStatus) {
-	fmt.Fprintf(a.stdout, "job %s (%s): %s\n", js.ID, js.Kind, js.Status)
+	fmt.Fprintf(a.stdout, "job %s (%s): %s", js.ID, js.Kind, js.Status)
+	if js.Queue > 0 {
+		fmt.Fprintf(a.stdout, " (place %d in the queue)", js.Queue)
+	}
+	fmt.Fprintln(a.stdout)
 	for _, s := range js.Steps {
 		state := "running"
 		if !s.Finished.IsZero() {
@@ -238,6 +270,17 @@ func (a *app) printStatus(js jobStatus) {
 	if js.Error != "" {
 		fmt.Fprintf(a.stdout, "  error: %s\n", js.Error)
 	}
+	fmt.Fprint(a.stdout, describeFailures(js.Failures))
+}
+
+// describeFailures lists each failing party of a failed job with its error,
+// one indented line each.
+func describeFailures(f map[string]string) string {
+	var b strings.Builder
+	for _, p := range slices.Sorted(maps.Keys(f)) {
+		fmt.Fprintf(&b, "  %s: %s\n", p, f[p])
+	}
+	return b.String()
 }
 
 // writeResult prints a result.json as the node sent it, ending in exactly
@@ -263,6 +306,9 @@ func (a *app) follow(ctx context.Context, c *client, id string) error {
 		}
 		if a.format == "text" {
 			state := fmt.Sprintf("%s  steps done %d/%d", js.Status, doneSteps(js), len(js.Steps))
+			if js.Queue > 0 {
+				state = fmt.Sprintf("queued, place %d", js.Queue)
+			}
 			if p := js.Progress; p != nil {
 				state += fmt.Sprintf("  %s: %d/%d parties", p.Phase, p.Done, p.Total)
 			}
@@ -288,6 +334,9 @@ func (a *app) follow(ctx context.Context, c *client, id string) error {
 		case node.StatusFailed:
 			if a.format == "text" && a.terminal() {
 				fmt.Fprintln(a.stderr)
+			}
+			if len(js.Failures) > 0 {
+				return fmt.Errorf("job %s failed: %s\n%s", id, js.Error, strings.TrimRight(describeFailures(js.Failures), "\n"))
 			}
 			return fmt.Errorf("job %s failed: %s", id, js.Error)
 		}
