@@ -27,6 +27,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"go.etcd.io/bbolt"
 
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/job"
@@ -72,6 +73,7 @@ type Node struct {
 	ms      *messenger
 	fsm     *fsm
 	secrets *secrets
+	lock    *dirLock
 
 	cons   *Consortium
 	raft   *raft.Raft
@@ -115,6 +117,21 @@ func New(opts Options) (*Node, error) {
 		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	lg = lg.With("node", cfg.Name)
+	// The data dir lock comes before anything in the data dir is opened.
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	n, err := newNode(opts, cfg, lg)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
+	n.lock = lock
+	return n, nil
+}
+
+func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	sk, err := LoadIdentity(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -220,7 +237,9 @@ func (n *Node) startRaft() error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("raft dir: %w", err)
 	}
-	store, err := raftboltdb.NewBoltStore(filepath.Join(dir, "raft.db"))
+	bo := *bbolt.DefaultOptions
+	bo.Timeout = boltOpenTimeout
+	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db"), BoltOptions: &bo})
 	if err != nil {
 		return fmt.Errorf("open raft log %s: %w", dir, err)
 	}
@@ -305,6 +324,7 @@ func (n *Node) Close() error {
 		errs = append(errs, n.store.Close())
 	}
 	errs = append(errs, n.ledger.Close())
+	errs = append(errs, n.lock.release())
 	return errors.Join(errs...)
 }
 
