@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/cohortdm/cohort/node"
 )
@@ -84,5 +89,122 @@ func TestDataDirInUse(t *testing.T) {
 			t.Fatal("restarted solo node never led")
 		case <-time.After(10 * time.Millisecond):
 		}
+	}
+}
+
+// logCapture is a slog handler that keeps every record at or above its
+// level, for tests that check what a node logs.
+type logCapture struct {
+	level slog.Level
+	mu    *sync.Mutex
+	recs  *[]capturedRecord
+	attrs []slog.Attr
+}
+
+type capturedRecord struct {
+	time  time.Time
+	level slog.Level
+	msg   string
+	attrs map[string]string
+}
+
+func newLogCapture(level slog.Level) *logCapture {
+	return &logCapture{level: level, mu: &sync.Mutex{}, recs: &[]capturedRecord{}}
+}
+
+func (h *logCapture) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
+func (h *logCapture) Handle(_ context.Context, r slog.Record) error {
+	c := capturedRecord{time: r.Time, level: r.Level, msg: r.Message, attrs: map[string]string{}}
+	for _, a := range h.attrs {
+		c.attrs[a.Key] = a.Value.String()
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		c.attrs[a.Key] = a.Value.String()
+		return true
+	})
+	h.mu.Lock()
+	*h.recs = append(*h.recs, c)
+	h.mu.Unlock()
+	return nil
+}
+func (h *logCapture) WithAttrs(as []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = append(append([]slog.Attr(nil), h.attrs...), as...)
+	return &c
+}
+func (h *logCapture) WithGroup(string) slog.Handler { return h }
+
+func (h *logCapture) records() []capturedRecord {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]capturedRecord(nil), *h.recs...)
+}
+
+func (c capturedRecord) String() string {
+	keys := make([]string, 0, len(c.attrs))
+	for k := range c.attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", c.level, c.msg)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%s", k, c.attrs[k])
+	}
+	return b.String()
+}
+
+// memberOf returns a consortium entry for a data dir created by node.Init.
+func memberOf(t *testing.T, name, dataDir string, addrs []string) node.Member {
+	t.Helper()
+	sk, err := node.LoadIdentity(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := peer.IDFromPrivateKey(sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return node.Member{Name: name, PeerID: id.String(), Addrs: addrs}
+}
+
+// A node whose peers are all down logs, at the default level (warn), one
+// line per peer problem and not every election round: Raft's own logs go
+// through slog, one line per event, rate-limited while peers stay down.
+func TestRaftLogWhilePeersDown(t *testing.T) {
+	capture := newLogCapture(slog.LevelWarn)
+	cfg := soloNode(t, "org1")
+	n, err := node.New(node.Options{Config: cfg, Logger: slog.New(capture)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	cons := &node.Consortium{Members: []node.Member{{Name: "org1", PeerID: n.PeerID().String(), Addrs: n.Addrs()}}}
+	for _, name := range []string{"org2", "org3"} {
+		dir := filepath.Join(t.TempDir(), name)
+		if _, _, err := node.Init(name, dir, nil); err != nil {
+			t.Fatal(err)
+		}
+		// Nothing listens on port 1: every dial is refused at once.
+		cons.Members = append(cons.Members, memberOf(t, name, dir, []string{"/ip4/127.0.0.1/tcp/1"}))
+	}
+	if err := n.Start(cons); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * time.Second) // about eight election rounds
+	recs := capture.records()
+	for _, r := range recs {
+		t.Log(r)
+		if s := r.String(); strings.ContainsAny(s, "\n\r") {
+			t.Errorf("log record spans several lines: %q", s)
+		}
+	}
+	// At most one line per peer for each kind of problem, and the election
+	// restarts themselves: a handful, not two per election round.
+	if len(recs) > 6 {
+		t.Errorf("%d warnings in 4 s while waiting for peers, want at most 6", len(recs))
+	}
+	if n.IsLeader() {
+		t.Fatal("a node alone in a 3-member consortium became leader")
 	}
 }

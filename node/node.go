@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -74,6 +75,8 @@ type Node struct {
 	fsm     *fsm
 	secrets *secrets
 	lock    *dirLock
+	raftLog *raftLogger
+	closing atomic.Bool // set when Close begins
 
 	cons   *Consortium
 	raft   *raft.Raft
@@ -161,6 +164,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		coordinating: map[string]*coordination{}, participating: map[stepID]context.CancelFunc{},
 		finished: map[stepID]bool{}, cleaned: map[string]bool{}, progress: map[string]Progress{},
 	}
+	n.raftLog = newRaftLogger(lg, n.closing.Load)
 	if opts.OnApply != nil {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }
 	}
@@ -287,17 +291,8 @@ func (n *Node) startRaft() error {
 	return nil
 }
 
-func (n *Node) hclog() hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Error, Output: slogWriter{n.log}})
-}
-
-// slogWriter forwards Raft's own log lines into our structured log.
-type slogWriter struct{ log *slog.Logger }
-
-func (w slogWriter) Write(p []byte) (int, error) {
-	w.log.Warn("raft", "msg", string(p))
-	return len(p), nil
-}
+// hclog is the logger Raft, its transport and its snapshot store use.
+func (n *Node) hclog() hclog.Logger { return n.raftLog }
 
 // Close stops the runner, Raft and the host. It is safe to call twice.
 func (n *Node) Close() error {
@@ -308,6 +303,7 @@ func (n *Node) Close() error {
 	}
 	n.closed = true
 	n.mu.Unlock()
+	n.closing.Store(true)
 	if n.cancel != nil {
 		n.cancel()
 	}
