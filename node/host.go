@@ -1,14 +1,10 @@
 package node
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"sync"
-	"time"
 
-	"github.com/hashicorp/raft"
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/control"
 	"github.com/libp2p/go-libp2p/core/crypto"
@@ -17,13 +13,10 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/peerstore"
 	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
-	"github.com/libp2p/go-libp2p/p2p/net/gostream"
 	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
-
-	"github.com/cohortdm/cohort/protocol"
 )
 
 // memberGater admits connections from consortium members only. Outsiders are
@@ -111,29 +104,4 @@ func addMemberAddrs(h host.Host, c *Consortium) {
 			}
 		}
 	}
-}
-
-// raftStreams is Raft's stream layer over libp2p: server addresses are peer ids.
-type raftStreams struct {
-	net.Listener
-	h host.Host
-}
-
-func newRaftStreams(h host.Host) (*raftStreams, error) {
-	l, err := gostream.Listen(h, protocol.RaftProtocol)
-	if err != nil {
-		return nil, fmt.Errorf("listen for raft streams: %w", err)
-	}
-	return &raftStreams{Listener: l, h: h}, nil
-}
-
-// Dial opens a Raft stream to the peer whose id is the server address.
-func (s *raftStreams) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	id, err := peer.Decode(string(addr))
-	if err != nil {
-		return nil, fmt.Errorf("raft dial %q: %w", addr, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	return gostream.Dial(ctx, s.h, id, protocol.RaftProtocol)
 }

@@ -28,6 +28,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/bbolt"
 
 	"github.com/cohortdm/cohort/audit"
@@ -77,6 +78,8 @@ type Node struct {
 	lock    *dirLock
 	raftLog *raftLogger
 	closing atomic.Bool // set when Close begins
+	streams *raftStreams
+	refused *prometheus.CounterVec // Raft RPCs the stream layer refused
 
 	cons   *Consortium
 	raft   *raft.Raft
@@ -165,6 +168,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		finished: map[stepID]bool{}, cleaned: map[string]bool{}, progress: map[string]Progress{},
 	}
 	n.raftLog = newRaftLogger(lg, n.closing.Load)
+	n.refused = newRaftRefusals(m.reg)
 	if opts.OnApply != nil {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }
 	}
@@ -252,12 +256,13 @@ func (n *Node) startRaft() error {
 		store.Close()
 		return fmt.Errorf("raft snapshots: %w", err)
 	}
-	streams, err := newRaftStreams(n.host)
-	if err != nil {
+	streams := newRaftStreams(n.host, n.log, n.gater.name, n.refused)
+	trans := raft.NewNetworkTransportWithLogger(streams, 4, raftTransportTimeout, n.hclog())
+	fail := func(err error) error {
+		trans.Close()
 		store.Close()
 		return err
 	}
-	trans := raft.NewNetworkTransportWithLogger(streams, 4, 10*time.Second, n.hclog())
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(n.cfg.Name)
 	rc.HeartbeatTimeout = time.Duration(n.timing.HeartbeatMS) * time.Millisecond
@@ -269,8 +274,7 @@ func (n *Node) startRaft() error {
 	rc.Logger = n.hclog()
 	has, err := raft.HasExistingState(store, store, snaps)
 	if err != nil {
-		store.Close()
-		return fmt.Errorf("raft state: %w", err)
+		return fail(fmt.Errorf("raft state: %w", err))
 	}
 	if !has {
 		var servers []raft.Server
@@ -278,16 +282,14 @@ func (n *Node) startRaft() error {
 			servers = append(servers, raft.Server{ID: raft.ServerID(m.Name), Address: raft.ServerAddress(m.PeerID)})
 		}
 		if err := raft.BootstrapCluster(rc, store, store, snaps, trans, raft.Configuration{Servers: servers}); err != nil {
-			store.Close()
-			return fmt.Errorf("bootstrap raft: %w", err)
+			return fail(fmt.Errorf("bootstrap raft: %w", err))
 		}
 	}
 	r, err := raft.NewRaft(rc, n.fsm, store, store, snaps, trans)
 	if err != nil {
-		store.Close()
-		return fmt.Errorf("start raft: %w", err)
+		return fail(fmt.Errorf("start raft: %w", err))
 	}
-	n.raft, n.store, n.trans = r, store, trans
+	n.raft, n.store, n.trans, n.streams = r, store, trans, streams
 	return nil
 }
 
