@@ -16,6 +16,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/sim"
 )
 
 // soloNode creates a data dir and returns its config (the node is not
@@ -206,5 +207,50 @@ func TestRaftLogWhilePeersDown(t *testing.T) {
 	}
 	if n.IsLeader() {
 		t.Fatal("a node alone in a 3-member consortium became leader")
+	}
+}
+
+// A node stops within 2 s even while Raft has RPCs in flight to a dead
+// peer (over QUIC a dial to a dead peer waits for its timeout), and a clean
+// shutdown logs nothing alarming, on the node itself or on its peers.
+func TestCloseWithDeadPeer(t *testing.T) {
+	capture := newLogCapture(slog.LevelWarn)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := sim.StartCluster(ctx, t.TempDir(), names(3), sim.ClusterOptions{
+		Listen: []string{"/ip4/127.0.0.1/udp/0/quic-v1"}, Logger: slog.New(capture),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.MakeLeader(ctx, "org1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kill("org3"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // the leader is now retrying org3
+
+	for _, name := range []string{"org2", "org1"} {
+		began := time.Now()
+		if err := c.Kill(name); err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(began)
+		t.Logf("closing %s took %v", name, took)
+		if took > 2*time.Second {
+			t.Errorf("closing %s took %v, want at most 2 s", name, took)
+		}
+		for _, r := range capture.records() {
+			if r.time.After(began) && r.attrs["node"] == name {
+				t.Errorf("%s logged while closing: %s", name, r)
+			}
+		}
+	}
+	for _, r := range capture.records() {
+		if strings.Contains(r.msg+r.attrs["msg"], "failed to decode incoming command") {
+			t.Errorf("logged: %s", r)
+		}
 	}
 }

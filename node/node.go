@@ -296,7 +296,9 @@ func (n *Node) startRaft() error {
 // hclog is the logger Raft, its transport and its snapshot store use.
 func (n *Node) hclog() hclog.Logger { return n.raftLog }
 
-// Close stops the runner, Raft and the host. It is safe to call twice.
+// Close stops the runner, Raft and the host. It is safe to call twice. It
+// does not wait for Raft RPCs in flight: a dead peer would hold it for up
+// to raftTransportTimeout.
 func (n *Node) Close() error {
 	n.mu.Lock()
 	if n.closed {
@@ -311,7 +313,13 @@ func (n *Node) Close() error {
 	}
 	var errs []error
 	if n.raft != nil {
-		errs = append(errs, n.raft.Shutdown().Error())
+		// Shutdown tells Raft's goroutines to stop, then waits for them; one
+		// blocked in an RPC to a dead peer (a dial or a read, each bounded
+		// only by raftTransportTimeout) would hold the wait, so the stream
+		// layer ends every RPC in flight first.
+		stopped := n.raft.Shutdown()
+		n.streams.abort()
+		errs = append(errs, stopped.Error())
 	}
 	n.wg.Wait()
 	if n.trans != nil {
