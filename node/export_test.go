@@ -1,5 +1,10 @@
 package node
 
+import (
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
 // MetricSum adds up every sample of the named counter or gauge in the
 // node's registry (0 if it has none), for tests in package node_test.
 func MetricSum(n *Node, name string) float64 {
@@ -21,4 +26,9 @@ func MetricSum(n *Node, name string) float64 {
 		}
 	}
 	return total
+}
+
+// Connected reports whether n has a live libp2p connection to id.
+func Connected(n *Node, id peer.ID) bool {
+	return n.host.Network().Connectedness(id) == network.Connected
 }
