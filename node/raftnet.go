@@ -98,23 +98,25 @@ func (s *raftStreams) handle(st network.Stream) {
 
 // Accept returns the next incoming Raft stream, checked RPC by RPC.
 func (s *raftStreams) Accept() (net.Conn, error) {
-	select {
-	case st := <-s.incoming:
-		remote := st.Conn().RemotePeer()
-		name, ok := s.members(remote)
-		if !ok { // the gater admits members only; be sure anyway
-			st.Reset()
-			s.refuse(remote.String(), "not a member", nil)
-			return nil, fmt.Errorf("raft stream from non-member %s", remote)
+	for {
+		select {
+		case st := <-s.incoming:
+			remote := st.Conn().RemotePeer()
+			name, ok := s.members(remote)
+			if !ok { // the gater admits members only; be sure anyway
+				st.Reset()
+				s.refuse(remote.String(), "not a member", nil)
+				continue // an error would make Raft back off accepting
+			}
+			c := &raftConn{Stream: st, s: s}
+			c.in = newRPCChecker(st, st.Reset, remote, name, s)
+			if err := s.track(c); err != nil {
+				return nil, err
+			}
+			return c, nil
+		case <-s.ctx.Done():
+			return nil, net.ErrClosed
 		}
-		c := &raftConn{Stream: st, s: s}
-		c.in = newRPCChecker(st, remote, name, s)
-		if err := s.track(c); err != nil {
-			return nil, err
-		}
-		return c, nil
-	case <-s.ctx.Done():
-		return nil, net.ErrClosed
 	}
 }
 
@@ -220,10 +222,10 @@ func (c *raftConn) RemoteAddr() net.Addr { return peerAddr(c.Stream.Conn().Remot
 // peer going away is logged at debug, a refused or malformed request is
 // counted and logged as a warning by raftStreams.refuse.
 type rpcChecker struct {
-	st   network.Stream
-	peer peer.ID
-	name string
-	s    *raftStreams
+	reset func() error // ends the stream
+	peer  peer.ID
+	name  string
+	s     *raftStreams
 
 	r       *bufio.Reader
 	rec     recorder
@@ -233,8 +235,8 @@ type rpcChecker struct {
 	done    bool
 }
 
-func newRPCChecker(st network.Stream, id peer.ID, name string, s *raftStreams) *rpcChecker {
-	c := &rpcChecker{st: st, peer: id, name: name, s: s, r: bufio.NewReader(st)}
+func newRPCChecker(r io.Reader, reset func() error, id peer.ID, name string, s *raftStreams) *rpcChecker {
+	c := &rpcChecker{reset: reset, peer: id, name: name, s: s, r: bufio.NewReader(r)}
 	c.rec.r = c.r
 	c.dec = codec.NewDecoder(&c.rec, &codec.MsgpackHandle{})
 	return c
@@ -324,7 +326,7 @@ func (c *rpcChecker) next() error {
 }
 
 func (c *rpcChecker) refuse(reason string, err error) error {
-	c.st.Reset()
+	_ = c.reset()
 	c.s.refuse(c.name, reason, err)
 	return err
 }
