@@ -63,7 +63,7 @@ func newRaftLogger(lg *slog.Logger, quiet func() bool) *raftLogger {
 var _ hclog.Logger = (*raftLogger)(nil)
 
 func (l *raftLogger) Log(level hclog.Level, msg string, args ...any) {
-	lvl := l.level(level, msg)
+	lvl := l.level(level, msg, args)
 	if l.quiet != nil && l.quiet() {
 		lvl = slog.LevelDebug
 	}
@@ -95,7 +95,10 @@ func (l *raftLogger) Log(level hclog.Level, msg string, args ...any) {
 }
 
 // level maps a Raft log level to slog's, by what the message means.
-func (l *raftLogger) level(level hclog.Level, msg string) slog.Level {
+func (l *raftLogger) level(level hclog.Level, msg string, args []any) slog.Level {
+	if msg == "heartbeat timeout reached, starting election" && argOf(args, "last-leader-id") == "" {
+		return slog.LevelInfo // the first election after starting: no leader was lost
+	}
 	for _, p := range raftPeerFailures {
 		if strings.HasPrefix(msg, p) {
 			return slog.LevelWarn
@@ -116,6 +119,16 @@ func (l *raftLogger) level(level hclog.Level, msg string) slog.Level {
 	default:
 		return slog.LevelDebug
 	}
+}
+
+// argOf is the value of key among a message's arguments, as text.
+func argOf(args []any, key string) string {
+	for i := 0; i+1 < len(args); i += 2 {
+		if fmt.Sprint(args[i]) == key {
+			return fmt.Sprint(args[i+1])
+		}
+	}
+	return ""
 }
 
 // peerOf is the peer a Raft message is about, for rate limiting.
