@@ -138,9 +138,19 @@ func (h *helperNode) expect(t *testing.T, prefix string) string {
 // A party whose process is killed while its QUIC connection is open is
 // noticed within seconds, although nothing closed the connection: liveness
 // is an actual round trip with a deadline, not the transport's view, and the
-// connection itself is dropped after the QUIC idle timeout, not 30 s.
-// Here the coordinator is also a party, as in the report (34 s before).
+// connection itself is dropped after the QUIC idle timeout, not 30 s. The
+// coordinator is a party too, as in the report (34 s before); in the second
+// case the killed party is the coordinator, and the new one resumes the
+// step and notices that the old one is gone. Each attempt must notice
+// within 4 s of the kill or of its own start.
 func TestKilledPartyNoticed(t *testing.T) {
+	t.Run("party", func(t *testing.T) { testKilledParty(t, "org1") })
+	t.Run("leader", func(t *testing.T) { testKilledParty(t, "org3") })
+}
+
+// testKilledParty runs org1 and org2 in process and org3 in a child process,
+// makes leader the coordinator, and kills org3 while all three run a step.
+func testKilledParty(t *testing.T, leader string) {
 	base := t.TempDir()
 	kinds := job.Registry{"stepper": &stepper{}}
 	quic := []string{"/ip4/127.0.0.1/udp/0/quic-v1"}
@@ -183,12 +193,15 @@ func TestKilledPartyNoticed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	org1, org2 := inproc[0], inproc[1]
-	waitFor(t, ctx, func() bool { // org1 leads; the others' election timeouts are longer
-		switch {
-		case org1.IsLeader() && org2.Leader() == "org1":
+	target, _ := cons.Member(leader)
+	waitFor(t, ctx, func() bool { // org1 or org2 leads first: org3's election timeout is longer
+		if org1.Leader() == leader && org2.Leader() == leader {
 			return true
-		case org2.IsLeader():
-			_ = org2.Raft().LeadershipTransferToServer("org1", raft.ServerAddress(org1.PeerID().String())).Error()
+		}
+		for _, n := range inproc {
+			if n.IsLeader() && n.Name() != leader {
+				_ = n.Raft().LeadershipTransferToServer(raft.ServerID(leader), raft.ServerAddress(target.PeerID)).Error()
+			}
 		}
 		return false
 	})
@@ -209,13 +222,20 @@ func TestKilledPartyNoticed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	noticed := time.Since(killed)
-	t.Logf("job ended %v after org3 was killed: %s %s", noticed, rec.Status, rec.Error)
+	t.Logf("job ended %v after org3 (coordinator: %v) was killed: %s %s", time.Since(killed), leader == "org3", rec.Status, rec.Error)
 	if rec.Status != node.StatusFailed || !strings.Contains(rec.Error, "org3:unreachable") {
 		t.Errorf("job: %s %q, want it failed with org3 unreachable", rec.Status, rec.Error)
 	}
-	if noticed > 4*time.Second {
-		t.Errorf("the killed party was noticed after %v, want at most 4 s", noticed)
+	// The attempt that noticed may have started after the kill: always when
+	// org3 coordinated, and when a loaded machine changed leaders.
+	b := rec.Steps[len(rec.Steps)-1]
+	from := killed
+	if b.Started.After(killed) {
+		from = b.Started
+		t.Logf("step %s attempt %d started %v after the kill", b.Phase, b.Attempt, b.Started.Sub(killed))
+	}
+	if noticed := b.Finished.Sub(from); noticed > 4*time.Second {
+		t.Errorf("the attempt noticed the killed party after %v, want at most 4 s", noticed)
 	}
 
 	org3ID, err := peer.Decode(org3.PeerID)
