@@ -1,14 +1,11 @@
 package node
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"sync"
 	"time"
 
-	"github.com/hashicorp/raft"
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/control"
 	"github.com/libp2p/go-libp2p/core/crypto"
@@ -17,13 +14,13 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/peerstore"
 	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
-	"github.com/libp2p/go-libp2p/p2p/net/gostream"
 	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
+	"github.com/libp2p/go-libp2p/p2p/transport/quicreuse"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
-
-	"github.com/cohortdm/cohort/protocol"
+	quicgo "github.com/quic-go/quic-go"
+	"go.uber.org/fx"
 )
 
 // memberGater admits connections from consortium members only. Outsiders are
@@ -78,12 +75,39 @@ func (g *memberGater) InterceptUpgraded(network.Conn) (bool, control.DisconnectR
 	return true, 0
 }
 
+// QUIC connection liveness. go-libp2p's QUIC default is a 30 s idle
+// timeout (quic-go's), with keep-alives every 15 s: a peer killed without
+// closing its connection stayed connected for 30 s or more. The idle
+// timeout is negotiated down to the smaller of the two ends', and every
+// connection between nodes has a node as its dialler, so these apply to
+// both ends; quic-go sends keep-alives every min(quicKeepAlive, idle/2).
+const (
+	quicIdleTimeout = 5 * time.Second
+	quicKeepAlive   = time.Second
+)
+
+// newQUICConnManager is go-libp2p's QUIC connection manager with the
+// timeouts above on the connections this node dials.
+func newQUICConnManager(key quicgo.StatelessResetKey, tokens quicgo.TokenGeneratorKey, rcmgr network.ResourceManager, lc fx.Lifecycle) (*quicreuse.ConnManager, error) {
+	cm, err := quicreuse.NewConnManager(key, tokens, quicreuse.VerifySourceAddress(rcmgr.VerifySourceAddress))
+	if err != nil {
+		return nil, fmt.Errorf("quic connection manager: %w", err)
+	}
+	// ClientConfig is the template every dial clones.
+	conf := cm.ClientConfig()
+	conf.MaxIdleTimeout = quicIdleTimeout
+	conf.KeepAlivePeriod = quicKeepAlive
+	lc.Append(fx.StopHook(cm.Close))
+	return cm, nil
+}
+
 // newHost starts a libp2p host with TCP and QUIC, Noise and yamux.
 func newHost(sk crypto.PrivKey, listen []string, g *memberGater) (host.Host, error) {
 	h, err := libp2p.New(
 		libp2p.Identity(sk),
 		libp2p.ListenAddrStrings(listen...),
 		libp2p.Transport(tcp.NewTCPTransport),
+		libp2p.QUICReuse(newQUICConnManager),
 		libp2p.Transport(quic.NewTransport),
 		libp2p.Security(noise.ID, noise.New),
 		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
@@ -111,29 +135,4 @@ func addMemberAddrs(h host.Host, c *Consortium) {
 			}
 		}
 	}
-}
-
-// raftStreams is Raft's stream layer over libp2p: server addresses are peer ids.
-type raftStreams struct {
-	net.Listener
-	h host.Host
-}
-
-func newRaftStreams(h host.Host) (*raftStreams, error) {
-	l, err := gostream.Listen(h, protocol.RaftProtocol)
-	if err != nil {
-		return nil, fmt.Errorf("listen for raft streams: %w", err)
-	}
-	return &raftStreams{Listener: l, h: h}, nil
-}
-
-// Dial opens a Raft stream to the peer whose id is the server address.
-func (s *raftStreams) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	id, err := peer.Decode(string(addr))
-	if err != nil {
-		return nil, fmt.Errorf("raft dial %q: %w", addr, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	return gostream.Dial(ctx, s.h, id, protocol.RaftProtocol)
 }

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -27,6 +28,8 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.etcd.io/bbolt"
 
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/job"
@@ -72,6 +75,11 @@ type Node struct {
 	ms      *messenger
 	fsm     *fsm
 	secrets *secrets
+	lock    *dirLock
+	raftLog *raftLogger
+	closing atomic.Bool // set when Close begins
+	streams *raftStreams
+	refused *prometheus.CounterVec // Raft RPCs the stream layer refused
 
 	cons   *Consortium
 	raft   *raft.Raft
@@ -118,6 +126,21 @@ func New(opts Options) (*Node, error) {
 		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	lg = lg.With("node", cfg.Name)
+	// The data dir lock comes before anything in the data dir is opened.
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	n, err := newNode(opts, cfg, lg)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
+	n.lock = lock
+	return n, nil
+}
+
+func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	sk, err := LoadIdentity(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -150,6 +173,8 @@ func New(opts Options) (*Node, error) {
 	if n.maxJobs <= 0 {
 		n.maxJobs = defaultMaxJobs()
 	}
+	n.raftLog = newRaftLogger(lg, n.closing.Load)
+	n.refused = newRaftRefusals(m.reg)
 	if opts.OnApply != nil {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }
 	}
@@ -227,7 +252,9 @@ func (n *Node) startRaft() error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("raft dir: %w", err)
 	}
-	store, err := raftboltdb.NewBoltStore(filepath.Join(dir, "raft.db"))
+	bo := *bbolt.DefaultOptions
+	bo.Timeout = boltOpenTimeout
+	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db"), BoltOptions: &bo})
 	if err != nil {
 		return fmt.Errorf("open raft log %s: %w", dir, err)
 	}
@@ -236,12 +263,13 @@ func (n *Node) startRaft() error {
 		store.Close()
 		return fmt.Errorf("raft snapshots: %w", err)
 	}
-	streams, err := newRaftStreams(n.host)
-	if err != nil {
+	streams := newRaftStreams(n.host, n.log, n.gater.name, n.refused)
+	trans := raft.NewNetworkTransportWithLogger(streams, 4, raftTransportTimeout, n.hclog())
+	fail := func(err error) error {
+		trans.Close()
 		store.Close()
 		return err
 	}
-	trans := raft.NewNetworkTransportWithLogger(streams, 4, 10*time.Second, n.hclog())
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(n.cfg.Name)
 	rc.HeartbeatTimeout = time.Duration(n.timing.HeartbeatMS) * time.Millisecond
@@ -253,8 +281,7 @@ func (n *Node) startRaft() error {
 	rc.Logger = n.hclog()
 	has, err := raft.HasExistingState(store, store, snaps)
 	if err != nil {
-		store.Close()
-		return fmt.Errorf("raft state: %w", err)
+		return fail(fmt.Errorf("raft state: %w", err))
 	}
 	if !has {
 		var servers []raft.Server
@@ -262,33 +289,24 @@ func (n *Node) startRaft() error {
 			servers = append(servers, raft.Server{ID: raft.ServerID(m.Name), Address: raft.ServerAddress(m.PeerID)})
 		}
 		if err := raft.BootstrapCluster(rc, store, store, snaps, trans, raft.Configuration{Servers: servers}); err != nil {
-			store.Close()
-			return fmt.Errorf("bootstrap raft: %w", err)
+			return fail(fmt.Errorf("bootstrap raft: %w", err))
 		}
 	}
 	r, err := raft.NewRaft(rc, n.fsm, store, store, snaps, trans)
 	if err != nil {
-		store.Close()
-		return fmt.Errorf("start raft: %w", err)
+		return fail(fmt.Errorf("start raft: %w", err))
 	}
-	n.raft, n.store, n.trans = r, store, trans
+	n.raft, n.store, n.trans, n.streams = r, store, trans, streams
 	n.startIndex = r.LastIndex()
 	return nil
 }
 
-func (n *Node) hclog() hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Error, Output: slogWriter{n.log}})
-}
+// hclog is the logger Raft, its transport and its snapshot store use.
+func (n *Node) hclog() hclog.Logger { return n.raftLog }
 
-// slogWriter forwards Raft's own log lines into our structured log.
-type slogWriter struct{ log *slog.Logger }
-
-func (w slogWriter) Write(p []byte) (int, error) {
-	w.log.Warn("raft", "msg", string(p))
-	return len(p), nil
-}
-
-// Close stops the runner, Raft and the host. It is safe to call twice.
+// Close stops the runner, Raft and the host. It is safe to call twice. It
+// does not wait for Raft RPCs in flight: a dead peer would hold it for up
+// to raftTransportTimeout.
 func (n *Node) Close() error {
 	n.mu.Lock()
 	if n.closed {
@@ -297,12 +315,19 @@ func (n *Node) Close() error {
 	}
 	n.closed = true
 	n.mu.Unlock()
+	n.closing.Store(true)
 	if n.cancel != nil {
 		n.cancel()
 	}
 	var errs []error
 	if n.raft != nil {
-		errs = append(errs, n.raft.Shutdown().Error())
+		// Shutdown tells Raft's goroutines to stop, then waits for them; one
+		// blocked in an RPC to a dead peer (a dial or a read, each bounded
+		// only by raftTransportTimeout) would hold the wait, so the stream
+		// layer ends every RPC in flight first.
+		stopped := n.raft.Shutdown()
+		n.streams.abort()
+		errs = append(errs, stopped.Error())
 	}
 	n.wg.Wait()
 	if n.trans != nil {
@@ -313,6 +338,7 @@ func (n *Node) Close() error {
 		errs = append(errs, n.store.Close())
 	}
 	errs = append(errs, n.ledger.Close())
+	errs = append(errs, n.lock.release())
 	return errors.Join(errs...)
 }
 

@@ -3,25 +3,63 @@ package node
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/network"
-	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/protocol/ping"
 )
 
-// Reachability probing: a party whose node cannot be dialled on
-// unreachableProbes consecutive probes, probeInterval apart, is declared
-// unreachable, so a step does not wait out its timeout for a node that is down.
+// Reachability probing: while the coordinator waits for parties' reports,
+// it probes each of them every probeInterval with a libp2p ping (dialling
+// first if there is no connection), each probe bounded by probeTimeout. A
+// party none of whose probes has succeeded for unreachableAfter is
+// declared unreachable, so a step does not wait out its timeout for a node
+// that is down.
+//
+// A probe is an actual round trip: a connection that libp2p still counts as
+// open proves nothing (a process killed while its QUIC connection is open
+// sends no CONNECTION_CLOSE, and the connection looked alive until the QUIC
+// idle timeout).
 const (
-	probeInterval     = 500 * time.Millisecond
-	probeTimeout      = time.Second
-	unreachableProbes = 3
+	probeInterval = 500 * time.Millisecond
+	probeTimeout  = time.Second
+	// unreachableAfter is the least time without a successful probe before
+	// a party is declared unreachable; it grows with the Raft heartbeat
+	// timeout (see unreachableWindow), which is raised on crowded machines.
+	unreachableAfter = 2 * time.Second
 )
+
+// unreachableWindow is how long a party may go without answering a probe:
+// unreachableAfter, or five Raft heartbeat timeouts if longer, so that a
+// node starved of CPU on a crowded machine is not dropped while Raft still
+// hears from it.
+func unreachableWindow(heartbeat time.Duration) time.Duration {
+	return max(unreachableAfter, 5*heartbeat)
+}
 
 // watchReachable probes the parties until ctx ends and calls down for the
-// first one found unreachable.
+// first one found unreachable (down may be called for more than one if
+// they are found at the same moment; the caller keeps the first).
 func (c *coordinator) watchReachable(ctx context.Context, parties []string, down func(p string, why error)) {
-	misses := map[string]int{}
+	window := unreachableWindow(time.Duration(c.n.timing.HeartbeatMS) * time.Millisecond)
+	var wg sync.WaitGroup
+	for _, p := range parties {
+		if p == c.n.cfg.Name {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.n.watchParty(ctx, p, window, down)
+		}()
+	}
+	wg.Wait()
+}
+
+// watchParty probes one party until ctx ends or it has not answered for
+// window.
+func (n *Node) watchParty(ctx context.Context, p string, window time.Duration, down func(p string, why error)) {
+	lastOK := time.Now()
 	tick := time.NewTicker(probeInterval)
 	defer tick.Stop()
 	for {
@@ -30,34 +68,40 @@ func (c *coordinator) watchReachable(ctx context.Context, parties []string, down
 			return
 		case <-tick.C:
 		}
-		for _, p := range parties {
-			if p == c.n.cfg.Name {
-				continue
-			}
-			err := c.n.probe(ctx, p)
-			if err == nil || ctx.Err() != nil {
-				misses[p] = 0
-				continue
-			}
-			if misses[p]++; misses[p] >= unreachableProbes {
-				down(p, err)
-				return
-			}
+		err := n.probe(ctx, p)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			lastOK = time.Now()
+			continue
+		}
+		if silent := time.Since(lastOK); silent >= window {
+			down(p, fmt.Errorf("no answer for %v: %w", silent.Round(100*time.Millisecond), err))
+			return
 		}
 	}
 }
 
-// probe checks that a member's node can be reached: connected already, or
-// dialled now.
+// probe makes one round trip to a member's node: a libp2p ping, dialling
+// first if needed, within probeTimeout.
 func (n *Node) probe(ctx context.Context, name string) error {
 	id, ok := n.memberID(name)
 	if !ok {
 		return fmt.Errorf("%q is not a member", name)
 	}
-	if n.host.Network().Connectedness(id) == network.Connected {
-		return nil
-	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	return n.host.Connect(ctx, peer.AddrInfo{ID: id})
+	defer cancel() // also ends ping's goroutine and resets its stream
+	select {
+	case res, ok := <-ping.Ping(ctx, n.host, id):
+		if !ok {
+			return fmt.Errorf("ping %s: %w", name, context.Cause(ctx))
+		}
+		if res.Error != nil {
+			return fmt.Errorf("ping %s: %w", name, res.Error)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("ping %s: no answer within %v: %w", name, probeTimeout, ctx.Err())
+	}
 }

@@ -1,0 +1,34 @@
+package node
+
+import (
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+// MetricSum adds up every sample of the named counter or gauge in the
+// node's registry (0 if it has none), for tests in package node_test.
+func MetricSum(n *Node, name string) float64 {
+	mfs, err := n.metrics.reg.Gather()
+	if err != nil {
+		return -1
+	}
+	total := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if c := m.GetCounter(); c != nil {
+				total += c.GetValue()
+			} else if g := m.GetGauge(); g != nil {
+				total += g.GetValue()
+			}
+		}
+	}
+	return total
+}
+
+// Connected reports whether n has a live libp2p connection to id.
+func Connected(n *Node, id peer.ID) bool {
+	return n.host.Network().Connectedness(id) == network.Connected
+}
