@@ -35,15 +35,15 @@ func fakeNode(t *testing.T, routes map[string]string) *httptest.Server {
 // default printed the group's help and exited 0.
 func TestUnknownSubcommandFails(t *testing.T) {
 	bin := buildBinary(t)
-	for _, args := range [][]string{{"job", "cancel", "x"}, {"node", "stat"}, {"keys", "generate"}, {"completion", "tcsh"}, {"nope"}} {
+	for _, args := range [][]string{{"job", "abort", "x"}, {"node", "stat"}, {"keys", "generate"}, {"completion", "tcsh"}, {"nope"}} {
 		_, stderr, err := run(t, bin, args...)
 		if err == nil || !strings.Contains(stderr, "unknown command") {
 			t.Errorf("cohort %s: err %v, stderr %q; want a non-zero exit naming the unknown command", strings.Join(args, " "), err, stderr)
 		}
 	}
-	_, stderr, _ := run(t, bin, "job", "cancel", "x")
-	if !strings.Contains(stderr, `"cancel"`) || !strings.Contains(stderr, "submit") {
-		t.Errorf("job cancel: %q; want it to name cancel and list the job commands", stderr)
+	_, stderr, _ := run(t, bin, "job", "abort", "x")
+	if !strings.Contains(stderr, `"abort"`) || !strings.Contains(stderr, "submit") {
+		t.Errorf("job abort: %q; want it to name abort and list the job commands", stderr)
 	}
 	// A bare group still shows its help.
 	if out, _, err := run(t, bin, "job"); err != nil || !strings.Contains(out, "submit") {
