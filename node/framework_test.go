@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -483,4 +486,59 @@ func TestRestartAfterFailedJobRunsNothing(t *testing.T) {
 	if got := kind.opens.Load(); got != opens {
 		t.Fatalf("restarted nodes opened %d sessions for a failed job", got-opens)
 	}
+}
+
+// Over the HTTP API: a queued job shows its place, cancel answers with the
+// failed job, a second cancel is a conflict, an unknown id is not found,
+// and the queued job runs once the cancelled one has freed the slot.
+func TestCancelAndQueueOverHTTP(t *testing.T) {
+	kind := &prober{}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := sim.StartCluster(ctx, t.TempDir(), names(3), sim.ClusterOptions{Kinds: job.Registry{"probe": kind}, MaxJobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	srv := httptest.NewServer(c.Node("org2").Handler())
+	defer srv.Close()
+	first, err := c.Node("org1").Submit(ctx, proberSpec(names(3), "{rounds: 1, hold: [0], hold_ms: 30000}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.Node("org1").Submit(ctx, proberSpec(names(3), "{rounds: 1}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, func() bool { js, ok := c.Node("org2").Job(second); return ok && js.Queue == 1 })
+	var js node.JobStatus
+	if code := getJSON(t, srv.URL+"/v1/jobs/"+second, &js); code != http.StatusOK || js.Status != node.StatusQueued || js.Queue != 1 {
+		t.Fatalf("queued job: %d %s place %d", code, js.Status, js.Queue)
+	}
+	if code, msg := post(t, srv.URL+"/v1/jobs/"+first+"/cancel", nil); code != http.StatusOK {
+		t.Fatalf("cancel: %d %s", code, msg)
+	}
+	if code, _ := post(t, srv.URL+"/v1/jobs/"+first+"/cancel", nil); code != http.StatusConflict {
+		t.Fatalf("second cancel: %d, want 409", code)
+	}
+	if code, _ := post(t, srv.URL+"/v1/jobs/nope/cancel", nil); code != http.StatusNotFound {
+		t.Fatalf("cancel of an unknown job: %d, want 404", code)
+	}
+	// The queued job runs once the slot is free.
+	if rec, err := c.Node("org2").Wait(ctx, second); err != nil || rec.Status != node.StatusDone {
+		t.Fatalf("queued job after the cancel: %v %+v", err, rec)
+	}
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode
 }
