@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -186,7 +187,11 @@ func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOpti
 		return nil, err
 	}
 	if rec.Status != node.StatusDone {
-		return nil, fmt.Errorf("job %s (%s) failed: %s", id, spec.Kind, rec.Error)
+		msg := rec.Error
+		for _, p := range slices.Sorted(maps.Keys(rec.Failures)) {
+			msg += fmt.Sprintf("\n  %s: %s", p, rec.Failures[p])
+		}
+		return nil, fmt.Errorf("job %s (%s) failed: %s", id, spec.Kind, msg)
 	}
 	var result map[string]any
 	if err := json.Unmarshal(rec.Result, &result); err != nil {
