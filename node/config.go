@@ -50,6 +50,12 @@ type Timing struct {
 	SendMS int `yaml:"send_ms,omitempty"`
 	// StepMS is the default time parties have to finish a job step.
 	StepMS int `yaml:"step_ms,omitempty"`
+	// CommitMS is how long the Raft leader goes without new entries before
+	// it tells followers what is committed (Raft's CommitTimeout). Parties
+	// start a step when their node learns the step is committed, so it
+	// bounds each step's start delay; each idle node pays one small RPC per
+	// follower per interval for it.
+	CommitMS int `yaml:"commit_ms,omitempty"`
 }
 
 func (t Timing) withDefaults() Timing {
@@ -64,6 +70,9 @@ func (t Timing) withDefaults() Timing {
 	}
 	if t.StepMS == 0 {
 		t.StepMS = 120_000
+	}
+	if t.CommitMS == 0 {
+		t.CommitMS = 5
 	}
 	return t
 }

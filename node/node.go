@@ -277,7 +277,7 @@ func (n *Node) startRaft() error {
 	// The lease is as long as the heartbeat timeout: a leader busy with
 	// cryptography on a loaded machine should not step down for a late ack.
 	rc.LeaderLeaseTimeout = rc.HeartbeatTimeout
-	rc.CommitTimeout = 20 * time.Millisecond
+	rc.CommitTimeout = time.Duration(n.timing.CommitMS) * time.Millisecond
 	rc.Logger = n.hclog()
 	has, err := raft.HasExistingState(store, store, snaps)
 	if err != nil {
