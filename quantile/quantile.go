@@ -30,7 +30,9 @@
 // All quantiles bisect in parallel in one aggregation of a vector (one slot
 // per quantile, a few bytes each inside one ciphertext), not one
 // aggregation per quantile. The job ends when every bracket is at most
-// params.precision wide, and reports hi: y* ≤ hi < y* + precision.
+// params.precision wide, and reports for each the decimal with the fewest
+// digits in (lo, hi]: y* is in there too, so |value − y*| < precision
+// (hi − lo when it closed on two adjacent floats, so precision 0 gives y*).
 //
 // # Decisions
 //

@@ -216,9 +216,7 @@ func (s *search) finished() bool {
 }
 
 // Quantile is one result: the requested q and a value within precision of
-// the exact lower q-quantile of the pooled column (value(hi) of its
-// bracket: y* ≤ value ≤ y* + precision, and value = y* exactly when the
-// bracket closed on adjacent floats).
+// the exact lower q-quantile of the pooled column.
 type Quantile struct {
 	Q     float64 `json:"q"`
 	Value float64 `json:"value"`
@@ -227,11 +225,61 @@ type Quantile struct {
 func (s *search) results() []Quantile {
 	out := make([]Quantile, len(s.qs))
 	for i, q := range s.qs {
-		v := keyValue(s.brackets[i].hi)
-		if v == 0 {
-			v = 0 // not -0, which JSON would print as -0
-		}
-		out[i] = Quantile{Q: q, Value: v}
+		out[i] = Quantile{Q: q, Value: shortest(s.brackets[i])}
 	}
 	return out
+}
+
+// shortest is the value reported for a closed bracket: the decimal with
+// the fewest significant digits in (lo, hi], as a float64 (hi itself if no
+// shorter one lies inside). y* is in the bracket too, so the two differ by
+// less than its width, at most the precision; a bracket closed on adjacent
+// floats holds only hi = y*, so the exact search returns y*. Nothing is
+// lost by it and a median of 12.3 reads 12.3, not 12.301757812499998.
+// Exact rational arithmetic keeps it deterministic.
+func shortest(b bracket) float64 {
+	hi := keyValue(b.hi)
+	if b.hi-b.lo > 1 && b.lo != keyNegInf {
+		lo := keyValue(b.lo)
+		h := new(big.Rat).SetFloat64(hi)
+		ten := big.NewInt(10)
+		// ⌊hi / 10^e⌋ · 10^e and the next multiple of 10^e, from the
+		// coarsest e down: the first that reads back as a float in (lo, hi]
+		// is the shortest.
+		_, exp := math.Frexp(max(math.Abs(lo), math.Abs(hi))) // < 2^exp ≤ 10^e0
+		for e := exp*30103/100000 + 1; e >= -324; e-- {
+			unit := new(big.Rat).SetInt(new(big.Int).Exp(ten, big.NewInt(int64(abs(e))), nil))
+			if e < 0 {
+				unit.Inv(unit)
+			}
+			q := new(big.Rat).Quo(h, unit)
+			n := new(big.Int).Div(q.Num(), q.Denom()) // Euclidean: the floor, as Denom > 0
+			if f, ok := decimalIn(n, unit, lo, hi); ok {
+				hi = f
+				break
+			}
+			if f, ok := decimalIn(n.Add(n, big.NewInt(1)), unit, lo, hi); ok {
+				hi = f // a decimal just above hi that reads back as hi
+				break
+			}
+		}
+	}
+	if hi == 0 {
+		hi = 0 // not -0, which JSON would print as -0
+	}
+	return hi
+}
+
+// decimalIn returns n·unit as a float64 and whether it lies in (lo, hi].
+func decimalIn(n *big.Int, unit *big.Rat, lo, hi float64) (float64, bool) {
+	c := new(big.Rat).SetInt(n)
+	f, _ := c.Mul(c, unit).Float64()
+	return f, f > lo && f <= hi
+}
+
+func abs(e int) int {
+	if e < 0 {
+		return -e
+	}
+	return e
 }

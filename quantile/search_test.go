@@ -75,11 +75,11 @@ func parseQs(t testing.TB, strs []string) []float64 {
 	return out
 }
 
-// within reports whether y* ≤ v ≤ y* + p, exactly.
+// within reports whether |v − y*| ≤ p, exactly.
 func within(v, ystar, p float64) bool {
 	d := new(big.Float).SetPrec(2100).SetFloat64(v)
 	d.Sub(d, new(big.Float).SetFloat64(ystar))
-	return d.Sign() >= 0 && d.Cmp(big.NewFloat(p)) <= 0
+	return d.Abs(d).Cmp(big.NewFloat(p)) <= 0
 }
 
 func gen(n int, seed uint64, f func(r *rand.Rand) float64) []float64 {
@@ -152,7 +152,7 @@ func TestExactAgainstSorting(t *testing.T) {
 					if !within(got[i].Value, ystar, p) {
 						t.Errorf("q = %s: %v, exact lower quantile %v, precision %v", q, got[i].Value, ystar, p)
 					}
-					if p == 0 && math.Float64bits(got[i].Value) != math.Float64bits(ystar) && got[i].Value != ystar {
+					if p == 0 && got[i].Value != ystar {
 						t.Errorf("q = %s: exact search gave %v, want %v", q, got[i].Value, ystar)
 					}
 				}
@@ -238,6 +238,31 @@ func TestApplyRefusesImpossibleCounts(t *testing.T) {
 			t.Errorf("counts %v at %v accepted", c.counts, c.th)
 		} else if len(c.counts) == len(c.th) && !errors.Is(err, errCounts) {
 			t.Errorf("counts %v at %v: %v", c.counts, c.th, err)
+		}
+	}
+}
+
+func TestShortest(t *testing.T) {
+	b := func(lo, hi float64) bracket { return bracket{lo: orderKey(lo), hi: orderKey(hi)} }
+	next := math.Nextafter
+	cases := []struct {
+		b    bracket
+		want float64
+	}{
+		{b(41.995, 42.005), 42},
+		{b(1.2299, 1.2301), 1.23},
+		{b(-33.2119, -33.2022), -33.21},
+		{b(-0.004, 0.003), 0},
+		{b(999.999, 1000.001), 1000},
+		{b(1e300, 1.0000001e300), 1.0000001e300},
+		{b(12.301757812499, 12.3117), 12.31},
+		{b(next(0.1, 0), 0.1), 0.1},
+		{b(2.5, next(2.5, 3)), next(2.5, 3)}, // adjacent floats: hi
+		{bracket{lo: keyNegInf, hi: orderKey(-math.MaxFloat64)}, -math.MaxFloat64},
+	}
+	for _, c := range cases {
+		if got := shortest(c.b); got != c.want || math.Signbit(got) != math.Signbit(c.want) {
+			t.Errorf("shortest(%v, %v] = %v, want %v", keyValue(c.b.lo), keyValue(c.b.hi), got, c.want)
 		}
 	}
 }
