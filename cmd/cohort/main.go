@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/quantile"
 	"github.com/cohortdm/cohort/sum"
 )
 
@@ -63,7 +64,7 @@ drives each job.`,
 
 // kinds is every job kind this binary runs.
 func kinds() job.Registry {
-	return job.Registry{"sum": sum.Kind{}}
+	return job.Registry{"sum": sum.Kind{}, "quantile": quantile.Kind{}}
 }
 
 func (a *app) logger() *slog.Logger {
