@@ -135,3 +135,30 @@ func BenchmarkQuantileRealNodes(b *testing.B) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// BenchmarkSearchRounds counts the rounds of the bisection alone (the
+// counts summed in the clear, no network or keys) on the data of
+// BenchmarkQuantileRealNodes, 3 parties: how the rounds grow with the
+// precision and (hardly) with the number of quantiles.
+func BenchmarkSearchRounds(b *testing.B) {
+	var columns [][]float64
+	for i := range 3 {
+		r := rand.New(rand.NewPCG(uint64(i), 99))
+		col := make([]float64, 100_000)
+		for j := range col {
+			col[j] = math.Round((50+10*r.NormFloat64())*100) / 100
+		}
+		columns = append(columns, col)
+	}
+	for _, p := range []float64{1, 0.1, 0.01, 0.0001, 0} {
+		for _, qs := range [][]float64{{0.5}, {0.5, 0.9}, {0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99}} {
+			b.Run(fmt.Sprintf("precision=%v/quantiles=%d", p, len(qs)), func(b *testing.B) {
+				rounds := 0
+				for range b.N {
+					_, rounds = bisect(b, columns, qs, p)
+				}
+				b.ReportMetric(float64(rounds), "rounds")
+			})
+		}
+	}
+}
