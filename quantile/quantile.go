@@ -44,10 +44,11 @@
 // so the first rounds find the sign and order of magnitude of y* (about 11
 // rounds, instead of 0 with a known range) and each further round adds one
 // bit. Values within precision/2 of 0 count as one point, so the search
-// does not walk down to 2^-1000. Rounds for one quantile: about
-// 12 + log2(|y*|/precision), at most 65 (64 bits of key, plus round 0, which
-// also counts N); precision 0 runs until the bracket closes on two adjacent
-// floats and returns y* exactly. The leakage is the same as with a given
+// does not walk down to 2^-1000. Rounds: about 12 + log2(|y*|/precision)
+// for the quantile that needs most (round 0, which also counts N,
+// included), at most 64 (the bits of the key); precision 0 runs until the
+// bracket closes on two adjacent floats, 64 rounds, and returns y* exactly.
+// docs/quantile.md has the measured rounds. The leakage is the same as with a given
 // range: one pooled count per round per quantile.
 //
 // Precision. params.precision is absolute, in the column's units, default
@@ -103,7 +104,8 @@
 // A coordinator that dies mid-job is replaced by the next Raft leader,
 // which replays Coordinate from the committed decisions and re-runs the
 // unfinished round as a new attempt; the brackets, and so the answer, are
-// the same.
+// the same. A coordinator that is also a party and stays down is a party
+// that stays down: the job fails after the retries.
 package quantile
 
 import (
