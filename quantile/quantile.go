@@ -31,8 +31,9 @@
 // per quantile, a few bytes each inside one ciphertext), not one
 // aggregation per quantile. The job ends when every bracket is at most
 // params.precision wide, and reports for each the decimal with the fewest
-// digits in (lo, hi]: y* is in there too, so |value − y*| < precision
-// (hi − lo when it closed on two adjacent floats, so precision 0 gives y*).
+// digits in (lo, hi]: y* is in there too, so |value − y*| < hi − lo ≤
+// precision. A bracket closed on two adjacent floats holds y* alone, so
+// precision 0 returns y* itself.
 //
 // # Decisions
 //
@@ -48,8 +49,9 @@
 // for the quantile that needs most (round 0, which also counts N,
 // included), at most 64 (the bits of the key); precision 0 runs until the
 // bracket closes on two adjacent floats, 64 rounds, and returns y* exactly.
-// docs/quantile.md has the measured rounds. The leakage is the same as with a given
-// range: one pooled count per round per quantile.
+// docs/quantile.md has the measured rounds. The price of no bracket is
+// those rounds, and the pooled counts they reveal (one per quantile per
+// round), not any party's extremes.
 //
 // Precision. params.precision is absolute, in the column's units, default
 // 0.01 (DESIGN.md's example); 0 asks for the exact value. A relative
@@ -79,7 +81,14 @@
 // a pooled value (q = 0 and 1 reveal the pooled extremes, by definition). A
 // party alone in a range learns the others' counts there only from the
 // pooled counts minus its own, as with any pooled statistic. TestLeakage
-// checks one party's outgoing messages and step outputs against this.
+// checks one party's outgoing messages and step outputs against this, and
+// that every committed decision is exactly the pooled counts.
+//
+// The search is that of Aggarwal, Mishra and Pinkas's multi-party k-th
+// ranked element protocol (EUROCRYPT 2004), which reveals only whether each
+// pooled count reaches k; revealing no more than that bit needs a
+// comparison under encryption that secureagg does not offer, so here the
+// pooled counts themselves are public.
 //
 // # Faults
 //
