@@ -139,7 +139,8 @@ func BenchmarkQuantileRealNodes(b *testing.B) {
 // BenchmarkSearchRounds counts the rounds of the bisection alone (the
 // counts summed in the clear, no network or keys) on the data of
 // BenchmarkQuantileRealNodes, 3 parties: how the rounds grow with the
-// precision and (hardly) with the number of quantiles.
+// precision and (hardly) with the number of quantiles, without and with
+// params.range [0, 100].
 func BenchmarkSearchRounds(b *testing.B) {
 	var columns [][]float64
 	for i := range 3 {
@@ -150,15 +151,21 @@ func BenchmarkSearchRounds(b *testing.B) {
 		}
 		columns = append(columns, col)
 	}
-	for _, p := range []float64{1, 0.1, 0.01, 0.0001, 0} {
-		for _, qs := range [][]float64{{0.5}, {0.5, 0.9}, {0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99}} {
-			b.Run(fmt.Sprintf("precision=%v/quantiles=%d", p, len(qs)), func(b *testing.B) {
-				rounds := 0
-				for range b.N {
-					_, rounds = bisect(b, columns, qs, p)
+	for _, hint := range [][]float64{nil, {0, 100}} {
+		for _, p := range []float64{1, 0.1, 0.01, 0.0001, 0} {
+			for _, qs := range [][]float64{{0.5}, {0.5, 0.9}, {0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99}} {
+				name := fmt.Sprintf("precision=%v/quantiles=%d", p, len(qs))
+				if hint != nil {
+					name = fmt.Sprintf("range=%v/%s", hint, name)
 				}
-				b.ReportMetric(float64(rounds), "rounds")
-			})
+				b.Run(name, func(b *testing.B) {
+					rounds := 0
+					for range b.N {
+						_, rounds = bisectHint(b, columns, qs, p, hint)
+					}
+					b.ReportMetric(float64(rounds), "rounds")
+				})
+			}
 		}
 	}
 }

@@ -20,23 +20,29 @@ func specWith(t *testing.T, params string) *job.Spec {
 // Every bad param is refused with an error naming its field.
 func TestValidate(t *testing.T) {
 	bad := map[string]string{
-		"{}":                                 "params.column",
-		"{column: v, quantiles: []}":         "params.quantiles",
-		"{column: v, quantiles: [0.5, 1.5]}": "params.quantiles[1]",
-		"{column: v, quantiles: [-0.1]}":     "params.quantiles[0]",
-		"{column: v, quantiles: [.nan]}":     "params.quantiles[0]",
-		"{column: v, quantiles: [0.5, 0.5]}": "params.quantiles[1]",
-		"{column: v, quantiles: 0.5}":        "params.quantiles",
-		"{column: v, quantiles: [x]}":        "params.quantiles",
-		"{column: v, precision: -1}":         "params.precision",
-		"{column: v, precision: .inf}":       "params.precision",
-		"{column: v, precision: .nan}":       "params.precision",
-		"{column: v, precision: fine}":       "params.precision",
-		"{column: v, retries: -1}":           "params.retries",
-		"{column: v, retries: 21}":           "params.retries",
-		"{column: v, timeout_ms: -5}":        "params.timeout_ms",
-		"{column: v, timeout_ms: 86400001}":  "params.timeout_ms",
-		"{column: v, range: [0, 1]}":         "params.range",
+		"{}":                                                                "params.column",
+		"{column: v, quantiles: []}":                                        "params.quantiles",
+		"{column: v, quantiles: [0.5, 1.5]}":                                "params.quantiles[1]",
+		"{column: v, quantiles: [-0.1]}":                                    "params.quantiles[0]",
+		"{column: v, quantiles: [.nan]}":                                    "params.quantiles[0]",
+		"{column: v, quantiles: [0.5, 0.5]}":                                "params.quantiles[1]",
+		"{column: v, quantiles: 0.5}":                                       "params.quantiles",
+		"{column: v, quantiles: [x]}":                                       "params.quantiles",
+		"{column: v, precision: -1}":                                        "params.precision",
+		"{column: v, precision: .inf}":                                      "params.precision",
+		"{column: v, precision: .nan}":                                      "params.precision",
+		"{column: v, precision: fine}":                                      "params.precision",
+		"{column: v, retries: -1}":                                          "params.retries",
+		"{column: v, retries: 21}":                                          "params.retries",
+		"{column: v, timeout_ms: -5}":                                       "params.timeout_ms",
+		"{column: v, timeout_ms: 86400001}":                                 "params.timeout_ms",
+		"{column: v, range: [1]}":                                           "params.range",
+		"{column: v, range: [2, 1]}":                                        "params.range",
+		"{column: v, range: [1, 1]}":                                        "params.range",
+		"{column: v, range: [0, .inf]}":                                     "params.range",
+		"{column: v, range: [.nan, 1]}":                                     "params.range",
+		"{column: v, range: 5}":                                             "params.range",
+		"{column: v, rang: [0, 1]}":                                         "params.rang",
 		"{column: v, quantiles: [" + strings.Repeat("0.5, ", 100) + "0.5]}": "params.quantiles",
 	}
 	for params, field := range bad {
@@ -52,7 +58,7 @@ func TestValidate(t *testing.T) {
 	if len(p.Quantiles) != 1 || p.Quantiles[0] != 0.5 || p.Precision != 0.01 || p.Retries != 5 {
 		t.Errorf("defaults %+v: want the median at precision 0.01 with 5 retries", p)
 	}
-	if _, err := parseParams(specWith(t, "{column: v, quantiles: [0, 1e-9, 1], precision: 0, retries: 0}")); err != nil {
+	if _, err := parseParams(specWith(t, "{column: v, quantiles: [0, 1e-9, 1], precision: 0, retries: 0, range: [-0.0, 1e300]}")); err != nil {
 		t.Errorf("edge values refused: %v", err)
 	}
 }

@@ -83,7 +83,13 @@ func decodeResult(t testing.TB, raw []byte) result {
 // pooled column (each value within precision of the exact lower quantile).
 func check(t *testing.T, got result, columns [][]float64, qs []string, precision float64) {
 	t.Helper()
-	want, rounds := bisect(t, columns, parseQs(t, qs), precision)
+	checkHint(t, got, columns, qs, precision, nil)
+}
+
+// checkHint is check for a job with params.range.
+func checkHint(t *testing.T, got result, columns [][]float64, qs []string, precision float64, hint []float64) {
+	t.Helper()
+	want, rounds := bisectHint(t, columns, parseQs(t, qs), precision, hint)
 	var pooled []float64
 	for _, c := range columns {
 		pooled = append(pooled, c...)
@@ -120,7 +126,9 @@ func mixed() [][]float64 {
 func TestOverRealNodes(t *testing.T) {
 	columns := append(mixed(), nil) // and a party with an empty table
 	qs := []string{"0", "0.001", "0.5", "0.9", "1"}
-	spec, names := consortium(t, columns, ", quantiles: [0, 0.001, 0.5, 0.9, 1]")
+	// With a range that holds the median and the 90th percentile but not
+	// the extremes (the other tests run without one).
+	spec, names := consortium(t, columns, ", quantiles: [0, 0.001, 0.5, 0.9, 1], range: [-10, 30]")
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -132,7 +140,7 @@ func TestOverRealNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := decodeResult(t, raw)
-	check(t, got, columns, qs, 0.01)
+	checkHint(t, got, columns, qs, 0.01, []float64{-10, 30})
 	t.Logf("%d rounds: %v", got.Rounds, got.Quantiles)
 	// The ledgers show only ciphertexts, decryption shares and the public
 	// result leaving each party.

@@ -74,6 +74,7 @@ type bracket struct {
 // advanced by the pooled counts each round commits.
 type search struct {
 	precision float64
+	hint      []float64 // a public range to count at in round 0, or nil
 	qs        []float64
 	n         int64 // pooled row count, once counted
 	counted   bool
@@ -81,8 +82,12 @@ type search struct {
 	brackets  []bracket
 }
 
-func newSearch(qs []float64, precision float64) *search {
-	s := &search{precision: precision, qs: qs, ks: make([]int64, len(qs)), brackets: make([]bracket, len(qs))}
+// newSearch starts the search for qs over the whole float64 line. With a
+// hint [a, b], round 0 counts at a and b instead of splitting the line, so
+// that every bracket starts as (−Inf, a], (a, b] or (b, MaxFloat64],
+// whichever holds y*: a wrong hint costs rounds, never the answer.
+func newSearch(qs []float64, precision float64, hint []float64) *search {
+	s := &search{precision: precision, hint: hint, qs: qs, ks: make([]int64, len(qs)), brackets: make([]bracket, len(qs))}
 	for i := range s.brackets {
 		s.brackets[i] = bracket{lo: keyNegInf, hi: keyMax}
 	}
@@ -136,9 +141,12 @@ func (s *search) split(b bracket) uint64 {
 
 // thresholds returns the next round's thresholds, sorted and distinct: the
 // split of every unfinished bracket (before the pooled count is known every
-// bracket is the whole line, so round 0 asks one). It is empty when every
-// quantile is done.
+// bracket is the whole line, so round 0 asks one, or the hint's two ends).
+// It is empty when every quantile is done.
 func (s *search) thresholds() []float64 {
+	if !s.counted && len(s.hint) > 0 {
+		return s.hint
+	}
 	var keys []uint64
 	for i, b := range s.brackets {
 		if s.counted && s.done(s.brackets[i]) {

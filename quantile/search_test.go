@@ -16,11 +16,17 @@ import (
 // the number of rounds.
 func bisect(t testing.TB, columns [][]float64, qs []float64, precision float64) ([]Quantile, int) {
 	t.Helper()
+	return bisectHint(t, columns, qs, precision, nil)
+}
+
+// bisectHint is bisect with params.range.
+func bisectHint(t testing.TB, columns [][]float64, qs []float64, precision float64, hint []float64) ([]Quantile, int) {
+	t.Helper()
 	sorted := make([][]float64, len(columns))
 	for i, c := range columns {
 		sorted[i] = slices.Sorted(slices.Values(c))
 	}
-	s := newSearch(qs, precision)
+	s := newSearch(qs, precision, hint)
 	rounds := 0
 	for !s.finished() {
 		a := &args{Total: !s.counted, Thresholds: s.thresholds()}
@@ -142,22 +148,24 @@ func TestExactAgainstSorting(t *testing.T) {
 			pooled = append(pooled, col...)
 		}
 		for _, p := range []float64{0.01, 0, 1e-6, 1000} {
-			t.Run(fmt.Sprintf("%s/precision=%v", c.name, p), func(t *testing.T) {
-				got, rounds := bisect(t, c.columns, qs, p)
-				for i, q := range testQs {
-					ystar := lowerQuantile(pooled, q)
-					if got[i].Q != qs[i] {
-						t.Errorf("result %d is for q = %v, want %v", i, got[i].Q, qs[i])
+			for _, hint := range [][]float64{nil, {-1000, 1000}, {1e6, 2e6}, {-5, -4}, {-0.0, 0.5}} {
+				t.Run(fmt.Sprintf("%s/precision=%v/range=%v", c.name, p, hint), func(t *testing.T) {
+					got, rounds := bisectHint(t, c.columns, qs, p, hint)
+					for i, q := range testQs {
+						ystar := lowerQuantile(pooled, q)
+						if got[i].Q != qs[i] {
+							t.Errorf("result %d is for q = %v, want %v", i, got[i].Q, qs[i])
+						}
+						if !within(got[i].Value, ystar, p) {
+							t.Errorf("q = %s: %v, exact lower quantile %v, precision %v", q, got[i].Value, ystar, p)
+						}
+						if p == 0 && got[i].Value != ystar {
+							t.Errorf("q = %s: exact search gave %v, want %v", q, got[i].Value, ystar)
+						}
 					}
-					if !within(got[i].Value, ystar, p) {
-						t.Errorf("q = %s: %v, exact lower quantile %v, precision %v", q, got[i].Value, ystar, p)
-					}
-					if p == 0 && got[i].Value != ystar {
-						t.Errorf("q = %s: exact search gave %v, want %v", q, got[i].Value, ystar)
-					}
-				}
-				t.Logf("%d rows, %d rounds", len(pooled), rounds)
-			})
+					t.Logf("%d rows, %d rounds", len(pooled), rounds)
+				})
+			}
 		}
 	}
 }
@@ -176,7 +184,7 @@ func TestRounds(t *testing.T) {
 		{col, 0.01, 12 + 13 + 2},  // y* ≈ 50: log2(50/0.01) ≈ 12.3
 		{col, 1, 12 + 6 + 2},      // log2(50) ≈ 5.6
 		{near0, 0.01, 12 + 6 + 2}, // y* ≈ 0.5: log2(50) ≈ 5.6
-		{col, 0, 66},
+		{col, 0, 64},
 	}
 	for _, c := range cases {
 		_, rounds := bisect(t, [][]float64{c.col}, []float64{0.5}, c.precision)
@@ -185,6 +193,14 @@ func TestRounds(t *testing.T) {
 		}
 		t.Logf("precision %v: %d rounds", c.precision, rounds)
 	}
+	// A range that holds the median saves the rounds that find its order
+	// of magnitude: about log2(2046 binades / 15 in [0, 100]) ≈ 7.
+	_, without := bisect(t, [][]float64{col}, []float64{0.5}, 0.01)
+	_, with := bisectHint(t, [][]float64{col}, []float64{0.5}, 0.01, []float64{0, 100})
+	if with > without-5 {
+		t.Errorf("range [0, 100]: %d rounds, %d without", with, without)
+	}
+	t.Logf("range [0, 100]: %d rounds, %d without", with, without)
 }
 
 func TestRank(t *testing.T) {
@@ -218,7 +234,7 @@ func TestOrderKey(t *testing.T) {
 // stop the search with an error instead of a wrong answer.
 func TestApplyRefusesImpossibleCounts(t *testing.T) {
 	zero, ten := int64(0), int64(10)
-	s := newSearch([]float64{0.5}, 0.01)
+	s := newSearch([]float64{0.5}, 0.01, nil)
 	if err := s.apply(&zero, []float64{0}, []int64{0}); err == nil {
 		t.Error("an empty pooled column gave no error")
 	}
@@ -233,7 +249,7 @@ func TestApplyRefusesImpossibleCounts(t *testing.T) {
 		{[]float64{1, 2}, []int64{1}},    // too few counts
 		{[]float64{0, math.Copysign(0, -1)}, []int64{1, 1}},
 	} {
-		s := newSearch([]float64{0.5}, 0.01)
+		s := newSearch([]float64{0.5}, 0.01, nil)
 		if err := s.apply(&ten, c.th, c.counts); err == nil {
 			t.Errorf("counts %v at %v accepted", c.counts, c.th)
 		} else if len(c.counts) == len(c.th) && !errors.Is(err, errCounts) {
