@@ -195,6 +195,11 @@ func TestSimAndDemo(t *testing.T) {
 	if stdout, stderr, err = run(t, bin, "demo", "--out", t.TempDir()); err != nil {
 		t.Fatalf("demo: %v\n%s\n%s", err, stdout, stderr)
 	}
+	// The quantile example's median and 90th percentile, as the README shows
+	// them: the 31st and 56th of its 62 stays.
+	if !strings.Contains(stdout, "value:2.5]") || !strings.Contains(stdout, "value:7.3]") {
+		t.Errorf("demo output %q lacks the quantile example's 2.5 and 7.3", stdout)
+	}
 }
 
 // Bad input exits non-zero with a message naming the cause, and leaves no result.

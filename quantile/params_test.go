@@ -1,0 +1,122 @@
+package quantile
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+func specWith(t *testing.T, params string) *job.Spec {
+	t.Helper()
+	s, err := job.ParseSpec([]byte("kind: quantile\nparties: [{name: a}]\nparams: "+params+"\n"), "spec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Every bad param is refused with an error naming its field.
+func TestValidate(t *testing.T) {
+	bad := map[string]string{
+		"{}":                                                                "params.column",
+		"{column: v, quantiles: []}":                                        "params.quantiles",
+		"{column: v, quantiles: [0.5, 1.5]}":                                "params.quantiles[1]",
+		"{column: v, quantiles: [-0.1]}":                                    "params.quantiles[0]",
+		"{column: v, quantiles: [.nan]}":                                    "params.quantiles[0]",
+		"{column: v, quantiles: [0.5, 0.5]}":                                "params.quantiles[1]",
+		"{column: v, quantiles: 0.5}":                                       "params.quantiles",
+		"{column: v, quantiles: [x]}":                                       "params.quantiles",
+		"{column: v, precision: -1}":                                        "params.precision",
+		"{column: v, precision: .inf}":                                      "params.precision",
+		"{column: v, precision: .nan}":                                      "params.precision",
+		"{column: v, precision: fine}":                                      "params.precision",
+		"{column: v, retries: -1}":                                          "params.retries",
+		"{column: v, retries: 21}":                                          "params.retries",
+		"{column: v, timeout_ms: -5}":                                       "params.timeout_ms",
+		"{column: v, timeout_ms: 86400001}":                                 "params.timeout_ms",
+		"{column: v, range: [1]}":                                           "params.range",
+		"{column: v, range: [2, 1]}":                                        "params.range",
+		"{column: v, range: [1, 1]}":                                        "params.range",
+		"{column: v, range: [0, .inf]}":                                     "params.range",
+		"{column: v, range: [.nan, 1]}":                                     "params.range",
+		"{column: v, range: 5}":                                             "params.range",
+		"{column: v, rang: [0, 1]}":                                         "params.rang",
+		"{column: v, quantiles: [" + strings.Repeat("0.5, ", 100) + "0.5]}": "params.quantiles",
+	}
+	for params, field := range bad {
+		err := Kind{}.Validate(specWith(t, params))
+		if err == nil || !strings.Contains(err.Error(), "field "+field+":") {
+			t.Errorf("params %s: error %v, want one naming %s", params, err, field)
+		}
+	}
+	p, err := parseParams(specWith(t, "{column: v}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Quantiles) != 1 || p.Quantiles[0] != 0.5 || p.Precision != 0.01 || p.Retries != 5 {
+		t.Errorf("defaults %+v: want the median at precision 0.01 with 5 retries", p)
+	}
+	if _, err := parseParams(specWith(t, "{column: v, quantiles: [0, 1e-9, 1], precision: 0, retries: 0, range: [-0.0, 1e300]}")); err != nil {
+		t.Errorf("edge values refused: %v", err)
+	}
+}
+
+// The round args, the decision and the step output survive encoding, and
+// the decoders refuse what the coordinator or a party could not have sent.
+func TestEncodings(t *testing.T) {
+	a := &args{Total: true, Thresholds: []float64{-1.5, 0, 2e300}}
+	b, err := protocol.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := decodeArgs(b)
+	if err != nil || back.Total != a.Total || len(back.Thresholds) != 3 || back.Thresholds[2] != 2e300 || back.slots() != 4 {
+		t.Fatalf("args round trip: %+v, %v", back, err)
+	}
+	for _, bad := range []*args{{}, {Thresholds: []float64{2, 1}}, {Thresholds: []float64{1, 1}}} {
+		b, _ := protocol.Marshal(bad)
+		if _, err := decodeArgs(b); err == nil {
+			t.Errorf("args %+v accepted", bad)
+		}
+	}
+	d := decision{Counts: []int64{0, 7, 1 << 40}, Retry: map[string]string{"x": "y"}}
+	b, err = protocol.Marshal(&d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dback decision
+	if err := protocol.Unmarshal(b, &dback); err != nil || len(dback.Counts) != 3 || dback.Counts[2] != 1<<40 || dback.Retry["x"] != "y" {
+		t.Fatalf("decision round trip: %+v, %v", dback, err)
+	}
+	for _, o := range []*output{{Report: []byte{1, 2}}, {Unusable: "no column"}} {
+		b, err := encodeOutput(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := decodeOutput(b)
+		if err != nil || string(back.Report) != string(o.Report) || back.Unusable != o.Unusable {
+			t.Errorf("output round trip: %+v, %v", back, err)
+		}
+	}
+	for _, o := range []*output{{}, {Report: []byte{1}, Unusable: "both"}} {
+		b, _ := protocol.Marshal(o)
+		if _, err := decodeOutput(b); err == nil {
+			t.Errorf("output %+v accepted", o)
+		}
+	}
+}
+
+// The decoders of bytes from other members never panic.
+func FuzzDecode(f *testing.F) {
+	for _, v := range []any{&args{Total: true, Thresholds: []float64{1}}, &output{Report: []byte{1}}, &decision{Counts: []int64{3}}} {
+		b, _ := protocol.Marshal(v)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		decodeArgs(b)
+		decodeOutput(b)
+		decide(&job.Outputs{Results: map[string][]byte{"a": b, "b": b}}, []string{"a", "b"}, 1)
+	})
+}

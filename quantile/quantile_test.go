@@ -1,0 +1,586 @@
+package quantile
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/sim"
+)
+
+// keyBits keeps the tests fast; the figures use 2048 bits.
+const keyBits = 1024
+
+// fastTiming keeps failure tests short; the step timeout stays generous so
+// that a loaded machine does not drop live parties.
+var fastTiming = node.Timing{SendMS: 3000, StepMS: 60000}
+
+// consortium writes one table per column (party org01, org02, …; a nil
+// column is a table with a header and no rows) and a spec with the given
+// params, and returns the spec path and party names.
+func consortium(t testing.TB, columns [][]float64, params string) (string, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	var spec strings.Builder
+	spec.WriteString("kind: quantile\nparties:\n")
+	var names []string
+	for i, col := range columns {
+		name := fmt.Sprintf("org%02d", i+1)
+		names = append(names, name)
+		var csv strings.Builder
+		csv.WriteString("id,v\n")
+		for r, v := range col {
+			fmt.Fprintf(&csv, "%d,%s\n", r, strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(csv.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: t, path: %s.csv}]\n", name, name)
+	}
+	fmt.Fprintf(&spec, "schema:\n  t: {id: id, v: numeric}\nparams: {column: v%s}\n", params)
+	path := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, names
+}
+
+// result is result.json's quantile fields.
+type result struct {
+	Quantiles     []Quantile `json:"quantiles"`
+	Rows          int64      `json:"rows"`
+	Rounds        int        `json:"rounds"`
+	RetriedRounds int        `json:"retried_rounds"`
+}
+
+func decodeResult(t testing.TB, raw []byte) result {
+	t.Helper()
+	var r result
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// check compares a job's result with the search run in the clear (the
+// same bisection, so the same values to the bit) and with sorting the
+// pooled column (each value within precision of the exact lower quantile).
+func check(t *testing.T, got result, columns [][]float64, qs []string, precision float64) {
+	t.Helper()
+	checkHint(t, got, columns, qs, precision, nil)
+}
+
+// checkHint is check for a job with params.range.
+func checkHint(t *testing.T, got result, columns [][]float64, qs []string, precision float64, hint []float64) {
+	t.Helper()
+	want, rounds := bisectHint(t, columns, parseQs(t, qs), precision, hint)
+	var pooled []float64
+	for _, c := range columns {
+		pooled = append(pooled, c...)
+	}
+	if got.Rows != int64(len(pooled)) {
+		t.Errorf("rows %d, want %d", got.Rows, len(pooled))
+	}
+	if got.Rounds != rounds {
+		t.Errorf("%d rounds, the search in the clear takes %d", got.Rounds, rounds)
+	}
+	if len(got.Quantiles) != len(qs) {
+		t.Fatalf("quantiles %v, want %d", got.Quantiles, len(qs))
+	}
+	for i, q := range qs {
+		if got.Quantiles[i] != want[i] {
+			t.Errorf("q = %s: %v, the search in the clear gives %v", q, got.Quantiles[i], want[i])
+		}
+		if ystar := lowerQuantile(pooled, q); !within(got.Quantiles[i].Value, ystar, precision) {
+			t.Errorf("q = %s: %v, exact lower quantile %v, precision %v", q, got.Quantiles[i].Value, ystar, precision)
+		}
+	}
+}
+
+// mixed is three parties' columns with negative values, duplicates and
+// different sizes.
+func mixed() [][]float64 {
+	return [][]float64{
+		gen(40, 31, func(r *rand.Rand) float64 { return math.Round(r.NormFloat64()*2000) / 100 }),
+		gen(25, 32, func(r *rand.Rand) float64 { return float64(r.IntN(10) - 3) }),
+		gen(30, 33, func(r *rand.Rand) float64 { return math.Round(r.ExpFloat64()*1000) / 100 }),
+	}
+}
+
+func TestOverRealNodes(t *testing.T) {
+	columns := append(mixed(), nil) // and a party with an empty table
+	qs := []string{"0", "0.001", "0.5", "0.9", "1"}
+	// With a range that holds the median and the 90th percentile but not
+	// the extremes (the other tests run without one).
+	spec, names := consortium(t, columns, ", quantiles: [0, 0.001, 0.5, 0.9, 1], range: [-10, 30]")
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	if _, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: job.Registry{"quantile": Kind{}}, Out: out, Setup: sim.ThresholdKeys(keyBits), Timing: fastTiming}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := decodeResult(t, raw)
+	checkHint(t, got, columns, qs, 0.01, []float64{-10, 30})
+	t.Logf("%d rounds: %v", got.Rounds, got.Quantiles)
+	// The ledgers show only ciphertexts, decryption shares and the public
+	// result leaving each party.
+	for _, name := range names {
+		entries, err := audit.ReadFile(filepath.Join(out, "audit", name+".jsonl"))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			switch protocol.Disclosure(e.Disclosure) {
+			case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult:
+			default:
+				t.Errorf("%s sent %s disclosing %q", name, e.Type, e.Disclosure)
+			}
+		}
+	}
+}
+
+// startCluster starts nodes for names (the spec's parties and any extra
+// members) with the spec's tables.
+func startCluster(t *testing.T, ctx context.Context, spec string, names []string, kindsFor func(string) job.Registry) *sim.Cluster {
+	t.Helper()
+	if kindsFor == nil {
+		kindsFor = func(string) job.Registry { return job.Registry{"quantile": Kind{}} }
+	}
+	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+		KindsFor: kindsFor, TablesDir: filepath.Dir(spec), Setup: sim.ThresholdKeys(keyBits), Timing: fastTiming,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func submit(t *testing.T, ctx context.Context, n *node.Node, spec string) string {
+	t.Helper()
+	raw, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := n.Submit(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// roundsDone waits until at least n rounds of the job are committed and
+// returns how many are, failing if the job ended first.
+func roundsDone(t *testing.T, ctx context.Context, n *node.Node, id string, want int) int {
+	t.Helper()
+	for {
+		js, ok := n.Job(id)
+		if ok && js.Status != node.StatusRunning && js.Status != node.StatusQueued {
+			t.Fatalf("the job ended (%s) before %d rounds were committed", js.Status, want)
+		}
+		done := 0
+		if ok {
+			for _, s := range js.Steps {
+				if s.Done {
+					done++
+				}
+			}
+		}
+		if done >= want {
+			return done
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %d rounds: %v", want, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func waitJob(t *testing.T, ctx context.Context, n *node.Node, id string) (*node.JobRecord, result) {
+	t.Helper()
+	rec, err := n.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != node.StatusDone {
+		t.Fatalf("job %s: %s", rec.Status, rec.Error)
+	}
+	return rec, decodeResult(t, rec.Result)
+}
+
+// Killing the coordinator mid-bisection: the new leader replays the
+// committed rounds, re-runs the unfinished one as a new attempt and the
+// answer is the same to the bit. The coordinator is a member that holds no
+// data (as in sum's test), so the job needs no retry without it.
+func TestCoordinatorKilled(t *testing.T) {
+	columns := mixed()
+	qs := []string{"0.25", "0.5", "0.9"}
+	spec, parties := consortium(t, columns, ", quantiles: [0.25, 0.5, 0.9]")
+	names := append(slices.Clone(parties), "org04", "org05")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	c := startCluster(t, ctx, spec, names, nil)
+	if err := c.MakeLeader(ctx, "org05"); err != nil {
+		t.Fatal(err)
+	}
+	id := submit(t, ctx, c.Node("org01"), spec)
+	before := roundsDone(t, ctx, c.Node("org01"), id, 4)
+	if err := c.Kill("org05"); err != nil {
+		t.Fatal(err)
+	}
+	rec, got := waitJob(t, ctx, c.Node("org01"), id)
+	check(t, got, columns, qs, 0.01)
+	if len(rec.Steps) <= before {
+		t.Fatalf("%d steps, %d of them done before the kill: nothing was left to resume", len(rec.Steps), before)
+	}
+	t.Logf("killed the coordinator after %d of %d rounds", before, got.Rounds)
+}
+
+// A party's node restarted mid-job reopens its session from its own
+// tables and the answer is the same. Down briefly, it rejoins the round in
+// progress; down for longer than the coordinator's reachability probes
+// (three failed dials, 500 ms apart, each up to 1 s), the round fails and
+// is re-run, with the same thresholds, once it is back.
+func TestPartyRestarted(t *testing.T) {
+	for _, down := range []time.Duration{200 * time.Millisecond, 7 * time.Second} {
+		t.Run(down.String(), func(t *testing.T) {
+			columns := mixed()
+			qs := []string{"0.5", "0.75"}
+			spec, names := consortium(t, columns, ", quantiles: [0.5, 0.75]")
+			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+			defer cancel()
+			c := startCluster(t, ctx, spec, names, nil)
+			if err := c.MakeLeader(ctx, "org01"); err != nil {
+				t.Fatal(err)
+			}
+			id := submit(t, ctx, c.Node("org01"), spec)
+			before := roundsDone(t, ctx, c.Node("org01"), id, 3)
+			if err := c.Kill("org03"); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(down)
+			if _, err := c.Restart("org03"); err != nil {
+				t.Fatal(err)
+			}
+			_, got := waitJob(t, ctx, c.Node("org01"), id)
+			check(t, got, columns, qs, 0.01)
+			if got.Rounds <= before {
+				t.Fatalf("the job had %d rounds, %d done before the restart: the restarted node took part in none", got.Rounds, before)
+			}
+			if down > 5*time.Second && got.RetriedRounds == 0 {
+				t.Errorf("org03 was down for %v and no round was re-run", down)
+			}
+			t.Logf("restarted org03 after %d of %d rounds; %d rounds re-run", before, got.Rounds, got.RetriedRounds)
+		})
+	}
+}
+
+// A party that stays down fails the job, naming it, after the retries;
+// the job is not re-run without it (the package doc says why).
+func TestDroppedPartyFailsJob(t *testing.T) {
+	spec, names := consortium(t, mixed(), ", retries: 1")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c := startCluster(t, ctx, spec, names, nil)
+	if err := c.MakeLeader(ctx, "org01"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kill("org02"); err != nil {
+		t.Fatal(err)
+	}
+	id := submit(t, ctx, c.Node("org01"), spec)
+	rec, err := c.Node("org01").Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != node.StatusFailed || !strings.Contains(rec.Error, "org02") || !strings.Contains(rec.Error, "2 times in a row") {
+		t.Fatalf("job %s: %q, want a failure naming org02 after 2 rounds", rec.Status, rec.Error)
+	}
+}
+
+// A party whose tables lack the column withdraws at once and the job fails
+// naming it, without waiting for timeouts or retrying.
+func TestUnusableColumn(t *testing.T) {
+	spec, _ := consortium(t, mixed(), "")
+	dir := filepath.Dir(spec)
+	if err := os.WriteFile(filepath.Join(dir, "org02.csv"), []byte("id,w\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(spec)
+	raw = bytes.Replace(raw, []byte("schema:\n  t: {id: id, v: numeric}\n"), nil, 1)
+	if err := os.WriteFile(spec, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: job.Registry{"quantile": Kind{}}, Out: t.TempDir(), Setup: sim.ThresholdKeys(keyBits), Timing: fastTiming})
+	if err == nil || !strings.Contains(err.Error(), `org02 has no table with column "v"`) {
+		t.Fatalf("err %v, want org02's missing column named", err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("took %v to fail", took)
+	}
+}
+
+// watch wraps the kind: every Send and step output of the watched party is
+// recorded with the round's args, and every decision any coordinator
+// commits.
+type watch struct {
+	Kind
+	watched string
+
+	mu        *sync.Mutex
+	sent      *[]sentMessage
+	outputs   *[][]byte
+	args      *[]*args
+	decisions *[]committed
+}
+
+type sentMessage struct {
+	m *protocol.Message
+	d protocol.Disclosure
+}
+
+type committed struct {
+	args     []byte
+	decision []byte
+}
+
+func (w watch) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+	if p.Self() != w.watched {
+		return w.Kind.Open(ctx, p)
+	}
+	s, err := w.Kind.Open(ctx, &hookedParty{Participant: p, w: w})
+	if err != nil {
+		return nil, err
+	}
+	return &hookedSession{Session: s, w: w}, nil
+}
+
+func (w watch) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
+	return w.Kind.Coordinate(ctx, &hookedCoordinator{Coordinator: c, w: w})
+}
+
+type hookedParty struct {
+	job.Participant
+	w watch
+}
+
+func (h *hookedParty) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+	h.w.mu.Lock()
+	*h.w.sent = append(*h.w.sent, sentMessage{m, d})
+	h.w.mu.Unlock()
+	return h.Participant.Send(ctx, to, m, d)
+}
+
+type hookedSession struct {
+	job.Session
+	w watch
+}
+
+func (h *hookedSession) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	a, err := decodeArgs(step.Args)
+	if err != nil {
+		return nil, err
+	}
+	out, err := h.Session.Step(ctx, step)
+	h.w.mu.Lock()
+	*h.w.args = append(*h.w.args, a)
+	*h.w.outputs = append(*h.w.outputs, out)
+	h.w.mu.Unlock()
+	return out, err
+}
+
+type hookedCoordinator struct {
+	job.Coordinator
+	w watch
+}
+
+func (h *hookedCoordinator) Start(ctx context.Context, step job.Step) (job.Attempt, error) {
+	a, err := h.Coordinator.Start(ctx, step)
+	if err != nil {
+		return nil, err
+	}
+	return &hookedAttempt{Attempt: a, w: h.w}, nil
+}
+
+type hookedAttempt struct {
+	job.Attempt
+	w watch
+}
+
+func (h *hookedAttempt) Commit(ctx context.Context, outs *job.Outputs, decision []byte) (*job.Record, error) {
+	h.w.mu.Lock()
+	*h.w.decisions = append(*h.w.decisions, committed{args: h.Step().Args, decision: decision})
+	h.w.mu.Unlock()
+	return h.Attempt.Commit(ctx, outs, decision)
+}
+
+// Leakage: everything the watched party sends is a ciphertext, a
+// decryption share or the public result, and neither its messages nor its
+// step outputs carry its values, its row count or its counts in any plain
+// encoding; every committed decision holds exactly the pooled counts at
+// the round's thresholds, nothing per party. The watched party runs once as
+// a leaf of the aggregation tree and once as its root (the coordinator).
+func TestLeakage(t *testing.T) {
+	const watched = "org02"
+	columns := mixed()
+	// The watched party's values are distinctive, so a plain copy of one
+	// cannot be mistaken for random bytes.
+	columns[1] = gen(37, 34, func(r *rand.Rand) float64 { return 1234.5678 + math.Round(r.Float64()*1e6)/1e4 })
+	qs := []string{"0.1", "0.5", "0.9"}
+	spec, names := consortium(t, columns, ", quantiles: [0.1, 0.5, 0.9]")
+	var mu sync.Mutex
+	var sent []sentMessage
+	var outputs [][]byte
+	var seen []*args
+	var decisions []committed
+	kindsFor := func(string) job.Registry {
+		return job.Registry{"quantile": watch{watched: watched, mu: &mu, sent: &sent, outputs: &outputs, args: &seen, decisions: &decisions}}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	c := startCluster(t, ctx, spec, names, kindsFor)
+	var pooled []float64
+	for _, col := range columns {
+		pooled = append(pooled, col...)
+	}
+	slices.Sort(pooled)
+	own := slices.Sorted(slices.Values(columns[1]))
+	for _, leader := range []string{"org01", watched} {
+		t.Run("leader="+leader, func(t *testing.T) {
+			if err := c.MakeLeader(ctx, leader); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			sent, outputs, seen, decisions = nil, nil, nil, nil
+			mu.Unlock()
+			_, got := waitJob(t, ctx, c.Node(leader), submit(t, ctx, c.Node(leader), spec))
+			check(t, got, columns, qs, 0.01)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(sent) == 0 || len(outputs) == 0 || len(decisions) != got.Rounds {
+				t.Fatalf("captured %d messages, %d outputs, %d decisions for %d rounds", len(sent), len(outputs), len(decisions), got.Rounds)
+			}
+			checkDecisions(t, decisions, pooled)
+			needles := needles(t, own, pooled, seen)
+			for _, s := range sent {
+				switch s.d {
+				case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult:
+				default:
+					t.Errorf("message %s discloses %q", s.m.Type, s.d)
+				}
+				for _, nd := range needles {
+					if bytes.Contains(s.m.Body, nd) {
+						t.Errorf("message %s carries the party's data (%x)", s.m.Type, nd)
+					}
+				}
+			}
+			for _, out := range outputs {
+				for _, nd := range needles {
+					if bytes.Contains(out, nd) {
+						t.Errorf("a step output carries the party's data (%x)", nd)
+					}
+				}
+			}
+		})
+	}
+}
+
+// checkDecisions checks that each committed decision is exactly the pooled
+// counts at its round's thresholds.
+func checkDecisions(t *testing.T, decisions []committed, pooled []float64) {
+	t.Helper()
+	for _, cm := range decisions {
+		a, err := decodeArgs(cm.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d decision
+		if err := protocol.Unmarshal(cm.decision, &d); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]int64, 0, a.slots())
+		for _, v := range counts(pooled, a) {
+			want = append(want, int64(v))
+		}
+		if !slices.Equal(d.Counts, want) || d.Error != "" || len(d.Retry) > 0 {
+			t.Errorf("decision %+v for %+v, want the pooled counts %v", d, a, want)
+		}
+	}
+}
+
+// needles are the plain encodings of a party's values, row count and
+// counts that must not leave it: each value as float64 bits (both byte
+// orders) and as its decimal; each round's local count vector as msgpack
+// floats and integers; each local count that differs from every public
+// pooled count as float64 bits and as a 64-bit integer.
+func needles(t *testing.T, own, pooled []float64, seen []*args) [][]byte {
+	t.Helper()
+	public := map[float64]bool{}
+	for _, a := range seen {
+		for _, v := range counts(pooled, a) {
+			public[v] = true
+		}
+	}
+	var out [][]byte
+	add8 := func(bits uint64) {
+		be, le := make([]byte, 8), make([]byte, 8)
+		binary.BigEndian.PutUint64(be, bits)
+		binary.LittleEndian.PutUint64(le, bits)
+		out = append(out, be, le)
+	}
+	for _, v := range own {
+		add8(math.Float64bits(v))
+		out = append(out, []byte(strconv.FormatFloat(v, 'g', -1, 64)))
+	}
+	for _, a := range seen {
+		local := counts(own, a)
+		for _, form := range []any{local, toInts(local)} {
+			b, err := protocol.Marshal(form)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) > 8 { // a shorter encoding could turn up in random bytes
+				out = append(out, b[1:]) // the elements, without the array header
+			}
+		}
+		for _, v := range local {
+			if v != 0 && !public[v] {
+				add8(math.Float64bits(v))
+				add8(uint64(v))
+			}
+		}
+	}
+	return out
+}
+
+func toInts(v []float64) []int64 {
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
+}
