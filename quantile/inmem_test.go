@@ -1,0 +1,81 @@
+package quantile
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/secureagg"
+)
+
+// The bisection in memory (jobtest.Run, real secure aggregation over 1024-bit
+// keys): the leader changes at every step boundary, and in turn every party
+// restarts, and the answer is the one of a run without faults; no log entry
+// holds any party's step output.
+func TestFaultAtEveryStepBoundary(t *testing.T) {
+	columns := mixed()
+	path, names := consortium(t, columns, ", quantiles: [0.5, 0.9], precision: 0.5")
+	spec, err := job.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, keys, err := secureagg.Deal(rand.Reader, 1024, names, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := map[string]job.Secrets{}
+	for _, name := range names {
+		dir := filepath.Join(t.TempDir(), name)
+		if err := secureagg.SaveKeys(dir, keys[name]); err != nil {
+			t.Fatal(err)
+		}
+		secrets[name] = jobtest.DirSecrets(dir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run := func(onStep func(jobtest.Event) jobtest.Fault) *jobtest.Report {
+		t.Helper()
+		rep, err := jobtest.Run(ctx, Kind{}, spec, jobtest.Options{Secrets: secrets, Seed: make([]byte, job.SeedSize), OnStep: onStep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	plain := run(nil)
+	commits := 0
+	faulty := run(func(ev jobtest.Event) jobtest.Fault {
+		if ev.Kind != jobtest.Committed {
+			return jobtest.Fault{}
+		}
+		commits++
+		next := names[commits%len(names)]
+		return jobtest.Fault{Leader: next, Restart: []string{names[(commits+1)%len(names)]}}
+	})
+	t.Logf("%d steps committed, %d leaders", commits, len(faulty.Leaders))
+	if commits < 3 {
+		t.Fatalf("only %d steps committed", commits)
+	}
+	a, _ := json.Marshal(plain.Result["quantiles"])
+	b, _ := json.Marshal(faulty.Result["quantiles"])
+	if string(a) != string(b) || plain.Result["rounds"] != faulty.Result["rounds"] {
+		t.Fatalf("with faults %s in %v rounds, without %s in %v", b, faulty.Result["rounds"], a, plain.Result["rounds"])
+	}
+	if len(faulty.Leaders) < commits {
+		t.Errorf("leaders %v: the leader did not change at every boundary", faulty.Leaders)
+	}
+	for _, o := range faulty.Outputs {
+		if len(o.Output) > 0 && len(faulty.LogHolding(o.Output)) > 0 {
+			t.Errorf("the log holds %s's output of round %d", o.Party, o.Step.Round)
+		}
+	}
+	raw, err := json.Marshal(faulty.Result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, decodeResult(t, raw), columns, []string{"0.5", "0.9"}, 0.5)
+}
