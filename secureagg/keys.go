@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/cohortdm/cohort/internal/atomicfile"
+
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
@@ -199,32 +201,8 @@ func writeAtomic(path string, b []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("secureagg: save keys: %w", err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
+	if err := atomicfile.Write(path, b, mode); err != nil {
 		return fmt.Errorf("secureagg: save keys: %w", err)
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("secureagg: save %s: %w", path, err)
-	}
-	if err := f.Chmod(mode); err != nil {
-		return fail(err)
-	}
-	if _, err := f.Write(b); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("secureagg: save %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("secureagg: save %s: %w", path, err)
 	}
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/atomicfile"
+
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/table"
@@ -197,7 +199,7 @@ func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOpti
 	if err := json.Unmarshal(rec.Result, &result); err != nil {
 		return nil, fmt.Errorf("job result: %w", err)
 	}
-	if err := writeAtomic(resultPath, append(rec.Result, '\n')); err != nil {
+	if err := atomicfile.Write(resultPath, append(rec.Result, '\n'), 0o644); err != nil {
 		return nil, err
 	}
 	return result, nil
@@ -262,16 +264,4 @@ func describeEvent(at time.Duration, e node.Event) string {
 		return prefix + ": FAILED: " + e.Error
 	}
 	return prefix + ": " + e.Op
-}
-
-func writeAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
