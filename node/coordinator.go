@@ -213,7 +213,7 @@ func (a *attempt) Wait(ctx context.Context) (*job.Outputs, error) {
 	})
 	for _, p := range step.Parties {
 		wg.Go(func() {
-			m, err := c.n.ms.box.get(waitCtx, p, step.Key(outputType))
+			m, err := c.n.ms.box.Get(waitCtx, p, step.Key(outputType))
 			var o stepOutput
 			if err == nil {
 				err = protocol.Unmarshal(m.Body, &o)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/mailbox"
+
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -24,113 +26,13 @@ const maxQueuedBytes = 1 << 30
 // the text of the refusal.
 const ackOK = "ok"
 
-type mailKey struct {
-	from string
-	key  protocol.Key
-}
-
-// queued is a message waiting in the mailbox, with when it arrived.
-type queued struct {
-	m    *protocol.Message
-	at   time.Time
-	size int
-}
-
-// mailbox holds messages until a job receives them. Receive may come before
-// or after delivery; the generation channel wakes waiters on every arrival.
-type mailbox struct {
-	mu     sync.Mutex
-	queues map[mailKey][]queued
-	bytes  int
-	gen    chan struct{}
-}
-
-// sizeOf counts a whole message against the mailbox's cap: its body and
-// every envelope field, so that long ids cannot hide behind an empty body.
-func sizeOf(m *protocol.Message) int {
-	return len(m.Body) + len(m.Type) + len(m.Job) + len(m.Phase) + len(m.Channel) + len(m.From) + 64
-}
-
-func newMailbox() *mailbox {
-	return &mailbox{queues: map[mailKey][]queued{}, gen: make(chan struct{})}
-}
-
-func (b *mailbox) put(m *protocol.Message) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	size := sizeOf(m)
-	if b.bytes+size > maxQueuedBytes {
-		return fmt.Errorf("mailbox full (%d bytes queued)", b.bytes)
-	}
-	k := mailKey{from: m.From, key: m.Key()}
-	b.queues[k] = append(b.queues[k], queued{m: m, at: time.Now(), size: size})
-	b.bytes += size
-	close(b.gen)
-	b.gen = make(chan struct{})
-	return nil
-}
-
-func (b *mailbox) get(ctx context.Context, from string, k protocol.Key) (*protocol.Message, error) {
-	mk := mailKey{from: from, key: k}
-	for {
-		b.mu.Lock()
-		if q := b.queues[mk]; len(q) > 0 {
-			e := q[0]
-			if len(q) == 1 {
-				delete(b.queues, mk)
-			} else {
-				b.queues[mk] = q[1:]
-			}
-			b.bytes -= e.size
-			b.mu.Unlock()
-			return e.m, nil
-		}
-		gen := b.gen
-		b.mu.Unlock()
-		select {
-		case <-gen:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for %s from %s in job %s phase %s round %d: %w", k.Type, from, k.Job, k.Phase, k.Round, ctx.Err())
-		}
-	}
-}
-
-// dropUnless discards the queued messages for which keep returns false,
-// given their job and arrival time.
-func (b *mailbox) dropUnless(keep func(jobID string, at time.Time) bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for k, q := range b.queues {
-		kept := q[:0]
-		for _, e := range q {
-			if keep(k.key.Job, e.at) {
-				kept = append(kept, e)
-			} else {
-				b.bytes -= e.size
-			}
-		}
-		if len(kept) == 0 {
-			delete(b.queues, k)
-		} else {
-			b.queues[k] = kept
-		}
-	}
-}
-
-// queuedBytes is what the mailbox holds, as counted against its cap.
-func (b *mailbox) queuedBytes() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.bytes
-}
-
 // messenger sends and receives job messages over libp2p.
 type messenger struct {
 	self    string
 	host    host.Host
 	gater   *memberGater
 	members func(name string) (peer.ID, bool)
-	box     *mailbox
+	box     *mailbox.Box
 	ledger  *audit.Ledger
 	metrics *metrics
 	log     *slog.Logger
@@ -148,7 +50,7 @@ func (ms *messenger) send(ctx context.Context, to string, m *protocol.Message, d
 	m.From = ms.self
 	m.Version = protocol.Version
 	if to == ms.self {
-		return ms.box.put(m) // nothing leaves the node
+		return ms.box.Put(m) // nothing leaves the node
 	}
 	id, ok := ms.members(to)
 	if !ok {
@@ -171,7 +73,7 @@ func (ms *messenger) sendFailure(ctx context.Context, to string, m *protocol.Mes
 	m.From = ms.self
 	m.Version = protocol.Version
 	if to == ms.self {
-		return ms.box.put(m)
+		return ms.box.Put(m)
 	}
 	id, ok := ms.members(to)
 	if !ok {
@@ -255,7 +157,7 @@ func (ms *messenger) handle(s network.Stream) {
 		err = ms.accept(m)
 	}
 	if err == nil {
-		err = ms.box.put(m)
+		err = ms.box.Put(m)
 	}
 	if err != nil {
 		ms.metrics.rejected(name)

@@ -32,6 +32,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/internal/mailbox"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 )
@@ -179,7 +180,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }
 	}
 	n.ms = &messenger{
-		self: cfg.Name, host: h, gater: g, members: n.memberID, box: newMailbox(), ledger: ledger,
+		self: cfg.Name, host: h, gater: g, members: n.memberID, box: mailbox.New(maxQueuedBytes), ledger: ledger,
 		metrics: m, log: lg, sendTTL: time.Duration(n.timing.SendMS) * time.Millisecond,
 		accept: n.acceptMessage, jobBytes: map[string]int64{},
 	}

@@ -225,7 +225,7 @@ func (p *party) Send(ctx context.Context, to string, m *protocol.Message, d prot
 	return p.n.ms.send(ctx, to, m, d)
 }
 func (p *party) Receive(ctx context.Context, from string, k protocol.Key) (*protocol.Message, error) {
-	return p.n.ms.box.get(ctx, from, k)
+	return p.n.ms.box.Get(ctx, from, k)
 }
 
 // TablePath resolves a table inside the node's tables dir (the spec's own

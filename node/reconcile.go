@@ -174,7 +174,7 @@ func (n *Node) reconcile(leader bool) {
 // that ended, and for jobs this node has not seen committed within
 // unknownJobGrace of the message's arrival.
 func (n *Node) dropUndeliverable(live map[string]bool) {
-	n.ms.box.dropUnless(func(jobID string, at time.Time) bool {
+	n.ms.box.DropUnless(func(jobID string, at time.Time) bool {
 		if live[jobID] {
 			return true
 		}

@@ -10,7 +10,8 @@
 // Messages travel as their wire encoding (protocol.Encode then
 // protocol.Decode), so a receiver never shares memory with the sender, sizes
 // are the real encoded sizes, and a message that would not survive the wire
-// fails here too. Mailboxes are keyed by (recipient, sender, protocol.Key),
+// fails here too. Each party has a mailbox (package internal/mailbox, the
+// node's own) keyed by (sender, protocol.Key),
 // so a Receive matches a message that arrived before it was called. Drop,
 // Delay and Intercept make a party crash, hang, lag or cheat; Capture
 // records what it sends.
@@ -76,6 +77,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/mailbox"
+
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 )
@@ -109,11 +112,6 @@ type Sent struct {
 // copy it may modify; returning nil silently loses the message.
 type Tamper func(to string, m *protocol.Message) *protocol.Message
 
-type mailboxKey struct {
-	to, from string
-	key      protocol.Key
-}
-
 type partyState struct {
 	drop     DropMode
 	tamper   Tamper
@@ -129,7 +127,7 @@ type partyState struct {
 type Network struct {
 	mu      sync.Mutex
 	parties map[string]*partyState
-	boxes   map[mailboxKey][]*protocol.Message
+	boxes   map[string]*mailbox.Box // each party's incoming messages
 	// arrived is closed and replaced whenever a message is delivered, waking
 	// every waiting Receive to recheck its mailbox.
 	arrived chan struct{}
@@ -141,11 +139,12 @@ type Network struct {
 func NewNetwork(names ...string) *Network {
 	n := &Network{
 		parties: make(map[string]*partyState, len(names)),
-		boxes:   make(map[mailboxKey][]*protocol.Message),
+		boxes:   make(map[string]*mailbox.Box, len(names)),
 		arrived: make(chan struct{}),
 	}
 	for _, name := range names {
 		n.parties[name] = &partyState{}
+		n.boxes[name] = mailbox.New(0)
 	}
 	return n
 }
@@ -362,8 +361,9 @@ func (p *party) Send(ctx context.Context, to string, m *protocol.Message, disclo
 	if peer.drop == DropHang {
 		return nil
 	}
-	k := mailboxKey{to: to, from: p.name, key: got.Key()}
-	n.boxes[k] = append(n.boxes[k], got)
+	if err := n.boxes[to].Put(got); err != nil {
+		return fmt.Errorf("jobtest: send %s to %s: %w", m.Type, to, err)
+	}
 	n.wake()
 	return nil
 }
@@ -371,7 +371,6 @@ func (p *party) Send(ctx context.Context, to string, m *protocol.Message, disclo
 // Receive returns the oldest message with key k from party from.
 func (p *party) Receive(ctx context.Context, from string, k protocol.Key) (*protocol.Message, error) {
 	n := p.net
-	box := mailboxKey{to: p.name, from: from, key: k}
 	for {
 		n.mu.Lock()
 		switch n.state(p.name).drop {
@@ -382,13 +381,7 @@ func (p *party) Receive(ctx context.Context, from string, k protocol.Key) (*prot
 			n.mu.Unlock()
 			return nil, hang(ctx)
 		}
-		if q := n.boxes[box]; len(q) > 0 {
-			m := q[0]
-			if len(q) == 1 {
-				delete(n.boxes, box)
-			} else {
-				n.boxes[box] = q[1:]
-			}
+		if m, ok := n.boxes[p.name].TryGet(from, k); ok {
 			n.mu.Unlock()
 			return m, nil
 		}
