@@ -111,6 +111,14 @@ func (d *decoder) fail(format string, args ...any) {
 	}
 }
 
+// failErr records err (typically wrapping ErrInvalidKey) so that the
+// result wraps both ErrDecode and err.
+func (d *decoder) failErr(err error) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %w", ErrDecode, err)
+	}
+}
+
 func (d *decoder) arr() int {
 	if d.err != nil {
 		return 0
@@ -235,23 +243,23 @@ func decodePublicKeyFields(d *decoder) *PublicKey {
 	if d.err != nil {
 		return nil
 	}
-	if n.BitLen() < MinBits || n.Bit(0) == 0 {
-		d.fail("modulus must be odd with %d..%d bits", MinBits, MaxBits)
-		return nil
-	}
-	if n.ProbablyPrime(0) {
-		d.fail("modulus is prime")
-		return nil
-	}
-	pk, err := NewPublicKey(nil, n, s, big.NewInt(1))
+	// Size policy, small factors, perfect powers, primality (checkModulus).
+	pk, err := newPublicKeyNoBase(n, s)
 	if err != nil {
-		d.fail("%v", err)
+		d.failErr(err)
 		return nil
 	}
-	pk.H = d.unit(pk.NS1, pk.CiphertextSize(), "H")
+	h := d.fixed(pk.CiphertextSize())
 	if d.err != nil {
 		return nil
 	}
+	// H = 1, −1, a non-unit or an element of small order would make
+	// ciphertexts readable without the key (checkElement).
+	if err := checkElement(h, pk.N, pk.NS1, false, "fixed base H"); err != nil {
+		d.failErr(err)
+		return nil
+	}
+	pk.H = h
 	return pk
 }
 
@@ -325,8 +333,8 @@ func decodeThresholdFields(d *decoder) *ThresholdPublicKey {
 		return nil
 	}
 	copy(tpk.KeyID[:], id)
-	if err := tpk.Check(); err != nil {
-		d.fail("%v", err)
+	if err := tpk.checkThreshold(); err != nil {
+		d.failErr(err)
 		return nil
 	}
 	return tpk

@@ -32,16 +32,17 @@ var (
 const (
 	// DefaultBits is the default modulus size.
 	DefaultBits = 2048
-	// MinBits is the smallest modulus accepted by key generation and
-	// decoding. Moduli below 2048 bits are for tests only.
-	MinBits = 256
+	// MinBits is the smallest production modulus. Key generation, dealing
+	// and decoding accept exactly 2048, 3072 or 4096 bits; smaller moduli
+	// (down to MinTestBits) only in test binaries after AllowTestKeySizes.
+	MinBits = 2048
 	// MaxBits is the largest modulus accepted.
-	MaxBits = 8192
+	MaxBits = 4096
 	// MaxS is the largest Damgård–Jurik degree s accepted.
 	MaxS = 8
 	// MaxCiphertextBits bounds |n^(s+1)|, so that decoding a hostile key
-	// cannot demand arbitrarily expensive arithmetic (e.g. s ≤ 7 at 2048
-	// bits, s ≤ 3 at 4096 bits).
+	// cannot demand arbitrarily expensive arithmetic (s ≤ 7 at 2048 bits,
+	// s ≤ 4 at 3072 bits, s ≤ 3 at 4096 bits).
 	MaxCiphertextBits = 16384
 	// statBits is the statistical security parameter: randomisers and
 	// proof blinders are this many bits longer than the value they hide.
@@ -164,22 +165,17 @@ func windowFor(bits, elemBytes, limit int) int {
 	return 4
 }
 
-// NewPublicKey returns the public key for modulus n and degree s with the
-// fixed encryption base derived from h. If h is nil, a fresh h = -x² mod n is
-// drawn from random.
+// NewPublicKey returns the public key for modulus n and degree s. If h is
+// nil, a fresh fixed encryption base H = (−x²)^(n^s) mod n^(s+1) is drawn
+// from random; otherwise h is used as H itself (as serialised) and must pass
+// the checks the decoders apply (see checkElement). n must satisfy the
+// key-size policy and must not be even, prime, a perfect power or have a
+// prime factor below 2^18 (see checkModulus).
 func NewPublicKey(random io.Reader, n *big.Int, s int, h *big.Int) (*PublicKey, error) {
-	if n == nil || n.Sign() <= 0 || n.Bit(0) == 0 || n.BitLen() < MinBits || n.BitLen() > MaxBits {
-		return nil, fmt.Errorf("%w: modulus must be odd with %d..%d bits", ErrInvalidKey, MinBits, MaxBits)
+	pk, err := newPublicKeyNoBase(n, s)
+	if err != nil {
+		return nil, err
 	}
-	if s < 1 || s > MaxS {
-		return nil, fmt.Errorf("%w: s must be in 1..%d", ErrInvalidKey, MaxS)
-	}
-	if n.BitLen()*(s+1) > MaxCiphertextBits {
-		return nil, fmt.Errorf("%w: n^(s+1) would exceed %d bits", ErrInvalidKey, MaxCiphertextBits)
-	}
-	pk := &PublicKey{N: new(big.Int).Set(n), S: s}
-	pk.NS = new(big.Int).Exp(n, big.NewInt(int64(s)), nil)
-	pk.NS1 = new(big.Int).Mul(pk.NS, n)
 	if h == nil {
 		if random == nil {
 			random = rand.Reader
@@ -193,13 +189,72 @@ func NewPublicKey(random io.Reader, n *big.Int, s int, h *big.Int) (*PublicKey, 
 		x.Mod(x, n)
 		pk.H = x.Exp(x, pk.NS, pk.NS1)
 	} else {
-		if !inUnits(h, pk.NS1) {
-			return nil, fmt.Errorf("%w: fixed base not in Z*_{n^(s+1)}", ErrInvalidKey)
+		if err := checkElement(h, pk.N, pk.NS1, false, "fixed base H"); err != nil {
+			return nil, err
 		}
 		pk.H = new(big.Int).Set(h)
 	}
 	return pk, nil
 }
+
+// newPublicKeyNoBase checks n and s and fills N, S, NS and NS1.
+func newPublicKeyNoBase(n *big.Int, s int) (*PublicKey, error) {
+	if err := checkModulus(n); err != nil {
+		return nil, err
+	}
+	if s < 1 || s > MaxS {
+		return nil, fmt.Errorf("%w: s must be in 1..%d", ErrInvalidKey, MaxS)
+	}
+	if n.BitLen()*(s+1) > MaxCiphertextBits {
+		return nil, fmt.Errorf("%w: n^(s+1) would exceed %d bits", ErrInvalidKey, MaxCiphertextBits)
+	}
+	pk := &PublicKey{N: new(big.Int).Set(n), S: s}
+	pk.NS = new(big.Int).Exp(n, big.NewInt(int64(s)), nil)
+	pk.NS1 = new(big.Int).Mul(pk.NS, n)
+	return pk, nil
+}
+
+// checkShape is a cheap check that pk can be used without a panic: a
+// positive odd modulus of at most MaxBits bits, 0 ≤ S ≤ MaxS (0 means 1),
+// |n^(s+1)| ≤ MaxCiphertextBits, and NS, NS1 either nil or equal to n^s
+// and n^(s+1). It does not apply the key-size policy or the structural
+// checks of NewPublicKey (literal keys are allowed).
+func (pk *PublicKey) checkShape() error {
+	if pk == nil || pk.N == nil || pk.N.Sign() <= 0 || pk.N.Bit(0) == 0 || pk.N.BitLen() > MaxBits {
+		return fmt.Errorf("%w: missing or malformed modulus", ErrInvalidKey)
+	}
+	if pk.S < 0 || pk.S > MaxS || pk.N.BitLen()*(pk.s()+1) > MaxCiphertextBits {
+		return fmt.Errorf("%w: bad degree s", ErrInvalidKey)
+	}
+	if pk.NS != nil || pk.NS1 != nil {
+		ns := new(big.Int).Exp(pk.N, big.NewInt(int64(pk.s())), nil)
+		if pk.NS == nil || pk.NS1 == nil || pk.NS.Cmp(ns) != 0 || pk.NS1.Cmp(ns.Mul(ns, pk.N)) != 0 {
+			return fmt.Errorf("%w: n^s or n^(s+1) inconsistent with n", ErrInvalidKey)
+		}
+	}
+	return nil
+}
+
+// usable is the cheapest guard, for the operations without an error
+// result (Add, AddPlain, MulPlain, Neg): a key whose moduli cannot make
+// them panic, and non-nil operands.
+func (pk *PublicKey) usable(cs ...*Ciphertext) bool {
+	if pk == nil || pk.N == nil || pk.N.Sign() <= 0 || (pk.NS1 != nil && pk.NS1.Sign() <= 0) ||
+		(pk.NS != nil && pk.NS.Sign() <= 0) || pk.S < 0 || pk.S > MaxS {
+		return false
+	}
+	for _, c := range cs {
+		if c == nil || c.C == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// invalidCiphertext is what the operations without an error result return
+// for unusable input: 0, which fails ValidateCiphertext and every decoder
+// and encoder check.
+func invalidCiphertext() *Ciphertext { return &Ciphertext{C: new(big.Int)} }
 
 // params fills missing derived values for literal keys.
 func (pk *PublicKey) s() int {
@@ -487,8 +542,8 @@ func GenerateKeyDJ(random io.Reader, bits, s int) (*PrivateKey, error) {
 	if random == nil {
 		random = rand.Reader
 	}
-	if bits < MinBits || bits > MaxBits || bits%2 != 0 {
-		return nil, fmt.Errorf("%w: bits must be even and in %d..%d", ErrInvalidKey, MinBits, MaxBits)
+	if !acceptedBits(bits) || bits%2 != 0 {
+		return nil, sizePolicyError(bits)
 	}
 	for {
 		p, err := blumPrime(random, bits/2)

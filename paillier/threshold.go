@@ -112,8 +112,8 @@ func DealThresholdDJ(random io.Reader, bits, s, parties, threshold int) (*Thresh
 	if random == nil {
 		random = rand.Reader
 	}
-	if bits < MinBits || bits > MaxBits || bits%2 != 0 {
-		return nil, nil, fmt.Errorf("%w: bits must be even and in %d..%d", ErrInvalidKey, MinBits, MaxBits)
+	if !acceptedBits(bits) || bits%2 != 0 {
+		return nil, nil, sizePolicyError(bits)
 	}
 	if err := checkPartiesThreshold(parties, threshold); err != nil {
 		return nil, nil, err
@@ -228,6 +228,10 @@ func DealThresholdFromPrimes(random io.Reader, p, q *big.Int, s, parties, thresh
 		tpk.VerificationKeys[i] = gmpexp.Exp(v, shares[i].Secret, ns1) // secret exponent
 	})
 	tpk.KeyID = tpk.computeKeyID()
+	// Self-check: never deal a key the decoders would refuse.
+	if err := tpk.checkThreshold(); err != nil {
+		return nil, nil, err
+	}
 	return tpk, shares, nil
 }
 
@@ -363,25 +367,86 @@ func (pk *ThresholdPublicKey) vPow(e *big.Int) *big.Int {
 	return pk.table(pk.V, pk.rhoBits()+1, vWindow).exp(e)
 }
 
-// Check verifies the internal consistency of the public key: ranges,
-// party counts and key id.
+// Check verifies the public key as the decoders do: the modulus (key-size
+// policy, no prime factor below 2^18, not a perfect power, not prime), the
+// derived moduli, party counts, the fixed base H, v and every v_i (units,
+// not ±1, order above 256; v and the v_i with Jacobi symbol +1, the v_i
+// distinct and different from v) and the key id. What it cannot check
+// without the factorisation: that n = p·q with safe primes, that v generates
+// the squares and that the v_i are powers of v; the dealer is trusted for
+// those (Damgård–Jurik 2001, §4, assume a trusted dealer).
 func (pk *ThresholdPublicKey) Check() error {
-	if pk == nil || pk.N == nil || pk.NS1 == nil || pk.NS == nil {
+	if pk == nil || pk.N == nil {
 		return fmt.Errorf("%w: incomplete threshold key", ErrInvalidKey)
+	}
+	if err := checkModulus(pk.N); err != nil {
+		return err
+	}
+	return pk.checkThreshold()
+}
+
+// checkThreshold is Check without the modulus checks, for decoders that
+// have already made them.
+func (pk *ThresholdPublicKey) checkThreshold() error {
+	if err := pk.checkShape(); err != nil {
+		return err
+	}
+	if err := checkElement(pk.H, pk.N, pk.NS1, false, "fixed base H"); err != nil {
+		return err
+	}
+	if err := checkElement(pk.V, pk.N, pk.NS1, true, "v"); err != nil {
+		return err
+	}
+	errs := make([]error, len(pk.VerificationKeys))
+	parallel(len(errs), func(i int) {
+		errs[i] = checkElement(pk.VerificationKeys[i], pk.N, pk.NS1, true, fmt.Sprintf("verification key %d", i+1))
+	})
+	seen := make(map[string]int, len(errs)+1)
+	seen[string(pk.V.Bytes())] = 0
+	for i, err := range errs {
+		if err != nil {
+			return err
+		}
+		k := string(pk.VerificationKeys[i].Bytes())
+		if j, dup := seen[k]; dup {
+			// x_i ≡ x_j modulo the order of v: never for an honest dealer
+			// except with negligible probability.
+			if j == 0 {
+				return fmt.Errorf("%w: verification key %d equals v", ErrInvalidKey, i+1)
+			}
+			return fmt.Errorf("%w: verification keys %d and %d are equal", ErrInvalidKey, j, i+1)
+		}
+		seen[k] = i + 1
+	}
+	if pk.computeKeyID() != pk.KeyID {
+		return fmt.Errorf("%w: key id mismatch", ErrInvalidKey)
+	}
+	return nil
+}
+
+// checkShape is the cheap part of Check that every operation needs so that
+// it cannot panic: non-nil fields with the right relations and sizes, party
+// counts, one verification key per party. It does no exponentiation.
+func (pk *ThresholdPublicKey) checkShape() error {
+	if pk == nil || pk.N == nil || pk.NS == nil || pk.NS1 == nil || pk.H == nil || pk.V == nil {
+		return fmt.Errorf("%w: incomplete threshold key", ErrInvalidKey)
+	}
+	if err := pk.PublicKey.checkShape(); err != nil {
+		return err
 	}
 	if err := checkPartiesThreshold(pk.Parties, pk.Threshold); err != nil {
 		return err
 	}
-	if len(pk.VerificationKeys) != pk.Parties || !inUnits(pk.V, pk.NS1) {
-		return fmt.Errorf("%w: bad verification keys", ErrInvalidKey)
+	if len(pk.VerificationKeys) != pk.Parties {
+		return fmt.Errorf("%w: %d verification keys for %d parties", ErrInvalidKey, len(pk.VerificationKeys), pk.Parties)
 	}
-	for _, vk := range pk.VerificationKeys {
+	for i, vk := range pk.VerificationKeys {
 		if !inUnits(vk, pk.NS1) {
-			return fmt.Errorf("%w: bad verification key", ErrInvalidKey)
+			return fmt.Errorf("%w: verification key %d not in Z*_{n^(s+1)}", ErrInvalidKey, i+1)
 		}
 	}
-	if pk.computeKeyID() != pk.KeyID {
-		return fmt.Errorf("%w: key id mismatch", ErrInvalidKey)
+	if !inUnits(pk.V, pk.NS1) {
+		return fmt.Errorf("%w: v not in Z*_{n^(s+1)}", ErrInvalidKey)
 	}
 	return nil
 }
