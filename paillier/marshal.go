@@ -222,6 +222,9 @@ func (d *decoder) done() error {
 
 // MarshalBinary encodes the public key (n, s, H).
 func (pk *PublicKey) MarshalBinary() ([]byte, error) {
+	if pk == nil {
+		return nil, fmt.Errorf("%w: nil public key", ErrDecode)
+	}
 	e := newEncoder(tagPublicKey, 3)
 	pk.encodeFields(e)
 	return e.bytes()
@@ -290,6 +293,9 @@ func canonical(b []byte, marshal func() ([]byte, error)) error {
 
 // MarshalBinary encodes the threshold public key.
 func (pk *ThresholdPublicKey) MarshalBinary() ([]byte, error) {
+	if pk == nil {
+		return nil, fmt.Errorf("%w: nil public key", ErrDecode)
+	}
 	e := newEncoder(tagThresholdKey, 8)
 	pk.PublicKey.encodeFields(e)
 	size := pk.CiphertextSize()
@@ -355,7 +361,7 @@ func UnmarshalThresholdPublicKey(b []byte) (*ThresholdPublicKey, error) {
 
 // MarshalBinary encodes the key share together with its public key.
 func (ks *KeyShare) MarshalBinary() ([]byte, error) {
-	if ks.Public == nil {
+	if ks == nil || ks.Public == nil {
 		return nil, fmt.Errorf("%w: key share without public key", ErrDecode)
 	}
 	pub, err := ks.Public.MarshalBinary()
@@ -449,7 +455,7 @@ func (pk *PublicKey) UnmarshalCiphertexts(b []byte) ([]*Ciphertext, error) {
 // UnmarshalDecryptionShare; for a hand-built share, the longest value's
 // length, which equals the key's size except with negligible probability).
 func (sh *DecryptionShare) MarshalBinary() ([]byte, error) {
-	if sh.Proof == nil {
+	if sh == nil || sh.Proof == nil {
 		return nil, fmt.Errorf("%w: share without proof", ErrDecode)
 	}
 	size := sh.elemSize

@@ -141,7 +141,7 @@ func (pk *PublicKey) table(base *big.Int, bits, window int) *fixedBase {
 // built on first use; see encWindow for sizes). Tables are shared by all
 // copies of a key and cached process-wide for the last few keys used.
 func (pk *PublicKey) Precompute() {
-	if pk.H == nil {
+	if pk.checkShape() != nil || pk.H == nil {
 		return
 	}
 	pk.table(pk.H, pk.randBits(), pk.encWindow())
@@ -371,6 +371,9 @@ func (pk *PublicKey) checkPlain(m *big.Int) error {
 // Encrypt returns an encryption of m ∈ [0, n^s): (1+n)^m · H^r mod n^(s+1).
 // Use EncodeSigned for negative values.
 func (pk *PublicKey) Encrypt(random io.Reader, m *big.Int) (*Ciphertext, error) {
+	if err := pk.checkShape(); err != nil {
+		return nil, err
+	}
 	if err := pk.checkPlain(m); err != nil {
 		return nil, err
 	}
@@ -388,6 +391,9 @@ func (pk *PublicKey) Encrypt(random io.Reader, m *big.Int) (*Ciphertext, error) 
 // The randomness is read from random sequentially before the parallel part,
 // so random need not be safe for concurrent use.
 func (pk *PublicKey) EncryptMany(random io.Reader, ms []*big.Int) ([]*Ciphertext, error) {
+	if err := pk.checkShape(); err != nil {
+		return nil, err
+	}
 	if random == nil {
 		random = rand.Reader
 	}
@@ -441,24 +447,38 @@ func mulMod(a, b, m *big.Int) *big.Int {
 }
 
 // Add returns an encryption of the sum of the plaintexts of a and b.
-// Inputs are not validated (use UnmarshalCiphertexts for untrusted data).
+// Inputs are not validated (use UnmarshalCiphertexts for untrusted data);
+// a nil operand gives the invalid ciphertext 0 rather than a panic, as for
+// AddPlain, MulPlain, Neg and Sub.
 func (pk *PublicKey) Add(a, b *Ciphertext) *Ciphertext {
+	if !pk.usable(a, b) {
+		return invalidCiphertext()
+	}
 	return &Ciphertext{C: mulMod(a.C, b.C, pk.ns1())}
 }
 
 // AddPlain returns an encryption of Dec(c) + m mod n^s. m may be negative.
 func (pk *PublicKey) AddPlain(c *Ciphertext, m *big.Int) *Ciphertext {
+	if !pk.usable(c) || m == nil {
+		return invalidCiphertext()
+	}
 	return &Ciphertext{C: mulMod(pk.gPow(m), c.C, pk.ns1())} // gPow reduces m mod n^s
 }
 
 // MulPlain returns an encryption of k·Dec(c) mod n^s. k may be negative.
 func (pk *PublicKey) MulPlain(c *Ciphertext, k *big.Int) *Ciphertext {
+	if !pk.usable(c) || k == nil {
+		return invalidCiphertext()
+	}
 	kk := new(big.Int).Mod(k, pk.ns())
 	return &Ciphertext{C: new(big.Int).Exp(c.C, kk, pk.ns1())}
 }
 
 // Neg returns an encryption of -Dec(c) mod n^s.
 func (pk *PublicKey) Neg(c *Ciphertext) *Ciphertext {
+	if !pk.usable(c) {
+		return invalidCiphertext()
+	}
 	inv := new(big.Int).ModInverse(c.C, pk.ns1())
 	if inv == nil { // not a unit: return a value that fails validation
 		inv = new(big.Int)
@@ -471,6 +491,12 @@ func (pk *PublicKey) Sub(a, b *Ciphertext) *Ciphertext { return pk.Add(a, pk.Neg
 
 // Rerandomize returns a fresh-looking encryption of the same plaintext.
 func (pk *PublicKey) Rerandomize(random io.Reader, c *Ciphertext) (*Ciphertext, error) {
+	if err := pk.checkShape(); err != nil {
+		return nil, err
+	}
+	if c == nil || c.C == nil {
+		return nil, ErrInvalidCiphertext
+	}
 	if random == nil {
 		random = rand.Reader
 	}
@@ -483,6 +509,9 @@ func (pk *PublicKey) Rerandomize(random io.Reader, c *Ciphertext) (*Ciphertext, 
 
 // ValidateCiphertext checks that c is an element of Z*_{n^(s+1)}.
 func (pk *PublicKey) ValidateCiphertext(c *Ciphertext) error {
+	if !pk.usable() {
+		return ErrInvalidKey
+	}
 	if c == nil || !inUnits(c.C, pk.ns1()) {
 		return ErrInvalidCiphertext
 	}
@@ -492,6 +521,12 @@ func (pk *PublicKey) ValidateCiphertext(c *Ciphertext) error {
 // EncodeSigned maps a signed integer v with |v| < n^s/2 to the plaintext
 // v mod n^s.
 func (pk *PublicKey) EncodeSigned(v *big.Int) (*big.Int, error) {
+	if err := pk.checkShape(); err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, fmt.Errorf("%w: nil value", ErrOverflow)
+	}
 	half := new(big.Int).Rsh(pk.ns(), 1)
 	if new(big.Int).Abs(v).Cmp(half) >= 0 {
 		return nil, fmt.Errorf("%w: |v| must be below n^s/2", ErrOverflow)
@@ -500,8 +535,11 @@ func (pk *PublicKey) EncodeSigned(v *big.Int) (*big.Int, error) {
 }
 
 // DecodeSigned maps a plaintext in [0, n^s) to the signed integer in
-// (-n^s/2, n^s/2) congruent to it.
+// (-n^s/2, n^s/2) congruent to it. A nil m or an unusable key gives nil.
 func (pk *PublicKey) DecodeSigned(m *big.Int) *big.Int {
+	if m == nil || !pk.usable() {
+		return nil
+	}
 	ns := pk.ns()
 	r := new(big.Int).Mod(m, ns)
 	if r.Cmp(new(big.Int).Rsh(ns, 1)) > 0 {
@@ -579,6 +617,9 @@ func blumPrime(random io.Reader, bits int) (*big.Int, error) {
 
 // NewPrivateKey builds a key from its primes.
 func NewPrivateKey(random io.Reader, p, q *big.Int, s int) (*PrivateKey, error) {
+	if p == nil || q == nil || p.Sign() <= 0 || q.Sign() <= 0 || p.Cmp(q) == 0 {
+		return nil, fmt.Errorf("%w: p and q must be distinct primes", ErrInvalidKey)
+	}
 	if p.Cmp(q) == 0 || !p.ProbablyPrime(20) || !q.ProbablyPrime(20) {
 		return nil, fmt.Errorf("%w: p and q must be distinct primes", ErrInvalidKey)
 	}
@@ -633,6 +674,15 @@ func hConst(p, q, p2 *big.Int) *big.Int {
 
 // Decrypt returns the plaintext of c in [0, n^s), using the CRT.
 func (sk *PrivateKey) Decrypt(c *Ciphertext) (*big.Int, error) {
+	if sk == nil || sk.P == nil || sk.Q == nil || sk.P.Sign() <= 0 || sk.Q.Sign() <= 0 {
+		return nil, fmt.Errorf("%w: private key without factors", ErrInvalidKey)
+	}
+	if err := sk.checkShape(); err != nil {
+		return nil, err
+	}
+	if new(big.Int).Mul(sk.P, sk.Q).Cmp(sk.N) != 0 {
+		return nil, fmt.Errorf("%w: p·q ≠ n", ErrInvalidKey)
+	}
 	if err := sk.ValidateCiphertext(c); err != nil {
 		return nil, err
 	}
@@ -746,7 +796,11 @@ func inUnits(x, m *big.Int) bool {
 	return new(big.Int).GCD(nil, nil, x, m).Cmp(one) == 0
 }
 
-// parallel runs f(0..n-1) on GOMAXPROCS goroutines.
+// parallel runs f(0..n-1) on GOMAXPROCS goroutines. A panic in a worker
+// is re-raised in the calling goroutine after all workers stop, so that a
+// caller can recover from it as from a panic in its own code (inputs are
+// validated before they reach parallel, so such a panic is an internal
+// error).
 func parallel(n int, f func(i int)) {
 	workers := runtime.GOMAXPROCS(0)
 	if workers > n {
@@ -758,7 +812,12 @@ func parallel(n int, f func(i int)) {
 		}
 		return
 	}
-	var wg sync.WaitGroup
+	var (
+		wg        sync.WaitGroup
+		panicOnce sync.Once
+		panicVal  any
+		panicked  bool
+	)
 	next := make(chan int, n)
 	for i := 0; i < n; i++ {
 		next <- i
@@ -768,10 +827,18 @@ func parallel(n int, f func(i int)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					panicOnce.Do(func() { panicVal, panicked = r, true })
+				}
+			}()
 			for i := range next {
 				f(i)
 			}
 		}()
 	}
 	wg.Wait()
+	if panicked {
+		panic(panicVal)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -144,7 +143,7 @@ func DealThresholdFromPrimes(random io.Reader, p, q *big.Int, s, parties, thresh
 	if err := checkPartiesThreshold(parties, threshold); err != nil {
 		return nil, nil, err
 	}
-	if p.Cmp(q) == 0 || p.BitLen() != q.BitLen() {
+	if p == nil || q == nil || p.Sign() <= 0 || q.Sign() <= 0 || p.Cmp(q) == 0 || p.BitLen() != q.BitLen() {
 		return nil, nil, fmt.Errorf("%w: p and q must be distinct and of equal size", ErrInvalidKey)
 	}
 	pp := new(big.Int).Rsh(p, 1) // p'
@@ -464,17 +463,15 @@ func (ks *KeyShare) decryptShare(random io.Reader, cs []*Ciphertext, ctx ProofCo
 	if random == nil {
 		random = rand.Reader
 	}
+	if err := ks.check(); err != nil {
+		return nil, err
+	}
 	pk := ks.Public
-	if pk == nil || ks.Index < 1 || ks.Index > pk.Parties || ks.Secret == nil || ks.Secret.Sign() < 0 {
-		return nil, fmt.Errorf("%w: bad key share", ErrInvalidKey)
-	}
 	if len(cs) == 0 {
-		return nil, errors.New("paillier: no ciphertexts")
+		return nil, fmt.Errorf("%w: no ciphertexts", ErrInvalidCiphertext)
 	}
-	for _, c := range cs {
-		if err := pk.ValidateCiphertext(c); err != nil {
-			return nil, err
-		}
+	if err := pk.validateAll(cs); err != nil {
+		return nil, err
 	}
 	if rhoBits == 0 {
 		rhoBits = pk.rhoBits()
@@ -493,32 +490,72 @@ func (ks *KeyShare) decryptShare(random io.Reader, cs []*Ciphertext, ctx ProofCo
 // DecryptShare's first half, exposed so that callers (and benchmarks) can
 // separate computing shares from proving them (see ProveShare).
 func (ks *KeyShare) ShareValues(cs []*Ciphertext) ([]*big.Int, error) {
-	pk := ks.Public
-	if pk == nil || ks.Index < 1 || ks.Index > pk.Parties || ks.Secret == nil || ks.Secret.Sign() < 0 {
-		return nil, fmt.Errorf("%w: bad key share", ErrInvalidKey)
+	if err := ks.check(); err != nil {
+		return nil, err
 	}
-	for _, c := range cs {
-		if err := pk.ValidateCiphertext(c); err != nil {
-			return nil, err
-		}
+	if err := ks.Public.validateAll(cs); err != nil {
+		return nil, err
 	}
 	return ks.shareValues(cs), nil
 }
 
 // ProveShare returns the batched proof for share values computed by
-// ShareValues; DecryptShare = ShareValues + ProveShare.
+// ShareValues; DecryptShare = ShareValues + ProveShare. Every ciphertext and
+// value must be in Z*_{n^(s+1)}, with one value per ciphertext.
 func (ks *KeyShare) ProveShare(random io.Reader, cs []*Ciphertext, values []*big.Int, ctx ProofContext) (*Proof, error) {
 	if random == nil {
 		random = rand.Reader
 	}
-	if ks.Public == nil || len(cs) == 0 || len(values) != len(cs) {
-		return nil, errors.New("paillier: need one value per ciphertext")
+	if err := ks.check(); err != nil {
+		return nil, err
 	}
-	rho, err := randomBits(random, ks.Public.rhoBits())
+	pk := ks.Public
+	if len(cs) == 0 || len(values) != len(cs) {
+		return nil, fmt.Errorf("%w: need one value per ciphertext, have %d ciphertexts and %d values", ErrInvalidShare, len(cs), len(values))
+	}
+	if err := pk.validateAll(cs); err != nil {
+		return nil, err
+	}
+	for j, v := range values {
+		if !inUnits(v, pk.NS1) {
+			return nil, fmt.Errorf("%w: value %d not in Z*_{n^(s+1)}", ErrInvalidShare, j)
+		}
+	}
+	rho, err := randomBits(random, pk.rhoBits())
 	if err != nil {
 		return nil, err
 	}
 	return ks.prove(rho, cs, values, ctx), nil
+}
+
+// check makes sure the key share can be used by the prover without a
+// panic: a well-formed public key, an index in 1..Parties and a positive
+// secret.
+func (ks *KeyShare) check() error {
+	if ks == nil || ks.Public == nil {
+		return fmt.Errorf("%w: key share without public key", ErrInvalidKey)
+	}
+	pk := ks.Public
+	if err := pk.checkShape(); err != nil {
+		return err
+	}
+	if ks.Index < 1 || ks.Index > pk.Parties {
+		return fmt.Errorf("%w: key share index %d outside 1..%d", ErrInvalidKey, ks.Index, pk.Parties)
+	}
+	if ks.Secret == nil || ks.Secret.Sign() <= 0 {
+		return fmt.Errorf("%w: key share %d has no positive secret", ErrInvalidKey, ks.Index)
+	}
+	return nil
+}
+
+// validateAll checks that every ciphertext is an element of Z*_{n^(s+1)}.
+func (pk *PublicKey) validateAll(cs []*Ciphertext) error {
+	for j, c := range cs {
+		if err := pk.ValidateCiphertext(c); err != nil {
+			return fmt.Errorf("%w (ciphertext %d)", err, j)
+		}
+	}
+	return nil
 }
 
 // shareValues returns c_j^(2x) for every ciphertext, on all cores. The
@@ -559,14 +596,19 @@ func shareError(index int, why string) error {
 	return fmt.Errorf("%w from party %d: %s", ErrInvalidShare, index, why)
 }
 
-// VerifyShare checks a decryption share for cs under ctx. Any error wraps
-// ErrInvalidShare and names the party index.
+// VerifyShare checks a decryption share for cs under ctx. An error about
+// the share wraps ErrInvalidShare and names the party index; a malformed
+// key gives ErrInvalidKey and a ciphertext outside Z*_{n^(s+1)}
+// ErrInvalidCiphertext.
 func (pk *ThresholdPublicKey) VerifyShare(cs []*Ciphertext, sh *DecryptionShare, ctx ProofContext) error {
+	if err := pk.checkShape(); err != nil {
+		return err
+	}
 	if sh == nil {
 		return fmt.Errorf("%w: nil share", ErrInvalidShare)
 	}
 	i := sh.Index
-	if i < 1 || i > pk.Parties || len(pk.VerificationKeys) != pk.Parties {
+	if i < 1 || i > pk.Parties {
 		return shareError(i, "party index out of range")
 	}
 	if len(cs) == 0 || len(sh.Values) != len(cs) {
@@ -636,6 +678,9 @@ func lagrange(delta *big.Int, set []int) []*big.Int {
 // shares with distinct indices (ordered by index) and fails if there are
 // fewer. The result of each ciphertext is in [0, n^s).
 func (pk *ThresholdPublicKey) Combine(cs []*Ciphertext, shares []*DecryptionShare) ([]*big.Int, error) {
+	if err := pk.checkShape(); err != nil {
+		return nil, err
+	}
 	need := pk.Threshold + 1
 	byIndex := map[int]*DecryptionShare{}
 	for _, sh := range shares {
