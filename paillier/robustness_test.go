@@ -46,14 +46,15 @@ func TestExportedAPIRefusesMalformedInput(t *testing.T) {
 	withIndex := func(i int) *KeyShare { return &KeyShare{Index: i, Secret: shares[0].Secret, Public: tpk} }
 	nilC := &Ciphertext{}
 	badKeyShares := map[string]*KeyShare{
-		"nil key share":   nil,
-		"nil public key":  {Index: 1, Secret: shares[0].Secret},
-		"index 0":         withIndex(0),
-		"index N+1":       withIndex(tpk.Parties + 1),
-		"index −1":        withIndex(-1),
-		"nil secret":      withSecret(nil),
-		"zero secret":     withSecret(new(big.Int)),
-		"negative secret": withSecret(big.NewInt(-3)),
+		"nil key share":    nil,
+		"nil public key":   {Index: 1, Secret: shares[0].Secret},
+		"index 0":          withIndex(0),
+		"index N+1":        withIndex(tpk.Parties + 1),
+		"index −1":         withIndex(-1),
+		"nil secret":       withSecret(nil),
+		"zero secret":      withSecret(new(big.Int)),
+		"negative secret":  withSecret(big.NewInt(-3)),
+		"secret n^(s+1)/4": withSecret(new(big.Int).Rsh(tpk.NS1, 2)),
 		"public key without V": {Index: 1, Secret: shares[0].Secret, Public: forgeThreshold(tpk, func(k *ThresholdPublicKey) {
 			k.V = nil
 		})},

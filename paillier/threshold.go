@@ -529,8 +529,18 @@ func (ks *KeyShare) ProveShare(random io.Reader, cs []*Ciphertext, values []*big
 }
 
 // check makes sure the key share can be used by the prover without a
-// panic: a well-formed public key, an index in 1..Parties and a positive
-// secret.
+// panic and within the proof's hiding bound: a well-formed public key, an
+// index in 1..Parties and a secret 0 < x < n^(s+1)/4.
+//
+// The bound is the one the blinder length assumes. ρ has |n^(s+1)| + 256 +
+// 128 bits, so z = ρ + e·x is within statistical distance 2^-128 of a value
+// independent of x only while e·x < 2^(|ρ|−128), i.e. x < 2^|n^(s+1)|; the
+// dealer's x = Δ·s_i mod n^s·n' is below n^s·n' < n^(s+1)/4 (n' = p'q' <
+// n/4). A larger secret congruent to x modulo the group order gives the
+// same share values and a proof that verifies, but z/e then estimates the
+// secret to within ρ/e, which leaks it (the tcpaillier flaw in another
+// guise; see TestProofHidesShare). UnmarshalKeyShare applies the same
+// bound.
 func (ks *KeyShare) check() error {
 	if ks == nil || ks.Public == nil {
 		return fmt.Errorf("%w: key share without public key", ErrInvalidKey)
@@ -544,6 +554,9 @@ func (ks *KeyShare) check() error {
 	}
 	if ks.Secret == nil || ks.Secret.Sign() <= 0 {
 		return fmt.Errorf("%w: key share %d has no positive secret", ErrInvalidKey, ks.Index)
+	}
+	if ks.Secret.Cmp(new(big.Int).Rsh(pk.NS1, 2)) >= 0 {
+		return fmt.Errorf("%w: key share %d's secret is not below n^(s+1)/4, the bound the proof's blinder hides", ErrInvalidKey, ks.Index)
 	}
 	return nil
 }

@@ -354,3 +354,50 @@ func TestCombineRejectsMalformedValues(t *testing.T) {
 		}
 	}
 }
+
+// TestProverRefusesSecretAboveBound: a secret congruent to the real one
+// modulo the order of the squares gives the same share values, so its proof
+// verifies; but above n^(s+1)/4 the blinder no longer hides it. The prover
+// used to accept it.
+func TestProverRefusesSecretAboveBound(t *testing.T) {
+	p, err := GenerateSafePrime(t.Context(), rand.Reader, testBits/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q *big.Int
+	for q == nil || q.Cmp(p) == 0 {
+		if q, err = GenerateSafePrime(t.Context(), rand.Reader, testBits/2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tpk, shares, err := DealThresholdFromPrimes(rand.Reader, p, q, 1, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Order of the squares: n^s·n' with n' = p'q'.
+	order := new(big.Int).Mul(new(big.Int).Rsh(p, 1), new(big.Int).Rsh(q, 1))
+	order.Mul(order, tpk.NS)
+	big4 := new(big.Int).Add(shares[0].Secret, new(big.Int).Lsh(order, 2)) // ≥ n^(s+1)/4
+	if big4.Cmp(new(big.Int).Rsh(tpk.NS1, 2)) < 0 {
+		t.Fatal("test secret below the bound")
+	}
+	cs := []*Ciphertext{mustEnc(t, &tpk.PublicKey, big.NewInt(3))}
+	ks := &KeyShare{Index: 1, Secret: big4, Public: tpk}
+	// Same share values as the honest secret.
+	v1, _ := shares[0].ShareValues(cs)
+	if got := new(big.Int).Exp(cs[0].C, new(big.Int).Lsh(big4, 1), tpk.NS1); got.Cmp(v1[0]) != 0 {
+		t.Fatal("congruent secret gives other share values")
+	}
+	if _, err := ks.DecryptShare(rand.Reader, cs, testCtx); !errors.Is(err, ErrInvalidKey) {
+		t.Errorf("DecryptShare with a secret above n^(s+1)/4: %v", err)
+	}
+	if _, err := ks.ProveShare(rand.Reader, cs, v1, testCtx); !errors.Is(err, ErrInvalidKey) {
+		t.Errorf("ProveShare with a secret above n^(s+1)/4: %v", err)
+	}
+	// Just below the bound is accepted by the prover (the proof will not
+	// verify, since the secret is wrong, but that is the verifier's job).
+	ks.Secret = new(big.Int).Sub(new(big.Int).Rsh(tpk.NS1, 2), one)
+	if _, err := ks.ProveShare(rand.Reader, cs, v1, testCtx); err != nil {
+		t.Errorf("secret n^(s+1)/4 − 1 refused: %v", err)
+	}
+}
