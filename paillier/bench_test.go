@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -296,5 +297,48 @@ func BenchmarkSafePrime1024(b *testing.B) {
 		if _, err := GenerateSafePrime(context.Background(), rand.Reader, 1024); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkFixedBaseMemory reports the live heap one fixed-base table adds
+// (runtime.MemStats after a full collection) as MiB/table, for the
+// encryption tables (full and short r) and the v table. Run it with
+// -benchtime 1x: each iteration builds a table.
+func BenchmarkFixedBaseMemory(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		bits int
+		tab  func(k *benchKey) (g, m *big.Int, bits, w int)
+	}{
+		{"H/2048", 2048, func(k *benchKey) (*big.Int, *big.Int, int, int) {
+			return k.sk.H, k.sk.NS1, k.sk.randBits(), k.sk.encWindow()
+		}},
+		{"H/2048short", 2048, func(k *benchKey) (*big.Int, *big.Int, int, int) {
+			pk := k.sk.PublicKey
+			pk.ShortExponent = true
+			return pk.H, pk.NS1, pk.randBits(), pk.encWindow()
+		}},
+		{"V/2048", 2048, func(k *benchKey) (*big.Int, *big.Int, int, int) {
+			return k.tpk.V, k.tpk.NS1, k.tpk.rhoBits() + 1, vWindow
+		}},
+		{"H/3072", 3072, func(k *benchKey) (*big.Int, *big.Int, int, int) {
+			return k.sk.H, k.sk.NS1, k.sk.randBits(), k.sk.encWindow()
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			g, m, bits, w := c.tab(fullKey(b, c.bits))
+			var total float64
+			for b.Loop() {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				fb := newFixedBase(g, m, bits, w)
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				runtime.KeepAlive(fb)
+				total += float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / (1 << 20)
+			}
+			b.ReportMetric(total/float64(b.N), "MiB/table")
+		})
 	}
 }

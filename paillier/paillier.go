@@ -2,7 +2,6 @@ package paillier
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -78,91 +77,29 @@ type PublicKey struct {
 	ShortExponent bool
 }
 
-// Fixed-base tables are cached per (base, modulus, exponent length,
-// window) in a small process-wide LRU, so that the many copies and decodings
-// of one key share one table. Tables are large (tens of MB), so at most
-// maxTables are kept.
-const maxTables = 6
-
-type tableKey struct {
-	digest [32]byte // SHA-256 of base and modulus
-	bits   int
-	window int
-}
-
-type tableEntry struct {
-	once  sync.Once
-	fb    *fixedBase
-	stamp uint64
-}
-
-var (
-	tablesMu  sync.Mutex
-	tables    = map[tableKey]*tableEntry{}
-	tableTick uint64
-)
-
-func tableFor(base, m *big.Int, bits, window int) *fixedBase {
-	h := sha256.New()
-	h.Write(base.Bytes())
-	h.Write([]byte{0})
-	h.Write(m.Bytes())
-	var k tableKey
-	copy(k.digest[:], h.Sum(nil))
-	k.bits, k.window = bits, window
-	tablesMu.Lock()
-	tableTick++
-	e, ok := tables[k]
-	if !ok {
-		if len(tables) >= maxTables {
-			var oldest tableKey
-			first := true
-			for key, v := range tables {
-				if first || v.stamp < tables[oldest].stamp {
-					oldest, first = key, false
-				}
-			}
-			delete(tables, oldest)
-		}
-		e = &tableEntry{}
-		tables[k] = e
-	}
-	e.stamp = tableTick
-	tablesMu.Unlock()
-	e.once.Do(func() { e.fb = newFixedBase(base, m, bits, window) })
-	return e.fb
-}
-
-func (pk *PublicKey) table(base *big.Int, bits, window int) *fixedBase {
-	return tableFor(base, pk.ns1(), bits, window)
-}
-
 // Precompute builds the fixed-base encryption table now (it is otherwise
-// built on first use; see encWindow for sizes). Tables are shared by all
-// copies of a key and cached process-wide for the last few keys used.
+// built on first use). Tables are shared by all copies of a key and cached
+// process-wide within the budget of SetFixedBaseBudget; see encWindow for
+// their sizes.
 func (pk *PublicKey) Precompute() {
 	if pk.checkShape() != nil || pk.H == nil {
 		return
 	}
-	pk.table(pk.H, pk.randBits(), pk.encWindow())
+	tableFor(pk.H, pk.ns1(), pk.randBits(), encMaxWindow)
 }
 
-// encWindow picks the encryption table's window: the widest of 4..9 bits
-// whose table stays within 80 MB. 2048-bit n: 9 bits (short exponents
-// 32 MB, full 64 MB); 3072-bit n: 9 bits short (73 MB), 8 bits full (79 MB);
-// 4096-bit n: 8 bits short (69 MB), 7 bits full (79 MB).
+// encMaxWindow is the widest window of the encryption table.
+const encMaxWindow = 9
+
+// encWindow is the encryption table's window: the widest of 1..9 bits whose
+// table stays within maxTableBytes (80 MiB). Sizes measured with
+// BenchmarkFixedBaseMemory: 2048-bit n, 9 bits, full r 57.0 MiB, short r
+// 28.5 MiB; 3072-bit n, 8 bits, full r 72.0 MiB. Computed by tableBytes:
+// 3072-bit n short r 9 bits, 64.0 MiB; 4096-bit n full r 7 bits, 72.7 MiB,
+// short r 8 bits, 63.8 MiB. 0 would mean that no table fits, which
+// MaxCiphertextBits rules out.
 func (pk *PublicKey) encWindow() int {
-	return windowFor(pk.randBits(), pk.CiphertextSize(), 80<<20)
-}
-
-func windowFor(bits, elemBytes, limit int) int {
-	entry := elemBytes + 40 // value plus big.Int overhead
-	for w := 9; w > 4; w-- {
-		if (bits+w-1)/w*(1<<w-1)*entry <= limit {
-			return w
-		}
-	}
-	return 4
+	return windowFor(pk.randBits(), len(pk.ns1().Bits()), encMaxWindow)
 }
 
 // NewPublicKey returns the public key for modulus n and degree s. If h is
@@ -358,7 +295,11 @@ func (pk *PublicKey) randomizer(random io.Reader) (*big.Int, error) {
 }
 
 func (pk *PublicKey) hPow(r *big.Int) *big.Int {
-	return pk.table(pk.H, pk.randBits(), pk.encWindow()).exp(r)
+	ns1 := pk.ns1()
+	if fb := tableFor(pk.H, ns1, pk.randBits(), encMaxWindow); fb != nil {
+		return fb.exp(r)
+	}
+	return new(big.Int).Exp(pk.H, r, ns1) // no table within the budget
 }
 
 func (pk *PublicKey) checkPlain(m *big.Int) error {
