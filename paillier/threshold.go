@@ -693,9 +693,18 @@ func lagrange(delta *big.Int, set []int) []*big.Int {
 	return out
 }
 
-// Combine decrypts cs from already verified shares. It uses the first t+1
-// shares with distinct indices (ordered by index) and fails if there are
-// fewer. The result of each ciphertext is in [0, n^s).
+// Combine decrypts cs from shares that VerifyShare has accepted for the
+// same ciphertexts and ProofContext. It uses the first t+1 shares with
+// distinct indices (ordered by index) and fails if there are fewer. The
+// result of each ciphertext is in [0, n^s).
+//
+// Shares must be verified first: Combine cannot tell a wrong share from a
+// right one. Its checks (values in range, pos ≡ neg mod n, invertibility)
+// catch only values whose component outside ⟨1+n⟩ is wrong; a value
+// multiplied by (1+n)^k passes them all and shifts the plaintext by a
+// multiple of k, without an error (TestCombineUnverifiedShareGivesWrongPlaintext).
+// With exactly t+1 shares there is no redundancy from which Combine could
+// notice; only the proofs bind each value to c^(2x_i).
 func (pk *ThresholdPublicKey) Combine(cs []*Ciphertext, shares []*DecryptionShare) ([]*big.Int, error) {
 	if err := pk.checkShape(); err != nil {
 		return nil, err
@@ -771,7 +780,10 @@ func (pk *ThresholdPublicKey) Combine(cs []*Ciphertext, shares []*DecryptionShar
 		var m *big.Int
 		if pk.s() == 1 {
 			// pos = neg·(1+n·y) mod n² ⇒ (pos-neg)/n ≡ neg·y (mod n): one
-			// inversion modulo n instead of modulo n².
+			// inversion modulo n instead of modulo n². pos ≡ neg (mod n)
+			// must hold for the division to be exact; it fails for some
+			// bad values (e.g. a doubled one) but holds for any value
+			// times (1+n)^k, so it is no substitute for VerifyShare.
 			pn := new(big.Int).Mod(pos, pk.N)
 			nn := new(big.Int).Mod(neg, pk.N)
 			if pn.Cmp(nn) != 0 {

@@ -165,7 +165,9 @@ func TestTamperedShareFailsAndNamesParty(t *testing.T) {
 	if err := tpk.VerifyShare(cs, good, testCtx); err != nil {
 		t.Fatalf("good share rejected: %v", err)
 	}
-	// Combine notices a bad (unverified) share instead of returning garbage.
+	// Combine's consistency check happens to catch a doubled value (its
+	// component modulo n is wrong); see
+	// TestCombineUnverifiedShareGivesWrongPlaintext for what it misses.
 	all := shareAll(t, shares[:3], cs, testCtx)
 	all[1].Values[0].Lsh(all[1].Values[0], 1)
 	all[1].Values[0].Mod(all[1].Values[0], tpk.NS1)
@@ -399,5 +401,28 @@ func TestProverRefusesSecretAboveBound(t *testing.T) {
 	ks.Secret = new(big.Int).Sub(new(big.Int).Rsh(tpk.NS1, 2), one)
 	if _, err := ks.ProveShare(rand.Reader, cs, v1, testCtx); err != nil {
 		t.Errorf("secret n^(s+1)/4 − 1 refused: %v", err)
+	}
+}
+
+// TestCombineUnverifiedShareGivesWrongPlaintext pins the limit documented
+// on Combine: docs/paillier.md used to claim that Combine's consistency
+// check turns an unverified bad share into an error, but a share value
+// times (1+n) changes only the ⟨1+n⟩ component, passes the check and
+// yields a wrong plaintext. VerifyShare rejects it.
+func TestCombineUnverifiedShareGivesWrongPlaintext(t *testing.T) {
+	tpk, shares, _ := testKeys(t)
+	m := big.NewInt(1000)
+	cs := []*Ciphertext{mustEnc(t, &tpk.PublicKey, m)}
+	ds := shareAll(t, shares[:3], cs, testCtx)
+	ds[1].Values[0] = tpk.AddPlain(&Ciphertext{C: ds[1].Values[0]}, one).C // ×(1+n)
+	got, err := tpk.Combine(cs, ds)
+	if err != nil {
+		t.Fatalf("Combine now detects the (1+n) shift (%v): update its documentation", err)
+	}
+	if got[0].Cmp(m) == 0 {
+		t.Fatal("the shifted share did not change the plaintext")
+	}
+	if err := tpk.VerifyShare(cs, ds[1], testCtx); !errors.Is(err, ErrInvalidShare) {
+		t.Fatalf("VerifyShare accepted the shifted share: %v", err)
 	}
 }
