@@ -431,7 +431,9 @@ func (pk *ThresholdPublicKey) checkThreshold() error {
 
 // checkShape is the cheap part of Check that every operation needs so that
 // it cannot panic: non-nil fields with the right relations and sizes, party
-// counts, one verification key per party. It does no exponentiation.
+// counts, one verification key per party, V and every v_i in (0, n^(s+1)).
+// It makes comparisons only (no gcd, no exponentiation), so that it costs
+// nothing next to Combine's 0.2 ms; Check does the rest.
 func (pk *ThresholdPublicKey) checkShape() error {
 	if pk == nil || pk.N == nil || pk.NS == nil || pk.NS1 == nil || pk.H == nil || pk.V == nil {
 		return fmt.Errorf("%w: incomplete threshold key", ErrInvalidKey)
@@ -445,13 +447,14 @@ func (pk *ThresholdPublicKey) checkShape() error {
 	if len(pk.VerificationKeys) != pk.Parties {
 		return fmt.Errorf("%w: %d verification keys for %d parties", ErrInvalidKey, len(pk.VerificationKeys), pk.Parties)
 	}
+	inRange := func(x *big.Int) bool { return x != nil && x.Sign() > 0 && x.Cmp(pk.NS1) < 0 }
 	for i, vk := range pk.VerificationKeys {
-		if !inUnits(vk, pk.NS1) {
-			return fmt.Errorf("%w: verification key %d not in Z*_{n^(s+1)}", ErrInvalidKey, i+1)
+		if !inRange(vk) {
+			return fmt.Errorf("%w: verification key %d outside (0, n^(s+1))", ErrInvalidKey, i+1)
 		}
 	}
-	if !inUnits(pk.V, pk.NS1) {
-		return fmt.Errorf("%w: v not in Z*_{n^(s+1)}", ErrInvalidKey)
+	if !inRange(pk.V) || !inRange(pk.H) {
+		return fmt.Errorf("%w: v or H outside (0, n^(s+1))", ErrInvalidKey)
 	}
 	return nil
 }
