@@ -342,3 +342,63 @@ func BenchmarkFixedBaseMemory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLargestKeyShareCheck is the worst a key the decoders accept can
+// cost a verifier (its name keeps it out of -bench Verify): n of 4096 bits
+// with s = 3 (n^(s+1) of MaxCiphertextBits), random squares for v and the
+// v_i (the decoder cannot tell them from a dealer's), and a garbage share
+// with the longest z the decoder allows. The first VerifyShare builds the
+// v table; MiB/table is the heap it keeps and s/cached-call the time of a
+// later call that reuses the table. Before the size policy and the table
+// cap, an 8192-bit key made one such call take 8.5 s and 816 MiB. Run with
+// -benchtime 1x.
+func BenchmarkLargestKeyShareCheck(b *testing.B) {
+	var p, q *big.Int
+	for n := new(big.Int); n.BitLen() != 4096; n.Mul(p, q) {
+		p, _ = rand.Prime(rand.Reader, 2048)
+		q, _ = rand.Prime(rand.Reader, 2048)
+	}
+	n := new(big.Int).Mul(p, q)
+	pub, err := NewPublicKey(rand.Reader, n, 3, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	square := func() *big.Int {
+		x, _ := randomUnit(rand.Reader, pub.NS1)
+		return x.Mod(x.Mul(x, x), pub.NS1)
+	}
+	tpk := &ThresholdPublicKey{PublicKey: *pub, Parties: 3, Threshold: 1, V: square()}
+	for range tpk.Parties {
+		tpk.VerificationKeys = append(tpk.VerificationKeys, square())
+	}
+	tpk.KeyID = tpk.computeKeyID()
+	kb, err := tpk.MarshalBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if tpk, err = UnmarshalThresholdPublicKey(kb); err != nil {
+		b.Fatal(err)
+	}
+	cs := []*Ciphertext{{C: square()}}
+	z, _ := randomBits(rand.Reader, tpk.rhoBits()+1)
+	sh := &DecryptionShare{Index: 1, Values: []*big.Int{square()}, Proof: &Proof{E: big.NewInt(12345), Z: z}}
+	var mib float64
+	for b.Loop() {
+		// Drop the cached tables so that every iteration builds the v table.
+		SetFixedBaseBudget(SetFixedBaseBudget(0))
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		if err := tpk.VerifyShare(cs, sh, testCtx); err == nil {
+			b.Fatal("garbage share verified")
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		mib += float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / (1 << 20)
+	}
+	b.ReportMetric(mib/float64(b.N), "MiB/table")
+	// Once the table exists, a verification costs this much.
+	t0 := time.Now()
+	tpk.VerifyShare(cs, sh, testCtx)
+	b.ReportMetric(time.Since(t0).Seconds(), "s/cached-call")
+}
