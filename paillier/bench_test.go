@@ -402,3 +402,19 @@ func BenchmarkLargestKeyShareCheck(b *testing.B) {
 	tpk.VerifyShare(cs, sh, testCtx)
 	b.ReportMetric(time.Since(t0).Seconds(), "s/cached-call")
 }
+
+// BenchmarkUnmarshalThresholdPublicKey2048 decodes and checks a 2048-bit
+// key with N = 5: the modulus checks (sieve gcd, perfect powers,
+// primality) and the order checks of H, v and the five v_i.
+func BenchmarkUnmarshalThresholdPublicKey2048(b *testing.B) {
+	k := fullKey(b, 2048)
+	kb, err := k.tpk.MarshalBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := UnmarshalThresholdPublicKey(kb); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
