@@ -3,6 +3,7 @@ package paillier
 import (
 	"crypto/rand"
 	"fmt"
+	"math"
 	"math/big"
 	"testing"
 )
@@ -170,6 +171,26 @@ func TestExportedAPIRefusesMalformedInput(t *testing.T) {
 	}
 	if err := noPanic(t, "EncodeSigned(nil)", func() error { _, err := pk.EncodeSigned(nil); return err }); err == nil {
 		t.Error("EncodeSigned(nil): no error")
+	}
+	noPanic(t, "FixedPoint.Decode(nil)", func() error {
+		if x := (FixedPoint{FracBits: 8}).Decode(nil); !math.IsNaN(x) {
+			t.Error("FixedPoint.Decode(nil) is not NaN")
+		}
+		return nil
+	})
+	if err := noPanic(t, "NewPacking(nil key)", func() error { _, err := NewPacking(nil, 8, 2); return err }); err == nil {
+		t.Error("NewPacking with a nil key: no error")
+	}
+	if err := noPanic(t, "NewPacking(huge valueBits)", func() error { _, err := NewPacking(pk, 1<<40, 2); return err }); err == nil {
+		t.Error("NewPacking with 2^40-bit values: no error")
+	}
+	if packing, err := NewPacking(pk, 8, 2); err == nil {
+		if err := noPanic(t, "Pack(nil value)", func() error { _, err := packing.Pack([]*big.Int{one, nil}); return err }); err == nil {
+			t.Error("Pack with a nil value: no error")
+		}
+		if err := noPanic(t, "Unpack(nil plaintext)", func() error { _, err := packing.Unpack([]*big.Int{nil}, 1, 1); return err }); err == nil {
+			t.Error("Unpack with a nil plaintext: no error")
+		}
 	}
 	noPanic(t, "DecodeSigned(nil)", func() error {
 		if pk.DecodeSigned(nil) != nil {

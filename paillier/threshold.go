@@ -704,8 +704,9 @@ func lagrange(delta *big.Int, set []int) []*big.Int {
 // Shares must be verified first: Combine cannot tell a wrong share from a
 // right one. Its checks (values in range, pos ≡ neg mod n, invertibility)
 // catch only values whose component outside ⟨1+n⟩ is wrong; a value
-// multiplied by (1+n)^k passes them all and shifts the plaintext by a
-// multiple of k, without an error (TestCombineUnverifiedShareGivesWrongPlaintext).
+// multiplied by (1+n)^k passes them all and shifts the plaintext by
+// λ_i·k/(2Δ²) mod n^s, without an error
+// (TestCombineUnverifiedShareGivesWrongPlaintext).
 // With exactly t+1 shares there is no redundancy from which Combine could
 // notice; only the proofs bind each value to c^(2x_i).
 func (pk *ThresholdPublicKey) Combine(cs []*Ciphertext, shares []*DecryptionShare) ([]*big.Int, error) {
