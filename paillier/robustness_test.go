@@ -269,10 +269,28 @@ func TestExportedAPIRefusesMalformedInput(t *testing.T) {
 			return err
 		},
 		"Check on a nil key": func() error { var k *ThresholdPublicKey; return k.Check() },
+		"GenerateSafePrime(nil ctx, 8 bits)": func() error {
+			//lint:ignore SA1012 a nil context is the malformed input under test
+			_, err := GenerateSafePrime(nil, rand.Reader, 8) //nolint:staticcheck
+			return err
+		},
+		"GenerateSafePrime(4096 bits)": func() error {
+			_, err := GenerateSafePrime(t.Context(), rand.Reader, 4096)
+			return err
+		},
 	} {
 		if err := noPanic(t, name, f); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// TestSafePrimeNilContext: a nil context means no deadline, not a panic.
+func TestSafePrimeNilContext(t *testing.T) {
+	//lint:ignore SA1012 a nil context is what is tested
+	p, err := GenerateSafePrime(nil, rand.Reader, 64) //nolint:staticcheck
+	if err != nil || p.BitLen() != 64 {
+		t.Fatalf("%v %v", p, err)
 	}
 }
 
