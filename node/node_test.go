@@ -17,10 +17,19 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
 )
+
+// The consortium test deals a 1024-bit key, which paillier accepts only in
+// test binaries that opt in.
+func init() {
+	if err := paillier.AllowTestKeySizes(); err != nil {
+		panic(err)
+	}
+}
 
 // stepper is a two-step test job: step "a" reports each party's
 // params.values[party]; step "b" waits params.hold_ms and reports it again.

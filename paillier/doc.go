@@ -4,8 +4,8 @@
 //
 // # Scheme
 //
-// A key has an RSA modulus n (2048 bits by default; 3072 and 4096 are
-// supported) and a degree s ≥ 1 (s = 1 is plain Paillier). Plaintexts are
+// A key has an RSA modulus n of exactly 2048 (the default), 3072 or 4096
+// bits and a degree s ≥ 1 (s = 1 is plain Paillier). Plaintexts are
 // residues modulo n^s, ciphertexts are elements of Z*_{n^(s+1)}, g = 1+n:
 //
 //	Enc(m; r) = (1+n)^m · H^r mod n^(s+1),   H = h^(n^s), h = -x² mod n
@@ -13,9 +13,14 @@
 // This is the Damgård–Jurik–Nielsen fixed-base form. h is drawn once per
 // key; x is discarded. (1+n)^m costs a few multiplications (binomial
 // expansion). H^r uses a precomputed table of H^(j·2^(w·i)) (one modular
-// multiplication per w-bit window of r, no squarings; w = 7..9 so that the
-// table stays within 80 MB), built on first use or by PublicKey.Precompute
-// and shared process-wide by all copies of the key.
+// multiplication per w-bit window of r, no squarings), built on first use or
+// by PublicKey.Precompute and shared process-wide by all copies of the key.
+// Each table takes the widest window (at most 9 bits) that keeps it within
+// 80 MiB: 57 MiB at 2048 bits (9-bit windows, measured), 72 MiB at 3072
+// and 4096 bits (8 and 7 bits). All tables together stay within a
+// process-wide budget (SetFixedBaseBudget, 256 MiB by default), least
+// recently used first out; without room, exponentiations run without a
+// table.
 //
 // Homomorphic operations: Add (c1·c2), AddPlain (c·(1+n)^k), MulPlain
 // (c^k), Neg (c^-1), Sub, Rerandomize (c·H^r). Decryption uses the CRT
@@ -55,10 +60,16 @@
 //     element of the squares and is the shortest exponent that does.
 //   - v is a random square that provably (the dealer checks with the
 //     factors) generates the squares; verification keys v_i = v^(x_i).
-//   - Decryption share of c: c_i = c^(2x_i) = c^(2Δs_i).
+//   - Decryption share of c: c_i = c^(2x_i) = c^(2Δs_i). The prover
+//     refuses a secret that is not below n^(s+1)/4, the bound its blinder
+//     hides (see Share proofs).
 //   - Combine: with a set S of t+1 indices and λ_i = Δ·∏_{j∈S∖{i}} j/(j−i)
 //     (an integer), ∏ c_i^(2λ_i) = c^(4Δ²d) = (1+n)^(4Δ²m); the discrete log
 //     gives 4Δ²m mod n^s, and multiplying by (4Δ²)^-1 mod n^s gives m.
+//
+// Combine does not and cannot check shares: a share value times (1+n)^k
+// yields a wrong plaintext without an error. Verify every share with
+// VerifyShare first.
 //
 // Any t+1 shares decrypt; t shares reveal nothing about d. DealThreshold
 // requires N ≥ t+1. We recommend N ≥ 2t+1 (honest majority): then the t+1
@@ -69,10 +80,11 @@
 // A share carries a non-interactive Chaum–Pedersen proof that
 // log_{c^4}(c_i²) = log_v(v_i), made non-interactive with Fiat–Shamir over
 // SHA-256. The blinder ρ is uniform of |n^(s+1)| + 256 + 128 bits: the
-// response z = ρ + e·x (e: 256-bit challenge, x < n^(s+1)) is then within
-// statistical distance 2^-128 of a value independent of x. (niclabs/tcpaillier
-// sized ρ from the threshold instead of the modulus, about 262 bits, so
-// floor(z/(e·Δ)) revealed the share; see TestProofHidesShare.) The
+// response z = ρ + e·x (e: 256-bit challenge, x < n^(s+1)/4, which the
+// prover checks) is then within statistical distance 2^-128 of a value
+// independent of x. (niclabs/tcpaillier sized ρ from the threshold instead
+// of the modulus, about 262 bits, so floor(z/(e·Δ)) revealed the share;
+// see TestProofHidesShare.) The
 // challenge hashes a canonical length-prefixed encoding of a domain tag, the
 // key id (SHA-256 of the public key), the job, phase, round and attempt of
 // ProofContext, the party index, a digest of every ciphertext and share
@@ -107,6 +119,35 @@
 // bit bounds, key ids recomputed, key shares checked against their
 // verification key, and only the canonical encoding accepted.
 //
+// # Key checks and key sizes
+//
+// A decoded key is checked for everything that can be checked without its
+// factors (checkModulus, checkElement, ThresholdPublicKey.Check): n of an
+// accepted size, odd, without a prime factor below 2^18, not a perfect
+// power and not prime; H, v and every v_i units other than ±1 and of order
+// above 256; v and the v_i of Jacobi symbol +1, the v_i distinct and
+// different from v. Such keys (n = 3·q or p², H = 1, v = v_i = 1) would let
+// anyone decrypt or let any share verify. Not checked, because it needs
+// the factorisation: that n is a product of two safe primes of equal size,
+// that v generates the squares and that each v_i is a power of v. The dealer
+// is trusted for those, as in Damgård–Jurik §4; keys built in memory
+// rather than decoded are checked only by Check.
+//
+// Production moduli have exactly 2048, 3072 or 4096 bits (NIST SP 800-57
+// Part 1 Rev. 5, Table 2: 112- and 128-bit security for 2048 and 3072).
+// Generation, dealing, NewPublicKey and the decoders refuse every other
+// size. Test suites use 512- to 2047-bit keys for speed: a test binary
+// opts in with AllowTestKeySizes, which does nothing outside test binaries
+// (testing.Testing).
+//
+// # Malformed input
+//
+// No exported function panics on nil or out-of-range input (nil
+// ciphertexts or values, party indices outside 1..N, nil or out-of-range
+// secrets, incomplete keys): functions with an error result return one,
+// the homomorphic operations return the invalid ciphertext 0. Work spread
+// over goroutines re-raises an (internal) panic in the caller's goroutine.
+//
 // # Safe primes
 //
 // GenerateSafePrime sieves candidates q and 2q+1 together against the odd
@@ -123,10 +164,17 @@
 // alternatives we measured, filippo.io/bigmod, are 2.7× slower at 4096-bit
 // moduli). Do not run the parties on hosts shared with untrusted code.
 //
+// The prover's range check 0 < x < n^(s+1)/4 uses big.Int.Sign and Cmp,
+// which are not constant-time either: their running time depends on the
+// secret's length in words and on the first word in which it differs from
+// the bound.
+//
 // Built with -tags gmp (cgo and libgmp required), the decryption shares,
 // the dealer's verification keys and the proof commitment u^ρ use GMP's
 // mpz_powm_sec instead, which is constant-time in the exponent's bits and
 // about 13 % faster than math/big at 2048-bit n; verification's u^z uses
 // mpz_powm. The fixed-base table for v^ρ and Decrypt stay on math/big and
-// are not constant-time with either backend. See docs/paillier.md.
+// are not constant-time with either backend; when the v table does not fit
+// the budget, v^ρ falls back to the gmpexp exponentiation (constant-time
+// with the tag). See docs/paillier.md.
 package paillier

@@ -38,8 +38,11 @@ func (f FixedPoint) Encode(x float64) (*big.Int, error) {
 	return v, nil
 }
 
-// Decode returns v·2^-F as the nearest float64.
+// Decode returns v·2^-F as the nearest float64 (NaN for a nil v).
 func (f FixedPoint) Decode(v *big.Int) float64 {
+	if v == nil {
+		return math.NaN()
+	}
 	bf := new(big.Float).SetInt(v)
 	bf.SetMantExp(bf, -f.FracBits)
 	x, _ := bf.Float64()
@@ -69,8 +72,16 @@ type Packing struct {
 // NewPacking returns a packing for pk's plaintext space with headroom for
 // sums of up to additions vectors of signed values |v| < 2^valueBits.
 func NewPacking(pk *PublicKey, valueBits, additions int) (*Packing, error) {
+	if err := pk.checkShape(); err != nil {
+		return nil, err
+	}
 	if valueBits < 1 || additions < 1 {
 		return nil, fmt.Errorf("%w: valueBits and additions must be positive", ErrOverflow)
+	}
+	if valueBits >= pk.ns().BitLen() {
+		// Checked before 2^(valueBits+1) is built: an absurd valueBits
+		// must not allocate gigabytes.
+		return nil, fmt.Errorf("%w: %d-bit values do not fit the plaintext space", ErrOverflow, valueBits)
 	}
 	// Slot sums are at most additions·(2^(valueBits+1) - 1).
 	maxSum := new(big.Int).Lsh(one, uint(valueBits)+1)

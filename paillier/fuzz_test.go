@@ -16,10 +16,28 @@ func FuzzUnmarshalThresholdPublicKey(f *testing.F) {
 	b, _ := tpk.MarshalBinary()
 	f.Add(b)
 	f.Add([]byte{0x90})
+	// Degenerate keys that used to decode (see keycheck_test.go).
+	for _, forge := range []func(k *ThresholdPublicKey){
+		func(k *ThresholdPublicKey) {
+			k.V = big.NewInt(1)
+			for i := range k.VerificationKeys {
+				k.VerificationKeys[i] = big.NewInt(1)
+			}
+		},
+		func(k *ThresholdPublicKey) { k.H = big.NewInt(1) },
+		func(k *ThresholdPublicKey) { k.VerificationKeys[1] = k.VerificationKeys[0] },
+	} {
+		fb, _ := forgeThreshold(tpk, forge).MarshalBinary()
+		f.Add(fb)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		k, err := UnmarshalThresholdPublicKey(b)
 		if err != nil {
 			return
+		}
+		// Whatever decodes passes every check Check makes.
+		if err := k.Check(); err != nil {
+			t.Fatalf("decoded key fails Check: %v", err)
 		}
 		out, err := k.MarshalBinary()
 		if err != nil || !bytes.Equal(out, b) {
@@ -32,10 +50,22 @@ func FuzzUnmarshalPublicKey(f *testing.F) {
 	_, _, sk := testKeys(f)
 	b, _ := sk.PublicKey.MarshalBinary()
 	f.Add(b)
+	// Degenerate keys that used to decode: H = 1, n = 3·q.
+	weak := sk.PublicKey
+	weak.H = big.NewInt(1)
+	wb, _ := weak.MarshalBinary()
+	f.Add(wb)
+	q, _ := rand.Prime(rand.Reader, testBits-1)
+	n3 := new(big.Int).Mul(big.NewInt(3), q)
+	nb, _ := (&PublicKey{N: n3, S: 1, NS: n3, NS1: new(big.Int).Mul(n3, n3), H: big.NewInt(2)}).MarshalBinary()
+	f.Add(nb)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		k, err := UnmarshalPublicKey(b)
 		if err != nil {
 			return
+		}
+		if checkModulus(k.N) != nil || checkElement(k.H, k.N, k.NS1, false, "H") != nil {
+			t.Fatal("decoded a key that fails the key checks")
 		}
 		out, err := k.MarshalBinary()
 		if err != nil || !bytes.Equal(out, b) {

@@ -8,8 +8,15 @@ import (
 )
 
 // Test keys are small (512-bit n) so that the suite stays fast; full-size
-// keys are exercised by the benchmarks.
+// keys are exercised by the benchmarks. Such keys are refused unless the
+// test binary opts in.
 const testBits = 512
+
+func init() {
+	if err := AllowTestKeySizes(); err != nil {
+		panic(err)
+	}
+}
 
 var (
 	testKeyOnce sync.Once

@@ -111,6 +111,14 @@ func (d *decoder) fail(format string, args ...any) {
 	}
 }
 
+// failErr records err (typically wrapping ErrInvalidKey) so that the
+// result wraps both ErrDecode and err.
+func (d *decoder) failErr(err error) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %w", ErrDecode, err)
+	}
+}
+
 func (d *decoder) arr() int {
 	if d.err != nil {
 		return 0
@@ -214,6 +222,9 @@ func (d *decoder) done() error {
 
 // MarshalBinary encodes the public key (n, s, H).
 func (pk *PublicKey) MarshalBinary() ([]byte, error) {
+	if pk == nil {
+		return nil, fmt.Errorf("%w: nil public key", ErrDecode)
+	}
 	e := newEncoder(tagPublicKey, 3)
 	pk.encodeFields(e)
 	return e.bytes()
@@ -235,23 +246,23 @@ func decodePublicKeyFields(d *decoder) *PublicKey {
 	if d.err != nil {
 		return nil
 	}
-	if n.BitLen() < MinBits || n.Bit(0) == 0 {
-		d.fail("modulus must be odd with %d..%d bits", MinBits, MaxBits)
-		return nil
-	}
-	if n.ProbablyPrime(0) {
-		d.fail("modulus is prime")
-		return nil
-	}
-	pk, err := NewPublicKey(nil, n, s, big.NewInt(1))
+	// Size policy, small factors, perfect powers, primality (checkModulus).
+	pk, err := newPublicKeyNoBase(n, s)
 	if err != nil {
-		d.fail("%v", err)
+		d.failErr(err)
 		return nil
 	}
-	pk.H = d.unit(pk.NS1, pk.CiphertextSize(), "H")
+	h := d.fixed(pk.CiphertextSize())
 	if d.err != nil {
 		return nil
 	}
+	// H = 1, −1, a non-unit or an element of small order would make
+	// ciphertexts readable without the key (checkElement).
+	if err := checkElement(h, pk.N, pk.NS1, false, "fixed base H"); err != nil {
+		d.failErr(err)
+		return nil
+	}
+	pk.H = h
 	return pk
 }
 
@@ -282,6 +293,9 @@ func canonical(b []byte, marshal func() ([]byte, error)) error {
 
 // MarshalBinary encodes the threshold public key.
 func (pk *ThresholdPublicKey) MarshalBinary() ([]byte, error) {
+	if pk == nil {
+		return nil, fmt.Errorf("%w: nil public key", ErrDecode)
+	}
 	e := newEncoder(tagThresholdKey, 8)
 	pk.PublicKey.encodeFields(e)
 	size := pk.CiphertextSize()
@@ -325,8 +339,8 @@ func decodeThresholdFields(d *decoder) *ThresholdPublicKey {
 		return nil
 	}
 	copy(tpk.KeyID[:], id)
-	if err := tpk.Check(); err != nil {
-		d.fail("%v", err)
+	if err := tpk.checkThreshold(); err != nil {
+		d.failErr(err)
 		return nil
 	}
 	return tpk
@@ -347,7 +361,7 @@ func UnmarshalThresholdPublicKey(b []byte) (*ThresholdPublicKey, error) {
 
 // MarshalBinary encodes the key share together with its public key.
 func (ks *KeyShare) MarshalBinary() ([]byte, error) {
-	if ks.Public == nil {
+	if ks == nil || ks.Public == nil {
 		return nil, fmt.Errorf("%w: key share without public key", ErrDecode)
 	}
 	pub, err := ks.Public.MarshalBinary()
@@ -441,7 +455,7 @@ func (pk *PublicKey) UnmarshalCiphertexts(b []byte) ([]*Ciphertext, error) {
 // UnmarshalDecryptionShare; for a hand-built share, the longest value's
 // length, which equals the key's size except with negligible probability).
 func (sh *DecryptionShare) MarshalBinary() ([]byte, error) {
-	if sh.Proof == nil {
+	if sh == nil || sh.Proof == nil {
 		return nil, fmt.Errorf("%w: share without proof", ErrDecode)
 	}
 	size := sh.elemSize

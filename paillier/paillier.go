@@ -2,7 +2,6 @@ package paillier
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -32,16 +31,17 @@ var (
 const (
 	// DefaultBits is the default modulus size.
 	DefaultBits = 2048
-	// MinBits is the smallest modulus accepted by key generation and
-	// decoding. Moduli below 2048 bits are for tests only.
-	MinBits = 256
+	// MinBits is the smallest production modulus. Key generation, dealing
+	// and decoding accept exactly 2048, 3072 or 4096 bits; smaller moduli
+	// (down to MinTestBits) only in test binaries after AllowTestKeySizes.
+	MinBits = 2048
 	// MaxBits is the largest modulus accepted.
-	MaxBits = 8192
+	MaxBits = 4096
 	// MaxS is the largest Damgård–Jurik degree s accepted.
 	MaxS = 8
 	// MaxCiphertextBits bounds |n^(s+1)|, so that decoding a hostile key
-	// cannot demand arbitrarily expensive arithmetic (e.g. s ≤ 7 at 2048
-	// bits, s ≤ 3 at 4096 bits).
+	// cannot demand arbitrarily expensive arithmetic (s ≤ 7 at 2048 bits,
+	// s ≤ 4 at 3072 bits, s ≤ 3 at 4096 bits).
 	MaxCiphertextBits = 16384
 	// statBits is the statistical security parameter: randomisers and
 	// proof blinders are this many bits longer than the value they hide.
@@ -77,109 +77,42 @@ type PublicKey struct {
 	ShortExponent bool
 }
 
-// Fixed-base tables are cached per (base, modulus, exponent length,
-// window) in a small process-wide LRU, so that the many copies and decodings
-// of one key share one table. Tables are large (tens of MB), so at most
-// maxTables are kept.
-const maxTables = 6
-
-type tableKey struct {
-	digest [32]byte // SHA-256 of base and modulus
-	bits   int
-	window int
-}
-
-type tableEntry struct {
-	once  sync.Once
-	fb    *fixedBase
-	stamp uint64
-}
-
-var (
-	tablesMu  sync.Mutex
-	tables    = map[tableKey]*tableEntry{}
-	tableTick uint64
-)
-
-func tableFor(base, m *big.Int, bits, window int) *fixedBase {
-	h := sha256.New()
-	h.Write(base.Bytes())
-	h.Write([]byte{0})
-	h.Write(m.Bytes())
-	var k tableKey
-	copy(k.digest[:], h.Sum(nil))
-	k.bits, k.window = bits, window
-	tablesMu.Lock()
-	tableTick++
-	e, ok := tables[k]
-	if !ok {
-		if len(tables) >= maxTables {
-			var oldest tableKey
-			first := true
-			for key, v := range tables {
-				if first || v.stamp < tables[oldest].stamp {
-					oldest, first = key, false
-				}
-			}
-			delete(tables, oldest)
-		}
-		e = &tableEntry{}
-		tables[k] = e
-	}
-	e.stamp = tableTick
-	tablesMu.Unlock()
-	e.once.Do(func() { e.fb = newFixedBase(base, m, bits, window) })
-	return e.fb
-}
-
-func (pk *PublicKey) table(base *big.Int, bits, window int) *fixedBase {
-	return tableFor(base, pk.ns1(), bits, window)
-}
-
 // Precompute builds the fixed-base encryption table now (it is otherwise
-// built on first use; see encWindow for sizes). Tables are shared by all
-// copies of a key and cached process-wide for the last few keys used.
+// built on first use). Tables are shared by all copies of a key and cached
+// process-wide within the budget of SetFixedBaseBudget; see encWindow for
+// their sizes.
 func (pk *PublicKey) Precompute() {
-	if pk.H == nil {
+	if pk.checkShape() != nil || pk.H == nil {
 		return
 	}
-	pk.table(pk.H, pk.randBits(), pk.encWindow())
+	tableFor(pk.H, pk.ns1(), pk.randBits(), encMaxWindow)
 }
 
-// encWindow picks the encryption table's window: the widest of 4..9 bits
-// whose table stays within 80 MB. 2048-bit n: 9 bits (short exponents
-// 32 MB, full 64 MB); 3072-bit n: 9 bits short (73 MB), 8 bits full (79 MB);
-// 4096-bit n: 8 bits short (69 MB), 7 bits full (79 MB).
+// encMaxWindow is the widest window of the encryption table.
+const encMaxWindow = 9
+
+// encWindow is the encryption table's window: the widest of 1..9 bits whose
+// table stays within maxTableBytes (80 MiB). Sizes measured with
+// BenchmarkFixedBaseMemory: 2048-bit n, 9 bits, full r 57.0 MiB, short r
+// 28.5 MiB; 3072-bit n, 8 bits, full r 72.0 MiB. Computed by tableBytes:
+// 3072-bit n short r 9 bits, 64.0 MiB; 4096-bit n full r 7 bits, 72.7 MiB,
+// short r 8 bits, 63.8 MiB. 0 would mean that no table fits, which
+// MaxCiphertextBits rules out.
 func (pk *PublicKey) encWindow() int {
-	return windowFor(pk.randBits(), pk.CiphertextSize(), 80<<20)
+	return windowFor(pk.randBits(), len(pk.ns1().Bits()), encMaxWindow)
 }
 
-func windowFor(bits, elemBytes, limit int) int {
-	entry := elemBytes + 40 // value plus big.Int overhead
-	for w := 9; w > 4; w-- {
-		if (bits+w-1)/w*(1<<w-1)*entry <= limit {
-			return w
-		}
-	}
-	return 4
-}
-
-// NewPublicKey returns the public key for modulus n and degree s with the
-// fixed encryption base derived from h. If h is nil, a fresh h = -x² mod n is
-// drawn from random.
+// NewPublicKey returns the public key for modulus n and degree s. If h is
+// nil, a fresh fixed encryption base H = (−x²)^(n^s) mod n^(s+1) is drawn
+// from random; otherwise h is used as H itself (as serialised) and must pass
+// the checks the decoders apply (see checkElement). n must satisfy the
+// key-size policy and must not be even, prime, a perfect power or have a
+// prime factor below 2^18 (see checkModulus).
 func NewPublicKey(random io.Reader, n *big.Int, s int, h *big.Int) (*PublicKey, error) {
-	if n == nil || n.Sign() <= 0 || n.Bit(0) == 0 || n.BitLen() < MinBits || n.BitLen() > MaxBits {
-		return nil, fmt.Errorf("%w: modulus must be odd with %d..%d bits", ErrInvalidKey, MinBits, MaxBits)
+	pk, err := newPublicKeyNoBase(n, s)
+	if err != nil {
+		return nil, err
 	}
-	if s < 1 || s > MaxS {
-		return nil, fmt.Errorf("%w: s must be in 1..%d", ErrInvalidKey, MaxS)
-	}
-	if n.BitLen()*(s+1) > MaxCiphertextBits {
-		return nil, fmt.Errorf("%w: n^(s+1) would exceed %d bits", ErrInvalidKey, MaxCiphertextBits)
-	}
-	pk := &PublicKey{N: new(big.Int).Set(n), S: s}
-	pk.NS = new(big.Int).Exp(n, big.NewInt(int64(s)), nil)
-	pk.NS1 = new(big.Int).Mul(pk.NS, n)
 	if h == nil {
 		if random == nil {
 			random = rand.Reader
@@ -193,13 +126,72 @@ func NewPublicKey(random io.Reader, n *big.Int, s int, h *big.Int) (*PublicKey, 
 		x.Mod(x, n)
 		pk.H = x.Exp(x, pk.NS, pk.NS1)
 	} else {
-		if !inUnits(h, pk.NS1) {
-			return nil, fmt.Errorf("%w: fixed base not in Z*_{n^(s+1)}", ErrInvalidKey)
+		if err := checkElement(h, pk.N, pk.NS1, false, "fixed base H"); err != nil {
+			return nil, err
 		}
 		pk.H = new(big.Int).Set(h)
 	}
 	return pk, nil
 }
+
+// newPublicKeyNoBase checks n and s and fills N, S, NS and NS1.
+func newPublicKeyNoBase(n *big.Int, s int) (*PublicKey, error) {
+	if err := checkModulus(n); err != nil {
+		return nil, err
+	}
+	if s < 1 || s > MaxS {
+		return nil, fmt.Errorf("%w: s must be in 1..%d", ErrInvalidKey, MaxS)
+	}
+	if n.BitLen()*(s+1) > MaxCiphertextBits {
+		return nil, fmt.Errorf("%w: n^(s+1) would exceed %d bits", ErrInvalidKey, MaxCiphertextBits)
+	}
+	pk := &PublicKey{N: new(big.Int).Set(n), S: s}
+	pk.NS = new(big.Int).Exp(n, big.NewInt(int64(s)), nil)
+	pk.NS1 = new(big.Int).Mul(pk.NS, n)
+	return pk, nil
+}
+
+// checkShape is a cheap check that pk can be used without a panic: a
+// positive odd modulus of at most MaxBits bits, 0 ≤ S ≤ MaxS (0 means 1),
+// |n^(s+1)| ≤ MaxCiphertextBits, and NS, NS1 either nil or equal to n^s
+// and n^(s+1). It does not apply the key-size policy or the structural
+// checks of NewPublicKey (literal keys are allowed).
+func (pk *PublicKey) checkShape() error {
+	if pk == nil || pk.N == nil || pk.N.Sign() <= 0 || pk.N.Bit(0) == 0 || pk.N.BitLen() > MaxBits {
+		return fmt.Errorf("%w: missing or malformed modulus", ErrInvalidKey)
+	}
+	if pk.S < 0 || pk.S > MaxS || pk.N.BitLen()*(pk.s()+1) > MaxCiphertextBits {
+		return fmt.Errorf("%w: bad degree s", ErrInvalidKey)
+	}
+	if pk.NS != nil || pk.NS1 != nil {
+		ns := new(big.Int).Exp(pk.N, big.NewInt(int64(pk.s())), nil)
+		if pk.NS == nil || pk.NS1 == nil || pk.NS.Cmp(ns) != 0 || pk.NS1.Cmp(ns.Mul(ns, pk.N)) != 0 {
+			return fmt.Errorf("%w: n^s or n^(s+1) inconsistent with n", ErrInvalidKey)
+		}
+	}
+	return nil
+}
+
+// usable is the cheapest guard, for the operations without an error
+// result (Add, AddPlain, MulPlain, Neg): a key whose moduli cannot make
+// them panic, and non-nil operands.
+func (pk *PublicKey) usable(cs ...*Ciphertext) bool {
+	if pk == nil || pk.N == nil || pk.N.Sign() <= 0 || (pk.NS1 != nil && pk.NS1.Sign() <= 0) ||
+		(pk.NS != nil && pk.NS.Sign() <= 0) || pk.S < 0 || pk.S > MaxS {
+		return false
+	}
+	for _, c := range cs {
+		if c == nil || c.C == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// invalidCiphertext is what the operations without an error result return
+// for unusable input: 0, which fails ValidateCiphertext and every decoder
+// and encoder check.
+func invalidCiphertext() *Ciphertext { return &Ciphertext{C: new(big.Int)} }
 
 // params fills missing derived values for literal keys.
 func (pk *PublicKey) s() int {
@@ -303,7 +295,11 @@ func (pk *PublicKey) randomizer(random io.Reader) (*big.Int, error) {
 }
 
 func (pk *PublicKey) hPow(r *big.Int) *big.Int {
-	return pk.table(pk.H, pk.randBits(), pk.encWindow()).exp(r)
+	ns1 := pk.ns1()
+	if fb := tableFor(pk.H, ns1, pk.randBits(), encMaxWindow); fb != nil {
+		return fb.exp(r)
+	}
+	return new(big.Int).Exp(pk.H, r, ns1) // no table within the budget
 }
 
 func (pk *PublicKey) checkPlain(m *big.Int) error {
@@ -316,6 +312,9 @@ func (pk *PublicKey) checkPlain(m *big.Int) error {
 // Encrypt returns an encryption of m ∈ [0, n^s): (1+n)^m · H^r mod n^(s+1).
 // Use EncodeSigned for negative values.
 func (pk *PublicKey) Encrypt(random io.Reader, m *big.Int) (*Ciphertext, error) {
+	if err := pk.checkShape(); err != nil {
+		return nil, err
+	}
 	if err := pk.checkPlain(m); err != nil {
 		return nil, err
 	}
@@ -333,6 +332,9 @@ func (pk *PublicKey) Encrypt(random io.Reader, m *big.Int) (*Ciphertext, error) 
 // The randomness is read from random sequentially before the parallel part,
 // so random need not be safe for concurrent use.
 func (pk *PublicKey) EncryptMany(random io.Reader, ms []*big.Int) ([]*Ciphertext, error) {
+	if err := pk.checkShape(); err != nil {
+		return nil, err
+	}
 	if random == nil {
 		random = rand.Reader
 	}
@@ -386,24 +388,38 @@ func mulMod(a, b, m *big.Int) *big.Int {
 }
 
 // Add returns an encryption of the sum of the plaintexts of a and b.
-// Inputs are not validated (use UnmarshalCiphertexts for untrusted data).
+// Inputs are not validated (use UnmarshalCiphertexts for untrusted data);
+// a nil operand gives the invalid ciphertext 0 rather than a panic, as for
+// AddPlain, MulPlain, Neg and Sub.
 func (pk *PublicKey) Add(a, b *Ciphertext) *Ciphertext {
+	if !pk.usable(a, b) {
+		return invalidCiphertext()
+	}
 	return &Ciphertext{C: mulMod(a.C, b.C, pk.ns1())}
 }
 
 // AddPlain returns an encryption of Dec(c) + m mod n^s. m may be negative.
 func (pk *PublicKey) AddPlain(c *Ciphertext, m *big.Int) *Ciphertext {
+	if !pk.usable(c) || m == nil {
+		return invalidCiphertext()
+	}
 	return &Ciphertext{C: mulMod(pk.gPow(m), c.C, pk.ns1())} // gPow reduces m mod n^s
 }
 
 // MulPlain returns an encryption of k·Dec(c) mod n^s. k may be negative.
 func (pk *PublicKey) MulPlain(c *Ciphertext, k *big.Int) *Ciphertext {
+	if !pk.usable(c) || k == nil {
+		return invalidCiphertext()
+	}
 	kk := new(big.Int).Mod(k, pk.ns())
 	return &Ciphertext{C: new(big.Int).Exp(c.C, kk, pk.ns1())}
 }
 
 // Neg returns an encryption of -Dec(c) mod n^s.
 func (pk *PublicKey) Neg(c *Ciphertext) *Ciphertext {
+	if !pk.usable(c) {
+		return invalidCiphertext()
+	}
 	inv := new(big.Int).ModInverse(c.C, pk.ns1())
 	if inv == nil { // not a unit: return a value that fails validation
 		inv = new(big.Int)
@@ -416,6 +432,12 @@ func (pk *PublicKey) Sub(a, b *Ciphertext) *Ciphertext { return pk.Add(a, pk.Neg
 
 // Rerandomize returns a fresh-looking encryption of the same plaintext.
 func (pk *PublicKey) Rerandomize(random io.Reader, c *Ciphertext) (*Ciphertext, error) {
+	if err := pk.checkShape(); err != nil {
+		return nil, err
+	}
+	if c == nil || c.C == nil {
+		return nil, ErrInvalidCiphertext
+	}
 	if random == nil {
 		random = rand.Reader
 	}
@@ -428,6 +450,9 @@ func (pk *PublicKey) Rerandomize(random io.Reader, c *Ciphertext) (*Ciphertext, 
 
 // ValidateCiphertext checks that c is an element of Z*_{n^(s+1)}.
 func (pk *PublicKey) ValidateCiphertext(c *Ciphertext) error {
+	if !pk.usable() {
+		return ErrInvalidKey
+	}
 	if c == nil || !inUnits(c.C, pk.ns1()) {
 		return ErrInvalidCiphertext
 	}
@@ -437,6 +462,12 @@ func (pk *PublicKey) ValidateCiphertext(c *Ciphertext) error {
 // EncodeSigned maps a signed integer v with |v| < n^s/2 to the plaintext
 // v mod n^s.
 func (pk *PublicKey) EncodeSigned(v *big.Int) (*big.Int, error) {
+	if err := pk.checkShape(); err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, fmt.Errorf("%w: nil value", ErrOverflow)
+	}
 	half := new(big.Int).Rsh(pk.ns(), 1)
 	if new(big.Int).Abs(v).Cmp(half) >= 0 {
 		return nil, fmt.Errorf("%w: |v| must be below n^s/2", ErrOverflow)
@@ -445,8 +476,11 @@ func (pk *PublicKey) EncodeSigned(v *big.Int) (*big.Int, error) {
 }
 
 // DecodeSigned maps a plaintext in [0, n^s) to the signed integer in
-// (-n^s/2, n^s/2) congruent to it.
+// (-n^s/2, n^s/2) congruent to it. A nil m or an unusable key gives nil.
 func (pk *PublicKey) DecodeSigned(m *big.Int) *big.Int {
+	if m == nil || !pk.usable() {
+		return nil
+	}
 	ns := pk.ns()
 	r := new(big.Int).Mod(m, ns)
 	if r.Cmp(new(big.Int).Rsh(ns, 1)) > 0 {
@@ -487,8 +521,8 @@ func GenerateKeyDJ(random io.Reader, bits, s int) (*PrivateKey, error) {
 	if random == nil {
 		random = rand.Reader
 	}
-	if bits < MinBits || bits > MaxBits || bits%2 != 0 {
-		return nil, fmt.Errorf("%w: bits must be even and in %d..%d", ErrInvalidKey, MinBits, MaxBits)
+	if !acceptedBits(bits) || bits%2 != 0 {
+		return nil, sizePolicyError(bits)
 	}
 	for {
 		p, err := blumPrime(random, bits/2)
@@ -524,6 +558,9 @@ func blumPrime(random io.Reader, bits int) (*big.Int, error) {
 
 // NewPrivateKey builds a key from its primes.
 func NewPrivateKey(random io.Reader, p, q *big.Int, s int) (*PrivateKey, error) {
+	if p == nil || q == nil || p.Sign() <= 0 || q.Sign() <= 0 || p.Cmp(q) == 0 {
+		return nil, fmt.Errorf("%w: p and q must be distinct primes", ErrInvalidKey)
+	}
 	if p.Cmp(q) == 0 || !p.ProbablyPrime(20) || !q.ProbablyPrime(20) {
 		return nil, fmt.Errorf("%w: p and q must be distinct primes", ErrInvalidKey)
 	}
@@ -578,6 +615,15 @@ func hConst(p, q, p2 *big.Int) *big.Int {
 
 // Decrypt returns the plaintext of c in [0, n^s), using the CRT.
 func (sk *PrivateKey) Decrypt(c *Ciphertext) (*big.Int, error) {
+	if sk == nil || sk.P == nil || sk.Q == nil || sk.P.Sign() <= 0 || sk.Q.Sign() <= 0 {
+		return nil, fmt.Errorf("%w: private key without factors", ErrInvalidKey)
+	}
+	if err := sk.checkShape(); err != nil {
+		return nil, err
+	}
+	if new(big.Int).Mul(sk.P, sk.Q).Cmp(sk.N) != 0 {
+		return nil, fmt.Errorf("%w: p·q ≠ n", ErrInvalidKey)
+	}
 	if err := sk.ValidateCiphertext(c); err != nil {
 		return nil, err
 	}
@@ -691,7 +737,11 @@ func inUnits(x, m *big.Int) bool {
 	return new(big.Int).GCD(nil, nil, x, m).Cmp(one) == 0
 }
 
-// parallel runs f(0..n-1) on GOMAXPROCS goroutines.
+// parallel runs f(0..n-1) on GOMAXPROCS goroutines. A panic in a worker
+// is re-raised in the calling goroutine after all workers stop, so that a
+// caller can recover from it as from a panic in its own code (inputs are
+// validated before they reach parallel, so such a panic is an internal
+// error).
 func parallel(n int, f func(i int)) {
 	workers := runtime.GOMAXPROCS(0)
 	if workers > n {
@@ -703,7 +753,12 @@ func parallel(n int, f func(i int)) {
 		}
 		return
 	}
-	var wg sync.WaitGroup
+	var (
+		wg        sync.WaitGroup
+		panicOnce sync.Once
+		panicVal  any
+		panicked  bool
+	)
 	next := make(chan int, n)
 	for i := 0; i < n; i++ {
 		next <- i
@@ -713,10 +768,18 @@ func parallel(n int, f func(i int)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					panicOnce.Do(func() { panicVal, panicked = r, true })
+				}
+			}()
 			for i := range next {
 				f(i)
 			}
 		}()
 	}
 	wg.Wait()
+	if panicked {
+		panic(panicVal)
+	}
 }

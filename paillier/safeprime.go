@@ -3,7 +3,6 @@ package paillier
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -48,11 +47,14 @@ const sieveWidth = 1 << 15
 // them all when one finds a prime or ctx is cancelled. Randomness is read
 // from random under a lock.
 func GenerateSafePrime(ctx context.Context, random io.Reader, bits int) (*big.Int, error) {
-	if bits < 64 {
-		return nil, errors.New("paillier: safe prime too small")
+	if bits < 64 || bits > MaxBits/2 {
+		return nil, fmt.Errorf("%w: safe primes must have 64..%d bits", ErrInvalidKey, MaxBits/2)
 	}
 	if random == nil {
 		random = rand.Reader
+	}
+	if ctx == nil {
+		ctx = context.Background()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

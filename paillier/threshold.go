@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -27,7 +26,9 @@ const challengeBits = 256
 // the batched share proof.
 const weightBits = 128
 
-// vWindow is the window of the fixed-base table for v.
+// vWindow is the widest window of the fixed-base table for v (6 bits, a
+// 23 MiB table, at 2048-bit n; 5 bits at 4096-bit n, where 6 bits would
+// exceed maxTableBytes).
 const vWindow = 6
 
 // ThresholdPublicKey is the public key of a t-of-N threshold Damgård–Jurik
@@ -112,8 +113,8 @@ func DealThresholdDJ(random io.Reader, bits, s, parties, threshold int) (*Thresh
 	if random == nil {
 		random = rand.Reader
 	}
-	if bits < MinBits || bits > MaxBits || bits%2 != 0 {
-		return nil, nil, fmt.Errorf("%w: bits must be even and in %d..%d", ErrInvalidKey, MinBits, MaxBits)
+	if !acceptedBits(bits) || bits%2 != 0 {
+		return nil, nil, sizePolicyError(bits)
 	}
 	if err := checkPartiesThreshold(parties, threshold); err != nil {
 		return nil, nil, err
@@ -144,7 +145,7 @@ func DealThresholdFromPrimes(random io.Reader, p, q *big.Int, s, parties, thresh
 	if err := checkPartiesThreshold(parties, threshold); err != nil {
 		return nil, nil, err
 	}
-	if p.Cmp(q) == 0 || p.BitLen() != q.BitLen() {
+	if p == nil || q == nil || p.Sign() <= 0 || q.Sign() <= 0 || p.Cmp(q) == 0 || p.BitLen() != q.BitLen() {
 		return nil, nil, fmt.Errorf("%w: p and q must be distinct and of equal size", ErrInvalidKey)
 	}
 	pp := new(big.Int).Rsh(p, 1) // p'
@@ -228,6 +229,10 @@ func DealThresholdFromPrimes(random io.Reader, p, q *big.Int, s, parties, thresh
 		tpk.VerificationKeys[i] = gmpexp.Exp(v, shares[i].Secret, ns1) // secret exponent
 	})
 	tpk.KeyID = tpk.computeKeyID()
+	// Self-check: never deal a key the decoders would refuse.
+	if err := tpk.checkThreshold(); err != nil {
+		return nil, nil, err
+	}
 	return tpk, shares, nil
 }
 
@@ -360,28 +365,96 @@ func (pk *ThresholdPublicKey) vPow(e *big.Int) *big.Int {
 	if pk.V == nil {
 		return new(big.Int)
 	}
-	return pk.table(pk.V, pk.rhoBits()+1, vWindow).exp(e)
+	if fb := tableFor(pk.V, pk.ns1(), pk.rhoBits()+1, vWindow); fb != nil {
+		return fb.exp(e)
+	}
+	// No table within the budget. e is secret when proving (ρ).
+	return gmpexp.Exp(pk.V, e, pk.ns1())
 }
 
-// Check verifies the internal consistency of the public key: ranges,
-// party counts and key id.
+// Check verifies the public key as the decoders do: the modulus (key-size
+// policy, no prime factor below 2^18, not a perfect power, not prime), the
+// derived moduli, party counts, the fixed base H, v and every v_i (units,
+// not ±1, order above 256; v and the v_i with Jacobi symbol +1, the v_i
+// distinct and different from v) and the key id. What it cannot check
+// without the factorisation: that n = p·q with safe primes, that v generates
+// the squares and that the v_i are powers of v; the dealer is trusted for
+// those (Damgård–Jurik 2001, §4, assume a trusted dealer).
 func (pk *ThresholdPublicKey) Check() error {
-	if pk == nil || pk.N == nil || pk.NS1 == nil || pk.NS == nil {
+	if pk == nil || pk.N == nil {
 		return fmt.Errorf("%w: incomplete threshold key", ErrInvalidKey)
+	}
+	if err := checkModulus(pk.N); err != nil {
+		return err
+	}
+	return pk.checkThreshold()
+}
+
+// checkThreshold is Check without the modulus checks, for decoders that
+// have already made them.
+func (pk *ThresholdPublicKey) checkThreshold() error {
+	if err := pk.checkShape(); err != nil {
+		return err
+	}
+	if err := checkElement(pk.H, pk.N, pk.NS1, false, "fixed base H"); err != nil {
+		return err
+	}
+	if err := checkElement(pk.V, pk.N, pk.NS1, true, "v"); err != nil {
+		return err
+	}
+	errs := make([]error, len(pk.VerificationKeys))
+	parallel(len(errs), func(i int) {
+		errs[i] = checkElement(pk.VerificationKeys[i], pk.N, pk.NS1, true, fmt.Sprintf("verification key %d", i+1))
+	})
+	seen := make(map[string]int, len(errs)+1)
+	seen[string(pk.V.Bytes())] = 0
+	for i, err := range errs {
+		if err != nil {
+			return err
+		}
+		k := string(pk.VerificationKeys[i].Bytes())
+		if j, dup := seen[k]; dup {
+			// x_i ≡ x_j modulo the order of v: never for an honest dealer
+			// except with negligible probability.
+			if j == 0 {
+				return fmt.Errorf("%w: verification key %d equals v", ErrInvalidKey, i+1)
+			}
+			return fmt.Errorf("%w: verification keys %d and %d are equal", ErrInvalidKey, j, i+1)
+		}
+		seen[k] = i + 1
+	}
+	if pk.computeKeyID() != pk.KeyID {
+		return fmt.Errorf("%w: key id mismatch", ErrInvalidKey)
+	}
+	return nil
+}
+
+// checkShape is the cheap part of Check that every operation needs so that
+// it cannot panic: non-nil fields with the right relations and sizes, party
+// counts, one verification key per party, V and every v_i in (0, n^(s+1)).
+// It makes comparisons only (no gcd, no exponentiation), so that it costs
+// nothing next to Combine's 0.2 ms; Check does the rest.
+func (pk *ThresholdPublicKey) checkShape() error {
+	if pk == nil || pk.N == nil || pk.NS == nil || pk.NS1 == nil || pk.H == nil || pk.V == nil {
+		return fmt.Errorf("%w: incomplete threshold key", ErrInvalidKey)
+	}
+	if err := pk.PublicKey.checkShape(); err != nil {
+		return err
 	}
 	if err := checkPartiesThreshold(pk.Parties, pk.Threshold); err != nil {
 		return err
 	}
-	if len(pk.VerificationKeys) != pk.Parties || !inUnits(pk.V, pk.NS1) {
-		return fmt.Errorf("%w: bad verification keys", ErrInvalidKey)
+	if len(pk.VerificationKeys) != pk.Parties {
+		return fmt.Errorf("%w: %d verification keys for %d parties", ErrInvalidKey, len(pk.VerificationKeys), pk.Parties)
 	}
-	for _, vk := range pk.VerificationKeys {
-		if !inUnits(vk, pk.NS1) {
-			return fmt.Errorf("%w: bad verification key", ErrInvalidKey)
+	inRange := func(x *big.Int) bool { return x != nil && x.Sign() > 0 && x.Cmp(pk.NS1) < 0 }
+	for i, vk := range pk.VerificationKeys {
+		if !inRange(vk) {
+			return fmt.Errorf("%w: verification key %d outside (0, n^(s+1))", ErrInvalidKey, i+1)
 		}
 	}
-	if pk.computeKeyID() != pk.KeyID {
-		return fmt.Errorf("%w: key id mismatch", ErrInvalidKey)
+	if !inRange(pk.V) || !inRange(pk.H) {
+		return fmt.Errorf("%w: v or H outside (0, n^(s+1))", ErrInvalidKey)
 	}
 	return nil
 }
@@ -399,17 +472,15 @@ func (ks *KeyShare) decryptShare(random io.Reader, cs []*Ciphertext, ctx ProofCo
 	if random == nil {
 		random = rand.Reader
 	}
+	if err := ks.check(); err != nil {
+		return nil, err
+	}
 	pk := ks.Public
-	if pk == nil || ks.Index < 1 || ks.Index > pk.Parties || ks.Secret == nil || ks.Secret.Sign() < 0 {
-		return nil, fmt.Errorf("%w: bad key share", ErrInvalidKey)
-	}
 	if len(cs) == 0 {
-		return nil, errors.New("paillier: no ciphertexts")
+		return nil, fmt.Errorf("%w: no ciphertexts", ErrInvalidCiphertext)
 	}
-	for _, c := range cs {
-		if err := pk.ValidateCiphertext(c); err != nil {
-			return nil, err
-		}
+	if err := pk.validateAll(cs); err != nil {
+		return nil, err
 	}
 	if rhoBits == 0 {
 		rhoBits = pk.rhoBits()
@@ -428,32 +499,85 @@ func (ks *KeyShare) decryptShare(random io.Reader, cs []*Ciphertext, ctx ProofCo
 // DecryptShare's first half, exposed so that callers (and benchmarks) can
 // separate computing shares from proving them (see ProveShare).
 func (ks *KeyShare) ShareValues(cs []*Ciphertext) ([]*big.Int, error) {
-	pk := ks.Public
-	if pk == nil || ks.Index < 1 || ks.Index > pk.Parties || ks.Secret == nil || ks.Secret.Sign() < 0 {
-		return nil, fmt.Errorf("%w: bad key share", ErrInvalidKey)
+	if err := ks.check(); err != nil {
+		return nil, err
 	}
-	for _, c := range cs {
-		if err := pk.ValidateCiphertext(c); err != nil {
-			return nil, err
-		}
+	if err := ks.Public.validateAll(cs); err != nil {
+		return nil, err
 	}
 	return ks.shareValues(cs), nil
 }
 
 // ProveShare returns the batched proof for share values computed by
-// ShareValues; DecryptShare = ShareValues + ProveShare.
+// ShareValues; DecryptShare = ShareValues + ProveShare. Every ciphertext and
+// value must be in Z*_{n^(s+1)}, with one value per ciphertext.
 func (ks *KeyShare) ProveShare(random io.Reader, cs []*Ciphertext, values []*big.Int, ctx ProofContext) (*Proof, error) {
 	if random == nil {
 		random = rand.Reader
 	}
-	if ks.Public == nil || len(cs) == 0 || len(values) != len(cs) {
-		return nil, errors.New("paillier: need one value per ciphertext")
+	if err := ks.check(); err != nil {
+		return nil, err
 	}
-	rho, err := randomBits(random, ks.Public.rhoBits())
+	pk := ks.Public
+	if len(cs) == 0 || len(values) != len(cs) {
+		return nil, fmt.Errorf("%w: need one value per ciphertext, have %d ciphertexts and %d values", ErrInvalidShare, len(cs), len(values))
+	}
+	if err := pk.validateAll(cs); err != nil {
+		return nil, err
+	}
+	for j, v := range values {
+		if !inUnits(v, pk.NS1) {
+			return nil, fmt.Errorf("%w: value %d not in Z*_{n^(s+1)}", ErrInvalidShare, j)
+		}
+	}
+	rho, err := randomBits(random, pk.rhoBits())
 	if err != nil {
 		return nil, err
 	}
 	return ks.prove(rho, cs, values, ctx), nil
+}
+
+// check makes sure the key share can be used by the prover without a
+// panic and within the proof's hiding bound: a well-formed public key, an
+// index in 1..Parties and a secret 0 < x < n^(s+1)/4.
+//
+// The bound is the one the blinder length assumes. ρ has |n^(s+1)| + 256 +
+// 128 bits, so z = ρ + e·x is within statistical distance 2^-128 of a value
+// independent of x only while e·x < 2^(|ρ|−128), i.e. x < 2^|n^(s+1)|; the
+// dealer's x = Δ·s_i mod n^s·n' is below n^s·n' < n^(s+1)/4 (n' = p'q' <
+// n/4). A larger secret congruent to x modulo the group order gives the
+// same share values and a proof that verifies, but z/e then estimates the
+// secret to within ρ/e, which leaks it (the tcpaillier flaw in another
+// guise; see TestProofHidesShare). UnmarshalKeyShare applies the same
+// bound.
+func (ks *KeyShare) check() error {
+	if ks == nil || ks.Public == nil {
+		return fmt.Errorf("%w: key share without public key", ErrInvalidKey)
+	}
+	pk := ks.Public
+	if err := pk.checkShape(); err != nil {
+		return err
+	}
+	if ks.Index < 1 || ks.Index > pk.Parties {
+		return fmt.Errorf("%w: key share index %d outside 1..%d", ErrInvalidKey, ks.Index, pk.Parties)
+	}
+	if ks.Secret == nil || ks.Secret.Sign() <= 0 {
+		return fmt.Errorf("%w: key share %d has no positive secret", ErrInvalidKey, ks.Index)
+	}
+	if ks.Secret.Cmp(new(big.Int).Rsh(pk.NS1, 2)) >= 0 {
+		return fmt.Errorf("%w: key share %d's secret is not below n^(s+1)/4, the bound the proof's blinder hides", ErrInvalidKey, ks.Index)
+	}
+	return nil
+}
+
+// validateAll checks that every ciphertext is an element of Z*_{n^(s+1)}.
+func (pk *PublicKey) validateAll(cs []*Ciphertext) error {
+	for j, c := range cs {
+		if err := pk.ValidateCiphertext(c); err != nil {
+			return fmt.Errorf("%w (ciphertext %d)", err, j)
+		}
+	}
+	return nil
 }
 
 // shareValues returns c_j^(2x) for every ciphertext, on all cores. The
@@ -494,14 +618,19 @@ func shareError(index int, why string) error {
 	return fmt.Errorf("%w from party %d: %s", ErrInvalidShare, index, why)
 }
 
-// VerifyShare checks a decryption share for cs under ctx. Any error wraps
-// ErrInvalidShare and names the party index.
+// VerifyShare checks a decryption share for cs under ctx. An error about
+// the share wraps ErrInvalidShare and names the party index; a malformed
+// key gives ErrInvalidKey and a ciphertext outside Z*_{n^(s+1)}
+// ErrInvalidCiphertext.
 func (pk *ThresholdPublicKey) VerifyShare(cs []*Ciphertext, sh *DecryptionShare, ctx ProofContext) error {
+	if err := pk.checkShape(); err != nil {
+		return err
+	}
 	if sh == nil {
 		return fmt.Errorf("%w: nil share", ErrInvalidShare)
 	}
 	i := sh.Index
-	if i < 1 || i > pk.Parties || len(pk.VerificationKeys) != pk.Parties {
+	if i < 1 || i > pk.Parties {
 		return shareError(i, "party index out of range")
 	}
 	if len(cs) == 0 || len(sh.Values) != len(cs) {
@@ -567,10 +696,23 @@ func lagrange(delta *big.Int, set []int) []*big.Int {
 	return out
 }
 
-// Combine decrypts cs from already verified shares. It uses the first t+1
-// shares with distinct indices (ordered by index) and fails if there are
-// fewer. The result of each ciphertext is in [0, n^s).
+// Combine decrypts cs from shares that VerifyShare has accepted for the
+// same ciphertexts and ProofContext. It uses the first t+1 shares with
+// distinct indices (ordered by index) and fails if there are fewer. The
+// result of each ciphertext is in [0, n^s).
+//
+// Shares must be verified first: Combine cannot tell a wrong share from a
+// right one. Its checks (values in range, pos ≡ neg mod n, invertibility)
+// catch only values whose component outside ⟨1+n⟩ is wrong; a value
+// multiplied by (1+n)^k passes them all and shifts the plaintext by
+// λ_i·k/(2Δ²) mod n^s, without an error
+// (TestCombineUnverifiedShareGivesWrongPlaintext).
+// With exactly t+1 shares there is no redundancy from which Combine could
+// notice; only the proofs bind each value to c^(2x_i).
 func (pk *ThresholdPublicKey) Combine(cs []*Ciphertext, shares []*DecryptionShare) ([]*big.Int, error) {
+	if err := pk.checkShape(); err != nil {
+		return nil, err
+	}
 	need := pk.Threshold + 1
 	byIndex := map[int]*DecryptionShare{}
 	for _, sh := range shares {
@@ -642,7 +784,10 @@ func (pk *ThresholdPublicKey) Combine(cs []*Ciphertext, shares []*DecryptionShar
 		var m *big.Int
 		if pk.s() == 1 {
 			// pos = neg·(1+n·y) mod n² ⇒ (pos-neg)/n ≡ neg·y (mod n): one
-			// inversion modulo n instead of modulo n².
+			// inversion modulo n instead of modulo n². pos ≡ neg (mod n)
+			// must hold for the division to be exact; it fails for some
+			// bad values (e.g. a doubled one) but holds for any value
+			// times (1+n)^k, so it is no substitute for VerifyShare.
 			pn := new(big.Int).Mod(pos, pk.N)
 			nn := new(big.Int).Mod(neg, pk.N)
 			if pn.Cmp(nn) != 0 {

@@ -165,7 +165,9 @@ func TestTamperedShareFailsAndNamesParty(t *testing.T) {
 	if err := tpk.VerifyShare(cs, good, testCtx); err != nil {
 		t.Fatalf("good share rejected: %v", err)
 	}
-	// Combine notices a bad (unverified) share instead of returning garbage.
+	// Combine's consistency check happens to catch a doubled value (its
+	// component modulo n is wrong); see
+	// TestCombineUnverifiedShareGivesWrongPlaintext for what it misses.
 	all := shareAll(t, shares[:3], cs, testCtx)
 	all[1].Values[0].Lsh(all[1].Values[0], 1)
 	all[1].Values[0].Mod(all[1].Values[0], tpk.NS1)
@@ -352,5 +354,75 @@ func TestCombineRejectsMalformedValues(t *testing.T) {
 		if _, err := tpk.Combine(cs, ds); err == nil {
 			t.Errorf("Combine accepted share value %v", bad)
 		}
+	}
+}
+
+// TestProverRefusesSecretAboveBound: a secret congruent to the real one
+// modulo the order of the squares gives the same share values, so its proof
+// verifies; but above n^(s+1)/4 the blinder no longer hides it. The prover
+// used to accept it.
+func TestProverRefusesSecretAboveBound(t *testing.T) {
+	p, err := GenerateSafePrime(t.Context(), rand.Reader, testBits/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q *big.Int
+	for q == nil || q.Cmp(p) == 0 {
+		if q, err = GenerateSafePrime(t.Context(), rand.Reader, testBits/2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tpk, shares, err := DealThresholdFromPrimes(rand.Reader, p, q, 1, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Order of the squares: n^s·n' with n' = p'q'.
+	order := new(big.Int).Mul(new(big.Int).Rsh(p, 1), new(big.Int).Rsh(q, 1))
+	order.Mul(order, tpk.NS)
+	big4 := new(big.Int).Add(shares[0].Secret, new(big.Int).Lsh(order, 2)) // ≥ n^(s+1)/4
+	if big4.Cmp(new(big.Int).Rsh(tpk.NS1, 2)) < 0 {
+		t.Fatal("test secret below the bound")
+	}
+	cs := []*Ciphertext{mustEnc(t, &tpk.PublicKey, big.NewInt(3))}
+	ks := &KeyShare{Index: 1, Secret: big4, Public: tpk}
+	// Same share values as the honest secret.
+	v1, _ := shares[0].ShareValues(cs)
+	if got := new(big.Int).Exp(cs[0].C, new(big.Int).Lsh(big4, 1), tpk.NS1); got.Cmp(v1[0]) != 0 {
+		t.Fatal("congruent secret gives other share values")
+	}
+	if _, err := ks.DecryptShare(rand.Reader, cs, testCtx); !errors.Is(err, ErrInvalidKey) {
+		t.Errorf("DecryptShare with a secret above n^(s+1)/4: %v", err)
+	}
+	if _, err := ks.ProveShare(rand.Reader, cs, v1, testCtx); !errors.Is(err, ErrInvalidKey) {
+		t.Errorf("ProveShare with a secret above n^(s+1)/4: %v", err)
+	}
+	// Just below the bound is accepted by the prover (the proof will not
+	// verify, since the secret is wrong, but that is the verifier's job).
+	ks.Secret = new(big.Int).Sub(new(big.Int).Rsh(tpk.NS1, 2), one)
+	if _, err := ks.ProveShare(rand.Reader, cs, v1, testCtx); err != nil {
+		t.Errorf("secret n^(s+1)/4 − 1 refused: %v", err)
+	}
+}
+
+// TestCombineUnverifiedShareGivesWrongPlaintext pins the limit documented
+// on Combine: docs/paillier.md used to claim that Combine's consistency
+// check turns an unverified bad share into an error, but a share value
+// times (1+n) changes only the ⟨1+n⟩ component, passes the check and
+// yields a wrong plaintext. VerifyShare rejects it.
+func TestCombineUnverifiedShareGivesWrongPlaintext(t *testing.T) {
+	tpk, shares, _ := testKeys(t)
+	m := big.NewInt(1000)
+	cs := []*Ciphertext{mustEnc(t, &tpk.PublicKey, m)}
+	ds := shareAll(t, shares[:3], cs, testCtx)
+	ds[1].Values[0] = tpk.AddPlain(&Ciphertext{C: ds[1].Values[0]}, one).C // ×(1+n)
+	got, err := tpk.Combine(cs, ds)
+	if err != nil {
+		t.Fatalf("Combine now detects the (1+n) shift (%v): update its documentation", err)
+	}
+	if got[0].Cmp(m) == 0 {
+		t.Fatal("the shifted share did not change the plaintext")
+	}
+	if err := tpk.VerifyShare(cs, ds[1], testCtx); !errors.Is(err, ErrInvalidShare) {
+		t.Fatalf("VerifyShare accepted the shifted share: %v", err)
 	}
 }

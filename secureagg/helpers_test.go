@@ -16,8 +16,15 @@ import (
 )
 
 // testBits is the modulus size for tests: small so the package tests stay
-// fast; the benchmarks use 2048.
+// fast; the benchmarks use 2048. paillier refuses such keys unless the test
+// binary opts in.
 const testBits = 512
+
+func init() {
+	if err := paillier.AllowTestKeySizes(); err != nil {
+		panic(err)
+	}
+}
 
 // dealt caches one dealt key per consortium size for the test binary, since
 // dealing dominates test time otherwise.

@@ -14,6 +14,14 @@ import (
 	"github.com/niclabs/tcpaillier"
 )
 
+// The cross tests use a 1024-bit modulus, which paillier accepts only in
+// test binaries that opt in.
+func init() {
+	if err := paillier.AllowTestKeySizes(); err != nil {
+		panic(err)
+	}
+}
+
 // Both libraries get the same modulus: N = 5 parties, t = 2 in our terms
 // (3 shares decrypt), which is l = 5, k = 3 in tcpaillier's.
 const parties, threshold = 5, 2
