@@ -20,12 +20,20 @@ import (
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
 )
 
-// keyBits keeps the tests fast; the figures use 2048 bits.
+// keyBits keeps the tests fast; the figures use 2048 bits. paillier
+// refuses keys below 2048 bits unless the test binary opts in.
 const keyBits = 1024
+
+func init() {
+	if err := paillier.AllowTestKeySizes(); err != nil {
+		panic(err)
+	}
+}
 
 // fastTiming keeps failure tests short; the step timeout stays generous so
 // that a loaded machine does not drop live parties.
