@@ -100,3 +100,27 @@ func TestSumPartyErrorsAreNamed(t *testing.T) {
 		}
 	}
 }
+
+// Out-of-range and mistyped params are refused with the field named; a
+// timeout that would overflow a duration is not quietly replaced by the
+// default.
+func TestSumParamsRefused(t *testing.T) {
+	for params, field := range map[string]string{
+		"{column: v, timeout_ms: 9223372036854775807}": "params.timeout_ms",
+		"{column: v, timeout_ms: -1}":                  "params.timeout_ms",
+		"{column: v, frac_bits: x}":                    "params.frac_bits",
+		"{column: v, value_bits: 0}":                   "params.value_bits",
+		"{column: v, noise: {mechanism: cauchy}}":      "params.noise.mechanism",
+		"{column: v, noise: {epsilon: [1]}}":           "params.noise.epsilon",
+		"{column: v, colour: red}":                     "params.colour",
+		"{}":                                           "params.column",
+	} {
+		spec, err := job.ParseSpec([]byte("kind: sum\nparties: [{name: a}]\nparams: "+params+"\n"), "spec.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := (sum.Kind{}).Validate(spec); err == nil || !strings.Contains(err.Error(), "field "+field) {
+			t.Errorf("%s: %v, want an error naming %s", params, err, field)
+		}
+	}
+}
