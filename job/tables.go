@@ -54,6 +54,37 @@ func LoadTables(p Participant) ([]*table.Table, error) {
 	return out, nil
 }
 
+// NumericColumn returns the values of the numeric column col over every one
+// of the participant's tables that has it, in table order. A table with a
+// header and no rows adds nothing; a party with no such table at all, or
+// whose column is not numeric, gets an error naming it.
+func NumericColumn(p Participant, col string) ([]float64, error) {
+	tables, err := LoadTables(p)
+	if err != nil {
+		return nil, err
+	}
+	var out []float64
+	found := false
+	for _, t := range tables {
+		c, err := t.Column(col)
+		if err != nil {
+			continue
+		}
+		found = true
+		if t.NumRows() == 0 {
+			continue
+		}
+		if c.Num == nil {
+			return nil, fmt.Errorf("party %s: column %s of table %s is not numeric", p.Self(), col, t.Name)
+		}
+		out = append(out, c.Num...) // finite: the table loader refuses NaN and infinities
+	}
+	if !found {
+		return nil, fmt.Errorf("party %s has no table with column %q", p.Self(), col)
+	}
+	return out, nil
+}
+
 // ErrTablePath means a spec's table path leaves the directory tables must
 // live in.
 var ErrTablePath = errors.New("table path outside the tables directory")

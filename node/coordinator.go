@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 )
 
 // The coordinator side: driving a job while this node leads. Coordinate
@@ -190,68 +189,14 @@ func (a *attempt) Wait(ctx context.Context) (*job.Outputs, error) {
 		return nil, fmt.Errorf("step %s/%d is committed already; its outputs are gone", a.step.Phase, a.step.Round)
 	}
 	c, step := a.c, a.step
-	outs := &job.Outputs{Coordinator: step.Coordinator, Results: map[string][]byte{}, Failed: map[string]string{}, Bytes: map[string]int64{}}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
 	waitCtx, cancel := context.WithTimeout(ctx, step.Timeout()+time.Duration(c.n.timing.SendMS)*time.Millisecond)
 	defer cancel()
-	done := 0
-	aborted := false
-	reported := map[string]bool{}
-	wg.Go(func() {
-		c.watchReachable(waitCtx, step.Parties, func(p string, why error) {
-			mu.Lock()
-			defer mu.Unlock()
-			if aborted || reported[p] {
-				return
-			}
-			aborted = true
-			outs.Failed[p] = fmt.Sprintf("unreachable: %v", why)
-			outs.Silent = append(outs.Silent, p)
-			cancel() // end the attempt: the others cannot finish without p
-		})
-	})
-	for _, p := range step.Parties {
-		wg.Go(func() {
-			m, err := c.n.ms.box.Get(waitCtx, p, step.Key(outputType))
-			var o stepOutput
-			if err == nil {
-				err = protocol.Unmarshal(m.Body, &o)
-				if p != c.n.cfg.Name { // the report itself crossed the network too
-					if b, eerr := protocol.Encode(m); eerr == nil {
-						o.Bytes += int64(len(b) + 4)
-					}
-				}
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			reported[p] = true
-			if aborted && err != nil {
-				return // cut short because another party is unreachable
-			}
-			switch {
-			case err != nil:
-				outs.Failed[p] = fmt.Sprintf("no output within %s: %v", step.Timeout(), err)
-				outs.Silent = append(outs.Silent, p)
-			case o.Error != "":
-				outs.Failed[p] = o.Error
-				outs.Bytes[p] = o.Bytes
-			default:
-				outs.Results[p] = o.Output
-				outs.Bytes[p] = o.Bytes
-			}
-			done++
-			c.Progress(step.Phase, done, len(step.Parties))
-			if done == len(step.Parties) {
-				cancel() // stops the reachability watch
-			}
-		})
-	}
-	wg.Wait()
+	outs := job.Collect(waitCtx, c, step, func(ctx context.Context, unreachable func(string, error)) {
+		c.watchReachable(ctx, step.Parties, unreachable)
+	}, func(done int) { c.Progress(step.Phase, done, len(step.Parties)) })
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	slices.Sort(outs.Silent)
 	c.mu.Lock()
 	c.failed = outs.Failed
 	c.mu.Unlock()

@@ -75,7 +75,7 @@ type Node struct {
 	ledger  *audit.Ledger
 	ms      *messenger
 	fsm     *fsm
-	secrets *secrets
+	secrets job.Secrets
 	lock    *dirLock
 	raftLog *raftLogger
 	closing atomic.Bool // set when Close begins
@@ -167,7 +167,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, host: h, gater: g,
-		metrics: m, ledger: ledger, fsm: newFSM(), secrets: &secrets{dir: cfg.DataDir, parsed: map[string]any{}},
+		metrics: m, ledger: ledger, fsm: newFSM(), secrets: job.DirSecrets(cfg.DataDir),
 		coordinating: map[string]*coordination{}, workers: map[string]*worker{}, progress: map[string]Progress{},
 		maxJobs: cfg.MaxJobs, unknownJobGrace: unknownJobGrace,
 	}

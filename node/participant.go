@@ -16,16 +16,6 @@ import (
 // one at a time, reports each output to that attempt's coordinator alone,
 // and closes the session when the job ends.
 
-// outputType is the message a party sends the coordinator when it finishes a step.
-const outputType = "job/output"
-
-// stepOutput is the body of an output message.
-type stepOutput struct {
-	Output []byte `msgpack:"output"`
-	Error  string `msgpack:"error"`
-	Bytes  int64  `msgpack:"bytes"`
-}
-
 // worker runs one job's steps on this node.
 type worker struct {
 	n      *Node
@@ -180,7 +170,7 @@ func (w *worker) openSession(ctx context.Context) (job.Session, error) {
 // report sends the attempt's output (or error) to its coordinator alone.
 func (w *worker) report(step job.Step, output []byte, err error) {
 	n := w.n
-	out := stepOutput{Output: output}
+	out := job.Report{Output: output}
 	disclosure := protocol.DiscloseControl
 	if err != nil {
 		out.Output, out.Error = nil, err.Error()
@@ -191,13 +181,13 @@ func (w *worker) report(step job.Step, output []byte, err error) {
 	out.Bytes = n.ms.bytesSent(step.Job)
 	body, err := protocol.Marshal(&out)
 	if err == nil {
-		err = n.ms.send(w.ctx, step.Coordinator, step.Message(n.cfg.Name, outputType, body), disclosure)
+		err = n.ms.send(w.ctx, step.Coordinator, step.Message(n.cfg.Name, job.OutputType, body), disclosure)
 	}
 	if err != nil && errors.Is(err, errLedger) {
 		// The node cannot record what it sends (a full disk): say so, with
 		// nothing of the party's data, so the result names the cause.
-		failure, _ := protocol.Marshal(&stepOutput{Error: fmt.Sprintf("party %s: %v", n.cfg.Name, err), Bytes: out.Bytes})
-		err = n.ms.sendFailure(w.ctx, step.Coordinator, step.Message(n.cfg.Name, outputType, failure))
+		failure, _ := protocol.Marshal(&job.Report{Error: fmt.Sprintf("party %s: %v", n.cfg.Name, err), Bytes: out.Bytes})
+		err = n.ms.sendFailure(w.ctx, step.Coordinator, step.Message(n.cfg.Name, job.OutputType, failure))
 	}
 	if err != nil {
 		n.log.Warn("could not report step output", "job", step.Job, "phase", step.Phase, "coordinator", step.Coordinator, "err", err)

@@ -34,31 +34,11 @@ type session struct {
 }
 
 // loadColumn collects the column's values over the party's tables that
-// have it, sorted. A table with a header and no rows adds nothing; a party
-// with no such table at all cannot take part.
+// have it (job.NumericColumn), sorted.
 func loadColumn(p job.Participant, col string) ([]float64, error) {
-	tables, err := job.LoadTables(p)
+	out, err := job.NumericColumn(p, col)
 	if err != nil {
 		return nil, err
-	}
-	var out []float64
-	found := false
-	for _, t := range tables {
-		c, err := t.Column(col)
-		if err != nil {
-			continue
-		}
-		found = true
-		if t.NumRows() == 0 {
-			continue
-		}
-		if c.Num == nil {
-			return nil, fmt.Errorf("party %s: column %s of table %s is not numeric", p.Self(), col, t.Name)
-		}
-		out = append(out, c.Num...) // finite: the table loader refuses NaN and infinities
-	}
-	if !found {
-		return nil, fmt.Errorf("party %s has no table with column %q", p.Self(), col)
 	}
 	slices.Sort(out)
 	return out, nil

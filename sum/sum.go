@@ -251,32 +251,16 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 // Close releases nothing: the session holds one number.
 func (s *session) Close() {}
 
-// localSum sums the column over the party's tables that have it. A table
-// with a header and no rows contributes zero.
+// localSum sums the column over the party's tables that have it
+// (job.NumericColumn): a table with a header and no rows contributes zero.
 func localSum(p job.Participant, col string) (float64, error) {
-	tables, err := job.LoadTables(p)
+	values, err := job.NumericColumn(p, col)
 	if err != nil {
 		return 0, err
 	}
-	total, found := 0.0, false
-	for _, t := range tables {
-		c, err := t.Column(col)
-		if err != nil {
-			continue
-		}
-		found = true
-		if t.NumRows() == 0 {
-			continue
-		}
-		if c.Num == nil {
-			return 0, fmt.Errorf("party %s: column %s of table %s is not numeric", p.Self(), col, t.Name)
-		}
-		for _, v := range c.Num {
-			total += v
-		}
-	}
-	if !found {
-		return 0, fmt.Errorf("party %s has no table with column %q", p.Self(), col)
+	total := 0.0
+	for _, v := range values {
+		total += v
 	}
 	return total, nil
 }

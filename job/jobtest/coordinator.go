@@ -4,27 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 )
 
 // The coordinator side, as the node's: Start answers finished steps from
 // the log and checks that a replayed step is the committed one; outputs
 // reach the coordinator as messages and stay in its memory; only the
 // kind's decision is committed.
-
-// outputType is the message a party sends the coordinator when it finishes
-// a step (the node's).
-const outputType = "job/output"
-
-// stepOutput is the body of an output message (the node's).
-type stepOutput struct {
-	Output []byte `msgpack:"output"`
-	Error  string `msgpack:"error"`
-	Bytes  int64  `msgpack:"bytes"`
-}
 
 // coordinator implements job.Coordinator for one leader's term.
 type coordinator struct {
@@ -107,66 +94,14 @@ func (a *attempt) Wait(ctx context.Context) (*job.Outputs, error) {
 		return nil, fmt.Errorf("jobtest: step %s/%d is committed already; its outputs are gone", a.step.Phase, a.step.Round)
 	}
 	c, step := a.c, a.step
-	outs := &job.Outputs{Coordinator: step.Coordinator, Results: map[string][]byte{}, Failed: map[string]string{}, Bytes: map[string]int64{}}
 	waitCtx, cancel := context.WithTimeout(ctx, step.Timeout()+c.r.opts.Grace)
 	defer cancel()
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	aborted := false
-	reported := map[string]bool{}
-	done := 0
-	wg.Go(func() {
-		c.watchReachable(waitCtx, step.Parties, func(p string) {
-			mu.Lock()
-			defer mu.Unlock()
-			if aborted || reported[p] {
-				return
-			}
-			aborted = true
-			outs.Failed[p] = fmt.Sprintf("unreachable: %v", ErrDropped)
-			outs.Silent = append(outs.Silent, p)
-			cancel() // the others cannot finish without p
-		})
-	})
-	for _, p := range step.Parties {
-		wg.Go(func() {
-			m, err := c.Receive(waitCtx, p, step.Key(outputType))
-			var o stepOutput
-			if err == nil {
-				err = protocol.Unmarshal(m.Body, &o)
-				if p != c.Self() { // the report itself crossed the network too
-					if b, eerr := protocol.Encode(m); eerr == nil {
-						o.Bytes += int64(len(b) + 4)
-					}
-				}
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			reported[p] = true
-			if aborted && err != nil {
-				return // cut short because another party is unreachable
-			}
-			switch {
-			case err != nil:
-				outs.Failed[p] = fmt.Sprintf("no output within %s: %v", step.Timeout(), err)
-				outs.Silent = append(outs.Silent, p)
-			case o.Error != "":
-				outs.Failed[p] = o.Error
-				outs.Bytes[p] = o.Bytes
-			default:
-				outs.Results[p] = o.Output
-				outs.Bytes[p] = o.Bytes
-			}
-			if done++; done == len(step.Parties) {
-				cancel() // stops the reachability watch
-			}
-		})
-	}
-	wg.Wait()
+	outs := job.Collect(waitCtx, c, step, func(ctx context.Context, unreachable func(string, error)) {
+		c.watchReachable(ctx, step.Parties, func(p string) { unreachable(p, ErrDropped) })
+	}, nil)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("jobtest: step %s/%d attempt %d: %w", step.Phase, step.Round, step.Attempt, err)
 	}
-	slices.Sort(outs.Silent)
 	return outs, nil
 }
 

@@ -2,12 +2,8 @@ package jobtest
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"sync"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
@@ -114,7 +110,7 @@ func (w *worker) open() (job.Session, error) {
 // report sends the attempt's output (or error) to its coordinator alone,
 // disclosing what the kind says the output discloses.
 func (w *worker) report(step job.Step, output []byte, err error) {
-	out := stepOutput{Output: output, Bytes: w.r.net.BytesSent(w.name)}
+	out := job.Report{Output: output, Bytes: w.r.net.BytesSent(w.name)}
 	disclosure := protocol.DiscloseControl
 	if err != nil {
 		out.Output, out.Error = nil, err.Error()
@@ -124,14 +120,14 @@ func (w *worker) report(step job.Step, output []byte, err error) {
 	}
 	body, err := protocol.Marshal(&out)
 	if err != nil {
-		body, _ = protocol.Marshal(&stepOutput{Error: fmt.Sprintf("party %s: encode output: %v", w.name, err), Bytes: out.Bytes})
+		body, _ = protocol.Marshal(&job.Report{Error: fmt.Sprintf("party %s: encode output: %v", w.name, err), Bytes: out.Bytes})
 		disclosure = protocol.DiscloseControl
 	}
 	ctx, cancel := context.WithTimeout(w.ctx, w.r.opts.Grace)
 	defer cancel()
 	// A report that fails is lost, as over the network: the coordinator
 	// counts the party silent.
-	_ = w.r.net.Party(w.name).Send(ctx, step.Coordinator, step.Message(w.name, outputType, body), disclosure)
+	_ = w.r.net.Party(w.name).Send(ctx, step.Coordinator, step.Message(w.name, job.OutputType, body), disclosure)
 }
 
 // participant implements job.Participant for one party's session.
@@ -157,56 +153,6 @@ func (p *participant) TablePath(t job.TableSpec) (string, error) {
 	return job.ResolveTablePath(p.r.opts.TablesDir, t.Path)
 }
 
-// DirSecrets returns the secrets in a node's data dir: ReadSecret reads a
-// file under dir (refusing names that leave it), and Parsed caches what it
-// parses by the files' contents, as a node does.
-func DirSecrets(dir string) job.Secrets {
-	return &dirSecrets{dir: dir, parsed: map[[sha256.Size]byte]any{}}
-}
-
-type dirSecrets struct {
-	dir    string
-	mu     sync.Mutex
-	parsed map[[sha256.Size]byte]any
-}
-
-func (s *dirSecrets) ReadSecret(name string) ([]byte, error) {
-	if !filepath.IsLocal(name) {
-		return nil, fmt.Errorf("jobtest: secret name %q is not a path inside the data dir", name)
-	}
-	b, err := os.ReadFile(filepath.Join(s.dir, name))
-	if err != nil {
-		return nil, fmt.Errorf("jobtest: read secret %s: %w", name, err)
-	}
-	return b, nil
-}
-
-func (s *dirSecrets) Parsed(names []string, parse func([][]byte) (any, error)) (any, error) {
-	contents := make([][]byte, len(names))
-	h := sha256.New()
-	for i, name := range names {
-		b, err := s.ReadSecret(name)
-		if err != nil {
-			return nil, err
-		}
-		contents[i] = b
-		fmt.Fprintf(h, "%s\x00%d\x00", name, len(b))
-		h.Write(b)
-	}
-	var key [sha256.Size]byte
-	h.Sum(key[:0])
-	s.mu.Lock()
-	v, ok := s.parsed[key]
-	s.mu.Unlock()
-	if ok {
-		return v, nil
-	}
-	v, err := parse(contents)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	s.parsed[key] = v
-	s.mu.Unlock()
-	return v, nil
-}
+// DirSecrets returns the secrets in a node's data dir, as a node reads
+// them (job.DirSecrets).
+func DirSecrets(dir string) job.Secrets { return job.DirSecrets(dir) }

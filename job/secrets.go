@@ -1,4 +1,4 @@
-package node
+package job
 
 import (
 	"crypto/sha256"
@@ -8,9 +8,15 @@ import (
 	"sync"
 )
 
-// secrets reads key material from inside a node's data dir and caches
-// what jobs parse from it.
-type secrets struct {
+// DirSecrets returns the Secrets of a node's data dir: ReadSecret reads a
+// file under dir (refusing names that leave it), and Parsed caches what it
+// parses by the files' names and contents, so a changed file is parsed
+// again. The node and jobtest both use it.
+func DirSecrets(dir string) Secrets {
+	return &dirSecrets{dir: dir, parsed: map[string]any{}}
+}
+
+type dirSecrets struct {
 	dir string
 	mu  sync.Mutex
 	// parsed maps the files' names and content digest to the parsed value,
@@ -18,7 +24,7 @@ type secrets struct {
 	parsed map[string]any
 }
 
-func (s *secrets) ReadSecret(name string) ([]byte, error) {
+func (s *dirSecrets) ReadSecret(name string) ([]byte, error) {
 	if !filepath.IsLocal(name) {
 		return nil, fmt.Errorf("secret name %q is not a path inside the data dir", name)
 	}
@@ -29,7 +35,7 @@ func (s *secrets) ReadSecret(name string) ([]byte, error) {
 	return b, nil
 }
 
-func (s *secrets) Parsed(names []string, parse func([][]byte) (any, error)) (any, error) {
+func (s *dirSecrets) Parsed(names []string, parse func([][]byte) (any, error)) (any, error) {
 	contents := make([][]byte, len(names))
 	h := sha256.New()
 	for i, name := range names {

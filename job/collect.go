@@ -1,0 +1,98 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// OutputType is the message a party sends the coordinator of an attempt
+// when it has run the step: its output, or the error it failed with.
+const OutputType = "job/output"
+
+// Report is the body of an output message.
+type Report struct {
+	Output []byte `msgpack:"output"`
+	Error  string `msgpack:"error"`
+	// Bytes is what the party had sent for the job when it reported.
+	Bytes int64 `msgpack:"bytes"`
+}
+
+// Collect gathers the reports of every party of an attempt, received
+// through the coordinator's Party, into Outputs. It returns when every
+// party has reported or ctx ends (the caller bounds ctx by the step's
+// timeout plus a grace period for the report itself); a party that has not
+// reported by then is Failed and Silent. watch, if not nil, runs alongside
+// and calls unreachable for a party found down: that party is Silent and
+// the attempt ends at once, since the others cannot finish without it.
+// progress, if not nil, is called with the number of reports so far.
+func Collect(ctx context.Context, coord Party, step Step,
+	watch func(ctx context.Context, unreachable func(party string, why error)), progress func(done int)) *Outputs {
+	outs := &Outputs{Coordinator: step.Coordinator, Results: map[string][]byte{}, Failed: map[string]string{}, Bytes: map[string]int64{}}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	aborted := false
+	reported := map[string]bool{}
+	done := 0
+	if watch != nil {
+		wg.Go(func() {
+			watch(ctx, func(p string, why error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if aborted || reported[p] {
+					return
+				}
+				aborted = true
+				outs.Failed[p] = fmt.Sprintf("unreachable: %v", why)
+				outs.Silent = append(outs.Silent, p)
+				cancel()
+			})
+		})
+	}
+	for _, p := range step.Parties {
+		wg.Go(func() {
+			m, err := coord.Receive(ctx, p, step.Key(OutputType))
+			var r Report
+			if err == nil {
+				err = protocol.Unmarshal(m.Body, &r)
+				if p != coord.Self() { // the report itself crossed the network too
+					if b, eerr := protocol.Encode(m); eerr == nil {
+						r.Bytes += int64(len(b) + 4)
+					}
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			reported[p] = true
+			if aborted && err != nil {
+				return // cut short because another party is unreachable
+			}
+			switch {
+			case err != nil:
+				outs.Failed[p] = fmt.Sprintf("no output within %s: %v", step.Timeout(), err)
+				outs.Silent = append(outs.Silent, p)
+			case r.Error != "":
+				outs.Failed[p] = r.Error
+				outs.Bytes[p] = r.Bytes
+			default:
+				outs.Results[p] = r.Output
+				outs.Bytes[p] = r.Bytes
+			}
+			done++
+			if progress != nil {
+				progress(done)
+			}
+			if done == len(step.Parties) {
+				cancel() // stops the watch
+			}
+		})
+	}
+	wg.Wait()
+	slices.Sort(outs.Silent)
+	return outs
+}
