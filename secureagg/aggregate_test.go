@@ -2,6 +2,7 @@ package secureagg
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -557,6 +559,54 @@ func TestTamperedResultCaught(t *testing.T) {
 	for _, n := range c.names[1:] {
 		if err := outs[n].err; !errors.Is(err, ErrRoot) || !errors.Is(err, ErrRange) {
 			t.Fatalf("%s: %v, want ErrRoot and ErrRange", n, err)
+		}
+	}
+}
+
+// Several aggregations in one step, each on its own sub-channel
+// (job.Step.Sub), run at once without their messages answering each
+// other: every party gets each channel's own sum. Without the channels the
+// same concurrent calls would share message keys.
+func TestAggregationsOnSubChannels(t *testing.T) {
+	c := testConsortium(t, 5)
+	net := jobtest.NewNetwork(c.names...)
+	step := testStep(c, "org02")
+	channels := []string{"rows", "cols", "score"}
+	inputs := map[string]map[string][]float64{}
+	for k, ch := range channels {
+		in := testInputs(c, 4+k)
+		for _, name := range c.names {
+			for j := range in[name] {
+				in[name][j] += float64(100 * k)
+			}
+		}
+		inputs[ch] = in
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	type key struct{ party, channel string }
+	var mu sync.Mutex
+	got := map[key]outcome{}
+	var wg sync.WaitGroup
+	for _, name := range c.names {
+		for _, ch := range channels {
+			wg.Go(func() {
+				res, err := Aggregate(ctx, net.Party(name), step.Sub(ch), testConfig(c, name), inputs[ch][name])
+				mu.Lock()
+				got[key{name, ch}] = outcome{res, err}
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	for _, ch := range channels {
+		want := plainSum(inputs[ch], c.names)
+		for _, name := range c.names {
+			o := got[key{name, ch}]
+			if o.err != nil {
+				t.Fatalf("%s on %s: %v", name, ch, o.err)
+			}
+			checkSum(t, o.res.Sum, want, 5.0/(1<<16))
 		}
 	}
 }
