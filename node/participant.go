@@ -23,7 +23,6 @@ type worker struct {
 	ctx    context.Context // ends when the job ends here
 	cancel context.CancelFunc
 	wake   chan struct{}
-	done   chan struct{}
 
 	mu       sync.Mutex
 	open     []job.Step      // attempts the log holds open for this node, oldest first
@@ -33,7 +32,7 @@ type worker struct {
 // newWorker starts a job's worker; n.mu is held.
 func (n *Node) newWorker(j activeJob) *worker {
 	ctx, cancel := context.WithCancel(n.ctx)
-	w := &worker{n: n, job: j, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{}),
+	w := &worker{n: n, job: j, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
 		reported: map[stepID]bool{}}
 	n.wg.Add(1)
 	go w.run()
@@ -83,7 +82,6 @@ func (w *worker) stillOpen(id stepID) bool {
 
 func (w *worker) run() {
 	defer w.n.wg.Done()
-	defer close(w.done)
 	var sess job.Session
 	defer func() {
 		if sess != nil {
