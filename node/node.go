@@ -265,7 +265,16 @@ func (n *Node) startRaft() error {
 		return fmt.Errorf("raft snapshots: %w", err)
 	}
 	streams := newRaftStreams(n.host, n.log, n.gater.name, n.refused)
-	trans := raft.NewNetworkTransportWithLogger(streams, 4, raftTransportTimeout, n.hclog())
+	// Pipelined replication is off (MaxRPCsInFlight 1). raft v1.7.3's
+	// pipeline can deadlock when a response fails while a send is under
+	// way: its decoder blocks handing the failed future to a consumer that
+	// has already returned, and the sender blocks handing it the next one,
+	// so Shutdown never returns (seen under -race in TestLeaderElection's
+	// cleanup). Our log takes a few entries per job step, so one
+	// AppendEntries in flight per follower costs nothing measurable.
+	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: streams, MaxPool: 4, Timeout: raftTransportTimeout, Logger: n.hclog(), MaxRPCsInFlight: 1,
+	})
 	fail := func(err error) error {
 		trans.Close()
 		store.Close()
