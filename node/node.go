@@ -337,7 +337,7 @@ func (n *Node) Close() error {
 		// layer ends every RPC in flight first.
 		stopped := n.raft.Shutdown()
 		n.streams.abort()
-		errs = append(errs, stopped.Error())
+		errs = append(errs, waitBounded(stopped, raftShutdownWait, n.log))
 	}
 	n.wg.Wait()
 	if n.trans != nil {
@@ -403,3 +403,21 @@ func (n *Node) apply(c *command) error {
 }
 
 var errNotLeader = errors.New("not the leader")
+
+// raftShutdownWait bounds how long Close waits for Raft's goroutines. They
+// stop in milliseconds (the stream layer ends every RPC in flight); should
+// one hang anyway inside raft, the node still closes, leaving it behind.
+const raftShutdownWait = 5 * time.Second
+
+// waitBounded waits for f at most d.
+func waitBounded(f raft.Future, d time.Duration, log *slog.Logger) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		log.Error("raft did not stop in time; closing the node anyway", "waited", d)
+		return nil
+	}
+}
