@@ -137,6 +137,36 @@ func CheckReplay(committed, derived Step) error {
 	return nil
 }
 
+// NextAttempt derives the attempt a coordinator starts for step, as every
+// runtime must: the parties sorted (the spec's when empty), and, when the
+// log already holds an attempt of the same phase and round (latest), the
+// replay checked against it (ErrReplay) and the attempt numbered after it;
+// a step without a timeout keeps the one the log holds, or takes
+// defaultTimeoutMS. The caller answers a finished step from the log
+// instead of starting the result.
+func NextAttempt(step Step, latest *Step, spec *Spec, jobID, coordinator string, defaultTimeoutMS int64) (Step, error) {
+	if len(step.Parties) == 0 {
+		step.Parties = spec.PartyNames()
+	} else {
+		step.Parties = slices.Sorted(slices.Values(step.Parties))
+	}
+	step.Attempt = 1
+	if latest != nil {
+		if step.TimeoutMS == 0 {
+			step.TimeoutMS = latest.TimeoutMS // the default of the leader that started it
+		}
+		if err := CheckReplay(*latest, step); err != nil {
+			return Step{}, err
+		}
+		step.Attempt = latest.Attempt + 1
+	}
+	step.Job, step.Coordinator, step.Channel = jobID, coordinator, ""
+	if step.TimeoutMS == 0 {
+		step.TimeoutMS = defaultTimeoutMS
+	}
+	return step, nil
+}
+
 // Outputs are what the parties of one attempt returned. They reach the
 // coordinator of that attempt only and are never committed: Results are
 // private, and Record is what the log keeps of them.

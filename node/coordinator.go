@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -134,11 +133,6 @@ func (c *coordinator) Start(ctx context.Context, step job.Step) (job.Attempt, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(step.Parties) == 0 {
-		step.Parties = c.spec.PartyNames()
-	} else {
-		step.Parties = slices.Sorted(slices.Values(step.Parties))
-	}
 	rec, status, ok := c.n.fsm.stepState(c.id, step.Phase, step.Round)
 	if !ok {
 		return nil, fmt.Errorf("job %s is not in the log", c.id)
@@ -146,22 +140,16 @@ func (c *coordinator) Start(ctx context.Context, step job.Step) (job.Attempt, er
 	if status != StatusRunning {
 		return nil, fmt.Errorf("%w: job %s is %s", errNotLeader, c.id, status)
 	}
-	step.Attempt = 1
+	var latest *job.Step
 	if rec != nil {
-		if step.TimeoutMS == 0 {
-			step.TimeoutMS = rec.Step.TimeoutMS // the default of the leader that started it
-		}
-		if err := job.CheckReplay(rec.Step, step); err != nil {
-			return nil, err
-		}
-		if rec.Done {
-			return &attempt{c: c, step: rec.Step, record: rec.Record}, nil
-		}
-		step.Attempt = rec.Attempt + 1
+		latest = &rec.Step
 	}
-	step.Job, step.Coordinator, step.Channel = c.id, c.n.cfg.Name, ""
-	if step.TimeoutMS == 0 {
-		step.TimeoutMS = int64(c.n.timing.StepMS)
+	step, err := job.NextAttempt(step, latest, c.spec, c.id, c.n.cfg.Name, int64(c.n.timing.StepMS))
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil && rec.Done {
+		return &attempt{c: c, step: rec.Step, record: rec.Record}, nil
 	}
 	c.Progress(step.Phase, 0, len(step.Parties))
 	if err := c.n.apply(&command{Op: opStart, Job: c.id, Step: &step}); err != nil {

@@ -39,31 +39,20 @@ func (c *coordinator) Start(ctx context.Context, step job.Step) (job.Attempt, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(step.Parties) == 0 {
-		step.Parties = c.spec.PartyNames()
-	} else {
-		step.Parties = slices.Sorted(slices.Values(step.Parties))
-	}
 	latest, rec, started, running := c.r.log.step(step.Phase, step.Round)
 	if !running {
 		return nil, fmt.Errorf("%w: job %s has ended", errDeposed, c.r.id)
 	}
-	step.Attempt = 1
+	var committed *job.Step
 	if started {
-		if step.TimeoutMS == 0 {
-			step.TimeoutMS = latest.TimeoutMS // the default of the leader that started it
-		}
-		if err := job.CheckReplay(latest, step); err != nil {
-			return nil, err
-		}
-		if rec != nil {
-			return &attempt{c: c, step: latest, record: rec}, nil
-		}
-		step.Attempt = latest.Attempt + 1
+		committed = &latest
 	}
-	step.Job, step.Coordinator, step.Channel = c.r.id, c.Self(), ""
-	if step.TimeoutMS == 0 {
-		step.TimeoutMS = c.r.opts.StepTimeout.Milliseconds()
+	step, err := job.NextAttempt(step, committed, c.spec, c.r.id, c.Self(), c.r.opts.StepTimeout.Milliseconds())
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil {
+		return &attempt{c: c, step: latest, record: rec}, nil
 	}
 	if term, _ := c.r.log.currentTerm(); term != c.term {
 		return nil, errDeposed // no event for a leader deposed already
