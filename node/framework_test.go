@@ -336,7 +336,7 @@ func TestRestartedPartyReopensSession(t *testing.T) {
 	h := kind.histories["org3"]
 	kind.mu.Unlock()
 	if len(h) != 2 || h[0] != 0 || h[1] < 2 {
-		t.Fatalf("org3 opened sessions with histories %v, want [0 ≥2]", h)
+		t.Fatalf("org3 opened sessions with histories %v, want [0 ≥2] (all: %v)", h, kind.histories)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -109,6 +110,10 @@ type fsm struct {
 	running []string      // ids of running jobs in submission order
 	changed chan struct{} // signalled (without blocking) after every apply
 	onApply func(*command)
+	// applied is the index of the last entry Apply has processed. Raft's
+	// own AppliedIndex moves when it hands entries to the FSM goroutine,
+	// before Apply has run; the runner must wait for Apply.
+	applied atomic.Uint64
 }
 
 func newFSM() *fsm {
@@ -125,6 +130,7 @@ func (f *fsm) notify() {
 // Apply implements raft.FSM. A malformed entry is refused with an error
 // returned through the apply future; it never panics.
 func (f *fsm) Apply(l *raft.Log) any {
+	defer f.applied.Store(l.Index)
 	if l.Type != raft.LogCommand {
 		return nil
 	}

@@ -63,7 +63,8 @@ func (n *Node) reconcileLoop() {
 // when it started, and, once a leader is known, every entry the leader has
 // sent it. Until then the state is a half-replayed past: jobs that finished
 // long ago still look running, and a restarted party would re-run steps the
-// others finished while it was down.
+// others finished while it was down. Raft's AppliedIndex moves when entries
+// are handed to the FSM, before Apply runs, so the FSM's own count decides.
 func (n *Node) caughtUp() bool {
 	if n.ready {
 		return true
@@ -71,12 +72,30 @@ func (n *Node) caughtUp() bool {
 	if _, leader := n.raft.LeaderWithID(); leader == "" {
 		return false
 	}
-	if applied := n.raft.AppliedIndex(); applied < n.startIndex || applied < n.raft.LastIndex() {
+	target := max(n.startIndex, n.raft.LastIndex())
+	if n.raft.AppliedIndex() < target || n.fsm.applied.Load() < n.lastCommandIndex(target) {
 		return false
 	}
 	n.ready = true
-	n.log.Info("caught up with the log", "index", n.raft.AppliedIndex())
+	n.log.Info("caught up with the log", "index", target)
 	return true
+}
+
+// lastCommandIndex returns the index of the newest command entry in the
+// local log at or below idx (raft's own entries, such as a new leader's
+// no-op, never reach the FSM), or 0 when none is left in the log (compacted
+// into a snapshot, which Restore applied whole).
+func (n *Node) lastCommandIndex(idx uint64) uint64 {
+	var l raft.Log
+	for i := idx; i > 0 && idx-i < 64; i-- {
+		if err := n.store.GetLog(i, &l); err != nil {
+			return 0
+		}
+		if l.Type == raft.LogCommand {
+			return i
+		}
+	}
+	return 0
 }
 
 // coordination is one running Coordinate goroutine; it removes itself when
