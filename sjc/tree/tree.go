@@ -261,9 +261,14 @@ func (t *Tree) writeNode(b *bytes.Buffer, n *Node) error {
 	return nil
 }
 
+// writeString writes s as a JSON string without HTML escaping, so that
+// "<=" stays readable. (json.Marshal of a Tree re-escapes it as \u003c=;
+// use an Encoder with SetEscapeHTML(false), or MarshalJSON directly.)
 func writeString(b *bytes.Buffer, s string) {
-	q, _ := json.Marshal(s) // a string always marshals
-	b.Write(q)
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)       // a string always encodes; writing to a Buffer never fails
+	b.Truncate(b.Len() - 1) // Encode's newline
 }
 
 // jsonNode is the decoding form of a node.
