@@ -438,70 +438,84 @@ func (l *Local) BestSplits(p Part) ([]Candidate, error) {
 	if err != nil {
 		return nil, err
 	}
-	var all []Candidate
+	// Attributes are in column-name order and each one's candidates come
+	// in threshold or value order, so candidates arrive in key order and
+	// the frontier is kept on the fly: a candidate joins it when its gain
+	// beats every earlier one.
+	f := frontier{best: math.Inf(-1)}
+	var scratch []uint64
 	for i := range l.attrs {
-		cs, err := l.candidates(&l.attrs[i], p, total)
-		if err != nil {
+		if scratch, err = l.candidates(&l.attrs[i], p, total, scratch, &f); err != nil {
 			return nil, err
 		}
-		all = append(all, cs...)
 	}
-	slices.SortStableFunc(all, func(a, b Candidate) int { return compareSplit(&a.Split, &b.Split) })
-	var front []Candidate
-	best := math.Inf(-1)
-	for _, c := range all {
-		if c.Gain > best {
-			front = append(front, c)
-			best = c.Gain
-		}
-	}
-	return front, nil
+	return f.cands, nil
 }
 
-func (l *Local) candidates(a *attr, p Part, total []uint64) ([]Candidate, error) {
+type frontier struct {
+	best  float64
+	cands []Candidate
+}
+
+func (f *frontier) offer(gain float64, l *Local, a *attr, op string, num float64, cat string) {
+	if gain > f.best {
+		f.best = gain
+		f.cands = append(f.cands, Candidate{Gain: gain, Split: tree.Split{Party: l.info.Party, Table: l.info.Name, Column: a.col.Name, Op: op, Num: num, Cat: cat}})
+	}
+}
+
+// candidates offers f every binary split of attribute a at the node, in
+// key order, from its AVC set (value -> summed Cls of p's rows). scratch is
+// reused between attributes.
+func (l *Local) candidates(a *attr, p Part, total, scratch []uint64, f *frontier) ([]uint64, error) {
 	u := l.u
 	nv := len(a.nums) + len(a.strs)
-	avc := make([]uint64, nv*u)
-	present := make([]bool, nv)
+	if cap(scratch) < nv*u {
+		scratch = make([]uint64, nv*u)
+	}
+	avc := scratch[:nv*u]
+	clear(avc)
 	for k, r := range p.Rows {
 		v := int(a.rank[r])
-		present[v] = true
 		for c := 0; c < u; c++ {
 			s, carry := bits.Add64(avc[v*u+c], p.Cls[k*u+c], 0)
 			if carry != 0 {
-				return nil, fmt.Errorf("%w: table %q column %q: AVC counts", ErrOverflow, l.info.Name, a.col.Name)
+				return scratch, fmt.Errorf("%w: table %q column %q: AVC counts", ErrOverflow, l.info.Name, a.col.Name)
 			}
 			avc[v*u+c] = s
 		}
 	}
-	base := tree.Split{Party: l.info.Party, Table: l.info.Name, Column: a.col.Name}
-	var out []Candidate
+	present := func(v int) bool {
+		for c := 0; c < u; c++ {
+			if avc[v*u+c] != 0 {
+				return true
+			}
+		}
+		return false
+	}
 	left := make([]uint64, u)
 	right := make([]uint64, u)
 	if a.numeric {
 		prev := -1
 		for v := 0; v < nv; v++ {
-			if !present[v] {
+			if !present(v) {
 				continue
 			}
 			if prev >= 0 {
 				for c := 0; c < u; c++ {
 					right[c] = total[c] - left[c]
 				}
-				s := base
-				s.Op = tree.OpLE
-				s.Num = Midpoint(a.nums[prev], a.nums[v])
-				out = append(out, Candidate{Gain: Gain(total, left, right), Split: s})
+				f.offer(Gain(total, left, right), l, a, tree.OpLE, Midpoint(a.nums[prev], a.nums[v]), "")
 			}
 			for c := 0; c < u; c++ {
 				left[c] += avc[v*u+c]
 			}
 			prev = v
 		}
-		return out, nil
+		return scratch, nil
 	}
 	for v := 0; v < nv; v++ {
-		if !present[v] {
+		if !present(v) {
 			continue
 		}
 		var nl, nr uint64
@@ -514,12 +528,9 @@ func (l *Local) candidates(a *attr, p Part, total []uint64) ([]Candidate, error)
 		if nl == 0 || nr == 0 {
 			continue
 		}
-		s := base
-		s.Op = tree.OpEQ
-		s.Cat = a.strs[v]
-		out = append(out, Candidate{Gain: Gain(total, left, right), Split: s})
+		f.offer(Gain(total, left, right), l, a, tree.OpEQ, 0, a.strs[v])
 	}
-	return out, nil
+	return scratch, nil
 }
 
 // Midpoint is DESIGN.md's numeric threshold between adjacent distinct
