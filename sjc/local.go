@@ -493,6 +493,11 @@ func (l *Local) candidates(a *attr, p Part, total, scratch []uint64, f *frontier
 		}
 		return false
 	}
+	var n uint64
+	for _, x := range total {
+		n += x
+	}
+	hTotal := Entropy(total, n)
 	left := make([]uint64, u)
 	right := make([]uint64, u)
 	if a.numeric {
@@ -505,7 +510,7 @@ func (l *Local) candidates(a *attr, p Part, total, scratch []uint64, f *frontier
 				for c := 0; c < u; c++ {
 					right[c] = total[c] - left[c]
 				}
-				f.offer(Gain(total, left, right), l, a, tree.OpLE, Midpoint(a.nums[prev], a.nums[v]), "")
+				f.offer(gainFrom(hTotal, n, left, right), l, a, tree.OpLE, Midpoint(a.nums[prev], a.nums[v]), "")
 			}
 			for c := 0; c < u; c++ {
 				left[c] += avc[v*u+c]
@@ -528,7 +533,7 @@ func (l *Local) candidates(a *attr, p Part, total, scratch []uint64, f *frontier
 		if nl == 0 || nr == 0 {
 			continue
 		}
-		f.offer(Gain(total, left, right), l, a, tree.OpEQ, 0, a.strs[v])
+		f.offer(gainFrom(hTotal, n, left, right), l, a, tree.OpEQ, 0, a.strs[v])
 	}
 	return scratch, nil
 }
@@ -567,14 +572,23 @@ func Entropy(c []uint64, n uint64) float64 {
 // Gain is the information gain of splitting the counts total into left and
 // right: H(total) − N_L/N·H(left) − N_R/N·H(right).
 func Gain(total, left, right []uint64) float64 {
-	var n, nl, nr uint64
-	for c := range total {
-		n += total[c]
+	var n uint64
+	for _, x := range total {
+		n += x
+	}
+	return gainFrom(Entropy(total, n), n, left, right)
+}
+
+// gainFrom is Gain with H(total) and N computed once per node; the
+// arithmetic is Gain's, operation for operation, so the float is the same.
+func gainFrom(hTotal float64, n uint64, left, right []uint64) float64 {
+	var nl, nr uint64
+	for c := range left {
 		nl += left[c]
 		nr += right[c]
 	}
 	fn := float64(n)
-	return Entropy(total, n) - float64(nl)/fn*Entropy(left, nl) - float64(nr)/fn*Entropy(right, nr)
+	return hTotal - float64(nl)/fn*Entropy(left, nl) - float64(nr)/fn*Entropy(right, nr)
 }
 
 // compareSplit orders splits by DESIGN.md's tie key (party, table, column,
