@@ -469,30 +469,6 @@ func (f *frontier) offer(gain float64, l *Local, a *attr, op string, num float64
 // reused between attributes.
 func (l *Local) candidates(a *attr, p Part, total, scratch []uint64, f *frontier) ([]uint64, error) {
 	u := l.u
-	nv := len(a.nums) + len(a.strs)
-	if cap(scratch) < nv*u {
-		scratch = make([]uint64, nv*u)
-	}
-	avc := scratch[:nv*u]
-	clear(avc)
-	for k, r := range p.Rows {
-		v := int(a.rank[r])
-		for c := 0; c < u; c++ {
-			s, carry := bits.Add64(avc[v*u+c], p.Cls[k*u+c], 0)
-			if carry != 0 {
-				return scratch, fmt.Errorf("%w: table %q column %q: AVC counts", ErrOverflow, l.info.Name, a.col.Name)
-			}
-			avc[v*u+c] = s
-		}
-	}
-	present := func(v int) bool {
-		for c := 0; c < u; c++ {
-			if avc[v*u+c] != 0 {
-				return true
-			}
-		}
-		return false
-	}
 	var n uint64
 	for _, x := range total {
 		n += x
@@ -500,12 +476,11 @@ func (l *Local) candidates(a *attr, p Part, total, scratch []uint64, f *frontier
 	hTotal := Entropy(total, n)
 	left := make([]uint64, u)
 	right := make([]uint64, u)
-	if a.numeric {
-		prev := -1
-		for v := 0; v < nv; v++ {
-			if !present(v) {
-				continue
-			}
+	prev := -1
+	// visit is called for each value present at the node, in rank order,
+	// with its AVC entry.
+	visit := func(v int, counts []uint64) {
+		if a.numeric {
 			if prev >= 0 {
 				for c := 0; c < u; c++ {
 					right[c] = total[c] - left[c]
@@ -513,27 +488,73 @@ func (l *Local) candidates(a *attr, p Part, total, scratch []uint64, f *frontier
 				f.offer(gainFrom(hTotal, n, left, right), l, a, tree.OpLE, Midpoint(a.nums[prev], a.nums[v]), "")
 			}
 			for c := 0; c < u; c++ {
-				left[c] += avc[v*u+c]
+				left[c] += counts[c]
 			}
 			prev = v
-		}
-		return scratch, nil
-	}
-	for v := 0; v < nv; v++ {
-		if !present(v) {
-			continue
+			return
 		}
 		var nl, nr uint64
 		for c := 0; c < u; c++ {
-			left[c] = avc[v*u+c]
+			left[c] = counts[c]
 			right[c] = total[c] - left[c]
 			nl += left[c]
 			nr += right[c]
 		}
-		if nl == 0 || nr == 0 {
-			continue
+		if nl != 0 && nr != 0 {
+			f.offer(gainFrom(hTotal, n, left, right), l, a, tree.OpEQ, 0, a.strs[v])
 		}
-		f.offer(gainFrom(hTotal, n, left, right), l, a, tree.OpEQ, 0, a.strs[v])
+	}
+	overflow := func() error {
+		return fmt.Errorf("%w: table %q column %q: AVC counts", ErrOverflow, l.info.Name, a.col.Name)
+	}
+	nv := len(a.nums) + len(a.strs)
+	if len(p.Rows)*8 < nv {
+		// Few rows for the domain: sort the rows by value instead of
+		// clearing a dense AVC array for every value of the domain.
+		order := make([]int32, len(p.Rows))
+		for k := range order {
+			order[k] = int32(k)
+		}
+		slices.SortFunc(order, func(x, y int32) int { return int(a.rank[p.Rows[x]]) - int(a.rank[p.Rows[y]]) })
+		cur := make([]uint64, u)
+		for i := 0; i < len(order); {
+			v := a.rank[p.Rows[order[i]]]
+			clear(cur)
+			for ; i < len(order) && a.rank[p.Rows[order[i]]] == v; i++ {
+				k := int(order[i])
+				for c := 0; c < u; c++ {
+					s, carry := bits.Add64(cur[c], p.Cls[k*u+c], 0)
+					if carry != 0 {
+						return scratch, overflow()
+					}
+					cur[c] = s
+				}
+			}
+			visit(int(v), cur)
+		}
+		return scratch, nil
+	}
+	if cap(scratch) < nv*u {
+		scratch = make([]uint64, nv*u)
+	}
+	avc := scratch[:nv*u]
+	clear(avc)
+	present := make([]bool, nv)
+	for k, r := range p.Rows {
+		v := int(a.rank[r])
+		present[v] = true
+		for c := 0; c < u; c++ {
+			s, carry := bits.Add64(avc[v*u+c], p.Cls[k*u+c], 0)
+			if carry != 0 {
+				return scratch, overflow()
+			}
+			avc[v*u+c] = s
+		}
+	}
+	for v := 0; v < nv; v++ {
+		if present[v] {
+			visit(v, avc[v*u:(v+1)*u])
+		}
 	}
 	return scratch, nil
 }
