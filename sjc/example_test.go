@@ -156,6 +156,21 @@ func TestXuWorkedExample(t *testing.T) {
 		}
 	}
 
+	// At the root only T2 has a candidate attribute; Age <= 4 and Age <=
+	// 12.5 tie exactly, and the frontier keeps the smaller key alone.
+	for i, l := range locals {
+		front, err := l.BestSplits(parts[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i != 1 && len(front) != 0 {
+			t.Fatalf("T%d offers %v, but has no candidate attribute", i+1, front)
+		}
+		if i == 1 && (len(front) != 1 || front[0].Split.Num != 4 || math.Abs(front[0].Gain-0.2044) > 1e-4) {
+			t.Fatalf("T2 frontier %+v, want Age <= 4 alone with gain 0.2044", front)
+		}
+	}
+
 	// Example 4: the split on T2's Age (R21, R23 to n1, R24 to n2).
 	split := tree.Split{Party: "p2", Table: "T2", Column: "Age", Op: tree.OpLE, Num: 10}
 	var ss []string

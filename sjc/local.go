@@ -428,11 +428,12 @@ type Candidate struct {
 // BestSplits computes the AVC set of every candidate attribute of the table
 // over p (value -> summed Cls) and returns the table's frontier of
 // candidates under DESIGN.md's tie rule, sorted by (column, threshold or
-// value): the candidates that no candidate with a smaller key matches or
-// beats in gain. Gains strictly increase along the frontier, its last entry
-// has the table's best gain, and it usually holds one candidate. Sending
-// the frontier's gains (not just the best) lets the coordinator apply the
-// tie rule exactly across tables (see Choose).
+// value): the candidates within Eps of the table's best gain that no
+// candidate with a smaller key matches or beats in gain. Gains strictly
+// increase along the frontier, its last entry has the table's best gain,
+// and it almost always holds that one candidate alone. Sending the
+// frontier's gains (not just the best) lets the coordinator apply the tie
+// rule exactly across tables (see Choose).
 func (l *Local) BestSplits(p Part) ([]Candidate, error) {
 	total, err := l.Counts(p)
 	if err != nil {
@@ -449,7 +450,15 @@ func (l *Local) BestSplits(p Part) ([]Candidate, error) {
 			return nil, err
 		}
 	}
-	return f.cands, nil
+	// Entries below the table's best by more than Eps can never win (the
+	// overall best is at least the table's best): drop them, so the
+	// coordinator sees only gains within Eps of the table's best, almost
+	// always one.
+	first := 0
+	for first < len(f.cands) && f.cands[first].Gain < f.best-Eps {
+		first++
+	}
+	return f.cands[first:], nil
 }
 
 type frontier struct {
