@@ -58,8 +58,9 @@ func peakHeap(f func()) uint64 {
 // same tree on its rows) on the thesis's synthetic chains, N = 1000,
 // V = 250, X = 5 (Xu §3.4.2), 2 to 6 tables. Both grow the same tree
 // (checked); pruning on, DESIGN.md defaults. Metrics: peak-MB (heap above
-// the starting heap), join-rows, and for join-then-build join-s, the part
-// spent materialising the join.
+// the starting heap), join-rows, for sjc the accuracy over the test set's
+// join rows (test-acc) and the tree's leaves, and for join-then-build
+// join-s, the part spent materialising the join.
 //
 //	go test ./sjc -run '^$' -bench Chain -benchtime 1x -count 3
 func BenchmarkChain(b *testing.B) {
@@ -85,6 +86,13 @@ func BenchmarkChain(b *testing.B) {
 			}
 			b.ReportMetric(float64(peak)/(1<<20), "peak-MB")
 			b.ReportMetric(float64(fast.Root.Counts[0]+fast.Root.Counts[1]), "join-rows")
+			ok, tot, err := sjc.Evaluate(fast, g, c.Test)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(ok)/float64(tot), "test-acc")
+			_, leaves := fast.Size()
+			b.ReportMetric(float64(leaves), "leaves")
 		})
 		b.Run(fmt.Sprintf("tables=%d/join-then-build", k), func(b *testing.B) {
 			var peak uint64
