@@ -127,14 +127,22 @@ func TestXuWorkedExample(t *testing.T) {
 		if got := showCS(cs.Values, cs.Counts); got != steps[i].cs {
 			t.Errorf("step %d: CS(T%d->T%d) = %s, want %s", i, tr.From+1, tr.To+1, got, steps[i].cs)
 		}
+		// Rounds are pure: the input Part is left as it was.
+		in := parts[tr.To]
+		before := show(tr.To+1, in)
+		var out sjc.Part
 		if tr.Forward {
-			parts[tr.To], err = locals[tr.To].Forward(parts[tr.To], cs)
+			out, err = locals[tr.To].Forward(in, cs)
 		} else {
-			parts[tr.To], err = locals[tr.To].Backward(parts[tr.To], cs)
+			out, err = locals[tr.To].Backward(in, cs)
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
+		if show(tr.To+1, in) != before {
+			t.Fatalf("step %d changed its input Part", i)
+		}
+		parts[tr.To] = out
 		if got := show(tr.To+1, parts[tr.To]); got != steps[i].after {
 			t.Errorf("step %d: T%d = %s, want %s", i, tr.To+1, got, steps[i].after)
 		}
@@ -180,9 +188,18 @@ func TestXuWorkedExample(t *testing.T) {
 	if got := strings.Join(ss, ", "); got != "T2->T1, T1->T3" {
 		t.Fatalf("split schedule %s", got)
 	}
+	var before []string
+	for i := range parts {
+		before = append(before, show(i+1, parts[i]))
+	}
 	left, right, err := sjc.SplitPropagate(g, locals, parts, 1, split)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i := range parts {
+		if show(i+1, parts[i]) != before[i] {
+			t.Fatalf("split propagation changed T%d's parent Part", i+1)
+		}
 	}
 	l1, r1, _ := locals[1].SplitOwn(parts[1], split)
 	s21, _ := locals[1].SplitSummary(l1, r1, 0)

@@ -206,6 +206,9 @@ func (t *Tree) MarshalJSON() ([]byte, error) {
 }
 
 func (t *Tree) writeNode(b *bytes.Buffer, n *Node) error {
+	if len(t.Labels) == 0 {
+		return errors.New("tree: no class labels")
+	}
 	if len(n.Counts) != len(t.Labels) {
 		return fmt.Errorf("tree: node has %d counts for %d labels", len(n.Counts), len(t.Labels))
 	}
@@ -303,6 +306,9 @@ func (t *Tree) UnmarshalJSON(data []byte) error {
 		t.Labels = append(t.Labels, l)
 	}
 	slices.Sort(t.Labels)
+	if len(t.Labels) == 0 {
+		return fmt.Errorf("%w: root: counts names no class label", ErrFormat)
+	}
 	n, err := t.readNode(&root, "root")
 	if err != nil {
 		return err

@@ -79,6 +79,7 @@ func TestJSON(t *testing.T) {
 		`{"leaf":"a","counts":{"a":1},"split":{"op":"<=","value":1}}`,
 		`{"split":{"op":"<=","value":1},"counts":{"a":1},"left":{"leaf":"a","counts":{"b":1}},"right":{"leaf":"a","counts":{"a":0}}}`,
 		`[1]`,
+		`{"leaf":"a"}`, // no label at all: found by FuzzUnmarshal (it panicked the encoder)
 	} {
 		var tr Tree
 		err := json.Unmarshal([]byte(bad), &tr)
@@ -86,4 +87,28 @@ func TestJSON(t *testing.T) {
 			t.Errorf("Unmarshal(%s) = %v, want ErrFormat", bad, err)
 		}
 	}
+}
+
+// FuzzUnmarshal: a tree file from elsewhere never panics the decoder, and
+// what decodes encodes back to a tree that decodes the same.
+func FuzzUnmarshal(f *testing.F) {
+	f.Add([]byte(`{"split":{"party":"p","table":"T","column":"x","op":"<=","value":1.5},"counts":{"a":3,"b":1},"left":{"leaf":"a","counts":{"a":3,"b":0}},"right":{"leaf":"b","counts":{"a":0,"b":1}}}`))
+	f.Add([]byte(`{"leaf":"a","counts":{"a":1}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var tr Tree
+		if err := json.Unmarshal(b, &tr); err != nil {
+			return
+		}
+		out, err := tr.MarshalJSON()
+		if err != nil {
+			return // e.g. a leaf without labels
+		}
+		var back Tree
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatalf("re-decode %s: %v", out, err)
+		}
+		if d := Diff(&tr, &back); d != "" {
+			t.Fatalf("round trip differs: %s", d)
+		}
+	})
 }
