@@ -231,18 +231,19 @@ func (l *Local) Initial() Part {
 // per value. It discloses to the neighbour the shared values the sender's
 // rows still hold and their class counts (research report §2.15).
 type ClassSummary struct {
-	Edge   int
-	Values []string
-	Counts []uint64
+	Edge   int      `msgpack:"edge"`
+	Values []string `msgpack:"values"`
+	Counts []uint64 `msgpack:"counts"`
 }
 
 // SplitSummary is SS(T_i -> T_j) (Definition 4): for each join value of
 // the edge, the summed Cls of the sender's rows in the left and in the
 // right child.
 type SplitSummary struct {
-	Edge        int
-	Values      []string
-	Left, Right []uint64
+	Edge   int      `msgpack:"edge"`
+	Values []string `msgpack:"values"`
+	Left   []uint64 `msgpack:"left"`
+	Right  []uint64 `msgpack:"right"`
 }
 
 // aggregate sums p's Cls per join value of edge e, with overflow checks.
@@ -649,7 +650,7 @@ func compareSplit(a, b *tree.Split) int {
 // frontier (BestSplits), in key order. It holds no attribute, value or
 // threshold.
 type Offer struct {
-	Gains []float64
+	Gains []float64 `msgpack:"gains"`
 }
 
 // OfferOf strips a frontier to its gains.
