@@ -155,7 +155,7 @@ func (g *Graph) Index(name string) int {
 	return -1
 }
 
-// Neighbours returns, for table i, the edges incident to it with the index
+// neighbours returns, for table i, the edges incident to it with the index
 // of the table at the other end.
 func (g *Graph) neighbours(i int) []incident {
 	var out []incident
