@@ -3,6 +3,7 @@ package sjc
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/cohortdm/cohort/sjc/tree"
@@ -220,7 +221,9 @@ func Stop(counts []uint64, depth int, p Params) bool {
 	var n uint64
 	nz := 0
 	for _, c := range counts {
-		n += c // no overflow: the tables' sums were checked
+		if n += c; n < c {
+			n = math.MaxUint64 // saturate: only n < min_split matters
+		}
 		if c > 0 {
 			nz++
 		}

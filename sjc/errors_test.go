@@ -121,8 +121,15 @@ func TestBadData(t *testing.T) {
 
 // TestOverflowDetected: a chain of 7 tables of 1024 rows sharing one join
 // value has 2^70 join rows; the class counts must be refused, not wrapped.
+// With a target of 2 rows (one per class) and 7 more tables of 512 rows,
+// each class has exactly 2^63 join rows, which fit, but their total 2^64
+// does not.
 func TestOverflowDetected(t *testing.T) {
-	const k, n = 7, 1024
+	t.Run("class count", func(t *testing.T) { overflowChain(t, 7, 1024, 1024) })
+	t.Run("node total", func(t *testing.T) { overflowChain(t, 8, 2, 512) })
+}
+
+func overflowChain(t *testing.T, k, targetRows, n int) {
 	spec := &job.Spec{Kind: "sjc", Schema: map[string]map[string]string{}}
 	csv := map[string]string{}
 	for i := 0; i < k; i++ {
@@ -136,7 +143,11 @@ func TestOverflowDetected(t *testing.T) {
 		}
 		var b strings.Builder
 		b.WriteString("j,x,c\n")
-		for r := 0; r < n; r++ {
+		rows := n
+		if i == 0 {
+			rows = targetRows
+		}
+		for r := 0; r < rows; r++ {
 			fmt.Fprintf(&b, "a,%d,%c\n", r, 'p'+r%2)
 		}
 		csv[name] = b.String()
@@ -151,6 +162,6 @@ func TestOverflowDetected(t *testing.T) {
 	}
 	_, err = sjc.Build(g, data, sjc.DefaultParams())
 	if !errors.Is(err, sjc.ErrOverflow) || !strings.Contains(err.Error(), "table \"T") {
-		t.Fatalf("2^70 join rows: %v, want ErrOverflow naming the table", err)
+		t.Fatalf("%d tables of %d rows on one join value: %v, want ErrOverflow naming the table", k, n, err)
 	}
 }

@@ -403,7 +403,8 @@ func mulDiv(a, b, d uint64) (uint64, error) {
 }
 
 // Counts is the node's class distribution as this table sees it: the sum
-// of Cls over its rows. Every table of the join sees the same counts.
+// of Cls over its rows. Every table of the join sees the same counts. Each
+// count and their total must fit in 64 bits (ErrOverflow).
 func (l *Local) Counts(p Part) ([]uint64, error) {
 	out := make([]uint64, l.u)
 	for k := range p.Rows {
@@ -413,6 +414,14 @@ func (l *Local) Counts(p Part) ([]uint64, error) {
 				return nil, fmt.Errorf("%w: table %q: node class counts", ErrOverflow, l.info.Name)
 			}
 			out[c] = s
+		}
+	}
+	// The node's total must fit too: gains and stop rules use it.
+	var n uint64
+	for _, x := range out {
+		var carry uint64
+		if n, carry = bits.Add64(n, x, 0); carry != 0 {
+			return nil, fmt.Errorf("%w: table %q: node total over all classes", ErrOverflow, l.info.Name)
 		}
 	}
 	return out, nil
