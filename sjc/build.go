@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/cohortdm/cohort/sjc/tree"
@@ -301,9 +302,12 @@ func Evaluate(t *tree.Tree, g *Graph, test map[string]*table.Table) (correct, to
 				return err
 			}
 			k, _ := slices.BinarySearch(labels, t.Labels[n.Label()])
-			correct += counts[k]
+			correct += counts[k] // <= total, checked below
 			for _, c := range counts {
-				total += c
+				var carry uint64
+				if total, carry = bits.Add64(total, c, 0); carry != 0 {
+					return fmt.Errorf("%w: the test join has more than 2^64 rows", ErrOverflow)
+				}
 			}
 			return nil
 		}
