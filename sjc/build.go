@@ -1,0 +1,331 @@
+package sjc
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/table"
+)
+
+// Transfer is one summary sent along an edge of the join graph: table
+// From sends to table To (indexes in Graph.Tables) over edge Edge. In class
+// propagation Forward says whether the receiver overwrites (formula (1))
+// or rescales (formula (2)).
+type Transfer struct {
+	Edge     int
+	From, To int
+	Forward  bool
+}
+
+// ClassSchedule is the order of class propagation (thesis §3.3.1): phase 1
+// is a depth-first traversal from the target table, forward on the first
+// visit of a table and backward when backtracking, ending at the last
+// table first visited (trailing backtracks dropped); phase 2 sweeps
+// backward outwards from that table, breadth first, each edge once, so
+// that every sender is final when it sends. Each edge carries at most three
+// summaries. It depends on the public graph only.
+func ClassSchedule(g *Graph) []Transfer {
+	var out []Transfer
+	var dft func(x int)
+	dft = func(x int) {
+		for _, e := range g.Tables[x].Children {
+			c := e + 1
+			out = append(out, Transfer{Edge: e, From: x, To: c, Forward: true})
+			dft(c)
+			out = append(out, Transfer{Edge: e, From: c, To: x})
+		}
+	}
+	dft(0)
+	for len(out) > 0 && !out[len(out)-1].Forward {
+		out = out[:len(out)-1]
+	}
+	last := 0
+	if len(out) > 0 {
+		last = out[len(out)-1].To
+	}
+	return append(out, sweep(g, last)...)
+}
+
+// sweep lists the edges of g breadth first from table root, each directed
+// away from it.
+func sweep(g *Graph, root int) []Transfer {
+	var out []Transfer
+	seen := make([]bool, len(g.Tables))
+	seen[root] = true
+	queue := []int{root}
+	for len(queue) > 0 {
+		x := queue[0]
+		queue = queue[1:]
+		for _, in := range g.neighbours(x) {
+			if seen[in.other] {
+				continue
+			}
+			seen[in.other] = true
+			out = append(out, Transfer{Edge: in.edge, From: x, To: in.other})
+			queue = append(queue, in.other)
+		}
+	}
+	return out
+}
+
+// SplitSchedule is the order of split propagation at a node won by table
+// winner (thesis §3.3.2): breadth first from the winner, each edge once.
+func SplitSchedule(g *Graph, winner int) []Transfer { return sweep(g, winner) }
+
+// Intersect is the result every edge's private set intersection must give:
+// the sorted values in both sorted lists. The in-process Build uses it in
+// place of the PSI.
+func Intersect(a, b []string) []string {
+	var out []string
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// ErrEmptyJoin: the join of the tables has no row.
+var ErrEmptyJoin = errors.New("sjc: the join is empty")
+
+// Propagate runs the in-process class propagation: the private set
+// intersection of every edge (Intersect), then ClassSchedule. It returns
+// every table's Part at the root, DB(root) of the thesis.
+func Propagate(g *Graph, locals []*Local) ([]Part, error) {
+	shared := make([][]string, len(g.Edges))
+	for e, ed := range g.Edges {
+		p := g.Index(ed.Parent)
+		shared[e] = Intersect(locals[p].JoinValues(e), locals[e+1].JoinValues(e))
+		if len(shared[e]) == 0 {
+			return nil, fmt.Errorf("%w: edge %s: the tables have no join value in common", ErrEmptyJoin, g.edgeName(e))
+		}
+	}
+	parts := make([]Part, len(locals))
+	for i, l := range locals {
+		parts[i] = l.Initial()
+	}
+	for _, tr := range ClassSchedule(g) {
+		cs, err := locals[tr.From].Summary(parts[tr.From], tr.Edge, shared[tr.Edge])
+		if err != nil {
+			return nil, err
+		}
+		if tr.Forward {
+			parts[tr.To], err = locals[tr.To].Forward(parts[tr.To], cs)
+		} else {
+			parts[tr.To], err = locals[tr.To].Backward(parts[tr.To], cs)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if parts[0].Len() == 0 {
+		return nil, fmt.Errorf("%w: no row of target table %q joins rows of every other table", ErrEmptyJoin, g.Target())
+	}
+	return parts, nil
+}
+
+// SplitPropagate splits every table's Part for the children of a node won
+// by table winner with split s: the winner splits locally, then split
+// summaries flow outwards (SplitSchedule).
+func SplitPropagate(g *Graph, locals []*Local, parts []Part, winner int, s tree.Split) (left, right []Part, err error) {
+	left = make([]Part, len(parts))
+	right = make([]Part, len(parts))
+	if left[winner], right[winner], err = locals[winner].SplitOwn(parts[winner], s); err != nil {
+		return nil, nil, err
+	}
+	for _, tr := range SplitSchedule(g, winner) {
+		ss, err := locals[tr.From].SplitSummary(left[tr.From], right[tr.From], tr.Edge)
+		if err != nil {
+			return nil, nil, err
+		}
+		if left[tr.To], right[tr.To], err = locals[tr.To].ApplySplit(parts[tr.To], ss); err != nil {
+			return nil, nil, err
+		}
+	}
+	return left, right, nil
+}
+
+// Prepare loads every table of g from data into a Local, with the class
+// labels of the target table.
+func Prepare(g *Graph, data map[string]*table.Table, labels []string, p Params) ([]*Local, error) {
+	locals := make([]*Local, len(g.Tables))
+	for i, ti := range g.Tables {
+		t, ok := data[ti.Name]
+		if !ok {
+			return nil, fmt.Errorf("%w: no data for table %q", ErrData, ti.Name)
+		}
+		l, err := NewLocal(g, ti.Name, t, labels, p)
+		if err != nil {
+			return nil, err
+		}
+		locals[i] = l
+	}
+	return locals, nil
+}
+
+// Build runs the join-aware algorithm in one process, every table's steps
+// in turn, as the distributed job will run them: class propagation, then
+// at each node every table's BestSplits, the coordinator's Choose and the
+// split propagation, then pruning. The tree equals the one grown on the
+// materialised join (the tests hold it to the reference).
+func Build(g *Graph, data map[string]*table.Table, p Params) (*tree.Tree, error) {
+	target, ok := data[g.Target()]
+	if !ok {
+		return nil, fmt.Errorf("%w: no data for table %q", ErrData, g.Target())
+	}
+	labels, err := Labels(g, target)
+	if err != nil {
+		return nil, err
+	}
+	locals, err := Prepare(g, data, labels, p)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := Propagate(g, locals)
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{g: g, locals: locals, p: p}
+	root, err := b.grow(parts, 0)
+	if err != nil {
+		return nil, err
+	}
+	t := &tree.Tree{Labels: labels, Root: root}
+	if p.Prune {
+		t.Prune(tree.DefaultCF)
+	}
+	return t, nil
+}
+
+type builder struct {
+	g      *Graph
+	locals []*Local
+	p      Params
+}
+
+// Stop reports whether a node with these class counts at this depth is a
+// leaf before any split is sought (DESIGN.md: pure, fewer than min_split
+// join rows, or at max_depth). The coordinator decides it from the
+// skeleton's public counts.
+func Stop(counts []uint64, depth int, p Params) bool {
+	var n uint64
+	nz := 0
+	for _, c := range counts {
+		if n += c; n < c {
+			n = math.MaxUint64 // saturate: only n < min_split matters
+		}
+		if c > 0 {
+			nz++
+		}
+	}
+	return nz <= 1 || n < p.MinSplit || depth >= p.MaxDepth
+}
+
+func (b *builder) grow(parts []Part, depth int) (*tree.Node, error) {
+	counts, err := b.locals[0].Counts(parts[0])
+	if err != nil {
+		return nil, err
+	}
+	n := &tree.Node{Counts: counts}
+	if Stop(counts, depth, b.p) {
+		return n, nil
+	}
+	offers := make([]Offer, len(parts))
+	fronts := make([][]Candidate, len(parts))
+	for i, l := range b.locals {
+		if fronts[i], err = l.BestSplits(parts[i]); err != nil {
+			return nil, err
+		}
+		offers[i] = OfferOf(fronts[i])
+	}
+	w, k, gain, ok := Choose(b.g, offers)
+	if !ok || gain <= Eps {
+		return n, nil
+	}
+	s := fronts[w][k].Split
+	left, right, err := SplitPropagate(b.g, b.locals, parts, w, s)
+	if err != nil {
+		return nil, err
+	}
+	n.Split = &s
+	if n.Left, err = b.grow(left, depth+1); err != nil {
+		return nil, err
+	}
+	if n.Right, err = b.grow(right, depth+1); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// Evaluate classifies the join rows of test tables (same graph and schema)
+// with t without materialising their join: class propagation over the test
+// tables gives every row its join-row class counts, and routing them down
+// the tree by split propagation leaves, at each leaf, the counts of the
+// test join rows that reach it. It returns how many test join rows the
+// tree labels correctly and how many there are.
+func Evaluate(t *tree.Tree, g *Graph, test map[string]*table.Table) (correct, total uint64, err error) {
+	target, ok := test[g.Target()]
+	if !ok {
+		return 0, 0, fmt.Errorf("%w: no test data for table %q", ErrData, g.Target())
+	}
+	labels, err := Labels(g, target)
+	if err != nil {
+		return 0, 0, err
+	}
+	labels = append(labels, t.Labels...)
+	slices.Sort(labels)
+	labels = slices.Compact(labels)
+	locals, err := Prepare(g, test, labels, Params{})
+	if err != nil {
+		return 0, 0, err
+	}
+	parts, err := Propagate(g, locals)
+	if err != nil {
+		return 0, 0, err
+	}
+	var walk func(n *tree.Node, parts []Part) error
+	walk = func(n *tree.Node, parts []Part) error {
+		if n.IsLeaf() {
+			counts, err := locals[0].Counts(parts[0])
+			if err != nil {
+				return err
+			}
+			k, _ := slices.BinarySearch(labels, t.Labels[n.Label()])
+			correct += counts[k] // <= total, checked below
+			for _, c := range counts {
+				var carry uint64
+				if total, carry = bits.Add64(total, c, 0); carry != 0 {
+					return fmt.Errorf("%w: the test join has more than 2^64 rows", ErrOverflow)
+				}
+			}
+			return nil
+		}
+		w := g.Index(n.Split.Table)
+		if w < 0 {
+			return fmt.Errorf("%w: the tree splits on table %q, not in the join graph", ErrData, n.Split.Table)
+		}
+		left, right, err := SplitPropagate(g, locals, parts, w, *n.Split)
+		if err != nil {
+			return err
+		}
+		if err := walk(n.Left, left); err != nil {
+			return err
+		}
+		return walk(n.Right, right)
+	}
+	if err := walk(t.Root, parts); err != nil {
+		return 0, 0, err
+	}
+	return correct, total, nil
+}

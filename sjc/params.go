@@ -1,0 +1,43 @@
+package sjc
+
+import (
+	"github.com/cohortdm/cohort/job"
+)
+
+// Params are the tree-growing parameters of an sjc spec (params:), with
+// DESIGN.md's defaults from DefaultParams.
+type Params struct {
+	// MaxDepth: a node at this depth (the root has depth 0) is a leaf.
+	MaxDepth int `yaml:"max_depth"`
+	// MinSplit: a node with fewer training join rows is a leaf.
+	MinSplit uint64 `yaml:"min_split"`
+	// Prune turns C4.5 pessimistic pruning (CF 0.25) on.
+	Prune bool `yaml:"prune"`
+	// JoinSplits makes key (join) columns split candidates, as categorical
+	// attributes. Off by default: a split on a join attribute tells the
+	// neighbour, through the split summary, exactly which shared values went
+	// where (research report G4).
+	JoinSplits bool `yaml:"join_splits"`
+}
+
+// Gain tolerance of DESIGN.md: gains within Eps are equal (the tie rule
+// decides), and a best gain <= Eps stops growth.
+const Eps = 1e-12
+
+// DefaultParams are DESIGN.md's defaults.
+func DefaultParams() Params {
+	return Params{MaxDepth: 10, MinSplit: 2, Prune: true}
+}
+
+// ParseParams reads a spec's params over the defaults, refusing unknown
+// fields and out-of-range values with an error naming the field.
+func ParseParams(spec *job.Spec) (Params, error) {
+	p := DefaultParams()
+	if err := spec.DecodeParams(&p); err != nil {
+		return p, err
+	}
+	if p.MaxDepth < 0 || p.MaxDepth > 64 {
+		return p, spec.Errorf("params.max_depth", "must be in [0, 64], not %d", p.MaxDepth)
+	}
+	return p, nil
+}

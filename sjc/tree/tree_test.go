@@ -1,0 +1,114 @@
+package tree
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"testing"
+)
+
+// TestAddErrs checks C4.5's estimate against values worked by hand from
+// the formulas in AddErrs' doc (z = 0.6925 at CF 0.25).
+func TestAddErrs(t *testing.T) {
+	cases := []struct{ n, e, want float64 }{
+		{2, 0, 1.0},                             // 2·(1 − 0.25^(1/2))
+		{6, 0, 6 * (1 - math.Pow(0.25, 1.0/6))}, // ≈ 1.2378
+		{8, 3, 1.4725},                          // N·p − E with p ≈ 0.55906
+		{6, 3, 1.2686},
+		{4, 1, 1.1894},
+		{3, 3, 0}, // E + 0.5 >= N: 0.67·(N − E)
+		{3, 2.6, 0.67 * 0.4},
+	}
+	for _, c := range cases {
+		if got := AddErrs(c.n, c.e, DefaultCF); math.Abs(got-c.want) > 5e-4 {
+			t.Errorf("AddErrs(%v, %v) = %.5f, want %.4f", c.n, c.e, got, c.want)
+		}
+	}
+	if d := deviate(0.25); math.Abs(d-0.6925) > 1e-12 {
+		t.Errorf("deviate(0.25) = %v, want 0.6925", d)
+	}
+	// 0 < E < 1 interpolates between E = 0 and E = 1.
+	a0, a1 := AddErrs(10, 0, DefaultCF), AddErrs(10, 1, DefaultCF)
+	if got := AddErrs(10, 0.5, DefaultCF); math.Abs(got-(a0+0.5*(a1-a0))) > 1e-12 {
+		t.Errorf("AddErrs(10, 0.5) = %v", got)
+	}
+}
+
+func leaf(c ...uint64) *Node { return &Node{Counts: c} }
+
+func TestPrune(t *testing.T) {
+	s := &Split{Party: "p", Table: "T", Column: "x", Op: OpLE, Num: 1.5}
+	// A split that separates one stray case: ⟨10,1⟩ -> ⟨9,0⟩ + ⟨1,1⟩.
+	// Leaf: 1 + AddErrs(11, 1) ≈ 2.6; subtree: AddErrs(9, 0) + (1 + AddErrs(2, 1))
+	// ≈ 1.4 + 1.67 = 3.1, so it is pruned.
+	tr := &Tree{Labels: []string{"a", "b"}, Root: &Node{Split: s, Counts: []uint64{10, 1}, Left: leaf(9, 0), Right: leaf(1, 1)}}
+	if n := tr.Prune(DefaultCF); n != 1 || !tr.Root.IsLeaf() {
+		t.Fatalf("pruned %d, root leaf %v", n, tr.Root.IsLeaf())
+	}
+	// A clean split of many cases is kept: ⟨50,50⟩ -> ⟨50,0⟩ + ⟨0,50⟩.
+	tr = &Tree{Labels: []string{"a", "b"}, Root: &Node{Split: s, Counts: []uint64{50, 50}, Left: leaf(50, 0), Right: leaf(0, 50)}}
+	if n := tr.Prune(DefaultCF); n != 0 || tr.Root.IsLeaf() {
+		t.Fatalf("pruned %d a clean split", n)
+	}
+}
+
+func TestMajorityTies(t *testing.T) {
+	if Majority([]uint64{3, 5, 5}) != 1 || Majority([]uint64{0, 0}) != 0 {
+		t.Fatal("ties go to the smallest label")
+	}
+}
+
+func TestJSON(t *testing.T) {
+	in := `{"split":{"party":"exchange","table":"S","column":"type","op":"==","value":"buy"},"counts":{"no":12,"yes":30},"left":{"leaf":"yes","counts":{"no":1,"yes":28}},"right":{"leaf":"no","counts":{"no":11,"yes":2}}}`
+	var tr Tree
+	if err := json.Unmarshal([]byte(in), &tr); err != nil {
+		t.Fatal(err)
+	}
+	if tr.Root.Split.Cat != "buy" || tr.Labels[1] != "yes" || tr.Root.Left.Counts[1] != 28 {
+		t.Fatalf("decoded %+v", tr.Root)
+	}
+	out, err := tr.MarshalJSON()
+	if err != nil || string(out) != in {
+		t.Fatalf("round trip %s %v", out, err)
+	}
+	for _, bad := range []string{
+		`{"split":{"op":"<","value":1},"counts":{"a":1},"left":{"leaf":"a","counts":{"a":1}},"right":{"leaf":"a","counts":{"a":0}}}`,
+		`{"split":{"op":"<=","value":"x"},"counts":{"a":1},"left":{"leaf":"a","counts":{"a":1}},"right":{"leaf":"a","counts":{"a":0}}}`,
+		`{"split":{"op":"<=","value":1},"counts":{"a":1},"left":{"leaf":"a","counts":{"a":1}}}`,
+		`{"leaf":"a","counts":{"a":1},"left":{"leaf":"a","counts":{"a":1}}}`,
+		`{"leaf":"a","counts":{"a":1},"split":{"op":"<=","value":1}}`,
+		`{"split":{"op":"<=","value":1},"counts":{"a":1},"left":{"leaf":"a","counts":{"b":1}},"right":{"leaf":"a","counts":{"a":0}}}`,
+		`[1]`,
+		`{"leaf":"a"}`, // no label at all: found by FuzzUnmarshal (it panicked the encoder)
+	} {
+		var tr Tree
+		err := json.Unmarshal([]byte(bad), &tr)
+		if !errors.Is(err, ErrFormat) {
+			t.Errorf("Unmarshal(%s) = %v, want ErrFormat", bad, err)
+		}
+	}
+}
+
+// FuzzUnmarshal: a tree file from elsewhere never panics the decoder, and
+// what decodes encodes back to a tree that decodes the same.
+func FuzzUnmarshal(f *testing.F) {
+	f.Add([]byte(`{"split":{"party":"p","table":"T","column":"x","op":"<=","value":1.5},"counts":{"a":3,"b":1},"left":{"leaf":"a","counts":{"a":3,"b":0}},"right":{"leaf":"b","counts":{"a":0,"b":1}}}`))
+	f.Add([]byte(`{"leaf":"a","counts":{"a":1}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var tr Tree
+		if err := json.Unmarshal(b, &tr); err != nil {
+			return
+		}
+		out, err := tr.MarshalJSON()
+		if err != nil {
+			return // e.g. a leaf without labels
+		}
+		var back Tree
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatalf("re-decode %s: %v", out, err)
+		}
+		if d := Diff(&tr, &back); d != "" {
+			t.Fatalf("round trip differs: %s", d)
+		}
+	})
+}
