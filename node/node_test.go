@@ -214,13 +214,14 @@ func TestKillLeaderMidJob(t *testing.T) {
 	}
 	// Step b restarts once per leader change: once for the kill, and again
 	// if a loaded machine costs the new leader its lease. Each attempt runs
-	// once on each of the three parties.
+	// at most once on each of the three parties (an attempt superseded at
+	// once may never reach some), and the first and last ran on all three.
 	js, _ := c.Node("org1").Job(id)
 	if js.Steps[1].Attempt < 2 || js.Steps[0].Attempt != 1 {
 		t.Errorf("attempts a=%d b=%d, want 1 and at least 2", js.Steps[0].Attempt, js.Steps[1].Attempt)
 	}
-	if n, want := kind.count("b")-bBefore, int32(3*js.Steps[1].Attempt); n != want {
-		t.Errorf("step b ran %d times across parties, want %d (3 parties × %d attempts)", n, want, js.Steps[1].Attempt)
+	if n, most := kind.count("b")-bBefore, int32(3*js.Steps[1].Attempt); n < 6 || n > most {
+		t.Errorf("step b ran %d times across parties, want 6 to %d (3 parties × %d attempts)", n, most, js.Steps[1].Attempt)
 	}
 }
 
