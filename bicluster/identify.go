@@ -1,0 +1,411 @@
+package bicluster
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Bicluster is a set of rows similar on a set of columns. Rows and Cols
+// are indices into the matrix it was found in, ascending.
+type Bicluster struct {
+	Rows []int
+	Cols []int
+	// Score is the mean divergence of the bicluster's cells from its
+	// constant model (see Identify); at most Params.Delta.
+	Score float64
+	// Mean is the mean value over the bicluster's cells.
+	Mean float64
+}
+
+// Cells is the number of cells, |Rows|·|Cols|.
+func (b Bicluster) Cells() int { return len(b.Rows) * len(b.Cols) }
+
+// Params configures cHawk and the pure Phoenix steps.
+type Params struct {
+	// Delta is δ, the largest accepted dissimilarity score (Table 1: 0.5).
+	Delta float64
+	// MinRows and MinCols are the smallest accepted bicluster (no value in
+	// the paper; 5 each, research §4.2 row 15).
+	MinRows, MinCols int
+	// Divergence is the Bregman divergence (default I-divergence).
+	Divergence Divergence
+	// MaxIter caps the crossing-minimisation iterations (Table 1: 5).
+	MaxIter int
+	// Reach is how many consecutive rejected rows (or columns) the local
+	// search steps over before it stops growing in one direction, so that a
+	// few rows misplaced by noise do not cut a bicluster (default 3).
+	Reach int
+	// Epsilon smooths every weight (x ↦ max(x,0)+ε) so the divergences are
+	// finite on zeros (research §4.2 row 16; default 1e-6).
+	Epsilon float64
+	// MaxOverlap drops a bicluster when more than this fraction of its cells
+	// lie in a larger one already kept (default 0.5); smaller overlaps are
+	// kept, so biclusters may overlap.
+	MaxOverlap float64
+	// Beta is the merge threshold β of PlainSimilar (default 0.25).
+	Beta float64
+	// Mode is how Phoenix forms the global column barycenters (default
+	// Exact); centralised cHawk is always exact.
+	Mode Mode
+}
+
+// DefaultParams are the paper's Table 1 settings with the defaults above.
+func DefaultParams() Params {
+	return Params{Delta: 0.5, MinRows: 5, MinCols: 5, Divergence: IDivergence, MaxIter: 5,
+		Reach: 3, Epsilon: 1e-6, MaxOverlap: 0.5, Beta: 0.25, Mode: Exact}
+}
+
+// Check reports the first invalid parameter.
+func (p Params) Check() error {
+	switch {
+	case !(p.Delta > 0):
+		return fmt.Errorf("%w: delta %v, want > 0", ErrParams, p.Delta)
+	case p.MinRows < 1 || p.MinCols < 1:
+		return fmt.Errorf("%w: min rows %d, min cols %d, want ≥ 1", ErrParams, p.MinRows, p.MinCols)
+	case p.Divergence != IDivergence && p.Divergence != ItakuraSaito:
+		return fmt.Errorf("%w: divergence %q", ErrParams, p.Divergence)
+	case p.MaxIter < 1:
+		return fmt.Errorf("%w: max iterations %d, want ≥ 1", ErrParams, p.MaxIter)
+	case p.Reach < 0:
+		return fmt.Errorf("%w: reach %d, want ≥ 0", ErrParams, p.Reach)
+	case !(p.Epsilon > 0):
+		return fmt.Errorf("%w: epsilon %v, want > 0", ErrParams, p.Epsilon)
+	case !(p.MaxOverlap >= 0 && p.MaxOverlap <= 1):
+		return fmt.Errorf("%w: max overlap %v, want in [0, 1]", ErrParams, p.MaxOverlap)
+	case !(p.Beta >= 0):
+		return fmt.Errorf("%w: beta %v, want ≥ 0", ErrParams, p.Beta)
+	case p.Mode != Exact && p.Mode != MeanOfMeans:
+		return fmt.Errorf("%w: mode %q", ErrParams, p.Mode)
+	}
+	return nil
+}
+
+// searcher holds the reordered matrix: w[p·L+q] is the weight of the row
+// at position p and the column at position q.
+type searcher struct {
+	w     []float64
+	M, L  int
+	p     Params
+	found []found
+	// rowIn[p] lists the found biclusters holding row position p.
+	rowIn [][]int
+}
+
+// found is a bicluster in position space.
+type found struct {
+	rows, cols []int // positions, ascending
+	colSet     []bool
+	score, mu  float64
+}
+
+// Identify finds biclusters in m reordered by rowOrder and colOrder (the
+// result of crossing minimisation): cHawk's local search (research
+// Pseudocode A2, as decided in the package doc). Biclusters are returned
+// in m's indices, largest first.
+func Identify(m *Matrix, rowOrder, colOrder []int, p Params) ([]Bicluster, error) {
+	if err := m.Check(); err != nil {
+		return nil, err
+	}
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	if err := checkOrder("row", rowOrder, m.Rows); err != nil {
+		return nil, err
+	}
+	if err := checkOrder("column", colOrder, m.Cols); err != nil {
+		return nil, err
+	}
+	s := &searcher{w: make([]float64, m.Rows*m.Cols), M: m.Rows, L: m.Cols, p: p, rowIn: make([][]int, m.Rows)}
+	for pr, r := range rowOrder {
+		row := m.Row(r)
+		for q, c := range colOrder {
+			s.w[pr*s.L+q] = weight(row[c])
+		}
+	}
+	for pr := range s.M {
+		for _, J := range s.windows(pr) {
+			if s.covered(pr, J) {
+				continue
+			}
+			if f, ok := s.grow(pr, J); ok {
+				s.add(f)
+			}
+		}
+	}
+	return s.result(rowOrder, colOrder), nil
+}
+
+// windows returns the seed column windows of row position pr: the row's
+// active cells (above its two-means threshold) in column order, split where
+// more than Reach inactive columns separate them, keeping windows of at
+// least MinCols active columns.
+func (s *searcher) windows(pr int) [][]int {
+	row := s.w[pr*s.L : (pr+1)*s.L]
+	thr := activeThreshold(row)
+	var out [][]int
+	var cur []int
+	last := -1
+	for q, x := range row {
+		if !(x > thr) {
+			continue
+		}
+		if last >= 0 && q-last-1 > s.p.Reach {
+			if len(cur) >= s.p.MinCols {
+				out = append(out, cur)
+			}
+			cur = nil
+		}
+		cur = append(cur, q)
+		last = q
+	}
+	if len(cur) >= s.p.MinCols {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// activeThreshold splits a row's weights into a low and a high group by
+// the two-means (Otsu) criterion and returns the threshold between them;
+// a row of equal weights is all active when positive and none otherwise.
+func activeThreshold(row []float64) float64 {
+	v := slices.Clone(row)
+	slices.Sort(v)
+	n := len(v)
+	if v[0] == v[n-1] {
+		if v[0] > 0 {
+			return v[0] / 2
+		}
+		return v[0]
+	}
+	total := 0.0
+	for _, x := range v {
+		total += x
+	}
+	best, thr := -1.0, v[0]
+	prefix := 0.0
+	for k := 1; k < n; k++ {
+		prefix += v[k-1]
+		if v[k-1] == v[k] {
+			continue
+		}
+		n0, n1 := float64(k), float64(n-k)
+		d := prefix/n0 - (total-prefix)/n1
+		if between := n0 * n1 * d * d; between > best {
+			best, thr = between, (v[k-1]+v[k])/2
+		}
+	}
+	return thr
+}
+
+// covered reports whether a seed is already explained: its row lies in a
+// found bicluster that holds at least half of the window's columns.
+func (s *searcher) covered(pr int, J []int) bool {
+	for _, i := range s.rowIn[pr] {
+		in := 0
+		for _, q := range J {
+			if s.found[i].colSet[q] {
+				in++
+			}
+		}
+		if 2*in >= len(J) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *searcher) add(f found) {
+	i := len(s.found)
+	s.found = append(s.found, f)
+	for _, pr := range f.rows {
+		s.rowIn[pr] = append(s.rowIn[pr], i)
+	}
+}
+
+// grow runs the local search from seed row pr on columns J: alternately
+// the rows near pr (in row order) that fit the bicluster's constant model
+// on its columns, then the columns near its column span that fit it on its
+// rows, until neither changes (at most four passes). It accepts the result
+// when it has MinRows rows, MinCols columns and a score at most δ.
+func (s *searcher) grow(pr int, J []int) (found, bool) {
+	R := []int{pr}
+	mu := s.mean(R, J)
+	for range 4 {
+		nr := s.growRows(pr, J, mu)
+		if len(nr) < s.p.MinRows {
+			return found{}, false
+		}
+		mu = s.mean(nr, J)
+		nj := s.growCols(J, nr, mu)
+		if len(nj) < s.p.MinCols {
+			return found{}, false
+		}
+		mu = s.mean(nr, nj)
+		same := slices.Equal(nr, R) && slices.Equal(nj, J)
+		R, J = nr, nj
+		if same {
+			break
+		}
+	}
+	score := 0.0
+	for _, r := range R {
+		score += s.rowDiv(r, J, mu)
+	}
+	score /= float64(len(R))
+	if score > s.p.Delta {
+		return found{}, false
+	}
+	f := found{rows: R, cols: J, colSet: make([]bool, s.L), score: score, mu: mu - s.p.Epsilon}
+	for _, q := range J {
+		f.colSet[q] = true
+	}
+	return f, true
+}
+
+// mean is μ, the constant model of R × J: the mean smoothed weight.
+func (s *searcher) mean(R, J []int) float64 {
+	sum := 0.0
+	for _, r := range R {
+		row := s.w[r*s.L:]
+		for _, q := range J {
+			sum += row[q]
+		}
+	}
+	return sum/float64(len(R)*len(J)) + s.p.Epsilon
+}
+
+// rowDiv is the mean divergence of row position r's cells on J from μ.
+func (s *searcher) rowDiv(r int, J []int, mu float64) float64 {
+	row := s.w[r*s.L:]
+	d := 0.0
+	for _, q := range J {
+		d += s.p.Divergence.cell(row[q]+s.p.Epsilon, mu)
+	}
+	return d / float64(len(J))
+}
+
+// colDiv is the mean divergence of column position q's cells on R from μ.
+func (s *searcher) colDiv(q int, R []int, mu float64) float64 {
+	d := 0.0
+	for _, r := range R {
+		d += s.p.Divergence.cell(s.w[r*s.L+q]+s.p.Epsilon, mu)
+	}
+	return d / float64(len(R))
+}
+
+// growRows keeps the seed row if it fits, then scans away from it in both
+// directions, adding every fitting row and stopping after more than Reach
+// consecutive misfits.
+func (s *searcher) growRows(pr int, J []int, mu float64) []int {
+	if s.rowDiv(pr, J, mu) > s.p.Delta {
+		return nil
+	}
+	R := []int{pr}
+	for _, dir := range []int{-1, 1} {
+		miss := 0
+		for r := pr + dir; r >= 0 && r < s.M && miss <= s.p.Reach; r += dir {
+			if s.rowDiv(r, J, mu) <= s.p.Delta {
+				R = append(R, r)
+				miss = 0
+			} else {
+				miss++
+			}
+		}
+	}
+	slices.Sort(R)
+	return R
+}
+
+// growCols keeps the fitting columns of J's span, then extends the span in
+// both directions like growRows.
+func (s *searcher) growCols(J, R []int, mu float64) []int {
+	var out []int
+	lo, hi := J[0], J[len(J)-1]
+	for q := lo; q <= hi; q++ {
+		if s.colDiv(q, R, mu) <= s.p.Delta {
+			out = append(out, q)
+		}
+	}
+	for _, dir := range []int{-1, 1} {
+		miss := 0
+		start := lo - 1
+		if dir > 0 {
+			start = hi + 1
+		}
+		for q := start; q >= 0 && q < s.L && miss <= s.p.Reach; q += dir {
+			if s.colDiv(q, R, mu) <= s.p.Delta {
+				out = append(out, q)
+				miss = 0
+			} else {
+				miss++
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// result drops biclusters mostly inside a larger one and maps the rest
+// back to the matrix's indices, largest first (ties by first row and
+// column position: deterministic).
+func (s *searcher) result(rowOrder, colOrder []int) []Bicluster {
+	idx := make([]int, len(s.found))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		fa, fb := s.found[a], s.found[b]
+		return cmp.Or(
+			cmp.Compare(len(fb.rows)*len(fb.cols), len(fa.rows)*len(fa.cols)),
+			cmp.Compare(fa.rows[0], fb.rows[0]),
+			cmp.Compare(fa.cols[0], fb.cols[0]))
+	})
+	var kept []int
+	var out []Bicluster
+	for _, i := range idx {
+		f := s.found[i]
+		cells := len(f.rows) * len(f.cols)
+		drop := false
+		for _, k := range kept {
+			g := s.found[k]
+			if float64(intersect(f.rows, g.rows)*intersect(f.cols, g.cols)) > s.p.MaxOverlap*float64(cells) {
+				drop = true
+				break
+			}
+		}
+		if drop {
+			continue
+		}
+		kept = append(kept, i)
+		b := Bicluster{Rows: make([]int, len(f.rows)), Cols: make([]int, len(f.cols)), Score: f.score, Mean: f.mu}
+		for k, pr := range f.rows {
+			b.Rows[k] = rowOrder[pr]
+		}
+		for k, q := range f.cols {
+			b.Cols[k] = colOrder[q]
+		}
+		slices.Sort(b.Rows)
+		slices.Sort(b.Cols)
+		out = append(out, b)
+	}
+	return out
+}
+
+// intersect counts the common elements of two ascending slices.
+func intersect(a, b []int) int {
+	n, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			n++
+			i++
+			j++
+		}
+	}
+	return n
+}
