@@ -34,7 +34,7 @@ type Params struct {
 	MaxIter int
 	// Reach is how many consecutive rejected rows (or columns) the local
 	// search steps over before it stops growing in one direction, so that a
-	// few rows misplaced by noise do not cut a bicluster (default 3).
+	// few rows misplaced by noise do not cut a bicluster (default 10).
 	Reach int
 	// Epsilon smooths every weight (x ↦ max(x,0)+ε) so the divergences are
 	// finite on zeros (research §4.2 row 16; default 1e-6).
@@ -43,7 +43,11 @@ type Params struct {
 	// lie in a larger one already kept (default 0.5); smaller overlaps are
 	// kept, so biclusters may overlap.
 	MaxOverlap float64
-	// Beta is the merge threshold β of PlainSimilar (default 0.25).
+	// LocalMinRows is the smallest local bicluster a Phoenix party keeps
+	// (Finish): a party holds only its share of each bicluster's rows, so
+	// MinRows applies to the merged global bicluster instead (default 1).
+	LocalMinRows int
+	// Beta is the merge threshold β of PlainSimilar (default 0.6).
 	Beta float64
 	// Mode is how Phoenix forms the global column barycenters (default
 	// Exact); centralised cHawk is always exact.
@@ -53,7 +57,7 @@ type Params struct {
 // DefaultParams are the paper's Table 1 settings with the defaults above.
 func DefaultParams() Params {
 	return Params{Delta: 0.5, MinRows: 5, MinCols: 5, Divergence: IDivergence, MaxIter: 5,
-		Reach: 3, Epsilon: 1e-6, MaxOverlap: 0.5, Beta: 0.25, Mode: Exact}
+		Reach: 10, Epsilon: 1e-6, MaxOverlap: 0.5, LocalMinRows: 1, Beta: 0.6, Mode: Exact}
 }
 
 // Check reports the first invalid parameter.
@@ -61,8 +65,8 @@ func (p Params) Check() error {
 	switch {
 	case !(p.Delta > 0):
 		return fmt.Errorf("%w: delta %v, want > 0", ErrParams, p.Delta)
-	case p.MinRows < 1 || p.MinCols < 1:
-		return fmt.Errorf("%w: min rows %d, min cols %d, want ≥ 1", ErrParams, p.MinRows, p.MinCols)
+	case p.MinRows < 1 || p.MinCols < 1 || p.LocalMinRows < 1:
+		return fmt.Errorf("%w: min rows %d, min cols %d, local min rows %d, want ≥ 1", ErrParams, p.MinRows, p.MinCols, p.LocalMinRows)
 	case p.Divergence != IDivergence && p.Divergence != ItakuraSaito:
 		return fmt.Errorf("%w: divergence %q", ErrParams, p.Divergence)
 	case p.MaxIter < 1:

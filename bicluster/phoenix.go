@@ -159,13 +159,15 @@ func Done(changed bool, iter, maxIter int) bool { return !changed || iter >= max
 
 // Finish is a party's last local step: its rows re-sorted under the final
 // column order (a no-op when the order converged) and its local biclusters
-// (Identify), in its own row indices.
+// (Identify with MinRows = p.LocalMinRows), in its own row indices.
 func Finish(m *Matrix, st PartyState, colOrder []int, p Params) (PartyState, []Bicluster, error) {
 	rows, err := SortRows(m, colOrder, st.RowOrder)
 	if err != nil {
 		return st, nil, err
 	}
-	bs, err := Identify(m, rows, colOrder, p)
+	local := p
+	local.MinRows = p.LocalMinRows
+	bs, err := Identify(m, rows, colOrder, local)
 	if err != nil {
 		return st, nil, err
 	}
