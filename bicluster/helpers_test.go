@@ -1,0 +1,68 @@
+package bicluster_test
+
+import (
+	"slices"
+
+	"github.com/cohortdm/cohort/bicluster"
+	"github.com/cohortdm/cohort/bicluster/synth"
+)
+
+// phoenixInClear runs the pure Phoenix steps for parties parties over m's
+// rows split by synth.Split, summing the contributions in the clear, and
+// returns the parties' local biclusters merged in the clear, in m's row
+// indices.
+func phoenixInClear(m *bicluster.Matrix, parties int, seed []byte, p bicluster.Params) ([]bicluster.Bicluster, error) {
+	parts, err := synth.Split(m, parties, seed)
+	if err != nil {
+		return nil, err
+	}
+	cols := bicluster.InitialColumns(seed, m.Cols)
+	states := make([]bicluster.PartyState, parties)
+	for iter := 1; ; iter++ {
+		var sum bicluster.Contribution
+		for i, part := range parts {
+			st, c, err := bicluster.Round(part.Matrix, states[i], cols, p.Mode)
+			if err != nil {
+				return nil, err
+			}
+			states[i] = st
+			if i == 0 {
+				sum = c
+			} else if sum, err = bicluster.Aggregate(sum, c); err != nil {
+				return nil, err
+			}
+		}
+		next, changed, err := bicluster.UpdateColumns(sum, cols)
+		if err != nil {
+			return nil, err
+		}
+		cols = next
+		if bicluster.Done(changed, iter, p.MaxIter) {
+			break
+		}
+	}
+	var locals []bicluster.Local
+	for i, part := range parts {
+		_, bs, err := bicluster.Finish(part.Matrix, states[i], cols, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bs {
+			locals = append(locals, bicluster.NewLocal(i, part.Matrix, b))
+		}
+	}
+	globals, err := bicluster.Merge(locals, bicluster.PlainSimilar(locals, p.Beta), p.MinRows)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bicluster.Bicluster, len(globals))
+	for k, g := range globals {
+		var rows []int
+		for _, pr := range g.Rows {
+			rows = append(rows, parts[pr.Party].Rows[pr.Row])
+		}
+		slices.Sort(rows)
+		out[k] = bicluster.Bicluster{Rows: rows, Cols: g.Cols}
+	}
+	return out, nil
+}
