@@ -31,16 +31,21 @@ func ParseDivergence(s string) (Divergence, error) {
 	return "", fmt.Errorf("%w: unknown divergence %q (want kl or itakura-saito)", ErrParams, s)
 }
 
-// cell returns the divergence of one cell's smoothed weight x from the
+// cell returns the divergence of one cell's weight x from the
 // bicluster's constant model μ (both > 0), divided by μ so that the score
 // does not depend on the data's scale: with t = x/μ,
 //
 //	I-divergence:   B(x; μ)/μ = t log t − t + 1
 //	Itakura–Saito:  B(x; μ)   = t − log t − 1   (already scale-free)
+//
+// x may be 0 for the I-divergence (t log t → 0), not for Itakura–Saito.
 func (d Divergence) cell(x, mu float64) float64 {
 	t := x / mu
 	if d == ItakuraSaito {
 		return t - math.Log(t) - 1
+	}
+	if t == 0 {
+		return 1
 	}
 	return t*math.Log(t) - t + 1
 }

@@ -12,7 +12,7 @@ type Bicluster struct {
 	Rows []int
 	Cols []int
 	// Score is the mean divergence of the bicluster's cells from its
-	// constant model (see Identify); at most Params.Delta.
+	// constant model (see Identify); below Params.Delta.
 	Score float64
 	// Mean is the mean value over the bicluster's cells.
 	Mean float64
@@ -23,7 +23,8 @@ func (b Bicluster) Cells() int { return len(b.Rows) * len(b.Cols) }
 
 // Params configures cHawk and the pure Phoenix steps.
 type Params struct {
-	// Delta is δ, the largest accepted dissimilarity score (Table 1: 0.5).
+	// Delta is δ: a bicluster's dissimilarity score, and each of its rows'
+	// and columns' divergence from its model, must be below it (Table 1: 0.5).
 	Delta float64
 	// MinRows and MinCols are the smallest accepted bicluster (no value in
 	// the paper; 5 each, research §4.2 row 15).
@@ -36,8 +37,13 @@ type Params struct {
 	// search steps over before it stops growing in one direction, so that a
 	// few rows misplaced by noise do not cut a bicluster (default 10).
 	Reach int
-	// Epsilon smooths every weight (x ↦ max(x,0)+ε) so the divergences are
-	// finite on zeros (research §4.2 row 16; default 1e-6).
+	// Gap is how many inactive columns may separate a seed row's active
+	// cells within one seed window (default 3): windows tolerate noise
+	// but do not join two biclusters that the column order put apart.
+	Gap int
+	// Epsilon smooths every weight for Itakura–Saito (x ↦ max(x,0)+ε) so
+	// it is finite on zeros (research §4.2 row 16; default 1e-6). The
+	// I-divergence is finite at 0 (B(0; μ) = μ) and is not smoothed.
 	Epsilon float64
 	// MaxOverlap drops a bicluster when more than this fraction of its cells
 	// lie in a larger one already kept (default 0.5); smaller overlaps are
@@ -57,7 +63,7 @@ type Params struct {
 // DefaultParams are the paper's Table 1 settings with the defaults above.
 func DefaultParams() Params {
 	return Params{Delta: 0.5, MinRows: 5, MinCols: 5, Divergence: IDivergence, MaxIter: 5,
-		Reach: 10, Epsilon: 1e-6, MaxOverlap: 0.5, LocalMinRows: 1, Beta: 0.6, Mode: Exact}
+		Reach: 10, Gap: 3, Epsilon: 1e-6, MaxOverlap: 0.5, LocalMinRows: 1, Beta: 0.6, Mode: Exact}
 }
 
 // Check reports the first invalid parameter.
@@ -71,8 +77,8 @@ func (p Params) Check() error {
 		return fmt.Errorf("%w: divergence %q", ErrParams, p.Divergence)
 	case p.MaxIter < 1:
 		return fmt.Errorf("%w: max iterations %d, want ≥ 1", ErrParams, p.MaxIter)
-	case p.Reach < 0:
-		return fmt.Errorf("%w: reach %d, want ≥ 0", ErrParams, p.Reach)
+	case p.Reach < 0 || p.Gap < 0:
+		return fmt.Errorf("%w: reach %d, gap %d, want ≥ 0", ErrParams, p.Reach, p.Gap)
 	case !(p.Epsilon > 0):
 		return fmt.Errorf("%w: epsilon %v, want > 0", ErrParams, p.Epsilon)
 	case !(p.MaxOverlap >= 0 && p.MaxOverlap <= 1):
@@ -142,7 +148,7 @@ func Identify(m *Matrix, rowOrder, colOrder []int, p Params) ([]Bicluster, error
 
 // windows returns the seed column windows of row position pr: the row's
 // active cells (above its two-means threshold) in column order, split where
-// more than Reach inactive columns separate them, keeping windows of at
+// more than Gap inactive columns separate them, keeping windows of at
 // least MinCols active columns.
 func (s *searcher) windows(pr int) [][]int {
 	row := s.w[pr*s.L : (pr+1)*s.L]
@@ -154,7 +160,7 @@ func (s *searcher) windows(pr int) [][]int {
 		if !(x > thr) {
 			continue
 		}
-		if last >= 0 && q-last-1 > s.p.Reach {
+		if last >= 0 && q-last-1 > s.p.Gap {
 			if len(cur) >= s.p.MinCols {
 				out = append(out, cur)
 			}
@@ -257,10 +263,10 @@ func (s *searcher) grow(pr int, J []int) (found, bool) {
 		score += s.rowDiv(r, J, mu)
 	}
 	score /= float64(len(R))
-	if score > s.p.Delta {
+	if !(score < s.p.Delta) {
 		return found{}, false
 	}
-	f := found{rows: R, cols: J, colSet: make([]bool, s.L), score: score, mu: mu - s.p.Epsilon}
+	f := found{rows: R, cols: J, colSet: make([]bool, s.L), score: score, mu: mu - s.eps()}
 	for _, q := range J {
 		f.colSet[q] = true
 	}
@@ -276,7 +282,16 @@ func (s *searcher) mean(R, J []int) float64 {
 			sum += row[q]
 		}
 	}
-	return sum/float64(len(R)*len(J)) + s.p.Epsilon
+	return sum/float64(len(R)*len(J)) + s.eps()
+}
+
+// eps is the smoothing added to every weight and mean: ε for
+// Itakura–Saito, 0 for the I-divergence.
+func (s *searcher) eps() float64 {
+	if s.p.Divergence == ItakuraSaito {
+		return s.p.Epsilon
+	}
+	return 0
 }
 
 // rowDiv is the mean divergence of row position r's cells on J from μ.
@@ -284,7 +299,7 @@ func (s *searcher) rowDiv(r int, J []int, mu float64) float64 {
 	row := s.w[r*s.L:]
 	d := 0.0
 	for _, q := range J {
-		d += s.p.Divergence.cell(row[q]+s.p.Epsilon, mu)
+		d += s.p.Divergence.cell(row[q]+s.eps(), mu)
 	}
 	return d / float64(len(J))
 }
@@ -293,7 +308,7 @@ func (s *searcher) rowDiv(r int, J []int, mu float64) float64 {
 func (s *searcher) colDiv(q int, R []int, mu float64) float64 {
 	d := 0.0
 	for _, r := range R {
-		d += s.p.Divergence.cell(s.w[r*s.L+q]+s.p.Epsilon, mu)
+		d += s.p.Divergence.cell(s.w[r*s.L+q]+s.eps(), mu)
 	}
 	return d / float64(len(R))
 }
@@ -302,14 +317,14 @@ func (s *searcher) colDiv(q int, R []int, mu float64) float64 {
 // directions, adding every fitting row and stopping after more than Reach
 // consecutive misfits.
 func (s *searcher) growRows(pr int, J []int, mu float64) []int {
-	if s.rowDiv(pr, J, mu) > s.p.Delta {
+	if !(s.rowDiv(pr, J, mu) < s.p.Delta) {
 		return nil
 	}
 	R := []int{pr}
 	for _, dir := range []int{-1, 1} {
 		miss := 0
 		for r := pr + dir; r >= 0 && r < s.M && miss <= s.p.Reach; r += dir {
-			if s.rowDiv(r, J, mu) <= s.p.Delta {
+			if s.rowDiv(r, J, mu) < s.p.Delta {
 				R = append(R, r)
 				miss = 0
 			} else {
@@ -327,7 +342,7 @@ func (s *searcher) growCols(J, R []int, mu float64) []int {
 	var out []int
 	lo, hi := J[0], J[len(J)-1]
 	for q := lo; q <= hi; q++ {
-		if s.colDiv(q, R, mu) <= s.p.Delta {
+		if s.colDiv(q, R, mu) < s.p.Delta {
 			out = append(out, q)
 		}
 	}
@@ -338,7 +353,7 @@ func (s *searcher) growCols(J, R []int, mu float64) []int {
 			start = hi + 1
 		}
 		for q := start; q >= 0 && q < s.L && miss <= s.p.Reach; q += dir {
-			if s.colDiv(q, R, mu) <= s.p.Delta {
+			if s.colDiv(q, R, mu) < s.p.Delta {
 				out = append(out, q)
 				miss = 0
 			} else {
