@@ -106,7 +106,7 @@ type searcher struct {
 type found struct {
 	rows, cols []int // positions, ascending
 	colSet     []bool
-	score, mu  float64
+	score, mu  float64 // mu is the smoothed mean (see eps)
 }
 
 // Identify finds biclusters in m reordered by rowOrder and colOrder (the
@@ -266,7 +266,7 @@ func (s *searcher) grow(pr int, J []int) (found, bool) {
 	if !(score < s.p.Delta) {
 		return found{}, false
 	}
-	f := found{rows: R, cols: J, colSet: make([]bool, s.L), score: score, mu: mu - s.eps()}
+	f := found{rows: R, cols: J, colSet: make([]bool, s.L), score: score, mu: mu}
 	for _, q := range J {
 		f.colSet[q] = true
 	}
@@ -365,9 +365,10 @@ func (s *searcher) growCols(J, R []int, mu float64) []int {
 	return out
 }
 
-// result drops biclusters mostly inside a larger one and maps the rest
-// back to the matrix's indices, largest first (ties by first row and
-// column position: deterministic).
+// result drops biclusters mostly inside a larger one, lets a larger one
+// absorb a fragment (see absorb), and maps the rest back to the matrix's
+// indices, largest first (ties by first row and column position:
+// deterministic).
 func (s *searcher) result(rowOrder, colOrder []int) []Bicluster {
 	idx := make([]int, len(s.found))
 	for i := range idx {
@@ -380,24 +381,30 @@ func (s *searcher) result(rowOrder, colOrder []int) []Bicluster {
 			cmp.Compare(fa.rows[0], fb.rows[0]),
 			cmp.Compare(fa.cols[0], fb.cols[0]))
 	})
-	var kept []int
-	var out []Bicluster
+	var kept []*found
 	for _, i := range idx {
 		f := s.found[i]
 		cells := len(f.rows) * len(f.cols)
 		drop := false
-		for _, k := range kept {
-			g := s.found[k]
+		for _, g := range kept {
 			if float64(intersect(f.rows, g.rows)*intersect(f.cols, g.cols)) > s.p.MaxOverlap*float64(cells) {
 				drop = true
 				break
 			}
 		}
-		if drop {
-			continue
+		for _, g := range kept {
+			if drop {
+				break
+			}
+			drop = s.absorb(g, f)
 		}
-		kept = append(kept, i)
-		b := Bicluster{Rows: make([]int, len(f.rows)), Cols: make([]int, len(f.cols)), Score: f.score, Mean: f.mu}
+		if !drop {
+			kept = append(kept, &f)
+		}
+	}
+	out := make([]Bicluster, len(kept))
+	for k, f := range kept {
+		b := Bicluster{Rows: make([]int, len(f.rows)), Cols: make([]int, len(f.cols)), Score: f.score, Mean: f.mu - s.eps()}
 		for k, pr := range f.rows {
 			b.Rows[k] = rowOrder[pr]
 		}
@@ -406,9 +413,44 @@ func (s *searcher) result(rowOrder, colOrder []int) []Bicluster {
 		}
 		slices.Sort(b.Rows)
 		slices.Sort(b.Cols)
-		out = append(out, b)
+		out[k] = b
 	}
 	return out
+}
+
+// absorb lets the larger bicluster g take in fragment f: when their
+// columns mostly coincide (Jaccard ≥ 1/2) and at least half of f's rows
+// fit g's model on g's columns, those rows join g, provided g's score
+// stays below δ. Crossing minimisation on large noisy data leaves some of
+// a bicluster's rows outside its contiguous run; they come back here as
+// fragments with the same columns. It reports whether f was absorbed.
+func (s *searcher) absorb(g *found, f found) bool {
+	in := intersect(f.cols, g.cols)
+	if 2*in < len(f.cols)+len(g.cols)-in {
+		return false
+	}
+	var fit []int
+	for _, r := range f.rows {
+		if s.rowDiv(r, g.cols, g.mu) < s.p.Delta {
+			fit = append(fit, r)
+		}
+	}
+	if 2*len(fit) < len(f.rows) {
+		return false
+	}
+	rows := slices.Concat(g.rows, fit)
+	slices.Sort(rows)
+	rows = slices.Compact(rows)
+	mu := s.mean(rows, g.cols)
+	score := 0.0
+	for _, r := range rows {
+		score += s.rowDiv(r, g.cols, mu)
+	}
+	if score /= float64(len(rows)); !(score < s.p.Delta) {
+		return false
+	}
+	g.rows, g.mu, g.score = rows, mu, score
+	return true
 }
 
 // intersect counts the common elements of two ascending slices.
