@@ -61,7 +61,17 @@ func phoenixInClear(m *bicluster.Matrix, parties int, seed []byte, p bicluster.P
 		for _, pr := range g.Rows {
 			rows = append(rows, parts[pr.Party].Rows[pr.Row])
 		}
+		for i, part := range parts {
+			fit, err := bicluster.FitRows(part.Matrix, g, p)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range fit {
+				rows = append(rows, parts[i].Rows[r])
+			}
+		}
 		slices.Sort(rows)
+		rows = slices.Compact(rows)
 		out[k] = bicluster.Bicluster{Rows: rows, Cols: g.Cols}
 	}
 	return out, nil

@@ -183,3 +183,49 @@ func globalOf(locals []Local, members []int) Global {
 	g.Rows = slices.Compact(g.Rows)
 	return g
 }
+
+// FitRows is a party's last step after the merge: its rows that fit
+// global bicluster g's constant model on g's columns (mean divergence
+// below δ from μ, the mean of g's representative over its columns), in
+// ascending order. The merge result is public, so this reveals nothing
+// new; it brings back the rows a party's local search lost to noise
+// (a party sees only its share of each bicluster's rows, so it has no
+// neighbours to grow from).
+func FitRows(m *Matrix, g Global, p Params) ([]int, error) {
+	if err := m.Check(); err != nil {
+		return nil, err
+	}
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	if len(g.Cols) == 0 {
+		return nil, nil
+	}
+	mu := 0.0
+	for _, j := range g.Cols {
+		if j < 0 || j >= m.Cols || j >= len(g.Rep) {
+			return nil, fmt.Errorf("%w: global bicluster column %d outside %d columns", ErrColumns, j, m.Cols)
+		}
+		mu += weight(g.Rep[j])
+	}
+	mu /= float64(len(g.Cols))
+	if !(mu > 0) {
+		return nil, nil
+	}
+	eps := 0.0
+	if p.Divergence == ItakuraSaito {
+		eps = p.Epsilon
+	}
+	var out []int
+	for r := range m.Rows {
+		row := m.Row(r)
+		d := 0.0
+		for _, j := range g.Cols {
+			d += p.Divergence.cell(weight(row[j])+eps, mu+eps)
+		}
+		if d/float64(len(g.Cols)) < p.Delta {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
