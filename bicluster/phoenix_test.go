@@ -10,6 +10,7 @@ import (
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/bicluster/score"
 	"github.com/cohortdm/cohort/bicluster/synth"
+	"github.com/cohortdm/cohort/protocol"
 )
 
 // TestPhoenixMatchesCHawk: the pure Phoenix steps run in process for 3
@@ -260,5 +261,25 @@ func TestFitRows(t *testing.T) {
 	g.Cols = []int{0, 5}
 	if _, err := bicluster.FitRows(m, g, p); !errors.Is(err, bicluster.ErrColumns) {
 		t.Errorf("column outside: %v", err)
+	}
+}
+
+// TestStateEncoding: a party's state and contribution survive the msgpack
+// encoding the job's session and messages use.
+func TestStateEncoding(t *testing.T) {
+	st := bicluster.PartyState{RowOrder: []int{2, 0, 1}}
+	c := bicluster.Contribution{Num: []float64{0.5, -1e-300, 3}, Den: []float64{1, 0, 2.25}}
+	for _, v := range []any{&st, &c} {
+		b, err := protocol.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+		if err := protocol.Unmarshal(b, back); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, v) {
+			t.Errorf("%T: %+v after the round trip, want %+v", v, back, v)
+		}
 	}
 }
