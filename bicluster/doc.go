@@ -29,7 +29,8 @@
 //     divergence from the bicluster's mean is below δ), stepping over up to
 //     p.Reach misfits in a row; it stops when nothing changes (at most four
 //     passes). A result is kept when it has p.MinRows rows, p.MinCols
-//     columns and a score below δ. A seed already inside a found bicluster
+//     columns, a score below δ and a mean at least p.MinLift times its
+//     rows' mean on the other columns. A seed already inside a found bicluster
 //     holding half its window is skipped. Finally a bicluster with more
 //     than p.MaxOverlap of its cells inside a larger one is dropped, and a
 //     larger one absorbs a fragment with mostly its columns whose rows fit
@@ -113,6 +114,12 @@
 //     with 10, in the sweep before Gap and the strict δ; 0.86 now). Reach is
 //     the local search's neighbourhood; Gap keeps two biclusters that the
 //     column order placed apart from joining into one seed window.
+//   - Lift (not in the paper): a bicluster's mean must be MinLift = 1.5
+//     times its rows' mean on the other columns. Biclusters are dense parts
+//     of the weighted graph; without this, even patches of Gaussian
+//     background noise pass δ (300×300 shifted data at σ = 10: 9.6
+//     biclusters for 5, consensus 0.77; with it 5.2 and 0.97). Blocks of
+//     low values in high surroundings are therefore not biclusters here.
 //   - Fragments (not in the paper): on large noisy data the ordering
 //     leaves a few of a bicluster's rows outside its run, which the local
 //     search finds as smaller biclusters with the same columns; a larger

@@ -3,6 +3,7 @@ package bicluster
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -53,6 +54,10 @@ type Params struct {
 	// (Finish): a party holds only its share of each bicluster's rows, so
 	// MinRows applies to the merged global bicluster instead (default 1).
 	LocalMinRows int
+	// MinLift is how many times a bicluster's mean must exceed its rows'
+	// mean on the other columns (default 1.5): biclusters are denser parts
+	// of the weighted graph, not even patches of background noise.
+	MinLift float64
 	// Beta is the merge threshold β of PlainSimilar (default 0.6).
 	Beta float64
 	// Mode is how Phoenix forms the global column barycenters (default
@@ -63,7 +68,7 @@ type Params struct {
 // DefaultParams are the paper's Table 1 settings with the defaults above.
 func DefaultParams() Params {
 	return Params{Delta: 0.5, MinRows: 5, MinCols: 5, Divergence: IDivergence, MaxIter: 5,
-		Reach: 10, Gap: 3, Epsilon: 1e-6, MaxOverlap: 0.5, LocalMinRows: 1, Beta: 0.6, Mode: Exact}
+		Reach: 10, Gap: 3, Epsilon: 1e-6, MaxOverlap: 0.5, LocalMinRows: 1, MinLift: 1.5, Beta: 0.6, Mode: Exact}
 }
 
 // Check reports the first invalid parameter.
@@ -83,6 +88,8 @@ func (p Params) Check() error {
 		return fmt.Errorf("%w: epsilon %v, want > 0", ErrParams, p.Epsilon)
 	case !(p.MaxOverlap >= 0 && p.MaxOverlap <= 1):
 		return fmt.Errorf("%w: max overlap %v, want in [0, 1]", ErrParams, p.MaxOverlap)
+	case !(p.MinLift >= 0) || math.IsInf(p.MinLift, 0):
+		return fmt.Errorf("%w: min lift %v, want ≥ 0", ErrParams, p.MinLift)
 	case !(p.Beta >= 0):
 		return fmt.Errorf("%w: beta %v, want ≥ 0", ErrParams, p.Beta)
 	case p.Mode != Exact && p.Mode != MeanOfMeans:
@@ -263,7 +270,7 @@ func (s *searcher) grow(pr int, J []int) (found, bool) {
 		score += s.rowDiv(r, J, mu)
 	}
 	score /= float64(len(R))
-	if !(score < s.p.Delta) {
+	if !(score < s.p.Delta) || !s.elevated(R, J, mu) {
 		return found{}, false
 	}
 	f := found{rows: R, cols: J, colSet: make([]bool, s.L), score: score, mu: mu}
@@ -271,6 +278,30 @@ func (s *searcher) grow(pr int, J []int) (found, bool) {
 		f.colSet[q] = true
 	}
 	return f, true
+}
+
+// elevated reports whether the bicluster's mean μ is above MinLift times
+// the mean of its rows on the other columns: a bicluster is a denser part of the
+// weighted graph than the rest of its rows, not a patch of background
+// noise that happens to be even (decision in the package doc).
+func (s *searcher) elevated(R, J []int, mu float64) bool {
+	if len(J) == s.L {
+		return true
+	}
+	in := make([]bool, s.L)
+	for _, q := range J {
+		in[q] = true
+	}
+	sum := 0.0
+	for _, r := range R {
+		row := s.w[r*s.L : (r+1)*s.L]
+		for q, x := range row {
+			if !in[q] {
+				sum += x
+			}
+		}
+	}
+	return mu-s.eps() > s.p.MinLift*sum/float64(len(R)*(s.L-len(J)))
 }
 
 // mean is μ, the constant model of R × J: the mean smoothed weight.
