@@ -403,3 +403,26 @@ func TestCHawkLift(t *testing.T) {
 		t.Errorf("consensus %.3f with MinLift 1.5, %.3f without: want ≥ 0.95 and an improvement", c, c0)
 	}
 }
+
+// TestIdentifyOrder: biclusters come largest first, ties by first row.
+func TestIdentifyOrder(t *testing.T) {
+	for _, g := range []float64{0, 0.2} {
+		m, _, err := synth.Constant{Rows: 120, Cols: 60, K: 4, BRows: 30, BCols: 10, Noise: g}.Generate(seedN(4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := bicluster.CHawk(m, seedN(4), bicluster.DefaultParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := slices.IsSortedFunc(res.Biclusters, func(a, b bicluster.Bicluster) int {
+			if a.Cells() != b.Cells() {
+				return b.Cells() - a.Cells()
+			}
+			return a.Rows[0] - b.Rows[0]
+		})
+		if !ok || len(res.Biclusters) < 4 {
+			t.Errorf("γ=%v: %d biclusters, sorted %v", g, len(res.Biclusters), ok)
+		}
+	}
+}

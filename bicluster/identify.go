@@ -119,7 +119,7 @@ type found struct {
 // Identify finds biclusters in m reordered by rowOrder and colOrder (the
 // result of crossing minimisation): cHawk's local search (research
 // Pseudocode A2, as decided in the package doc). Biclusters are returned
-// in m's indices, largest first.
+// in m's indices, largest first (ties by first row, then first column).
 func Identify(m *Matrix, rowOrder, colOrder []int, p Params) ([]Bicluster, error) {
 	if err := m.Check(); err != nil {
 		return nil, err
@@ -398,7 +398,7 @@ func (s *searcher) growCols(J, R []int, mu float64) []int {
 
 // result drops biclusters mostly inside a larger one, lets a larger one
 // absorb a fragment (see absorb), and maps the rest back to the matrix's
-// indices, largest first (ties by first row and column position:
+// indices, largest first (ties by first row, then first column:
 // deterministic).
 func (s *searcher) result(rowOrder, colOrder []int) []Bicluster {
 	idx := make([]int, len(s.found))
@@ -446,6 +446,9 @@ func (s *searcher) result(rowOrder, colOrder []int) []Bicluster {
 		slices.Sort(b.Cols)
 		out[k] = b
 	}
+	slices.SortStableFunc(out, func(a, b Bicluster) int {
+		return cmp.Or(cmp.Compare(b.Cells(), a.Cells()), cmp.Compare(a.Rows[0], b.Rows[0]), cmp.Compare(a.Cols[0], b.Cols[0]))
+	})
 	return out
 }
 
