@@ -1,6 +1,7 @@
 package bicluster_test
 
 import (
+	"math"
 	"slices"
 
 	"github.com/cohortdm/cohort/bicluster"
@@ -9,9 +10,16 @@ import (
 
 // phoenixInClear runs the pure Phoenix steps for parties parties over m's
 // rows split by synth.Split, summing the contributions in the clear, and
-// returns the parties' local biclusters merged in the clear, in m's row
-// indices.
+// returns the parties' local biclusters merged in the clear and extended
+// by FitRows, in m's row indices.
 func phoenixInClear(m *bicluster.Matrix, parties int, seed []byte, p bicluster.Params) ([]bicluster.Bicluster, error) {
+	return phoenixFixed(m, parties, seed, p, 0)
+}
+
+// phoenixFixed is phoenixInClear with every contribution rounded to
+// multiples of 2^-fracBits before summing, as secureagg's fixed-point
+// encoding does (fracBits 0: no rounding).
+func phoenixFixed(m *bicluster.Matrix, parties int, seed []byte, p bicluster.Params, fracBits int) ([]bicluster.Bicluster, error) {
 	parts, err := synth.Split(m, parties, seed)
 	if err != nil {
 		return nil, err
@@ -26,6 +34,16 @@ func phoenixInClear(m *bicluster.Matrix, parties int, seed []byte, p bicluster.P
 				return nil, err
 			}
 			states[i] = st
+			if fracBits > 0 {
+				v := c.Vector()
+				for k, x := range v {
+					v[k] = math.Round(math.Ldexp(x, fracBits))
+					v[k] = math.Ldexp(v[k], -fracBits)
+				}
+				if c, err = bicluster.ContributionFromVector(v, m.Cols); err != nil {
+					return nil, err
+				}
+			}
 			if i == 0 {
 				sum = c
 			} else if sum, err = bicluster.Aggregate(sum, c); err != nil {

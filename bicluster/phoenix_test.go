@@ -283,3 +283,27 @@ func TestStateEncoding(t *testing.T) {
 		}
 	}
 }
+
+// TestPhoenixFixedPoint: contributions rounded to the fixed point that
+// secure aggregation sums (2^-16, the FracBits secureagg's tests and
+// benchmarks use) give the same global biclusters as float sums on the
+// paper's data, so the distributed job can reproduce the in-clear figures.
+func TestPhoenixFixedPoint(t *testing.T) {
+	for n := range 4 {
+		m, _, err := synth.Paper(0.1).Generate(seedN(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := phoenixInClear(m, 4, seedN(n), bicluster.DefaultParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := phoenixFixed(m, 4, seedN(n), bicluster.DefaultParams(), 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := score.Consensus(a, b); s != 1 {
+			t.Errorf("seed %d: consensus %v between float and fixed-point sums, want 1", n, s)
+		}
+	}
+}
