@@ -310,6 +310,9 @@ func TestBadInput(t *testing.T) {
 	if _, err := bicluster.NewMatrix(1, 2, []float64{1, math.NaN()}); !errors.Is(err, bicluster.ErrValue) {
 		t.Errorf("NaN: %v", err)
 	}
+	if _, err := bicluster.NewMatrix(2, 1, []float64{1e308, 1e308}); !errors.Is(err, bicluster.ErrValue) {
+		t.Errorf("values whose sum overflows: %v", err)
+	}
 	if _, err := bicluster.NewMatrix(1, 2, []float64{1}); !errors.Is(err, bicluster.ErrParams) {
 		t.Errorf("short data: %v", err)
 	}

@@ -22,6 +22,10 @@ var (
 	ErrParams = errors.New("bicluster: bad parameters")
 )
 
+// MaxAbs bounds every value, so that the sums over all rows and columns
+// (barycenters, means) cannot overflow float64.
+const MaxAbs = 1e100
+
 // Matrix is one party's data: Rows × Cols finite values, row-major.
 // ColNames and RowIDs are optional labels (a table's numeric columns and
 // its id column).
@@ -33,7 +37,7 @@ type Matrix struct {
 }
 
 // NewMatrix wraps row-major data as a rows × cols matrix, checking its shape
-// and that every value is finite.
+// and that every value is finite and within ±MaxAbs.
 func NewMatrix(rows, cols int, data []float64) (*Matrix, error) {
 	m := &Matrix{Rows: rows, Cols: cols, Data: data}
 	if err := m.Check(); err != nil {
@@ -57,8 +61,8 @@ func (m *Matrix) Check() error {
 		return fmt.Errorf("%w: %d row ids for %d rows", ErrParams, len(m.RowIDs), m.Rows)
 	}
 	for i, v := range m.Data {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: row %d column %d is %v", ErrValue, i/m.Cols, i%m.Cols, v)
+		if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > MaxAbs {
+			return fmt.Errorf("%w: row %d column %d is %v (want a finite number within ±%g)", ErrValue, i/m.Cols, i%m.Cols, v, MaxAbs)
 		}
 	}
 	return nil
