@@ -1,0 +1,96 @@
+package bicluster_test
+
+import (
+	"math"
+	"slices"
+
+	"github.com/cohortdm/cohort/bicluster"
+	"github.com/cohortdm/cohort/bicluster/synth"
+)
+
+// phoenixInClear runs the pure Phoenix steps for parties parties over m's
+// rows split by synth.Split, summing the contributions in the clear, and
+// returns the parties' local biclusters merged in the clear and extended
+// by FitRows, in m's row indices.
+func phoenixInClear(m *bicluster.Matrix, parties int, seed []byte, p bicluster.Params) ([]bicluster.Bicluster, error) {
+	return phoenixFixed(m, parties, seed, p, 0)
+}
+
+// phoenixFixed is phoenixInClear with every contribution rounded to
+// multiples of 2^-fracBits before summing, as secureagg's fixed-point
+// encoding does (fracBits 0: no rounding).
+func phoenixFixed(m *bicluster.Matrix, parties int, seed []byte, p bicluster.Params, fracBits int) ([]bicluster.Bicluster, error) {
+	parts, err := synth.Split(m, parties, seed)
+	if err != nil {
+		return nil, err
+	}
+	cols := bicluster.InitialColumns(seed, m.Cols)
+	states := make([]bicluster.PartyState, parties)
+	for iter := 1; ; iter++ {
+		var sum bicluster.Contribution
+		for i, part := range parts {
+			st, c, err := bicluster.Round(part.Matrix, states[i], cols, p.Mode)
+			if err != nil {
+				return nil, err
+			}
+			states[i] = st
+			if fracBits > 0 {
+				v := c.Vector()
+				for k, x := range v {
+					v[k] = math.Round(math.Ldexp(x, fracBits))
+					v[k] = math.Ldexp(v[k], -fracBits)
+				}
+				if c, err = bicluster.ContributionFromVector(v, m.Cols); err != nil {
+					return nil, err
+				}
+			}
+			if i == 0 {
+				sum = c
+			} else if sum, err = bicluster.Aggregate(sum, c); err != nil {
+				return nil, err
+			}
+		}
+		next, changed, err := bicluster.UpdateColumns(sum, cols)
+		if err != nil {
+			return nil, err
+		}
+		cols = next
+		if bicluster.Done(changed, iter, p.MaxIter) {
+			break
+		}
+	}
+	var locals []bicluster.Local
+	for i, part := range parts {
+		_, bs, err := bicluster.Finish(part.Matrix, states[i], cols, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bs {
+			locals = append(locals, bicluster.NewLocal(i, part.Matrix, b))
+		}
+	}
+	globals, err := bicluster.Merge(locals, bicluster.PlainSimilar(locals, p.Beta), p.MinRows)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bicluster.Bicluster, len(globals))
+	for k, g := range globals {
+		var rows []int
+		for _, pr := range g.Rows {
+			rows = append(rows, parts[pr.Party].Rows[pr.Row])
+		}
+		for i, part := range parts {
+			fit, err := bicluster.FitRows(part.Matrix, g, p)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range fit {
+				rows = append(rows, parts[i].Rows[r])
+			}
+		}
+		slices.Sort(rows)
+		rows = slices.Compact(rows)
+		out[k] = bicluster.Bicluster{Rows: rows, Cols: g.Cols}
+	}
+	return out, nil
+}
