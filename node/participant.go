@@ -23,6 +23,7 @@ type worker struct {
 	ctx    context.Context // ends when the job ends here
 	cancel context.CancelFunc
 	wake   chan struct{}
+	kind   job.Kind // set when the session opens; used only by run's goroutine
 
 	mu       sync.Mutex
 	open     []job.Step      // attempts the log holds open for this node, oldest first
@@ -162,6 +163,7 @@ func (w *worker) openSession(ctx context.Context) (job.Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("party %s: open job session: %w", w.n.cfg.Name, err)
 	}
+	w.kind = kind
 	return sess, ctx.Err()
 }
 
@@ -173,8 +175,8 @@ func (w *worker) report(step job.Step, output []byte, err error) {
 	if err != nil {
 		out.Output, out.Error = nil, err.Error()
 		n.log.Warn("step failed", "job", step.Job, "phase", step.Phase, "round", step.Round, "err", err)
-	} else if _, kind, kerr := n.jobSpec(w.job.Kind, w.job.ID, w.job.Spec); kerr == nil {
-		disclosure = kind.OutputDisclosure(step)
+	} else if w.kind != nil {
+		disclosure = w.kind.OutputDisclosure(step)
 	}
 	out.Bytes = n.ms.bytesSent(step.Job)
 	body, err := protocol.Marshal(&out)
