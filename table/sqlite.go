@@ -3,7 +3,6 @@ package table
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -127,4 +126,3 @@ func sqlCell(v any) cell {
 	}
 }
 
-var errExists = errors.New("already exists")
