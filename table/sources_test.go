@@ -296,7 +296,9 @@ func TestPostgresBadInput(t *testing.T) {
 	}
 	conn.Close(ctx)
 	schema := map[string]Kind{"ward": Categorical, "v": Numeric, "n": Numeric, "i": Numeric}
-	env := func(table, query string) Source { return Source{PostgresEnv: "COHORT_TEST_PG", Table: table, Query: query} }
+	env := func(table, query string) Source {
+		return Source{PostgresEnv: "COHORT_TEST_PG", Table: table, Query: query}
+	}
 	// Several cursor batches (3 rows each) and the three numeric types.
 	tb, err := Open(ctx, env("ok", ""), "t", schema, ReadOptions{BatchRows: 3})
 	if err != nil {

@@ -125,4 +125,3 @@ func sqlCell(v any) cell {
 		return cell{text: fmt.Sprint(x)}
 	}
 }
-
