@@ -37,9 +37,9 @@ func TestConfigTables(t *testing.T) {
 		t.Fatalf("postgres_file resolved to %q", got)
 	}
 	for body, want := range map[string]string{
-		"tables:\n  loans: {sqlite: bank.db}\n":                        "tables.loans",
+		"tables:\n  loans: {sqlite: bank.db}\n":                          "tables.loans",
 		"tables:\n  loans: {sqlite: bank.db, query: \"DROP TABLE x\"}\n": "read-only SELECT",
-		"tables:\n  loans: {mysql: x}\n":                                "mysql",
+		"tables:\n  loans: {mysql: x}\n":                                 "mysql",
 	} {
 		_, err := node.LoadConfig(write(body))
 		if !errors.Is(err, node.ErrConfig) || !strings.Contains(err.Error(), want) {
