@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,9 @@ import (
 // sqliteDSN opens path read-only, with writes refused by the connection
 // too (query_only), so a query cannot change the organisation's data.
 func sqliteDSN(path string, readOnly bool) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs // a relative path would read as the URI's authority
+	}
 	u := url.URL{Scheme: "file", Path: path}
 	q := url.Values{}
 	if readOnly {
