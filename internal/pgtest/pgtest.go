@@ -48,6 +48,22 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
+// Try is Start for tests that have other work to do without a server: it
+// returns nil (and logs why) instead of skipping, unless
+// COHORT_REQUIRE_POSTGRES=1.
+func Try(t testing.TB) *Server {
+	t.Helper()
+	s, err := start(t)
+	if err != nil {
+		if os.Getenv("COHORT_REQUIRE_POSTGRES") == "1" {
+			t.Fatalf("PostgreSQL test server: %v (COHORT_REQUIRE_POSTGRES=1)", err)
+		}
+		t.Logf("not testing PostgreSQL: cannot start a test server: %v", err)
+		return nil
+	}
+	return s
+}
+
 // binDir finds initdb and pg_ctl: on PATH, else the newest
 // /usr/lib/postgresql/VERSION/bin.
 func binDir() (string, error) {
