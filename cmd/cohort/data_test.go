@@ -88,4 +88,3 @@ func TestDataImportExport(t *testing.T) {
 		}
 	}
 }
-
