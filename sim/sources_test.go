@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/cohortdm/cohort/internal/pgtest"
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/quantile"
 	"github.com/cohortdm/cohort/sim"
@@ -147,5 +149,61 @@ func TestCheckRefusesBadSources(t *testing.T) {
 		if _, err := os.Stat(out); !os.IsNotExist(err) {
 			t.Errorf("%s: a refused spec left %s", tc.to, out)
 		}
+	}
+}
+
+// Running nodes read a table from their own mapping (node.yaml tables:)
+// or the spec's path under tables_dir, and refuse a database the spec
+// names: a spec is any member's, a node's sources are its own.
+func TestNodesReadTheirOwnSources(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	writeSpec(t, ctx, dir, "sum", "sqlite") // north.db, south.db, west.db
+	for _, p := range parties {
+		b, _ := os.ReadFile(filepath.Join("..", "examples", "sum", "data", p+".csv"))
+		os.WriteFile(filepath.Join(dir, p+".csv"), b, 0o644)
+	}
+	c, err := sim.StartCluster(ctx, t.TempDir(), parties, sim.ClusterOptions{
+		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: dir, Setup: sim.ThresholdKeys(1024),
+		Tables: map[string]map[string]table.Source{"north": {"admissions": {SQLite: "north.db", Table: "admissions"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	run := func(west string) (*node.JobRecord, error) {
+		spec := "kind: sum\nparties:\n" +
+			"  - {name: north, tables: [{name: admissions}]}\n" +
+			"  - {name: south, tables: [{name: admissions, path: south.csv}]}\n" +
+			"  - {name: west, tables: [{name: admissions, " + west + "}]}\n" +
+			"schema: {admissions: {ward: categorical, v: numeric}}\nparams: {column: v}\n"
+		id, err := c.Node("north").Submit(ctx, []byte(spec))
+		if err != nil {
+			return nil, err
+		}
+		return c.Node("north").Wait(ctx, id)
+	}
+	rec, err := run("source: {sqlite: west.db, table: admissions}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// sum leaves out a party that cannot read its table, and says why.
+	var res struct {
+		Sum      float64           `json:"sum"`
+		Excluded map[string]string `json:"excluded"`
+	}
+	json.Unmarshal(rec.Result, &res)
+	if !strings.Contains(res.Excluded["west"], "only simulations") || res.Sum != 64.5 {
+		t.Fatalf("a spec-named database on a running node: %s %q %s", rec.Status, rec.Error, rec.Result)
+	}
+	rec, err = run("path: west.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Excluded = nil
+	json.Unmarshal(rec.Result, &res)
+	if rec.Status != node.StatusDone || res.Sum != 79.75 || len(res.Excluded) != 0 {
+		t.Fatalf("mapped north, CSV south and west: %s %q %s", rec.Status, rec.Error, rec.Result)
 	}
 }
