@@ -116,7 +116,7 @@ func parquetCell(v parquet.Value) cell {
 	case parquet.Int64:
 		return cell{isNum: true, num: float64(v.Int64()), text: strconv.FormatInt(v.Int64(), 10)}
 	case parquet.Float:
-		return cell{isNum: true, num: float64(v.Float())}
+		return cell{isNum: true, num: float64(v.Float()), text: strconv.FormatFloat(float64(v.Float()), 'g', -1, 32)}
 	case parquet.Double:
 		return cell{isNum: true, num: v.Double()}
 	case parquet.Boolean:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -83,6 +84,22 @@ func pgConnect(ctx context.Context, src Source) (*pgx.Conn, error) {
 	return conn, nil
 }
 
+// pgCleanupTimeout bounds closing a connection or rolling back after the
+// caller's context has ended.
+const pgCleanupTimeout = 5 * time.Second
+
+func pgClose(ctx context.Context, conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pgCleanupTimeout)
+	defer cancel()
+	conn.Close(ctx)
+}
+
+func pgRollback(ctx context.Context, tx pgx.Tx) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pgCleanupTimeout)
+	defer cancel()
+	tx.Rollback(ctx) // an error here means the connection is gone, taking the transaction
+}
+
 // readPostgres reads a table or query through a server-side cursor in a
 // read-only transaction, BatchRows rows per round trip, so neither the
 // client library nor the server materialises a large result at once.
@@ -101,12 +118,12 @@ func readPostgres(ctx context.Context, src Source, name string, schema map[strin
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer pgClose(ctx, conn)
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: begin: %w", ErrSource, desc, err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) // read-only: nothing to keep
+	defer pgRollback(ctx, tx) // read-only: nothing to keep
 	if _, err := tx.Exec(ctx, "DECLARE "+pgCursor+" NO SCROLL CURSOR FOR "+q); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, pgError(err))
 	}

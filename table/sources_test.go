@@ -346,4 +346,12 @@ func TestPostgresBadInput(t *testing.T) {
 	}
 	_, err = Open(ctx, env("ok", ""), "t", schema, ReadOptions{MaxBytes: 200, BatchRows: 2})
 	mustErr(t, err, ErrTooLarge)
+
+	// A write that fails half way (PostgreSQL text cannot hold NUL) leaves
+	// no table behind.
+	bad := &Table{Name: "t", Columns: []*Column{{Name: "ward", Kind: Categorical, Str: []string{"a", "b\x00c"}}}}
+	err = Write(ctx, env("half", ""), bad)
+	mustErr(t, err, ErrSource, "table half")
+	_, err = Open(ctx, env("half", ""), "t", nil, ReadOptions{})
+	mustErr(t, err, ErrSource, "does not exist")
 }

@@ -239,12 +239,12 @@ func writePostgres(ctx context.Context, dst Source, t *Table) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer pgClose(ctx, conn)
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("%w: %s: begin: %w", ErrSource, dst, err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
+	defer pgRollback(ctx, tx) // after Commit, a no-op
 	if _, err := tx.Exec(ctx, createTable(dst.Table, t, "DOUBLE PRECISION")); err != nil {
 		var pe interface{ SQLState() string }
 		if errors.As(err, &pe) && pe.SQLState() == "42P07" {
