@@ -55,6 +55,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/table"
 )
 
 // Party is a job's view of the network: send a typed message to a named
@@ -218,9 +219,11 @@ type Participant interface {
 	// Seed is the job's seed, fixed in the log at submission: shared,
 	// deterministic randomness every member knows (see Rand). Never a secret.
 	Seed() []byte
-	// TablePath resolves one of this party's own tables to a file inside
-	// the node's tables directory, refusing paths that leave it.
-	TablePath(t TableSpec) (string, error)
+	// TableSource resolves one of this party's own tables to the source
+	// its rows are read from (see ResolveSource): the node's own mapping in
+	// node.yaml, else the spec's path inside the node's tables directory.
+	// File paths in the result are resolved and never leave that directory.
+	TableSource(t TableSpec) (table.Source, error)
 	// Secrets gives access to the party's key material in its data dir.
 	Secrets() Secrets
 	// History returns the committed records of the job's finished steps,

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/cohortdm/cohort/table"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -33,11 +35,16 @@ type PartySpec struct {
 	Tables []TableSpec `yaml:"tables,omitempty" msgpack:"tables"`
 }
 
-// TableSpec names one table and where its CSV lives (relative to the spec
-// file, or to the node's table root when submitted to a running node).
+// TableSpec names one table and, optionally, where it lives: Path is a CSV
+// file (Parquet when it ends in .parquet) relative to the spec file, or to
+// the node's tables_dir on a running node; Source is any table.Source
+// (SQLite, PostgreSQL, files), honoured by simulations only. With neither,
+// each node must map the name to a source in its node.yaml (tables:), so the
+// spec that travels names tables and columns only.
 type TableSpec struct {
-	Name string `yaml:"name" msgpack:"name"`
-	Path string `yaml:"path" msgpack:"path"`
+	Name   string        `yaml:"name" msgpack:"name"`
+	Path   string        `yaml:"path,omitempty" msgpack:"path"`
+	Source *table.Source `yaml:"source,omitempty" msgpack:"source"`
 }
 
 // ErrSpec wraps every spec problem.
@@ -97,11 +104,25 @@ func (s *Spec) check() error {
 		}
 		seen[p.Name] = true
 		for j, t := range p.Tables {
-			if t.Name == "" || t.Path == "" {
-				return s.errorf(fmt.Sprintf("parties[%d].tables[%d]", i, j), "needs name and path")
+			field := fmt.Sprintf("parties[%d].tables[%d]", i, j)
+			if t.Name == "" {
+				return s.errorf(field+".name", "missing")
 			}
-			if !filepath.IsLocal(t.Path) {
-				return s.errorf(fmt.Sprintf("parties[%d].tables[%d].path", i, j), "%q must be a relative path that stays inside the tables directory", t.Path)
+			if t.Path != "" && t.Source != nil {
+				return s.errorf(field, "give path or source, not both")
+			}
+			if t.Path != "" && !filepath.IsLocal(t.Path) {
+				return s.errorf(field+".path", "%q must be a relative path that stays inside the tables directory", t.Path)
+			}
+			if t.Source != nil {
+				if err := t.Source.Validate(); err != nil {
+					return s.errorf(field+".source", "%v", err)
+				}
+				for _, f := range []string{t.Source.Path, t.Source.SQLite, t.Source.PostgresFile} {
+					if f != "" && !filepath.IsLocal(f) {
+						return s.errorf(field+".source", "%q must be a relative path that stays inside the spec's directory", f)
+					}
+				}
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -28,8 +29,10 @@ func (s *Spec) TableSchema(name string) (map[string]table.Kind, error) {
 	return out, nil
 }
 
-// LoadTables loads every table of the participant's own party.
-func LoadTables(p Participant) ([]*table.Table, error) {
+// LoadTables loads every table of the participant's own party, each from
+// the source the participant resolves for it (Participant.TableSource). ctx
+// bounds database connections and queries.
+func LoadTables(ctx context.Context, p Participant) ([]*table.Table, error) {
 	spec := p.Spec()
 	ps, ok := spec.Party(p.Self())
 	if !ok {
@@ -41,13 +44,13 @@ func LoadTables(p Participant) ([]*table.Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		path, err := p.TablePath(ts)
+		src, err := p.TableSource(ts)
 		if err != nil {
 			return nil, fmt.Errorf("party %s: %w", p.Self(), err)
 		}
-		t, err := table.Load(path, ts.Name, schema)
+		t, err := table.Open(ctx, src, ts.Name, schema, table.ReadOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("party %s: %w", p.Self(), err)
+			return nil, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)
 		}
 		out = append(out, t)
 	}
@@ -58,8 +61,8 @@ func LoadTables(p Participant) ([]*table.Table, error) {
 // of the participant's tables that has it, in table order. A table with a
 // header and no rows adds nothing; a party with no such table at all, or
 // whose column is not numeric, gets an error naming it.
-func NumericColumn(p Participant, col string) ([]float64, error) {
-	tables, err := LoadTables(p)
+func NumericColumn(ctx context.Context, p Participant, col string) ([]float64, error) {
+	tables, err := LoadTables(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +86,55 @@ func NumericColumn(p Participant, col string) ([]float64, error) {
 		return nil, fmt.Errorf("party %s has no table with column %q", p.Self(), col)
 	}
 	return out, nil
+}
+
+// ErrTableSource means a spec's table cannot be given a source on this
+// node: it is not mapped and names no path, or it names a source (database,
+// query) that only simulations honour.
+var ErrTableSource = errors.New("no usable table source")
+
+// ResolveSource decides where a party's table t is read from. mapped is the
+// party's own mapping from logical table names to sources (node.yaml's
+// tables:, or in a simulation the spec's party sources) and wins; otherwise
+// the spec's source is used when specSources is set (simulations and tests),
+// and otherwise the spec's path (CSV, or Parquet by extension). A running
+// node passes specSources false: a spec is written by any member, so it may
+// not point a node at a database or a query.
+//
+// Every file the result names (a CSV or Parquet path, an SQLite database)
+// is resolved inside root with ResolveTablePath, so it cannot leave root
+// (tables_dir, or the spec's directory in simulations). The one exception is
+// an absolute postgres_file from the node's own mapping: node.yaml is the
+// operator's, and the credential does not belong among the tables.
+func ResolveSource(root string, t TableSpec, mapped map[string]table.Source, specSources bool) (table.Source, error) {
+	var src table.Source
+	own := false
+	switch m, ok := mapped[t.Name]; {
+	case ok:
+		src, own = m, true
+	case t.Source != nil && specSources:
+		src = *t.Source
+	case t.Source != nil:
+		return table.Source{}, fmt.Errorf("%w: table %s: the spec names a source, which only simulations read; map the table in node.yaml (tables:) or give a path under tables_dir", ErrTableSource, t.Name)
+	case t.Path != "":
+		src = table.Source{Path: t.Path}
+	default:
+		return table.Source{}, fmt.Errorf("%w: table %s is not mapped in this node's tables: and the spec gives no path", ErrTableSource, t.Name)
+	}
+	if err := src.Validate(); err != nil {
+		return table.Source{}, fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	for _, f := range []*string{&src.Path, &src.SQLite, &src.PostgresFile} {
+		if *f == "" || (own && f == &src.PostgresFile && filepath.IsAbs(*f)) {
+			continue
+		}
+		real, err := ResolveTablePath(root, *f)
+		if err != nil {
+			return table.Source{}, err
+		}
+		*f = real
+	}
+	return src, nil
 }
 
 // ErrTablePath means a spec's table path leaves the directory tables must

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/cohortdm/cohort/internal/atomicfile"
+	"github.com/cohortdm/cohort/table"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
@@ -29,6 +30,11 @@ type Config struct {
 	// TablesDir resolves the relative table paths of job specs submitted to
 	// this node (each organisation keeps its own tables at home).
 	TablesDir string `yaml:"tables_dir,omitempty"`
+	// Tables maps the logical table names of job specs to this node's own
+	// sources (CSV or Parquet files and SQLite databases under tables_dir,
+	// PostgreSQL tables or queries); a table not mapped is read from the
+	// spec's path under tables_dir. See job.ResolveSource.
+	Tables map[string]table.Source `yaml:"tables,omitempty"`
 	// HTTP is an optional listen address for /status, /metrics and the job API.
 	HTTP string `yaml:"http,omitempty"`
 	// Timing overrides Raft and messaging timeouts; zero values take defaults.
@@ -127,6 +133,17 @@ func LoadConfig(path string) (*Config, error) {
 	if c.Consortium == "" {
 		return nil, configErr(path, "consortium", "missing")
 	}
+	for _, name := range sortedNames(c.Tables) {
+		src := c.Tables[name]
+		if err := src.Validate(); err != nil {
+			return nil, configErr(path, "tables."+name, "%v", err)
+		}
+		// A connection file is the operator's, named relative to node.yaml.
+		if src.PostgresFile != "" && !filepath.IsAbs(src.PostgresFile) {
+			src.PostgresFile = filepath.Join(base, src.PostgresFile)
+			c.Tables[name] = src
+		}
+	}
 	for i, a := range c.Listen {
 		if err := CheckListen(a); err != nil {
 			return nil, configErr(path, fmt.Sprintf("listen[%d]", i), "%v", err)
@@ -218,6 +235,15 @@ func (c *Consortium) Member(name string) (Member, bool) {
 		}
 	}
 	return Member{}, false
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func decodeStrict(b []byte, v any) error {

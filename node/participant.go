@@ -8,6 +8,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/table"
 )
 
 // The participant side: one worker per job this node takes part in. The
@@ -218,10 +219,12 @@ func (p *party) Receive(ctx context.Context, from string, k protocol.Key) (*prot
 	return p.n.ms.box.Get(ctx, from, k)
 }
 
-// TablePath resolves a table inside the node's tables dir (the spec's own
-// directory in simulations); nothing outside it can be named.
-func (p *party) TablePath(t job.TableSpec) (string, error) {
-	return job.ResolveTablePath(p.n.cfg.TablesDir, t.Path)
+// TableSource resolves a table through the node's own mapping (node.yaml
+// tables:), else the spec's path, inside the node's tables dir (the spec's
+// own directory in simulations); nothing outside it can be named, and a
+// source named by the spec itself is refused (job.ResolveSource).
+func (p *party) TableSource(t job.TableSpec) (table.Source, error) {
+	return job.ResolveSource(p.n.cfg.TablesDir, t, p.n.cfg.Tables, false)
 }
 
 // jobSpec parses a committed spec and finds its kind.

@@ -22,7 +22,7 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 		return nil, err
 	}
 	s := &session{p: p}
-	s.values, s.loadErr = loadColumn(p, prm.Column)
+	s.values, s.loadErr = loadColumn(ctx, p, prm.Column)
 	return s, nil
 }
 
@@ -35,8 +35,8 @@ type session struct {
 
 // loadColumn collects the column's values over the party's tables that
 // have it (job.NumericColumn), sorted.
-func loadColumn(p job.Participant, col string) ([]float64, error) {
-	out, err := job.NumericColumn(p, col)
+func loadColumn(ctx context.Context, p job.Participant, col string) ([]float64, error) {
+	out, err := job.NumericColumn(ctx, p, col)
 	if err != nil {
 		return nil, err
 	}

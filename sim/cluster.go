@@ -19,6 +19,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/table"
 )
 
 // ClusterOptions configure an in-process consortium.
@@ -30,6 +31,9 @@ type ClusterOptions struct {
 	KindsFor func(name string) job.Registry
 	// TablesDir resolves relative table paths (the spec's directory).
 	TablesDir string
+	// Tables, if set, gives each node (by party name) its node.yaml tables:
+	// mapping from logical table names to sources.
+	Tables map[string]map[string]table.Source
 	// AuditDir, if set, puts each node's ledger at AuditDir/NAME.jsonl.
 	AuditDir string
 	// Timing overrides the nodes' timeouts.
@@ -95,7 +99,7 @@ func StartCluster(ctx context.Context, dir string, names []string, opts ClusterO
 		if len(listen) == 0 {
 			listen = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
 		}
-		cfg := &node.Config{Name: name, DataDir: dataDir, TablesDir: opts.TablesDir, Timing: timing, Listen: listen, MaxJobs: opts.MaxJobs}
+		cfg := &node.Config{Name: name, DataDir: dataDir, TablesDir: opts.TablesDir, Tables: opts.Tables[name], Timing: timing, Listen: listen, MaxJobs: opts.MaxJobs}
 		n, err := c.newNode(cfg)
 		if err != nil {
 			c.Close()

@@ -56,7 +56,7 @@ func Run(ctx context.Context, specPath string, opts RunOptions) (map[string]any,
 	if err != nil {
 		return nil, err
 	}
-	if err := Check(spec, opts.Kinds); err != nil {
+	if err := Check(ctx, spec, opts.Kinds); err != nil {
 		return nil, err
 	}
 	if opts.Timeout > 0 {
@@ -168,7 +168,7 @@ func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOpti
 		}
 	}
 	cluster, err := StartCluster(ctx, scratch, spec.PartyNames(), ClusterOptions{
-		Kinds: opts.Kinds, TablesDir: spec.Dir, AuditDir: filepath.Join(dir, "audit"),
+		Kinds: opts.Kinds, TablesDir: spec.Dir, Tables: partySources(spec), AuditDir: filepath.Join(dir, "audit"),
 		Timing: opts.Timing, OnApply: progress, Setup: opts.Setup,
 	})
 	if err != nil {
@@ -206,8 +206,8 @@ func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOpti
 }
 
 // Check validates a spec for simulation: its kind and params, and that each
-// party's tables load.
-func Check(spec *job.Spec, kinds job.Registry) error {
+// party's tables load from their sources (ctx bounds database reads).
+func Check(ctx context.Context, spec *job.Spec, kinds job.Registry) error {
 	kind, ok := kinds[spec.Kind]
 	if !ok {
 		known := make([]string, 0, len(kinds))
@@ -233,16 +233,35 @@ func Check(spec *job.Spec, kinds job.Registry) error {
 			if err != nil {
 				return err
 			}
-			path, err := job.ResolveTablePath(spec.Dir, t.Path)
+			src, err := job.ResolveSource(spec.Dir, t, nil, true)
 			if err != nil {
 				return fmt.Errorf("%w: %s: party %s: %w", job.ErrSpec, spec.Source, p.Name, err)
 			}
-			if _, err := table.Load(path, t.Name, schema); err != nil {
-				return fmt.Errorf("%w: %s: party %s: %w", job.ErrSpec, spec.Source, p.Name, err)
+			if _, err := table.Open(ctx, src, t.Name, schema, table.ReadOptions{}); err != nil {
+				return fmt.Errorf("%w: %s: party %s: table %s: %w", job.ErrSpec, spec.Source, p.Name, t.Name, err)
 			}
 		}
 	}
 	return nil
+}
+
+// partySources maps each party's tables that name a source in the spec, as
+// that party's node.yaml would (tables:): simulated nodes, like real ones,
+// read only sources their own configuration names.
+func partySources(spec *job.Spec) map[string]map[string]table.Source {
+	out := map[string]map[string]table.Source{}
+	for _, p := range spec.Parties {
+		for _, t := range p.Tables {
+			if t.Source == nil {
+				continue
+			}
+			if out[p.Name] == nil {
+				out[p.Name] = map[string]table.Source{}
+			}
+			out[p.Name][t.Name] = *t.Source
+		}
+	}
+	return out
 }
 
 func describeEvent(at time.Duration, e node.Event) string {

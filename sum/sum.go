@@ -219,7 +219,7 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 		return nil, err
 	}
 	s := &session{p: p, params: prm}
-	s.local, s.localErr = localSum(p, prm.Column)
+	s.local, s.localErr = localSum(ctx, p, prm.Column)
 	return s, nil
 }
 
@@ -253,8 +253,8 @@ func (s *session) Close() {}
 
 // localSum sums the column over the party's tables that have it
 // (job.NumericColumn): a table with a header and no rows contributes zero.
-func localSum(p job.Participant, col string) (float64, error) {
-	values, err := job.NumericColumn(p, col)
+func localSum(ctx context.Context, p job.Participant, col string) (float64, error) {
+	values, err := job.NumericColumn(ctx, p, col)
 	if err != nil {
 		return 0, err
 	}

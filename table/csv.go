@@ -36,6 +36,10 @@ func Load(path, name string, schema map[string]Kind) (*Table, error) {
 // placeholders such as "?" are errors, because silently imputing them would
 // change the mined model. Columns keep file order.
 func Read(r io.Reader, source, name string, schema map[string]Kind) (*Table, error) {
+	return read(r, source, name, schema, defaultMaxBytes())
+}
+
+func read(r io.Reader, source, name string, schema map[string]Kind, maxBytes int64) (*Table, error) {
 	if schema != nil {
 		if err := checkSchema(source, schema); err != nil {
 			return nil, err
@@ -59,26 +63,15 @@ func Read(r io.Reader, source, name string, schema map[string]Kind) (*Table, err
 		return nil, err
 	}
 
-	// cols[j] is loaded from record field idx[j].
-	var cols []*Column
-	var idx []int
-	if schema == nil {
-		for i, h := range names {
-			cols = append(cols, &Column{Name: h})
-			idx = append(idx, i)
-		}
-	} else {
-		if err := checkHeader(source, names, schema); err != nil {
-			return nil, err
-		}
-		for i, h := range names {
-			if k, ok := schema[h]; ok {
-				cols = append(cols, &Column{Name: h, Kind: k})
-				idx = append(idx, i)
-			}
-		}
+	b, err := newBuilder(source, names, schema, maxBytes)
+	if err != nil {
+		return nil, err
 	}
-
+	row := make([]cell, len(names))
+	where := func(field int) string {
+		line, _ := cr.FieldPos(field)
+		return fmt.Sprintf("%s:%d", source, line)
+	}
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -92,27 +85,14 @@ func Read(r io.Reader, source, name string, schema map[string]Kind) (*Table, err
 			return nil, fmt.Errorf("%w: %s:%d: row has %d fields, header has %d",
 				ErrFormat, source, line, len(rec), len(names))
 		}
-		for j, c := range cols {
-			v := strings.TrimSpace(rec[idx[j]])
-			c.Str = append(c.Str, v)
-			if c.Kind != Numeric {
-				continue
-			}
-			x, err := parseNumber(v)
-			if err != nil {
-				line, _ := cr.FieldPos(idx[j])
-				return nil, fmt.Errorf("%w: %s:%d: column %q: %w", ErrFormat, source, line, c.Name, err)
-			}
-			c.Num = append(c.Num, x)
+		for i, v := range rec {
+			row[i] = cell{text: strings.TrimSpace(v)}
+		}
+		if err := b.add(row, where); err != nil {
+			return nil, err
 		}
 	}
-
-	if schema == nil {
-		for _, c := range cols {
-			infer(c)
-		}
-	}
-	return &Table{Name: name, Columns: cols}, nil
+	return b.finish(name), nil
 }
 
 // checkSchema refuses unknown kinds and empty schemas before any reading.

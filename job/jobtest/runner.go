@@ -32,7 +32,7 @@ type Options struct {
 	// time. Set drops, delays and interceptions on it before Run, or from
 	// OnStep (Event.Net).
 	Network *Network
-	// TablesDir is the directory Participant.TablePath resolves tables
+	// TablesDir is the directory Participant.TableSource resolves tables
 	// in, as a node's tables_dir (default the spec's Dir).
 	TablesDir string
 	// Secrets is each party's key material (DirSecrets reads a node's data

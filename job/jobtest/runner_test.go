@@ -133,7 +133,7 @@ func (k *countKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Resu
 }
 
 func (k *countKind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
-	tables, err := job.LoadTables(p)
+	tables, err := job.LoadTables(ctx, p)
 	if err != nil {
 		return nil, err
 	}

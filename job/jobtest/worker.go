@@ -7,6 +7,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/table"
 )
 
 // The participant side, as the node's: one worker per party owns the
@@ -144,13 +145,13 @@ func (p *participant) Seed() []byte           { return slices.Clone(p.r.seed) }
 func (p *participant) Secrets() job.Secrets   { return p.secrets }
 func (p *participant) History() []*job.Record { return p.r.log.history() }
 
-// TablePath resolves a table inside Options.TablesDir; nothing outside it
-// can be named.
-func (p *participant) TablePath(t job.TableSpec) (string, error) {
+// TableSource resolves a table as a simulation does: the spec's own source
+// or path, inside Options.TablesDir; nothing outside it can be named.
+func (p *participant) TableSource(t job.TableSpec) (table.Source, error) {
 	if p.r.opts.TablesDir == "" {
-		return "", fmt.Errorf("jobtest: party %s: no tables directory (Options.TablesDir)", p.Self())
+		return table.Source{}, fmt.Errorf("jobtest: party %s: no tables directory (Options.TablesDir)", p.Self())
 	}
-	return job.ResolveTablePath(p.r.opts.TablesDir, t.Path)
+	return job.ResolveSource(p.r.opts.TablesDir, t, nil, true)
 }
 
 // DirSecrets returns the secrets in a node's data dir, as a node reads

@@ -1,0 +1,49 @@
+package node_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cohortdm/cohort/node"
+)
+
+// node.yaml maps logical tables to the node's own sources; a bad source is
+// a config error naming the table, and a connection file is found beside
+// node.yaml.
+func TestConfigTables(t *testing.T) {
+	dir := t.TempDir()
+	write := func(body string) string {
+		p := filepath.Join(dir, "node.yaml")
+		if err := os.WriteFile(p, []byte("name: a\ndata_dir: d\nconsortium: c.yaml\ntables_dir: tables\n"+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cfg, err := node.LoadConfig(write(`tables:
+  loans: {sqlite: bank.db, table: loans}
+  stays: {postgres_file: secrets/pg.conn, query: "SELECT ward, stay FROM stays WHERE year = 2025"}
+  wide: {path: wide.parquet}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Tables["loans"]; got.SQLite != "bank.db" || got.Table != "loans" {
+		t.Fatalf("loans: %+v", got)
+	}
+	if got := cfg.Tables["stays"].PostgresFile; got != filepath.Join(dir, "secrets/pg.conn") {
+		t.Fatalf("postgres_file resolved to %q", got)
+	}
+	for body, want := range map[string]string{
+		"tables:\n  loans: {sqlite: bank.db}\n":                          "tables.loans",
+		"tables:\n  loans: {sqlite: bank.db, query: \"DROP TABLE x\"}\n": "read-only SELECT",
+		"tables:\n  loans: {mysql: x}\n":                                 "mysql",
+	} {
+		_, err := node.LoadConfig(write(body))
+		if !errors.Is(err, node.ErrConfig) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want a config error naming %q", body, err, want)
+		}
+	}
+}

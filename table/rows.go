@@ -1,0 +1,117 @@
+package table
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// ErrTooLarge means a table would not fit in the memory budget for reading
+// tables (ReadOptions.MaxBytes); it is refused before it exhausts the node.
+var ErrTooLarge = errors.New("table: too large to load")
+
+// cell is one value as a source reader hands it to the shared row check.
+// Text sources (CSV) set text only; typed sources set num and isNum for
+// numbers, so that a number is never parsed back from its text.
+type cell struct {
+	null  bool
+	isNum bool
+	num   float64
+	text  string
+}
+
+// builder is the one row-validation path every source reader uses: it
+// selects the schema's columns from a source's header, refuses NULLs and
+// non-numeric values in numeric columns with an error naming the source,
+// row and column, and keeps the table within the memory budget.
+type builder struct {
+	source string
+	cols   []*Column
+	idx    []int // cols[j] is read from source field idx[j]
+	infer  bool
+	bytes  int64
+	max    int64
+	rows   int
+}
+
+// newBuilder checks the header names (no empty or duplicate names, every
+// schema column present) and picks the columns to load. A nil schema loads
+// every column and infers the kinds at the end (finish).
+func newBuilder(source string, names []string, schema map[string]Kind, maxBytes int64) (*builder, error) {
+	seen := make(map[string]int, len(names))
+	for i, h := range names {
+		if h == "" {
+			return nil, fmt.Errorf("%w: %s: column %d has no name", ErrFormat, source, i+1)
+		}
+		if j, dup := seen[h]; dup {
+			return nil, fmt.Errorf("%w: %s: duplicate column %q (fields %d and %d)", ErrFormat, source, h, j+1, i+1)
+		}
+		seen[h] = i
+	}
+	b := &builder{source: source, max: maxBytes, infer: schema == nil}
+	if schema == nil {
+		for i, h := range names {
+			b.cols = append(b.cols, &Column{Name: h})
+			b.idx = append(b.idx, i)
+		}
+		return b, nil
+	}
+	if err := checkHeader(source, names, schema); err != nil {
+		return nil, err
+	}
+	for i, h := range names {
+		if k, ok := schema[h]; ok {
+			b.cols = append(b.cols, &Column{Name: h, Kind: k})
+			b.idx = append(b.idx, i)
+		}
+	}
+	return b, nil
+}
+
+// add appends one row; where names the source and row in errors
+// ("path:LINE", "sqlite x.db table t: row N") and is called only on error.
+func (b *builder) add(row []cell, where func(field int) string) error {
+	for j, c := range b.cols {
+		v := row[b.idx[j]]
+		if v.null {
+			return fmt.Errorf("%w: %s: column %q: NULL value (every value must be present; impute or filter it in the source)",
+				ErrFormat, where(b.idx[j]), c.Name)
+		}
+		if c.Kind == Numeric {
+			x := v.num
+			if !v.isNum {
+				var err error
+				if x, err = parseNumber(v.text); err != nil {
+					return fmt.Errorf("%w: %s: column %q: %w", ErrFormat, where(b.idx[j]), c.Name, err)
+				}
+			} else if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("%w: %s: column %q: value %v is not a finite number", ErrFormat, where(b.idx[j]), c.Name, x)
+			}
+			c.Num = append(c.Num, x)
+			b.bytes += 8
+		}
+		s := v.text
+		if v.isNum && s == "" {
+			s = strconv.FormatFloat(v.num, 'g', -1, 64)
+		}
+		c.Str = append(c.Str, s)
+		b.bytes += int64(len(s)) + 16
+	}
+	b.rows++
+	if b.max > 0 && b.bytes > b.max {
+		return fmt.Errorf("%w: %s: more than %d MiB in memory after %d rows (the budget for one table); select fewer columns or rows in the source, or raise the budget",
+			ErrTooLarge, b.source, b.max>>20, b.rows)
+	}
+	return nil
+}
+
+// finish returns the table, inferring kinds when there was no schema.
+func (b *builder) finish(name string) *Table {
+	if b.infer {
+		for _, c := range b.cols {
+			infer(c)
+		}
+	}
+	return &Table{Name: name, Columns: b.cols}
+}

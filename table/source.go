@@ -1,0 +1,229 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/pbnjay/memory"
+)
+
+// Source says where a table's rows live. Exactly one of Path, SQLite,
+// PostgresEnv and PostgresFile is set:
+//
+//   - Path: a CSV file, or a Parquet file when the name ends in .parquet;
+//   - SQLite: an SQLite database file, read-only, with Table or Query;
+//   - PostgresEnv: the name of an environment variable holding a PostgreSQL
+//     connection string, with Table or Query;
+//   - PostgresFile: a file of mode 0600 holding that connection string.
+//
+// Query is a single read-only SELECT. Connection strings are read when the
+// table is opened and never appear in errors (String describes a source
+// without them).
+type Source struct {
+	Path         string `yaml:"path,omitempty" msgpack:"path,omitempty" json:"path,omitempty"`
+	SQLite       string `yaml:"sqlite,omitempty" msgpack:"sqlite,omitempty" json:"sqlite,omitempty"`
+	PostgresEnv  string `yaml:"postgres_env,omitempty" msgpack:"postgres_env,omitempty" json:"postgres_env,omitempty"`
+	PostgresFile string `yaml:"postgres_file,omitempty" msgpack:"postgres_file,omitempty" json:"postgres_file,omitempty"`
+	Table        string `yaml:"table,omitempty" msgpack:"table,omitempty" json:"table,omitempty"`
+	Query        string `yaml:"query,omitempty" msgpack:"query,omitempty" json:"query,omitempty"`
+}
+
+// SourceType is the kind of store a Source reads.
+type SourceType string
+
+// Source types.
+const (
+	CSV      SourceType = "csv"
+	Parquet  SourceType = "parquet"
+	SQLite   SourceType = "sqlite"
+	Postgres SourceType = "postgres"
+)
+
+// ErrSource marks an invalid or unreadable source: a missing file or
+// database, a refused connection, a failing query, a type mismatch.
+var ErrSource = errors.New("table: bad source")
+
+// identifier is a plain SQL table name, optionally schema-qualified.
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
+
+// Type returns the source's type; Validate must have accepted it.
+func (s Source) Type() SourceType {
+	switch {
+	case s.SQLite != "":
+		return SQLite
+	case s.PostgresEnv != "" || s.PostgresFile != "":
+		return Postgres
+	case strings.EqualFold(filepath.Ext(s.Path), ".parquet"):
+		return Parquet
+	default:
+		return CSV
+	}
+}
+
+// Validate checks that exactly one store is named and that a database
+// source has a plain table name or a single read-only SELECT.
+func (s Source) Validate() error {
+	n := 0
+	for _, v := range []string{s.Path, s.SQLite, s.PostgresEnv, s.PostgresFile} {
+		if v != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("%w: give exactly one of path, sqlite, postgres_env and postgres_file", ErrSource)
+	}
+	if s.Path != "" {
+		if s.Table != "" || s.Query != "" {
+			return fmt.Errorf("%w: a file source (path) takes no table or query", ErrSource)
+		}
+		return nil
+	}
+	if (s.Table == "") == (s.Query == "") {
+		return fmt.Errorf("%w: %s: give exactly one of table and query", ErrSource, s)
+	}
+	if s.Table != "" && !identifier.MatchString(s.Table) {
+		return fmt.Errorf("%w: %s: table name must be letters, digits and _ (optionally schema.table)", ErrSource, s)
+	}
+	if s.Query != "" {
+		if _, err := readOnlyQuery(s.Query); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrSource, s, err)
+		}
+	}
+	if s.PostgresEnv != "" && !identifier.MatchString(s.PostgresEnv) {
+		return fmt.Errorf("%w: postgres_env %q is not an environment variable name", ErrSource, s.PostgresEnv)
+	}
+	return nil
+}
+
+// readOnlyQuery trims a query and one trailing semicolon, and refuses
+// anything but a single SELECT (WITH ... SELECT, VALUES and TABLE too).
+// The readers also run it read-only, so this is for a clear message.
+func readOnlyQuery(q string) (string, error) {
+	q = strings.TrimSpace(q)
+	q = strings.TrimSpace(strings.TrimSuffix(q, ";"))
+	if strings.Contains(q, ";") {
+		return "", errors.New("query must be a single statement (no ';')")
+	}
+	first := strings.ToUpper(strings.Fields(q + " x")[0])
+	switch first {
+	case "SELECT", "WITH", "VALUES", "TABLE":
+		return q, nil
+	}
+	return "", errors.New("query must be a read-only SELECT")
+}
+
+// String describes the source for messages: the file, database file or
+// environment variable, and the table or query. It never holds a
+// connection string.
+func (s Source) String() string {
+	var b strings.Builder
+	switch {
+	case s.SQLite != "":
+		fmt.Fprintf(&b, "sqlite %s", s.SQLite)
+	case s.PostgresEnv != "":
+		fmt.Fprintf(&b, "postgres (connection from $%s)", s.PostgresEnv)
+	case s.PostgresFile != "":
+		fmt.Fprintf(&b, "postgres (connection from file %s)", s.PostgresFile)
+	default:
+		return s.Path
+	}
+	if s.Table != "" {
+		fmt.Fprintf(&b, " table %s", s.Table)
+	}
+	if s.Query != "" {
+		q := strings.Join(strings.Fields(s.Query), " ")
+		if len(q) > 200 {
+			q = q[:200] + "..."
+		}
+		fmt.Fprintf(&b, " query %q", q)
+	}
+	return b.String()
+}
+
+// ReadOptions tune reading.
+type ReadOptions struct {
+	// MaxBytes is the memory budget for one loaded table (values and their
+	// text); a larger table is refused with ErrTooLarge. Zero: half the
+	// machine's memory.
+	MaxBytes int64
+	// BatchRows is how many rows a PostgreSQL cursor fetches at a time.
+	// Zero: 10000.
+	BatchRows int
+}
+
+func (o ReadOptions) maxBytes() int64 {
+	if o.MaxBytes > 0 {
+		return o.MaxBytes
+	}
+	return defaultMaxBytes()
+}
+
+// defaultMaxBytes is half the machine's memory, or 1 GiB when unknown.
+func defaultMaxBytes() int64 {
+	if m := memory.TotalMemory(); m > 0 {
+		return int64(m / 2)
+	}
+	return 1 << 30
+}
+
+// Open loads the table from src as table name, checking it against schema
+// as Read does (nil: every column, kinds inferred). File paths must already
+// be resolved by the caller (see job.ResolveSource); Open reads what it is
+// given. ctx bounds database connections and queries.
+func Open(ctx context.Context, src Source, name string, schema map[string]Kind, opts ReadOptions) (*Table, error) {
+	if err := src.Validate(); err != nil {
+		return nil, err
+	}
+	if schema != nil {
+		if err := checkSchema(src.String(), schema); err != nil {
+			return nil, err
+		}
+	}
+	switch src.Type() {
+	case Parquet:
+		return readParquet(ctx, src, name, schema, opts)
+	case SQLite:
+		return readSQLite(ctx, src, name, schema, opts)
+	case Postgres:
+		return readPostgres(ctx, src, name, schema, opts)
+	default:
+		f, err := os.Open(src.Path)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrSource, err) // os.Open's error names the path
+		}
+		defer f.Close()
+		return read(f, src.Path, name, schema, opts.maxBytes())
+	}
+}
+
+// selectColumns is the SELECT list for a table source: the schema's columns
+// only (a party's other columns never leave the database), or every column.
+func selectColumns(schema map[string]Kind) string {
+	if schema == nil {
+		return "*"
+	}
+	cols := sortedKeys(schema)
+	for i, c := range cols {
+		cols[i] = quoteIdent(c)
+	}
+	return strings.Join(cols, ", ")
+}
+
+// quoteIdent quotes an SQL identifier (a.b becomes "a"."b" when it is a
+// qualified table name checked by identifier).
+func quoteIdent(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+func quoteTable(s string) string {
+	parts := strings.Split(s, ".")
+	for i, p := range parts {
+		parts[i] = quoteIdent(p)
+	}
+	return strings.Join(parts, ".")
+}

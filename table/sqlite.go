@@ -1,0 +1,131 @@
+package table
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // pure-Go driver "sqlite", no cgo
+)
+
+// sqliteDSN opens path read-only, with writes refused by the connection
+// too (query_only), so a query cannot change the organisation's data.
+func sqliteDSN(path string, readOnly bool) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs // a relative path would read as the URI's authority
+	}
+	u := url.URL{Scheme: "file", Path: path}
+	q := url.Values{}
+	if readOnly {
+		q.Set("mode", "ro")
+		q.Add("_pragma", "query_only(1)")
+	}
+	q.Add("_pragma", "busy_timeout(5000)")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func readSQLite(ctx context.Context, src Source, name string, schema map[string]Kind, opts ReadOptions) (*Table, error) {
+	desc := src.String()
+	// Opening a missing file read-only fails with a vague "out of memory";
+	// say what is wrong instead.
+	if st, err := os.Stat(src.SQLite); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+	} else if st.IsDir() {
+		return nil, fmt.Errorf("%w: %s: is a directory, want an SQLite database file", ErrSource, desc)
+	}
+	db, err := sql.Open("sqlite", sqliteDSN(src.SQLite, true))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	q := src.Query
+	if q == "" {
+		q = "SELECT " + selectColumns(schema) + " FROM " + quoteTable(src.Table)
+	} else if q, err = readOnlyQuery(q); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+	}
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+	}
+	defer rows.Close()
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+	}
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = t.Name()
+	}
+	b, err := newBuilder(desc, names, schema, opts.maxBytes())
+	if err != nil {
+		return nil, err
+	}
+	// A column declared as text or blob cannot hold the numbers a numeric
+	// column needs: refuse before reading any row.
+	for j, c := range b.cols {
+		if c.Kind != Numeric {
+			continue
+		}
+		decl := strings.ToUpper(types[b.idx[j]].DatabaseTypeName())
+		for _, t := range []string{"CHAR", "CLOB", "TEXT", "BLOB"} {
+			if strings.Contains(decl, t) {
+				return nil, fmt.Errorf("%w: %s: column %q is declared %s, but the schema says numeric", ErrSource, desc, c.Name, decl)
+			}
+		}
+	}
+	vals := make([]any, len(names))
+	ptrs := make([]any, len(names))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	row := make([]cell, len(names))
+	n := 0
+	where := func(int) string { return fmt.Sprintf("%s: row %d", desc, n) }
+	for rows.Next() {
+		n++
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, fmt.Errorf("%w: %s: row %d: %w", ErrSource, desc, n, err)
+		}
+		for i, v := range vals {
+			row[i] = sqlCell(v)
+		}
+		if err := b.add(row, where); err != nil {
+			return nil, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+	}
+	return b.finish(name), nil
+}
+
+// sqlCell converts a database/sql value; numbers stay numbers.
+func sqlCell(v any) cell {
+	switch x := v.(type) {
+	case nil:
+		return cell{null: true}
+	case int64:
+		return cell{isNum: true, num: float64(x), text: strconv.FormatInt(x, 10)}
+	case float64:
+		return cell{isNum: true, num: x}
+	case string:
+		return cell{text: strings.TrimSpace(x)}
+	case []byte:
+		return cell{text: strings.TrimSpace(string(x))}
+	case bool:
+		return cell{text: strconv.FormatBool(x)}
+	case time.Time:
+		return cell{text: x.UTC().Format(time.RFC3339Nano)}
+	default:
+		return cell{text: fmt.Sprint(x)}
+	}
+}
