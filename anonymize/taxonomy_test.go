@@ -67,8 +67,8 @@ func TestGeneraliseARX(t *testing.T) {
 func TestTaxonomyErrors(t *testing.T) {
 	cases := []struct {
 		name, src, want string
-		yaml          bool
-		numeric       bool
+		yaml            bool
+		numeric         bool
 	}{
 		{name: "leaf twice", src: "a;X;*\na;X;*\n", want: `leaf "a" listed twice`},
 		{name: "two parents", src: "a;X;P;*\nb;X;Q;*\n", want: `label "X" has two parents, "P" and "Q"`},
