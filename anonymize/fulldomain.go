@@ -25,7 +25,7 @@ type FullDomainResult struct {
 // never from the raw records again).
 type lattice struct {
 	ds     *Dataset
-	radix  []int // levels per attribute (MaxLevel+1)
+	radix  []int       // levels per attribute (MaxLevel+1)
 	anc    [][][]int32 // anc[a][s][node]: the node s steps above node (capped at the root)
 	h      keyIndex
 	shift  []uint   // bit offset of each attribute's node id in a class key
