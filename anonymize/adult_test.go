@@ -144,3 +144,129 @@ func itoa(k int) string {
 		}
 	}
 }
+
+// loadUCIAdult reads adult.data (and adult.test when both is set) without
+// the records holding a "?" (30,162 and 45,222 records), with the UCI
+// column names of data/README.md.
+func loadUCIAdult(t testing.TB, both bool) *table.Table {
+	t.Helper()
+	needAdult(t)
+	names := []string{"age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+		"relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income"}
+	tab := &table.Table{Name: "adult"}
+	for _, n := range names {
+		tab.Columns = append(tab.Columns, &table.Column{Name: n, Kind: table.Categorical})
+	}
+	files := []string{"adult.data"}
+	if both {
+		files = append(files, "adult.test")
+	}
+	for _, fn := range files {
+		f, err := os.Open(filepath.Join(adultRoot(), fn))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			line := sc.Text()
+			if strings.Contains(line, "?") || strings.HasPrefix(line, "|") || strings.TrimSpace(line) == "" {
+				continue
+			}
+			fs := strings.Split(line, ",")
+			if len(fs) != len(names) {
+				continue
+			}
+			for i, v := range fs {
+				v = strings.TrimSuffix(strings.TrimSpace(v), ".")
+				tab.Columns[i].Str = append(tab.Columns[i].Str, v)
+			}
+		}
+		f.Close()
+	}
+	return tab
+}
+
+// flatNumeric codes a categorical column by order of first appearance and
+// gives it a flat numeric taxonomy: the configuration of the Mondrian anchor
+// (qiyuangong/Mondrian treats categorical values as ordered codes).
+func flatNumeric(t testing.TB, c *table.Column) *Taxonomy {
+	codes := map[string]int{}
+	var b strings.Builder
+	for i, v := range c.Str {
+		n, ok := codes[v]
+		if !ok {
+			n = len(codes)
+			codes[v] = n
+			b.WriteString(itoa(n) + ";*\n")
+		}
+		c.Str[i] = itoa(n)
+	}
+	tx, err := ReadARX(strings.NewReader(b.String()), c.Name, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// mondrianAnchorDataset is the Mondrian anchor's configuration: adult.data
+// without "?" (30,162 records), QIs age, workclass, education-num,
+// marital-status, occupation, race, sex, native-country, all ordered.
+func mondrianAnchorDataset(t testing.TB) *Dataset {
+	tab := loadUCIAdult(t, false)
+	qid := []string{"age", "workclass", "education-num", "marital-status", "occupation", "race", "sex", "native-country"}
+	tax := map[string]*Taxonomy{}
+	for _, q := range qid {
+		c, _ := tab.Column(q)
+		if q == "age" || q == "education-num" {
+			// numeric: a flat taxonomy over the distinct values, kept as numbers
+			seen := map[string]bool{}
+			var b strings.Builder
+			for _, v := range c.Str {
+				if !seen[v] {
+					seen[v] = true
+					b.WriteString(v + ";*\n")
+				}
+			}
+			tx, err := ReadARX(strings.NewReader(b.String()), q, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tax[q] = tx
+			continue
+		}
+		tax[q] = flatNumeric(t, c)
+	}
+	ds, err := Encode(tab, qid, tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+func TestAdultMondrian10(t *testing.T) {
+	needAdultRun(t)
+	ds := mondrianAnchorDataset(t)
+	if ds.N != 30162 {
+		t.Fatalf("%d records", ds.N)
+	}
+	res, err := Mondrian(ds, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, len(ds.Attrs))
+	for i, a := range ds.Attrs {
+		names[i] = a.Name
+	}
+	if m, _ := MinGroup(res.Publish(ds), names); m < 10 {
+		t.Fatalf("class of %d", m)
+	}
+	t.Logf("anchor configuration: NCP %.2f%% classes %d min %d", res.NCP*100, len(res.Classes), res.MinGroup)
+	h := arxDataset(t)
+	h.Attrs = h.Attrs[:8] // without salary-class
+	res2, err := Mondrian(h, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ARX hierarchies: NCP %.2f%% classes %d min %d", res2.NCP*100, len(res2.Classes), res2.MinGroup)
+}
+
