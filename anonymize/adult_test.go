@@ -269,4 +269,3 @@ func TestAdultMondrian10(t *testing.T) {
 	}
 	t.Logf("ARX hierarchies: NCP %.2f%% classes %d min %d", res2.NCP*100, len(res2.Classes), res2.MinGroup)
 }
-
