@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cohortdm/cohort/table"
 )
@@ -268,4 +270,116 @@ func TestAdultMondrian10(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("ARX hierarchies: NCP %.2f%% classes %d min %d", res2.NCP*100, len(res2.Classes), res2.MinGroup)
+}
+
+// The 3-party split of Adult used for the integration figures: each party
+// holds its columns of the 45,222 records and the shared income class.
+var adultSplit = map[string][]string{
+	"A": {"age", "sex", "race"},
+	"B": {"education", "marital-status", "workclass"},
+	"C": {"occupation", "native-country"},
+}
+
+var adultQID8 = []string{"age", "sex", "race", "education", "marital-status", "workclass", "occupation", "native-country"}
+
+// adultTDS prepares TDS on the 45,222 Adult records with ARX's hierarchies
+// and one requirement ⟨all eight QIDs, k⟩; central puts every column at one party.
+func adultTDS(t testing.TB, k int, central bool) ([]*TDSParty, *TDSPublic, *Dataset) {
+	tab := loadUCIAdult(t, true)
+	_, tax := loadARXAdult(t)
+	var attrs []TDSAttr
+	owner := map[string]string{}
+	for p, cs := range adultSplit {
+		for _, c := range cs {
+			owner[c] = p
+			if central {
+				owner[c] = "central"
+			}
+		}
+	}
+	for _, c := range adultQID8 {
+		attrs = append(attrs, TDSAttr{Name: c, Owner: owner[c], Tax: tax[c]})
+	}
+	cls, _ := tab.Column("income")
+	pub, err := NewTDSPublic(attrs, []Requirement{{adultQID8, k}}, cls.Str)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"A", "B", "C"}
+	if central {
+		names = []string{"central"}
+	}
+	var parties []*TDSParty
+	for _, n := range names {
+		cols := map[string][]string{}
+		for _, c := range adultQID8 {
+			if owner[c] == n {
+				col, _ := tab.Column(c)
+				cols[c] = col.Str
+			}
+		}
+		p, err := NewTDSParty(n, pub, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parties = append(parties, p)
+	}
+	ds, err := Encode(tab, adultQID8, tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parties, pub, ds
+}
+
+func TestAdultTDS(t *testing.T) {
+	needAdultRun(t)
+	for _, k := range []int{2, 5, 10, 25, 50, 100} {
+		parties, pub, ds := adultTDS(t, k, true)
+		if ds.N != 45222 {
+			t.Fatalf("%d records", ds.N)
+		}
+		start := time.Now()
+		res, err := RunTDS(parties, pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		el := time.Since(start)
+		out := ds.Publish(res.Public.Generalisation())
+		m, _ := MinGroup(out, adultQID8)
+		if m < k {
+			t.Fatalf("k=%d: min group %d", k, m)
+		}
+		p3, pub3, _ := adultTDS(t, k, false)
+		start = time.Now()
+		res3, err := RunTDS(p3, pub3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		el3 := time.Since(start)
+		for a := range res.Public.Gen {
+			if !slices.Equal(res.Public.Gen[a], res3.Public.Gen[a]) {
+				t.Fatalf("k=%d: 3-party run differs from central on %s", k, adultQID8[a])
+			}
+		}
+		t.Logf("k=%3d central %v 3-party in-process %v rounds %d NCP %.2f%% min group %d classes %d",
+			k, el.Round(time.Millisecond), el3.Round(time.Millisecond), len(res.Winners), ds.NCP(res.Public.Generalisation())*100, m, len(ds.GroupSizes(res.Public.Generalisation())))
+	}
+}
+
+// go test ./anonymize -run '^$' -bench TDSAdult -benchtime 3x
+func BenchmarkTDSAdult(b *testing.B) {
+	for _, k := range []int{2, 5, 10, 25, 50, 100} {
+		b.Run("k="+itoa(k), func(b *testing.B) {
+			parties, pub, ds := adultTDS(b, k, true)
+			var res *TDSResult
+			for b.Loop() {
+				var err error
+				if res, err = RunTDS(parties, pub); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(ds.NCP(res.Public.Generalisation())*100, "NCP%")
+			b.ReportMetric(float64(len(res.Winners)), "rounds")
+		})
+	}
 }
