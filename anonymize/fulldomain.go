@@ -24,15 +24,18 @@ type FullDomainResult struct {
 // transformation's classes are computed from those of a more specific one,
 // never from the raw records again).
 type lattice struct {
-	ds     *Dataset
-	radix  []int       // levels per attribute (MaxLevel+1)
-	anc    [][][]int32 // anc[a][s][node]: the node s steps above node (capped at the root)
-	h      keyIndex
-	shift  []uint   // bit offset of each attribute's node id in a class key
-	mask   []uint64 // bit mask of a node id
-	memo   []snapshot
-	k      int
-	checks int
+	ds       *Dataset
+	radix    []int       // levels per attribute (MaxLevel+1)
+	stride   []int       // index stride of each attribute in the lattice numbering
+	anc      [][][]int32 // anc[a][s][node]: the node s steps above node (capped at the root)
+	h        keyIndex
+	shift    []uint   // bit offset of each attribute's node id in a class key
+	mask     []uint64 // bit mask of a node id
+	distinct [][]int  // distinct[a][l]: distinct values of attribute a at level l in the data
+	memo     []snapshot
+	scratch  snapshot
+	k        int
+	checks   int
 }
 
 // snapshot holds the classes of one transformation: per class its key (the
@@ -91,11 +94,13 @@ func OptimalFullDomain(ds *Dataset, k int) (*FullDomainResult, error) {
 		}
 		path := []int{start}
 		for cur := start; ; {
-			next := -1
+			next, bestGain := -1, -1.0
 			for a := range L.radix {
 				if s, ok := L.succ(cur, a); ok && tag[s] == 0 {
-					next = s
-					break
+					g := L.gain(a, L.level(cur, a))
+					if g > bestGain {
+						next, bestGain = s, g
+					}
 				}
 			}
 			if next < 0 {
@@ -106,7 +111,7 @@ func OptimalFullDomain(ds *Dataset, k int) (*FullDomainResult, error) {
 		}
 		lo, hi := 0, len(path) // path[hi:] anonymous (known or assumed), path[:lo] not
 		for lo < hi {
-			mid := (lo + hi) / 2
+			mid := (2*lo + hi) / 3 // biased low: checks near the bottom are dearer but prune more (fewest class visits on Adult)
 			if L.anonymous(path[mid]) {
 				L.tagUp(tag, path[mid])
 				hi = mid
@@ -167,9 +172,12 @@ func OptimalFullDomain(ds *Dataset, k int) (*FullDomainResult, error) {
 func newLattice(ds *Dataset, k int) (*lattice, error) {
 	L := &lattice{ds: ds, k: k}
 	var used uint
+	stride := 1
 	for _, a := range ds.Attrs {
 		t := a.Tax
 		L.radix = append(L.radix, t.MaxLevel()+1)
+		L.stride = append(L.stride, stride)
+		stride *= t.MaxLevel() + 1
 		anc := make([][]int32, t.MaxLevel()+1)
 		for s := range anc {
 			anc[s] = make([]int32, len(t.Nodes))
@@ -182,6 +190,21 @@ func newLattice(ds *Dataset, k int) (*lattice, error) {
 			}
 		}
 		L.anc = append(L.anc, anc)
+		present := make([]bool, len(t.Nodes))
+		for _, leaf := range a.Leaf {
+			present[leaf] = true
+		}
+		dist := make([]int, len(anc))
+		for l := range anc {
+			seen := make([]bool, len(t.Nodes))
+			for leaf, ok := range present {
+				if ok && !seen[anc[l][leaf]] {
+					seen[anc[l][leaf]] = true
+					dist[l]++
+				}
+			}
+		}
+		L.distinct = append(L.distinct, dist)
 		w := uint(bits.Len(uint(len(t.Nodes))))
 		L.shift = append(L.shift, used)
 		L.mask = append(L.mask, 1<<w-1)
@@ -211,6 +234,13 @@ func newLattice(ds *Dataset, k int) (*lattice, error) {
 	return L, nil
 }
 
+// gain is the path heuristic: how many times fewer distinct values
+// attribute a has in the data one level up from level l (the successor that
+// merges most classes first reaches the anonymity frontier soonest).
+func (L *lattice) gain(a, l int) float64 {
+	return float64(L.distinct[a][l]) / float64(L.distinct[a][l+1])
+}
+
 func (L *lattice) levelsOf(i int) []int {
 	ls := make([]int, len(L.radix))
 	for a, r := range L.radix {
@@ -228,22 +258,20 @@ func (L *lattice) index(ls []int) int {
 	return i
 }
 
+func (L *lattice) level(i, a int) int { return i / L.stride[a] % L.radix[a] }
+
 func (L *lattice) succ(i, a int) (int, bool) {
-	ls := L.levelsOf(i)
-	if ls[a]+1 >= L.radix[a] {
+	if L.level(i, a)+1 >= L.radix[a] {
 		return 0, false
 	}
-	ls[a]++
-	return L.index(ls), true
+	return i + L.stride[a], true
 }
 
 func (L *lattice) pred(i, a int) (int, bool) {
-	ls := L.levelsOf(i)
-	if ls[a] == 0 {
+	if L.level(i, a) == 0 {
 		return 0, false
 	}
-	ls[a]--
-	return L.index(ls), true
+	return i - L.stride[a], true
 }
 
 func (L *lattice) ancestor(a int, n int32, steps int) int32 {
@@ -274,11 +302,22 @@ func (L *lattice) tagDown(tag []int8, i int) {
 	}
 }
 
+// anonymous checks transformation i. Only non-anonymous transformations are
+// memoised as roll-up sources: the ancestors of an anonymous one are tagged
+// and never counted, so its classes would never be read again (and not
+// keeping them saves most of the allocation).
 func (L *lattice) anonymous(i int) bool {
-	return slices.Min(L.classes(i).counts) >= int32(L.k)
+	s := L.classes(i)
+	if slices.Min(s.counts) >= int32(L.k) {
+		return true
+	}
+	s.keys, s.counts = slices.Clone(s.keys), slices.Clone(s.counts)
+	L.memo = append(L.memo, s)
+	return false
 }
 
-// classes returns the classes of transformation i, rolled up from the
+// classes returns the classes of transformation i (in scratch memory, valid
+// until the next call), rolled up from the
 // memoised more specific transformation with the fewest classes.
 func (L *lattice) classes(i int) snapshot {
 	target := L.levelsOf(i)
@@ -303,9 +342,7 @@ func (L *lattice) classes(i int) snapshot {
 	for a := range steps {
 		steps[a] = target[a] - src.levels[a]
 	}
-	out := snapshot{node: i, levels: target}
-	out.counts = make([]int32, 0, len(src.counts)/2+1)
-	out.keys = make([]uint64, 0, len(src.counts)/2+1)
+	out := snapshot{node: i, levels: target, keys: L.scratch.keys[:0], counts: L.scratch.counts[:0]}
 	L.h.reset(len(src.counts) / 2)
 	type change struct {
 		shift uint
@@ -332,7 +369,7 @@ func (L *lattice) classes(i int) snapshot {
 		}
 		out.counts[j] += src.counts[g]
 	}
-	L.memo = append(L.memo, out)
+	L.scratch = out
 	L.checks++
 	return out
 }
