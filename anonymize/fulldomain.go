@@ -79,15 +79,34 @@ func OptimalFullDomain(ds *Dataset, k int) (*FullDomainResult, error) {
 		size *= r
 	}
 	tag := make([]int8, size)
-	order := make([]int, size)
+	// transformations by height, then index (a counting sort)
 	heights := make([]int, size)
-	for i := range order {
-		order[i] = i
-		for _, l := range L.levelsOf(i) {
-			heights[i] += l
+	maxH := 0
+	for i := 1; i < size; i++ {
+		// heights[i] from heights[i-1]: add one at attribute 0, carry resets
+		h, j := heights[i-1]+1, i
+		for a := range L.radix {
+			if j%L.radix[a] != 0 {
+				break
+			}
+			h -= L.radix[a] - 1 // this attribute wrapped from radix-1 to 0
+			j /= L.radix[a]
 		}
+		heights[i] = h
+		maxH = max(maxH, h)
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return heights[a] - heights[b] })
+	start := make([]int, maxH+2)
+	for _, h := range heights {
+		start[h+1]++
+	}
+	for h := 1; h < len(start); h++ {
+		start[h] += start[h-1]
+	}
+	order := make([]int, size)
+	for i, h := range heights {
+		order[start[h]] = i
+		start[h]++
+	}
 	for _, start := range order {
 		if tag[start] != 0 {
 			continue
@@ -145,8 +164,8 @@ func OptimalFullDomain(ds *Dataset, k int) (*FullDomainResult, error) {
 			continue
 		}
 		ncp := 0.0
-		for a, l := range L.levelsOf(i) {
-			ncp += pen[a][l]
+		for a := range L.radix {
+			ncp += pen[a][L.level(i, a)]
 		}
 		ncp /= float64(len(ds.Attrs))
 		if ncp < bestNCP-1e-12 {
