@@ -12,7 +12,7 @@ import (
 type FullDomainResult struct {
 	Levels   []int
 	NCP      float64
-	MinGroup int
+	MinGroup int // smallest class over all attributes
 	Classes  int
 	Lattice  int // transformations in the lattice
 	Checked  int // transformations whose classes were counted
@@ -34,8 +34,42 @@ type lattice struct {
 	distinct [][]int  // distinct[a][l]: distinct values of attribute a at level l in the data
 	memo     []snapshot
 	scratch  snapshot
-	k        int
+	reqs     []projReq
+	h2       keyIndex // for projections
+	proj     []int32
 	checks   int
+}
+
+// projReq is a requirement as a mask over class keys: the classes of its
+// QID are the classes of the full key with the other attributes masked out.
+type projReq struct {
+	mask uint64
+	k    int32
+}
+
+// satisfies checks every requirement on a transformation's classes.
+func (L *lattice) satisfies(s snapshot) bool {
+	for _, r := range L.reqs {
+		if r.mask == ^uint64(0) {
+			if slices.Min(s.counts) < r.k {
+				return false
+			}
+			continue
+		}
+		L.h2.reset(len(s.keys) / 2)
+		L.proj = L.proj[:0]
+		for g, key := range s.keys {
+			j, ok := L.h2.index(key & r.mask)
+			if !ok {
+				L.proj = append(L.proj, 0)
+			}
+			L.proj[j] += s.counts[g]
+		}
+		if slices.Min(L.proj) < r.k {
+			return false
+		}
+	}
+	return true
 }
 
 // snapshot holds the classes of one transformation: per class its key (the
@@ -67,12 +101,43 @@ type snapshot struct {
 // Flash, 5-anonymity on Adult, 28.4 ms) is the suppression-limit-0 run;
 // research/anchors.md T2.6 records that with suppression ARX takes ≈ 1.2 s.
 func OptimalFullDomain(ds *Dataset, k int) (*FullDomainResult, error) {
-	if k < 1 || k > ds.N {
-		return nil, fmt.Errorf("%w: k = %d with %d records", ErrRequirement, k, ds.N)
+	all := make([]string, len(ds.Attrs))
+	for i, a := range ds.Attrs {
+		all[i] = a.Name
 	}
-	L, err := newLattice(ds, k)
+	return OptimalFullDomainReqs(ds, []Requirement{{QID: all, K: k}})
+}
+
+// OptimalFullDomainReqs is OptimalFullDomain under a joint requirement
+// {⟨QID_i, k_i⟩} (each QID a subset of the dataset's attributes; attributes
+// in no QID are still generalised, and cost NCP, only if that helps none).
+// Each requirement is monotone along the lattice, so their conjunction is.
+func OptimalFullDomainReqs(ds *Dataset, reqs []Requirement) (*FullDomainResult, error) {
+	if len(reqs) == 0 {
+		return nil, fmt.Errorf("%w: no requirement", ErrRequirement)
+	}
+	L, err := newLattice(ds)
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range PruneRequirements(reqs) {
+		if r.K < 1 || r.K > ds.N {
+			return nil, fmt.Errorf("%w: %s with %d records", ErrRequirement, r, ds.N)
+		}
+		var mask uint64
+		seen := map[int]bool{}
+		for _, q := range r.QID {
+			a := ds.Index(q)
+			if a < 0 {
+				return nil, fmt.Errorf("%w: %s: QID column %q is not in the dataset", ErrRequirement, r, q)
+			}
+			seen[a] = true
+			mask |= L.mask[a] << L.shift[a]
+		}
+		if len(seen) == len(ds.Attrs) {
+			mask = ^uint64(0) // no projection needed
+		}
+		L.reqs = append(L.reqs, projReq{mask: mask, k: int32(r.K)})
 	}
 	size := 1
 	for _, r := range L.radix {
@@ -173,7 +238,7 @@ func OptimalFullDomain(ds *Dataset, k int) (*FullDomainResult, error) {
 		}
 	}
 	if best < 0 {
-		return nil, fmt.Errorf("%w: no full-domain generalisation is %d-anonymous", ErrRequirement, k)
+		return nil, fmt.Errorf("%w: no full-domain generalisation satisfies %v", ErrRequirement, reqs)
 	}
 	snap := L.classes(best)
 	res := &FullDomainResult{Levels: L.levelsOf(best), NCP: bestNCP, Lattice: size, Checked: L.checks, Classes: len(snap.counts)}
@@ -188,8 +253,8 @@ func OptimalFullDomain(ds *Dataset, k int) (*FullDomainResult, error) {
 	return res, nil
 }
 
-func newLattice(ds *Dataset, k int) (*lattice, error) {
-	L := &lattice{ds: ds, k: k}
+func newLattice(ds *Dataset) (*lattice, error) {
+	L := &lattice{ds: ds}
 	var used uint
 	stride := 1
 	for _, a := range ds.Attrs {
@@ -327,7 +392,7 @@ func (L *lattice) tagDown(tag []int8, i int) {
 // keeping them saves most of the allocation).
 func (L *lattice) anonymous(i int) bool {
 	s := L.classes(i)
-	if slices.Min(s.counts) >= int32(L.k) {
+	if L.satisfies(s) {
 		return true
 	}
 	s.keys, s.counts = slices.Clone(s.keys), slices.Clone(s.counts)
