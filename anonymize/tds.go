@@ -397,6 +397,7 @@ func (p *TDSPublic) Apply(s SplitInstruction) (*TDSPublic, error) {
 type TDSResult struct {
 	Public  *TDSPublic
 	Winners []Candidate
+	Splits  []SplitInstruction // the winners' instructions, in order (enough to replay)
 }
 
 // RunTDS runs the rounds in process: every party's Best, the fold, the
@@ -434,6 +435,7 @@ func RunTDS(parties []*TDSParty, pub *TDSPublic) (*TDSResult, error) {
 			return nil, err
 		}
 		res.Winners = append(res.Winners, win)
+		res.Splits = append(res.Splits, s)
 	}
 	res.Public = pub
 	return res, nil
