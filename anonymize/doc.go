@@ -33,7 +33,8 @@
 //   - NCP (Xu et al., KDD 2006, as the Mondrian and ARX anchors use it):
 //     per published cell, 0 for a raw value; categorical
 //     leaves(node)/leaves(root); numeric (hi − lo)/(max − min of the column
-//     in the data), capped at 1; the table's NCP is the mean over records and
+//     in the data), capped at 1, so a numeric leaf that is an interval (seed
+//     003's [1-22]) costs its width; the table's NCP is the mean over records and
 //     quasi-identifiers, in [0, 1]. The categorical denominator is the
 //     taxonomy's leaf count (Adult's workclass counts Never-worked, absent
 //     from the data) so the figure does not depend on which values a party
