@@ -3,6 +3,7 @@ package anonymize
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -39,6 +40,7 @@ type TDSPublic struct {
 	NClass int
 	Gen    [][]int32 // Gen[a][r]: node of attribute a published for record r
 	Round  int
+	g      qidGroups // the QID classes of Gen, computed when the state is made
 }
 
 // NewTDSPublic starts TDS with every value generalised to its taxonomy's root.
@@ -75,6 +77,7 @@ func NewTDSPublic(attrs []TDSAttr, reqs []Requirement, class []string) (*TDSPubl
 	for a := range attrs {
 		p.Gen[a] = make([]int32, n) // node 0 is the root
 	}
+	p.g = p.groups()
 	return p, nil
 }
 
@@ -165,7 +168,37 @@ type qidGroups struct {
 func (p *TDSPublic) groups() qidGroups {
 	var g qidGroups
 	n := len(p.Class)
+	var h keyIndex
 	for _, idx := range p.qidIdx {
+		// bit-packed class keys when the QID's node ids fit in 64 bits
+		var shift []uint
+		var used uint
+		for _, a := range idx {
+			shift = append(shift, used)
+			used += uint(bits.Len(uint(len(p.Attrs[a].Tax.Nodes))))
+		}
+		if used <= 64 {
+			grp := make([]int32, n)
+			var size, rep []int32
+			h.reset(1024)
+			for r := 0; r < n; r++ {
+				var key uint64
+				for i, a := range idx {
+					key |= uint64(p.Gen[a][r]) << shift[i]
+				}
+				id, ok := h.index(key)
+				if !ok {
+					size = append(size, 0)
+					rep = append(rep, int32(r))
+				}
+				grp[r] = int32(id)
+				size[id]++
+			}
+			g.group = append(g.group, grp)
+			g.size = append(g.size, size)
+			g.rep = append(g.rep, rep)
+			continue
+		}
 		grp := make([]int32, n)
 		var size, rep []int32
 		index := map[string]int32{}
@@ -214,7 +247,7 @@ func childUnder(t *Taxonomy, leaf, v int) int {
 // ok is false when the party has no valid and beneficial candidate.
 // Best reads the public state and the party's leaves and changes neither.
 func Best(party *TDSParty, pub *TDSPublic) (best Candidate, ok bool) {
-	g := pub.groups()
+	g := pub.g
 	attrs := make([]int, 0, len(party.Leaf))
 	for a := range party.Leaf {
 		attrs = append(attrs, a)
@@ -237,23 +270,26 @@ func (p *TDSPublic) candidates(party *TDSParty, a int, g qidGroups) []Candidate 
 	t := p.Attrs[a].Tax
 	leaves := party.Leaf[a]
 	gen := p.Gen[a]
-	// records per cut node, in record order
-	byNode := map[int32][]int32{}
+	// records per cut node, in record order (a dense slice: no map order)
+	byNode := make([][]int32, len(t.Nodes))
 	for r, v := range gen {
 		if !t.IsLeaf(int(v)) {
 			byNode[v] = append(byNode[v], int32(r))
 		}
 	}
-	nodes := make([]int32, 0, len(byNode))
-	for v := range byNode {
-		nodes = append(nodes, v)
+	var nodes []int32
+	for v, rs := range byNode {
+		if len(rs) > 0 {
+			nodes = append(nodes, int32(v))
+		}
 	}
-	slices.Sort(nodes)
+	var h keyIndex
+	var splitCounts []int
 	var out []Candidate
 	for _, v := range nodes {
 		rv := byNode[v]
 		kids := t.Nodes[v].Children
-		kidIdx := map[int]int{}
+		kidIdx := make(map[int]int, len(kids))
 		for i, c := range kids {
 			kidIdx[c] = i
 		}
@@ -300,11 +336,16 @@ func (p *TDSPublic) candidates(party *TDSParty, a int, g qidGroups) []Candidate 
 					after = min(after, int(s))
 				}
 			}
-			split := map[int64]int{}
+			h.reset(len(rv) / 4)
+			splitCounts = splitCounts[:0]
 			for i, r := range rv {
-				split[int64(g.group[j][r])*int64(len(kids))+int64(child[i])]++
+				c, ok := h.index(uint64(g.group[j][r])*uint64(len(kids)) + uint64(child[i]))
+				if !ok {
+					splitCounts = append(splitCounts, 0)
+				}
+				splitCounts[c]++
 			}
-			for _, s := range split {
+			for _, s := range splitCounts {
 				after = min(after, s)
 			}
 			if after < p.Reqs[j].K {
@@ -389,6 +430,7 @@ func (p *TDSPublic) Apply(s SplitInstruction) (*TDSPublic, error) {
 	q.Gen = slices.Clone(p.Gen)
 	q.Gen[s.Attr] = gen
 	q.Round = p.Round + 1
+	q.g = q.groups()
 	return &q, nil
 }
 
