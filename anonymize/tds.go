@@ -31,7 +31,10 @@ type TDSAttr struct {
 	Tax   *Taxonomy
 }
 
-// TDSPublic is the state every party holds identically.
+// TDSPublic is the state every party holds identically. Make it with
+// NewTDSPublic and advance it with Apply only: it carries unexported indexes
+// (the requirements' attribute indices and the current QID classes) that a
+// hand-built value would lack.
 type TDSPublic struct {
 	Attrs  []TDSAttr
 	Reqs   []Requirement
