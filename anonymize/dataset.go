@@ -196,3 +196,34 @@ func AvgClassSize(sizes []int, k int) float64 {
 	}
 	return float64(n) / float64(len(sizes)) / float64(k)
 }
+
+// Summary holds the figures a job reports beside a publication (DESIGN.md:
+// result.json's min_group and ncp, plus the other metrics of issue 13).
+type Summary struct {
+	MinGroup       int     `json:"min_group"`      // smallest class over the requirements' QIDs
+	NCP            float64 `json:"ncp"`            // in [0, 1]
+	Discernibility float64 `json:"discernibility"` // over all quasi-identifiers
+	AvgClassSize   float64 `json:"avg_class_size"` // C_AVG with the largest k of the requirements
+	Classes        int     `json:"classes"`        // over all quasi-identifiers
+}
+
+// Summarise computes a Summary of the publication g of ds under reqs; it
+// reads only the published labels for min_group (as an outsider would).
+func Summarise(ds *Dataset, g *Generalisation, reqs []Requirement) (Summary, error) {
+	pub := ds.Publish(g)
+	s := Summary{NCP: ds.NCP(g), MinGroup: ds.N}
+	kmax := 1
+	for _, r := range reqs {
+		m, err := MinGroup(pub, r.QID)
+		if err != nil {
+			return Summary{}, err
+		}
+		s.MinGroup = min(s.MinGroup, m)
+		kmax = max(kmax, r.K)
+	}
+	sizes := ds.GroupSizes(g)
+	s.Classes = len(sizes)
+	s.Discernibility = Discernibility(sizes)
+	s.AvgClassSize = AvgClassSize(sizes, kmax)
+	return s, nil
+}

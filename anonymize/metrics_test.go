@@ -50,3 +50,29 @@ func TestMetricsByHand(t *testing.T) {
 		t.Fatal("Law covered")
 	}
 }
+
+func TestSummarise(t *testing.T) {
+	raw, tax := seed003(t)
+	qid := []string{"gender", "education", "age"}
+	ds, err := Encode(raw, qid, tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := OptimalFullDomain(ds, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := []Requirement{{qid, 4}, {[]string{"gender"}, 2}}
+	s, err := Summarise(ds, res.Gen, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := ds.Publish(res.Gen)
+	want := min(naiveMinGroup(pub, qid), naiveMinGroup(pub, []string{"gender"}))
+	if s.MinGroup != want || s.MinGroup < 4 || s.NCP != res.NCP || s.Classes != res.Classes {
+		t.Fatalf("summary %+v, naive min %d, search %+v", s, want, res)
+	}
+	if _, err := Summarise(ds, res.Gen, []Requirement{{[]string{"zip"}, 2}}); err == nil {
+		t.Fatal("unknown QID accepted")
+	}
+}
