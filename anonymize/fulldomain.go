@@ -160,17 +160,17 @@ func OptimalFullDomainReqs(ds *Dataset, reqs []Requirement) (*FullDomainResult, 
 		heights[i] = h
 		maxH = max(maxH, h)
 	}
-	start := make([]int, maxH+2)
+	slot := make([]int, maxH+2) // slot free slot of each height in order
 	for _, h := range heights {
-		start[h+1]++
+		slot[h+1]++
 	}
-	for h := 1; h < len(start); h++ {
-		start[h] += start[h-1]
+	for h := 1; h < len(slot); h++ {
+		slot[h] += slot[h-1]
 	}
 	order := make([]int, size)
 	for i, h := range heights {
-		order[start[h]] = i
-		start[h]++
+		order[slot[h]] = i
+		slot[h]++
 	}
 	for _, start := range order {
 		if tag[start] != 0 {
