@@ -407,3 +407,16 @@ func BenchmarkTDSAdult(b *testing.B) {
 		})
 	}
 }
+
+// go test ./anonymize -run '^$' -bench MondrianAdult -benchtime 10x
+func BenchmarkMondrianAdult(b *testing.B) {
+	ds := mondrianAnchorDataset(b)
+	var res *MondrianResult
+	for b.Loop() {
+		var err error
+		if res, err = Mondrian(ds, 10); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(res.NCP*100, "NCP%")
+}
