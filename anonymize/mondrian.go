@@ -2,6 +2,7 @@ package anonymize
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -41,8 +42,82 @@ type MondrianResult struct {
 //
 // The result is deterministic: classes come in depth-first order, left first.
 func Mondrian(ds *Dataset, k int) (*MondrianResult, error) {
+	return MondrianDiverse(ds, k, nil)
+}
+
+// Diversity asks Mondrian for l-diverse classes on a sensitive column
+// (aligned with the dataset's records): distinct l-diversity (at least L
+// distinct values per class), or entropy l-diversity (class entropy ≥ log₂ L)
+// when Entropy is set (Sun, Def. 2.6).
+type Diversity struct {
+	Sensitive []string
+	L         float64
+	Entropy   bool
+}
+
+// diversityCheck evaluates a Diversity incrementally over sensitive codes.
+type diversityCheck struct {
+	code    []int32
+	ncodes  int
+	l       float64
+	entropy bool
+}
+
+// scan returns ok[i]: whether rows[:i+1] is diverse (prefix scan; pass the
+// rows reversed for suffixes).
+func (d *diversityCheck) scan(rows []int32) []bool {
+	counts := make([]int, d.ncodes)
+	ok := make([]bool, len(rows))
+	distinct, sumClogC := 0, 0.0 // entropy = log2 n − Σ c log2 c / n
+	for i, r := range rows {
+		c := &counts[d.code[r]]
+		if *c == 0 {
+			distinct++
+		} else {
+			sumClogC -= float64(*c) * math.Log2(float64(*c))
+		}
+		*c++
+		sumClogC += float64(*c) * math.Log2(float64(*c))
+		n := float64(i + 1)
+		if d.entropy {
+			ok[i] = math.Log2(n)-sumClogC/n >= math.Log2(d.l)-1e-12
+		} else {
+			ok[i] = float64(distinct) >= d.l
+		}
+	}
+	return ok
+}
+
+func (d *diversityCheck) diverse(rows []int32) bool {
+	if d == nil || len(rows) == 0 {
+		return true
+	}
+	ok := d.scan(rows)
+	return ok[len(ok)-1]
+}
+
+// MondrianDiverse is Mondrian whose cuts also keep every class l-diverse
+// (div nil: k-anonymity only). The whole table must be l-diverse to start.
+func MondrianDiverse(ds *Dataset, k int, div *Diversity) (*MondrianResult, error) {
 	if k < 1 || k > ds.N {
 		return nil, fmt.Errorf("%w: k = %d with %d records", ErrRequirement, k, ds.N)
+	}
+	var dc *diversityCheck
+	if div != nil {
+		if len(div.Sensitive) != ds.N || div.L < 1 {
+			return nil, fmt.Errorf("%w: diversity needs l ≥ 1 and one sensitive value per record (%d for %d)", ErrRequirement, len(div.Sensitive), ds.N)
+		}
+		dc = &diversityCheck{code: make([]int32, ds.N), l: div.L, entropy: div.Entropy}
+		codes := map[string]int32{}
+		for r, v := range div.Sensitive {
+			c, ok := codes[v]
+			if !ok {
+				c = int32(len(codes))
+				codes[v] = c
+			}
+			dc.code[r] = c
+		}
+		dc.ncodes = len(codes)
 	}
 	na := len(ds.Attrs)
 	all := make([]int32, ds.N)
@@ -55,7 +130,10 @@ func Mondrian(ds *Dataset, k int) (*MondrianResult, error) {
 		w float64
 	}
 	order := make([]byWidth, na)
-	vals := make([]float64, 0, ds.N)
+	if !dc.diverse(all) {
+		return nil, fmt.Errorf("%w: the whole table is not %g-diverse on the sensitive column", ErrRequirement, div.L)
+	}
+	sorted := make([]int32, 0, ds.N)
 	stack := [][]int32{all}
 	for len(stack) > 0 {
 		rows := stack[len(stack)-1]
@@ -72,20 +150,27 @@ func Mondrian(ds *Dataset, k int) (*MondrianResult, error) {
 			}
 			at := ds.Attrs[o.a]
 			if at.Tax.Numeric {
-				vals = vals[:0]
-				for _, r := range rows {
-					vals = append(vals, at.Num[r])
+				sorted = append(sorted[:0], rows...)
+				slices.SortStableFunc(sorted, func(x, y int32) int { return cmpFloat(at.Num[x], at.Num[y]) })
+				n := len(sorted)
+				var leftOK, rightOK []bool
+				if dc != nil {
+					leftOK = dc.scan(sorted)
+					rev := slices.Clone(sorted)
+					slices.Reverse(rev)
+					rightOK = dc.scan(rev) // rightOK[j]: the last j+1 rows
 				}
-				slices.Sort(vals)
-				n := len(vals)
 				best, bestD := 0.0, -1
 				for i := k - 1; i < n-k; i++ {
-					if vals[i] == vals[i+1] {
+					if at.Num[sorted[i]] == at.Num[sorted[i+1]] {
+						continue
+					}
+					if dc != nil && (!leftOK[i] || !rightOK[n-i-2]) {
 						continue
 					}
 					d := abs(2*(i+1) - n)
 					if bestD < 0 || d < bestD {
-						best, bestD = vals[i], d
+						best, bestD = at.Num[sorted[i]], d
 					}
 				}
 				if bestD < 0 {
@@ -114,7 +199,7 @@ func Mondrian(ds *Dataset, k int) (*MondrianResult, error) {
 			}
 			ok := true
 			for _, p := range byKid {
-				ok = ok && len(p) >= k
+				ok = ok && len(p) >= k && dc.diverse(p)
 			}
 			if !ok || len(byKid) < 2 {
 				continue
