@@ -22,7 +22,9 @@
 //     CheckDistinctL, CheckEntropyL, CheckPSensitive, CheckPAlphaSensitive
 //     (weights by CategoryWeights, Sun Eq. 3.1), MinGroup, Groups.
 //   - Metrics: Dataset.NCP, Discernibility, AvgClassSize.
-//   - One table: OptimalFullDomain (lattice search), Mondrian (strict).
+//   - One table: OptimalFullDomain and OptimalFullDomainReqs (lattice
+//     search), Mondrian and MondrianDiverse (strict, optionally distinct or
+//     entropy l-diverse), Summarise (min_group, ncp, DM, C_AVG).
 //   - Seed 003: EnumerateCells (Table 3, Set1), SubsetDP (§B.6 option 2).
 //   - TDS rounds: Best (a party's share), BetterCandidate (the coordinator's
 //     fold), Split (the winner's instruction), TDSPublic.Apply (everyone),
