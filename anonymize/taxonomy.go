@@ -263,11 +263,12 @@ func ReadARX(r io.Reader, column string, numeric bool) (*Taxonomy, error) {
 		t.leaf[f[0]] = parent
 	}
 	if numeric {
-		for v, id := range t.leaf { // order irrelevant: each leaf set once
-			x, err := strconv.ParseFloat(v, 64)
+		for _, f := range rows { // file order, so the first bad leaf is named
+			x, err := strconv.ParseFloat(f[0], 64)
 			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("%w: column %q: numeric leaf %q is not a number", ErrTaxonomy, column, v)
+				return nil, fmt.Errorf("%w: column %q: numeric leaf %q is not a number", ErrTaxonomy, column, f[0])
 			}
+			id := t.leaf[f[0]]
 			t.Nodes[id].Lo, t.Nodes[id].Hi = x, x
 		}
 	}

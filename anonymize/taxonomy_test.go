@@ -120,3 +120,34 @@ func TestValueMissingFromTaxonomy(t *testing.T) {
 		t.Fatalf("age 24 -> %v %v", id, err)
 	}
 }
+
+// Taxonomy files are hand-written: the readers return ErrTaxonomy (or an I/O
+// error) and never panic, and whatever they accept answers Leaf for its leaves.
+func FuzzReadTaxonomy(f *testing.F) {
+	f.Add([]byte("a;X;*\nb;X;*\nc;Y;*\n"), false)
+	f.Add([]byte("1;0-4;*\n2;0-4;*\n7;5-9;*\n"), true)
+	f.Add([]byte("column: c\nnumeric: true\nroot: {label: r, lo: 1, hi: 4, children: [{label: a, lo: 1, hi: 2}, {label: b, lo: 3, hi: 4}]}\n"), true)
+	f.Fuzz(func(t *testing.T, b []byte, numeric bool) {
+		for _, read := range []func() (*Taxonomy, error){
+			func() (*Taxonomy, error) { return ReadARX(strings.NewReader(string(b)), "c", numeric) },
+			func() (*Taxonomy, error) { return ReadYAML(strings.NewReader(string(b))) },
+		} {
+			tx, err := read()
+			if err != nil {
+				if !errors.Is(err, ErrTaxonomy) && !strings.Contains(err.Error(), "taxonomy") {
+					t.Fatalf("error outside ErrTaxonomy: %v", err)
+				}
+				continue
+			}
+			for label, id := range tx.leaf {
+				got, err := tx.Leaf(label)
+				if err != nil || got != id {
+					t.Fatalf("leaf %q: %d %v, want %d", label, got, err, id)
+				}
+				if g, err := tx.Generalise(label, tx.MaxLevel()); err != nil || g != tx.Nodes[0].Label {
+					t.Fatalf("leaf %q at the top: %q %v", label, g, err)
+				}
+			}
+		}
+	})
+}
