@@ -298,7 +298,7 @@ func newLattice(ds *Dataset) (*lattice, error) {
 		}
 	}
 	// the bottom transformation, from the records
-	L.h.reset(ds.N / 2)
+	L.h.reset(ds.N) // sized once for the bottom: later roll-ups reuse it
 	var b snapshot
 	b.levels = make([]int, len(ds.Attrs))
 	for r := 0; r < ds.N; r++ {
@@ -428,7 +428,7 @@ func (L *lattice) classes(i int) snapshot {
 		steps[a] = target[a] - src.levels[a]
 	}
 	out := snapshot{node: i, levels: target, keys: L.scratch.keys[:0], counts: L.scratch.counts[:0]}
-	L.h.reset(len(src.counts) / 2)
+	L.h.reset(len(src.counts)) // room for every source class: never grows, so the buffer is reused
 	type change struct {
 		shift uint
 		mask  uint64

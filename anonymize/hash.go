@@ -1,5 +1,7 @@
 package anonymize
 
+import "slices"
+
 // keyIndex is an open-addressing hash table from uint64 keys to dense
 // indices 0, 1, 2, ... in insertion order. It replaces a Go map in the
 // lattice roll-up and the TDS class counts, where it is several times
@@ -56,8 +58,13 @@ func (h *keyIndex) index(key uint64) (int, bool) {
 }
 
 func (h *keyIndex) grow() {
-	old := h.slots
-	h.slots = make([]slot, 2*len(old))
+	old := slices.Clone(h.slots)
+	if cap(h.slots) >= 2*len(old) { // keep the larger buffer an earlier use left
+		h.slots = h.slots[:2*len(old)]
+		clear(h.slots)
+	} else {
+		h.slots = make([]slot, 2*len(old))
+	}
 	h.mask = uint64(len(h.slots) - 1)
 	for _, s := range old {
 		if s.val == 0 {
