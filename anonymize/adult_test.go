@@ -390,7 +390,7 @@ func TestAdultTDS(t *testing.T) {
 	}
 }
 
-// go test ./anonymize -run '^$' -bench TDSAdult -benchtime 3x
+// go test ./anonymize -run '^$' -bench TDSAdult -benchtime 10x
 func BenchmarkTDSAdult(b *testing.B) {
 	for _, k := range []int{2, 5, 10, 25, 50, 100} {
 		b.Run("k="+itoa(k), func(b *testing.B) {
