@@ -43,6 +43,9 @@ type TDSPublic struct {
 	NClass int
 	Gen    [][]int32 // Gen[a][r]: node of attribute a published for record r
 	Round  int
+	// ClassL > 1 also requires distinct ClassL-diversity of the shared class
+	// label in every class of every requirement's QID (set by WithClassDiversity).
+	ClassL int
 	g      qidGroups // the QID classes of Gen, computed when the state is made
 }
 
@@ -82,6 +85,24 @@ func NewTDSPublic(attrs []TDSAttr, reqs []Requirement, class []string) (*TDSPubl
 	}
 	p.g = p.groups()
 	return p, nil
+}
+
+// WithClassDiversity returns the state with distinct l-diversity of the
+// shared class label required in every QID class, as a further validity
+// condition of each specialisation (every party can check it: the class is
+// shared). The class label is the sensitive attribute here; a sensitive
+// column held by one party cannot be checked by the others this way. At most
+// 64 class labels.
+func (p *TDSPublic) WithClassDiversity(l int) (*TDSPublic, error) {
+	if l < 1 || l > p.NClass || p.NClass > 64 {
+		return nil, fmt.Errorf("%w: class diversity l = %d with %d class labels (at most 64)", ErrRequirement, l, p.NClass)
+	}
+	if p.Round != 0 {
+		return nil, fmt.Errorf("%w: class diversity must be set before the first round", ErrRequirement)
+	}
+	q := *p
+	q.ClassL = l
+	return &q, nil
 }
 
 // TDSParty is one party's private state: the taxonomy leaf of every record
@@ -288,6 +309,7 @@ func (p *TDSPublic) candidates(party *TDSParty, a int, g qidGroups) []Candidate 
 	}
 	var h keyIndex
 	var splitCounts []int
+	var splitClasses []uint64 // classes present in each new class (bit per label)
 	var out []Candidate
 	for _, v := range nodes {
 		rv := byNode[v]
@@ -341,12 +363,25 @@ func (p *TDSPublic) candidates(party *TDSParty, a int, g qidGroups) []Candidate 
 			}
 			h.reset(len(rv) / 4)
 			splitCounts = splitCounts[:0]
+			splitClasses = splitClasses[:0]
 			for i, r := range rv {
 				c, ok := h.index(uint64(g.group[j][r])*uint64(len(kids)) + uint64(child[i]))
 				if !ok {
 					splitCounts = append(splitCounts, 0)
+					splitClasses = append(splitClasses, 0)
 				}
 				splitCounts[c]++
+				splitClasses[c] |= 1 << uint(p.Class[r])
+			}
+			if p.ClassL > 1 {
+				for _, m := range splitClasses {
+					if bits.OnesCount64(m) < p.ClassL {
+						valid = false
+					}
+				}
+				if !valid {
+					break
+				}
 			}
 			for _, s := range splitCounts {
 				after = min(after, s)

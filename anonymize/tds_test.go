@@ -305,3 +305,45 @@ func TestTDSInstructionsDerivableFromPublication(t *testing.T) {
 		}
 	}
 }
+
+// Class diversity: without it the seed 003 run leaves a class-homogeneous
+// class (report §B.9 #12); with l = 2 every QID class holds both labels.
+func TestTDSClassDiversity(t *testing.T) {
+	owners := map[string]string{"gender": "A", "education": "B", "age": "B"}
+	check := func(l int) (bool, int) {
+		parties, pub, raw := seed003TDS(t, owners)
+		if l > 1 {
+			var err error
+			if pub, err = pub.WithClassDiversity(l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := RunTDS(parties, pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := (&Dataset{N: len(pub.Class), Attrs: attrsOf(pub.Attrs)}).Publish(res.Public.Generalisation())
+		cls, _ := raw.Column("class")
+		out.Columns = append(out.Columns, &table.Column{Name: "class", Str: cls.Str})
+		diverse := true
+		for _, q := range [][]string{{"gender", "education"}, {"gender", "age"}} {
+			if naiveMinGroup(out, q) < 3 {
+				t.Fatalf("l=%d: %v not 3-anonymous", l, q)
+			}
+			for _, vs := range naiveSensitive(out, q, "class") {
+				diverse = diverse && naiveDistinct(vs) >= 2
+			}
+		}
+		return diverse, len(res.Winners)
+	}
+	if d, _ := check(1); d {
+		t.Fatal("plain TDS result is already 2-diverse: the fixture exercises nothing")
+	}
+	if d, n := check(2); !d || n == 0 {
+		t.Fatalf("l=2: diverse %v after %d rounds", d, n)
+	}
+	_, pub, _ := seed003TDS(t, owners)
+	if _, err := pub.WithClassDiversity(3); !errors.Is(err, ErrRequirement) {
+		t.Fatalf("l=3 with 2 labels: %v", err)
+	}
+}
