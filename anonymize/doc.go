@@ -61,6 +61,10 @@
 //     contain the attribute (§B.5.1 [DECIDE]; reproduces the §B.7.6 fixture),
 //     ties within 1e-12 to the smaller (party, attribute index, node id)
 //     (§B.5.3). Stops when no party has a valid and beneficial candidate.
+//     WithClassDiversity adds distinct l-diversity of the shared class to
+//     validity (report §B.9 #12: seed 003's Table 2 has a 12Y0N class); a
+//     sensitive column held by one party is not supported, since the other
+//     parties could not check it without seeing it.
 //   - Subset DP: value |R_c| · mean I, ties to fewer cells (§B.7.6b); the
 //     memo spans the product of the taxonomies, so it is for small QID sets.
 //   - Determinism: no map order decides anything (candidates, children and
