@@ -12,7 +12,7 @@ import (
 // dataCmd is the `data` group: preparing tables for jobs. Each subcommand
 // is its own constructor; add new ones (say, generators) to the list.
 func (a *app) dataCmd() *cobra.Command {
-	cmd := groupCmd("data", "Prepare tables: move them between CSV, Parquet, SQLite and PostgreSQL")
+	cmd := groupCmd("data", "Prepare tables: generate the papers' data, move tables between CSV, Parquet, SQLite and PostgreSQL")
 	cmd.Long = `data moves tables between the source types a node reads. A SOURCE is written as
 
   PATH.csv | PATH.parquet          a file (Parquet by the .parquet extension)
@@ -21,7 +21,7 @@ func (a *app) dataCmd() *cobra.Command {
   postgres-file:PATH#TABLE         the same, with the connection string in a 0600 file
 
 Writing never replaces an existing file or table, and a failed write leaves none.`
-	cmd.AddCommand(a.dataImportCmd(), a.dataExportCmd())
+	cmd.AddCommand(a.dataImportCmd(), a.dataExportCmd(), a.dataGenCmd())
 	return cmd
 }
 
