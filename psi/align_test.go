@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -137,5 +138,29 @@ func TestAlignBadArguments(t *testing.T) {
 	r, err := Align(ctx, net.Party("a"), testStep("a"), "a", []string{"a"}, Config{}, [][]byte{{1}, {2}, {1}})
 	if err != nil || !slices.Equal(r.Indices, []int{0, 1, 2}) || r.Size != 2 {
 		t.Errorf("hub alone: %+v, %v", r, err)
+	}
+}
+
+// TestAlignSpokeFails: a spoke that crashes makes the hub fail naming it,
+// and the other spokes end with their context, not with a result.
+func TestAlignSpokeFails(t *testing.T) {
+	parties := []string{"h", "s1", "s2"}
+	sets := map[string][][]byte{"h": {[]byte("a")}, "s1": {[]byte("a")}, "s2": {[]byte("a")}}
+	net := jobtest.NewNetwork(parties...)
+	net.Drop("s2", jobtest.DropFail)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	step := testStep(parties...)
+	errs := make(chan error, 2)
+	go func() {
+		_, err := Align(ctx, net.Party("s1"), step, "h", parties, Config{}, sets["s1"])
+		errs <- err
+	}()
+	_, err := Align(ctx, net.Party("h"), step, "h", parties, Config{}, sets["h"])
+	if !errors.Is(err, jobtest.ErrDropped) || !strings.Contains(err.Error(), "s2") {
+		t.Errorf("hub: %v, want an error naming s2", err)
+	}
+	if err := <-errs; !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("spoke s1: %v, want its context's end", err)
 	}
 }

@@ -180,8 +180,9 @@ func run(ctx context.Context, p job.Party, step job.Step, peer string, cfg Confi
 			return nil, fmt.Errorf("%s from %s: %w", TypeBlinded, peer, err)
 		}
 		if total < 0 {
+			// No allocation sized by the peer's claim: x.theirs grows
+			// with what actually arrives.
 			total = t
-			x.theirs = make([]Point, 0, total)
 		}
 		if err := noRepeats(seen, chunk, i*cfg.ChunkSize); err != nil {
 			return nil, fmt.Errorf("%s from %s: %w", TypeBlinded, peer, err)
