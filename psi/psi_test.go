@@ -48,7 +48,9 @@ func distinctCount(a [][]byte) int {
 // pair runs Intersect at alice (Receiver) and bob (Sender) at once.
 func pair(t testing.TB, net *jobtest.Network, in Intersector, a, b [][]byte) (*Result, *Result, error, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// Two minutes, plus a millisecond per element for the benchmarks'
+	// million-element sets on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute+time.Duration(len(a)+len(b))*time.Millisecond)
 	defer cancel()
 	step := testStep("alice", "bob")
 	var ra, rb *Result
