@@ -46,8 +46,9 @@
 // it sent them, and the peer's as H(y)^(k_B·k_A) in the peer's shuffled
 // order; equal elements have equal encodings, so Match compares bytes and
 // the party maps its matches back through its permutation. Each party
-// does one hash and two variable-base scalar multiplications per element
-// (and one per peer element), spread over every core; the pure steps
+// does one hash and one variable-base scalar multiplication per own
+// element and one multiplication per peer element (two per element for
+// equal set sizes), spread over every core; the pure steps
 // (HashBlind, DoubleBlind, Match) are separate from the rounds and tested
 // alone. Messages carry the step's job, phase, round, attempt and channel,
 // so messages of other steps or edges never answer these; run several
