@@ -191,19 +191,22 @@ func Match(mine, theirs []Point) []int {
 }
 
 // distinct returns the distinct elements of elems in first-seen order and,
-// for each of them, the positions in elems where it occurs.
-func distinct(elems [][]byte) (uniq [][]byte, where [][]int) {
+// for each position in elems, the index of its element in uniq. (One
+// slice of ints, not a slice of positions per element: a million small
+// slices cost more in allocation and GC than the map itself.)
+func distinct(elems [][]byte) (uniq [][]byte, of []int) {
 	seen := make(map[string]int, len(elems))
+	of = make([]int, len(elems))
 	for i, e := range elems {
-		if j, ok := seen[string(e)]; ok {
-			where[j] = append(where[j], i)
-			continue
+		u, ok := seen[string(e)]
+		if !ok {
+			u = len(uniq)
+			seen[string(e)] = u
+			uniq = append(uniq, e)
 		}
-		seen[string(e)] = len(uniq)
-		uniq = append(uniq, e)
-		where = append(where, []int{i})
+		of[i] = u
 	}
-	return uniq, where
+	return uniq, of
 }
 
 // permutation returns a uniformly random permutation of [0, n), drawn

@@ -114,7 +114,7 @@ func (e ECDH) Intersect(ctx context.Context, p job.Party, step job.Step, peer st
 // exchange is one party's view of a finished exchange.
 type exchange struct {
 	uniq     [][]byte // our distinct elements
-	where    [][]int  // their positions in the caller's elems
+	of       []int    // for each position in the caller's elems, its index in uniq
 	perm     []int    // sent position j held uniq[perm[j]]
 	mine     []Point  // our elements double-blinded, in sent order (nil if not asked for)
 	theirs   []Point  // the peer's elements double-blinded, in the peer's sent order
@@ -125,13 +125,16 @@ type exchange struct {
 // positions.
 func (x *exchange) result(in []bool) *Result {
 	r := &Result{PeerSize: x.peerSize, Indices: []int{}}
-	for u, ok := range in {
+	for _, ok := range in {
 		if ok {
 			r.Size++
-			r.Indices = append(r.Indices, x.where[u]...)
 		}
 	}
-	slices.Sort(r.Indices)
+	for i, u := range x.of {
+		if in[u] {
+			r.Indices = append(r.Indices, i)
+		}
+	}
 	return r
 }
 
@@ -147,7 +150,7 @@ func run(ctx context.Context, p job.Party, step job.Step, peer string, cfg Confi
 		return nil, fmt.Errorf("%w: peer %q for party %q", ErrConfig, peer, p.Self())
 	}
 	x := &exchange{}
-	x.uniq, x.where = distinct(elems)
+	x.uniq, x.of = distinct(elems)
 	n := len(x.uniq)
 	if n > cfg.MaxElements {
 		return nil, fmt.Errorf("%w: %d distinct elements, limit %d", ErrTooLarge, n, cfg.MaxElements)
@@ -331,7 +334,7 @@ func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties 
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	uniq, where := distinct(elems)
+	uniq, of := distinct(elems)
 	// in[u]: our distinct element u is in every spoke's set.
 	in := make([]bool, len(uniq))
 	for u := range in {
@@ -367,6 +370,6 @@ func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties 
 			return nil, fmt.Errorf("psi: send %s to %s: %w", TypeFilter, q, err)
 		}
 	}
-	x := &exchange{uniq: uniq, where: where}
+	x := &exchange{uniq: uniq, of: of}
 	return x.result(in), nil
 }
