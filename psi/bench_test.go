@@ -1,0 +1,145 @@
+package psi
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/cloudflare/circl/group"
+
+	"github.com/cohortdm/cohort/job/jobtest"
+)
+
+// The figures in docs/psi.md come from these benchmarks:
+//
+//	go test ./psi -run '^$' -bench 'ScalarMult|Steps' -count 3
+//	go test ./psi -run '^$' -bench 'ECDH' -benchtime 1x -count 3
+//	PSI_BENCH_1M=1 go test ./psi -run '^$' -bench 'ECDH/n=1000000' -benchtime 1x -count 1 -timeout 30m
+//
+// core-µs/elem is CPU time (every core, both parties) per element per
+// party; floor-x divides it by two variable-base scalar multiplications,
+// the protocol's floor, measured in the same process just before.
+
+// BenchmarkScalarMult is the floor's unit: one variable-base scalar
+// multiplication on ristretto255 (circl), on one core.
+func BenchmarkScalarMult(b *testing.B) {
+	g := group.Ristretto255
+	s := g.RandomNonZeroScalar(nil)
+	p := g.HashToElement([]byte("x"), []byte("t"))
+	q := g.NewElement()
+	for b.Loop() {
+		q.Mul(p, s)
+	}
+}
+
+// BenchmarkSteps reports the CPU time of each pure step per element, on
+// one core: hashing to the group alone, HashBlind (hash, multiply,
+// encode) and DoubleBlind (decode, check, multiply, encode).
+func BenchmarkSteps(b *testing.B) {
+	const n = 2000
+	elems := benchElems(0, n)
+	dst := []byte("bench")
+	s := NewSecret()
+	blinded := HashBlind(elems, dst, s)
+	one := func(b *testing.B, f func()) {
+		var cpu time.Duration
+		for b.Loop() {
+			t0 := cpuTime(b)
+			f()
+			cpu += cpuTime(b) - t0
+		}
+		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*n), "core-µs/elem")
+	}
+	b.Run("hash", func(b *testing.B) {
+		one(b, func() {
+			for _, e := range elems {
+				group.Ristretto255.HashToElement(e, dst)
+			}
+		})
+	})
+	b.Run("hash-blind", func(b *testing.B) {
+		defer setProcs(1)()
+		one(b, func() { HashBlind(elems, dst, s) })
+	})
+	b.Run("double-blind", func(b *testing.B) {
+		defer setProcs(1)()
+		one(b, func() {
+			if _, err := DoubleBlind(blinded, s); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
+// BenchmarkECDH runs the two-party ECDH PSI end to end over a jobtest
+// network, n distinct values per side of which half are shared. ns/op is
+// the wall time of one PSI with both parties in this process.
+func BenchmarkECDH(b *testing.B) {
+	sizes := []int{10000, 100000}
+	if os.Getenv("PSI_BENCH_1M") != "" {
+		sizes = append(sizes, 1000000)
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			a := benchElems(0, n)
+			c := benchElems(n/2, n)
+			mul := mulCost(b)
+			var cpu time.Duration
+			var bytes int64
+			for b.Loop() {
+				net := jobtest.NewNetwork("alice", "bob")
+				t0 := cpuTime(b)
+				ra, rb, ea, eb := pair(b, net, ECDH{}, a, c)
+				cpu += cpuTime(b) - t0
+				if ea != nil || eb != nil {
+					b.Fatal(ea, eb)
+				}
+				if len(ra.Indices) != n/2 || len(rb.Indices) != n/2 {
+					b.Fatalf("intersections of %d and %d, want %d", len(ra.Indices), len(rb.Indices), n/2)
+				}
+				bytes += net.BytesSent("alice")
+			}
+			perElem := float64(cpu.Microseconds()) / float64(b.N*2*n)
+			b.ReportMetric(perElem, "core-µs/elem")
+			b.ReportMetric(perElem/(2*mul), "floor-x")
+			b.ReportMetric(mul, "mul-µs")
+			b.ReportMetric(float64(bytes)/float64(b.N), "bytes/party")
+		})
+	}
+}
+
+// benchElems returns n encoded keys, the integers from..from+n.
+func benchElems(from, n int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		k, err := EncodeKey(IntValue(int64(from + i)))
+		if err != nil {
+			panic(err)
+		}
+		out[i] = k
+	}
+	return out
+}
+
+// mulCost measures one variable-base scalar multiplication in CPU µs on
+// one goroutine, now, so the floor and the protocol see the same machine.
+func mulCost(b *testing.B) float64 {
+	const reps = 2000
+	g := group.Ristretto255
+	s := g.RandomNonZeroScalar(nil)
+	p := g.HashToElement([]byte("x"), []byte("t"))
+	q := g.NewElement()
+	t0 := cpuTime(b)
+	for range reps {
+		q.Mul(p, s)
+	}
+	return float64((cpuTime(b) - t0).Microseconds()) / reps
+}
+
+// setProcs sets GOMAXPROCS and returns a function restoring it.
+func setProcs(n int) func() {
+	old := runtime.GOMAXPROCS(n)
+	return func() { runtime.GOMAXPROCS(old) }
+}

@@ -1,0 +1,20 @@
+package psi
+
+import "errors"
+
+// Errors callers may tell apart with errors.Is.
+var (
+	// ErrKey is returned for a join value or key that cannot be encoded,
+	// or bytes that are not a canonical encoded key.
+	ErrKey = errors.New("psi: bad join key")
+	// ErrPeer is returned when a peer's message is malformed: a
+	// non-canonical or identity point, a wrong count, a repeated element,
+	// chunks out of order. It wraps protocol.ErrMalformed too.
+	ErrPeer = errors.New("psi: malformed message from peer")
+	// ErrTooLarge is returned when a set (ours or the peer's) exceeds
+	// Config.MaxElements.
+	ErrTooLarge = errors.New("psi: set too large")
+	// ErrConfig is returned for an unusable Config or arguments (an empty
+	// peer name, a hub that is not a party).
+	ErrConfig = errors.New("psi: bad configuration")
+)
