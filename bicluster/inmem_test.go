@@ -25,6 +25,7 @@ import (
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"gopkg.in/yaml.v3"
 )
 
 func init() {
@@ -334,4 +335,105 @@ func TestJobTamperedShare(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Fatalf("with a cheat %s\nwithout %s", b, a)
 	}
+}
+
+// TestJobBadInput: parties with different columns, a non-numeric value
+// and a party with no rows each fail the job with an error naming the
+// party and the column or table.
+func TestJobBadInput(t *testing.T) {
+	seed := seedN(5)
+	m, _, err := synth.Paper(0).Generate(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func(csv string) string
+		wants []string
+	}{
+		{"columns", func(s string) string { return strings.Replace(s, ",c7,", ",c7b,", 1) }, []string{"org02", `"c7b"`, "org01", `"c7"`}},
+		{"non-numeric", func(s string) string {
+			lines := strings.Split(s, "\n")
+			cells := strings.Split(lines[2], ",")
+			cells[4] = "n/a"
+			lines[2] = strings.Join(cells, ",")
+			return strings.Join(lines, "\n")
+		}, []string{"org02", `"c3"`, "numeric"}},
+		{"no rows", func(s string) string { return strings.SplitAfter(s, "\n")[0] }, []string{"org02", "no rows"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, names, _ := consortium(t, m, 3, seed, "")
+			csv := filepath.Join(filepath.Dir(path), "org02.csv")
+			b, err := os.ReadFile(csv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(csv, []byte(tc.edit(string(b))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			spec, err := job.LoadSpec(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, err = jobtest.Run(ctx, bicluster.Kind{}, spec, dealt(t, names))
+			if err == nil {
+				t.Fatal("the job succeeded")
+			}
+			t.Log(err)
+			for _, w := range tc.wants {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not name %s", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestJobParams: each bad param is refused naming its field; the
+// defaults and both spellings of the modes are accepted.
+func TestJobParams(t *testing.T) {
+	for params, field := range map[string]string{
+		"delta: 0":                      "params.delta",
+		"min_rows: 0":                   "params.min_rows",
+		"min_cols: -1":                  "params.min_cols",
+		"max_iter: 0":                   "params.max_iter",
+		"mode: median":                  "params.mode",
+		"divergence: euclid":            "params.divergence",
+		"beta: -1":                      "params.beta",
+		"frac_bits: 61":                 "params.frac_bits",
+		"value_bits: 10, frac_bits: 16": "params.value_bits",
+		"merge_rounds: 0":               "params.merge_rounds",
+		"timeout_ms: -5":                "params.timeout_ms",
+		"colour: red":                   "params.colour",
+	} {
+		spec := &job.Spec{Kind: "bicluster"}
+		if err := yamlParams(spec, params); err != nil {
+			t.Fatal(err)
+		}
+		err := bicluster.Kind{}.Validate(spec)
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("params {%s}: error %v does not name %s", params, err, field)
+		}
+	}
+	for _, params := range []string{"", "mode: mean_of_means", "mode: mean-of-means, divergence: itakura-saito", "mode: exact"} {
+		spec := &job.Spec{Kind: "bicluster"}
+		if err := yamlParams(spec, params); err != nil {
+			t.Fatal(err)
+		}
+		if err := (bicluster.Kind{}).Validate(spec); err != nil {
+			t.Errorf("params {%s}: %v", params, err)
+		}
+	}
+}
+
+// yamlParams sets spec.Params from a flow mapping's body.
+func yamlParams(spec *job.Spec, body string) error {
+	var p map[string]any
+	if err := yaml.Unmarshal([]byte("{"+body+"}"), &p); err != nil {
+		return err
+	}
+	spec.Params = p
+	return nil
 }

@@ -33,7 +33,7 @@ func loadMatrix(p job.Participant) (*Matrix, error) {
 		return nil, fmt.Errorf("party %s is not in the job spec", p.Self())
 	}
 	if len(ps.Tables) != 1 {
-		return nil, fmt.Errorf("%w: party %s has %d tables, the bicluster job needs exactly one", ErrParams, p.Self(), len(ps.Tables))
+		return nil, fmt.Errorf("%w: %d tables, the bicluster job needs exactly one", ErrParams, len(ps.Tables))
 	}
 	schema, err := p.Spec().TableSchema(ps.Tables[0].Name)
 	if err != nil {
@@ -41,18 +41,18 @@ func loadMatrix(p job.Participant) (*Matrix, error) {
 	}
 	path, err := p.TablePath(ps.Tables[0])
 	if err != nil {
-		return nil, fmt.Errorf("party %s: %w", p.Self(), err)
+		return nil, err
 	}
 	t, err := table.Load(path, ps.Tables[0].Name, schema)
 	if err != nil {
-		return nil, fmt.Errorf("party %s: %w", p.Self(), err)
+		return nil, err
 	}
 	if t.NumRows() == 0 {
-		return nil, fmt.Errorf("%w: party %s: table %q has no rows", ErrEmpty, p.Self(), t.Name)
+		return nil, fmt.Errorf("%w: table %q has no rows", ErrEmpty, t.Name)
 	}
 	m, err := FromTable(t)
 	if err != nil {
-		return nil, fmt.Errorf("party %s: %w", p.Self(), err)
+		return nil, err
 	}
 	return m, nil
 }
