@@ -249,8 +249,19 @@ func TestJobLeakage(t *testing.T) {
 	path, names, parts := consortium(t, m, 3, seed, "")
 	opts := dealt(t, names)
 	rep := runJob(t, path, opts)
-	if bs, _ := globals(t, rep.Result); len(bs) == 0 {
+	_, gs := globals(t, rep.Result)
+	if len(gs) == 0 {
 		t.Fatal("no biclusters found: the rows step was not exercised")
+	}
+	// Positive controls: the searches below find what the log does hold
+	// (a result row id, a public mean as msgpack float64).
+	if _, id, _ := strings.Cut(gs[0].Rows[0], ":"); len(rep.LogHolding([]byte(id))) == 0 {
+		t.Fatalf("the search does not find the result's row id %s in the log", id)
+	}
+	var mean [8]byte
+	binary.BigEndian.PutUint64(mean[:], math.Float64bits(gs[0].Means[0]))
+	if len(rep.LogHolding(mean[:])) == 0 {
+		t.Fatalf("the search does not find the public mean %v in the log", gs[0].Means[0])
 	}
 	if bad := rep.SentOutside(protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare,
 		protocol.DisclosePublicResult, protocol.DiscloseControl); len(bad) > 0 {
