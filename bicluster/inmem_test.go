@@ -47,6 +47,12 @@ func rowID(r int) string { return fmt.Sprintf("r%05dq", r) }
 // party names and the parts.
 func consortium(t testing.TB, m *bicluster.Matrix, n int, seed []byte, params string) (string, []string, []synth.Part) {
 	t.Helper()
+	return consortiumIn(t, t.TempDir(), "", m, n, seed, params)
+}
+
+// consortiumIn is consortium writing into dir, every file name prefixed.
+func consortiumIn(t testing.TB, dir, prefix string, m *bicluster.Matrix, n int, seed []byte, params string) (string, []string, []synth.Part) {
+	t.Helper()
 	m.RowIDs = make([]string, m.Rows)
 	for r := range m.Rows {
 		m.RowIDs[r] = rowID(r)
@@ -55,7 +61,6 @@ func consortium(t testing.TB, m *bicluster.Matrix, n int, seed []byte, params st
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
 	var spec strings.Builder
 	spec.WriteString("kind: bicluster\nparties:\n")
 	var names []string
@@ -66,13 +71,13 @@ func consortium(t testing.TB, m *bicluster.Matrix, n int, seed []byte, params st
 		if err := synth.WriteCSV(&buf, part.Matrix); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, name+".csv"), buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, prefix+name+".csv"), buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: m, path: %s.csv}]\n", name, name)
+		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: m, path: %s%s.csv}]\n", name, prefix, name)
 	}
 	fmt.Fprintf(&spec, "params: {%s}\n", params)
-	path := filepath.Join(dir, "spec.yaml")
+	path := filepath.Join(dir, prefix+"spec.yaml")
 	if err := os.WriteFile(path, []byte(spec.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
