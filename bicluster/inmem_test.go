@@ -453,3 +453,47 @@ func yamlParams(spec *job.Spec, body string) error {
 	spec.Params = p
 	return nil
 }
+
+// TestJobAccuracyTable prints the job's match score against cHawk's and
+// the pure pipeline's on the paper's data at γ = 0 … 0.25 with four
+// parties over real threshold encryption (in memory, 512-bit keys: the
+// key size does not change the decrypted sums), averaged over 3 seeds,
+// for docs/bicluster.md. It runs only when COHORT_BICLUSTER_ACCURACY is
+// set:
+//
+//	COHORT_BICLUSTER_ACCURACY=1 go test ./bicluster/ -run AccuracyTable -v
+func TestJobAccuracyTable(t *testing.T) {
+	if os.Getenv("COHORT_BICLUSTER_ACCURACY") == "" {
+		t.Skip("set COHORT_BICLUSTER_ACCURACY=1 to print the table")
+	}
+	const parties, reps = 4, 3
+	p := bicluster.DefaultParams()
+	t.Log("| γ | Phoenix-4 job | pure pipeline | cHawk |")
+	t.Log("|---|---|---|---|")
+	for _, g := range []float64{0, 0.05, 0.1, 0.15, 0.2, 0.25} {
+		var j, cl, ch float64
+		for n := range reps {
+			seed := seedN(100 + n)
+			m, truth, err := synth.Paper(g).Generate(seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			central, err := bicluster.CHawk(m, seed, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clear, err := phoenixInClear(m, parties, seed, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path, names, _ := consortium(t, m, parties, seed, "")
+			opts := dealt(t, names)
+			opts.Seed = seed
+			got, _ := globals(t, runJob(t, path, opts).Result)
+			j += score.Match(truth, got) / reps
+			cl += score.Match(truth, clear) / reps
+			ch += score.Match(truth, central.Biclusters) / reps
+		}
+		t.Logf("| %.2f | %.3f | %.3f | %.3f |", g, j, cl, ch)
+	}
+}
