@@ -648,7 +648,11 @@ func decideMerge(outs *job.Outputs, parties []string, groups [][]Ref, cols int) 
 	}
 	d := mergeDecision{Sums: res.Sum, Excluded: res.Excluded}
 	for p, name := range parties {
-		for _, k := range got[name].Misfits {
+		o := got[name]
+		if o == nil {
+			return mergeDecision{Error: fmt.Sprintf("party %s reported no outcome", name)}
+		}
+		for _, k := range o.Misfits {
 			d.Misfits = append(d.Misfits, Ref{p, k})
 		}
 	}

@@ -262,6 +262,13 @@ func (s *session) merge(ctx context.Context, step job.Step) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, g := range a.Groups {
+		for _, r := range g {
+			if r.Party < 0 || r.Party >= len(public) || r.Local < 0 || r.Local >= len(public[r.Party]) {
+				return nil, fmt.Errorf("bicluster: merge names local %d of party %d, not committed", r.Local, r.Party)
+			}
+		}
+	}
 	cols := s.m.Cols
 	v := make([]float64, len(a.Groups)*cols)
 	for k, g := range a.Groups {
