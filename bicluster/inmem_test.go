@@ -201,6 +201,35 @@ func TestJobMatchesCHawk(t *testing.T) {
 	}
 }
 
+// TestJobMeanOfMeans: the paper's barycenter mode through the job gives
+// what the pure pipeline gives in that mode (4 parties, γ = 0.05).
+func TestJobMeanOfMeans(t *testing.T) {
+	seed := seedN(9)
+	m, truth, err := synth.Paper(0.05).Generate(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := bicluster.DefaultParams()
+	p.Mode = bicluster.MeanOfMeans
+	clear, err := phoenixInClear(m, 4, seed, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, names, _ := consortium(t, m, 4, seed, "mode: mean_of_means")
+	opts := dealt(t, names)
+	opts.Seed = seed
+	rep := runJob(t, path, opts)
+	if rep.Result["mode"] != string(bicluster.MeanOfMeans) {
+		t.Fatalf("the job ran in mode %v", rep.Result["mode"])
+	}
+	got, _ := globals(t, rep.Result)
+	j, cl := score.Match(truth, got), score.Match(truth, clear)
+	t.Logf("match: job %.3f, in clear %.3f", j, cl)
+	if j < cl-0.02 || j < 0.9 {
+		t.Fatalf("mean-of-means job match %.3f, pure pipeline %.3f", j, cl)
+	}
+}
+
 // TestJobFaultAtEveryStepBoundary: the leader changes at every step
 // boundary and, in turn, a party restarts (rebuilding its session from its
 // table, the seed and the history); the biclusters are those of a run

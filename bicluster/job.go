@@ -340,7 +340,9 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	if rd.Error != "" {
 		return nil, errors.New(rd.Error)
 	}
-	return buildResult(sd.Columns, order, iters, globals, rd.Rows, cfg.p.MinRows, excluded), nil
+	res := buildResult(sd.Columns, order, iters, globals, rd.Rows, cfg.p.MinRows, excluded)
+	res["mode"] = string(cfg.p.Mode)
+	return res, nil
 }
 
 func addExcluded(dst, src map[string]string) {
