@@ -232,8 +232,8 @@ func TestJobMeanOfMeans(t *testing.T) {
 
 // TestJobFaultAtEveryStepBoundary: the leader changes at every step
 // boundary and, in turn, a party restarts (rebuilding its session from its
-// table, the seed and the history); the biclusters are those of a run
-// without faults.
+// table, the seed and the history); then every party restarts at every
+// boundary. The biclusters are those of a run without faults.
 func TestJobFaultAtEveryStepBoundary(t *testing.T) {
 	seed := seedN(7)
 	m, _, err := synth.Paper(0.05).Generate(seed)
@@ -265,6 +265,24 @@ func TestJobFaultAtEveryStepBoundary(t *testing.T) {
 	}
 	if bs, _ := globals(t, plain.Result); len(bs) == 0 {
 		t.Fatal("no biclusters: nothing was compared")
+	}
+	// Every party restarts at every commit, the leader staying: every
+	// session after the first step is rebuilt from the table, the seed and
+	// the history alone.
+	restarts := 0
+	opts.OnStep = func(ev jobtest.Event) jobtest.Fault {
+		if ev.Kind != jobtest.Committed {
+			return jobtest.Fault{}
+		}
+		restarts++
+		return jobtest.Fault{Restart: names}
+	}
+	rebuilt := runJob(t, path, opts)
+	if restarts < 5 {
+		t.Fatalf("only %d restarts", restarts)
+	}
+	if c, _ := json.Marshal(rebuilt.Result); !bytes.Equal(a, c) {
+		t.Fatalf("with every session rebuilt %s\nwithout %s", c, a)
 	}
 }
 
