@@ -183,8 +183,9 @@
 //     different parties whose column sets overlap (Jaccard ≥ 1/2, the
 //     column half of PlainSimilar), transitively, in (party, local) order,
 //     and drops groups whose members' counts sum below min_rows. Each
-//     party sums, per group and column, its members' column sums (the
-//     representative times the count) in one secureagg.Aggregate; the
+//     party sums, per group and per column in the union of the group's
+//     members' column sets (no other column), its members' column sums
+//     (the representative times the count) in one secureagg.Aggregate; the
 //     decrypted per-group sums over the public counts are the groups'
 //     size-weighted representatives (research row 20). Knowing the
 //     group's representative and its public columns, each party tests its
@@ -247,9 +248,10 @@
 //     parties are in each sum and whose shares were excluded.
 //   - locals: for every party, how many local biclusters it found, and
 //     each one's column set and row count.
-//   - per merge round: each aggregated group's column sums over all
-//     columns (so its representative: the mean of every column over the
-//     group's rows) and which locals misfit their group's representative
+//   - per merge round: each aggregated group's column sums on the union
+//     of its members' column sets (so its representative there: the mean
+//     of each such column over the group's rows; no other column's sums
+//     are aggregated) and which locals misfit their group's representative
 //     (one bit per local). A group whose members all belong to one party
 //     reveals that party's sums over them; in a group of two parties each
 //     learns the other's sums by subtraction (any public merged

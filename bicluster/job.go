@@ -176,7 +176,7 @@ type localsDecision struct {
 }
 
 type mergeDecision struct {
-	Sums     []float64         `msgpack:"sums"` // per group, per column: Σ of the members' row values
+	Sums     []float64         `msgpack:"sums"` // per group, per slot (groupSlots): Σ of the members' row values
 	Misfits  []Ref             `msgpack:"misfits"`
 	Excluded map[string]string `msgpack:"excluded"`
 	Error    string            `msgpack:"error"`
@@ -308,7 +308,8 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 			return nil, err
 		}
 		d, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (mergeDecision, error) {
-			return decideMerge(outs, parties, groups, cols), nil
+			_, n := groupSlots(groups, ld.Locals)
+			return decideMerge(outs, parties, groups, n), nil
 		})
 		if err != nil {
 			return nil, err
@@ -626,25 +627,45 @@ func groupCols(g []Ref, locals [][]LocalDesc) []int {
 	return out
 }
 
-// groupRep is the size-weighted representative of group k from the
-// aggregated sums.
-func groupRep(g []Ref, locals [][]LocalDesc, sums []float64, k, cols int) []float64 {
+// groupSlots lists, for each group, the columns its aggregated sums
+// cover: the union of its members' public column sets (the merge test and
+// the global bicluster use no others, so no other column's sums are
+// revealed). It also returns the total number of slots.
+func groupSlots(groups [][]Ref, locals [][]LocalDesc) ([][]int, int) {
+	out := make([][]int, len(groups))
+	n := 0
+	for k, g := range groups {
+		var cols []int
+		for _, r := range g {
+			cols = append(cols, locals[r.Party][r.Local].Cols...)
+		}
+		slices.Sort(cols)
+		out[k] = slices.Compact(cols)
+		n += len(out[k])
+	}
+	return out, n
+}
+
+// groupRep is the size-weighted representative of a group from its
+// aggregated sums over its slots; columns outside the slots are 0 (not
+// aggregated, never used).
+func groupRep(g []Ref, locals [][]LocalDesc, sums []float64, slots []int, cols int) []float64 {
 	total := 0
 	for _, r := range g {
 		total += locals[r.Party][r.Local].Count
 	}
-	rep := slices.Clone(sums[k*cols : (k+1)*cols])
-	for j := range rep {
-		rep[j] /= float64(max(total, 1))
+	rep := make([]float64, cols)
+	for i, j := range slots {
+		rep[j] = sums[i] / float64(max(total, 1))
 	}
 	return rep
 }
 
-func decideMerge(outs *job.Outputs, parties []string, groups [][]Ref, cols int) mergeDecision {
+func decideMerge(outs *job.Outputs, parties []string, groups [][]Ref, slots int) mergeDecision {
 	if len(groups) == 0 {
 		return mergeDecision{}
 	}
-	res, got, msg := rootOutcome(outs, parties, len(groups)*cols)
+	res, got, msg := rootOutcome(outs, parties, slots)
 	if msg != "" {
 		return mergeDecision{Error: msg}
 	}
@@ -662,12 +683,16 @@ func decideMerge(outs *job.Outputs, parties []string, groups [][]Ref, cols int) 
 }
 
 func globalsOf(groups [][]Ref, locals [][]LocalDesc, sums []float64, cols int) ([]globalDesc, error) {
-	if len(sums) != len(groups)*cols {
-		return nil, fmt.Errorf("merge: %d sums for %d groups of %d columns", len(sums), len(groups), cols)
+	slots, n := groupSlots(groups, locals)
+	if len(sums) != n {
+		return nil, fmt.Errorf("merge: %d sums for %d slots", len(sums), n)
 	}
 	out := make([]globalDesc, 0, len(groups))
+	off := 0
 	for k, g := range groups {
-		out = append(out, globalDesc{Members: g, Cols: groupCols(g, locals), Rep: groupRep(g, locals, sums, k, cols)})
+		rep := groupRep(g, locals, sums[off:off+len(slots[k])], slots[k], cols)
+		off += len(slots[k])
+		out = append(out, globalDesc{Members: g, Cols: groupCols(g, locals), Rep: rep})
 	}
 	return out, nil
 }

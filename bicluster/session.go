@@ -269,21 +269,23 @@ func (s *session) merge(ctx context.Context, step job.Step) ([]byte, error) {
 			}
 		}
 	}
-	cols := s.m.Cols
-	v := make([]float64, len(a.Groups)*cols)
+	slots, n := groupSlots(a.Groups, public)
+	v := make([]float64, 0, n)
 	for k, g := range a.Groups {
+		sums := make([]float64, len(slots[k]))
 		for _, r := range g {
 			if r.Party != s.index {
 				continue
 			}
-			if r.Local < 0 || r.Local >= len(mine) {
+			if r.Local >= len(mine) {
 				return nil, fmt.Errorf("bicluster: merge names local %d of %d", r.Local, len(mine))
 			}
 			l := mine[r.Local]
-			for j, x := range l.Rep {
-				v[k*cols+j] += x * float64(l.Count) // the column sums over its rows
+			for i, j := range slots[k] {
+				sums[i] += l.Rep[j] * float64(l.Count) // the column's sum over its rows
 			}
 		}
+		v = append(v, sums...)
 	}
 	var test func(*secureagg.Result) []int
 	if a.Test {
@@ -297,22 +299,24 @@ func (s *session) merge(ctx context.Context, step job.Step) ([]byte, error) {
 // merged representative on the group's public columns: only the party's
 // own representative, which never leaves it, is compared.
 func (s *session) misfits(groups [][]Ref, public [][]LocalDesc, mine []Local, sums []float64) []int {
-	cols := s.m.Cols
-	if len(sums) != len(groups)*cols {
+	slots, n := groupSlots(groups, public)
+	if len(sums) != n {
 		return nil
 	}
 	var out []int
+	off := 0
 	for k, g := range groups {
+		group := sums[off : off+len(slots[k])]
+		off += len(slots[k])
 		if len(g) < 2 {
 			continue
 		}
-		group := Local{Party: -1, Cols: groupCols(g, public), Rep: groupRep(g, public, sums, k, cols)}
+		rep := Local{Party: -1, Cols: groupCols(g, public), Rep: groupRep(g, public, group, slots[k], s.m.Cols)}
 		for _, r := range g {
 			if r.Party != s.index {
 				continue
 			}
-			pair := []Local{mine[r.Local], group}
-			ok, err := PlainSimilar(pair, s.cfg.p.Beta)(0, 1)
+			ok, err := PlainSimilar([]Local{mine[r.Local], rep}, s.cfg.p.Beta)(0, 1)
 			if err != nil || !ok {
 				out = append(out, r.Local)
 			}
