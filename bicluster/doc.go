@@ -63,8 +63,10 @@
 //     coordinator compute the same.
 //   - Finish(m, state, colOrder, p) → local biclusters, then NewLocal for
 //     each (its representative), Merge(locals, similar, minRows) with
-//     PlainSimilar in the clear; the job replaces PlainSimilar with a test
-//     on encrypted representatives (research Pseudocode D0/D1).
+//     PlainSimilar in the clear (the reference pipeline). The job never
+//     has another party's representative: it aggregates groups' sums and
+//     each party runs PlainSimilar of its own locals against its group's
+//     public representative (see "Distributed job").
 //   - FitRows(m, global, p): after the merge, each party adds its rows
 //     that fit a global bicluster's model on its columns.
 //
