@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -21,12 +22,23 @@ import (
 // the result, iter the iterations, B/party the mean bytes each party sent
 // and maxB/party the most (the root's). The key is dealt once (safe
 // primes take a while) and one warm-up job builds the keys' tables.
+// COHORT_BENCH_PARTIES (default 4) and COHORT_BENCH_ELEMENTS (one size)
+// change the grid.
 //
 //	go test ./bicluster/ -run '^$' -bench JobRealNodes -count 3 -timeout 30m
 func BenchmarkJobRealNodes(b *testing.B) {
-	names := []string{"org01", "org02", "org03", "org04"}
+	parties, sizes := 4, []int{1_000, 5_000, 10_000, 50_000}
+	if v, err := strconv.Atoi(os.Getenv("COHORT_BENCH_PARTIES")); err == nil {
+		parties = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("COHORT_BENCH_ELEMENTS")); err == nil {
+		sizes = []int{v}
+	}
+	names := make([]string, parties)
+	for i := range names {
+		names[i] = fmt.Sprintf("org%02d", i+1)
+	}
 	dir := b.TempDir()
-	sizes := []int{1_000, 5_000, 10_000, 50_000}
 	specs := map[int]string{}
 	for _, n := range sizes {
 		m := runtimeData(b, n)
