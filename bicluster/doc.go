@@ -47,7 +47,7 @@
 //
 // # Phoenix steps
 //
-// The distributed job (the next slice) runs these pure functions in each
+// The distributed job (Kind, below) runs these pure functions in each
 // party's session and in Coordinate, with secureagg in place of the
 // plaintext fold:
 //
@@ -63,8 +63,10 @@
 //     coordinator compute the same.
 //   - Finish(m, state, colOrder, p) → local biclusters, then NewLocal for
 //     each (its representative), Merge(locals, similar, minRows) with
-//     PlainSimilar in the clear; the job replaces PlainSimilar with a test
-//     on encrypted representatives (research Pseudocode D0/D1).
+//     PlainSimilar in the clear (the reference pipeline). The job never
+//     has another party's representative: it aggregates groups' sums and
+//     each party runs PlainSimilar of its own locals against its group's
+//     public representative (see "Distributed job").
 //   - FitRows(m, global, p): after the merge, each party adds its rows
 //     that fit a global bicluster's model on its columns.
 //
@@ -157,17 +159,113 @@
 //     parties by a seeded shuffle (synth).
 //   - Row 27: k-means clusters are scored as rows × all columns (score).
 //
-// # Leakage (for the distributed job)
+// # Distributed job (kind: bicluster)
 //
-// Per iteration every party and the coordinator learn the aggregated Num
-// and Den vectors (in Exact mode the global per-column weight sums and
-// rank-weighted sums; in MeanOfMeans the sum of the parties' local
-// barycenters and how many parties have weight in each column) and hence
-// the global column order; the number of iterations. Row orders stay
-// local. The merge as written here needs each local bicluster's column
-// set, row count and a similarity bit per pair; PlainSimilar computes the
-// bit from plaintext representatives, which a party must never send: the
-// job must compute it on encrypted ones (research §4.2 row 19).
+// Kind runs Phoenix over the job framework, one step per phase and round;
+// every step's public decision is committed to the log, and Coordinate is
+// a fold over those decisions (no clock, map order or fresh randomness).
+//
+//  1. schema/0: each party reads its one table (an id column and numeric
+//     columns, bicluster.FromTable) and reports its column names; the
+//     coordinator commits them when every party has the same names in the
+//     same order, and otherwise fails the job naming the party and the
+//     column ("party org02 has column "c7b" at position 8 where party
+//     org01 has "c7""). A party whose table has no rows or a non-numeric
+//     value fails the job here, named, with the table and column.
+//  2. iterate/k (k = 0 … ≤ max_iter−1): Args carry the public column
+//     order (InitialColumns(job seed) for k = 0). Each party replays Round
+//     over the committed orders of iterations < k (its row order is never
+//     stored or sent), runs Round with the step's order and sums
+//     Contribution.Vector() (2·cols values) with secureagg.Aggregate. The
+//     coordinator commits the aggregated Num and Den and UpdateColumns'
+//     new order; Done ends the loop.
+//  3. locals/0: each party runs Finish under the final order and reports
+//     each local bicluster's column set and row count; they are committed.
+//  4. merge/r (r = 0 … ≤ merge_rounds−1): the coordinator groups locals of
+//     different parties whose column sets overlap (Jaccard ≥ 1/2, the
+//     column half of PlainSimilar), transitively, in (party, local) order,
+//     and drops groups whose members' counts sum below min_rows. Each
+//     party sums, per group and per column in the union of the group's
+//     members' column sets (no other column), its members' column sums
+//     (the representative times the count) in one secureagg.Aggregate; the
+//     decrypted per-group sums over the public counts are the groups'
+//     size-weighted representatives (research row 20). Knowing the
+//     group's representative and its public columns, each party tests its
+//     own members against it (PlainSimilar with β: the value half of the
+//     merge test, on its own plaintext representative, which never leaves
+//     it) and reports the misfits' indices; the coordinator commits the
+//     sums and the misfits, takes the misfits out as groups of their own
+//     (dropped if under min_rows) and runs the next round, until no
+//     member misfits; the last allowed round does not test.
+//  5. rows/0: Args carry the global biclusters (members, columns, public
+//     representative). Each party reports the ids of its rows in each:
+//     its members' rows and the rows that fit the model (FitRows). The
+//     result (result.json) lists, per global bicluster with at least
+//     min_rows rows, its column names, rows as "party:id" and the
+//     representative's mean on each of its columns.
+//
+// Fixed point: frac_bits 16 and value_bits 62 (|x·2^16| < 2^62), so a
+// party's per-column weight sum, and a group's column sum, may reach 2^46
+// (7·10^13); beyond it secureagg refuses the party's input (ErrRange) and
+// the job fails naming it. The packing adds log2(parties) bits per slot
+// for the sum. 16 fractional bits give the same biclusters as float sums
+// (TestPhoenixFixedPoint).
+//
+// Faults: a leader change re-runs the step in progress as a new attempt
+// and replays the committed ones; a party's session rebuilt after a
+// restart recomputes its row order and local biclusters from its table,
+// the seed and the committed history. A decryption share that fails its
+// proof is excluded and the party named in result.json's "excluded"
+// (secureagg; its input stays in the sums). A party missing from an
+// aggregation fails the job naming it: the job is not re-run without it,
+// since the sums with and without it would give its contribution by
+// subtraction.
+//
+// Departure from the research's secure merge (D0/D1, rows 18–19): the
+// pairwise test on encrypted representatives (a homomorphic squared
+// distance, then a secure comparison with β) needs computation on
+// ciphertexts other than a sum and a secure comparison, which secureagg
+// does not offer. The job uses instead the most private merge that sums
+// alone allow: no individual representative is ever decrypted, only the
+// sums of groups the public column sets form, and each party compares its
+// own representative with the group's in the clear at home. This is a
+// member-against-group test, not the pairwise one, so groups are formed
+// by columns first; on the paper's data the job matches cHawk and the
+// pure pipeline (TestJobMatchesCHawk).
+//
+// # Leakage profile (the distributed job)
+//
+// A party sends only ciphertexts (its encrypted contribution or subtree
+// product, the encrypted total down the tree), decryption shares with
+// proofs, and public results (the aggregated sums from the root, and its
+// step outputs to the coordinator, which the coordinator commits as they
+// are). Every party and the coordinator learn, and the log holds:
+//
+//   - schema: every party's column names (the consortium's schema).
+//   - per iteration: the aggregated Num and Den vectors (Exact: each
+//     column's total weight Σ max(x,0) over all rows and its rank-weighted
+//     sum; MeanOfMeans: the sum of the parties' local barycenters and how
+//     many parties have weight in each column), hence the global
+//     barycenters and column order; the number of iterations; which
+//     parties are in each sum and whose shares were excluded.
+//   - locals: for every party, how many local biclusters it found, and
+//     each one's column set and row count.
+//   - per merge round: each aggregated group's column sums on the union
+//     of its members' column sets (so its representative there: the mean
+//     of each such column over the group's rows; no other column's sums
+//     are aggregated) and which locals misfit their group's representative
+//     (one bit per local). A group whose members all belong to one party
+//     reveals that party's sums over them; in a group of two parties each
+//     learns the other's sums by subtraction (any public merged
+//     representative does). Groups under min_rows are never aggregated.
+//   - rows: the ids of each party's rows in each global bicluster (the
+//     job's output), sent by the party to the coordinator and committed.
+//
+// Never leaving a party: its cell values, its row order, a local
+// bicluster's rows or representative on its own, the ids of rows in no
+// global bicluster. The coordinator learns nothing the other members do
+// not, except each party's rows output a moment before it commits them.
+// TestJobLeakage checks every message and log record against this.
 //
 // Nothing here is constant time; it works on a party's own data.
 package bicluster

@@ -1,0 +1,109 @@
+package bicluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/bicluster"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/sim"
+)
+
+// BenchmarkJobRealNodes is the whole Phoenix job end to end over four
+// real in-process nodes (libp2p on loopback, Raft coordinator) with
+// 2048-bit keys, on 1,000 to 50,000 elements (runtimeData: elements/50
+// rows × 50 columns, dealt over the parties): s/job is from submission to
+// the result, iter the iterations, B/party the mean bytes each party sent
+// and maxB/party the most (the root's). The key is dealt once (safe
+// primes take a while) and one warm-up job builds the keys' tables.
+// COHORT_BENCH_PARTIES (default 4) and COHORT_BENCH_ELEMENTS (one size)
+// change the grid.
+//
+//	go test ./bicluster/ -run '^$' -bench JobRealNodes -count 3 -timeout 30m
+func BenchmarkJobRealNodes(b *testing.B) {
+	parties, sizes := 4, []int{1_000, 5_000, 10_000, 50_000}
+	if v, err := strconv.Atoi(os.Getenv("COHORT_BENCH_PARTIES")); err == nil {
+		parties = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("COHORT_BENCH_ELEMENTS")); err == nil {
+		sizes = []int{v}
+	}
+	names := make([]string, parties)
+	for i := range names {
+		names[i] = fmt.Sprintf("org%02d", i+1)
+	}
+	dir := b.TempDir()
+	specs := map[int]string{}
+	for _, n := range sizes {
+		m := runtimeData(b, n)
+		specs[n], _, _ = consortiumIn(b, dir, fmt.Sprintf("e%d-", n), m, len(names), []byte("bench"), "")
+	}
+	ctx := context.Background()
+	c, err := sim.StartCluster(ctx, b.TempDir(), names, sim.ClusterOptions{
+		Kinds: job.Registry{"bicluster": bicluster.Kind{}}, TablesDir: dir, Setup: sim.ThresholdKeys(2048),
+		Timing: node.Timing{StepMS: 600_000},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	run := func(b *testing.B, spec string) (secs float64, iters int, bytes, most float64, found int) {
+		raw, err := os.ReadFile(spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		leader, err := c.WaitLeader(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		id, err := leader.Submit(ctx, raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec, err := leader.Wait(ctx, id)
+		if err != nil || rec.Status != node.StatusDone {
+			b.Fatalf("job: %v %s", err, rec.Error)
+		}
+		secs = time.Since(start).Seconds()
+		var res struct {
+			Bytes      map[string]float64 `json:"bytes"`
+			Iterations int                `json:"iterations"`
+			Biclusters []json.RawMessage  `json:"biclusters"`
+			Timing     map[string]float64 `json:"timing"`
+		}
+		if err := json.Unmarshal(rec.Result, &res); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("phases (s): %v", res.Timing)
+		for _, v := range res.Bytes {
+			bytes += v / float64(len(names))
+			most = max(most, v)
+		}
+		return secs, res.Iterations, bytes, most, len(res.Biclusters)
+	}
+	run(b, specs[sizes[0]]) // warm-up
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("elements=%d", n), func(b *testing.B) {
+			var secs, bytes, most float64
+			var iters, found int
+			for i := 0; i < b.N; i++ {
+				s, it, by, m, f := run(b, specs[n])
+				secs, iters, found = secs+s, it, f
+				bytes += by
+				most = max(most, m)
+			}
+			b.ReportMetric(secs/float64(b.N), "s/job")
+			b.ReportMetric(float64(iters), "iter")
+			b.ReportMetric(float64(found), "biclusters")
+			b.ReportMetric(bytes/float64(b.N), "B/party")
+			b.ReportMetric(most, "maxB/party")
+		})
+	}
+}

@@ -1,0 +1,212 @@
+package bicluster_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/bicluster"
+	"github.com/cohortdm/cohort/bicluster/synth"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/sim"
+)
+
+// simKeyBits is the key size over real nodes, as the other kinds' tests.
+const simKeyBits = 1024
+
+// fastTiming keeps failure tests short; the step timeout stays generous
+// so a loaded machine does not fail a step.
+var fastTiming = node.Timing{SendMS: 3000, StepMS: 60000}
+
+// simData is a small noiseless consortium: 60 rows, 4 implanted 12×5
+// biclusters, whose biclusters do not depend on the job's seed (each
+// node run draws its own).
+func simData(t *testing.T, parties int) (string, []string) {
+	t.Helper()
+	seed := seedN(21)
+	m, _, err := synth.Constant{Rows: 60, Cols: 20, K: 4, BRows: 12, BCols: 5}.Generate(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, names, _ := consortium(t, m, parties, seed, "")
+	return path, names
+}
+
+// normalised is the result's biclusters as sorted "columns|rows" lines.
+func normalised(t *testing.T, raw []byte) []string {
+	t.Helper()
+	var res struct {
+		Biclusters []bicluster.GlobalResult `json:"biclusters"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, b := range res.Biclusters {
+		cols := slices.Sorted(slices.Values(b.Columns))
+		out = append(out, strings.Join(cols, ",")+"|"+strings.Join(b.Rows, ","))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func startCluster(t *testing.T, ctx context.Context, spec string, names []string, kindsFor func(string) job.Registry) *sim.Cluster {
+	t.Helper()
+	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+		KindsFor: kindsFor, TablesDir: filepath.Dir(spec), Setup: sim.ThresholdKeys(simKeyBits), Timing: fastTiming,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func kinds(string) job.Registry { return job.Registry{"bicluster": bicluster.Kind{}} }
+
+func submitWait(t *testing.T, ctx context.Context, n *node.Node, spec string, afterSteps int, during func()) *node.JobRecord {
+	t.Helper()
+	raw, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := n.Submit(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during != nil {
+		for done := 0; done < afterSteps; {
+			js, ok := n.Job(id)
+			if ok && js.Status != node.StatusRunning && js.Status != node.StatusQueued {
+				t.Fatalf("the job ended (%s) before %d steps were committed", js.Status, afterSteps)
+			}
+			done = 0
+			if ok {
+				for _, s := range js.Steps {
+					if s.Done {
+						done++
+					}
+				}
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatal(ctx.Err())
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		during()
+	}
+	rec, err := n.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != node.StatusDone {
+		t.Fatalf("job %s: %s", rec.Status, rec.Error)
+	}
+	return rec
+}
+
+// TestSimLeaderKilled: over real nodes, the coordinator (a member without
+// data) is killed once the schema step and the first iteration are
+// committed; the next leader replays them, re-runs the iteration in
+// progress and the biclusters are those of an undisturbed run, every
+// implanted one.
+func TestSimLeaderKilled(t *testing.T) {
+	spec, parties := simData(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	if _, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: kinds(""), Out: filepath.Join(out, "plain"), Setup: sim.ThresholdKeys(simKeyBits), Timing: fastTiming}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "plain", "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := normalised(t, raw)
+	if len(want) != 4 {
+		t.Fatalf("undisturbed run found %d biclusters, want the 4 implanted: %v", len(want), want)
+	}
+
+	names := append(slices.Clone(parties), "org09")
+	c := startCluster(t, ctx, spec, names, kinds)
+	if err := c.MakeLeader(ctx, "org09"); err != nil {
+		t.Fatal(err)
+	}
+	rec := submitWait(t, ctx, c.Node("org01"), spec, 2, func() {
+		if err := c.Kill("org09"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if got := normalised(t, rec.Result); !slices.Equal(got, want) {
+		t.Fatalf("after the leader was killed:\n%v\nundisturbed:\n%v", got, want)
+	}
+	attempts := 0
+	for _, s := range rec.Steps {
+		attempts = max(attempts, s.Attempt)
+	}
+	t.Logf("%d steps, highest attempt %d", len(rec.Steps), attempts)
+}
+
+// cheating runs the kind with a party whose decryption shares are
+// corrupted on the way out.
+type cheating struct{ bicluster.Kind }
+
+func (k cheating) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+	return k.Kind.Open(ctx, &corrupter{Participant: p})
+}
+
+type corrupter struct{ job.Participant }
+
+func (c *corrupter) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+	if m.Type == "secureagg/share" && len(m.Body) > 100 {
+		body := bytes.Clone(m.Body)
+		body[len(body)/2] ^= 0x55
+		cp := *m
+		cp.Body = body
+		m = &cp
+	}
+	return c.Participant.Send(ctx, to, m, d)
+}
+
+// TestSimCorruptedShare: over real nodes, a party whose decryption shares
+// fail their proofs is named in the result and the biclusters are still
+// every implanted one.
+func TestSimCorruptedShare(t *testing.T) {
+	spec, names := simData(t, 4)
+	const cheat = "org02"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := startCluster(t, ctx, spec, names, func(name string) job.Registry {
+		if name == cheat {
+			return job.Registry{"bicluster": cheating{}}
+		}
+		return kinds(name)
+	})
+	// The root is the leader and asks itself and the next t parties in
+	// name order for shares, so org01 leading asks org02.
+	if err := c.MakeLeader(ctx, "org01"); err != nil {
+		t.Fatal(err)
+	}
+	rec := submitWait(t, ctx, c.Node("org01"), spec, 0, nil)
+	var res struct {
+		Excluded map[string]string `json:"excluded"`
+	}
+	if err := json.Unmarshal(rec.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if why := res.Excluded[cheat]; !strings.Contains(why, "decryption share") {
+		t.Fatalf("excluded %v does not name %s's share", res.Excluded, cheat)
+	}
+	if got := normalised(t, rec.Result); len(got) != 4 {
+		t.Fatalf("%d biclusters, want the 4 implanted: %v", len(got), got)
+	}
+}
