@@ -485,23 +485,33 @@ func decideIterate(outs *job.Outputs, parties []string, order []int, cols int) i
 	return iterDecision{Num: sum.Num, Den: sum.Den, Order: next, Changed: changed, Excluded: res.Excluded}
 }
 
+// partyOutput decodes party name's output into o, or says why there is
+// none: the party failed or sent nothing, sent something malformed, or
+// reported its table unusable (unusable reads o once decoded).
+func partyOutput(outs *job.Outputs, name string, o any, unusable func() string) string {
+	b, ok := outs.Results[name]
+	if !ok {
+		why := outs.Failed[name]
+		if why == "" {
+			why = "no output"
+		}
+		return fmt.Sprintf("party %s: %s", name, why)
+	}
+	if err := decode(b, o); err != nil {
+		return fmt.Sprintf("party %s: %v", name, err)
+	}
+	if u := unusable(); u != "" {
+		return fmt.Sprintf("party %s: %s", name, u)
+	}
+	return ""
+}
+
 func decideLocals(outs *job.Outputs, parties []string, cols int) localsDecision {
 	d := localsDecision{Locals: make([][]LocalDesc, len(parties))}
 	for i, name := range parties {
-		b, ok := outs.Results[name]
-		if !ok {
-			why := outs.Failed[name]
-			if why == "" {
-				why = "no output"
-			}
-			return localsDecision{Error: fmt.Sprintf("party %s: %s", name, why)}
-		}
 		var o localsOutput
-		if err := decode(b, &o); err != nil {
-			return localsDecision{Error: fmt.Sprintf("party %s: %v", name, err)}
-		}
-		if o.Unusable != "" {
-			return localsDecision{Error: fmt.Sprintf("party %s: %s", name, o.Unusable)}
+		if why := partyOutput(outs, name, &o, func() string { return o.Unusable }); why != "" {
+			return localsDecision{Error: why}
 		}
 		for k, l := range o.Locals {
 			if l.Count < 1 || len(l.Cols) == 0 || !slices.IsSorted(l.Cols) || l.Cols[0] < 0 || l.Cols[len(l.Cols)-1] >= cols {
@@ -700,20 +710,9 @@ func globalsOf(groups [][]Ref, locals [][]LocalDesc, sums []float64, cols int) (
 func decideRows(outs *job.Outputs, parties []string, n int) rowsDecision {
 	d := rowsDecision{Rows: make([][]string, n)}
 	for _, name := range parties {
-		b, ok := outs.Results[name]
-		if !ok {
-			why := outs.Failed[name]
-			if why == "" {
-				why = "no output"
-			}
-			return rowsDecision{Error: fmt.Sprintf("party %s: %s", name, why)}
-		}
 		var o rowsOutput
-		if err := decode(b, &o); err != nil {
-			return rowsDecision{Error: fmt.Sprintf("party %s: %v", name, err)}
-		}
-		if o.Unusable != "" {
-			return rowsDecision{Error: fmt.Sprintf("party %s: %s", name, o.Unusable)}
+		if why := partyOutput(outs, name, &o, func() string { return o.Unusable }); why != "" {
+			return rowsDecision{Error: why}
 		}
 		if len(o.Rows) != n {
 			return rowsDecision{Error: fmt.Sprintf("party %s: rows of %d biclusters, want %d", name, len(o.Rows), n)}
