@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,7 +40,7 @@ DIR and renames it into place at the end, so DIR never mixes two runs' files.`,
 			if out == "" {
 				return fmt.Errorf("--out DIR is required")
 			}
-			res, err := a.runSim(cmd, args[0], out, timeout, force)
+			res, err := a.runSim(cmd, args[0], out, timeout, force, consortiumKeys)
 			if err != nil {
 				if errors.Is(err, sim.ErrOutNotEmpty) {
 					return fmt.Errorf("%w (choose a new --out, or --force to replace it whole once the run succeeds)", err)
@@ -55,14 +56,37 @@ DIR and renames it into place at the end, so DIR never mixes two runs' files.`,
 	return cmd
 }
 
-func (a *app) runSim(cmd *cobra.Command, spec, out string, timeout time.Duration, replace bool) (map[string]any, error) {
+func (a *app) runSim(cmd *cobra.Command, spec, out string, timeout time.Duration, replace bool, setup keySetup) (map[string]any, error) {
 	var progress io.Writer
 	if a.format == "text" {
 		progress = a.stderr
 	}
 	return sim.Run(cmd.Context(), spec, sim.RunOptions{
-		Kinds: kinds(), Out: out, Replace: replace, Progress: progress, Timeout: timeout, Setup: consortiumKeys,
+		Kinds: kinds(), Out: out, Replace: replace, Progress: progress, Timeout: timeout, Setup: setup,
 	})
+}
+
+// keySetup prepares each simulated node's threshold key share (sim.RunOptions.Setup).
+type keySetup = func(names []string) (func(name, dataDir string) error, error)
+
+// sharedKeys deals one key per distinct set of parties and hands it to every
+// simulation over those parties, so the demo's examples over the same three
+// hospitals pay for dealing (two safe primes) and the key's fixed-base
+// tables once. In a simulation one operator owns every node anyway.
+func sharedKeys() keySetup {
+	dealt := map[string]func(name, dataDir string) error{}
+	return func(names []string) (func(name, dataDir string) error, error) {
+		id := strings.Join(slices.Sorted(slices.Values(names)), ",")
+		if install, ok := dealt[id]; ok {
+			return install, nil
+		}
+		install, err := consortiumKeys(names)
+		if err != nil {
+			return nil, err
+		}
+		dealt[id] = install
+		return install, nil
+	}
 }
 
 func (a *app) printResult(res map[string]any, out string) error {
@@ -191,12 +215,13 @@ fresh directory under the system temp dir, printed at the start and the end.`,
 				return err
 			}
 			all := map[string]any{}
+			keys := sharedKeys()
 			for _, name := range names {
 				if a.format == "text" {
 					fmt.Fprintf(a.stdout, "== %s\n", name)
 				}
 				dir := filepath.Join(out, name)
-				res, err := a.runSim(cmd, filepath.Join(work, name, "spec.yaml"), dir, 5*time.Minute, force)
+				res, err := a.runSim(cmd, filepath.Join(work, name, "spec.yaml"), dir, 5*time.Minute, force, keys)
 				if err != nil {
 					return fmt.Errorf("demo %s: %w", name, err)
 				}
