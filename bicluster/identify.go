@@ -418,7 +418,7 @@ func (s *searcher) result(rowOrder, colOrder []int) []Bicluster {
 		cells := len(f.rows) * len(f.cols)
 		drop := false
 		for _, g := range kept {
-			if float64(intersect(f.rows, g.rows)*intersect(f.cols, g.cols)) > s.p.MaxOverlap*float64(cells) {
+			if float64(Common(f.rows, g.rows)*Common(f.cols, g.cols)) > s.p.MaxOverlap*float64(cells) {
 				drop = true
 				break
 			}
@@ -459,7 +459,7 @@ func (s *searcher) result(rowOrder, colOrder []int) []Bicluster {
 // a bicluster's rows outside its contiguous run; they come back here as
 // fragments with the same columns. It reports whether f was absorbed.
 func (s *searcher) absorb(g *found, f found) bool {
-	in := intersect(f.cols, g.cols)
+	in := Common(f.cols, g.cols)
 	if 2*in < len(f.cols)+len(g.cols)-in {
 		return false
 	}
@@ -487,8 +487,9 @@ func (s *searcher) absorb(g *found, f found) bool {
 	return true
 }
 
-// intersect counts the common elements of two ascending slices.
-func intersect(a, b []int) int {
+// Common counts the elements two ascending slices share: the overlap of
+// two biclusters' rows or columns (package score uses it too).
+func Common(a, b []int) int {
 	n, i, j := 0, 0, 0
 	for i < len(a) && j < len(b) {
 		switch {

@@ -551,7 +551,7 @@ func initialGroups(locals [][]LocalDesc) [][]Ref {
 				continue
 			}
 			ca, cb := locals[refs[a].Party][refs[a].Local].Cols, locals[refs[b].Party][refs[b].Local].Cols
-			in := intersect(ca, cb)
+			in := Common(ca, cb)
 			if union := len(ca) + len(cb) - in; union > 0 && 2*in >= union {
 				ra, rb := find(a), find(b)
 				parent[max(ra, rb)] = min(ra, rb)

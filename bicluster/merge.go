@@ -60,7 +60,7 @@ type Similar func(a, b int) (bool, error)
 func PlainSimilar(locals []Local, beta float64) Similar {
 	return func(a, b int) (bool, error) {
 		la, lb := locals[a], locals[b]
-		in := intersect(la.Cols, lb.Cols)
+		in := Common(la.Cols, lb.Cols)
 		union := len(la.Cols) + len(lb.Cols) - in
 		if union == 0 || 2*in < union {
 			return false, nil

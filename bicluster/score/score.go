@@ -37,7 +37,7 @@ func Match(m1, m2 []bicluster.Bicluster) float64 {
 			if ui == 0 || uj == 0 {
 				continue
 			}
-			s := float64(inter(a.Rows, b.Rows)*inter(a.Cols, b.Cols)) / float64(ui*uj)
+			s := float64(bicluster.Common(a.Rows, b.Rows)*bicluster.Common(a.Cols, b.Cols)) / float64(ui*uj)
 			best = max(best, s)
 		}
 		total += best
@@ -47,7 +47,7 @@ func Match(m1, m2 []bicluster.Bicluster) float64 {
 
 // Jaccard is the Jaccard index of two biclusters' cell sets.
 func Jaccard(a, b bicluster.Bicluster) float64 {
-	in := inter(a.Rows, b.Rows) * inter(a.Cols, b.Cols)
+	in := bicluster.Common(a.Rows, b.Rows) * bicluster.Common(a.Cols, b.Cols)
 	u := a.Cells() + b.Cells() - in
 	if u == 0 {
 		return 0
@@ -153,22 +153,5 @@ func Assign(w [][]float64) []int {
 	return out
 }
 
-// inter and union count the common and all elements of ascending slices.
-func inter(a, b []int) int {
-	n, i, j := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			n++
-			i++
-			j++
-		}
-	}
-	return n
-}
-
-func union(a, b []int) int { return len(a) + len(b) - inter(a, b) }
+// union counts the elements of two ascending slices together.
+func union(a, b []int) int { return len(a) + len(b) - bicluster.Common(a, b) }
