@@ -335,14 +335,6 @@ func (L *lattice) levelsOf(i int) []int {
 	return ls
 }
 
-func (L *lattice) index(ls []int) int {
-	i := 0
-	for a := len(L.radix) - 1; a >= 0; a-- {
-		i = i*L.radix[a] + ls[a]
-	}
-	return i
-}
-
 func (L *lattice) level(i, a int) int { return i / L.stride[a] % L.radix[a] }
 
 func (L *lattice) succ(i, a int) (int, bool) {

@@ -631,30 +631,6 @@ func gainFrom(hTotal float64, n uint64, left, right []uint64) float64 {
 	return hTotal - float64(nl)/fn*Entropy(left, nl) - float64(nr)/fn*Entropy(right, nr)
 }
 
-// compareSplit orders splits by DESIGN.md's tie key (party, table, column,
-// threshold or value).
-func compareSplit(a, b *tree.Split) int {
-	if x := strings.Compare(a.Party, b.Party); x != 0 {
-		return x
-	}
-	if x := strings.Compare(a.Table, b.Table); x != 0 {
-		return x
-	}
-	if x := strings.Compare(a.Column, b.Column); x != 0 {
-		return x
-	}
-	if a.Op == tree.OpLE {
-		switch {
-		case a.Num < b.Num:
-			return -1
-		case a.Num > b.Num:
-			return 1
-		}
-		return 0
-	}
-	return strings.Compare(a.Cat, b.Cat)
-}
-
 // Offer is what a table sends the coordinator at a node: the gains of its
 // frontier (BestSplits), in key order. It holds no attribute, value or
 // threshold.
