@@ -231,10 +231,16 @@ type Participant interface {
 	History() []*Record
 }
 
-// Secrets reads named key material from a node's data dir (for example the
-// consortium's threshold key share). Only the owning node can read it.
+// Secrets reads and keeps named files in a node's data dir that only the
+// owning node may read: key material (the consortium's threshold key share)
+// and what a job leaves a party to keep (its part of a trained sjc model, a
+// generated key share).
 type Secrets interface {
 	ReadSecret(name string) ([]byte, error)
+	// WriteSecret replaces the named file whole (mode 0600), creating its
+	// directories; a crash leaves the old contents or the new, never a mix.
+	// Names are slash-separated paths inside the data dir.
+	WriteSecret(name string, data []byte) error
 	// Parsed returns parse applied to the named files' contents, cached by
 	// the node for as long as the files are unchanged. Validating key
 	// material is expensive (a full-size exponentiation for a key share), and
@@ -355,4 +361,16 @@ func (r Registry) Names() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Assembler is implemented by kinds whose `cohort sim` run, which owns every
+// party, may put together what only the parties together hold: sjc's whole
+// tree from each party's kept predicates, keygen's key files, integrate's
+// published table. Sim calls Assemble once the job is done, with the
+// committed result, every party's Secrets and the output directory; it
+// returns the result.json to write (result itself when nothing is added) and
+// may write further files under dir. Over real nodes nothing is assembled:
+// each node keeps its own part.
+type Assembler interface {
+	Assemble(ctx context.Context, spec *Spec, result []byte, parties map[string]Secrets, dir string) ([]byte, error)
 }

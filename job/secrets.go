@@ -6,10 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/cohortdm/cohort/internal/atomicfile"
 )
 
 // DirSecrets returns the Secrets of a node's data dir: ReadSecret reads a
-// file under dir (refusing names that leave it), and Parsed caches what it
+// file under dir (refusing names that leave it), WriteSecret replaces one
+// atomically with mode 0600, and Parsed caches what it
 // parses by the files' names and contents, so a changed file is parsed
 // again. The node and jobtest both use it.
 func DirSecrets(dir string) Secrets {
@@ -33,6 +36,20 @@ func (s *dirSecrets) ReadSecret(name string) ([]byte, error) {
 		return nil, fmt.Errorf("read secret %s: %w", name, err)
 	}
 	return b, nil
+}
+
+func (s *dirSecrets) WriteSecret(name string, data []byte) error {
+	if !filepath.IsLocal(name) {
+		return fmt.Errorf("secret name %q is not a path inside the data dir", name)
+	}
+	path := filepath.Join(s.dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("write secret %s: %w", name, err)
+	}
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
+		return fmt.Errorf("write secret %s: %w", name, err)
+	}
+	return nil
 }
 
 func (s *dirSecrets) Parsed(names []string, parse func([][]byte) (any, error)) (any, error) {

@@ -152,6 +152,17 @@ func (c *Cluster) Node(name string) *node.Node {
 	return c.nodes[name]
 }
 
+// DataDir is the data dir of the named node ("" for a name not in the
+// cluster).
+func (c *Cluster) DataDir(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cfg, ok := c.configs[name]; ok {
+		return cfg.DataDir
+	}
+	return ""
+}
+
 // Running returns the running nodes.
 func (c *Cluster) Running() []*node.Node {
 	c.mu.Lock()

@@ -458,6 +458,10 @@ func (s noSecrets) ReadSecret(name string) ([]byte, error) {
 	return nil, fmt.Errorf("party %s: read %s: %w", s.party, name, errNoSecrets)
 }
 
+func (s noSecrets) WriteSecret(name string, _ []byte) error {
+	return fmt.Errorf("party %s: write %s: %w", s.party, name, errNoSecrets)
+}
+
 func (s noSecrets) Parsed(names []string, _ func([][]byte) (any, error)) (any, error) {
 	return nil, fmt.Errorf("party %s: read %v: %w", s.party, names, errNoSecrets)
 }
