@@ -153,14 +153,17 @@ func checkHeader(source string, names []string, schema map[string]Kind) error {
 }
 
 // parseNumber accepts finite decimal numbers only: NaN and infinities would
-// break split search and sums silently.
+// break split search and sums silently. Its error never quotes the value: a
+// party's error can travel to the coordinator and into the Raft log as the
+// reason it failed a step, and a cell is private. The row and column the
+// caller names are enough to find it at home.
 func parseNumber(v string) (float64, error) {
 	if v == "" {
 		return 0, errors.New("empty value in a numeric column")
 	}
 	x, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0, fmt.Errorf("value %q is not a finite number", v)
+		return 0, errors.New("not a finite number (text, NaN or infinity in a numeric column)")
 	}
 	return x, nil
 }
