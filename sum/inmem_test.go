@@ -36,6 +36,14 @@ const inmemKeyBits = 512
 func inmemJob(t *testing.T, n int, value func(party, row int) float64) (*job.Spec, jobtest.Options, []string, float64) {
 	t.Helper()
 	path, names, total := consortium(t, n, "", value)
+	spec, opts := inmemSpec(t, path, names)
+	return spec, opts, names, total
+}
+
+// inmemSpec loads the spec at path and deals its parties a threshold key,
+// each share in a data dir of its own.
+func inmemSpec(t *testing.T, path string, names []string) (*job.Spec, jobtest.Options) {
+	t.Helper()
 	spec, err := job.LoadSpec(path)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +60,7 @@ func inmemJob(t *testing.T, n int, value func(party, row int) float64) (*job.Spe
 		}
 		opts.Secrets[name] = jobtest.DirSecrets(dir)
 	}
-	return spec, opts, names, total
+	return spec, opts
 }
 
 func runSum(t *testing.T, spec *job.Spec, opts jobtest.Options) *jobtest.Report {
@@ -305,4 +313,26 @@ func encodings(v float64) [][]byte {
 	f := binary.BigEndian.AppendUint64(nil, math.Float64bits(v))
 	fixed := binary.BigEndian.AppendUint64(nil, uint64(v*65536))
 	return [][]byte{f, []byte(fmt.Sprint(v)), bytes.Clone(fixed[2:])}
+}
+
+// A party whose numeric column holds text is excluded with an error that
+// names the row and column; the error reaches the log as its reason, so
+// it must not carry the cell, and no message may either.
+func TestInMemSumBadCellStaysHome(t *testing.T) {
+	const secret = "SECRET-4417"
+	path, names, _ := consortium(t, 3, "", func(p, r int) float64 { return 1 })
+	rewriteTable(t, path, names[2], "id,v\n1,2\n2,"+secret+"\n")
+	spec, opts := inmemSpec(t, path, names)
+	rep := runSum(t, spec, opts)
+	checkTotal(t, rep.Result, 10)
+	excl, _ := rep.Result["excluded"].(map[string]string)
+	if why := excl[names[2]]; !strings.Contains(why, ".csv:3") || !strings.Contains(why, `column "v"`) {
+		t.Fatalf("excluded %v: want %s named with the row and column", excl, names[2])
+	}
+	if held := rep.LogHolding([]byte(secret)); len(held) > 0 {
+		t.Fatalf("the cell value reached the log: %+v", held[0])
+	}
+	if held := rep.SentHolding([]byte(secret)); len(held) > 0 {
+		t.Fatalf("the cell value was sent: %+v", held[0])
+	}
 }
