@@ -440,34 +440,8 @@ func collectOffers(ctx context.Context, c job.Coordinator, g *Graph, step job.St
 		if err != nil {
 			return Plan{}, nil, fmt.Sprintf("%sparty %s sent no offers: %v", silentPrefix, name, err)
 		}
-		var o Offers
-		if err := decode(m.Body, &o); err != nil {
-			return Plan{}, nil, fmt.Sprintf("party %s: offers: %v", name, err)
-		}
-		if o.Error != "" {
-			return Plan{}, nil, fmt.Sprintf("party %s: %s", name, o.Error)
-		}
-		if len(o.Nodes) != nopen {
-			return Plan{}, nil, fmt.Sprintf("party %s: offers for %d nodes, want %d", name, len(o.Nodes), nopen)
-		}
-		for i, per := range o.Nodes {
-			if len(per) != len(g.Tables) {
-				return Plan{}, nil, fmt.Sprintf("party %s: offers for %d tables, want %d", name, len(per), len(g.Tables))
-			}
-			for t, of := range per {
-				if len(of.Gains) == 0 {
-					continue
-				}
-				if g.Tables[t].Party != name {
-					return Plan{}, nil, fmt.Sprintf("party %s: offers for table %q, which party %s holds", name, g.Tables[t].Name, g.Tables[t].Party)
-				}
-				for _, x := range of.Gains {
-					if x != x || x < -1 || x > 64 { // NaN or impossible gain
-						return Plan{}, nil, fmt.Sprintf("party %s: table %q offers gain %v", name, g.Tables[t].Name, x)
-					}
-				}
-				offers[i][t] = of
-			}
+		if why := mergeOffers(g, name, m.Body, offers); why != "" {
+			return Plan{}, nil, why
 		}
 	}
 	plan := Plan{Splits: make([]int, nopen)}
@@ -487,15 +461,52 @@ func collectOffers(ctx context.Context, c job.Coordinator, g *Graph, step job.St
 	return plan, won, ""
 }
 
+// mergeOffers decodes party name's offers message and puts its tables'
+// offers into offers (per open node, per table); it says why it refuses
+// them.
+func mergeOffers(g *Graph, name string, body []byte, offers [][]Offer) string {
+	var o Offers
+	if err := decode(body, &o); err != nil {
+		return fmt.Sprintf("party %s: offers: %v", name, err)
+	}
+	if o.Error != "" {
+		return fmt.Sprintf("party %s: %s", name, o.Error)
+	}
+	if len(o.Nodes) != len(offers) {
+		return fmt.Sprintf("party %s: offers for %d nodes, want %d", name, len(o.Nodes), len(offers))
+	}
+	for i, per := range o.Nodes {
+		if len(per) != len(g.Tables) {
+			return fmt.Sprintf("party %s: offers for %d tables, want %d", name, len(per), len(g.Tables))
+		}
+		for t, of := range per {
+			if len(of.Gains) == 0 {
+				continue
+			}
+			if g.Tables[t].Party != name {
+				return fmt.Sprintf("party %s: offers for table %q, which party %s holds", name, g.Tables[t].Name, g.Tables[t].Party)
+			}
+			for _, x := range of.Gains {
+				if !(x >= -1 && x <= 64) { // NaN or impossible (rounding may make a zero gain slightly negative)
+					return fmt.Sprintf("party %s: table %q offers gain %v", name, g.Tables[t].Name, x)
+				}
+			}
+			offers[i][t] = of
+		}
+	}
+	return ""
+}
+
 // failures names the parties that failed the step, in party order, and
-// whether every failure is a silence (a re-run may cure it).
+// whether every failure is a silence or a wait for a message that did not
+// come (a re-run may cure it).
 func failures(outs *job.Outputs, parties []string) (string, bool) {
 	var out []string
 	silent := true
 	for _, name := range parties {
 		if why, ok := outs.Failed[name]; ok {
 			out = append(out, fmt.Sprintf("party %s: %s", name, why))
-			if !slices.Contains(outs.Silent, name) {
+			if !slices.Contains(outs.Silent, name) && !strings.Contains(why, errNoMessage.Error()) {
 				silent = false
 			}
 		}
@@ -592,7 +603,7 @@ func decidePropagate(outs *job.Outputs, g *Graph, parties []string, u int) propD
 				names = append(names, g.edgeName(e))
 			}
 		}
-		return propDecision{Error: fmt.Sprintf("%v: tables %s have no join value in common", ErrEmptyJoin, strings.Join(names, "; "))}
+		return propDecision{Error: fmt.Sprintf("%v: edge %s: the tables have no join value in common", ErrEmptyJoin, strings.Join(names, "; edge "))}
 	}
 	var n uint64
 	for _, x := range counts[0] {

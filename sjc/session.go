@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/cohortdm/cohort/job"
@@ -14,6 +15,11 @@ import (
 	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
 )
+
+// errNoMessage: a message a step waits for did not come (its sender
+// failed or restarted, or the attempt was superseded). The coordinator
+// re-runs a level that failed only this way.
+var errNoMessage = errors.New("sjc: no message in time")
 
 // session is one party's state for one job: its tables of the join (as
 // Locals) and its training state, which it keeps in its data dir after
@@ -112,7 +118,8 @@ func (s *session) owns(t int) bool { return s.g.Tables[t].Party == s.p.Self() }
 // table's party, reads the class labels.
 func (s *session) load() *loadOutput {
 	if s.loadErr != nil {
-		return &loadOutput{Unusable: s.loadErr.Error()}
+		// The coordinator names the party.
+		return &loadOutput{Unusable: strings.TrimPrefix(s.loadErr.Error(), "party "+s.p.Self()+": ")}
 	}
 	out := &loadOutput{}
 	for _, i := range s.own {
@@ -299,7 +306,7 @@ func (s *session) classPropagate(ctx context.Context, step job.Step, prefix stri
 		} else {
 			m, err := s.p.Receive(ctx, from, sub.Key(TypeClassSummary))
 			if err != nil {
-				return fmt.Errorf("class summary on edge %s from %s: %w", s.g.edgeName(tr.Edge), from, err)
+				return fmt.Errorf("%w: class summary on edge %s from %s: %w", errNoMessage, s.g.edgeName(tr.Edge), from, err)
 			}
 			if err := decode(m.Body, &cs); err != nil {
 				return fmt.Errorf("class summary on edge %s from %s: %w", s.g.edgeName(tr.Edge), from, err)
@@ -359,7 +366,7 @@ func (s *session) splitNode(ctx context.Context, step job.Step, prefix string, l
 		} else {
 			m, err := s.p.Receive(ctx, from, sub.Key(TypeSplitSummary))
 			if err != nil {
-				return nil, nil, fmt.Errorf("split summary on edge %s from %s: %w", s.g.edgeName(tr.Edge), from, err)
+				return nil, nil, fmt.Errorf("%w: split summary on edge %s from %s: %w", errNoMessage, s.g.edgeName(tr.Edge), from, err)
 			}
 			if err := decode(m.Body, &ss); err != nil {
 				return nil, nil, fmt.Errorf("split summary on edge %s from %s: %w", s.g.edgeName(tr.Edge), from, err)
@@ -474,23 +481,17 @@ func (s *session) grow(ctx context.Context, step job.Step) ([]byte, error) {
 	}
 	m, err := s.p.Receive(ctx, coord, step.Key(TypePlan))
 	if err != nil {
-		return nil, fmt.Errorf("plan from %s: %w", coord, err)
+		return nil, fmt.Errorf("%w: plan from %s: %w", errNoMessage, coord, err)
 	}
-	var plan Plan
-	if err := decode(m.Body, &plan); err != nil {
+	plan, err := checkPlan(m.Body, len(a.Open), len(s.g.Tables))
+	if err != nil {
 		return nil, fmt.Errorf("plan from %s: %w", coord, err)
 	}
 	if plan.Abort {
 		return encode(&countsOutput{Tables: len(s.own) > 0, Aborted: true})
 	}
-	if len(plan.Splits) != len(a.Open) {
-		return nil, fmt.Errorf("%w: plan from %s splits %d nodes, the step opens %d", ErrSummary, coord, len(plan.Splits), len(a.Open))
-	}
 	mine := false
 	for _, t := range plan.Splits {
-		if t < -1 || t >= len(s.g.Tables) {
-			return nil, fmt.Errorf("%w: plan from %s names table %d", ErrSummary, coord, t)
-		}
 		mine = mine || t >= 0 && s.owns(t)
 	}
 	if len(s.own) == 0 {
@@ -500,7 +501,7 @@ func (s *session) grow(ctx context.Context, step job.Step) ([]byte, error) {
 	if mine {
 		m, err := s.p.Receive(ctx, coord, step.Key(TypeWon))
 		if err != nil {
-			return nil, fmt.Errorf("won splits from %s: %w", coord, err)
+			return nil, fmt.Errorf("%w: won splits from %s: %w", errNoMessage, coord, err)
 		}
 		var w Won
 		if err := decode(m.Body, &w); err != nil {
@@ -546,6 +547,26 @@ func (s *session) grow(ctx context.Context, step job.Step) ([]byte, error) {
 		return nil, err
 	}
 	return encode(out)
+}
+
+// checkPlan decodes a plan for a level of nopen nodes over ntables tables.
+func checkPlan(body []byte, nopen, ntables int) (Plan, error) {
+	var plan Plan
+	if err := decode(body, &plan); err != nil {
+		return plan, err
+	}
+	if plan.Abort {
+		return plan, nil
+	}
+	if len(plan.Splits) != nopen {
+		return plan, fmt.Errorf("%w: the plan splits %d nodes, the step opens %d", ErrSummary, len(plan.Splits), nopen)
+	}
+	for _, t := range plan.Splits {
+		if t < -1 || t >= ntables {
+			return plan, fmt.Errorf("%w: the plan names table %d of %d", ErrSummary, t, ntables)
+		}
+	}
+	return plan, nil
 }
 
 // ModelPart is what a party keeps of a trained model (ModelSecret): the
