@@ -1,0 +1,96 @@
+package sjc_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/sjc"
+	"github.com/cohortdm/cohort/sjc/tree"
+)
+
+// TestSimRealNodes runs the job on real nodes (libp2p, Raft) through
+// sim.Run: result.json holds the assembled tree, equal to the in-process
+// tree, and the test accuracy Evaluate gives; every party keeps its part
+// of the model.
+func TestSimRealNodes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	spec, want := chainCase(t, nil)
+	spec.Test = map[string]string{}
+	for _, p := range spec.Parties {
+		for _, tb := range p.Tables {
+			spec.Test[tb.Name] = tb.Name + "_test.csv"
+		}
+	}
+	raw, err := spec.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(spec.Dir, "spec.yaml")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	res, err := sim.Run(ctx, path, sim.RunOptions{Kinds: job.Registry{"sjc": sjc.Kind{}}, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written struct {
+		Tree json.RawMessage `json:"tree"`
+		Test struct {
+			Rows    uint64 `json:"rows"`
+			Correct uint64 `json:"correct"`
+		} `json:"test"`
+		Timing map[string]float64 `json:"timing"`
+		Bytes  map[string]int64   `json:"bytes"`
+	}
+	if err := json.Unmarshal(b, &written); err != nil {
+		t.Fatal(err)
+	}
+	var got tree.Tree
+	if err := got.UnmarshalJSON(written.Tree); err != nil {
+		t.Fatalf("result.json tree: %v", err)
+	}
+	if d := tree.Diff(want, &got); d != "" {
+		t.Fatalf("real-node tree differs from the in-process tree: %s", d)
+	}
+	_, g, _ := loadSpec(t, path)
+	test := map[string]string{}
+	for name := range spec.Test {
+		test[name] = readFile(t, filepath.Join(spec.Dir, name+"_test.csv"))
+	}
+	c, tot, err := sjc.Evaluate(want, g, loadTables(t, spec, test))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if written.Test.Rows != tot || written.Test.Correct != c {
+		t.Fatalf("test %d of %d, in process %d of %d", written.Test.Correct, written.Test.Rows, c, tot)
+	}
+	for _, ph := range []string{"load", "propagate", "grow", "finish"} {
+		if _, ok := written.Timing[ph]; !ok {
+			t.Errorf("no timing for phase %s: %v", ph, written.Timing)
+		}
+	}
+	if len(written.Bytes) != 3 || res["kind"] != "sjc" {
+		t.Errorf("bytes %v, kind %v", written.Bytes, res["kind"])
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
