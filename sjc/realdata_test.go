@@ -1,0 +1,58 @@
+package sjc_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cohortdm/cohort/sjc"
+	"github.com/cohortdm/cohort/sjc/internal/reftree"
+	"github.com/cohortdm/cohort/sjc/tree"
+)
+
+// TestRealDataEqualReference: on the bundled real data (Mondial's six
+// tables, FATE's vertically split breast data) the join-aware tree is the
+// central tree grown on the materialised join, and so is its test
+// accuracy. The job grows the join-aware tree (TestJob*, TestSimRealNodes).
+func TestRealDataEqualReference(t *testing.T) {
+	for _, name := range []string{"mondial/spec.yaml", "mondial/target-only.yaml", "breast/spec.yaml"} {
+		path := filepath.Join("..", "examples", "sjc-real", name)
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		spec, g, data := loadSpec(t, path)
+		p, err := sjc.ParseParams(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := sjc.Build(g, data, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := reftree.Build(g, data, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := tree.Diff(ref, got); d != "" {
+			t.Fatalf("%s: the join-aware tree differs from the central one: %s", name, d)
+		}
+		test := map[string]string{}
+		for tb, f := range spec.Test {
+			test[tb] = readFile(t, filepath.Join(spec.Dir, f))
+		}
+		td := loadTables(t, spec, test)
+		c, n, err := sjc.Evaluate(got, g, td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, rn, err := reftree.Accuracy(ref, g, td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uint64(rc) != c || uint64(rn) != n {
+			t.Fatalf("%s: accuracy %d/%d, central %d/%d", name, c, n, rc, rn)
+		}
+		nodes, leaves := got.Size()
+		t.Logf("%s: %d nodes, %d leaves; test %d of %d join rows (%.1f%%), the central tree's too", name, nodes, leaves, c, n, 100*float64(c)/float64(n))
+	}
+}
