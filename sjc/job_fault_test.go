@@ -69,7 +69,7 @@ func TestJobLeaderKilled(t *testing.T) {
 	defer cancel()
 	spec, want := chainCase(t, nil)
 	var mu sync.Mutex
-	midStep, between := false, false
+	midStep, between, inFinish := false, false, false
 	run, err := runJob(t, ctx, spec, jobtest.Options{
 		OnSend: func(s jobtest.Sent) jobtest.Fault {
 			mu.Lock()
@@ -77,6 +77,12 @@ func TestJobLeaderKilled(t *testing.T) {
 			if !midStep && s.Message.Type == sjc.TypeOffers && s.Message.Phase == "grow" && s.Message.Round == 1 {
 				midStep = true
 				return jobtest.Fault{Leader: "p2"}
+			}
+			// Once a party has finished (kept its model, emptied its
+			// state), finish runs again under a new leader.
+			if !inFinish && s.Message.Type == job.OutputType && s.Message.Phase == "finish" {
+				inFinish = true
+				return jobtest.Fault{Leader: "p1"}
 			}
 			return jobtest.Fault{}
 		},
@@ -93,8 +99,8 @@ func TestJobLeaderKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !midStep || !between || len(run.rep.Leaders) < 3 {
-		t.Fatalf("faults not injected: mid-step %v, between %v, leaders %v", midStep, between, run.rep.Leaders)
+	if !midStep || !between || !inFinish || len(run.rep.Leaders) < 4 {
+		t.Fatalf("faults not injected: mid-step %v, between %v, in finish %v, leaders %v", midStep, between, inFinish, run.rep.Leaders)
 	}
 	if d := tree.Diff(want, run.tree); d != "" {
 		t.Fatalf("after leader changes the tree differs: %s", d)

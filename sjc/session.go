@@ -601,13 +601,9 @@ func (s *session) finish(ctx context.Context, step job.Step) ([]byte, error) {
 	if err := s.prepare(); err != nil {
 		return nil, err
 	}
-	base, err := s.base()
+	won, err := s.finalSplits()
 	if err != nil {
 		return nil, err
-	}
-	won := map[int32]*tree.Split{}
-	for i := range base.Won {
-		won[base.Won[i].Node] = &base.Won[i].Split
 	}
 	mp := ModelPart{Job: s.p.JobID(), Party: s.p.Self(), Labels: s.labels, Splits: []ModelSplit{}}
 	for _, n := range a.Nodes {
@@ -638,6 +634,32 @@ func (s *session) finish(ctx context.Context, step job.Step) ([]byte, error) {
 		return nil, err
 	}
 	return encode(out)
+}
+
+// finalSplits returns the party's won predicates by node: from its kept
+// state, or, when an earlier attempt of finish has already kept the model
+// and emptied the state, from its kept model part.
+func (s *session) finalSplits() (map[int32]*tree.Split, error) {
+	won := map[int32]*tree.Split{}
+	base, err := s.base()
+	if err == nil {
+		for i := range base.Won {
+			won[base.Won[i].Node] = &base.Won[i].Split
+		}
+		return won, nil
+	}
+	b, rerr := s.p.Secrets().ReadSecret(ModelSecret(s.p.JobID()))
+	if rerr != nil {
+		return nil, err
+	}
+	var mp ModelPart
+	if jerr := json.Unmarshal(b, &mp); jerr != nil || mp.Job != s.p.JobID() {
+		return nil, err
+	}
+	for _, m := range mp.Splits {
+		won[m.Node] = &tree.Split{Party: s.p.Self(), Table: m.Table, Column: m.Column, Op: m.Op, Num: m.Num, Cat: m.Cat}
+	}
+	return won, nil
 }
 
 // testLabel stands for a test class the training set does not have: it
