@@ -30,6 +30,7 @@ func FuzzJobMessages(f *testing.F) {
 		&Plan{Splits: []int{1, -1}},
 		&Plan{Abort: true},
 		&Won{Nodes: []WonNode{{Open: 0, Index: 1}}},
+		&predictLoadOutput{Labels: []string{"n", "y"}, Nodes: []ModelNode{{ID: 0, Table: "S", Left: 1, Right: 2}, {ID: 1, Label: 1}, {ID: 2}}},
 		&checkpoint{States: []*state{{Key: "grow/1", Shared: [][]string{{"1:a"}}, Nodes: []nodeState{{ID: 3, Parts: []Part{{Rows: []int32{1}, Cls: []uint64{1, 2}}, {}}}}}}},
 	} {
 		b, err := protocol.Marshal(v)
@@ -60,5 +61,9 @@ func FuzzJobMessages(f *testing.F) {
 		_ = decode(b, &w)
 		var cp checkpoint
 		_ = decode(b, &cp)
+		var lo predictLoadOutput
+		if decode(b, &lo) == nil {
+			_ = checkSkeleton(g, lo.Nodes, len(lo.Labels))
+		}
 	})
 }

@@ -578,6 +578,20 @@ type ModelPart struct {
 	Party  string       `json:"party"`
 	Labels []string     `json:"labels"`
 	Splits []ModelSplit `json:"splits"`
+	// Nodes is the public skeleton of the final tree, parents first, so
+	// that a later sjc-predict job can walk it.
+	Nodes []ModelNode `json:"nodes"`
+}
+
+// ModelNode is one node of the final skeleton: a split on Table (its
+// predicate kept by the table's party) or, when Table is empty, a leaf
+// labelled Labels[Label].
+type ModelNode struct {
+	ID    int32  `json:"id" msgpack:"id"`
+	Table string `json:"table,omitempty" msgpack:"table"`
+	Left  int32  `json:"left,omitempty" msgpack:"left"`
+	Right int32  `json:"right,omitempty" msgpack:"right"`
+	Label int    `json:"label" msgpack:"label"`
 }
 
 // ModelSplit is one node's predicate.
@@ -606,6 +620,13 @@ func (s *session) finish(ctx context.Context, step job.Step) ([]byte, error) {
 		return nil, err
 	}
 	mp := ModelPart{Job: s.p.JobID(), Party: s.p.Self(), Labels: s.labels, Splits: []ModelSplit{}}
+	for _, n := range a.Nodes {
+		mn := ModelNode{ID: n.ID, Label: n.Label}
+		if n.Table >= 0 && n.Table < len(s.g.Tables) {
+			mn.Table, mn.Left, mn.Right = s.g.Tables[n.Table].Name, n.Left, n.Right
+		}
+		mp.Nodes = append(mp.Nodes, mn)
+	}
 	for _, n := range a.Nodes {
 		if n.Table < 0 || n.Table >= len(s.g.Tables) || !s.owns(n.Table) {
 			continue

@@ -127,7 +127,7 @@ func (a *app) configFlag(cmd *cobra.Command, persistent bool, p *string, what st
 
 // kinds is every job kind this binary runs.
 func kinds() job.Registry {
-	return job.Registry{"sum": sum.Kind{}, "quantile": quantile.Kind{}, "bicluster": bicluster.Kind{}, "sjc": sjc.Kind{}}
+	return job.Registry{"sum": sum.Kind{}, "quantile": quantile.Kind{}, "bicluster": bicluster.Kind{}, "sjc": sjc.Kind{}, "sjc-predict": sjc.PredictKind{}}
 }
 
 func (a *app) logger() *slog.Logger {

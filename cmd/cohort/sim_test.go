@@ -61,7 +61,7 @@ func TestSimSpecMessages(t *testing.T) {
 		return p
 	}
 	_, stderr, err := run(t, bin, "sim", write("nosuch.yaml", "kind: nosuch\nparties: [{name: a}]\n"), "--out", filepath.Join(dir, "o1"))
-	if err == nil || !strings.Contains(stderr, `unknown job kind "nosuch"`) || !strings.Contains(stderr, "runs bicluster, quantile, sjc, sum") {
+	if err == nil || !strings.Contains(stderr, `unknown job kind "nosuch"`) || !strings.Contains(stderr, "runs bicluster, quantile, sjc, sjc-predict, sum") {
 		t.Errorf("kind nosuch: %v %q; want the kinds this binary runs", err, stderr)
 	}
 	_, stderr, err = run(t, bin, "sim", write("empty.yaml", ""), "--out", filepath.Join(dir, "o2"))
