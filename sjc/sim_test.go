@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/tree"
@@ -93,4 +94,80 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestPredictRealNodes trains a model on real nodes and then, on the same
+// running consortium, classifies the test tables with an sjc-predict job
+// naming the training job: each node finds its part of the model in its
+// own data dir.
+func TestPredictRealNodes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	spec, want := chainCase(t, nil)
+	spec.Test = nil
+	c, err := sim.StartCluster(ctx, t.TempDir(), spec.PartyNames(), sim.ClusterOptions{
+		Kinds: job.Registry{"sjc": sjc.Kind{}, "sjc-predict": sjc.PredictKind{}}, TablesDir: spec.Dir,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n, err := c.WaitLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	submit := func(s *job.Spec) map[string]any {
+		t.Helper()
+		raw, err := s.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := n.Submit(ctx, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := n.Wait(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Status != node.StatusDone {
+			t.Fatalf("job %s: %s %s %v", id, rec.Status, rec.Error, rec.Failures)
+		}
+		var res map[string]any
+		if err := json.Unmarshal(rec.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		res["id"] = id
+		return res
+	}
+	trained := submit(spec)
+	if nodes, _ := want.Size(); trained["nodes"] != float64(nodes) {
+		t.Fatalf("trained %v nodes, in process %d", trained["nodes"], nodes)
+	}
+	ps := *spec
+	ps.Kind, ps.Params, ps.Parties = "sjc-predict", map[string]any{"model": trained["id"]}, nil
+	for _, p := range spec.Parties {
+		q := job.PartySpec{Name: p.Name}
+		for _, tb := range p.Tables {
+			q.Tables = append(q.Tables, job.TableSpec{Name: tb.Name, Path: tb.Name + "_test.csv"})
+		}
+		ps.Parties = append(ps.Parties, q)
+	}
+	pred := submit(&ps)
+	rows, _ := pred["rows"].(float64)
+	if rows == 0 {
+		t.Fatalf("no test join row predicted: %v", pred)
+	}
+	target := spec.Parties[0].Name
+	for _, p := range spec.Parties {
+		for _, tb := range p.Tables {
+			if tb.Name == "T1" {
+				target = p.Name
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(c.DataDir(target), sjc.PredictionsSecret(pred["id"].(string)))); err != nil {
+		t.Fatalf("the target's party kept no predictions: %v", err)
+	}
+	t.Logf("predicted %v over %v join rows", pred["predicted"], rows)
 }
