@@ -10,6 +10,8 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/tree"
 )
@@ -80,5 +82,32 @@ func BenchmarkJobVsInProcess(b *testing.B) {
 		b.ReportMetric(float64(bytes)/1e6, "job-MB")
 		b.ReportMetric(float64(nodes), "nodes")
 		_ = tree.DefaultCF
+	}
+}
+
+// BenchmarkSimSpec runs the spec named by SJC_SIM_SPEC (say one written by
+// `cohort data gen sjc`) on real in-process nodes through sim.Run, with
+// Raft's heartbeat raised to 3 s so that nodes starved of CPU by the PSI
+// on a crowded machine are not declared unreachable. Metrics: wall-s and
+// each phase's seconds.
+//
+//	SJC_SIM_SPEC=/tmp/c200k/spec.yaml go test ./sjc -run '^$' -bench SimSpec -benchtime 1x
+func BenchmarkSimSpec(b *testing.B) {
+	path := os.Getenv("SJC_SIM_SPEC")
+	if path == "" {
+		b.Skip("SJC_SIM_SPEC names no spec")
+	}
+	for b.Loop() {
+		t0 := time.Now()
+		res, err := sim.Run(context.Background(), path, sim.RunOptions{Kinds: job.Registry{"sjc": sjc.Kind{}}, Out: filepath.Join(b.TempDir(), "out"),
+			Timing: node.Timing{HeartbeatMS: 3000, ElectionMS: 15000}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(time.Since(t0).Seconds(), "wall-s")
+		for ph, s := range res["timing"].(map[string]any) {
+			b.ReportMetric(s.(float64), ph+"-s")
+		}
+		b.ReportMetric(res["nodes"].(float64), "nodes")
 	}
 }
