@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -374,7 +375,7 @@ func growStep(ctx context.Context, c job.Coordinator, g *Graph, st job.Step, arg
 	}
 	// Winners first, then the plan: a party waits for its Won only when
 	// the plan names one of its tables.
-	for _, name := range slices.Sorted(mapsKeys(won)) {
+	for _, name := range slices.Sorted(maps.Keys(won)) {
 		b, err := encode(won[name])
 		if err != nil {
 			return d, err
@@ -405,16 +406,6 @@ func growStep(ctx context.Context, c job.Coordinator, g *Graph, st job.Step, arg
 		return d, err
 	}
 	return d, nil
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // silentPrefix marks a failure that a re-run may cure.
