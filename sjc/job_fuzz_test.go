@@ -30,6 +30,9 @@ func FuzzJobMessages(f *testing.F) {
 		&Plan{Splits: []int{1, -1}},
 		&Plan{Abort: true},
 		&Won{Nodes: []WonNode{{Open: 0, Index: 1}}},
+		&countsOutput{Tables: true, Counts: [][]uint64{{1, 2}, {3, 4}}},
+		&loadOutput{Labels: []string{"n", "y"}},
+		&finishOutput{Target: true, Correct: 1, Total: 2},
 		&predictLoadOutput{Labels: []string{"n", "y"}, Nodes: []ModelNode{{ID: 0, Table: "S", Left: 1, Right: 2}, {ID: 1, Label: 1}, {ID: 2}}},
 		&checkpoint{States: []*state{{Key: "grow/1", Shared: [][]string{{"1:a"}}, Nodes: []nodeState{{ID: 3, Parts: []Part{{Rows: []int32{1}, Cls: []uint64{1, 2}}, {}}}}}}},
 	} {
@@ -65,5 +68,15 @@ func FuzzJobMessages(f *testing.F) {
 		if decode(b, &lo) == nil {
 			_ = checkSkeleton(g, lo.Nodes, len(lo.Labels))
 		}
+		// Party outputs, as the coordinator decides on them.
+		parties := []string{"a", "b"}
+		outs := &job.Outputs{Results: map[string][]byte{"a": b, "b": b}, Failed: map[string]string{}}
+		_ = decideLoad(outs, g, parties)
+		_ = decidePropagate(outs, g, parties, 2)
+		if d := decideGrow(outs, parties, Plan{Splits: []int{1, -1}}, "", 2); d.Error == "" && !d.Retry && len(d.Children) != 2 {
+			t.Fatalf("grow decided %d children for one split", len(d.Children))
+		}
+		_ = decideFinish(outs, parties, true)
+		_ = decidePredictLoad(outs, g, parties)
 	})
 }
