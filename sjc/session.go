@@ -692,7 +692,7 @@ const testLabel = "\x00"
 // tables, then split propagation down the tree, each party applying its
 // own predicates. The target table's party counts the correct join rows.
 func (s *session) evaluate(ctx context.Context, step job.Step, a finishArgs, won map[int32]*tree.Split) (correct, total uint64, err error) {
-	labels := append([]string{testLabel}, s.labels...)
+	labels := slices.Sorted(slices.Values(append([]string{testLabel}, s.labels...)))
 	locals := make([]*Local, len(s.g.Tables))
 	for _, i := range s.own {
 		name := s.g.Tables[i].Name
@@ -701,7 +701,7 @@ func (s *session) evaluate(ctx context.Context, step job.Step, a finishArgs, won
 			return 0, 0, err
 		}
 		if i == 0 {
-			t = relabel(t, s.g.Class, labels)
+			t = relabel(t, s.g.Class, s.labels)
 		}
 		if locals[i], err = NewLocal(s.g, name, t, labels, Params{}); err != nil {
 			return 0, 0, fmt.Errorf("test set: %w", err)
@@ -739,7 +739,8 @@ func (s *session) evaluate(ctx context.Context, step job.Step, a finishArgs, won
 			if n.Label < 0 || n.Label >= len(s.labels) {
 				return 0, 0, fmt.Errorf("sjc: leaf %d has label %d of %d", n.ID, n.Label, len(s.labels))
 			}
-			correct += c[n.Label+1]
+			k, _ := slices.BinarySearch(labels, s.labels[n.Label])
+			correct += c[k]
 			for _, x := range c {
 				total += x
 			}
@@ -777,15 +778,16 @@ func (s *session) testTable(ctx context.Context, name string) (*table.Table, err
 	return t, nil
 }
 
-// relabel returns t with every class value not in labels replaced by
-// testLabel (a test class the tree never predicts).
+// relabel returns t with every class value not in labels (the training
+// labels, sorted) replaced by testLabel (a test class the tree never
+// predicts).
 func relabel(t *table.Table, class string, labels []string) *table.Table {
 	out := &table.Table{Name: t.Name}
 	for _, c := range t.Columns {
 		if c.Name == class {
 			nc := &table.Column{Name: c.Name, Kind: c.Kind, Str: make([]string, len(c.Str))}
 			for r, v := range c.Str {
-				if _, ok := slices.BinarySearch(labels[1:], v); ok {
+				if _, ok := slices.BinarySearch(labels, v); ok {
 					nc.Str[r] = v
 				} else {
 					nc.Str[r] = testLabel
