@@ -171,3 +171,93 @@ func TestPredictRealNodes(t *testing.T) {
 	}
 	t.Logf("predicted %v over %v join rows", pred["predicted"], rows)
 }
+
+// TestSimPartyRestarted: over real nodes, a party's node is restarted once
+// the first levels are committed; its new session goes on from the state
+// it kept in its data dir, and the tree (assembled from every node's data
+// dir) is the in-process tree.
+func TestSimPartyRestarted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	spec, want := chainCase(t, nil)
+	spec.Test = nil
+	c, err := sim.StartCluster(ctx, t.TempDir(), spec.PartyNames(), sim.ClusterOptions{
+		Kinds: job.Registry{"sjc": sjc.Kind{}}, TablesDir: spec.Dir,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	leader, err := c.WaitLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := ""
+	for _, name := range spec.PartyNames() {
+		if c.Node(name) != leader {
+			victim = name
+			break
+		}
+	}
+	raw, err := spec.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := leader.Submit(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for done := 0; done < 4; { // load, propagate and two levels
+		js, ok := leader.Job(id)
+		if ok && js.Status != node.StatusRunning && js.Status != node.StatusQueued {
+			t.Fatalf("the job ended (%s) before the restart", js.Status)
+		}
+		done = 0
+		if ok {
+			for _, s := range js.Steps {
+				if s.Done {
+					done++
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	if err := c.Kill(victim); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Restart(victim); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := leader.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != node.StatusDone {
+		t.Fatalf("job %s: %s %v", rec.Status, rec.Error, rec.Failures)
+	}
+	secrets := map[string]job.Secrets{}
+	for _, name := range spec.PartyNames() {
+		secrets[name] = job.DirSecrets(c.DataDir(name))
+	}
+	full, err := sjc.Kind{}.Assemble(ctx, spec, rec.Result, secrets, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Tree json.RawMessage `json:"tree"`
+	}
+	if err := json.Unmarshal(full, &res); err != nil {
+		t.Fatal(err)
+	}
+	var got tree.Tree
+	if err := got.UnmarshalJSON(res.Tree); err != nil {
+		t.Fatal(err)
+	}
+	if d := tree.Diff(want, &got); d != "" {
+		t.Fatalf("after %s restarted the tree differs: %s", victim, d)
+	}
+}
