@@ -7,12 +7,11 @@
 // research/seed-004-xu-thesis.md §2 restates it with its errata, and
 // DESIGN.md "SJC tree semantics" fixes the split rules.
 //
-// This slice is the in-process algorithm: the join graph, the per-table
-// rounds as pure functions, their in-process driver (Build, Evaluate), the
-// synthetic generator, and (in internal/reftree, for tests and benchmarks)
-// the join-then-build reference. The distributed job (job.Kind, sessions,
-// PSI, messages) is the next slice; each function below is meant to become
-// one step.
+// The package holds the join graph, the per-table rounds as pure functions
+// (local.go), their in-process driver (Build, Evaluate), the synthetic
+// generator, the distributed job `kind: sjc` (Kind: job.go, session.go,
+// assemble.go) and, in internal/reftree for tests and benchmarks, the
+// join-then-build reference.
 //
 // # Join graph
 //
@@ -112,34 +111,108 @@
 //     names only values it holds, at most once, with the right number of
 //     counts (ErrSummary).
 //
-// # Leakage profile (draft, for the distributed job)
+// # Distributed job
 //
-// After research report §2.15 and G11; semi-honest, non-colluding parties.
+// Kind runs the rounds above as job steps. Every step has every party of
+// the spec (a party holding no table of the join takes part and sends
+// nothing but its empty offers and outputs):
 //
-//   - Every party: the class labels; the skeleton of the tree (node ids,
-//     the party owning each split, the class counts of every node, which
-//     every table can also compute from its own Part); the split predicates
-//     of the nodes it won, and no others; the root-to-leaf path and label
-//     of each instance it helps classify.
-//   - Neighbours on an edge (the two parties holding the joined tables):
+//  1. load: each party reads its tables and checks them against the
+//     schema (NewLocal); the target table's party reports the class
+//     labels, which the coordinator commits. A bad table fails the job
+//     naming party, table and column.
+//  2. propagate: for every edge between tables of two parties, the two run
+//     ECDH PSI (package psi) on the edge's canonical join values, on
+//     sub-channel psi/EDGE (edges inside one party intersect locally);
+//     then class propagation (ClassSchedule) with each class summary a
+//     message from one neighbour to the other (TypeClassSummary). Each
+//     party reports the root's class counts; an edge with no common value,
+//     or an empty join, fails the job naming the edge or target table.
+//  3. grow, one step per tree level (round r; a level the coordinator
+//     must re-run, because a party was silent or missed a message, is the
+//     next round): for every open node of the level, each party computes
+//     its tables' frontiers (BestSplits) and sends the coordinator its
+//     offers (TypeOffers: gains only, OfferOf) within the step; the
+//     coordinator picks each node's winner (Choose, or a leaf when the best
+//     gain is <= Eps), sends every party the level's plan (TypePlan: per
+//     node the winning table or -1) and each winning party alone which of
+//     its candidates won which nodes (TypeWon: positions in its frontier);
+//     the winners split their rows (SplitOwn) and split summaries flow
+//     outwards from each winner (SplitSchedule, TypeSplitSummary, sub-
+//     channel split/NODE/EDGE); every party reports the children's class
+//     counts (all parties must agree). The coordinator commits the level's
+//     skeleton: per node the winning table or leaf, and the children's
+//     counts. Nodes that Stop are leaves; the others are the next level's.
+//     Nothing private outlives the step, so a new leader re-runs an
+//     unfinished level from the log.
+//  4. The coordinator prunes the public skeleton (tree.Prune needs only
+//     the counts) and runs finish with the final skeleton: each party
+//     keeps its predicates of the final tree's nodes (ModelSecret, with
+//     Secrets.WriteSecret), and, when the spec has a test set, the test
+//     join rows are classified without materialising the test join: PSI
+//     and class propagation over the test tables, then split propagation
+//     down the final tree, each party applying its own predicates; the
+//     target's party reports the correct and total test join rows.
+//
+// The result (committed, seen by every member) holds the labels, the
+// skeleton (DESIGN.md's tree format with each split naming its party and
+// table only, and node ids), its size, the model's secret name and the
+// test accuracy. `cohort sim`, which owns every party, assembles the whole
+// tree from the skeleton and every party's kept predicates (Assemble) into
+// result.json's "tree". Over real nodes each party keeps its own part.
+//
+// Restarts: a session keeps its training state (the PSI results, its
+// tables' Parts at the open nodes, its won predicates) in its data dir
+// after every step (stateSecret, written with Secrets.WriteSecret), next to
+// the state before the step. A session opened after a restart finds in
+// History the last committed step (retried levels excluded) and goes on
+// from the state it kept for it. The received summaries are not in the
+// log, and re-deriving them would take every neighbour's cooperation, so
+// the state is kept rather than rebuilt from the log alone; a party whose
+// data dir lost it fails the job, naming itself. The state is emptied once
+// the model is kept.
+//
+// # Leakage profile
+//
+// After research report §2.15 and G11; semi-honest, non-colluding
+// parties. TestJobLeakage captures every message and every log record of a
+// job and checks them against this list.
+//
+//   - The log (every member of the consortium): the spec; the class labels;
+//     the skeleton of the tree (node ids, the table and party owning each
+//     split, the class counts of every node, leaves and their labels),
+//     level by level; which levels were re-run and which parties failed;
+//     the test set's correct and total join rows. No join value (not even
+//     a shared one), no attribute value, no predicate, no gain.
+//   - Every party of the job: the same, plus whatever the plan messages
+//     carry (the same skeleton, sent before it is committed).
+//   - Neighbours on an edge (the parties holding the two joined tables):
 //     the shared join values and each other's number of distinct join
 //     values (PSI); per shared value, the class counts of the join rows
 //     behind it on the sender's side (class summaries: up to three per edge,
-//     once), which expose multiplicities (about how many far-side rows each
-//     shared value has); per tree node and shared value, how those counts
+//     once per training and once for a test set), which expose
+//     multiplicities (about how many far-side rows each shared value has);
+//     per tree node and shared value present at the node, how those counts
 //     divide between the children (split summaries), which for a value held
 //     by one sender row is one bit of an unknown private predicate. Non-
 //     shared join values and private attribute values are never sent. This
 //     class and split summary leakage is the thesis's accepted leakage
 //     (class labels are not private); hiding it (masked or homomorphic
 //     summaries) is outside the thesis.
-//   - Coordinator: every table's offered gains at every node (its best
-//     gain, plus any others within 1e-12 of it) and so how well each party separates the classes
+//   - Coordinator (the Raft leader of each level's attempt): every table's
+//     offered gains at every open node (its best gain, plus any others
+//     within 1e-12 of it), and so how well each party separates the classes
 //     there; the winner of each node (the split-site identity, also in the
-//     skeleton); N and E per node. No attribute name, threshold or value.
+//     skeleton) and which entry of its frontier won (almost always the
+//     only one). No attribute name, threshold or value.
+//   - The winning party: which of its candidates won each node it won, so
+//     its own predicates; no other party learns any predicate.
 //   - Non-adjacent parties exchange nothing directly.
 //   - A party holding several tables sees their summaries in the clear; the
 //     profile is per party, and an edge inside one party discloses nothing.
+//   - Each party's data dir keeps its model part (its predicates by node
+//     id) and, during training, its state; nothing of it leaves the node.
+//     In `cohort sim` one operator owns every node and sees the whole tree.
 //
 // # Not checked, not constant time
 //

@@ -18,6 +18,9 @@ type Params struct {
 	// neighbour, through the split summary, exactly which shared values went
 	// where (research report G4).
 	JoinSplits bool `yaml:"join_splits"`
+	// TimeoutMS is the timeout of each step of the job (the node's default
+	// when 0).
+	TimeoutMS int64 `yaml:"timeout_ms"`
 }
 
 // Gain tolerance of DESIGN.md: gains within Eps are equal (the tie rule

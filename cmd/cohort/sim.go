@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cohortdm/cohort/examples"
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/sim"
 )
 
@@ -56,7 +57,14 @@ DIR and renames it into place at the end, so DIR never mixes two runs' files.`,
 	return cmd
 }
 
+// keyFree are the kinds that use no threshold key: sim deals their nodes
+// none (dealing a 2048-bit key costs seconds).
+var keyFree = map[string]bool{"sjc": true, "sjc-predict": true}
+
 func (a *app) runSim(cmd *cobra.Command, spec, out string, timeout time.Duration, replace bool, setup keySetup) (map[string]any, error) {
+	if s, err := job.LoadSpec(spec); err == nil && keyFree[s.Kind] {
+		setup = nil
+	}
 	var progress io.Writer
 	if a.format == "text" {
 		progress = a.stderr

@@ -1,0 +1,237 @@
+package sjc_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/sjc"
+	"github.com/cohortdm/cohort/sjc/tree"
+)
+
+// leakCase is a three-party chain L (pa) - S (pb) - P (pc), S and P joined
+// on a composite key, whose private values are recognisable: categorical
+// values carry a prefix, numeric values are listed, and every join value
+// held by one side only starts with "only".
+func leakCase(t *testing.T) (*job.Spec, []float64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(3, 9))
+	dir := t.TempDir()
+	var nums []float64
+	num := func(base float64) string {
+		x := base + float64(rng.IntN(400))*0.0625
+		nums = append(nums, x)
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	key := func(prefix string, n int, only string) string {
+		if rng.IntN(6) == 0 {
+			return fmt.Sprintf("%s%d", only, rng.IntN(3))
+		}
+		return fmt.Sprintf("%s%d", prefix, rng.IntN(n))
+	}
+	var l, s, p strings.Builder
+	l.WriteString("ssn,org,x,class\n")
+	for range 40 {
+		x := num(1000)
+		org := fmt.Sprintf("orgL_%d", rng.IntN(4))
+		cls := "no"
+		if v, _ := strconv.ParseFloat(x, 64); (v > 1012) != (org == "orgL_1") {
+			cls = "yes"
+		}
+		fmt.Fprintf(&l, "%s,%s,%s,%s\n", key("sh", 8, "onlyL"), org, x, cls)
+	}
+	s.WriteString("dealer,day,gain,typ\n")
+	for range 40 {
+		fmt.Fprintf(&s, "%s,%s,%s,typS_%d\n", key("sh", 8, "onlyS"), key("dy", 4, "onlySd"), num(2000), rng.IntN(5))
+	}
+	p.WriteString("callee,day,len,cat\n")
+	for range 40 {
+		fmt.Fprintf(&p, "%s,%s,%s,catP_%d\n", key("sh", 8, "onlyP"), key("dy", 4, "onlyPd"), num(3000), rng.IntN(3))
+	}
+	for name, b := range map[string]*strings.Builder{"L": &l, "S": &s, "P": &p} {
+		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := &job.Spec{
+		Kind: "sjc", Dir: dir, Source: "leak.yaml",
+		Parties: []job.PartySpec{
+			{Name: "pa", Tables: []job.TableSpec{{Name: "L", Path: "L.csv"}}},
+			{Name: "pb", Tables: []job.TableSpec{{Name: "S", Path: "S.csv"}}},
+			{Name: "pc", Tables: []job.TableSpec{{Name: "P", Path: "P.csv"}}},
+		},
+		Schema: map[string]map[string]string{
+			"L": {"ssn": "key", "org": "categorical", "x": "numeric", "class": "class"},
+			"S": {"dealer": "key", "day": "key", "gain": "numeric", "typ": "categorical"},
+			"P": {"callee": "key", "day": "key", "len": "numeric", "cat": "categorical"},
+		},
+		Join:   []string{"L.ssn = S.dealer", "P.callee = S.dealer AND S.day = P.day"},
+		Params: map[string]any{"prune": false},
+		Test:   map[string]string{"L": "L.csv", "S": "S.csv", "P": "P.csv"},
+	}
+	return spec, nums
+}
+
+func float64Bytes(x float64) []byte {
+	return binary.BigEndian.AppendUint64(nil, math.Float64bits(x))
+}
+
+// TestJobLeakage checks every message and every log record of a job
+// against the package doc's leakage profile: no private attribute value
+// and no join value held by one side only leaves its party; class and
+// split summaries go only to the neighbour on their edge and name only
+// shared join values; offers go only to the coordinator, the won
+// candidate only to its party; no split predicate is in the log or in any
+// message.
+func TestJobLeakage(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	spec, nums := leakCase(t)
+	run, err := runJob(t, ctx, spec, jobtest.Options{Leader: "pb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := run.tree.Size()
+	if n < 5 {
+		t.Fatalf("tree of %d nodes: too small to say anything", n)
+	}
+	g, err := sjc.NewGraph(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := map[string]string{"L": "pa", "S": "pb", "P": "pc"}
+	edgeParties := func(e int) [2]string {
+		a, b := owner[g.Edges[e].Parent], owner[g.Edges[e].Child]
+		return [2]string{min(a, b), max(a, b)}
+	}
+	// The shared join values of each edge.
+	data := loadTables(t, spec, map[string]string{"L": read(t, spec, "L"), "S": read(t, spec, "S"), "P": read(t, spec, "P")})
+	labels, _ := sjc.Labels(g, data["L"])
+	locals, err := sjc.Prepare(g, data, labels, sjc.DefaultParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := make([][]string, len(g.Edges))
+	for e, ed := range g.Edges {
+		shared[e] = sjc.Intersect(locals[g.Index(ed.Parent)].JoinValues(e), locals[e+1].JoinValues(e))
+	}
+
+	// Private bytes: categorical values, numeric values (as text and as
+	// float64), one-sided join values, split thresholds.
+	var private [][]byte
+	for _, p := range []string{"orgL_", "typS_", "catP_", "onlyL", "onlyS", "onlyP"} {
+		private = append(private, []byte(p))
+	}
+	for _, x := range nums {
+		private = append(private, float64Bytes(x), []byte(strconv.FormatFloat(x, 'f', -1, 64)))
+	}
+	var walk func(n *tree.Node)
+	splits := 0
+	walk = func(n *tree.Node) {
+		if n.IsLeaf() {
+			return
+		}
+		splits++
+		if n.Split.Op == tree.OpLE {
+			private = append(private, float64Bytes(n.Split.Num), []byte(strconv.FormatFloat(n.Split.Num, 'f', -1, 64)))
+		} else {
+			private = append(private, []byte(n.Split.Cat))
+		}
+		walk(n.Left)
+		walk(n.Right)
+	}
+	walk(run.tree.Root)
+	for _, b := range private {
+		if es := run.rep.LogHolding(b); len(es) > 0 {
+			t.Errorf("the log holds private bytes %q (%d entries, first %s)", b, len(es), es[0].Op)
+		}
+		if ss := run.rep.SentHolding(b); len(ss) > 0 {
+			t.Errorf("a message holds private bytes %q: %s from %s to %s", b, ss[0].Message.Type, ss[0].From, ss[0].To)
+		}
+	}
+	// No join value at all in the log: the shared ones stay with their edge.
+	for e := range shared {
+		for _, v := range shared[e] {
+			if es := run.rep.LogHolding([]byte(v)); len(es) > 0 {
+				t.Errorf("the log holds the shared join value %q of edge %d", v, e)
+			}
+		}
+	}
+
+	allowed := []protocol.Disclosure{protocol.DiscloseClassSummary, protocol.DiscloseSplitSummary, protocol.DiscloseScore,
+		protocol.DisclosePSIBlinded, protocol.DisclosePublicResult}
+	if out := run.rep.SentOutside(allowed...); len(out) > 0 {
+		t.Errorf("%d messages outside the profile, first %s (%s)", len(out), out[0].Message.Type, out[0].Disclosure)
+	}
+	seen := map[string]int{}
+	for _, s := range run.rep.Sent {
+		m := s.Message
+		seen[m.Type]++
+		switch m.Type {
+		case sjc.TypeClassSummary, sjc.TypeSplitSummary:
+			var e int
+			var values []string
+			if m.Type == sjc.TypeClassSummary {
+				var cs sjc.ClassSummary
+				if err := protocol.Unmarshal(m.Body, &cs); err != nil {
+					t.Fatal(err)
+				}
+				e, values = cs.Edge, cs.Values
+			} else {
+				var ss sjc.SplitSummary
+				if err := protocol.Unmarshal(m.Body, &ss); err != nil {
+					t.Fatal(err)
+				}
+				e, values = ss.Edge, ss.Values
+			}
+			if ps := edgeParties(e); [2]string{min(s.From, s.To), max(s.From, s.To)} != ps {
+				t.Errorf("%s on edge %d sent from %s to %s, not between its tables' parties %v", m.Type, e, s.From, s.To, ps)
+			}
+			for _, v := range values {
+				if _, ok := slices.BinarySearch(shared[e], v); !ok {
+					t.Errorf("%s on edge %d names %q, not a shared join value", m.Type, e, v)
+				}
+			}
+		case sjc.TypeOffers:
+			if s.To != "pb" { // the only leader
+				t.Errorf("offers from %s went to %s, not the coordinator", s.From, s.To)
+			}
+		case sjc.TypeWon:
+			if !slices.Contains(run.rep.Leaders, s.From) {
+				t.Errorf("won message from %s, not a coordinator", s.From)
+			}
+			var w sjc.Won
+			if err := protocol.Unmarshal(m.Body, &w); err != nil || len(w.Nodes) == 0 {
+				t.Errorf("won message to %s: %v %+v", s.To, err, w)
+			}
+		}
+	}
+	for _, typ := range []string{sjc.TypeClassSummary, sjc.TypeSplitSummary, sjc.TypeOffers, sjc.TypePlan, sjc.TypeWon} {
+		if seen[typ] == 0 {
+			t.Errorf("no %s message was sent: the test checks nothing of it", typ)
+		}
+	}
+	t.Logf("%d splits, %d messages checked (%v), %d private byte strings searched in %d log entries", splits, len(run.rep.Sent), seen, len(private), len(run.rep.Log))
+}
+
+func read(t *testing.T, spec *job.Spec, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(spec.Dir, name+".csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(bytes.TrimSpace(b)) + "\n"
+}
