@@ -23,6 +23,7 @@ const (
 	phaseSchema  = "schema"
 	phaseIterate = "iterate"
 	phaseLocals  = "locals"
+	phaseTest    = "test"
 	phaseMerge   = "merge"
 	phaseRows    = "rows"
 )
@@ -41,7 +42,6 @@ type JobParams struct {
 	Beta        float64 `yaml:"beta"`
 	FracBits    int     `yaml:"frac_bits"`
 	ValueBits   int     `yaml:"value_bits"`
-	MergeRounds int     `yaml:"merge_rounds"`
 	TimeoutMS   int64   `yaml:"timeout_ms"`
 }
 
@@ -49,7 +49,6 @@ type JobParams struct {
 type jobConfig struct {
 	p                   Params
 	fracBits, valueBits int
-	mergeRounds         int
 	timeoutMS           int64
 }
 
@@ -69,7 +68,7 @@ func parseJobParams(spec *job.Spec) (*jobConfig, error) {
 	d := DefaultParams()
 	jp := JobParams{Divergence: string(d.Divergence), Delta: d.Delta, MinRows: d.MinRows, MinCols: d.MinCols,
 		MaxIter: d.MaxIter, Mode: string(d.Mode), Beta: d.Beta, FracBits: defaultFracBits,
-		ValueBits: defaultValueBits, MergeRounds: 3}
+		ValueBits: defaultValueBits}
 	if err := spec.DecodeParams(&jp); err != nil {
 		return nil, err
 	}
@@ -97,8 +96,6 @@ func parseJobParams(spec *job.Spec) (*jobConfig, error) {
 		return nil, spec.Errorf("params.frac_bits", "must be in [0, 60], not %d", jp.FracBits)
 	case jp.ValueBits <= jp.FracBits || jp.ValueBits > 1000:
 		return nil, spec.Errorf("params.value_bits", "must be in [frac_bits+1, 1000], not %d", jp.ValueBits)
-	case jp.MergeRounds < 1 || jp.MergeRounds > 20:
-		return nil, spec.Errorf("params.merge_rounds", "must be in [1, 20], not %d", jp.MergeRounds)
 	case jp.TimeoutMS < 0 || jp.TimeoutMS > maxJobTimeout.Milliseconds():
 		return nil, spec.Errorf("params.timeout_ms", "must be in [1, %d] (a day), not %d", maxJobTimeout.Milliseconds(), jp.TimeoutMS)
 	}
@@ -106,7 +103,7 @@ func parseJobParams(spec *job.Spec) (*jobConfig, error) {
 	if err := p.Check(); err != nil {
 		return nil, spec.Errorf("params", "%v", err)
 	}
-	return &jobConfig{p: p, fracBits: jp.FracBits, valueBits: jp.ValueBits, mergeRounds: jp.MergeRounds, timeoutMS: jp.TimeoutMS}, nil
+	return &jobConfig{p: p, fracBits: jp.FracBits, valueBits: jp.ValueBits, timeoutMS: jp.TimeoutMS}, nil
 }
 
 // Validate checks the params.
@@ -141,7 +138,6 @@ type iterArgs struct {
 
 type mergeArgs struct {
 	Groups [][]Ref `msgpack:"groups"`
-	Test   bool    `msgpack:"test"` // parties report members that misfit
 }
 
 type rowsArgs struct {
@@ -177,7 +173,6 @@ type localsDecision struct {
 
 type mergeDecision struct {
 	Sums     []float64         `msgpack:"sums"` // per group, per slot (groupSlots): Σ of the members' row values
-	Misfits  []Ref             `msgpack:"misfits"`
 	Excluded map[string]string `msgpack:"excluded"`
 	Error    string            `msgpack:"error"`
 }
@@ -195,7 +190,6 @@ type schemaOutput struct {
 
 type aggOutput struct {
 	Report   []byte `msgpack:"report"`
-	Misfits  []int  `msgpack:"misfits"` // merge: this party's locals that misfit their group
 	Unusable string `msgpack:"unusable"`
 }
 
@@ -297,34 +291,46 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		return nil, errors.New(ld.Error)
 	}
 
-	// Merge rounds.
-	groups := initialGroups(ld.Locals)
-	var globals []globalDesc
-	for round := 0; ; round++ {
-		groups = keepGroups(groups, ld.Locals, cfg.p.MinRows)
-		test := round < cfg.mergeRounds-1
-		st, err := step(phaseMerge, round, mergeArgs{Groups: groups, Test: test})
+	// Merge: the pairwise test on encrypted representatives, its bits
+	// joined in pair order, then one aggregation of the kept groups' sums.
+	pairs := candidatePairs(ld.Locals)
+	similar := []bool{}
+	if len(pairs) > 0 {
+		st, err := step(phaseTest, 0, testArgs{Pairs: pairs})
 		if err != nil {
 			return nil, err
 		}
-		d, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (mergeDecision, error) {
-			_, n := groupSlots(groups, ld.Locals)
-			return decideMerge(outs, parties, groups, n), nil
+		td, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (testDecision, error) {
+			return decideTest(outs, parties, len(pairs)), nil
 		})
 		if err != nil {
 			return nil, err
 		}
-		if d.Error != "" {
-			return nil, fmt.Errorf("merge round %d: %s", round, d.Error)
+		if td.Error != "" {
+			return nil, fmt.Errorf("merge test: %s", td.Error)
 		}
-		addExcluded(excluded, d.Excluded)
-		if len(d.Misfits) == 0 || !test {
-			if globals, err = globalsOf(groups, ld.Locals, d.Sums, cols); err != nil {
-				return nil, err
-			}
-			break
-		}
-		groups = splitMisfits(groups, d.Misfits)
+		addExcluded(excluded, td.Excluded)
+		similar = td.Similar
+	}
+	groups := keepGroups(joinPairs(ld.Locals, pairs, similar), ld.Locals, cfg.p.MinRows)
+	st, err = step(phaseMerge, 0, mergeArgs{Groups: groups})
+	if err != nil {
+		return nil, err
+	}
+	md, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (mergeDecision, error) {
+		_, n := groupSlots(groups, ld.Locals)
+		return decideMerge(outs, parties, groups, n), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if md.Error != "" {
+		return nil, fmt.Errorf("merge: %s", md.Error)
+	}
+	addExcluded(excluded, md.Excluded)
+	globals, err := globalsOf(groups, ld.Locals, md.Sums, cols)
+	if err != nil {
+		return nil, err
 	}
 
 	// Rows: each party's rows of every global bicluster.
@@ -523,14 +529,45 @@ func decideLocals(outs *job.Outputs, parties []string, cols int) localsDecision 
 	return d
 }
 
-// initialGroups joins locals of different parties whose column sets
-// overlap (Jaccard ≥ 1/2, the column half of PlainSimilar), transitively,
-// testing pairs in (party, local) order: deterministic from the committed
-// descriptions.
-func initialGroups(locals [][]LocalDesc) [][]Ref {
+// candidatePairs lists the pairs of locals of different parties whose
+// column sets overlap (Jaccard ≥ 1/2, the column half of PlainSimilar),
+// in the order Merge tests them ((party, local) order of the first, then
+// of the second), each with the union of the two column sets: public,
+// from the committed descriptions.
+func candidatePairs(locals [][]LocalDesc) []pairDesc {
 	var refs []Ref
 	for p, ls := range locals {
 		for k := range ls {
+			refs = append(refs, Ref{p, k})
+		}
+	}
+	var out []pairDesc
+	for a := range refs {
+		for b := a + 1; b < len(refs); b++ {
+			if refs[a].Party == refs[b].Party {
+				continue
+			}
+			ca, cb := locals[refs[a].Party][refs[a].Local].Cols, locals[refs[b].Party][refs[b].Local].Cols
+			in := Common(ca, cb)
+			if union := len(ca) + len(cb) - in; union > 0 && 2*in >= union {
+				cols := slices.Concat(ca, cb)
+				slices.Sort(cols)
+				out = append(out, pairDesc{A: refs[a], B: refs[b], Cols: slices.Compact(cols)})
+			}
+		}
+	}
+	return out
+}
+
+// joinPairs joins the similar pairs transitively in pair order, as Merge
+// does, and returns every local's group ordered by its first member:
+// deterministic from committed decisions (research §4.2 row 20).
+func joinPairs(locals [][]LocalDesc, pairs []pairDesc, similar []bool) [][]Ref {
+	var refs []Ref
+	at := map[Ref]int{} // looked up only
+	for p, ls := range locals {
+		for k := range ls {
+			at[Ref{p, k}] = len(refs)
 			refs = append(refs, Ref{p, k})
 		}
 	}
@@ -545,17 +582,10 @@ func initialGroups(locals [][]LocalDesc) [][]Ref {
 		}
 		return i
 	}
-	for a := range refs {
-		for b := a + 1; b < len(refs); b++ {
-			if refs[a].Party == refs[b].Party {
-				continue
-			}
-			ca, cb := locals[refs[a].Party][refs[a].Local].Cols, locals[refs[b].Party][refs[b].Local].Cols
-			in := Common(ca, cb)
-			if union := len(ca) + len(cb) - in; union > 0 && 2*in >= union {
-				ra, rb := find(a), find(b)
-				parent[max(ra, rb)] = min(ra, rb)
-			}
+	for i, p := range pairs {
+		if i < len(similar) && similar[i] {
+			ra, rb := find(at[p.A]), find(at[p.B])
+			parent[max(ra, rb)] = min(ra, rb)
 		}
 	}
 	var out [][]Ref
@@ -591,26 +621,6 @@ func keepGroups(groups [][]Ref, locals [][]LocalDesc, minRows int) [][]Ref {
 	return out
 }
 
-// splitMisfits takes the misfits out of their groups, each becoming a
-// group of its own, in a deterministic order.
-func splitMisfits(groups [][]Ref, misfits []Ref) [][]Ref {
-	var out, alone [][]Ref
-	for _, g := range groups {
-		var kept []Ref
-		for _, r := range g {
-			if slices.Contains(misfits, r) {
-				alone = append(alone, []Ref{r})
-			} else {
-				kept = append(kept, r)
-			}
-		}
-		if len(kept) > 0 {
-			out = append(out, kept)
-		}
-	}
-	return append(out, alone...)
-}
-
 // groupCols are the columns held by members with at least half the
 // group's rows (as Merge does), from public column sets and counts.
 func groupCols(g []Ref, locals [][]LocalDesc) []int {
@@ -638,19 +648,14 @@ func groupCols(g []Ref, locals [][]LocalDesc) []int {
 }
 
 // groupSlots lists, for each group, the columns its aggregated sums
-// cover: the union of its members' public column sets (the merge test and
-// the global bicluster use no others, so no other column's sums are
-// revealed). It also returns the total number of slots.
+// cover: its public columns (groupCols), the only ones the result
+// reports, so every decrypted sum is a published mean times the group's
+// public count. It also returns the total number of slots.
 func groupSlots(groups [][]Ref, locals [][]LocalDesc) ([][]int, int) {
 	out := make([][]int, len(groups))
 	n := 0
 	for k, g := range groups {
-		var cols []int
-		for _, r := range g {
-			cols = append(cols, locals[r.Party][r.Local].Cols...)
-		}
-		slices.Sort(cols)
-		out[k] = slices.Compact(cols)
+		out[k] = groupCols(g, locals)
 		n += len(out[k])
 	}
 	return out, n
@@ -672,24 +677,33 @@ func groupRep(g []Ref, locals [][]LocalDesc, sums []float64, slots []int, cols i
 }
 
 func decideMerge(outs *job.Outputs, parties []string, groups [][]Ref, slots int) mergeDecision {
-	if len(groups) == 0 {
+	if slots == 0 {
 		return mergeDecision{}
 	}
-	res, got, msg := rootOutcome(outs, parties, slots)
+	res, _, msg := rootOutcome(outs, parties, slots)
 	if msg != "" {
 		return mergeDecision{Error: msg}
 	}
-	d := mergeDecision{Sums: res.Sum, Excluded: res.Excluded}
-	for p, name := range parties {
-		o := got[name]
-		if o == nil {
-			return mergeDecision{Error: fmt.Sprintf("party %s reported no outcome", name)}
+	return mergeDecision{Sums: res.Sum, Excluded: res.Excluded}
+}
+
+// decideTest reads the pair test's signs from the root's output, or says
+// which parties failed it.
+func decideTest(outs *job.Outputs, parties []string, n int) testDecision {
+	got := map[string]*testOutput{}
+	for _, name := range parties {
+		var o testOutput
+		if why := partyOutput(outs, name, &o, func() string { return o.Unusable }); why != "" {
+			return testDecision{Error: why}
 		}
-		for _, k := range o.Misfits {
-			d.Misfits = append(d.Misfits, Ref{p, k})
-		}
+		got[name] = &o
 	}
-	return d
+	root := secureagg.Root(job.Step{Parties: parties, Coordinator: outs.Coordinator})
+	o := got[root]
+	if o == nil || len(o.Similar) != n {
+		return testDecision{Error: fmt.Sprintf("the root %s returned no signs of %d pair tests", root, n)}
+	}
+	return testDecision{Similar: o.Similar, Excluded: o.Excluded}
 }
 
 func globalsOf(groups [][]Ref, locals [][]LocalDesc, sums []float64, cols int) ([]globalDesc, error) {

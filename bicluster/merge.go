@@ -2,7 +2,6 @@ package bicluster
 
 import (
 	"fmt"
-	"math"
 	"slices"
 )
 
@@ -53,10 +52,13 @@ type Global struct {
 type Similar func(a, b int) (bool, error)
 
 // PlainSimilar is the merge test on plaintext representatives: the
-// columns overlap (Jaccard ≥ 1/2) and the root mean squared difference of
-// the representatives over the union of the columns is at most
-// beta times the larger mean of the two there (a scale-free form of the
-// paper's "Euclidean distance below a threshold β", decision 18).
+// columns overlap (Jaccard ≥ 1/2) and, over the union U of the columns
+// (u of them), u·‖v − m‖² ≤ β²·(Σv)(Σm), i.e. the root mean squared
+// difference of the representatives is at most β times the geometric mean
+// of their means on U (a scale-free form of the paper's "Euclidean
+// distance below a threshold β", decision 18). One comparison of one
+// polynomial in both representatives, so the job evaluates it on
+// encrypted representatives and reveals only its sign (pairtest.go).
 func PlainSimilar(locals []Local, beta float64) Similar {
 	return func(a, b int) (bool, error) {
 		la, lb := locals[a], locals[b]
@@ -78,9 +80,7 @@ func PlainSimilar(locals []Local, beta float64) Similar {
 			ma += la.Rep[j]
 			mb += lb.Rep[j]
 		}
-		n := float64(len(cols))
-		scale := max(math.Abs(ma), math.Abs(mb)) / n
-		return math.Sqrt(d2/n) <= beta*scale, nil
+		return float64(len(cols))*d2 <= beta*beta*ma*mb, nil
 	}
 }
 

@@ -83,6 +83,8 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 			out.Locals = append(out.Locals, LocalDesc{Cols: l.Cols, Count: l.Count})
 		}
 		return encode(out)
+	case phaseTest:
+		return s.test(ctx, step)
 	case phaseMerge:
 		return s.merge(ctx, step)
 	case phaseRows:
@@ -101,16 +103,13 @@ func (s *session) aggConfig() (secureagg.Config, error) {
 }
 
 // aggregate sums v with the other parties and reports the outcome.
-func (s *session) aggregate(ctx context.Context, step job.Step, v []float64, misfits func(*secureagg.Result) []int) ([]byte, error) {
+func (s *session) aggregate(ctx context.Context, step job.Step, v []float64) ([]byte, error) {
 	cfg, err := s.aggConfig()
 	if err != nil {
 		return nil, err
 	}
 	res, err := secureagg.Aggregate(ctx, s.p, step, cfg, v)
 	out := &aggOutput{}
-	if err == nil && misfits != nil {
-		out.Misfits = misfits(res)
-	}
 	if out.Report, err = secureagg.EncodeReport(s.p.Self(), step, res, err); err != nil {
 		return nil, err
 	}
@@ -187,7 +186,7 @@ func (s *session) iterate(ctx context.Context, step job.Step) ([]byte, error) {
 	if err != nil {
 		return s.withdraw(ctx, step, fmt.Errorf("party %s: %w", s.p.Self(), err))
 	}
-	return s.aggregate(ctx, step, c.Vector(), nil)
+	return s.aggregate(ctx, step, c.Vector())
 }
 
 // localBiclusters are the party's local biclusters under the final
@@ -259,6 +258,9 @@ func (s *session) merge(ctx context.Context, step job.Step) ([]byte, error) {
 		}
 	}
 	slots, n := groupSlots(a.Groups, public)
+	if n == 0 {
+		return encode(&aggOutput{})
+	}
 	v := make([]float64, 0, n)
 	for k, g := range a.Groups {
 		sums := make([]float64, len(slots[k]))
@@ -276,42 +278,7 @@ func (s *session) merge(ctx context.Context, step job.Step) ([]byte, error) {
 		}
 		v = append(v, sums...)
 	}
-	var test func(*secureagg.Result) []int
-	if a.Test {
-		test = func(res *secureagg.Result) []int { return s.misfits(a.Groups, public, mine, res.Sum) }
-	}
-	return s.aggregate(ctx, step, v, test)
-}
-
-// misfits lists this party's locals in groups of two or more whose
-// representative is not similar (PlainSimilar, β) to the group's public
-// merged representative on the group's public columns: only the party's
-// own representative, which never leaves it, is compared.
-func (s *session) misfits(groups [][]Ref, public [][]LocalDesc, mine []Local, sums []float64) []int {
-	slots, n := groupSlots(groups, public)
-	if len(sums) != n {
-		return nil
-	}
-	var out []int
-	off := 0
-	for k, g := range groups {
-		group := sums[off : off+len(slots[k])]
-		off += len(slots[k])
-		if len(g) < 2 {
-			continue
-		}
-		rep := Local{Party: -1, Cols: groupCols(g, public), Rep: groupRep(g, public, group, slots[k], s.m.Cols)}
-		for _, r := range g {
-			if r.Party != s.index {
-				continue
-			}
-			ok, err := PlainSimilar([]Local{mine[r.Local], rep}, s.cfg.p.Beta)(0, 1)
-			if err != nil || !ok {
-				out = append(out, r.Local)
-			}
-		}
-	}
-	return out
+	return s.aggregate(ctx, step, v)
 }
 
 func (s *session) rows(step job.Step) ([]byte, error) {
