@@ -355,10 +355,111 @@ func TestJobLeakage(t *testing.T) {
 	if values == 0 {
 		t.Fatal("no real value checked")
 	}
+	checkMergeDisclosure(t, rep, gs)
 	for _, o := range rep.Outputs {
 		if len(o.Output) > 16 && o.Step.Phase != "schema" && o.Step.Phase != "locals" && len(rep.LogHolding(o.Output)) > 0 {
 			t.Errorf("the log holds %s's output of %s/%d", o.Party, o.Step.Phase, o.Step.Round)
 		}
+	}
+}
+
+// checkMergeDisclosure: the merge reveals only what the result publishes.
+// The pair test's decision holds one bit per candidate pair and no
+// number; the merge decrypts one sum per published (bicluster, column),
+// each exactly the published mean times the group's public row count. The
+// member-against-group merge this replaced fails it: it decrypted every
+// round's group sums (so a misfit's representative by subtraction, and
+// the sums of groups of one party's locals) on every column of the union.
+func checkMergeDisclosure(t *testing.T, rep *jobtest.Report, gs []bicluster.GlobalResult) {
+	t.Helper()
+	type ref struct {
+		Party int `msgpack:"party"`
+		Local int `msgpack:"local"`
+	}
+	var counts [][]int
+	var tests, merges int
+	for _, rec := range rep.Records() {
+		switch rec.Step.Phase {
+		case "locals":
+			var d struct {
+				Locals [][]struct {
+					Cols  []int `msgpack:"cols"`
+					Count int   `msgpack:"count"`
+				} `msgpack:"locals"`
+				Error string `msgpack:"error"`
+			}
+			if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+				t.Fatal(err)
+			}
+			for _, ls := range d.Locals {
+				var c []int
+				for _, l := range ls {
+					c = append(c, l.Count)
+				}
+				counts = append(counts, c)
+			}
+		case "test":
+			tests++
+			var d struct {
+				Similar  []bool            `msgpack:"similar"`
+				Excluded map[string]string `msgpack:"excluded"`
+				Error    string            `msgpack:"error"`
+			}
+			if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+				t.Fatalf("the pair test's decision holds more than bits: %v", err)
+			}
+			var a struct {
+				Pairs []struct {
+					A    ref   `msgpack:"a"`
+					B    ref   `msgpack:"b"`
+					Cols []int `msgpack:"cols"`
+				} `msgpack:"pairs"`
+			}
+			if err := protocol.Unmarshal(rec.Step.Args, &a); err != nil {
+				t.Fatal(err)
+			}
+			if len(a.Pairs) == 0 || len(d.Similar) != len(a.Pairs) {
+				t.Fatalf("%d bits for %d pairs", len(d.Similar), len(a.Pairs))
+			}
+		case "merge":
+			merges++
+			var d struct {
+				Sums     []float64         `msgpack:"sums"`
+				Excluded map[string]string `msgpack:"excluded"`
+				Error    string            `msgpack:"error"`
+			}
+			if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+				t.Fatalf("the merge decision holds more than sums: %v", err)
+			}
+			var a struct {
+				Groups [][]ref `msgpack:"groups"`
+			}
+			if err := protocol.Unmarshal(rec.Step.Args, &a); err != nil {
+				t.Fatal(err)
+			}
+			if len(a.Groups) != len(gs) {
+				t.Fatalf("%d groups aggregated, %d published", len(a.Groups), len(gs))
+			}
+			off := 0
+			for k, g := range a.Groups {
+				n := 0
+				for _, r := range g {
+					n += counts[r.Party][r.Local]
+				}
+				for i, mean := range gs[k].Means {
+					if off+i >= len(d.Sums) || d.Sums[off+i]/float64(n) != mean {
+						t.Fatalf("decrypted sum %d is not bicluster %d's published mean %v × %d rows", off+i, k, mean, n)
+					}
+				}
+				off += len(gs[k].Means)
+			}
+			if off != len(d.Sums) {
+				t.Fatalf("%d sums decrypted, %d means published", len(d.Sums), off)
+			}
+		}
+	}
+	if tests != 1 || merges != 1 {
+		t.Fatalf("%d pair tests and %d merges committed, want one each", tests, merges)
 	}
 }
 
@@ -379,7 +480,7 @@ func TestJobTamperedShare(t *testing.T) {
 	opts.Network = jobtest.NewNetwork(names...)
 	var tampered atomic.Int32
 	opts.Network.Intercept(cheat, func(to string, msg *protocol.Message) *protocol.Message {
-		if msg.Type == "secureagg/share" {
+		if msg.Type == "secureagg/share" || msg.Type == bicluster.TypeShare {
 			tampered.Add(1)
 			msg.Body[len(msg.Body)/2] ^= 0x55
 		}
@@ -467,7 +568,7 @@ func TestJobParams(t *testing.T) {
 		"beta: -1":                      "params.beta",
 		"frac_bits: 61":                 "params.frac_bits",
 		"value_bits: 10, frac_bits: 16": "params.value_bits",
-		"merge_rounds: 0":               "params.merge_rounds",
+		"beta: 1000":                    "params.beta",
 		"timeout_ms: -5":                "params.timeout_ms",
 		"colour: red":                   "params.colour",
 	} {
@@ -542,5 +643,79 @@ func TestJobAccuracyTable(t *testing.T) {
 			ch += score.Match(truth, central.Biclusters) / reps
 		}
 		t.Logf("| %.2f | %.3f | %.3f | %.3f |", g, j, cl, ch)
+	}
+}
+
+// TestJobDissimilarPairRevealsNothing: two parties hold a local bicluster
+// each on the same columns at levels 10 and 100, three rows each, and the
+// job runs with min_rows 5. The pair test finds them dissimilar, neither
+// alone reaches min_rows, and so no sum of theirs is ever decrypted: the
+// log holds neither party's mean nor their sum. (The member-against-group
+// merge grouped them by columns, decrypted the group's sums, and each party
+// learnt the other's representative by subtraction before the misfits were
+// split off and dropped.)
+func TestJobDissimilarPairRevealsNothing(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"org01", "org02", "org03"}
+	levels := []float64{10, 100, 0}
+	var spec strings.Builder
+	spec.WriteString("kind: bicluster\nparties:\n")
+	const rows, cols = 12, 10
+	for p, name := range names {
+		data := make([]float64, rows*cols)
+		for r := range rows {
+			for j := range cols {
+				if r < 3 && j < 6 && levels[p] > 0 {
+					data[r*cols+j] = levels[p] + float64(r+j)/97
+				}
+			}
+		}
+		m, err := bicluster.NewMatrix(rows, cols, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range cols {
+			m.ColNames = append(m.ColNames, fmt.Sprintf("c%d", j))
+		}
+		for r := range rows {
+			m.RowIDs = append(m.RowIDs, rowID(p*100+r))
+		}
+		var buf bytes.Buffer
+		if err := synth.WriteCSV(&buf, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".csv"), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: m, path: %s.csv}]\n", name, name)
+	}
+	spec.WriteString("params: {min_rows: 5}\n")
+	path := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := runJob(t, path, dealt(t, names))
+	_, gs := globals(t, rep.Result)
+	checkMergeDisclosure(t, rep, gs)
+	// The pair was tested and found dissimilar.
+	found := false
+	for _, rec := range rep.Records() {
+		if rec.Step.Phase == "test" {
+			var d struct {
+				Similar  []bool            `msgpack:"similar"`
+				Excluded map[string]string `msgpack:"excluded"`
+				Error    string            `msgpack:"error"`
+			}
+			if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+				t.Fatal(err)
+			}
+			found = len(d.Similar) > 0 && !slices.Contains(d.Similar, true)
+		}
+	}
+	if !found {
+		t.Fatal("no dissimilar pair test committed: the scenario did not arise")
+	}
+	if len(gs) != 0 {
+		t.Fatalf("published %v: two 3-row locals under min_rows 5", gs)
 	}
 }
