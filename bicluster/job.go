@@ -38,16 +38,16 @@ const maxJobTimeout = 24 * time.Hour
 
 // JobParams are the job's spec params; zero fields take DefaultParams.
 type JobParams struct {
-	Divergence  string  `yaml:"divergence"`
-	Delta       float64 `yaml:"delta"`
-	MinRows     int     `yaml:"min_rows"`
-	MinCols     int     `yaml:"min_cols"`
-	MaxIter     int     `yaml:"max_iter"`
-	Mode        string  `yaml:"mode"`
-	Beta        float64 `yaml:"beta"`
-	FracBits    int     `yaml:"frac_bits"`
-	ValueBits   int     `yaml:"value_bits"`
-	TimeoutMS   int64   `yaml:"timeout_ms"`
+	Divergence string  `yaml:"divergence"`
+	Delta      float64 `yaml:"delta"`
+	MinRows    int     `yaml:"min_rows"`
+	MinCols    int     `yaml:"min_cols"`
+	MaxIter    int     `yaml:"max_iter"`
+	Mode       string  `yaml:"mode"`
+	Beta       float64 `yaml:"beta"`
+	FracBits   int     `yaml:"frac_bits"`
+	ValueBits  int     `yaml:"value_bits"`
+	TimeoutMS  int64   `yaml:"timeout_ms"`
 }
 
 // jobConfig is the validated params.

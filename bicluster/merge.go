@@ -2,6 +2,7 @@ package bicluster
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -52,13 +53,17 @@ type Global struct {
 type Similar func(a, b int) (bool, error)
 
 // PlainSimilar is the merge test on plaintext representatives: the
-// columns overlap (Jaccard ≥ 1/2) and, over the union U of the columns
-// (u of them), u·‖v − m‖² ≤ β²·(Σv)(Σm), i.e. the root mean squared
-// difference of the representatives is at most β times the geometric mean
-// of their means on U (a scale-free form of the paper's "Euclidean
-// distance below a threshold β", decision 18). One comparison of one
-// polynomial in both representatives, so the job evaluates it on
-// encrypted representatives and reveals only its sign (pairtest.go).
+// columns overlap (Jaccard ≥ 1/2) and the root mean squared difference of
+// the representatives over the union U of the columns (u of them) is at
+// most beta times the larger mean of the two there (a scale-free form of
+// the paper's "Euclidean distance below a threshold β", decision 18). In
+// squares, with S the sum of a representative over U:
+//
+//	u·‖v − m‖² ≤ β²·S_v²  or  u·‖v − m‖² ≤ β²·S_m²
+//
+// two comparisons of polynomials in both representatives, which the job
+// evaluates on encrypted representatives, revealing only their signs
+// (pairtest.go).
 func PlainSimilar(locals []Local, beta float64) Similar {
 	return func(a, b int) (bool, error) {
 		la, lb := locals[a], locals[b]
@@ -80,7 +85,8 @@ func PlainSimilar(locals []Local, beta float64) Similar {
 			ma += la.Rep[j]
 			mb += lb.Rep[j]
 		}
-		return float64(len(cols))*d2 <= beta*beta*ma*mb, nil
+		m := max(math.Abs(ma), math.Abs(mb))
+		return float64(len(cols))*d2 <= beta*beta*m*m, nil
 	}
 }
 

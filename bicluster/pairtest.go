@@ -16,25 +16,28 @@ import (
 // 15–20). For a candidate pair (a, b) of local biclusters of parties
 // A < B, over the union U of their column sets (u = |U|), with
 // representatives v (a's) and m (b's) in fixed point V = round(v·2^F),
-// M = round(m·2^F), and β² as B = round(β²·2^G):
+// M = round(m·2^F), S_V = Σ_U V, S_M = Σ_U M, and β² as B = round(β²·2^G):
 //
-//	x = 2^G·u·‖V − M‖² − B·(ΣV)(ΣM) − 1       similar ⟺ x < 0
+//	D   = 2^G·u·‖V − M‖²
+//	x_A = D − B·S_V² − 1,  x_B = D − B·S_M² − 1    similar ⟺ x_A < 0 or x_B < 0
 //
-// which is PlainSimilar's u·‖v − m‖² ≤ β²·(Σv)(Σm) in fixed point. The
-// rounds, each one pure function here (STYLE habit 2), the network in
-// pairtest_session.go:
+// which is PlainSimilar (RMS difference ≤ β·the larger mean) in fixed
+// point. The rounds, each a pure function here (STYLE habit 2), the
+// network in pairtest_session.go:
 //
 //  1. A encrypts, under the consortium's threshold key, V_j and V_j² for
-//     j ∈ U (D0's E_A(V) with the threshold key in place of A's own, so
-//     no single party can decrypt) and sends them to B (pairEncrypt).
-//  2. B evaluates E(x) homomorphically with its plaintext M (the corrected
-//     D0 form: Σ V² − 2 Σ V·M + Σ M², never a decryption), blinds it as
-//     E(r_B·x + s_B) with 0 ≤ s_B < r_B, re-randomises it and sends it
-//     back to A (pairEvaluate).
-//  3. A blinds again, E(r_A·y + s_A) (pairBlind), and packs its pairs'
+//     j ∈ U and S_V² (D0's E_A(V) with the threshold key in place of A's
+//     own, so no single party can decrypt) and sends them to B
+//     (pairEncrypt).
+//  2. B evaluates E(x_A) and E(x_B) homomorphically with its plaintext M
+//     (the corrected D0 form: Σ V² − 2 Σ V·M + Σ M², never a decryption),
+//     blinds each as E(r·x + s) with 0 ≤ s < r, re-randomises them and
+//     sends them back to A (pairEvaluate).
+//  3. A blinds each again, E(r'·y + s') (pairBlind), and packs its pairs'
 //     results into few ciphertexts (pairPack).
 //  4. The root threshold-decrypts the packed ciphertexts with t+1
-//     verified shares and reads one sign per pair (pairSigns).
+//     verified shares and reads the signs (pairSigns); the coordinator
+//     commits only their OR, one bit per pair.
 //
 // Blinding keeps the sign: for an integer x and 0 ≤ s < r, r·x + s < 0
 // exactly when x < 0. Each r is (2^32 + u)·2^e with u a uniform 32-bit
@@ -73,8 +76,8 @@ func newPairCode(pk *paillier.PublicKey, fracBits, valueBits int, beta float64, 
 		return nil, fmt.Errorf("%w: β = %v", ErrParams, beta)
 	}
 	l := bitLen(maxCols)
-	// |u·2^G·‖V−M‖²| < 2^(l + G + 2·valueBits + 2 + l), |B·ΣV·ΣM| <
-	// 2^(bits(B) + 2·(l + valueBits)); x is below the larger plus 1.
+	// 0 ≤ D = u·2^G·‖V−M‖² < 2^(l + G + 2·(valueBits + 1) + l) and
+	// 0 ≤ B·S² < 2^(bits(B) + 2·(l + valueBits)); |x| is below the larger.
 	xBits := max(pairBetaBits+2*valueBits+2+2*l, B.BitLen()+2*(l+valueBits)) + 1
 	rBits := pairMaskBits + 1 + pairShiftBits // r < 2^(33+64)
 	// |y| < 2^(xBits+rBits), |z| < 2^(xBits+2·rBits); one more for the
@@ -107,26 +110,32 @@ func (pc *pairCode) encode(rep []float64, cols []int) ([]*big.Int, error) {
 	return out, nil
 }
 
-// pairEncrypt is round 1 at A: E(V_j) then E(V_j²) for each j, 2·len(v)
-// ciphertexts.
+// pairEncrypt is round 1 at A: E(V_j) for each j, then E(V_j²) for each
+// j, then E(S_V²): 2·len(v)+1 ciphertexts.
 func pairEncrypt(pk *paillier.PublicKey, random io.Reader, v []*big.Int) ([]*paillier.Ciphertext, error) {
-	plain := make([]*big.Int, 0, 2*len(v))
+	plain := make([]*big.Int, 0, 2*len(v)+1)
+	sum := new(big.Int)
 	for _, x := range v {
 		e, err := pk.EncodeSigned(x)
 		if err != nil {
 			return nil, fmt.Errorf("bicluster: encode a representative: %w", err)
 		}
 		plain = append(plain, e)
+		sum.Add(sum, x)
 	}
 	for _, x := range v {
 		plain = append(plain, new(big.Int).Mul(x, x))
 	}
+	plain = append(plain, sum.Mul(sum, sum))
 	cts, err := pk.EncryptMany(random, plain)
 	if err != nil {
 		return nil, fmt.Errorf("bicluster: encrypt a representative: %w", err)
 	}
 	return cts, nil
 }
+
+// pairCiphertexts is how many ciphertexts pairEncrypt makes for u columns.
+func pairCiphertexts(u int) int { return 2*u + 1 }
 
 // blinder draws r = (2^32 + u)·2^e and s uniform in [0, r).
 func blinder(random io.Reader) (r, s *big.Int, err error) {
@@ -152,12 +161,13 @@ func blind(pk *paillier.PublicKey, random io.Reader, c *paillier.Ciphertext) (*p
 	return pk.AddPlain(pk.MulPlain(c, r), s), nil
 }
 
-// pairEvaluate is round 2 at B: from A's 2u ciphertexts (pairEncrypt of
-// V) and B's own M, E(r_B·x + s_B), re-randomised.
-func (pc *pairCode) pairEvaluate(pk *paillier.PublicKey, random io.Reader, enc []*paillier.Ciphertext, m []*big.Int) (*paillier.Ciphertext, error) {
+// pairEvaluate is round 2 at B: from A's ciphertexts (pairEncrypt of V)
+// and B's own M, E(r·x_A + s) and E(r'·x_B + s'), re-randomised.
+func (pc *pairCode) pairEvaluate(pk *paillier.PublicKey, random io.Reader, enc []*paillier.Ciphertext, m []*big.Int) ([2]*paillier.Ciphertext, error) {
+	var out [2]*paillier.Ciphertext
 	u := len(m)
-	if len(enc) != 2*u || u == 0 {
-		return nil, fmt.Errorf("bicluster: %d ciphertexts for a pair test on %d columns", len(enc), u)
+	if len(enc) != pairCiphertexts(u) || u == 0 {
+		return out, fmt.Errorf("bicluster: %d ciphertexts for a pair test on %d columns", len(enc), u)
 	}
 	scale := new(big.Int).Lsh(big.NewInt(int64(u)), pairBetaBits) // 2^G·u
 	sumM, sumM2 := new(big.Int), new(big.Int)
@@ -165,9 +175,8 @@ func (pc *pairCode) pairEvaluate(pk *paillier.PublicKey, random io.Reader, enc [
 		sumM.Add(sumM, x)
 		sumM2.Add(sumM2, new(big.Int).Mul(x, x))
 	}
-	// x = scale·(ΣV² − 2ΣV·M + ΣM²) − B·ΣM·ΣV − 1: E(V_j) is raised to
-	// −2·scale·M_j − B·ΣM, E(V_j²) to scale, and the constant added.
-	bm := new(big.Int).Mul(pc.beta, sumM)
+	// D = scale·(ΣV² − 2ΣV·M + ΣM²): ΣE(V_j²) raised to scale, each E(V_j)
+	// to −2·scale·M_j, and the constant added.
 	acc := enc[u]
 	for j := 1; j < u; j++ {
 		acc = pk.Add(acc, enc[u+j])
@@ -176,21 +185,23 @@ func (pc *pairCode) pairEvaluate(pk *paillier.PublicKey, random io.Reader, enc [
 	for j, x := range m {
 		k := new(big.Int).Mul(x, scale)
 		k.Lsh(k, 1)
-		k.Add(k, bm)
-		k.Neg(k)
-		acc = pk.Add(acc, mulSigned(pk, enc[j], k))
+		acc = pk.Add(acc, mulSigned(pk, enc[j], k.Neg(k)))
 	}
-	c := new(big.Int).Mul(scale, sumM2)
-	c.Sub(c, big.NewInt(1))
-	acc = pk.AddPlain(acc, mod(c, pk.PlaintextModulus()))
-	y, err := blind(pk, random, acc)
-	if err != nil {
-		return nil, err
+	d := pk.AddPlain(acc, mod(new(big.Int).Mul(scale, sumM2), pk.PlaintextModulus()))
+	// x_A = D − B·S_V² − 1, x_B = D − B·S_M² − 1.
+	xa := pk.AddPlain(pk.Add(d, mulSigned(pk, enc[2*u], new(big.Int).Neg(pc.beta))), mod(big.NewInt(-1), pk.PlaintextModulus()))
+	cb := new(big.Int).Mul(pc.beta, new(big.Int).Mul(sumM, sumM))
+	xb := pk.AddPlain(d, mod(cb.Neg(cb.Add(cb, big.NewInt(1))), pk.PlaintextModulus()))
+	for i, x := range []*paillier.Ciphertext{xa, xb} {
+		y, err := blind(pk, random, x)
+		if err != nil {
+			return out, err
+		}
+		if out[i], err = pk.Rerandomize(random, y); err != nil {
+			return out, fmt.Errorf("bicluster: re-randomise: %w", err)
+		}
 	}
-	if y, err = pk.Rerandomize(random, y); err != nil {
-		return nil, fmt.Errorf("bicluster: re-randomise: %w", err)
-	}
-	return y, nil
+	return out, nil
 }
 
 func mod(x, n *big.Int) *big.Int { return new(big.Int).Mod(x, n) }
@@ -239,12 +250,11 @@ func (pc *pairCode) pairPack(pk *paillier.PublicKey, zs []*paillier.Ciphertext) 
 }
 
 // pairSigns reads n results from the decrypted packed plaintexts: true
-// where the result is negative (the pair is similar). A slot or
-// plaintext outside what n in-range results make is an error, never a
-// guess.
+// where the result is negative. A slot or plaintext outside what n
+// in-range results make is an error, never a guess.
 func (pc *pairCode) pairSigns(plain []*big.Int, n int) ([]bool, error) {
 	if len(plain) != pc.packedCount(n) {
-		return nil, fmt.Errorf("bicluster: %d packed plaintexts for %d pair tests", len(plain), n)
+		return nil, fmt.Errorf("bicluster: %d packed plaintexts for %d results", len(plain), n)
 	}
 	offset := new(big.Int).Lsh(big.NewInt(1), uint(pc.slotBits-1))
 	mask := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), uint(pc.slotBits)), big.NewInt(1))
@@ -262,4 +272,14 @@ func (pc *pairCode) pairSigns(plain []*big.Int, n int) ([]bool, error) {
 		}
 	}
 	return out, nil
+}
+
+// pairSimilar is the merge bit of each pair from its two signs (x_A then
+// x_B, as pairEvaluate returns them): similar when either is negative.
+func pairSimilar(signs []bool) []bool {
+	out := make([]bool, len(signs)/2)
+	for i := range out {
+		out[i] = signs[2*i] || signs[2*i+1]
+	}
+	return out
 }

@@ -115,7 +115,7 @@ func TestPairTestMatchesPlainSimilar(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		z, err := pairBlind(&pk.PublicKey, rand.Reader, []*paillier.Ciphertext{y})
+		z, err := pairBlind(&pk.PublicKey, rand.Reader, y[:])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,10 +128,11 @@ func TestPairTestMatchesPlainSimilar(t *testing.T) {
 	if len(packed) != pc.packedCount(len(zs)) {
 		t.Fatalf("%d packed ciphertexts, want %d", len(packed), pc.packedCount(len(zs)))
 	}
-	got, err := pc.pairSigns(decryptPacked(t, pk, shares, packed), len(zs))
+	signs, err := pc.pairSigns(decryptPacked(t, pk, shares, packed), len(zs))
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := pairSimilar(signs)
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("pair %d: encrypted test says %v, PlainSimilar %v", i, got[i], want[i])

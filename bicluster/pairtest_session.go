@@ -269,7 +269,7 @@ func (r *pairRun) run(ctx context.Context) (*testOutput, error) {
 		}
 		want := 0
 		for _, i := range idx {
-			want += 2 * len(r.pairs[i].Cols)
+			want += pairCiphertexts(len(r.pairs[i].Cols))
 		}
 		raw, err := r.receive(ctx, a, TypeReps)
 		if err != nil {
@@ -279,10 +279,10 @@ func (r *pairRun) run(ctx context.Context) (*testOutput, error) {
 		if err != nil {
 			return nil, fmt.Errorf("representatives from %s: %w", r.names[a], err)
 		}
-		ys := make([]*paillier.Ciphertext, 0, len(idx))
+		ys := make([]*paillier.Ciphertext, 0, 2*len(idx))
 		for _, i := range idx {
 			p := r.pairs[i]
-			k := 2 * len(p.Cols)
+			k := pairCiphertexts(len(p.Cols))
 			m, err := r.pc.encode(r.mine[p.B.Local].Rep, p.Cols)
 			if err != nil {
 				return nil, err
@@ -292,7 +292,7 @@ func (r *pairRun) run(ctx context.Context) (*testOutput, error) {
 				return nil, err
 			}
 			cts = cts[k:]
-			ys = append(ys, y)
+			ys = append(ys, y[0], y[1])
 		}
 		body, err := r.marshal(ys)
 		if err != nil {
@@ -304,7 +304,7 @@ func (r *pairRun) run(ctx context.Context) (*testOutput, error) {
 	}
 	// Round 3, as A: blind again and pack, in Args order.
 	own := r.asA(r.self)
-	zs := make([]*paillier.Ciphertext, len(r.pairs))
+	zs := make([][]*paillier.Ciphertext, len(r.pairs)) // two per pair
 	for b := range n {
 		idx := r.between(r.self, b)
 		if len(idx) == 0 {
@@ -314,7 +314,7 @@ func (r *pairRun) run(ctx context.Context) (*testOutput, error) {
 		if err != nil {
 			return nil, err
 		}
-		ys, err := decodeCts(raw, &r.pk.PublicKey, len(idx))
+		ys, err := decodeCts(raw, &r.pk.PublicKey, 2*len(idx))
 		if err != nil {
 			return nil, fmt.Errorf("blinded values from %s: %w", r.names[b], err)
 		}
@@ -323,12 +323,12 @@ func (r *pairRun) run(ctx context.Context) (*testOutput, error) {
 			return nil, err
 		}
 		for k, i := range idx {
-			zs[i] = blinded[k]
+			zs[i] = blinded[2*k : 2*k+2]
 		}
 	}
 	var mineZ []*paillier.Ciphertext
 	for _, i := range own {
-		mineZ = append(mineZ, zs[i])
+		mineZ = append(mineZ, zs[i]...)
 	}
 	packed := r.pc.pairPack(&r.pk.PublicKey, mineZ)
 	root := slices.Index(r.names, secureagg.Root(r.step))
@@ -352,7 +352,7 @@ func (r *pairRun) run(ctx context.Context) (*testOutput, error) {
 func (r *pairRun) total() []int {
 	out := make([]int, len(r.names))
 	for a := range r.names {
-		out[a] = r.pc.packedCount(len(r.asA(a)))
+		out[a] = r.pc.packedCount(2 * len(r.asA(a)))
 	}
 	return out
 }
@@ -466,13 +466,13 @@ func (r *pairRun) decrypt(ctx context.Context, ownPacked []*paillier.Ciphertext)
 	off := 0
 	for a, c := range counts {
 		idx := r.asA(a)
-		signs, err := r.pc.pairSigns(plain[off:off+c], len(idx))
+		signs, err := r.pc.pairSigns(plain[off:off+c], 2*len(idx))
 		if err != nil {
 			return nil, fmt.Errorf("party %s's pair tests: %w", r.names[a], err)
 		}
 		off += c
-		for k, i := range idx {
-			out.Similar[i] = signs[k]
+		for k, similar := range pairSimilar(signs) {
+			out.Similar[idx[k]] = similar
 		}
 	}
 	if len(excluded) > 0 {
