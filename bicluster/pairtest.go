@@ -25,8 +25,8 @@ import (
 // point. The rounds, each a pure function here (STYLE habit 2), the
 // network in pairtest_session.go:
 //
-//  1. A encrypts, under the consortium's threshold key, V_j and V_j² for
-//     j ∈ U and S_V² (D0's E_A(V) with the threshold key in place of A's
+//  1. A encrypts, under the consortium's threshold key, V_j for j ∈ U,
+//     Σ_U V_j² and S_V² (D0's E_A(V) with the threshold key in place of A's
 //     own, so no single party can decrypt) and sends them to B
 //     (pairEncrypt).
 //  2. B evaluates E(x_A) and E(x_B) homomorphically with its plaintext M
@@ -110,23 +110,21 @@ func (pc *pairCode) encode(rep []float64, cols []int) ([]*big.Int, error) {
 	return out, nil
 }
 
-// pairEncrypt is round 1 at A: E(V_j) for each j, then E(V_j²) for each
-// j, then E(S_V²): 2·len(v)+1 ciphertexts.
+// pairEncrypt is round 1 at A for one pair: E(V_j) for each j ∈ U, then
+// E(Σ V_j²) and E(S_V²), u+2 ciphertexts (pairCiphertexts). The session
+// encrypts each V_j of a local once for all its pairs (pairSums gives the
+// other two).
 func pairEncrypt(pk *paillier.PublicKey, random io.Reader, v []*big.Int) ([]*paillier.Ciphertext, error) {
-	plain := make([]*big.Int, 0, 2*len(v)+1)
-	sum := new(big.Int)
+	plain := make([]*big.Int, 0, pairCiphertexts(len(v)))
 	for _, x := range v {
 		e, err := pk.EncodeSigned(x)
 		if err != nil {
 			return nil, fmt.Errorf("bicluster: encode a representative: %w", err)
 		}
 		plain = append(plain, e)
-		sum.Add(sum, x)
 	}
-	for _, x := range v {
-		plain = append(plain, new(big.Int).Mul(x, x))
-	}
-	plain = append(plain, sum.Mul(sum, sum))
+	sq, s2 := pairSums(v)
+	plain = append(plain, sq, s2)
 	cts, err := pk.EncryptMany(random, plain)
 	if err != nil {
 		return nil, fmt.Errorf("bicluster: encrypt a representative: %w", err)
@@ -134,8 +132,18 @@ func pairEncrypt(pk *paillier.PublicKey, random io.Reader, v []*big.Int) ([]*pai
 	return cts, nil
 }
 
-// pairCiphertexts is how many ciphertexts pairEncrypt makes for u columns.
-func pairCiphertexts(u int) int { return 2*u + 1 }
+// pairSums are Σ V_j² and (Σ V_j)², both non-negative.
+func pairSums(v []*big.Int) (sumSq, sqSum *big.Int) {
+	sumSq, sum := new(big.Int), new(big.Int)
+	for _, x := range v {
+		sumSq.Add(sumSq, new(big.Int).Mul(x, x))
+		sum.Add(sum, x)
+	}
+	return sumSq, sum.Mul(sum, sum)
+}
+
+// pairCiphertexts is how many ciphertexts A sends per pair on u columns.
+func pairCiphertexts(u int) int { return u + 2 }
 
 // blinder draws r = (2^32 + u)·2^e and s uniform in [0, r).
 func blinder(random io.Reader) (r, s *big.Int, err error) {
@@ -175,13 +183,9 @@ func (pc *pairCode) pairEvaluate(pk *paillier.PublicKey, random io.Reader, enc [
 		sumM.Add(sumM, x)
 		sumM2.Add(sumM2, new(big.Int).Mul(x, x))
 	}
-	// D = scale·(ΣV² − 2ΣV·M + ΣM²): ΣE(V_j²) raised to scale, each E(V_j)
+	// D = scale·(ΣV² − 2ΣV·M + ΣM²): E(ΣV²) raised to scale, each E(V_j)
 	// to −2·scale·M_j, and the constant added.
-	acc := enc[u]
-	for j := 1; j < u; j++ {
-		acc = pk.Add(acc, enc[u+j])
-	}
-	acc = pk.MulPlain(acc, scale)
+	acc := pk.MulPlain(enc[u], scale)
 	for j, x := range m {
 		k := new(big.Int).Mul(x, scale)
 		k.Lsh(k, 1)
@@ -189,7 +193,7 @@ func (pc *pairCode) pairEvaluate(pk *paillier.PublicKey, random io.Reader, enc [
 	}
 	d := pk.AddPlain(acc, mod(new(big.Int).Mul(scale, sumM2), pk.PlaintextModulus()))
 	// x_A = D − B·S_V² − 1, x_B = D − B·S_M² − 1.
-	xa := pk.AddPlain(pk.Add(d, mulSigned(pk, enc[2*u], new(big.Int).Neg(pc.beta))), mod(big.NewInt(-1), pk.PlaintextModulus()))
+	xa := pk.AddPlain(pk.Add(d, mulSigned(pk, enc[u+1], new(big.Int).Neg(pc.beta))), mod(big.NewInt(-1), pk.PlaintextModulus()))
 	cb := new(big.Int).Mul(pc.beta, new(big.Int).Mul(sumM, sumM))
 	xb := pk.AddPlain(d, mod(cb.Neg(cb.Add(cb, big.NewInt(1))), pk.PlaintextModulus()))
 	for i, x := range []*paillier.Ciphertext{xa, xb} {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math/big"
 	"slices"
 	"strings"
 	"sync"
@@ -234,32 +235,10 @@ func (s *session) test(ctx context.Context, step job.Step) ([]byte, error) {
 
 func (r *pairRun) run(ctx context.Context) (*testOutput, error) {
 	n := len(r.names)
-	// Round 1, as A: encrypt each pair's representative on its columns.
-	for b := range n {
-		idx := r.between(r.self, b)
-		if len(idx) == 0 {
-			continue
-		}
-		var cts []*paillier.Ciphertext
-		for _, i := range idx {
-			p := r.pairs[i]
-			v, err := r.pc.encode(r.mine[p.A.Local].Rep, p.Cols)
-			if err != nil {
-				return nil, err
-			}
-			c, err := pairEncrypt(&r.pk.PublicKey, r.random, v)
-			if err != nil {
-				return nil, err
-			}
-			cts = append(cts, c...)
-		}
-		body, err := r.marshal(cts)
-		if err != nil {
-			return nil, err
-		}
-		if err := r.send(ctx, b, TypeReps, body, protocol.DiscloseCiphertext); err != nil {
-			return nil, err
-		}
+	// Round 1, as A: encrypt each of its locals' V_j once, and ΣV² and
+	// S_V² once per (local, U), for all its pairs (one EncryptMany).
+	if err := r.encryptReps(ctx); err != nil {
+		return nil, err
 	}
 	// Round 2, as B: evaluate and blind every pair A sent.
 	for a := range n {
@@ -345,6 +324,71 @@ func (r *pairRun) run(ctx context.Context) (*testOutput, error) {
 		return &testOutput{}, r.share(ctx, root)
 	}
 	return r.decrypt(ctx, packed)
+}
+
+// encryptReps is round 1 at A: one message to each B with, per pair in
+// Args order, the pairCiphertexts of A's local on the pair's columns.
+func (r *pairRun) encryptReps(ctx context.Context) error {
+	type key struct {
+		local int
+		cols  string
+	}
+	colAt := map[[2]int]int{} // (local, column) → index into plain
+	sumAt := map[key]int{}    // → index of ΣV²; S_V² follows
+	var plain []*big.Int
+	for _, i := range r.asA(r.self) {
+		p := r.pairs[i]
+		v, err := r.pc.encode(r.mine[p.A.Local].Rep, p.Cols)
+		if err != nil {
+			return err
+		}
+		for k, j := range p.Cols {
+			if _, ok := colAt[[2]int{p.A.Local, j}]; !ok {
+				e, err := r.pk.EncodeSigned(v[k])
+				if err != nil {
+					return fmt.Errorf("bicluster: encode a representative: %w", err)
+				}
+				colAt[[2]int{p.A.Local, j}] = len(plain)
+				plain = append(plain, e)
+			}
+		}
+		kk := key{p.A.Local, fmt.Sprint(p.Cols)}
+		if _, ok := sumAt[kk]; !ok {
+			sq, s2 := pairSums(v)
+			sumAt[kk] = len(plain)
+			plain = append(plain, sq, s2)
+		}
+	}
+	if len(plain) == 0 {
+		return nil
+	}
+	cts, err := r.pk.EncryptMany(r.random, plain)
+	if err != nil {
+		return fmt.Errorf("bicluster: encrypt representatives: %w", err)
+	}
+	for b := range r.names {
+		idx := r.between(r.self, b)
+		if len(idx) == 0 {
+			continue
+		}
+		var out []*paillier.Ciphertext
+		for _, i := range idx {
+			p := r.pairs[i]
+			for _, j := range p.Cols {
+				out = append(out, cts[colAt[[2]int{p.A.Local, j}]])
+			}
+			at := sumAt[key{p.A.Local, fmt.Sprint(p.Cols)}]
+			out = append(out, cts[at], cts[at+1])
+		}
+		body, err := r.marshal(out)
+		if err != nil {
+			return err
+		}
+		if err := r.send(ctx, b, TypeReps, body, protocol.DiscloseCiphertext); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // total is how many packed ciphertexts every party's pairs make, in
