@@ -164,7 +164,7 @@ type schemaDecision struct {
 
 type iterDecision struct {
 	Num      []float64         `msgpack:"num"`
-	Den      []float64         `msgpack:"den"`
+	Den      []float64         `msgpack:"den"` // the first iteration's only`
 	Order    []int             `msgpack:"order"`
 	Changed  bool              `msgpack:"changed"`
 	Excluded map[string]string `msgpack:"excluded"`
@@ -258,6 +258,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	// Crossing minimisation.
 	order := InitialColumns(c.Seed(), cols)
 	iters := 0
+	var den []float64 // ΣDen, aggregated in the first iteration only
 	for iter := 1; ; iter++ {
 		st, err := step(phaseIterate, iter-1, iterArgs{Order: order})
 		if err != nil {
@@ -265,7 +266,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		}
 		prev := order
 		d, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (iterDecision, error) {
-			return decideIterate(outs, parties, prev, cols), nil
+			return decideIterate(outs, parties, prev, cols, den), nil
 		})
 		if err != nil {
 			return nil, err
@@ -274,6 +275,9 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 			return nil, fmt.Errorf("iteration %d: %s", iter, d.Error)
 		}
 		addExcluded(excluded, d.Excluded)
+		if den == nil {
+			den = d.Den
+		}
 		order, iters = d.Order, iter
 		c.Progress(phaseIterate, iter, cfg.p.MaxIter)
 		if Done(d.Changed, iter, cfg.p.MaxIter) {
@@ -480,20 +484,37 @@ func rootOutcome(outs *job.Outputs, parties []string, vlen int) (*secureagg.Resu
 	return res, got, ""
 }
 
-func decideIterate(outs *job.Outputs, parties []string, order []int, cols int) iterDecision {
-	res, _, msg := rootOutcome(outs, parties, 2*cols)
+// decideIterate reads the iteration's sums: Num and Den in the first
+// iteration, Num alone in later ones, whose Den is the first's (a party's
+// Den does not depend on the row order: Σ max(x, 0) per column, or its
+// weight flags in MeanOfMeans), so it is aggregated, and revealed, once.
+func decideIterate(outs *job.Outputs, parties []string, order []int, cols int, den []float64) iterDecision {
+	vlen := 2 * cols
+	if den != nil {
+		vlen = cols
+	}
+	res, _, msg := rootOutcome(outs, parties, vlen)
 	if msg != "" {
 		return iterDecision{Error: msg}
 	}
-	sum, err := ContributionFromVector(res.Sum, cols)
-	if err != nil {
-		return iterDecision{Error: err.Error()}
+	var sum Contribution
+	if den == nil {
+		var err error
+		if sum, err = ContributionFromVector(res.Sum, cols); err != nil {
+			return iterDecision{Error: err.Error()}
+		}
+	} else {
+		sum = Contribution{Num: res.Sum, Den: den}
 	}
 	next, changed, err := UpdateColumns(sum, order)
 	if err != nil {
 		return iterDecision{Error: err.Error()}
 	}
-	return iterDecision{Num: sum.Num, Den: sum.Den, Order: next, Changed: changed, Excluded: res.Excluded}
+	d := iterDecision{Num: sum.Num, Order: next, Changed: changed, Excluded: res.Excluded}
+	if den == nil {
+		d.Den = sum.Den
+	}
+	return d
 }
 
 // partyOutput decodes party name's output into o, or says why there is

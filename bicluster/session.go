@@ -186,6 +186,10 @@ func (s *session) iterate(ctx context.Context, step job.Step) ([]byte, error) {
 	if err != nil {
 		return s.withdraw(ctx, step, fmt.Errorf("party %s: %w", s.p.Self(), err))
 	}
+	if step.Round > 0 {
+		// Den is the first iteration's (decideIterate).
+		return s.aggregate(ctx, step, c.Num)
+	}
 	return s.aggregate(ctx, step, c.Vector())
 }
 
