@@ -157,9 +157,10 @@ func globals(t testing.TB, res job.Result) ([]bicluster.Bicluster, []bicluster.G
 // TestJobMatchesCHawk: the job over real threshold encryption with 3 and
 // 4 parties finds what centralised cHawk finds on the paper's data, within
 // the 0.02 of match score, and at γ = 0 every implanted bicluster;
-// it is also compared with the pure pipeline merged in the clear.
+// it is also compared with the pure pipeline merged in the clear. Two
+// parties run on the default two-member key, 2-of-2.
 func TestJobMatchesCHawk(t *testing.T) {
-	for _, parties := range []int{3, 4} {
+	for _, parties := range []int{2, 3, 4} {
 		for _, g := range []float64{0, 0.1} {
 			t.Run(fmt.Sprintf("%d/%v", parties, g), func(t *testing.T) {
 				seed := seedN(parties)
@@ -499,6 +500,36 @@ func TestJobTamperedShare(t *testing.T) {
 	b, _ := json.Marshal(rep.Result["biclusters"])
 	if !bytes.Equal(a, b) {
 		t.Fatalf("with a cheat %s\nwithout %s", b, a)
+	}
+}
+
+// TestJobTwoPartiesBadShare: with two parties the key is 2-of-2, so a
+// share failing its proof cannot be outvoted: the job fails naming the
+// party instead of excluding it.
+func TestJobTwoPartiesBadShare(t *testing.T) {
+	seed := seedN(3)
+	m, _, err := synth.Paper(0).Generate(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, names, _ := consortium(t, m, 2, seed, "")
+	opts := dealt(t, names)
+	opts.Network = jobtest.NewNetwork(names...)
+	opts.Network.Intercept("org02", func(to string, msg *protocol.Message) *protocol.Message {
+		if msg.Type == "secureagg/share" || msg.Type == bicluster.TypeShare {
+			msg.Body[len(msg.Body)/2] ^= 0x55
+		}
+		return msg
+	})
+	spec, err := job.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err = jobtest.Run(ctx, bicluster.Kind{}, spec, opts)
+	if err == nil || !strings.Contains(err.Error(), "org02") || !strings.Contains(err.Error(), "decryption share") {
+		t.Fatalf("two parties, org02's shares corrupted: %v", err)
 	}
 }
 
