@@ -119,7 +119,7 @@ func (Kind) Validate(spec *job.Spec) error {
 
 // OutputDisclosure: a step's output to the coordinator is the
 // aggregation's public outcome, or public metadata (column names, local
-// biclusters' column sets and sizes, misfit flags, the party's rows of the
+// biclusters' column sets and sizes, the pair test's bits, the party's rows of the
 // global biclusters), all of which the coordinator commits as public.
 func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
 
