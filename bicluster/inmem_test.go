@@ -648,10 +648,10 @@ func TestJobAccuracyTable(t *testing.T) {
 	}
 	const parties, reps = 4, 3
 	p := bicluster.DefaultParams()
-	t.Log("| γ | Phoenix-4 job | pure pipeline | cHawk |")
-	t.Log("|---|---|---|---|")
+	t.Log("| γ | Phoenix-4 job | pure pipeline | cHawk | k-means (K = 10) |")
+	t.Log("|---|---|---|---|---|")
 	for _, g := range []float64{0, 0.05, 0.1, 0.15, 0.2, 0.25} {
-		var j, cl, ch float64
+		var j, cl, ch, km float64
 		for n := range reps {
 			seed := seedN(100 + n)
 			m, truth, err := synth.Paper(g).Generate(seed)
@@ -673,8 +673,16 @@ func TestJobAccuracyTable(t *testing.T) {
 			j += score.Match(truth, got) / reps
 			cl += score.Match(truth, clear) / reps
 			ch += score.Match(truth, central.Biclusters) / reps
+			kb, err := score.KMeans(m, 10, 100, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			km += score.Match(truth, kb) / reps
+			if jm, kmm := score.Match(truth, got), score.Match(truth, kb); jm <= kmm {
+				t.Errorf("γ = %v, seed %d: the job's match %.3f is not above k-means' %.3f", g, n, jm, kmm)
+			}
 		}
-		t.Logf("| %.2f | %.3f | %.3f | %.3f |", g, j, cl, ch)
+		t.Logf("| %.2f | %.3f | %.3f | %.3f | %.3f |", g, j, cl, ch, km)
 	}
 }
 
