@@ -219,15 +219,18 @@ func mulSigned(pk *paillier.PublicKey, c *paillier.Ciphertext, k *big.Int) *pail
 	return pk.MulPlain(c, k)
 }
 
-// pairBlind is round 3 at A: E(r_A·y + s_A) for each of B's results.
+// pairBlind is round 3 at A: E(r_A·y + s_A) for each of B's results,
+// spread over the cores (random must be safe for concurrent use, as
+// crypto/rand.Reader is).
 func pairBlind(pk *paillier.PublicKey, random io.Reader, ys []*paillier.Ciphertext) ([]*paillier.Ciphertext, error) {
 	out := make([]*paillier.Ciphertext, len(ys))
-	for i, y := range ys {
-		z, err := blind(pk, random, y)
-		if err != nil {
-			return nil, err
-		}
+	err := forEach(len(ys), func(i int) error {
+		z, err := blind(pk, random, ys[i])
 		out[i] = z
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -241,15 +244,17 @@ func (pc *pairCode) packedCount(n int) int { return (n + pc.perCt - 1) / pc.perC
 func (pc *pairCode) pairPack(pk *paillier.PublicKey, zs []*paillier.Ciphertext) []*paillier.Ciphertext {
 	offset := new(big.Int).Lsh(big.NewInt(1), uint(pc.slotBits-1))
 	shift := new(big.Int).Lsh(big.NewInt(1), uint(pc.slotBits))
-	var out []*paillier.Ciphertext
-	for lo := 0; lo < len(zs); lo += pc.perCt {
+	out := make([]*paillier.Ciphertext, pc.packedCount(len(zs)))
+	_ = forEach(len(out), func(k int) error {
+		lo := k * pc.perCt
 		chunk := zs[lo:min(lo+pc.perCt, len(zs))]
 		acc := pk.AddPlain(chunk[len(chunk)-1], offset)
 		for i := len(chunk) - 2; i >= 0; i-- {
 			acc = pk.Add(pk.MulPlain(acc, shift), pk.AddPlain(chunk[i], offset))
 		}
-		out = append(out, acc)
-	}
+		out[k] = acc
+		return nil
+	})
 	return out
 }
 

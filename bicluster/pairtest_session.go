@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"math/big"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -258,20 +259,9 @@ func (r *pairRun) run(ctx context.Context) (*testOutput, error) {
 		if err != nil {
 			return nil, fmt.Errorf("representatives from %s: %w", r.names[a], err)
 		}
-		ys := make([]*paillier.Ciphertext, 0, 2*len(idx))
-		for _, i := range idx {
-			p := r.pairs[i]
-			k := pairCiphertexts(len(p.Cols))
-			m, err := r.pc.encode(r.mine[p.B.Local].Rep, p.Cols)
-			if err != nil {
-				return nil, err
-			}
-			y, err := r.pc.pairEvaluate(&r.pk.PublicKey, r.random, cts[:k], m)
-			if err != nil {
-				return nil, err
-			}
-			cts = cts[k:]
-			ys = append(ys, y[0], y[1])
+		ys, err := r.evaluate(idx, cts)
+		if err != nil {
+			return nil, err
 		}
 		body, err := r.marshal(ys)
 		if err != nil {
@@ -324,6 +314,55 @@ func (r *pairRun) run(ctx context.Context) (*testOutput, error) {
 		return &testOutput{}, r.share(ctx, root)
 	}
 	return r.decrypt(ctx, packed)
+}
+
+// evaluate is round 2 at B for A's pairs idx, whose ciphertexts are cts
+// in order: two blinded results per pair, the pairs spread over the cores
+// (each is a dozen exponentiations).
+func (r *pairRun) evaluate(idx []int, cts []*paillier.Ciphertext) ([]*paillier.Ciphertext, error) {
+	enc := make([][]*paillier.Ciphertext, len(idx))
+	for k, i := range idx {
+		n := pairCiphertexts(len(r.pairs[i].Cols))
+		enc[k], cts = cts[:n], cts[n:]
+	}
+	ys := make([]*paillier.Ciphertext, 2*len(idx))
+	err := forEach(len(idx), func(k int) error {
+		p := r.pairs[idx[k]]
+		m, err := r.pc.encode(r.mine[p.B.Local].Rep, p.Cols)
+		if err != nil {
+			return err
+		}
+		y, err := r.pc.pairEvaluate(&r.pk.PublicKey, r.random, enc[k], m)
+		ys[2*k], ys[2*k+1] = y[0], y[1]
+		return err
+	})
+	return ys, err
+}
+
+// forEach runs f(0) … f(n−1) on up to GOMAXPROCS goroutines, which it
+// waits for, and returns the first error by index.
+func forEach(n int, f func(k int) error) error {
+	errs := make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for k := range next {
+				errs[k] = f(k)
+			}
+		})
+	}
+	for k := range n {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // encryptReps is round 1 at A: one message to each B with, per pair in
