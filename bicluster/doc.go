@@ -158,6 +158,15 @@
 //     0.82 at γ = 0.25, and within 0.02 of cHawk up to γ = 0.2. The merge
 //     result is public, so this costs no extra disclosure beyond the
 //     rows' membership, which is the job's output anyway.
+//   - Row 21, padding: not done, because it would hide nothing here. The
+//     number of each party's local biclusters, their column sets and row
+//     counts are committed in the locals step (the coordinator forms the
+//     candidate pairs from them, and min_rows is tested on the counts);
+//     every message size of the pair test follows from those (u+2
+//     ciphertexts per pair, two results per pair) and of the aggregations
+//     from the column count. Hiding them would need padding the locals
+//     step itself to a fixed k_max of locals with a fixed column count and
+//     testing min_rows under encryption, which this job does not do.
 //   - Row 26, generators: disjoint diagonal blocks under a random
 //     permutation by default, an overlapping variant, rows dealt to
 //     parties by a seeded shuffle (synth).
