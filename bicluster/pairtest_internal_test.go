@@ -200,3 +200,85 @@ func FuzzPairMessages(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkPairTestStages times each stage of the pair test at 2048 bits
+// on the 50,000-element benchmark's shape: 30 pairs of 10 columns over
+// four parties (6 per implanted bicluster), 60 results.
+//
+//	go test ./bicluster/ -run '^$' -bench PairTestStages
+func BenchmarkPairTestStages(b *testing.B) {
+	p, q, err := paillertest.SafePrimes(1024)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pk, shares, err := paillier.DealThresholdFromPrimes(rand.Reader, p, q, 1, 4, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pk.Precompute()
+	pc, err := newPairCode(&pk.PublicKey, 16, 62, 0.6, 50)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const pairs, u = 30, 10
+	rep := make([]float64, u)
+	cols := make([]int, u)
+	for j := range rep {
+		rep[j], cols[j] = 0.9+float64(j)/100, j
+	}
+	v, _ := pc.encode(rep, cols)
+	enc, err := pairEncrypt(&pk.PublicKey, rand.Reader, v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ys, zs []*paillier.Ciphertext
+	b.Run("encrypt-12", func(b *testing.B) {
+		for range b.N {
+			if _, err := pairEncrypt(&pk.PublicKey, rand.Reader, v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("evaluate-30", func(b *testing.B) {
+		for range b.N {
+			ys = ys[:0]
+			if err := forEach(pairs, func(int) error { _, err := pc.pairEvaluate(&pk.PublicKey, rand.Reader, enc, v); return err }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	y, _ := pc.pairEvaluate(&pk.PublicKey, rand.Reader, enc, v)
+	for range pairs {
+		ys = append(ys, y[0], y[1])
+	}
+	b.Run("blind-60", func(b *testing.B) {
+		for range b.N {
+			if zs, err = pairBlind(&pk.PublicKey, rand.Reader, ys); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	var packed []*paillier.Ciphertext
+	b.Run("pack-60", func(b *testing.B) {
+		for range b.N {
+			packed = pc.pairPack(&pk.PublicKey, zs)
+		}
+	})
+	b.Logf("%d packed ciphertexts, %d results each", len(packed), pc.perCt)
+	ctx := paillier.ProofContext{Job: "j"}
+	var sh *paillier.DecryptionShare
+	b.Run("share", func(b *testing.B) {
+		for range b.N {
+			if sh, err = shares[1].DecryptShare(rand.Reader, packed, ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("verify", func(b *testing.B) {
+		for range b.N {
+			if err := pk.VerifyShare(packed, sh, ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
