@@ -185,15 +185,28 @@ func (pc *pairCode) pairEvaluate(pk *paillier.PublicKey, random io.Reader, enc [
 	}
 	// D = scale·(ΣV² − 2ΣV·M + ΣM²): E(ΣV²) raised to scale, each E(V_j)
 	// to −2·scale·M_j, and the constant added.
-	acc := pk.MulPlain(enc[u], scale)
+	// The terms with negative exponents (M_j > 0) are multiplied up
+	// first and inverted once: an inverse modulo n² costs more than the
+	// short exponentiation.
+	pos := pk.MulPlain(enc[u], scale)
+	var neg *paillier.Ciphertext
 	for j, x := range m {
 		k := new(big.Int).Mul(x, scale)
-		k.Lsh(k, 1)
-		acc = pk.Add(acc, mulSigned(pk, enc[j], k.Neg(k)))
+		k.Lsh(k, 1) // the exponent is −k
+		switch k.Sign() {
+		case 1:
+			neg = addOr(pk, neg, pk.MulPlain(enc[j], k))
+		case -1:
+			pos = pk.Add(pos, pk.MulPlain(enc[j], k.Neg(k)))
+		}
 	}
-	d := pk.AddPlain(acc, mod(new(big.Int).Mul(scale, sumM2), pk.PlaintextModulus()))
+	d := pos
+	if neg != nil {
+		d = pk.Sub(pos, neg)
+	}
+	d = pk.AddPlain(d, mod(new(big.Int).Mul(scale, sumM2), pk.PlaintextModulus()))
 	// x_A = D − B·S_V² − 1, x_B = D − B·S_M² − 1.
-	xa := pk.AddPlain(pk.Add(d, mulSigned(pk, enc[u+1], new(big.Int).Neg(pc.beta))), mod(big.NewInt(-1), pk.PlaintextModulus()))
+	xa := pk.AddPlain(pk.Sub(d, pk.MulPlain(enc[u+1], pc.beta)), mod(big.NewInt(-1), pk.PlaintextModulus()))
 	cb := new(big.Int).Mul(pc.beta, new(big.Int).Mul(sumM, sumM))
 	xb := pk.AddPlain(d, mod(cb.Neg(cb.Add(cb, big.NewInt(1))), pk.PlaintextModulus()))
 	for i, x := range []*paillier.Ciphertext{xa, xb} {
@@ -210,13 +223,12 @@ func (pc *pairCode) pairEvaluate(pk *paillier.PublicKey, random io.Reader, enc [
 
 func mod(x, n *big.Int) *big.Int { return new(big.Int).Mod(x, n) }
 
-// mulSigned is E(k·x) from E(x) with an exponent of |k|'s size, not n's
-// (MulPlain reduces a negative k modulo n).
-func mulSigned(pk *paillier.PublicKey, c *paillier.Ciphertext, k *big.Int) *paillier.Ciphertext {
-	if k.Sign() < 0 {
-		return pk.Neg(pk.MulPlain(c, new(big.Int).Neg(k)))
+// addOr is a·b, or b when a is nil.
+func addOr(pk *paillier.PublicKey, a, b *paillier.Ciphertext) *paillier.Ciphertext {
+	if a == nil {
+		return b
 	}
-	return pk.MulPlain(c, k)
+	return pk.Add(a, b)
 }
 
 // pairBlind is round 3 at A: E(r_A·y + s_A) for each of B's results,
