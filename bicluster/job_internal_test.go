@@ -53,3 +53,22 @@ func TestMergeBookkeeping(t *testing.T) {
 		t.Fatalf("slots %v include a minority column", s)
 	}
 }
+
+// numBits: the later iterations' bound on a party's Num from the public
+// ΣDen, with two bits to spare, never above the configured bound.
+func TestNumBits(t *testing.T) {
+	for _, c := range []struct {
+		den        []float64
+		frac, want int
+	}{
+		{[]float64{0, 3.5, 1000}, 16, 28}, // 1000·2^16 < 2^26
+		{[]float64{0, 0}, 16, 3},
+		{[]float64{0.25}, 0, 3},
+		{[]float64{1 << 50}, 16, 62}, // capped
+		{[]float64{1e308}, 16, 62},   // 2^16·1e308 overflows: capped
+	} {
+		if got := numBits(c.den, c.frac, 62); got != c.want {
+			t.Errorf("numBits(%v, %d) = %d, want %d", c.den, c.frac, got, c.want)
+		}
+	}
+}
