@@ -189,8 +189,13 @@
 //     order (InitialColumns(job seed) for k = 0). Each party replays Round
 //     over the committed orders of iterations < k (its row order is never
 //     stored or sent), runs Round with the step's order and sums
-//     Contribution.Vector() (2·cols values) with secureagg.Aggregate. The
-//     coordinator commits the aggregated Num and Den and UpdateColumns'
+//     Contribution.Vector() (2·cols values) with secureagg.Aggregate in
+//     the first iteration, and Num alone (cols values) in later ones: a
+//     party's Den does not depend on its row order, so ΣDen is aggregated
+//     and revealed once, and it bounds every party's later Num (Num_j ≤
+//     Den_j ≤ ΣDen_j), so the later sums use that public bound in place of
+//     value_bits and pack more values per plaintext. The coordinator
+//     commits the aggregated Num (and the first ΣDen) and UpdateColumns'
 //     new order; Done ends the loop.
 //  3. locals/0: each party runs Finish under the final order and reports
 //     each local bicluster's column set and row count; they are committed.
