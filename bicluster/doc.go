@@ -63,10 +63,9 @@
 //     coordinator compute the same.
 //   - Finish(m, state, colOrder, p) → local biclusters, then NewLocal for
 //     each (its representative), Merge(locals, similar, minRows) with
-//     PlainSimilar in the clear (the reference pipeline). The job never
-//     has another party's representative: it aggregates groups' sums and
-//     each party runs PlainSimilar of its own locals against its group's
-//     public representative (see "Distributed job").
+//     PlainSimilar in the clear (the reference pipeline). The job decides
+//     the same pairs with the same rule on encrypted representatives
+//     (pairtest.go: D0/D1; see "Distributed job").
 //   - FitRows(m, global, p): after the merge, each party adds its rows
 //     that fit a global bicluster's model on its columns.
 //
@@ -138,7 +137,12 @@
 //     their representatives over the union of their columns is at most β
 //     times the larger mean there (β = 0.6; scale-free, so one β serves
 //     any data). The column test keeps two subspace biclusters of the same
-//     rows apart, which representatives over all columns cannot.
+//     rows apart, which representatives over all columns cannot. In
+//     squares it is u·‖v − m‖² ≤ β²·max(S_v², S_m²) (S: a representative's
+//     sum over the union): two polynomial comparisons, which is what lets
+//     the job evaluate it under encryption. (A one-comparison rule with
+//     the geometric mean, β²·S_v·S_m, lost 0.03 of match at γ = 0.2 with
+//     four parties, so the job pays for two.)
 //   - Row 20, merge: pairs are tested in index order and joined
 //     transitively, so the result does not depend on the order of the
 //     tests; representatives are size-weighted (Σ sums / Σ counts); a
@@ -154,6 +158,15 @@
 //     0.82 at γ = 0.25, and within 0.02 of cHawk up to γ = 0.2. The merge
 //     result is public, so this costs no extra disclosure beyond the
 //     rows' membership, which is the job's output anyway.
+//   - Row 21, padding: not done, because it would hide nothing here. The
+//     number of each party's local biclusters, their column sets and row
+//     counts are committed in the locals step (the coordinator forms the
+//     candidate pairs from them, and min_rows is tested on the counts);
+//     every message size of the pair test follows from those (u+2
+//     ciphertexts per pair, two results per pair) and of the aggregations
+//     from the column count. Hiding them would need padding the locals
+//     step itself to a fixed k_max of locals with a fixed column count and
+//     testing min_rows under encryption, which this job does not do.
 //   - Row 26, generators: disjoint diagonal blocks under a random
 //     permutation by default, an overlapping variant, rows dealt to
 //     parties by a seeded shuffle (synth).
@@ -176,28 +189,41 @@
 //     order (InitialColumns(job seed) for k = 0). Each party replays Round
 //     over the committed orders of iterations < k (its row order is never
 //     stored or sent), runs Round with the step's order and sums
-//     Contribution.Vector() (2·cols values) with secureagg.Aggregate. The
-//     coordinator commits the aggregated Num and Den and UpdateColumns'
+//     Contribution.Vector() (2·cols values) with secureagg.Aggregate in
+//     the first iteration, and Num alone (cols values) in later ones: a
+//     party's Den does not depend on its row order, so ΣDen is aggregated
+//     and revealed once, and it bounds every party's later Num (Num_j ≤
+//     Den_j ≤ ΣDen_j), so the later sums use that public bound in place of
+//     value_bits and pack more values per plaintext. The coordinator
+//     commits the aggregated Num (and the first ΣDen) and UpdateColumns'
 //     new order; Done ends the loop.
 //  3. locals/0: each party runs Finish under the final order and reports
 //     each local bicluster's column set and row count; they are committed.
-//  4. merge/r (r = 0 … ≤ merge_rounds−1): the coordinator groups locals of
-//     different parties whose column sets overlap (Jaccard ≥ 1/2, the
-//     column half of PlainSimilar), transitively, in (party, local) order,
-//     and drops groups whose members' counts sum below min_rows. Each
-//     party sums, per group and per column in the union of the group's
-//     members' column sets (no other column), its members' column sums
-//     (the representative times the count) in one secureagg.Aggregate; the
-//     decrypted per-group sums over the public counts are the groups'
-//     size-weighted representatives (research row 20). Knowing the
-//     group's representative and its public columns, each party tests its
-//     own members against it (PlainSimilar with β: the value half of the
-//     merge test, on its own plaintext representative, which never leaves
-//     it) and reports the misfits' indices; the coordinator commits the
-//     sums and the misfits, takes the misfits out as groups of their own
-//     (dropped if under min_rows) and runs the next round, until no
-//     member misfits; the last allowed round does not test.
-//  5. rows/0: Args carry the global biclusters (members, columns, public
+//  4. test/0, the secure merge test (research D0/D1 option A, rows
+//     15–20; pairtest.go): Args list the candidate pairs, locals of
+//     different parties whose public column sets overlap (Jaccard ≥ 1/2),
+//     in Merge's order, each with the union U of its columns. For each
+//     pair (a of party A < b of party B), A sends B its representative on
+//     U encrypted under the consortium's threshold key (E(V_j), E(V_j²),
+//     E((ΣV)²) in fixed point); B evaluates homomorphically, with its own
+//     plaintext M, E(x_A) and E(x_B), x = 2^G·u·‖V − M‖² − B·S² − 1 (the
+//     corrected D0 form), blinds each as E(r·x + s) with 0 ≤ s < r (which
+//     keeps the sign), re-randomises and returns them; A blinds each again
+//     and packs its pairs' values into few ciphertexts for the root (the
+//     coordinator's party); the root asks t parties for decryption shares
+//     with batched proofs (more if some fail their proofs: those are
+//     excluded and named), combines t+1 and reads the signs. The
+//     coordinator commits one bit per pair, x_A < 0 or x_B < 0: exactly
+//     PlainSimilar on the fixed-point representatives.
+//  5. merge/0: the coordinator joins the similar pairs transitively in
+//     pair order (Merge's rule, deterministic from the committed bits) and
+//     drops groups whose public counts sum below min_rows. Each party sums,
+//     per kept group and per published column of the group (held by
+//     members with at least half its rows), its members' column sums
+//     (representative × count) in one secureagg.Aggregate; the decrypted
+//     sums over the public counts are the global biclusters' size-weighted
+//     representatives (row 20), exactly the means result.json publishes.
+//  6. rows/0: Args carry the global biclusters (members, columns, public
 //     representative). Each party reports the ids of its rows in each:
 //     its members' rows and the rows that fit the model (FitRows). The
 //     result (result.json) lists, per global bicluster with at least
@@ -221,17 +247,17 @@
 // since the sums with and without it would give its contribution by
 // subtraction.
 //
-// Departure from the research's secure merge (D0/D1, rows 18–19): the
-// pairwise test on encrypted representatives (a homomorphic squared
-// distance, then a secure comparison with β) needs computation on
-// ciphertexts other than a sum and a secure comparison, which secureagg
-// does not offer. The job uses instead the most private merge that sums
-// alone allow: no individual representative is ever decrypted, only the
-// sums of groups the public column sets form, and each party compares its
-// own representative with the group's in the clear at home. This is a
-// member-against-group test, not the pairwise one, so groups are formed
-// by columns first; on the paper's data the job matches cHawk and the
-// pure pipeline (TestJobMatchesCHawk).
+// Where the secure merge departs from the research: the comparison with
+// β is a blinded comparison, not a protocol that reveals the bit alone
+// (row 19's option b needs a DGK-style or garbled-circuit comparison,
+// which this repository does not have). Blinding factors r are (2^32 +
+// u)·2^e with u uniform on 32 bits and e uniform in [0, 64), so log2 r is
+// spread over 64 bits. The parties learn the decided bits and nothing
+// else; the root, which decrypts, learns each pair's two blinded values
+// r_A·r_B·x + …, i.e. the two signs and log2 |x| blurred by the sum of two
+// such exponents; A learns nothing it could decrypt. And the test uses
+// the threshold key, not A's own Paillier key as D0 does, so no single
+// party can decrypt A's representative.
 //
 // # Leakage profile (the distributed job)
 //
@@ -250,22 +276,34 @@
 //     parties are in each sum and whose shares were excluded.
 //   - locals: for every party, how many local biclusters it found, and
 //     each one's column set and row count.
-//   - per merge round: each aggregated group's column sums on the union
-//     of its members' column sets (so its representative there: the mean
-//     of each such column over the group's rows; no other column's sums
-//     are aggregated) and which locals misfit their group's representative
-//     (one bit per local). A group whose members all belong to one party
-//     reveals that party's sums over them; in a group of two parties each
-//     learns the other's sums by subtraction (any public merged
-//     representative does). Groups under min_rows are never aggregated.
+//   - merge test: the candidate pairs (public from the column sets) and
+//     one bit per pair, similar or not (committed). Only ciphertexts under
+//     the threshold key cross between the pair's parties; only the packed,
+//     twice-blinded values are decrypted, and only at the root, which also
+//     learns each pair's two signs and the order of magnitude of x
+//     (blurred by two 64-bit exponents, see above) and commits only the
+//     bit. A local's representative is never decrypted on its own.
+//   - merge: for every global bicluster (a kept group), the sums of its
+//     published columns over its members' rows, i.e. its published means
+//     times its public count; no other sum is decrypted, no group is
+//     aggregated twice, and groups under min_rows never are. A global of
+//     one local publishes that local's means on its columns, and in one of
+//     two locals each party learns the other's by subtraction: both are
+//     the job's declared output, as in the paper's merged representatives.
 //   - rows: the ids of each party's rows in each global bicluster (the
 //     job's output), sent by the party to the coordinator and committed.
 //
 // Never leaving a party: its cell values, its row order, a local
-// bicluster's rows or representative on its own, the ids of rows in no
-// global bicluster. The coordinator learns nothing the other members do
-// not, except each party's rows output a moment before it commits them.
-// TestJobLeakage checks every message and log record against this.
+// bicluster's rows, its representative (except as a published global's
+// means, above), the ids of rows in no global bicluster. The coordinator
+// learns nothing the other members do not, except each party's rows
+// output a moment before it commits them and, as the merge test's root,
+// each pair's two signs and blurred magnitudes (above).
+// TestJobLeakage checks every message and log record against this, and
+// that the merge decrypts nothing but published means;
+// TestJobDissimilarPairRevealsNothing, that two dissimilar locals under
+// min_rows leave only their bit (the member-against-group merge this job
+// used before decrypted their sum and failed both).
 //
 // Nothing here is constant time; it works on a party's own data.
 package bicluster

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/bicluster/score"
 	"github.com/cohortdm/cohort/bicluster/synth"
@@ -25,7 +27,6 @@ import (
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
-	"gopkg.in/yaml.v3"
 )
 
 func init() {
@@ -156,9 +157,10 @@ func globals(t testing.TB, res job.Result) ([]bicluster.Bicluster, []bicluster.G
 // TestJobMatchesCHawk: the job over real threshold encryption with 3 and
 // 4 parties finds what centralised cHawk finds on the paper's data, within
 // the issue's 0.02 of match score, and at γ = 0 every implanted bicluster;
-// it is also compared with the pure pipeline merged in the clear.
+// it is also compared with the pure pipeline merged in the clear. Two
+// parties run on the default two-member key, 2-of-2.
 func TestJobMatchesCHawk(t *testing.T) {
-	for _, parties := range []int{3, 4} {
+	for _, parties := range []int{2, 3, 4} {
 		for _, g := range []float64{0, 0.1} {
 			t.Run(fmt.Sprintf("%d/%v", parties, g), func(t *testing.T) {
 				seed := seedN(parties)
@@ -355,10 +357,111 @@ func TestJobLeakage(t *testing.T) {
 	if values == 0 {
 		t.Fatal("no real value checked")
 	}
+	checkMergeDisclosure(t, rep, gs)
 	for _, o := range rep.Outputs {
 		if len(o.Output) > 16 && o.Step.Phase != "schema" && o.Step.Phase != "locals" && len(rep.LogHolding(o.Output)) > 0 {
 			t.Errorf("the log holds %s's output of %s/%d", o.Party, o.Step.Phase, o.Step.Round)
 		}
+	}
+}
+
+// checkMergeDisclosure: the merge reveals only what the result publishes.
+// The pair test's decision holds one bit per candidate pair and no
+// number; the merge decrypts one sum per published (bicluster, column),
+// each exactly the published mean times the group's public row count. The
+// member-against-group merge this replaced fails it: it decrypted every
+// round's group sums (so a misfit's representative by subtraction, and
+// the sums of groups of one party's locals) on every column of the union.
+func checkMergeDisclosure(t *testing.T, rep *jobtest.Report, gs []bicluster.GlobalResult) {
+	t.Helper()
+	type ref struct {
+		Party int `msgpack:"party"`
+		Local int `msgpack:"local"`
+	}
+	var counts [][]int
+	var tests, merges int
+	for _, rec := range rep.Records() {
+		switch rec.Step.Phase {
+		case "locals":
+			var d struct {
+				Locals [][]struct {
+					Cols  []int `msgpack:"cols"`
+					Count int   `msgpack:"count"`
+				} `msgpack:"locals"`
+				Error string `msgpack:"error"`
+			}
+			if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+				t.Fatal(err)
+			}
+			for _, ls := range d.Locals {
+				var c []int
+				for _, l := range ls {
+					c = append(c, l.Count)
+				}
+				counts = append(counts, c)
+			}
+		case "test":
+			tests++
+			var d struct {
+				Similar  []bool            `msgpack:"similar"`
+				Excluded map[string]string `msgpack:"excluded"`
+				Error    string            `msgpack:"error"`
+			}
+			if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+				t.Fatalf("the pair test's decision holds more than bits: %v", err)
+			}
+			var a struct {
+				Pairs []struct {
+					A    ref   `msgpack:"a"`
+					B    ref   `msgpack:"b"`
+					Cols []int `msgpack:"cols"`
+				} `msgpack:"pairs"`
+			}
+			if err := protocol.Unmarshal(rec.Step.Args, &a); err != nil {
+				t.Fatal(err)
+			}
+			if len(a.Pairs) == 0 || len(d.Similar) != len(a.Pairs) {
+				t.Fatalf("%d bits for %d pairs", len(d.Similar), len(a.Pairs))
+			}
+		case "merge":
+			merges++
+			var d struct {
+				Sums     []float64         `msgpack:"sums"`
+				Excluded map[string]string `msgpack:"excluded"`
+				Error    string            `msgpack:"error"`
+			}
+			if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+				t.Fatalf("the merge decision holds more than sums: %v", err)
+			}
+			var a struct {
+				Groups [][]ref `msgpack:"groups"`
+			}
+			if err := protocol.Unmarshal(rec.Step.Args, &a); err != nil {
+				t.Fatal(err)
+			}
+			if len(a.Groups) != len(gs) {
+				t.Fatalf("%d groups aggregated, %d published", len(a.Groups), len(gs))
+			}
+			off := 0
+			for k, g := range a.Groups {
+				n := 0
+				for _, r := range g {
+					n += counts[r.Party][r.Local]
+				}
+				for i, mean := range gs[k].Means {
+					if off+i >= len(d.Sums) || d.Sums[off+i]/float64(n) != mean {
+						t.Fatalf("decrypted sum %d is not bicluster %d's published mean %v × %d rows", off+i, k, mean, n)
+					}
+				}
+				off += len(gs[k].Means)
+			}
+			if off != len(d.Sums) {
+				t.Fatalf("%d sums decrypted, %d means published", len(d.Sums), off)
+			}
+		}
+	}
+	if tests != 1 || merges != 1 {
+		t.Fatalf("%d pair tests and %d merges committed, want one each", tests, merges)
 	}
 }
 
@@ -379,7 +482,7 @@ func TestJobTamperedShare(t *testing.T) {
 	opts.Network = jobtest.NewNetwork(names...)
 	var tampered atomic.Int32
 	opts.Network.Intercept(cheat, func(to string, msg *protocol.Message) *protocol.Message {
-		if msg.Type == "secureagg/share" {
+		if msg.Type == "secureagg/share" || msg.Type == bicluster.TypeShare {
 			tampered.Add(1)
 			msg.Body[len(msg.Body)/2] ^= 0x55
 		}
@@ -397,6 +500,36 @@ func TestJobTamperedShare(t *testing.T) {
 	b, _ := json.Marshal(rep.Result["biclusters"])
 	if !bytes.Equal(a, b) {
 		t.Fatalf("with a cheat %s\nwithout %s", b, a)
+	}
+}
+
+// TestJobTwoPartiesBadShare: with two parties the key is 2-of-2, so a
+// share failing its proof cannot be outvoted: the job fails naming the
+// party instead of excluding it.
+func TestJobTwoPartiesBadShare(t *testing.T) {
+	seed := seedN(3)
+	m, _, err := synth.Paper(0).Generate(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, names, _ := consortium(t, m, 2, seed, "")
+	opts := dealt(t, names)
+	opts.Network = jobtest.NewNetwork(names...)
+	opts.Network.Intercept("org02", func(to string, msg *protocol.Message) *protocol.Message {
+		if msg.Type == "secureagg/share" || msg.Type == bicluster.TypeShare {
+			msg.Body[len(msg.Body)/2] ^= 0x55
+		}
+		return msg
+	})
+	spec, err := job.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err = jobtest.Run(ctx, bicluster.Kind{}, spec, opts)
+	if err == nil || !strings.Contains(err.Error(), "org02") || !strings.Contains(err.Error(), "decryption share") {
+		t.Fatalf("two parties, org02's shares corrupted: %v", err)
 	}
 }
 
@@ -467,7 +600,7 @@ func TestJobParams(t *testing.T) {
 		"beta: -1":                      "params.beta",
 		"frac_bits: 61":                 "params.frac_bits",
 		"value_bits: 10, frac_bits: 16": "params.value_bits",
-		"merge_rounds: 0":               "params.merge_rounds",
+		"beta: 1000":                    "params.beta",
 		"timeout_ms: -5":                "params.timeout_ms",
 		"colour: red":                   "params.colour",
 	} {
@@ -515,10 +648,10 @@ func TestJobAccuracyTable(t *testing.T) {
 	}
 	const parties, reps = 4, 3
 	p := bicluster.DefaultParams()
-	t.Log("| γ | Phoenix-4 job | pure pipeline | cHawk |")
-	t.Log("|---|---|---|---|")
+	t.Log("| γ | Phoenix-4 job | pure pipeline | cHawk | k-means (K = 10) |")
+	t.Log("|---|---|---|---|---|")
 	for _, g := range []float64{0, 0.05, 0.1, 0.15, 0.2, 0.25} {
-		var j, cl, ch float64
+		var j, cl, ch, km float64
 		for n := range reps {
 			seed := seedN(100 + n)
 			m, truth, err := synth.Paper(g).Generate(seed)
@@ -540,7 +673,89 @@ func TestJobAccuracyTable(t *testing.T) {
 			j += score.Match(truth, got) / reps
 			cl += score.Match(truth, clear) / reps
 			ch += score.Match(truth, central.Biclusters) / reps
+			kb, err := score.KMeans(m, 10, 100, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			km += score.Match(truth, kb) / reps
+			if jm, kmm := score.Match(truth, got), score.Match(truth, kb); jm <= kmm {
+				t.Errorf("γ = %v, seed %d: the job's match %.3f is not above k-means' %.3f", g, n, jm, kmm)
+			}
 		}
-		t.Logf("| %.2f | %.3f | %.3f | %.3f |", g, j, cl, ch)
+		t.Logf("| %.2f | %.3f | %.3f | %.3f | %.3f |", g, j, cl, ch, km)
+	}
+}
+
+// TestJobDissimilarPairRevealsNothing: two parties hold a local bicluster
+// each on the same columns at levels 10 and 100, three rows each, and the
+// job runs with min_rows 5. The pair test finds them dissimilar, neither
+// alone reaches min_rows, and so no sum of theirs is ever decrypted: the
+// log holds neither party's mean nor their sum. (The member-against-group
+// merge grouped them by columns, decrypted the group's sums, and each party
+// learnt the other's representative by subtraction before the misfits were
+// split off and dropped.)
+func TestJobDissimilarPairRevealsNothing(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"org01", "org02", "org03"}
+	levels := []float64{10, 100, 0}
+	var spec strings.Builder
+	spec.WriteString("kind: bicluster\nparties:\n")
+	const rows, cols = 12, 10
+	for p, name := range names {
+		data := make([]float64, rows*cols)
+		for r := range rows {
+			for j := range cols {
+				if r < 3 && j < 6 && levels[p] > 0 {
+					data[r*cols+j] = levels[p] + float64(r+j)/97
+				}
+			}
+		}
+		m, err := bicluster.NewMatrix(rows, cols, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range cols {
+			m.ColNames = append(m.ColNames, fmt.Sprintf("c%d", j))
+		}
+		for r := range rows {
+			m.RowIDs = append(m.RowIDs, rowID(p*100+r))
+		}
+		var buf bytes.Buffer
+		if err := synth.WriteCSV(&buf, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".csv"), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: m, path: %s.csv}]\n", name, name)
+	}
+	spec.WriteString("params: {min_rows: 5}\n")
+	path := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := runJob(t, path, dealt(t, names))
+	_, gs := globals(t, rep.Result)
+	checkMergeDisclosure(t, rep, gs)
+	// The pair was tested and found dissimilar.
+	found := false
+	for _, rec := range rep.Records() {
+		if rec.Step.Phase == "test" {
+			var d struct {
+				Similar  []bool            `msgpack:"similar"`
+				Excluded map[string]string `msgpack:"excluded"`
+				Error    string            `msgpack:"error"`
+			}
+			if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+				t.Fatal(err)
+			}
+			found = len(d.Similar) > 0 && !slices.Contains(d.Similar, true)
+		}
+	}
+	if !found {
+		t.Fatal("no dissimilar pair test committed: the scenario did not arise")
+	}
+	if len(gs) != 0 {
+		t.Fatalf("published %v: two 3-row locals under min_rows 5", gs)
 	}
 }

@@ -23,33 +23,37 @@ const (
 	phaseSchema  = "schema"
 	phaseIterate = "iterate"
 	phaseLocals  = "locals"
+	phaseTest    = "test"
 	phaseMerge   = "merge"
 	phaseRows    = "rows"
 )
+
+// maxBeta bounds params.beta: β² in the pair test's fixed point stays
+// within a few bits (a representative RMS difference of 100 times the
+// mean merges anything anyway).
+const maxBeta = 100
 
 // maxJobTimeout bounds params.timeout_ms: a day.
 const maxJobTimeout = 24 * time.Hour
 
 // JobParams are the job's spec params; zero fields take DefaultParams.
 type JobParams struct {
-	Divergence  string  `yaml:"divergence"`
-	Delta       float64 `yaml:"delta"`
-	MinRows     int     `yaml:"min_rows"`
-	MinCols     int     `yaml:"min_cols"`
-	MaxIter     int     `yaml:"max_iter"`
-	Mode        string  `yaml:"mode"`
-	Beta        float64 `yaml:"beta"`
-	FracBits    int     `yaml:"frac_bits"`
-	ValueBits   int     `yaml:"value_bits"`
-	MergeRounds int     `yaml:"merge_rounds"`
-	TimeoutMS   int64   `yaml:"timeout_ms"`
+	Divergence string  `yaml:"divergence"`
+	Delta      float64 `yaml:"delta"`
+	MinRows    int     `yaml:"min_rows"`
+	MinCols    int     `yaml:"min_cols"`
+	MaxIter    int     `yaml:"max_iter"`
+	Mode       string  `yaml:"mode"`
+	Beta       float64 `yaml:"beta"`
+	FracBits   int     `yaml:"frac_bits"`
+	ValueBits  int     `yaml:"value_bits"`
+	TimeoutMS  int64   `yaml:"timeout_ms"`
 }
 
 // jobConfig is the validated params.
 type jobConfig struct {
 	p                   Params
 	fracBits, valueBits int
-	mergeRounds         int
 	timeoutMS           int64
 }
 
@@ -69,7 +73,7 @@ func parseJobParams(spec *job.Spec) (*jobConfig, error) {
 	d := DefaultParams()
 	jp := JobParams{Divergence: string(d.Divergence), Delta: d.Delta, MinRows: d.MinRows, MinCols: d.MinCols,
 		MaxIter: d.MaxIter, Mode: string(d.Mode), Beta: d.Beta, FracBits: defaultFracBits,
-		ValueBits: defaultValueBits, MergeRounds: 3}
+		ValueBits: defaultValueBits}
 	if err := spec.DecodeParams(&jp); err != nil {
 		return nil, err
 	}
@@ -91,14 +95,12 @@ func parseJobParams(spec *job.Spec) (*jobConfig, error) {
 		return nil, spec.Errorf("params.min_cols", "must be in [1, %d], not %d", 1<<20, jp.MinCols)
 	case jp.MaxIter < 1 || jp.MaxIter > 100:
 		return nil, spec.Errorf("params.max_iter", "must be in [1, 100], not %d", jp.MaxIter)
-	case !(jp.Beta >= 0) || math.IsInf(jp.Beta, 0):
-		return nil, spec.Errorf("params.beta", "must be a number ≥ 0, not %v", jp.Beta)
+	case !(jp.Beta >= 0) || jp.Beta > maxBeta:
+		return nil, spec.Errorf("params.beta", "must be in [0, %d], not %v", maxBeta, jp.Beta)
 	case jp.FracBits < 0 || jp.FracBits > 60:
 		return nil, spec.Errorf("params.frac_bits", "must be in [0, 60], not %d", jp.FracBits)
 	case jp.ValueBits <= jp.FracBits || jp.ValueBits > 1000:
 		return nil, spec.Errorf("params.value_bits", "must be in [frac_bits+1, 1000], not %d", jp.ValueBits)
-	case jp.MergeRounds < 1 || jp.MergeRounds > 20:
-		return nil, spec.Errorf("params.merge_rounds", "must be in [1, 20], not %d", jp.MergeRounds)
 	case jp.TimeoutMS < 0 || jp.TimeoutMS > maxJobTimeout.Milliseconds():
 		return nil, spec.Errorf("params.timeout_ms", "must be in [1, %d] (a day), not %d", maxJobTimeout.Milliseconds(), jp.TimeoutMS)
 	}
@@ -106,7 +108,7 @@ func parseJobParams(spec *job.Spec) (*jobConfig, error) {
 	if err := p.Check(); err != nil {
 		return nil, spec.Errorf("params", "%v", err)
 	}
-	return &jobConfig{p: p, fracBits: jp.FracBits, valueBits: jp.ValueBits, mergeRounds: jp.MergeRounds, timeoutMS: jp.TimeoutMS}, nil
+	return &jobConfig{p: p, fracBits: jp.FracBits, valueBits: jp.ValueBits, timeoutMS: jp.TimeoutMS}, nil
 }
 
 // Validate checks the params.
@@ -117,7 +119,7 @@ func (Kind) Validate(spec *job.Spec) error {
 
 // OutputDisclosure: a step's output to the coordinator is the
 // aggregation's public outcome, or public metadata (column names, local
-// biclusters' column sets and sizes, misfit flags, the party's rows of the
+// biclusters' column sets and sizes, the pair test's bits, the party's rows of the
 // global biclusters), all of which the coordinator commits as public.
 func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
 
@@ -141,7 +143,6 @@ type iterArgs struct {
 
 type mergeArgs struct {
 	Groups [][]Ref `msgpack:"groups"`
-	Test   bool    `msgpack:"test"` // parties report members that misfit
 }
 
 type rowsArgs struct {
@@ -163,7 +164,7 @@ type schemaDecision struct {
 
 type iterDecision struct {
 	Num      []float64         `msgpack:"num"`
-	Den      []float64         `msgpack:"den"`
+	Den      []float64         `msgpack:"den"` // the first iteration's only`
 	Order    []int             `msgpack:"order"`
 	Changed  bool              `msgpack:"changed"`
 	Excluded map[string]string `msgpack:"excluded"`
@@ -177,7 +178,6 @@ type localsDecision struct {
 
 type mergeDecision struct {
 	Sums     []float64         `msgpack:"sums"` // per group, per slot (groupSlots): Σ of the members' row values
-	Misfits  []Ref             `msgpack:"misfits"`
 	Excluded map[string]string `msgpack:"excluded"`
 	Error    string            `msgpack:"error"`
 }
@@ -195,7 +195,6 @@ type schemaOutput struct {
 
 type aggOutput struct {
 	Report   []byte `msgpack:"report"`
-	Misfits  []int  `msgpack:"misfits"` // merge: this party's locals that misfit their group
 	Unusable string `msgpack:"unusable"`
 }
 
@@ -259,6 +258,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	// Crossing minimisation.
 	order := InitialColumns(c.Seed(), cols)
 	iters := 0
+	var den []float64 // ΣDen, aggregated in the first iteration only
 	for iter := 1; ; iter++ {
 		st, err := step(phaseIterate, iter-1, iterArgs{Order: order})
 		if err != nil {
@@ -266,7 +266,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		}
 		prev := order
 		d, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (iterDecision, error) {
-			return decideIterate(outs, parties, prev, cols), nil
+			return decideIterate(outs, parties, prev, cols, den), nil
 		})
 		if err != nil {
 			return nil, err
@@ -275,6 +275,9 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 			return nil, fmt.Errorf("iteration %d: %s", iter, d.Error)
 		}
 		addExcluded(excluded, d.Excluded)
+		if den == nil {
+			den = d.Den
+		}
 		order, iters = d.Order, iter
 		c.Progress(phaseIterate, iter, cfg.p.MaxIter)
 		if Done(d.Changed, iter, cfg.p.MaxIter) {
@@ -297,34 +300,46 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		return nil, errors.New(ld.Error)
 	}
 
-	// Merge rounds.
-	groups := initialGroups(ld.Locals)
-	var globals []globalDesc
-	for round := 0; ; round++ {
-		groups = keepGroups(groups, ld.Locals, cfg.p.MinRows)
-		test := round < cfg.mergeRounds-1
-		st, err := step(phaseMerge, round, mergeArgs{Groups: groups, Test: test})
+	// Merge: the pairwise test on encrypted representatives, its bits
+	// joined in pair order, then one aggregation of the kept groups' sums.
+	pairs := candidatePairs(ld.Locals)
+	similar := []bool{}
+	if len(pairs) > 0 {
+		st, err := step(phaseTest, 0, testArgs{Pairs: pairs})
 		if err != nil {
 			return nil, err
 		}
-		d, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (mergeDecision, error) {
-			_, n := groupSlots(groups, ld.Locals)
-			return decideMerge(outs, parties, groups, n), nil
+		td, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (testDecision, error) {
+			return decideTest(outs, parties, len(pairs)), nil
 		})
 		if err != nil {
 			return nil, err
 		}
-		if d.Error != "" {
-			return nil, fmt.Errorf("merge round %d: %s", round, d.Error)
+		if td.Error != "" {
+			return nil, fmt.Errorf("merge test: %s", td.Error)
 		}
-		addExcluded(excluded, d.Excluded)
-		if len(d.Misfits) == 0 || !test {
-			if globals, err = globalsOf(groups, ld.Locals, d.Sums, cols); err != nil {
-				return nil, err
-			}
-			break
-		}
-		groups = splitMisfits(groups, d.Misfits)
+		addExcluded(excluded, td.Excluded)
+		similar = td.Similar
+	}
+	groups := keepGroups(joinPairs(ld.Locals, pairs, similar), ld.Locals, cfg.p.MinRows)
+	st, err = step(phaseMerge, 0, mergeArgs{Groups: groups})
+	if err != nil {
+		return nil, err
+	}
+	md, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (mergeDecision, error) {
+		_, n := groupSlots(groups, ld.Locals)
+		return decideMerge(outs, parties, groups, n), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if md.Error != "" {
+		return nil, fmt.Errorf("merge: %s", md.Error)
+	}
+	addExcluded(excluded, md.Excluded)
+	globals, err := globalsOf(groups, ld.Locals, md.Sums, cols)
+	if err != nil {
+		return nil, err
 	}
 
 	// Rows: each party's rows of every global bicluster.
@@ -469,20 +484,37 @@ func rootOutcome(outs *job.Outputs, parties []string, vlen int) (*secureagg.Resu
 	return res, got, ""
 }
 
-func decideIterate(outs *job.Outputs, parties []string, order []int, cols int) iterDecision {
-	res, _, msg := rootOutcome(outs, parties, 2*cols)
+// decideIterate reads the iteration's sums: Num and Den in the first
+// iteration, Num alone in later ones, whose Den is the first's (a party's
+// Den does not depend on the row order: Σ max(x, 0) per column, or its
+// weight flags in MeanOfMeans), so it is aggregated, and revealed, once.
+func decideIterate(outs *job.Outputs, parties []string, order []int, cols int, den []float64) iterDecision {
+	vlen := 2 * cols
+	if den != nil {
+		vlen = cols
+	}
+	res, _, msg := rootOutcome(outs, parties, vlen)
 	if msg != "" {
 		return iterDecision{Error: msg}
 	}
-	sum, err := ContributionFromVector(res.Sum, cols)
-	if err != nil {
-		return iterDecision{Error: err.Error()}
+	var sum Contribution
+	if den == nil {
+		var err error
+		if sum, err = ContributionFromVector(res.Sum, cols); err != nil {
+			return iterDecision{Error: err.Error()}
+		}
+	} else {
+		sum = Contribution{Num: res.Sum, Den: den}
 	}
 	next, changed, err := UpdateColumns(sum, order)
 	if err != nil {
 		return iterDecision{Error: err.Error()}
 	}
-	return iterDecision{Num: sum.Num, Den: sum.Den, Order: next, Changed: changed, Excluded: res.Excluded}
+	d := iterDecision{Num: sum.Num, Order: next, Changed: changed, Excluded: res.Excluded}
+	if den == nil {
+		d.Den = sum.Den
+	}
+	return d
 }
 
 // partyOutput decodes party name's output into o, or says why there is
@@ -523,14 +555,45 @@ func decideLocals(outs *job.Outputs, parties []string, cols int) localsDecision 
 	return d
 }
 
-// initialGroups joins locals of different parties whose column sets
-// overlap (Jaccard ≥ 1/2, the column half of PlainSimilar), transitively,
-// testing pairs in (party, local) order: deterministic from the committed
-// descriptions.
-func initialGroups(locals [][]LocalDesc) [][]Ref {
+// candidatePairs lists the pairs of locals of different parties whose
+// column sets overlap (Jaccard ≥ 1/2, the column half of PlainSimilar),
+// in the order Merge tests them ((party, local) order of the first, then
+// of the second), each with the union of the two column sets: public,
+// from the committed descriptions.
+func candidatePairs(locals [][]LocalDesc) []pairDesc {
 	var refs []Ref
 	for p, ls := range locals {
 		for k := range ls {
+			refs = append(refs, Ref{p, k})
+		}
+	}
+	var out []pairDesc
+	for a := range refs {
+		for b := a + 1; b < len(refs); b++ {
+			if refs[a].Party == refs[b].Party {
+				continue
+			}
+			ca, cb := locals[refs[a].Party][refs[a].Local].Cols, locals[refs[b].Party][refs[b].Local].Cols
+			in := Common(ca, cb)
+			if union := len(ca) + len(cb) - in; union > 0 && 2*in >= union {
+				cols := slices.Concat(ca, cb)
+				slices.Sort(cols)
+				out = append(out, pairDesc{A: refs[a], B: refs[b], Cols: slices.Compact(cols)})
+			}
+		}
+	}
+	return out
+}
+
+// joinPairs joins the similar pairs transitively in pair order, as Merge
+// does, and returns every local's group ordered by its first member:
+// deterministic from committed decisions (research §4.2 row 20).
+func joinPairs(locals [][]LocalDesc, pairs []pairDesc, similar []bool) [][]Ref {
+	var refs []Ref
+	at := map[Ref]int{} // looked up only
+	for p, ls := range locals {
+		for k := range ls {
+			at[Ref{p, k}] = len(refs)
 			refs = append(refs, Ref{p, k})
 		}
 	}
@@ -545,17 +608,10 @@ func initialGroups(locals [][]LocalDesc) [][]Ref {
 		}
 		return i
 	}
-	for a := range refs {
-		for b := a + 1; b < len(refs); b++ {
-			if refs[a].Party == refs[b].Party {
-				continue
-			}
-			ca, cb := locals[refs[a].Party][refs[a].Local].Cols, locals[refs[b].Party][refs[b].Local].Cols
-			in := Common(ca, cb)
-			if union := len(ca) + len(cb) - in; union > 0 && 2*in >= union {
-				ra, rb := find(a), find(b)
-				parent[max(ra, rb)] = min(ra, rb)
-			}
+	for i, p := range pairs {
+		if i < len(similar) && similar[i] {
+			ra, rb := find(at[p.A]), find(at[p.B])
+			parent[max(ra, rb)] = min(ra, rb)
 		}
 	}
 	var out [][]Ref
@@ -591,26 +647,6 @@ func keepGroups(groups [][]Ref, locals [][]LocalDesc, minRows int) [][]Ref {
 	return out
 }
 
-// splitMisfits takes the misfits out of their groups, each becoming a
-// group of its own, in a deterministic order.
-func splitMisfits(groups [][]Ref, misfits []Ref) [][]Ref {
-	var out, alone [][]Ref
-	for _, g := range groups {
-		var kept []Ref
-		for _, r := range g {
-			if slices.Contains(misfits, r) {
-				alone = append(alone, []Ref{r})
-			} else {
-				kept = append(kept, r)
-			}
-		}
-		if len(kept) > 0 {
-			out = append(out, kept)
-		}
-	}
-	return append(out, alone...)
-}
-
 // groupCols are the columns held by members with at least half the
 // group's rows (as Merge does), from public column sets and counts.
 func groupCols(g []Ref, locals [][]LocalDesc) []int {
@@ -638,19 +674,14 @@ func groupCols(g []Ref, locals [][]LocalDesc) []int {
 }
 
 // groupSlots lists, for each group, the columns its aggregated sums
-// cover: the union of its members' public column sets (the merge test and
-// the global bicluster use no others, so no other column's sums are
-// revealed). It also returns the total number of slots.
+// cover: its public columns (groupCols), the only ones the result
+// reports, so every decrypted sum is a published mean times the group's
+// public count. It also returns the total number of slots.
 func groupSlots(groups [][]Ref, locals [][]LocalDesc) ([][]int, int) {
 	out := make([][]int, len(groups))
 	n := 0
 	for k, g := range groups {
-		var cols []int
-		for _, r := range g {
-			cols = append(cols, locals[r.Party][r.Local].Cols...)
-		}
-		slices.Sort(cols)
-		out[k] = slices.Compact(cols)
+		out[k] = groupCols(g, locals)
 		n += len(out[k])
 	}
 	return out, n
@@ -672,24 +703,33 @@ func groupRep(g []Ref, locals [][]LocalDesc, sums []float64, slots []int, cols i
 }
 
 func decideMerge(outs *job.Outputs, parties []string, groups [][]Ref, slots int) mergeDecision {
-	if len(groups) == 0 {
+	if slots == 0 {
 		return mergeDecision{}
 	}
-	res, got, msg := rootOutcome(outs, parties, slots)
+	res, _, msg := rootOutcome(outs, parties, slots)
 	if msg != "" {
 		return mergeDecision{Error: msg}
 	}
-	d := mergeDecision{Sums: res.Sum, Excluded: res.Excluded}
-	for p, name := range parties {
-		o := got[name]
-		if o == nil {
-			return mergeDecision{Error: fmt.Sprintf("party %s reported no outcome", name)}
+	return mergeDecision{Sums: res.Sum, Excluded: res.Excluded}
+}
+
+// decideTest reads the pair test's signs from the root's output, or says
+// which parties failed it.
+func decideTest(outs *job.Outputs, parties []string, n int) testDecision {
+	got := map[string]*testOutput{}
+	for _, name := range parties {
+		var o testOutput
+		if why := partyOutput(outs, name, &o, func() string { return o.Unusable }); why != "" {
+			return testDecision{Error: why}
 		}
-		for _, k := range o.Misfits {
-			d.Misfits = append(d.Misfits, Ref{p, k})
-		}
+		got[name] = &o
 	}
-	return d
+	root := secureagg.Root(job.Step{Parties: parties, Coordinator: outs.Coordinator})
+	o := got[root]
+	if o == nil || len(o.Similar) != n {
+		return testDecision{Error: fmt.Sprintf("the root %s returned no signs of %d pair tests", root, n)}
+	}
+	return testDecision{Similar: o.Similar, Excluded: o.Excluded}
 }
 
 func globalsOf(groups [][]Ref, locals [][]LocalDesc, sums []float64, cols int) ([]globalDesc, error) {

@@ -54,9 +54,16 @@ type Similar func(a, b int) (bool, error)
 
 // PlainSimilar is the merge test on plaintext representatives: the
 // columns overlap (Jaccard ≥ 1/2) and the root mean squared difference of
-// the representatives over the union of the columns is at most
-// beta times the larger mean of the two there (a scale-free form of the
-// paper's "Euclidean distance below a threshold β", decision 18).
+// the representatives over the union U of the columns (u of them) is at
+// most beta times the larger mean of the two there (a scale-free form of
+// the paper's "Euclidean distance below a threshold β", decision 18). In
+// squares, with S the sum of a representative over U:
+//
+//	u·‖v − m‖² ≤ β²·S_v²  or  u·‖v − m‖² ≤ β²·S_m²
+//
+// two comparisons of polynomials in both representatives, which the job
+// evaluates on encrypted representatives, revealing only their signs
+// (pairtest.go).
 func PlainSimilar(locals []Local, beta float64) Similar {
 	return func(a, b int) (bool, error) {
 		la, lb := locals[a], locals[b]
@@ -78,9 +85,8 @@ func PlainSimilar(locals []Local, beta float64) Similar {
 			ma += la.Rep[j]
 			mb += lb.Rep[j]
 		}
-		n := float64(len(cols))
-		scale := max(math.Abs(ma), math.Abs(mb)) / n
-		return math.Sqrt(d2/n) <= beta*scale, nil
+		m := max(math.Abs(ma), math.Abs(mb))
+		return float64(len(cols))*d2 <= beta*beta*m*m, nil
 	}
 }
 

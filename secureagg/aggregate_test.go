@@ -61,6 +61,39 @@ func TestAggregateSums(t *testing.T) {
 	}
 }
 
+// TestTwoMembers: the default key over two members is 2-of-2, and two
+// parties aggregate with it; a bad share cannot be outvoted, so it fails
+// the aggregation naming the party instead of being excluded.
+func TestTwoMembers(t *testing.T) {
+	c := testConsortium(t, 2)
+	if c.pk.Parties != 2 || c.pk.Threshold != 1 {
+		t.Fatalf("two members got a %d-of-%d key, want 2-of-2", c.pk.Threshold+1, c.pk.Parties)
+	}
+	net := jobtest.NewNetwork(c.names...)
+	step := testStep(c, "org01")
+	in := testInputs(c, 7)
+	outs := runAll(t, net, step, func(name string) Config { return testConfig(c, name) }, in)
+	want := plainSum(in, c.names)
+	for _, name := range c.names {
+		if o := outs[name]; o.err != nil {
+			t.Fatalf("%s: %v", name, o.err)
+		} else {
+			checkSum(t, o.res.Sum, want, 2.0/(1<<16))
+		}
+	}
+	net.Intercept("org02", func(to string, m *protocol.Message) *protocol.Message {
+		if m.Type == TypeShare {
+			m.Body[len(m.Body)/2] ^= 0x55
+		}
+		return m
+	})
+	step.Attempt++
+	outs = runAll(t, net, step, func(name string) Config { return testConfig(c, name) }, in)
+	if err := outs["org01"].err; !errors.Is(err, ErrTooFewShares) || !strings.Contains(err.Error(), "org02") {
+		t.Fatalf("root with a bad share from its only peer: %v", err)
+	}
+}
+
 func TestAggregateSubsetOfMembers(t *testing.T) {
 	// A step over 3 of 5 members: share indices come from the member list,
 	// not from the step's parties.

@@ -71,7 +71,12 @@ func (k *Keys) check() error {
 // Deal is the trusted-dealer key generation: it deals a (threshold+1)-of-N
 // threshold key over the members (sorted; member i gets share index i+1) and
 // returns the public key and each member's Keys. threshold <= 0 picks the
-// honest-majority default ⌊(N−1)/2⌋ (research/seed-000-pinkdd.md §4.2 row 3).
+// honest-majority default ⌊(N−1)/2⌋ (research/seed-000-pinkdd.md §4.2 row 3),
+// except for two members: ⌊1/2⌋ = 0 would let either share decrypt alone
+// (and paillier refuses its equal verification keys), so two members get a
+// 2-of-2 key. Neither can then decrypt alone, but an honest majority is
+// impossible with two: either member can block every decryption, so a bad
+// share cannot be excluded and fails the aggregation instead.
 // The dealer sees every share: it is for tests and single-operator setups
 // until dealerless generation exists.
 func Deal(random io.Reader, bits int, members []string, threshold int) (*paillier.ThresholdPublicKey, map[string]*Keys, error) {
@@ -82,6 +87,9 @@ func Deal(random io.Reader, bits int, members []string, threshold int) (*paillie
 	}
 	if threshold <= 0 {
 		threshold = (len(sorted) - 1) / 2
+		if len(sorted) == 2 {
+			threshold = 1
+		}
 	}
 	pk, shares, err := paillier.DealThreshold(random, bits, len(sorted), threshold)
 	if err != nil {

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package bicluster
+
+import "time"
+
+// procCPU is unavailable here.
+func procCPU() time.Duration { return 0 }
