@@ -109,10 +109,11 @@ func (n *Node) Wait(ctx context.Context, id string) (*JobRecord, error) {
 
 // Handler returns the node's HTTP API: /status, /metrics and the job API
 // under /v1/jobs. The node serves it on its control socket and on the
-// optional HTTP listener.
-func (n *Node) Handler() http.Handler { return n.handler() }
+// optional HTTP listener. Every request but GET /metrics must carry the
+// node's bearer token (APIToken, DATA_DIR/api.token).
+func (n *Node) Handler() http.Handler { return requireToken(n.token, n.routes()) }
 
-func (n *Node) handler() http.Handler {
+func (n *Node) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, n.Status()) })
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.reg, promhttp.HandlerOpts{}))
@@ -220,7 +221,7 @@ func (n *Node) serveAPI() error {
 		}
 		listeners = append(listeners, l)
 	}
-	srv := &http.Server{Handler: n.handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: n.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	for _, l := range listeners {
 		n.wg.Add(1)
 		go func(l net.Listener) {

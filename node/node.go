@@ -81,6 +81,7 @@ type Node struct {
 	closing atomic.Bool // set when Close begins
 	streams *raftStreams
 	refused *prometheus.CounterVec // Raft RPCs the stream layer refused
+	token   string                 // the HTTP API's bearer token
 
 	cons   *Consortium
 	raft   *raft.Raft
@@ -146,6 +147,10 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	token, err := ensureToken(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
 	m := newMetrics()
 	g := &memberGater{log: lg, members: map[peer.ID]string{}, onDeny: m.denied.Inc}
 	listen := cfg.Listen
@@ -167,7 +172,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, host: h, gater: g,
-		metrics: m, ledger: ledger, fsm: newFSM(), secrets: job.DirSecrets(cfg.DataDir),
+		metrics: m, ledger: ledger, fsm: newFSM(), token: token, secrets: job.DirSecrets(cfg.DataDir),
 		coordinating: map[string]*coordination{}, workers: map[string]*worker{}, progress: map[string]Progress{},
 		maxJobs: cfg.MaxJobs, unknownJobGrace: unknownJobGrace,
 	}

@@ -23,8 +23,9 @@ func (a *app) nodeCmd() *cobra.Command {
 	initCmd := &cobra.Command{
 		Use:   "init --name NAME --dir DIR",
 		Short: "Create a node: an Ed25519 identity, DIR/node.yaml and DIR/tables/",
-		Long: `init writes DIR/identity.key (the node's libp2p identity, mode 0600), DIR/node.yaml and an
-empty DIR/tables/ (the node's tables_dir). Send the printed peer id and addresses to the
+		Long: `init writes DIR/identity.key (the node's libp2p identity, mode 0600), DIR/api.token (the
+bearer token of the node's HTTP API, mode 0600), DIR/node.yaml and an empty DIR/tables/
+(the node's tables_dir). Send the printed peer id and addresses to the
 consortium; every member lists all members in DIR/consortium.yaml.
 
 NAME is the party name used in job specs: ASCII letters, digits, '.', '_' and '-'.
@@ -90,7 +91,7 @@ NAME is the party name used in job specs: ASCII letters, digits, '.', '_' and '-
 			fmt.Fprintf(a.stderr, "node %s running (peer id %s)\n  listening on %s\n  control socket %s\n",
 				cfg.Name, n.PeerID(), strings.Join(n.Addrs(), ", "), filepath.Join(cfg.DataDir, node.SocketName))
 			if cfg.HTTP != "" {
-				fmt.Fprintf(a.stderr, "  status and metrics on http://%s/status and /metrics\n", cfg.HTTP)
+				fmt.Fprintf(a.stderr, "  status and metrics on http://%s/status and /metrics (bearer token: 'cohort node token')\n", cfg.HTTP)
 			}
 			<-cmd.Context().Done()
 			fmt.Fprintln(a.stderr, "stopping")
@@ -130,7 +131,7 @@ found through --config (or with --api, over the node's HTTP listener).`,
 	a.configFlag(statusCmd, false, &statusConfig, "node.yaml of the node to ask (via its control socket)")
 	statusCmd.Flags().StringVar(&statusAPI, "api", "", "ask the node's HTTP listener instead: HOST:PORT or http://HOST:PORT")
 
-	cmd.AddCommand(initCmd, runCmd, statusCmd)
+	cmd.AddCommand(initCmd, runCmd, statusCmd, a.tokenCmd())
 	return cmd
 }
 
