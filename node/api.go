@@ -35,8 +35,10 @@ type Status struct {
 	RaftState string   `json:"raft_state"`
 	Leader    string   `json:"leader"`
 	Members   []string `json:"members"`
-	Jobs      int      `json:"jobs"`
-	Running   int      `json:"running"`
+	// Voters are the members that vote in Raft; the others are non-voting replicas.
+	Voters  []string `json:"voters"`
+	Jobs    int      `json:"jobs"`
+	Running int      `json:"running"`
 }
 
 // JobStatus is one job as the API reports it.
@@ -56,6 +58,7 @@ func (n *Node) Status() Status {
 	if n.cons != nil {
 		st.Members = n.cons.Names()
 	}
+	st.Voters = n.RaftVoters()
 	for _, j := range n.fsm.jobs() {
 		st.Jobs++
 		if j.Status == StatusRunning {

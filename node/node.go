@@ -248,8 +248,9 @@ func (n *Node) Start(cons *Consortium) error {
 		n.store.Close()
 		return err
 	}
-	n.wg.Add(1)
+	n.wg.Add(2)
 	go n.reconcileLoop()
+	go n.keepVoters()
 	return nil
 }
 
@@ -299,11 +300,9 @@ func (n *Node) startRaft() error {
 		return fail(fmt.Errorf("raft state: %w", err))
 	}
 	if !has {
-		var servers []raft.Server
-		for _, m := range n.cons.Members {
-			servers = append(servers, raft.Server{ID: raft.ServerID(m.Name), Address: raft.ServerAddress(m.PeerID)})
-		}
-		if err := raft.BootstrapCluster(rc, store, store, snaps, trans, raft.Configuration{Servers: servers}); err != nil {
+		// Every member bootstraps the same configuration: the first
+		// members by name vote, the rest are non-voting replicas.
+		if err := raft.BootstrapCluster(rc, store, store, snaps, trans, n.cons.raftConfiguration()); err != nil {
 			return fail(fmt.Errorf("bootstrap raft: %w", err))
 		}
 	}
