@@ -55,8 +55,8 @@ func (n *Node) Status() Status {
 	if n.raft != nil {
 		st.RaftState = n.raft.State().String()
 	}
-	if n.cons != nil {
-		st.Members = n.cons.Names()
+	if cons := n.cons.Load(); cons != nil {
+		st.Members = cons.Names()
 	}
 	st.Voters = n.RaftVoters()
 	for _, j := range n.fsm.jobs() {
@@ -171,6 +171,45 @@ func (n *Node) routes() http.Handler {
 			writeError(w, http.StatusInternalServerError, err)
 		}
 	})
+	mux.HandleFunc("GET /v1/consortium", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, ConsortiumStatus{Members: n.Consortium().Members, Voters: n.RaftVoters()})
+	})
+	mux.HandleFunc("POST /v1/consortium/members", func(w http.ResponseWriter, r *http.Request) {
+		var m Member
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&m); err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("member: want JSON {name, peer_id, addrs} as 'cohort node init --format json' prints it: %w", err))
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+		defer cancel()
+		if err := n.AddMember(ctx, m); err != nil {
+			writeMembershipError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, ConsortiumStatus{Members: n.Consortium().Members, Voters: n.RaftVoters()})
+	})
+	mux.HandleFunc("DELETE /v1/consortium/members/{name}", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+		defer cancel()
+		if err := n.RemoveMember(ctx, r.PathValue("name")); err != nil {
+			writeMembershipError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, ConsortiumStatus{Members: n.Consortium().Members, Voters: n.RaftVoters()})
+	})
+	mux.HandleFunc("POST /v1/consortium/reload", func(w http.ResponseWriter, r *http.Request) {
+		c, err := n.ReloadConsortium()
+		switch {
+		case errors.Is(err, ErrMembership):
+			writeError(w, http.StatusConflict, err)
+		case err != nil:
+			writeError(w, http.StatusBadRequest, err)
+		default:
+			writeJSON(w, http.StatusOK, ConsortiumStatus{Members: c.Members, Voters: n.RaftVoters()})
+		}
+	})
 	mux.HandleFunc("GET /v1/jobs/{id}/result", func(w http.ResponseWriter, r *http.Request) {
 		j, ok := n.fsm.job(r.PathValue("id"))
 		switch {
@@ -189,6 +228,21 @@ func (n *Node) routes() http.Handler {
 		}
 	})
 	return mux
+}
+
+// ConsortiumStatus is the JSON of /v1/consortium: the members as the log
+// has them, and which of them vote in Raft.
+type ConsortiumStatus struct {
+	Members []Member `json:"members"`
+	Voters  []string `json:"voters"`
+}
+
+func writeMembershipError(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	if errors.Is(err, ErrMembership) {
+		code = http.StatusConflict
+	}
+	writeError(w, code, err)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -128,8 +128,8 @@ func (n *Node) keepVoters() {
 	}
 }
 
-// rebalanceVoters makes at most one configuration change toward the voter
-// set the rule asks for.
+// rebalanceVoters makes at most one configuration change: toward the log's
+// members (members.go), else toward the voter set the rule asks for.
 func (n *Node) rebalanceVoters(down map[raft.ServerID]time.Time) {
 	f := n.raft.GetConfiguration()
 	if f.Error() != nil {
@@ -137,6 +137,12 @@ func (n *Node) rebalanceVoters(down map[raft.ServerID]time.Time) {
 	}
 	servers := f.Configuration().Servers
 	sort.Slice(servers, func(i, j int) bool { return servers[i].ID < servers[j].ID })
+	ctx, cancel := context.WithTimeout(n.ctx, 10*time.Second)
+	defer cancel()
+	timeout := time.Until(deadline(ctx))
+	if n.reconcileRaftMembers(servers, timeout) {
+		return
+	}
 	wantN := VoterCount(len(servers), n.votersWanted())
 	downFor := time.Duration(n.timing.VoterDownMS) * time.Millisecond
 	self := raft.ServerID(n.cfg.Name)
@@ -150,9 +156,6 @@ func (n *Node) rebalanceVoters(down map[raft.ServerID]time.Time) {
 			want = append(want, s)
 		}
 	}
-	ctx, cancel := context.WithTimeout(n.ctx, 10*time.Second)
-	defer cancel()
-	timeout := time.Until(deadline(ctx))
 	for _, s := range want { // promote first, so the voters never shrink below wantN
 		if s.Suffrage != raft.Voter {
 			n.log.Info("promoting a member to Raft voter", "member", s.ID)
@@ -186,10 +189,11 @@ func (n *Node) rebalanceVoters(down map[raft.ServerID]time.Time) {
 }
 
 func (n *Node) votersWanted() int {
-	if n.cons == nil {
+	cons := n.cons.Load()
+	if cons == nil {
 		return 0
 	}
-	return n.cons.VotersWanted
+	return cons.VotersWanted
 }
 
 func deadline(ctx context.Context) time.Time {

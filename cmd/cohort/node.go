@@ -59,6 +59,7 @@ NAME is the party name used in job specs: ASCII letters, digits, '.', '_' and '-
 	initCmd.Flags().StringSliceVar(&listen, "listen", nil, "libp2p listen multiaddrs (default TCP and QUIC on port 7400)")
 
 	var runConfig string
+	var join bool
 	runCmd := &cobra.Command{
 		Use:   "run --config DIR/node.yaml",
 		Short: "Run the node until interrupted",
@@ -80,7 +81,7 @@ NAME is the party name used in job specs: ASCII letters, digits, '.', '_' and '-
 			if warning := keyWarning(cfg); warning != "" {
 				fmt.Fprintf(a.stderr, "warning: %s\n", warning)
 			}
-			n, err := node.New(node.Options{Config: cfg, Kinds: kinds(), Logger: a.logger()})
+			n, err := node.New(node.Options{Config: cfg, Kinds: kinds(), Logger: a.logger(), Join: join})
 			if err != nil {
 				return err
 			}
@@ -99,6 +100,7 @@ NAME is the party name used in job specs: ASCII letters, digits, '.', '_' and '-
 		},
 	}
 	a.configFlag(runCmd, false, &runConfig, "path of the node's node.yaml")
+	runCmd.Flags().BoolVar(&join, "join", false, "first start of a member added with 'cohort consortium add': wait for the leader instead of bootstrapping Raft")
 
 	var statusConfig, statusAPI string
 	statusCmd := &cobra.Command{
