@@ -116,6 +116,7 @@ run_job() { # NAME SPEC CHECK
 		exit 1
 	fi
 	local wall=$(($(ms) - t0))
+	printf '%s\n' "$out" >"$WORK/$1.json"
 	if ! grep -q "$3" <<<"$out"; then
 		echo "compose.sh: $1: result lacks $3:" >&2
 		echo "$out" >&2
