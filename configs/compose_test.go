@@ -104,7 +104,7 @@ func TestComposeAgreesWithConfigs(t *testing.T) {
 		if i < 0 || i+1 == len(s.Command) {
 			t.Fatalf("%s: command %v has no --config", name, s.Command)
 		}
-		cfgPath := s.Command[i+1] // /data/node.yaml
+		cfgPath := s.Command[i+1]     // /data/node.yaml
 		mounts := map[string]string{} // container path -> host path
 		for _, v := range s.Volumes {
 			if m := dataMount.FindStringSubmatch(v); m != nil {
