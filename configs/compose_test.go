@@ -196,3 +196,13 @@ func read(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// The commented examples load with the node's strict loaders.
+func TestExampleConfigsLoad(t *testing.T) {
+	if _, err := node.LoadConfig("node.yaml"); err != nil {
+		t.Error(err)
+	}
+	if _, err := node.LoadConsortium("consortium.yaml"); err != nil {
+		t.Error(err)
+	}
+}
