@@ -5,10 +5,11 @@
 #
 #   scripts/experiments/cluster-figures.sh [REPS]      # default 1 run per cell
 #
-# Writes docs/results/cluster.csv (spec, profile, nodes, rep, shaping,
+# Writes docs/results/cluster.csv (job, profile, nodes, rep, shaping,
 # election_ms, wall_s, job_bytes = the parties' message bytes from result.json,
 # wire_bytes = what every node's eth0 sent during the job, Raft and QUIC
 # included, load = 1-minute load average at the end) and prints its path.
+# and a plot per job, docs/figures/cluster-JOB.svg (wall time by nodes, one line per profile).
 # Needs what scripts/cluster.sh needs (root, iproute2). JOBS, PROFILES and
 # SIZES override the cells, e.g. JOBS="sum" PROFILES="lan" SIZES="3".
 set -euo pipefail
@@ -41,4 +42,9 @@ for job in $JOBS; do
 		done
 	done
 done
-echo "wrote $CSV"
+for job in $JOBS; do
+	awk -F, -v j="$job" 'NR == 1 || $1 == j' "$CSV" >"$WORK/$job.csv"
+	"$REPO/scripts/experiments/plot.sh" "$WORK/$job.csv" nodes wall_s profile \
+		"$job over node processes in network namespaces (wall s)" "$REPO/docs/figures/cluster-$job.svg"
+done
+echo "wrote $CSV and docs/figures/cluster-JOB.svg"
