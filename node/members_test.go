@@ -270,3 +270,48 @@ func TestReloadFindsMovedMember(t *testing.T) {
 	}
 	waitFor(t, ctx, func() bool { return a.Leader() != "" && a.Leader() == b.Leader() })
 }
+
+// A member that cannot be reached is redialled with a growing backoff, not
+// every 250 ms: over 4 s the dials to it are 0.5, 1 and 2 s apart (with up
+// to 25 % jitter), so there are 3 or 4 of them, not 16; once it is reachable
+// the node connects to it on its own, with no job or Raft traffic asking.
+func TestRedialBacksOff(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	a := newFileNode(t, dir, "org1", nil, false)
+	b := newFileNode(t, dir, "org2", nil, false)
+	// org1 and org2 vote; org1 finds org2 at a dead address at first.
+	cons := &node.Consortium{Members: []node.Member{a.member(), b.member()}}
+	dead := &node.Consortium{Members: []node.Member{a.member(), b.member()}}
+	dead.Members[1].Addrs = []string{"/ip4/127.0.0.1/tcp/" + freePort(t)}
+	a.start(t, dead)
+	time.Sleep(4 * time.Second)
+	failed := dials(t, a.Node, "org2", "failed")
+	// 3 or 4 on time; 2 to 6 leaves room for a loaded machine's late ticks.
+	if failed < 2 || failed > 6 {
+		t.Errorf("%d failed dials to an unreachable member in 4 s, want about 4 (backoff 0.5, 1, 2 s), not one per 250 ms tick", failed)
+	}
+	// The right address and org2 up: org1 connects without being asked.
+	if err := cons.Save(a.consPath); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.ReloadConsortium(); err != nil {
+		t.Fatal(err)
+	}
+	b.start(t, cons)
+	waitFor(t, ctx, func() bool { return dials(t, a.Node, "org2", "ok") >= 1 || dials(t, b.Node, "org1", "ok") >= 1 })
+	waitFor(t, ctx, func() bool { return a.Leader() != "" && a.Leader() == b.Leader() })
+}
+
+func dials(t *testing.T, n *node.Node, peer, result string) int {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	n.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	m := regexp.MustCompile(`(?m)^cohort_member_dials_total\{peer="` + peer + `",result="` + result + `"\} (\d+)`).FindStringSubmatch(rec.Body.String())
+	if m == nil {
+		return 0
+	}
+	v, _ := strconv.Atoi(m[1])
+	return v
+}

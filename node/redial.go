@@ -53,6 +53,11 @@ func (n *Node) keepConnected() {
 			return
 		case r := <-results:
 			delete(dialing, r.id)
+			result := "ok"
+			if r.err != nil {
+				result = "failed"
+			}
+			n.metrics.dials.WithLabelValues(r.name, result).Inc()
 			b := state[r.id]
 			if b == nil {
 				continue // no longer a member
