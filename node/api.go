@@ -35,8 +35,10 @@ type Status struct {
 	RaftState string   `json:"raft_state"`
 	Leader    string   `json:"leader"`
 	Members   []string `json:"members"`
-	Jobs      int      `json:"jobs"`
-	Running   int      `json:"running"`
+	// Voters are the members that vote in Raft; the others are non-voting replicas.
+	Voters  []string `json:"voters"`
+	Jobs    int      `json:"jobs"`
+	Running int      `json:"running"`
 }
 
 // JobStatus is one job as the API reports it.
@@ -53,9 +55,10 @@ func (n *Node) Status() Status {
 	if n.raft != nil {
 		st.RaftState = n.raft.State().String()
 	}
-	if n.cons != nil {
-		st.Members = n.cons.Names()
+	if cons := n.cons.Load(); cons != nil {
+		st.Members = cons.Names()
 	}
+	st.Voters = n.RaftVoters()
 	for _, j := range n.fsm.jobs() {
 		st.Jobs++
 		if j.Status == StatusRunning {
@@ -109,10 +112,11 @@ func (n *Node) Wait(ctx context.Context, id string) (*JobRecord, error) {
 
 // Handler returns the node's HTTP API: /status, /metrics and the job API
 // under /v1/jobs. The node serves it on its control socket and on the
-// optional HTTP listener.
-func (n *Node) Handler() http.Handler { return n.handler() }
+// optional HTTP listener. Every request but GET /metrics must carry the
+// node's bearer token (APIToken, DATA_DIR/api.token).
+func (n *Node) Handler() http.Handler { return requireToken(n.token, n.routes()) }
 
-func (n *Node) handler() http.Handler {
+func (n *Node) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, n.Status()) })
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.reg, promhttp.HandlerOpts{}))
@@ -167,6 +171,45 @@ func (n *Node) handler() http.Handler {
 			writeError(w, http.StatusInternalServerError, err)
 		}
 	})
+	mux.HandleFunc("GET /v1/consortium", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, ConsortiumStatus{Members: n.Consortium().Members, Voters: n.RaftVoters()})
+	})
+	mux.HandleFunc("POST /v1/consortium/members", func(w http.ResponseWriter, r *http.Request) {
+		var m Member
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&m); err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("member: want JSON {name, peer_id, addrs} as 'cohort node init --format json' prints it: %w", err))
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+		defer cancel()
+		if err := n.AddMember(ctx, m); err != nil {
+			writeMembershipError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, ConsortiumStatus{Members: n.Consortium().Members, Voters: n.RaftVoters()})
+	})
+	mux.HandleFunc("DELETE /v1/consortium/members/{name}", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+		defer cancel()
+		if err := n.RemoveMember(ctx, r.PathValue("name")); err != nil {
+			writeMembershipError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, ConsortiumStatus{Members: n.Consortium().Members, Voters: n.RaftVoters()})
+	})
+	mux.HandleFunc("POST /v1/consortium/reload", func(w http.ResponseWriter, r *http.Request) {
+		c, err := n.ReloadConsortium()
+		switch {
+		case errors.Is(err, ErrMembership):
+			writeError(w, http.StatusConflict, err)
+		case err != nil:
+			writeError(w, http.StatusBadRequest, err)
+		default:
+			writeJSON(w, http.StatusOK, ConsortiumStatus{Members: c.Members, Voters: n.RaftVoters()})
+		}
+	})
 	mux.HandleFunc("GET /v1/jobs/{id}/result", func(w http.ResponseWriter, r *http.Request) {
 		j, ok := n.fsm.job(r.PathValue("id"))
 		switch {
@@ -185,6 +228,21 @@ func (n *Node) handler() http.Handler {
 		}
 	})
 	return mux
+}
+
+// ConsortiumStatus is the JSON of /v1/consortium: the members as the log
+// has them, and which of them vote in Raft.
+type ConsortiumStatus struct {
+	Members []Member `json:"members"`
+	Voters  []string `json:"voters"`
+}
+
+func writeMembershipError(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	if errors.Is(err, ErrMembership) {
+		code = http.StatusConflict
+	}
+	writeError(w, code, err)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -220,7 +278,7 @@ func (n *Node) serveAPI() error {
 		}
 		listeners = append(listeners, l)
 	}
-	srv := &http.Server{Handler: n.handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: n.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	for _, l := range listeners {
 		n.wg.Add(1)
 		go func(l net.Listener) {

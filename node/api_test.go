@@ -27,9 +27,19 @@ func apiServer(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	srv := httptest.NewServer(c.Node("org1").Handler())
+	srv := httptest.NewServer(withToken(c.Node("org1")))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// withToken serves a node's API to a client that sends the node's bearer
+// token, as the CLI does.
+func withToken(n *node.Node) http.Handler {
+	h := n.Handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("Authorization", "Bearer "+n.APIToken())
+		h.ServeHTTP(w, r)
+	})
 }
 
 func post(t *testing.T, url string, body []byte) (int, string) {

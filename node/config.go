@@ -64,6 +64,9 @@ type Timing struct {
 	// bounds each step's start delay; each idle node pays one small RPC per
 	// follower per interval for it.
 	CommitMS int `yaml:"commit_ms,omitempty"`
+	// VoterDownMS is how long the leader goes without hearing from a Raft
+	// voter before it demotes it and promotes the next member (see Voters).
+	VoterDownMS int `yaml:"voter_down_ms,omitempty"`
 }
 
 func (t Timing) withDefaults() Timing {
@@ -82,6 +85,9 @@ func (t Timing) withDefaults() Timing {
 	if t.CommitMS == 0 {
 		t.CommitMS = 5
 	}
+	if t.VoterDownMS == 0 {
+		t.VoterDownMS = 15_000
+	}
 	return t
 }
 
@@ -95,6 +101,9 @@ type Member struct {
 // Consortium is the consortium file: who may connect, and where to find them.
 type Consortium struct {
 	Members []Member `yaml:"members"`
+	// VotersWanted is how many members are Raft voters (default
+	// DefaultVoters); the rest are non-voting replicas. See Voters.
+	VotersWanted int `yaml:"voters,omitempty"`
 }
 
 // ErrConfig wraps every configuration problem.
@@ -181,6 +190,9 @@ func LoadConsortium(path string) (*Consortium, error) {
 func (c *Consortium) Validate(source string) error {
 	if len(c.Members) == 0 {
 		return configErr(source, "members", "no members")
+	}
+	if c.VotersWanted < 0 {
+		return configErr(source, "voters", "%d: want a positive count (3 or 5 is usual), or leave it out for %d", c.VotersWanted, DefaultVoters)
 	}
 	names, ids := map[string]bool{}, map[string]bool{}
 	for i, m := range c.Members {

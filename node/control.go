@@ -18,14 +18,17 @@ import (
 // controlRequest is a follower forwarding a job submission or
 // cancellation to the leader.
 type controlRequest struct {
-	Op   string `msgpack:"op"` // "submit" or "cancel"
-	Spec []byte `msgpack:"spec,omitempty"`
-	Job  string `msgpack:"job,omitempty"`
+	Op     string  `msgpack:"op"` // "submit", "cancel", "member-add" or "member-remove"
+	Spec   []byte  `msgpack:"spec,omitempty"`
+	Job    string  `msgpack:"job,omitempty"`
+	Member *Member `msgpack:"member,omitempty"`
 }
 
 type controlResponse struct {
 	ID    string `msgpack:"id"`
 	Error string `msgpack:"error"`
+	// Refused marks a membership change the leader refused (ErrMembership).
+	Refused bool `msgpack:"refused,omitempty"`
 }
 
 // ErrNoLeader means no coordinator is elected yet; try again shortly.
@@ -38,9 +41,10 @@ func (n *Node) Validate(spec *job.Spec) error {
 	if !ok {
 		return spec.Errorf("kind", "unknown job kind %q (known: %v)", spec.Kind, sortedKeys(n.kinds))
 	}
+	cons := n.cons.Load()
 	for i, p := range spec.Parties {
-		if _, ok := n.cons.Member(p.Name); !ok {
-			return spec.Errorf(fmt.Sprintf("parties[%d].name", i), "%q is not a member of the consortium (members: %v)", p.Name, n.cons.Names())
+		if _, ok := cons.Member(p.Name); !ok {
+			return spec.Errorf(fmt.Sprintf("parties[%d].name", i), "%q is not a member of the consortium (members: %v)", p.Name, cons.Names())
 		}
 	}
 	return kind.Validate(spec)
@@ -147,6 +151,9 @@ func (n *Node) forward(ctx context.Context, leader string, req *controlRequest) 
 		if resp.Error == errNotLeader.Error() {
 			return "", ErrNoLeader
 		}
+		if resp.Refused {
+			return "", fmt.Errorf("%w (by leader %s): %s", ErrMembership, leader, resp.Error)
+		}
 		return "", fmt.Errorf("leader %s refused: %s", leader, resp.Error)
 	}
 	return resp.ID, nil
@@ -179,11 +186,22 @@ func (n *Node) serveControl(remote peer.ID, name string, s network.Stream) contr
 		n.log.Warn("bad control request", "peer", name, "err", err)
 		return controlResponse{Error: err.Error()}
 	}
-	if req.Op != "submit" && req.Op != "cancel" {
+	if req.Op != "submit" && req.Op != "cancel" && req.Op != opAddMember && req.Op != opRemoveMember {
 		return controlResponse{Error: fmt.Sprintf("unknown control operation %q", req.Op)}
 	}
 	if !n.IsLeader() {
 		return controlResponse{Error: errNotLeader.Error()}
+	}
+	if req.Op == opAddMember || req.Op == opRemoveMember {
+		err := n.commitMembers(req.Op, req.Member)
+		if errors.Is(err, errNotLeader) {
+			return controlResponse{Error: errNotLeader.Error()}
+		}
+		if err != nil {
+			return controlResponse{Error: err.Error(), Refused: errors.Is(err, ErrMembership)}
+		}
+		n.log.Info("membership changed", "op", req.Op, "member", req.Member.Name, "via", name)
+		return controlResponse{}
 	}
 	if req.Op == "cancel" {
 		err := n.commitCancel(req.Job, name)

@@ -500,7 +500,7 @@ func TestCancelAndQueueOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	srv := httptest.NewServer(c.Node("org2").Handler())
+	srv := httptest.NewServer(withToken(c.Node("org2")))
 	defer srv.Close()
 	first, err := c.Node("org1").Submit(ctx, proberSpec(names(3), "{rounds: 1, hold: [0], hold_ms: 30000}"))
 	if err != nil {

@@ -34,6 +34,9 @@ const (
 	opFinish = "finish" // the job's result
 	opFail   = "fail"   // the job failed
 	opCancel = "cancel" // a member cancelled the job
+	// Membership (members.go): Member is the member added, or named removed.
+	opAddMember    = "member-add"
+	opRemoveMember = "member-remove"
 )
 
 // keptSteps bounds the step summaries a finished job keeps in the
@@ -55,6 +58,8 @@ type command struct {
 	Error  string      `msgpack:"error,omitempty"`
 	// Failures names each failing party of a failed job and its error.
 	Failures map[string]string `msgpack:"failures,omitempty"`
+	// Member is the member a membership operation adds or removes.
+	Member *Member `msgpack:"member,omitempty"`
 }
 
 // JobRecord is the replicated state of one job. Once the job has ended it
@@ -101,6 +106,11 @@ type StepRecord struct {
 type fsmState struct {
 	Jobs  map[string]*JobRecord `msgpack:"jobs"`
 	Order []string              `msgpack:"order"` // job ids in submission order
+	// Members is the consortium as the log has it: the consortium file's
+	// members at start, changed by member-add and member-remove.
+	Members []Member `msgpack:"members,omitempty"`
+	// Voters is the consortium file's voters: (kept with the members).
+	Voters int `msgpack:"voters,omitempty"`
 }
 
 // fsm applies log entries to the state. Readers take copies under the lock.
@@ -110,6 +120,9 @@ type fsm struct {
 	running []string      // ids of running jobs in submission order
 	changed chan struct{} // signalled (without blocking) after every apply
 	onApply func(*command)
+	// onMembers, if set, sees the consortium after every change to it
+	// (called with the lock held; it must not call back into the fsm).
+	onMembers func(*Consortium)
 	// applied is the index of the last entry Apply has processed. Raft's
 	// own AppliedIndex moves when it hands entries to the FSM goroutine,
 	// before Apply has run; the runner must wait for Apply.
@@ -151,6 +164,9 @@ func (f *fsm) Apply(l *raft.Log) any {
 func (f *fsm) apply(c *command) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if c.Op == opAddMember || c.Op == opRemoveMember {
+		return f.applyMembers(c)
+	}
 	j := f.state.Jobs[c.Job]
 	if c.Op == opSubmit {
 		if j != nil {
@@ -393,7 +409,8 @@ func (j *JobRecord) clone() *JobRecord {
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	s := &fsmSnapshot{state: fsmState{Jobs: make(map[string]*JobRecord, len(f.state.Jobs)), Order: slices.Clone(f.state.Order)}}
+	s := &fsmSnapshot{state: fsmState{Jobs: make(map[string]*JobRecord, len(f.state.Jobs)), Order: slices.Clone(f.state.Order),
+		Members: slices.Clone(f.state.Members), Voters: f.state.Voters}}
 	for id, j := range f.state.Jobs {
 		s.state.Jobs[id] = j
 	}
@@ -435,8 +452,19 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 			running = append(running, id)
 		}
 	}
+	if len(s.Members) > 0 {
+		if err := (&Consortium{Members: s.Members, VotersWanted: s.Voters}).Validate("snapshot"); err != nil {
+			return fmt.Errorf("restore snapshot: %w", err)
+		}
+	}
 	f.mu.Lock()
+	if len(s.Members) == 0 { // a snapshot from before membership was kept in the log
+		s.Members, s.Voters = f.state.Members, f.state.Voters
+	}
 	f.state, f.running = s, running
+	if f.onMembers != nil {
+		f.onMembers(f.consortiumLocked())
+	}
 	f.mu.Unlock()
 	f.notify()
 	return nil

@@ -20,6 +20,9 @@ func seedCommands(f *testing.F) {
 		{Op: opStart, Job: "j", Step: step},
 		{Op: opDone, Job: "j", Record: &job.Record{Step: *step, Decision: []byte{1}}},
 		{Op: opFinish, Job: "j", Result: []byte("{}")},
+		{Op: opAddMember, Member: &Member{Name: "b", PeerID: "12D3KooWRgNR3xcGzt3Vbkyoj29tQqRSqZXo9UgHad2RGpHussYv", Addrs: []string{"/ip4/127.0.0.1/tcp/1"}}},
+		{Op: opRemoveMember, Member: &Member{Name: "b"}},
+		{Op: opAddMember},
 	} {
 		b, err := protocol.Marshal(c)
 		if err != nil {
@@ -37,6 +40,34 @@ func FuzzApply(f *testing.F) {
 		m := newFSM()
 		m.Apply(&raft.Log{Type: raft.LogCommand, Index: 1, Data: data})
 		_ = m.jobs()
+	})
+}
+
+// FuzzControlRequest decodes arbitrary forwarded control requests and
+// checks membership changes in them against a one-member consortium: a
+// malformed one is refused with an error, never a panic.
+func FuzzControlRequest(f *testing.F) {
+	for _, r := range []*controlRequest{
+		{Op: "submit", Spec: []byte("kind: sum\n")},
+		{Op: opAddMember, Member: &Member{Name: "b", PeerID: "12D3KooWRgNR3xcGzt3Vbkyoj29tQqRSqZXo9UgHad2RGpHussYv"}},
+		{Op: opRemoveMember, Member: &Member{Name: "a"}},
+	} {
+		b, err := protocol.Marshal(r)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var req controlRequest
+		if protocol.Unmarshal(data, &req) != nil {
+			return
+		}
+		m := newFSM()
+		m.setMembers(&Consortium{Members: []Member{{Name: "a", PeerID: "12D3KooWRgNR3xcGzt3Vbkyoj29tQqRSqZXo9UgHad2RGpHussYv"}}})
+		m.mu.Lock()
+		_ = m.checkMembers(req.Op, req.Member)
+		m.mu.Unlock()
 	})
 }
 

@@ -76,8 +76,8 @@ func CheckListen(addr string) error {
 		addr, proto, host, port, proto, host, port)
 }
 
-// Init creates a node's data dir with a fresh Ed25519 identity and writes
-// node.yaml beside it. It refuses to overwrite an existing identity, because
+// Init creates a node's data dir with a fresh Ed25519 identity and HTTP API
+// token (api.token, 0600) and writes node.yaml beside it. It refuses to overwrite an existing identity, because
 // a new key would lock the node out of its consortium. The name and listen
 // addresses are checked before anything is written.
 func Init(name, dir string, listen []string) (*Config, peer.ID, error) {
@@ -112,6 +112,9 @@ func Init(name, dir string, listen []string) (*Config, peer.ID, error) {
 	}
 	id, err := peer.IDFromPrivateKey(sk)
 	if err != nil {
+		return nil, "", fmt.Errorf("node init: %w", err)
+	}
+	if _, err := ensureToken(dir); err != nil {
 		return nil, "", fmt.Errorf("node init: %w", err)
 	}
 	if len(listen) == 0 {

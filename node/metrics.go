@@ -17,6 +17,7 @@ type metrics struct {
 	raftState *prometheus.GaugeVec
 	phaseSecs *prometheus.HistogramVec
 	jobs      *prometheus.CounterVec
+	dials     *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -39,8 +40,10 @@ func newMetrics() *metrics {
 			[]string{"kind", "phase"}),
 		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cohort_jobs_total",
 			Help: "Jobs finished on this node as coordinator, per kind and status."}, []string{"kind", "status"}),
+		dials: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cohort_member_dials_total",
+			Help: "Dials to members this node was not connected to (redial with backoff), per member and result."}, []string{"peer", "result"}),
 	}
-	m.reg.MustRegister(m.msgsSent, m.bytesSent, m.msgsRecv, m.rejects, m.denied, m.raftState, m.phaseSecs, m.jobs)
+	m.reg.MustRegister(m.msgsSent, m.bytesSent, m.msgsRecv, m.rejects, m.denied, m.raftState, m.phaseSecs, m.jobs, m.dials)
 	// The Go runtime (go_*) and process (process_*) metrics that operators'
 	// dashboards expect of any Go service. In a simulation every node reports
 	// the same process, which is what it is.

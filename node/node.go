@@ -49,6 +49,11 @@ type Options struct {
 	// OnApply, if set, sees every committed log entry (for progress displays).
 	// It must not block.
 	OnApply func(Event)
+	// Join starts a node with no Raft state without bootstrapping it: the
+	// node was added to a running consortium (cohort consortium add) and
+	// receives the configuration and the log from the leader. It has no
+	// effect on a node that has Raft state.
+	Join bool
 }
 
 // Event describes a committed log entry, for progress displays.
@@ -81,14 +86,19 @@ type Node struct {
 	closing atomic.Bool // set when Close begins
 	streams *raftStreams
 	refused *prometheus.CounterVec // Raft RPCs the stream layer refused
+	token   string                 // the HTTP API's bearer token
+	join    bool                   // Options.Join
 
-	cons   *Consortium
-	raft   *raft.Raft
-	store  *raftboltdb.BoltStore
-	trans  *raft.NetworkTransport
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	cons atomic.Pointer[Consortium] // the members as the log has them; see members.go
+	// consMu orders the writers of cons (membership changes, reloads).
+	consMu    sync.Mutex
+	redialNow chan struct{} // ReloadConsortium asks keepConnected to redial at once
+	raft      *raft.Raft
+	store     *raftboltdb.BoltStore
+	trans     *raft.NetworkTransport
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
 
 	mu           sync.Mutex
 	coordinating map[string]*coordination
@@ -146,6 +156,10 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	token, err := ensureToken(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
 	m := newMetrics()
 	g := &memberGater{log: lg, members: map[peer.ID]string{}, onDeny: m.denied.Inc}
 	listen := cfg.Listen
@@ -167,7 +181,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, host: h, gater: g,
-		metrics: m, ledger: ledger, fsm: newFSM(), secrets: job.DirSecrets(cfg.DataDir),
+		metrics: m, ledger: ledger, fsm: newFSM(), token: token, join: opts.Join, redialNow: make(chan struct{}, 1), secrets: job.DirSecrets(cfg.DataDir),
 		coordinating: map[string]*coordination{}, workers: map[string]*worker{}, progress: map[string]Progress{},
 		maxJobs: cfg.MaxJobs, unknownJobGrace: unknownJobGrace,
 	}
@@ -228,7 +242,9 @@ func (n *Node) Start(cons *Consortium) error {
 		return fmt.Errorf("%w: consortium lists peer id %s for %q but this node's identity is %s",
 			ErrConfig, me.PeerID, n.cfg.Name, n.host.ID())
 	}
-	n.cons = cons
+	n.cons.Store(cons)
+	n.fsm.setMembers(cons)
+	n.fsm.onMembers = n.membersChanged
 	n.gater.setMembers(cons)
 	addMemberAddrs(n.host, cons)
 	n.host.SetStreamHandler(protocol.JobProtocol, n.ms.handle)
@@ -243,8 +259,10 @@ func (n *Node) Start(cons *Consortium) error {
 		n.store.Close()
 		return err
 	}
-	n.wg.Add(1)
+	n.wg.Add(3)
 	go n.reconcileLoop()
+	go n.keepVoters()
+	go n.keepConnected()
 	return nil
 }
 
@@ -293,12 +311,13 @@ func (n *Node) startRaft() error {
 	if err != nil {
 		return fail(fmt.Errorf("raft state: %w", err))
 	}
-	if !has {
-		var servers []raft.Server
-		for _, m := range n.cons.Members {
-			servers = append(servers, raft.Server{ID: raft.ServerID(m.Name), Address: raft.ServerAddress(m.PeerID)})
-		}
-		if err := raft.BootstrapCluster(rc, store, store, snaps, trans, raft.Configuration{Servers: servers}); err != nil {
+	if !has && n.join {
+		n.log.Info("joining: waiting for the leader to add this node (cohort consortium add)")
+	}
+	if !has && !n.join {
+		// Every member bootstraps the same configuration: the first
+		// members by name vote, the rest are non-voting replicas.
+		if err := raft.BootstrapCluster(rc, store, store, snaps, trans, n.cons.Load().raftConfiguration()); err != nil {
 			return fail(fmt.Errorf("bootstrap raft: %w", err))
 		}
 	}
@@ -368,10 +387,11 @@ func (n *Node) Leader() string {
 func (n *Node) Raft() *raft.Raft { return n.raft }
 
 func (n *Node) memberID(name string) (peer.ID, bool) {
-	if n.cons == nil {
+	cons := n.cons.Load()
+	if cons == nil {
 		return "", false
 	}
-	m, ok := n.cons.Member(name)
+	m, ok := cons.Member(name)
 	if !ok {
 		return "", false
 	}

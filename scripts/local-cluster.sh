@@ -114,7 +114,8 @@ deadline=$((SECONDS + TIMEOUT))
 while :; do
 	leaders=()
 	for i in "${!NAMES[@]}"; do
-		l=$(curl -fsS --max-time 1 "http://127.0.0.1:$((BASE_PORT + 100 + i + 1))/status" 2>/dev/null |
+		l=$(curl -fsS --max-time 1 -H "Authorization: Bearer $(cat "$WORK/${NAMES[$i]}/api.token")" \
+			"http://127.0.0.1:$((BASE_PORT + 100 + i + 1))/status" 2>/dev/null |
 			jq -r '.leader // ""' 2>/dev/null || true)
 		leaders+=("$l")
 	done

@@ -56,7 +56,7 @@ for run in $(seq "$RUNS"); do
 	done
 	leader=""
 	for _ in $(seq 150); do
-		leader=$(curl -fsS --max-time 1 "http://127.0.0.1:$((BASE_PORT + 101))/status" 2>/dev/null | jq -r '.leader // ""' || true)
+		leader=$(curl -fsS --max-time 1 -H "Authorization: Bearer $(cat "$WORK/run/${NAMES[0]}/api.token")" "http://127.0.0.1:$((BASE_PORT + 101))/status" 2>/dev/null | jq -r '.leader // ""' || true)
 		[[ -n $leader ]] && break
 		sleep 0.1
 	done

@@ -135,7 +135,22 @@ func TestNodesAsProcesses(t *testing.T) {
 	if err != nil || !strings.Contains(out, "79.75") || !strings.HasSuffix(out, "}\n") {
 		t.Errorf("result from another node: %v %q; want it to end in one newline", err, out)
 	}
-	if resp, err := http.Get("http://" + httpAddr + "/v1/jobs/" + id + "/result"); err != nil {
+	// The HTTP API wants north's bearer token, which `node token` prints.
+	tok, _, err := run(t, bin, "node", "token", "--config", filepath.Join(root, "north", "node.yaml"))
+	if tok = strings.TrimSpace(tok); err != nil || len(tok) != 64 {
+		t.Fatalf("node token: %v %q", err, tok)
+	}
+	get := func(path, token string) (*http.Response, error) {
+		req, err := http.NewRequest("GET", "http://"+httpAddr+path, nil)
+		if err != nil {
+			return nil, err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		return http.DefaultClient.Do(req)
+	}
+	if resp, err := get("/v1/jobs/"+id+"/result", tok); err != nil {
 		t.Error(err)
 	} else {
 		body, _ := io.ReadAll(resp.Body)
@@ -148,15 +163,30 @@ func TestNodesAsProcesses(t *testing.T) {
 	if err != nil || !strings.Contains(out, "south") || !strings.Contains(out, "leader:") {
 		t.Errorf("node status: %v %q", err, out)
 	}
-	out, _, err = run(t, bin, "job", "list", "--api", "http://"+httpAddr)
+	out, stderr, err = runEnv(t, []string{"COHORT_CONFIG=", "COHORT_TOKEN="}, bin, "job", "list", "--api", "http://"+httpAddr)
+	if err == nil || !strings.Contains(stderr, "COHORT_TOKEN") {
+		t.Errorf("list over HTTP without a token: %v %q %q, want a refusal naming $COHORT_TOKEN", err, out, stderr)
+	}
+	out, _, err = runEnv(t, []string{"COHORT_TOKEN=" + tok}, bin, "job", "list", "--api", "http://"+httpAddr)
 	if err != nil || !strings.Contains(out, id) {
-		t.Errorf("list over HTTP: %v %q", err, out)
+		t.Errorf("list over HTTP with $COHORT_TOKEN: %v %q", err, out)
+	}
+	// With --config on the same machine, --api finds the token in its data dir.
+	out, _, err = run(t, bin, "job", "list", "--api", "http://"+httpAddr, "--config", filepath.Join(root, "north", "node.yaml"))
+	if err != nil || !strings.Contains(out, id) {
+		t.Errorf("list over HTTP with --config: %v %q", err, out)
+	}
+	if resp, err := get("/status", ""); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/status without a token: %v %v, want 401", err, resp)
+	} else {
+		resp.Body.Close()
 	}
 	if _, _, err := run(t, bin, "job", "status", "nope", "--config", cfg); err == nil {
 		t.Error("status of an unknown job succeeded")
 	}
 	for _, path := range []string{"/status", "/metrics"} {
-		resp, err := http.Get("http://" + httpAddr + path)
+		token := map[string]string{"/status": tok}[path] // /metrics needs none
+		resp, err := get(path, token)
 		if err != nil {
 			t.Fatal(err)
 		}

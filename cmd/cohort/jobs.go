@@ -27,8 +27,9 @@ import (
 // client talks to a running node's job API over its control socket (or
 // HTTP listener, with --api).
 type client struct {
-	http *http.Client
-	base string
+	http  *http.Client
+	base  string
+	token string // the node's API bearer token; "" sends none
 }
 
 func (a *app) newClient(config, api string) (*client, error) {
@@ -37,18 +38,26 @@ func (a *app) newClient(config, api string) (*client, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &client{http: &http.Client{Timeout: time.Minute}, base: base}, nil
+		tok, err := a.apiToken(config)
+		if err != nil {
+			return nil, err
+		}
+		return &client{http: &http.Client{Timeout: time.Minute}, base: base, token: tok}, nil
 	}
 	cfg, err := node.LoadConfig(config)
 	if err != nil {
 		return nil, configHint(err, config, true)
+	}
+	tok, err := node.LoadToken(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("%w (the node's HTTP API needs it; a node writes one when it starts)", err)
 	}
 	sock := filepath.Join(cfg.DataDir, node.SocketName)
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", sock)
 	}}
-	return &client{http: &http.Client{Transport: tr, Timeout: time.Minute}, base: "http://node"}, nil
+	return &client{http: &http.Client{Transport: tr, Timeout: time.Minute}, base: "http://node", token: tok}, nil
 }
 
 // apiBase turns --api (HOST:PORT, or an http:// or https:// URL) into the
@@ -85,6 +94,9 @@ func (c *client) do(ctx context.Context, method, path string, body []byte, out a
 	if err != nil {
 		return 0, err
 	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("cannot reach the node (is 'cohort node run' running?): %w", err)
@@ -93,6 +105,10 @@ func (c *client) do(ctx context.Context, method, path string, body []byte, out a
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return resp.StatusCode, err
+	}
+	if resp.StatusCode == http.StatusUnauthorized && c.token == "" {
+		return resp.StatusCode, fmt.Errorf("the node refused the request without its API token: set $%s "+
+			"or pass --config with the node's node.yaml (the token is DATA_DIR/%s)", tokenEnv, node.TokenFile)
 	}
 	if resp.StatusCode >= 300 {
 		var e struct{ Error string }

@@ -68,7 +68,7 @@ drives each job.`,
 		}
 		return nil
 	}
-	root.AddCommand(a.demoCmd(), a.simCmd(), a.nodeCmd(), a.jobCmd(), a.auditCmd(), a.keysCmd(), a.versionCmd(), a.dataCmd())
+	root.AddCommand(a.demoCmd(), a.simCmd(), a.nodeCmd(), a.jobCmd(), a.auditCmd(), a.keysCmd(), a.versionCmd(), a.dataCmd(), a.consortiumCmd())
 	// cobra adds its completion group only when executing; add it now so
 	// that it, too, fails on an unknown shell.
 	root.InitDefaultCompletionCmd()

@@ -23,8 +23,9 @@ func (a *app) nodeCmd() *cobra.Command {
 	initCmd := &cobra.Command{
 		Use:   "init --name NAME --dir DIR",
 		Short: "Create a node: an Ed25519 identity, DIR/node.yaml and DIR/tables/",
-		Long: `init writes DIR/identity.key (the node's libp2p identity, mode 0600), DIR/node.yaml and an
-empty DIR/tables/ (the node's tables_dir). Send the printed peer id and addresses to the
+		Long: `init writes DIR/identity.key (the node's libp2p identity, mode 0600), DIR/api.token (the
+bearer token of the node's HTTP API, mode 0600), DIR/node.yaml and an empty DIR/tables/
+(the node's tables_dir). Send the printed peer id and addresses to the
 consortium; every member lists all members in DIR/consortium.yaml.
 
 NAME is the party name used in job specs: ASCII letters, digits, '.', '_' and '-'.
@@ -58,6 +59,7 @@ NAME is the party name used in job specs: ASCII letters, digits, '.', '_' and '-
 	initCmd.Flags().StringSliceVar(&listen, "listen", nil, "libp2p listen multiaddrs (default TCP and QUIC on port 7400)")
 
 	var runConfig string
+	var join bool
 	runCmd := &cobra.Command{
 		Use:   "run --config DIR/node.yaml",
 		Short: "Run the node until interrupted",
@@ -79,7 +81,7 @@ NAME is the party name used in job specs: ASCII letters, digits, '.', '_' and '-
 			if warning := keyWarning(cfg); warning != "" {
 				fmt.Fprintf(a.stderr, "warning: %s\n", warning)
 			}
-			n, err := node.New(node.Options{Config: cfg, Kinds: kinds(), Logger: a.logger()})
+			n, err := node.New(node.Options{Config: cfg, Kinds: kinds(), Logger: a.logger(), Join: join})
 			if err != nil {
 				return err
 			}
@@ -90,7 +92,7 @@ NAME is the party name used in job specs: ASCII letters, digits, '.', '_' and '-
 			fmt.Fprintf(a.stderr, "node %s running (peer id %s)\n  listening on %s\n  control socket %s\n",
 				cfg.Name, n.PeerID(), strings.Join(n.Addrs(), ", "), filepath.Join(cfg.DataDir, node.SocketName))
 			if cfg.HTTP != "" {
-				fmt.Fprintf(a.stderr, "  status and metrics on http://%s/status and /metrics\n", cfg.HTTP)
+				fmt.Fprintf(a.stderr, "  status and metrics on http://%s/status and /metrics (bearer token: 'cohort node token')\n", cfg.HTTP)
 			}
 			<-cmd.Context().Done()
 			fmt.Fprintln(a.stderr, "stopping")
@@ -98,6 +100,7 @@ NAME is the party name used in job specs: ASCII letters, digits, '.', '_' and '-
 		},
 	}
 	a.configFlag(runCmd, false, &runConfig, "path of the node's node.yaml")
+	runCmd.Flags().BoolVar(&join, "join", false, "first start of a member added with 'cohort consortium add': wait for the leader instead of bootstrapping Raft")
 
 	var statusConfig, statusAPI string
 	statusCmd := &cobra.Command{
@@ -130,7 +133,7 @@ found through --config (or with --api, over the node's HTTP listener).`,
 	a.configFlag(statusCmd, false, &statusConfig, "node.yaml of the node to ask (via its control socket)")
 	statusCmd.Flags().StringVar(&statusAPI, "api", "", "ask the node's HTTP listener instead: HOST:PORT or http://HOST:PORT")
 
-	cmd.AddCommand(initCmd, runCmd, statusCmd)
+	cmd.AddCommand(initCmd, runCmd, statusCmd, a.tokenCmd())
 	return cmd
 }
 

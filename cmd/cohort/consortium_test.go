@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/cohortdm/cohort/node"
+)
+
+// cohort consortium add / show / remove / reload against real node
+// processes: a fourth node started with --join is added through one node
+// and shows up in every node's consortium file, then is removed.
+func TestConsortiumCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	bin := buildBinary(t)
+	root := t.TempDir()
+	names := []string{"org1", "org2", "org3", "org4"}
+	var members []node.Member
+	for _, name := range names {
+		addr := fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freePort(t))
+		out, stderr, err := run(t, bin, "node", "init", "--name", name, "--dir", filepath.Join(root, name), "--listen", addr, "--format", "json")
+		if err != nil {
+			t.Fatalf("init: %v %s", err, stderr)
+		}
+		os.WriteFile(filepath.Join(root, name+".json"), []byte(out), 0o644)
+		var m node.Member
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	three, _ := yaml.Marshal(map[string]any{"members": members[:3]})
+	four, _ := yaml.Marshal(map[string]any{"members": members})
+	for i, name := range names {
+		cons := three
+		if i == 3 {
+			cons = four // the new member lists everyone, itself included
+		}
+		os.WriteFile(filepath.Join(root, name, "consortium.yaml"), cons, 0o644)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, name := range names {
+		args := []string{"node", "run", "--config", filepath.Join(root, name, "node.yaml")}
+		if name == "org4" {
+			args = append(args, "--join")
+		}
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Stderr = io.Discard
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	}
+	cfg := func(name string) string { return filepath.Join(root, name, "node.yaml") }
+	show := func(name string) node.ConsortiumStatus {
+		t.Helper()
+		out, stderr, err := run(t, bin, "consortium", "show", "--config", cfg(name), "--format", "json")
+		if err != nil {
+			t.Fatalf("consortium show on %s: %v %s", name, err, stderr)
+		}
+		var st node.ConsortiumStatus
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(200 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	memberNames := func(st node.ConsortiumStatus) []string {
+		var out []string
+		for _, m := range st.Members {
+			out = append(out, m.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	eventually("a leader", func() bool {
+		out, _, err := run(t, bin, "node", "status", "--config", cfg("org1"), "--format", "json")
+		return err == nil && !strings.Contains(out, `"leader": ""`)
+	})
+	var out, stderr string
+	var err error
+	eventually("the add to be accepted", func() bool {
+		out, stderr, err = run(t, bin, "consortium", "add", filepath.Join(root, "org4.json"), "--config", cfg("org2"))
+		return err == nil
+	})
+	if !strings.Contains(stderr, "deal a new threshold key") || !strings.Contains(out, "org4") {
+		t.Errorf("add printed %q %q", out, stderr)
+	}
+	eventually("org4 to apply the log", func() bool {
+		st := show("org4")
+		return slices.Equal(memberNames(st), names) && slices.Equal(st.Voters, names)
+	})
+	for _, name := range names[:3] {
+		b, _ := os.ReadFile(filepath.Join(root, name, "consortium.yaml"))
+		if !strings.Contains(string(b), members[3].PeerID) {
+			t.Errorf("%s's consortium file lacks org4 after the add:\n%s", name, b)
+		}
+	}
+	if _, _, err := run(t, bin, "consortium", "reload", "--config", cfg("org1")); err != nil {
+		t.Errorf("reload: %v", err)
+	}
+	if out, _, err := run(t, bin, "consortium", "remove", "org4", "--config", cfg("org3")); err != nil || strings.Contains(out, "org4") {
+		t.Fatalf("remove: %v %q", err, out)
+	}
+	eventually("org4 to leave Raft", func() bool { return slices.Equal(show("org1").Voters, names[:3]) })
+	b, _ := os.ReadFile(filepath.Join(root, "org1", "consortium.yaml"))
+	if strings.Contains(string(b), members[3].PeerID) {
+		t.Errorf("org1's consortium file still lists org4:\n%s", b)
+	}
+	if _, stderr, err := run(t, bin, "consortium", "remove", "nobody", "--config", cfg("org1")); err == nil || !strings.Contains(stderr, "not a member") {
+		t.Errorf("removing a non-member: %v %s", err, stderr)
+	}
+}
