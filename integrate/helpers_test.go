@@ -34,16 +34,43 @@ type testJob struct {
 	tax     map[string]*anonymize.Taxonomy
 	reqs    []anonymize.Requirement
 	l       int
+	taxYAML map[string]string
+	extra   string
 }
 
 // writeJob writes every party's CSV, the taxonomy files (column -> file
-// contents, YAML) and the spec.
+// contents, YAML) and the spec, whose params are the requirements and extra.
 func writeJob(t testing.TB, parties []partyTable, taxYAML map[string]string, reqs []anonymize.Requirement, extra string) *testJob {
+	t.Helper()
+	var params strings.Builder
+	params.WriteString("  requirements:\n")
+	for _, r := range reqs {
+		fmt.Fprintf(&params, "    - {qid: [%s], k: %d}\n", strings.Join(r.QID, ", "), r.K)
+	}
+	params.WriteString(extra)
+	j := &testJob{parties: parties, reqs: reqs, taxYAML: taxYAML, extra: extra}
+	j.spec = writeSpec(t, j, params.String())
+	return j
+}
+
+// rewrite writes an edited job's files again, in a new directory.
+func rewrite(t testing.TB, j *testJob) *testJob {
+	t.Helper()
+	return writeJob(t, j.parties, j.taxYAML, j.reqs, j.extra)
+}
+
+// writeJobRaw writes the job with params given as YAML (indented by two).
+func writeJobRaw(t testing.TB, j *testJob, params string) *job.Spec {
+	t.Helper()
+	return writeSpec(t, &testJob{parties: j.parties, taxYAML: j.taxYAML}, params)
+}
+
+func writeSpec(t testing.TB, j *testJob, params string) *job.Spec {
 	t.Helper()
 	dir := t.TempDir()
 	var spec strings.Builder
 	spec.WriteString("kind: integrate\nparties:\n")
-	for _, p := range parties {
+	for _, p := range j.parties {
 		f, err := os.Create(filepath.Join(dir, p.name+".csv"))
 		if err != nil {
 			t.Fatal(err)
@@ -57,10 +84,10 @@ func writeJob(t testing.TB, parties []partyTable, taxYAML map[string]string, req
 		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: t_%s, path: %s.csv}]\n", p.name, p.name, p.name)
 	}
 	spec.WriteString("taxonomies:\n")
-	tax := map[string]*anonymize.Taxonomy{}
-	for _, col := range slices.Sorted(mapKeys(taxYAML)) {
+	j.tax = map[string]*anonymize.Taxonomy{}
+	for _, col := range slices.Sorted(mapKeys(j.taxYAML)) {
 		path := filepath.Join(dir, col+".yaml")
-		if err := os.WriteFile(path, []byte(taxYAML[col]), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(j.taxYAML[col]), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(&spec, "  %s: %s.yaml\n", col, col)
@@ -68,13 +95,9 @@ func writeJob(t testing.TB, parties []partyTable, taxYAML map[string]string, req
 		if err != nil {
 			t.Fatal(err)
 		}
-		tax[col] = tx
+		j.tax[col] = tx
 	}
-	spec.WriteString("params:\n  requirements:\n")
-	for _, r := range reqs {
-		fmt.Fprintf(&spec, "    - {qid: [%s], k: %d}\n", strings.Join(r.QID, ", "), r.K)
-	}
-	spec.WriteString(extra)
+	spec.WriteString("params:\n" + params)
 	path := filepath.Join(dir, "spec.yaml")
 	if err := os.WriteFile(path, []byte(spec.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -83,7 +106,8 @@ func writeJob(t testing.TB, parties []partyTable, taxYAML map[string]string, req
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testJob{dir: dir, spec: s, parties: parties, tax: tax, reqs: reqs}
+	j.dir = dir
+	return s
 }
 
 // run runs the job in memory with a data dir per party.

@@ -69,7 +69,7 @@ func failures(step string, outs *job.Outputs, parties []string) error {
 	var msgs []string
 	for _, p := range parties {
 		if why, ok := outs.Failed[p]; ok {
-			msgs = append(msgs, fmt.Sprintf("party %s: %s", p, why))
+			msgs = append(msgs, fmt.Sprintf("party %s: %s", p, strings.TrimPrefix(why, "party "+p+": ")))
 		} else if _, ok := outs.Results[p]; !ok {
 			msgs = append(msgs, fmt.Sprintf("party %s: no output", p))
 		}
@@ -232,7 +232,7 @@ func decideAlign(outs *job.Outputs, parties []string, prm *Params) (alignDecisio
 			return d, fmt.Errorf("integrate: parties %s and %s found %d and %d common record ids", first, p, d.Records, o.Records)
 		}
 		if !bytes.Equal(digest, o.ClassDigest) {
-			return d, fmt.Errorf("integrate: parties %s and %s hold different class labels %q for the common records (every party must hold the same class)", first, p, prm.Class)
+			return d, fmt.Errorf("integrate: parties %s and %s hold different values of the class column %q for the common records (every party must hold the same class)", first, p, prm.Class)
 		}
 	}
 	if d.Records == 0 {

@@ -28,13 +28,14 @@ type aligned struct {
 // column other than the id and the class must have a taxonomy.
 func alignTable(t *table.Table, rows []int, idCol, classCol string, tax map[string]*anonymize.Taxonomy) (*aligned, error) {
 	a := &aligned{cols: map[string][]string{}}
-	hasClass := false
+	if _, err := t.Column(classCol); err != nil {
+		return nil, fmt.Errorf("%w: table %s has no class column %q (every party holds the class, params.class)", anonymize.ErrRequirement, t.Name, classCol)
+	}
 	for _, c := range t.Columns {
 		switch {
 		case c.Name == idCol:
 			continue
 		case c.Name == classCol:
-			hasClass = true
 			a.class = pick(c.Str, rows)
 			continue
 		}
@@ -61,13 +62,10 @@ func alignTable(t *table.Table, rows []int, idCol, classCol string, tax map[stri
 			}
 		}
 		if bad > 0 {
-			return nil, fmt.Errorf("%w: table %s column %q: %d of the %d aligned records hold a value its taxonomy does not cover, the first at table row %d (the values stay on this node)", anonymize.ErrNotCovered, t.Name, c.Name, bad, len(vals), rows[first]+1)
+			return nil, fmt.Errorf("%w: table %s column %q: %d of %d rows hold a value its taxonomy does not cover, the first at table row %d (the values stay on this node)", anonymize.ErrNotCovered, t.Name, c.Name, bad, len(vals), rows[first]+1)
 		}
 		a.cols[c.Name] = vals
 		a.order = append(a.order, c.Name)
-	}
-	if !hasClass {
-		return nil, fmt.Errorf("%w: table %s has no class column %q (every party holds the class, params.class)", anonymize.ErrRequirement, t.Name, classCol)
 	}
 	return a, nil
 }
