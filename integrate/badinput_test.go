@@ -36,7 +36,7 @@ func TestBadInput(t *testing.T) {
 		{name: "no class column", edit: func(j *testJob) { j.parties[1].cols[1] = "label" },
 			want: []string{"beta", "no class column \"class\""}},
 		{name: "different class labels", edit: func(j *testJob) { j.parties[1].rows[0][1] = "Y" },
-			want: []string{"different class labels"}},
+			want: []string{"alpha and beta hold different values of the class column"}},
 		{name: "column without taxonomy", edit: func(j *testJob) {
 			j.parties[0].cols = append(j.parties[0].cols, "zip")
 			for i := range j.parties[0].rows {
