@@ -90,7 +90,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return encode(&publishOutput{Table: publish(st.pub, st.class, s.prm.Class), NCPSum: st.ncpSum()})
+		return encode(&publishOutput{Table: Publication(st.pub, st.class, s.prm.Class), NCPSum: st.ncpSum()})
 	}
 	return nil, fmt.Errorf("integrate: unknown phase %q", step.Phase)
 }

@@ -230,10 +230,10 @@ func (st *tdsState) apply(s *Split) error {
 	return nil
 }
 
-// publish is the integrated table of a public state: every attribute's
-// published label and the class, grouped into distinct rows with counts,
-// sorted by value.
-func publish(pub *anonymize.TDSPublic, class []string, classCol string) Published {
+// Publication is the integrated table of a TDS public state: every
+// attribute's published label and the class, grouped into distinct rows with
+// counts, sorted by value.
+func Publication(pub *anonymize.TDSPublic, class []string, classCol string) Published {
 	p := Published{}
 	for _, a := range pub.Attrs {
 		p.Columns = append(p.Columns, a.Name)
