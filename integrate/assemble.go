@@ -29,9 +29,6 @@ func (Kind) Assemble(_ context.Context, _ *job.Spec, result []byte, _ map[string
 	if err := json.Unmarshal(res["published"], &pub); err != nil {
 		return nil, fmt.Errorf("integrate: result field published: %w", err)
 	}
-	if err := pub.check(); err != nil {
-		return nil, err
-	}
 	if err := WriteCSV(filepath.Join(dir, IntegratedFile), &pub); err != nil {
 		return nil, err
 	}
@@ -41,6 +38,9 @@ func (Kind) Assemble(_ context.Context, _ *job.Spec, result []byte, _ map[string
 
 // WriteCSV writes a publication as a CSV file, one line per record.
 func WriteCSV(path string, pub *Published) error {
+	if err := pub.check(); err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	err := w.Write(pub.Columns)

@@ -38,9 +38,9 @@ func FuzzDecoders(f *testing.F) {
 			}
 		}
 		var po publishOutput
-		if decode(b, &po) == nil && po.Table.check() == nil {
-			_, _ = minGroups(&po.Table, []anonymize.Requirement{{QID: []string{"a"}, K: 2}})
-			_ = checkDiverse(&po.Table, []anonymize.Requirement{{QID: []string{"a"}, K: 2}}, 2)
+		if decode(b, &po) == nil {
+			_, _ = MinGroups(&po.Table, []anonymize.Requirement{{QID: []string{"a"}, K: 2}})
+			_ = CheckDistinctL(&po.Table, []anonymize.Requirement{{QID: []string{"a"}, K: 2}}, 2)
 		}
 		outs := &job.Outputs{Results: map[string][]byte{"p": b, "q": b}, Failed: map[string]string{}}
 		_, _ = decideSchema(outs, []string{"p", "q"}, &Params{Requirements: []anonymize.Requirement{{QID: []string{"gender"}, K: 1}}})

@@ -337,11 +337,11 @@ func decidePublish(outs *job.Outputs, parties []string, prm *Params, attrs []Att
 		d.NCP = sum / float64(records*len(attrs))
 	}
 	var err error
-	if d.MinGroups, err = minGroups(&d.Table, prm.Requirements); err != nil {
+	if d.MinGroups, err = MinGroups(&d.Table, prm.Requirements); err != nil {
 		return d, err
 	}
 	if prm.L > 1 {
-		if err := checkDiverse(&d.Table, prm.Requirements, prm.L); err != nil {
+		if err := CheckDistinctL(&d.Table, prm.Requirements, prm.L); err != nil {
 			return d, err
 		}
 	}

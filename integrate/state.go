@@ -260,6 +260,33 @@ func Publication(pub *anonymize.TDSPublic, class []string, classCol string) Publ
 	return p
 }
 
+// Rows turns a published table (one row per record) into its compact form:
+// distinct rows with counts, sorted by value.
+func Rows(t *table.Table) Published {
+	p := Published{}
+	for _, c := range t.Columns {
+		p.Columns = append(p.Columns, c.Name)
+	}
+	counts := map[string]int{}
+	rows := map[string][]string{}
+	for r := range t.NumRows() {
+		vals := make([]string, len(t.Columns))
+		for i, c := range t.Columns {
+			vals[i] = c.Str[r]
+		}
+		key := rowKey(vals)
+		if counts[key] == 0 {
+			rows[key] = vals
+		}
+		counts[key]++
+	}
+	for k, vals := range rows {
+		p.Rows = append(p.Rows, Row{Values: vals, Count: counts[k]})
+	}
+	slices.SortFunc(p.Rows, func(a, b Row) int { return slices.Compare(a.Values, b.Values) })
+	return p
+}
+
 func rowKey(vals []string) string {
 	var b strings.Builder
 	for _, v := range vals {
@@ -282,13 +309,24 @@ func (st *tdsState) ncpSum() float64 {
 	return sum
 }
 
-// checkDiverse checks distinct l-diversity of the class (the last column)
-// in every class of every requirement's QID of the published table.
-func checkDiverse(p *Published, reqs []anonymize.Requirement, l int) error {
+// CheckDistinctL checks distinct l-diversity of a publication's last column
+// (the class, or a sensitive column) in every class of every requirement's
+// QID.
+func CheckDistinctL(p *Published, reqs []anonymize.Requirement, l int) error {
+	if err := p.check(); err != nil {
+		return err
+	}
 	for _, r := range reqs {
 		var idx []int
 		for _, q := range r.QID {
-			idx = append(idx, slices.Index(p.Columns, q))
+			j := slices.Index(p.Columns, q)
+			if j < 0 || j == len(p.Columns)-1 {
+				return fmt.Errorf("%w: QID column %q is not published", anonymize.ErrRequirement, q)
+			}
+			idx = append(idx, j)
+		}
+		if len(p.Columns) == 0 {
+			return fmt.Errorf("%w: the publication has no columns", anonymize.ErrRequirement)
 		}
 		labels := map[string]map[string]bool{}
 		for _, row := range p.Rows {
@@ -311,9 +349,12 @@ func checkDiverse(p *Published, reqs []anonymize.Requirement, l int) error {
 	return nil
 }
 
-// minGroups is A(QID_i) of the published table for every requirement:
-// the smallest total count over the rows sharing the QID's values.
-func minGroups(p *Published, reqs []anonymize.Requirement) ([]int, error) {
+// MinGroups is A(QID_i) of a publication for every requirement: the
+// smallest total count over the rows sharing the QID's values.
+func MinGroups(p *Published, reqs []anonymize.Requirement) ([]int, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
 	out := make([]int, len(reqs))
 	for i, r := range reqs {
 		var idx []int

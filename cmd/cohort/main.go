@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cohortdm/cohort/anonymize/onetable"
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
@@ -128,7 +129,7 @@ func (a *app) configFlag(cmd *cobra.Command, persistent bool, p *string, what st
 // kinds is every job kind this binary runs.
 func kinds() job.Registry {
 	return job.Registry{"sum": sum.Kind{}, "quantile": quantile.Kind{}, "bicluster": bicluster.Kind{},
-		"integrate": integrate.Kind{}}
+		"integrate": integrate.Kind{}, "anonymize": onetable.Kind{}}
 }
 
 func (a *app) logger() *slog.Logger {
