@@ -15,6 +15,7 @@ import (
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/table"
 )
@@ -120,7 +121,11 @@ func TestAdultIntegrate(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		out := filepath.Join(t.TempDir(), "out")
 		start := time.Now()
-		res, err := sim.Run(ctx, specPath, sim.RunOptions{Kinds: job.Registry{"integrate": integrate.Kind{}}, Out: out})
+		// The PSI of 45,222 ids keeps every core busy for tens of seconds; on
+		// a shared machine the coordinator's 1 s reachability pings then go
+		// unanswered. A longer Raft heartbeat widens the window (5 heartbeats).
+		res, err := sim.Run(ctx, specPath, sim.RunOptions{Kinds: job.Registry{"integrate": integrate.Kind{}}, Out: out,
+			Timing: node.Timing{HeartbeatMS: 2000, ElectionMS: 2000}})
 		wall := time.Since(start)
 		cancel()
 		if err != nil {
