@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -85,7 +86,7 @@ func writeSpec(t testing.TB, j *testJob, params string) *job.Spec {
 	}
 	spec.WriteString("taxonomies:\n")
 	j.tax = map[string]*anonymize.Taxonomy{}
-	for _, col := range slices.Sorted(mapKeys(j.taxYAML)) {
+	for _, col := range slices.Sorted(maps.Keys(j.taxYAML)) {
 		path := filepath.Join(dir, col+".yaml")
 		if err := os.WriteFile(path, []byte(j.taxYAML[col]), 0o644); err != nil {
 			t.Fatal(err)
@@ -211,7 +212,7 @@ func (j *testJob) central(t testing.TB) (Published, float64) {
 		count[strings.Join(vals, "\x00")]++
 	}
 	out := Published{Columns: append(names, "class")}
-	for _, k := range slices.Sorted(mapKeys(count)) {
+	for _, k := range slices.Sorted(maps.Keys(count)) {
 		out.Rows = append(out.Rows, Row{Values: strings.Split(k, "\x00"), Count: count[k]})
 	}
 	slices.SortFunc(out.Rows, func(a, b Row) int { return slices.Compare(a.Values, b.Values) })

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -54,7 +55,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 				cols = append(cols, c.Name)
 			}
 		}
-		return encode(&schemaOutput{Columns: cols, TaxDigest: taxonomyDigest(slices.Sorted(mapKeys(s.tax)), s.tax)})
+		return encode(&schemaOutput{Columns: cols, TaxDigest: taxonomyDigest(slices.Sorted(maps.Keys(s.tax)), s.tax)})
 	case phaseAlign:
 		return s.align(ctx, step)
 	case phaseScore:
@@ -95,16 +96,6 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	return nil, fmt.Errorf("integrate: unknown phase %q", step.Phase)
 }
 
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
 // load reads the party's table and every taxonomy of the spec (all of them:
 // every party publishes, and checks, every column), and checks the table:
 // an id column with distinct values, the class column, a taxonomy covering
@@ -121,7 +112,7 @@ func (s *session) load(ctx context.Context) error {
 	}
 	t := tables[0]
 	tax := map[string]*anonymize.Taxonomy{}
-	for _, col := range slices.Sorted(mapKeys(spec.Taxonomies)) {
+	for _, col := range slices.Sorted(maps.Keys(spec.Taxonomies)) {
 		src, err := s.p.TableSource(job.TableSpec{Name: "taxonomy " + col, Path: spec.Taxonomies[col]})
 		if err != nil {
 			return fmt.Errorf("party %s: taxonomy of column %q: %w", s.p.Self(), col, err)
@@ -202,7 +193,7 @@ func (s *session) align(ctx context.Context, step job.Step) ([]byte, error) {
 		return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
 	}
 	s.al, s.st = al, nil
-	return encode(&alignOutput{Records: len(rows), Columns: al.order, ClassDigest: classDigest(al.class), TaxDigest: taxonomyDigest(slices.Sorted(mapKeys(s.tax)), s.tax)})
+	return encode(&alignOutput{Records: len(rows), Columns: al.order, ClassDigest: classDigest(al.class), TaxDigest: taxonomyDigest(slices.Sorted(maps.Keys(s.tax)), s.tax)})
 }
 
 // catchUp brings the TDS state up to the log: the alignment (kept by the
