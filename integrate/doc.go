@@ -42,7 +42,9 @@
 //     the hub (ECDH on ristretto255); every party orders the common records
 //     by encoded id, which gives all of them the same record numbering
 //     without revealing more ids, and keeps its aligned row numbers (and a
-//     digest of their ids) with Secrets.WriteSecret. Output: the number of
+//     digest of their ids) with Secrets.WriteSecret, in
+//     integrate/<job id>/aligned under its data dir, where they stay after
+//     the job. Output: the number of
 //     common records and a digest of the class labels in aligned order.
 //     The coordinator checks that every party found the same number and
 //     holds the same class, that k ≤ that number, and commits the number.
