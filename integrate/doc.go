@@ -119,7 +119,8 @@
 // TestLeakage checks the messages and log entries of a run against this:
 // only psi-blinded, score, split-summary and public-result disclosures;
 // scores and splits to the coordinator only; no score in the log; no id held
-// by one party and no raw value the publication does not show anywhere.
+// by one party and no raw value the publication does not show anywhere; the
+// committed splits, replayed, give exactly the publication's partition.
 //
 // # Not done
 //
