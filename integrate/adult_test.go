@@ -102,7 +102,7 @@ func TestAdultIntegrate(t *testing.T) {
 			ks = append(ks, k)
 		}
 	}
-	t.Logf("| k | rounds | NCP 3-party | NCP central | min_group | 3-party end to end (sim.Run) | of which align | TDS rounds + publish | central TDS |")
+	t.Logf("| k | rounds | NCP 3-party | NCP central | min_group | 3-party end to end (sim.Run) | of which align | TDS rounds + publish | central TDS | process CPU, 3-party |")
 	for _, k := range ks {
 		specPath := filepath.Join(dir, fmt.Sprintf("spec-k%d.yaml", k))
 		var spec strings.Builder
@@ -120,13 +120,13 @@ func TestAdultIntegrate(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		out := filepath.Join(t.TempDir(), "out")
-		start := time.Now()
+		start, cpu0 := time.Now(), cpuTime(t)
 		// The PSI of 45,222 ids keeps every core busy for tens of seconds; on
 		// a shared machine the coordinator's 1 s reachability pings then go
 		// unanswered. A longer Raft heartbeat widens the window (5 heartbeats).
 		res, err := sim.Run(ctx, specPath, sim.RunOptions{Kinds: job.Registry{"integrate": integrate.Kind{}}, Out: out,
 			Timing: node.Timing{HeartbeatMS: 2000, ElectionMS: 2000}})
-		wall := time.Since(start)
+		wall, cpu := time.Since(start), cpuTime(t)-cpu0
 		cancel()
 		if err != nil {
 			t.Fatal(err)
@@ -160,8 +160,8 @@ func TestAdultIntegrate(t *testing.T) {
 		if string(a) != string(b) {
 			t.Errorf("k = %d: the 3-party publication differs from the central one", k)
 		}
-		t.Logf("| %d | %d | %.2f %% | %.2f %% | %d | %.2f s | %.2f s | %.2f s | %.2f s |", k, got.Rounds, got.NCP*100, cncp*100, got.MinGroup,
-			wall.Seconds(), align, rest, ctime.Seconds())
+		t.Logf("| %d | %d | %.2f %% | %.2f %% | %d | %.2f s | %.2f s | %.2f s | %.2f s | %.1f s |", k, got.Rounds, got.NCP*100, cncp*100, got.MinGroup,
+			wall.Seconds(), align, rest, ctime.Seconds(), cpu.Seconds())
 	}
 }
 
