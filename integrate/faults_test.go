@@ -103,3 +103,15 @@ func TestRestartWithoutAlignment(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A consortium member that is not a party can coordinate: it sees the
+// scores and commits the same table.
+func TestNonPartyCoordinator(t *testing.T) {
+	j := faultJob(t)
+	rep := checkAgainstCentral(t, j, jobtest.Options{Members: []string{"auditor"}, Leader: "auditor"})
+	for _, s := range rep.Sent {
+		if s.From == "auditor" {
+			t.Errorf("the coordinator sent %s to %s", s.Message.Type, s.To)
+		}
+	}
+}
