@@ -17,7 +17,7 @@ func FuzzDecoders(f *testing.F) {
 		&Split{Attr: 0, Node: 0, Width: 1, Child: []byte{0, 1, 1, 0}},
 		&publishOutput{Table: Published{Columns: []string{"a", "class"}, Rows: []Row{{Values: []string{"x", "Y"}, Count: 3}}}, NCPSum: 1.5},
 		&schemaOutput{Columns: []string{"gender"}, TaxDigest: []byte{1, 2}},
-		&alignOutput{Records: 4, Columns: []string{"age"}, ClassDigest: []byte{3}},
+		&alignOutput{Records: 4, ClassDigest: []byte{3}, IDDigest: []byte{4}},
 	}
 	for _, s := range seeds {
 		b, err := encode(s)

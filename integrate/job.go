@@ -217,7 +217,7 @@ func decideAlign(outs *job.Outputs, parties []string, prm *Params) (alignDecisio
 	if err := failures(phaseAlign, outs, parties); err != nil {
 		return d, err
 	}
-	var digest []byte
+	var digest, ids []byte
 	var first string
 	for _, p := range parties {
 		var o alignOutput
@@ -225,18 +225,18 @@ func decideAlign(outs *job.Outputs, parties []string, prm *Params) (alignDecisio
 			return d, fmt.Errorf("integrate: alignment from party %s: %w", p, err)
 		}
 		if digest == nil {
-			digest, first, d.Records = o.ClassDigest, p, o.Records
+			digest, ids, first, d.Records = o.ClassDigest, o.IDDigest, p, o.Records
 			continue
 		}
-		if o.Records != d.Records {
-			return d, fmt.Errorf("integrate: parties %s and %s found %d and %d common record ids", first, p, d.Records, o.Records)
+		if o.Records != d.Records || !bytes.Equal(ids, o.IDDigest) {
+			return d, fmt.Errorf("integrate: parties %s and %s found different common record ids (%d and %d): the alignment was disturbed (a party restarted during it?); run the job again", first, p, d.Records, o.Records)
 		}
 		if !bytes.Equal(digest, o.ClassDigest) {
 			return d, fmt.Errorf("integrate: parties %s and %s hold different values of the class column %q for the common records (every party must hold the same class)", first, p, prm.Class)
 		}
 	}
 	if d.Records == 0 {
-		return d, fmt.Errorf("%w: no record id is held by every party", anonymize.ErrRequirement)
+		return d, fmt.Errorf("%w: no record id is held by every party (if they should be, the alignment may have been disturbed by a party restarting during it: run the job again)", anonymize.ErrRequirement)
 	}
 	for i, r := range prm.Requirements {
 		if r.K > d.Records {

@@ -193,7 +193,7 @@ func (s *session) align(ctx context.Context, step job.Step) ([]byte, error) {
 		return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
 	}
 	s.al, s.st = al, nil
-	return encode(&alignOutput{Records: len(rows), Columns: al.order, ClassDigest: classDigest(al.class), TaxDigest: taxonomyDigest(slices.Sorted(maps.Keys(s.tax)), s.tax)})
+	return encode(&alignOutput{Records: len(rows), ClassDigest: classDigest(al.class), IDDigest: idDigest(s.ids, rows)})
 }
 
 // catchUp brings the TDS state up to the log: the alignment (kept by the

@@ -13,16 +13,16 @@ import (
 // encoder guarantees.
 
 // alignOutput is a party's report after the id alignment: the size of the
-// common intersection, its own published columns (in table order) and two
-// digests that must agree across parties.
+// common intersection and two digests that must agree across parties.
 type alignOutput struct {
-	Records int      `msgpack:"records"`
-	Columns []string `msgpack:"columns"`
+	Records int `msgpack:"records"`
 	// ClassDigest is SHA-256 of the class labels in aligned order: every
 	// party holds the class, and they must hold the same.
 	ClassDigest []byte `msgpack:"class_digest"`
-	// TaxDigest is SHA-256 of the taxonomies the party loaded.
-	TaxDigest []byte `msgpack:"tax_digest"`
+	// IDDigest is SHA-256 of the common ids in aligned order: parties whose
+	// PSI runs did not agree (a party restarted in the middle of one) find
+	// different sets, and the coordinator says so instead of going on.
+	IDDigest []byte `msgpack:"id_digest"`
 }
 
 // Attr is one published, generalised column and the party that owns it.

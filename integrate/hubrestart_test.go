@@ -1,0 +1,43 @@
+package integrate
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/psi"
+
+	"github.com/cohortdm/cohort/job/jobtest"
+)
+
+// The PSI hub (north, the first party) restarted in the middle of the
+// alignment, once it has sent a spoke its blinded ids: the attempt cannot
+// finish without it; the job still ends with the same table (the attempt
+// re-runs after the step's timeout, here shortened) or fails naming the
+// alignment, never with a wrong table.
+func TestHubRestartMidAlign(t *testing.T) {
+	j := faultJob(t)
+	var once sync.Once
+	fired := false
+	rep, err := j.run(t, jobtest.Options{StepTimeout: 3 * time.Second, OnSend: func(s jobtest.Sent) jobtest.Fault {
+		f := jobtest.Fault{}
+		if s.Message.Type == psi.TypeBlinded && s.From == "north" {
+			once.Do(func() { f, fired = jobtest.Fault{Restart: []string{"north"}}, true })
+		}
+		return f
+	}})
+	if !fired {
+		t.Fatal("the fault did not fire")
+	}
+	if err != nil {
+		if !strings.Contains(err.Error(), "alignment") {
+			t.Fatalf("the job failed without naming the alignment: %v", err)
+		}
+		t.Logf("job failed: %v", err)
+		return
+	}
+	want, _ := j.central(t)
+	sameTable(t, published(t, rep), want)
+	t.Logf("attempts: %d log entries", len(rep.Log))
+}
