@@ -44,10 +44,15 @@
 //     without revealing more ids, and keeps its aligned row numbers (and a
 //     digest of their ids) with Secrets.WriteSecret, in
 //     integrate/<job id>/aligned under its data dir, where they stay after
-//     the job. Output: the number of
-//     common records and a digest of the class labels in aligned order.
-//     The coordinator checks that every party found the same number and
-//     holds the same class, that k ≤ that number, and commits the number.
+//     the job. Output: the number of common records, a digest of the common
+//     ids and one of the class labels, in aligned order. The coordinator
+//     checks that every party found the same ids and holds the same class,
+//     that k ≤ the number of common records, and commits the number. (A
+//     party restarted in the middle of psi.Align runs it again with a fresh
+//     secret while the others finish the old run, and the intersection comes
+//     out silently wrong, typically empty: the id digests, or the empty
+//     intersection, then fail the job naming the alignment; see
+//     TestHubRestartMidAlign. psi binds no run identifier into its messages.)
 //  3. Round r, score (all parties). Each party rebuilds its TDS state from
 //     the log (the schema, the alignment and every committed split) and
 //     computes its best valid and beneficial specialisation (anonymize.Best:
