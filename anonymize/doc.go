@@ -76,40 +76,11 @@
 // not checked against the other parties' data, only against its owner's.
 // Nothing here is constant time: all of it runs on data its caller may see.
 //
-// # Leakage profile of n-party TDS (draft for the integrate job)
+// # Jobs
 //
-// Setting: parties hold different columns of the same records, aligned by
-// PSI on the record id (the aligned index is the record's name below); the
-// class label is shared by every party (as in TDS2P, report §B.5.2); the
-// taxonomies and requirements are in the job spec. Semi-honest parties.
-//
-// Per round r:
-//
-//  1. Every party P computes Best(P, public_r) locally. Its share, sent to the
-//     coordinator only (a private output), is one Candidate: attribute,
-//     taxonomy node, Score (and, as now coded, InfoGain and AnonyLoss).
-//     The coordinator learns each party's best score and which of its cut
-//     nodes it is, i.e. a ranking signal about that party's values under the
-//     node (how class-pure and how anonymity-costly its split would be)
-//     beyond the final table. Sending only Score and candidate id, or
-//     selecting the argmax securely, removes most of this (report §B.9 #13).
-//  2. The coordinator folds the shares with BetterCandidate and commits the
-//     winner (party, attribute, node) to the Raft log: every member learns
-//     which specialisation won and in which order. The order is not in the
-//     published table; it reveals which split scored best at each step.
-//  3. The winning party sends its SplitInstruction (the records under the
-//     node, per child) to the other parties. Because specialisations are
-//     never undone, each list is a union of final equivalence classes on
-//     that attribute: it shows nothing the published column does not. The
-//     intermediate state (public_r) is a coarsening of the final table.
-//  4. Everyone applies the instruction; nothing is sent.
-//
-// At the end each party publishes its generalised columns (integrated.csv,
-// the join on the aligned index without the id) and the coordinator writes
-// min_group and ncp. Beyond the published table a party learns: the other
-// parties' per-round best scores only if the coordinator relays them (it
-// should not), the winners' order, and nothing of another party's raw
-// values. The coordinator additionally learns every party's per-round best
-// candidate and score. Counts of records per class per published cell are
-// derivable from the published table and the shared class anyway.
+// Nothing here sends anything. The n-party job `kind: integrate` (package
+// integrate) runs the TDS rounds over the job framework, with PSI-aligned
+// record ids; its package doc has the protocol and the leakage profile.
+// `kind: anonymize` (package anonymize/onetable) runs OptimalFullDomain or
+// Mondrian on one party's table.
 package anonymize

@@ -17,7 +17,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cohortdm/cohort/anonymize/onetable"
 	"github.com/cohortdm/cohort/bicluster"
+	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/quantile"
 	"github.com/cohortdm/cohort/sjc"
@@ -127,7 +129,8 @@ func (a *app) configFlag(cmd *cobra.Command, persistent bool, p *string, what st
 
 // kinds is every job kind this binary runs.
 func kinds() job.Registry {
-	return job.Registry{"sum": sum.Kind{}, "quantile": quantile.Kind{}, "bicluster": bicluster.Kind{}, "sjc": sjc.Kind{}, "sjc-predict": sjc.PredictKind{}}
+	return job.Registry{"sum": sum.Kind{}, "quantile": quantile.Kind{}, "bicluster": bicluster.Kind{},
+		"sjc": sjc.Kind{}, "sjc-predict": sjc.PredictKind{}, "integrate": integrate.Kind{}, "anonymize": onetable.Kind{}}
 }
 
 func (a *app) logger() *slog.Logger {

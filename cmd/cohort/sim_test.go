@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,6 +52,26 @@ func TestPrintResultObjects(t *testing.T) {
 	}
 }
 
+// An integrate result's publication prints as aligned columns with counts.
+func TestPrintResultPublished(t *testing.T) {
+	var stdout bytes.Buffer
+	a := &app{format: "text", stdout: &stdout, stderr: &stdout}
+	rows := []any{}
+	for i := range 25 {
+		rows = append(rows, map[string]any{"values": []any{fmt.Sprintf("[%d-%d]", i, i+9), "yes"}, "count": float64(i + 1)})
+	}
+	res := map[string]any{"kind": "integrate", "published": map[string]any{"columns": []any{"age", "class"}, "rows": rows}}
+	if err := a.printResult(res, "/tmp/o"); err != nil {
+		t.Fatal(err)
+	}
+	out := stdout.String()
+	for _, want := range []string{"published: 25 distinct rows", "count  age", "  3      [2-11]   yes", "... 5 more rows"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // Bad specs fail with messages that say what is wrong.
 func TestSimSpecMessages(t *testing.T) {
 	bin := buildBinary(t)
@@ -61,7 +82,7 @@ func TestSimSpecMessages(t *testing.T) {
 		return p
 	}
 	_, stderr, err := run(t, bin, "sim", write("nosuch.yaml", "kind: nosuch\nparties: [{name: a}]\n"), "--out", filepath.Join(dir, "o1"))
-	if err == nil || !strings.Contains(stderr, `unknown job kind "nosuch"`) || !strings.Contains(stderr, "runs bicluster, quantile, sjc, sjc-predict, sum") {
+	if err == nil || !strings.Contains(stderr, `unknown job kind "nosuch"`) || !strings.Contains(stderr, "runs "+strings.Join(kinds().Names(), ", ")) {
 		t.Errorf("kind nosuch: %v %q; want the kinds this binary runs", err, stderr)
 	}
 	_, stderr, err = run(t, bin, "sim", write("empty.yaml", ""), "--out", filepath.Join(dir, "o2"))

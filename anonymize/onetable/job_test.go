@@ -1,0 +1,284 @@
+package onetable
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/anonymize"
+	"github.com/cohortdm/cohort/integrate"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/table"
+)
+
+// seedSpec writes seed 003's Table 1 (report §B.7.1) as one party's table,
+// its taxonomies and a spec with the given params.
+func seedSpec(t *testing.T, params string, edit func([][]string) [][]string) *job.Spec {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := os.ReadFile("../testdata/seed003/table1.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs[1:] {
+		recs[i+1][0] = fmt.Sprintf("person-%03d", i) // distinctive ids
+	}
+	if edit != nil {
+		recs = edit(recs)
+	}
+	f, err := os.Create(filepath.Join(dir, "t.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv.NewWriter(f).WriteAll(recs)
+	f.Close()
+	for _, c := range []string{"gender", "education", "age"} {
+		b, err := os.ReadFile(filepath.Join("../testdata/seed003", c+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, c+".yaml"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := "kind: anonymize\nparties:\n  - name: clinic\n    tables: [{name: people, path: t.csv}]\n" +
+		"taxonomies: {gender: gender.yaml, education: education.yaml, age: age.yaml}\nparams:\n" + params
+	path := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := job.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func run(t *testing.T, s *job.Spec) (*jobtest.Report, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return jobtest.Run(ctx, Kind{}, s, jobtest.Options{})
+}
+
+// naiveMin is the smallest class on qid of the expanded publication,
+// counted pairwise (independent of the package's checkers).
+func naiveMin(p integrate.Published, qid []string) int {
+	var recs [][]string
+	for _, r := range p.Rows {
+		for range r.Count {
+			recs = append(recs, r.Values)
+		}
+	}
+	m := len(recs)
+	for _, a := range recs {
+		n := 0
+		for _, b := range recs {
+			same := true
+			for _, q := range qid {
+				i := slices.Index(p.Columns, q)
+				same = same && a[i] == b[i]
+			}
+			if same {
+				n++
+			}
+		}
+		m = min(m, n)
+	}
+	return m
+}
+
+func direct(t *testing.T, qid []string) (*table.Table, map[string]*anonymize.Taxonomy, *anonymize.Dataset) {
+	tab, err := table.Load("../testdata/seed003/table1.csv", "T", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tax := map[string]*anonymize.Taxonomy{}
+	for _, c := range []string{"gender", "education", "age"} {
+		if tax[c], err = anonymize.LoadYAMLFile(filepath.Join("../testdata/seed003", c+".yaml")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds, err := anonymize.Encode(tab, qid, tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab, tax, ds
+}
+
+// Both algorithms as a job publish what they publish in process, and the
+// publication is k-anonymous by a naive count.
+func TestAlgorithms(t *testing.T) {
+	qid := []string{"gender", "education", "age"}
+	_, _, ds := direct(t, qid)
+	for _, alg := range []string{"optimal", "mondrian"} {
+		for _, k := range []int{2, 3, 5} {
+			s := seedSpec(t, fmt.Sprintf("  algorithm: %s\n  requirements: [{qid: [gender, education, age], k: %d}]\n", alg, k), nil)
+			rep, err := run(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := rep.Result["published"].(integrate.Published)
+			var want *table.Table
+			var ncp float64
+			if alg == "optimal" {
+				res, err := anonymize.OptimalFullDomain(ds, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, ncp = ds.Publish(res.Gen), res.NCP
+			} else {
+				res, err := anonymize.Mondrian(ds, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, ncp = res.Publish(ds), res.NCP
+			}
+			if w := integrate.Rows(want); !slices.EqualFunc(got.Rows, w.Rows, func(a, b integrate.Row) bool {
+				return a.Count == b.Count && slices.Equal(a.Values, b.Values)
+			}) {
+				t.Errorf("%s k=%d: job published %v, in process %v", alg, k, got.Rows, w.Rows)
+			}
+			if rep.Result["ncp"] != ncp {
+				t.Errorf("%s k=%d: ncp %v, in process %v", alg, k, rep.Result["ncp"], ncp)
+			}
+			if m := naiveMin(got, qid); m < k || m != rep.Result["min_group"] {
+				t.Errorf("%s k=%d: naive min group %d, result %v", alg, k, m, rep.Result["min_group"])
+			}
+		}
+	}
+}
+
+// Mondrian with a sensitive column and l = 2: every class holds two
+// distinct values (counted naively); the sensitive column is published as is.
+func TestMondrianDiverse(t *testing.T) {
+	s := seedSpec(t, "  algorithm: mondrian\n  requirements: [{qid: [gender, education], k: 3}]\n  sensitive: class\n  l: 2\n", nil)
+	rep, err := run(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Result["published"].(integrate.Published)
+	if !slices.Equal(p.Columns, []string{"gender", "education", "class"}) {
+		t.Fatalf("columns %v", p.Columns)
+	}
+	labels := map[string]map[string]bool{}
+	for _, r := range p.Rows {
+		k := r.Values[0] + "|" + r.Values[1]
+		if labels[k] == nil {
+			labels[k] = map[string]bool{}
+		}
+		labels[k][r.Values[2]] = true
+	}
+	for k, ls := range labels {
+		if len(ls) < 2 {
+			t.Errorf("class %s holds one class label", k)
+		}
+	}
+}
+
+// Leakage: the only output is the publication; no id, and no raw QID value
+// the publication does not show, is in any message or log entry.
+func TestLeakage(t *testing.T) {
+	s := seedSpec(t, "  algorithm: optimal\n  requirements: [{qid: [gender, education, age], k: 4}]\n", nil)
+	rep, err := run(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range rep.SentOutside(protocol.DisclosePublicResult) {
+		t.Errorf("message %s discloses %q", m.Message.Type, m.Disclosure)
+	}
+	p := rep.Result["published"].(integrate.Published)
+	shown := map[string]bool{}
+	for _, r := range p.Rows {
+		for _, v := range r.Values {
+			shown[v] = true
+		}
+	}
+	tab, _, _ := direct(t, nil)
+	var needles []string
+	for i := range tab.NumRows() {
+		needles = append(needles, fmt.Sprintf("person-%03d", i))
+	}
+	edu, _ := tab.Column("education")
+	for _, v := range edu.Str {
+		inLabel := false // "Computers" is inside the published "Non-Computers"
+		for l := range shown {
+			inLabel = inLabel || strings.Contains(l, v)
+		}
+		if !inLabel && !slices.Contains(needles, v) {
+			needles = append(needles, v)
+		}
+	}
+	if len(needles) < 35 {
+		t.Fatalf("%d needles", len(needles))
+	}
+	for _, nd := range needles {
+		if len(rep.SentHolding([]byte(nd))) > 0 || len(rep.LogHolding([]byte(nd))) > 0 {
+			t.Errorf("%q left the party", nd)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	cases := []struct {
+		name, params string
+		edit         func([][]string) [][]string
+		want         string
+	}{
+		{"value not in taxonomy", "  requirements: [{qid: [education], k: 2}]\n",
+			func(r [][]string) [][]string { r[3][3] = "Medicine"; return r }, `column "education": 1 of 34 rows`},
+		{"k larger than the table", "  requirements: [{qid: [education], k: 40}]\n", nil, "larger than table people's 34 rows"},
+		{"unknown QID column", "  requirements: [{qid: [education], k: 2}]\n",
+			func(r [][]string) [][]string { r[0][3] = "schooling"; return r }, `no QID column "education"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := run(t, seedSpec(t, c.params, c.edit))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want %q", err, c.want)
+			}
+			if len(rep.LogHolding([]byte("Medicine"))) > 0 {
+				t.Errorf("the log holds the uncovered value")
+			}
+		})
+	}
+	for _, p := range []string{"  algorithm: flash\n  requirements: [{qid: [age], k: 2}]\n", "  requirements: [{qid: [age], k: 2}]\n  sensitive: class\n  l: 2\n",
+		"  requirements: [{qid: [zip], k: 2}]\n"} {
+		if err := (Kind{}).Validate(seedSpec(t, p, nil)); err == nil {
+			t.Errorf("params %q validated", p)
+		}
+	}
+}
+
+// Over real nodes: anonymized.csv written, k-anonymous.
+func TestSim(t *testing.T) {
+	s := seedSpec(t, "  algorithm: mondrian\n  requirements: [{qid: [gender, education, age], k: 3}]\n", nil)
+	out := filepath.Join(t.TempDir(), "out")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := sim.Run(ctx, filepath.Join(s.Dir, "spec.yaml"), sim.RunOptions{Kinds: job.Registry{"anonymize": Kind{}}, Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	tab, err := table.Load(filepath.Join(out, File), "pub", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.NumRows() != 34 {
+		t.Fatalf("%d rows", tab.NumRows())
+	}
+	if m, _ := anonymize.MinGroup(tab, []string{"gender", "education", "age"}); m < 3 {
+		t.Fatalf("class of %d", m)
+	}
+}

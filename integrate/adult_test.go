@@ -1,0 +1,236 @@
+package integrate_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/anonymize"
+	"github.com/cohortdm/cohort/integrate"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/table"
+)
+
+// The Adult figure of docs/anonymize.md: the 45,222 records of adult.data
+// and adult.test without "?", split by columns over three parties (a: age,
+// sex, race; b: education, marital-status, workclass; c: occupation,
+// native-country; every party holds the id and the income class), ARX's
+// hierarchies, one requirement ⟨all eight columns, k⟩, run over real nodes
+// with `sim` and compared with central TDS on the joined table.
+//
+//	COHORT_ADULT=1 go test ./integrate -run TestAdultIntegrate -v -count=1
+//
+// COHORT_ADULT_K picks the k values (comma-separated; default 2,5,10,25,50,100);
+// COHORT_ADULT_SPEC=DIR also leaves the job directory there for `cohort sim`.
+func TestAdultIntegrate(t *testing.T) {
+	if os.Getenv("COHORT_ADULT") == "" {
+		t.Skip("set COHORT_ADULT=1 to run on UCI Adult")
+	}
+	root := os.Getenv("COHORT_ADULT_DIR")
+	if root == "" {
+		root = "/work/shared/data/adult"
+	}
+	if _, err := os.Stat(filepath.Join(root, "adult.data")); err != nil {
+		t.Skipf("UCI Adult not found: %v", err)
+	}
+	dir := os.Getenv("COHORT_ADULT_SPEC")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	split := [][]string{{"age", "sex", "race"}, {"education", "marital-status", "workclass"}, {"occupation", "native-country"}}
+	parties := []string{"a", "b", "c"}
+	recs := readAdult(t, root)
+	if len(recs) != 45222 {
+		t.Fatalf("%d records", len(recs))
+	}
+	index := map[string]int{}
+	for i, n := range adultNames {
+		index[n] = i
+	}
+	for pi, p := range parties {
+		f, err := os.Create(filepath.Join(dir, p+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := csv.NewWriter(f)
+		w.Write(append([]string{"id", "income"}, split[pi]...))
+		for r, rec := range recs {
+			row := []string{fmt.Sprintf("r%05d", r), rec[index["income"]]}
+			for _, c := range split[pi] {
+				row = append(row, rec[index[c]])
+			}
+			w.Write(row)
+		}
+		w.Flush()
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tax := map[string]*anonymize.Taxonomy{}
+	var qid []string
+	for _, cs := range split {
+		for _, c := range cs {
+			b, err := os.ReadFile(filepath.Join(root, "arx", "adult_hierarchy_"+c+".csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, c+".csv")
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tax[c], err = integrate.LoadTaxonomy(path, c); err != nil {
+				t.Fatal(err)
+			}
+			qid = append(qid, c)
+		}
+	}
+	ks := []int{2, 5, 10, 25, 50, 100}
+	if s := os.Getenv("COHORT_ADULT_K"); s != "" {
+		ks = nil
+		for _, f := range strings.Split(s, ",") {
+			var k int
+			fmt.Sscan(f, &k)
+			ks = append(ks, k)
+		}
+	}
+	t.Logf("| k | rounds | NCP 3-party | NCP central | min_group | 3-party end to end (sim.Run) | of which align | TDS rounds + publish | central TDS | process CPU, 3-party |")
+	for _, k := range ks {
+		specPath := filepath.Join(dir, fmt.Sprintf("spec-k%d.yaml", k))
+		var spec strings.Builder
+		spec.WriteString("kind: integrate\nparties:\n")
+		for _, p := range parties {
+			fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: adult_%s, path: %s.csv}]\n", p, p, p)
+		}
+		spec.WriteString("taxonomies:\n")
+		for _, c := range qid {
+			fmt.Fprintf(&spec, "  %s: %s.csv\n", c, c)
+		}
+		fmt.Fprintf(&spec, "params:\n  class: income\n  timeout_ms: 600000\n  requirements: [{qid: [%s], k: %d}]\n", strings.Join(qid, ", "), k)
+		if err := os.WriteFile(specPath, []byte(spec.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+		out := filepath.Join(t.TempDir(), "out")
+		start, cpu0 := time.Now(), cpuTime(t)
+		// The PSI of 45,222 ids keeps every core busy for tens of seconds; on
+		// a shared machine the coordinator's 1 s reachability pings then go
+		// unanswered. A longer Raft heartbeat widens the window (5 heartbeats).
+		res, err := sim.Run(ctx, specPath, sim.RunOptions{Kinds: job.Registry{"integrate": integrate.Kind{}}, Out: out,
+			Timing: node.Timing{HeartbeatMS: 2000, ElectionMS: 2000}})
+		wall, cpu := time.Since(start), cpuTime(t)-cpu0
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		timing := res["timing"].(map[string]any)
+		align := timing["align"].(float64) + timing["schema"].(float64)
+		rest := 0.0
+		for _, ph := range []string{"score", "split", "publish"} {
+			if v, ok := timing[ph].(float64); ok {
+				rest += v
+			}
+		}
+		raw, err := os.ReadFile(filepath.Join(out, "result.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Published integrate.Published `json:"published"`
+			NCP       float64             `json:"ncp"`
+			MinGroup  int                 `json:"min_group"`
+			Rounds    int                 `json:"rounds"`
+		}
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatal(err)
+		}
+		cstart := time.Now()
+		cpub, cncp := adultCentral(t, recs, index, qid, tax, k)
+		ctime := time.Since(cstart)
+		a, _ := json.Marshal(got.Published)
+		b, _ := json.Marshal(cpub)
+		if string(a) != string(b) {
+			t.Errorf("k = %d: the 3-party publication differs from the central one", k)
+		}
+		t.Logf("| %d | %d | %.2f %% | %.2f %% | %d | %.2f s | %.2f s | %.2f s | %.2f s | %.1f s |", k, got.Rounds, got.NCP*100, cncp*100, got.MinGroup,
+			wall.Seconds(), align, rest, ctime.Seconds(), cpu.Seconds())
+	}
+}
+
+var adultNames = []string{"age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+	"relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income"}
+
+// readAdult reads adult.data and adult.test without the records holding a
+// "?", the class without adult.test's trailing dot.
+func readAdult(t *testing.T, root string) [][]string {
+	var out [][]string
+	for _, fn := range []string{"adult.data", "adult.test"} {
+		f, err := os.Open(filepath.Join(root, fn))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			line := sc.Text()
+			if strings.Contains(line, "?") || strings.HasPrefix(line, "|") || strings.TrimSpace(line) == "" {
+				continue
+			}
+			fs := strings.Split(line, ",")
+			if len(fs) != len(adultNames) {
+				continue
+			}
+			for i := range fs {
+				fs[i] = strings.TrimSuffix(strings.TrimSpace(fs[i]), ".")
+			}
+			out = append(out, fs)
+		}
+		f.Close()
+	}
+	return out
+}
+
+// adultCentral runs TDS in one process with one party holding every column
+// (the same attribute order as the job's), and publishes it.
+func adultCentral(t *testing.T, recs [][]string, index map[string]int, qid []string, tax map[string]*anonymize.Taxonomy, k int) (integrate.Published, float64) {
+	var attrs []anonymize.TDSAttr
+	cols := map[string][]string{}
+	tab := &table.Table{Name: "joined"}
+	for _, c := range qid {
+		attrs = append(attrs, anonymize.TDSAttr{Name: c, Owner: "central", Tax: tax[c]})
+		vals := make([]string, len(recs))
+		for r, rec := range recs {
+			vals[r] = rec[index[c]]
+		}
+		cols[c] = vals
+		tab.Columns = append(tab.Columns, &table.Column{Name: c, Kind: table.Categorical, Str: vals})
+	}
+	class := make([]string, len(recs))
+	for r, rec := range recs {
+		class[r] = rec[index["income"]]
+	}
+	pub, err := anonymize.NewTDSPublic(attrs, []anonymize.Requirement{{QID: qid, K: k}}, class)
+	if err != nil {
+		t.Fatal(err)
+	}
+	party, err := anonymize.NewTDSParty("central", pub, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := anonymize.RunTDS([]*anonymize.TDSParty{party}, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := anonymize.Encode(tab, qid, tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return integrate.Publication(res.Public, class, "income"), ds.NCP(res.Public.Generalisation())
+}

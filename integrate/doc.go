@@ -1,0 +1,136 @@
+// Package integrate is the `integrate` job: several parties hold different
+// attributes of the same people, linked by a record id; together they
+// publish one integrated table that is k-anonymous on every quasi-identifier
+// of a joint requirement {⟨QID_i, k_i⟩} (optionally with distinct
+// l-diversity of the shared class), and no party learns another's values
+// beyond what the published table shows.
+//
+// Specification: research/seed-002-003.md part B (seed 003 and the
+// two-party top-down specialisation TDS2P of Wang, Fung and Dong, ISI 2005,
+// that it builds on; §B.5.3 and §B.6 option 1 are the n-party design
+// followed here), research/seed-001-sun-thesis.md (models and metrics) and
+// DESIGN.md (`taxonomies`, `params.requirements`, integrated.csv,
+// min_group, ncp). The algorithm's per-party rounds are package anonymize's
+// (Best, BetterCandidate, Split, TDSPublic.Apply); this package puts them on
+// the job framework.
+//
+// # Spec
+//
+// Every party has one table with the record id column (params.id, default
+// "id"), the class column (params.class, default "class"; every party holds
+// it, as in TDS2P, report §B.5.2) and its own attributes. Every other column
+// is published generalised and needs a taxonomy (`taxonomies: {column:
+// path}`: YAML when the name ends in .yaml/.yml, else an ARX hierarchy CSV,
+// numeric when every leaf is a number). params.requirements is the joint
+// requirement; `sensitive: <class column>, l: L` adds distinct l-diversity of
+// the class (a sensitive column held by one party is refused: the others
+// could not check it without seeing it); params.hub names the PSI hub
+// (default the first party by name).
+//
+// # Steps
+//
+//  1. schema (all parties). Each party loads its table and every taxonomy,
+//     checks its input (an id column with distinct values, the class, a
+//     taxonomy covering every value of every other column) and reports its
+//     column names and a digest of the taxonomies. The coordinator commits
+//     the attributes in their public order: owners by name, then each
+//     owner's table order (so TDS's tie rule, smaller party then attribute,
+//     is the attribute order and the result equals central TDS), after
+//     checking that the digests agree, that no column has two owners and
+//     that every QID column exists.
+//  2. align (all parties). psi.Align intersects the id sets as a star around
+//     the hub (ECDH on ristretto255); every party orders the common records
+//     by encoded id, which gives all of them the same record numbering
+//     without revealing more ids, and keeps its aligned row numbers (and a
+//     digest of their ids) with Secrets.WriteSecret, in
+//     integrate/<job id>/aligned under its data dir, where they stay after
+//     the job. Output: the number of common records, a digest of the common
+//     ids and one of the class labels, in aligned order. The coordinator
+//     checks that every party found the same ids and holds the same class,
+//     that k ≤ the number of common records, and commits the number. (A
+//     party restarted in the middle of psi.Align runs it again with a fresh
+//     secret while the others finish the old run, and the intersection comes
+//     out silently wrong, typically empty: the id digests, or the empty
+//     intersection, then fail the job naming the alignment; see
+//     TestHubRestartMidAlign. psi binds no run identifier into its messages.)
+//  3. Round r, score (all parties). Each party rebuilds its TDS state from
+//     the log (the schema, the alignment and every committed split) and
+//     computes its best valid and beneficial specialisation (anonymize.Best:
+//     InfoGain/(AnonyLoss+1)). Output, to the coordinator alone: attribute,
+//     taxonomy node and score, or none (InfoGain and AnonyLoss are not sent).
+//     The coordinator folds the candidates with anonymize.BetterCandidate and
+//     commits the winner: party, attribute, node, without the score. No
+//     candidate anywhere ends the rounds.
+//  4. Round r, split (the winner only). The winner computes anonymize.Split
+//     for its node and outputs it compactly: for every record now at the
+//     node, in ascending record number, the position of its child (one byte,
+//     or two for fan-outs over 256). The coordinator checks its form and
+//     commits it: this is the "SSN lists per child partition" of report §B.6,
+//     which every party needs to refine the partition. Every party applies it
+//     (TDSPublic.Apply checks that it covers exactly the records at the node)
+//     at its next step.
+//  5. publish (all parties). Every party computes the whole publication from
+//     the public state (every attribute's node per record is public, the
+//     class shared): distinct rows with counts, sorted by value, never in
+//     record order (which follows the ids); and the NCP of its own
+//     attributes summed over the records (only the owner knows a numeric
+//     column's range in the data, the NCP denominator). The coordinator
+//     checks that all publications are equal, that every requirement holds
+//     on it (and l), and commits it with ncp = Σ sums / (records ×
+//     attributes) and min_group per requirement. The job's result carries
+//     the publication, so `cohort job result` on a running node has it;
+//     `cohort sim` (Kind.Assemble) writes it as DIR/integrated.csv.
+//
+// A party's state is rebuilt after a restart from its table, the alignment
+// it kept (Secrets) and the log; a party restarted without its kept
+// alignment fails the job and says so (it cannot redo the PSI alone). A new
+// leader replays Coordinate against the log and re-runs the first
+// unfinished step; PSI re-runs with fresh secrets.
+//
+// # Leakage profile
+//
+// Semi-honest parties; hash-to-group a random oracle, DDH in ristretto255
+// (package psi). Beyond the published table (which contains every party's
+// generalised columns and the class):
+//
+//   - Every party learns which of its ids every party holds (so the common
+//     count) and, through the record numbering, the generalised value of
+//     every other party's attributes for each common id at every round: the
+//     intermediate partitions are coarsenings of the final one, and the final
+//     one, linked to ids, is the published table linked to ids (TDS2P's
+//     inherent leak: the partitions are shared). No raw value of another
+//     party that the publication does not show, no id not held by all, and
+//     no other party's row order reaches it.
+//   - The hub also learns, per spoke, the spoke's id-set size and which of
+//     the hub's ids the spoke holds (pairwise intersections; psi.Align).
+//   - The coordinator (the Raft leader; itself a party) learns, per round,
+//     every party's best candidate: which of its cut nodes and its score.
+//     This is a ranking signal about that party's values under the node
+//     beyond the final table (report §B.9 #13; selecting the argmax securely
+//     would remove it; not done). It also sees the schema and alignment
+//     digests (SHA-256 of the taxonomies and of the class labels in aligned
+//     order, which every party holds anyway) and the parties' NCP sums.
+//   - The log (every member) holds the attributes and their owners, the
+//     common record count, the winners in order (party, attribute, node), the
+//     splits as child positions of anonymous record numbers (the ranks of the
+//     sorted common ids, which only the parties can map to ids), and the
+//     publication with ncp and min_group. A member that is not a party
+//     learns the order in which specialisations won and nothing it could
+//     link to an id.
+//   - Errors name the party, table and column (and the row number of the
+//     first value a taxonomy does not cover), never a value: they reach the
+//     log.
+//
+// TestLeakage checks the messages and log entries of a run against this:
+// only psi-blinded, score, split-summary and public-result disclosures;
+// scores and splits to the coordinator only; no score in the log; no id held
+// by one party and no raw value the publication does not show anywhere; the
+// committed splits, replayed, give exactly the publication's partition.
+//
+// # Not done
+//
+// Numeric attributes use their fixed taxonomies (no dynamic interval
+// splits, report §B.9 #11); the class must be held by every party; seed
+// 003's subset DP (anonymize.SubsetDP, §B.6 option 2) is not offered as a
+// distributed algorithm (it needs a trusted integrator or MPC).
+package integrate

@@ -1,0 +1,83 @@
+package integrate
+
+import (
+	"math"
+	"testing"
+
+	"github.com/cohortdm/cohort/anonymize"
+	"github.com/cohortdm/cohort/job/jobtest"
+)
+
+// sameTable fails the test when two publications differ.
+func sameTable(t *testing.T, got, want Published) {
+	t.Helper()
+	b1, err := encode(&got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, err := encode(&want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b1) != string(b2) {
+		t.Fatalf("publication differs from the central run:\n got  %v\n want %v", got, want)
+	}
+}
+
+// checkAgainstCentral runs the job and compares it with plaintext TDS on the
+// joined table, and checks the publication with the naive checker.
+func checkAgainstCentral(t *testing.T, j *testJob, opts jobtest.Options) *jobtest.Report {
+	t.Helper()
+	rep, err := j.run(t, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := published(t, rep)
+	want, ncp := j.central(t)
+	sameTable(t, got, want)
+	if d := math.Abs(rep.Result["ncp"].(float64) - ncp); d > 1e-12 {
+		t.Errorf("ncp %v, central %v", rep.Result["ncp"], ncp)
+	}
+	mg := naiveCheck(t, got, j.reqs, j.l)
+	if rep.Result["min_group"].(int) != mg {
+		t.Errorf("min_group %v, naive %d", rep.Result["min_group"], mg)
+	}
+	return rep
+}
+
+// Seed 003's Table 1 over three parties with its two requirements (report
+// §B.7.6): the same publication as central TDS on the joined table, ids
+// held by one party dropped.
+func TestSeed003EqualsCentral(t *testing.T) {
+	reqs := []anonymize.Requirement{{QID: []string{"gender", "education"}, K: 4}, {QID: []string{"gender", "age"}, K: 4}}
+	j := seed003Job(t, reqs, "")
+	rep := checkAgainstCentral(t, j, jobtest.Options{})
+	if rep.Result["records"] != 34 {
+		t.Errorf("records %v, want the 34 of Table 1", rep.Result["records"])
+	}
+	if rep.Result["rounds"].(int) == 0 {
+		t.Errorf("no specialisation")
+	}
+	t.Logf("result: rounds %v ncp %.4f min_group %v", rep.Result["rounds"], rep.Result["ncp"], rep.Result["min_group"])
+}
+
+// With distinct 2-diversity of the class (sensitive: class, l: 2).
+func TestSeed003Diverse(t *testing.T) {
+	reqs := []anonymize.Requirement{{QID: []string{"gender", "education", "age"}, K: 3}}
+	j := seed003Job(t, reqs, "  sensitive: class\n  l: 2\n")
+	j.l = 2
+	checkAgainstCentral(t, j, jobtest.Options{})
+}
+
+func TestRandomEqualsCentral(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		reqs := []anonymize.Requirement{
+			{QID: []string{"noa", "soa", "wea"}, K: 5},
+			{QID: []string{"nob", "sob"}, K: 8},
+			{QID: []string{"noa", "nob", "wea", "web"}, K: 3},
+		}
+		j := randomJob(t, seed, 150+int(seed)*40, reqs, "")
+		rep := checkAgainstCentral(t, j, jobtest.Options{})
+		t.Logf("seed %d: %v records, %v rounds, ncp %.4f", seed, rep.Result["records"], rep.Result["rounds"], rep.Result["ncp"])
+	}
+}

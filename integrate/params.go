@@ -1,0 +1,195 @@
+package integrate
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cohortdm/cohort/anonymize"
+	"github.com/cohortdm/cohort/job"
+)
+
+// Params are the job's spec params (DESIGN.md, "Command line and files").
+type Params struct {
+	// Requirements is the joint anonymity requirement {⟨QID_i, k_i⟩}.
+	Requirements []anonymize.Requirement `yaml:"requirements"`
+	// ID is the record id column every party's table has (default "id").
+	ID string `yaml:"id"`
+	// Class is the class label column every party's table has (default
+	// "class"): TDS scores by information gain on it and, as in TDS2P
+	// (report §B.5.2), every party holds it.
+	Class string `yaml:"class"`
+	// Sensitive and L ask for distinct l-diversity of the sensitive column
+	// in every class of every requirement's QID. Only the shared class can
+	// be the sensitive column (the others could not check another party's
+	// column without seeing it).
+	Sensitive string `yaml:"sensitive"`
+	L         int    `yaml:"l"`
+	// Hub is the party that runs the PSI star of the id alignment (default
+	// the first party by name); it learns the pairwise intersections.
+	Hub string `yaml:"hub"`
+	// TimeoutMS is each step's timeout (0: the node's default).
+	TimeoutMS int64 `yaml:"timeout_ms"`
+}
+
+// maxTimeout bounds params.timeout_ms: a day.
+const maxTimeout = 24 * time.Hour
+
+// parseParams decodes and checks the params against the spec.
+func parseParams(spec *job.Spec) (*Params, error) {
+	p := &Params{ID: "id", Class: "class"}
+	if err := spec.DecodeParams(p); err != nil {
+		return nil, err
+	}
+	if len(spec.Parties) < 2 {
+		return nil, spec.Errorf("parties", "integrate needs at least two parties, not %d", len(spec.Parties))
+	}
+	for i, ps := range spec.Parties {
+		if len(ps.Tables) != 1 {
+			return nil, spec.Errorf(fmt.Sprintf("parties[%d].tables", i), "party %q has %d tables; integrate reads exactly one per party", ps.Name, len(ps.Tables))
+		}
+	}
+	if p.ID == "" {
+		return nil, spec.Errorf("params.id", "must name the record id column")
+	}
+	if p.Class == "" || p.Class == p.ID {
+		return nil, spec.Errorf("params.class", "must name the class column (not the id column)")
+	}
+	if len(p.Requirements) == 0 {
+		return nil, spec.Errorf("params.requirements", "no requirement: give at least one {qid: [...], k: N}")
+	}
+	for i, r := range p.Requirements {
+		field := fmt.Sprintf("params.requirements[%d]", i)
+		if r.K < 1 {
+			return nil, spec.Errorf(field+".k", "must be at least 1, not %d", r.K)
+		}
+		if len(r.QID) == 0 {
+			return nil, spec.Errorf(field+".qid", "no columns")
+		}
+		for j, q := range r.QID {
+			switch {
+			case q == p.ID || q == p.Class:
+				return nil, spec.Errorf(fmt.Sprintf("%s.qid[%d]", field, j), "%q is the id or class column, not a quasi-identifier", q)
+			case spec.Taxonomies[q] == "":
+				return nil, spec.Errorf(fmt.Sprintf("%s.qid[%d]", field, j), "column %q has no taxonomy (taxonomies: {%s: PATH})", q, q)
+			case slices.Contains(r.QID[:j], q):
+				return nil, spec.Errorf(fmt.Sprintf("%s.qid[%d]", field, j), "column %q given twice", q)
+			}
+		}
+	}
+	for col, path := range spec.Taxonomies {
+		if col == p.ID || col == p.Class {
+			return nil, spec.Errorf("taxonomies."+col, "the id and class columns are published as they are and take no taxonomy")
+		}
+		if path == "" || !filepath.IsLocal(path) {
+			return nil, spec.Errorf("taxonomies."+col, "%q must be a relative path inside the spec's (or tables) directory", path)
+		}
+	}
+	if p.Sensitive != "" && p.Sensitive != p.Class {
+		return nil, spec.Errorf("params.sensitive", "only the shared class column %q can be the sensitive column, not %q: the other parties cannot check a column they do not hold", p.Class, p.Sensitive)
+	}
+	if p.L < 0 {
+		return nil, spec.Errorf("params.l", "must be at least 0, not %d", p.L)
+	}
+	if p.L > 64 {
+		return nil, spec.Errorf("params.l", "must be at most 64, not %d", p.L)
+	}
+	if p.Sensitive != "" && p.L < 2 {
+		return nil, spec.Errorf("params.l", "sensitive %q needs l ≥ 2, not %d", p.Sensitive, p.L)
+	}
+	if p.Hub == "" {
+		p.Hub = spec.PartyNames()[0]
+	} else if _, ok := spec.Party(p.Hub); !ok {
+		return nil, spec.Errorf("params.hub", "%q is not a party of the job", p.Hub)
+	}
+	if p.TimeoutMS < 0 || p.TimeoutMS > maxTimeout.Milliseconds() {
+		return nil, spec.Errorf("params.timeout_ms", "must be in [0, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
+	}
+	return p, nil
+}
+
+// LoadTaxonomy reads one column's taxonomy file: YAML when the name ends in
+// .yaml or .yml (it says whether it is numeric), else an ARX hierarchy CSV,
+// numeric when every leaf (first field) parses as a number. The column
+// name is the spec's key, whatever the file says.
+func LoadTaxonomy(path, column string) (*anonymize.Taxonomy, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("integrate: taxonomy of column %q: %w", column, err)
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".yaml" || ext == ".yml" {
+		t, err := anonymize.ReadYAML(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("integrate: taxonomy of column %q (%s): %w", column, filepath.Base(path), err)
+		}
+		t.Column = column
+		return t, nil
+	}
+	numeric := true
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	leaves := 0
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		leaf, _, _ := strings.Cut(line, ";")
+		x, err := strconv.ParseFloat(strings.TrimSpace(leaf), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			numeric = false
+			break
+		}
+		leaves++
+	}
+	if leaves == 0 {
+		numeric = false
+	}
+	t, err := anonymize.ReadARX(bytes.NewReader(b), column, numeric)
+	if err != nil {
+		return nil, fmt.Errorf("integrate: taxonomy of column %q (%s): %w", column, filepath.Base(path), err)
+	}
+	return t, nil
+}
+
+// taxonomyDigest is a SHA-256 of the taxonomies' shape (columns in order,
+// every node's label, parent and range): parties compare it to make sure
+// they all generalise with the same trees.
+func taxonomyDigest(cols []string, tax map[string]*anonymize.Taxonomy) []byte {
+	h := sha256.New()
+	var buf [8]byte
+	str := func(s string) {
+		binary.BigEndian.PutUint64(buf[:], uint64(len(s)))
+		h.Write(buf[:])
+		h.Write([]byte(s))
+	}
+	num := func(x float64) {
+		binary.BigEndian.PutUint64(buf[:], math.Float64bits(x))
+		h.Write(buf[:])
+	}
+	for _, c := range cols {
+		t := tax[c]
+		str(c)
+		num(float64(len(t.Nodes)))
+		if t.Numeric {
+			str("numeric")
+		}
+		for _, n := range t.Nodes {
+			str(n.Label)
+			num(float64(n.Parent))
+			num(n.Lo)
+			num(n.Hi)
+		}
+	}
+	return h.Sum(nil)
+}

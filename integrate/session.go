@@ -1,0 +1,270 @@
+package integrate
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+
+	"github.com/cohortdm/cohort/anonymize"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/psi"
+	"github.com/cohortdm/cohort/table"
+)
+
+// Open opens a party's session. It holds nothing it could not rebuild: the
+// party's table and the taxonomies are read at its first step, its aligned
+// rows from the file the alignment left it (Secrets), and the TDS state from
+// the committed decisions, so a session opened after a restart is the same
+// as one that ran from the start.
+func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+	prm, err := parseParams(p.Spec())
+	if err != nil {
+		return nil, err
+	}
+	return &session{p: p, prm: prm}, nil
+}
+
+// session is one party's state for one job.
+type session struct {
+	p   job.Participant
+	prm *Params
+	tab *table.Table
+	tax map[string]*anonymize.Taxonomy
+	ids [][]byte // encoded id of every row
+	al  *aligned
+	st  *tdsState
+}
+
+// Close drops the party's data.
+func (s *session) Close() { s.tab, s.tax, s.ids, s.al, s.st = nil, nil, nil, nil, nil }
+
+// Step runs one step.
+func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	switch step.Phase {
+	case phaseSchema:
+		if err := s.load(ctx); err != nil {
+			return nil, err
+		}
+		cols := []string{}
+		for _, c := range s.tab.Columns {
+			if c.Name != s.prm.ID && c.Name != s.prm.Class {
+				cols = append(cols, c.Name)
+			}
+		}
+		return encode(&schemaOutput{Columns: cols, TaxDigest: taxonomyDigest(slices.Sorted(maps.Keys(s.tax)), s.tax)})
+	case phaseAlign:
+		return s.align(ctx, step)
+	case phaseScore:
+		st, err := s.catchUp(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := scoreOutput{}
+		if c, ok := anonymize.Best(st.party, st.pub); ok {
+			out = scoreOutput{Found: true, Attr: c.Attr, Node: c.Node, Score: c.Score}
+		}
+		return encode(&out)
+	case phaseSplit:
+		st, err := s.catchUp(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var a splitArgs
+		if err := decode(step.Args, &a); err != nil {
+			return nil, err
+		}
+		inst, err := anonymize.Split(st.party, st.pub, anonymize.Candidate{Party: s.p.Self(), Attr: a.Attr, Node: a.Node})
+		if err != nil {
+			return nil, err
+		}
+		sp, err := toSplit(st.pub, inst)
+		if err != nil {
+			return nil, err
+		}
+		return encode(&sp)
+	case phasePublish:
+		st, err := s.catchUp(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return encode(&publishOutput{Table: Publication(st.pub, st.class, s.prm.Class), NCPSum: st.ncpSum()})
+	}
+	return nil, fmt.Errorf("integrate: unknown phase %q", step.Phase)
+}
+
+// load reads the party's table and every taxonomy of the spec (all of them:
+// every party publishes, and checks, every column), and checks the table:
+// an id column with distinct values, the class column, a taxonomy covering
+// every value of every other column. Errors name the table and column but
+// never a value: they reach the coordinator and the log.
+func (s *session) load(ctx context.Context) error {
+	if s.tab != nil {
+		return nil
+	}
+	spec := s.p.Spec()
+	tables, err := job.LoadTables(ctx, s.p)
+	if err != nil {
+		return err
+	}
+	t := tables[0]
+	tax := map[string]*anonymize.Taxonomy{}
+	for _, col := range slices.Sorted(maps.Keys(spec.Taxonomies)) {
+		src, err := s.p.TableSource(job.TableSpec{Name: "taxonomy " + col, Path: spec.Taxonomies[col]})
+		if err != nil {
+			return fmt.Errorf("party %s: taxonomy of column %q: %w", s.p.Self(), col, err)
+		}
+		if src.Path == "" {
+			return fmt.Errorf("party %s: taxonomy of column %q is not a file", s.p.Self(), col)
+		}
+		if tax[col], err = LoadTaxonomy(src.Path, col); err != nil {
+			return fmt.Errorf("party %s: %w", s.p.Self(), err)
+		}
+	}
+	if _, err := t.Column(s.prm.ID); err != nil {
+		return fmt.Errorf("%w: party %s table %s has no id column %q (params.id)", anonymize.ErrRequirement, s.p.Self(), t.Name, s.prm.ID)
+	}
+	ids, err := psi.TableKeys(t, []string{s.prm.ID}, []psi.Type{psi.Text})
+	if err != nil {
+		return fmt.Errorf("party %s table %s: %w", s.p.Self(), t.Name, err)
+	}
+	distinct := map[string]bool{}
+	for _, k := range ids {
+		distinct[string(k)] = true
+	}
+	if len(distinct) != len(ids) {
+		return fmt.Errorf("%w: party %s table %s: id column %q repeats values (%d rows, %d distinct ids)", anonymize.ErrRequirement, s.p.Self(), t.Name, s.prm.ID, len(ids), len(distinct))
+	}
+	all := make([]int, t.NumRows())
+	for i := range all {
+		all[i] = i
+	}
+	if _, err := alignTable(t, all, s.prm.ID, s.prm.Class, tax); err != nil {
+		return fmt.Errorf("party %s: %w", s.p.Self(), err)
+	}
+	s.tab, s.tax, s.ids = t, tax, ids
+	return nil
+}
+
+// alignedFile is what the alignment leaves a party to keep (Secrets): its
+// rows whose id every party holds, in aligned order, and a digest of those
+// ids, so a table changed since is noticed.
+type alignedFile struct {
+	Rows   []int  `msgpack:"rows"`
+	Digest []byte `msgpack:"digest"`
+}
+
+func (s *session) secretName() string { return "integrate/" + s.p.JobID() + "/aligned" }
+
+func idDigest(ids [][]byte, rows []int) []byte {
+	h := sha256.New()
+	for _, r := range rows {
+		fmt.Fprintf(h, "%d:", len(ids[r]))
+		h.Write(ids[r])
+	}
+	return h.Sum(nil)
+}
+
+// align runs the PSI star on the record ids (psi.Align), orders the common
+// records by encoded id (every party holds the same ids, so every party
+// gets the same order) and keeps the result.
+func (s *session) align(ctx context.Context, step job.Step) ([]byte, error) {
+	if err := s.load(ctx); err != nil {
+		return nil, err
+	}
+	res, err := psi.Align(ctx, s.p, step, s.prm.Hub, step.Parties, psi.Config{Edge: psiEdge}, s.ids)
+	if err != nil {
+		return nil, fmt.Errorf("party %s: align record ids: %w", s.p.Self(), err)
+	}
+	rows := slices.Clone(res.Indices)
+	sort.Slice(rows, func(i, j int) bool { return bytes.Compare(s.ids[rows[i]], s.ids[rows[j]]) < 0 })
+	b, err := encode(&alignedFile{Rows: rows, Digest: idDigest(s.ids, rows)})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.p.Secrets().WriteSecret(s.secretName(), b); err != nil {
+		return nil, fmt.Errorf("party %s: keep the alignment: %w", s.p.Self(), err)
+	}
+	al, err := alignTable(s.tab, rows, s.prm.ID, s.prm.Class, s.tax)
+	if err != nil {
+		return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
+	}
+	s.al, s.st = al, nil
+	return encode(&alignOutput{Records: len(rows), ClassDigest: classDigest(al.class), IDDigest: idDigest(s.ids, rows)})
+}
+
+// catchUp brings the TDS state up to the log: the alignment (kept by the
+// align step, or read back after a restart), the committed schema, and
+// every committed split not yet applied.
+func (s *session) catchUp(ctx context.Context) (*tdsState, error) {
+	var sd *schemaDecision
+	var hasAlign bool
+	var ad alignDecision
+	var splits []*Split
+	for _, rec := range s.p.History() {
+		switch rec.Step.Phase {
+		case phaseSchema:
+			sd = &schemaDecision{}
+			if err := decode(rec.Decision, sd); err != nil {
+				return nil, err
+			}
+		case phaseAlign:
+			if err := decode(rec.Decision, &ad); err != nil {
+				return nil, err
+			}
+			hasAlign = true
+		case phaseSplit:
+			sp := &Split{}
+			if err := decode(rec.Decision, sp); err != nil {
+				return nil, err
+			}
+			splits = append(splits, sp)
+		}
+	}
+	if sd == nil || !hasAlign {
+		return nil, fmt.Errorf("integrate: party %s: the log holds no committed schema and alignment", s.p.Self())
+	}
+	if s.al == nil {
+		if err := s.load(ctx); err != nil {
+			return nil, err
+		}
+		b, err := s.p.Secrets().ReadSecret(s.secretName())
+		if err != nil {
+			return nil, fmt.Errorf("party %s: the alignment this node kept: %w", s.p.Self(), err)
+		}
+		var f alignedFile
+		if err := decode(b, &f); err != nil {
+			return nil, fmt.Errorf("party %s: the alignment this node kept: %w", s.p.Self(), err)
+		}
+		for _, r := range f.Rows {
+			if r < 0 || r >= len(s.ids) {
+				return nil, fmt.Errorf("party %s: the alignment this node kept names row %d of %d: the table changed since", s.p.Self(), r, len(s.ids))
+			}
+		}
+		if !bytes.Equal(idDigest(s.ids, f.Rows), f.Digest) {
+			return nil, fmt.Errorf("party %s: table %s changed since the record ids were aligned", s.p.Self(), s.tab.Name)
+		}
+		if s.al, err = alignTable(s.tab, f.Rows, s.prm.ID, s.prm.Class, s.tax); err != nil {
+			return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
+		}
+	}
+	if s.st == nil {
+		st, err := newState(s.p.Self(), s.al, ad.Records, sd.Attrs, s.prm.Requirements, s.prm.L, s.tax)
+		if err != nil {
+			return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
+		}
+		s.st = st
+	}
+	if len(splits) < s.st.splits {
+		return nil, fmt.Errorf("integrate: party %s applied %d splits, the log holds %d", s.p.Self(), s.st.splits, len(splits))
+	}
+	for _, sp := range splits[s.st.splits:] {
+		if err := s.st.apply(sp); err != nil {
+			return nil, fmt.Errorf("party %s: committed split %d: %w", s.p.Self(), s.st.splits, err)
+		}
+	}
+	return s.st, nil
+}

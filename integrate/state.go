@@ -1,0 +1,385 @@
+package integrate
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cohortdm/cohort/anonymize"
+	"github.com/cohortdm/cohort/table"
+)
+
+// The pure part of the job (STYLE habit 1): from a party's aligned columns
+// and the committed decisions to its TDS state, and back to the committed
+// forms. Nothing here sends or receives.
+
+// aligned is a party's table restricted to the records every party holds,
+// in aligned order (ascending encoded id).
+type aligned struct {
+	cols  map[string][]string // own published columns, aligned
+	order []string            // own published columns in table order
+	class []string
+}
+
+// alignTable restricts t to rows (its row indices in aligned order) and
+// splits its columns into the class and the published columns. Every
+// column other than the id and the class must have a taxonomy.
+func alignTable(t *table.Table, rows []int, idCol, classCol string, tax map[string]*anonymize.Taxonomy) (*aligned, error) {
+	a := &aligned{cols: map[string][]string{}}
+	if _, err := t.Column(classCol); err != nil {
+		return nil, fmt.Errorf("%w: table %s has no class column %q (every party holds the class, params.class)", anonymize.ErrRequirement, t.Name, classCol)
+	}
+	for _, c := range t.Columns {
+		switch {
+		case c.Name == idCol:
+			continue
+		case c.Name == classCol:
+			a.class = pick(c.Str, rows)
+			continue
+		}
+		tx, ok := tax[c.Name]
+		if !ok {
+			return nil, fmt.Errorf("%w: table %s column %q has no taxonomy in the spec: every published column is generalised (give taxonomies: {%s: PATH}, or leave the column out of the table)", anonymize.ErrRequirement, t.Name, c.Name, c.Name)
+		}
+		vals := pick(c.Str, rows)
+		// coverage, without naming the value: an error reaches the log
+		bad, first := 0, -1
+		seen := map[string]bool{}
+		for i, v := range vals {
+			ok, done := seen[v]
+			if !done {
+				_, err := tx.Leaf(v)
+				ok = err == nil
+				seen[v] = ok
+			}
+			if !ok {
+				bad++
+				if first < 0 {
+					first = i
+				}
+			}
+		}
+		if bad > 0 {
+			return nil, fmt.Errorf("%w: table %s column %q: %d of %d rows hold a value its taxonomy does not cover, the first at table row %d (the values stay on this node)", anonymize.ErrNotCovered, t.Name, c.Name, bad, len(vals), rows[first]+1)
+		}
+		a.cols[c.Name] = vals
+		a.order = append(a.order, c.Name)
+	}
+	return a, nil
+}
+
+func pick(vals []string, rows []int) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = vals[r]
+	}
+	return out
+}
+
+// classDigest is SHA-256 of the class labels, length-prefixed, in order.
+func classDigest(class []string) []byte {
+	h := sha256.New()
+	var buf [8]byte
+	for _, c := range class {
+		binary.BigEndian.PutUint64(buf[:], uint64(len(c)))
+		h.Write(buf[:])
+		h.Write([]byte(c))
+	}
+	return h.Sum(nil)
+}
+
+// tdsState is what a party's session rebuilds from its aligned table and
+// the log: its TDS party (its own leaves) and the public state after every
+// committed split, and the party's own columns as a dataset (for NCP).
+type tdsState struct {
+	party   *anonymize.TDSParty
+	pub     *anonymize.TDSPublic
+	own     *anonymize.Dataset
+	ownAttr []int // own.Attrs[i] is public attribute ownAttr[i]
+	class   []string
+	splits  int // committed splits applied
+}
+
+// newState starts TDS from the alignment decision.
+func newState(self string, a *aligned, records int, attrAll []Attr, reqs []anonymize.Requirement, classL int, tax map[string]*anonymize.Taxonomy) (*tdsState, error) {
+	attrs := make([]anonymize.TDSAttr, len(attrAll))
+	for i, at := range attrAll {
+		tx, ok := tax[at.Name]
+		if !ok {
+			return nil, fmt.Errorf("%w: attribute %q has no taxonomy", anonymize.ErrRequirement, at.Name)
+		}
+		attrs[i] = anonymize.TDSAttr{Name: at.Name, Owner: at.Owner, Tax: tx}
+	}
+	if len(a.class) != records {
+		return nil, fmt.Errorf("integrate: party %s holds %d aligned records, the job %d", self, len(a.class), records)
+	}
+	pub, err := anonymize.NewTDSPublic(attrs, reqs, a.class)
+	if err != nil {
+		return nil, err
+	}
+	if classL > 1 {
+		if pub, err = pub.WithClassDiversity(classL); err != nil {
+			return nil, err
+		}
+	}
+	party, err := anonymize.NewTDSParty(self, pub, a.cols)
+	if err != nil {
+		return nil, err
+	}
+	st := &tdsState{party: party, pub: pub, class: a.class}
+	var names []string
+	for i, at := range attrAll {
+		if at.Owner == self {
+			names = append(names, at.Name)
+			st.ownAttr = append(st.ownAttr, i)
+		}
+	}
+	t := &table.Table{Name: "aligned"}
+	for _, n := range names {
+		t.Columns = append(t.Columns, &table.Column{Name: n, Kind: table.Categorical, Str: a.cols[n]})
+	}
+	if st.own, err = anonymize.Encode(t, names, tax); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// toSplit turns the winner's SplitInstruction into its committed form.
+func toSplit(pub *anonymize.TDSPublic, s anonymize.SplitInstruction) (Split, error) {
+	width := 1
+	if len(s.Children) > 256 {
+		width = 2
+	}
+	if len(s.Children) > 1<<16 {
+		return Split{}, fmt.Errorf("%w: column %q: node %d has %d children (at most 65536)", anonymize.ErrTaxonomy, pub.Attrs[s.Attr].Name, s.Node, len(s.Children))
+	}
+	pos := map[int32]int{}
+	for ci, rs := range s.Records {
+		for _, r := range rs {
+			pos[r] = ci
+		}
+	}
+	out := Split{Attr: s.Attr, Node: s.Node, Width: width}
+	for r, v := range pub.Gen[s.Attr] {
+		if int(v) != s.Node {
+			continue
+		}
+		ci, ok := pos[int32(r)]
+		if !ok {
+			return Split{}, fmt.Errorf("integrate: split of attribute %d node %d misses record %d", s.Attr, s.Node, r)
+		}
+		if width == 1 {
+			out.Child = append(out.Child, byte(ci))
+		} else {
+			out.Child = append(out.Child, byte(ci>>8), byte(ci))
+		}
+	}
+	return out, nil
+}
+
+// fromSplit expands a committed split against the public state it applies
+// to: the records at the node, in ascending order, go to their children.
+func fromSplit(pub *anonymize.TDSPublic, s *Split) (anonymize.SplitInstruction, error) {
+	if err := s.check(); err != nil {
+		return anonymize.SplitInstruction{}, err
+	}
+	if s.Attr >= len(pub.Attrs) {
+		return anonymize.SplitInstruction{}, fmt.Errorf("integrate: split of attribute %d: the job has %d", s.Attr, len(pub.Attrs))
+	}
+	t := pub.Attrs[s.Attr].Tax
+	if s.Node >= len(t.Nodes) || t.IsLeaf(s.Node) {
+		return anonymize.SplitInstruction{}, fmt.Errorf("integrate: split of column %q: node %d cannot be specialised", pub.Attrs[s.Attr].Name, s.Node)
+	}
+	kids := t.Nodes[s.Node].Children
+	inst := anonymize.SplitInstruction{Attr: s.Attr, Node: s.Node, Children: slices.Clone(kids), Records: make([][]int32, len(kids))}
+	i := 0
+	for r, v := range pub.Gen[s.Attr] {
+		if int(v) != s.Node {
+			continue
+		}
+		if i >= s.len() {
+			return anonymize.SplitInstruction{}, fmt.Errorf("integrate: split of column %q node %q: %d positions for more records", pub.Attrs[s.Attr].Name, t.Nodes[s.Node].Label, s.len())
+		}
+		ci := s.child(i)
+		if ci >= len(kids) {
+			return anonymize.SplitInstruction{}, fmt.Errorf("integrate: split of column %q node %q: child %d of %d", pub.Attrs[s.Attr].Name, t.Nodes[s.Node].Label, ci, len(kids))
+		}
+		inst.Records[ci] = append(inst.Records[ci], int32(r))
+		i++
+	}
+	if i != s.len() {
+		return anonymize.SplitInstruction{}, fmt.Errorf("integrate: split of column %q node %q: %d positions for %d records", pub.Attrs[s.Attr].Name, t.Nodes[s.Node].Label, s.len(), i)
+	}
+	return inst, nil
+}
+
+// apply applies one committed split.
+func (st *tdsState) apply(s *Split) error {
+	inst, err := fromSplit(st.pub, s)
+	if err != nil {
+		return err
+	}
+	pub, err := st.pub.Apply(inst)
+	if err != nil {
+		return err
+	}
+	st.pub = pub
+	st.splits++
+	return nil
+}
+
+// Publication is the integrated table of a TDS public state: every
+// attribute's published label and the class, grouped into distinct rows with
+// counts, sorted by value.
+func Publication(pub *anonymize.TDSPublic, class []string, classCol string) Published {
+	p := Published{}
+	for _, a := range pub.Attrs {
+		p.Columns = append(p.Columns, a.Name)
+	}
+	p.Columns = append(p.Columns, classCol)
+	counts := map[string]int{}
+	rows := map[string][]string{}
+	for r := range class {
+		vals := make([]string, 0, len(pub.Attrs)+1)
+		for a, at := range pub.Attrs {
+			vals = append(vals, at.Tax.Nodes[pub.Gen[a][r]].Label)
+		}
+		vals = append(vals, class[r])
+		key := rowKey(vals)
+		if counts[key] == 0 {
+			rows[key] = vals
+		}
+		counts[key]++
+	}
+	for k, vals := range rows {
+		p.Rows = append(p.Rows, Row{Values: vals, Count: counts[k]})
+	}
+	slices.SortFunc(p.Rows, func(a, b Row) int { return slices.Compare(a.Values, b.Values) })
+	return p
+}
+
+// Rows turns a published table (one row per record) into its compact form:
+// distinct rows with counts, sorted by value.
+func Rows(t *table.Table) Published {
+	p := Published{}
+	for _, c := range t.Columns {
+		p.Columns = append(p.Columns, c.Name)
+	}
+	counts := map[string]int{}
+	rows := map[string][]string{}
+	for r := range t.NumRows() {
+		vals := make([]string, len(t.Columns))
+		for i, c := range t.Columns {
+			vals[i] = c.Str[r]
+		}
+		key := rowKey(vals)
+		if counts[key] == 0 {
+			rows[key] = vals
+		}
+		counts[key]++
+	}
+	for k, vals := range rows {
+		p.Rows = append(p.Rows, Row{Values: vals, Count: counts[k]})
+	}
+	slices.SortFunc(p.Rows, func(a, b Row) int { return slices.Compare(a.Values, b.Values) })
+	return p
+}
+
+func rowKey(vals []string) string {
+	var b strings.Builder
+	for _, v := range vals {
+		fmt.Fprintf(&b, "%d:%s", len(v), v)
+	}
+	return b.String()
+}
+
+// ncpSum is the NCP of the party's own attributes summed over its
+// attributes and the records (the coordinator divides the parties' sums by
+// records × attributes).
+func (st *tdsState) ncpSum() float64 {
+	sum := 0.0
+	for i, a := range st.own.Attrs {
+		gen := st.pub.Gen[st.ownAttr[i]]
+		for _, v := range gen {
+			sum += a.NodePenalty(int(v))
+		}
+	}
+	return sum
+}
+
+// CheckDistinctL checks distinct l-diversity of a publication's last column
+// (the class, or a sensitive column) in every class of every requirement's
+// QID.
+func CheckDistinctL(p *Published, reqs []anonymize.Requirement, l int) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	for _, r := range reqs {
+		var idx []int
+		for _, q := range r.QID {
+			j := slices.Index(p.Columns, q)
+			if j < 0 || j == len(p.Columns)-1 {
+				return fmt.Errorf("%w: QID column %q is not published", anonymize.ErrRequirement, q)
+			}
+			idx = append(idx, j)
+		}
+		if len(p.Columns) == 0 {
+			return fmt.Errorf("%w: the publication has no columns", anonymize.ErrRequirement)
+		}
+		labels := map[string]map[string]bool{}
+		for _, row := range p.Rows {
+			vals := make([]string, len(idx))
+			for k, j := range idx {
+				vals[k] = row.Values[j]
+			}
+			key := rowKey(vals)
+			if labels[key] == nil {
+				labels[key] = map[string]bool{}
+			}
+			labels[key][row.Values[len(row.Values)-1]] = true
+		}
+		for _, ls := range labels {
+			if len(ls) < l {
+				return fmt.Errorf("%w: a class on %s holds %d distinct class labels, l = %d", anonymize.ErrViolation, r, len(ls), l)
+			}
+		}
+	}
+	return nil
+}
+
+// MinGroups is A(QID_i) of a publication for every requirement: the
+// smallest total count over the rows sharing the QID's values.
+func MinGroups(p *Published, reqs []anonymize.Requirement) ([]int, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	out := make([]int, len(reqs))
+	for i, r := range reqs {
+		var idx []int
+		for _, q := range r.QID {
+			j := slices.Index(p.Columns, q)
+			if j < 0 {
+				return nil, fmt.Errorf("%w: QID column %q is not published", anonymize.ErrRequirement, q)
+			}
+			idx = append(idx, j)
+		}
+		groups := map[string]int{}
+		for _, row := range p.Rows {
+			vals := make([]string, len(idx))
+			for k, j := range idx {
+				vals[k] = row.Values[j]
+			}
+			groups[rowKey(vals)] += row.Count
+		}
+		m := 0
+		for _, c := range groups {
+			if m == 0 || c < m {
+				m = c
+			}
+		}
+		out[i] = m
+	}
+	return out, nil
+}

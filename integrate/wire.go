@@ -1,0 +1,176 @@
+package integrate
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// Step outputs (to the coordinator alone) and decisions (committed), STYLE
+// habit 2: named types, msgpack, strict decoding and checks of what the
+// encoder guarantees.
+
+// alignOutput is a party's report after the id alignment: the size of the
+// common intersection and two digests that must agree across parties.
+type alignOutput struct {
+	Records int `msgpack:"records"`
+	// ClassDigest is SHA-256 of the class labels in aligned order: every
+	// party holds the class, and they must hold the same.
+	ClassDigest []byte `msgpack:"class_digest"`
+	// IDDigest is SHA-256 of the common ids in aligned order: parties whose
+	// PSI runs did not agree (a party restarted in the middle of one) find
+	// different sets, and the coordinator says so instead of going on.
+	IDDigest []byte `msgpack:"id_digest"`
+}
+
+// Attr is one published, generalised column and the party that owns it.
+type Attr struct {
+	Name  string `msgpack:"name" json:"name"`
+	Owner string `msgpack:"owner" json:"owner"`
+}
+
+// alignDecision is committed after the alignment: how many records every
+// party holds.
+type alignDecision struct {
+	Records int `msgpack:"records"`
+}
+
+// scoreOutput is a party's share of a round: its best candidate (an
+// attribute index, a node of that attribute's taxonomy, the score), or none.
+// InfoGain and AnonyLoss are not sent (report §B.9 #13: the less the
+// coordinator sees, the better).
+type scoreOutput struct {
+	Found bool    `msgpack:"found"`
+	Attr  int     `msgpack:"attr"`
+	Node  int     `msgpack:"node"`
+	Score float64 `msgpack:"score"`
+}
+
+func (o *scoreOutput) check(nattrs int) error {
+	if !o.Found {
+		return nil
+	}
+	if o.Attr < 0 || o.Attr >= nattrs || o.Node < 0 || math.IsNaN(o.Score) || math.IsInf(o.Score, 0) {
+		return fmt.Errorf("%w: candidate attribute %d node %d score %v", protocol.ErrMalformed, o.Attr, o.Node, o.Score)
+	}
+	return nil
+}
+
+// winner is the committed decision of a score round: which party's
+// specialisation won (no score: the log does not need it).
+type winner struct {
+	Found bool   `msgpack:"found"`
+	Party string `msgpack:"party"`
+	Attr  int    `msgpack:"attr"`
+	Node  int    `msgpack:"node"`
+}
+
+// splitArgs asks the winner for the split of its node.
+type splitArgs struct {
+	Attr int `msgpack:"attr"`
+	Node int `msgpack:"node"`
+}
+
+// Split is the compact, committed form of a SplitInstruction: for every
+// record generalised to Node (in ascending aligned index), the position of
+// its child among the node's children, Width bytes big-endian each. Every
+// party knows which records are at the node, so this is all it needs to
+// refine the partition (report §B.6: "SSN lists per child partition").
+type Split struct {
+	Attr  int    `msgpack:"attr"`
+	Node  int    `msgpack:"node"`
+	Width int    `msgpack:"width"`
+	Child []byte `msgpack:"child"`
+}
+
+// check verifies what the encoder guarantees (a split is committed by the
+// coordinator from the winner's output, and read by every party).
+func (s *Split) check() error {
+	if s.Attr < 0 || s.Node < 0 || (s.Width != 1 && s.Width != 2) || len(s.Child)%s.Width != 0 {
+		return fmt.Errorf("integrate: split: %w: attribute %d node %d width %d, %d bytes", protocol.ErrMalformed, s.Attr, s.Node, s.Width, len(s.Child))
+	}
+	return nil
+}
+
+// child returns the child position of the i-th record at the node.
+func (s *Split) child(i int) int {
+	if s.Width == 1 {
+		return int(s.Child[i])
+	}
+	return int(s.Child[2*i])<<8 | int(s.Child[2*i+1])
+}
+
+// len is the number of records the split moves.
+func (s *Split) len() int { return len(s.Child) / s.Width }
+
+// Row is one distinct row of the published table and how many records it
+// stands for.
+type Row struct {
+	Values []string `msgpack:"values" json:"values"`
+	Count  int      `msgpack:"count" json:"count"`
+}
+
+// Published is the integrated table, compactly: its columns (every
+// generalised attribute, then the class) and its distinct rows, sorted by
+// their values (never in record order, which would follow the ids), each
+// with its count.
+type Published struct {
+	Columns []string `msgpack:"columns" json:"columns"`
+	Rows    []Row    `msgpack:"rows" json:"rows"`
+}
+
+// Records is the number of records the table stands for.
+func (p *Published) Records() int {
+	n := 0
+	for _, r := range p.Rows {
+		n += r.Count
+	}
+	return n
+}
+
+// check verifies what the encoder guarantees: rows as wide as the columns,
+// positive counts, sorted and distinct.
+func (p *Published) check() error {
+	for i, r := range p.Rows {
+		if len(r.Values) != len(p.Columns) || r.Count < 1 {
+			return fmt.Errorf("%w: published row %d: %d values for %d columns, count %d", protocol.ErrMalformed, i, len(r.Values), len(p.Columns), r.Count)
+		}
+		if i > 0 && slices.Compare(p.Rows[i-1].Values, r.Values) >= 0 {
+			return fmt.Errorf("%w: published rows %d and %d out of order", protocol.ErrMalformed, i-1, i)
+		}
+	}
+	return nil
+}
+
+// publishOutput is a party's view of the final table (every party can
+// compute all of it: the generalisation is public state, the class shared)
+// and the NCP summed over its own attributes and the records (it alone knows
+// its columns' ranges in the data, the denominator of numeric NCP).
+type publishOutput struct {
+	Table  Published `msgpack:"table"`
+	NCPSum float64   `msgpack:"ncp_sum"`
+}
+
+// publishDecision is the committed publication.
+type publishDecision struct {
+	Table     Published `msgpack:"table"`
+	NCP       float64   `msgpack:"ncp"`
+	MinGroups []int     `msgpack:"min_groups"`
+}
+
+func encode(v any) ([]byte, error) {
+	b, err := protocol.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("integrate: encode: %w", err)
+	}
+	return b, nil
+}
+
+func decode(b []byte, v any) error {
+	if err := protocol.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("integrate: decode: %w", err)
+	}
+	return nil
+}
