@@ -49,7 +49,7 @@ func TestJobBadInput(t *testing.T) {
 		{"unknown column", func(s *job.Spec, _ map[string]string) { s.Schema["T2"]["Height"] = "numeric" }, []string{"T2", "Height"}},
 		{"text in a numeric column", func(_ *job.Spec, csv map[string]string) {
 			csv["T2"] = "J1,Age\na,3\nb,twenty\n"
-		}, []string{"T2", "Age", "twenty"}},
+		}, []string{"T2", "Age", "T2.csv:3", "not a finite number"}},
 		{"no common join value", func(_ *job.Spec, csv map[string]string) {
 			csv["T3"] = "J2,Note\nq,n1\nr,n2\n"
 		}, []string{"T1.J2 = T3.J2", "no join value in common"}},
@@ -88,6 +88,11 @@ func TestJobBadInput(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not name %q", err, w)
 				}
+			}
+			// The error reaches the log as the party's failure reason:
+			// it names the row, never the private cell.
+			if strings.Contains(err.Error(), "twenty") {
+				t.Errorf("error %q quotes a private cell value", err)
 			}
 		})
 	}
