@@ -109,7 +109,10 @@ func TestAlignFilterTampering(t *testing.T) {
 	net := jobtest.NewNetwork(parties...)
 	net.Intercept("h", func(to string, m *protocol.Message) *protocol.Message {
 		if m.Type == TypeFilter {
-			m.Body, _ = protocol.Marshal(&filterBody{Total: 3, Bits: []byte{0xff}}) // bits beyond the third
+			var body filterBody
+			_ = protocol.Unmarshal(m.Body, &body)
+			body.Bits = []byte{0xff} // bits beyond the third
+			m.Body, _ = protocol.Marshal(&body)
 		}
 		return m
 	})

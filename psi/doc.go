@@ -54,6 +54,14 @@
 // so messages of other steps or edges never answer these; run several
 // PSIs in one step on sub-channels (job.Step.Sub).
 //
+// A party that restarts mid-exchange runs the same step again with a new
+// secret, and its peer's messages to the old run still wait for it. Mixed,
+// the two secrets give a silently wrong (usually empty) intersection, so
+// every run draws a random run id: each chunk carries its sender's, double
+// chunks and filters also the id of the set they answer, and a message of
+// another run fails the exchange on both sides with ErrRestarted. The
+// step then fails for the party and the coordinator runs it again whole.
+//
 // # Several parties (Align)
 //
 // For issue 13's record-id alignment, Align intersects n sets as a star

@@ -14,6 +14,12 @@ var (
 	// ErrTooLarge is returned when a set (ours or the peer's) exceeds
 	// Config.MaxElements.
 	ErrTooLarge = errors.New("psi: set too large")
+	// ErrRestarted is returned when a message belongs to another run of
+	// the same exchange: the peer (or this party) restarted mid-exchange,
+	// so secrets of two runs would mix and the intersection would be
+	// silently wrong. The step has to be run again, from the start, by
+	// both parties.
+	ErrRestarted = errors.New("psi: the exchange was restarted mid-way by one side")
 	// ErrConfig is returned for an unusable Config or arguments (an empty
 	// peer name, a hub that is not a party).
 	ErrConfig = errors.New("psi: bad configuration")

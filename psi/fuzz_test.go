@@ -13,20 +13,21 @@ import (
 
 func FuzzDecodeChunk(f *testing.F) {
 	p := HashBlind([][]byte{[]byte("a"), []byte("b")}, []byte("t"), NewSecret())
-	good, _ := encodeChunk(2, 0, p)
+	run := bytes.Repeat([]byte{7}, runIDLen)
+	good, _ := encodeChunk(2, 0, p, run, nil)
 	f.Add(good, 0, 4, 10, -1)
 	f.Add(good, 0, 1, 10, 2)
-	empty, _ := encodeChunk(0, 0, nil)
+	empty, _ := encodeChunk(0, 0, nil, run, run)
 	f.Add(empty, 0, 4, 10, 0)
 	f.Add([]byte{0x83}, 0, 4, 10, -1)
 	f.Fuzz(func(t *testing.T, b []byte, index, chunk, max, total int) {
 		if chunk <= 0 || chunk > 1<<16 || max < 0 || max > 1<<20 || index < 0 || total > max {
 			return // the caller's own arguments are always in range
 		}
-		n, pts, err := decodeChunk(b, index, chunk, max, total)
+		n, pts, err := decodeChunk(b, index, chunk, max, total, &runs{peer: run})
 		if err != nil {
-			if !errors.Is(err, ErrPeer) {
-				t.Fatalf("error not ErrPeer: %v", err)
+			if !errors.Is(err, ErrPeer) && !errors.Is(err, ErrRestarted) {
+				t.Fatalf("error not ErrPeer or ErrRestarted: %v", err)
 			}
 			return
 		}
@@ -66,7 +67,8 @@ func FuzzDoubleBlind(f *testing.F) {
 }
 
 func FuzzDecodeFilter(f *testing.F) {
-	good, _ := encodeFilter([]bool{true, false, true})
+	run := bytes.Repeat([]byte{7}, runIDLen)
+	good, _ := encodeFilter([]bool{true, false, true}, run)
 	f.Add(good, 3)
 	f.Add(good, 8)
 	f.Add([]byte{0x82, 0xa1, 'n', 0x00, 0xa1, 'b', 0xc4, 0x00}, 0)
@@ -74,21 +76,21 @@ func FuzzDecodeFilter(f *testing.F) {
 		if total < 0 || total > 1<<20 {
 			return
 		}
-		bits, err := decodeFilter(b, total)
+		bits, err := decodeFilter(b, total, run)
 		if err != nil {
-			if !errors.Is(err, ErrPeer) || !errors.Is(err, protocol.ErrMalformed) {
-				t.Fatalf("error not ErrPeer and ErrMalformed: %v", err)
+			if !errors.Is(err, ErrRestarted) && (!errors.Is(err, ErrPeer) || !errors.Is(err, protocol.ErrMalformed)) {
+				t.Fatalf("error not ErrRestarted, nor ErrPeer and ErrMalformed: %v", err)
 			}
 			return
 		}
 		if len(bits) != total {
 			t.Fatalf("%d bits for %d elements", len(bits), total)
 		}
-		again, err := encodeFilter(bits)
+		again, err := encodeFilter(bits, run)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if back, err := decodeFilter(again, total); err != nil || len(back) != total {
+		if back, err := decodeFilter(again, total, run); err != nil || len(back) != total {
 			t.Fatalf("re-encoded filter does not decode: %v", err)
 		}
 	})

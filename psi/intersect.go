@@ -2,6 +2,7 @@ package psi
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"slices"
 	"sync"
@@ -113,6 +114,8 @@ func (e ECDH) Intersect(ctx context.Context, p job.Party, step job.Step, peer st
 
 // exchange is one party's view of a finished exchange.
 type exchange struct {
+	run      []byte   // our run id
+	peerRun  []byte   // the peer's run id
 	uniq     [][]byte // our distinct elements
 	of       []int    // for each position in the caller's elems, its index in uniq
 	perm     []int    // sent position j held uniq[perm[j]]
@@ -157,6 +160,11 @@ func run(ctx context.Context, p job.Party, step job.Step, peer string, cfg Confi
 	}
 	dst := DomainTag(step.Job, step.Phase, step.Round, step.Channel, cfg.Edge)
 	sk := NewSecret()
+	x.run = make([]byte, runIDLen)
+	if _, err := rand.Read(x.run); err != nil {
+		return nil, fmt.Errorf("psi: run id: %w", err)
+	}
+	ids := &runs{}
 
 	// Round 1: send our blinded set {H(x)^k}, shuffled.
 	blinded := HashBlind(x.uniq, dst, sk)
@@ -165,7 +173,7 @@ func run(ctx context.Context, p job.Party, step job.Step, peer string, cfg Confi
 	for j, u := range x.perm {
 		sent[j] = blinded[u]
 	}
-	if err := sendChunks(ctx, p, step, peer, TypeBlinded, sent, cfg.ChunkSize); err != nil {
+	if err := sendChunks(ctx, p, step, peer, TypeBlinded, sent, cfg.ChunkSize, x.run); err != nil {
 		return nil, err
 	}
 
@@ -178,7 +186,7 @@ func run(ctx context.Context, p job.Party, step job.Step, peer string, cfg Confi
 		if err != nil {
 			return nil, fmt.Errorf("psi: receive %s chunk %d from %s: %w", TypeBlinded, i, peer, err)
 		}
-		t, chunk, err := decodeChunk(m.Body, i, cfg.ChunkSize, cfg.MaxElements, total)
+		t, chunk, err := decodeChunk(m.Body, i, cfg.ChunkSize, cfg.MaxElements, total, ids)
 		if err != nil {
 			return nil, fmt.Errorf("%s from %s: %w", TypeBlinded, peer, err)
 		}
@@ -196,25 +204,27 @@ func run(ctx context.Context, p job.Party, step job.Step, peer string, cfg Confi
 		}
 		x.theirs = append(x.theirs, d...)
 		if sendDoubles {
-			if err := sendChunk(ctx, p, step, peer, TypeDouble, total, i, d); err != nil {
+			if err := sendChunk(ctx, p, step, peer, TypeDouble, total, i, d, x.run, ids.peer); err != nil {
 				return nil, err
 			}
 		}
 	}
 	x.peerSize = total
+	x.peerRun = ids.peer
 	if !wantDoubles {
 		return x, nil
 	}
 
 	// Round 2 in: our own set double-blinded, in the order we sent it.
 	clear(seen)
+	ids.echo = x.run // doubles answer our set of this run
 	x.mine = make([]Point, 0, n)
 	for i := range numChunks(n, cfg.ChunkSize) {
 		m, err := p.Receive(ctx, peer, step.Key(TypeDouble))
 		if err != nil {
 			return nil, fmt.Errorf("psi: receive %s chunk %d from %s: %w", TypeDouble, i, peer, err)
 		}
-		_, chunk, err := decodeChunk(m.Body, i, cfg.ChunkSize, cfg.MaxElements, n)
+		_, chunk, err := decodeChunk(m.Body, i, cfg.ChunkSize, cfg.MaxElements, n, ids)
 		if err != nil {
 			return nil, fmt.Errorf("%s from %s: %w", TypeDouble, peer, err)
 		}
@@ -240,18 +250,18 @@ func noRepeats(seen map[Point]struct{}, chunk []Point, offset int) error {
 }
 
 // sendChunks sends a whole set as chunks of c elements.
-func sendChunks(ctx context.Context, p job.Party, step job.Step, to, typ string, set []Point, c int) error {
+func sendChunks(ctx context.Context, p job.Party, step job.Step, to, typ string, set []Point, c int, run []byte) error {
 	for i := range numChunks(len(set), c) {
 		lo := i * c
-		if err := sendChunk(ctx, p, step, to, typ, len(set), i, set[lo:lo+chunkLen(len(set), c, i)]); err != nil {
+		if err := sendChunk(ctx, p, step, to, typ, len(set), i, set[lo:lo+chunkLen(len(set), c, i)], run, nil); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func sendChunk(ctx context.Context, p job.Party, step job.Step, to, typ string, total, i int, elems []Point) error {
-	body, err := encodeChunk(total, i, elems)
+func sendChunk(ctx context.Context, p job.Party, step job.Step, to, typ string, total, i int, elems []Point, run, echo []byte) error {
+	body, err := encodeChunk(total, i, elems, run, echo)
 	if err != nil {
 		return fmt.Errorf("psi: encode %s chunk %d: %w", typ, i, err)
 	}
@@ -290,7 +300,7 @@ func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties 
 		if err != nil {
 			return nil, fmt.Errorf("psi: receive %s from %s: %w", TypeFilter, hub, err)
 		}
-		bits, err := decodeFilter(m.Body, len(x.uniq))
+		bits, err := decodeFilter(m.Body, len(x.uniq), x.run)
 		if err != nil {
 			return nil, fmt.Errorf("%s from %s: %w", TypeFilter, hub, err)
 		}
@@ -362,7 +372,7 @@ func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties 
 		for k, d := range x.theirs {
 			_, bits[k] = common[d]
 		}
-		body, err := encodeFilter(bits)
+		body, err := encodeFilter(bits, x.peerRun)
 		if err != nil {
 			return nil, fmt.Errorf("psi: encode %s: %w", TypeFilter, err)
 		}

@@ -1,6 +1,7 @@
 package psi
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/cohortdm/cohort/protocol"
@@ -30,6 +31,13 @@ type chunkBody struct {
 	Total int    `msgpack:"n"`
 	Index int    `msgpack:"i"`
 	Elems []byte `msgpack:"e"`
+	// Run is the sender's run id (runIDLen random bytes, fresh per run
+	// of the exchange); Echo, on double chunks, is the run id of the set
+	// they answer. A party that restarts mid-exchange draws a new secret
+	// and a new run id, and the ids let both sides see it instead of
+	// mixing two secrets into a wrong intersection.
+	Run  []byte `msgpack:"r"`
+	Echo []byte `msgpack:"a,omitempty"`
 }
 
 // filterBody is the body of a filter message: bit k (LSB first) of Bits
@@ -37,6 +45,35 @@ type chunkBody struct {
 type filterBody struct {
 	Total int    `msgpack:"n"`
 	Bits  []byte `msgpack:"b"`
+	Echo  []byte `msgpack:"a"` // the spoke's run id the filter answers
+}
+
+// runIDLen is the length of a run id: random, so two runs never share one.
+const runIDLen = 16
+
+// runs ties the messages of one run of an exchange together.
+type runs struct {
+	// peer is the peer's run id, fixed by its first chunk (nil until then).
+	peer []byte
+	// echo is the run id answers must echo (ours); nil where the messages
+	// answer nothing of ours.
+	echo []byte
+}
+
+// check accepts a message's run and echo ids, or says which side restarted.
+func (r *runs) check(run, echo []byte) error {
+	if len(run) != runIDLen {
+		return fmt.Errorf("%w: %w: run id of %d bytes, want %d", ErrPeer, protocol.ErrMalformed, len(run), runIDLen)
+	}
+	if r.peer == nil {
+		r.peer = bytes.Clone(run)
+	} else if !bytes.Equal(run, r.peer) {
+		return fmt.Errorf("%w: the peer's messages come from a new run of it", ErrRestarted)
+	}
+	if r.echo != nil && !bytes.Equal(echo, r.echo) {
+		return fmt.Errorf("%w: the peer answers a set this party sent before it restarted", ErrRestarted)
+	}
+	return nil
 }
 
 // numChunks is how many chunks of c elements carry a set of n.
@@ -52,24 +89,29 @@ func chunkLen(n, c, i int) int {
 	return min(c, n-i*c)
 }
 
-// encodeChunk encodes chunk index of a set of total elements.
-func encodeChunk(total, index int, elems []Point) ([]byte, error) {
+// encodeChunk encodes chunk index of a set of total elements, sent by run
+// (and answering the set of run echo, for doubles).
+func encodeChunk(total, index int, elems []Point, run, echo []byte) ([]byte, error) {
 	b := make([]byte, 0, len(elems)*PointLen)
 	for i := range elems {
 		b = append(b, elems[i][:]...)
 	}
-	return protocol.Marshal(&chunkBody{Total: total, Index: index, Elems: b})
+	return protocol.Marshal(&chunkBody{Total: total, Index: index, Elems: b, Run: run, Echo: echo})
 }
 
 // decodeChunk decodes chunk index of a peer's set strictly: Total must be
 // in [0, max] and equal total when total ≥ 0 (the first chunk fixes it),
 // the index must be the one expected, and the chunk must carry exactly
-// the elements its position calls for. It returns the set's total and the
-// chunk's encodings (their validity as points is DoubleBlind's to check).
-func decodeChunk(b []byte, index, chunk, max, total int) (int, []Point, error) {
+// the elements its position calls for, from the run r expects. It returns
+// the set's total and the chunk's encodings (their validity as points is
+// DoubleBlind's to check).
+func decodeChunk(b []byte, index, chunk, max, total int, r *runs) (int, []Point, error) {
 	var body chunkBody
 	if err := protocol.Unmarshal(b, &body); err != nil {
 		return 0, nil, fmt.Errorf("%w: %w", ErrPeer, err)
+	}
+	if err := r.check(body.Run, body.Echo); err != nil {
+		return 0, nil, err
 	}
 	switch {
 	case body.Total < 0 || body.Total > max:
@@ -90,23 +132,27 @@ func decodeChunk(b []byte, index, chunk, max, total int) (int, []Point, error) {
 	return body.Total, out, nil
 }
 
-// encodeFilter encodes one bit per element.
-func encodeFilter(in []bool) ([]byte, error) {
+// encodeFilter encodes one bit per element of the spoke's run echo.
+func encodeFilter(in []bool, echo []byte) ([]byte, error) {
 	bits := make([]byte, (len(in)+7)/8)
 	for k, ok := range in {
 		if ok {
 			bits[k/8] |= 1 << (k % 8)
 		}
 	}
-	return protocol.Marshal(&filterBody{Total: len(in), Bits: bits})
+	return protocol.Marshal(&filterBody{Total: len(in), Bits: bits, Echo: echo})
 }
 
-// decodeFilter decodes a filter over the total elements we sent, strictly:
-// the right length and no bit set beyond the last element.
-func decodeFilter(b []byte, total int) ([]bool, error) {
+// decodeFilter decodes a filter over the total elements run sent,
+// strictly: the right length, no bit set beyond the last element, and an
+// answer to this run, not to one before a restart.
+func decodeFilter(b []byte, total int, run []byte) ([]bool, error) {
 	var body filterBody
 	if err := protocol.Unmarshal(b, &body); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPeer, err)
+	}
+	if !bytes.Equal(body.Echo, run) {
+		return nil, fmt.Errorf("%w: the hub's filter answers a set this party sent before it restarted", ErrRestarted)
 	}
 	if body.Total != total || len(body.Bits) != (total+7)/8 {
 		return nil, fmt.Errorf("%w: %w: filter over %d elements in %d bytes, we sent %d", ErrPeer, protocol.ErrMalformed, body.Total, len(body.Bits), total)

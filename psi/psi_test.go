@@ -449,3 +449,37 @@ func TestIntersectBadArguments(t *testing.T) {
 		}
 	}
 }
+
+// A party that restarts mid-exchange comes back with a new secret. Its
+// peer's answers to the old run, and its own answers to the peer, would mix
+// two secrets into a silently wrong intersection; the run ids make both
+// sides fail with ErrRestarted instead, so the step is run again whole.
+func TestIntersectRestartMidExchange(t *testing.T) {
+	a := [][]byte{[]byte("x"), []byte("y"), []byte("z")}
+	b := [][]byte{[]byte("y"), []byte("z"), []byte("w")}
+	net := jobtest.NewNetwork("alice", "bob")
+	step := testStep("alice", "bob")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// alice's first run sends its blinded set and dies.
+	dst := DomainTag(step.Job, step.Phase, step.Round, step.Channel, "")
+	oldRun := bytes.Repeat([]byte{1}, runIDLen)
+	if err := sendChunks(ctx, net.Party("alice"), step, "bob", TypeBlinded, HashBlind(a, dst, NewSecret()), DefaultChunkSize, oldRun); err != nil {
+		t.Fatal(err)
+	}
+	// bob answers that set; alice, restarted, runs the step again.
+	var ra, rb *Result
+	var ea, eb error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); rb, eb = ECDH{}.Intersect(ctx, net.Party("bob"), step, "alice", Sender, b) }()
+	go func() { defer wg.Done(); ra, ea = ECDH{}.Intersect(ctx, net.Party("alice"), step, "bob", Receiver, a) }()
+	wg.Wait()
+	if ra != nil || !errors.Is(ea, ErrRestarted) {
+		t.Errorf("alice after her restart: %v, %v; want ErrRestarted (bob answers her old set)", ra, ea)
+	}
+	if rb != nil || !errors.Is(eb, ErrRestarted) {
+		t.Errorf("bob: %v, %v; want ErrRestarted (alice's answers come from a new run)", rb, eb)
+	}
+}
