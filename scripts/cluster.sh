@@ -143,7 +143,11 @@ if ! [[ $N =~ ^[0-9]+$ ]] || ((N < ${#PARTIES[@]})) || ((N > 200)); then
 	exit 2
 fi
 NAMES=("${PARTIES[@]}")
-for ((i = ${#PARTIES[@]} + 1; i <= N; i++)); do NAMES+=("org$i"); done
+k=${#PARTIES[@]}
+while ((${#NAMES[@]} < N)); do # orgK, skipping names the spec already uses
+	k=$((k + 1))
+	printf '%s\n' "${NAMES[@]}" | grep -qx "org$k" || NAMES+=("org$k")
+done
 
 RUN=$(printf '%04x%02x' $((RANDOM)) $(($$ % 256)))
 HUB=cohort-$RUN-hub
