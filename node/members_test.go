@@ -315,3 +315,42 @@ func dials(t *testing.T, n *node.Node, peer, result string) int {
 	v, _ := strconv.Atoi(m[1])
 	return v
 }
+
+// Removing the leader: it commits its own removal, leaves Raft and steps
+// down; the others elect a leader among themselves and carry on.
+func TestRemoveLeader(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	kinds := job.Registry{"probe": &prober{}}
+	var nodes []*fileNode
+	cons := &node.Consortium{}
+	for _, name := range names(3) {
+		f := newFileNode(t, dir, name, kinds, false)
+		nodes = append(nodes, f)
+		cons.Members = append(cons.Members, f.member())
+	}
+	for _, f := range nodes {
+		f.start(t, cons)
+	}
+	waitFor(t, ctx, func() bool { return nodes[0].Leader() != "" && nodes[1].Leader() == nodes[0].Leader() })
+	leader := byName(nodes, nodes[0].Leader())
+	var rest []*fileNode
+	for _, f := range nodes {
+		if f != leader {
+			rest = append(rest, f)
+		}
+	}
+	if err := rest[0].RemoveMember(ctx, leader.Name()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, func() bool {
+		l := rest[0].Leader()
+		return l != "" && l != leader.Name() && rest[1].Leader() == l && len(rest[0].RaftVoters()) == 2
+	})
+	names := []string{rest[0].Name(), rest[1].Name()}
+	rec := submitAndWait(t, ctx, rest[1].Node, proberSpec(names, "{rounds: 1}"))
+	if rec.Status != node.StatusDone {
+		t.Fatalf("job after removing the leader: %s", rec.Error)
+	}
+}

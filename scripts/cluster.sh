@@ -143,7 +143,11 @@ if ! [[ $N =~ ^[0-9]+$ ]] || ((N < ${#PARTIES[@]})) || ((N > 200)); then
 	exit 2
 fi
 NAMES=("${PARTIES[@]}")
-for ((i = ${#PARTIES[@]} + 1; i <= N; i++)); do NAMES+=("org$i"); done
+k=${#PARTIES[@]}
+while ((${#NAMES[@]} < N)); do # orgK, skipping names the spec already uses
+	k=$((k + 1))
+	printf '%s\n' "${NAMES[@]}" | grep -qx "org$k" || NAMES+=("org$k")
+done
 
 RUN=$(printf '%04x%02x' $((RANDOM)) $(($$ % 256)))
 HUB=cohort-$RUN-hub
@@ -262,17 +266,23 @@ done
 for name in "${NAMES[@]}"; do cp "$WORK/consortium.yaml" "$WORK/$name/consortium.yaml"; done
 
 # 3. the threshold key (trusted dealer), or a cached one for these members.
-members_csv=$(IFS=,; echo "${NAMES[*]}")
+#    Dealt for every member when the parties alone reach its threshold (an
+#    honest majority of the members, floor((N-1)/2)+1); otherwise (many extra
+#    members) for the spec's parties only, since the extra members hold no
+#    table and take no part in the job's decryption. run.json says which.
+KEY_MEMBERS=("${NAMES[@]}")
+if (((N - 1) / 2 + 1 > ${#PARTIES[@]})); then KEY_MEMBERS=("${PARTIES[@]}"); fi
+members_csv=$(IFS=,; echo "${KEY_MEMBERS[*]}")
 keydir=$WORK/keys
 if [[ -n ${KEYS_CACHE:-} ]]; then
 	keydir=$KEYS_CACHE/$members_csv
 fi
-if [[ ! -e $keydir/${NAMES[0]}/keys ]]; then
+if [[ ! -e $keydir/${KEY_MEMBERS[0]}/keys ]]; then
 	log "dealing a 2048-bit threshold key for $members_csv"
 	mkdir -p "$keydir"
 	"$COHORT" keys deal --members "$members_csv" --bits 2048 --out "$keydir" >&2
 fi
-for name in "${NAMES[@]}"; do cp -r "$keydir/$name/keys" "$WORK/$name/"; done
+for name in "${KEY_MEMBERS[@]}"; do cp -r "$keydir/$name/keys" "$WORK/$name/"; done
 
 # 4. start the relays (if any) and the nodes, each in its namespace.
 for i in "${!NAMES[@]}"; do
@@ -361,6 +371,7 @@ cat >"$OUT/run.json" <<EOF
   "loss": $LOSS,
   "rate": "${RATE:-none}",
   "transport": "libp2p QUIC over UDP",
+  "key_members": "$members_csv",
   "election_ms": $ELECT_MS,
   "wall_seconds": $(awk -v m="$WALL_MS" 'BEGIN { printf "%.3f", m / 1000 }'),
   "wire_tx_bytes": {$tx_json},

@@ -16,6 +16,7 @@ NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; if (!(X in col) || !(Y in col))
 	n[k]++; v[k, n[k]] = yv
 	if (!(s in seen)) { seen[s] = 1; ser[++ns] = s }
 	if (!((s, xv) in hasx)) { hasx[s, xv] = 1; nx[s]++; xs[s, nx[s]] = xv }
+	if (!(xv in allx)) { allx[xv] = 1; nall++ }
 }
 function median(k,   i, j, t, m, a) {
 	m = n[k]; for (i = 1; i <= m; i++) a[i] = v[k, i]
@@ -35,14 +36,15 @@ END {
 	if (ymax == 0) ymax = 1
 	ymax *= 1.1
 	split("#1f77b4 #d62728 #2ca02c #9467bd #ff7f0e #8c564b", color, " ")
-	printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"400\" font-family=\"sans-serif\" font-size=\"12\">\n"
-	printf "<rect width=\"640\" height=\"400\" fill=\"white\"/>\n<text x=\"320\" y=\"24\" text-anchor=\"middle\" font-size=\"14\">%s</text>\n", T
+	printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"800\" height=\"400\" font-family=\"sans-serif\" font-size=\"12\">\n"
+	printf "<rect width=\"800\" height=\"400\" fill=\"white\"/>\n<text x=\"320\" y=\"24\" text-anchor=\"middle\" font-size=\"14\">%s</text>\n", T
 	printf "<line x1=\"70\" y1=\"330\" x2=\"570\" y2=\"330\" stroke=\"black\"/><line x1=\"70\" y1=\"50\" x2=\"70\" y2=\"330\" stroke=\"black\"/>\n"
 	for (t = 0; t <= 4; t++) {
-		yv = ymax * t / 4; xv = xmin + (xmax - xmin) * t / 4
+		yv = ymax * t / 4
 		printf "<text x=\"64\" y=\"%.1f\" text-anchor=\"end\">%.3g</text><line x1=\"70\" y1=\"%.1f\" x2=\"570\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", py(yv) + 4, yv, py(yv), py(yv)
-		printf "<text x=\"%.1f\" y=\"348\" text-anchor=\"middle\">%.4g</text>\n", px(xv), xv
+		if (nall > 10) printf "<text x=\"%.1f\" y=\"348\" text-anchor=\"middle\">%.4g</text>\n", px(xmin + (xmax - xmin) * t / 4), xmin + (xmax - xmin) * t / 4
 	}
+	if (nall <= 10) for (xv in allx) printf "<text x=\"%.1f\" y=\"348\" text-anchor=\"middle\">%.4g</text>\n", px(xv + 0), xv + 0
 	printf "<text x=\"320\" y=\"372\" text-anchor=\"middle\">%s</text>\n", X
 	printf "<text x=\"18\" y=\"190\" text-anchor=\"middle\" transform=\"rotate(-90 18 190)\">%s (median of runs)</text>\n", Y
 	for (i = 1; i <= ns; i++) {
