@@ -24,7 +24,8 @@
 // numeric when every leaf is a number). params.requirements is the joint
 // requirement; `sensitive: <class column>, l: L` adds distinct l-diversity of
 // the class (a sensitive column held by one party is refused: the others
-// could not check it without seeing it); params.hub names the PSI hub
+// could not check it without seeing it; p-sensitive k-anonymity on the
+// class, Sun §2.5, is the same condition with p = l); params.hub names the PSI hub
 // (default the first party by name).
 //
 // # Steps
