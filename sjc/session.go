@@ -33,8 +33,8 @@ type session struct {
 	tables  map[string]*table.Table
 	loadErr error
 	labels  []string
-	locals  []*Local // by graph index; nil for other parties' tables
-	states  []*state // at most two: the base of the running step and its result
+	locals  []*Local  // by graph index; nil for other parties' tables
+	states  []*state  // at most two: the base of the running step and its result
 	slots   [2]string // the key of the state each state slot holds
 }
 
@@ -57,7 +57,6 @@ type wonSplit struct {
 	Node  int32      `msgpack:"node"`
 	Split tree.Split `msgpack:"split"`
 }
-
 
 // Open opens a party's session: its tables, read once (a party whose
 // tables cannot be read still opens, so that the load step names the
