@@ -161,6 +161,11 @@
 // tree from the skeleton and every party's kept predicates (Assemble) into
 // result.json's "tree". Over real nodes each party keeps its own part.
 //
+// A trained model stays split among its parties (ModelSecret: each
+// party's predicates and the public skeleton); PredictKind (`kind:
+// sjc-predict`) classifies new tables with it later, each party applying
+// its own predicates.
+//
 // Restarts: a session keeps its training state (the PSI results, its
 // tables' Parts at the open nodes, its won predicates) in its data dir
 // after every step (stateSecret, written with Secrets.WriteSecret), next to

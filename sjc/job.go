@@ -57,8 +57,10 @@ const maxTimeout = 24 * time.Hour
 // the model trained by job id: its split predicates per skeleton node.
 func ModelSecret(id string) string { return "models/" + id + "/sjc.json" }
 
-// stateSecret is where a session keeps its training state between steps.
-func stateSecret(id string) string { return "jobs/" + id + "/sjc-state" }
+// stateSecret is where a session keeps its training state between steps:
+// two slots, 0 and 1, written in turn, so that each step writes only its
+// own state and the one before it stays in the other slot.
+func stateSecret(id string, slot int) string { return fmt.Sprintf("jobs/%s/sjc-state-%d", id, slot) }
 
 // Validate checks the join graph, the params and the test set of a spec.
 func (Kind) Validate(spec *job.Spec) error {

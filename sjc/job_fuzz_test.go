@@ -34,7 +34,7 @@ func FuzzJobMessages(f *testing.F) {
 		&loadOutput{Labels: []string{"n", "y"}},
 		&finishOutput{Target: true, Correct: 1, Total: 2},
 		&predictLoadOutput{Labels: []string{"n", "y"}, Nodes: []ModelNode{{ID: 0, Table: "S", Left: 1, Right: 2}, {ID: 1, Label: 1}, {ID: 2}}},
-		&checkpoint{States: []*state{{Key: "grow/1", Shared: [][]string{{"1:a"}}, Nodes: []nodeState{{ID: 3, Parts: []Part{{Rows: []int32{1}, Cls: []uint64{1, 2}}, {}}}}}}},
+		&state{Key: "grow/1", Shared: [][]string{{"1:a"}}, Nodes: []nodeState{{ID: 3, Parts: []Part{{Rows: []int32{1}, Cls: []uint64{1, 2}}, {}}}}},
 	} {
 		b, err := protocol.Marshal(v)
 		if err != nil {
@@ -62,8 +62,8 @@ func FuzzJobMessages(f *testing.F) {
 		}
 		var w Won
 		_ = decode(b, &w)
-		var cp checkpoint
-		_ = decode(b, &cp)
+		var st state
+		_ = decode(b, &st)
 		var lo predictLoadOutput
 		if decode(b, &lo) == nil {
 			_ = checkSkeleton(g, lo.Nodes, len(lo.Labels))

@@ -33,8 +33,9 @@ type session struct {
 	tables  map[string]*table.Table
 	loadErr error
 	labels  []string
-	locals  []*Local // by graph index; nil for other parties' tables
-	states  []*state // at most two: the base of the running step and its result
+	locals  []*Local  // by graph index; nil for other parties' tables
+	states  []*state  // at most two: the base of the running step and its result
+	slots   [2]string // the key of the state each state slot holds
 }
 
 // state is a party's training state after a committed step (Key names it,
@@ -55,10 +56,6 @@ type nodeState struct {
 type wonSplit struct {
 	Node  int32      `msgpack:"node"`
 	Split tree.Split `msgpack:"split"`
-}
-
-type checkpoint struct {
-	States []*state `msgpack:"states"`
 }
 
 // Open opens a party's session: its tables, read once (a party whose
@@ -84,12 +81,17 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 			s.tables[t.Name] = t
 		}
 	}
-	if b, err := p.Secrets().ReadSecret(stateSecret(p.JobID())); err == nil && len(b) > 0 {
-		var cp checkpoint
-		if err := decode(b, &cp); err != nil {
+	for slot := range s.slots {
+		b, err := p.Secrets().ReadSecret(stateSecret(p.JobID(), slot))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		var st state
+		if err := decode(b, &st); err != nil {
 			return nil, fmt.Errorf("party %s: its kept sjc state for job %s: %w", p.Self(), p.JobID(), err)
 		}
-		s.states = cp.States
+		s.states = append(s.states, &st)
+		s.slots[slot] = st.Key
 	}
 	return s, nil
 }
@@ -219,19 +221,24 @@ func (s *session) base() (*state, error) {
 }
 
 // keep records next as the state after its step, beside base, in memory
-// and in the party's data dir.
+// and in the party's data dir: in the state slot base is not in.
 func (s *session) keep(base, next *state) error {
 	s.states = []*state{next}
 	if base != nil && base.Key != next.Key {
 		s.states = append(s.states, base)
 	}
-	b, err := encode(&checkpoint{States: s.states})
+	slot := 0
+	if base != nil && s.slots[0] == base.Key {
+		slot = 1
+	}
+	b, err := encode(next)
 	if err != nil {
 		return err
 	}
-	if err := s.p.Secrets().WriteSecret(stateSecret(s.p.JobID()), b); err != nil {
+	if err := s.p.Secrets().WriteSecret(stateSecret(s.p.JobID(), slot), b); err != nil {
 		return fmt.Errorf("party %s: keep the sjc training state: %w", s.p.Self(), err)
 	}
+	s.slots[slot] = next.Key
 	return nil
 }
 
@@ -651,8 +658,11 @@ func (s *session) finish(ctx context.Context, step job.Step) ([]byte, error) {
 		}
 	}
 	// The training state is no longer needed.
-	if err := s.p.Secrets().WriteSecret(stateSecret(s.p.JobID()), nil); err != nil {
-		return nil, err
+	for slot := range s.slots {
+		if err := s.p.Secrets().WriteSecret(stateSecret(s.p.JobID(), slot), nil); err != nil {
+			return nil, err
+		}
+		s.slots[slot] = ""
 	}
 	return encode(out)
 }

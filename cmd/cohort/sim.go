@@ -57,12 +57,12 @@ DIR and renames it into place at the end, so DIR never mixes two runs' files.`,
 	return cmd
 }
 
-// keyFree are the kinds that use no threshold key: sim deals their nodes
-// none (dealing a 2048-bit key costs seconds).
-var keyFree = map[string]bool{"sjc": true, "sjc-predict": true}
+// keyFree reports whether a kind uses no threshold key: sim deals its
+// nodes none (dealing a 2048-bit key costs seconds).
+func keyFree(kind string) bool { return kind == "sjc" || kind == "sjc-predict" }
 
 func (a *app) runSim(cmd *cobra.Command, spec, out string, timeout time.Duration, replace bool, setup keySetup) (map[string]any, error) {
-	if s, err := job.LoadSpec(spec); err == nil && keyFree[s.Kind] {
+	if s, err := job.LoadSpec(spec); err == nil && keyFree(s.Kind) {
 		setup = nil
 	}
 	var progress io.Writer

@@ -1,0 +1,154 @@
+package sjc_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/sjc"
+	"github.com/cohortdm/cohort/table"
+)
+
+// writeStar writes a star schema: a fact table F of n rows (party facts:
+// keys d1 and d2, a numeric measure m, the class) and two dimension tables
+// of 1000 rows (parties dim1, dim2: a numeric and a categorical attribute
+// each). The class depends on the measure and both dimensions' attributes,
+// with 10% noise. Every fact row joins exactly one row of each dimension,
+// so the join has n rows.
+func writeStar(tb testing.TB, dir string, n int) *job.Spec {
+	tb.Helper()
+	rng := rand.New(rand.NewPCG(uint64(n), 17))
+	const dims = 1000
+	num := make([][]int, 2)
+	cat := make([][]string, 2)
+	for d := range 2 {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("D%d.csv", d+1)))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		w := bufio.NewWriter(f)
+		fmt.Fprintln(w, "k,x,c")
+		num[d], cat[d] = make([]int, dims), make([]string, dims)
+		for k := range dims {
+			num[d][k] = rng.IntN(100)
+			cat[d][k] = fmt.Sprintf("c%d", rng.IntN(8))
+			fmt.Fprintf(w, "k%d,%d,%s\n", k, num[d][k], cat[d][k])
+		}
+		if err := w.Flush(); err != nil {
+			tb.Fatal(err)
+		}
+		f.Close()
+	}
+	f, err := os.Create(filepath.Join(dir, "F.csv"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	fmt.Fprintln(w, "d1,d2,m,class")
+	for range n {
+		a, b, m := rng.IntN(dims), rng.IntN(dims), rng.IntN(1000)
+		yes := (m > 500 && num[0][a] > 40) || (cat[1][b] == "c3" && num[1][b] < 60)
+		if rng.IntN(10) == 0 {
+			yes = !yes
+		}
+		cls := "no"
+		if yes {
+			cls = "yes"
+		}
+		w.WriteString("k" + strconv.Itoa(a) + ",k" + strconv.Itoa(b) + "," + strconv.Itoa(m) + "," + cls + "\n")
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	f.Close()
+	return &job.Spec{
+		Kind: "sjc", Dir: dir, Source: "star.yaml",
+		Parties: []job.PartySpec{
+			{Name: "facts", Tables: []job.TableSpec{{Name: "F", Path: "F.csv"}}},
+			{Name: "dim1", Tables: []job.TableSpec{{Name: "D1", Path: "D1.csv"}}},
+			{Name: "dim2", Tables: []job.TableSpec{{Name: "D2", Path: "D2.csv"}}},
+		},
+		Schema: map[string]map[string]string{
+			"F":  {"d1": "key", "d2": "key", "m": "numeric", "class": "class"},
+			"D1": {"k": "key", "x": "numeric", "c": "categorical"},
+			"D2": {"k": "key", "x": "numeric", "c": "categorical"},
+		},
+		Join: []string{"F.d1 = D1.k", "F.d2 = D2.k"},
+	}
+}
+
+// BenchmarkStarFact grows one tree (DESIGN.md defaults) over a star: a
+// fact table of SJC_FACT_N rows (default 100,000) and two 1000-row
+// dimension tables of two other parties, in process (sjc.Build, tables
+// already loaded) and as the job over jobtest's in-memory network (which
+// reads the CSV files itself). Metrics: load-s (reading the tables in
+// process), inproc-s, job-s, job-MB, nodes.
+//
+//	SJC_FACT_N=10000000 go test ./sjc -run '^$' -bench StarFact -benchtime 1x -timeout 60m
+func BenchmarkStarFact(b *testing.B) {
+	n := 100000
+	if s := os.Getenv("SJC_FACT_N"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir := b.TempDir()
+	spec := writeStar(b, dir, n)
+	g, err := sjc.NewGraph(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		t0 := time.Now()
+		data := map[string]*table.Table{}
+		for name, cols := range spec.Schema {
+			schema := map[string]table.Kind{}
+			for c, k := range cols {
+				schema[c] = table.Kind(k)
+			}
+			if data[name], err = table.Load(filepath.Join(dir, name+".csv"), name, schema); err != nil {
+				b.Fatal(err)
+			}
+		}
+		load := time.Since(t0)
+		t0 = time.Now()
+		want, err := sjc.Build(g, data, sjc.DefaultParams())
+		if err != nil {
+			b.Fatal(err)
+		}
+		inproc := time.Since(t0)
+		data = nil
+		secrets := map[string]job.Secrets{}
+		for _, p := range spec.PartyNames() {
+			secrets[p] = job.DirSecrets(filepath.Join(b.TempDir(), p))
+		}
+		t0 = time.Now()
+		rep, err := jobtest.Run(context.Background(), sjc.Kind{}, spec, jobtest.Options{Secrets: secrets, StepTimeout: 30 * time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		jobTime := time.Since(t0)
+		nodes, _ := want.Size()
+		if got := rep.Result["nodes"]; got != nodes {
+			b.Fatalf("job tree has %v nodes, in process %d", got, nodes)
+		}
+		var bytes int
+		for _, s := range rep.Sent {
+			bytes += s.Bytes
+		}
+		b.ReportMetric(load.Seconds(), "load-s")
+		b.ReportMetric(inproc.Seconds(), "inproc-s")
+		b.ReportMetric(jobTime.Seconds(), "job-s")
+		b.ReportMetric(float64(bytes)/1e6, "job-MB")
+		b.ReportMetric(float64(nodes), "nodes")
+	}
+}
