@@ -460,8 +460,8 @@ func checkMergeDisclosure(t *testing.T, rep *jobtest.Report, gs []bicluster.Glob
 			}
 		}
 	}
-	if tests != 1 || merges != 1 {
-		t.Fatalf("%d pair tests and %d merges committed, want one each", tests, merges)
+	if tests < 1 || tests > 2 || merges != 1 {
+		t.Fatalf("%d pair test rounds and %d merges committed, want one or two and one", tests, merges)
 	}
 }
 
