@@ -199,10 +199,15 @@
 //     new order; Done ends the loop.
 //  3. locals/0: each party runs Finish under the final order and reports
 //     each local bicluster's column set and row count; they are committed.
-//  4. test/0, the secure merge test (research D0/D1 option A, rows
-//     15–20; pairtest.go): Args list the candidate pairs, locals of
+//  4. test/r (r = 0, 1), the secure merge test (research D0/D1 option
+//     A, rows 15–20; pairtest.go): the candidate pairs are the locals of
 //     different parties whose public column sets overlap (Jaccard ≥ 1/2),
-//     in Merge's order, each with the union U of its columns. For each
+//     each with the union U of its columns. Round 0's Args list, in each
+//     component of the candidate pairs, the pairs of its first local with
+//     the others; round 1's, the untested pairs that round 0's bits left
+//     in different groups (testRound). That gives exactly the groups of
+//     testing every pair (Merge's), with K−1 pairs for K matching locals
+//     instead of K(K−1)/2. For each
 //     pair (a of party A < b of party B), A sends B its representative on
 //     U encrypted under the consortium's threshold key (E(V_j), E(V_j²),
 //     E((ΣV)²) in fixed point); B evaluates homomorphically, with its own
@@ -215,8 +220,8 @@
 //     excluded and named), combines t+1 and reads the signs. The
 //     coordinator commits one bit per pair, x_A < 0 or x_B < 0: exactly
 //     PlainSimilar on the fixed-point representatives.
-//  5. merge/0: the coordinator joins the similar pairs transitively in
-//     pair order (Merge's rule, deterministic from the committed bits) and
+//  5. merge/0: the coordinator joins the similar pairs transitively
+//     (Merge's rule, deterministic from the committed bits) and
 //     drops groups whose public counts sum below min_rows. Each party sums,
 //     per kept group and per published column of the group (held by
 //     members with at least half its rows), its members' column sums
@@ -276,8 +281,10 @@
 //     parties are in each sum and whose shares were excluded.
 //   - locals: for every party, how many local biclusters it found, and
 //     each one's column set and row count.
-//   - merge test: the candidate pairs (public from the column sets) and
-//     one bit per pair, similar or not (committed). Only ciphertexts under
+//   - merge test: the tested pairs (public from the column sets and the
+//     earlier round's bits) and one bit per tested pair, similar or not
+//     (committed); pairs whose locals an earlier bit already grouped are
+//     never tested. Only ciphertexts under
 //     the threshold key cross between the pair's parties; only the packed,
 //     twice-blinded values are decrypted, and only at the root, which also
 //     learns each pair's two signs and the order of magnitude of x
