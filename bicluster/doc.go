@@ -266,9 +266,11 @@
 //
 // # Leakage profile (the distributed job)
 //
-// A party sends only ciphertexts (its encrypted contribution or subtree
-// product, the encrypted total down the tree), decryption shares with
-// proofs, and public results (the aggregated sums from the root, and its
+// A party sends only ciphertexts under the consortium's threshold key
+// (its encrypted contribution or subtree product, the encrypted total down
+// the tree; in the merge test its encrypted representatives, the blinded
+// values it evaluated or re-blinded, and, from the root, the packed values
+// to decrypt), decryption shares with proofs, and public results (the aggregated sums from the root, and its
 // step outputs to the coordinator, which the coordinator commits as they
 // are). Every party and the coordinator learn, and the log holds:
 //
