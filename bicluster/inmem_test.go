@@ -496,6 +496,24 @@ func TestJobTamperedShare(t *testing.T) {
 	if why := excl[cheat]; !strings.Contains(why, "decryption share") {
 		t.Fatalf("excluded %v does not name %s's share", rep.Result["excluded"], cheat)
 	}
+	// The merge test's own decryption excluded it too.
+	inTest := false
+	for _, rec := range rep.Records() {
+		if rec.Step.Phase == "test" {
+			var d struct {
+				Similar  []bool            `msgpack:"similar"`
+				Excluded map[string]string `msgpack:"excluded"`
+				Error    string            `msgpack:"error"`
+			}
+			if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+				t.Fatal(err)
+			}
+			inTest = inTest || strings.Contains(d.Excluded[cheat], "invalid decryption share")
+		}
+	}
+	if !inTest {
+		t.Fatalf("the merge test did not exclude %s's corrupted share", cheat)
+	}
 	a, _ := json.Marshal(plain.Result["biclusters"])
 	b, _ := json.Marshal(rep.Result["biclusters"])
 	if !bytes.Equal(a, b) {
