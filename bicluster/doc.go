@@ -252,6 +252,12 @@
 // since the sums with and without it would give its contribution by
 // subtraction.
 //
+// Two parties run on a 2-of-2 key (secureagg.Deal's default for two
+// members): neither decrypts alone, but either can block decryption, so a
+// bad share fails the job naming the party instead of being excluded, and
+// every sum over two parties gives each the other's contribution by
+// subtraction (ΣDen, ΣNum per iteration, its part of each global's sums).
+//
 // Where the secure merge departs from the research: the comparison with
 // β is a blinded comparison, not a protocol that reveals the bit alone
 // (row 19's option b needs a DGK-style or garbled-circuit comparison,
