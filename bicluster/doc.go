@@ -207,7 +207,9 @@
 //     the others; round 1's, the untested pairs that round 0's bits left
 //     in different groups (testRound). That gives exactly the groups of
 //     testing every pair (Merge's), with K−1 pairs for K matching locals
-//     instead of K(K−1)/2. For each
+//     instead of K(K−1)/2. Every party derives the round's pairs itself
+//     from the committed history and refuses a step with others, so the
+//     coordinator cannot have pairs of its choosing tested. For each
 //     pair (a of party A < b of party B), A sends B its representative on
 //     U encrypted under the consortium's threshold key (E(V_j), E(V_j²),
 //     E((ΣV)²) in fixed point); B evaluates homomorphically, with its own
