@@ -1,9 +1,13 @@
 package bicluster
 
 import (
+	"context"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/cohortdm/cohort/job"
 )
 
 // The coordinator's merge bookkeeping on public descriptions: candidate
@@ -147,5 +151,54 @@ func TestTestRoundsGiveMergeGroups(t *testing.T) {
 		if got, want := joinPairs(locals, tested, bits), joinPairs(locals, pairs, all); !reflect.DeepEqual(got, want) {
 			t.Fatalf("trial %d: rounds give %v, all pairs %v", trial, got, want)
 		}
+	}
+}
+
+// histOnly is a participant that has only a history.
+type histOnly struct {
+	job.Participant
+	hist []*job.Record
+}
+
+func (h histOnly) History() []*job.Record { return h.hist }
+
+// TestTestStepRefusesForeignPairs: a party refuses a merge test step
+// whose pairs are not the ones the committed history gives, so a
+// coordinator cannot choose which representatives are compared and
+// decrypted (blinded) at its node.
+func TestTestStepRefusesForeignPairs(t *testing.T) {
+	locals := [][]LocalDesc{
+		{{Cols: []int{0, 1, 2}, Count: 3}},
+		{{Cols: []int{0, 1, 2}, Count: 3}},
+		{{Cols: []int{0, 1, 2}, Count: 3}},
+	}
+	dec, err := encode(localsDecision{Locals: locals})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{p: histOnly{hist: []*job.Record{{Step: job.Step{Phase: phaseLocals}, Decision: dec}}}, cfg: &jobConfig{p: DefaultParams()}}
+	pairs := candidatePairs(locals)
+	for _, c := range []struct {
+		name  string
+		pairs []pairDesc
+	}{
+		{"a pair round 0 does not test", pairs[2:]},
+		{"all pairs", pairs},
+		{"other columns", []pairDesc{{A: pairs[0].A, B: pairs[0].B, Cols: []int{0, 1, 2, 3}}, pairs[1]}},
+	} {
+		args, err := encode(testArgs{Pairs: c.pairs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.test(context.Background(), job.Step{Phase: phaseTest, Args: args})
+		if err == nil || !strings.Contains(err.Error(), "not the ones the committed history gives") {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	// The right pairs pass the check (and fail later: this party has no
+	// iterations committed).
+	args, _ := encode(testArgs{Pairs: pairs[:2]})
+	if _, err := s.test(context.Background(), job.Step{Phase: phaseTest, Args: args}); err == nil || strings.Contains(err.Error(), "not the ones") {
+		t.Errorf("the derived pairs: %v", err)
 	}
 }
