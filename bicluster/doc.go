@@ -199,10 +199,17 @@
 //     new order; Done ends the loop.
 //  3. locals/0: each party runs Finish under the final order and reports
 //     each local bicluster's column set and row count; they are committed.
-//  4. test/0, the secure merge test (research D0/D1 option A, rows
-//     15–20; pairtest.go): Args list the candidate pairs, locals of
+//  4. test/r (r = 0, 1), the secure merge test (research D0/D1 option
+//     A, rows 15–20; pairtest.go): the candidate pairs are the locals of
 //     different parties whose public column sets overlap (Jaccard ≥ 1/2),
-//     in Merge's order, each with the union U of its columns. For each
+//     each with the union U of its columns. Round 0's Args list, in each
+//     component of the candidate pairs, the pairs of its first local with
+//     the others; round 1's, the untested pairs that round 0's bits left
+//     in different groups (testRound). That gives exactly the groups of
+//     testing every pair (Merge's), with K−1 pairs for K matching locals
+//     instead of K(K−1)/2. Every party derives the round's pairs itself
+//     from the committed history and refuses a step with others, so the
+//     coordinator cannot have pairs of its choosing tested. For each
 //     pair (a of party A < b of party B), A sends B its representative on
 //     U encrypted under the consortium's threshold key (E(V_j), E(V_j²),
 //     E((ΣV)²) in fixed point); B evaluates homomorphically, with its own
@@ -215,8 +222,8 @@
 //     excluded and named), combines t+1 and reads the signs. The
 //     coordinator commits one bit per pair, x_A < 0 or x_B < 0: exactly
 //     PlainSimilar on the fixed-point representatives.
-//  5. merge/0: the coordinator joins the similar pairs transitively in
-//     pair order (Merge's rule, deterministic from the committed bits) and
+//  5. merge/0: the coordinator joins the similar pairs transitively
+//     (Merge's rule, deterministic from the committed bits) and
 //     drops groups whose public counts sum below min_rows. Each party sums,
 //     per kept group and per published column of the group (held by
 //     members with at least half its rows), its members' column sums
@@ -247,6 +254,12 @@
 // since the sums with and without it would give its contribution by
 // subtraction.
 //
+// Two parties run on a 2-of-2 key (secureagg.Deal's default for two
+// members): neither decrypts alone, but either can block decryption, so a
+// bad share fails the job naming the party instead of being excluded, and
+// every sum over two parties gives each the other's contribution by
+// subtraction (ΣDen, ΣNum per iteration, its part of each global's sums).
+//
 // Where the secure merge departs from the research: the comparison with
 // β is a blinded comparison, not a protocol that reveals the bit alone
 // (row 19's option b needs a DGK-style or garbled-circuit comparison,
@@ -261,9 +274,11 @@
 //
 // # Leakage profile (the distributed job)
 //
-// A party sends only ciphertexts (its encrypted contribution or subtree
-// product, the encrypted total down the tree), decryption shares with
-// proofs, and public results (the aggregated sums from the root, and its
+// A party sends only ciphertexts under the consortium's threshold key
+// (its encrypted contribution or subtree product, the encrypted total down
+// the tree; in the merge test its encrypted representatives, the blinded
+// values it evaluated or re-blinded, and, from the root, the packed values
+// to decrypt), decryption shares with proofs, and public results (the aggregated sums from the root, and its
 // step outputs to the coordinator, which the coordinator commits as they
 // are). Every party and the coordinator learn, and the log holds:
 //
@@ -276,8 +291,10 @@
 //     parties are in each sum and whose shares were excluded.
 //   - locals: for every party, how many local biclusters it found, and
 //     each one's column set and row count.
-//   - merge test: the candidate pairs (public from the column sets) and
-//     one bit per pair, similar or not (committed). Only ciphertexts under
+//   - merge test: the tested pairs (public from the column sets and the
+//     earlier round's bits) and one bit per tested pair, similar or not
+//     (committed); pairs whose locals an earlier bit already grouped are
+//     never tested. Only ciphertexts under
 //     the threshold key cross between the pair's parties; only the packed,
 //     twice-blinded values are decrypted, and only at the root, which also
 //     learns each pair's two signs and the order of magnitude of x

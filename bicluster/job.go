@@ -300,28 +300,35 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		return nil, errors.New(ld.Error)
 	}
 
-	// Merge: the pairwise test on encrypted representatives, its bits
-	// joined in pair order, then one aggregation of the kept groups' sums.
+	// Merge: the pairwise test on encrypted representatives in at most
+	// two rounds (testRound), its bits joined, then one aggregation of the
+	// kept groups' sums.
 	pairs := candidatePairs(ld.Locals)
+	var tested []pairDesc
 	similar := []bool{}
-	if len(pairs) > 0 {
-		st, err := step(phaseTest, 0, testArgs{Pairs: pairs})
+	for round := 0; ; round++ {
+		next := testRound(ld.Locals, pairs, tested, similar, round)
+		if len(next) == 0 {
+			break
+		}
+		st, err := step(phaseTest, round, testArgs{Pairs: next})
 		if err != nil {
 			return nil, err
 		}
 		td, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (testDecision, error) {
-			return decideTest(outs, parties, len(pairs)), nil
+			return decideTest(outs, parties, len(next)), nil
 		})
 		if err != nil {
 			return nil, err
 		}
 		if td.Error != "" {
-			return nil, fmt.Errorf("merge test: %s", td.Error)
+			return nil, fmt.Errorf("merge test round %d: %s", round, td.Error)
 		}
 		addExcluded(excluded, td.Excluded)
-		similar = td.Similar
+		tested = append(tested, next...)
+		similar = append(similar, td.Similar...)
 	}
-	groups := keepGroups(joinPairs(ld.Locals, pairs, similar), ld.Locals, cfg.p.MinRows)
+	groups := keepGroups(joinPairs(ld.Locals, tested, similar), ld.Locals, cfg.p.MinRows)
 	st, err = step(phaseMerge, 0, mergeArgs{Groups: groups})
 	if err != nil {
 		return nil, err
@@ -585,17 +592,77 @@ func candidatePairs(locals [][]LocalDesc) []pairDesc {
 	return out
 }
 
-// joinPairs joins the similar pairs transitively in pair order, as Merge
-// does, and returns every local's group ordered by its first member:
-// deterministic from committed decisions (research §4.2 row 20).
-func joinPairs(locals [][]LocalDesc, pairs []pairDesc, similar []bool) [][]Ref {
+// testRound chooses the candidate pairs a merge test round decides, from
+// the committed bits of the earlier rounds, so that the groups are those
+// of testing every candidate pair (Merge's, the connected components of
+// the similar pairs) while most pairs are never tested:
+//
+//   - round 0 tests, in every component of the candidate pairs, the pairs
+//     of its first local (the centre) with the others: K−1 pairs, not
+//     K(K−1)/2, for K locals of one bicluster;
+//   - round 1 tests every untested candidate pair whose locals round 0 did
+//     not join; an untested pair inside a group cannot change the groups;
+//   - after that no untested pair crosses groups, and there is no round 2.
+//
+// With four parties whose locals all match, round 0 decides 3 pairs per
+// bicluster instead of 6 and round 1 is empty; with eight, 7 instead of 28.
+// It also reveals fewer bits than testing every pair.
+func testRound(locals [][]LocalDesc, pairs, tested []pairDesc, similar []bool, round int) []pairDesc {
+	var out []pairDesc
+	switch round {
+	case 0:
+		first := map[int]Ref{} // component root → its first local; looked up only
+		comp := components(locals, pairs, nil)
+		for _, ls := range refsOf(locals) {
+			if _, ok := first[comp[ls]]; !ok {
+				first[comp[ls]] = ls
+			}
+		}
+		for _, p := range pairs {
+			if p.A == first[comp[p.A]] {
+				out = append(out, p)
+			}
+		}
+	case 1:
+		done := map[[2]Ref]bool{} // looked up only
+		for _, p := range tested {
+			done[[2]Ref{p.A, p.B}] = true
+		}
+		var joined []pairDesc
+		for i, p := range tested {
+			if i < len(similar) && similar[i] {
+				joined = append(joined, p)
+			}
+		}
+		comp := components(locals, joined, nil)
+		for _, p := range pairs {
+			if !done[[2]Ref{p.A, p.B}] && comp[p.A] != comp[p.B] {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// refsOf lists every local in (party, local) order.
+func refsOf(locals [][]LocalDesc) []Ref {
 	var refs []Ref
-	at := map[Ref]int{} // looked up only
 	for p, ls := range locals {
 		for k := range ls {
-			at[Ref{p, k}] = len(refs)
 			refs = append(refs, Ref{p, k})
 		}
+	}
+	return refs
+}
+
+// components maps every local to the index of the first local of its
+// connected component under the given pairs (those with keep nil or
+// keep[i] true).
+func components(locals [][]LocalDesc, pairs []pairDesc, keep []bool) map[Ref]int {
+	refs := refsOf(locals)
+	at := make(map[Ref]int, len(refs)) // looked up only
+	for i, r := range refs {
+		at[r] = i
 	}
 	parent := make([]int, len(refs))
 	for i := range parent {
@@ -609,19 +676,40 @@ func joinPairs(locals [][]LocalDesc, pairs []pairDesc, similar []bool) [][]Ref {
 		return i
 	}
 	for i, p := range pairs {
-		if i < len(similar) && similar[i] {
-			ra, rb := find(at[p.A]), find(at[p.B])
-			parent[max(ra, rb)] = min(ra, rb)
+		if keep != nil && (i >= len(keep) || !keep[i]) {
+			continue
 		}
+		a, aok := at[p.A]
+		b, bok := at[p.B]
+		if !aok || !bok {
+			continue
+		}
+		ra, rb := find(a), find(b)
+		parent[max(ra, rb)] = min(ra, rb)
 	}
-	var out [][]Ref
-	pos := map[int]int{} // root → position in out; looked up only
+	out := make(map[Ref]int, len(refs))
 	for i, r := range refs {
-		root := find(i)
-		k, ok := pos[root]
+		out[r] = find(i)
+	}
+	return out
+}
+
+// joinPairs joins the similar pairs transitively, as Merge does, and
+// returns every local's group ordered by its first member: deterministic
+// from committed decisions and independent of the pairs' order (research
+// §4.2 row 20).
+func joinPairs(locals [][]LocalDesc, pairs []pairDesc, similar []bool) [][]Ref {
+	if similar == nil {
+		similar = []bool{} // nil would keep every pair
+	}
+	comp := components(locals, pairs, similar)
+	var out [][]Ref
+	pos := map[int]int{} // component → position in out; looked up only
+	for _, r := range refsOf(locals) {
+		k, ok := pos[comp[r]]
 		if !ok {
 			k = len(out)
-			pos[root] = k
+			pos[comp[r]] = k
 			out = append(out, nil)
 		}
 		out[k] = append(out[k], r)

@@ -1,8 +1,13 @@
 package bicluster
 
 import (
+	"context"
+	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/cohortdm/cohort/job"
 )
 
 // The coordinator's merge bookkeeping on public descriptions: candidate
@@ -30,6 +35,36 @@ func TestMergeBookkeeping(t *testing.T) {
 	wantG := [][]Ref{{{0, 0}, {1, 0}}, {{0, 1}}, {{1, 1}, {2, 0}}, {{2, 1}}}
 	if !reflect.DeepEqual(groups, wantG) {
 		t.Fatalf("groups %v, want %v", groups, wantG)
+	}
+	// Round 0 tests each column component's first local against the
+	// others: {0,0}–{1,0} and {1,1}–{2,0}, not {0,1}–{1,0}.
+	r0 := testRound(locals, pairs, nil, nil, 0)
+	if want := []pairDesc{pairs[0], pairs[2]}; !reflect.DeepEqual(r0, want) {
+		t.Fatalf("round 0 %v, want %v", r0, want)
+	}
+	// {0,0}–{1,0} similar: {0,1}–{1,0} crosses groups and is tested in
+	// round 1; then nothing is left.
+	r1 := testRound(locals, pairs, r0, []bool{true, true}, 1)
+	if want := []pairDesc{pairs[1]}; !reflect.DeepEqual(r1, want) {
+		t.Fatalf("round 1 %v, want %v", r1, want)
+	}
+	if r2 := testRound(locals, pairs, append(r0, r1...), []bool{true, true, false}, 2); len(r2) != 0 {
+		t.Fatalf("round 2 %v", r2)
+	}
+	// Four matching locals of one bicluster: 3 pairs, not 6.
+	star := [][]LocalDesc{{{Cols: []int{0, 1}, Count: 2}}, {{Cols: []int{0, 1}, Count: 2}}, {{Cols: []int{0, 1}, Count: 2}}, {{Cols: []int{0, 1}, Count: 2}}}
+	sp := candidatePairs(star)
+	s0 := testRound(star, sp, nil, nil, 0)
+	if len(sp) != 6 || len(s0) != 3 {
+		t.Fatalf("four matching locals: %d candidate pairs, %d in round 0; want 6 and 3", len(sp), len(s0))
+	}
+	if s1 := testRound(star, sp, s0, []bool{true, true, true}, 1); len(s1) != 0 {
+		t.Fatalf("round 1 after a star of similar pairs: %v", s1)
+	}
+	// With the centre dissimilar to the others, round 1 tests all their
+	// pairs: the groups are those of testing everything.
+	if s1 := testRound(star, sp, s0, []bool{false, false, false}, 1); len(s1) != 3 {
+		t.Fatalf("round 1 after a dissimilar centre: %v", s1)
 	}
 	// {0,0}+{1,0} hold 5 rows, {2,1} 9; the others are under min_rows 5.
 	kept := keepGroups(groups, locals, 5)
@@ -70,5 +105,100 @@ func TestNumBits(t *testing.T) {
 		if got := numBits(c.den, c.frac, 62); got != c.want {
 			t.Errorf("numBits(%v, %d) = %d, want %d", c.den, c.frac, got, c.want)
 		}
+	}
+}
+
+// TestTestRoundsGiveMergeGroups: on random column sets and a random
+// similarity of every pair, the groups joined from the two rounds' bits
+// are the groups of testing every candidate pair (Merge's).
+func TestTestRoundsGiveMergeGroups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 300 {
+		locals := make([][]LocalDesc, 2+rng.IntN(5))
+		for p := range locals {
+			for range rng.IntN(4) {
+				var cols []int
+				for j := range 6 {
+					if rng.IntN(2) == 0 {
+						cols = append(cols, j)
+					}
+				}
+				if len(cols) == 0 {
+					cols = []int{rng.IntN(6)}
+				}
+				locals[p] = append(locals[p], LocalDesc{Cols: cols, Count: 1})
+			}
+		}
+		pairs := candidatePairs(locals)
+		truth := make(map[[2]Ref]bool, len(pairs))
+		all := make([]bool, len(pairs))
+		for i, p := range pairs {
+			truth[[2]Ref{p.A, p.B}] = rng.IntN(3) > 0
+			all[i] = truth[[2]Ref{p.A, p.B}]
+		}
+		var tested []pairDesc
+		var bits []bool
+		for round := 0; round < 5; round++ {
+			next := testRound(locals, pairs, tested, bits, round)
+			if round >= 2 && len(next) > 0 {
+				t.Fatalf("trial %d: round %d tests %d pairs", trial, round, len(next))
+			}
+			for _, p := range next {
+				tested = append(tested, p)
+				bits = append(bits, truth[[2]Ref{p.A, p.B}])
+			}
+		}
+		if got, want := joinPairs(locals, tested, bits), joinPairs(locals, pairs, all); !reflect.DeepEqual(got, want) {
+			t.Fatalf("trial %d: rounds give %v, all pairs %v", trial, got, want)
+		}
+	}
+}
+
+// histOnly is a participant that has only a history.
+type histOnly struct {
+	job.Participant
+	hist []*job.Record
+}
+
+func (h histOnly) History() []*job.Record { return h.hist }
+
+// TestTestStepRefusesForeignPairs: a party refuses a merge test step
+// whose pairs are not the ones the committed history gives, so a
+// coordinator cannot choose which representatives are compared and
+// decrypted (blinded) at its node.
+func TestTestStepRefusesForeignPairs(t *testing.T) {
+	locals := [][]LocalDesc{
+		{{Cols: []int{0, 1, 2}, Count: 3}},
+		{{Cols: []int{0, 1, 2}, Count: 3}},
+		{{Cols: []int{0, 1, 2}, Count: 3}},
+	}
+	dec, err := encode(localsDecision{Locals: locals})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{p: histOnly{hist: []*job.Record{{Step: job.Step{Phase: phaseLocals}, Decision: dec}}}, cfg: &jobConfig{p: DefaultParams()}}
+	pairs := candidatePairs(locals)
+	for _, c := range []struct {
+		name  string
+		pairs []pairDesc
+	}{
+		{"a pair round 0 does not test", pairs[2:]},
+		{"all pairs", pairs},
+		{"other columns", []pairDesc{{A: pairs[0].A, B: pairs[0].B, Cols: []int{0, 1, 2, 3}}, pairs[1]}},
+	} {
+		args, err := encode(testArgs{Pairs: c.pairs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.test(context.Background(), job.Step{Phase: phaseTest, Args: args})
+		if err == nil || !strings.Contains(err.Error(), "not the ones the committed history gives") {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	// The right pairs pass the check (and fail later: this party has no
+	// iterations committed).
+	args, _ := encode(testArgs{Pairs: pairs[:2]})
+	if _, err := s.test(context.Background(), job.Step{Phase: phaseTest, Args: args}); err == nil || strings.Contains(err.Error(), "not the ones") {
+		t.Errorf("the derived pairs: %v", err)
 	}
 }

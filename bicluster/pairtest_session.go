@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"math/big"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -177,6 +178,32 @@ func (r *pairRun) asA(a int) []int {
 	return out
 }
 
+// roundPairs is testRound over the committed locals and the committed
+// bits of the earlier merge test rounds.
+func (s *session) roundPairs(public [][]LocalDesc, round int) ([]pairDesc, error) {
+	var tested []pairDesc
+	var similar []bool
+	for _, rec := range s.p.History() {
+		if rec.Step.Phase != phaseTest || rec.Step.Round >= round {
+			continue
+		}
+		var a testArgs
+		if err := decode(rec.Step.Args, &a); err != nil {
+			return nil, err
+		}
+		var d testDecision
+		if err := decode(rec.Decision, &d); err != nil {
+			return nil, err
+		}
+		if len(d.Similar) != len(a.Pairs) {
+			return nil, fmt.Errorf("bicluster: merge test round %d committed %d bits for %d pairs", rec.Step.Round, len(d.Similar), len(a.Pairs))
+		}
+		tested = append(tested, a.Pairs...)
+		similar = append(similar, d.Similar...)
+	}
+	return testRound(public, candidatePairs(public), tested, similar, round), nil
+}
+
 // test runs the pair test (phase test): see pairtest.go for the rounds.
 func (s *session) test(ctx context.Context, step job.Step) ([]byte, error) {
 	if s.loadErr != nil {
@@ -190,15 +217,15 @@ func (s *session) test(ctx context.Context, step job.Step) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range a.Pairs {
-		for _, ref := range []Ref{p.A, p.B} {
-			if ref.Party < 0 || ref.Party >= len(public) || ref.Local < 0 || ref.Local >= len(public[ref.Party]) {
-				return nil, fmt.Errorf("bicluster: pair test names local %d of party %d, not committed", ref.Local, ref.Party)
-			}
-		}
-		if p.A.Party >= p.B.Party || len(p.Cols) == 0 || !slices.IsSorted(p.Cols) || p.Cols[0] < 0 || p.Cols[len(p.Cols)-1] >= s.m.Cols {
-			return nil, fmt.Errorf("bicluster: malformed pair test %v", p)
-		}
+	// Every party derives the round's pairs itself from the committed
+	// locals and earlier bits, so a coordinator cannot have pairs of its
+	// choosing tested (and their blinded values decrypted at its node).
+	want, err := s.roundPairs(public, step.Round)
+	if err != nil {
+		return nil, err
+	}
+	if !reflect.DeepEqual(a.Pairs, want) {
+		return nil, fmt.Errorf("bicluster: merge test round %d: the step's pairs are not the ones the committed history gives", step.Round)
 	}
 	mine, err := s.localBiclusters()
 	if err != nil {

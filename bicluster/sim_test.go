@@ -167,7 +167,7 @@ func (k cheating) Open(ctx context.Context, p job.Participant) (job.Session, err
 type corrupter struct{ job.Participant }
 
 func (c *corrupter) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
-	if m.Type == "secureagg/share" && len(m.Body) > 100 {
+	if (m.Type == "secureagg/share" || m.Type == bicluster.TypeShare) && len(m.Body) > 100 {
 		body := bytes.Clone(m.Body)
 		body[len(body)/2] ^= 0x55
 		cp := *m
