@@ -14,8 +14,6 @@ COHORT=${COHORT:-cohort}
 # The members, also the service names of configs/docker-compose.yml: they find
 # each other by those names on the compose network.
 MEMBERS="north south west"
-# bicluster's example parties are labs; the nodes stand in for them.
-lab() { case $1 in north) echo lab-a ;; south) echo lab-b ;; west) echo lab-c ;; esac; }
 
 if [ -e "$NODES/north/identity.key" ]; then
 	echo "$NODES is already initialised; delete it to start afresh" >&2
@@ -37,7 +35,7 @@ for n in $MEMBERS; do
 tables:
   admissions: {path: sum/data/$n.csv}
   stays: {path: quantile/data/$n.csv}
-  markers: {path: bicluster/data/$(lab "$n").csv}
+  markers: {path: bicluster/data/$n.csv}
 EOT
 	if [ "$n" = north ]; then echo "http: 0.0.0.0:7480" >>"$NODES/$n/node.yaml"; fi
 	# The data dir as the container sees it: node.yaml's data_dir is "."
