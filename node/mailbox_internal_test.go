@@ -39,3 +39,22 @@ func TestMailboxDropsUndeliverable(t *testing.T) {
 		t.Fatalf("mailbox holds %d bytes, want %d", n.ms.box.Bytes(), want)
 	}
 }
+
+// A job the FSM applies while reconcile runs is not in reconcile's snapshot
+// of running jobs; a message for it that arrived meanwhile must be kept for
+// its step, not dropped as if the job had ended (keygen saw a step hang on
+// such a lost first message).
+func TestMailboxKeepsJobAppliedMidReconcile(t *testing.T) {
+	n := &Node{fsm: newFSM(), ms: &messenger{box: mailbox.New(maxQueuedBytes)}, unknownJobGrace: time.Hour}
+	snapshot := map[string]bool{} // taken before the job was applied
+	if err := n.fsm.apply(&command{Op: opSubmit, Job: "new", Spec: []byte("kind: x\nparties: [{name: a}]\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.ms.box.Put(&protocol.Message{Type: "t", Job: "new", From: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	n.dropUndeliverable(snapshot)
+	if n.ms.box.Len() != 1 {
+		t.Fatal("a message for a running job outside reconcile's snapshot was dropped")
+	}
+}

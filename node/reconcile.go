@@ -191,14 +191,17 @@ func (n *Node) reconcile(leader bool) {
 
 // dropUndeliverable discards queued messages nobody will receive: for jobs
 // that ended, and for jobs this node has not seen committed within
-// unknownJobGrace of the message's arrival.
+// unknownJobGrace of the message's arrival. live is the running jobs when
+// reconcile began; a job the FSM applied since then is asked about afresh,
+// so a message that arrives as its job is applied is kept, not dropped (its
+// step would otherwise wait for it until the step's timeout).
 func (n *Node) dropUndeliverable(live map[string]bool) {
 	n.ms.box.DropUnless(func(jobID string, at time.Time) bool {
 		if live[jobID] {
 			return true
 		}
-		if _, known := n.fsm.status(jobID); known {
-			return false
+		if status, known := n.fsm.status(jobID); known {
+			return status == StatusRunning
 		}
 		return time.Since(at) < n.unknownJobGrace
 	})
