@@ -1,0 +1,65 @@
+package dealerless
+
+import (
+	"context"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/paillier"
+)
+
+func init() {
+	if err := paillier.AllowTestKeySizes(); err != nil {
+		panic(err)
+	}
+}
+
+// generateAll runs n parties in process and returns their results.
+func generateAll(t *testing.T, n, bits int) ([]*Result, *memNet) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	net := newMemNet(n)
+	res := make([]*Result, n)
+	errs := make([]error, n)
+	done := make(chan int)
+	for i := 1; i <= n; i++ {
+		go func(i int) {
+			cfg := Config{Bits: bits, Parties: n, Index: i, PublicSeed: []byte("test seed"), Batch: 256}
+			res[i-1], errs[i-1] = Generate(ctx, cfg, &memEnd{m: net, self: i})
+			if errs[i-1] != nil {
+				cancel()
+			}
+			done <- i
+		}(i)
+	}
+	for range n {
+		<-done
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("party %d: %v", i+1, err)
+		}
+	}
+	return res, net
+}
+
+func TestGenerate3(t *testing.T) { testGenerate(t, 3, 512) }
+
+func testGenerate(t *testing.T, n, bits int) {
+	res, net := generateAll(t, n, bits)
+	pub := res[0].Share.Public
+	p, q := new(big.Int), new(big.Int)
+	for i, r := range res {
+		if r.Share.Public.KeyID != pub.KeyID {
+			t.Fatalf("party %d has another key", i+1)
+		}
+		p.Add(p, r.p)
+		q.Add(q, r.q)
+	}
+	t.Logf("n=%d bits=%d candidates=%d timing=%v bytes=%d", n, bits, res[0].Candidates, res[0].Timing, net.bytes[0].Load())
+	if new(big.Int).Mul(p, q).Cmp(pub.N) != 0 || !p.ProbablyPrime(30) || !q.ProbablyPrime(30) {
+		t.Fatalf("N is not the product of the reconstructed primes")
+	}
+}
