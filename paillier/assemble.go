@@ -36,3 +36,14 @@ func NewThresholdPublicKey(pub *PublicKey, parties, threshold int, v *big.Int, v
 	}
 	return tpk, nil
 }
+
+// CheckModulusSize reports whether the key-size policy accepts a modulus of
+// bits bits (2048, 3072 or 4096; smaller sizes in test binaries after
+// AllowTestKeySizes), so that a key generator can refuse a size before it
+// spends minutes on it.
+func CheckModulusSize(bits int) error {
+	if !acceptedBits(bits) || bits%2 != 0 {
+		return sizePolicyError(bits)
+	}
+	return nil
+}

@@ -3,6 +3,8 @@ package dealerless
 import (
 	"context"
 	"math/big"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -62,4 +64,21 @@ func testGenerate(t *testing.T, n, bits int) {
 	if new(big.Int).Mul(p, q).Cmp(pub.N) != 0 || !p.ProbablyPrime(30) || !q.ProbablyPrime(30) {
 		t.Fatalf("N is not the product of the reconstructed primes")
 	}
+}
+
+// TestGenerateFull generates a full-size key in process when
+// COHORT_KEYGEN_FULL=N (parties) is set: the figure docs/keygen.md quotes
+// without the network.
+func TestGenerateFull(t *testing.T) {
+	v := os.Getenv("COHORT_KEYGEN_FULL")
+	if v == "" {
+		t.Skip("set COHORT_KEYGEN_FULL=3 (parties) to generate a 2048-bit key")
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	testGenerate(t, n, 2048)
+	t.Logf("total %v", time.Since(start))
 }

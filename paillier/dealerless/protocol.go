@@ -115,8 +115,8 @@ func Generate(ctx context.Context, cfg Config, net Network) (*Result, error) {
 	if cfg.Index < 1 || cfg.Index > n {
 		return nil, fmt.Errorf("dealerless: party index %d outside 1..%d", cfg.Index, n)
 	}
-	if cfg.Bits < paillier.MinTestBits || cfg.Bits%2 != 0 || cfg.Bits > 4096 {
-		return nil, fmt.Errorf("dealerless: modulus of %d bits; want an even size in %d..4096", cfg.Bits, paillier.MinTestBits)
+	if err := paillier.CheckModulusSize(cfg.Bits); err != nil {
+		return nil, fmt.Errorf("dealerless: %w", err)
 	}
 	if len(cfg.PublicSeed) == 0 {
 		return nil, fmt.Errorf("dealerless: empty public seed")
@@ -134,15 +134,12 @@ func Generate(ctx context.Context, cfg Config, net Network) (*Result, error) {
 	p := &party{cfg: cfg, n: n, t: (n - 1) / 2, self: cfg.Index, h: cfg.Bits / 2, net: net, rnd: rnd}
 	// r ≥ n+2 leaves the slack the share reduction needs (see convert).
 	p.r = smallPrimeAtLeast(n + 2)
-	four, rr := big.NewInt(4), big.NewInt(p.r)
 	for x := int64(3); ; x += 4 { // x ≡ 3 mod 4, ≡ 1 mod r
 		if x%p.r == 1 {
 			p.res = big.NewInt(x)
 			break
 		}
 	}
-	_ = four
-	_ = rr
 	return p.run(ctx)
 }
 

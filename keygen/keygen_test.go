@@ -1,0 +1,200 @@
+package keygen
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/paillier"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/secureagg"
+)
+
+func init() {
+	if err := paillier.AllowTestKeySizes(); err != nil {
+		panic(err)
+	}
+}
+
+func spec(t *testing.T, n, bits int, extra string) *job.Spec {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("kind: keygen\nparties:\n")
+	for i := range n {
+		b.WriteString("  - name: p" + string(rune('a'+i)) + "\n")
+	}
+	b.WriteString("params: {bits: " + big.NewInt(int64(bits)).String() + extra + "}\n")
+	s, err := job.ParseSpec([]byte(b.String()), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func secrets(t *testing.T, s *job.Spec) (map[string]job.Secrets, map[string]string) {
+	sec, dirs := map[string]job.Secrets{}, map[string]string{}
+	for _, name := range s.PartyNames() {
+		dirs[name] = t.TempDir()
+		sec[name] = job.DirSecrets(dirs[name])
+	}
+	return sec, dirs
+}
+
+// TestKeygen generates keys with 3 and 5 in-memory parties, checks that
+// every party installed the same key, that t+1 shares decrypt with proofs
+// that verify, and the leakage profile.
+func TestKeygen(t *testing.T) {
+	for _, n := range []int{3, 5} {
+		t.Run(big.NewInt(int64(n)).String(), func(t *testing.T) {
+			sp := spec(t, n, 512, ", batch: 256")
+			sec, dirs := secrets(t, sp)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			rep, err := jobtest.Run(ctx, Kind{}, sp, jobtest.Options{Secrets: sec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("result: %v", rep.Result)
+			var keys []*secureagg.Keys
+			for _, name := range sp.PartyNames() {
+				k, err := secureagg.LoadKeys(dirs[name])
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				keys = append(keys, k)
+				b, err := os.ReadFile(filepath.Join(dirs[name], InfoFile))
+				if err != nil {
+					t.Fatal(err)
+				}
+				info, err := ParseInfo(b)
+				if err != nil || info.Made != MadeDealerless {
+					t.Fatalf("%s: info %+v, %v", name, info, err)
+				}
+			}
+			pk := keys[0].Public()
+			if rep.Result["key_id"] != hexID(pk.KeyID) || pk.N.BitLen() != 512 || pk.Threshold != (n-1)/2 {
+				t.Fatalf("result %v does not describe key %x", rep.Result, pk.KeyID)
+			}
+			for i, k := range keys {
+				if k.Public().KeyID != pk.KeyID || k.Share.Index != i+1 {
+					t.Fatalf("party %d holds key %x share %d", i+1, k.Public().KeyID, k.Share.Index)
+				}
+			}
+			decryptWith(t, pk, keys)
+			checkLeakage(t, rep, keys)
+		})
+	}
+}
+
+func hexID(id [32]byte) string { return strings.ToLower(bytesHex(id[:])) }
+
+func bytesHex(b []byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 0, 2*len(b))
+	for _, c := range b {
+		out = append(out, digits[c>>4], digits[c&15])
+	}
+	return string(out)
+}
+
+// decryptWith decrypts with every window of t+1 consecutive shares, each
+// share's proof verified.
+func decryptWith(t *testing.T, pk *paillier.ThresholdPublicKey, keys []*secureagg.Keys) {
+	t.Helper()
+	m := big.NewInt(123456789)
+	c, err := pk.Encrypt(rand.Reader, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := []*paillier.Ciphertext{c}
+	ctx := paillier.ProofContext{Job: "test", Phase: "decrypt"}
+	n := len(keys)
+	for start := range n {
+		var shares []*paillier.DecryptionShare
+		for k := range pk.Threshold + 1 {
+			ks := keys[(start+k)%n].Share
+			ds, err := ks.DecryptShare(rand.Reader, cs, ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pk.VerifyShare(cs, ds, ctx); err != nil {
+				t.Fatalf("share %d: %v", ks.Index, err)
+			}
+			shares = append(shares, ds)
+		}
+		got, err := pk.Combine(cs, shares)
+		if err != nil || got[0].Cmp(m) != 0 {
+			t.Fatalf("decryption from shares starting at %d: %v, %v", start+1, got, err)
+		}
+	}
+}
+
+// checkLeakage: every message is a keygen round message with one of the
+// two keygen disclosures (or runtime control), and no party's key share
+// appears in any message or log record.
+func checkLeakage(t *testing.T, rep *jobtest.Report, keys []*secureagg.Keys) {
+	t.Helper()
+	if bad := rep.SentOutside(DiscloseShares, DiscloseBiprimality, protocol.DisclosePublicResult, protocol.DiscloseControl); len(bad) > 0 {
+		t.Fatalf("%d messages outside the profile, first %s→%s %s (%s)", len(bad), bad[0].From, bad[0].To, bad[0].Message.Type, bad[0].Disclosure)
+	}
+	for _, k := range keys {
+		secret := k.Share.Secret.Bytes()
+		if len(rep.SentHolding(secret)) > 0 || len(rep.LogHolding(secret)) > 0 {
+			t.Fatalf("share %d left its party", k.Share.Index)
+		}
+		// nor its low half, which a reduction might have sent on its own
+		half := secret[len(secret)/2:]
+		if len(rep.SentHolding(half)) > 0 || len(rep.LogHolding(half)) > 0 {
+			t.Fatalf("half of share %d left its party", k.Share.Index)
+		}
+	}
+	for _, s := range rep.Sent {
+		if s.Disclosure == DiscloseShares || s.Disclosure == DiscloseBiprimality {
+			if s.Message.Type != msgType {
+				t.Fatalf("message type %q", s.Message.Type)
+			}
+		}
+	}
+}
+
+// TestKeygenDrop crashes a party in the middle of generation (after its
+// tenth keygen message): the job fails naming it and no party installs a
+// key.
+func TestKeygenDrop(t *testing.T) {
+	sp := spec(t, 3, 512, ", batch: 64, timeout_ms: 20000")
+	sec, dirs := secrets(t, sp)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	net := jobtest.NewNetwork(sp.PartyNames()...)
+	sent := 0
+	_, err := jobtest.Run(ctx, Kind{}, sp, jobtest.Options{Secrets: sec, Network: net,
+		OnSend: func(s jobtest.Sent) jobtest.Fault {
+			if s.From == "pb" && s.Message.Type == msgType {
+				if sent++; sent == 10 {
+					net.Drop("pb", jobtest.DropFail)
+				}
+			}
+			return jobtest.Fault{}
+		},
+	})
+	if err == nil {
+		t.Fatal("generation succeeded without party pb")
+	}
+	if !strings.Contains(err.Error(), "pb") {
+		t.Fatalf("error does not name the dropped party: %v", err)
+	}
+	for name, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, secureagg.ShareFile)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s has a key share after a failed generation: %v", name, err)
+		}
+	}
+	t.Logf("error: %v", err)
+}

@@ -1,0 +1,223 @@
+package keygen
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/paillier/dealerless"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/secureagg"
+)
+
+// msgType is the type of every keygen peer message; the round travels in
+// the step's channel.
+const msgType = "keygen/round"
+
+// stageDir is where a party keeps a generated key until it is installed:
+// one directory per job and attempt, so a re-run never reuses a stale
+// share.
+func stageDir(jobID string, attempt int) string {
+	return path.Join("keys", "keygen", jobID, strconv.Itoa(attempt))
+}
+
+// Open opens a party's session. It holds nothing across steps: what the
+// install step needs was staged in the party's data dir by the generate
+// step, so a restarted node installs from there.
+func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+	prm, err := parseParams(p.Spec())
+	if err != nil {
+		return nil, err
+	}
+	return &session{p: p, params: prm}, nil
+}
+
+type session struct {
+	p      job.Participant
+	params *Params
+}
+
+func (s *session) Close() {}
+
+// Step runs the generate or install step.
+func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	switch step.Phase {
+	case PhaseGenerate:
+		return s.generate(ctx, step)
+	case PhaseInstall:
+		return s.install(step)
+	}
+	return nil, fmt.Errorf("keygen: unknown phase %q", step.Phase)
+}
+
+// publicSeed is the attempt's public randomness: a fresh attempt (after a
+// restart or a leader change) starts from a fresh seed.
+func publicSeed(jobSeed []byte, attempt int) []byte {
+	h := sha256.New()
+	h.Write([]byte("cohort/keygen/public-seed/v1"))
+	h.Write(jobSeed)
+	h.Write(binary.BigEndian.AppendUint64(nil, uint64(attempt)))
+	return h.Sum(nil)
+}
+
+func (s *session) generate(ctx context.Context, step job.Step) ([]byte, error) {
+	parties := step.Parties
+	if !slices.Equal(parties, s.p.Spec().PartyNames()) {
+		return nil, fmt.Errorf("keygen: step parties %v are not the spec's %v", parties, s.p.Spec().PartyNames())
+	}
+	idx, ok := slices.BinarySearch(parties, s.p.Self())
+	if !ok {
+		return nil, fmt.Errorf("keygen: %s is not a party of the step", s.p.Self())
+	}
+	net := &stepNet{p: s.p, step: step, parties: parties, self: idx + 1}
+	res, err := dealerless.Generate(ctx, dealerless.Config{
+		Bits: s.params.Bits, Parties: len(parties), Index: idx + 1,
+		PublicSeed: publicSeed(s.p.Seed(), step.Attempt), Batch: s.params.Batch,
+	}, net)
+	if err != nil {
+		return nil, err
+	}
+	keys := &secureagg.Keys{Members: parties, Share: res.Share}
+	pub, err := keys.MarshalPublic()
+	if err != nil {
+		return nil, err
+	}
+	share, err := res.Share.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("keygen: encode key share: %w", err)
+	}
+	dir := stageDir(step.Job, step.Attempt)
+	if err := s.p.Secrets().WriteSecret(path.Join(dir, "threshold.share"), share); err != nil {
+		return nil, fmt.Errorf("keygen: stage key share: %w", err)
+	}
+	if err := s.p.Secrets().WriteSecret(path.Join(dir, "threshold.pub"), pub); err != nil {
+		return nil, fmt.Errorf("keygen: stage public key: %w", err)
+	}
+	out := genOutput{Attempt: step.Attempt, KeyID: res.Share.Public.KeyID[:], Candidates: res.Candidates, TimingMS: map[string]int64{}}
+	for k, d := range res.Timing {
+		out.TimingMS[k] = d.Milliseconds()
+	}
+	return protocol.Marshal(out)
+}
+
+// install checks that the staged key is the one every party reported and
+// installs it as the node's threshold key, with its info file.
+func (s *session) install(step job.Step) ([]byte, error) {
+	var args installArgs
+	if err := protocol.Unmarshal(step.Args, &args); err != nil {
+		return nil, fmt.Errorf("keygen: install arguments: %w", err)
+	}
+	dir := stageDir(step.Job, args.Attempt)
+	sec := s.p.Secrets()
+	pub, err := sec.ReadSecret(path.Join(dir, "threshold.pub"))
+	if err != nil {
+		return nil, fmt.Errorf("keygen: staged key of attempt %d: %w", args.Attempt, err)
+	}
+	share, err := sec.ReadSecret(path.Join(dir, "threshold.share"))
+	if err != nil {
+		return nil, fmt.Errorf("keygen: staged key of attempt %d: %w", args.Attempt, err)
+	}
+	keys, err := secureagg.ParseKeys(pub, share)
+	if err != nil {
+		return nil, fmt.Errorf("keygen: staged key of attempt %d: %w", args.Attempt, err)
+	}
+	id := keys.Public().KeyID
+	if string(id[:]) != string(args.KeyID) {
+		return nil, fmt.Errorf("keygen: staged key %x is not the agreed key %x", id[:8], args.KeyID)
+	}
+	info, err := json.MarshalIndent(Info{Made: MadeDealerless, KeyID: hex.EncodeToString(id[:]), Bits: keys.Public().N.BitLen(),
+		Parties: keys.Members, Threshold: keys.Public().Threshold + 1, Job: step.Job}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	// The share first, as secureagg.SaveKeys does: a crash between the two
+	// leaves a share that ParseKeys refuses with the old public file, never
+	// a key that decrypts wrongly.
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{secureagg.ShareFile, share}, {secureagg.PublicKeyFile, pub}, {InfoFile, append(info, '\n')}} {
+		if err := sec.WriteSecret(f.name, f.data); err != nil {
+			return nil, fmt.Errorf("keygen: install %s: %w", f.name, err)
+		}
+	}
+	return id[:], nil
+}
+
+// stepNet carries dealerless rounds as peer messages within the generate
+// step: each round is a sub-channel of the step.
+type stepNet struct {
+	p       job.Participant
+	step    job.Step
+	parties []string
+	self    int
+}
+
+func disclosure(round string) protocol.Disclosure {
+	for _, pre := range []string{"bip", "vk", "check"} {
+		if strings.HasPrefix(round, pre) {
+			return DiscloseBiprimality
+		}
+	}
+	return DiscloseShares
+}
+
+func (n *stepNet) Exchange(ctx context.Context, round string, out [][]byte) ([][]byte, error) {
+	st := n.step.Sub(round)
+	self := n.parties[n.self-1]
+	// A failed send ends the round at once: waiting for the others would
+	// only run into the step's timeout.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, len(n.parties))
+	for k, name := range n.parties {
+		if k+1 == n.self {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := n.p.Send(ctx, name, st.Message(self, msgType, out[k]), disclosure(round)); err != nil {
+				errs[k] = fmt.Errorf("send to %s: %w", name, err)
+				cancel()
+			}
+		}()
+	}
+	in := make([][]byte, len(n.parties))
+	var recvErr error
+	for k, name := range n.parties {
+		if k+1 == n.self {
+			continue
+		}
+		m, err := n.p.Receive(ctx, name, st.Key(msgType))
+		if err != nil {
+			recvErr = fmt.Errorf("no message from %s: %w", name, err)
+			break
+		}
+		if m.From != name {
+			recvErr = fmt.Errorf("message from %s claims to be from %s", name, m.From)
+			break
+		}
+		in[k] = m.Body
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if recvErr != nil {
+		return nil, recvErr
+	}
+	return in, nil
+}
