@@ -19,6 +19,7 @@ import (
 
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/keygen"
 	"github.com/cohortdm/cohort/quantile"
 	"github.com/cohortdm/cohort/sum"
 )
@@ -126,7 +127,7 @@ func (a *app) configFlag(cmd *cobra.Command, persistent bool, p *string, what st
 
 // kinds is every job kind this binary runs.
 func kinds() job.Registry {
-	return job.Registry{"sum": sum.Kind{}, "quantile": quantile.Kind{}, "bicluster": bicluster.Kind{}}
+	return job.Registry{"sum": sum.Kind{}, "quantile": quantile.Kind{}, "bicluster": bicluster.Kind{}, "keygen": keygen.Kind{}}
 }
 
 func (a *app) logger() *slog.Logger {
