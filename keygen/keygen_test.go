@@ -198,3 +198,88 @@ func TestKeygenDrop(t *testing.T) {
 	}
 	t.Logf("error: %v", err)
 }
+
+// TestKeygenLeaderChange moves the coordinator in the middle of
+// generation: the new leader re-runs the generate step as a new attempt,
+// which starts over from a fresh seed, and every party installs the key of
+// that attempt.
+func TestKeygenLeaderChange(t *testing.T) {
+	sp := spec(t, 3, 512, ", batch: 64")
+	sec, dirs := secrets(t, sp)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sent := 0
+	rep, err := jobtest.Run(ctx, Kind{}, sp, jobtest.Options{Secrets: sec,
+		OnSend: func(s jobtest.Sent) jobtest.Fault {
+			if s.Message.Type == msgType && s.Message.Attempt == 1 {
+				if sent++; sent == 30 {
+					return jobtest.Fault{Leader: "pc"}
+				}
+			}
+			return jobtest.Fault{}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Leaders) < 2 {
+		t.Fatalf("leaders %v: no leader change happened", rep.Leaders)
+	}
+	var attempt int
+	for _, r := range rep.Records() {
+		if r.Step.Phase == PhaseGenerate {
+			attempt = r.Step.Attempt
+		}
+	}
+	if attempt < 2 {
+		t.Fatalf("generate committed at attempt %d, want a re-run", attempt)
+	}
+	var id [32]byte
+	for i, name := range sp.PartyNames() {
+		k, err := secureagg.LoadKeys(dirs[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			id = k.Public().KeyID
+		} else if k.Public().KeyID != id {
+			t.Fatalf("%s holds another key", name)
+		}
+	}
+	if publicSeed([]byte("s"), 1) == nil || string(publicSeed([]byte("s"), 1)) == string(publicSeed([]byte("s"), 2)) {
+		t.Fatal("attempts share a public seed")
+	}
+}
+
+// FuzzDecideGenerate: the coordinator's reading of party outputs never
+// panics on arbitrary bytes and accepts only agreeing outputs.
+func FuzzDecideGenerate(f *testing.F) {
+	good, _ := protocol.Marshal(genOutput{Attempt: 1, KeyID: []byte{1, 2}, Candidates: 5, TimingMS: map[string]int64{"sieve": 3}})
+	f.Add(good, good)
+	f.Add([]byte{0x93, 1, 2}, good)
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		d := decideGenerate(&job.Outputs{Results: map[string][]byte{"pa": a, "pb": b}}, []string{"pa", "pb"})
+		if d.Error == "" && string(a) != string(b) {
+			var oa, ob genOutput
+			if protocol.Unmarshal(a, &oa) != nil || protocol.Unmarshal(b, &ob) != nil || string(oa.KeyID) != string(ob.KeyID) || oa.Attempt != ob.Attempt {
+				t.Fatalf("accepted disagreeing outputs %x and %x", a, b)
+			}
+		}
+	})
+}
+
+// FuzzInstallArgs: the install step's arguments decode strictly or fail.
+func FuzzInstallArgs(f *testing.F) {
+	good, _ := protocol.Marshal(installArgs{Attempt: 2, KeyID: make([]byte, 32)})
+	f.Add(good)
+	f.Add([]byte{0x82})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, err := decodeInstallArgs(b)
+		if err != nil {
+			return
+		}
+		if a.Attempt < 1 || len(a.KeyID) != 32 {
+			t.Fatalf("accepted %+v", a)
+		}
+	})
+}

@@ -112,9 +112,9 @@ func (s *session) generate(ctx context.Context, step job.Step) ([]byte, error) {
 // install checks that the staged key is the one every party reported and
 // installs it as the node's threshold key, with its info file.
 func (s *session) install(step job.Step) ([]byte, error) {
-	var args installArgs
-	if err := protocol.Unmarshal(step.Args, &args); err != nil {
-		return nil, fmt.Errorf("keygen: install arguments: %w", err)
+	args, err := decodeInstallArgs(step.Args)
+	if err != nil {
+		return nil, err
 	}
 	dir := stageDir(step.Job, args.Attempt)
 	sec := s.p.Secrets()
@@ -151,6 +151,19 @@ func (s *session) install(step job.Step) ([]byte, error) {
 		}
 	}
 	return id[:], nil
+}
+
+// decodeInstallArgs decodes the install step's arguments: an attempt
+// number and a 32-byte key id.
+func decodeInstallArgs(b []byte) (installArgs, error) {
+	var a installArgs
+	if err := protocol.Unmarshal(b, &a); err != nil {
+		return a, fmt.Errorf("keygen: install arguments: %w", err)
+	}
+	if a.Attempt < 1 || len(a.KeyID) != 32 {
+		return a, fmt.Errorf("keygen: install arguments: attempt %d, key id of %d bytes", a.Attempt, len(a.KeyID))
+	}
+	return a, nil
 }
 
 // stepNet carries dealerless rounds as peer messages within the generate

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,4 +82,45 @@ func TestGenerateFull(t *testing.T) {
 	start := time.Now()
 	testGenerate(t, n, 2048)
 	t.Logf("total %v", time.Since(start))
+}
+
+func TestGenerate5(t *testing.T) { testGenerate(t, 5, 512) }
+
+// TestTamperedMessage: a party whose message in a round has the wrong
+// length or an element out of range makes every receiver fail, naming it;
+// nobody returns a key.
+func TestTamperedMessage(t *testing.T) {
+	for _, round := range []string{"cand/0", "prod/0", "c1", "c4", "vk"} {
+		t.Run(round, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			net := newMemNet(3)
+			net.tamper = func(r string, from, to int, b []byte) []byte {
+				if r == round && from == 2 {
+					return append(b, 0)
+				}
+				return b
+			}
+			errs := make([]error, 3)
+			done := make(chan int)
+			for i := 1; i <= 3; i++ {
+				go func(i int) {
+					cfg := Config{Bits: 512, Parties: 3, Index: i, PublicSeed: []byte("tamper"), Batch: 64}
+					_, errs[i-1] = Generate(ctx, cfg, &memEnd{m: net, self: i})
+					if errs[i-1] != nil {
+						cancel() // a real node's peers see the step fail
+					}
+					done <- i
+				}(i)
+			}
+			for range 3 {
+				<-done
+			}
+			for _, i := range []int{1, 3} {
+				if errs[i-1] == nil || !strings.Contains(errs[i-1].Error(), "party 2") {
+					t.Fatalf("party %d: %v", i, errs[i-1])
+				}
+			}
+		})
+	}
 }

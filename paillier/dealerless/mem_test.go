@@ -15,6 +15,8 @@ type memNet struct {
 	mu    sync.Mutex
 	chans map[string]chan []byte
 	bytes []atomic.Int64
+	// tamper, when set, rewrites a message before delivery.
+	tamper func(round string, from, to int, b []byte) []byte
 }
 
 func newMemNet(n int) *memNet {
@@ -44,8 +46,12 @@ func (e *memEnd) Exchange(ctx context.Context, round string, out [][]byte) ([][]
 			continue
 		}
 		e.m.bytes[e.self-1].Add(int64(len(out[k-1])))
+		b := out[k-1]
+		if e.m.tamper != nil {
+			b = e.m.tamper(round, e.self, k, b)
+		}
 		select {
-		case e.m.ch(round, e.self, k) <- out[k-1]:
+		case e.m.ch(round, e.self, k) <- b:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
