@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	mbits "math/bits"
+	"slices"
 
 	"github.com/cohortdm/cohort/paillier"
 )
@@ -381,12 +382,22 @@ func (p *party) verify(ctx context.Context, N, y *big.Int) (*paillier.KeyShare, 
 		}
 		shares = append(shares, sh)
 	}
-	got, err := tpk.Combine(cs, shares)
-	if err != nil {
-		return nil, fmt.Errorf("dealerless: test decryption: %w", err)
-	}
-	if got[0].Cmp(m) != 0 {
-		return nil, fmt.Errorf("dealerless: test decryption gave a wrong plaintext")
+	// Combine uses the first t+1 shares by index; every window of t+1
+	// consecutive indices (cyclically) puts every share into some
+	// combination, so a share that does not fit the others is caught.
+	slices.SortFunc(shares, func(a, b *paillier.DecryptionShare) int { return a.Index - b.Index })
+	for start := range p.n {
+		win := make([]*paillier.DecryptionShare, 0, p.t+1)
+		for k := range p.t + 1 {
+			win = append(win, shares[(start+k)%p.n])
+		}
+		got, err := tpk.Combine(cs, win)
+		if err != nil {
+			return nil, fmt.Errorf("dealerless: test decryption from parties %d..: %w", start+1, err)
+		}
+		if got[0].Cmp(m) != 0 {
+			return nil, fmt.Errorf("dealerless: test decryption from parties %d.. gave a wrong plaintext", start+1)
+		}
 	}
 	return ks, nil
 }

@@ -63,6 +63,9 @@ func newTrialDivider() *trialDivider {
 
 // modWord returns x mod m for a 64-bit m.
 func modWord(x *big.Int, m uint64) uint64 {
+	if bits.UintSize != 64 {
+		return new(big.Int).Mod(x, new(big.Int).SetUint64(m)).Uint64()
+	}
 	ws := x.Bits()
 	var r uint64
 	for i := len(ws) - 1; i >= 0; i-- {
