@@ -25,11 +25,15 @@ for n in "${PARTIES[@]}"; do
   : > "$work/times-$n"
   for ((r = 1; r <= RUNS; r++)); do
     load=$(cut -d' ' -f1-3 /proc/loadavg)
-    "$work/cohort" sim "$spec" --out "$work/out-$n-$r" --timeout 30m > /dev/null
+    "$work/cohort" sim "$spec" --out "$work/out-$n-$r" --timeout 30m > /dev/null 2> "$work/progress"
     res="$work/out-$n-$r/result.json"
-    secs=$(jq '.timing.generate + .timing.install' "$res")
+    # Wall time from submission to the end of the job (cluster start-up and
+    # the dealt key sim prepares for other kinds are not counted); attempts
+    # counts generate attempts (a leader change re-runs generation).
+    secs=$(awk '/submitted/ {s = substr($2, 1, length($2) - 2)} /finished/ {f = substr($2, 1, length($2) - 2)} END {print f - s}' FS='[][ ]+' "$work/progress")
+    attempts=$(grep -c 'generate round 0 started' "$work/progress" || true)
     echo "$secs" >> "$work/times-$n"
-    printf 'parties=%d run=%d load=[%s] seconds=%.1f candidates=%s bytes_per_party=%s phases=%s\n' "$n" "$r" "$load" "$secs" \
+    printf 'parties=%d run=%d load=[%s] seconds=%.1f attempts=%s candidates=%s bytes_per_party=%s last_attempt_phases=%s\n' "$n" "$r" "$load" "$secs" "$attempts" \
       "$(jq .candidates "$res")" "$(jq -c '[.bytes[]] | add / length | floor' "$res")" "$(jq -c .generation_timing "$res")"
   done
   printf 'parties=%d median_seconds=%s over %d runs\n' "$n" "$(sort -g "$work/times-$n" | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')" "$RUNS"
