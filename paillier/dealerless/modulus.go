@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"runtime"
+	"sync"
 	"time"
 )
 
@@ -111,10 +113,10 @@ func (p *party) findModulus(ctx context.Context, res *Result) (*candidate, error
 			if err := rds[k-1].done(); err != nil {
 				return nil, fmt.Errorf("dealerless: round cand/%d: %w", b, err)
 			}
-			for c := 0; c < B; c++ {
-				F[c] = r1.mod(F[c].Add(F[c], fk[c]))
-				G[c] = r1.mod(G[c].Add(G[c], gk[c]))
-				Z[c] = r1.mod(Z[c].Add(Z[c], zk[c]))
+			for c := 0; c < B; c++ { // reduced once, in the product below
+				F[c].Add(F[c], fk[c])
+				G[c].Add(G[c], gk[c])
+				Z[c].Add(Z[c], zk[c])
 			}
 		}
 		prod := make([]*big.Int, B)
@@ -139,15 +141,21 @@ func (p *party) findModulus(ctx context.Context, res *Result) (*candidate, error
 				}
 			}
 		}
-		var surv []int
-		var mods []*big.Int
-		sharesAt := make([]*big.Int, p.n)
-		for c := 0; c < B; c++ {
+		sh.zeroCoef(2 * p.t) // cached before the parallel loop reads it
+		moduli := make([]*big.Int, B)
+		parallel(B, func(c int) {
+			sharesAt := make([]*big.Int, p.n)
 			for k := range all {
 				sharesAt[k] = all[k][c]
 			}
-			N := sh.interpolate(sharesAt, 2*p.t)
-			if N.BitLen() == p.cfg.Bits && p.td.passes(N) {
+			if N := sh.interpolate(sharesAt, 2*p.t); N.BitLen() == p.cfg.Bits && p.td.passes(N) {
+				moduli[c] = N
+			}
+		})
+		var surv []int
+		var mods []*big.Int
+		for c, N := range moduli {
+			if N != nil {
 				surv = append(surv, c)
 				mods = append(mods, N)
 			}
@@ -208,26 +216,21 @@ func (p *party) testBase(N *big.Int, k int) *big.Int {
 // N is the product of two primes ≡ 3 mod 4.
 func (p *party) biprime(ctx context.Context, round string, idx []int, mods []*big.Int, ps, qs []*big.Int, first, count int) ([]bool, error) {
 	width := (p.cfg.Bits + 7) / 8
-	vals := make([]*big.Int, 0, len(idx)*count)
-	bases := make([][]*big.Int, len(idx))
-	for i, c := range idx {
+	vals := make([]*big.Int, len(idx)*count)
+	parallel(len(vals), func(j int) {
+		i, k := j/count, j%count
 		N := mods[i]
-		e := new(big.Int).Add(ps[c], qs[c])
+		e := new(big.Int).Add(ps[idx[i]], qs[idx[i]])
 		if p.self == 1 {
 			e.Sub(new(big.Int).Add(N, big.NewInt(1)), e)
 		}
 		e.Rsh(e, 2) // exact: see sampleShares
-		bases[i] = make([]*big.Int, count)
-		for k := 0; k < count; k++ {
-			g := p.testBase(N, first+k)
-			bases[i][k] = g
-			v := secretExp(g, e, N)
-			if p.self != 1 {
-				v.ModInverse(v, N) // g is a unit: (g/N) = 1
-			}
-			vals = append(vals, v)
+		v := secretExp(p.testBase(N, first+k), e, N)
+		if p.self != 1 {
+			v.ModInverse(v, N) // g is a unit: (g/N) = 1
 		}
-	}
+		vals[j] = v
+	})
 	body := encodeElems(vals, width)
 	out := make([][]byte, p.n)
 	for k := range out {
@@ -275,4 +278,25 @@ func (p *party) biprime(ctx context.Context, round string, idx []int, mods []*bi
 		}
 	}
 	return pass, nil
+}
+
+// parallel runs f(0..n−1) on all cores and returns when every call has.
+func parallel(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	var wg sync.WaitGroup
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }

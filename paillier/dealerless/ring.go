@@ -20,13 +20,14 @@ var mersenne127 = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 127), big.New
 // bits. Integers below P/2 are recovered exactly from their residues.
 type ring struct {
 	P     *big.Int
+	bits  int // 127·e: P < 2^bits
 	width int // bytes of one element on the wire
 }
 
 func newRing(bits int) *ring {
 	e := (bits + 126) / 127
 	p := new(big.Int).Exp(mersenne127, big.NewInt(int64(e)), nil)
-	return &ring{P: p, width: (p.BitLen() + 7) / 8}
+	return &ring{P: p, bits: 127 * e, width: (127*e + 7) / 8}
 }
 
 func (r *ring) mod(x *big.Int) *big.Int { return x.Mod(x, r.P) }
@@ -143,13 +144,22 @@ func (s *sharing) stream(label string, dealer, receiver int) *stream {
 	xof.Write(s.seeds[other-1])
 	xof.Write(binary.BigEndian.AppendUint32(nil, uint32(dealer)))
 	xof.Write([]byte(label))
-	return &stream{xof: xof, buf: make([]byte, s.r.width+16), r: s.r}
+	return &stream{xof: xof, buf: make([]byte, s.r.width), r: s.r}
 }
 
+// next returns the stream's next element: the low 127·e bits of width
+// bytes of SHAKE output, less P if they exceed it. P = (2^127−1)^e lies
+// within e·2^-127 of 2^(127e), so the result is uniform in Z_P up to that
+// statistical distance, with no division.
 func (st *stream) next() *big.Int {
 	st.xof.Read(st.buf)
+	bitsOver := 8*len(st.buf) - st.r.bits
+	st.buf[0] &= byte(0xff >> bitsOver)
 	x := new(big.Int).SetBytes(st.buf)
-	return x.Mod(x, st.r.P) // 128 extra bits: statistically uniform
+	if x.Cmp(st.r.P) >= 0 {
+		x.Sub(x, st.r.P)
+	}
+	return x
 }
 
 // deal shares every value of vals with a fresh polynomial of degree deg and
