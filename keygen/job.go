@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/paillier"
+	"github.com/cohortdm/cohort/paillier/dealerless"
 	"github.com/cohortdm/cohort/protocol"
 )
 
@@ -18,8 +21,9 @@ type Kind struct{}
 
 // Phases of the job: one step each.
 const (
-	PhaseGenerate = "generate"
-	PhaseInstall  = "install"
+	PhaseSearch  = "search"
+	PhaseFinish  = "finish"
+	PhaseInstall = "install"
 )
 
 // Disclosures of the job's messages.
@@ -33,10 +37,16 @@ const (
 	DiscloseBiprimality protocol.Disclosure = "keygen-public-value"
 )
 
-// defaultTimeout is how long the generate step may take (ten minutes: a
-// 2048-bit key takes about half a minute on two loaded cores, a 4096-bit
-// one many times that).
+// defaultTimeout is how long one search or finish step may take.
 const defaultTimeout = 10 * time.Minute
+
+// defaultChunk is the number of candidate pairs per search step: a few
+// seconds of work, so that a fault (a leader change re-runs the step)
+// loses little.
+const defaultChunk = 4 * dealerless.DefaultBatch
+
+// maxCandidates bounds the whole search.
+const maxCandidates = dealerless.DefaultMaxCandidates
 
 // maxTimeout bounds params.timeout_ms: a day.
 const maxTimeout = 24 * time.Hour
@@ -48,6 +58,9 @@ type Params struct {
 	// Batch is the number of candidate pairs per network round (default
 	// dealerless.DefaultBatch).
 	Batch int `yaml:"batch"`
+	// Chunk is the number of candidate pairs per search step (default
+	// 4·DefaultBatch).
+	Chunk int `yaml:"chunk"`
 	// TimeoutMS bounds the generate step.
 	TimeoutMS int64 `yaml:"timeout_ms"`
 }
@@ -62,6 +75,15 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	}
 	if p.Batch < 0 || p.Batch > 1<<16 {
 		return nil, spec.Errorf("params.batch", "must be in [1, 65536], not %d", p.Batch)
+	}
+	if p.Batch == 0 {
+		p.Batch = dealerless.DefaultBatch
+	}
+	if p.Chunk < 0 || p.Chunk > maxCandidates {
+		return nil, spec.Errorf("params.chunk", "must be in [1, %d], not %d", maxCandidates, p.Chunk)
+	}
+	if p.Chunk == 0 {
+		p.Chunk = defaultChunk
 	}
 	if p.TimeoutMS < 0 || p.TimeoutMS > maxTimeout.Milliseconds() {
 		return nil, spec.Errorf("params.timeout_ms", "must be in [1, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
@@ -87,22 +109,43 @@ func (Kind) Validate(spec *job.Spec) error {
 	return err
 }
 
-// genOutput is a party's output of the generate step: public values only.
-type genOutput struct {
-	Attempt    int              `msgpack:"attempt"`
-	KeyID      []byte           `msgpack:"key_id"`
-	Candidates int              `msgpack:"candidates"`
-	TimingMS   map[string]int64 `msgpack:"timing_ms"`
+// searchOutput is a party's output of a search step: public values only.
+type searchOutput struct {
+	Attempt  int              `msgpack:"attempt"`
+	Tried    int              `msgpack:"tried"`
+	N        []byte           `msgpack:"n"` // the modulus found, empty if none
+	TimingMS map[string]int64 `msgpack:"timing_ms"`
 }
 
-// genDecision is committed for the generate step: the key every party
-// holds (its id), or why generation failed.
-type genDecision struct {
-	Attempt    int              `msgpack:"attempt"`
-	KeyID      []byte           `msgpack:"key_id"`
-	Candidates int              `msgpack:"candidates"`
-	TimingMS   map[string]int64 `msgpack:"timing_ms"`
-	Error      string           `msgpack:"error"`
+// searchDecision is committed for a search step.
+type searchDecision struct {
+	Attempt  int              `msgpack:"attempt"`
+	Tried    int              `msgpack:"tried"`
+	N        []byte           `msgpack:"n"`
+	TimingMS map[string]int64 `msgpack:"timing_ms"`
+	Error    string           `msgpack:"error"`
+}
+
+// finishArgs name the search step whose modulus the finish step converts.
+type finishArgs struct {
+	Round   int `msgpack:"round"`
+	Attempt int `msgpack:"attempt"`
+}
+
+// finishOutput is a party's output of the finish step.
+type finishOutput struct {
+	Attempt  int              `msgpack:"attempt"`
+	KeyID    []byte           `msgpack:"key_id"`
+	TimingMS map[string]int64 `msgpack:"timing_ms"`
+}
+
+// finishDecision is committed for the finish step: the key every party
+// holds (its id), or why it failed.
+type finishDecision struct {
+	Attempt  int              `msgpack:"attempt"`
+	KeyID    []byte           `msgpack:"key_id"`
+	TimingMS map[string]int64 `msgpack:"timing_ms"`
+	Error    string           `msgpack:"error"`
 }
 
 // installArgs are the install step's public arguments.
@@ -119,13 +162,7 @@ type installDecision struct {
 // failures describes the parties that failed or went silent, sorted.
 func failures(outs *job.Outputs) string {
 	var parts []string
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for k := range outs.Failed {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(outs.Failed)) {
 		parts = append(parts, name+": "+outs.Failed[name])
 	}
 	for _, name := range outs.Silent {
@@ -136,24 +173,59 @@ func failures(outs *job.Outputs) string {
 	return strings.Join(parts, "; ")
 }
 
-// Coordinate runs generate then install. Any failure aborts the job naming
-// the parties: a key needs every party, and a new job starts over.
+// Coordinate runs search steps until one finds a modulus, then finish and
+// install. Any failure aborts the job naming the parties: a key needs every
+// party, and a new job starts over.
 func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	prm, err := parseParams(c.Spec())
 	if err != nil {
 		return nil, err
 	}
 	parties := c.Spec().PartyNames()
-	gen, _, err := job.Run(ctx, c, job.Step{Phase: PhaseGenerate, TimeoutMS: prm.TimeoutMS}, func(outs *job.Outputs) (genDecision, error) {
-		return decideGenerate(outs, parties), nil
+	tried := 0
+	timing := map[string]float64{}
+	addTiming := func(ms map[string]int64) {
+		for k, v := range ms {
+			timing[k] += float64(v) / 1000
+		}
+	}
+	var found searchDecision
+	var foundRound int
+	for round := 0; found.N == nil; round++ {
+		if tried >= maxCandidates {
+			return nil, fmt.Errorf("keygen: no biprime modulus in %d candidate pairs", tried)
+		}
+		d, _, err := job.Run(ctx, c, job.Step{Phase: PhaseSearch, Round: round, TimeoutMS: prm.TimeoutMS}, func(outs *job.Outputs) (searchDecision, error) {
+			return decideSearch(outs, parties), nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if d.Error != "" {
+			return nil, fmt.Errorf("keygen aborted in search round %d, no key installed: %s", round, d.Error)
+		}
+		tried += d.Tried
+		addTiming(d.TimingMS)
+		c.Progress(PhaseSearch, tried, 0)
+		if len(d.N) > 0 {
+			found, foundRound = d, round
+		}
+	}
+	args, err := protocol.Marshal(finishArgs{Round: foundRound, Attempt: found.Attempt})
+	if err != nil {
+		return nil, err
+	}
+	fin, _, err := job.Run(ctx, c, job.Step{Phase: PhaseFinish, Args: args, TimeoutMS: prm.TimeoutMS}, func(outs *job.Outputs) (finishDecision, error) {
+		return decideFinish(outs, parties), nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if gen.Error != "" {
-		return nil, fmt.Errorf("keygen aborted, no key installed: %s", gen.Error)
+	if fin.Error != "" {
+		return nil, fmt.Errorf("keygen aborted, no key installed: %s", fin.Error)
 	}
-	args, err := protocol.Marshal(installArgs{Attempt: gen.Attempt, KeyID: gen.KeyID})
+	addTiming(fin.TimingMS)
+	args, err = protocol.Marshal(installArgs{Attempt: fin.Attempt, KeyID: fin.KeyID})
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +234,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 			return installDecision{Error: failures(outs)}, nil
 		}
 		for _, name := range parties {
-			if string(outs.Results[name]) != string(gen.KeyID) {
+			if string(outs.Results[name]) != string(fin.KeyID) {
 				return installDecision{Error: name + " installed another key"}, nil
 			}
 		}
@@ -174,44 +246,78 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	if inst.Error != "" {
 		return nil, fmt.Errorf("keygen: install failed (parties that did install keep the new key; run keygen again): %s", inst.Error)
 	}
-	timing := map[string]float64{}
-	for k, ms := range gen.TimingMS {
-		timing[k] = float64(ms) / 1000
+	for k, v := range timing {
+		timing[k] = math.Round(v*1000) / 1000
 	}
 	return job.Result{
-		"key_id":            hex.EncodeToString(gen.KeyID),
+		"key_id":            hex.EncodeToString(fin.KeyID),
 		"bits":              prm.Bits,
 		"threshold":         (len(parties)-1)/2 + 1,
-		"candidates":        gen.Candidates,
+		"candidates":        tried,
+		"search_steps":      foundRound + 1,
 		"generation_timing": timing,
 		"made":              MadeDealerless,
 	}, nil
 }
 
-// decideGenerate accepts the generation only if every party reports the
-// same key from the same attempt.
-func decideGenerate(outs *job.Outputs, parties []string) genDecision {
+// decideSearch accepts a search step only if every party reports the same
+// outcome from the same attempt. The phase times are the slowest party's.
+func decideSearch(outs *job.Outputs, parties []string) searchDecision {
 	if len(outs.Failed) > 0 || len(outs.Silent) > 0 {
-		return genDecision{Error: failures(outs)}
+		return searchDecision{Error: failures(outs)}
 	}
-	var d *genDecision
+	var d *searchDecision
 	for _, name := range parties {
 		b, ok := outs.Results[name]
 		if !ok {
-			return genDecision{Error: name + ": no output"}
+			return searchDecision{Error: name + ": no output"}
 		}
-		var o genOutput
+		var o searchOutput
 		if err := protocol.Unmarshal(b, &o); err != nil {
-			return genDecision{Error: fmt.Sprintf("%s: output: %v", name, err)}
+			return searchDecision{Error: fmt.Sprintf("%s: output: %v", name, err)}
 		}
 		if d == nil {
-			d = &genDecision{Attempt: o.Attempt, KeyID: o.KeyID, Candidates: o.Candidates, TimingMS: map[string]int64{}}
-		} else if string(o.KeyID) != string(d.KeyID) || o.Attempt != d.Attempt {
-			return genDecision{Error: fmt.Sprintf("%s holds another key than %s", name, parties[0])}
+			d = &searchDecision{Attempt: o.Attempt, Tried: o.Tried, N: o.N, TimingMS: map[string]int64{}}
+		} else if string(o.N) != string(d.N) || o.Attempt != d.Attempt || o.Tried != d.Tried {
+			return searchDecision{Error: fmt.Sprintf("%s reports another outcome than %s", name, parties[0])}
 		}
-		for k, v := range o.TimingMS { // the slowest party's time per phase
+		for k, v := range o.TimingMS {
 			d.TimingMS[k] = max(d.TimingMS[k], v)
 		}
+	}
+	if d == nil {
+		return searchDecision{Error: "no parties"}
+	}
+	return *d
+}
+
+// decideFinish accepts the finish step only if every party holds the same
+// verified key from the same attempt.
+func decideFinish(outs *job.Outputs, parties []string) finishDecision {
+	if len(outs.Failed) > 0 || len(outs.Silent) > 0 {
+		return finishDecision{Error: failures(outs)}
+	}
+	var d *finishDecision
+	for _, name := range parties {
+		b, ok := outs.Results[name]
+		if !ok {
+			return finishDecision{Error: name + ": no output"}
+		}
+		var o finishOutput
+		if err := protocol.Unmarshal(b, &o); err != nil {
+			return finishDecision{Error: fmt.Sprintf("%s: output: %v", name, err)}
+		}
+		if d == nil {
+			d = &finishDecision{Attempt: o.Attempt, KeyID: o.KeyID, TimingMS: map[string]int64{}}
+		} else if string(o.KeyID) != string(d.KeyID) || o.Attempt != d.Attempt {
+			return finishDecision{Error: fmt.Sprintf("%s holds another key than %s", name, parties[0])}
+		}
+		for k, v := range o.TimingMS {
+			d.TimingMS[k] = max(d.TimingMS[k], v)
+		}
+	}
+	if d == nil || len(d.KeyID) != 32 {
+		return finishDecision{Error: "no key id"}
 	}
 	return *d
 }

@@ -3,7 +3,6 @@ package keygen
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/paillier/dealerless"
@@ -30,68 +30,128 @@ func stageDir(jobID string, attempt int) string {
 	return path.Join("keys", "keygen", jobID, strconv.Itoa(attempt))
 }
 
-// Open opens a party's session. It holds nothing across steps: what the
-// install step needs was staged in the party's data dir by the generate
-// step, so a restarted node installs from there.
+// Open opens a party's session. Across steps it holds this party's
+// generator and, once a search step has found a modulus, its secret shares
+// of the factors, in memory only: a node that restarts after the search
+// cannot finish, and the job fails naming it. The finish step stages the
+// key files in the data dir, so a restarted node still installs.
 func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	prm, err := parseParams(p.Spec())
 	if err != nil {
 		return nil, err
 	}
-	return &session{p: p, params: prm}, nil
+	return &session{p: p, params: prm, cands: map[[2]int]*dealerless.Candidate{}}, nil
 }
 
 type session struct {
 	p      job.Participant
 	params *Params
+	gen    *dealerless.Party
+	cands  map[[2]int]*dealerless.Candidate // by search round and attempt
 }
 
-func (s *session) Close() {}
+// Close forgets the candidate shares.
+func (s *session) Close() { clear(s.cands) }
 
-// Step runs the generate or install step.
+// Step runs a search, finish or install step.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	switch step.Phase {
-	case PhaseGenerate:
-		return s.generate(ctx, step)
+	case PhaseSearch:
+		return s.search(ctx, step)
+	case PhaseFinish:
+		return s.finish(ctx, step)
 	case PhaseInstall:
 		return s.install(step)
 	}
 	return nil, fmt.Errorf("keygen: unknown phase %q", step.Phase)
 }
 
-// publicSeed is the attempt's public randomness: a fresh attempt (after a
-// restart or a leader change) starts from a fresh seed.
-func publicSeed(jobSeed []byte, attempt int) []byte {
+// publicSeed is the job's public randomness for dealerless (biprimality
+// bases, H, v, the test ciphertext). Secrets and pair seeds are fresh in
+// every step attempt.
+func publicSeed(jobSeed []byte) []byte {
 	h := sha256.New()
 	h.Write([]byte("cohort/keygen/public-seed/v1"))
 	h.Write(jobSeed)
-	h.Write(binary.BigEndian.AppendUint64(nil, uint64(attempt)))
 	return h.Sum(nil)
 }
 
-func (s *session) generate(ctx context.Context, step job.Step) ([]byte, error) {
+// generator returns this party's dealerless generator and the step's
+// network.
+func (s *session) generator(step job.Step) (*dealerless.Party, *stepNet, error) {
 	parties := step.Parties
 	if !slices.Equal(parties, s.p.Spec().PartyNames()) {
-		return nil, fmt.Errorf("keygen: step parties %v are not the spec's %v", parties, s.p.Spec().PartyNames())
+		return nil, nil, fmt.Errorf("keygen: step parties %v are not the spec's %v", parties, s.p.Spec().PartyNames())
 	}
 	idx, ok := slices.BinarySearch(parties, s.p.Self())
 	if !ok {
-		return nil, fmt.Errorf("keygen: %s is not a party of the step", s.p.Self())
+		return nil, nil, fmt.Errorf("keygen: %s is not a party of the step", s.p.Self())
 	}
-	net := &stepNet{p: s.p, step: step, parties: parties, self: idx + 1}
-	res, err := dealerless.Generate(ctx, dealerless.Config{
-		Bits: s.params.Bits, Parties: len(parties), Index: idx + 1,
-		PublicSeed: publicSeed(s.p.Seed(), step.Attempt), Batch: s.params.Batch,
-	}, net)
+	if s.gen == nil {
+		g, err := dealerless.NewParty(dealerless.Config{
+			Bits: s.params.Bits, Parties: len(parties), Index: idx + 1,
+			PublicSeed: publicSeed(s.p.Seed()), Batch: s.params.Batch,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		s.gen = g
+	}
+	return s.gen, &stepNet{p: s.p, step: step, parties: parties, self: idx + 1}, nil
+}
+
+func msOf(t map[string]time.Duration) map[string]int64 {
+	out := make(map[string]int64, len(t))
+	for k, d := range t {
+		out[k] = d.Milliseconds()
+	}
+	return out
+}
+
+func (s *session) search(ctx context.Context, step job.Step) ([]byte, error) {
+	gen, net, err := s.generator(step)
 	if err != nil {
 		return nil, err
 	}
-	keys := &secureagg.Keys{Members: parties, Share: res.Share}
+	c, st, err := gen.Search(ctx, net, s.params.Chunk)
+	if err != nil {
+		return nil, err
+	}
+	out := searchOutput{Attempt: step.Attempt, Tried: st.Tried, TimingMS: msOf(st.Timing)}
+	if c != nil {
+		clear(s.cands) // only the latest modulus can be the one finished
+		s.cands[[2]int{step.Round, step.Attempt}] = c
+		out.N = c.N.Bytes()
+	}
+	return protocol.Marshal(out)
+}
+
+// finish converts the modulus found by the committed search step into this
+// party's key share, verified with every other party's, and stages the key
+// files under a directory of this attempt.
+func (s *session) finish(ctx context.Context, step job.Step) ([]byte, error) {
+	var args finishArgs
+	if err := protocol.Unmarshal(step.Args, &args); err != nil {
+		return nil, fmt.Errorf("keygen: finish arguments: %w", err)
+	}
+	c, ok := s.cands[[2]int{args.Round, args.Attempt}]
+	if !ok {
+		return nil, fmt.Errorf("keygen: %s holds no shares of the modulus of search round %d attempt %d (its node restarted since); run keygen again", s.p.Self(), args.Round, args.Attempt)
+	}
+	gen, net, err := s.generator(step)
+	if err != nil {
+		return nil, err
+	}
+	ks, st, err := gen.Finish(ctx, net, c)
+	if err != nil {
+		return nil, err
+	}
+	keys := &secureagg.Keys{Members: step.Parties, Share: ks}
 	pub, err := keys.MarshalPublic()
 	if err != nil {
 		return nil, err
 	}
-	share, err := res.Share.MarshalBinary()
+	share, err := ks.MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("keygen: encode key share: %w", err)
 	}
@@ -102,11 +162,7 @@ func (s *session) generate(ctx context.Context, step job.Step) ([]byte, error) {
 	if err := s.p.Secrets().WriteSecret(path.Join(dir, "threshold.pub"), pub); err != nil {
 		return nil, fmt.Errorf("keygen: stage public key: %w", err)
 	}
-	out := genOutput{Attempt: step.Attempt, KeyID: res.Share.Public.KeyID[:], Candidates: res.Candidates, TimingMS: map[string]int64{}}
-	for k, d := range res.Timing {
-		out.TimingMS[k] = d.Milliseconds()
-	}
-	return protocol.Marshal(out)
+	return protocol.Marshal(finishOutput{Attempt: step.Attempt, KeyID: ks.Public.KeyID[:], TimingMS: msOf(st.Timing)})
 }
 
 // install checks that the staged key is the one every party reported and

@@ -19,7 +19,7 @@ import (
 func TestSim(t *testing.T) {
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "keygen.yaml")
-	if err := os.WriteFile(spec, []byte("kind: keygen\nparties: [{name: ann}, {name: bob}, {name: cat}]\nparams: {bits: 512, batch: 512}\n"), 0o644); err != nil {
+	if err := os.WriteFile(spec, []byte("kind: keygen\nparties: [{name: ann}, {name: bob}, {name: cat}]\nparams: {bits: 512, batch: 512, chunk: 1024}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

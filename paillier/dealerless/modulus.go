@@ -50,16 +50,18 @@ func (p *party) sampleShares(count int) ([]*big.Int, error) {
 
 // findModulus runs candidate batches until one modulus passes trial
 // division and every biprimality test.
-func (p *party) findModulus(ctx context.Context, res *Result) (*candidate, error) {
+// It returns nil when none is found within maxPairs pairs.
+func (p *party) findModulus(ctx context.Context, maxPairs int, st *Stats) (*candidate, error) {
 	r1 := newRing(p.cfg.Bits + 72)
 	sh := newSharing(r1, p.n, p.self, p.seeds)
 	B := p.cfg.Batch
 	var sieveTime, bipTime time.Duration
 	defer func() {
-		res.Timing["sieve"] = sieveTime
-		res.Timing["biprimality"] = bipTime
+		st.Timing["sieve"] = sieveTime
+		st.Timing["biprimality"] = bipTime
 	}()
-	for b := 0; b*B < p.cfg.MaxCandidates; b++ {
+	for b := 0; b*B < maxPairs; b++ {
+		st.Tried = (b + 1) * B
 		start := time.Now()
 		ps, err := p.sampleShares(B)
 		if err != nil {
@@ -189,12 +191,12 @@ func (p *party) findModulus(ctx context.Context, res *Result) (*candidate, error
 		for i, ok := range pass {
 			if ok && len(surv2) > 0 {
 				c := surv2[i]
-				res.Candidates = b*B + c + 1
+				st.Tried = b*B + c + 1
 				return &candidate{N: mods2[i], p: ps[c], q: qs[c]}, nil
 			}
 		}
 	}
-	return nil, fmt.Errorf("%w in %d candidate pairs", ErrNoModulus, p.cfg.MaxCandidates)
+	return nil, nil
 }
 
 // testBase derives the k-th public base g of the biprimality test of N:

@@ -103,11 +103,29 @@ func smallPrimeAtLeast(x int) int64 {
 	}
 }
 
-// Generate runs dealerless generation for one party over net and returns
-// its key share of a verified key. Every party must call it with the same
-// Bits, Parties and PublicSeed. On any error nothing is returned: there is
-// no partial key.
-func Generate(ctx context.Context, cfg Config, net Network) (*Result, error) {
+// Party is one party's generator across calls: Search for a modulus in
+// one or more chunks, then Finish with the one found. Chunks let a job run
+// the long search as several short steps, so that a fault loses one chunk
+// and not the whole search. A Party is used by one goroutine at a time.
+type Party struct{ p *party }
+
+// Candidate is a modulus N that passed trial division and every
+// biprimality test, with this party's secret additive shares of its
+// factors (never exported, never sent).
+type Candidate struct {
+	N    *big.Int
+	p, q *big.Int
+}
+
+// Stats describe one call: candidate pairs whose product was computed (up
+// to and including the accepted one) and wall time per phase.
+type Stats struct {
+	Tried  int
+	Timing map[string]time.Duration
+}
+
+// NewParty checks cfg and prepares this party's generator.
+func NewParty(cfg Config) (*Party, error) {
 	n := cfg.Parties
 	if n < 3 || n > paillier.MaxParties {
 		return nil, fmt.Errorf("dealerless: %d parties; need 3..%d (two parties cannot have an honest majority)", n, paillier.MaxParties)
@@ -131,7 +149,7 @@ func Generate(ctx context.Context, cfg Config, net Network) (*Result, error) {
 	if rnd == nil {
 		rnd = rand.Reader
 	}
-	p := &party{cfg: cfg, n: n, t: (n - 1) / 2, self: cfg.Index, h: cfg.Bits / 2, net: net, rnd: rnd}
+	p := &party{cfg: cfg, n: n, t: (n - 1) / 2, self: cfg.Index, h: cfg.Bits / 2, rnd: rnd}
 	// r ≥ n+2 leaves the slack the share reduction needs (see convert).
 	p.r = smallPrimeAtLeast(n + 2)
 	for x := int64(3); ; x += 4 { // x ≡ 3 mod 4, ≡ 1 mod r
@@ -140,34 +158,93 @@ func Generate(ctx context.Context, cfg Config, net Network) (*Result, error) {
 			break
 		}
 	}
-	return p.run(ctx)
+	p.td = newTrialDivider()
+	return &Party{p: p}, nil
 }
 
-func (p *party) run(ctx context.Context) (*Result, error) {
-	res := &Result{Timing: map[string]time.Duration{}}
+// Search runs candidate batches over net until a modulus passes every test
+// or maxPairs pairs (rounded up to whole batches) have been tried; it
+// returns a nil Candidate when none was found. Every party must call it
+// with the same maxPairs over the same rounds. Each call exchanges fresh
+// pair seeds, so every call may use its own Network (one job step).
+func (P *Party) Search(ctx context.Context, net Network, maxPairs int) (*Candidate, Stats, error) {
+	p := P.p
+	p.net = net
+	st := Stats{Timing: map[string]time.Duration{}}
 	if err := p.exchangeSeeds(ctx); err != nil {
-		return nil, err
+		return nil, st, err
 	}
-	p.td = newTrialDivider()
-	c, err := p.findModulus(ctx, res)
-	if err != nil {
-		return nil, err
+	c, err := p.findModulus(ctx, maxPairs, &st)
+	if err != nil || c == nil {
+		return nil, st, err
 	}
-	res.p, res.q = c.p, c.q
+	return &Candidate{N: c.N, p: c.p, q: c.q}, st, nil
+}
+
+// Finish converts a found candidate into this party's threshold key share
+// over net (fresh pair seeds), verifies the whole key with a test
+// decryption, and returns the share.
+func (P *Party) Finish(ctx context.Context, net Network, c *Candidate) (*paillier.KeyShare, Stats, error) {
+	p := P.p
+	p.net = net
+	st := Stats{Timing: map[string]time.Duration{}}
+	if c == nil || c.N == nil || c.p == nil || c.q == nil {
+		return nil, st, fmt.Errorf("dealerless: no candidate to finish")
+	}
+	if err := p.exchangeSeeds(ctx); err != nil {
+		return nil, st, err
+	}
 	start := time.Now()
-	y, err := p.convert(ctx, c)
+	y, err := p.convert(ctx, &candidate{N: c.N, p: c.p, q: c.q})
 	if err != nil {
-		return nil, err
+		return nil, st, err
 	}
-	res.Timing["convert"] = time.Since(start)
+	st.Timing["convert"] = time.Since(start)
 	start = time.Now()
 	ks, err := p.verify(ctx, c.N, y)
 	if err != nil {
+		return nil, st, err
+	}
+	st.Timing["verify"] = time.Since(start)
+	return ks, st, nil
+}
+
+// Generate runs the whole generation for one party over net in one go
+// (Search with Config.MaxCandidates, then Finish) and returns its key share
+// of a verified key. Every party must call it with the same Bits, Parties
+// and PublicSeed. On any error nothing is returned: there is no partial
+// key.
+func Generate(ctx context.Context, cfg Config, net Network) (*Result, error) {
+	P, err := NewParty(cfg)
+	if err != nil {
 		return nil, err
 	}
-	res.Timing["verify"] = time.Since(start)
-	res.Share = ks
-	return res, nil
+	c, st, err := P.Search(ctx, net, P.p.cfg.MaxCandidates)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, fmt.Errorf("%w in %d candidate pairs", ErrNoModulus, st.Tried)
+	}
+	ks, st2, err := P.Finish(ctx, prefixed{net, "finish/"}, c)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range st2.Timing {
+		st.Timing[k] = v
+	}
+	return &Result{Share: ks, Candidates: st.Tried, Timing: st.Timing, p: c.p, q: c.q}, nil
+}
+
+// prefixed names a Network's rounds apart from another use of the same
+// network.
+type prefixed struct {
+	Network
+	prefix string
+}
+
+func (n prefixed) Exchange(ctx context.Context, round string, out [][]byte) ([][]byte, error) {
+	return n.Network.Exchange(ctx, n.prefix+round, out)
 }
 
 // exchange is Network.Exchange with every peer's body decoded into ring
