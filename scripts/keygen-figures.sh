@@ -28,12 +28,13 @@ for n in "${PARTIES[@]}"; do
     "$work/cohort" sim "$spec" --out "$work/out-$n-$r" --timeout 30m > /dev/null 2> "$work/progress"
     res="$work/out-$n-$r/result.json"
     # Wall time from submission to the end of the job (cluster start-up and
-    # the dealt key sim prepares for other kinds are not counted); attempts
-    # counts generate attempts (a leader change re-runs generation).
+    # the dealt key sim prepares for other kinds are not counted); reruns
+    # counts step attempts after the first (a leader change re-runs the
+    # running step) and steps the search steps.
     secs=$(awk '/submitted/ {s = substr($2, 1, length($2) - 2)} /finished/ {f = substr($2, 1, length($2) - 2)} END {print f - s}' FS='[][ ]+' "$work/progress")
-    attempts=$(grep -c 'generate round 0 started' "$work/progress" || true)
+    reruns=$(grep -c 'started (attempt [2-9]' "$work/progress" || true)
     echo "$secs" >> "$work/times-$n"
-    printf 'parties=%d run=%d load=[%s] seconds=%.1f attempts=%s candidates=%s bytes_per_party=%s last_attempt_phases=%s\n' "$n" "$r" "$load" "$secs" "$attempts" \
+    printf 'parties=%d run=%d load=[%s] seconds=%.1f reruns=%s steps=%s candidates=%s bytes_per_party=%s last_attempt_phases=%s\n' "$n" "$r" "$load" "$secs" "$reruns" "$(jq .search_steps "$res")" \
       "$(jq .candidates "$res")" "$(jq -c '[.bytes[]] | add / length | floor' "$res")" "$(jq -c .generation_timing "$res")"
   done
   printf 'parties=%d median_seconds=%s over %d runs\n' "$n" "$(sort -g "$work/times-$n" | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')" "$RUNS"
