@@ -7,33 +7,42 @@
 //
 // # Steps
 //
-//  1. generate (one step, all parties): every party runs
-//     dealerless.Generate; each protocol round is a sub-channel of the step
-//     (Step.Sub) and travels as peer messages. The attempt's public seed is
-//     derived from the job's seed and the attempt number, and every secret
-//     comes from crypto/rand, so a re-run attempt (after a restart or a
-//     leader change) starts over from fresh randomness. A party that holds
-//     a verified key stages its files under keys/keygen/JOB/ATTEMPT/ with
-//     Secrets.WriteSecret and reports the key id, the candidate count and
-//     its phase times to the coordinator. The coordinator commits the key
-//     id only if every party reports the same key from the same attempt.
-//  2. install (one step, all parties, args: attempt and key id): each party
-//     checks that its staged key is the agreed one and writes
-//     keys/threshold.share, keys/threshold.pub (secureagg's files, as
-//     `cohort keys deal` writes them) and keys/threshold.info (made:
-//     dealerless).
+//  1. search, rounds 0, 1, ... (all parties): each party runs
+//     dealerless Party.Search over params.chunk candidate pairs (default
+//     8192, a few seconds); each protocol round is a sub-channel of the
+//     step (Step.Sub) and travels as peer messages. Every step attempt
+//     exchanges fresh pair seeds and draws fresh secrets from crypto/rand,
+//     so a re-run attempt (after a leader change) starts over. A party
+//     reports the pairs tried, the modulus N if one passed every test
+//     (public) and its phase times; the coordinator commits them if every
+//     party reports the same outcome, and searches on until N is found. The
+//     party keeps its shares of N's factors in its session, in memory.
+//     Splitting the search into steps keeps a fault cheap: a leader change
+//     under load re-runs one chunk, not the whole search.
+//  2. finish (args: the search round and attempt that found N): Party.Finish
+//     converts the factors' shares into threshold key shares and verifies
+//     the whole key with a test decryption; each party stages its files
+//     under keys/keygen/JOB/ATTEMPT/ with Secrets.WriteSecret and reports
+//     the key id. The coordinator commits it if every party reports the
+//     same key from the same attempt.
+//  3. install (args: the finish attempt and key id): each party checks that
+//     its staged key is the agreed one and writes keys/threshold.share,
+//     keys/threshold.pub (secureagg's files, as `cohort keys deal` writes
+//     them) and keys/threshold.info (made: dealerless).
 //
 // Result: key_id, bits, threshold (shares that decrypt, ⌊(n−1)/2⌋+1),
-// candidates (pairs tried), generation_timing (seconds of the slowest party
-// per phase: sieve, biprimality, convert, verify) and made. In `cohort sim`
-// the Assembler copies each party's files to DIR/keys/PARTY/.
+// candidates (pairs tried over all search steps), search_steps,
+// generation_timing (seconds per phase, summed over steps of the slowest
+// party of each: sieve, biprimality, convert, verify) and made. In `cohort
+// sim` the Assembler copies each party's files to DIR/keys/PARTY/.
 //
 // # Faults
 //
-// A party that fails, crashes or goes silent during generate aborts the
-// job with its name (its peers' rounds fail on the missing message or at
-// the step's timeout, params.timeout_ms, default 10 minutes); nothing is
-// installed anywhere, staged files of the failed attempt are never read.
+// A party that fails, crashes or goes silent aborts the job with its name
+// (its peers' rounds fail on the missing message, or at the step's timeout,
+// params.timeout_ms, default 10 minutes); nothing is installed anywhere.
+// A node that restarts after the search found N no longer holds its shares
+// of the factors: finish fails naming it, and keygen must be run again.
 // Install is atomic per node (each file is replaced whole, the share
 // first) but not across nodes: if one node fails during install the job
 // fails naming it, the others keep the new key, and keygen must be run
