@@ -61,7 +61,7 @@ func TestSimSpecMessages(t *testing.T) {
 		return p
 	}
 	_, stderr, err := run(t, bin, "sim", write("sjc.yaml", "kind: sjc\nparties: [{name: a}]\n"), "--out", filepath.Join(dir, "o1"))
-	if err == nil || !strings.Contains(stderr, `unknown job kind "sjc"`) || !strings.Contains(stderr, "runs bicluster, quantile, sum") {
+	if err == nil || !strings.Contains(stderr, `unknown job kind "sjc"`) || !strings.Contains(stderr, "runs bicluster, keygen, quantile, sum") {
 		t.Errorf("kind sjc: %v %q; want the kinds this binary runs", err, stderr)
 	}
 	_, stderr, err = run(t, bin, "sim", write("empty.yaml", ""), "--out", filepath.Join(dir, "o2"))
