@@ -184,10 +184,6 @@ func (p *party) convert(ctx context.Context, c *candidate) (*big.Int, error) {
 	r2.mod(theta)
 
 	// c2
-	all := make([]*big.Int, n)
-	for k := range all {
-		all[k] = theta
-	}
 	thetaP, err := p.broadcastOpen(ctx, "c2", r2, sh, theta, 2*t)
 	if err != nil {
 		return nil, err
