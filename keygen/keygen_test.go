@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/sum"
 )
 
 func init() {
@@ -294,4 +296,41 @@ func FuzzInstallArgs(f *testing.F) {
 			t.Fatalf("accepted %+v", a)
 		}
 	})
+}
+
+// TestSumWithGeneratedKey runs the sum job (secure aggregation, threshold
+// decryption with verified share proofs) on the key keygen installed, as
+// it would on a dealt key.
+func TestSumWithGeneratedKey(t *testing.T) {
+	sp := spec(t, 3, 512, ", batch: 256, chunk: 1024")
+	sec, _ := secrets(t, sp)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, err := jobtest.Run(ctx, Kind{}, sp, jobtest.Options{Secrets: sec}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("kind: sum\nparties:\n")
+	want := 0.0
+	for i, name := range sp.PartyNames() {
+		csv := fmt.Sprintf("v\n%d\n%d\n", 10*(i+1), i+1)
+		want += float64(11 * (i + 1))
+		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(csv), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "  - name: %s\n    tables: [{name: T, path: %s.csv}]\n", name, name)
+	}
+	b.WriteString("schema: {T: {v: numeric}}\nparams: {column: v}\n")
+	sumSpec, err := job.ParseSpec([]byte(b.String()), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := jobtest.Run(ctx, sum.Kind{}, sumSpec, jobtest.Options{Secrets: sec, TablesDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := rep.Result["sum"].(float64); got != want {
+		t.Fatalf("sum %v, want %v", rep.Result["sum"], want)
+	}
 }
