@@ -59,7 +59,8 @@ const statBits = 128
 
 // biprimeTests is the number of Boneh–Franklin tests a modulus must pass;
 // a modulus that is not a product of two primes passes each with
-// probability at most 1/2 (BF 2001, Lemma 4.1), so at most 2^-80 overall.
+// probability at most 1/2 (Boneh–Franklin 2001, §4: unless N = p^a·q^b,
+// see the package doc), so at most 2^-80 overall.
 const biprimeTests = 80
 
 // Result is one party's outcome.
