@@ -37,8 +37,15 @@ const (
 	DiscloseBiprimality protocol.Disclosure = "keygen-public-value"
 )
 
-// defaultTimeout is how long one search or finish step may take.
-const defaultTimeout = 10 * time.Minute
+// defaultTimeout is how long one search or finish step may take: a chunk
+// takes seconds, so a stalled step (a lost message, a hung party) is
+// noticed within minutes.
+const defaultTimeout = 2 * time.Minute
+
+// maxStalls is how many search steps may end with every party stalled (no
+// error but a timeout) before the job gives up naming them. A stall can be
+// a message lost by the runtime; a party that hangs stalls every step.
+const maxStalls = 2
 
 // defaultChunk is the number of candidate pairs per search step: a few
 // seconds of work, so that a fault (a leader change re-runs the step)
@@ -61,7 +68,7 @@ type Params struct {
 	// Chunk is the number of candidate pairs per search step (default
 	// 4·DefaultBatch).
 	Chunk int `yaml:"chunk"`
-	// TimeoutMS bounds the generate step.
+	// TimeoutMS bounds each search and finish step (default 2 minutes).
 	TimeoutMS int64 `yaml:"timeout_ms"`
 }
 
@@ -124,6 +131,9 @@ type searchDecision struct {
 	N        []byte           `msgpack:"n"`
 	TimingMS map[string]int64 `msgpack:"timing_ms"`
 	Error    string           `msgpack:"error"`
+	// Stalled: every party timed out or stopped on the step's end, none
+	// failed otherwise (see stalled).
+	Stalled bool `msgpack:"stalled"`
 }
 
 // finishArgs name the search step whose modulus the finish step converts.
@@ -190,7 +200,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		}
 	}
 	var found searchDecision
-	var foundRound int
+	var foundRound, stalls int
 	for round := 0; found.N == nil; round++ {
 		if tried >= maxCandidates {
 			return nil, fmt.Errorf("keygen: no biprime modulus in %d candidate pairs", tried)
@@ -200,6 +210,10 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		})
 		if err != nil {
 			return nil, err
+		}
+		if d.Stalled && stalls < maxStalls {
+			stalls++ // run the next chunk: nothing of this one is kept
+			continue
 		}
 		if d.Error != "" {
 			return nil, fmt.Errorf("keygen aborted in search round %d, no key installed: %s", round, d.Error)
@@ -264,7 +278,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 // outcome from the same attempt. The phase times are the slowest party's.
 func decideSearch(outs *job.Outputs, parties []string) searchDecision {
 	if len(outs.Failed) > 0 || len(outs.Silent) > 0 {
-		return searchDecision{Error: failures(outs)}
+		return searchDecision{Error: failures(outs), Stalled: stalled(outs, parties)}
 	}
 	var d *searchDecision
 	for _, name := range parties {
@@ -289,6 +303,26 @@ func decideSearch(outs *job.Outputs, parties []string) searchDecision {
 		return searchDecision{Error: "no parties"}
 	}
 	return *d
+}
+
+// stalled reports whether no party returned an output and every party
+// either went silent or failed only because the step's time ran out: what
+// a message lost in transit looks like, as opposed to a party that failed
+// or was unreachable.
+func stalled(outs *job.Outputs, parties []string) bool {
+	if len(outs.Results) > 0 {
+		return false
+	}
+	for _, name := range parties {
+		if slices.Contains(outs.Silent, name) {
+			continue
+		}
+		why, ok := outs.Failed[name]
+		if !ok || !(strings.Contains(why, context.DeadlineExceeded.Error()) || strings.Contains(why, context.Canceled.Error())) {
+			return false
+		}
+	}
+	return true
 }
 
 // decideFinish accepts the finish step only if every party holds the same

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -333,4 +334,44 @@ func TestSumWithGeneratedKey(t *testing.T) {
 	if got, _ := rep.Result["sum"].(float64); got != want {
 		t.Fatalf("sum %v, want %v", rep.Result["sum"], want)
 	}
+}
+
+// TestKeygenLostMessage loses one message of the first search step (as the
+// runtime may when a message arrives just as its node applies the job): the
+// step stalls until its timeout, the next search step runs, and the key is
+// generated. A party that hangs in every step still aborts the job.
+func TestKeygenLostMessage(t *testing.T) {
+	sp := spec(t, 3, 512, ", batch: 64, chunk: 256, timeout_ms: 3000")
+	sec, dirs := secrets(t, sp)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	net := jobtest.NewNetwork(sp.PartyNames()...)
+	var lost atomic.Bool
+	net.Intercept("pb", func(to string, m *protocol.Message) *protocol.Message {
+		if m.Type == msgType && m.Round == 0 && m.Channel == "seeds" && to == "pc" && lost.CompareAndSwap(false, true) {
+			return nil
+		}
+		return m
+	})
+	rep, err := jobtest.Run(ctx, Kind{}, sp, jobtest.Options{Secrets: sec, Network: net, Grace: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lost.Load() {
+		t.Fatal("no message was lost")
+	}
+	if _, err := secureagg.LoadKeys(dirs["pa"]); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("result %v", rep.Result)
+
+	sp = spec(t, 3, 512, ", batch: 64, chunk: 256, timeout_ms: 1000")
+	sec, _ = secrets(t, sp)
+	net = jobtest.NewNetwork(sp.PartyNames()...)
+	net.Drop("pb", jobtest.DropHang)
+	_, err = jobtest.Run(ctx, Kind{}, sp, jobtest.Options{Secrets: sec, Network: net, Grace: 500 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "pb") {
+		t.Fatalf("a hung party: %v", err)
+	}
+	t.Logf("hung party: %v", err)
 }
