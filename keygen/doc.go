@@ -38,9 +38,12 @@
 //
 // # Faults
 //
-// A party that fails, crashes or goes silent aborts the job with its name
-// (its peers' rounds fail on the missing message, or at the step's timeout,
-// params.timeout_ms, default 10 minutes); nothing is installed anywhere.
+// A party that fails or crashes aborts the job with its name (its peers'
+// rounds fail on the missing message); nothing is installed anywhere. A
+// search step in which every party timed out (params.timeout_ms, default 2
+// minutes) and none failed otherwise looks like a message lost in transit
+// and is followed by the next chunk, at most twice; a party that hangs
+// therefore aborts the job after three timeouts.
 // A node that restarts after the search found N no longer holds its shares
 // of the factors: finish fails naming it, and keygen must be run again.
 // Install is atomic per node (each file is replaced whole, the share
