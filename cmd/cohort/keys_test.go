@@ -93,3 +93,35 @@ func TestKeysStatus(t *testing.T) {
 		t.Fatalf("status text: %v %q", err, stdout)
 	}
 }
+
+// keys generate refuses a consortium of two (no honest majority) and a
+// size other than 2048, 3072 or 4096, before it contacts the node.
+func TestKeysGenerateRefuses(t *testing.T) {
+	bin := buildBinary(t)
+	root := t.TempDir()
+	var members []map[string]any
+	for _, name := range []string{"north", "south"} {
+		out, stderr, err := run(t, bin, "node", "init", "--name", name, "--dir", filepath.Join(root, name), "--format", "json")
+		if err != nil {
+			t.Fatalf("init: %v %s", err, stderr)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	cons, _ := json.Marshal(map[string]any{"members": members}) // JSON is YAML
+	for _, name := range []string{"north", "south"} {
+		if err := os.WriteFile(filepath.Join(root, name, "consortium.yaml"), cons, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(root, "north", "node.yaml")
+	if _, stderr, err := run(t, bin, "keys", "generate", "--config", cfg); err == nil || !strings.Contains(stderr, "needs 3 or more") {
+		t.Errorf("two members: %v %q", err, stderr)
+	}
+	if _, stderr, err := run(t, bin, "keys", "generate", "--config", cfg, "--bits", "1024"); err == nil || !strings.Contains(stderr, "2048, 3072 or 4096") {
+		t.Errorf("--bits 1024: %v %q", err, stderr)
+	}
+}
