@@ -19,7 +19,8 @@ import (
 // Kind is the keygen job.
 type Kind struct{}
 
-// Phases of the job: one step each.
+// Phases of the job: search runs as many steps (rounds 0, 1, ...) as it
+// takes to find a modulus; finish and install are one step each.
 const (
 	PhaseSearch  = "search"
 	PhaseFinish  = "finish"
@@ -220,7 +221,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		}
 		tried += d.Tried
 		addTiming(d.TimingMS)
-		c.Progress(PhaseSearch, tried, 0)
+		c.Progress(PhaseSearch, tried, maxCandidates) // pairs tried of the most the job will try
 		if len(d.N) > 0 {
 			found, foundRound = d, round
 		}
