@@ -35,7 +35,7 @@ func fakeNode(t *testing.T, routes map[string]string) *httptest.Server {
 // default printed the group's help and exited 0.
 func TestUnknownSubcommandFails(t *testing.T) {
 	bin := buildBinary(t)
-	for _, args := range [][]string{{"job", "abort", "x"}, {"node", "stat"}, {"keys", "generate"}, {"completion", "tcsh"}, {"nope"}} {
+	for _, args := range [][]string{{"job", "abort", "x"}, {"node", "stat"}, {"keys", "rotate"}, {"completion", "tcsh"}, {"nope"}} {
 		_, stderr, err := run(t, bin, args...)
 		if err == nil || !strings.Contains(stderr, "unknown command") {
 			t.Errorf("cohort %s: err %v, stderr %q; want a non-zero exit naming the unknown command", strings.Join(args, " "), err, stderr)

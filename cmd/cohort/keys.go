@@ -2,6 +2,8 @@ package main
 
 import (
 	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cohortdm/cohort/internal/atomicfile"
+	"github.com/cohortdm/cohort/keygen"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
@@ -47,7 +51,10 @@ func (a *app) keysCmd() *cobra.Command {
 		Long: `deal generates the consortium's threshold Damgard-Jurik key and writes, for every member,
 DIR/MEMBER/keys/threshold.pub and DIR/MEMBER/keys/threshold.share (mode 0600). Copy each
 MEMBER/keys directory into that member's data dir and delete the rest: the dealer sees every
-share, so run it on a machine the consortium trusts, or use dealerless generation once it exists.
+share, so run it on a machine the consortium trusts. For 3 or more members the default is
+dealerless generation on the running nodes ('cohort keys generate'), where no one ever sees
+the factors of the modulus or another member's share; the dealer remains for two members
+and for tests and demos.
 
 The threshold is the number of members whose shares are needed to decrypt: with
 --threshold K, any K of the N members decrypt together and any K-1 learn nothing. The
@@ -111,6 +118,10 @@ whose share no longer matches the others' cannot take part in decryption.`,
 				if err := secureagg.SaveKeys(filepath.Join(out, name), keys[name]); err != nil {
 					return fmt.Errorf("write %s's key files: %w", name, err)
 				}
+				if err := writeInfo(filepath.Join(out, name), keygen.Info{Made: keygen.MadeDealer, KeyID: hex.EncodeToString(pk.KeyID[:]),
+					Bits: pk.N.BitLen(), Parties: sorted, Threshold: k}); err != nil {
+					return fmt.Errorf("write %s's key files: %w", name, err)
+				}
 			}
 			if a.format == "json" {
 				return a.printJSON(map[string]any{"members": sorted, "parties": pk.Parties, "threshold": k, "bits": pk.N.BitLen(), "out": out})
@@ -126,7 +137,120 @@ whose share no longer matches the others' cannot take part in decryption.`,
 	deal.Flags().StringVar(&out, "out", "", "directory to write MEMBER/keys/ into")
 	deal.Flags().BoolVar(&force, "force", false, "overwrite existing key files under --out")
 	_ = deal.MarkFlagRequired("out")
-	cmd.AddCommand(deal)
+	cmd.AddCommand(deal, a.keysGenerateCmd(), a.keysStatusCmd())
+	return cmd
+}
+
+// writeInfo writes the key's info sidecar under a node's data dir.
+func writeInfo(dataDir string, info keygen.Info) error {
+	b, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(dataDir, keygen.InfoFile), append(b, '\n'), 0o644)
+}
+
+// keygenSpec is the job spec of dealerless generation over members.
+func keygenSpec(members []string, bits int) []byte {
+	var b strings.Builder
+	b.WriteString("kind: keygen\nparties:\n")
+	for _, m := range members {
+		fmt.Fprintf(&b, "  - name: %q\n", m)
+	}
+	fmt.Fprintf(&b, "params: {bits: %d}\n", bits)
+	return []byte(b.String())
+}
+
+func (a *app) keysGenerateCmd() *cobra.Command {
+	var config, api string
+	var bits int
+	cmd := &cobra.Command{
+		Use:   "generate --config node.yaml",
+		Short: "Generate the consortium's threshold key on the running nodes, without a dealer",
+		Long: `generate submits a keygen job over every member of the consortium to the running node and
+waits for it. The members generate a shared RSA modulus together (Boneh-Franklin: no member
+learns its factors) and convert it to threshold decryption shares; each node installs its
+share in its data dir (keys/threshold.share, keys/threshold.pub, keys/threshold.info) only
+once every member holds the same verified key. It needs 3 or more members (an honest
+majority); with two, use 'cohort keys deal --threshold 2'. The threshold is ⌊(N−1)/2⌋+1.
+
+Run it while no other job runs: a job that decrypts while the key is replaced fails.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !dealBitsOK(bits) {
+				return fmt.Errorf("--bits %d: use 2048, 3072 or 4096", bits)
+			}
+			cfg, err := node.LoadConfig(config)
+			if err != nil {
+				return configHint(err, config, false)
+			}
+			cons, err := node.LoadConsortium(cfg.Consortium)
+			if err != nil {
+				return err
+			}
+			members := cons.Names()
+			if len(members) < 3 {
+				return fmt.Errorf("the consortium has %d members; dealerless generation needs 3 or more (deal the key with 'cohort keys deal --threshold 2')", len(members))
+			}
+			c, err := a.newClient(config, api)
+			if err != nil {
+				return err
+			}
+			var resp struct{ ID string }
+			if _, err := c.do(cmd.Context(), "POST", "/v1/jobs", keygenSpec(members, bits), &resp); err != nil {
+				return fmt.Errorf("submit keygen: %w", err)
+			}
+			return a.follow(cmd.Context(), c, resp.ID)
+		},
+	}
+	a.configFlag(cmd, false, &config, "node.yaml of the node to talk to")
+	cmd.Flags().StringVar(&api, "api", "", "talk to the node's HTTP listener instead: HOST:PORT")
+	cmd.Flags().IntVar(&bits, "bits", 2048, "modulus size in bits: 2048, 3072 or 4096")
+	return cmd
+}
+
+func (a *app) keysStatusCmd() *cobra.Command {
+	var config, dir string
+	cmd := &cobra.Command{
+		Use:   "status [--config node.yaml | --dir DATA_DIR]",
+		Short: "Show this node's threshold key: id, size, threshold and how it was made",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dir == "" {
+				cfg, err := node.LoadConfig(config)
+				if err != nil {
+					return configHint(err, config, false)
+				}
+				dir = cfg.DataDir
+			}
+			keys, err := secureagg.LoadKeys(dir)
+			if err != nil {
+				return fmt.Errorf("no threshold key in %s (run 'cohort keys generate' or 'cohort keys deal'): %w", dir, err)
+			}
+			pk := keys.Public()
+			made := "unknown (no " + keygen.InfoFile + ")"
+			if b, err := os.ReadFile(filepath.Join(dir, keygen.InfoFile)); err == nil {
+				info, err := keygen.ParseInfo(b)
+				if err != nil {
+					return err
+				}
+				if info.KeyID != hex.EncodeToString(pk.KeyID[:]) {
+					return fmt.Errorf("%s describes key %s, not the installed key %x", keygen.InfoFile, info.KeyID, pk.KeyID)
+				}
+				made = info.Made
+			}
+			out := map[string]any{"key_id": hex.EncodeToString(pk.KeyID[:]), "bits": pk.N.BitLen(), "threshold": pk.Threshold + 1,
+				"parties": keys.Members, "index": keys.Share.Index, "made": made}
+			if a.format == "json" {
+				return a.printJSON(out)
+			}
+			fmt.Fprintf(a.stdout, "key %x\n  %d-bit modulus, any %d of the %d members decrypt (%s)\n  this node holds share %d\n  made: %s\n",
+				pk.KeyID, pk.N.BitLen(), pk.Threshold+1, pk.Parties, strings.Join(keys.Members, ", "), keys.Share.Index, made)
+			return nil
+		},
+	}
+	a.configFlag(cmd, false, &config, "node.yaml of the node whose key to show")
+	cmd.Flags().StringVar(&dir, "dir", "", "the node's data dir (instead of --config)")
 	return cmd
 }
 

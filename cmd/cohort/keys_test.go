@@ -62,3 +62,66 @@ func TestKeysDeal(t *testing.T) {
 		t.Errorf("deal a,b --threshold 2: %v %q", err, stderr)
 	}
 }
+
+// keys status shows what keys deal installed, and that a dealer made it.
+func TestKeysStatus(t *testing.T) {
+	bin := buildBinary(t)
+	out := t.TempDir()
+	if _, stderr, err := run(t, bin, "keys", "status", "--dir", out); err == nil || !strings.Contains(stderr, "no threshold key") {
+		t.Errorf("status without a key: %v %q", err, stderr)
+	}
+	if _, stderr, err := run(t, bin, "keys", "deal", "--members", "a,b,c", "--out", out); err != nil {
+		t.Fatalf("deal: %v %q", err, stderr)
+	}
+	stdout, stderr, err := run(t, bin, "keys", "status", "--dir", filepath.Join(out, "b"), "--format", "json")
+	var st struct {
+		KeyID     string `json:"key_id"`
+		Bits      int
+		Threshold int
+		Index     int
+		Made      string
+		Parties   []string
+	}
+	if err != nil || json.Unmarshal([]byte(stdout), &st) != nil {
+		t.Fatalf("status: %v %q %q", err, stdout, stderr)
+	}
+	if st.Made != "dealer" || st.Bits != 2048 || st.Threshold != 2 || st.Index != 2 || len(st.KeyID) != 64 || len(st.Parties) != 3 {
+		t.Fatalf("status %+v", st)
+	}
+	stdout, _, err = run(t, bin, "keys", "status", "--dir", filepath.Join(out, "a"))
+	if err != nil || !strings.Contains(stdout, "made: dealer") || !strings.Contains(stdout, "any 2 of the 3 members") {
+		t.Fatalf("status text: %v %q", err, stdout)
+	}
+}
+
+// keys generate refuses a consortium of two (no honest majority) and a
+// size other than 2048, 3072 or 4096, before it contacts the node.
+func TestKeysGenerateRefuses(t *testing.T) {
+	bin := buildBinary(t)
+	root := t.TempDir()
+	var members []map[string]any
+	for _, name := range []string{"north", "south"} {
+		out, stderr, err := run(t, bin, "node", "init", "--name", name, "--dir", filepath.Join(root, name), "--format", "json")
+		if err != nil {
+			t.Fatalf("init: %v %s", err, stderr)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, m)
+	}
+	cons, _ := json.Marshal(map[string]any{"members": members}) // JSON is YAML
+	for _, name := range []string{"north", "south"} {
+		if err := os.WriteFile(filepath.Join(root, name, "consortium.yaml"), cons, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(root, "north", "node.yaml")
+	if _, stderr, err := run(t, bin, "keys", "generate", "--config", cfg); err == nil || !strings.Contains(stderr, "needs 3 or more") {
+		t.Errorf("two members: %v %q", err, stderr)
+	}
+	if _, stderr, err := run(t, bin, "keys", "generate", "--config", cfg, "--bits", "1024"); err == nil || !strings.Contains(stderr, "2048, 3072 or 4096") {
+		t.Errorf("--bits 1024: %v %q", err, stderr)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/keygen"
 	"github.com/cohortdm/cohort/quantile"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sum"
@@ -130,7 +131,8 @@ func (a *app) configFlag(cmd *cobra.Command, persistent bool, p *string, what st
 // kinds is every job kind this binary runs.
 func kinds() job.Registry {
 	return job.Registry{"sum": sum.Kind{}, "quantile": quantile.Kind{}, "bicluster": bicluster.Kind{},
-		"sjc": sjc.Kind{}, "sjc-predict": sjc.PredictKind{}, "integrate": integrate.Kind{}, "anonymize": onetable.Kind{}}
+		"sjc": sjc.Kind{}, "sjc-predict": sjc.PredictKind{}, "integrate": integrate.Kind{}, "anonymize": onetable.Kind{},
+		"keygen": keygen.Kind{}}
 }
 
 func (a *app) logger() *slog.Logger {

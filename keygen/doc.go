@@ -1,0 +1,67 @@
+// Package keygen is the job kind that generates the consortium's threshold
+// Paillier key without a dealer (spec `kind: keygen`, `params: {bits:
+// 2048}`, no tables), with package paillier/dealerless doing the
+// cryptography. It is the default way to set up the key for 3 or more
+// members (`cohort keys generate`); `cohort keys deal` remains for two
+// members and for tests and demos.
+//
+// # Steps
+//
+//  1. search, rounds 0, 1, ... (all parties): each party runs
+//     dealerless Party.Search over params.chunk candidate pairs (default
+//     8192, a few seconds); each protocol round is a sub-channel of the
+//     step (Step.Sub) and travels as peer messages. Every step attempt
+//     exchanges fresh pair seeds and draws fresh secrets from crypto/rand,
+//     so a re-run attempt (after a leader change) starts over. A party
+//     reports the pairs tried, the modulus N if one passed every test
+//     (public) and its phase times; the coordinator commits them if every
+//     party reports the same outcome, and searches on until N is found. The
+//     party keeps its shares of N's factors in its session, in memory.
+//     Splitting the search into steps keeps a fault cheap: a leader change
+//     under load re-runs one chunk, not the whole search.
+//  2. finish (args: the search round and attempt that found N): Party.Finish
+//     converts the factors' shares into threshold key shares and verifies
+//     the whole key with a test decryption; each party stages its files
+//     under keys/keygen/JOB/ATTEMPT/ with Secrets.WriteSecret and reports
+//     the key id. The coordinator commits it if every party reports the
+//     same key from the same attempt.
+//  3. install (args: the finish attempt and key id): each party checks that
+//     its staged key is the agreed one and writes keys/threshold.share,
+//     keys/threshold.pub (secureagg's files, as `cohort keys deal` writes
+//     them) and keys/threshold.info (made: dealerless).
+//
+// Result: key_id, bits, threshold (shares that decrypt, ⌊(n−1)/2⌋+1),
+// candidates (pairs tried over all search steps), search_steps,
+// generation_timing (seconds per phase, summed over steps of the slowest
+// party of each: sieve, biprimality, convert, verify) and made. In `cohort
+// sim` the Assembler copies each party's files to DIR/keys/PARTY/.
+//
+// # Faults
+//
+// A party that fails or crashes aborts the job with its name (its peers'
+// rounds fail on the missing message); nothing is installed anywhere. A
+// search step in which every party timed out (params.timeout_ms, default 2
+// minutes) and none failed otherwise looks like a message lost in transit
+// and is followed by the next chunk, at most twice; a party that hangs
+// therefore aborts the job after three timeouts.
+// A node that restarts after the search found N no longer holds its shares
+// of the factors: finish fails naming it, and keygen must be run again.
+// Install is atomic per node (each file is replaced whole, the share
+// first) but not across nodes: if one node fails during install the job
+// fails naming it, the others keep the new key, and keygen must be run
+// again. The kind cannot see other jobs: running keygen while a job that
+// decrypts with the key runs makes that job fail (its parties' shares no
+// longer match); `cohort keys generate` documents this.
+//
+// # Leakage profile
+//
+// Messages (all of type keygen/round) carry one of two disclosures:
+// keygen-share (pair seeds, Shamir shares of candidate shares and of the
+// conversion's secrets, openings of masked values to their owner) and
+// keygen-public-value (biprimality values, verification keys, the test
+// decryption shares). Package dealerless's doc says what each reveals.
+// Party outputs and the log hold public values only: key ids, the
+// candidate count, phase times, the attempt number and failure reasons.
+// No share leaves its party; TestKeygen checks every message and log
+// record against the installed shares.
+package keygen

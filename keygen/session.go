@@ -1,0 +1,292 @@
+package keygen
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/paillier/dealerless"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/secureagg"
+)
+
+// msgType is the type of every keygen peer message; the round travels in
+// the step's channel.
+const msgType = "keygen/round"
+
+// stageDir is where a party keeps a generated key until it is installed:
+// one directory per job and attempt, so a re-run never reuses a stale
+// share.
+func stageDir(jobID string, attempt int) string {
+	return path.Join("keys", "keygen", jobID, strconv.Itoa(attempt))
+}
+
+// Open opens a party's session. Across steps it holds this party's
+// generator and, once a search step has found a modulus, its secret shares
+// of the factors, in memory only: a node that restarts after the search
+// cannot finish, and the job fails naming it. The finish step stages the
+// key files in the data dir, so a restarted node still installs.
+func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+	prm, err := parseParams(p.Spec())
+	if err != nil {
+		return nil, err
+	}
+	return &session{p: p, params: prm, cands: map[[2]int]*dealerless.Candidate{}}, nil
+}
+
+type session struct {
+	p      job.Participant
+	params *Params
+	gen    *dealerless.Party
+	cands  map[[2]int]*dealerless.Candidate // by search round and attempt
+}
+
+// Close forgets the candidate shares.
+func (s *session) Close() { clear(s.cands) }
+
+// Step runs a search, finish or install step.
+func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	switch step.Phase {
+	case PhaseSearch:
+		return s.search(ctx, step)
+	case PhaseFinish:
+		return s.finish(ctx, step)
+	case PhaseInstall:
+		return s.install(step)
+	}
+	return nil, fmt.Errorf("keygen: unknown phase %q", step.Phase)
+}
+
+// publicSeed is the job's public randomness for dealerless (biprimality
+// bases, H, v, the test ciphertext). Secrets and pair seeds are fresh in
+// every step attempt.
+func publicSeed(jobSeed []byte) []byte {
+	h := sha256.New()
+	h.Write([]byte("cohort/keygen/public-seed/v1"))
+	h.Write(jobSeed)
+	return h.Sum(nil)
+}
+
+// generator returns this party's dealerless generator and the step's
+// network.
+func (s *session) generator(step job.Step) (*dealerless.Party, *stepNet, error) {
+	parties := step.Parties
+	if !slices.Equal(parties, s.p.Spec().PartyNames()) {
+		return nil, nil, fmt.Errorf("keygen: step parties %v are not the spec's %v", parties, s.p.Spec().PartyNames())
+	}
+	idx, ok := slices.BinarySearch(parties, s.p.Self())
+	if !ok {
+		return nil, nil, fmt.Errorf("keygen: %s is not a party of the step", s.p.Self())
+	}
+	if s.gen == nil {
+		g, err := dealerless.NewParty(dealerless.Config{
+			Bits: s.params.Bits, Parties: len(parties), Index: idx + 1,
+			PublicSeed: publicSeed(s.p.Seed()), Batch: s.params.Batch,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		s.gen = g
+	}
+	return s.gen, &stepNet{p: s.p, step: step, parties: parties, self: idx + 1}, nil
+}
+
+func msOf(t map[string]time.Duration) map[string]int64 {
+	out := make(map[string]int64, len(t))
+	for k, d := range t {
+		out[k] = d.Milliseconds()
+	}
+	return out
+}
+
+func (s *session) search(ctx context.Context, step job.Step) ([]byte, error) {
+	gen, net, err := s.generator(step)
+	if err != nil {
+		return nil, err
+	}
+	c, st, err := gen.Search(ctx, net, s.params.Chunk)
+	if err != nil {
+		return nil, err
+	}
+	out := searchOutput{Attempt: step.Attempt, Tried: st.Tried, TimingMS: msOf(st.Timing)}
+	if c != nil {
+		clear(s.cands) // only the latest modulus can be the one finished
+		s.cands[[2]int{step.Round, step.Attempt}] = c
+		out.N = c.N.Bytes()
+	}
+	return protocol.Marshal(out)
+}
+
+// finish converts the modulus found by the committed search step into this
+// party's key share, verified with every other party's, and stages the key
+// files under a directory of this attempt.
+func (s *session) finish(ctx context.Context, step job.Step) ([]byte, error) {
+	var args finishArgs
+	if err := protocol.Unmarshal(step.Args, &args); err != nil {
+		return nil, fmt.Errorf("keygen: finish arguments: %w", err)
+	}
+	c, ok := s.cands[[2]int{args.Round, args.Attempt}]
+	if !ok {
+		return nil, fmt.Errorf("keygen: %s holds no shares of the modulus of search round %d attempt %d (its node restarted since); run keygen again", s.p.Self(), args.Round, args.Attempt)
+	}
+	gen, net, err := s.generator(step)
+	if err != nil {
+		return nil, err
+	}
+	ks, st, err := gen.Finish(ctx, net, c)
+	if err != nil {
+		return nil, err
+	}
+	keys := &secureagg.Keys{Members: step.Parties, Share: ks}
+	pub, err := keys.MarshalPublic()
+	if err != nil {
+		return nil, err
+	}
+	share, err := ks.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("keygen: encode key share: %w", err)
+	}
+	dir := stageDir(step.Job, step.Attempt)
+	if err := s.p.Secrets().WriteSecret(path.Join(dir, "threshold.share"), share); err != nil {
+		return nil, fmt.Errorf("keygen: stage key share: %w", err)
+	}
+	if err := s.p.Secrets().WriteSecret(path.Join(dir, "threshold.pub"), pub); err != nil {
+		return nil, fmt.Errorf("keygen: stage public key: %w", err)
+	}
+	return protocol.Marshal(finishOutput{Attempt: step.Attempt, KeyID: ks.Public.KeyID[:], TimingMS: msOf(st.Timing)})
+}
+
+// install checks that the staged key is the one every party reported and
+// installs it as the node's threshold key, with its info file.
+func (s *session) install(step job.Step) ([]byte, error) {
+	args, err := decodeInstallArgs(step.Args)
+	if err != nil {
+		return nil, err
+	}
+	dir := stageDir(step.Job, args.Attempt)
+	sec := s.p.Secrets()
+	pub, err := sec.ReadSecret(path.Join(dir, "threshold.pub"))
+	if err != nil {
+		return nil, fmt.Errorf("keygen: staged key of attempt %d: %w", args.Attempt, err)
+	}
+	share, err := sec.ReadSecret(path.Join(dir, "threshold.share"))
+	if err != nil {
+		return nil, fmt.Errorf("keygen: staged key of attempt %d: %w", args.Attempt, err)
+	}
+	keys, err := secureagg.ParseKeys(pub, share)
+	if err != nil {
+		return nil, fmt.Errorf("keygen: staged key of attempt %d: %w", args.Attempt, err)
+	}
+	id := keys.Public().KeyID
+	if string(id[:]) != string(args.KeyID) {
+		return nil, fmt.Errorf("keygen: staged key %x is not the agreed key %x", id[:8], args.KeyID)
+	}
+	info, err := json.MarshalIndent(Info{Made: MadeDealerless, KeyID: hex.EncodeToString(id[:]), Bits: keys.Public().N.BitLen(),
+		Parties: keys.Members, Threshold: keys.Public().Threshold + 1, Job: step.Job}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	// The share first, as secureagg.SaveKeys does: a crash between the two
+	// leaves a share that ParseKeys refuses with the old public file, never
+	// a key that decrypts wrongly.
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{secureagg.ShareFile, share}, {secureagg.PublicKeyFile, pub}, {InfoFile, append(info, '\n')}} {
+		if err := sec.WriteSecret(f.name, f.data); err != nil {
+			return nil, fmt.Errorf("keygen: install %s: %w", f.name, err)
+		}
+	}
+	return id[:], nil
+}
+
+// decodeInstallArgs decodes the install step's arguments: an attempt
+// number and a 32-byte key id.
+func decodeInstallArgs(b []byte) (installArgs, error) {
+	var a installArgs
+	if err := protocol.Unmarshal(b, &a); err != nil {
+		return a, fmt.Errorf("keygen: install arguments: %w", err)
+	}
+	if a.Attempt < 1 || len(a.KeyID) != 32 {
+		return a, fmt.Errorf("keygen: install arguments: attempt %d, key id of %d bytes", a.Attempt, len(a.KeyID))
+	}
+	return a, nil
+}
+
+// stepNet carries dealerless rounds as peer messages within the generate
+// step: each round is a sub-channel of the step.
+type stepNet struct {
+	p       job.Participant
+	step    job.Step
+	parties []string
+	self    int
+}
+
+func disclosure(round string) protocol.Disclosure {
+	for _, pre := range []string{"bip", "vk", "check"} {
+		if strings.HasPrefix(round, pre) {
+			return DiscloseBiprimality
+		}
+	}
+	return DiscloseShares
+}
+
+func (n *stepNet) Exchange(ctx context.Context, round string, out [][]byte) ([][]byte, error) {
+	st := n.step.Sub(round)
+	self := n.parties[n.self-1]
+	// A failed send ends the round at once: waiting for the others would
+	// only run into the step's timeout.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, len(n.parties))
+	for k, name := range n.parties {
+		if k+1 == n.self {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := n.p.Send(ctx, name, st.Message(self, msgType, out[k]), disclosure(round)); err != nil {
+				errs[k] = fmt.Errorf("send to %s: %w", name, err)
+				cancel()
+			}
+		}()
+	}
+	in := make([][]byte, len(n.parties))
+	var recvErr error
+	for k, name := range n.parties {
+		if k+1 == n.self {
+			continue
+		}
+		m, err := n.p.Receive(ctx, name, st.Key(msgType))
+		if err != nil {
+			recvErr = fmt.Errorf("no message from %s: %w", name, err)
+			break
+		}
+		if m.From != name {
+			recvErr = fmt.Errorf("message from %s claims to be from %s", name, m.From)
+			break
+		}
+		in[k] = m.Body
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if recvErr != nil {
+		return nil, recvErr
+	}
+	return in, nil
+}
