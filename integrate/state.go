@@ -239,24 +239,13 @@ func Publication(pub *anonymize.TDSPublic, class []string, classCol string) Publ
 		p.Columns = append(p.Columns, a.Name)
 	}
 	p.Columns = append(p.Columns, classCol)
-	counts := map[string]int{}
-	rows := map[string][]string{}
-	for r := range class {
+	p.Rows = distinctRows(len(class), func(r int) []string {
 		vals := make([]string, 0, len(pub.Attrs)+1)
 		for a, at := range pub.Attrs {
 			vals = append(vals, at.Tax.Nodes[pub.Gen[a][r]].Label)
 		}
-		vals = append(vals, class[r])
-		key := rowKey(vals)
-		if counts[key] == 0 {
-			rows[key] = vals
-		}
-		counts[key]++
-	}
-	for k, vals := range rows {
-		p.Rows = append(p.Rows, Row{Values: vals, Count: counts[k]})
-	}
-	slices.SortFunc(p.Rows, func(a, b Row) int { return slices.Compare(a.Values, b.Values) })
+		return append(vals, class[r])
+	})
 	return p
 }
 
@@ -267,24 +256,35 @@ func Rows(t *table.Table) Published {
 	for _, c := range t.Columns {
 		p.Columns = append(p.Columns, c.Name)
 	}
-	counts := map[string]int{}
-	rows := map[string][]string{}
-	for r := range t.NumRows() {
+	p.Rows = distinctRows(t.NumRows(), func(r int) []string {
 		vals := make([]string, len(t.Columns))
 		for i, c := range t.Columns {
 			vals[i] = c.Str[r]
 		}
+		return vals
+	})
+	return p
+}
+
+// distinctRows groups the n records' rows (row(r) gives record r's values)
+// into distinct rows with counts, sorted by value.
+func distinctRows(n int, row func(r int) []string) []Row {
+	counts := map[string]int{}
+	rows := map[string][]string{}
+	for r := range n {
+		vals := row(r)
 		key := rowKey(vals)
 		if counts[key] == 0 {
 			rows[key] = vals
 		}
 		counts[key]++
 	}
+	out := make([]Row, 0, len(rows))
 	for k, vals := range rows {
-		p.Rows = append(p.Rows, Row{Values: vals, Count: counts[k]})
+		out = append(out, Row{Values: vals, Count: counts[k]})
 	}
-	slices.SortFunc(p.Rows, func(a, b Row) int { return slices.Compare(a.Values, b.Values) })
-	return p
+	slices.SortFunc(out, func(a, b Row) int { return slices.Compare(a.Values, b.Values) })
+	return out
 }
 
 func rowKey(vals []string) string {
