@@ -58,8 +58,15 @@ DIR and renames it into place at the end, so DIR never mixes two runs' files.`,
 }
 
 // keyFree reports whether a kind uses no threshold key: sim deals its
-// nodes none (dealing a 2048-bit key costs seconds).
-func keyFree(kind string) bool { return kind == "sjc" || kind == "sjc-predict" }
+// nodes none (dealing a 2048-bit key costs seconds). sjc and the
+// anonymisation jobs use PSI and plain counts; keygen makes its own key.
+func keyFree(kind string) bool {
+	switch kind {
+	case "sjc", "sjc-predict", "integrate", "anonymize", "keygen":
+		return true
+	}
+	return false
+}
 
 func (a *app) runSim(cmd *cobra.Command, spec, out string, timeout time.Duration, replace bool, setup keySetup) (map[string]any, error) {
 	if s, err := job.LoadSpec(spec); err == nil && keyFree(s.Kind) {
