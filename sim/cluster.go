@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -292,12 +291,6 @@ func (c *Cluster) Close() error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-// RemoveAll stops the cluster and deletes its directory.
-func (c *Cluster) RemoveAll() error {
-	err := c.Close()
-	return errors.Join(err, os.RemoveAll(c.Dir))
 }
 
 // crowdedRaftMS returns Raft heartbeat and election timeouts for nodes
