@@ -19,6 +19,7 @@ import (
 
 	"github.com/cohortdm/cohort/examples"
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
 )
 
@@ -26,6 +27,7 @@ func (a *app) simCmd() *cobra.Command {
 	var out string
 	var timeout time.Duration
 	var force bool
+	var raftTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "sim SPEC.yaml --out DIR",
 		Short: "Run a job with one in-process node per party (real libp2p on loopback, real Raft)",
@@ -41,7 +43,11 @@ DIR and renames it into place at the end, so DIR never mixes two runs' files.`,
 			if out == "" {
 				return fmt.Errorf("--out DIR is required")
 			}
-			res, err := a.runSim(cmd, args[0], out, timeout, force, consortiumKeys)
+			if raftTimeout < 0 || (raftTimeout > 0 && raftTimeout < 50*time.Millisecond) || raftTimeout > time.Minute {
+				return fmt.Errorf("--raft-timeout %v: want 0 (the default) or between 50ms and 1m", raftTimeout)
+			}
+			ms := int(raftTimeout.Milliseconds())
+			res, err := a.runSim(cmd, args[0], out, timeout, force, consortiumKeys, node.Timing{HeartbeatMS: ms, ElectionMS: ms})
 			if err != nil {
 				if errors.Is(err, sim.ErrOutNotEmpty) {
 					return fmt.Errorf("%w (choose a new --out, or --force to replace it whole once the run succeeds)", err)
@@ -54,6 +60,7 @@ DIR and renames it into place at the end, so DIR never mixes two runs' files.`,
 	cmd.Flags().StringVar(&out, "out", "", "output directory for result.json and audit/ (new or empty)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long")
 	cmd.Flags().BoolVar(&force, "force", false, "replace a non-empty --out whole if the run succeeds")
+	cmd.Flags().DurationVar(&raftTimeout, "raft-timeout", 0, "Raft heartbeat and election timeout of the simulated nodes (0: 400ms, more when many nodes share few cores); raise it, e.g. to 3s, on a heavily loaded machine, where busy nodes miss heartbeats and liveness probes and steps are re-run")
 	return cmd
 }
 
@@ -68,7 +75,7 @@ func keyFree(kind string) bool {
 	return false
 }
 
-func (a *app) runSim(cmd *cobra.Command, spec, out string, timeout time.Duration, replace bool, setup keySetup) (map[string]any, error) {
+func (a *app) runSim(cmd *cobra.Command, spec, out string, timeout time.Duration, replace bool, setup keySetup, timing node.Timing) (map[string]any, error) {
 	if s, err := job.LoadSpec(spec); err == nil && keyFree(s.Kind) {
 		setup = nil
 	}
@@ -77,7 +84,7 @@ func (a *app) runSim(cmd *cobra.Command, spec, out string, timeout time.Duration
 		progress = a.stderr
 	}
 	return sim.Run(cmd.Context(), spec, sim.RunOptions{
-		Kinds: kinds(), Out: out, Replace: replace, Progress: progress, Timeout: timeout, Setup: setup,
+		Kinds: kinds(), Out: out, Replace: replace, Progress: progress, Timeout: timeout, Setup: setup, Timing: timing,
 	})
 }
 
@@ -279,7 +286,7 @@ fresh directory under the system temp dir, printed at the start and the end.`,
 					fmt.Fprintf(a.stdout, "== %s\n", name)
 				}
 				dir := filepath.Join(out, name)
-				res, err := a.runSim(cmd, filepath.Join(work, name, "spec.yaml"), dir, 5*time.Minute, force, keys)
+				res, err := a.runSim(cmd, filepath.Join(work, name, "spec.yaml"), dir, 5*time.Minute, force, keys, node.Timing{})
 				if err != nil {
 					return fmt.Errorf("demo %s: %w", name, err)
 				}

@@ -93,6 +93,10 @@ func TestSimSpecMessages(t *testing.T) {
 	if err == nil || strings.Count(stderr, "wset.csv") != 1 {
 		t.Errorf("missing table: %v %q; want the path named once", err, stderr)
 	}
+	_, stderr, err = run(t, bin, "sim", write("nosuch2.yaml", "kind: nosuch\nparties: [{name: a}]\n"), "--out", filepath.Join(dir, "o4"), "--raft-timeout", "5ms")
+	if err == nil || !strings.Contains(stderr, "--raft-timeout 5ms") {
+		t.Errorf("--raft-timeout 5ms: %v %q; want it refused, naming the flag", err, stderr)
+	}
 }
 
 // sim --out never mixes runs: a non-empty directory is refused without
