@@ -283,10 +283,12 @@ func (l *line) run(ctx context.Context) {
 			case <-timer.C:
 			}
 		}
-		p.send(p.b)
+		// Counted before it is sent, so whoever has received a datagram
+		// sees it in Stats.
 		l.mu.Lock()
 		l.st.Forwarded++
 		l.mu.Unlock()
+		p.send(p.b)
 	}
 }
 
