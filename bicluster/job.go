@@ -568,12 +568,7 @@ func decideLocals(outs *job.Outputs, parties []string, cols int) localsDecision 
 // of the second), each with the union of the two column sets: public,
 // from the committed descriptions.
 func candidatePairs(locals [][]LocalDesc) []pairDesc {
-	var refs []Ref
-	for p, ls := range locals {
-		for k := range ls {
-			refs = append(refs, Ref{p, k})
-		}
-	}
+	refs := refsOf(locals)
 	var out []pairDesc
 	for a := range refs {
 		for b := a + 1; b < len(refs); b++ {
