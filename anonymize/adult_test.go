@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/adultdata"
 	"github.com/cohortdm/cohort/table"
 )
 
@@ -177,37 +178,22 @@ func itoa(k int) string {
 func loadUCIAdult(t testing.TB, both bool) *table.Table {
 	t.Helper()
 	needAdult(t)
-	names := []string{"age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-		"relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income"}
 	tab := &table.Table{Name: "adult"}
-	for _, n := range names {
+	for _, n := range adultdata.Names {
 		tab.Columns = append(tab.Columns, &table.Column{Name: n, Kind: table.Categorical})
 	}
 	files := []string{"adult.data"}
 	if both {
 		files = append(files, "adult.test")
 	}
-	for _, fn := range files {
-		f, err := os.Open(filepath.Join(adultRoot(), fn))
-		if err != nil {
-			t.Fatal(err)
+	recs, err := adultdata.Read(adultRoot(), files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fs := range recs {
+		for i, v := range fs {
+			tab.Columns[i].Str = append(tab.Columns[i].Str, v)
 		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			line := sc.Text()
-			if strings.Contains(line, "?") || strings.HasPrefix(line, "|") || strings.TrimSpace(line) == "" {
-				continue
-			}
-			fs := strings.Split(line, ",")
-			if len(fs) != len(names) {
-				continue
-			}
-			for i, v := range fs {
-				v = strings.TrimSuffix(strings.TrimSpace(v), ".")
-				tab.Columns[i].Str = append(tab.Columns[i].Str, v)
-			}
-		}
-		f.Close()
 	}
 	return tab
 }

@@ -1,7 +1,6 @@
 package integrate_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/integrate"
+	"github.com/cohortdm/cohort/internal/adultdata"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
@@ -53,7 +53,7 @@ func TestAdultIntegrate(t *testing.T) {
 		t.Fatalf("%d records", len(recs))
 	}
 	index := map[string]int{}
-	for i, n := range adultNames {
+	for i, n := range adultdata.Names {
 		index[n] = i
 	}
 	for pi, p := range parties {
@@ -165,36 +165,14 @@ func TestAdultIntegrate(t *testing.T) {
 	}
 }
 
-var adultNames = []string{"age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-	"relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income"}
-
 // readAdult reads adult.data and adult.test without the records holding a
 // "?", the class without adult.test's trailing dot.
 func readAdult(t *testing.T, root string) [][]string {
-	var out [][]string
-	for _, fn := range []string{"adult.data", "adult.test"} {
-		f, err := os.Open(filepath.Join(root, fn))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			line := sc.Text()
-			if strings.Contains(line, "?") || strings.HasPrefix(line, "|") || strings.TrimSpace(line) == "" {
-				continue
-			}
-			fs := strings.Split(line, ",")
-			if len(fs) != len(adultNames) {
-				continue
-			}
-			for i := range fs {
-				fs[i] = strings.TrimSuffix(strings.TrimSpace(fs[i]), ".")
-			}
-			out = append(out, fs)
-		}
-		f.Close()
+	recs, err := adultdata.Read(root, "adult.data", "adult.test")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return recs
 }
 
 // adultCentral runs TDS in one process with one party holding every column
