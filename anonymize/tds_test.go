@@ -169,22 +169,11 @@ func TestTDSThreePartiesEqualsCentral(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var parties []*TDSParty
-	for _, name := range []string{"p1", "p2", "p3"} {
-		own := map[string][]string{}
-		for _, a := range attrs {
-			if a.Owner == name {
-				own[a.Name] = cols[a.Name]
-			}
-		}
-		p, err := NewTDSParty(name, pub, own)
-		if err != nil {
-			t.Fatal(err)
-		}
+	parties := tdsParties(t, pub, attrs, cols, "p1", "p2", "p3")
+	for _, p := range parties {
 		if len(p.Leaf) != 2 {
-			t.Fatalf("party %s holds %d columns", name, len(p.Leaf))
+			t.Fatalf("party %s holds %d columns", p.Name, len(p.Leaf))
 		}
-		parties = append(parties, p)
 	}
 	res, err := RunTDS(parties, pub)
 	if err != nil {
@@ -255,20 +244,7 @@ func TestTDSInstructionsDerivableFromPublication(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var parties []*TDSParty
-	for _, name := range []string{"p1", "p2", "p3"} {
-		own := map[string][]string{}
-		for _, a := range attrs {
-			if a.Owner == name {
-				own[a.Name] = cols[a.Name]
-			}
-		}
-		p, err := NewTDSParty(name, pub, own)
-		if err != nil {
-			t.Fatal(err)
-		}
-		parties = append(parties, p)
-	}
+	parties := tdsParties(t, pub, attrs, cols, "p1", "p2", "p3")
 	res, err := RunTDS(parties, pub)
 	if err != nil {
 		t.Fatal(err)
@@ -346,4 +322,25 @@ func TestTDSClassDiversity(t *testing.T) {
 	if _, err := pub.WithClassDiversity(3); !errors.Is(err, ErrRequirement) {
 		t.Fatalf("l=3 with 2 labels: %v", err)
 	}
+}
+
+// tdsParties opens a TDSParty per name, each holding the columns of attrs
+// it owns.
+func tdsParties(t *testing.T, pub *TDSPublic, attrs []TDSAttr, cols map[string][]string, names ...string) []*TDSParty {
+	t.Helper()
+	var parties []*TDSParty
+	for _, name := range names {
+		own := map[string][]string{}
+		for _, a := range attrs {
+			if a.Owner == name {
+				own[a.Name] = cols[a.Name]
+			}
+		}
+		p, err := NewTDSParty(name, pub, own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parties = append(parties, p)
+	}
+	return parties
 }
