@@ -2,7 +2,6 @@ package sjc_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/table"
 )
@@ -127,28 +125,8 @@ func BenchmarkStarFact(b *testing.B) {
 		}
 		inproc := time.Since(t0)
 		data = nil
-		secrets := map[string]job.Secrets{}
-		for _, p := range spec.PartyNames() {
-			secrets[p] = job.DirSecrets(filepath.Join(b.TempDir(), p))
-		}
-		t0 = time.Now()
-		rep, err := jobtest.Run(context.Background(), sjc.Kind{}, spec, jobtest.Options{Secrets: secrets, StepTimeout: 30 * time.Minute})
-		if err != nil {
-			b.Fatal(err)
-		}
-		jobTime := time.Since(t0)
-		nodes, _ := want.Size()
-		if got := rep.Result["nodes"]; got != nodes {
-			b.Fatalf("job tree has %v nodes, in process %d", got, nodes)
-		}
-		var bytes int
-		for _, s := range rep.Sent {
-			bytes += s.Bytes
-		}
 		b.ReportMetric(load.Seconds(), "load-s")
 		b.ReportMetric(inproc.Seconds(), "inproc-s")
-		b.ReportMetric(jobTime.Seconds(), "job-s")
-		b.ReportMetric(float64(bytes)/1e6, "job-MB")
-		b.ReportMetric(float64(nodes), "nodes")
+		benchJob(b, spec, want, 30*time.Minute)
 	}
 }
