@@ -26,6 +26,24 @@ type fileNode struct {
 
 // newFileNode inits and creates (but does not start) a node whose
 // consortium file is DIR/NAME/consortium.yaml.
+// startFileNodes starts n members, each with its own consortium file, and
+// waits until they agree on a leader.
+func startFileNodes(t *testing.T, ctx context.Context, dir string, kinds job.Registry, n int) ([]*fileNode, *node.Consortium) {
+	t.Helper()
+	var nodes []*fileNode
+	cons := &node.Consortium{}
+	for _, name := range names(n) {
+		f := newFileNode(t, dir, name, kinds, false)
+		nodes = append(nodes, f)
+		cons.Members = append(cons.Members, f.member())
+	}
+	for _, f := range nodes {
+		f.start(t, cons)
+	}
+	waitFor(t, ctx, func() bool { return nodes[0].Leader() != "" && nodes[1].Leader() == nodes[0].Leader() })
+	return nodes, cons
+}
+
 func newFileNode(t *testing.T, dir, name string, kinds job.Registry, join bool) *fileNode {
 	t.Helper()
 	data := filepath.Join(dir, name)
@@ -87,17 +105,7 @@ func TestMembershipAddRemove(t *testing.T) {
 	dir := t.TempDir()
 	kind := &prober{}
 	kinds := job.Registry{"probe": kind}
-	var nodes []*fileNode
-	cons := &node.Consortium{}
-	for _, name := range names(3) {
-		f := newFileNode(t, dir, name, kinds, false)
-		nodes = append(nodes, f)
-		cons.Members = append(cons.Members, f.member())
-	}
-	for _, f := range nodes {
-		f.start(t, cons)
-	}
-	waitFor(t, ctx, func() bool { return nodes[0].Leader() != "" && nodes[1].Leader() == nodes[0].Leader() })
+	nodes, cons := startFileNodes(t, ctx, dir, kinds, 3)
 
 	// org4 starts with a file that lists it and joins: refused until added.
 	org4 := newFileNode(t, dir, "org4", kinds, true)
@@ -323,17 +331,7 @@ func TestRemoveLeader(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	kinds := job.Registry{"probe": &prober{}}
-	var nodes []*fileNode
-	cons := &node.Consortium{}
-	for _, name := range names(3) {
-		f := newFileNode(t, dir, name, kinds, false)
-		nodes = append(nodes, f)
-		cons.Members = append(cons.Members, f.member())
-	}
-	for _, f := range nodes {
-		f.start(t, cons)
-	}
-	waitFor(t, ctx, func() bool { return nodes[0].Leader() != "" && nodes[1].Leader() == nodes[0].Leader() })
+	nodes, _ := startFileNodes(t, ctx, dir, kinds, 3)
 	leader := byName(nodes, nodes[0].Leader())
 	var rest []*fileNode
 	for _, f := range nodes {
