@@ -34,17 +34,24 @@ func (a *app) consortiumCmd() *cobra.Command {
 		}
 		return nil
 	}
+	// request sends one consortium request to the node and returns the
+	// membership it answers with.
+	request := func(cmd *cobra.Command, method, path string, body []byte) (node.ConsortiumStatus, error) {
+		var st node.ConsortiumStatus
+		c, err := a.newClient(config, api)
+		if err != nil {
+			return st, err
+		}
+		_, err = c.do(cmd.Context(), method, path, body, &st)
+		return st, err
+	}
 	show := &cobra.Command{
 		Use:   "show",
 		Short: "List the members as the Raft log has them, and which vote",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.newClient(config, api)
+			st, err := request(cmd, "GET", "/v1/consortium", nil)
 			if err != nil {
-				return err
-			}
-			var st node.ConsortiumStatus
-			if _, err := c.do(cmd.Context(), "GET", "/v1/consortium", nil, &st); err != nil {
 				return err
 			}
 			return printCons(st)
@@ -82,13 +89,9 @@ share before running jobs that decrypt.`,
 			default:
 				return fmt.Errorf("give MEMBER.json or --name and --peer-id (and --addr)")
 			}
-			c, err := a.newClient(config, api)
-			if err != nil {
-				return err
-			}
 			body, _ := json.Marshal(m)
-			var st node.ConsortiumStatus
-			if _, err := c.do(cmd.Context(), "POST", "/v1/consortium/members", body, &st); err != nil {
+			st, err := request(cmd, "POST", "/v1/consortium/members", body)
+			if err != nil {
 				return err
 			}
 			if a.format == "text" {
@@ -110,12 +113,8 @@ Deal a new threshold key for the remaining members: the removed member still hol
 share of the old one.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.newClient(config, api)
+			st, err := request(cmd, "DELETE", "/v1/consortium/members/"+url.PathEscape(args[0]), nil)
 			if err != nil {
-				return err
-			}
-			var st node.ConsortiumStatus
-			if _, err := c.do(cmd.Context(), "DELETE", "/v1/consortium/members/"+url.PathEscape(args[0]), nil, &st); err != nil {
 				return err
 			}
 			if a.format == "text" {
@@ -133,12 +132,8 @@ found again without a restart. Members themselves change only through add and re
 a file that lists other members or peer ids is refused.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.newClient(config, api)
+			st, err := request(cmd, "POST", "/v1/consortium/reload", nil)
 			if err != nil {
-				return err
-			}
-			var st node.ConsortiumStatus
-			if _, err := c.do(cmd.Context(), "POST", "/v1/consortium/reload", nil, &st); err != nil {
 				return err
 			}
 			return printCons(st)
