@@ -18,6 +18,10 @@ import (
 // doc's "Distributed job" section for the protocol and leakage profile).
 type Kind struct{}
 
+// UsesThresholdKey: every round is a secure aggregation under the
+// consortium's threshold key (job.KeyUser).
+func (Kind) UsesThresholdKey() bool { return true }
+
 // Phases of the job, in order.
 const (
 	phaseSchema  = "schema"

@@ -374,3 +374,10 @@ func (r Registry) Names() []string {
 type Assembler interface {
 	Assemble(ctx context.Context, spec *Spec, result []byte, parties map[string]Secrets, dir string) ([]byte, error)
 }
+
+// KeyUser is implemented by kinds whose sessions decrypt with the
+// consortium's threshold key (package secureagg). `cohort sim` deals its
+// nodes a key only for these kinds: dealing a 2048-bit key costs seconds.
+type KeyUser interface {
+	UsesThresholdKey() bool
+}

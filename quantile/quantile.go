@@ -142,6 +142,10 @@ import (
 // Kind is the quantile job.
 type Kind struct{}
 
+// UsesThresholdKey: every round is a secure aggregation under the
+// consortium's threshold key (job.KeyUser).
+func (Kind) UsesThresholdKey() bool { return true }
+
 const phase = "count"
 
 const (

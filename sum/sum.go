@@ -40,6 +40,10 @@ import (
 // Kind is the sum job.
 type Kind struct{}
 
+// UsesThresholdKey: every round is a secure aggregation under the
+// consortium's threshold key (job.KeyUser).
+func (Kind) UsesThresholdKey() bool { return true }
+
 const phase = "aggregate"
 
 // maxTimeout bounds params.timeout_ms: a day.

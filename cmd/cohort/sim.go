@@ -64,20 +64,12 @@ DIR and renames it into place at the end, so DIR never mixes two runs' files.`,
 	return cmd
 }
 
-// keyFree reports whether a kind uses no threshold key: sim deals its
-// nodes none (dealing a 2048-bit key costs seconds). sjc and the
-// anonymisation jobs use PSI and plain counts; keygen makes its own key.
-func keyFree(kind string) bool {
-	switch kind {
-	case "sjc", "sjc-predict", "integrate", "anonymize", "keygen":
-		return true
-	}
-	return false
-}
-
 func (a *app) runSim(cmd *cobra.Command, spec, out string, timeout time.Duration, replace bool, setup keySetup, timing node.Timing) (map[string]any, error) {
-	if s, err := job.LoadSpec(spec); err == nil && keyFree(s.Kind) {
-		setup = nil
+	// Deal keys only for kinds that decrypt with one (job.KeyUser).
+	if s, err := job.LoadSpec(spec); err == nil {
+		if ku, ok := kinds()[s.Kind].(job.KeyUser); !ok || !ku.UsesThresholdKey() {
+			setup = nil
+		}
 	}
 	var progress io.Writer
 	if a.format == "text" {
