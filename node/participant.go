@@ -174,7 +174,7 @@ func (w *worker) report(step job.Step, output []byte, err error) {
 	out := job.Report{Output: output}
 	disclosure := protocol.DiscloseControl
 	if err != nil {
-		out.Output, out.Error = nil, err.Error()
+		out.Output, out.Error = nil, n.cfg.redactPaths(err.Error())
 		n.log.Warn("step failed", "job", step.Job, "phase", step.Phase, "round", step.Round, "err", err)
 	} else if w.kind != nil {
 		disclosure = w.kind.OutputDisclosure(step)

@@ -206,4 +206,16 @@ func TestNodesReadTheirOwnSources(t *testing.T) {
 	if rec.Status != node.StatusDone || res.Sum != 79.75 || len(res.Excluded) != 0 {
 		t.Fatalf("mapped north, CSV south and west: %s %q %s", rec.Status, rec.Error, rec.Result)
 	}
+	// The reason is in every member's log: it names the file within the
+	// node's tables_dir, not where the organisation keeps that directory.
+	rec, err = run("path: missing.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Excluded = nil
+	json.Unmarshal(rec.Result, &res)
+	why := res.Excluded["west"]
+	if !strings.Contains(why, "missing.csv") || !strings.Contains(why, "tables_dir") || strings.Contains(why, dir) {
+		t.Fatalf("a missing table's reason %q: want it named under tables_dir, without %s", why, dir)
+	}
 }
