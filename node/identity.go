@@ -13,12 +13,12 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 )
 
-// identityFile is the node's Ed25519 key inside its data dir.
-const identityFile = "identity.key"
+// IdentityFile is the node's Ed25519 key inside its data dir.
+const IdentityFile = "identity.key"
 
 // LoadIdentity reads the node's private key from its data dir.
 func LoadIdentity(dataDir string) (crypto.PrivKey, error) {
-	path := filepath.Join(dataDir, identityFile)
+	path := filepath.Join(dataDir, IdentityFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: identity key %s: %v (run 'cohort node init')", ErrConfig, path, err)
@@ -92,7 +92,7 @@ func Init(name, dir string, listen []string) (*Config, peer.ID, error) {
 			return nil, "", fmt.Errorf("node init: listen address %w", err)
 		}
 	}
-	keyPath := filepath.Join(dir, identityFile)
+	keyPath := filepath.Join(dir, IdentityFile)
 	if _, err := os.Stat(keyPath); err == nil {
 		return nil, "", fmt.Errorf("node init: %s already exists; refusing to replace the node's identity", keyPath)
 	}

@@ -9,8 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +21,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/table"
 )
 
@@ -64,11 +68,23 @@ type Cluster struct {
 }
 
 // StartCluster creates a data dir per name under dir and starts the nodes.
+// A dir that already holds the same consortium's nodes (from an earlier
+// StartCluster on it) is started again instead: each node keeps its
+// identity, Raft log and files (models, keys), and only its ports change.
+// Key setup then runs only if no node holds a threshold key yet, so a
+// consortium never mixes two dealt keys.
 func StartCluster(ctx context.Context, dir string, names []string, opts ClusterOptions) (*Cluster, error) {
 	if len(names) == 0 {
 		return nil, errors.New("sim: no parties")
 	}
 	c := &Cluster{Dir: dir, Names: names, opts: opts, nodes: map[string]*node.Node{}, configs: map[string]*node.Config{}}
+	reuse, err := earlierNodes(dir, names)
+	if err != nil {
+		return nil, err
+	}
+	if reuse && hasThresholdKey(dir, names) {
+		opts.Setup = nil
+	}
 	var setup func(name, dataDir string) error
 	if opts.Setup != nil {
 		var err error
@@ -84,9 +100,11 @@ func StartCluster(ctx context.Context, dir string, names []string, opts ClusterO
 	cons := &node.Consortium{}
 	for _, name := range names {
 		dataDir := filepath.Join(dir, name)
-		if _, _, err := node.Init(name, dataDir, nil); err != nil {
-			c.Close()
-			return nil, err
+		if !reuse {
+			if _, _, err := node.Init(name, dataDir, nil); err != nil {
+				c.Close()
+				return nil, err
+			}
 		}
 		if setup != nil {
 			if err := setup(name, dataDir); err != nil {
@@ -127,6 +145,41 @@ func StartCluster(ctx context.Context, dir string, names []string, opts ClusterO
 		return nil, err
 	}
 	return c, nil
+}
+
+// earlierNodes reports whether dir holds the nodes of an earlier cluster
+// over exactly these names; one over other names is an error, as is a
+// half-made one.
+func earlierNodes(dir string, names []string) (bool, error) {
+	path := filepath.Join(dir, "consortium.yaml")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	cons, err := node.LoadConsortium(path)
+	if err != nil {
+		return false, fmt.Errorf("sim: state %s: %w", dir, err)
+	}
+	if had := cons.Names(); !slices.Equal(had, slices.Sorted(slices.Values(names))) {
+		return false, fmt.Errorf("sim: state %s holds the nodes of parties %s, not %s; use another state directory",
+			dir, strings.Join(had, ", "), strings.Join(slices.Sorted(slices.Values(names)), ", "))
+	}
+	for _, name := range names {
+		if _, err := os.Stat(filepath.Join(dir, name, node.IdentityFile)); err != nil {
+			return false, fmt.Errorf("sim: state %s: node %s: %w", dir, name, err)
+		}
+	}
+	return true, nil
+}
+
+// hasThresholdKey reports whether any of the nodes under dir holds a
+// threshold key share.
+func hasThresholdKey(dir string, names []string) bool {
+	for _, name := range names {
+		if _, err := os.Stat(filepath.Join(dir, name, filepath.FromSlash(secureagg.ShareFile))); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Cluster) newNode(cfg *node.Config) (*node.Node, error) {

@@ -40,6 +40,12 @@ type RunOptions struct {
 	Timing node.Timing
 	// Setup is passed to the cluster (key material per node).
 	Setup func(names []string) (func(name, dataDir string) error, error)
+	// State, if set, keeps the nodes' data dirs there instead of in a
+	// scratch directory removed at the end, and starts the nodes of an
+	// earlier run on the same State again: what a job left each party
+	// (an sjc model, a generated key) is there for the next run, such as
+	// an sjc-predict naming the model.
+	State string
 }
 
 // ErrOutNotEmpty means Run was given an output directory that already holds
@@ -151,11 +157,22 @@ func replaceDir(stage, out string) error {
 // their ledgers with them) when it returns.
 func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOptions) (map[string]any, error) {
 	resultPath := filepath.Join(dir, "result.json")
-	scratch, err := os.MkdirTemp("", "cohort-sim-")
-	if err != nil {
-		return nil, err
+	scratch := opts.State
+	if scratch == "" {
+		var err error
+		if scratch, err = os.MkdirTemp("", "cohort-sim-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(scratch)
+	} else {
+		var err error
+		if scratch, err = filepath.Abs(scratch); err != nil {
+			return nil, fmt.Errorf("state dir: %w", err)
+		}
+		if err := os.MkdirAll(scratch, 0o700); err != nil {
+			return nil, fmt.Errorf("state dir: %w", err)
+		}
 	}
-	defer os.RemoveAll(scratch)
 
 	start := time.Now()
 	var progress func(node.Event)

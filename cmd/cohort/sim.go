@@ -28,6 +28,7 @@ func (a *app) simCmd() *cobra.Command {
 	var timeout time.Duration
 	var force bool
 	var raftTimeout time.Duration
+	var state string
 	cmd := &cobra.Command{
 		Use:   "sim SPEC.yaml --out DIR",
 		Short: "Run a job with one in-process node per party (real libp2p on loopback, real Raft)",
@@ -37,7 +38,15 @@ spec file. It exits non-zero, leaving no result.json, if the job fails.
 
 DIR must be new or empty; with --force a non-empty DIR is replaced whole when the run
 succeeds, and left as it was when it fails. The run writes into a fresh directory beside
-DIR and renames it into place at the end, so DIR never mixes two runs' files.`,
+DIR and renames it into place at the end, so DIR never mixes two runs' files.
+
+The nodes' data dirs are scratch, removed at the end, unless --state STATE keeps them:
+a later sim with the same --state (and the same parties) restarts those nodes, so what a
+job left each party is still there. Train with kind sjc, then classify with kind
+sjc-predict naming the training job (result.json's "job"):
+
+  cohort sim examples/sjc/spec.yaml --out /tmp/train --state /tmp/hospitals
+  cohort sim predict.yaml --out /tmp/pred --state /tmp/hospitals`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -47,7 +56,7 @@ DIR and renames it into place at the end, so DIR never mixes two runs' files.`,
 				return fmt.Errorf("--raft-timeout %v: want 0 (the default) or between 50ms and 1m", raftTimeout)
 			}
 			ms := int(raftTimeout.Milliseconds())
-			res, err := a.runSim(cmd, args[0], out, timeout, force, consortiumKeys, node.Timing{HeartbeatMS: ms, ElectionMS: ms})
+			res, err := a.runSim(cmd, args[0], out, timeout, force, consortiumKeys, node.Timing{HeartbeatMS: ms, ElectionMS: ms}, state)
 			if err != nil {
 				if errors.Is(err, sim.ErrOutNotEmpty) {
 					return fmt.Errorf("%w (choose a new --out, or --force to replace it whole once the run succeeds)", err)
@@ -60,11 +69,12 @@ DIR and renames it into place at the end, so DIR never mixes two runs' files.`,
 	cmd.Flags().StringVar(&out, "out", "", "output directory for result.json and audit/ (new or empty)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long")
 	cmd.Flags().BoolVar(&force, "force", false, "replace a non-empty --out whole if the run succeeds")
+	cmd.Flags().StringVar(&state, "state", "", "keep the nodes' data dirs (identities, Raft logs, models, keys) in this directory and restart them there on the next run with the same --state")
 	cmd.Flags().DurationVar(&raftTimeout, "raft-timeout", 0, "Raft heartbeat and election timeout of the simulated nodes (0: 400ms, more when many nodes share few cores); raise it, e.g. to 3s, on a heavily loaded machine, where busy nodes miss heartbeats and liveness probes and steps are re-run")
 	return cmd
 }
 
-func (a *app) runSim(cmd *cobra.Command, spec, out string, timeout time.Duration, replace bool, setup keySetup, timing node.Timing) (map[string]any, error) {
+func (a *app) runSim(cmd *cobra.Command, spec, out string, timeout time.Duration, replace bool, setup keySetup, timing node.Timing, state string) (map[string]any, error) {
 	// Deal keys only for kinds that decrypt with one (job.KeyUser).
 	if s, err := job.LoadSpec(spec); err == nil {
 		if ku, ok := kinds()[s.Kind].(job.KeyUser); !ok || !ku.UsesThresholdKey() {
@@ -76,7 +86,7 @@ func (a *app) runSim(cmd *cobra.Command, spec, out string, timeout time.Duration
 		progress = a.stderr
 	}
 	return sim.Run(cmd.Context(), spec, sim.RunOptions{
-		Kinds: kinds(), Out: out, Replace: replace, Progress: progress, Timeout: timeout, Setup: setup, Timing: timing,
+		Kinds: kinds(), Out: out, Replace: replace, Progress: progress, Timeout: timeout, Setup: setup, Timing: timing, State: state,
 	})
 }
 
@@ -278,7 +288,7 @@ fresh directory under the system temp dir, printed at the start and the end.`,
 					fmt.Fprintf(a.stdout, "== %s\n", name)
 				}
 				dir := filepath.Join(out, name)
-				res, err := a.runSim(cmd, filepath.Join(work, name, "spec.yaml"), dir, 5*time.Minute, force, keys, node.Timing{})
+				res, err := a.runSim(cmd, filepath.Join(work, name, "spec.yaml"), dir, 5*time.Minute, force, keys, node.Timing{}, "")
 				if err != nil {
 					return fmt.Errorf("demo %s: %w", name, err)
 				}
