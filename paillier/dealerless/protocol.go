@@ -93,6 +93,8 @@ type party struct {
 	rnd   io.Reader
 	seeds [][]byte
 	td    *trialDivider
+	sring *ring  // the ring of the sieve's sharings
+	sv    *sieve // the distributed sieve (sieve.go)
 }
 
 // smallPrimeAtLeast returns the smallest odd prime ≥ x.
@@ -160,6 +162,14 @@ func NewParty(cfg Config) (*Party, error) {
 		}
 	}
 	p.td = newTrialDivider()
+	// The sieve shares over the candidates' ring, or a wider one when
+	// many parties would leave M fewer than 16 bits (sieve.go).
+	p.sring = newRing(max(cfg.Bits+72, 16*n+statBits+bitlen(n)+2))
+	sv, err := newSieve(n, p.r, p.h, p.sring)
+	if err != nil {
+		return nil, err
+	}
+	p.sv = sv
 	return &Party{p: p}, nil
 }
 
