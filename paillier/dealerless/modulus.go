@@ -23,9 +23,10 @@ func (p *party) findModulus(ctx context.Context, maxPairs int, st *Stats) (*cand
 	sh := newSharing(r1, p.n, p.self, p.seeds)
 	shs := newSharing(p.sring, p.n, p.self, p.seeds)
 	B := p.cfg.Batch
-	var sieveTime, bipTime time.Duration
+	var sieveTime, prodTime, bipTime time.Duration
 	defer func() {
 		st.Timing["sieve"] = sieveTime
+		st.Timing["product"] = prodTime
 		st.Timing["biprimality"] = bipTime
 	}()
 	for b := 0; b*B < maxPairs; b++ {
@@ -40,6 +41,8 @@ func (p *party) findModulus(ctx context.Context, maxPairs int, st *Stats) (*cand
 			return nil, err
 		}
 		ps, qs := pqs[:B], pqs[B:]
+		sieveTime += time.Since(start)
+		start = time.Now()
 		zeros := make([]*big.Int, B)
 		for c := range zeros {
 			zeros[c] = new(big.Int)
@@ -131,7 +134,7 @@ func (p *party) findModulus(ctx context.Context, maxPairs int, st *Stats) (*cand
 				mods = append(mods, N)
 			}
 		}
-		sieveTime += time.Since(start)
+		prodTime += time.Since(start)
 		if p.cfg.Progress != nil {
 			p.cfg.Progress((b + 1) * B)
 		}

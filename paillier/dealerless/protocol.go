@@ -71,8 +71,10 @@ type Result struct {
 	// Candidates is the number of candidate pairs (p, q) whose product was
 	// computed.
 	Candidates int
-	// Timing is the wall time of each phase: "sieve" (candidates, products
-	// and trial division), "biprimality", "convert", "verify".
+	// Timing is the wall time of each phase: "sieve" (the distributed
+	// sieve's rounds and the candidate shares), "product" (the BGW products
+	// N = pq and their trial division), "biprimality", "convert",
+	// "verify".
 	Timing map[string]time.Duration
 
 	p, q *big.Int // this party's additive shares of p and q (tests only)
