@@ -47,7 +47,7 @@
 //	check     every party decrypts a public test ciphertext with a proof;
 //	          each verifies every proof and the combination
 //
-// Batching: B candidate pairs (default 2048) travel in one message per
+// Batching: B candidate pairs (default 1024) travel in one message per
 // round, so a 2048-bit modulus, which takes some 10^3–10^4 sieved pairs,
 // costs a few dozen rounds.
 //

@@ -122,16 +122,20 @@ func (p *party) findModulus(ctx context.Context, maxPairs int, st *Stats) (*cand
 			for k := range all {
 				sharesAt[k] = all[k][c]
 			}
-			if N := sh.interpolate(sharesAt, 2*p.t); N.BitLen() == p.cfg.Bits && p.td.passes(N) {
-				moduli[c] = N
-			}
+			moduli[c] = sh.interpolate(sharesAt, 2*p.t)
 		})
+		var sized []int
+		var cands []*big.Int
+		for c, N := range moduli {
+			if N.BitLen() == p.cfg.Bits {
+				sized, cands = append(sized, c), append(cands, N)
+			}
+		}
 		var surv []int
 		var mods []*big.Int
-		for c, N := range moduli {
-			if N != nil {
-				surv = append(surv, c)
-				mods = append(mods, N)
+		for i, ok := range p.td.filter(cands) {
+			if ok {
+				surv, mods = append(surv, sized[i]), append(mods, cands[i])
 			}
 		}
 		prodTime += time.Since(start)
