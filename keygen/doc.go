@@ -57,8 +57,10 @@
 // # Leakage profile
 //
 // Messages (all of type keygen/round) carry one of two disclosures:
-// keygen-share (pair seeds, Shamir shares of candidate shares and of the
-// conversion's secrets, openings of masked values to their owner) and
+// keygen-share (pair seeds, Shamir shares of the sieve's units and masks,
+// of candidate shares and of the conversion's secrets, openings of masked
+// values to their owner, and the sieve's masked products to the first
+// party) and
 // keygen-public-value (biprimality values, verification keys, the test
 // decryption shares). Package dealerless's doc says what each reveals.
 // Party outputs and the log hold public values only: key ids, the
