@@ -71,8 +71,9 @@
 // 128 random bits above 4rM. For 2048-bit N the candidates' own ring
 // (e = 17, 2159 bits) gives B_s = 491 (92 primes, |M| = 673 bits, gain
 // 4.45 per prime) for n = 3 and B_s = 307 (gain 4.41) for n = 5, so a pair
-// is about 20 times as likely to be two primes; many parties (n ≥ 15)
-// widen the sieve's ring so that |M| ≥ 16 bits.
+// is about 20 times as likely to be two primes. With very many parties
+// (more than 126 for 2048-bit N, 28 for 512-bit test keys) the sieve gets
+// a wider ring of its own so that |M| ≥ 16 bits.
 //
 // What the sieve reveals: nothing beyond the public fact that p and q
 // have no prime factor ≤ B_s. The a_i and R_i travel as Shamir shares

@@ -61,14 +61,17 @@ func sieveAll(t *testing.T, n, bits, count int) (ps []*party, a, b, s [][]*big.I
 // share has no prime factor ≤ B_s, is ≡ 3 mod 4 and ≡ 1 mod r, and has
 // exactly h bits with its top two bits set.
 func TestSieve(t *testing.T) {
-	for _, c := range []struct{ n, bits int }{{3, 512}, {5, 512}, {3, 2048}, {5, 2048}, {4, 1024}} {
+	for _, c := range []struct{ n, bits int }{{3, 512}, {5, 512}, {3, 2048}, {5, 2048}, {4, 1024}, {3, 4096}, {33, 512}} {
 		t.Run(fmt.Sprintf("n%d-%d", c.n, c.bits), func(t *testing.T) {
-			const count = 64
+			count := 64
+			if c.n > 5 {
+				count = 4 // 33 parties: the wider ring, not the statistics
+			}
 			ps, a, b, s := sieveAll(t, c.n, c.bits, count)
 			sv, h, r := ps[0].sv, ps[0].h, ps[0].r
 			t.Logf("B_s = %d, %d primes, |M| = %d bits, gain per prime %.2f", sv.bound, sv.primes, sv.M.BitLen(), sv.gain())
-			if sv.bound < 40 {
-				t.Fatalf("sieve bound %d: too small", sv.bound)
+			if sv.M.BitLen() < 16 || (c.n <= 5 && sv.bound < 70) {
+				t.Fatalf("sieve bound %d, |M| = %d bits: too small", sv.bound, sv.M.BitLen())
 			}
 			var small []int64 // every prime the sieve claims to exclude
 			for l := int64(3); l <= sv.bound; l += 2 {
