@@ -82,6 +82,12 @@ func TestSieve(t *testing.T) {
 			if len(small) != sv.primes {
 				t.Fatalf("M has %d primes, want %d", sv.primes, len(small))
 			}
+			for _, x := range []*big.Int{big.NewInt(1), big.NewInt(sv.bound), big.NewInt(sv.bound + 2), big.NewInt(r), new(big.Int).Sub(sv.M, big.NewInt(1)), new(big.Int).Mul(big.NewInt(r), big.NewInt(1<<40+15))} {
+				want := new(big.Int).GCD(nil, nil, x, sv.M).Cmp(big.NewInt(1)) == 0
+				if sv.isUnit(x) != want {
+					t.Fatalf("isUnit(%v) = %v, want %v", x, !want, want)
+				}
+			}
 			lo := new(big.Int).Mul(big.NewInt(3), pow2(h-2))
 			for k := range count {
 				A, sumB, p := big.NewInt(1), new(big.Int), new(big.Int)
