@@ -9,7 +9,8 @@
 //
 //  1. search, rounds 0, 1, ... (all parties): each party runs
 //     dealerless Party.Search over params.chunk candidate pairs (default
-//     8192, a few seconds); each protocol round is a sub-channel of the
+//     8192, a few seconds; with the distributed sieve most keys are found
+//     in the first step); each protocol round is a sub-channel of the
 //     step (Step.Sub) and travels as peer messages. Every step attempt
 //     exchanges fresh pair seeds and draws fresh secrets from crypto/rand,
 //     so a re-run attempt (after a leader change) starts over. A party
@@ -33,7 +34,7 @@
 // Result: key_id, bits, threshold (shares that decrypt, ⌊(n−1)/2⌋+1),
 // candidates (pairs tried over all search steps), search_steps,
 // generation_timing (seconds per phase, summed over steps of the slowest
-// party of each: sieve, biprimality, convert, verify) and made. In `cohort
+// party of each: sieve, product, biprimality, convert, verify) and made. In `cohort
 // sim` the Assembler copies each party's files to DIR/keys/PARTY/.
 //
 // # Faults
@@ -56,8 +57,10 @@
 // # Leakage profile
 //
 // Messages (all of type keygen/round) carry one of two disclosures:
-// keygen-share (pair seeds, Shamir shares of candidate shares and of the
-// conversion's secrets, openings of masked values to their owner) and
+// keygen-share (pair seeds, Shamir shares of the sieve's units and masks,
+// of candidate shares and of the conversion's secrets, openings of masked
+// values to their owner, and the sieve's masked products to the first
+// party) and
 // keygen-public-value (biprimality values, verification keys, the test
 // decryption shares). Package dealerless's doc says what each reveals.
 // Party outputs and the log hold public values only: key ids, the

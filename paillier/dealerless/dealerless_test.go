@@ -95,7 +95,7 @@ func TestGenerate5(t *testing.T) { testGenerate(t, 5, 512) }
 // length or an element out of range makes every receiver fail, naming it;
 // nobody returns a key.
 func TestTamperedMessage(t *testing.T) {
-	for _, round := range []string{"cand/0", "prod/0", "finish/c1", "finish/c4", "finish/vk"} {
+	for _, round := range []string{"sv/0/a", "sv/0/m1", "sv/0/z", "cand/0", "prod/0", "finish/c1", "finish/c4", "finish/vk"} {
 		t.Run(strings.ReplaceAll(round, "/", "-"), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()

@@ -21,10 +21,18 @@
 // # Protocol (one Network round per line)
 //
 //	seeds     pairwise 32-byte seeds for pseudo-random sharing (ring.go)
-//	cand/b    batch b: each party draws B additive shares p_i, q_i
-//	          (sampleShares: p ≡ 3 mod 4, p ≡ 1 mod r, top two bits set)
-//	          and Shamir-shares them (degree t) with a zero-sharing
-//	          (degree 2t) over the ring Z_{(2^127−1)^e}
+//	sv/b/a    batch b, distributed sieve (sieve.go): for each of the 2B
+//	          candidate primes, each party draws a unit a_i of Z_M and a
+//	          mask R_i < 2^σ·M^n and Shamir-shares them (degree t and 2t)
+//	          over the ring Z_{(2^127−1)^e}
+//	sv/b/m1.. BGW products of pairs of shared values with degree
+//	          reduction, ⌈log2 n⌉−1 rounds (one for n = 3 and 4)
+//	sv/b/z    z = ∏ a_i + Σ R_i opened to party 1 alone; party 1 takes
+//	          b_1 = (z − R_1) mod M, every other b_i = −R_i mod M
+//	cand/b    each party forms its additive shares p_i, q_i of B candidate
+//	          pairs (sievedShares: p_i ≡ b_i mod M; p ≡ 3 mod 4, p ≡ 1
+//	          mod r, top two bits set) and Shamir-shares them (degree t)
+//	          with a zero-sharing (degree 2t)
 //	prod/b    BGW: each party opens its share of p·q + 0; everyone
 //	          interpolates the B moduli, drops those of the wrong size and
 //	          those with a prime factor below 2^18 (trial division)
@@ -39,17 +47,49 @@
 //	check     every party decrypts a public test ciphertext with a proof;
 //	          each verifies every proof and the combination
 //
-// Batching: B candidate pairs (default 2048) travel in one cand and one
-// prod message, so a 2048-bit modulus, which takes some 10^4–10^5 pairs,
+// Batching: B candidate pairs (default 1024) travel in one message per
+// round, so a 2048-bit modulus, which takes some 10^3–10^4 sieved pairs,
 // costs a few dozen rounds.
 //
-// Distributed sieving. Candidate shares are not sieved before the product:
-// the candidate's small-prime test is the trial division of the public N,
-// which rejects a pair when p or q has a small factor. Malkin–Wu–Boneh's
-// multiplicative sieving (each party's share in Z*_M, converted to additive
-// shares) would cut the pairs needed by about 10× for the same bound; it
-// needs a multiplicative-to-additive conversion that this package does not
-// implement. The cost shows in the candidates count (docs/keygen.md).
+// # Distributed sieving
+//
+// Malkin–Wu–Boneh's multiplicative sieve (NDSS 1999 §3; research/
+// seed-000-pinkdd.md §2.7): M is the product of the odd primes up to B_s
+// except r (2 and r are fixed by the public residues below). Every party
+// draws a_i uniform in Z*_M; the shared integer product A = ∏ a_i < M^n is
+// a uniform unit of Z_M as long as one party is honest. The parties
+// compute Shamir shares of A (a BGW tree, exact in the ring because
+// M^n ≪ Q), add the shares of every mask R_i and open z = A + Σ R_i to
+// party 1, which then holds b_1 = (z − R_1) mod M while every other party
+// holds b_i = −R_i mod M: Σ b_i ≡ A (mod M). Each party's share of the
+// candidate prime is the CRT combination of b_i mod M and its residue mod
+// 4r, plus 4rM·u_i for a uniform u_i, so p ≡ A (mod M) has no prime factor
+// ≤ B_s and is prime ∏_{ℓ|M} ℓ/(ℓ−1) ≈ e^γ·ln(B_s)/2·(r−1)/r times more
+// often than an unsieved candidate (Mertens). B_s is as large as two
+// limits allow: z < (1 + n·2^σ)·M^n must stay below the ring modulus
+// (n·|M| + σ + |n| + 2 ≤ 127e bits), and every share must keep at least
+// 128 random bits above 4rM. For 2048-bit N the candidates' own ring
+// (e = 17, 2159 bits) gives B_s = 491 (92 primes, |M| = 673 bits, gain
+// 4.45 per prime) for n = 3 and B_s = 307 (gain 4.41) for n = 5, so a pair
+// is about 20 times as likely to be two primes. With very many parties
+// (more than 126 for 2048-bit N, 28 for 512-bit test keys) the sieve gets
+// a wider ring of its own so that |M| ≥ 16 bits.
+//
+// What the sieve reveals: nothing beyond the public fact that p and q
+// have no prime factor ≤ B_s. The a_i and R_i travel as Shamir shares
+// (any t are uniform); the degree-reduction re-shares are degree-t
+// sharings of each party's product share (BGW); the opened degree-2t
+// polynomial of z is re-randomised by the masks' own degree-2t
+// polynomials (an honest dealer's has uniform values at the other honest
+// parties, like the zero-sharing of prod/b), so its shares show z and
+// nothing else. z itself hides A statistically: an honest party's R_h is
+// uniform on [0, 2^σ·M^n) and A < M^n, so z, and z less every mask the
+// coalition knows, are within 2^-σ of a value independent of A. Only
+// party 1 sees z. Each b_i is uniform mod M to everyone but its holder;
+// together the honest parties' b_i sum to A less the coalition's, and A
+// is a uniform unit nobody knows. After the sieve, p_i is distributed as
+// before except that p mod M is that unit: the rest of the protocol and
+// its leakage are unchanged.
 //
 // # The share reduction, and r
 //
@@ -103,18 +143,22 @@
 // the accepted N they reveal nothing beyond N, BF §4.1), θ = ψβ mod N
 // (uniform), the verification keys v^(y_i), the test decryption shares, and
 // the counts. Party j alone learns its share y_j and the masked value Z_j =
-// T_j + R_j (R_j is 2^128 times wider than T_j). Every other message is a
-// Shamir share of degree t (uniform to any t parties), a pseudo-random
-// share from a pairwise seed, or an opening of a degree-2t value
-// re-randomised by a fresh zero-sharing. Public knowledge about p and q:
-// p, q ∈ [0.75·2^(h), 2^h) with h = |N|/2, p ≡ q ≡ 3 (mod 4) and ≡ 1 (mod r).
+// T_j + R_j (R_j is 2^128 times wider than T_j); party 1 alone learns the
+// sieve's masked products z = A + Σ R_i (Σ R_i is 2^128 times wider than
+// A). Every other message is a Shamir share of degree t (uniform to any t
+// parties), a pseudo-random share from a pairwise seed, or an opening of a
+// degree-2t value re-randomised by a fresh zero-sharing (in sv/b/z, by the
+// masks' polynomials). Public knowledge about p and q: p, q ∈
+// [0.75·2^(h), 2^h) with h = |N|/2, p ≡ q ≡ 3 (mod 4) and ≡ 1 (mod r), and
+// neither has a prime factor ≤ B_s.
 //
 // # Not constant time
 //
-// big.Int arithmetic on secret shares, the ring reductions and the sieve are
-// not constant time. Secret exponents (biprimality, verification keys) go
-// through paillier's exponentiation, which is constant time only with the
-// gmp build tag. The Boneh–Franklin gcd step that rules out N = p^a·q^b with
+// big.Int arithmetic on secret shares, the ring reductions, the sieve's
+// rejection sampling of units and the trial division are not constant
+// time. Secret exponents (biprimality, verification keys) go through
+// paillier's exponentiation, which is constant time only with the gmp
+// build tag. The Boneh–Franklin gcd step that rules out N = p^a·q^b with
 // a > 1 is not run: a random candidate is such a prime power with
 // probability about 2^(−|N|/4).
 package dealerless

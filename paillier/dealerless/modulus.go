@@ -15,62 +15,34 @@ type candidate struct {
 	N, p, q *big.Int
 }
 
-// sampleShares draws this party's additive shares of count candidate
-// primes (Boneh–Franklin §3 with a public offset): p = O + Σ p_i with
-// O = 3·2^(h−2), every p_i below 2^(h−2)/n, party 1's share ≡ 3 mod 4 and
-// ≡ 1 mod r, every other share ≡ 0 mod 4r. So p ≡ 3 (mod 4) as the
-// biprimality test needs, p ≡ 1 (mod r) as the share reduction needs, and
-// p ∈ [0.75, 1)·2^h so that N = pq has exactly 2h bits. The top two bits
-// of p and its residues mod 4r are public, as in standard RSA key
-// generation; the rest is the sum of every party's secret share.
-func (p *party) sampleShares(count int) ([]*big.Int, error) {
-	span := new(big.Int).Div(pow2(p.h-2), big.NewInt(int64(p.n)))
-	m := big.NewInt(4 * p.r)
-	out := make([]*big.Int, count)
-	for c := range out {
-		if p.self == 1 {
-			u, err := p.randBelow(span)
-			if err != nil {
-				return nil, err
-			}
-			u.Add(u, new(big.Int).Mul(big.NewInt(3), pow2(p.h-2)))
-			adj := new(big.Int).Sub(p.res, u)
-			u.Add(u, adj.Mod(adj, m))
-			out[c] = u
-		} else {
-			u, err := p.randBelow(new(big.Int).Div(span, m))
-			if err != nil {
-				return nil, err
-			}
-			out[c] = u.Mul(u, m)
-		}
-	}
-	return out, nil
-}
-
 // findModulus runs candidate batches until one modulus passes trial
 // division and every biprimality test.
 // It returns nil when none is found within maxPairs pairs.
 func (p *party) findModulus(ctx context.Context, maxPairs int, st *Stats) (*candidate, error) {
 	r1 := newRing(p.cfg.Bits + 72)
 	sh := newSharing(r1, p.n, p.self, p.seeds)
+	shs := newSharing(p.sring, p.n, p.self, p.seeds)
 	B := p.cfg.Batch
-	var sieveTime, bipTime time.Duration
+	var sieveTime, prodTime, bipTime time.Duration
 	defer func() {
 		st.Timing["sieve"] = sieveTime
+		st.Timing["product"] = prodTime
 		st.Timing["biprimality"] = bipTime
 	}()
 	for b := 0; b*B < maxPairs; b++ {
 		st.Tried = (b + 1) * B
 		start := time.Now()
-		ps, err := p.sampleShares(B)
+		_, bs, err := p.sieveRounds(ctx, fmt.Sprintf("sv/%d", b), p.sv, p.sring, shs, 2*B)
 		if err != nil {
 			return nil, err
 		}
-		qs, err := p.sampleShares(B)
+		pqs, err := p.sievedShares(p.sv, bs)
 		if err != nil {
 			return nil, err
 		}
+		ps, qs := pqs[:B], pqs[B:]
+		sieveTime += time.Since(start)
+		start = time.Now()
 		zeros := make([]*big.Int, B)
 		for c := range zeros {
 			zeros[c] = new(big.Int)
@@ -150,19 +122,23 @@ func (p *party) findModulus(ctx context.Context, maxPairs int, st *Stats) (*cand
 			for k := range all {
 				sharesAt[k] = all[k][c]
 			}
-			if N := sh.interpolate(sharesAt, 2*p.t); N.BitLen() == p.cfg.Bits && p.td.passes(N) {
-				moduli[c] = N
-			}
+			moduli[c] = sh.interpolate(sharesAt, 2*p.t)
 		})
-		var surv []int
-		var mods []*big.Int
+		var sized []int
+		var cands []*big.Int
 		for c, N := range moduli {
-			if N != nil {
-				surv = append(surv, c)
-				mods = append(mods, N)
+			if N.BitLen() == p.cfg.Bits {
+				sized, cands = append(sized, c), append(cands, N)
 			}
 		}
-		sieveTime += time.Since(start)
+		var surv []int
+		var mods []*big.Int
+		for i, ok := range p.td.filter(cands) {
+			if ok {
+				surv, mods = append(surv, sized[i]), append(mods, cands[i])
+			}
+		}
+		prodTime += time.Since(start)
 		if p.cfg.Progress != nil {
 			p.cfg.Progress((b + 1) * B)
 		}

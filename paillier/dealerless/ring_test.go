@@ -65,7 +65,7 @@ func TestDealInterpolate(t *testing.T) {
 }
 
 // TestTrialDivision: moduli with a prime factor below 2^18 fail, a product
-// of two large primes passes.
+// of two large primes passes, and filter agrees with passes on a batch.
 func TestTrialDivision(t *testing.T) {
 	td := newTrialDivider()
 	p, _ := rand.Prime(rand.Reader, 256)
@@ -73,12 +73,29 @@ func TestTrialDivision(t *testing.T) {
 	if !td.passes(new(big.Int).Mul(p, q)) {
 		t.Fatal("a product of two 256-bit primes failed")
 	}
+	batch := []*big.Int{new(big.Int).Mul(p, q)}
+	want := []bool{true}
 	for _, small := range []int64{3, 5, 4093, 4099, 65537, 262139} {
-		if td.passes(new(big.Int).Mul(p, big.NewInt(small))) {
+		n := new(big.Int).Mul(p, big.NewInt(small))
+		if td.passes(n) {
 			t.Fatalf("%d·p passed", small)
 		}
+		batch, want = append(batch, n), append(want, false)
 	}
-	if !td.passes(new(big.Int).Mul(p, big.NewInt(262147))) { // the first prime above 2^18
+	n := new(big.Int).Mul(p, big.NewInt(262147)) // the first prime above 2^18
+	if !td.passes(n) {
 		t.Fatal("262147·p failed: the bound is 2^18")
+	}
+	batch, want = append(batch, n), append(want, true)
+	for range 40 { // random odd moduli: the two tests must agree
+		x, _ := rand.Int(rand.Reader, pow2(512))
+		x.SetBit(x, 0, 1)
+		batch, want = append(batch, x), append(want, td.passes(x))
+	}
+	got := td.filter(batch)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("filter[%d] = %v, passes = %v", i, got[i], want[i])
+		}
 	}
 }

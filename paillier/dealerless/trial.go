@@ -3,11 +3,18 @@ package dealerless
 import (
 	"math/big"
 	"math/bits"
+	"runtime"
 )
 
-// trialBound is the trial-division bound for N: paillier refuses a modulus
-// with a prime factor below 2^18, so every candidate N is divided by every
-// odd prime below it (Boneh–Franklin §3, step "trial division").
+// trialBound is the trial-division bound for N (Boneh–Franklin §3, step
+// "trial division"): paillier refuses a modulus with a prime factor below
+// 2^18, so every candidate N is divided by every odd prime below it. Each
+// modulus that survives costs a biprimality test, and a higher bound lets
+// fewer survive ((18/20)² ≈ 0.81 as many at 2^20, by Mertens), but with
+// sieved candidates the division costs as much as it saves: for a batch of
+// 1024 sieved moduli, filter took 73 ms to 2^18 (260 survived) and 160 ms
+// to 2^20 (205 survived), against about 1.4 ms per exponentiation of a
+// test, of which each party does one and party 1 two.
 const trialBound = 1 << 18
 
 // quickBound splits trial division in two: primes below it are tested with
@@ -22,17 +29,20 @@ type trialDivider struct {
 	rest   *big.Int // product of the primes in [quickBound, trialBound)
 }
 
-func newTrialDivider() *trialDivider {
-	sieve := make([]bool, trialBound)
+func newTrialDivider() *trialDivider { return newTrialDividerTo(trialBound) }
+
+// newTrialDividerTo divides by the odd primes below bound (> quickBound).
+func newTrialDividerTo(bound int) *trialDivider {
+	sieve := make([]bool, bound)
 	td := &trialDivider{}
 	var leaves []*big.Int
 	var group []uint64
 	prod := uint64(1)
-	for p := 3; p < trialBound; p += 2 {
+	for p := 3; p < bound; p += 2 {
 		if sieve[p] {
 			continue
 		}
-		for m := p * p; m < trialBound; m += 2 * p {
+		for m := p * p; m < bound; m += 2 * p {
 			sieve[m] = true
 		}
 		if p >= quickBound {
@@ -74,8 +84,17 @@ func modWord(x *big.Int, m uint64) uint64 {
 	return r
 }
 
-// passes reports whether N has no odd prime factor below trialBound.
+// passes reports whether N has no odd prime factor below the bound.
 func (td *trialDivider) passes(n *big.Int) bool {
+	if !td.quick(n) {
+		return false
+	}
+	x := new(big.Int).Mod(td.rest, n)
+	return x.GCD(nil, nil, x, n).Cmp(big.NewInt(1)) == 0
+}
+
+// quick reports whether n has no prime factor below quickBound.
+func (td *trialDivider) quick(n *big.Int) bool {
 	for g, m := range td.prods {
 		r := modWord(n, m)
 		for _, p := range td.groups[g] {
@@ -84,6 +103,55 @@ func (td *trialDivider) passes(n *big.Int) bool {
 			}
 		}
 	}
-	x := new(big.Int).Mod(td.rest, n)
-	return x.GCD(nil, nil, x, n).Cmp(big.NewInt(1)) == 0
+	return true
+}
+
+// filter reports for each of ns whether it has no odd prime factor below
+// the bound: passes for a whole batch at once. The remainders of the
+// product of the large primes modulo every n come from a remainder tree
+// (the product of the moduli, then of each half, down to each modulus)
+// instead of one long division per modulus: 78 ms against 205 ms for
+// 1024 sieved 2048-bit moduli on two cores. The moduli are split into one
+// tree per core.
+func (td *trialDivider) filter(ns []*big.Int) []bool {
+	ok := make([]bool, len(ns))
+	quick := make([]bool, len(ns))
+	parallel(len(ns), func(i int) { quick[i] = td.quick(ns[i]) })
+	var idx []int
+	for i, q := range quick {
+		if q {
+			idx = append(idx, i)
+		}
+	}
+	parts := min(runtime.GOMAXPROCS(0), len(idx))
+	parallel(parts, func(w int) {
+		part := idx[w*len(idx)/parts : (w+1)*len(idx)/parts]
+		tree := [][]*big.Int{make([]*big.Int, len(part))}
+		for j, i := range part {
+			tree[0][j] = ns[i]
+		}
+		for top := tree[0]; len(top) > 1; top = tree[len(tree)-1] {
+			next := make([]*big.Int, (len(top)+1)/2)
+			for j := range next {
+				if 2*j+1 < len(top) {
+					next[j] = new(big.Int).Mul(top[2*j], top[2*j+1])
+				} else {
+					next[j] = top[2*j]
+				}
+			}
+			tree = append(tree, next)
+		}
+		rems := []*big.Int{new(big.Int).Mod(td.rest, tree[len(tree)-1][0])}
+		for l := len(tree) - 2; l >= 0; l-- {
+			next := make([]*big.Int, len(tree[l]))
+			for j := range next {
+				next[j] = new(big.Int).Mod(rems[j/2], tree[l][j])
+			}
+			rems = next
+		}
+		for j, i := range part {
+			ok[i] = rems[j].GCD(nil, nil, rems[j], ns[i]).Cmp(big.NewInt(1)) == 0
+		}
+	})
+	return ok
 }
