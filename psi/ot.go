@@ -1,0 +1,425 @@
+package psi
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// OT is the fast mode: the OT-extension PSI of Kolesnikov, Kumaresan,
+// Rosulek and Trieu ("Efficient batched oblivious PRF with applications to
+// private set intersection", CCS 2016), semi-honest. The Receiver is the
+// OPRF receiver: it learns the intersection and tells the Sender which of
+// the Sender's elements matched, so both end with the same Result as ECDH
+// would give them. See the package doc for the rounds and the leakage.
+// Its zero value uses the default Config.
+type OT struct {
+	Config Config
+}
+
+var _ Intersector = OT{}
+
+// Intersect runs the KKRT PSI with peer; the two parties must take
+// different roles.
+func (o OT) Intersect(ctx context.Context, p job.Party, step job.Step, peer string, role Role, elems [][]byte) (*Result, error) {
+	switch role {
+	case Receiver:
+		x, err := otReceive(ctx, p, step, peer, o.Config, elems)
+		if err != nil {
+			return nil, err
+		}
+		bits := make([]bool, x.peerSize)
+		in := make([]bool, len(x.uniq))
+		for u, pos := range x.matched {
+			if pos >= 0 {
+				bits[pos], in[u] = true, true
+			}
+		}
+		if err := sendFilter(ctx, p, step, peer, bits, x.peerRun); err != nil {
+			return nil, err
+		}
+		e := &exchange{uniq: x.uniq, of: x.of, peerSize: x.peerSize}
+		return e.result(in), nil
+	case Sender:
+		return otSendAndFilter(ctx, p, step, peer, o.Config, elems)
+	}
+	return nil, fmt.Errorf("%w: role %d", ErrConfig, role)
+}
+
+// sendFilter sends the OPRF sender (a spoke) one bit per element it sent.
+func sendFilter(ctx context.Context, p job.Party, step job.Step, to string, bits []bool, echo []byte) error {
+	body, err := encodeFilter(bits, echo)
+	if err != nil {
+		return fmt.Errorf("psi: encode %s: %w", TypeFilter, err)
+	}
+	if err := p.Send(ctx, to, step.Message(p.Self(), TypeFilter, body), protocol.DisclosePSIBlinded); err != nil {
+		return fmt.Errorf("psi: send %s to %s: %w", TypeFilter, to, err)
+	}
+	return nil
+}
+
+// otSendAndFilter is the OPRF sender's whole part: the exchange, then the
+// receiver's filter over its shuffled elements, mapped back to its own.
+func otSendAndFilter(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (*Result, error) {
+	x, err := otSend(ctx, p, step, peer, cfg, elems)
+	if err != nil {
+		return nil, err
+	}
+	m, err := p.Receive(ctx, peer, step.Key(TypeFilter))
+	if err != nil {
+		return nil, fmt.Errorf("psi: receive %s from %s: %w", TypeFilter, peer, err)
+	}
+	bits, err := decodeFilter(m.Body, len(x.uniq), x.run)
+	if err != nil {
+		return nil, fmt.Errorf("%s from %s: %w", TypeFilter, peer, err)
+	}
+	in := make([]bool, len(x.uniq))
+	for j, ok := range bits {
+		in[x.perm[j]] = ok
+	}
+	return x.result(in), nil
+}
+
+// otReceived is the OPRF receiver's view of a finished exchange.
+type otReceived struct {
+	uniq     [][]byte
+	of       []int
+	matched  []int // for each distinct element, the peer's sent position that matched it, or −1
+	peerSize int
+	peerRun  []byte
+}
+
+// matrixRows is the number of extension-matrix rows per TypeOTMatrix
+// chunk: as many bytes as a chunk of ChunkSize points, in whole 128-row
+// blocks, at least one.
+func matrixRows(cfg Config) int {
+	return max(otBlockRows, cfg.ChunkSize*PointLen/otRowBytes/otBlockRows*otBlockRows)
+}
+
+// otSetup checks the arguments and removes repeats.
+func otSetup(p job.Party, peer string, cfg Config, elems [][]byte) (Config, [][]byte, []int, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	if peer == "" || peer == p.Self() {
+		return cfg, nil, nil, fmt.Errorf("%w: peer %q for party %q", ErrConfig, peer, p.Self())
+	}
+	uniq, of := distinct(elems)
+	if len(uniq) > cfg.MaxElements {
+		return cfg, nil, nil, fmt.Errorf("%w: %d distinct elements, limit %d", ErrTooLarge, len(uniq), cfg.MaxElements)
+	}
+	return cfg, uniq, of, nil
+}
+
+func newRunID() []byte {
+	b := make([]byte, runIDLen)
+	rand.Read(b) // crypto/rand.Read never fails (Go ≥ 1.24)
+	return b
+}
+
+// otReceive is the OPRF receiver's part of the exchange (package doc).
+func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (*otReceived, error) {
+	cfg, uniq, of, err := otSetup(p, peer, cfg, elems)
+	if err != nil {
+		return nil, err
+	}
+	n := len(uniq)
+	dg := newDigester(DomainTag(step.Job, step.Phase, step.Round, step.Channel, cfg.Edge))
+	run := newRunID()
+	share := newRunID() // seedLen random bytes
+	r := &runs{echo: run}
+
+	// Base OTs, round 1: A_j, our size and seed share.
+	bs, a := newBaseSender()
+	body, err := encodeHello(run, nil, n, share, a)
+	if err != nil {
+		return nil, fmt.Errorf("psi: encode %s: %w", TypeOTBase, err)
+	}
+	if err := p.Send(ctx, peer, step.Message(p.Self(), TypeOTBase, body), protocol.DisclosePSIBlinded); err != nil {
+		return nil, fmt.Errorf("psi: send %s to %s: %w", TypeOTBase, peer, err)
+	}
+	ds := dg.digests(uniq)
+	if err := distinctDigests(ds); err != nil {
+		return nil, err
+	}
+
+	// Round 2 in: B_j, the sender's size and seed share; round 3 out.
+	m, err := p.Receive(ctx, peer, step.Key(TypeOTChoice))
+	if err != nil {
+		return nil, fmt.Errorf("psi: receive %s from %s: %w", TypeOTChoice, peer, err)
+	}
+	nS, peerShare, b, err := decodeHello(m.Body, cfg.MaxElements, r)
+	if err != nil {
+		return nil, fmt.Errorf("%s from %s: %w", TypeOTChoice, peer, err)
+	}
+	keysBody, err := protocol.Marshal(&otKeysBody{Run: run, Echo: r.peer, Cipher: bs.finish(b)})
+	if err != nil {
+		return nil, fmt.Errorf("psi: encode %s: %w", TypeOTKeys, err)
+	}
+	if err := p.Send(ctx, peer, step.Message(p.Self(), TypeOTKeys, keysBody), protocol.DisclosePSIBlinded); err != nil {
+		return nil, fmt.Errorf("psi: send %s to %s: %w", TypeOTKeys, peer, err)
+	}
+
+	// Cuckoo hashing under keys from the joint seed, rehashing with the
+	// next attempt's keys on failure.
+	seed := jointSeed(dg, share, peerShare)
+	keys := newOTKeys(seed)
+	bins := numBins(n)
+	var tbl *cuckooTable
+	attempt := 0
+	for ; ; attempt++ {
+		if attempt == maxCuckooAttempts {
+			return nil, fmt.Errorf("psi: cuckoo hashing of %d elements into %d bins failed %d times", n, bins, maxCuckooAttempts)
+		}
+		tbl, err = cuckoo(ds, newCuckooHasher(seed, attempt, bins), bins)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errCuckoo) {
+			return nil, err
+		}
+	}
+
+	// The extension, chunk by chunk of rows: send u^j, keep F(i, t_i).
+	l := outLen(n, nS)
+	own := make([]byte, n*l) // own[u·l:]: the OPRF output of distinct element u
+	rows := matrixRows(cfg)
+	for ci := range numChunks(bins, rows) {
+		lo, cnt := ci*rows, chunkLen(bins, rows, ci)
+		code := make([]byte, cnt*otRowBytes)
+		_ = parallel(cnt/otBlockRows, func(blo, bhi int) error {
+			var s [32]byte
+			rand.Read(s[:])
+			dummy := mrand.NewChaCha8(s)
+			for i := blo * otBlockRows; i < bhi*otBlockRows; i++ {
+				row := code[i*otRowBytes : (i+1)*otRowBytes]
+				if it := tbl.item[lo+i]; it != 0 {
+					keys.codeWord(row, &ds[it-1], int(tbl.fn[lo+i]))
+				} else {
+					_, _ = dummy.Read(row) // an empty bin: a random input nobody can match
+				}
+			}
+			return nil
+		})
+		cols := make([]byte, cnt*otRowBytes)
+		rowsToCols(cols, code, cnt)
+		t := make([]byte, cnt*otRowBytes)
+		cb := cnt / 8
+		_ = parallel(otWidth, func(jlo, jhi int) error {
+			for j := jlo; j < jhi; j++ {
+				tj, uj := t[j*cb:(j+1)*cb], cols[j*cb:(j+1)*cb]
+				prg(tj, bs.k0[j], uint64(lo/otBlockRows))
+				for i := range uj {
+					uj[i] ^= tj[i]
+				}
+				prgXor(uj, bs.k1[j], uint64(lo/otBlockRows))
+			}
+			return nil
+		})
+		chunk, err := protocol.Marshal(&otChunkBody{Run: run, Echo: r.peer, Total: bins, Index: ci, Attempt: attempt, Data: cols})
+		if err != nil {
+			return nil, fmt.Errorf("psi: encode %s chunk %d: %w", TypeOTMatrix, ci, err)
+		}
+		if err := p.Send(ctx, peer, step.Message(p.Self(), TypeOTMatrix, chunk), protocol.DisclosePSIBlinded); err != nil {
+			return nil, fmt.Errorf("psi: send %s chunk %d to %s: %w", TypeOTMatrix, ci, peer, err)
+		}
+		colsToRows(code, t, cnt)
+		_ = parallel(cnt, func(ilo, ihi int) error {
+			var buf [32 + 8 + otRowBytes]byte
+			for i := ilo; i < ihi; i++ {
+				if it := tbl.item[lo+i]; it != 0 {
+					u := int(it - 1)
+					oprfOut(own[u*l:], &seed, lo+i, code[i*otRowBytes:(i+1)*otRowBytes], l, &buf)
+				}
+			}
+			return nil
+		})
+	}
+
+	// Our outputs by the hash function that placed each element.
+	var byFn [hashCount]map[[16]byte]int32
+	for h := range byFn {
+		byFn[h] = make(map[[16]byte]int32, n/hashCount+1)
+	}
+	for i, it := range tbl.item {
+		if it != 0 {
+			var k [16]byte
+			copy(k[:], own[int(it-1)*l:int(it)*l])
+			byFn[tbl.fn[i]][k] = it - 1
+		}
+	}
+
+	// The sender's values, in its shuffled order: position k matches our
+	// element u if its value under u's hash function is u's output.
+	x := &otReceived{uniq: uniq, of: of, matched: make([]int, n), peerSize: nS, peerRun: r.peer}
+	for u := range x.matched {
+		x.matched[u] = -1
+	}
+	for ci := range numChunks(nS, cfg.ChunkSize) {
+		m, err := p.Receive(ctx, peer, step.Key(TypeOTValues))
+		if err != nil {
+			return nil, fmt.Errorf("psi: receive %s chunk %d from %s: %w", TypeOTValues, ci, peer, err)
+		}
+		_, data, err := decodeOTChunk(m.Body, ci, cfg.ChunkSize, nS, hashCount*l, 0, r)
+		if err != nil {
+			return nil, fmt.Errorf("%s from %s: %w", TypeOTValues, peer, err)
+		}
+		for k := 0; k*hashCount*l < len(data); k++ {
+			for h := range hashCount {
+				var key [16]byte
+				copy(key[:], data[(k*hashCount+h)*l:(k*hashCount+h+1)*l])
+				if u, ok := byFn[h][key]; ok {
+					x.matched[u] = ci*cfg.ChunkSize + k
+				}
+			}
+		}
+	}
+	return x, nil
+}
+
+// distinctDigests fails if two distinct elements share a digest (a
+// SHA-256 collision in 128 bits: probability about n²/2^129), which
+// would put one element twice into the cuckoo table.
+func distinctDigests(ds [][digestLen]byte) error {
+	seen := make(map[[digestLen]byte]struct{}, len(ds))
+	for i := range ds {
+		if _, ok := seen[ds[i]]; ok {
+			return fmt.Errorf("psi: two distinct elements share a 128-bit digest (element %d)", i)
+		}
+		seen[ds[i]] = struct{}{}
+	}
+	return nil
+}
+
+// otSend is the OPRF sender's part of the exchange (package doc).
+func otSend(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (*exchange, error) {
+	cfg, uniq, of, err := otSetup(p, peer, cfg, elems)
+	if err != nil {
+		return nil, err
+	}
+	n := len(uniq)
+	dg := newDigester(DomainTag(step.Job, step.Phase, step.Round, step.Channel, cfg.Edge))
+	x := &exchange{uniq: uniq, of: of, run: newRunID()}
+	share := newRunID()
+	r := &runs{}
+
+	// Base OTs, round 1 in, round 2 out.
+	m, err := p.Receive(ctx, peer, step.Key(TypeOTBase))
+	if err != nil {
+		return nil, fmt.Errorf("psi: receive %s from %s: %w", TypeOTBase, peer, err)
+	}
+	nR, peerShare, a, err := decodeHello(m.Body, cfg.MaxElements, r)
+	if err != nil {
+		return nil, fmt.Errorf("%s from %s: %w", TypeOTBase, peer, err)
+	}
+	x.peerSize, x.peerRun = nR, r.peer
+	br, b := newBaseReceiver(a)
+	body, err := encodeHello(x.run, r.peer, n, share, b)
+	if err != nil {
+		return nil, fmt.Errorf("psi: encode %s: %w", TypeOTChoice, err)
+	}
+	if err := p.Send(ctx, peer, step.Message(p.Self(), TypeOTChoice, body), protocol.DisclosePSIBlinded); err != nil {
+		return nil, fmt.Errorf("psi: send %s to %s: %w", TypeOTChoice, peer, err)
+	}
+	r.echo = x.run
+	ds := dg.digests(uniq)
+
+	// Round 3 in: our seeds k_{s_j}.
+	m, err = p.Receive(ctx, peer, step.Key(TypeOTKeys))
+	if err != nil {
+		return nil, fmt.Errorf("psi: receive %s from %s: %w", TypeOTKeys, peer, err)
+	}
+	cipher, err := decodeKeys(m.Body, r)
+	if err != nil {
+		return nil, fmt.Errorf("%s from %s: %w", TypeOTKeys, peer, err)
+	}
+	ks, err := br.finish(cipher)
+	if err != nil {
+		return nil, fmt.Errorf("%s from %s: %w", TypeOTKeys, peer, err)
+	}
+	seed := jointSeed(dg, peerShare, share)
+	keys := newOTKeys(seed)
+	var sMask [otRowBytes]byte
+	for j, c := range br.choice {
+		sMask[j/8] |= byte(c) << (j % 8)
+	}
+
+	// The extension matrix, chunk by chunk: q^j = G(k_{s_j}) ⊕ s_j·u^j,
+	// kept as rows q_i = t_i ⊕ (C(r_i) ∧ s). It grows with what arrives,
+	// never sized by the peer's claim alone.
+	bins := numBins(nR)
+	rows := matrixRows(cfg)
+	var q []byte
+	attempt := -1
+	for ci := range numChunks(bins, rows) {
+		m, err := p.Receive(ctx, peer, step.Key(TypeOTMatrix))
+		if err != nil {
+			return nil, fmt.Errorf("psi: receive %s chunk %d from %s: %w", TypeOTMatrix, ci, peer, err)
+		}
+		att, u, err := decodeOTChunk(m.Body, ci, rows, bins, otRowBytes, attempt, r)
+		if err != nil {
+			return nil, fmt.Errorf("%s from %s: %w", TypeOTMatrix, peer, err)
+		}
+		attempt = att
+		lo, cnt := ci*rows, len(u)/otRowBytes
+		cb := cnt / 8
+		_ = parallel(otWidth, func(jlo, jhi int) error {
+			for j := jlo; j < jhi; j++ {
+				col := u[j*cb : (j+1)*cb]
+				if br.choice[j] == 1 {
+					prgXor(col, ks[j], uint64(lo/otBlockRows))
+				} else {
+					prg(col, ks[j], uint64(lo/otBlockRows))
+				}
+			}
+			return nil
+		})
+		q = append(q, make([]byte, cnt*otRowBytes)...)
+		colsToRows(q[lo*otRowBytes:], u, cnt)
+	}
+
+	// Our values: for each element, in a fresh shuffled order, and each
+	// hash function h, F(b, q_b ⊕ (C(y, h) ∧ s)) at its bin b = h(y).
+	hs := newCuckooHasher(seed, attempt, bins)
+	l := outLen(nR, n)
+	x.perm = permutation(n)
+	for ci := range numChunks(n, cfg.ChunkSize) {
+		lo := ci * cfg.ChunkSize
+		cnt := 0
+		if n > 0 {
+			cnt = chunkLen(n, cfg.ChunkSize, ci)
+		}
+		vals := make([]byte, cnt*hashCount*l)
+		_ = parallel(cnt, func(klo, khi int) error {
+			var row [otRowBytes]byte
+			var buf [32 + 8 + otRowBytes]byte
+			for k := klo; k < khi; k++ {
+				d := &ds[x.perm[lo+k]]
+				bs := hs.bins(d)
+				for h, b := range bs {
+					keys.codeWord(row[:], d, h)
+					qb := q[b*otRowBytes : (b+1)*otRowBytes]
+					for i := range row {
+						row[i] = row[i]&sMask[i] ^ qb[i]
+					}
+					oprfOut(vals[(k*hashCount+h)*l:], &seed, b, row[:], l, &buf)
+				}
+			}
+			return nil
+		})
+		chunk, err := protocol.Marshal(&otChunkBody{Run: x.run, Echo: r.peer, Total: n, Index: ci, Data: vals})
+		if err != nil {
+			return nil, fmt.Errorf("psi: encode %s chunk %d: %w", TypeOTValues, ci, err)
+		}
+		if err := p.Send(ctx, peer, step.Message(p.Self(), TypeOTValues, chunk), protocol.DisclosePSIBlinded); err != nil {
+			return nil, fmt.Errorf("psi: send %s chunk %d to %s: %w", TypeOTValues, ci, peer, err)
+		}
+	}
+	return x, nil
+}
