@@ -110,6 +110,57 @@ func BenchmarkECDH(b *testing.B) {
 	}
 }
 
+// BenchmarkOT runs the two-party OT-mode (KKRT) PSI end to end over a
+// jobtest network, n distinct values per side of which half are shared.
+// ns/op is the wall time of one PSI with both parties in this process;
+// core-µs/elem is CPU time (both parties, every core) per element per
+// party; bytes/party is what each party sends (receiver, sender). At
+// n ≤ 10^5 it also runs one ECDH PSI on the same sets and reports
+// ecdh-x, ECDH's CPU time over OT's.
+func BenchmarkOT(b *testing.B) {
+	sizes := []int{10000, 100000}
+	if os.Getenv("PSI_BENCH_1M") != "" {
+		sizes = append(sizes, 1000000)
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			a := benchElems(0, n)
+			c := benchElems(n/2, n)
+			var cpu time.Duration
+			var recvBytes, sendBytes int64
+			for b.Loop() {
+				net := jobtest.NewNetwork("alice", "bob")
+				t0 := cpuTime(b)
+				ra, rb, ea, eb := pair(b, net, OT{}, a, c)
+				cpu += cpuTime(b) - t0
+				if ea != nil || eb != nil {
+					b.Fatal(ea, eb)
+				}
+				if len(ra.Indices) != n/2 || len(rb.Indices) != n/2 {
+					b.Fatalf("intersections of %d and %d, want %d", len(ra.Indices), len(rb.Indices), n/2)
+				}
+				recvBytes += net.BytesSent("alice")
+				sendBytes += net.BytesSent("bob")
+			}
+			perElem := float64(cpu.Microseconds()) / float64(b.N*2*n)
+			b.ReportMetric(perElem, "core-µs/elem")
+			b.ReportMetric(float64(recvBytes)/float64(b.N), "recv-bytes")
+			b.ReportMetric(float64(sendBytes)/float64(b.N), "send-bytes")
+			if n <= 100000 && os.Getenv("PSI_BENCH_NO_ECDH") == "" {
+				b.StopTimer()
+				net := jobtest.NewNetwork("alice", "bob")
+				t0 := cpuTime(b)
+				if _, _, ea, eb := pair(b, net, ECDH{}, a, c); ea != nil || eb != nil {
+					b.Fatal(ea, eb)
+				}
+				ecdh := float64((cpuTime(b) - t0).Microseconds()) / float64(2*n)
+				b.ReportMetric(ecdh/perElem, "ecdh-x")
+				b.StartTimer()
+			}
+		})
+	}
+}
+
 // benchElems returns n encoded keys, the integers from..from+n.
 func benchElems(from, n int) [][]byte {
 	out := make([][]byte, n)

@@ -446,7 +446,7 @@ func alignOT(ctx context.Context, p job.Party, hub string, sorted []string, chan
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			x, err := otReceive(ctx, p, channel(q), q, cfg, elems)
+			x, err := otReceive(ctx, p, channel(q), q, cfg, elems, 0)
 			if err != nil {
 				once.Do(func() { firstErr = err; cancel() })
 				return

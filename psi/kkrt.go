@@ -3,8 +3,8 @@ package psi
 import (
 	"crypto/aes"
 	"crypto/cipher"
-	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -80,13 +80,11 @@ func newDigester(dst []byte) digester {
 func (d digester) digests(elems [][]byte) [][digestLen]byte {
 	out := make([][digestLen]byte, len(elems))
 	_ = parallel(len(elems), func(lo, hi int) error {
-		h := sha256.New()
-		var sum [32]byte
+		buf := make([]byte, 0, 64)
 		for i := lo; i < hi; i++ {
-			h.Reset()
-			h.Write(d.key[:])
-			h.Write(elems[i])
-			copy(out[i][:], h.Sum(sum[:0]))
+			buf = append(append(buf[:0], d.key[:]...), elems[i]...)
+			s := sha256.Sum256(buf)
+			copy(out[i][:], s[:digestLen])
 		}
 		return nil
 	})
@@ -189,23 +187,20 @@ type cuckooTable struct {
 // errCuckoo is a failed insertion: the caller rehashes with new keys.
 var errCuckoo = fmt.Errorf("psi: cuckoo insertion failed")
 
-// cuckoo places every digest in one of its 3 bins, one per bin, by random
-// walk (evict a random other candidate), at most maxKicks evictions per
-// insertion; on failure it returns errCuckoo, never a table missing an
-// element.
-func cuckoo(ds [][digestLen]byte, hs cuckooHasher, m int) (*cuckooTable, error) {
+// cuckoo places every digest in one of its 3 bins (cand[i]), one per
+// bin, by random walk (evict a random other candidate, with choices drawn
+// from walk), at most maxKicks evictions per insertion; on failure it
+// returns errCuckoo, never a table missing an element.
+func cuckoo(cand [][hashCount]int32, m int, walk *mrand.Rand) (*cuckooTable, error) {
 	t := &cuckooTable{item: make([]int32, m), fn: make([]uint8, m)}
-	var seed [32]byte
-	rand.Read(seed[:])
-	r := mrand.New(mrand.NewChaCha8(seed))
-	maxKicks := 100 + 10*bits.Len(uint(len(ds)))
-	for i := range ds {
+	maxKicks := 100 + 10*bits.Len(uint(len(cand)))
+	for i := range cand {
 		cur, curFn := int32(i+1), -1
-		cand := hs.bins(&ds[i])
 		placed := false
 		for kick := 0; kick <= maxKicks; kick++ {
+			c := &cand[cur-1]
 			// An empty candidate takes it.
-			for h, b := range cand {
+			for h, b := range c {
 				if t.item[b] == 0 {
 					t.item[b], t.fn[b] = cur, uint8(h)
 					placed = true
@@ -216,15 +211,14 @@ func cuckoo(ds [][digestLen]byte, hs cuckooHasher, m int) (*cuckooTable, error) 
 				break
 			}
 			// Evict from a random candidate other than the one it left.
-			h := r.IntN(hashCount)
+			h := walk.IntN(hashCount)
 			if h == curFn {
-				h = (h + 1 + r.IntN(hashCount-1)) % hashCount
+				h = (h + 1 + walk.IntN(hashCount-1)) % hashCount
 			}
-			b := cand[h]
-			cur, t.item[b] = t.item[b], cur
+			b := c[h]
 			oldFn := int(t.fn[b])
+			cur, t.item[b] = t.item[b], cur
 			t.fn[b] = uint8(h)
-			cand = hs.bins(&ds[cur-1])
 			curFn = oldFn
 		}
 		if !placed {
@@ -233,6 +227,78 @@ func cuckoo(ds [][digestLen]byte, hs cuckooHasher, m int) (*cuckooTable, error) 
 	}
 	return t, nil
 }
+
+// placeCuckoo cuckoo-hashes the digests into m bins with the hash
+// functions of attempt from, from+1, ... (keys and walk derived from the
+// joint seed and the attempt), and returns the table and the attempt that
+// succeeded, or an error after maxCuckooAttempts: an element is never
+// silently left out.
+func placeCuckoo(ds [][digestLen]byte, seed [32]byte, m, from int) (*cuckooTable, int, error) {
+	cand := make([][hashCount]int32, len(ds))
+	for attempt := from; attempt < maxCuckooAttempts; attempt++ {
+		hs := newCuckooHasher(seed, attempt, m)
+		_ = parallel(len(ds), func(lo, hi int) error {
+			for i := lo; i < hi; i++ {
+				for h, b := range hs.bins(&ds[i]) {
+					cand[i][h] = int32(b)
+				}
+			}
+			return nil
+		})
+		var ws [32]byte
+		copy(ws[:], derive(seed, "walk", attempt))
+		t, err := cuckoo(cand, m, mrand.New(mrand.NewChaCha8(ws)))
+		if err == nil {
+			return t, attempt, nil
+		}
+	}
+	return nil, 0, fmt.Errorf("%w: %d elements into %d bins, attempts %d to %d", errCuckoo, len(ds), m, from, maxCuckooAttempts-1)
+}
+
+// extendReceiver is the OPRF receiver's extension step for cnt rows
+// (a multiple of 128) starting at row lo: given the rows C(r_i) in code,
+// it returns the columns u^j = G(k0_j) ⊕ G(k1_j) ⊕ c^j (column j at
+// [j·cnt/8, (j+1)·cnt/8)) and leaves the rows t_i of t^j = G(k0_j) in
+// code. On every core.
+func extendReceiver(code []byte, cnt int, k0, k1 [][]byte, lo int) []byte {
+	u := make([]byte, cnt*otRowBytes)
+	rowsToCols(u, code, cnt)
+	t := make([]byte, cnt*otRowBytes)
+	cb := cnt / 8
+	_ = parallel(otWidth, func(jlo, jhi int) error {
+		for j := jlo; j < jhi; j++ {
+			tj, uj := t[j*cb:(j+1)*cb], u[j*cb:(j+1)*cb]
+			prg(tj, k0[j], uint64(lo/otBlockRows))
+			subtleXor(uj, tj)
+			prgXor(uj, k1[j], uint64(lo/otBlockRows))
+		}
+		return nil
+	})
+	colsToRows(code, t, cnt)
+	return u
+}
+
+// extendSender is the OPRF sender's: from the columns u^j of cnt rows at
+// row lo (overwritten), it writes the rows q_i of q^j = G(k_{s_j}) ⊕
+// s_j·u^j, i.e. q_i = t_i ⊕ (C(r_i) ∧ s), to q. On every core.
+func extendSender(q, u []byte, cnt int, ks [][]byte, choice []int, lo int) {
+	cb := cnt / 8
+	_ = parallel(otWidth, func(jlo, jhi int) error {
+		for j := jlo; j < jhi; j++ {
+			col := u[j*cb : (j+1)*cb]
+			if choice[j] == 1 {
+				prgXor(col, ks[j], uint64(lo/otBlockRows))
+			} else {
+				prg(col, ks[j], uint64(lo/otBlockRows))
+			}
+		}
+		return nil
+	})
+	colsToRows(q, u, cnt)
+}
+
+// subtleXor sets dst ^= src (equal lengths).
+func subtleXor(dst, src []byte) { subtle.XORBytes(dst, dst, src) }
 
 // prg fills dst with the AES-CTR keystream of key starting at 128-bit
 // block ctr: the PRG G of the extension, where bit r of a column is row r.
@@ -327,4 +393,88 @@ func oprfOut(out []byte, seed *[32]byte, bin int, v []byte, l int, buf *[32 + 8 
 	copy(buf[40:], v)
 	s := sha256.Sum256(buf[:])
 	copy(out[:l], s[:l])
+}
+
+// idxTable is an open-addressing hash table from pseudorandom 64-bit
+// keys (prefixes of digests or OPRF outputs) to int32 values, with linear
+// probing: several entries may share a key, and the caller checks the
+// full value of each candidate. Faster than a Go map for the million
+// lookups of the matching step, and sized once.
+type idxTable struct {
+	keys  []uint64
+	vals  []int32 // value+1; 0 marks an empty slot
+	shift uint
+}
+
+func newIdxTable(n int) *idxTable {
+	b := bits.Len(uint(2*n)) + 1
+	return &idxTable{keys: make([]uint64, 1<<b), vals: make([]int32, 1<<b), shift: uint(64 - b)}
+}
+
+func (t *idxTable) slot(k uint64) uint64 { return (k * 0x9E3779B97F4A7C15) >> t.shift }
+
+// add inserts (k, v).
+func (t *idxTable) add(k uint64, v int32) {
+	mask := uint64(len(t.keys) - 1)
+	for i := t.slot(k); ; i = (i + 1) & mask {
+		if t.vals[i] == 0 {
+			t.keys[i], t.vals[i] = k, v+1
+			return
+		}
+	}
+}
+
+// find calls f with each value stored under k until f returns true; it
+// reports whether one did.
+func (t *idxTable) find(k uint64, f func(v int32) bool) bool {
+	mask := uint64(len(t.keys) - 1)
+	for i := t.slot(k); t.vals[i] != 0; i = (i + 1) & mask {
+		if t.keys[i] == k && f(t.vals[i]-1) {
+			return true
+		}
+	}
+	return false
+}
+
+// prefix64 reads up to the first 8 bytes of b as a little-endian key.
+func prefix64(b []byte) uint64 {
+	if len(b) >= 8 {
+		return binary.LittleEndian.Uint64(b)
+	}
+	var k [8]byte
+	copy(k[:], b)
+	return binary.LittleEndian.Uint64(k[:])
+}
+
+// distinctDigests digests every element and removes repeats by digest:
+// like distinct, it returns the distinct elements in first-seen order,
+// for each position of elems its index in uniq, and the digests of uniq.
+// Two different elements with one digest (a 128-bit SHA-256 collision,
+// probability about n²/2^129) are an error, never merged.
+func (d digester) distinctDigests(elems [][]byte) (uniq [][]byte, of []int, ds [][digestLen]byte, err error) {
+	all := d.digests(elems)
+	t := newIdxTable(len(elems))
+	of = make([]int, len(elems))
+	for i := range elems {
+		k := binary.LittleEndian.Uint64(all[i][:8])
+		u := -1
+		t.find(k, func(v int32) bool {
+			if all[i] == ds[v] {
+				u = int(v)
+				return true
+			}
+			return false
+		})
+		if u >= 0 && string(uniq[u]) != string(elems[i]) {
+			return nil, nil, nil, fmt.Errorf("psi: elements %d and an earlier one are different but share a 128-bit digest", i)
+		}
+		if u < 0 {
+			u = len(uniq)
+			uniq = append(uniq, elems[i])
+			ds = append(ds, all[i])
+			t.add(k, int32(u))
+		}
+		of[i] = u
+	}
+	return uniq, of, ds, nil
 }

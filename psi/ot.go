@@ -3,7 +3,7 @@ package psi
 import (
 	"context"
 	"crypto/rand"
-	"errors"
+	"encoding/binary"
 	"fmt"
 	mrand "math/rand/v2"
 
@@ -20,6 +20,8 @@ import (
 // Its zero value uses the default Config.
 type OT struct {
 	Config Config
+	// firstAttempt is the receiver's first cuckoo attempt (tests only).
+	firstAttempt int
 }
 
 var _ Intersector = OT{}
@@ -29,7 +31,7 @@ var _ Intersector = OT{}
 func (o OT) Intersect(ctx context.Context, p job.Party, step job.Step, peer string, role Role, elems [][]byte) (*Result, error) {
 	switch role {
 	case Receiver:
-		x, err := otReceive(ctx, p, step, peer, o.Config, elems)
+		x, err := otReceive(ctx, p, step, peer, o.Config, elems, o.firstAttempt)
 		if err != nil {
 			return nil, err
 		}
@@ -101,20 +103,25 @@ func matrixRows(cfg Config) int {
 	return max(otBlockRows, cfg.ChunkSize*PointLen/otRowBytes/otBlockRows*otBlockRows)
 }
 
-// otSetup checks the arguments and removes repeats.
-func otSetup(p job.Party, peer string, cfg Config, elems [][]byte) (Config, [][]byte, []int, error) {
+// otSetup checks the arguments, digests the elements under the step's
+// domain tag and removes repeats.
+func otSetup(p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (Config, digester, [][]byte, []int, [][digestLen]byte, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
-		return cfg, nil, nil, err
+		return cfg, digester{}, nil, nil, nil, err
 	}
 	if peer == "" || peer == p.Self() {
-		return cfg, nil, nil, fmt.Errorf("%w: peer %q for party %q", ErrConfig, peer, p.Self())
+		return cfg, digester{}, nil, nil, nil, fmt.Errorf("%w: peer %q for party %q", ErrConfig, peer, p.Self())
 	}
-	uniq, of := distinct(elems)
+	dg := newDigester(DomainTag(step.Job, step.Phase, step.Round, step.Channel, cfg.Edge))
+	uniq, of, ds, err := dg.distinctDigests(elems)
+	if err != nil {
+		return cfg, dg, nil, nil, nil, err
+	}
 	if len(uniq) > cfg.MaxElements {
-		return cfg, nil, nil, fmt.Errorf("%w: %d distinct elements, limit %d", ErrTooLarge, len(uniq), cfg.MaxElements)
+		return cfg, dg, nil, nil, nil, fmt.Errorf("%w: %d distinct elements, limit %d", ErrTooLarge, len(uniq), cfg.MaxElements)
 	}
-	return cfg, uniq, of, nil
+	return cfg, dg, uniq, of, ds, nil
 }
 
 func newRunID() []byte {
@@ -124,13 +131,15 @@ func newRunID() []byte {
 }
 
 // otReceive is the OPRF receiver's part of the exchange (package doc).
-func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (*otReceived, error) {
-	cfg, uniq, of, err := otSetup(p, peer, cfg, elems)
+//
+// firstAttempt is the first cuckoo attempt tried: 0, except in tests of
+// the sender's handling of a rehashed table.
+func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte, firstAttempt int) (*otReceived, error) {
+	cfg, dg, uniq, of, ds, err := otSetup(p, step, peer, cfg, elems)
 	if err != nil {
 		return nil, err
 	}
 	n := len(uniq)
-	dg := newDigester(DomainTag(step.Job, step.Phase, step.Round, step.Channel, cfg.Edge))
 	run := newRunID()
 	share := newRunID() // seedLen random bytes
 	r := &runs{echo: run}
@@ -143,10 +152,6 @@ func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg
 	}
 	if err := p.Send(ctx, peer, step.Message(p.Self(), TypeOTBase, body), protocol.DisclosePSIBlinded); err != nil {
 		return nil, fmt.Errorf("psi: send %s to %s: %w", TypeOTBase, peer, err)
-	}
-	ds := dg.digests(uniq)
-	if err := distinctDigests(ds); err != nil {
-		return nil, err
 	}
 
 	// Round 2 in: B_j, the sender's size and seed share; round 3 out.
@@ -171,19 +176,9 @@ func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg
 	seed := jointSeed(dg, share, peerShare)
 	keys := newOTKeys(seed)
 	bins := numBins(n)
-	var tbl *cuckooTable
-	attempt := 0
-	for ; ; attempt++ {
-		if attempt == maxCuckooAttempts {
-			return nil, fmt.Errorf("psi: cuckoo hashing of %d elements into %d bins failed %d times", n, bins, maxCuckooAttempts)
-		}
-		tbl, err = cuckoo(ds, newCuckooHasher(seed, attempt, bins), bins)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, errCuckoo) {
-			return nil, err
-		}
+	tbl, attempt, err := placeCuckoo(ds, seed, bins, firstAttempt)
+	if err != nil {
+		return nil, err
 	}
 
 	// The extension, chunk by chunk of rows: send u^j, keep F(i, t_i).
@@ -207,21 +202,7 @@ func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg
 			}
 			return nil
 		})
-		cols := make([]byte, cnt*otRowBytes)
-		rowsToCols(cols, code, cnt)
-		t := make([]byte, cnt*otRowBytes)
-		cb := cnt / 8
-		_ = parallel(otWidth, func(jlo, jhi int) error {
-			for j := jlo; j < jhi; j++ {
-				tj, uj := t[j*cb:(j+1)*cb], cols[j*cb:(j+1)*cb]
-				prg(tj, bs.k0[j], uint64(lo/otBlockRows))
-				for i := range uj {
-					uj[i] ^= tj[i]
-				}
-				prgXor(uj, bs.k1[j], uint64(lo/otBlockRows))
-			}
-			return nil
-		})
+		cols := extendReceiver(code, cnt, bs.k0, bs.k1, lo) // code now holds the rows t_i
 		chunk, err := protocol.Marshal(&otChunkBody{Run: run, Echo: r.peer, Total: bins, Index: ci, Attempt: attempt, Data: cols})
 		if err != nil {
 			return nil, fmt.Errorf("psi: encode %s chunk %d: %w", TypeOTMatrix, ci, err)
@@ -229,7 +210,6 @@ func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg
 		if err := p.Send(ctx, peer, step.Message(p.Self(), TypeOTMatrix, chunk), protocol.DisclosePSIBlinded); err != nil {
 			return nil, fmt.Errorf("psi: send %s chunk %d to %s: %w", TypeOTMatrix, ci, peer, err)
 		}
-		colsToRows(code, t, cnt)
 		_ = parallel(cnt, func(ilo, ihi int) error {
 			var buf [32 + 8 + otRowBytes]byte
 			for i := ilo; i < ihi; i++ {
@@ -242,16 +222,13 @@ func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg
 		})
 	}
 
-	// Our outputs by the hash function that placed each element.
-	var byFn [hashCount]map[[16]byte]int32
-	for h := range byFn {
-		byFn[h] = make(map[[16]byte]int32, n/hashCount+1)
-	}
+	// Our outputs, with the hash function that placed each element.
+	fnOf := make([]uint8, n)
+	outs := newIdxTable(n)
 	for i, it := range tbl.item {
 		if it != 0 {
-			var k [16]byte
-			copy(k[:], own[int(it-1)*l:int(it)*l])
-			byFn[tbl.fn[i]][k] = it - 1
+			fnOf[it-1] = tbl.fn[i]
+			outs.add(prefix64(own[int(it-1)*l:int(it)*l]), it-1)
 		}
 	}
 
@@ -272,39 +249,27 @@ func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg
 		}
 		for k := 0; k*hashCount*l < len(data); k++ {
 			for h := range hashCount {
-				var key [16]byte
-				copy(key[:], data[(k*hashCount+h)*l:(k*hashCount+h+1)*l])
-				if u, ok := byFn[h][key]; ok {
-					x.matched[u] = ci*cfg.ChunkSize + k
-				}
+				v := data[(k*hashCount+h)*l : (k*hashCount+h+1)*l]
+				outs.find(prefix64(v), func(u int32) bool {
+					if int(fnOf[u]) == h && string(own[int(u)*l:int(u+1)*l]) == string(v) {
+						x.matched[u] = ci*cfg.ChunkSize + k
+						return true
+					}
+					return false
+				})
 			}
 		}
 	}
 	return x, nil
 }
 
-// distinctDigests fails if two distinct elements share a digest (a
-// SHA-256 collision in 128 bits: probability about n²/2^129), which
-// would put one element twice into the cuckoo table.
-func distinctDigests(ds [][digestLen]byte) error {
-	seen := make(map[[digestLen]byte]struct{}, len(ds))
-	for i := range ds {
-		if _, ok := seen[ds[i]]; ok {
-			return fmt.Errorf("psi: two distinct elements share a 128-bit digest (element %d)", i)
-		}
-		seen[ds[i]] = struct{}{}
-	}
-	return nil
-}
-
 // otSend is the OPRF sender's part of the exchange (package doc).
 func otSend(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (*exchange, error) {
-	cfg, uniq, of, err := otSetup(p, peer, cfg, elems)
+	cfg, dg, uniq, of, ds, err := otSetup(p, step, peer, cfg, elems)
 	if err != nil {
 		return nil, err
 	}
 	n := len(uniq)
-	dg := newDigester(DomainTag(step.Job, step.Phase, step.Round, step.Channel, cfg.Edge))
 	x := &exchange{uniq: uniq, of: of, run: newRunID()}
 	share := newRunID()
 	r := &runs{}
@@ -328,7 +293,6 @@ func otSend(ctx context.Context, p job.Party, step job.Step, peer string, cfg Co
 		return nil, fmt.Errorf("psi: send %s to %s: %w", TypeOTChoice, peer, err)
 	}
 	r.echo = x.run
-	ds := dg.digests(uniq)
 
 	// Round 3 in: our seeds k_{s_j}.
 	m, err = p.Receive(ctx, peer, step.Key(TypeOTKeys))
@@ -355,7 +319,7 @@ func otSend(ctx context.Context, p job.Party, step job.Step, peer string, cfg Co
 	// never sized by the peer's claim alone.
 	bins := numBins(nR)
 	rows := matrixRows(cfg)
-	var q []byte
+	q := make([]byte, bins*otRowBytes) // nR ≤ MaxElements: checked by decodeHello
 	attempt := -1
 	for ci := range numChunks(bins, rows) {
 		m, err := p.Receive(ctx, peer, step.Key(TypeOTMatrix))
@@ -367,21 +331,8 @@ func otSend(ctx context.Context, p job.Party, step job.Step, peer string, cfg Co
 			return nil, fmt.Errorf("%s from %s: %w", TypeOTMatrix, peer, err)
 		}
 		attempt = att
-		lo, cnt := ci*rows, len(u)/otRowBytes
-		cb := cnt / 8
-		_ = parallel(otWidth, func(jlo, jhi int) error {
-			for j := jlo; j < jhi; j++ {
-				col := u[j*cb : (j+1)*cb]
-				if br.choice[j] == 1 {
-					prgXor(col, ks[j], uint64(lo/otBlockRows))
-				} else {
-					prg(col, ks[j], uint64(lo/otBlockRows))
-				}
-			}
-			return nil
-		})
-		q = append(q, make([]byte, cnt*otRowBytes)...)
-		colsToRows(q[lo*otRowBytes:], u, cnt)
+		lo := ci * rows
+		extendSender(q[lo*otRowBytes:], u, len(u)/otRowBytes, ks, br.choice, lo)
 	}
 
 	// Our values: for each element, in a fresh shuffled order, and each
@@ -405,8 +356,9 @@ func otSend(ctx context.Context, p job.Party, step job.Step, peer string, cfg Co
 				for h, b := range bs {
 					keys.codeWord(row[:], d, h)
 					qb := q[b*otRowBytes : (b+1)*otRowBytes]
-					for i := range row {
-						row[i] = row[i]&sMask[i] ^ qb[i]
+					for w := 0; w < otRowBytes; w += 8 {
+						v := binary.LittleEndian.Uint64(row[w:])&binary.LittleEndian.Uint64(sMask[w:]) ^ binary.LittleEndian.Uint64(qb[w:])
+						binary.LittleEndian.PutUint64(row[w:], v)
 					}
 					oprfOut(vals[(k*hashCount+h)*l:], &seed, b, row[:], l, &buf)
 				}
