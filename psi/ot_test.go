@@ -1,11 +1,17 @@
 package psi
 
 import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/protocol"
 )
 
 // TestOTIntersectRandom: the OT mode gives both parties the plain set
@@ -43,5 +49,195 @@ func TestOTIntersectRandom(t *testing.T) {
 				checkResult(t, "bob", rb, b, a)
 			})
 		}
+	}
+}
+
+// TestOTRehashedTable: a receiver whose cuckoo table came from a later
+// attempt (as after a failed insertion) announces it, and the sender
+// hashes with that attempt's functions: the result is still exact.
+func TestOTRehashedTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 29))
+	a, b := randomSets(r, 300, 200, 400, false)
+	ra, rb, ea, eb := pair(t, jobtest.NewNetwork("alice", "bob"), OT{Config: Config{ChunkSize: 7}, firstAttempt: 3}, a, b)
+	if ea != nil || eb != nil {
+		t.Fatal(ea, eb)
+	}
+	checkResult(t, "alice", ra, a, b)
+	checkResult(t, "bob", rb, b, a)
+}
+
+// TestOTConfigIntersector: Config.Mode picks the protocol.
+func TestOTConfigIntersector(t *testing.T) {
+	if _, ok := (Config{Mode: ModeOT}).Intersector().(OT); !ok {
+		t.Error("ModeOT does not give OT")
+	}
+	if _, ok := (Config{}).Intersector().(ECDH); !ok {
+		t.Error("the zero Mode does not give ECDH")
+	}
+	net := jobtest.NewNetwork("alice", "bob")
+	_, err := OT{Config: Config{Mode: 7}}.Intersect(context.Background(), net.Party("alice"), testStep("alice", "bob"), "bob", Receiver, nil)
+	if !errors.Is(err, ErrConfig) {
+		t.Errorf("mode 7: %v, want ErrConfig", err)
+	}
+	for _, role := range []Role{Receiver, Sender} {
+		if _, err := (OT{}).Intersect(context.Background(), net.Party("alice"), testStep("alice", "bob"), "alice", role, nil); !errors.Is(err, ErrConfig) {
+			t.Errorf("self as peer: %v, want ErrConfig", err)
+		}
+	}
+	if _, err := (OT{}).Intersect(context.Background(), net.Party("alice"), testStep("alice", "bob"), "bob", 0, nil); !errors.Is(err, ErrConfig) {
+		t.Errorf("role 0: %v, want ErrConfig", err)
+	}
+	if _, err := (OT{Config: Config{MaxElements: 1}}).Intersect(context.Background(), net.Party("alice"), testStep("alice", "bob"), "bob", Receiver, [][]byte{{1}, {2}}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("too large: %v, want ErrTooLarge", err)
+	}
+}
+
+// TestAlignOT: Align in OT mode gives every party the same result as in
+// ECDH mode, with 3 and 4 parties and either hub; the hub sends spokes
+// only its OT messages and the filter, and spokes send only to the hub.
+func TestAlignOT(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 37))
+	for _, parties := range [][]string{{"p1", "p2", "p3"}, {"p1", "p2", "p3", "p4"}} {
+		for _, hub := range []string{"p1", "p3"} {
+			for _, c := range []struct{ n, pool int }{{40, 50}, {300, 400}, {0, 10}} {
+				t.Run(fmt.Sprintf("%d/hub%s/n%d", len(parties), hub, c.n), func(t *testing.T) {
+					sets := map[string][][]byte{}
+					for _, q := range parties {
+						sets[q], _ = randomSets(r, c.n, 0, c.pool, q == "p2")
+					}
+					ecdh, errs := alignAll(t, jobtest.NewNetwork(parties...), hub, parties, sets, Config{Edge: "ids"})
+					for _, q := range parties {
+						if errs[q] != nil {
+							t.Fatalf("ECDH %s: %v", q, errs[q])
+						}
+					}
+					net := jobtest.NewNetwork(parties...)
+					for _, q := range parties {
+						net.Capture(q)
+					}
+					ot, errs := alignAll(t, net, hub, parties, sets, Config{Edge: "ids", Mode: ModeOT, ChunkSize: 9})
+					for _, q := range parties {
+						if errs[q] != nil {
+							t.Fatalf("OT %s: %v", q, errs[q])
+						}
+						if !slices.Equal(ot[q].Indices, ecdh[q].Indices) || ot[q].Size != ecdh[q].Size || ot[q].PeerSize != ecdh[q].PeerSize {
+							t.Errorf("%s: OT %+v, ECDH %+v", q, ot[q], ecdh[q])
+						}
+						for _, s := range net.Captured(q) {
+							if s.Disclosure != protocol.DisclosePSIBlinded {
+								t.Errorf("%s sends %s with %q", q, s.Message.Type, s.Disclosure)
+							}
+							if q != hub && (s.To != hub || s.Message.Type == TypeFilter) {
+								t.Errorf("spoke %s sends %s to %s", q, s.Message.Type, s.To)
+							}
+							if q == hub && s.Message.Type == TypeOTValues {
+								t.Errorf("the hub sends OPRF values to %s", s.To)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestOTLeakage captures every message of an OT-mode PSI: only OT and
+// filter types, each psi-blinded; no element, digest, 16-byte block of a
+// code word C(x, h), or block of the sender's choice vector s appears in
+// clear; the sender's values are shuffled afresh per run.
+func TestOTLeakage(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 43))
+	a, b := randomSets(r, 200, 200, 300, false)
+	step := testStep("alice", "bob")
+	run := func() []jobtest.Sent {
+		net := jobtest.NewNetwork("alice", "bob")
+		net.Capture("alice")
+		net.Capture("bob")
+		ra, _, ea, eb := pair(t, net, OT{Config: Config{Edge: "e", ChunkSize: 64}}, a, b)
+		if ea != nil || eb != nil {
+			t.Fatal(ea, eb)
+		}
+		if ra.Size == 0 {
+			t.Fatal("no shared values: the test draws too few")
+		}
+		return append(net.Captured("alice"), net.Captured("bob")...)
+	}
+	sent := run()
+	dg := newDigester(DomainTag(step.Job, step.Phase, step.Round, step.Channel, "e"))
+	var forbidden [][]byte
+	for _, e := range append(slices.Clone(a), b...) {
+		d := dg.digests([][]byte{e})[0]
+		h := sha256.Sum256(e)
+		forbidden = append(forbidden, e, d[:], h[:16])
+	}
+	counts := map[string]int{}
+	var seedShares [][]byte
+	for _, s := range sent {
+		if s.Disclosure != protocol.DisclosePSIBlinded {
+			t.Errorf("%s to %s discloses %q", s.Message.Type, s.To, s.Disclosure)
+		}
+		counts[s.From+" "+s.Message.Type]++
+		for _, f := range forbidden {
+			if bytes.Contains(s.Message.Body, f) {
+				t.Fatalf("%s from %s carries an element or its digest %x", s.Message.Type, s.From, f)
+			}
+		}
+		if s.Message.Type == TypeOTBase || s.Message.Type == TypeOTChoice {
+			var h otHelloBody
+			if err := protocol.Unmarshal(s.Message.Body, &h); err != nil {
+				t.Fatal(err)
+			}
+			seedShares = append(seedShares, h.Seed)
+		}
+	}
+	// The code words depend on the joint seed, which the captured shares
+	// give: recompute every C(x, h) and look for its blocks.
+	if len(seedShares) != 2 {
+		t.Fatalf("%d seed shares", len(seedShares))
+	}
+	keys := newOTKeys(jointSeed(dg, seedShares[0], seedShares[1]))
+	row := make([]byte, otRowBytes)
+	for _, e := range append(slices.Clone(a), b...) {
+		d := dg.digests([][]byte{e})[0]
+		for h := range hashCount {
+			keys.codeWord(row, &d, h)
+			for j := 0; j < otRowBytes; j += 16 {
+				for _, s := range sent {
+					if bytes.Contains(s.Message.Body, row[j:j+16]) {
+						t.Fatalf("%s from %s carries a block of a code word", s.Message.Type, s.From)
+					}
+				}
+			}
+		}
+	}
+	// 200 and 200 values: 2 matrix chunks of 128 rows (bins 256 at
+	// ChunkSize 64 → 32·64/64 = 32 → one block of 128 rows per chunk),
+	// 4 value chunks of 64.
+	want := map[string]int{
+		"alice psi/ot-base": 1, "alice psi/ot-keys": 1, "alice psi/ot-matrix": 2, "alice psi/filter": 1,
+		"bob psi/ot-choice": 1, "bob psi/ot-values": 4,
+	}
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("messages sent %v, want %v", counts, want)
+	}
+	// Shuffled: the positions bob's matched values sit at (the filter's
+	// set bits) differ between two runs on the same sets.
+	filterBits := func(sent []jobtest.Sent) []bool {
+		for _, s := range sent {
+			if s.Message.Type == TypeFilter {
+				var f filterBody
+				_ = protocol.Unmarshal(s.Message.Body, &f)
+				bits, err := decodeFilter(s.Message.Body, f.Total, f.Echo)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return bits
+			}
+		}
+		t.Fatal("no filter")
+		return nil
+	}
+	if slices.Equal(filterBits(sent), filterBits(run())) {
+		t.Error("matched values sit at the same positions in two runs: the sender's values are not shuffled")
 	}
 }
