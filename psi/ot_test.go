@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/protocol"
@@ -239,5 +242,165 @@ func TestOTLeakage(t *testing.T) {
 	}
 	if slices.Equal(filterBits(sent), filterBits(run())) {
 		t.Error("matched values sit at the same positions in two runs: the sender's values are not shuffled")
+	}
+}
+
+// tamperBody returns an interceptor that rewrites the n-th message of
+// type typ, decoded as T, with f.
+func tamperBody[T any](typ string, n int, f func(*T)) jobtest.Tamper {
+	var mu sync.Mutex
+	seen := 0
+	return func(to string, m *protocol.Message) *protocol.Message {
+		if m.Type != typ {
+			return m
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if seen++; seen != n {
+			return m
+		}
+		var body T
+		if err := protocol.Unmarshal(m.Body, &body); err != nil {
+			panic(err)
+		}
+		f(&body)
+		b, err := protocol.Marshal(&body)
+		if err != nil {
+			panic(err)
+		}
+		m.Body = b
+		return m
+	}
+}
+
+// TestOTRejectsTampering: a peer's malformed OT messages are errors at
+// the honest party (ErrPeer, ErrTooLarge or ErrRestarted), never a result
+// or a panic, whichever side cheats.
+func TestOTRejectsTampering(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 53))
+	a, b := randomSets(r, 300, 200, 400, false)
+	otherRun := bytes.Repeat([]byte{9}, runIDLen)
+	type hello = otHelloBody
+	type chunk = otChunkBody
+	type keys = otKeysBody
+	for name, c := range map[string]struct {
+		from   string // the cheating party: alice is the receiver, bob the sender
+		tamper jobtest.Tamper
+		want   error
+	}{
+		"base: set too large":     {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { h.Total = 1 << 30 }), ErrTooLarge},
+		"base: negative set":      {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { h.Total = -1 }), ErrPeer},
+		"base: short seed":        {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { h.Seed = h.Seed[1:] }), ErrPeer},
+		"base: short points":      {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { h.Points = h.Points[PointLen:] }), ErrPeer},
+		"base: ragged points":     {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { h.Points = h.Points[1:] }), ErrPeer},
+		"base: non-canonical":     {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { copy(h.Points[PointLen:], bytes.Repeat([]byte{0xff}, PointLen)) }), ErrPeer},
+		"base: identity":          {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { clear(h.Points[:PointLen]) }), ErrPeer},
+		"base: short run id":      {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { h.Run = h.Run[1:] }), ErrPeer},
+		"choice: set too large":   {"bob", tamperBody(TypeOTChoice, 1, func(h *hello) { h.Total = 1 << 30 }), ErrTooLarge},
+		"choice: wrong echo":      {"bob", tamperBody(TypeOTChoice, 1, func(h *hello) { h.Echo = otherRun }), ErrRestarted},
+		"choice: long points":     {"bob", tamperBody(TypeOTChoice, 1, func(h *hello) { h.Points = append(h.Points, h.Points[:PointLen]...) }), ErrPeer},
+		"keys: short":             {"alice", tamperBody(TypeOTKeys, 1, func(k *keys) { k.Cipher = k.Cipher[otCipherLen:] }), ErrPeer},
+		"keys: garbled":           {"alice", tamperBody(TypeOTKeys, 1, func(k *keys) { k.Cipher[12] ^= 1; k.Cipher[otCipherLen+12] ^= 1 }), ErrPeer},
+		"keys: other run":         {"alice", tamperBody(TypeOTKeys, 1, func(k *keys) { k.Run = otherRun }), ErrRestarted},
+		"matrix: short chunk":     {"alice", tamperBody(TypeOTMatrix, 1, func(c *chunk) { c.Data = c.Data[otRowBytes:] }), ErrPeer},
+		"matrix: long chunk":      {"alice", tamperBody(TypeOTMatrix, 2, func(c *chunk) { c.Data = append(c.Data, c.Data[:otRowBytes]...) }), ErrPeer},
+		"matrix: ragged chunk":    {"alice", tamperBody(TypeOTMatrix, 1, func(c *chunk) { c.Data = c.Data[1:] }), ErrPeer},
+		"matrix: out of order":    {"alice", tamperBody(TypeOTMatrix, 1, func(c *chunk) { c.Index = 1 }), ErrPeer},
+		"matrix: huge bin count":  {"alice", tamperBody(TypeOTMatrix, 1, func(c *chunk) { c.Total = 1 << 40 }), ErrPeer},
+		"matrix: attempt changes": {"alice", tamperBody(TypeOTMatrix, 2, func(c *chunk) { c.Attempt = 1 }), ErrPeer},
+		"matrix: attempt too big": {"alice", tamperBody(TypeOTMatrix, 1, func(c *chunk) { c.Attempt = maxCuckooAttempts }), ErrPeer},
+		"matrix: other run":       {"alice", tamperBody(TypeOTMatrix, 2, func(c *chunk) { c.Run = otherRun }), ErrRestarted},
+		"matrix: wrong echo":      {"alice", tamperBody(TypeOTMatrix, 1, func(c *chunk) { c.Echo = otherRun }), ErrRestarted},
+		"values: short chunk":     {"bob", tamperBody(TypeOTValues, 1, func(c *chunk) { c.Data = c.Data[1:] }), ErrPeer},
+		"values: long chunk":      {"bob", tamperBody(TypeOTValues, 2, func(c *chunk) { c.Data = append(c.Data, 0) }), ErrPeer},
+		"values: wrong total":     {"bob", tamperBody(TypeOTValues, 1, func(c *chunk) { c.Total++ }), ErrPeer},
+		"values: out of order":    {"bob", tamperBody(TypeOTValues, 2, func(c *chunk) { c.Index = 0 }), ErrPeer},
+		"values: other run":       {"bob", tamperBody(TypeOTValues, 3, func(c *chunk) { c.Run = otherRun }), ErrRestarted},
+		"values: attempt":         {"bob", tamperBody(TypeOTValues, 1, func(c *chunk) { c.Attempt = 2 }), ErrPeer},
+		"filter: long":            {"alice", tamperBody(TypeFilter, 1, func(f *filterBody) { f.Bits = append(f.Bits, 0) }), ErrPeer},
+		"filter: other run":       {"alice", tamperBody(TypeFilter, 1, func(f *filterBody) { f.Echo = otherRun }), ErrRestarted},
+	} {
+		t.Run(name, func(t *testing.T) {
+			net := jobtest.NewNetwork("alice", "bob")
+			net.Intercept(c.from, c.tamper)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			step := testStep("alice", "bob")
+			in := OT{Config: Config{ChunkSize: 64, MaxElements: 1000}}
+			victim, cheat, role, cheatRole := "bob", "alice", Sender, Receiver
+			sv, sc := b, a
+			if c.from == "bob" {
+				victim, cheat, role, cheatRole = "alice", "bob", Receiver, Sender
+				sv, sc = a, b
+			}
+			// The cheat may wait forever once the victim has given up.
+			cctx, ccancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_, _ = in.Intersect(cctx, net.Party(cheat), step, victim, cheatRole, sc)
+			}()
+			res, err := in.Intersect(ctx, net.Party(victim), step, cheat, role, sv)
+			ccancel()
+			<-done
+			if res != nil || !errors.Is(err, c.want) {
+				t.Errorf("%s: %v, %v; want %v", victim, res, err, c.want)
+			}
+			if errors.Is(c.want, ErrPeer) && !errors.Is(err, protocol.ErrMalformed) && !errors.Is(err, ErrTooLarge) {
+				t.Errorf("%s: %v does not wrap protocol.ErrMalformed", victim, err)
+			}
+		})
+	}
+}
+
+// TestOTRestartMidExchange: a receiver that restarts after its first
+// message comes back with a new run; the sender's answer to the old run
+// makes the new receiver fail with ErrRestarted instead of mixing two
+// runs' keys. The sender, which answered the old run, waits for that
+// run's next message until its context ends (the step's timeout), and the
+// coordinator runs the step again.
+func TestOTRestartMidExchange(t *testing.T) {
+	a := [][]byte{[]byte("x"), []byte("y"), []byte("z")}
+	b := [][]byte{[]byte("y"), []byte("z"), []byte("w")}
+	net := jobtest.NewNetwork("alice", "bob")
+	step := testStep("alice", "bob")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// alice's first run sends its base-OT message and dies.
+	_, pts := newBaseSender()
+	body, err := encodeHello(bytes.Repeat([]byte{1}, runIDLen), nil, len(a), make([]byte, seedLen), pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := net.Party("alice").Send(ctx, "bob", step.Message("alice", TypeOTBase, body), protocol.DisclosePSIBlinded); err != nil {
+		t.Fatal(err)
+	}
+	var rb *Result
+	var eb error
+	bctx, bcancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); rb, eb = OT{}.Intersect(bctx, net.Party("bob"), step, "alice", Sender, b) }()
+	ra, ea := OT{}.Intersect(ctx, net.Party("alice"), step, "bob", Receiver, a)
+	bcancel()
+	<-done
+	if ra != nil || !errors.Is(ea, ErrRestarted) {
+		t.Errorf("alice after her restart: %v, %v; want ErrRestarted", ra, ea)
+	}
+	if rb != nil || !errors.Is(eb, context.Canceled) {
+		t.Errorf("bob: %v, %v; want the end of his context", rb, eb)
+	}
+}
+
+// TestOTContext: a silent peer makes either role end with the context,
+// naming the peer.
+func TestOTContext(t *testing.T) {
+	for _, role := range []Role{Receiver, Sender} {
+		net := jobtest.NewNetwork("alice", "bob")
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		_, err := OT{}.Intersect(ctx, net.Party("alice"), testStep("alice", "bob"), "bob", role, [][]byte{[]byte("x")})
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "bob") {
+			t.Errorf("role %d: %v", role, err)
+		}
 	}
 }
