@@ -297,6 +297,43 @@ func extendSender(q, u []byte, cnt int, ks [][]byte, choice []int, lo int) {
 	colsToRows(q, u, cnt)
 }
 
+// bucketBins computes the 3 bins of every digest (on every core) and
+// sorts the entries k·3+h by the chunk of rows their bin falls in
+// (counting sort), so the sender can use each chunk of the extension
+// matrix for exactly the values that need it.
+func bucketBins(ds [][digestLen]byte, hs cuckooHasher, m, rows int) ([][hashCount]int32, [][]int32) {
+	binOf := make([][hashCount]int32, len(ds))
+	_ = parallel(len(ds), func(lo, hi int) error {
+		for k := lo; k < hi; k++ {
+			for h, b := range hs.bins(&ds[k]) {
+				binOf[k][h] = int32(b)
+			}
+		}
+		return nil
+	})
+	nc := numChunks(m, rows)
+	count := make([]int, nc)
+	for k := range binOf {
+		for _, b := range binOf[k] {
+			count[int(b)/rows]++
+		}
+	}
+	all := make([]int32, hashCount*len(ds))
+	out := make([][]int32, nc)
+	off := 0
+	for c, n := range count {
+		out[c] = all[off : off : off+n]
+		off += n
+	}
+	for k := range binOf {
+		for h, b := range binOf[k] {
+			c := int(b) / rows
+			out[c] = append(out[c], int32(hashCount*k+h))
+		}
+	}
+	return binOf, out
+}
+
 // subtleXor sets dst ^= src (equal lengths).
 func subtleXor(dst, src []byte) { subtle.XORBytes(dst, dst, src) }
 
@@ -384,41 +421,56 @@ func rowsToCols(cols, rows []byte, n int) {
 	})
 }
 
-// oprfOut is F(i, v): SHA-256 of the joint seed, the bin index and the
-// k-bit row v, truncated to l bytes into out (KKRT16's correlation-robust
+// oprfBuf holds the input of F: the joint seed, a bin index and a row.
+type oprfBuf [32 + 8 + otRowBytes]byte
+
+func newOPRFBuf(seed *[32]byte) *oprfBuf {
+	var b oprfBuf
+	copy(b[:32], seed[:])
+	return &b
+}
+
+// row is where the caller puts the k-bit row v.
+func (b *oprfBuf) row() []byte { return b[40:] }
+
+// out writes F(bin, v) for the row v in b to out[:l]: SHA-256 of the
+// joint seed, the bin index and v, truncated (KKRT16's correlation-robust
 // hash H, with the bin index as the OPRF instance).
-func oprfOut(out []byte, seed *[32]byte, bin int, v []byte, l int, buf *[32 + 8 + otRowBytes]byte) {
-	copy(buf[:32], seed[:])
-	binary.LittleEndian.PutUint64(buf[32:], uint64(bin))
-	copy(buf[40:], v)
-	s := sha256.Sum256(buf[:])
+func (b *oprfBuf) out(out []byte, bin int, l int) {
+	binary.LittleEndian.PutUint64(b[32:], uint64(bin))
+	s := sha256.Sum256(b[:])
 	copy(out[:l], s[:l])
 }
 
 // idxTable is an open-addressing hash table from pseudorandom 64-bit
 // keys (prefixes of digests or OPRF outputs) to int32 values, with linear
-// probing: several entries may share a key, and the caller checks the
-// full value of each candidate. Faster than a Go map for the million
-// lookups of the matching step, and sized once.
+// probing: several entries may share a key (or its low 32 bits, which is
+// all a slot keeps), and the caller checks the full value of each
+// candidate. Faster than a Go map for the million lookups of the
+// matching step (one cache line per probe), and sized once, at load ≤ ½.
 type idxTable struct {
-	keys  []uint64
-	vals  []int32 // value+1; 0 marks an empty slot
+	slots []idxSlot
 	shift uint
+}
+
+type idxSlot struct {
+	key uint32
+	val int32 // value+1; 0 marks an empty slot
 }
 
 func newIdxTable(n int) *idxTable {
 	b := bits.Len(uint(2*n)) + 1
-	return &idxTable{keys: make([]uint64, 1<<b), vals: make([]int32, 1<<b), shift: uint(64 - b)}
+	return &idxTable{slots: make([]idxSlot, 1<<b), shift: uint(64 - b)}
 }
 
 func (t *idxTable) slot(k uint64) uint64 { return (k * 0x9E3779B97F4A7C15) >> t.shift }
 
 // add inserts (k, v).
 func (t *idxTable) add(k uint64, v int32) {
-	mask := uint64(len(t.keys) - 1)
+	mask := uint64(len(t.slots) - 1)
 	for i := t.slot(k); ; i = (i + 1) & mask {
-		if t.vals[i] == 0 {
-			t.keys[i], t.vals[i] = k, v+1
+		if t.slots[i].val == 0 {
+			t.slots[i] = idxSlot{key: uint32(k), val: v + 1}
 			return
 		}
 	}
@@ -427,9 +479,9 @@ func (t *idxTable) add(k uint64, v int32) {
 // find calls f with each value stored under k until f returns true; it
 // reports whether one did.
 func (t *idxTable) find(k uint64, f func(v int32) bool) bool {
-	mask := uint64(len(t.keys) - 1)
-	for i := t.slot(k); t.vals[i] != 0; i = (i + 1) & mask {
-		if t.keys[i] == k && f(t.vals[i]-1) {
+	mask := uint64(len(t.slots) - 1)
+	for i := t.slot(k); t.slots[i].val != 0; i = (i + 1) & mask {
+		if t.slots[i].key == uint32(k) && f(t.slots[i].val-1) {
 			return true
 		}
 	}
@@ -455,6 +507,8 @@ func (d digester) distinctDigests(elems [][]byte) (uniq [][]byte, of []int, ds [
 	all := d.digests(elems)
 	t := newIdxTable(len(elems))
 	of = make([]int, len(elems))
+	uniq = make([][]byte, 0, len(elems))
+	ds = make([][digestLen]byte, 0, len(elems))
 	for i := range elems {
 		k := binary.LittleEndian.Uint64(all[i][:8])
 		u := -1

@@ -222,15 +222,15 @@ func TestOPRF(t *testing.T) {
 		mask[j/8] |= byte(c) << (j % 8)
 	}
 	const l = 16
-	var buf [32 + 8 + otRowBytes]byte
+	buf := newOPRFBuf(&seed)
 	senderF := func(i int, d *[digestLen]byte, h int) []byte {
-		row := make([]byte, otRowBytes)
+		row := buf.row()
 		keys.codeWord(row, d, h)
 		for w := range row {
 			row[w] = row[w]&mask[w] ^ q[i*otRowBytes+w]
 		}
 		out := make([]byte, l)
-		oprfOut(out, &seed, lo+i, row, l, &buf)
+		buf.out(out, lo+i, l)
 		return out
 	}
 	for i := range n {
@@ -241,7 +241,8 @@ func TestOPRF(t *testing.T) {
 			}
 		}
 		recv := make([]byte, l)
-		oprfOut(recv, &seed, lo+i, trow, l, &buf)
+		copy(buf.row(), trow)
+		buf.out(recv, lo+i, l)
 		if got := senderF(i, &ds[i], fn[i]); !bytes.Equal(got, recv) {
 			t.Fatalf("bin %d: sender's F(r_i) %x, receiver's %x", i, got, recv)
 		}

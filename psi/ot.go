@@ -211,11 +211,12 @@ func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg
 			return nil, fmt.Errorf("psi: send %s chunk %d to %s: %w", TypeOTMatrix, ci, peer, err)
 		}
 		_ = parallel(cnt, func(ilo, ihi int) error {
-			var buf [32 + 8 + otRowBytes]byte
+			buf := newOPRFBuf(&seed)
 			for i := ilo; i < ihi; i++ {
 				if it := tbl.item[lo+i]; it != 0 {
 					u := int(it - 1)
-					oprfOut(own[u*l:], &seed, lo+i, code[i*otRowBytes:(i+1)*otRowBytes], l, &buf)
+					copy(buf.row(), code[i*otRowBytes:(i+1)*otRowBytes])
+					buf.out(own[u*l:], lo+i, l)
 				}
 			}
 			return nil
@@ -315,11 +316,22 @@ func otSend(ctx context.Context, p job.Party, step job.Step, peer string, cfg Co
 	}
 
 	// The extension matrix, chunk by chunk: q^j = G(k_{s_j}) ⊕ s_j·u^j,
-	// kept as rows q_i = t_i ⊕ (C(r_i) ∧ s). It grows with what arrives,
-	// never sized by the peer's claim alone.
-	bins := numBins(nR)
+	// as rows q_i = t_i ⊕ (C(r_i) ∧ s). Each chunk is used at once, while
+	// its rows are in cache, for the values whose bin falls in it: for
+	// each of our elements y, in a fresh shuffled order, and each hash
+	// function h, F(b, q_b ⊕ (C(y, h) ∧ s)) at its bin b = h(y).
+	bins := numBins(nR) // nR ≤ MaxElements: checked by decodeHello
 	rows := matrixRows(cfg)
-	q := make([]byte, bins*otRowBytes) // nR ≤ MaxElements: checked by decodeHello
+	l := outLen(nR, n)
+	x.perm = permutation(n)
+	pd := make([][digestLen]byte, n) // digests in sent order
+	for k, u := range x.perm {
+		pd[k] = ds[u]
+	}
+	vals := make([]byte, n*hashCount*l)
+	q := make([]byte, rows*otRowBytes)
+	var byChunk [][]int32 // entries k·3+h whose bin is in chunk i
+	var binOf [][hashCount]int32
 	attempt := -1
 	for ci := range numChunks(bins, rows) {
 		m, err := p.Receive(ctx, peer, step.Key(TypeOTMatrix))
@@ -330,42 +342,39 @@ func otSend(ctx context.Context, p job.Party, step job.Step, peer string, cfg Co
 		if err != nil {
 			return nil, fmt.Errorf("%s from %s: %w", TypeOTMatrix, peer, err)
 		}
-		attempt = att
-		lo := ci * rows
-		extendSender(q[lo*otRowBytes:], u, len(u)/otRowBytes, ks, br.choice, lo)
+		if attempt < 0 {
+			// The first chunk names the cuckoo attempt: now we know
+			// every element's bins, and which chunk holds each.
+			attempt = att
+			binOf, byChunk = bucketBins(pd, newCuckooHasher(seed, attempt, bins), bins, rows)
+		}
+		lo, cnt := ci*rows, len(u)/otRowBytes
+		extendSender(q, u, cnt, ks, br.choice, lo)
+		entries := byChunk[ci]
+		_ = parallel(len(entries), func(elo, ehi int) error {
+			buf := newOPRFBuf(&seed)
+			row := buf.row()
+			for _, e := range entries[elo:ehi] {
+				k, h := int(e)/hashCount, int(e)%hashCount
+				b := int(binOf[k][h])
+				keys.codeWord(row, &pd[k], h)
+				qb := q[(b-lo)*otRowBytes : (b-lo+1)*otRowBytes]
+				for w := 0; w < otRowBytes; w += 8 {
+					v := binary.LittleEndian.Uint64(row[w:])&binary.LittleEndian.Uint64(sMask[w:]) ^ binary.LittleEndian.Uint64(qb[w:])
+					binary.LittleEndian.PutUint64(row[w:], v)
+				}
+				buf.out(vals[int(e)*l:], b, l)
+			}
+			return nil
+		})
 	}
-
-	// Our values: for each element, in a fresh shuffled order, and each
-	// hash function h, F(b, q_b ⊕ (C(y, h) ∧ s)) at its bin b = h(y).
-	hs := newCuckooHasher(seed, attempt, bins)
-	l := outLen(nR, n)
-	x.perm = permutation(n)
 	for ci := range numChunks(n, cfg.ChunkSize) {
 		lo := ci * cfg.ChunkSize
 		cnt := 0
 		if n > 0 {
 			cnt = chunkLen(n, cfg.ChunkSize, ci)
 		}
-		vals := make([]byte, cnt*hashCount*l)
-		_ = parallel(cnt, func(klo, khi int) error {
-			var row [otRowBytes]byte
-			var buf [32 + 8 + otRowBytes]byte
-			for k := klo; k < khi; k++ {
-				d := &ds[x.perm[lo+k]]
-				bs := hs.bins(d)
-				for h, b := range bs {
-					keys.codeWord(row[:], d, h)
-					qb := q[b*otRowBytes : (b+1)*otRowBytes]
-					for w := 0; w < otRowBytes; w += 8 {
-						v := binary.LittleEndian.Uint64(row[w:])&binary.LittleEndian.Uint64(sMask[w:]) ^ binary.LittleEndian.Uint64(qb[w:])
-						binary.LittleEndian.PutUint64(row[w:], v)
-					}
-					oprfOut(vals[(k*hashCount+h)*l:], &seed, b, row[:], l, &buf)
-				}
-			}
-			return nil
-		})
-		chunk, err := protocol.Marshal(&otChunkBody{Run: x.run, Echo: r.peer, Total: n, Index: ci, Data: vals})
+		chunk, err := protocol.Marshal(&otChunkBody{Run: x.run, Echo: r.peer, Total: n, Index: ci, Data: vals[lo*hashCount*l : (lo+cnt)*hashCount*l]})
 		if err != nil {
 			return nil, fmt.Errorf("psi: encode %s chunk %d: %w", TypeOTValues, ci, err)
 		}
