@@ -297,11 +297,19 @@ func extendSender(q, u []byte, cnt int, ks [][]byte, choice []int, lo int) {
 	colsToRows(q, u, cnt)
 }
 
+// binEntry is one value the sender computes: for element k (in sent
+// order) and hash function h, entry e = k·3+h, its bin b and its digest.
+type binEntry struct {
+	d [digestLen]byte
+	e int32
+	b int32
+}
+
 // bucketBins computes the 3 bins of every digest (on every core) and
-// sorts the entries k·3+h by the chunk of rows their bin falls in
-// (counting sort), so the sender can use each chunk of the extension
-// matrix for exactly the values that need it.
-func bucketBins(ds [][digestLen]byte, hs cuckooHasher, m, rows int) ([][hashCount]int32, [][]int32) {
+// sorts the entries by the chunk of rows their bin falls in (counting
+// sort), so the sender can use each chunk of the extension matrix for
+// exactly the values that need it, reading entries in order.
+func bucketBins(ds [][digestLen]byte, hs cuckooHasher, m, rows int) [][]binEntry {
 	binOf := make([][hashCount]int32, len(ds))
 	_ = parallel(len(ds), func(lo, hi int) error {
 		for k := lo; k < hi; k++ {
@@ -318,8 +326,8 @@ func bucketBins(ds [][digestLen]byte, hs cuckooHasher, m, rows int) ([][hashCoun
 			count[int(b)/rows]++
 		}
 	}
-	all := make([]int32, hashCount*len(ds))
-	out := make([][]int32, nc)
+	all := make([]binEntry, hashCount*len(ds))
+	out := make([][]binEntry, nc)
 	off := 0
 	for c, n := range count {
 		out[c] = all[off : off : off+n]
@@ -328,10 +336,10 @@ func bucketBins(ds [][digestLen]byte, hs cuckooHasher, m, rows int) ([][hashCoun
 	for k := range binOf {
 		for h, b := range binOf[k] {
 			c := int(b) / rows
-			out[c] = append(out[c], int32(hashCount*k+h))
+			out[c] = append(out[c], binEntry{d: ds[k], e: int32(hashCount*k + h), b: b})
 		}
 	}
-	return binOf, out
+	return out
 }
 
 // subtleXor sets dst ^= src (equal lengths).

@@ -330,8 +330,7 @@ func otSend(ctx context.Context, p job.Party, step job.Step, peer string, cfg Co
 	}
 	vals := make([]byte, n*hashCount*l)
 	q := make([]byte, rows*otRowBytes)
-	var byChunk [][]int32 // entries k·3+h whose bin is in chunk i
-	var binOf [][hashCount]int32
+	var byChunk [][]binEntry // the values whose bin is in chunk i
 	attempt := -1
 	for ci := range numChunks(bins, rows) {
 		m, err := p.Receive(ctx, peer, step.Key(TypeOTMatrix))
@@ -346,7 +345,7 @@ func otSend(ctx context.Context, p job.Party, step job.Step, peer string, cfg Co
 			// The first chunk names the cuckoo attempt: now we know
 			// every element's bins, and which chunk holds each.
 			attempt = att
-			binOf, byChunk = bucketBins(pd, newCuckooHasher(seed, attempt, bins), bins, rows)
+			byChunk = bucketBins(pd, newCuckooHasher(seed, attempt, bins), bins, rows)
 		}
 		lo, cnt := ci*rows, len(u)/otRowBytes
 		extendSender(q, u, cnt, ks, br.choice, lo)
@@ -354,16 +353,16 @@ func otSend(ctx context.Context, p job.Party, step job.Step, peer string, cfg Co
 		_ = parallel(len(entries), func(elo, ehi int) error {
 			buf := newOPRFBuf(&seed)
 			row := buf.row()
-			for _, e := range entries[elo:ehi] {
-				k, h := int(e)/hashCount, int(e)%hashCount
-				b := int(binOf[k][h])
-				keys.codeWord(row, &pd[k], h)
+			for i := elo; i < ehi; i++ {
+				en := &entries[i]
+				b := int(en.b)
+				keys.codeWord(row, &en.d, int(en.e)%hashCount)
 				qb := q[(b-lo)*otRowBytes : (b-lo+1)*otRowBytes]
 				for w := 0; w < otRowBytes; w += 8 {
 					v := binary.LittleEndian.Uint64(row[w:])&binary.LittleEndian.Uint64(sMask[w:]) ^ binary.LittleEndian.Uint64(qb[w:])
 					binary.LittleEndian.PutUint64(row[w:], v)
 				}
-				buf.out(vals[int(e)*l:], b, l)
+				buf.out(vals[int(en.e)*l:], b, l)
 			}
 			return nil
 		})
