@@ -1,9 +1,11 @@
 package psi
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -193,4 +195,53 @@ func mulCost(b *testing.B) float64 {
 func setProcs(n int) func() {
 	old := runtime.GOMAXPROCS(n)
 	return func() { runtime.GOMAXPROCS(old) }
+}
+
+// BenchmarkAlign aligns 45,222 record ids (Adult's, issue 13's
+// integrate) across 3 parties, every party holding all of them, as a star
+// around the first: OT mode always, ECDH mode when PSI_BENCH_ALIGN_ECDH
+// is set (about 28 core-seconds). ns/op is the wall time of the whole
+// alignment with the three parties in this process; core-s is its CPU
+// time, all parties and cores.
+func BenchmarkAlign(b *testing.B) {
+	const n = 45222
+	modes := []Mode{ModeOT}
+	if os.Getenv("PSI_BENCH_ALIGN_ECDH") != "" {
+		modes = append(modes, ModeECDH)
+	}
+	parties := []string{"p1", "p2", "p3"}
+	ids := benchElems(0, n)
+	for _, mode := range modes {
+		name := map[Mode]string{ModeOT: "OT", ModeECDH: "ECDH"}[mode]
+		b.Run(fmt.Sprintf("%s/n=%d", name, n), func(b *testing.B) {
+			var cpu time.Duration
+			var sent int64
+			for b.Loop() {
+				net := jobtest.NewNetwork(parties...)
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+				t0 := cpuTime(b)
+				var wg sync.WaitGroup
+				res := make([]*Result, len(parties))
+				errs := make([]error, len(parties))
+				for i, q := range parties {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						res[i], errs[i] = Align(ctx, net.Party(q), testStep(parties...), "p1", parties, Config{Edge: "ids", Mode: mode}, ids)
+					}()
+				}
+				wg.Wait()
+				cpu += cpuTime(b) - t0
+				cancel()
+				for i := range parties {
+					if errs[i] != nil || res[i].Size != n {
+						b.Fatalf("%s: %v, %+v", parties[i], errs[i], res[i])
+					}
+					sent += net.BytesSent(parties[i])
+				}
+			}
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "core-s")
+			b.ReportMetric(float64(sent)/float64(b.N), "bytes")
+		})
+	}
 }

@@ -75,9 +75,9 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // Role says which side of a two-party PSI a party plays. ECDH is
-// symmetric and both sides learn the intersection whatever the roles; an
-// asymmetric protocol (an OT-extension PSI) lets the Receiver compute the
-// intersection and tell it to the Sender. The two parties must take
+// symmetric and both sides learn the intersection whatever the roles; OT
+// is asymmetric: the Receiver computes the intersection and tells it to
+// the Sender. The two parties must take
 // different roles.
 type Role int
 
@@ -100,9 +100,8 @@ type Result struct {
 	PeerSize int
 }
 
-// Intersector is a two-party PSI protocol run over job.Party: ECDH here,
-// an OT-extension PSI as a fast mode where a usable library exists (see
-// the package doc). Both parties call Intersect with the same step and
+// Intersector is a two-party PSI protocol run over job.Party: ECDH, or
+// OT, the KKRT16 OT-extension PSI (the fast mode; see the package doc). Both parties call Intersect with the same step and
 // config, naming each other as peer and taking different roles; both get
 // the intersection as positions in their own elems. Elements are
 // arbitrary byte strings, normally EncodeKey's output; repeats are
@@ -298,8 +297,10 @@ func sendChunk(ctx context.Context, p job.Party, step job.Step, to, typ string, 
 
 // Align intersects the sets of several parties (issue 13: aligning record
 // ids), as a star around hub: every other party runs a one-sided ECDH
-// exchange with the hub on its own sub-channel ("psi-align/<party>"), in
-// which only the hub learns the pairwise intersection; the hub intersects
+// exchange (or, with cfg.Mode = ModeOT, a KKRT exchange in which the hub
+// is the OPRF receiver) with the hub on its own sub-channel
+// ("psi-align/<party>"), in which only the hub learns the pairwise
+// intersection; the hub intersects
 // those, and tells every spoke, by one bit per element it sent, which of
 // them are in every party's set (TypeFilter). Every party of parties
 // calls Align with the same step, hub, parties and config; every party
