@@ -92,11 +92,11 @@ func (d digester) digests(elems [][]byte) [][digestLen]byte {
 }
 
 // otKeys are the public keys both parties derive from the joint seed:
-// the pseudorandom code's AES keys (one per hash function and 128-bit
-// block of a code word) and the seed the OPRF output hashes in.
+// the pseudorandom code's AES keys (one per hash function) and the seed
+// the OPRF output hashes in.
 type otKeys struct {
 	seed [32]byte
-	code [hashCount][otRowWords / 2]cipher.Block
+	code [hashCount]cipher.Block
 }
 
 // jointSeed combines both parties' seed shares: SHA-256 of a label, the
@@ -128,25 +128,31 @@ func derive(seed [32]byte, label string, idx ...int) []byte {
 func newOTKeys(seed [32]byte) *otKeys {
 	k := &otKeys{seed: seed}
 	for h := range hashCount {
-		for j := range otRowWords / 2 {
-			b, err := aes.NewCipher(derive(seed, "code", h, j))
-			if err != nil {
-				panic("psi: internal error: AES-128 key: " + err.Error())
-			}
-			k.code[h][j] = b
+		b, err := aes.NewCipher(derive(seed, "code", h))
+		if err != nil {
+			panic("psi: internal error: AES-128 key: " + err.Error())
 		}
+		k.code[h] = b
 	}
 	return k
 }
 
-// codeWord writes C(d, h) to row: block j of the k-bit code word is
-// AES_{K_{h,j}}(d), a pseudorandom code (KKRT16 §3 instantiates it as a
-// random oracle; a PRP on distinct inputs is one up to the PRP/PRF switch).
-// The hash-function index selects the keys, so one digest under two hash
-// functions gives unrelated code words (the OPRF input is x‖h).
+// codeWord writes C(d, h) to row: the k-bit code word is
+// AES_{K_h}(d′) ‖ AES_{K_h}(d′+1) ‖ AES_{K_h}(d′+2) ‖ AES_{K_h}(d′+3),
+// d′ being d with the two low bits of its last byte cleared (so the four
+// AES inputs of distinct d′ never overlap; two digests share a d′ with
+// probability 2^-126), i.e. 64 bytes of the AES-CTR keystream of K_h
+// from d′ (computed block by block: a CTR object per code word costs
+// more than the AES). A pseudorandom code (KKRT16 §3 instantiates
+// it as a random oracle; a PRP on distinct inputs is one up to the
+// PRP/PRF switch). The hash-function index selects the key, so one
+// digest under two hash functions gives unrelated code words (the OPRF
+// input is x‖h).
 func (k *otKeys) codeWord(row []byte, d *[digestLen]byte, h int) {
+	in := *d
 	for j := range otRowWords / 2 {
-		k.code[h][j].Encrypt(row[16*j:16*j+16], d[:])
+		in[digestLen-1] = d[digestLen-1]&^3 | byte(j) // d′ + j
+		k.code[h].Encrypt(row[16*j:16*j+16], in[:])
 	}
 }
 
@@ -260,7 +266,7 @@ func placeCuckoo(ds [][digestLen]byte, seed [32]byte, m, from int) (*cuckooTable
 // it returns the columns u^j = G(k0_j) ⊕ G(k1_j) ⊕ c^j (column j at
 // [j·cnt/8, (j+1)·cnt/8)) and leaves the rows t_i of t^j = G(k0_j) in
 // code. On every core.
-func extendReceiver(code []byte, cnt int, k0, k1 [][]byte, lo int) []byte {
+func extendReceiver(code []byte, cnt int, k0, k1 []cipher.Block, lo int) []byte {
 	u := make([]byte, cnt*otRowBytes)
 	rowsToCols(u, code, cnt)
 	t := make([]byte, cnt*otRowBytes)
@@ -281,7 +287,7 @@ func extendReceiver(code []byte, cnt int, k0, k1 [][]byte, lo int) []byte {
 // extendSender is the OPRF sender's: from the columns u^j of cnt rows at
 // row lo (overwritten), it writes the rows q_i of q^j = G(k_{s_j}) ⊕
 // s_j·u^j, i.e. q_i = t_i ⊕ (C(r_i) ∧ s), to q. On every core.
-func extendSender(q, u []byte, cnt int, ks [][]byte, choice []int, lo int) {
+func extendSender(q, u []byte, cnt int, ks []cipher.Block, choice []int, lo int) {
 	cb := cnt / 8
 	_ = parallel(otWidth, func(jlo, jhi int) error {
 		for j := jlo; j < jhi; j++ {
@@ -345,25 +351,28 @@ func bucketBins(ds [][digestLen]byte, hs cuckooHasher, m, rows int) [][]binEntry
 // subtleXor sets dst ^= src (equal lengths).
 func subtleXor(dst, src []byte) { subtle.XORBytes(dst, dst, src) }
 
-// prg fills dst with the AES-CTR keystream of key starting at 128-bit
-// block ctr: the PRG G of the extension, where bit r of a column is row r.
-func prg(dst []byte, key []byte, ctr uint64) {
-	b, err := aes.NewCipher(key)
-	if err != nil {
-		panic("psi: internal error: AES-128 key: " + err.Error())
+// prgCiphers expands each PRG seed into its AES-128 key schedule once.
+func prgCiphers(seeds [][]byte) []cipher.Block {
+	out := make([]cipher.Block, len(seeds))
+	for j, k := range seeds {
+		b, err := aes.NewCipher(k)
+		if err != nil {
+			panic("psi: internal error: AES-128 key: " + err.Error())
+		}
+		out[j] = b
 	}
-	var iv [16]byte
-	binary.BigEndian.PutUint64(iv[8:], ctr)
-	clear(dst)
-	cipher.NewCTR(b, iv[:]).XORKeyStream(dst, dst)
+	return out
 }
 
-// prgXor xors the keystream of prg(key, ctr) into dst.
-func prgXor(dst []byte, key []byte, ctr uint64) {
-	b, err := aes.NewCipher(key)
-	if err != nil {
-		panic("psi: internal error: AES-128 key: " + err.Error())
-	}
+// prg fills dst with the AES-CTR keystream of b starting at 128-bit
+// block ctr: the PRG G of the extension, where bit r of a column is row r.
+func prg(dst []byte, b cipher.Block, ctr uint64) {
+	clear(dst)
+	prgXor(dst, b, ctr)
+}
+
+// prgXor xors the keystream of prg(b, ctr) into dst.
+func prgXor(dst []byte, b cipher.Block, ctr uint64) {
 	var iv [16]byte
 	binary.BigEndian.PutUint64(iv[8:], ctr)
 	cipher.NewCTR(b, iv[:]).XORKeyStream(dst, dst)

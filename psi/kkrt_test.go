@@ -2,6 +2,7 @@ package psi
 
 import (
 	"bytes"
+	"crypto/cipher"
 	"crypto/rand"
 	"errors"
 	mrand "math/rand/v2"
@@ -214,9 +215,9 @@ func TestOPRF(t *testing.T) {
 	}
 	want := bytes.Clone(code)
 	const lo = 384 // a chunk that starts three blocks in
-	u := extendReceiver(code, n, s.k0, s.k1, lo)
+	u := extendReceiver(code, n, prgCiphers(s.k0), prgCiphers(s.k1), lo)
 	q := make([]byte, n*otRowBytes)
-	extendSender(q, u, n, ks, r.choice, lo)
+	extendSender(q, u, n, prgCiphers(ks), r.choice, lo)
 	var mask [otRowBytes]byte
 	for j, c := range r.choice {
 		mask[j/8] |= byte(c) << (j % 8)
@@ -269,6 +270,27 @@ func TestNumBinsAndOutLen(t *testing.T) {
 	for _, c := range []struct{ nr, ns, want int }{{0, 0, 6}, {1, 1, 6}, {1 << 20, 1 << 20, 11}, {1 << 22, 1 << 22, 11}} {
 		if got := outLen(c.nr, c.ns); got != c.want {
 			t.Errorf("outLen(%d, %d) = %d, want %d", c.nr, c.ns, got, c.want)
+		}
+	}
+}
+
+// TestCodeWordIsCTR pins the code word to its definition: 64 bytes of
+// the AES-CTR keystream of K_h from d with the two low bits cleared.
+func TestCodeWordIsCTR(t *testing.T) {
+	var seed [32]byte
+	rand.Read(seed[:])
+	keys := newOTKeys(seed)
+	for _, d := range randomDigests(20) {
+		for h := range hashCount {
+			row := make([]byte, otRowBytes)
+			keys.codeWord(row, &d, h)
+			iv := d
+			iv[digestLen-1] &^= 3
+			want := make([]byte, otRowBytes)
+			cipher.NewCTR(keys.code[h], iv[:]).XORKeyStream(want, want)
+			if !bytes.Equal(row, want) {
+				t.Fatalf("C(%x, %d) = %x, want %x", d, h, row, want)
+			}
 		}
 	}
 }

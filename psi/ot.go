@@ -183,6 +183,7 @@ func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg
 
 	// The extension, chunk by chunk of rows: send u^j, keep F(i, t_i).
 	l := outLen(n, nS)
+	g0, g1 := prgCiphers(bs.k0), prgCiphers(bs.k1)
 	own := make([]byte, n*l) // own[u·l:]: the OPRF output of distinct element u
 	rows := matrixRows(cfg)
 	for ci := range numChunks(bins, rows) {
@@ -202,7 +203,7 @@ func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg
 			}
 			return nil
 		})
-		cols := extendReceiver(code, cnt, bs.k0, bs.k1, lo) // code now holds the rows t_i
+		cols := extendReceiver(code, cnt, g0, g1, lo) // code now holds the rows t_i
 		chunk, err := protocol.Marshal(&otChunkBody{Run: run, Echo: r.peer, Total: bins, Index: ci, Attempt: attempt, Data: cols})
 		if err != nil {
 			return nil, fmt.Errorf("psi: encode %s chunk %d: %w", TypeOTMatrix, ci, err)
@@ -310,6 +311,7 @@ func otSend(ctx context.Context, p job.Party, step job.Step, peer string, cfg Co
 	}
 	seed := jointSeed(dg, peerShare, share)
 	keys := newOTKeys(seed)
+	gs := prgCiphers(ks)
 	var sMask [otRowBytes]byte
 	for j, c := range br.choice {
 		sMask[j/8] |= byte(c) << (j % 8)
@@ -348,7 +350,7 @@ func otSend(ctx context.Context, p job.Party, step job.Step, peer string, cfg Co
 			byChunk = bucketBins(pd, newCuckooHasher(seed, attempt, bins), bins, rows)
 		}
 		lo, cnt := ci*rows, len(u)/otRowBytes
-		extendSender(q, u, cnt, ks, br.choice, lo)
+		extendSender(q, u, cnt, gs, br.choice, lo)
 		entries := byChunk[ci]
 		_ = parallel(len(entries), func(elo, ehi int) error {
 			buf := newOPRFBuf(&seed)
