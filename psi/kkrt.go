@@ -265,11 +265,11 @@ func placeCuckoo(ds [][digestLen]byte, seed [32]byte, m, from int) (*cuckooTable
 // (a multiple of 128) starting at row lo: given the rows C(r_i) in code,
 // it returns the columns u^j = G(k0_j) ⊕ G(k1_j) ⊕ c^j (column j at
 // [j·cnt/8, (j+1)·cnt/8)) and leaves the rows t_i of t^j = G(k0_j) in
-// code. On every core.
-func extendReceiver(code []byte, cnt int, k0, k1 []cipher.Block, lo int) []byte {
-	u := make([]byte, cnt*otRowBytes)
+// code. u and t are buffers of at least cnt·otRowBytes bytes (u is
+// returned, resliced; t is scratch). On every core.
+func extendReceiver(code []byte, cnt int, k0, k1 []cipher.Block, lo int, u, t []byte) []byte {
+	u, t = u[:cnt*otRowBytes], t[:cnt*otRowBytes]
 	rowsToCols(u, code, cnt)
-	t := make([]byte, cnt*otRowBytes)
 	cb := cnt / 8
 	_ = parallel(otWidth, func(jlo, jhi int) error {
 		for j := jlo; j < jhi; j++ {

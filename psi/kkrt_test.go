@@ -215,7 +215,7 @@ func TestOPRF(t *testing.T) {
 	}
 	want := bytes.Clone(code)
 	const lo = 384 // a chunk that starts three blocks in
-	u := extendReceiver(code, n, prgCiphers(s.k0), prgCiphers(s.k1), lo)
+	u := extendReceiver(code, n, prgCiphers(s.k0), prgCiphers(s.k1), lo, make([]byte, len(code)), make([]byte, len(code)))
 	q := make([]byte, n*otRowBytes)
 	extendSender(q, u, n, prgCiphers(ks), r.choice, lo)
 	var mask [otRowBytes]byte

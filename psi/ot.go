@@ -186,9 +186,12 @@ func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg
 	g0, g1 := prgCiphers(bs.k0), prgCiphers(bs.k1)
 	own := make([]byte, n*l) // own[u·l:]: the OPRF output of distinct element u
 	rows := matrixRows(cfg)
+	// One chunk's code rows (then its rows t_i), columns u^j and scratch,
+	// reused for every chunk.
+	codeBuf, ubuf, tbuf := make([]byte, rows*otRowBytes), make([]byte, rows*otRowBytes), make([]byte, rows*otRowBytes)
 	for ci := range numChunks(bins, rows) {
 		lo, cnt := ci*rows, chunkLen(bins, rows, ci)
-		code := make([]byte, cnt*otRowBytes)
+		code := codeBuf[:cnt*otRowBytes]
 		_ = parallel(cnt/otBlockRows, func(blo, bhi int) error {
 			var s [32]byte
 			rand.Read(s[:])
@@ -203,7 +206,7 @@ func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg
 			}
 			return nil
 		})
-		cols := extendReceiver(code, cnt, g0, g1, lo) // code now holds the rows t_i
+		cols := extendReceiver(code, cnt, g0, g1, lo, ubuf, tbuf) // code now holds the rows t_i
 		chunk, err := protocol.Marshal(&otChunkBody{Run: run, Echo: r.peer, Total: bins, Index: ci, Attempt: attempt, Data: cols})
 		if err != nil {
 			return nil, fmt.Errorf("psi: encode %s chunk %d: %w", TypeOTMatrix, ci, err)
