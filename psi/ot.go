@@ -178,7 +178,7 @@ func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg
 	bins := numBins(n)
 	tbl, attempt, err := placeCuckoo(ds, seed, bins, firstAttempt)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("psi: OT exchange with %s: %w", peer, err)
 	}
 
 	// The extension, chunk by chunk of rows: send u^j, keep F(i, t_i).
