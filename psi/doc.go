@@ -178,7 +178,8 @@
 //     the AES keys of the code and the cuckoo hash functions.
 //  4. Matrix (psi/ot-matrix, receiver → sender, in chunks of whole
 //     128-row blocks): the receiver cuckoo-hashes its digests into
-//     m = ⌈1.27·n_R⌉ bins, rounded up to a multiple of 128, with 3 hash
+//     m = ⌈1.27·n_R⌉ bins (2·n_R below 4096 elements), rounded up to a
+//     multiple of 128, with 3 hash
 //     functions h_0..h_2 (AES under a key from the joint seed and the
 //     attempt number, reduced to [0, m)); an empty bin gets a random
 //     dummy code word. Row i of the m×k matrix C is the code word
@@ -209,18 +210,21 @@
 // for statistical security λ = 40 and computational κ = 128 with up to
 // 2^24 elements per side; 512 is above that for every set psi accepts
 // (DefaultMaxElements = 2^22) and is four AES blocks. Cuckoo hashing with
-// 3 functions and 1.27·n bins is the setting later KKRT-style PSIs use
-// (e.g. Pinkas, Schneider, Weinert and Wieder, "Efficient circuit-based
-// PSI via cuckoo hashing", EUROCRYPT 2018), with a failure probability
-// below 2^-40 for large n; for small n the rounding up to 128 bins leaves
-// more room. psi uses no stash: a failed insertion (a random walk of
-// more than 100 + 10·log2 n evictions) rehashes with the next attempt's
-// keys, up to 8 attempts, then fails the PSI with an error; an element is
-// never silently left out. TestCuckooFailureRate saw no failed first
-// attempt in 720 trials from 100 to 20,000 elements, TestCuckooRehash
-// exercises the retry. A rehash is the one thing the sender learns
-// beyond the sizes: that the receiver's set did not fit the earlier
-// attempts' hash functions (probability below 2^-40 at the design sizes).
+// 3 functions and 1.27·n bins is the setting of KKRT-style PSIs since
+// Pinkas, Schneider, Weinert and Wieder ("Efficient circuit-based PSI
+// via cuckoo hashing", EUROCRYPT 2018), whose failure probability falls
+// with n (psi has not re-derived their 2^-40 figure); below 4096 elements
+// psi uses 2n bins, because at 1.27·n first attempts measurably fail
+// there (4 in 20,000 at 100 elements in 128 bins). psi uses no stash: a
+// failed insertion (a random walk of more than 100 + 10·log2 n
+// evictions) rehashes with the next attempt's keys, up to 8 attempts,
+// then fails the PSI with an error; an element is never silently left
+// out. TestCuckooFailureRate's long run (PSI_CUCKOO_LONG=1) saw no failed
+// first attempt in 166,500 trials from 64 to 20,000 elements;
+// TestCuckooRehash exercises the retry. A rehash is the one thing the
+// sender learns beyond the sizes: that the receiver's set did not fit the
+// earlier attempts' hash functions, whose keys it knows (so the set is
+// among the rare sets that fail under them).
 //
 // Checks. Every size is checked against Config.MaxElements before
 // anything is allocated from it (n_R and n_S in the first messages; m is

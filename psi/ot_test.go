@@ -213,11 +213,11 @@ func TestOTLeakage(t *testing.T) {
 			}
 		}
 	}
-	// 200 and 200 values: 2 matrix chunks of 128 rows (bins 256 at
-	// ChunkSize 64 → 32·64/64 = 32 → one block of 128 rows per chunk),
+	// 200 and 200 values: 4 matrix chunks of 128 rows (400 bins rounded
+	// up to 512; ChunkSize 64 asks for 32 rows, rounded up to one block),
 	// 4 value chunks of 64.
 	want := map[string]int{
-		"alice psi/ot-base": 1, "alice psi/ot-keys": 1, "alice psi/ot-matrix": 2, "alice psi/filter": 1,
+		"alice psi/ot-base": 1, "alice psi/ot-keys": 1, "alice psi/ot-matrix": 4, "alice psi/filter": 1,
 		"bob psi/ot-choice": 1, "bob psi/ot-values": 4,
 	}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
