@@ -184,7 +184,9 @@
 //     attempt number, reduced to [0, m)); an empty bin gets a random
 //     dummy code word. Row i of the m×k matrix C is the code word
 //     C(r_i, h) of the element r_i in bin i under the hash function h that
-//     placed it: block j of it is AES_{K_{h,j}}(d(r_i)), so one element
+//     placed it: 64 bytes of AES-128-CTR under a key K_h (one per hash
+//     function, from the joint seed) starting at d(r_i) with its two low
+//     bits cleared, i.e. block j is AES_{K_h}(d′ + j), so one element
 //     under two hash functions has unrelated code words (the OPRF input
 //     is x‖h). It sends u^j = G(k0_j) ⊕ G(k1_j) ⊕ c^j for each column j
 //     (G: AES-128-CTR from the seed, from block lo/128 of the chunk), and
