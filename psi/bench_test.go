@@ -19,6 +19,9 @@ import (
 //	go test ./psi -run '^$' -bench 'ScalarMult|Steps' -count 3
 //	go test ./psi -run '^$' -bench 'ECDH' -benchtime 1x -count 3
 //	PSI_BENCH_1M=1 go test ./psi -run '^$' -bench 'ECDH/n=1000000' -benchtime 1x -count 1 -timeout 30m
+//	go test ./psi -run '^$' -bench 'OT' -benchtime 1x -count 3 [-cpu 1]
+//	PSI_BENCH_1M=1 PSI_BENCH_NO_ECDH=1 go test ./psi -run '^$' -bench 'OT/n=1000000' -benchtime 1x -count 3 [-cpu 1]
+//	go test ./psi -run '^$' -bench 'Align' -benchtime 1x -count 3 [-cpu 1]   # PSI_BENCH_ALIGN_ECDH=1 adds ECDH
 //
 // core-µs/elem is CPU time (every core, both parties) per element per
 // party; floor-x divides it by two variable-base scalar multiplications,
