@@ -207,11 +207,19 @@
 //     element in every party's set). Both parties end with the Result
 //     ECDH would have given them.
 //
-// Parameters. k = 512 columns: KKRT16's parameter analysis (its §4 and
-// table of code widths) needs a pseudorandom code of about 424–448 bits
-// for statistical security λ = 40 and computational κ = 128 with up to
-// 2^24 elements per side; 512 is above that for every set psi accepts
-// (DefaultMaxElements = 2^22) and is four AES blocks. Cuckoo hashing with
+// Parameters. k = 512 columns. KKRT16 (§3–4) needs the pseudorandom code
+// to put every two different inputs at Hamming distance at least κ = 128
+// (so (C(x) ⊕ C(y)) ∧ s keeps κ bits of the sender's secret), except
+// with probability 2^-λ, λ = 40, and derives its code width from that.
+// We check the bound ourselves rather than quote the paper's table: for
+// random 512-bit code words, P[distance < 128] = 2^-102.3 (exact binomial
+// tail), and over every pair of the two parties' inputs under 3 hash
+// functions at the largest sets psi accepts (3·2^22·2^22 ≈ 2^45.6 pairs,
+// DefaultMaxElements = 2^22) the union is 2^-56.7 < 2^-40; 448 bits would
+// give only 2^-20.9 by the same bound. (A larger Config.MaxElements keeps
+// the union below 2^-40 up to about 2^30 elements per side.) 512 is also
+// four AES blocks
+// (a code word is 64 bytes of AES-CTR). Cuckoo hashing with
 // 3 functions and 1.27·n bins is the setting of KKRT-style PSIs since
 // Pinkas, Schneider, Weinert and Wieder ("Efficient circuit-based PSI
 // via cuckoo hashing", EUROCRYPT 2018), whose failure probability falls
