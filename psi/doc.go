@@ -230,7 +230,7 @@
 // evictions) rehashes with the next attempt's keys, up to 8 attempts,
 // then fails the PSI with an error; an element is never silently left
 // out. TestCuckooFailureRate's long run (PSI_CUCKOO_LONG=1) saw no failed
-// first attempt in 166,500 trials from 64 to 20,000 elements;
+// first attempt in 156,500 trials from 64 to 20,000 elements;
 // TestCuckooRehash exercises the retry. A rehash is the one thing the
 // sender learns beyond the sizes: that the receiver's set did not fit the
 // earlier attempts' hash functions, whose keys it knows (so the set is
