@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	mrand "math/rand/v2"
+	"sync"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
@@ -252,17 +253,33 @@ func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg
 		if err != nil {
 			return nil, fmt.Errorf("%s from %s: %w", TypeOTValues, peer, err)
 		}
-		for k := 0; k*hashCount*l < len(data); k++ {
-			for h := range hashCount {
-				v := data[(k*hashCount+h)*l : (k*hashCount+h+1)*l]
-				outs.find(prefix64(v), func(u int32) bool {
-					if int(fnOf[u]) == h && string(own[int(u)*l:int(u+1)*l]) == string(v) {
-						x.matched[u] = ci*cfg.ChunkSize + k
-						return true
-					}
-					return false
-				})
+		// Look up the chunk's values on every core; the workers' matches
+		// are applied after (a cheating sender could make two positions
+		// match one element: then either wins, as before).
+		cnt := len(data) / (hashCount * l)
+		var mu sync.Mutex
+		var found [][2]int32 // (element, position) pairs
+		_ = parallel(cnt, func(klo, khi int) error {
+			var mine [][2]int32
+			for k := klo; k < khi; k++ {
+				for h := range hashCount {
+					v := data[(k*hashCount+h)*l : (k*hashCount+h+1)*l]
+					outs.find(prefix64(v), func(u int32) bool {
+						if int(fnOf[u]) == h && string(own[int(u)*l:int(u+1)*l]) == string(v) {
+							mine = append(mine, [2]int32{u, int32(ci*cfg.ChunkSize + k)})
+							return true
+						}
+						return false
+					})
+				}
 			}
+			mu.Lock()
+			found = append(found, mine...)
+			mu.Unlock()
+			return nil
+		})
+		for _, m := range found {
+			x.matched[m[0]] = int(m[1])
 		}
 	}
 	return x, nil
