@@ -134,7 +134,7 @@ func TestCuckooRehash(t *testing.T) {
 // first attempt does not fail in many trials, at the small-set and the
 // large-set bin factor. The doc's claim of a negligible rehash
 // probability rests on the literature and on the long run of this test
-// (PSI_CUCKOO_LONG=1, about 30 s: 0 failures in 156,500 trials; with
+// (PSI_CUCKOO_LONG=1, 15–30 s: 0 failures in 156,500 trials; with
 // 1.27·n bins at 100 elements it saw 4 in 20,000, hence 2n below 4096);
 // the short run only catches a broken table or walk.
 func TestCuckooFailureRate(t *testing.T) {
