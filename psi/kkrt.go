@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -74,9 +75,11 @@ func outLen(nR, nS int) int {
 }
 
 // digester reduces elements to 128-bit digests under a domain tag:
-// SHA-256(SHA-256("cohort-psi-ot-v1:digest" ‖ dst) ‖ x), truncated. Equal
-// elements have equal digests; two different elements collide with
-// probability 2^-128 per pair, which the receiver also checks.
+// SHA-256(SHA-256("cohort-psi-ot-v1:digest:" ‖ dst) ‖ x), truncated.
+// Equal elements have equal digests; two different elements collide with
+// probability 2^-128 per pair, which distinctDigests checks within each
+// party's own set (across the parties a collision is a false match of
+// the same probability).
 type digester struct{ key [32]byte }
 
 func newDigester(dst []byte) digester {
@@ -198,7 +201,7 @@ type cuckooTable struct {
 }
 
 // errCuckoo is a failed insertion: the caller rehashes with new keys.
-var errCuckoo = fmt.Errorf("psi: cuckoo insertion failed")
+var errCuckoo = errors.New("psi: cuckoo insertion failed")
 
 // cuckoo places every digest in one of its 3 bins (cand[i]), one per
 // bin, by random walk (evict a random other candidate, with choices drawn
