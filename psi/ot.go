@@ -104,6 +104,10 @@ func matrixRows(cfg Config) int {
 	return max(otBlockRows, cfg.ChunkSize*PointLen/otRowBytes/otBlockRows*otBlockRows)
 }
 
+// otMaxElements caps Config.MaxElements in OT mode, for our own set and
+// the peer's announced one: 2^28 elements per side.
+const otMaxElements = 1 << 28
+
 // otSetup checks the arguments, digests the elements under the step's
 // domain tag and removes repeats.
 func otSetup(p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (Config, digester, [][]byte, []int, [][digestLen]byte, error) {
@@ -111,6 +115,8 @@ func otSetup(p job.Party, step job.Step, peer string, cfg Config, elems [][]byte
 	if err != nil {
 		return cfg, digester{}, nil, nil, nil, err
 	}
+	// Positions, bins and value indices are int32 (3 per element).
+	cfg.MaxElements = min(cfg.MaxElements, otMaxElements)
 	if peer == "" || peer == p.Self() {
 		return cfg, digester{}, nil, nil, nil, fmt.Errorf("%w: peer %q for party %q", ErrConfig, peer, p.Self())
 	}
