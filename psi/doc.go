@@ -236,8 +236,9 @@
 // earlier attempts' hash functions, whose keys it knows (so the set is
 // among the rare sets that fail under them).
 //
-// Checks. Every size is checked against Config.MaxElements before
-// anything is allocated from it (n_R and n_S in the first messages; m is
+// Checks. Every size is checked against Config.MaxElements (capped at
+// 2^28 in OT mode, whose indices are 32-bit) before anything is
+// allocated from it (n_R and n_S in the first messages; m is
 // a function of n_R, and a matrix chunk claiming another m is refused);
 // chunks must come in order with the exact length; the cuckoo attempt
 // must be below 8 and the same in every chunk; base-OT elements must be
