@@ -1,9 +1,11 @@
 package psi
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +19,9 @@ import (
 //	go test ./psi -run '^$' -bench 'ScalarMult|Steps' -count 3
 //	go test ./psi -run '^$' -bench 'ECDH' -benchtime 1x -count 3
 //	PSI_BENCH_1M=1 go test ./psi -run '^$' -bench 'ECDH/n=1000000' -benchtime 1x -count 1 -timeout 30m
+//	go test ./psi -run '^$' -bench 'OT' -benchtime 1x -count 3 [-cpu 1]
+//	PSI_BENCH_1M=1 PSI_BENCH_NO_ECDH=1 go test ./psi -run '^$' -bench 'OT/n=1000000' -benchtime 1x -count 3 [-cpu 1]
+//	go test ./psi -run '^$' -bench 'Align' -benchtime 1x -count 3 [-cpu 1]   # PSI_BENCH_ALIGN_ECDH=1 adds ECDH
 //
 // core-µs/elem is CPU time (every core, both parties) per element per
 // party; floor-x divides it by two variable-base scalar multiplications,
@@ -110,6 +115,57 @@ func BenchmarkECDH(b *testing.B) {
 	}
 }
 
+// BenchmarkOT runs the two-party OT-mode (KKRT) PSI end to end over a
+// jobtest network, n distinct values per side of which half are shared.
+// ns/op is the wall time of one PSI with both parties in this process;
+// core-µs/elem is CPU time (both parties, every core) per element per
+// party; bytes/party is what each party sends (receiver, sender). At
+// n ≤ 10^5 it also runs one ECDH PSI on the same sets and reports
+// ecdh-x, ECDH's CPU time over OT's.
+func BenchmarkOT(b *testing.B) {
+	sizes := []int{10000, 100000}
+	if os.Getenv("PSI_BENCH_1M") != "" {
+		sizes = append(sizes, 1000000)
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			a := benchElems(0, n)
+			c := benchElems(n/2, n)
+			var cpu time.Duration
+			var recvBytes, sendBytes int64
+			for b.Loop() {
+				net := jobtest.NewNetwork("alice", "bob")
+				t0 := cpuTime(b)
+				ra, rb, ea, eb := pair(b, net, OT{}, a, c)
+				cpu += cpuTime(b) - t0
+				if ea != nil || eb != nil {
+					b.Fatal(ea, eb)
+				}
+				if len(ra.Indices) != n/2 || len(rb.Indices) != n/2 {
+					b.Fatalf("intersections of %d and %d, want %d", len(ra.Indices), len(rb.Indices), n/2)
+				}
+				recvBytes += net.BytesSent("alice")
+				sendBytes += net.BytesSent("bob")
+			}
+			perElem := float64(cpu.Microseconds()) / float64(b.N*2*n)
+			b.ReportMetric(perElem, "core-µs/elem")
+			b.ReportMetric(float64(recvBytes)/float64(b.N), "recv-bytes")
+			b.ReportMetric(float64(sendBytes)/float64(b.N), "send-bytes")
+			if n <= 100000 && os.Getenv("PSI_BENCH_NO_ECDH") == "" {
+				b.StopTimer()
+				net := jobtest.NewNetwork("alice", "bob")
+				t0 := cpuTime(b)
+				if _, _, ea, eb := pair(b, net, ECDH{}, a, c); ea != nil || eb != nil {
+					b.Fatal(ea, eb)
+				}
+				ecdh := float64((cpuTime(b) - t0).Microseconds()) / float64(2*n)
+				b.ReportMetric(ecdh/perElem, "ecdh-x")
+				b.StartTimer()
+			}
+		})
+	}
+}
+
 // benchElems returns n encoded keys, the integers from..from+n.
 func benchElems(from, n int) [][]byte {
 	out := make([][]byte, n)
@@ -142,4 +198,53 @@ func mulCost(b *testing.B) float64 {
 func setProcs(n int) func() {
 	old := runtime.GOMAXPROCS(n)
 	return func() { runtime.GOMAXPROCS(old) }
+}
+
+// BenchmarkAlign aligns 45,222 record ids (Adult's, issue 13's
+// integrate) across 3 parties, every party holding all of them, as a star
+// around the first: OT mode always, ECDH mode when PSI_BENCH_ALIGN_ECDH
+// is set (about 28 core-seconds). ns/op is the wall time of the whole
+// alignment with the three parties in this process; core-s is its CPU
+// time, all parties and cores.
+func BenchmarkAlign(b *testing.B) {
+	const n = 45222
+	modes := []Mode{ModeOT}
+	if os.Getenv("PSI_BENCH_ALIGN_ECDH") != "" {
+		modes = append(modes, ModeECDH)
+	}
+	parties := []string{"p1", "p2", "p3"}
+	ids := benchElems(0, n)
+	for _, mode := range modes {
+		name := map[Mode]string{ModeOT: "OT", ModeECDH: "ECDH"}[mode]
+		b.Run(fmt.Sprintf("%s/n=%d", name, n), func(b *testing.B) {
+			var cpu time.Duration
+			var sent int64
+			for b.Loop() {
+				net := jobtest.NewNetwork(parties...)
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+				t0 := cpuTime(b)
+				var wg sync.WaitGroup
+				res := make([]*Result, len(parties))
+				errs := make([]error, len(parties))
+				for i, q := range parties {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						res[i], errs[i] = Align(ctx, net.Party(q), testStep(parties...), "p1", parties, Config{Edge: "ids", Mode: mode}, ids)
+					}()
+				}
+				wg.Wait()
+				cpu += cpuTime(b) - t0
+				cancel()
+				for i := range parties {
+					if errs[i] != nil || res[i].Size != n {
+						b.Fatalf("%s: %v, %+v", parties[i], errs[i], res[i])
+					}
+					sent += net.BytesSent(parties[i])
+				}
+			}
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "core-s")
+			b.ReportMetric(float64(sent)/float64(b.N), "bytes")
+		})
+	}
 }

@@ -1,10 +1,15 @@
 // Package psi computes private set intersections of join values (sjc: one
-// per join edge) and record ids (integrate: aligning n parties), by
-// commutative blinding on the prime-order group ristretto255 (RFC 9496)
-// with cloudflare/circl: the Diffie–Hellman PSI of Agrawal, Evfimievski
-// and Srikant, "Information sharing across private databases" (SIGMOD
-// 2003, §3.2, with x^e mod p replaced by an elliptic-curve group), as
-// research/seed-004-xu-thesis.md §2.11 and step 4 of its build plan ask.
+// per join edge) and record ids (integrate: aligning n parties) in two
+// modes. ECDH (the default) is commutative blinding on the prime-order
+// group ristretto255 (RFC 9496) with cloudflare/circl: the Diffie–Hellman
+// PSI of Agrawal, Evfimievski and Srikant, "Information sharing across
+// private databases" (SIGMOD 2003, §3.2, with x^e mod p replaced by an
+// elliptic-curve group), as research/seed-004-xu-thesis.md §2.11 and step
+// 4 of its build plan ask. OT (the fast mode, Config.Mode = ModeOT) is the
+// OT-extension PSI of Kolesnikov, Kumaresan, Rosulek and Trieu,
+// "Efficient batched oblivious PRF with applications to private set
+// intersection" (CCS 2016, "KKRT16"), semi-honest, about 100× less CPU
+// than ECDH for more bytes on the wire (section "Fast mode (OT)").
 //
 // # Join keys
 //
@@ -78,8 +83,12 @@
 //
 // # Leakage profile
 //
-// Semi-honest parties, hash-to-group modelled as a random oracle, and the
-// decisional Diffie–Hellman assumption in ristretto255:
+// Semi-honest parties. ECDH: hash-to-group modelled as a random oracle,
+// and the decisional Diffie–Hellman assumption in ristretto255. OT:
+// SHA-256 (the digest and F) modelled as a random oracle, AES as a
+// pseudorandom permutation (the code and the PRG), the base OTs secure
+// under ristretto255's computational Diffie–Hellman assumption (circl's
+// simot, Chou–Orlandi), and KKRT16's analysis of the code width.
 //
 //   - ECDH.Intersect: each party learns the intersection (which of its own
 //     values the peer holds, Result.Indices and Size) and the number of
@@ -89,12 +98,23 @@
 //     is a fresh uniform shuffle, so it says nothing about table order.
 //     How many rows share a value is not revealed (repeats are removed
 //     before blinding). TestLeakage checks every message.
+//   - OT.Intersect: the same as ECDH. The receiver learns the
+//     intersection and the sender's number of distinct values, and about
+//     the sender's other values only OPRF outputs it cannot compute
+//     without the sender's s (pseudorandom); the sender learns the
+//     receiver's number of distinct values, the cuckoo attempt (below),
+//     and, from the receiver's filter, which of its own values are shared,
+//     and about the receiver's values nothing else: the extension matrix
+//     u^j is masked by G(k1_j), whose seed it never holds. The sender's
+//     values are sent in a fresh uniform shuffle. TestOTLeakage checks
+//     every message for elements, digests and code words.
 //   - Align: every party learns which of its own values are in every
 //     party's set (and so its size) and the hub's set size. The hub also
 //     learns, for each spoke, the spoke's set size and which of the hub's
 //     values that spoke holds (the pairwise intersections, which can be
 //     larger than the common one); spokes learn no pairwise intersection.
-//     Pick a hub the consortium accepts learning that.
+//     The same in both modes. Pick a hub the consortium accepts learning
+//     that.
 //   - Everyone observing the network learns message sizes and counts,
 //     hence set sizes, and timing.
 //
@@ -110,6 +130,13 @@
 // make the honest party's intersection wrong (there is no proof that the
 // same k was used for every element, as a Chaum–Pedersen proof per element
 // would give); and can give the peer a result it did not learn itself.
+// In OT mode a malicious party can do more, since KKRT16 is proved
+// secure against semi-honest parties only: a receiver that sends a
+// matrix not derived from code words can learn bits of the sender's s
+// and so test the sender's set for more values than its own set holds,
+// and a sender can send arbitrary values (the receiver's result is then
+// wrong). Malicious-secure variants (Rindal and Rosulek, EUROCRYPT 2017;
+// RR22) would be needed to close that.
 // Malformed messages are errors (ErrPeer, ErrTooLarge), never panics or
 // unbounded allocations: a peer's set is refused beyond
 // Config.MaxElements before it is read. A received double-blinded value is
@@ -125,21 +152,107 @@
 // run on the party's own machine and reveal, at most, timing that depends
 // on its own set; set sizes are disclosed anyway.
 //
-// # Fast mode
+// # Fast mode (OT)
 //
-// Intersector is the interface a faster protocol would sit behind (an
-// OT-extension PSI, KKRT or RR22, 30–100× less CPU than ECDH), with the
-// receiver telling the sender the intersection. None is wired: the one
-// suggested, github.com/optable/match (KKRT in pkg/kkrtpsi, Apache-2.0),
-// cannot be fetched here. `go list -m -versions github.com/optable/match`
-// answers "403 Forbidden: This module version is not available" from the
-// module proxy (so does github.com/Optable/match), and direct fetching
-// from GitHub is not possible from this network; copying its source into
-// the tree is not an option (no code copied from other projects). From a
-// read-only snapshot of its repository: its protocols speak over one
-// io.ReadWriter byte stream, not typed messages, so it would need a stream
-// adapter over job.Party whose traffic our strict decoders could not
-// check; its sender sizes its OPRF work from an int64 set size the
-// receiver sends, unbounded; the KKRT code last changed in January 2022,
-// and the README says it was tested on x86-64 only. See docs/psi.md.
+// OT.Intersect (and Align with Config.Mode = ModeOT) runs KKRT16's
+// batched OPRF and the PSI built on it, written here from the paper (no
+// Go library that could be used provides it: github.com/optable/match,
+// which issue 11 names, cannot be fetched through the module proxy, see
+// docs/psi.md). The Receiver (Align's hub) is the OPRF receiver, the
+// Sender (every spoke) the OPRF sender. Each party removes repeats and
+// reduces every distinct element x to a 128-bit digest
+// d(x) = SHA-256(SHA-256("cohort-psi-ot-v1:digest:" ‖ tag) ‖ x)[:16],
+// tag being DomainTag of the step and Config.Edge, so digests are bound
+// to the job, step and edge. Then, with k = 512:
+//
+//  1. Base (psi/ot-base, receiver → sender): the receiver's set size n_R,
+//     a 16-byte seed share, and the first message A_j of k 1-out-of-2 OTs
+//     (circl's ot/simot, Simplest OT, over ristretto255) in which it
+//     offers two random 16-byte PRG seeds k0_j, k1_j.
+//  2. Choice (psi/ot-choice, sender → receiver): the sender's set size
+//     n_S, its seed share, and each OT's B_j, for a secret uniformly
+//     random choice vector s ∈ {0,1}^k.
+//  3. Keys (psi/ot-keys, receiver → sender): both AES-GCM encryptions of
+//     each OT's seeds; the sender decrypts k_{s_j}. Both now derive the
+//     joint seed SHA-256(label ‖ tag key ‖ share_R ‖ share_S) and from it
+//     the AES keys of the code and the cuckoo hash functions.
+//  4. Matrix (psi/ot-matrix, receiver → sender, in chunks of whole
+//     128-row blocks): the receiver cuckoo-hashes its digests into
+//     m = ⌈1.27·n_R⌉ bins (2·n_R below 4096 elements), rounded up to a
+//     multiple of 128, with 3 hash
+//     functions h_0..h_2 (AES under a key from the joint seed and the
+//     attempt number, reduced to [0, m)); an empty bin gets a random
+//     dummy code word. Row i of the m×k matrix C is the code word
+//     C(r_i, h) of the element r_i in bin i under the hash function h that
+//     placed it: 64 bytes of AES-128-CTR under a key K_h (one per hash
+//     function, from the joint seed) starting at d(r_i) with its two low
+//     bits cleared, i.e. block j is AES_{K_h}(d′ + j), so one element
+//     under two hash functions has unrelated code words (the OPRF input
+//     is x‖h). It sends u^j = G(k0_j) ⊕ G(k1_j) ⊕ c^j for each column j
+//     (G: AES-128-CTR from the seed, from block lo/128 of the chunk), and
+//     keeps t^j = G(k0_j). The sender sets q^j = G(k_{s_j}) ⊕ s_j·u^j, so
+//     row q_i = t_i ⊕ (C(r_i) ∧ s). The first chunk names the cuckoo
+//     attempt.
+//  5. Values (psi/ot-values, sender → receiver, in chunks of
+//     Config.ChunkSize elements): for each of its elements y, in a fresh
+//     uniformly shuffled order, and each h, the OPRF value at bin
+//     b = h(y): F(b, q_b ⊕ (C(y, h) ∧ s)), where F(i, v) is SHA-256 of
+//     the joint seed, i and v, truncated to ⌈(40 + log2(3·n_R·n_S))/8⌉
+//     bytes (11 at a million per side), so the chance of any false match
+//     is below 2^-40. For y = r_i and the h that placed it this is the
+//     receiver's own F(i, t_i); the receiver matches each of its elements
+//     against the sender's values under the hash function that placed it.
+//  6. Filter (psi/filter, receiver → sender): one bit per element the
+//     sender sent, set where it matched (in Align, where it matched an
+//     element in every party's set). Both parties end with the Result
+//     ECDH would have given them.
+//
+// Parameters. k = 512 columns. KKRT16 (§3–4) needs the pseudorandom code
+// to put every two different inputs at Hamming distance at least κ = 128
+// (so (C(x) ⊕ C(y)) ∧ s keeps κ bits of the sender's secret), except
+// with probability 2^-λ, λ = 40, and derives its code width from that.
+// We check the bound ourselves rather than quote the paper's table: for
+// random 512-bit code words, P[distance < 128] = 2^-102.3 (exact binomial
+// tail), and over every pair of the two parties' inputs under 3 hash
+// functions at the largest sets psi accepts (3·2^22·2^22 ≈ 2^45.6 pairs,
+// DefaultMaxElements = 2^22) the union is 2^-56.7 < 2^-40; 448 bits would
+// give only 2^-20.9 by the same bound. (A larger Config.MaxElements keeps
+// the union below 2^-40 up to about 2^30 elements per side.) 512 is also
+// four AES blocks
+// (a code word is 64 bytes of AES-CTR). Cuckoo hashing with
+// 3 functions and 1.27·n bins is the setting of KKRT-style PSIs since
+// Pinkas, Schneider, Weinert and Wieder ("Efficient circuit-based PSI
+// via cuckoo hashing", EUROCRYPT 2018), whose failure probability falls
+// with n (psi has not re-derived their 2^-40 figure); below 4096 elements
+// psi uses 2n bins, because at 1.27·n first attempts measurably fail
+// there (4 in 20,000 at 100 elements in 128 bins). psi uses no stash: a
+// failed insertion (a random walk of more than 100 + 10·log2 n
+// evictions) rehashes with the next attempt's keys, up to 8 attempts,
+// then fails the PSI with an error; an element is never silently left
+// out. TestCuckooFailureRate's long run (PSI_CUCKOO_LONG=1) saw no failed
+// first attempt in 156,500 trials from 64 to 20,000 elements;
+// TestCuckooRehash exercises the retry. A rehash is the one thing the
+// sender learns beyond the sizes: that the receiver's set did not fit the
+// earlier attempts' hash functions, whose keys it knows (so the set is
+// among the rare sets that fail under them).
+//
+// Checks. Every size is checked against Config.MaxElements (capped at
+// 2^28 in OT mode, whose indices are 32-bit) before anything is
+// allocated from it (n_R and n_S in the first messages; m is
+// a function of n_R, and a matrix chunk claiming another m is refused);
+// chunks must come in order with the exact length; the cuckoo attempt
+// must be below 8 and the same in every chunk; base-OT elements must be
+// canonical, non-identity ristretto255 encodings; a base-OT ciphertext
+// that does not decrypt is ErrPeer. Run ids tie the messages of one run
+// together as in ECDH: a receiver that restarts mid-exchange gets
+// ErrRestarted from the answer to its old run; the sender, stuck on the
+// old run, ends with its context (the step's timeout), and the step is
+// run again. Every AES, SHA-256 and transposition loop is spread over
+// GOMAXPROCS goroutines owned by the call. The sender uses each chunk of
+// the extension matrix as it arrives for exactly the values whose bin it
+// holds, so it never stores the whole matrix.
+//
+// Not constant time: cuckoo hashing, the tables and the matching branch
+// on digests and OPRF values, on the party's own machine; simot's group
+// operations are circl's (constant-time scalar multiplication).
 package psi

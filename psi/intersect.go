@@ -32,8 +32,33 @@ type Config struct {
 	// is read.
 	MaxElements int
 	// ChunkSize is the number of elements per message (DefaultChunkSize
-	// when 0).
+	// when 0). OT mode sends its extension matrix in chunks of as many
+	// bytes (whole blocks of 128 bins, at least one).
 	ChunkSize int
+	// Mode picks the protocol of Align and of Config.Intersector: ModeECDH
+	// (the zero value) or ModeOT. ECDH and OT are their own protocol
+	// whatever Mode says.
+	Mode Mode
+}
+
+// Mode is a PSI protocol.
+type Mode int
+
+// Modes.
+const (
+	// ModeECDH is the commutative-blinding PSI on ristretto255 (ECDH).
+	ModeECDH Mode = iota
+	// ModeOT is the KKRT16 OT-extension PSI (OT): much less CPU, more
+	// bytes, and asymmetric (the receiver tells the sender).
+	ModeOT
+)
+
+// Intersector returns the two-party protocol of c.Mode with config c.
+func (c Config) Intersector() Intersector {
+	if c.Mode == ModeOT {
+		return OT{Config: c}
+	}
+	return ECDH{Config: c}
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -43,16 +68,16 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ChunkSize == 0 {
 		c.ChunkSize = DefaultChunkSize
 	}
-	if c.MaxElements < 0 || c.ChunkSize < 0 || c.ChunkSize > protocol.MaxMessageSize/(2*PointLen) {
-		return c, fmt.Errorf("%w: max elements %d, chunk size %d", ErrConfig, c.MaxElements, c.ChunkSize)
+	if c.MaxElements < 0 || c.ChunkSize < 0 || c.ChunkSize > protocol.MaxMessageSize/(2*PointLen) || (c.Mode != ModeECDH && c.Mode != ModeOT) {
+		return c, fmt.Errorf("%w: max elements %d, chunk size %d, mode %d", ErrConfig, c.MaxElements, c.ChunkSize, c.Mode)
 	}
 	return c, nil
 }
 
 // Role says which side of a two-party PSI a party plays. ECDH is
-// symmetric and both sides learn the intersection whatever the roles; an
-// asymmetric protocol (an OT-extension PSI) lets the Receiver compute the
-// intersection and tell it to the Sender. The two parties must take
+// symmetric and both sides learn the intersection whatever the roles; OT
+// is asymmetric: the Receiver computes the intersection and tells it to
+// the Sender. The two parties must take
 // different roles.
 type Role int
 
@@ -75,9 +100,8 @@ type Result struct {
 	PeerSize int
 }
 
-// Intersector is a two-party PSI protocol run over job.Party: ECDH here,
-// an OT-extension PSI as a fast mode where a usable library exists (see
-// the package doc). Both parties call Intersect with the same step and
+// Intersector is a two-party PSI protocol run over job.Party: ECDH, or
+// OT, the KKRT16 OT-extension PSI (the fast mode; see the package doc). Both parties call Intersect with the same step and
 // config, naming each other as peer and taking different roles; both get
 // the intersection as positions in their own elems. Elements are
 // arbitrary byte strings, normally EncodeKey's output; repeats are
@@ -273,8 +297,10 @@ func sendChunk(ctx context.Context, p job.Party, step job.Step, to, typ string, 
 
 // Align intersects the sets of several parties (issue 13: aligning record
 // ids), as a star around hub: every other party runs a one-sided ECDH
-// exchange with the hub on its own sub-channel ("psi-align/<party>"), in
-// which only the hub learns the pairwise intersection; the hub intersects
+// exchange (or, with cfg.Mode = ModeOT, a KKRT exchange in which the hub
+// is the OPRF receiver) with the hub on its own sub-channel
+// ("psi-align/<party>"), in which only the hub learns the pairwise
+// intersection; the hub intersects
 // those, and tells every spoke, by one bit per element it sent, which of
 // them are in every party's set (TypeFilter). Every party of parties
 // calls Align with the same step, hub, parties and config; every party
@@ -291,6 +317,12 @@ func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties 
 		return nil, fmt.Errorf("%w: parties %v repeat a name", ErrConfig, parties)
 	}
 	channel := func(spoke string) job.Step { return step.Sub("psi-align/" + spoke) }
+	if _, err := cfg.withDefaults(); err != nil {
+		return nil, err
+	}
+	if cfg.Mode == ModeOT {
+		return alignOT(ctx, p, hub, sorted, channel, cfg, elems)
+	}
 	if self != hub {
 		x, err := run(ctx, p, channel(self), hub, cfg, elems, true, false)
 		if err != nil {
@@ -378,6 +410,75 @@ func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties 
 		}
 		if err := p.Send(ctx, q, channel(q).Message(hub, TypeFilter, body), protocol.DisclosePSIBlinded); err != nil {
 			return nil, fmt.Errorf("psi: send %s to %s: %w", TypeFilter, q, err)
+		}
+	}
+	x := &exchange{uniq: uniq, of: of}
+	return x.result(in), nil
+}
+
+// alignOT is Align in OT mode: the hub is the OPRF receiver of a KKRT
+// exchange with every spoke (the OPRF sender), all at once; it intersects
+// the pairwise results and sends each spoke the same filter as ECDH mode
+// does, one bit per element the spoke sent.
+func alignOT(ctx context.Context, p job.Party, hub string, sorted []string, channel func(string) job.Step, cfg Config, elems [][]byte) (*Result, error) {
+	if self := p.Self(); self != hub {
+		r, err := otSendAndFilter(ctx, p, channel(self), hub, cfg, elems)
+		if err != nil {
+			return nil, err
+		}
+		r.PeerSize = 0
+		return r, nil
+	}
+	var spokes []string
+	for _, q := range sorted {
+		if q != hub {
+			spokes = append(spokes, q)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	xs := make([]*otReceived, len(spokes))
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error // the first failure, not the cancellations it causes
+	)
+	for i, q := range spokes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x, err := otReceive(ctx, p, channel(q), q, cfg, elems, 0)
+			if err != nil {
+				once.Do(func() { firstErr = err; cancel() })
+				return
+			}
+			xs[i] = x
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	uniq, of := distinct(elems)
+	in := make([]bool, len(uniq))
+	for u := range in {
+		in[u] = true
+	}
+	for _, x := range xs {
+		for u, pos := range x.matched {
+			in[u] = in[u] && pos >= 0
+		}
+	}
+	for i, q := range spokes {
+		x := xs[i]
+		bits := make([]bool, x.peerSize)
+		for u, pos := range x.matched {
+			if pos >= 0 && in[u] {
+				bits[pos] = true
+			}
+		}
+		if err := sendFilter(ctx, p, channel(q), q, bits, x.peerRun); err != nil {
+			return nil, err
 		}
 	}
 	x := &exchange{uniq: uniq, of: of}

@@ -1,0 +1,98 @@
+package psi
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// The OT mode's decoders of peer bytes, fuzzed: each returns a result or
+// an error wrapping ErrPeer (with protocol.ErrMalformed or ErrTooLarge)
+// or ErrRestarted, and never panics.
+
+func checkOTErr(t *testing.T, err error) {
+	t.Helper()
+	if errors.Is(err, ErrRestarted) {
+		return
+	}
+	if !errors.Is(err, ErrPeer) || (!errors.Is(err, protocol.ErrMalformed) && !errors.Is(err, ErrTooLarge)) {
+		t.Fatalf("error not ErrRestarted, nor ErrPeer with ErrMalformed or ErrTooLarge: %v", err)
+	}
+}
+
+func FuzzDecodeHello(f *testing.F) {
+	run := bytes.Repeat([]byte{7}, runIDLen)
+	_, pts := newBaseSender()
+	good, _ := encodeHello(run, nil, 5, make([]byte, seedLen), pts)
+	f.Add(good, 10)
+	f.Add(good, 4)
+	short, _ := protocol.Marshal(&otHelloBody{Run: run, Total: 1, Seed: make([]byte, seedLen), Points: make([]byte, PointLen)})
+	f.Add(short, 10)
+	f.Add([]byte{0x85}, 10)
+	f.Fuzz(func(t *testing.T, b []byte, max int) {
+		if max < 0 || max > 1<<22 {
+			return
+		}
+		n, seed, got, err := decodeHello(b, max, &runs{peer: run})
+		if err != nil {
+			checkOTErr(t, err)
+			return
+		}
+		if n < 0 || n > max || len(seed) != seedLen || len(got) != otWidth {
+			t.Fatalf("accepted n %d, seed of %d, %d points", n, len(seed), len(got))
+		}
+		for j, e := range got {
+			if e.IsIdentity() {
+				t.Fatalf("accepted the identity at %d", j)
+			}
+		}
+	})
+}
+
+func FuzzDecodeKeys(f *testing.F) {
+	run, echo := bytes.Repeat([]byte{7}, runIDLen), bytes.Repeat([]byte{8}, runIDLen)
+	good, _ := protocol.Marshal(&otKeysBody{Run: run, Echo: echo, Cipher: make([]byte, 2*otWidth*otCipherLen)})
+	f.Add(good)
+	bad, _ := protocol.Marshal(&otKeysBody{Run: run, Echo: echo, Cipher: make([]byte, 3)})
+	f.Add(bad)
+	f.Add([]byte{0x83})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := decodeKeys(b, &runs{peer: run, echo: echo})
+		if err != nil {
+			checkOTErr(t, err)
+			return
+		}
+		if len(c) != 2*otWidth*otCipherLen {
+			t.Fatalf("accepted %d bytes of ciphertexts", len(c))
+		}
+	})
+}
+
+func FuzzDecodeOTChunk(f *testing.F) {
+	run, echo := bytes.Repeat([]byte{7}, runIDLen), bytes.Repeat([]byte{8}, runIDLen)
+	good, _ := protocol.Marshal(&otChunkBody{Run: run, Echo: echo, Total: 10, Index: 1, Data: make([]byte, 3*33)})
+	f.Add(good, 1, 7, 10, 33, -1)
+	f.Add(good, 1, 7, 10, 33, 0)
+	empty, _ := protocol.Marshal(&otChunkBody{Run: run, Echo: echo, Total: 0, Index: 0, Attempt: 2})
+	f.Add(empty, 0, 7, 0, 64, -1)
+	f.Add([]byte{0x86}, 0, 7, 10, 33, -1)
+	f.Fuzz(func(t *testing.T, b []byte, index, c, total, rowBytes, attempt int) {
+		if c <= 0 || c > 1<<16 || total < 0 || total > 1<<22 || index < 0 || rowBytes <= 0 || rowBytes > 64 || attempt < -1 || attempt >= maxCuckooAttempts {
+			return // the caller's own arguments are always in range
+		}
+		att, data, err := decodeOTChunk(b, index, c, total, rowBytes, attempt, &runs{peer: run, echo: echo})
+		if err != nil {
+			checkOTErr(t, err)
+			return
+		}
+		want := 0
+		if total > 0 {
+			want = chunkLen(total, c, index)
+		}
+		if len(data) != want*rowBytes || att < 0 || att >= maxCuckooAttempts || (attempt >= 0 && att != attempt) {
+			t.Fatalf("accepted %d bytes, attempt %d (index %d, chunk %d, total %d, row %d, attempt %d)", len(data), att, index, c, total, rowBytes, attempt)
+		}
+	})
+}

@@ -1,0 +1,425 @@
+package psi
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// TestOTIntersectRandom: the OT mode gives both parties the plain set
+// intersection, whichever side holds which set, over chunked messages.
+func TestOTIntersectRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 19))
+	for _, c := range []struct {
+		na, nb, pool int
+		dup          bool
+		chunk        int
+	}{
+		{0, 0, 10, false, 0},
+		{0, 5, 10, false, 0},
+		{6, 0, 10, false, 0},
+		{1, 1, 1, false, 0},
+		{20, 30, 40, false, 7},
+		{20, 30, 1000000, false, 7}, // most likely no overlap
+		{50, 50, 30, true, 7},       // repeats in both inputs
+		{64, 64, 64, false, 7},      // both hold every value
+		{700, 500, 1000, false, 50}, // several matrix chunks (128 bins each) and value chunks
+		{3000, 2500, 6000, false, 0},
+	} {
+		for _, swap := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d×%d/pool%d/dup=%v/swap=%v", c.na, c.nb, c.pool, c.dup, swap), func(t *testing.T) {
+				a, b := randomSets(r, c.na, c.nb, c.pool, c.dup)
+				if swap {
+					a, b = b, a
+				}
+				net := jobtest.NewNetwork("alice", "bob")
+				ra, rb, ea, eb := pair(t, net, OT{Config: Config{Edge: "e", ChunkSize: c.chunk}}, a, b)
+				if ea != nil || eb != nil {
+					t.Fatal(ea, eb)
+				}
+				checkResult(t, "alice", ra, a, b)
+				checkResult(t, "bob", rb, b, a)
+			})
+		}
+	}
+}
+
+// TestOTRehashedTable: a receiver whose cuckoo table came from a later
+// attempt (as after a failed insertion) announces it, and the sender
+// hashes with that attempt's functions: the result is still exact.
+func TestOTRehashedTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 29))
+	a, b := randomSets(r, 300, 200, 400, false)
+	ra, rb, ea, eb := pair(t, jobtest.NewNetwork("alice", "bob"), OT{Config: Config{ChunkSize: 7}, firstAttempt: 3}, a, b)
+	if ea != nil || eb != nil {
+		t.Fatal(ea, eb)
+	}
+	checkResult(t, "alice", ra, a, b)
+	checkResult(t, "bob", rb, b, a)
+}
+
+// TestOTConfigIntersector: Config.Mode picks the protocol.
+func TestOTConfigIntersector(t *testing.T) {
+	if _, ok := (Config{Mode: ModeOT}).Intersector().(OT); !ok {
+		t.Error("ModeOT does not give OT")
+	}
+	if _, ok := (Config{}).Intersector().(ECDH); !ok {
+		t.Error("the zero Mode does not give ECDH")
+	}
+	net := jobtest.NewNetwork("alice", "bob")
+	_, err := OT{Config: Config{Mode: 7}}.Intersect(context.Background(), net.Party("alice"), testStep("alice", "bob"), "bob", Receiver, nil)
+	if !errors.Is(err, ErrConfig) {
+		t.Errorf("mode 7: %v, want ErrConfig", err)
+	}
+	for _, role := range []Role{Receiver, Sender} {
+		if _, err := (OT{}).Intersect(context.Background(), net.Party("alice"), testStep("alice", "bob"), "alice", role, nil); !errors.Is(err, ErrConfig) {
+			t.Errorf("self as peer: %v, want ErrConfig", err)
+		}
+	}
+	if _, err := (OT{}).Intersect(context.Background(), net.Party("alice"), testStep("alice", "bob"), "bob", 0, nil); !errors.Is(err, ErrConfig) {
+		t.Errorf("role 0: %v, want ErrConfig", err)
+	}
+	if _, err := (OT{Config: Config{MaxElements: 1}}).Intersect(context.Background(), net.Party("alice"), testStep("alice", "bob"), "bob", Receiver, [][]byte{{1}, {2}}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("too large: %v, want ErrTooLarge", err)
+	}
+}
+
+// TestAlignOT: Align in OT mode gives every party the same result as in
+// ECDH mode, with 3 and 4 parties and either hub; the hub sends spokes
+// only its OT messages and the filter, and spokes send only to the hub.
+func TestAlignOT(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 37))
+	three, four := []string{"p1", "p2", "p3"}, []string{"p1", "p2", "p3", "p4"}
+	for _, c := range []struct {
+		parties []string
+		hub     string
+		n, pool int
+	}{
+		{three, "p1", 40, 50}, {three, "p3", 300, 400}, {four, "p1", 300, 400}, {four, "p3", 40, 50}, {three, "p2", 0, 10},
+	} {
+		parties, hub := c.parties, c.hub
+		t.Run(fmt.Sprintf("%d/hub%s/n%d", len(parties), hub, c.n), func(t *testing.T) {
+			sets := map[string][][]byte{}
+			for _, q := range parties {
+				sets[q], _ = randomSets(r, c.n, 0, c.pool, q == "p2")
+			}
+			common := sets[parties[0]]
+			for _, q := range parties[1:] {
+				var next [][]byte
+				for _, i := range plain(common, sets[q]) {
+					next = append(next, common[i])
+				}
+				common = next
+			}
+			ecdh, errs := alignAll(t, jobtest.NewNetwork(parties...), hub, parties, sets, Config{Edge: "ids"})
+			for _, q := range parties {
+				if errs[q] != nil {
+					t.Fatalf("ECDH %s: %v", q, errs[q])
+				}
+			}
+			net := jobtest.NewNetwork(parties...)
+			for _, q := range parties {
+				net.Capture(q)
+			}
+			ot, errs := alignAll(t, net, hub, parties, sets, Config{Edge: "ids", Mode: ModeOT, ChunkSize: 9})
+			for _, q := range parties {
+				if errs[q] != nil {
+					t.Fatalf("OT %s: %v", q, errs[q])
+				}
+				if !slices.Equal(ot[q].Indices, ecdh[q].Indices) || ot[q].Size != ecdh[q].Size || ot[q].PeerSize != ecdh[q].PeerSize {
+					t.Errorf("%s: OT %+v, ECDH %+v", q, ot[q], ecdh[q])
+				}
+				if want := plain(sets[q], common); !slices.Equal(ot[q].Indices, want) {
+					t.Errorf("%s: OT %v, plain %v", q, ot[q].Indices, want)
+				}
+				for _, s := range net.Captured(q) {
+					if s.Disclosure != protocol.DisclosePSIBlinded {
+						t.Errorf("%s sends %s with %q", q, s.Message.Type, s.Disclosure)
+					}
+					if q != hub && (s.To != hub || s.Message.Type == TypeFilter) {
+						t.Errorf("spoke %s sends %s to %s", q, s.Message.Type, s.To)
+					}
+					if q == hub && s.Message.Type == TypeOTValues {
+						t.Errorf("the hub sends OPRF values to %s", s.To)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestOTLeakage captures every message of an OT-mode PSI: only OT and
+// filter types, each psi-blinded; no element, digest, 16-byte block of a
+// code word C(x, h), or block of the sender's choice vector s appears in
+// clear; the sender's values are shuffled afresh per run.
+func TestOTLeakage(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 43))
+	a, b := randomSets(r, 200, 200, 300, false)
+	step := testStep("alice", "bob")
+	run := func() []jobtest.Sent {
+		net := jobtest.NewNetwork("alice", "bob")
+		net.Capture("alice")
+		net.Capture("bob")
+		ra, _, ea, eb := pair(t, net, OT{Config: Config{Edge: "e", ChunkSize: 64}}, a, b)
+		if ea != nil || eb != nil {
+			t.Fatal(ea, eb)
+		}
+		if ra.Size == 0 {
+			t.Fatal("no shared values: the test draws too few")
+		}
+		return append(net.Captured("alice"), net.Captured("bob")...)
+	}
+	sent := run()
+	dg := newDigester(DomainTag(step.Job, step.Phase, step.Round, step.Channel, "e"))
+	var forbidden [][]byte
+	for _, e := range append(slices.Clone(a), b...) {
+		d := dg.digests([][]byte{e})[0]
+		h := sha256.Sum256(e)
+		forbidden = append(forbidden, e, d[:], h[:16])
+	}
+	counts := map[string]int{}
+	var seedShares [][]byte
+	for _, s := range sent {
+		if s.Disclosure != protocol.DisclosePSIBlinded {
+			t.Errorf("%s to %s discloses %q", s.Message.Type, s.To, s.Disclosure)
+		}
+		counts[s.From+" "+s.Message.Type]++
+		for _, f := range forbidden {
+			if bytes.Contains(s.Message.Body, f) {
+				t.Fatalf("%s from %s carries an element or its digest %x", s.Message.Type, s.From, f)
+			}
+		}
+		if s.Message.Type == TypeOTBase || s.Message.Type == TypeOTChoice {
+			var h otHelloBody
+			if err := protocol.Unmarshal(s.Message.Body, &h); err != nil {
+				t.Fatal(err)
+			}
+			seedShares = append(seedShares, h.Seed)
+		}
+	}
+	// The code words depend on the joint seed, which the captured shares
+	// give: recompute every C(x, h) and look for its blocks.
+	if len(seedShares) != 2 {
+		t.Fatalf("%d seed shares", len(seedShares))
+	}
+	keys := newOTKeys(jointSeed(dg, seedShares[0], seedShares[1]))
+	windows := map[[16]byte]string{} // every 16 bytes at every offset of every body
+	for _, s := range sent {
+		for i := 0; i+16 <= len(s.Message.Body); i++ {
+			windows[[16]byte(s.Message.Body[i:i+16])] = s.From + " " + s.Message.Type
+		}
+	}
+	row := make([]byte, otRowBytes)
+	for _, e := range append(slices.Clone(a), b...) {
+		d := dg.digests([][]byte{e})[0]
+		for h := range hashCount {
+			keys.codeWord(row, &d, h)
+			for j := 0; j < otRowBytes; j += 16 {
+				if m, ok := windows[[16]byte(row[j:j+16])]; ok {
+					t.Fatalf("%s carries a block of a code word", m)
+				}
+			}
+		}
+	}
+	// 200 and 200 values: 4 matrix chunks of 128 rows (400 bins rounded
+	// up to 512; ChunkSize 64 asks for 32 rows, rounded up to one block),
+	// 4 value chunks of 64.
+	want := map[string]int{
+		"alice psi/ot-base": 1, "alice psi/ot-keys": 1, "alice psi/ot-matrix": 4, "alice psi/filter": 1,
+		"bob psi/ot-choice": 1, "bob psi/ot-values": 4,
+	}
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("messages sent %v, want %v", counts, want)
+	}
+	// Shuffled: the positions bob's matched values sit at (the filter's
+	// set bits) differ between two runs on the same sets.
+	filterBits := func(sent []jobtest.Sent) []bool {
+		for _, s := range sent {
+			if s.Message.Type == TypeFilter {
+				var f filterBody
+				_ = protocol.Unmarshal(s.Message.Body, &f)
+				bits, err := decodeFilter(s.Message.Body, f.Total, f.Echo)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return bits
+			}
+		}
+		t.Fatal("no filter")
+		return nil
+	}
+	if slices.Equal(filterBits(sent), filterBits(run())) {
+		t.Error("matched values sit at the same positions in two runs: the sender's values are not shuffled")
+	}
+}
+
+// tamperBody returns an interceptor that rewrites the n-th message of
+// type typ, decoded as T, with f.
+func tamperBody[T any](typ string, n int, f func(*T)) jobtest.Tamper {
+	var mu sync.Mutex
+	seen := 0
+	return func(to string, m *protocol.Message) *protocol.Message {
+		if m.Type != typ {
+			return m
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if seen++; seen != n {
+			return m
+		}
+		var body T
+		if err := protocol.Unmarshal(m.Body, &body); err != nil {
+			panic(err)
+		}
+		f(&body)
+		b, err := protocol.Marshal(&body)
+		if err != nil {
+			panic(err)
+		}
+		m.Body = b
+		return m
+	}
+}
+
+// TestOTRejectsTampering: a peer's malformed OT messages are errors at
+// the honest party (ErrPeer, ErrTooLarge or ErrRestarted), never a result
+// or a panic, whichever side cheats.
+func TestOTRejectsTampering(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 53))
+	a, b := randomSets(r, 300, 200, 400, false)
+	otherRun := bytes.Repeat([]byte{9}, runIDLen)
+	type hello = otHelloBody
+	type chunk = otChunkBody
+	type keys = otKeysBody
+	for name, c := range map[string]struct {
+		from   string // the cheating party: alice is the receiver, bob the sender
+		tamper jobtest.Tamper
+		want   error
+	}{
+		"base: set too large":     {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { h.Total = 1 << 30 }), ErrTooLarge},
+		"base: negative set":      {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { h.Total = -1 }), ErrPeer},
+		"base: short seed":        {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { h.Seed = h.Seed[1:] }), ErrPeer},
+		"base: short points":      {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { h.Points = h.Points[PointLen:] }), ErrPeer},
+		"base: ragged points":     {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { h.Points = h.Points[1:] }), ErrPeer},
+		"base: non-canonical":     {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { copy(h.Points[PointLen:], bytes.Repeat([]byte{0xff}, PointLen)) }), ErrPeer},
+		"base: identity":          {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { clear(h.Points[:PointLen]) }), ErrPeer},
+		"base: short run id":      {"alice", tamperBody(TypeOTBase, 1, func(h *hello) { h.Run = h.Run[1:] }), ErrPeer},
+		"choice: set too large":   {"bob", tamperBody(TypeOTChoice, 1, func(h *hello) { h.Total = 1 << 30 }), ErrTooLarge},
+		"choice: wrong echo":      {"bob", tamperBody(TypeOTChoice, 1, func(h *hello) { h.Echo = otherRun }), ErrRestarted},
+		"choice: long points":     {"bob", tamperBody(TypeOTChoice, 1, func(h *hello) { h.Points = append(h.Points, h.Points[:PointLen]...) }), ErrPeer},
+		"keys: short":             {"alice", tamperBody(TypeOTKeys, 1, func(k *keys) { k.Cipher = k.Cipher[otCipherLen:] }), ErrPeer},
+		"keys: garbled":           {"alice", tamperBody(TypeOTKeys, 1, func(k *keys) { k.Cipher[12] ^= 1; k.Cipher[otCipherLen+12] ^= 1 }), ErrPeer},
+		"keys: other run":         {"alice", tamperBody(TypeOTKeys, 1, func(k *keys) { k.Run = otherRun }), ErrRestarted},
+		"matrix: short chunk":     {"alice", tamperBody(TypeOTMatrix, 1, func(c *chunk) { c.Data = c.Data[otRowBytes:] }), ErrPeer},
+		"matrix: long chunk":      {"alice", tamperBody(TypeOTMatrix, 2, func(c *chunk) { c.Data = append(c.Data, c.Data[:otRowBytes]...) }), ErrPeer},
+		"matrix: ragged chunk":    {"alice", tamperBody(TypeOTMatrix, 1, func(c *chunk) { c.Data = c.Data[1:] }), ErrPeer},
+		"matrix: out of order":    {"alice", tamperBody(TypeOTMatrix, 1, func(c *chunk) { c.Index = 1 }), ErrPeer},
+		"matrix: huge bin count":  {"alice", tamperBody(TypeOTMatrix, 1, func(c *chunk) { c.Total = 1 << 40 }), ErrPeer},
+		"matrix: attempt changes": {"alice", tamperBody(TypeOTMatrix, 2, func(c *chunk) { c.Attempt = 1 }), ErrPeer},
+		"matrix: attempt too big": {"alice", tamperBody(TypeOTMatrix, 1, func(c *chunk) { c.Attempt = maxCuckooAttempts }), ErrPeer},
+		"matrix: other run":       {"alice", tamperBody(TypeOTMatrix, 2, func(c *chunk) { c.Run = otherRun }), ErrRestarted},
+		"matrix: wrong echo":      {"alice", tamperBody(TypeOTMatrix, 1, func(c *chunk) { c.Echo = otherRun }), ErrRestarted},
+		"values: short chunk":     {"bob", tamperBody(TypeOTValues, 1, func(c *chunk) { c.Data = c.Data[1:] }), ErrPeer},
+		"values: long chunk":      {"bob", tamperBody(TypeOTValues, 2, func(c *chunk) { c.Data = append(c.Data, 0) }), ErrPeer},
+		"values: wrong total":     {"bob", tamperBody(TypeOTValues, 1, func(c *chunk) { c.Total++ }), ErrPeer},
+		"values: out of order":    {"bob", tamperBody(TypeOTValues, 2, func(c *chunk) { c.Index = 0 }), ErrPeer},
+		"values: other run":       {"bob", tamperBody(TypeOTValues, 3, func(c *chunk) { c.Run = otherRun }), ErrRestarted},
+		"values: attempt":         {"bob", tamperBody(TypeOTValues, 1, func(c *chunk) { c.Attempt = 2 }), ErrPeer},
+		"filter: long":            {"alice", tamperBody(TypeFilter, 1, func(f *filterBody) { f.Bits = append(f.Bits, 0) }), ErrPeer},
+		"filter: other run":       {"alice", tamperBody(TypeFilter, 1, func(f *filterBody) { f.Echo = otherRun }), ErrRestarted},
+	} {
+		t.Run(name, func(t *testing.T) {
+			net := jobtest.NewNetwork("alice", "bob")
+			net.Intercept(c.from, c.tamper)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			step := testStep("alice", "bob")
+			in := OT{Config: Config{ChunkSize: 64, MaxElements: 1000}}
+			victim, cheat, role, cheatRole := "bob", "alice", Sender, Receiver
+			sv, sc := b, a
+			if c.from == "bob" {
+				victim, cheat, role, cheatRole = "alice", "bob", Receiver, Sender
+				sv, sc = a, b
+			}
+			// The cheat may wait forever once the victim has given up.
+			cctx, ccancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_, _ = in.Intersect(cctx, net.Party(cheat), step, victim, cheatRole, sc)
+			}()
+			res, err := in.Intersect(ctx, net.Party(victim), step, cheat, role, sv)
+			ccancel()
+			<-done
+			if res != nil || !errors.Is(err, c.want) {
+				t.Errorf("%s: %v, %v; want %v", victim, res, err, c.want)
+			}
+			if errors.Is(c.want, ErrPeer) && !errors.Is(err, protocol.ErrMalformed) && !errors.Is(err, ErrTooLarge) {
+				t.Errorf("%s: %v does not wrap protocol.ErrMalformed", victim, err)
+			}
+		})
+	}
+}
+
+// TestOTRestartMidExchange: a receiver that restarts after its first
+// message comes back with a new run; the sender's answer to the old run
+// makes the new receiver fail with ErrRestarted instead of mixing two
+// runs' keys. The sender, which answered the old run, waits for that
+// run's next message until its context ends (the step's timeout), and the
+// coordinator runs the step again.
+func TestOTRestartMidExchange(t *testing.T) {
+	a := [][]byte{[]byte("x"), []byte("y"), []byte("z")}
+	b := [][]byte{[]byte("y"), []byte("z"), []byte("w")}
+	net := jobtest.NewNetwork("alice", "bob")
+	step := testStep("alice", "bob")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// alice's first run sends its base-OT message and dies.
+	_, pts := newBaseSender()
+	body, err := encodeHello(bytes.Repeat([]byte{1}, runIDLen), nil, len(a), make([]byte, seedLen), pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := net.Party("alice").Send(ctx, "bob", step.Message("alice", TypeOTBase, body), protocol.DisclosePSIBlinded); err != nil {
+		t.Fatal(err)
+	}
+	var rb *Result
+	var eb error
+	bctx, bcancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); rb, eb = OT{}.Intersect(bctx, net.Party("bob"), step, "alice", Sender, b) }()
+	ra, ea := OT{}.Intersect(ctx, net.Party("alice"), step, "bob", Receiver, a)
+	bcancel()
+	<-done
+	if ra != nil || !errors.Is(ea, ErrRestarted) {
+		t.Errorf("alice after her restart: %v, %v; want ErrRestarted", ra, ea)
+	}
+	if rb != nil || !errors.Is(eb, context.Canceled) {
+		t.Errorf("bob: %v, %v; want the end of his context", rb, eb)
+	}
+}
+
+// TestOTContext: a silent peer makes either role end with the context,
+// naming the peer.
+func TestOTContext(t *testing.T) {
+	for _, role := range []Role{Receiver, Sender} {
+		net := jobtest.NewNetwork("alice", "bob")
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		_, err := OT{}.Intersect(ctx, net.Party("alice"), testStep("alice", "bob"), "bob", role, [][]byte{[]byte("x")})
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "bob") {
+			t.Errorf("role %d: %v", role, err)
+		}
+	}
+}
