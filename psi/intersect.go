@@ -51,14 +51,34 @@ const (
 	// ModeOT is the KKRT16 OT-extension PSI (OT): much less CPU, more
 	// bytes, and asymmetric (the receiver tells the sender).
 	ModeOT
+	// ModeAuto exchanges set sizes first and runs ECDH below AutoOTMin
+	// elements in all, OT from there (Auto).
+	ModeAuto
 )
 
 // Intersector returns the two-party protocol of c.Mode with config c.
 func (c Config) Intersector() Intersector {
-	if c.Mode == ModeOT {
+	switch c.Mode {
+	case ModeOT:
 		return OT{Config: c}
+	case ModeAuto:
+		return Auto{Config: c}
 	}
 	return ECDH{Config: c}
+}
+
+// ParseMode reads a mode's name as job params give it: "ecdh", "ot" or
+// "auto".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "ecdh":
+		return ModeECDH, nil
+	case "ot":
+		return ModeOT, nil
+	case "auto":
+		return ModeAuto, nil
+	}
+	return 0, fmt.Errorf("%w: PSI mode %q: want ecdh, ot or auto", ErrConfig, s)
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -68,7 +88,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ChunkSize == 0 {
 		c.ChunkSize = DefaultChunkSize
 	}
-	if c.MaxElements < 0 || c.ChunkSize < 0 || c.ChunkSize > protocol.MaxMessageSize/(2*PointLen) || (c.Mode != ModeECDH && c.Mode != ModeOT) {
+	if c.MaxElements < 0 || c.ChunkSize < 0 || c.ChunkSize > protocol.MaxMessageSize/(2*PointLen) || (c.Mode != ModeECDH && c.Mode != ModeOT && c.Mode != ModeAuto) {
 		return c, fmt.Errorf("%w: max elements %d, chunk size %d, mode %d", ErrConfig, c.MaxElements, c.ChunkSize, c.Mode)
 	}
 	return c, nil
@@ -298,7 +318,8 @@ func sendChunk(ctx context.Context, p job.Party, step job.Step, to, typ string, 
 // Align intersects the sets of several parties (issue 13: aligning record
 // ids), as a star around hub: every other party runs a one-sided ECDH
 // exchange (or, with cfg.Mode = ModeOT, a KKRT exchange in which the hub
-// is the OPRF receiver) with the hub on its own sub-channel
+// is the OPRF receiver; with ModeAuto, whichever of the two the spoke and
+// the hub pick from their set sizes) with the hub on its own sub-channel
 // ("psi-align/<party>"), in which only the hub learns the pairwise
 // intersection; the hub intersects
 // those, and tells every spoke, by one bit per element it sent, which of
@@ -320,27 +341,20 @@ func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties 
 	if _, err := cfg.withDefaults(); err != nil {
 		return nil, err
 	}
-	if cfg.Mode == ModeOT {
-		return alignOT(ctx, p, hub, sorted, channel, cfg, elems)
-	}
 	if self != hub {
-		x, err := run(ctx, p, channel(self), hub, cfg, elems, true, false)
+		mode, err := exchangeMode(ctx, p, channel(self), hub, cfg, elems)
 		if err != nil {
 			return nil, err
 		}
-		m, err := p.Receive(ctx, hub, channel(self).Key(TypeFilter))
+		var r *Result
+		if mode == ModeOT {
+			r, err = otSendAndFilter(ctx, p, channel(self), hub, cfg, elems)
+		} else {
+			r, err = ecdhSpoke(ctx, p, channel(self), hub, cfg, elems)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("psi: receive %s from %s: %w", TypeFilter, hub, err)
+			return nil, err
 		}
-		bits, err := decodeFilter(m.Body, len(x.uniq), x.run)
-		if err != nil {
-			return nil, fmt.Errorf("%s from %s: %w", TypeFilter, hub, err)
-		}
-		in := make([]bool, len(x.uniq))
-		for j, ok := range bits {
-			in[x.perm[j]] = ok
-		}
-		r := x.result(in)
 		r.PeerSize = 0
 		return r, nil
 	}
@@ -354,7 +368,7 @@ func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties 
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	xs := make([]*exchange, len(spokes))
+	views := make([]*spokeView, len(spokes))
 	var (
 		wg       sync.WaitGroup
 		once     sync.Once
@@ -364,12 +378,12 @@ func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			x, err := run(ctx, p, channel(q), q, cfg, elems, false, true)
+			v, err := hubExchange(ctx, p, channel(q), q, cfg, elems)
 			if err != nil {
 				once.Do(func() { firstErr = err; cancel() })
 				return
 			}
-			xs[i] = x
+			views[i] = v
 		}()
 	}
 	wg.Wait()
@@ -382,17 +396,99 @@ func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties 
 	for u := range in {
 		in[u] = true
 	}
-	for _, x := range xs {
-		got := make([]bool, len(uniq))
-		for _, j := range Match(x.mine, x.theirs) {
-			got[x.perm[j]] = true
-		}
+	for _, v := range views {
 		for u := range in {
-			in[u] = in[u] && got[u]
+			in[u] = in[u] && v.got[u]
 		}
 	}
 	for i, q := range spokes {
-		x := xs[i]
+		if err := sendFilter(ctx, p, channel(q), q, views[i].filter(in), views[i].echo); err != nil {
+			return nil, err
+		}
+	}
+	x := &exchange{uniq: uniq, of: of}
+	return x.result(in), nil
+}
+
+// exchangeMode is the protocol of one exchange of Align: cfg.Mode, or in
+// ModeAuto the one both sides pick from their set sizes.
+func exchangeMode(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (Mode, error) {
+	if cfg.Mode != ModeAuto {
+		return cfg.Mode, nil
+	}
+	return agreeMode(ctx, p, step, peer, cfg, elems)
+}
+
+// ecdhSpoke is a spoke's part of an ECDH Align exchange: its set, blinded
+// twice, goes to the hub, which returns nothing of its own set but a filter.
+func ecdhSpoke(ctx context.Context, p job.Party, step job.Step, hub string, cfg Config, elems [][]byte) (*Result, error) {
+	x, err := run(ctx, p, step, hub, cfg, elems, true, false)
+	if err != nil {
+		return nil, err
+	}
+	m, err := p.Receive(ctx, hub, step.Key(TypeFilter))
+	if err != nil {
+		return nil, fmt.Errorf("psi: receive %s from %s: %w", TypeFilter, hub, err)
+	}
+	bits, err := decodeFilter(m.Body, len(x.uniq), x.run)
+	if err != nil {
+		return nil, fmt.Errorf("%s from %s: %w", TypeFilter, hub, err)
+	}
+	in := make([]bool, len(x.uniq))
+	for j, ok := range bits {
+		in[x.perm[j]] = ok
+	}
+	return x.result(in), nil
+}
+
+// spokeView is what the hub keeps of its exchange with one spoke.
+type spokeView struct {
+	// got[u] says whether the spoke holds the hub's distinct element u.
+	got []bool
+	// filter turns the common set (over the hub's distinct elements) into
+	// the spoke's filter: one bit per element the spoke sent.
+	filter func(in []bool) []bool
+	// echo is the spoke's run id, which the filter answers.
+	echo []byte
+}
+
+// hubExchange runs the hub's side of one spoke's exchange, in ECDH (the
+// hub returns no doubles of the spoke's set) or OT (the hub is the OPRF
+// receiver).
+func hubExchange(ctx context.Context, p job.Party, step job.Step, spoke string, cfg Config, elems [][]byte) (*spokeView, error) {
+	mode, err := exchangeMode(ctx, p, step, spoke, cfg, elems)
+	if err != nil {
+		return nil, err
+	}
+	if mode == ModeOT {
+		x, err := otReceive(ctx, p, step, spoke, cfg, elems, 0)
+		if err != nil {
+			return nil, err
+		}
+		got := make([]bool, len(x.matched))
+		for u, pos := range x.matched {
+			got[u] = pos >= 0
+		}
+		filter := func(in []bool) []bool {
+			bits := make([]bool, x.peerSize)
+			for u, pos := range x.matched {
+				if pos >= 0 && in[u] {
+					bits[pos] = true
+				}
+			}
+			return bits
+		}
+		return &spokeView{got: got, filter: filter, echo: x.peerRun}, nil
+	}
+	x, err := run(ctx, p, step, spoke, cfg, elems, false, true)
+	if err != nil {
+		return nil, err
+	}
+	got := make([]bool, len(x.uniq))
+	for _, j := range Match(x.mine, x.theirs) {
+		got[x.perm[j]] = true
+	}
+	filter := func(in []bool) []bool {
 		// Our doubles (with this spoke's secret) of the common elements.
 		common := make(map[Point]struct{})
 		for j, u := range x.perm {
@@ -404,83 +500,7 @@ func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties 
 		for k, d := range x.theirs {
 			_, bits[k] = common[d]
 		}
-		body, err := encodeFilter(bits, x.peerRun)
-		if err != nil {
-			return nil, fmt.Errorf("psi: encode %s: %w", TypeFilter, err)
-		}
-		if err := p.Send(ctx, q, channel(q).Message(hub, TypeFilter, body), protocol.DisclosePSIBlinded); err != nil {
-			return nil, fmt.Errorf("psi: send %s to %s: %w", TypeFilter, q, err)
-		}
+		return bits
 	}
-	x := &exchange{uniq: uniq, of: of}
-	return x.result(in), nil
-}
-
-// alignOT is Align in OT mode: the hub is the OPRF receiver of a KKRT
-// exchange with every spoke (the OPRF sender), all at once; it intersects
-// the pairwise results and sends each spoke the same filter as ECDH mode
-// does, one bit per element the spoke sent.
-func alignOT(ctx context.Context, p job.Party, hub string, sorted []string, channel func(string) job.Step, cfg Config, elems [][]byte) (*Result, error) {
-	if self := p.Self(); self != hub {
-		r, err := otSendAndFilter(ctx, p, channel(self), hub, cfg, elems)
-		if err != nil {
-			return nil, err
-		}
-		r.PeerSize = 0
-		return r, nil
-	}
-	var spokes []string
-	for _, q := range sorted {
-		if q != hub {
-			spokes = append(spokes, q)
-		}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	xs := make([]*otReceived, len(spokes))
-	var (
-		wg       sync.WaitGroup
-		once     sync.Once
-		firstErr error // the first failure, not the cancellations it causes
-	)
-	for i, q := range spokes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			x, err := otReceive(ctx, p, channel(q), q, cfg, elems, 0)
-			if err != nil {
-				once.Do(func() { firstErr = err; cancel() })
-				return
-			}
-			xs[i] = x
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	uniq, of := distinct(elems)
-	in := make([]bool, len(uniq))
-	for u := range in {
-		in[u] = true
-	}
-	for _, x := range xs {
-		for u, pos := range x.matched {
-			in[u] = in[u] && pos >= 0
-		}
-	}
-	for i, q := range spokes {
-		x := xs[i]
-		bits := make([]bool, x.peerSize)
-		for u, pos := range x.matched {
-			if pos >= 0 && in[u] {
-				bits[pos] = true
-			}
-		}
-		if err := sendFilter(ctx, p, channel(q), q, bits, x.peerRun); err != nil {
-			return nil, err
-		}
-	}
-	x := &exchange{uniq: uniq, of: of}
-	return x.result(in), nil
+	return &spokeView{got: got, filter: filter, echo: x.peerRun}, nil
 }
