@@ -40,7 +40,10 @@
 //     checking that the digests agree, that no column has two owners and
 //     that every QID column exists.
 //  2. align (all parties). psi.Align intersects the id sets as a star around
-//     the hub (ECDH on ristretto255); every party orders the common records
+//     the hub (params.psi: "auto" by default, which runs ECDH on
+//     ristretto255 for a hub–spoke pair with fewer than 1024 ids in all
+//     and KKRT16's OT-extension PSI from there; "ot" or "ecdh" force one);
+//     every party orders the common records
 //     by encoded id, which gives all of them the same record numbering
 //     without revealing more ids, and keeps its aligned row numbers (and a
 //     digest of their ids) with Secrets.WriteSecret, in
@@ -50,10 +53,10 @@
 //     checks that every party found the same ids and holds the same class,
 //     that k ≤ the number of common records, and commits the number. (A
 //     party restarted in the middle of psi.Align runs it again with a fresh
-//     secret while the others finish the old run, and the intersection comes
-//     out silently wrong, typically empty: the id digests, or the empty
-//     intersection, then fail the job naming the alignment; see
-//     TestHubRestartMidAlign. psi binds no run identifier into its messages.)
+//     secret while the others finish the old run; psi's run ids make the
+//     mixed exchange fail with psi.ErrRestarted, or the step times out, and
+//     the job fails naming the alignment or re-runs the step, never
+//     publishing a wrong table; see TestHubRestartMidAlign.)
 //  3. Round r, score (all parties). Each party rebuilds its TDS state from
 //     the log (the schema, the alignment and every committed split) and
 //     computes its best valid and beneficial specialisation (anonymize.Best:
@@ -90,8 +93,10 @@
 //
 // # Leakage profile
 //
-// Semi-honest parties; hash-to-group a random oracle, DDH in ristretto255
-// (package psi). Beyond the published table (which contains every party's
+// Semi-honest parties; hash-to-group a random oracle and DDH in
+// ristretto255 (ECDH mode), or KKRT16's base OTs, pseudorandom code and
+// correlation-robust hash (OT mode); both disclose the same (package
+// psi). Beyond the published table (which contains every party's
 // generalised columns and the class):
 //
 //   - Every party learns which of its ids every party holds (so the common

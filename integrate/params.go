@@ -16,6 +16,7 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/psi"
 )
 
 // Params are the job's spec params (DESIGN.md, "Command line and files").
@@ -37,8 +38,14 @@ type Params struct {
 	// Hub is the party that runs the PSI star of the id alignment (default
 	// the first party by name); it learns the pairwise intersections.
 	Hub string `yaml:"hub"`
+	// PSI is the id alignment's protocol: "auto" (the default: ECDH for
+	// small id sets, the OT-extension PSI from 1024 ids per hub–spoke pair
+	// in all), "ot" or "ecdh" (package psi).
+	PSI string `yaml:"psi"`
 	// TimeoutMS is each step's timeout (0: the node's default).
 	TimeoutMS int64 `yaml:"timeout_ms"`
+
+	psiMode psi.Mode
 }
 
 // maxTimeout bounds params.timeout_ms: a day.
@@ -46,10 +53,15 @@ const maxTimeout = 24 * time.Hour
 
 // parseParams decodes and checks the params against the spec.
 func parseParams(spec *job.Spec) (*Params, error) {
-	p := &Params{ID: "id", Class: "class"}
+	p := &Params{ID: "id", Class: "class", PSI: "auto"}
 	if err := spec.DecodeParams(p); err != nil {
 		return nil, err
 	}
+	mode, err := psi.ParseMode(p.PSI)
+	if err != nil {
+		return nil, spec.Errorf("params.psi", "%q: want auto, ot or ecdh", p.PSI)
+	}
+	p.psiMode = mode
 	if len(spec.Parties) < 2 {
 		return nil, spec.Errorf("parties", "integrate needs at least two parties, not %d", len(spec.Parties))
 	}

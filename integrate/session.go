@@ -175,7 +175,7 @@ func (s *session) align(ctx context.Context, step job.Step) ([]byte, error) {
 	if err := s.load(ctx); err != nil {
 		return nil, err
 	}
-	res, err := psi.Align(ctx, s.p, step, s.prm.Hub, step.Parties, psi.Config{Edge: psiEdge}, s.ids)
+	res, err := psi.Align(ctx, s.p, step, s.prm.Hub, step.Parties, psi.Config{Edge: psiEdge, Mode: s.prm.psiMode}, s.ids)
 	if err != nil {
 		return nil, fmt.Errorf("party %s: align record ids: %w", s.p.Self(), err)
 	}
