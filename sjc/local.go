@@ -67,9 +67,7 @@ func Labels(g *Graph, target *table.Table) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrData, err)
 	}
-	ls := slices.Clone(col.Str)
-	slices.Sort(ls)
-	ls = slices.Compact(ls)
+	ls := dictRank(col.Str, make([]int32, len(col.Str)))
 	if len(ls) == 0 {
 		return nil, fmt.Errorf("%w: target table %q has no rows", ErrData, target.Name)
 	}
@@ -119,44 +117,70 @@ func NewLocal(g *Graph, name string, t *table.Table, labels []string, p Params) 
 	if ti == 0 {
 		col, _ := t.Column(g.Class)
 		l.class = make([]int32, t.NumRows())
-		for r, v := range col.Str {
+		vals := dictRank(col.Str, l.class)
+		label := make([]int32, len(vals))
+		for i, v := range vals {
 			k, ok := slices.BinarySearch(labels, v)
 			if !ok {
 				return nil, fmt.Errorf("%w: table %q column %q: class %q is not a label of the job", ErrData, name, g.Class, v)
 			}
-			l.class[r] = int32(k)
+			label[i] = int32(k)
+		}
+		for r, i := range l.class {
+			l.class[r] = label[i]
 		}
 	}
 	return l, nil
 }
 
 func newEdgeKey(t *table.Table, cols []string) (*edgeKey, error) {
-	parts := make([][]string, len(cols))
+	// Dictionary-encode each key column once and combine the codes into
+	// a dense tuple code per row, so that only the distinct join values
+	// are text-encoded and sorted.
+	n := t.NumRows()
+	code := make([]int32, n)
+	var tuples [][]string // the distinct key tuples, by code
 	for i, c := range cols {
 		col, err := t.Column(c)
 		if err != nil {
 			return nil, fmt.Errorf("%w: table %q column %q: not in the data", ErrData, t.Name, c)
 		}
-		parts[i] = col.Str
-	}
-	n := t.NumRows()
-	enc := make([]string, n)
-	buf := make([]string, len(cols))
-	for r := range enc {
-		for i := range cols {
-			buf[i] = parts[i][r]
+		if i == 0 {
+			d := dictRank(col.Str, code)
+			tuples = make([][]string, len(d))
+			for k, v := range d {
+				tuples[k] = []string{v}
+			}
+			continue
 		}
-		enc[r] = keyEncode(buf)
+		cc := make([]int32, n)
+		d := dictRank(col.Str, cc)
+		pair := make(map[uint64]int32)
+		var next [][]string
+		for r := range code {
+			key := uint64(code[r])<<32 | uint64(uint32(cc[r]))
+			id, ok := pair[key]
+			if !ok {
+				id = int32(len(next))
+				pair[key] = id
+				next = append(next, append(slices.Clip(tuples[code[r]]), d[cc[r]]))
+			}
+			code[r] = id
+		}
+		tuples = next
 	}
-	ek := &edgeKey{vals: slices.Clone(enc), row: make([]int32, n)}
-	slices.Sort(ek.vals)
-	ek.vals = slices.Compact(ek.vals)
+	encs := make([]string, len(tuples))
+	for k, tu := range tuples {
+		encs[k] = keyEncode(tu)
+	}
+	pos := make([]int32, len(encs))
+	ek := &edgeKey{vals: dictRank(encs, pos), row: code}
+	for r, k := range code {
+		code[r] = pos[k]
+	}
 	ek.id = make(map[string]int32, len(ek.vals))
 	for i, v := range ek.vals {
 		ek.id[v] = int32(i)
-	}
-	for r, v := range enc {
-		ek.row[r] = ek.id[v]
 	}
 	return ek, nil
 }
@@ -164,21 +188,9 @@ func newEdgeKey(t *table.Table, cols []string) (*edgeKey, error) {
 func newAttr(c *table.Column, numeric bool) attr {
 	a := attr{col: c, numeric: numeric, rank: make([]int32, c.Len())}
 	if numeric {
-		a.nums = slices.Clone(c.Num)
-		slices.Sort(a.nums)
-		a.nums = slices.Compact(a.nums)
-		for r, x := range c.Num {
-			k, _ := slices.BinarySearch(a.nums, x)
-			a.rank[r] = int32(k)
-		}
-		return a
-	}
-	a.strs = slices.Clone(c.Str)
-	slices.Sort(a.strs)
-	a.strs = slices.Compact(a.strs)
-	for r, s := range c.Str {
-		k, _ := slices.BinarySearch(a.strs, s)
-		a.rank[r] = int32(k)
+		a.nums = dictRank(c.Num, a.rank)
+	} else {
+		a.strs = dictRank(c.Str, a.rank)
 	}
 	return a
 }
@@ -328,7 +340,13 @@ func (l *Local) Forward(p Part, cs ClassSummary) (Part, error) {
 		return Part{}, err
 	}
 	ek, u := l.edge(cs.Edge), l.u
-	var out Part
+	n := 0
+	for _, r := range p.Rows {
+		if idx[ek.row[r]] >= 0 {
+			n++
+		}
+	}
+	out := Part{Rows: make([]int32, 0, n), Cls: make([]uint64, 0, n*u)}
 	for _, r := range p.Rows {
 		k := idx[ek.row[r]]
 		if k < 0 {
@@ -355,7 +373,7 @@ func (l *Local) Backward(p Part, cs ClassSummary) (Part, error) {
 		return Part{}, err
 	}
 	ek, u := l.edge(cs.Edge), l.u
-	var out Part
+	out := Part{Rows: make([]int32, 0, len(p.Rows)), Cls: make([]uint64, 0, len(p.Cls))}
 	row := make([]uint64, u)
 	for i, r := range p.Rows {
 		id := int(ek.row[r])
@@ -697,13 +715,24 @@ func (l *Local) SplitOwn(p Part, s tree.Split) (left, right Part, err error) {
 		return Part{}, Part{}, fmt.Errorf("%w: table %q column %q: numeric split on a non-numeric column", ErrData, l.info.Name, s.Column)
 	}
 	u := l.u
+	goesLeft := make([]bool, len(p.Rows))
+	nl := 0
 	for k, r := range p.Rows {
-		x := 0.0
-		if col.Num != nil {
-			x = col.Num[r]
+		if s.Op == tree.OpLE {
+			goesLeft[k] = col.Num[r] <= s.Num
+		} else {
+			goesLeft[k] = s.Holds(0, col.Str[r])
 		}
+		if goesLeft[k] {
+			nl++
+		}
+	}
+	nr := len(p.Rows) - nl
+	left = Part{Rows: make([]int32, 0, nl), Cls: make([]uint64, 0, nl*u)}
+	right = Part{Rows: make([]int32, 0, nr), Cls: make([]uint64, 0, nr*u)}
+	for k, r := range p.Rows {
 		dst := &right
-		if s.Holds(x, col.Str[r]) {
+		if goesLeft[k] {
 			dst = &left
 		}
 		dst.Rows = append(dst.Rows, r)
@@ -754,20 +783,106 @@ func (l *Local) ApplySplit(p Part, ss SplitSummary) (left, right Part, err error
 		return Part{}, Part{}, fmt.Errorf("%w: table %q edge %s: %d left and %d right counts", ErrSummary, l.info.Name, l.g.edgeName(ss.Edge), len(ss.Left), len(ss.Right))
 	}
 	ek, u := l.edge(ss.Edge), l.u
+	// Classify each summary entry once: all its join rows went left (the
+	// right sums are all zero), all right, or some each way (mixed). Rows
+	// of an all-left or all-right value keep their counts whole; only a
+	// mixed value's rows need the 128-bit divisions of formulas (3), (4).
+	const (
+		toLeft  = 1
+		toRight = 2
+		mixed   = 3
+	)
+	kind := make([]uint8, len(ss.Values))
+	for k := range kind {
+		// allL: every class's left sum is non-zero and every right sum
+		// zero, so x·S1/(S1+S2) = x exactly; allR likewise. A class with
+		// both sums zero gives 0 on both sides (0/0 = 0): such an entry is
+		// mixed unless every class is so (then its rows drop out).
+		allL, allR, none := true, true, true
+		for c := 0; c < u; c++ {
+			s1, s2 := ss.Left[k*u+c], ss.Right[k*u+c]
+			if _, carry := bits.Add64(s1, s2, 0); carry != 0 {
+				return Part{}, Part{}, fmt.Errorf("%w: table %q edge %s: split summary", ErrOverflow, l.info.Name, l.g.edgeName(ss.Edge))
+			}
+			allL = allL && s1 != 0 && s2 == 0
+			allR = allR && s2 != 0 && s1 == 0
+			none = none && s1 == 0 && s2 == 0
+		}
+		switch {
+		case none:
+		case allL:
+			kind[k] = toLeft
+		case allR:
+			kind[k] = toRight
+		default:
+			kind[k] = mixed
+		}
+	}
+	// First pass: each row's entry, and how many rows each child gets.
+	// A mixed value's row goes to a child when some class has both a
+	// non-zero count and a non-zero sum on that side (the division is
+	// exact, so the quotient is then non-zero).
+	ent := make([]int32, len(p.Rows))
+	nl, nr := 0, 0
+	for i, r := range p.Rows {
+		k := idx[ek.row[r]]
+		if k < 0 {
+			return Part{}, Part{}, fmt.Errorf("%w: table %q edge %s: a row's join value is missing from the split summary", ErrSummary, l.info.Name, l.g.edgeName(ss.Edge))
+		}
+		ent[i] = k
+		nz := false
+		for _, x := range p.Cls[i*u : (i+1)*u] {
+			nz = nz || x != 0
+		}
+		if !nz {
+			ent[i] = -1 // all its quotients are zero: it drops out
+			continue
+		}
+		switch kind[k] {
+		case toLeft:
+			nl++
+		case toRight:
+			nr++
+		case mixed:
+			var gl, gr bool
+			for c := 0; c < u; c++ {
+				x := p.Cls[i*u+c]
+				gl = gl || (x != 0 && ss.Left[int(k)*u+c] != 0)
+				gr = gr || (x != 0 && ss.Right[int(k)*u+c] != 0)
+			}
+			if gl {
+				nl++
+			}
+			if gr {
+				nr++
+			}
+		}
+	}
+	left = Part{Rows: make([]int32, 0, nl), Cls: make([]uint64, 0, nl*u)}
+	right = Part{Rows: make([]int32, 0, nr), Cls: make([]uint64, 0, nr*u)}
 	c1 := make([]uint64, u)
 	c2 := make([]uint64, u)
 	for i, r := range p.Rows {
-		k := int(idx[ek.row[r]])
+		k := int(ent[i])
 		if k < 0 {
-			return Part{}, Part{}, fmt.Errorf("%w: table %q edge %s: a row's join value is missing from the split summary", ErrSummary, l.info.Name, l.g.edgeName(ss.Edge))
+			continue
+		}
+		switch kind[k] {
+		case toLeft:
+			left.Rows = append(left.Rows, r)
+			left.Cls = append(left.Cls, p.Cls[i*u:(i+1)*u]...)
+			continue
+		case toRight:
+			right.Rows = append(right.Rows, r)
+			right.Cls = append(right.Cls, p.Cls[i*u:(i+1)*u]...)
+			continue
+		case 0:
+			continue
 		}
 		nz1, nz2 := false, false
 		for c := 0; c < u; c++ {
 			s1, s2 := ss.Left[k*u+c], ss.Right[k*u+c]
-			tot, carry := bits.Add64(s1, s2, 0)
-			if carry != 0 {
-				return Part{}, Part{}, fmt.Errorf("%w: table %q edge %s: split summary", ErrOverflow, l.info.Name, l.g.edgeName(ss.Edge))
-			}
+			tot := s1 + s2 // checked above
 			x := p.Cls[i*u+c]
 			if c1[c], err = mulDiv(x, s1, tot); err == nil {
 				c2[c], err = mulDiv(x, s2, tot)
