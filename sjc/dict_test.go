@@ -1,6 +1,7 @@
 package sjc
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -43,6 +44,28 @@ func checkRank[T int | float64 | string](t *testing.T, xs []T) {
 	for r, x := range xs {
 		if got[rank[r]] != x {
 			t.Fatalf("row %d: rank %d is %v, not %v", r, rank[r], got[rank[r]], x)
+		}
+	}
+}
+
+// TestLog2 holds the gain function's log2 to math.Log2 within 1e-15
+// relative, over small, mantissa-boundary and large counts.
+func TestLog2(t *testing.T) {
+	tab := gainTables()
+	rng := rand.New(rand.NewPCG(3, 4))
+	xs := []uint64{1, 2, 3, xlogSmall - 1, xlogSmall, 1<<20 - 1, 1 << 20, 1<<20 + 1, 1<<53 + 7, 1<<63 + 5, ^uint64(0)}
+	for range 100000 {
+		xs = append(xs, rng.Uint64()>>rng.IntN(64)|1)
+	}
+	for _, x := range xs {
+		got, want := tab.log2(x), math.Log2(float64(x))
+		if math.Abs(got-want) > 1e-15*max(1, want) {
+			t.Fatalf("log2(%d) = %.17g, math.Log2 %.17g", x, got, want)
+		}
+		if x < xlogSmall {
+			if xl := tab.xlog2x(x); xl != float64(x)*math.Log2(float64(x)) {
+				t.Fatalf("xlog2x(%d) = %.17g", x, xl)
+			}
 		}
 	}
 }
