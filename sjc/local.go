@@ -78,11 +78,21 @@ func Labels(g *Graph, target *table.Table) ([]string, error) {
 // NewLocal prepares the named table of g for a job with the given class
 // labels. The table must have every schema column with its kind.
 func NewLocal(g *Graph, name string, t *table.Table, labels []string, p Params) (*Local, error) {
+	l, err := newLocalBase(g, name, t, p)
+	if err != nil {
+		return nil, err
+	}
+	return l.withLabels(labels)
+}
+
+// newLocalBase is NewLocal without the class labels: the join values and
+// ranked attributes, the costly part, which do not depend on them.
+func newLocalBase(g *Graph, name string, t *table.Table, p Params) (*Local, error) {
 	ti := g.Index(name)
 	if ti < 0 {
 		return nil, fmt.Errorf("%w: table %q is not in the join graph", ErrData, name)
 	}
-	l := &Local{g: g, ti: ti, info: g.Tables[ti], t: t, u: len(labels), edges: make([]*edgeKey, len(g.Edges))}
+	l := &Local{g: g, ti: ti, info: g.Tables[ti], t: t, edges: make([]*edgeKey, len(g.Edges))}
 	for _, ci := range l.info.Columns {
 		c, err := t.Column(ci.Name)
 		if err != nil {
@@ -115,7 +125,17 @@ func NewLocal(g *Graph, name string, t *table.Table, labels []string, p Params) 
 		c, _ := t.Column(ci.Name)
 		l.attrs = append(l.attrs, newAttr(c, kind == table.Numeric))
 	}
-	if ti == 0 {
+	return l, nil
+}
+
+// withLabels returns a copy of the label-free Local l0 (newLocalBase) for a
+// job with the given class labels; l0 itself is not changed.
+func (l0 *Local) withLabels(labels []string) (*Local, error) {
+	l := *l0
+	l.u = len(labels)
+	l.class = nil
+	g, t, name := l.g, l.t, l.info.Name
+	if l.ti == 0 {
 		col, _ := t.Column(g.Class)
 		l.class = make([]int32, t.NumRows())
 		vals := dictRank(col.Str, l.class)
@@ -131,7 +151,7 @@ func NewLocal(g *Graph, name string, t *table.Table, labels []string, p Params) 
 			l.class[r] = label[i]
 		}
 	}
-	return l, nil
+	return &l, nil
 }
 
 func newEdgeKey(t *table.Table, cols []string) (*edgeKey, error) {

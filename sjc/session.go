@@ -34,6 +34,7 @@ type session struct {
 	loadErr error
 	labels  []string
 	locals  []*Local  // by graph index; nil for other parties' tables
+	bases   []*Local  // the label-free Locals load built, until prepare uses them
 	states  []*state  // at most two: the base of the running step and its result
 	slots   [2]string // the key of the state each state slot holds
 }
@@ -66,7 +67,7 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{p: p, g: g, prm: prm, tables: map[string]*table.Table{}, locals: make([]*Local, len(g.Tables))}
+	s := &session{p: p, g: g, prm: prm, tables: map[string]*table.Table{}, locals: make([]*Local, len(g.Tables)), bases: make([]*Local, len(g.Tables))}
 	for i, t := range g.Tables {
 		if t.Party == p.Self() {
 			s.own = append(s.own, i)
@@ -97,7 +98,7 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 }
 
 // Close drops the tables and state.
-func (s *session) Close() { s.tables, s.locals, s.states = nil, nil, nil }
+func (s *session) Close() { s.tables, s.locals, s.bases, s.states = nil, nil, nil, nil }
 
 // Step runs one step.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
@@ -141,9 +142,14 @@ func (s *session) load() *loadOutput {
 			}
 			out.Labels = labels
 		}
-		if _, err := NewLocal(s.g, name, t, labels, s.prm); err != nil {
+		l, err := newLocalBase(s.g, name, t, s.prm)
+		if err == nil {
+			_, err = l.withLabels(labels)
+		}
+		if err != nil {
 			return &loadOutput{Unusable: err.Error()}
 		}
+		s.bases[i] = l // prepare gives it the committed labels
 	}
 	return out
 }
@@ -171,11 +177,18 @@ func (s *session) prepare() error {
 	}
 	for _, i := range s.own {
 		name := s.g.Tables[i].Name
-		l, err := NewLocal(s.g, name, s.tables[name], s.labels, s.prm)
+		base := s.bases[i]
+		if base == nil { // opened after load (a restart)
+			var err error
+			if base, err = newLocalBase(s.g, name, s.tables[name], s.prm); err != nil {
+				return err
+			}
+		}
+		l, err := base.withLabels(s.labels)
 		if err != nil {
 			return err
 		}
-		s.locals[i] = l
+		s.locals[i], s.bases[i] = l, nil
 	}
 	return nil
 }
@@ -472,6 +485,9 @@ func (s *session) grow(ctx context.Context, step job.Step) ([]byte, error) {
 			fronts[i] = make([][]Candidate, len(s.g.Tables))
 			offers.Nodes[i] = make([]Offer, len(s.g.Tables))
 			for _, t := range s.own {
+				if err := s.locals[t].checkPart(parts[i][t]); err != nil {
+					return fail(fmt.Errorf("party %s: state of tree node %d: %w", self, id, err))
+				}
 				if fronts[i][t], err = s.locals[t].BestSplits(parts[i][t]); err != nil {
 					return fail(err)
 				}
