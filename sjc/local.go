@@ -493,9 +493,9 @@ func (l *Local) BestSplits(p Part) ([]Candidate, error) {
 	// the frontier is kept on the fly: a candidate joins it when its gain
 	// beats every earlier one.
 	f := frontier{best: math.Inf(-1)}
-	var scratch []uint64
+	sc := &avcScratch{left: make([]uint64, l.u), right: make([]uint64, l.u), cur: make([]uint64, l.u)}
 	for i := range l.attrs {
-		if scratch, err = l.candidates(&l.attrs[i], p, total, scratch, &f); err != nil {
+		if err = l.candidates(&l.attrs[i], p, total, sc, &f); err != nil {
 			return nil, err
 		}
 	}
@@ -518,14 +518,29 @@ type frontier struct {
 func (f *frontier) offer(gain float64, l *Local, a *attr, op string, num float64, cat string) {
 	if gain > f.best {
 		f.best = gain
-		f.cands = append(f.cands, Candidate{Gain: gain, Split: tree.Split{Party: l.info.Party, Table: l.info.Name, Column: a.col.Name, Op: op, Num: num, Cat: cat}})
+		// Entries below the new best by more than Eps can never be within
+		// Eps of the table's final best (which is at least this one): drop
+		// them now (BestSplits would at the end), keeping the frontier short.
+		k := 0
+		for k < len(f.cands) && f.cands[k].Gain < gain-Eps {
+			k++
+		}
+		f.cands = append(f.cands[:copy(f.cands, f.cands[k:])], Candidate{Gain: gain, Split: tree.Split{Party: l.info.Party, Table: l.info.Name, Column: a.col.Name, Op: op, Num: num, Cat: cat}})
 	}
 }
 
+// avcScratch is candidates' working memory, reused between the attributes
+// of one BestSplits.
+type avcScratch struct {
+	avc              []uint64
+	present          []bool
+	keys             []uint64
+	left, right, cur []uint64
+}
+
 // candidates offers f every binary split of attribute a at the node, in
-// key order, from its AVC set (value -> summed Cls of p's rows). scratch is
-// reused between attributes.
-func (l *Local) candidates(a *attr, p Part, total, scratch []uint64, f *frontier) ([]uint64, error) {
+// key order, from its AVC set (value -> summed Cls of p's rows).
+func (l *Local) candidates(a *attr, p Part, total []uint64, sc *avcScratch, f *frontier) error {
 	u := l.u
 	var n uint64
 	for _, x := range total {
@@ -533,8 +548,8 @@ func (l *Local) candidates(a *attr, p Part, total, scratch []uint64, f *frontier
 	}
 	tab := gainTables()
 	nhTotal := nEntropy(tab, total, n)
-	left := make([]uint64, u)
-	right := make([]uint64, u)
+	left, right := sc.left, sc.right
+	clear(left)
 	prev := -1
 	// visit is called for each value present at the node, in rank order,
 	// with its AVC entry.
@@ -570,42 +585,47 @@ func (l *Local) candidates(a *attr, p Part, total, scratch []uint64, f *frontier
 	if len(p.Rows)*8 < nv {
 		// Few rows for the domain: sort the rows by value instead of
 		// clearing a dense AVC array for every value of the domain.
-		order := make([]int32, len(p.Rows))
-		for k := range order {
-			order[k] = int32(k)
+		// Each key is the row's value rank above its position in p.
+		keys := sc.keys[:0]
+		for k, r := range p.Rows {
+			keys = append(keys, uint64(a.rank[r])<<32|uint64(k))
 		}
-		slices.SortFunc(order, func(x, y int32) int { return int(a.rank[p.Rows[x]]) - int(a.rank[p.Rows[y]]) })
-		cur := make([]uint64, u)
-		for i := 0; i < len(order); {
-			v := a.rank[p.Rows[order[i]]]
+		sc.keys = keys
+		slices.Sort(keys)
+		cur := sc.cur
+		for i := 0; i < len(keys); {
+			v := keys[i] >> 32
 			clear(cur)
-			for ; i < len(order) && a.rank[p.Rows[order[i]]] == v; i++ {
-				k := int(order[i])
+			for ; i < len(keys) && keys[i]>>32 == v; i++ {
+				k := int(uint32(keys[i]))
 				for c := 0; c < u; c++ {
 					s, carry := bits.Add64(cur[c], p.Cls[k*u+c], 0)
 					if carry != 0 {
-						return scratch, overflow()
+						return overflow()
 					}
 					cur[c] = s
 				}
 			}
 			visit(int(v), cur)
 		}
-		return scratch, nil
+		return nil
 	}
-	if cap(scratch) < nv*u {
-		scratch = make([]uint64, nv*u)
+	if cap(sc.avc) < nv*u {
+		sc.avc = make([]uint64, nv*u)
 	}
-	avc := scratch[:nv*u]
+	if cap(sc.present) < nv {
+		sc.present = make([]bool, nv)
+	}
+	avc, present := sc.avc[:nv*u], sc.present[:nv]
 	clear(avc)
-	present := make([]bool, nv)
+	clear(present)
 	for k, r := range p.Rows {
 		v := int(a.rank[r])
 		present[v] = true
 		for c := 0; c < u; c++ {
 			s, carry := bits.Add64(avc[v*u+c], p.Cls[k*u+c], 0)
 			if carry != 0 {
-				return scratch, overflow()
+				return overflow()
 			}
 			avc[v*u+c] = s
 		}
@@ -615,7 +635,7 @@ func (l *Local) candidates(a *attr, p Part, total, scratch []uint64, f *frontier
 			visit(v, avc[v*u:(v+1)*u])
 		}
 	}
-	return scratch, nil
+	return nil
 }
 
 // Midpoint is DESIGN.md's numeric threshold between adjacent distinct
