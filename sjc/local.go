@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
@@ -45,9 +46,8 @@ type Local struct {
 
 // edgeKey is a table's join value on one edge, interned.
 type edgeKey struct {
-	vals []string         // sorted distinct canonical join values
-	id   map[string]int32 // value -> index in vals
-	row  []int32          // each row's value index
+	vals []string // sorted distinct canonical join values
+	row  []int32  // each row's value index
 }
 
 // attr is a candidate attribute with its values ranked.
@@ -199,10 +199,6 @@ func newEdgeKey(t *table.Table, cols []string) (*edgeKey, error) {
 	for r, k := range code {
 		code[r] = pos[k]
 	}
-	ek.id = make(map[string]int32, len(ek.vals))
-	for i, v := range ek.vals {
-		ek.id[v] = int32(i)
-	}
 	return ek, nil
 }
 
@@ -326,7 +322,10 @@ func (l *Local) Summary(p Part, e int, shared []string) (ClassSummary, error) {
 }
 
 // lookup maps the values of a summary on edge e to the table's value
-// indexes: idx[valueIndex] = entry number, or -1.
+// indexes: idx[valueIndex] = entry number, or -1. A summary lists its
+// values sorted and distinct (Summary and SplitSummary write them in the
+// table's sorted order), so they are matched against the table's sorted
+// values in one merge, without hashing.
 func (l *Local) lookup(e int, values []string, counts int) ([]int32, error) {
 	ek := l.edge(e)
 	if ek == nil {
@@ -339,15 +338,20 @@ func (l *Local) lookup(e int, values []string, counts int) ([]int32, error) {
 	for i := range idx {
 		idx[i] = -1
 	}
+	j := 0 // ek.vals[:j] are below every value still to come
 	for k, v := range values {
-		id, ok := ek.id[v]
-		if !ok {
+		if k > 0 && v <= values[k-1] {
+			return nil, fmt.Errorf("%w: table %q edge %s: the summary repeats a join value or lists them out of order", ErrSummary, l.info.Name, l.g.edgeName(e))
+		}
+		if j < len(ek.vals) && ek.vals[j] != v {
+			// Skip ahead: by binary search when the summary is sparse.
+			j += sort.SearchStrings(ek.vals[j:], v)
+		}
+		if j >= len(ek.vals) || ek.vals[j] != v {
 			return nil, fmt.Errorf("%w: table %q edge %s: the summary names a join value the table does not hold", ErrSummary, l.info.Name, l.g.edgeName(e))
 		}
-		if idx[id] >= 0 {
-			return nil, fmt.Errorf("%w: table %q edge %s: the summary repeats a join value", ErrSummary, l.info.Name, l.g.edgeName(e))
-		}
-		idx[id] = int32(k)
+		idx[j] = int32(k)
+		j++
 	}
 	return idx, nil
 }

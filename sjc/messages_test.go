@@ -1,7 +1,9 @@
 package sjc_test
 
 import (
+	"errors"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/cohortdm/cohort/protocol"
@@ -68,4 +70,55 @@ func FuzzApplySummary(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSummaryValueOrder: a summary lists its join values sorted and
+// distinct; one that repeats a value, lists them out of order or names a
+// value the table does not hold is refused, and one in order is applied
+// whether it names every value of the table or skips some.
+func TestSummaryValueOrder(t *testing.T) {
+	_, g, data := loadSpec(t, "testdata/xu-example/spec.yaml")
+	labels, _ := sjc.Labels(g, data["T1"])
+	locals, err := sjc.Prepare(g, data, labels, sjc.DefaultParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t2 := locals[g.Index("T2")] // on edge 0, values 1:a, 1:b, 1:c
+	init := t2.Initial()
+	for _, c := range []struct {
+		values []string
+		ok     bool
+	}{
+		{[]string{"1:a", "1:b", "1:c"}, true},
+		{[]string{"1:a", "1:c"}, true},
+		{[]string{"1:c"}, true},
+		{[]string{"1:b", "1:a"}, false},
+		{[]string{"1:a", "1:a"}, false},
+		{[]string{"1:a", "1:d"}, false},
+		{[]string{"1:0", "1:a"}, false},
+	} {
+		cs := sjc.ClassSummary{Edge: 0, Values: c.values, Counts: make([]uint64, len(c.values)*len(labels))}
+		for i := range cs.Counts {
+			cs.Counts[i] = 1
+		}
+		p, err := t2.Forward(init, cs)
+		if (err == nil) != c.ok {
+			t.Fatalf("values %v: error %v, want ok %v", c.values, err, c.ok)
+		}
+		if err != nil && !errors.Is(err, sjc.ErrSummary) {
+			t.Fatalf("values %v: %v is not ErrSummary", c.values, err)
+		}
+		if c.ok {
+			// Every row of T2 whose join value is named is kept.
+			want := 0
+			for _, v := range []string{"a", "c", "b", "a"} {
+				if slices.Contains(c.values, "1:"+v) {
+					want++
+				}
+			}
+			if p.Len() != want {
+				t.Fatalf("values %v: %d rows kept, want %d", c.values, p.Len(), want)
+			}
+		}
+	}
 }
