@@ -83,9 +83,13 @@
 //     categorical attr == v versus the rest, for every v present with rows
 //     on both sides. Key columns are candidates only with params.join_splits
 //     (as categorical; report G4), id and class columns never.
-//   - Gain: information gain, log2 entropy of the exact counts (Gain); the
-//     reference computes it operation for operation the same way, so the
-//     floats agree bit for bit.
+//   - Gain: information gain, log2 entropy of the exact counts (Gain),
+//     computed as (N·H(T) − N_L·H(L) − N_R·H(R))/N with each N·H as
+//     n·log2 n − Σ c·log2 c: x·log2 x is tabulated for counts below 4096
+//     and log2 of larger counts is a table-and-series evaluation within
+//     1e-15 of math.Log2. The join-then-build reference calls the same
+//     function, so the floats agree bit for bit and ties within Eps resolve
+//     alike; its AVC sets, candidates, tie rule and splits are its own.
 //   - Tie rule: with g* the best gain, among candidates with gain >= g* − Eps
 //     the smallest (party, table, column, threshold or value) wins. This is
 //     order-independent (a pairwise "within Eps" comparison is not
@@ -108,8 +112,12 @@
 //     counts of its label are the correct join rows.
 //   - Message values: summaries carry canonical join values as strings,
 //     sorted, and counts as uint64; every receiver checks that a summary
-//     names only values it holds, at most once, with the right number of
-//     counts (ErrSummary).
+//     names only values it holds, strictly ascending (so at most once), with
+//     the right number of counts (ErrSummary).
+//   - Representation: each join key, attribute and the class column is
+//     dictionary-encoded once per table (distinct value -> dense int32
+//     rank), so rounds compare and index integers; a Part is a row list and
+//     a flat count array, encoded in the kept state as two binary strings.
 //
 // # Distributed job
 //

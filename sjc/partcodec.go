@@ -3,33 +3,38 @@ package sjc
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Parts are kept in a party's data dir after every step (the session's
-// state), and a fact table's Parts are large: msgpack's element-by-element
-// array encoding cost more than the step's own work. A Part is encoded as
-// a two-element array of binary strings instead: its rows as little-endian
-// uint32s and its class counts as little-endian uint64s.
+// state), and a fact table's Parts are large: every level rewrites all of
+// its rows. msgpack's element-by-element arrays cost more than the step's
+// own work, so a Part is encoded as a two-element array of binary strings:
+// its rows as zigzag varints of the difference to the previous row (rows
+// ascend, so mostly one byte), and its class counts as uvarints (a fact
+// row's counts are mostly 0 and 1, one byte each).
 
 // EncodeMsgpack implements msgpack.CustomEncoder.
 func (p Part) EncodeMsgpack(enc *msgpack.Encoder) error {
 	if err := enc.EncodeArrayLen(2); err != nil {
 		return err
 	}
-	rows := make([]byte, 0, 4*len(p.Rows))
+	buf := make([]byte, 0, len(p.Rows)+len(p.Cls)+16)
+	prev := int64(0)
 	for _, r := range p.Rows {
-		rows = binary.LittleEndian.AppendUint32(rows, uint32(r))
+		buf = binary.AppendVarint(buf, int64(r)-prev)
+		prev = int64(r)
 	}
-	if err := enc.EncodeBytes(rows); err != nil {
+	if err := enc.EncodeBytes(buf); err != nil {
 		return err
 	}
-	cls := make([]byte, 0, 8*len(p.Cls))
+	buf = buf[:0]
 	for _, c := range p.Cls {
-		cls = binary.LittleEndian.AppendUint64(cls, c)
+		buf = binary.AppendUvarint(buf, c)
 	}
-	return enc.EncodeBytes(cls)
+	return enc.EncodeBytes(buf)
 }
 
 // DecodeMsgpack implements msgpack.CustomDecoder. It checks the encoding's
@@ -50,21 +55,27 @@ func (p *Part) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if err != nil {
 		return err
 	}
-	if len(rows)%4 != 0 || len(cls)%8 != 0 {
-		return fmt.Errorf("%w: a kept Part has %d row bytes and %d count bytes", ErrSummary, len(rows), len(cls))
-	}
 	*p = Part{}
-	if len(rows) > 0 {
-		p.Rows = make([]int32, len(rows)/4)
-		for i := range p.Rows {
-			p.Rows[i] = int32(binary.LittleEndian.Uint32(rows[4*i:]))
+	prev := int64(0)
+	for len(rows) > 0 {
+		d, k := binary.Varint(rows)
+		if k <= 0 {
+			return fmt.Errorf("%w: a kept Part's rows are not varints", ErrSummary)
 		}
+		rows = rows[k:]
+		prev += d
+		if prev < 0 || prev > math.MaxInt32 {
+			return fmt.Errorf("%w: a kept Part names row %d", ErrSummary, prev)
+		}
+		p.Rows = append(p.Rows, int32(prev))
 	}
-	if len(cls) > 0 {
-		p.Cls = make([]uint64, len(cls)/8)
-		for i := range p.Cls {
-			p.Cls[i] = binary.LittleEndian.Uint64(cls[8*i:])
+	for len(cls) > 0 {
+		c, k := binary.Uvarint(cls)
+		if k <= 0 {
+			return fmt.Errorf("%w: a kept Part's counts are not uvarints", ErrSummary)
 		}
+		cls = cls[k:]
+		p.Cls = append(p.Cls, c)
 	}
 	return nil
 }
