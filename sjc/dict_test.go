@@ -69,3 +69,19 @@ func TestLog2(t *testing.T) {
 		}
 	}
 }
+
+// TestGallop holds gallop to a linear scan.
+func TestGallop(t *testing.T) {
+	vals := []string{"b", "d", "f", "h", "j", "l", "n", "p"}
+	for j := 0; j <= len(vals); j++ {
+		for _, v := range []string{"a", "b", "c", "d", "e", "h", "i", "o", "p", "q"} {
+			want := j
+			for want < len(vals) && vals[want] < v {
+				want++
+			}
+			if got := gallop(vals, j, v); got != want {
+				t.Fatalf("gallop from %d for %q = %d, want %d", j, v, got, want)
+			}
+		}
+	}
+}

@@ -110,10 +110,14 @@
 //     the test join (Evaluate): class propagation over the test tables, then
 //     the tree's splits applied by split propagation; at each leaf the
 //     counts of its label are the correct join rows.
-//   - Message values: summaries carry canonical join values as strings,
-//     sorted, and counts as uint64; every receiver checks that a summary
-//     names only values it holds, strictly ascending (so at most once), with
-//     the right number of counts (ErrSummary).
+//   - Message values: a summary travels as an EdgeSummary: its join values
+//     as positions in the edge's sorted shared values (both parties hold
+//     that list from the edge's PSI; uvarint gaps, so strictly ascending),
+//     its counts as uvarints. The receiver checks every position against
+//     the list and the values it holds, and the number of counts
+//     (ErrSummary). The in-process builder passes its summaries the same
+//     way; the text forms (ClassSummary, SplitSummary: values as canonical
+//     strings, sorted) remain for callers outside a job and for tests.
 //   - Representation: each join key, attribute and the class column is
 //     dictionary-encoded once per table (distinct value -> dense int32
 //     rank), so rounds compare and index integers; a Part is a row list and
@@ -207,8 +211,11 @@
 //     multiplicities (about how many far-side rows each shared value has);
 //     per tree node and shared value present at the node, how those counts
 //     divide between the children (split summaries), which for a value held
-//     by one sender row is one bit of an unknown private predicate. Non-
-//     shared join values and private attribute values are never sent. This
+//     by one sender row is one bit of an unknown private predicate. A
+//     summary names shared values by their position in the sorted
+//     intersection, which both neighbours hold, so it discloses no more
+//     than naming them. Non-shared join values and private attribute
+//     values are never sent. This
 //     class and split summary leakage is the thesis's accepted leakage
 //     (class labels are not private); hiding it (masked or homomorphic
 //     summaries) is outside the thesis.

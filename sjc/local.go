@@ -325,7 +325,7 @@ func (l *Local) Summary(p Part, e int, shared []string) (ClassSummary, error) {
 // indexes: idx[valueIndex] = entry number, or -1. A summary lists its
 // values sorted and distinct (Summary and SplitSummary write them in the
 // table's sorted order), so they are matched against the table's sorted
-// values in one merge, without hashing.
+// values in one merge (gallop), without hashing.
 func (l *Local) lookup(e int, values []string, counts int) ([]int32, error) {
 	ek := l.edge(e)
 	if ek == nil {
@@ -343,10 +343,7 @@ func (l *Local) lookup(e int, values []string, counts int) ([]int32, error) {
 		if k > 0 && v <= values[k-1] {
 			return nil, fmt.Errorf("%w: table %q edge %s: the summary repeats a join value or lists them out of order", ErrSummary, l.info.Name, l.g.edgeName(e))
 		}
-		if j < len(ek.vals) && ek.vals[j] != v {
-			// Skip ahead: by binary search when the summary is sparse.
-			j += sort.SearchStrings(ek.vals[j:], v)
-		}
+		j = gallop(ek.vals, j, v)
 		if j >= len(ek.vals) || ek.vals[j] != v {
 			return nil, fmt.Errorf("%w: table %q edge %s: the summary names a join value the table does not hold", ErrSummary, l.info.Name, l.g.edgeName(e))
 		}
@@ -354,6 +351,22 @@ func (l *Local) lookup(e int, values []string, counts int) ([]int32, error) {
 		j++
 	}
 	return idx, nil
+}
+
+// gallop returns the first index i >= j with vals[i] >= v in the sorted
+// vals: an exponential then a binary search from j, so O(log(i−j)) string
+// comparisons, whether a summary names most of a table's values or few.
+func gallop(vals []string, j int, v string) int {
+	if j >= len(vals) || vals[j] >= v {
+		return j
+	}
+	lo, step := j, 1 // vals[lo] < v
+	for lo+step < len(vals) && vals[lo+step] < v {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step, len(vals)) // vals[hi] >= v, or hi = len(vals)
+	return lo + 1 + sort.SearchStrings(vals[lo+1:hi], v)
 }
 
 // Forward applies a forward propagation (thesis formula (1)): each row
@@ -364,6 +377,12 @@ func (l *Local) Forward(p Part, cs ClassSummary) (Part, error) {
 	if err != nil {
 		return Part{}, err
 	}
+	return l.forward(p, cs, idx)
+}
+
+// forward is Forward with the summary's entries already looked up (idx by
+// the table's value index, as lookup gives it); cs.Values is not read.
+func (l *Local) forward(p Part, cs ClassSummary, idx []int32) (Part, error) {
 	ek, u := l.edge(cs.Edge), l.u
 	n := 0
 	for _, r := range p.Rows {
@@ -393,6 +412,11 @@ func (l *Local) Backward(p Part, cs ClassSummary) (Part, error) {
 	if err != nil {
 		return Part{}, err
 	}
+	return l.backward(p, cs, idx)
+}
+
+// backward is Backward with the summary's entries already looked up.
+func (l *Local) backward(p Part, cs ClassSummary, idx []int32) (Part, error) {
 	old, _, err := l.aggregate(p, cs.Edge)
 	if err != nil {
 		return Part{}, err
@@ -891,10 +915,18 @@ func (l *Local) ApplySplit(p Part, ss SplitSummary) (left, right Part, err error
 	if err != nil {
 		return Part{}, Part{}, err
 	}
+	return l.applySplit(p, ss, idx)
+}
+
+// applySplit is ApplySplit with the summary's entries already looked up.
+func (l *Local) applySplit(p Part, ss SplitSummary, idx []int32) (left, right Part, err error) {
 	if len(ss.Right) != len(ss.Left) {
 		return Part{}, Part{}, fmt.Errorf("%w: table %q edge %s: %d left and %d right counts", ErrSummary, l.info.Name, l.g.edgeName(ss.Edge), len(ss.Left), len(ss.Right))
 	}
 	ek, u := l.edge(ss.Edge), l.u
+	if u == 0 || len(ss.Left)%u != 0 {
+		return Part{}, Part{}, fmt.Errorf("%w: table %q edge %s: %d counts for %d classes", ErrSummary, l.info.Name, l.g.edgeName(ss.Edge), len(ss.Left), u)
+	}
 	// Classify each summary entry once: all its join rows went left (the
 	// right sums are all zero), all right, or some each way (mixed). Rows
 	// of an all-left or all-right value keep their counts whole; only a
@@ -904,7 +936,7 @@ func (l *Local) ApplySplit(p Part, ss SplitSummary) (left, right Part, err error
 		toRight = 2
 		mixed   = 3
 	)
-	kind := make([]uint8, len(ss.Values))
+	kind := make([]uint8, len(ss.Left)/u)
 	for k := range kind {
 		// allL: every class's left sum is non-zero and every right sum
 		// zero, so x·S1/(S1+S2) = x exactly; allR likewise. A class with

@@ -47,7 +47,14 @@ func FuzzApplySummary(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	shared := make([][]string, len(g.Edges))
+	for e, ed := range g.Edges {
+		shared[e] = sjc.Intersect(locals[g.Index(ed.Parent)].JoinValues(e), locals[e+1].JoinValues(e))
+	}
 	for _, m := range []any{
+		&sjc.EdgeSummary{Edge: 0, Pos: []byte{0, 0}, Counts: []byte{4, 0, 1, 3}},
+		&sjc.EdgeSummary{Edge: 0, Pos: []byte{1}, Counts: []byte{2, 1}, Right: []byte{0, 1}},
+		&sjc.EdgeSummary{Edge: 1, Pos: []byte{0x80, 0x80, 0x01}, Counts: []byte{0xff}},
 		&sjc.ClassSummary{Edge: 0, Values: []string{"1:a", "1:b"}, Counts: []uint64{4, 0, 1, 3}},
 		&sjc.SplitSummary{Edge: 0, Values: []string{"1:a", "1:b"}, Left: []uint64{2, 0, 1, 3}, Right: []uint64{2, 0, 0, 0}},
 		&sjc.ClassSummary{Edge: 1, Values: []string{"1:x"}, Counts: []uint64{1 << 63, 3}},
@@ -67,6 +74,21 @@ func FuzzApplySummary(f *testing.F) {
 		if protocol.Unmarshal(b, &ss) == nil {
 			for i, l := range locals {
 				_, _, _ = l.ApplySplit(parts[i], ss)
+			}
+		}
+		// As it travels: positions in the edge's shared values.
+		var es sjc.EdgeSummary
+		if protocol.Unmarshal(b, &es) == nil && es.Edge >= 0 && es.Edge < len(shared) {
+			if cs, err := es.ClassSummary(shared[es.Edge]); err == nil {
+				for i, l := range locals {
+					_, _ = l.Forward(parts[i], cs)
+					_, _ = l.Backward(parts[i], cs)
+				}
+			}
+			if ss, err := es.SplitSummary(shared[es.Edge]); err == nil {
+				for i, l := range locals {
+					_, _, _ = l.ApplySplit(parts[i], ss)
+				}
 			}
 		}
 	})
