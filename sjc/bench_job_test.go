@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -20,7 +21,9 @@ import (
 // 2 tables, N from SJC_BENCH_N, default 20000, V = N/4, X = 5) in process
 // (sjc.Build) and as the job over jobtest's in-memory network (PSI,
 // messages, a step per level, checkpoints), and checks both trees equal.
-// Metrics: inproc-s, job-s, job-MB (bytes sent by all parties).
+// Metrics: inproc-s, job-s, job-MB (bytes sent by all parties), and
+// inproc-core-s, job-core-s: the CPU time (every thread, the garbage
+// collector's included) of each.
 //
 //	SJC_BENCH_N=200000 go test ./sjc -run '^$' -bench JobVsInProcess -benchtime 1x
 func BenchmarkJobVsInProcess(b *testing.B) {
@@ -53,13 +56,15 @@ func BenchmarkJobVsInProcess(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		t0 := time.Now()
+		runtime.GC()
+		t0, c0 := time.Now(), cpuTime()
 		want, err := sjc.Build(g, ch.Train, sjc.DefaultParams())
 		if err != nil {
 			b.Fatal(err)
 		}
-		inproc := time.Since(t0)
+		inproc, core := time.Since(t0), cpuTime()-c0
 		b.ReportMetric(inproc.Seconds(), "inproc-s")
+		b.ReportMetric(core.Seconds(), "inproc-core-s")
 		benchJob(b, &spec, want, 10*time.Minute)
 	}
 }
@@ -100,12 +105,12 @@ func benchJob(b *testing.B, spec *job.Spec, want *tree.Tree, stepTimeout time.Du
 	for _, p := range spec.PartyNames() {
 		secrets[p] = job.DirSecrets(filepath.Join(b.TempDir(), p))
 	}
-	t0 := time.Now()
+	t0, c0 := time.Now(), cpuTime()
 	rep, err := jobtest.Run(context.Background(), sjc.Kind{}, spec, jobtest.Options{Secrets: secrets, StepTimeout: stepTimeout})
 	if err != nil {
 		b.Fatal(err)
 	}
-	jobTime := time.Since(t0)
+	jobTime, jobCore := time.Since(t0), cpuTime()-c0
 	nodes, _ := want.Size()
 	if got := rep.Result["nodes"]; got != nodes {
 		b.Fatalf("job tree has %v nodes, in process %d", got, nodes)
@@ -115,6 +120,7 @@ func benchJob(b *testing.B, spec *job.Spec, want *tree.Tree, stepTimeout time.Du
 		bytes += s.Bytes
 	}
 	b.ReportMetric(jobTime.Seconds(), "job-s")
+	b.ReportMetric(jobCore.Seconds(), "job-core-s")
 	b.ReportMetric(float64(bytes)/1e6, "job-MB")
 	b.ReportMetric(float64(nodes), "nodes")
 }

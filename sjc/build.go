@@ -103,53 +103,97 @@ var ErrEmptyJoin = errors.New("sjc: the join is empty")
 // intersection of every edge (Intersect), then ClassSchedule. It returns
 // every table's Part at the root, DB(root) of the thesis.
 func Propagate(g *Graph, locals []*Local) ([]Part, error) {
-	shared := make([][]string, len(g.Edges))
-	for e, ed := range g.Edges {
-		p := g.Index(ed.Parent)
-		shared[e] = Intersect(locals[p].JoinValues(e), locals[e+1].JoinValues(e))
-		if len(shared[e]) == 0 {
-			return nil, fmt.Errorf("%w: edge %s: the tables have no join value in common", ErrEmptyJoin, g.edgeName(e))
-		}
+	ip, err := newInproc(g, locals)
+	if err != nil {
+		return nil, err
 	}
-	parts := make([]Part, len(locals))
-	for i, l := range locals {
-		parts[i] = l.Initial()
-	}
-	for _, tr := range ClassSchedule(g) {
-		cs, err := locals[tr.From].Summary(parts[tr.From], tr.Edge, shared[tr.Edge])
-		if err != nil {
-			return nil, err
-		}
-		if tr.Forward {
-			parts[tr.To], err = locals[tr.To].Forward(parts[tr.To], cs)
-		} else {
-			parts[tr.To], err = locals[tr.To].Backward(parts[tr.To], cs)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if parts[0].Len() == 0 {
-		return nil, fmt.Errorf("%w: no row of target table %q joins rows of every other table", ErrEmptyJoin, g.Target())
-	}
-	return parts, nil
+	return ip.propagate()
 }
 
 // SplitPropagate splits every table's Part for the children of a node won
 // by table winner with split s: the winner splits locally, then split
 // summaries flow outwards (SplitSchedule).
 func SplitPropagate(g *Graph, locals []*Local, parts []Part, winner int, s tree.Split) (left, right []Part, err error) {
-	left = make([]Part, len(parts))
-	right = make([]Part, len(parts))
-	if left[winner], right[winner], err = locals[winner].SplitOwn(parts[winner], s); err != nil {
+	ip, err := newInproc(g, locals)
+	if err != nil {
 		return nil, nil, err
 	}
-	for _, tr := range SplitSchedule(g, winner) {
-		ss, err := locals[tr.From].SplitSummary(left[tr.From], right[tr.From], tr.Edge)
+	return ip.split(parts, winner, s)
+}
+
+// inproc runs the rounds of every table in one process, passing each
+// summary as it would travel (EdgeSummary: join values by position in the
+// edge's shared values), so that the in-process builder and the job share
+// one code path and compare no join value as text after the intersection.
+type inproc struct {
+	g      *Graph
+	locals []*Local
+	shared [][]string // by edge
+	al     aligns
+}
+
+func newInproc(g *Graph, locals []*Local) (*inproc, error) {
+	ip := &inproc{g: g, locals: locals, shared: make([][]string, len(g.Edges)), al: aligns{}}
+	for e, ed := range g.Edges {
+		p := g.Index(ed.Parent)
+		ip.shared[e] = Intersect(locals[p].JoinValues(e), locals[e+1].JoinValues(e))
+		if len(ip.shared[e]) == 0 {
+			return nil, fmt.Errorf("%w: edge %s: the tables have no join value in common", ErrEmptyJoin, g.edgeName(e))
+		}
+	}
+	return ip, nil
+}
+
+// aligned returns the alignments of tables from and to on edge e.
+func (ip *inproc) aligned(e, from, to int) (*edgeAlign, *edgeAlign, error) {
+	af, err := ip.al.of(ip.locals[from], e, ip.shared[e])
+	if err != nil {
+		return nil, nil, err
+	}
+	at, err := ip.al.of(ip.locals[to], e, ip.shared[e])
+	return af, at, err
+}
+
+func (ip *inproc) propagate() ([]Part, error) {
+	parts := make([]Part, len(ip.locals))
+	for i, l := range ip.locals {
+		parts[i] = l.Initial()
+	}
+	for _, tr := range ClassSchedule(ip.g) {
+		af, at, err := ip.aligned(tr.Edge, tr.From, tr.To)
+		if err != nil {
+			return nil, err
+		}
+		es, err := ip.locals[tr.From].wireClass(parts[tr.From], af)
+		if err != nil {
+			return nil, err
+		}
+		if parts[tr.To], err = ip.locals[tr.To].applyWireClass(parts[tr.To], &es, at, tr.Forward); err != nil {
+			return nil, err
+		}
+	}
+	if parts[0].Len() == 0 {
+		return nil, fmt.Errorf("%w: no row of target table %q joins rows of every other table", ErrEmptyJoin, ip.g.Target())
+	}
+	return parts, nil
+}
+
+func (ip *inproc) split(parts []Part, winner int, s tree.Split) (left, right []Part, err error) {
+	left = make([]Part, len(parts))
+	right = make([]Part, len(parts))
+	if left[winner], right[winner], err = ip.locals[winner].SplitOwn(parts[winner], s); err != nil {
+		return nil, nil, err
+	}
+	for _, tr := range SplitSchedule(ip.g, winner) {
+		af, at, err := ip.aligned(tr.Edge, tr.From, tr.To)
 		if err != nil {
 			return nil, nil, err
 		}
-		if left[tr.To], right[tr.To], err = locals[tr.To].ApplySplit(parts[tr.To], ss); err != nil {
+		es, err := ip.locals[tr.From].wireSplit(left[tr.From], right[tr.From], af)
+		if err != nil {
+			return nil, nil, err
+		}
+		if left[tr.To], right[tr.To], err = ip.locals[tr.To].applyWireSplit(parts[tr.To], &es, at); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -192,11 +236,15 @@ func Build(g *Graph, data map[string]*table.Table, p Params) (*tree.Tree, error)
 	if err != nil {
 		return nil, err
 	}
-	parts, err := Propagate(g, locals)
+	ip, err := newInproc(g, locals)
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{g: g, locals: locals, p: p}
+	parts, err := ip.propagate()
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{g: g, locals: locals, p: p, ip: ip}
 	root, err := b.grow(parts, 0)
 	if err != nil {
 		return nil, err
@@ -212,6 +260,7 @@ type builder struct {
 	g      *Graph
 	locals []*Local
 	p      Params
+	ip     *inproc
 }
 
 // Stop reports whether a node with these class counts at this depth is a
@@ -254,7 +303,7 @@ func (b *builder) grow(parts []Part, depth int) (*tree.Node, error) {
 		return n, nil
 	}
 	s := fronts[w][k].Split
-	left, right, err := SplitPropagate(b.g, b.locals, parts, w, s)
+	left, right, err := b.ip.split(parts, w, s)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +339,11 @@ func Evaluate(t *tree.Tree, g *Graph, test map[string]*table.Table) (correct, to
 	if err != nil {
 		return 0, 0, err
 	}
-	parts, err := Propagate(g, locals)
+	ip, err := newInproc(g, locals)
+	if err != nil {
+		return 0, 0, err
+	}
+	parts, err := ip.propagate()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -315,7 +368,7 @@ func Evaluate(t *tree.Tree, g *Graph, test map[string]*table.Table) (correct, to
 		if w < 0 {
 			return fmt.Errorf("%w: the tree splits on table %q, not in the join graph", ErrData, n.Split.Table)
 		}
-		left, right, err := SplitPropagate(g, locals, parts, w, *n.Split)
+		left, right, err := ip.split(parts, w, *n.Split)
 		if err != nil {
 			return err
 		}

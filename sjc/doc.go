@@ -83,9 +83,13 @@
 //     categorical attr == v versus the rest, for every v present with rows
 //     on both sides. Key columns are candidates only with params.join_splits
 //     (as categorical; report G4), id and class columns never.
-//   - Gain: information gain, log2 entropy of the exact counts (Gain); the
-//     reference computes it operation for operation the same way, so the
-//     floats agree bit for bit.
+//   - Gain: information gain, log2 entropy of the exact counts (Gain),
+//     computed as (N·H(T) − N_L·H(L) − N_R·H(R))/N with each N·H as
+//     n·log2 n − Σ c·log2 c: x·log2 x is tabulated for counts below 4096
+//     and log2 of larger counts is a table-and-series evaluation within
+//     1e-15 of math.Log2. The join-then-build reference calls the same
+//     function, so the floats agree bit for bit and ties within Eps resolve
+//     alike; its AVC sets, candidates, tie rule and splits are its own.
 //   - Tie rule: with g* the best gain, among candidates with gain >= g* − Eps
 //     the smallest (party, table, column, threshold or value) wins. This is
 //     order-independent (a pairwise "within Eps" comparison is not
@@ -106,10 +110,18 @@
 //     the test join (Evaluate): class propagation over the test tables, then
 //     the tree's splits applied by split propagation; at each leaf the
 //     counts of its label are the correct join rows.
-//   - Message values: summaries carry canonical join values as strings,
-//     sorted, and counts as uint64; every receiver checks that a summary
-//     names only values it holds, at most once, with the right number of
-//     counts (ErrSummary).
+//   - Message values: a summary travels as an EdgeSummary: its join values
+//     as positions in the edge's sorted shared values (both parties hold
+//     that list from the edge's PSI; uvarint gaps, so strictly ascending),
+//     its counts as uvarints. The receiver checks every position against
+//     the list and the values it holds, and the number of counts
+//     (ErrSummary). The in-process builder passes its summaries the same
+//     way; the text forms (ClassSummary, SplitSummary: values as canonical
+//     strings, sorted) remain for callers outside a job and for tests.
+//   - Representation: each join key, attribute and the class column is
+//     dictionary-encoded once per table (distinct value -> dense int32
+//     rank), so rounds compare and index integers; a Part is a row list and
+//     a flat count array, encoded in the kept state as two binary strings.
 //
 // # Distributed job
 //
@@ -199,8 +211,11 @@
 //     multiplicities (about how many far-side rows each shared value has);
 //     per tree node and shared value present at the node, how those counts
 //     divide between the children (split summaries), which for a value held
-//     by one sender row is one bit of an unknown private predicate. Non-
-//     shared join values and private attribute values are never sent. This
+//     by one sender row is one bit of an unknown private predicate. A
+//     summary names shared values by their position in the sorted
+//     intersection, which both neighbours hold, so it discloses no more
+//     than naming them. Non-shared join values and private attribute
+//     values are never sent. This
 //     class and split summary leakage is the thesis's accepted leakage
 //     (class labels are not private); hiding it (masked or homomorphic
 //     summaries) is outside the thesis.

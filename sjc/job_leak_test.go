@@ -182,28 +182,32 @@ func TestJobLeakage(t *testing.T) {
 		seen[m.Type]++
 		switch m.Type {
 		case sjc.TypeClassSummary, sjc.TypeSplitSummary:
-			var e int
-			var values []string
-			if m.Type == sjc.TypeClassSummary {
-				var cs sjc.ClassSummary
-				if err := protocol.Unmarshal(m.Body, &cs); err != nil {
-					t.Fatal(err)
-				}
-				e, values = cs.Edge, cs.Values
-			} else {
-				var ss sjc.SplitSummary
-				if err := protocol.Unmarshal(m.Body, &ss); err != nil {
-					t.Fatal(err)
-				}
-				e, values = ss.Edge, ss.Values
+			// A summary names join values by position in its edge's
+			// shared values (sjc.EdgeSummary): it can name no other.
+			var es sjc.EdgeSummary
+			if err := protocol.Unmarshal(m.Body, &es); err != nil {
+				t.Fatal(err)
+			}
+			e := es.Edge
+			if e < 0 || e >= len(shared) {
+				t.Fatalf("%s names edge %d", m.Type, e)
 			}
 			if ps := edgeParties(e); [2]string{min(s.From, s.To), max(s.From, s.To)} != ps {
 				t.Errorf("%s on edge %d sent from %s to %s, not between its tables' parties %v", m.Type, e, s.From, s.To, ps)
 			}
-			for _, v := range values {
-				if _, ok := slices.BinarySearch(shared[e], v); !ok {
-					t.Errorf("%s on edge %d names %q, not a shared join value", m.Type, e, v)
-				}
+			var values []string
+			var err error
+			if m.Type == sjc.TypeClassSummary {
+				var cs sjc.ClassSummary
+				cs, err = es.ClassSummary(shared[e])
+				values = cs.Values
+			} else {
+				var ss sjc.SplitSummary
+				ss, err = es.SplitSummary(shared[e])
+				values = ss.Values
+			}
+			if err != nil || len(values) == 0 {
+				t.Errorf("%s on edge %d: %v, %d values", m.Type, e, err, len(values))
 			}
 		case sjc.TypeOffers:
 			if s.To != "pb" { // the only leader

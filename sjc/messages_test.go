@@ -1,7 +1,9 @@
 package sjc_test
 
 import (
+	"errors"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/cohortdm/cohort/protocol"
@@ -45,7 +47,14 @@ func FuzzApplySummary(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	shared := make([][]string, len(g.Edges))
+	for e, ed := range g.Edges {
+		shared[e] = sjc.Intersect(locals[g.Index(ed.Parent)].JoinValues(e), locals[e+1].JoinValues(e))
+	}
 	for _, m := range []any{
+		&sjc.EdgeSummary{Edge: 0, Pos: []byte{0, 0}, Counts: []byte{4, 0, 1, 3}},
+		&sjc.EdgeSummary{Edge: 0, Pos: []byte{1}, Counts: []byte{2, 1}, Right: []byte{0, 1}},
+		&sjc.EdgeSummary{Edge: 1, Pos: []byte{0x80, 0x80, 0x01}, Counts: []byte{0xff}},
 		&sjc.ClassSummary{Edge: 0, Values: []string{"1:a", "1:b"}, Counts: []uint64{4, 0, 1, 3}},
 		&sjc.SplitSummary{Edge: 0, Values: []string{"1:a", "1:b"}, Left: []uint64{2, 0, 1, 3}, Right: []uint64{2, 0, 0, 0}},
 		&sjc.ClassSummary{Edge: 1, Values: []string{"1:x"}, Counts: []uint64{1 << 63, 3}},
@@ -67,5 +76,71 @@ func FuzzApplySummary(f *testing.F) {
 				_, _, _ = l.ApplySplit(parts[i], ss)
 			}
 		}
+		// As it travels: positions in the edge's shared values.
+		var es sjc.EdgeSummary
+		if protocol.Unmarshal(b, &es) == nil && es.Edge >= 0 && es.Edge < len(shared) {
+			if cs, err := es.ClassSummary(shared[es.Edge]); err == nil {
+				for i, l := range locals {
+					_, _ = l.Forward(parts[i], cs)
+					_, _ = l.Backward(parts[i], cs)
+				}
+			}
+			if ss, err := es.SplitSummary(shared[es.Edge]); err == nil {
+				for i, l := range locals {
+					_, _, _ = l.ApplySplit(parts[i], ss)
+				}
+			}
+		}
 	})
+}
+
+// TestSummaryValueOrder: a summary lists its join values sorted and
+// distinct; one that repeats a value, lists them out of order or names a
+// value the table does not hold is refused, and one in order is applied
+// whether it names every value of the table or skips some.
+func TestSummaryValueOrder(t *testing.T) {
+	_, g, data := loadSpec(t, "testdata/xu-example/spec.yaml")
+	labels, _ := sjc.Labels(g, data["T1"])
+	locals, err := sjc.Prepare(g, data, labels, sjc.DefaultParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t2 := locals[g.Index("T2")] // on edge 0, values 1:a, 1:b, 1:c
+	init := t2.Initial()
+	for _, c := range []struct {
+		values []string
+		ok     bool
+	}{
+		{[]string{"1:a", "1:b", "1:c"}, true},
+		{[]string{"1:a", "1:c"}, true},
+		{[]string{"1:c"}, true},
+		{[]string{"1:b", "1:a"}, false},
+		{[]string{"1:a", "1:a"}, false},
+		{[]string{"1:a", "1:d"}, false},
+		{[]string{"1:0", "1:a"}, false},
+	} {
+		cs := sjc.ClassSummary{Edge: 0, Values: c.values, Counts: make([]uint64, len(c.values)*len(labels))}
+		for i := range cs.Counts {
+			cs.Counts[i] = 1
+		}
+		p, err := t2.Forward(init, cs)
+		if (err == nil) != c.ok {
+			t.Fatalf("values %v: error %v, want ok %v", c.values, err, c.ok)
+		}
+		if err != nil && !errors.Is(err, sjc.ErrSummary) {
+			t.Fatalf("values %v: %v is not ErrSummary", c.values, err)
+		}
+		if c.ok {
+			// Every row of T2 whose join value is named is kept.
+			want := 0
+			for _, v := range []string{"a", "c", "b", "a"} {
+				if slices.Contains(c.values, "1:"+v) {
+					want++
+				}
+			}
+			if p.Len() != want {
+				t.Fatalf("values %v: %d rows kept, want %d", c.values, p.Len(), want)
+			}
+		}
+	}
 }

@@ -247,7 +247,7 @@ func (PredictKind) Open(ctx context.Context, p job.Participant) (job.Session, er
 	if err != nil {
 		return nil, err
 	}
-	s := &session{p: p, g: g, tables: map[string]*table.Table{}, locals: make([]*Local, len(g.Tables))}
+	s := &session{p: p, g: g, tables: map[string]*table.Table{}, locals: make([]*Local, len(g.Tables)), bases: make([]*Local, len(g.Tables)), aligns: aligns{}}
 	ps := &predictSession{s: s}
 	for i, t := range g.Tables {
 		if t.Party == p.Self() {
@@ -397,7 +397,7 @@ func (ps *predictSession) classify(ctx context.Context, step job.Step) ([]byte, 
 			}
 			continue
 		}
-		left, right, err := s.splitNode(ctx, step, fmt.Sprintf("split/%d", n.ID), s.locals, here, s.g.Index(n.Table), won[n.ID])
+		left, right, err := s.splitNode(ctx, step, fmt.Sprintf("split/%d", n.ID), s.locals, shared, here, s.g.Index(n.Table), won[n.ID])
 		if err != nil {
 			return nil, err
 		}

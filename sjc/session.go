@@ -34,6 +34,8 @@ type session struct {
 	loadErr error
 	labels  []string
 	locals  []*Local  // by graph index; nil for other parties' tables
+	bases   []*Local  // the label-free Locals load built, until prepare uses them
+	aligns  aligns    // each table's join values lined up with each edge's shared values
 	states  []*state  // at most two: the base of the running step and its result
 	slots   [2]string // the key of the state each state slot holds
 }
@@ -66,7 +68,7 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{p: p, g: g, prm: prm, tables: map[string]*table.Table{}, locals: make([]*Local, len(g.Tables))}
+	s := &session{p: p, g: g, prm: prm, tables: map[string]*table.Table{}, locals: make([]*Local, len(g.Tables)), bases: make([]*Local, len(g.Tables)), aligns: aligns{}}
 	for i, t := range g.Tables {
 		if t.Party == p.Self() {
 			s.own = append(s.own, i)
@@ -97,7 +99,7 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 }
 
 // Close drops the tables and state.
-func (s *session) Close() { s.tables, s.locals, s.states = nil, nil, nil }
+func (s *session) Close() { s.tables, s.locals, s.bases, s.states = nil, nil, nil, nil }
 
 // Step runs one step.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
@@ -141,9 +143,14 @@ func (s *session) load() *loadOutput {
 			}
 			out.Labels = labels
 		}
-		if _, err := NewLocal(s.g, name, t, labels, s.prm); err != nil {
+		l, err := newLocalBase(s.g, name, t, s.prm)
+		if err == nil {
+			_, err = l.withLabels(labels)
+		}
+		if err != nil {
 			return &loadOutput{Unusable: err.Error()}
 		}
+		s.bases[i] = l // prepare gives it the committed labels
 	}
 	return out
 }
@@ -171,11 +178,18 @@ func (s *session) prepare() error {
 	}
 	for _, i := range s.own {
 		name := s.g.Tables[i].Name
-		l, err := NewLocal(s.g, name, s.tables[name], s.labels, s.prm)
+		base := s.bases[i]
+		if base == nil { // opened after load (a restart)
+			var err error
+			if base, err = newLocalBase(s.g, name, s.tables[name], s.prm); err != nil {
+				return err
+			}
+		}
+		l, err := base.withLabels(s.labels)
 		if err != nil {
 			return err
 		}
-		s.locals[i] = l
+		s.locals[i], s.bases[i] = l, nil
 	}
 	return nil
 }
@@ -297,11 +311,16 @@ func (s *session) classPropagate(ctx context.Context, step job.Step, prefix stri
 		var cs ClassSummary
 		if from == self {
 			var err error
-			if cs, err = locals[tr.From].Summary(parts[tr.From], tr.Edge, shared[tr.Edge]); err != nil {
-				return err
-			}
 			if to != self {
-				b, err := encode(&cs)
+				al, err := s.aligns.of(locals[tr.From], tr.Edge, shared[tr.Edge])
+				if err != nil {
+					return err
+				}
+				es, err := locals[tr.From].wireClass(parts[tr.From], al)
+				if err != nil {
+					return err
+				}
+				b, err := encode(&es)
 				if err != nil {
 					return err
 				}
@@ -310,17 +329,29 @@ func (s *session) classPropagate(ctx context.Context, step job.Step, prefix stri
 				}
 				continue
 			}
+			if cs, err = locals[tr.From].Summary(parts[tr.From], tr.Edge, shared[tr.Edge]); err != nil {
+				return err
+			}
 		} else {
 			m, err := s.p.Receive(ctx, from, sub.Key(TypeClassSummary))
 			if err != nil {
 				return fmt.Errorf("%w: class summary on edge %s from %s: %w", errNoMessage, s.g.edgeName(tr.Edge), from, err)
 			}
-			if err := decode(m.Body, &cs); err != nil {
+			var es EdgeSummary
+			if err := decode(m.Body, &es); err != nil {
 				return fmt.Errorf("class summary on edge %s from %s: %w", s.g.edgeName(tr.Edge), from, err)
 			}
-			if cs.Edge != tr.Edge {
-				return fmt.Errorf("%w: class summary from %s names edge %d, expected %s", ErrSummary, from, cs.Edge, s.g.edgeName(tr.Edge))
+			if es.Edge != tr.Edge {
+				return fmt.Errorf("%w: class summary from %s names edge %d, expected %s", ErrSummary, from, es.Edge, s.g.edgeName(tr.Edge))
 			}
+			al, err := s.aligns.of(locals[tr.To], tr.Edge, shared[tr.Edge])
+			if err != nil {
+				return err
+			}
+			if parts[tr.To], err = locals[tr.To].applyWireClass(parts[tr.To], &es, al, tr.Forward); err != nil {
+				return fmt.Errorf("class summary on edge %s from %s: %w", s.g.edgeName(tr.Edge), from, err)
+			}
+			continue
 		}
 		var err error
 		if tr.Forward {
@@ -338,7 +369,7 @@ func (s *session) classPropagate(ctx context.Context, step job.Step, prefix stri
 // splitNode splits the party's Parts at a node won by table w (split is
 // the predicate when w is the party's), exchanging split summaries on
 // sub-channels prefix/EDGE.
-func (s *session) splitNode(ctx context.Context, step job.Step, prefix string, locals []*Local, parts []Part, w int, split *tree.Split) (left, right []Part, err error) {
+func (s *session) splitNode(ctx context.Context, step job.Step, prefix string, locals []*Local, shared [][]string, parts []Part, w int, split *tree.Split) (left, right []Part, err error) {
 	self := s.p.Self()
 	left, right = make([]Part, len(parts)), make([]Part, len(parts))
 	if s.owns(w) {
@@ -357,11 +388,16 @@ func (s *session) splitNode(ctx context.Context, step job.Step, prefix string, l
 		sub := step.Sub(fmt.Sprintf("%s/%d", prefix, tr.Edge))
 		var ss SplitSummary
 		if from == self {
-			if ss, err = locals[tr.From].SplitSummary(left[tr.From], right[tr.From], tr.Edge); err != nil {
-				return nil, nil, err
-			}
 			if to != self {
-				b, err := encode(&ss)
+				al, err := s.aligns.of(locals[tr.From], tr.Edge, shared[tr.Edge])
+				if err != nil {
+					return nil, nil, err
+				}
+				es, err := locals[tr.From].wireSplit(left[tr.From], right[tr.From], al)
+				if err != nil {
+					return nil, nil, err
+				}
+				b, err := encode(&es)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -370,17 +406,30 @@ func (s *session) splitNode(ctx context.Context, step job.Step, prefix string, l
 				}
 				continue
 			}
+			// An edge between two of the party's own tables.
+			if ss, err = locals[tr.From].SplitSummary(left[tr.From], right[tr.From], tr.Edge); err != nil {
+				return nil, nil, err
+			}
 		} else {
 			m, err := s.p.Receive(ctx, from, sub.Key(TypeSplitSummary))
 			if err != nil {
 				return nil, nil, fmt.Errorf("%w: split summary on edge %s from %s: %w", errNoMessage, s.g.edgeName(tr.Edge), from, err)
 			}
-			if err := decode(m.Body, &ss); err != nil {
+			var es EdgeSummary
+			if err := decode(m.Body, &es); err != nil {
 				return nil, nil, fmt.Errorf("split summary on edge %s from %s: %w", s.g.edgeName(tr.Edge), from, err)
 			}
-			if ss.Edge != tr.Edge {
-				return nil, nil, fmt.Errorf("%w: split summary from %s names edge %d, expected %s", ErrSummary, from, ss.Edge, s.g.edgeName(tr.Edge))
+			if es.Edge != tr.Edge {
+				return nil, nil, fmt.Errorf("%w: split summary from %s names edge %d, expected %s", ErrSummary, from, es.Edge, s.g.edgeName(tr.Edge))
 			}
+			al, err := s.aligns.of(locals[tr.To], tr.Edge, shared[tr.Edge])
+			if err != nil {
+				return nil, nil, err
+			}
+			if left[tr.To], right[tr.To], err = locals[tr.To].applyWireSplit(parts[tr.To], &es, al); err != nil {
+				return nil, nil, fmt.Errorf("split summary on edge %s from %s: %w", s.g.edgeName(tr.Edge), from, err)
+			}
+			continue
 		}
 		if left[tr.To], right[tr.To], err = locals[tr.To].ApplySplit(parts[tr.To], ss); err != nil {
 			return nil, nil, err
@@ -472,6 +521,9 @@ func (s *session) grow(ctx context.Context, step job.Step) ([]byte, error) {
 			fronts[i] = make([][]Candidate, len(s.g.Tables))
 			offers.Nodes[i] = make([]Offer, len(s.g.Tables))
 			for _, t := range s.own {
+				if err := s.locals[t].checkPart(parts[i][t]); err != nil {
+					return fail(fmt.Errorf("party %s: state of tree node %d: %w", self, id, err))
+				}
 				if fronts[i][t], err = s.locals[t].BestSplits(parts[i][t]); err != nil {
 					return fail(err)
 				}
@@ -533,7 +585,7 @@ func (s *session) grow(ctx context.Context, step job.Step) ([]byte, error) {
 		if w < 0 {
 			continue
 		}
-		left, right, err := s.splitNode(ctx, step, fmt.Sprintf("split/%d", a.Open[i]), s.locals, parts[i], w, preds[i])
+		left, right, err := s.splitNode(ctx, step, fmt.Sprintf("split/%d", a.Open[i]), s.locals, base.Shared, parts[i], w, preds[i])
 		if err != nil {
 			return nil, err
 		}
@@ -759,7 +811,7 @@ func (s *session) evaluate(ctx context.Context, step job.Step, a finishArgs, won
 		if n.Table >= len(s.g.Tables) {
 			return 0, 0, fmt.Errorf("sjc: tree node %d splits table %d", n.ID, n.Table)
 		}
-		left, right, err := s.splitNode(ctx, step, fmt.Sprintf("test-split/%d", n.ID), locals, ps, n.Table, won[n.ID])
+		left, right, err := s.splitNode(ctx, step, fmt.Sprintf("test-split/%d", n.ID), locals, shared, ps, n.Table, won[n.ID])
 		if err != nil {
 			return 0, 0, err
 		}

@@ -336,34 +336,12 @@ func midpoint(a, b float64) float64 {
 	return t
 }
 
-// entropy in bits of a class-count vector with total n.
-func entropy(c []uint64, n uint64) float64 {
-	if n == 0 {
-		return 0
-	}
-	h := 0.0
-	fn := float64(n)
-	for _, x := range c {
-		if x == 0 {
-			continue
-		}
-		p := float64(x) / fn
-		h -= p * math.Log2(p)
-	}
-	return h
-}
-
-// gain is the information gain of splitting total into left and right.
-func gain(total, left, right []uint64) float64 {
-	var n, nl, nr uint64
-	for c := range total {
-		n += total[c]
-		nl += left[c]
-		nr += right[c]
-	}
-	fn := float64(n)
-	return entropy(total, n) - float64(nl)/fn*entropy(left, nl) - float64(nr)/fn*entropy(right, nr)
-}
+// gain is the information gain of splitting total into left and right:
+// sjc.Gain, the one gain function, so that the reference and the protocol
+// resolve DESIGN.md's ties (gains within 1e-12) alike. Everything around
+// it (AVC sets over join rows, candidates, the tie rule, the split) is the
+// reference's own.
+func gain(total, left, right []uint64) float64 { return sjc.Gain(total, left, right) }
 
 // choose applies DESIGN.md's tie rule: among the candidates whose gain is
 // within Eps of the best, the smallest (party, table, column, threshold or
