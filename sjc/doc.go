@@ -134,8 +134,11 @@
 //     labels, which the coordinator commits. A bad table fails the job
 //     naming party, table and column.
 //  2. propagate: for every edge between tables of two parties, the two run
-//     ECDH PSI (package psi) on the edge's canonical join values, on
-//     sub-channel psi/EDGE (edges inside one party intersect locally);
+//     a PSI (package psi; params.psi: auto by default, which runs ECDH on
+//     ristretto255 when the two sides' distinct values add up to fewer than
+//     1024 and KKRT16's OT-extension PSI from there, or ot, or ecdh) on the
+//     edge's canonical join values, on sub-channel psi/EDGE (edges inside
+//     one party intersect locally);
 //     then class propagation (ClassSchedule) with each class summary a
 //     message from one neighbour to the other (TypeClassSummary). Each
 //     party reports the root's class counts; an edge with no common value,

@@ -18,6 +18,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/psi"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/tree"
 )
@@ -96,10 +97,19 @@ func float64Bytes(x float64) []byte {
 // shared join values; offers go only to the coordinator, the won
 // candidate only to its party; no split predicate is in the log or in any
 // message.
+// It runs once per PSI protocol: the small sets here would make auto pick
+// ECDH, so OT is forced once.
 func TestJobLeakage(t *testing.T) {
+	for _, mode := range []string{"ecdh", "ot"} {
+		t.Run(mode, func(t *testing.T) { checkJobLeakage(t, mode) })
+	}
+}
+
+func checkJobLeakage(t *testing.T, mode string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	spec, nums := leakCase(t)
+	spec.Params["psi"] = mode
 	run, err := runJob(t, ctx, spec, jobtest.Options{Leader: "pb"})
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +233,8 @@ func TestJobLeakage(t *testing.T) {
 			}
 		}
 	}
-	for _, typ := range []string{sjc.TypeClassSummary, sjc.TypeSplitSummary, sjc.TypeOffers, sjc.TypePlan, sjc.TypeWon} {
+	psiTypes := map[string][]string{"ecdh": {psi.TypeBlinded, psi.TypeDouble}, "ot": {psi.TypeOTBase, psi.TypeOTChoice, psi.TypeOTMatrix, psi.TypeOTValues, psi.TypeFilter}}
+	for _, typ := range append(psiTypes[mode], sjc.TypeClassSummary, sjc.TypeSplitSummary, sjc.TypeOffers, sjc.TypePlan, sjc.TypeWon) {
 		if seen[typ] == 0 {
 			t.Errorf("no %s message was sent: the test checks nothing of it", typ)
 		}

@@ -2,6 +2,7 @@ package sjc
 
 import (
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/psi"
 )
 
 // Params are the tree-growing parameters of an sjc spec (params:), with
@@ -18,6 +19,11 @@ type Params struct {
 	// neighbour, through the split summary, exactly which shared values went
 	// where (research report G4).
 	JoinSplits bool `yaml:"join_splits"`
+	// PSI is the protocol of each edge's private set intersection: "auto"
+	// (the default: ECDH when the two parties' distinct join values add up
+	// to fewer than 1024, the OT-extension PSI from there), "ot" or "ecdh"
+	// (package psi). The tree does not depend on it.
+	PSI string `yaml:"psi"`
 	// TimeoutMS is the timeout of each step of the job (the node's default
 	// when 0).
 	TimeoutMS int64 `yaml:"timeout_ms"`
@@ -29,7 +35,7 @@ const Eps = 1e-12
 
 // DefaultParams are DESIGN.md's defaults.
 func DefaultParams() Params {
-	return Params{MaxDepth: 10, MinSplit: 2, Prune: true}
+	return Params{MaxDepth: 10, MinSplit: 2, Prune: true, PSI: "auto"}
 }
 
 // ParseParams reads a spec's params over the defaults, refusing unknown
@@ -42,5 +48,20 @@ func ParseParams(spec *job.Spec) (Params, error) {
 	if p.MaxDepth < 0 || p.MaxDepth > 64 {
 		return p, spec.Errorf("params.max_depth", "must be in [0, 64], not %d", p.MaxDepth)
 	}
+	if _, err := psiMode(spec, p.PSI); err != nil {
+		return p, err
+	}
 	return p, nil
+}
+
+// psiMode reads params.psi ("" is the default, auto).
+func psiMode(spec *job.Spec, s string) (psi.Mode, error) {
+	if s == "" {
+		return psi.ModeAuto, nil
+	}
+	m, err := psi.ParseMode(s)
+	if err != nil {
+		return 0, spec.Errorf("params.psi", "%q: want auto, ot or ecdh", s)
+	}
+	return m, nil
 }

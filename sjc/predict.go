@@ -55,6 +55,8 @@ const predictLabel = "join-rows"
 type PredictParams struct {
 	// Model is the job id of the sjc job that trained the model.
 	Model string `yaml:"model"`
+	// PSI is the edges' PSI protocol, as sjc's params.psi (default auto).
+	PSI string `yaml:"psi"`
 	// TimeoutMS is each step's timeout (the node's default when 0).
 	TimeoutMS int64 `yaml:"timeout_ms"`
 }
@@ -72,6 +74,9 @@ func parsePredict(spec *job.Spec) (*Graph, PredictParams, error) {
 	}
 	if len(spec.Test) > 0 {
 		return nil, p, spec.Errorf("test", "sjc-predict takes no test set")
+	}
+	if _, err := psiMode(spec, p.PSI); err != nil {
+		return nil, p, err
 	}
 	g, err := NewGraph(spec)
 	if err != nil {
@@ -247,7 +252,8 @@ func (PredictKind) Open(ctx context.Context, p job.Participant) (job.Session, er
 	if err != nil {
 		return nil, err
 	}
-	s := &session{p: p, g: g, tables: map[string]*table.Table{}, locals: make([]*Local, len(g.Tables)), bases: make([]*Local, len(g.Tables)), aligns: aligns{}}
+	mode, _ := psiMode(p.Spec(), prm.PSI) // checked by parsePredict
+	s := &session{p: p, g: g, psiMode: mode, tables: map[string]*table.Table{}, locals: make([]*Local, len(g.Tables)), bases: make([]*Local, len(g.Tables)), aligns: aligns{}}
 	ps := &predictSession{s: s}
 	for i, t := range g.Tables {
 		if t.Party == p.Self() {

@@ -29,6 +29,7 @@ type session struct {
 	p       job.Participant
 	g       *Graph
 	prm     Params
+	psiMode psi.Mode
 	own     []int // graph indexes of the party's tables
 	tables  map[string]*table.Table
 	loadErr error
@@ -68,7 +69,8 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{p: p, g: g, prm: prm, tables: map[string]*table.Table{}, locals: make([]*Local, len(g.Tables)), bases: make([]*Local, len(g.Tables)), aligns: aligns{}}
+	mode, _ := psiMode(p.Spec(), prm.PSI) // checked by ParseParams
+	s := &session{p: p, g: g, prm: prm, psiMode: mode, tables: map[string]*table.Table{}, locals: make([]*Local, len(g.Tables)), bases: make([]*Local, len(g.Tables)), aligns: aligns{}}
 	for i, t := range g.Tables {
 		if t.Party == p.Self() {
 			s.own = append(s.own, i)
@@ -280,8 +282,8 @@ func (s *session) intersect(ctx context.Context, step job.Step, prefix string, l
 				for i, v := range vals {
 					elems[i] = []byte(v)
 				}
-				cfg := psi.Config{Edge: s.g.edgeName(e), MaxElements: max(psi.DefaultMaxElements, 2*len(vals))}
-				res, err := psi.ECDH{Config: cfg}.Intersect(ctx, s.p, step.Sub(fmt.Sprintf("%s/%d", prefix, e)), s.g.Tables[peer].Party, role, elems)
+				cfg := psi.Config{Edge: s.g.edgeName(e), MaxElements: max(psi.DefaultMaxElements, 2*len(vals)), Mode: s.psiMode}
+				res, err := cfg.Intersector().Intersect(ctx, s.p, step.Sub(fmt.Sprintf("%s/%d", prefix, e)), s.g.Tables[peer].Party, role, elems)
 				if err != nil {
 					errs[e] = fmt.Errorf("edge %s with party %s: %w", s.g.edgeName(e), s.g.Tables[peer].Party, err)
 					return
