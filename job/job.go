@@ -239,7 +239,10 @@ type Secrets interface {
 	ReadSecret(name string) ([]byte, error)
 	// WriteSecret replaces the named file whole (mode 0600), creating its
 	// directories; a crash leaves the old contents or the new, never a mix.
-	// Names are slash-separated paths inside the data dir.
+	// Names are slash-separated paths inside the data dir. Names under
+	// "jobs/JOBID/" are that job's scratch (state a party needs across
+	// steps and restarts): a node removes them once the job has ended in
+	// the log; keep what must outlast the job elsewhere ("models/JOBID/").
 	WriteSecret(name string, data []byte) error
 	// Parsed returns parse applied to the named files' contents, cached by
 	// the node for as long as the files are unchanged. Validating key

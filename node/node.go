@@ -111,6 +111,7 @@ type Node struct {
 	lastState       raft.RaftState // touched only by the reconcile loop
 	startIndex      uint64         // the log's last index at start
 	ready           bool           // applied up to startIndex; touched only by the reconcile loop
+	swept           bool           // ended jobs' scratch removed once after catching up (reconcile, under mu)
 }
 
 // Progress is the coordinator's latest report on a running phase.

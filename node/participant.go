@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
@@ -25,6 +26,10 @@ type worker struct {
 	cancel context.CancelFunc
 	wake   chan struct{}
 	kind   job.Kind // set when the session opens; used only by run's goroutine
+
+	// ended is set when the job has ended in the log, so that the
+	// worker removes the job's scratch once its session is closed.
+	ended atomic.Bool
 
 	mu       sync.Mutex
 	open     []job.Step      // attempts the log holds open for this node, oldest first
@@ -55,6 +60,13 @@ func (w *worker) want(open []job.Step) {
 // stop ends the job here: the running step is cancelled and the session
 // closed by the worker's goroutine.
 func (w *worker) stop() { w.cancel() }
+
+// end stops the worker of a job that has ended in the log; its scratch
+// goes once the session is closed.
+func (w *worker) end() {
+	w.ended.Store(true)
+	w.cancel()
+}
 
 func idOf(s job.Step) stepID { return stepID{s.Job, s.Phase, s.Round, s.Attempt} }
 
@@ -88,6 +100,9 @@ func (w *worker) run() {
 	defer func() {
 		if sess != nil {
 			sess.Close()
+		}
+		if w.ended.Load() {
+			w.n.removeScratch(w.job.ID)
 		}
 	}()
 	for {

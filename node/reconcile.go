@@ -177,9 +177,17 @@ func (n *Node) reconcile(leader bool) {
 	}
 	for id, w := range n.workers {
 		if !live[id] {
-			w.stop()
+			if j, ok := n.fsm.job(id); ok && j.Status != StatusRunning {
+				w.end()
+			} else {
+				w.stop()
+			}
 			delete(n.workers, id)
 		}
+	}
+	if !n.swept {
+		n.sweepScratch()
+		n.swept = true
 	}
 	for id := range n.progress {
 		if !live[id] {

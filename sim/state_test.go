@@ -3,6 +3,7 @@ package sim_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sjc"
@@ -42,6 +44,25 @@ func TestStateKeepsModelForPrediction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The training state (jobs/ID/) went with the job; the model stays.
+	id := trained["job"].(string)
+	for _, party := range []string{"north", "south", "west"} {
+		if _, err := os.Stat(filepath.Join(state, party, node.JobScratchDir, id)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s kept the ended job's scratch: %v", party, err)
+		}
+		if _, err := os.Stat(filepath.Join(state, party, sjc.ModelSecret(id))); err != nil {
+			t.Errorf("%s: model: %v", party, err)
+		}
+	}
+	// Scratch left by a node that was down when its job ended goes when
+	// the node next starts and has caught up with the log.
+	leftover := filepath.Join(state, "west", node.JobScratchDir, id, "sjc-state-0")
+	if err := os.MkdirAll(filepath.Dir(leftover), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(leftover, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// The prediction spec: the training spec's parties, schema and join
 	// over the test files, naming the trained job.
 	pred := string(spec)
@@ -56,6 +77,9 @@ func TestStateKeepsModelForPrediction(t *testing.T) {
 	}
 	if res["model"] != trained["job"] || res["rows"] != float64(94) {
 		t.Fatalf("prediction with the kept model: %v", res)
+	}
+	if _, err := os.Stat(filepath.Dir(leftover)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the restarted west kept an ended job's scratch: %v", err)
 	}
 	// Without the state, fresh nodes have no model.
 	if _, err := sim.Run(ctx, filepath.Join(dir, "predict.yaml"), sim.RunOptions{Kinds: kinds, Out: filepath.Join(dir, "fresh")}); err == nil {
