@@ -92,7 +92,8 @@ func writeStar(tb testing.TB, dir string, n int) *job.Spec {
 // process), inproc-s, inproc-core-s (CPU time of every thread, the
 // garbage collector's included, while sjc.Build runs), core-us/row
 // (inproc-core-s per fact row), job-s, job-MB, nodes. SJC_FACT_JOB=0 skips
-// the job.
+// the job; SJC_FACT_DIR=DIR writes the tables and spec.yaml there (for
+// `cohort sim DIR/spec.yaml`, real nodes) instead of a temporary dir.
 //
 //	SJC_FACT_N=10000000 go test ./sjc -run '^$' -bench StarFact -benchtime 1x -timeout 60m
 func BenchmarkStarFact(b *testing.B) {
@@ -104,7 +105,16 @@ func BenchmarkStarFact(b *testing.B) {
 		}
 	}
 	dir := b.TempDir()
+	if d := os.Getenv("SJC_FACT_DIR"); d != "" {
+		// Keep the tables and a spec for `cohort sim DIR/spec.yaml`.
+		dir = d
+	}
 	spec := writeStar(b, dir, n)
+	if raw, err := spec.Marshal(); err != nil {
+		b.Fatal(err)
+	} else if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), raw, 0o644); err != nil {
+		b.Fatal(err)
+	}
 	g, err := sjc.NewGraph(spec)
 	if err != nil {
 		b.Fatal(err)
