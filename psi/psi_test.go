@@ -291,29 +291,7 @@ func TestLeakage(t *testing.T) {
 // tamper returns an interceptor that rewrites bob's n-th message of type
 // typ with f.
 func tamper(typ string, n int, f func(*chunkBody)) jobtest.Tamper {
-	var mu sync.Mutex
-	seen := 0
-	return func(to string, m *protocol.Message) *protocol.Message {
-		if m.Type != typ {
-			return m
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if seen++; seen != n {
-			return m
-		}
-		var body chunkBody
-		if err := protocol.Unmarshal(m.Body, &body); err != nil {
-			panic(err)
-		}
-		f(&body)
-		b, err := protocol.Marshal(&body)
-		if err != nil {
-			panic(err)
-		}
-		m.Body = b
-		return m
-	}
+	return tamperBody(typ, n, f)
 }
 
 // TestIntersectRejectsTampering: a cheating peer's malformed messages are
