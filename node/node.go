@@ -360,6 +360,9 @@ func (n *Node) Close() error {
 		errs = append(errs, waitBounded(stopped, raftShutdownWait, n.log))
 	}
 	n.wg.Wait()
+	// Every session is closed now: the scratch of jobs that ended while
+	// their workers were stopping goes too, not at the next start.
+	n.sweepScratch()
 	if n.trans != nil {
 		errs = append(errs, n.trans.Close())
 	}
