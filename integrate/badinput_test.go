@@ -86,6 +86,7 @@ func TestValidate(t *testing.T) {
 		"k zero":               {"  requirements: [{qid: [gender], k: 0}]\n", "at least 1"},
 		"no requirement":       {"  l: 0\n", "no requirement"},
 		"unknown hub":          {"  requirements: [{qid: [gender], k: 2}]\n  hub: nobody\n", "not a party"},
+		"unknown PSI mode":     {"  requirements: [{qid: [gender], k: 2}]\n  psi: fast\n", "params.psi"},
 		"unknown param":        {"  requirements: [{qid: [gender], k: 2}]\n  kk: 2\n", "unknown field"},
 	}
 	for name, c := range cases {

@@ -117,6 +117,16 @@ func TestBadData(t *testing.T) {
 	if _, err := sjc.ParseParams(spec); err == nil || !strings.Contains(err.Error(), "params.depth") {
 		t.Fatalf("unknown param: %v", err)
 	}
+	spec.Params = map[string]any{"psi": "fast"}
+	if _, err := sjc.ParseParams(spec); err == nil || !strings.Contains(err.Error(), "params.psi") || !strings.Contains(err.Error(), "auto, ot or ecdh") {
+		t.Fatalf("unknown PSI mode: %v", err)
+	}
+	for _, m := range []string{"auto", "ot", "ecdh"} {
+		spec.Params = map[string]any{"psi": m}
+		if p, err := sjc.ParseParams(spec); err != nil || p.PSI != m {
+			t.Fatalf("psi %s: %+v %v", m, p, err)
+		}
+	}
 }
 
 // TestOverflowDetected: a chain of 7 tables of 1024 rows sharing one join
