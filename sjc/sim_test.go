@@ -18,11 +18,25 @@ import (
 // TestSimRealNodes runs the job on real nodes (libp2p, Raft) through
 // sim.Run: result.json holds the assembled tree, equal to the in-process
 // tree, and the test accuracy Evaluate gives; every party keeps its part
-// of the model.
+// of the model. It runs with the default PSI (auto, which picks ECDH for
+// these small edges) and with OT forced, whose extension matrix and OPRF
+// values travel as real libp2p messages.
 func TestSimRealNodes(t *testing.T) {
+	for _, mode := range []string{"", "ot"} {
+		t.Run("psi="+mode, func(t *testing.T) { simRealNodes(t, mode) })
+	}
+}
+
+func simRealNodes(t *testing.T, mode string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	spec, want := chainCase(t, nil)
+	if mode != "" {
+		if spec.Params == nil {
+			spec.Params = map[string]any{}
+		}
+		spec.Params["psi"] = mode
+	}
 	spec.Test = map[string]string{}
 	for _, p := range spec.Parties {
 		for _, tb := range p.Tables {
