@@ -11,6 +11,7 @@ import (
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/psi"
 )
 
 // The leakage profile of the package doc, checked on every message sent and
@@ -21,9 +22,18 @@ import (
 //     id that not every party holds, appears in any message or log entry;
 //   - scores reach the coordinator only: no score a party reported is in
 //     the log; score messages go to the attempt's coordinator alone.
+//
+// It runs in both PSI protocols: auto picks ECDH for these 240 ids, so OT
+// is forced once.
 func TestLeakage(t *testing.T) {
+	for _, mode := range []string{"auto", "ot"} {
+		t.Run(mode, func(t *testing.T) { checkLeakage(t, mode) })
+	}
+}
+
+func checkLeakage(t *testing.T, mode string) {
 	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 6}, {QID: []string{"nob", "sob", "web"}, K: 6}}
-	j := randomJob(t, 11, 240, reqs, "")
+	j := randomJob(t, 11, 240, reqs, "  psi: "+mode+"\n")
 	rep, err := j.run(t, jobtest.Options{Leader: "south"})
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +65,10 @@ func TestLeakage(t *testing.T) {
 	}
 	if len(rep.Sent) == 0 || len(rep.Log) == 0 {
 		t.Fatal("nothing captured")
+	}
+	want := map[string]string{"auto": psi.TypeBlinded, "ot": psi.TypeOTBase}[mode]
+	if !slices.ContainsFunc(rep.Sent, func(s jobtest.Sent) bool { return s.Message.Type == want }) {
+		t.Fatalf("psi %s: no %s message was sent", mode, want)
 	}
 	for _, s := range rep.SentOutside(protocol.DisclosePSIBlinded, protocol.DiscloseScore, protocol.DiscloseSplitSummary, protocol.DisclosePublicResult) {
 		t.Errorf("message %s from %s to %s discloses %q", s.Message.Type, s.From, s.To, s.Disclosure)
