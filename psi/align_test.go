@@ -15,6 +15,20 @@ import (
 	"github.com/cohortdm/cohort/protocol"
 )
 
+// commonSet is the plain intersection of every party's set, in the first
+// party's order (with its repeats).
+func commonSet(parties []string, sets map[string][][]byte) [][]byte {
+	common := sets[parties[0]]
+	for _, q := range parties[1:] {
+		var next [][]byte
+		for _, i := range plain(common, sets[q]) {
+			next = append(next, common[i])
+		}
+		common = next
+	}
+	return common
+}
+
 // alignAll runs Align at every party and returns their results.
 func alignAll(t *testing.T, net *jobtest.Network, hub string, parties []string, sets map[string][][]byte, cfg Config) (map[string]*Result, map[string]error) {
 	t.Helper()
@@ -57,14 +71,7 @@ func TestAlign(t *testing.T) {
 					}
 					sets[q] = a
 				}
-				common := sets[parties[0]]
-				for _, q := range parties[1:] {
-					var next [][]byte
-					for _, i := range plain(common, sets[q]) {
-						next = append(next, common[i])
-					}
-					common = next
-				}
+				common := commonSet(parties, sets)
 				net := jobtest.NewNetwork(parties...)
 				for _, q := range parties {
 					net.Capture(q)

@@ -80,14 +80,7 @@ func TestAlignAuto(t *testing.T) {
 	// The hub holds 700 ids: with big's 900 it passes AutoOTMin, with
 	// small's 100 it does not.
 	sets := map[string][][]byte{"hub": pick(700), "big": pick(900), "small": pick(100)}
-	common := sets["hub"]
-	for _, q := range parties[1:] {
-		var next [][]byte
-		for _, i := range plain(common, sets[q]) {
-			next = append(next, common[i])
-		}
-		common = next
-	}
+	common := commonSet(parties, sets)
 	net := jobtest.NewNetwork(parties...)
 	for _, q := range parties {
 		net.Capture(q)

@@ -114,14 +114,7 @@ func TestAlignOT(t *testing.T) {
 			for _, q := range parties {
 				sets[q], _ = randomSets(r, c.n, 0, c.pool, q == "p2")
 			}
-			common := sets[parties[0]]
-			for _, q := range parties[1:] {
-				var next [][]byte
-				for _, i := range plain(common, sets[q]) {
-					next = append(next, common[i])
-				}
-				common = next
-			}
+			common := commonSet(parties, sets)
 			ecdh, errs := alignAll(t, jobtest.NewNetwork(parties...), hub, parties, sets, Config{Edge: "ids"})
 			for _, q := range parties {
 				if errs[q] != nil {
