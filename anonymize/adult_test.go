@@ -7,11 +7,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cohortdm/cohort/internal/adultdata"
+	"github.com/cohortdm/cohort/internal/cputime"
 	"github.com/cohortdm/cohort/table"
 )
 
@@ -120,7 +120,7 @@ func TestAdultFullDomain5(t *testing.T) {
 	t.Logf("levels %v NCP %.4f classes %d min %d checked %d of %d", res.Levels, res.NCP, res.Classes, res.MinGroup, res.Checked, res.Lattice)
 	// timing: the machine is shared, so report the minimum and the median of 31 runs
 	var ds31 []time.Duration
-	cpu0 := cpuTime()
+	cpu0 := cputime.Used(t)
 	for range 31 {
 		st := time.Now()
 		if _, err := OptimalFullDomain(ds, 5); err != nil {
@@ -128,19 +128,10 @@ func TestAdultFullDomain5(t *testing.T) {
 		}
 		ds31 = append(ds31, time.Since(st))
 	}
-	cpu := (cpuTime() - cpu0) / 31
+	cpu := (cputime.Used(t) - cpu0) / 31
 	slices.Sort(ds31)
 	t.Logf("OptimalFullDomain(k=5) over 31 runs: wall min %v median %v, process CPU per run %v",
 		ds31[0].Round(time.Microsecond*100), ds31[15].Round(time.Microsecond*100), cpu.Round(time.Microsecond*100))
-}
-
-// cpuTime is the process's user+system CPU time (includes GC workers).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // go test ./anonymize -run '^$' -bench FullDomainAdult -benchtime 20x

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/bicluster"
+	"github.com/cohortdm/cohort/internal/cputime"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
@@ -65,7 +66,7 @@ func BenchmarkJobRealNodes(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		start, cpu0 := time.Now(), cpuTime(b)
+		start, cpu0 := time.Now(), cputime.Used(b)
 		id, err := leader.Submit(ctx, raw)
 		if err != nil {
 			b.Fatal(err)
@@ -75,7 +76,7 @@ func BenchmarkJobRealNodes(b *testing.B) {
 			b.Fatalf("job: %v %s", err, rec.Error)
 		}
 		secs = time.Since(start).Seconds()
-		cpu = (cpuTime(b) - cpu0).Seconds()
+		cpu = (cputime.Used(b) - cpu0).Seconds()
 		var res struct {
 			Bytes      map[string]float64 `json:"bytes"`
 			Iterations int                `json:"iterations"`

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/bicluster/synth"
+	"github.com/cohortdm/cohort/internal/cputime"
 )
 
 // runtimeData is the runtime benchmark's matrix: elements/50 rows × 50
@@ -32,7 +33,7 @@ func BenchmarkCHawk(b *testing.B) {
 			m := runtimeData(b, n)
 			p := bicluster.DefaultParams()
 			found := 0
-			cpu0 := cpuTime(b)
+			cpu0 := cputime.Used(b)
 			for b.Loop() {
 				res, err := bicluster.CHawk(m, []byte("bench"), p)
 				if err != nil {
@@ -40,7 +41,7 @@ func BenchmarkCHawk(b *testing.B) {
 				}
 				found = len(res.Biclusters)
 			}
-			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Used(b)-cpu0)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(found), "biclusters")
 		})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/internal/adultdata"
+	"github.com/cohortdm/cohort/internal/cputime"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
@@ -122,7 +123,7 @@ func TestAdultIntegrate(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		out := filepath.Join(t.TempDir(), "out")
-		start, cpu0 := time.Now(), cpuTime(t)
+		start, cpu0 := time.Now(), cputime.Used(t)
 		// ECDH on 45,222 ids keeps every core busy for tens of seconds; on a
 		// shared machine the coordinator's 1 s reachability pings then go
 		// unanswered. A longer Raft heartbeat widens the window (5
@@ -132,7 +133,7 @@ func TestAdultIntegrate(t *testing.T) {
 			raftTiming = node.Timing{HeartbeatMS: 2000, ElectionMS: 2000}
 		}
 		res, err := sim.Run(ctx, specPath, sim.RunOptions{Kinds: job.Registry{"integrate": integrate.Kind{}}, Out: out, Timing: raftTiming})
-		wall, cpu := time.Since(start), cpuTime(t)-cpu0
+		wall, cpu := time.Since(start), cputime.Used(t)-cpu0
 		cancel()
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cloudflare/circl/group"
 
+	"github.com/cohortdm/cohort/internal/cputime"
 	"github.com/cohortdm/cohort/job/jobtest"
 )
 
@@ -51,9 +52,9 @@ func BenchmarkSteps(b *testing.B) {
 	one := func(b *testing.B, f func()) {
 		var cpu time.Duration
 		for b.Loop() {
-			t0 := cpuTime(b)
+			t0 := cputime.Used(b)
 			f()
-			cpu += cpuTime(b) - t0
+			cpu += cputime.Used(b) - t0
 		}
 		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*n), "core-µs/elem")
 	}
@@ -95,9 +96,9 @@ func BenchmarkECDH(b *testing.B) {
 			var bytes int64
 			for b.Loop() {
 				net := jobtest.NewNetwork("alice", "bob")
-				t0 := cpuTime(b)
+				t0 := cputime.Used(b)
 				ra, rb, ea, eb := pair(b, net, ECDH{}, a, c)
-				cpu += cpuTime(b) - t0
+				cpu += cputime.Used(b) - t0
 				if ea != nil || eb != nil {
 					b.Fatal(ea, eb)
 				}
@@ -135,9 +136,9 @@ func BenchmarkOT(b *testing.B) {
 			var recvBytes, sendBytes int64
 			for b.Loop() {
 				net := jobtest.NewNetwork("alice", "bob")
-				t0 := cpuTime(b)
+				t0 := cputime.Used(b)
 				ra, rb, ea, eb := pair(b, net, OT{}, a, c)
-				cpu += cpuTime(b) - t0
+				cpu += cputime.Used(b) - t0
 				if ea != nil || eb != nil {
 					b.Fatal(ea, eb)
 				}
@@ -154,11 +155,11 @@ func BenchmarkOT(b *testing.B) {
 			if n <= 100000 && os.Getenv("PSI_BENCH_NO_ECDH") == "" {
 				b.StopTimer()
 				net := jobtest.NewNetwork("alice", "bob")
-				t0 := cpuTime(b)
+				t0 := cputime.Used(b)
 				if _, _, ea, eb := pair(b, net, ECDH{}, a, c); ea != nil || eb != nil {
 					b.Fatal(ea, eb)
 				}
-				ecdh := float64((cpuTime(b) - t0).Microseconds()) / float64(2*n)
+				ecdh := float64((cputime.Used(b) - t0).Microseconds()) / float64(2*n)
 				b.ReportMetric(ecdh/perElem, "ecdh-x")
 				b.StartTimer()
 			}
@@ -187,11 +188,11 @@ func mulCost(b *testing.B) float64 {
 	s := g.RandomNonZeroScalar(nil)
 	p := g.HashToElement([]byte("x"), []byte("t"))
 	q := g.NewElement()
-	t0 := cpuTime(b)
+	t0 := cputime.Used(b)
 	for range reps {
 		q.Mul(p, s)
 	}
-	return float64((cpuTime(b) - t0).Microseconds()) / reps
+	return float64((cputime.Used(b) - t0).Microseconds()) / reps
 }
 
 // setProcs sets GOMAXPROCS and returns a function restoring it.
@@ -222,7 +223,7 @@ func BenchmarkAlign(b *testing.B) {
 			for b.Loop() {
 				net := jobtest.NewNetwork(parties...)
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-				t0 := cpuTime(b)
+				t0 := cputime.Used(b)
 				var wg sync.WaitGroup
 				res := make([]*Result, len(parties))
 				errs := make([]error, len(parties))
@@ -234,7 +235,7 @@ func BenchmarkAlign(b *testing.B) {
 					}()
 				}
 				wg.Wait()
-				cpu += cpuTime(b) - t0
+				cpu += cputime.Used(b) - t0
 				cancel()
 				for i := range parties {
 					if errs[i] != nil || res[i].Size != n {

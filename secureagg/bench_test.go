@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/cputime"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/paillier/paillertest"
@@ -94,7 +95,7 @@ func benchAggregate(b *testing.B, length, n int, dec string) {
 	}
 	net.ResetCounters()
 	rounds := 0
-	cpu0 := cpuTime(b)
+	cpu0 := cputime.Used(b)
 	for b.Loop() {
 		step.Round = rounds
 		outs := runAll(b, net, step, cfg, in)
@@ -105,7 +106,7 @@ func benchAggregate(b *testing.B, length, n int, dec string) {
 		}
 		rounds++
 	}
-	cpu := cpuTime(b) - cpu0
+	cpu := cputime.Used(b) - cpu0
 	var total, most float64
 	for _, name := range c.names {
 		x := float64(net.BytesSent(name)) / float64(rounds)

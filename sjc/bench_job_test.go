@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/cputime"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/node"
@@ -57,12 +58,12 @@ func BenchmarkJobVsInProcess(b *testing.B) {
 	}
 	for b.Loop() {
 		runtime.GC()
-		t0, c0 := time.Now(), cpuTime()
+		t0, c0 := time.Now(), cputime.Used(b)
 		want, err := sjc.Build(g, ch.Train, sjc.DefaultParams())
 		if err != nil {
 			b.Fatal(err)
 		}
-		inproc, core := time.Since(t0), cpuTime()-c0
+		inproc, core := time.Since(t0), cputime.Used(b)-c0
 		b.ReportMetric(inproc.Seconds(), "inproc-s")
 		b.ReportMetric(core.Seconds(), "inproc-core-s")
 		benchJob(b, &spec, want, 10*time.Minute)
@@ -105,12 +106,12 @@ func benchJob(b *testing.B, spec *job.Spec, want *tree.Tree, stepTimeout time.Du
 	for _, p := range spec.PartyNames() {
 		secrets[p] = job.DirSecrets(filepath.Join(b.TempDir(), p))
 	}
-	t0, c0 := time.Now(), cpuTime()
+	t0, c0 := time.Now(), cputime.Used(b)
 	rep, err := jobtest.Run(context.Background(), sjc.Kind{}, spec, jobtest.Options{Secrets: secrets, StepTimeout: stepTimeout})
 	if err != nil {
 		b.Fatal(err)
 	}
-	jobTime, jobCore := time.Since(t0), cpuTime()-c0
+	jobTime, jobCore := time.Since(t0), cputime.Used(b)-c0
 	nodes, _ := want.Size()
 	if got := rep.Result["nodes"]; got != nodes {
 		b.Fatalf("job tree has %v nodes, in process %d", got, nodes)

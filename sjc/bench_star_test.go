@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/cputime"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/table"
@@ -133,12 +134,12 @@ func BenchmarkStarFact(b *testing.B) {
 		}
 		load := time.Since(t0)
 		runtime.GC()
-		t0, c0 := time.Now(), cpuTime()
+		t0, c0 := time.Now(), cputime.Used(b)
 		want, err := sjc.Build(g, data, sjc.DefaultParams())
 		if err != nil {
 			b.Fatal(err)
 		}
-		inproc, core := time.Since(t0), cpuTime()-c0
+		inproc, core := time.Since(t0), cputime.Used(b)-c0
 		data = nil
 		b.ReportMetric(load.Seconds(), "load-s")
 		b.ReportMetric(inproc.Seconds(), "inproc-s")

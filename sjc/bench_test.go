@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/cputime"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/internal/reftree"
 	"github.com/cohortdm/cohort/sjc/tree"
@@ -82,11 +83,11 @@ func BenchmarkChain(b *testing.B) {
 			var core time.Duration
 			for b.Loop() {
 				peak = max(peak, peakHeap(func() {
-					c0 := cpuTime()
+					c0 := cputime.Used(b)
 					if fast, err = sjc.Build(g, c.Train, p); err != nil {
 						b.Fatal(err)
 					}
-					core += cpuTime() - c0
+					core += cputime.Used(b) - c0
 				}))
 			}
 			b.ReportMetric(float64(peak)/(1<<20), "peak-MB")
@@ -108,8 +109,8 @@ func BenchmarkChain(b *testing.B) {
 			var core time.Duration
 			for b.Loop() {
 				peak = max(peak, peakHeap(func() {
-					c0 := cpuTime()
-					defer func() { core += cpuTime() - c0 }()
+					c0 := cputime.Used(b)
+					defer func() { core += cputime.Used(b) - c0 }()
 					start := time.Now()
 					j, err := reftree.Materialise(g, c.Train)
 					if err != nil {

@@ -1,0 +1,21 @@
+// Package cputime reads the CPU time the test process has used, for the
+// benchmarks' core-second figures: on a shared machine the wall time of a
+// run depends on other load, its CPU time much less.
+package cputime
+
+import (
+	"testing"
+	"time"
+)
+
+// Used is the user and system CPU time, every thread (the garbage
+// collector's included), that the process has used so far; 0 where the
+// system does not report it. It fails tb if the system refuses to say.
+func Used(tb testing.TB) time.Duration {
+	tb.Helper()
+	d, err := used()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
