@@ -83,24 +83,8 @@ func submitWait(t *testing.T, ctx context.Context, n *node.Node, spec string, af
 		t.Fatal(err)
 	}
 	if during != nil {
-		for done := 0; done < afterSteps; {
-			js, ok := n.Job(id)
-			if ok && js.Status != node.StatusRunning && js.Status != node.StatusQueued {
-				t.Fatalf("the job ended (%s) before %d steps were committed", js.Status, afterSteps)
-			}
-			done = 0
-			if ok {
-				for _, s := range js.Steps {
-					if s.Done {
-						done++
-					}
-				}
-			}
-			select {
-			case <-ctx.Done():
-				t.Fatal(ctx.Err())
-			case <-time.After(5 * time.Millisecond):
-			}
+		if _, err := sim.WaitSteps(ctx, n, id, afterSteps); err != nil {
+			t.Fatal(err)
 		}
 		during()
 	}

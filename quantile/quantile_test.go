@@ -201,28 +201,11 @@ func submit(t *testing.T, ctx context.Context, n *node.Node, spec string) string
 // returns how many are, failing if the job ended first.
 func roundsDone(t *testing.T, ctx context.Context, n *node.Node, id string, want int) int {
 	t.Helper()
-	for {
-		js, ok := n.Job(id)
-		if ok && js.Status != node.StatusRunning && js.Status != node.StatusQueued {
-			t.Fatalf("the job ended (%s) before %d rounds were committed", js.Status, want)
-		}
-		done := 0
-		if ok {
-			for _, s := range js.Steps {
-				if s.Done {
-					done++
-				}
-			}
-		}
-		if done >= want {
-			return done
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %d rounds: %v", want, ctx.Err())
-		case <-time.After(5 * time.Millisecond):
-		}
+	done, err := sim.WaitSteps(ctx, n, id, want)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return done
 }
 
 func waitJob(t *testing.T, ctx context.Context, n *node.Node, id string) (*node.JobRecord, result) {

@@ -221,24 +221,8 @@ func TestSimPartyRestarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for done := 0; done < 4; { // load, propagate and two levels
-		js, ok := leader.Job(id)
-		if ok && js.Status != node.StatusRunning && js.Status != node.StatusQueued {
-			t.Fatalf("the job ended (%s) before the restart", js.Status)
-		}
-		done = 0
-		if ok {
-			for _, s := range js.Steps {
-				if s.Done {
-					done++
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatal(ctx.Err())
-		case <-time.After(2 * time.Millisecond):
-		}
+	if _, err := sim.WaitSteps(ctx, leader, id, 4); err != nil { // load, propagate and two levels
+		t.Fatalf("before the restart: %v", err)
 	}
 	if err := c.Kill(victim); err != nil {
 		t.Fatal(err)
