@@ -41,43 +41,42 @@ var _ Intersector = Auto{}
 
 // Intersect agrees the protocol with peer and runs it.
 func (a Auto) Intersect(ctx context.Context, p job.Party, step job.Step, peer string, role Role, elems [][]byte) (*Result, error) {
-	mode, err := agreeMode(ctx, p, step, peer, a.Config, elems)
+	mode, set, err := agreeMode(ctx, p, step, peer, a.Config, elems)
 	if err != nil {
 		return nil, err
 	}
-	cfg := a.Config
-	cfg.Mode = mode
-	return cfg.Intersector().Intersect(ctx, p, step, peer, role, elems)
+	if mode == ModeECDH {
+		return ECDH{Config: a.Config}.Intersect(ctx, p, step, peer, role, elems)
+	}
+	return OT{Config: a.Config}.intersect(ctx, p, step, peer, role, set)
 }
 
 // agreeMode sends our distinct set size to peer, reads the peer's, and
-// returns autoMode of the two.
-func agreeMode(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (Mode, error) {
-	cfg, err := cfg.withDefaults()
+// returns autoMode of the two. Our set is counted as OT takes it (digests
+// under the step's tag, repeats removed), and returned for OT to use, so
+// a large set is not deduplicated twice.
+func agreeMode(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (Mode, *otSet, error) {
+	set, err := otSetup(p, step, peer, cfg, elems)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	uniq, _ := distinct(elems)
-	n := len(uniq)
-	if n > cfg.MaxElements {
-		return 0, fmt.Errorf("%w: %d distinct elements, limit %d", ErrTooLarge, n, cfg.MaxElements)
-	}
+	n := len(set.uniq)
 	body, err := protocol.Marshal(&sizeBody{Size: n})
 	if err != nil {
-		return 0, fmt.Errorf("psi: encode %s: %w", TypeSize, err)
+		return 0, nil, fmt.Errorf("psi: encode %s: %w", TypeSize, err)
 	}
 	if err := p.Send(ctx, peer, step.Message(p.Self(), TypeSize, body), protocol.DisclosePSIBlinded); err != nil {
-		return 0, fmt.Errorf("psi: send %s to %s: %w", TypeSize, peer, err)
+		return 0, nil, fmt.Errorf("psi: send %s to %s: %w", TypeSize, peer, err)
 	}
 	msg, err := p.Receive(ctx, peer, step.Key(TypeSize))
 	if err != nil {
-		return 0, fmt.Errorf("psi: receive %s from %s: %w", TypeSize, peer, err)
+		return 0, nil, fmt.Errorf("psi: receive %s from %s: %w", TypeSize, peer, err)
 	}
-	m, err := decodeSize(msg.Body, cfg.MaxElements)
+	m, err := decodeSize(msg.Body, set.cfg.MaxElements)
 	if err != nil {
-		return 0, fmt.Errorf("%s from %s: %w", TypeSize, peer, err)
+		return 0, nil, fmt.Errorf("%s from %s: %w", TypeSize, peer, err)
 	}
-	return autoMode(n, m), nil
+	return autoMode(n, m), set, nil
 }
 
 // sizeBody is the body of TypeSize.

@@ -342,13 +342,13 @@ func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties 
 		return nil, err
 	}
 	if self != hub {
-		mode, err := exchangeMode(ctx, p, channel(self), hub, cfg, elems)
+		mode, set, err := exchangeMode(ctx, p, channel(self), hub, cfg, elems)
 		if err != nil {
 			return nil, err
 		}
 		var r *Result
 		if mode == ModeOT {
-			r, err = otSendAndFilter(ctx, p, channel(self), hub, cfg, elems)
+			r, err = otSendAndFilter(ctx, p, channel(self), hub, set)
 		} else {
 			r, err = ecdhSpoke(ctx, p, channel(self), hub, cfg, elems)
 		}
@@ -411,12 +411,17 @@ func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties 
 }
 
 // exchangeMode is the protocol of one exchange of Align: cfg.Mode, or in
-// ModeAuto the one both sides pick from their set sizes.
-func exchangeMode(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (Mode, error) {
-	if cfg.Mode != ModeAuto {
-		return cfg.Mode, nil
+// ModeAuto the one both sides pick from their set sizes; for OT, with our
+// set prepared (otSetup).
+func exchangeMode(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (Mode, *otSet, error) {
+	switch cfg.Mode {
+	case ModeAuto:
+		return agreeMode(ctx, p, step, peer, cfg, elems)
+	case ModeOT:
+		set, err := otSetup(p, step, peer, cfg, elems)
+		return ModeOT, set, err
 	}
-	return agreeMode(ctx, p, step, peer, cfg, elems)
+	return cfg.Mode, nil, nil
 }
 
 // ecdhSpoke is a spoke's part of an ECDH Align exchange: its set, blinded
@@ -456,12 +461,12 @@ type spokeView struct {
 // hub returns no doubles of the spoke's set) or OT (the hub is the OPRF
 // receiver).
 func hubExchange(ctx context.Context, p job.Party, step job.Step, spoke string, cfg Config, elems [][]byte) (*spokeView, error) {
-	mode, err := exchangeMode(ctx, p, step, spoke, cfg, elems)
+	mode, set, err := exchangeMode(ctx, p, step, spoke, cfg, elems)
 	if err != nil {
 		return nil, err
 	}
 	if mode == ModeOT {
-		x, err := otReceive(ctx, p, step, spoke, cfg, elems, 0)
+		x, err := otReceive(ctx, p, step, spoke, set, 0)
 		if err != nil {
 			return nil, err
 		}

@@ -30,9 +30,21 @@ var _ Intersector = OT{}
 // Intersect runs the KKRT PSI with peer; the two parties must take
 // different roles.
 func (o OT) Intersect(ctx context.Context, p job.Party, step job.Step, peer string, role Role, elems [][]byte) (*Result, error) {
+	if role != Receiver && role != Sender {
+		return nil, fmt.Errorf("%w: role %d", ErrConfig, role)
+	}
+	set, err := otSetup(p, step, peer, o.Config, elems)
+	if err != nil {
+		return nil, err
+	}
+	return o.intersect(ctx, p, step, peer, role, set)
+}
+
+// intersect runs the exchange on a prepared set (otSetup).
+func (o OT) intersect(ctx context.Context, p job.Party, step job.Step, peer string, role Role, set *otSet) (*Result, error) {
 	switch role {
 	case Receiver:
-		x, err := otReceive(ctx, p, step, peer, o.Config, elems, o.firstAttempt)
+		x, err := otReceive(ctx, p, step, peer, set, o.firstAttempt)
 		if err != nil {
 			return nil, err
 		}
@@ -49,7 +61,7 @@ func (o OT) Intersect(ctx context.Context, p job.Party, step job.Step, peer stri
 		e := &exchange{uniq: x.uniq, of: x.of, peerSize: x.peerSize}
 		return e.result(in), nil
 	case Sender:
-		return otSendAndFilter(ctx, p, step, peer, o.Config, elems)
+		return otSendAndFilter(ctx, p, step, peer, set)
 	}
 	return nil, fmt.Errorf("%w: role %d", ErrConfig, role)
 }
@@ -68,8 +80,8 @@ func sendFilter(ctx context.Context, p job.Party, step job.Step, to string, bits
 
 // otSendAndFilter is the OPRF sender's whole part: the exchange, then the
 // receiver's filter over its shuffled elements, mapped back to its own.
-func otSendAndFilter(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (*Result, error) {
-	x, err := otSend(ctx, p, step, peer, cfg, elems)
+func otSendAndFilter(ctx context.Context, p job.Party, step job.Step, peer string, set *otSet) (*Result, error) {
+	x, err := otSend(ctx, p, step, peer, set)
 	if err != nil {
 		return nil, err
 	}
@@ -108,27 +120,38 @@ func matrixRows(cfg Config) int {
 // the peer's announced one: 2^28 elements per side.
 const otMaxElements = 1 << 28
 
+// otSet is a party's input to one OT exchange: the checked config, and
+// its distinct elements with their digests under the step's domain tag.
+type otSet struct {
+	cfg  Config
+	dg   digester
+	uniq [][]byte
+	of   []int // position in elems -> index in uniq
+	ds   [][digestLen]byte
+}
+
 // otSetup checks the arguments, digests the elements under the step's
-// domain tag and removes repeats.
-func otSetup(p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (Config, digester, [][]byte, []int, [][digestLen]byte, error) {
+// domain tag and removes repeats (by digest; two different elements with
+// one digest are an error, never a silent merge).
+func otSetup(p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (*otSet, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
-		return cfg, digester{}, nil, nil, nil, err
+		return nil, err
 	}
 	// Positions, bins and value indices are int32 (3 per element).
 	cfg.MaxElements = min(cfg.MaxElements, otMaxElements)
 	if peer == "" || peer == p.Self() {
-		return cfg, digester{}, nil, nil, nil, fmt.Errorf("%w: peer %q for party %q", ErrConfig, peer, p.Self())
+		return nil, fmt.Errorf("%w: peer %q for party %q", ErrConfig, peer, p.Self())
 	}
 	dg := newDigester(DomainTag(step.Job, step.Phase, step.Round, step.Channel, cfg.Edge))
 	uniq, of, ds, err := dg.distinctDigests(elems)
 	if err != nil {
-		return cfg, dg, nil, nil, nil, err
+		return nil, err
 	}
 	if len(uniq) > cfg.MaxElements {
-		return cfg, dg, nil, nil, nil, fmt.Errorf("%w: %d distinct elements, limit %d", ErrTooLarge, len(uniq), cfg.MaxElements)
+		return nil, fmt.Errorf("%w: %d distinct elements, limit %d", ErrTooLarge, len(uniq), cfg.MaxElements)
 	}
-	return cfg, dg, uniq, of, ds, nil
+	return &otSet{cfg: cfg, dg: dg, uniq: uniq, of: of, ds: ds}, nil
 }
 
 func newRunID() []byte {
@@ -141,11 +164,8 @@ func newRunID() []byte {
 //
 // firstAttempt is the first cuckoo attempt tried: 0, except in tests of
 // the sender's handling of a rehashed table.
-func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte, firstAttempt int) (*otReceived, error) {
-	cfg, dg, uniq, of, ds, err := otSetup(p, step, peer, cfg, elems)
-	if err != nil {
-		return nil, err
-	}
+func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, set *otSet, firstAttempt int) (*otReceived, error) {
+	cfg, dg, uniq, of, ds := set.cfg, set.dg, set.uniq, set.of, set.ds
 	n := len(uniq)
 	run := newRunID()
 	share := newRunID() // seedLen random bytes
@@ -292,11 +312,8 @@ func otReceive(ctx context.Context, p job.Party, step job.Step, peer string, cfg
 }
 
 // otSend is the OPRF sender's part of the exchange (package doc).
-func otSend(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (*exchange, error) {
-	cfg, dg, uniq, of, ds, err := otSetup(p, step, peer, cfg, elems)
-	if err != nil {
-		return nil, err
-	}
+func otSend(ctx context.Context, p job.Party, step job.Step, peer string, set *otSet) (*exchange, error) {
+	cfg, dg, uniq, of, ds := set.cfg, set.dg, set.uniq, set.of, set.ds
 	n := len(uniq)
 	x := &exchange{uniq: uniq, of: of, run: newRunID()}
 	share := newRunID()
