@@ -262,23 +262,28 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// Over real nodes: anonymized.csv written, k-anonymous.
+// Over real nodes (libp2p on loopback, Raft), with each algorithm:
+// anonymized.csv written, every record in it, k-anonymous.
 func TestSim(t *testing.T) {
-	s := seedSpec(t, "  algorithm: mondrian\n  requirements: [{qid: [gender, education, age], k: 3}]\n", nil)
-	out := filepath.Join(t.TempDir(), "out")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := sim.Run(ctx, filepath.Join(s.Dir, "spec.yaml"), sim.RunOptions{Kinds: job.Registry{"anonymize": Kind{}}, Out: out}); err != nil {
-		t.Fatal(err)
-	}
-	tab, err := table.Load(filepath.Join(out, File), "pub", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tab.NumRows() != 34 {
-		t.Fatalf("%d rows", tab.NumRows())
-	}
-	if m, _ := anonymize.MinGroup(tab, []string{"gender", "education", "age"}); m < 3 {
-		t.Fatalf("class of %d", m)
+	for _, alg := range []string{"optimal", "mondrian"} {
+		t.Run(alg, func(t *testing.T) {
+			s := seedSpec(t, "  algorithm: "+alg+"\n  requirements: [{qid: [gender, education, age], k: 3}]\n", nil)
+			out := filepath.Join(t.TempDir(), "out")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if _, err := sim.Run(ctx, filepath.Join(s.Dir, "spec.yaml"), sim.RunOptions{Kinds: job.Registry{"anonymize": Kind{}}, Out: out}); err != nil {
+				t.Fatal(err)
+			}
+			tab, err := table.Load(filepath.Join(out, File), "pub", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tab.NumRows() != 34 {
+				t.Fatalf("%d rows", tab.NumRows())
+			}
+			if m, _ := anonymize.MinGroup(tab, []string{"gender", "education", "age"}); m < 3 {
+				t.Fatalf("class of %d", m)
+			}
+		})
 	}
 }
