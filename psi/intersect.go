@@ -390,9 +390,17 @@ func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties 
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	uniq, of := distinct(elems)
+	// Every exchange removed our repeats in the same (first-seen) order,
+	// so any view's distinct elements index every view's got.
+	var x *exchange
+	if len(views) > 0 {
+		x = &exchange{uniq: views[0].uniq, of: views[0].of}
+	} else {
+		uniq, of := distinct(elems)
+		x = &exchange{uniq: uniq, of: of}
+	}
 	// in[u]: our distinct element u is in every spoke's set.
-	in := make([]bool, len(uniq))
+	in := make([]bool, len(x.uniq))
 	for u := range in {
 		in[u] = true
 	}
@@ -406,7 +414,6 @@ func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties 
 			return nil, err
 		}
 	}
-	x := &exchange{uniq: uniq, of: of}
 	return x.result(in), nil
 }
 
@@ -448,6 +455,10 @@ func ecdhSpoke(ctx context.Context, p job.Party, step job.Step, hub string, cfg 
 
 // spokeView is what the hub keeps of its exchange with one spoke.
 type spokeView struct {
+	// uniq and of are the hub's distinct elements and, for each of its
+	// elems, the index of its value in uniq.
+	uniq [][]byte
+	of   []int
 	// got[u] says whether the spoke holds the hub's distinct element u.
 	got []bool
 	// filter turns the common set (over the hub's distinct elements) into
@@ -483,7 +494,7 @@ func hubExchange(ctx context.Context, p job.Party, step job.Step, spoke string, 
 			}
 			return bits
 		}
-		return &spokeView{got: got, filter: filter, echo: x.peerRun}, nil
+		return &spokeView{uniq: x.uniq, of: x.of, got: got, filter: filter, echo: x.peerRun}, nil
 	}
 	x, err := run(ctx, p, step, spoke, cfg, elems, false, true)
 	if err != nil {
@@ -507,5 +518,5 @@ func hubExchange(ctx context.Context, p job.Party, step job.Step, spoke string, 
 		}
 		return bits
 	}
-	return &spokeView{got: got, filter: filter, echo: x.peerRun}, nil
+	return &spokeView{uniq: x.uniq, of: x.of, got: got, filter: filter, echo: x.peerRun}, nil
 }
