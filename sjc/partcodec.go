@@ -30,11 +30,7 @@ func (p Part) EncodeMsgpack(enc *msgpack.Encoder) error {
 	if err := enc.EncodeBytes(buf); err != nil {
 		return err
 	}
-	buf = buf[:0]
-	for _, c := range p.Cls {
-		buf = binary.AppendUvarint(buf, c)
-	}
-	return enc.EncodeBytes(buf)
+	return enc.EncodeBytes(appendUvarints(buf[:0], p.Cls))
 }
 
 // DecodeMsgpack implements msgpack.CustomDecoder. It checks the encoding's
@@ -69,13 +65,9 @@ func (p *Part) DecodeMsgpack(dec *msgpack.Decoder) error {
 		}
 		p.Rows = append(p.Rows, int32(prev))
 	}
-	for len(cls) > 0 {
-		c, k := binary.Uvarint(cls)
-		if k <= 0 {
-			return fmt.Errorf("%w: a kept Part's counts are not uvarints", ErrSummary)
-		}
-		cls = cls[k:]
-		p.Cls = append(p.Cls, c)
+	var ok bool
+	if p.Cls, ok = readUvarints(cls); !ok {
+		return fmt.Errorf("%w: a kept Part's counts are not uvarints", ErrSummary)
 	}
 	return nil
 }

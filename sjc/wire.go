@@ -49,16 +49,26 @@ func (es *EdgeSummary) Values(shared []string) ([]string, error) {
 
 // uvarints decodes a count field of es.
 func (es *EdgeSummary) uvarints(b []byte) ([]uint64, error) {
+	out, ok := readUvarints(b)
+	if !ok {
+		return nil, fmt.Errorf("%w: edge %d: a summary's counts are not uvarints", ErrSummary, es.Edge)
+	}
+	return out, nil
+}
+
+// readUvarints decodes b as appendUvarints wrote it; false if it is not
+// a whole number of uvarints.
+func readUvarints(b []byte) ([]uint64, bool) {
 	var out []uint64
 	for len(b) > 0 {
 		x, k := binary.Uvarint(b)
 		if k <= 0 {
-			return nil, fmt.Errorf("%w: edge %d: a summary's counts are not uvarints", ErrSummary, es.Edge)
+			return nil, false
 		}
 		b = b[k:]
 		out = append(out, x)
 	}
-	return out, nil
+	return out, true
 }
 
 // ClassSummary decodes es as a class summary over the edge's shared values.
