@@ -77,3 +77,16 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// JobBytes is what the ledger's owner sent for one job, in bytes on the
+// wire. The log holds no byte counts (they tell of a party's data); an
+// operator who owns every party (cohort sim) adds up each party's own.
+func JobBytes(entries []Entry, job string) int64 {
+	var n int64
+	for _, e := range entries {
+		if e.Job == job {
+			n += int64(e.Bytes)
+		}
+	}
+	return n
+}

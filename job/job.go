@@ -18,14 +18,15 @@
 // Attempt comes back already committed, nothing runs) and restarts the first
 // unfinished one with a higher attempt number. A replayed step whose phase,
 // round, parties, args or timeout differ from the committed one fails the
-// job (ErrReplay), never silently diverges.
+// job (runner.ErrReplay), never silently diverges. Package job/runner is
+// the one runtime that keeps this contract, on nodes and in jobtest.
 //
 // # What goes where
 //
 // The Raft log reaches every member, so it holds only what every member may
 // see: the spec, the job's seed, each step as started (its public Args) and
 // each step's Record (the coordinator's public Decision, which parties
-// failed and why, bytes sent). A party's output for a step goes to the
+// failed and why; no byte counts, which tell of a party's data). A party's output for a step goes to the
 // coordinator of that attempt alone and is never committed; a replay that
 // needs it again re-runs the step. A decision for one party only is a
 // message: the coordinator is a Party too and can Send to a chosen party
@@ -49,7 +50,6 @@ package job
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -114,60 +114,6 @@ func (s Step) Message(from, typ string, body []byte) *protocol.Message {
 		Round: s.Round, Attempt: s.Attempt, Channel: s.Channel, From: from, Body: body}
 }
 
-// ErrReplay means a replayed Coordinate derived a step that differs from
-// the one committed to the log: the kind's Coordinate is not deterministic.
-var ErrReplay = errors.New("replayed step differs from the committed one")
-
-// CheckReplay compares a step derived by a replayed Coordinate with the one
-// the log holds for the same phase and round, naming the first field that
-// differs. The attempt, job and coordinator are the runtime's, not the
-// kind's, and are not compared.
-func CheckReplay(committed, derived Step) error {
-	switch {
-	case committed.Phase != derived.Phase:
-		return fmt.Errorf("%w: field phase: %q, committed %q", ErrReplay, derived.Phase, committed.Phase)
-	case committed.Round != derived.Round:
-		return fmt.Errorf("%w: field round: %d, committed %d", ErrReplay, derived.Round, committed.Round)
-	case !slices.Equal(committed.Parties, derived.Parties):
-		return fmt.Errorf("%w: step %s/%d field parties: %v, committed %v", ErrReplay, derived.Phase, derived.Round, derived.Parties, committed.Parties)
-	case string(committed.Args) != string(derived.Args):
-		return fmt.Errorf("%w: step %s/%d field args: %d bytes differ from the %d committed", ErrReplay, derived.Phase, derived.Round, len(derived.Args), len(committed.Args))
-	case committed.TimeoutMS != derived.TimeoutMS:
-		return fmt.Errorf("%w: step %s/%d field timeout_ms: %d, committed %d", ErrReplay, derived.Phase, derived.Round, derived.TimeoutMS, committed.TimeoutMS)
-	}
-	return nil
-}
-
-// NextAttempt derives the attempt a coordinator starts for step, as every
-// runtime must: the parties sorted (the spec's when empty), and, when the
-// log already holds an attempt of the same phase and round (latest), the
-// replay checked against it (ErrReplay) and the attempt numbered after it;
-// a step without a timeout keeps the one the log holds, or takes
-// defaultTimeoutMS. The caller answers a finished step from the log
-// instead of starting the result.
-func NextAttempt(step Step, latest *Step, spec *Spec, jobID, coordinator string, defaultTimeoutMS int64) (Step, error) {
-	if len(step.Parties) == 0 {
-		step.Parties = spec.PartyNames()
-	} else {
-		step.Parties = slices.Sorted(slices.Values(step.Parties))
-	}
-	step.Attempt = 1
-	if latest != nil {
-		if step.TimeoutMS == 0 {
-			step.TimeoutMS = latest.TimeoutMS // the default of the leader that started it
-		}
-		if err := CheckReplay(*latest, step); err != nil {
-			return Step{}, err
-		}
-		step.Attempt = latest.Attempt + 1
-	}
-	step.Job, step.Coordinator, step.Channel = jobID, coordinator, ""
-	if step.TimeoutMS == 0 {
-		step.TimeoutMS = defaultTimeoutMS
-	}
-	return step, nil
-}
-
 // Outputs are what the parties of one attempt returned. They reach the
 // coordinator of that attempt only and are never committed: Results are
 // private, and Record is what the log keeps of them.
@@ -178,8 +124,6 @@ type Outputs struct {
 	Results map[string][]byte
 	// Failed names the parties that failed or timed out, with the reason.
 	Failed map[string]string
-	// Bytes is what each party had sent for the job when it finished the step.
-	Bytes map[string]int64
 	// Silent lists the parties that sent no output in time or whose node
 	// could not be reached (also in Failed): jobs typically exclude them and
 	// retry, while an explicit error from a party usually fails the job. When
@@ -200,12 +144,11 @@ type Record struct {
 	Decision []byte            `msgpack:"decision"`
 	Failed   map[string]string `msgpack:"failed"`
 	Silent   []string          `msgpack:"silent"`
-	Bytes    map[string]int64  `msgpack:"bytes"`
 }
 
 // Record returns the public part of the outputs with the given decision.
 func (o *Outputs) Record(step Step, decision []byte) *Record {
-	return &Record{Step: step, Coordinator: o.Coordinator, Decision: decision, Failed: o.Failed, Silent: o.Silent, Bytes: o.Bytes}
+	return &Record{Step: step, Coordinator: o.Coordinator, Decision: decision, Failed: o.Failed, Silent: o.Silent}
 }
 
 // Participant is what a party's session gets: the network, the spec, the

@@ -59,7 +59,7 @@ func (n *Node) Status() Status {
 		st.Members = cons.Names()
 	}
 	st.Voters = n.RaftVoters()
-	for _, j := range n.fsm.jobs() {
+	for _, j := range n.fsm.jobs.Jobs() {
 		st.Jobs++
 		if j.Status == StatusRunning {
 			st.Running++
@@ -70,13 +70,13 @@ func (n *Node) Status() Status {
 
 // Job returns one job's replicated state.
 func (n *Node) Job(id string) (*JobStatus, bool) {
-	j, ok := n.fsm.job(id)
+	j, ok := n.fsm.jobs.Job(id)
 	if !ok {
 		return nil, false
 	}
 	js := &JobStatus{JobRecord: j}
 	if j.Status == StatusRunning && len(j.Steps) == 0 {
-		js.Status, js.Queue = StatusQueued, n.fsm.queuePosition(id)
+		js.Status, js.Queue = StatusQueued, n.fsm.jobs.QueuePosition(id)
 	}
 	n.mu.Lock()
 	if p, ok := n.progress[id]; ok && j.Status == StatusRunning {
@@ -89,7 +89,7 @@ func (n *Node) Job(id string) (*JobStatus, bool) {
 // Jobs lists all jobs in submission order.
 func (n *Node) Jobs() []*JobStatus {
 	var out []*JobStatus
-	for _, j := range n.fsm.jobs() {
+	for _, j := range n.fsm.jobs.Jobs() {
 		js, _ := n.Job(j.ID)
 		out = append(out, js)
 	}
@@ -99,7 +99,7 @@ func (n *Node) Jobs() []*JobStatus {
 // Wait blocks until the job is done or failed and returns its record.
 func (n *Node) Wait(ctx context.Context, id string) (*JobRecord, error) {
 	for {
-		if j, ok := n.fsm.job(id); ok && j.Status != StatusRunning {
+		if j, ok := n.fsm.jobs.Job(id); ok && j.Status != StatusRunning {
 			return j, nil
 		}
 		select {
@@ -211,7 +211,7 @@ func (n *Node) routes() http.Handler {
 		}
 	})
 	mux.HandleFunc("GET /v1/jobs/{id}/result", func(w http.ResponseWriter, r *http.Request) {
-		j, ok := n.fsm.job(r.PathValue("id"))
+		j, ok := n.fsm.jobs.Job(r.PathValue("id"))
 		switch {
 		case !ok:
 			writeError(w, http.StatusNotFound, fmt.Errorf("no job %q", r.PathValue("id")))
@@ -301,7 +301,7 @@ func (n *Node) serveAPI() error {
 
 // Party returns this node's view of the network for one job id, as job
 // packages see it. Tools and benchmarks use it to exchange messages directly.
-func (n *Node) Party(jobID string) job.Party { return &party{n: n, id: jobID} }
+func (n *Node) Party(jobID string) job.Party { return netParty{n} }
 
 // HTTPAddr returns the address of the optional HTTP listener as configured.
 func (n *Node) HTTPAddr() string { return n.cfg.HTTP }
@@ -309,7 +309,7 @@ func (n *Node) HTTPAddr() string { return n.cfg.HTTP }
 // describeFailures lists each failing party and its error, for messages.
 func describeFailures(f map[string]string) string {
 	var b strings.Builder
-	for _, p := range sortedKeys(f) {
+	for _, p := range sortedNames(f) {
 		fmt.Fprintf(&b, "\n  %s: %s", p, f[p])
 	}
 	return b.String()

@@ -12,6 +12,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/protocol"
 )
 
@@ -39,7 +40,7 @@ var ErrNoLeader = errors.New("no coordinator elected yet")
 func (n *Node) Validate(spec *job.Spec) error {
 	kind, ok := n.kinds[spec.Kind]
 	if !ok {
-		return spec.Errorf("kind", "unknown job kind %q (known: %v)", spec.Kind, sortedKeys(n.kinds))
+		return spec.Errorf("kind", "unknown job kind %q (known: %v)", spec.Kind, sortedNames(n.kinds))
 	}
 	cons := n.cons.Load()
 	for i, p := range spec.Parties {
@@ -72,7 +73,7 @@ func (n *Node) Submit(ctx context.Context, specYAML []byte) (string, error) {
 				// Answer once this node has applied the job too, so that a
 				// status query right after submitting finds it here.
 				for {
-					if _, ok := n.fsm.job(id); ok {
+					if _, ok := n.fsm.jobs.Status(id); ok {
 						return id, nil
 					}
 					select {
@@ -106,7 +107,7 @@ func (n *Node) commitSubmit(specYAML []byte) (string, error) {
 	if _, err := rand.Read(seed); err != nil {
 		return "", err
 	}
-	if err := n.apply(&command{Op: opSubmit, Job: id, Spec: specYAML, Seed: seed}); err != nil {
+	if err := n.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: id, Spec: specYAML, Seed: seed}}); err != nil {
 		return "", err
 	}
 	return id, nil
@@ -239,7 +240,7 @@ var ErrNoJob = errors.New("no such job")
 // every node stops its work for it and closes its session. It forwards to
 // the leader when this node is not the leader.
 func (n *Node) Cancel(ctx context.Context, id string) error {
-	st, ok := n.fsm.status(id)
+	st, ok := n.fsm.jobs.Status(id)
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrNoJob, id)
 	}
@@ -271,12 +272,12 @@ func (n *Node) Cancel(ctx context.Context, id string) error {
 }
 
 func (n *Node) commitCancel(id, by string) error {
-	st, ok := n.fsm.status(id)
+	st, ok := n.fsm.jobs.Status(id)
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrNoJob, id)
 	}
 	if st != StatusRunning {
 		return fmt.Errorf("%w: job %s is %s", ErrNotRunning, id, st)
 	}
-	return n.apply(&command{Op: opCancel, Job: id, Error: "cancelled by " + by})
+	return n.apply(&command{Entry: runner.Entry{Op: runner.OpCancel, Job: id, Error: "cancelled by " + by}})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/protocol"
 )
 
@@ -16,13 +17,13 @@ func seedCommands(f *testing.F) {
 	spec := []byte("kind: sum\nparties: [{name: a}]\nparams: {column: v}\n")
 	step := &job.Step{Job: "j", Phase: "sum", Attempt: 1, Parties: []string{"a"}}
 	for _, c := range []*command{
-		{Op: opSubmit, Job: "j", Spec: spec, Time: time.Unix(1, 0)},
-		{Op: opStart, Job: "j", Step: step},
-		{Op: opDone, Job: "j", Record: &job.Record{Step: *step, Decision: []byte{1}}},
-		{Op: opFinish, Job: "j", Result: []byte("{}")},
-		{Op: opAddMember, Member: &Member{Name: "b", PeerID: "12D3KooWRgNR3xcGzt3Vbkyoj29tQqRSqZXo9UgHad2RGpHussYv", Addrs: []string{"/ip4/127.0.0.1/tcp/1"}}},
-		{Op: opRemoveMember, Member: &Member{Name: "b"}},
-		{Op: opAddMember},
+		{Entry: runner.Entry{Op: runner.OpSubmit, Job: "j", Spec: spec, Time: time.Unix(1, 0)}},
+		{Entry: runner.Entry{Op: runner.OpStart, Job: "j", Step: step}},
+		{Entry: runner.Entry{Op: runner.OpDone, Job: "j", Record: &job.Record{Step: *step, Decision: []byte{1}}}},
+		{Entry: runner.Entry{Op: runner.OpFinish, Job: "j", Result: []byte("{}")}},
+		{Entry: runner.Entry{Op: opAddMember}, Member: &Member{Name: "b", PeerID: "12D3KooWRgNR3xcGzt3Vbkyoj29tQqRSqZXo9UgHad2RGpHussYv", Addrs: []string{"/ip4/127.0.0.1/tcp/1"}}},
+		{Entry: runner.Entry{Op: opRemoveMember}, Member: &Member{Name: "b"}},
+		{Entry: runner.Entry{Op: opAddMember}},
 	} {
 		b, err := protocol.Marshal(c)
 		if err != nil {
@@ -39,7 +40,7 @@ func FuzzApply(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := newFSM()
 		m.Apply(&raft.Log{Type: raft.LogCommand, Index: 1, Data: data})
-		_ = m.jobs()
+		_ = m.jobs.Jobs()
 	})
 }
 
@@ -82,7 +83,7 @@ func FuzzRestore(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := newFSM()
 		_ = m.Restore(io.NopCloser(bytes.NewReader(data)))
-		_ = m.jobs()
+		_ = m.jobs.Jobs()
 	})
 }
 
@@ -99,34 +100,34 @@ func TestFSMSequence(t *testing.T) {
 	}
 	spec := []byte("kind: sum\nparties: [{name: a}]\n")
 	step := &job.Step{Job: "j", Phase: "p", Attempt: 1, Parties: []string{"a"}}
-	if err := apply(&command{Op: opSubmit, Job: "j", Spec: spec}); err != nil {
+	if err := apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: "j", Spec: spec}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := apply(&command{Op: opSubmit, Job: "j", Spec: spec}); err == nil {
+	if err := apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: "j", Spec: spec}}); err == nil {
 		t.Error("duplicate job accepted")
 	}
-	if err := apply(&command{Op: opStart, Job: "j", Step: step}); err != nil {
+	if err := apply(&command{Entry: runner.Entry{Op: runner.OpStart, Job: "j", Step: step}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := apply(&command{Op: opStart, Job: "j", Step: step}); err == nil {
+	if err := apply(&command{Entry: runner.Entry{Op: runner.OpStart, Job: "j", Step: step}}); err == nil {
 		t.Error("same attempt started twice")
 	}
 	old := *step
 	step2 := *step
 	step2.Attempt = 2
-	if err := apply(&command{Op: opStart, Job: "j", Step: &step2}); err != nil {
+	if err := apply(&command{Entry: runner.Entry{Op: runner.OpStart, Job: "j", Step: &step2}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := apply(&command{Op: opDone, Job: "j", Record: &job.Record{Step: old}}); err == nil {
+	if err := apply(&command{Entry: runner.Entry{Op: runner.OpDone, Job: "j", Record: &job.Record{Step: old}}}); err == nil {
 		t.Error("outputs of a superseded attempt accepted")
 	}
-	if err := apply(&command{Op: opDone, Job: "j", Record: &job.Record{Step: step2}}); err != nil {
+	if err := apply(&command{Entry: runner.Entry{Op: runner.OpDone, Job: "j", Record: &job.Record{Step: step2}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := apply(&command{Op: opFinish, Job: "j", Result: []byte("{}")}); err != nil {
+	if err := apply(&command{Entry: runner.Entry{Op: runner.OpFinish, Job: "j", Result: []byte("{}")}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := apply(&command{Op: opFail, Job: "j", Error: "late"}); err == nil {
+	if err := apply(&command{Entry: runner.Entry{Op: runner.OpFail, Job: "j", Error: "late"}}); err == nil {
 		t.Error("finished job failed afterwards")
 	}
 	// Snapshot and restore give the same state.
@@ -142,7 +143,7 @@ func TestFSMSequence(t *testing.T) {
 	if err := m2.Restore(io.NopCloser(&buf)); err != nil {
 		t.Fatal(err)
 	}
-	j, ok := m2.job("j")
+	j, ok := m2.jobs.Job("j")
 	if !ok || j.Status != StatusDone || len(j.Steps) != 1 || j.Steps[0].Attempt != 2 {
 		t.Fatalf("restored job %+v", j)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cohortdm/cohort/internal/mailbox"
 
+	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/protocol"
 )
 
@@ -14,10 +15,10 @@ import (
 // they held are released.
 func TestMailboxDropsUndeliverable(t *testing.T) {
 	n := &Node{fsm: newFSM(), ms: &messenger{box: mailbox.New(maxQueuedBytes)}, unknownJobGrace: 50 * time.Millisecond}
-	if err := n.fsm.apply(&command{Op: opSubmit, Job: "ended", Spec: []byte("kind: x\nparties: [{name: a}]\n")}); err != nil {
+	if err := n.fsm.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: "ended", Spec: []byte("kind: x\nparties: [{name: a}]\n")}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.fsm.apply(&command{Op: opFail, Job: "ended", Error: "x"}); err != nil {
+	if err := n.fsm.apply(&command{Entry: runner.Entry{Op: runner.OpFail, Job: "ended", Error: "x"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range []string{"live", "ended", "ghost"} {
@@ -47,7 +48,7 @@ func TestMailboxDropsUndeliverable(t *testing.T) {
 func TestMailboxKeepsJobAppliedMidReconcile(t *testing.T) {
 	n := &Node{fsm: newFSM(), ms: &messenger{box: mailbox.New(maxQueuedBytes)}, unknownJobGrace: time.Hour}
 	snapshot := map[string]bool{} // taken before the job was applied
-	if err := n.fsm.apply(&command{Op: opSubmit, Job: "new", Spec: []byte("kind: x\nparties: [{name: a}]\n")}); err != nil {
+	if err := n.fsm.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: "new", Spec: []byte("kind: x\nparties: [{name: a}]\n")}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := n.ms.box.Put(&protocol.Message{Type: "t", Job: "new", From: "a"}); err != nil {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/cohortdm/cohort/job/runner"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
@@ -37,11 +39,11 @@ var ErrMembership = errors.New("membership change refused")
 func (f *fsm) setMembers(c *Consortium) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.state.Members, f.state.Voters = slices.Clone(c.Members), c.VotersWanted
+	f.members, f.voters = slices.Clone(c.Members), c.VotersWanted
 }
 
 func (f *fsm) consortiumLocked() *Consortium {
-	return &Consortium{Members: slices.Clone(f.state.Members), VotersWanted: f.state.Voters}
+	return &Consortium{Members: slices.Clone(f.members), VotersWanted: f.voters}
 }
 
 // checkMembers says why a membership change cannot be committed now, or nil.
@@ -49,8 +51,8 @@ func (f *fsm) checkMembers(op string, m *Member) error {
 	if m == nil {
 		return fmt.Errorf("%w: %s without a member", ErrMembership, op)
 	}
-	if len(f.running) > 0 {
-		return fmt.Errorf("%w: job %s is running; change the membership between jobs (cohort job cancel, or wait)", ErrMembership, f.running[0])
+	if running := f.jobs.Running(); len(running) > 0 {
+		return fmt.Errorf("%w: job %s is running; change the membership between jobs (cohort job cancel, or wait)", ErrMembership, running[0])
 	}
 	cur := f.consortiumLocked()
 	switch op {
@@ -82,9 +84,9 @@ func (f *fsm) applyMembers(c *command) error {
 		return err
 	}
 	if c.Op == opAddMember {
-		f.state.Members = append(slices.Clone(f.state.Members), *c.Member)
+		f.members = append(slices.Clone(f.members), *c.Member)
 	} else {
-		f.state.Members = slices.DeleteFunc(slices.Clone(f.state.Members), func(m Member) bool { return m.Name == c.Member.Name })
+		f.members = slices.DeleteFunc(slices.Clone(f.members), func(m Member) bool { return m.Name == c.Member.Name })
 	}
 	if f.onMembers != nil {
 		f.onMembers(f.consortiumLocked())
@@ -157,7 +159,7 @@ func (n *Node) changeMembers(ctx context.Context, op string, m *Member) error {
 	}
 	for {
 		if n.IsLeader() {
-			err = n.apply(&command{Op: op, Member: m})
+			err = n.apply(&command{Entry: runner.Entry{Op: op}, Member: m})
 		} else if leader := n.Leader(); leader != "" {
 			_, err = n.forward(ctx, leader, &controlRequest{Op: op, Member: m})
 		} else {
@@ -190,7 +192,7 @@ func (n *Node) changeMembers(ctx context.Context, op string, m *Member) error {
 
 // commitMembers is the leader's side of a forwarded membership change.
 func (n *Node) commitMembers(op string, m *Member) error {
-	return n.apply(&command{Op: op, Member: m})
+	return n.apply(&command{Entry: runner.Entry{Op: op}, Member: m})
 }
 
 // reconcileRaftMembers makes at most one change to Raft's configuration

@@ -15,6 +15,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/protocol"
 )
 
@@ -179,4 +180,4 @@ func (ms *messenger) bytesSent(jobID string) int64 {
 var errStale = errors.New("stale message")
 
 // errLedger marks a send refused because the audit ledger cannot record it.
-var errLedger = errors.New("audit ledger unavailable")
+var errLedger = fmt.Errorf("audit ledger unavailable: %w", runner.ErrUnrecorded)

@@ -34,6 +34,7 @@ import (
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/mailbox"
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/protocol"
 )
 
@@ -94,6 +95,7 @@ type Node struct {
 	consMu    sync.Mutex
 	redialNow chan struct{} // ReloadConsortium asks keepConnected to redial at once
 	raft      *raft.Raft
+	coord     *runner.Coordinator // drives jobs while this node leads
 	store     *raftboltdb.BoltStore
 	trans     *raft.NetworkTransport
 	ctx       context.Context
@@ -199,6 +201,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		metrics: m, log: lg, sendTTL: time.Duration(n.timing.SendMS) * time.Millisecond,
 		accept: n.acceptMessage, jobBytes: map[string]int64{},
 	}
+	n.coord = n.newCoordinator()
 	return n, nil
 }
 
@@ -209,7 +212,7 @@ func eventOf(c *command) Event {
 	}
 	if c.Record != nil {
 		e.Phase, e.Round, e.Attempt = c.Record.Step.Phase, c.Record.Step.Round, c.Record.Step.Attempt
-		e.Failed = sortedKeys(c.Record.Failed)
+		e.Failed = sortedNames(c.Record.Failed)
 	}
 	return e
 }

@@ -40,17 +40,17 @@ func unreachableWindow(heartbeat time.Duration) time.Duration {
 // watchReachable probes the parties until ctx ends and calls down for the
 // first one found unreachable (down may be called for more than one if
 // they are found at the same moment; the caller keeps the first).
-func (c *coordinator) watchReachable(ctx context.Context, parties []string, down func(p string, why error)) {
-	window := unreachableWindow(time.Duration(c.n.timing.HeartbeatMS) * time.Millisecond)
+func (n *Node) watchReachable(ctx context.Context, parties []string, down func(p string, why error)) {
+	window := unreachableWindow(time.Duration(n.timing.HeartbeatMS) * time.Millisecond)
 	var wg sync.WaitGroup
 	for _, p := range parties {
-		if p == c.n.cfg.Name {
+		if p == n.cfg.Name {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.n.watchParty(ctx, p, window, down)
+			n.watchParty(ctx, p, window, down)
 		}()
 	}
 	wg.Wait()

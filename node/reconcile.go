@@ -126,7 +126,7 @@ func (n *Node) observeRaft() bool {
 }
 
 func (n *Node) reconcile(leader bool) {
-	active := n.fsm.active()
+	active := n.fsm.jobs.Active()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -177,7 +177,7 @@ func (n *Node) reconcile(leader bool) {
 	}
 	for id, w := range n.workers {
 		if !live[id] {
-			if j, ok := n.fsm.job(id); ok && j.Status != StatusRunning {
+			if st, ok := n.fsm.jobs.Status(id); ok && st != StatusRunning {
 				w.end()
 			} else {
 				w.stop()
@@ -208,7 +208,7 @@ func (n *Node) dropUndeliverable(live map[string]bool) {
 		if live[jobID] {
 			return true
 		}
-		if status, known := n.fsm.status(jobID); known {
+		if status, known := n.fsm.jobs.Status(jobID); known {
 			return status == StatusRunning
 		}
 		return time.Since(at) < n.unknownJobGrace
@@ -237,7 +237,7 @@ func (n *Node) startCoordinating(id string) {
 // acceptMessage refuses messages that can no longer be received: for a
 // finished job, or for an attempt older than the step's latest.
 func (n *Node) acceptMessage(m *protocol.Message) error {
-	s, status, ok := n.fsm.stepState(m.Job, m.Phase, m.Round)
+	s, status, ok := n.fsm.jobs.Step(m.Job, m.Phase, m.Round)
 	if !ok {
 		return nil // the job may not be applied here yet; kept for a grace period
 	}

@@ -34,7 +34,7 @@ func (n *Node) sweepScratch() {
 		return // none yet
 	}
 	for _, e := range entries {
-		if j, ok := n.fsm.job(e.Name()); ok && j.Status != StatusRunning {
+		if st, ok := n.fsm.jobs.Status(e.Name()); ok && st != StatusRunning {
 			n.removeScratch(e.Name())
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/atomicfile"
 
 	"github.com/cohortdm/cohort/job"
@@ -212,14 +213,16 @@ func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOpti
 		}
 		return nil, fmt.Errorf("job %s (%s) failed: %s", id, spec.Kind, msg)
 	}
-	raw = rec.Result
+	if raw, err = withBytes(rec.Result, id, filepath.Join(dir, "audit"), spec.PartyNames()); err != nil {
+		return nil, fmt.Errorf("job %s (%s): %w", id, spec.Kind, err)
+	}
 	if a, ok := opts.Kinds[spec.Kind].(job.Assembler); ok {
 		// sim owns every party, so it may put together what they each keep.
 		parties := map[string]job.Secrets{}
 		for _, name := range spec.PartyNames() {
 			parties[name] = job.DirSecrets(cluster.DataDir(name))
 		}
-		if raw, err = a.Assemble(ctx, spec, rec.Result, parties, dir); err != nil {
+		if raw, err = a.Assemble(ctx, spec, raw, parties, dir); err != nil {
 			return nil, fmt.Errorf("job %s (%s): assemble the result: %w", id, spec.Kind, err)
 		}
 	}
@@ -231,6 +234,30 @@ func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOpti
 		return nil, err
 	}
 	return result, nil
+}
+
+// withBytes adds "bytes" (what each party sent for the job) to a result,
+// from each party's own audit ledger under auditDir: sim owns every party,
+// so it may add up what the log never holds.
+func withBytes(result []byte, id, auditDir string, parties []string) ([]byte, error) {
+	var res map[string]any
+	if err := json.Unmarshal(result, &res); err != nil {
+		return nil, fmt.Errorf("job result: %w", err)
+	}
+	bytes := map[string]int64{}
+	for _, p := range parties {
+		entries, err := audit.ReadFile(filepath.Join(auditDir, p+".jsonl"))
+		if errors.Is(err, os.ErrNotExist) {
+			bytes[p] = 0 // sent nothing
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		bytes[p] = audit.JobBytes(entries, id)
+	}
+	res["bytes"] = bytes
+	return json.MarshalIndent(res, "", "  ")
 }
 
 // Check validates a spec for simulation: its kind and params, and that each

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	jobrun "github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/tree"
@@ -80,7 +81,7 @@ func TestJobLeaderKilled(t *testing.T) {
 			}
 			// Once a party has finished (kept its model, emptied its
 			// state) it restarts, and finish runs again under a new leader.
-			if !inFinish && s.Message.Type == job.OutputType && s.Message.Phase == "finish" {
+			if !inFinish && s.Message.Type == jobrun.OutputType && s.Message.Phase == "finish" {
 				inFinish = true
 				return jobtest.Fault{Leader: "p1", Restart: []string{s.From}}
 			}

@@ -1,9 +1,11 @@
-// Package jobtest runs job kinds in memory: a Network of parties for
-// testing one protocol, and Run for a whole job (Coordinate and every
-// party's Session) with no libp2p or Raft. It exists so that a kind can be
+// Package jobtest runs job kinds in memory on the node's own runtime
+// (package job/runner): it plugs an in-memory log and an in-memory network
+// with fault injection into the runtime's Coordinator and Worker, as
+// hashicorp/raft's InmemTransport plugs into NewRaft, so that a kind is
 // tested, faults injected and its traffic and log checked against its
-// leakage profile in one process; every job must still have an end-to-end
-// test over real nodes (DESIGN.md).
+// leakage profile in one process, on the code that runs it on real nodes.
+// Every job must still have an end-to-end test over real nodes (package
+// sim).
 //
 // # Network
 //
@@ -11,35 +13,24 @@
 // protocol.Decode), so a receiver never shares memory with the sender, sizes
 // are the real encoded sizes, and a message that would not survive the wire
 // fails here too. Each party has a mailbox (package internal/mailbox, the
-// node's own) keyed by (sender, protocol.Key),
-// so a Receive matches a message that arrived before it was called. Drop,
-// Delay and Intercept make a party crash, hang, lag or cheat; Capture
-// records what it sends.
+// node's own) keyed by (sender, protocol.Key), so a Receive matches a
+// message that arrived before it was called. Drop, Delay and Intercept make
+// a party crash, hang, lag or cheat; Capture records what it sends.
 //
 // # Whole jobs
 //
-// Run follows the node runtime's contract (package job) over a Network and
-// an in-memory log that holds what the node's Raft log holds: the spec and
-// seed (OpSubmit), each attempt as started (OpStart), each step's Record
-// (OpDone), and the result or failure (OpFinish, OpFail). Entries are
-// encoded when committed, so a test can search the bytes every member
-// would hold. The leader runs Kind.Coordinate; Start answers finished steps
-// from the log after CheckReplay and starts the others with the next
-// attempt number. Every party has a worker that opens its Session at its
-// first step, runs the open attempts that include it one at a time in log
-// order, cancels one the log supersedes, sends its output to that
-// attempt's coordinator as a job/output message with the kind's
-// OutputDisclosure (never to the log), and closes the session when the job
-// ends.
+// Run submits the spec and seed to a fresh in-memory log, runs the
+// runtime's Coordinator on the leader and the runtime's Worker on every
+// party. The log holds the runtime's entries (runner.Entry), encoded when
+// committed, so a test can search the bytes every member would hold.
 //
 // Faults come from ordinary test code, as with hashicorp/raft's in-memory
 // transport and fuzzy hooks: set them on the Network before Run (a party
 // hung with DropHang, or delayed past the step's timeout, is silent; one
 // dropped with DropFail is unreachable and ends the attempt at once), or
-// return them from
-// Options.OnStep, which sees every attempt as it starts and every step as
-// it is committed, or Options.OnSend, which sees every message as it is
-// sent:
+// return them from Options.OnStep, which sees every attempt as it starts
+// and every step as it is committed, or Options.OnSend, which sees every
+// message as it is sent:
 //
 //	rep, err := jobtest.Run(ctx, sum.Kind{}, spec, jobtest.Options{
 //		Secrets: secrets,
@@ -51,10 +42,12 @@
 //		},
 //	})
 //
-// A leader change cancels the running Coordinate and refuses its appends;
-// the new leader calls Coordinate from the top against the same log. A
-// restart closes a party's session; the fresh one is opened at its next
-// step and must rebuild from its tables, the seed and History.
+// A leader change cancels the running coordinator and refuses its commits
+// (a term, as raft's); the new leader runs the job from the top against
+// the same log. A restart closes a party's session; the fresh one is opened
+// at its next step and must rebuild from its tables, the seed and History.
+// A malicious coordinator is a Kind whose Coordinate misbehaves and whose
+// Open is the honest kind's: the parties run the honest sessions.
 //
 // The Report holds the result, every log entry and every message sent (as
 // sent, before tampering), and every output a party reported, so a test
@@ -62,11 +55,11 @@
 // the profile does not allow, LogHolding and SentHolding find bytes (a
 // party's output, its local value) where they must not be.
 //
-// Differences from the node: a send to oneself is captured and counted
-// (the node neither audits nor counts it); unreachability is seen at once
-// rather than after probes; messages for superseded attempts are kept in
-// mailboxes nobody reads rather than refused; the result is Coordinate's
-// own, without the fields the node adds (kind, parties, timing, bytes).
+// What differs from a node is the plumbing under the runtime: a send to
+// oneself is captured and counted (a node neither audits nor counts it);
+// unreachability is seen at once rather than after probes; messages for
+// superseded attempts are kept in mailboxes nobody reads rather than
+// refused; the result is the kind's own job.Result (Report.Result).
 package jobtest
 
 import (

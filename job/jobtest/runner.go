@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,7 +11,9 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	jobrun "github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/table"
 )
 
 // Options configure Run. The zero value runs the job on its spec's parties
@@ -174,22 +175,15 @@ func (r *Report) SentOutside(allowed ...protocol.Disclosure) []Sent {
 
 // Records returns the committed records of the log's done entries, in
 // commit order.
-func (r *Report) Records() []*job.Record {
-	var out []*job.Record
-	for _, e := range r.Log {
-		if e.Op == OpDone {
-			out = append(out, e.Record)
-		}
-	}
-	return out
-}
+func (r *Report) Records() []*job.Record { return records(r.Log) }
 
 // Run runs one job of kind with spec to its end, in memory: the spec is
-// validated and submitted to a fresh log, the leader calls kind.Coordinate,
-// and every party runs its steps in its own Session over the Network. It
-// returns the report once the job has finished or failed (the report is
-// there with the error, for inspection), or ctx has ended. Every goroutine
-// it starts has ended when it returns.
+// validated and submitted to a fresh log, the leader drives the job with
+// the runtime's Coordinator (package job/runner), and every party runs its
+// steps with the runtime's Worker over the Network. It returns the report
+// once the job has finished or failed (the report is there with the error,
+// for inspection), or ctx has ended. Every goroutine it starts has ended
+// when it returns.
 func Run(ctx context.Context, kind job.Kind, spec *job.Spec, opts Options) (*Report, error) {
 	if err := kind.Validate(spec); err != nil {
 		return nil, fmt.Errorf("jobtest: %w", err)
@@ -217,10 +211,9 @@ func Run(ctx context.Context, kind job.Kind, spec *job.Spec, opts Options) (*Rep
 // runner is one job's run.
 type runner struct {
 	ctx     context.Context // Run's
-	kind    job.Kind
+	kinds   job.Registry
 	id      string
-	spec    []byte // the spec as committed
-	seed    []byte
+	active  jobrun.ActiveJob // the job as submitted
 	opts    Options
 	net     *Network
 	log     *memLog
@@ -281,37 +274,29 @@ func newRunner(ctx context.Context, kind job.Kind, spec *job.Spec, opts Options)
 	if err != nil {
 		return nil, fmt.Errorf("jobtest: %w", err)
 	}
-	r := &runner{ctx: ctx, kind: kind, id: opts.JobID, spec: raw, seed: seed, opts: opts, net: net, log: newLog(),
-		members: members, leader: leader, workers: map[string]*worker{}}
-	if err := r.log.append(0, &Entry{Op: OpSubmit, Job: r.id, Spec: raw, Seed: seed}); err != nil {
+	r := &runner{ctx: ctx, kinds: job.Registry{spec.Kind: kind}, id: opts.JobID, opts: opts, net: net, log: newLog(),
+		members: members, leader: leader, workers: map[string]*worker{},
+		active: jobrun.ActiveJob{ID: opts.JobID, Kind: spec.Kind, Spec: raw, Seed: seed}}
+	if err := r.log.commit(0, &jobrun.Entry{Op: OpSubmit, Job: r.id, Spec: raw, Seed: seed}); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// parseSpec parses the committed spec, as every node does for itself.
-func (r *runner) parseSpec() (*job.Spec, error) {
-	spec, err := job.ParseSpec(r.spec, "job "+r.id)
+// drive starts the parties' workers and runs the runtime's Coordinator on
+// each leader in turn until one of them ends the job.
+func (r *runner) drive() (job.Result, error) {
+	spec, _, err := jobrun.ParseJob(r.kinds, r.id, r.active.Spec)
 	if err != nil {
 		return nil, fmt.Errorf("jobtest: committed spec: %w", err)
-	}
-	return spec, nil
-}
-
-// drive starts the parties' workers and runs Coordinate on each leader in
-// turn until one of them ends the job.
-func (r *runner) drive() (job.Result, error) {
-	spec, err := r.parseSpec()
-	if err != nil {
-		return nil, err
 	}
 	for _, p := range spec.PartyNames() {
 		r.startWorker(p, nil)
 	}
 	for {
-		term, running := r.log.currentTerm()
-		if !running {
-			return nil, fmt.Errorf("jobtest: job %s ended without a result", r.id)
+		term := r.log.currentTerm()
+		if j, _ := r.log.state.Job(r.id); j.Status != jobrun.StatusRunning {
+			return nil, fmt.Errorf("jobtest: job %s ended without a result: %s", r.id, j.Error)
 		}
 		ctx, cancel := context.WithCancel(r.ctx)
 		r.mu.Lock()
@@ -319,39 +304,58 @@ func (r *runner) drive() (job.Result, error) {
 		r.leaders = append(r.leaders, leader)
 		r.coordCtx = cancel
 		r.mu.Unlock()
-		c, err := r.newCoordinator(leader, term)
-		var res job.Result
-		if err == nil {
-			res, err = r.kind.Coordinate(ctx, c)
-		}
+		res, _, err := r.coordinator(leader, term).Run(ctx, r.id)
 		cancel()
 		if err := r.ctx.Err(); err != nil {
 			return nil, fmt.Errorf("jobtest: job %s: %w", r.id, err)
 		}
-		if now, _ := r.log.currentTerm(); now != term {
+		switch {
+		case r.log.currentTerm() != term || errors.Is(err, jobrun.ErrDeposed):
 			continue // deposed: the next leader coordinates from the top
+		case err != nil:
+			return nil, fmt.Errorf("jobtest: job %s failed: %w", r.id, err)
 		}
-		if err == nil {
-			b, merr := json.Marshal(res)
-			if merr == nil {
-				aerr := r.log.append(term, &Entry{Op: OpFinish, Job: r.id, Result: b})
-				switch {
-				case aerr == nil:
-					return res, nil
-				case errors.Is(aerr, errDeposed):
-					continue // deposed just now: the next leader replays and finishes
-				}
-				return nil, fmt.Errorf("jobtest: job %s: log the result: %w", r.id, aerr)
+		return res, nil
+	}
+}
+
+// coordinator is the runtime's coordinator for one leader's term, with
+// the test's hooks at every attempt's start and every step's commit.
+func (r *runner) coordinator(leader string, term int) *jobrun.Coordinator {
+	return &jobrun.Coordinator{
+		Self: leader, Kinds: r.kinds, Log: termLog{r.log, term}, Net: r.net.Party(leader),
+		StepTimeout: r.opts.StepTimeout, Grace: r.opts.Grace,
+		Watch: func(ctx context.Context, parties []string, down func(string, error)) {
+			r.watchReachable(ctx, leader, parties, down)
+		},
+		Starting: func(step job.Step) func() {
+			if r.log.currentTerm() != term {
+				return nil // no event for a leader deposed already
 			}
-			err = fmt.Errorf("encode the result: %w", merr)
+			fault := r.hook(Event{Kind: Starting, Step: step, Leader: leader})
+			return func() { r.inject(fault) }
+		},
+		Committed: func(step job.Step, rec *job.Record, _ time.Time) {
+			r.inject(r.hook(Event{Kind: Committed, Step: step, Record: rec, Leader: leader}))
+		},
+	}
+}
+
+// watchReachable calls down for the first party other than the leader
+// found dropped with DropFail, until ctx ends. It stands for the node's
+// reachability probes, without their delay.
+func (r *runner) watchReachable(ctx context.Context, leader string, parties []string, down func(string, error)) {
+	for {
+		p, changed := r.net.failed(parties, leader)
+		if p != "" {
+			down(p, ErrDropped)
+			return
 		}
-		fail := &Entry{Op: OpFail, Job: r.id, Error: err.Error(), Failures: r.log.lastFailures()}
-		if aerr := r.log.append(term, fail); errors.Is(aerr, errDeposed) {
-			continue
-		} else if aerr != nil {
-			return nil, fmt.Errorf("jobtest: job %s failed (%w), and the failure could not be logged: %w", r.id, err, aerr)
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
 		}
-		return nil, fmt.Errorf("jobtest: job %s failed: %w", r.id, err)
 	}
 }
 
@@ -397,11 +401,18 @@ func (r *runner) inject(f Fault) {
 	}
 }
 
+// worker is one party's runtime worker and the goroutine that tells it
+// which attempts the log holds open.
+type worker struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
 // startWorker starts a party's worker. It begins once prev, the worker of
 // the party's previous life (if any), has ended and closed its session.
 func (r *runner) startWorker(name string, prev *worker) {
 	ctx, cancel := context.WithCancel(r.ctx)
-	w := &worker{r: r, name: name, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	w := &worker{cancel: cancel, done: make(chan struct{})}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stopped {
@@ -409,13 +420,34 @@ func (r *runner) startWorker(name string, prev *worker) {
 		return // a fault injected while the run ends: nothing runs any more
 	}
 	r.workers[name] = w
+	secrets, ok := r.opts.Secrets[name]
+	if !ok {
+		secrets = noSecrets{name}
+	}
+	rw := &jobrun.Worker{Self: name, Job: r.active, Kinds: r.kinds, Net: r.net.Party(name), State: r.log.state,
+		Member: member{secrets: secrets, tablesDir: r.opts.TablesDir, name: name}, Grace: r.opts.Grace,
+		OnOutput: func(step job.Step, out []byte) { r.recordOutput(Output{Party: name, Step: step, Output: out}) }}
 	r.workerDone.Add(1)
 	go func() {
 		defer r.workerDone.Done()
+		defer close(w.done)
 		if prev != nil {
 			<-prev.done // the old session's step honours its cancelled context
 		}
-		w.run()
+		var feed sync.WaitGroup
+		feed.Go(func() {
+			for {
+				changed := r.log.state.Watch()
+				rw.Want(r.log.state.Open(r.id, name))
+				select {
+				case <-ctx.Done():
+					return
+				case <-changed:
+				}
+			}
+		})
+		rw.Run(ctx)
+		feed.Wait()
 	}()
 }
 
@@ -449,19 +481,25 @@ func (r *runner) recordOutput(o Output) {
 	r.mu.Unlock()
 }
 
-// errNoSecrets is what a party given no Secrets reads.
-var errNoSecrets = errors.New("jobtest: no secrets given for this party (Options.Secrets)")
-
-type noSecrets struct{ party string }
-
-func (s noSecrets) ReadSecret(name string) ([]byte, error) {
-	return nil, fmt.Errorf("party %s: read %s: %w", s.party, name, errNoSecrets)
+// member is a party's own key material and tables, for the worker.
+type member struct {
+	secrets   job.Secrets
+	tablesDir string
+	name      string
 }
 
-func (s noSecrets) WriteSecret(name string, _ []byte) error {
-	return fmt.Errorf("party %s: write %s: %w", s.party, name, errNoSecrets)
+func (m member) Secrets() job.Secrets   { return m.secrets }
+func (m member) Redact(s string) string { return s }
+
+// TableSource resolves a table as a simulation does: the spec's own source
+// or path, inside Options.TablesDir; nothing outside it can be named.
+func (m member) TableSource(t job.TableSpec) (table.Source, error) {
+	if m.tablesDir == "" {
+		return table.Source{}, fmt.Errorf("jobtest: party %s: no tables directory (Options.TablesDir)", m.name)
+	}
+	return job.ResolveSource(m.tablesDir, t, nil, true)
 }
 
-func (s noSecrets) Parsed(names []string, _ func([][]byte) (any, error)) (any, error) {
-	return nil, fmt.Errorf("party %s: read %v: %w", s.party, names, errNoSecrets)
-}
+// DirSecrets returns the secrets in a node's data dir, as a node reads
+// them (job.DirSecrets).
+func DirSecrets(dir string) job.Secrets { return job.DirSecrets(dir) }

@@ -1,4 +1,4 @@
-package job
+package runner
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 )
 
@@ -13,15 +14,15 @@ import (
 // when it has run the step: its output, or the error it failed with.
 const OutputType = "job/output"
 
-// Report is the body of an output message.
-type Report struct {
+// report is the body of an output message. It carries no byte counts:
+// what a party sent in one step tells of its data (a PSI's set size), and
+// the coordinator has no need of it.
+type report struct {
 	Output []byte `msgpack:"output"`
 	Error  string `msgpack:"error"`
-	// Bytes is what the party had sent for the job when it reported.
-	Bytes int64 `msgpack:"bytes"`
 }
 
-// Collect gathers the reports of every party of an attempt, received
+// collect gathers the reports of every party of an attempt, received
 // through the coordinator's Party, into Outputs. It returns when every
 // party has reported or ctx ends (the caller bounds ctx by the step's
 // timeout plus a grace period for the report itself); a party that has not
@@ -29,9 +30,9 @@ type Report struct {
 // and calls unreachable for a party found down: that party is Silent and
 // the attempt ends at once, since the others cannot finish without it.
 // progress, if not nil, is called with the number of reports so far.
-func Collect(ctx context.Context, coord Party, step Step,
-	watch func(ctx context.Context, unreachable func(party string, why error)), progress func(done int)) *Outputs {
-	outs := &Outputs{Coordinator: step.Coordinator, Results: map[string][]byte{}, Failed: map[string]string{}, Bytes: map[string]int64{}}
+func collect(ctx context.Context, coord job.Party, step job.Step,
+	watch func(ctx context.Context, unreachable func(party string, why error)), progress func(done int)) *job.Outputs {
+	outs := &job.Outputs{Coordinator: step.Coordinator, Results: map[string][]byte{}, Failed: map[string]string{}}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var mu sync.Mutex
@@ -57,14 +58,9 @@ func Collect(ctx context.Context, coord Party, step Step,
 	for _, p := range step.Parties {
 		wg.Go(func() {
 			m, err := coord.Receive(ctx, p, step.Key(OutputType))
-			var r Report
+			var r report
 			if err == nil {
 				err = protocol.Unmarshal(m.Body, &r)
-				if p != coord.Self() { // the report itself crossed the network too
-					if b, eerr := protocol.Encode(m); eerr == nil {
-						r.Bytes += int64(len(b) + 4)
-					}
-				}
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -78,10 +74,8 @@ func Collect(ctx context.Context, coord Party, step Step,
 				outs.Silent = append(outs.Silent, p)
 			case r.Error != "":
 				outs.Failed[p] = r.Error
-				outs.Bytes[p] = r.Bytes
 			default:
 				outs.Results[p] = r.Output
-				outs.Bytes[p] = r.Bytes
 			}
 			done++
 			if progress != nil {
