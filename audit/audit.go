@@ -32,7 +32,17 @@ type Entry struct {
 	Bytes      int       `json:"bytes"`
 	Disclosure string    `json:"disclosure"` // what the message reveals, a protocol.Disclosure
 	Round      int       `json:"round,omitempty"`
+	// Decision is set on the entries that record the node's policy
+	// decisions on a job (Type DecisionType, no peer, nothing sent): the
+	// verdict, and the rule and reason behind it.
+	Decision string `json:"decision,omitempty"`
+	Rule     string `json:"rule,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 }
+
+// DecisionType is the type of the entries that record the node's policy
+// decisions on a job.
+const DecisionType = "policy/decision"
 
 // ErrClosed is returned by Append on a closed ledger.
 var ErrClosed = errors.New("audit: ledger closed")
@@ -44,7 +54,15 @@ const MaxLineBytes = 1 << 20
 // validate refuses entries that would make the ledger useless for checking
 // disclosures: without a peer, type or disclosure a line says nothing.
 func (e *Entry) validate() error {
+	if e.Type == DecisionType {
+		if e.Decision == "" || e.Job == "" || e.Bytes != 0 {
+			return errors.New("a policy decision needs a job and a verdict, and sends nothing")
+		}
+		return nil
+	}
 	switch {
+	case e.Decision != "":
+		return errors.New("only " + DecisionType + " entries carry a decision")
 	case e.Peer == "":
 		return errors.New("missing peer")
 	case e.Type == "":

@@ -26,6 +26,9 @@ func Summarize(entries []Entry) []Row {
 	idx := make(map[rowKey]int)
 	var rows []Row
 	for _, e := range entries {
+		if e.Type == DecisionType {
+			continue // Decisions lists them
+		}
 		k := rowKey{e.Job, e.Peer, e.Disclosure}
 		i, ok := idx[k]
 		if !ok {
@@ -89,4 +92,30 @@ func JobBytes(entries []Entry, job string) int64 {
 		}
 	}
 	return n
+}
+
+// Decisions returns the entries that record the node's policy decisions,
+// in ledger order.
+func Decisions(entries []Entry) []Entry {
+	var out []Entry
+	for _, e := range entries {
+		if e.Type == DecisionType {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// WriteDecisions prints policy decisions as an aligned table: when, job,
+// verdict, rule and reason.
+func WriteDecisions(w io.Writer, ds []Entry) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tJOB\tDECISION\tRULE\tREASON")
+	for _, d := range ds {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Time.UTC().Format("2006-01-02T15:04:05Z"), d.Job, d.Decision, orDash(d.Rule), orDash(d.Reason))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("audit: write decisions: %w", err)
+	}
+	return nil
 }

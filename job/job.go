@@ -144,6 +144,9 @@ type Record struct {
 	Decision []byte            `msgpack:"decision"`
 	Failed   map[string]string `msgpack:"failed"`
 	Silent   []string          `msgpack:"silent"`
+	// Error is set when the step failed: the coordinator's reason, which
+	// a replay returns again (see Round.Run).
+	Error string `msgpack:"error,omitempty"`
 }
 
 // Record returns the public part of the outputs with the given decision.
@@ -172,6 +175,10 @@ type Participant interface {
 	// History returns the committed records of the job's finished steps,
 	// in the order they were started.
 	History() []*Record
+	// Guard is this member's policy's check on what the session
+	// discloses: ask it before the party's data enters an aggregate and
+	// before noise is drawn (see Guard).
+	Guard() Guard
 }
 
 // Secrets reads and keeps named files in a node's data dir that only the
@@ -226,8 +233,9 @@ type Attempt interface {
 	// committed attempt: its outputs are gone (re-run the step instead).
 	Wait(ctx context.Context) (*Outputs, error)
 	// Commit ends the attempt: it commits the outputs' public part with
-	// decision and returns the record.
-	Commit(ctx context.Context, outs *Outputs, decision []byte) (*Record, error)
+	// decision, or with failure (the step's error, when not empty), and
+	// returns the record.
+	Commit(ctx context.Context, outs *Outputs, decision []byte, failure string) (*Record, error)
 }
 
 // Run runs step to its end: it starts it, waits for the parties' outputs,
@@ -253,7 +261,7 @@ func Run[D any](ctx context.Context, c Coordinator, step Step, decide func(*Outp
 		if err != nil {
 			return d, nil, fmt.Errorf("step %s/%d: encode decision: %w", step.Phase, step.Round, err)
 		}
-		if rec, err = a.Commit(ctx, outs, b); err != nil {
+		if rec, err = a.Commit(ctx, outs, b, ""); err != nil {
 			return d, nil, err
 		}
 		return d, rec, nil

@@ -16,7 +16,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/cohortdm/cohort/api"
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/runner"
 )
 
 // SocketName is the control socket in a node's data dir; the CLI's job
@@ -27,27 +29,18 @@ const SocketName = "cohort.sock"
 // refused with 413 rather than cut short.
 const MaxSpecBytes = 1 << 20
 
-// Status is the JSON of /status.
-type Status struct {
-	Name      string   `json:"name"`
-	PeerID    string   `json:"peer_id"`
-	Addrs     []string `json:"addrs"`
-	RaftState string   `json:"raft_state"`
-	Leader    string   `json:"leader"`
-	Members   []string `json:"members"`
-	// Voters are the members that vote in Raft; the others are non-voting replicas.
-	Voters  []string `json:"voters"`
-	Jobs    int      `json:"jobs"`
-	Running int      `json:"running"`
-}
+// Status, JobStatus and ConsortiumStatus are the API's answers (package
+// api, which also has a client).
+type (
+	Status           = api.Status
+	JobStatus        = api.JobStatus
+	ConsortiumStatus = api.ConsortiumStatus
+	Progress         = api.Progress
+)
 
-// JobStatus is one job as the API reports it.
-type JobStatus struct {
-	*JobRecord
-	Progress *Progress `json:"progress,omitempty"`
-	// Queue is a queued job's place among the jobs waiting to start (1 is next).
-	Queue int `json:"queue,omitempty"`
-}
+// StatusAwaiting is how the API shows a running job that waits for some
+// parties' approval.
+const StatusAwaiting = api.StatusAwaiting
 
 // Status reports the node's state.
 func (n *Node) Status() Status {
@@ -77,6 +70,11 @@ func (n *Node) Job(id string) (*JobStatus, bool) {
 	js := &JobStatus{JobRecord: j}
 	if j.Status == StatusRunning && len(j.Steps) == 0 {
 		js.Status, js.Queue = StatusQueued, n.fsm.jobs.QueuePosition(id)
+	}
+	if j.Status == StatusRunning {
+		if w := awaitedParties(j); len(w) > 0 {
+			js.Status, js.Waiting = StatusAwaiting, w
+		}
 	}
 	n.mu.Lock()
 	if p, ok := n.progress[id]; ok && j.Status == StatusRunning {
@@ -171,6 +169,29 @@ func (n *Node) routes() http.Handler {
 			writeError(w, http.StatusInternalServerError, err)
 		}
 	})
+	mux.HandleFunc("POST /v1/jobs/{id}/approve", func(w http.ResponseWriter, r *http.Request) {
+		n.serveDecision(w, r, func(ctx context.Context, id string) error { return n.Approve(ctx, id) })
+	})
+	mux.HandleFunc("POST /v1/jobs/{id}/reject", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Reason string `json:"reason"`
+		}
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil || strings.TrimSpace(body.Reason) == "" {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("reject: want JSON {\"reason\": TEXT} with a reason"))
+			return
+		}
+		n.serveDecision(w, r, func(ctx context.Context, id string) error { return n.Reject(ctx, id, body.Reason) })
+	})
+	mux.HandleFunc("GET /v1/policy", func(w http.ResponseWriter, r *http.Request) {
+		show, err := n.policy.Show()
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, show)
+	})
 	mux.HandleFunc("GET /v1/consortium", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, ConsortiumStatus{Members: n.Consortium().Members, Voters: n.RaftVoters()})
 	})
@@ -216,7 +237,7 @@ func (n *Node) routes() http.Handler {
 		case !ok:
 			writeError(w, http.StatusNotFound, fmt.Errorf("no job %q", r.PathValue("id")))
 		case j.Status == StatusFailed:
-			writeError(w, http.StatusConflict, fmt.Errorf("job %s failed: %s%s", j.ID, j.Error, describeFailures(j.Failures)))
+			writeError(w, http.StatusConflict, fmt.Errorf("job %s failed: %s\n%s", j.ID, j.Error, strings.TrimRight(api.DescribeFailures(j.Failures), "\n")))
 		case j.Status != StatusDone:
 			writeError(w, http.StatusAccepted, fmt.Errorf("job %s is still %s", j.ID, j.Status))
 		default:
@@ -230,11 +251,34 @@ func (n *Node) routes() http.Handler {
 	return mux
 }
 
-// ConsortiumStatus is the JSON of /v1/consortium: the members as the log
-// has them, and which of them vote in Raft.
-type ConsortiumStatus struct {
-	Members []Member `json:"members"`
-	Voters  []string `json:"voters"`
+// serveDecision answers an approval or rejection of a job by this node.
+func (n *Node) serveDecision(w http.ResponseWriter, r *http.Request, decide func(ctx context.Context, id string) error) {
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	id := r.PathValue("id")
+	switch err := decide(ctx, id); {
+	case err == nil:
+		j, _ := n.Job(id)
+		writeJSON(w, http.StatusOK, j)
+	case errors.Is(err, ErrNoJob):
+		writeError(w, http.StatusNotFound, err)
+	case errors.Is(err, ErrNotRunning), errors.Is(err, ErrNotAwaiting):
+		writeError(w, http.StatusConflict, err)
+	default:
+		writeError(w, http.StatusInternalServerError, err)
+	}
+}
+
+// awaitedParties returns the parties a running job waits for in an open
+// round of its admit phase (those whose policy asks a person to approve).
+func awaitedParties(j *JobRecord) []string {
+	for i := len(j.Steps) - 1; i >= 0; i-- {
+		s := j.Steps[i]
+		if s.Phase == runner.AdmitPhase && s.Round > 0 && !s.Done {
+			return s.Step.Parties
+		}
+	}
+	return nil
 }
 
 func writeMembershipError(w http.ResponseWriter, err error) {
@@ -305,12 +349,3 @@ func (n *Node) Party(jobID string) job.Party { return netParty{n} }
 
 // HTTPAddr returns the address of the optional HTTP listener as configured.
 func (n *Node) HTTPAddr() string { return n.cfg.HTTP }
-
-// describeFailures lists each failing party and its error, for messages.
-func describeFailures(f map[string]string) string {
-	var b strings.Builder
-	for _, p := range sortedNames(f) {
-		fmt.Fprintf(&b, "\n  %s: %s", p, f[p])
-	}
-	return b.String()
-}

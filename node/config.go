@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/cohortdm/cohort/api"
 	"github.com/cohortdm/cohort/internal/atomicfile"
 	"github.com/cohortdm/cohort/table"
 
@@ -39,6 +40,11 @@ type Config struct {
 	HTTP string `yaml:"http,omitempty"`
 	// Timing overrides Raft and messaging timeouts; zero values take defaults.
 	Timing Timing `yaml:"timing,omitempty"`
+	// PolicyFile is this organisation's policy (see package policy; `cohort
+	// node init` writes a commented default beside node.yaml); without it
+	// the node runs under the default policy. The node re-reads it when it
+	// changes. Relative paths are relative to node.yaml.
+	PolicyFile string `yaml:"policy_file,omitempty"`
 	// MaxJobs is how many jobs this node coordinates at once while it
 	// leads; later submissions queue in order. Zero: half the cores, at
 	// least one.
@@ -92,11 +98,7 @@ func (t Timing) withDefaults() Timing {
 }
 
 // Member is one organisation in the consortium file.
-type Member struct {
-	Name   string   `yaml:"name" json:"name"`
-	PeerID string   `yaml:"peer_id" json:"peer_id"`
-	Addrs  []string `yaml:"addrs" json:"addrs"`
-}
+type Member = api.Member
 
 // Consortium is the consortium file: who may connect, and where to find them.
 type Consortium struct {
@@ -125,7 +127,7 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	c.source = path
 	base := filepath.Dir(path)
-	for _, p := range []*string{&c.DataDir, &c.Consortium, &c.TablesDir} {
+	for _, p := range []*string{&c.DataDir, &c.Consortium, &c.TablesDir, &c.PolicyFile} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(base, *p)
 		}

@@ -19,10 +19,12 @@ import (
 // controlRequest is a follower forwarding a job submission or
 // cancellation to the leader.
 type controlRequest struct {
-	Op     string  `msgpack:"op"` // "submit", "cancel", "member-add" or "member-remove"
-	Spec   []byte  `msgpack:"spec,omitempty"`
-	Job    string  `msgpack:"job,omitempty"`
-	Member *Member `msgpack:"member,omitempty"`
+	Op   string `msgpack:"op"` // "submit", "cancel", "member-add" or "member-remove"
+	Spec []byte `msgpack:"spec,omitempty"`
+	// Submission is the forwarding member's signed submission of Spec.
+	Submission *runner.Submission `msgpack:"submission,omitempty"`
+	Job        string             `msgpack:"job,omitempty"`
+	Member     *Member            `msgpack:"member,omitempty"`
 }
 
 type controlResponse struct {
@@ -61,14 +63,18 @@ func (n *Node) Submit(ctx context.Context, specYAML []byte) (string, error) {
 	if err := n.Validate(spec); err != nil {
 		return "", err
 	}
+	sub, err := n.sign(specYAML)
+	if err != nil {
+		return "", err
+	}
 	for {
 		if n.IsLeader() {
-			id, err := n.commitSubmit(specYAML)
+			id, err := n.commitSubmit(specYAML, sub)
 			if !errors.Is(err, errNotLeader) {
 				return id, err
 			}
 		} else if leader := n.Leader(); leader != "" {
-			id, err := n.forwardSubmit(ctx, leader, specYAML)
+			id, err := n.forwardSubmit(ctx, leader, specYAML, sub)
 			if err == nil {
 				// Answer once this node has applied the job too, so that a
 				// status query right after submitting finds it here.
@@ -97,7 +103,10 @@ func (n *Node) Submit(ctx context.Context, specYAML []byte) (string, error) {
 	}
 }
 
-func (n *Node) commitSubmit(specYAML []byte) (string, error) {
+func (n *Node) commitSubmit(specYAML []byte, sub *runner.Submission) (string, error) {
+	if err := n.verifySubmission(specYAML, sub); err != nil {
+		return "", err
+	}
 	var rnd [4]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return "", err
@@ -107,14 +116,14 @@ func (n *Node) commitSubmit(specYAML []byte) (string, error) {
 	if _, err := rand.Read(seed); err != nil {
 		return "", err
 	}
-	if err := n.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: id, Spec: specYAML, Seed: seed}}); err != nil {
+	if err := n.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: id, Spec: specYAML, Seed: seed, Submission: sub}}); err != nil {
 		return "", err
 	}
 	return id, nil
 }
 
-func (n *Node) forwardSubmit(ctx context.Context, leader string, specYAML []byte) (string, error) {
-	return n.forward(ctx, leader, &controlRequest{Op: "submit", Spec: specYAML})
+func (n *Node) forwardSubmit(ctx context.Context, leader string, specYAML []byte, sub *runner.Submission) (string, error) {
+	return n.forward(ctx, leader, &controlRequest{Op: "submit", Spec: specYAML, Submission: sub})
 }
 
 // forward sends a control request to the leader and returns the job id it answers.
@@ -216,9 +225,12 @@ func (n *Node) serveControl(remote peer.ID, name string, s network.Stream) contr
 	if err == nil {
 		err = n.Validate(spec)
 	}
+	if err == nil && (req.Submission == nil || req.Submission.Member != name) {
+		err = fmt.Errorf("%w: a member forwards only its own submissions", errSubmission)
+	}
 	var id string
 	if err == nil {
-		id, err = n.commitSubmit(req.Spec)
+		id, err = n.commitSubmit(req.Spec, req.Submission)
 	}
 	if errors.Is(err, errNotLeader) {
 		return controlResponse{Error: errNotLeader.Error()}

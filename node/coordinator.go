@@ -21,10 +21,11 @@ import (
 func (n *Node) newCoordinator() *runner.Coordinator {
 	return &runner.Coordinator{
 		Self: n.cfg.Name, Kinds: n.kinds, Log: raftLog{n}, Net: netParty{n},
-		StepTimeout: time.Duration(n.timing.StepMS) * time.Millisecond,
-		Grace:       time.Duration(n.timing.SendMS) * time.Millisecond,
-		Watch:       n.watchReachable,
-		Progress:    n.setProgress,
+		StepTimeout:     time.Duration(n.timing.StepMS) * time.Millisecond,
+		Grace:           time.Duration(n.timing.SendMS) * time.Millisecond,
+		Watch:           n.watchReachable,
+		Progress:        n.setProgress,
+		ApprovalTimeout: n.policy.ApprovalTimeout(),
 		Committed: func(step job.Step, _ *job.Record, began time.Time) {
 			n.metrics.phaseSecs.WithLabelValues(n.fsm.jobs.Kind(step.Job), step.Phase).Observe(time.Since(began).Seconds())
 		},

@@ -92,7 +92,7 @@ func (k *prober) Coordinate(ctx context.Context, c job.Coordinator) (job.Result,
 			if err != nil {
 				return nil, err
 			}
-			if rec, err = a.Commit(ctx, outs, b); err != nil {
+			if rec, err = a.Commit(ctx, outs, b, ""); err != nil {
 				return nil, err
 			}
 		}

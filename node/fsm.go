@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/cohortdm/cohort/api"
 	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/protocol"
 )
@@ -22,7 +23,7 @@ const (
 
 // StatusQueued is how the API shows a running job whose first step has not
 // started yet (the log holds it as running).
-const StatusQueued = "queued"
+const StatusQueued = api.StatusQueued
 
 // JobRecord and StepRecord are the replicated state of a job and of one
 // of its steps, as the runtime keeps them.

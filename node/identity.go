@@ -11,7 +11,13 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/cohortdm/cohort/policy"
 )
+
+// PolicyFileName is the policy `cohort node init` writes beside node.yaml:
+// the default policy, every field commented, for the organisation to edit.
+const PolicyFileName = "policy.yaml"
 
 // IdentityFile is the node's Ed25519 key inside its data dir.
 const IdentityFile = "identity.key"
@@ -120,7 +126,10 @@ func Init(name, dir string, listen []string) (*Config, peer.ID, error) {
 	if len(listen) == 0 {
 		listen = []string{"/ip4/0.0.0.0/tcp/7400", "/ip4/0.0.0.0/udp/7400/quic-v1"}
 	}
-	cfg := &Config{Name: name, DataDir: ".", Listen: listen, Consortium: "consortium.yaml", TablesDir: "tables"}
+	cfg := &Config{Name: name, DataDir: ".", Listen: listen, Consortium: "consortium.yaml", TablesDir: "tables", PolicyFile: PolicyFileName}
+	if err := writeFileAtomic(filepath.Join(dir, PolicyFileName), policy.DefaultYAML, 0o600); err != nil {
+		return nil, "", fmt.Errorf("node init: %w", err)
+	}
 	if err := os.MkdirAll(filepath.Join(dir, cfg.TablesDir), 0o700); err != nil {
 		return nil, "", fmt.Errorf("node init: %w", err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,6 +36,7 @@ import (
 	"github.com/cohortdm/cohort/internal/mailbox"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/runner"
+	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/protocol"
 )
 
@@ -50,6 +52,9 @@ type Options struct {
 	// OnApply, if set, sees every committed log entry (for progress displays).
 	// It must not block.
 	OnApply func(Event)
+	// Policy, if set, is the node's policy instead of node.yaml's
+	// policy_file (or the default).
+	Policy *policy.Policy
 	// Join starts a node with no Raft state without bootstrapping it: the
 	// node was added to a running consortium (cohort consortium add) and
 	// receives the configuration and the log from the leader. It has no
@@ -74,7 +79,8 @@ type Node struct {
 	timing  Timing
 	kinds   job.Registry
 	log     *slog.Logger
-	sk      any
+	key     crypto.PrivKey // the node's identity, which signs its submissions
+	policy  *policy.Enforcer
 	host    host.Host
 	gater   *memberGater
 	metrics *metrics
@@ -114,13 +120,6 @@ type Node struct {
 	startIndex      uint64         // the log's last index at start
 	ready           bool           // applied up to startIndex; touched only by the reconcile loop
 	swept           bool           // ended jobs' scratch removed once after catching up (reconcile, under mu)
-}
-
-// Progress is the coordinator's latest report on a running phase.
-type Progress struct {
-	Phase string `json:"phase"`
-	Done  int    `json:"done"`
-	Total int    `json:"total"`
 }
 
 type stepID struct {
@@ -182,8 +181,14 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		h.Close()
 		return nil, fmt.Errorf("open audit ledger: %w", err)
 	}
+	enforcer, err := newEnforcer(cfg, opts.Policy, ledger)
+	if err != nil {
+		h.Close()
+		ledger.Close()
+		return nil, err
+	}
 	n := &Node{
-		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, host: h, gater: g,
+		key: sk, policy: enforcer, cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, host: h, gater: g,
 		metrics: m, ledger: ledger, fsm: newFSM(), token: token, join: opts.Join, redialNow: make(chan struct{}, 1), secrets: job.DirSecrets(cfg.DataDir),
 		coordinating: map[string]*coordination{}, workers: map[string]*worker{}, progress: map[string]Progress{},
 		maxJobs: cfg.MaxJobs, unknownJobGrace: unknownJobGrace,

@@ -28,7 +28,7 @@ type worker struct {
 func (n *Node) newWorker(j runner.ActiveJob) *worker {
 	ctx, cancel := context.WithCancel(n.ctx)
 	rw := &runner.Worker{Self: n.cfg.Name, Job: j, Kinds: n.kinds, Net: netParty{n}, State: n.fsm.jobs,
-		Member: member{n}, Grace: time.Duration(n.timing.SendMS) * time.Millisecond, Log: n.log}
+		Member: member{n}, Policy: n.policy, Grace: time.Duration(n.timing.SendMS) * time.Millisecond, Log: n.log}
 	w := &worker{w: rw, cancel: cancel}
 	n.wg.Add(1)
 	go func() {

@@ -197,4 +197,24 @@ const (
 	DiscloseAggregate Disclosure = "local-aggregate"
 	// DiscloseControl is runtime plumbing that carries no data of the party.
 	DiscloseControl Disclosure = "control"
+	// DiscloseSplitAttribute is a column that may split a tree node: the
+	// public skeleton names the party and table that split, the predicate
+	// stays with its owner.
+	DiscloseSplitAttribute Disclosure = "split-attribute"
+	// DiscloseGeneralised is a k-anonymous publication: values generalised
+	// so that every group of quasi-identifiers has at least k rows.
+	DiscloseGeneralised Disclosure = "generalised"
+	// DiscloseMembership is a result that names which of the party's rows
+	// belong to a group (a bicluster's rows), without their values.
+	DiscloseMembership Disclosure = "membership"
+	// DiscloseRaw is values published as they are.
+	DiscloseRaw Disclosure = "raw"
 )
+
+// Disclosures lists every disclosure kind, the vocabulary of the audit
+// ledger and of a node's policy.
+func Disclosures() []Disclosure {
+	return []Disclosure{DisclosePSIBlinded, DiscloseCiphertext, DiscloseDecryptionShare, DiscloseClassSummary,
+		DiscloseSplitSummary, DiscloseScore, DiscloseSplitAttribute, DiscloseGeneralised, DiscloseMembership,
+		DisclosePublicResult, DiscloseAggregate, DiscloseRaw, DiscloseControl}
+}

@@ -353,7 +353,7 @@ func run(ctx context.Context, c job.Coordinator, step job.Step, decide func(*job
 	if err != nil {
 		return d, false, fmt.Errorf("quantile: round %d: encode decision: %w", step.Round, err)
 	}
-	if _, err := a.Commit(ctx, outs, b); err != nil {
+	if _, err := a.Commit(ctx, outs, b, ""); err != nil {
 		return d, false, err
 	}
 	return d, false, nil

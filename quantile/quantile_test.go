@@ -422,11 +422,11 @@ type hookedAttempt struct {
 	w watch
 }
 
-func (h *hookedAttempt) Commit(ctx context.Context, outs *job.Outputs, decision []byte) (*job.Record, error) {
+func (h *hookedAttempt) Commit(ctx context.Context, outs *job.Outputs, decision []byte, failure string) (*job.Record, error) {
 	h.w.mu.Lock()
 	*h.w.decisions = append(*h.w.decisions, committed{args: h.Step().Args, decision: decision})
 	h.w.mu.Unlock()
-	return h.Attempt.Commit(ctx, outs, decision)
+	return h.Attempt.Commit(ctx, outs, decision, failure)
 }
 
 // Leakage: everything the watched party sends is a ciphertext, a

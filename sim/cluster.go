@@ -21,6 +21,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/table"
 )
@@ -53,6 +54,12 @@ type ClusterOptions struct {
 	// Setup, if set, runs for each node's data dir before the node starts
 	// (for example to install the consortium's threshold key share).
 	Setup func(names []string) (func(name, dataDir string) error, error)
+	// Policy is every node's organisation policy; PolicyFor, if set, gives
+	// a node its own. Nil means policy.Permissive: a cluster for tests of
+	// other things than the policy. (cohort sim runs the default policy:
+	// RunOptions.Policy.)
+	Policy    *policy.Policy
+	PolicyFor func(name string) *policy.Policy
 }
 
 // Cluster is a running in-process consortium.
@@ -187,7 +194,13 @@ func (c *Cluster) newNode(cfg *node.Config) (*node.Node, error) {
 	if c.opts.KindsFor != nil {
 		kinds = c.opts.KindsFor(cfg.Name)
 	}
-	opts := node.Options{Config: cfg, Kinds: kinds, Logger: c.opts.Logger}
+	opts := node.Options{Config: cfg, Kinds: kinds, Logger: c.opts.Logger, Policy: c.opts.Policy}
+	if c.opts.PolicyFor != nil {
+		opts.Policy = c.opts.PolicyFor(cfg.Name)
+	}
+	if opts.Policy == nil {
+		opts.Policy = policy.Permissive()
+	}
 	if c.opts.AuditDir != "" {
 		opts.LedgerPath = filepath.Join(c.opts.AuditDir, cfg.Name+".jsonl")
 	}

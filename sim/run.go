@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/table"
 )
 
@@ -39,8 +41,13 @@ type RunOptions struct {
 	Timeout time.Duration
 	// Timing overrides node timeouts.
 	Timing node.Timing
-	// Setup is passed to the cluster (key material per node).
+	// Setup is passed to the cluster (key material per node) for kinds
+	// that decrypt with the consortium's threshold key (job.KeyUser);
+	// others run without it, since dealing a key costs seconds.
 	Setup func(names []string) (func(name, dataDir string) error, error)
+	// Policy is every node's organisation policy (policy.Default when nil:
+	// a simulation runs under the policy a new node starts with).
+	Policy *policy.Policy
 	// State, if set, keeps the nodes' data dirs there instead of in a
 	// scratch directory removed at the end, and starts the nodes of an
 	// earlier run on the same State again: what a job left each party
@@ -187,7 +194,7 @@ func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOpti
 	}
 	cluster, err := StartCluster(ctx, scratch, spec.PartyNames(), ClusterOptions{
 		Kinds: opts.Kinds, TablesDir: spec.Dir, Tables: partySources(spec), AuditDir: filepath.Join(dir, "audit"),
-		Timing: opts.Timing, OnApply: progress, Setup: opts.Setup,
+		Timing: opts.Timing, OnApply: progress, Setup: keySetup(opts, spec), Policy: cmp.Or(opts.Policy, policy.Default()),
 	})
 	if err != nil {
 		return nil, err
@@ -234,6 +241,15 @@ func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOpti
 		return nil, err
 	}
 	return result, nil
+}
+
+// keySetup returns opts.Setup when the job's kind decrypts with the
+// consortium's threshold key, else nil.
+func keySetup(opts RunOptions, spec *job.Spec) func(names []string) (func(name, dataDir string) error, error) {
+	if ku, ok := opts.Kinds[spec.Kind].(job.KeyUser); ok && ku.UsesThresholdKey() {
+		return opts.Setup
+	}
+	return nil
 }
 
 // withBytes adds "bytes" (what each party sent for the job) to a result,

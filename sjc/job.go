@@ -404,7 +404,7 @@ func growStep(ctx context.Context, c job.Coordinator, g *Graph, st job.Step, arg
 	if err != nil {
 		return d, err
 	}
-	if _, err := a.Commit(ctx, outs, b); err != nil {
+	if _, err := a.Commit(ctx, outs, b, ""); err != nil {
 		return d, err
 	}
 	return d, nil

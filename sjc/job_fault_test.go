@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	jobrun "github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/job/jobtest"
+	jobrun "github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"

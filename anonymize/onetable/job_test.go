@@ -15,6 +15,7 @@ import (
 	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/table"
@@ -271,7 +272,10 @@ func TestSim(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			if _, err := sim.Run(ctx, filepath.Join(s.Dir, "spec.yaml"), sim.RunOptions{Kinds: job.Registry{"anonymize": Kind{}}, Out: out}); err != nil {
+			// The seed table is small: this organisation's policy accepts k = 3.
+			pol := policy.Default()
+			pol.Floors.MinK = 3
+			if _, err := sim.Run(ctx, filepath.Join(s.Dir, "spec.yaml"), sim.RunOptions{Kinds: job.Registry{"anonymize": Kind{}}, Out: out, Policy: pol}); err != nil {
 				t.Fatal(err)
 			}
 			tab, err := table.Load(filepath.Join(out, File), "pub", nil)

@@ -14,10 +14,10 @@ import (
 
 // consortiumCmd changes and shows the consortium of a running node.
 func (a *app) consortiumCmd() *cobra.Command {
-	var config, api string
+	var config, apiAddr string
 	cmd := groupCmd("consortium", "Show, add and remove consortium members; reload the consortium file")
 	a.configFlag(cmd, true, &config, "node.yaml of the node to talk to (via its control socket)")
-	cmd.PersistentFlags().StringVar(&api, "api", "", "talk to the node's HTTP listener instead: HOST:PORT or http://HOST:PORT")
+	cmd.PersistentFlags().StringVar(&apiAddr, "api", "", "talk to the node's HTTP listener instead: HOST:PORT or http://HOST:PORT")
 
 	printCons := func(st node.ConsortiumStatus) error {
 		if a.format == "json" {
@@ -38,7 +38,7 @@ func (a *app) consortiumCmd() *cobra.Command {
 	// membership it answers with.
 	request := func(cmd *cobra.Command, method, path string, body []byte) (node.ConsortiumStatus, error) {
 		var st node.ConsortiumStatus
-		c, err := a.newClient(config, api)
+		c, err := a.newClient(config, apiAddr)
 		if err != nil {
 			return st, err
 		}

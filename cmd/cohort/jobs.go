@@ -3,46 +3,34 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"maps"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cohortdm/cohort/api"
 	"github.com/cohortdm/cohort/node"
 )
 
-// client talks to a running node's job API over its control socket (or
-// HTTP listener, with --api).
-type client struct {
-	http  *http.Client
-	base  string
-	token string // the node's API bearer token; "" sends none
-}
-
-func (a *app) newClient(config, api string) (*client, error) {
-	if api != "" {
-		base, err := apiBase(api)
-		if err != nil {
-			return nil, err
-		}
+// newClient returns a client of the node's API: over its control socket
+// (from --config), or over its HTTP listener with --api.
+func (a *app) newClient(config, addr string) (*client, error) {
+	if addr != "" {
 		tok, err := a.apiToken(config)
 		if err != nil {
 			return nil, err
 		}
-		return &client{http: &http.Client{Timeout: time.Minute}, base: base, token: tok}, nil
+		c, err := api.NewHTTPClient(addr, tok)
+		if err != nil {
+			return nil, fmt.Errorf("--api %w", err)
+		}
+		return &client{c, tok != ""}, nil
 	}
 	cfg, err := node.LoadConfig(config)
 	if err != nil {
@@ -52,26 +40,31 @@ func (a *app) newClient(config, api string) (*client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (the node's HTTP API needs it; a node writes one when it starts)", err)
 	}
-	sock := filepath.Join(cfg.DataDir, node.SocketName)
-	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", sock)
-	}}
-	return &client{http: &http.Client{Transport: tr, Timeout: time.Minute}, base: "http://node", token: tok}, nil
+	return &client{api.NewSocketClient(filepath.Join(cfg.DataDir, node.SocketName), tok), true}, nil
 }
 
-// apiBase turns --api (HOST:PORT, or an http:// or https:// URL) into the
-// base URL of the node's HTTP listener.
-func apiBase(api string) (string, error) {
-	raw := api
-	if !strings.Contains(raw, "://") {
-		raw = "http://" + raw
+// client is the API client with the CLI's hints on its errors.
+type client struct {
+	*api.Client
+	hasToken bool
+}
+
+// do is Client.Do with what to do when the node cannot be reached or
+// refuses the token.
+func (c *client) do(ctx context.Context, method, path string, body []byte, out any) (int, error) {
+	code, err := c.Do(ctx, method, path, body, out)
+	return code, c.hint(err)
+}
+
+func (c *client) hint(err error) error {
+	switch {
+	case errors.Is(err, api.ErrUnreachable):
+		return fmt.Errorf("%w (is 'cohort node run' running?)", err)
+	case errors.Is(err, api.ErrUnauthorized) && !c.hasToken:
+		return fmt.Errorf("the node refused the request without its API token: set $%s "+
+			"or pass --config with the node's node.yaml (the token is DATA_DIR/%s)", tokenEnv, node.TokenFile)
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("--api %q: want HOST:PORT or http://HOST:PORT, the node's http: listener", api)
-	}
-	return strings.TrimRight(u.String(), "/"), nil
+	return err
 }
 
 // configHint adds what to do when node.yaml is missing: the commands that
@@ -87,48 +80,11 @@ func configHint(err error, config string, apiToo bool) error {
 	return fmt.Errorf("no node config at %s (%s): %w", config, hint, err)
 }
 
-// do sends a request and decodes a JSON answer; API errors come back as
-// {"error": ...} and become Go errors.
-func (c *client) do(ctx context.Context, method, path string, body []byte, out any) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
-	if err != nil {
-		return 0, err
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("cannot reach the node (is 'cohort node run' running?): %w", err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return resp.StatusCode, err
-	}
-	if resp.StatusCode == http.StatusUnauthorized && c.token == "" {
-		return resp.StatusCode, fmt.Errorf("the node refused the request without its API token: set $%s "+
-			"or pass --config with the node's node.yaml (the token is DATA_DIR/%s)", tokenEnv, node.TokenFile)
-	}
-	if resp.StatusCode >= 300 {
-		var e struct{ Error string }
-		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			return resp.StatusCode, fmt.Errorf("%s", e.Error)
-		}
-		return resp.StatusCode, fmt.Errorf("node answered %s", resp.Status)
-	}
-	if raw, ok := out.(*json.RawMessage); ok {
-		*raw = b
-		return resp.StatusCode, nil
-	}
-	return resp.StatusCode, json.Unmarshal(b, out)
-}
-
 func (a *app) jobCmd() *cobra.Command {
-	var config, api string
+	var config, apiAddr string
 	cmd := groupCmd("job", "Submit and follow jobs on a running node")
 	a.configFlag(cmd, true, &config, "node.yaml of the node to talk to (via its control socket)")
-	cmd.PersistentFlags().StringVar(&api, "api", "", "talk to the node's HTTP listener instead: HOST:PORT or http://HOST:PORT, e.g. 127.0.0.1:7480")
+	cmd.PersistentFlags().StringVar(&apiAddr, "api", "", "talk to the node's HTTP listener instead: HOST:PORT or http://HOST:PORT, e.g. 127.0.0.1:7480")
 
 	var wait bool
 	submit := &cobra.Command{
@@ -140,22 +96,22 @@ func (a *app) jobCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("read job spec: %w", err)
 			}
-			c, err := a.newClient(config, api)
+			c, err := a.newClient(config, apiAddr)
 			if err != nil {
 				return err
 			}
-			var resp struct{ ID string }
-			if _, err := c.do(cmd.Context(), "POST", "/v1/jobs", spec, &resp); err != nil {
-				return fmt.Errorf("submit %s: %w", args[0], err)
+			id, err := c.Submit(cmd.Context(), spec)
+			if err != nil {
+				return fmt.Errorf("submit %s: %w", args[0], c.hint(err))
 			}
 			if !wait {
 				if a.format == "json" {
-					return a.printJSON(map[string]string{"id": resp.ID})
+					return a.printJSON(map[string]string{"id": id})
 				}
-				fmt.Fprintln(a.stdout, resp.ID)
+				fmt.Fprintln(a.stdout, id)
 				return nil
 			}
-			return a.follow(cmd.Context(), c, resp.ID)
+			return a.follow(cmd.Context(), c, id)
 		},
 	}
 	submit.Flags().BoolVar(&wait, "wait", false, "follow the job with a progress display and print its result")
@@ -163,31 +119,27 @@ func (a *app) jobCmd() *cobra.Command {
 	status := &cobra.Command{
 		Use: "status ID", Short: "Show a job's status and steps", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.newClient(config, api)
+			c, err := a.newClient(config, apiAddr)
 			if err != nil {
 				return err
 			}
-			var js jobStatus
-			if _, err := c.do(cmd.Context(), "GET", "/v1/jobs/"+args[0], nil, &js); err != nil {
-				return err
+			js, err := c.Job(cmd.Context(), args[0])
+			if err != nil {
+				return c.hint(err)
 			}
-			if a.format == "json" {
-				return a.printJSON(js)
-			}
-			a.printStatus(js)
-			return nil
+			return a.showStatus(js)
 		},
 	}
 	result := &cobra.Command{
 		Use: "result ID", Short: "Print a finished job's result.json", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.newClient(config, api)
+			c, err := a.newClient(config, apiAddr)
 			if err != nil {
 				return err
 			}
-			var raw json.RawMessage
-			if _, err := c.do(cmd.Context(), "GET", "/v1/jobs/"+args[0]+"/result", nil, &raw); err != nil {
-				return err
+			raw, err := c.Result(cmd.Context(), args[0])
+			if err != nil {
+				return c.hint(err)
 			}
 			return a.writeResult(raw)
 		},
@@ -195,13 +147,13 @@ func (a *app) jobCmd() *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List jobs", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.newClient(config, api)
+			c, err := a.newClient(config, apiAddr)
 			if err != nil {
 				return err
 			}
-			var jobs []jobStatus
-			if _, err := c.do(cmd.Context(), "GET", "/v1/jobs", nil, &jobs); err != nil {
-				return err
+			jobs, err := c.Jobs(cmd.Context())
+			if err != nil {
+				return c.hint(err)
 			}
 			if a.format == "json" {
 				return a.printJSON(jobs)
@@ -217,6 +169,9 @@ func (a *app) jobCmd() *cobra.Command {
 				if j.Queue > 0 {
 					st = fmt.Sprintf("%s (%d)", st, j.Queue)
 				}
+				if len(j.Waiting) > 0 {
+					st = fmt.Sprintf("%s (%s)", st, strings.Join(j.Waiting, ", "))
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", j.ID, j.Kind, st, j.Submitted.Format(time.RFC3339))
 			}
 			return tw.Flush()
@@ -227,49 +182,74 @@ func (a *app) jobCmd() *cobra.Command {
 		Short: "Cancel a running or queued job: it fails everywhere with \"cancelled\" and every node stops its work for it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.newClient(config, api)
+			c, err := a.newClient(config, apiAddr)
 			if err != nil {
 				return err
 			}
-			var js jobStatus
-			if _, err := c.do(cmd.Context(), "POST", "/v1/jobs/"+args[0]+"/cancel", nil, &js); err != nil {
-				return err
+			js, err := c.Cancel(cmd.Context(), args[0])
+			if err != nil {
+				return c.hint(err)
 			}
-			if a.format == "json" {
-				return a.printJSON(js)
-			}
-			a.printStatus(js)
-			return nil
+			return a.showStatus(js)
 		},
 	}
-	cmd.AddCommand(submit, status, result, list, cancel)
+	approve := &cobra.Command{
+		Use:   "approve ID",
+		Short: "Approve, on this node, a job that awaits this organisation's approval (policy approval: manual)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.newClient(config, apiAddr)
+			if err != nil {
+				return err
+			}
+			js, err := c.Approve(cmd.Context(), args[0])
+			if err != nil {
+				return c.hint(err)
+			}
+			return a.showStatus(js)
+		},
+	}
+	var reason string
+	reject := &cobra.Command{
+		Use:   "reject ID --reason TEXT",
+		Short: "Reject, on this node, a job that awaits its approval; the job fails with the reason, which every member reads",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(reason) == "" {
+				return fmt.Errorf("--reason is required: the job's failure names it")
+			}
+			c, err := a.newClient(config, apiAddr)
+			if err != nil {
+				return err
+			}
+			js, err := c.Reject(cmd.Context(), args[0], reason)
+			if err != nil {
+				return c.hint(err)
+			}
+			return a.showStatus(js)
+		},
+	}
+	reject.Flags().StringVar(&reason, "reason", "", "why this organisation rejects the job (every member reads it)")
+	cmd.AddCommand(submit, status, result, list, cancel, approve, reject)
 	return cmd
 }
 
-type jobStatus struct {
-	ID        string            `json:"id"`
-	Kind      string            `json:"kind"`
-	Status    string            `json:"status"`
-	Submitted time.Time         `json:"submitted"`
-	Finished  time.Time         `json:"finished"`
-	Error     string            `json:"error,omitempty"`
-	Failures  map[string]string `json:"failures,omitempty"`
-	Queue     int               `json:"queue,omitempty"`
-	Steps     []struct {
-		Phase    string    `json:"phase"`
-		Round    int       `json:"round"`
-		Attempt  int       `json:"attempt"`
-		Started  time.Time `json:"started"`
-		Finished time.Time `json:"finished"`
-		Failed   []string  `json:"failed,omitempty"`
-	} `json:"steps"`
-	Progress *node.Progress `json:"progress,omitempty"`
+// showStatus prints a job's status as --format says.
+func (a *app) showStatus(js *api.JobStatus) error {
+	if a.format == "json" {
+		return a.printJSON(js)
+	}
+	a.printStatus(js)
+	return nil
 }
 
-func (a *app) printStatus(js jobStatus) {
+func (a *app) printStatus(js *api.JobStatus) {
 	fmt.Fprintf(a.stdout, "job %s (%s): %s", js.ID, js.Kind, js.Status)
 	if js.Queue > 0 {
 		fmt.Fprintf(a.stdout, " (place %d in the queue)", js.Queue)
+	}
+	if len(js.Waiting) > 0 {
+		fmt.Fprintf(a.stdout, " (waiting for %s)", strings.Join(js.Waiting, ", "))
 	}
 	fmt.Fprintln(a.stdout)
 	for _, s := range js.Steps {
@@ -286,17 +266,7 @@ func (a *app) printStatus(js jobStatus) {
 	if js.Error != "" {
 		fmt.Fprintf(a.stdout, "  error: %s\n", js.Error)
 	}
-	fmt.Fprint(a.stdout, describeFailures(js.Failures))
-}
-
-// describeFailures lists each failing party of a failed job with its error,
-// one indented line each.
-func describeFailures(f map[string]string) string {
-	var b strings.Builder
-	for _, p := range slices.Sorted(maps.Keys(f)) {
-		fmt.Fprintf(&b, "  %s: %s\n", p, f[p])
-	}
-	return b.String()
+	fmt.Fprint(a.stdout, api.DescribeFailures(js.Failures))
 }
 
 // writeResult prints a result.json as the node sent it, ending in exactly
@@ -316,14 +286,17 @@ func (a *app) follow(ctx context.Context, c *client, id string) error {
 	start := time.Now()
 	last := ""
 	for {
-		var js jobStatus
-		if _, err := c.do(ctx, "GET", "/v1/jobs/"+id, nil, &js); err != nil {
-			return err
+		js, err := c.Job(ctx, id)
+		if err != nil {
+			return c.hint(err)
 		}
 		if a.format == "text" {
 			state := fmt.Sprintf("%s  steps done %d/%d", js.Status, doneSteps(js), len(js.Steps))
 			if js.Queue > 0 {
 				state = fmt.Sprintf("queued, place %d", js.Queue)
+			}
+			if len(js.Waiting) > 0 {
+				state = "awaiting approval by " + strings.Join(js.Waiting, ", ")
 			}
 			if p := js.Progress; p != nil {
 				state += fmt.Sprintf("  %s: %d/%d parties", p.Phase, p.Done, p.Total)
@@ -342,9 +315,9 @@ func (a *app) follow(ctx context.Context, c *client, id string) error {
 			if a.format == "text" && a.terminal() {
 				fmt.Fprintln(a.stderr)
 			}
-			var raw json.RawMessage
-			if _, err := c.do(ctx, "GET", "/v1/jobs/"+id+"/result", nil, &raw); err != nil {
-				return err
+			raw, err := c.Result(ctx, id)
+			if err != nil {
+				return c.hint(err)
 			}
 			return a.writeResult(raw)
 		case node.StatusFailed:
@@ -352,7 +325,7 @@ func (a *app) follow(ctx context.Context, c *client, id string) error {
 				fmt.Fprintln(a.stderr)
 			}
 			if len(js.Failures) > 0 {
-				return fmt.Errorf("job %s failed: %s\n%s", id, js.Error, strings.TrimRight(describeFailures(js.Failures), "\n"))
+				return fmt.Errorf("job %s failed: %s\n%s", id, js.Error, strings.TrimRight(api.DescribeFailures(js.Failures), "\n"))
 			}
 			return fmt.Errorf("job %s failed: %s", id, js.Error)
 		}
@@ -364,7 +337,7 @@ func (a *app) follow(ctx context.Context, c *client, id string) error {
 	}
 }
 
-func doneSteps(js jobStatus) int {
+func doneSteps(js *api.JobStatus) int {
 	n := 0
 	for _, s := range js.Steps {
 		if !s.Finished.IsZero() {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/cohortdm/cohort/api"
 )
 
 // fakeNode serves canned answers for the job API and /status.
@@ -144,14 +146,14 @@ func TestFollowPrintsOnChange(t *testing.T) {
 
 // job status lists failed parties as words, not as a Go slice.
 func TestPrintStatusFailed(t *testing.T) {
-	var js jobStatus
+	var js api.JobStatus
 	if err := json.Unmarshal([]byte(`{"id": "j1", "kind": "sum", "status": "running", "steps": [
 		{"phase": "aggregate", "round": 0, "attempt": 1, "started": "2026-11-23T09:39:30Z", "finished": "2026-11-23T09:39:32Z", "failed": ["north", "west"]}]}`), &js); err != nil {
 		t.Fatal(err)
 	}
 	var stdout bytes.Buffer
 	a := &app{format: "text", stdout: &stdout, stderr: &stdout}
-	a.printStatus(js)
+	a.printStatus(&js)
 	if out := stdout.String(); !strings.Contains(out, "failed: north, west") || strings.Contains(out, "[") {
 		t.Errorf("status output:\n%s", out)
 	}

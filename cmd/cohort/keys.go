@@ -162,7 +162,7 @@ func keygenSpec(members []string, bits int) []byte {
 }
 
 func (a *app) keysGenerateCmd() *cobra.Command {
-	var config, api string
+	var config, apiAddr string
 	var bits int
 	cmd := &cobra.Command{
 		Use:   "generate --config node.yaml",
@@ -192,7 +192,7 @@ Run it while no other job runs: a job that decrypts while the key is replaced fa
 			if len(members) < 3 {
 				return fmt.Errorf("the consortium has %d members; dealerless generation needs 3 or more (deal the key with 'cohort keys deal --threshold 2')", len(members))
 			}
-			c, err := a.newClient(config, api)
+			c, err := a.newClient(config, apiAddr)
 			if err != nil {
 				return err
 			}
@@ -204,7 +204,7 @@ Run it while no other job runs: a job that decrypts while the key is replaced fa
 		},
 	}
 	a.configFlag(cmd, false, &config, "node.yaml of the node to talk to")
-	cmd.Flags().StringVar(&api, "api", "", "talk to the node's HTTP listener instead: HOST:PORT")
+	cmd.Flags().StringVar(&apiAddr, "api", "", "talk to the node's HTTP listener instead: HOST:PORT")
 	cmd.Flags().IntVar(&bits, "bits", 2048, "modulus size in bits: 2048, 3072 or 4096")
 	return cmd
 }

@@ -24,8 +24,9 @@ func (a *app) nodeCmd() *cobra.Command {
 		Use:   "init --name NAME --dir DIR",
 		Short: "Create a node: an Ed25519 identity, DIR/node.yaml and DIR/tables/",
 		Long: `init writes DIR/identity.key (the node's libp2p identity, mode 0600), DIR/api.token (the
-bearer token of the node's HTTP API, mode 0600), DIR/node.yaml and an empty DIR/tables/
-(the node's tables_dir). Send the printed peer id and addresses to the
+bearer token of the node's HTTP API, mode 0600), DIR/node.yaml, DIR/policy.yaml (this
+organisation's policy: the conservative default, every field commented; no other member
+sees it) and an empty DIR/tables/ (the node's tables_dir). Send the printed peer id and addresses to the
 consortium; every member lists all members in DIR/consortium.yaml.
 
 NAME is the party name used in job specs: ASCII letters, digits, '.', '_' and '-'.
@@ -114,9 +115,9 @@ found through --config (or with --api, over the node's HTTP listener).`,
 			if err != nil {
 				return err
 			}
-			var st node.Status
-			if _, err := c.do(cmd.Context(), "GET", "/status", nil, &st); err != nil {
-				return err
+			st, err := c.Status(cmd.Context())
+			if err != nil {
+				return c.hint(err)
 			}
 			if a.format == "json" {
 				return a.printJSON(st)
@@ -133,7 +134,7 @@ found through --config (or with --api, over the node's HTTP listener).`,
 	a.configFlag(statusCmd, false, &statusConfig, "node.yaml of the node to ask (via its control socket)")
 	statusCmd.Flags().StringVar(&statusAPI, "api", "", "ask the node's HTTP listener instead: HOST:PORT or http://HOST:PORT")
 
-	cmd.AddCommand(initCmd, runCmd, statusCmd, a.tokenCmd())
+	cmd.AddCommand(initCmd, runCmd, statusCmd, a.tokenCmd(), a.policyCmd())
 	return cmd
 }
 

@@ -18,8 +18,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cohortdm/cohort/examples"
-	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/sim"
 )
 
@@ -28,7 +28,7 @@ func (a *app) simCmd() *cobra.Command {
 	var timeout time.Duration
 	var force bool
 	var raftTimeout time.Duration
-	var state string
+	var state, policyFile string
 	cmd := &cobra.Command{
 		Use:   "sim SPEC.yaml --out DIR",
 		Short: "Run a job with one in-process node per party (real libp2p on loopback, real Raft)",
@@ -46,7 +46,10 @@ job left each party is still there. Train with kind sjc, then classify with kind
 sjc-predict naming the training job (result.json's "job"):
 
   cohort sim examples/sjc/spec.yaml --out /tmp/train --state /tmp/hospitals
-  cohort sim predict.yaml --out /tmp/pred --state /tmp/hospitals`,
+  cohort sim predict.yaml --out /tmp/pred --state /tmp/hospitals
+
+Every node runs under the default policy a new node starts with ('cohort node policy show
+--file default') unless --policy FILE gives every node that policy instead.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -56,7 +59,12 @@ sjc-predict naming the training job (result.json's "job"):
 				return fmt.Errorf("--raft-timeout %v: want 0 (the default) or between 50ms and 1m", raftTimeout)
 			}
 			ms := int(raftTimeout.Milliseconds())
-			res, err := a.runSim(cmd, args[0], out, timeout, force, consortiumKeys, node.Timing{HeartbeatMS: ms, ElectionMS: ms}, state)
+			pol, err := loadPolicy(policyFile)
+			if err != nil {
+				return err
+			}
+			res, err := a.runSim(cmd, args[0], sim.RunOptions{Out: out, Timeout: timeout, Replace: force, Setup: consortiumKeys,
+				Timing: node.Timing{HeartbeatMS: ms, ElectionMS: ms}, State: state, Policy: pol})
 			if err != nil {
 				if errors.Is(err, sim.ErrOutNotEmpty) {
 					return fmt.Errorf("%w (choose a new --out, or --force to replace it whole once the run succeeds)", err)
@@ -69,25 +77,27 @@ sjc-predict naming the training job (result.json's "job"):
 	cmd.Flags().StringVar(&out, "out", "", "output directory for result.json and audit/ (new or empty)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long")
 	cmd.Flags().BoolVar(&force, "force", false, "replace a non-empty --out whole if the run succeeds")
+	cmd.Flags().StringVar(&policyFile, "policy", "", "every node's policy file (default: the policy a new node starts with)")
 	cmd.Flags().StringVar(&state, "state", "", "keep the nodes' data dirs (identities, Raft logs, models, keys) in this directory and restart them there on the next run with the same --state")
 	cmd.Flags().DurationVar(&raftTimeout, "raft-timeout", 0, "Raft heartbeat and election timeout of the simulated nodes (0: 400ms, more when many nodes share few cores); raise it, e.g. to 3s, on a heavily loaded machine, where busy nodes miss heartbeats and liveness probes and steps are re-run")
 	return cmd
 }
 
-func (a *app) runSim(cmd *cobra.Command, spec, out string, timeout time.Duration, replace bool, setup keySetup, timing node.Timing, state string) (map[string]any, error) {
-	// Deal keys only for kinds that decrypt with one (job.KeyUser).
-	if s, err := job.LoadSpec(spec); err == nil {
-		if ku, ok := kinds()[s.Kind].(job.KeyUser); !ok || !ku.UsesThresholdKey() {
-			setup = nil
-		}
-	}
-	var progress io.Writer
+// runSim runs one spec with sim.Run, this binary's kinds and progress lines.
+func (a *app) runSim(cmd *cobra.Command, spec string, o sim.RunOptions) (map[string]any, error) {
+	o.Kinds = kinds()
 	if a.format == "text" {
-		progress = a.stderr
+		o.Progress = a.stderr
 	}
-	return sim.Run(cmd.Context(), spec, sim.RunOptions{
-		Kinds: kinds(), Out: out, Replace: replace, Progress: progress, Timeout: timeout, Setup: setup, Timing: timing, State: state,
-	})
+	return sim.Run(cmd.Context(), spec, o)
+}
+
+// loadPolicy reads --policy, or returns nil (the default) without one.
+func loadPolicy(file string) (*policy.Policy, error) {
+	if file == "" {
+		return nil, nil
+	}
+	return policy.Load(file)
 }
 
 // keySetup prepares each simulated node's threshold key share (sim.RunOptions.Setup).
@@ -241,7 +251,7 @@ func sortedKeys(v any) []string {
 }
 
 func (a *app) demoCmd() *cobra.Command {
-	var out string
+	var out, policyFile string
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -281,6 +291,10 @@ fresh directory under the system temp dir, printed at the start and the end.`,
 			if err != nil {
 				return err
 			}
+			pol, err := loadPolicy(policyFile)
+			if err != nil {
+				return err
+			}
 			all := map[string]any{}
 			keys := sharedKeys()
 			for _, name := range names {
@@ -288,7 +302,8 @@ fresh directory under the system temp dir, printed at the start and the end.`,
 					fmt.Fprintf(a.stdout, "== %s\n", name)
 				}
 				dir := filepath.Join(out, name)
-				res, err := a.runSim(cmd, filepath.Join(work, name, "spec.yaml"), dir, 5*time.Minute, force, keys, node.Timing{}, "")
+				res, err := a.runSim(cmd, filepath.Join(work, name, "spec.yaml"), sim.RunOptions{Out: dir, Timeout: 5 * time.Minute,
+					Replace: force, Setup: keys, Policy: pol})
 				if err != nil {
 					return fmt.Errorf("demo %s: %w", name, err)
 				}
@@ -308,6 +323,7 @@ fresh directory under the system temp dir, printed at the start and the end.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "", "where to write each example's result.json and audit/, new or empty (default: a fresh directory under $TMPDIR, printed)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace earlier results in a non-empty --out")
+	cmd.Flags().StringVar(&policyFile, "policy", "", "every node's policy file (default: the policy a new node starts with)")
 	return cmd
 }
 

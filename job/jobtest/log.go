@@ -134,12 +134,12 @@ func (s noSecrets) Parsed(names []string, _ func([][]byte) (any, error)) (any, e
 	return nil, fmt.Errorf("party %s: read %v: %w", s.party, names, errNoSecrets)
 }
 
-// records returns the committed records of the log's done entries, in
-// commit order.
+// records returns the committed records of the kind's steps (not the
+// runtime's admit phase), in commit order.
 func records(log []Entry) []*job.Record {
 	var out []*job.Record
 	for _, e := range log {
-		if e.Op == OpDone {
+		if e.Op == OpDone && e.Record.Step.Phase != jobrun.AdmitPhase {
 			out = append(out, e.Record)
 		}
 	}

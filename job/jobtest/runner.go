@@ -12,6 +12,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	jobrun "github.com/cohortdm/cohort/job/runner"
+	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
 )
@@ -48,6 +49,14 @@ type Options struct {
 	// OnStep, when set, is called at every attempt's start and every
 	// step's commit and returns the fault to inject there (see Event).
 	OnStep func(Event) Fault
+	// Policy is every party's organisation policy (policy.Permissive when
+	// nil); Enforcers, if it names a party, gives that party's instead
+	// (so a test can keep a node's record of aggregates and spending across
+	// runs). Submitter is the member the job's submission names (the first
+	// party by default).
+	Policy    *policy.Policy
+	Enforcers map[string]*policy.Enforcer
+	Submitter string
 	// OnSend, when set, is called for every message a member sends, as it
 	// is sent (before delays, tampering and delivery), and returns a fault
 	// that takes effect at once: a leader change in the middle of a
@@ -82,8 +91,10 @@ func (k EventKind) String() string {
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
 
-// Event is a point of the job where OnStep may inject a fault. Steps a
-// replaying coordinator answers from the log raise no events: nothing runs.
+// Event is a point of the job where OnStep may inject a fault: the kind's
+// steps, not the runtime's admit phase (a fault there is set on the
+// Network before Run). Steps a replaying coordinator answers from the log
+// raise no events: nothing runs.
 type Event struct {
 	Kind EventKind
 	// Step is the attempt as committed (job, attempt, coordinator and
@@ -162,10 +173,15 @@ func (r *Report) SentHolding(b []byte) []Sent {
 }
 
 // SentOutside returns the captured messages whose disclosure is none of
-// allowed, for checking a kind's leakage profile.
+// allowed, for checking a kind's leakage profile. The runtime's answers in
+// its admit phase (control: a verdict, a rule) are not the kind's and are
+// left out; package job/runner checks them.
 func (r *Report) SentOutside(allowed ...protocol.Disclosure) []Sent {
 	var out []Sent
 	for _, s := range r.Sent {
+		if s.Message.Phase == jobrun.AdmitPhase && s.Message.Type == jobrun.OutputType && s.Disclosure == protocol.DiscloseControl {
+			continue
+		}
 		if !slices.Contains(allowed, s.Disclosure) {
 			out = append(out, s)
 		}
@@ -173,8 +189,8 @@ func (r *Report) SentOutside(allowed ...protocol.Disclosure) []Sent {
 	return out
 }
 
-// Records returns the committed records of the log's done entries, in
-// commit order.
+// Records returns the committed records of the kind's steps, in commit
+// order (the runtime's admit phase is in Log).
 func (r *Report) Records() []*job.Record { return records(r.Log) }
 
 // Run runs one job of kind with spec to its end, in memory: the spec is
@@ -215,6 +231,7 @@ type runner struct {
 	id      string
 	active  jobrun.ActiveJob // the job as submitted
 	opts    Options
+	policy  map[string]*policy.Enforcer // each party's
 	net     *Network
 	log     *memLog
 	members []string
@@ -277,7 +294,14 @@ func newRunner(ctx context.Context, kind job.Kind, spec *job.Spec, opts Options)
 	r := &runner{ctx: ctx, kinds: job.Registry{spec.Kind: kind}, id: opts.JobID, opts: opts, net: net, log: newLog(),
 		members: members, leader: leader, workers: map[string]*worker{},
 		active: jobrun.ActiveJob{ID: opts.JobID, Kind: spec.Kind, Spec: raw, Seed: seed}}
-	if err := r.log.commit(0, &jobrun.Entry{Op: OpSubmit, Job: r.id, Spec: raw, Seed: seed}); err != nil {
+	if r.opts.Submitter == "" {
+		r.opts.Submitter = spec.PartyNames()[0]
+	}
+	sub := &jobrun.Submission{Member: r.opts.Submitter, Nonce: []byte(r.id), Time: time.Now().UTC()}
+	if err := r.log.commit(0, &jobrun.Entry{Op: OpSubmit, Job: r.id, Spec: raw, Seed: seed, Submission: sub}); err != nil {
+		return nil, err
+	}
+	if r.policy, err = enforcers(spec.PartyNames(), opts); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -329,13 +353,16 @@ func (r *runner) coordinator(leader string, term int) *jobrun.Coordinator {
 			r.watchReachable(ctx, leader, parties, down)
 		},
 		Starting: func(step job.Step) func() {
-			if r.log.currentTerm() != term {
-				return nil // no event for a leader deposed already
+			if r.log.currentTerm() != term || step.Phase == jobrun.AdmitPhase {
+				return nil // no event for a leader deposed already, nor for the runtime's admission
 			}
 			fault := r.hook(Event{Kind: Starting, Step: step, Leader: leader})
 			return func() { r.inject(fault) }
 		},
 		Committed: func(step job.Step, rec *job.Record, _ time.Time) {
+			if step.Phase == jobrun.AdmitPhase {
+				return
+			}
 			r.inject(r.hook(Event{Kind: Committed, Step: step, Record: rec, Leader: leader}))
 		},
 	}
@@ -425,7 +452,7 @@ func (r *runner) startWorker(name string, prev *worker) {
 		secrets = noSecrets{name}
 	}
 	rw := &jobrun.Worker{Self: name, Job: r.active, Kinds: r.kinds, Net: r.net.Party(name), State: r.log.state,
-		Member: member{secrets: secrets, tablesDir: r.opts.TablesDir, name: name}, Grace: r.opts.Grace,
+		Member: member{secrets: secrets, tablesDir: r.opts.TablesDir, name: name}, Policy: r.policy[name], Grace: r.opts.Grace,
 		OnOutput: func(step job.Step, out []byte) { r.recordOutput(Output{Party: name, Step: step, Output: out}) }}
 	r.workerDone.Add(1)
 	go func() {
@@ -503,3 +530,27 @@ func (m member) TableSource(t job.TableSpec) (table.Source, error) {
 // DirSecrets returns the secrets in a node's data dir, as a node reads
 // them (job.DirSecrets).
 func DirSecrets(dir string) job.Secrets { return job.DirSecrets(dir) }
+
+// Submitter trusts the submission's name: jobtest has no identities.
+func (m member) Submitter(_ []byte, s *jobrun.Submission) (string, error) { return s.Member, nil }
+
+// enforcers builds each party's policy enforcer.
+func enforcers(parties []string, opts Options) (map[string]*policy.Enforcer, error) {
+	out := map[string]*policy.Enforcer{}
+	p := opts.Policy
+	if p == nil {
+		p = policy.Permissive()
+	}
+	for _, name := range parties {
+		if e, ok := opts.Enforcers[name]; ok {
+			out[name] = e
+			continue
+		}
+		e, err := policy.NewEnforcer(policy.Options{Self: name, Policy: p})
+		if err != nil {
+			return nil, fmt.Errorf("jobtest: policy of %s: %w", name, err)
+		}
+		out[name] = e
+	}
+	return out, nil
+}

@@ -57,6 +57,9 @@ type Coordinator struct {
 	// Committed, if set, sees every step's record once it is committed,
 	// with the time its attempt began here.
 	Committed func(step job.Step, rec *job.Record, began time.Time)
+	// ApprovalTimeout bounds how long a job waits for the parties whose
+	// policy asks a person to approve it (24 hours when zero).
+	ApprovalTimeout time.Duration
 }
 
 // Run drives one job to its end and returns the kind's result and the
@@ -78,7 +81,9 @@ func (c *Coordinator) Run(ctx context.Context, jobID string) (job.Result, []byte
 	var b []byte
 	if err == nil {
 		co.spec = spec
-		res, err = kind.Coordinate(ctx, co)
+		if err = co.admit(ctx); err == nil {
+			res, err = kind.Coordinate(ctx, co)
+		}
 	}
 	if ctx.Err() != nil || errors.Is(err, ErrDeposed) {
 		return nil, nil, stopped(ctx, err)
@@ -224,7 +229,7 @@ func (a *attempt) Wait(ctx context.Context) (*job.Outputs, error) {
 }
 
 // Commit records the attempt's public part and the kind's decision.
-func (a *attempt) Commit(ctx context.Context, outs *job.Outputs, decision []byte) (*job.Record, error) {
+func (a *attempt) Commit(ctx context.Context, outs *job.Outputs, decision []byte, failure string) (*job.Record, error) {
 	if a.record != nil {
 		return a.record, nil
 	}
@@ -232,6 +237,7 @@ func (a *attempt) Commit(ctx context.Context, outs *job.Outputs, decision []byte
 		return nil, err
 	}
 	rec := outs.Record(a.step, decision)
+	rec.Error = failure
 	if err := a.j.c.Log.Commit(ctx, &Entry{Op: OpDone, Job: a.j.id, Record: rec}); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
 )
@@ -36,6 +37,9 @@ type Member interface {
 	// Redact rewrites what a failure report must not carry (the member's
 	// own paths) before it leaves for the coordinator.
 	Redact(msg string) string
+	// Submitter verifies a job's submission against the spec and returns
+	// the member that signed it.
+	Submitter(spec []byte, s *Submission) (string, error)
 }
 
 // Worker runs one job's steps on one member: it opens the job's session at
@@ -50,6 +54,9 @@ type Worker struct {
 	Net    job.Party
 	State  *State
 	Member Member
+	// Policy is the member's organisation policy; nil runs every job (tests
+	// of the runtime itself).
+	Policy *policy.Enforcer
 	// Grace bounds how long sending a report may take.
 	Grace time.Duration
 	Log   *slog.Logger
@@ -62,6 +69,7 @@ type Worker struct {
 	open     []job.Step      // attempts the log holds open for this member, oldest first
 	reported map[stepID]bool // attempts whose output was sent, or that were superseded
 	kind     job.Kind        // set when the session opens; used only by Run's goroutine
+	guard    *policy.Guard   // the policy's guard of the open session
 }
 
 type stepID struct {
@@ -177,36 +185,46 @@ func (w *Worker) runAttempt(ctx context.Context, sess *job.Session, step job.Ste
 			}
 		}
 	}()
-	var out []byte
-	var err error
-	if *sess == nil {
-		*sess, err = w.openSession(ctx, actx)
-	}
-	if err == nil {
-		stepCtx, stepCancel := context.WithTimeout(actx, step.Timeout())
-		out, err = (*sess).Step(stepCtx, step)
-		stepCancel()
-	}
+	stepCtx, stepCancel := context.WithTimeout(actx, step.Timeout())
+	out, err := w.runStep(ctx, stepCtx, sess, step)
+	stepCancel()
 	superseded := actx.Err() != nil
 	cancel()
 	<-finished
 	return out, err, superseded
 }
 
-// openSession opens the job's session on this member: sessionCtx ends with
-// the job here, attemptCtx with the attempt that opens it.
-func (w *Worker) openSession(sessionCtx, attemptCtx context.Context) (job.Session, error) {
+// runStep runs one step: the admit phase is the runtime's own; any other
+// step runs in the kind's session, once this member's policy admits the
+// job, opening the session first if needed (sessionCtx ends with the job
+// here, stepCtx with the attempt).
+func (w *Worker) runStep(sessionCtx, stepCtx context.Context, sess *job.Session, step job.Step) ([]byte, error) {
 	spec, kind, err := ParseJob(w.Kinds, w.Job.ID, w.Job.Spec)
 	if err != nil {
 		return nil, err
 	}
-	p := &participant{Party: w.Net, w: w, spec: spec}
-	sess, err := kind.Open(sessionCtx, p)
-	if err != nil {
-		return nil, fmt.Errorf("party %s: open job session: %w", w.Self, err)
+	if step.Phase == AdmitPhase {
+		return w.admitStep(stepCtx, step, spec, kind)
 	}
-	w.kind = kind
-	return sess, attemptCtx.Err()
+	uses, err := w.admitted(step, spec, kind)
+	if err != nil {
+		return nil, err
+	}
+	if *sess == nil {
+		if w.Policy != nil {
+			w.guard = w.Policy.Guard(w.Job.ID, uses, spec.PartyNames())
+		}
+		p := &participant{w: w, spec: spec}
+		s, err := kind.Open(sessionCtx, p)
+		if err != nil {
+			return nil, fmt.Errorf("party %s: open job session: %w", w.Self, err)
+		}
+		*sess, w.kind = s, kind
+		if err := stepCtx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return (*sess).Step(stepCtx, step)
 }
 
 // report sends the attempt's output (or error) to its coordinator alone.
@@ -216,11 +234,14 @@ func (w *Worker) report(ctx context.Context, step job.Step, output []byte, err e
 	if err != nil {
 		r.Output, r.Error = nil, w.Member.Redact(err.Error())
 		w.logger().Warn("step failed", "job", step.Job, "phase", step.Phase, "round", step.Round, "err", err)
-	} else {
+	} else if step.Phase != AdmitPhase {
 		if w.kind != nil {
 			disclosure = w.kind.OutputDisclosure(step)
 		}
-		if w.OnOutput != nil {
+		if err := w.check(step.Coordinator, step.Message(w.Self, OutputType, nil), disclosure); err != nil {
+			r = report{Error: err.Error()} // the output stays here
+			disclosure = protocol.DiscloseControl
+		} else if w.OnOutput != nil {
 			w.OnOutput(step, slices.Clone(output))
 		}
 	}
@@ -250,19 +271,59 @@ func (w *Worker) logger() *slog.Logger {
 	return w.Log
 }
 
-// participant implements job.Participant for one job's session.
+// check asks the policy's guard whether a message may leave for to.
+func (w *Worker) check(to string, m *protocol.Message, d protocol.Disclosure) error {
+	if w.guard == nil {
+		return nil
+	}
+	rec, _, ok := w.State.Step(w.Job.ID, m.Phase, m.Round)
+	var coordinator string
+	var parties []string
+	if ok && rec != nil {
+		coordinator, parties = rec.Step.Coordinator, rec.Step.Parties
+	}
+	return w.guard.Send(to, m, d, coordinator, parties)
+}
+
+// participant implements job.Participant for one job's session. Every
+// message its session sends passes the policy's guard first.
 type participant struct {
-	job.Party
 	w    *Worker
 	spec *job.Spec
 }
+
+func (p *participant) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+	if err := p.w.check(to, m, d); err != nil {
+		return err
+	}
+	return p.w.Net.Send(ctx, to, m, d)
+}
+
+func (p *participant) Receive(ctx context.Context, from string, k protocol.Key) (*protocol.Message, error) {
+	return p.w.Net.Receive(ctx, from, k)
+}
+
+// Guard is the policy's guard of the session (one that allows everything
+// when the member runs without a policy).
+func (p *participant) Guard() job.Guard {
+	if p.w.guard == nil {
+		return allowAll{}
+	}
+	return p.w.guard
+}
+
+// allowAll is the guard of a member without a policy.
+type allowAll struct{}
+
+func (allowAll) Aggregate(job.Step, job.Aggregate) error { return nil }
+func (allowAll) Spend(job.Step, job.Spend) error         { return nil }
 
 func (p *participant) Self() string           { return p.w.Self }
 func (p *participant) JobID() string          { return p.w.Job.ID }
 func (p *participant) Spec() *job.Spec        { return p.spec }
 func (p *participant) Seed() []byte           { return slices.Clone(p.w.Job.Seed) }
 func (p *participant) Secrets() job.Secrets   { return p.w.Member.Secrets() }
-func (p *participant) History() []*job.Record { return p.w.State.History(p.w.Job.ID) }
+func (p *participant) History() []*job.Record { return KindHistory(p.w.State.History(p.w.Job.ID)) }
 func (p *participant) TableSource(t job.TableSpec) (table.Source, error) {
 	return p.w.Member.TableSource(t)
 }

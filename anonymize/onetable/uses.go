@@ -1,0 +1,34 @@
+package onetable
+
+import (
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// Uses declares what publishing one party's table discloses (job.
+// Discloser): its quasi-identifiers generalised with the requirements'
+// smallest k, and its sensitive column beside them, with l when the job
+// asks for l-diversity and as raw values otherwise.
+func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
+	p, qid, err := parseParams(spec)
+	if err != nil {
+		return nil, err
+	}
+	k := p.Requirements[0].K
+	for _, r := range p.Requirements {
+		k = min(k, r.K)
+	}
+	t := spec.Parties[0].Tables[0].Name
+	var out []job.Use
+	for _, q := range qid {
+		out = append(out, job.Use{Table: t, Column: q, Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: k})
+	}
+	if p.Sensitive != "" {
+		u := job.Use{Table: t, Column: p.Sensitive, Role: job.RoleSensitive, Form: protocol.DiscloseGeneralised, K: k, L: int(p.L)}
+		if p.L < 2 {
+			u.Form = protocol.DiscloseRaw // no diversity: its values are published as they are
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}

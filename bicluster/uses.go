@@ -1,0 +1,26 @@
+package bicluster
+
+import (
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// Uses declares what a bicluster job discloses of a party's data (its
+// one table, whose columns the spec need not name): its numeric columns'
+// statistics and representatives as ciphertexts into aggregates of every
+// party, and its rows' ids in the published biclusters (job.Discloser).
+// The local biclusters' column sets and sizes are committed too; they are
+// summaries of the same columns, granted with them.
+func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
+	if _, err := parseJobParams(spec); err != nil {
+		return nil, err
+	}
+	ps, _ := spec.Party(party)
+	var out []job.Use
+	for _, t := range ps.Tables {
+		out = append(out,
+			job.Use{Table: t.Name, Role: job.RoleAttribute, Form: protocol.DiscloseCiphertext, Parties: spec.PartyNames()},
+			job.Use{Table: t.Name, Role: job.RoleID, Form: protocol.DiscloseMembership})
+	}
+	return out, nil
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/cohortdm/cohort/policy"
+)
+
+// policyCmd is `cohort node policy`: the organisation's policy in force on
+// its node.
+func (a *app) policyCmd() *cobra.Command {
+	cmd := groupCmd("policy", "Show this node's policy and the privacy budget spent and left")
+	var config, apiAddr string
+	show := &cobra.Command{
+		Use:   "show",
+		Short: "Print the policy in force (re-read when its file changes) and the budget spent and left per column",
+		Long: `show asks the running node for the policy it enforces (node.yaml's policy_file, or the
+default) and, per table.column, the differential-privacy budget that noised results have
+spent and what is left. Without a running node, --file prints a policy file as the node
+would read it, or the default policy when --file is "default".`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var s *policy.Show
+			if file, _ := cmd.Flags().GetString("file"); file != "" {
+				p := policy.Default()
+				if file != "default" {
+					var err error
+					if p, err = policy.Load(file); err != nil {
+						return err
+					}
+				}
+				s = &policy.Show{Policy: p}
+			} else {
+				c, err := a.newClient(config, apiAddr)
+				if err != nil {
+					return err
+				}
+				if s, err = c.Policy(cmd.Context()); err != nil {
+					return c.hint(err)
+				}
+			}
+			if a.format == "json" {
+				return a.printJSON(s)
+			}
+			return a.printPolicy(s)
+		},
+	}
+	a.configFlag(show, false, &config, "node.yaml of the node to ask (via its control socket)")
+	show.Flags().StringVar(&apiAddr, "api", "", "ask the node's HTTP listener instead: HOST:PORT or http://HOST:PORT")
+	show.Flags().String("file", "", "print this policy file (or \"default\") without asking a node")
+	cmd.AddCommand(show)
+	return cmd
+}
+
+func (a *app) printPolicy(s *policy.Show) error {
+	b, err := yaml.Marshal(s.Policy)
+	if err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	fmt.Fprintf(a.stdout, "%s", b)
+	if len(s.Spent) == 0 {
+		fmt.Fprintln(a.stdout, "\nbudget: nothing spent yet")
+		return nil
+	}
+	fmt.Fprintln(a.stdout)
+	tw := tabwriter.NewWriter(a.stdout, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "COLUMN\tEPSILON SPENT\tEPSILON LEFT\tDELTA SPENT\tDELTA LEFT")
+	for _, k := range slices.Sorted(maps.Keys(s.Spent)) {
+		sp, left := s.Spent[k], s.Left[k]
+		fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%g\n", k, sp.Epsilon, left.Epsilon, sp.Delta, left.Delta)
+	}
+	return tw.Flush()
+}

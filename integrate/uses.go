@@ -1,0 +1,48 @@
+package integrate
+
+import (
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// Uses declares what an integrate job discloses of a party's data
+// (job.Discloser): its record ids into a PSI (with the hub, or, for the
+// hub, with every party); its quasi-identifiers (columns of its one table,
+// which the spec need not list) as candidate scores to the coordinator,
+// as the partition of records a winning split makes, and generalised in the
+// published table with the requirements' smallest k; its class column in
+// the published table (and in the scores), with l when it is the
+// sensitive column.
+func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
+	p, err := parseParams(spec)
+	if err != nil {
+		return nil, err
+	}
+	k := p.Requirements[0].K
+	for _, r := range p.Requirements {
+		k = min(k, r.K)
+	}
+	ps, _ := spec.Party(party)
+	t := ps.Tables[0].Name
+	psiPeers := []string{p.Hub}
+	if party == p.Hub {
+		psiPeers = nil
+		for _, q := range spec.PartyNames() {
+			if q != party {
+				psiPeers = append(psiPeers, q)
+			}
+		}
+	}
+	classRole, l := job.RoleClass, 0
+	if p.Sensitive != "" {
+		classRole, l = job.RoleSensitive, p.L
+	}
+	return []job.Use{
+		{Table: t, Column: p.ID, Role: job.RoleID, Form: protocol.DisclosePSIBlinded, To: psiPeers},
+		{Table: t, Role: job.RoleAttribute, Form: protocol.DiscloseScore},
+		{Table: t, Role: job.RoleAttribute, Form: protocol.DiscloseSplitSummary},
+		{Table: t, Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: k},
+		{Table: t, Column: p.Class, Role: job.RoleClass, Form: protocol.DiscloseScore},
+		{Table: t, Column: p.Class, Role: classRole, Form: protocol.DiscloseGeneralised, K: k, L: l},
+	}, nil
+}

@@ -1,0 +1,80 @@
+package job
+
+import "github.com/cohortdm/cohort/protocol"
+
+// Roles of a column in a job, by which a node's policy grants forms when
+// its tables' own rules do not name the column.
+const (
+	RoleKey       = "key"       // a join key (sjc's join columns)
+	RoleID        = "id"        // a record id (integrate's, bicluster's row ids)
+	RoleAttribute = "attribute" // a value column the job computes on
+	RoleClass     = "class"     // the class column of a classifier or TDS
+	RoleSensitive = "sensitive" // a sensitive column published beside a k-anonymous table
+)
+
+// Use is one way a job discloses one party's data, as its kind declares
+// it before anything runs: a node's policy checks every Use against the
+// organisation's rules before the node reads a row (see package policy).
+type Use struct {
+	// Table and Column name what is disclosed; an empty Column means the
+	// table as a whole (its row count, say).
+	Table  string `json:"table"`
+	Column string `json:"column,omitempty"`
+	// Role is the column's role in the job (RoleKey, ...).
+	Role string `json:"role"`
+	// Form is what leaves the node: one of the ledger's disclosure kinds.
+	Form protocol.Disclosure `json:"form"`
+	// To lists the members that receive it; nil means every member (a
+	// result committed to the log).
+	To []string `json:"to,omitempty"`
+	// Parties is, for an aggregate (Form ciphertext), how many parties'
+	// data it sums.
+	Parties []string `json:"parties,omitempty"`
+	// K and L are, for a publication (Form generalised), the smallest k
+	// and l (0 when the publication has no l-diversity) it promises.
+	K int `json:"k,omitempty"`
+	L int `json:"l,omitempty"`
+	// Epsilon and Delta are the differential-privacy budget a noised
+	// result spends on the column, per draw.
+	Epsilon float64 `json:"epsilon,omitempty"`
+	Delta   float64 `json:"delta,omitempty"`
+}
+
+// Discloser is implemented by every kind: it says, before a job runs, what
+// the job may disclose of one party's data. A node refuses a kind that
+// does not declare its uses.
+type Discloser interface {
+	Uses(spec *Spec, party string) ([]Use, error)
+}
+
+// Aggregate describes one contribution of a party's data to an aggregate
+// whose total is decrypted, for the node's policy (Guard.Aggregate).
+type Aggregate struct {
+	Table, Column string
+	// Parties are the parties whose data the aggregate sums.
+	Parties []string
+	// Rows is how many of this party's rows the contribution sums.
+	Rows int
+	// Noised is set when the total carries differential-privacy noise.
+	Noised bool
+}
+
+// Spend is one draw of differential-privacy noise for a released result.
+type Spend struct {
+	Table, Column  string
+	Epsilon, Delta float64
+}
+
+// Guard is the node policy's check on what a session discloses while the
+// job runs (Participant.Guard). A kind asks it before its party's data
+// enters an aggregate and before noise is drawn; its errors name the node
+// and the rule, never a value, and end the step.
+type Guard interface {
+	// Aggregate refuses an aggregate over fewer parties than the policy's
+	// floor, or one that differs too little from an earlier one over the
+	// same column unless it is noised; otherwise it records it.
+	Aggregate(step Step, a Aggregate) error
+	// Spend refuses a draw that would exceed the column's budget;
+	// otherwise it records it (every draw spends, re-runs included).
+	Spend(step Step, s Spend) error
+}

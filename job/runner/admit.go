@@ -1,0 +1,207 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/policy"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// AdmitPhase is the runtime's own first step of every job: each party
+// checks the job against its organisation's policy before anything of its
+// data is read, and a party whose policy asks a person to approve each job
+// waits for that decision in later rounds of the phase. Kinds never see it.
+const AdmitPhase = "admit"
+
+// admitOutput is a party's answer in the admit phase.
+type admitOutput struct {
+	Verdict string `msgpack:"verdict"`
+	Rule    string `msgpack:"rule"`
+	Reason  string `msgpack:"reason"`
+}
+
+// AdmitDecision is what the coordinator commits for one admit round: the
+// parties still waiting for a person's decision, and each refusing party's
+// rule and reason (texts that name no value).
+type AdmitDecision struct {
+	Awaiting []string          `msgpack:"awaiting"`
+	Refused  map[string]string `msgpack:"refused"`
+}
+
+// ErrRefused marks a job a party's policy refused.
+var ErrRefused = errors.New("refused by policy")
+
+// SubmissionDigest is what a submitter signs: the spec, the nonce and the
+// time, each length-prefixed, under a domain separator.
+func SubmissionDigest(spec []byte, s *Submission) []byte {
+	h := sha256.New()
+	h.Write([]byte("cohort/submission/v1\x00"))
+	for _, b := range [][]byte{[]byte(s.Member), spec, s.Nonce, []byte(s.Time.UTC().Format(time.RFC3339Nano))} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	return h.Sum(nil)
+}
+
+// KindHistory returns the records of a job's own steps, without the
+// runtime's admit phase: what a kind folds (Participant.History).
+func KindHistory(recs []*job.Record) []*job.Record {
+	return slices.DeleteFunc(slices.Clone(recs), func(r *job.Record) bool { return r.Step.Phase == AdmitPhase })
+}
+
+// admit runs the admit phase: round 0 asks every party; later rounds wait
+// for the parties that await a person's decision, within approvalTimeout.
+// It returns an error naming every refusing party and its rule.
+func (j *coordination) admit(ctx context.Context) error {
+	parties := j.spec.PartyNames()
+	for round := 0; len(parties) > 0; round++ {
+		step := job.Step{Phase: AdmitPhase, Round: round, Parties: parties}
+		if round > 0 {
+			step.TimeoutMS = j.c.ApprovalTimeout.Milliseconds()
+			if step.TimeoutMS <= 0 {
+				step.TimeoutMS = (24 * time.Hour).Milliseconds()
+			}
+		}
+		d, err := j.runAdmit(ctx, step)
+		if err != nil {
+			return err
+		}
+		if len(d.Refused) > 0 {
+			var msgs []string
+			for _, p := range sortedKeys(d.Refused) {
+				msgs = append(msgs, fmt.Sprintf("%s: %s", p, d.Refused[p]))
+			}
+			return fmt.Errorf("%w: %s", ErrRefused, strings.Join(msgs, "; "))
+		}
+		parties = d.Awaiting
+	}
+	return nil
+}
+
+// runAdmit runs one admit round and folds the parties' answers.
+func (j *coordination) runAdmit(ctx context.Context, step job.Step) (*AdmitDecision, error) {
+	a, err := j.Start(ctx, step)
+	if err != nil {
+		return nil, err
+	}
+	var d AdmitDecision
+	if rec := a.Record(); rec != nil {
+		if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+			return nil, fmt.Errorf("admit round %d: committed decision: %w", step.Round, err)
+		}
+		return &d, nil
+	}
+	outs, err := a.Wait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.Refused = map[string]string{}
+	for _, p := range a.Step().Parties {
+		var o admitOutput
+		if slices.Contains(outs.Silent, p) {
+			// A party that does not answer has not admitted the job: its
+			// worker checks its policy again before it runs any step, and
+			// the kind treats its silence as it treats any other.
+			continue
+		}
+		if why, failed := outs.Failed[p]; failed {
+			d.Refused[p] = why
+			continue
+		}
+		if err := protocol.Unmarshal(outs.Results[p], &o); err != nil {
+			d.Refused[p] = "malformed answer"
+			continue
+		}
+		switch o.Verdict {
+		case policy.Accepted:
+		case policy.Awaiting:
+			d.Awaiting = append(d.Awaiting, p)
+		default:
+			d.Refused[p] = fmt.Sprintf("rule %s: %s", o.Rule, o.Reason)
+		}
+	}
+	b, err := protocol.Marshal(&d)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.Commit(ctx, outs, b, ""); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// request is what this member's policy is asked about the job.
+func (w *Worker) request(spec *job.Spec, kind job.Kind) (*policy.Request, []byte, error) {
+	req := &policy.Request{Job: w.Job.ID, Kind: spec.Kind, Self: w.Self, Parties: spec.PartyNames()}
+	var nonce []byte
+	if rec, ok := w.State.Job(w.Job.ID); ok && rec.Submission != nil {
+		who, err := w.Member.Submitter(rec.Spec, rec.Submission)
+		if err != nil {
+			return nil, nil, fmt.Errorf("party %s: the job's submission does not verify: %w", w.Self, err)
+		}
+		req.Submitter, nonce = who, rec.Submission.Nonce
+	}
+	if d, ok := kind.(job.Discloser); ok {
+		uses, err := d.Uses(spec, w.Self)
+		if err != nil {
+			return nil, nil, err
+		}
+		req.Uses, req.Declared = uses, true
+	}
+	return req, nonce, nil
+}
+
+// admitStep is a party's answer in the admit phase: its policy's verdict,
+// waiting for a person's decision in the rounds after the first.
+func (w *Worker) admitStep(ctx context.Context, step job.Step, spec *job.Spec, kind job.Kind) ([]byte, error) {
+	if w.Policy == nil {
+		return protocol.Marshal(&admitOutput{Verdict: policy.Accepted})
+	}
+	req, nonce, err := w.request(spec, kind)
+	if err != nil {
+		return nil, err
+	}
+	d := w.Policy.Admit(req, nonce)
+	if d.Verdict == policy.Awaiting && step.Round > 0 {
+		if d, err = w.Policy.WaitApproval(ctx, req); err != nil {
+			return nil, err
+		}
+	}
+	return protocol.Marshal(&admitOutput{Verdict: d.Verdict, Rule: d.Rule, Reason: d.Reason})
+}
+
+// admitted checks, before a kind's step runs here, that this member's
+// policy admits the job now (a coordinator that skipped the admit phase
+// gains nothing) and that the step names only the job's parties.
+func (w *Worker) admitted(step job.Step, spec *job.Spec, kind job.Kind) ([]job.Use, error) {
+	for _, p := range step.Parties {
+		if !slices.Contains(spec.PartyNames(), p) {
+			return nil, fmt.Errorf("%w: step %s/%d names %s, not a party of the job (coordinator %s)", ErrRefused, step.Phase, step.Round, p, step.Coordinator)
+		}
+	}
+	if w.Policy == nil {
+		return nil, nil
+	}
+	req, nonce, err := w.request(spec, kind)
+	if err != nil {
+		return nil, err
+	}
+	switch d := w.Policy.Admit(req, nonce); d.Verdict {
+	case policy.Accepted:
+		return req.Uses, nil
+	case policy.Awaiting:
+		return nil, fmt.Errorf("%w: job %s awaits approval at %s (coordinator %s started step %s/%d before it)", ErrRefused, w.Job.ID, w.Self, step.Coordinator, step.Phase, step.Round)
+	default:
+		return nil, fmt.Errorf("%w: refused by %s's policy: rule %s: %s", ErrRefused, w.Self, d.Rule, d.Reason)
+	}
+}

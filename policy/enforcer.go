@@ -1,0 +1,261 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// Enforcer is a node's policy at work: the policy in force (re-read when
+// its file changes), the store of what the node decided, aggregated and
+// spent, and the hook that writes each decision to the audit ledger.
+type Enforcer struct {
+	self   string
+	source func() (*Policy, error)
+	store  *Store
+	record func(jobID string, d Decision)
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced at every approval or rejection
+}
+
+// Options build an Enforcer.
+type Options struct {
+	// Self is the node's name, which refusals name.
+	Self string
+	// Policy is a fixed policy; File, if set instead, is read whenever it
+	// changes (a reload takes effect at the next check).
+	Policy *Policy
+	File   string
+	// Store keeps decisions, aggregates and spending (MemoryStore if nil).
+	Store *Store
+	// Record, if set, sees every change of a decision (the audit ledger).
+	Record func(jobID string, d Decision)
+}
+
+// NewEnforcer returns the enforcer of one node.
+func NewEnforcer(o Options) (*Enforcer, error) {
+	e := &Enforcer{self: o.Self, store: o.Store, record: o.Record, changed: make(chan struct{})}
+	if e.store == nil {
+		e.store = MemoryStore()
+	}
+	switch {
+	case o.File != "":
+		r := &reloader{path: o.File}
+		if _, err := r.get(); err != nil {
+			return nil, err
+		}
+		e.source = r.get
+	case o.Policy != nil:
+		p := o.Policy
+		e.source = func() (*Policy, error) { return p, nil }
+	default:
+		p := Default()
+		e.source = func() (*Policy, error) { return p, nil }
+	}
+	return e, nil
+}
+
+// Permissive returns a policy that allows everything: no floors, every
+// form to everyone, no budget limit. It is for tests of protocols and of
+// the runtime, never a node's.
+func Permissive() *Policy {
+	all := Grant{}
+	for _, d := range protocol.Disclosures() {
+		all[d] = []string{Any}
+	}
+	cols := map[string]Grant{}
+	for _, r := range roles {
+		cols[r] = all
+	}
+	return &Policy{Approval: ApprovalAuto, Kinds: Members{Any: {Any}}, Peers: []string{Any}, Submitters: []string{Any},
+		Columns: cols, Budget: Budget{Epsilon: math.MaxFloat64, Delta: 1}, undeclared: true}
+}
+
+// reloader reads a policy file again when its size or time changes.
+type reloader struct {
+	path string
+	mu   sync.Mutex
+	p    *Policy
+	mod  time.Time
+	size int64
+}
+
+func (r *reloader) get() (*Policy, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fi, err := os.Stat(r.path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
+	}
+	if r.p != nil && fi.ModTime().Equal(r.mod) && fi.Size() == r.size {
+		return r.p, nil
+	}
+	p, err := Load(r.path)
+	if err != nil {
+		return nil, err
+	}
+	r.p, r.mod, r.size = p, fi.ModTime(), fi.Size()
+	return p, nil
+}
+
+// Policy returns the policy in force.
+func (e *Enforcer) Policy() (*Policy, error) { return e.source() }
+
+// Admit decides whether this node takes part in a job, before it reads a
+// row and again at every step: Accepted, Refused (naming the rule) or, with
+// manual approval, Awaiting until a person approves or rejects it here.
+// Each change of the decision is kept and recorded.
+func (e *Enforcer) Admit(req *Request, nonce []byte) Decision {
+	d := e.decide(req, nonce)
+	d.Time = time.Now().UTC()
+	if changed, err := e.store.setDecision(req.Job, d); err == nil && changed && e.record != nil {
+		e.record(req.Job, d)
+	}
+	return d
+}
+
+func (e *Enforcer) decide(req *Request, nonce []byte) Decision {
+	p, err := e.source()
+	if err != nil {
+		// An unreadable policy refuses everything until it is fixed; the
+		// reason stays here (it may name a path).
+		return Decision{Verdict: Refused, Rule: "policy", Reason: "this node's policy cannot be read"}
+	}
+	if len(nonce) > 0 {
+		if err := e.store.useNonce(fmt.Sprintf("%x", nonce), req.Job); err != nil {
+			return Decision{Verdict: Refused, Rule: "submission", Reason: "this submission was already used by " + err.Error()}
+		}
+	}
+	earlier, spent := e.store.history()
+	earlier = slices.DeleteFunc(earlier, func(a AggregateRecord) bool { return a.Job == req.Job })
+	if r := p.Check(req, earlier, spent); r != nil {
+		return Decision{Verdict: Refused, Rule: r.Rule, Reason: r.Reason}
+	}
+	if a, ok := e.store.approval(req.Job); ok {
+		if a.Approval == "rejected" {
+			return Decision{Verdict: Refused, Rule: "approval", Reason: "rejected at " + e.self + ": " + a.Reason, Approval: a.Approval}
+		}
+		return Decision{Verdict: Accepted, Approval: a.Approval}
+	}
+	if p.Approval == ApprovalManual {
+		return Decision{Verdict: Awaiting, Rule: "approval"}
+	}
+	return Decision{Verdict: Accepted}
+}
+
+// Decision returns this node's latest decision on a job.
+func (e *Enforcer) Decision(jobID string) (Decision, bool) { return e.store.decision(jobID) }
+
+// ApprovalTimeout is how long a job may wait for a person's decision.
+func (e *Enforcer) ApprovalTimeout() time.Duration {
+	if p, err := e.source(); err == nil && p.ApprovalTimeout > 0 {
+		return time.Duration(p.ApprovalTimeout)
+	}
+	return 24 * time.Hour
+}
+
+// Approve records a person's approval of a job awaiting it here.
+func (e *Enforcer) Approve(jobID string) error {
+	return e.setApproval(jobID, Decision{Verdict: Accepted, Approval: "approved", Time: time.Now().UTC()})
+}
+
+// Reject records a person's rejection of a job, with their reason, which
+// the job's failure will carry.
+func (e *Enforcer) Reject(jobID, reason string) error {
+	if reason == "" {
+		return fmt.Errorf("a rejection needs a reason")
+	}
+	return e.setApproval(jobID, Decision{Verdict: Refused, Approval: "rejected", Reason: reason, Time: time.Now().UTC()})
+}
+
+func (e *Enforcer) setApproval(jobID string, d Decision) error {
+	if err := e.store.setApproval(jobID, d); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+	return nil
+}
+
+// WaitApproval waits until a person has approved or rejected a job here
+// (or ctx ends) and returns the decision Admit then makes.
+func (e *Enforcer) WaitApproval(ctx context.Context, req *Request) (Decision, error) {
+	for {
+		e.mu.Lock()
+		changed := e.changed
+		e.mu.Unlock()
+		if d := e.Admit(req, nil); d.Verdict != Awaiting {
+			return d, nil
+		}
+		select {
+		case <-ctx.Done():
+			return Decision{}, fmt.Errorf("waiting for approval at %s: %w", e.self, ctx.Err())
+		case <-changed:
+		}
+	}
+}
+
+// Guard returns the guard of one job's session on this node (see
+// job.Guard), which also checks every message the session sends.
+func (e *Enforcer) Guard(jobID string, uses []job.Use, parties []string) *Guard {
+	g := &Guard{e: e, job: jobID, parties: parties, allowed: map[protocol.Disclosure]bool{
+		protocol.DiscloseControl: true, protocol.DisclosePublicResult: true}}
+	for _, u := range uses {
+		for _, d := range messageForms(u.Form) {
+			g.allowed[d] = true
+		}
+	}
+	if p, err := e.source(); err == nil && p.undeclared {
+		g.allowed = nil // Permissive: every disclosure
+	}
+	return g
+}
+
+// messageForms lists the disclosures a message may carry for a job that
+// was admitted for a use of form f.
+func messageForms(f protocol.Disclosure) []protocol.Disclosure {
+	switch f {
+	case protocol.DiscloseCiphertext:
+		return []protocol.Disclosure{protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare}
+	case protocol.DiscloseSplitAttribute:
+		return []protocol.Disclosure{protocol.DiscloseSplitSummary, protocol.DiscloseScore}
+	case protocol.DiscloseRaw:
+		return []protocol.Disclosure{protocol.DiscloseRaw, protocol.DiscloseAggregate}
+	}
+	return []protocol.Disclosure{f}
+}
+
+// Show is the policy in force and the budget spent and left per column.
+type Show struct {
+	Policy *Policy           `json:"policy"`
+	Spent  map[string]Amount `json:"spent"`
+	Left   map[string]Amount `json:"left"`
+}
+
+// Show returns the policy in force with the budget spent and left.
+func (e *Enforcer) Show() (*Show, error) {
+	p, err := e.source()
+	if err != nil {
+		return nil, err
+	}
+	_, spent := e.store.history()
+	left := map[string]Amount{}
+	for k, s := range spent {
+		b := p.Budget.Columns[k]
+		if _, ok := p.Budget.Columns[k]; !ok {
+			b = Amount{Epsilon: p.Budget.Epsilon, Delta: p.Budget.Delta}
+		}
+		left[k] = Amount{Epsilon: max(0, b.Epsilon-s.Epsilon), Delta: max(0, b.Delta-s.Delta)}
+	}
+	return &Show{Policy: p, Spent: spent, Left: left}, nil
+}

@@ -1,0 +1,260 @@
+package policy
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+func TestDefaultParsesAndIsConservative(t *testing.T) {
+	p := Default()
+	if p.Approval != ApprovalAuto || p.Floors.MinParties != 3 || p.Floors.MinK < 5 || p.Floors.MinL < 2 {
+		t.Fatalf("default %+v", p)
+	}
+	for _, role := range roles {
+		for _, never := range []protocol.Disclosure{protocol.DiscloseRaw, protocol.DiscloseAggregate} {
+			if _, ok := p.Columns[role][never]; ok {
+				t.Errorf("default grants %s to role %s", never, role)
+			}
+		}
+	}
+}
+
+func TestParseRefusesNamingTheField(t *testing.T) {
+	for field, doc := range map[string]string{
+		"approval":                       "approval: sometimes\n",
+		"floors.min_k":                   "approval: auto\nfloors: {min_k: -1}\n",
+		"columns.secret":                 "approval: auto\ncolumns: {secret: [raw]}\n",
+		"tables.t.columns.c":             "approval: auto\ntables: {t: {columns: {c: [leaked]}}}\n",
+		"budget":                         "approval: auto\nbudget: {epsilon: -1}\n",
+		"tables.t.columns.c.generalised": "approval: auto\ntables: {t: {columns: {c: {generalised: []}}}}\n",
+	} {
+		_, err := Parse([]byte(doc), "p.yaml")
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: %v", field, err)
+		}
+	}
+	if _, err := Parse([]byte("approval: auto\nunknown: 1\n"), "p.yaml"); err == nil {
+		t.Error("an unknown field was accepted")
+	}
+}
+
+func req(uses ...job.Use) *Request {
+	return &Request{Job: "j2", Kind: "sum", Self: "a", Submitter: "b", Parties: []string{"a", "b", "c"}, Uses: uses, Declared: true}
+}
+
+func agg(table, col string, parties ...string) job.Use {
+	return job.Use{Table: table, Column: col, Role: job.RoleAttribute, Form: protocol.DiscloseCiphertext, Parties: parties}
+}
+
+func TestCheckRules(t *testing.T) {
+	p := Default()
+	p.Tables = map[string]TableRules{"patients": {Columns: map[string]Grant{
+		"name":      {},
+		"diagnosis": {protocol.DiscloseGeneralised: {Any}, protocol.DiscloseSplitSummary: {"b"}},
+	}}}
+	p.Kinds["sjc"] = []string{"b"}
+	earlier := []AggregateRecord{{Job: "j1", Table: "t", Column: "v", Parties: []string{"a", "b", "c", "d"}}}
+	for _, tc := range []struct {
+		name string
+		req  *Request
+		rule string // "" admits
+	}{
+		{"an aggregate of three", req(agg("t", "x", "a", "b", "c")), ""},
+		{"an aggregate of two", req(agg("t", "x", "a", "b")), "floors.min_parties"},
+		{"one party less than an earlier one", req(agg("t", "v", "a", "b", "c")), "floors.min_party_difference"},
+		{"the same parties again", req(agg("t", "v", "a", "b", "c", "d")), ""},
+		{"one party less, noised", req(func() job.Use { u := agg("t", "v", "a", "b", "c"); u.Epsilon = 0.1; return u }()), ""},
+		{"k below the floor", req(job.Use{Table: "t", Column: "age", Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: 1}), "floors.min_k"},
+		{"sensitive without l", req(job.Use{Table: "t", Column: "dx", Role: job.RoleSensitive, Form: protocol.DiscloseGeneralised, K: 10, L: 1}), "floors.min_l"},
+		{"a raw column", req(job.Use{Table: "t", Column: "dx", Role: job.RoleSensitive, Form: protocol.DiscloseRaw}), "columns.sensitive"},
+		{"a column kept home", req(job.Use{Table: "patients", Column: "name", Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: 10}), "tables.patients.columns.name"},
+		{"a column granted to one peer", req(job.Use{Table: "patients", Column: "diagnosis", Role: job.RoleAttribute, Form: protocol.DiscloseSplitSummary, To: []string{"b"}}), ""},
+		{"the same to everyone", req(job.Use{Table: "patients", Column: "diagnosis", Role: job.RoleAttribute, Form: protocol.DiscloseSplitSummary}), "tables.patients.columns.diagnosis"},
+		{"every column of a table", req(job.Use{Table: "patients", Role: job.RoleAttribute, Form: protocol.DiscloseCiphertext, Parties: []string{"a", "b", "c"}}), "tables.patients.columns.diagnosis"},
+		{"undeclared", &Request{Job: "j", Kind: "sum", Self: "a", Parties: []string{"a"}}, "kinds"},
+		{"a kind not taken", &Request{Job: "j", Kind: "pgen", Self: "a", Parties: []string{"a"}, Declared: true}, "kinds"},
+		{"a peer not allowed in a kind", &Request{Job: "j", Kind: "sjc", Self: "a", Parties: []string{"a", "b", "c"}, Declared: true}, "kinds.sjc"},
+		{"over budget", req(func() job.Use { u := agg("t", "y", "a", "b", "c"); u.Epsilon = 2; return u }()), "budget"},
+	} {
+		r := p.Check(tc.req, earlier, map[string]Amount{})
+		switch {
+		case tc.rule == "" && r != nil:
+			t.Errorf("%s: refused by %v", tc.name, r)
+		case tc.rule != "" && (r == nil || r.Rule != tc.rule):
+			t.Errorf("%s: %v, want rule %s", tc.name, r, tc.rule)
+		}
+		// A refusal never tells this node's numbers.
+		if r != nil && (strings.Contains(r.Reason, "floor of") || strings.Contains(r.Reason, " 5") && tc.rule == "floors.min_k") {
+			t.Errorf("%s: reason %q tells the floor", tc.name, r.Reason)
+		}
+	}
+	p.Submitters = []string{"c"}
+	if r := p.Check(req(), nil, nil); r == nil || r.Rule != "submitters" {
+		t.Errorf("submitter b: %v", r)
+	}
+	p.Submitters, p.Peers = []string{Any}, []string{"b"}
+	if r := p.Check(req(), nil, nil); r == nil || r.Rule != "peers" || !strings.Contains(r.Reason, "c") {
+		t.Errorf("peer c: %v", r)
+	}
+}
+
+func TestStoreSurvivesReopening(t *testing.T) {
+	path := filepath.Join(t.TempDir(), StateFile)
+	s, err := OpenStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.spend("t.v", Amount{Epsilon: 0.4}, Amount{Epsilon: 1, Delta: 1}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if err := s.addAggregate(AggregateRecord{Job: "j1", Table: "t", Column: "v", Parties: []string{"a", "b", "c"}, Rows: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.setApproval("j2", Decision{Verdict: Accepted, Approval: "approved"}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := OpenStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aggs, spent := again.history()
+	if spent["t.v"].Epsilon != 0.4 || len(aggs) != 1 || aggs[0].Rows != 10 {
+		t.Fatalf("reopened: %+v %+v", aggs, spent)
+	}
+	if a, ok := again.approval("j2"); !ok || a.Approval != "approved" {
+		t.Fatalf("approval lost: %+v", a)
+	}
+	if ok, _ := again.spend("t.v", Amount{Epsilon: 0.7}, Amount{Epsilon: 1, Delta: 1}); ok {
+		t.Fatal("a spend beyond the budget was taken")
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("state file %v, %v", fi, err)
+	}
+}
+
+func TestManualApproval(t *testing.T) {
+	p := Default()
+	p.Approval = ApprovalManual
+	var recorded []string
+	e, err := NewEnforcer(Options{Self: "a", Policy: p, Record: func(job string, d Decision) { recorded = append(recorded, job+":"+d.Verdict) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := req(agg("t", "x", "a", "b", "c"))
+	if d := e.Admit(r, []byte("n1")); d.Verdict != Awaiting || d.Rule != "approval" {
+		t.Fatalf("manual: %+v", d)
+	}
+	done := make(chan Decision)
+	go func() {
+		d, err := e.WaitApproval(context.Background(), r)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- d
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if err := e.Approve("j2"); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-done; d.Verdict != Accepted || d.Approval != "approved" {
+		t.Fatalf("after approval: %+v", d)
+	}
+	r2 := req(agg("t", "x", "a", "b", "c"))
+	r2.Job = "j3"
+	e.Admit(r2, []byte("n2"))
+	if err := e.Reject("j3", "not this quarter"); err != nil {
+		t.Fatal(err)
+	}
+	if d := e.Admit(r2, []byte("n2")); d.Verdict != Refused || !strings.Contains(d.Reason, "not this quarter") {
+		t.Fatalf("after rejection: %+v", d)
+	}
+	if strings.Join(recorded, " ") != "j2:awaiting-approval j2:accepted j3:awaiting-approval j3:refused" {
+		t.Fatalf("recorded %v", recorded)
+	}
+	// A submission replayed as another job is refused.
+	r4 := req()
+	r4.Job = "j4"
+	if d := e.Admit(r4, []byte("n2")); d.Verdict != Refused || d.Rule != "submission" {
+		t.Fatalf("replayed submission: %+v", d)
+	}
+}
+
+func TestReloadTakesEffect(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(path, DefaultYAML, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEnforcer(Options{Self: "a", File: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := req(agg("t", "x", "a", "b", "c"))
+	if d := e.Admit(r, nil); d.Verdict != Accepted {
+		t.Fatalf("default: %+v", d)
+	}
+	tighter := strings.Replace(string(DefaultYAML), "min_parties: 3", "min_parties: 4", 1)
+	time.Sleep(10 * time.Millisecond) // a new modification time
+	if err := os.WriteFile(path, []byte(tighter), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if d := e.Admit(r, nil); d.Verdict != Refused || d.Rule != "floors.min_parties" {
+		t.Fatalf("after reload: %+v", d)
+	}
+	if err := os.WriteFile(path, []byte("approval: never\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if d := e.Admit(r, nil); d.Verdict != Refused || d.Rule != "policy" || strings.Contains(d.Reason, path) {
+		t.Fatalf("broken policy: %+v", d)
+	}
+}
+
+func TestGuard(t *testing.T) {
+	e, err := NewEnforcer(Options{Self: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := e.Guard("j1", []job.Use{agg("t", "v", "a", "b", "c")}, []string{"a", "b", "c"})
+	m := &protocol.Message{Type: "secureagg/up", Job: "j1", Phase: "p", Round: 0}
+	three := []string{"a", "b", "c"}
+	if err := g.Send("b", m, protocol.DiscloseCiphertext, "a", three); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		to      string
+		d       protocol.Disclosure
+		parties []string
+		rule    string
+	}{
+		"a form not admitted":         {"b", protocol.DiscloseRaw, three, "forms"},
+		"a member not of the job":     {"z", protocol.DiscloseCiphertext, three, "peers"},
+		"a share of a two-party step": {"b", protocol.DiscloseDecryptionShare, []string{"a", "b"}, "floors.min_parties"},
+	} {
+		if err := g.Send(c.to, m, c.d, "a", c.parties); err == nil || !strings.Contains(err.Error(), "rule "+c.rule) || !strings.Contains(err.Error(), "refused by a's policy") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	step := job.Step{Job: "j1", Phase: "p"}
+	if err := g.Aggregate(step, job.Aggregate{Table: "t", Column: "v", Parties: three, Rows: 100}); err != nil {
+		t.Fatal(err)
+	}
+	g2 := e.Guard("j2", nil, three)
+	if err := g2.Aggregate(step, job.Aggregate{Table: "t", Column: "v", Parties: three, Rows: 101}); err == nil || !strings.Contains(err.Error(), "min_row_difference") {
+		t.Errorf("one row more: %v", err)
+	}
+	if err := g2.Aggregate(step, job.Aggregate{Table: "t", Column: "v", Parties: three, Rows: 101, Noised: true}); err != nil {
+		t.Errorf("one row more, noised: %v", err)
+	}
+	if err := g2.Spend(step, job.Spend{Table: "t", Column: "v", Epsilon: 0.6}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g2.Spend(step, job.Spend{Table: "t", Column: "v", Epsilon: 0.6}); err == nil || !strings.Contains(err.Error(), "rule budget") {
+		t.Errorf("second draw beyond the budget: %v", err)
+	}
+}

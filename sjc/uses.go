@@ -1,0 +1,73 @@
+package sjc
+
+import (
+	"slices"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/table"
+)
+
+// Uses declares what an sjc job discloses of a party's data, from the
+// spec's join graph (job.Discloser): its join keys into a PSI with each
+// neighbouring party, and the class and split summaries per shared join
+// value sent to them; its attributes as split candidates (a gain to the
+// coordinator, the party and table of a winning split in the public
+// skeleton, the predicate kept at home) and as split summaries; its class
+// column's counts. With a test set, the test tables disclose the same.
+func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
+	g, err := NewGraph(spec)
+	if err != nil {
+		return nil, err
+	}
+	return graphUses(g, party, true), nil
+}
+
+// Uses declares what predicting with an sjc model discloses of a party's
+// data: the same as training, without new split choices (job.Discloser).
+func (PredictKind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
+	g, err := NewGraph(spec)
+	if err != nil {
+		return nil, err
+	}
+	return graphUses(g, party, false), nil
+}
+
+// graphUses lists the uses of a party's tables in a join graph; train adds
+// the split candidates' gains and choice.
+func graphUses(g *Graph, party string, train bool) []job.Use {
+	var out []job.Use
+	for i, t := range g.Tables {
+		if t.Party != party {
+			continue
+		}
+		var peers []string
+		for _, inc := range g.neighbours(i) {
+			if p := g.Tables[inc.other].Party; p != party && !slices.Contains(peers, p) {
+				peers = append(peers, p)
+			}
+		}
+		slices.Sort(peers)
+		for _, c := range t.Columns {
+			switch {
+			case c.Kind == table.Key:
+				out = append(out,
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: protocol.DisclosePSIBlinded, To: peers},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: protocol.DiscloseClassSummary, To: peers},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: protocol.DiscloseSplitSummary, To: peers})
+			case c.Kind == table.Class:
+				out = append(out,
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: protocol.DiscloseClassSummary, To: peers},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: protocol.DiscloseSplitSummary, To: peers})
+			case c.Kind == table.Numeric || c.Kind == table.Categorical:
+				out = append(out, job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: protocol.DiscloseSplitSummary, To: peers})
+				if train {
+					out = append(out,
+						job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: protocol.DiscloseSplitAttribute},
+						job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: protocol.DiscloseScore})
+				}
+			}
+		}
+	}
+	return out
+}
