@@ -476,9 +476,11 @@ func TestJobTamperedShare(t *testing.T) {
 	path, names, _ := consortium(t, m, 4, seed, "")
 	opts := dealt(t, names)
 	plain := runJob(t, path, opts)
-	// org01 leads and roots every aggregation and asks t+1 parties by
-	// name for shares, org02 among them.
+	// org04 leads; the first other party, org01, roots every aggregation
+	// (secureagg.Root) and the merge test, and asks t more parties for
+	// shares, org02 first in both.
 	const cheat = "org02"
+	opts.Leader = "org04"
 	opts.Network = jobtest.NewNetwork(names...)
 	var tampered atomic.Int32
 	opts.Network.Intercept(cheat, func(to string, msg *protocol.Message) *protocol.Message {
@@ -533,7 +535,8 @@ func TestJobTwoPartiesBadShare(t *testing.T) {
 	path, names, _ := consortium(t, m, 2, seed, "")
 	opts := dealt(t, names)
 	opts.Network = jobtest.NewNetwork(names...)
-	opts.Network.Intercept("org02", func(to string, msg *protocol.Message) *protocol.Message {
+	// org01 leads, so org02 is the root: org01's shares are corrupted.
+	opts.Network.Intercept("org01", func(to string, msg *protocol.Message) *protocol.Message {
 		if msg.Type == "secureagg/share" || msg.Type == bicluster.TypeShare {
 			msg.Body[len(msg.Body)/2] ^= 0x55
 		}
@@ -546,8 +549,8 @@ func TestJobTwoPartiesBadShare(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, err = jobtest.Run(ctx, bicluster.Kind{}, spec, opts)
-	if err == nil || !strings.Contains(err.Error(), "org02") || !strings.Contains(err.Error(), "decryption share") {
-		t.Fatalf("two parties, org02's shares corrupted: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "org01") || !strings.Contains(err.Error(), "decryption share") {
+		t.Fatalf("two parties, org01's shares corrupted: %v", err)
 	}
 }
 

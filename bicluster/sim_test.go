@@ -175,12 +175,13 @@ func TestSimCorruptedShare(t *testing.T) {
 		}
 		return kinds(name)
 	})
-	// The root is the leader and asks itself and the next t parties in
-	// name order for shares, so org01 leading asks org02.
-	if err := c.MakeLeader(ctx, "org01"); err != nil {
+	// The root is the first party that does not lead, and asks itself and
+	// the next t parties for shares: org04 leading, org01 roots and asks
+	// org02.
+	if err := c.MakeLeader(ctx, "org04"); err != nil {
 		t.Fatal(err)
 	}
-	rec := submitWait(t, ctx, c.Node("org01"), spec, 0, nil)
+	rec := submitWait(t, ctx, c.Node("org04"), spec, 0, nil)
 	var res struct {
 		Excluded map[string]string `json:"excluded"`
 	}

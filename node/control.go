@@ -130,7 +130,9 @@ func (n *Node) forwardSubmit(ctx context.Context, leader string, specYAML []byte
 func (n *Node) forward(ctx context.Context, leader string, req *controlRequest) (string, error) {
 	pid, ok := n.memberID(leader)
 	if !ok {
-		return "", fmt.Errorf("leader %q is not a member", leader)
+		// It may have just been removed (and not yet stepped down): ask
+		// again once another leads.
+		return "", fmt.Errorf("%w: leader %q is not a member", ErrNoLeader, leader)
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(n.timing.SendMS)*time.Millisecond)
 	defer cancel()

@@ -268,7 +268,8 @@ func TestReplayMismatchFailsTheJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, func() bool { js, ok := c.Node("org1").Job(id); return ok && len(js.Steps) == 1 })
+	// The runtime's admit phase is the first step, the kind's the second.
+	waitFor(t, ctx, func() bool { js, ok := c.Node("org1").Job(id); return ok && len(js.Steps) == 2 })
 	if err := c.Kill("org3"); err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +319,8 @@ func TestRestartedPartyReopensSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, func() bool { js, ok := c.Node("org1").Job(id); return ok && len(js.Steps) == 3 })
+	// After the admit phase, rounds 0 and 1 done and round 2 started.
+	waitFor(t, ctx, func() bool { js, ok := c.Node("org1").Job(id); return ok && len(js.Steps) == 4 })
 	if err := c.Kill("org3"); err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +353,8 @@ func TestCancelJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, func() bool { js, ok := c.Node("org1").Job(id); return ok && len(js.Steps) == 2 })
+	// After the admit phase and round 0, round 1 holds.
+	waitFor(t, ctx, func() bool { js, ok := c.Node("org1").Job(id); return ok && len(js.Steps) == 3 })
 	if err := c.Node("org3").Cancel(ctx, id); err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +409,7 @@ func TestJobsQueue(t *testing.T) {
 		}
 		finished = append(finished, rec.Finished)
 		full, _ := c.Node("org1").Job(id)
-		if len(full.Steps) != 1 || !full.Steps[0].Done {
+		if len(full.Steps) != 2 || !full.Steps[0].Done || !full.Steps[1].Done { // admit, then the probe
 			t.Fatalf("job %s steps %+v", id, full.Steps)
 		}
 	}
@@ -466,7 +469,8 @@ func TestRestartAfterFailedJobRunsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, func() bool { js, ok := c.Node("org1").Job(id); return ok && len(js.Steps) == 2 })
+	// After the admit phase and round 0, round 1 holds.
+	waitFor(t, ctx, func() bool { js, ok := c.Node("org1").Job(id); return ok && len(js.Steps) == 3 })
 	if err := c.Node("org1").Cancel(ctx, id); err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/policy"
 )
 
 // Environment of the helper process TestHelperNodeProcess.
@@ -41,7 +42,7 @@ func TestHelperNodeProcess(t *testing.T) {
 	cfg := &node.Config{Name: name, DataDir: dir, Listen: []string{"/ip4/127.0.0.1/udp/0/quic-v1"},
 		// Slow to start elections, so that an in-process node leads.
 		Timing: node.Timing{HeartbeatMS: 3000, ElectionMS: 3000}}
-	n, err := node.New(node.Options{Config: cfg, Kinds: job.Registry{"stepper": &stepper{}}})
+	n, err := node.New(node.Options{Config: cfg, Kinds: job.Registry{"stepper": &stepper{}}, Policy: policy.Permissive()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func testKilledParty(t *testing.T, leader string) {
 		if _, _, err := node.Init(name, dir, nil); err != nil {
 			t.Fatal(err)
 		}
-		n, err := node.New(node.Options{Config: &node.Config{Name: name, DataDir: dir, Listen: quic}, Kinds: kinds})
+		n, err := node.New(node.Options{Config: &node.Config{Name: name, DataDir: dir, Listen: quic}, Kinds: kinds, Policy: policy.Permissive()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,9 +211,9 @@ func testKilledParty(t *testing.T, leader string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, func() bool { // step b is running, on every party
+	waitFor(t, ctx, func() bool { // step b is running, on every party (after admit and a)
 		js, ok := org1.Job(id)
-		return ok && len(js.Steps) == 2
+		return ok && len(js.Steps) == 3
 	})
 	if err := child.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)

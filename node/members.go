@@ -158,6 +158,11 @@ func (n *Node) changeMembers(ctx context.Context, op string, m *Member) error {
 		return err
 	}
 	for {
+		// A change committed by an attempt whose answer was lost (the
+		// leader that removed itself stepped down first) is not sent again.
+		if _, has := n.cons.Load().Member(m.Name); has == (op == opAddMember) {
+			break
+		}
 		if n.IsLeader() {
 			err = n.apply(&command{Entry: runner.Entry{Op: op}, Member: m})
 		} else if leader := n.Leader(); leader != "" {

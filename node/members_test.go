@@ -15,6 +15,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/policy"
 )
 
 // fileNode is a node started the way `cohort node run` starts one: its own
@@ -52,7 +53,7 @@ func newFileNode(t *testing.T, dir, name string, kinds job.Registry, join bool) 
 	}
 	cfg := &node.Config{Name: name, DataDir: data, Listen: []string{"/ip4/127.0.0.1/tcp/0"},
 		Consortium: filepath.Join(data, "consortium.yaml"), Timing: node.Timing{VoterDownMS: 60_000}}
-	n, err := node.New(node.Options{Config: cfg, Kinds: kinds, Join: join})
+	n, err := node.New(node.Options{Config: cfg, Kinds: kinds, Join: join, Policy: policy.Permissive()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestMembershipAddRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, func() bool { js, _ := leader.Job(held); return js != nil && len(js.Steps) > 0 })
+	waitFor(t, ctx, func() bool { js, _ := leader.Job(held); return js != nil && len(js.Steps) > 1 }) // past the admit phase
 	err = follower.AddMember(ctx, org4.member())
 	if !errors.Is(err, node.ErrMembership) || !strings.Contains(err.Error(), held) {
 		t.Fatalf("add while job %s runs: %v", held, err)

@@ -91,6 +91,27 @@ func (m member) Submitter(spec []byte, s *runner.Submission) (string, error) {
 	return s.Member, nil
 }
 
+// Leader implements runner.Member: the Raft leader as this node knows it
+// (Raft's RPCs are authenticated, see raftnet.go), waiting up to
+// leaderWait while none is known.
+func (m member) Leader(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, leaderWait)
+	defer cancel()
+	for {
+		if l := m.n.Leader(); l != "" {
+			return l
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// leaderWait bounds how long a step waits to learn who leads.
+const leaderWait = 5 * time.Second
+
 // Approve records this organisation's approval of a job that awaits it
 // here; the node's worker then answers the coordinator.
 func (n *Node) Approve(ctx context.Context, id string) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/quantile"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
@@ -193,7 +194,7 @@ func startVoterCluster(t *testing.T, ctx context.Context, members []string, vote
 		}
 		cfg := &node.Config{Name: name, DataDir: data, TablesDir: tables, Listen: []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"},
 			Timing: node.Timing{HeartbeatMS: raftMS, ElectionMS: raftMS}}
-		n, err := node.New(node.Options{Config: cfg, Kinds: kinds})
+		n, err := node.New(node.Options{Config: cfg, Kinds: kinds, Policy: policy.Permissive()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +249,7 @@ func (vc *voterCluster) kill(name string) {
 
 func (vc *voterCluster) restart(t *testing.T, name string) {
 	t.Helper()
-	n, err := node.New(node.Options{Config: vc.cfgs[name], Kinds: vc.kinds})
+	n, err := node.New(node.Options{Config: vc.cfgs[name], Kinds: vc.kinds, Policy: policy.Permissive()})
 	if err != nil {
 		t.Fatal(err)
 	}

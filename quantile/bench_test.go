@@ -58,7 +58,7 @@ func benchTables(b *testing.B, names []string, rows int) string {
 // BenchmarkQuantileRealNodes runs the quantile job (median and 90th
 // percentile, precision 0.01, 100,000 rows per party) over real in-process
 // nodes (libp2p on loopback, Raft coordinator) with a 2048-bit threshold
-// key. s/job is the job's count phase as committed in the log, rounds the
+// key. s/job is the job's count count.Phase as committed in the log, rounds the
 // counting rounds it took, ms/round their mean, B/party the mean bytes a
 // party sent for the job and maxB/party the most any party sent (the
 // root's). COHORT_BENCH_N and COHORT_BENCH_ROWS narrow the grid.
@@ -111,7 +111,7 @@ func BenchmarkQuantileRealNodes(b *testing.B) {
 				bytes += v / float64(n)
 				most = max(most, v)
 			}
-			return res.Timing[phase], res.Rounds, bytes, most
+			return res.Timing[count.Phase], res.Rounds, bytes, most
 		}
 		b.Run(fmt.Sprintf("N=%d/rows=%d", n, rows), func(b *testing.B) {
 			runOnce(b) // warm-up: builds each key's fixed-base tables once per process

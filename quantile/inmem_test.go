@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,4 +79,70 @@ func TestFaultAtEveryStepBoundary(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(t, decodeResult(t, raw), columns, []string{"0.5", "0.9"}, 0.5)
+}
+
+// evilCoordinator asks chosen thresholds: the derived round 0, then a
+// round at every point it likes (the pooled distribution anywhere in one
+// round). The parties run the honest sessions.
+type evilCoordinator struct{ Kind }
+
+func (evilCoordinator) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
+	p, err := parseParams(c.Spec())
+	if err != nil {
+		return nil, err
+	}
+	s := newSearch(p.Quantiles, p.Precision, p.Range)
+	a := args{Total: true, Thresholds: s.thresholds()}
+	decideAll := func(o *job.Outcome[output]) (decision, error) { return decide(o, a.slots()) }
+	if _, err := count.Run(ctx, c, job.Call[args]{Round: 0, Args: a}, decideAll); err != nil {
+		return nil, err
+	}
+	a = args{}
+	for x := -50.0; x <= 50; x++ {
+		a.Thresholds = append(a.Thresholds, x)
+	}
+	if _, err := count.Run(ctx, c, job.Call[args]{Round: 1, Args: a}, decideAll); err != nil {
+		return nil, err
+	}
+	return job.Result{}, nil
+}
+
+// A coordinator that asks counts at thresholds the log does not determine
+// is refused by every party, which names it; nothing of that round is
+// decrypted.
+func TestCoordinatorCannotChooseThresholds(t *testing.T) {
+	path, names := consortium(t, mixed(), ", quantiles: [0.5]")
+	spec, err := job.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, keys, err := secureagg.Deal(rand.Reader, 1024, names, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := map[string]job.Secrets{}
+	for _, name := range names {
+		dir := filepath.Join(t.TempDir(), name)
+		if err := secureagg.SaveKeys(dir, keys[name]); err != nil {
+			t.Fatal(err)
+		}
+		secrets[name] = jobtest.DirSecrets(dir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := jobtest.Run(ctx, evilCoordinator{}, spec, jobtest.Options{Secrets: secrets})
+	recs := rep.Records()
+	if err == nil || len(recs) != 2 || recs[1].Error == "" {
+		t.Fatalf("err %v, %d records", err, len(recs))
+	}
+	for _, p := range names {
+		if why := recs[1].Failed[p]; !strings.Contains(why, "refuses round 1") || !strings.Contains(why, "coordinator "+rep.Leaders[0]) {
+			t.Errorf("%s: %q, want a refusal naming the coordinator", p, why)
+		}
+	}
+	for _, o := range rep.Outputs {
+		if o.Step.Round == 1 {
+			t.Errorf("%s counted in round 1", o.Party)
+		}
+	}
 }

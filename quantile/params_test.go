@@ -6,6 +6,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/secureagg"
 )
 
 func specWith(t *testing.T, params string) *job.Spec {
@@ -63,60 +64,47 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// The round args, the decision and the step output survive encoding, and
-// the decoders refuse what the coordinator or a party could not have sent.
+// The round args, the decision and the step output survive encoding as the
+// round decodes them (job.Round: strictly). Args a coordinator was not
+// determined to send are refused by the parties (TestCoordinatorCannotChooseThresholds).
 func TestEncodings(t *testing.T) {
-	a := &args{Total: true, Thresholds: []float64{-1.5, 0, 2e300}}
-	b, err := protocol.Marshal(a)
+	a := args{Total: true, Thresholds: []float64{-1.5, 0, 2e300}}
+	b, err := protocol.Marshal(&a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := decodeArgs(b)
+	back, err := count.Args(job.Step{Phase: count.Phase, Args: b})
 	if err != nil || back.Total != a.Total || len(back.Thresholds) != 3 || back.Thresholds[2] != 2e300 || back.slots() != 4 {
 		t.Fatalf("args round trip: %+v, %v", back, err)
-	}
-	for _, bad := range []*args{{}, {Thresholds: []float64{2, 1}}, {Thresholds: []float64{1, 1}}} {
-		b, _ := protocol.Marshal(bad)
-		if _, err := decodeArgs(b); err == nil {
-			t.Errorf("args %+v accepted", bad)
-		}
 	}
 	d := decision{Counts: []int64{0, 7, 1 << 40}, Retry: map[string]string{"x": "y"}}
 	b, err = protocol.Marshal(&d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dback decision
-	if err := protocol.Unmarshal(b, &dback); err != nil || len(dback.Counts) != 3 || dback.Counts[2] != 1<<40 || dback.Retry["x"] != "y" {
+	dback, err := count.Decision(&job.Record{Step: job.Step{Phase: count.Phase}, Decision: b})
+	if err != nil || len(dback.Counts) != 3 || dback.Counts[2] != 1<<40 || dback.Retry["x"] != "y" {
 		t.Fatalf("decision round trip: %+v, %v", dback, err)
 	}
-	for _, o := range []*output{{Report: []byte{1, 2}}, {Unusable: "no column"}} {
-		b, err := encodeOutput(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		back, err := decodeOutput(b)
-		if err != nil || string(back.Report) != string(o.Report) || back.Unusable != o.Unusable {
-			t.Errorf("output round trip: %+v, %v", back, err)
-		}
-	}
-	for _, o := range []*output{{}, {Report: []byte{1}, Unusable: "both"}} {
-		b, _ := protocol.Marshal(o)
-		if _, err := decodeOutput(b); err == nil {
-			t.Errorf("output %+v accepted", o)
-		}
+	if _, err := count.Args(job.Step{Phase: count.Phase, Args: append(b, 1)}); err == nil {
+		t.Error("args with trailing bytes accepted")
 	}
 }
 
-// The decoders of bytes from other members never panic.
+// FuzzDecode feeds arbitrary bytes to the round's decoders and the fold:
+// an error, never a panic.
 func FuzzDecode(f *testing.F) {
-	for _, v := range []any{&args{Total: true, Thresholds: []float64{1}}, &output{Report: []byte{1}}, &decision{Counts: []int64{3}}} {
+	for _, v := range []any{&args{Total: true, Thresholds: []float64{1}}, &output{Outcome: &secureagg.Outcome{Sum: []float64{1}}}, &decision{Counts: []int64{3}}} {
 		b, _ := protocol.Marshal(v)
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		decodeArgs(b)
-		decodeOutput(b)
-		decide(&job.Outputs{Results: map[string][]byte{"a": b, "b": b}}, []string{"a", "b"}, 1)
+		_, _ = count.Args(job.Step{Phase: count.Phase, Args: b})
+		_, _ = count.Decision(&job.Record{Step: job.Step{Phase: count.Phase}, Decision: b})
+		var o output
+		if protocol.Unmarshal(b, &o) == nil {
+			step := job.Step{Phase: count.Phase, Parties: []string{"a", "b"}, Coordinator: "b"}
+			_, _ = decide(&job.Outcome[output]{Step: step, Results: map[string]output{"a": o, "b": o}}, 1)
+		}
 	})
 }

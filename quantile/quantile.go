@@ -126,11 +126,10 @@ package quantile
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -145,8 +144,6 @@ type Kind struct{}
 // UsesThresholdKey: every round is a secure aggregation under the
 // consortium's threshold key (job.KeyUser).
 func (Kind) UsesThresholdKey() bool { return true }
-
-const phase = "count"
 
 const (
 	// maxQuantiles bounds params.quantiles: each is one slot per round.
@@ -243,29 +240,56 @@ func (a *args) slots() int {
 	return len(a.Thresholds)
 }
 
-func decodeArgs(b []byte) (*args, error) {
-	var a args
-	if err := protocol.Unmarshal(b, &a); err != nil {
-		return nil, fmt.Errorf("quantile: round args: %w", err)
-	}
-	for i, t := range a.Thresholds {
-		if math.IsNaN(t) || (i > 0 && orderKey(t) <= orderKey(a.Thresholds[i-1])) {
-			return nil, fmt.Errorf("quantile: round args: %w: thresholds not sorted and distinct", protocol.ErrMalformed)
-		}
-	}
-	if a.slots() == 0 {
-		return nil, fmt.Errorf("quantile: round args: %w: nothing to count", protocol.ErrMalformed)
-	}
-	return &a, nil
-}
-
 // decision is what the coordinator commits for a round: the pooled counts
 // (slot for slot as in args), or the parties that kept the round from
-// producing them (the round is re-run), or why the job fails.
+// producing them (the round is re-run with the same thresholds).
 type decision struct {
 	Counts []int64           `msgpack:"counts"`
 	Retry  map[string]string `msgpack:"retry"`
-	Error  string            `msgpack:"error"`
+}
+
+// output is a party's step output, to the coordinator alone: the
+// aggregation's outcome (the pooled counts from the root, whom it missed
+// from the others), or why this party cannot count its column at all.
+type output struct {
+	Outcome  *secureagg.Outcome `msgpack:"outcome"`
+	Unusable string             `msgpack:"unusable"`
+}
+
+// count is the job's one round: a secure count at the round's thresholds.
+var count = job.Round[args, output, decision]{Phase: "count"}
+
+// bisection replays the search over a job's committed rounds: every party
+// derives from the log the thresholds the coordinator must ask next, and
+// takes part in no other round (a coordinator that asks extra or chosen
+// thresholds, to read the pooled distribution where it likes, is
+// refused). It returns the search and the next round's args.
+func bisection(p *Params, hist []*job.Record) (*search, args, error) {
+	s := newSearch(p.Quantiles, p.Precision, p.Range)
+	for _, rec := range count.History(hist) {
+		a, err := count.Args(rec.Step)
+		if err != nil {
+			return nil, args{}, err
+		}
+		d, err := count.Decision(rec)
+		if err != nil {
+			return nil, args{}, err
+		}
+		if d.Counts == nil {
+			continue // a retry: the same thresholds again
+		}
+		if len(d.Counts) != a.slots() {
+			return nil, args{}, fmt.Errorf("round %d committed %d counts for %d slots", rec.Step.Round, len(d.Counts), a.slots())
+		}
+		var total *int64
+		if a.Total {
+			total = &d.Counts[0]
+		}
+		if err := s.apply(total, a.Thresholds, d.Counts[len(d.Counts)-len(a.Thresholds):]); err != nil {
+			return nil, args{}, fmt.Errorf("round %d: %w", rec.Step.Round, err)
+		}
+	}
+	return s, args{Total: !s.counted, Thresholds: s.thresholds()}, nil
 }
 
 // Coordinate runs the bisection: one counting round at a time until every
@@ -280,21 +304,15 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	failures, retried, counted := 0, 0, 0
 	for round := 0; !s.finished(); round++ {
 		a := args{Total: !s.counted, Thresholds: s.thresholds()}
-		b, err := protocol.Marshal(&a)
-		if err != nil {
-			return nil, fmt.Errorf("quantile: round %d args: %w", round, err)
-		}
-		step := job.Step{Phase: phase, Round: round, Parties: parties, Args: b, TimeoutMS: p.TimeoutMS}
-		d, replayed, err := run(ctx, c, step, func(outs *job.Outputs) decision {
-			return decide(outs, parties, a.slots())
+		call := job.Call[args]{Round: round, Parties: parties, Args: a, TimeoutMS: p.TimeoutMS}
+		done, err := count.Run(ctx, c, call, func(o *job.Outcome[output]) (decision, error) {
+			return decide(o, a.slots())
 		})
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case d.Error != "":
-			return nil, errors.New(d.Error)
-		case d.Counts == nil:
+		d := done.Decision
+		if d.Counts == nil {
 			failures++
 			retried++
 			if failures > p.Retries {
@@ -302,7 +320,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 					"a quantile without these parties is a new job (its counts at these thresholds, "+
 					"beside this job's, would reveal theirs)", round, failures, describe(d.Retry))
 			}
-			if !replayed {
+			if !done.Replayed {
 				if err := wait(ctx, failures); err != nil {
 					return nil, err
 				}
@@ -330,35 +348,6 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	return out, nil
 }
 
-// run is job.Run that also says whether the step was answered from the
-// log, so that a replay does not wait out the backoff of a retry again.
-func run(ctx context.Context, c job.Coordinator, step job.Step, decide func(*job.Outputs) decision) (decision, bool, error) {
-	var d decision
-	a, err := c.Start(ctx, step)
-	if err != nil {
-		return d, false, err
-	}
-	if rec := a.Record(); rec != nil {
-		if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
-			return d, true, fmt.Errorf("quantile: round %d: committed decision: %w", step.Round, err)
-		}
-		return d, true, nil
-	}
-	outs, err := a.Wait(ctx)
-	if err != nil {
-		return d, false, err
-	}
-	d = decide(outs)
-	b, err := protocol.Marshal(&d)
-	if err != nil {
-		return d, false, fmt.Errorf("quantile: round %d: encode decision: %w", step.Round, err)
-	}
-	if _, err := a.Commit(ctx, outs, b, ""); err != nil {
-		return d, false, err
-	}
-	return d, false, nil
-}
-
 // wait is the backoff before the n-th retry in a row: 1, 2, 4, 8, 8 … s. It
 // decides nothing; the retry itself was committed.
 func wait(ctx context.Context, n int) error {
@@ -374,81 +363,59 @@ func wait(ctx context.Context, n int) error {
 }
 
 func describe(m map[string]string) string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = n + ": " + m[n]
+	parts := make([]string, 0, len(m))
+	for _, n := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, n+": "+m[n])
 	}
 	return strings.Join(parts, "; ")
 }
 
 // decide reads a round's outputs on the coordinator: the root's pooled
-// counts, or the parties to wait for before re-running the round, or a
-// party that cannot take part at all.
-func decide(outs *job.Outputs, parties []string, slots int) decision {
-	root := secureagg.Root(job.Step{Parties: parties, Coordinator: outs.Coordinator})
-	retry := map[string]string{}
-	for _, name := range outs.Silent {
-		retry[name] = "did not answer"
-	}
-	for name, why := range outs.Failed {
-		if _, ok := retry[name]; !ok {
-			retry[name] = why
-		}
-	}
+// counts, or the parties to wait for before re-running the round; a party
+// that cannot take part at all fails the job.
+func decide(o *job.Outcome[output], slots int) (decision, error) {
 	var unusable []string
-	var res *secureagg.Result
-	for _, name := range parties {
-		b, ok := outs.Results[name]
-		if !ok {
-			continue
-		}
-		o, err := decodeOutput(b)
-		if err != nil {
-			return decision{Error: fmt.Sprintf("quantile: output of %s: %v", name, err)}
-		}
-		if o.Unusable != "" {
-			unusable = append(unusable, o.Unusable)
-			continue
-		}
-		r, err := secureagg.DecodeOutcome(o.Report)
-		var miss *secureagg.MissingError
+	outcomes := map[string]*secureagg.Outcome{}
+	for _, name := range slices.Sorted(maps.Keys(o.Results)) {
+		out := o.Results[name]
 		switch {
-		case errors.As(err, &miss):
-			for _, m := range miss.Parties {
-				if _, ok := retry[m]; !ok {
-					retry[m] = "its input did not reach the root"
-				}
-			}
-		case err != nil:
-			return decision{Error: fmt.Sprintf("quantile: outcome of %s: %v", name, err)}
-		case name == root:
-			res = r
+		case out.Unusable != "":
+			unusable = append(unusable, out.Unusable)
+		case out.Outcome == nil:
+			return decision{}, fmt.Errorf("quantile: party %s sent neither an outcome nor a reason", name)
+		default:
+			outcomes[name] = out.Outcome
 		}
 	}
 	if len(unusable) > 0 {
-		return decision{Error: "quantile: " + strings.Join(unusable, "; ")}
+		return decision{}, fmt.Errorf("quantile: %s", strings.Join(unusable, "; "))
+	}
+	v, err := secureagg.Fold(o.Step, outcomes, o.Failed, o.Silent)
+	if err != nil {
+		return decision{}, fmt.Errorf("quantile: %w", err)
 	}
 	// A result that includes every party is complete, whatever else
 	// failed after it was formed (a lost report, a late share).
-	if res != nil && len(res.Sum) == slots && slices.Equal(res.Included, parties) {
+	if res := v.Result; res != nil && len(res.Sum) == slots {
 		counts := make([]int64, slots)
 		for i, v := range res.Sum {
 			if v != math.Trunc(v) || v < 0 || v > 1<<53 {
-				return decision{Error: fmt.Sprintf("quantile: pooled count %v is not a count", v)}
+				return decision{}, fmt.Errorf("quantile: a pooled count is not a count")
 			}
 			counts[i] = int64(v)
 		}
-		return decision{Counts: counts}
+		return decision{Counts: counts}, nil
 	}
+	if len(v.Withdrew) > 0 {
+		return decision{}, fmt.Errorf("quantile: %s", describe(v.Withdrew))
+	}
+	retry := map[string]string{}
+	maps.Copy(retry, v.Missing)
+	maps.Copy(retry, v.Failed)
 	if len(retry) == 0 {
-		retry[root] = "the root returned no counts"
+		retry[secureagg.Root(o.Step)] = "the root returned no counts"
 	}
-	return decision{Retry: retry}
+	return decision{Retry: retry}, nil
 }
 
 // OutputDisclosure: a party's output is the aggregation's outcome, the

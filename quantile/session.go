@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
 )
 
@@ -21,27 +20,51 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{p: p}
-	s.values, s.loadErr = loadColumn(ctx, p, prm.Column)
+	s := &session{p: p, params: prm}
+	s.values, s.tables, s.loadErr = loadColumn(ctx, p, prm.Column)
 	return s, nil
 }
 
 // session is one party's state: its sorted column (or why it has none).
 type session struct {
 	p       job.Participant
+	params  *Params
 	values  []float64
+	tables  []tableRows // the party's tables with the column, for its policy
 	loadErr error
 }
 
+// tableRows is how many of the column's values one table holds.
+type tableRows struct {
+	Table string
+	Rows  int
+}
+
 // loadColumn collects the column's values over the party's tables that
-// have it (job.NumericColumn), sorted.
-func loadColumn(ctx context.Context, p job.Participant, col string) ([]float64, error) {
-	out, err := job.NumericColumn(ctx, p, col)
+// have it, sorted, and how many each table holds.
+func loadColumn(ctx context.Context, p job.Participant, col string) ([]float64, []tableRows, error) {
+	tables, err := job.LoadTables(ctx, p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var out []float64
+	var rows []tableRows
+	for _, t := range tables {
+		c, err := t.Column(col)
+		if err != nil {
+			continue
+		}
+		if t.NumRows() > 0 && c.Num == nil {
+			return nil, nil, fmt.Errorf("party %s: column %s of table %s is not numeric", p.Self(), col, t.Name)
+		}
+		out = append(out, c.Num...)
+		rows = append(rows, tableRows{Table: t.Name, Rows: t.NumRows()})
+	}
+	if len(rows) == 0 {
+		return nil, nil, fmt.Errorf("party %s has no table with column %q", p.Self(), col)
 	}
 	slices.Sort(out)
-	return out, nil
+	return out, rows, nil
 }
 
 // counts is the party's local count vector for a round: its row count when
@@ -57,58 +80,52 @@ func counts(sorted []float64, a *args) []float64 {
 	return out
 }
 
-// Step takes part in one counting round.
+// Step takes part in one counting round, once it has checked that the
+// round's thresholds are those the log determines.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	a, err := decodeArgs(step.Args)
-	if err != nil {
-		return nil, err
+	return count.Serve(step, func(a args) (output, error) {
+		_, want, err := bisection(s.params, s.p.History())
+		if err != nil {
+			return output{}, fmt.Errorf("party %s: replay the search: %w", s.p.Self(), err)
+		}
+		if want.Total != a.Total || !slices.Equal(want.Thresholds, a.Thresholds) {
+			return output{}, fmt.Errorf("party %s refuses round %d: coordinator %s asks counts at %d thresholds the log does not determine",
+				s.p.Self(), step.Round, step.Coordinator, len(a.Thresholds))
+		}
+		keys, err := secureagg.ReadKeys(s.p.Secrets())
+		if err != nil {
+			return output{}, fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", s.p.Self(), err)
+		}
+		// Ask t+1 parties for decryption shares (more only if some fail):
+		// the shares and their proofs are most of a round's cost.
+		cfg := secureagg.Config{Keys: keys, FracBits: 0, ValueBits: countBits, Decryptors: keys.Public().Threshold + 1}
+		if s.loadErr == nil {
+			s.loadErr = s.guard(step)
+		}
+		if s.loadErr != nil {
+			_ = secureagg.Withdraw(ctx, s.p, step, cfg, s.loadErr)
+			return output{Unusable: s.loadErr.Error()}, nil
+		}
+		res, err := secureagg.Aggregate(ctx, s.p, step, cfg, counts(s.values, &a))
+		o, err := secureagg.Report(s.p.Self(), step, res, err)
+		if err != nil {
+			return output{}, err
+		}
+		return output{Outcome: o}, nil
+	})
+}
+
+// guard asks this node's policy before the party's counts enter the
+// aggregate.
+func (s *session) guard(step job.Step) error {
+	for _, t := range s.tables {
+		a := job.Aggregate{Table: t.Table, Column: s.params.Column, Parties: step.Parties, Rows: t.Rows}
+		if err := s.p.Guard().Aggregate(step, a); err != nil {
+			return err
+		}
 	}
-	keys, err := secureagg.ReadKeys(s.p.Secrets())
-	if err != nil {
-		return nil, fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", s.p.Self(), err)
-	}
-	// Ask t+1 parties for decryption shares (more only if some fail): the
-	// shares and their proofs are most of a round's cost.
-	cfg := secureagg.Config{Keys: keys, FracBits: 0, ValueBits: countBits, Decryptors: keys.Public().Threshold + 1}
-	if s.loadErr != nil {
-		_ = secureagg.Withdraw(ctx, s.p, step, cfg, s.loadErr)
-		return encodeOutput(&output{Unusable: s.loadErr.Error()})
-	}
-	res, err := secureagg.Aggregate(ctx, s.p, step, cfg, counts(s.values, a))
-	rep, err := secureagg.EncodeReport(s.p.Self(), step, res, err)
-	if err != nil {
-		return nil, err
-	}
-	return encodeOutput(&output{Report: rep})
+	return nil
 }
 
 // Close drops the column.
 func (s *session) Close() { s.values = nil }
-
-// output is a party's step output, to the coordinator alone: the
-// aggregation's outcome (secureagg.EncodeReport: the pooled counts from the
-// root, whom it missed from the others), or why this party cannot count
-// its column at all.
-type output struct {
-	Report   []byte `msgpack:"report"`
-	Unusable string `msgpack:"unusable"`
-}
-
-func encodeOutput(o *output) ([]byte, error) {
-	b, err := protocol.Marshal(o)
-	if err != nil {
-		return nil, fmt.Errorf("quantile: encode output: %w", err)
-	}
-	return b, nil
-}
-
-func decodeOutput(b []byte) (*output, error) {
-	var o output
-	if err := protocol.Unmarshal(b, &o); err != nil {
-		return nil, fmt.Errorf("quantile: decode output: %w", err)
-	}
-	if (o.Unusable == "") == (o.Report == nil) {
-		return nil, fmt.Errorf("quantile: decode output: %w: needs a report or a reason, not both", protocol.ErrMalformed)
-	}
-	return &o, nil
-}

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"math"
 	"math/big"
 	"slices"
 	"strings"
@@ -89,6 +87,11 @@ type Result struct {
 // complete for its Included parties and the coordinator may use it instead.
 type MissingError struct {
 	Parties []string // sorted
+	// Formed is set when the party saw the step's total formed before the
+	// attempt failed (its parent never passed the result down): a
+	// decryption may have happened, so the step must not be re-run over
+	// fewer parties.
+	Formed bool
 }
 
 func (e *MissingError) Error() string {
@@ -105,17 +108,25 @@ var (
 	ErrTooFewShares = errors.New("secureagg: too few valid decryption shares")
 	// ErrRoot wraps a failure reported by the root to the other parties.
 	ErrRoot = errors.New("secureagg: aggregation failed at the root")
+	// ErrTampered means the total a party was asked to decrypt is not the
+	// product of the step's contributions as their senders sent them.
+	ErrTampered = errors.New("secureagg: the total was tampered with")
 )
 
-// Root is the party at the root of a step's tree: the coordinator when it
-// takes part, else the first party.
+// Root is the party at the root of a step's tree, which forms the total
+// and combines the decryption shares: the first of the step's parties, in
+// sorted order, that is not the step's coordinator. The coordinator is
+// never trusted to combine (it would learn whatever it had decrypted); it
+// is placed at a leaf, where it relays nothing. A step whose only party is
+// its coordinator is rooted there.
 func Root(step job.Step) string {
-	parties := slices.Clone(step.Parties)
-	slices.Sort(parties)
-	if slices.Contains(parties, step.Coordinator) || len(parties) == 0 {
-		return step.Coordinator
+	parties := slices.Sorted(slices.Values(step.Parties))
+	for _, p := range parties {
+		if p != step.Coordinator {
+			return p
+		}
 	}
-	return parties[0]
+	return step.Coordinator
 }
 
 // Aggregate sums the parties' vectors. Every party in step.Parties calls it
@@ -161,6 +172,7 @@ type aggregation struct {
 	bound   *big.Int // bound on |encoded input + noise share| (exclusive)
 	noise   *NoiseReport
 	shape   string
+	own     []byte // as a child of the root: the digest of the product it sent up
 }
 
 // precompute builds the key's encryption table (once per process and key,
@@ -241,7 +253,7 @@ func newAggregation(p job.Party, step job.Step, cfg Config, n int) (*aggregation
 		fanout = DefaultFanout
 	}
 	var err error
-	if s.tree, err = newTree(s.parties, root, fanout); err != nil {
+	if s.tree, err = newTree(s.parties, root, step.Coordinator, fanout); err != nil {
 		return nil, err
 	}
 	h := s.tree.height(root)
@@ -341,395 +353,4 @@ func (s *aggregation) sendAll(ctx context.Context, hops func(to string) int, to 
 
 func (s *aggregation) proofContext() paillier.ProofContext {
 	return paillier.ProofContext{Job: s.step.Job, Phase: s.step.Phase, Round: s.step.Round, Attempt: s.step.Attempt}
-}
-
-func (s *aggregation) run(ctx context.Context, input []float64) (*Result, error) {
-	t := s.tree
-	parent, children := t.parent(s.self), t.children(s.self)
-	ctx, cancel := s.within(ctx, s.totalHops())
-	defer cancel()
-
-	own, err := s.encrypt(ctx, input)
-	if err != nil {
-		// Tell both directions at once so nobody waits for us in vain.
-		abort := ciphertextBody{Missing: []string{s.self}}
-		if parent != "" {
-			_ = s.send(ctx, s.upHops(s.self), parent, TypeUp, abort, protocol.DiscloseControl)
-		}
-		s.sendAll(ctx, s.downHops, children, TypeDown, abort, protocol.DiscloseControl)
-		return nil, err
-	}
-
-	// Up: multiply in every child's subtree product.
-	acc, missing, err := s.gatherUp(ctx, own, children)
-	if err != nil {
-		return nil, err
-	}
-
-	var total []*paillier.Ciphertext
-	if parent != "" {
-		body := ciphertextBody{Missing: missing}
-		if len(missing) == 0 {
-			if body.Ciphertexts, err = s.pk.MarshalCiphertexts(acc); err != nil {
-				return nil, fmt.Errorf("secureagg: marshal ciphertexts: %w", err)
-			}
-			body.Shape = s.shape
-		}
-		d := protocol.DiscloseCiphertext
-		if len(missing) > 0 {
-			d = protocol.DiscloseControl
-		}
-		if err := s.send(ctx, s.upHops(s.self), parent, TypeUp, body, d); err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			// The parent is unreachable: our subtree's inputs cannot reach
-			// the root through it.
-			s.sendAll(ctx, s.downHops, children, TypeDown, ciphertextBody{Missing: []string{parent}}, protocol.DiscloseControl)
-			return nil, &MissingError{Parties: []string{parent}}
-		}
-		// Down: wait for the total. If it does not come, or comes
-		// malformed, the parent is the party we can name: tell our
-		// subtree, so it ends with the same verdict rather than timing out.
-		wctx, cancel := s.within(ctx, s.downHops(s.self))
-		m, err := s.p.Receive(wctx, parent, s.step.Key(TypeDown))
-		cancel()
-		var cts []*paillier.Ciphertext
-		var miss []string
-		if err == nil {
-			cts, miss, err = decodeCiphertexts(m.Body, &s.pk.PublicKey, s.shape, s.count, s.parties)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("secureagg: waiting for the aggregate from %s: %w", parent, err)
-			}
-			miss = []string{parent}
-		}
-		if len(miss) > 0 {
-			s.sendAll(ctx, s.downHops, children, TypeDown, ciphertextBody{Missing: miss}, protocol.DiscloseControl)
-			return nil, &MissingError{Parties: miss}
-		}
-		total = cts
-	} else {
-		if len(missing) > 0 {
-			s.sendAll(ctx, s.downHops, children, TypeDown, ciphertextBody{Missing: missing}, protocol.DiscloseControl)
-			return nil, &MissingError{Parties: missing}
-		}
-		total = acc
-	}
-	if len(children) > 0 {
-		b, err := s.pk.MarshalCiphertexts(total)
-		if err != nil {
-			return nil, fmt.Errorf("secureagg: marshal ciphertexts: %w", err)
-		}
-		s.sendAll(ctx, s.downHops, children, TypeDown, ciphertextBody{Shape: s.shape, Ciphertexts: b}, protocol.DiscloseCiphertext)
-	}
-
-	var res *resultBody
-	if parent == "" {
-		res = s.decrypt(ctx, total)
-	} else {
-		if res, err = s.shareAndWait(ctx, total); err != nil {
-			return nil, err
-		}
-	}
-	s.sendAll(ctx, s.resultHops, children, TypeResult, res, protocol.DisclosePublicResult)
-	switch {
-	case len(res.Missing) > 0:
-		return nil, &MissingError{Parties: res.Missing}
-	case res.Error != "":
-		if parent == "" {
-			return nil, res.err
-		}
-		return nil, fmt.Errorf("%w: %s", ErrRoot, res.Error)
-	}
-	plain := make([]*big.Int, len(res.Plain))
-	for i, p := range res.Plain {
-		plain[i] = new(big.Int).SetBytes(p)
-	}
-	sum, err := s.decodeSum(plain)
-	if err != nil {
-		return nil, fmt.Errorf("%w: the root's result: %w", ErrRoot, err)
-	}
-	return &Result{Sum: sum, Included: res.Included, Excluded: res.Excluded, Noise: res.Noise}, nil
-}
-
-// shareAndWait is a non-root party's part after the total arrived: send the
-// root a decryption share if asked up front, or when the root asks later,
-// and wait for the result from the parent.
-func (s *aggregation) shareAndWait(ctx context.Context, total []*paillier.Ciphertext) (*resultBody, error) {
-	sendShare := func(ctx context.Context, hops int) error {
-		share, err := s.keys.Share.DecryptShare(s.random, total, s.proofContext())
-		if err != nil {
-			return fmt.Errorf("secureagg: decryption share: %w", err)
-		}
-		b, err := share.MarshalBinary()
-		if err != nil {
-			return fmt.Errorf("secureagg: marshal share: %w", err)
-		}
-		return s.send(ctx, hops, s.tree.root(), TypeShare, shareBody{Share: b}, protocol.DiscloseDecryptionShare)
-	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	if slices.Contains(s.asked(), s.self) {
-		// A share the root does not get is the root's to report (it
-		// excludes us); we still wait for the result.
-		if err := sendShare(ctx, s.shareHops()); err != nil && ctx.Err() != nil {
-			return nil, err
-		}
-	} else {
-		// Answer a later request from the root, until the result arrives.
-		askCtx, stop := context.WithCancel(ctx)
-		defer stop()
-		wg.Go(func() {
-			wctx, cancel := s.within(askCtx, s.lateShareHops())
-			defer cancel()
-			m, err := s.p.Receive(wctx, s.tree.root(), s.step.Key(TypeShareRequest))
-			if err != nil || protocol.Unmarshal(m.Body, &shareRequest{}) != nil {
-				return
-			}
-			_ = sendShare(askCtx, s.lateShareHops())
-		})
-	}
-	parent := s.tree.parent(s.self)
-	wctx, cancel := s.within(ctx, s.resultHops(s.self))
-	defer cancel()
-	m, err := s.p.Receive(wctx, parent, s.step.Key(TypeResult))
-	var res *resultBody
-	if err == nil {
-		res, err = decodeResult(m.Body, s.count, s.pk.PlaintextModulus(), s.parties)
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("secureagg: waiting for the result from %s: %w", parent, err)
-		}
-		// As for the total: name the parent, and pass the verdict down.
-		return &resultBody{Missing: []string{parent}}, nil
-	}
-	return res, nil
-}
-
-// encrypt checks, noises, packs and encrypts this party's input.
-func (s *aggregation) encrypt(ctx context.Context, input []float64) ([]*paillier.Ciphertext, error) {
-	var sampler *noiseSampler
-	if s.noise != nil {
-		var err error
-		if sampler, err = newNoiseSampler(s.noise, s.random); err != nil {
-			return nil, err
-		}
-	}
-	enc := make([]*big.Int, len(input))
-	for i, x := range input {
-		v, err := s.fp.Encode(x)
-		if err != nil {
-			return nil, fmt.Errorf("%w: input[%d] = %v: %w", ErrRange, i, x, err)
-		}
-		if new(big.Int).Abs(v).Cmp(s.inBound) >= 0 {
-			return nil, fmt.Errorf("%w: input[%d] = %v exceeds 2^%d at 2^-%d precision", ErrRange, i, x, s.inBound.BitLen()-1, s.fp.FracBits)
-		}
-		if sampler != nil {
-			if v, err = s.fp.Encode(x + sampler.sample()); err != nil {
-				return nil, fmt.Errorf("secureagg: noisy input[%d]: %w", i, err)
-			}
-			if new(big.Int).Abs(v).Cmp(s.bound) >= 0 {
-				return nil, fmt.Errorf("%w: noisy input[%d] beyond its bound", ErrRange, i)
-			}
-		}
-		enc[i] = v
-	}
-	plain, err := s.packing.Pack(enc)
-	if err != nil {
-		return nil, fmt.Errorf("secureagg: pack: %w", err)
-	}
-	if len(plain) != s.count {
-		return nil, fmt.Errorf("secureagg: packing gave %d plaintexts, expected %d", len(plain), s.count)
-	}
-	// Encrypt in chunks and stop when ctx ends: a superseded attempt must
-	// not keep the cores busy for seconds (10,000 values are about 140
-	// ciphertexts) while the next attempt and Raft need them.
-	cts := make([]*paillier.Ciphertext, 0, len(plain))
-	for len(plain) > 0 {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("secureagg: encrypt: %w", err)
-		}
-		chunk := plain[:min(encryptChunk, len(plain))]
-		plain = plain[len(chunk):]
-		c, err := s.pk.EncryptMany(s.random, chunk)
-		if err != nil {
-			return nil, fmt.Errorf("secureagg: encrypt: %w", err)
-		}
-		cts = append(cts, c...)
-	}
-	return cts, nil
-}
-
-// encryptChunk is how many plaintexts are encrypted between two checks of
-// the context: about 25 ms of CPU at 2048 bits, enough to keep all cores busy.
-const encryptChunk = 16
-
-// gatherUp receives every child's subtree product, each within the hops its
-// subtree may take, and multiplies them into own. Children that fail are
-// returned as missing, together with any parties they report missing.
-func (s *aggregation) gatherUp(ctx context.Context, own []*paillier.Ciphertext, children []string) ([]*paillier.Ciphertext, []string, error) {
-	type got struct {
-		cts     []*paillier.Ciphertext
-		missing []string
-	}
-	results := make([]got, len(children))
-	var wg sync.WaitGroup
-	for i, c := range children {
-		wg.Go(func() {
-			wctx, cancel := s.within(ctx, s.upHops(c))
-			defer cancel()
-			m, err := s.p.Receive(wctx, c, s.step.Key(TypeUp))
-			if err != nil {
-				results[i].missing = []string{c}
-				return
-			}
-			cts, miss, err := decodeCiphertexts(m.Body, &s.pk.PublicKey, s.shape, s.count, s.tree.subtree(c))
-			if err != nil {
-				results[i].missing = []string{c}
-				return
-			}
-			results[i] = got{cts: cts, missing: miss}
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, nil, fmt.Errorf("secureagg: %w", err)
-	}
-	acc := own
-	var missing []string
-	for _, r := range results {
-		if len(r.missing) > 0 {
-			missing = append(missing, r.missing...)
-			continue
-		}
-		next := make([]*paillier.Ciphertext, len(acc))
-		for j := range acc {
-			next[j] = s.pk.Add(acc[j], r.cts[j])
-		}
-		acc = next
-	}
-	slices.Sort(missing)
-	return acc, missing, nil
-}
-
-// collectShares receives and verifies the shares of from, each within hops,
-// adding the valid ones to valid and naming the others in excluded.
-func (s *aggregation) collectShares(ctx context.Context, total []*paillier.Ciphertext, from []string, hops int, valid *[]*paillier.DecryptionShare, excluded map[string]string) {
-	type verdict struct {
-		share *paillier.DecryptionShare
-		why   string
-	}
-	verdicts := make([]verdict, len(from))
-	var wg sync.WaitGroup
-	for i, q := range from {
-		wg.Go(func() {
-			wctx, cancel := s.within(ctx, hops)
-			defer cancel()
-			m, err := s.p.Receive(wctx, q, s.step.Key(TypeShare))
-			if err != nil {
-				verdicts[i].why = "no decryption share in time"
-				return
-			}
-			sh, err := decodeShare(m.Body, s.pk, s.keys.Index(q), s.count)
-			if err != nil {
-				verdicts[i].why = "malformed decryption share: " + truncate(err.Error())
-				return
-			}
-			if err := s.pk.VerifyShare(total, sh, s.proofContext()); err != nil {
-				verdicts[i].why = "invalid decryption share: " + truncate(err.Error())
-				return
-			}
-			verdicts[i].share = sh
-		})
-	}
-	wg.Wait()
-	for i, v := range verdicts {
-		if v.share == nil {
-			excluded[from[i]] = v.why
-		} else {
-			*valid = append(*valid, v.share)
-		}
-	}
-}
-
-// decrypt is the root's part: collect and verify the shares, asking more
-// parties if too few are valid, combine t+1 valid ones, unpack, check the
-// range and decode.
-// Failures become a result with Error set, so they travel down the tree.
-func (s *aggregation) decrypt(ctx context.Context, total []*paillier.Ciphertext) *resultBody {
-	fail := func(err error) *resultBody {
-		return &resultBody{Error: truncate(err.Error()), err: err}
-	}
-	// Compute our own share while the others' arrive and are verified.
-	var own *paillier.DecryptionShare
-	var ownErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { own, ownErr = s.keys.Share.DecryptShare(s.random, total, s.proofContext()) })
-	var others []*paillier.DecryptionShare
-	excluded := map[string]string{}
-	first := s.asked()[1:] // the root is first in tree order
-	s.collectShares(ctx, total, first, s.shareHops(), &others, excluded)
-	wg.Wait()
-	if ownErr != nil {
-		return fail(fmt.Errorf("secureagg: decryption share: %w", ownErr))
-	}
-	valid := append([]*paillier.DecryptionShare{own}, others...)
-	need := s.pk.Threshold + 1
-	if rest := s.tree.order[s.ask:]; len(valid) < need && len(rest) > 0 {
-		s.sendAll(ctx, func(string) int { return s.shareHops() + 1 }, rest, TypeShareRequest, shareRequest{}, protocol.DiscloseControl)
-		s.collectShares(ctx, total, rest, s.lateShareHops(), &valid, excluded)
-	}
-	if err := ctx.Err(); err != nil {
-		return fail(fmt.Errorf("secureagg: %w", err))
-	}
-	if len(valid) < need {
-		names := slices.Sorted(maps.Keys(excluded))
-		return fail(fmt.Errorf("%w: %d of %d needed; excluded %s", ErrTooFewShares, len(valid), need, strings.Join(names, ", ")))
-	}
-	plain, err := s.pk.Combine(total, valid[:need])
-	if err != nil {
-		return fail(fmt.Errorf("secureagg: combine shares: %w", err))
-	}
-	if _, err := s.decodeSum(plain); err != nil {
-		return fail(err)
-	}
-	body := &resultBody{Plain: make([][]byte, len(plain)), Included: s.parties, Excluded: excluded, Noise: s.noise}
-	for i, p := range plain {
-		body.Plain[i] = p.Bytes()
-	}
-	if len(excluded) == 0 {
-		body.Excluded = nil
-	}
-	return body
-}
-
-// decodeSum unpacks the decrypted plaintexts, checks every slot against
-// what N in-range inputs can produce, and decodes the fixed point.
-func (s *aggregation) decodeSum(plain []*big.Int) ([]float64, error) {
-	sums, err := s.packing.Unpack(plain, s.n, len(s.parties))
-	if err != nil {
-		return nil, fmt.Errorf("%w: unpack the sum: %w", ErrRange, err)
-	}
-	limit := new(big.Int).Mul(s.bound, big.NewInt(int64(len(s.parties))))
-	out := make([]float64, s.n)
-	for i, v := range sums {
-		if new(big.Int).Abs(v).Cmp(limit) >= 0 {
-			return nil, fmt.Errorf("%w: decrypted sum[%d] exceeds %d parties × 2^%d", ErrRange, i, len(s.parties), s.bound.BitLen()-1)
-		}
-		out[i] = s.fp.Decode(v)
-		if math.IsInf(out[i], 0) || math.IsNaN(out[i]) {
-			return nil, fmt.Errorf("%w: decrypted sum[%d] is not a finite float", ErrRange, i)
-		}
-	}
-	return out, nil
-}
-
-func truncate(s string) string {
-	if len(s) > maxReason {
-		return s[:maxReason]
-	}
-	return s
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
@@ -35,7 +36,7 @@ func TestAggregateSums(t *testing.T) {
 		t.Run(fmt.Sprintf("N=%d/k=%d/len=%d/root=%s/dec=%d", tc.n, tc.fanout, tc.length, tc.coordinator, tc.decryptors), func(t *testing.T) {
 			c := testConsortium(t, tc.n)
 			net := jobtest.NewNetwork(c.names...)
-			step := testStep(c, tc.coordinator)
+			step := coordinatedBy(c, tc.coordinator)
 			in := testInputs(c, tc.length)
 			outs := runAll(t, net, step, func(name string) Config {
 				cfg := testConfig(c, name)
@@ -99,7 +100,7 @@ func TestAggregateSubsetOfMembers(t *testing.T) {
 	// not from the step's parties.
 	c := testConsortium(t, 5)
 	net := jobtest.NewNetwork(c.names...)
-	step := testStep(c, "org04")
+	step := coordinatedBy(c, "org04")
 	step.Parties = []string{"org02", "org04", "org05"}
 	in := testInputs(c, 10)
 	outs := runAll(t, net, step, func(n string) Config { return testConfig(c, n) }, in)
@@ -283,7 +284,14 @@ func TestDecryptedSumOutOfRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	slotBits := probe.packing.SlotBits
+	// org03 is a child of the root: it sends the others the digest of what
+	// it sent up, which it forges too (a malicious party, not a relay).
+	var forged []byte
 	net.Intercept("org03", func(to string, m *protocol.Message) *protocol.Message {
+		if m.Type == TypeDigest {
+			m.Body, _ = protocol.Marshal(digestBody{D: forged})
+			return m
+		}
 		if m.Type != TypeUp {
 			return m
 		}
@@ -306,6 +314,7 @@ func TestDecryptedSumOutOfRange(t *testing.T) {
 		}
 		cts[0] = c.pk.Add(cts[0], bad[0])
 		body.Ciphertexts, _ = c.pk.MarshalCiphertexts(cts)
+		forged = digest(testStep(c, "org01"), "org03", body.Ciphertexts)
 		m.Body, _ = protocol.Marshal(body)
 		return m
 	})
@@ -313,10 +322,9 @@ func TestDecryptedSumOutOfRange(t *testing.T) {
 	if err := outs["org01"].err; !errors.Is(err, ErrRange) {
 		t.Fatalf("root: %v, want ErrRange", err)
 	}
-	for _, n := range c.names[1:] {
-		if err := outs[n].err; !errors.Is(err, ErrRoot) {
-			t.Fatalf("%s: %v, want ErrRoot", n, err)
-		}
+	// org02 is honest; org03, the cheat, is not asked what it thinks.
+	if err := outs["org02"].err; !errors.Is(err, ErrRoot) {
+		t.Fatalf("org02: %v, want ErrRoot", err)
 	}
 }
 
@@ -358,7 +366,12 @@ func TestLeakage(t *testing.T) {
 	capture := func(root string) []jobtest.Sent {
 		net := jobtest.NewNetwork(c.names...)
 		net.Capture(who)
-		outs := runAll(t, net, testStep(c, root), func(n string) Config { return testConfig(c, n) }, in)
+		step := testStep(c, "org01")
+		if root == who { // org02 coordinates org02 … org05: who is the root
+			step = coordinatedBy(c, "org02")
+			step.Parties = c.names[1:]
+		}
+		outs := runAll(t, net, step, func(n string) Config { return testConfig(c, n) }, in)
 		if outs[who].err != nil {
 			t.Fatal(outs[who].err)
 		}
@@ -367,6 +380,7 @@ func TestLeakage(t *testing.T) {
 	allowed := map[string]protocol.Disclosure{
 		TypeUp: protocol.DiscloseCiphertext, TypeDown: protocol.DiscloseCiphertext,
 		TypeShare: protocol.DiscloseDecryptionShare, TypeResult: protocol.DisclosePublicResult,
+		TypeDigest: protocol.DiscloseControl,
 	}
 	var first [][]byte
 	for run, root := range []string{"org01", "org01", who} {
@@ -511,7 +525,8 @@ func TestRejectsBadSetup(t *testing.T) {
 func TestOutcomeRoundTrip(t *testing.T) {
 	res := &Result{Sum: []float64{1.5, -2}, Included: []string{"a", "b"}, Excluded: map[string]string{"b": "late"},
 		Noise: &NoiseReport{Mechanism: Laplace, Epsilon: 1, Sensitivity: 1, Scale: 1, Shares: 2}}
-	b, err := EncodeOutcome(res, nil)
+	rootStep := job.Step{Parties: []string{"a", "b"}, Coordinator: "b"} // a is the root
+	b, err := EncodeReport("a", rootStep, res, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,7 +534,7 @@ func TestOutcomeRoundTrip(t *testing.T) {
 	if err != nil || !slices.Equal(got.Sum, res.Sum) || got.Excluded["b"] != "late" || got.Noise.Epsilon != 1 {
 		t.Fatalf("%+v %v", got, err)
 	}
-	b, err = EncodeOutcome(nil, fmt.Errorf("wrapped: %w", &MissingError{Parties: []string{"x"}}))
+	b, err = EncodeReport("a", rootStep, nil, fmt.Errorf("wrapped: %w", &MissingError{Parties: []string{"x"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +542,7 @@ func TestOutcomeRoundTrip(t *testing.T) {
 	if _, err := DecodeOutcome(b); !errors.As(err, &miss) || miss.Parties[0] != "x" {
 		t.Fatalf("missing outcome: %v", err)
 	}
-	if _, err := EncodeOutcome(nil, ErrRange); !errors.Is(err, ErrRange) {
+	if _, err := EncodeReport("a", rootStep, nil, ErrRange); !errors.Is(err, ErrRange) {
 		t.Fatalf("other errors pass through: %v", err)
 	}
 }
@@ -642,4 +657,95 @@ func TestAggregationsOnSubChannels(t *testing.T) {
 			checkSum(t, o.res.Sum, want, 5.0/(1<<16))
 		}
 	}
+}
+
+// A root (or a coordinator lying about who coordinates) that sends a
+// party's own ciphertext back down as the total, to have it decrypted, is
+// caught: every party forms the total from the root's components and
+// checks each child's product against the digest that child sent it, and
+// makes no decryption share of anything else. Nothing is decrypted.
+func TestDecryptionOracleRefused(t *testing.T) {
+	c := testConsortium(t, 3)
+	net := jobtest.NewNetwork(c.names...)
+	step := testStep(c, "org01") // org01 is the root; org02 and org03 its children
+	var leaf []byte              // org02's encrypted input, as it sent it up
+	net.Intercept("org02", func(to string, m *protocol.Message) *protocol.Message {
+		if m.Type == TypeUp {
+			var body ciphertextBody
+			if err := protocol.Unmarshal(m.Body, &body); err == nil {
+				leaf = body.Ciphertexts
+			}
+		}
+		return m
+	})
+	net.Intercept("org01", func(to string, m *protocol.Message) *protocol.Message {
+		if m.Type != TypeDown {
+			return m
+		}
+		var body ciphertextBody
+		if err := protocol.Unmarshal(m.Body, &body); err != nil || len(body.Components) != 3 {
+			t.Errorf("down body: %v", err)
+			return m
+		}
+		// Keep org02's product, make the root's own input and org03's
+		// product encryptions of zero: the "total" is org02's input alone.
+		zeros := make([]*big.Int, c.count(t, leaf))
+		for i := range zeros {
+			zeros[i] = new(big.Int)
+		}
+		zero, err := c.pk.EncryptMany(rand.Reader, zeros)
+		if err != nil {
+			t.Error(err)
+			return m
+		}
+		z, _ := c.pk.MarshalCiphertexts(zero)
+		body.Components = [][]byte{z, leaf, z}
+		m.Body, _ = protocol.Marshal(body)
+		return m
+	})
+	outs := runAll(t, net, step, func(n string) Config { return testConfig(c, n) }, testInputs(c, 4))
+	for _, n := range []string{"org02", "org03"} {
+		err := outs[n].err
+		if outs[n].res != nil || !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "org03") {
+			t.Errorf("%s: %v, want ErrTampered naming org03's product", n, err)
+		}
+	}
+	if err := outs["org01"].err; !errors.Is(err, ErrTooFewShares) {
+		t.Errorf("root: %v, want too few shares (nothing was decrypted)", err)
+	}
+}
+
+// Fold finds the root's complete result, or the missing parties (with
+// their own errors when they withdrew), and whether the total was formed.
+func TestFold(t *testing.T) {
+	step := job.Step{Parties: []string{"a", "b", "c"}, Coordinator: "c"} // a is the root
+	full := &Outcome{Sum: []float64{3}, Included: []string{"a", "b", "c"}, Formed: true}
+	v, err := Fold(step, map[string]*Outcome{"a": full, "b": {Included: full.Included, Formed: true}}, map[string]string{"c": "late report"}, []string{"c"})
+	if err != nil || v.Result == nil || v.Result.Sum[0] != 3 {
+		t.Fatalf("complete result with a late report: %+v %v", v, err)
+	}
+	v, err = Fold(step, map[string]*Outcome{"a": {Missing: []string{"b"}}, "c": {Missing: []string{"a"}}}, map[string]string{"b": "x"}, []string{"b"})
+	if err != nil || v.Result != nil || v.Formed || len(v.Missing) != 2 {
+		t.Fatalf("up-phase failure: %+v %v", v, err)
+	}
+	v, err = Fold(step, map[string]*Outcome{"b": {Missing: []string{"a"}, Formed: true}}, map[string]string{"a": "x", "c": "too few shares"}, []string{"a"})
+	if err != nil || !v.Formed || v.Failed["c"] != "too few shares" {
+		t.Fatalf("failure after the total was formed: %+v %v", v, err)
+	}
+	v, err = Fold(step, map[string]*Outcome{"a": {Missing: []string{"b"}}}, map[string]string{"b": "no such table"}, nil)
+	if err != nil || v.Missing["b"] != "no such table" {
+		t.Fatalf("a party that withdrew: %+v %v", v, err)
+	}
+	if _, err := Fold(step, map[string]*Outcome{"b": {Sum: []float64{math.NaN()}}}, nil, nil); err == nil || !strings.Contains(err.Error(), "party b") {
+		t.Fatalf("a malformed outcome: %v", err)
+	}
+}
+
+// count is how many ciphertexts an encoded list holds.
+func (c *consortium) count(t *testing.T, b []byte) int {
+	cts, err := c.pk.UnmarshalCiphertexts(b)
+	if err != nil {
+		t.Error(err)
+	}
+	return len(cts)
 }

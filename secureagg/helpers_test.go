@@ -70,8 +70,24 @@ func dealConsortium(tb testing.TB, n, bits int) *consortium {
 	return c
 }
 
-func testStep(c *consortium, coordinator string) job.Step {
+// coordinatedBy is a step of every member that coordinator coordinates.
+func coordinatedBy(c *consortium, coordinator string) job.Step {
 	return job.Step{Job: "job-1", Phase: "sum", Round: 3, Attempt: 1, Parties: c.names, Coordinator: coordinator}
+}
+
+// testStep is a step of every member whose tree is rooted at root (Root):
+// its coordinator is another member, which the tree places at a leaf. Only
+// the first two members by name can be the root of a step of every member.
+func testStep(c *consortium, root string) job.Step {
+	for i := len(c.names) - 1; i >= 0; i-- {
+		if s := coordinatedBy(c, c.names[i]); c.names[i] != root && Root(s) == root {
+			return s
+		}
+	}
+	if len(c.names) == 1 {
+		return coordinatedBy(c, root)
+	}
+	panic(fmt.Sprintf("secureagg test: %s cannot root a step of every member", root))
 }
 
 func testConfig(c *consortium, name string) Config {

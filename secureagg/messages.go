@@ -30,6 +30,11 @@ const (
 	// TypeResult carries the decrypted sum, or why there is none, down the
 	// tree (disclosure "public-result").
 	TypeResult = "secureagg/result"
+	// TypeDigest carries a child of the root's digest of the subtree
+	// product it sent up, to every other party but the root, so that each
+	// can check the total it is asked to decrypt (disclosure control: a
+	// hash of ciphertexts).
+	TypeDigest = "secureagg/digest"
 )
 
 // Bounds on decoded text, so a hostile peer cannot make us keep or log
@@ -38,12 +43,20 @@ const (
 	maxReason = 512
 )
 
-// ciphertextBody is the body of up and down messages: either ciphertexts
-// or, to end the attempt early, the parties known to be missing.
+// ciphertextBody is the body of up and down messages: a subtree's product
+// (up) or the total's components (down: the root's own input, then each
+// of its children's subtree products, in tree order), or, to end the
+// attempt early, the parties known to be missing.
 type ciphertextBody struct {
 	Shape       string   `msgpack:"shape"` // the config every party must share; see Config.shape
 	Ciphertexts []byte   `msgpack:"c"`
+	Components  [][]byte `msgpack:"parts"`
 	Missing     []string `msgpack:"missing"`
+}
+
+// digestBody is the body of a digest message.
+type digestBody struct {
+	D []byte `msgpack:"d"`
 }
 
 // shareRequest is the (empty) body of a share request.
@@ -116,6 +129,32 @@ func decodeCiphertexts(b []byte, pk *paillier.PublicKey, shape string, count int
 		return nil, nil, fmt.Errorf("%w: %d ciphertexts, expected %d", protocol.ErrMalformed, len(cts), count)
 	}
 	return cts, nil, nil
+}
+
+// decodeComponents decodes a down body: n components (each checked when
+// the total is formed), or missing parties among allowed.
+func decodeComponents(b []byte, shape string, n int, allowed []string) ([][]byte, []string, error) {
+	var body ciphertextBody
+	if err := protocol.Unmarshal(b, &body); err != nil {
+		return nil, nil, err
+	}
+	if len(body.Missing) > 0 {
+		if len(body.Components) > 0 || len(body.Ciphertexts) > 0 {
+			return nil, nil, fmt.Errorf("%w: both ciphertexts and missing parties", protocol.ErrMalformed)
+		}
+		if err := checkNames("missing", body.Missing, allowed); err != nil {
+			return nil, nil, err
+		}
+		return nil, body.Missing, nil
+	}
+	if body.Shape != shape {
+		return nil, nil, fmt.Errorf("%w: peer aggregates %.100q, we aggregate %q (every party must use the same config and vector length)",
+			protocol.ErrMalformed, body.Shape, shape)
+	}
+	if len(body.Components) != n || len(body.Ciphertexts) > 0 {
+		return nil, nil, fmt.Errorf("%w: %d components of the total, expected %d", protocol.ErrMalformed, len(body.Components), n)
+	}
+	return body.Components, nil, nil
 }
 
 // decodeShare decodes a share body and checks that it is the share of the

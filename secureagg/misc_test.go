@@ -19,12 +19,16 @@ func TestTree(t *testing.T) {
 		for _, k := range []int{1, 2, 4} {
 			ps := names(n)
 			root := ps[n/2]
-			tr, err := newTree(ps, root, k)
+			last := ps[0]
+			tr, err := newTree(ps, root, last, k)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tr.root() != root || tr.parent(root) != "" {
 				t.Fatalf("root %q", tr.root())
+			}
+			if n > 1 && last != root && (len(tr.children(last)) != 0 || tr.order[n-1] != last) {
+				t.Fatalf("N=%d k=%d: %s placed last has children %v", n, k, last, tr.children(last))
 			}
 			seen := map[string]int{}
 			for _, p := range ps {
@@ -55,10 +59,10 @@ func TestTree(t *testing.T) {
 			}
 		}
 	}
-	if _, err := newTree([]string{"a", "a"}, "a", 2); err == nil {
+	if _, err := newTree([]string{"a", "a"}, "a", "", 2); err == nil {
 		t.Fatal("duplicate accepted")
 	}
-	if _, err := newTree([]string{"a"}, "b", 2); err == nil {
+	if _, err := newTree([]string{"a"}, "b", "", 2); err == nil {
 		t.Fatal("foreign root accepted")
 	}
 }

@@ -6,17 +6,21 @@ import (
 )
 
 // tree is the balanced k-ary overlay over one step's parties: position 0 is
-// the root (the coordinator), the others follow in sorted order, and the node
+// the root, the others follow in sorted order but for one party placed
+// last (the step's coordinator, which so is a leaf: it relays nothing and
+// sees no other party's ciphertext before it sends its own), and the node
 // at position x has children k·x+1 … k·x+k. Every party derives the same
-// tree from the committed step, so no message is needed to build it, and its
-// depth is ⌈log_k N⌉ (research/seed-000-pinkdd.md §2.8, §4.2 row 23).
+// tree from the committed step, so no message is needed to build it, and
+// its depth is ⌈log_k N⌉ (a deterministic overlay in place of Phoenix's
+// self-stabilising tree: Kaya, Pedersen, Savaş and Saygın, "Phoenix"
+// (PinKDD 2007), section 4).
 type tree struct {
 	order []string       // parties by position
 	pos   map[string]int // party -> position
 	k     int
 }
 
-func newTree(parties []string, root string, k int) (*tree, error) {
+func newTree(parties []string, root, last string, k int) (*tree, error) {
 	if k < 1 {
 		return nil, fmt.Errorf("secureagg: fanout %d < 1", k)
 	}
@@ -29,6 +33,11 @@ func newTree(parties []string, root string, k int) (*tree, error) {
 	i := slices.Index(order, root)
 	copy(order[1:i+1], order[:i])
 	order[0] = root
+	// Move last to the end, keeping the others in their order.
+	if j := slices.Index(order, last); j > 0 {
+		copy(order[j:], order[j+1:])
+		order[len(order)-1] = last
+	}
 	pos := make(map[string]int, len(order))
 	for i, p := range order {
 		if p == "" {

@@ -1,34 +1,52 @@
 // Package sum is the plumbing job: every party sums one numeric column of
 // its own tables and the consortium learns the total, over threshold secure
-// aggregation (package secureagg).
+// aggregation (package secureagg). Start with Kind.Coordinate and
+// session.Step.
 //
 // Leakage profile: a party sends only ciphertexts (its encrypted local sum,
-// or its subtree's product), a decryption share with its proof, and the
-// public result. Every party learns the total, which parties' inputs are in
-// it and which were excluded; no party, the coordinator included, learns
-// another party's local sum. With params.noise the total carries
-// differential-privacy noise added inside the encryption.
+// or its subtree's product), a digest of its product when it is a child of
+// the aggregation's root, a decryption share with its proof, and the public
+// result. Every member learns the total and which parties' inputs are in
+// it and which were excluded. With N parties, every party also learns the
+// sum of the other N−1 inputs (the total less its own): so each node's
+// policy refuses an aggregate over fewer parties than its floor (3 by
+// default: with two, the other's input is the total less one's own), and
+// one whose party set differs too little from an earlier one's over the
+// same column (the difference of two totals is the difference of their
+// parties' inputs) unless it is noised. No party, the coordinator
+// included, learns another party's local sum beyond that.
+//
+// With params.noise the total carries differential-privacy noise drawn
+// inside the encryption by every party, sized so that the parties outside
+// a coalition of params.noise.colluders (default: the key's threshold t,
+// the coalition the threshold decryption already tolerates) add the full
+// noise alone; each draw, re-runs included, spends ε and δ of the column's
+// budget at every node (policy.Guard.Spend), and the result reports what
+// was spent.
 //
 // What goes where: each round is one step; every party's output (its
-// secureagg outcome) goes to the coordinator alone; the log holds the
-// round's public decision: the result (the total, who is in it, who was
-// excluded from decryption and why), or the parties to drop before the next
-// round, or why the aggregation failed. A party's session holds its local
-// sum, read once from its tables.
+// secureagg outcome and the key's threshold) goes to the coordinator
+// alone; the log holds the round's public decision: the result (the total,
+// who is in it, who was excluded from decryption and why), or the parties
+// to drop before the next round.
 //
-// Faults: parties that report nothing in time, or whose subtree input never
-// reached the root, are excluded and the aggregation is re-run without
-// them (a new round), as long as enough remain to decrypt; the result names
-// them. A party whose decryption share fails verification is excluded from
-// decryption only (its input stays in the total) and named.
+// Faults: parties that report nothing in time, or whose input never
+// reached the total, are dropped and the aggregation re-run without them
+// (a new round), as long as t+1 parties remain to decrypt; a failed job
+// names every party's cause over all its rounds. A round whose total was
+// formed is never re-run over other parties, whatever failed after it:
+// the two totals' difference would be the dropped parties' inputs. Every
+// party remembers (in its scratch, across restarts) that it saw the total
+// formed and refuses such a round from any coordinator. A party whose
+// decryption share fails verification is excluded from decryption only
+// (its input stays in the total) and named.
 package sum
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -44,13 +62,11 @@ type Kind struct{}
 // consortium's threshold key (job.KeyUser).
 func (Kind) UsesThresholdKey() bool { return true }
 
-const phase = "aggregate"
-
 // maxTimeout bounds params.timeout_ms: a day.
 const maxTimeout = 24 * time.Hour
 
 // Params are the job's parameters (spec params), with their defaults in
-// defaultParams.
+// parseParams.
 type Params struct {
 	Column    string       `yaml:"column"`
 	FracBits  int          `yaml:"frac_bits"`
@@ -65,6 +81,10 @@ type NoiseParams struct {
 	Epsilon     float64 `yaml:"epsilon"`
 	Delta       float64 `yaml:"delta"`
 	Sensitivity float64 `yaml:"sensitivity"`
+	// Colluders is how many parties' noise shares an adversary may know
+	// (default: the key's threshold t). The noise is sized so the others'
+	// shares alone are the full noise.
+	Colluders *int `yaml:"colluders"`
 }
 
 func parseParams(spec *job.Spec) (*Params, error) {
@@ -89,16 +109,25 @@ func parseParams(spec *job.Spec) (*Params, error) {
 		if m != secureagg.Laplace && m != secureagg.Gaussian {
 			return nil, spec.Errorf("params.noise.mechanism", "must be laplace or gaussian, not %q", n.Mechanism)
 		}
+		if n.Colluders != nil && (*n.Colluders < 0 || *n.Colluders >= len(spec.Parties)) {
+			return nil, spec.Errorf("params.noise.colluders", "must be in [0, %d], fewer than the parties", len(spec.Parties)-1)
+		}
 	}
 	return p, nil
 }
 
-func (p *Params) noise() *secureagg.Noise {
+// noise is the noise each party adds, sized for the colluders the spec
+// states, or for t.
+func (p *Params) noise(threshold int) *secureagg.Noise {
 	if p.Noise == nil {
 		return nil
 	}
+	colluders := threshold
+	if p.Noise.Colluders != nil {
+		colluders = *p.Noise.Colluders
+	}
 	return &secureagg.Noise{Mechanism: secureagg.Mechanism(p.Noise.Mechanism), Epsilon: p.Noise.Epsilon,
-		Delta: p.Noise.Delta, Sensitivity: p.Noise.Sensitivity}
+		Delta: p.Noise.Delta, Sensitivity: p.Noise.Sensitivity, Colluders: colluders}
 }
 
 // Validate checks the params.
@@ -107,17 +136,28 @@ func (Kind) Validate(spec *job.Spec) error {
 	return err
 }
 
-// decision is what the coordinator commits for one aggregation round:
-// the public result, or the parties to drop before the next round, or
-// why the aggregation failed.
+// aggregate is the job's one round: a secure aggregation over the round's
+// parties.
+var aggregate = job.Round[struct{}, output, decision]{Phase: "aggregate"}
+
+// output is a party's report of a round: its aggregation's outcome and
+// the key's threshold, so the coordinator starts no round that too few
+// parties can decrypt.
+type output struct {
+	Outcome   secureagg.Outcome `msgpack:"outcome"`
+	Threshold int               `msgpack:"threshold"`
+}
+
+// decision is what the coordinator commits for one aggregation round: the
+// public result, or the parties to drop before the next round.
 type decision struct {
 	Result  *secureagg.Result `msgpack:"result"`
 	Missing []string          `msgpack:"missing"`
-	Error   string            `msgpack:"error"`
 }
 
 // Coordinate runs the aggregation, re-running it without the parties that
-// went silent or whose input never reached the root.
+// went silent or whose input never reached the total, as long as no total
+// was formed and enough parties remain.
 func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	p, err := parseParams(c.Spec())
 	if err != nil {
@@ -125,75 +165,75 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	}
 	parties := c.Spec().PartyNames()
 	dropped := map[string]string{}
-	for round := 0; len(parties) > 0; round++ {
-		step := job.Step{Phase: phase, Round: round, Parties: parties, TimeoutMS: p.TimeoutMS}
-		d, rec, err := job.Run(ctx, c, step, func(outs *job.Outputs) (decision, error) {
-			return decide(outs, parties), nil
-		})
+	for round := 0; ; round++ {
+		call := job.Call[struct{}]{Round: round, Parties: parties, TimeoutMS: p.TimeoutMS}
+		done, err := aggregate.Run(ctx, c, call, func(o *job.Outcome[output]) (decision, error) { return decide(o, parties) })
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case d.Error != "":
-			return nil, errors.New(d.Error)
-		case d.Result != nil:
+		d := done.Decision
+		if d.Result != nil {
 			return result(d.Result, dropped), nil
 		}
 		for _, name := range d.Missing {
-			if reason, ok := rec.Failed[name]; ok {
+			if reason, ok := done.Record.Failed[name]; ok {
 				dropped[name] = reason
 			} else {
-				dropped[name] = "its input did not reach the root"
+				dropped[name] = "its input did not reach the total"
 			}
+		}
+		if len(d.Missing) == 0 {
+			return nil, fmt.Errorf("round %d dropped no party and produced no result", round) // decide never commits this
 		}
 		parties = slices.DeleteFunc(parties, func(n string) bool { _, gone := dropped[n]; return gone })
 	}
-	return nil, fmt.Errorf("no parties left to aggregate: %v", dropped)
 }
 
-// decide reads a round's outputs: the root's result, or the parties to
-// drop before the next round. After a fault every live party names the
-// parties missing from the aggregate, and the faulty party itself may
-// report its own error (an out-of-range input, a timeout); dropping the
-// named parties and re-running is the answer to both.
-func decide(outs *job.Outputs, parties []string) decision {
-	root := secureagg.Root(job.Step{Parties: parties, Coordinator: outs.Coordinator})
-	missing := append([]string(nil), outs.Silent...)
-	var res *secureagg.Result
-	for _, name := range parties {
-		b, ok := outs.Results[name]
-		if !ok {
-			continue
+// decide folds a round's outcomes: the root's result, or the parties to
+// drop before the next round, or why the job fails: a total that was
+// formed (never re-run over other parties), or too few parties left to
+// decrypt.
+func decide(o *job.Outcome[output], parties []string) (decision, error) {
+	outcomes := map[string]*secureagg.Outcome{}
+	threshold := 0
+	for name, out := range o.Results {
+		outcomes[name] = &out.Outcome
+		threshold = max(threshold, out.Threshold)
+	}
+	v, err := secureagg.Fold(o.Step, outcomes, o.Failed, o.Silent)
+	switch {
+	case err != nil:
+		return decision{}, err
+	case v.Result != nil && len(v.Result.Sum) == 1:
+		return decision{Result: v.Result}, nil
+	case v.Result != nil:
+		return decision{}, fmt.Errorf("the root's sum has %d values, not one", len(v.Result.Sum))
+	case v.Formed:
+		return decision{}, fmt.Errorf("round %d's total was formed and may have been decrypted, so it is not re-run over fewer parties "+
+			"(the two totals' difference would be the dropped parties' inputs)%s", o.Step.Round, describe(v.Failed))
+	case len(v.Missing) == 0:
+		return decision{}, fmt.Errorf("round %d: the root %s returned no result", o.Step.Round, secureagg.Root(o.Step))
+	}
+	missing := slices.Sorted(maps.Keys(v.Missing))
+	// At least two parties, whatever the key: a sum of one is its input.
+	if left, need := len(parties)-len(missing), max(2, threshold+1); left < need {
+		return decision{}, fmt.Errorf("without %v only %d parties remain, and %d are needed to decrypt", missing, left, need)
+	}
+	return decision{Missing: missing}, nil
+}
+
+// describe lists parties and their errors after a colon, or nothing.
+func describe(failed map[string]string) string {
+	var b strings.Builder
+	for i, p := range slices.Sorted(maps.Keys(failed)) {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
 		}
-		r, err := secureagg.DecodeOutcome(b)
-		var miss *secureagg.MissingError
-		switch {
-		case errors.As(err, &miss):
-			missing = append(missing, miss.Parties...)
-		case err != nil:
-			return decision{Error: fmt.Sprintf("outcome of %s: %v", name, err)}
-		case name == root:
-			res = r
-		}
+		fmt.Fprintf(&b, "party %s: %s", p, failed[p])
 	}
-	sort.Strings(missing)
-	missing = slices.Compact(missing)
-	if len(missing) > 0 {
-		return decision{Missing: missing}
-	}
-	if res != nil && len(res.Sum) == 1 {
-		return decision{Result: res}
-	}
-	var failed []string
-	for _, name := range parties {
-		if reason, ok := outs.Failed[name]; ok {
-			failed = append(failed, name+": "+reason)
-		}
-	}
-	if len(failed) > 0 {
-		return decision{Error: "aggregation failed at " + strings.Join(failed, "; ")}
-	}
-	return decision{Error: fmt.Sprintf("the root %s returned no result", root)}
+	return b.String()
 }
 
 func result(res *secureagg.Result, dropped map[string]string) job.Result {
@@ -214,60 +254,6 @@ func result(res *secureagg.Result, dropped map[string]string) job.Result {
 	return out
 }
 
-// Open opens a party's session: its local sum over its own tables, read
-// once. A party that cannot compute it still opens, so that each round it
-// withdraws from the aggregation at once and the others go on without it.
-func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
-	prm, err := parseParams(p.Spec())
-	if err != nil {
-		return nil, err
-	}
-	s := &session{p: p, params: prm}
-	s.local, s.localErr = localSum(ctx, p, prm.Column)
-	return s, nil
-}
-
-// session is one party's state: its local sum (or why it has none).
-type session struct {
-	p        job.Participant
-	params   *Params
-	local    float64
-	localErr error
-}
-
-// Step takes part in one aggregation round.
-func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	keys, err := secureagg.ReadKeys(s.p.Secrets())
-	if err != nil {
-		return nil, fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", s.p.Self(), err)
-	}
-	// Ask t+1 parties for decryption shares (more only if some fail): the
-	// shares and their proofs are most of a round's cost.
-	cfg := secureagg.Config{Keys: keys, FracBits: s.params.FracBits, ValueBits: s.params.ValueBits, Noise: s.params.noise(),
-		Decryptors: keys.Public().Threshold + 1}
-	if s.localErr != nil {
-		return nil, secureagg.Withdraw(ctx, s.p, step, cfg, s.localErr)
-	}
-	res, err := secureagg.Aggregate(ctx, s.p, step, cfg, []float64{s.local})
-	return secureagg.EncodeReport(s.p.Self(), step, res, err)
-}
-
-// Close releases nothing: the session holds one number.
-func (s *session) Close() {}
-
-// localSum sums the column over the party's tables that have it
-// (job.NumericColumn): a table with a header and no rows contributes zero.
-func localSum(ctx context.Context, p job.Participant, col string) (float64, error) {
-	values, err := job.NumericColumn(ctx, p, col)
-	if err != nil {
-		return 0, err
-	}
-	total := 0.0
-	for _, v := range values {
-		total += v
-	}
-	return total, nil
-}
-
-// OutputDisclosure: every party's output is the public result.
+// OutputDisclosure: every party's output is the public result (the root's
+// total, the others' view of who is in it).
 func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }

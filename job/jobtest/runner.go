@@ -452,7 +452,7 @@ func (r *runner) startWorker(name string, prev *worker) {
 		secrets = noSecrets{name}
 	}
 	rw := &jobrun.Worker{Self: name, Job: r.active, Kinds: r.kinds, Net: r.net.Party(name), State: r.log.state,
-		Member: member{secrets: secrets, tablesDir: r.opts.TablesDir, name: name}, Policy: r.policy[name], Grace: r.opts.Grace,
+		Member: member{secrets: secrets, tablesDir: r.opts.TablesDir, name: name, r: r}, Policy: r.policy[name], Grace: r.opts.Grace,
 		OnOutput: func(step job.Step, out []byte) { r.recordOutput(Output{Party: name, Step: step, Output: out}) }}
 	r.workerDone.Add(1)
 	go func() {
@@ -513,6 +513,14 @@ type member struct {
 	secrets   job.Secrets
 	tablesDir string
 	name      string
+	r         *runner
+}
+
+// Leader is the member that leads now.
+func (m member) Leader(context.Context) string {
+	m.r.mu.Lock()
+	defer m.r.mu.Unlock()
+	return m.r.leader
 }
 
 func (m member) Secrets() job.Secrets   { return m.secrets }

@@ -40,6 +40,11 @@ type Member interface {
 	// Submitter verifies a job's submission against the spec and returns
 	// the member that signed it.
 	Submitter(spec []byte, s *Submission) (string, error)
+	// Leader is the member that leads now, as this member knows it from
+	// the log's authenticated transport ("" while none is known). A step's
+	// Coordinator must be the leader: a party sends its output, and a kind
+	// gives the root of its aggregations, by that name.
+	Leader(ctx context.Context) string
 }
 
 // Worker runs one job's steps on one member: it opens the job's session at
@@ -202,6 +207,9 @@ func (w *Worker) runStep(sessionCtx, stepCtx context.Context, sess *job.Session,
 	spec, kind, err := ParseJob(w.Kinds, w.Job.ID, w.Job.Spec)
 	if err != nil {
 		return nil, err
+	}
+	if lead := w.Member.Leader(stepCtx); lead != step.Coordinator {
+		return nil, fmt.Errorf("%w: step %s/%d names %s its coordinator, but %s leads", ErrRefused, step.Phase, step.Round, step.Coordinator, lead)
 	}
 	if step.Phase == AdmitPhase {
 		return w.admitStep(stepCtx, step, spec, kind)

@@ -1,0 +1,184 @@
+package sum
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/secureagg"
+)
+
+// Open opens a party's session: its local sum per table, read once, and
+// what it remembers of rounds whose total it saw formed. A party that
+// cannot compute its sum still opens, so that each round it withdraws from
+// the aggregation at once and the others go on without it.
+func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+	prm, err := parseParams(p.Spec())
+	if err != nil {
+		return nil, err
+	}
+	s := &session{p: p, params: prm}
+	s.tables, s.localErr = localSums(ctx, p, prm.Column)
+	if s.formed, err = s.readFormed(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// session is one party's state.
+type session struct {
+	p        job.Participant
+	params   *Params
+	tables   []tableSum // this party's tables with the column
+	localErr error
+	// formed is the round whose total this party saw formed, if any:
+	// no later round over other parties may run here.
+	formed *formedRound
+}
+
+// tableSum is one table's share of the party's local sum.
+type tableSum struct {
+	Table string
+	Rows  int
+	Sum   float64
+}
+
+// formedRound is a round whose total a party saw formed, kept in its
+// scratch so that a restart does not forget it.
+type formedRound struct {
+	Round   int      `json:"round"`
+	Parties []string `json:"parties"`
+}
+
+// formedName is the scratch file that keeps formedRound.
+func (s *session) formedName() string { return "jobs/" + s.p.JobID() + "/sum-formed.json" }
+
+func (s *session) readFormed() (*formedRound, error) {
+	b, err := s.p.Secrets().ReadSecret(s.formedName())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("party %s: read its record of a formed total: %w", s.p.Self(), err)
+	}
+	var f formedRound
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("party %s: its record of a formed total is unreadable: %w", s.p.Self(), err)
+	}
+	return &f, nil
+}
+
+// Step takes part in one aggregation round, unless it is a round over
+// other parties than a round whose total this party saw formed.
+func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	return aggregate.Serve(step, func(struct{}) (output, error) {
+		if f := s.formed; f != nil && !slices.Equal(f.Parties, step.Parties) {
+			return output{}, fmt.Errorf("party %s refuses round %d over %v: round %d's total over %v was formed here, "+
+				"and their difference would be the dropped parties' inputs (coordinator %s)", s.p.Self(), step.Round, step.Parties, f.Round, f.Parties, step.Coordinator)
+		}
+		keys, err := secureagg.ReadKeys(s.p.Secrets())
+		if err != nil {
+			return output{}, fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", s.p.Self(), err)
+		}
+		t := keys.Public().Threshold
+		// Ask t+1 parties for decryption shares (more only if some fail):
+		// the shares and their proofs are most of a round's cost.
+		cfg := secureagg.Config{Keys: keys, FracBits: s.params.FracBits, ValueBits: s.params.ValueBits,
+			Noise: s.params.noise(t), Decryptors: t + 1}
+		if s.localErr != nil {
+			return output{}, secureagg.Withdraw(ctx, s.p, step, cfg, s.localErr)
+		}
+		if err := s.guard(step, cfg.Noise); err != nil {
+			return output{}, secureagg.Withdraw(ctx, s.p, step, cfg, err)
+		}
+		res, err := secureagg.Aggregate(ctx, s.p, step, cfg, []float64{s.total()})
+		o, err := secureagg.Report(s.p.Self(), step, res, err)
+		if err != nil {
+			return output{}, err
+		}
+		if o.Formed {
+			if err := s.rememberFormed(step); err != nil {
+				return output{}, err
+			}
+		}
+		return output{Outcome: *o, Threshold: t}, nil
+	})
+}
+
+// guard asks this node's policy before the party's data enters the
+// aggregate: each table's contribution, and the noise draw.
+func (s *session) guard(step job.Step, noise *secureagg.Noise) error {
+	g := s.p.Guard()
+	for _, t := range s.tables {
+		if err := g.Aggregate(step, job.Aggregate{Table: t.Table, Column: s.params.Column, Parties: step.Parties, Rows: t.Rows, Noised: noise != nil}); err != nil {
+			return err
+		}
+		if noise != nil {
+			if err := g.Spend(step, job.Spend{Table: t.Table, Column: s.params.Column, Epsilon: noise.Epsilon, Delta: noise.Delta}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rememberFormed keeps, in the job's scratch, that this party saw a
+// round's total formed.
+func (s *session) rememberFormed(step job.Step) error {
+	if s.formed != nil {
+		return nil
+	}
+	s.formed = &formedRound{Round: step.Round, Parties: slices.Clone(step.Parties)}
+	b, err := json.Marshal(s.formed)
+	if err != nil {
+		return err
+	}
+	if err := s.p.Secrets().WriteSecret(s.formedName(), b); err != nil {
+		return fmt.Errorf("party %s: keep the record of a formed total: %w", s.p.Self(), err)
+	}
+	return nil
+}
+
+func (s *session) total() float64 {
+	total := 0.0
+	for _, t := range s.tables {
+		total += t.Sum
+	}
+	return total
+}
+
+// Close releases nothing: the session holds a few numbers.
+func (s *session) Close() {}
+
+// localSums sums the column over each of the party's tables that has it:
+// a table with a header and no rows contributes zero; a party with no such
+// table, or whose column is not numeric, gets an error naming it.
+func localSums(ctx context.Context, p job.Participant, col string) ([]tableSum, error) {
+	tables, err := job.LoadTables(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var out []tableSum
+	for _, t := range tables {
+		c, err := t.Column(col)
+		if err != nil {
+			continue
+		}
+		if t.NumRows() > 0 && c.Num == nil {
+			return nil, fmt.Errorf("party %s: column %s of table %s is not numeric", p.Self(), col, t.Name)
+		}
+		ts := tableSum{Table: t.Name, Rows: t.NumRows()}
+		for _, v := range c.Num {
+			ts.Sum += v
+		}
+		out = append(out, ts)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("party %s has no table with column %q", p.Self(), col)
+	}
+	return out, nil
+}
