@@ -176,7 +176,7 @@ func (ds *Dataset) GroupSizes(g *Generalisation) []int {
 }
 
 // Discernibility is DM = Σ_G |G|² over the equivalence classes (Bayardo and
-// Agrawal; Sun §3.6, without a suppression term since nothing is suppressed).
+// Agrawal; Sun, thesis §3.5, without a suppression term since nothing is suppressed).
 func Discernibility(sizes []int) float64 {
 	s := 0.0
 	for _, n := range sizes {
@@ -185,7 +185,7 @@ func Discernibility(sizes []int) float64 {
 	return s
 }
 
-// AvgClassSize is C_AVG = (records / classes) / k (LeFevre et al.; Sun §3.6).
+// AvgClassSize is C_AVG = (records / classes) / k (LeFevre et al.; Sun, thesis §3.5).
 func AvgClassSize(sizes []int, k int) float64 {
 	if len(sizes) == 0 || k <= 0 {
 		return 0
@@ -197,8 +197,8 @@ func AvgClassSize(sizes []int, k int) float64 {
 	return float64(n) / float64(len(sizes)) / float64(k)
 }
 
-// Summary holds the figures a job reports beside a publication (DESIGN.md:
-// result.json's min_group and ncp, plus the other metrics of issue 13).
+// Summary holds the figures a job reports beside a publication (the
+// result.json fields min_group and ncp, and the other utility metrics).
 type Summary struct {
 	MinGroup       int     `json:"min_group"`      // smallest class over the requirements' QIDs
 	NCP            float64 `json:"ncp"`            // in [0, 1]

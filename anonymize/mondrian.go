@@ -48,7 +48,7 @@ func Mondrian(ds *Dataset, k int) (*MondrianResult, error) {
 // Diversity asks Mondrian for l-diverse classes on a sensitive column
 // (aligned with the dataset's records): distinct l-diversity (at least L
 // distinct values per class), or entropy l-diversity (class entropy ≥ log₂ L)
-// when Entropy is set (Sun, Def. 2.6).
+// when Entropy is set (Sun, thesis Def. 2.6).
 type Diversity struct {
 	Sensitive []string
 	L         float64
@@ -102,115 +102,25 @@ func MondrianDiverse(ds *Dataset, k int, div *Diversity) (*MondrianResult, error
 	if k < 1 || k > ds.N {
 		return nil, fmt.Errorf("%w: k = %d with %d records", ErrRequirement, k, ds.N)
 	}
-	var dc *diversityCheck
-	if div != nil {
-		if len(div.Sensitive) != ds.N || div.L < 1 {
-			return nil, fmt.Errorf("%w: diversity needs l ≥ 1 and one sensitive value per record (%d for %d)", ErrRequirement, len(div.Sensitive), ds.N)
-		}
-		dc = &diversityCheck{code: make([]int32, ds.N), l: div.L, entropy: div.Entropy}
-		codes := map[string]int32{}
-		for r, v := range div.Sensitive {
-			c, ok := codes[v]
-			if !ok {
-				c = int32(len(codes))
-				codes[v] = c
-			}
-			dc.code[r] = c
-		}
-		dc.ncodes = len(codes)
+	dc, err := newDiversityCheck(div, ds.N)
+	if err != nil {
+		return nil, err
 	}
-	na := len(ds.Attrs)
 	all := make([]int32, ds.N)
 	for i := range all {
 		all[i] = int32(i)
 	}
-	res := &MondrianResult{MinGroup: ds.N}
-	type byWidth struct {
-		a int
-		w float64
-	}
-	order := make([]byWidth, na)
 	if !dc.diverse(all) {
 		return nil, fmt.Errorf("%w: the whole table is not %g-diverse on the sensitive column", ErrRequirement, div.L)
 	}
-	sorted := make([]int32, 0, ds.N)
+	m := &mondrian{ds: ds, k: k, dc: dc, sorted: make([]int32, 0, ds.N)}
+	res := &MondrianResult{MinGroup: ds.N}
 	stack := [][]int32{all}
 	for len(stack) > 0 {
 		rows := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		c := ds.summarise(rows)
-		for a := range order {
-			order[a] = byWidth{a, ds.width(a, c)}
-		}
-		slices.SortStableFunc(order, func(x, y byWidth) int { return cmpFloat(y.w, x.w) })
-		var parts [][]int32
-		for _, o := range order {
-			if o.w == 0 {
-				break
-			}
-			at := ds.Attrs[o.a]
-			if at.Tax.Numeric {
-				sorted = append(sorted[:0], rows...)
-				slices.SortStableFunc(sorted, func(x, y int32) int { return cmpFloat(at.Num[x], at.Num[y]) })
-				n := len(sorted)
-				var leftOK, rightOK []bool
-				if dc != nil {
-					leftOK = dc.scan(sorted)
-					rev := slices.Clone(sorted)
-					slices.Reverse(rev)
-					rightOK = dc.scan(rev) // rightOK[j]: the last j+1 rows
-				}
-				best, bestD := 0.0, -1
-				for i := k - 1; i < n-k; i++ {
-					if at.Num[sorted[i]] == at.Num[sorted[i+1]] {
-						continue
-					}
-					if dc != nil && (!leftOK[i] || !rightOK[n-i-2]) {
-						continue
-					}
-					d := abs(2*(i+1) - n)
-					if bestD < 0 || d < bestD {
-						best, bestD = at.Num[sorted[i]], d
-					}
-				}
-				if bestD < 0 {
-					continue
-				}
-				var left, right []int32
-				for _, r := range rows {
-					if at.Num[r] <= best {
-						left = append(left, r)
-					} else {
-						right = append(right, r)
-					}
-				}
-				parts = [][]int32{left, right}
-				break
-			}
-			node := int(c.Node[o.a])
-			kids := at.Tax.Nodes[node].Children
-			byKid := make(map[int][]int32, len(kids))
-			for _, r := range rows {
-				leaf := int(at.Leaf[r])
-				for at.Tax.Nodes[leaf].Parent != node {
-					leaf = at.Tax.Nodes[leaf].Parent
-				}
-				byKid[leaf] = append(byKid[leaf], r)
-			}
-			ok := true
-			for _, p := range byKid {
-				ok = ok && len(p) >= k && dc.diverse(p)
-			}
-			if !ok || len(byKid) < 2 {
-				continue
-			}
-			for _, kid := range kids { // taxonomy order, not map order
-				if p := byKid[kid]; len(p) > 0 {
-					parts = append(parts, p)
-				}
-			}
-			break
-		}
+		parts := m.cut(rows, c)
 		if parts == nil {
 			res.Classes = append(res.Classes, c)
 			res.MinGroup = min(res.MinGroup, len(rows))
@@ -220,16 +130,152 @@ func MondrianDiverse(ds *Dataset, k int, div *Diversity) (*MondrianResult, error
 			stack = append(stack, parts[i])
 		}
 	}
+	res.NCP = ds.classesNCP(res.Classes)
+	return res, nil
+}
+
+// newDiversityCheck encodes the sensitive values of div as codes (nil, nil
+// for no diversity).
+func newDiversityCheck(div *Diversity, n int) (*diversityCheck, error) {
+	if div == nil {
+		return nil, nil
+	}
+	if len(div.Sensitive) != n || div.L < 1 {
+		return nil, fmt.Errorf("%w: diversity needs l ≥ 1 and one sensitive value per record (%d for %d)", ErrRequirement, len(div.Sensitive), n)
+	}
+	dc := &diversityCheck{code: make([]int32, n), l: div.L, entropy: div.Entropy}
+	codes := map[string]int32{}
+	for r, v := range div.Sensitive {
+		c, ok := codes[v]
+		if !ok {
+			c = int32(len(codes))
+			codes[v] = c
+		}
+		dc.code[r] = c
+	}
+	dc.ncodes = len(codes)
+	return dc, nil
+}
+
+// mondrian is one run's parameters and scratch memory.
+type mondrian struct {
+	ds     *Dataset
+	k      int
+	dc     *diversityCheck
+	sorted []int32
+	order  []byWidth
+}
+
+type byWidth struct {
+	a int
+	w float64
+}
+
+// cut returns the parts of the first allowable cut of the class c (its
+// records rows), trying attributes by decreasing width, or nil.
+func (m *mondrian) cut(rows []int32, c MondrianClass) [][]int32 {
+	m.order = m.order[:0]
+	for a := range m.ds.Attrs {
+		m.order = append(m.order, byWidth{a, m.ds.width(a, c)})
+	}
+	slices.SortStableFunc(m.order, func(x, y byWidth) int { return cmpFloat(y.w, x.w) })
+	for _, o := range m.order {
+		if o.w == 0 {
+			return nil
+		}
+		var parts [][]int32
+		if m.ds.Attrs[o.a].Tax.Numeric {
+			parts = m.numericCut(o.a, rows)
+		} else {
+			parts = m.categoricalCut(o.a, int(c.Node[o.a]), rows)
+		}
+		if parts != nil {
+			return parts
+		}
+	}
+	return nil
+}
+
+// numericCut cuts at the allowable value whose left side is closest to half
+// the records; both sides keep k records (and diversity).
+func (m *mondrian) numericCut(a int, rows []int32) [][]int32 {
+	at := m.ds.Attrs[a]
+	sorted := append(m.sorted[:0], rows...)
+	m.sorted = sorted
+	slices.SortStableFunc(sorted, func(x, y int32) int { return cmpFloat(at.Num[x], at.Num[y]) })
+	n := len(sorted)
+	var leftOK, rightOK []bool
+	if m.dc != nil {
+		leftOK = m.dc.scan(sorted)
+		rev := slices.Clone(sorted)
+		slices.Reverse(rev)
+		rightOK = m.dc.scan(rev) // rightOK[j]: the last j+1 rows
+	}
+	best, bestD := 0.0, -1
+	for i := m.k - 1; i < n-m.k; i++ {
+		if at.Num[sorted[i]] == at.Num[sorted[i+1]] {
+			continue
+		}
+		if m.dc != nil && (!leftOK[i] || !rightOK[n-i-2]) {
+			continue
+		}
+		d := abs(2*(i+1) - n)
+		if bestD < 0 || d < bestD {
+			best, bestD = at.Num[sorted[i]], d
+		}
+	}
+	if bestD < 0 {
+		return nil
+	}
+	var left, right []int32
+	for _, r := range rows {
+		if at.Num[r] <= best {
+			left = append(left, r)
+		} else {
+			right = append(right, r)
+		}
+	}
+	return [][]int32{left, right}
+}
+
+// categoricalCut cuts along the taxonomy: one part per child of node, if
+// every non-empty part keeps k records (and diversity) and there are two.
+func (m *mondrian) categoricalCut(a, node int, rows []int32) [][]int32 {
+	at := m.ds.Attrs[a]
+	kids := at.Tax.Nodes[node].Children
+	byKid := make(map[int][]int32, len(kids))
+	for _, r := range rows {
+		kid := childUnder(at.Tax, int(at.Leaf[r]), node)
+		byKid[kid] = append(byKid[kid], r)
+	}
+	if len(byKid) < 2 {
+		return nil
+	}
+	for _, p := range byKid {
+		if len(p) < m.k || !m.dc.diverse(p) {
+			return nil
+		}
+	}
+	var parts [][]int32
+	for _, kid := range kids { // taxonomy order, not map order
+		if p := byKid[kid]; len(p) > 0 {
+			parts = append(parts, p)
+		}
+	}
+	return parts
+}
+
+// classesNCP is the NCP of a partition into classes.
+func (ds *Dataset) classesNCP(classes []MondrianClass) float64 {
 	total := 0.0
-	for _, c := range res.Classes {
+	for _, c := range classes {
 		s := 0.0
 		for a := range ds.Attrs {
 			s += ds.width(a, c)
 		}
 		total += s * float64(len(c.Rows))
 	}
-	res.NCP = total / float64(ds.N) / float64(na)
-	return res, nil
+	return total / float64(ds.N) / float64(len(ds.Attrs))
 }
 
 func abs(x int) int {

@@ -9,7 +9,7 @@ import (
 
 // Top-down specialisation (TDS; Fung, Wang and Yu, ICDE 2005) and its
 // n-party form (Wang, Fung and Dong, ISI 2005, as extended in
-// research/seed-002-003.md §B.5.3 and §B.6 option 1), as pure per-party
+// extended to n parties with a coordinator that folds their candidates), as pure per-party
 // functions:
 //
 //	party:       Best(party, public)            -> Candidate   (its share: a score)
@@ -154,7 +154,7 @@ type Candidate struct {
 
 // BetterCandidate is the coordinator's pairwise fold: the higher score wins;
 // scores within 1e-12 tie, and ties go to the smaller (party, attribute,
-// node) (report §B.5.3). It is commutative and associative, so shares can be
+// node). It is commutative and associative, so shares can be
 // folded in any order.
 func BetterCandidate(a, b Candidate) Candidate {
 	if math.Abs(a.Score-b.Score) > 1e-12 {
@@ -265,8 +265,8 @@ func childUnder(t *Taxonomy, leaf, v int) int {
 //	InfoGain(v)  = E(R_v) − Σ_c |R_c|/|R_v| · E(R_c)   (E: class entropy, log₂)
 //	AnonyLoss(v) = mean over the QIDs containing v's attribute of A(QID) − A_v(QID)
 //
-// (report §B.5.1; the mean over the QIDs that contain the attribute is the
-// report's recommendation, the [DECIDE] there). v is valid if A_v(QID_j) ≥
+// (Fung, Wang and Yu define AnonyLoss for one QID; the mean over the
+// QIDs that contain the attribute is our choice for a joint requirement). v is valid if A_v(QID_j) ≥
 // k_j for every such QID, beneficial if R_v holds more than one class.
 // ok is false when the party has no valid and beneficial candidate.
 // Best reads the public state and the party's leaves and changes neither.
@@ -292,116 +292,131 @@ func Best(party *TDSParty, pub *TDSPublic) (best Candidate, ok bool) {
 // candidates scores every valid, beneficial cut node of attribute a.
 func (p *TDSPublic) candidates(party *TDSParty, a int, g qidGroups) []Candidate {
 	t := p.Attrs[a].Tax
-	leaves := party.Leaf[a]
-	gen := p.Gen[a]
 	// records per cut node, in record order (a dense slice: no map order)
 	byNode := make([][]int32, len(t.Nodes))
-	for r, v := range gen {
+	for r, v := range p.Gen[a] {
 		if !t.IsLeaf(int(v)) {
 			byNode[v] = append(byNode[v], int32(r))
 		}
 	}
-	var nodes []int32
-	for v, rs := range byNode {
-		if len(rs) > 0 {
-			nodes = append(nodes, int32(v))
-		}
-	}
-	var h keyIndex
-	var splitCounts []int
-	var splitClasses []uint64 // classes present in each new class (bit per label)
+	sc := &splitScratch{}
 	var out []Candidate
-	for _, v := range nodes {
-		rv := byNode[v]
-		kids := t.Nodes[v].Children
-		kidIdx := make(map[int]int, len(kids))
-		for i, c := range kids {
-			kidIdx[c] = i
+	for v, rv := range byNode {
+		if len(rv) == 0 {
+			continue
 		}
-		child := make([]int32, len(rv))
-		classAll := make([]int, p.NClass)
-		classKid := make([][]int, len(kids))
-		for i := range classKid {
-			classKid[i] = make([]int, p.NClass)
-		}
-		for i, r := range rv {
-			ci := kidIdx[childUnder(t, int(leaves[r]), int(v))]
-			child[i] = int32(ci)
-			classAll[p.Class[r]]++
-			classKid[ci][p.Class[r]]++
-		}
-		distinct := 0
-		for _, c := range classAll {
-			if c > 0 {
-				distinct++
-			}
-		}
-		if distinct < 2 {
+		child, gain, ok := p.infoGain(t, party.Leaf[a], v, rv)
+		if !ok {
 			continue // not beneficial
 		}
-		gain := Entropy(classAll)
-		for _, ck := range classKid {
-			nk := 0
-			for _, c := range ck {
-				nk += c
-			}
-			if nk > 0 {
-				gain -= float64(nk) / float64(len(rv)) * Entropy(ck)
-			}
-		}
-		valid, loss, nq := true, 0.0, 0
-		for j, idx := range p.qidIdx {
-			if !slices.Contains(idx, a) {
-				continue
-			}
-			before, after := math.MaxInt32, math.MaxInt32
-			for gi, s := range g.size[j] {
-				before = min(before, int(s))
-				if gen[g.rep[j][gi]] != v {
-					after = min(after, int(s))
-				}
-			}
-			h.reset(len(rv) / 4)
-			splitCounts = splitCounts[:0]
-			splitClasses = splitClasses[:0]
-			for i, r := range rv {
-				c, ok := h.index(uint64(g.group[j][r])*uint64(len(kids)) + uint64(child[i]))
-				if !ok {
-					splitCounts = append(splitCounts, 0)
-					splitClasses = append(splitClasses, 0)
-				}
-				splitCounts[c]++
-				splitClasses[c] |= 1 << uint(p.Class[r])
-			}
-			if p.ClassL > 1 {
-				for _, m := range splitClasses {
-					if bits.OnesCount64(m) < p.ClassL {
-						valid = false
-					}
-				}
-				if !valid {
-					break
-				}
-			}
-			for _, s := range splitCounts {
-				after = min(after, s)
-			}
-			if after < p.Reqs[j].K {
-				valid = false
-				break
-			}
-			loss += float64(before - after)
-			nq++
-		}
+		loss, valid := p.anonyLoss(a, v, rv, child, g, sc)
 		if !valid {
 			continue
 		}
-		if nq > 0 {
-			loss /= float64(nq)
-		}
-		out = append(out, Candidate{Party: party.Name, Attr: a, Node: int(v), Score: gain / (loss + 1), InfoGain: gain, AnonyLoss: loss})
+		out = append(out, Candidate{Party: party.Name, Attr: a, Node: v, Score: gain / (loss + 1), InfoGain: gain, AnonyLoss: loss})
 	}
 	return out
+}
+
+// infoGain returns, for the records rv at cut node v, the position of each
+// record's child among v's children and InfoGain(v); ok is false when rv
+// holds a single class (the specialisation is not beneficial).
+func (p *TDSPublic) infoGain(t *Taxonomy, leaves []int32, v int, rv []int32) (child []int32, gain float64, ok bool) {
+	kids := t.Nodes[v].Children
+	kidIdx := make(map[int]int, len(kids))
+	for i, c := range kids {
+		kidIdx[c] = i
+	}
+	child = make([]int32, len(rv))
+	classAll := make([]int, p.NClass)
+	classKid := make([][]int, len(kids))
+	for i := range classKid {
+		classKid[i] = make([]int, p.NClass)
+	}
+	for i, r := range rv {
+		ci := kidIdx[childUnder(t, int(leaves[r]), v)]
+		child[i] = int32(ci)
+		classAll[p.Class[r]]++
+		classKid[ci][p.Class[r]]++
+	}
+	distinct := 0
+	for _, c := range classAll {
+		if c > 0 {
+			distinct++
+		}
+	}
+	if distinct < 2 {
+		return nil, 0, false
+	}
+	gain = Entropy(classAll)
+	for _, ck := range classKid {
+		nk := 0
+		for _, c := range ck {
+			nk += c
+		}
+		if nk > 0 {
+			gain -= float64(nk) / float64(len(rv)) * Entropy(ck)
+		}
+	}
+	return child, gain, true
+}
+
+// splitScratch is anonyLoss's reusable memory.
+type splitScratch struct {
+	h       keyIndex
+	counts  []int
+	classes []uint64 // class labels present in each new class (a bit each)
+}
+
+// anonyLoss is AnonyLoss(v), the mean over the QIDs containing attribute a
+// of A(QID) − A_v(QID), and whether specialising v keeps every such QID
+// k-anonymous (and class-diverse with ClassL).
+func (p *TDSPublic) anonyLoss(a, v int, rv, child []int32, g qidGroups, sc *splitScratch) (loss float64, valid bool) {
+	gen := p.Gen[a]
+	nkids := uint64(len(p.Attrs[a].Tax.Nodes[v].Children))
+	nq := 0
+	for j, idx := range p.qidIdx {
+		if !slices.Contains(idx, a) {
+			continue
+		}
+		before, after := math.MaxInt32, math.MaxInt32
+		for gi, s := range g.size[j] {
+			before = min(before, int(s))
+			if gen[g.rep[j][gi]] != int32(v) {
+				after = min(after, int(s))
+			}
+		}
+		sc.h.reset(len(rv) / 4)
+		sc.counts, sc.classes = sc.counts[:0], sc.classes[:0]
+		for i, r := range rv {
+			c, ok := sc.h.index(uint64(g.group[j][r])*nkids + uint64(child[i]))
+			if !ok {
+				sc.counts = append(sc.counts, 0)
+				sc.classes = append(sc.classes, 0)
+			}
+			sc.counts[c]++
+			sc.classes[c] |= 1 << uint(p.Class[r])
+		}
+		if p.ClassL > 1 {
+			for _, m := range sc.classes {
+				if bits.OnesCount64(m) < p.ClassL {
+					return 0, false
+				}
+			}
+		}
+		for _, s := range sc.counts {
+			after = min(after, s)
+		}
+		if after < p.Reqs[j].K {
+			return 0, false
+		}
+		loss += float64(before - after)
+		nq++
+	}
+	if nq > 0 {
+		loss /= float64(nq)
+	}
+	return loss, true
 }
 
 // SplitInstruction is what the winning party tells the others: for the
@@ -524,4 +539,22 @@ func RunTDS(parties []*TDSParty, pub *TDSPublic) (*TDSResult, error) {
 // Generalisation returns the final publication as node ids per attribute.
 func (p *TDSPublic) Generalisation() *Generalisation {
 	return &Generalisation{Node: p.Gen}
+}
+
+// Publication is the published table of a TDS state: every attribute's
+// label and the class (column classCol), compacted.
+func (p *TDSPublic) Publication(class []string, classCol string) Published {
+	out := Published{}
+	for _, a := range p.Attrs {
+		out.Columns = append(out.Columns, a.Name)
+	}
+	out.Columns = append(out.Columns, classCol)
+	out.Rows = DistinctRows(len(class), func(r int) []string {
+		vals := make([]string, 0, len(p.Attrs)+1)
+		for a, at := range p.Attrs {
+			vals = append(vals, at.Tax.Nodes[p.Gen[a][r]].Label)
+		}
+		return append(vals, class[r])
+	})
+	return out
 }

@@ -89,7 +89,7 @@ func TestAdultIntegrate(t *testing.T) {
 			if err := os.WriteFile(path, b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if tax[c], err = integrate.LoadTaxonomy(path, c); err != nil {
+			if tax[c], err = anonymize.LoadTaxonomy(path, c); err != nil {
 				t.Fatal(err)
 			}
 			qid = append(qid, c)
@@ -151,7 +151,7 @@ func TestAdultIntegrate(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got struct {
-			Published integrate.Published `json:"published"`
+			Published anonymize.Published `json:"published"`
 			NCP       float64             `json:"ncp"`
 			MinGroup  int                 `json:"min_group"`
 			Rounds    int                 `json:"rounds"`
@@ -184,7 +184,7 @@ func readAdult(t *testing.T, root string) [][]string {
 
 // adultCentral runs TDS in one process with one party holding every column
 // (the same attribute order as the job's), and publishes it.
-func adultCentral(t *testing.T, recs [][]string, index map[string]int, qid []string, tax map[string]*anonymize.Taxonomy, k int) (integrate.Published, float64) {
+func adultCentral(t *testing.T, recs [][]string, index map[string]int, qid []string, tax map[string]*anonymize.Taxonomy, k int) (anonymize.Published, float64) {
 	var attrs []anonymize.TDSAttr
 	cols := map[string][]string{}
 	tab := &table.Table{Name: "joined"}
@@ -217,5 +217,5 @@ func adultCentral(t *testing.T, recs [][]string, index map[string]int, qid []str
 	if err != nil {
 		t.Fatal(err)
 	}
-	return integrate.Publication(res.Public, class, "income"), ds.NCP(res.Public.Generalisation())
+	return res.Public.Publication(class, "income"), ds.NCP(res.Public.Generalisation())
 }

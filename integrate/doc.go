@@ -5,27 +5,27 @@
 // l-diversity of the shared class), and no party learns another's values
 // beyond what the published table shows.
 //
-// Specification: research/seed-002-003.md part B (seed 003 and the
-// two-party top-down specialisation TDS2P of Wang, Fung and Dong, ISI 2005,
-// that it builds on; §B.5.3 and §B.6 option 1 are the n-party design
-// followed here), research/seed-001-sun-thesis.md (models and metrics) and
-// DESIGN.md (`taxonomies`, `params.requirements`, integrated.csv,
-// min_group, ncp). The algorithm's per-party rounds are package anonymize's
-// (Best, BetterCandidate, Split, TDSPublic.Apply); this package puts them on
-// the job framework.
+// It is the two-party top-down specialisation TDS2P of Wang, Fung and Dong
+// ("Integrating private databases for data analysis", ISI 2005), extended to
+// n parties with a coordinator that folds their candidates, as Reddy, Raju
+// and Valli Kumari ("A Dynamic Programming Approach for Privacy Preserving
+// Collaborative Data Publishing") set the problem. The algorithm's per-party
+// rounds are package anonymize's (Best, BetterCandidate, Split,
+// TDSPublic.Apply); this package puts them on the job framework. Start
+// reading at Kind.Coordinate (job.go), then session.Step (session.go).
 //
 // # Spec
 //
 // Every party has one table with the record id column (params.id, default
 // "id"), the class column (params.class, default "class"; every party holds
-// it, as in TDS2P, report §B.5.2) and its own attributes. Every other column
+// it, as in TDS2P) and its own attributes. Every other column
 // is published generalised and needs a taxonomy (`taxonomies: {column:
 // path}`: YAML when the name ends in .yaml/.yml, else an ARX hierarchy CSV,
 // numeric when every leaf is a number). params.requirements is the joint
 // requirement; `sensitive: <class column>, l: L` adds distinct l-diversity of
 // the class (a sensitive column held by one party is refused: the others
 // could not check it without seeing it; p-sensitive k-anonymity on the
-// class, Sun §2.5, is the same condition with p = l); params.hub names the PSI hub
+// class, Sun's thesis Def. 3.1, is the same condition with p = l); params.hub names the PSI hub
 // (default the first party by name).
 //
 // # Steps
@@ -69,7 +69,7 @@
 //     for its node and outputs it compactly: for every record now at the
 //     node, in ascending record number, the position of its child (one byte,
 //     or two for fan-outs over 256). The coordinator checks its form and
-//     commits it: this is the "SSN lists per child partition" of report §B.6,
+//     commits it: this is TDS2P's "SSN lists per child partition",
 //     which every party needs to refine the partition. Every party applies it
 //     (TDSPublic.Apply checks that it covers exactly the records at the node)
 //     at its next step.
@@ -112,7 +112,7 @@
 //   - The coordinator (the Raft leader; itself a party) learns, per round,
 //     every party's best candidate: which of its cut nodes and its score.
 //     This is a ranking signal about that party's values under the node
-//     beyond the final table (report §B.9 #13; selecting the argmax securely
+//     beyond the final table (selecting the argmax securely
 //     would remove it; not done). It also sees the schema and alignment
 //     digests (SHA-256 of the taxonomies and of the class labels in aligned
 //     order, which every party holds anyway) and the parties' NCP sums.
@@ -136,7 +136,7 @@
 // # Not done
 //
 // Numeric attributes use their fixed taxonomies (no dynamic interval
-// splits, report §B.9 #11); the class must be held by every party; seed
-// 003's subset DP (anonymize.SubsetDP, §B.6 option 2) is not offered as a
+// splits of Fung, Wang and Yu); the class must be held by every party; Reddy
+// et al.'s subset DP (anonymize.SubsetDP) is not offered as a
 // distributed algorithm (it needs a trusted integrator or MPC).
 package integrate

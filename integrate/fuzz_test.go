@@ -15,7 +15,7 @@ func FuzzDecoders(f *testing.F) {
 	seeds := []any{
 		&scoreOutput{Found: true, Attr: 1, Node: 2, Score: 0.5},
 		&Split{Attr: 0, Node: 0, Width: 1, Child: []byte{0, 1, 1, 0}},
-		&publishOutput{Table: Published{Columns: []string{"a", "class"}, Rows: []Row{{Values: []string{"x", "Y"}, Count: 3}}}, NCPSum: 1.5},
+		&publishOutput{Table: anonymize.Published{Columns: []string{"a", "class"}, Rows: []anonymize.Row{{Values: []string{"x", "Y"}, Count: 3}}}, NCPSum: 1.5},
 		&schemaOutput{Columns: []string{"gender"}, TaxDigest: []byte{1, 2}},
 		&alignOutput{Records: 4, ClassDigest: []byte{3}, IDDigest: []byte{4}},
 	}
@@ -39,8 +39,8 @@ func FuzzDecoders(f *testing.F) {
 		}
 		var po publishOutput
 		if decode(b, &po) == nil {
-			_, _ = MinGroups(&po.Table, []anonymize.Requirement{{QID: []string{"a"}, K: 2}})
-			_ = CheckDistinctL(&po.Table, []anonymize.Requirement{{QID: []string{"a"}, K: 2}}, 2)
+			_, _ = po.Table.MinGroups([]anonymize.Requirement{{QID: []string{"a"}, K: 2}})
+			_ = po.Table.CheckDistinctL([]anonymize.Requirement{{QID: []string{"a"}, K: 2}}, "c", 2)
 		}
 		outs := &job.Outputs{Results: map[string][]byte{"p": b, "q": b}, Failed: map[string]string{}}
 		_, _ = decideSchema(outs, []string{"p", "q"}, &Params{Requirements: []anonymize.Requirement{{QID: []string{"gender"}, K: 1}}})

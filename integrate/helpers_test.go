@@ -92,7 +92,7 @@ func writeSpec(t testing.TB, j *testJob, params string) *job.Spec {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(&spec, "  %s: %s.yaml\n", col, col)
-		tx, err := LoadTaxonomy(path, col)
+		tx, err := anonymize.LoadTaxonomy(path, col)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func (j *testJob) run(t testing.TB, opts jobtest.Options) (*jobtest.Report, erro
 // every party holds, TDS run by one party owning every attribute (in the
 // job's attribute order: owners by name, then table order), published as
 // distinct rows with counts by code independent of the job's, with its NCP.
-func (j *testJob) central(t testing.TB) (Published, float64) {
+func (j *testJob) central(t testing.TB) (anonymize.Published, float64) {
 	t.Helper()
 	ps := slices.Clone(j.parties)
 	slices.SortFunc(ps, func(a, b partyTable) int { return strings.Compare(a.name, b.name) })
@@ -211,16 +211,16 @@ func (j *testJob) central(t testing.TB) (Published, float64) {
 		vals = append(vals, class[r])
 		count[strings.Join(vals, "\x00")]++
 	}
-	out := Published{Columns: append(names, "class")}
+	out := anonymize.Published{Columns: append(names, "class")}
 	for _, k := range slices.Sorted(maps.Keys(count)) {
-		out.Rows = append(out.Rows, Row{Values: strings.Split(k, "\x00"), Count: count[k]})
+		out.Rows = append(out.Rows, anonymize.Row{Values: strings.Split(k, "\x00"), Count: count[k]})
 	}
-	slices.SortFunc(out.Rows, func(a, b Row) int { return slices.Compare(a.Values, b.Values) })
+	slices.SortFunc(out.Rows, func(a, b anonymize.Row) int { return slices.Compare(a.Values, b.Values) })
 	return out, ncp
 }
 
 // expand lists the publication's records.
-func expand(p Published) [][]string {
+func expand(p anonymize.Published) [][]string {
 	var out [][]string
 	for _, r := range p.Rows {
 		for range r.Count {
@@ -233,7 +233,7 @@ func expand(p Published) [][]string {
 // naiveCheck is an independent checker (quadratic, sharing no code with
 // the package): every record's class on each requirement's QID holds at
 // least k records and, with l > 1, at least l distinct class labels.
-func naiveCheck(t testing.TB, p Published, reqs []anonymize.Requirement, l int) int {
+func naiveCheck(t testing.TB, p anonymize.Published, reqs []anonymize.Requirement, l int) int {
 	t.Helper()
 	recs := expand(p)
 	minGroup := len(recs)
@@ -389,9 +389,9 @@ func randomJob(t testing.TB, seed uint64, n int, reqs []anonymize.Requirement, e
 }
 
 // published extracts the publication from a jobtest result.
-func published(t testing.TB, rep *jobtest.Report) Published {
+func published(t testing.TB, rep *jobtest.Report) anonymize.Published {
 	t.Helper()
-	p, ok := rep.Result["published"].(Published)
+	p, ok := rep.Result["published"].(anonymize.Published)
 	if !ok {
 		t.Fatalf("result has no publication: %v", rep.Result)
 	}

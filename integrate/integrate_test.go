@@ -9,7 +9,7 @@ import (
 )
 
 // sameTable fails the test when two publications differ.
-func sameTable(t *testing.T, got, want Published) {
+func sameTable(t *testing.T, got, want anonymize.Published) {
 	t.Helper()
 	b1, err := encode(&got)
 	if err != nil {

@@ -309,7 +309,7 @@ func decidePublish(outs *job.Outputs, parties []string, prm *Params, attrs []Att
 		if err := decode(outs.Results[p], &o); err != nil {
 			return d, fmt.Errorf("integrate: publication from party %s: %w", p, err)
 		}
-		if err := o.Table.check(); err != nil {
+		if err := o.Table.Check(); err != nil {
 			return d, fmt.Errorf("integrate: publication from party %s: %w", p, err)
 		}
 		b, err := encode(&o.Table)
@@ -337,11 +337,11 @@ func decidePublish(outs *job.Outputs, parties []string, prm *Params, attrs []Att
 		d.NCP = sum / float64(records*len(attrs))
 	}
 	var err error
-	if d.MinGroups, err = MinGroups(&d.Table, prm.Requirements); err != nil {
+	if d.MinGroups, err = d.Table.MinGroups(prm.Requirements); err != nil {
 		return d, err
 	}
 	if prm.L > 1 {
-		if err := CheckDistinctL(&d.Table, prm.Requirements, prm.L); err != nil {
+		if err := d.Table.CheckDistinctL(prm.Requirements, prm.Class, prm.L); err != nil {
 			return d, err
 		}
 	}

@@ -1,17 +1,12 @@
 package integrate
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cohortdm/cohort/anonymize"
@@ -27,7 +22,7 @@ type Params struct {
 	ID string `yaml:"id"`
 	// Class is the class label column every party's table has (default
 	// "class"): TDS scores by information gain on it and, as in TDS2P
-	// (report §B.5.2), every party holds it.
+	// (Wang, Fung and Dong), every party holds it.
 	Class string `yaml:"class"`
 	// Sensitive and L ask for distinct l-diversity of the sensitive column
 	// in every class of every requirement's QID. Only the shared class can
@@ -127,51 +122,6 @@ func parseParams(spec *job.Spec) (*Params, error) {
 		return nil, spec.Errorf("params.timeout_ms", "must be in [0, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
 	}
 	return p, nil
-}
-
-// LoadTaxonomy reads one column's taxonomy file: YAML when the name ends in
-// .yaml or .yml (it says whether it is numeric), else an ARX hierarchy CSV,
-// numeric when every leaf (first field) parses as a number. The column
-// name is the spec's key, whatever the file says.
-func LoadTaxonomy(path, column string) (*anonymize.Taxonomy, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("integrate: taxonomy of column %q: %w", column, err)
-	}
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext == ".yaml" || ext == ".yml" {
-		t, err := anonymize.ReadYAML(bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("integrate: taxonomy of column %q (%s): %w", column, filepath.Base(path), err)
-		}
-		t.Column = column
-		return t, nil
-	}
-	numeric := true
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	leaves := 0
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		leaf, _, _ := strings.Cut(line, ";")
-		x, err := strconv.ParseFloat(strings.TrimSpace(leaf), 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			numeric = false
-			break
-		}
-		leaves++
-	}
-	if leaves == 0 {
-		numeric = false
-	}
-	t, err := anonymize.ReadARX(bytes.NewReader(b), column, numeric)
-	if err != nil {
-		return nil, fmt.Errorf("integrate: taxonomy of column %q (%s): %w", column, filepath.Base(path), err)
-	}
-	return t, nil
 }
 
 // taxonomyDigest is a SHA-256 of the taxonomies' shape (columns in order,

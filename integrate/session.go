@@ -91,7 +91,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return encode(&publishOutput{Table: Publication(st.pub, st.class, s.prm.Class), NCPSum: st.ncpSum()})
+		return encode(&publishOutput{Table: st.pub.Publication(st.class, s.prm.Class), NCPSum: st.ncpSum()})
 	}
 	return nil, fmt.Errorf("integrate: unknown phase %q", step.Phase)
 }
@@ -120,7 +120,7 @@ func (s *session) load(ctx context.Context) error {
 		if src.Path == "" {
 			return fmt.Errorf("party %s: taxonomy of column %q is not a file", s.p.Self(), col)
 		}
-		if tax[col], err = LoadTaxonomy(src.Path, col); err != nil {
+		if tax[col], err = anonymize.LoadTaxonomy(src.Path, col); err != nil {
 			return fmt.Errorf("party %s: %w", s.p.Self(), err)
 		}
 	}

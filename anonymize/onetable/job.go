@@ -5,6 +5,8 @@
 // multidimensional Mondrian (local recoding, optionally distinct or entropy
 // l-diverse).
 //
+// Start reading at Kind.Coordinate, then session.Step.
+//
 // Spec: one party with one table; `taxonomies: {column: path}` for every
 // quasi-identifier (ARX hierarchy CSV or YAML, as for integrate);
 //
@@ -42,7 +44,6 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/anonymize"
-	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
@@ -120,7 +121,7 @@ func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.Dis
 
 // output is the party's publication and the algorithm's figures.
 type output struct {
-	Table     integrate.Published `msgpack:"table"`
+	Table     anonymize.Published `msgpack:"table"`
 	NCP       float64             `msgpack:"ncp"`
 	Classes   int                 `msgpack:"classes"`
 	Levels    []int               `msgpack:"levels"`  // optimal: the generalisation level per QID
@@ -158,7 +159,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	groups, err := integrate.MinGroups(&o.Table, prm.Requirements)
+	groups, err := o.Table.MinGroups(prm.Requirements)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +175,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		}
 	}
 	if prm.L > 1 && !prm.Entropy {
-		if err := integrate.CheckDistinctL(&o.Table, prm.Requirements, int(prm.L)); err != nil {
+		if err := o.Table.CheckDistinctL(prm.Requirements, prm.Sensitive, int(prm.L)); err != nil {
 			return nil, err
 		}
 	}
@@ -223,7 +224,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("taxonomy of column %q: %w", q, err)
 		}
-		if tax[q], err = integrate.LoadTaxonomy(src.Path, q); err != nil {
+		if tax[q], err = anonymize.LoadTaxonomy(src.Path, q); err != nil {
 			return nil, err
 		}
 		c, err := t.Column(q)
@@ -289,7 +290,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	if sens != nil {
 		pub.Columns = append(pub.Columns, &table.Column{Name: s.prm.Sensitive, Kind: table.Categorical, Str: sens})
 	}
-	o.Table = integrate.Rows(pub)
+	o.Table = anonymize.Compact(pub)
 	return protocol.Marshal(&o)
 }
 
@@ -299,11 +300,11 @@ func (Kind) Assemble(_ context.Context, _ *job.Spec, result []byte, _ map[string
 	if err := json.Unmarshal(result, &res); err != nil {
 		return nil, fmt.Errorf("anonymize: result: %w", err)
 	}
-	var pub integrate.Published
+	var pub anonymize.Published
 	if err := json.Unmarshal(res["published"], &pub); err != nil {
 		return nil, fmt.Errorf("anonymize: result field published: %w", err)
 	}
-	if err := integrate.WriteCSV(filepath.Join(dir, File), &pub); err != nil {
+	if err := pub.WriteCSV(filepath.Join(dir, File)); err != nil {
 		return nil, err
 	}
 	res["anonymized"], _ = json.Marshal(File)

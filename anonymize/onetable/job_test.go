@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/anonymize"
-	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/protocol"
@@ -75,7 +74,7 @@ func run(t *testing.T, s *job.Spec) (*jobtest.Report, error) {
 
 // naiveMin is the smallest class on qid of the expanded publication,
 // counted pairwise (independent of the package's checkers).
-func naiveMin(p integrate.Published, qid []string) int {
+func naiveMin(p anonymize.Published, qid []string) int {
 	var recs [][]string
 	for _, r := range p.Rows {
 		for range r.Count {
@@ -130,7 +129,7 @@ func TestAlgorithms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := rep.Result["published"].(integrate.Published)
+			got := rep.Result["published"].(anonymize.Published)
 			var want *table.Table
 			var ncp float64
 			if alg == "optimal" {
@@ -146,7 +145,7 @@ func TestAlgorithms(t *testing.T) {
 				}
 				want, ncp = res.Publish(ds), res.NCP
 			}
-			if w := integrate.Rows(want); !slices.EqualFunc(got.Rows, w.Rows, func(a, b integrate.Row) bool {
+			if w := anonymize.Compact(want); !slices.EqualFunc(got.Rows, w.Rows, func(a, b anonymize.Row) bool {
 				return a.Count == b.Count && slices.Equal(a.Values, b.Values)
 			}) {
 				t.Errorf("%s k=%d: job published %v, in process %v", alg, k, got.Rows, w.Rows)
@@ -169,7 +168,7 @@ func TestMondrianDiverse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := rep.Result["published"].(integrate.Published)
+	p := rep.Result["published"].(anonymize.Published)
 	if !slices.Equal(p.Columns, []string{"gender", "education", "class"}) {
 		t.Fatalf("columns %v", p.Columns)
 	}
@@ -199,7 +198,7 @@ func TestLeakage(t *testing.T) {
 	for _, m := range rep.SentOutside(protocol.DisclosePublicResult) {
 		t.Errorf("message %s discloses %q", m.Message.Type, m.Disclosure)
 	}
-	p := rep.Result["published"].(integrate.Published)
+	p := rep.Result["published"].(anonymize.Published)
 	shown := map[string]bool{}
 	for _, r := range p.Rows {
 		for _, v := range r.Values {
