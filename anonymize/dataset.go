@@ -99,6 +99,33 @@ func (a *Attr) NodePenalty(id int) float64 {
 	return a.RangePenalty(t.Nodes[id].Lo, t.Nodes[id].Hi)
 }
 
+// PublicPenalty is the NCP of publishing node id measured against the
+// taxonomy alone: as NodePenalty, but a numeric node's width is divided by
+// the width of the taxonomy's root range, which is public (the taxonomy is in
+// the spec), instead of the column's range in the data, which is its
+// owner's. The n-party jobs use it so that their committed NCP reveals no
+// party's data range.
+func (t *Taxonomy) PublicPenalty(id int) float64 {
+	n := t.Nodes[id]
+	if t.IsLeaf(id) && (!t.Numeric || n.Lo == n.Hi) {
+		return 0
+	}
+	if !t.Numeric {
+		return float64(n.Leaves) / float64(t.NumLeaves())
+	}
+	return publicRange(t, n.Lo, n.Hi)
+}
+
+// publicRange is the NCP of the numeric range [lo, hi] against the
+// taxonomy's root range.
+func publicRange(t *Taxonomy, lo, hi float64) float64 {
+	w := t.Nodes[0].Hi - t.Nodes[0].Lo
+	if w <= 0 {
+		return 0
+	}
+	return math.Min(1, (hi-lo)/w)
+}
+
 // RangePenalty is the NCP of publishing the numeric range [lo, hi].
 func (a *Attr) RangePenalty(lo, hi float64) float64 {
 	w := a.DomHi - a.DomLo
@@ -132,6 +159,23 @@ func (ds *Dataset) NCP(g *Generalisation) float64 {
 				memo[id] = p
 			}
 			s += p
+		}
+		total += s / float64(ds.N)
+	}
+	return total / float64(len(ds.Attrs))
+}
+
+// PublicNCP is NCP with public denominators (Taxonomy.PublicPenalty): the
+// figure the n-party jobs commit.
+func (ds *Dataset) PublicNCP(g *Generalisation) float64 {
+	if ds.N == 0 || len(ds.Attrs) == 0 {
+		return 0
+	}
+	total := 0.0
+	for i, a := range ds.Attrs {
+		s := 0.0
+		for _, id := range g.Node[i] {
+			s += a.Tax.PublicPenalty(int(id))
 		}
 		total += s / float64(ds.N)
 	}

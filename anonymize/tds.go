@@ -558,3 +558,24 @@ func (p *TDSPublic) Publication(class []string, classCol string) Published {
 	})
 	return out
 }
+
+// NCP is the publication's NCP with public denominators (PublicPenalty):
+// every party computes the same figure from the public state alone.
+func (p *TDSPublic) NCP() float64 {
+	if len(p.Class) == 0 || len(p.Attrs) == 0 {
+		return 0
+	}
+	total := 0.0
+	for a, at := range p.Attrs {
+		pen := make([]float64, len(at.Tax.Nodes))
+		for id := range pen {
+			pen[id] = at.Tax.PublicPenalty(id)
+		}
+		s := 0.0
+		for _, v := range p.Gen[a] {
+			s += pen[v]
+		}
+		total += s / float64(len(p.Class))
+	}
+	return total / float64(len(p.Attrs))
+}

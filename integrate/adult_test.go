@@ -217,5 +217,5 @@ func adultCentral(t *testing.T, recs [][]string, index map[string]int, qid []str
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.Public.Publication(class, "income"), ds.NCP(res.Public.Generalisation())
+	return res.Public.Publication(class, "income"), ds.PublicNCP(res.Public.Generalisation())
 }

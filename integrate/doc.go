@@ -76,12 +76,10 @@
 //  5. publish (all parties). Every party computes the whole publication from
 //     the public state (every attribute's node per record is public, the
 //     class shared): distinct rows with counts, sorted by value, never in
-//     record order (which follows the ids); and the NCP of its own
-//     attributes summed over the records (only the owner knows a numeric
-//     column's range in the data, the NCP denominator). The coordinator
-//     checks that all publications are equal, that every requirement holds
-//     on it (and l), and commits it with ncp = Σ sums / (records ×
-//     attributes) and min_group per requirement. The job's result carries
+//     record order (which follows the ids); and its NCP, also from the
+//     public state alone (see "NCP" below). The coordinator checks that all
+//     publications and NCPs are equal, that every requirement holds on it
+//     (and l), and commits it with ncp and min_group per requirement. The job's result carries
 //     the publication, so `cohort job result` on a running node has it;
 //     `cohort sim` (Kind.Assemble) writes it as DIR/integrated.csv.
 //
@@ -115,7 +113,7 @@
 //     beyond the final table (selecting the argmax securely
 //     would remove it; not done). It also sees the schema and alignment
 //     digests (SHA-256 of the taxonomies and of the class labels in aligned
-//     order, which every party holds anyway) and the parties' NCP sums.
+//     order, which every party holds anyway).
 //   - The log (every member) holds the attributes and their owners, the
 //     common record count, the winners in order (party, attribute, node), the
 //     splits as child positions of anonymous record numbers (the ranks of the
@@ -132,6 +130,22 @@
 // scores and splits to the coordinator only; no score in the log; no id held
 // by one party and no raw value the publication does not show anywhere; the
 // committed splits, replayed, give exactly the publication's partition.
+//
+// # NCP
+//
+// The committed ncp is the normalised certainty penalty of Xu et al.
+// ("Utility-based anonymization using local recoding", KDD 2006) with
+// public denominators (anonymize.Taxonomy.PublicPenalty): a categorical
+// node costs its leaves over the taxonomy's; a numeric node its width over
+// the width of its taxonomy's root range, not over the column's range in
+// its owner's data. Every column has a taxonomy in the spec, so every party
+// computes the same figure from the public state, and the figure reveals no
+// party's data range (before issue 21 each owner sent the NCP sum of its
+// columns against its data range, which reached the coordinator, and the
+// combined figure was committed). Where the taxonomy's range is the data's
+// (ARX's Adult hierarchies), the figure equals the one-table NCP of package
+// anonymize; TestNCPRevealsNoRange checks that no data range is in any
+// message or log entry.
 //
 // # Not done
 //

@@ -15,7 +15,7 @@ func FuzzDecoders(f *testing.F) {
 	seeds := []any{
 		&scoreOutput{Found: true, Attr: 1, Node: 2, Score: 0.5},
 		&Split{Attr: 0, Node: 0, Width: 1, Child: []byte{0, 1, 1, 0}},
-		&publishOutput{Table: anonymize.Published{Columns: []string{"a", "class"}, Rows: []anonymize.Row{{Values: []string{"x", "Y"}, Count: 3}}}, NCPSum: 1.5},
+		&publishOutput{Table: anonymize.Published{Columns: []string{"a", "class"}, Rows: []anonymize.Row{{Values: []string{"x", "Y"}, Count: 3}}}, NCP: 1.5},
 		&schemaOutput{Columns: []string{"gender"}, TaxDigest: []byte{1, 2}},
 		&alignOutput{Records: 4, ClassDigest: []byte{3}, IDDigest: []byte{4}},
 	}

@@ -200,7 +200,7 @@ func (j *testJob) central(t testing.TB) (anonymize.Published, float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ncp := ds.NCP(res.Public.Generalisation())
+	ncp := ds.PublicNCP(res.Public.Generalisation())
 	// the publication, counted naively
 	count := map[string]int{}
 	for r := range ids {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -303,7 +304,6 @@ func decidePublish(outs *job.Outputs, parties []string, prm *Params, attrs []Att
 	}
 	var ref []byte
 	var first string
-	sum := 0.0
 	for _, p := range parties {
 		var o publishOutput
 		if err := decode(outs.Results[p], &o); err != nil {
@@ -317,11 +317,10 @@ func decidePublish(outs *job.Outputs, parties []string, prm *Params, attrs []Att
 			return d, err
 		}
 		if ref == nil {
-			ref, first, d.Table = b, p, o.Table
-		} else if !bytes.Equal(ref, b) {
+			ref, first, d.Table, d.NCP = b, p, o.Table, o.NCP
+		} else if !bytes.Equal(ref, b) || o.NCP != d.NCP {
 			return d, fmt.Errorf("integrate: parties %s and %s computed different publications", first, p)
 		}
-		sum += o.NCPSum
 	}
 	if n := d.Table.Records(); n != records {
 		return d, fmt.Errorf("integrate: the publication holds %d records, the alignment %d", n, records)
@@ -333,8 +332,8 @@ func decidePublish(outs *job.Outputs, parties []string, prm *Params, attrs []Att
 	if !slices.Equal(d.Table.Columns, append(want, prm.Class)) {
 		return d, fmt.Errorf("integrate: the publication's columns %v are not the attributes %v and the class", d.Table.Columns, want)
 	}
-	if len(attrs) > 0 {
-		d.NCP = sum / float64(records*len(attrs))
+	if math.IsNaN(d.NCP) || d.NCP < 0 || d.NCP > 1 {
+		return d, fmt.Errorf("integrate: %w: ncp %v", protocol.ErrMalformed, d.NCP)
 	}
 	var err error
 	if d.MinGroups, err = d.Table.MinGroups(prm.Requirements); err != nil {

@@ -1,7 +1,9 @@
 package integrate
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -170,4 +172,108 @@ func checkLeakage(t *testing.T, mode string) {
 	if !maps.Equal(fromLog, fromPub) {
 		t.Errorf("the log's splits give the partition %v, the publication %v", fromLog, fromPub)
 	}
+}
+
+// Regression (issue 21, finding 10): NCP reveals no party's data range. The
+// job runs twice on data whose numeric column (age, held by gamma) differs
+// only in its range (17 → 1 and 27 → 60, within the same taxonomy leaves,
+// so the publication is the same): every party's publish output and the
+// committed ncp are identical, the ncp is the one computed here from the
+// publication with the taxonomies' public ranges, and no float64 of the
+// data's min, max or width is in any message or log entry.
+func TestNCPRevealsNoRange(t *testing.T) {
+	type run struct {
+		rep        *jobtest.Report
+		lo, hi     float64
+		publishOut map[string][]byte
+	}
+	var runs []run
+	for _, widen := range []bool{false, true} {
+		j := seed003Job(t, seedReqs, "")
+		if widen {
+			for _, r := range j.parties[2].rows {
+				switch r[2] {
+				case "17":
+					r[2] = "1"
+				case "27":
+					r[2] = "60"
+				}
+			}
+			j = rewrite(t, j)
+		}
+		rep, err := j.run(t, jobtest.Options{Leader: "alpha"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ru := run{rep: rep, lo: math.Inf(1), hi: math.Inf(-1), publishOut: map[string][]byte{}}
+		for _, r := range j.parties[2].rows {
+			if strings.HasPrefix(r[0], "only-") {
+				continue
+			}
+			var x float64
+			fmt.Sscan(r[2], &x)
+			ru.lo, ru.hi = min(ru.lo, x), max(ru.hi, x)
+		}
+		for _, o := range rep.Outputs {
+			if o.Step.Phase == phasePublish {
+				ru.publishOut[o.Party] = o.Output
+			}
+		}
+		if want := publicNCP(t, published(t, rep), j.tax); math.Abs(rep.Result["ncp"].(float64)-want) > 1e-12 {
+			t.Errorf("ncp %v, from the publication and the public ranges %v", rep.Result["ncp"], want)
+		}
+		runs = append(runs, ru)
+	}
+	if runs[0].lo == runs[1].lo || runs[0].hi == runs[1].hi {
+		t.Fatalf("test data: ranges [%v, %v] and [%v, %v]", runs[0].lo, runs[0].hi, runs[1].lo, runs[1].hi)
+	}
+	if runs[0].rep.Result["ncp"] != runs[1].rep.Result["ncp"] {
+		t.Errorf("ncp %v with one data range, %v with another", runs[0].rep.Result["ncp"], runs[1].rep.Result["ncp"])
+	}
+	for p, b := range runs[0].publishOut {
+		if !bytes.Equal(b, runs[1].publishOut[p]) {
+			t.Errorf("party %s's publish output depends on the data range", p)
+		}
+	}
+	for _, ru := range runs {
+		for _, x := range []float64{ru.lo, ru.hi, ru.hi - ru.lo} {
+			var enc [9]byte
+			enc[0] = 0xcb // msgpack float64
+			binary.BigEndian.PutUint64(enc[1:], math.Float64bits(x))
+			for _, s := range ru.rep.SentHolding(enc[:]) {
+				t.Errorf("message %s from %s holds the data range's %v", s.Message.Type, s.From, x)
+			}
+			for _, e := range ru.rep.LogHolding(enc[:]) {
+				t.Errorf("log entry %s holds the data range's %v", e.Op, x)
+			}
+		}
+	}
+}
+
+// publicNCP is the NCP of a publication (the class last) computed from its
+// labels: categorical nodes cost their leaves over the root's, numeric ones
+// their width over the root's (a leaf interval its width, a point 0).
+func publicNCP(t *testing.T, p anonymize.Published, tax map[string]*anonymize.Taxonomy) float64 {
+	t.Helper()
+	total, n := 0.0, 0
+	for _, row := range p.Rows {
+		for c, col := range p.Columns[:len(p.Columns)-1] {
+			tx := tax[col]
+			id, ok := tx.Find(row.Values[c])
+			if !ok {
+				t.Fatalf("label %q not in the taxonomy of %s", row.Values[c], col)
+			}
+			nd, root := tx.Nodes[id], tx.Nodes[0]
+			cost := 0.0
+			switch {
+			case !tx.Numeric && len(nd.Children) > 0:
+				cost = float64(nd.Leaves) / float64(root.Leaves)
+			case tx.Numeric:
+				cost = (nd.Hi - nd.Lo) / (root.Hi - root.Lo)
+			}
+			total += cost * float64(row.Count)
+		}
+		n += row.Count
+	}
+	return total / float64(n*(len(p.Columns)-1))
 }

@@ -76,8 +76,8 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	}
 	for i, r := range p.Requirements {
 		field := fmt.Sprintf("params.requirements[%d]", i)
-		if r.K < 1 {
-			return nil, spec.Errorf(field+".k", "must be at least 1, not %d", r.K)
+		if r.K < 2 {
+			return nil, spec.Errorf(field+".k", "must be at least 2, not %d: classes of at least 1 record hide no one", r.K)
 		}
 		if len(r.QID) == 0 {
 			return nil, spec.Errorf(field+".qid", "no columns")

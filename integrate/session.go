@@ -91,7 +91,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return encode(&publishOutput{Table: st.pub.Publication(st.class, s.prm.Class), NCPSum: st.ncpSum()})
+		return encode(&publishOutput{Table: st.pub.Publication(st.class, s.prm.Class), NCP: st.pub.NCP()})
 	}
 	return nil, fmt.Errorf("integrate: unknown phase %q", step.Phase)
 }

@@ -91,14 +91,12 @@ func classDigest(class []string) []byte {
 
 // tdsState is what a party's session rebuilds from its aligned table and
 // the log: its TDS party (its own leaves) and the public state after every
-// committed split, and the party's own columns as a dataset (for NCP).
+// committed split.
 type tdsState struct {
-	party   *anonymize.TDSParty
-	pub     *anonymize.TDSPublic
-	own     *anonymize.Dataset
-	ownAttr []int // own.Attrs[i] is public attribute ownAttr[i]
-	class   []string
-	splits  int // committed splits applied
+	party  *anonymize.TDSParty
+	pub    *anonymize.TDSPublic
+	class  []string
+	splits int // committed splits applied
 }
 
 // newState starts TDS from the alignment decision.
@@ -127,22 +125,7 @@ func newState(self string, a *aligned, records int, attrAll []Attr, reqs []anony
 	if err != nil {
 		return nil, err
 	}
-	st := &tdsState{party: party, pub: pub, class: a.class}
-	var names []string
-	for i, at := range attrAll {
-		if at.Owner == self {
-			names = append(names, at.Name)
-			st.ownAttr = append(st.ownAttr, i)
-		}
-	}
-	t := &table.Table{Name: "aligned"}
-	for _, n := range names {
-		t.Columns = append(t.Columns, &table.Column{Name: n, Kind: table.Categorical, Str: a.cols[n]})
-	}
-	if st.own, err = anonymize.Encode(t, names, tax); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return &tdsState{party: party, pub: pub, class: a.class}, nil
 }
 
 // toSplit turns the winner's SplitInstruction into its committed form.
@@ -227,18 +210,4 @@ func (st *tdsState) apply(s *Split) error {
 	st.pub = pub
 	st.splits++
 	return nil
-}
-
-// ncpSum is the NCP of the party's own attributes summed over its
-// attributes and the records (the coordinator divides the parties' sums by
-// records × attributes).
-func (st *tdsState) ncpSum() float64 {
-	sum := 0.0
-	for i, a := range st.own.Attrs {
-		gen := st.pub.Gen[st.ownAttr[i]]
-		for _, v := range gen {
-			sum += a.NodePenalty(int(v))
-		}
-	}
-	return sum
 }

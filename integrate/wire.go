@@ -105,13 +105,13 @@ func (s *Split) child(i int) int {
 // len is the number of records the split moves.
 func (s *Split) len() int { return len(s.Child) / s.Width }
 
-// publishOutput is a party's view of the final table (every party can
-// compute all of it: the generalisation is public state, the class shared)
-// and the NCP summed over its own attributes and the records (it alone knows
-// its columns' ranges in the data, the denominator of numeric NCP).
+// publishOutput is a party's view of the final table and its NCP (every
+// party computes both from the public state: the generalisation is public,
+// the class shared, and NCP's denominators are the taxonomies', which are in
+// the spec; the coordinator checks that they agree).
 type publishOutput struct {
-	Table  anonymize.Published `msgpack:"table"`
-	NCPSum float64             `msgpack:"ncp_sum"`
+	Table anonymize.Published `msgpack:"table"`
+	NCP   float64             `msgpack:"ncp"`
 }
 
 // publishDecision is the committed publication.

@@ -80,8 +80,8 @@ func parseParams(spec *job.Spec) (*Params, []string, error) {
 	}
 	var qid []string
 	for i, r := range p.Requirements {
-		if r.K < 1 {
-			return nil, nil, spec.Errorf(fmt.Sprintf("params.requirements[%d].k", i), "must be at least 1, not %d", r.K)
+		if r.K < 2 {
+			return nil, nil, spec.Errorf(fmt.Sprintf("params.requirements[%d].k", i), "must be at least 2, not %d: classes of at least 1 record hide no one", r.K)
 		}
 		if len(r.QID) == 0 {
 			return nil, nil, spec.Errorf(fmt.Sprintf("params.requirements[%d].qid", i), "no columns")
@@ -100,8 +100,8 @@ func parseParams(spec *job.Spec) (*Params, []string, error) {
 		return nil, nil, spec.Errorf("params.sensitive", "%q is a quasi-identifier", p.Sensitive)
 	case p.L != 0 && p.Sensitive == "":
 		return nil, nil, spec.Errorf("params.l", "l needs a sensitive column")
-	case p.Sensitive != "" && p.L < 1:
-		return nil, nil, spec.Errorf("params.l", "must be at least 1 with a sensitive column, not %v", p.L)
+	case p.Sensitive != "" && p.L < 2:
+		return nil, nil, spec.Errorf("params.sensitive", "%q is published as it is, so it needs a model that protects it: l ≥ 2 (params.l, not %v)", p.Sensitive, p.L)
 	case p.L > 1 && p.Algorithm != "mondrian":
 		return nil, nil, spec.Errorf("params.l", "l-diversity is supported by algorithm mondrian only")
 	case p.TimeoutMS < 0 || p.TimeoutMS > (24*time.Hour).Milliseconds():

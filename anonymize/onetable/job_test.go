@@ -286,3 +286,21 @@ func TestSim(t *testing.T) {
 		})
 	}
 }
+
+// Regression (issue 21, finding 1): the job refuses what is never anonymous,
+// naming the field: k = 1, and a sensitive column published as it is
+// without a model that protects it.
+func TestRefusesNoAnonymity(t *testing.T) {
+	cases := []struct{ params, field string }{
+		{"  requirements: [{qid: [gender, age], k: 1}]\n", "params.requirements[0].k"},
+		{"  requirements: [{qid: [gender], k: 2}, {qid: [age], k: 1}]\n", "params.requirements[1].k"},
+		{"  algorithm: mondrian\n  requirements: [{qid: [gender, age], k: 2}]\n  sensitive: class\n", "params.sensitive"},
+		{"  algorithm: mondrian\n  requirements: [{qid: [gender, age], k: 2}]\n  sensitive: class\n  l: 1\n", "params.sensitive"},
+	}
+	for _, c := range cases {
+		err := (Kind{}).Validate(seedSpec(t, c.params, nil))
+		if err == nil || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("params %q: err = %v, want one naming %s", c.params, err, c.field)
+		}
+	}
+}
