@@ -241,6 +241,26 @@ func AvgClassSize(sizes []int, k int) float64 {
 	return float64(n) / float64(len(sizes)) / float64(k)
 }
 
+// DistortionRatio is Sun's distortion ratio (thesis §3.5): the sum over
+// records and attributes of the height h_ij of the published node above the
+// record's leaf, over the same sum when every value is generalised to its
+// taxonomy's root (each value's own depth, so unbalanced trees count
+// right).
+func (ds *Dataset) DistortionRatio(g *Generalisation) float64 {
+	num, den := 0, 0
+	for a, at := range ds.Attrs {
+		for r, leaf := range at.Leaf {
+			d := at.Tax.Nodes[leaf].Depth
+			num += d - at.Tax.Nodes[g.Node[a][r]].Depth
+			den += d
+		}
+	}
+	if den == 0 {
+		return 0
+	}
+	return float64(num) / float64(den)
+}
+
 // Summary holds the figures a job reports beside a publication (the
 // result.json fields min_group and ncp, and the other utility metrics).
 type Summary struct {
@@ -249,6 +269,7 @@ type Summary struct {
 	Discernibility float64 `json:"discernibility"` // over all quasi-identifiers
 	AvgClassSize   float64 `json:"avg_class_size"` // C_AVG with the largest k of the requirements
 	Classes        int     `json:"classes"`        // over all quasi-identifiers
+	Distortion     float64 `json:"distortion"`     // Sun's distortion ratio
 }
 
 // Summarise computes a Summary of the publication g of ds under reqs; it
@@ -269,5 +290,6 @@ func Summarise(ds *Dataset, g *Generalisation, reqs []Requirement) (Summary, err
 	s.Classes = len(sizes)
 	s.Discernibility = Discernibility(sizes)
 	s.AvgClassSize = AvgClassSize(sizes, kmax)
+	s.Distortion = ds.DistortionRatio(g)
 	return s, nil
 }

@@ -38,6 +38,10 @@ type lattice struct {
 	h2       keyIndex // for projections
 	proj     []int32
 	checks   int
+	sens     *Coded  // nil: no sensitive model
+	nc       int     // sensitive codes
+	projHist []int32 // per projected class, nc counts
+	hist     *Hist   // scratch for the model's check
 }
 
 // projReq is a requirement as a mask over class keys: the classes of its
@@ -47,25 +51,50 @@ type projReq struct {
 	k    int32
 }
 
-// satisfies checks every requirement on a transformation's classes.
+// satisfies checks every requirement, and the sensitive model on every
+// requirement's QID, on a transformation's classes.
 func (L *lattice) satisfies(s snapshot) bool {
 	for _, r := range L.reqs {
 		if r.mask == ^uint64(0) {
-			if slices.Min(s.counts) < r.k {
+			if slices.Min(s.counts) < r.k || !L.histsOK(s.hist, len(s.counts)) {
 				return false
 			}
 			continue
 		}
 		L.h2.reset(len(s.keys) / 2)
 		L.proj = L.proj[:0]
+		L.projHist = L.projHist[:0]
 		for g, key := range s.keys {
 			j, ok := L.h2.index(key & r.mask)
 			if !ok {
 				L.proj = append(L.proj, 0)
+				L.projHist = append(L.projHist, make([]int32, L.nc)...)
 			}
 			L.proj[j] += s.counts[g]
+			for c := range L.nc {
+				L.projHist[j*L.nc+c] += s.hist[g*L.nc+c]
+			}
 		}
-		if slices.Min(L.proj) < r.k {
+		if slices.Min(L.proj) < r.k || !L.histsOK(L.projHist, len(L.proj)) {
+			return false
+		}
+	}
+	return true
+}
+
+// histsOK checks the sensitive model on n classes' histograms.
+func (L *lattice) histsOK(hist []int32, n int) bool {
+	if L.sens == nil {
+		return true
+	}
+	for g := range n {
+		L.hist.Reset()
+		for c, x := range hist[g*L.nc : (g+1)*L.nc] {
+			if x > 0 {
+				L.sens.AddCode(L.hist, int32(c), x)
+			}
+		}
+		if !L.sens.OK(L.hist) {
 			return false
 		}
 	}
@@ -80,6 +109,7 @@ type snapshot struct {
 	levels []int
 	keys   []uint64
 	counts []int32
+	hist   []int32 // with a sensitive model: nc counts per class
 }
 
 // OptimalFullDomain finds the full-domain generalisation that is k-anonymous
@@ -115,10 +145,20 @@ func OptimalFullDomain(ds *Dataset, k int) (*FullDomainResult, error) {
 // in no QID are still generalised, and cost NCP, only if that helps none).
 // Each requirement is monotone along the lattice, so their conjunction is.
 func OptimalFullDomainReqs(ds *Dataset, reqs []Requirement) (*FullDomainResult, error) {
+	return OptimalFullDomainModel(ds, reqs, nil)
+}
+
+// OptimalFullDomainModel is OptimalFullDomainReqs with a sensitive model
+// (sens nil: none) that every requirement's classes must also satisfy. The
+// models are monotone under merging classes, so the search stays exact.
+func OptimalFullDomainModel(ds *Dataset, reqs []Requirement, sens *Coded) (*FullDomainResult, error) {
 	if len(reqs) == 0 {
 		return nil, fmt.Errorf("%w: no requirement", ErrRequirement)
 	}
-	L, err := newLattice(ds)
+	if sens != nil && len(sens.Code) != ds.N {
+		return nil, fmt.Errorf("%w: %d sensitive values for %d records", ErrRequirement, len(sens.Code), ds.N)
+	}
+	L, err := newLattice(ds, sens)
 	if err != nil {
 		return nil, err
 	}
@@ -307,8 +347,11 @@ func (L *lattice) result(best int, ncp float64) *FullDomainResult {
 	return res
 }
 
-func newLattice(ds *Dataset) (*lattice, error) {
-	L := &lattice{ds: ds}
+func newLattice(ds *Dataset, sens *Coded) (*lattice, error) {
+	L := &lattice{ds: ds, sens: sens}
+	if sens != nil {
+		L.nc, L.hist = sens.NumCodes(), sens.NewHist()
+	}
 	var used uint
 	stride := 1
 	for _, a := range ds.Attrs {
@@ -364,8 +407,12 @@ func newLattice(ds *Dataset) (*lattice, error) {
 		if !ok {
 			b.counts = append(b.counts, 0)
 			b.keys = append(b.keys, key)
+			b.hist = append(b.hist, make([]int32, L.nc)...)
 		}
 		b.counts[j]++
+		if sens != nil {
+			b.hist[j*L.nc+int(sens.Code[r])]++
+		}
 	}
 	L.memo = append(L.memo, b)
 	L.checks = 1
@@ -442,7 +489,7 @@ func (L *lattice) anonymous(i int) bool {
 	if L.satisfies(s) {
 		return true
 	}
-	s.keys, s.counts = slices.Clone(s.keys), slices.Clone(s.counts)
+	s.keys, s.counts, s.hist = slices.Clone(s.keys), slices.Clone(s.counts), slices.Clone(s.hist)
 	L.memo = append(L.memo, s)
 	return false
 }
@@ -473,7 +520,7 @@ func (L *lattice) classes(i int) snapshot {
 	for a := range steps {
 		steps[a] = target[a] - src.levels[a]
 	}
-	out := snapshot{node: i, levels: target, keys: L.scratch.keys[:0], counts: L.scratch.counts[:0]}
+	out := snapshot{node: i, levels: target, keys: L.scratch.keys[:0], counts: L.scratch.counts[:0], hist: L.scratch.hist[:0]}
 	L.h.reset(len(src.counts)) // room for every source class: never grows, so the buffer is reused
 	type change struct {
 		shift uint
@@ -497,8 +544,12 @@ func (L *lattice) classes(i int) snapshot {
 		if !ok {
 			out.counts = append(out.counts, 0)
 			out.keys = append(out.keys, key)
+			out.hist = append(out.hist, make([]int32, L.nc)...)
 		}
 		out.counts[j] += src.counts[g]
+		for c := range L.nc {
+			out.hist[j*L.nc+c] += src.hist[g*L.nc+c]
+		}
 	}
 	L.scratch = out
 	L.checks++

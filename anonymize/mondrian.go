@@ -45,55 +45,28 @@ func Mondrian(ds *Dataset, k int) (*MondrianResult, error) {
 	return MondrianDiverse(ds, k, nil)
 }
 
-// Diversity asks Mondrian for l-diverse classes on a sensitive column
-// (aligned with the dataset's records): distinct l-diversity (at least L
-// distinct values per class), or entropy l-diversity (class entropy ≥ log₂ L)
-// when Entropy is set (Sun, thesis Def. 2.6).
+// Diversity asks Mondrian for classes that satisfy a sensitive model on a
+// column aligned with the dataset's records: Model, and as a shorthand
+// distinct l-diversity (at least L distinct values per class), or entropy
+// l-diversity (class entropy ≥ log₂ L) when Entropy is set (Sun, thesis
+// Def. 2.6).
 type Diversity struct {
 	Sensitive []string
 	L         float64
 	Entropy   bool
+	Model     SensitiveModel
 }
 
-// diversityCheck evaluates a Diversity incrementally over sensitive codes.
-type diversityCheck struct {
-	code    []int32
-	ncodes  int
-	l       float64
-	entropy bool
-}
-
-// scan returns ok[i]: whether rows[:i+1] is diverse (prefix scan; pass the
-// rows reversed for suffixes).
-func (d *diversityCheck) scan(rows []int32) []bool {
-	counts := make([]int, d.ncodes)
-	ok := make([]bool, len(rows))
-	distinct, sumClogC := 0, 0.0 // entropy = log2 n − Σ c log2 c / n
-	for i, r := range rows {
-		c := &counts[d.code[r]]
-		if *c == 0 {
-			distinct++
-		} else {
-			sumClogC -= float64(*c) * math.Log2(float64(*c))
-		}
-		*c++
-		sumClogC += float64(*c) * math.Log2(float64(*c))
-		n := float64(i + 1)
-		if d.entropy {
-			ok[i] = math.Log2(n)-sumClogC/n >= math.Log2(d.l)-1e-12
-		} else {
-			ok[i] = float64(distinct) >= d.l
-		}
+// model is the whole model: Model with the shorthand applied.
+func (d *Diversity) model() SensitiveModel {
+	m := d.Model
+	switch {
+	case d.L > 1 && d.Entropy:
+		m.EntropyL = max(m.EntropyL, d.L)
+	case d.L > 1:
+		m.L = max(m.L, int(math.Ceil(d.L)))
 	}
-	return ok
-}
-
-func (d *diversityCheck) diverse(rows []int32) bool {
-	if d == nil || len(rows) == 0 {
-		return true
-	}
-	ok := d.scan(rows)
-	return ok[len(ok)-1]
+	return m
 }
 
 // MondrianDiverse is Mondrian whose cuts also keep every class l-diverse
@@ -102,16 +75,22 @@ func MondrianDiverse(ds *Dataset, k int, div *Diversity) (*MondrianResult, error
 	if k < 1 || k > ds.N {
 		return nil, fmt.Errorf("%w: k = %d with %d records", ErrRequirement, k, ds.N)
 	}
-	dc, err := newDiversityCheck(div, ds.N)
-	if err != nil {
-		return nil, err
+	var dc *Coded
+	if div != nil {
+		if len(div.Sensitive) != ds.N || div.L < 0 {
+			return nil, fmt.Errorf("%w: diversity needs l ≥ 0 and one sensitive value per record (%d for %d)", ErrRequirement, len(div.Sensitive), ds.N)
+		}
+		var err error
+		if dc, err = div.model().Code(div.Sensitive); err != nil {
+			return nil, err
+		}
 	}
 	all := make([]int32, ds.N)
 	for i := range all {
 		all[i] = int32(i)
 	}
-	if !dc.diverse(all) {
-		return nil, fmt.Errorf("%w: the whole table is not %g-diverse on the sensitive column", ErrRequirement, div.L)
+	if !dc.Diverse(all) {
+		return nil, fmt.Errorf("%w: the whole table does not satisfy %s on the sensitive column", ErrRequirement, dc.Model)
 	}
 	m := &mondrian{ds: ds, k: k, dc: dc, sorted: make([]int32, 0, ds.N)}
 	res := &MondrianResult{MinGroup: ds.N}
@@ -134,34 +113,11 @@ func MondrianDiverse(ds *Dataset, k int, div *Diversity) (*MondrianResult, error
 	return res, nil
 }
 
-// newDiversityCheck encodes the sensitive values of div as codes (nil, nil
-// for no diversity).
-func newDiversityCheck(div *Diversity, n int) (*diversityCheck, error) {
-	if div == nil {
-		return nil, nil
-	}
-	if len(div.Sensitive) != n || div.L < 1 {
-		return nil, fmt.Errorf("%w: diversity needs l ≥ 1 and one sensitive value per record (%d for %d)", ErrRequirement, len(div.Sensitive), n)
-	}
-	dc := &diversityCheck{code: make([]int32, n), l: div.L, entropy: div.Entropy}
-	codes := map[string]int32{}
-	for r, v := range div.Sensitive {
-		c, ok := codes[v]
-		if !ok {
-			c = int32(len(codes))
-			codes[v] = c
-		}
-		dc.code[r] = c
-	}
-	dc.ncodes = len(codes)
-	return dc, nil
-}
-
 // mondrian is one run's parameters and scratch memory.
 type mondrian struct {
 	ds     *Dataset
 	k      int
-	dc     *diversityCheck
+	dc     *Coded
 	sorted []int32
 	order  []byWidth
 }
@@ -252,7 +208,7 @@ func (m *mondrian) categoricalCut(a, node int, rows []int32) [][]int32 {
 		return nil
 	}
 	for _, p := range byKid {
-		if len(p) < m.k || !m.dc.diverse(p) {
+		if len(p) < m.k || !m.dc.Diverse(p) {
 			return nil
 		}
 	}
@@ -316,6 +272,22 @@ func (ds *Dataset) width(a int, c MondrianClass) float64 {
 		return at.RangePenalty(c.Lo[a], c.Hi[a])
 	}
 	return at.NodePenalty(int(c.Node[a]))
+}
+
+// Generalisation is the partition as taxonomy nodes: every record's class's
+// lowest common ancestor per attribute (numeric ranges become the node
+// covering them, as the distortion ratio needs).
+func (m *MondrianResult) Generalisation(ds *Dataset) *Generalisation {
+	g := &Generalisation{Node: make([][]int32, len(ds.Attrs))}
+	for a := range ds.Attrs {
+		g.Node[a] = make([]int32, ds.N)
+		for _, c := range m.Classes {
+			for _, r := range c.Rows {
+				g.Node[a][r] = c.Node[a]
+			}
+		}
+	}
+	return g
 }
 
 // Publish writes the classes as a table: numeric ranges as "[lo-hi]" (or the
