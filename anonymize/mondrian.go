@@ -85,6 +85,18 @@ func MondrianDiverse(ds *Dataset, k int, div *Diversity) (*MondrianResult, error
 			return nil, err
 		}
 	}
+	return MondrianModel(ds, k, dc)
+}
+
+// MondrianModel is Mondrian whose cuts keep every class satisfying the
+// sensitive model of dc (nil: k-anonymity only).
+func MondrianModel(ds *Dataset, k int, dc *Coded) (*MondrianResult, error) {
+	if k < 1 || k > ds.N {
+		return nil, fmt.Errorf("%w: k = %d with %d records", ErrRequirement, k, ds.N)
+	}
+	if dc != nil && len(dc.Code) != ds.N {
+		return nil, fmt.Errorf("%w: %d sensitive values for %d records", ErrRequirement, len(dc.Code), ds.N)
+	}
 	all := make([]int32, ds.N)
 	for i := range all {
 		all[i] = int32(i)

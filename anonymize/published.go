@@ -209,3 +209,39 @@ func (p *Published) WriteCSV(path string) error {
 	}
 	return nil
 }
+
+// CheckModel checks a sensitive model on the publication's column
+// sensitive in every class of every requirement's QID.
+func (p *Published) CheckModel(reqs []Requirement, sensitive string, m SensitiveModel) error {
+	if err := p.Check(); err != nil {
+		return err
+	}
+	s := slices.Index(p.Columns, sensitive)
+	if s < 0 {
+		return fmt.Errorf("%w: sensitive column %q is not published", ErrRequirement, sensitive)
+	}
+	vals := make([]string, len(p.Rows))
+	for i, row := range p.Rows {
+		vals[i] = row.Values[s]
+	}
+	coded, err := m.Code(vals) // one code per row
+	if err != nil {
+		return err
+	}
+	for _, r := range reqs {
+		idx, err := p.columnsOf(r.QID)
+		if err != nil {
+			return err
+		}
+		for _, rows := range p.classesOn(idx) {
+			h := coded.NewHist()
+			for _, ri := range rows {
+				coded.AddCode(h, coded.Code[ri], int32(p.Rows[ri].Count))
+			}
+			if !coded.OK(h) {
+				return fmt.Errorf("%w: a class on %s does not satisfy %s on %q", ErrViolation, r, m, sensitive)
+			}
+		}
+	}
+	return nil
+}

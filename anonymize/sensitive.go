@@ -38,32 +38,48 @@ func (m SensitiveModel) IsZero() bool {
 	return m.L <= 1 && m.EntropyL <= 1 && m.RecursiveL <= 1 && m.PPlus <= 1 && m.Alpha <= 0
 }
 
-// Validate checks the parameters; errors name the field as params spell it.
+// FieldError is an invalid parameter of a model, named as the jobs' params
+// spell it (Field "p_plus", "categories[2]", ...), so a job can name
+// params.<Field>. It wraps ErrRequirement.
+type FieldError struct {
+	Field, Why string
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("%v: %s: %s", ErrRequirement, e.Field, e.Why) }
+
+// Unwrap makes a FieldError an ErrRequirement.
+func (e *FieldError) Unwrap() error { return ErrRequirement }
+
+func bad(field, why string, a ...any) error { return &FieldError{Field: field, Why: fmt.Sprintf(why, a...)} }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// Validate checks the parameters (a *FieldError).
 func (m SensitiveModel) Validate() error {
 	switch {
 	case m.L < 0:
-		return fmt.Errorf("%w: l must be at least 0, not %d", ErrRequirement, m.L)
-	case m.EntropyL < 0 || math.IsNaN(m.EntropyL) || math.IsInf(m.EntropyL, 0):
-		return fmt.Errorf("%w: entropy_l must be a number at least 0", ErrRequirement)
-	case m.RecursiveL < 0 || (m.RecursiveL > 1) != (m.RecursiveC > 0) || math.IsNaN(m.RecursiveC) || math.IsInf(m.RecursiveC, 0):
-		return fmt.Errorf("%w: recursive_c and recursive_l go together (c > 0, l ≥ 2)", ErrRequirement)
+		return bad("l", "must be at least 0, not %d", m.L)
+	case m.EntropyL < 0 || !finite(m.EntropyL):
+		return bad("entropy_l", "must be a number at least 0")
+	case m.RecursiveL < 0 || (m.RecursiveL > 1) != (m.RecursiveC > 0) || !finite(m.RecursiveC):
+		return bad("recursive_c", "recursive_c and recursive_l go together (c > 0, l ≥ 2)")
 	case m.PPlus < 0:
-		return fmt.Errorf("%w: p_plus must be at least 0, not %d", ErrRequirement, m.PPlus)
-	case m.Alpha < 0 || math.IsNaN(m.Alpha) || math.IsInf(m.Alpha, 0):
-		return fmt.Errorf("%w: alpha must be a number at least 0", ErrRequirement)
+		return bad("p_plus", "must be at least 0, not %d", m.PPlus)
+	case m.Alpha < 0 || !finite(m.Alpha):
+		return bad("alpha", "must be a number at least 0")
 	case (m.PPlus > 1 || m.Alpha > 0) && len(m.Categories) < 2:
-		return fmt.Errorf("%w: p_plus and alpha need categories (at least two, most sensitive first)", ErrRequirement)
+		return bad("categories", "p_plus and alpha need at least two categories, most sensitive first")
 	case m.PPlus > len(m.Categories) && len(m.Categories) > 0:
-		return fmt.Errorf("%w: p_plus = %d with %d categories", ErrRequirement, m.PPlus, len(m.Categories))
+		return bad("p_plus", "%d with %d categories", m.PPlus, len(m.Categories))
 	}
 	seen := map[string]bool{}
 	for i, cat := range m.Categories {
 		if len(cat) == 0 {
-			return fmt.Errorf("%w: categories[%d] is empty", ErrRequirement, i)
+			return bad(fmt.Sprintf("categories[%d]", i), "is empty")
 		}
 		for _, v := range cat {
 			if seen[v] {
-				return fmt.Errorf("%w: categories: a value is in two categories (categories[%d])", ErrRequirement, i)
+				return bad(fmt.Sprintf("categories[%d]", i), "holds a value another category holds")
 			}
 			seen[v] = true
 		}

@@ -253,7 +253,7 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	for _, p := range []string{"  algorithm: flash\n  requirements: [{qid: [age], k: 2}]\n", "  requirements: [{qid: [age], k: 2}]\n  sensitive: class\n  l: 2\n",
+	for _, p := range []string{"  algorithm: flash\n  requirements: [{qid: [age], k: 2}]\n", "  requirements: [{qid: [age], k: 2}]\n  sensitive: class\n  p_plus: 2\n",
 		"  requirements: [{qid: [zip], k: 2}]\n"} {
 		if err := (Kind{}).Validate(seedSpec(t, p, nil)); err == nil {
 			t.Errorf("params %q validated", p)
@@ -302,5 +302,75 @@ func TestRefusesNoAnonymity(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.field) {
 			t.Errorf("params %q: err = %v, want one naming %s", c.params, err, c.field)
 		}
+	}
+}
+
+// Every algorithm with every sensitive model: the publication satisfies k
+// and the model, checked here naively on the expanded rows; the model is
+// stated in the result.
+func TestModels(t *testing.T) {
+	cats := "  categories: [[Y], [N]]\n"
+	models := map[string]string{
+		"distinct":  "  l: 2\n",
+		"p":         "  p: 2\n",
+		"entropy":   "  l: 1.8\n  entropy: true\n",
+		"recursive": "  recursive_c: 3\n  recursive_l: 2\n",
+		"p_plus":    "  p_plus: 2\n" + cats,
+		"alpha":     "  p: 2\n  alpha: 1\n" + cats,
+	}
+	for _, alg := range []string{"optimal", "mondrian", "local"} {
+		for name, m := range models {
+			s := seedSpec(t, "  algorithm: "+alg+"\n  requirements: [{qid: [gender, education, age], k: 3}]\n  sensitive: class\n"+m, nil)
+			rep, err := run(t, s)
+			if err != nil {
+				t.Fatalf("%s %s: %v", alg, name, err)
+			}
+			p := rep.Result["published"].(anonymize.Published)
+			if m := naiveMin(p, []string{"gender", "education", "age"}); m < 3 {
+				t.Errorf("%s %s: class of %d", alg, name, m)
+			}
+			classes := map[string]map[string]int{}
+			for _, r := range p.Rows {
+				key := strings.Join(r.Values[:3], "|")
+				if classes[key] == nil {
+					classes[key] = map[string]int{}
+				}
+				classes[key][r.Values[3]] += r.Count
+			}
+			for key, h := range classes {
+				// every model here needs both labels in every class, and for
+				// recursive (3, 2) the larger count below 3 × the smaller
+				if h["Y"] == 0 || h["N"] == 0 || (name == "recursive" && max(h["Y"], h["N"]) >= 3*min(h["Y"], h["N"])) {
+					t.Errorf("%s %s: class %s holds %v", alg, name, key, h)
+				}
+			}
+			if rep.Result["model"] == nil || rep.Result["distortion"] == nil {
+				t.Errorf("%s %s: result without model or distortion: %v", alg, name, rep.Result)
+			}
+		}
+	}
+}
+
+// Every model parameter is refused with an error naming its field.
+func TestModelParams(t *testing.T) {
+	base := "  requirements: [{qid: [gender], k: 2}]\n  sensitive: class\n"
+	cases := map[string]string{
+		"  p: -1\n":                               "params.p",
+		"  p_plus: 2\n":                           "params.categories",
+		"  alpha: 1\n  categories: [[Y]]\n":       "params.categories",
+		"  p_plus: 3\n  categories: [[Y], [N]]\n": "params.p_plus",
+		"  recursive_c: 2\n":                      "params.recursive_c",
+		"  alpha: -1\n  categories: [[Y], [N]]\n": "params.alpha",
+		"  l: 2\n  categories: [[Y], [N, Y]]\n":   "params.categories[1]",
+		"  l: 2\n  algorithm: tds\n":              "params.algorithm",
+	}
+	for params, field := range cases {
+		err := (Kind{}).Validate(seedSpec(t, base+params, nil))
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("params %q: err = %v, want one naming %s", params, err, field)
+		}
+	}
+	if err := (Kind{}).Validate(seedSpec(t, "  requirements: [{qid: [gender], k: 2}]\n  l: 2\n", nil)); err == nil || !strings.Contains(err.Error(), "params.sensitive") {
+		t.Errorf("a model without a sensitive column: %v", err)
 	}
 }

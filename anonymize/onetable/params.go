@@ -1,0 +1,128 @@
+package onetable
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/cohortdm/cohort/anonymize"
+	"github.com/cohortdm/cohort/job"
+)
+
+// Algorithms the job runs (params.algorithm).
+var algorithms = []string{"optimal", "mondrian", "local"}
+
+// Params are the job's params.
+type Params struct {
+	Algorithm    string                  `yaml:"algorithm"`
+	Requirements []anonymize.Requirement `yaml:"requirements"`
+	// Sensitive is published as it is; a model below must protect it.
+	Sensitive string `yaml:"sensitive"`
+	// L is distinct l-diversity, or entropy l-diversity with Entropy.
+	L       float64 `yaml:"l"`
+	Entropy bool    `yaml:"entropy"`
+	// P is p-sensitivity (at least P distinct values per class, Sun Def. 3.1).
+	P int `yaml:"p"`
+	// RecursiveC, RecursiveL: recursive (c, l)-diversity.
+	RecursiveC float64 `yaml:"recursive_c"`
+	RecursiveL int     `yaml:"recursive_l"`
+	// PPlus, Alpha and Categories: p⁺-, (p, α)- and (p⁺, α)-sensitivity
+	// (Sun Defs. 3.2–3.4), categories most sensitive first.
+	PPlus      int        `yaml:"p_plus"`
+	Alpha      float64    `yaml:"alpha"`
+	Categories [][]string `yaml:"categories"`
+	TimeoutMS  int64      `yaml:"timeout_ms"`
+}
+
+// Model is the sensitive model the params ask for.
+func (p *Params) Model() anonymize.SensitiveModel {
+	m := anonymize.SensitiveModel{L: p.P, RecursiveC: p.RecursiveC, RecursiveL: p.RecursiveL, PPlus: p.PPlus, Alpha: p.Alpha, Categories: p.Categories}
+	if p.Entropy {
+		m.EntropyL = p.L
+	} else {
+		m.L = max(m.L, int(p.L))
+	}
+	return m
+}
+
+func parseParams(spec *job.Spec) (*Params, []string, error) {
+	p := &Params{Algorithm: "optimal"}
+	if err := spec.DecodeParams(p); err != nil {
+		return nil, nil, err
+	}
+	if len(spec.Parties) != 1 || len(spec.Parties[0].Tables) != 1 {
+		return nil, nil, spec.Errorf("parties", "anonymize runs on one party with one table (use kind integrate for several parties)")
+	}
+	if !slices.Contains(algorithms, p.Algorithm) {
+		return nil, nil, spec.Errorf("params.algorithm", "must be one of %v, not %q", algorithms, p.Algorithm)
+	}
+	qid, err := checkRequirements(spec, p.Requirements)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkModel(spec, p, qid); err != nil {
+		return nil, nil, err
+	}
+	if p.TimeoutMS < 0 || p.TimeoutMS > (24*time.Hour).Milliseconds() {
+		return nil, nil, spec.Errorf("params.timeout_ms", "must be in [0, a day], not %d", p.TimeoutMS)
+	}
+	return p, qid, nil
+}
+
+// checkRequirements checks params.requirements and returns the union of
+// their QIDs in order.
+func checkRequirements(spec *job.Spec, reqs []anonymize.Requirement) ([]string, error) {
+	if len(reqs) == 0 {
+		return nil, spec.Errorf("params.requirements", "no requirement: give at least one {qid: [...], k: N}")
+	}
+	var qid []string
+	for i, r := range reqs {
+		if r.K < 2 {
+			return nil, spec.Errorf(fmt.Sprintf("params.requirements[%d].k", i), "must be at least 2, not %d: classes of at least 1 record hide no one", r.K)
+		}
+		if len(r.QID) == 0 {
+			return nil, spec.Errorf(fmt.Sprintf("params.requirements[%d].qid", i), "no columns")
+		}
+		for j, q := range r.QID {
+			if path := spec.Taxonomies[q]; path == "" || !filepath.IsLocal(path) {
+				return nil, spec.Errorf(fmt.Sprintf("params.requirements[%d].qid[%d]", i, j), "column %q has no taxonomy inside the spec's directory (taxonomies: {%s: PATH})", q, q)
+			}
+			if !slices.Contains(qid, q) {
+				qid = append(qid, q)
+			}
+		}
+	}
+	return qid, nil
+}
+
+// checkModel checks the sensitive column and its model: a sensitive column
+// is published as it is, so it needs a model that protects it, and a model
+// needs a sensitive column.
+func checkModel(spec *job.Spec, p *Params, qid []string) error {
+	m := p.Model()
+	var fe *anonymize.FieldError
+	if err := m.Validate(); errors.As(err, &fe) {
+		field := fe.Field
+		if field == "l" && p.P != 0 {
+			field = "p"
+		}
+		return spec.Errorf("params."+field, "%s", fe.Why)
+	} else if err != nil {
+		return err
+	}
+	switch {
+	case p.P < 0:
+		return spec.Errorf("params.p", "must be at least 0, not %d", p.P)
+	case p.L < 0:
+		return spec.Errorf("params.l", "must be at least 0, not %v", p.L)
+	case slices.Contains(qid, p.Sensitive):
+		return spec.Errorf("params.sensitive", "%q is a quasi-identifier", p.Sensitive)
+	case p.Sensitive != "" && m.IsZero():
+		return spec.Errorf("params.sensitive", "%q is published as it is, so it needs a model that protects it: l ≥ 2 (params.l), p ≥ 2, p_plus ≥ 2, alpha > 0 or recursive_c and recursive_l", p.Sensitive)
+	case p.Sensitive == "" && (!m.IsZero() || p.L != 0):
+		return spec.Errorf("params.sensitive", "a sensitive model (l, p, p_plus, alpha, recursive_c) needs a sensitive column")
+	}
+	return nil
+}
