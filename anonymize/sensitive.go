@@ -50,7 +50,9 @@ func (e *FieldError) Error() string { return fmt.Sprintf("%v: %s: %s", ErrRequir
 // Unwrap makes a FieldError an ErrRequirement.
 func (e *FieldError) Unwrap() error { return ErrRequirement }
 
-func bad(field, why string, a ...any) error { return &FieldError{Field: field, Why: fmt.Sprintf(why, a...)} }
+func bad(field, why string, a ...any) error {
+	return &FieldError{Field: field, Why: fmt.Sprintf(why, a...)}
+}
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
