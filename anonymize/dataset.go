@@ -73,6 +73,18 @@ func Encode(t *table.Table, qid []string, tax map[string]*Taxonomy) (*Dataset, e
 	return ds, nil
 }
 
+// UsePublicRanges makes every numeric attribute's NCP denominator its
+// taxonomy's root range (public) instead of its range in the data (its
+// owner's): NCP, Mondrian's widths and RangePenalty then reveal no data
+// range, and agree between parties that hold different columns.
+func (ds *Dataset) UsePublicRanges() {
+	for _, a := range ds.Attrs {
+		if a.Tax.Numeric {
+			a.DomLo, a.DomHi = a.Tax.Nodes[0].Lo, a.Tax.Nodes[0].Hi
+		}
+	}
+}
+
 // Index returns the position of the attribute called name, or -1.
 func (ds *Dataset) Index(name string) int {
 	for i, a := range ds.Attrs {

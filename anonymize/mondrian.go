@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/cohortdm/cohort/table"
 )
@@ -142,26 +141,35 @@ type byWidth struct {
 // cut returns the parts of the first allowable cut of the class c (its
 // records rows), trying attributes by decreasing width, or nil.
 func (m *mondrian) cut(rows []int32, c MondrianClass) [][]int32 {
+	for _, o := range m.byWidth(c) {
+		if o.w == 0 {
+			return nil
+		}
+		if parts := m.cutOn(o.a, rows, c); parts != nil {
+			return parts
+		}
+	}
+	return nil
+}
+
+// byWidth orders the attributes by decreasing width in class c, ties in
+// attribute order.
+func (m *mondrian) byWidth(c MondrianClass) []byWidth {
 	m.order = m.order[:0]
 	for a := range m.ds.Attrs {
 		m.order = append(m.order, byWidth{a, m.ds.width(a, c)})
 	}
 	slices.SortStableFunc(m.order, func(x, y byWidth) int { return cmpFloat(y.w, x.w) })
-	for _, o := range m.order {
-		if o.w == 0 {
-			return nil
-		}
-		var parts [][]int32
-		if m.ds.Attrs[o.a].Tax.Numeric {
-			parts = m.numericCut(o.a, rows)
-		} else {
-			parts = m.categoricalCut(o.a, int(c.Node[o.a]), rows)
-		}
-		if parts != nil {
-			return parts
-		}
+	return m.order
+}
+
+// cutOn returns the parts of the allowable cut of class c on attribute a,
+// or nil.
+func (m *mondrian) cutOn(a int, rows []int32, c MondrianClass) [][]int32 {
+	if m.ds.Attrs[a].Tax.Numeric {
+		return m.numericCut(a, rows)
 	}
-	return nil
+	return m.categoricalCut(a, int(c.Node[a]), rows)
 }
 
 // numericCut cuts at the allowable value whose left side is closest to half
@@ -311,15 +319,7 @@ func (m *MondrianResult) Publish(ds *Dataset) *table.Table {
 	}
 	for _, c := range m.Classes {
 		for a, at := range ds.Attrs {
-			var label string
-			switch {
-			case at.Tax.Numeric && c.Lo[a] == c.Hi[a]:
-				label = strconv.FormatFloat(c.Lo[a], 'g', -1, 64)
-			case at.Tax.Numeric:
-				label = "[" + strconv.FormatFloat(c.Lo[a], 'g', -1, 64) + "-" + strconv.FormatFloat(c.Hi[a], 'g', -1, 64) + "]"
-			default:
-				label = at.Tax.Nodes[c.Node[a]].Label
-			}
+			label := classLabel(at, c, a)
 			for _, r := range c.Rows {
 				t.Columns[a].Str[r] = label
 			}
