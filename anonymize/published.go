@@ -70,6 +70,26 @@ func Compact(t *table.Table) Published {
 	return p
 }
 
+// CompactCounts is the compact form of rows that each stand for counts[i]
+// records (rows may repeat: their counts add up).
+func CompactCounts(columns []string, rows [][]string, counts []int) Published {
+	total := map[string]int{}
+	first := map[string][]string{}
+	for i, vals := range rows {
+		key := valuesKey(vals)
+		if _, ok := first[key]; !ok {
+			first[key] = vals
+		}
+		total[key] += counts[i]
+	}
+	out := Published{Columns: columns, Rows: make([]Row, 0, len(first))}
+	for key, vals := range first {
+		out.Rows = append(out.Rows, Row{Values: vals, Count: total[key]})
+	}
+	slices.SortFunc(out.Rows, func(a, b Row) int { return slices.Compare(a.Values, b.Values) })
+	return out
+}
+
 // DistinctRows groups n records' rows (row(r) gives record r's values) into
 // distinct rows with counts, sorted by value.
 func DistinctRows(n int, row func(r int) []string) []Row {

@@ -18,6 +18,9 @@ func FuzzDecoders(f *testing.F) {
 		&publishOutput{Table: anonymize.Published{Columns: []string{"a", "class"}, Rows: []anonymize.Row{{Values: []string{"x", "Y"}, Count: 3}}}, NCP: 1.5},
 		&schemaOutput{Columns: []string{"gender"}, TaxDigest: []byte{1, 2}},
 		&alignOutput{Records: 4, ClassDigest: []byte{3}, IDDigest: []byte{4}},
+		&proposeOutput{Proposals: []proposal{{Group: 0, Attr: 0, Width: 0.5}}},
+		&cutOutput{Cuts: []wireCut{{Group: 0, Parts: 2, Width: 1, Part: []byte{0, 1, 0, 1}}}},
+		&labelsOutput{Labels: [][]string{{"x"}}, Classes: [][]classCount{{{Label: "Y", Count: 4}}}, NCPSum: 1},
 	}
 	for _, s := range seeds {
 		b, err := encode(s)
@@ -47,6 +50,14 @@ func FuzzDecoders(f *testing.F) {
 		_, _ = decideAlign(outs, []string{"p", "q"}, &Params{Requirements: []anonymize.Requirement{{QID: []string{"gender"}, K: 1}}})
 		_, _ = decideScore(outs, []string{"p", "q"}, []Attr{{Name: "a", Owner: "p"}, {Name: "b", Owner: "q"}})
 		_, _ = decideSplit(outs, winner{Found: true, Party: "p"})
+		mst := anonymize.NewMondrianState(4)
+		_, _ = decideProposals(outs, []string{"p", "q"}, []Attr{{Name: "a", Owner: "p"}, {Name: "b", Owner: "q"}}, mst)
+		_, _ = decideCuts(outs, cutChoices{Choices: []cutChoice{{Group: 0, Party: "p", Attr: 0}}}, mst)
+		var cd cutDecision
+		if decode(b, &cd) == nil {
+			_, _ = applyCuts(mst, &cd)
+		}
+		_, _ = decideMondrianPublish(outs, []string{"p", "q"}, &Params{Class: "class", Requirements: []anonymize.Requirement{{QID: []string{"a"}, K: 1}}}, []Attr{{Name: "a", Owner: "p"}, {Name: "b", Owner: "q"}}, 4)
 		_, _ = decidePublish(outs, []string{"p", "q"}, &Params{Class: "class", Requirements: []anonymize.Requirement{{QID: []string{"a"}, K: 1}}}, []Attr{{Name: "a", Owner: "p"}}, 3)
 	})
 }

@@ -37,6 +37,8 @@ type testJob struct {
 	l       int
 	taxYAML map[string]string
 	extra   string
+	// algorithm is params.algorithm as the central baseline must run it.
+	algorithm string
 }
 
 // writeJob writes every party's CSV, the taxonomy files (column -> file
@@ -175,6 +177,9 @@ func (j *testJob) central(t testing.TB) (anonymize.Published, float64) {
 	for _, id := range ids {
 		class = append(class, byID[0][id][ci])
 	}
+	if j.algorithm == "mondrian" {
+		return j.centralMondrian(t, joined, attrs, class)
+	}
 	pub, err := anonymize.NewTDSPublic(attrs, j.reqs, class)
 	if err != nil {
 		t.Fatal(err)
@@ -217,6 +222,52 @@ func (j *testJob) central(t testing.TB) (anonymize.Published, float64) {
 	}
 	slices.SortFunc(out.Rows, func(a, b anonymize.Row) int { return slices.Compare(a.Values, b.Values) })
 	return out, ncp
+}
+
+// centralMondrian is the plaintext baseline of algorithm mondrian: strict
+// Mondrian on the joined table (the job's attribute order, public ranges,
+// k the largest k_i, distinct l-diversity of the class), its classes
+// published by label and counted naively.
+func (j *testJob) centralMondrian(t testing.TB, joined *table.Table, attrs []anonymize.TDSAttr, class []string) (anonymize.Published, float64) {
+	t.Helper()
+	names := make([]string, len(attrs))
+	for i, a := range attrs {
+		names[i] = a.Name
+	}
+	ds, err := anonymize.Encode(joined, names, j.tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.UsePublicRanges()
+	k := 0
+	for _, r := range j.reqs {
+		k = max(k, r.K)
+	}
+	var sens *anonymize.Coded
+	if j.l > 1 {
+		if sens, err = (anonymize.SensitiveModel{L: j.l}).Code(class); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := anonymize.MondrianModel(ds, k, sens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := res.Publish(ds)
+	count := map[string]int{}
+	for r := range class {
+		var vals []string
+		for _, c := range pub.Columns {
+			vals = append(vals, c.Str[r])
+		}
+		count[strings.Join(append(vals, class[r]), "\x00")]++
+	}
+	out := anonymize.Published{Columns: append(names, "class")}
+	for _, k := range slices.Sorted(maps.Keys(count)) {
+		out.Rows = append(out.Rows, anonymize.Row{Values: strings.Split(k, "\x00"), Count: count[k]})
+	}
+	slices.SortFunc(out.Rows, func(a, b anonymize.Row) int { return slices.Compare(a.Values, b.Values) })
+	return out, res.NCP
 }
 
 // expand lists the publication's records.

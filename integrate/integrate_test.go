@@ -81,3 +81,31 @@ func TestRandomEqualsCentral(t *testing.T) {
 		t.Logf("seed %d: %v records, %v rounds, ncp %.4f", seed, rep.Result["records"], rep.Result["rounds"], rep.Result["ncp"])
 	}
 }
+
+// algorithm mondrian: the publication equals central Mondrian's on the
+// joined table (the same attribute order, public ranges, k the largest
+// k_i), on Reddy et al.'s table (with and without 2-diversity of the class)
+// and on random tables.
+func TestMondrianEqualsCentral(t *testing.T) {
+	reqs := []anonymize.Requirement{{QID: []string{"gender", "education"}, K: 4}, {QID: []string{"gender", "age"}, K: 4}}
+	for _, l := range []int{0, 2} {
+		extra := "  algorithm: mondrian\n"
+		if l > 0 {
+			extra += "  sensitive: class\n  l: 2\n"
+		}
+		j := seed003Job(t, reqs, extra)
+		j.algorithm, j.l = "mondrian", l
+		rep := checkAgainstCentral(t, j, jobtest.Options{})
+		if rep.Result["algorithm"] != "mondrian" || rep.Result["rounds"].(int) == 0 {
+			t.Errorf("l=%d: algorithm %v, rounds %v", l, rep.Result["algorithm"], rep.Result["rounds"])
+		}
+		t.Logf("l=%d: rounds %v ncp %.4f min_group %v", l, rep.Result["rounds"], rep.Result["ncp"], rep.Result["min_group"])
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 5}, {QID: []string{"nob", "sob"}, K: 8}}
+		j := randomJob(t, seed, 150+int(seed)*40, reqs, "  algorithm: mondrian\n")
+		j.algorithm = "mondrian"
+		rep := checkAgainstCentral(t, j, jobtest.Options{})
+		t.Logf("seed %d: %v records, %v rounds, ncp %.4f", seed, rep.Result["records"], rep.Result["rounds"], rep.Result["ncp"])
+	}
+}

@@ -22,8 +22,10 @@ type Kind struct{}
 const (
 	phaseSchema  = "schema"
 	phaseAlign   = "align"
-	phaseScore   = "score"
-	phaseSplit   = "split"
+	phaseScore   = "score"   // TDS
+	phaseSplit   = "split"   // TDS
+	phasePropose = "propose" // Mondrian
+	phaseCut     = "cut"     // Mondrian
 	phasePublish = "publish"
 )
 
@@ -57,9 +59,9 @@ func (Kind) Validate(spec *job.Spec) error {
 // winner's record partition, committed to the log).
 func (Kind) OutputDisclosure(step job.Step) protocol.Disclosure {
 	switch step.Phase {
-	case phaseScore:
+	case phaseScore, phasePropose:
 		return protocol.DiscloseScore
-	case phaseSplit:
+	case phaseSplit, phaseCut:
 		return protocol.DiscloseSplitSummary
 	}
 	return protocol.DisclosePublicResult
@@ -81,80 +83,44 @@ func failures(step string, outs *job.Outputs, parties []string) error {
 	return fmt.Errorf("integrate: %s: %s", step, strings.Join(msgs, "; "))
 }
 
-// Coordinate drives the job: the schema, the id alignment, TDS rounds
-// (score, then the winner's split) until no party has a valid and beneficial
-// specialisation, and the publication. It depends only on the spec and the
-// committed decisions.
+// Coordinate drives the job: the schema, the id alignment, the rounds of
+// the algorithm (TDS: score, then the winner's split, until no party has a
+// valid and beneficial specialisation; Mondrian: propose, then the owners'
+// cuts, until no group can be cut), and the publication. It depends only on
+// the spec and the committed decisions.
 func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	prm, err := parseParams(c.Spec())
 	if err != nil {
 		return nil, err
 	}
-	parties := c.Spec().PartyNames()
-	step := func(phase string, round int, on []string, args any) (job.Step, error) {
-		var b []byte
-		if args != nil {
-			var err error
-			if b, err = encode(args); err != nil {
-				return job.Step{}, err
-			}
-		}
-		return job.Step{Phase: phase, Round: round, Parties: on, Args: b, TimeoutMS: prm.TimeoutMS}, nil
-	}
-
-	st, err := step(phaseSchema, 0, parties, nil)
-	if err != nil {
-		return nil, err
-	}
-	sd, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (schemaDecision, error) {
-		return decideSchema(outs, parties, prm)
+	co := &coordinator{c: c, prm: prm, parties: c.Spec().PartyNames()}
+	sd, err := run(ctx, co, phaseSchema, 0, co.parties, nil, func(outs *job.Outputs) (schemaDecision, error) {
+		return decideSchema(outs, co.parties, prm)
 	})
 	if err != nil {
 		return nil, err
 	}
-
-	if st, err = step(phaseAlign, 0, parties, nil); err != nil {
-		return nil, err
-	}
-	ad, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (alignDecision, error) {
-		return decideAlign(outs, parties, prm)
+	ad, err := run(ctx, co, phaseAlign, 0, co.parties, nil, func(outs *job.Outputs) (alignDecision, error) {
+		return decideAlign(outs, co.parties, prm)
 	})
 	if err != nil {
 		return nil, err
 	}
-
-	rounds := 0
-	for r := 0; ; r++ {
-		c.Progress(phaseScore, r, 0)
-		if st, err = step(phaseScore, r, parties, nil); err != nil {
-			return nil, err
+	var rounds int
+	var pd publishDecision
+	if prm.Algorithm == algMondrian {
+		if rounds, err = co.mondrianRounds(ctx, sd, ad); err == nil {
+			pd, err = run(ctx, co, phasePublish, 0, co.parties, nil, func(outs *job.Outputs) (publishDecision, error) {
+				return decideMondrianPublish(outs, co.parties, prm, sd.Attrs, ad.Records)
+			})
 		}
-		w, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (winner, error) {
-			return decideScore(outs, parties, sd.Attrs)
-		})
-		if err != nil {
-			return nil, err
+	} else {
+		if rounds, err = co.tdsRounds(ctx, sd); err == nil {
+			pd, err = run(ctx, co, phasePublish, 0, co.parties, nil, func(outs *job.Outputs) (publishDecision, error) {
+				return decidePublish(outs, co.parties, prm, sd.Attrs, ad.Records)
+			})
 		}
-		if !w.Found {
-			break
-		}
-		if st, err = step(phaseSplit, r, []string{w.Party}, &splitArgs{Attr: w.Attr, Node: w.Node}); err != nil {
-			return nil, err
-		}
-		if _, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (Split, error) {
-			return decideSplit(outs, w)
-		}); err != nil {
-			return nil, err
-		}
-		rounds++
 	}
-
-	if st, err = step(phasePublish, 0, parties, nil); err != nil {
-		return nil, err
-	}
-	pd, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (publishDecision, error) {
-		return decidePublish(outs, parties, prm, sd.Attrs, ad.Records)
-	})
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +133,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		}
 	}
 	return job.Result{
+		"algorithm":    prm.Algorithm,
 		"records":      ad.Records,
 		"attributes":   sd.Attrs,
 		"rounds":       rounds,
@@ -175,6 +142,48 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		"requirements": reqs,
 		"published":    pd.Table,
 	}, nil
+}
+
+// coordinator is one run of Coordinate.
+type coordinator struct {
+	c       job.Coordinator
+	prm     *Params
+	parties []string
+}
+
+// run runs one step whose public args are args (nil: none) and returns the
+// committed decision.
+func run[D any](ctx context.Context, co *coordinator, phase string, round int, on []string, args any, decide func(*job.Outputs) (D, error)) (D, error) {
+	var d D
+	var b []byte
+	if args != nil {
+		var err error
+		if b, err = encode(args); err != nil {
+			return d, err
+		}
+	}
+	st := job.Step{Phase: phase, Round: round, Parties: on, Args: b, TimeoutMS: co.prm.TimeoutMS}
+	d, _, err := job.Run(ctx, co.c, st, decide)
+	return d, err
+}
+
+// tdsRounds runs TDS's rounds: every party's best candidate (score), then
+// the winner's split, until no party has a candidate.
+func (co *coordinator) tdsRounds(ctx context.Context, sd schemaDecision) (int, error) {
+	for r := 0; ; r++ {
+		co.c.Progress(phaseScore, r, 0)
+		w, err := run(ctx, co, phaseScore, r, co.parties, nil, func(outs *job.Outputs) (winner, error) {
+			return decideScore(outs, co.parties, sd.Attrs)
+		})
+		if err != nil || !w.Found {
+			return r, err
+		}
+		if _, err := run(ctx, co, phaseSplit, r, []string{w.Party}, &splitArgs{Attr: w.Attr, Node: w.Node}, func(outs *job.Outputs) (Split, error) {
+			return decideSplit(outs, w)
+		}); err != nil {
+			return r, err
+		}
+	}
 }
 
 func decideSchema(outs *job.Outputs, parties []string, prm *Params) (schemaDecision, error) {
@@ -335,19 +344,5 @@ func decidePublish(outs *job.Outputs, parties []string, prm *Params, attrs []Att
 	if math.IsNaN(d.NCP) || d.NCP < 0 || d.NCP > 1 {
 		return d, fmt.Errorf("integrate: %w: ncp %v", protocol.ErrMalformed, d.NCP)
 	}
-	var err error
-	if d.MinGroups, err = d.Table.MinGroups(prm.Requirements); err != nil {
-		return d, err
-	}
-	if prm.L > 1 {
-		if err := d.Table.CheckDistinctL(prm.Requirements, prm.Class, prm.L); err != nil {
-			return d, err
-		}
-	}
-	for i, r := range prm.Requirements {
-		if d.MinGroups[i] < r.K {
-			return d, fmt.Errorf("%w: the publication's smallest class on %s has %d records", anonymize.ErrViolation, r, d.MinGroups[i])
-		}
-	}
-	return d, nil
+	return d, checkPublication(&d, prm)
 }

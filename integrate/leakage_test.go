@@ -41,47 +41,13 @@ func checkLeakage(t *testing.T, mode string) {
 		t.Fatal(err)
 	}
 	pub := published(t, rep)
-	shown := map[string]bool{}
-	for _, r := range pub.Rows {
-		for _, v := range r.Values {
-			shown[v] = true
-		}
-	}
-	var needles []string
-	lonely := 0
-	for _, p := range j.parties {
-		for _, r := range p.rows {
-			if strings.HasPrefix(r[0], "lonely-") {
-				needles = append(needles, r[0])
-				lonely++
-			}
-			for _, v := range r[2:] {
-				if !shown[v] && !slices.Contains(needles, v) {
-					needles = append(needles, v)
-				}
-			}
-		}
-	}
-	if lonely != 9 || len(needles) < 20 {
-		t.Fatalf("test data: %d lonely ids, %d needles", lonely, len(needles))
-	}
-	if len(rep.Sent) == 0 || len(rep.Log) == 0 {
-		t.Fatal("nothing captured")
-	}
+	checkNeedles(t, j, rep, pub)
 	want := map[string]string{"auto": psi.TypeBlinded, "ot": psi.TypeOTBase}[mode]
 	if !slices.ContainsFunc(rep.Sent, func(s jobtest.Sent) bool { return s.Message.Type == want }) {
 		t.Fatalf("psi %s: no %s message was sent", mode, want)
 	}
 	for _, s := range rep.SentOutside(protocol.DisclosePSIBlinded, protocol.DiscloseScore, protocol.DiscloseSplitSummary, protocol.DisclosePublicResult) {
 		t.Errorf("message %s from %s to %s discloses %q", s.Message.Type, s.From, s.To, s.Disclosure)
-	}
-	for _, nd := range needles {
-		for _, s := range rep.SentHolding([]byte(nd)) {
-			t.Errorf("message %s from %s to %s carries %q", s.Message.Type, s.From, s.To, nd)
-		}
-		for _, e := range rep.LogHolding([]byte(nd)) {
-			t.Errorf("log entry %s carries %q", e.Op, nd)
-		}
 	}
 	scores := 0
 	for _, o := range rep.Outputs {
@@ -276,4 +242,151 @@ func publicNCP(t *testing.T, p anonymize.Published, tax map[string]*anonymize.Ta
 		n += row.Count
 	}
 	return total / float64(n*(len(p.Columns)-1))
+}
+
+// checkNeedles checks that no id held by one party and no raw value the
+// publication does not show is in any message or log entry, and that
+// messages disclose only the profile's kinds.
+func checkNeedles(t *testing.T, j *testJob, rep *jobtest.Report, pub anonymize.Published) {
+	t.Helper()
+	shown := map[string]bool{}
+	for _, r := range pub.Rows {
+		for _, v := range r.Values {
+			shown[v] = true
+		}
+	}
+	var needles []string
+	lonely := 0
+	for _, p := range j.parties {
+		for _, r := range p.rows {
+			if strings.HasPrefix(r[0], "lonely-") {
+				needles = append(needles, r[0])
+				lonely++
+			}
+			for _, v := range r[2:] {
+				if !shown[v] && !slices.Contains(needles, v) {
+					needles = append(needles, v)
+				}
+			}
+		}
+	}
+	if lonely != 9 || len(needles) < 20 {
+		t.Fatalf("test data: %d lonely ids, %d needles", lonely, len(needles))
+	}
+	if len(rep.Sent) == 0 || len(rep.Log) == 0 {
+		t.Fatal("nothing captured")
+	}
+	for _, s := range rep.SentOutside(protocol.DisclosePSIBlinded, protocol.DiscloseScore, protocol.DiscloseSplitSummary, protocol.DisclosePublicResult) {
+		t.Errorf("message %s from %s to %s discloses %q", s.Message.Type, s.From, s.To, s.Disclosure)
+	}
+	for _, nd := range needles {
+		for _, s := range rep.SentHolding([]byte(nd)) {
+			t.Errorf("message %s from %s to %s carries %q", s.Message.Type, s.From, s.To, nd)
+		}
+		for _, e := range rep.LogHolding([]byte(nd)) {
+			t.Errorf("log entry %s carries %q", e.Op, nd)
+		}
+	}
+}
+
+// The profile under algorithm mondrian: the same kinds of disclosure;
+// proposals (with their widths) and cuts reach the coordinator only; no
+// width a party proposed is in the log; and the committed cuts, replayed by
+// this test's own code, partition the records into exactly the
+// publication's classes (the same sizes): nothing finer.
+func TestLeakageMondrian(t *testing.T) {
+	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 6}, {QID: []string{"nob", "sob", "web"}, K: 6}}
+	j := randomJob(t, 11, 240, reqs, "  algorithm: mondrian\n")
+	rep, err := j.run(t, jobtest.Options{Leader: "south"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := published(t, rep)
+	checkNeedles(t, j, rep, pub)
+	widths := 0
+	for _, o := range rep.Outputs {
+		if o.Step.Phase != phasePropose {
+			continue
+		}
+		var po proposeOutput
+		if err := decode(o.Output, &po); err != nil {
+			t.Fatal(err)
+		}
+		for _, pr := range po.Proposals {
+			widths++
+			var enc [9]byte
+			enc[0] = 0xcb
+			binary.BigEndian.PutUint64(enc[1:], math.Float64bits(pr.Width))
+			for _, e := range rep.LogHolding(enc[:]) {
+				t.Errorf("log entry %s holds party %s's width %v", e.Op, o.Party, pr.Width)
+			}
+		}
+	}
+	if widths == 0 {
+		t.Fatal("no proposal captured")
+	}
+	for _, s := range rep.Sent {
+		if (s.Disclosure == protocol.DiscloseScore || s.Disclosure == protocol.DiscloseSplitSummary) && s.To != "south" {
+			t.Errorf("%s of %s sent to %s, not the coordinator", s.Disclosure, s.From, s.To)
+		}
+	}
+	// replay the committed cuts
+	var groups [][]int
+	for _, rec := range rep.Records() {
+		switch rec.Step.Phase {
+		case phaseAlign:
+			var d alignDecision
+			if err := decode(rec.Decision, &d); err != nil {
+				t.Fatal(err)
+			}
+			all := make([]int, d.Records)
+			for i := range all {
+				all[i] = i
+			}
+			groups = [][]int{all}
+		case phaseCut:
+			var d cutDecision
+			if err := decode(rec.Decision, &d); err != nil {
+				t.Fatal(err)
+			}
+			byGroup := map[int]wireCut{}
+			for _, c := range d.Cuts {
+				byGroup[c.Group] = c
+			}
+			var next [][]int
+			for g, rows := range groups {
+				c, ok := byGroup[g]
+				if !ok {
+					next = append(next, rows)
+					continue
+				}
+				parts := make([][]int, c.Parts)
+				for i, r := range rows {
+					p := int(c.Part[i])
+					if c.Width == 2 {
+						p = int(c.Part[2*i])<<8 | int(c.Part[2*i+1])
+					}
+					parts[p] = append(parts[p], r)
+				}
+				next = append(next, parts...)
+			}
+			groups = next
+		}
+	}
+	var fromLog, fromPub []int
+	for _, g := range groups {
+		fromLog = append(fromLog, len(g))
+	}
+	classes := map[string]int{}
+	for _, row := range pub.Rows {
+		classes[strings.Join(row.Values[:len(row.Values)-1], "|")] += row.Count
+	}
+	for _, n := range classes {
+		fromPub = append(fromPub, n)
+	}
+	slices.Sort(fromLog)
+	slices.Sort(fromPub)
+	if !slices.Equal(fromLog, fromPub) {
+		t.Errorf("the log's cuts give classes of %v records, the publication %v", fromLog, fromPub)
+	}
 }

@@ -16,6 +16,10 @@ import (
 
 // Params are the job's spec params (DESIGN.md, "Command line and files").
 type Params struct {
+	// Algorithm is tds (the default: top-down specialisation, which chooses
+	// specialisations for classifying the class) or mondrian (n-party
+	// Mondrian: groups cut on the widest attribute, for analysts).
+	Algorithm string `yaml:"algorithm"`
 	// Requirements is the joint anonymity requirement {⟨QID_i, k_i⟩}.
 	Requirements []anonymize.Requirement `yaml:"requirements"`
 	// ID is the record id column every party's table has (default "id").
@@ -43,14 +47,23 @@ type Params struct {
 	psiMode psi.Mode
 }
 
+// The algorithms (params.algorithm).
+const (
+	algTDS      = "tds"
+	algMondrian = "mondrian"
+)
+
 // maxTimeout bounds params.timeout_ms: a day.
 const maxTimeout = 24 * time.Hour
 
 // parseParams decodes and checks the params against the spec.
 func parseParams(spec *job.Spec) (*Params, error) {
-	p := &Params{ID: "id", Class: "class", PSI: "auto"}
+	p := &Params{Algorithm: algTDS, ID: "id", Class: "class", PSI: "auto"}
 	if err := spec.DecodeParams(p); err != nil {
 		return nil, err
+	}
+	if p.Algorithm != algTDS && p.Algorithm != algMondrian {
+		return nil, spec.Errorf("params.algorithm", "must be tds or mondrian, not %q", p.Algorithm)
 	}
 	mode, err := psi.ParseMode(p.PSI)
 	if err != nil {
