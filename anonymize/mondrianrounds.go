@@ -31,7 +31,10 @@ import (
 type MondrianState struct {
 	Groups [][]int32
 	Open   []bool
-	Round  int
+	// Excluded lists, per group, the attributes whose cut a sensitive
+	// column's owner refused (ApplyChecked); they are not proposed again.
+	Excluded [][]int
+	Round    int
 }
 
 // NewMondrianState starts with every record in one open group.
@@ -40,7 +43,7 @@ func NewMondrianState(n int) *MondrianState {
 	for i := range all {
 		all[i] = int32(i)
 	}
-	return &MondrianState{Groups: [][]int32{all}, Open: []bool{true}}
+	return &MondrianState{Groups: [][]int32{all}, Open: []bool{true}, Excluded: [][]int{nil}}
 }
 
 // MondrianParty is one party's private state: its own attributes as a
@@ -76,6 +79,9 @@ func (p *MondrianParty) Propose(st *MondrianState) []Proposal {
 		for _, o := range m.byWidth(c) {
 			if o.w == 0 {
 				break
+			}
+			if slices.Contains(st.Excluded[g], p.Global[o.a]) {
+				continue
 			}
 			if m.cutOn(o.a, rows, c) != nil {
 				out = append(out, Proposal{Group: g, Attr: p.Global[o.a], Width: o.w})
@@ -178,6 +184,18 @@ func (p *MondrianParty) Cut(st *MondrianState, choices []CutChoice) ([]Cut, erro
 // must give every part at least one record (the owner checked k: the
 // coordinator cannot, it sees no values).
 func (st *MondrianState) Apply(cuts []Cut) (*MondrianState, error) {
+	return st.ApplyChecked(cuts, nil, nil)
+}
+
+// ApplyChecked is Apply when a sensitive column's owner checked the cuts:
+// a cut with accepted[i] false is not made, its group stays open and its
+// attribute (attrs[i]) is excluded for the group from then on. accepted nil
+// accepts every cut.
+func (st *MondrianState) ApplyChecked(cuts []Cut, attrs []int, accepted []bool) (*MondrianState, error) {
+	if accepted != nil && (len(accepted) != len(cuts) || len(attrs) != len(cuts)) {
+		return nil, fmt.Errorf("%w: %d cuts, %d attributes, %d answers", ErrRequirement, len(cuts), len(attrs), len(accepted))
+	}
+	refused := map[int]int{} // group -> attribute
 	byGroup := map[int]Cut{}
 	for _, c := range cuts {
 		if c.Group < 0 || c.Group >= len(st.Groups) || !st.Open[c.Group] || len(c.Part) != len(st.Groups[c.Group]) || c.Parts < 2 {
@@ -188,11 +206,22 @@ func (st *MondrianState) Apply(cuts []Cut) (*MondrianState, error) {
 		}
 		byGroup[c.Group] = c
 	}
+	for i, c := range cuts {
+		if accepted != nil && !accepted[i] {
+			delete(byGroup, c.Group)
+			refused[c.Group] = attrs[i]
+		}
+	}
 	next := &MondrianState{Round: st.Round + 1}
 	for g, rows := range st.Groups {
 		c, ok := byGroup[g]
 		if !ok {
-			next.Groups, next.Open = append(next.Groups, rows), append(next.Open, false)
+			a, retry := refused[g]
+			ex := st.Excluded[g]
+			if retry {
+				ex = append(slices.Clone(ex), a)
+			}
+			next.Groups, next.Open, next.Excluded = append(next.Groups, rows), append(next.Open, retry), append(next.Excluded, ex)
 			continue
 		}
 		parts := make([][]int32, c.Parts)
@@ -206,7 +235,7 @@ func (st *MondrianState) Apply(cuts []Cut) (*MondrianState, error) {
 			if len(part) == 0 {
 				return nil, fmt.Errorf("%w: cut of group %d leaves a part empty", ErrRequirement, g)
 			}
-			next.Groups, next.Open = append(next.Groups, part), append(next.Open, true)
+			next.Groups, next.Open, next.Excluded = append(next.Groups, part), append(next.Open, true), append(next.Excluded, nil)
 		}
 	}
 	return next, nil
@@ -245,8 +274,9 @@ func classLabel(at *Attr, c MondrianClass, a int) string {
 
 // RunMondrianRounds runs the rounds in process (every party's Propose,
 // ChooseCuts, the owners' Cut, Apply) until no group is open: what the
-// integrate job does over the network, minus the network.
-func RunMondrianRounds(parties []*MondrianParty, n int) (*MondrianState, error) {
+// integrate job does over the network, minus the network. check, when not
+// nil, is a sensitive column owner's answer for each cut (DiverseParts).
+func RunMondrianRounds(parties []*MondrianParty, n int, check func(*MondrianState, Cut) bool) (*MondrianState, error) {
 	st := NewMondrianState(n)
 	for !st.Done() {
 		var shares []PartyProposals
@@ -265,9 +295,44 @@ func RunMondrianRounds(parties []*MondrianParty, n int) (*MondrianState, error) 
 			}
 			cuts = append(cuts, c...)
 		}
-		if st, err = st.Apply(cuts); err != nil {
+		var attrs []int
+		var ok []bool
+		if check != nil {
+			for _, c := range cuts {
+				ok = append(ok, check(st, c))
+				i := slices.IndexFunc(choices, func(ch CutChoice) bool { return ch.Group == c.Group })
+				attrs = append(attrs, choices[i].Attr)
+			}
+		}
+		if st, err = st.ApplyChecked(cuts, attrs, ok); err != nil {
 			return nil, err
 		}
 	}
 	return st, nil
+}
+
+// DiverseParts is a sensitive column owner's check of one cut: whether
+// every part of the group, as the cut would make it, satisfies the model
+// (sens codes the owner's column over the aligned records). It is the one
+// bit the owner answers.
+func DiverseParts(st *MondrianState, c Cut, sens *Coded) bool {
+	if c.Group < 0 || c.Group >= len(st.Groups) || len(c.Part) != len(st.Groups[c.Group]) {
+		return false
+	}
+	hs := make([]*Hist, c.Parts)
+	for i := range hs {
+		hs[i] = sens.NewHist()
+	}
+	for i, r := range st.Groups[c.Group] {
+		if int(c.Part[i]) >= c.Parts {
+			return false
+		}
+		sens.Add(hs[c.Part[i]], r)
+	}
+	for _, h := range hs {
+		if !sens.OK(h) {
+			return false
+		}
+	}
+	return true
 }

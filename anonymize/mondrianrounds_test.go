@@ -81,7 +81,7 @@ func TestMondrianRoundsEqualCentral(t *testing.T) {
 					}
 				}
 				parties := partyDatasets(t, c.tab, c.tax, c.split, k, sens)
-				st, err := RunMondrianRounds(parties, c.tab.NumRows())
+				st, err := RunMondrianRounds(parties, c.tab.NumRows(), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -132,5 +132,60 @@ func TestMondrianRoundsRefuseForgeries(t *testing.T) {
 	}
 	if _, err := ChooseCuts(next, []PartyProposals{{Party: "p", Proposals: []Proposal{{Group: 5, Attr: 0, Width: 0.5}}}}); err == nil {
 		t.Error("a proposal for a group that does not exist was chosen")
+	}
+}
+
+// A sensitive column held by a party that holds no quasi-identifier: the
+// attribute owners cut for k only, the column's owner answers one bit per
+// cut (DiverseParts), refused cuts are not made and their attribute is not
+// proposed for that group again. Every class ends l-diverse (checked
+// naively), and the rounds still cut.
+func TestMondrianRoundsPrivateSensitive(t *testing.T) {
+	attrs, cols, _ := synthetic(t, 400, 9)
+	syn := &table.Table{Name: "syn"}
+	tax := map[string]*Taxonomy{}
+	for _, a := range attrs {
+		syn.Columns = append(syn.Columns, &table.Column{Name: a.Name, Kind: table.Categorical, Str: cols[a.Name]})
+		tax[a.Name] = a.Tax
+	}
+	// the sensitive values follow a0, so cuts on a0 tend to be refused
+	a0, _ := syn.Column("a0")
+	sensCol := make([]string, 400)
+	for r := range sensCol {
+		sensCol[r] = string(rune('A' + (int(a0.Str[r][len(a0.Str[r])-1])+r%2)%3))
+	}
+	for _, l := range []int{2, 3} {
+		sens, err := (SensitiveModel{L: l}).Code(sensCol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parties := partyDatasets(t, syn, tax, [][]string{{"a0", "a1"}, {"a2", "a3"}, {"a4", "a5"}}, 4, nil)
+		refused := 0
+		st, err := RunMondrianRounds(parties, 400, func(st *MondrianState, c Cut) bool {
+			ok := DiverseParts(st, c, sens)
+			if !ok {
+				refused++
+			}
+			return ok
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Groups) < 4 {
+			t.Errorf("l=%d: %d classes", l, len(st.Groups))
+		}
+		for _, g := range st.Groups {
+			distinct := map[string]bool{}
+			for _, r := range g {
+				distinct[sensCol[r]] = true
+			}
+			if len(g) < 4 || len(distinct) < l {
+				t.Errorf("l=%d: class of %d records with %d distinct values", l, len(g), len(distinct))
+			}
+		}
+		if l == 3 && refused == 0 {
+			t.Errorf("l=%d: no cut was refused: the test exercises nothing", l)
+		}
+		t.Logf("l=%d: %d classes, %d cuts refused", l, len(st.Groups), refused)
 	}
 }
