@@ -20,6 +20,7 @@ func FuzzDecoders(f *testing.F) {
 		&alignOutput{Records: 4, ClassDigest: []byte{3}, IDDigest: []byte{4}},
 		&proposeOutput{Proposals: []proposal{{Group: 0, Attr: 0, Width: 0.5}}},
 		&cutOutput{Cuts: []wireCut{{Group: 0, Parts: 2, Width: 1, Part: []byte{0, 1, 0, 1}}}},
+		&checkOutput{OK: []bool{true, false}},
 		&labelsOutput{Labels: [][]string{{"x"}}, Classes: [][]classCount{{{Label: "Y", Count: 4}}}, NCPSum: 1},
 	}
 	for _, s := range seeds {
@@ -55,9 +56,15 @@ func FuzzDecoders(f *testing.F) {
 		_, _ = decideCuts(outs, cutChoices{Choices: []cutChoice{{Group: 0, Party: "p", Attr: 0}}}, mst)
 		var cd cutDecision
 		if decode(b, &cd) == nil {
-			_, _ = applyCuts(mst, &cd)
+			_, _ = applyCuts(mst, &cd, nil)
 		}
-		_, _ = decideMondrianPublish(outs, []string{"p", "q"}, &Params{Class: "class", Requirements: []anonymize.Requirement{{QID: []string{"a"}, K: 1}}}, []Attr{{Name: "a", Owner: "p"}, {Name: "b", Owner: "q"}}, 4)
+		_, _ = decideMondrianPublish(outs, []string{"p", "q"}, &Params{Class: "class", Requirements: []anonymize.Requirement{{QID: []string{"a"}, K: 1}}}, schemaDecision{Attrs: []Attr{{Name: "a", Owner: "p"}, {Name: "b", Owner: "q"}}}, 4)
+		_, _ = decideCheck(outs, "p", 1)
+		var chk checkDecision
+		if decode(b, &chk) == nil {
+			var cd cutDecision
+			_, _ = applyCuts(mst, &cd, &chk)
+		}
 		_, _ = decidePublish(outs, []string{"p", "q"}, &Params{Class: "class", Requirements: []anonymize.Requirement{{QID: []string{"a"}, K: 1}}}, []Attr{{Name: "a", Owner: "p"}}, 3)
 	})
 }

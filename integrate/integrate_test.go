@@ -1,11 +1,15 @@
 package integrate
 
 import (
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/protocol"
 )
 
 // sameTable fails the test when two publications differ.
@@ -108,4 +112,79 @@ func TestMondrianEqualsCentral(t *testing.T) {
 		rep := checkAgainstCentral(t, j, jobtest.Options{})
 		t.Logf("seed %d: %v records, %v rounds, ncp %.4f", seed, rep.Result["records"], rep.Result["rounds"], rep.Result["ncp"])
 	}
+}
+
+// A sensitive column one party holds (west's disease, not a quasi-
+// identifier, not the class) with algorithm mondrian and l = 3: the
+// attribute owners cut for k, west answers one bit per cut from home, and
+// the publication (disease published as it is) is 3-diverse on disease in
+// every class of every requirement, checked naively; some cuts were refused;
+// messages keep to the profile (west's answers are class summaries, to the
+// coordinator only) and no raw value the publication does not show leaves.
+func TestMondrianPrivateSensitive(t *testing.T) {
+	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 4}, {QID: []string{"nob", "sob"}, K: 4}}
+	j := randomJob(t, 5, 260, reqs, "  algorithm: mondrian\n  sensitive: disease\n  l: 3\n")
+	west := &j.parties[2]
+	west.cols = append(west.cols, "disease")
+	for i, r := range west.rows {
+		west.rows[i] = append(r, fmt.Sprintf("disease-%d", (len(r[2])+i)%4))
+	}
+	j = rewrite(t, j)
+	rep, err := j.run(t, jobtest.Options{Leader: "south"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := published(t, rep)
+	if n := len(pub.Columns); n < 2 || pub.Columns[n-2] != "class" || pub.Columns[n-1] != "disease" {
+		t.Fatalf("columns %v", pub.Columns)
+	}
+	for _, r := range reqs {
+		diseases := map[string]map[string]bool{}
+		size := map[string]int{}
+		for _, row := range pub.Rows {
+			var key []string
+			for _, q := range r.QID {
+				key = append(key, row.Values[slices.Index(pub.Columns, q)])
+			}
+			k := strings.Join(key, "|")
+			if diseases[k] == nil {
+				diseases[k] = map[string]bool{}
+			}
+			diseases[k][row.Values[len(row.Values)-1]] = true
+			size[k] += row.Count
+		}
+		for k, ds := range diseases {
+			if len(ds) < 3 || size[k] < r.K {
+				t.Errorf("%s: class %s has %d records, %d diseases", r, k, size[k], len(ds))
+			}
+		}
+	}
+	refused, answered := 0, 0
+	for _, rec := range rep.Records() {
+		if rec.Step.Phase == phaseCheck {
+			var d checkDecision
+			if err := decode(rec.Decision, &d); err != nil {
+				t.Fatal(err)
+			}
+			for _, ok := range d.OK {
+				answered++
+				if !ok {
+					refused++
+				}
+			}
+		}
+	}
+	if refused == 0 || answered == refused {
+		t.Errorf("%d of %d cuts refused: the test exercises nothing", refused, answered)
+	}
+	for _, s := range rep.SentOutside(protocol.DisclosePSIBlinded, protocol.DiscloseScore, protocol.DiscloseSplitSummary, protocol.DiscloseClassSummary, protocol.DisclosePublicResult) {
+		t.Errorf("message %s from %s discloses %q", s.Message.Type, s.From, s.Disclosure)
+	}
+	for _, s := range rep.Sent {
+		if s.Disclosure == protocol.DiscloseClassSummary && (s.From != "west" || s.To != "south") {
+			t.Errorf("check answer from %s to %s", s.From, s.To)
+		}
+	}
+	checkNeedles(t, j, rep, pub, protocol.DiscloseClassSummary)
+	t.Logf("%v rounds, %d of %d cuts refused, ncp %.4f", rep.Result["rounds"], refused, answered, rep.Result["ncp"])
 }

@@ -26,6 +26,7 @@ const (
 	phaseSplit   = "split"   // TDS
 	phasePropose = "propose" // Mondrian
 	phaseCut     = "cut"     // Mondrian
+	phaseCheck   = "check"   // Mondrian with a sensitive column one party holds
 	phasePublish = "publish"
 )
 
@@ -37,6 +38,9 @@ const psiEdge = "integrate/id"
 type schemaOutput struct {
 	Columns   []string `msgpack:"columns"`
 	TaxDigest []byte   `msgpack:"tax_digest"`
+	// HoldsSensitive: the party's table has the sensitive column (when it
+	// is not the shared class).
+	HoldsSensitive bool `msgpack:"holds_sensitive"`
 }
 
 // schemaDecision is committed after the schema step: the attributes in
@@ -45,6 +49,9 @@ type schemaOutput struct {
 // order).
 type schemaDecision struct {
 	Attrs []Attr `msgpack:"attrs"`
+	// SensitiveOwner is the party that holds the sensitive column when it
+	// is not the shared class ("" otherwise).
+	SensitiveOwner string `msgpack:"sensitive_owner"`
 }
 
 // Validate checks the params and the taxonomies' paths.
@@ -63,6 +70,8 @@ func (Kind) OutputDisclosure(step job.Step) protocol.Disclosure {
 		return protocol.DiscloseScore
 	case phaseSplit, phaseCut:
 		return protocol.DiscloseSplitSummary
+	case phaseCheck:
+		return protocol.DiscloseClassSummary
 	}
 	return protocol.DisclosePublicResult
 }
@@ -111,7 +120,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	if prm.Algorithm == algMondrian {
 		if rounds, err = co.mondrianRounds(ctx, sd, ad); err == nil {
 			pd, err = run(ctx, co, phasePublish, 0, co.parties, nil, func(outs *job.Outputs) (publishDecision, error) {
-				return decideMondrianPublish(outs, co.parties, prm, sd.Attrs, ad.Records)
+				return decideMondrianPublish(outs, co.parties, prm, sd, ad.Records)
 			})
 		}
 	} else {
@@ -204,6 +213,12 @@ func decideSchema(outs *job.Outputs, parties []string, prm *Params) (schemaDecis
 		} else if !bytes.Equal(digest, o.TaxDigest) {
 			return d, fmt.Errorf("integrate: parties %s and %s loaded different taxonomies (every party must use the same files)", first, p)
 		}
+		if o.HoldsSensitive {
+			if !prm.private() || d.SensitiveOwner != "" {
+				return d, fmt.Errorf("integrate: the sensitive column %q is held by more than one party, or is not asked for", prm.Sensitive)
+			}
+			d.SensitiveOwner = p
+		}
 		for _, col := range o.Columns {
 			if q, ok := owner[col]; ok {
 				return d, fmt.Errorf("integrate: column %q is held by parties %s and %s: each published column belongs to one party", col, q, p)
@@ -218,6 +233,9 @@ func decideSchema(outs *job.Outputs, parties []string, prm *Params) (schemaDecis
 				return d, fmt.Errorf("%w: requirements[%d]: unknown QID column %q: no party's table has it", anonymize.ErrRequirement, i, q)
 			}
 		}
+	}
+	if prm.private() && d.SensitiveOwner == "" {
+		return d, fmt.Errorf("%w: no party's table has the sensitive column %q (params.sensitive)", anonymize.ErrRequirement, prm.Sensitive)
 	}
 	return d, nil
 }

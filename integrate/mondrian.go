@@ -1,6 +1,7 @@
 package integrate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -10,7 +11,6 @@ import (
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
-	"github.com/cohortdm/cohort/table"
 )
 
 // n-party Mondrian (params.algorithm: mondrian) on the job framework: the
@@ -57,6 +57,7 @@ type cutOutput struct {
 // publication.
 type wireCut struct {
 	Group int    `msgpack:"group"`
+	Attr  int    `msgpack:"attr"`
 	Parts int    `msgpack:"parts"`
 	Width int    `msgpack:"width"`
 	Part  []byte `msgpack:"part"`
@@ -80,12 +81,13 @@ type labelsOutput struct {
 }
 
 type classCount struct {
-	Label string `msgpack:"label"`
-	Count int    `msgpack:"count"`
+	Label     string `msgpack:"label"`
+	Sensitive string `msgpack:"sensitive"` // the sensitive value, from its owner only
+	Count     int    `msgpack:"count"`
 }
 
-func toWireCut(c anonymize.Cut) wireCut {
-	w := wireCut{Group: c.Group, Parts: c.Parts, Width: 1}
+func toWireCut(c anonymize.Cut, attr int) wireCut {
+	w := wireCut{Group: c.Group, Attr: attr, Parts: c.Parts, Width: 1}
 	if c.Parts > 256 {
 		w.Width = 2
 	}
@@ -114,17 +116,42 @@ func (w wireCut) cut() (anonymize.Cut, error) {
 	return c, nil
 }
 
-// applyCuts applies a committed cut decision to the state.
-func applyCuts(st *anonymize.MondrianState, d *cutDecision) (*anonymize.MondrianState, error) {
+// checkOutput is the sensitive column owner's answer to a round's cuts:
+// one bit per cut, in the cut decision's order (every part of the cut
+// group satisfies the model).
+type checkOutput struct {
+	OK []bool `msgpack:"ok"`
+}
+
+// checkDecision is committed after a check step: the owner's bits.
+type checkDecision struct {
+	OK []bool `msgpack:"ok"`
+}
+
+// applyCuts applies a committed cut decision (and the owner's committed
+// answers, when a party holds the sensitive column; nil otherwise).
+func applyCuts(st *anonymize.MondrianState, d *cutDecision, ch *checkDecision) (*anonymize.MondrianState, error) {
+	cuts, attrs, err := d.cuts()
+	if err != nil {
+		return nil, err
+	}
+	if ch == nil {
+		return st.Apply(cuts)
+	}
+	return st.ApplyChecked(cuts, attrs, ch.OK)
+}
+
+func (d *cutDecision) cuts() ([]anonymize.Cut, []int, error) {
 	cuts := make([]anonymize.Cut, 0, len(d.Cuts))
+	attrs := make([]int, 0, len(d.Cuts))
 	for _, w := range d.Cuts {
 		c, err := w.cut()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		cuts = append(cuts, c)
+		cuts, attrs = append(cuts, c), append(attrs, w.Attr)
 	}
-	return st.Apply(cuts)
+	return cuts, attrs, nil
 }
 
 // mondrianRounds runs the rounds: every party proposes; the coordinator
@@ -153,7 +180,17 @@ func (co *coordinator) mondrianRounds(ctx context.Context, sd schemaDecision, ad
 		if err != nil {
 			return r, err
 		}
-		if st, err = applyCuts(st, &cd); err != nil {
+		var chk *checkDecision
+		if owner := sd.SensitiveOwner; owner != "" {
+			d, err := run(ctx, co, phaseCheck, r, []string{owner}, nil, func(outs *job.Outputs) (checkDecision, error) {
+				return decideCheck(outs, owner, len(cd.Cuts))
+			})
+			if err != nil {
+				return r, err
+			}
+			chk = &d
+		}
+		if st, err = applyCuts(st, &cd, chk); err != nil {
 			return r, err
 		}
 	}
@@ -192,9 +229,10 @@ func decideProposals(outs *job.Outputs, parties []string, attrs []Attr, st *anon
 func decideCuts(outs *job.Outputs, ch cutChoices, st *anonymize.MondrianState) (cutDecision, error) {
 	var d cutDecision
 	want := map[int]string{}
+	attr := map[int]int{}
 	var cutters []string
 	for _, c := range ch.Choices {
-		want[c.Group] = c.Party
+		want[c.Group], attr[c.Group] = c.Party, c.Attr
 		if !slices.Contains(cutters, c.Party) {
 			cutters = append(cutters, c.Party)
 		}
@@ -209,8 +247,8 @@ func decideCuts(outs *job.Outputs, ch cutChoices, st *anonymize.MondrianState) (
 			return d, fmt.Errorf("integrate: cuts from party %s: %w", p, err)
 		}
 		for _, w := range o.Cuts {
-			if want[w.Group] != p {
-				return d, fmt.Errorf("integrate: party %s cut group %d, which it was not chosen for", p, w.Group)
+			if want[w.Group] != p || attr[w.Group] != w.Attr {
+				return d, fmt.Errorf("integrate: party %s cut group %d on attribute %d, which it was not chosen for", p, w.Group, w.Attr)
 			}
 			delete(want, w.Group)
 			d.Cuts = append(d.Cuts, w)
@@ -220,19 +258,35 @@ func decideCuts(outs *job.Outputs, ch cutChoices, st *anonymize.MondrianState) (
 		return d, fmt.Errorf("integrate: %d chosen groups were not cut", len(want))
 	}
 	slices.SortFunc(d.Cuts, func(a, b wireCut) int { return a.Group - b.Group })
-	if _, err := applyCuts(st, &d); err != nil { // the form, before it is committed
+	if _, err := applyCuts(st, &d, nil); err != nil { // the form, before it is committed
 		return d, fmt.Errorf("integrate: %w", err)
 	}
 	return d, nil
 }
 
-func decideMondrianPublish(outs *job.Outputs, parties []string, prm *Params, attrs []Attr, records int) (publishDecision, error) {
+func decideCheck(outs *job.Outputs, owner string, cuts int) (checkDecision, error) {
+	var d checkDecision
+	if err := failures(phaseCheck, outs, []string{owner}); err != nil {
+		return d, err
+	}
+	var o checkOutput
+	if err := decode(outs.Results[owner], &o); err != nil {
+		return d, fmt.Errorf("integrate: check from party %s: %w", owner, err)
+	}
+	if len(o.OK) != cuts {
+		return d, fmt.Errorf("integrate: check from party %s: %w: %d answers for %d cuts", owner, protocol.ErrMalformed, len(o.OK), cuts)
+	}
+	return checkDecision(o), nil
+}
+
+func decideMondrianPublish(outs *job.Outputs, parties []string, prm *Params, sd schemaDecision, records int) (publishDecision, error) {
 	var d publishDecision
 	if err := failures(phasePublish, outs, parties); err != nil {
 		return d, err
 	}
 	labels := map[string][][]string{}
-	var classes [][]classCount
+	var classes [][]classCount // the owner's of the sensitive column, else the first party's
+	var totals [][]classCount
 	var first string
 	sum := 0.0
 	for _, p := range parties {
@@ -240,18 +294,22 @@ func decideMondrianPublish(outs *job.Outputs, parties []string, prm *Params, att
 		if err := decode(outs.Results[p], &o); err != nil {
 			return d, fmt.Errorf("integrate: publication from party %s: %w", p, err)
 		}
-		if classes == nil {
-			classes, first = o.Classes, p
-		} else if !slices.EqualFunc(classes, o.Classes, slices.Equal) {
+		if len(o.Labels) != len(o.Classes) || math.IsNaN(o.NCPSum) || o.NCPSum < 0 {
+			return d, fmt.Errorf("integrate: publication from party %s: %w: %d groups' labels, %d groups' classes", p, protocol.ErrMalformed, len(o.Labels), len(o.Classes))
+		}
+		t := classTotals(o.Classes)
+		if totals == nil {
+			totals, first = t, p
+		} else if !slices.EqualFunc(totals, t, slices.Equal) {
 			return d, fmt.Errorf("integrate: parties %s and %s count the class differently", first, p)
 		}
-		if len(o.Labels) != len(classes) || math.IsNaN(o.NCPSum) || o.NCPSum < 0 {
-			return d, fmt.Errorf("integrate: publication from party %s: %w: %d groups' labels for %d", p, protocol.ErrMalformed, len(o.Labels), len(classes))
+		if classes == nil || p == sd.SensitiveOwner {
+			classes = o.Classes
 		}
 		labels[p] = o.Labels
 		sum += o.NCPSum
 	}
-	tab, err := assemble(labels, classes, attrs, prm.Class)
+	tab, err := assemble(labels, classes, sd.Attrs, prm)
 	if err != nil {
 		return d, err
 	}
@@ -259,22 +317,41 @@ func decideMondrianPublish(outs *job.Outputs, parties []string, prm *Params, att
 	if n := d.Table.Records(); n != records {
 		return d, fmt.Errorf("integrate: the publication holds %d records, the alignment %d", n, records)
 	}
-	if d.NCP = sum / float64(records*max(len(attrs), 1)); d.NCP > 1+1e-9 {
+	if d.NCP = sum / float64(records*max(len(sd.Attrs), 1)); d.NCP > 1+1e-9 {
 		return d, fmt.Errorf("integrate: %w: ncp %v", protocol.ErrMalformed, d.NCP)
 	}
 	return d, checkPublication(&d, prm)
 }
 
+// classTotals is the class counts per group without the sensitive values.
+func classTotals(classes [][]classCount) [][]classCount {
+	out := make([][]classCount, len(classes))
+	for g, cc := range classes {
+		count := map[string]int{}
+		for _, c := range cc {
+			count[c.Label] += c.Count
+		}
+		for _, l := range slices.Sorted(maps.Keys(count)) {
+			out[g] = append(out[g], classCount{Label: l, Count: count[l]})
+		}
+	}
+	return out
+}
+
 // assemble builds the publication from every party's labels of its own
-// attributes and the class counts, group by group.
-func assemble(labels map[string][][]string, classes [][]classCount, attrs []Attr, classCol string) (anonymize.Published, error) {
-	cols := make([]string, 0, len(attrs)+1)
+// attributes and the class (and private sensitive) counts, group by group.
+func assemble(labels map[string][][]string, classes [][]classCount, attrs []Attr, prm *Params) (anonymize.Published, error) {
+	cols := make([]string, 0, len(attrs)+2)
 	ownIdx := make([]int, len(attrs)) // attribute's position among its owner's
 	seen := map[string]int{}
 	for a, at := range attrs {
 		cols = append(cols, at.Name)
 		ownIdx[a] = seen[at.Owner]
 		seen[at.Owner]++
+	}
+	cols = append(cols, prm.Class)
+	if prm.private() {
+		cols = append(cols, prm.Sensitive)
 	}
 	var rows [][]string
 	var counts []int
@@ -291,10 +368,14 @@ func assemble(labels map[string][][]string, classes [][]classCount, attrs []Attr
 			if c.Count < 1 {
 				return anonymize.Published{}, fmt.Errorf("integrate: %w: class count %d", protocol.ErrMalformed, c.Count)
 			}
-			rows, counts = append(rows, append(slices.Clone(vals), c.Label)), append(counts, c.Count)
+			row := append(slices.Clone(vals), c.Label)
+			if prm.private() {
+				row = append(row, c.Sensitive)
+			}
+			rows, counts = append(rows, row), append(counts, c.Count)
 		}
 	}
-	return anonymize.CompactCounts(append(cols, classCol), rows, counts), nil
+	return anonymize.CompactCounts(cols, rows, counts), nil
 }
 
 // checkPublication computes min_group per requirement and checks k and l
@@ -305,7 +386,7 @@ func checkPublication(d *publishDecision, prm *Params) error {
 		return err
 	}
 	if prm.L > 1 {
-		if err := d.Table.CheckDistinctL(prm.Requirements, prm.Class, prm.L); err != nil {
+		if err := d.Table.CheckDistinctL(prm.Requirements, cmp.Or(prm.Sensitive, prm.Class), prm.L); err != nil {
 			return err
 		}
 	}
@@ -315,122 +396,4 @@ func checkPublication(d *publishDecision, prm *Params) error {
 		}
 	}
 	return nil
-}
-
-// mondrianState is what a party's session rebuilds for Mondrian: its own
-// columns as a dataset with public ranges, and the public partition after
-// every committed cut decision.
-type mondrianState struct {
-	party   *anonymize.MondrianParty
-	st      *anonymize.MondrianState
-	class   []string
-	applied int
-}
-
-func newMondrianState(self string, a *aligned, records int, attrs []Attr, prm *Params, tax map[string]*anonymize.Taxonomy) (*mondrianState, error) {
-	if len(a.class) != records {
-		return nil, fmt.Errorf("integrate: party %s holds %d aligned records, the job %d", self, len(a.class), records)
-	}
-	p := &anonymize.MondrianParty{Name: self}
-	t := &table.Table{Name: "aligned"}
-	var names []string
-	for i, at := range attrs {
-		if at.Owner == self {
-			names = append(names, at.Name)
-			p.Global = append(p.Global, i)
-			t.Columns = append(t.Columns, &table.Column{Name: at.Name, Kind: table.Categorical, Str: a.cols[at.Name]})
-		}
-	}
-	var err error
-	if p.Own, err = anonymize.Encode(t, names, tax); err != nil {
-		return nil, err
-	}
-	p.Own.UsePublicRanges()
-	for _, r := range prm.Requirements {
-		p.K = max(p.K, r.K)
-	}
-	if prm.L > 1 {
-		if p.Sens, err = (anonymize.SensitiveModel{L: prm.L}).Code(a.class); err != nil {
-			return nil, err
-		}
-	}
-	return &mondrianState{party: p, st: anonymize.NewMondrianState(records), class: a.class}, nil
-}
-
-// mondrianCatchUp brings the Mondrian state up to the log.
-func (s *session) mondrianCatchUp(ctx context.Context) (*mondrianState, error) {
-	l, err := s.readLog(phaseCut)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.alignedRows(ctx); err != nil {
-		return nil, err
-	}
-	if s.ms == nil {
-		if s.ms, err = newMondrianState(s.p.Self(), s.al, l.ad.Records, l.sd.Attrs, s.prm, s.tax); err != nil {
-			return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
-		}
-	}
-	if len(l.decisions) < s.ms.applied {
-		return nil, fmt.Errorf("integrate: party %s applied %d cut rounds, the log holds %d", s.p.Self(), s.ms.applied, len(l.decisions))
-	}
-	for _, b := range l.decisions[s.ms.applied:] {
-		var d cutDecision
-		if err := decode(b, &d); err != nil {
-			return nil, err
-		}
-		if s.ms.st, err = applyCuts(s.ms.st, &d); err != nil {
-			return nil, fmt.Errorf("party %s: committed cuts %d: %w", s.p.Self(), s.ms.applied, err)
-		}
-		s.ms.applied++
-	}
-	return s.ms, nil
-}
-
-// mondrianStep runs a party's Mondrian steps.
-func (s *session) mondrianStep(ctx context.Context, step job.Step) ([]byte, error) {
-	ms, err := s.mondrianCatchUp(ctx)
-	if err != nil {
-		return nil, err
-	}
-	switch step.Phase {
-	case phasePropose:
-		var o proposeOutput
-		for _, pr := range ms.party.Propose(ms.st) {
-			o.Proposals = append(o.Proposals, proposal(pr))
-		}
-		return encode(&o)
-	case phaseCut:
-		var ch cutChoices
-		if err := decode(step.Args, &ch); err != nil {
-			return nil, err
-		}
-		choices := make([]anonymize.CutChoice, len(ch.Choices))
-		for i, c := range ch.Choices {
-			choices[i] = anonymize.CutChoice(c)
-		}
-		cuts, err := ms.party.Cut(ms.st, choices)
-		if err != nil {
-			return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
-		}
-		var o cutOutput
-		for _, c := range cuts {
-			o.Cuts = append(o.Cuts, toWireCut(c))
-		}
-		return encode(&o)
-	}
-	labels, ncp := ms.party.Labels(ms.st)
-	o := labelsOutput{Labels: labels, NCPSum: ncp}
-	for _, rows := range ms.st.Groups {
-		count := map[string]int{}
-		for _, r := range rows {
-			count[ms.class[r]]++
-		}
-		var cc []classCount
-		for _, l := range slices.Sorted(maps.Keys(count)) {
-			cc = append(cc, classCount{Label: l, Count: count[l]})
-		}
-		o.Classes = append(o.Classes, cc)
-	}
-	return encode(&o)
 }

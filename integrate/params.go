@@ -28,10 +28,11 @@ type Params struct {
 	// "class"): TDS scores by information gain on it and, as in TDS2P
 	// (Wang, Fung and Dong), every party holds it.
 	Class string `yaml:"class"`
-	// Sensitive and L ask for distinct l-diversity of the sensitive column
-	// in every class of every requirement's QID. Only the shared class can
-	// be the sensitive column (the others could not check another party's
-	// column without seeing it).
+	// Sensitive and L ask for distinct l-diversity (p-sensitivity with p =
+	// L) of the sensitive column in every class of every requirement's QID.
+	// With algorithm tds it must be the shared class; with mondrian it may
+	// also be a column one party holds, which is published as it is and
+	// whose owner checks every cut at home (one bit per cut).
 	Sensitive string `yaml:"sensitive"`
 	L         int    `yaml:"l"`
 	// Hub is the party that runs the PSI star of the id alignment (default
@@ -46,6 +47,10 @@ type Params struct {
 
 	psiMode psi.Mode
 }
+
+// private reports whether the sensitive column is one party's (not the
+// shared class).
+func (p *Params) private() bool { return p.Sensitive != "" && p.Sensitive != p.Class }
 
 // The algorithms (params.algorithm).
 const (
@@ -114,8 +119,11 @@ func parseParams(spec *job.Spec) (*Params, error) {
 			return nil, spec.Errorf("taxonomies."+col, "%q must be a relative path inside the spec's (or tables) directory", path)
 		}
 	}
-	if p.Sensitive != "" && p.Sensitive != p.Class {
-		return nil, spec.Errorf("params.sensitive", "only the shared class column %q can be the sensitive column, not %q: the other parties cannot check a column they do not hold", p.Class, p.Sensitive)
+	if p.Sensitive != "" && p.Sensitive != p.Class && p.Algorithm != algMondrian {
+		return nil, spec.Errorf("params.sensitive", "with algorithm tds only the shared class column %q can be the sensitive column, not %q (algorithm mondrian accepts a column one party holds)", p.Class, p.Sensitive)
+	}
+	if p.Sensitive == p.ID || spec.Taxonomies[p.Sensitive] != "" && p.Sensitive != "" {
+		return nil, spec.Errorf("params.sensitive", "%q is the id column or a quasi-identifier (it has a taxonomy), not a sensitive column", p.Sensitive)
 	}
 	if p.L < 0 {
 		return nil, spec.Errorf("params.l", "must be at least 0, not %d", p.L)

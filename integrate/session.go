@@ -51,15 +51,19 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 			return nil, err
 		}
 		cols := []string{}
+		holds := false
 		for _, c := range s.tab.Columns {
-			if c.Name != s.prm.ID && c.Name != s.prm.Class {
+			switch {
+			case s.prm.private() && c.Name == s.prm.Sensitive:
+				holds = true
+			case c.Name != s.prm.ID && c.Name != s.prm.Class:
 				cols = append(cols, c.Name)
 			}
 		}
-		return encode(&schemaOutput{Columns: cols, TaxDigest: taxonomyDigest(slices.Sorted(maps.Keys(s.tax)), s.tax)})
+		return encode(&schemaOutput{Columns: cols, TaxDigest: taxonomyDigest(slices.Sorted(maps.Keys(s.tax)), s.tax), HoldsSensitive: holds})
 	case phaseAlign:
 		return s.align(ctx, step)
-	case phasePropose, phaseCut:
+	case phasePropose, phaseCut, phaseCheck:
 		return s.mondrianStep(ctx, step)
 	case phasePublish:
 		if s.prm.Algorithm == algMondrian {
@@ -148,7 +152,7 @@ func (s *session) load(ctx context.Context) error {
 	for i := range all {
 		all[i] = i
 	}
-	if _, err := alignTable(t, all, s.prm.ID, s.prm.Class, tax); err != nil {
+	if _, err := alignTable(t, all, s.prm.ID, s.prm.Class, s.privateCol(), tax); err != nil {
 		return fmt.Errorf("party %s: %w", s.p.Self(), err)
 	}
 	s.tab, s.tax, s.ids = t, tax, ids
@@ -161,6 +165,14 @@ func (s *session) load(ctx context.Context) error {
 type alignedFile struct {
 	Rows   []int  `msgpack:"rows"`
 	Digest []byte `msgpack:"digest"`
+}
+
+// privateCol is the sensitive column when one party holds it, else "".
+func (s *session) privateCol() string {
+	if s.prm.private() {
+		return s.prm.Sensitive
+	}
+	return ""
 }
 
 func (s *session) secretName() string { return "integrate/" + s.p.JobID() + "/aligned" }
@@ -194,7 +206,7 @@ func (s *session) align(ctx context.Context, step job.Step) ([]byte, error) {
 	if err := s.p.Secrets().WriteSecret(s.secretName(), b); err != nil {
 		return nil, fmt.Errorf("party %s: keep the alignment: %w", s.p.Self(), err)
 	}
-	al, err := alignTable(s.tab, rows, s.prm.ID, s.prm.Class, s.tax)
+	al, err := alignTable(s.tab, rows, s.prm.ID, s.prm.Class, s.privateCol(), s.tax)
 	if err != nil {
 		return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
 	}
@@ -260,7 +272,7 @@ func (s *session) alignedRows(ctx context.Context) error {
 	if !bytes.Equal(idDigest(s.ids, f.Rows), f.Digest) {
 		return fmt.Errorf("party %s: table %s changed since the record ids were aligned", s.p.Self(), s.tab.Name)
 	}
-	if s.al, err = alignTable(s.tab, f.Rows, s.prm.ID, s.prm.Class, s.tax); err != nil {
+	if s.al, err = alignTable(s.tab, f.Rows, s.prm.ID, s.prm.Class, s.privateCol(), s.tax); err != nil {
 		return fmt.Errorf("party %s: %w", s.p.Self(), err)
 	}
 	return nil

@@ -17,15 +17,16 @@ import (
 // aligned is a party's table restricted to the records every party holds,
 // in aligned order (ascending encoded id).
 type aligned struct {
-	cols  map[string][]string // own published columns, aligned
-	order []string            // own published columns in table order
-	class []string
+	cols      map[string][]string // own published columns, aligned
+	order     []string            // own published columns in table order
+	class     []string
+	sensitive []string // the sensitive column, when this party holds it (not the class)
 }
 
 // alignTable restricts t to rows (its row indices in aligned order) and
 // splits its columns into the class and the published columns. Every
 // column other than the id and the class must have a taxonomy.
-func alignTable(t *table.Table, rows []int, idCol, classCol string, tax map[string]*anonymize.Taxonomy) (*aligned, error) {
+func alignTable(t *table.Table, rows []int, idCol, classCol, sensCol string, tax map[string]*anonymize.Taxonomy) (*aligned, error) {
 	a := &aligned{cols: map[string][]string{}}
 	if _, err := t.Column(classCol); err != nil {
 		return nil, fmt.Errorf("%w: table %s has no class column %q (every party holds the class, params.class)", anonymize.ErrRequirement, t.Name, classCol)
@@ -36,6 +37,9 @@ func alignTable(t *table.Table, rows []int, idCol, classCol string, tax map[stri
 			continue
 		case c.Name == classCol:
 			a.class = pick(c.Str, rows)
+			continue
+		case sensCol != "" && c.Name == sensCol:
+			a.sensitive = pick(c.Str, rows)
 			continue
 		}
 		tx, ok := tax[c.Name]
