@@ -23,10 +23,11 @@
 // path}`: YAML when the name ends in .yaml/.yml, else an ARX hierarchy CSV,
 // numeric when every leaf is a number). params.requirements is the joint
 // requirement; `sensitive: <class column>, l: L` adds distinct l-diversity of
-// the class (a sensitive column held by one party is refused: the others
-// could not check it without seeing it; p-sensitive k-anonymity on the
-// class, Sun's thesis Def. 3.1, is the same condition with p = l); params.hub names the PSI hub
-// (default the first party by name).
+// the class (p-sensitive k-anonymity, Sun's thesis Def. 3.1, is the same
+// condition with p = l); with `algorithm: mondrian` the sensitive column may
+// also be a column one party holds (see "Mondrian" below). params.algorithm
+// is tds (the default) or mondrian; params.hub names the PSI hub (default
+// the first party by name).
 //
 // # Steps
 //
@@ -131,6 +132,50 @@
 // by one party and no raw value the publication does not show anywhere; the
 // committed splits, replayed, give exactly the publication's partition.
 //
+// # Mondrian (params.algorithm: mondrian)
+//
+// Strict Mondrian (LeFevre, DeWitt and Ramakrishnan, ICDE 2006) over
+// columns held apart, for analysts rather than one classifier: every open
+// group is cut in the same round. Steps 3 and 4 become:
+//
+//   - Round r, propose (all parties). Each party rebuilds the partition from
+//     the log and, per open group, finds its widest own attribute with an
+//     allowable cut (anonymize.MondrianParty.Propose: each side keeps k
+//     records, and the class's l-diversity; the median of its own values
+//     within the group). Output, to the coordinator alone: per group, the
+//     attribute and its width (NCP against the public range). The
+//     coordinator commits per group the widest proposal's party and
+//     attribute (anonymize.ChooseCuts), without the widths.
+//   - Round r, cut (the chosen owners). Each owner outputs its groups' cuts:
+//     per record of the group, in ascending record number, its part. The
+//     coordinator checks them and commits them; every party applies them.
+//   - Round r, check (only with a sensitive column one party holds): the
+//     column's owner answers one bit per committed cut, whether every part
+//     satisfies l-diversity on its column (anonymize.DiverseParts); the bits
+//     are committed; a refused cut is not made, its group stays open and
+//     that attribute is not proposed for it again.
+//   - publish (all parties): each party's labels of its own attributes per
+//     group (numeric "[lo-hi]", categorical the lowest common ancestor), the
+//     class counts per group (with the sensitive values, at their owner),
+//     and its attributes' NCP sum (public ranges; the publication shows it).
+//     The coordinator assembles the table and checks k and l on it.
+//
+// With the same attribute order and public ranges the partition is central
+// Mondrian's on the joined table (TestMondrianEqualsCentral). Leakage, as
+// TDS's above with "proposal" for "candidate" and "cut" for "split": the
+// coordinator learns every party's widest cuttable attribute per group and
+// its width (derivable from the final publication, which shows the group's
+// sub-ranges); the log links record numbers to the committed parts, which
+// the publication's classes refine. With a sensitive column one party holds,
+// its owner learns every committed cut (the log) and answers one bit per cut
+// (a class summary, to the coordinator); a refused cut's partition is in
+// the log although it is never published: it tells every party, for the
+// records of that group, on which side of another party's median (or
+// taxonomy child) each falls. That is the price of checking a column no
+// other party may see; the column itself leaves its owner only as published.
+// TestLeakageMondrian and TestMondrianPrivateSensitive check messages and
+// log entries against this.
+//
 // # NCP
 //
 // The committed ncp is the normalised certainty penalty of Xu et al.
@@ -149,8 +194,12 @@
 //
 // # Not done
 //
-// Numeric attributes use their fixed taxonomies (no dynamic interval
-// splits of Fung, Wang and Yu); the class must be held by every party; Reddy
+// Numeric attributes use their fixed taxonomies under TDS (no dynamic
+// interval splits of Fung, Wang and Yu; Mondrian cuts at values); the class
+// must be held by every party; a sensitive column one party holds works
+// with Mondrian only (TDS would need the same check per candidate); with a
+// refused cut, Mondrian does not try the attribute's other cut points (the
+// central l-diverse Mondrian does, so it can cut finer); Reddy
 // et al.'s subset DP (anonymize.SubsetDP) is not offered as a
 // distributed algorithm (it needs a trusted integrator or MPC).
 package integrate
