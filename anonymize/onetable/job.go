@@ -76,6 +76,11 @@ type output struct {
 	CAvg       float64 `msgpack:"cavg"`
 	Distortion float64 `msgpack:"distortion"`
 
+	// mdav: SSE, SST and the key attributes grouped on
+	SSE  float64  `msgpack:"sse"`
+	SST  float64  `msgpack:"sst"`
+	Keys []string `msgpack:"keys"`
+
 	mondrian *anonymize.MondrianResult // the party's, not sent
 }
 
@@ -135,8 +140,16 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	if prm.Sensitive != "" {
 		res["model"] = prm.Model().String()
 	}
-	if prm.Algorithm == "optimal" {
+	switch prm.Algorithm {
+	case "optimal":
 		res["levels"], res["checked"], res["lattice"] = o.Levels, o.Checked, o.Lattice
+	case "mdav":
+		res["sse"], res["sst"], res["key_attributes"] = o.SSE, o.SST, o.Keys
+		if o.SST > 0 {
+			res["information_loss"] = o.SSE / o.SST
+		}
+		delete(res, "ncp")
+		delete(res, "distortion")
 	}
 	return res, nil
 }

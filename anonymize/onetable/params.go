@@ -12,7 +12,7 @@ import (
 )
 
 // Algorithms the job runs (params.algorithm).
-var algorithms = []string{"optimal", "mondrian", "local"}
+var algorithms = []string{"optimal", "mondrian", "local", "mdav"}
 
 // Params are the job's params.
 type Params struct {
@@ -33,7 +33,12 @@ type Params struct {
 	PPlus      int        `yaml:"p_plus"`
 	Alpha      float64    `yaml:"alpha"`
 	Categories [][]string `yaml:"categories"`
-	TimeoutMS  int64      `yaml:"timeout_ms"`
+	// MDAV (algorithm mdav, numeric quasi-identifiers, no taxonomies):
+	// variant standard or thesis, and approximate: group on the key
+	// attributes of the dependency tree only (Sun's AMA).
+	MDAV        string `yaml:"mdav"`
+	Approximate bool   `yaml:"approximate"`
+	TimeoutMS   int64  `yaml:"timeout_ms"`
 }
 
 // Model is the sensitive model the params ask for.
@@ -58,7 +63,18 @@ func parseParams(spec *job.Spec) (*Params, []string, error) {
 	if !slices.Contains(algorithms, p.Algorithm) {
 		return nil, nil, spec.Errorf("params.algorithm", "must be one of %v, not %q", algorithms, p.Algorithm)
 	}
-	qid, err := checkRequirements(spec, p.Requirements)
+	if p.MDAV == "" {
+		p.MDAV = "standard"
+	}
+	switch {
+	case p.MDAV != "standard" && p.MDAV != "thesis":
+		return nil, nil, spec.Errorf("params.mdav", "must be standard or thesis, not %q", p.MDAV)
+	case p.Algorithm != "mdav" && (p.Approximate || p.MDAV != "standard"):
+		return nil, nil, spec.Errorf("params.mdav", "mdav and approximate are for algorithm mdav")
+	case p.Algorithm == "mdav" && p.Sensitive != "":
+		return nil, nil, spec.Errorf("params.sensitive", "algorithm mdav publishes centroids and takes no sensitive model")
+	}
+	qid, err := checkRequirements(spec, p.Requirements, p.Algorithm != "mdav")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -73,7 +89,7 @@ func parseParams(spec *job.Spec) (*Params, []string, error) {
 
 // checkRequirements checks params.requirements and returns the union of
 // their QIDs in order.
-func checkRequirements(spec *job.Spec, reqs []anonymize.Requirement) ([]string, error) {
+func checkRequirements(spec *job.Spec, reqs []anonymize.Requirement, needTaxonomy bool) ([]string, error) {
 	if len(reqs) == 0 {
 		return nil, spec.Errorf("params.requirements", "no requirement: give at least one {qid: [...], k: N}")
 	}
@@ -86,7 +102,7 @@ func checkRequirements(spec *job.Spec, reqs []anonymize.Requirement) ([]string, 
 			return nil, spec.Errorf(fmt.Sprintf("params.requirements[%d].qid", i), "no columns")
 		}
 		for j, q := range r.QID {
-			if path := spec.Taxonomies[q]; path == "" || !filepath.IsLocal(path) {
+			if path := spec.Taxonomies[q]; needTaxonomy && (path == "" || !filepath.IsLocal(path)) {
 				return nil, spec.Errorf(fmt.Sprintf("params.requirements[%d].qid[%d]", i, j), "column %q has no taxonomy inside the spec's directory (taxonomies: {%s: PATH})", q, q)
 			}
 			if !slices.Contains(qid, q) {

@@ -35,6 +35,9 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	if step.Phase != phaseAnonymize {
 		return nil, fmt.Errorf("anonymize: unknown phase %q", step.Phase)
 	}
+	if s.prm.Algorithm == "mdav" {
+		return s.stepMDAV(ctx)
+	}
 	t, ds, err := s.load(ctx)
 	if err != nil {
 		return nil, err
