@@ -80,6 +80,11 @@ type output struct {
 	SSE  float64  `msgpack:"sse"`
 	SST  float64  `msgpack:"sst"`
 	Keys []string `msgpack:"keys"`
+	// datafly, ogf: the column order, the cells kept (not "*") and OGF's search
+	Order       []string `msgpack:"order"`
+	Kept        float64  `msgpack:"kept"`
+	Generations int      `msgpack:"generations"`
+	Evaluations int      `msgpack:"evaluations"`
 
 	mondrian *anonymize.MondrianResult // the party's, not sent
 }
@@ -143,6 +148,9 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	switch prm.Algorithm {
 	case "optimal":
 		res["levels"], res["checked"], res["lattice"] = o.Levels, o.Checked, o.Lattice
+	case "datafly", "ogf":
+		res["order"], res["kept"] = o.Order, o.Kept
+		res["generations"], res["evaluations"] = o.Generations, o.Evaluations
 	case "mdav":
 		res["sse"], res["sst"], res["key_attributes"] = o.SSE, o.SST, o.Keys
 		if o.SST > 0 {

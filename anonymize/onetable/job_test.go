@@ -414,3 +414,31 @@ func TestMDAV(t *testing.T) {
 		t.Logf("%q: SSE/SST %.4f keys %v classes %v", params, loss, rep.Result["key_attributes"], rep.Result["classes"])
 	}
 }
+
+// algorithms datafly and ogf (no taxonomies): k-anonymous publications
+// (counted naively, "*" a value like any other), the fraction of cells
+// kept and the column order in the result; OGF keeps at least as much as
+// the one order Datafly tries here.
+func TestDataflyOGF(t *testing.T) {
+	kept := map[string]float64{}
+	for _, alg := range []string{"datafly", "ogf"} {
+		extra := ""
+		if alg == "ogf" {
+			extra = "  seed: 3\n"
+		}
+		s := seedSpec(t, "  algorithm: "+alg+"\n  requirements: [{qid: [gender, education, age], k: 3}]\n"+extra, nil)
+		rep, err := run(t, s)
+		if err != nil {
+			t.Fatalf("%s: %v", alg, err)
+		}
+		p := rep.Result["published"].(anonymize.Published)
+		if m := naiveMin(p, []string{"gender", "education", "age"}); m < 3 {
+			t.Errorf("%s: class of %d", alg, m)
+		}
+		kept[alg] = rep.Result["kept"].(float64)
+		t.Logf("%s: kept %.3f order %v", alg, kept[alg], rep.Result["order"])
+	}
+	if kept["datafly"] <= 0 || kept["ogf"] <= 0 {
+		t.Errorf("kept %v", kept)
+	}
+}

@@ -12,7 +12,11 @@ import (
 )
 
 // Algorithms the job runs (params.algorithm).
-var algorithms = []string{"optimal", "mondrian", "local", "mdav"}
+var algorithms = []string{"optimal", "mondrian", "local", "mdav", "datafly", "ogf"}
+
+// untaxed are the algorithms that need no taxonomies: mdav publishes
+// centroids, datafly and ogf a value or "*".
+var untaxed = []string{"mdav", "datafly", "ogf"}
 
 // Params are the job's params.
 type Params struct {
@@ -38,7 +42,9 @@ type Params struct {
 	// attributes of the dependency tree only (Sun's AMA).
 	MDAV        string `yaml:"mdav"`
 	Approximate bool   `yaml:"approximate"`
-	TimeoutMS   int64  `yaml:"timeout_ms"`
+	// Seed seeds OGF's genetic algorithm (algorithm ogf).
+	Seed      uint64 `yaml:"seed"`
+	TimeoutMS int64  `yaml:"timeout_ms"`
 }
 
 // Model is the sensitive model the params ask for.
@@ -71,10 +77,12 @@ func parseParams(spec *job.Spec) (*Params, []string, error) {
 		return nil, nil, spec.Errorf("params.mdav", "must be standard or thesis, not %q", p.MDAV)
 	case p.Algorithm != "mdav" && (p.Approximate || p.MDAV != "standard"):
 		return nil, nil, spec.Errorf("params.mdav", "mdav and approximate are for algorithm mdav")
-	case p.Algorithm == "mdav" && p.Sensitive != "":
-		return nil, nil, spec.Errorf("params.sensitive", "algorithm mdav publishes centroids and takes no sensitive model")
+	case slices.Contains(untaxed, p.Algorithm) && p.Sensitive != "":
+		return nil, nil, spec.Errorf("params.sensitive", "algorithm %s takes no sensitive model", p.Algorithm)
+	case p.Seed != 0 && p.Algorithm != "ogf":
+		return nil, nil, spec.Errorf("params.seed", "seeds algorithm ogf only")
 	}
-	qid, err := checkRequirements(spec, p.Requirements, p.Algorithm != "mdav")
+	qid, err := checkRequirements(spec, p.Requirements, !slices.Contains(untaxed, p.Algorithm))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -35,8 +35,11 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	if step.Phase != phaseAnonymize {
 		return nil, fmt.Errorf("anonymize: unknown phase %q", step.Phase)
 	}
-	if s.prm.Algorithm == "mdav" {
+	switch s.prm.Algorithm {
+	case "mdav":
 		return s.stepMDAV(ctx)
+	case "datafly", "ogf":
+		return s.stepDatafly(ctx)
 	}
 	t, ds, err := s.load(ctx)
 	if err != nil {
