@@ -177,6 +177,25 @@ func (ds *Dataset) NCP(g *Generalisation) float64 {
 	return total / float64(len(ds.Attrs))
 }
 
+// FullDomain is the full-domain generalisation that lifts every value of
+// attribute a levels[a] steps up its taxonomy (stopping at the root).
+func (ds *Dataset) FullDomain(levels []int) *Generalisation {
+	g := &Generalisation{Node: make([][]int32, len(ds.Attrs))}
+	for a, at := range ds.Attrs {
+		g.Node[a] = make([]int32, ds.N)
+		memo := map[int32]int32{}
+		for r, leaf := range at.Leaf {
+			n, ok := memo[leaf]
+			if !ok {
+				n = int32(at.Tax.Ancestor(int(leaf), levels[a]))
+				memo[leaf] = n
+			}
+			g.Node[a][r] = n
+		}
+	}
+	return g
+}
+
 // PublicNCP is NCP with public denominators (Taxonomy.PublicPenalty): the
 // figure the n-party jobs commit.
 func (ds *Dataset) PublicNCP(g *Generalisation) float64 {

@@ -81,10 +81,16 @@ type output struct {
 	SST  float64  `msgpack:"sst"`
 	Keys []string `msgpack:"keys"`
 	// datafly, ogf: the column order, the cells kept (not "*") and OGF's search
-	Order       []string `msgpack:"order"`
-	Kept        float64  `msgpack:"kept"`
-	Generations int      `msgpack:"generations"`
-	Evaluations int      `msgpack:"evaluations"`
+	Order []string `msgpack:"order"`
+	// purpose: the priorities per QID, the degree asked for and reached,
+	// and whether levels were raised to reach k
+	Priorities  map[string]float64 `msgpack:"priorities"`
+	DegreeAsked float64            `msgpack:"degree_asked"`
+	Degree      float64            `msgpack:"degree"`
+	Raised      bool               `msgpack:"raised"`
+	Kept        float64            `msgpack:"kept"`
+	Generations int                `msgpack:"generations"`
+	Evaluations int                `msgpack:"evaluations"`
 
 	mondrian *anonymize.MondrianResult // the party's, not sent
 }
@@ -148,6 +154,8 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	switch prm.Algorithm {
 	case "optimal":
 		res["levels"], res["checked"], res["lattice"] = o.Levels, o.Checked, o.Lattice
+	case "purpose":
+		res["levels"], res["priorities"], res["degree_asked"], res["degree"], res["raised"] = o.Levels, o.Priorities, o.DegreeAsked, o.Degree, o.Raised
 	case "datafly", "ogf":
 		res["order"], res["kept"] = o.Order, o.Kept
 		res["generations"], res["evaluations"] = o.Generations, o.Evaluations

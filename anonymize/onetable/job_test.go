@@ -442,3 +442,47 @@ func TestDataflyOGF(t *testing.T) {
 		t.Errorf("kept %v", kept)
 	}
 }
+
+// algorithm purpose: with a purpose (gender most useful, age least) and a
+// trust, or given priorities and a degree: k-anonymous publications, the
+// degree asked and reached and the priorities in the result; a higher trust
+// generalises less; bad params name their field.
+func TestPurpose(t *testing.T) {
+	ncp := map[string]float64{}
+	for name, params := range map[string]string{
+		"trust 0.9": "  purpose: {first: gender, last: age}\n  trust: 0.9\n",
+		"trust 0.1": "  purpose: {first: gender, last: age}\n  trust: 0.1\n",
+		"degree":    "  priorities: {gender: 1, education: 0.5, age: 0}\n  degree: 0.5\n  invert: true\n  beta: 1\n",
+	} {
+		s := seedSpec(t, "  algorithm: purpose\n  requirements: [{qid: [gender, education, age], k: 3}]\n"+params, nil)
+		rep, err := run(t, s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		p := rep.Result["published"].(anonymize.Published)
+		if m := naiveMin(p, []string{"gender", "education", "age"}); m < 3 {
+			t.Errorf("%s: class of %d", name, m)
+		}
+		ncp[name] = rep.Result["ncp"].(float64)
+		t.Logf("%s: levels %v priorities %v degree asked %v reached %v raised %v ncp %.3f", name, rep.Result["levels"], rep.Result["priorities"], rep.Result["degree_asked"], rep.Result["degree"], rep.Result["raised"], ncp[name])
+	}
+	if ncp["trust 0.9"] > ncp["trust 0.1"] {
+		t.Errorf("more trust, more loss: %v", ncp)
+	}
+	base := "  algorithm: purpose\n  requirements: [{qid: [gender, age], k: 2}]\n"
+	for params, field := range map[string]string{
+		"  purpose: {first: gender, last: age}\n":             "params.degree",
+		"  purpose: {first: gender, last: age}\n  trust: 2\n": "params.trust",
+		"  purpose: {first: zip, last: age}\n  degree: 0.2\n": "params.purpose.first",
+		"  priorities: {gender: 1}\n  degree: 0.2\n":          "params.priorities.age",
+		"  degree: 0.2\n": "params.purpose",
+		"  purpose: {first: gender, last: age}\n  degree: 0.2\n  beta: -1\n": "params.beta",
+	} {
+		if err := (Kind{}).Validate(seedSpec(t, base+params, nil)); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("params %q: err = %v, want one naming %s", params, err, field)
+		}
+	}
+	if err := (Kind{}).Validate(seedSpec(t, "  requirements: [{qid: [gender], k: 2}]\n  trust: 0.5\n", nil)); err == nil || !strings.Contains(err.Error(), "params.purpose") {
+		t.Errorf("trust for algorithm optimal: %v", err)
+	}
+}

@@ -12,7 +12,7 @@ import (
 )
 
 // Algorithms the job runs (params.algorithm).
-var algorithms = []string{"optimal", "mondrian", "local", "mdav", "datafly", "ogf"}
+var algorithms = []string{"optimal", "mondrian", "local", "mdav", "datafly", "ogf", "purpose"}
 
 // untaxed are the algorithms that need no taxonomies: mdav publishes
 // centroids, datafly and ogf a value or "*".
@@ -43,8 +43,20 @@ type Params struct {
 	MDAV        string `yaml:"mdav"`
 	Approximate bool   `yaml:"approximate"`
 	// Seed seeds OGF's genetic algorithm (algorithm ogf).
-	Seed      uint64 `yaml:"seed"`
-	TimeoutMS int64  `yaml:"timeout_ms"`
+	Seed uint64 `yaml:"seed"`
+	// Algorithm purpose (Sun ch. 4): the attribute priorities, given
+	// (priorities: {col: p}) or derived for a purpose from the VI matrix
+	// (purpose: {first: most useful col, last: least useful col}); the
+	// degree of anonymisation asked for, or the requester's trust (degree
+	// (1 − trust)²); beta the utility weights' exponent of the degree
+	// reported (0: uniform); invert generalises the useful attributes least.
+	Purpose    *Purpose           `yaml:"purpose"`
+	Priorities map[string]float64 `yaml:"priorities"`
+	Trust      *float64           `yaml:"trust"`
+	Degree     *float64           `yaml:"degree"`
+	Beta       float64            `yaml:"beta"`
+	Invert     bool               `yaml:"invert"`
+	TimeoutMS  int64              `yaml:"timeout_ms"`
 }
 
 // Model is the sensitive model the params ask for.
@@ -84,6 +96,9 @@ func parseParams(spec *job.Spec) (*Params, []string, error) {
 	}
 	qid, err := checkRequirements(spec, p.Requirements, !slices.Contains(untaxed, p.Algorithm))
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkPurpose(spec, p, qid); err != nil {
 		return nil, nil, err
 	}
 	if err := checkModel(spec, p, qid); err != nil {
@@ -147,6 +162,56 @@ func checkModel(spec *job.Spec, p *Params, qid []string) error {
 		return spec.Errorf("params.sensitive", "%q is published as it is, so it needs a model that protects it: l ≥ 2 (params.l), p ≥ 2, p_plus ≥ 2, alpha > 0 or recursive_c and recursive_l", p.Sensitive)
 	case p.Sensitive == "" && (!m.IsZero() || p.L != 0):
 		return spec.Errorf("params.sensitive", "a sensitive model (l, p, p_plus, alpha, recursive_c) needs a sensitive column")
+	}
+	return nil
+}
+
+// Purpose names the most and the least useful attribute for a purpose.
+type Purpose struct {
+	First string `yaml:"first"`
+	Last  string `yaml:"last"`
+}
+
+// checkPurpose checks the params of algorithm purpose (and that no other
+// algorithm gets them).
+func checkPurpose(spec *job.Spec, p *Params, qid []string) error {
+	given := p.Purpose != nil || p.Priorities != nil || p.Trust != nil || p.Degree != nil || p.Beta != 0 || p.Invert
+	if p.Algorithm != "purpose" {
+		if given {
+			return spec.Errorf("params.purpose", "purpose, priorities, trust, degree, beta and invert are for algorithm purpose")
+		}
+		return nil
+	}
+	switch {
+	case (p.Trust == nil) == (p.Degree == nil):
+		return spec.Errorf("params.degree", "give a degree of anonymisation or the requester's trust, one of them")
+	case p.Trust != nil && (*p.Trust < 0 || *p.Trust > 1):
+		return spec.Errorf("params.trust", "must be in [0, 1], not %v", *p.Trust)
+	case p.Degree != nil && (*p.Degree < 0 || *p.Degree > 1):
+		return spec.Errorf("params.degree", "must be in [0, 1], not %v", *p.Degree)
+	case (p.Purpose == nil) == (p.Priorities == nil):
+		return spec.Errorf("params.purpose", "give a purpose {first: col, last: col} or priorities {col: p}, one of them")
+	case p.Beta < 0 || p.Beta > 10:
+		return spec.Errorf("params.beta", "must be in [0, 10], not %v", p.Beta)
+	case p.Sensitive != "":
+		return spec.Errorf("params.sensitive", "algorithm purpose takes no sensitive model")
+	}
+	if p.Purpose != nil {
+		switch {
+		case !slices.Contains(qid, p.Purpose.First):
+			return spec.Errorf("params.purpose.first", "%q is not a quasi-identifier", p.Purpose.First)
+		case !slices.Contains(qid, p.Purpose.Last) || p.Purpose.Last == p.Purpose.First:
+			return spec.Errorf("params.purpose.last", "%q is not another quasi-identifier", p.Purpose.Last)
+		}
+		return nil
+	}
+	for _, q := range qid {
+		if x, ok := p.Priorities[q]; !ok || x < 0 || x > 1 {
+			return spec.Errorf("params.priorities."+q, "every quasi-identifier needs a priority in [0, 1]")
+		}
+	}
+	if len(p.Priorities) != len(qid) {
+		return spec.Errorf("params.priorities", "gives %d priorities for %d quasi-identifiers", len(p.Priorities), len(qid))
 	}
 	return nil
 }
