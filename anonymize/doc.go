@@ -33,14 +33,36 @@
 //     requirement {⟨QID_i, k_i⟩} (PruneRequirements drops implied ones),
 //     CheckDistinctL, CheckEntropyL, CheckPSensitive, CheckPAlphaSensitive
 //     (weights by CategoryWeights, Sun, thesis Eq. 3.1), MinGroup, Groups.
-//   - Metrics: Dataset.NCP, Discernibility, AvgClassSize.
-//   - One table: OptimalFullDomain and OptimalFullDomainReqs (lattice
-//     search), Mondrian and MondrianDiverse (strict, optionally distinct or
-//     entropy l-diverse), Summarise (min_group, ncp, DM, C_AVG).
+//   - Sensitive models (Sun ch. 2–3), each a function of a class's
+//     histogram, composable and monotone: SensitiveModel (distinct,
+//     entropy and recursive (c, l)-diversity, p-, p⁺-, (p, α)- and
+//     (p⁺, α)-sensitivity), coded per column by SensitiveModel.Code into a
+//     Coded used by every algorithm below; Published.CheckModel checks a
+//     publication.
+//   - Metrics: Dataset.NCP and PublicNCP (public ranges), Discernibility,
+//     AvgClassSize, Dataset.DistortionRatio (Sun §3.5).
+//   - One table: OptimalFullDomain, OptimalFullDomainReqs and
+//     OptimalFullDomainModel (lattice search); Mondrian, MondrianDiverse and
+//     MondrianModel (strict); LocalRecoding (Sun §3.6, Alg. 1);
+//     MinimalFullDomain, HashTableSatisfies and StrategyLevel (Sun's privacy
+//     hash table, ch. 2); Datafly and OGF (Chaytor); Summarise.
+//   - Microaggregation (Sun ch. 5): VI, VIMatrix, DependencyTree,
+//     KeyAttributes, MDAV (standard and the thesis's variant),
+//     Microaggregate (SSE, SST).
+//   - Purpose and trust (Sun ch. 4): NormaliseVI, ChainOrder, Priorities,
+//     AttributeDegree, TupleDegree, TrustDegree, Decompose, Raise.
+//   - Before sharing (Lodha and Thomas): QITest, MaxUniqueFraction, OneDimK.
 //   - Reddy et al.: EnumerateCells (their Table 3, Set1), SubsetDP (our recurrence).
 //   - TDS rounds: Best (a party's share), BetterCandidate (the coordinator's
 //     fold), Split (the winner's instruction), TDSPublic.Apply (everyone),
 //     RunTDS (all of it in process; one party = central TDS).
+//   - Mondrian rounds over columns held apart: MondrianParty.Propose,
+//     ChooseCuts, MondrianParty.Cut, MondrianState.Apply / ApplyChecked,
+//     DiverseParts (a sensitive column's owner's one bit), RunMondrianRounds.
+//   - The publication form of the jobs: Published, Compact, CompactCounts,
+//     MinGroups, CheckDistinctL, CheckModel, WriteCSV; LoadTaxonomy.
+//
+// Survey-rating data (Sun chs. 6–7) is the sub-package anonymize/rating.
 //
 // # Decisions
 //

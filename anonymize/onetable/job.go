@@ -1,26 +1,35 @@
 // Package onetable is the `anonymize` job: one organisation anonymises one
 // of its tables with a chosen algorithm of package anonymize and publishes
-// it (issue 13, "one organisation alone"): the optimal full-domain
-// generalisation (lattice search, least NCP, global recoding) or strict
-// multidimensional Mondrian (local recoding, optionally distinct or entropy
-// l-diverse).
-//
-// Start reading at Kind.Coordinate, then session.Step.
+// it. Start reading at Kind.Coordinate (job.go), then session.Step
+// (session.go); params.go has every parameter and its checks.
 //
 // Spec: one party with one table; `taxonomies: {column: path}` for every
-// quasi-identifier (ARX hierarchy CSV or YAML, as for integrate);
+// quasi-identifier (ARX hierarchy CSV or YAML, as for integrate; not needed
+// by mdav, datafly and ogf);
 //
-//	params: {algorithm: optimal | mondrian, requirements: [{qid: [...], k: N}],
-//	         sensitive: col, l: L, entropy: false, id: col}
+//	params: {algorithm: optimal | mondrian | local | datafly | ogf | mdav | purpose,
+//	         requirements: [{qid: [...], k: N}],                   # k ≥ 2
+//	         sensitive: col, l: L, entropy: bool, p: P, recursive_c: c, recursive_l: l,
+//	         p_plus: P, alpha: α, categories: [[most sensitive values], ..., [least]],
+//	         seed: S,                                              # ogf
+//	         mdav: standard | thesis, approximate: bool,            # mdav
+//	         purpose: {first: col, last: col} | priorities: {col: p},
+//	         trust: t | degree: d, beta: β, invert: bool}           # purpose
 //
 // The published table holds the union of the requirements' QID columns,
-// generalised, then the sensitive column as it is when one is named; every
-// other column (the id among them) is left out. `optimal` honours every
-// requirement exactly (OptimalFullDomainReqs) and does not support l;
-// `mondrian` partitions on the union of the QIDs with k the largest k_i
-// (each QID's classes are unions of Mondrian's classes, so each has at
-// least that many records) and, with sensitive and l, keeps every class
-// l-diverse (MondrianDiverse).
+// generalised (mdav: centroids; datafly, ogf: values or "*"), then the
+// sensitive column as it is; every other column (the id among them) is left
+// out. A sensitive column needs a model that protects it (l, p, p_plus,
+// alpha or recursive (c, l)), and a model needs a sensitive column.
+// `optimal` honours every requirement exactly (OptimalFullDomainModel,
+// least NCP); the others partition on the union of the QIDs with k the
+// largest k_i (each QID's classes are unions of theirs, so each has at least
+// that many records): `mondrian` (MondrianModel), `local` (Sun's top-down
+// local recoding), `datafly` and `ogf` (Chaytor), `mdav` (Sun ch. 5),
+// `purpose` (Sun ch. 4: a degree of anonymisation decomposed into
+// full-domain levels, raised until k holds). The coordinator checks k and
+// the model on the publication. The result has ncp, discernibility,
+// avg_class_size, distortion and classes, and each algorithm's own figures.
 //
 // # Leakage profile
 //
