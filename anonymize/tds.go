@@ -46,7 +46,10 @@ type TDSPublic struct {
 	// ClassL > 1 also requires distinct ClassL-diversity of the shared class
 	// label in every class of every requirement's QID (set by WithClassDiversity).
 	ClassL int
-	g      qidGroups // the QID classes of Gen, computed when the state is made
+	// classModel, when set (WithClassModel), is a sensitive model of the
+	// shared class that every class of every QID must satisfy.
+	classModel *Coded
+	g          qidGroups // the QID classes of Gen, computed when the state is made
 }
 
 // NewTDSPublic starts TDS with every value generalised to its taxonomy's root.
@@ -102,6 +105,31 @@ func (p *TDSPublic) WithClassDiversity(l int) (*TDSPublic, error) {
 	}
 	q := *p
 	q.ClassL = l
+	return &q, nil
+}
+
+// WithClassModel returns the state with a sensitive model of the shared
+// class (class, as given to NewTDSPublic) required in every QID class, as a
+// further validity condition of each specialisation: any model of Sun's
+// (entropy, recursive (c, l), p⁺, (p, α)); every party can check it, the
+// class is shared.
+func (p *TDSPublic) WithClassModel(m SensitiveModel, class []string) (*TDSPublic, error) {
+	if p.Round != 0 || len(class) != len(p.Class) {
+		return nil, fmt.Errorf("%w: a class model is set before the first round, on the job's class", ErrRequirement)
+	}
+	c, err := m.Code(class)
+	if err != nil {
+		return nil, err
+	}
+	all := make([]int32, len(class))
+	for i := range all {
+		all[i] = int32(i)
+	}
+	if !c.Diverse(all) {
+		return nil, fmt.Errorf("%w: the whole table does not satisfy %s on the class", ErrRequirement, m)
+	}
+	q := *p
+	q.classModel = c
 	return &q, nil
 }
 
@@ -366,6 +394,7 @@ type splitScratch struct {
 	h       keyIndex
 	counts  []int
 	classes []uint64 // class labels present in each new class (a bit each)
+	hists   []*Hist  // with a class model: each new class's histogram
 }
 
 // anonyLoss is AnonyLoss(v), the mean over the QIDs containing attribute a
@@ -387,15 +416,26 @@ func (p *TDSPublic) anonyLoss(a, v int, rv, child []int32, g qidGroups, sc *spli
 			}
 		}
 		sc.h.reset(len(rv) / 4)
-		sc.counts, sc.classes = sc.counts[:0], sc.classes[:0]
+		sc.counts, sc.classes, sc.hists = sc.counts[:0], sc.classes[:0], sc.hists[:0]
 		for i, r := range rv {
 			c, ok := sc.h.index(uint64(g.group[j][r])*nkids + uint64(child[i]))
 			if !ok {
 				sc.counts = append(sc.counts, 0)
 				sc.classes = append(sc.classes, 0)
+				if p.classModel != nil {
+					sc.hists = append(sc.hists, p.classModel.NewHist())
+				}
 			}
 			sc.counts[c]++
 			sc.classes[c] |= 1 << uint(p.Class[r])
+			if p.classModel != nil {
+				p.classModel.Add(sc.hists[c], r)
+			}
+		}
+		for _, h := range sc.hists {
+			if !p.classModel.OK(h) {
+				return 0, false
+			}
 		}
 		if p.ClassL > 1 {
 			for _, m := range sc.classes {

@@ -25,7 +25,10 @@
 // requirement; `sensitive: <class column>, l: L` adds distinct l-diversity of
 // the class (p-sensitive k-anonymity, Sun's thesis Def. 3.1, is the same
 // condition with p = l); with `algorithm: mondrian` the sensitive column may
-// also be a column one party holds (see "Mondrian" below). params.algorithm
+// also be a column one party holds (see "Mondrian" below); params.model adds
+// any of Sun's models on that column (entropy_l, recursive_c and
+// recursive_l, p_plus, alpha with categories) under either algorithm.
+// params.algorithm
 // is tds (the default) or mondrian; params.hub names the PSI hub (default
 // the first party by name).
 //

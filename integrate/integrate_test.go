@@ -188,3 +188,50 @@ func TestMondrianPrivateSensitive(t *testing.T) {
 	checkNeedles(t, j, rep, pub, protocol.DiscloseClassSummary)
 	t.Logf("%v rounds, %d of %d cuts refused, ncp %.4f", rep.Result["rounds"], refused, answered, rep.Result["ncp"])
 }
+
+// params.model: any of Sun's models on the sensitive column under both
+// algorithms; here recursive (3, 2)-diversity of the class: in every class
+// of every requirement the larger label count is under 3 × the smaller
+// (counted naively); a bad model names its field.
+func TestModelParam(t *testing.T) {
+	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 4}, {QID: []string{"nob", "sob"}, K: 4}}
+	for _, alg := range []string{"tds", "mondrian"} {
+		j := randomJob(t, 7, 240, reqs, "  algorithm: "+alg+"\n  sensitive: class\n  model: {recursive_c: 3, recursive_l: 2}\n")
+		rep, err := j.run(t, jobtest.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", alg, err)
+		}
+		pub := published(t, rep)
+		for _, r := range reqs {
+			counts := map[string]map[string]int{}
+			for _, row := range pub.Rows {
+				var key []string
+				for _, q := range r.QID {
+					key = append(key, row.Values[slices.Index(pub.Columns, q)])
+				}
+				k := strings.Join(key, "|")
+				if counts[k] == nil {
+					counts[k] = map[string]int{}
+				}
+				counts[k][row.Values[len(row.Values)-1]] += row.Count
+			}
+			for k, c := range counts {
+				if max(c["yes"], c["no"]) >= 3*min(c["yes"], c["no"]) {
+					t.Errorf("%s %s: class %s has %v", alg, r, k, c)
+				}
+			}
+		}
+		t.Logf("%s: %v rounds, ncp %.4f", alg, rep.Result["rounds"], rep.Result["ncp"])
+	}
+	j := seed003Job(t, seedReqs, "")
+	for params, field := range map[string]string{
+		"  requirements: [{qid: [gender], k: 2}]\n  sensitive: class\n  model: {p_plus: 2}\n":                         "params.model.categories",
+		"  requirements: [{qid: [gender], k: 2}]\n  model: {recursive_c: 2, recursive_l: 2}\n":                        "params.model",
+		"  requirements: [{qid: [gender], k: 2}]\n  sensitive: class\n  model: {recursive_c: 2}\n":                    "params.model.recursive_c",
+		"  requirements: [{qid: [gender], k: 2}]\n  sensitive: class\n  model: {alpha: -1, categories: [[Y], [N]]}\n": "params.model.alpha",
+	} {
+		if err := (Kind{}).Validate(writeJobRaw(t, j, params)); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("params %q: err = %v, want one naming %s", params, err, field)
+		}
+	}
+}

@@ -385,8 +385,8 @@ func checkPublication(d *publishDecision, prm *Params) error {
 	if d.MinGroups, err = d.Table.MinGroups(prm.Requirements); err != nil {
 		return err
 	}
-	if prm.L > 1 {
-		if err := d.Table.CheckDistinctL(prm.Requirements, cmp.Or(prm.Sensitive, prm.Class), prm.L); err != nil {
+	if m := prm.model(); !m.IsZero() {
+		if err := d.Table.CheckModel(prm.Requirements, cmp.Or(prm.Sensitive, prm.Class), m); err != nil {
 			return err
 		}
 	}

@@ -49,13 +49,13 @@ func newMondrianState(self string, a *aligned, records int, attrs []Attr, prm *P
 		p.K = max(p.K, r.K)
 	}
 	ms := &mondrianState{party: p, st: anonymize.NewMondrianState(records), class: a.class}
-	model := anonymize.SensitiveModel{L: prm.L}
+	model := prm.model()
 	switch {
-	case prm.L > 1 && !prm.private(): // the shared class: every party checks its own cuts
+	case !model.IsZero() && !prm.private(): // the shared class: every party checks its own cuts
 		if p.Sens, err = model.Code(a.class); err != nil {
 			return nil, err
 		}
-	case prm.L > 1 && a.sensitive != nil: // this party holds the sensitive column
+	case !model.IsZero() && a.sensitive != nil: // this party holds the sensitive column
 		if ms.private, err = model.Code(a.sensitive); err != nil {
 			return nil, err
 		}

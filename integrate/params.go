@@ -3,6 +3,7 @@ package integrate
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -35,6 +36,10 @@ type Params struct {
 	// whose owner checks every cut at home (one bit per cut).
 	Sensitive string `yaml:"sensitive"`
 	L         int    `yaml:"l"`
+	// Model adds any of Sun's sensitive models to l (entropy_l,
+	// recursive_c and recursive_l, p_plus, alpha with categories), on the
+	// same column, under both algorithms.
+	Model anonymize.SensitiveModel `yaml:"model"`
 	// Hub is the party that runs the PSI star of the id alignment (default
 	// the first party by name); it learns the pairwise intersections.
 	Hub string `yaml:"hub"`
@@ -46,6 +51,13 @@ type Params struct {
 	TimeoutMS int64 `yaml:"timeout_ms"`
 
 	psiMode psi.Mode
+}
+
+// model is the sensitive model asked for: params.model with params.l.
+func (p *Params) model() anonymize.SensitiveModel {
+	m := p.Model
+	m.L = max(m.L, p.L)
+	return m
 }
 
 // private reports whether the sensitive column is one party's (not the
@@ -131,8 +143,17 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	if p.L > 64 {
 		return nil, spec.Errorf("params.l", "must be at most 64, not %d", p.L)
 	}
-	if p.Sensitive != "" && p.L < 2 {
-		return nil, spec.Errorf("params.l", "sensitive %q needs l ≥ 2, not %d", p.Sensitive, p.L)
+	var fe *anonymize.FieldError
+	if err := p.model().Validate(); errors.As(err, &fe) {
+		return nil, spec.Errorf("params.model."+fe.Field, "%s", fe.Why)
+	} else if err != nil {
+		return nil, err
+	}
+	if p.Sensitive != "" && p.model().IsZero() {
+		return nil, spec.Errorf("params.l", "sensitive %q needs l ≥ 2 (or a params.model), not %d", p.Sensitive, p.L)
+	}
+	if !p.Model.IsZero() && p.Sensitive == "" {
+		return nil, spec.Errorf("params.model", "a sensitive model needs params.sensitive")
 	}
 	if p.Hub == "" {
 		p.Hub = spec.PartyNames()[0]

@@ -289,7 +289,7 @@ func (s *session) catchUp(ctx context.Context) (*tdsState, error) {
 		return nil, err
 	}
 	if s.st == nil {
-		st, err := newState(s.p.Self(), s.al, l.ad.Records, l.sd.Attrs, s.prm.Requirements, s.prm.L, s.tax)
+		st, err := newState(s.p.Self(), s.al, l.ad.Records, l.sd.Attrs, s.prm, s.tax)
 		if err != nil {
 			return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
 		}

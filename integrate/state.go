@@ -104,7 +104,8 @@ type tdsState struct {
 }
 
 // newState starts TDS from the alignment decision.
-func newState(self string, a *aligned, records int, attrAll []Attr, reqs []anonymize.Requirement, classL int, tax map[string]*anonymize.Taxonomy) (*tdsState, error) {
+func newState(self string, a *aligned, records int, attrAll []Attr, prm *Params, tax map[string]*anonymize.Taxonomy) (*tdsState, error) {
+	reqs := prm.Requirements
 	attrs := make([]anonymize.TDSAttr, len(attrAll))
 	for i, at := range attrAll {
 		tx, ok := tax[at.Name]
@@ -120,8 +121,13 @@ func newState(self string, a *aligned, records int, attrAll []Attr, reqs []anony
 	if err != nil {
 		return nil, err
 	}
-	if classL > 1 {
-		if pub, err = pub.WithClassDiversity(classL); err != nil {
+	if prm.L > 1 {
+		if pub, err = pub.WithClassDiversity(prm.L); err != nil {
+			return nil, err
+		}
+	}
+	if !prm.Model.IsZero() {
+		if pub, err = pub.WithClassModel(prm.model(), a.class); err != nil {
 			return nil, err
 		}
 	}
