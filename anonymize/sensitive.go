@@ -179,6 +179,7 @@ type Hist struct {
 	dcats    int
 	sumClogC float64 // Σ c·log₂ c, for the entropy
 	weight   float64
+	scratch  []int32 // recursive (c, l)'s sorted counts
 }
 
 // NewHist returns an empty histogram for c's codes.
@@ -190,7 +191,7 @@ func (c *Coded) NewHist() *Hist {
 func (h *Hist) Reset() {
 	clear(h.counts)
 	clear(h.cats)
-	*h = Hist{counts: h.counts, cats: h.cats}
+	*h = Hist{counts: h.counts, cats: h.cats, scratch: h.scratch}
 }
 
 // Add adds record r.
@@ -199,13 +200,16 @@ func (c *Coded) Add(h *Hist, r int32) { c.AddCode(h, c.Code[r], 1) }
 // AddCode adds n records of one code.
 func (c *Coded) AddCode(h *Hist, code int32, n int32) {
 	x := &h.counts[code]
+	entropy := c.Model.EntropyL > 1
 	if *x == 0 {
 		h.distinct++
-	} else {
+	} else if entropy {
 		h.sumClogC -= float64(*x) * math.Log2(float64(*x))
 	}
 	*x += n
-	h.sumClogC += float64(*x) * math.Log2(float64(*x))
+	if entropy {
+		h.sumClogC += float64(*x) * math.Log2(float64(*x))
+	}
 	h.n += int(n)
 	if ci := c.cat[code]; ci >= 0 {
 		if h.cats[ci] == 0 {
@@ -219,11 +223,14 @@ func (c *Coded) AddCode(h *Hist, code int32, n int32) {
 // RemoveCode removes one record of code (which h must hold).
 func (c *Coded) RemoveCode(h *Hist, code int32) {
 	x := &h.counts[code]
-	h.sumClogC -= float64(*x) * math.Log2(float64(*x))
+	entropy := c.Model.EntropyL > 1
+	if entropy {
+		h.sumClogC -= float64(*x) * math.Log2(float64(*x))
+	}
 	*x--
 	if *x == 0 {
 		h.distinct--
-	} else {
+	} else if entropy {
 		h.sumClogC += float64(*x) * math.Log2(float64(*x))
 	}
 	h.n--
@@ -249,28 +256,31 @@ func (c *Coded) OK(h *Hist) bool {
 		}
 	}
 	if m.RecursiveL > 1 {
-		return recursiveOK(h.counts, m.RecursiveC, m.RecursiveL)
+		var ok bool
+		ok, h.scratch = recursiveOK(h.counts, m.RecursiveC, m.RecursiveL, h.scratch)
+		return ok
 	}
 	return true
 }
 
-// recursiveOK is recursive (c, l)-diversity: r₁ < c·(r_l + … + r_m).
-func recursiveOK(counts []int32, c float64, l int) bool {
-	rs := make([]int32, 0, len(counts))
+// recursiveOK is recursive (c, l)-diversity: r₁ < c·(r_l + … + r_m). It
+// sorts the counts in scratch (returned for reuse).
+func recursiveOK(counts []int32, c float64, l int, scratch []int32) (bool, []int32) {
+	rs := scratch[:0]
 	for _, x := range counts {
 		if x > 0 {
 			rs = append(rs, x)
 		}
 	}
 	if len(rs) < l {
-		return false
+		return false, rs
 	}
 	slices.SortFunc(rs, func(a, b int32) int { return int(b - a) })
 	tail := 0.0
 	for _, x := range rs[l-1:] {
 		tail += float64(x)
 	}
-	return float64(rs[0]) < c*tail
+	return float64(rs[0]) < c*tail, rs
 }
 
 // Diverse reports whether the records rows, as one class, satisfy the model.
