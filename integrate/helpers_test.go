@@ -206,22 +206,28 @@ func (j *testJob) central(t testing.TB) (anonymize.Published, float64) {
 		t.Fatal(err)
 	}
 	ncp := ds.PublicNCP(res.Public.Generalisation())
-	// the publication, counted naively
-	count := map[string]int{}
-	for r := range ids {
+	return naiveRows(append(names, "class"), len(ids), func(r int) []string {
 		var vals []string
 		for a, at := range attrs {
 			vals = append(vals, at.Tax.Nodes[res.Public.Gen[a][r]].Label)
 		}
-		vals = append(vals, class[r])
-		count[strings.Join(vals, "\x00")]++
+		return append(vals, class[r])
+	}), ncp
+}
+
+// naiveRows counts the n records' rows (row(r) gives record r's values)
+// into a publication, by code independent of the package's.
+func naiveRows(cols []string, n int, row func(r int) []string) anonymize.Published {
+	count := map[string]int{}
+	for r := range n {
+		count[strings.Join(row(r), "\x00")]++
 	}
-	out := anonymize.Published{Columns: append(names, "class")}
+	out := anonymize.Published{Columns: cols}
 	for _, k := range slices.Sorted(maps.Keys(count)) {
 		out.Rows = append(out.Rows, anonymize.Row{Values: strings.Split(k, "\x00"), Count: count[k]})
 	}
 	slices.SortFunc(out.Rows, func(a, b anonymize.Row) int { return slices.Compare(a.Values, b.Values) })
-	return out, ncp
+	return out
 }
 
 // centralMondrian is the plaintext baseline of algorithm mondrian: strict
@@ -254,20 +260,13 @@ func (j *testJob) centralMondrian(t testing.TB, joined *table.Table, attrs []ano
 		t.Fatal(err)
 	}
 	pub := res.Publish(ds)
-	count := map[string]int{}
-	for r := range class {
+	return naiveRows(append(names, "class"), len(class), func(r int) []string {
 		var vals []string
 		for _, c := range pub.Columns {
 			vals = append(vals, c.Str[r])
 		}
-		count[strings.Join(append(vals, class[r]), "\x00")]++
-	}
-	out := anonymize.Published{Columns: append(names, "class")}
-	for _, k := range slices.Sorted(maps.Keys(count)) {
-		out.Rows = append(out.Rows, anonymize.Row{Values: strings.Split(k, "\x00"), Count: count[k]})
-	}
-	slices.SortFunc(out.Rows, func(a, b anonymize.Row) int { return slices.Compare(a.Values, b.Values) })
-	return out, res.NCP
+		return append(vals, class[r])
+	}), res.NCP
 }
 
 // expand lists the publication's records.

@@ -2,11 +2,9 @@ package onetable
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/cohortdm/cohort/anonymize"
-	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
 )
@@ -17,25 +15,9 @@ import (
 // k_i. Kept is the fraction of cells not suppressed; NCP is the fraction
 // suppressed (a "*" costs 1).
 func (s *session) stepDatafly(ctx context.Context) ([]byte, error) {
-	tables, err := job.LoadTables(ctx, s.p)
+	t, cols, kmax, err := s.rawColumns(ctx)
 	if err != nil {
 		return nil, err
-	}
-	t := tables[0]
-	kmax := 0
-	for _, r := range s.prm.Requirements {
-		kmax = max(kmax, r.K)
-	}
-	if kmax > t.NumRows() {
-		return nil, fmt.Errorf("%w: k = %d is larger than table %s's %d rows", anonymize.ErrRequirement, kmax, t.Name, t.NumRows())
-	}
-	cols := make([][]string, len(s.qid))
-	for j, q := range s.qid {
-		c, err := t.Column(q)
-		if err != nil {
-			return nil, fmt.Errorf("%w: table %s has no QID column %q", anonymize.ErrRequirement, t.Name, q)
-		}
-		cols[j] = c.Str
 	}
 	o := output{Algorithm: s.prm.Algorithm}
 	start := time.Now()

@@ -18,28 +18,14 @@ import (
 // replaced by its group's centroid (in the original units, six significant
 // digits), the groups at least the largest k.
 func (s *session) stepMDAV(ctx context.Context) ([]byte, error) {
-	tables, err := job.LoadTables(ctx, s.p)
+	t, raw, kmax, err := s.rawColumns(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t := tables[0]
-	kmax := 0
-	for _, r := range s.prm.Requirements {
-		kmax = max(kmax, r.K)
-	}
-	if kmax > t.NumRows() {
-		return nil, fmt.Errorf("%w: k = %d is larger than table %s's %d rows", anonymize.ErrRequirement, kmax, t.Name, t.NumRows())
-	}
 	x := make([][]float64, t.NumRows())
-	raw := make([][]string, len(s.qid))
 	for j, q := range s.qid {
-		c, err := t.Column(q)
-		if err != nil {
-			return nil, fmt.Errorf("%w: table %s has no QID column %q", anonymize.ErrRequirement, t.Name, q)
-		}
-		raw[j] = c.Str
 		bad := 0
-		for r, v := range c.Str {
+		for r, v := range raw[j] {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
 				bad++
@@ -99,4 +85,30 @@ func (s *session) stepMDAV(ctx context.Context) ([]byte, error) {
 	}
 	o.Table = anonymize.Compact(pub)
 	return protocol.Marshal(&o)
+}
+
+// rawColumns loads the table for the algorithms that need no taxonomies:
+// the table, its QID columns' values (in s.qid's order) and the largest k.
+func (s *session) rawColumns(ctx context.Context) (*table.Table, [][]string, int, error) {
+	tables, err := job.LoadTables(ctx, s.p)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	t := tables[0]
+	kmax := 0
+	for _, r := range s.prm.Requirements {
+		kmax = max(kmax, r.K)
+	}
+	if kmax > t.NumRows() {
+		return nil, nil, 0, fmt.Errorf("%w: k = %d is larger than table %s's %d rows", anonymize.ErrRequirement, kmax, t.Name, t.NumRows())
+	}
+	cols := make([][]string, len(s.qid))
+	for j, q := range s.qid {
+		c, err := t.Column(q)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("%w: table %s has no QID column %q", anonymize.ErrRequirement, t.Name, q)
+		}
+		cols[j] = c.Str
+	}
+	return t, cols, kmax, nil
 }
