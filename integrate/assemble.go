@@ -13,7 +13,7 @@ import (
 // IntegratedFile is the name of the published table `cohort sim` writes.
 const IntegratedFile = "integrated.csv"
 
-// Assemble writes DIR/integrated.csv (DESIGN.md): a header row, then every
+// Assemble writes DIR/integrated.csv: a header row, then every
 // record of the publication, generalised, with no id column, rows sorted by
 // value. The committed result already holds the publication (distinct rows
 // with counts), so nothing private is read; result.json gains the file's

@@ -321,7 +321,7 @@ func naiveCheck(t testing.TB, p anonymize.Published, reqs []anonymize.Requiremen
 	return minGroup
 }
 
-// seed003Job splits seed 003's Table 1 (report §B.7.1) over three parties
+// seed003Job splits Reddy et al.'s Table 1 (corrected) over three parties
 // (gender, education, age), each also holding a few ids the others lack.
 func seed003Job(t testing.TB, reqs []anonymize.Requirement, extra string) *testJob {
 	t.Helper()

@@ -49,8 +49,8 @@ func checkAgainstCentral(t *testing.T, j *testJob, opts jobtest.Options) *jobtes
 	return rep
 }
 
-// Seed 003's Table 1 over three parties with its two requirements (report
-// §B.7.6): the same publication as central TDS on the joined table, ids
+// Reddy et al.'s Table 1 over three parties with two requirements: the
+// same publication as central TDS on the joined table, ids
 // held by one party dropped.
 func TestSeed003EqualsCentral(t *testing.T) {
 	reqs := []anonymize.Requirement{{QID: []string{"gender", "education"}, K: 4}, {QID: []string{"gender", "age"}, K: 4}}

@@ -15,7 +15,7 @@ import (
 	"github.com/cohortdm/cohort/psi"
 )
 
-// Params are the job's spec params (DESIGN.md, "Command line and files").
+// Params are the job's spec params (docs/integrate.md has a spec).
 type Params struct {
 	// Algorithm is tds (the default: top-down specialisation, which chooses
 	// specialisations for classifying the class) or mondrian (n-party

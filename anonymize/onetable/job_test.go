@@ -19,7 +19,7 @@ import (
 	"github.com/cohortdm/cohort/table"
 )
 
-// seedSpec writes seed 003's Table 1 (report §B.7.1) as one party's table,
+// seedSpec writes Reddy et al.'s Table 1 (corrected) as one party's table,
 // its taxonomies and a spec with the given params.
 func seedSpec(t *testing.T, params string, edit func([][]string) [][]string) *job.Spec {
 	t.Helper()
