@@ -15,7 +15,7 @@ import (
 	"github.com/cohortdm/cohort/table"
 )
 
-// ARX's Adult configuration (data/README.md): adult/arx/adult.csv, 30,162
+// ARX's Adult configuration: adult/arx/adult.csv, 30,162
 // records, nine columns, all quasi-identifiers, with ARX's hierarchies.
 var arxQID = []string{"sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation", "salary-class"}
 
@@ -165,7 +165,7 @@ func itoa(k int) string {
 
 // loadUCIAdult reads adult.data (and adult.test when both is set) without
 // the records holding a "?" (30,162 and 45,222 records), with the UCI
-// column names of data/README.md.
+// UCI column names.
 func loadUCIAdult(t testing.TB, both bool) *table.Table {
 	t.Helper()
 	needAdult(t)

@@ -5,9 +5,9 @@ import (
 	"math"
 )
 
-// Cell is one node combination of seed 003's subset enumeration: one
+// Cell is one node combination of Reddy et al.'s subset enumeration: one
 // taxonomy node per cell attribute, standing for the records whose values
-// fall under all of them (report §B.2, "a subset").
+// fall under all of them ("a subset" in Reddy et al.).
 type Cell struct {
 	Nodes   []int     // node id per cell attribute
 	Labels  []string  // their labels
@@ -74,8 +74,8 @@ func (cs *cellSpace) records(nodes []int) []int32 {
 	return out
 }
 
-// EnumerateCells is the executable reading of seed 003's algorithm (report
-// §B.3, "EnumerateCells"): every combination of one node per attribute in
+// EnumerateCells is an executable reading of Reddy et al.'s algorithm (given
+// there in prose): every combination of one node per attribute in
 // cellAttrs, in taxonomy order (the first attribute varies slowest), kept if
 // it holds at least k records ("valid"). Anony is the smallest group of the
 // cell's records on the raw values in rest (columns aligned with the
@@ -139,8 +139,8 @@ type SubsetDPResult struct {
 	Cells []Cell
 }
 
-// SubsetDP is the dynamic programme on subsets proposed in report §B.6
-// option 2 (seed 003 gives no recurrence; this one is the report's):
+// SubsetDP is a dynamic programme on subsets (Reddy et al. describe theirs
+// by analogy to 0/1 knapsack and give no recurrence; this one is ours):
 //
 //	best(c) = max( value(c) if |R_c| ≥ k,
 //	               max over attributes j with v_j not a leaf of Σ_{u ∈ child(v_j)} best(c with v_j := u) )
@@ -149,8 +149,7 @@ type SubsetDPResult struct {
 // solved from the root cell, memoised over node combinations. It publishes
 // a guillotine partition of the records into cells of at least k records
 // (local recoding). Ties (within 1e-9) go to fewer cells, then to keeping
-// the cell, then to the lower attribute index (the report's fixture breaks
-// ties towards fewer cells). The memo has Π |nodes| entries: meant for small
+// the cell, then to the lower attribute index. The memo has Π |nodes| entries: meant for small
 // taxonomies such as the paper's, not for Adult's full QID set.
 func SubsetDP(ds *Dataset, cellAttrs []string, k int) (*SubsetDPResult, error) {
 	if k < 1 || k > ds.N {

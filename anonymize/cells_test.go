@@ -10,7 +10,7 @@ import (
 
 func trunc2(x float64) string { return fmt.Sprintf("%g", math.Floor(x*100+1e-9)/100) }
 
-// Seed 003 Table 3 with the corrections of report §B.7.4/§B.7.7 (E1–E5):
+// Reddy et al.'s Table 3 with its errata corrected (swapped strengths, mislabelled rows, one anonymity value):
 // labels, P, I (truncated to two decimals as printed), Anony, #Recs.
 var table3 = []string{
 	"Any-Gender,Any-Education,2,7,0,0,3,34", "Any-Gender,Non-Engineering,2,4,0,0.33,3,16",
@@ -58,7 +58,7 @@ func TestEnumerateCellsTable3(t *testing.T) {
 	}
 }
 
-// Set1 (report §B.7.5, corrected by E6): (Gender, Age) cells with ≥ 3 records.
+// Set1 (their set, with its one wrong member corrected): (Gender, Age) cells with ≥ 3 records.
 func TestEnumerateCellsSet1(t *testing.T) {
 	raw, tax := seed003(t)
 	ds, err := Encode(raw, []string{"gender", "age"}, tax)
@@ -85,7 +85,7 @@ func TestEnumerateCellsSet1(t *testing.T) {
 	}
 }
 
-// Report §B.7.6b (F003-6): optimum 32.5 with seven cells.
+// Our subset DP on Reddy et al.'s Table 1 (a fixture we computed): optimum 32.5 with seven cells.
 func TestSubsetDPFixture(t *testing.T) {
 	raw, tax := seed003(t)
 	ds, err := Encode(raw, []string{"gender", "education"}, tax)

@@ -73,6 +73,18 @@ func Encode(t *table.Table, qid []string, tax map[string]*Taxonomy) (*Dataset, e
 	return ds, nil
 }
 
+// UsePublicRanges makes every numeric attribute's NCP denominator its
+// taxonomy's root range (public) instead of its range in the data (its
+// owner's): NCP, Mondrian's widths and RangePenalty then reveal no data
+// range, and agree between parties that hold different columns.
+func (ds *Dataset) UsePublicRanges() {
+	for _, a := range ds.Attrs {
+		if a.Tax.Numeric {
+			a.DomLo, a.DomHi = a.Tax.Nodes[0].Lo, a.Tax.Nodes[0].Hi
+		}
+	}
+}
+
 // Index returns the position of the attribute called name, or -1.
 func (ds *Dataset) Index(name string) int {
 	for i, a := range ds.Attrs {
@@ -97,6 +109,33 @@ func (a *Attr) NodePenalty(id int) float64 {
 		return float64(t.Nodes[id].Leaves) / float64(t.NumLeaves())
 	}
 	return a.RangePenalty(t.Nodes[id].Lo, t.Nodes[id].Hi)
+}
+
+// PublicPenalty is the NCP of publishing node id measured against the
+// taxonomy alone: as NodePenalty, but a numeric node's width is divided by
+// the width of the taxonomy's root range, which is public (the taxonomy is in
+// the spec), instead of the column's range in the data, which is its
+// owner's. The n-party jobs use it so that their committed NCP reveals no
+// party's data range.
+func (t *Taxonomy) PublicPenalty(id int) float64 {
+	n := t.Nodes[id]
+	if t.IsLeaf(id) && (!t.Numeric || n.Lo == n.Hi) {
+		return 0
+	}
+	if !t.Numeric {
+		return float64(n.Leaves) / float64(t.NumLeaves())
+	}
+	return publicRange(t, n.Lo, n.Hi)
+}
+
+// publicRange is the NCP of the numeric range [lo, hi] against the
+// taxonomy's root range.
+func publicRange(t *Taxonomy, lo, hi float64) float64 {
+	w := t.Nodes[0].Hi - t.Nodes[0].Lo
+	if w <= 0 {
+		return 0
+	}
+	return math.Min(1, (hi-lo)/w)
 }
 
 // RangePenalty is the NCP of publishing the numeric range [lo, hi].
@@ -132,6 +171,42 @@ func (ds *Dataset) NCP(g *Generalisation) float64 {
 				memo[id] = p
 			}
 			s += p
+		}
+		total += s / float64(ds.N)
+	}
+	return total / float64(len(ds.Attrs))
+}
+
+// FullDomain is the full-domain generalisation that lifts every value of
+// attribute a levels[a] steps up its taxonomy (stopping at the root).
+func (ds *Dataset) FullDomain(levels []int) *Generalisation {
+	g := &Generalisation{Node: make([][]int32, len(ds.Attrs))}
+	for a, at := range ds.Attrs {
+		g.Node[a] = make([]int32, ds.N)
+		memo := map[int32]int32{}
+		for r, leaf := range at.Leaf {
+			n, ok := memo[leaf]
+			if !ok {
+				n = int32(at.Tax.Ancestor(int(leaf), levels[a]))
+				memo[leaf] = n
+			}
+			g.Node[a][r] = n
+		}
+	}
+	return g
+}
+
+// PublicNCP is NCP with public denominators (Taxonomy.PublicPenalty): the
+// figure the n-party jobs commit.
+func (ds *Dataset) PublicNCP(g *Generalisation) float64 {
+	if ds.N == 0 || len(ds.Attrs) == 0 {
+		return 0
+	}
+	total := 0.0
+	for i, a := range ds.Attrs {
+		s := 0.0
+		for _, id := range g.Node[i] {
+			s += a.Tax.PublicPenalty(int(id))
 		}
 		total += s / float64(ds.N)
 	}
@@ -176,7 +251,7 @@ func (ds *Dataset) GroupSizes(g *Generalisation) []int {
 }
 
 // Discernibility is DM = Σ_G |G|² over the equivalence classes (Bayardo and
-// Agrawal; Sun §3.6, without a suppression term since nothing is suppressed).
+// Agrawal; Sun, thesis §3.5, without a suppression term since nothing is suppressed).
 func Discernibility(sizes []int) float64 {
 	s := 0.0
 	for _, n := range sizes {
@@ -185,7 +260,7 @@ func Discernibility(sizes []int) float64 {
 	return s
 }
 
-// AvgClassSize is C_AVG = (records / classes) / k (LeFevre et al.; Sun §3.6).
+// AvgClassSize is C_AVG = (records / classes) / k (LeFevre et al.; Sun, thesis §3.5).
 func AvgClassSize(sizes []int, k int) float64 {
 	if len(sizes) == 0 || k <= 0 {
 		return 0
@@ -197,14 +272,35 @@ func AvgClassSize(sizes []int, k int) float64 {
 	return float64(n) / float64(len(sizes)) / float64(k)
 }
 
-// Summary holds the figures a job reports beside a publication (DESIGN.md:
-// result.json's min_group and ncp, plus the other metrics of issue 13).
+// DistortionRatio is Sun's distortion ratio (thesis §3.5): the sum over
+// records and attributes of the height h_ij of the published node above the
+// record's leaf, over the same sum when every value is generalised to its
+// taxonomy's root (each value's own depth, so unbalanced trees count
+// right).
+func (ds *Dataset) DistortionRatio(g *Generalisation) float64 {
+	num, den := 0, 0
+	for a, at := range ds.Attrs {
+		for r, leaf := range at.Leaf {
+			d := at.Tax.Nodes[leaf].Depth
+			num += d - at.Tax.Nodes[g.Node[a][r]].Depth
+			den += d
+		}
+	}
+	if den == 0 {
+		return 0
+	}
+	return float64(num) / float64(den)
+}
+
+// Summary holds the figures a job reports beside a publication (the
+// result.json fields min_group and ncp, and the other utility metrics).
 type Summary struct {
 	MinGroup       int     `json:"min_group"`      // smallest class over the requirements' QIDs
 	NCP            float64 `json:"ncp"`            // in [0, 1]
 	Discernibility float64 `json:"discernibility"` // over all quasi-identifiers
 	AvgClassSize   float64 `json:"avg_class_size"` // C_AVG with the largest k of the requirements
 	Classes        int     `json:"classes"`        // over all quasi-identifiers
+	Distortion     float64 `json:"distortion"`     // Sun's distortion ratio
 }
 
 // Summarise computes a Summary of the publication g of ds under reqs; it
@@ -225,5 +321,6 @@ func Summarise(ds *Dataset, g *Generalisation, reqs []Requirement) (Summary, err
 	s.Classes = len(sizes)
 	s.Discernibility = Discernibility(sizes)
 	s.AvgClassSize = AvgClassSize(sizes, kmax)
+	s.Distortion = ds.DistortionRatio(g)
 	return s, nil
 }

@@ -1,34 +1,68 @@
-// Package anonymize publishes k-anonymous tables: taxonomies (generalisation
-// trees), privacy models and their checkers, utility metrics, one-table
-// algorithms (optimal full-domain lattice search, strict Mondrian), seed
-// 003's subset enumeration and dynamic programme, and the per-party rounds of
-// top-down specialisation (TDS) from which the n-party `integrate` job is built.
+// Package anonymize is the library of privacy-preserving data publishing
+// that the publication jobs are built on: taxonomies (generalisation trees),
+// privacy models and their checkers, utility metrics, one-table algorithms
+// (optimal full-domain lattice search, strict Mondrian), the subset
+// enumeration and dynamic programme of Reddy, Raju and Valli Kumari, and the
+// per-party rounds of top-down specialisation (TDS) and the publication form
+// (Published) that the n-party `integrate` job and the one-table
+// `anonymize` job share. It sends nothing.
 //
-// Specification: research/seed-002-003.md part B (seed 003, Reddy, Raju and
-// Valli Kumari, and the two-party TDS of Wang, Fung and Dong it builds on;
-// §B.6 is the recommended n-party design), research/seed-001-sun-thesis.md
-// (privacy models §2, metrics §3.6, the Adult set-up §4.1) and DESIGN.md
-// (taxonomies as ARX hierarchy CSV, integrated.csv, min_group, ncp).
+// Start with taxonomy.go (Taxonomy, LoadTaxonomy), dataset.go (Encode, NCP)
+// and model.go (Requirement, the checkers); then one algorithm:
+// fulldomain.go, mondrian.go or tds.go.
+//
+// Sources: X. Sun, "Privacy Preserving Data Sharing in Data Mining
+// Environment", PhD thesis, University of Southern Queensland, 2010 (models
+// ch. 2–3, metrics §3.5); Reddy, Raju and Valli Kumari, "A Dynamic
+// Programming Approach for Privacy Preserving Collaborative Data
+// Publishing"; Fung, Wang and Yu, "Top-down specialization for information
+// and privacy preservation", ICDE 2005, and Wang, Fung and Dong,
+// "Integrating private databases for data analysis", ISI 2005 (TDS and its
+// two-party form); LeFevre, DeWitt and Ramakrishnan, "Mondrian
+// multidimensional k-anonymity", ICDE 2006; Kohlmayer et al., "Flash:
+// efficient, stable and optimal k-anonymity", 2012.
 //
 // # Pieces
 //
 //   - Taxonomy: ReadARX / LoadARXFile (one row per leaf, value to root,
 //     `;`-separated) and ReadYAML / LoadYAMLFile (explicit trees; numeric
 //     interval trees whose children must partition their parent). Leaf,
-//     Generalise(value, level), Ancestor, LCA, Covers, and seed 003's
+//     Generalise(value, level), Ancestor, LCA, Covers, and Reddy et al.'s
 //     PrivacyStrength and Informativeness.
 //   - Checkers on any table.Table (the published strings): CheckK over a joint
 //     requirement {⟨QID_i, k_i⟩} (PruneRequirements drops implied ones),
 //     CheckDistinctL, CheckEntropyL, CheckPSensitive, CheckPAlphaSensitive
-//     (weights by CategoryWeights, Sun Eq. 3.1), MinGroup, Groups.
-//   - Metrics: Dataset.NCP, Discernibility, AvgClassSize.
-//   - One table: OptimalFullDomain and OptimalFullDomainReqs (lattice
-//     search), Mondrian and MondrianDiverse (strict, optionally distinct or
-//     entropy l-diverse), Summarise (min_group, ncp, DM, C_AVG).
-//   - Seed 003: EnumerateCells (Table 3, Set1), SubsetDP (§B.6 option 2).
+//     (weights by CategoryWeights, Sun, thesis Eq. 3.1), MinGroup, Groups.
+//   - Sensitive models (Sun ch. 2–3), each a function of a class's
+//     histogram, composable and monotone: SensitiveModel (distinct,
+//     entropy and recursive (c, l)-diversity, p-, p⁺-, (p, α)- and
+//     (p⁺, α)-sensitivity), coded per column by SensitiveModel.Code into a
+//     Coded used by every algorithm below; Published.CheckModel checks a
+//     publication.
+//   - Metrics: Dataset.NCP and PublicNCP (public ranges), Discernibility,
+//     AvgClassSize, Dataset.DistortionRatio (Sun §3.5).
+//   - One table: OptimalFullDomain, OptimalFullDomainReqs and
+//     OptimalFullDomainModel (lattice search); Mondrian, MondrianDiverse and
+//     MondrianModel (strict); LocalRecoding (Sun §3.6, Alg. 1);
+//     MinimalFullDomain, HashTableSatisfies and StrategyLevel (Sun's privacy
+//     hash table, ch. 2); Datafly and OGF (Chaytor); Summarise.
+//   - Microaggregation (Sun ch. 5): VI, VIMatrix, DependencyTree,
+//     KeyAttributes, MDAV (standard and the thesis's variant),
+//     Microaggregate (SSE, SST).
+//   - Purpose and trust (Sun ch. 4): NormaliseVI, ChainOrder, Priorities,
+//     AttributeDegree, TupleDegree, TrustDegree, Decompose, Raise.
+//   - Before sharing (Lodha and Thomas): QITest, MaxUniqueFraction, OneDimK.
+//   - Reddy et al.: EnumerateCells (their Table 3, Set1), SubsetDP (our recurrence).
 //   - TDS rounds: Best (a party's share), BetterCandidate (the coordinator's
 //     fold), Split (the winner's instruction), TDSPublic.Apply (everyone),
 //     RunTDS (all of it in process; one party = central TDS).
+//   - Mondrian rounds over columns held apart: MondrianParty.Propose,
+//     ChooseCuts, MondrianParty.Cut, MondrianState.Apply / ApplyChecked,
+//     DiverseParts (a sensitive column's owner's one bit), RunMondrianRounds.
+//   - The publication form of the jobs: Published, Compact, CompactCounts,
+//     MinGroups, CheckDistinctL, CheckModel, WriteCSV; LoadTaxonomy.
+//
+// Survey-rating data (Sun chs. 6–7) is the sub-package anonymize/rating.
 //
 // # Decisions
 //
@@ -42,10 +76,10 @@
 //     from the data) so the figure does not depend on which values a party
 //     happens to hold.
 //   - Level semantics: Generalise(value, level) climbs level steps and stops
-//     at the root, so unbalanced trees (seed 003's Education) have a
+//     at the root, so unbalanced trees (Reddy et al.'s Education) have a
 //     full-domain lattice too; ARX files are balanced by construction.
 //   - ARX numeric hierarchies: a node's range is its leaves' range (ARX's age
-//     labels are shifted by one, data/README.md; the range, not the label,
+//     labels are shifted by one; the range, not the label,
 //     enters NCP). Sibling ranges must not interleave.
 //   - Full-domain search: no suppression budget (the ARX anchor, 28.4 ms, is
 //     the suppression-limit-0 run); the least-NCP k-anonymous transformation
@@ -56,16 +90,18 @@
 //     taxonomy (all non-empty children ≥ k). Categorical values can be
 //     treated as ordered numbers by giving them a flat numeric taxonomy (the
 //     configuration of the Mondrian anchor, see docs/anonymize.md).
-//   - TDS: fixed taxonomies for numeric attributes (report §B.9 #11), score
-//     InfoGain/(AnonyLoss+1) with AnonyLoss averaged over the QIDs that
-//     contain the attribute (§B.5.1 [DECIDE]; reproduces the §B.7.6 fixture),
-//     ties within 1e-12 to the smaller (party, attribute index, node id)
-//     (§B.5.3). Stops when no party has a valid and beneficial candidate.
+//   - TDS: fixed taxonomies for numeric attributes (Fung, Wang and Yu also
+//     split intervals dynamically; not done), score InfoGain/(AnonyLoss+1)
+//     with AnonyLoss averaged over the QIDs that contain the attribute (our
+//     choice for a joint requirement: Fung et al. define it for one QID),
+//     ties within 1e-12 to the smaller (party, attribute index, node id).
+//     Stops when no party has a valid and beneficial candidate.
 //     WithClassDiversity adds distinct l-diversity of the shared class to
-//     validity (report §B.9 #12: seed 003's Table 2 has a 12Y0N class); a
+//     validity (Reddy et al.'s Table 2 has a class-homogeneous group); a
 //     sensitive column held by one party is not supported, since the other
 //     parties could not check it without seeing it.
-//   - Subset DP: value |R_c| · mean I, ties to fewer cells (§B.7.6b); the
+//   - Subset DP (our recurrence: Reddy et al. give none): value |R_c| ·
+//     mean I, ties to fewer cells; the
 //     memo spans the product of the taxonomies, so it is for small QID sets.
 //   - Determinism: no map order decides anything (candidates, children and
 //     classes are iterated in id or first-appearance order); no randomness.

@@ -38,6 +38,10 @@ type lattice struct {
 	h2       keyIndex // for projections
 	proj     []int32
 	checks   int
+	sens     *Coded  // nil: no sensitive model
+	nc       int     // sensitive codes
+	projHist []int32 // per projected class, nc counts
+	hist     *Hist   // scratch for the model's check
 }
 
 // projReq is a requirement as a mask over class keys: the classes of its
@@ -47,25 +51,50 @@ type projReq struct {
 	k    int32
 }
 
-// satisfies checks every requirement on a transformation's classes.
+// satisfies checks every requirement, and the sensitive model on every
+// requirement's QID, on a transformation's classes.
 func (L *lattice) satisfies(s snapshot) bool {
 	for _, r := range L.reqs {
 		if r.mask == ^uint64(0) {
-			if slices.Min(s.counts) < r.k {
+			if slices.Min(s.counts) < r.k || !L.histsOK(s.hist, len(s.counts)) {
 				return false
 			}
 			continue
 		}
 		L.h2.reset(len(s.keys) / 2)
 		L.proj = L.proj[:0]
+		L.projHist = L.projHist[:0]
 		for g, key := range s.keys {
 			j, ok := L.h2.index(key & r.mask)
 			if !ok {
 				L.proj = append(L.proj, 0)
+				L.projHist = append(L.projHist, make([]int32, L.nc)...)
 			}
 			L.proj[j] += s.counts[g]
+			for c := range L.nc {
+				L.projHist[j*L.nc+c] += s.hist[g*L.nc+c]
+			}
 		}
-		if slices.Min(L.proj) < r.k {
+		if slices.Min(L.proj) < r.k || !L.histsOK(L.projHist, len(L.proj)) {
+			return false
+		}
+	}
+	return true
+}
+
+// histsOK checks the sensitive model on n classes' histograms.
+func (L *lattice) histsOK(hist []int32, n int) bool {
+	if L.sens == nil {
+		return true
+	}
+	for g := range n {
+		L.hist.Reset()
+		for c, x := range hist[g*L.nc : (g+1)*L.nc] {
+			if x > 0 {
+				L.sens.AddCode(L.hist, int32(c), x)
+			}
+		}
+		if !L.sens.OK(L.hist) {
 			return false
 		}
 	}
@@ -80,6 +109,7 @@ type snapshot struct {
 	levels []int
 	keys   []uint64
 	counts []int32
+	hist   []int32 // with a sensitive model: nc counts per class
 }
 
 // OptimalFullDomain finds the full-domain generalisation that is k-anonymous
@@ -90,7 +120,7 @@ type snapshot struct {
 // order of height; from each untagged one a path is built upwards through
 // untagged successors and binary-searched for its lowest k-anonymous node.
 // k-anonymity is monotone (a generalisation of a k-anonymous transformation
-// is k-anonymous, Sun §2.12), so an anonymous node tags its whole up-cone
+// is k-anonymous: merging classes only grows them), so an anonymous node tags its whole up-cone
 // anonymous and a non-anonymous node its whole down-cone non-anonymous.
 // NCP under full-domain recoding is the mean of per-attribute, per-level
 // penalties, so it is evaluated on every anonymous node without counting
@@ -98,8 +128,10 @@ type snapshot struct {
 // attribute order).
 //
 // Decision: no suppression budget. The anchor this is measured against (ARX
-// Flash, 5-anonymity on Adult, 28.4 ms) is the suppression-limit-0 run;
-// research/anchors.md T2.6 records that with suppression ARX takes ≈ 1.2 s.
+// Flash, 5-anonymity on Adult, 28.4 ms: Prasser et al., "A benchmark of
+// globally-optimal anonymization methods for biomedical data", CBMS 2014)
+// is the suppression-limit-0 run; ARX's own benchmark of Flash with a
+// suppression limit takes about 1.2 s on the same data.
 func OptimalFullDomain(ds *Dataset, k int) (*FullDomainResult, error) {
 	all := make([]string, len(ds.Attrs))
 	for i, a := range ds.Attrs {
@@ -113,23 +145,53 @@ func OptimalFullDomain(ds *Dataset, k int) (*FullDomainResult, error) {
 // in no QID are still generalised, and cost NCP, only if that helps none).
 // Each requirement is monotone along the lattice, so their conjunction is.
 func OptimalFullDomainReqs(ds *Dataset, reqs []Requirement) (*FullDomainResult, error) {
+	return OptimalFullDomainModel(ds, reqs, nil)
+}
+
+// OptimalFullDomainModel is OptimalFullDomainReqs with a sensitive model
+// (sens nil: none) that every requirement's classes must also satisfy. The
+// models are monotone under merging classes, so the search stays exact.
+func OptimalFullDomainModel(ds *Dataset, reqs []Requirement, sens *Coded) (*FullDomainResult, error) {
 	if len(reqs) == 0 {
 		return nil, fmt.Errorf("%w: no requirement", ErrRequirement)
 	}
-	L, err := newLattice(ds)
+	if sens != nil && len(sens.Code) != ds.N {
+		return nil, fmt.Errorf("%w: %d sensitive values for %d records", ErrRequirement, len(sens.Code), ds.N)
+	}
+	L, err := newLattice(ds, sens)
 	if err != nil {
 		return nil, err
 	}
+	if err := L.require(reqs); err != nil {
+		return nil, err
+	}
+	order := L.byHeight()
+	tag := make([]int8, len(order))
+	for _, start := range order {
+		if tag[start] == 0 {
+			L.searchPath(L.pathUp(start, tag), tag)
+		}
+	}
+	best, ncp := L.cheapestAnonymous(order, tag)
+	if best < 0 {
+		return nil, fmt.Errorf("%w: no full-domain generalisation satisfies %v", ErrRequirement, reqs)
+	}
+	return L.result(best, ncp), nil
+}
+
+// require turns the requirements into masks over class keys.
+func (L *lattice) require(reqs []Requirement) error {
+	ds := L.ds
 	for _, r := range PruneRequirements(reqs) {
 		if r.K < 1 || r.K > ds.N {
-			return nil, fmt.Errorf("%w: %s with %d records", ErrRequirement, r, ds.N)
+			return fmt.Errorf("%w: %s with %d records", ErrRequirement, r, ds.N)
 		}
 		var mask uint64
 		seen := map[int]bool{}
 		for _, q := range r.QID {
 			a := ds.Index(q)
 			if a < 0 {
-				return nil, fmt.Errorf("%w: %s: QID column %q is not in the dataset", ErrRequirement, r, q)
+				return fmt.Errorf("%w: %s: QID column %q is not in the dataset", ErrRequirement, r, q)
 			}
 			seen[a] = true
 			mask |= L.mask[a] << L.shift[a]
@@ -139,12 +201,22 @@ func OptimalFullDomainReqs(ds *Dataset, reqs []Requirement) (*FullDomainResult, 
 		}
 		L.reqs = append(L.reqs, projReq{mask: mask, k: int32(r.K)})
 	}
+	return nil
+}
+
+// size is the number of transformations in the lattice.
+func (L *lattice) size() int {
 	size := 1
 	for _, r := range L.radix {
 		size *= r
 	}
-	tag := make([]int8, size)
-	// transformations by height, then index (a counting sort)
+	return size
+}
+
+// byHeight lists the lattice's transformations by height (the sum of their
+// levels), then index: a counting sort.
+func (L *lattice) byHeight() []int {
+	size := L.size()
 	heights := make([]int, size)
 	maxH := 0
 	for i := 1; i < size; i++ {
@@ -160,7 +232,7 @@ func OptimalFullDomainReqs(ds *Dataset, reqs []Requirement) (*FullDomainResult, 
 		heights[i] = h
 		maxH = max(maxH, h)
 	}
-	slot := make([]int, maxH+2) // slot free slot of each height in order
+	slot := make([]int, maxH+2) // next free slot of each height in order
 	for _, h := range heights {
 		slot[h+1]++
 	}
@@ -172,40 +244,52 @@ func OptimalFullDomainReqs(ds *Dataset, reqs []Requirement) (*FullDomainResult, 
 		order[slot[h]] = i
 		slot[h]++
 	}
-	for _, start := range order {
-		if tag[start] != 0 {
-			continue
-		}
-		path := []int{start}
-		for cur := start; ; {
-			next, bestGain := -1, -1.0
-			for a := range L.radix {
-				if s, ok := L.succ(cur, a); ok && tag[s] == 0 {
-					g := L.gain(a, L.level(cur, a))
-					if g > bestGain {
-						next, bestGain = s, g
-					}
+	return order
+}
+
+// pathUp builds Flash's path from start upwards through untagged
+// successors, taking at each step the successor that merges most values.
+func (L *lattice) pathUp(start int, tag []int8) []int {
+	path := []int{start}
+	for cur := start; ; {
+		next, bestGain := -1, -1.0
+		for a := range L.radix {
+			if s, ok := L.succ(cur, a); ok && tag[s] == 0 {
+				g := L.gain(a, L.level(cur, a))
+				if g > bestGain {
+					next, bestGain = s, g
 				}
 			}
-			if next < 0 {
-				break
-			}
-			path = append(path, next)
-			cur = next
 		}
-		lo, hi := 0, len(path) // path[hi:] anonymous (known or assumed), path[:lo] not
-		for lo < hi {
-			mid := (2*lo + hi) / 3 // biased low: checks near the bottom are dearer but prune more (fewest class visits on Adult)
-			if L.anonymous(path[mid]) {
-				L.tagUp(tag, path[mid])
-				hi = mid
-			} else {
-				L.tagDown(tag, path[mid])
-				lo = mid + 1
-			}
+		if next < 0 {
+			return path
+		}
+		path = append(path, next)
+		cur = next
+	}
+}
+
+// searchPath binary-searches a path for its lowest anonymous node, tagging
+// the up-cone of every anonymous node it checks and the down-cone of every
+// other one.
+func (L *lattice) searchPath(path []int, tag []int8) {
+	lo, hi := 0, len(path) // path[hi:] anonymous (known or assumed), path[:lo] not
+	for lo < hi {
+		mid := (2*lo + hi) / 3 // biased low: checks near the bottom are dearer but prune more (fewest class visits on Adult)
+		if L.anonymous(path[mid]) {
+			L.tagUp(tag, path[mid])
+			hi = mid
+		} else {
+			L.tagDown(tag, path[mid])
+			lo = mid + 1
 		}
 	}
-	// per-attribute, per-level mean penalty
+}
+
+// levelPenalties is the mean NCP of every attribute at every level: under
+// full-domain recoding a transformation's NCP is the mean of its levels'.
+func (L *lattice) levelPenalties() [][]float64 {
+	ds := L.ds
 	pen := make([][]float64, len(ds.Attrs))
 	for a, at := range ds.Attrs {
 		freq := make([]int, len(at.Tax.Nodes))
@@ -223,6 +307,13 @@ func OptimalFullDomainReqs(ds *Dataset, reqs []Requirement) (*FullDomainResult, 
 			pen[a][l] = s / float64(ds.N)
 		}
 	}
+	return pen
+}
+
+// cheapestAnonymous returns the anonymous transformation (tag 1) with the
+// least NCP, ties to the first in order, or -1.
+func (L *lattice) cheapestAnonymous(order []int, tag []int8) (int, float64) {
+	pen := L.levelPenalties()
 	best, bestNCP := -1, math.Inf(1)
 	for _, i := range order {
 		if tag[i] != 1 {
@@ -232,16 +323,19 @@ func OptimalFullDomainReqs(ds *Dataset, reqs []Requirement) (*FullDomainResult, 
 		for a := range L.radix {
 			ncp += pen[a][L.level(i, a)]
 		}
-		ncp /= float64(len(ds.Attrs))
+		ncp /= float64(len(L.ds.Attrs))
 		if ncp < bestNCP-1e-12 {
 			best, bestNCP = i, ncp
 		}
 	}
-	if best < 0 {
-		return nil, fmt.Errorf("%w: no full-domain generalisation satisfies %v", ErrRequirement, reqs)
-	}
+	return best, bestNCP
+}
+
+// result describes transformation best and generalises every record by it.
+func (L *lattice) result(best int, ncp float64) *FullDomainResult {
+	ds := L.ds
 	snap := L.classes(best)
-	res := &FullDomainResult{Levels: L.levelsOf(best), NCP: bestNCP, Lattice: size, Checked: L.checks, Classes: len(snap.counts)}
+	res := &FullDomainResult{Levels: L.levelsOf(best), NCP: ncp, Lattice: L.size(), Checked: L.checks, Classes: len(snap.counts)}
 	res.MinGroup = int(slices.Min(snap.counts))
 	res.Gen = &Generalisation{Node: make([][]int32, len(ds.Attrs))}
 	for a, at := range ds.Attrs {
@@ -250,11 +344,14 @@ func OptimalFullDomainReqs(ds *Dataset, reqs []Requirement) (*FullDomainResult, 
 			res.Gen.Node[a][r] = L.ancestor(a, leaf, res.Levels[a])
 		}
 	}
-	return res, nil
+	return res
 }
 
-func newLattice(ds *Dataset) (*lattice, error) {
-	L := &lattice{ds: ds}
+func newLattice(ds *Dataset, sens *Coded) (*lattice, error) {
+	L := &lattice{ds: ds, sens: sens}
+	if sens != nil {
+		L.nc, L.hist = sens.NumCodes(), sens.NewHist()
+	}
 	var used uint
 	stride := 1
 	for _, a := range ds.Attrs {
@@ -310,8 +407,12 @@ func newLattice(ds *Dataset) (*lattice, error) {
 		if !ok {
 			b.counts = append(b.counts, 0)
 			b.keys = append(b.keys, key)
+			b.hist = append(b.hist, make([]int32, L.nc)...)
 		}
 		b.counts[j]++
+		if sens != nil {
+			b.hist[j*L.nc+int(sens.Code[r])]++
+		}
 	}
 	L.memo = append(L.memo, b)
 	L.checks = 1
@@ -388,7 +489,7 @@ func (L *lattice) anonymous(i int) bool {
 	if L.satisfies(s) {
 		return true
 	}
-	s.keys, s.counts = slices.Clone(s.keys), slices.Clone(s.counts)
+	s.keys, s.counts, s.hist = slices.Clone(s.keys), slices.Clone(s.counts), slices.Clone(s.hist)
 	L.memo = append(L.memo, s)
 	return false
 }
@@ -419,7 +520,7 @@ func (L *lattice) classes(i int) snapshot {
 	for a := range steps {
 		steps[a] = target[a] - src.levels[a]
 	}
-	out := snapshot{node: i, levels: target, keys: L.scratch.keys[:0], counts: L.scratch.counts[:0]}
+	out := snapshot{node: i, levels: target, keys: L.scratch.keys[:0], counts: L.scratch.counts[:0], hist: L.scratch.hist[:0]}
 	L.h.reset(len(src.counts)) // room for every source class: never grows, so the buffer is reused
 	type change struct {
 		shift uint
@@ -443,8 +544,12 @@ func (L *lattice) classes(i int) snapshot {
 		if !ok {
 			out.counts = append(out.counts, 0)
 			out.keys = append(out.keys, key)
+			out.hist = append(out.hist, make([]int32, L.nc)...)
 		}
 		out.counts[j] += src.counts[g]
+		for c := range L.nc {
+			out.hist[j*L.nc+c] += src.hist[g*L.nc+c]
+		}
 	}
 	L.scratch = out
 	L.checks++

@@ -10,7 +10,7 @@ import (
 	"github.com/cohortdm/cohort/table"
 )
 
-// seed003 loads the corrected fixture of research/seed-002-003.md §B.7.
+// seed003 loads Reddy et al.'s Table 1 and taxonomies (corrected; testdata/seed003).
 func seed003(t testing.TB) (*table.Table, map[string]*Taxonomy) {
 	t.Helper()
 	tab, err := table.Load("testdata/seed003/table1.csv", "T", map[string]table.Kind{

@@ -10,7 +10,7 @@ import (
 )
 
 // Requirement is one ⟨QID, k⟩ of a joint anonymity requirement
-// {⟨QID_1, k_1⟩, …, ⟨QID_p, k_p⟩} (seed 003 Def. 1, after Wang, Fung and
+// {⟨QID_1, k_1⟩, …, ⟨QID_p, k_p⟩} (Reddy et al. Def. 1, after Wang, Fung and
 // Dong): every combination of values on QID must be shared by ≥ K records.
 type Requirement struct {
 	QID []string `yaml:"qid" json:"qid"`
@@ -151,7 +151,7 @@ func sensitiveHist(t *table.Table, qid []string, sensitive string) ([][]int, []m
 }
 
 // CheckDistinctL checks distinct l-diversity: every class on qid holds at
-// least l distinct values of the sensitive column (Sun, Def. 2.6).
+// least l distinct values of the sensitive column (Sun, thesis Def. 2.6).
 func CheckDistinctL(t *table.Table, qid []string, sensitive string, l int) error {
 	gs, hs, _, err := sensitiveHist(t, qid, sensitive)
 	if err != nil {
@@ -182,7 +182,7 @@ func Entropy(counts []int) float64 {
 }
 
 // CheckEntropyL checks entropy l-diversity: every class's sensitive-value
-// entropy is at least log₂ l (Sun, Def. 2.6; the tolerance 1e-12 absorbs
+// entropy is at least log₂ l (Sun, thesis Def. 2.6; the tolerance 1e-12 absorbs
 // rounding, so exactly l equiprobable values pass).
 func CheckEntropyL(t *table.Table, qid []string, sensitive string, l float64) error {
 	gs, hs, _, err := sensitiveHist(t, qid, sensitive)
@@ -203,7 +203,7 @@ func CheckEntropyL(t *table.Table, qid []string, sensitive string, l float64) er
 }
 
 // CheckPSensitive checks p-sensitive k-anonymity: k-anonymous on qid and at
-// least p distinct sensitive values in every class (Sun §2.5).
+// least p distinct sensitive values in every class (Sun, thesis Def. 3.1).
 func CheckPSensitive(t *table.Table, qid []string, sensitive string, p, k int) error {
 	if err := CheckK(t, []Requirement{{QID: qid, K: k}}); err != nil {
 		return err
@@ -211,9 +211,9 @@ func CheckPSensitive(t *table.Table, qid []string, sensitive string, p, k int) e
 	return CheckDistinctL(t, qid, sensitive, p)
 }
 
-// CheckPAlphaSensitive checks (p, α)-sensitive k-anonymity (Sun, Def. 3.3):
+// CheckPAlphaSensitive checks (p, α)-sensitive k-anonymity (Sun, thesis Def. 3.3):
 // k-anonymous, at least p distinct sensitive values per class, and the class's
-// total weight, summed per record (duplicates counted: Sun Table 3.5), at
+// total weight, summed per record (duplicates counted: Sun, thesis Table 3.5), at
 // least α. weight maps each sensitive value to its category weight (Eq. 3.1,
 // see CategoryWeights); a value without a weight is an error naming it.
 func CheckPAlphaSensitive(t *table.Table, qid []string, sensitive string, p int, alpha float64, k int, weight map[string]float64) error {
@@ -246,7 +246,7 @@ func CheckPAlphaSensitive(t *table.Table, qid []string, sensitive string, p int,
 }
 
 // CategoryWeights gives each sensitive value the weight of its category by
-// Sun's Eq. 3.1: categories ordered from most to least sensitive, weight
+// Sun's thesis, Eq. 3.1: categories ordered from most to least sensitive, weight
 // (i−1)/(m−1) for category i < m and 1 for the last.
 func CategoryWeights(categories [][]string) map[string]float64 {
 	m := len(categories)

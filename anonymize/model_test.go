@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// Sun TV-1 (research/seed-001-sun-thesis.md §6.4): Table 2.1 is 1-anonymous,
+// Sun TV-1 (the thesis's Tables 2.1 and 2.2): Table 2.1 is 1-anonymous,
 // its generalisation 3-anonymous.
 func TestKAnonymitySunTV1(t *testing.T) {
 	raw := mkTable([]string{"gender", "age", "zip", "disease"},

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/cohortdm/cohort/table"
 )
@@ -45,55 +44,28 @@ func Mondrian(ds *Dataset, k int) (*MondrianResult, error) {
 	return MondrianDiverse(ds, k, nil)
 }
 
-// Diversity asks Mondrian for l-diverse classes on a sensitive column
-// (aligned with the dataset's records): distinct l-diversity (at least L
-// distinct values per class), or entropy l-diversity (class entropy ≥ log₂ L)
-// when Entropy is set (Sun, Def. 2.6).
+// Diversity asks Mondrian for classes that satisfy a sensitive model on a
+// column aligned with the dataset's records: Model, and as a shorthand
+// distinct l-diversity (at least L distinct values per class), or entropy
+// l-diversity (class entropy ≥ log₂ L) when Entropy is set (Sun, thesis
+// Def. 2.6).
 type Diversity struct {
 	Sensitive []string
 	L         float64
 	Entropy   bool
+	Model     SensitiveModel
 }
 
-// diversityCheck evaluates a Diversity incrementally over sensitive codes.
-type diversityCheck struct {
-	code    []int32
-	ncodes  int
-	l       float64
-	entropy bool
-}
-
-// scan returns ok[i]: whether rows[:i+1] is diverse (prefix scan; pass the
-// rows reversed for suffixes).
-func (d *diversityCheck) scan(rows []int32) []bool {
-	counts := make([]int, d.ncodes)
-	ok := make([]bool, len(rows))
-	distinct, sumClogC := 0, 0.0 // entropy = log2 n − Σ c log2 c / n
-	for i, r := range rows {
-		c := &counts[d.code[r]]
-		if *c == 0 {
-			distinct++
-		} else {
-			sumClogC -= float64(*c) * math.Log2(float64(*c))
-		}
-		*c++
-		sumClogC += float64(*c) * math.Log2(float64(*c))
-		n := float64(i + 1)
-		if d.entropy {
-			ok[i] = math.Log2(n)-sumClogC/n >= math.Log2(d.l)-1e-12
-		} else {
-			ok[i] = float64(distinct) >= d.l
-		}
+// model is the whole model: Model with the shorthand applied.
+func (d *Diversity) model() SensitiveModel {
+	m := d.Model
+	switch {
+	case d.L > 1 && d.Entropy:
+		m.EntropyL = max(m.EntropyL, d.L)
+	case d.L > 1:
+		m.L = max(m.L, int(math.Ceil(d.L)))
 	}
-	return ok
-}
-
-func (d *diversityCheck) diverse(rows []int32) bool {
-	if d == nil || len(rows) == 0 {
-		return true
-	}
-	ok := d.scan(rows)
-	return ok[len(ok)-1]
+	return m
 }
 
 // MondrianDiverse is Mondrian whose cuts also keep every class l-diverse
@@ -102,115 +74,43 @@ func MondrianDiverse(ds *Dataset, k int, div *Diversity) (*MondrianResult, error
 	if k < 1 || k > ds.N {
 		return nil, fmt.Errorf("%w: k = %d with %d records", ErrRequirement, k, ds.N)
 	}
-	var dc *diversityCheck
+	var dc *Coded
 	if div != nil {
-		if len(div.Sensitive) != ds.N || div.L < 1 {
-			return nil, fmt.Errorf("%w: diversity needs l ≥ 1 and one sensitive value per record (%d for %d)", ErrRequirement, len(div.Sensitive), ds.N)
+		if len(div.Sensitive) != ds.N || div.L < 0 {
+			return nil, fmt.Errorf("%w: diversity needs l ≥ 0 and one sensitive value per record (%d for %d)", ErrRequirement, len(div.Sensitive), ds.N)
 		}
-		dc = &diversityCheck{code: make([]int32, ds.N), l: div.L, entropy: div.Entropy}
-		codes := map[string]int32{}
-		for r, v := range div.Sensitive {
-			c, ok := codes[v]
-			if !ok {
-				c = int32(len(codes))
-				codes[v] = c
-			}
-			dc.code[r] = c
+		var err error
+		if dc, err = div.model().Code(div.Sensitive); err != nil {
+			return nil, err
 		}
-		dc.ncodes = len(codes)
 	}
-	na := len(ds.Attrs)
+	return MondrianModel(ds, k, dc)
+}
+
+// MondrianModel is Mondrian whose cuts keep every class satisfying the
+// sensitive model of dc (nil: k-anonymity only).
+func MondrianModel(ds *Dataset, k int, dc *Coded) (*MondrianResult, error) {
+	if k < 1 || k > ds.N {
+		return nil, fmt.Errorf("%w: k = %d with %d records", ErrRequirement, k, ds.N)
+	}
+	if dc != nil && len(dc.Code) != ds.N {
+		return nil, fmt.Errorf("%w: %d sensitive values for %d records", ErrRequirement, len(dc.Code), ds.N)
+	}
 	all := make([]int32, ds.N)
 	for i := range all {
 		all[i] = int32(i)
 	}
+	if !dc.Diverse(all) {
+		return nil, fmt.Errorf("%w: the whole table does not satisfy %s on the sensitive column", ErrRequirement, dc.Model)
+	}
+	m := &mondrian{ds: ds, k: k, dc: dc, sorted: make([]int32, 0, ds.N)}
 	res := &MondrianResult{MinGroup: ds.N}
-	type byWidth struct {
-		a int
-		w float64
-	}
-	order := make([]byWidth, na)
-	if !dc.diverse(all) {
-		return nil, fmt.Errorf("%w: the whole table is not %g-diverse on the sensitive column", ErrRequirement, div.L)
-	}
-	sorted := make([]int32, 0, ds.N)
 	stack := [][]int32{all}
 	for len(stack) > 0 {
 		rows := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		c := ds.summarise(rows)
-		for a := range order {
-			order[a] = byWidth{a, ds.width(a, c)}
-		}
-		slices.SortStableFunc(order, func(x, y byWidth) int { return cmpFloat(y.w, x.w) })
-		var parts [][]int32
-		for _, o := range order {
-			if o.w == 0 {
-				break
-			}
-			at := ds.Attrs[o.a]
-			if at.Tax.Numeric {
-				sorted = append(sorted[:0], rows...)
-				slices.SortStableFunc(sorted, func(x, y int32) int { return cmpFloat(at.Num[x], at.Num[y]) })
-				n := len(sorted)
-				var leftOK, rightOK []bool
-				if dc != nil {
-					leftOK = dc.scan(sorted)
-					rev := slices.Clone(sorted)
-					slices.Reverse(rev)
-					rightOK = dc.scan(rev) // rightOK[j]: the last j+1 rows
-				}
-				best, bestD := 0.0, -1
-				for i := k - 1; i < n-k; i++ {
-					if at.Num[sorted[i]] == at.Num[sorted[i+1]] {
-						continue
-					}
-					if dc != nil && (!leftOK[i] || !rightOK[n-i-2]) {
-						continue
-					}
-					d := abs(2*(i+1) - n)
-					if bestD < 0 || d < bestD {
-						best, bestD = at.Num[sorted[i]], d
-					}
-				}
-				if bestD < 0 {
-					continue
-				}
-				var left, right []int32
-				for _, r := range rows {
-					if at.Num[r] <= best {
-						left = append(left, r)
-					} else {
-						right = append(right, r)
-					}
-				}
-				parts = [][]int32{left, right}
-				break
-			}
-			node := int(c.Node[o.a])
-			kids := at.Tax.Nodes[node].Children
-			byKid := make(map[int][]int32, len(kids))
-			for _, r := range rows {
-				leaf := int(at.Leaf[r])
-				for at.Tax.Nodes[leaf].Parent != node {
-					leaf = at.Tax.Nodes[leaf].Parent
-				}
-				byKid[leaf] = append(byKid[leaf], r)
-			}
-			ok := true
-			for _, p := range byKid {
-				ok = ok && len(p) >= k && dc.diverse(p)
-			}
-			if !ok || len(byKid) < 2 {
-				continue
-			}
-			for _, kid := range kids { // taxonomy order, not map order
-				if p := byKid[kid]; len(p) > 0 {
-					parts = append(parts, p)
-				}
-			}
-			break
-		}
+		parts := m.cut(rows, c)
 		if parts == nil {
 			res.Classes = append(res.Classes, c)
 			res.MinGroup = min(res.MinGroup, len(rows))
@@ -220,16 +120,138 @@ func MondrianDiverse(ds *Dataset, k int, div *Diversity) (*MondrianResult, error
 			stack = append(stack, parts[i])
 		}
 	}
+	res.NCP = ds.classesNCP(res.Classes)
+	return res, nil
+}
+
+// mondrian is one run's parameters and scratch memory.
+type mondrian struct {
+	ds     *Dataset
+	k      int
+	dc     *Coded
+	sorted []int32
+	order  []byWidth
+}
+
+type byWidth struct {
+	a int
+	w float64
+}
+
+// cut returns the parts of the first allowable cut of the class c (its
+// records rows), trying attributes by decreasing width, or nil.
+func (m *mondrian) cut(rows []int32, c MondrianClass) [][]int32 {
+	for _, o := range m.byWidth(c) {
+		if o.w == 0 {
+			return nil
+		}
+		if parts := m.cutOn(o.a, rows, c); parts != nil {
+			return parts
+		}
+	}
+	return nil
+}
+
+// byWidth orders the attributes by decreasing width in class c, ties in
+// attribute order.
+func (m *mondrian) byWidth(c MondrianClass) []byWidth {
+	m.order = m.order[:0]
+	for a := range m.ds.Attrs {
+		m.order = append(m.order, byWidth{a, m.ds.width(a, c)})
+	}
+	slices.SortStableFunc(m.order, func(x, y byWidth) int { return cmpFloat(y.w, x.w) })
+	return m.order
+}
+
+// cutOn returns the parts of the allowable cut of class c on attribute a,
+// or nil.
+func (m *mondrian) cutOn(a int, rows []int32, c MondrianClass) [][]int32 {
+	if m.ds.Attrs[a].Tax.Numeric {
+		return m.numericCut(a, rows)
+	}
+	return m.categoricalCut(a, int(c.Node[a]), rows)
+}
+
+// numericCut cuts at the allowable value whose left side is closest to half
+// the records; both sides keep k records (and diversity).
+func (m *mondrian) numericCut(a int, rows []int32) [][]int32 {
+	at := m.ds.Attrs[a]
+	sorted := append(m.sorted[:0], rows...)
+	m.sorted = sorted
+	slices.SortStableFunc(sorted, func(x, y int32) int { return cmpFloat(at.Num[x], at.Num[y]) })
+	n := len(sorted)
+	var leftOK, rightOK []bool
+	if m.dc != nil {
+		leftOK = m.dc.scan(sorted)
+		rev := slices.Clone(sorted)
+		slices.Reverse(rev)
+		rightOK = m.dc.scan(rev) // rightOK[j]: the last j+1 rows
+	}
+	best, bestD := 0.0, -1
+	for i := m.k - 1; i < n-m.k; i++ {
+		if at.Num[sorted[i]] == at.Num[sorted[i+1]] {
+			continue
+		}
+		if m.dc != nil && (!leftOK[i] || !rightOK[n-i-2]) {
+			continue
+		}
+		d := abs(2*(i+1) - n)
+		if bestD < 0 || d < bestD {
+			best, bestD = at.Num[sorted[i]], d
+		}
+	}
+	if bestD < 0 {
+		return nil
+	}
+	var left, right []int32
+	for _, r := range rows {
+		if at.Num[r] <= best {
+			left = append(left, r)
+		} else {
+			right = append(right, r)
+		}
+	}
+	return [][]int32{left, right}
+}
+
+// categoricalCut cuts along the taxonomy: one part per child of node, if
+// every non-empty part keeps k records (and diversity) and there are two.
+func (m *mondrian) categoricalCut(a, node int, rows []int32) [][]int32 {
+	at := m.ds.Attrs[a]
+	kids := at.Tax.Nodes[node].Children
+	byKid := make(map[int][]int32, len(kids))
+	for _, r := range rows {
+		kid := childUnder(at.Tax, int(at.Leaf[r]), node)
+		byKid[kid] = append(byKid[kid], r)
+	}
+	if len(byKid) < 2 {
+		return nil
+	}
+	for _, p := range byKid {
+		if len(p) < m.k || !m.dc.Diverse(p) {
+			return nil
+		}
+	}
+	var parts [][]int32
+	for _, kid := range kids { // taxonomy order, not map order
+		if p := byKid[kid]; len(p) > 0 {
+			parts = append(parts, p)
+		}
+	}
+	return parts
+}
+
+// classesNCP is the NCP of a partition into classes.
+func (ds *Dataset) classesNCP(classes []MondrianClass) float64 {
 	total := 0.0
-	for _, c := range res.Classes {
+	for _, c := range classes {
 		s := 0.0
 		for a := range ds.Attrs {
 			s += ds.width(a, c)
 		}
 		total += s * float64(len(c.Rows))
 	}
-	res.NCP = total / float64(ds.N) / float64(na)
-	return res, nil
+	return total / float64(ds.N) / float64(len(ds.Attrs))
 }
 
 func abs(x int) int {
@@ -272,6 +294,22 @@ func (ds *Dataset) width(a int, c MondrianClass) float64 {
 	return at.NodePenalty(int(c.Node[a]))
 }
 
+// Generalisation is the partition as taxonomy nodes: every record's class's
+// lowest common ancestor per attribute (numeric ranges become the node
+// covering them, as the distortion ratio needs).
+func (m *MondrianResult) Generalisation(ds *Dataset) *Generalisation {
+	g := &Generalisation{Node: make([][]int32, len(ds.Attrs))}
+	for a := range ds.Attrs {
+		g.Node[a] = make([]int32, ds.N)
+		for _, c := range m.Classes {
+			for _, r := range c.Rows {
+				g.Node[a][r] = c.Node[a]
+			}
+		}
+	}
+	return g
+}
+
 // Publish writes the classes as a table: numeric ranges as "[lo-hi]" (or the
 // value when lo = hi), categorical values as the LCA node's label.
 func (m *MondrianResult) Publish(ds *Dataset) *table.Table {
@@ -281,15 +319,7 @@ func (m *MondrianResult) Publish(ds *Dataset) *table.Table {
 	}
 	for _, c := range m.Classes {
 		for a, at := range ds.Attrs {
-			var label string
-			switch {
-			case at.Tax.Numeric && c.Lo[a] == c.Hi[a]:
-				label = strconv.FormatFloat(c.Lo[a], 'g', -1, 64)
-			case at.Tax.Numeric:
-				label = "[" + strconv.FormatFloat(c.Lo[a], 'g', -1, 64) + "-" + strconv.FormatFloat(c.Hi[a], 'g', -1, 64) + "]"
-			default:
-				label = at.Tax.Nodes[c.Node[a]].Label
-			}
+			label := classLabel(at, c, a)
 			for _, r := range c.Rows {
 				t.Columns[a].Str[r] = label
 			}

@@ -38,7 +38,7 @@ type Node struct {
 	Children []int
 	Depth    int // root 0
 	Height   int // leaf 0
-	Leaves   int // leaves in the subtree; seed 003's privacy strength P for categorical nodes
+	Leaves   int // leaves in the subtree; Reddy et al.'s privacy strength P for categorical nodes
 	Lo, Hi   float64
 }
 
@@ -153,8 +153,8 @@ func (t *Taxonomy) Find(label string) (int, bool) {
 	return 0, false
 }
 
-// PrivacyStrength is seed 003's P(v): the leaf count for categorical nodes,
-// hi − lo + 1 for numeric ones (report §B.2, verified against its listing).
+// PrivacyStrength is Reddy et al.'s P(v): the leaf count for categorical nodes,
+// hi − lo + 1 for numeric ones (this reproduces their listing of P).
 func (t *Taxonomy) PrivacyStrength(id int) float64 {
 	if t.Numeric {
 		return t.Nodes[id].Hi - t.Nodes[id].Lo + 1
@@ -162,8 +162,8 @@ func (t *Taxonomy) PrivacyStrength(id int) float64 {
 	return float64(t.Nodes[id].Leaves)
 }
 
-// Informativeness is seed 003's I(v) = depth / (depth + height); a root that
-// is also a leaf gets 1 (report §B.9 #10).
+// Informativeness is Reddy et al.'s I(v) = depth / (depth + height); a root that
+// is also a leaf gets 1 (their formula is undefined there).
 func (t *Taxonomy) Informativeness(id int) float64 {
 	n := t.Nodes[id]
 	if n.Depth+n.Height == 0 {

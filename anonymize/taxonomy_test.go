@@ -8,7 +8,7 @@ import (
 
 func TestSeed003TaxonomyStrengthAndInformativeness(t *testing.T) {
 	_, tax := seed003(t)
-	// §B.7.2 listing (corrected: Engineering 3, Non-Engineering 4; [23-25]).
+	// Reddy et al.'s listing of P (corrected: Engineering 3, Non-Engineering 4; [23-25]).
 	wantP := map[string]map[string]float64{
 		"education": {"Any-Education": 7, "Engineering": 3, "Non-Engineering": 4, "Science": 2, "Arts": 2,
 			"Computers": 1, "Non-Computers": 2, "Life Sc.": 1, "Civil": 1},
@@ -41,7 +41,7 @@ func TestGeneraliseARX(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// ARX's label quirk (data/README.md): 40 is under "35-39".
+	// ARX's label quirk: 40 is under "35-39".
 	for level, want := range []string{"40", "35-39", "30-39", "20-39", "*", "*"} {
 		got, err := tx.Generalise("40", level)
 		if err != nil || got != want {

@@ -9,7 +9,7 @@ import (
 
 // Top-down specialisation (TDS; Fung, Wang and Yu, ICDE 2005) and its
 // n-party form (Wang, Fung and Dong, ISI 2005, as extended in
-// research/seed-002-003.md §B.5.3 and §B.6 option 1), as pure per-party
+// extended to n parties with a coordinator that folds their candidates), as pure per-party
 // functions:
 //
 //	party:       Best(party, public)            -> Candidate   (its share: a score)
@@ -46,7 +46,10 @@ type TDSPublic struct {
 	// ClassL > 1 also requires distinct ClassL-diversity of the shared class
 	// label in every class of every requirement's QID (set by WithClassDiversity).
 	ClassL int
-	g      qidGroups // the QID classes of Gen, computed when the state is made
+	// classModel, when set (WithClassModel), is a sensitive model of the
+	// shared class that every class of every QID must satisfy.
+	classModel *Coded
+	g          qidGroups // the QID classes of Gen, computed when the state is made
 }
 
 // NewTDSPublic starts TDS with every value generalised to its taxonomy's root.
@@ -105,6 +108,31 @@ func (p *TDSPublic) WithClassDiversity(l int) (*TDSPublic, error) {
 	return &q, nil
 }
 
+// WithClassModel returns the state with a sensitive model of the shared
+// class (class, as given to NewTDSPublic) required in every QID class, as a
+// further validity condition of each specialisation: any model of Sun's
+// (entropy, recursive (c, l), p⁺, (p, α)); every party can check it, the
+// class is shared.
+func (p *TDSPublic) WithClassModel(m SensitiveModel, class []string) (*TDSPublic, error) {
+	if p.Round != 0 || len(class) != len(p.Class) {
+		return nil, fmt.Errorf("%w: a class model is set before the first round, on the job's class", ErrRequirement)
+	}
+	c, err := m.Code(class)
+	if err != nil {
+		return nil, err
+	}
+	all := make([]int32, len(class))
+	for i := range all {
+		all[i] = int32(i)
+	}
+	if !c.Diverse(all) {
+		return nil, fmt.Errorf("%w: the whole table does not satisfy %s on the class", ErrRequirement, m)
+	}
+	q := *p
+	q.classModel = c
+	return &q, nil
+}
+
 // TDSParty is one party's private state: the taxonomy leaf of every record
 // on each attribute it owns.
 type TDSParty struct {
@@ -154,7 +182,7 @@ type Candidate struct {
 
 // BetterCandidate is the coordinator's pairwise fold: the higher score wins;
 // scores within 1e-12 tie, and ties go to the smaller (party, attribute,
-// node) (report §B.5.3). It is commutative and associative, so shares can be
+// node). It is commutative and associative, so shares can be
 // folded in any order.
 func BetterCandidate(a, b Candidate) Candidate {
 	if math.Abs(a.Score-b.Score) > 1e-12 {
@@ -180,76 +208,6 @@ func BetterCandidate(a, b Candidate) Candidate {
 	return b
 }
 
-// qidGroups numbers, per requirement, the classes of the current public
-// generalisation projected on its QID: group[j][r], the class sizes and, per
-// class, one record (to read its values).
-type qidGroups struct {
-	group [][]int32
-	size  [][]int32
-	rep   [][]int32
-}
-
-func (p *TDSPublic) groups() qidGroups {
-	var g qidGroups
-	n := len(p.Class)
-	var h keyIndex
-	for _, idx := range p.qidIdx {
-		// bit-packed class keys when the QID's node ids fit in 64 bits
-		var shift []uint
-		var used uint
-		for _, a := range idx {
-			shift = append(shift, used)
-			used += uint(bits.Len(uint(len(p.Attrs[a].Tax.Nodes))))
-		}
-		if used <= 64 {
-			grp := make([]int32, n)
-			var size, rep []int32
-			h.reset(1024)
-			for r := 0; r < n; r++ {
-				var key uint64
-				for i, a := range idx {
-					key |= uint64(p.Gen[a][r]) << shift[i]
-				}
-				id, ok := h.index(key)
-				if !ok {
-					size = append(size, 0)
-					rep = append(rep, int32(r))
-				}
-				grp[r] = int32(id)
-				size[id]++
-			}
-			g.group = append(g.group, grp)
-			g.size = append(g.size, size)
-			g.rep = append(g.rep, rep)
-			continue
-		}
-		grp := make([]int32, n)
-		var size, rep []int32
-		index := map[string]int32{}
-		key := make([]byte, 0, 4*len(idx))
-		for r := 0; r < n; r++ {
-			key = key[:0]
-			for _, a := range idx {
-				v := p.Gen[a][r]
-				key = append(key, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
-			}
-			id, ok := index[string(key)]
-			if !ok {
-				id = int32(len(size))
-				index[string(key)] = id
-				size = append(size, 0)
-				rep = append(rep, int32(r))
-			}
-			grp[r] = id
-			size[id]++
-		}
-		g.group = append(g.group, grp)
-		g.size = append(g.size, size)
-		g.rep = append(g.rep, rep)
-	}
-	return g
-}
-
 // childUnder returns the child of v on the path from leaf up to v.
 func childUnder(t *Taxonomy, leaf, v int) int {
 	for t.Nodes[leaf].Parent != v {
@@ -265,8 +223,8 @@ func childUnder(t *Taxonomy, leaf, v int) int {
 //	InfoGain(v)  = E(R_v) − Σ_c |R_c|/|R_v| · E(R_c)   (E: class entropy, log₂)
 //	AnonyLoss(v) = mean over the QIDs containing v's attribute of A(QID) − A_v(QID)
 //
-// (report §B.5.1; the mean over the QIDs that contain the attribute is the
-// report's recommendation, the [DECIDE] there). v is valid if A_v(QID_j) ≥
+// (Fung, Wang and Yu define AnonyLoss for one QID; the mean over the
+// QIDs that contain the attribute is our choice for a joint requirement). v is valid if A_v(QID_j) ≥
 // k_j for every such QID, beneficial if R_v holds more than one class.
 // ok is false when the party has no valid and beneficial candidate.
 // Best reads the public state and the party's leaves and changes neither.
@@ -292,116 +250,143 @@ func Best(party *TDSParty, pub *TDSPublic) (best Candidate, ok bool) {
 // candidates scores every valid, beneficial cut node of attribute a.
 func (p *TDSPublic) candidates(party *TDSParty, a int, g qidGroups) []Candidate {
 	t := p.Attrs[a].Tax
-	leaves := party.Leaf[a]
-	gen := p.Gen[a]
 	// records per cut node, in record order (a dense slice: no map order)
 	byNode := make([][]int32, len(t.Nodes))
-	for r, v := range gen {
+	for r, v := range p.Gen[a] {
 		if !t.IsLeaf(int(v)) {
 			byNode[v] = append(byNode[v], int32(r))
 		}
 	}
-	var nodes []int32
-	for v, rs := range byNode {
-		if len(rs) > 0 {
-			nodes = append(nodes, int32(v))
-		}
-	}
-	var h keyIndex
-	var splitCounts []int
-	var splitClasses []uint64 // classes present in each new class (bit per label)
+	sc := &splitScratch{}
 	var out []Candidate
-	for _, v := range nodes {
-		rv := byNode[v]
-		kids := t.Nodes[v].Children
-		kidIdx := make(map[int]int, len(kids))
-		for i, c := range kids {
-			kidIdx[c] = i
+	for v, rv := range byNode {
+		if len(rv) == 0 {
+			continue
 		}
-		child := make([]int32, len(rv))
-		classAll := make([]int, p.NClass)
-		classKid := make([][]int, len(kids))
-		for i := range classKid {
-			classKid[i] = make([]int, p.NClass)
-		}
-		for i, r := range rv {
-			ci := kidIdx[childUnder(t, int(leaves[r]), int(v))]
-			child[i] = int32(ci)
-			classAll[p.Class[r]]++
-			classKid[ci][p.Class[r]]++
-		}
-		distinct := 0
-		for _, c := range classAll {
-			if c > 0 {
-				distinct++
-			}
-		}
-		if distinct < 2 {
+		child, gain, ok := p.infoGain(t, party.Leaf[a], v, rv)
+		if !ok {
 			continue // not beneficial
 		}
-		gain := Entropy(classAll)
-		for _, ck := range classKid {
-			nk := 0
-			for _, c := range ck {
-				nk += c
-			}
-			if nk > 0 {
-				gain -= float64(nk) / float64(len(rv)) * Entropy(ck)
-			}
-		}
-		valid, loss, nq := true, 0.0, 0
-		for j, idx := range p.qidIdx {
-			if !slices.Contains(idx, a) {
-				continue
-			}
-			before, after := math.MaxInt32, math.MaxInt32
-			for gi, s := range g.size[j] {
-				before = min(before, int(s))
-				if gen[g.rep[j][gi]] != v {
-					after = min(after, int(s))
-				}
-			}
-			h.reset(len(rv) / 4)
-			splitCounts = splitCounts[:0]
-			splitClasses = splitClasses[:0]
-			for i, r := range rv {
-				c, ok := h.index(uint64(g.group[j][r])*uint64(len(kids)) + uint64(child[i]))
-				if !ok {
-					splitCounts = append(splitCounts, 0)
-					splitClasses = append(splitClasses, 0)
-				}
-				splitCounts[c]++
-				splitClasses[c] |= 1 << uint(p.Class[r])
-			}
-			if p.ClassL > 1 {
-				for _, m := range splitClasses {
-					if bits.OnesCount64(m) < p.ClassL {
-						valid = false
-					}
-				}
-				if !valid {
-					break
-				}
-			}
-			for _, s := range splitCounts {
-				after = min(after, s)
-			}
-			if after < p.Reqs[j].K {
-				valid = false
-				break
-			}
-			loss += float64(before - after)
-			nq++
-		}
+		loss, valid := p.anonyLoss(a, v, rv, child, g, sc)
 		if !valid {
 			continue
 		}
-		if nq > 0 {
-			loss /= float64(nq)
-		}
-		out = append(out, Candidate{Party: party.Name, Attr: a, Node: int(v), Score: gain / (loss + 1), InfoGain: gain, AnonyLoss: loss})
+		out = append(out, Candidate{Party: party.Name, Attr: a, Node: v, Score: gain / (loss + 1), InfoGain: gain, AnonyLoss: loss})
 	}
 	return out
+}
+
+// infoGain returns, for the records rv at cut node v, the position of each
+// record's child among v's children and InfoGain(v); ok is false when rv
+// holds a single class (the specialisation is not beneficial).
+func (p *TDSPublic) infoGain(t *Taxonomy, leaves []int32, v int, rv []int32) (child []int32, gain float64, ok bool) {
+	kids := t.Nodes[v].Children
+	kidIdx := make(map[int]int, len(kids))
+	for i, c := range kids {
+		kidIdx[c] = i
+	}
+	child = make([]int32, len(rv))
+	classAll := make([]int, p.NClass)
+	classKid := make([][]int, len(kids))
+	for i := range classKid {
+		classKid[i] = make([]int, p.NClass)
+	}
+	for i, r := range rv {
+		ci := kidIdx[childUnder(t, int(leaves[r]), v)]
+		child[i] = int32(ci)
+		classAll[p.Class[r]]++
+		classKid[ci][p.Class[r]]++
+	}
+	distinct := 0
+	for _, c := range classAll {
+		if c > 0 {
+			distinct++
+		}
+	}
+	if distinct < 2 {
+		return nil, 0, false
+	}
+	gain = Entropy(classAll)
+	for _, ck := range classKid {
+		nk := 0
+		for _, c := range ck {
+			nk += c
+		}
+		if nk > 0 {
+			gain -= float64(nk) / float64(len(rv)) * Entropy(ck)
+		}
+	}
+	return child, gain, true
+}
+
+// splitScratch is anonyLoss's reusable memory.
+type splitScratch struct {
+	h       keyIndex
+	counts  []int
+	classes []uint64 // class labels present in each new class (a bit each)
+	hists   []*Hist  // with a class model: each new class's histogram
+}
+
+// anonyLoss is AnonyLoss(v), the mean over the QIDs containing attribute a
+// of A(QID) − A_v(QID), and whether specialising v keeps every such QID
+// k-anonymous (and class-diverse with ClassL).
+func (p *TDSPublic) anonyLoss(a, v int, rv, child []int32, g qidGroups, sc *splitScratch) (loss float64, valid bool) {
+	gen := p.Gen[a]
+	nkids := uint64(len(p.Attrs[a].Tax.Nodes[v].Children))
+	nq := 0
+	for j, idx := range p.qidIdx {
+		if !slices.Contains(idx, a) {
+			continue
+		}
+		before, after := math.MaxInt32, math.MaxInt32
+		for gi, s := range g.size[j] {
+			before = min(before, int(s))
+			if gen[g.rep[j][gi]] != int32(v) {
+				after = min(after, int(s))
+			}
+		}
+		sc.h.reset(len(rv) / 4)
+		sc.counts, sc.classes, sc.hists = sc.counts[:0], sc.classes[:0], sc.hists[:0]
+		for i, r := range rv {
+			c, ok := sc.h.index(uint64(g.group[j][r])*nkids + uint64(child[i]))
+			if !ok {
+				sc.counts = append(sc.counts, 0)
+				sc.classes = append(sc.classes, 0)
+				if p.classModel != nil {
+					sc.hists = append(sc.hists, p.classModel.NewHist())
+				}
+			}
+			sc.counts[c]++
+			sc.classes[c] |= 1 << uint(p.Class[r])
+			if p.classModel != nil {
+				p.classModel.Add(sc.hists[c], r)
+			}
+		}
+		for _, h := range sc.hists {
+			if !p.classModel.OK(h) {
+				return 0, false
+			}
+		}
+		if p.ClassL > 1 {
+			for _, m := range sc.classes {
+				if bits.OnesCount64(m) < p.ClassL {
+					return 0, false
+				}
+			}
+		}
+		for _, s := range sc.counts {
+			after = min(after, s)
+		}
+		if after < p.Reqs[j].K {
+			return 0, false
+		}
+		loss += float64(before - after)
+		nq++
+	}
+	if nq > 0 {
+		loss /= float64(nq)
+	}
+	return loss, true
 }
 
 // SplitInstruction is what the winning party tells the others: for the
@@ -524,4 +509,43 @@ func RunTDS(parties []*TDSParty, pub *TDSPublic) (*TDSResult, error) {
 // Generalisation returns the final publication as node ids per attribute.
 func (p *TDSPublic) Generalisation() *Generalisation {
 	return &Generalisation{Node: p.Gen}
+}
+
+// Publication is the published table of a TDS state: every attribute's
+// label and the class (column classCol), compacted.
+func (p *TDSPublic) Publication(class []string, classCol string) Published {
+	out := Published{}
+	for _, a := range p.Attrs {
+		out.Columns = append(out.Columns, a.Name)
+	}
+	out.Columns = append(out.Columns, classCol)
+	out.Rows = DistinctRows(len(class), func(r int) []string {
+		vals := make([]string, 0, len(p.Attrs)+1)
+		for a, at := range p.Attrs {
+			vals = append(vals, at.Tax.Nodes[p.Gen[a][r]].Label)
+		}
+		return append(vals, class[r])
+	})
+	return out
+}
+
+// NCP is the publication's NCP with public denominators (PublicPenalty):
+// every party computes the same figure from the public state alone.
+func (p *TDSPublic) NCP() float64 {
+	if len(p.Class) == 0 || len(p.Attrs) == 0 {
+		return 0
+	}
+	total := 0.0
+	for a, at := range p.Attrs {
+		pen := make([]float64, len(at.Tax.Nodes))
+		for id := range pen {
+			pen[id] = at.Tax.PublicPenalty(id)
+		}
+		s := 0.0
+		for _, v := range p.Gen[a] {
+			s += pen[v]
+		}
+		total += s / float64(len(p.Class))
+	}
+	return total / float64(len(p.Attrs))
 }

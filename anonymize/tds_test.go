@@ -49,7 +49,7 @@ func seed003TDS(t *testing.T, owners map[string]string) ([]*TDSParty, *TDSPublic
 	return parties, pub, raw
 }
 
-// Report §B.7.6 (F003-5): iteration-1 scores, the final cut, A = 4.
+// TDS on Reddy et al.'s Table 1 (a fixture we computed: iteration-1 scores, the final cut, A = 4).
 func TestTDSSeed003Fixture(t *testing.T) {
 	parties, pub, _ := seed003TDS(t, map[string]string{"gender": "A", "education": "B", "age": "B"})
 	g := pub.groups()
@@ -283,7 +283,7 @@ func TestTDSInstructionsDerivableFromPublication(t *testing.T) {
 }
 
 // Class diversity: without it the seed 003 run leaves a class-homogeneous
-// class (report §B.9 #12); with l = 2 every QID class holds both labels.
+// class (their Table 2 has a class-homogeneous group); with l = 2 every QID class holds both labels.
 func TestTDSClassDiversity(t *testing.T) {
 	owners := map[string]string{"gender": "A", "education": "B", "age": "B"}
 	check := func(l int) (bool, int) {

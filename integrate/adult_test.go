@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,7 +90,7 @@ func TestAdultIntegrate(t *testing.T) {
 			if err := os.WriteFile(path, b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if tax[c], err = integrate.LoadTaxonomy(path, c); err != nil {
+			if tax[c], err = anonymize.LoadTaxonomy(path, c); err != nil {
 				t.Fatal(err)
 			}
 			qid = append(qid, c)
@@ -117,7 +118,8 @@ func TestAdultIntegrate(t *testing.T) {
 			fmt.Fprintf(&spec, "  %s: %s.csv\n", c, c)
 		}
 		mode := cmp.Or(os.Getenv("COHORT_ADULT_PSI"), "auto")
-		fmt.Fprintf(&spec, "params:\n  class: income\n  psi: %s\n  timeout_ms: 600000\n  requirements: [{qid: [%s], k: %d}]\n", mode, strings.Join(qid, ", "), k)
+		alg := cmp.Or(os.Getenv("COHORT_ADULT_ALG"), "tds")
+		fmt.Fprintf(&spec, "params:\n  algorithm: %s\n  class: income\n  psi: %s\n  timeout_ms: 600000\n  requirements: [{qid: [%s], k: %d}]\n", alg, mode, strings.Join(qid, ", "), k)
 		if err := os.WriteFile(specPath, []byte(spec.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +143,7 @@ func TestAdultIntegrate(t *testing.T) {
 		timing := res["timing"].(map[string]any)
 		align := timing["align"].(float64) + timing["schema"].(float64)
 		rest := 0.0
-		for _, ph := range []string{"score", "split", "publish"} {
+		for _, ph := range []string{"score", "split", "propose", "cut", "publish"} {
 			if v, ok := timing[ph].(float64); ok {
 				rest += v
 			}
@@ -151,7 +153,7 @@ func TestAdultIntegrate(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got struct {
-			Published integrate.Published `json:"published"`
+			Published anonymize.Published `json:"published"`
 			NCP       float64             `json:"ncp"`
 			MinGroup  int                 `json:"min_group"`
 			Rounds    int                 `json:"rounds"`
@@ -160,7 +162,20 @@ func TestAdultIntegrate(t *testing.T) {
 			t.Fatal(err)
 		}
 		cstart := time.Now()
-		cpub, cncp := adultCentral(t, recs, index, qid, tax, k)
+		var cpub anonymize.Published
+		var cncp float64
+		if alg == "mondrian" {
+			// the job's NCP is against the taxonomies' (public) ranges; age's
+			// is 1–100, the data's 17–90: the central run with public ranges
+			// must publish the same table, and both are also measured
+			// against the data's ranges, as one-table Mondrian is
+			cpub, cncp = adultCentralMondrian(t, recs, index, qid, tax, k, true)
+			dpub, dncp := adultCentralMondrian(t, recs, index, qid, tax, k, false)
+			t.Logf("k = %d, NCP against the data's ranges: 3-party %.2f %%, central Mondrian %.2f %% (central with public ranges %.2f %%, %d and %d classes)",
+				k, dataNCP(t, got.Published, tax, recs, index)*100, dncp*100, cncp*100, len(cpub.Rows), len(dpub.Rows))
+		} else {
+			cpub, cncp = adultCentral(t, recs, index, qid, tax, k)
+		}
 		ctime := time.Since(cstart)
 		a, _ := json.Marshal(got.Published)
 		b, _ := json.Marshal(cpub)
@@ -184,7 +199,7 @@ func readAdult(t *testing.T, root string) [][]string {
 
 // adultCentral runs TDS in one process with one party holding every column
 // (the same attribute order as the job's), and publishes it.
-func adultCentral(t *testing.T, recs [][]string, index map[string]int, qid []string, tax map[string]*anonymize.Taxonomy, k int) (integrate.Published, float64) {
+func adultCentral(t *testing.T, recs [][]string, index map[string]int, qid []string, tax map[string]*anonymize.Taxonomy, k int) (anonymize.Published, float64) {
 	var attrs []anonymize.TDSAttr
 	cols := map[string][]string{}
 	tab := &table.Table{Name: "joined"}
@@ -217,5 +232,75 @@ func adultCentral(t *testing.T, recs [][]string, index map[string]int, qid []str
 	if err != nil {
 		t.Fatal(err)
 	}
-	return integrate.Publication(res.Public, class, "income"), ds.NCP(res.Public.Generalisation())
+	return res.Public.Publication(class, "income"), ds.PublicNCP(res.Public.Generalisation())
+}
+
+// adultCentralMondrian runs one-table strict Mondrian on the joined table
+// (the job's attribute order, NCP against the data's ranges, as the
+// one-table job does) and publishes it.
+func adultCentralMondrian(t *testing.T, recs [][]string, index map[string]int, qid []string, tax map[string]*anonymize.Taxonomy, k int, public bool) (anonymize.Published, float64) {
+	tab := &table.Table{Name: "joined"}
+	for _, c := range qid {
+		vals := make([]string, len(recs))
+		for r, rec := range recs {
+			vals[r] = rec[index[c]]
+		}
+		tab.Columns = append(tab.Columns, &table.Column{Name: c, Kind: table.Categorical, Str: vals})
+	}
+	ds, err := anonymize.Encode(tab, qid, tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if public {
+		ds.UsePublicRanges()
+	}
+	res, err := anonymize.Mondrian(ds, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := res.Publish(ds)
+	class := make([]string, len(recs))
+	for r, rec := range recs {
+		class[r] = rec[index["income"]]
+	}
+	pub.Columns = append(pub.Columns, &table.Column{Name: "income", Kind: table.Categorical, Str: class})
+	return anonymize.Compact(pub), res.NCP
+}
+
+// dataNCP is a publication's NCP (the class last) from its labels, numeric
+// widths over the data's range: "[lo-hi]" costs (hi − lo)/(max − min), a
+// value 0; categorical labels their leaves over the root's.
+func dataNCP(t *testing.T, p anonymize.Published, tax map[string]*anonymize.Taxonomy, recs [][]string, index map[string]int) float64 {
+	width := map[string]float64{}
+	for _, col := range p.Columns[:len(p.Columns)-1] {
+		if tax[col].Numeric {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, rec := range recs {
+				var x float64
+				fmt.Sscan(rec[index[col]], &x)
+				lo, hi = min(lo, x), max(hi, x)
+			}
+			width[col] = hi - lo
+		}
+	}
+	total, n := 0.0, 0
+	for _, row := range p.Rows {
+		for c, col := range p.Columns[:len(p.Columns)-1] {
+			tx, v := tax[col], row.Values[c]
+			cost := 0.0
+			if tx.Numeric {
+				var a, b float64
+				if _, err := fmt.Sscanf(v, "[%g-%g]", &a, &b); err == nil {
+					cost = (b - a) / width[col]
+				}
+			} else if id, ok := tx.Find(v); ok && len(tx.Nodes[id].Children) > 0 {
+				cost = float64(tx.Nodes[id].Leaves) / float64(tx.NumLeaves())
+			} else if !ok {
+				t.Fatalf("label %q not in the taxonomy of %s", v, col)
+			}
+			total += cost * float64(row.Count)
+		}
+		n += row.Count
+	}
+	return total / float64(n*(len(p.Columns)-1))
 }

@@ -1,6 +1,7 @@
 package integrate
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -97,5 +98,18 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, c[1])
 			}
 		})
+	}
+}
+
+// Regression (issue 21, finding 1): k = 1 is refused by Validate, naming the
+// requirement's field.
+func TestRefusesKOne(t *testing.T) {
+	j := seed003Job(t, seedReqs, "")
+	for i, params := range []string{"  requirements: [{qid: [gender], k: 1}]\n", "  requirements: [{qid: [gender], k: 2}, {qid: [age], k: 1}]\n"} {
+		err := Kind{}.Validate(writeJobRaw(t, j, params))
+		want := fmt.Sprintf("params.requirements[%d].k", i)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("params %q: err = %v, want one naming %s", params, err, want)
+		}
 	}
 }

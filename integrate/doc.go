@@ -5,28 +5,32 @@
 // l-diversity of the shared class), and no party learns another's values
 // beyond what the published table shows.
 //
-// Specification: research/seed-002-003.md part B (seed 003 and the
-// two-party top-down specialisation TDS2P of Wang, Fung and Dong, ISI 2005,
-// that it builds on; §B.5.3 and §B.6 option 1 are the n-party design
-// followed here), research/seed-001-sun-thesis.md (models and metrics) and
-// DESIGN.md (`taxonomies`, `params.requirements`, integrated.csv,
-// min_group, ncp). The algorithm's per-party rounds are package anonymize's
-// (Best, BetterCandidate, Split, TDSPublic.Apply); this package puts them on
-// the job framework.
+// It is the two-party top-down specialisation TDS2P of Wang, Fung and Dong
+// ("Integrating private databases for data analysis", ISI 2005), extended to
+// n parties with a coordinator that folds their candidates, as Reddy, Raju
+// and Valli Kumari ("A Dynamic Programming Approach for Privacy Preserving
+// Collaborative Data Publishing") set the problem. The algorithm's per-party
+// rounds are package anonymize's (Best, BetterCandidate, Split,
+// TDSPublic.Apply); this package puts them on the job framework. Start
+// reading at Kind.Coordinate (job.go), then session.Step (session.go).
 //
 // # Spec
 //
 // Every party has one table with the record id column (params.id, default
 // "id"), the class column (params.class, default "class"; every party holds
-// it, as in TDS2P, report §B.5.2) and its own attributes. Every other column
+// it, as in TDS2P) and its own attributes. Every other column
 // is published generalised and needs a taxonomy (`taxonomies: {column:
 // path}`: YAML when the name ends in .yaml/.yml, else an ARX hierarchy CSV,
 // numeric when every leaf is a number). params.requirements is the joint
 // requirement; `sensitive: <class column>, l: L` adds distinct l-diversity of
-// the class (a sensitive column held by one party is refused: the others
-// could not check it without seeing it; p-sensitive k-anonymity on the
-// class, Sun §2.5, is the same condition with p = l); params.hub names the PSI hub
-// (default the first party by name).
+// the class (p-sensitive k-anonymity, Sun's thesis Def. 3.1, is the same
+// condition with p = l); with `algorithm: mondrian` the sensitive column may
+// also be a column one party holds (see "Mondrian" below); params.model adds
+// any of Sun's models on that column (entropy_l, recursive_c and
+// recursive_l, p_plus, alpha with categories) under either algorithm.
+// params.algorithm
+// is tds (the default) or mondrian; params.hub names the PSI hub (default
+// the first party by name).
 //
 // # Steps
 //
@@ -69,19 +73,17 @@
 //     for its node and outputs it compactly: for every record now at the
 //     node, in ascending record number, the position of its child (one byte,
 //     or two for fan-outs over 256). The coordinator checks its form and
-//     commits it: this is the "SSN lists per child partition" of report §B.6,
+//     commits it: this is TDS2P's "SSN lists per child partition",
 //     which every party needs to refine the partition. Every party applies it
 //     (TDSPublic.Apply checks that it covers exactly the records at the node)
 //     at its next step.
 //  5. publish (all parties). Every party computes the whole publication from
 //     the public state (every attribute's node per record is public, the
 //     class shared): distinct rows with counts, sorted by value, never in
-//     record order (which follows the ids); and the NCP of its own
-//     attributes summed over the records (only the owner knows a numeric
-//     column's range in the data, the NCP denominator). The coordinator
-//     checks that all publications are equal, that every requirement holds
-//     on it (and l), and commits it with ncp = Σ sums / (records ×
-//     attributes) and min_group per requirement. The job's result carries
+//     record order (which follows the ids); and its NCP, also from the
+//     public state alone (see "NCP" below). The coordinator checks that all
+//     publications and NCPs are equal, that every requirement holds on it
+//     (and l), and commits it with ncp and min_group per requirement. The job's result carries
 //     the publication, so `cohort job result` on a running node has it;
 //     `cohort sim` (Kind.Assemble) writes it as DIR/integrated.csv.
 //
@@ -112,10 +114,10 @@
 //   - The coordinator (the Raft leader; itself a party) learns, per round,
 //     every party's best candidate: which of its cut nodes and its score.
 //     This is a ranking signal about that party's values under the node
-//     beyond the final table (report §B.9 #13; selecting the argmax securely
+//     beyond the final table (selecting the argmax securely
 //     would remove it; not done). It also sees the schema and alignment
 //     digests (SHA-256 of the taxonomies and of the class labels in aligned
-//     order, which every party holds anyway) and the parties' NCP sums.
+//     order, which every party holds anyway).
 //   - The log (every member) holds the attributes and their owners, the
 //     common record count, the winners in order (party, attribute, node), the
 //     splits as child positions of anonymous record numbers (the ranks of the
@@ -133,10 +135,74 @@
 // by one party and no raw value the publication does not show anywhere; the
 // committed splits, replayed, give exactly the publication's partition.
 //
+// # Mondrian (params.algorithm: mondrian)
+//
+// Strict Mondrian (LeFevre, DeWitt and Ramakrishnan, ICDE 2006) over
+// columns held apart, for analysts rather than one classifier: every open
+// group is cut in the same round. Steps 3 and 4 become:
+//
+//   - Round r, propose (all parties). Each party rebuilds the partition from
+//     the log and, per open group, finds its widest own attribute with an
+//     allowable cut (anonymize.MondrianParty.Propose: each side keeps k
+//     records, and the class's l-diversity; the median of its own values
+//     within the group). Output, to the coordinator alone: per group, the
+//     attribute and its width (NCP against the public range). The
+//     coordinator commits per group the widest proposal's party and
+//     attribute (anonymize.ChooseCuts), without the widths.
+//   - Round r, cut (the chosen owners). Each owner outputs its groups' cuts:
+//     per record of the group, in ascending record number, its part. The
+//     coordinator checks them and commits them; every party applies them.
+//   - Round r, check (only with a sensitive column one party holds): the
+//     column's owner answers one bit per committed cut, whether every part
+//     satisfies l-diversity on its column (anonymize.DiverseParts); the bits
+//     are committed; a refused cut is not made, its group stays open and
+//     that attribute is not proposed for it again.
+//   - publish (all parties): each party's labels of its own attributes per
+//     group (numeric "[lo-hi]", categorical the lowest common ancestor), the
+//     class counts per group (with the sensitive values, at their owner),
+//     and its attributes' NCP sum (public ranges; the publication shows it).
+//     The coordinator assembles the table and checks k and l on it.
+//
+// With the same attribute order and public ranges the partition is central
+// Mondrian's on the joined table (TestMondrianEqualsCentral). Leakage, as
+// TDS's above with "proposal" for "candidate" and "cut" for "split": the
+// coordinator learns every party's widest cuttable attribute per group and
+// its width (derivable from the final publication, which shows the group's
+// sub-ranges); the log links record numbers to the committed parts, which
+// the publication's classes refine. With a sensitive column one party holds,
+// its owner learns every committed cut (the log) and answers one bit per cut
+// (a class summary, to the coordinator); a refused cut's partition is in
+// the log although it is never published: it tells every party, for the
+// records of that group, on which side of another party's median (or
+// taxonomy child) each falls. That is the price of checking a column no
+// other party may see; the column itself leaves its owner only as published.
+// TestLeakageMondrian and TestMondrianPrivateSensitive check messages and
+// log entries against this.
+//
+// # NCP
+//
+// The committed ncp is the normalised certainty penalty of Xu et al.
+// ("Utility-based anonymization using local recoding", KDD 2006) with
+// public denominators (anonymize.Taxonomy.PublicPenalty): a categorical
+// node costs its leaves over the taxonomy's; a numeric node its width over
+// the width of its taxonomy's root range, not over the column's range in
+// its owner's data. Every column has a taxonomy in the spec, so every party
+// computes the same figure from the public state, and the figure reveals no
+// party's data range (before issue 21 each owner sent the NCP sum of its
+// columns against its data range, which reached the coordinator, and the
+// combined figure was committed). Where the taxonomy's range is the data's
+// (ARX's Adult hierarchies), the figure equals the one-table NCP of package
+// anonymize; TestNCPRevealsNoRange checks that no data range is in any
+// message or log entry.
+//
 // # Not done
 //
-// Numeric attributes use their fixed taxonomies (no dynamic interval
-// splits, report §B.9 #11); the class must be held by every party; seed
-// 003's subset DP (anonymize.SubsetDP, §B.6 option 2) is not offered as a
+// Numeric attributes use their fixed taxonomies under TDS (no dynamic
+// interval splits of Fung, Wang and Yu; Mondrian cuts at values); the class
+// must be held by every party; a sensitive column one party holds works
+// with Mondrian only (TDS would need the same check per candidate); with a
+// refused cut, Mondrian does not try the attribute's other cut points (the
+// central l-diverse Mondrian does, so it can cut finer); Reddy
+// et al.'s subset DP (anonymize.SubsetDP) is not offered as a
 // distributed algorithm (it needs a trusted integrator or MPC).
 package integrate

@@ -37,6 +37,8 @@ type testJob struct {
 	l       int
 	taxYAML map[string]string
 	extra   string
+	// algorithm is params.algorithm as the central baseline must run it.
+	algorithm string
 }
 
 // writeJob writes every party's CSV, the taxonomy files (column -> file
@@ -92,7 +94,7 @@ func writeSpec(t testing.TB, j *testJob, params string) *job.Spec {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(&spec, "  %s: %s.yaml\n", col, col)
-		tx, err := LoadTaxonomy(path, col)
+		tx, err := anonymize.LoadTaxonomy(path, col)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +131,7 @@ func (j *testJob) run(t testing.TB, opts jobtest.Options) (*jobtest.Report, erro
 // every party holds, TDS run by one party owning every attribute (in the
 // job's attribute order: owners by name, then table order), published as
 // distinct rows with counts by code independent of the job's, with its NCP.
-func (j *testJob) central(t testing.TB) (Published, float64) {
+func (j *testJob) central(t testing.TB) (anonymize.Published, float64) {
 	t.Helper()
 	ps := slices.Clone(j.parties)
 	slices.SortFunc(ps, func(a, b partyTable) int { return strings.Compare(a.name, b.name) })
@@ -175,6 +177,9 @@ func (j *testJob) central(t testing.TB) (Published, float64) {
 	for _, id := range ids {
 		class = append(class, byID[0][id][ci])
 	}
+	if j.algorithm == "mondrian" {
+		return j.centralMondrian(t, joined, attrs, class)
+	}
 	pub, err := anonymize.NewTDSPublic(attrs, j.reqs, class)
 	if err != nil {
 		t.Fatal(err)
@@ -200,27 +205,72 @@ func (j *testJob) central(t testing.TB) (Published, float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ncp := ds.NCP(res.Public.Generalisation())
-	// the publication, counted naively
-	count := map[string]int{}
-	for r := range ids {
+	ncp := ds.PublicNCP(res.Public.Generalisation())
+	return naiveRows(append(names, "class"), len(ids), func(r int) []string {
 		var vals []string
 		for a, at := range attrs {
 			vals = append(vals, at.Tax.Nodes[res.Public.Gen[a][r]].Label)
 		}
-		vals = append(vals, class[r])
-		count[strings.Join(vals, "\x00")]++
+		return append(vals, class[r])
+	}), ncp
+}
+
+// naiveRows counts the n records' rows (row(r) gives record r's values)
+// into a publication, by code independent of the package's.
+func naiveRows(cols []string, n int, row func(r int) []string) anonymize.Published {
+	count := map[string]int{}
+	for r := range n {
+		count[strings.Join(row(r), "\x00")]++
 	}
-	out := Published{Columns: append(names, "class")}
+	out := anonymize.Published{Columns: cols}
 	for _, k := range slices.Sorted(maps.Keys(count)) {
-		out.Rows = append(out.Rows, Row{Values: strings.Split(k, "\x00"), Count: count[k]})
+		out.Rows = append(out.Rows, anonymize.Row{Values: strings.Split(k, "\x00"), Count: count[k]})
 	}
-	slices.SortFunc(out.Rows, func(a, b Row) int { return slices.Compare(a.Values, b.Values) })
-	return out, ncp
+	slices.SortFunc(out.Rows, func(a, b anonymize.Row) int { return slices.Compare(a.Values, b.Values) })
+	return out
+}
+
+// centralMondrian is the plaintext baseline of algorithm mondrian: strict
+// Mondrian on the joined table (the job's attribute order, public ranges,
+// k the largest k_i, distinct l-diversity of the class), its classes
+// published by label and counted naively.
+func (j *testJob) centralMondrian(t testing.TB, joined *table.Table, attrs []anonymize.TDSAttr, class []string) (anonymize.Published, float64) {
+	t.Helper()
+	names := make([]string, len(attrs))
+	for i, a := range attrs {
+		names[i] = a.Name
+	}
+	ds, err := anonymize.Encode(joined, names, j.tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.UsePublicRanges()
+	k := 0
+	for _, r := range j.reqs {
+		k = max(k, r.K)
+	}
+	var sens *anonymize.Coded
+	if j.l > 1 {
+		if sens, err = (anonymize.SensitiveModel{L: j.l}).Code(class); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := anonymize.MondrianModel(ds, k, sens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := res.Publish(ds)
+	return naiveRows(append(names, "class"), len(class), func(r int) []string {
+		var vals []string
+		for _, c := range pub.Columns {
+			vals = append(vals, c.Str[r])
+		}
+		return append(vals, class[r])
+	}), res.NCP
 }
 
 // expand lists the publication's records.
-func expand(p Published) [][]string {
+func expand(p anonymize.Published) [][]string {
 	var out [][]string
 	for _, r := range p.Rows {
 		for range r.Count {
@@ -233,7 +283,7 @@ func expand(p Published) [][]string {
 // naiveCheck is an independent checker (quadratic, sharing no code with
 // the package): every record's class on each requirement's QID holds at
 // least k records and, with l > 1, at least l distinct class labels.
-func naiveCheck(t testing.TB, p Published, reqs []anonymize.Requirement, l int) int {
+func naiveCheck(t testing.TB, p anonymize.Published, reqs []anonymize.Requirement, l int) int {
 	t.Helper()
 	recs := expand(p)
 	minGroup := len(recs)
@@ -271,7 +321,7 @@ func naiveCheck(t testing.TB, p Published, reqs []anonymize.Requirement, l int) 
 	return minGroup
 }
 
-// seed003Job splits seed 003's Table 1 (report §B.7.1) over three parties
+// seed003Job splits Reddy et al.'s Table 1 (corrected) over three parties
 // (gender, education, age), each also holding a few ids the others lack.
 func seed003Job(t testing.TB, reqs []anonymize.Requirement, extra string) *testJob {
 	t.Helper()
@@ -389,9 +439,9 @@ func randomJob(t testing.TB, seed uint64, n int, reqs []anonymize.Requirement, e
 }
 
 // published extracts the publication from a jobtest result.
-func published(t testing.TB, rep *jobtest.Report) Published {
+func published(t testing.TB, rep *jobtest.Report) anonymize.Published {
 	t.Helper()
-	p, ok := rep.Result["published"].(Published)
+	p, ok := rep.Result["published"].(anonymize.Published)
 	if !ok {
 		t.Fatalf("result has no publication: %v", rep.Result)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -21,8 +22,11 @@ type Kind struct{}
 const (
 	phaseSchema  = "schema"
 	phaseAlign   = "align"
-	phaseScore   = "score"
-	phaseSplit   = "split"
+	phaseScore   = "score"   // TDS
+	phaseSplit   = "split"   // TDS
+	phasePropose = "propose" // Mondrian
+	phaseCut     = "cut"     // Mondrian
+	phaseCheck   = "check"   // Mondrian with a sensitive column one party holds
 	phasePublish = "publish"
 )
 
@@ -34,6 +38,9 @@ const psiEdge = "integrate/id"
 type schemaOutput struct {
 	Columns   []string `msgpack:"columns"`
 	TaxDigest []byte   `msgpack:"tax_digest"`
+	// HoldsSensitive: the party's table has the sensitive column (when it
+	// is not the shared class).
+	HoldsSensitive bool `msgpack:"holds_sensitive"`
 }
 
 // schemaDecision is committed after the schema step: the attributes in
@@ -42,6 +49,9 @@ type schemaOutput struct {
 // order).
 type schemaDecision struct {
 	Attrs []Attr `msgpack:"attrs"`
+	// SensitiveOwner is the party that holds the sensitive column when it
+	// is not the shared class ("" otherwise).
+	SensitiveOwner string `msgpack:"sensitive_owner"`
 }
 
 // Validate checks the params and the taxonomies' paths.
@@ -56,10 +66,12 @@ func (Kind) Validate(spec *job.Spec) error {
 // winner's record partition, committed to the log).
 func (Kind) OutputDisclosure(step job.Step) protocol.Disclosure {
 	switch step.Phase {
-	case phaseScore:
+	case phaseScore, phasePropose:
 		return protocol.DiscloseScore
-	case phaseSplit:
+	case phaseSplit, phaseCut:
 		return protocol.DiscloseSplitSummary
+	case phaseCheck:
+		return protocol.DiscloseClassSummary
 	}
 	return protocol.DisclosePublicResult
 }
@@ -80,80 +92,44 @@ func failures(step string, outs *job.Outputs, parties []string) error {
 	return fmt.Errorf("integrate: %s: %s", step, strings.Join(msgs, "; "))
 }
 
-// Coordinate drives the job: the schema, the id alignment, TDS rounds
-// (score, then the winner's split) until no party has a valid and beneficial
-// specialisation, and the publication. It depends only on the spec and the
-// committed decisions.
+// Coordinate drives the job: the schema, the id alignment, the rounds of
+// the algorithm (TDS: score, then the winner's split, until no party has a
+// valid and beneficial specialisation; Mondrian: propose, then the owners'
+// cuts, until no group can be cut), and the publication. It depends only on
+// the spec and the committed decisions.
 func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	prm, err := parseParams(c.Spec())
 	if err != nil {
 		return nil, err
 	}
-	parties := c.Spec().PartyNames()
-	step := func(phase string, round int, on []string, args any) (job.Step, error) {
-		var b []byte
-		if args != nil {
-			var err error
-			if b, err = encode(args); err != nil {
-				return job.Step{}, err
-			}
-		}
-		return job.Step{Phase: phase, Round: round, Parties: on, Args: b, TimeoutMS: prm.TimeoutMS}, nil
-	}
-
-	st, err := step(phaseSchema, 0, parties, nil)
-	if err != nil {
-		return nil, err
-	}
-	sd, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (schemaDecision, error) {
-		return decideSchema(outs, parties, prm)
+	co := &coordinator{c: c, prm: prm, parties: c.Spec().PartyNames()}
+	sd, err := run(ctx, co, phaseSchema, 0, co.parties, nil, func(outs *job.Outputs) (schemaDecision, error) {
+		return decideSchema(outs, co.parties, prm)
 	})
 	if err != nil {
 		return nil, err
 	}
-
-	if st, err = step(phaseAlign, 0, parties, nil); err != nil {
-		return nil, err
-	}
-	ad, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (alignDecision, error) {
-		return decideAlign(outs, parties, prm)
+	ad, err := run(ctx, co, phaseAlign, 0, co.parties, nil, func(outs *job.Outputs) (alignDecision, error) {
+		return decideAlign(outs, co.parties, prm)
 	})
 	if err != nil {
 		return nil, err
 	}
-
-	rounds := 0
-	for r := 0; ; r++ {
-		c.Progress(phaseScore, r, 0)
-		if st, err = step(phaseScore, r, parties, nil); err != nil {
-			return nil, err
+	var rounds int
+	var pd publishDecision
+	if prm.Algorithm == algMondrian {
+		if rounds, err = co.mondrianRounds(ctx, sd, ad); err == nil {
+			pd, err = run(ctx, co, phasePublish, 0, co.parties, nil, func(outs *job.Outputs) (publishDecision, error) {
+				return decideMondrianPublish(outs, co.parties, prm, sd, ad.Records)
+			})
 		}
-		w, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (winner, error) {
-			return decideScore(outs, parties, sd.Attrs)
-		})
-		if err != nil {
-			return nil, err
+	} else {
+		if rounds, err = co.tdsRounds(ctx, sd); err == nil {
+			pd, err = run(ctx, co, phasePublish, 0, co.parties, nil, func(outs *job.Outputs) (publishDecision, error) {
+				return decidePublish(outs, co.parties, prm, sd.Attrs, ad.Records)
+			})
 		}
-		if !w.Found {
-			break
-		}
-		if st, err = step(phaseSplit, r, []string{w.Party}, &splitArgs{Attr: w.Attr, Node: w.Node}); err != nil {
-			return nil, err
-		}
-		if _, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (Split, error) {
-			return decideSplit(outs, w)
-		}); err != nil {
-			return nil, err
-		}
-		rounds++
 	}
-
-	if st, err = step(phasePublish, 0, parties, nil); err != nil {
-		return nil, err
-	}
-	pd, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (publishDecision, error) {
-		return decidePublish(outs, parties, prm, sd.Attrs, ad.Records)
-	})
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +142,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		}
 	}
 	return job.Result{
+		"algorithm":    prm.Algorithm,
 		"records":      ad.Records,
 		"attributes":   sd.Attrs,
 		"rounds":       rounds,
@@ -174,6 +151,48 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		"requirements": reqs,
 		"published":    pd.Table,
 	}, nil
+}
+
+// coordinator is one run of Coordinate.
+type coordinator struct {
+	c       job.Coordinator
+	prm     *Params
+	parties []string
+}
+
+// run runs one step whose public args are args (nil: none) and returns the
+// committed decision.
+func run[D any](ctx context.Context, co *coordinator, phase string, round int, on []string, args any, decide func(*job.Outputs) (D, error)) (D, error) {
+	var d D
+	var b []byte
+	if args != nil {
+		var err error
+		if b, err = encode(args); err != nil {
+			return d, err
+		}
+	}
+	st := job.Step{Phase: phase, Round: round, Parties: on, Args: b, TimeoutMS: co.prm.TimeoutMS}
+	d, _, err := job.Run(ctx, co.c, st, decide)
+	return d, err
+}
+
+// tdsRounds runs TDS's rounds: every party's best candidate (score), then
+// the winner's split, until no party has a candidate.
+func (co *coordinator) tdsRounds(ctx context.Context, sd schemaDecision) (int, error) {
+	for r := 0; ; r++ {
+		co.c.Progress(phaseScore, r, 0)
+		w, err := run(ctx, co, phaseScore, r, co.parties, nil, func(outs *job.Outputs) (winner, error) {
+			return decideScore(outs, co.parties, sd.Attrs)
+		})
+		if err != nil || !w.Found {
+			return r, err
+		}
+		if _, err := run(ctx, co, phaseSplit, r, []string{w.Party}, &splitArgs{Attr: w.Attr, Node: w.Node}, func(outs *job.Outputs) (Split, error) {
+			return decideSplit(outs, w)
+		}); err != nil {
+			return r, err
+		}
+	}
 }
 
 func decideSchema(outs *job.Outputs, parties []string, prm *Params) (schemaDecision, error) {
@@ -194,6 +213,12 @@ func decideSchema(outs *job.Outputs, parties []string, prm *Params) (schemaDecis
 		} else if !bytes.Equal(digest, o.TaxDigest) {
 			return d, fmt.Errorf("integrate: parties %s and %s loaded different taxonomies (every party must use the same files)", first, p)
 		}
+		if o.HoldsSensitive {
+			if !prm.private() || d.SensitiveOwner != "" {
+				return d, fmt.Errorf("integrate: the sensitive column %q is held by more than one party, or is not asked for", prm.Sensitive)
+			}
+			d.SensitiveOwner = p
+		}
 		for _, col := range o.Columns {
 			if q, ok := owner[col]; ok {
 				return d, fmt.Errorf("integrate: column %q is held by parties %s and %s: each published column belongs to one party", col, q, p)
@@ -208,6 +233,9 @@ func decideSchema(outs *job.Outputs, parties []string, prm *Params) (schemaDecis
 				return d, fmt.Errorf("%w: requirements[%d]: unknown QID column %q: no party's table has it", anonymize.ErrRequirement, i, q)
 			}
 		}
+	}
+	if prm.private() && d.SensitiveOwner == "" {
+		return d, fmt.Errorf("%w: no party's table has the sensitive column %q (params.sensitive)", anonymize.ErrRequirement, prm.Sensitive)
 	}
 	return d, nil
 }
@@ -303,13 +331,12 @@ func decidePublish(outs *job.Outputs, parties []string, prm *Params, attrs []Att
 	}
 	var ref []byte
 	var first string
-	sum := 0.0
 	for _, p := range parties {
 		var o publishOutput
 		if err := decode(outs.Results[p], &o); err != nil {
 			return d, fmt.Errorf("integrate: publication from party %s: %w", p, err)
 		}
-		if err := o.Table.check(); err != nil {
+		if err := o.Table.Check(); err != nil {
 			return d, fmt.Errorf("integrate: publication from party %s: %w", p, err)
 		}
 		b, err := encode(&o.Table)
@@ -317,11 +344,10 @@ func decidePublish(outs *job.Outputs, parties []string, prm *Params, attrs []Att
 			return d, err
 		}
 		if ref == nil {
-			ref, first, d.Table = b, p, o.Table
-		} else if !bytes.Equal(ref, b) {
+			ref, first, d.Table, d.NCP = b, p, o.Table, o.NCP
+		} else if !bytes.Equal(ref, b) || o.NCP != d.NCP {
 			return d, fmt.Errorf("integrate: parties %s and %s computed different publications", first, p)
 		}
-		sum += o.NCPSum
 	}
 	if n := d.Table.Records(); n != records {
 		return d, fmt.Errorf("integrate: the publication holds %d records, the alignment %d", n, records)
@@ -333,22 +359,8 @@ func decidePublish(outs *job.Outputs, parties []string, prm *Params, attrs []Att
 	if !slices.Equal(d.Table.Columns, append(want, prm.Class)) {
 		return d, fmt.Errorf("integrate: the publication's columns %v are not the attributes %v and the class", d.Table.Columns, want)
 	}
-	if len(attrs) > 0 {
-		d.NCP = sum / float64(records*len(attrs))
+	if math.IsNaN(d.NCP) || d.NCP < 0 || d.NCP > 1 {
+		return d, fmt.Errorf("integrate: %w: ncp %v", protocol.ErrMalformed, d.NCP)
 	}
-	var err error
-	if d.MinGroups, err = MinGroups(&d.Table, prm.Requirements); err != nil {
-		return d, err
-	}
-	if prm.L > 1 {
-		if err := CheckDistinctL(&d.Table, prm.Requirements, prm.L); err != nil {
-			return d, err
-		}
-	}
-	for i, r := range prm.Requirements {
-		if d.MinGroups[i] < r.K {
-			return d, fmt.Errorf("%w: the publication's smallest class on %s has %d records", anonymize.ErrViolation, r, d.MinGroups[i])
-		}
-	}
-	return d, nil
+	return d, checkPublication(&d, prm)
 }

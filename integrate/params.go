@@ -1,17 +1,13 @@
 package integrate
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cohortdm/cohort/anonymize"
@@ -19,22 +15,31 @@ import (
 	"github.com/cohortdm/cohort/psi"
 )
 
-// Params are the job's spec params (DESIGN.md, "Command line and files").
+// Params are the job's spec params (docs/integrate.md has a spec).
 type Params struct {
+	// Algorithm is tds (the default: top-down specialisation, which chooses
+	// specialisations for classifying the class) or mondrian (n-party
+	// Mondrian: groups cut on the widest attribute, for analysts).
+	Algorithm string `yaml:"algorithm"`
 	// Requirements is the joint anonymity requirement {⟨QID_i, k_i⟩}.
 	Requirements []anonymize.Requirement `yaml:"requirements"`
 	// ID is the record id column every party's table has (default "id").
 	ID string `yaml:"id"`
 	// Class is the class label column every party's table has (default
 	// "class"): TDS scores by information gain on it and, as in TDS2P
-	// (report §B.5.2), every party holds it.
+	// (Wang, Fung and Dong), every party holds it.
 	Class string `yaml:"class"`
-	// Sensitive and L ask for distinct l-diversity of the sensitive column
-	// in every class of every requirement's QID. Only the shared class can
-	// be the sensitive column (the others could not check another party's
-	// column without seeing it).
+	// Sensitive and L ask for distinct l-diversity (p-sensitivity with p =
+	// L) of the sensitive column in every class of every requirement's QID.
+	// With algorithm tds it must be the shared class; with mondrian it may
+	// also be a column one party holds, which is published as it is and
+	// whose owner checks every cut at home (one bit per cut).
 	Sensitive string `yaml:"sensitive"`
 	L         int    `yaml:"l"`
+	// Model adds any of Sun's sensitive models to l (entropy_l,
+	// recursive_c and recursive_l, p_plus, alpha with categories), on the
+	// same column, under both algorithms.
+	Model anonymize.SensitiveModel `yaml:"model"`
 	// Hub is the party that runs the PSI star of the id alignment (default
 	// the first party by name); it learns the pairwise intersections.
 	Hub string `yaml:"hub"`
@@ -48,14 +53,34 @@ type Params struct {
 	psiMode psi.Mode
 }
 
+// model is the sensitive model asked for: params.model with params.l.
+func (p *Params) model() anonymize.SensitiveModel {
+	m := p.Model
+	m.L = max(m.L, p.L)
+	return m
+}
+
+// private reports whether the sensitive column is one party's (not the
+// shared class).
+func (p *Params) private() bool { return p.Sensitive != "" && p.Sensitive != p.Class }
+
+// The algorithms (params.algorithm).
+const (
+	algTDS      = "tds"
+	algMondrian = "mondrian"
+)
+
 // maxTimeout bounds params.timeout_ms: a day.
 const maxTimeout = 24 * time.Hour
 
 // parseParams decodes and checks the params against the spec.
 func parseParams(spec *job.Spec) (*Params, error) {
-	p := &Params{ID: "id", Class: "class", PSI: "auto"}
+	p := &Params{Algorithm: algTDS, ID: "id", Class: "class", PSI: "auto"}
 	if err := spec.DecodeParams(p); err != nil {
 		return nil, err
+	}
+	if p.Algorithm != algTDS && p.Algorithm != algMondrian {
+		return nil, spec.Errorf("params.algorithm", "must be tds or mondrian, not %q", p.Algorithm)
 	}
 	mode, err := psi.ParseMode(p.PSI)
 	if err != nil {
@@ -81,8 +106,8 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	}
 	for i, r := range p.Requirements {
 		field := fmt.Sprintf("params.requirements[%d]", i)
-		if r.K < 1 {
-			return nil, spec.Errorf(field+".k", "must be at least 1, not %d", r.K)
+		if r.K < 2 {
+			return nil, spec.Errorf(field+".k", "must be at least 2, not %d: classes of at least 1 record hide no one", r.K)
 		}
 		if len(r.QID) == 0 {
 			return nil, spec.Errorf(field+".qid", "no columns")
@@ -106,8 +131,11 @@ func parseParams(spec *job.Spec) (*Params, error) {
 			return nil, spec.Errorf("taxonomies."+col, "%q must be a relative path inside the spec's (or tables) directory", path)
 		}
 	}
-	if p.Sensitive != "" && p.Sensitive != p.Class {
-		return nil, spec.Errorf("params.sensitive", "only the shared class column %q can be the sensitive column, not %q: the other parties cannot check a column they do not hold", p.Class, p.Sensitive)
+	if p.Sensitive != "" && p.Sensitive != p.Class && p.Algorithm != algMondrian {
+		return nil, spec.Errorf("params.sensitive", "with algorithm tds only the shared class column %q can be the sensitive column, not %q (algorithm mondrian accepts a column one party holds)", p.Class, p.Sensitive)
+	}
+	if p.Sensitive == p.ID || spec.Taxonomies[p.Sensitive] != "" && p.Sensitive != "" {
+		return nil, spec.Errorf("params.sensitive", "%q is the id column or a quasi-identifier (it has a taxonomy), not a sensitive column", p.Sensitive)
 	}
 	if p.L < 0 {
 		return nil, spec.Errorf("params.l", "must be at least 0, not %d", p.L)
@@ -115,8 +143,17 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	if p.L > 64 {
 		return nil, spec.Errorf("params.l", "must be at most 64, not %d", p.L)
 	}
-	if p.Sensitive != "" && p.L < 2 {
-		return nil, spec.Errorf("params.l", "sensitive %q needs l ≥ 2, not %d", p.Sensitive, p.L)
+	var fe *anonymize.FieldError
+	if err := p.model().Validate(); errors.As(err, &fe) {
+		return nil, spec.Errorf("params.model."+fe.Field, "%s", fe.Why)
+	} else if err != nil {
+		return nil, err
+	}
+	if p.Sensitive != "" && p.model().IsZero() {
+		return nil, spec.Errorf("params.l", "sensitive %q needs l ≥ 2 (or a params.model), not %d", p.Sensitive, p.L)
+	}
+	if !p.Model.IsZero() && p.Sensitive == "" {
+		return nil, spec.Errorf("params.model", "a sensitive model needs params.sensitive")
 	}
 	if p.Hub == "" {
 		p.Hub = spec.PartyNames()[0]
@@ -127,51 +164,6 @@ func parseParams(spec *job.Spec) (*Params, error) {
 		return nil, spec.Errorf("params.timeout_ms", "must be in [0, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
 	}
 	return p, nil
-}
-
-// LoadTaxonomy reads one column's taxonomy file: YAML when the name ends in
-// .yaml or .yml (it says whether it is numeric), else an ARX hierarchy CSV,
-// numeric when every leaf (first field) parses as a number. The column
-// name is the spec's key, whatever the file says.
-func LoadTaxonomy(path, column string) (*anonymize.Taxonomy, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("integrate: taxonomy of column %q: %w", column, err)
-	}
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext == ".yaml" || ext == ".yml" {
-		t, err := anonymize.ReadYAML(bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("integrate: taxonomy of column %q (%s): %w", column, filepath.Base(path), err)
-		}
-		t.Column = column
-		return t, nil
-	}
-	numeric := true
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	leaves := 0
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		leaf, _, _ := strings.Cut(line, ";")
-		x, err := strconv.ParseFloat(strings.TrimSpace(leaf), 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			numeric = false
-			break
-		}
-		leaves++
-	}
-	if leaves == 0 {
-		numeric = false
-	}
-	t, err := anonymize.ReadARX(bytes.NewReader(b), column, numeric)
-	if err != nil {
-		return nil, fmt.Errorf("integrate: taxonomy of column %q (%s): %w", column, filepath.Base(path), err)
-	}
-	return t, nil
 }
 
 // taxonomyDigest is a SHA-256 of the taxonomies' shape (columns in order,

@@ -37,10 +37,11 @@ type session struct {
 	ids [][]byte // encoded id of every row
 	al  *aligned
 	st  *tdsState
+	ms  *mondrianState
 }
 
 // Close drops the party's data.
-func (s *session) Close() { s.tab, s.tax, s.ids, s.al, s.st = nil, nil, nil, nil, nil }
+func (s *session) Close() { s.tab, s.tax, s.ids, s.al, s.st, s.ms = nil, nil, nil, nil, nil, nil }
 
 // Step runs one step.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
@@ -50,14 +51,29 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 			return nil, err
 		}
 		cols := []string{}
+		holds := false
 		for _, c := range s.tab.Columns {
-			if c.Name != s.prm.ID && c.Name != s.prm.Class {
+			switch {
+			case s.prm.private() && c.Name == s.prm.Sensitive:
+				holds = true
+			case c.Name != s.prm.ID && c.Name != s.prm.Class:
 				cols = append(cols, c.Name)
 			}
 		}
-		return encode(&schemaOutput{Columns: cols, TaxDigest: taxonomyDigest(slices.Sorted(maps.Keys(s.tax)), s.tax)})
+		return encode(&schemaOutput{Columns: cols, TaxDigest: taxonomyDigest(slices.Sorted(maps.Keys(s.tax)), s.tax), HoldsSensitive: holds})
 	case phaseAlign:
 		return s.align(ctx, step)
+	case phasePropose, phaseCut, phaseCheck:
+		return s.mondrianStep(ctx, step)
+	case phasePublish:
+		if s.prm.Algorithm == algMondrian {
+			return s.mondrianStep(ctx, step)
+		}
+		st, err := s.catchUp(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return encode(&publishOutput{Table: st.pub.Publication(st.class, s.prm.Class), NCP: st.pub.NCP()})
 	case phaseScore:
 		st, err := s.catchUp(ctx)
 		if err != nil {
@@ -86,12 +102,6 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 			return nil, err
 		}
 		return encode(&sp)
-	case phasePublish:
-		st, err := s.catchUp(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return encode(&publishOutput{Table: Publication(st.pub, st.class, s.prm.Class), NCPSum: st.ncpSum()})
 	}
 	return nil, fmt.Errorf("integrate: unknown phase %q", step.Phase)
 }
@@ -120,7 +130,7 @@ func (s *session) load(ctx context.Context) error {
 		if src.Path == "" {
 			return fmt.Errorf("party %s: taxonomy of column %q is not a file", s.p.Self(), col)
 		}
-		if tax[col], err = LoadTaxonomy(src.Path, col); err != nil {
+		if tax[col], err = anonymize.LoadTaxonomy(src.Path, col); err != nil {
 			return fmt.Errorf("party %s: %w", s.p.Self(), err)
 		}
 	}
@@ -142,7 +152,7 @@ func (s *session) load(ctx context.Context) error {
 	for i := range all {
 		all[i] = i
 	}
-	if _, err := alignTable(t, all, s.prm.ID, s.prm.Class, tax); err != nil {
+	if _, err := alignTable(t, all, s.prm.ID, s.prm.Class, s.privateCol(), tax); err != nil {
 		return fmt.Errorf("party %s: %w", s.p.Self(), err)
 	}
 	s.tab, s.tax, s.ids = t, tax, ids
@@ -155,6 +165,14 @@ func (s *session) load(ctx context.Context) error {
 type alignedFile struct {
 	Rows   []int  `msgpack:"rows"`
 	Digest []byte `msgpack:"digest"`
+}
+
+// privateCol is the sensitive column when one party holds it, else "".
+func (s *session) privateCol() string {
+	if s.prm.private() {
+		return s.prm.Sensitive
+	}
+	return ""
 }
 
 func (s *session) secretName() string { return "integrate/" + s.p.JobID() + "/aligned" }
@@ -188,80 +206,103 @@ func (s *session) align(ctx context.Context, step job.Step) ([]byte, error) {
 	if err := s.p.Secrets().WriteSecret(s.secretName(), b); err != nil {
 		return nil, fmt.Errorf("party %s: keep the alignment: %w", s.p.Self(), err)
 	}
-	al, err := alignTable(s.tab, rows, s.prm.ID, s.prm.Class, s.tax)
+	al, err := alignTable(s.tab, rows, s.prm.ID, s.prm.Class, s.privateCol(), s.tax)
 	if err != nil {
 		return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
 	}
-	s.al, s.st = al, nil
+	s.al, s.st, s.ms = al, nil, nil
 	return encode(&alignOutput{Records: len(rows), ClassDigest: classDigest(al.class), IDDigest: idDigest(s.ids, rows)})
 }
 
-// catchUp brings the TDS state up to the log: the alignment (kept by the
-// align step, or read back after a restart), the committed schema, and
-// every committed split not yet applied.
-func (s *session) catchUp(ctx context.Context) (*tdsState, error) {
-	var sd *schemaDecision
-	var hasAlign bool
-	var ad alignDecision
-	var splits []*Split
+// logged is what a party reads back from the log: the schema, the
+// alignment and the committed decisions of one phase, in order.
+type logged struct {
+	sd        schemaDecision
+	ad        alignDecision
+	decisions [][]byte
+}
+
+func (s *session) readLog(phase string) (*logged, error) {
+	var l logged
+	var hasSchema, hasAlign bool
 	for _, rec := range s.p.History() {
 		switch rec.Step.Phase {
 		case phaseSchema:
-			sd = &schemaDecision{}
-			if err := decode(rec.Decision, sd); err != nil {
+			if err := decode(rec.Decision, &l.sd); err != nil {
 				return nil, err
 			}
+			hasSchema = true
 		case phaseAlign:
-			if err := decode(rec.Decision, &ad); err != nil {
+			if err := decode(rec.Decision, &l.ad); err != nil {
 				return nil, err
 			}
 			hasAlign = true
-		case phaseSplit:
-			sp := &Split{}
-			if err := decode(rec.Decision, sp); err != nil {
-				return nil, err
-			}
-			splits = append(splits, sp)
+		case phase:
+			l.decisions = append(l.decisions, rec.Decision)
 		}
 	}
-	if sd == nil || !hasAlign {
+	if !hasSchema || !hasAlign {
 		return nil, fmt.Errorf("integrate: party %s: the log holds no committed schema and alignment", s.p.Self())
 	}
-	if s.al == nil {
-		if err := s.load(ctx); err != nil {
-			return nil, err
-		}
-		b, err := s.p.Secrets().ReadSecret(s.secretName())
-		if err != nil {
-			return nil, fmt.Errorf("party %s: the alignment this node kept: %w", s.p.Self(), err)
-		}
-		var f alignedFile
-		if err := decode(b, &f); err != nil {
-			return nil, fmt.Errorf("party %s: the alignment this node kept: %w", s.p.Self(), err)
-		}
-		for _, r := range f.Rows {
-			if r < 0 || r >= len(s.ids) {
-				return nil, fmt.Errorf("party %s: the alignment this node kept names row %d of %d: the table changed since", s.p.Self(), r, len(s.ids))
-			}
-		}
-		if !bytes.Equal(idDigest(s.ids, f.Rows), f.Digest) {
-			return nil, fmt.Errorf("party %s: table %s changed since the record ids were aligned", s.p.Self(), s.tab.Name)
-		}
-		if s.al, err = alignTable(s.tab, f.Rows, s.prm.ID, s.prm.Class, s.tax); err != nil {
-			return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
+	return &l, nil
+}
+
+// alignedRows makes sure the party holds its aligned table: the alignment
+// its align step kept, or after a restart the one it kept in Secrets.
+func (s *session) alignedRows(ctx context.Context) error {
+	if s.al != nil {
+		return nil
+	}
+	if err := s.load(ctx); err != nil {
+		return err
+	}
+	b, err := s.p.Secrets().ReadSecret(s.secretName())
+	if err != nil {
+		return fmt.Errorf("party %s: the alignment this node kept: %w", s.p.Self(), err)
+	}
+	var f alignedFile
+	if err := decode(b, &f); err != nil {
+		return fmt.Errorf("party %s: the alignment this node kept: %w", s.p.Self(), err)
+	}
+	for _, r := range f.Rows {
+		if r < 0 || r >= len(s.ids) {
+			return fmt.Errorf("party %s: the alignment this node kept names row %d of %d: the table changed since", s.p.Self(), r, len(s.ids))
 		}
 	}
+	if !bytes.Equal(idDigest(s.ids, f.Rows), f.Digest) {
+		return fmt.Errorf("party %s: table %s changed since the record ids were aligned", s.p.Self(), s.tab.Name)
+	}
+	if s.al, err = alignTable(s.tab, f.Rows, s.prm.ID, s.prm.Class, s.privateCol(), s.tax); err != nil {
+		return fmt.Errorf("party %s: %w", s.p.Self(), err)
+	}
+	return nil
+}
+
+// catchUp brings the TDS state up to the log: the alignment, the committed
+// schema, and every committed split not yet applied.
+func (s *session) catchUp(ctx context.Context) (*tdsState, error) {
+	l, err := s.readLog(phaseSplit)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.alignedRows(ctx); err != nil {
+		return nil, err
+	}
 	if s.st == nil {
-		st, err := newState(s.p.Self(), s.al, ad.Records, sd.Attrs, s.prm.Requirements, s.prm.L, s.tax)
+		st, err := newState(s.p.Self(), s.al, l.ad.Records, l.sd.Attrs, s.prm, s.tax)
 		if err != nil {
 			return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
 		}
 		s.st = st
 	}
-	if len(splits) < s.st.splits {
-		return nil, fmt.Errorf("integrate: party %s applied %d splits, the log holds %d", s.p.Self(), s.st.splits, len(splits))
+	if len(l.decisions) < s.st.splits {
+		return nil, fmt.Errorf("integrate: party %s applied %d splits, the log holds %d", s.p.Self(), s.st.splits, len(l.decisions))
 	}
-	for _, sp := range splits[s.st.splits:] {
+	for _, b := range l.decisions[s.st.splits:] {
+		sp := &Split{}
+		if err := decode(b, sp); err != nil {
+			return nil, err
+		}
 		if err := s.st.apply(sp); err != nil {
 			return nil, fmt.Errorf("party %s: committed split %d: %w", s.p.Self(), s.st.splits, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
@@ -37,7 +38,7 @@ func TestSimExample(t *testing.T) {
 		Records   int                 `json:"records"`
 		MinGroup  int                 `json:"min_group"`
 		NCP       float64             `json:"ncp"`
-		Published integrate.Published `json:"published"`
+		Published anonymize.Published `json:"published"`
 		File      string              `json:"integrated"`
 	}
 	if err := json.Unmarshal(raw, &got); err != nil {
@@ -59,7 +60,7 @@ func TestSimExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := rep.Result["published"].(integrate.Published)
+	mem := rep.Result["published"].(anonymize.Published)
 	a, _ := json.Marshal(mem)
 	b, _ := json.Marshal(got.Published)
 	if string(a) != string(b) {

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/table"
@@ -18,15 +17,16 @@ import (
 // aligned is a party's table restricted to the records every party holds,
 // in aligned order (ascending encoded id).
 type aligned struct {
-	cols  map[string][]string // own published columns, aligned
-	order []string            // own published columns in table order
-	class []string
+	cols      map[string][]string // own published columns, aligned
+	order     []string            // own published columns in table order
+	class     []string
+	sensitive []string // the sensitive column, when this party holds it (not the class)
 }
 
 // alignTable restricts t to rows (its row indices in aligned order) and
 // splits its columns into the class and the published columns. Every
 // column other than the id and the class must have a taxonomy.
-func alignTable(t *table.Table, rows []int, idCol, classCol string, tax map[string]*anonymize.Taxonomy) (*aligned, error) {
+func alignTable(t *table.Table, rows []int, idCol, classCol, sensCol string, tax map[string]*anonymize.Taxonomy) (*aligned, error) {
 	a := &aligned{cols: map[string][]string{}}
 	if _, err := t.Column(classCol); err != nil {
 		return nil, fmt.Errorf("%w: table %s has no class column %q (every party holds the class, params.class)", anonymize.ErrRequirement, t.Name, classCol)
@@ -37,6 +37,9 @@ func alignTable(t *table.Table, rows []int, idCol, classCol string, tax map[stri
 			continue
 		case c.Name == classCol:
 			a.class = pick(c.Str, rows)
+			continue
+		case sensCol != "" && c.Name == sensCol:
+			a.sensitive = pick(c.Str, rows)
 			continue
 		}
 		tx, ok := tax[c.Name]
@@ -92,18 +95,17 @@ func classDigest(class []string) []byte {
 
 // tdsState is what a party's session rebuilds from its aligned table and
 // the log: its TDS party (its own leaves) and the public state after every
-// committed split, and the party's own columns as a dataset (for NCP).
+// committed split.
 type tdsState struct {
-	party   *anonymize.TDSParty
-	pub     *anonymize.TDSPublic
-	own     *anonymize.Dataset
-	ownAttr []int // own.Attrs[i] is public attribute ownAttr[i]
-	class   []string
-	splits  int // committed splits applied
+	party  *anonymize.TDSParty
+	pub    *anonymize.TDSPublic
+	class  []string
+	splits int // committed splits applied
 }
 
 // newState starts TDS from the alignment decision.
-func newState(self string, a *aligned, records int, attrAll []Attr, reqs []anonymize.Requirement, classL int, tax map[string]*anonymize.Taxonomy) (*tdsState, error) {
+func newState(self string, a *aligned, records int, attrAll []Attr, prm *Params, tax map[string]*anonymize.Taxonomy) (*tdsState, error) {
+	reqs := prm.Requirements
 	attrs := make([]anonymize.TDSAttr, len(attrAll))
 	for i, at := range attrAll {
 		tx, ok := tax[at.Name]
@@ -119,8 +121,13 @@ func newState(self string, a *aligned, records int, attrAll []Attr, reqs []anony
 	if err != nil {
 		return nil, err
 	}
-	if classL > 1 {
-		if pub, err = pub.WithClassDiversity(classL); err != nil {
+	if prm.L > 1 {
+		if pub, err = pub.WithClassDiversity(prm.L); err != nil {
+			return nil, err
+		}
+	}
+	if !prm.Model.IsZero() {
+		if pub, err = pub.WithClassModel(prm.model(), a.class); err != nil {
 			return nil, err
 		}
 	}
@@ -128,22 +135,7 @@ func newState(self string, a *aligned, records int, attrAll []Attr, reqs []anony
 	if err != nil {
 		return nil, err
 	}
-	st := &tdsState{party: party, pub: pub, class: a.class}
-	var names []string
-	for i, at := range attrAll {
-		if at.Owner == self {
-			names = append(names, at.Name)
-			st.ownAttr = append(st.ownAttr, i)
-		}
-	}
-	t := &table.Table{Name: "aligned"}
-	for _, n := range names {
-		t.Columns = append(t.Columns, &table.Column{Name: n, Kind: table.Categorical, Str: a.cols[n]})
-	}
-	if st.own, err = anonymize.Encode(t, names, tax); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return &tdsState{party: party, pub: pub, class: a.class}, nil
 }
 
 // toSplit turns the winner's SplitInstruction into its committed form.
@@ -228,158 +220,4 @@ func (st *tdsState) apply(s *Split) error {
 	st.pub = pub
 	st.splits++
 	return nil
-}
-
-// Publication is the integrated table of a TDS public state: every
-// attribute's published label and the class, grouped into distinct rows with
-// counts, sorted by value.
-func Publication(pub *anonymize.TDSPublic, class []string, classCol string) Published {
-	p := Published{}
-	for _, a := range pub.Attrs {
-		p.Columns = append(p.Columns, a.Name)
-	}
-	p.Columns = append(p.Columns, classCol)
-	p.Rows = distinctRows(len(class), func(r int) []string {
-		vals := make([]string, 0, len(pub.Attrs)+1)
-		for a, at := range pub.Attrs {
-			vals = append(vals, at.Tax.Nodes[pub.Gen[a][r]].Label)
-		}
-		return append(vals, class[r])
-	})
-	return p
-}
-
-// Rows turns a published table (one row per record) into its compact form:
-// distinct rows with counts, sorted by value.
-func Rows(t *table.Table) Published {
-	p := Published{}
-	for _, c := range t.Columns {
-		p.Columns = append(p.Columns, c.Name)
-	}
-	p.Rows = distinctRows(t.NumRows(), func(r int) []string {
-		vals := make([]string, len(t.Columns))
-		for i, c := range t.Columns {
-			vals[i] = c.Str[r]
-		}
-		return vals
-	})
-	return p
-}
-
-// distinctRows groups the n records' rows (row(r) gives record r's values)
-// into distinct rows with counts, sorted by value.
-func distinctRows(n int, row func(r int) []string) []Row {
-	counts := map[string]int{}
-	rows := map[string][]string{}
-	for r := range n {
-		vals := row(r)
-		key := rowKey(vals)
-		if counts[key] == 0 {
-			rows[key] = vals
-		}
-		counts[key]++
-	}
-	out := make([]Row, 0, len(rows))
-	for k, vals := range rows {
-		out = append(out, Row{Values: vals, Count: counts[k]})
-	}
-	slices.SortFunc(out, func(a, b Row) int { return slices.Compare(a.Values, b.Values) })
-	return out
-}
-
-func rowKey(vals []string) string {
-	var b strings.Builder
-	for _, v := range vals {
-		fmt.Fprintf(&b, "%d:%s", len(v), v)
-	}
-	return b.String()
-}
-
-// ncpSum is the NCP of the party's own attributes summed over its
-// attributes and the records (the coordinator divides the parties' sums by
-// records × attributes).
-func (st *tdsState) ncpSum() float64 {
-	sum := 0.0
-	for i, a := range st.own.Attrs {
-		gen := st.pub.Gen[st.ownAttr[i]]
-		for _, v := range gen {
-			sum += a.NodePenalty(int(v))
-		}
-	}
-	return sum
-}
-
-// CheckDistinctL checks distinct l-diversity of a publication's last column
-// (the class, or a sensitive column) in every class of every requirement's
-// QID.
-func CheckDistinctL(p *Published, reqs []anonymize.Requirement, l int) error {
-	if err := p.check(); err != nil {
-		return err
-	}
-	for _, r := range reqs {
-		var idx []int
-		for _, q := range r.QID {
-			j := slices.Index(p.Columns, q)
-			if j < 0 || j == len(p.Columns)-1 {
-				return fmt.Errorf("%w: QID column %q is not published", anonymize.ErrRequirement, q)
-			}
-			idx = append(idx, j)
-		}
-		if len(p.Columns) == 0 {
-			return fmt.Errorf("%w: the publication has no columns", anonymize.ErrRequirement)
-		}
-		labels := map[string]map[string]bool{}
-		for _, row := range p.Rows {
-			vals := make([]string, len(idx))
-			for k, j := range idx {
-				vals[k] = row.Values[j]
-			}
-			key := rowKey(vals)
-			if labels[key] == nil {
-				labels[key] = map[string]bool{}
-			}
-			labels[key][row.Values[len(row.Values)-1]] = true
-		}
-		for _, ls := range labels {
-			if len(ls) < l {
-				return fmt.Errorf("%w: a class on %s holds %d distinct class labels, l = %d", anonymize.ErrViolation, r, len(ls), l)
-			}
-		}
-	}
-	return nil
-}
-
-// MinGroups is A(QID_i) of a publication for every requirement: the
-// smallest total count over the rows sharing the QID's values.
-func MinGroups(p *Published, reqs []anonymize.Requirement) ([]int, error) {
-	if err := p.check(); err != nil {
-		return nil, err
-	}
-	out := make([]int, len(reqs))
-	for i, r := range reqs {
-		var idx []int
-		for _, q := range r.QID {
-			j := slices.Index(p.Columns, q)
-			if j < 0 {
-				return nil, fmt.Errorf("%w: QID column %q is not published", anonymize.ErrRequirement, q)
-			}
-			idx = append(idx, j)
-		}
-		groups := map[string]int{}
-		for _, row := range p.Rows {
-			vals := make([]string, len(idx))
-			for k, j := range idx {
-				vals[k] = row.Values[j]
-			}
-			groups[rowKey(vals)] += row.Count
-		}
-		m := 0
-		for _, c := range groups {
-			if m == 0 || c < m {
-				m = c
-			}
-		}
-		out[i] = m
-	}
-	return out, nil
 }

@@ -3,8 +3,8 @@ package integrate
 import (
 	"fmt"
 	"math"
-	"slices"
 
+	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/protocol"
 )
 
@@ -39,7 +39,7 @@ type alignDecision struct {
 
 // scoreOutput is a party's share of a round: its best candidate (an
 // attribute index, a node of that attribute's taxonomy, the score), or none.
-// InfoGain and AnonyLoss are not sent (report §B.9 #13: the less the
+// InfoGain and AnonyLoss are not sent (the less the
 // coordinator sees, the better).
 type scoreOutput struct {
 	Found bool    `msgpack:"found"`
@@ -77,7 +77,7 @@ type splitArgs struct {
 // record generalised to Node (in ascending aligned index), the position of
 // its child among the node's children, Width bytes big-endian each. Every
 // party knows which records are at the node, so this is all it needs to
-// refine the partition (report §B.6: "SSN lists per child partition").
+// refine the partition (Wang, Fung and Dong's "SSN lists per child partition").
 type Split struct {
 	Attr  int    `msgpack:"attr"`
 	Node  int    `msgpack:"node"`
@@ -105,59 +105,20 @@ func (s *Split) child(i int) int {
 // len is the number of records the split moves.
 func (s *Split) len() int { return len(s.Child) / s.Width }
 
-// Row is one distinct row of the published table and how many records it
-// stands for.
-type Row struct {
-	Values []string `msgpack:"values" json:"values"`
-	Count  int      `msgpack:"count" json:"count"`
-}
-
-// Published is the integrated table, compactly: its columns (every
-// generalised attribute, then the class) and its distinct rows, sorted by
-// their values (never in record order, which would follow the ids), each
-// with its count.
-type Published struct {
-	Columns []string `msgpack:"columns" json:"columns"`
-	Rows    []Row    `msgpack:"rows" json:"rows"`
-}
-
-// Records is the number of records the table stands for.
-func (p *Published) Records() int {
-	n := 0
-	for _, r := range p.Rows {
-		n += r.Count
-	}
-	return n
-}
-
-// check verifies what the encoder guarantees: rows as wide as the columns,
-// positive counts, sorted and distinct.
-func (p *Published) check() error {
-	for i, r := range p.Rows {
-		if len(r.Values) != len(p.Columns) || r.Count < 1 {
-			return fmt.Errorf("%w: published row %d: %d values for %d columns, count %d", protocol.ErrMalformed, i, len(r.Values), len(p.Columns), r.Count)
-		}
-		if i > 0 && slices.Compare(p.Rows[i-1].Values, r.Values) >= 0 {
-			return fmt.Errorf("%w: published rows %d and %d out of order", protocol.ErrMalformed, i-1, i)
-		}
-	}
-	return nil
-}
-
-// publishOutput is a party's view of the final table (every party can
-// compute all of it: the generalisation is public state, the class shared)
-// and the NCP summed over its own attributes and the records (it alone knows
-// its columns' ranges in the data, the denominator of numeric NCP).
+// publishOutput is a party's view of the final table and its NCP (every
+// party computes both from the public state: the generalisation is public,
+// the class shared, and NCP's denominators are the taxonomies', which are in
+// the spec; the coordinator checks that they agree).
 type publishOutput struct {
-	Table  Published `msgpack:"table"`
-	NCPSum float64   `msgpack:"ncp_sum"`
+	Table anonymize.Published `msgpack:"table"`
+	NCP   float64             `msgpack:"ncp"`
 }
 
 // publishDecision is the committed publication.
 type publishDecision struct {
-	Table     Published `msgpack:"table"`
-	NCP       float64   `msgpack:"ncp"`
-	MinGroups []int     `msgpack:"min_groups"`
+	Table     anonymize.Published `msgpack:"table"`
+	NCP       float64             `msgpack:"ncp"`
+	MinGroups []int               `msgpack:"min_groups"`
 }
 
 func encode(v any) ([]byte, error) {

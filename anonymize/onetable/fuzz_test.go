@@ -4,14 +4,13 @@ import (
 	"testing"
 
 	"github.com/cohortdm/cohort/anonymize"
-	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/protocol"
 )
 
 // The coordinator decodes the party's output and checks the publication:
 // no bytes may make it panic.
 func FuzzOutput(f *testing.F) {
-	b, err := protocol.Marshal(&output{Table: integrate.Published{Columns: []string{"a"}, Rows: []integrate.Row{{Values: []string{"x"}, Count: 2}}}, NCP: 0.5})
+	b, err := protocol.Marshal(&output{Table: anonymize.Published{Columns: []string{"a"}, Rows: []anonymize.Row{{Values: []string{"x"}, Count: 2}}}, NCP: 0.5})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -22,7 +21,7 @@ func FuzzOutput(f *testing.F) {
 			return
 		}
 		reqs := []anonymize.Requirement{{QID: []string{"a"}, K: 2}}
-		_, _ = integrate.MinGroups(&o.Table, reqs)
-		_ = integrate.CheckDistinctL(&o.Table, reqs, 2)
+		_, _ = o.Table.MinGroups(reqs)
+		_ = o.Table.CheckDistinctL(reqs, "s", 2)
 	})
 }

@@ -1,24 +1,35 @@
 // Package onetable is the `anonymize` job: one organisation anonymises one
 // of its tables with a chosen algorithm of package anonymize and publishes
-// it (issue 13, "one organisation alone"): the optimal full-domain
-// generalisation (lattice search, least NCP, global recoding) or strict
-// multidimensional Mondrian (local recoding, optionally distinct or entropy
-// l-diverse).
+// it. Start reading at Kind.Coordinate (job.go), then session.Step
+// (session.go); params.go has every parameter and its checks.
 //
 // Spec: one party with one table; `taxonomies: {column: path}` for every
-// quasi-identifier (ARX hierarchy CSV or YAML, as for integrate);
+// quasi-identifier (ARX hierarchy CSV or YAML, as for integrate; not needed
+// by mdav, datafly and ogf);
 //
-//	params: {algorithm: optimal | mondrian, requirements: [{qid: [...], k: N}],
-//	         sensitive: col, l: L, entropy: false, id: col}
+//	params: {algorithm: optimal | mondrian | local | datafly | ogf | mdav | purpose,
+//	         requirements: [{qid: [...], k: N}],                   # k ≥ 2
+//	         sensitive: col, l: L, entropy: bool, p: P, recursive_c: c, recursive_l: l,
+//	         p_plus: P, alpha: α, categories: [[most sensitive values], ..., [least]],
+//	         seed: S,                                              # ogf
+//	         mdav: standard | thesis, approximate: bool,            # mdav
+//	         purpose: {first: col, last: col} | priorities: {col: p},
+//	         trust: t | degree: d, beta: β, invert: bool}           # purpose
 //
 // The published table holds the union of the requirements' QID columns,
-// generalised, then the sensitive column as it is when one is named; every
-// other column (the id among them) is left out. `optimal` honours every
-// requirement exactly (OptimalFullDomainReqs) and does not support l;
-// `mondrian` partitions on the union of the QIDs with k the largest k_i
-// (each QID's classes are unions of Mondrian's classes, so each has at
-// least that many records) and, with sensitive and l, keeps every class
-// l-diverse (MondrianDiverse).
+// generalised (mdav: centroids; datafly, ogf: values or "*"), then the
+// sensitive column as it is; every other column (the id among them) is left
+// out. A sensitive column needs a model that protects it (l, p, p_plus,
+// alpha or recursive (c, l)), and a model needs a sensitive column.
+// `optimal` honours every requirement exactly (OptimalFullDomainModel,
+// least NCP); the others partition on the union of the QIDs with k the
+// largest k_i (each QID's classes are unions of theirs, so each has at least
+// that many records): `mondrian` (MondrianModel), `local` (Sun's top-down
+// local recoding), `datafly` and `ogf` (Chaytor), `mdav` (Sun ch. 5),
+// `purpose` (Sun ch. 4: a degree of anonymisation decomposed into
+// full-domain levels, raised until k holds). The coordinator checks k and
+// the model on the publication. The result has ncp, discernibility,
+// avg_class_size, distortion and classes, and each algorithm's own figures.
 //
 // # Leakage profile
 //
@@ -39,75 +50,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/cohortdm/cohort/anonymize"
-	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
-	"github.com/cohortdm/cohort/table"
 )
 
 // Kind is `kind: anonymize`.
 type Kind struct{}
 
 const phaseAnonymize = "anonymize"
-
-// Params are the job's params.
-type Params struct {
-	Algorithm    string                  `yaml:"algorithm"`
-	Requirements []anonymize.Requirement `yaml:"requirements"`
-	Sensitive    string                  `yaml:"sensitive"`
-	L            float64                 `yaml:"l"`
-	Entropy      bool                    `yaml:"entropy"`
-	TimeoutMS    int64                   `yaml:"timeout_ms"`
-}
-
-func parseParams(spec *job.Spec) (*Params, []string, error) {
-	p := &Params{Algorithm: "optimal"}
-	if err := spec.DecodeParams(p); err != nil {
-		return nil, nil, err
-	}
-	if len(spec.Parties) != 1 || len(spec.Parties[0].Tables) != 1 {
-		return nil, nil, spec.Errorf("parties", "anonymize runs on one party with one table (use kind integrate for several parties)")
-	}
-	if p.Algorithm != "optimal" && p.Algorithm != "mondrian" {
-		return nil, nil, spec.Errorf("params.algorithm", "must be optimal or mondrian, not %q", p.Algorithm)
-	}
-	if len(p.Requirements) == 0 {
-		return nil, nil, spec.Errorf("params.requirements", "no requirement: give at least one {qid: [...], k: N}")
-	}
-	var qid []string
-	for i, r := range p.Requirements {
-		if r.K < 1 {
-			return nil, nil, spec.Errorf(fmt.Sprintf("params.requirements[%d].k", i), "must be at least 1, not %d", r.K)
-		}
-		if len(r.QID) == 0 {
-			return nil, nil, spec.Errorf(fmt.Sprintf("params.requirements[%d].qid", i), "no columns")
-		}
-		for j, q := range r.QID {
-			if path := spec.Taxonomies[q]; path == "" || !filepath.IsLocal(path) {
-				return nil, nil, spec.Errorf(fmt.Sprintf("params.requirements[%d].qid[%d]", i, j), "column %q has no taxonomy inside the spec's directory (taxonomies: {%s: PATH})", q, q)
-			}
-			if !slices.Contains(qid, q) {
-				qid = append(qid, q)
-			}
-		}
-	}
-	switch {
-	case slices.Contains(qid, p.Sensitive):
-		return nil, nil, spec.Errorf("params.sensitive", "%q is a quasi-identifier", p.Sensitive)
-	case p.L != 0 && p.Sensitive == "":
-		return nil, nil, spec.Errorf("params.l", "l needs a sensitive column")
-	case p.Sensitive != "" && p.L < 1:
-		return nil, nil, spec.Errorf("params.l", "must be at least 1 with a sensitive column, not %v", p.L)
-	case p.L > 1 && p.Algorithm != "mondrian":
-		return nil, nil, spec.Errorf("params.l", "l-diversity is supported by algorithm mondrian only")
-	case p.TimeoutMS < 0 || p.TimeoutMS > (24*time.Hour).Milliseconds():
-		return nil, nil, spec.Errorf("params.timeout_ms", "must be in [0, a day], not %d", p.TimeoutMS)
-	}
-	return p, qid, nil
-}
 
 // Validate checks the spec.
 func (Kind) Validate(spec *job.Spec) error {
@@ -120,7 +72,7 @@ func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.Dis
 
 // output is the party's publication and the algorithm's figures.
 type output struct {
-	Table     integrate.Published `msgpack:"table"`
+	Table     anonymize.Published `msgpack:"table"`
 	NCP       float64             `msgpack:"ncp"`
 	Classes   int                 `msgpack:"classes"`
 	Levels    []int               `msgpack:"levels"`  // optimal: the generalisation level per QID
@@ -128,6 +80,28 @@ type output struct {
 	Lattice   int                 `msgpack:"lattice"`
 	Seconds   float64             `msgpack:"seconds"` // the algorithm's time at the party
 	Algorithm string              `msgpack:"algorithm"`
+	// utility metrics beside NCP (Sun's thesis §3.5)
+	DM         float64 `msgpack:"dm"`
+	CAvg       float64 `msgpack:"cavg"`
+	Distortion float64 `msgpack:"distortion"`
+
+	// mdav: SSE, SST and the key attributes grouped on
+	SSE  float64  `msgpack:"sse"`
+	SST  float64  `msgpack:"sst"`
+	Keys []string `msgpack:"keys"`
+	// datafly, ogf: the column order, the cells kept (not "*") and OGF's search
+	Order []string `msgpack:"order"`
+	// purpose: the priorities per QID, the degree asked for and reached,
+	// and whether levels were raised to reach k
+	Priorities  map[string]float64 `msgpack:"priorities"`
+	DegreeAsked float64            `msgpack:"degree_asked"`
+	Degree      float64            `msgpack:"degree"`
+	Raised      bool               `msgpack:"raised"`
+	Kept        float64            `msgpack:"kept"`
+	Generations int                `msgpack:"generations"`
+	Evaluations int                `msgpack:"evaluations"`
+
+	mondrian *anonymize.MondrianResult // the party's, not sent
 }
 
 // Coordinate runs the one step and checks the publication.
@@ -158,7 +132,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	groups, err := integrate.MinGroups(&o.Table, prm.Requirements)
+	groups, err := o.Table.MinGroups(prm.Requirements)
 	if err != nil {
 		return nil, err
 	}
@@ -173,124 +147,36 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 			minGroup = groups[i]
 		}
 	}
-	if prm.L > 1 && !prm.Entropy {
-		if err := integrate.CheckDistinctL(&o.Table, prm.Requirements, int(prm.L)); err != nil {
+	if prm.Sensitive != "" {
+		if err := o.Table.CheckModel(prm.Requirements, prm.Sensitive, prm.Model()); err != nil {
 			return nil, err
 		}
 	}
 	res := job.Result{
 		"algorithm": prm.Algorithm, "records": o.Table.Records(), "ncp": o.NCP, "classes": o.Classes,
 		"min_group": minGroup, "requirements": reqs, "published": o.Table, "seconds": o.Seconds,
+		"discernibility": o.DM, "avg_class_size": o.CAvg, "distortion": o.Distortion,
 	}
-	if prm.Algorithm == "optimal" {
+	if prm.Sensitive != "" {
+		res["model"] = prm.Model().String()
+	}
+	switch prm.Algorithm {
+	case "optimal":
 		res["levels"], res["checked"], res["lattice"] = o.Levels, o.Checked, o.Lattice
+	case "purpose":
+		res["levels"], res["priorities"], res["degree_asked"], res["degree"], res["raised"] = o.Levels, o.Priorities, o.DegreeAsked, o.Degree, o.Raised
+	case "datafly", "ogf":
+		res["order"], res["kept"] = o.Order, o.Kept
+		res["generations"], res["evaluations"] = o.Generations, o.Evaluations
+	case "mdav":
+		res["sse"], res["sst"], res["key_attributes"] = o.SSE, o.SST, o.Keys
+		if o.SST > 0 {
+			res["information_loss"] = o.SSE / o.SST
+		}
+		delete(res, "ncp")
+		delete(res, "distortion")
 	}
 	return res, nil
-}
-
-// Open opens the party's session; it keeps nothing between steps (there is
-// one), so a restart simply runs the step again.
-func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
-	prm, qid, err := parseParams(p.Spec())
-	if err != nil {
-		return nil, err
-	}
-	return &session{p: p, prm: prm, qid: qid}, nil
-}
-
-type session struct {
-	p   job.Participant
-	prm *Params
-	qid []string
-}
-
-func (s *session) Close() {}
-
-// Step loads the table and the taxonomies, runs the algorithm and returns
-// the publication. Errors name the table and column, never a value.
-func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	if step.Phase != phaseAnonymize {
-		return nil, fmt.Errorf("anonymize: unknown phase %q", step.Phase)
-	}
-	tables, err := job.LoadTables(ctx, s.p)
-	if err != nil {
-		return nil, err
-	}
-	t := tables[0]
-	tax := map[string]*anonymize.Taxonomy{}
-	for _, q := range s.qid {
-		src, err := s.p.TableSource(job.TableSpec{Name: "taxonomy " + q, Path: s.p.Spec().Taxonomies[q]})
-		if err != nil {
-			return nil, fmt.Errorf("taxonomy of column %q: %w", q, err)
-		}
-		if tax[q], err = integrate.LoadTaxonomy(src.Path, q); err != nil {
-			return nil, err
-		}
-		c, err := t.Column(q)
-		if err != nil {
-			return nil, fmt.Errorf("%w: table %s has no QID column %q", anonymize.ErrRequirement, t.Name, q)
-		}
-		bad := 0
-		for _, v := range c.Str {
-			if _, err := tax[q].Leaf(v); err != nil {
-				bad++
-			}
-		}
-		if bad > 0 {
-			return nil, fmt.Errorf("%w: table %s column %q: %d of %d rows hold a value its taxonomy does not cover (the values stay on this node)", anonymize.ErrNotCovered, t.Name, q, bad, t.NumRows())
-		}
-	}
-	var sens []string
-	if s.prm.Sensitive != "" {
-		c, err := t.Column(s.prm.Sensitive)
-		if err != nil {
-			return nil, fmt.Errorf("%w: table %s has no sensitive column %q", anonymize.ErrRequirement, t.Name, s.prm.Sensitive)
-		}
-		sens = c.Str
-	}
-	for _, r := range s.prm.Requirements {
-		if r.K > t.NumRows() {
-			return nil, fmt.Errorf("%w: %s: k = %d is larger than table %s's %d rows", anonymize.ErrRequirement, r, r.K, t.Name, t.NumRows())
-		}
-	}
-	ds, err := anonymize.Encode(t, s.qid, tax)
-	if err != nil {
-		return nil, fmt.Errorf("%w: table %s", anonymize.ErrNotCovered, t.Name)
-	}
-	o := output{Algorithm: s.prm.Algorithm}
-	start := time.Now()
-	var pub *table.Table
-	switch s.prm.Algorithm {
-	case "optimal":
-		res, err := anonymize.OptimalFullDomainReqs(ds, s.prm.Requirements)
-		if err != nil {
-			return nil, err
-		}
-		o.Seconds = time.Since(start).Seconds()
-		pub = ds.Publish(res.Gen)
-		o.NCP, o.Classes, o.Levels, o.Checked, o.Lattice = res.NCP, res.Classes, res.Levels, res.Checked, res.Lattice
-	case "mondrian":
-		k := 0
-		for _, r := range s.prm.Requirements {
-			k = max(k, r.K)
-		}
-		var div *anonymize.Diversity
-		if s.prm.L > 1 {
-			div = &anonymize.Diversity{Sensitive: sens, L: s.prm.L, Entropy: s.prm.Entropy}
-		}
-		res, err := anonymize.MondrianDiverse(ds, k, div)
-		if err != nil {
-			return nil, err
-		}
-		o.Seconds = time.Since(start).Seconds()
-		pub = res.Publish(ds)
-		o.NCP, o.Classes = res.NCP, len(res.Classes)
-	}
-	if sens != nil {
-		pub.Columns = append(pub.Columns, &table.Column{Name: s.prm.Sensitive, Kind: table.Categorical, Str: sens})
-	}
-	o.Table = integrate.Rows(pub)
-	return protocol.Marshal(&o)
 }
 
 // Assemble writes DIR/anonymized.csv from the committed publication.
@@ -299,11 +185,11 @@ func (Kind) Assemble(_ context.Context, _ *job.Spec, result []byte, _ map[string
 	if err := json.Unmarshal(result, &res); err != nil {
 		return nil, fmt.Errorf("anonymize: result: %w", err)
 	}
-	var pub integrate.Published
+	var pub anonymize.Published
 	if err := json.Unmarshal(res["published"], &pub); err != nil {
 		return nil, fmt.Errorf("anonymize: result field published: %w", err)
 	}
-	if err := integrate.WriteCSV(filepath.Join(dir, File), &pub); err != nil {
+	if err := pub.WriteCSV(filepath.Join(dir, File)); err != nil {
 		return nil, err
 	}
 	res["anonymized"], _ = json.Marshal(File)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/anonymize"
-	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/policy"
@@ -21,7 +20,7 @@ import (
 	"github.com/cohortdm/cohort/table"
 )
 
-// seedSpec writes seed 003's Table 1 (report §B.7.1) as one party's table,
+// seedSpec writes Reddy et al.'s Table 1 (corrected) as one party's table,
 // its taxonomies and a spec with the given params.
 func seedSpec(t *testing.T, params string, edit func([][]string) [][]string) *job.Spec {
 	t.Helper()
@@ -76,7 +75,7 @@ func run(t *testing.T, s *job.Spec) (*jobtest.Report, error) {
 
 // naiveMin is the smallest class on qid of the expanded publication,
 // counted pairwise (independent of the package's checkers).
-func naiveMin(p integrate.Published, qid []string) int {
+func naiveMin(p anonymize.Published, qid []string) int {
 	var recs [][]string
 	for _, r := range p.Rows {
 		for range r.Count {
@@ -131,7 +130,7 @@ func TestAlgorithms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := rep.Result["published"].(integrate.Published)
+			got := rep.Result["published"].(anonymize.Published)
 			var want *table.Table
 			var ncp float64
 			if alg == "optimal" {
@@ -147,7 +146,7 @@ func TestAlgorithms(t *testing.T) {
 				}
 				want, ncp = res.Publish(ds), res.NCP
 			}
-			if w := integrate.Rows(want); !slices.EqualFunc(got.Rows, w.Rows, func(a, b integrate.Row) bool {
+			if w := anonymize.Compact(want); !slices.EqualFunc(got.Rows, w.Rows, func(a, b anonymize.Row) bool {
 				return a.Count == b.Count && slices.Equal(a.Values, b.Values)
 			}) {
 				t.Errorf("%s k=%d: job published %v, in process %v", alg, k, got.Rows, w.Rows)
@@ -170,7 +169,7 @@ func TestMondrianDiverse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := rep.Result["published"].(integrate.Published)
+	p := rep.Result["published"].(anonymize.Published)
 	if !slices.Equal(p.Columns, []string{"gender", "education", "class"}) {
 		t.Fatalf("columns %v", p.Columns)
 	}
@@ -200,7 +199,7 @@ func TestLeakage(t *testing.T) {
 	for _, m := range rep.SentOutside(protocol.DisclosePublicResult) {
 		t.Errorf("message %s discloses %q", m.Message.Type, m.Disclosure)
 	}
-	p := rep.Result["published"].(integrate.Published)
+	p := rep.Result["published"].(anonymize.Published)
 	shown := map[string]bool{}
 	for _, r := range p.Rows {
 		for _, v := range r.Values {
@@ -255,7 +254,7 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	for _, p := range []string{"  algorithm: flash\n  requirements: [{qid: [age], k: 2}]\n", "  requirements: [{qid: [age], k: 2}]\n  sensitive: class\n  l: 2\n",
+	for _, p := range []string{"  algorithm: flash\n  requirements: [{qid: [age], k: 2}]\n", "  requirements: [{qid: [age], k: 2}]\n  sensitive: class\n  p_plus: 2\n",
 		"  requirements: [{qid: [zip], k: 2}]\n"} {
 		if err := (Kind{}).Validate(seedSpec(t, p, nil)); err == nil {
 			t.Errorf("params %q validated", p)
@@ -289,5 +288,205 @@ func TestSim(t *testing.T) {
 				t.Fatalf("class of %d", m)
 			}
 		})
+	}
+}
+
+// Regression (issue 21, finding 1): the job refuses what is never anonymous,
+// naming the field: k = 1, and a sensitive column published as it is
+// without a model that protects it.
+func TestRefusesNoAnonymity(t *testing.T) {
+	cases := []struct{ params, field string }{
+		{"  requirements: [{qid: [gender, age], k: 1}]\n", "params.requirements[0].k"},
+		{"  requirements: [{qid: [gender], k: 2}, {qid: [age], k: 1}]\n", "params.requirements[1].k"},
+		{"  algorithm: mondrian\n  requirements: [{qid: [gender, age], k: 2}]\n  sensitive: class\n", "params.sensitive"},
+		{"  algorithm: mondrian\n  requirements: [{qid: [gender, age], k: 2}]\n  sensitive: class\n  l: 1\n", "params.sensitive"},
+	}
+	for _, c := range cases {
+		err := (Kind{}).Validate(seedSpec(t, c.params, nil))
+		if err == nil || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("params %q: err = %v, want one naming %s", c.params, err, c.field)
+		}
+	}
+}
+
+// Every algorithm with every sensitive model: the publication satisfies k
+// and the model, checked here naively on the expanded rows; the model is
+// stated in the result.
+func TestModels(t *testing.T) {
+	cats := "  categories: [[Y], [N]]\n"
+	models := map[string]string{
+		"distinct":  "  l: 2\n",
+		"p":         "  p: 2\n",
+		"entropy":   "  l: 1.8\n  entropy: true\n",
+		"recursive": "  recursive_c: 3\n  recursive_l: 2\n",
+		"p_plus":    "  p_plus: 2\n" + cats,
+		"alpha":     "  p: 2\n  alpha: 1\n" + cats,
+	}
+	for _, alg := range []string{"optimal", "mondrian", "local"} {
+		for name, m := range models {
+			s := seedSpec(t, "  algorithm: "+alg+"\n  requirements: [{qid: [gender, education, age], k: 3}]\n  sensitive: class\n"+m, nil)
+			rep, err := run(t, s)
+			if err != nil {
+				t.Fatalf("%s %s: %v", alg, name, err)
+			}
+			p := rep.Result["published"].(anonymize.Published)
+			if m := naiveMin(p, []string{"gender", "education", "age"}); m < 3 {
+				t.Errorf("%s %s: class of %d", alg, name, m)
+			}
+			classes := map[string]map[string]int{}
+			for _, r := range p.Rows {
+				key := strings.Join(r.Values[:3], "|")
+				if classes[key] == nil {
+					classes[key] = map[string]int{}
+				}
+				classes[key][r.Values[3]] += r.Count
+			}
+			for key, h := range classes {
+				// every model here needs both labels in every class, and for
+				// recursive (3, 2) the larger count below 3 × the smaller
+				if h["Y"] == 0 || h["N"] == 0 || (name == "recursive" && max(h["Y"], h["N"]) >= 3*min(h["Y"], h["N"])) {
+					t.Errorf("%s %s: class %s holds %v", alg, name, key, h)
+				}
+			}
+			if rep.Result["model"] == nil || rep.Result["distortion"] == nil {
+				t.Errorf("%s %s: result without model or distortion: %v", alg, name, rep.Result)
+			}
+		}
+	}
+}
+
+// Every model parameter is refused with an error naming its field.
+func TestModelParams(t *testing.T) {
+	base := "  requirements: [{qid: [gender], k: 2}]\n  sensitive: class\n"
+	cases := map[string]string{
+		"  p: -1\n":                               "params.p",
+		"  p_plus: 2\n":                           "params.categories",
+		"  alpha: 1\n  categories: [[Y]]\n":       "params.categories",
+		"  p_plus: 3\n  categories: [[Y], [N]]\n": "params.p_plus",
+		"  recursive_c: 2\n":                      "params.recursive_c",
+		"  alpha: -1\n  categories: [[Y], [N]]\n": "params.alpha",
+		"  l: 2\n  categories: [[Y], [N, Y]]\n":   "params.categories[1]",
+		"  l: 2\n  algorithm: tds\n":              "params.algorithm",
+	}
+	for params, field := range cases {
+		err := (Kind{}).Validate(seedSpec(t, base+params, nil))
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("params %q: err = %v, want one naming %s", params, err, field)
+		}
+	}
+	if err := (Kind{}).Validate(seedSpec(t, "  requirements: [{qid: [gender], k: 2}]\n  l: 2\n", nil)); err == nil || !strings.Contains(err.Error(), "params.sensitive") {
+		t.Errorf("a model without a sensitive column: %v", err)
+	}
+}
+
+// algorithm mdav on a numeric table (no taxonomies): every variant
+// publishes centroids in groups of at least k (counted naively), with
+// SSE/SST in (0, 1) and the key attributes named.
+func TestMDAV(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("id,age,hours,income,weight\n")
+	for i := range 90 {
+		fmt.Fprintf(&b, "p%d,%d,%d,%d,%d\n", i, 20+i%47, 10+(i*7)%50, 1000+(i*37)%900, 50+(i*13)%40)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "t.csv"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, params := range []string{"  mdav: standard\n", "  mdav: thesis\n", "  approximate: true\n"} {
+		spec := "kind: anonymize\nparties:\n  - name: clinic\n    tables: [{name: people, path: t.csv}]\nparams:\n  algorithm: mdav\n" +
+			"  requirements: [{qid: [age, hours, income, weight], k: 4}]\n" + params
+		path := filepath.Join(dir, "spec.yaml")
+		if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := job.LoadSpec(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := run(t, s)
+		if err != nil {
+			t.Fatalf("%q: %v", params, err)
+		}
+		p := rep.Result["published"].(anonymize.Published)
+		if m := naiveMin(p, []string{"age", "hours", "income", "weight"}); m < 4 {
+			t.Errorf("%q: class of %d", params, m)
+		}
+		loss := rep.Result["information_loss"].(float64)
+		if loss <= 0 || loss >= 1 || len(rep.Result["key_attributes"].([]string)) == 0 {
+			t.Errorf("%q: SSE/SST %v, keys %v", params, loss, rep.Result["key_attributes"])
+		}
+		t.Logf("%q: SSE/SST %.4f keys %v classes %v", params, loss, rep.Result["key_attributes"], rep.Result["classes"])
+	}
+}
+
+// algorithms datafly and ogf (no taxonomies): k-anonymous publications
+// (counted naively, "*" a value like any other), the fraction of cells
+// kept and the column order in the result; OGF keeps at least as much as
+// the one order Datafly tries here.
+func TestDataflyOGF(t *testing.T) {
+	kept := map[string]float64{}
+	for _, alg := range []string{"datafly", "ogf"} {
+		extra := ""
+		if alg == "ogf" {
+			extra = "  seed: 3\n"
+		}
+		s := seedSpec(t, "  algorithm: "+alg+"\n  requirements: [{qid: [gender, education, age], k: 3}]\n"+extra, nil)
+		rep, err := run(t, s)
+		if err != nil {
+			t.Fatalf("%s: %v", alg, err)
+		}
+		p := rep.Result["published"].(anonymize.Published)
+		if m := naiveMin(p, []string{"gender", "education", "age"}); m < 3 {
+			t.Errorf("%s: class of %d", alg, m)
+		}
+		kept[alg] = rep.Result["kept"].(float64)
+		t.Logf("%s: kept %.3f order %v", alg, kept[alg], rep.Result["order"])
+	}
+	if kept["datafly"] <= 0 || kept["ogf"] <= 0 {
+		t.Errorf("kept %v", kept)
+	}
+}
+
+// algorithm purpose: with a purpose (gender most useful, age least) and a
+// trust, or given priorities and a degree: k-anonymous publications, the
+// degree asked and reached and the priorities in the result; a higher trust
+// generalises less; bad params name their field.
+func TestPurpose(t *testing.T) {
+	ncp := map[string]float64{}
+	for name, params := range map[string]string{
+		"trust 0.9": "  purpose: {first: gender, last: age}\n  trust: 0.9\n",
+		"trust 0.1": "  purpose: {first: gender, last: age}\n  trust: 0.1\n",
+		"degree":    "  priorities: {gender: 1, education: 0.5, age: 0}\n  degree: 0.5\n  invert: true\n  beta: 1\n",
+	} {
+		s := seedSpec(t, "  algorithm: purpose\n  requirements: [{qid: [gender, education, age], k: 3}]\n"+params, nil)
+		rep, err := run(t, s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		p := rep.Result["published"].(anonymize.Published)
+		if m := naiveMin(p, []string{"gender", "education", "age"}); m < 3 {
+			t.Errorf("%s: class of %d", name, m)
+		}
+		ncp[name] = rep.Result["ncp"].(float64)
+		t.Logf("%s: levels %v priorities %v degree asked %v reached %v raised %v ncp %.3f", name, rep.Result["levels"], rep.Result["priorities"], rep.Result["degree_asked"], rep.Result["degree"], rep.Result["raised"], ncp[name])
+	}
+	if ncp["trust 0.9"] > ncp["trust 0.1"] {
+		t.Errorf("more trust, more loss: %v", ncp)
+	}
+	base := "  algorithm: purpose\n  requirements: [{qid: [gender, age], k: 2}]\n"
+	for params, field := range map[string]string{
+		"  purpose: {first: gender, last: age}\n":             "params.degree",
+		"  purpose: {first: gender, last: age}\n  trust: 2\n": "params.trust",
+		"  purpose: {first: zip, last: age}\n  degree: 0.2\n": "params.purpose.first",
+		"  priorities: {gender: 1}\n  degree: 0.2\n":          "params.priorities.age",
+		"  degree: 0.2\n": "params.purpose",
+		"  purpose: {first: gender, last: age}\n  degree: 0.2\n  beta: -1\n": "params.beta",
+	} {
+		if err := (Kind{}).Validate(seedSpec(t, base+params, nil)); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("params %q: err = %v, want one naming %s", params, err, field)
+		}
+	}
+	if err := (Kind{}).Validate(seedSpec(t, "  requirements: [{qid: [gender], k: 2}]\n  trust: 0.5\n", nil)); err == nil || !strings.Contains(err.Error(), "params.purpose") {
+		t.Errorf("trust for algorithm optimal: %v", err)
 	}
 }
