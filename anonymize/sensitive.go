@@ -33,6 +33,15 @@ type SensitiveModel struct {
 	Categories [][]string `yaml:"categories" json:"categories,omitempty"`
 }
 
+// Diversity is the fewest distinct sensitive values the model guarantees
+// in every class: distinct l-diversity and p-sensitivity by definition,
+// entropy l-diversity (an entropy of log₂ l needs l values), recursive
+// (c, l)-diversity (it needs l values) and p⁺-sensitivity (p⁺ categories,
+// so as many values). A node's policy compares it with its floor on l.
+func (m SensitiveModel) Diversity() int {
+	return max(m.L, int(m.EntropyL), m.RecursiveL, m.PPlus)
+}
+
 // IsZero reports whether the model asks nothing.
 func (m SensitiveModel) IsZero() bool {
 	return m.L <= 1 && m.EntropyL <= 1 && m.RecursiveL <= 1 && m.PPlus <= 1 && m.Alpha <= 0

@@ -33,16 +33,24 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 			}
 		}
 	}
-	classRole, l := job.RoleClass, 0
-	if p.Sensitive != "" {
-		classRole, l = job.RoleSensitive, p.L
-	}
-	return []job.Use{
+	out := []job.Use{
 		{Table: t, Column: p.ID, Role: job.RoleID, Form: protocol.DisclosePSIBlinded, To: psiPeers},
 		{Table: t, Role: job.RoleAttribute, Form: protocol.DiscloseScore},
 		{Table: t, Role: job.RoleAttribute, Form: protocol.DiscloseSplitSummary},
 		{Table: t, Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: k},
 		{Table: t, Column: p.Class, Role: job.RoleClass, Form: protocol.DiscloseScore},
-		{Table: t, Column: p.Class, Role: classRole, Form: protocol.DiscloseGeneralised, K: k, L: l},
-	}, nil
+	}
+	if p.Sensitive == "" {
+		return append(out, job.Use{Table: t, Column: p.Class, Role: job.RoleClass, Form: protocol.DiscloseGeneralised, K: k}), nil
+	}
+	// The sensitive column (the class, or one party's column): published
+	// with the diversity its model guarantees; its owner answers one bit
+	// per candidate cut.
+	l := max(p.L, p.Model.Diversity())
+	if p.Sensitive != p.Class {
+		out = append(out, job.Use{Table: t, Column: p.Class, Role: job.RoleClass, Form: protocol.DiscloseGeneralised, K: k})
+	}
+	return append(out,
+		job.Use{Table: t, Column: p.Sensitive, Role: job.RoleSensitive, Form: protocol.DiscloseGeneralised, K: k, L: l},
+		job.Use{Table: t, Column: p.Sensitive, Role: job.RoleSensitive, Form: protocol.DiscloseScore}), nil
 }

@@ -7,8 +7,8 @@ import (
 
 // Uses declares what publishing one party's table discloses (job.
 // Discloser): its quasi-identifiers generalised with the requirements'
-// smallest k, and its sensitive column beside them, with l when the job
-// asks for l-diversity and as raw values otherwise.
+// smallest k, and its sensitive column beside them with the diversity its
+// model guarantees (Validate refuses a sensitive column no model protects).
 func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	p, qid, err := parseParams(spec)
 	if err != nil {
@@ -24,11 +24,8 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 		out = append(out, job.Use{Table: t, Column: q, Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: k})
 	}
 	if p.Sensitive != "" {
-		u := job.Use{Table: t, Column: p.Sensitive, Role: job.RoleSensitive, Form: protocol.DiscloseGeneralised, K: k, L: int(p.L)}
-		if p.L < 2 {
-			u.Form = protocol.DiscloseRaw // no diversity: its values are published as they are
-		}
-		out = append(out, u)
+		out = append(out, job.Use{Table: t, Column: p.Sensitive, Role: job.RoleSensitive, Form: protocol.DiscloseGeneralised,
+			K: k, L: p.Model().Diversity()})
 	}
 	return out, nil
 }
