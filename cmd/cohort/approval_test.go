@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/paillier"
+	"github.com/cohortdm/cohort/policy"
+	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/sum"
+)
+
+// cli runs one cohort command in this process.
+func cli(t *testing.T, ctx context.Context, args ...string) (string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	a := &app{format: "text", stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	cmd := a.root()
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	return out.String() + errb.String(), err
+}
+
+// Manual approval through the CLI: a job waits on the node whose policy
+// asks a person; job list and status show whom it waits for; job approve
+// there lets it run; job reject with a reason fails the next one with the
+// reason and the rule; the node's ledger records each decision.
+func TestManualApprovalThroughTheCLI(t *testing.T) {
+	if err := paillier.AllowTestKeySizes(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	names := []string{"org1", "org2", "org3"}
+	var spec strings.Builder
+	spec.WriteString("kind: sum\nparties:\n")
+	for i, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n+".csv"), []byte(fmt.Sprintf("v\n%d\n", i+1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: t, path: %s.csv}]\n", n, n)
+	}
+	spec.WriteString("params: {column: v}\n")
+	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: dir, Setup: sim.ThresholdKeys(1024),
+		PolicyFor: func(name string) *policy.Policy {
+			p := policy.Default()
+			if name == "org3" {
+				p.Approval = policy.ApprovalManual
+			}
+			return p
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	config := map[string]string{}
+	for _, n := range names {
+		cfg := &node.Config{Name: n, DataDir: c.DataDir(n), Consortium: "consortium.yaml"}
+		config[n] = filepath.Join(t.TempDir(), "node.yaml")
+		if err := cfg.Save(config[n]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submit := func() string {
+		id, err := c.Node("org1").Submit(ctx, []byte(spec.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, ctx, func() bool {
+			js, ok := c.Node("org1").Job(id)
+			return ok && js.Status == node.StatusAwaiting && strings.Join(js.Waiting, ",") == "org3"
+		})
+		return id
+	}
+
+	id := submit()
+	out, err := cli(t, ctx, "job", "list", "--config", config["org1"])
+	if err != nil || !strings.Contains(out, id) || !strings.Contains(out, "awaiting-approval (org3)") {
+		t.Fatalf("job list: %v\n%s", err, out)
+	}
+	out, err = cli(t, ctx, "job", "status", id, "--config", config["org2"])
+	if err != nil || !strings.Contains(out, "waiting for org3") {
+		t.Fatalf("job status: %v\n%s", err, out)
+	}
+	if out, err := cli(t, ctx, "job", "approve", id, "--config", config["org1"]); err == nil {
+		t.Fatalf("org1 approved a job that awaits org3: %s", out)
+	}
+	if out, err := cli(t, ctx, "job", "approve", id, "--config", config["org3"]); err != nil {
+		t.Fatalf("approve: %v\n%s", err, out)
+	}
+	rec, err := c.Node("org1").Wait(ctx, id)
+	if err != nil || rec.Status != node.StatusDone {
+		t.Fatalf("approved job: %v %s %s", err, rec.Status, rec.Error)
+	}
+	var res map[string]any
+	if err := json.Unmarshal(rec.Result, &res); err != nil || res["sum"] != 6.0 {
+		t.Fatalf("result %s: %v", rec.Result, err)
+	}
+
+	id = submit()
+	if _, err := cli(t, ctx, "job", "reject", id, "--config", config["org3"]); err == nil {
+		t.Fatal("a rejection without a reason was taken")
+	}
+	if out, err := cli(t, ctx, "job", "reject", id, "--reason", "not this quarter", "--config", config["org3"]); err != nil {
+		t.Fatalf("reject: %v\n%s", err, out)
+	}
+	rec, err = c.Node("org1").Wait(ctx, id)
+	if err != nil || rec.Status != node.StatusFailed || !strings.Contains(rec.Error, "org3: rule approval: rejected at org3: not this quarter") {
+		t.Fatalf("rejected job: %v %s %q", err, rec.Status, rec.Error)
+	}
+
+	entries, err := audit.ReadFile(filepath.Join(c.DataDir("org3"), "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var verdicts []string
+	for _, e := range audit.Decisions(entries) {
+		verdicts = append(verdicts, e.Decision)
+	}
+	if got := strings.Join(verdicts, " "); got != "awaiting-approval accepted awaiting-approval refused" {
+		t.Fatalf("org3's ledger records %q", got)
+	}
+	out, err = cli(t, ctx, "audit", "--dir", c.DataDir("org3"), "--decisions")
+	if err != nil || !strings.Contains(out, "not this quarter") {
+		t.Fatalf("audit --decisions: %v\n%s", err, out)
+	}
+}
+
+func waitFor(t *testing.T, ctx context.Context, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("timed out waiting")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

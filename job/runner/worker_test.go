@@ -1,0 +1,136 @@
+package runner_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/job/runner"
+	"github.com/cohortdm/cohort/policy"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/table"
+)
+
+// The worker is the party's last line against a coordinator that does not
+// keep to the runtime: these tests commit entries by hand, as a malicious
+// leader running other code could, and check what the party does.
+
+// touchy is a kind whose session counts the times it is opened: a refused
+// step must not open it (no row is read).
+type touchy struct{ opened atomic.Int32 }
+
+func (k *touchy) Validate(*job.Spec) error { return nil }
+func (k *touchy) Coordinate(context.Context, job.Coordinator) (job.Result, error) {
+	return nil, nil
+}
+func (k *touchy) Open(context.Context, job.Participant) (job.Session, error) {
+	k.opened.Add(1)
+	return session{}, nil
+}
+func (k *touchy) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+func (k *touchy) Uses(spec *job.Spec, party string) ([]job.Use, error) {
+	return []job.Use{{Table: "t", Column: "v", Role: job.RoleAttribute, Form: protocol.DiscloseCiphertext, Parties: spec.PartyNames()}}, nil
+}
+
+type session struct{}
+
+func (session) Step(context.Context, job.Step) ([]byte, error) { return []byte("data"), nil }
+func (session) Close()                                         {}
+
+// member is a party that believes leader leads.
+type member struct{ leader string }
+
+func (m member) Secrets() job.Secrets                                     { return job.DirSecrets("/nonexistent") }
+func (m member) TableSource(job.TableSpec) (table.Source, error)          { return table.Source{}, nil }
+func (m member) Redact(s string) string                                   { return s }
+func (m member) Leader(context.Context) string                            { return m.leader }
+func (m member) Submitter(_ []byte, s *runner.Submission) (string, error) { return s.Member, nil }
+
+const spec3 = "kind: touchy\nparties: [{name: a}, {name: b}, {name: c}]\n"
+
+// runStep commits the job and one attempt of step at b, runs b's worker
+// under pol, and returns what b reported to step's coordinator.
+func runStep(t *testing.T, k *touchy, pol *policy.Policy, leader string, step job.Step) string {
+	t.Helper()
+	st := runner.NewState()
+	sub := &runner.Submission{Member: "a", Nonce: []byte("n"), Time: time.Now()}
+	if err := st.Apply(&runner.Entry{Op: runner.OpSubmit, Job: "j", Spec: []byte(spec3), Submission: sub}); err != nil {
+		t.Fatal(err)
+	}
+	step.Job, step.Attempt, step.TimeoutMS = "j", 1, 5000
+	if err := st.Apply(&runner.Entry{Op: runner.OpStart, Job: "j", Step: &step}); err != nil {
+		t.Fatal(err)
+	}
+	net := jobtest.NewNetwork("a", "b", "c", "z")
+	enf, err := policy.NewEnforcer(policy.Options{Self: "b", Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &runner.Worker{Self: "b", Job: runner.ActiveJob{ID: "j", Spec: []byte(spec3)}, Kinds: job.Registry{"touchy": k},
+		Net: net.Party("b"), State: st, Member: member{leader}, Policy: enf, Grace: time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	w.Want(st.Open("j", "b"))
+	go w.Run(ctx)
+	m, err := net.Party(step.Coordinator).Receive(ctx, "b", step.Key(runner.OutputType))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Output []byte `msgpack:"output"`
+		Error  string `msgpack:"error"`
+	}
+	if err := protocol.Unmarshal(m.Body, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Error == "" {
+		return "output: " + string(r.Output)
+	}
+	return r.Error
+}
+
+func TestWorkerRefusesWhatTheRuntimeWouldNotAsk(t *testing.T) {
+	manual := policy.Default()
+	manual.Approval = policy.ApprovalManual
+	manual.Kinds["touchy"] = []string{policy.Any}
+	auto := policy.Default()
+	auto.Kinds["touchy"] = []string{policy.Any}
+	for _, tc := range []struct {
+		name   string
+		pol    *policy.Policy
+		leader string
+		step   job.Step
+		want   string // in the report; "" for an output
+	}{
+		{"an honest step", auto, "a", job.Step{Phase: "p", Parties: []string{"a", "b", "c"}, Coordinator: "a"}, ""},
+		{"a step started before manual approval", manual, "a",
+			job.Step{Phase: "p", Parties: []string{"a", "b", "c"}, Coordinator: "a"}, "awaits approval at b (coordinator a"},
+		{"a step naming a non-party", auto, "a",
+			job.Step{Phase: "p", Parties: []string{"a", "b", "z"}, Coordinator: "a"}, "names z, not a party of the job (coordinator a)"},
+		{"a coordinator that does not lead", auto, "c",
+			job.Step{Phase: "p", Parties: []string{"a", "b", "c"}, Coordinator: "a"}, "names a its coordinator, but c leads"},
+		{"a kind this node does not take", policy.Default(), "a",
+			job.Step{Phase: "p", Parties: []string{"a", "b", "c"}, Coordinator: "a"}, "refused by b's policy: rule kinds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := &touchy{}
+			got := runStep(t, k, tc.pol, tc.leader, tc.step)
+			if tc.want == "" {
+				if got != "output: data" || k.opened.Load() != 1 {
+					t.Fatalf("reported %q, opened %d", got, k.opened.Load())
+				}
+				return
+			}
+			if !strings.Contains(got, tc.want) {
+				t.Fatalf("reported %q, want %q", got, tc.want)
+			}
+			if k.opened.Load() != 0 {
+				t.Fatal("the session was opened: the party read its tables")
+			}
+		})
+	}
+}

@@ -1,0 +1,210 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/anonymize/onetable"
+	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/paillier"
+	"github.com/cohortdm/cohort/policy"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/sum"
+)
+
+func init() {
+	if err := paillier.AllowTestKeySizes(); err != nil {
+		panic(err)
+	}
+}
+
+// hostile is four organisations' nodes under the default policy (org2's
+// keeps one column home), each with a table t of a column v whose values
+// are distinctive, and a member that submits whatever it likes.
+type hostile struct {
+	c   *sim.Cluster
+	dir string
+}
+
+const secretValue = 7331.25 // in every party's table: must never reach a log, a ledger or an error
+
+func startHostile(t *testing.T, ctx context.Context) *hostile {
+	t.Helper()
+	dir := t.TempDir()
+	names := []string{"org1", "org2", "org3", "org4"}
+	for i, n := range names {
+		csv := fmt.Sprintf("id,v,w\n1,%v,1\n2,%d,2\n", secretValue, 10*(i+1))
+		if err := os.WriteFile(filepath.Join(dir, n+".csv"), []byte(csv), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+		Kinds: job.Registry{"sum": sum.Kind{}, "anonymize": onetable.Kind{}}, TablesDir: dir,
+		Setup: sim.ThresholdKeys(1024), Timing: node.Timing{SendMS: 5000, StepMS: 60000},
+		PolicyFor: func(name string) *policy.Policy {
+			p := policy.Default()
+			if name == "org2" {
+				p.Tables = map[string]policy.TableRules{"t": {Columns: map[string]policy.Grant{"w": {}}}}
+			}
+			return p
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &hostile{c: c, dir: dir}
+}
+
+// sumSpec is a sum of col over parties, with extra params.
+func sumSpec(col string, parties []string, extra string) []byte {
+	var b strings.Builder
+	b.WriteString("kind: sum\nparties:\n")
+	for _, p := range parties {
+		fmt.Fprintf(&b, "  - name: %s\n    tables: [{name: t, path: %s.csv}]\n", p, p)
+	}
+	fmt.Fprintf(&b, "schema:\n  t: {id: id, v: numeric, w: numeric}\nparams: {column: %s%s}\n", col, extra)
+	return []byte(b.String())
+}
+
+// run submits a spec as org1 and waits for the job to end.
+func (h *hostile) run(t *testing.T, ctx context.Context, spec []byte) *node.JobRecord {
+	t.Helper()
+	n := h.c.Node("org1")
+	id, err := n.Submit(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := n.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// refused checks that a job failed, refused by each of the named nodes'
+// policies under rule.
+func refused(t *testing.T, rec *node.JobRecord, rule string, nodes ...string) {
+	t.Helper()
+	if rec.Status != node.StatusFailed {
+		t.Fatalf("job %s: the hostile job ran", rec.Status)
+	}
+	all := rec.Error + fmt.Sprint(rec.Failures)
+	for _, n := range nodes {
+		if !strings.Contains(all, n) || !strings.Contains(all, "rule "+rule) {
+			t.Errorf("failure %q names neither %s nor rule %s", all, n, rule)
+		}
+	}
+}
+
+// TestHostileMember: with the default policy, a member cannot make another
+// organisation's node disclose what the policy keeps: k = 1 and k below
+// the floor, a column kept home, a sum of two, a sum that differs by one
+// party from an earlier one (unless noised), and noised sums beyond the
+// budget are all refused, naming the node and the rule; no log, snapshot
+// or ledger holds a value.
+func TestHostileMember(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	h := startHostile(t, ctx)
+	all := []string{"org1", "org2", "org3", "org4"}
+
+	// A publication with k = 1 is no anonymity: the kind refuses it at
+	// submission; k = 3 is anonymous but below every node's floor.
+	pub := func(k int) []byte {
+		return []byte(fmt.Sprintf("kind: anonymize\nparties: [{name: org3, tables: [{name: t, path: org3.csv}]}]\n"+
+			"taxonomies: {id: tax.yaml}\nparams: {algorithm: mondrian, requirements: [{qid: [id], k: %d}]}\n", k))
+	}
+	tax := "column: id\nnumeric: true\nroot: {label: \"[0-9]\", lo: 0, hi: 9}\n"
+	if err := os.WriteFile(filepath.Join(h.dir, "tax.yaml"), []byte(tax), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.c.Node("org1").Submit(ctx, pub(1)); err == nil || !strings.Contains(err.Error(), "params.requirements[0].k") {
+		t.Errorf("k = 1 submitted: %v", err)
+	}
+	refused(t, h.run(t, ctx, pub(3)), "floors.min_k", "org3")
+
+	// A column org2 keeps home.
+	refused(t, h.run(t, ctx, sumSpec("w", all, "")), "tables.t.columns.w", "org2")
+
+	// Two parties: each would learn the other's input.
+	refused(t, h.run(t, ctx, sumSpec("v", []string{"org1", "org3"}, "")), "floors.min_parties", "org1", "org3")
+
+	// A sum of four, then of three: the difference is org4's input.
+	if rec := h.run(t, ctx, sumSpec("v", all, "")); rec.Status != node.StatusDone {
+		t.Fatalf("the sum of four: %s", rec.Error)
+	}
+	three := []string{"org1", "org2", "org3"}
+	refused(t, h.run(t, ctx, sumSpec("v", three, "")), "floors.min_party_difference", "org1", "org2", "org3")
+
+	// Noised, it runs and spends; a second draw beyond the budget of 1.0
+	// is refused.
+	noised := ", noise: {mechanism: laplace, epsilon: 0.6, sensitivity: 10000}"
+	if rec := h.run(t, ctx, sumSpec("v", three, noised)); rec.Status != node.StatusDone {
+		t.Fatalf("the noised sum of three: %s", rec.Error)
+	}
+	refused(t, h.run(t, ctx, sumSpec("v", three, noised)), "budget", "org1")
+	show, err := h.c.Node("org1").Policy().Show()
+	if err != nil || show.Spent["t.v"].Epsilon != 0.6 {
+		t.Fatalf("org1 spent %+v, %v", show, err)
+	}
+
+	// Nothing of the parties' values reached any log, ledger or error.
+	h.noValueAnywhere(t)
+}
+
+// noValueAnywhere checks every node's Raft log and snapshots, and its
+// ledger, for the distinctive cell value, and the ledgers for forms the
+// jobs were not admitted for.
+func (h *hostile) noValueAnywhere(t *testing.T) {
+	t.Helper()
+	needle := []byte(fmt.Sprint(secretValue))
+	for _, name := range h.c.Names {
+		dd := h.c.DataDir(name)
+		err := filepath.Walk(filepath.Join(dd, "raft"), func(path string, info os.FileInfo, err error) error {
+			if err != nil || info.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if strings.Contains(string(b), string(needle)) {
+				t.Errorf("%s's %s holds a cell value", name, path)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, err := audit.ReadFile(filepath.Join(dd, "audit.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		decisions := 0
+		for _, e := range entries {
+			switch protocol.Disclosure(e.Disclosure) {
+			case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult, protocol.DiscloseControl:
+			default:
+				t.Errorf("%s disclosed %s (%s)", name, e.Disclosure, e.Type)
+			}
+			if e.Type == audit.DecisionType {
+				decisions++
+				if strings.Contains(e.Reason, string(needle)) {
+					t.Errorf("%s's decision names a value: %s", name, e.Reason)
+				}
+			}
+		}
+		if decisions == 0 {
+			t.Errorf("%s's ledger records no policy decision", name)
+		}
+	}
+}
