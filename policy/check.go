@@ -39,10 +39,27 @@ func refuse(rule, format string, args ...any) *Refusal {
 	return &Refusal{Rule: rule, Reason: fmt.Sprintf(format, args...)}
 }
 
+// Earlier returns this node's record of the aggregates over one column
+// that it took part in.
+type Earlier func(table, column string) []AggregateRecord
+
+// Records is an Earlier over a list of records.
+func Records(recs []AggregateRecord) Earlier {
+	return func(table, column string) []AggregateRecord {
+		var out []AggregateRecord
+		for _, r := range recs {
+			if r.Table == table && r.Column == column {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+}
+
 // Check returns the first rule a request breaks, or nil. earlier is this
 // node's record of the aggregates it took part in, spent what noised
-// results have spent per column; neither includes anything of req.Job.
-func (p *Policy) Check(req *Request, earlier []AggregateRecord, spent map[string]Amount) *Refusal {
+// results have spent per column; records of req.Job itself are skipped.
+func (p *Policy) Check(req *Request, earlier Earlier, spent map[string]Amount) *Refusal {
 	if r := p.checkMembers(req); r != nil {
 		return r
 	}
@@ -85,7 +102,7 @@ func (p *Policy) checkMembers(req *Request) *Refusal {
 
 // checkUse applies the column grants, the floors, the differencing rule
 // and the budget to one declared use.
-func (p *Policy) checkUse(req *Request, u job.Use, earlier []AggregateRecord, spent map[string]Amount) *Refusal {
+func (p *Policy) checkUse(req *Request, u job.Use, earlier Earlier, spent map[string]Amount) *Refusal {
 	if u.Table == "" {
 		return nil // no data of the party: key material of a key being generated
 	}
@@ -126,7 +143,7 @@ func (p *Policy) checkGrant(u job.Use) *Refusal {
 }
 
 // checkFloors applies the floors, the differencing rule and the budget.
-func (p *Policy) checkFloors(req *Request, u job.Use, earlier []AggregateRecord, spent map[string]Amount) *Refusal {
+func (p *Policy) checkFloors(req *Request, u job.Use, earlier Earlier, spent map[string]Amount) *Refusal {
 	what := u.Table
 	if u.Column != "" {
 		what += "." + u.Column
@@ -161,9 +178,9 @@ func (p *Policy) checkFloors(req *Request, u job.Use, earlier []AggregateRecord,
 // checkDifferencing refuses an aggregate whose party set differs from an
 // earlier one's over the same column by too few parties: the difference
 // of the two totals is those parties' inputs.
-func (p *Policy) checkDifferencing(jobID string, u job.Use, earlier []AggregateRecord) *Refusal {
-	for _, e := range earlier {
-		if e.Job == jobID || e.Table != u.Table || e.Column != u.Column || e.Noised {
+func (p *Policy) checkDifferencing(jobID string, u job.Use, earlier Earlier) *Refusal {
+	for _, e := range earlier(u.Table, u.Column) {
+		if e.Job == jobID || e.Noised {
 			continue
 		}
 		if d := symmetricDifference(e.Parties, u.Parties); d > 0 && d < p.Floors.MinPartyDifference {
@@ -177,9 +194,9 @@ func (p *Policy) checkDifferencing(jobID string, u job.Use, earlier []AggregateR
 // checkRows refuses an aggregate over the same parties as an earlier one
 // over the same column whose rows at this node differ by too few: the
 // difference of the totals is those rows' values.
-func (p *Policy) checkRows(jobID string, a AggregateRecord, earlier []AggregateRecord) *Refusal {
-	for _, e := range earlier {
-		if e.Job == jobID || e.Table != a.Table || e.Column != a.Column || e.Noised {
+func (p *Policy) checkRows(jobID string, a AggregateRecord, earlier Earlier) *Refusal {
+	for _, e := range earlier(a.Table, a.Column) {
+		if e.Job == jobID || e.Noised {
 			continue
 		}
 		if symmetricDifference(e.Parties, a.Parties) != 0 {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
@@ -134,9 +133,7 @@ func (e *Enforcer) decide(req *Request, nonce []byte) Decision {
 			return Decision{Verdict: Refused, Rule: "submission", Reason: "this submission was already used by " + err.Error()}
 		}
 	}
-	earlier, spent := e.store.history()
-	earlier = slices.DeleteFunc(earlier, func(a AggregateRecord) bool { return a.Job == req.Job })
-	if r := p.Check(req, earlier, spent); r != nil {
+	if r := p.Check(req, e.store.earlier, e.store.spentCopy()); r != nil {
 		return Decision{Verdict: Refused, Rule: r.Rule, Reason: r.Reason}
 	}
 	if a, ok := e.store.approval(req.Job); ok {
@@ -248,7 +245,7 @@ func (e *Enforcer) Show() (*Show, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, spent := e.store.history()
+	spent := e.store.spentCopy()
 	left := map[string]Amount{}
 	for k, s := range spent {
 		b := p.Budget.Columns[k]

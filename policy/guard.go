@@ -65,12 +65,11 @@ func (g *Guard) Aggregate(step job.Step, a job.Aggregate) error {
 	}
 	rec := AggregateRecord{Job: g.job, Table: a.Table, Column: a.Column, Parties: parties, Rows: a.Rows, Noised: a.Noised, Time: time.Now().UTC()}
 	if !a.Noised {
-		earlier, _ := g.e.store.history()
 		u := job.Use{Table: a.Table, Column: a.Column, Parties: parties}
-		if r := p.checkDifferencing(g.job, u, earlier); r != nil {
+		if r := p.checkDifferencing(g.job, u, g.e.store.earlier); r != nil {
 			return g.refusal(r)
 		}
-		if r := p.checkRows(g.job, rec, earlier); r != nil {
+		if r := p.checkRows(g.job, rec, g.e.store.earlier); r != nil {
 			return g.refusal(r)
 		}
 	}

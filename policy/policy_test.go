@@ -83,7 +83,7 @@ func TestCheckRules(t *testing.T) {
 		{"a peer not allowed in a kind", &Request{Job: "j", Kind: "sjc", Self: "a", Parties: []string{"a", "b", "c"}, Declared: true}, "kinds.sjc"},
 		{"over budget", req(func() job.Use { u := agg("t", "y", "a", "b", "c"); u.Epsilon = 2; return u }()), "budget"},
 	} {
-		r := p.Check(tc.req, earlier, map[string]Amount{})
+		r := p.Check(tc.req, Records(earlier), map[string]Amount{})
 		switch {
 		case tc.rule == "" && r != nil:
 			t.Errorf("%s: refused by %v", tc.name, r)
@@ -96,11 +96,11 @@ func TestCheckRules(t *testing.T) {
 		}
 	}
 	p.Submitters = []string{"c"}
-	if r := p.Check(req(), nil, nil); r == nil || r.Rule != "submitters" {
+	if r := p.Check(req(), Records(nil), nil); r == nil || r.Rule != "submitters" {
 		t.Errorf("submitter b: %v", r)
 	}
 	p.Submitters, p.Peers = []string{Any}, []string{"b"}
-	if r := p.Check(req(), nil, nil); r == nil || r.Rule != "peers" || !strings.Contains(r.Reason, "c") {
+	if r := p.Check(req(), Records(nil), nil); r == nil || r.Rule != "peers" || !strings.Contains(r.Reason, "c") {
 		t.Errorf("peer c: %v", r)
 	}
 }

@@ -74,6 +74,8 @@ type Store struct {
 	path string
 	mu   sync.Mutex
 	st   state
+	// byColumn indexes st.Aggregates by "table\x00column".
+	byColumn map[string][]AggregateRecord
 }
 
 // StateFile is the store's file in a node's data dir.
@@ -83,6 +85,7 @@ const StateFile = "policy-state.json"
 // exist yet.
 func OpenStore(path string) (*Store, error) {
 	s := &Store{path: path, st: emptyState()}
+	s.reindex()
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, nil
@@ -98,13 +101,18 @@ func OpenStore(path string) (*Store, error) {
 }
 
 // MemoryStore is a store that keeps nothing on disk (tests, jobtest).
-func MemoryStore() *Store { return &Store{st: emptyState()} }
+func MemoryStore() *Store {
+	s := &Store{st: emptyState()}
+	s.reindex()
+	return s
+}
 
 func emptyState() state {
 	return state{Decisions: map[string]Decision{}, Approvals: map[string]Decision{}, Spent: map[string]Amount{}, Nonces: map[string]string{}}
 }
 
 func (s *Store) fill() {
+	s.reindex()
 	e := emptyState()
 	if s.st.Decisions == nil {
 		s.st.Decisions = e.Decisions
@@ -175,15 +183,42 @@ func (s *Store) setApproval(jobID string, d Decision) error {
 	return s.save()
 }
 
-// history returns the aggregates recorded and the spending, as copies.
+// reindex rebuilds byColumn; s.mu is held (or the store is new).
+func (s *Store) reindex() {
+	s.byColumn = map[string][]AggregateRecord{}
+	for _, a := range s.st.Aggregates {
+		k := a.Table + "\x00" + a.Column
+		s.byColumn[k] = append(s.byColumn[k], a)
+	}
+}
+
+// earlier returns the aggregates recorded over one column (an Earlier).
+func (s *Store) earlier(table, column string) []AggregateRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.byColumn[table+"\x00"+column])
+}
+
+// history returns every aggregate recorded and the spending, as copies.
 func (s *Store) history() ([]AggregateRecord, map[string]Amount) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return slices.Clone(s.st.Aggregates), s.spentLocked()
+}
+
+// spentCopy returns the spending per column, as a copy.
+func (s *Store) spentCopy() map[string]Amount {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.spentLocked()
+}
+
+func (s *Store) spentLocked() map[string]Amount {
 	spent := make(map[string]Amount, len(s.st.Spent))
 	for k, v := range s.st.Spent {
 		spent[k] = v
 	}
-	return slices.Clone(s.st.Aggregates), spent
+	return spent
 }
 
 // addAggregate records an aggregate unless the same one (job, table,
@@ -191,14 +226,17 @@ func (s *Store) history() ([]AggregateRecord, map[string]Amount) {
 func (s *Store) addAggregate(a AggregateRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, e := range s.st.Aggregates {
-		if e.Job == a.Job && e.Table == a.Table && e.Column == a.Column && slices.Equal(e.Parties, a.Parties) && e.Rows == a.Rows {
+	for _, e := range s.byColumn[a.Table+"\x00"+a.Column] {
+		if e.Job == a.Job && slices.Equal(e.Parties, a.Parties) && e.Rows == a.Rows {
 			return nil
 		}
 	}
 	s.st.Aggregates = append(s.st.Aggregates, a)
+	k := a.Table + "\x00" + a.Column
+	s.byColumn[k] = append(s.byColumn[k], a)
 	if n := len(s.st.Aggregates); n > maxAggregates {
 		s.st.Aggregates = slices.Clone(s.st.Aggregates[n-maxAggregates:])
+		s.reindex()
 	}
 	return s.save()
 }
