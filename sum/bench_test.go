@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/protocol"
@@ -122,12 +124,18 @@ func BenchmarkAggregateRealNodes(b *testing.B) {
 				}
 				var res struct {
 					Timing map[string]float64
-					Bytes  map[string]float64
 				}
 				if err := json.Unmarshal(rec.Result, &res); err != nil {
 					b.Fatal(err)
 				}
-				for _, v := range res.Bytes {
+				// Bytes per party from each node's own ledger: the log
+				// holds none.
+				for _, name := range names {
+					entries, err := audit.ReadFile(filepath.Join(c.DataDir(name), "audit.jsonl"))
+					if err != nil {
+						b.Fatal(err)
+					}
+					v := float64(audit.JobBytes(entries, id))
 					bytes += v / float64(n)
 					most = max(most, v)
 				}
