@@ -121,7 +121,11 @@ func EncodeColumn(name string, x []float64, cls []int32, opt Options) (*ColumnKe
 		label = demoteShortRuns(label, opt.MinWidth)
 	}
 	ps := pieces(label, bp, opt.Method == MaxMP)
-	images, err := drawImages(prof.Values, ps, opt.Direction, opt.Families, opt.Rand)
+	knots := opt.Breakpoints
+	if opt.Method == Global {
+		knots = 0
+	}
+	images, err := drawImages(prof.Values, ps, opt.Direction, opt.Families, knots, opt.Rand)
 	if err != nil {
 		return nil, fmt.Errorf("%w: column %q: %w", ErrInput, name, err)
 	}
