@@ -23,9 +23,10 @@ import (
 //     each Mono piece of more than one value is separated from the images
 //     on either side of it by more than its own width, so a midpoint
 //     between two values of different pieces never falls inside it;
-//   - ours, so that a miner that reads values as float32 (scikit-learn
-//     does) sees the same order: consecutive images are at least two
-//     float32 steps apart.
+//   - ours, so that a miner that reads values as float32 and takes values
+//     closer than 1e-7 for equal (scikit-learn does both) sees the same
+//     order: consecutive images are at least two float32 steps and, as
+//     float32, more than 1e-6 apart.
 //
 // It also sets the derived indexes Decode and the decoders use.
 func (c *ColumnKey) check() error {
@@ -55,7 +56,7 @@ func (c *ColumnKey) check() error {
 			return fmt.Errorf("images[%d]: repeats another image", c.byImage[j])
 		}
 		if !float32Apart(a, b) {
-			return fmt.Errorf("images[%d]: closer to the next image than two float32 steps", c.byImage[j-1])
+			return fmt.Errorf("images[%d]: closer to the next image than two float32 steps or 1e-6", c.byImage[j-1])
 		}
 	}
 	if err := c.checkInvariant(); err != nil {
@@ -66,11 +67,12 @@ func (c *ColumnKey) check() error {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// float32Apart reports whether a < b stay at least two float32 steps apart.
+// float32Apart reports whether a < b stay at least two float32 steps and,
+// as float32, more than 1e-6 apart.
 func float32Apart(a, b float64) bool {
-	a32 := float32(a)
+	a32, b32 := float32(a), float32(b)
 	up := math.Nextafter32(math.Nextafter32(a32, float32(math.Inf(1))), float32(math.Inf(1)))
-	return !math.IsInf(float64(a32), 0) && float32(b) >= up
+	return !math.IsInf(float64(a32), 0) && b32 >= up && float64(b32)-float64(a32) > 1e-6
 }
 
 // prepare indexes the pieces (see indexPieces) and orders the values by

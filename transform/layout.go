@@ -1,7 +1,6 @@
 package transform
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -130,14 +129,19 @@ func permuted(ys []float64, perm []int) []float64 {
 }
 
 // place maps the layout onto the recoded domain: a span within a factor
-// of 10 of the original one, a random offset of up to one span either way
-// of zero, increasing for Monotone and decreasing for AntiMonotone.
+// of 10 of the original one (at least 4e-6 over the layout's smallest
+// gap, so no two values come closer than check allows), a random offset
+// of up to one span either way of zero, increasing for Monotone and
+// decreasing for AntiMonotone.
 func place(l, values []float64, dir Direction, rng *rand.Rand) []float64 {
 	orig := values[len(values)-1] - values[0]
 	if orig == 0 {
 		orig = 1
 	}
 	span := orig * math.Pow(10, 2*rng.Float64()-1)
+	if g := minGap(l); g > 0 {
+		span = max(span, 4e-6/g)
+	}
 	off := span * (2*rng.Float64() - 1)
 	out := make([]float64, len(l))
 	for i, u := range l {
@@ -149,17 +153,24 @@ func place(l, values []float64, dir Direction, rng *rand.Rand) []float64 {
 	return out
 }
 
+// minGap is the smallest difference between two of y (+Inf for fewer than
+// two values).
+func minGap(y []float64) float64 {
+	sorted := slices.Clone(y)
+	slices.Sort(sorted)
+	gap := math.Inf(1)
+	for j := 1; j < len(sorted); j++ {
+		gap = min(gap, sorted[j]-sorted[j-1])
+	}
+	return gap
+}
+
 // roundings are the images rounded to as few decimals as keep them apart
 // (a quarter of the smallest gap), then to one and two decimals more: the
 // first that passes check is taken, else the images unrounded, so that
 // the recoded table looks like data and stays short.
 func roundings(y []float64) [][]float64 {
-	sorted := slices.Clone(y)
-	slices.SortFunc(sorted, cmp.Compare)
-	gap := math.Inf(1)
-	for j := 1; j < len(sorted); j++ {
-		gap = min(gap, sorted[j]-sorted[j-1])
-	}
+	gap := minGap(y)
 	d := 0
 	if gap > 0 && !math.IsInf(gap, 1) {
 		d = max(0, int(math.Ceil(-math.Log10(gap/4))))
