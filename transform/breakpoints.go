@@ -21,15 +21,10 @@ type Profile struct {
 // NewProfile profiles column x whose rows have class indices cls. It also
 // returns the rank of each row's value in Values.
 func NewProfile(x []float64, cls []int32) (*Profile, []int32) {
-	vals := slices.Clone(x)
-	slices.Sort(vals)
-	vals = slices.Compact(vals)
+	vals, ranks := rank(x)
 	p := &Profile{Values: vals, Label: make([]int32, len(vals))}
 	seen := make([]bool, len(vals))
-	rank := make([]int32, len(x))
-	for r, v := range x {
-		k, _ := slices.BinarySearch(vals, v)
-		rank[r] = int32(k)
+	for r, k := range ranks {
 		switch {
 		case !seen[k]:
 			seen[k], p.Label[k] = true, cls[r]
@@ -37,7 +32,7 @@ func NewProfile(x []float64, cls []int32) (*Profile, []int32) {
 			p.Label[k] = NonMono
 		}
 	}
-	return p, rank
+	return p, ranks
 }
 
 // ChooseBP is Bu et al.'s Figure 5: w breakpoints drawn uniformly without

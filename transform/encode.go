@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"cmp"
 	crand "crypto/rand"
 	"errors"
 	"fmt"
@@ -138,16 +139,20 @@ func EncodeColumn(name string, x []float64, cls []int32, opt Options) (*ColumnKe
 
 // Labels returns the sorted distinct values of a class column and each
 // row's index among them.
-func Labels(class []string) (labels []string, cls []int32) {
-	labels = slices.Clone(class)
-	slices.Sort(labels)
-	labels = slices.Compact(labels)
-	cls = make([]int32, len(class))
-	for r, s := range class {
-		k, _ := slices.BinarySearch(labels, s)
-		cls[r] = int32(k)
+func Labels(class []string) (labels []string, cls []int32) { return rank(class) }
+
+// rank returns the sorted distinct values of x and each element's index
+// among them.
+func rank[T cmp.Ordered](x []T) (sorted []T, ranks []int32) {
+	sorted = slices.Clone(x)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	ranks = make([]int32, len(x))
+	for r, v := range x {
+		k, _ := slices.BinarySearch(sorted, v)
+		ranks[r] = int32(k)
 	}
-	return labels, cls
+	return sorted, ranks
 }
 
 // Transform recodes table t for a miner: every Numeric column other than

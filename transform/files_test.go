@@ -263,7 +263,7 @@ func TestKeyErrors(t *testing.T) {
 		{"not monotone", func(k map[string]any) { col(k)["images"] = []float64{10.5, 10, 123460, 123456.5} }, "not monotone"},
 		{"mono gap", func(k map[string]any) { col(k)["images"] = []float64{10, 20, 25, 40} }, "pieces[0]: mono piece closer"},
 		{"syntax", nil, "invalid JSON"},
-		{"trailing", nil, "after the key"},
+		{"trailing", nil, "data after the object"},
 	} {
 		k := good()
 		var b []byte

@@ -49,13 +49,7 @@ func invariant(t *testing.T, raw *table.Table, class string, p dtree.Params, opt
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := transform.DecodeTreeWithTable(mined, key, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := tree.Diff(want, got); d != "" {
-		t.Fatalf("%s, %v: the decoded tree differs from the raw one: %s", raw.Name, p.Criterion, d)
-	}
+	got := decodesTo(t, mined, key, raw, want)
 	alone, err := transform.DecodeTree(mined, key)
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +57,20 @@ func invariant(t *testing.T, raw *table.Table, class string, p dtree.Params, opt
 	sameRouting(t, raw, want, alone)
 	nodes, _ := got.Size()
 	return nodes
+}
+
+// decodesTo decodes mined with the key and the raw table and requires the
+// raw tree want.
+func decodesTo(t *testing.T, mined *tree.Tree, key *transform.Key, raw *table.Table, want *tree.Tree) *tree.Tree {
+	t.Helper()
+	got, err := transform.DecodeTreeWithTable(mined, key, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := tree.Diff(want, got); d != "" {
+		t.Fatalf("%s: the decoded tree differs from the raw one: %s", raw.Name, d)
+	}
+	return got
 }
 
 // sameRouting requires trees a and b to have the same shape, columns and
@@ -207,13 +215,6 @@ func sjcInvariant(t *testing.T, raw *table.Table, class string, depth int, opt t
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := transform.DecodeTreeWithTable(mined, key, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := tree.Diff(want, got); d != "" {
-		t.Fatalf("%s, sjc: the decoded tree differs from the raw one: %s", raw.Name, d)
-	}
-	nodes, _ := got.Size()
+	nodes, _ := decodesTo(t, mined, key, raw, want).Size()
 	t.Logf("%s, sjc entropy pruned, depth %d: %d nodes", raw.Name, depth, nodes)
 }

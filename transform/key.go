@@ -137,14 +137,9 @@ func ParseKey(data []byte) (*Key, error) {
 	if len(data) > MaxKeyBytes {
 		return nil, fmt.Errorf("%w: larger than %d bytes", ErrKey, MaxKeyBytes)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var f keyFile
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%w: not a key file (%s)", ErrKey, jsonProblem(err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: data after the key object", ErrKey)
+	if err := decodeStrict(data, &f); err != nil {
+		return nil, fmt.Errorf("%w: not a key file (%w)", ErrKey, err)
 	}
 	if f.Format != keyFormat || f.Version != 1 {
 		return nil, fmt.Errorf("%w: format: want %q version 1", ErrKey, keyFormat)
@@ -186,6 +181,20 @@ func checkColumnFile(c *ColumnKey, names map[string]bool) error {
 		return nil
 	}
 	return c.check()
+}
+
+// decodeStrict decodes one JSON object into v: no unknown field, nothing
+// after it. Its errors quote no input (jsonProblem).
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errors.New(jsonProblem(err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the object")
+	}
+	return nil
 }
 
 // jsonProblem describes a JSON decoding error without quoting the input.

@@ -1,11 +1,9 @@
 package transform
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"regexp"
 	"slices"
@@ -84,14 +82,9 @@ type sklearnFile struct {
 // tree's splits are "feature <= threshold" with empty party and table;
 // its labels are the classes, sorted.
 func ParseSklearn(data []byte) (*tree.Tree, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var f sklearnFile
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%w: sklearn export: %s", ErrTree, jsonProblem(err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: sklearn export: data after the object", ErrTree)
+	if err := decodeStrict(data, &f); err != nil {
+		return nil, fmt.Errorf("%w: sklearn export: %w", ErrTree, err)
 	}
 	if err := f.checkShape(); err != nil {
 		return nil, fmt.Errorf("%w: sklearn export: %w", ErrTree, err)

@@ -6,20 +6,23 @@
 // smallest (party, table, column, threshold or value), stop on purity,
 // min_split, max_depth or a best gain <= Eps, majority leaf with ties to
 // the smallest label). It is the reference miner of package transform's
-// invariance tests and disclosure figures, and the owner of Midpoint, the
-// threshold rule the transform's decoder reproduces.
+// invariance tests and disclosure figures.
 //
-// It shares no code with the join-aware builder of package sjc; the tests
-// hold the two to the same entropy trees on single tables.
+// It shares no code with package transform, whose output it checks, nor
+// with the join-aware builder of package sjc except sjc.Midpoint, the
+// threshold rule itself; the tests hold the two builders to the same
+// entropy trees on single tables.
 package dtree
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 
+	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
 )
@@ -67,20 +70,6 @@ type Params struct {
 // ErrInput marks a table the builder cannot grow a tree on.
 var ErrInput = errors.New("dtree: bad input")
 
-// Midpoint is the numeric threshold between adjacent distinct values a < b:
-// (a+b)/2, computed without overflow, and a when rounding would make it b
-// (adjacent floats).
-func Midpoint(a, b float64) float64 {
-	t := (a + b) / 2
-	if math.IsInf(t, 0) {
-		t = a/2 + b/2
-	}
-	if t >= b {
-		t = a
-	}
-	return t
-}
-
 // attr is one candidate column with its values ranked.
 type attr struct {
 	column  string
@@ -124,7 +113,7 @@ func Build(t *table.Table, class string, p Params) (*tree.Tree, error) {
 	if clsCol.Len() == 0 {
 		return nil, fmt.Errorf("%w: table %q has no rows", ErrInput, t.Name)
 	}
-	b.labels, b.cls = rankStrings(clsCol.Str)
+	b.labels, b.cls = rank(clsCol.Str)
 	for _, c := range t.Columns {
 		if c.Name == class {
 			continue
@@ -132,11 +121,11 @@ func Build(t *table.Table, class string, p Params) (*tree.Tree, error) {
 		switch {
 		case c.Kind == table.Numeric && c.Num != nil:
 			a := attr{column: c.Name, numeric: true, largest: p.LargestFirst[c.Name]}
-			a.nums, a.rank = rankFloats(c.Num)
+			a.nums, a.rank = rank(c.Num)
 			b.attrs = append(b.attrs, a)
 		case c.Kind == table.Categorical:
 			a := attr{column: c.Name}
-			a.strs, a.rank = rankStrings(c.Str)
+			a.strs, a.rank = rank(c.Str)
 			b.attrs = append(b.attrs, a)
 		}
 	}
@@ -151,28 +140,18 @@ func Build(t *table.Table, class string, p Params) (*tree.Tree, error) {
 	return out, nil
 }
 
-func rankFloats(x []float64) (sorted []float64, rank []int32) {
+// rank returns the sorted distinct values of x and each element's index
+// among them.
+func rank[T cmp.Ordered](x []T) (sorted []T, ranks []int32) {
 	sorted = slices.Clone(x)
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
-	rank = make([]int32, len(x))
+	ranks = make([]int32, len(x))
 	for r, v := range x {
 		k, _ := slices.BinarySearch(sorted, v)
-		rank[r] = int32(k)
+		ranks[r] = int32(k)
 	}
-	return sorted, rank
-}
-
-func rankStrings(x []string) (sorted []string, rank []int32) {
-	sorted = slices.Clone(x)
-	slices.Sort(sorted)
-	sorted = slices.Compact(sorted)
-	rank = make([]int32, len(x))
-	for r, v := range x {
-		k, _ := slices.BinarySearch(sorted, v)
-		rank[r] = int32(k)
-	}
-	return sorted, rank
+	return sorted, ranks
 }
 
 // cand is one candidate split.
@@ -281,7 +260,7 @@ func (b *builder) candidates(out []cand, a *attr, rows []int32, total []uint64) 
 					right[c] = total[c] - left[c]
 				}
 				s := base
-				s.Op, s.Num = tree.OpLE, Midpoint(a.nums[prev], a.nums[v])
+				s.Op, s.Num = tree.OpLE, sjc.Midpoint(a.nums[prev], a.nums[v])
 				out = append(out, cand{gain: b.gain(total, left, right), split: s, a: a, rank: int32(prev)})
 			}
 			for c := range u {

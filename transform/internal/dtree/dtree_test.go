@@ -98,17 +98,6 @@ func TestCriterionAndTies(t *testing.T) {
 	}
 }
 
-func TestMidpoint(t *testing.T) {
-	next := math.Nextafter(1, 2)
-	for _, c := range []struct{ a, b, want float64 }{
-		{1, 2, 1.5}, {-3, 5, 1}, {1, next, 1}, {math.MaxFloat64 / 2 * 1.5, math.MaxFloat64, math.MaxFloat64/2*0.75 + math.MaxFloat64/2},
-	} {
-		if got := Midpoint(c.a, c.b); got != c.want {
-			t.Errorf("Midpoint(%g, %g) = %g, want %g", c.a, c.b, got, c.want)
-		}
-	}
-}
-
 func TestBadInput(t *testing.T) {
 	tb := synth.Table("t", 1, 10)
 	if _, err := Build(tb, "nope", Params{}); err == nil {
