@@ -2,12 +2,26 @@ package transform_test
 
 import (
 	"testing"
+	"time"
 
+	"github.com/cohortdm/cohort/internal/cputime"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/transform"
 	"github.com/cohortdm/cohort/transform/internal/dtree"
 	"github.com/cohortdm/cohort/transform/internal/realdata"
 )
+
+// cpuPerOp reports the process CPU time per iteration of loop, which on a
+// shared machine depends much less on other load than the wall time.
+func cpuPerOp(b *testing.B, loop func()) {
+	t0 := cputime.Used(b)
+	n := 0
+	for b.Loop() {
+		loop()
+		n++
+	}
+	b.ReportMetric(float64(cputime.Used(b)-t0)/float64(n)/float64(time.Millisecond), "cpu-ms/op")
+}
 
 func benchAdult(b *testing.B) *table.Table {
 	t, err := realdata.Adult(realData(b), false)
@@ -28,11 +42,11 @@ func BenchmarkEncodeColumn(b *testing.B) {
 		c, _ := t.Column(name)
 		b.Run(name, func(b *testing.B) {
 			opt := transform.Options{Rand: seeded(1)}
-			for b.Loop() {
+			cpuPerOp(b, func() {
 				if _, err := transform.EncodeColumn(name, c.Num, cls, opt); err != nil {
 					b.Fatal(err)
 				}
-			}
+			})
 		})
 	}
 }
@@ -42,11 +56,11 @@ func BenchmarkEncodeColumn(b *testing.B) {
 func BenchmarkTransform(b *testing.B) {
 	t := benchAdult(b)
 	opt := transform.Options{Rand: seeded(1)}
-	for b.Loop() {
+	cpuPerOp(b, func() {
 		if _, _, err := transform.Transform(t, "income", opt); err != nil {
 			b.Fatal(err)
 		}
-	}
+	})
 }
 
 // BenchmarkDecodeTree: decoding the gini tree (depth 10) grown on the
@@ -62,17 +76,17 @@ func BenchmarkDecodeTree(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Run("key", func(b *testing.B) {
-		for b.Loop() {
+		cpuPerOp(b, func() {
 			if _, err := transform.DecodeTree(mined, key); err != nil {
 				b.Fatal(err)
 			}
-		}
+		})
 	})
 	b.Run("table", func(b *testing.B) {
-		for b.Loop() {
+		cpuPerOp(b, func() {
 			if _, err := transform.DecodeTreeWithTable(mined, key, t); err != nil {
 				b.Fatal(err)
 			}
-		}
+		})
 	})
 }
