@@ -2,6 +2,8 @@ package transform_test
 
 import (
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/cohortdm/cohort/sjc"
@@ -217,4 +219,31 @@ func sjcInvariant(t *testing.T, raw *table.Table, class string, depth int, opt t
 	}
 	nodes, _ := decodesTo(t, mined, key, raw, want).Size()
 	t.Logf("%s, sjc entropy pruned, depth %d: %d nodes", raw.Name, depth, nodes)
+}
+
+// Edge cases: one row, one distinct value, two values, values far beyond
+// float32's range and far below its resolution all transform, and trees on
+// them decode.
+func TestEdgeColumns(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		x     []float64
+		class string
+	}{
+		{"one row", []float64{5}, "a"},
+		{"one value", []float64{3, 3, 3, 3}, "abab"},
+		{"two values", []float64{1, 2, 1, 2}, "aabb"},
+		{"huge", []float64{-1.7e308, 1e300, 1.7e308, 0, 1, 2}, "aabbab"},
+		{"tiny", []float64{1e-300, 2e-300, 3e-300, 1, 1 + 1e-15, 1 + 2e-15}, "abbaab"},
+	} {
+		raw := &table.Table{Name: "e", Columns: []*table.Column{
+			{Name: "x", Kind: table.Numeric, Num: tc.x, Str: make([]string, len(tc.x))},
+			{Name: "y", Kind: table.Class, Str: strings.Split(tc.class, "")},
+		}}
+		for i, v := range tc.x {
+			raw.Columns[0].Str[i] = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		nodes := invariant(t, raw, "y", dtree.Params{Criterion: dtree.Gini}, transform.Options{Rand: seeded(1)})
+		t.Logf("%s: %d nodes", tc.name, nodes)
+	}
 }

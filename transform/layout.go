@@ -130,7 +130,8 @@ func permuted(ys []float64, perm []int) []float64 {
 
 // place maps the layout onto the recoded domain: a span within a factor
 // of 10 of the original one (at least 4e-6 over the layout's smallest
-// gap, so no two values come closer than check allows), a random offset
+// gap, so no two values come closer than check allows, and at most 1e30,
+// inside float32's range), a random offset
 // of up to one span either way of zero, increasing for Monotone and
 // decreasing for AntiMonotone.
 func place(l, values []float64, dir Direction, rng *rand.Rand) []float64 {
@@ -142,6 +143,7 @@ func place(l, values []float64, dir Direction, rng *rand.Rand) []float64 {
 	if g := minGap(l); g > 0 {
 		span = max(span, 4e-6/g)
 	}
+	span = min(span, 1e30)
 	off := span * (2*rng.Float64() - 1)
 	out := make([]float64, len(l))
 	for i, u := range l {
