@@ -16,7 +16,7 @@ import (
 // dataCmd is the `data` group: preparing tables for jobs. Each subcommand
 // is its own constructor; add new ones (say, generators) to the list.
 func (a *app) dataCmd() *cobra.Command {
-	cmd := groupCmd("data", "Prepare tables: generate the papers' data, move tables between CSV, Parquet, SQLite and PostgreSQL")
+	cmd := groupCmd("data", "Prepare tables: generate the papers' data, move tables between CSV, Parquet, SQLite and PostgreSQL, recode them for outside miners")
 	cmd.Long = `data moves tables between the source types a node reads. A SOURCE is written as
 
   PATH.csv | PATH.parquet          a file (Parquet by the .parquet extension)
