@@ -174,7 +174,31 @@ func (c *Client) Policy(ctx context.Context) (*policy.Show, error) {
 
 // Consortium returns the members as the node's log has them.
 func (c *Client) Consortium(ctx context.Context) (*ConsortiumStatus, error) {
+	return c.consortium(ctx, "GET", "/v1/consortium", nil)
+}
+
+// AddMember commits a new member to the consortium (see cohort consortium
+// add).
+func (c *Client) AddMember(ctx context.Context, m Member) (*ConsortiumStatus, error) {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return c.consortium(ctx, "POST", "/v1/consortium/members", body)
+}
+
+// RemoveMember commits a member's removal from the consortium.
+func (c *Client) RemoveMember(ctx context.Context, name string) (*ConsortiumStatus, error) {
+	return c.consortium(ctx, "DELETE", "/v1/consortium/members/"+url.PathEscape(name), nil)
+}
+
+// ReloadConsortium makes the node re-read its consortium file.
+func (c *Client) ReloadConsortium(ctx context.Context) (*ConsortiumStatus, error) {
+	return c.consortium(ctx, "POST", "/v1/consortium/reload", nil)
+}
+
+func (c *Client) consortium(ctx context.Context, method, path string, body []byte) (*ConsortiumStatus, error) {
 	var st ConsortiumStatus
-	_, err := c.Do(ctx, "GET", "/v1/consortium", nil, &st)
+	_, err := c.Do(ctx, method, path, body, &st)
 	return &st, err
 }

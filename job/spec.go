@@ -14,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Spec is a job spec as written in YAML (see DESIGN.md, "Command line and files").
+// Spec is a job spec as written in YAML (the README's "Job specs" documents it).
 type Spec struct {
 	Kind       string                       `yaml:"kind" msgpack:"kind"`
 	Parties    []PartySpec                  `yaml:"parties" msgpack:"parties"`

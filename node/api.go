@@ -118,6 +118,14 @@ func (n *Node) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, n.Status()) })
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.reg, promhttp.HandlerOpts{}))
+	n.jobRoutes(mux)
+	n.decisionRoutes(mux)
+	n.consortiumRoutes(mux)
+	return mux
+}
+
+// jobRoutes serves the job API: list, submit, status, cancel, result.
+func (n *Node) jobRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/jobs", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, n.Jobs()) })
 	mux.HandleFunc("POST /v1/jobs", func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxSpecBytes))
@@ -169,6 +177,27 @@ func (n *Node) routes() http.Handler {
 			writeError(w, http.StatusInternalServerError, err)
 		}
 	})
+	mux.HandleFunc("GET /v1/jobs/{id}/result", func(w http.ResponseWriter, r *http.Request) {
+		j, ok := n.fsm.jobs.Job(r.PathValue("id"))
+		switch {
+		case !ok:
+			writeError(w, http.StatusNotFound, fmt.Errorf("no job %q", r.PathValue("id")))
+		case j.Status == StatusFailed:
+			writeError(w, http.StatusConflict, fmt.Errorf("job %s failed: %s\n%s", j.ID, j.Error, strings.TrimRight(api.DescribeFailures(j.Failures), "\n")))
+		case j.Status != StatusDone:
+			writeError(w, http.StatusAccepted, fmt.Errorf("job %s is still %s", j.ID, j.Status))
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(j.Result)
+			if !bytes.HasSuffix(j.Result, []byte("\n")) {
+				w.Write([]byte("\n")) // like every other answer, and like result.json on disk
+			}
+		}
+	})
+}
+
+// decisionRoutes serves this organisation's approvals and its policy.
+func (n *Node) decisionRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/jobs/{id}/approve", func(w http.ResponseWriter, r *http.Request) {
 		n.serveDecision(w, r, func(ctx context.Context, id string) error { return n.Approve(ctx, id) })
 	})
@@ -192,6 +221,10 @@ func (n *Node) routes() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, show)
 	})
+}
+
+// consortiumRoutes serves the membership API.
+func (n *Node) consortiumRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/consortium", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, ConsortiumStatus{Members: n.Consortium().Members, Voters: n.RaftVoters()})
 	})
@@ -231,24 +264,6 @@ func (n *Node) routes() http.Handler {
 			writeJSON(w, http.StatusOK, ConsortiumStatus{Members: c.Members, Voters: n.RaftVoters()})
 		}
 	})
-	mux.HandleFunc("GET /v1/jobs/{id}/result", func(w http.ResponseWriter, r *http.Request) {
-		j, ok := n.fsm.jobs.Job(r.PathValue("id"))
-		switch {
-		case !ok:
-			writeError(w, http.StatusNotFound, fmt.Errorf("no job %q", r.PathValue("id")))
-		case j.Status == StatusFailed:
-			writeError(w, http.StatusConflict, fmt.Errorf("job %s failed: %s\n%s", j.ID, j.Error, strings.TrimRight(api.DescribeFailures(j.Failures), "\n")))
-		case j.Status != StatusDone:
-			writeError(w, http.StatusAccepted, fmt.Errorf("job %s is still %s", j.ID, j.Status))
-		default:
-			w.Header().Set("Content-Type", "application/json")
-			w.Write(j.Result)
-			if !bytes.HasSuffix(j.Result, []byte("\n")) {
-				w.Write([]byte("\n")) // like every other answer, and like result.json on disk
-			}
-		}
-	})
-	return mux
 }
 
 // serveDecision answers an approval or rejection of a job by this node.

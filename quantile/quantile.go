@@ -61,7 +61,7 @@
 // is public and the pooled counts at a and b are revealed like any other.
 //
 // Precision. params.precision is absolute, in the column's units, default
-// 0.01 (DESIGN.md's example); 0 asks for the exact value. A relative
+// 0.01; 0 asks for the exact value. A relative
 // default would need the scale of the data, which is what is being
 // protected.
 //

@@ -1,25 +1,32 @@
 // Package secureagg sums vectors held by the parties of a job step so that
 // each party learns the sum and its own input and nothing else: threshold
-// secure aggregation after Phoenix (research/seed-000-pinkdd.md §2.7–2.9),
-// with the decisions of its §4.2 rows 8 and 22–25.
+// secure aggregation after Phoenix (Waseem Ahmad and Ashfaq Khokhar,
+// "Phoenix: Privacy Preserving Biclustering on Horizontally Partitioned
+// Data", PinKDD 2007, LNCS 4890, pp. 14–32: the tree of parties,
+// homomorphic aggregation, threshold decryption). Start with Aggregate,
+// then Outcome and Fold.
 //
 // # Protocol
 //
 // Every party of the step calls Aggregate with the same step. The parties
-// form a balanced k-ary tree (Config.Fanout, default 4) rooted at the
-// step's coordinator, the others in sorted order; every party derives it
-// from the committed step, so no message builds it and its depth is
-// ⌈log_k N⌉ (row 23: a deterministic tree, not the paper's self-stabilising
-// one).
+// form a balanced k-ary tree (Config.Fanout, default 4) rooted at the first
+// party that is not the step's coordinator (Root), the coordinator placed
+// last, at a leaf; every party derives it from the committed step, so no
+// message builds it and its depth is ⌈log_k N⌉ (a deterministic tree, not
+// the paper's self-stabilising one).
 //
 //  1. Up (secureagg/up, disclosure ciphertext). Each party encodes its
-//     values in fixed point (round(x·2^FracBits), row 8), checks them
+//     values in fixed point (round(x·2^FracBits)), checks them
 //     against ±2^ValueBits, adds its noise share if asked, packs many values
 //     per plaintext (paillier.Packing, with room for N summands) and
 //     encrypts under the consortium's threshold key. It multiplies in each
 //     child's subtree product and sends the product to its parent.
-//  2. Down (secureagg/down, ciphertext). The root sends the total down the
-//     tree.
+//  2. Down (secureagg/down, ciphertext). The root sends the total's
+//     components down the tree: its own input and each of its children's
+//     products, which those children also digest to every other party
+//     (secureagg/digest, control). Every party checks the components against
+//     the digests and forms the total itself; it makes a decryption share of
+//     nothing else (ErrTampered).
 //  3. Share (secureagg/share, decryption-share). Every party sends the
 //     root its decryption share of the total, with one batched proof bound
 //     to the key, its index and the step's job, phase, round and attempt.
@@ -31,7 +38,7 @@
 //     packed plaintexts (or the reason there is none) down the tree; every
 //     party unpacks, range-checks and decodes them and returns the sum.
 //
-// Every message carries the step's job, phase, round and attempt (row 24),
+// Every message carries the step's job, phase, round and attempt,
 // so messages of different rounds or attempts never answer each other.
 // Bodies are msgpack, decoded strictly: unknown fields, wrong lengths,
 // names outside the step and ciphertexts outside Z*_{n²} are errors.
@@ -61,28 +68,34 @@
 //     excluded after the aggregate was formed (Result.Included lists whose
 //     inputs are in the sum).
 //   - A decrypted slot that no N in-range inputs can produce is ErrRange,
-//     never a value. This is the range check of row 22; it does not stop a
+//     never a value. This range check does not stop a
 //     malicious party from contributing any in-range value (no range
 //     proofs).
 //
 // # Leakage profile
 //
-// A party sends only ciphertexts (its subtree's product up, the total down
-// to its children), its decryption share of the total with a proof, and, if
-// it is an inner node, the public result. Under semi-honest parties and an
+// A party sends only ciphertexts (its subtree's product up, the total's
+// components down to its children), a digest of its product when it is a
+// child of the root, its decryption share of the total with a proof, and,
+// if it is an inner node, the public result. Under semi-honest parties and an
 // honest majority (at most t colluders, N ≥ 2t+1), every party learns the
 // sum (plus noise when asked for), the list of parties in the sum and of
 // excluded ones, the vector length, and message sizes and timing; nothing
 // about another party's input beyond what the sum reveals. The root learns
 // no more than others: it holds one key share, and the total can only be
-// decrypted with t+1 shares, each of which decrypts only the total it was
-// computed on. The test TestLeakage checks one party's outgoing messages
-// against this profile.
+// decrypted with t+1 shares, each of which decrypts only the total its
+// party formed itself from digest-checked components; the root is never
+// the coordinator, and the coordinator, a leaf, sees no other party's
+// ciphertext before it sends its own (TestDecryptionOracleRefused). A
+// party's own encrypted input is not proven in range or known to it: a
+// party that forges its own contribution is outside this model. The test
+// TestLeakage checks one party's outgoing messages against this profile.
 //
 // # Differential privacy
 //
 // With Config.Noise each party adds a noise share to every value before
-// encryption, so only the noisy sum is ever decrypted (research §3.1.3):
+// encryption, so only the noisy sum is ever decrypted (distributed noise
+// generation as in Dwork et al., "Our data, ourselves", EUROCRYPT 2006):
 // for Laplace a difference of two Gamma(1/m, b) variables, b = Δ1/ε, whose
 // sum over m parties is Lap(b); for Gaussian N(0, σ²/m), σ =
 // Δ2·√(2 ln(1.25/δ))/ε (ε < 1). m = N − Noise.Colluders, so the shares of
@@ -90,7 +103,7 @@
 // drawn from a ChaCha8 generator seeded from crypto/rand and bounded at 64
 // scales (redrawn beyond, a probability below e^-64) so the packing can
 // reserve room for them. Result.Noise records mechanism, ε, δ, sensitivity
-// and scale; budgeting across rounds is the caller's. Floating-point
+// and scale; budgeting across rounds is each node's policy (policy.Guard.Spend). Floating-point
 // sampling is not hardened against Mironov's attack.
 //
 // # Keys

@@ -71,7 +71,7 @@ func (k *Keys) check() error {
 // Deal is the trusted-dealer key generation: it deals a (threshold+1)-of-N
 // threshold key over the members (sorted; member i gets share index i+1) and
 // returns the public key and each member's Keys. threshold <= 0 picks the
-// honest-majority default ⌊(N−1)/2⌋ (research/seed-000-pinkdd.md §4.2 row 3),
+// honest-majority default ⌊(N−1)/2⌋ (Phoenix needs a majority of honest parties to decrypt),
 // except for two members: ⌊1/2⌋ = 0 would let either share decrypt alone
 // (and paillier refuses its equal verification keys), so two members get a
 // 2-of-2 key. Neither can then decrypt alone, but an honest majority is

@@ -81,11 +81,54 @@ func configHint(err error, config string, apiToo bool) error {
 }
 
 func (a *app) jobCmd() *cobra.Command {
-	var config, apiAddr string
+	t := &target{}
 	cmd := groupCmd("job", "Submit and follow jobs on a running node")
-	a.configFlag(cmd, true, &config, "node.yaml of the node to talk to (via its control socket)")
-	cmd.PersistentFlags().StringVar(&apiAddr, "api", "", "talk to the node's HTTP listener instead: HOST:PORT or http://HOST:PORT, e.g. 127.0.0.1:7480")
+	a.configFlag(cmd, true, &t.config, "node.yaml of the node to talk to (via its control socket)")
+	cmd.PersistentFlags().StringVar(&t.api, "api", "", "talk to the node's HTTP listener instead: HOST:PORT or http://HOST:PORT, e.g. 127.0.0.1:7480")
+	status := a.jobAction(t, "status ID", "Show a job's status and steps",
+		func(ctx context.Context, c *client, id string) (*api.JobStatus, error) { return c.Job(ctx, id) })
+	cancel := a.jobAction(t, "cancel ID",
+		"Cancel a running or queued job: it fails everywhere with \"cancelled\" and every node stops its work for it",
+		func(ctx context.Context, c *client, id string) (*api.JobStatus, error) { return c.Cancel(ctx, id) })
+	approve := a.jobAction(t, "approve ID",
+		"Approve, on this node, a job that awaits this organisation's approval (policy approval: manual)",
+		func(ctx context.Context, c *client, id string) (*api.JobStatus, error) { return c.Approve(ctx, id) })
+	var reason string
+	reject := a.jobAction(t, "reject ID --reason TEXT",
+		"Reject, on this node, a job that awaits its approval; the job fails with the reason, which every member reads",
+		func(ctx context.Context, c *client, id string) (*api.JobStatus, error) {
+			if strings.TrimSpace(reason) == "" {
+				return nil, fmt.Errorf("--reason is required: the job's failure names it")
+			}
+			return c.Reject(ctx, id, reason)
+		})
+	reject.Flags().StringVar(&reason, "reason", "", "why this organisation rejects the job (every member reads it)")
+	cmd.AddCommand(a.jobSubmitCmd(t), status, a.jobResultCmd(t), a.jobListCmd(t), cancel, approve, reject)
+	return cmd
+}
 
+// target is the node a command talks to: --config, or --api.
+type target struct{ config, api string }
+
+// jobAction is a job command that acts on one job and prints its status.
+func (a *app) jobAction(t *target, use, short string, act func(ctx context.Context, c *client, id string) (*api.JobStatus, error)) *cobra.Command {
+	return &cobra.Command{
+		Use: use, Short: short, Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.newClient(t.config, t.api)
+			if err != nil {
+				return err
+			}
+			js, err := act(cmd.Context(), c, args[0])
+			if err != nil {
+				return c.hint(err)
+			}
+			return a.showStatus(js)
+		},
+	}
+}
+
+func (a *app) jobSubmitCmd(t *target) *cobra.Command {
 	var wait bool
 	submit := &cobra.Command{
 		Use:   "submit SPEC.yaml",
@@ -96,7 +139,7 @@ func (a *app) jobCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("read job spec: %w", err)
 			}
-			c, err := a.newClient(config, apiAddr)
+			c, err := a.newClient(t.config, t.api)
 			if err != nil {
 				return err
 			}
@@ -115,25 +158,14 @@ func (a *app) jobCmd() *cobra.Command {
 		},
 	}
 	submit.Flags().BoolVar(&wait, "wait", false, "follow the job with a progress display and print its result")
+	return submit
+}
 
-	status := &cobra.Command{
-		Use: "status ID", Short: "Show a job's status and steps", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.newClient(config, apiAddr)
-			if err != nil {
-				return err
-			}
-			js, err := c.Job(cmd.Context(), args[0])
-			if err != nil {
-				return c.hint(err)
-			}
-			return a.showStatus(js)
-		},
-	}
-	result := &cobra.Command{
+func (a *app) jobResultCmd(t *target) *cobra.Command {
+	return &cobra.Command{
 		Use: "result ID", Short: "Print a finished job's result.json", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.newClient(config, apiAddr)
+			c, err := a.newClient(t.config, t.api)
 			if err != nil {
 				return err
 			}
@@ -144,10 +176,13 @@ func (a *app) jobCmd() *cobra.Command {
 			return a.writeResult(raw)
 		},
 	}
-	list := &cobra.Command{
+}
+
+func (a *app) jobListCmd(t *target) *cobra.Command {
+	return &cobra.Command{
 		Use: "list", Short: "List jobs", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.newClient(config, apiAddr)
+			c, err := a.newClient(t.config, t.api)
 			if err != nil {
 				return err
 			}
@@ -177,61 +212,6 @@ func (a *app) jobCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	cancel := &cobra.Command{
-		Use:   "cancel ID",
-		Short: "Cancel a running or queued job: it fails everywhere with \"cancelled\" and every node stops its work for it",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.newClient(config, apiAddr)
-			if err != nil {
-				return err
-			}
-			js, err := c.Cancel(cmd.Context(), args[0])
-			if err != nil {
-				return c.hint(err)
-			}
-			return a.showStatus(js)
-		},
-	}
-	approve := &cobra.Command{
-		Use:   "approve ID",
-		Short: "Approve, on this node, a job that awaits this organisation's approval (policy approval: manual)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.newClient(config, apiAddr)
-			if err != nil {
-				return err
-			}
-			js, err := c.Approve(cmd.Context(), args[0])
-			if err != nil {
-				return c.hint(err)
-			}
-			return a.showStatus(js)
-		},
-	}
-	var reason string
-	reject := &cobra.Command{
-		Use:   "reject ID --reason TEXT",
-		Short: "Reject, on this node, a job that awaits its approval; the job fails with the reason, which every member reads",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if strings.TrimSpace(reason) == "" {
-				return fmt.Errorf("--reason is required: the job's failure names it")
-			}
-			c, err := a.newClient(config, apiAddr)
-			if err != nil {
-				return err
-			}
-			js, err := c.Reject(cmd.Context(), args[0], reason)
-			if err != nil {
-				return c.hint(err)
-			}
-			return a.showStatus(js)
-		},
-	}
-	reject.Flags().StringVar(&reason, "reason", "", "why this organisation rejects the job (every member reads it)")
-	cmd.AddCommand(submit, status, result, list, cancel, approve, reject)
-	return cmd
 }
 
 // showStatus prints a job's status as --format says.

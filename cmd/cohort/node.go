@@ -18,6 +18,11 @@ import (
 
 func (a *app) nodeCmd() *cobra.Command {
 	cmd := groupCmd("node", "Create, run and inspect this organisation's node")
+	cmd.AddCommand(a.nodeInitCmd(), a.nodeRunCmd(), a.nodeStatusCmd(), a.tokenCmd(), a.policyCmd())
+	return cmd
+}
+
+func (a *app) nodeInitCmd() *cobra.Command {
 	var name, dir string
 	var listen []string
 	initCmd := &cobra.Command{
@@ -59,6 +64,10 @@ NAME is the party name used in job specs: ASCII letters, digits, '.', '_' and '-
 	initCmd.Flags().StringVar(&dir, "dir", "", "data directory to create")
 	initCmd.Flags().StringSliceVar(&listen, "listen", nil, "libp2p listen multiaddrs (default TCP and QUIC on port 7400)")
 
+	return initCmd
+}
+
+func (a *app) nodeRunCmd() *cobra.Command {
 	var runConfig string
 	var join bool
 	runCmd := &cobra.Command{
@@ -103,6 +112,10 @@ NAME is the party name used in job specs: ASCII letters, digits, '.', '_' and '-
 	a.configFlag(runCmd, false, &runConfig, "path of the node's node.yaml")
 	runCmd.Flags().BoolVar(&join, "join", false, "first start of a member added with 'cohort consortium add': wait for the leader instead of bootstrapping Raft")
 
+	return runCmd
+}
+
+func (a *app) nodeStatusCmd() *cobra.Command {
 	var statusConfig, statusAPI string
 	statusCmd := &cobra.Command{
 		Use:   "status",
@@ -134,8 +147,7 @@ found through --config (or with --api, over the node's HTTP listener).`,
 	a.configFlag(statusCmd, false, &statusConfig, "node.yaml of the node to ask (via its control socket)")
 	statusCmd.Flags().StringVar(&statusAPI, "api", "", "ask the node's HTTP listener instead: HOST:PORT or http://HOST:PORT")
 
-	cmd.AddCommand(initCmd, runCmd, statusCmd, a.tokenCmd(), a.policyCmd())
-	return cmd
+	return statusCmd
 }
 
 // keyWarning says why this node cannot take part in decryption, or "" when

@@ -1,4 +1,4 @@
-// Package adultdata reads the UCI Adult files (../shared/data/adult) the
+// Package adultdata reads the UCI Adult files (the data directory beside the repository) the
 // way the anonymisation tests and figures use them: the records without a
 // missing ("?") value, each field trimmed, the class without adult.test's
 // trailing dot.
@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-// Names are the Adult columns in file order (shared/data/adult/README.md).
+// Names are the Adult columns in file order (the UCI file adult.names).
 var Names = []string{"age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
 	"relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income"}
 
