@@ -90,28 +90,9 @@ func DealThresholdFromPrimes(random io.Reader, p, q *big.Int, s, parties, thresh
 			return nil, nil, err
 		}
 	}
-	// v: a random square that generates the squares (order n^s·n'); with
-	// the factorisation we can check that no prime factor of the order is
-	// missing.
-	var v *big.Int
-	for {
-		x, err := randomUnit(random, ns1)
-		if err != nil {
-			return nil, nil, err
-		}
-		v = x.Mul(x, x)
-		v.Mod(v, ns1)
-		ok := true
-		for _, f := range []*big.Int{p, q, pp, qq} {
-			e := new(big.Int).Quo(mod, f)
-			if new(big.Int).Exp(v, e, ns1).Cmp(one) == 0 {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			break
-		}
+	v, err := squaresGenerator(random, ns1, mod, []*big.Int{p, q, pp, qq})
+	if err != nil {
+		return nil, nil, err
 	}
 	tpk := &ThresholdPublicKey{
 		PublicKey:        *pub,
@@ -120,21 +101,7 @@ func DealThresholdFromPrimes(random io.Reader, p, q *big.Int, s, parties, thresh
 		V:                v,
 		VerificationKeys: make([]*big.Int, parties),
 	}
-	delta := tpk.Delta()
-	shares := make([]*KeyShare, parties)
-	for i := 1; i <= parties; i++ {
-		// Horner: f(i) mod n^s·n'.
-		fi := new(big.Int).Set(coeffs[threshold])
-		bi := big.NewInt(int64(i))
-		for k := threshold - 1; k >= 0; k-- {
-			fi.Mul(fi, bi)
-			fi.Add(fi, coeffs[k])
-			fi.Mod(fi, mod)
-		}
-		x := fi.Mul(fi, delta)
-		x.Mod(x, mod)
-		shares[i-1] = &KeyShare{Index: i, Secret: x, Public: tpk}
-	}
+	shares := evalShares(tpk, coeffs, mod)
 	parallel(parties, func(i int) {
 		tpk.VerificationKeys[i] = gmpexp.Exp(v, shares[i].Secret, ns1) // secret exponent
 	})
@@ -144,4 +111,51 @@ func DealThresholdFromPrimes(random io.Reader, p, q *big.Int, s, parties, thresh
 		return nil, nil, err
 	}
 	return tpk, shares, nil
+}
+
+// squaresGenerator returns a random square of Z*_{n^(s+1)} (modulus ns1)
+// that generates the squares, a cyclic group of order mod = n^s·n': with
+// the factorisation the dealer can check that v^(mod/f) ≠ 1 for every
+// prime factor f of the order (p, q, p', q').
+func squaresGenerator(random io.Reader, ns1, mod *big.Int, factors []*big.Int) (*big.Int, error) {
+	for {
+		x, err := randomUnit(random, ns1)
+		if err != nil {
+			return nil, err
+		}
+		v := x.Mul(x, x)
+		v.Mod(v, ns1)
+		ok := true
+		for _, f := range factors {
+			e := new(big.Int).Quo(mod, f)
+			if new(big.Int).Exp(v, e, ns1).Cmp(one) == 0 {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return v, nil
+		}
+	}
+}
+
+// evalShares returns every party's key share: x_i = Δ·f(i) mod n^s·n'
+// for the polynomial f with coefficients coeffs (Horner's rule).
+func evalShares(tpk *ThresholdPublicKey, coeffs []*big.Int, mod *big.Int) []*KeyShare {
+	delta := tpk.Delta()
+	t := len(coeffs) - 1
+	shares := make([]*KeyShare, tpk.Parties)
+	for i := 1; i <= tpk.Parties; i++ {
+		fi := new(big.Int).Set(coeffs[t])
+		bi := big.NewInt(int64(i))
+		for k := t - 1; k >= 0; k-- {
+			fi.Mul(fi, bi)
+			fi.Add(fi, coeffs[k])
+			fi.Mod(fi, mod)
+		}
+		x := fi.Mul(fi, delta)
+		x.Mod(x, mod)
+		shares[i-1] = &KeyShare{Index: i, Secret: x, Public: tpk}
+	}
+	return shares
 }
