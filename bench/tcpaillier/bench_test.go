@@ -304,7 +304,7 @@ func BenchmarkCombine3(b *testing.B) {
 }
 
 // BenchmarkSafePrime1024 generates one 1024-bit safe prime per iteration.
-// tcpaillier's generator (0.6–58 s per prime in anchors.md §4.3) runs only
+// tcpaillier's generator (0.6–58 s per prime when we measured it) runs only
 // with BENCH_TCPAILLIER_SAFEPRIME=1.
 func BenchmarkSafePrime1024(b *testing.B) {
 	ours(b, "1024", func(b *testing.B) {
