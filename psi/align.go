@@ -136,19 +136,7 @@ func ecdhSpoke(ctx context.Context, net Network, hub string, cfg Config, elems [
 	if err != nil {
 		return nil, err
 	}
-	m, err := net.Receive(ctx, hub, TypeFilter)
-	if err != nil {
-		return nil, fmt.Errorf("psi: receive %s from %s: %w", TypeFilter, hub, err)
-	}
-	bits, err := decodeFilter(m, len(x.uniq), x.run)
-	if err != nil {
-		return nil, fmt.Errorf("%s from %s: %w", TypeFilter, hub, err)
-	}
-	in := make([]bool, len(x.uniq))
-	for j, ok := range bits {
-		in[x.perm[j]] = ok
-	}
-	return x.result(in), nil
+	return receiveFilter(ctx, net, hub, x)
 }
 
 // spokeView is what the hub keeps of its exchange with one spoke.

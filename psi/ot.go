@@ -79,6 +79,13 @@ func otSendAndFilter(ctx context.Context, net Network, peer string, set *otSet) 
 	if err != nil {
 		return nil, err
 	}
+	return receiveFilter(ctx, net, peer, x)
+}
+
+// receiveFilter reads the filter (TypeFilter) that answers the elements
+// of exchange x, one bit per element in the order sent, and maps it back
+// to the caller's positions.
+func receiveFilter(ctx context.Context, net Network, peer string, x *exchange) (*Result, error) {
 	m, err := net.Receive(ctx, peer, TypeFilter)
 	if err != nil {
 		return nil, fmt.Errorf("psi: receive %s from %s: %w", TypeFilter, peer, err)
