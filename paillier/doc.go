@@ -2,6 +2,17 @@
 // generalisation and threshold decryption with verifiable decryption shares,
 // on math/big.
 //
+// Where to start reading: PublicKey (paillier.go) and Encrypt
+// (encrypt.go); the homomorphic operations (homomorphic.go); PrivateKey
+// and Decrypt (decrypt.go). Threshold decryption: ThresholdPublicKey and
+// KeyShare (threshold.go), DealThreshold (deal.go), DecryptShare
+// (share.go), VerifyShare (verify.go), Combine (combine.go), and the
+// proofs' Fiat–Shamir transcript (transcript.go). Then RandomizerPool
+// (pool.go), the fixed-base tables (fixedbase.go), fixed point and
+// packing (encoding.go), serialisation (marshal.go) and the key checks
+// (keycheck.go). Package dealerless generates a threshold key without a
+// dealer.
+//
 // # Scheme
 //
 // A key has an RSA modulus n of exactly 2048 (the default), 3072 or 4096
@@ -21,6 +32,11 @@
 // process-wide budget (SetFixedBaseBudget, 256 MiB by default), least
 // recently used first out; without room, exponentiations run without a
 // table.
+//
+// A RandomizerPool computes randomisers H^r ahead of time in a goroutine
+// it owns (stopped by Close), so that an encryption on a protocol's
+// critical path costs one multiplication; each randomiser is drawn as
+// Encrypt draws it and handed out once. It lowers latency, not total work.
 //
 // Homomorphic operations: Add (c1·c2), AddPlain (c·(1+n)^k), MulPlain
 // (c^k), Neg (c^-1), Sub, Rerandomize (c·H^r). Decryption uses the CRT

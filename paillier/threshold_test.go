@@ -176,7 +176,9 @@ func TestTamperedShareFailsAndNamesParty(t *testing.T) {
 	}
 }
 
-// TestProofHidesShare applies the estimator of anchors.md §4.2 to our proofs:
+// TestProofHidesShare applies to our proofs the estimator that recovers a
+// share from niclabs/tcpaillier v0.0.7's proofs (whose blinder has about
+// 262 bits):
 // floor(z/e) = x + floor(ρ/e) ± 1 recovers x exactly when ρ is short (the
 // tcpaillier flaw; demonstrated here with a 262-bit blinder), but with our
 // blinder the estimation error is uniformly spread over about

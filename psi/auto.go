@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 )
 
@@ -39,24 +38,24 @@ type Auto struct {
 
 var _ Intersector = Auto{}
 
-// Intersect agrees the protocol with peer and runs it.
-func (a Auto) Intersect(ctx context.Context, p job.Party, step job.Step, peer string, role Role, elems [][]byte) (*Result, error) {
-	mode, set, err := agreeMode(ctx, p, step, peer, a.Config, elems)
+// Run agrees the protocol with peer and runs it.
+func (a Auto) Run(ctx context.Context, net Network, peer string, role Role, elems [][]byte) (*Result, error) {
+	mode, set, err := agreeMode(ctx, net, peer, a.Config, elems)
 	if err != nil {
 		return nil, err
 	}
 	if mode == ModeECDH {
-		return ECDH{Config: a.Config}.Intersect(ctx, p, step, peer, role, elems)
+		return ECDH{Config: a.Config}.Run(ctx, net, peer, role, elems)
 	}
-	return OT{Config: a.Config}.intersect(ctx, p, step, peer, role, set)
+	return OT{Config: a.Config}.intersect(ctx, net, peer, role, set)
 }
 
 // agreeMode sends our distinct set size to peer, reads the peer's, and
 // returns autoMode of the two. Our set is counted as OT takes it (digests
 // under the step's tag, repeats removed), and returned for OT to use, so
 // a large set is not deduplicated twice.
-func agreeMode(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (Mode, *otSet, error) {
-	set, err := otSetup(p, step, peer, cfg, elems)
+func agreeMode(ctx context.Context, net Network, peer string, cfg Config, elems [][]byte) (Mode, *otSet, error) {
+	set, err := otSetup(net, peer, cfg, elems)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -65,14 +64,14 @@ func agreeMode(ctx context.Context, p job.Party, step job.Step, peer string, cfg
 	if err != nil {
 		return 0, nil, fmt.Errorf("psi: encode %s: %w", TypeSize, err)
 	}
-	if err := p.Send(ctx, peer, step.Message(p.Self(), TypeSize, body), protocol.DisclosePSIBlinded); err != nil {
+	if err := net.Send(ctx, peer, TypeSize, body); err != nil {
 		return 0, nil, fmt.Errorf("psi: send %s to %s: %w", TypeSize, peer, err)
 	}
-	msg, err := p.Receive(ctx, peer, step.Key(TypeSize))
+	msg, err := net.Receive(ctx, peer, TypeSize)
 	if err != nil {
 		return 0, nil, fmt.Errorf("psi: receive %s from %s: %w", TypeSize, peer, err)
 	}
-	m, err := decodeSize(msg.Body, set.cfg.MaxElements)
+	m, err := decodeSize(msg, set.cfg.MaxElements)
 	if err != nil {
 		return 0, nil, fmt.Errorf("%s from %s: %w", TypeSize, peer, err)
 	}

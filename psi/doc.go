@@ -4,13 +4,25 @@
 // group ristretto255 (RFC 9496) with cloudflare/circl: the Diffie–Hellman
 // PSI of Agrawal, Evfimievski and Srikant, "Information sharing across
 // private databases" (SIGMOD 2003, §3.2, with x^e mod p replaced by an
-// elliptic-curve group), as research/seed-004-xu-thesis.md §2.11 and step
-// 4 of its build plan ask. OT (the fast mode, Config.Mode = ModeOT) is the
-// OT-extension PSI of Kolesnikov, Kumaresan, Rosulek and Trieu,
-// "Efficient batched oblivious PRF with applications to private set
-// intersection" (CCS 2016, "KKRT16"), semi-honest, about 100× less CPU
-// than ECDH for more bytes on the wire (section "Fast mode (OT)"). Auto
-// (ModeAuto) picks one of the two from the set sizes, per exchange.
+// elliptic-curve group), the secure intersection that Xu's secure join
+// classification uses for join values (Yabo Xu, "New models and
+// techniques on privacy-preserving information sharing", PhD thesis,
+// Simon Fraser University, 2008, ch. 3). OT (the fast mode,
+// Config.Mode = ModeOT) is the OT-extension PSI of Kolesnikov, Kumaresan,
+// Rosulek and Trieu, "Efficient batched oblivious PRF with applications to
+// private set intersection" (CCS 2016, "KKRT16"), semi-honest, about 100×
+// less CPU than ECDH for more bytes on the wire (section "Fast mode
+// (OT)"). Auto (ModeAuto) picks one of the two from the set sizes, per
+// exchange.
+//
+// Where to start reading: Intersector (intersect.go) and its three
+// implementations ECDH (intersect.go), OT (ot.go, with otreceive.go and
+// otsend.go) and Auto (auto.go); RunAlign (align.go) for n parties. Each
+// runs over a Network (network.go), which a job gets from StepNetwork and
+// a test can write in memory; Intersect and Align are the job-facing
+// wrappers. The pure steps, without I/O, are in ecdh.go (HashBlind,
+// DoubleBlind, Match) and kkrt.go (code words, the extension, cuckoo
+// hashing, the OPRF); the wire messages in messages.go and otmessages.go.
 //
 // # Join keys
 //
@@ -31,8 +43,8 @@
 //
 // # Protocol (ECDH)
 //
-// Both parties call ECDH.Intersect with the same step and Config, naming
-// each other. Each removes repeats from its elements (a value given many
+// Both parties run ECDH (Run over networks of the same Scope, or Intersect
+// in the same job step) with the same Config, naming each other. Each removes repeats from its elements (a value given many
 // times counts once and yields all its positions), draws a fresh secret
 // scalar k (uniform, non-zero, from crypto/rand; never reused), and:
 //
@@ -56,9 +68,10 @@
 // element and one multiplication per peer element (two per element for
 // equal set sizes), spread over every core; the pure steps
 // (HashBlind, DoubleBlind, Match) are separate from the rounds and tested
-// alone. Messages carry the step's job, phase, round, attempt and channel,
-// so messages of other steps or edges never answer these; run several
-// PSIs in one step on sub-channels (job.Step.Sub).
+// alone. Over StepNetwork, messages carry the step's job, phase, round,
+// attempt and channel, so messages of other steps or edges never answer
+// these; run several PSIs in one step on sub-channels (job.Step.Sub, or
+// Network.Sub).
 //
 // A party that restarts mid-exchange runs the same step again with a new
 // secret, and its peer's messages to the old run still wait for it. Mixed,
@@ -70,7 +83,7 @@
 //
 // # Several parties (Align)
 //
-// For issue 13's record-id alignment, Align intersects n sets as a star
+// For record-id alignment (vertically partitioned integration), Align intersects n sets as a star
 // around a hub that the caller chooses (the coordinator, say): each other
 // party (spoke) runs the exchange above with the hub on the sub-channel
 // "psi-align/<spoke>", except that the hub does not return the spoke's
@@ -125,7 +138,7 @@
 //
 // # Security model and what is not checked
 //
-// Semi-honest, as the rest of Cohort (DESIGN.md). A malicious party can
+// Semi-honest, as the rest of Cohort. A malicious party can
 // put in values it does not hold and so test whether the peer holds them
 // (inherent to PSI: the set is its input); can return wrong doubles, which
 // make the honest party's intersection wrong (there is no proof that the
@@ -157,9 +170,8 @@
 //
 // OT.Intersect (and Align with Config.Mode = ModeOT) runs KKRT16's
 // batched OPRF and the PSI built on it, written here from the paper (no
-// Go library that could be used provides it: github.com/optable/match,
-// which issue 11 names, cannot be fetched through the module proxy, see
-// docs/psi.md). The Receiver (Align's hub) is the OPRF receiver, the
+// Go library that could be used provides it: github.com/optable/match
+// cannot be fetched through the module proxy, see docs/psi.md). The Receiver (Align's hub) is the OPRF receiver, the
 // Sender (every spoke) the OPRF sender. Each party removes repeats and
 // reduces every distinct element x to a 128-bit digest
 // d(x) = SHA-256(SHA-256("cohort-psi-ot-v1:digest:" ‖ tag) ‖ x)[:16],

@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"slices"
-	"sync"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
@@ -120,13 +118,17 @@ type Result struct {
 	PeerSize int
 }
 
-// Intersector is a two-party PSI protocol run over job.Party: ECDH, or
-// OT, the KKRT16 OT-extension PSI (the fast mode; see the package doc). Both parties call Intersect with the same step and
-// config, naming each other as peer and taking different roles; both get
-// the intersection as positions in their own elems. Elements are
-// arbitrary byte strings, normally EncodeKey's output; repeats are
+// Intersector is a two-party PSI protocol: ECDH, OT (the KKRT16
+// OT-extension PSI, the fast mode; see the package doc) or Auto. Both
+// parties run it with the same config, over networks of the same scope
+// (the same step), naming each other as peer and taking different roles;
+// both get the intersection as positions in their own elems. Elements
+// are arbitrary byte strings, normally EncodeKey's output; repeats are
 // allowed and count once.
 type Intersector interface {
+	// Run runs the PSI with peer over net.
+	Run(ctx context.Context, net Network, peer string, role Role, elems [][]byte) (*Result, error)
+	// Intersect is Run over StepNetwork(p, step), for a job's step.
 	Intersect(ctx context.Context, p job.Party, step job.Step, peer string, role Role, elems [][]byte) (*Result, error)
 }
 
@@ -138,13 +140,13 @@ type ECDH struct {
 
 var _ Intersector = ECDH{}
 
-// Intersect runs the symmetric ECDH PSI with peer: both learn the
+// Run runs the symmetric ECDH PSI with peer: both learn the
 // intersection. role is checked but does not change the protocol.
-func (e ECDH) Intersect(ctx context.Context, p job.Party, step job.Step, peer string, role Role, elems [][]byte) (*Result, error) {
+func (e ECDH) Run(ctx context.Context, net Network, peer string, role Role, elems [][]byte) (*Result, error) {
 	if role != Receiver && role != Sender {
 		return nil, fmt.Errorf("%w: role %d", ErrConfig, role)
 	}
-	x, err := run(ctx, p, step, peer, e.Config, elems, true, true)
+	x, err := run(ctx, net, peer, e.Config, elems, true, true)
 	if err != nil {
 		return nil, err
 	}
@@ -188,13 +190,13 @@ func (x *exchange) result(in []bool) *Result {
 // run carries out the two rounds of the exchange with peer (package doc).
 // With sendDoubles it returns the peer's elements double-blinded to the
 // peer; with wantDoubles it waits for its own.
-func run(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte, sendDoubles, wantDoubles bool) (*exchange, error) {
+func run(ctx context.Context, net Network, peer string, cfg Config, elems [][]byte, sendDoubles, wantDoubles bool) (*exchange, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	if peer == "" || peer == p.Self() {
-		return nil, fmt.Errorf("%w: peer %q for party %q", ErrConfig, peer, p.Self())
+	if peer == "" || peer == net.Self() {
+		return nil, fmt.Errorf("%w: peer %q for party %q", ErrConfig, peer, net.Self())
 	}
 	x := &exchange{}
 	x.uniq, x.of = distinct(elems)
@@ -202,7 +204,7 @@ func run(ctx context.Context, p job.Party, step job.Step, peer string, cfg Confi
 	if n > cfg.MaxElements {
 		return nil, fmt.Errorf("%w: %d distinct elements, limit %d", ErrTooLarge, n, cfg.MaxElements)
 	}
-	dst := DomainTag(step.Job, step.Phase, step.Round, step.Channel, cfg.Edge)
+	dst := net.Scope().tag(cfg.Edge)
 	sk := NewSecret()
 	x.run = make([]byte, runIDLen)
 	if _, err := rand.Read(x.run); err != nil {
@@ -217,7 +219,7 @@ func run(ctx context.Context, p job.Party, step job.Step, peer string, cfg Confi
 	for j, u := range x.perm {
 		sent[j] = blinded[u]
 	}
-	if err := sendChunks(ctx, p, step, peer, TypeBlinded, sent, cfg.ChunkSize, x.run); err != nil {
+	if err := sendChunks(ctx, net, peer, TypeBlinded, sent, cfg.ChunkSize, x.run); err != nil {
 		return nil, err
 	}
 
@@ -226,11 +228,11 @@ func run(ctx context.Context, p job.Party, step job.Step, peer string, cfg Confi
 	seen := map[Point]struct{}{}
 	total := -1
 	for i := 0; i < numChunks(max(total, 0), cfg.ChunkSize); i++ {
-		m, err := p.Receive(ctx, peer, step.Key(TypeBlinded))
+		m, err := net.Receive(ctx, peer, TypeBlinded)
 		if err != nil {
 			return nil, fmt.Errorf("psi: receive %s chunk %d from %s: %w", TypeBlinded, i, peer, err)
 		}
-		t, chunk, err := decodeChunk(m.Body, i, cfg.ChunkSize, cfg.MaxElements, total, ids)
+		t, chunk, err := decodeChunk(m, i, cfg.ChunkSize, cfg.MaxElements, total, ids)
 		if err != nil {
 			return nil, fmt.Errorf("%s from %s: %w", TypeBlinded, peer, err)
 		}
@@ -248,7 +250,7 @@ func run(ctx context.Context, p job.Party, step job.Step, peer string, cfg Confi
 		}
 		x.theirs = append(x.theirs, d...)
 		if sendDoubles {
-			if err := sendChunk(ctx, p, step, peer, TypeDouble, total, i, d, x.run, ids.peer); err != nil {
+			if err := sendChunk(ctx, net, peer, TypeDouble, total, i, d, x.run, ids.peer); err != nil {
 				return nil, err
 			}
 		}
@@ -260,15 +262,24 @@ func run(ctx context.Context, p job.Party, step job.Step, peer string, cfg Confi
 	}
 
 	// Round 2 in: our own set double-blinded, in the order we sent it.
-	clear(seen)
 	ids.echo = x.run // doubles answer our set of this run
-	x.mine = make([]Point, 0, n)
+	if x.mine, err = receiveDoubles(ctx, net, peer, cfg, n, ids); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// receiveDoubles reads our n elements double-blinded by peer
+// (TypeDouble), in the order we sent them.
+func receiveDoubles(ctx context.Context, net Network, peer string, cfg Config, n int, ids *runs) ([]Point, error) {
+	seen := map[Point]struct{}{}
+	mine := make([]Point, 0, n)
 	for i := range numChunks(n, cfg.ChunkSize) {
-		m, err := p.Receive(ctx, peer, step.Key(TypeDouble))
+		m, err := net.Receive(ctx, peer, TypeDouble)
 		if err != nil {
 			return nil, fmt.Errorf("psi: receive %s chunk %d from %s: %w", TypeDouble, i, peer, err)
 		}
-		_, chunk, err := decodeChunk(m.Body, i, cfg.ChunkSize, cfg.MaxElements, n, ids)
+		_, chunk, err := decodeChunk(m, i, cfg.ChunkSize, cfg.MaxElements, n, ids)
 		if err != nil {
 			return nil, fmt.Errorf("%s from %s: %w", TypeDouble, peer, err)
 		}
@@ -277,9 +288,9 @@ func run(ctx context.Context, p job.Party, step job.Step, peer string, cfg Confi
 		if err := noRepeats(seen, chunk, i*cfg.ChunkSize); err != nil {
 			return nil, fmt.Errorf("%s from %s: %w", TypeDouble, peer, err)
 		}
-		x.mine = append(x.mine, chunk...)
+		mine = append(mine, chunk...)
 	}
-	return x, nil
+	return mine, nil
 }
 
 // noRepeats adds chunk to seen, failing on an element already there.
@@ -294,229 +305,23 @@ func noRepeats(seen map[Point]struct{}, chunk []Point, offset int) error {
 }
 
 // sendChunks sends a whole set as chunks of c elements.
-func sendChunks(ctx context.Context, p job.Party, step job.Step, to, typ string, set []Point, c int, run []byte) error {
+func sendChunks(ctx context.Context, net Network, to, typ string, set []Point, c int, run []byte) error {
 	for i := range numChunks(len(set), c) {
 		lo := i * c
-		if err := sendChunk(ctx, p, step, to, typ, len(set), i, set[lo:lo+chunkLen(len(set), c, i)], run, nil); err != nil {
+		if err := sendChunk(ctx, net, to, typ, len(set), i, set[lo:lo+chunkLen(len(set), c, i)], run, nil); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func sendChunk(ctx context.Context, p job.Party, step job.Step, to, typ string, total, i int, elems []Point, run, echo []byte) error {
+func sendChunk(ctx context.Context, net Network, to, typ string, total, i int, elems []Point, run, echo []byte) error {
 	body, err := encodeChunk(total, i, elems, run, echo)
 	if err != nil {
 		return fmt.Errorf("psi: encode %s chunk %d: %w", typ, i, err)
 	}
-	if err := p.Send(ctx, to, step.Message(p.Self(), typ, body), protocol.DisclosePSIBlinded); err != nil {
+	if err := net.Send(ctx, to, typ, body); err != nil {
 		return fmt.Errorf("psi: send %s chunk %d to %s: %w", typ, i, to, err)
 	}
 	return nil
-}
-
-// Align intersects the sets of several parties (issue 13: aligning record
-// ids), as a star around hub: every other party runs a one-sided ECDH
-// exchange (or, with cfg.Mode = ModeOT, a KKRT exchange in which the hub
-// is the OPRF receiver; with ModeAuto, whichever of the two the spoke and
-// the hub pick from their set sizes) with the hub on its own sub-channel
-// ("psi-align/<party>"), in which only the hub learns the pairwise
-// intersection; the hub intersects
-// those, and tells every spoke, by one bit per element it sent, which of
-// them are in every party's set (TypeFilter). Every party of parties
-// calls Align with the same step, hub, parties and config; every party
-// gets the positions of its elems in the common intersection. See the
-// package doc for the leakage (the hub learns more than the spokes).
-func Align(ctx context.Context, p job.Party, step job.Step, hub string, parties []string, cfg Config, elems [][]byte) (*Result, error) {
-	self := p.Self()
-	if !slices.Contains(parties, hub) || !slices.Contains(parties, self) {
-		return nil, fmt.Errorf("%w: hub %q and party %q must be among %v", ErrConfig, hub, self, parties)
-	}
-	sorted := slices.Clone(parties)
-	slices.Sort(sorted)
-	if len(slices.Compact(sorted)) != len(parties) {
-		return nil, fmt.Errorf("%w: parties %v repeat a name", ErrConfig, parties)
-	}
-	channel := func(spoke string) job.Step { return step.Sub("psi-align/" + spoke) }
-	if _, err := cfg.withDefaults(); err != nil {
-		return nil, err
-	}
-	if self != hub {
-		mode, set, err := exchangeMode(ctx, p, channel(self), hub, cfg, elems)
-		if err != nil {
-			return nil, err
-		}
-		var r *Result
-		if mode == ModeOT {
-			r, err = otSendAndFilter(ctx, p, channel(self), hub, set)
-		} else {
-			r, err = ecdhSpoke(ctx, p, channel(self), hub, cfg, elems)
-		}
-		if err != nil {
-			return nil, err
-		}
-		r.PeerSize = 0
-		return r, nil
-	}
-
-	// The hub: one exchange per spoke, all at once.
-	var spokes []string
-	for _, q := range sorted {
-		if q != hub {
-			spokes = append(spokes, q)
-		}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	views := make([]*spokeView, len(spokes))
-	var (
-		wg       sync.WaitGroup
-		once     sync.Once
-		firstErr error // the first failure, not the cancellations it causes
-	)
-	for i, q := range spokes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v, err := hubExchange(ctx, p, channel(q), q, cfg, elems)
-			if err != nil {
-				once.Do(func() { firstErr = err; cancel() })
-				return
-			}
-			views[i] = v
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	// Every exchange removed our repeats in the same (first-seen) order,
-	// so any view's distinct elements index every view's got.
-	var x *exchange
-	if len(views) > 0 {
-		x = &exchange{uniq: views[0].uniq, of: views[0].of}
-	} else {
-		uniq, of := distinct(elems)
-		x = &exchange{uniq: uniq, of: of}
-	}
-	// in[u]: our distinct element u is in every spoke's set.
-	in := make([]bool, len(x.uniq))
-	for u := range in {
-		in[u] = true
-	}
-	for _, v := range views {
-		for u := range in {
-			in[u] = in[u] && v.got[u]
-		}
-	}
-	for i, q := range spokes {
-		if err := sendFilter(ctx, p, channel(q), q, views[i].filter(in), views[i].echo); err != nil {
-			return nil, err
-		}
-	}
-	return x.result(in), nil
-}
-
-// exchangeMode is the protocol of one exchange of Align: cfg.Mode, or in
-// ModeAuto the one both sides pick from their set sizes; for OT, with our
-// set prepared (otSetup).
-func exchangeMode(ctx context.Context, p job.Party, step job.Step, peer string, cfg Config, elems [][]byte) (Mode, *otSet, error) {
-	switch cfg.Mode {
-	case ModeAuto:
-		return agreeMode(ctx, p, step, peer, cfg, elems)
-	case ModeOT:
-		set, err := otSetup(p, step, peer, cfg, elems)
-		return ModeOT, set, err
-	}
-	return cfg.Mode, nil, nil
-}
-
-// ecdhSpoke is a spoke's part of an ECDH Align exchange: its set, blinded
-// twice, goes to the hub, which returns nothing of its own set but a filter.
-func ecdhSpoke(ctx context.Context, p job.Party, step job.Step, hub string, cfg Config, elems [][]byte) (*Result, error) {
-	x, err := run(ctx, p, step, hub, cfg, elems, true, false)
-	if err != nil {
-		return nil, err
-	}
-	m, err := p.Receive(ctx, hub, step.Key(TypeFilter))
-	if err != nil {
-		return nil, fmt.Errorf("psi: receive %s from %s: %w", TypeFilter, hub, err)
-	}
-	bits, err := decodeFilter(m.Body, len(x.uniq), x.run)
-	if err != nil {
-		return nil, fmt.Errorf("%s from %s: %w", TypeFilter, hub, err)
-	}
-	in := make([]bool, len(x.uniq))
-	for j, ok := range bits {
-		in[x.perm[j]] = ok
-	}
-	return x.result(in), nil
-}
-
-// spokeView is what the hub keeps of its exchange with one spoke.
-type spokeView struct {
-	// uniq and of are the hub's distinct elements and, for each of its
-	// elems, the index of its value in uniq.
-	uniq [][]byte
-	of   []int
-	// got[u] says whether the spoke holds the hub's distinct element u.
-	got []bool
-	// filter turns the common set (over the hub's distinct elements) into
-	// the spoke's filter: one bit per element the spoke sent.
-	filter func(in []bool) []bool
-	// echo is the spoke's run id, which the filter answers.
-	echo []byte
-}
-
-// hubExchange runs the hub's side of one spoke's exchange, in ECDH (the
-// hub returns no doubles of the spoke's set) or OT (the hub is the OPRF
-// receiver).
-func hubExchange(ctx context.Context, p job.Party, step job.Step, spoke string, cfg Config, elems [][]byte) (*spokeView, error) {
-	mode, set, err := exchangeMode(ctx, p, step, spoke, cfg, elems)
-	if err != nil {
-		return nil, err
-	}
-	if mode == ModeOT {
-		x, err := otReceive(ctx, p, step, spoke, set, 0)
-		if err != nil {
-			return nil, err
-		}
-		got := make([]bool, len(x.matched))
-		for u, pos := range x.matched {
-			got[u] = pos >= 0
-		}
-		filter := func(in []bool) []bool {
-			bits := make([]bool, x.peerSize)
-			for u, pos := range x.matched {
-				if pos >= 0 && in[u] {
-					bits[pos] = true
-				}
-			}
-			return bits
-		}
-		return &spokeView{uniq: x.uniq, of: x.of, got: got, filter: filter, echo: x.peerRun}, nil
-	}
-	x, err := run(ctx, p, step, spoke, cfg, elems, false, true)
-	if err != nil {
-		return nil, err
-	}
-	got := make([]bool, len(x.uniq))
-	for _, j := range Match(x.mine, x.theirs) {
-		got[x.perm[j]] = true
-	}
-	filter := func(in []bool) []bool {
-		// Our doubles (with this spoke's secret) of the common elements.
-		common := make(map[Point]struct{})
-		for j, u := range x.perm {
-			if in[u] {
-				common[x.mine[j]] = struct{}{}
-			}
-		}
-		bits := make([]bool, len(x.theirs))
-		for k, d := range x.theirs {
-			_, bits[k] = common[d]
-		}
-		return bits
-	}
-	return &spokeView{uniq: x.uniq, of: x.of, got: got, filter: filter, echo: x.peerRun}, nil
 }

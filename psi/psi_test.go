@@ -443,7 +443,7 @@ func TestIntersectRestartMidExchange(t *testing.T) {
 	// alice's first run sends its blinded set and dies.
 	dst := DomainTag(step.Job, step.Phase, step.Round, step.Channel, "")
 	oldRun := bytes.Repeat([]byte{1}, runIDLen)
-	if err := sendChunks(ctx, net.Party("alice"), step, "bob", TypeBlinded, HashBlind(a, dst, NewSecret()), DefaultChunkSize, oldRun); err != nil {
+	if err := sendChunks(ctx, StepNetwork(net.Party("alice"), step), "bob", TypeBlinded, HashBlind(a, dst, NewSecret()), DefaultChunkSize, oldRun); err != nil {
 		t.Fatal(err)
 	}
 	// bob answers that set; alice, restarted, runs the step again.

@@ -60,8 +60,9 @@ func TestCrossDecrypt(t *testing.T) {
 	}
 }
 
-// TestTcpaillierProofLeaksShare reproduces anchors.md §4.2 (the share
-// estimate floor(z/(e·Δ)) is within a few units of tcpaillier's s_i) and
+// TestTcpaillierProofLeaksShare reproduces tcpaillier v0.0.7's share leak
+// (its proof's blinder has about 262 bits, so the estimate floor(z/(e·Δ))
+// is within a few units of s_i) and
 // shows that the same estimator is useless against our proofs.
 func TestTcpaillierProofLeaksShare(t *testing.T) {
 	k := getKeys(t, 1024)

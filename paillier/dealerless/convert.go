@@ -134,57 +134,105 @@ func bitlen(x int) int { return mbits.Len(uint(x)) }
 // Party j learns y_j and Z_j; Z_j is T_j under a mask 2^κ times wider, and
 // y_j is a share in (0, N²/4) like a dealer's.
 func (p *party) convert(ctx context.Context, c *candidate) (*big.Int, error) {
+	cv, err := p.newConversion(c)
+	if err != nil {
+		return nil, err
+	}
+	psi, beta, theta, err := cv.shareInputs(ctx) // c1
+	if err != nil {
+		return nil, err
+	}
+	thetaInv, err := cv.openTheta(ctx, theta) // c2
+	if err != nil {
+		return nil, err
+	}
+	m, err := cv.maskShares(ctx, psi, beta, thetaInv) // c3
+	if err != nil {
+		return nil, err
+	}
+	Zme, err := p.open(ctx, "c4", cv.r2, cv.sh, m.Zs, 2*p.t) // c4
+	if err != nil {
+		return nil, err
+	}
+	if Zme.BitLen() > cv.zBits {
+		return nil, fmt.Errorf("dealerless: round c4: masked value out of range (a party deviated)")
+	}
+	return cv.reduce(ctx, psi, m, new(big.Int).Quo(Zme, cv.M0)) // c5, c6
+}
+
+// conversion holds the public constants, the bit sizes and the ring of
+// one run of convert.
+type conversion struct {
+	p                                    *party
+	c                                    *candidate
+	delta, fourR, M0                     *big.Int
+	aBits, hBits, zBits, betaBits, rBits int
+	r2                                   *ring
+	sh                                   *sharing
+}
+
+// newConversion sizes every value of the conversion for n parties and
+// refuses party counts whose quotients would not fit the modulus.
+func (p *party) newConversion(c *candidate) (*conversion, error) {
 	n, t, N := p.n, p.t, c.N
 	lgn := bitlen(n)
-	delta := new(big.Int).MulRange(1, int64(n))
-	four_r := big.NewInt(4 * p.r)
-	M0 := new(big.Int).Mul(N, N)
-	M0.Quo(M0, four_r)
+	cv := &conversion{p: p, c: c, delta: new(big.Int).MulRange(1, int64(n)), fourR: big.NewInt(4 * p.r)}
+	cv.M0 = new(big.Int).Mul(N, N)
+	cv.M0.Quo(cv.M0, cv.fourR)
 	dBits := 2*p.cfg.Bits + lgn + 1
-	aBits := dBits + statBits
-	tBits := delta.BitLen() + aBits + lgn + t*lgn + bitlen(t+1) + 2
-	qBits := tBits - M0.BitLen() + 2
-	hBits := qBits + statBits
-	zBits := max(tBits, hBits+M0.BitLen()+lgn) + 2
-	betaBits := p.cfg.Bits + statBits
-	rBits := p.cfg.Bits + 2*statBits + lgn + 4
+	cv.aBits = dBits + statBits
+	tBits := cv.delta.BitLen() + cv.aBits + lgn + t*lgn + bitlen(t+1) + 2
+	qBits := tBits - cv.M0.BitLen() + 2
+	cv.hBits = qBits + statBits
+	cv.zBits = max(tBits, cv.hBits+cv.M0.BitLen()+lgn) + 2
+	cv.betaBits = p.cfg.Bits + statBits
+	cv.rBits = p.cfg.Bits + 2*statBits + lgn + 4
 	thetaBits := 2*p.cfg.Bits + 2*statBits + 2*lgn + 8
 	if qBits+16 > p.h {
 		return nil, fmt.Errorf("dealerless: %d parties need quotients of %d bits, too many for a %d-bit modulus", n, qBits, p.cfg.Bits)
 	}
-	r2 := newRing(max(zBits, thetaBits) + 8)
-	sh := newSharing(r2, n, p.self, p.seeds)
+	cv.r2 = newRing(max(cv.zBits, thetaBits) + 8)
+	cv.sh = newSharing(cv.r2, n, p.self, p.seeds)
+	return cv, nil
+}
 
-	// c1
-	beta, err := p.randBelow(pow2(betaBits))
-	if err != nil {
-		return nil, err
+// shareInputs is round c1: it deals p_i, q_i, a random β_i and mask R_i
+// and a zero, and returns this party's shares of ψ and of θ′ = ψ·β + N·R,
+// and its own β_i.
+func (cv *conversion) shareInputs(ctx context.Context) (psi, beta, theta *big.Int, err error) {
+	p, r2, N, t := cv.p, cv.r2, cv.c.N, cv.p.t
+	if beta, err = p.randBelow(pow2(cv.betaBits)); err != nil {
+		return nil, nil, nil, err
 	}
-	R, err := p.randBelow(pow2(rBits))
+	R, err := p.randBelow(pow2(cv.rBits))
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	got, err := p.shareRound(ctx, "c1", r2, sh, []vec{
-		{"p", []*big.Int{c.p}, t}, {"q", []*big.Int{c.q}, t},
+	got, err := p.shareRound(ctx, "c1", r2, cv.sh, []vec{
+		{"p", []*big.Int{cv.c.p}, t}, {"q", []*big.Int{cv.c.q}, t},
 		{"beta", []*big.Int{beta}, t}, {"R", []*big.Int{R}, t},
 		{"z", []*big.Int{new(big.Int)}, 2 * t},
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	F, G, Bt, Rt, Z := sum(r2, got[0])[0], sum(r2, got[1])[0], sum(r2, got[2])[0], sum(r2, got[3])[0], sum(r2, got[4])[0]
 	// ψ = (N + 1 − p − q)/(4r): exact, so multiplying by the inverse of 4r
 	// in the ring gives ψ's share.
-	psi := new(big.Int).Add(N, big.NewInt(1))
+	psi = new(big.Int).Add(N, big.NewInt(1))
 	psi.Sub(psi, F).Sub(psi, G)
-	psi.Mul(r2.mod(psi), new(big.Int).ModInverse(four_r, r2.P))
+	psi.Mul(r2.mod(psi), new(big.Int).ModInverse(cv.fourR, r2.P))
 	r2.mod(psi)
-	theta := new(big.Int).Mul(psi, Bt)
+	theta = new(big.Int).Mul(psi, Bt)
 	theta.Add(theta, new(big.Int).Mul(N, Rt)).Add(theta, Z)
-	r2.mod(theta)
+	return psi, beta, r2.mod(theta), nil
+}
 
-	// c2
-	thetaP, err := p.broadcastOpen(ctx, "c2", r2, sh, theta, 2*t)
+// openTheta is round c2: it opens θ′ to all and returns θ⁻¹ mod N for
+// θ = θ′ mod N = ψβ mod N.
+func (cv *conversion) openTheta(ctx context.Context, theta *big.Int) (*big.Int, error) {
+	N := cv.c.N
+	thetaP, err := cv.p.broadcastOpen(ctx, "c2", cv.r2, cv.sh, theta, 2*cv.p.t)
 	if err != nil {
 		return nil, err
 	}
@@ -193,78 +241,85 @@ func (p *party) convert(ctx context.Context, c *candidate) (*big.Int, error) {
 	if thetaInv == nil {
 		return nil, fmt.Errorf("dealerless: θ not invertible modulo N")
 	}
+	return thetaInv, nil
+}
 
-	// c3
+// masked is what round c3 leaves this party: for every party j its
+// shares of T_j = Δ·G(j), of the masked Z_j = T_j + R_j (to open to j), of
+// the mask's high part H_j and of a zero for round c6.
+type masked struct {
+	T, Zs, HJ, Z2 []*big.Int
+}
+
+// maskShares is round c3: it deals γ_i = β_i·θ⁻¹ mod N, the coefficients
+// of G, a mask R_j = H_j·M0 + L_j with its high part H_j for every j, and
+// two zeros per j, and computes this party's shares of T_j and Z_j.
+func (cv *conversion) maskShares(ctx context.Context, psi, beta, thetaInv *big.Int) (*masked, error) {
+	p, r2, n, t := cv.p, cv.r2, cv.p.n, cv.p.t
 	gamma := new(big.Int).Mul(beta, thetaInv)
-	gamma.Mod(gamma, N)
+	gamma.Mod(gamma, cv.c.N)
 	coefs := make([]*big.Int, t)
+	var err error
 	for m := range coefs {
-		if coefs[m], err = p.randBelow(pow2(aBits)); err != nil {
+		if coefs[m], err = p.randBelow(pow2(cv.aBits)); err != nil {
 			return nil, err
 		}
 	}
 	Rj, Hj, zeros := make([]*big.Int, n), make([]*big.Int, n), make([]*big.Int, n)
 	for j := range Rj {
-		if Hj[j], err = p.randBelow(pow2(hBits)); err != nil {
+		if Hj[j], err = p.randBelow(pow2(cv.hBits)); err != nil {
 			return nil, err
 		}
-		L, err := p.randBelow(M0)
+		L, err := p.randBelow(cv.M0)
 		if err != nil {
 			return nil, err
 		}
-		Rj[j] = L.Add(L, new(big.Int).Mul(Hj[j], M0))
+		Rj[j] = L.Add(L, new(big.Int).Mul(Hj[j], cv.M0))
 		zeros[j] = new(big.Int)
 	}
-	got, err = p.shareRound(ctx, "c3", r2, sh, []vec{
+	got, err := p.shareRound(ctx, "c3", r2, cv.sh, []vec{
 		{"gamma", []*big.Int{gamma}, t}, {"a", coefs, t},
 		{"R", Rj, t}, {"H", Hj, t}, {"z1", zeros, 2 * t}, {"z2", zeros, 2 * t},
 	})
 	if err != nil {
 		return nil, err
 	}
-	Gm, A, RJ, HJ, Z1, Z2 := sum(r2, got[0])[0], sum(r2, got[1]), sum(r2, got[2]), sum(r2, got[3]), sum(r2, got[4]), sum(r2, got[5])
+	Gm, A, RJ, Z1 := sum(r2, got[0])[0], sum(r2, got[1]), sum(r2, got[2]), sum(r2, got[4])
+	m := &masked{T: make([]*big.Int, n), Zs: make([]*big.Int, n), HJ: sum(r2, got[3]), Z2: sum(r2, got[5])}
 	d := r2.mod(new(big.Int).Mul(psi, Gm))
-	T := make([]*big.Int, n)
-	Zs := make([]*big.Int, n)
 	for j := 1; j <= n; j++ {
 		acc := new(big.Int).Set(d)
 		jm := big.NewInt(1)
-		for m := 0; m < t; m++ {
+		for k := 0; k < t; k++ {
 			jm.Mul(jm, big.NewInt(int64(j)))
-			acc.Add(acc, new(big.Int).Mul(A[m], jm))
+			acc.Add(acc, new(big.Int).Mul(A[k], jm))
 		}
-		T[j-1] = r2.mod(acc.Mul(acc, delta))
-		z := new(big.Int).Add(T[j-1], RJ[j-1])
-		Zs[j-1] = r2.mod(z.Add(z, Z1[j-1]))
+		m.T[j-1] = r2.mod(acc.Mul(acc, cv.delta))
+		z := new(big.Int).Add(m.T[j-1], RJ[j-1])
+		m.Zs[j-1] = r2.mod(z.Add(z, Z1[j-1]))
 	}
+	return m, nil
+}
 
-	// c4
-	Zme, err := p.open(ctx, "c4", r2, sh, Zs, 2*t)
-	if err != nil {
-		return nil, err
-	}
-	if Zme.BitLen() > zBits {
-		return nil, fmt.Errorf("dealerless: round c4: masked value out of range (a party deviated)")
-	}
-	Q := new(big.Int).Quo(Zme, M0)
-
-	// c5
-	got, err = p.shareRound(ctx, "c5", r2, sh, []vec{{"Q", []*big.Int{Q}, t}})
+// reduce is rounds c5 and c6: this party deals its quotient Q, and every
+// party opens to j its share of y_j = T_j − (Q_j − H_j − n)·M″; it
+// returns this party's y, checked to lie in (0, N²/4).
+func (cv *conversion) reduce(ctx context.Context, psi *big.Int, m *masked, Q *big.Int) (*big.Int, error) {
+	p, r2, n, N := cv.p, cv.r2, cv.p.n, cv.c.N
+	got, err := p.shareRound(ctx, "c5", r2, cv.sh, []vec{{"Q", []*big.Int{Q}, p.t}})
 	if err != nil {
 		return nil, err
 	}
 	Mpp := r2.mod(new(big.Int).Mul(N, psi)) // share of M″ = N·ψ
 	ys := make([]*big.Int, n)
 	for j := 1; j <= n; j++ {
-		qj := new(big.Int).Sub(got[0][j-1][0], HJ[j-1])
+		qj := new(big.Int).Sub(got[0][j-1][0], m.HJ[j-1])
 		qj.Sub(qj, big.NewInt(int64(n)))
 		qj.Mul(r2.mod(qj), Mpp)
-		y := new(big.Int).Sub(T[j-1], qj)
-		ys[j-1] = r2.mod(y.Add(y, Z2[j-1]))
+		y := new(big.Int).Sub(m.T[j-1], qj)
+		ys[j-1] = r2.mod(y.Add(y, m.Z2[j-1]))
 	}
-
-	// c6
-	y, err := p.open(ctx, "c6", r2, sh, ys, 2*t)
+	y, err := p.open(ctx, "c6", r2, cv.sh, ys, 2*p.t)
 	if err != nil {
 		return nil, err
 	}
@@ -294,27 +349,42 @@ func (p *party) verify(ctx context.Context, N, y *big.Int) (*paillier.KeyShare, 
 	if err != nil {
 		return nil, fmt.Errorf("dealerless: public key: %w", err)
 	}
-	N2 := pub.NS1
+	v := p.verificationBase(N, pub.NS1)
+	vks, err := p.exchangeVerificationKeys(ctx, pub, v, y)
+	if err != nil {
+		return nil, err
+	}
+	tpk, err := paillier.NewThresholdPublicKey(pub, p.n, p.t, v, vks)
+	if err != nil {
+		return nil, fmt.Errorf("dealerless: assembled key: %w", err)
+	}
+	ks := &paillier.KeyShare{Index: p.self, Secret: y, Public: tpk}
+	if err := p.testDecryption(ctx, ks); err != nil {
+		return nil, err
+	}
+	return ks, nil
+}
+
+// verificationBase derives v, a square of a unit of Z*_{N²}, from the
+// public seed: every party gets the same v.
+func (p *party) verificationBase(N, N2 *big.Int) *big.Int {
 	st := p.publicStream("v", N)
-	var v *big.Int
 	for {
 		x := publicBelow(st, N2)
 		if new(big.Int).GCD(nil, nil, x, N).Cmp(big.NewInt(1)) == 0 {
-			v = x.Mul(x, x)
-			v.Mod(v, N2)
-			break
+			v := x.Mul(x, x)
+			return v.Mod(v, N2)
 		}
 	}
+}
+
+// exchangeVerificationKeys sends v^y to every party (round vk) and
+// returns every party's verification key, in index order.
+func (p *party) exchangeVerificationKeys(ctx context.Context, pub *paillier.PublicKey, v, y *big.Int) ([]*big.Int, error) {
+	N2 := pub.NS1
 	width := pub.CiphertextSize()
 	vk := secretExp(v, y, N2)
-	body := encodeElems([]*big.Int{vk}, width)
-	out := make([][]byte, p.n)
-	for k := range out {
-		if k+1 != p.self {
-			out[k] = body
-		}
-	}
-	in, err := p.exchange(ctx, "vk", out)
+	in, err := p.exchange(ctx, "vk", p.toAll(encodeElems([]*big.Int{vk}, width)))
 	if err != nil {
 		return nil, err
 	}
@@ -333,33 +403,43 @@ func (p *party) verify(ctx context.Context, N, y *big.Int) (*paillier.KeyShare, 
 		}
 		vks[k-1] = el[0]
 	}
-	tpk, err := paillier.NewThresholdPublicKey(pub, p.n, p.t, v, vks)
-	if err != nil {
-		return nil, fmt.Errorf("dealerless: assembled key: %w", err)
+	return vks, nil
+}
+
+// toAll is a round's messages with body for every other party.
+func (p *party) toAll(body []byte) [][]byte {
+	out := make([][]byte, p.n)
+	for k := range out {
+		if k+1 != p.self {
+			out[k] = body
+		}
 	}
-	ks := &paillier.KeyShare{Index: p.self, Secret: y, Public: tpk}
+	return out
+}
+
+// testDecryption decrypts a ciphertext of a public plaintext with every
+// party's share (round check): each share must carry a proof that
+// verifies, and every window of t+1 shares must combine to the plaintext.
+func (p *party) testDecryption(ctx context.Context, ks *paillier.KeyShare) error {
+	tpk, N := ks.Public, ks.Public.N
 	m := publicBelow(p.publicStream("test-plaintext", N), N)
 	ct, err := tpk.Encrypt(p.publicStream("test-randomness", N), m)
 	if err != nil {
-		return nil, fmt.Errorf("dealerless: test ciphertext: %w", err)
+		return fmt.Errorf("dealerless: test ciphertext: %w", err)
 	}
 	cs := []*paillier.Ciphertext{ct}
 	pctx := paillier.ProofContext{Job: "keygen/" + hex.EncodeToString(p.cfg.PublicSeed), Phase: "verify"}
 	ds, err := ks.DecryptShare(p.rnd, cs, pctx)
 	if err != nil {
-		return nil, fmt.Errorf("dealerless: test decryption: %w", err)
+		return fmt.Errorf("dealerless: test decryption: %w", err)
 	}
 	b, err := ds.MarshalBinary()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for k := range out {
-		if k+1 != p.self {
-			out[k] = b
-		}
-	}
-	if in, err = p.exchange(ctx, "check", out); err != nil {
-		return nil, err
+	in, err := p.exchange(ctx, "check", p.toAll(b))
+	if err != nil {
+		return err
 	}
 	shares := []*paillier.DecryptionShare{ds}
 	for k := 1; k <= p.n; k++ {
@@ -374,7 +454,7 @@ func (p *party) verify(ctx context.Context, N, y *big.Int) (*paillier.KeyShare, 
 			err = tpk.VerifyShare(cs, sh, pctx)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("dealerless: round check, party %d: %w", k, err)
+			return fmt.Errorf("dealerless: round check, party %d: %w", k, err)
 		}
 		shares = append(shares, sh)
 	}
@@ -389,11 +469,11 @@ func (p *party) verify(ctx context.Context, N, y *big.Int) (*paillier.KeyShare, 
 		}
 		got, err := tpk.Combine(cs, win)
 		if err != nil {
-			return nil, fmt.Errorf("dealerless: test decryption from parties %d..: %w", start+1, err)
+			return fmt.Errorf("dealerless: test decryption from parties %d..: %w", start+1, err)
 		}
 		if got[0].Cmp(m) != 0 {
-			return nil, fmt.Errorf("dealerless: test decryption from parties %d.. gave a wrong plaintext", start+1)
+			return fmt.Errorf("dealerless: test decryption from parties %d.. gave a wrong plaintext", start+1)
 		}
 	}
-	return ks, nil
+	return nil
 }

@@ -4,8 +4,15 @@
 // JACM 2001, with the biprimality test of its §4) and convert it to the
 // Shoup / Damgård–Jurik threshold shares of package paillier (Damgård–Jurik
 // 2001 §4), so that decryption shares, their proofs and Combine work
-// exactly as with a dealer's key. Specification: research/seed-000-pinkdd.md
-// §2.7 and §4.2 rows 4–5.
+// exactly as with a dealer's key. Phoenix (Ahmad and Khokhar, "Phoenix:
+// privacy preserving biclustering on horizontally partitioned data",
+// §3.3) asks for such a dealerless threshold key; this package is that key
+// generation.
+//
+// Start reading at Party (protocol.go): Search runs candidate batches
+// (modulus.go: sieve, BGW product, trial division, biprimality), Finish
+// converts the accepted modulus into key shares (convert.go) and checks
+// them with a test decryption. The caller supplies the Network.
 //
 // # Model
 //
@@ -53,8 +60,8 @@
 //
 // # Distributed sieving
 //
-// Malkin–Wu–Boneh's multiplicative sieve (NDSS 1999 §3; research/
-// seed-000-pinkdd.md §2.7): M is the product of the odd primes up to B_s
+// Malkin, Wu and Boneh's multiplicative sieve ("Experimenting with shared
+// generation of RSA keys", NDSS 1999, §3): M is the product of the odd primes up to B_s
 // except r (2 and r are fixed by the public residues below). Every party
 // draws a_i uniform in Z*_M; the shared integer product A = ∏ a_i < M^n is
 // a uniform unit of Z_M as long as one party is honest. The parties

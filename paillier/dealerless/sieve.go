@@ -142,7 +142,42 @@ func (p *party) sieveRounds(ctx context.Context, round string, sv *sieve, rg *ri
 	if err != nil {
 		return nil, nil, err
 	}
-	level := got[0] // level[k]: this party's shares of the k-th factor
+	level, err := p.productTree(ctx, round, rg, sh, got[0], count)
+	if err != nil {
+		return nil, nil, err
+	}
+	zs := make([]*big.Int, count)
+	for c := range zs {
+		x := new(big.Int).Mul(level[0][c], level[1][c])
+		for _, rk := range got[1] {
+			x.Add(x, rk[c])
+		}
+		zs[c] = rg.mod(x)
+	}
+	opened, err := p.openToFirst(ctx, round+"/z", rg, zs)
+	if err != nil {
+		return nil, nil, err
+	}
+	b = make([]*big.Int, count)
+	at := make([]*big.Int, 2*t+1)
+	for c := range b {
+		bc := new(big.Int).Neg(R[c])
+		if p.self == 1 {
+			for j := range at {
+				at[j] = opened[j][c]
+			}
+			bc.Add(bc, sh.interpolate(at, 2*t))
+		}
+		b[c] = bc.Mod(bc, sv.M)
+	}
+	return a, b, nil
+}
+
+// productTree multiplies the n shared factors (level[k]: this party's
+// shares of party k+1's vector) pairwise, with BGW degree reduction
+// after each multiplication (rounds m1, m2, ...), until two are left.
+func (p *party) productTree(ctx context.Context, round string, rg *ring, sh *sharing, level [][]*big.Int, count int) ([][]*big.Int, error) {
+	t := p.t
 	lam := sh.zeroCoef(2 * t)
 	tmp := new(big.Int)
 	for step := 1; len(level) > 2; step++ {
@@ -159,7 +194,7 @@ func (p *party) sieveRounds(ctx context.Context, round string, sv *sieve, rg *ri
 		// combination, at 0, of the re-shares of parties 1..2t+1.
 		re, err := p.shareRound(ctx, fmt.Sprintf("%s/m%d", round, step), rg, sh, []vec{{"h", flat, t}})
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		next := make([][]*big.Int, 0, half+1)
 		for i := range half {
@@ -178,31 +213,28 @@ func (p *party) sieveRounds(ctx context.Context, round string, sv *sieve, rg *ri
 		}
 		level = next
 	}
-	zs := make([]*big.Int, count)
-	for c := range zs {
-		x := new(big.Int).Mul(level[0][c], level[1][c])
-		for _, rk := range got[1] {
-			x.Add(x, rk[c])
-		}
-		zs[c] = rg.mod(x)
-	}
-	// Open z to party 1: parties 2..2t+1 send their shares, nobody else
-	// sends anything.
+	return level, nil
+}
+
+// openToFirst opens the degree-2t shares zs to party 1 (round zr):
+// parties 2..2t+1 send theirs, nobody else sends anything. Party 1 gets
+// the shares of parties 1..2t+1, every other party nil.
+func (p *party) openToFirst(ctx context.Context, zr string, rg *ring, zs []*big.Int) ([][]*big.Int, error) {
+	t := p.t
 	out := make([][]*big.Int, p.n)
 	if p.self != 1 && p.self <= 2*t+1 {
 		out[0] = zs
 	}
-	zr := round + "/z"
 	rds, err := p.readers(ctx, zr, out, rg)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var opened [][]*big.Int
 	if p.self == 1 {
 		opened = make([][]*big.Int, 2*t+1)
 		opened[0] = zs
 		for k := 2; k <= 2*t+1; k++ {
-			opened[k-1] = rds[k-1].take(count)
+			opened[k-1] = rds[k-1].take(len(zs))
 		}
 	}
 	for k := 1; k <= p.n; k++ {
@@ -210,22 +242,10 @@ func (p *party) sieveRounds(ctx context.Context, round string, sv *sieve, rg *ri
 			continue
 		}
 		if err := rds[k-1].done(); err != nil {
-			return nil, nil, fmt.Errorf("dealerless: round %s: %w", zr, err)
+			return nil, fmt.Errorf("dealerless: round %s: %w", zr, err)
 		}
 	}
-	b = make([]*big.Int, count)
-	at := make([]*big.Int, 2*t+1)
-	for c := range b {
-		bc := new(big.Int).Neg(R[c])
-		if p.self == 1 {
-			for j := range at {
-				at[j] = opened[j][c]
-			}
-			bc.Add(bc, sh.interpolate(at, 2*t))
-		}
-		b[c] = bc.Mod(bc, sv.M)
-	}
-	return a, b, nil
+	return opened, nil
 }
 
 // shares turns this party's additive shares b mod M into its additive

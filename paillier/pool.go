@@ -1,0 +1,164 @@
+package paillier
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"math/big"
+	"sync"
+)
+
+// RandomizerPool moves the cost of encryption off a protocol's critical
+// path. Almost all of Encrypt's time is the randomiser H^r (at 2048 bits,
+// 228 multiplications modulo n² against the fixed-base table; (1+n)^m and
+// the final product are two more), and the randomiser does not depend on
+// the plaintext. A pool computes randomisers ahead of time, in one
+// goroutine of its own, while the party waits for the network or for the
+// next step; Encrypt and Rerandomize then take one and multiply.
+//
+// The ciphertexts are distributed exactly as PublicKey.Encrypt's: each
+// randomiser is H^r for a fresh r drawn as Encrypt draws it (uniform in
+// [0, n), or short with PublicKey.ShortExponent), from the pool's random
+// source (crypto/rand by default), and is handed out once and then
+// forgotten by the pool. When the pool is empty, Encrypt computes its
+// randomiser itself, at the cost of PublicKey.Encrypt; the pool never
+// reuses or derives one randomiser from another.
+//
+// A pool lowers latency, not total work: every randomiser still costs an
+// exponentiation, on whichever core the filler runs. It helps where
+// encryptions come in bursts after idle time (a party that encrypts its
+// input when a step arrives), not in a loop that encrypts without pause on
+// one core, where the filler and the caller share the same CPU.
+//
+// Lifecycle: NewRandomizerPool starts the filler, which runs until Close
+// is called or ctx ends. Close stops it, waits for it to return, and drops
+// the randomisers not handed out. The pool's owner must call Close. After
+// Close, Encrypt and Rerandomize still work, computing every randomiser
+// themselves. A pool is safe for concurrent use.
+type RandomizerPool struct {
+	pk     PublicKey // a copy: a later change to the caller's key does not reach the filler
+	random io.Reader // lockedReader: the filler and the fallback path share it
+	ready  chan *big.Int
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+}
+
+// NewRandomizerPool starts a pool of up to size randomisers for pk, drawn
+// from random (crypto/rand.Reader when nil). The first randomiser builds
+// the key's fixed-base table if it does not exist yet (about a second at
+// 2048 bits), in the filler. Memory: size ciphertext-sized integers (512
+// bytes each at 2048 bits).
+func NewRandomizerPool(ctx context.Context, pk *PublicKey, random io.Reader, size int) (*RandomizerPool, error) {
+	if err := pk.checkShape(); err != nil {
+		return nil, err
+	}
+	if size < 1 {
+		return nil, fmt.Errorf("paillier: randomizer pool size %d: want at least 1", size)
+	}
+	if random == nil {
+		random = rand.Reader
+	}
+	p := &RandomizerPool{
+		pk:     *pk,
+		random: &lockedReader{r: random},
+		ready:  make(chan *big.Int, size),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	go p.fill(ctx)
+	return p, nil
+}
+
+// fill computes randomisers until the pool is stopped. A failing random
+// source stops it too; Encrypt then reports the failure from its own
+// attempt.
+func (p *RandomizerPool) fill(ctx context.Context) {
+	defer close(p.done)
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-ctx.Done():
+			return
+		default:
+		}
+		r, err := p.pk.randomizer(p.random)
+		if err != nil {
+			return
+		}
+		select {
+		case p.ready <- r:
+		case <-p.stop:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// take returns a randomiser: a precomputed one if any is ready, otherwise
+// a fresh one computed now.
+func (p *RandomizerPool) take() (*big.Int, error) {
+	select {
+	case r := <-p.ready:
+		return r, nil
+	default:
+		return p.pk.randomizer(p.random)
+	}
+}
+
+// Ready is the number of precomputed randomisers waiting.
+func (p *RandomizerPool) Ready() int { return len(p.ready) }
+
+// Encrypt is PublicKey.Encrypt with a randomiser from the pool.
+func (p *RandomizerPool) Encrypt(m *big.Int) (*Ciphertext, error) {
+	if err := p.pk.checkPlain(m); err != nil {
+		return nil, err
+	}
+	r, err := p.take()
+	if err != nil {
+		return nil, err
+	}
+	return &Ciphertext{C: mulMod(r, p.pk.gPow(m), p.pk.ns1())}, nil
+}
+
+// Rerandomize is PublicKey.Rerandomize with a randomiser from the pool.
+func (p *RandomizerPool) Rerandomize(c *Ciphertext) (*Ciphertext, error) {
+	if c == nil || c.C == nil {
+		return nil, ErrInvalidCiphertext
+	}
+	r, err := p.take()
+	if err != nil {
+		return nil, err
+	}
+	return &Ciphertext{C: mulMod(r, c.C, p.pk.ns1())}, nil
+}
+
+// Close stops the filler, waits for it to return and drops the unused
+// randomisers (which never encrypted anything). It is safe to call more than once.
+func (p *RandomizerPool) Close() {
+	p.once.Do(func() { close(p.stop) })
+	<-p.done
+	for {
+		select {
+		case <-p.ready:
+		default:
+			return
+		}
+	}
+}
+
+// lockedReader serialises reads, so that a caller's io.Reader need not be
+// safe for concurrent use.
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) Read(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(b)
+}
