@@ -1,0 +1,84 @@
+package mhe
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/tuneinsight/lattigo/v6/ring"
+)
+
+// Polynomials travel as their coefficients, prime by prime, each a
+// little-endian uint64 (8·levels·n bytes per polynomial). Decoding checks
+// the exact length and that every coefficient is reduced modulo its prime,
+// so a decoded polynomial is always a valid operand: Lattigo's arithmetic
+// assumes reduced inputs and does not check them. Lattigo's own
+// (Un)MarshalBinary is not used on peer bytes: it carries the shape in the
+// data and does not check coefficient ranges.
+
+// polyShape is what a decoder expects of polynomials: the primes and the degree.
+type polyShape struct {
+	moduli []uint64
+	n      int
+}
+
+func (p Params) polyShape() polyShape { return polyShape{moduli: p.bgv.RingQ().ModuliChain(), n: p.Slots()} }
+
+func (s polyShape) polyBytes() int { return len(s.moduli) * s.n * 8 }
+
+func (s polyShape) newPoly() ring.Poly { return ring.NewPoly(s.n, len(s.moduli)-1) }
+
+// appendPolys appends the encoding of polys to b.
+func appendPolys(b []byte, polys []ring.Poly) []byte {
+	for _, p := range polys {
+		for _, row := range p.Coeffs {
+			for _, c := range row {
+				b = binary.LittleEndian.AppendUint64(b, c)
+			}
+		}
+	}
+	return b
+}
+
+// decodePolys decodes exactly count polynomials of shape s from b.
+func (s polyShape) decodePolys(b []byte, count int) ([]ring.Poly, error) {
+	if s.n == 0 || count < 0 || len(b) != count*s.polyBytes() {
+		return nil, fmt.Errorf("%w: %d bytes of polynomials, expected %d of %d bytes", ErrMalformed, len(b), count, s.polyBytes())
+	}
+	out := make([]ring.Poly, count)
+	for k := range out {
+		p := s.newPoly()
+		for i, q := range s.moduli {
+			row := p.Coeffs[i]
+			for j := range row {
+				c := binary.LittleEndian.Uint64(b)
+				if c >= q {
+					return nil, fmt.Errorf("%w: coefficient not reduced modulo its prime", ErrMalformed)
+				}
+				row[j] = c
+				b = b[8:]
+			}
+		}
+		out[k] = p
+	}
+	return out, nil
+}
+
+// checkPolys checks that polys have shape s (for values built in memory
+// and handed to an operation).
+func (s polyShape) checkPolys(polys []ring.Poly) error {
+	for _, p := range polys {
+		if p.N() != s.n || p.Level() != len(s.moduli)-1 {
+			return fmt.Errorf("%w: polynomial of degree %d and %d primes, expected %d and %d", ErrMismatch, p.N(), p.Level()+1, s.n, len(s.moduli))
+		}
+	}
+	return nil
+}
+
+// reduce brings polys to canonical form, every coefficient in [0, q):
+// Lattigo's lazy arithmetic may leave them in [0, 2q), and encodings and
+// digests must not depend on that.
+func reduce(r *ring.Ring, polys ...ring.Poly) {
+	for _, p := range polys {
+		r.Reduce(p, p)
+	}
+}
