@@ -125,7 +125,7 @@ func TestLayoutDecodeRefuses(t *testing.T) {
 			used := 3 * l.field
 			c[used/l.limb] |= 1 << (used % l.limb)
 		},
-		"unused coefficient":   func(c []uint64) { c[len(c)-1] = 1 },
+		"unused coefficient": func(c []uint64) { c[len(c)-1] = 1 },
 	} {
 		c := append([]uint64(nil), sum...)
 		mutate(c)

@@ -21,7 +21,9 @@ type polyShape struct {
 	n      int
 }
 
-func (p Params) polyShape() polyShape { return polyShape{moduli: p.bgv.RingQ().ModuliChain(), n: p.Slots()} }
+func (p Params) polyShape() polyShape {
+	return polyShape{moduli: p.bgv.RingQ().ModuliChain(), n: p.Slots()}
+}
 
 func (s polyShape) polyBytes() int { return len(s.moduli) * s.n * 8 }
 
