@@ -72,7 +72,7 @@ func judge(plan *Plan, values []Digest) (Verdict, int) {
 		}
 	}
 	slices.Sort(members)
-	truth, vacuous := -1, false
+	truth, trusted := -1, true
 	for _, x := range members {
 		g, ok := absentGroup(plan, group, x)
 		if !ok {
@@ -80,15 +80,15 @@ func judge(plan *Plan, values []Digest) (Verdict, int) {
 		}
 		v.Suspects = append(v.Suspects, x)
 		switch {
-		case g < 0:
-			vacuous = true
+		case g < 0: // x is in every quorum: nothing decrypted without it
+			trusted = false
 		case truth < 0:
 			truth = g
-		case truth != g:
-			truth = -2 // candidates disagree on the truth
+		case truth != g: // candidates disagree on the truth
+			trusted = false
 		}
 	}
-	if vacuous || truth < 0 {
+	if !trusted || truth < 0 {
 		return v, -1
 	}
 	v.Confirmed = true

@@ -30,8 +30,10 @@ type round struct {
 	ctx    Context
 	// tamper, when set, may change a share before the root reads it.
 	tamper func(*DecryptionShare)
-	// bytes sent per party (index = point-1), filled by run.
-	bytes []int
+	// bytes sent per party (index = point-1) and the root's opening,
+	// filled by run.
+	bytes  []int
+	opened *Opening
 }
 
 // run plays the round over parties' inputs (point i+1 at index i; nil =
@@ -83,6 +85,7 @@ func (r *round) run(tb testing.TB, inputs [][]int64) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.opened = open
 	// 2. Down: the mask to every party (inner nodes forward it).
 	mask := total.Mask()
 	masks := map[int]*Mask{order[0]: mask}
