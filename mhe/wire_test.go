@@ -224,13 +224,17 @@ func FuzzDecryptionShare(f *testing.F) {
 func FuzzPublicKeyShare(f *testing.F) {
 	fx := newFixture(f)
 	fuzzSeeds(f, fx.pubShare)
-	f.Fuzz(func(t *testing.T, b []byte) { fuzzDecode(t, b, func() wireValue { return fx.kg.AllocatePublicShare() }) })
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fuzzDecode(t, b, func() wireValue { return fx.kg.AllocatePublicShare() })
+	})
 }
 
 func FuzzSecretShare(f *testing.F) {
 	fx := newFixture(f)
 	fuzzSeeds(f, fx.secShare)
-	f.Fuzz(func(t *testing.T, b []byte) { fuzzDecode(t, b, func() wireValue { return fx.kg.AllocateSecretShare() }) })
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fuzzDecode(t, b, func() wireValue { return fx.kg.AllocateSecretShare() })
+	})
 }
 
 // publicKeyValue adapts ParsePublicKey to the fuzz helper.
