@@ -71,9 +71,7 @@ func (e Expect) checkInputs(ctx Context, shape string, inputs []Input) error {
 // secret share and buffers: use one per goroutine.
 type Decryptor struct {
 	keys   *Keys
-	ks     multiparty.KeySwitchProtocol
 	cmb    multiparty.Combiner
-	zero   *rlwe.SecretKey
 	smudge *smudger
 	buf    ring.Poly
 }
@@ -84,15 +82,11 @@ func NewDecryptor(keys *Keys) (*Decryptor, error) {
 	params := keys.Params.bgv
 	err := safely(func() error {
 		var err error
-		if d.ks, err = multiparty.NewKeySwitchProtocol(params, rlwe.DefaultXe); err != nil {
-			return err
-		}
 		points := make([]multiparty.ShamirPublicPoint, len(keys.Members))
 		for i := range points {
 			points[i] = multiparty.ShamirPublicPoint(i + 1)
 		}
 		d.cmb = multiparty.NewCombiner(params.Parameters, multiparty.ShamirPublicPoint(keys.Self), points, keys.Quorum)
-		d.zero = rlwe.NewSecretKey(params)
 		d.buf = params.RingQ().NewPoly()
 		d.smudge, err = newSmudger(params.RingQ().ModuliChain())
 		return err
@@ -177,12 +171,15 @@ func (d *Decryptor) checkMask(m *Mask) error {
 }
 
 // GenShare makes this member's share for quorum q of plan:
-// h = λ·sk·c1 + e + u for every ciphertext of the target, where λ·sk is
-// the member's Lagrange-weighted Shamir share for the quorum (Lattigo's
-// Combiner), e Lattigo's key-switch noise (key switching to the zero key,
-// i.e. decryption) and u the uniform smudging noise of the package doc.
-// The shares of the quorum add up to s·c1 + noise: with c0 they give the
-// plaintext and nothing else.
+// h = λ·sk·c1 + u for every ciphertext of the target, where λ·sk is the
+// member's Lagrange-weighted Shamir share for the quorum (Lattigo's
+// Combiner: the quorum's λ·sk add up to the collective secret s) and u the
+// uniform smudging noise of the package doc. The shares of the quorum add
+// up to s·c1 + Σu: with c0 they give the plaintext and nothing else. This
+// is Lattigo's collective key switching to the zero key (KeySwitchProtocol,
+// the CKS protocol of Mouchet et al., PETS 2021) without its Gaussian
+// term, which the much wider uniform noise subsumes; leaving it out saves a
+// Gaussian sample and an NTT per ciphertext.
 func (d *Decryptor) GenShare(t *Target, plan *Plan, q int) (*DecryptionShare, error) {
 	if q < 0 || q >= len(plan.Quorums) || !slices.Contains(plan.Quorums[q], d.keys.Self) {
 		return nil, fmt.Errorf("%w: member %d is not in quorum %d of the plan", ErrMismatch, d.keys.Self, q)
@@ -205,15 +202,14 @@ func (d *Decryptor) GenShare(t *Target, plan *Plan, q int) (*DecryptionShare, er
 		r := params.RingQ()
 		moduli := r.ModuliChain()
 		for k, c1 := range t.c1 {
-			ct := &rlwe.Ciphertext{Element: rlwe.Element[ring.Poly]{Value: []ring.Poly{c1, c1},
-				MetaData: &rlwe.MetaData{CiphertextMetaData: rlwe.CiphertextMetaData{IsNTT: true}}}}
-			ks := multiparty.KeySwitchShare{Value: r.NewPoly()}
-			d.ks.GenShare(sk, d.zero, ct, &ks)
+			h := r.NewPoly()
+			// c1 is in the NTT domain, sk in NTT and Montgomery form.
+			r.MulCoeffsMontgomery(c1, sk.Value.Q, h)
 			d.smudge.read(d.buf, moduli)
 			r.NTT(d.buf, d.buf)
-			r.Add(ks.Value, d.buf, ks.Value)
-			reduce(r, ks.Value)
-			share.value[k] = ks.Value
+			r.Add(h, d.buf, h)
+			reduce(r, h)
+			share.value[k] = h
 		}
 		return nil
 	})

@@ -17,14 +17,14 @@ import (
 // Quorum-of-N threshold access structure, in one round:
 //
 //   - every member i draws a ternary secret s_i and sends
-//     (a) its collective-public-key share p_i = −a·s_i + e_i (Mouchet,
-//     Troncoso-Pastoriza, Bossuat and Hubaux, "Multiparty Homomorphic
-//     Encryption from Ring-Learning-with-Errors", PETS 2021, §4.1), public,
-//     to whoever folds them, and (b) to every member j, privately, f_i(j),
-//     where f_i is a random polynomial of degree Quorum−1 with f_i(0) = s_i
-//     (Mouchet, Bertrand and Hubaux, "An Efficient Threshold Access-Structure
-//     for RLWE-Based Multiparty Homomorphic Encryption", 2022, §4,
-//     "Thresholdize");
+//     (a) its collective-public-key share p_i = −a·s_i + e_i (the CKG
+//     protocol of Mouchet, Troncoso-Pastoriza, Bossuat and Hubaux,
+//     "Multiparty Homomorphic Encryption from Ring-Learning-with-Errors",
+//     PETS 2021), public, to whoever folds them, and (b) to every member j,
+//     privately, f_i(j), where f_i is a random polynomial of degree
+//     Quorum−1 with f_i(0) = s_i (the "Thresholdize" operation of Mouchet,
+//     Bertrand and Hubaux, "An Efficient Threshold Access-Structure for
+//     RLWE-Based Multiparty Homomorphic Encryption", 2022);
 //   - the public shares are folded (AggregatePublic) into Σp_i, which with
 //     the common a is the public key of s = Σs_i; member j folds the N
 //     secret shares addressed to it (AggregateSecret) into Σ_i f_i(j), its

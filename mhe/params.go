@@ -38,9 +38,6 @@ const (
 	// smudgeBits is k: every decryption share carries noise drawn uniformly
 	// from [-2^k, 2^k).
 	smudgeBits = 114
-	// ksNoiseBound bounds the Gaussian noise Lattigo's key-switch share adds
-	// (σ = √(3.2² + 3.2²), truncated at 6σ = 27.2).
-	ksNoiseBound = 28
 	// freshNoiseBound bounds one coefficient of a fresh Gaussian error
 	// (σ = 3.2 truncated at 19.2, then rounded).
 	freshNoiseBound = 19
@@ -139,7 +136,7 @@ func (p Params) aggregateNoise(members, summands int) *big.Int {
 
 // checkBudget checks that a sum of `members` contributions under a key of
 // `members` parties, decrypted by a quorum of `members`, always decrypts
-// correctly: T·(|e_ct| + quorum·(2^k + |e_ks|)) + T < Q/2, where the decoder
+// correctly: T·(|e_ct| + quorum·2^k) + T < Q/2, where the decoder
 // recovers m from m + T·e centred modulo Q (the BGV decryption Lattigo
 // implements).
 func (p Params) checkBudget(members int) error {
@@ -147,7 +144,6 @@ func (p Params) checkBudget(members int) error {
 	t := new(big.Int).SetUint64(p.PlaintextModulus())
 	e := p.aggregateNoise(members, members)
 	share := new(big.Int).Lsh(big.NewInt(1), smudgeBits)
-	share.Add(share, big.NewInt(ksNoiseBound))
 	e.Add(e, share.Mul(share, big.NewInt(int64(members))))
 	lhs := e.Mul(e, t)
 	lhs.Add(lhs, t)
@@ -162,11 +158,9 @@ func (p Params) checkBudget(members int) error {
 // coefficient, between a decryption share of an aggregate of `members`
 // contributions and one that depends on nothing but the sum (the package
 // doc, Smudging): the uniform noise of one honest share, of width 2^(k+1),
-// hides the aggregate's noise and the other honest shares' Gaussian noise,
-// at most B, within B/2^(k+1).
+// hides the aggregate's noise, at most B, within B/2^(k+1).
 func (p Params) SmudgingDistance(members int) float64 {
 	b := p.aggregateNoise(members, members)
-	b.Add(b, big.NewInt(int64(members*ksNoiseBound)))
 	f, _ := new(big.Float).SetInt(b).Float64()
 	return math.Log2(f) - float64(smudgeBits+1)
 }

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -30,6 +31,9 @@ type round struct {
 	ctx    Context
 	// tamper, when set, may change a share before the root reads it.
 	tamper func(*DecryptionShare)
+	// parallel runs every party's encryption and shares in its own
+	// goroutine, as separate nodes would (benchmarks).
+	parallel bool
 	// bytes sent per party (index = point-1) and the root's opening,
 	// filled by run.
 	bytes  []int
@@ -50,16 +54,20 @@ func (r *round) run(tb testing.TB, inputs [][]int64) (*Result, error) {
 		}
 	}
 	aggs := make([]*Aggregate, len(order))
-	var committed []Input
-	for x, p := range order {
+	err := r.each(len(order), func(x int) error {
 		enc, err := NewEncryptor(pk)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if aggs[x], err = enc.EncryptInts(r.ctx, p, r.layout, inputs[p-1]); err != nil {
-			return nil, err
-		}
-		committed = append(committed, aggs[x].Inputs[0])
+		aggs[x], err = enc.EncryptInts(r.ctx, order[x], r.layout, inputs[order[x]-1])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	committed := make([]Input, len(order))
+	for x, a := range aggs {
+		committed[x] = a.Inputs[0]
 	}
 	// 1. Up: deepest positions first, each into its parent.
 	for x := len(order) - 1; x > 0; x-- {
@@ -96,11 +104,22 @@ func (r *round) run(tb testing.TB, inputs [][]int64) (*Result, error) {
 		}
 		masks[order[x]] = got
 	}
-	// 3. Shares.
+	// 3. Shares, made by every party at once, read by the root in turn.
 	expect := Expect{Context: r.ctx, Shape: r.layout.Shape(), Committed: committed}
-	for _, p := range avail {
-		if err := r.shares(p, masks[p], expect, plan, open); err != nil {
-			return nil, err
+	shares := make([][]*DecryptionShare, len(avail))
+	err = r.each(len(avail), func(i int) error {
+		var err error
+		shares[i], err = r.shares(avail[i], masks[avail[i]], expect, plan, open)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, ss := range shares {
+		for _, s := range ss {
+			if err := open.Add(s); err != nil {
+				return nil, err
+			}
 		}
 	}
 	res, err := open.Open()
@@ -129,38 +148,56 @@ func (r *round) send(from int, v, into wireValue) error {
 	return into.UnmarshalBinary(b)
 }
 
-// shares makes party p's shares for every quorum it is in and hands them to
-// the root.
-func (r *round) shares(p int, m *Mask, e Expect, plan *Plan, open *Opening) error {
+// shares makes party p's shares for every quorum it is in and returns them
+// as the root decodes them.
+func (r *round) shares(p int, m *Mask, e Expect, plan *Plan, open *Opening) ([]*DecryptionShare, error) {
 	qs := plan.QuorumsOf(p)
 	if len(qs) == 0 {
-		return nil
+		return nil, nil
 	}
 	dec, err := NewDecryptor(r.keys[p-1])
 	if err != nil {
-		return err
+		return nil, err
 	}
 	t, err := dec.Target(m, e)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var out []*DecryptionShare
 	for _, q := range qs {
 		s, err := dec.GenShare(t, plan, q)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if r.tamper != nil {
 			r.tamper(s)
 		}
 		got := open.AllocateShare()
 		if err := r.send(p, s, got); err != nil {
-			return err
+			return nil, err
 		}
-		if err := open.Add(got); err != nil {
-			return err
-		}
+		out = append(out, got)
 	}
-	return nil
+	return out, nil
+}
+
+// each runs f(0..n-1), concurrently when r.parallel.
+func (r *round) each(n int, f func(int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		if !r.parallel {
+			errs[i] = f(i)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // plainSums is the independent checker: the exact sums with math/big.
