@@ -23,6 +23,11 @@ type Expect struct {
 	// MinInputs is the policy's floor on distinct inputs; anything below 2
 	// counts as 2, so no single contribution is ever decrypted.
 	MinInputs int
+	// Own, when not zero, is the digest of this member's own contribution,
+	// which must be in the aggregate: a member that contributed checks by
+	// itself that its input is part of what it helps decrypt, whoever
+	// assembled the committed list.
+	Own Digest
 }
 
 // Target is what a decryption share opens: the c1 of an aggregate whose
@@ -53,8 +58,8 @@ func targetDigest(ctx Context, shape string, inputs []Input, c1 []ring.Poly) Dig
 // shares must name (what the combiner checks them against).
 func (a *Aggregate) TargetDigest() Digest { return targetDigest(a.Context, a.Shape, a.Inputs, a.c1) }
 
-// checkInputs checks inputs against what was committed.
-func (e Expect) checkInputs(ctx Context, shape string, inputs []Input) error {
+// checkInputs checks inputs against what was committed, for member self.
+func (e Expect) checkInputs(self int, ctx Context, shape string, inputs []Input) error {
 	if ctx != e.Context || shape != e.Shape {
 		return fmt.Errorf("%w: asked to decrypt another context or shape than the committed one", ErrPolicy)
 	}
@@ -63,6 +68,9 @@ func (e Expect) checkInputs(ctx Context, shape string, inputs []Input) error {
 	}
 	if floor := max(e.MinInputs, 2); len(inputs) < floor {
 		return fmt.Errorf("%w: %d inputs, the floor is %d", ErrPolicy, len(inputs), floor)
+	}
+	if e.Own != (Digest{}) && !slices.Contains(inputs, Input{Party: self, Digest: e.Own}) {
+		return fmt.Errorf("%w: this member's own contribution is not in the aggregate", ErrPolicy)
 	}
 	return nil
 }
@@ -104,7 +112,7 @@ func (d *Decryptor) Target(m *Mask, e Expect) (*Target, error) {
 	if err := d.checkMask(m); err != nil {
 		return nil, err
 	}
-	if err := e.checkInputs(m.Context, m.Shape, m.Inputs); err != nil {
+	if err := e.checkInputs(d.keys.Self, m.Context, m.Shape, m.Inputs); err != nil {
 		return nil, err
 	}
 	return &Target{Context: m.Context, Shape: m.Shape, Inputs: m.Inputs, c1: m.c1,
@@ -153,7 +161,7 @@ func (d *Decryptor) TargetFromParts(parts []*Mask, e Expect) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := e.checkInputs(e.Context, e.Shape, inputs); err != nil {
+	if err := e.checkInputs(d.keys.Self, e.Context, e.Shape, inputs); err != nil {
 		return nil, err
 	}
 	return &Target{Context: e.Context, Shape: e.Shape, Inputs: inputs, c1: sum,

@@ -59,7 +59,7 @@ func TestDecryptOnlyCommittedAggregate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	expect := Expect{Context: ctx, Shape: l.Shape(), Committed: committed}
+	expect := Expect{Context: ctx, Shape: l.Shape(), Committed: committed, Own: committed[2].Digest}
 	if _, err := dec.Target(total.Mask(), expect); err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +70,8 @@ func TestDecryptOnlyCommittedAggregate(t *testing.T) {
 	changed.Committed[3].Digest[0] ^= 1
 	floor := expect
 	floor.MinInputs = 6
+	notMine := expect
+	notMine.Own = committed[0].Digest // member 3 claims party 1's contribution as its own
 	single := expect
 	single.Committed = committed[:1]
 	for name, c := range map[string]struct {
@@ -82,6 +84,7 @@ func TestDecryptOnlyCommittedAggregate(t *testing.T) {
 		"changed contribution":  {total.Mask(), changed},
 		"other attempt":         {total.Mask(), other},
 		"fewer than the floor":  {total.Mask(), floor},
+		"own input missing":     {total.Mask(), notMine},
 		"two of the five asked": {pair.Mask(), Expect{Context: ctx, Shape: l.Shape(), Committed: committed[:2], MinInputs: 3}},
 	} {
 		if _, err := dec.Target(c.m, c.e); !errors.Is(err, ErrPolicy) {

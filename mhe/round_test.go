@@ -159,6 +159,11 @@ func (r *round) shares(p int, m *Mask, e Expect, plan *Plan, open *Opening) ([]*
 	if err != nil {
 		return nil, err
 	}
+	for _, in := range e.Committed {
+		if in.Party == p {
+			e.Own = in.Digest // p checks its own input is in
+		}
+	}
 	t, err := dec.Target(m, e)
 	if err != nil {
 		return nil, err
