@@ -3,6 +3,7 @@ package mhe
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/tuneinsight/lattigo/v6/ring"
 )
@@ -31,11 +32,20 @@ func (s polyShape) newPoly() ring.Poly { return ring.NewPoly(s.n, len(s.moduli)-
 
 // appendPolys appends the encoding of polys to b.
 func appendPolys(b []byte, polys []ring.Poly) []byte {
+	n := 0
+	for _, p := range polys {
+		n += 8 * len(p.Coeffs) * p.N()
+	}
+	b = slices.Grow(b, n)
+	at := len(b)
+	b = b[:at+n]
 	for _, p := range polys {
 		for _, row := range p.Coeffs {
-			for _, c := range row {
-				b = binary.LittleEndian.AppendUint64(b, c)
+			out := b[at : at+8*len(row)]
+			for j, c := range row {
+				binary.LittleEndian.PutUint64(out[8*j:], c)
 			}
+			at += len(out)
 		}
 	}
 	return b
@@ -51,14 +61,17 @@ func (s polyShape) decodePolys(b []byte, count int) ([]ring.Poly, error) {
 		p := s.newPoly()
 		for i, q := range s.moduli {
 			row := p.Coeffs[i]
+			in := b[:8*len(row)]
+			var bad bool
 			for j := range row {
-				c := binary.LittleEndian.Uint64(b)
-				if c >= q {
-					return nil, fmt.Errorf("%w: coefficient not reduced modulo its prime", ErrMalformed)
-				}
+				c := binary.LittleEndian.Uint64(in[8*j:])
+				bad = bad || c >= q
 				row[j] = c
-				b = b[8:]
 			}
+			if bad {
+				return nil, fmt.Errorf("%w: coefficient not reduced modulo its prime", ErrMalformed)
+			}
+			b = b[len(in):]
 		}
 		out[k] = p
 	}
