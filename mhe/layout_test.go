@@ -1,6 +1,7 @@
 package mhe
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -201,4 +202,36 @@ func TestLayoutFixedPointMatchesPaillier(t *testing.T) {
 			t.Fatalf("EncodeFloats(%v) = %v, want ErrRange", bad, err)
 		}
 	}
+}
+
+// The plaintext a root sends down is decoded by every party: arbitrary
+// coefficients never panic, and whatever decodes is a sum of in-range
+// inputs (re-encoding the totals' parts is not possible, so the check is
+// that every total is within n·(2^vb−1)).
+func FuzzLayoutDecode(f *testing.F) {
+	p := params(f)
+	l, err := NewLayout(p, 9, 0, 20, 3)
+	if err != nil {
+		f.Fatal(err)
+	}
+	good, _ := l.EncodeInts([]int64{1, -1, 0, 1<<20 - 1, -(1<<20 - 1), 7, 8, 9, 10})
+	sum := plainAdd(p, good, good)
+	f.Add(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, sum[0]), sum[1]), uint8(2))
+	f.Add([]byte{1, 2, 3}, uint8(1))
+	f.Fuzz(func(t *testing.T, b []byte, n uint8) {
+		c := append([]uint64(nil), sum...)
+		for i := 0; i+8 <= len(b) && i/8 < len(c); i += 8 {
+			c[i/8] = binary.LittleEndian.Uint64(b[i:])
+		}
+		got, err := l.Decode(c, int(n))
+		if err != nil {
+			return
+		}
+		bound := big.NewInt(int64(n) * (1<<20 - 1))
+		for i := range got.Len() {
+			if v := got.Big(i); v.CmpAbs(bound) > 0 {
+				t.Fatalf("total %d = %v beyond %v", i, v, bound)
+			}
+		}
+	})
 }
