@@ -6,8 +6,6 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/ring"
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
-
-	"github.com/cohortdm/cohort/protocol"
 )
 
 // Aggregate is an encrypted sum of contributions of one Context: BGV
@@ -213,14 +211,11 @@ type aggregateWire struct {
 	Shape   string      `msgpack:"shape"`
 	Inputs  []inputWire `msgpack:"inputs"`
 	C0Hash  []byte      `msgpack:"c0hash"`
-	Polys   []byte      `msgpack:"polys"`
 }
 
 // MarshalBinary encodes the aggregate.
 func (a *Aggregate) MarshalBinary() ([]byte, error) {
-	polys := appendPolys(make([]byte, 0, 2*len(a.c0)*polyBytesOf(a.c0)), a.c0)
-	return protocol.Marshal(aggregateWire{Context: a.Context.wire(), Shape: a.Shape, Inputs: inputsWire(a.Inputs),
-		Polys: appendPolys(polys, a.c1)})
+	return frame(aggregateWire{Context: a.Context.wire(), Shape: a.Shape, Inputs: inputsWire(a.Inputs)}, a.c0, a.c1)
 }
 
 // UnmarshalBinary decodes into an aggregate from Aggregator.Allocate,
@@ -240,8 +235,8 @@ func (a *Aggregate) UnmarshalBinary(b []byte) error {
 
 // MarshalBinary encodes the mask.
 func (m *Mask) MarshalBinary() ([]byte, error) {
-	return protocol.Marshal(aggregateWire{Context: m.Context.wire(), Shape: m.Shape, Inputs: inputsWire(m.Inputs),
-		C0Hash: m.C0Hash[:], Polys: appendPolys(make([]byte, 0, len(m.c1)*polyBytesOf(m.c1)), m.c1)})
+	return frame(aggregateWire{Context: m.Context.wire(), Shape: m.Shape, Inputs: inputsWire(m.Inputs),
+		C0Hash: m.C0Hash[:]}, m.c1)
 }
 
 // UnmarshalBinary decodes into a mask from Aggregator.AllocateMask.
@@ -281,8 +276,9 @@ func decodeHalves(b []byte, wantShape string, s polyShape, cts, halves int) (*de
 		return nil, nil, fmt.Errorf("%w: unmarshal into an allocated value", ErrMismatch)
 	}
 	var w aggregateWire
-	if err := protocol.Unmarshal(b, &w); err != nil {
-		return nil, nil, fmt.Errorf("%w: aggregate: %w", ErrMalformed, err)
+	raw, err := unframe(b, &w)
+	if err != nil {
+		return nil, nil, fmt.Errorf("aggregate: %w", err)
 	}
 	if w.Shape != wantShape {
 		return nil, nil, fmt.Errorf("%w: aggregate of shape %.100q, expected %s", ErrMismatch, w.Shape, wantShape)
@@ -295,16 +291,9 @@ func decodeHalves(b []byte, wantShape string, s polyShape, cts, halves int) (*de
 	if err != nil || len(inputs) == 0 {
 		return nil, nil, fmt.Errorf("%w: aggregate inputs", ErrMalformed)
 	}
-	polys, err := s.decodePolys(w.Polys, halves*cts)
+	polys, err := s.decodePolys(raw, halves*cts)
 	if err != nil {
 		return nil, nil, err
 	}
 	return &decodedHeader{ctx: ctx, inputs: inputs, C0Hash: w.C0Hash}, polys, nil
-}
-
-func polyBytesOf(ps []ring.Poly) int {
-	if len(ps) == 0 {
-		return 0
-	}
-	return 8 * len(ps[0].Coeffs) * ps[0].N()
 }

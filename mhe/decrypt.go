@@ -7,8 +7,6 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/multiparty"
 	"github.com/tuneinsight/lattigo/v6/ring"
-
-	"github.com/cohortdm/cohort/protocol"
 )
 
 // Expect is what a member has committed to decrypt for one aggregate: the
@@ -247,13 +245,12 @@ type shareWire struct {
 	Plan    []byte      `msgpack:"plan"`
 	Quorum  int         `msgpack:"quorum"`
 	Parties []int       `msgpack:"parties"`
-	Polys   []byte      `msgpack:"polys"`
 }
 
 // MarshalBinary encodes the share.
 func (s *DecryptionShare) MarshalBinary() ([]byte, error) {
-	return protocol.Marshal(shareWire{Context: s.Context.wire(), Target: s.Target[:], Plan: s.Plan[:], Quorum: s.Quorum,
-		Parties: s.Parties, Polys: appendPolys(make([]byte, 0, len(s.value)*polyBytesOf(s.value)), s.value)})
+	return frame(shareWire{Context: s.Context.wire(), Target: s.Target[:], Plan: s.Plan[:], Quorum: s.Quorum,
+		Parties: s.Parties}, s.value)
 }
 
 // UnmarshalBinary decodes into a share from Opening.AllocateShare, which
@@ -263,8 +260,9 @@ func (s *DecryptionShare) UnmarshalBinary(b []byte) error {
 		return fmt.Errorf("%w: unmarshal into an allocated share", ErrMismatch)
 	}
 	var w shareWire
-	if err := protocol.Unmarshal(b, &w); err != nil {
-		return fmt.Errorf("%w: decryption share: %w", ErrMalformed, err)
+	raw, err := unframe(b, &w)
+	if err != nil {
+		return fmt.Errorf("decryption share: %w", err)
 	}
 	ctx, err := w.Context.context()
 	if err != nil {
@@ -276,7 +274,7 @@ func (s *DecryptionShare) UnmarshalBinary(b []byte) error {
 	if err := checkParties(w.Parties, MaxMembers); err != nil {
 		return err
 	}
-	polys, err := s.ps.decodePolys(w.Polys, len(s.value))
+	polys, err := s.ps.decodePolys(raw, len(s.value))
 	if err != nil {
 		return err
 	}

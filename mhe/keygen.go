@@ -9,8 +9,6 @@ import (
 	"github.com/tuneinsight/lattigo/v6/ring"
 	"github.com/tuneinsight/lattigo/v6/ring/ringqp"
 	"github.com/tuneinsight/lattigo/v6/utils/sampling"
-
-	"github.com/cohortdm/cohort/protocol"
 )
 
 // KeyGen is the dealerless generation of a collective key with a
@@ -229,18 +227,17 @@ type keygenShareWire struct {
 	Session []byte `msgpack:"session"`
 	To      int    `msgpack:"to"`
 	Parties []int  `msgpack:"parties"`
-	Value   []byte `msgpack:"value"`
 }
 
 func marshalKeygenShare(session Digest, to int, parties []int, value ring.Poly) ([]byte, error) {
-	return protocol.Marshal(keygenShareWire{Session: session[:], To: to, Parties: parties,
-		Value: appendPolys(nil, []ring.Poly{value})})
+	return frame(keygenShareWire{Session: session[:], To: to, Parties: parties}, []ring.Poly{value})
 }
 
 func unmarshalKeygenShare(b []byte, s polyShape) (session Digest, to int, parties []int, value ring.Poly, err error) {
 	var w keygenShareWire
-	if err = protocol.Unmarshal(b, &w); err != nil {
-		return session, 0, nil, value, fmt.Errorf("%w: key-generation share: %w", ErrMalformed, err)
+	raw, err := unframe(b, &w)
+	if err != nil {
+		return session, 0, nil, value, fmt.Errorf("key-generation share: %w", err)
 	}
 	if len(w.Session) != len(session) || len(w.Parties) == 0 || w.To < 0 || w.To > MaxMembers {
 		return session, 0, nil, value, fmt.Errorf("%w: key-generation share header", ErrMalformed)
@@ -249,7 +246,7 @@ func unmarshalKeygenShare(b []byte, s polyShape) (session Digest, to int, partie
 	if err = checkParties(w.Parties, MaxMembers); err != nil {
 		return session, 0, nil, value, err
 	}
-	polys, err := s.decodePolys(w.Value, 1)
+	polys, err := s.decodePolys(raw, 1)
 	if err != nil {
 		return session, 0, nil, value, err
 	}

@@ -178,6 +178,7 @@ func fuzzSeeds(f *testing.F, vs ...wireValue) {
 	f.Add([]byte{})
 	f.Add([]byte{0x80})
 	f.Add([]byte{0x85, 0xa3, 'c', 't', 'x'})
+	f.Add([]byte{frameVersion, 1, 0x80})
 }
 
 // fuzzDecode checks that decoding arbitrary bytes never panics and that
