@@ -65,7 +65,7 @@ func TestKeyGenRefuses(t *testing.T) {
 	if _, err := kg.Finalise(members[0], acc, sec); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []int{0, 4} {
+	for _, q := range []int{0, 1, 4} {
 		if _, err := NewKeyGen(p, members, q, nil); !errors.Is(err, ErrParams) {
 			t.Fatalf("quorum %d: %v", q, err)
 		}

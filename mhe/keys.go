@@ -72,8 +72,10 @@ func newPublicKey(params Params, members []string, quorum int, key *rlwe.PublicK
 			return nil, fmt.Errorf("%w: member names of at most %d bytes", ErrParams, maxName)
 		}
 	}
-	if quorum < 1 || quorum > len(members) {
-		return nil, fmt.Errorf("%w: quorum must be in 1..%d", ErrParams, len(members))
+	if quorum < min(2, len(members)) || quorum > len(members) {
+		// A quorum of one among several would hand every member the whole
+		// collective secret.
+		return nil, fmt.Errorf("%w: quorum must be in %d..%d", ErrParams, min(2, len(members)), len(members))
 	}
 	pk := &PublicKey{Params: params, Members: slices.Clone(members), Quorum: quorum, key: key}
 	h := newHasher("cohort/mhe/key-id/1")
