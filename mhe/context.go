@@ -96,6 +96,16 @@ func (h *hasher) context(c Context) {
 	h.uint(uint64(c.Attempt))
 }
 
+// roster hashes what fixes a key apart from its polynomials.
+func (h *hasher) roster(params Params, quorum int, members []string) {
+	h.bytes([]byte(params.Name()))
+	h.uint(uint64(quorum))
+	h.uint(uint64(len(members)))
+	for _, m := range members {
+		h.bytes([]byte(m))
+	}
+}
+
 func (h *hasher) ints(v []int) {
 	h.uint(uint64(len(v)))
 	for _, x := range v {

@@ -105,16 +105,7 @@ func TestRestartedParty(t *testing.T) {
 	if redone.Inputs[0].Digest == parts[2].Inputs[0].Digest {
 		t.Fatal("re-encryption repeated the ciphertext")
 	}
-	g := NewAggregator(pk, l)
-	sum := g.Allocate()
-	if err := g.Aggregate(parts[0], parts[1], sum); err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range []*Aggregate{redone, parts[3], parts[4]} {
-		if err := g.Aggregate(sum, a, sum); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sum := sumParts(t, NewAggregator(pk, l), []*Aggregate{parts[0], parts[1], redone, parts[3], parts[4]})
 	dec, err := NewDecryptor(keys[0])
 	if err != nil {
 		t.Fatal(err)

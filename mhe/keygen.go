@@ -56,12 +56,7 @@ func NewKeyGen(params Params, members []string, quorum int, nonce []byte) (*KeyG
 		return nil, err
 	}
 	h := newHasher("cohort/mhe/keygen-session/1")
-	h.bytes([]byte(params.Name()))
-	h.uint(uint64(quorum))
-	h.uint(uint64(len(members)))
-	for _, m := range members {
-		h.bytes([]byte(m))
-	}
+	h.roster(params, quorum, members)
 	h.bytes(nonce)
 	kg := &KeyGen{params: params, members: pk.Members, quorum: quorum, session: h.sum()}
 	err = safely(func() error {
@@ -151,14 +146,10 @@ func (kg *KeyGen) GenShares(self string) (*PublicKeyShare, []*SecretShare, error
 // AggregatePublic folds two public-key shares of disjoint members into out
 // (which may be a or b), in any order.
 func (kg *KeyGen) AggregatePublic(a, b, out *PublicKeyShare) error {
-	ps, err := kg.fold(a.Session, b.Session, a.Parties, b.Parties)
+	ps, err := kg.fold(a.Session, b.Session, a.Parties, b.Parties, a.value, b.value, out.value)
 	if err != nil {
 		return err
 	}
-	if err := kg.params.polyShape().checkPolys([]ring.Poly{a.value, b.value, out.value}); err != nil {
-		return err
-	}
-	kg.params.bgv.RingQ().Add(a.value, b.value, out.value)
 	out.Session, out.Parties, out.ps = kg.session, ps, kg.params.polyShape()
 	return nil
 }
@@ -169,20 +160,17 @@ func (kg *KeyGen) AggregateSecret(a, b, out *SecretShare) error {
 	if a.To != b.To {
 		return fmt.Errorf("%w: secret shares for members %d and %d", ErrMismatch, a.To, b.To)
 	}
-	ps, err := kg.fold(a.Session, b.Session, a.Parties, b.Parties)
+	ps, err := kg.fold(a.Session, b.Session, a.Parties, b.Parties, a.value, b.value, out.value)
 	if err != nil {
 		return err
 	}
-	if err := kg.params.polyShape().checkPolys([]ring.Poly{a.value, b.value, out.value}); err != nil {
-		return err
-	}
-	kg.params.bgv.RingQ().Add(a.value, b.value, out.value)
 	out.Session, out.To, out.Parties, out.ps = kg.session, a.To, ps, kg.params.polyShape()
 	return nil
 }
 
-// fold checks two shares' sessions and merges their disjoint parties.
-func (kg *KeyGen) fold(sa, sb Digest, pa, pb []int) ([]int, error) {
+// fold checks two shares' sessions, merges their disjoint parties and sets
+// out = a + b.
+func (kg *KeyGen) fold(sa, sb Digest, pa, pb []int, a, b, out ring.Poly) ([]int, error) {
 	if sa != kg.session || sb != kg.session {
 		return nil, fmt.Errorf("%w: key-generation share of another session", ErrMismatch)
 	}
@@ -191,6 +179,10 @@ func (kg *KeyGen) fold(sa, sb Digest, pa, pb []int) ([]int, error) {
 	if err := checkParties(ps, len(kg.members)); err != nil {
 		return nil, fmt.Errorf("%w: shares overlap or name non-members", ErrMismatch)
 	}
+	if err := kg.params.polyShape().checkPolys([]ring.Poly{a, b, out}); err != nil {
+		return nil, err
+	}
+	kg.params.bgv.RingQ().Add(a, b, out)
 	return ps, nil
 }
 

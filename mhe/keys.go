@@ -79,12 +79,7 @@ func newPublicKey(params Params, members []string, quorum int, key *rlwe.PublicK
 	}
 	pk := &PublicKey{Params: params, Members: slices.Clone(members), Quorum: quorum, key: key}
 	h := newHasher("cohort/mhe/key-id/1")
-	h.bytes([]byte(params.Name()))
-	h.uint(uint64(quorum))
-	h.uint(uint64(len(members)))
-	for _, m := range members {
-		h.bytes([]byte(m))
-	}
+	h.roster(params, quorum, members)
 	h.polys([]ring.Poly{key.Value[0].Q, key.Value[1].Q})
 	d := h.sum()
 	copy(pk.id[:], d[:])

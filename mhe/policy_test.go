@@ -43,18 +43,7 @@ func TestDecryptOnlyCommittedAggregate(t *testing.T) {
 	ctx := testContext(pk, 7)
 	parts, committed := contributions(t, keys, l, ctx)
 	g := NewAggregator(pk, l)
-	total, pair := g.Allocate(), g.Allocate()
-	if err := g.Aggregate(parts[0], parts[1], total); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Aggregate(parts[0], parts[1], pair); err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range parts[2:] {
-		if err := g.Aggregate(total, a, total); err != nil {
-			t.Fatal(err)
-		}
-	}
+	total, pair := sumParts(t, g, parts), sumParts(t, g, parts[:2])
 	dec, err := NewDecryptor(keys[2])
 	if err != nil {
 		t.Fatal(err)
@@ -127,17 +116,7 @@ func TestSharesBoundToTheirAggregate(t *testing.T) {
 	}
 	total := func(ctx Context) (*Aggregate, Expect) {
 		parts, committed := contributions(t, keys, l, ctx)
-		g := NewAggregator(pk, l)
-		sum := g.Allocate()
-		if err := g.Aggregate(parts[0], parts[1], sum); err != nil {
-			t.Fatal(err)
-		}
-		for _, a := range parts[2:] {
-			if err := g.Aggregate(sum, a, sum); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return sum, Expect{Context: ctx, Shape: l.Shape(), Committed: committed}
+		return sumParts(t, NewAggregator(pk, l), parts), Expect{Context: ctx, Shape: l.Shape(), Committed: committed}
 	}
 	ctx := testContext(pk, 8)
 	first, e1 := total(ctx)
@@ -193,6 +172,21 @@ func TestSharesBoundToTheirAggregate(t *testing.T) {
 	if err := right.Add(share); !errors.Is(err, ErrMismatch) {
 		t.Fatalf("the same share twice: %v", err)
 	}
+}
+
+// sumParts folds two or more contributions into a fresh aggregate.
+func sumParts(t *testing.T, g *Aggregator, parts []*Aggregate) *Aggregate {
+	t.Helper()
+	sum := g.Allocate()
+	if err := g.Aggregate(parts[0], parts[1], sum); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range parts[2:] {
+		if err := g.Aggregate(sum, a, sum); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sum
 }
 
 func contains(xs []int, x int) bool {
