@@ -3,8 +3,10 @@ package mhe
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/tuneinsight/lattigo/v6/ring"
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
@@ -147,14 +149,21 @@ func (o *Opening) Open() (*Result, error) {
 	if p := o.Pending(); len(p) > 0 {
 		return nil, fmt.Errorf("%w: shares missing from %d quorums", ErrMismatch, len(p))
 	}
+	// The quorums decrypt independently, each on its own core; Open waits
+	// for all of them.
 	plains := make([][]uint64, len(o.plan.Quorums))
 	digests := make([]Digest, len(plains))
+	errs := make([]error, len(plains))
+	var wg sync.WaitGroup
 	for q := range plains {
-		var err error
-		if plains[q], err = o.decrypt(o.acc[q]); err != nil {
-			return nil, err
-		}
-		digests[q] = plainDigest(plains[q])
+		wg.Go(func() {
+			plains[q], errs[q] = o.decrypt(o.acc[q])
+			digests[q] = plainDigest(plains[q])
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	v, winner := judge(o.plan, digests)
 	if winner < 0 {
