@@ -31,6 +31,11 @@ func TestPlans(t *testing.T) {
 			if err != nil || !v.Verified {
 				t.Fatalf("N=%d Q=%d: verified plan %v, %v", n, q, v, err)
 			}
+			for _, p := range avail {
+				if len(v.QuorumsOf(p)) > 2 {
+					t.Fatalf("N=%d Q=%d: member %d in %d quorums of the verified plan", n, q, p, len(v.QuorumsOf(p)))
+				}
+			}
 			b, err := PlanBlame(pk, avail)
 			if err != nil {
 				t.Fatal(err)
