@@ -138,10 +138,11 @@
 //     told apart; with N = Quorum nothing is detected beyond the range
 //     checks of Layout. PlanSingle trusts the decryptors.
 //
-// Detection costs one or two more quorums: a member makes at most two
-// shares per aggregate instead of one (the member common to the first two
-// quorums is left out of the third). Naming costs a blame round and only
-// happens after a detection.
+// Detection costs one or two more quorums: with Quorum ≤ (N+1)/2 (the
+// default) a member makes at most two shares per aggregate instead of one
+// (the one member common to the first two quorums is left out of the
+// third); larger quorums need more quorums. Naming costs a blame round and
+// only happens after a detection.
 //
 // # Leakage profile
 //

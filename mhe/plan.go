@@ -20,7 +20,8 @@ import (
 //     members allow disjoint quorums, else three or more). A single party
 //     whose shares change the result is always detected: some quorum avoids
 //     it and decrypts the true sum, which then differs from a quorum it
-//     spoiled. A member makes at most two shares per aggregate.
+//     spoiled. At the default quorum a member makes at most two shares per
+//     aggregate.
 //   - PlanBlame: used after a detection. For every two members x ≠ y it has
 //     a quorum without both (when there are at least Quorum+2 members) and a
 //     quorum with y and without x, so that a single faulty party is the only
