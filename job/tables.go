@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,17 +45,29 @@ func LoadTables(ctx context.Context, p Participant) ([]*table.Table, error) {
 		if err != nil {
 			return nil, err
 		}
-		src, err := p.TableSource(ts)
+		t, err := OpenTable(ctx, p, ts, ts.Name, schema)
 		if err != nil {
 			return nil, fmt.Errorf("party %s: %w", p.Self(), err)
-		}
-		t, err := table.Open(ctx, src, ts.Name, schema, table.ReadOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)
 		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// OpenTable loads one of the participant's own files (a table, a
+// taxonomy, a test set) as table name. Its errors name the file by its
+// base name, never by the directories it sits in: a session may report
+// them to the coordinator, and every member's log keeps what it commits.
+func OpenTable(ctx context.Context, p Participant, ts TableSpec, name string, schema map[string]table.Kind) (*table.Table, error) {
+	src, err := p.TableSource(ts)
+	if err != nil {
+		return nil, err
+	}
+	t, err := table.Open(ctx, src, name, schema, table.ReadOptions{Label: table.Label(src)})
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", ts.Name, err)
+	}
+	return t, nil
 }
 
 // NumericColumn returns the values of the numeric column col over every one
@@ -147,24 +160,36 @@ var ErrTablePath = errors.New("table path outside the tables directory")
 // any member and runs on every node, so it must not name other files a node
 // can read.
 func ResolveTablePath(root, path string) (string, error) {
+	// No message names root: a node's tables_dir is where its
+	// organisation keeps its files, and a job may report the error.
 	if !filepath.IsLocal(path) {
-		return "", fmt.Errorf("%w: %q (paths are relative to %s and stay inside it)", ErrTablePath, path, root)
+		return "", fmt.Errorf("%w: %q (paths are relative to the tables directory and stay inside it)", ErrTablePath, path)
 	}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return "", fmt.Errorf("tables directory: %w", err)
+		return "", fmt.Errorf("tables directory: %w", pathCause(err))
 	}
 	full := filepath.Join(realRoot, path)
 	real, err := filepath.EvalSymlinks(full)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("table %s: no such file in %s", path, root)
+			return "", fmt.Errorf("table %s: no such file in the tables directory", path)
 		}
-		return "", fmt.Errorf("table %s: %w", path, err)
+		return "", fmt.Errorf("table %s: %w", path, pathCause(err))
 	}
 	rel, err := filepath.Rel(realRoot, real)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("%w: %q resolves to %s", ErrTablePath, path, real)
+		return "", fmt.Errorf("%w: %q leaves it through a symbolic link", ErrTablePath, path)
 	}
 	return real, nil
+}
+
+// pathCause is the cause of a failed file operation, without the path the
+// operating system's error repeats.
+func pathCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -15,15 +15,15 @@ import (
 // readParquet streams a flat Parquet file row group by row group, a batch
 // of rows at a time; only the loaded columns are kept.
 func readParquet(ctx context.Context, src Source, name string, schema map[string]Kind, opts ReadOptions) (*Table, error) {
-	desc := src.Path
+	desc := opts.describe(src)
 	f, err := os.Open(src.Path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSource, err)
+		return nil, fileError(desc, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSource, err)
+		return nil, fileError(desc, err)
 	}
 	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {

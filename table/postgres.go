@@ -21,24 +21,25 @@ var pgNumeric = map[uint32]string{21: "smallint", 23: "integer", 20: "bigint", 7
 
 // pgConnString reads the connection string of a PostgreSQL source. A
 // connection file must not be readable by group or others (mode 0600).
-func pgConnString(src Source) (string, error) {
+// Errors name the source as desc.
+func pgConnString(src Source, desc string) (string, error) {
 	if src.PostgresEnv != "" {
 		v, ok := os.LookupEnv(src.PostgresEnv)
 		if !ok || strings.TrimSpace(v) == "" {
-			return "", fmt.Errorf("%w: %s: environment variable %s is not set", ErrSource, src, src.PostgresEnv)
+			return "", fmt.Errorf("%w: %s: environment variable %s is not set", ErrSource, desc, src.PostgresEnv)
 		}
 		return strings.TrimSpace(v), nil
 	}
 	st, err := os.Stat(src.PostgresFile)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %w", ErrSource, src, err)
+		return "", fileError(desc, err)
 	}
 	if st.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("%w: %s: connection file has mode %04o; it holds a password, so make it 0600", ErrSource, src, st.Mode().Perm())
+		return "", fmt.Errorf("%w: %s: connection file has mode %04o; it holds a password, so make it 0600", ErrSource, desc, st.Mode().Perm())
 	}
 	b, err := os.ReadFile(src.PostgresFile)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %w", ErrSource, src, err)
+		return "", fileError(desc, err)
 	}
 	return strings.TrimSpace(string(b)), nil
 }
@@ -64,14 +65,15 @@ func (r *redacted) Unwrap() error { return r.err }
 
 // pgConnect connects with a connection string that must not leak: parse
 // errors are replaced, other errors scrubbed of the string and password.
-func pgConnect(ctx context.Context, src Source) (*pgx.Conn, error) {
-	cs, err := pgConnString(src)
+// Errors name the source as desc.
+func pgConnect(ctx context.Context, src Source, desc string) (*pgx.Conn, error) {
+	cs, err := pgConnString(src, desc)
 	if err != nil {
 		return nil, err
 	}
 	cfg, err := pgx.ParseConfig(cs)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: the connection string does not parse", ErrSource, src)
+		return nil, fmt.Errorf("%w: %s: the connection string does not parse", ErrSource, desc)
 	}
 	secrets := []string{cs}
 	if cfg.Password != "" {
@@ -79,7 +81,7 @@ func pgConnect(ctx context.Context, src Source) (*pgx.Conn, error) {
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: connect: %w", ErrSource, src, &redacted{err, secrets})
+		return nil, fmt.Errorf("%w: %s: connect: %w", ErrSource, desc, &redacted{err, secrets})
 	}
 	return conn, nil
 }
@@ -104,7 +106,7 @@ func pgRollback(ctx context.Context, tx pgx.Tx) {
 // read-only transaction, BatchRows rows per round trip, so neither the
 // client library nor the server materialises a large result at once.
 func readPostgres(ctx context.Context, src Source, name string, schema map[string]Kind, opts ReadOptions) (*Table, error) {
-	desc := src.String()
+	desc := opts.describe(src)
 	q := src.Query
 	if q == "" {
 		q = "SELECT " + selectColumns(schema) + " FROM " + quoteTable(src.Table)
@@ -114,7 +116,7 @@ func readPostgres(ctx context.Context, src Source, name string, schema map[strin
 			return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
 		}
 	}
-	conn, err := pgConnect(ctx, src)
+	conn, err := pgConnect(ctx, src, desc)
 	if err != nil {
 		return nil, err
 	}

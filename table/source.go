@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -154,6 +155,46 @@ type ReadOptions struct {
 	// BatchRows is how many rows a PostgreSQL cursor fetches at a time.
 	// Zero: 10000.
 	BatchRows int
+	// Label is how errors name the source. Empty: by its path or
+	// description (Source.String). A node passes Label, so that no error
+	// a job may report carries where the organisation keeps its files.
+	Label string
+}
+
+// describe is how errors name src.
+func (o ReadOptions) describe(src Source) string {
+	if o.Label != "" {
+		return o.Label
+	}
+	return src.String()
+}
+
+// Label names src by its files' base names, its database table and
+// whether a query selects it: what the owner needs to find the fault,
+// without the directories nor the query's text (both the operator's).
+func Label(src Source) string {
+	s := src
+	for _, f := range []*string{&s.Path, &s.SQLite, &s.PostgresFile} {
+		if *f != "" {
+			*f = filepath.Base(*f)
+		}
+	}
+	s.Query = ""
+	if src.Query != "" {
+		return s.String() + " (query)"
+	}
+	return s.String()
+}
+
+// fileError reports a failure to open or stat the file of the source
+// named desc. The operating system's error repeats the full path; only
+// its cause is kept.
+func fileError(desc string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
 }
 
 func (o ReadOptions) maxBytes() int64 {
@@ -179,8 +220,9 @@ func Open(ctx context.Context, src Source, name string, schema map[string]Kind, 
 	if err := src.Validate(); err != nil {
 		return nil, err
 	}
+	desc := opts.describe(src)
 	if schema != nil {
-		if err := checkSchema(src.String(), schema); err != nil {
+		if err := checkSchema(desc, schema); err != nil {
 			return nil, err
 		}
 	}
@@ -194,10 +236,10 @@ func Open(ctx context.Context, src Source, name string, schema map[string]Kind, 
 	default:
 		f, err := os.Open(src.Path)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrSource, err) // os.Open's error names the path
+			return nil, fileError(desc, err)
 		}
 		defer f.Close()
-		return read(f, src.Path, name, schema, opts.maxBytes())
+		return read(f, desc, name, schema, opts.maxBytes())
 	}
 }
 

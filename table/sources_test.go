@@ -281,7 +281,7 @@ func TestPostgresBadInput(t *testing.T) {
 	good := srv.ConnString(srv.Password)
 	t.Setenv("COHORT_TEST_PG", good)
 	t.Setenv("COHORT_TEST_PG_BAD", srv.ConnString("not-the-password"))
-	conn, err := pgConnect(ctx, Source{PostgresEnv: "COHORT_TEST_PG", Table: "x"})
+	conn, err := pgConnect(ctx, Source{PostgresEnv: "COHORT_TEST_PG", Table: "x"}, "x")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,11 +32,11 @@ func sqliteDSN(path string, readOnly bool) string {
 }
 
 func readSQLite(ctx context.Context, src Source, name string, schema map[string]Kind, opts ReadOptions) (*Table, error) {
-	desc := src.String()
+	desc := opts.describe(src)
 	// Opening a missing file read-only fails with a vague "out of memory";
 	// say what is wrong instead.
 	if st, err := os.Stat(src.SQLite); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+		return nil, fileError(desc, err)
 	} else if st.IsDir() {
 		return nil, fmt.Errorf("%w: %s: is a directory, want an SQLite database file", ErrSource, desc)
 	}

@@ -235,7 +235,7 @@ func writeSQLite(ctx context.Context, dst Source, t *Table) (err error) {
 }
 
 func writePostgres(ctx context.Context, dst Source, t *Table) error {
-	conn, err := pgConnect(ctx, dst)
+	conn, err := pgConnect(ctx, dst, dst.String())
 	if err != nil {
 		return err
 	}
