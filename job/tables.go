@@ -173,7 +173,7 @@ func ResolveTablePath(root, path string) (string, error) {
 	real, err := filepath.EvalSymlinks(full)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("table %s: no such file in the tables directory", path)
+			return "", fmt.Errorf("table %s: no such file in the node's tables_dir", path)
 		}
 		return "", fmt.Errorf("table %s: %w", path, pathCause(err))
 	}

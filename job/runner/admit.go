@@ -118,6 +118,11 @@ func (j *coordination) runAdmit(ctx context.Context, step job.Step) (*AdmitDecis
 			d.Refused[p] = why
 			continue
 		}
+		if _, answered := outs.Results[p]; !answered {
+			// The round was cut short because another party is down:
+			// this one's answer never came, which is not a refusal.
+			continue
+		}
 		if err := protocol.Unmarshal(outs.Results[p], &o); err != nil {
 			d.Refused[p] = "malformed answer"
 			continue
