@@ -37,7 +37,9 @@ type spied struct {
 	a *asked
 }
 
-func (p *spied) Guard() job.Guard { return spyGuard{Guard: p.Participant.Guard(), self: p.Self(), a: p.a} }
+func (p *spied) Guard() job.Guard {
+	return spyGuard{Guard: p.Participant.Guard(), self: p.Self(), a: p.a}
+}
 
 type spyGuard struct {
 	job.Guard

@@ -6,8 +6,8 @@ import (
 	"slices"
 )
 
-// Local is one party's local bicluster as the merge sees it (research
-// §2.11): its columns, its number of rows and its representative, the mean
+// Local is one party's local bicluster as the merge sees it (Ahmad and
+// Khokhar, "Phoenix", §3.6): its columns, its number of rows and its representative, the mean
 // of every column over its rows (decision 17a: all columns, the paper's
 // formula). Rows stay with the party in the distributed protocol.
 type Local struct {
@@ -39,7 +39,7 @@ type PartyRow struct {
 
 // Global is a merged bicluster: the union of the members' rows, the
 // columns held by members with at least half of its rows, and the
-// size-weighted mean representative (research §4.2 row 20).
+// size-weighted mean representative.
 type Global struct {
 	Members []int // indices into the locals, ascending
 	Rows    []PartyRow
@@ -93,8 +93,8 @@ func PlainSimilar(locals []Local, beta float64) Similar {
 // Merge groups the locals into global biclusters: every pair of locals of
 // different parties is tested in a fixed order (a < b by index) and
 // similar pairs are joined transitively, so the result does not depend on
-// the order of the tests (research §4.2 row 20: one deterministic merge,
-// whichever party asks). Globals with fewer than minRows rows in all are
+// the order of the tests (one deterministic merge, whichever party
+// asks; §3.6 merges pairwise and leaves the order open). Globals with fewer than minRows rows in all are
 // dropped; the others come ordered by their first member.
 func Merge(locals []Local, similar Similar, minRows int) ([]Global, error) {
 	parent := make([]int, len(locals))
@@ -370,8 +370,7 @@ func components(locals [][]LocalDesc, pairs []pairDesc, keep []bool) map[Ref]int
 
 // joinPairs joins the similar pairs transitively, as Merge does, and
 // returns every local's group ordered by its first member: deterministic
-// from committed decisions and independent of the pairs' order (research
-// §4.2 row 20).
+// from committed decisions and independent of the pairs' order.
 func joinPairs(locals [][]LocalDesc, pairs []pairDesc, similar []bool) [][]Ref {
 	if similar == nil {
 		similar = []bool{} // nil would keep every pair
