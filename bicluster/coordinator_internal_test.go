@@ -86,23 +86,15 @@ func blockConsortium(t *testing.T) (*job.Spec, []string, jobtest.Options) {
 type evilPairs struct{ Kind }
 
 func (evilPairs) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
-	cfg, err := parseJobParams(c.Spec())
+	co, err := newCoordination(c)
 	if err != nil {
 		return nil, err
 	}
-	co := &coordination{c: c, cfg: cfg, parties: c.Spec().PartyNames(), excluded: map[string]string{}}
-	names, err := co.schema(ctx)
+	lp, err := co.localPhases(ctx)
 	if err != nil {
 		return nil, err
 	}
-	order, _, err := co.iterate(ctx, len(names))
-	if err != nil {
-		return nil, err
-	}
-	locals, err := co.locals(ctx, order, len(names))
-	if err != nil {
-		return nil, err
-	}
+	locals := lp.locals
 	pairs := candidatePairs(locals)
 	if len(pairs) != 3 || len(testRound(locals, pairs, nil, nil, 0)) != 2 {
 		return nil, fmt.Errorf("the scenario did not arise: %d candidate pairs", len(pairs))

@@ -38,11 +38,59 @@ func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.Dis
 // rounds, the merge and the rows. It depends only on the spec, the seed
 // and committed decisions.
 func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
+	co, err := newCoordination(c)
+	if err != nil {
+		return nil, err
+	}
+	lp, err := co.localPhases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := co.mergeTest(ctx, lp.locals)
+	if err != nil {
+		return nil, err
+	}
+	globals, err := co.merge(ctx, groups, lp.locals, len(lp.names))
+	if err != nil {
+		return nil, err
+	}
+	rows, err := co.rows(ctx, globals)
+	if err != nil {
+		return nil, err
+	}
+	res := buildResult(lp.names, lp.order, lp.iters, globals, rows, co.cfg.p.MinRows, co.excluded)
+	res["mode"] = string(co.cfg.p.Mode)
+	return res, nil
+}
+
+// coordination is one run of Coordinate: each method runs one phase.
+type coordination struct {
+	c        job.Coordinator
+	cfg      *jobConfig
+	parties  []string
+	excluded map[string]string // parties whose decryption shares were excluded, and why
+}
+
+func newCoordination(c job.Coordinator) (*coordination, error) {
 	cfg, err := parseJobParams(c.Spec())
 	if err != nil {
 		return nil, err
 	}
-	co := &coordination{c: c, cfg: cfg, parties: c.Spec().PartyNames(), excluded: map[string]string{}}
+	return &coordination{c: c, cfg: cfg, parties: c.Spec().PartyNames(), excluded: map[string]string{}}, nil
+}
+
+// beforeMerge is what the phases before the merge decide: the column names,
+// the final column order after iters iterations, and every party's local
+// biclusters' public descriptions.
+type beforeMerge struct {
+	names  []string
+	order  []int
+	iters  int
+	locals [][]LocalDesc
+}
+
+// localPhases runs the schema step, the iterations and the locals step.
+func (co *coordination) localPhases(ctx context.Context) (*beforeMerge, error) {
 	names, err := co.schema(ctx)
 	if err != nil {
 		return nil, err
@@ -55,29 +103,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	groups, err := co.mergeTest(ctx, locals)
-	if err != nil {
-		return nil, err
-	}
-	globals, err := co.merge(ctx, groups, locals, len(names))
-	if err != nil {
-		return nil, err
-	}
-	rows, err := co.rows(ctx, globals)
-	if err != nil {
-		return nil, err
-	}
-	res := buildResult(names, order, iters, globals, rows, cfg.p.MinRows, co.excluded)
-	res["mode"] = string(cfg.p.Mode)
-	return res, nil
-}
-
-// coordination is one run of Coordinate: each method runs one phase.
-type coordination struct {
-	c        job.Coordinator
-	cfg      *jobConfig
-	parties  []string
-	excluded map[string]string // parties whose decryption shares were excluded, and why
+	return &beforeMerge{names: names, order: order, iters: iters, locals: locals}, nil
 }
 
 // call is a step of every party with the job's timeout.
