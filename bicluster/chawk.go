@@ -10,7 +10,8 @@ type Result struct {
 	Biclusters []Bicluster
 }
 
-// CrossingMin is cHawk's phase 1 (research Pseudocode A1) on one matrix,
+// CrossingMin is cHawk's phase 1 (Ahmad and Khokhar, "Phoenix", §2.2 and
+// §3.1: barycenter crossing minimisation) on one matrix,
 // built from the same pure steps as Phoenix with one party: from the
 // initial column order, rows are sorted by their barycenters, then columns
 // by theirs, until the column order stops changing or p.MaxIter

@@ -6,7 +6,8 @@ import (
 )
 
 // Divergence names the Bregman divergence of the identification step
-// (Phoenix eq. (1), corrected in research §2.3).
+// (Ahmad and Khokhar, "Phoenix", §2.2 eq. (1), whose printed form has
+// the sum misplaced: B_f(p; q) = Σ_x f(p) − f(q) − ∇f(q)(p − q)).
 type Divergence string
 
 const (

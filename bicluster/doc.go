@@ -1,26 +1,32 @@
 // Package bicluster implements cHawk, the crossing-minimisation
-// biclustering of Ahmad & Khokhar, on one party's matrix, and the pure
-// per-party and public steps of Phoenix, its privacy-preserving version on
-// horizontally partitioned data (papers/000_* pp. 14–32, §2.2 and §3;
-// research/seed-000-pinkdd.md §2.3, §2.10–2.12 and §4.2, whose rows the
-// decisions below cite). Generators live in bicluster/synth, scores and
-// the k-means baseline in bicluster/score.
+// biclustering of Ahmad and Khokhar, on one party's matrix, and Phoenix,
+// its privacy-preserving version on horizontally partitioned data: W.
+// Ahmad and A. Khokhar, "Phoenix: Privacy Preserving Biclustering on
+// Horizontally Partitioned Data", PinKDD 2007 (LNCS 4890, pp. 14–32),
+// §2.2 for cHawk and §3 for Phoenix; "the paper" below. The paper gives
+// cHawk's identification only by its inputs and outputs and prints parts
+// of the cryptography wrongly; the decisions below say what this package
+// does where the paper is silent or wrong, and why.
+//
+// Start reading at CHawk (one matrix), then Kind.Coordinate and
+// session.Step (the distributed job). Generators live in bicluster/synth,
+// scores and the k-means baseline in bicluster/score.
 //
 // # cHawk
 //
 // CHawk(m, seed, p) = CrossingMin, then Identify.
 //
-//  1. Crossing minimisation (research Pseudocode A1). The matrix is the
+//  1. Crossing minimisation (the paper's §2.2 and §3.1). The matrix is the
 //     weighted adjacency matrix of a bipartite graph of rows and columns.
 //     Starting from a column order drawn from the seed (InitialColumns),
 //     each iteration sorts the rows by their barycenters, the mean column
-//     rank weighted by the row's values (Phoenix eq. (2)), then the columns
+//     rank weighted by the row's values (the paper's eq. (2)), then the columns
 //     by theirs, the mean normalised row rank weighted by the column's
 //     values; it stops when the column order does not change or after
 //     p.MaxIter iterations (5, Table 1), and the rows are sorted once more
 //     under the final column order.
-//  2. Identification (research Pseudocode A2; the proceedings give only
-//     its inputs and outputs). Every row, in row order, is a seed; its
+//  2. Identification (a reconstruction: the paper gives only its inputs
+//     and outputs, a local search with a Bregman-divergence test). Every row, in row order, is a seed; its
 //     active cells (above the two-means threshold of its values) form seed
 //     windows of contiguous columns, gaps of up to p.Gap allowed, of at
 //     least p.MinCols columns. From a seed the search grows, alternately,
@@ -65,7 +71,7 @@
 //     each (its representative), Merge(locals, similar, minRows) with
 //     PlainSimilar in the clear (the reference pipeline). The job decides
 //     the same pairs with the same rule on encrypted representatives
-//     (pairtest.go: D0/D1; see "Distributed job").
+//     (pairtest.go; see "Distributed job").
 //   - FitRows(m, global, p): after the merge, each party adds its rows
 //     that fit a global bicluster's model on its columns.
 //
@@ -76,36 +82,37 @@
 //
 // # Decisions
 //
-// Research §4.2 rows, with the reason where this package departs from or
-// adds to the recommendation.
+// What an implementer of the paper must decide, with the reason where this
+// package departs from the paper or adds to it.
 //
-//   - Edge weights (row 2 of §4.1 A): a value's weight is max(x, 0). The
+//   - Edge weights: a value's weight is max(x, 0). The
 //     barycenter needs non-negative weights, and the shifted generator's
 //     Gaussian noise makes small negatives in the background; treating them
 //     as "no edge" keeps every row's weight finite without a global shift,
 //     which parties could not agree on without another aggregation.
-//   - Row 9, barycenter mode: Exact by default (Num = Σ w·ρ and Den = Σ w
+//   - Barycenter mode (§3.1): Exact by default (Num = Σ w·ρ and Den = Σ w
 //     aggregated separately, the true barycenter of all rows); MeanOfMeans
 //     as the option (Num = μ_ij, Den = 1 per party with weight in the
 //     column: the paper's μ_G = Σ μ_ij / n, over the parties that have
 //     weight in the column rather than all n, so a party without weight
 //     there does not pull it to 0). Both are ΣNum/ΣDen, so one update.
-//   - Row 10, rank scale: row ranks are normalised, ρ = pos/(rows−1), and
+//   - Rank scale: row ranks are normalised, ρ = pos/(rows−1), and
 //     0.5 for a single row; cHawk uses the same, so one party equals cHawk.
-//   - Rows 4, 11: the initial column order is job.Rand(seed,
+//   - Initial order and ties: the initial column order is job.Rand(seed,
 //     "bicluster/initial-columns").Perm(cols); every sort is stable with
 //     ties in the previous order.
-//   - Row 12, rows or columns without weight: barycenter +Inf, placed
+//   - Rows or columns without weight: barycenter +Inf, placed
 //     last in their previous order.
-//   - Row 13, termination: column order unchanged, or MaxIter (5).
-//   - Row 15, identification: the reconstruction above behind Identify;
+//   - Termination: column order unchanged, or MaxIter (5, Table 1).
+//   - Identification: the reconstruction above behind Identify;
 //     MinRows = MinCols = 5 by default. Only constant biclusters are
 //     modelled (a constant mean μ); coherent (additive or multiplicative)
 //     models of the original cHawk are not implemented.
-//   - Row 16, smoothing: none for the I-divergence (finite at 0:
+//   - Smoothing: none for the I-divergence (finite at 0:
 //     B(0; μ) = μ); ε = 1e-6 added to every weight for Itakura–Saito.
-//     The research note suggests normalising vectors to distributions; the
-//     scale-free divergence above does that for the whole bicluster.
+//     Normalising each vector to a distribution, as the divergences'
+//     definitions over measures suggest, is done for the whole bicluster
+//     by the scale-free divergence above.
 //   - δ is a strict bound ("below δ", §3.6) on the bicluster's score and
 //     on each member row's and column's mean divergence. A δ much above
 //     0.5 on 0/1 data lets background rows with a few noise 1s join, and
@@ -130,9 +137,9 @@
 //     third bicluster's rows in between; the search then reports the
 //     second one without the shared rows and the shared rows on the union
 //     of the columns (TestCHawkOverlappingRows).
-//   - Row 17, representative: every column's mean over the bicluster's
+//   - Representative (§3.6): every column's mean over the bicluster's
 //     rows (the paper's formula).
-//   - Row 18, β: PlainSimilar merges two locals of different parties when
+//   - β (§3.6's threshold on the Euclidean distance): PlainSimilar merges two locals of different parties when
 //     their column sets overlap (Jaccard ≥ 1/2) and the RMS difference of
 //     their representatives over the union of their columns is at most β
 //     times the larger mean there (β = 0.6; scale-free, so one β serves
@@ -143,7 +150,7 @@
 //     the job evaluate it under encryption. (A one-comparison rule with
 //     the geometric mean, β²·S_v·S_m, lost 0.03 of match at γ = 0.2 with
 //     four parties, so the job pays for two.)
-//   - Row 20, merge: pairs are tested in index order and joined
+//   - Merge: pairs are tested in index order and joined
 //     transitively, so the result does not depend on the order of the
 //     tests; representatives are size-weighted (Σ sums / Σ counts); a
 //     global bicluster keeps the columns of members holding at least half
@@ -158,7 +165,7 @@
 //     0.82 at γ = 0.25, and within 0.02 of cHawk up to γ = 0.2. The merge
 //     result is public, so this costs no extra disclosure beyond the
 //     rows' membership, which is the job's output anyway.
-//   - Row 21, padding: not done, because it would hide nothing here. The
+//   - Padding: not done, because it would hide nothing here. The
 //     number of each party's local biclusters, their column sets and row
 //     counts are committed in the locals step (the coordinator forms the
 //     candidate pairs from them, and min_rows is tested on the counts);
@@ -167,16 +174,23 @@
 //     from the column count. Hiding them would need padding the locals
 //     step itself to a fixed k_max of locals with a fixed column count and
 //     testing min_rows under encryption, which this job does not do.
-//   - Row 26, generators: disjoint diagonal blocks under a random
+//   - Generators (§5.2, after Liu and Wang): disjoint diagonal blocks under a random
 //     permutation by default, an overlapping variant, rows dealt to
 //     parties by a seeded shuffle (synth).
-//   - Row 27: k-means clusters are scored as rows × all columns (score).
+//   - Baseline (§5.2): k-means clusters are scored as rows × all columns
+//     (score).
 //
 // # Distributed job (kind: bicluster)
 //
-// Kind runs Phoenix over the job framework, one step per phase and round;
-// every step's public decision is committed to the log, and Coordinate is
-// a fold over those decisions (no clock, map order or fresh randomness).
+// Kind runs Phoenix over the job framework, one typed round (job.Round)
+// per phase; every step's public decision is committed to the log, and
+// Coordinate is a fold over those decisions (no clock, map order or fresh
+// randomness). The coordinator is not trusted to extract: every party
+// replays the committed decisions with the same pure functions
+// (replay.go) and takes part in a step only when its args are the ones
+// the log gives (the column order of an iteration or of the locals step,
+// a merge test round's pairs, the merge's groups, the global biclusters
+// of the rows step); otherwise it refuses, naming the coordinator.
 //
 //  1. schema/0: each party reads its one table (an id column and numeric
 //     columns, bicluster.FromTable) and reports its column names; the
@@ -199,8 +213,8 @@
 //     new order; Done ends the loop.
 //  3. locals/0: each party runs Finish under the final order and reports
 //     each local bicluster's column set and row count; they are committed.
-//  4. test/r (r = 0, 1), the secure merge test (research D0/D1 option
-//     A, rows 15–20; pairtest.go): the candidate pairs are the locals of
+//  4. test/r (r = 0, 1), the secure merge test (the paper's §3.6 with a
+//     blinded comparison; pairtest.go): the candidate pairs are the locals of
 //     different parties whose public column sets overlap (Jaccard ≥ 1/2),
 //     each with the union U of its columns. Round 0's Args list, in each
 //     component of the candidate pairs, the pairs of its first local with
@@ -213,13 +227,20 @@
 //     pair (a of party A < b of party B), A sends B its representative on
 //     U encrypted under the consortium's threshold key (E(V_j), E(V_j²),
 //     E((ΣV)²) in fixed point); B evaluates homomorphically, with its own
-//     plaintext M, E(x_A) and E(x_B), x = 2^G·u·‖V − M‖² − B·S² − 1 (the
-//     corrected D0 form), blinds each as E(r·x + s) with 0 ≤ s < r (which
-//     keeps the sign), re-randomises and returns them; A blinds each again
-//     and packs its pairs' values into few ciphertexts for the root (the
-//     coordinator's party); the root asks t parties for decryption shares
-//     with batched proofs (more if some fail their proofs: those are
-//     excluded and named), combines t+1 and reads the signs. The
+//     plaintext M, E(x_A) and E(x_B), x = 2^G·u·‖V − M‖² − B·S² − 1 (§3.6's
+//     decomposition, its signs corrected), blinds each as E(r·x + s) with
+//     0 ≤ s < r (which keeps the sign), re-randomises and returns them; A
+//     blinds each again and packs its pairs' values into few ciphertexts
+//     for the root, secureagg.Root of the step (the first party that does
+//     not coordinate), and sends every other party their digest
+//     (secureagg.Digest) directly. The root decrypts them all with
+//     secureagg.Decryption: it asks t parties for decryption shares with
+//     batched proofs (more if some fail: those are excluded and named),
+//     combines t+1 and reads the signs. A decryptor makes a share only of
+//     values that match, party by party, the digests their producers sent
+//     it, and otherwise refuses naming the root and the coordinator: so a
+//     root that is party B of a pair cannot have A's encrypted
+//     representative, which A sent it, decrypted in their place. The
 //     coordinator commits one bit per pair, x_A < 0 or x_B < 0: exactly
 //     PlainSimilar on the fixed-point representatives.
 //  5. merge/0: the coordinator joins the similar pairs transitively
@@ -229,7 +250,7 @@
 //     members with at least half its rows), its members' column sums
 //     (representative × count) in one secureagg.Aggregate; the decrypted
 //     sums over the public counts are the global biclusters' size-weighted
-//     representatives (row 20), exactly the means result.json publishes.
+//     representatives, exactly the means result.json publishes.
 //  6. rows/0: Args carry the global biclusters (members, columns, public
 //     representative). Each party reports the ids of its rows in each:
 //     its members' rows and the rows that fit the model (FitRows). The
@@ -243,6 +264,13 @@
 // the job fails naming it. The packing adds log2(parties) bits per slot
 // for the sum. 16 fractional bits give the same biclusters as float sums
 // (TestPhoenixFixedPoint).
+//
+// Policy: before its data enters an aggregate each party asks its node's
+// policy (job.Guard.Aggregate), once per job for the iterations' sums
+// (over all its rows) and once for the merge's (over its locals' rows in
+// the kept groups), naming its table with Column "" (the table's numeric
+// columns, which every sum covers) and every party. A refusal takes the
+// party out of the aggregation and fails the job naming it and the rule.
 //
 // Faults: a leader change re-runs the step in progress as a new attempt
 // and replays the committed ones; a party's session rebuilt after a
@@ -260,27 +288,31 @@
 // every sum over two parties gives each the other's contribution by
 // subtraction (ΣDen, ΣNum per iteration, its part of each global's sums).
 //
-// Where the secure merge departs from the research: the comparison with
-// β is a blinded comparison, not a protocol that reveals the bit alone
-// (row 19's option b needs a DGK-style or garbled-circuit comparison,
-// which this repository does not have). Blinding factors r are (2^32 +
+// Where the secure merge departs from the paper: §3.6 computes the
+// distance with a secure scalar product and compares it with β in a way it
+// does not give; here the comparison is a blinded one, not a protocol that
+// reveals the bit alone (that needs a DGK-style or garbled-circuit
+// comparison, which this repository does not have). Blinding factors r are (2^32 +
 // u)·2^e with u uniform on 32 bits and e uniform in [0, 64), so log2 r is
 // spread over 64 bits. The parties learn the decided bits and nothing
 // else; the root, which decrypts, learns each pair's two blinded values
 // r_A·r_B·x + …, i.e. the two signs and log2 |x| blurred by the sum of two
 // such exponents; A learns nothing it could decrypt. And the test uses
-// the threshold key, not A's own Paillier key as D0 does, so no single
-// party can decrypt A's representative.
+// the threshold key throughout, so no single party can decrypt A's
+// representative.
 //
 // # Leakage profile (the distributed job)
 //
 // A party sends only ciphertexts under the consortium's threshold key
 // (its encrypted contribution or subtree product, the encrypted total down
 // the tree; in the merge test its encrypted representatives, the blinded
-// values it evaluated or re-blinded, and, from the root, the packed values
-// to decrypt), decryption shares with proofs, and public results (the aggregated sums from the root, and its
-// step outputs to the coordinator, which the coordinator commits as they
-// are). Every party and the coordinator learn, and the log holds:
+// values it evaluated or re-blinded, its packed values to the root and,
+// from the root, every party's packed values to decrypt), decryption
+// shares with proofs, control messages (digests of ciphertexts, requests
+// that carry nothing else; the runtime's admission answers), and public
+// results (the aggregated sums from the root, and its step outputs to the
+// coordinator, which the coordinator commits as they are). Every party
+// and the coordinator learn, and the log holds:
 //
 //   - schema: every party's column names (the consortium's schema).
 //   - per iteration: the aggregated Num and Den vectors (Exact: each
@@ -294,9 +326,9 @@
 //   - merge test: the tested pairs (public from the column sets and the
 //     earlier round's bits) and one bit per tested pair, similar or not
 //     (committed); pairs whose locals an earlier bit already grouped are
-//     never tested. Only ciphertexts under
-//     the threshold key cross between the pair's parties; only the packed,
-//     twice-blinded values are decrypted, and only at the root, which also
+//     never tested. Only ciphertexts under the threshold key cross between
+//     the pair's parties; only the packed, twice-blinded values are
+//     decrypted, and only at the root (never the coordinator), which also
 //     learns each pair's two signs and the order of magnitude of x
 //     (blurred by two 64-bit exponents, see above) and commits only the
 //     bit. A local's representative is never decrypted on its own.
@@ -314,8 +346,15 @@
 // bicluster's rows, its representative (except as a published global's
 // means, above), the ids of rows in no global bicluster. The coordinator
 // learns nothing the other members do not, except each party's rows
-// output a moment before it commits them and, as the merge test's root,
-// each pair's two signs and blurred magnitudes (above).
+// output a moment before it commits them; the merge test's root also
+// learns each pair's two signs and blurred magnitudes (above).
+//
+// What is not checked: parties are semi-honest (the paper assumes
+// malicious ones with zero-knowledge proofs throughout; only the
+// decryption shares carry proofs here). The root's own packed values are
+// its own word: the digests keep a root from substituting what another
+// party sent, not from putting something else in its own place, which a
+// party that followed the protocol never does.
 // TestJobLeakage checks every message and log record against this, and
 // that the merge decrypts nothing but published means;
 // TestJobDissimilarPairRevealsNothing, that two dissimilar locals under

@@ -28,7 +28,7 @@ type Params struct {
 	// and columns' divergence from its model, must be below it (Table 1: 0.5).
 	Delta float64
 	// MinRows and MinCols are the smallest accepted bicluster (no value in
-	// the paper; 5 each, research §4.2 row 15).
+	// the paper; 5 each).
 	MinRows, MinCols int
 	// Divergence is the Bregman divergence (default I-divergence).
 	Divergence Divergence
@@ -43,7 +43,7 @@ type Params struct {
 	// but do not join two biclusters that the column order put apart.
 	Gap int
 	// Epsilon smooths every weight for Itakura–Saito (x ↦ max(x,0)+ε) so
-	// it is finite on zeros (research §4.2 row 16; default 1e-6). The
+	// it is finite on zeros (default 1e-6). The
 	// I-divergence is finite at 0 (B(0; μ) = μ) and is not smoothed.
 	Epsilon float64
 	// MaxOverlap drops a bicluster when more than this fraction of its cells
@@ -117,8 +117,8 @@ type found struct {
 }
 
 // Identify finds biclusters in m reordered by rowOrder and colOrder (the
-// result of crossing minimisation): cHawk's local search (research
-// Pseudocode A2, as decided in the package doc). Biclusters are returned
+// result of crossing minimisation): cHawk's local search, as the package
+// doc reconstructs it (the proceedings give only its inputs and outputs). Biclusters are returned
 // in m's indices, largest first (ties by first row, then first column).
 func Identify(m *Matrix, rowOrder, colOrder []int, p Params) ([]Bicluster, error) {
 	if err := m.Check(); err != nil {

@@ -83,7 +83,7 @@ func weight(x float64) float64 {
 	return 0
 }
 
-// FromTable turns a bicluster table (DESIGN.md: one id column and numeric
+// FromTable turns a bicluster table (one id column and numeric
 // columns, nothing else) into a matrix labelled with its column names and
 // row ids. Load the file with table.Load and a nil schema (kinds inferred)
 // or a schema naming the id and numeric columns; a column that is not
@@ -132,8 +132,8 @@ func FromTable(t *table.Table) (*Matrix, error) {
 }
 
 // CheckColumns verifies that every party's matrix has the same column names
-// in the same order (the horizontal partition's common schema, research
-// §4.1 item 1). names[i] belongs to parties[i].
+// in the same order (the horizontal partition's common schema: Ahmad and
+// Khokhar, "Phoenix", §3.1). names[i] belongs to parties[i].
 func CheckColumns(parties []string, names [][]string) error {
 	if len(parties) != len(names) {
 		return fmt.Errorf("%w: %d parties, %d column lists", ErrParams, len(parties), len(names))

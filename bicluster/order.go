@@ -9,8 +9,8 @@ import (
 	"github.com/cohortdm/cohort/job"
 )
 
-// InitialColumns returns the shared random initial column order (research
-// §4.2 row 11): every party derives the same permutation of 0..cols−1 from
+// InitialColumns returns the shared random initial column order (Phoenix
+// §3.1 starts from random ranks): every party derives the same permutation of 0..cols−1 from
 // the job's seed with job.Rand, so no message carries it.
 func InitialColumns(seed []byte, cols int) []int {
 	return job.Rand(seed, "bicluster/initial-columns").Perm(cols)
@@ -42,7 +42,7 @@ func checkOrder(what string, order []int, n int) error {
 
 // sortByBarycenter returns prev re-sorted by bary (ascending); ties, and
 // the vertices without any edge (bary = +Inf, placed last), keep their
-// order in prev, so the sort is deterministic (research §4.2 rows 4 and 12).
+// order in prev, so the sort is deterministic.
 func sortByBarycenter(prev []int, bary []float64) []int {
 	out := slices.Clone(prev)
 	slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(bary[a], bary[b]) })

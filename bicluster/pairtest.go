@@ -11,10 +11,12 @@ import (
 	"github.com/cohortdm/cohort/paillier"
 )
 
-// The pairwise merge test on encrypted representatives (research §2.11,
-// pseudocode D0 and D1 option A with a blinded comparison, §4.2 rows
-// 15–20). For a candidate pair (a, b) of local biclusters of parties
-// A < B, over the union U of their column sets (u = |U|), with
+// The pairwise merge test on encrypted representatives (Ahmad and
+// Khokhar, "Phoenix", §3.6: a secure Euclidean distance between two
+// locals' representatives, compared with a threshold β; here with a
+// blinded comparison under the consortium's threshold key). For a
+// candidate pair (a, b) of local biclusters of parties A < B, over the
+// union U of their column sets (u = |U|), with
 // representatives v (a's) and m (b's) in fixed point V = round(v·2^F),
 // M = round(m·2^F), S_V = Σ_U V, S_M = Σ_U M, and β² as B = round(β²·2^G):
 //
@@ -22,22 +24,25 @@ import (
 //	x_A = D − B·S_V² − 1,  x_B = D − B·S_M² − 1    similar ⟺ x_A < 0 or x_B < 0
 //
 // which is PlainSimilar (RMS difference ≤ β·the larger mean) in fixed
-// point. The rounds, each a pure function here (STYLE habit 2), the
-// network in pairtest_session.go:
+// point. The rounds, each a pure function here, the network in
+// pairtest_session.go:
 //
 //  1. A encrypts, under the consortium's threshold key, V_j for j ∈ U,
-//     Σ_U V_j² and S_V² (D0's E_A(V) with the threshold key in place of A's
-//     own, so no single party can decrypt) and sends them to B
+//     Σ_U V_j² and S_V² (§3.6 broadcasts E(v²), E(−2v), E(−1) under the
+//     threshold key too, so no single party can decrypt) and sends them to B
 //     (pairEncrypt).
 //  2. B evaluates E(x_A) and E(x_B) homomorphically with its plaintext M
-//     (the corrected D0 form: Σ V² − 2 Σ V·M + Σ M², never a decryption),
+//     (§3.6's decomposition with its signs corrected: Σ V² − 2 Σ V·M +
+//     Σ M², never a decryption),
 //     blinds each as E(r·x + s) with 0 ≤ s < r, re-randomises them and
 //     sends them back to A (pairEvaluate).
 //  3. A blinds each again, E(r'·y + s') (pairBlind), and packs its pairs'
 //     results into few ciphertexts (pairPack).
-//  4. The root threshold-decrypts the packed ciphertexts with t+1
-//     verified shares and reads the signs (pairSigns); the coordinator
-//     commits only their OR, one bit per pair.
+//  4. The root (secureagg.Root: never the coordinator) threshold-decrypts
+//     the packed ciphertexts with t+1 verified shares (secureagg.Decryption;
+//     each decryptor first checks them against the digests their producers
+//     sent it) and reads the signs (pairSigns); the coordinator commits only
+//     their OR, one bit per pair.
 //
 // Blinding keeps the sign: for an integer x and 0 ≤ s < r, r·x + s < 0
 // exactly when x < 0. Each r is (2^32 + u)·2^e with u a uniform 32-bit

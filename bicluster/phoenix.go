@@ -7,7 +7,7 @@ import (
 )
 
 // Mode is how the global column barycenters are formed from the parties'
-// contributions (research §4.2 row 9).
+// contributions (Ahmad and Khokhar, "Phoenix", §3.1).
 type Mode string
 
 const (
@@ -61,14 +61,13 @@ type PartyState struct {
 	RowOrder []int `msgpack:"row_order"`
 }
 
-// Round is one party's crossing-minimisation iteration (research §2.10
-// lines 4–7), a pure function of its matrix, its state and the public
+// Round is one party's crossing-minimisation iteration (Phoenix §3.1),
+// a pure function of its matrix, its state and the public
 // column order: it re-sorts its rows by their barycenters under colOrder
 // (Phoenix eq. (2), local) and returns the new state and its contribution
 // to the column barycenters. Row ranks are normalised to [0, 1],
 // ρ = position/(rows−1) (0.5 for a single row), so a party's weight in
-// the barycenters does not grow with its number of rows (research §4.2
-// row 10).
+// the barycenters does not grow with its number of rows.
 func Round(m *Matrix, st PartyState, colOrder []int, mode Mode) (PartyState, Contribution, error) {
 	rows, err := SortRows(m, colOrder, st.RowOrder)
 	if err != nil {
@@ -124,7 +123,7 @@ func Aggregate(a, b Contribution) (Contribution, error) {
 }
 
 // UpdateColumns is the coordinator's (or every party's) public step after
-// aggregation (research §2.10 lines 15–16): the global barycenter of column
+// aggregation (Phoenix §3.1 and §3.5): the global barycenter of column
 // j is Num_j/Den_j; columns are sorted by it starting from colOrder, ties
 // and columns without weight (Den_j ≤ 0, placed last) keeping their order
 // in colOrder. It reports whether the order changed.
@@ -151,10 +150,10 @@ func UpdateColumns(sum Contribution, colOrder []int) ([]int, bool, error) {
 	return next, !slices.Equal(next, colOrder), nil
 }
 
-// Done is the termination test (research §4.2 row 13): stop when the
-// global column order did not change in iteration iter (1-based) or when
-// iter reached maxIter. Every party decides the same, since the column
-// order is public.
+// Done is the termination test (Phoenix §3.1; Table 1 caps the
+// iterations at 5): stop when the global column order did not change in
+// iteration iter (1-based) or when iter reached maxIter. Every party
+// decides the same, since the column order is public.
 func Done(changed bool, iter, maxIter int) bool { return !changed || iter >= maxIter }
 
 // Finish is a party's last local step: its rows re-sorted under the final

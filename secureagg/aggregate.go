@@ -313,12 +313,6 @@ func (s *aggregation) resultHops(p string) int {
 }
 func (s *aggregation) totalHops() int { return 3*s.h + 9 }
 
-// asked returns the parties asked for shares up front: the first s.ask in
-// tree order, which are the root and the parties the total reaches first.
-func (s *aggregation) asked() []string {
-	return s.tree.order[:s.ask]
-}
-
 // within returns ctx bounded by start + hops·hop: the latest time a message
 // that is at most that many hops away can arrive.
 func (s *aggregation) within(ctx context.Context, hops int) (context.Context, context.CancelFunc) {
@@ -349,8 +343,4 @@ func (s *aggregation) sendAll(ctx context.Context, hops func(to string) int, to 
 		wg.Go(func() { _ = s.send(ctx, hops(q), q, typ, body, d) })
 	}
 	wg.Wait()
-}
-
-func (s *aggregation) proofContext() paillier.ProofContext {
-	return paillier.ProofContext{Job: s.step.Job, Phase: s.step.Phase, Round: s.step.Round, Attempt: s.step.Attempt}
 }

@@ -1,6 +1,6 @@
 // Package score measures biclustering results against implanted
 // biclusters, and gives the k-means baseline of the Phoenix experiments
-// (research/seed-000-pinkdd.md §2.14).
+// (Ahmad and Khokhar, "Phoenix", PinKDD 2007, §5.2).
 //
 //   - Match is the match score of Prelić et al. as Phoenix §5.2 prints it:
 //     S(M1, M2) = 1/|M1| Σ_{(I1,J1)∈M1} max_{(I2,J2)∈M2}
@@ -13,7 +13,8 @@
 //     the sum of the paired similarities divided by the size of the larger
 //     set; extra or missing biclusters lower it.
 //   - KMeans clusters rows with K-means (K = 10 in the paper's Table 1) and
-//     reports each cluster as its rows × all columns (research §4.2 row 27).
+//     reports each cluster as its rows × all columns (the paper does not
+//     say which columns a k-means cluster has).
 package score
 
 import (

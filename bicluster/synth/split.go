@@ -19,8 +19,8 @@ type Part struct {
 	Rows []int
 }
 
-// Split deals m's rows over parties uniformly at random (research §4.2
-// row 26): a seeded shuffle dealt round robin, so sizes differ by at most
+// Split deals m's rows over parties uniformly at random (the paper
+// does not say how it dealt them): a seeded shuffle dealt round robin, so sizes differ by at most
 // one; each party keeps its rows in original order.
 func Split(m *bicluster.Matrix, parties int, seed []byte) ([]Part, error) {
 	if err := m.Check(); err != nil {

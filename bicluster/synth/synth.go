@@ -1,9 +1,10 @@
 // Package synth generates the synthetic biclustering data of the Phoenix
-// experiments (research/seed-000-pinkdd.md §2.14, after Liu & Wang) and a
+// experiments (Ahmad and Khokhar, "Phoenix", PinKDD 2007, §5.2, after Liu
+// and Wang) and a
 // shifted-constant generator with Gaussian noise in the style of
 // scikit-learn's make_biclusters, and splits a matrix's rows over parties
 // (a horizontal partition) as CSV tables with an id column, the layout of
-// DESIGN.md's bicluster tables.
+// the bicluster job's tables.
 //
 // Every generator is deterministic for its seed (job.Rand streams, so the
 // same seed bytes a job uses can regenerate its data) and returns the
@@ -35,7 +36,7 @@ type Constant struct {
 	Noise float64
 	// Overlap places each bicluster on random rows and columns, so
 	// biclusters may overlap; otherwise they are disjoint diagonal blocks
-	// under a random row and column permutation (research §4.2 row 26).
+	// under a random row and column permutation.
 	Overlap bool
 }
 
