@@ -1,6 +1,7 @@
 package integrate
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -101,6 +102,27 @@ type tdsState struct {
 	pub    *anonymize.TDSPublic
 	class  []string
 	splits int // committed splits applied
+	// scored is the party's best candidate on the state after splits
+	// splits, kept from its score step for its split step.
+	scored *scored
+}
+
+// scored is a party's best candidate of one round, or none.
+type scored struct {
+	round int
+	c     anonymize.Candidate
+	ok    bool
+}
+
+// best is the party's best valid and beneficial specialisation in round r
+// (anonymize.Best), on the state after r splits: computed once per round,
+// so the winner's split step checks its candidate without scoring again.
+func (st *tdsState) best(r int) (anonymize.Candidate, bool) {
+	if st.scored == nil || st.scored.round != r {
+		c, ok := anonymize.Best(st.party, st.pub)
+		st.scored = &scored{round: r, c: c, ok: ok}
+	}
+	return st.scored.c, st.scored.ok
 }
 
 // newState starts TDS from the alignment decision.
@@ -207,17 +229,76 @@ func fromSplit(pub *anonymize.TDSPublic, s *Split) (anonymize.SplitInstruction, 
 	return inst, nil
 }
 
-// apply applies one committed split.
+// apply applies one committed split, once it has checked that it is one
+// the winner could have made: the split attribute's owner, that it is its
+// own split of the node; every party, that every class of every
+// requirement whose QID holds the split attribute keeps k records (and,
+// with params.l, l class labels), which it can count on the public
+// generalisation and the shared class. A coordinator that commits another
+// partition (one that singles records out) is refused before any party
+// computes on it.
 func (st *tdsState) apply(s *Split) error {
 	inst, err := fromSplit(st.pub, s)
 	if err != nil {
 		return err
 	}
+	if _, own := st.party.Leaf[s.Attr]; own {
+		mine, err := anonymize.Split(st.party, st.pub, anonymize.Candidate{Party: st.party.Name, Attr: s.Attr, Node: s.Node})
+		if err != nil {
+			return err
+		}
+		if m, err := toSplit(st.pub, mine); err != nil || m.Width != s.Width || !bytes.Equal(m.Child, s.Child) {
+			return fmt.Errorf("%w: the split of attribute %d node %d is not the one this party made", anonymize.ErrViolation, s.Attr, s.Node)
+		}
+	}
 	pub, err := st.pub.Apply(inst)
 	if err != nil {
 		return err
 	}
+	if err := keepsK(pub, s.Attr); err != nil {
+		return err
+	}
 	st.pub = pub
 	st.splits++
+	return nil
+}
+
+// keepsK checks the requirements whose QID holds attribute a on the public
+// state: every class at least k records and, with ClassL, as many class
+// labels.
+func keepsK(pub *anonymize.TDSPublic, a int) error {
+	name := pub.Attrs[a].Name
+	for _, r := range pub.Reqs {
+		if !slices.Contains(r.QID, name) {
+			continue
+		}
+		idx := make([]int, len(r.QID))
+		for i, q := range r.QID {
+			if idx[i] = slices.IndexFunc(pub.Attrs, func(at anonymize.TDSAttr) bool { return at.Name == q }); idx[i] < 0 {
+				return fmt.Errorf("%w: requirement %s: no attribute %q", anonymize.ErrRequirement, r, q)
+			}
+		}
+		size := map[string]int{}
+		labels := map[string]map[int32]bool{}
+		key := make([]byte, 0, 4*len(idx))
+		for rec, c := range pub.Class {
+			key = key[:0]
+			for _, i := range idx {
+				key = binary.BigEndian.AppendUint32(key, uint32(pub.Gen[i][rec]))
+			}
+			size[string(key)]++
+			if pub.ClassL > 1 {
+				if labels[string(key)] == nil {
+					labels[string(key)] = map[int32]bool{}
+				}
+				labels[string(key)][c] = true
+			}
+		}
+		for k, n := range size {
+			if n < r.K || pub.ClassL > 1 && len(labels[k]) < pub.ClassL {
+				return fmt.Errorf("%w: the split leaves a class of %d records on %s", anonymize.ErrViolation, n, r)
+			}
+		}
+	}
 	return nil
 }
