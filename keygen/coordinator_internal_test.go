@@ -43,7 +43,9 @@ func (k evilCoordinator) Coordinate(ctx context.Context, c job.Coordinator) (job
 	}
 	args := k.install(installArgs{Attempt: fin.Decision.Attempt, KeyID: fin.Decision.KeyID})
 	_, err = installRound.Run(ctx, c, job.Call[installArgs]{Parties: parties, Args: args},
-		func(o *job.Outcome[installOutput]) (installDecision, error) { return decideInstall(o, parties, args.KeyID) })
+		func(o *job.Outcome[installOutput]) (installDecision, error) {
+			return decideInstall(o, parties, args.KeyID)
+		})
 	return nil, err
 }
 
