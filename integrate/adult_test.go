@@ -153,7 +153,7 @@ func TestAdultIntegrate(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got struct {
-			Published anonymize.Published `json:"published"`
+			Published anonymize.Published `json:"-"` // from integrated.csv
 			NCP       float64             `json:"ncp"`
 			MinGroup  int                 `json:"min_group"`
 			Rounds    int                 `json:"rounds"`
@@ -161,6 +161,7 @@ func TestAdultIntegrate(t *testing.T) {
 		if err := json.Unmarshal(raw, &got); err != nil {
 			t.Fatal(err)
 		}
+		got.Published = readPublished(t, filepath.Join(out, integrate.IntegratedFile))
 		cstart := time.Now()
 		var cpub anonymize.Published
 		var cncp float64

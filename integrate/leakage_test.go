@@ -12,6 +12,7 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/psi"
 )
@@ -398,5 +399,37 @@ func TestLeakageMondrian(t *testing.T) {
 	slices.Sort(fromPub)
 	if !slices.Equal(fromLog, fromPub) {
 		t.Errorf("the log's cuts give classes of %v records, the publication %v", fromLog, fromPub)
+	}
+}
+
+// Every message a party sends is one of the forms Uses declares: the job
+// runs to its end with every party under the default policy (which refuses
+// a message whose disclosure the job was not admitted for), with TDS and
+// with Mondrian checking a sensitive column one party holds.
+func TestDeclaredUses(t *testing.T) {
+	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 5}, {QID: []string{"nob", "sob"}, K: 5}}
+	for _, alg := range []string{algTDS, algMondrian} {
+		t.Run(alg, func(t *testing.T) {
+			extra := "  algorithm: " + alg + "\n"
+			if alg == algMondrian {
+				extra += "  sensitive: disease\n  l: 2\n"
+			}
+			j := randomJob(t, 5, 260, reqs, extra)
+			if alg == algMondrian {
+				west := &j.parties[2]
+				west.cols = append(west.cols, "disease")
+				for i, r := range west.rows {
+					west.rows[i] = append(r, fmt.Sprintf("disease-%d", (len(r[2])+i)%4))
+				}
+				j = rewrite(t, j)
+			}
+			rep, err := j.run(t, jobtest.Options{Policy: policy.Default()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.SentOutside(protocol.DiscloseControl)) == 0 {
+				t.Fatal("no message sent")
+			}
+		})
 	}
 }
