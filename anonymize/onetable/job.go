@@ -1,7 +1,16 @@
 // Package onetable is the `anonymize` job: one organisation anonymises one
 // of its tables with a chosen algorithm of package anonymize and publishes
-// it. Start reading at Kind.Coordinate (job.go), then session.Step
-// (session.go); params.go has every parameter and its checks.
+// it to the consortium. Start reading at Kind.Coordinate and decide
+// (job.go), then session.Step (session.go); params.go has every parameter
+// and its checks. The job's one step is a typed round (anonymizeRound).
+//
+// Sources: X. Sun, "Privacy Preserving Data Sharing in Data Mining
+// Environment", PhD thesis, University of Southern Queensland, 2010
+// (models ch. 2–3, metrics §3.5, purpose ch. 4, MDAV ch. 5, local
+// recoding); R. Chaytor, "Allowing Privacy Protection Algorithms to Jump
+// Out of Local Optimums: An Ordered Greed Framework", PinKDD 2007 (Datafly
+// with Sweeney's column order, OGF); LeFevre, DeWitt and Ramakrishnan,
+// "Mondrian multidimensional k-anonymity", ICDE 2006.
 //
 // Spec: one party with one table; `taxonomies: {column: path}` for every
 // quasi-identifier (ARX hierarchy CSV or YAML, as for integrate; not needed
@@ -28,19 +37,22 @@
 // local recoding), `datafly` and `ogf` (Chaytor), `mdav` (Sun ch. 5),
 // `purpose` (Sun ch. 4: a degree of anonymisation decomposed into
 // full-domain levels, raised until k holds). The coordinator checks k and
-// the model on the publication. The result has ncp, discernibility,
+// the model on the publication before it commits it. The result has ncp, discernibility,
 // avg_class_size, distortion and classes, and each algorithm's own figures.
 //
 // # Leakage profile
 //
-// One step, one party. The party's output, sent to the coordinator, is the
-// published table itself (distinct rows with counts, sorted by value, never
-// in table order), its NCP, and the algorithm's counters; the coordinator
-// checks k (and l) on it and commits it: the publication is the job's public
-// result, and every member of the consortium receives it through the log.
-// Nothing else leaves the party: no raw value of a quasi-identifier that the
+// One step, one party, round 0 (the party refuses any other). The party's
+// output, sent to the coordinator and disclosed as generalised (the form
+// Uses declares), is the published table itself (distinct rows with
+// counts, sorted by value, never in table order), its NCP, and the
+// algorithm's counters; the coordinator checks k (and the model) on it and
+// only then commits it: the publication is the job's public result, and
+// every member of the consortium receives it through the log. Nothing else
+// leaves the party: no raw value of a quasi-identifier that the
 // publication does not show, no id, no row order. The coordinator learns
-// nothing more than the members. A test checks every message and log entry.
+// nothing more than the members. TestLeakage checks every message and log
+// entry, TestSim the party's audit ledger.
 package onetable
 
 import (
