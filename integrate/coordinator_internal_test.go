@@ -17,6 +17,8 @@ import (
 // determine. The parties run the honest sessions (Open is Kind's).
 type evilCoordinator struct {
 	Kind
+	// owner, when set, is committed as the sensitive column's owner.
+	owner  string
 	rounds func(ctx context.Context, co *coordinator, sd schemaDecision) error
 }
 
@@ -26,15 +28,22 @@ func (k evilCoordinator) Coordinate(ctx context.Context, c job.Coordinator) (job
 		return nil, err
 	}
 	co := &coordinator{c: c, prm: prm, parties: c.Spec().PartyNames()}
-	sd, err := run(ctx, co, schemaRound, 0, co.parties, none{}, func(o *job.Outcome[schemaOutput]) (schemaDecision, error) {
-		return decideSchema(o, co.parties, prm)
-	})
-	if err != nil {
-		return nil, err
+	if k.owner == "" {
+		sd, _, err := co.prepare(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return nil, k.rounds(ctx, co, sd)
 	}
-	if _, err := run(ctx, co, alignRound, 0, co.parties, none{}, func(o *job.Outcome[alignOutput]) (alignDecision, error) {
-		return decideAlign(o, co.parties, prm)
-	}); err != nil {
+	sd, err := run(ctx, co, schemaRound, 0, co.parties, none{}, func(o *job.Outcome[schemaOutput]) (schemaDecision, error) {
+		d, err := decideSchema(o, co.parties, co.prm)
+		d.SensitiveOwner = k.owner
+		return d, err
+	})
+	if err == nil {
+		_, err = run(ctx, co, alignRound, 0, co.parties, none{}, func(o *job.Outcome[alignOutput]) (alignDecision, error) { return decideAlign(o, co.parties, co.prm) })
+	}
+	if err != nil {
 		return nil, err
 	}
 	return nil, k.rounds(ctx, co, sd)
@@ -65,14 +74,19 @@ func honest(ch cutChoices, _ map[string]proposeOutput) cutChoices { return ch }
 
 // A coordinator may not make a party compute on its own data anything the
 // log and the spec do not determine: each case is refused by the party it
-// targets (or every party), whose refusal names the coordinator, and the
-// refused step sends nothing of the party's data (no output reaches the
-// coordinator; only the runtime's control message carrying the refusal).
+// targets (or every party that can tell), whose refusal names the
+// coordinator, and the refusing party sends nothing of its data in the
+// refused step (no output reaches the coordinator; only the runtime's
+// control message carrying the refusal).
 func TestCoordinatorCannotExtract(t *testing.T) {
 	// every attribute in a QID, so that every party can check k on any split
 	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 5}, {QID: []string{"nob", "sob", "web"}, K: 4}}
 	cases := []struct {
 		name, algorithm string
+		// private gives west a sensitive column no other party holds;
+		// owner names another owner in the committed schema
+		private bool
+		owner   string
 		// victims are the parties that must refuse the last step, given
 		// what the honest parts of the run committed.
 		rounds func(t *testing.T, victims *[]string) func(ctx context.Context, co *coordinator, sd schemaDecision) error
@@ -206,6 +220,46 @@ func TestCoordinatorCannotExtract(t *testing.T) {
 					return err
 				}
 			}},
+		{name: "commit-answers-the-sensitive-owner-did-not-give", algorithm: algMondrian, private: true,
+			why: "refuses cut round 0, which coordinator south committed",
+			rounds: func(t *testing.T, victims *[]string) func(context.Context, *coordinator, schemaDecision) error {
+				return func(ctx context.Context, co *coordinator, sd schemaDecision) error {
+					ch, err := proposals(ctx, co, sd, 0, honest)
+					if err != nil {
+						return err
+					}
+					cd, err := run(ctx, co, cutRound, 0, ch.cutters(), ch, func(o *job.Outcome[cutOutput]) (cutDecision, error) {
+						return decideCuts(o, ch, anonymize.NewMondrianState(200))
+					})
+					if err != nil {
+						return err
+					}
+					// every answer of west's turned round (a refused cut
+					// accepted would publish a group its column does not
+					// make diverse)
+					if _, err := run(ctx, co, checkRound, 0, []string{"west"}, none{}, func(o *job.Outcome[checkOutput]) (checkDecision, error) {
+						d, err := decideCheck(o, "west", len(cd.Cuts))
+						for i := range d.OK {
+							d.OK[i] = !d.OK[i]
+						}
+						return d, err
+					}); err != nil {
+						return err
+					}
+					*victims = []string{"west"}
+					_, err = proposals(ctx, co, sd, 1, honest)
+					return err
+				}
+			}},
+		{name: "name-another-sensitive-owner", algorithm: algMondrian, private: true, owner: "north",
+			why: "refuses the schema coordinator south committed",
+			rounds: func(t *testing.T, victims *[]string) func(context.Context, *coordinator, schemaDecision) error {
+				return func(ctx context.Context, co *coordinator, sd schemaDecision) error {
+					*victims = []string{"north", "west"} // north holds no disease, west is not named
+					_, err := proposals(ctx, co, sd, 0, honest)
+					return err
+				}
+			}},
 		{name: "cut-although-another-was-chosen", algorithm: algMondrian, why: "where the log determines cut round 0",
 			rounds: func(t *testing.T, victims *[]string) func(context.Context, *coordinator, schemaDecision) error {
 				return func(ctx context.Context, co *coordinator, sd schemaDecision) error {
@@ -224,9 +278,16 @@ func TestCoordinatorCannotExtract(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			j := randomJob(t, 5, 200, reqs, "  algorithm: "+c.algorithm+"\n")
+			extra := "  algorithm: " + c.algorithm + "\n"
+			if c.private {
+				extra += "  sensitive: disease\n  l: 3\n"
+			}
+			j := randomJob(t, 5, 200, reqs, extra)
+			if c.private {
+				j = withDisease(t, j)
+			}
 			var victims []string
-			rep, err := j.runKind(t, evilCoordinator{rounds: c.rounds(t, &victims)}, jobtest.Options{Leader: "south"})
+			rep, err := j.runKind(t, evilCoordinator{owner: c.owner, rounds: c.rounds(t, &victims)}, jobtest.Options{Leader: "south"})
 			if err == nil {
 				t.Fatal("the job did not fail")
 			}
@@ -242,12 +303,12 @@ func TestCoordinatorCannotExtract(t *testing.T) {
 				}
 			}
 			for _, o := range rep.Outputs {
-				if o.Step.Phase == last.Step.Phase && o.Step.Round == last.Step.Round {
+				if o.Step.Phase == last.Step.Phase && o.Step.Round == last.Step.Round && slices.Contains(victims, o.Party) {
 					t.Errorf("%s reported an output of the refused step %s/%d", o.Party, o.Step.Phase, o.Step.Round)
 				}
 			}
 			for _, s := range rep.Sent {
-				if s.Message.Phase == last.Step.Phase && s.Message.Round == last.Step.Round && s.Disclosure != protocol.DiscloseControl {
+				if s.Message.Phase == last.Step.Phase && s.Message.Round == last.Step.Round && slices.Contains(victims, s.From) && s.Disclosure != protocol.DiscloseControl {
 					t.Errorf("%s sent %s disclosing %q in the refused step", s.From, s.Message.Type, s.Disclosure)
 				}
 			}

@@ -157,20 +157,26 @@
 // propose) step on every party, the split of the committed winner by the
 // winner alone (or the cuts of the committed choices, by the parties chosen),
 // the check by the sensitive column's owner, and the publication once a
-// round committed no winner (or no choice). Its own data it checks too: the
-// winner splits only its own best candidate of the round, an owner cuts only
-// groups and attributes it proposed, and the owner of a committed split or
-// cut applies it only if it is the one it made. Every party applies a
-// committed split or cut only if every class keeps k (and the class's l):
-// sizes and the class are public. A refusal names the coordinator, and the
-// refused step sends nothing but it (TestCoordinatorCannotExtract: a split
-// asked of a loser, of a node the winner did not propose, a forged split or
-// cut that singles out a record, a cut of a group the log does not hold or
-// by a party not chosen, a publication before the rounds end). What a party
-// cannot check is the fold itself: that the winner's score was the best
-// (the scores reach the coordinator only), or that a choice was the widest
-// proposal; a coordinator that picks another valid candidate costs utility,
-// not privacy, since every candidate a party proposes keeps k.
+// round committed no winner (or no choice). Against its own data a party
+// checks what the log cannot show: the committed schema gives it exactly its
+// table's columns, and names it the sensitive column's owner exactly when it
+// holds that column; the winner splits only its own best candidate of the
+// round, an owner cuts only groups and attributes it proposed; the owner of
+// a committed split or cut applies it only if it is the one it made, and the
+// sensitive column's owner only if the committed answers are its own. Every
+// party applies a committed split or cut only if every class keeps k (and
+// the class's l), which it can count on the public partition, and checks
+// the requirements on its part of the publication before it sends it. A
+// refusal names the coordinator, and the refusing party sends nothing but
+// it (TestCoordinatorCannotExtract: a split asked of a loser, of a node the
+// winner did not propose, a forged split or cut that singles out a record,
+// a publication before the rounds end, a cut of a group the log does not
+// hold or by a party not chosen, forged answers of the sensitive column's
+// owner, another party named its owner). What no party can check is the
+// fold: that the winner's score was the best, or a choice the widest
+// proposal (the scores reach the coordinator alone); a coordinator that
+// picks another candidate costs utility, not privacy, since every
+// candidate a party proposes keeps k.
 //
 // # Mondrian (params.algorithm: mondrian)
 //

@@ -124,13 +124,7 @@ func TestMondrianEqualsCentral(t *testing.T) {
 // publication does not show leaves.
 func TestMondrianPrivateSensitive(t *testing.T) {
 	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 4}, {QID: []string{"nob", "sob"}, K: 4}}
-	j := randomJob(t, 5, 260, reqs, "  algorithm: mondrian\n  sensitive: disease\n  l: 3\n")
-	west := &j.parties[2]
-	west.cols = append(west.cols, "disease")
-	for i, r := range west.rows {
-		west.rows[i] = append(r, fmt.Sprintf("disease-%d", (len(r[2])+i)%4))
-	}
-	j = rewrite(t, j)
+	j := withDisease(t, randomJob(t, 5, 260, reqs, "  algorithm: mondrian\n  sensitive: disease\n  l: 3\n"))
 	rep, err := j.run(t, jobtest.Options{Leader: "south"})
 	if err != nil {
 		t.Fatal(err)
@@ -188,6 +182,17 @@ func TestMondrianPrivateSensitive(t *testing.T) {
 	}
 	checkNeedles(t, j, rep, pub)
 	t.Logf("%v rounds, %d of %d cuts refused, ncp %.4f", rep.Result["rounds"], refused, answered, rep.Result["ncp"])
+}
+
+// withDisease gives west a sensitive column, disease, that no other party
+// holds, and writes the job again.
+func withDisease(t *testing.T, j *testJob) *testJob {
+	west := &j.parties[2]
+	west.cols = append(west.cols, "disease")
+	for i, r := range west.rows {
+		west.rows[i] = append(r, fmt.Sprintf("disease-%d", (len(r[2])+i)%4))
+	}
+	return rewrite(t, j)
 }
 
 // params.model: any of Sun's models on the sensitive column under both

@@ -62,15 +62,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		return nil, err
 	}
 	co := &coordinator{c: c, prm: prm, parties: c.Spec().PartyNames()}
-	sd, err := run(ctx, co, schemaRound, 0, co.parties, none{}, func(o *job.Outcome[schemaOutput]) (schemaDecision, error) {
-		return decideSchema(o, co.parties, prm)
-	})
-	if err != nil {
-		return nil, err
-	}
-	ad, err := run(ctx, co, alignRound, 0, co.parties, none{}, func(o *job.Outcome[alignOutput]) (alignDecision, error) {
-		return decideAlign(o, co.parties, prm)
-	})
+	sd, ad, err := co.prepare(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +114,20 @@ type coordinator struct {
 	c       job.Coordinator
 	prm     *Params
 	parties []string
+}
+
+// prepare runs the steps before the rounds: the schema and the alignment.
+func (co *coordinator) prepare(ctx context.Context) (schemaDecision, alignDecision, error) {
+	sd, err := run(ctx, co, schemaRound, 0, co.parties, none{}, func(o *job.Outcome[schemaOutput]) (schemaDecision, error) {
+		return decideSchema(o, co.parties, co.prm)
+	})
+	if err != nil {
+		return sd, alignDecision{}, err
+	}
+	ad, err := run(ctx, co, alignRound, 0, co.parties, none{}, func(o *job.Outcome[alignOutput]) (alignDecision, error) {
+		return decideAlign(o, co.parties, co.prm)
+	})
+	return sd, ad, err
 }
 
 // run runs one step of round r on parties and returns its committed

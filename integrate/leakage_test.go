@@ -416,12 +416,7 @@ func TestDeclaredUses(t *testing.T) {
 			}
 			j := randomJob(t, 5, 260, reqs, extra)
 			if alg == algMondrian {
-				west := &j.parties[2]
-				west.cols = append(west.cols, "disease")
-				for i, r := range west.rows {
-					west.rows[i] = append(r, fmt.Sprintf("disease-%d", (len(r[2])+i)%4))
-				}
-				j = rewrite(t, j)
+				j = withDisease(t, j)
 			}
 			rep, err := j.run(t, jobtest.Options{Policy: policy.Default()})
 			if err != nil {

@@ -80,6 +80,9 @@ func (s *session) mondrianCatchUp(ctx context.Context) (*mondrianState, error) {
 		return nil, err
 	}
 	if s.ms == nil {
+		if err := checkSchema(s.p.Self(), l.sd, s.al, s.prm.private()); err != nil {
+			return nil, fmt.Errorf("party %s refuses the schema coordinator %s committed: %w", s.p.Self(), l.by0, err)
+		}
 		var err error
 		if s.ms, err = newMondrianState(s.p.Self(), s.al, l.ad.Records, l.sd.Attrs, s.prm, s.tax); err != nil {
 			return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
@@ -119,6 +122,9 @@ func (ms *mondrianState) apply(d *cutDecision, chk *checkDecision) error {
 		}
 		if err := ms.ownCut(c, attrs[i]); err != nil {
 			return err
+		}
+		if ms.private != nil && chk != nil && chk.OK[i] != anonymize.DiverseParts(ms.st, c, ms.private) {
+			return fmt.Errorf("%w: the committed answer on the cut of group %d is not the one this party gave", anonymize.ErrViolation, c.Group)
 		}
 	}
 	st, err := applyCuts(ms.st, d, chk)
@@ -187,7 +193,28 @@ func (s *session) mondrianStep(ctx context.Context, step job.Step) ([]byte, erro
 	case phaseCheck:
 		return checkRound.Serve(step, func(none) (checkOutput, error) { return s.check(ms) })
 	}
-	return labelsRound.Serve(step, func(none) (labelsOutput, error) { return s.labels(ms), nil })
+	return labelsRound.Serve(step, func(none) (labelsOutput, error) {
+		if err := ms.publishable(); err != nil {
+			return labelsOutput{}, fmt.Errorf("party %s refuses publish round %d: coordinator %s committed cuts whose groups break a requirement: %w",
+				s.p.Self(), step.Round, step.Coordinator, err)
+		}
+		return s.labels(ms), nil
+	})
+}
+
+// publishable checks every group before any label leaves: at least k
+// records, and the models this party can check (the shared class's; at
+// its owner, the sensitive column's).
+func (ms *mondrianState) publishable() error {
+	for g, rows := range ms.st.Groups {
+		if len(rows) < ms.party.K {
+			return fmt.Errorf("%w: group %d holds %d records (k = %d)", anonymize.ErrViolation, g, len(rows), ms.party.K)
+		}
+		if !ms.party.Sens.Diverse(rows) || !ms.private.Diverse(rows) {
+			return fmt.Errorf("%w: group %d breaks the sensitive model", anonymize.ErrViolation, g)
+		}
+	}
+	return nil
 }
 
 // proposals are the party's proposals of round r (anonymize.MondrianParty.

@@ -35,7 +35,8 @@ type logged struct {
 	// by names the coordinator that committed each split (TDS) or cut
 	// (Mondrian) round, for the refusal of one that breaks k.
 	by      []string
-	records int // records folded
+	by0     string // the coordinator that committed the schema
+	records int    // records folded
 	next    due
 }
 
@@ -80,7 +81,7 @@ func (l *logged) read(prm *Params, parties []string, rec *job.Record) error {
 	case phaseSchema:
 		var d schemaDecision
 		d, err = schemaRound.Decision(rec)
-		l.sd, l.next = &d, due{phase: phaseAlign, parties: parties}
+		l.sd, l.by0, l.next = &d, rec.Coordinator, due{phase: phaseAlign, parties: parties}
 	case phaseAlign:
 		var d alignDecision
 		d, err = alignRound.Decision(rec)

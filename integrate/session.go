@@ -76,7 +76,14 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return publishOutput{}, err
 		}
-		return publishOutput{Table: st.pub.Publication(st.class, s.prm.Class), NCP: st.pub.NCP()}, nil
+		o := publishOutput{Table: st.pub.Publication(st.class, s.prm.Class), NCP: st.pub.NCP()}
+		// every requirement and the class's model, on the publication the
+		// log determines, before any of it leaves
+		if err := checkPublication(&publishDecision{Table: o.Table}, s.prm); err != nil {
+			return publishOutput{}, fmt.Errorf("party %s refuses publish round %d: coordinator %s committed splits whose publication breaks a requirement: %w",
+				s.p.Self(), step.Round, step.Coordinator, err)
+		}
+		return o, nil
 	})
 }
 
@@ -284,6 +291,9 @@ func (s *session) catchUp(ctx context.Context) (*tdsState, error) {
 		return nil, err
 	}
 	if s.st == nil {
+		if err := checkSchema(s.p.Self(), l.sd, s.al, s.prm.private()); err != nil {
+			return nil, fmt.Errorf("party %s refuses the schema coordinator %s committed: %w", s.p.Self(), l.by0, err)
+		}
 		st, err := newState(s.p.Self(), s.al, l.ad.Records, l.sd.Attrs, s.prm, s.tax)
 		if err != nil {
 			return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)

@@ -94,6 +94,27 @@ func classDigest(class []string) []byte {
 	return h.Sum(nil)
 }
 
+// checkSchema checks the committed schema against the party's own table:
+// the attributes it owns are its published columns, in table order, and it
+// is named the sensitive column's owner exactly when it holds that column
+// (a coordinator that names another owner would have this party publish
+// its sensitive values unchecked).
+func checkSchema(self string, sd *schemaDecision, a *aligned, private bool) error {
+	var own []string
+	for _, at := range sd.Attrs {
+		if at.Owner == self {
+			own = append(own, at.Name)
+		}
+	}
+	if !slices.Equal(own, a.order) {
+		return fmt.Errorf("the committed schema gives it the columns %v; its table publishes %v", own, a.order)
+	}
+	if private && (sd.SensitiveOwner == self) != (a.sensitive != nil) {
+		return fmt.Errorf("the committed schema names party %q the sensitive column's owner", sd.SensitiveOwner)
+	}
+	return nil
+}
+
 // tdsState is what a party's session rebuilds from its aligned table and
 // the log: its TDS party (its own leaves) and the public state after every
 // committed split.
