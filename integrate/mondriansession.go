@@ -28,6 +28,10 @@ type mondrianState struct {
 	// from its propose step for its cut step.
 	proposed      []anonymize.Proposal
 	proposedRound int
+	// made are the cuts this party made in its cut step of round
+	// madeRound, by group, which the committed cuts must equal.
+	made      map[int]anonymize.Cut
+	madeRound int
 }
 
 func newMondrianState(self string, a *aligned, records int, attrs []Attr, prm *Params, tax map[string]*anonymize.Taxonomy) (*mondrianState, error) {
@@ -166,8 +170,15 @@ func (ms *mondrianState) ownCut(c anonymize.Cut, attr int) error {
 	if !slices.Contains(ms.party.Global, attr) {
 		return nil
 	}
-	mine, err := ms.party.Cut(ms.st, []anonymize.CutChoice{{Group: c.Group, Party: ms.party.Name, Attr: attr}})
-	if err != nil || len(mine) != 1 || mine[0].Parts != c.Parts || !slices.Equal(mine[0].Part, c.Part) {
+	mine, ok := ms.made[c.Group]
+	if !ok || ms.madeRound != ms.applied {
+		cuts, err := ms.party.Cut(ms.st, []anonymize.CutChoice{{Group: c.Group, Party: ms.party.Name, Attr: attr}})
+		if err != nil || len(cuts) != 1 {
+			return fmt.Errorf("%w: the cut of group %d on attribute %d is not one this party can make", anonymize.ErrViolation, c.Group, attr)
+		}
+		mine = cuts[0]
+	}
+	if mine.Parts != c.Parts || !slices.Equal(mine.Part, c.Part) {
 		return fmt.Errorf("%w: the cut of group %d on attribute %d is not the one this party made", anonymize.ErrViolation, c.Group, attr)
 	}
 	return nil
@@ -250,8 +261,10 @@ func (s *session) cut(ms *mondrianState, step job.Step, ch cutChoices) (cutOutpu
 		return cutOutput{}, fmt.Errorf("party %s: %w", s.p.Self(), err)
 	}
 	var o cutOutput
+	ms.made, ms.madeRound = map[int]anonymize.Cut{}, ms.applied
 	for i, c := range cuts {
 		o.Cuts = append(o.Cuts, toWireCut(c, choices[i].Attr))
+		ms.made[c.Group] = c
 	}
 	return o, nil
 }

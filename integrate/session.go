@@ -133,11 +133,7 @@ func (s *session) split(ctx context.Context, step job.Step, a splitArgs) (Split,
 		return Split{}, fmt.Errorf("party %s refuses split round %d: coordinator %s committed attribute %d node %d as its candidate, which it did not propose",
 			s.p.Self(), step.Round, step.Coordinator, a.Attr, a.Node)
 	}
-	inst, err := anonymize.Split(st.party, st.pub, anonymize.Candidate{Party: s.p.Self(), Attr: a.Attr, Node: a.Node})
-	if err != nil {
-		return Split{}, err
-	}
-	return toSplit(st.pub, inst)
+	return st.split(a.Attr, a.Node)
 }
 
 // load reads the party's table and every taxonomy of the spec (all of them:

@@ -126,6 +126,10 @@ type tdsState struct {
 	// scored is the party's best candidate on the state after splits
 	// splits, kept from its score step for its split step.
 	scored *scored
+	// made is the split this party made in its split step of round
+	// madeAt, which the committed split of that round must equal.
+	made   *Split
+	madeAt int
 }
 
 // scored is a party's best candidate of one round, or none.
@@ -264,11 +268,8 @@ func (st *tdsState) apply(s *Split) error {
 		return err
 	}
 	if _, own := st.party.Leaf[s.Attr]; own {
-		mine, err := anonymize.Split(st.party, st.pub, anonymize.Candidate{Party: st.party.Name, Attr: s.Attr, Node: s.Node})
-		if err != nil {
-			return err
-		}
-		if m, err := toSplit(st.pub, mine); err != nil || m.Width != s.Width || !bytes.Equal(m.Child, s.Child) {
+		m, err := st.split(s.Attr, s.Node)
+		if err != nil || m.Width != s.Width || !bytes.Equal(m.Child, s.Child) {
 			return fmt.Errorf("%w: the split of attribute %d node %d is not the one this party made", anonymize.ErrViolation, s.Attr, s.Node)
 		}
 	}
@@ -282,6 +283,25 @@ func (st *tdsState) apply(s *Split) error {
 	st.pub = pub
 	st.splits++
 	return nil
+}
+
+// split is this party's split of one of its nodes on the current state
+// (anonymize.Split in its committed form), made once per round: the split
+// step makes it, and applying the committed split compares with it.
+func (st *tdsState) split(attr, node int) (Split, error) {
+	if m := st.made; m != nil && st.madeAt == st.splits && m.Attr == attr && m.Node == node {
+		return *m, nil
+	}
+	inst, err := anonymize.Split(st.party, st.pub, anonymize.Candidate{Party: st.party.Name, Attr: attr, Node: node})
+	if err != nil {
+		return Split{}, err
+	}
+	m, err := toSplit(st.pub, inst)
+	if err != nil {
+		return Split{}, err
+	}
+	st.made, st.madeAt = &m, st.splits
+	return m, nil
 }
 
 // keepsK checks the requirements whose QID holds attribute a on the public
