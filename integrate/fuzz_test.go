@@ -111,7 +111,7 @@ func fuzzReplay(t *testing.T, b []byte, attrs []Attr) {
 	head := []*job.Record{rec(phaseSchema, 0, pq, none{}, schemaDecision{Attrs: attrs, SensitiveOwner: "q"}), rec(phaseAlign, 0, pq, none{}, alignDecision{Records: 4})}
 	choices := cutChoices{Choices: []cutChoice{{Group: 0, Party: "p", Attr: 0}}}
 	cuts := cutDecision{Cuts: []wireCut{{Group: 0, Attr: 0, Parts: 2, Width: 1, Part: []byte{0, 1, 0, 1}}}}
-	for _, prm := range []*Params{{Algorithm: algTDS}, {Algorithm: algMondrian}} {
+	for _, prm := range []*Params{{Algorithm: algTDS, Class: "class", Sensitive: "s"}, {Algorithm: algMondrian, Class: "class", Sensitive: "s"}} {
 		for _, tail := range [][]*job.Record{
 			{raw(phaseScore, 0, pq)},
 			{rec(phaseScore, 0, pq, none{}, winner{Found: true, Party: "p", Attr: 0, Node: 0}), raw(phaseSplit, 0, []string{"p"})},

@@ -80,7 +80,9 @@ func (l *logged) read(prm *Params, parties []string, rec *job.Record) error {
 	switch st.Phase {
 	case phaseSchema:
 		var d schemaDecision
-		d, err = schemaRound.Decision(rec)
+		if d, err = schemaRound.Decision(rec); err == nil && prm.private() != (d.SensitiveOwner != "") {
+			err = fmt.Errorf("the schema names %q the sensitive column's owner, where the spec asks for %q", d.SensitiveOwner, prm.Sensitive)
+		}
 		l.sd, l.by0, l.next = &d, rec.Coordinator, due{phase: phaseAlign, parties: parties}
 	case phaseAlign:
 		var d alignDecision
