@@ -33,14 +33,16 @@ import (
 //	COHORT_ADULT=1 go test ./integrate -run TestAdultIntegrate -v -count=1
 //
 // COHORT_ADULT_K picks the k values (comma-separated; default 2,5,10,25,50,100);
-// COHORT_ADULT_SPEC=DIR also leaves the job directory there for `cohort sim`.
+// COHORT_ADULT_SPEC=DIR also leaves the job directory there for `cohort sim`;
+// COHORT_ADULT_DIR is where the Adult files are (default ../shared/data/adult
+// from the repository root).
 func TestAdultIntegrate(t *testing.T) {
 	if os.Getenv("COHORT_ADULT") == "" {
 		t.Skip("set COHORT_ADULT=1 to run on UCI Adult")
 	}
 	root := os.Getenv("COHORT_ADULT_DIR")
 	if root == "" {
-		root = "/work/shared/data/adult"
+		root = "../../shared/data/adult" // the research data beside the repository
 	}
 	if _, err := os.Stat(filepath.Join(root, "adult.data")); err != nil {
 		t.Skipf("UCI Adult not found: %v", err)
@@ -153,7 +155,7 @@ func TestAdultIntegrate(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got struct {
-			Published anonymize.Published `json:"published"`
+			Published anonymize.Published `json:"-"` // from integrated.csv
 			NCP       float64             `json:"ncp"`
 			MinGroup  int                 `json:"min_group"`
 			Rounds    int                 `json:"rounds"`
@@ -161,6 +163,7 @@ func TestAdultIntegrate(t *testing.T) {
 		if err := json.Unmarshal(raw, &got); err != nil {
 			t.Fatal(err)
 		}
+		got.Published = readPublished(t, filepath.Join(out, integrate.IntegratedFile))
 		cstart := time.Now()
 		var cpub anonymize.Published
 		var cncp float64

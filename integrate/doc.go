@@ -11,8 +11,11 @@
 // and Valli Kumari ("A Dynamic Programming Approach for Privacy Preserving
 // Collaborative Data Publishing") set the problem. The algorithm's per-party
 // rounds are package anonymize's (Best, BetterCandidate, Split,
-// TDSPublic.Apply); this package puts them on the job framework. Start
-// reading at Kind.Coordinate (job.go), then session.Step (session.go).
+// TDSPublic.Apply); this package puts them on the job framework, each step a
+// typed round (job.Round; rounds.go has them all). Start reading at
+// Kind.Coordinate (job.go) and its folds (decide.go, mondrian.go), then
+// session.Step (session.go) and replay.go, which every party runs before a
+// step to check that the log determines it.
 //
 // # Spec
 //
@@ -23,7 +26,8 @@
 // path}`: YAML when the name ends in .yaml/.yml, else an ARX hierarchy CSV,
 // numeric when every leaf is a number). params.requirements is the joint
 // requirement; `sensitive: <class column>, l: L` adds distinct l-diversity of
-// the class (p-sensitive k-anonymity, Sun's thesis Def. 3.1, is the same
+// the class (p-sensitive k-anonymity, Def. 3.1 of X. Sun's thesis "Privacy
+// Preserving Data Sharing in Data Mining Environment", 2010, is the same
 // condition with p = l); with `algorithm: mondrian` the sensitive column may
 // also be a column one party holds (see "Mondrian" below); params.model adds
 // any of Sun's models on that column (entropy_l, recursive_c and
@@ -69,23 +73,29 @@
 //     The coordinator folds the candidates with anonymize.BetterCandidate and
 //     commits the winner: party, attribute, node, without the score. No
 //     candidate anywhere ends the rounds.
-//  4. Round r, split (the winner only). The winner computes anonymize.Split
-//     for its node and outputs it compactly: for every record now at the
-//     node, in ascending record number, the position of its child (one byte,
-//     or two for fan-outs over 256). The coordinator checks its form and
-//     commits it: this is TDS2P's "SSN lists per child partition",
-//     which every party needs to refine the partition. Every party applies it
-//     (TDSPublic.Apply checks that it covers exactly the records at the node)
-//     at its next step.
+//  4. Round r, split (the winner only). The winner checks that the
+//     committed winner is its own best candidate of the round, computes
+//     anonymize.Split for its node and outputs it compactly: for every
+//     record now at the node, in ascending record number, the position of
+//     its child (one byte, or two for fan-outs over 256). The coordinator
+//     checks its form and commits it: this is TDS2P's "SSN lists per child
+//     partition", which every party needs to refine the partition. Every
+//     party applies it (TDSPublic.Apply checks that it covers exactly the
+//     records at the node) at its next step, once it has checked that
+//     every class of every requirement whose QID holds the attribute keeps
+//     k (the winner also that the split is its own).
 //  5. publish (all parties). Every party computes the whole publication from
 //     the public state (every attribute's node per record is public, the
 //     class shared): distinct rows with counts, sorted by value, never in
 //     record order (which follows the ids); and its NCP, also from the
-//     public state alone (see "NCP" below). The coordinator checks that all
-//     publications and NCPs are equal, that every requirement holds on it
-//     (and l), and commits it with ncp and min_group per requirement. The job's result carries
-//     the publication, so `cohort job result` on a running node has it;
-//     `cohort sim` (Kind.Assemble) writes it as DIR/integrated.csv.
+//     public state alone (see "NCP" below); the output is disclosed as
+//     generalised, the form Uses declares for a k-anonymous publication.
+//     The coordinator checks that all publications and NCPs are equal, that
+//     every requirement holds on it (and l), and commits it with ncp and
+//     min_group per requirement. The job's result carries the publication,
+//     so `cohort job result` on a running node has it; `cohort sim`
+//     (Kind.Assemble) writes it as DIR/integrated.csv and summarises it in
+//     result.json (columns and distinct rows).
 //
 // A party's state is rebuilt after a restart from its table, the alignment
 // it kept (Secrets) and the log; a party restarted without its kept
@@ -130,14 +140,48 @@
 //     log.
 //
 // TestLeakage checks the messages and log entries of a run against this:
-// only psi-blinded, score, split-summary and public-result disclosures;
+// only psi-blinded, score, split-summary, generalised and public-result
+// disclosures (and the runtime's control messages, which carry no data);
 // scores and splits to the coordinator only; no score in the log; no id held
 // by one party and no raw value the publication does not show anywhere; the
 // committed splits, replayed, give exactly the publication's partition.
+// TestSimExample checks every party's audit ledger the same way, and
+// TestDeclaredUses that every message is a form Uses declares (the job runs
+// under the default policy, which refuses any other).
+//
+// # What a coordinator can ask
+//
+// The coordinator is not trusted to extract. Every party replays the log
+// (replay.go) and takes part only in the step it determines, on the parties
+// it determines: the schema, the alignment, then per round the score (or
+// propose) step on every party, the split of the committed winner by the
+// winner alone (or the cuts of the committed choices, by the parties chosen),
+// the check by the sensitive column's owner, and the publication once a
+// round committed no winner (or no choice). Against its own data a party
+// checks what the log cannot show: the committed schema gives it exactly its
+// table's columns, and names it the sensitive column's owner exactly when it
+// holds that column; the winner splits only its own best candidate of the
+// round, an owner cuts only groups and attributes it proposed; the owner of
+// a committed split or cut applies it only if it is the one it made, and the
+// sensitive column's owner only if the committed answers are its own. Every
+// party applies a committed split or cut only if every class keeps k (and
+// the class's l), which it can count on the public partition, and checks
+// the requirements on its part of the publication before it sends it. A
+// refusal names the coordinator, and the refusing party sends nothing but
+// it (TestCoordinatorCannotExtract: a split asked of a loser, of a node the
+// winner did not propose, a forged split or cut that singles out a record,
+// a publication before the rounds end, a cut of a group the log does not
+// hold or by a party not chosen, forged answers of the sensitive column's
+// owner, another party named its owner). What no party can check is the
+// fold: that the winner's score was the best, or a choice the widest
+// proposal (the scores reach the coordinator alone); a coordinator that
+// picks another candidate costs utility, not privacy, since every
+// candidate a party proposes keeps k.
 //
 // # Mondrian (params.algorithm: mondrian)
 //
-// Strict Mondrian (LeFevre, DeWitt and Ramakrishnan, ICDE 2006) over
+// Strict Mondrian (LeFevre, DeWitt and Ramakrishnan, "Mondrian
+// multidimensional k-anonymity", ICDE 2006) over
 // columns held apart, for analysts rather than one classifier: every open
 // group is cut in the same round. Steps 3 and 4 become:
 //
@@ -154,8 +198,9 @@
 //     coordinator checks them and commits them; every party applies them.
 //   - Round r, check (only with a sensitive column one party holds): the
 //     column's owner answers one bit per committed cut, whether every part
-//     satisfies l-diversity on its column (anonymize.DiverseParts); the bits
-//     are committed; a refused cut is not made, its group stays open and
+//     satisfies l-diversity on its column (anonymize.DiverseParts), declared
+//     and disclosed as a score (a candidate cut's verdict); the bits are
+//     committed; a refused cut is not made, its group stays open and
 //     that attribute is not proposed for it again.
 //   - publish (all parties): each party's labels of its own attributes per
 //     group (numeric "[lo-hi]", categorical the lowest common ancestor), the
@@ -171,7 +216,7 @@
 // sub-ranges); the log links record numbers to the committed parts, which
 // the publication's classes refine. With a sensitive column one party holds,
 // its owner learns every committed cut (the log) and answers one bit per cut
-// (a class summary, to the coordinator); a refused cut's partition is in
+// (a score, to the coordinator); a refused cut's partition is in
 // the log although it is never published: it tells every party, for the
 // records of that group, on which side of another party's median (or
 // taxonomy child) each falls. That is the price of checking a column no
@@ -198,7 +243,9 @@
 // # Not done
 //
 // Numeric attributes use their fixed taxonomies under TDS (no dynamic
-// interval splits of Fung, Wang and Yu; Mondrian cuts at values); the class
+// interval splits of Fung, Wang and Yu's "Top-down specialization for
+// information and privacy preservation", ICDE 2005; Mondrian cuts at
+// values); the class
 // must be held by every party; a sensitive column one party holds works
 // with Mondrian only (TDS would need the same check per candidate); with a
 // refused cut, Mondrian does not try the attribute's other cut points (the

@@ -116,6 +116,12 @@ func writeSpec(t testing.TB, j *testJob, params string) *job.Spec {
 // run runs the job in memory with a data dir per party.
 func (j *testJob) run(t testing.TB, opts jobtest.Options) (*jobtest.Report, error) {
 	t.Helper()
+	return j.runKind(t, Kind{}, opts)
+}
+
+// runKind runs the job as kind (a coordinator that misbehaves, say).
+func (j *testJob) runKind(t testing.TB, kind job.Kind, opts jobtest.Options) (*jobtest.Report, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if opts.Secrets == nil {
@@ -124,7 +130,7 @@ func (j *testJob) run(t testing.TB, opts jobtest.Options) (*jobtest.Report, erro
 			opts.Secrets[p.name] = jobtest.DirSecrets(t.TempDir())
 		}
 	}
-	return jobtest.Run(ctx, Kind{}, j.spec, opts)
+	return jobtest.Run(ctx, kind, j.spec, opts)
 }
 
 // central is the plaintext baseline: the parties' tables joined on the ids

@@ -15,11 +15,11 @@ import (
 // sameTable fails the test when two publications differ.
 func sameTable(t *testing.T, got, want anonymize.Published) {
 	t.Helper()
-	b1, err := encode(&got)
+	b1, err := protocol.Marshal(&got)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b2, err := encode(&want)
+	b2, err := protocol.Marshal(&want)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,17 +119,12 @@ func TestMondrianEqualsCentral(t *testing.T) {
 // attribute owners cut for k, west answers one bit per cut from home, and
 // the publication (disease published as it is) is 3-diverse on disease in
 // every class of every requirement, checked naively; some cuts were refused;
-// messages keep to the profile (west's answers are class summaries, to the
-// coordinator only) and no raw value the publication does not show leaves.
+// messages keep to the profile (west's answers are one bit per candidate
+// cut, declared as scores, to the coordinator only) and no raw value the
+// publication does not show leaves.
 func TestMondrianPrivateSensitive(t *testing.T) {
 	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 4}, {QID: []string{"nob", "sob"}, K: 4}}
-	j := randomJob(t, 5, 260, reqs, "  algorithm: mondrian\n  sensitive: disease\n  l: 3\n")
-	west := &j.parties[2]
-	west.cols = append(west.cols, "disease")
-	for i, r := range west.rows {
-		west.rows[i] = append(r, fmt.Sprintf("disease-%d", (len(r[2])+i)%4))
-	}
-	j = rewrite(t, j)
+	j := withDisease(t, randomJob(t, 5, 260, reqs, "  algorithm: mondrian\n  sensitive: disease\n  l: 3\n"))
 	rep, err := j.run(t, jobtest.Options{Leader: "south"})
 	if err != nil {
 		t.Fatal(err)
@@ -162,8 +157,8 @@ func TestMondrianPrivateSensitive(t *testing.T) {
 	refused, answered := 0, 0
 	for _, rec := range rep.Records() {
 		if rec.Step.Phase == phaseCheck {
-			var d checkDecision
-			if err := decode(rec.Decision, &d); err != nil {
+			d, err := checkRound.Decision(rec)
+			if err != nil {
 				t.Fatal(err)
 			}
 			for _, ok := range d.OK {
@@ -177,16 +172,27 @@ func TestMondrianPrivateSensitive(t *testing.T) {
 	if refused == 0 || answered == refused {
 		t.Errorf("%d of %d cuts refused: the test exercises nothing", refused, answered)
 	}
-	for _, s := range rep.SentOutside(protocol.DisclosePSIBlinded, protocol.DiscloseScore, protocol.DiscloseSplitSummary, protocol.DiscloseClassSummary, protocol.DisclosePublicResult) {
+	for _, s := range rep.SentOutside(profile...) {
 		t.Errorf("message %s from %s discloses %q", s.Message.Type, s.From, s.Disclosure)
 	}
 	for _, s := range rep.Sent {
-		if s.Disclosure == protocol.DiscloseClassSummary && (s.From != "west" || s.To != "south") {
-			t.Errorf("check answer from %s to %s", s.From, s.To)
+		if s.Message.Phase == phaseCheck && (s.From != "west" || s.To != "south" || s.Disclosure != protocol.DiscloseScore) {
+			t.Errorf("check answer from %s to %s disclosing %q", s.From, s.To, s.Disclosure)
 		}
 	}
-	checkNeedles(t, j, rep, pub, protocol.DiscloseClassSummary)
+	checkNeedles(t, j, rep, pub)
 	t.Logf("%v rounds, %d of %d cuts refused, ncp %.4f", rep.Result["rounds"], refused, answered, rep.Result["ncp"])
+}
+
+// withDisease gives west a sensitive column, disease, that no other party
+// holds, and writes the job again.
+func withDisease(t *testing.T, j *testJob) *testJob {
+	west := &j.parties[2]
+	west.cols = append(west.cols, "disease")
+	for i, r := range west.rows {
+		west.rows[i] = append(r, fmt.Sprintf("disease-%d", (len(r[2])+i)%4))
+	}
+	return rewrite(t, j)
 }
 
 // params.model: any of Sun's models on the sensitive column under both

@@ -1,14 +1,8 @@
 package integrate
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"math"
-	"slices"
-	"strings"
 
-	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 )
@@ -33,63 +27,28 @@ const (
 // psiEdge names the alignment PSI in its domain tag.
 const psiEdge = "integrate/id"
 
-// schemaOutput is a party's report of its table's shape: its published
-// columns in table order and the digest of the taxonomies it loaded.
-type schemaOutput struct {
-	Columns   []string `msgpack:"columns"`
-	TaxDigest []byte   `msgpack:"tax_digest"`
-	// HoldsSensitive: the party's table has the sensitive column (when it
-	// is not the shared class).
-	HoldsSensitive bool `msgpack:"holds_sensitive"`
-}
-
-// schemaDecision is committed after the schema step: the attributes in
-// their public order (owner by name, then the owner's table order, so that
-// the tie rule of TDS, smaller party then attribute, is the attribute
-// order).
-type schemaDecision struct {
-	Attrs []Attr `msgpack:"attrs"`
-	// SensitiveOwner is the party that holds the sensitive column when it
-	// is not the shared class ("" otherwise).
-	SensitiveOwner string `msgpack:"sensitive_owner"`
-}
-
 // Validate checks the params and the taxonomies' paths.
 func (Kind) Validate(spec *job.Spec) error {
 	_, err := parseParams(spec)
 	return err
 }
 
-// OutputDisclosure says what each step's output tells the coordinator:
-// public metadata (column names, digests, the alignment's size, the table
-// everyone publishes), a score (a party's best candidate), or a split (the
-// winner's record partition, committed to the log).
+// OutputDisclosure says what each step's output tells the coordinator, in
+// the forms Uses declares: a score (a party's best candidate or proposals,
+// and the sensitive column owner's one bit per candidate cut), a split (the
+// winner's record partition, committed to the log), the party's part of the
+// k-anonymous publication (generalised), or public metadata (column names,
+// digests, the alignment's size).
 func (Kind) OutputDisclosure(step job.Step) protocol.Disclosure {
 	switch step.Phase {
-	case phaseScore, phasePropose:
+	case phaseScore, phasePropose, phaseCheck:
 		return protocol.DiscloseScore
 	case phaseSplit, phaseCut:
 		return protocol.DiscloseSplitSummary
-	case phaseCheck:
-		return protocol.DiscloseClassSummary
+	case phasePublish:
+		return protocol.DiscloseGeneralised
 	}
 	return protocol.DisclosePublicResult
-}
-
-// failures turns the failed parties of an attempt into one error.
-func failures(step string, outs *job.Outputs, parties []string) error {
-	var msgs []string
-	for _, p := range parties {
-		if why, ok := outs.Failed[p]; ok {
-			msgs = append(msgs, fmt.Sprintf("party %s: %s", p, strings.TrimPrefix(why, "party "+p+": ")))
-		} else if _, ok := outs.Results[p]; !ok {
-			msgs = append(msgs, fmt.Sprintf("party %s: no output", p))
-		}
-	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("integrate: %s: %s", step, strings.Join(msgs, "; "))
 }
 
 // Coordinate drives the job: the schema, the id alignment, the rounds of
@@ -103,15 +62,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		return nil, err
 	}
 	co := &coordinator{c: c, prm: prm, parties: c.Spec().PartyNames()}
-	sd, err := run(ctx, co, phaseSchema, 0, co.parties, nil, func(outs *job.Outputs) (schemaDecision, error) {
-		return decideSchema(outs, co.parties, prm)
-	})
-	if err != nil {
-		return nil, err
-	}
-	ad, err := run(ctx, co, phaseAlign, 0, co.parties, nil, func(outs *job.Outputs) (alignDecision, error) {
-		return decideAlign(outs, co.parties, prm)
-	})
+	sd, ad, err := co.prepare(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -119,20 +70,25 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	var pd publishDecision
 	if prm.Algorithm == algMondrian {
 		if rounds, err = co.mondrianRounds(ctx, sd, ad); err == nil {
-			pd, err = run(ctx, co, phasePublish, 0, co.parties, nil, func(outs *job.Outputs) (publishDecision, error) {
-				return decideMondrianPublish(outs, co.parties, prm, sd, ad.Records)
+			pd, err = run(ctx, co, labelsRound, 0, co.parties, none{}, func(o *job.Outcome[labelsOutput]) (publishDecision, error) {
+				return decideMondrianPublish(o, co.parties, prm, sd, ad.Records)
 			})
 		}
 	} else {
 		if rounds, err = co.tdsRounds(ctx, sd); err == nil {
-			pd, err = run(ctx, co, phasePublish, 0, co.parties, nil, func(outs *job.Outputs) (publishDecision, error) {
-				return decidePublish(outs, co.parties, prm, sd.Attrs, ad.Records)
+			pd, err = run(ctx, co, publishRound, 0, co.parties, none{}, func(o *job.Outcome[publishOutput]) (publishDecision, error) {
+				return decidePublish(o, co.parties, prm, sd.Attrs, ad.Records)
 			})
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
+	return result(prm, sd, ad, rounds, pd), nil
+}
+
+// result is the job's result: the publication and its figures.
+func result(prm *Params, sd schemaDecision, ad alignDecision, rounds int, pd publishDecision) job.Result {
 	reqs := make([]map[string]any, len(prm.Requirements))
 	minGroup := 0
 	for i, r := range prm.Requirements {
@@ -150,7 +106,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		"min_group":    minGroup,
 		"requirements": reqs,
 		"published":    pd.Table,
-	}, nil
+	}
 }
 
 // coordinator is one run of Coordinate.
@@ -160,20 +116,29 @@ type coordinator struct {
 	parties []string
 }
 
-// run runs one step whose public args are args (nil: none) and returns the
-// committed decision.
-func run[D any](ctx context.Context, co *coordinator, phase string, round int, on []string, args any, decide func(*job.Outputs) (D, error)) (D, error) {
-	var d D
-	var b []byte
-	if args != nil {
-		var err error
-		if b, err = encode(args); err != nil {
-			return d, err
-		}
+// prepare runs the steps before the rounds: the schema and the alignment.
+func (co *coordinator) prepare(ctx context.Context) (schemaDecision, alignDecision, error) {
+	sd, err := run(ctx, co, schemaRound, 0, co.parties, none{}, func(o *job.Outcome[schemaOutput]) (schemaDecision, error) {
+		return decideSchema(o, co.parties, co.prm)
+	})
+	if err != nil {
+		return sd, alignDecision{}, err
 	}
-	st := job.Step{Phase: phase, Round: round, Parties: on, Args: b, TimeoutMS: co.prm.TimeoutMS}
-	d, _, err := job.Run(ctx, co.c, st, decide)
-	return d, err
+	ad, err := run(ctx, co, alignRound, 0, co.parties, none{}, func(o *job.Outcome[alignOutput]) (alignDecision, error) {
+		return decideAlign(o, co.parties, co.prm)
+	})
+	return sd, ad, err
+}
+
+// run runs one step of round r on parties and returns its committed
+// decision (or the step's failure, which decide wrote or the log holds).
+func run[A, O, D any](ctx context.Context, co *coordinator, r job.Round[A, O, D], round int, parties []string, args A, decide func(*job.Outcome[O]) (D, error)) (D, error) {
+	done, err := r.Run(ctx, co.c, job.Call[A]{Round: round, Parties: parties, Args: args, TimeoutMS: co.prm.TimeoutMS}, decide)
+	if err != nil {
+		var d D
+		return d, err
+	}
+	return done.Decision, nil
 }
 
 // tdsRounds runs TDS's rounds: every party's best candidate (score), then
@@ -181,186 +146,16 @@ func run[D any](ctx context.Context, co *coordinator, phase string, round int, o
 func (co *coordinator) tdsRounds(ctx context.Context, sd schemaDecision) (int, error) {
 	for r := 0; ; r++ {
 		co.c.Progress(phaseScore, r, 0)
-		w, err := run(ctx, co, phaseScore, r, co.parties, nil, func(outs *job.Outputs) (winner, error) {
-			return decideScore(outs, co.parties, sd.Attrs)
+		w, err := run(ctx, co, scoreRound, r, co.parties, none{}, func(o *job.Outcome[scoreOutput]) (winner, error) {
+			return decideScore(o, co.parties, sd.Attrs)
 		})
 		if err != nil || !w.Found {
 			return r, err
 		}
-		if _, err := run(ctx, co, phaseSplit, r, []string{w.Party}, &splitArgs{Attr: w.Attr, Node: w.Node}, func(outs *job.Outputs) (Split, error) {
-			return decideSplit(outs, w)
+		if _, err := run(ctx, co, splitRound, r, []string{w.Party}, splitArgs{Attr: w.Attr, Node: w.Node}, func(o *job.Outcome[Split]) (Split, error) {
+			return decideSplit(o, w)
 		}); err != nil {
 			return r, err
 		}
 	}
-}
-
-func decideSchema(outs *job.Outputs, parties []string, prm *Params) (schemaDecision, error) {
-	var d schemaDecision
-	if err := failures(phaseSchema, outs, parties); err != nil {
-		return d, err
-	}
-	owner := map[string]string{}
-	var digest []byte
-	var first string
-	for _, p := range parties {
-		var o schemaOutput
-		if err := decode(outs.Results[p], &o); err != nil {
-			return d, fmt.Errorf("integrate: schema from party %s: %w", p, err)
-		}
-		if digest == nil {
-			digest, first = o.TaxDigest, p
-		} else if !bytes.Equal(digest, o.TaxDigest) {
-			return d, fmt.Errorf("integrate: parties %s and %s loaded different taxonomies (every party must use the same files)", first, p)
-		}
-		if o.HoldsSensitive {
-			if !prm.private() || d.SensitiveOwner != "" {
-				return d, fmt.Errorf("integrate: the sensitive column %q is held by more than one party, or is not asked for", prm.Sensitive)
-			}
-			d.SensitiveOwner = p
-		}
-		for _, col := range o.Columns {
-			if q, ok := owner[col]; ok {
-				return d, fmt.Errorf("integrate: column %q is held by parties %s and %s: each published column belongs to one party", col, q, p)
-			}
-			owner[col] = p
-			d.Attrs = append(d.Attrs, Attr{Name: col, Owner: p})
-		}
-	}
-	for i, r := range prm.Requirements {
-		for _, q := range r.QID {
-			if _, ok := owner[q]; !ok {
-				return d, fmt.Errorf("%w: requirements[%d]: unknown QID column %q: no party's table has it", anonymize.ErrRequirement, i, q)
-			}
-		}
-	}
-	if prm.private() && d.SensitiveOwner == "" {
-		return d, fmt.Errorf("%w: no party's table has the sensitive column %q (params.sensitive)", anonymize.ErrRequirement, prm.Sensitive)
-	}
-	return d, nil
-}
-
-func decideAlign(outs *job.Outputs, parties []string, prm *Params) (alignDecision, error) {
-	var d alignDecision
-	if err := failures(phaseAlign, outs, parties); err != nil {
-		return d, err
-	}
-	var digest, ids []byte
-	var first string
-	for _, p := range parties {
-		var o alignOutput
-		if err := decode(outs.Results[p], &o); err != nil {
-			return d, fmt.Errorf("integrate: alignment from party %s: %w", p, err)
-		}
-		if digest == nil {
-			digest, ids, first, d.Records = o.ClassDigest, o.IDDigest, p, o.Records
-			continue
-		}
-		if o.Records != d.Records || !bytes.Equal(ids, o.IDDigest) {
-			return d, fmt.Errorf("integrate: parties %s and %s found different common record ids (%d and %d): the alignment was disturbed (a party restarted during it?); run the job again", first, p, d.Records, o.Records)
-		}
-		if !bytes.Equal(digest, o.ClassDigest) {
-			return d, fmt.Errorf("integrate: parties %s and %s hold different values of the class column %q for the common records (every party must hold the same class)", first, p, prm.Class)
-		}
-	}
-	if d.Records == 0 {
-		return d, fmt.Errorf("%w: no record id is held by every party (if they should be, the alignment may have been disturbed by a party restarting during it: run the job again)", anonymize.ErrRequirement)
-	}
-	for i, r := range prm.Requirements {
-		if r.K > d.Records {
-			return d, fmt.Errorf("%w: requirements[%d] %s: k = %d is larger than the %d records whose id every party holds", anonymize.ErrRequirement, i, r, r.K, d.Records)
-		}
-	}
-	return d, nil
-}
-
-func decideScore(outs *job.Outputs, parties []string, attrs []Attr) (winner, error) {
-	var w winner
-	if err := failures(phaseScore, outs, parties); err != nil {
-		return w, err
-	}
-	var best anonymize.Candidate
-	for _, p := range parties {
-		var o scoreOutput
-		if err := decode(outs.Results[p], &o); err != nil {
-			return w, fmt.Errorf("integrate: score from party %s: %w", p, err)
-		}
-		if err := o.check(len(attrs)); err != nil {
-			return w, fmt.Errorf("integrate: score from party %s: %w", p, err)
-		}
-		if !o.Found {
-			continue
-		}
-		if attrs[o.Attr].Owner != p {
-			return w, fmt.Errorf("integrate: party %s proposed a specialisation of column %q, which party %s owns", p, attrs[o.Attr].Name, attrs[o.Attr].Owner)
-		}
-		c := anonymize.Candidate{Party: p, Attr: o.Attr, Node: o.Node, Score: o.Score}
-		if !w.Found {
-			best, w.Found = c, true
-		} else {
-			best = anonymize.BetterCandidate(best, c)
-		}
-	}
-	if w.Found {
-		w.Party, w.Attr, w.Node = best.Party, best.Attr, best.Node
-	}
-	return w, nil
-}
-
-func decideSplit(outs *job.Outputs, w winner) (Split, error) {
-	var s Split
-	if err := failures(phaseSplit, outs, []string{w.Party}); err != nil {
-		return s, err
-	}
-	if err := decode(outs.Results[w.Party], &s); err != nil {
-		return s, fmt.Errorf("integrate: split from party %s: %w", w.Party, err)
-	}
-	if err := s.check(); err != nil {
-		return s, fmt.Errorf("integrate: split from party %s: %w", w.Party, err)
-	}
-	if s.Attr != w.Attr || s.Node != w.Node {
-		return s, fmt.Errorf("integrate: party %s split attribute %d node %d, not the winner %d/%d", w.Party, s.Attr, s.Node, w.Attr, w.Node)
-	}
-	return s, nil
-}
-
-func decidePublish(outs *job.Outputs, parties []string, prm *Params, attrs []Attr, records int) (publishDecision, error) {
-	var d publishDecision
-	if err := failures(phasePublish, outs, parties); err != nil {
-		return d, err
-	}
-	var ref []byte
-	var first string
-	for _, p := range parties {
-		var o publishOutput
-		if err := decode(outs.Results[p], &o); err != nil {
-			return d, fmt.Errorf("integrate: publication from party %s: %w", p, err)
-		}
-		if err := o.Table.Check(); err != nil {
-			return d, fmt.Errorf("integrate: publication from party %s: %w", p, err)
-		}
-		b, err := encode(&o.Table)
-		if err != nil {
-			return d, err
-		}
-		if ref == nil {
-			ref, first, d.Table, d.NCP = b, p, o.Table, o.NCP
-		} else if !bytes.Equal(ref, b) || o.NCP != d.NCP {
-			return d, fmt.Errorf("integrate: parties %s and %s computed different publications", first, p)
-		}
-	}
-	if n := d.Table.Records(); n != records {
-		return d, fmt.Errorf("integrate: the publication holds %d records, the alignment %d", n, records)
-	}
-	want := make([]string, 0, len(attrs)+1)
-	for _, a := range attrs {
-		want = append(want, a.Name)
-	}
-	if !slices.Equal(d.Table.Columns, append(want, prm.Class)) {
-		return d, fmt.Errorf("integrate: the publication's columns %v are not the attributes %v and the class", d.Table.Columns, want)
-	}
-	if math.IsNaN(d.NCP) || d.NCP < 0 || d.NCP > 1 {
-		return d, fmt.Errorf("integrate: %w: ncp %v", protocol.ErrMalformed, d.NCP)
-	}
-	return d, checkPublication(&d, prm)
 }

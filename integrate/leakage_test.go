@@ -12,6 +12,7 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/psi"
 )
@@ -19,7 +20,9 @@ import (
 // The leakage profile of the package doc, checked on every message sent and
 // every log entry of a run:
 //   - messages disclose only psi-blinded values (the alignment), scores and
-//     splits (to the coordinator) and public results;
+//     splits (to the coordinator), the generalised publication and public
+//     results (the runtime's admission answers, control, carry no data and
+//     are left out by SentOutside);
 //   - no raw value of any party that the publication does not show, and no
 //     id that not every party holds, appears in any message or log entry;
 //   - scores reach the coordinator only: no score a party reported is in
@@ -32,6 +35,10 @@ func TestLeakage(t *testing.T) {
 		t.Run(mode, func(t *testing.T) { checkLeakage(t, mode) })
 	}
 }
+
+// profile is the disclosures the leakage profile allows a party's messages.
+var profile = []protocol.Disclosure{protocol.DisclosePSIBlinded, protocol.DiscloseScore, protocol.DiscloseSplitSummary,
+	protocol.DiscloseGeneralised, protocol.DisclosePublicResult}
 
 func checkLeakage(t *testing.T, mode string) {
 	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 6}, {QID: []string{"nob", "sob", "web"}, K: 6}}
@@ -46,7 +53,7 @@ func checkLeakage(t *testing.T, mode string) {
 	if !slices.ContainsFunc(rep.Sent, func(s jobtest.Sent) bool { return s.Message.Type == want }) {
 		t.Fatalf("psi %s: no %s message was sent", mode, want)
 	}
-	for _, s := range rep.SentOutside(protocol.DisclosePSIBlinded, protocol.DiscloseScore, protocol.DiscloseSplitSummary, protocol.DisclosePublicResult) {
+	for _, s := range rep.SentOutside(profile...) {
 		t.Errorf("message %s from %s to %s discloses %q", s.Message.Type, s.From, s.To, s.Disclosure)
 	}
 	scores := 0
@@ -55,7 +62,7 @@ func checkLeakage(t *testing.T, mode string) {
 			continue
 		}
 		var so scoreOutput
-		if err := decode(o.Output, &so); err != nil {
+		if err := protocol.Unmarshal(o.Output, &so); err != nil {
 			t.Fatal(err)
 		}
 		if !so.Found || so.Score == 0 {
@@ -79,6 +86,9 @@ func checkLeakage(t *testing.T, mode string) {
 		if s.Disclosure == protocol.DiscloseSplitSummary && s.To != "south" {
 			t.Errorf("split of %s sent to %s, not the coordinator", s.From, s.To)
 		}
+		if s.Disclosure == protocol.DiscloseGeneralised && (s.To != "south" || s.Message.Phase != phasePublish) {
+			t.Errorf("%s sent its part of the publication in %s to %s, not the coordinator at the end", s.From, s.Message.Phase, s.To)
+		}
 	}
 	// The committed splits, replayed from the log by this test's own code,
 	// end at exactly the publication's partition (the same multiset of
@@ -90,14 +100,14 @@ func checkLeakage(t *testing.T, mode string) {
 	for _, rec := range rep.Records() {
 		switch rec.Step.Phase {
 		case phaseSchema:
-			var d schemaDecision
-			if err := decode(rec.Decision, &d); err != nil {
+			d, err := schemaRound.Decision(rec)
+			if err != nil {
 				t.Fatal(err)
 			}
 			attrs = d.Attrs
 		case phaseAlign:
-			var d alignDecision
-			if err := decode(rec.Decision, &d); err != nil {
+			d, err := alignRound.Decision(rec)
+			if err != nil {
 				t.Fatal(err)
 			}
 			records = d.Records
@@ -106,8 +116,8 @@ func checkLeakage(t *testing.T, mode string) {
 				gen[a] = make([]int, records) // the root, node 0
 			}
 		case phaseSplit:
-			var sp Split
-			if err := decode(rec.Decision, &sp); err != nil {
+			sp, err := splitRound.Decision(rec)
+			if err != nil {
 				t.Fatal(err)
 			}
 			kids := j.tax[attrs[sp.Attr].Name].Nodes[sp.Node].Children
@@ -276,7 +286,7 @@ func checkNeedles(t *testing.T, j *testJob, rep *jobtest.Report, pub anonymize.P
 	if len(rep.Sent) == 0 || len(rep.Log) == 0 {
 		t.Fatal("nothing captured")
 	}
-	allowed := append([]protocol.Disclosure{protocol.DisclosePSIBlinded, protocol.DiscloseScore, protocol.DiscloseSplitSummary, protocol.DisclosePublicResult}, alsoAllowed...)
+	allowed := append(slices.Clone(profile), alsoAllowed...)
 	for _, s := range rep.SentOutside(allowed...) {
 		t.Errorf("message %s from %s to %s discloses %q", s.Message.Type, s.From, s.To, s.Disclosure)
 	}
@@ -310,7 +320,7 @@ func TestLeakageMondrian(t *testing.T) {
 			continue
 		}
 		var po proposeOutput
-		if err := decode(o.Output, &po); err != nil {
+		if err := protocol.Unmarshal(o.Output, &po); err != nil {
 			t.Fatal(err)
 		}
 		for _, pr := range po.Proposals {
@@ -336,8 +346,8 @@ func TestLeakageMondrian(t *testing.T) {
 	for _, rec := range rep.Records() {
 		switch rec.Step.Phase {
 		case phaseAlign:
-			var d alignDecision
-			if err := decode(rec.Decision, &d); err != nil {
+			d, err := alignRound.Decision(rec)
+			if err != nil {
 				t.Fatal(err)
 			}
 			all := make([]int, d.Records)
@@ -346,8 +356,8 @@ func TestLeakageMondrian(t *testing.T) {
 			}
 			groups = [][]int{all}
 		case phaseCut:
-			var d cutDecision
-			if err := decode(rec.Decision, &d); err != nil {
+			d, err := cutRound.Decision(rec)
+			if err != nil {
 				t.Fatal(err)
 			}
 			byGroup := map[int]wireCut{}
@@ -389,5 +399,32 @@ func TestLeakageMondrian(t *testing.T) {
 	slices.Sort(fromPub)
 	if !slices.Equal(fromLog, fromPub) {
 		t.Errorf("the log's cuts give classes of %v records, the publication %v", fromLog, fromPub)
+	}
+}
+
+// Every message a party sends is one of the forms Uses declares: the job
+// runs to its end with every party under the default policy (which refuses
+// a message whose disclosure the job was not admitted for), with TDS and
+// with Mondrian checking a sensitive column one party holds.
+func TestDeclaredUses(t *testing.T) {
+	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 5}, {QID: []string{"nob", "sob"}, K: 5}}
+	for _, alg := range []string{algTDS, algMondrian} {
+		t.Run(alg, func(t *testing.T) {
+			extra := "  algorithm: " + alg + "\n"
+			if alg == algMondrian {
+				extra += "  sensitive: disease\n  l: 2\n"
+			}
+			j := randomJob(t, 5, 260, reqs, extra)
+			if alg == algMondrian {
+				j = withDisease(t, j)
+			}
+			rep, err := j.run(t, jobtest.Options{Policy: policy.Default()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.SentOutside(protocol.DiscloseControl)) == 0 {
+				t.Fatal("no message sent")
+			}
+		})
 	}
 }

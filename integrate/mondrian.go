@@ -154,6 +154,33 @@ func (d *cutDecision) cuts() ([]anonymize.Cut, []int, error) {
 	return cuts, attrs, nil
 }
 
+// cutters are the parties the choices name, sorted: the parties of the
+// round's cut step.
+func (ch *cutChoices) cutters() []string {
+	var out []string
+	for _, c := range ch.Choices {
+		if !slices.Contains(out, c.Party) {
+			out = append(out, c.Party)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// matches checks a cut decision against the choices it answers: one cut
+// per choice, in the choices' (group) order, each on the chosen attribute.
+func (d *cutDecision) matches(ch cutChoices) error {
+	if len(d.Cuts) != len(ch.Choices) {
+		return fmt.Errorf("%d cuts for %d chosen groups", len(d.Cuts), len(ch.Choices))
+	}
+	for i, w := range d.Cuts {
+		if c := ch.Choices[i]; w.Group != c.Group || w.Attr != c.Attr {
+			return fmt.Errorf("a cut of group %d on attribute %d where group %d on attribute %d was chosen", w.Group, w.Attr, c.Group, c.Attr)
+		}
+	}
+	return nil
+}
+
 // mondrianRounds runs the rounds: every party proposes; the coordinator
 // commits the choices; the chosen owners cut; the coordinator commits the
 // cuts and applies them; until no group has a proposal.
@@ -161,29 +188,22 @@ func (co *coordinator) mondrianRounds(ctx context.Context, sd schemaDecision, ad
 	st := anonymize.NewMondrianState(ad.Records)
 	for r := 0; ; r++ {
 		co.c.Progress(phasePropose, r, 0)
-		ch, err := run(ctx, co, phasePropose, r, co.parties, nil, func(outs *job.Outputs) (cutChoices, error) {
-			return decideProposals(outs, co.parties, sd.Attrs, st)
+		ch, err := run(ctx, co, proposeRound, r, co.parties, none{}, func(o *job.Outcome[proposeOutput]) (cutChoices, error) {
+			return decideProposals(o, co.parties, sd.Attrs, st)
 		})
 		if err != nil || len(ch.Choices) == 0 {
 			return r, err
 		}
-		var cutters []string
-		for _, c := range ch.Choices {
-			if !slices.Contains(cutters, c.Party) {
-				cutters = append(cutters, c.Party)
-			}
-		}
-		slices.Sort(cutters)
-		cd, err := run(ctx, co, phaseCut, r, cutters, &ch, func(outs *job.Outputs) (cutDecision, error) {
-			return decideCuts(outs, ch, st)
+		cd, err := run(ctx, co, cutRound, r, ch.cutters(), ch, func(o *job.Outcome[cutOutput]) (cutDecision, error) {
+			return decideCuts(o, ch, st)
 		})
 		if err != nil {
 			return r, err
 		}
 		var chk *checkDecision
 		if owner := sd.SensitiveOwner; owner != "" {
-			d, err := run(ctx, co, phaseCheck, r, []string{owner}, nil, func(outs *job.Outputs) (checkDecision, error) {
-				return decideCheck(outs, owner, len(cd.Cuts))
+			d, err := run(ctx, co, checkRound, r, []string{owner}, none{}, func(o *job.Outcome[checkOutput]) (checkDecision, error) {
+				return decideCheck(o, owner, len(cd.Cuts))
 			})
 			if err != nil {
 				return r, err
@@ -196,21 +216,18 @@ func (co *coordinator) mondrianRounds(ctx context.Context, sd schemaDecision, ad
 	}
 }
 
-func decideProposals(outs *job.Outputs, parties []string, attrs []Attr, st *anonymize.MondrianState) (cutChoices, error) {
+func decideProposals(o *job.Outcome[proposeOutput], parties []string, attrs []Attr, st *anonymize.MondrianState) (cutChoices, error) {
 	var d cutChoices
-	if err := failures(phasePropose, outs, parties); err != nil {
+	outs, err := inOrder(o, parties)
+	if err != nil {
 		return d, err
 	}
 	var shares []anonymize.PartyProposals
-	for _, p := range parties {
-		var o proposeOutput
-		if err := decode(outs.Results[p], &o); err != nil {
-			return d, fmt.Errorf("integrate: proposals from party %s: %w", p, err)
-		}
+	for i, p := range parties {
 		sh := anonymize.PartyProposals{Party: p}
-		for _, pr := range o.Proposals {
+		for _, pr := range outs[i].Proposals {
 			if pr.Attr < 0 || pr.Attr >= len(attrs) || attrs[pr.Attr].Owner != p {
-				return d, fmt.Errorf("integrate: party %s proposed a cut on attribute %d, which it does not own", p, pr.Attr)
+				return d, fmt.Errorf("party %s proposed a cut on attribute %d, which it does not own", p, pr.Attr)
 			}
 			sh.Proposals = append(sh.Proposals, anonymize.Proposal(pr))
 		}
@@ -218,7 +235,7 @@ func decideProposals(outs *job.Outputs, parties []string, attrs []Attr, st *anon
 	}
 	choices, err := anonymize.ChooseCuts(st, shares)
 	if err != nil {
-		return d, fmt.Errorf("integrate: %w", err)
+		return d, err
 	}
 	for _, c := range choices {
 		d.Choices = append(d.Choices, cutChoice(c))
@@ -226,82 +243,68 @@ func decideProposals(outs *job.Outputs, parties []string, attrs []Attr, st *anon
 	return d, nil
 }
 
-func decideCuts(outs *job.Outputs, ch cutChoices, st *anonymize.MondrianState) (cutDecision, error) {
+func decideCuts(o *job.Outcome[cutOutput], ch cutChoices, st *anonymize.MondrianState) (cutDecision, error) {
 	var d cutDecision
-	want := map[int]string{}
-	attr := map[int]int{}
-	var cutters []string
-	for _, c := range ch.Choices {
-		want[c.Group], attr[c.Group] = c.Party, c.Attr
-		if !slices.Contains(cutters, c.Party) {
-			cutters = append(cutters, c.Party)
-		}
-	}
-	slices.Sort(cutters)
-	if err := failures(phaseCut, outs, cutters); err != nil {
+	cutters := ch.cutters()
+	outs, err := inOrder(o, cutters)
+	if err != nil {
 		return d, err
 	}
-	for _, p := range cutters {
-		var o cutOutput
-		if err := decode(outs.Results[p], &o); err != nil {
-			return d, fmt.Errorf("integrate: cuts from party %s: %w", p, err)
-		}
-		for _, w := range o.Cuts {
+	want := map[int]string{}
+	attr := map[int]int{}
+	for _, c := range ch.Choices {
+		want[c.Group], attr[c.Group] = c.Party, c.Attr
+	}
+	for i, p := range cutters {
+		for _, w := range outs[i].Cuts {
 			if want[w.Group] != p || attr[w.Group] != w.Attr {
-				return d, fmt.Errorf("integrate: party %s cut group %d on attribute %d, which it was not chosen for", p, w.Group, w.Attr)
+				return d, fmt.Errorf("party %s cut group %d on attribute %d, which it was not chosen for", p, w.Group, w.Attr)
 			}
 			delete(want, w.Group)
 			d.Cuts = append(d.Cuts, w)
 		}
 	}
 	if len(want) > 0 {
-		return d, fmt.Errorf("integrate: %d chosen groups were not cut", len(want))
+		return d, fmt.Errorf("%d chosen groups were not cut", len(want))
 	}
 	slices.SortFunc(d.Cuts, func(a, b wireCut) int { return a.Group - b.Group })
 	if _, err := applyCuts(st, &d, nil); err != nil { // the form, before it is committed
-		return d, fmt.Errorf("integrate: %w", err)
+		return d, err
 	}
 	return d, nil
 }
 
-func decideCheck(outs *job.Outputs, owner string, cuts int) (checkDecision, error) {
-	var d checkDecision
-	if err := failures(phaseCheck, outs, []string{owner}); err != nil {
-		return d, err
+func decideCheck(o *job.Outcome[checkOutput], owner string, cuts int) (checkDecision, error) {
+	outs, err := inOrder(o, []string{owner})
+	if err != nil {
+		return checkDecision{}, err
 	}
-	var o checkOutput
-	if err := decode(outs.Results[owner], &o); err != nil {
-		return d, fmt.Errorf("integrate: check from party %s: %w", owner, err)
+	if len(outs[0].OK) != cuts {
+		return checkDecision{}, fmt.Errorf("check from party %s: %w: %d answers for %d cuts", owner, protocol.ErrMalformed, len(outs[0].OK), cuts)
 	}
-	if len(o.OK) != cuts {
-		return d, fmt.Errorf("integrate: check from party %s: %w: %d answers for %d cuts", owner, protocol.ErrMalformed, len(o.OK), cuts)
-	}
-	return checkDecision(o), nil
+	return checkDecision(outs[0]), nil
 }
 
-func decideMondrianPublish(outs *job.Outputs, parties []string, prm *Params, sd schemaDecision, records int) (publishDecision, error) {
+func decideMondrianPublish(o *job.Outcome[labelsOutput], parties []string, prm *Params, sd schemaDecision, records int) (publishDecision, error) {
 	var d publishDecision
-	if err := failures(phasePublish, outs, parties); err != nil {
+	outs, err := inOrder(o, parties)
+	if err != nil {
 		return d, err
 	}
 	labels := map[string][][]string{}
 	var classes [][]classCount // the owner's of the sensitive column, else the first party's
 	var totals [][]classCount
-	var first string
 	sum := 0.0
-	for _, p := range parties {
-		var o labelsOutput
-		if err := decode(outs.Results[p], &o); err != nil {
-			return d, fmt.Errorf("integrate: publication from party %s: %w", p, err)
-		}
+	for i, p := range parties {
+		o := outs[i]
 		if len(o.Labels) != len(o.Classes) || math.IsNaN(o.NCPSum) || o.NCPSum < 0 {
-			return d, fmt.Errorf("integrate: publication from party %s: %w: %d groups' labels, %d groups' classes", p, protocol.ErrMalformed, len(o.Labels), len(o.Classes))
+			return d, fmt.Errorf("publication from party %s: %w: %d groups' labels, %d groups' classes", p, protocol.ErrMalformed, len(o.Labels), len(o.Classes))
 		}
 		t := classTotals(o.Classes)
 		if totals == nil {
-			totals, first = t, p
+			totals = t
 		} else if !slices.EqualFunc(totals, t, slices.Equal) {
-			return d, fmt.Errorf("integrate: parties %s and %s count the class differently", first, p)
+			return d, fmt.Errorf("parties %s and %s count the class differently", parties[0], p)
 		}
 		if classes == nil || p == sd.SensitiveOwner {
 			classes = o.Classes
@@ -309,16 +312,14 @@ func decideMondrianPublish(outs *job.Outputs, parties []string, prm *Params, sd 
 		labels[p] = o.Labels
 		sum += o.NCPSum
 	}
-	tab, err := assemble(labels, classes, sd.Attrs, prm)
-	if err != nil {
+	if d.Table, err = assemble(labels, classes, sd.Attrs, prm); err != nil {
 		return d, err
 	}
-	d.Table = tab
 	if n := d.Table.Records(); n != records {
-		return d, fmt.Errorf("integrate: the publication holds %d records, the alignment %d", n, records)
+		return d, fmt.Errorf("the publication holds %d records, the alignment %d", n, records)
 	}
 	if d.NCP = sum / float64(records*max(len(sd.Attrs), 1)); d.NCP > 1+1e-9 {
-		return d, fmt.Errorf("integrate: %w: ncp %v", protocol.ErrMalformed, d.NCP)
+		return d, fmt.Errorf("%w: ncp %v", protocol.ErrMalformed, d.NCP)
 	}
 	return d, checkPublication(&d, prm)
 }
@@ -360,13 +361,13 @@ func assemble(labels map[string][][]string, classes [][]classCount, attrs []Attr
 		for a, at := range attrs {
 			ls := labels[at.Owner][g]
 			if len(ls) != seen[at.Owner] {
-				return anonymize.Published{}, fmt.Errorf("integrate: party %s gave %d labels for group %d, it owns %d attributes", at.Owner, len(ls), g, seen[at.Owner])
+				return anonymize.Published{}, fmt.Errorf("party %s gave %d labels for group %d, it owns %d attributes", at.Owner, len(ls), g, seen[at.Owner])
 			}
 			vals[a] = ls[ownIdx[a]]
 		}
 		for _, c := range cc {
 			if c.Count < 1 {
-				return anonymize.Published{}, fmt.Errorf("integrate: %w: class count %d", protocol.ErrMalformed, c.Count)
+				return anonymize.Published{}, fmt.Errorf("%w: class count %d", protocol.ErrMalformed, c.Count)
 			}
 			row := append(slices.Clone(vals), c.Label)
 			if prm.private() {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/psi"
 	"github.com/cohortdm/cohort/table"
 )
@@ -36,74 +37,103 @@ type session struct {
 	tax map[string]*anonymize.Taxonomy
 	ids [][]byte // encoded id of every row
 	al  *aligned
+	log *logged // the log as read so far
 	st  *tdsState
 	ms  *mondrianState
 }
 
 // Close drops the party's data.
-func (s *session) Close() { s.tab, s.tax, s.ids, s.al, s.st, s.ms = nil, nil, nil, nil, nil, nil }
+func (s *session) Close() {
+	s.tab, s.tax, s.ids, s.al, s.log, s.st, s.ms = nil, nil, nil, nil, nil, nil, nil
+}
 
-// Step runs one step.
+// Step runs one step, once it has checked that the step is the one the log
+// determines (see replay.go).
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	switch step.Phase {
-	case phaseSchema:
-		if err := s.load(ctx); err != nil {
-			return nil, err
-		}
-		cols := []string{}
-		holds := false
-		for _, c := range s.tab.Columns {
-			switch {
-			case s.prm.private() && c.Name == s.prm.Sensitive:
-				holds = true
-			case c.Name != s.prm.ID && c.Name != s.prm.Class:
-				cols = append(cols, c.Name)
-			}
-		}
-		return encode(&schemaOutput{Columns: cols, TaxDigest: taxonomyDigest(slices.Sorted(maps.Keys(s.tax)), s.tax), HoldsSensitive: holds})
-	case phaseAlign:
-		return s.align(ctx, step)
-	case phasePropose, phaseCut, phaseCheck:
-		return s.mondrianStep(ctx, step)
-	case phasePublish:
-		if s.prm.Algorithm == algMondrian {
-			return s.mondrianStep(ctx, step)
-		}
-		st, err := s.catchUp(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return encode(&publishOutput{Table: st.pub.Publication(st.class, s.prm.Class), NCP: st.pub.NCP()})
-	case phaseScore:
-		st, err := s.catchUp(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out := scoreOutput{}
-		if c, ok := anonymize.Best(st.party, st.pub); ok {
-			out = scoreOutput{Found: true, Attr: c.Attr, Node: c.Node, Score: c.Score}
-		}
-		return encode(&out)
-	case phaseSplit:
-		st, err := s.catchUp(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var a splitArgs
-		if err := decode(step.Args, &a); err != nil {
-			return nil, err
-		}
-		inst, err := anonymize.Split(st.party, st.pub, anonymize.Candidate{Party: s.p.Self(), Attr: a.Attr, Node: a.Node})
-		if err != nil {
-			return nil, err
-		}
-		sp, err := toSplit(st.pub, inst)
-		if err != nil {
-			return nil, err
-		}
-		return encode(&sp)
+	if s.log == nil {
+		s.log = newLog(s.p.Spec().PartyNames())
 	}
-	return nil, fmt.Errorf("integrate: unknown phase %q", step.Phase)
+	if err := s.log.fold(s.prm, s.p.Spec().PartyNames(), s.p.History()); err != nil {
+		return nil, fmt.Errorf("party %s refuses %s round %d: %w (coordinator %s)", s.p.Self(), step.Phase, step.Round, err, step.Coordinator)
+	}
+	if err := s.log.admit(s.p.Self(), step); err != nil {
+		return nil, err
+	}
+	switch {
+	case step.Phase == phaseSchema:
+		return schemaRound.Serve(step, func(none) (schemaOutput, error) { return s.schema(ctx) })
+	case step.Phase == phaseAlign:
+		return alignRound.Serve(step, func(none) (alignOutput, error) { return s.align(ctx, step) })
+	case s.prm.Algorithm == algMondrian:
+		return s.mondrianStep(ctx, step)
+	case step.Phase == phaseScore:
+		return scoreRound.Serve(step, func(none) (scoreOutput, error) { return s.score(ctx, step) })
+	case step.Phase == phaseSplit:
+		return splitRound.Serve(step, func(a splitArgs) (Split, error) { return s.split(ctx, step, a) })
+	}
+	return publishRound.Serve(step, func(none) (publishOutput, error) {
+		st, err := s.catchUp(ctx)
+		if err != nil {
+			return publishOutput{}, err
+		}
+		o := publishOutput{Table: st.pub.Publication(st.class, s.prm.Class), NCP: st.pub.NCP()}
+		// every requirement and the class's model, on the publication the
+		// log determines, before any of it leaves
+		if err := checkPublication(&publishDecision{Table: o.Table}, s.prm); err != nil {
+			return publishOutput{}, fmt.Errorf("party %s refuses publish round %d: coordinator %s committed splits whose publication breaks a requirement: %w",
+				s.p.Self(), step.Round, step.Coordinator, err)
+		}
+		return o, nil
+	})
+}
+
+// schema loads the party's table and reports its shape.
+func (s *session) schema(ctx context.Context) (schemaOutput, error) {
+	if err := s.load(ctx); err != nil {
+		return schemaOutput{}, err
+	}
+	o := schemaOutput{Columns: []string{}, TaxDigest: taxonomyDigest(slices.Sorted(maps.Keys(s.tax)), s.tax)}
+	for _, c := range s.tab.Columns {
+		switch {
+		case s.prm.private() && c.Name == s.prm.Sensitive:
+			o.HoldsSensitive = true
+		case c.Name != s.prm.ID && c.Name != s.prm.Class:
+			o.Columns = append(o.Columns, c.Name)
+		}
+	}
+	return o, nil
+}
+
+// score is a party's TDS round: its best valid and beneficial
+// specialisation on the state the log determines, remembered for the
+// split step that may follow.
+func (s *session) score(ctx context.Context, step job.Step) (scoreOutput, error) {
+	st, err := s.catchUp(ctx)
+	if err != nil {
+		return scoreOutput{}, err
+	}
+	c, ok := st.best(step.Round)
+	if !ok {
+		return scoreOutput{}, nil
+	}
+	return scoreOutput{Found: true, Attr: c.Attr, Node: c.Node, Score: c.Score}, nil
+}
+
+// split is the winner's TDS round: the split of its node, once it has
+// checked that the committed winner (the args, which admit compared with
+// the log) is its own best candidate of the round. A coordinator that
+// commits another node as this party's, to read its values under a node
+// that did not win, is refused.
+func (s *session) split(ctx context.Context, step job.Step, a splitArgs) (Split, error) {
+	st, err := s.catchUp(ctx)
+	if err != nil {
+		return Split{}, err
+	}
+	if c, ok := st.best(step.Round); !ok || c.Attr != a.Attr || c.Node != a.Node {
+		return Split{}, fmt.Errorf("party %s refuses split round %d: coordinator %s committed attribute %d node %d as its candidate, which it did not propose",
+			s.p.Self(), step.Round, step.Coordinator, a.Attr, a.Node)
+	}
+	return st.split(a.Attr, a.Node)
 }
 
 // load reads the party's table and every taxonomy of the spec (all of them:
@@ -189,62 +219,29 @@ func idDigest(ids [][]byte, rows []int) []byte {
 // align runs the PSI star on the record ids (psi.Align), orders the common
 // records by encoded id (every party holds the same ids, so every party
 // gets the same order) and keeps the result.
-func (s *session) align(ctx context.Context, step job.Step) ([]byte, error) {
+func (s *session) align(ctx context.Context, step job.Step) (alignOutput, error) {
 	if err := s.load(ctx); err != nil {
-		return nil, err
+		return alignOutput{}, err
 	}
 	res, err := psi.Align(ctx, s.p, step, s.prm.Hub, step.Parties, psi.Config{Edge: psiEdge, Mode: s.prm.psiMode}, s.ids)
 	if err != nil {
-		return nil, fmt.Errorf("party %s: align record ids: %w", s.p.Self(), err)
+		return alignOutput{}, fmt.Errorf("party %s: align record ids: %w", s.p.Self(), err)
 	}
 	rows := slices.Clone(res.Indices)
 	sort.Slice(rows, func(i, j int) bool { return bytes.Compare(s.ids[rows[i]], s.ids[rows[j]]) < 0 })
-	b, err := encode(&alignedFile{Rows: rows, Digest: idDigest(s.ids, rows)})
+	b, err := protocol.Marshal(&alignedFile{Rows: rows, Digest: idDigest(s.ids, rows)})
 	if err != nil {
-		return nil, err
+		return alignOutput{}, err
 	}
 	if err := s.p.Secrets().WriteSecret(s.secretName(), b); err != nil {
-		return nil, fmt.Errorf("party %s: keep the alignment: %w", s.p.Self(), err)
+		return alignOutput{}, fmt.Errorf("party %s: keep the alignment: %w", s.p.Self(), err)
 	}
 	al, err := alignTable(s.tab, rows, s.prm.ID, s.prm.Class, s.privateCol(), s.tax)
 	if err != nil {
-		return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
+		return alignOutput{}, fmt.Errorf("party %s: %w", s.p.Self(), err)
 	}
 	s.al, s.st, s.ms = al, nil, nil
-	return encode(&alignOutput{Records: len(rows), ClassDigest: classDigest(al.class), IDDigest: idDigest(s.ids, rows)})
-}
-
-// logged is what a party reads back from the log: the schema, the
-// alignment and the committed decisions of one phase, in order.
-type logged struct {
-	sd        schemaDecision
-	ad        alignDecision
-	decisions [][]byte
-}
-
-func (s *session) readLog(phase string) (*logged, error) {
-	var l logged
-	var hasSchema, hasAlign bool
-	for _, rec := range s.p.History() {
-		switch rec.Step.Phase {
-		case phaseSchema:
-			if err := decode(rec.Decision, &l.sd); err != nil {
-				return nil, err
-			}
-			hasSchema = true
-		case phaseAlign:
-			if err := decode(rec.Decision, &l.ad); err != nil {
-				return nil, err
-			}
-			hasAlign = true
-		case phase:
-			l.decisions = append(l.decisions, rec.Decision)
-		}
-	}
-	if !hasSchema || !hasAlign {
-		return nil, fmt.Errorf("integrate: party %s: the log holds no committed schema and alignment", s.p.Self())
-	}
-	return &l, nil
+	return alignOutput{Records: len(rows), ClassDigest: classDigest(al.class), IDDigest: idDigest(s.ids, rows)}, nil
 }
 
 // alignedRows makes sure the party holds its aligned table: the alignment
@@ -261,7 +258,7 @@ func (s *session) alignedRows(ctx context.Context) error {
 		return fmt.Errorf("party %s: the alignment this node kept: %w", s.p.Self(), err)
 	}
 	var f alignedFile
-	if err := decode(b, &f); err != nil {
+	if err := protocol.Unmarshal(b, &f); err != nil {
 		return fmt.Errorf("party %s: the alignment this node kept: %w", s.p.Self(), err)
 	}
 	for _, r := range f.Rows {
@@ -279,32 +276,29 @@ func (s *session) alignedRows(ctx context.Context) error {
 }
 
 // catchUp brings the TDS state up to the log: the alignment, the committed
-// schema, and every committed split not yet applied.
+// schema, and every committed split not yet applied (each checked to keep
+// the requirements, see tdsState.apply).
 func (s *session) catchUp(ctx context.Context) (*tdsState, error) {
-	l, err := s.readLog(phaseSplit)
-	if err != nil {
-		return nil, err
+	l := s.log
+	if l.sd == nil || l.ad == nil {
+		return nil, fmt.Errorf("party %s: the log holds no committed schema and alignment", s.p.Self())
 	}
 	if err := s.alignedRows(ctx); err != nil {
 		return nil, err
 	}
 	if s.st == nil {
+		if err := checkSchema(s.p.Self(), l.sd, s.al, s.prm.private()); err != nil {
+			return nil, fmt.Errorf("party %s refuses the schema coordinator %s committed: %w", s.p.Self(), l.by0, err)
+		}
 		st, err := newState(s.p.Self(), s.al, l.ad.Records, l.sd.Attrs, s.prm, s.tax)
 		if err != nil {
 			return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
 		}
 		s.st = st
 	}
-	if len(l.decisions) < s.st.splits {
-		return nil, fmt.Errorf("integrate: party %s applied %d splits, the log holds %d", s.p.Self(), s.st.splits, len(l.decisions))
-	}
-	for _, b := range l.decisions[s.st.splits:] {
-		sp := &Split{}
-		if err := decode(b, sp); err != nil {
-			return nil, err
-		}
-		if err := s.st.apply(sp); err != nil {
-			return nil, fmt.Errorf("party %s: committed split %d: %w", s.p.Self(), s.st.splits, err)
+	for _, sp := range l.splits[s.st.splits:] {
+		if err := s.st.apply(&sp); err != nil {
+			return nil, fmt.Errorf("party %s refuses split round %d, which coordinator %s committed: %w", s.p.Self(), s.st.splits, l.by[s.st.splits], err)
 		}
 	}
 	return s.st, nil

@@ -12,15 +12,20 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/anonymize"
+	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/job/runner"
+	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
 )
 
-// The bundled example over real nodes (libp2p on loopback, Raft): the same
-// publication as in memory, integrated.csv holding every record, and every
-// class of each requirement at least k records (read back from the CSV).
+// The bundled example over real nodes (libp2p on loopback, Raft), under
+// the default policy: the same publication as in memory, integrated.csv
+// holding every record, every class of each requirement at least k records
+// (read back from the CSV), and every party's audit ledger within the
+// leakage profile.
 func TestSimExample(t *testing.T) {
 	spec := "../examples/integrate/spec.yaml"
 	out := filepath.Join(t.TempDir(), "out")
@@ -35,11 +40,14 @@ func TestSimExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
-		Records   int                 `json:"records"`
-		MinGroup  int                 `json:"min_group"`
-		NCP       float64             `json:"ncp"`
-		Published anonymize.Published `json:"published"`
-		File      string              `json:"integrated"`
+		Records   int     `json:"records"`
+		MinGroup  int     `json:"min_group"`
+		NCP       float64 `json:"ncp"`
+		Published struct {
+			Columns      []string `json:"columns"`
+			DistinctRows int      `json:"distinct_rows"`
+		} `json:"published"`
+		File string `json:"integrated"`
 	}
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatal(err)
@@ -62,9 +70,12 @@ func TestSimExample(t *testing.T) {
 	}
 	mem := rep.Result["published"].(anonymize.Published)
 	a, _ := json.Marshal(mem)
-	b, _ := json.Marshal(got.Published)
+	b, _ := json.Marshal(readPublished(t, filepath.Join(out, integrate.IntegratedFile)))
 	if string(a) != string(b) {
 		t.Fatalf("real nodes published\n%s\nin memory\n%s", b, a)
+	}
+	if !slices.Equal(got.Published.Columns, mem.Columns) || got.Published.DistinctRows != len(mem.Rows) {
+		t.Errorf("result.json summarises the publication as %+v", got.Published)
 	}
 	if got.NCP != rep.Result["ncp"].(float64) || got.MinGroup != rep.Result["min_group"].(int) {
 		t.Errorf("ncp %v min_group %d; in memory %v %v", got.NCP, got.MinGroup, rep.Result["ncp"], rep.Result["min_group"])
@@ -106,4 +117,61 @@ func TestSimExample(t *testing.T) {
 	if minGroup != got.MinGroup {
 		t.Errorf("min_group %d, integrated.csv %d", got.MinGroup, minGroup)
 	}
+	seen := map[string]bool{}
+	for _, p := range s.PartyNames() {
+		entries, err := audit.ReadFile(filepath.Join(out, "audit", p+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			seen[e.Disclosure] = true
+			if !profileAllows(e) {
+				t.Errorf("%s's ledger: %s in %s to %s discloses %q", p, e.Type, e.Phase, e.Peer, e.Disclosure)
+			}
+		}
+	}
+	for _, d := range []protocol.Disclosure{protocol.DisclosePSIBlinded, protocol.DiscloseScore, protocol.DiscloseGeneralised, protocol.DiscloseControl} {
+		if !seen[string(d)] {
+			t.Errorf("no ledger records %q: the check checks nothing", d)
+		}
+	}
+}
+
+// profileAllows says whether a ledger entry is one the leakage profile
+// allows: psi-blinded ids, scores and splits, the generalised publication
+// and public results, and the control entries that carry no data (the
+// runtime's admission answers, the node's own policy decisions, which
+// nothing sends).
+func profileAllows(e audit.Entry) bool {
+	switch protocol.Disclosure(e.Disclosure) {
+	case protocol.DisclosePSIBlinded, protocol.DiscloseScore, protocol.DiscloseSplitSummary, protocol.DiscloseGeneralised, protocol.DisclosePublicResult:
+		return true
+	case protocol.DiscloseControl:
+		return e.Type == audit.DecisionType || e.Type == runner.OutputType && e.Phase == runner.AdmitPhase
+	}
+	return false
+}
+
+// readPublished reads a publication back from the CSV Assemble wrote: a
+// header, then every record, identical rows together.
+func readPublished(t *testing.T, path string) anonymize.Published {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("%s: %d lines, %v", path, len(recs), err)
+	}
+	p := anonymize.Published{Columns: recs[0]}
+	for _, r := range recs[1:] {
+		if n := len(p.Rows); n > 0 && slices.Equal(p.Rows[n-1].Values, r) {
+			p.Rows[n-1].Count++
+			continue
+		}
+		p.Rows = append(p.Rows, anonymize.Row{Values: r, Count: 1})
+	}
+	return p
 }

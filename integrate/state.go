@@ -1,6 +1,7 @@
 package integrate
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -93,6 +94,27 @@ func classDigest(class []string) []byte {
 	return h.Sum(nil)
 }
 
+// checkSchema checks the committed schema against the party's own table:
+// the attributes it owns are its published columns, in table order, and it
+// is named the sensitive column's owner exactly when it holds that column
+// (a coordinator that names another owner would have this party publish
+// its sensitive values unchecked).
+func checkSchema(self string, sd *schemaDecision, a *aligned, private bool) error {
+	var own []string
+	for _, at := range sd.Attrs {
+		if at.Owner == self {
+			own = append(own, at.Name)
+		}
+	}
+	if !slices.Equal(own, a.order) {
+		return fmt.Errorf("the committed schema gives it the columns %v; its table publishes %v", own, a.order)
+	}
+	if private && (sd.SensitiveOwner == self) != (a.sensitive != nil) {
+		return fmt.Errorf("the committed schema names party %q the sensitive column's owner", sd.SensitiveOwner)
+	}
+	return nil
+}
+
 // tdsState is what a party's session rebuilds from its aligned table and
 // the log: its TDS party (its own leaves) and the public state after every
 // committed split.
@@ -101,6 +123,31 @@ type tdsState struct {
 	pub    *anonymize.TDSPublic
 	class  []string
 	splits int // committed splits applied
+	// scored is the party's best candidate on the state after splits
+	// splits, kept from its score step for its split step.
+	scored *scored
+	// made is the split this party made in its split step of round
+	// madeAt, which the committed split of that round must equal.
+	made   *Split
+	madeAt int
+}
+
+// scored is a party's best candidate of one round, or none.
+type scored struct {
+	round int
+	c     anonymize.Candidate
+	ok    bool
+}
+
+// best is the party's best valid and beneficial specialisation in round r
+// (anonymize.Best), on the state after r splits: computed once per round,
+// so the winner's split step checks its candidate without scoring again.
+func (st *tdsState) best(r int) (anonymize.Candidate, bool) {
+	if st.scored == nil || st.scored.round != r {
+		c, ok := anonymize.Best(st.party, st.pub)
+		st.scored = &scored{round: r, c: c, ok: ok}
+	}
+	return st.scored.c, st.scored.ok
 }
 
 // newState starts TDS from the alignment decision.
@@ -207,17 +254,92 @@ func fromSplit(pub *anonymize.TDSPublic, s *Split) (anonymize.SplitInstruction, 
 	return inst, nil
 }
 
-// apply applies one committed split.
+// apply applies one committed split, once it has checked that it is one
+// the winner could have made: the split attribute's owner, that it is its
+// own split of the node; every party, that every class of every
+// requirement whose QID holds the split attribute keeps k records (and,
+// with params.l, l class labels), which it can count on the public
+// generalisation and the shared class. A coordinator that commits another
+// partition (one that singles records out) is refused before any party
+// computes on it.
 func (st *tdsState) apply(s *Split) error {
 	inst, err := fromSplit(st.pub, s)
 	if err != nil {
 		return err
 	}
+	if _, own := st.party.Leaf[s.Attr]; own {
+		m, err := st.split(s.Attr, s.Node)
+		if err != nil || m.Width != s.Width || !bytes.Equal(m.Child, s.Child) {
+			return fmt.Errorf("%w: the split of attribute %d node %d is not the one this party made", anonymize.ErrViolation, s.Attr, s.Node)
+		}
+	}
 	pub, err := st.pub.Apply(inst)
 	if err != nil {
 		return err
 	}
+	if err := keepsK(pub, s.Attr); err != nil {
+		return err
+	}
 	st.pub = pub
 	st.splits++
+	return nil
+}
+
+// split is this party's split of one of its nodes on the current state
+// (anonymize.Split in its committed form), made once per round: the split
+// step makes it, and applying the committed split compares with it.
+func (st *tdsState) split(attr, node int) (Split, error) {
+	if m := st.made; m != nil && st.madeAt == st.splits && m.Attr == attr && m.Node == node {
+		return *m, nil
+	}
+	inst, err := anonymize.Split(st.party, st.pub, anonymize.Candidate{Party: st.party.Name, Attr: attr, Node: node})
+	if err != nil {
+		return Split{}, err
+	}
+	m, err := toSplit(st.pub, inst)
+	if err != nil {
+		return Split{}, err
+	}
+	st.made, st.madeAt = &m, st.splits
+	return m, nil
+}
+
+// keepsK checks the requirements whose QID holds attribute a on the public
+// state: every class at least k records and, with ClassL, as many class
+// labels.
+func keepsK(pub *anonymize.TDSPublic, a int) error {
+	name := pub.Attrs[a].Name
+	for _, r := range pub.Reqs {
+		if !slices.Contains(r.QID, name) {
+			continue
+		}
+		idx := make([]int, len(r.QID))
+		for i, q := range r.QID {
+			if idx[i] = slices.IndexFunc(pub.Attrs, func(at anonymize.TDSAttr) bool { return at.Name == q }); idx[i] < 0 {
+				return fmt.Errorf("%w: requirement %s: no attribute %q", anonymize.ErrRequirement, r, q)
+			}
+		}
+		size := map[string]int{}
+		labels := map[string]map[int32]bool{}
+		key := make([]byte, 0, 4*len(idx))
+		for rec, c := range pub.Class {
+			key = key[:0]
+			for _, i := range idx {
+				key = binary.BigEndian.AppendUint32(key, uint32(pub.Gen[i][rec]))
+			}
+			size[string(key)]++
+			if pub.ClassL > 1 {
+				if labels[string(key)] == nil {
+					labels[string(key)] = map[int32]bool{}
+				}
+				labels[string(key)][c] = true
+			}
+		}
+		for k, n := range size {
+			if n < r.K || pub.ClassL > 1 && len(labels[k]) < pub.ClassL {
+				return fmt.Errorf("%w: the split leaves a class of %d records on %s", anonymize.ErrViolation, n, r)
+			}
+		}
+	}
 	return nil
 }

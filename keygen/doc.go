@@ -3,7 +3,11 @@
 // 2048}`, no tables), with package paillier/dealerless doing the
 // cryptography. It is the default way to set up the key for 3 or more
 // members (`cohort keys generate`); `cohort keys deal` remains for two
-// members and for tests and demos.
+// members and for tests and demos. The shared modulus is Boneh and
+// Franklin's ("Efficient generation of shared RSA keys", JACM 2001); its
+// conversion to a threshold Paillier key is package dealerless's, whose doc
+// cites the rest. Start reading at Kind.Coordinate (job.go), then
+// session.Step (session.go).
 //
 // # Steps
 //
@@ -36,6 +40,18 @@
 // generation_timing (seconds per phase, summed over steps of the slowest
 // party of each: sieve, product, biprimality, convert, verify) and made. In `cohort
 // sim` the Assembler copies each party's files to DIR/keys/PARTY/.
+//
+// # What a coordinator can ask
+//
+// Each step is a typed round (job.Round). The coordinator (the Raft leader
+// of the moment) is not trusted to choose what a party converts or
+// installs: every party replays the log (expect) and takes part only in
+// the step it determines, on every party of the spec: the next search
+// round while no modulus is committed; then finish, of exactly the search
+// round and attempt that committed the modulus; then install, of exactly
+// the attempt and key id the finish step committed. Anything else is
+// refused with an error that names the coordinator
+// (TestCoordinatorCannotChooseKey).
 //
 // # Faults
 //

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -118,6 +117,17 @@ func (Kind) Validate(spec *job.Spec) error {
 	return err
 }
 
+// The job's rounds, typed as job.Round (args, one party's output, the
+// committed decision).
+var (
+	searchRound  = job.Round[none, searchOutput, searchDecision]{Phase: PhaseSearch}
+	finishRound  = job.Round[finishArgs, finishOutput, finishDecision]{Phase: PhaseFinish}
+	installRound = job.Round[installArgs, installOutput, installDecision]{Phase: PhaseInstall}
+)
+
+// none is the args of the search round.
+type none struct{}
+
 // searchOutput is a party's output of a search step: public values only.
 type searchOutput struct {
 	Attempt  int              `msgpack:"attempt"`
@@ -126,16 +136,15 @@ type searchOutput struct {
 	TimingMS map[string]int64 `msgpack:"timing_ms"`
 }
 
-// searchDecision is committed for a search step.
+// searchDecision is committed for a search step: the pairs tried and the
+// modulus, if one was found, in the step's attempt; or that the step
+// stalled (see stalled), when the next chunk runs instead.
 type searchDecision struct {
 	Attempt  int              `msgpack:"attempt"`
 	Tried    int              `msgpack:"tried"`
 	N        []byte           `msgpack:"n"`
 	TimingMS map[string]int64 `msgpack:"timing_ms"`
-	Error    string           `msgpack:"error"`
-	// Stalled: every party timed out or stopped on the step's end, none
-	// failed otherwise (see stalled).
-	Stalled bool `msgpack:"stalled"`
+	Stalled  bool             `msgpack:"stalled"`
 }
 
 // finishArgs name the search step whose modulus the finish step converts.
@@ -152,37 +161,38 @@ type finishOutput struct {
 }
 
 // finishDecision is committed for the finish step: the key every party
-// holds (its id), or why it failed.
+// holds (its id), staged in the step's attempt.
 type finishDecision struct {
 	Attempt  int              `msgpack:"attempt"`
 	KeyID    []byte           `msgpack:"key_id"`
 	TimingMS map[string]int64 `msgpack:"timing_ms"`
-	Error    string           `msgpack:"error"`
 }
 
-// installArgs are the install step's public arguments.
+// installArgs are the install step's public arguments: the finish
+// attempt whose staged key to install, and its id.
 type installArgs struct {
 	Attempt int    `msgpack:"attempt"`
 	KeyID   []byte `msgpack:"key_id"`
 }
 
-// installDecision is committed for the install step.
-type installDecision struct {
-	Error string `msgpack:"error"`
+// check verifies the form of the install step's arguments.
+func (a installArgs) check() error {
+	if a.Attempt < 1 || len(a.KeyID) != 32 {
+		return fmt.Errorf("keygen: install arguments: attempt %d, key id of %d bytes", a.Attempt, len(a.KeyID))
+	}
+	return nil
 }
 
-// failures describes the parties that failed or went silent, sorted.
-func failures(outs *job.Outputs) string {
-	var parts []string
-	for _, name := range slices.Sorted(maps.Keys(outs.Failed)) {
-		parts = append(parts, name+": "+outs.Failed[name])
-	}
-	for _, name := range outs.Silent {
-		if _, ok := outs.Failed[name]; !ok {
-			parts = append(parts, name+": no answer")
-		}
-	}
-	return strings.Join(parts, "; ")
+// installOutput is a party's output of the install step: the id of the key
+// it installed.
+type installOutput struct {
+	KeyID []byte `msgpack:"key_id"`
+}
+
+// installDecision is committed for the install step: the key every party
+// installed.
+type installDecision struct {
+	KeyID []byte `msgpack:"key_id"`
 }
 
 // Coordinate runs search steps until one finds a modulus, then finish and
@@ -194,79 +204,29 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		return nil, err
 	}
 	parties := c.Spec().PartyNames()
-	tried := 0
-	timing := map[string]float64{}
-	addTiming := func(ms map[string]int64) {
-		for k, v := range ms {
-			timing[k] += float64(v) / 1000
-		}
-	}
-	var found searchDecision
-	var foundRound, stalls int
-	for round := 0; found.N == nil; round++ {
-		if tried >= maxCandidates {
-			return nil, fmt.Errorf("keygen: no biprime modulus in %d candidate pairs", tried)
-		}
-		d, _, err := job.Run(ctx, c, job.Step{Phase: PhaseSearch, Round: round, TimeoutMS: prm.TimeoutMS}, func(outs *job.Outputs) (searchDecision, error) {
-			return decideSearch(outs, parties), nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		if d.Stalled && stalls < maxStalls {
-			stalls++ // run the next chunk: nothing of this one is kept
-			continue
-		}
-		if d.Error != "" {
-			return nil, fmt.Errorf("keygen aborted in search round %d, no key installed: %s", round, d.Error)
-		}
-		tried += d.Tried
-		addTiming(d.TimingMS)
-		c.Progress(PhaseSearch, tried, maxCandidates) // pairs tried of the most the job will try
-		if len(d.N) > 0 {
-			found, foundRound = d, round
-		}
-	}
-	args, err := protocol.Marshal(finishArgs{Round: foundRound, Attempt: found.Attempt})
+	found, foundRound, tried, timing, err := searchRounds(ctx, c, prm, parties)
 	if err != nil {
 		return nil, err
 	}
-	fin, _, err := job.Run(ctx, c, job.Step{Phase: PhaseFinish, Args: args, TimeoutMS: prm.TimeoutMS}, func(outs *job.Outputs) (finishDecision, error) {
-		return decideFinish(outs, parties), nil
-	})
+	fin, err := finishRound.Run(ctx, c, job.Call[finishArgs]{Parties: parties, Args: finishArgs{Round: foundRound, Attempt: found.Attempt}, TimeoutMS: prm.TimeoutMS},
+		func(o *job.Outcome[finishOutput]) (finishDecision, error) { return decideFinish(o, parties) })
 	if err != nil {
 		return nil, err
 	}
-	if fin.Error != "" {
-		return nil, fmt.Errorf("keygen aborted, no key installed: %s", fin.Error)
+	for k, v := range fin.Decision.TimingMS {
+		timing[k] += float64(v) / 1000
 	}
-	addTiming(fin.TimingMS)
-	args, err = protocol.Marshal(installArgs{Attempt: fin.Attempt, KeyID: fin.KeyID})
-	if err != nil {
+	call := job.Call[installArgs]{Parties: parties, Args: installArgs{Attempt: fin.Decision.Attempt, KeyID: fin.Decision.KeyID}}
+	if _, err := installRound.Run(ctx, c, call, func(o *job.Outcome[installOutput]) (installDecision, error) {
+		return decideInstall(o, parties, fin.Decision.KeyID)
+	}); err != nil {
 		return nil, err
-	}
-	inst, _, err := job.Run(ctx, c, job.Step{Phase: PhaseInstall, Args: args}, func(outs *job.Outputs) (installDecision, error) {
-		if len(outs.Failed) > 0 || len(outs.Silent) > 0 || len(outs.Results) != len(parties) {
-			return installDecision{Error: failures(outs)}, nil
-		}
-		for _, name := range parties {
-			if string(outs.Results[name]) != string(fin.KeyID) {
-				return installDecision{Error: name + " installed another key"}, nil
-			}
-		}
-		return installDecision{}, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if inst.Error != "" {
-		return nil, fmt.Errorf("keygen: install failed (parties that did install keep the new key; run keygen again): %s", inst.Error)
 	}
 	for k, v := range timing {
 		timing[k] = math.Round(v*1000) / 1000
 	}
 	return job.Result{
-		"key_id":            hex.EncodeToString(fin.KeyID),
+		"key_id":            hex.EncodeToString(fin.Decision.KeyID),
 		"bits":              prm.Bits,
 		"threshold":         (len(parties)-1)/2 + 1,
 		"candidates":        tried,
@@ -276,50 +236,83 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	}, nil
 }
 
+// searchRounds runs search steps until one finds a modulus and returns
+// that step's decision and round, the pairs tried over all steps and the
+// phase times (seconds, summed over steps).
+func searchRounds(ctx context.Context, c job.Coordinator, prm *Params, parties []string) (searchDecision, int, int, map[string]float64, error) {
+	tried, stalls := 0, 0
+	timing := map[string]float64{}
+	for round := 0; ; round++ {
+		if tried >= maxCandidates {
+			return searchDecision{}, 0, 0, nil, fmt.Errorf("keygen: no biprime modulus in %d candidate pairs", tried)
+		}
+		tolerate := stalls < maxStalls
+		done, err := searchRound.Run(ctx, c, job.Call[none]{Round: round, Parties: parties, TimeoutMS: prm.TimeoutMS},
+			func(o *job.Outcome[searchOutput]) (searchDecision, error) { return decideSearch(o, parties, tolerate) })
+		if err != nil {
+			return searchDecision{}, 0, 0, nil, err
+		}
+		d := done.Decision
+		if d.Stalled {
+			stalls++ // run the next chunk: nothing of this one is kept
+			continue
+		}
+		tried += d.Tried
+		for k, v := range d.TimingMS {
+			timing[k] += float64(v) / 1000
+		}
+		c.Progress(PhaseSearch, tried, maxCandidates) // pairs tried of the most the job will try
+		if len(d.N) > 0 {
+			return d, round, tried, timing, nil
+		}
+	}
+}
+
 // decideSearch accepts a search step only if every party reports the same
 // outcome from the same attempt. The phase times are the slowest party's.
-func decideSearch(outs *job.Outputs, parties []string) searchDecision {
-	if len(outs.Failed) > 0 || len(outs.Silent) > 0 {
-		return searchDecision{Error: failures(outs), Stalled: stalled(outs, parties)}
+// A step in which every party stalled is committed as stalled while
+// tolerate holds (see maxStalls); any other failure aborts the job.
+func decideSearch(o *job.Outcome[searchOutput], parties []string, tolerate bool) (searchDecision, error) {
+	if err := o.Err(); err != nil {
+		if tolerate && stalled(o, parties) {
+			return searchDecision{Stalled: true}, nil
+		}
+		return searchDecision{}, fmt.Errorf("keygen aborted, no key installed: %w", err)
 	}
 	var d *searchDecision
 	for _, name := range parties {
-		b, ok := outs.Results[name]
+		out, ok := o.Results[name]
 		if !ok {
-			return searchDecision{Error: name + ": no output"}
-		}
-		var o searchOutput
-		if err := protocol.Unmarshal(b, &o); err != nil {
-			return searchDecision{Error: fmt.Sprintf("%s: output: %v", name, err)}
+			return searchDecision{}, fmt.Errorf("keygen aborted, no key installed: %s sent no output", name)
 		}
 		if d == nil {
-			d = &searchDecision{Attempt: o.Attempt, Tried: o.Tried, N: o.N, TimingMS: map[string]int64{}}
-		} else if string(o.N) != string(d.N) || o.Attempt != d.Attempt || o.Tried != d.Tried {
-			return searchDecision{Error: fmt.Sprintf("%s reports another outcome than %s", name, parties[0])}
+			d = &searchDecision{Attempt: out.Attempt, Tried: out.Tried, N: out.N, TimingMS: map[string]int64{}}
+		} else if string(out.N) != string(d.N) || out.Attempt != d.Attempt || out.Tried != d.Tried {
+			return searchDecision{}, fmt.Errorf("keygen aborted, no key installed: %s reports another outcome than %s", name, parties[0])
 		}
-		for k, v := range o.TimingMS {
+		for k, v := range out.TimingMS {
 			d.TimingMS[k] = max(d.TimingMS[k], v)
 		}
 	}
 	if d == nil {
-		return searchDecision{Error: "no parties"}
+		return searchDecision{}, fmt.Errorf("keygen aborted: no parties")
 	}
-	return *d
+	return *d, nil
 }
 
 // stalled reports whether no party returned an output and every party
 // either went silent or failed only because the step's time ran out: what
 // a message lost in transit looks like, as opposed to a party that failed
 // or was unreachable.
-func stalled(outs *job.Outputs, parties []string) bool {
-	if len(outs.Results) > 0 {
+func stalled(o *job.Outcome[searchOutput], parties []string) bool {
+	if len(o.Results) > 0 {
 		return false
 	}
 	for _, name := range parties {
-		if slices.Contains(outs.Silent, name) {
+		if slices.Contains(o.Silent, name) {
 			continue
 		}
-		why, ok := outs.Failed[name]
+		why, ok := o.Failed[name]
 		if !ok || !(strings.Contains(why, context.DeadlineExceeded.Error()) || strings.Contains(why, context.Canceled.Error())) {
 			return false
 		}
@@ -329,33 +322,44 @@ func stalled(outs *job.Outputs, parties []string) bool {
 
 // decideFinish accepts the finish step only if every party holds the same
 // verified key from the same attempt.
-func decideFinish(outs *job.Outputs, parties []string) finishDecision {
-	if len(outs.Failed) > 0 || len(outs.Silent) > 0 {
-		return finishDecision{Error: failures(outs)}
+func decideFinish(o *job.Outcome[finishOutput], parties []string) (finishDecision, error) {
+	if err := o.Err(); err != nil {
+		return finishDecision{}, fmt.Errorf("keygen aborted, no key installed: %w", err)
 	}
 	var d *finishDecision
 	for _, name := range parties {
-		b, ok := outs.Results[name]
+		out, ok := o.Results[name]
 		if !ok {
-			return finishDecision{Error: name + ": no output"}
-		}
-		var o finishOutput
-		if err := protocol.Unmarshal(b, &o); err != nil {
-			return finishDecision{Error: fmt.Sprintf("%s: output: %v", name, err)}
+			return finishDecision{}, fmt.Errorf("keygen aborted, no key installed: %s sent no output", name)
 		}
 		if d == nil {
-			d = &finishDecision{Attempt: o.Attempt, KeyID: o.KeyID, TimingMS: map[string]int64{}}
-		} else if string(o.KeyID) != string(d.KeyID) || o.Attempt != d.Attempt {
-			return finishDecision{Error: fmt.Sprintf("%s holds another key than %s", name, parties[0])}
+			d = &finishDecision{Attempt: out.Attempt, KeyID: out.KeyID, TimingMS: map[string]int64{}}
+		} else if string(out.KeyID) != string(d.KeyID) || out.Attempt != d.Attempt {
+			return finishDecision{}, fmt.Errorf("keygen aborted, no key installed: %s holds another key than %s", name, parties[0])
 		}
-		for k, v := range o.TimingMS {
+		for k, v := range out.TimingMS {
 			d.TimingMS[k] = max(d.TimingMS[k], v)
 		}
 	}
 	if d == nil || len(d.KeyID) != 32 {
-		return finishDecision{Error: "no key id"}
+		return finishDecision{}, fmt.Errorf("keygen aborted, no key installed: no key id")
 	}
-	return *d
+	return *d, nil
+}
+
+// decideInstall accepts the install step only if every party installed
+// the agreed key.
+func decideInstall(o *job.Outcome[installOutput], parties []string, keyID []byte) (installDecision, error) {
+	const failed = "keygen: install failed (parties that did install keep the new key; run keygen again)"
+	if err := o.Err(); err != nil {
+		return installDecision{}, fmt.Errorf("%s: %w", failed, err)
+	}
+	for _, name := range parties {
+		if out, ok := o.Results[name]; !ok || string(out.KeyID) != string(keyID) {
+			return installDecision{}, fmt.Errorf("%s: %s installed another key", failed, name)
+		}
+	}
+	return installDecision{KeyID: keyID}, nil
 }
 
 // OutputDisclosure: outputs are public values (key id, counts, timing).

@@ -251,6 +251,21 @@ func TestKeygenLeaderChange(t *testing.T) {
 	}
 }
 
+// outcome is what a round hands decide when pa sent a and pb sent b:
+// their decoded outputs, or their failure where the bytes do not decode.
+func outcome[O any](a, b []byte) *job.Outcome[O] {
+	o := &job.Outcome[O]{Results: map[string]O{}, Failed: map[string]string{}}
+	for p, out := range map[string][]byte{"pa": a, "pb": b} {
+		var v O
+		if err := protocol.Unmarshal(out, &v); err != nil {
+			o.Failed[p] = err.Error()
+			continue
+		}
+		o.Results[p] = v
+	}
+	return o
+}
+
 // FuzzDecideSearch: the coordinator's reading of party outputs never
 // panics on arbitrary bytes and accepts only agreeing outputs.
 func FuzzDecideSearch(f *testing.F) {
@@ -258,8 +273,8 @@ func FuzzDecideSearch(f *testing.F) {
 	f.Add(good, good)
 	f.Add([]byte{0x93, 1, 2}, good)
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		d := decideSearch(&job.Outputs{Results: map[string][]byte{"pa": a, "pb": b}}, []string{"pa", "pb"})
-		if d.Error == "" && string(a) != string(b) {
+		_, err := decideSearch(outcome[searchOutput](a, b), []string{"pa", "pb"}, true)
+		if err == nil && string(a) != string(b) {
 			var oa, ob searchOutput
 			if protocol.Unmarshal(a, &oa) != nil || protocol.Unmarshal(b, &ob) != nil || string(oa.N) != string(ob.N) || oa.Attempt != ob.Attempt || oa.Tried != ob.Tried {
 				t.Fatalf("accepted disagreeing outputs %x and %x", a, b)
@@ -273,8 +288,8 @@ func FuzzDecideFinish(f *testing.F) {
 	good, _ := protocol.Marshal(finishOutput{Attempt: 1, KeyID: make([]byte, 32)})
 	f.Add(good, good)
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		d := decideFinish(&job.Outputs{Results: map[string][]byte{"pa": a, "pb": b}}, []string{"pa", "pb"})
-		if d.Error == "" {
+		_, err := decideFinish(outcome[finishOutput](a, b), []string{"pa", "pb"})
+		if err == nil {
 			var oa, ob finishOutput
 			if protocol.Unmarshal(a, &oa) != nil || protocol.Unmarshal(b, &ob) != nil || string(oa.KeyID) != string(ob.KeyID) || len(oa.KeyID) != 32 {
 				t.Fatalf("accepted outputs %x and %x", a, b)
@@ -283,14 +298,19 @@ func FuzzDecideFinish(f *testing.F) {
 	})
 }
 
-// FuzzInstallArgs: the install step's arguments decode strictly or fail.
+// FuzzInstallArgs: the install step's arguments decode strictly or fail,
+// and the log's replay never panics on a committed decision.
 func FuzzInstallArgs(f *testing.F) {
 	good, _ := protocol.Marshal(installArgs{Attempt: 2, KeyID: make([]byte, 32)})
 	f.Add(good)
 	f.Add([]byte{0x82})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		a, err := decodeInstallArgs(b)
-		if err != nil {
+		pq := []string{"pa", "pb"}
+		for _, phase := range []string{PhaseSearch, PhaseFinish, PhaseInstall} {
+			_, _ = expect(pq, []*job.Record{{Step: job.Step{Phase: phase, Parties: pq, Attempt: 1}, Decision: b}})
+		}
+		a, err := installRound.Args(job.Step{Phase: PhaseInstall, Args: b})
+		if err != nil || a.check() != nil {
 			return
 		}
 		if a.Attempt < 1 || len(a.KeyID) != 32 {

@@ -1,6 +1,7 @@
 package keygen
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -53,17 +54,102 @@ type session struct {
 // Close forgets the candidate shares.
 func (s *session) Close() { clear(s.cands) }
 
-// Step runs a search, finish or install step.
+// Step runs a search, finish or install step, once it has checked that it
+// is the step the log determines (see expect).
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	next, err := expect(s.p.Spec().PartyNames(), s.p.History())
+	if err != nil {
+		return nil, fmt.Errorf("party %s refuses %s round %d: %w (coordinator %s)", s.p.Self(), step.Phase, step.Round, err, step.Coordinator)
+	}
+	if err := next.admit(s.p.Self(), s.p.Spec().PartyNames(), step); err != nil {
+		return nil, err
+	}
 	switch step.Phase {
 	case PhaseSearch:
-		return s.search(ctx, step)
+		return searchRound.Serve(step, func(none) (searchOutput, error) { return s.search(ctx, step) })
 	case PhaseFinish:
-		return s.finish(ctx, step)
-	case PhaseInstall:
-		return s.install(step)
+		return finishRound.Serve(step, func(a finishArgs) (finishOutput, error) { return s.finish(ctx, step, a) })
 	}
-	return nil, fmt.Errorf("keygen: unknown phase %q", step.Phase)
+	return installRound.Serve(step, func(a installArgs) (installOutput, error) { return s.install(step, a) })
+}
+
+// due is the step the log determines next: search rounds until one found a
+// modulus, the finish of that round's attempt, the install of the key the
+// finish step committed, then nothing. A coordinator cannot have a party
+// convert the factors' shares of another search attempt than the committed
+// one, or install a key other than the committed one.
+type due struct {
+	phase   string // "" once the key is installed
+	round   int
+	finish  finishArgs
+	install installArgs
+}
+
+// expect replays a job's committed records into the step due next.
+func expect(parties []string, hist []*job.Record) (due, error) {
+	n := due{phase: PhaseSearch}
+	for _, rec := range hist {
+		st := rec.Step
+		if st.Phase != n.phase || st.Round != n.round || !slices.Equal(st.Parties, parties) {
+			return due{}, fmt.Errorf("the log holds %s round %d where it determines %s round %d", st.Phase, st.Round, n.phase, n.round)
+		}
+		switch st.Phase {
+		case PhaseSearch:
+			d, err := searchRound.Decision(rec)
+			if err != nil {
+				return due{}, err
+			}
+			n.round++
+			if len(d.N) > 0 {
+				if d.Attempt != st.Attempt {
+					return due{}, fmt.Errorf("search round %d committed a modulus of attempt %d in attempt %d", st.Round, d.Attempt, st.Attempt)
+				}
+				n = due{phase: PhaseFinish, finish: finishArgs{Round: st.Round, Attempt: st.Attempt}}
+			}
+		case PhaseFinish:
+			d, err := finishRound.Decision(rec)
+			if err != nil {
+				return due{}, err
+			}
+			if d.Attempt != st.Attempt {
+				return due{}, fmt.Errorf("the finish step committed a key of attempt %d in attempt %d", d.Attempt, st.Attempt)
+			}
+			n = due{phase: PhaseInstall, install: installArgs{Attempt: st.Attempt, KeyID: d.KeyID}}
+		case PhaseInstall:
+			n = due{}
+		}
+	}
+	return n, nil
+}
+
+// admit checks a step against the one due; the refusal names the
+// coordinator that asked for it.
+func (n due) admit(self string, parties []string, step job.Step) error {
+	refuse := func(format string, a ...any) error {
+		return fmt.Errorf("party %s refuses %s round %d: coordinator %s %s", self, step.Phase, step.Round, step.Coordinator, fmt.Sprintf(format, a...))
+	}
+	if step.Phase != n.phase || step.Round != n.round || !slices.Equal(step.Parties, parties) {
+		return refuse("asks for it on %v where the log determines %s round %d on every party", step.Parties, n.phase, n.round)
+	}
+	switch step.Phase {
+	case PhaseFinish:
+		a, err := finishRound.Args(step)
+		if err != nil {
+			return err
+		}
+		if a != n.finish {
+			return refuse("asks to convert the modulus of search round %d attempt %d; the log determines round %d attempt %d", a.Round, a.Attempt, n.finish.Round, n.finish.Attempt)
+		}
+	case PhaseInstall:
+		a, err := installRound.Args(step)
+		if err != nil {
+			return err
+		}
+		if a.Attempt != n.install.Attempt || !bytes.Equal(a.KeyID, n.install.KeyID) {
+			return refuse("asks to install a key the finish step did not commit")
+		}
+	}
+	return nil
 }
 
 // publicSeed is the job's public randomness for dealerless (biprimality
@@ -108,14 +194,14 @@ func msOf(t map[string]time.Duration) map[string]int64 {
 	return out
 }
 
-func (s *session) search(ctx context.Context, step job.Step) ([]byte, error) {
+func (s *session) search(ctx context.Context, step job.Step) (searchOutput, error) {
 	gen, net, err := s.generator(step)
 	if err != nil {
-		return nil, err
+		return searchOutput{}, err
 	}
 	c, st, err := gen.Search(ctx, net, s.params.Chunk)
 	if err != nil {
-		return nil, err
+		return searchOutput{}, err
 	}
 	out := searchOutput{Attempt: step.Attempt, Tried: st.Tried, TimingMS: msOf(st.Timing)}
 	if c != nil {
@@ -123,77 +209,72 @@ func (s *session) search(ctx context.Context, step job.Step) ([]byte, error) {
 		s.cands[[2]int{step.Round, step.Attempt}] = c
 		out.N = c.N.Bytes()
 	}
-	return protocol.Marshal(out)
+	return out, nil
 }
 
 // finish converts the modulus found by the committed search step into this
 // party's key share, verified with every other party's, and stages the key
 // files under a directory of this attempt.
-func (s *session) finish(ctx context.Context, step job.Step) ([]byte, error) {
-	var args finishArgs
-	if err := protocol.Unmarshal(step.Args, &args); err != nil {
-		return nil, fmt.Errorf("keygen: finish arguments: %w", err)
-	}
+func (s *session) finish(ctx context.Context, step job.Step, args finishArgs) (finishOutput, error) {
 	c, ok := s.cands[[2]int{args.Round, args.Attempt}]
 	if !ok {
-		return nil, fmt.Errorf("keygen: %s holds no shares of the modulus of search round %d attempt %d (its node restarted since); run keygen again", s.p.Self(), args.Round, args.Attempt)
+		return finishOutput{}, fmt.Errorf("keygen: %s holds no shares of the modulus of search round %d attempt %d (its node restarted since); run keygen again", s.p.Self(), args.Round, args.Attempt)
 	}
 	gen, net, err := s.generator(step)
 	if err != nil {
-		return nil, err
+		return finishOutput{}, err
 	}
 	ks, st, err := gen.Finish(ctx, net, c)
 	if err != nil {
-		return nil, err
+		return finishOutput{}, err
 	}
 	keys := &secureagg.Keys{Members: step.Parties, Share: ks}
 	pub, err := keys.MarshalPublic()
 	if err != nil {
-		return nil, err
+		return finishOutput{}, err
 	}
 	share, err := ks.MarshalBinary()
 	if err != nil {
-		return nil, fmt.Errorf("keygen: encode key share: %w", err)
+		return finishOutput{}, fmt.Errorf("keygen: encode key share: %w", err)
 	}
 	dir := stageDir(step.Job, step.Attempt)
 	if err := s.p.Secrets().WriteSecret(path.Join(dir, "threshold.share"), share); err != nil {
-		return nil, fmt.Errorf("keygen: stage key share: %w", err)
+		return finishOutput{}, fmt.Errorf("keygen: stage key share: %w", err)
 	}
 	if err := s.p.Secrets().WriteSecret(path.Join(dir, "threshold.pub"), pub); err != nil {
-		return nil, fmt.Errorf("keygen: stage public key: %w", err)
+		return finishOutput{}, fmt.Errorf("keygen: stage public key: %w", err)
 	}
-	return protocol.Marshal(finishOutput{Attempt: step.Attempt, KeyID: ks.Public.KeyID[:], TimingMS: msOf(st.Timing)})
+	return finishOutput{Attempt: step.Attempt, KeyID: ks.Public.KeyID[:], TimingMS: msOf(st.Timing)}, nil
 }
 
 // install checks that the staged key is the one every party reported and
 // installs it as the node's threshold key, with its info file.
-func (s *session) install(step job.Step) ([]byte, error) {
-	args, err := decodeInstallArgs(step.Args)
-	if err != nil {
-		return nil, err
+func (s *session) install(step job.Step, args installArgs) (installOutput, error) {
+	if err := args.check(); err != nil {
+		return installOutput{}, err
 	}
 	dir := stageDir(step.Job, args.Attempt)
 	sec := s.p.Secrets()
 	pub, err := sec.ReadSecret(path.Join(dir, "threshold.pub"))
 	if err != nil {
-		return nil, fmt.Errorf("keygen: staged key of attempt %d: %w", args.Attempt, err)
+		return installOutput{}, fmt.Errorf("keygen: staged key of attempt %d: %w", args.Attempt, err)
 	}
 	share, err := sec.ReadSecret(path.Join(dir, "threshold.share"))
 	if err != nil {
-		return nil, fmt.Errorf("keygen: staged key of attempt %d: %w", args.Attempt, err)
+		return installOutput{}, fmt.Errorf("keygen: staged key of attempt %d: %w", args.Attempt, err)
 	}
 	keys, err := secureagg.ParseKeys(pub, share)
 	if err != nil {
-		return nil, fmt.Errorf("keygen: staged key of attempt %d: %w", args.Attempt, err)
+		return installOutput{}, fmt.Errorf("keygen: staged key of attempt %d: %w", args.Attempt, err)
 	}
 	id := keys.Public().KeyID
 	if string(id[:]) != string(args.KeyID) {
-		return nil, fmt.Errorf("keygen: staged key %x is not the agreed key %x", id[:8], args.KeyID)
+		return installOutput{}, fmt.Errorf("keygen: staged key %x is not the agreed key %x", id[:8], args.KeyID)
 	}
 	info, err := json.MarshalIndent(Info{Made: MadeDealerless, KeyID: hex.EncodeToString(id[:]), Bits: keys.Public().N.BitLen(),
 		Parties: keys.Members, Threshold: keys.Public().Threshold + 1, Job: step.Job}, "", "  ")
 	if err != nil {
-		return nil, err
+		return installOutput{}, err
 	}
 	// The share first, as secureagg.SaveKeys does: a crash between the two
 	// leaves a share that ParseKeys refuses with the old public file, never
@@ -203,23 +284,10 @@ func (s *session) install(step job.Step) ([]byte, error) {
 		data []byte
 	}{{secureagg.ShareFile, share}, {secureagg.PublicKeyFile, pub}, {InfoFile, append(info, '\n')}} {
 		if err := sec.WriteSecret(f.name, f.data); err != nil {
-			return nil, fmt.Errorf("keygen: install %s: %w", f.name, err)
+			return installOutput{}, fmt.Errorf("keygen: install %s: %w", f.name, err)
 		}
 	}
-	return id[:], nil
-}
-
-// decodeInstallArgs decodes the install step's arguments: an attempt
-// number and a 32-byte key id.
-func decodeInstallArgs(b []byte) (installArgs, error) {
-	var a installArgs
-	if err := protocol.Unmarshal(b, &a); err != nil {
-		return a, fmt.Errorf("keygen: install arguments: %w", err)
-	}
-	if a.Attempt < 1 || len(a.KeyID) != 32 {
-		return a, fmt.Errorf("keygen: install arguments: attempt %d, key id of %d bytes", a.Attempt, len(a.KeyID))
-	}
-	return a, nil
+	return installOutput{KeyID: id[:]}, nil
 }
 
 // stepNet carries dealerless rounds as peer messages within the generate

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/anonymize"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
 )
 
@@ -14,10 +13,10 @@ import (
 // in Sweeney's column order, or in the order OGF finds; k is the largest
 // k_i. Kept is the fraction of cells not suppressed; NCP is the fraction
 // suppressed (a "*" costs 1).
-func (s *session) stepDatafly(ctx context.Context) ([]byte, error) {
+func (s *session) stepDatafly(ctx context.Context) (output, error) {
 	t, cols, kmax, err := s.rawColumns(ctx)
 	if err != nil {
-		return nil, err
+		return output{}, err
 	}
 	o := output{Algorithm: s.prm.Algorithm}
 	start := time.Now()
@@ -25,11 +24,11 @@ func (s *session) stepDatafly(ctx context.Context) ([]byte, error) {
 	if s.prm.Algorithm == "ogf" {
 		g, err := anonymize.OGF(cols, kmax, anonymize.OGFOptions{Seed: s.prm.Seed})
 		if err != nil {
-			return nil, err
+			return output{}, err
 		}
 		res, o.Generations, o.Evaluations = g.Best, g.Generations, g.Evaluations
 	} else if res, err = anonymize.Datafly(cols, kmax, anonymize.DataflyOrder(cols)); err != nil {
-		return nil, err
+		return output{}, err
 	}
 	o.Seconds = time.Since(start).Seconds()
 	cells := float64(len(cols) * t.NumRows())
@@ -47,5 +46,5 @@ func (s *session) stepDatafly(ctx context.Context) ([]byte, error) {
 		sizes = append(sizes, r.Count)
 	}
 	o.Classes, o.DM, o.CAvg = len(sizes), anonymize.Discernibility(sizes), anonymize.AvgClassSize(sizes, kmax)
-	return protocol.Marshal(&o)
+	return o, nil
 }

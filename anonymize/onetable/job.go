@@ -1,7 +1,16 @@
 // Package onetable is the `anonymize` job: one organisation anonymises one
 // of its tables with a chosen algorithm of package anonymize and publishes
-// it. Start reading at Kind.Coordinate (job.go), then session.Step
-// (session.go); params.go has every parameter and its checks.
+// it to the consortium. Start reading at Kind.Coordinate and decide
+// (job.go), then session.Step (session.go); params.go has every parameter
+// and its checks. The job's one step is a typed round (anonymizeRound).
+//
+// Sources: X. Sun, "Privacy Preserving Data Sharing in Data Mining
+// Environment", PhD thesis, University of Southern Queensland, 2010
+// (models ch. 2–3, metrics §3.5, purpose ch. 4, MDAV ch. 5, local
+// recoding); R. Chaytor, "Allowing Privacy Protection Algorithms to Jump
+// Out of Local Optimums: An Ordered Greed Framework", PinKDD 2007 (Datafly
+// with Sweeney's column order, OGF); LeFevre, DeWitt and Ramakrishnan,
+// "Mondrian multidimensional k-anonymity", ICDE 2006.
 //
 // Spec: one party with one table; `taxonomies: {column: path}` for every
 // quasi-identifier (ARX hierarchy CSV or YAML, as for integrate; not needed
@@ -28,19 +37,22 @@
 // local recoding), `datafly` and `ogf` (Chaytor), `mdav` (Sun ch. 5),
 // `purpose` (Sun ch. 4: a degree of anonymisation decomposed into
 // full-domain levels, raised until k holds). The coordinator checks k and
-// the model on the publication. The result has ncp, discernibility,
+// the model on the publication before it commits it. The result has ncp, discernibility,
 // avg_class_size, distortion and classes, and each algorithm's own figures.
 //
 // # Leakage profile
 //
-// One step, one party. The party's output, sent to the coordinator, is the
-// published table itself (distinct rows with counts, sorted by value, never
-// in table order), its NCP, and the algorithm's counters; the coordinator
-// checks k (and l) on it and commits it: the publication is the job's public
-// result, and every member of the consortium receives it through the log.
-// Nothing else leaves the party: no raw value of a quasi-identifier that the
+// One step, one party, round 0 (the party refuses any other). The party's
+// output, sent to the coordinator and disclosed as generalised (the form
+// Uses declares), is the published table itself (distinct rows with
+// counts, sorted by value, never in table order), its NCP, and the
+// algorithm's counters; the coordinator checks k (and the model) on it and
+// only then commits it: the publication is the job's public result, and
+// every member of the consortium receives it through the log. Nothing else
+// leaves the party: no raw value of a quasi-identifier that the
 // publication does not show, no id, no row order. The coordinator learns
-// nothing more than the members. A test checks every message and log entry.
+// nothing more than the members. TestLeakage checks every message and log
+// entry, TestSim the party's audit ledger.
 package onetable
 
 import (
@@ -49,7 +61,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
@@ -59,7 +70,12 @@ import (
 // Kind is `kind: anonymize`.
 type Kind struct{}
 
-const phaseAnonymize = "anonymize"
+// anonymizeRound is the job's one step: the party publishes its table,
+// and the coordinator commits the publication once it has checked it.
+var anonymizeRound = job.Round[none, output, output]{Phase: "anonymize"}
+
+// none is the args of the step, which takes none.
+type none struct{}
 
 // Validate checks the spec.
 func (Kind) Validate(spec *job.Spec) error {
@@ -67,8 +83,9 @@ func (Kind) Validate(spec *job.Spec) error {
 	return err
 }
 
-// OutputDisclosure: the output is the publication, a public result.
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+// OutputDisclosure: the output is the k-anonymous publication (with the
+// algorithm's figures), the form Uses declares for the QIDs.
+func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DiscloseGeneralised }
 
 // output is the party's publication and the algorithm's figures.
 type output struct {
@@ -104,52 +121,83 @@ type output struct {
 	mondrian *anonymize.MondrianResult // the party's, not sent
 }
 
-// Coordinate runs the one step and checks the publication.
+// Coordinate runs the one step and commits the publication once it has
+// checked it: the columns, k on every requirement and the sensitive model.
+// A publication that fails a check is never committed (the log reaches
+// every member).
 func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	prm, qid, err := parseParams(c.Spec())
 	if err != nil {
 		return nil, err
 	}
 	party := c.Spec().Parties[0].Name
-	st := job.Step{Phase: phaseAnonymize, Parties: []string{party}, TimeoutMS: prm.TimeoutMS}
-	o, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (output, error) {
-		var o output
-		if why, ok := outs.Failed[party]; ok {
-			return o, fmt.Errorf("anonymize: party %s: %s", party, strings.TrimPrefix(why, "party "+party+": "))
+	var groups []int
+	call := job.Call[none]{Parties: []string{party}, TimeoutMS: prm.TimeoutMS}
+	done, err := anonymizeRound.Run(ctx, c, call, func(o *job.Outcome[output]) (output, error) {
+		out, err := decide(o, party, prm, qid)
+		if err == nil {
+			groups, err = out.Table.MinGroups(prm.Requirements)
 		}
-		if err := protocol.Unmarshal(outs.Results[party], &o); err != nil {
-			return o, fmt.Errorf("anonymize: output of party %s: %w", party, err)
-		}
-		want := slices.Clone(qid)
-		if prm.Sensitive != "" {
-			want = append(want, prm.Sensitive)
-		}
-		if !slices.Equal(o.Table.Columns, want) {
-			return o, fmt.Errorf("anonymize: party %s published columns %v, not %v", party, o.Table.Columns, want)
-		}
-		return o, nil
+		return out, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	groups, err := o.Table.MinGroups(prm.Requirements)
-	if err != nil {
-		return nil, err
+	if groups == nil { // a replay: the committed publication passed the checks
+		if groups, err = done.Decision.Table.MinGroups(prm.Requirements); err != nil {
+			return nil, err
+		}
 	}
-	reqs := make([]map[string]any, len(prm.Requirements))
-	minGroup := 0
+	return result(prm, done.Decision, groups), nil
+}
+
+// decide checks the party's publication before it is committed: its
+// columns (the QIDs, then the sensitive column), k on every requirement,
+// and the sensitive column's model.
+func decide(o *job.Outcome[output], party string, prm *Params, qid []string) (output, error) {
+	if err := o.Err(); err != nil {
+		return output{}, err
+	}
+	out, ok := o.Results[party]
+	if !ok {
+		return output{}, fmt.Errorf("party %s sent no output", party)
+	}
+	want := slices.Clone(qid)
+	if prm.Sensitive != "" {
+		want = append(want, prm.Sensitive)
+	}
+	if !slices.Equal(out.Table.Columns, want) {
+		return output{}, fmt.Errorf("party %s published columns %v, not %v", party, out.Table.Columns, want)
+	}
+	if err := out.Table.Check(); err != nil {
+		return output{}, err
+	}
+	groups, err := out.Table.MinGroups(prm.Requirements)
+	if err != nil {
+		return output{}, err
+	}
 	for i, r := range prm.Requirements {
 		if groups[i] < r.K {
-			return nil, fmt.Errorf("%w: the publication's smallest class on %s has %d records", anonymize.ErrViolation, r, groups[i])
-		}
-		reqs[i] = map[string]any{"qid": r.QID, "k": r.K, "min_group": groups[i]}
-		if i == 0 || groups[i] < minGroup {
-			minGroup = groups[i]
+			return output{}, fmt.Errorf("%w: the publication's smallest class on %s has %d records", anonymize.ErrViolation, r, groups[i])
 		}
 	}
 	if prm.Sensitive != "" {
-		if err := o.Table.CheckModel(prm.Requirements, prm.Sensitive, prm.Model()); err != nil {
-			return nil, err
+		if err := out.Table.CheckModel(prm.Requirements, prm.Sensitive, prm.Model()); err != nil {
+			return output{}, err
+		}
+	}
+	return out, nil
+}
+
+// result is the job's result: the publication, k per requirement and the
+// algorithm's figures.
+func result(prm *Params, o output, groups []int) job.Result {
+	reqs := make([]map[string]any, len(prm.Requirements))
+	minGroup := 0
+	for i, r := range prm.Requirements {
+		reqs[i] = map[string]any{"qid": r.QID, "k": r.K, "min_group": groups[i]}
+		if i == 0 || groups[i] < minGroup {
+			minGroup = groups[i]
 		}
 	}
 	res := job.Result{
@@ -176,10 +224,15 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		delete(res, "ncp")
 		delete(res, "distortion")
 	}
-	return res, nil
+	return res
 }
 
-// Assemble writes DIR/anonymized.csv from the committed publication.
+// Assemble writes DIR/anonymized.csv (a header, then every record of the
+// committed publication, generalised, rows sorted by value) and returns
+// result.json with the file's name under "anonymized" and the publication
+// summarised under "published" (its columns and distinct rows): the table
+// itself is in the file, so `cohort sim` need not know its layout. Over
+// running nodes the committed result holds the whole publication.
 func (Kind) Assemble(_ context.Context, _ *job.Spec, result []byte, _ map[string]job.Secrets, dir string) ([]byte, error) {
 	var res map[string]json.RawMessage
 	if err := json.Unmarshal(result, &res); err != nil {
@@ -193,8 +246,11 @@ func (Kind) Assemble(_ context.Context, _ *job.Spec, result []byte, _ map[string
 		return nil, err
 	}
 	res["anonymized"], _ = json.Marshal(File)
+	res["published"], _ = json.Marshal(map[string]any{"columns": pub.Columns, "distinct_rows": len(pub.Rows)})
 	return json.MarshalIndent(res, "", "  ")
 }
 
 // File is the published table `cohort sim` writes.
 const File = "anonymized.csv"
+
+var _ job.Assembler = Kind{}

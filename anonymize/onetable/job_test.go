@@ -3,6 +3,7 @@ package onetable
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,8 +13,10 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/anonymize"
+	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
@@ -188,15 +191,17 @@ func TestMondrianDiverse(t *testing.T) {
 	}
 }
 
-// Leakage: the only output is the publication; no id, and no raw QID value
-// the publication does not show, is in any message or log entry.
+// Leakage: the only output is the publication (generalised; the runtime's
+// admission answer, control, carries no data and SentOutside leaves it
+// out); no id, and no raw QID value the publication does not show, is in
+// any message or log entry.
 func TestLeakage(t *testing.T) {
 	s := seedSpec(t, "  algorithm: optimal\n  requirements: [{qid: [gender, education, age], k: 4}]\n", nil)
 	rep, err := run(t, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range rep.SentOutside(protocol.DisclosePublicResult) {
+	for _, m := range rep.SentOutside(protocol.DiscloseGeneralised) {
 		t.Errorf("message %s discloses %q", m.Message.Type, m.Disclosure)
 	}
 	p := rep.Result["published"].(anonymize.Published)
@@ -263,7 +268,11 @@ func TestBadInput(t *testing.T) {
 }
 
 // Over real nodes (libp2p on loopback, Raft), with each algorithm:
-// anonymized.csv written, every record in it, k-anonymous.
+// anonymized.csv written, every record in it, k-anonymous; result.json
+// names it and summarises the publication; the party's audit ledger holds
+// nothing but the generalised publication and control entries that carry
+// no data (its admission answer, its policy's decision). Here the party is
+// the only node, so nothing leaves it: the ledger holds its decision.
 func TestSim(t *testing.T) {
 	for _, alg := range []string{"optimal", "mondrian"} {
 		t.Run(alg, func(t *testing.T) {
@@ -286,6 +295,38 @@ func TestSim(t *testing.T) {
 			}
 			if m, _ := anonymize.MinGroup(tab, []string{"gender", "education", "age"}); m < 3 {
 				t.Fatalf("class of %d", m)
+			}
+			raw, err := os.ReadFile(filepath.Join(out, "result.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res struct {
+				File      string `json:"anonymized"`
+				Published struct {
+					Columns      []string `json:"columns"`
+					DistinctRows int      `json:"distinct_rows"`
+				} `json:"published"`
+			}
+			if err := json.Unmarshal(raw, &res); err != nil {
+				t.Fatal(err)
+			}
+			if res.File != File || !slices.Equal(res.Published.Columns, []string{"gender", "education", "age"}) || res.Published.DistinctRows < 1 {
+				t.Errorf("result.json: %s", raw)
+			}
+			entries, err := audit.ReadFile(filepath.Join(out, "audit", "clinic.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				switch {
+				case e.Disclosure == string(protocol.DiscloseGeneralised) && e.Phase == anonymizeRound.Phase:
+				case e.Disclosure == string(protocol.DiscloseControl) && (e.Type == audit.DecisionType || e.Type == runner.OutputType && e.Phase == runner.AdmitPhase):
+				default:
+					t.Errorf("the ledger holds %s in %s to %s disclosing %q", e.Type, e.Phase, e.Peer, e.Disclosure)
+				}
+			}
+			if len(audit.Decisions(entries)) == 0 {
+				t.Error("the ledger holds no policy decision: the check checks nothing")
 			}
 		})
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
 )
 
@@ -17,10 +16,10 @@ import (
 // tree's key attributes with approximate), every record's quasi-identifiers
 // replaced by its group's centroid (in the original units, six significant
 // digits), the groups at least the largest k.
-func (s *session) stepMDAV(ctx context.Context) ([]byte, error) {
+func (s *session) stepMDAV(ctx context.Context) (output, error) {
 	t, raw, kmax, err := s.rawColumns(ctx)
 	if err != nil {
-		return nil, err
+		return output{}, err
 	}
 	x := make([][]float64, t.NumRows())
 	for j, q := range s.qid {
@@ -36,7 +35,7 @@ func (s *session) stepMDAV(ctx context.Context) ([]byte, error) {
 			x[r][j] = f
 		}
 		if bad > 0 {
-			return nil, fmt.Errorf("%w: table %s column %q: %d of %d rows are not numbers (algorithm mdav needs numeric quasi-identifiers; the values stay on this node)", anonymize.ErrRequirement, t.Name, q, bad, t.NumRows())
+			return output{}, fmt.Errorf("%w: table %s column %q: %d of %d rows are not numbers (algorithm mdav needs numeric quasi-identifiers; the values stay on this node)", anonymize.ErrRequirement, t.Name, q, bad, t.NumRows())
 		}
 	}
 	o := output{Algorithm: "mdav"}
@@ -62,7 +61,7 @@ func (s *session) stepMDAV(ctx context.Context) ([]byte, error) {
 	}
 	groups, err := anonymize.MDAV(proj, kmax, variant)
 	if err != nil {
-		return nil, err
+		return output{}, err
 	}
 	out, sse, sst := anonymize.Microaggregate(x, groups)
 	o.Seconds = time.Since(start).Seconds()
@@ -84,7 +83,7 @@ func (s *session) stepMDAV(ctx context.Context) ([]byte, error) {
 		pub.Columns = append(pub.Columns, col)
 	}
 	o.Table = anonymize.Compact(pub)
-	return protocol.Marshal(&o)
+	return o, nil
 }
 
 // rawColumns loads the table for the algorithms that need no taxonomies:

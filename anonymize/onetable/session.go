@@ -3,11 +3,11 @@ package onetable
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
 )
 
@@ -29,12 +29,17 @@ type session struct {
 
 func (s *session) Close() {}
 
-// Step loads the table and the taxonomies, runs the algorithm and returns
-// the publication. Errors name the table and column, never a value.
+// Step runs the job's one step: the publication, on the party alone.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	if step.Phase != phaseAnonymize {
-		return nil, fmt.Errorf("anonymize: unknown phase %q", step.Phase)
+	if step.Round != 0 || !slices.Equal(step.Parties, []string{s.p.Self()}) {
+		return nil, fmt.Errorf("party %s refuses %s round %d on %v: coordinator %s asks for a step the spec does not determine", s.p.Self(), step.Phase, step.Round, step.Parties, step.Coordinator)
 	}
+	return anonymizeRound.Serve(step, func(none) (output, error) { return s.publish(ctx) })
+}
+
+// publish loads the table and the taxonomies, runs the algorithm and
+// returns the publication. Errors name the table and column, never a value.
+func (s *session) publish(ctx context.Context) (output, error) {
 	switch s.prm.Algorithm {
 	case "mdav":
 		return s.stepMDAV(ctx)
@@ -43,25 +48,25 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	}
 	t, ds, err := s.load(ctx)
 	if err != nil {
-		return nil, err
+		return output{}, err
 	}
 	var sensCol []string
 	var sens *anonymize.Coded
 	if s.prm.Sensitive != "" {
 		c, err := t.Column(s.prm.Sensitive)
 		if err != nil {
-			return nil, fmt.Errorf("%w: table %s has no sensitive column %q", anonymize.ErrRequirement, t.Name, s.prm.Sensitive)
+			return output{}, fmt.Errorf("%w: table %s has no sensitive column %q", anonymize.ErrRequirement, t.Name, s.prm.Sensitive)
 		}
 		sensCol = c.Str
 		if sens, err = s.prm.Model().Code(sensCol); err != nil {
-			return nil, fmt.Errorf("table %s column %q: %w", t.Name, s.prm.Sensitive, err)
+			return output{}, fmt.Errorf("table %s column %q: %w", t.Name, s.prm.Sensitive, err)
 		}
 	}
 	o := output{Algorithm: s.prm.Algorithm}
 	start := time.Now()
 	g, err := s.run(ds, sens, &o)
 	if err != nil {
-		return nil, err
+		return output{}, err
 	}
 	o.Seconds = time.Since(start).Seconds()
 	kmax := 0
@@ -80,7 +85,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		pub.Columns = append(pub.Columns, &table.Column{Name: s.prm.Sensitive, Kind: table.Categorical, Str: sensCol})
 	}
 	o.Table = anonymize.Compact(pub)
-	return protocol.Marshal(&o)
+	return o, nil
 }
 
 // run runs the chosen algorithm and returns its generalisation (the nodes

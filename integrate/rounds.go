@@ -5,12 +5,49 @@ import (
 	"math"
 
 	"github.com/cohortdm/cohort/anonymize"
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 )
 
-// Step outputs (to the coordinator alone) and decisions (committed), STYLE
-// habit 2: named types, msgpack, strict decoding and checks of what the
-// encoder guarantees.
+// The job's rounds, typed as job.Round: each names its public args, one
+// party's output (to the coordinator alone) and the committed decision;
+// package job encodes all three strictly. No-argument rounds take none.
+// Mondrian's output and decision types are in mondrian.go.
+var (
+	schemaRound  = job.Round[none, schemaOutput, schemaDecision]{Phase: phaseSchema}
+	alignRound   = job.Round[none, alignOutput, alignDecision]{Phase: phaseAlign}
+	scoreRound   = job.Round[none, scoreOutput, winner]{Phase: phaseScore}
+	splitRound   = job.Round[splitArgs, Split, Split]{Phase: phaseSplit}
+	publishRound = job.Round[none, publishOutput, publishDecision]{Phase: phasePublish}
+	proposeRound = job.Round[none, proposeOutput, cutChoices]{Phase: phasePropose}
+	cutRound     = job.Round[cutChoices, cutOutput, cutDecision]{Phase: phaseCut}
+	checkRound   = job.Round[none, checkOutput, checkDecision]{Phase: phaseCheck}
+	labelsRound  = job.Round[none, labelsOutput, publishDecision]{Phase: phasePublish} // Mondrian's publish
+)
+
+// none is the args of a round that takes none.
+type none struct{}
+
+// schemaOutput is a party's report of its table's shape: its published
+// columns in table order and the digest of the taxonomies it loaded.
+type schemaOutput struct {
+	Columns   []string `msgpack:"columns"`
+	TaxDigest []byte   `msgpack:"tax_digest"`
+	// HoldsSensitive: the party's table has the sensitive column (when it
+	// is not the shared class).
+	HoldsSensitive bool `msgpack:"holds_sensitive"`
+}
+
+// schemaDecision is committed after the schema step: the attributes in
+// their public order (owner by name, then the owner's table order, so that
+// the tie rule of TDS, smaller party then attribute, is the attribute
+// order).
+type schemaDecision struct {
+	Attrs []Attr `msgpack:"attrs"`
+	// SensitiveOwner is the party that holds the sensitive column when it
+	// is not the shared class ("" otherwise).
+	SensitiveOwner string `msgpack:"sensitive_owner"`
+}
 
 // alignOutput is a party's report after the id alignment: the size of the
 // common intersection and two digests that must agree across parties.
@@ -67,6 +104,15 @@ type winner struct {
 	Node  int    `msgpack:"node"`
 }
 
+// check verifies a committed winner against the schema: the attribute is
+// the winning party's.
+func (w *winner) check(attrs []Attr) error {
+	if w.Found && (w.Attr < 0 || w.Attr >= len(attrs) || attrs[w.Attr].Owner != w.Party || w.Node < 0) {
+		return fmt.Errorf("%w: winner %s attribute %d node %d", protocol.ErrMalformed, w.Party, w.Attr, w.Node)
+	}
+	return nil
+}
+
 // splitArgs asks the winner for the split of its node.
 type splitArgs struct {
 	Attr int `msgpack:"attr"`
@@ -119,19 +165,4 @@ type publishDecision struct {
 	Table     anonymize.Published `msgpack:"table"`
 	NCP       float64             `msgpack:"ncp"`
 	MinGroups []int               `msgpack:"min_groups"`
-}
-
-func encode(v any) ([]byte, error) {
-	b, err := protocol.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("integrate: encode: %w", err)
-	}
-	return b, nil
-}
-
-func decode(b []byte, v any) error {
-	if err := protocol.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("integrate: decode: %w", err)
-	}
-	return nil
 }
