@@ -19,6 +19,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
@@ -201,13 +202,44 @@ func (c *Cluster) newNode(cfg *node.Config) (*node.Node, error) {
 	if opts.Policy == nil {
 		opts.Policy = policy.Permissive()
 	}
-	if c.opts.AuditDir != "" {
-		opts.LedgerPath = filepath.Join(c.opts.AuditDir, cfg.Name+".jsonl")
-	}
+	opts.LedgerPath = c.ledgerPath(cfg.Name, cfg.DataDir)
 	if len(c.Names) > 0 && cfg.Name == c.Names[0] {
 		opts.OnApply = c.opts.OnApply
 	}
 	return node.New(opts)
+}
+
+// LedgerPath is where the named node keeps its audit ledger: under
+// Options.AuditDir if set, else in its data directory.
+func (c *Cluster) LedgerPath(name string) string {
+	return c.ledgerPath(name, c.DataDir(name))
+}
+
+func (c *Cluster) ledgerPath(name, dataDir string) string {
+	if c.opts.AuditDir != "" {
+		return filepath.Join(c.opts.AuditDir, name+".jsonl")
+	}
+	return filepath.Join(dataDir, "audit.jsonl")
+}
+
+// SentBytes returns what each named party sent for job id, read from its
+// own audit ledger: the log holds no byte counts, but the simulation owns
+// every node, so it may add up what each one recorded. A party without a
+// ledger sent nothing.
+func (c *Cluster) SentBytes(id string, names []string) (map[string]int64, error) {
+	sent := map[string]int64{}
+	for _, name := range names {
+		entries, err := audit.ReadFile(c.LedgerPath(name))
+		if errors.Is(err, os.ErrNotExist) {
+			sent[name] = 0
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sim: ledger of %s: %w", name, err)
+		}
+		sent[name] = audit.JobBytes(entries, id)
+	}
+	return sent, nil
 }
 
 // Node returns the named running node, or nil if it is stopped.

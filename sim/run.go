@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/atomicfile"
 
 	"github.com/cohortdm/cohort/job"
@@ -220,7 +219,7 @@ func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOpti
 		}
 		return nil, fmt.Errorf("job %s (%s) failed: %s", id, spec.Kind, msg)
 	}
-	if raw, err = withBytes(rec.Result, id, filepath.Join(dir, "audit"), spec.PartyNames()); err != nil {
+	if raw, err = withBytes(rec.Result, id, cluster, spec.PartyNames()); err != nil {
 		return nil, fmt.Errorf("job %s (%s): %w", id, spec.Kind, err)
 	}
 	if a, ok := opts.Kinds[spec.Kind].(job.Assembler); ok {
@@ -252,27 +251,18 @@ func keySetup(opts RunOptions, spec *job.Spec) func(names []string) (func(name, 
 	return nil
 }
 
-// withBytes adds "bytes" (what each party sent for the job) to a result,
-// from each party's own audit ledger under auditDir: sim owns every party,
-// so it may add up what the log never holds.
-func withBytes(result []byte, id, auditDir string, parties []string) ([]byte, error) {
+// withBytes adds "bytes" (what each party sent for the job, from each
+// party's own audit ledger) to a result.
+func withBytes(result []byte, id string, cluster *Cluster, parties []string) ([]byte, error) {
 	var res map[string]any
 	if err := json.Unmarshal(result, &res); err != nil {
 		return nil, fmt.Errorf("job result: %w", err)
 	}
-	bytes := map[string]int64{}
-	for _, p := range parties {
-		entries, err := audit.ReadFile(filepath.Join(auditDir, p+".jsonl"))
-		if errors.Is(err, os.ErrNotExist) {
-			bytes[p] = 0 // sent nothing
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		bytes[p] = audit.JobBytes(entries, id)
+	sent, err := cluster.SentBytes(id, parties)
+	if err != nil {
+		return nil, err
 	}
-	res["bytes"] = bytes
+	res["bytes"] = sent
 	return json.MarshalIndent(res, "", "  ")
 }
 

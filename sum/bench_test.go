@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/protocol"
@@ -130,14 +128,13 @@ func BenchmarkAggregateRealNodes(b *testing.B) {
 				}
 				// Bytes per party from each node's own ledger: the log
 				// holds none.
-				for _, name := range names {
-					entries, err := audit.ReadFile(filepath.Join(c.DataDir(name), "audit.jsonl"))
-					if err != nil {
-						b.Fatal(err)
-					}
-					v := float64(audit.JobBytes(entries, id))
-					bytes += v / float64(n)
-					most = max(most, v)
+				sent, err := c.SentBytes(id, names)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, v := range sent {
+					bytes += float64(v) / float64(n)
+					most = max(most, float64(v))
 				}
 				return res.Timing["aggregate"], bytes, most
 			}
