@@ -135,9 +135,6 @@ func (a *app) printResult(res map[string]any, out string) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if k == "published" && writePublished(a.stdout, res[k]) {
-			continue
-		}
 		writeField(a.stdout, "", k, res[k])
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -152,46 +149,6 @@ func (a *app) printResult(res map[string]any, out string) error {
 	tw.Flush()
 	fmt.Fprintf(a.stdout, "%-10s %s\n", "written:", filepath.Join(out, "result.json"))
 	return nil
-}
-
-// writePublished prints an integrate job's published table (distinct rows
-// with their counts) as aligned columns, the first 20 rows; it reports
-// false, printing nothing, when v is not such a table.
-func writePublished(w io.Writer, v any) bool {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	cols, ok1 := m["columns"].([]any)
-	rows, ok2 := m["rows"].([]any)
-	if !ok1 || !ok2 {
-		return false
-	}
-	const show = 20
-	fmt.Fprintf(w, "published: %d distinct rows\n", len(rows))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "  count")
-	for _, c := range cols {
-		fmt.Fprintf(tw, "\t%v", c)
-	}
-	fmt.Fprintln(tw)
-	for i, r := range rows {
-		if i == show {
-			break
-		}
-		row, _ := r.(map[string]any)
-		fmt.Fprintf(tw, "  %s", formatValue(row["count"]))
-		vals, _ := row["values"].([]any)
-		for _, x := range vals {
-			fmt.Fprintf(tw, "\t%s", formatValue(x))
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
-	if len(rows) > show {
-		fmt.Fprintf(w, "  ... %d more rows\n", len(rows)-show)
-	}
-	return true
 }
 
 // writeField prints one field of a decoded JSON result as text: scalars and

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,26 +48,6 @@ func TestPrintResultObjects(t *testing.T) {
 	}
 	if strings.Contains(out, "map[") || strings.Contains(out, "[south west]") {
 		t.Errorf("Go syntax in text output:\n%s", out)
-	}
-}
-
-// An integrate result's publication prints as aligned columns with counts.
-func TestPrintResultPublished(t *testing.T) {
-	var stdout bytes.Buffer
-	a := &app{format: "text", stdout: &stdout, stderr: &stdout}
-	rows := []any{}
-	for i := range 25 {
-		rows = append(rows, map[string]any{"values": []any{fmt.Sprintf("[%d-%d]", i, i+9), "yes"}, "count": float64(i + 1)})
-	}
-	res := map[string]any{"kind": "integrate", "published": map[string]any{"columns": []any{"age", "class"}, "rows": rows}}
-	if err := a.printResult(res, "/tmp/o"); err != nil {
-		t.Fatal(err)
-	}
-	out := stdout.String()
-	for _, want := range []string{"published: 25 distinct rows", "count  age", "  3      [2-11]   yes", "... 5 more rows"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
 	}
 }
 
