@@ -291,7 +291,12 @@ func aggregated(o *job.Outcome[aggOutput], n int) (*secureagg.Result, error) {
 	}
 	var parts []string
 	for _, p := range slices.Sorted(maps.Keys(why)) {
-		parts = append(parts, fmt.Sprintf("party %s: %s", p, why[p]))
+		// A party's own error may already name it (job.LoadTables does).
+		if msg := why[p]; strings.HasPrefix(msg, "party "+p+": ") {
+			parts = append(parts, msg)
+		} else {
+			parts = append(parts, fmt.Sprintf("party %s: %s", p, msg))
+		}
 	}
 	return nil, fmt.Errorf("the aggregation failed: %s", strings.Join(parts, "; "))
 }
