@@ -47,6 +47,20 @@ type Discloser interface {
 	Uses(spec *Spec, party string) ([]Use, error)
 }
 
+// AggregateUses declares column of each of party's tables as a ciphertext
+// into an aggregate over every party of spec, whose total every member
+// learns: the uses of the kinds that secure-sum a column (sum, quantile).
+// epsilon and delta are the budget a noised total spends (0 when none).
+func AggregateUses(spec *Spec, party, column string, epsilon, delta float64) []Use {
+	ps, _ := spec.Party(party)
+	var out []Use
+	for _, t := range ps.Tables {
+		out = append(out, Use{Table: t.Name, Column: column, Role: RoleAttribute, Form: protocol.DiscloseCiphertext,
+			Parties: spec.PartyNames(), Epsilon: epsilon, Delta: delta})
+	}
+	return out
+}
+
 // Aggregate describes one contribution of a party's data to an aggregate
 // whose total is decrypted, for the node's policy (Guard.Aggregate).
 type Aggregate struct {

@@ -1,9 +1,6 @@
 package quantile
 
-import (
-	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
-)
+import "github.com/cohortdm/cohort/job"
 
 // Uses declares what a quantile job discloses of a party's data: counts
 // of its column's values at thresholds, as ciphertexts into aggregates of
@@ -13,11 +10,5 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	if err != nil {
 		return nil, err
 	}
-	ps, _ := spec.Party(party)
-	var out []job.Use
-	for _, t := range ps.Tables {
-		out = append(out, job.Use{Table: t.Name, Column: p.Column, Role: job.RoleAttribute,
-			Form: protocol.DiscloseCiphertext, Parties: spec.PartyNames()})
-	}
-	return out, nil
+	return job.AggregateUses(spec, party, p.Column, 0, 0), nil
 }

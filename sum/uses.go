@@ -1,9 +1,6 @@
 package sum
 
-import (
-	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
-)
+import "github.com/cohortdm/cohort/job"
 
 // Uses declares what a sum discloses of a party's data: its column, from
 // every table of the party, as a ciphertext into an aggregate of every
@@ -13,15 +10,8 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	if err != nil {
 		return nil, err
 	}
-	ps, _ := spec.Party(party)
-	var out []job.Use
-	for _, t := range ps.Tables {
-		u := job.Use{Table: t.Name, Column: p.Column, Role: job.RoleAttribute, Form: protocol.DiscloseCiphertext,
-			Parties: spec.PartyNames()}
-		if p.Noise != nil {
-			u.Epsilon, u.Delta = p.Noise.Epsilon, p.Noise.Delta
-		}
-		out = append(out, u)
+	if p.Noise != nil {
+		return job.AggregateUses(spec, party, p.Column, p.Noise.Epsilon, p.Noise.Delta), nil
 	}
-	return out, nil
+	return job.AggregateUses(spec, party, p.Column, 0, 0), nil
 }
