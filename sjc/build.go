@@ -1,7 +1,6 @@
 package sjc
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -95,9 +94,6 @@ func Intersect(a, b []string) []string {
 	}
 	return out
 }
-
-// ErrEmptyJoin: the join of the tables has no row.
-var ErrEmptyJoin = errors.New("sjc: the join is empty")
 
 // Propagate runs the in-process class propagation: the private set
 // intersection of every edge (Intersect), then ClassSchedule. It returns

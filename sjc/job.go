@@ -481,7 +481,7 @@ func mergeOffers(g *Graph, name string, body []byte, offers [][]Offer) string {
 			}
 			for _, x := range of.Gains {
 				if !(x >= -1 && x <= 64) { // NaN or impossible (rounding may make a zero gain slightly negative)
-					return fmt.Sprintf("party %s: table %q offers gain %v", name, g.Tables[t].Name, x)
+					return fmt.Sprintf("party %s: table %q offers a gain outside [-1, 64]", name, g.Tables[t].Name)
 				}
 			}
 			offers[i][t] = of
@@ -573,7 +573,7 @@ func partyCounts(outs *job.Outputs, parties []string, n, u int) ([][]uint64, []i
 		}
 		for i := range counts {
 			if !slices.Equal(counts[i], o.Counts[i]) {
-				return nil, nil, fmt.Sprintf("parties %s and %s disagree on the class counts of a node: %v and %v", first, name, counts[i], o.Counts[i]), false
+				return nil, nil, fmt.Sprintf("parties %s and %s disagree on the class counts of a node", first, name), false
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package sjc
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -12,19 +11,6 @@ import (
 
 	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
-)
-
-// Errors of the propagation arithmetic.
-var (
-	// ErrOverflow: a class count (a number of join rows) does not fit in
-	// 64 bits. Counts are never wrapped.
-	ErrOverflow = errors.New("sjc: class count overflows 64 bits")
-	// ErrSummary: a class or split summary does not fit the receiving
-	// table (a join value it does not hold, a missing value, wrong length):
-	// the parties disagree about the join graph or a peer misbehaves.
-	ErrSummary = errors.New("sjc: summary does not match the table")
-	// ErrData: a party's table does not match the spec's schema.
-	ErrData = errors.New("sjc: table does not match the schema")
 )
 
 // Local is one table's fixed private inputs for a job: its rows, its join
@@ -143,7 +129,7 @@ func (l0 *Local) withLabels(labels []string) (*Local, error) {
 		for i, v := range vals {
 			k, ok := slices.BinarySearch(labels, v)
 			if !ok {
-				return nil, fmt.Errorf("%w: table %q column %q: class %q is not a label of the job", ErrData, name, g.Class, v)
+				return nil, fmt.Errorf("%w: table %q column %q: a class value is not a label of the job", ErrData, name, g.Class)
 			}
 			label[i] = int32(k)
 		}
@@ -446,11 +432,6 @@ func (l *Local) backward(p Part, cs ClassSummary, idx []int32) (Part, error) {
 	}
 	return out, nil
 }
-
-// ErrInexact: a propagation division left a remainder. Class propagation
-// and split propagation divide exactly (research report §2.13); a
-// remainder means the summaries are inconsistent.
-var ErrInexact = errors.New("sjc: inexact class-count division")
 
 // mulDiv is a*b/d with a 128-bit product, 0 when d is 0 (the thesis's
 // 0/0 = 0). The quotient must fit in 64 bits and the division be exact.
@@ -827,12 +808,9 @@ func Choose(g *Graph, offers []Offer) (tbl, idx int, gain float64, ok bool) {
 // SplitOwn partitions the winning table's rows by its split (thesis §3.3.2:
 // the winner splits locally); each row keeps its full Cls.
 func (l *Local) SplitOwn(p Part, s tree.Split) (left, right Part, err error) {
-	col, err := l.t.Column(s.Column)
-	if err != nil || s.Table != l.info.Name {
-		return Part{}, Part{}, fmt.Errorf("%w: table %q cannot evaluate split %s", ErrData, l.info.Name, &s)
-	}
-	if s.Op == tree.OpLE && col.Num == nil {
-		return Part{}, Part{}, fmt.Errorf("%w: table %q column %q: numeric split on a non-numeric column", ErrData, l.info.Name, s.Column)
+	col, err := l.splitColumn(s)
+	if err != nil {
+		return Part{}, Part{}, err
 	}
 	u := l.u
 	goesLeft := make([]bool, len(p.Rows))
@@ -859,6 +837,20 @@ func (l *Local) SplitOwn(p Part, s tree.Split) (left, right Part, err error) {
 		dst.Cls = append(dst.Cls, p.Cls[k*u:(k+1)*u]...)
 	}
 	return left, right, nil
+}
+
+// splitColumn is the column split s tests, when the table has it with the
+// kind s needs (numeric for <=, any other for ==). The error names the
+// table alone: the column, operator and value are the party's predicate,
+// which no other party may learn, even from a failure.
+func (l *Local) splitColumn(s tree.Split) (*table.Column, error) {
+	col, err := l.t.Column(s.Column)
+	ok := err == nil && s.Table == l.info.Name &&
+		(s.Op == tree.OpLE && col.Num != nil || s.Op == tree.OpEQ && col.Num == nil)
+	if !ok {
+		return nil, fmt.Errorf("%w: table %q does not hold the column, of the kind, that its split tests", ErrData, l.info.Name)
+	}
+	return col, nil
 }
 
 // SplitSummary computes SS(this -> neighbour) on edge e from the table's

@@ -275,7 +275,8 @@ func (ps *predictSession) open(ctx context.Context, model string) error {
 	}
 	var mp ModelPart
 	if err := json.Unmarshal(b, &mp); err != nil {
-		return fmt.Errorf("model %s: %w", model, err)
+		// json's syntax errors quote the file, which holds predicates.
+		return &hidden{msg: fmt.Sprintf("its part of model %s is not a model part", model), cause: err}
 	}
 	if mp.Job != model || len(mp.Labels) == 0 {
 		return fmt.Errorf("model %s: the kept part is for job %q", model, mp.Job)
@@ -308,6 +309,25 @@ func (ps *predictSession) open(ctx context.Context, model string) error {
 			return err
 		}
 		s.tables[name] = t
+	}
+	return ps.checkSplits()
+}
+
+// checkSplits checks, before anything is sent, that the party's tables
+// can evaluate every predicate of its model part: a new spec may leave a
+// predicate's column out of the schema, or give it another kind. The
+// error names the node and table, not the predicate.
+func (ps *predictSession) checkSplits() error {
+	s := ps.s
+	for _, m := range ps.model.Splits {
+		i := s.g.Index(m.Table)
+		if i < 0 || !s.owns(i) {
+			return fmt.Errorf("%w: model %s splits node %d on a table this party does not hold", ErrData, ps.model.Job, m.Node)
+		}
+		sp := tree.Split{Party: s.p.Self(), Table: m.Table, Column: m.Column, Op: m.Op, Num: m.Num, Cat: m.Cat}
+		if _, err := s.locals[i].splitColumn(sp); err != nil {
+			return fmt.Errorf("model %s, node %d: %w", ps.model.Job, m.Node, err)
+		}
 	}
 	return nil
 }

@@ -92,7 +92,9 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 		}
 		var st state
 		if err := decode(b, &st); err != nil {
-			return nil, fmt.Errorf("party %s: its kept sjc state for job %s: %w", p.Self(), p.JobID(), err)
+			// The state holds the party's predicates: no decoder's
+			// quote of it may leave.
+			return nil, &hidden{msg: fmt.Sprintf("party %s: its kept sjc state for job %s is unreadable", p.Self(), p.JobID()), cause: err}
 		}
 		s.states = append(s.states, &st)
 		s.slots[slot] = st.Key
