@@ -26,14 +26,14 @@ var (
 	ErrInexact = errors.New("sjc: inexact class-count division")
 )
 
-// hidden is an error whose text leaves its cause out, for causes that may
-// quote the bytes of a party's private file (a kept predicate, a cell):
-// errors.Is and errors.As still find the cause, the coordinator never
-// reads it.
-type hidden struct {
+// reworded is an error whose text says its cause in other words: a cause
+// whose text may quote a party's private file (a kept predicate, a cell),
+// or that repeats what the runtime adds (the party's name). errors.Is and
+// errors.As still find the cause; the coordinator never reads its text.
+type reworded struct {
 	msg   string
 	cause error
 }
 
-func (e *hidden) Error() string { return e.msg }
-func (e *hidden) Unwrap() error { return e.cause }
+func (e *reworded) Error() string { return e.msg }
+func (e *reworded) Unwrap() error { return e.cause }

@@ -188,7 +188,7 @@ func TestFailureTextsDiscloseNothing(t *testing.T) {
 		}, fault: func(o *jobtest.Options, _ map[string]string) {
 			o.Grace = 200 * time.Millisecond
 			o.OnStep = func(ev jobtest.Event) jobtest.Fault {
-				if ev.Kind == jobtest.Starting && ev.Step.Phase == "grow" {
+				if ev.Kind == jobtest.Starting && ev.Step.Phase == "choose" {
 					ev.Net.Drop("pc", jobtest.DropHang)
 				}
 				return jobtest.Fault{}
@@ -196,7 +196,7 @@ func TestFailureTextsDiscloseNothing(t *testing.T) {
 		}},
 		{name: "tampered split summary", want: "summary", fault: func(o *jobtest.Options, _ map[string]string) {
 			o.OnStep = func(ev jobtest.Event) jobtest.Fault {
-				if ev.Kind == jobtest.Starting && ev.Step.Phase == "grow" {
+				if ev.Kind == jobtest.Starting && ev.Step.Phase == "split" {
 					ev.Net.Intercept("pb", tamperSummaries(sjc.TypeSplitSummary))
 				}
 				return jobtest.Fault{}

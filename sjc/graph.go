@@ -155,6 +155,18 @@ func (g *Graph) Index(name string) int {
 	return -1
 }
 
+// partiesBut returns the parties holding tables of g, sorted, but self.
+func (g *Graph) partiesBut(self string) []string {
+	var out []string
+	for _, t := range g.Tables {
+		if t.Party != self && !slices.Contains(out, t.Party) {
+			out = append(out, t.Party)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // neighbours returns, for table i, the edges incident to it with the index
 // of the table at the other end.
 func (g *Graph) neighbours(i int) []incident {

@@ -366,6 +366,14 @@ func (l *Local) Forward(p Part, cs ClassSummary) (Part, error) {
 	return l.forward(p, cs, idx)
 }
 
+// propagate applies a class summary forward or backward.
+func (l *Local) propagate(p Part, cs ClassSummary, forward bool) (Part, error) {
+	if forward {
+		return l.Forward(p, cs)
+	}
+	return l.Backward(p, cs)
+}
+
 // forward is Forward with the summary's entries already looked up (idx by
 // the table's value index, as lookup gives it); cs.Values is not read.
 func (l *Local) forward(p Part, cs ClassSummary, idx []int32) (Part, error) {
