@@ -1,12 +1,14 @@
 package sjc
 
 import (
+	"math"
+
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/psi"
 )
 
 // Params are the tree-growing parameters of an sjc spec (params:), with
-// DESIGN.md's defaults from DefaultParams.
+// the defaults of DefaultParams.
 type Params struct {
 	// MaxDepth: a node at this depth (the root has depth 0) is a leaf.
 	MaxDepth int `yaml:"max_depth"`
@@ -17,7 +19,7 @@ type Params struct {
 	// JoinSplits makes key (join) columns split candidates, as categorical
 	// attributes. Off by default: a split on a join attribute tells the
 	// neighbour, through the split summary, exactly which shared values went
-	// where (research report G4).
+	// where.
 	JoinSplits bool `yaml:"join_splits"`
 	// PSI is the protocol of each edge's private set intersection: "auto"
 	// (the default: ECDH when the two parties' distinct join values add up
@@ -29,11 +31,13 @@ type Params struct {
 	TimeoutMS int64 `yaml:"timeout_ms"`
 }
 
-// Gain tolerance of DESIGN.md: gains within Eps are equal (the tie rule
-// decides), and a best gain <= Eps stops growth.
+// Eps is the gain tolerance of the tree semantics (package doc,
+// "Decisions"): gains within Eps are equal (the tie rule decides), and a
+// best gain <= Eps stops growth.
 const Eps = 1e-12
 
-// DefaultParams are DESIGN.md's defaults.
+// DefaultParams are the defaults: depth at most 10, at least 2 join rows
+// to split, C4.5 pruning on, PSI auto.
 func DefaultParams() Params {
 	return Params{MaxDepth: 10, MinSplit: 2, Prune: true, PSI: "auto"}
 }
@@ -64,4 +68,22 @@ func psiMode(spec *job.Spec, s string) (psi.Mode, error) {
 		return 0, spec.Errorf("params.psi", "%q: want auto, ot or ecdh", s)
 	}
 	return m, nil
+}
+
+// Stop reports whether a node with these class counts at this depth is a
+// leaf before any split is sought: pure, fewer than min_split join rows,
+// or at max_depth. The coordinator decides it from the
+// skeleton's public counts.
+func Stop(counts []uint64, depth int, p Params) bool {
+	var n uint64
+	nz := 0
+	for _, c := range counts {
+		if n += c; n < c {
+			n = math.MaxUint64 // saturate: only n < min_split matters
+		}
+		if c > 0 {
+			nz++
+		}
+	}
+	return nz <= 1 || n < p.MinSplit || depth >= p.MaxDepth
 }
