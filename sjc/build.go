@@ -160,8 +160,8 @@ func Build(g *Graph, data map[string]*table.Table, p Params) (*tree.Tree, error)
 		return nil, err
 	}
 	t := &tree.Tree{Labels: labels, Root: root}
-	if p.Prune {
-		t.Prune(tree.DefaultCF)
+	if _, _, err := p.PruneTree(t); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/sjc/tree"
 )
 
 // Coordinate drives the job: load (labels and schema checks), propagate
@@ -60,8 +62,12 @@ func (co *coordinator) step(ctx context.Context) error {
 			return decideSplit(o, gr.winners, len(gr.labels))
 		}))
 	case finishRound.Phase:
+		var a finishArgs
+		if a, err = gr.finishArgs(); err != nil {
+			return err
+		}
 		var done *job.Done[finishDecision]
-		if done, err = run(ctx, co, finishRound, gr.finishArgs(), func(o *job.Outcome[finishOutput]) (finishDecision, error) {
+		if done, err = run(ctx, co, finishRound, a, func(o *job.Outcome[finishOutput]) (finishDecision, error) {
 			return decideFinish(o, co.tested)
 		}); err == nil {
 			rec, co.test = done.Record, done.Decision
@@ -98,18 +104,22 @@ func record[D any](done *job.Done[D], err error) (*job.Record, error) {
 }
 
 // result is the job's public result: the labels, the pruned skeleton, its
-// size, the model's name and the test accuracy.
+// size and anonymity, the model's name and the test accuracy.
 func (co *coordinator) result() job.Result {
-	t, ids, pruned := co.gr.final()
-	n, leaves := t.Size()
+	ft, _ := co.gr.final() // finish ran: it is anonymous
+	n, leaves := ft.t.Size()
 	res := job.Result{
-		"labels":   co.gr.labels,
-		"skeleton": skeletonJSON(t, ids),
-		"nodes":    n,
-		"leaves":   leaves,
-		"levels":   co.gr.level,
-		"pruned":   pruned,
-		"model":    ModelSecret(co.c.JobID()),
+		"labels":    co.gr.labels,
+		"skeleton":  skeletonJSON(ft.t, ft.ids),
+		"nodes":     n,
+		"leaves":    leaves,
+		"levels":    co.gr.level,
+		"pruned":    ft.c45,
+		"anonymity": anonymity(ft.t),
+		"model":     ModelSecret(co.c.JobID()),
+	}
+	if co.gr.p.ReleaseK > 0 {
+		res["release"] = map[string]any{"k": co.gr.p.ReleaseK, "pruned": ft.release}
 	}
 	if co.test.Tested {
 		test := map[string]any{"rows": co.test.Total, "correct": co.test.Correct}
@@ -119,6 +129,21 @@ func (co *coordinator) result() job.Result {
 		res["test"] = test
 	}
 	return res
+}
+
+// anonymity measures the released tree's paths (tree.PathK,
+// tree.DiversityC): k, and for l = 2 up to the number of labels the c of
+// its (c, l)-diversity, null when no c makes it diverse.
+func anonymity(t *tree.Tree) map[string]any {
+	var div []map[string]any
+	for l := 2; l <= len(t.Labels); l++ {
+		var c any
+		if x := t.DiversityC(l); !math.IsInf(x, 1) {
+			c = x
+		}
+		div = append(div, map[string]any{"l": l, "c": c})
+	}
+	return map[string]any{"k": t.PathK(), "diversity": div}
 }
 
 // curable reports whether every failure of a step is a silence or a wait

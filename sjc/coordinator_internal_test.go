@@ -240,11 +240,14 @@ func TestCoordinatorCannotForgeCounts(t *testing.T) {
 func TestCoordinatorCannotFinishAnotherTree(t *testing.T) {
 	spec := evilChain(t, nil)
 	k := evilKind{until: func(gr *growth) bool { return gr.phase == finishRound.Phase }, misbehave: func(ctx context.Context, co *coordinator) error {
-		a := co.gr.finishArgs()
+		a, err := co.gr.finishArgs()
+		if err != nil {
+			return err
+		}
 		a.Nodes = slices.Clone(a.Nodes)
 		leaf := slices.IndexFunc(a.Nodes, func(n finNode) bool { return n.Table < 0 })
 		a.Nodes[leaf].Label = 1 - a.Nodes[leaf].Label
-		_, err := run(ctx, co, finishRound, a, func(o *job.Outcome[finishOutput]) (finishDecision, error) { return decideFinish(o, false) })
+		_, err = run(ctx, co, finishRound, a, func(o *job.Outcome[finishOutput]) (finishDecision, error) { return decideFinish(o, false) })
 		return err
 	}}
 	runEvil(t, k, spec, finishRound.Phase, 0, all3)

@@ -115,6 +115,19 @@
 //     the formula and source). No subtree raising. N and E count join rows,
 //     the training instances of §3.1.1. On by default; params.prune: false
 //     turns it off.
+//   - Release pruning (params.release_k, off by default): after C4.5 the
+//     finished tree is pruned until every leaf holds at least release_k
+//     join rows (tree.ReleasePrune: the anonymity-based tree pruning, ATP,
+//     of Sharkey, Tian, Zhang, Xu, "Privacy-Preserving Data Mining through
+//     Knowledge Model Sharing", PinKDD 2007, §4, for path k-anonymity; in a
+//     binary tree a leaf below k is merged with its sibling, so its parent
+//     becomes a leaf). A path of the released tree, its predicates held by
+//     their parties, describes the group of join rows at its leaf; with
+//     release_k no group in the public skeleton or in any party's kept
+//     model is smaller than release_k. A join of fewer rows fails the job.
+//     The result measures every tree's paths: "anonymity" holds its path
+//     k (the smallest leaf's join rows) and, per l, the c of its recursive
+//     (c, l)-diversity (tree.PathK, tree.DiversityC).
 //   - Test accuracy is over test join rows, computed without materialising
 //     the test join (Evaluate): class propagation over the test tables, then
 //     the tree's splits applied by split propagation; at each leaf the
@@ -172,8 +185,8 @@
 //     committed as a retry and runs again as the next round, from the same
 //     state, up to 3 times in a row; a party that fails with its own
 //     error fails the job, naming it.
-//  5. The coordinator prunes the public skeleton (tree.Prune needs only
-//     the counts) and runs finish with the final skeleton: each party
+//  5. The coordinator prunes the public skeleton (C4.5 and release pruning
+//     need only the counts) and runs finish with the final skeleton: each party
 //     keeps its predicates of the final tree's nodes (ModelSecret, with
 //     Secrets.WriteSecret), and, when the spec has a test set, the test
 //     join rows are classified without materialising the test join: PSI
@@ -203,7 +216,7 @@
 //
 // The result (committed, seen by every member) holds the labels, the
 // skeleton (each split naming its party and table only, and node ids), its
-// size, the model's secret name and the test accuracy. `cohort sim`, which
+// size and anonymity, the model's secret name and the test accuracy. `cohort sim`, which
 // owns every party, assembles the whole tree from the skeleton and every
 // party's kept predicates (Assemble) into result.json's "tree". Over real
 // nodes each party keeps its own part.

@@ -229,9 +229,18 @@ func (gr *growth) splitArgs() splitArgs {
 	return splitArgs{Level: gr.level, NextID: int32(len(gr.nodes))}
 }
 
-// final is the finished skeleton as a tree, pruned when the params say so,
-// with each node's id and the number of nodes pruning made leaves.
-func (gr *growth) final() (*tree.Tree, map[*tree.Node]int32, int) {
+// finalTree is the finished skeleton as a tree, pruned as the params say
+// (Params.PruneTree), with each node's id and the internal nodes each
+// pruning made leaves.
+type finalTree struct {
+	t            *tree.Tree
+	ids          map[*tree.Node]int32
+	c45, release int
+}
+
+// final is the finished, pruned skeleton; an error when release pruning
+// cannot make it anonymous (the job fails before finish).
+func (gr *growth) final() (*finalTree, error) {
 	ids := map[*tree.Node]int32{}
 	var build func(id int32) *tree.Node
 	build = func(id int32) *tree.Node {
@@ -244,17 +253,19 @@ func (gr *growth) final() (*tree.Tree, map[*tree.Node]int32, int) {
 		}
 		return n
 	}
-	t := &tree.Tree{Labels: gr.labels, Root: build(0)}
-	pruned := 0
-	if gr.p.Prune {
-		pruned = t.Prune(tree.DefaultCF)
-	}
-	return t, ids, pruned
+	ft := &finalTree{t: &tree.Tree{Labels: gr.labels, Root: build(0)}, ids: ids}
+	var err error
+	ft.c45, ft.release, err = gr.p.PruneTree(ft.t)
+	return ft, err
 }
 
 // finishArgs lists the final skeleton's nodes in pre-order (parents first).
-func (gr *growth) finishArgs() finishArgs {
-	t, ids, _ := gr.final()
+func (gr *growth) finishArgs() (finishArgs, error) {
+	ft, err := gr.final()
+	if err != nil {
+		return finishArgs{}, err
+	}
+	t, ids := ft.t, ft.ids
 	var fa finishArgs
 	var walk func(n *tree.Node)
 	walk = func(n *tree.Node) {
@@ -270,7 +281,7 @@ func (gr *growth) finishArgs() finishArgs {
 		}
 	}
 	walk(t.Root)
-	return fa
+	return fa, nil
 }
 
 // skeletonJSON is the public skeleton for result.json: the tree format of

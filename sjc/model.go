@@ -54,7 +54,11 @@ func (m ModelSplit) split(party string) *tree.Split {
 // be the one the log determines (the committed skeleton, pruned), and
 // classifies the test join rows when the spec has a test set.
 func (s *session) finish(ctx context.Context, step job.Step, gr *growth, a finishArgs) (finishOutput, error) {
-	if want := gr.finishArgs(); !slices.Equal(a.Nodes, want.Nodes) {
+	want, err := gr.finishArgs()
+	if err != nil {
+		return finishOutput{}, s.refuse(step, "%v", err)
+	}
+	if !slices.Equal(a.Nodes, want.Nodes) {
 		return finishOutput{}, s.refuse(step, "asks to keep a tree of %d nodes that is not the log's final skeleton", len(a.Nodes))
 	}
 	if len(s.own) == 0 {

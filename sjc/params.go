@@ -1,10 +1,12 @@
 package sjc
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/psi"
+	"github.com/cohortdm/cohort/sjc/tree"
 )
 
 // Params are the tree-growing parameters of an sjc spec (params:), with
@@ -16,6 +18,12 @@ type Params struct {
 	MinSplit uint64 `yaml:"min_split"`
 	// Prune turns C4.5 pessimistic pruning (CF 0.25) on.
 	Prune bool `yaml:"prune"`
+	// ReleaseK, when above 0, prunes the finished tree (after C4.5) until
+	// every leaf holds at least ReleaseK join rows (tree.ReleasePrune:
+	// anonymity-based tree pruning), so that neither the public skeleton
+	// nor any party's kept model has a path whose group of join rows is
+	// smaller.
+	ReleaseK uint64 `yaml:"release_k"`
 	// JoinSplits makes key (join) columns split candidates, as categorical
 	// attributes. Off by default: a split on a join attribute tells the
 	// neighbour, through the split summary, exactly which shared values went
@@ -86,4 +94,20 @@ func Stop(counts []uint64, depth int, p Params) bool {
 		}
 	}
 	return nz <= 1 || n < p.MinSplit || depth >= p.MaxDepth
+}
+
+// PruneTree prunes a finished tree as the params ask: C4.5 pessimistic
+// pruning, then anonymity-based release pruning to ReleaseK. It returns the
+// internal nodes each made leaves; tree.ErrAnonymity when the whole tree
+// holds fewer than ReleaseK join rows.
+func (p Params) PruneTree(t *tree.Tree) (c45, release int, err error) {
+	if p.Prune {
+		c45 = t.Prune(tree.DefaultCF)
+	}
+	if p.ReleaseK > 0 {
+		if release, err = t.ReleasePrune(p.ReleaseK); err != nil {
+			return c45, release, fmt.Errorf("params.release_k: %w", err)
+		}
+	}
+	return c45, release, nil
 }

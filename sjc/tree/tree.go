@@ -1,9 +1,10 @@
 // Package tree is the decision tree of secure join classification as it is
 // written to result.json (`cohort sim`'s "tree": splits {party, table,
 // column, op, value}, class counts, leaves with their label), its C4.5
-// pessimistic pruning and its prediction walk. Both the join-aware builder
-// (package sjc) and the plaintext join-then-build reference produce this
-// type, so trees compare byte for byte through their JSON.
+// pessimistic pruning, the anonymity of its paths and the pruning that
+// ensures it (anonymity.go), and its prediction walk. Both the join-aware
+// builder (package sjc) and the plaintext join-then-build reference
+// produce this type, so trees compare byte for byte through their JSON.
 package tree
 
 import (

@@ -191,8 +191,8 @@ func BuildOn(j *Join, p sjc.Params) (*tree.Tree, error) {
 		return nil, err
 	}
 	t := &tree.Tree{Labels: labels, Root: root}
-	if p.Prune {
-		t.Prune(tree.DefaultCF)
+	if _, _, err := p.PruneTree(t); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
