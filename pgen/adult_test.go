@@ -1,0 +1,134 @@
+package pgen_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cohortdm/cohort/internal/adultdata"
+	"github.com/cohortdm/cohort/pgen"
+	"github.com/cohortdm/cohort/sjc/tree"
+)
+
+// adultRoot finds the UCI Adult files: COHORT_ADULT_DIR, or the shared
+// data beside the repository (../shared/data/adult from its root, also
+// from a worktree one level further down); "" when absent.
+func adultRoot() string {
+	for _, d := range []string{os.Getenv("COHORT_ADULT_DIR"), filepath.Join("..", "..", "shared", "data", "adult"), filepath.Join("..", "..", "..", "shared", "data", "adult")} {
+		if d == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(d, "adult.data")); err == nil {
+			return d
+		}
+	}
+	return ""
+}
+
+var adultNumeric = map[string]bool{"age": true, "fnlwgt": true, "education-num": true, "capital-gain": true, "capital-loss": true, "hours-per-week": true}
+
+// adultSpec writes adult.data's complete records split by rows over n
+// parties (record i to party i mod n) and a pgen spec over them.
+func adultSpec(t testing.TB, n int, k uint64) (string, *pgen.Schema) {
+	root := adultRoot()
+	if root == "" {
+		t.Skip("no UCI Adult data (set COHORT_ADULT_DIR)")
+	}
+	recs, err := adultdata.Read(root, "adult.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	header := strings.Join(adultdata.Names, ",") + "\n"
+	var spec, schema strings.Builder
+	fmt.Fprintf(&spec, "kind: pgen\nparams: {release_k: %d}\nparties:\n", k)
+	s := &pgen.Schema{Numeric: map[string]bool{}, ClassColumn: "income"}
+	var cols []string
+	for _, c := range adultdata.Names {
+		kind := "categorical"
+		switch {
+		case c == "income":
+			kind = "class"
+		case adultNumeric[c]:
+			kind = "numeric"
+		}
+		if c != "income" {
+			s.Numeric[c] = adultNumeric[c]
+		}
+		cols = append(cols, fmt.Sprintf("%q: %s", c, kind))
+	}
+	for p := range n {
+		name := fmt.Sprintf("site%d", p)
+		var b strings.Builder
+		b.WriteString(header)
+		for i := p; i < len(recs); i += n {
+			b.WriteString(strings.Join(recs[i], ",") + "\n")
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&spec, "  - {name: %s, tables: [{name: %s, path: %s.csv}]}\n", name, name, name)
+		fmt.Fprintf(&schema, "  %s: {%s}\n", name, strings.Join(cols, ", "))
+	}
+	path := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec.String()+"schema:\n"+schema.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, s
+}
+
+// adultTest reads adult.test's complete records as Data.
+func adultTest(t testing.TB, s *pgen.Schema) *pgen.Data {
+	recs, err := adultdata.Read(adultRoot(), "adult.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "test.csv")
+	var b strings.Builder
+	b.WriteString(strings.Join(adultdata.Names, ",") + "\n")
+	for _, r := range recs {
+		b.WriteString(strings.Join(r, ",") + "\n")
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return readData(t, path, s)
+}
+
+// TestJobAdultHorizontal runs pgen over Adult split by rows over three
+// parties, for release_k 10 and 100: every published leaf holds K rows,
+// and the global tree classifies adult.test within 3 points of the tree
+// grown on the union of the rows (the paper's BASIS). Figures: docs/pgen.md.
+func TestJobAdultHorizontal(t *testing.T) {
+	for _, k := range []uint64{10, 100} {
+		path, s := adultSpec(t, 3, k)
+		spec := loadSpec(t, path)
+		pub, global, _ := runPGEN(t, spec)
+		test := adultTest(t, s)
+		var union []*pgen.Data
+		for _, ps := range spec.Parties {
+			union = append(union, readData(t, filepath.Join(spec.Dir, ps.Tables[0].Path), s))
+			for _, r := range leafRows(pub[ps.Name].Root) {
+				if r < k {
+					t.Errorf("party %s published a leaf of %d rows, release_k %d", ps.Name, r, k)
+				}
+			}
+		}
+		gp := pgen.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
+		central := pgen.Grow(concat(union), gp, "", "")
+		acc := func(tr *tree.Tree) float64 { return 100 * float64(pgen.Correct(tr, test)) / float64(test.Rows()) }
+		gn, _ := global.Size()
+		cn, _ := central.Size()
+		line := fmt.Sprintf("release_k %d: global %.2f%% (%d nodes), union %.2f%% (%d nodes), published:", k, acc(global), gn, acc(central), cn)
+		for _, p := range spec.PartyNames() {
+			n, l := pub[p].Size()
+			line += fmt.Sprintf(" %s %.2f%% (%d nodes, %d leaves, k %d)", p, acc(pub[p]), n, l, pub[p].PathK())
+		}
+		t.Log(line)
+		if acc(global) < acc(central)-3 {
+			t.Errorf("release_k %d: the global tree %.2f%%, more than 3 points below the union's %.2f%%", k, acc(global), acc(central))
+		}
+	}
+}

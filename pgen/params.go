@@ -1,0 +1,107 @@
+package pgen
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/table"
+)
+
+// Params are a pgen spec's params.
+type Params struct {
+	// ReleaseK is the path k-anonymity every published tree must have:
+	// each party prunes its tree by ATP (tree.ReleasePrune) until every
+	// leaf holds at least ReleaseK rows. Required.
+	ReleaseK uint64 `yaml:"release_k"`
+	// MaxDepth, MinSplit and Prune grow the local trees and the global one
+	// (GrowParams).
+	MaxDepth  int    `yaml:"max_depth"`
+	MinSplit  uint64 `yaml:"min_split"`
+	Prune     bool   `yaml:"prune"`
+	TimeoutMS int64  `yaml:"timeout_ms"`
+}
+
+func (p Params) grow() GrowParams {
+	return GrowParams{MaxDepth: p.MaxDepth, MinSplit: p.MinSplit, Prune: p.Prune}
+}
+
+// config is a checked spec: params, the common schema and each party's
+// one table.
+type config struct {
+	p      Params
+	schema *Schema
+	tables map[string]string // party -> table name
+}
+
+// parse checks a spec: params in range; one table per party; a schema for
+// every table, the same for all (a horizontal partition), of numeric and
+// categorical attributes and exactly one class column. Errors name the
+// field.
+func parse(spec *job.Spec) (*config, error) {
+	p := Params{MaxDepth: 10, MinSplit: 2, Prune: true}
+	if err := spec.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.ReleaseK < 1:
+		return nil, spec.Errorf("params.release_k", "required: the path k-anonymity of every published tree, at least 1")
+	case p.MaxDepth < 0 || p.MaxDepth > 64:
+		return nil, spec.Errorf("params.max_depth", "must be in [0, 64]")
+	case p.TimeoutMS < 0 || p.TimeoutMS > (24*time.Hour).Milliseconds():
+		return nil, spec.Errorf("params.timeout_ms", "must be in [0, a day]")
+	case len(spec.Parties) == 0:
+		return nil, spec.Errorf("parties", "no party")
+	case len(spec.Test) > 0:
+		return nil, spec.Errorf("test", "pgen evaluates no test set: the global tree is public, classify with it")
+	}
+	cfg := &config{p: p, tables: map[string]string{}}
+	var first map[string]string
+	for i, ps := range spec.Parties {
+		if len(ps.Tables) != 1 {
+			return nil, spec.Errorf(fmt.Sprintf("parties[%d].tables", i), "pgen takes one table per party (its rows of the horizontal partition)")
+		}
+		name := ps.Tables[0].Name
+		cfg.tables[ps.Name] = name
+		sch, ok := spec.Schema[name]
+		if !ok {
+			return nil, spec.Errorf("schema."+name, "missing: pgen needs every table's schema")
+		}
+		if first == nil {
+			first = sch
+			continue
+		}
+		if len(sch) != len(first) {
+			return nil, spec.Errorf("schema."+name, "differs from the first table's: a horizontal partition has one schema")
+		}
+		for col, k := range sch {
+			if first[col] != k {
+				return nil, spec.Errorf("schema."+name+"."+col, "differs from the first table's: a horizontal partition has one schema")
+			}
+		}
+	}
+	s := &Schema{Numeric: map[string]bool{}}
+	for col, ks := range first {
+		field := "schema." + spec.Parties[0].Tables[0].Name + "." + col
+		k, err := table.ParseKind(ks)
+		if err != nil {
+			return nil, spec.Errorf(field, "unknown kind")
+		}
+		switch k {
+		case table.Numeric, table.Categorical:
+			s.Numeric[col] = k == table.Numeric
+		case table.Class:
+			if s.ClassColumn != "" {
+				return nil, spec.Errorf(field, "a second class column")
+			}
+			s.ClassColumn = col
+		default:
+			return nil, spec.Errorf(field, "pgen takes numeric, categorical and one class column")
+		}
+	}
+	if s.ClassColumn == "" {
+		return nil, spec.Errorf("schema."+spec.Parties[0].Tables[0].Name, "no class column")
+	}
+	cfg.schema = s
+	return cfg, nil
+}
