@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cohortdm/cohort/internal/adultdata"
 	"github.com/cohortdm/cohort/pgen"
@@ -85,16 +86,7 @@ func adultTest(t testing.TB, s *pgen.Schema) *pgen.Data {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "test.csv")
-	var b strings.Builder
-	b.WriteString(strings.Join(adultdata.Names, ",") + "\n")
-	for _, r := range recs {
-		b.WriteString(strings.Join(r, ",") + "\n")
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return readData(t, path, s)
+	return fromRecords(t, recs, s)
 }
 
 // TestJobAdultHorizontal runs pgen over Adult split by rows over three
@@ -131,4 +123,65 @@ func TestJobAdultHorizontal(t *testing.T) {
 			t.Errorf("release_k %d: the global tree %.2f%%, more than 3 points below the union's %.2f%%", k, acc(global), acc(central))
 		}
 	}
+}
+
+// TestAdultFigures sweeps the number of parties and release_k on Adult
+// (PGEN_FIGURES=1; docs/pgen.md): adult.data split by rows, each party's
+// tree grown and ATP-pruned as the job does (TestJobExample checks that the
+// job publishes exactly these), the global tree by Global, accuracy on
+// adult.test; beside it the union's tree (the paper's BASIS) and the mean
+// accuracy of the published trees alone.
+func TestAdultFigures(t *testing.T) {
+	if os.Getenv("PGEN_FIGURES") == "" {
+		t.Skip("set PGEN_FIGURES=1")
+	}
+	_, s := adultSpec(t, 1, 1)
+	recs, err := adultdata.Read(adultRoot(), "adult.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := fromRecords(t, recs, s)
+	test := adultTest(t, s)
+	gp := pgen.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
+	acc := func(tr *tree.Tree) float64 { return 100 * float64(pgen.Correct(tr, test)) / float64(test.Rows()) }
+	t.Logf("union (BASIS): %.2f%%", acc(pgen.Grow(all, gp, "", "")))
+	for _, n := range []int{1, 3, 5, 10} {
+		parts := make([][][]string, n)
+		for i, r := range recs {
+			parts[i%n] = append(parts[i%n], r)
+		}
+		for _, k := range []uint64{1, 10, 50, 100, 500} {
+			start := time.Now()
+			var trees []*tree.Tree
+			var local float64
+			leaves := 0
+			for p := range n {
+				tr := pgen.Grow(fromRecords(t, parts[p], s), gp, fmt.Sprint(p), "t")
+				if _, err := tr.ReleasePrune(k); err != nil {
+					t.Fatal(err)
+				}
+				trees = append(trees, tr)
+				local += acc(tr) / float64(n)
+				_, l := tr.Size()
+				leaves += l
+			}
+			global, rows := pgen.Global(trees, s, gp, []byte("figures"))
+			gn, _ := global.Size()
+			t.Logf("| %d | %d | %d | %.2f | %.2f | %d | %d | %.1f |", n, k, leaves/n, local, acc(global), gn, rows, time.Since(start).Seconds())
+		}
+	}
+}
+
+// fromRecords reads Adult records as Data.
+func fromRecords(t testing.TB, recs [][]string, s *pgen.Schema) *pgen.Data {
+	path := filepath.Join(t.TempDir(), "part.csv")
+	var b strings.Builder
+	b.WriteString(strings.Join(adultdata.Names, ",") + "\n")
+	for _, r := range recs {
+		b.WriteString(strings.Join(r, ",") + "\n")
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return readData(t, path, s)
 }
