@@ -1,6 +1,7 @@
 package pgen
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -111,7 +112,7 @@ func (g *grower) counts(rows []int32) []uint64 {
 func (g *grower) bestNumeric(a *Attr, rows []int32, total []uint64) candidate {
 	sorted := slices.Clone(rows)
 	slices.SortFunc(sorted, func(x, y int32) int {
-		if c := cmpFloat(a.Num[x], a.Num[y]); c != 0 {
+		if c := cmp.Compare(a.Num[x], a.Num[y]); c != 0 {
 			return c
 		}
 		return int(x - y)
@@ -162,16 +163,6 @@ func (g *grower) bestCategorical(a *Attr, rows []int32, total []uint64) candidat
 		}
 	}
 	return best
-}
-
-func cmpFloat(x, y float64) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
 
 // infoGain is H(total) − (|left|·H(left) + |right|·H(right))/|total|, in

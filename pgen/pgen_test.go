@@ -1,6 +1,7 @@
 package pgen_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math/rand/v2"
@@ -13,6 +14,8 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/pgen"
+	"github.com/cohortdm/cohort/policy"
+	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
 )
@@ -287,5 +290,47 @@ func TestJobBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJobDisclosesOnlyTrees: every message a party sends in the example is
+// its published tree, to the coordinator, as a generalised disclosure (or
+// the runtime's control), and a node whose policy's smallest k is above
+// release_k refuses the job before reading a row (Uses).
+func TestJobDisclosesOnlyTrees(t *testing.T) {
+	spec := loadSpec(t, filepath.Join(exampleDir, "spec.yaml"))
+	_, _, rep := runPGEN(t, spec)
+	trees := map[string]int{}
+	for _, s := range rep.Sent {
+		switch s.Disclosure {
+		case protocol.DiscloseGeneralised:
+			trees[s.From]++
+			if s.To != rep.Leaders[0] {
+				t.Errorf("%s sent its tree to %s, not the coordinator", s.From, s.To)
+			}
+		case protocol.DiscloseControl:
+		default:
+			t.Errorf("%s sent %s to %s as %s", s.From, s.Message.Type, s.To, s.Disclosure)
+		}
+	}
+	for _, p := range spec.PartyNames() {
+		if trees[p] != 1 {
+			t.Errorf("party %s sent %d trees, want 1", p, trees[p])
+		}
+	}
+
+	pol, err := policy.Parse(bytes.Replace(policy.DefaultYAML, []byte("keygen]"), []byte("keygen, pgen]"), 1), "test policy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Params["release_k"] = pol.Floors.MinK - 1
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err = jobtest.Run(ctx, pgen.Kind{}, spec, jobtest.Options{Policy: pol})
+	if err == nil || !strings.Contains(err.Error(), "refused by policy") {
+		t.Fatalf("release_k below the policy's min_k: %v", err)
+	}
+	for _, o := range rep.Outputs {
+		t.Errorf("party output of step %s after the policy refused", o.Step.Phase)
 	}
 }

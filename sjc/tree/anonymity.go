@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"slices"
@@ -44,7 +45,7 @@ func (t *Tree) DiversityC(l int) float64 {
 	worst := 0.0
 	t.leaves(func(n *Node) {
 		d := slices.Clone(n.Counts)
-		slices.SortFunc(d, func(a, b uint64) int { return -cmpUint(a, b) })
+		slices.SortFunc(d, func(a, b uint64) int { return -cmp.Compare(a, b) })
 		var tail uint64
 		if l-1 < len(d) {
 			for _, x := range d[l-1:] {
@@ -69,16 +70,6 @@ func PathDiverse(hit, miss uint64, c float64, l int) bool {
 		return false
 	}
 	return float64(hit) < c*float64(miss)/float64(l-1)
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // leaves calls f on every leaf, left to right.
