@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -332,5 +333,53 @@ func TestJobDisclosesOnlyTrees(t *testing.T) {
 	}
 	for _, o := range rep.Outputs {
 		t.Errorf("party output of step %s after the policy refused", o.Step.Phase)
+	}
+}
+
+// TestJobLeaderChanges: the leader is deposed once in the middle of the
+// publish step (as the first tree is sent; the step re-runs, and every
+// party publishes the same tree again) and once after it is committed (the
+// new leader builds the global tree from the log alone); the result is the
+// one of a run without faults.
+func TestJobLeaderChanges(t *testing.T) {
+	spec := loadSpec(t, filepath.Join(exampleDir, "spec.yaml"))
+	_, want, _ := runPGEN(t, spec)
+	for _, mid := range []bool{true, false} {
+		var mu sync.Mutex
+		done := false
+		opts := jobtest.Options{Seed: testSeed}
+		if mid {
+			opts.OnSend = func(s jobtest.Sent) jobtest.Fault {
+				mu.Lock()
+				defer mu.Unlock()
+				if !done && s.Disclosure == protocol.DiscloseGeneralised {
+					done = true
+					return jobtest.Fault{Leader: "north", Restart: []string{s.From}}
+				}
+				return jobtest.Fault{}
+			}
+		} else {
+			opts.OnStep = func(ev jobtest.Event) jobtest.Fault {
+				mu.Lock()
+				defer mu.Unlock()
+				if !done && ev.Kind == jobtest.Committed && ev.Step.Phase == "publish" {
+					done = true
+					return jobtest.Fault{Leader: "west"}
+				}
+				return jobtest.Fault{}
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		rep, err := jobtest.Run(ctx, pgen.Kind{}, spec, opts)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !done || len(rep.Leaders) < 2 {
+			t.Fatalf("mid %v: no leader change (leaders %v)", mid, rep.Leaders)
+		}
+		if diff := tree.Diff(want, resultTree(t, rep.Result["tree"])); diff != "" {
+			t.Errorf("mid %v: the global tree differs from the run without faults: %s", mid, diff)
+		}
 	}
 }
