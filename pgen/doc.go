@@ -19,9 +19,12 @@
 // One table per party, a schema for each, all the same (numeric and
 // categorical attributes, exactly one class column);
 //
-//	params: {release_k: K, max_depth: 10, min_split: 2, prune: true, timeout_ms: 0}
+//	params: {release_k: K, release_l: 0, release_c: 0, max_depth: 10,
+//	         min_split: 2, prune: true, timeout_ms: 0}
 //
-// release_k is required. A spec with a test set is refused: the global
+// release_k is required; release_l (at least 2) with release_c also
+// requires every published path to be recursive (c, l)-diverse
+// (tree.Requirement), and ATP prunes for both. A spec with a test set is refused: the global
 // tree is public, so whoever holds test rows classifies them with it.
 //
 // # The job
@@ -29,12 +32,13 @@
 // One step, publish round 0. Each party loads its table, grows a tree
 // (binary splits by information gain; numeric thresholds at the midpoint
 // between two adjacent distinct values; categorical splits value == v;
-// C4.5 pessimistic pruning when params.prune), prunes it by ATP to
-// release_k (a party whose table holds fewer rows fails, naming
-// params.release_k), and returns it to the coordinator. The coordinator
+// C4.5 pessimistic pruning when params.prune), prunes it by ATP to the
+// requirement (a party whose table as a whole does not meet it fails,
+// naming params.release_k and params.release_l), and returns it to the
+// coordinator. The coordinator
 // checks every tree (its splits are the party's table's, on schema
 // attributes with their kind's operator; each node's counts are its
-// children's sums; every leaf holds release_k rows) and commits them.
+// children's sums; every leaf meets the requirement) and commits them.
 // Then, from the committed trees alone and the job's seed, it generates
 // the pseudo-rows (Generate) and grows the global tree with the same
 // params (Global); every member can redo this from the log. A party serves
@@ -54,11 +58,12 @@
 // path holding at least release_k rows. The predicates tell of the values:
 // a numeric threshold lies halfway between two adjacent distinct values of
 // the party's column at that node, and a categorical one names a value the
-// party holds. ATP gives path k-anonymity, not diversity: a path whose
-// rows are all of one class tells every member that each of its at least
-// release_k rows has that class (the homogeneity attack the paper
-// describes); the result gives each tree's (c, 2)-diversity c so that the
-// members see it (null when some path is pure). The coordinator learns
+// party holds. release_k alone gives path k-anonymity, not diversity: a
+// path whose rows are all of one class tells every member that each of
+// its at least release_k rows has that class (the homogeneity attack the
+// paper describes); release_l and release_c prevent it, and the result
+// gives each tree's (c, 2)-diversity c so that the members see it (null
+// when some path is pure). The coordinator learns
 // nothing more than the members. The global tree is a function of the
 // published trees and the public seed.
 //

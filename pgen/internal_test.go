@@ -82,7 +82,7 @@ func TestCheckTreeRefuses(t *testing.T) {
 		edit       func(*tree.Tree)
 	}{
 		{"fine", "", func(*tree.Tree) {}},
-		{"small leaf", "fewer rows than params.release_k", func(t *tree.Tree) {
+		{"small leaf", "does not meet params.release_k", func(t *tree.Tree) {
 			t.Root.Counts, t.Root.Right.Counts = []uint64{15, 53}, []uint64{5, 3}
 		}},
 		{"counts", "not its children's sums", func(t *tree.Tree) { t.Root.Counts[0]++ }},

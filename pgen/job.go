@@ -83,7 +83,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		}
 	}
 	global, rows := Global(trees, cfg.schema, cfg.p.grow(), c.Seed())
-	return result(global, rows, trees, done.Decision, cfg.p.ReleaseK)
+	return result(global, rows, trees, done.Decision, cfg.p.release())
 }
 
 // Global is what the coordinator builds from the published trees: PGEN's
@@ -112,6 +112,9 @@ func checkTree(b []byte, cfg *config, party string) (*tree.Tree, error) {
 	var walk func(n *tree.Node) error
 	walk = func(n *tree.Node) error {
 		if n.IsLeaf() {
+			if !cfg.p.release().Holds(n.Counts) {
+				return bad("a leaf does not meet params.release_k and params.release_l")
+			}
 			return nil
 		}
 		s := n.Split
@@ -137,15 +140,12 @@ func checkTree(b []byte, cfg *config, party string) (*tree.Tree, error) {
 	if err := walk(t.Root); err != nil {
 		return nil, err
 	}
-	if t.PathK() < cfg.p.ReleaseK {
-		return nil, bad("a leaf holds fewer rows than params.release_k")
-	}
 	return &t, nil
 }
 
 // result is the job's public result: the global tree, and each party's
 // published tree with its anonymity.
-func result(global *tree.Tree, rows int, trees []*tree.Tree, d publishDecision, k uint64) (job.Result, error) {
+func result(global *tree.Tree, rows int, trees []*tree.Tree, d publishDecision, req tree.Requirement) (job.Result, error) {
 	gv, err := treeValue(global)
 	if err != nil {
 		return nil, err
@@ -172,7 +172,7 @@ func result(global *tree.Tree, rows int, trees []*tree.Tree, d publishDecision, 
 	}
 	return job.Result{
 		"labels": global.Labels, "tree": gv, "nodes": nodes, "leaves": leaves, "pseudo_rows": rows,
-		"release_k": k, "published": pub, "local": local,
+		"release": map[string]any{"k": req.K, "l": req.L, "c": req.C}, "published": pub, "local": local,
 	}, nil
 }
 
@@ -224,8 +224,8 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 			return publishOutput{}, err
 		}
 		tr := Grow(d, s.cfg.p.grow(), s.p.Self(), t.Name)
-		if _, err := tr.ReleasePrune(s.cfg.p.ReleaseK); err != nil {
-			return publishOutput{}, fmt.Errorf("pgen: party %s: params.release_k: table %s holds fewer rows", s.p.Self(), t.Name)
+		if _, err := tr.PruneTo(s.cfg.p.release()); err != nil {
+			return publishOutput{}, fmt.Errorf("pgen: party %s: params.release_k, params.release_l: table %s as a whole does not meet them", s.p.Self(), t.Name)
 		}
 		b, err := tr.MarshalJSON()
 		return publishOutput{Tree: b}, err

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
 )
 
@@ -14,12 +15,22 @@ type Params struct {
 	// each party prunes its tree by ATP (tree.ReleasePrune) until every
 	// leaf holds at least ReleaseK rows. Required.
 	ReleaseK uint64 `yaml:"release_k"`
+	// ReleaseL and ReleaseC, when ReleaseL is at least 2, add recursive
+	// (ReleaseC, ReleaseL)-diversity of every path's class counts to the
+	// requirement ATP prunes for (tree.Requirement).
+	ReleaseL int     `yaml:"release_l"`
+	ReleaseC float64 `yaml:"release_c"`
 	// MaxDepth, MinSplit and Prune grow the local trees and the global one
 	// (GrowParams).
 	MaxDepth  int    `yaml:"max_depth"`
 	MinSplit  uint64 `yaml:"min_split"`
 	Prune     bool   `yaml:"prune"`
 	TimeoutMS int64  `yaml:"timeout_ms"`
+}
+
+// release is the requirement every published path meets.
+func (p Params) release() tree.Requirement {
+	return tree.Requirement{K: p.ReleaseK, C: p.ReleaseC, L: p.ReleaseL}
 }
 
 func (p Params) grow() GrowParams {
@@ -50,6 +61,12 @@ func parse(spec *job.Spec) (*config, error) {
 		return nil, spec.Errorf("params.max_depth", "must be in [0, 64]")
 	case p.TimeoutMS < 0 || p.TimeoutMS > (24*time.Hour).Milliseconds():
 		return nil, spec.Errorf("params.timeout_ms", "must be in [0, a day]")
+	case p.ReleaseL == 1 || p.ReleaseL < 0:
+		return nil, spec.Errorf("params.release_l", "must be 0 (no diversity) or at least 2")
+	case p.ReleaseL >= 2 && !(p.ReleaseC > 0):
+		return nil, spec.Errorf("params.release_c", "must be above 0 with params.release_l")
+	case p.ReleaseL == 0 && p.ReleaseC != 0:
+		return nil, spec.Errorf("params.release_c", "needs params.release_l")
 	case len(spec.Parties) == 0:
 		return nil, spec.Errorf("parties", "no party")
 	case len(spec.Test) > 0:

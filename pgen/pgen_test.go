@@ -275,6 +275,8 @@ func TestJobBadInput(t *testing.T) {
 		}},
 		{"a test set", "test", func(s *job.Spec) { s.Test = map[string]string{"east": "data/test.csv"} }},
 		{"max_depth", "params.max_depth", func(s *job.Spec) { s.Params["max_depth"] = -1 }},
+		{"release_l without release_c", "params.release_c", func(s *job.Spec) { s.Params["release_l"] = 2 }},
+		{"release_l 1", "params.release_l", func(s *job.Spec) { s.Params["release_l"], s.Params["release_c"] = 1, 3.0 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			spec := loadSpec(t, filepath.Join(exampleDir, "spec.yaml"))
@@ -382,4 +384,38 @@ func TestJobLeaderChanges(t *testing.T) {
 			t.Errorf("mid %v: the global tree differs from the run without faults: %s", mid, diff)
 		}
 	}
+}
+
+// TestJobDiversity: with release_l 2 and release_c 20 every published
+// path's majority class holds fewer than 20 times the other class's rows
+// (checked here apart from tree.Requirement).
+func TestJobDiversity(t *testing.T) {
+	spec := loadSpec(t, filepath.Join(exampleDir, "spec.yaml"))
+	spec.Params["release_l"], spec.Params["release_c"] = 2, 20.0
+	pub, global, _ := runPGEN(t, spec)
+	var check func(p string, n *tree.Node)
+	check = func(p string, n *tree.Node) {
+		if !n.IsLeaf() {
+			check(p, n.Left)
+			check(p, n.Right)
+			return
+		}
+		hi, lo := max(n.Counts[0], n.Counts[1]), min(n.Counts[0], n.Counts[1])
+		if !(float64(hi) < 20*float64(lo)) {
+			t.Errorf("party %s published a leaf of counts %v, not (20, 2)-diverse", p, n.Counts)
+		}
+	}
+	pruned := false
+	for p, tr := range pub {
+		check(p, tr.Root)
+		if n, _ := tr.Size(); n < 7 {
+			pruned = true
+		}
+	}
+	if !pruned {
+		t.Error("no published tree was pruned for diversity")
+	}
+	test := readData(t, filepath.Join(exampleDir, "data", "test.csv"), exampleSchema())
+	n, _ := global.Size()
+	t.Logf("(20, 2)-diverse paths: global tree %d nodes, held-out accuracy %.3f", n, float64(pgen.Correct(global, test))/float64(test.Rows()))
 }

@@ -10,7 +10,8 @@ import (
 // whose paths name its attributes' split values (thresholds between two
 // of its values, categories it holds) and count its rows of each class,
 // every path at least release_k rows: each attribute and the class column
-// generalised with k = release_k.
+// generalised with k = release_k, the class with l = release_l when the
+// paths must be (c, l)-diverse.
 func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	cfg, err := parse(spec)
 	if err != nil {
@@ -25,6 +26,6 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	for _, a := range cfg.schema.attrNames() {
 		out = append(out, job.Use{Table: t, Column: a, Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: k})
 	}
-	out = append(out, job.Use{Table: t, Column: cfg.schema.ClassColumn, Role: job.RoleClass, Form: protocol.DiscloseGeneralised, K: k})
+	out = append(out, job.Use{Table: t, Column: cfg.schema.ClassColumn, Role: job.RoleClass, Form: protocol.DiscloseGeneralised, K: k, L: cfg.p.ReleaseL})
 	return out, nil
 }

@@ -118,8 +118,12 @@ func (co *coordinator) result() job.Result {
 		"anonymity": anonymity(ft.t),
 		"model":     ModelSecret(co.c.JobID()),
 	}
-	if co.gr.p.ReleaseK > 0 {
-		res["release"] = map[string]any{"k": co.gr.p.ReleaseK, "pruned": ft.release}
+	if p := co.gr.p; p.ReleaseK > 0 || p.ReleaseL >= 2 {
+		rel := map[string]any{"k": p.ReleaseK, "pruned": ft.release}
+		if p.ReleaseL >= 2 {
+			rel["l"], rel["c"] = p.ReleaseL, p.ReleaseC
+		}
+		res["release"] = rel
 	}
 	if co.test.Tested {
 		test := map[string]any{"rows": co.test.Total, "correct": co.test.Correct}

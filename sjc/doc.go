@@ -125,6 +125,10 @@
 //     their parties, describes the group of join rows at its leaf; with
 //     release_k no group in the public skeleton or in any party's kept
 //     model is smaller than release_k. A join of fewer rows fails the job.
+//     params.release_l and release_c add recursive (c, l)-diversity of
+//     every leaf's class counts to the requirement (tree.Requirement), so
+//     that no released path tells its rows' class too surely; ATP prunes
+//     for both at once.
 //     The result measures every tree's paths: "anonymity" holds its path
 //     k (the smallest leaf's join rows) and, per l, the c of its recursive
 //     (c, l)-diversity (tree.PathK, tree.DiversityC).

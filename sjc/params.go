@@ -24,6 +24,11 @@ type Params struct {
 	// nor any party's kept model has a path whose group of join rows is
 	// smaller.
 	ReleaseK uint64 `yaml:"release_k"`
+	// ReleaseL and ReleaseC, when ReleaseL is at least 2, add recursive
+	// (ReleaseC, ReleaseL)-diversity of every leaf's class counts to the
+	// release requirement (tree.Requirement), pruned for by the same ATP.
+	ReleaseL int     `yaml:"release_l"`
+	ReleaseC float64 `yaml:"release_c"`
 	// JoinSplits makes key (join) columns split candidates, as categorical
 	// attributes. Off by default: a split on a join attribute tells the
 	// neighbour, through the split summary, exactly which shared values went
@@ -63,6 +68,14 @@ func ParseParams(spec *job.Spec) (Params, error) {
 	if _, err := psiMode(spec, p.PSI); err != nil {
 		return p, err
 	}
+	switch {
+	case p.ReleaseL == 1 || p.ReleaseL < 0:
+		return p, spec.Errorf("params.release_l", "must be 0 (no diversity) or at least 2")
+	case p.ReleaseL >= 2 && !(p.ReleaseC > 0):
+		return p, spec.Errorf("params.release_c", "must be above 0 with params.release_l")
+	case p.ReleaseL == 0 && p.ReleaseC != 0:
+		return p, spec.Errorf("params.release_c", "needs params.release_l")
+	}
 	return p, nil
 }
 
@@ -97,17 +110,31 @@ func Stop(counts []uint64, depth int, p Params) bool {
 }
 
 // PruneTree prunes a finished tree as the params ask: C4.5 pessimistic
-// pruning, then anonymity-based release pruning to ReleaseK. It returns the
-// internal nodes each made leaves; tree.ErrAnonymity when the whole tree
-// holds fewer than ReleaseK join rows.
+// pruning, then anonymity-based release pruning to ReleaseK and, with
+// ReleaseL, (ReleaseC, ReleaseL)-diversity. It returns the internal nodes
+// each made leaves; tree.ErrAnonymity, naming the params, when the whole
+// tree does not meet the requirement.
 func (p Params) PruneTree(t *tree.Tree) (c45, release int, err error) {
 	if p.Prune {
 		c45 = t.Prune(tree.DefaultCF)
 	}
-	if p.ReleaseK > 0 {
-		if release, err = t.ReleasePrune(p.ReleaseK); err != nil {
-			return c45, release, fmt.Errorf("params.release_k: %w", err)
+	if p.ReleaseK == 0 && p.ReleaseL < 2 {
+		return c45, 0, nil
+	}
+	if release, err = t.PruneTo(p.release()); err != nil {
+		field := "params.release_k"
+		if p.ReleaseL >= 2 {
+			field = "params.release_l"
+			if p.ReleaseK > 0 {
+				field = "params.release_k, params.release_l"
+			}
 		}
+		return c45, release, fmt.Errorf("%s: %w", field, err)
 	}
 	return c45, release, nil
+}
+
+// release is the release requirement of the params.
+func (p Params) release() tree.Requirement {
+	return tree.Requirement{K: p.ReleaseK, C: p.ReleaseC, L: p.ReleaseL}
 }

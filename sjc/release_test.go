@@ -3,6 +3,7 @@ package sjc_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -154,6 +155,75 @@ func TestJobReleaseK(t *testing.T) {
 	}
 }
 
+// TestJobReleaseDiversity: with params.release_l 2 and release_c 30 every
+// leaf of the released tree has its majority class below 30 times the
+// other class's rows (checked here apart from tree.Requirement), the
+// tree is the reference's with the same params, and the result says
+// the requirement; params.release_l without release_c, and release_l 1,
+// are refused naming the field.
+func TestJobReleaseDiversity(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	spec, full := chainCase(t, nil) // its check that the tree is large enough holds without diversity
+	const c = 30.0                  // (the chain's leaves are mostly pure: c 15 leaves only the root)
+	spec.Params = map[string]any{"release_l": 2, "release_c": c}
+	run, err := runJob(t, ctx, spec, jobtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := sjc.NewGraph(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sjc.ParseParams(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train := map[string]string{}
+	for _, ps := range spec.Parties {
+		for _, tb := range ps.Tables {
+			train[tb.Name] = readFile(t, filepath.Join(spec.Dir, tb.Path))
+		}
+	}
+	want, err := reftree.Build(g, loadTables(t, spec, train), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := tree.Diff(want, run.tree); d != "" {
+		t.Fatalf("the job's tree differs from the reference: %s", d)
+	}
+	var walk func(n *tree.Node)
+	walk = func(n *tree.Node) {
+		if !n.IsLeaf() {
+			walk(n.Left)
+			walk(n.Right)
+			return
+		}
+		hi, lo := max(n.Counts[0], n.Counts[1]), min(n.Counts[0], n.Counts[1])
+		if !(float64(hi) < c*float64(lo)) {
+			t.Errorf("a released leaf of counts %v is not (%v, 2)-diverse", n.Counts, c)
+		}
+	}
+	walk(run.tree.Root)
+	rel := run.result["release"].(map[string]any)
+	if rel["l"].(float64) != 2 || rel["c"].(float64) != c || rel["pruned"].(float64) == 0 {
+		t.Errorf("release %v", rel)
+	}
+	fn, _ := full.Size()
+	n, _ := run.tree.Size()
+	t.Logf("(%v, 2)-diversity: %d of %d nodes kept", c, n, fn)
+	for _, bad := range []map[string]any{{"release_l": 2}, {"release_l": 1, "release_c": 30.0}, {"release_c": 2.0}} {
+		field := "params.release_c"
+		if bad["release_l"] == 1 {
+			field = "params.release_l"
+		}
+		spec.Params = bad
+		if _, err := runJob(t, ctx, spec, jobtest.Options{}); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("params %v: %v, want an error naming %s", bad, err, field)
+		}
+	}
+}
+
 // TestReleaseKRealData measures the accuracy anonymity-based release
 // pruning costs on the real data (Mondial, breast and, when prepared,
 // credit): for each K the in-process tree (the job's, TestJobReleaseK),
@@ -172,15 +242,22 @@ func TestReleaseKRealData(t *testing.T) {
 			test[tb] = readFile(t, filepath.Join(spec.Dir, f))
 		}
 		td := loadTables(t, spec, test)
-		for _, k := range []uint64{0, 2, 5, 10, 20, 50, 100} {
+		for i, k := range []uint64{0, 2, 5, 10, 20, 50, 100, 10, 10} {
 			p, err := sjc.ParseParams(spec)
 			if err != nil {
 				t.Fatal(err)
 			}
 			p.ReleaseK = k
+			if i >= 7 { // with (c, 2)-diversity, c 10 and 4
+				p.ReleaseL, p.ReleaseC = 2, []float64{10, 4}[i-7]
+			}
 			tr, err := sjc.Build(g, data, p)
-			if err != nil {
+			if err != nil && !errors.Is(err, tree.ErrAnonymity) {
 				t.Fatal(err)
+			}
+			if errors.Is(err, tree.ErrAnonymity) {
+				t.Logf("%s: release_k %d, l %d, c %v: no tree meets it", name, k, p.ReleaseL, p.ReleaseC)
+				continue
 			}
 			if got := tr.PathK(); got < k {
 				t.Fatalf("%s, K %d: a leaf of %d join rows", name, k, got)
@@ -190,8 +267,11 @@ func TestReleaseKRealData(t *testing.T) {
 				t.Fatal(err)
 			}
 			nodes, leaves := tr.Size()
-			t.Logf("%s: release_k %3d: %3d nodes, %3d leaves, smallest leaf %4d join rows, (c, 2)-diversity c %.3g; test %d of %d join rows (%.2f%%)",
-				name, k, nodes, leaves, tr.PathK(), tr.DiversityC(2), c, n, 100*float64(c)/float64(n))
+			if p.ReleaseL >= 2 && !(tr.DiversityC(2) < p.ReleaseC) {
+				t.Fatalf("%s: a leaf is not (%v, 2)-diverse", name, p.ReleaseC)
+			}
+			t.Logf("%s: release_k %3d, release_c %2v: %3d nodes, %3d leaves, smallest leaf %4d join rows, (c, 2)-diversity c %.3g; test %d of %d join rows (%.2f%%)",
+				name, k, p.ReleaseC, nodes, leaves, tr.PathK(), tr.DiversityC(2), c, n, 100*float64(c)/float64(n))
 		}
 	}
 }

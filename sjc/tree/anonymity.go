@@ -44,21 +44,30 @@ func (t *Tree) PathK() uint64 {
 func (t *Tree) DiversityC(l int) float64 {
 	worst := 0.0
 	t.leaves(func(n *Node) {
-		d := slices.Clone(n.Counts)
-		slices.SortFunc(d, func(a, b uint64) int { return -cmp.Compare(a, b) })
-		var tail uint64
-		if l-1 < len(d) {
-			for _, x := range d[l-1:] {
-				tail += x
-			}
-		}
+		top, tail := split(n.Counts, l)
 		if tail == 0 {
 			worst = math.Inf(1)
 			return
 		}
-		worst = max(worst, float64(d[0])/float64(tail))
+		worst = max(worst, float64(top)/float64(tail))
 	})
 	return worst
+}
+
+// split sorts a leaf's class counts in decreasing order, d1 >= d2 >= …,
+// and returns d1 and d_l + … + d_m (0 when fewer than l classes).
+func split(counts []uint64, l int) (top, tail uint64) {
+	d := slices.Clone(counts)
+	slices.SortFunc(d, func(a, b uint64) int { return cmp.Compare(b, a) })
+	if l-1 < len(d) {
+		for _, x := range d[l-1:] {
+			tail += x
+		}
+	}
+	if len(d) > 0 {
+		top = d[0]
+	}
+	return top, tail
 }
 
 // PathDiverse is the paper's (c, l)-diversity of one path when a tree
@@ -86,25 +95,54 @@ func (t *Tree) leaves(f func(*Node)) {
 	walk(t.Root)
 }
 
-// ErrAnonymity: no pruning makes the tree k-anonymous: its root holds
-// fewer than k rows.
-var ErrAnonymity = errors.New("tree: fewer training rows than the anonymity requirement")
+// ErrAnonymity: no pruning makes the tree meet the requirement: its root
+// alone fails it.
+var ErrAnonymity = errors.New("tree: the training rows as a whole do not meet the anonymity requirement")
+
+// Requirement is an anonymity requirement on every leaf (path) of a
+// released tree: at least K training rows and, when L >= 2, recursive
+// (C, L)-diversity (d1 < C·(d_L + … + d_m), DiversityC's form).
+type Requirement struct {
+	K uint64
+	C float64
+	L int
+}
+
+// Holds reports whether a leaf with these class counts meets r.
+func (r Requirement) Holds(counts []uint64) bool {
+	var rows uint64
+	for _, c := range counts {
+		rows += c
+	}
+	if rows < r.K {
+		return false
+	}
+	if r.L < 2 {
+		return true
+	}
+	top, tail := split(counts, r.L)
+	return float64(top) < r.C*float64(tail)
+}
 
 // ReleasePrune prunes the tree until every leaf holds at least k training
-// rows: the paper's anonymity-based tree pruning (ATP, its Figure 4) for k.
-// ATP goes up the tree level by level from the deepest, and at each node
-// merges a child that fails the requirement with its siblings into one
-// child, then replaces a node left with a single child by that child. In a
-// binary tree a failing leaf's only sibling is merged with it, so its
-// parent becomes a leaf holding both children's rows (a node's counts are
-// its children's sums); a node becomes a leaf at most once, after its
-// subtree is done, so this is a post-order walk. A tree whose root alone
-// remains is released as that one leaf when the root holds k rows (it tells
-// only the majority class of all rows; ATP would release no tree), and is
-// ErrAnonymity when it holds fewer. ReleasePrune returns the number of
-// internal nodes it turned into leaves.
-func (t *Tree) ReleasePrune(k uint64) (int, error) {
+// rows (PruneTo with Requirement{K: k}).
+func (t *Tree) ReleasePrune(k uint64) (int, error) { return t.PruneTo(Requirement{K: k}) }
+
+// PruneTo prunes the tree until every leaf meets r: the paper's
+// anonymity-based tree pruning (ATP, its Figure 4). ATP goes up the tree
+// level by level from the deepest, and at each node merges a child that
+// fails the requirement with its siblings into one child, then replaces a
+// node left with a single child by that child. In a binary tree a failing
+// leaf's only sibling is merged with it, so its parent becomes a leaf
+// holding both children's rows (a node's counts are its children's sums);
+// a node becomes a leaf at most once, after its subtree is done, so this
+// is a post-order walk. A tree whose root alone remains is released as
+// that one leaf when the root meets r (it tells only the class counts of
+// all rows; ATP would release no tree), and is ErrAnonymity when it does
+// not. PruneTo returns the number of internal nodes it turned into leaves.
+func (t *Tree) PruneTo(r Requirement) (int, error) {
 	pruned := 0
+	fails := func(n *Node) bool { return n.IsLeaf() && !r.Holds(n.Counts) }
 	var walk func(n *Node)
 	walk = func(n *Node) {
 		if n.IsLeaf() {
@@ -112,26 +150,14 @@ func (t *Tree) ReleasePrune(k uint64) (int, error) {
 		}
 		walk(n.Left)
 		walk(n.Right)
-		if fails(n.Left, k) || fails(n.Right, k) {
+		if fails(n.Left) || fails(n.Right) {
 			n.Split, n.Left, n.Right = nil, nil, nil
 			pruned++
 		}
 	}
 	walk(t.Root)
-	if fails(t.Root, k) {
+	if fails(t.Root) {
 		return pruned, ErrAnonymity
 	}
 	return pruned, nil
-}
-
-// fails reports whether n is a leaf with fewer than k rows.
-func fails(n *Node, k uint64) bool {
-	if !n.IsLeaf() {
-		return false
-	}
-	var rows uint64
-	for _, c := range n.Counts {
-		rows += c
-	}
-	return rows < k
 }

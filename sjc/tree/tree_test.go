@@ -175,3 +175,42 @@ func TestPathDiversePaper(t *testing.T) {
 		}
 	}
 }
+
+// TestPruneToDiversity works ATP for (c, 2)-diversity by hand on
+// TestReleasePrune's tree: with c = 6 the two pure leaves merge into their
+// parents ((10, 2) and (3, 5), both diverse: 10 < 6·2, 5 < 6·3); with c = 5
+// the left parent (10 < 5·2 fails) merges into the root (13 < 5·7); with
+// c = 1.5 even the root fails. And the paper's example path (14, 3, 3)
+// meets (5, 3) but not (4, 3).
+func TestPruneToDiversity(t *testing.T) {
+	s := &Split{Party: "p", Table: "T", Column: "x", Op: OpLE, Num: 1.5}
+	build := func() *Tree {
+		l := &Node{Split: s, Counts: []uint64{10, 2}, Left: leaf(2, 0), Right: leaf(8, 2)}
+		r := &Node{Split: s, Counts: []uint64{3, 5}, Left: leaf(0, 5), Right: leaf(3, 0)}
+		return &Tree{Labels: []string{"a", "b"}, Root: &Node{Split: s, Counts: []uint64{13, 7}, Left: l, Right: r}}
+	}
+	for _, c := range []struct {
+		c              float64
+		pruned, leaves int
+		err            error
+	}{{6, 2, 2, nil}, {5, 3, 1, nil}, {1.5, 3, 1, ErrAnonymity}} {
+		tr := build()
+		pruned, err := tr.PruneTo(Requirement{C: c.c, L: 2})
+		_, leaves := tr.Size()
+		if pruned != c.pruned || leaves != c.leaves || !errors.Is(err, c.err) {
+			t.Errorf("c=%v: pruned %d, %d leaves, %v; want %d, %d, %v", c.c, pruned, leaves, err, c.pruned, c.leaves, c.err)
+		}
+		if err == nil && !(tr.DiversityC(2) < c.c) {
+			t.Errorf("c=%v: DiversityC(2) = %v after pruning", c.c, tr.DiversityC(2))
+		}
+	}
+	if r := (Requirement{C: 5, L: 3}); !r.Holds([]uint64{3, 14, 3}) {
+		t.Error("the paper's path (14, 3, 3) is not (5, 3)-diverse")
+	}
+	if r := (Requirement{C: 4, L: 3}); r.Holds([]uint64{3, 14, 3}) {
+		t.Error("the paper's path (14, 3, 3) is (4, 3)-diverse")
+	}
+	if r := (Requirement{K: 21, C: 5, L: 3}); r.Holds([]uint64{3, 14, 3}) {
+		t.Error("a path of 20 rows meets k = 21")
+	}
+}
