@@ -61,16 +61,13 @@ func parse(spec *job.Spec) (*config, error) {
 		return nil, spec.Errorf("params.max_depth", "must be in [0, 64]")
 	case p.TimeoutMS < 0 || p.TimeoutMS > (24*time.Hour).Milliseconds():
 		return nil, spec.Errorf("params.timeout_ms", "must be in [0, a day]")
-	case p.ReleaseL == 1 || p.ReleaseL < 0:
-		return nil, spec.Errorf("params.release_l", "must be 0 (no diversity) or at least 2")
-	case p.ReleaseL >= 2 && !(p.ReleaseC > 0):
-		return nil, spec.Errorf("params.release_c", "must be above 0 with params.release_l")
-	case p.ReleaseL == 0 && p.ReleaseC != 0:
-		return nil, spec.Errorf("params.release_c", "needs params.release_l")
 	case len(spec.Parties) == 0:
 		return nil, spec.Errorf("parties", "no party")
 	case len(spec.Test) > 0:
 		return nil, spec.Errorf("test", "pgen evaluates no test set: the global tree is public, classify with it")
+	}
+	if f, why := p.release().Check(); f != "" {
+		return nil, spec.Errorf("params."+f, "%s", why)
 	}
 	cfg := &config{p: p, tables: map[string]string{}}
 	var first map[string]string

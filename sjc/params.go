@@ -68,13 +68,8 @@ func ParseParams(spec *job.Spec) (Params, error) {
 	if _, err := psiMode(spec, p.PSI); err != nil {
 		return p, err
 	}
-	switch {
-	case p.ReleaseL == 1 || p.ReleaseL < 0:
-		return p, spec.Errorf("params.release_l", "must be 0 (no diversity) or at least 2")
-	case p.ReleaseL >= 2 && !(p.ReleaseC > 0):
-		return p, spec.Errorf("params.release_c", "must be above 0 with params.release_l")
-	case p.ReleaseL == 0 && p.ReleaseC != 0:
-		return p, spec.Errorf("params.release_c", "needs params.release_l")
+	if f, why := p.release().Check(); f != "" {
+		return p, spec.Errorf("params."+f, "%s", why)
 	}
 	return p, nil
 }

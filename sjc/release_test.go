@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/internal/reftree"
@@ -59,6 +60,31 @@ func skeletonLeaves(t *testing.T, sk any) (rows []uint64, ids []int32) {
 	return rows, ids
 }
 
+// referenceTree is the join-then-build reference's tree for the spec's
+// training tables and params.
+func referenceTree(t *testing.T, spec *job.Spec) *tree.Tree {
+	t.Helper()
+	g, err := sjc.NewGraph(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sjc.ParseParams(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train := map[string]string{}
+	for _, ps := range spec.Parties {
+		for _, tb := range ps.Tables {
+			train[tb.Name] = readFile(t, filepath.Join(spec.Dir, tb.Path))
+		}
+	}
+	ref, err := reftree.Build(g, loadTables(t, spec, train), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
 // TestJobReleaseK: with params.release_k the job's public skeleton, its
 // result and every party's kept model hold no leaf of fewer join rows than
 // K (anonymity-based tree pruning of the finished tree); the tree is the
@@ -80,25 +106,7 @@ func TestJobReleaseK(t *testing.T) {
 	if d := tree.Diff(want, run.tree); d != "" {
 		t.Fatalf("the job's tree differs from the in-process tree: %s", d)
 	}
-	g, err := sjc.NewGraph(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := sjc.ParseParams(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	train := map[string]string{}
-	for _, ps := range spec.Parties {
-		for _, tb := range ps.Tables {
-			train[tb.Name] = readFile(t, filepath.Join(spec.Dir, tb.Path))
-		}
-	}
-	ref, err := reftree.Build(g, loadTables(t, spec, train), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := tree.Diff(ref, run.tree); d != "" {
+	if d := tree.Diff(referenceTree(t, spec), run.tree); d != "" {
 		t.Fatalf("the job's tree differs from the reference: %s", d)
 	}
 	// Independently of tree.PathK: every leaf of the tree and of the
@@ -171,25 +179,7 @@ func TestJobReleaseDiversity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := sjc.NewGraph(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := sjc.ParseParams(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	train := map[string]string{}
-	for _, ps := range spec.Parties {
-		for _, tb := range ps.Tables {
-			train[tb.Name] = readFile(t, filepath.Join(spec.Dir, tb.Path))
-		}
-	}
-	want, err := reftree.Build(g, loadTables(t, spec, train), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := tree.Diff(want, run.tree); d != "" {
+	if d := tree.Diff(referenceTree(t, spec), run.tree); d != "" {
 		t.Fatalf("the job's tree differs from the reference: %s", d)
 	}
 	var walk func(n *tree.Node)

@@ -108,6 +108,21 @@ type Requirement struct {
 	L int
 }
 
+// Check says what is wrong with r as a job's params give it (release_k,
+// release_l, release_c): the param's name and why, or "" when r is fine.
+// L is 0 (no diversity) or at least 2, and C is above 0 exactly when L is.
+func (r Requirement) Check() (param, why string) {
+	switch {
+	case r.L == 1 || r.L < 0:
+		return "release_l", "must be 0 (no diversity) or at least 2"
+	case r.L >= 2 && !(r.C > 0):
+		return "release_c", "must be above 0 with release_l"
+	case r.L == 0 && r.C != 0:
+		return "release_c", "needs release_l"
+	}
+	return "", ""
+}
+
 // Holds reports whether a leaf with these class counts meets r.
 func (r Requirement) Holds(counts []uint64) bool {
 	var rows uint64
