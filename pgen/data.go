@@ -30,10 +30,15 @@ type Attr struct {
 func (d *Data) Rows() int { return len(d.Class) }
 
 // Schema is the horizontal partition's common schema: each attribute's
-// kind and the class column's name.
+// kind, the class column's name and any domains the spec gives.
 type Schema struct {
 	Numeric     map[string]bool // attribute name -> numeric (else categorical)
 	ClassColumn string
+	// Ranges and Values are attributes' domains where the spec gives them
+	// (params.ranges, params.values): public knowledge, from which PGEN
+	// draws the values of an attribute off a path.
+	Ranges map[string][2]float64
+	Values map[string][]string
 }
 
 // attrNames lists the schema's attributes in name order.

@@ -20,7 +20,8 @@
 // categorical attributes, exactly one class column);
 //
 //	params: {release_k: K, release_l: 0, release_c: 0, max_depth: 10,
-//	         min_split: 2, prune: true, timeout_ms: 0}
+//	         min_split: 2, prune: true, timeout_ms: 0,
+//	         ranges: {num_attr: [min, max]}, values: {cat_attr: [v1, v2]}}
 //
 // release_k is required; release_l (at least 2) with release_c also
 // requires every published path to be recursive (c, l)-diverse
@@ -72,11 +73,13 @@
 //   - A path gives exactly its leaf's rows of each class (the paper draws
 //     each pseudo-row's class from hit and miss; a tree here publishes every
 //     class's count, so Proposition 1's counts are kept exactly).
-//   - The domains are what the trees publish (Generate): a numeric
-//     attribute spans its thresholds, widened; a categorical one is the
-//     values its splits name plus Other; an attribute no tree splits on is
-//     constant. The global tree never splits on == Other, so that a row
-//     whose value no split names goes where Other goes.
+//   - The domains are the spec's params.ranges and params.values where
+//     it gives them (public knowledge, as the paper assumes dom(A) known),
+//     and otherwise what the trees publish (Generate): a numeric attribute
+//     spans its thresholds, widened; a categorical one is the values its
+//     splits name plus Other; an attribute no tree splits on is constant.
+//     The global tree never splits on == Other, so that a row whose value
+//     no split names goes where Other goes.
 //   - Where ATP leaves only the root, the root is published as one leaf
 //     when it holds release_k rows (ATP returns an empty tree): it still
 //     counts the party's rows of each class for PGEN.

@@ -26,18 +26,20 @@ const Other = "(other)"
 // uniformly from its interval. An attribute off the path takes a value
 // drawn uniformly from its domain.
 //
-// The domains are what the trees publish, nothing more: a numeric
-// attribute's is the span of every tree's thresholds on it, widened on
-// each side by that span (by 1 when there is one threshold); a categorical
-// attribute's is the values the splits name, and Other. An attribute no
-// tree splits on takes one constant value (0, or Other), so the global
-// tree cannot split on it: the paper draws it from its real domain, which
-// the data miner here does not know and which would only add noise splits.
+// The domains are the spec's where it gives them (Schema.Ranges and
+// Values, public knowledge as the paper assumes dom(A) known), widened to
+// take in every value the trees name. Otherwise they are what the trees
+// publish, nothing more: a numeric attribute's is the span of every tree's
+// thresholds on it, widened on each side by that span (by 1 when there is
+// one threshold); a categorical attribute's is the values the splits name,
+// and Other. An attribute no tree splits on and the spec gives no domain
+// takes one constant value (0, or Other), so the global tree cannot split
+// on it.
 func Generate(trees []*tree.Tree, s *Schema, rng *rand.Rand) *Data {
 	names := s.attrNames()
 	doms := make([]domain, len(names))
 	for i, a := range names {
-		doms[i] = newDomain(a, s.Numeric[a], trees)
+		doms[i] = newDomain(a, s, trees)
 	}
 	var labels []string
 	for _, t := range trees {
@@ -116,33 +118,42 @@ type domain struct {
 	numeric  bool
 	used     bool     // some tree splits on it
 	min, max float64  // numeric
-	values   []string // categorical, sorted, Other among them
+	values   []string // categorical, sorted (Other among them unless the spec lists the values)
 }
 
-func newDomain(name string, numeric bool, trees []*tree.Tree) domain {
+func newDomain(name string, s *Schema, trees []*tree.Tree) domain {
+	numeric := s.Numeric[name]
 	d := domain{numeric: numeric, min: math.Inf(1), max: math.Inf(-1)}
 	for _, t := range trees {
-		forSplits(t.Root, func(s *tree.Split) {
-			if s.Column != name {
+		forSplits(t.Root, func(sp *tree.Split) {
+			if sp.Column != name {
 				return
 			}
 			d.used = true
 			if numeric {
-				d.min, d.max = min(d.min, s.Num), max(d.max, s.Num)
+				d.min, d.max = min(d.min, sp.Num), max(d.max, sp.Num)
 			} else {
-				d.values = append(d.values, s.Cat)
+				d.values = append(d.values, sp.Cat)
 			}
 		})
 	}
-	if numeric && d.used {
+	r, ranged := s.Ranges[name]
+	vals, listed := s.Values[name]
+	switch {
+	case numeric && ranged:
+		d.used, d.min, d.max = true, min(d.min, r[0]), max(d.max, r[1])
+	case numeric && d.used:
 		w := d.max - d.min
 		if w == 0 {
 			w = 1
 		}
 		d.min, d.max = d.min-w, d.max+w
+	case listed:
+		d.used, d.values = true, append(d.values, vals...)
+	case !numeric:
+		d.values = append(d.values, Other)
 	}
 	if !numeric {
-		d.values = append(d.values, Other)
 		slices.Sort(d.values)
 		d.values = slices.Compact(d.values)
 	}

@@ -2,6 +2,7 @@ package pgen
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/cohortdm/cohort/job"
@@ -26,6 +27,10 @@ type Params struct {
 	MinSplit  uint64 `yaml:"min_split"`
 	Prune     bool   `yaml:"prune"`
 	TimeoutMS int64  `yaml:"timeout_ms"`
+	// Ranges and Values give attributes' domains (numeric [min, max],
+	// categorical values), public knowledge PGEN draws from (Generate).
+	Ranges map[string][]float64 `yaml:"ranges"`
+	Values map[string][]string  `yaml:"values"`
 }
 
 // release is the requirement every published path meets.
@@ -116,6 +121,46 @@ func parse(spec *job.Spec) (*config, error) {
 	if s.ClassColumn == "" {
 		return nil, spec.Errorf("schema."+spec.Parties[0].Tables[0].Name, "no class column")
 	}
+	if err := domains(spec, p, s); err != nil {
+		return nil, err
+	}
 	cfg.schema = s
 	return cfg, nil
+}
+
+// domains checks params.ranges and params.values against the schema and
+// puts them in it.
+func domains(spec *job.Spec, p Params, s *Schema) error {
+	s.Ranges, s.Values = map[string][2]float64{}, map[string][]string{}
+	for a, r := range p.Ranges {
+		field := "params.ranges." + a
+		switch num, ok := s.Numeric[a]; {
+		case !ok || !num:
+			return spec.Errorf(field, "not a numeric attribute of the schema")
+		case len(r) != 2 || !(r[0] < r[1]) || math.IsInf(r[0], 0) || math.IsInf(r[1], 0):
+			return spec.Errorf(field, "want [min, max], finite, min below max")
+		}
+		s.Ranges[a] = [2]float64{r[0], r[1]}
+	}
+	for a, v := range p.Values {
+		field := "params.values." + a
+		switch num, ok := s.Numeric[a]; {
+		case !ok || num:
+			return spec.Errorf(field, "not a categorical attribute of the schema")
+		case len(v) == 0:
+			return spec.Errorf(field, "no value")
+		}
+		s.Values[a] = v
+	}
+	return nil
+}
+
+// SchemaOf checks a pgen spec and returns its common schema (with the
+// domains it gives) and its params.
+func SchemaOf(spec *job.Spec) (*Schema, Params, error) {
+	cfg, err := parse(spec)
+	if err != nil {
+		return nil, Params{}, err
+	}
+	return cfg.schema, cfg.p, nil
 }
