@@ -22,7 +22,7 @@ type skel struct {
 
 // Assemble puts the whole tree together in `cohort sim`, which owns every
 // party: the public skeleton of the result with each party's kept
-// predicates (ModelSecret). It adds "tree" (DESIGN.md's format) to the
+// predicates (ModelSecret). It adds "tree" (the tree format of result.json) to the
 // result.
 func (Kind) Assemble(_ context.Context, spec *job.Spec, result []byte, parties map[string]job.Secrets, dir string) ([]byte, error) {
 	var res map[string]json.RawMessage

@@ -85,7 +85,7 @@ func writeStar(tb testing.TB, dir string, n int) *job.Spec {
 	}
 }
 
-// BenchmarkStarFact grows one tree (DESIGN.md defaults) over a star: a
+// BenchmarkStarFact grows one tree (default params) over a star: a
 // fact table of SJC_FACT_N rows (default 100,000) and two 1000-row
 // dimension tables of two other parties, in process (sjc.Build, tables
 // already loaded) and as the job over jobtest's in-memory network (which

@@ -58,7 +58,7 @@ func peakHeap(f func()) uint64 {
 // source tables) with join-then-build (materialise the join, then grow the
 // same tree on its rows) on the thesis's synthetic chains, N = 1000,
 // V = 250, X = 5 (Xu §3.4.2), 2 to 6 tables. Both grow the same tree
-// (checked); pruning on, DESIGN.md defaults. Metrics: peak-MB (heap above
+// (checked); pruning on, default params. Metrics: peak-MB (heap above
 // the starting heap), join-rows, for sjc the accuracy over the test set's
 // join rows (test-acc) and the tree's leaves, and for join-then-build
 // join-s, the part spent materialising the join; core-ms is the CPU time

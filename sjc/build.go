@@ -1,103 +1,13 @@
 package sjc
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"math/bits"
 	"slices"
 
 	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
 )
-
-// Transfer is one summary sent along an edge of the join graph: table
-// From sends to table To (indexes in Graph.Tables) over edge Edge. In class
-// propagation Forward says whether the receiver overwrites (formula (1))
-// or rescales (formula (2)).
-type Transfer struct {
-	Edge     int
-	From, To int
-	Forward  bool
-}
-
-// ClassSchedule is the order of class propagation (thesis §3.3.1): phase 1
-// is a depth-first traversal from the target table, forward on the first
-// visit of a table and backward when backtracking, ending at the last
-// table first visited (trailing backtracks dropped); phase 2 sweeps
-// backward outwards from that table, breadth first, each edge once, so
-// that every sender is final when it sends. Each edge carries at most three
-// summaries. It depends on the public graph only.
-func ClassSchedule(g *Graph) []Transfer {
-	var out []Transfer
-	var dft func(x int)
-	dft = func(x int) {
-		for _, e := range g.Tables[x].Children {
-			c := e + 1
-			out = append(out, Transfer{Edge: e, From: x, To: c, Forward: true})
-			dft(c)
-			out = append(out, Transfer{Edge: e, From: c, To: x})
-		}
-	}
-	dft(0)
-	for len(out) > 0 && !out[len(out)-1].Forward {
-		out = out[:len(out)-1]
-	}
-	last := 0
-	if len(out) > 0 {
-		last = out[len(out)-1].To
-	}
-	return append(out, sweep(g, last)...)
-}
-
-// sweep lists the edges of g breadth first from table root, each directed
-// away from it.
-func sweep(g *Graph, root int) []Transfer {
-	var out []Transfer
-	seen := make([]bool, len(g.Tables))
-	seen[root] = true
-	queue := []int{root}
-	for len(queue) > 0 {
-		x := queue[0]
-		queue = queue[1:]
-		for _, in := range g.neighbours(x) {
-			if seen[in.other] {
-				continue
-			}
-			seen[in.other] = true
-			out = append(out, Transfer{Edge: in.edge, From: x, To: in.other})
-			queue = append(queue, in.other)
-		}
-	}
-	return out
-}
-
-// SplitSchedule is the order of split propagation at a node won by table
-// winner (thesis §3.3.2): breadth first from the winner, each edge once.
-func SplitSchedule(g *Graph, winner int) []Transfer { return sweep(g, winner) }
-
-// Intersect is the result every edge's private set intersection must give:
-// the sorted values in both sorted lists. The in-process Build uses it in
-// place of the PSI.
-func Intersect(a, b []string) []string {
-	var out []string
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
-		}
-	}
-	return out
-}
-
-// ErrEmptyJoin: the join of the tables has no row.
-var ErrEmptyJoin = errors.New("sjc: the join is empty")
 
 // Propagate runs the in-process class propagation: the private set
 // intersection of every edge (Intersect), then ClassSchedule. It returns
@@ -250,8 +160,8 @@ func Build(g *Graph, data map[string]*table.Table, p Params) (*tree.Tree, error)
 		return nil, err
 	}
 	t := &tree.Tree{Labels: labels, Root: root}
-	if p.Prune {
-		t.Prune(tree.DefaultCF)
+	if _, _, err := p.PruneTree(t); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -261,24 +171,6 @@ type builder struct {
 	locals []*Local
 	p      Params
 	ip     *inproc
-}
-
-// Stop reports whether a node with these class counts at this depth is a
-// leaf before any split is sought (DESIGN.md: pure, fewer than min_split
-// join rows, or at max_depth). The coordinator decides it from the
-// skeleton's public counts.
-func Stop(counts []uint64, depth int, p Params) bool {
-	var n uint64
-	nz := 0
-	for _, c := range counts {
-		if n += c; n < c {
-			n = math.MaxUint64 // saturate: only n < min_split matters
-		}
-		if c > 0 {
-			nz++
-		}
-	}
-	return nz <= 1 || n < p.MinSplit || depth >= p.MaxDepth
 }
 
 func (b *builder) grow(parts []Part, depth int) (*tree.Node, error) {

@@ -2,16 +2,18 @@
 // equi-join of tables held by different parties, identical to the tree
 // grown on the materialised join, computed without materialising it and
 // without any party seeing another's private values. The algorithm is
-// Yabo Xu's (PhD thesis, SFU 2008, chapter 3; Wang, Xu, Yu, She, "Classification
-// spanning private databases", AAAI 2006); the research report
-// research/seed-004-xu-thesis.md §2 restates it with its errata, and
-// DESIGN.md "SJC tree semantics" fixes the split rules.
+// Yabo Xu's (New Models and Techniques on Privacy-Preserving Information
+// Sharing, PhD thesis, Simon Fraser University, 2008, chapter 3; Wang, Xu,
+// Yu, She, "Classification spanning private databases", AAAI 2006).
 //
-// The package holds the join graph, the per-table rounds as pure functions
-// (local.go), their in-process driver (Build, Evaluate), the synthetic
-// generator, the distributed job `kind: sjc` (Kind: job.go, session.go,
-// assemble.go) and, in internal/reftree for tests and benchmarks, the
-// join-then-build reference.
+// Where to start: the per-table rounds are pure functions of a table's
+// Local and Part (local.go, part.go, propagate.go, candidates.go,
+// split.go); Build and Evaluate (build.go) run them in one process; the
+// distributed job `kind: sjc` is Kind, its rounds in rounds.go, its
+// coordinator in coordinate.go and growth.go, a party's session in
+// session.go, grow.go and exchange.go; `kind: sjc-predict` is PredictKind.
+// internal/reftree is the join-then-build reference the tests hold the
+// tree to.
 //
 // # Join graph
 //
@@ -21,13 +23,13 @@
 //	join: ["L.ssn = S.dealer", "S.dealer = P.callee AND S.day = P.day"]
 //
 // Several entries for the same pair are merged into one composite key
-// (the thesis allows one predicate per pair; DESIGN.md's example uses one
-// string per edge). Join columns must be of kind key; exactly one column of
-// all tables is of kind class, and its table is the target, the root of
-// the join tree (NewGraph). The graph must be connected and acyclic: the
-// errors name the cycle ("L - S - P - L") or the unreachable table. A join
-// value is the canonical encoding of its components (KeyEncode: length,
-// colon, text, per component), compared as text as written in the files.
+// (the thesis allows one predicate per pair, §3.1.1). Join columns must be
+// of kind key; exactly one column of all tables is of kind class, and its
+// table is the target, the root of the join tree (NewGraph). The graph
+// must be connected and acyclic: the errors name the cycle ("L - S - P -
+// L") or the unreachable table. A join value is the canonical encoding of
+// its components (KeyEncode: length, colon, text, per component), compared
+// as text as written in the files.
 //
 // # Algorithm
 //
@@ -37,32 +39,33 @@
 // equal the AVC sets of the join, so every table scores its own attributes
 // exactly (thesis Definition 2, Lemma 1, Theorem 1).
 //
-//  1. Private set intersection per edge (next slice: package psi) gives
-//     both endpoints the shared join values; in process, Intersect.
+//  1. Private set intersection per edge (package psi) gives both
+//     endpoints the shared join values; in process, Intersect.
 //  2. Class propagation (Propagate, ClassSchedule; thesis §3.3.1): the
 //     target starts with unit vectors; a depth-first traversal from it
 //     sends class summaries (Summary) forward, where the receiver takes
 //     ClsSum as Cls (Forward, formula (1)), and backward, where it
-//     rescales Cls·ClsSum/ClsSum' (Backward, formula (2); ClsSum' is the
-//     receiver's current aggregate, report §2.7); then a breadth-first
-//     sweep from the last table visited sends backward summaries outwards.
-//     Dangling rows drop out. At most three summaries cross each edge.
+//     rescales Cls·ClsSum/ClsSum' (Backward, formula (2), ClsSum' read as
+//     the receiver's current sum over its rows with the value); then a
+//     breadth-first sweep from the last table visited sends backward
+//     summaries outwards. Dangling rows drop out. At most three summaries
+//     cross each edge.
 //  3. At each node every table computes its candidates' gains from its
 //     AVC sets (BestSplits) and sends the coordinator its Offer: the gains
 //     of its frontier, never the attribute or threshold. The coordinator
-//     picks the winner with DESIGN.md's tie rule (Choose) or makes a leaf
+//     picks the winner with the tie rule below (Choose) or makes a leaf
 //     (Stop, or best gain <= Eps).
 //  4. The winner splits its rows (SplitOwn); split summaries flow outwards
 //     from it (SplitSchedule, SplitSummary) and every other table divides
 //     each row's Cls per class in proportion (ApplySplit, formulas (3) and
 //     (4)); a row may go to both children with part of its counts.
-//  5. C4.5 pessimistic pruning on the finished tree (tree.Prune), from the
-//     node counts alone.
+//  5. C4.5 pessimistic pruning on the finished tree (tree.Prune; thesis
+//     §3.3.3), from the node counts alone.
 //
 // Every round is a method from (Local, the table's Part at the node, the
 // public inputs of the step) to (new Part, message), with no network and
-// no mutable shared state (STYLE.md habit 1): Local holds a table's fixed
-// private inputs; Part is a value.
+// no mutable shared state: Local holds a table's fixed private inputs;
+// Part is a value.
 //
 // # Decisions
 //
@@ -70,19 +73,24 @@
 //     adds and formulas (2)-(4) multiply first in 128 bits (math/bits) and
 //     divide exactly; a count above 2^64-1 is ErrOverflow naming the table
 //     (and column), never wrapped, and a division with a remainder is
-//     ErrInexact (it cannot happen with consistent summaries, report §2.13).
-//     64 bits hold 1.8·10^19 join rows; big.Int would cost every node for a
-//     join no tree is grown on.
-//   - Rows stay one per source record (report G16): a Part lists row
-//     numbers; rows whose counts become all zero are dropped.
+//     ErrInexact (every rescaling is a ratio of counts of the same join
+//     rows, so it cannot happen with consistent summaries). 64 bits hold
+//     1.8·10^19 join rows; big.Int would cost every node for a join no
+//     tree is grown on.
+//   - Rows stay one per source record: a Part lists row numbers (the AVC
+//     sets are those of Definition 2's collapsed duplicates); rows whose
+//     counts become all zero are dropped.
 //   - Labels are the sorted distinct values of the target's class column
-//     over all its rows (dangling ones too); the class is not private.
-//   - Split candidates (DESIGN.md): numeric attr <= t with t the midpoint of
-//     adjacent distinct values present at the node (Midpoint: if float
-//     rounding makes it equal to the upper value, the lower one);
-//     categorical attr == v versus the rest, for every v present with rows
-//     on both sides. Key columns are candidates only with params.join_splits
-//     (as categorical; report G4), id and class columns never.
+//     over all its rows (dangling ones too); the class is not private
+//     (thesis §3.3.4).
+//   - Split candidates: numeric attr <= t with t the midpoint of adjacent
+//     distinct values present at the node (Midpoint: if float rounding
+//     makes it equal to the upper value, the lower one); categorical attr
+//     == v versus the rest, for every v present with rows on both sides.
+//     Key columns are candidates only with params.join_splits (as
+//     categorical: such a split tells the neighbour, through the split
+//     summary, exactly which shared values went where), id and class
+//     columns never.
 //   - Gain: information gain, log2 entropy of the exact counts (Gain),
 //     computed as (N·H(T) − N_L·H(L) − N_R·H(R))/N with each N·H as
 //     n·log2 n − Σ c·log2 c: x·log2 x is tabulated for counts below 4096
@@ -98,14 +106,32 @@
 //     contains the overall winner if it is the table's, so offering the
 //     frontier's gains lets the coordinator apply the rule exactly; the
 //     frontier almost always has one entry, the table's best.
-//   - Stop (DESIGN.md): pure node, fewer than min_split (2) join rows,
-//     depth max_depth (10; the root has depth 0), or best gain <= 1e-12.
-//     Leaf label: majority, ties to the smallest label.
+//   - Stop: pure node, fewer than min_split (2) join rows, depth max_depth
+//     (10; the root has depth 0), or best gain <= 1e-12. Leaf label:
+//     majority, ties to the smallest label.
 //   - Pruning: the thesis's rule (§3.3.3): bottom-up, n becomes a leaf when
 //     Leaf_error(n) <= Tree_error(n), the estimated errors E + AddErrs(N, E)
 //     at CF 0.25 with AddErrs exactly C4.5 release 8's (see tree.AddErrs for
-//     the formula and source). No subtree raising. N and E count join rows
-//     (report §2.10). On by default; params.prune: false turns it off.
+//     the formula and source). No subtree raising. N and E count join rows,
+//     the training instances of §3.1.1. On by default; params.prune: false
+//     turns it off.
+//   - Release pruning (params.release_k, off by default): after C4.5 the
+//     finished tree is pruned until every leaf holds at least release_k
+//     join rows (tree.ReleasePrune: the anonymity-based tree pruning, ATP,
+//     of Sharkey, Tian, Zhang, Xu, "Privacy-Preserving Data Mining through
+//     Knowledge Model Sharing", PinKDD 2007, §4, for path k-anonymity; in a
+//     binary tree a leaf below k is merged with its sibling, so its parent
+//     becomes a leaf). A path of the released tree, its predicates held by
+//     their parties, describes the group of join rows at its leaf; with
+//     release_k no group in the public skeleton or in any party's kept
+//     model is smaller than release_k. A join of fewer rows fails the job.
+//     params.release_l and release_c add recursive (c, l)-diversity of
+//     every leaf's class counts to the requirement (tree.Requirement), so
+//     that no released path tells its rows' class too surely; ATP prunes
+//     for both at once.
+//     The result measures every tree's paths: "anonymity" holds its path
+//     k (the smallest leaf's join rows) and, per l, the c of its recursive
+//     (c, l)-diversity (tree.PathK, tree.DiversityC).
 //   - Test accuracy is over test join rows, computed without materialising
 //     the test join (Evaluate): class propagation over the test tables, then
 //     the tree's splits applied by split propagation; at each leaf the
@@ -125,9 +151,9 @@
 //
 // # Distributed job
 //
-// Kind runs the rounds above as job steps. Every step has every party of
-// the spec (a party holding no table of the join takes part and sends
-// nothing but its empty offers and outputs):
+// Kind runs the rounds above as job steps (rounds.go). Every step has
+// every party of the spec (a party holding no table of the join takes part
+// and sends nothing but its empty outputs):
 //
 //  1. load: each party reads its tables and checks them against the
 //     schema (NewLocal); the target table's party reports the class
@@ -138,30 +164,33 @@
 //     ristretto255 when the two sides' distinct values add up to fewer than
 //     1024 and KKRT16's OT-extension PSI from there, or ot, or ecdh) on the
 //     edge's canonical join values, on sub-channel psi/EDGE (edges inside
-//     one party intersect locally);
-//     then class propagation (ClassSchedule) with each class summary a
-//     message from one neighbour to the other (TypeClassSummary). Each
-//     party reports the root's class counts; an edge with no common value,
-//     or an empty join, fails the job naming the edge or target table.
-//  3. grow, one step per tree level (round r; a level the coordinator
-//     must re-run, because a party was silent or missed a message, is the
-//     next round): for every open node of the level, each party computes
-//     its tables' frontiers (BestSplits) and sends the coordinator its
-//     offers (TypeOffers: gains only, OfferOf) within the step; the
-//     coordinator picks each node's winner (Choose, or a leaf when the best
-//     gain is <= Eps), sends every party the level's plan (TypePlan: per
-//     node the winning table or -1) and each winning party alone which of
-//     its candidates won which nodes (TypeWon: positions in its frontier);
-//     the winners split their rows (SplitOwn) and split summaries flow
-//     outwards from each winner (SplitSchedule, TypeSplitSummary, sub-
-//     channel split/NODE/EDGE); every party reports the children's class
-//     counts (all parties must agree). The coordinator commits the level's
-//     skeleton: per node the winning table or leaf, and the children's
-//     counts. Nodes that Stop are leaves; the others are the next level's.
-//     Nothing private outlives the step, so a new leader re-runs an
-//     unfinished level from the log.
-//  4. The coordinator prunes the public skeleton (tree.Prune needs only
-//     the counts) and runs finish with the final skeleton: each party
+//     one party intersect locally); then class propagation (ClassSchedule)
+//     with each class summary a message from one neighbour to the other
+//     (TypeClassSummary). Each party reports the root's class counts; an
+//     edge with no common value, or an empty join, fails the job naming
+//     the edge or target table.
+//  3. choose, one step per tree level (round r; a level whose choice must
+//     run again, because a party was silent, is the next round): for every
+//     open node of the level each party computes its tables' frontiers
+//     (BestSplits) and outputs their gains to the coordinator alone
+//     (OfferOf). The coordinator picks each node's winner (Choose, or a
+//     leaf when the best gain is <= Eps) and commits, per node, the winning
+//     table and its gain.
+//  4. split, one step per level that has a split: every party checks the
+//     committed winners against its own frontiers and tells every other
+//     party holding a table whether they agree (TypeConfirm); only when all
+//     agree does each winner split its rows with the candidate of exactly
+//     the committed gain (SplitOwn) and split summaries flow outwards from
+//     it (SplitSchedule, TypeSplitSummary, sub-channel split/NODE/EDGE).
+//     Every party reports the children's class counts (all must agree),
+//     which the coordinator commits. Children that Stop are leaves; the
+//     others are the next level's open nodes. A split a party missed
+//     (silent, restarted, or waiting for a message that never came) is
+//     committed as a retry and runs again as the next round, from the same
+//     state, up to 3 times in a row; a party that fails with its own
+//     error fails the job, naming it.
+//  5. The coordinator prunes the public skeleton (C4.5 and release pruning
+//     need only the counts) and runs finish with the final skeleton: each party
 //     keeps its predicates of the final tree's nodes (ModelSecret, with
 //     Secrets.WriteSecret), and, when the spec has a test set, the test
 //     join rows are classified without materialising the test join: PSI
@@ -169,43 +198,68 @@
 //     down the final tree, each party applying its own predicates; the
 //     target's party reports the correct and total test join rows.
 //
-// The result (committed, seen by every member) holds the labels, the
-// skeleton (DESIGN.md's tree format with each split naming its party and
-// table only, and node ids), its size, the model's secret name and the
-// test accuracy. `cohort sim`, which owns every party, assembles the whole
-// tree from the skeleton and every party's kept predicates (Assemble) into
-// result.json's "tree". Over real nodes each party keeps its own part.
+// A tree costs 3 + (levels) + (levels with a split) steps. Nothing private
+// outlives a step but each party's kept state, so a new leader replays the
+// committed decisions and re-runs the first unfinished step.
 //
-// A trained model stays split among its parties (ModelSecret: each
-// party's predicates and the public skeleton); PredictKind (`kind:
-// sjc-predict`) classifies new tables with it later, each party applying
-// its own predicates.
+// A coordinator is not trusted to extract. Every party folds the committed
+// decisions into the growth of the tree (growth) exactly as the coordinator
+// does, and takes part in a step only when it is the one that fold
+// determines, with the args it determines: the open nodes of the level,
+// the level's committed winners, the final pruned skeleton. It refuses,
+// naming the coordinator, a step out of turn or past max_depth, a choice
+// at a node the log has closed, a split no choice was committed for,
+// committed counts that are not its own, a gain its winning table did not
+// offer, a winner one of its own candidates beats under the tie rule, and
+// a final tree that is not the log's. The winners' gains in the log are
+// those of the splits their children's committed counts make (every party
+// checks it), so they disclose nothing the skeleton does not. Not checked:
+// which of several candidates within Eps of each other wins (only the
+// coordinator saw every gain), and a coordinator that stops growth early
+// (it learns less, not more).
+//
+// The result (committed, seen by every member) holds the labels, the
+// skeleton (each split naming its party and table only, and node ids), its
+// size and anonymity, the model's secret name and the test accuracy. `cohort sim`, which
+// owns every party, assembles the whole tree from the skeleton and every
+// party's kept predicates (Assemble) into result.json's "tree". Over real
+// nodes each party keeps its own part.
+//
+// A trained model stays split among its parties (ModelSecret: each party's
+// predicates and the public skeleton, the secure decision tree of thesis
+// §3.2); PredictKind (`kind: sjc-predict`) classifies new tables with it
+// later, each party applying its own predicates.
 //
 // Restarts: a session keeps its training state (the PSI results, its
-// tables' Parts at the open nodes, its won predicates) in its data dir
-// after every step (stateSecret, written with Secrets.WriteSecret), next to
-// the state before the step. A session opened after a restart finds in
-// History the last committed step (retried levels excluded) and goes on
-// from the state it kept for it. The received summaries are not in the
-// log, and re-deriving them would take every neighbour's cooperation, so
-// the state is kept rather than rebuilt from the log alone; a party whose
-// data dir lost it fails the job, naming itself. The state is emptied once
-// the model is kept.
+// tables' Parts at the last level's nodes, its won predicates) in its data
+// dir after every propagate and split step (state.go), next to the state
+// before the step. A session opened after a restart finds in the log the
+// last such step committed (retries excluded) and goes on from the state
+// it kept for it. The received summaries are not in the log, and
+// re-deriving them would take every neighbour's cooperation, so the state
+// is kept rather than rebuilt from the log alone; a party whose data dir
+// lost it fails the job, naming itself. The state is emptied once the
+// model is kept.
 //
 // # Leakage profile
 //
-// After research report §2.15 and G11; semi-honest, non-colluding
-// parties. TestJobLeakage captures every message and every log record of a
-// job and checks them against this list.
+// After the thesis's privacy analysis (§3.3.4) for semi-honest,
+// non-colluding parties (§3.1.1), with a coordinator that may try to
+// extract (above). TestJobLeakage captures every message and every log
+// record of a job and checks them against this list; every failure text
+// names tables, columns of the schema, edges, nodes and counts, never a
+// value, gain or predicate (TestFailureTextsDiscloseNothing).
 //
 //   - The log (every member of the consortium): the spec; the class labels;
 //     the skeleton of the tree (node ids, the table and party owning each
 //     split, the class counts of every node, leaves and their labels),
-//     level by level; which levels were re-run and which parties failed;
-//     the test set's correct and total join rows. No join value (not even
-//     a shared one), no attribute value, no predicate, no gain.
-//   - Every party of the job: the same, plus whatever the plan messages
-//     carry (the same skeleton, sent before it is committed).
+//     level by level, with each split's gain (which its counts give); which
+//     steps were re-run and which parties failed; the test set's correct
+//     and total join rows. No join value (not even a shared one), no
+//     attribute value, no predicate, no other gain.
+//   - Every party of the job: the same, plus whether every other party
+//     holding a table agreed to each level's winners (always yes under an
+//     honest coordinator).
 //   - Neighbours on an edge (the parties holding the two joined tables):
 //     the shared join values and each other's number of distinct join
 //     values (PSI); per shared value, the class counts of the join rows
@@ -218,19 +272,16 @@
 //     summary names shared values by their position in the sorted
 //     intersection, which both neighbours hold, so it discloses no more
 //     than naming them. Non-shared join values and private attribute
-//     values are never sent. This
-//     class and split summary leakage is the thesis's accepted leakage
-//     (class labels are not private); hiding it (masked or homomorphic
-//     summaries) is outside the thesis.
-//   - Coordinator (the Raft leader of each level's attempt): every table's
+//     values are never sent. This class and split summary leakage is the
+//     thesis's accepted leakage (the class is not private, §3.3.4); hiding
+//     it (masked or homomorphic summaries) is outside the thesis.
+//   - Coordinator (the Raft leader of each step's attempt): every table's
 //     offered gains at every open node (its best gain, plus any others
 //     within 1e-12 of it), and so how well each party separates the classes
-//     there; the winner of each node (the split-site identity, also in the
-//     skeleton) and which entry of its frontier won (almost always the
-//     only one). No attribute name, threshold or value.
+//     there. No attribute name, threshold or value.
 //   - The winning party: which of its candidates won each node it won, so
 //     its own predicates; no other party learns any predicate.
-//   - Non-adjacent parties exchange nothing directly.
+//   - Non-adjacent parties exchange nothing but the confirmations.
 //   - A party holding several tables sees their summaries in the clear; the
 //     profile is per party, and an edge inside one party discloses nothing.
 //   - Each party's data dir keeps its model part (its predicates by node
@@ -240,7 +291,7 @@
 // # Not checked, not constant time
 //
 // Nothing here is constant time; gains, counts and summaries are public to
-// their recipients by design. Parties are assumed semi-honest: a summary
-// with wrong counts is accepted if it is well formed, and yields a wrong
-// tree (the malicious case is out of scope, report G12).
+// their recipients by design. Parties are assumed semi-honest (§3.1.1): a
+// summary with wrong counts is accepted if it is well formed, and yields a
+// wrong tree. Colluding parties are out of scope.
 package sjc

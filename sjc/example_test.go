@@ -69,8 +69,8 @@ func showCS(values []string, counts ...[]uint64) string {
 	return strings.Join(parts, " ")
 }
 
-// TestXuWorkedExample replays Examples 2-4 of Xu's thesis (ch. 3; research
-// report §2.17): every class summary, every Cls after each propagation, the
+// TestXuWorkedExample replays Examples 2-4 of Xu's thesis (SFU 2008,
+// ch. 3): every class summary, every Cls after each propagation, the
 // split summaries and the children of the split "Age <= 10", the gain, and
 // then the whole tree.
 func TestXuWorkedExample(t *testing.T) {

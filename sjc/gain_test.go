@@ -8,7 +8,7 @@ import (
 	"github.com/cohortdm/cohort/sjc"
 )
 
-// textbookGain is information gain as DESIGN.md states it, written
+// textbookGain is information gain as the textbooks state it, written
 // independently of sjc's tabulated form: H(T) − N_L/N·H(L) − N_R/N·H(R),
 // H the log2 entropy Σ −q·log2 q.
 func textbookGain(total, left, right []uint64) float64 {
@@ -36,7 +36,7 @@ func textbookGain(total, left, right []uint64) float64 {
 }
 
 // The package's one gain function (the protocol's and the reference
-// builder's) agrees with the textbook formula within DESIGN.md's tie
+// builder's) agrees with the textbook formula within the tie
 // tolerance, over small counts (tabulated), large ones (series) and mixes.
 func TestGainAgainstTextbook(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 8))

@@ -13,7 +13,7 @@ import (
 )
 
 // ChainParams are the parameters of the synthetic chain-join generator of
-// Xu's thesis §3.4.1 (research report §3.3).
+// Xu's thesis §3.4.1.
 type ChainParams struct {
 	Tables int    // k, the number of tables in the chain T1 - T2 - ... - Tk
 	N      int    // about N records per table
@@ -42,7 +42,7 @@ type Chain struct {
 // half {1..m/2}. The class, in T1, is Yes for the whole group when
 // h_j >= k·X/2, else No. Train and test sets are drawn independently.
 // Decisions on what the thesis leaves open (integer h_j, cap at X, per-
-// record choice of top attributes) follow the report's G18.
+// record choice of top attributes) are ours.
 func GenChain(p ChainParams) (*Chain, error) {
 	switch {
 	case p.Tables < 1 || p.Tables > 64:

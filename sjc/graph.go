@@ -1,106 +1,13 @@
 package sjc
 
 import (
-	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/table"
 )
-
-// ErrJoin wraps every problem with the join graph or the schema it is built
-// over: syntax, unknown tables or columns, cycles, unreachable tables, the
-// class column.
-var ErrJoin = errors.New("sjc: invalid join")
-
-// Predicate is one equality join between two tables, possibly on composite
-// keys: Left.LeftCols[i] = Right.RightCols[i] for every i. Left and Right
-// are as written in the spec (the first table named is Left).
-type Predicate struct {
-	Left, Right         string
-	LeftCols, RightCols []string
-}
-
-// ParsePredicate parses one entry of a spec's join list.
-//
-// Syntax: one or more equalities "T.c = U.d" joined by AND (any case), all
-// between the same two tables, for example
-//
-//	"L.ssn = S.dealer"
-//	"A.x = B.y AND A.z = B.w"      (composite key (x, z) = (y, w))
-//	"A.x = B.y and B.w = A.z"      (the same key; sides may be swapped)
-//
-// Table and column names are identifiers without dots or spaces. The
-// composite key's components are kept in the order written.
-func ParsePredicate(s string) (Predicate, error) {
-	var p Predicate
-	terms := splitAnd(s)
-	if len(terms) == 0 {
-		return p, fmt.Errorf("%w: predicate %q is empty", ErrJoin, s)
-	}
-	for _, term := range terms {
-		lhs, rhs, ok := strings.Cut(term, "=")
-		if !ok || strings.Contains(rhs, "=") {
-			return p, fmt.Errorf("%w: predicate %q: %q is not of the form T.c = U.d", ErrJoin, s, term)
-		}
-		lt, lc, err := parseRef(s, lhs)
-		if err != nil {
-			return p, err
-		}
-		rt, rc, err := parseRef(s, rhs)
-		if err != nil {
-			return p, err
-		}
-		if lt == rt {
-			return p, fmt.Errorf("%w: predicate %q: table %q joined with itself", ErrJoin, s, lt)
-		}
-		if p.Left == "" {
-			p.Left, p.Right = lt, rt
-		}
-		switch {
-		case lt == p.Left && rt == p.Right:
-		case lt == p.Right && rt == p.Left:
-			lt, rt, lc, rc = rt, lt, rc, lc
-		default:
-			return p, fmt.Errorf("%w: predicate %q: %q does not join tables %q and %q (one predicate per pair of tables; write another entry for another pair)", ErrJoin, s, strings.TrimSpace(term), p.Left, p.Right)
-		}
-		p.LeftCols = append(p.LeftCols, lc)
-		p.RightCols = append(p.RightCols, rc)
-	}
-	return p, nil
-}
-
-// splitAnd splits s at the word AND (any case), trimming the parts; empty
-// parts are kept so that "A.x = B.y AND" is an error.
-func splitAnd(s string) []string {
-	fields := strings.Fields(s)
-	if len(fields) == 0 {
-		return nil
-	}
-	var out []string
-	var cur []string
-	for _, f := range fields {
-		if strings.EqualFold(f, "and") {
-			out = append(out, strings.Join(cur, " "))
-			cur = nil
-			continue
-		}
-		cur = append(cur, f)
-	}
-	return append(out, strings.Join(cur, " "))
-}
-
-func parseRef(pred, ref string) (tbl, col string, err error) {
-	ref = strings.TrimSpace(ref)
-	t, c, ok := strings.Cut(ref, ".")
-	if !ok || t == "" || c == "" || strings.ContainsAny(ref, " \t") || strings.Contains(c, ".") {
-		return "", "", fmt.Errorf("%w: predicate %q: %q is not a column reference TABLE.COLUMN", ErrJoin, pred, ref)
-	}
-	return t, c, nil
-}
 
 // Edge is one edge of the rooted join tree: Parent is nearer the target
 // table. ParentCols[i] = ChildCols[i] for every i.
@@ -153,6 +60,18 @@ func (g *Graph) Index(name string) int {
 		}
 	}
 	return -1
+}
+
+// partiesBut returns the parties holding tables of g, sorted, but self.
+func (g *Graph) partiesBut(self string) []string {
+	var out []string
+	for _, t := range g.Tables {
+		if t.Party != self && !slices.Contains(out, t.Party) {
+			out = append(out, t.Party)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // neighbours returns, for table i, the edges incident to it with the index
@@ -209,41 +128,79 @@ func NewGraph(spec *job.Spec) (*Graph, error) {
 // of tables are one composite predicate, their columns in the order written.
 func BuildGraph(owners map[string]string, schema map[string]map[string]table.Kind, join []string) (*Graph, error) {
 	names := sortedKeys(schema)
+	if err := checkOwners(owners, schema, names); err != nil {
+		return nil, err
+	}
+	target, class, err := classColumn(schema, names)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) > 1 && len(join) == 0 {
+		return nil, fmt.Errorf("%w: join is empty, but there are %d tables (%s): give one predicate per edge of the join tree", ErrJoin, len(names), strings.Join(names, ", "))
+	}
+	preds, err := joinPredicates(join, schema, names)
+	if err != nil {
+		return nil, err
+	}
+	adj, err := acyclic(preds, join)
+	if err != nil {
+		return nil, err
+	}
+	g := &Graph{Class: class}
+	b := &rooting{g: g, owners: owners, schema: schema, preds: preds, adj: adj, seen: map[string]bool{}}
+	b.visit(target, -1)
+	for _, tn := range names {
+		if !b.seen[tn] {
+			return nil, fmt.Errorf("%w: table %q is not connected to the target table %q (no join path): every table must be reachable", ErrJoin, tn, target)
+		}
+	}
+	return g, nil
+}
+
+// checkOwners checks that every table of the schema has an owner and
+// every owned table a schema.
+func checkOwners(owners map[string]string, schema map[string]map[string]table.Kind, names []string) error {
 	if len(names) == 0 {
-		return nil, fmt.Errorf("%w: the schema lists no tables", ErrJoin)
+		return fmt.Errorf("%w: the schema lists no tables", ErrJoin)
 	}
 	for _, tn := range names {
 		if _, ok := owners[tn]; !ok {
-			return nil, fmt.Errorf("%w: table %q is in the schema but no party holds it", ErrJoin, tn)
+			return fmt.Errorf("%w: table %q is in the schema but no party holds it", ErrJoin, tn)
 		}
 	}
 	for _, tn := range sortedKeys(owners) {
 		if _, ok := schema[tn]; !ok {
-			return nil, fmt.Errorf("%w: table %q (party %q) has no schema", ErrJoin, tn, owners[tn])
+			return fmt.Errorf("%w: table %q (party %q) has no schema", ErrJoin, tn, owners[tn])
 		}
 	}
+	return nil
+}
 
-	// The class column: exactly one over all tables.
-	var target, class string
+// classColumn finds the one class column over all tables, and its table,
+// the target.
+func classColumn(schema map[string]map[string]table.Kind, names []string) (target, class string, err error) {
 	for _, tn := range names {
 		for _, cn := range sortedKeys(schema[tn]) {
 			if schema[tn][cn] != table.Class {
 				continue
 			}
 			if target != "" {
-				return nil, fmt.Errorf("%w: two class columns, table %q column %q and table %q column %q (the target table holds the only one)", ErrJoin, target, class, tn, cn)
+				return "", "", fmt.Errorf("%w: two class columns, table %q column %q and table %q column %q (the target table holds the only one)", ErrJoin, target, class, tn, cn)
 			}
 			target, class = tn, cn
 		}
 	}
 	if target == "" {
-		return nil, fmt.Errorf("%w: no class column in tables %s (mark one column of the target table `class`)", ErrJoin, strings.Join(names, ", "))
+		return "", "", fmt.Errorf("%w: no class column in tables %s (mark one column of the target table `class`)", ErrJoin, strings.Join(names, ", "))
 	}
-	if len(names) > 1 && len(join) == 0 {
-		return nil, fmt.Errorf("%w: join is empty, but there are %d tables (%s): give one predicate per edge of the join tree", ErrJoin, len(names), strings.Join(names, ", "))
-	}
+	return target, class, nil
+}
 
-	// Parse, check columns, merge entries on the same pair.
+// joinPredicates parses the join list, checks that every join column is a
+// key column of its table, and merges the entries on one pair of tables
+// into one composite predicate (its columns in the order written), each
+// pair with its tables in name order.
+func joinPredicates(join []string, schema map[string]map[string]table.Kind, names []string) ([]Predicate, error) {
 	type pairKey struct{ a, b string }
 	var preds []Predicate
 	pairAt := map[pairKey]int{}
@@ -252,29 +209,16 @@ func BuildGraph(owners map[string]string, schema map[string]map[string]table.Kin
 		if err != nil {
 			return nil, err
 		}
-		for side, tn := range []string{p.Left, p.Right} {
-			cols := p.LeftCols
-			if side == 1 {
-				cols = p.RightCols
-			}
-			if _, ok := schema[tn]; !ok {
-				return nil, fmt.Errorf("%w: predicate %q: unknown table %q (tables: %s)", ErrJoin, s, tn, strings.Join(names, ", "))
-			}
-			for _, cn := range cols {
-				k, ok := schema[tn][cn]
-				if !ok {
-					return nil, fmt.Errorf("%w: predicate %q: table %q has no column %q", ErrJoin, s, tn, cn)
-				}
-				if k != table.Key {
-					return nil, fmt.Errorf("%w: predicate %q: table %q column %q is %s, a join column must be of kind key", ErrJoin, s, tn, cn, k)
-				}
-			}
+		if err := checkJoinColumns(s, p.Left, p.LeftCols, schema, names); err != nil {
+			return nil, err
 		}
-		k := pairKey{p.Left, p.Right}
+		if err := checkJoinColumns(s, p.Right, p.RightCols, schema, names); err != nil {
+			return nil, err
+		}
 		if p.Left > p.Right {
-			k = pairKey{p.Right, p.Left}
 			p = Predicate{Left: p.Right, Right: p.Left, LeftCols: p.RightCols, RightCols: p.LeftCols}
 		}
+		k := pairKey{p.Left, p.Right}
 		if i, ok := pairAt[k]; ok {
 			preds[i].LeftCols = append(preds[i].LeftCols, p.LeftCols...)
 			preds[i].RightCols = append(preds[i].RightCols, p.RightCols...)
@@ -283,9 +227,31 @@ func BuildGraph(owners map[string]string, schema map[string]map[string]table.Kin
 		pairAt[k] = len(preds)
 		preds = append(preds, p)
 	}
+	return preds, nil
+}
 
-	// Acyclic: adding an edge between two tables already connected closes
-	// a cycle, which the error spells out.
+// checkJoinColumns checks one side of predicate s: table tn exists and
+// each of cols is one of its key columns.
+func checkJoinColumns(s, tn string, cols []string, schema map[string]map[string]table.Kind, names []string) error {
+	if _, ok := schema[tn]; !ok {
+		return fmt.Errorf("%w: predicate %q: unknown table %q (tables: %s)", ErrJoin, s, tn, strings.Join(names, ", "))
+	}
+	for _, cn := range cols {
+		k, ok := schema[tn][cn]
+		if !ok {
+			return fmt.Errorf("%w: predicate %q: table %q has no column %q", ErrJoin, s, tn, cn)
+		}
+		if k != table.Key {
+			return fmt.Errorf("%w: predicate %q: table %q column %q is %s, a join column must be of kind key", ErrJoin, s, tn, cn, k)
+		}
+	}
+	return nil
+}
+
+// acyclic returns each table's predicates, or the cycle: adding an edge
+// between two tables already connected closes one, which the error
+// spells out.
+func acyclic(preds []Predicate, join []string) (map[string][]int, error) {
 	adj := map[string][]int{}
 	for i, p := range preds {
 		if path := findPath(preds[:i], adj, p.Left, p.Right); path != nil {
@@ -295,47 +261,45 @@ func BuildGraph(owners map[string]string, schema map[string]map[string]table.Kin
 		adj[p.Left] = append(adj[p.Left], i)
 		adj[p.Right] = append(adj[p.Right], i)
 	}
+	return adj, nil
+}
 
-	// Root at the target; pre-order, children in name order.
-	g := &Graph{Class: class}
-	seen := map[string]bool{}
-	var visit func(tn string, parentEdge int)
-	visit = func(tn string, parentEdge int) {
-		seen[tn] = true
-		idx := len(g.Tables)
-		ti := TableInfo{Name: tn, Party: owners[tn], Parent: parentEdge}
-		for _, cn := range sortedKeys(schema[tn]) {
-			ti.Columns = append(ti.Columns, ColumnInfo{Name: cn, Kind: schema[tn][cn]})
-		}
-		g.Tables = append(g.Tables, ti)
-		type child struct {
-			name string
-			e    Edge
-		}
-		var kids []child
-		for _, pi := range adj[tn] {
-			p := preds[pi]
-			if p.Left == tn && !seen[p.Right] {
-				kids = append(kids, child{p.Right, Edge{Parent: tn, Child: p.Right, ParentCols: p.LeftCols, ChildCols: p.RightCols}})
-			} else if p.Right == tn && !seen[p.Left] {
-				kids = append(kids, child{p.Left, Edge{Parent: tn, Child: p.Left, ParentCols: p.RightCols, ChildCols: p.LeftCols}})
-			}
-		}
-		slices.SortFunc(kids, func(a, b child) int { return strings.Compare(a.name, b.name) })
-		for _, k := range kids {
-			e := len(g.Edges)
-			g.Edges = append(g.Edges, k.e)
-			g.Tables[idx].Children = append(g.Tables[idx].Children, e)
-			visit(k.name, e)
+// rooting lays the join tree out from the target: tables in pre-order,
+// children in name order, each edge numbered before its child.
+type rooting struct {
+	g      *Graph
+	owners map[string]string
+	schema map[string]map[string]table.Kind
+	preds  []Predicate
+	adj    map[string][]int
+	seen   map[string]bool
+}
+
+func (b *rooting) visit(tn string, parentEdge int) {
+	b.seen[tn] = true
+	g := b.g
+	idx := len(g.Tables)
+	ti := TableInfo{Name: tn, Party: b.owners[tn], Parent: parentEdge}
+	for _, cn := range sortedKeys(b.schema[tn]) {
+		ti.Columns = append(ti.Columns, ColumnInfo{Name: cn, Kind: b.schema[tn][cn]})
+	}
+	g.Tables = append(g.Tables, ti)
+	var kids []Edge
+	for _, pi := range b.adj[tn] {
+		p := b.preds[pi]
+		if p.Left == tn && !b.seen[p.Right] {
+			kids = append(kids, Edge{Parent: tn, Child: p.Right, ParentCols: p.LeftCols, ChildCols: p.RightCols})
+		} else if p.Right == tn && !b.seen[p.Left] {
+			kids = append(kids, Edge{Parent: tn, Child: p.Left, ParentCols: p.RightCols, ChildCols: p.LeftCols})
 		}
 	}
-	visit(target, -1)
-	for _, tn := range names {
-		if !seen[tn] {
-			return nil, fmt.Errorf("%w: table %q is not connected to the target table %q (no join path): every table must be reachable", ErrJoin, tn, target)
-		}
+	slices.SortFunc(kids, func(a, b Edge) int { return strings.Compare(a.Child, b.Child) })
+	for _, k := range kids {
+		e := len(g.Edges)
+		g.Edges = append(g.Edges, k)
+		g.Tables[idx].Children = append(g.Tables[idx].Children, e)
+		b.visit(k.Child, e)
 	}
-	return g, nil
 }
 
 // findPath returns the tables on the path from a to b over preds, or nil.
@@ -382,25 +346,6 @@ func predSource(join []string, p Predicate) int {
 	return last
 }
 
-// keyEncode is the canonical encoding of a (possibly composite) join value:
-// each component's length in decimal, a colon, then its text. Two join
-// values are equal exactly when their encodings are; the PSI of the next
-// slice hashes this encoding. Join values compare as text, as written in
-// the files (so "1" and "1.0" differ).
-func keyEncode(parts []string) string {
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(strconv.Itoa(len(p)))
-		b.WriteByte(':')
-		b.WriteString(p)
-	}
-	return b.String()
-}
-
-// KeyEncode is keyEncode for callers outside the package (the reference
-// builder and the PSI).
-func KeyEncode(parts []string) string { return keyEncode(parts) }
-
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -408,4 +353,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// edgeName is "T.a = U.b" for edge e.
+func (g *Graph) edgeName(e int) string {
+	if e < 0 || e >= len(g.Edges) {
+		return fmt.Sprintf("#%d", e)
+	}
+	ed := g.Edges[e]
+	var parts []string
+	for i := range ed.ParentCols {
+		parts = append(parts, fmt.Sprintf("%s.%s = %s.%s", ed.Parent, ed.ParentCols[i], ed.Child, ed.ChildCols[i]))
+	}
+	return strings.Join(parts, " AND ")
 }

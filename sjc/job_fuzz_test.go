@@ -7,10 +7,13 @@ import (
 	"github.com/cohortdm/cohort/protocol"
 )
 
-// FuzzJobMessages feeds arbitrary bytes to every decoder of the job's
-// messages and kept state: the coordinator's offers check, a party's plan
-// check, the won list and the checkpoint. Each refuses what is malformed
-// with an error; none panics.
+// FuzzJobMessages feeds arbitrary bytes to every decoder of what reaches a
+// party or the coordinator from another node: each party output as the
+// coordinator decides on it (offers, counts, labels, test counts, a
+// predict skeleton), each committed decision as a party folds it into its
+// growth, a confirmation and the kept state. Each refuses what is
+// malformed with an error; none panics, and the coordinator accepts no
+// offer for another party's table.
 func FuzzJobMessages(f *testing.F) {
 	g, err := NewGraph(&job.Spec{
 		Kind: "sjc",
@@ -25,16 +28,18 @@ func FuzzJobMessages(f *testing.F) {
 		f.Fatal(err)
 	}
 	for _, v := range []any{
-		&Offers{Nodes: [][]Offer{{{Gains: []float64{0.5}}, {}}}},
-		&Offers{Nodes: [][]Offer{{{}, {Gains: []float64{0.1, 0.2}}}}, Error: "x"},
-		&Plan{Splits: []int{1, -1}},
-		&Plan{Abort: true},
-		&Won{Nodes: []WonNode{{Open: 0, Index: 1}}},
+		&offersOutput{Nodes: [][]Offer{{{Gains: []float64{0.5}}, {}}}},
+		&offersOutput{Nodes: [][]Offer{{{}, {Gains: []float64{0.1, 0.2}}}}},
+		&chooseDecision{Winners: []winner{{Table: 1, Gain: 0.5}}},
+		&chooseDecision{Retry: true},
+		&splitDecision{Children: [][]uint64{{1, 0}, {0, 1}}},
 		&countsOutput{Tables: true, Counts: [][]uint64{{1, 2}, {3, 4}}},
 		&loadOutput{Labels: []string{"n", "y"}},
+		&propagateDecision{Counts: []uint64{1, 1}},
 		&finishOutput{Target: true, Correct: 1, Total: 2},
+		&confirmation{OK: true},
 		&predictLoadOutput{Labels: []string{"n", "y"}, Nodes: []ModelNode{{ID: 0, Table: "S", Left: 1, Right: 2}, {ID: 1, Label: 1}, {ID: 2}}},
-		&state{Key: "grow/1", Shared: [][]string{{"1:a"}}, Nodes: []nodeState{{ID: 3, Parts: []Part{{Rows: []int32{1}, Cls: []uint64{1, 2}}, {}}}}},
+		&state{Key: "split/1", Shared: [][]string{{"1:a"}}, Nodes: []nodeState{{ID: 3, Parts: []Part{{Rows: []int32{1}, Cls: []uint64{1, 2}}, {}}}}},
 	} {
 		b, err := protocol.Marshal(v)
 		if err != nil {
@@ -43,40 +48,83 @@ func FuzzJobMessages(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		fuzzDecisions(t, g, b)
+		fuzzOutputs(t, g, b)
+		var c confirmation
+		_ = protocol.Unmarshal(b, &c)
+		var st state
+		_ = protocol.Unmarshal(b, &st)
+	})
+}
+
+// fuzzOutputs decodes b as each round's party output, from both parties,
+// and lets the coordinator decide on it.
+func fuzzOutputs(t *testing.T, g *Graph, b []byte) {
+	var offers offersOutput
+	if protocol.Unmarshal(b, &offers) == nil {
 		for _, name := range []string{"a", "b"} {
-			offers := [][]Offer{make([]Offer, 2)}
-			if why := mergeOffers(g, name, b, offers); why == "" {
-				for tb, o := range offers[0] {
-					if len(o.Gains) > 0 && g.Tables[tb].Party != name {
-						t.Fatalf("party %s's offers accepted for table %d", name, tb)
+			o := &job.Outcome[offersOutput]{Results: map[string]offersOutput{name: offers}}
+			if d, err := decideChoose(o, g, 1); err == nil {
+				for _, w := range d.Winners {
+					if w.Table >= 0 && g.Tables[w.Table].Party != name {
+						t.Fatalf("party %s's offers won table %d", name, w.Table)
 					}
 				}
 			}
 		}
-		if p, err := checkPlan(b, 2, 2); err == nil && !p.Abort {
-			for _, x := range p.Splits {
-				if x < -1 || x >= 2 {
-					t.Fatalf("plan accepted with table %d", x)
-				}
-			}
+	}
+	var counts countsOutput
+	if protocol.Unmarshal(b, &counts) == nil {
+		o := &job.Outcome[countsOutput]{Results: map[string]countsOutput{"a": counts, "b": counts}}
+		_, _ = decidePropagate(o, g, 2)
+		if d, err := decideSplit(o, []winner{{Table: 1, Gain: 0.5}, {Table: -1}}, 2); err == nil && !d.Retry && len(d.Children) != 2 {
+			t.Fatalf("split decided %d children for one split", len(d.Children))
 		}
-		var w Won
-		_ = decode(b, &w)
-		var st state
-		_ = decode(b, &st)
-		var lo predictLoadOutput
-		if decode(b, &lo) == nil {
-			_ = checkSkeleton(g, lo.Nodes, len(lo.Labels))
+	}
+	var lo loadOutput
+	if protocol.Unmarshal(b, &lo) == nil {
+		_, _ = decideLoad(&job.Outcome[loadOutput]{Results: map[string]loadOutput{"a": lo}}, g)
+	}
+	var fo finishOutput
+	if protocol.Unmarshal(b, &fo) == nil {
+		_, _ = decideFinish(&job.Outcome[finishOutput]{Results: map[string]finishOutput{"a": fo}}, true)
+	}
+	var po predictLoadOutput
+	if protocol.Unmarshal(b, &po) == nil {
+		_, _ = decidePredictLoad(&job.Outcome[predictLoadOutput]{Results: map[string]predictLoadOutput{"a": po, "b": po}}, g)
+	}
+	var co classifyOutput
+	if protocol.Unmarshal(b, &co) == nil {
+		_, _ = decideClassify(&job.Outcome[classifyOutput]{Results: map[string]classifyOutput{"a": co}}, 2)
+	}
+}
+
+// fuzzDecisions folds b as the decision of each step of a job's history,
+// after honest ones.
+func fuzzDecisions(t *testing.T, g *Graph, b []byte) {
+	honest := []*job.Record{
+		fuzzRecord(t, loadRound.Phase, 0, loadDecision{Labels: []string{"n", "y"}}),
+		fuzzRecord(t, propagateRound.Phase, 0, propagateDecision{Counts: []uint64{2, 2}}),
+		fuzzRecord(t, chooseRound.Phase, 0, chooseDecision{Winners: []winner{{Table: 1, Gain: 1}}}),
+		fuzzRecord(t, splitRound.Phase, 0, splitDecision{Children: [][]uint64{{2, 0}, {0, 2}}}),
+	}
+	if _, err := replayGrowth(g, DefaultParams(), honest); err != nil {
+		t.Fatalf("the honest history does not fold: %v", err)
+	}
+	for i, rec := range honest {
+		forged := *rec
+		forged.Decision = b
+		gr, err := replayGrowth(g, DefaultParams(), append(honest[:i:i], &forged))
+		if err == nil && gr.phase == splitRound.Phase && len(gr.winners) != len(gr.open) {
+			t.Fatalf("a forged %s folded to %d winners for %d open nodes", rec.Step.Phase, len(gr.winners), len(gr.open))
 		}
-		// Party outputs, as the coordinator decides on them.
-		parties := []string{"a", "b"}
-		outs := &job.Outputs{Results: map[string][]byte{"a": b, "b": b}, Failed: map[string]string{}}
-		_ = decideLoad(outs, g, parties)
-		_ = decidePropagate(outs, g, parties, 2)
-		if d := decideGrow(outs, parties, Plan{Splits: []int{1, -1}}, "", 2); d.Error == "" && !d.Retry && len(d.Children) != 2 {
-			t.Fatalf("grow decided %d children for one split", len(d.Children))
-		}
-		_ = decideFinish(outs, parties, true)
-		_ = decidePredictLoad(outs, g, parties)
-	})
+	}
+}
+
+func fuzzRecord(t *testing.T, phase string, round int, d any) *job.Record {
+	b, err := protocol.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &job.Record{Step: job.Step{Phase: phase, Round: round}, Decision: b}
 }

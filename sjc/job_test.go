@@ -25,20 +25,29 @@ type jobRun struct {
 	result  map[string]any
 }
 
-// runJob runs spec through jobtest with a data dir per party and
-// assembles the tree from the parties' kept predicates, as `cohort sim`
-// does.
+// runJob runs spec through jobtest with a data dir per party (unless
+// opts gives the parties' Secrets) and assembles the tree from the
+// parties' kept predicates, as `cohort sim` does.
 func runJob(t testing.TB, ctx context.Context, spec *job.Spec, opts jobtest.Options) (*jobRun, error) {
 	t.Helper()
-	secrets := map[string]job.Secrets{}
-	for _, p := range spec.PartyNames() {
-		secrets[p] = job.DirSecrets(filepath.Join(t.TempDir(), p))
+	if opts.Secrets == nil {
+		opts.Secrets = map[string]job.Secrets{}
+		for _, p := range spec.PartyNames() {
+			opts.Secrets[p] = job.DirSecrets(filepath.Join(t.TempDir(), p))
+		}
 	}
-	opts.Secrets = secrets
 	rep, err := jobtest.Run(ctx, sjc.Kind{}, spec, opts)
 	if err != nil {
-		return &jobRun{rep: rep, secrets: secrets}, err
+		return &jobRun{rep: rep, secrets: opts.Secrets}, err
 	}
+	tr, m := assemble(t, ctx, spec, rep, opts.Secrets)
+	return &jobRun{rep: rep, secrets: opts.Secrets, tree: tr, result: m}, nil
+}
+
+// assemble puts the tree of a finished job together from the parties'
+// kept predicates (Kind.Assemble) and returns it with the whole result.
+func assemble(t testing.TB, ctx context.Context, spec *job.Spec, rep *jobtest.Report, secrets map[string]job.Secrets) (*tree.Tree, map[string]any) {
+	t.Helper()
 	raw, err := json.Marshal(rep.Result)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +70,7 @@ func runJob(t testing.TB, ctx context.Context, spec *job.Spec, opts jobtest.Opti
 	if err := json.Unmarshal(full, &m); err != nil {
 		t.Fatal(err)
 	}
-	return &jobRun{rep: rep, secrets: secrets, tree: &tr, result: m}, nil
+	return &tr, m
 }
 
 // writeCase writes a random case's tables (and test tables) into a fresh

@@ -1,12 +1,16 @@
 package sjc
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/psi"
+	"github.com/cohortdm/cohort/sjc/tree"
 )
 
 // Params are the tree-growing parameters of an sjc spec (params:), with
-// DESIGN.md's defaults from DefaultParams.
+// the defaults of DefaultParams.
 type Params struct {
 	// MaxDepth: a node at this depth (the root has depth 0) is a leaf.
 	MaxDepth int `yaml:"max_depth"`
@@ -14,10 +18,21 @@ type Params struct {
 	MinSplit uint64 `yaml:"min_split"`
 	// Prune turns C4.5 pessimistic pruning (CF 0.25) on.
 	Prune bool `yaml:"prune"`
+	// ReleaseK, when above 0, prunes the finished tree (after C4.5) until
+	// every leaf holds at least ReleaseK join rows (tree.ReleasePrune:
+	// anonymity-based tree pruning), so that neither the public skeleton
+	// nor any party's kept model has a path whose group of join rows is
+	// smaller.
+	ReleaseK uint64 `yaml:"release_k"`
+	// ReleaseL and ReleaseC, when ReleaseL is at least 2, add recursive
+	// (ReleaseC, ReleaseL)-diversity of every leaf's class counts to the
+	// release requirement (tree.Requirement), pruned for by the same ATP.
+	ReleaseL int     `yaml:"release_l"`
+	ReleaseC float64 `yaml:"release_c"`
 	// JoinSplits makes key (join) columns split candidates, as categorical
 	// attributes. Off by default: a split on a join attribute tells the
 	// neighbour, through the split summary, exactly which shared values went
-	// where (research report G4).
+	// where.
 	JoinSplits bool `yaml:"join_splits"`
 	// PSI is the protocol of each edge's private set intersection: "auto"
 	// (the default: ECDH when the two parties' distinct join values add up
@@ -29,11 +44,13 @@ type Params struct {
 	TimeoutMS int64 `yaml:"timeout_ms"`
 }
 
-// Gain tolerance of DESIGN.md: gains within Eps are equal (the tie rule
-// decides), and a best gain <= Eps stops growth.
+// Eps is the gain tolerance of the tree semantics (package doc,
+// "Decisions"): gains within Eps are equal (the tie rule decides), and a
+// best gain <= Eps stops growth.
 const Eps = 1e-12
 
-// DefaultParams are DESIGN.md's defaults.
+// DefaultParams are the defaults: depth at most 10, at least 2 join rows
+// to split, C4.5 pruning on, PSI auto.
 func DefaultParams() Params {
 	return Params{MaxDepth: 10, MinSplit: 2, Prune: true, PSI: "auto"}
 }
@@ -51,6 +68,9 @@ func ParseParams(spec *job.Spec) (Params, error) {
 	if _, err := psiMode(spec, p.PSI); err != nil {
 		return p, err
 	}
+	if f, why := p.release().Check(); f != "" {
+		return p, spec.Errorf("params."+f, "%s", why)
+	}
 	return p, nil
 }
 
@@ -64,4 +84,52 @@ func psiMode(spec *job.Spec, s string) (psi.Mode, error) {
 		return 0, spec.Errorf("params.psi", "%q: want auto, ot or ecdh", s)
 	}
 	return m, nil
+}
+
+// Stop reports whether a node with these class counts at this depth is a
+// leaf before any split is sought: pure, fewer than min_split join rows,
+// or at max_depth. The coordinator decides it from the
+// skeleton's public counts.
+func Stop(counts []uint64, depth int, p Params) bool {
+	var n uint64
+	nz := 0
+	for _, c := range counts {
+		if n += c; n < c {
+			n = math.MaxUint64 // saturate: only n < min_split matters
+		}
+		if c > 0 {
+			nz++
+		}
+	}
+	return nz <= 1 || n < p.MinSplit || depth >= p.MaxDepth
+}
+
+// PruneTree prunes a finished tree as the params ask: C4.5 pessimistic
+// pruning, then anonymity-based release pruning to ReleaseK and, with
+// ReleaseL, (ReleaseC, ReleaseL)-diversity. It returns the internal nodes
+// each made leaves; tree.ErrAnonymity, naming the params, when the whole
+// tree does not meet the requirement.
+func (p Params) PruneTree(t *tree.Tree) (c45, release int, err error) {
+	if p.Prune {
+		c45 = t.Prune(tree.DefaultCF)
+	}
+	if p.ReleaseK == 0 && p.ReleaseL < 2 {
+		return c45, 0, nil
+	}
+	if release, err = t.PruneTo(p.release()); err != nil {
+		field := "params.release_k"
+		if p.ReleaseL >= 2 {
+			field = "params.release_l"
+			if p.ReleaseK > 0 {
+				field = "params.release_k, params.release_l"
+			}
+		}
+		return c45, release, fmt.Errorf("%s: %w", field, err)
+	}
+	return c45, release, nil
+}
+
+// release is the release requirement of the params.
+func (p Params) release() tree.Requirement {
+	return tree.Requirement{K: p.ReleaseK, C: p.ReleaseC, L: p.ReleaseL}
 }

@@ -1,22 +1,19 @@
 package sjc
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sjc/tree"
-	"github.com/cohortdm/cohort/table"
 )
 
 // PredictKind is `kind: sjc-predict`: it classifies the join rows of new
@@ -38,10 +35,12 @@ import (
 // the skeleton (already public), and the predicted label counts.
 type PredictKind struct{}
 
-// Phases of sjc-predict.
-const (
-	phasePredictLoad = "load"
-	phaseClassify    = "classify"
+// The rounds of sjc-predict: load (every party reports the public
+// skeleton of its model part, which must be the same everywhere) and
+// classify (each party's share of routing the new join rows down it).
+var (
+	predictLoadRound = job.Round[struct{}, predictLoadOutput, predictLoadDecision]{Phase: "load"}
+	classifyRound    = job.Round[struct{}, classifyOutput, classifyDecision]{Phase: "classify"}
 )
 
 // PredictionsSecret is where the target table's party keeps the per-row
@@ -97,26 +96,29 @@ func (PredictKind) OutputDisclosure(job.Step) protocol.Disclosure {
 	return protocol.DisclosePublicResult
 }
 
+// predictLoadOutput is a party's model part's public skeleton (nothing
+// from a party holding no table of the join).
 type predictLoadOutput struct {
-	Labels   []string    `msgpack:"labels"`
-	Nodes    []ModelNode `msgpack:"nodes"`
-	Unusable string      `msgpack:"unusable"`
+	Labels []string    `msgpack:"labels"`
+	Nodes  []ModelNode `msgpack:"nodes"`
 }
 
+// predictLoadDecision is the model's skeleton, the same at every party.
 type predictLoadDecision struct {
 	Labels []string    `msgpack:"labels"`
 	Nodes  []ModelNode `msgpack:"nodes"`
-	Error  string      `msgpack:"error"`
 }
 
+// classifyOutput is the target table's party's count of join rows per
+// predicted label.
 type classifyOutput struct {
 	Target bool     `msgpack:"target"`
-	Counts []uint64 `msgpack:"counts"` // join rows per predicted label
+	Counts []uint64 `msgpack:"counts"`
 }
 
+// classifyDecision is the join rows per predicted label.
 type classifyDecision struct {
 	Counts []uint64 `msgpack:"counts"`
-	Error  string   `msgpack:"error"`
 }
 
 // Coordinate runs load and classify.
@@ -127,84 +129,74 @@ func (PredictKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Resul
 		return nil, err
 	}
 	parties := spec.PartyNames()
-	empty, _ := encode(struct{}{})
-	st := job.Step{Phase: phasePredictLoad, Parties: parties, Args: empty, TimeoutMS: p.TimeoutMS}
-	ld, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (predictLoadDecision, error) {
-		return decidePredictLoad(outs, g, parties), nil
+	call := job.Call[struct{}]{Parties: parties, TimeoutMS: p.TimeoutMS}
+	ld, err := predictLoadRound.Run(ctx, c, call, func(o *job.Outcome[predictLoadOutput]) (predictLoadDecision, error) {
+		return decidePredictLoad(o, g)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if ld.Error != "" {
-		return nil, errors.New(ld.Error)
-	}
-	st = job.Step{Phase: phaseClassify, Parties: parties, Args: empty, TimeoutMS: p.TimeoutMS}
-	cd, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (classifyDecision, error) {
-		if msg, _ := failures(outs, parties); msg != "" {
-			return classifyDecision{Error: msg}, nil
-		}
-		for _, name := range parties {
-			var o classifyOutput
-			if err := decode(outs.Results[name], &o); err != nil {
-				return classifyDecision{Error: fmt.Sprintf("party %s: %v", name, err)}, nil
-			}
-			if o.Target {
-				if len(o.Counts) != len(ld.Labels) {
-					return classifyDecision{Error: fmt.Sprintf("party %s: %d counts for %d labels", name, len(o.Counts), len(ld.Labels))}, nil
-				}
-				return classifyDecision{Counts: o.Counts}, nil
-			}
-		}
-		return classifyDecision{Error: "the target table's party reported no counts"}, nil
+	labels := ld.Decision.Labels
+	cd, err := classifyRound.Run(ctx, c, call, func(o *job.Outcome[classifyOutput]) (classifyDecision, error) {
+		return decideClassify(o, len(labels))
 	})
 	if err != nil {
 		return nil, err
-	}
-	if cd.Error != "" {
-		return nil, errors.New(cd.Error)
 	}
 	pred := map[string]uint64{}
 	var rows uint64
-	for i, l := range ld.Labels {
-		pred[l] = cd.Counts[i]
-		rows += cd.Counts[i]
+	for i, l := range labels {
+		pred[l] = cd.Decision.Counts[i]
+		rows += cd.Decision.Counts[i]
 	}
-	return job.Result{"model": p.Model, "labels": ld.Labels, "predicted": pred, "rows": rows,
+	return job.Result{"model": p.Model, "labels": labels, "predicted": pred, "rows": rows,
 		"predictions": PredictionsSecret(c.JobID()), "predictions_party": g.Tables[0].Party}, nil
 }
 
-func decidePredictLoad(outs *job.Outputs, g *Graph, parties []string) predictLoadDecision {
-	if msg, _ := failures(outs, parties); msg != "" {
-		return predictLoadDecision{Error: msg}
+// decidePredictLoad checks that every party holding a table reported the
+// same skeleton, and that it is a tree over the spec's tables.
+func decidePredictLoad(o *job.Outcome[predictLoadOutput], g *Graph) (predictLoadDecision, error) {
+	if err := o.Err(); err != nil {
+		return predictLoadDecision{}, err
 	}
 	var d predictLoadDecision
 	first := ""
-	for _, name := range parties {
-		var o predictLoadOutput
-		if err := decode(outs.Results[name], &o); err != nil {
-			return predictLoadDecision{Error: fmt.Sprintf("party %s: %v", name, err)}
-		}
-		if o.Unusable != "" {
-			return predictLoadDecision{Error: fmt.Sprintf("party %s: %s", name, o.Unusable)}
-		}
-		if o.Nodes == nil {
+	for _, name := range slices.Sorted(maps.Keys(o.Results)) {
+		out := o.Results[name]
+		if out.Nodes == nil {
 			continue // a party holding no table of the join
 		}
 		if first == "" {
-			first, d.Labels, d.Nodes = name, o.Labels, o.Nodes
+			first, d = name, predictLoadDecision(out)
 			continue
 		}
-		if !slices.Equal(d.Labels, o.Labels) || !slices.Equal(d.Nodes, o.Nodes) {
-			return predictLoadDecision{Error: fmt.Sprintf("parties %s and %s hold parts of different models", first, name)}
+		if !slices.Equal(d.Labels, out.Labels) || !slices.Equal(d.Nodes, out.Nodes) {
+			return predictLoadDecision{}, fmt.Errorf("parties %s and %s hold parts of different models", first, name)
 		}
 	}
 	if first == "" {
-		return predictLoadDecision{Error: "no party holds a part of the model"}
+		return predictLoadDecision{}, errors.New("no party holds a part of the model")
 	}
 	if err := checkSkeleton(g, d.Nodes, len(d.Labels)); err != nil {
-		return predictLoadDecision{Error: err.Error()}
+		return predictLoadDecision{}, err
 	}
-	return d
+	return d, nil
+}
+
+// decideClassify takes the target table's party's counts.
+func decideClassify(o *job.Outcome[classifyOutput], labels int) (classifyDecision, error) {
+	if err := o.Err(); err != nil {
+		return classifyDecision{}, err
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.Results)) {
+		if out := o.Results[name]; out.Target {
+			if len(out.Counts) != labels {
+				return classifyDecision{}, fmt.Errorf("party %s: %d counts for %d labels", name, len(out.Counts), labels)
+			}
+			return classifyDecision{Counts: out.Counts}, nil
+		}
+	}
+	return classifyDecision{}, errors.New("the target table's party reported no counts")
 }
 
 // checkSkeleton checks that nodes are a tree listed parents first, rooted
@@ -237,216 +229,6 @@ func checkSkeleton(g *Graph, nodes []ModelNode, labels int) error {
 		return fmt.Errorf("%w: %d model nodes are named but not listed", tree.ErrFormat, len(reached))
 	}
 	return nil
-}
-
-// predictSession is a party's session of sjc-predict.
-type predictSession struct {
-	s     *session // the graph, the participant and the protocol helpers
-	model *ModelPart
-	err   error
-}
-
-// Open reads the party's tables and its part of the model.
-func (PredictKind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
-	g, prm, err := parsePredict(p.Spec())
-	if err != nil {
-		return nil, err
-	}
-	mode, _ := psiMode(p.Spec(), prm.PSI) // checked by parsePredict
-	s := &session{p: p, g: g, psiMode: mode, tables: map[string]*table.Table{}, locals: make([]*Local, len(g.Tables)), bases: make([]*Local, len(g.Tables)), aligns: aligns{}}
-	ps := &predictSession{s: s}
-	for i, t := range g.Tables {
-		if t.Party == p.Self() {
-			s.own = append(s.own, i)
-		}
-	}
-	if len(s.own) == 0 {
-		return ps, nil
-	}
-	ps.err = ps.open(ctx, prm.Model)
-	return ps, nil
-}
-
-func (ps *predictSession) open(ctx context.Context, model string) error {
-	s := ps.s
-	b, err := s.p.Secrets().ReadSecret(ModelSecret(model))
-	if err != nil {
-		return fmt.Errorf("no part of model %s: %w", model, err)
-	}
-	var mp ModelPart
-	if err := json.Unmarshal(b, &mp); err != nil {
-		return fmt.Errorf("model %s: %w", model, err)
-	}
-	if mp.Job != model || len(mp.Labels) == 0 {
-		return fmt.Errorf("model %s: the kept part is for job %q", model, mp.Job)
-	}
-	ps.model = &mp
-	spec := s.p.Spec()
-	for _, i := range s.own {
-		name := s.g.Tables[i].Name
-		schema, err := spec.TableSchema(name)
-		if err != nil {
-			return err
-		}
-		if i == 0 {
-			delete(schema, s.g.Class) // new data need not have the class
-		}
-		ts, _ := spec.Party(s.p.Self())
-		k := slices.IndexFunc(ts.Tables, func(t job.TableSpec) bool { return t.Name == name })
-		src, err := s.p.TableSource(ts.Tables[k])
-		if err != nil {
-			return fmt.Errorf("table %s: %w", name, err)
-		}
-		t, err := table.Open(ctx, src, name, schema, table.ReadOptions{})
-		if err != nil {
-			return fmt.Errorf("table %s: %w", name, err)
-		}
-		if i == 0 {
-			t = withClass(t, s.g.Class)
-		}
-		if s.locals[i], err = NewLocal(s.g, name, t, []string{predictLabel}, Params{}); err != nil {
-			return err
-		}
-		s.tables[name] = t
-	}
-	return nil
-}
-
-// withClass returns t with its class column (if any) replaced by the one
-// prediction label.
-func withClass(t *table.Table, class string) *table.Table {
-	out := &table.Table{Name: t.Name}
-	for _, c := range t.Columns {
-		if c.Name != class {
-			out.Columns = append(out.Columns, c)
-		}
-	}
-	col := &table.Column{Name: class, Kind: table.Class, Str: make([]string, t.NumRows())}
-	for r := range col.Str {
-		col.Str[r] = predictLabel
-	}
-	out.Columns = append(out.Columns, col)
-	return out
-}
-
-// Close drops the tables.
-func (ps *predictSession) Close() { ps.s.Close() }
-
-// Step runs one step.
-func (ps *predictSession) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	switch step.Phase {
-	case phasePredictLoad:
-		if ps.err != nil {
-			return encode(&predictLoadOutput{Unusable: ps.err.Error()})
-		}
-		if ps.model == nil {
-			return encode(&predictLoadOutput{})
-		}
-		return encode(&predictLoadOutput{Labels: ps.model.Labels, Nodes: ps.model.Nodes})
-	case phaseClassify:
-		return ps.classify(ctx, step)
-	}
-	return nil, fmt.Errorf("sjc-predict: unknown phase %q", step.Phase)
-}
-
-func (ps *predictSession) classify(ctx context.Context, step job.Step) ([]byte, error) {
-	s := ps.s
-	if len(s.own) == 0 {
-		return encode(&classifyOutput{})
-	}
-	var d predictLoadDecision
-	for _, rec := range s.p.History() {
-		if rec.Step.Phase == phasePredictLoad {
-			if err := decode(rec.Decision, &d); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if !slices.Equal(d.Nodes, ps.model.Nodes) {
-		return nil, fmt.Errorf("sjc-predict: party %s's model part does not match the committed skeleton", s.p.Self())
-	}
-	won := map[int32]*tree.Split{}
-	for _, m := range ps.model.Splits {
-		won[m.Node] = &tree.Split{Party: s.p.Self(), Table: m.Table, Column: m.Column, Op: m.Op, Num: m.Num, Cat: m.Cat}
-	}
-	shared, err := s.intersect(ctx, step, "psi", s.locals)
-	if err != nil {
-		return nil, err
-	}
-	parts := make([]Part, len(s.g.Tables))
-	for _, i := range s.own {
-		parts[i] = s.locals[i].Initial()
-	}
-	if err := s.classPropagate(ctx, step, "class", s.locals, shared, parts); err != nil {
-		return nil, err
-	}
-	target := s.owns(0)
-	var perRow []uint64 // target: join rows per (row, label)
-	nl := len(d.Labels)
-	if target {
-		perRow = make([]uint64, s.tables[s.g.Target()].NumRows()*nl)
-	}
-	out := &classifyOutput{Target: target, Counts: make([]uint64, nl)}
-	at := map[int32][]Part{d.Nodes[0].ID: parts}
-	for _, n := range d.Nodes {
-		here, ok := at[n.ID]
-		if !ok {
-			return nil, fmt.Errorf("sjc-predict: model node %d is not reached", n.ID)
-		}
-		delete(at, n.ID)
-		if n.Table == "" {
-			if target {
-				for k, r := range here[0].Rows {
-					perRow[int(r)*nl+n.Label] += here[0].Cls[k]
-					out.Counts[n.Label] += here[0].Cls[k]
-				}
-			}
-			continue
-		}
-		left, right, err := s.splitNode(ctx, step, fmt.Sprintf("split/%d", n.ID), s.locals, shared, here, s.g.Index(n.Table), won[n.ID])
-		if err != nil {
-			return nil, err
-		}
-		at[n.Left], at[n.Right] = left, right
-	}
-	if target {
-		b, err := predictionsCSV(d.Labels, perRow)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.p.Secrets().WriteSecret(PredictionsSecret(s.p.JobID()), b); err != nil {
-			return nil, fmt.Errorf("party %s: keep the predictions: %w", s.p.Self(), err)
-		}
-	}
-	return encode(out)
-}
-
-// predictionsCSV writes one line per target row (in file order, numbered
-// from 1): its join rows per predicted label and the label most of them
-// get (ties to the smallest; empty when the row joins nothing).
-func predictionsCSV(labels []string, perRow []uint64) ([]byte, error) {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	nl := len(labels)
-	if err := w.Write(append(append([]string{"row"}, labels...), "predicted")); err != nil {
-		return nil, err
-	}
-	for r := 0; r < len(perRow)/nl; r++ {
-		rec := []string{strconv.Itoa(r + 1)}
-		c := perRow[r*nl : (r+1)*nl]
-		for _, x := range c {
-			rec = append(rec, strconv.FormatUint(x, 10))
-		}
-		pred := ""
-		if slices.Max(c) > 0 {
-			pred = labels[tree.Majority(c)]
-		}
-		if err := w.Write(append(rec, pred)); err != nil {
-			return nil, err
-		}
-	}
-	w.Flush()
-	return buf.Bytes(), w.Error()
 }
 
 // Assemble copies the target party's per-row predictions to

@@ -91,7 +91,7 @@ func simRealNodes(t *testing.T, mode string) {
 	if written.Test.Rows != tot || written.Test.Correct != c {
 		t.Fatalf("test %d of %d, in process %d of %d", written.Test.Correct, written.Test.Rows, c, tot)
 	}
-	for _, ph := range []string{"load", "propagate", "grow", "finish"} {
+	for _, ph := range []string{"load", "propagate", "choose", "split", "finish"} {
 		if _, ok := written.Timing[ph]; !ok {
 			t.Errorf("no timing for phase %s: %v", ph, written.Timing)
 		}
@@ -221,7 +221,7 @@ func TestSimPartyRestarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sim.WaitSteps(ctx, leader, id, 4); err != nil { // load, propagate and two levels
+	if _, err := sim.WaitSteps(ctx, leader, id, 6); err != nil { // load, propagate and two levels (choose, split)
 		t.Fatalf("before the restart: %v", err)
 	}
 	if err := c.Kill(victim); err != nil {

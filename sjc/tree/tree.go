@@ -1,8 +1,10 @@
 // Package tree is the decision tree of secure join classification as it is
-// written to result.json (DESIGN.md, "Command line and files"), its C4.5
-// pessimistic pruning and its prediction walk. Both the join-aware builder
-// (package sjc) and the plaintext join-then-build reference produce this
-// type, so trees compare byte for byte through their JSON.
+// written to result.json (`cohort sim`'s "tree": splits {party, table,
+// column, op, value}, class counts, leaves with their label), its C4.5
+// pessimistic pruning, the anonymity of its paths and the pruning that
+// ensures it (anonymity.go), and its prediction walk. Both the join-aware
+// builder (package sjc) and the plaintext join-then-build reference
+// produce this type, so trees compare byte for byte through their JSON.
 package tree
 
 import (
@@ -15,7 +17,7 @@ import (
 	"strconv"
 )
 
-// Split ops, as in DESIGN.md.
+// Split ops, as result.json writes them.
 const (
 	OpLE = "<=" // numeric: Column <= Num
 	OpEQ = "==" // categorical: Column == Cat
@@ -196,7 +198,7 @@ func deviate(cf float64) float64 {
 	return dev[i-1] + (dev[i]-dev[i-1])*(cf-val[i-1])/(val[i]-val[i-1])
 }
 
-// MarshalJSON writes the tree in DESIGN.md's format: the root node object.
+// MarshalJSON writes the tree in result.json's format: the root node object.
 func (t *Tree) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	if err := t.writeNode(&b, t.Root); err != nil {
@@ -291,10 +293,10 @@ type jsonSplit struct {
 	Value  json.RawMessage `json:"value"`
 }
 
-// ErrFormat marks a tree JSON that does not follow DESIGN.md's format.
+// ErrFormat marks a tree JSON that does not follow result.json's tree format.
 var ErrFormat = errors.New("tree: malformed tree JSON")
 
-// UnmarshalJSON reads DESIGN.md's format. The labels are the keys of the
+// UnmarshalJSON reads result.json's tree format. The labels are the keys of the
 // root's counts, sorted; every node must list the same labels.
 func (t *Tree) UnmarshalJSON(data []byte) error {
 	var root jsonNode

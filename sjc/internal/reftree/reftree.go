@@ -1,7 +1,7 @@
 // Package reftree is the plaintext join-then-build reference of secure join
 // classification: it materialises the equi-join of all tables along the
-// join tree and grows a decision tree on its rows with DESIGN.md's "SJC tree
-// semantics". It shares no code with the join-aware algorithm of package
+// join tree and grows a decision tree on its rows with the tree semantics
+// package sjc documents (gain, candidates, tie rule, stopping, pruning). It shares no code with the join-aware algorithm of package
 // sjc except the validated join graph, the parameters and the tree type
 // (with its pruning), so that tests and benchmarks can hold sjc to it.
 // It is used only by tests and benchmarks.
@@ -191,8 +191,8 @@ func BuildOn(j *Join, p sjc.Params) (*tree.Tree, error) {
 		return nil, err
 	}
 	t := &tree.Tree{Labels: labels, Root: root}
-	if p.Prune {
-		t.Prune(tree.DefaultCF)
+	if _, _, err := p.PruneTree(t); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -338,12 +338,12 @@ func midpoint(a, b float64) float64 {
 
 // gain is the information gain of splitting total into left and right:
 // sjc.Gain, the one gain function, so that the reference and the protocol
-// resolve DESIGN.md's ties (gains within 1e-12) alike. Everything around
+// resolve ties (gains within 1e-12) alike. Everything around
 // it (AVC sets over join rows, candidates, the tie rule, the split) is the
 // reference's own.
 func gain(total, left, right []uint64) float64 { return sjc.Gain(total, left, right) }
 
-// choose applies DESIGN.md's tie rule: among the candidates whose gain is
+// choose applies the tie rule: among the candidates whose gain is
 // within Eps of the best, the smallest (party, table, column, threshold or
 // value).
 func choose(cs []cand) (cand, bool) {

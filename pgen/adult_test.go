@@ -1,0 +1,200 @@
+package pgen_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/internal/adultdata"
+	"github.com/cohortdm/cohort/pgen"
+	"github.com/cohortdm/cohort/sjc/tree"
+)
+
+// adultRoot finds the UCI Adult files: COHORT_ADULT_DIR, or the shared
+// data beside the repository (../shared/data/adult from its root, also
+// from a worktree one level further down); "" when absent.
+func adultRoot() string {
+	for _, d := range []string{os.Getenv("COHORT_ADULT_DIR"), filepath.Join("..", "..", "shared", "data", "adult"), filepath.Join("..", "..", "..", "shared", "data", "adult")} {
+		if d == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(d, "adult.data")); err == nil {
+			return d
+		}
+	}
+	return ""
+}
+
+var adultNumeric = map[string]bool{"age": true, "fnlwgt": true, "education-num": true, "capital-gain": true, "capital-loss": true, "hours-per-week": true}
+
+// adultSpec writes adult.data's complete records split by rows over n
+// parties (record i to party i mod n) and a pgen spec over them.
+func adultSpec(t testing.TB, n int, k uint64) (string, *pgen.Schema) {
+	root := adultRoot()
+	if root == "" {
+		t.Skip("no UCI Adult data (set COHORT_ADULT_DIR)")
+	}
+	recs, err := adultdata.Read(root, "adult.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	header := strings.Join(adultdata.Names, ",") + "\n"
+	var spec, schema strings.Builder
+	fmt.Fprintf(&spec, "kind: pgen\nparams: {release_k: %d}\nparties:\n", k)
+	s := &pgen.Schema{Numeric: map[string]bool{}, ClassColumn: "income"}
+	var cols []string
+	for _, c := range adultdata.Names {
+		kind := "categorical"
+		switch {
+		case c == "income":
+			kind = "class"
+		case adultNumeric[c]:
+			kind = "numeric"
+		}
+		if c != "income" {
+			s.Numeric[c] = adultNumeric[c]
+		}
+		cols = append(cols, fmt.Sprintf("%q: %s", c, kind))
+	}
+	for p := range n {
+		name := fmt.Sprintf("site%d", p)
+		var b strings.Builder
+		b.WriteString(header)
+		for i := p; i < len(recs); i += n {
+			b.WriteString(strings.Join(recs[i], ",") + "\n")
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&spec, "  - {name: %s, tables: [{name: %s, path: %s.csv}]}\n", name, name, name)
+		fmt.Fprintf(&schema, "  %s: {%s}\n", name, strings.Join(cols, ", "))
+	}
+	path := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec.String()+"schema:\n"+schema.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, s
+}
+
+// adultTest reads adult.test's complete records as Data.
+func adultTest(t testing.TB, s *pgen.Schema) *pgen.Data {
+	recs, err := adultdata.Read(adultRoot(), "adult.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fromRecords(t, recs, s)
+}
+
+// TestJobAdultHorizontal runs pgen over Adult split by rows over three
+// parties, for release_k 10 and 100: every published leaf holds K rows,
+// and the global tree classifies adult.test within 3 points of the tree
+// grown on the union of the rows (the paper's BASIS). Figures: docs/pgen.md.
+func TestJobAdultHorizontal(t *testing.T) {
+	for _, k := range []uint64{10, 100} {
+		path, s := adultSpec(t, 3, k)
+		spec := loadSpec(t, path)
+		pub, global, _ := runPGEN(t, spec)
+		test := adultTest(t, s)
+		var union []*pgen.Data
+		for _, ps := range spec.Parties {
+			union = append(union, readData(t, filepath.Join(spec.Dir, ps.Tables[0].Path), s))
+			for _, r := range leafRows(pub[ps.Name].Root) {
+				if r < k {
+					t.Errorf("party %s published a leaf of %d rows, release_k %d", ps.Name, r, k)
+				}
+			}
+		}
+		gp := pgen.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
+		central := pgen.Grow(concat(union), gp, "", "")
+		acc := func(tr *tree.Tree) float64 { return 100 * float64(pgen.Correct(tr, test)) / float64(test.Rows()) }
+		gn, _ := global.Size()
+		cn, _ := central.Size()
+		line := fmt.Sprintf("release_k %d: global %.2f%% (%d nodes), union %.2f%% (%d nodes), published:", k, acc(global), gn, acc(central), cn)
+		for _, p := range spec.PartyNames() {
+			n, l := pub[p].Size()
+			line += fmt.Sprintf(" %s %.2f%% (%d nodes, %d leaves, k %d)", p, acc(pub[p]), n, l, pub[p].PathK())
+		}
+		t.Log(line)
+		if acc(global) < acc(central)-3 {
+			t.Errorf("release_k %d: the global tree %.2f%%, more than 3 points below the union's %.2f%%", k, acc(global), acc(central))
+		}
+	}
+}
+
+// TestAdultFigures sweeps the number of parties and release_k on Adult
+// (PGEN_FIGURES=1; docs/pgen.md): adult.data split by rows, each party's
+// tree grown and ATP-pruned as the job does (TestJobExample checks that the
+// job publishes exactly these), the global tree by Global, accuracy on
+// adult.test; beside it the union's tree (the paper's BASIS) and the mean
+// accuracy of the published trees alone.
+func TestAdultFigures(t *testing.T) {
+	if os.Getenv("PGEN_FIGURES") == "" {
+		t.Skip("set PGEN_FIGURES=1")
+	}
+	_, s := adultSpec(t, 1, 1)
+	recs, err := adultdata.Read(adultRoot(), "adult.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := fromRecords(t, recs, s)
+	test := adultTest(t, s)
+	// The domains as adult.names publishes them (the categorical values;
+	// the numeric ranges of the training data stand in for public bounds).
+	sd := &pgen.Schema{Numeric: s.Numeric, ClassColumn: s.ClassColumn, Ranges: map[string][2]float64{}, Values: map[string][]string{}}
+	for _, a := range all.Attrs {
+		if a.Numeric {
+			sd.Ranges[a.Name] = [2]float64{slices.Min(a.Num), slices.Max(a.Num)}
+		} else {
+			sd.Values[a.Name] = a.Values
+		}
+	}
+	gp := pgen.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
+	acc := func(tr *tree.Tree) float64 { return 100 * float64(pgen.Correct(tr, test)) / float64(test.Rows()) }
+	t.Logf("union (BASIS): %.2f%%", acc(pgen.Grow(all, gp, "", "")))
+	for _, n := range []int{1, 3, 5, 10} {
+		parts := make([][][]string, n)
+		for i, r := range recs {
+			parts[i%n] = append(parts[i%n], r)
+		}
+		for _, k := range []uint64{1, 10, 50, 100, 500} {
+			start := time.Now()
+			var trees []*tree.Tree
+			var local float64
+			leaves := 0
+			for p := range n {
+				tr := pgen.Grow(fromRecords(t, parts[p], s), gp, fmt.Sprint(p), "t")
+				if _, err := tr.ReleasePrune(k); err != nil {
+					t.Fatal(err)
+				}
+				trees = append(trees, tr)
+				local += acc(tr) / float64(n)
+				_, l := tr.Size()
+				leaves += l
+			}
+			global, rows := pgen.Global(trees, s, gp, []byte("figures"))
+			withDom, _ := pgen.Global(trees, sd, gp, []byte("figures"))
+			gn, _ := global.Size()
+			dn, _ := withDom.Size()
+			t.Logf("| %d | %d | %d | %.2f | %.2f | %d | %.2f | %d | %d | %.1f |", n, k, leaves/n, local, acc(global), gn, acc(withDom), dn, rows, time.Since(start).Seconds())
+		}
+	}
+}
+
+// fromRecords reads Adult records as Data.
+func fromRecords(t testing.TB, recs [][]string, s *pgen.Schema) *pgen.Data {
+	path := filepath.Join(t.TempDir(), "part.csv")
+	var b strings.Builder
+	b.WriteString(strings.Join(adultdata.Names, ",") + "\n")
+	for _, r := range recs {
+		b.WriteString(strings.Join(r, ",") + "\n")
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return readData(t, path, s)
+}

@@ -1,0 +1,88 @@
+// Package pgen is `kind: pgen`, knowledge model sharing over a horizontal
+// partition (Sharkey, Tian, Zhang, Xu, "Privacy-Preserving Data Mining
+// through Knowledge Model Sharing", PinKDD 2007, LNCS 4890): every party
+// holds different rows of one schema; each grows a decision tree of its own
+// rows, prunes it by anonymity-based tree pruning (ATP, the paper's §3.2)
+// until every path holds at least params.release_k rows, and publishes it;
+// the coordinator generates pseudo-rows from the published paths (PGEN,
+// §2.2) and grows the global tree on them. No row leaves a party, and no
+// cryptography is involved: the privacy is that of the published trees.
+//
+// Start reading at job.go (Kind: the one step, publish, and the
+// coordinator's checks), then grow.go (the tree grower every party and the
+// coordinator run), generate.go (PGEN) and data.go (tables as the grower
+// reads them). The trees are package sjc/tree's: its ReleasePrune is ATP,
+// its PathK and DiversityC measure a published tree.
+//
+// # Spec
+//
+// One table per party, a schema for each, all the same (numeric and
+// categorical attributes, exactly one class column);
+//
+//	params: {release_k: K, release_l: 0, release_c: 0, max_depth: 10,
+//	         min_split: 2, prune: true, timeout_ms: 0,
+//	         ranges: {num_attr: [min, max]}, values: {cat_attr: [v1, v2]}}
+//
+// release_k is required; release_l (at least 2) with release_c also
+// requires every published path to be recursive (c, l)-diverse
+// (tree.Requirement), and ATP prunes for both. A spec with a test set is refused: the global
+// tree is public, so whoever holds test rows classifies them with it.
+//
+// # The job
+//
+// One step, publish round 0. Each party loads its table, grows a tree
+// (binary splits by information gain; numeric thresholds at the midpoint
+// between two adjacent distinct values; categorical splits value == v;
+// C4.5 pessimistic pruning when params.prune), prunes it by ATP to the
+// requirement (a party whose table as a whole does not meet it fails,
+// naming params.release_k and params.release_l), and returns it to the
+// coordinator. The coordinator
+// checks every tree (its splits are the party's table's, on schema
+// attributes with their kind's operator; each node's counts are its
+// children's sums; every leaf meets the requirement) and commits them.
+// Then, from the committed trees alone and the job's seed, it generates
+// the pseudo-rows (Generate) and grows the global tree with the same
+// params (Global); every member can redo this from the log. A party serves
+// publish round 0 only, and only while the log holds no published tree of
+// the job: a coordinator asking for more is refused, naming it.
+//
+// The result holds the global tree ("tree": splits name no party or
+// table, they are on the common schema), its size, the number of
+// pseudo-rows, every published tree by party ("published"), and per party
+// ("local") its rows, nodes, leaves, path k and (c, 2)-diversity c.
+//
+// # Leakage profile
+//
+// Every member of the consortium learns, through the log, each party's
+// published tree: its number of rows, and for every path (a conjunction of
+// predicates on its attributes) the number of its rows of each class, each
+// path holding at least release_k rows. The predicates tell of the values:
+// a numeric threshold lies halfway between two adjacent distinct values of
+// the party's column at that node, and a categorical one names a value the
+// party holds. release_k alone gives path k-anonymity, not diversity: a
+// path whose rows are all of one class tells every member that each of
+// its at least release_k rows has that class (the homogeneity attack the
+// paper describes); release_l and release_c prevent it, and the result
+// gives each tree's (c, 2)-diversity c so that the members see it (null
+// when some path is pure). The coordinator learns
+// nothing more than the members. The global tree is a function of the
+// published trees and the public seed.
+//
+// # Decisions
+//
+//   - A path gives exactly its leaf's rows of each class (the paper draws
+//     each pseudo-row's class from hit and miss; a tree here publishes every
+//     class's count, so Proposition 1's counts are kept exactly).
+//   - The domains are the spec's params.ranges and params.values where
+//     it gives them (public knowledge, as the paper assumes dom(A) known),
+//     and otherwise what the trees publish (Generate): a numeric attribute
+//     spans its thresholds, widened; a categorical one is the values its
+//     splits name plus Other; an attribute no tree splits on is constant.
+//     The global tree never splits on == Other, so that a row whose value
+//     no split names goes where Other goes.
+//   - Where ATP leaves only the root, the root is published as one leaf
+//     when it holds release_k rows (ATP returns an empty tree): it still
+//     counts the party's rows of each class for PGEN.
+//   - The global tree is built at the coordinator and published, not kept
+//     in parts: it holds nothing the published trees do not.
+package pgen

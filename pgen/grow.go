@@ -1,0 +1,193 @@
+package pgen
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/cohortdm/cohort/sjc/tree"
+)
+
+// eps is the gain tolerance: gains within eps are equal (the first
+// candidate in attribute order, then threshold or value order, wins), and
+// a best gain <= eps makes a leaf.
+const eps = 1e-12
+
+// GrowParams are the tree-growing parameters: binary splits by information
+// gain (numeric attributes at the midpoint between adjacent distinct
+// values, categorical ones as value == v), growth stopping at a pure node,
+// a node of fewer than MinSplit rows or depth MaxDepth, then C4.5
+// pessimistic pruning when Prune is set.
+type GrowParams struct {
+	MaxDepth int
+	MinSplit uint64
+	Prune    bool
+}
+
+// Grow grows a tree over every row of d; its splits name party and table.
+func Grow(d *Data, p GrowParams, party, table string) *tree.Tree {
+	return grow(&grower{d: d, p: p, party: party, table: table})
+}
+
+func grow(g *grower) *tree.Tree {
+	d, p := g.d, g.p
+	rows := make([]int32, d.Rows())
+	for i := range rows {
+		rows[i] = int32(i)
+	}
+	t := &tree.Tree{Labels: d.Labels, Root: g.grow(rows, 0)}
+	if p.Prune {
+		t.Prune(tree.DefaultCF)
+	}
+	return t
+}
+
+type grower struct {
+	d            *Data
+	p            GrowParams
+	party, table string
+	// noSplit is a categorical value never split on (Other, in the
+	// global tree: a row's value that no split names goes where Other
+	// goes, which an == Other split would send the other way).
+	noSplit string
+}
+
+// candidate is a split and its gain.
+type candidate struct {
+	gain  float64
+	split *tree.Split
+	attr  *Attr
+}
+
+func (g *grower) grow(rows []int32, depth int) *tree.Node {
+	counts := g.counts(rows)
+	n := &tree.Node{Counts: counts}
+	nz := 0
+	for _, c := range counts {
+		if c > 0 {
+			nz++
+		}
+	}
+	if nz <= 1 || uint64(len(rows)) < g.p.MinSplit || depth >= g.p.MaxDepth {
+		return n
+	}
+	best := candidate{gain: eps}
+	for _, a := range g.d.Attrs {
+		var c candidate
+		if a.Numeric {
+			c = g.bestNumeric(a, rows, counts)
+		} else {
+			c = g.bestCategorical(a, rows, counts)
+		}
+		if c.split != nil && c.gain > best.gain+eps {
+			best = c
+		}
+	}
+	if best.split == nil {
+		return n
+	}
+	var left, right []int32
+	for _, r := range rows {
+		if best.split.Holds(best.attr.row(int(r))) {
+			left = append(left, r)
+		} else {
+			right = append(right, r)
+		}
+	}
+	n.Split = best.split
+	n.Left, n.Right = g.grow(left, depth+1), g.grow(right, depth+1)
+	return n
+}
+
+func (g *grower) counts(rows []int32) []uint64 {
+	c := make([]uint64, len(g.d.Labels))
+	for _, r := range rows {
+		c[g.d.Class[r]]++
+	}
+	return c
+}
+
+// bestNumeric sweeps the rows in value order and scores each threshold
+// between adjacent distinct values.
+func (g *grower) bestNumeric(a *Attr, rows []int32, total []uint64) candidate {
+	sorted := slices.Clone(rows)
+	slices.SortFunc(sorted, func(x, y int32) int {
+		if c := cmp.Compare(a.Num[x], a.Num[y]); c != 0 {
+			return c
+		}
+		return int(x - y)
+	})
+	left := make([]uint64, len(total))
+	right := slices.Clone(total)
+	best := candidate{gain: math.Inf(-1)}
+	for i := 0; i+1 < len(sorted); i++ {
+		cl := g.d.Class[sorted[i]]
+		left[cl]++
+		right[cl]--
+		lo, hi := a.Num[sorted[i]], a.Num[sorted[i+1]]
+		if lo == hi {
+			continue
+		}
+		if gain := infoGain(total, left, right); gain > best.gain+eps {
+			t := lo + (hi-lo)/2
+			if t >= hi { // adjacent floats
+				t = lo
+			}
+			best = candidate{gain: gain, attr: a, split: &tree.Split{Party: g.party, Table: g.table, Column: a.Name, Op: tree.OpLE, Num: t}}
+		}
+	}
+	return best
+}
+
+// bestCategorical scores value == v for every value present at the node.
+func (g *grower) bestCategorical(a *Attr, rows []int32, total []uint64) candidate {
+	k := len(total)
+	per := make([]uint64, len(a.Values)*k)
+	for _, r := range rows {
+		per[int(a.Code[r])*k+int(g.d.Class[r])]++
+	}
+	best := candidate{gain: math.Inf(-1)}
+	right := make([]uint64, k)
+	for v := range a.Values {
+		left := per[v*k : (v+1)*k]
+		var n uint64
+		for c := range k {
+			n += left[c]
+			right[c] = total[c] - left[c]
+		}
+		if n == 0 || n == uint64(len(rows)) || (g.noSplit != "" && a.Values[v] == g.noSplit) {
+			continue
+		}
+		if gain := infoGain(total, left, right); gain > best.gain+eps {
+			best = candidate{gain: gain, attr: a, split: &tree.Split{Party: g.party, Table: g.table, Column: a.Name, Op: tree.OpEQ, Cat: a.Values[v]}}
+		}
+	}
+	return best
+}
+
+// infoGain is H(total) − (|left|·H(left) + |right|·H(right))/|total|, in
+// bits, computed as (N·H(total) − NL·H(left) − NR·H(right))/N with
+// N·H(c) = N·log2 N − Σ c·log2 c.
+func infoGain(total, left, right []uint64) float64 {
+	var n float64
+	for _, c := range total {
+		n += float64(c)
+	}
+	return (nEntropy(total) - nEntropy(left) - nEntropy(right)) / n
+}
+
+func nEntropy(c []uint64) float64 {
+	var n, s float64
+	for _, x := range c {
+		n += float64(x)
+		s += xlog2x(float64(x))
+	}
+	return xlog2x(n) - s
+}
+
+func xlog2x(x float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	return x * math.Log2(x)
+}

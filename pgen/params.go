@@ -1,0 +1,166 @@
+package pgen
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/table"
+)
+
+// Params are a pgen spec's params.
+type Params struct {
+	// ReleaseK is the path k-anonymity every published tree must have:
+	// each party prunes its tree by ATP (tree.ReleasePrune) until every
+	// leaf holds at least ReleaseK rows. Required.
+	ReleaseK uint64 `yaml:"release_k"`
+	// ReleaseL and ReleaseC, when ReleaseL is at least 2, add recursive
+	// (ReleaseC, ReleaseL)-diversity of every path's class counts to the
+	// requirement ATP prunes for (tree.Requirement).
+	ReleaseL int     `yaml:"release_l"`
+	ReleaseC float64 `yaml:"release_c"`
+	// MaxDepth, MinSplit and Prune grow the local trees and the global one
+	// (GrowParams).
+	MaxDepth  int    `yaml:"max_depth"`
+	MinSplit  uint64 `yaml:"min_split"`
+	Prune     bool   `yaml:"prune"`
+	TimeoutMS int64  `yaml:"timeout_ms"`
+	// Ranges and Values give attributes' domains (numeric [min, max],
+	// categorical values), public knowledge PGEN draws from (Generate).
+	Ranges map[string][]float64 `yaml:"ranges"`
+	Values map[string][]string  `yaml:"values"`
+}
+
+// release is the requirement every published path meets.
+func (p Params) release() tree.Requirement {
+	return tree.Requirement{K: p.ReleaseK, C: p.ReleaseC, L: p.ReleaseL}
+}
+
+func (p Params) grow() GrowParams {
+	return GrowParams{MaxDepth: p.MaxDepth, MinSplit: p.MinSplit, Prune: p.Prune}
+}
+
+// config is a checked spec: params, the common schema and each party's
+// one table.
+type config struct {
+	p      Params
+	schema *Schema
+	tables map[string]string // party -> table name
+}
+
+// parse checks a spec: params in range; one table per party; a schema for
+// every table, the same for all (a horizontal partition), of numeric and
+// categorical attributes and exactly one class column. Errors name the
+// field.
+func parse(spec *job.Spec) (*config, error) {
+	p := Params{MaxDepth: 10, MinSplit: 2, Prune: true}
+	if err := spec.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.ReleaseK < 1:
+		return nil, spec.Errorf("params.release_k", "required: the path k-anonymity of every published tree, at least 1")
+	case p.MaxDepth < 0 || p.MaxDepth > 64:
+		return nil, spec.Errorf("params.max_depth", "must be in [0, 64]")
+	case p.TimeoutMS < 0 || p.TimeoutMS > (24*time.Hour).Milliseconds():
+		return nil, spec.Errorf("params.timeout_ms", "must be in [0, a day]")
+	case len(spec.Parties) == 0:
+		return nil, spec.Errorf("parties", "no party")
+	case len(spec.Test) > 0:
+		return nil, spec.Errorf("test", "pgen evaluates no test set: the global tree is public, classify with it")
+	}
+	if f, why := p.release().Check(); f != "" {
+		return nil, spec.Errorf("params."+f, "%s", why)
+	}
+	cfg := &config{p: p, tables: map[string]string{}}
+	var first map[string]string
+	for i, ps := range spec.Parties {
+		if len(ps.Tables) != 1 {
+			return nil, spec.Errorf(fmt.Sprintf("parties[%d].tables", i), "pgen takes one table per party (its rows of the horizontal partition)")
+		}
+		name := ps.Tables[0].Name
+		cfg.tables[ps.Name] = name
+		sch, ok := spec.Schema[name]
+		if !ok {
+			return nil, spec.Errorf("schema."+name, "missing: pgen needs every table's schema")
+		}
+		if first == nil {
+			first = sch
+			continue
+		}
+		if len(sch) != len(first) {
+			return nil, spec.Errorf("schema."+name, "differs from the first table's: a horizontal partition has one schema")
+		}
+		for col, k := range sch {
+			if first[col] != k {
+				return nil, spec.Errorf("schema."+name+"."+col, "differs from the first table's: a horizontal partition has one schema")
+			}
+		}
+	}
+	s := &Schema{Numeric: map[string]bool{}}
+	for col, ks := range first {
+		field := "schema." + spec.Parties[0].Tables[0].Name + "." + col
+		k, err := table.ParseKind(ks)
+		if err != nil {
+			return nil, spec.Errorf(field, "unknown kind")
+		}
+		switch k {
+		case table.Numeric, table.Categorical:
+			s.Numeric[col] = k == table.Numeric
+		case table.Class:
+			if s.ClassColumn != "" {
+				return nil, spec.Errorf(field, "a second class column")
+			}
+			s.ClassColumn = col
+		default:
+			return nil, spec.Errorf(field, "pgen takes numeric, categorical and one class column")
+		}
+	}
+	if s.ClassColumn == "" {
+		return nil, spec.Errorf("schema."+spec.Parties[0].Tables[0].Name, "no class column")
+	}
+	if err := domains(spec, p, s); err != nil {
+		return nil, err
+	}
+	cfg.schema = s
+	return cfg, nil
+}
+
+// domains checks params.ranges and params.values against the schema and
+// puts them in it.
+func domains(spec *job.Spec, p Params, s *Schema) error {
+	s.Ranges, s.Values = map[string][2]float64{}, map[string][]string{}
+	for a, r := range p.Ranges {
+		field := "params.ranges." + a
+		switch num, ok := s.Numeric[a]; {
+		case !ok || !num:
+			return spec.Errorf(field, "not a numeric attribute of the schema")
+		case len(r) != 2 || !(r[0] < r[1]) || math.IsInf(r[0], 0) || math.IsInf(r[1], 0):
+			return spec.Errorf(field, "want [min, max], finite, min below max")
+		}
+		s.Ranges[a] = [2]float64{r[0], r[1]}
+	}
+	for a, v := range p.Values {
+		field := "params.values." + a
+		switch num, ok := s.Numeric[a]; {
+		case !ok || num:
+			return spec.Errorf(field, "not a categorical attribute of the schema")
+		case len(v) == 0:
+			return spec.Errorf(field, "no value")
+		}
+		s.Values[a] = v
+	}
+	return nil
+}
+
+// SchemaOf checks a pgen spec and returns its common schema (with the
+// domains it gives) and its params.
+func SchemaOf(spec *job.Spec) (*Schema, Params, error) {
+	cfg, err := parse(spec)
+	if err != nil {
+		return nil, Params{}, err
+	}
+	return cfg.schema, cfg.p, nil
+}

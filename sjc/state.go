@@ -1,0 +1,121 @@
+package sjc
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/sjc/tree"
+)
+
+// state is a party's training state after a committed step (Key names it,
+// "phase/round"): the shared join values of its edges (from PSI), its
+// tables' Parts at every node of the last level made, and the predicates
+// it won. A party keeps it in its data dir after every step that changes
+// it: the summaries it received are not in the log, and rebuilding them
+// would need every neighbour, so the state is kept rather than derived.
+type state struct {
+	Key    string      `msgpack:"key"`
+	Shared [][]string  `msgpack:"shared"` // by edge; nil for edges of other parties
+	Nodes  []nodeState `msgpack:"nodes"`
+	Won    []wonSplit  `msgpack:"won"`
+}
+
+// nodeState is the party's tables' Parts at one node.
+type nodeState struct {
+	ID    int32  `msgpack:"id"`
+	Parts []Part `msgpack:"parts"` // by graph index; empty for other parties' tables
+}
+
+// wonSplit is one predicate the party won.
+type wonSplit struct {
+	Node  int32      `msgpack:"node"`
+	Split tree.Split `msgpack:"split"`
+}
+
+// stateSecret is where a session keeps its training state between steps:
+// two slots, 0 and 1, written in turn, so that each step writes only its
+// own state and the one before it stays in the other slot.
+func stateSecret(id string, slot int) string { return fmt.Sprintf("jobs/%s/sjc-state-%d", id, slot) }
+
+// readStates reads the states the party kept for this job.
+func (s *session) readStates() error {
+	for slot := range s.slots {
+		b, err := s.p.Secrets().ReadSecret(stateSecret(s.p.JobID(), slot))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		var st state
+		if err := protocol.Unmarshal(b, &st); err != nil {
+			// The state holds the party's predicates: no decoder's quote
+			// of it may leave.
+			return &reworded{msg: fmt.Sprintf("its kept sjc state for job %s is unreadable", s.p.JobID()), cause: err}
+		}
+		s.states = append(s.states, &st)
+		s.slots[slot] = st.Key
+	}
+	return nil
+}
+
+// base returns the state after the last committed step that changed it.
+func (s *session) base(gr *growth) (*state, error) {
+	for _, st := range s.states {
+		if st.Key == gr.base {
+			return st, nil
+		}
+	}
+	return nil, fmt.Errorf("sjc: party %s has no training state for step %s (its kept state is lost)", s.p.Self(), gr.base)
+}
+
+// parts returns the Parts the state holds at node id, checked against the
+// party's tables.
+func (s *session) parts(st *state, id int32) ([]Part, error) {
+	k := slices.IndexFunc(st.Nodes, func(n nodeState) bool { return n.ID == id })
+	if k < 0 {
+		return nil, fmt.Errorf("sjc: party %s has no state for tree node %d", s.p.Self(), id)
+	}
+	parts := st.Nodes[k].Parts
+	if len(parts) != len(s.g.Tables) {
+		return nil, fmt.Errorf("sjc: party %s: state of tree node %d is malformed", s.p.Self(), id)
+	}
+	for _, t := range s.own {
+		if err := s.locals[t].checkPart(parts[t]); err != nil {
+			return nil, fmt.Errorf("party %s: state of tree node %d: %w", s.p.Self(), id, err)
+		}
+	}
+	return parts, nil
+}
+
+// keep records next as the state after its step, beside base, in memory
+// and in the party's data dir: in the state slot base is not in.
+func (s *session) keep(base, next *state) error {
+	s.states = []*state{next}
+	if base != nil && base.Key != next.Key {
+		s.states = append(s.states, base)
+	}
+	slot := 0
+	if base != nil && s.slots[0] == base.Key {
+		slot = 1
+	}
+	b, err := protocol.Marshal(next)
+	if err != nil {
+		return fmt.Errorf("sjc: encode the training state: %w", err)
+	}
+	if err := s.p.Secrets().WriteSecret(stateSecret(s.p.JobID(), slot), b); err != nil {
+		return fmt.Errorf("party %s: keep the sjc training state: %w", s.p.Self(), err)
+	}
+	s.slots[slot] = next.Key
+	return nil
+}
+
+// dropStates empties the kept states once the model is kept.
+func (s *session) dropStates() error {
+	for slot := range s.slots {
+		if err := s.p.Secrets().WriteSecret(stateSecret(s.p.JobID(), slot), nil); err != nil {
+			return err
+		}
+		s.slots[slot] = ""
+	}
+	s.states = nil
+	return nil
+}
