@@ -1,7 +1,5 @@
 package coherence
 
-import "slices"
-
 // border is [U, L] (Xu, ch. 4, Definition 12), with its edges
 // {⟨α, β⟩ | α ∈ U, β ∈ L, α ⊆ β}: it represents every itemset γ with
 // α ⊆ γ ⊆ β for an edge, counted up to length items (0: no bound). Lower
@@ -39,49 +37,7 @@ func newBorder(up, low [][]int32, length, items int, holders func(i int) []int32
 	return b
 }
 
-// holdersByScan finds, for each upper element, the lower elements that
-// hold it, by intersecting the lower elements' item lists.
-func holdersByScan(up, low [][]int32, items int) func(int) []int32 {
-	by := make([][]int32, items)
-	for j, l := range low {
-		for _, it := range l {
-			by[it] = append(by[it], int32(j))
-		}
-	}
-	return func(i int) []int32 {
-		a := up[i]
-		if len(a) == 0 {
-			return nil
-		}
-		first := a[0]
-		for _, it := range a {
-			if len(by[it]) < len(by[first]) {
-				first = it
-			}
-		}
-		var out []int32
-		for _, j := range by[first] {
-			if subset(a, low[j]) {
-				out = append(out, j)
-			}
-		}
-		return out
-	}
-}
 
-// edges lists every edge.
-func (b *border) edges() []edge {
-	var out []edge
-	for j, l := range b.low {
-		if l == nil {
-			continue
-		}
-		for _, i := range b.under[j] {
-			out = append(out, edge{b.up[i], l})
-		}
-	}
-	return out
-}
 
 // edgeCount is the number of edges.
 func (b *border) edgeCount() int {
@@ -162,22 +118,3 @@ func (b *border) within(j int32, l []int32) bool {
 	return false
 }
 
-// live lists the lower elements left, for tests.
-func (b *border) live() (up, low [][]int32) {
-	seen := map[int32]bool{}
-	for j, l := range b.low {
-		if l == nil {
-			continue
-		}
-		low = append(low, l)
-		for _, i := range b.under[j] {
-			if !seen[i] {
-				seen[i] = true
-				up = append(up, b.up[i])
-			}
-		}
-	}
-	slices.SortFunc(up, slices.Compare)
-	slices.SortFunc(low, slices.Compare)
-	return up, low
-}

@@ -59,19 +59,6 @@ func (c *counter) finish() error {
 	return nil
 }
 
-// run counts over a list of edges.
-func (c *counter) run(edges []edge, v int32, length int) error {
-	c.reset(v, length)
-	var held []edge
-	for _, e := range edges {
-		if h, ok := c.held(e); ok {
-			held = append(held, h)
-			c.bin.grow(len(e.b))
-		}
-	}
-	c.computeDelta(held, nil)
-	return c.finish()
-}
 
 // count counts over the edges of border b whose lower element holds v (all
 // of them when v = -1). It is Computeδ's outer loop with E* in the order of
