@@ -37,8 +37,6 @@ func newBorder(up, low [][]int32, length, items int, holders func(i int) []int32
 	return b
 }
 
-
-
 // edgeCount is the number of edges.
 func (b *border) edgeCount() int {
 	n := 0
@@ -117,4 +115,3 @@ func (b *border) within(j int32, l []int32) bool {
 	}
 	return false
 }
-

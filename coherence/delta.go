@@ -59,7 +59,6 @@ func (c *counter) finish() error {
 	return nil
 }
 
-
 // count counts over the edges of border b whose lower element holds v (all
 // of them when v = -1). It is Computeδ's outer loop with E* in the order of
 // lower, then upper element, and each ovset found through the border
