@@ -12,6 +12,12 @@ import (
 // more than a fraction h of them. No suppression of public items can help.
 var ErrIneligible = errors.New("coherence: no (h,k,p)-cohesion exists")
 
+// The two ways to fail Theorem 3, each an ErrIneligible.
+var (
+	ErrTooFew      = fmt.Errorf("%w: the database has fewer than k transactions", ErrIneligible)
+	ErrBreachEmpty = fmt.Errorf("%w: a private item occurs in more than a fraction h of the transactions (BPr(∅) > h)", ErrIneligible)
+)
+
 // problem is a labelled database prepared for the algorithms: transactions
 // renumbered so that those holding the same private items are adjacent
 // (tid ranges), each item's tids, supports.
@@ -94,11 +100,11 @@ func newProblem(db *Labelled, prm Params) (*problem, error) {
 // eligible applies Theorem 3: ∅ must be a non-mole.
 func (pr *problem) eligible() error {
 	if pr.n < pr.prm.K {
-		return fmt.Errorf("%w: the database has fewer than k transactions", ErrIneligible)
+		return ErrTooFew
 	}
 	for _, s := range pr.priv {
 		if pr.prm.breaches(pr.sup[s], pr.n) {
-			return fmt.Errorf("%w: a private item occurs in more than a fraction h of the transactions (BPr(∅) > h)", ErrIneligible)
+			return ErrBreachEmpty
 		}
 	}
 	return nil

@@ -147,23 +147,45 @@ func ReadCSV(r io.Reader) (*Database, error) {
 		if row == 1 && rec[0] == "tid" && rec[1] == "item" {
 			continue
 		}
-		if rec[0] == "" {
-			return nil, fmt.Errorf("%w: row %d: field tid is empty", ErrFormat, row)
-		}
-		t, ok := tids[rec[0]]
-		if !ok {
-			t = len(b.db.Trans)
-			tids[strings.Clone(rec[0])] = t
-			b.db.Trans = append(b.db.Trans, nil)
-		}
-		if rec[1] == "" {
-			continue
-		}
-		if err := b.addTo(t, rec[1]); err != nil {
+		if err := b.pair(tids, rec[0], rec[1]); err != nil {
 			return nil, fmt.Errorf("%w: row %d: %w", ErrFormat, row, err)
 		}
 	}
 	return b.finish(), nil
+}
+
+// FromPairs builds a database from (transaction id, item) pairs, as ReadCSV
+// reads them from a file: a table of columns tid and item.
+func FromPairs(tids, items []string) (*Database, error) {
+	if len(tids) != len(items) {
+		return nil, fmt.Errorf("%w: %d transaction ids for %d items", ErrFormat, len(tids), len(items))
+	}
+	b := newBuilder()
+	ids := map[string]int{}
+	for i := range tids {
+		if err := b.pair(ids, tids[i], items[i]); err != nil {
+			return nil, fmt.Errorf("%w: row %d: %w", ErrFormat, i+1, err)
+		}
+	}
+	return b.finish(), nil
+}
+
+// pair adds item to the transaction with id tid (an empty item only makes
+// sure the transaction exists).
+func (b *builder) pair(tids map[string]int, tid, item string) error {
+	if tid == "" {
+		return errors.New("field tid is empty")
+	}
+	t, ok := tids[tid]
+	if !ok {
+		t = len(b.db.Trans)
+		tids[strings.Clone(tid)] = t
+		b.db.Trans = append(b.db.Trans, nil)
+	}
+	if item == "" {
+		return nil
+	}
+	return b.addTo(t, item)
 }
 
 // builder numbers items as they first appear and drops repeats within a
