@@ -105,9 +105,11 @@ type miner struct {
 	pos    []int32    // scratch: rank → index among the current candidates
 	occ    [][]uint32 // scratch: delivered tids per candidate
 	trie   trie
-	moles  *Itemsets
-	stats  MineStats
-	buf    []int32
+	moles   *Itemsets
+	stats   MineStats
+	buf     []int32
+	touched []int
+	scratch scratch
 }
 
 // entry is a non-mole Q ∪ {rank} among its siblings.
@@ -175,28 +177,27 @@ func (m *miner) expand(prefix, path []int32, q *entry, cands []entry) []entry {
 		}
 		return true, least
 	}
-	sets, idx, least := m.candidates(q, cands, passes)
 	var children []entry
-	for n, ts := range sets {
-		c := &cands[idx[n]]
+	m.candidates(q, cands, passes, keep, func(i int, ts tidset, least int) {
+		c := &cands[i]
 		m.stats.Candidates++
-		if ts.sup == 0 || ts.sup == min(least[n], q.ts.sup, c.ts.sup) {
-			continue // held by no transaction, or not a generator
+		if ts.sup == 0 || ts.sup == min(least, q.ts.sup, c.ts.sup) {
+			return // held by no transaction, or not a generator
 		}
 		if ts.sup < m.pr.prm.K {
 			m.addMole(prefix, q.rank, c.rank)
-			continue
+			return
 		}
 		lv, breach := m.ratio(ts, q.live, c.live)
 		if breach {
 			m.addMole(prefix, q.rank, c.rank)
-			continue
+			return
 		}
 		m.stats.NonMoles++
 		if keep {
 			children = append(children, entry{rank: c.rank, ts: ts, live: lv})
 		}
-	}
+	})
 	if keep && len(children) > 0 {
 		first := m.trie.add(q.node, len(children))
 		for i := range children {
@@ -208,31 +209,33 @@ func (m *miner) expand(prefix, path []int32, q *entry, cands []entry) []entry {
 	return children
 }
 
-// candidates returns the tidsets of q ∪ c for the candidates c that pass,
-// and their indexes in cands, by the cheaper of intersection and delivery.
-func (m *miner) candidates(q *entry, cands []entry, passes func(int32) (bool, int)) ([]tidset, []int, []int) {
+// candidates calls visit with the tidset of q ∪ c for each candidate c
+// that passes (its index in cands, and the least support passes found), by
+// the cheaper of intersection and delivery. Unless keep, the tidset lives
+// in scratch space until visit returns.
+func (m *miner) candidates(q *entry, cands []entry, passes func(int32) (bool, int), keep bool, visit func(int, tidset, int)) {
 	vcost := 0
 	for i := range cands {
 		vcost += intersectCost(q.ts, cands[i].ts)
 	}
-	var sets []tidset
-	var idx, least []int
 	if vcost <= q.ts.sup*m.avgLen {
 		m.stats.Vertical++
 		for i := range cands {
 			if ok, l := passes(cands[i].rank); ok {
-				sets = append(sets, intersect(q.ts, cands[i].ts, m.pr.n))
-				idx = append(idx, i)
-				least = append(least, l)
+				if keep {
+					visit(i, intersect(q.ts, cands[i].ts, m.pr.n), l)
+				} else {
+					visit(i, m.scratch.intersect(q.ts, cands[i].ts), l)
+				}
 			}
 		}
-		return sets, idx, least
+		return
 	}
 	m.stats.Horizontal++
 	for i := range cands {
 		m.pos[cands[i].rank] = int32(i)
 	}
-	var touched []int
+	touched := m.touched[:0]
 	q.ts.each(func(t uint32) {
 		row := m.horiz[t]
 		start, _ := slices.BinarySearch(row, q.rank+1)
@@ -251,13 +254,15 @@ func (m *miner) candidates(q *entry, cands []entry, passes func(int32) (bool, in
 	slices.Sort(touched)
 	for _, i := range touched {
 		if ok, l := passes(cands[i].rank); ok {
-			sets = append(sets, settle(listSet(slices.Clone(m.occ[i])), m.pr.n))
-			idx = append(idx, i)
-			least = append(least, l)
+			if keep {
+				visit(i, settle(listSet(slices.Clone(m.occ[i])), m.pr.n), l)
+			} else {
+				visit(i, listSet(m.occ[i]), l)
+			}
 		}
 		m.occ[i] = m.occ[i][:0]
 	}
-	return sets, idx, least
+	m.touched = touched
 }
 
 // ratio counts, for the private items that may breach in both parents,

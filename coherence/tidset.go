@@ -87,10 +87,14 @@ func filter(l []uint32, b []uint64) tidset {
 // mergeLists intersects two sorted lists, galloping through the longer one
 // when their sizes differ much.
 func mergeLists(a, b []uint32) []uint32 {
+	return appendMerge(make([]uint32, 0, min(len(a), len(b), 64)), a, b)
+}
+
+// appendMerge appends a ∩ b to out.
+func appendMerge(out, a, b []uint32) []uint32 {
 	if len(a) > len(b) {
 		a, b = b, a
 	}
-	out := make([]uint32, 0, min(len(a), 64))
 	if len(a)*16 < len(b) {
 		for _, t := range a {
 			i := sort.Search(len(b), func(i int) bool { return b[i] >= t })
@@ -169,4 +173,44 @@ func (s tidset) each(f func(t uint32)) {
 			x &= x - 1
 		}
 	}
+}
+
+// scratch holds the buffers of intersections that are counted and
+// forgotten.
+type scratch struct {
+	bits []uint64
+	list []uint32
+}
+
+// intersect returns a ∩ b in the scratch buffers, valid until the next
+// call; a bitset stays a bitset however sparse.
+func (s *scratch) intersect(a, b tidset) tidset {
+	switch {
+	case a.bits != nil && b.bits != nil:
+		if cap(s.bits) < len(a.bits) {
+			s.bits = make([]uint64, len(a.bits))
+		}
+		out := s.bits[:len(a.bits)]
+		c := 0
+		for i, x := range a.bits {
+			y := x & b.bits[i]
+			out[i] = y
+			c += bits.OnesCount64(y)
+		}
+		return tidset{bits: out, sup: c}
+	case a.bits != nil:
+		a, b = b, a
+		fallthrough
+	case b.bits != nil:
+		out := s.list[:0]
+		for _, t := range a.list {
+			if b.bits[t>>6]&(1<<(t&63)) != 0 {
+				out = append(out, t)
+			}
+		}
+		s.list = out
+		return listSet(out)
+	}
+	s.list = appendMerge(s.list[:0], a.list, b.list)
+	return listSet(s.list)
 }
