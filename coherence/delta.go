@@ -147,11 +147,15 @@ func (c *counter) stop() bool {
 	return c.err != nil
 }
 
-// unionSize is |a ∪ b ∪ {v}| for sorted a holding v (v < 0: none).
+// unionSize is |a ∪ b ∪ {v}| for sorted a and b, a holding v (v < 0:
+// none).
 func unionSize(a, b []int32, v int32) int {
-	n := len(a)
+	n, i := len(a), 0
 	for _, x := range b {
-		if x != v && !contains(a, x) {
+		for i < len(a) && a[i] < x {
+			i++
+		}
+		if x != v && (i == len(a) || a[i] != x) {
 			n++
 		}
 	}
@@ -182,12 +186,11 @@ func (c *counter) overlap(e, f edge) (int, bool) {
 	if !e.meets(f) {
 		return 0, false
 	}
-	x := union(e.a, f.a)
-	if !fits(len(x), c.length) {
+	x := unionSize(e.a, f.a, -1)
+	if !fits(x, c.length) {
 		return 0, false
 	}
-	y := inter(e.b, f.b)
-	return len(x) - len(e.a) + len(e.b) - len(y), true
+	return x - len(e.a) + len(e.b) - interSize(e.b, f.b), true
 }
 
 // computeDelta adds the itemsets covered by estar and by no edge of ehat
