@@ -28,13 +28,18 @@ type MineStats struct {
 // every immediate subset of a candidate Q ∪ {y} has been visited before
 // the candidate is formed (it differs from Q ∪ {y} at the first item it
 // lacks, where it holds a later item), so the non-moles found so far, kept
-// in a trie, answer the subset test. A candidate's tidset is either the
-// intersection of two siblings' tidsets (bitsets when dense, sorted lists
-// when sparse) or, when cheaper, delivered for all of Q's candidates at
-// once by a pass over Q's transactions. Since every immediate subset of a
-// candidate β is a non-mole, BPr(β) > h exactly when Pr(s|β) > h for a
-// private s; only private items that could still breach h are counted
-// (see problem.live), each over the tid ranges that hold it.
+// in a trie, answer the subset test. Only generators are kept: a candidate
+// with the support of an immediate subset is neither a minimal mole nor
+// under one (every transaction of the subset holds the missing item, so
+// dropping that item from a superset changes neither its cohort nor its
+// breach, and a mole stays a mole), and neither is an item in every
+// transaction. A candidate's tidset is either the intersection of two
+// siblings' tidsets (bitsets when dense, sorted lists when sparse) or,
+// when cheaper, delivered for all of Q's candidates at once by a pass over
+// Q's transactions. Since every immediate subset of a candidate β is a
+// non-mole, BPr(β) > h exactly when Pr(s|β) > h for a private s; only
+// private items that could still breach h are counted (see problem.live),
+// each over the tid ranges that hold it.
 func (pr *problem) minimalMoles(ctx context.Context, items []int32, live [][]privCount) (*Itemsets, MineStats, error) {
 	m := &miner{pr: pr, ctx: ctx, moles: &Itemsets{}}
 	if len(items) == 0 || !fits(2, pr.prm.P) {
