@@ -227,11 +227,11 @@ func BenchmarkTreeCohesionH(b *testing.B) {
 // k' = 40, 50, 60 %; Retail δ = 20 %, k' = 1, 3, 5 %. One seed.
 func BenchmarkBorderCohesion(b *testing.B) {
 	cases := []struct {
-		data   string
-		delta  float64
-		kNugs  []float64
-		ks     []int
-		seed   uint64
+		data  string
+		delta float64
+		kNugs []float64
+		ks    []int
+		seed  uint64
 	}{
 		{"connect", 0.3, []float64{0.4, 0.5, 0.6}, []int{10, 30, 50}, 1},
 		{"retail", 0.2, []float64{0.01, 0.03, 0.05}, []int{10, 30, 50}, 1},

@@ -102,14 +102,14 @@ func (pr *problem) minimalMoles(ctx context.Context, items []int32, live [][]pri
 }
 
 type miner struct {
-	pr     *problem
-	ctx    context.Context
-	item   []int32   // rank → item
-	horiz  [][]int32 // per tid: the ranks of its items, ascending
-	avgLen int
-	pos    []int32    // scratch: rank → index among the current candidates
-	occ    [][]uint32 // scratch: delivered tids per candidate
-	trie   trie
+	pr      *problem
+	ctx     context.Context
+	item    []int32   // rank → item
+	horiz   [][]int32 // per tid: the ranks of its items, ascending
+	avgLen  int
+	pos     []int32    // scratch: rank → index among the current candidates
+	occ     [][]uint32 // scratch: delivered tids per candidate
+	trie    trie
 	moles   *Itemsets
 	stats   MineStats
 	buf     []int32
