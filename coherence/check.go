@@ -102,44 +102,48 @@ type checker struct {
 
 func newChecker(pub *Database, role map[string]Role, prm Params) *checker {
 	c := &checker{prm: prm, num: int64(math.Floor(prm.H*1e6 + 0.5)), trans: len(pub.Trans)}
-	pubID, privID := map[string]int32{}, map[string]int32{}
-	var pubLists, privLists [][]int32
+	pubs, privs := &numbering{id: map[string]int32{}}, &numbering{id: map[string]int32{}}
 	for t, tr := range pub.Trans {
 		var p []int32
 		for _, it := range tr {
-			lab := pub.Items[it]
-			switch role[lab] {
+			switch lab := pub.Items[it]; role[lab] {
 			case Public:
-				id, ok := pubID[lab]
-				if !ok {
-					id = int32(len(pubLists))
-					pubID[lab] = id
-					pubLists = append(pubLists, nil)
-				}
-				pubLists[id] = append(pubLists[id], int32(t))
-				p = append(p, id)
+				p = append(p, pubs.hold(lab, t))
 			case Private:
-				id, ok := privID[lab]
-				if !ok {
-					id = int32(len(privLists))
-					privID[lab] = id
-					privLists = append(privLists, nil)
-				}
-				privLists[id] = append(privLists[id], int32(t))
+				privs.hold(lab, t)
 			}
 		}
 		sort.Slice(p, func(i, j int) bool { return p[i] < p[j] })
 		c.pubs = append(c.pubs, p)
 		c.longest = max(c.longest, len(p))
 	}
-	for _, l := range pubLists {
+	for _, l := range pubs.holders {
 		c.pub = append(c.pub, c.make(l))
 	}
-	for _, l := range privLists {
+	for _, l := range privs.holders {
 		c.priv = append(c.priv, c.make(l))
 	}
 	c.mark = make([]bool, len(c.pub))
 	return c
+}
+
+// numbering numbers labels as they come and lists each one's
+// transactions.
+type numbering struct {
+	id      map[string]int32
+	holders [][]int32
+}
+
+// hold records that transaction t holds lab and returns lab's number.
+func (n *numbering) hold(lab string, t int) int32 {
+	id, ok := n.id[lab]
+	if !ok {
+		id = int32(len(n.holders))
+		n.id[lab] = id
+		n.holders = append(n.holders, nil)
+	}
+	n.holders[id] = append(n.holders[id], int32(t))
+	return id
 }
 
 // make turns a sorted list of transactions into a tset.

@@ -23,6 +23,7 @@ type counter struct {
 	steps   int
 	err     error
 	pos     []int32 // scratch: per lower element, its place in E*, or -1
+	buf     []int32 // scratch
 }
 
 func newCounter(ctx context.Context, items int) *counter {
@@ -126,7 +127,7 @@ func (c *counter) count(b *border, v int32, length int) error {
 					if !subset(e.a, beta2) {
 						continue
 					}
-					size := x - len(e.a) + len(beta) - interSize(beta, beta2)
+					size := x - len(e.a) + len(beta) - c.interSize(beta, beta2)
 					if best < 0 || size < bestSize {
 						best, bestSize = len(ovset), size
 					}
@@ -163,21 +164,9 @@ func unionSize(a, b []int32, v int32) int {
 }
 
 // interSize is |a ∩ b| for sorted a and b.
-func interSize(a, b []int32) int {
-	n, i, j := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			n++
-			i++
-			j++
-		}
-	}
-	return n
+func (c *counter) interSize(a, b []int32) int {
+	c.buf = appendInter(c.buf[:0], a, b)
+	return len(c.buf)
 }
 
 // overlap reports whether e meets f on an itemset short enough to count
@@ -190,7 +179,7 @@ func (c *counter) overlap(e, f edge) (int, bool) {
 	if !fits(x, c.length) {
 		return 0, false
 	}
-	return x - len(e.a) + len(e.b) - interSize(e.b, f.b), true
+	return x - len(e.a) + len(e.b) - c.interSize(e.b, f.b), true
 }
 
 // computeDelta adds the itemsets covered by estar and by no edge of ehat

@@ -1,6 +1,9 @@
 package coherence
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // Itemsets is a list of itemsets kept in one slice: each one sorted
 // ascending by item.
@@ -78,8 +81,10 @@ func union(a, b []int32) []int32 {
 }
 
 // inter returns sorted a ∩ b.
-func inter(a, b []int32) []int32 {
-	var out []int32
+func inter(a, b []int32) []int32 { return appendInter(nil, a, b) }
+
+// appendInter appends sorted a ∩ b to out, walking both.
+func appendInter[T cmp.Ordered](out, a, b []T) []T {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		switch {

@@ -108,20 +108,7 @@ func appendMerge(out, a, b []uint32) []uint32 {
 		}
 		return out
 	}
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
-		}
-	}
-	return out
+	return appendInter(out, a, b)
 }
 
 // countIn counts the members of s inside the ranges.
