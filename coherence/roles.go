@@ -62,6 +62,11 @@ type RoleSpec struct {
 var (
 	// ErrRoles means the roles asked for are contradictory.
 	ErrRoles = errors.New("coherence: bad item roles")
+	// ErrPublicPrivate means an item is listed both public and private.
+	ErrPublicPrivate = fmt.Errorf("%w: an item is listed both public and private", ErrRoles)
+	// ErrThesisLabels means the thesis's private items cannot be labelled
+	// in the data's format.
+	ErrThesisLabels = fmt.Errorf("%w: the thesis's private items cannot be labelled", ErrRoles)
 )
 
 // Label gives db's items their roles. With the thesis rule the returned
@@ -107,7 +112,7 @@ func Label(db *Database, spec RoleSpec, f Format) (*Labelled, error) {
 				continue
 			}
 			if l.Roles[id] == Private {
-				return nil, fmt.Errorf("%w: an item is listed both public and private", ErrRoles)
+				return nil, ErrPublicPrivate
 			}
 			l.Roles[id] = Public
 		}
@@ -196,14 +201,14 @@ func thesisLabels(db *Database, f Format) (func(int32) string, string, error) {
 		for _, lab := range db.Items {
 			v, err := strconv.ParseUint(lab, 10, 64)
 			if err != nil {
-				return nil, "", fmt.Errorf("%w: the thesis rule in a FIMI file needs integer items", ErrRoles)
+				return nil, "", fmt.Errorf("%w: the thesis rule in a FIMI file needs integer items", ErrThesisLabels)
 			}
 			top = max(top, v)
 		}
 		base := uint64(10)
 		for base <= top {
 			if base > (1<<63)/10 {
-				return nil, "", fmt.Errorf("%w: items too large to label the thesis's private copies", ErrRoles)
+				return nil, "", fmt.Errorf("%w: items too large for the copies' labels", ErrThesisLabels)
 			}
 			base *= 10
 		}
@@ -215,7 +220,7 @@ func thesisLabels(db *Database, f Format) (func(int32) string, string, error) {
 	ids := labelIndex(db)
 	for _, lab := range db.Items {
 		if _, ok := ids[lab+"'"]; ok || lab == "s*" {
-			return nil, "", fmt.Errorf("%w: an item's label clashes with the thesis's private labels (v' and s*)", ErrRoles)
+			return nil, "", fmt.Errorf("%w: an item's label clashes with theirs (v' and s*)", ErrThesisLabels)
 		}
 	}
 	return func(it int32) string { return db.Items[it] + "'" }, "s*", nil

@@ -137,7 +137,12 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		return nil, err
 	}
 	labelled, err := coherence.Label(db, s.prm.roles(), format)
-	if err != nil {
+	switch {
+	case errors.Is(err, coherence.ErrPublicPrivate):
+		return nil, fmt.Errorf("params.public: %w", err)
+	case errors.Is(err, coherence.ErrThesisLabels):
+		return nil, fmt.Errorf("params.private_rule: %w", err)
+	case err != nil:
 		return nil, fmt.Errorf("params: %w", err)
 	}
 	o, err := publish(ctx, labelled, format, s.prm)

@@ -260,6 +260,7 @@ func TestBadParams(t *testing.T) {
 		"params.public_fraction": base + "  public_fraction: 0.5\n  public: [p1]\n",
 		"params.seed":            base + "  seed: 4\n",
 		"params.public[0]":       base + "  public: ['']\n",
+		"params.public[1]":       base + "  public: [p1, s0]\n  private: [s0]\n",
 		"params.colour":          base + "  colour: red\n",
 	}
 	for field, prm := range cases {
@@ -283,6 +284,9 @@ func TestBadData(t *testing.T) {
 		{"b.csv", "tid,item\n1,a,x-secret-x\n", "  h: 0.5\n  k: 2\n  p: 2\n", "row 2"},
 		{"b.csv", "tid,item\n1,a\n2,b\n", "  h: 0.5\n  k: 3\n  p: 2\n", "params.k"},
 		{"b.csv", "tid,item\nx-secret-x1,a\nx-secret-x1,ill\nx-secret-x2,b\nx-secret-x2,ill\nx-secret-x3,c\n", "  h: 0.5\n  k: 2\n  p: 2\n  private: [ill]\n", "params.h"},
+		{"b.csv", "tid,item\nx-secret-x1,a\nx-secret-x2,b\n", "  h: 0.5\n  k: 2\n  p: 2\n  private_rule: thesis\n  public: [s*]\n", "params.public"},
+		{"b.dat", "10000000000000000000 2\n3 4\n", "  h: 0.5\n  k: 2\n  p: 2\n  private_rule: thesis\n", "params.private_rule"},
+		{"b.csv", "tid,item\n1,x-secret-x\n2,x-secret-x'\n", "  h: 0.5\n  k: 2\n  p: 2\n  private_rule: thesis\n", "params.private_rule"},
 	}
 	for _, c := range cases {
 		rep, err := run(t, writeSpec(t, c.file, c.data, c.params), jobtest.Options{})

@@ -103,9 +103,16 @@ func parseParams(spec *job.Spec) (*Params, error) {
 			return nil, spec.Errorf(fmt.Sprintf("params.private[%d]", i), "is empty")
 		}
 	}
+	private := make(map[string]bool, len(prm.Private))
+	for _, l := range prm.Private {
+		private[l] = true
+	}
 	for i, l := range prm.Public {
-		if l == "" {
+		switch {
+		case l == "":
 			return nil, spec.Errorf(fmt.Sprintf("params.public[%d]", i), "is empty")
+		case private[l]:
+			return nil, spec.Errorf(fmt.Sprintf("params.public[%d]", i), "is also in params.private")
 		}
 	}
 	return prm, nil
