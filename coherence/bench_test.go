@@ -113,10 +113,10 @@ func (o outcome) report(b *testing.B, n int, nuggets bool) {
 }
 
 // measure runs alg (tree, border or rmall) once, verifies the publication
-// and, with nug, counts the nuggets lost.
-func measure(b *testing.B, db *Labelled, alg string, prm Params, nug *Nuggets) outcome {
+// and, with nug, counts the nuggets lost. A run ctx ends is reported as
+// unfinished (false).
+func measure(ctx context.Context, b *testing.B, db *Labelled, alg string, prm Params, nug *Nuggets) (outcome, bool) {
 	b.Helper()
-	ctx := context.Background()
 	start, cpu := time.Now(), cputime.Used(b)
 	var res *Result
 	var br *BorderResult
@@ -131,6 +131,9 @@ func measure(b *testing.B, db *Labelled, alg string, prm Params, nug *Nuggets) o
 			res = &br.Result
 		}
 	}
+	if ctx.Err() != nil {
+		return outcome{}, false
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -140,6 +143,9 @@ func measure(b *testing.B, db *Labelled, alg string, prm Params, nug *Nuggets) o
 	o.lossItems = LossOfItems(db.Database, pub)
 	check := time.Now()
 	if err := Check(ctx, db, pub, prm); err != nil {
+		if ctx.Err() != nil {
+			return outcome{}, false
+		}
 		b.Fatalf("%s: the publication fails the checker: %v", alg, err)
 	}
 	o.check = time.Since(check).Seconds()
@@ -151,12 +157,21 @@ func measure(b *testing.B, db *Labelled, alg string, prm Params, nug *Nuggets) o
 			if before, err = CountNuggets(ctx, db, nil, *nug); err == nil {
 				after, err = CountNuggets(ctx, db, res.Suppressed, *nug)
 			}
+			if ctx.Err() != nil {
+				return outcome{}, false
+			}
 			if err != nil {
 				b.Fatal(err)
 			}
 		}
 		o.lossNuggets = LossOfNuggets(before, after)
 	}
+	return o, true
+}
+
+// must is measure without a time limit.
+func must(b *testing.B, db *Labelled, alg string, prm Params, nug *Nuggets) outcome {
+	o, _ := measure(context.Background(), b, db, alg, prm, nug)
 	return o
 }
 
@@ -190,7 +205,7 @@ func BenchmarkTreeCohesion(b *testing.B) {
 					for b.Loop() {
 						var sum outcome
 						for _, seed := range seeds {
-							sum.add(measure(b, withPublic(b, data, delta, seed), alg, s.prm, nil))
+							sum.add(must(b, withPublic(b, data, delta, seed), alg, s.prm, nil))
 						}
 						sum.report(b, len(seeds), false)
 					}
@@ -212,7 +227,7 @@ func BenchmarkTreeCohesionH(b *testing.B) {
 					for b.Loop() {
 						var sum outcome
 						for _, seed := range seeds {
-							sum.add(measure(b, withPublic(b, data, s.delta, seed), alg, prm, nil))
+							sum.add(must(b, withPublic(b, data, s.delta, seed), alg, prm, nil))
 						}
 						sum.report(b, len(seeds), false)
 					}
@@ -246,7 +261,47 @@ func BenchmarkBorderCohesion(b *testing.B) {
 						db := withPublic(b, data, c.delta, c.seed)
 						nug := Nuggets{K: int(kn*float64(len(db.Trans)) + 0.999999)}
 						for b.Loop() {
-							measure(b, db, alg, Params{H: 1, K: k, P: 0}, &nug).report(b, 1, true)
+							must(b, db, alg, Params{H: 1, K: k, P: 0}, &nug).report(b, 1, true)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// Loss of nuggets against k at the thesis's own settings of Figures 21
+// and 23: h = 100 %, p = ∞, δ = 100 %; Connect k' = 40, 50, 60 %,
+// Retail k' = 1, 3, 5 %; k = 10, 30, 50; one seed. Each run is cut after
+// COHERENCE_BENCH_LIMIT (a Go duration, 5m by default) and then reported
+// as unfinished (unfinished-s, the limit) rather than measured.
+func BenchmarkBorderThesis(b *testing.B) {
+	limit := 5 * time.Minute
+	if v := os.Getenv("COHERENCE_BENCH_LIMIT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("COHERENCE_BENCH_LIMIT: %v", err)
+		}
+		limit = d
+	}
+	kNugs := map[string][]float64{"connect": {0.4, 0.5, 0.6}, "retail": {0.01, 0.03, 0.05}}
+	for _, data := range []string{"connect", "retail"} {
+		for _, kn := range kNugs[data] {
+			for _, k := range []int{10, 30, 50} {
+				for _, alg := range []string{"border", "rmall"} {
+					b.Run(fmt.Sprintf("%s/k'=%v/k=%d/%s", data, kn, k, alg), func(b *testing.B) {
+						db := withPublic(b, fimi(b, data), 1, 1)
+						nug := Nuggets{K: int(kn*float64(len(db.Trans)) + 0.999999)}
+						for b.Loop() {
+							ctx, cancel := context.WithTimeout(context.Background(), limit)
+							o, done := measure(ctx, b, db, alg, Params{H: 1, K: k, P: 0}, &nug)
+							cancel()
+							if !done {
+								b.ReportMetric(limit.Seconds(), "unfinished-s")
+								b.ReportMetric(0, "ns/op")
+								continue
+							}
+							o.report(b, 1, true)
 						}
 					})
 				}
@@ -269,7 +324,7 @@ func BenchmarkBorderDefaults(b *testing.B) {
 					for _, seed := range seeds {
 						db := withPublic(b, data, s.delta, seed)
 						nug := Nuggets{K: int(kn[s.data]*float64(len(db.Trans)) + 0.999999)}
-						sum.add(measure(b, db, alg, s.prm, &nug))
+						sum.add(must(b, db, alg, s.prm, &nug))
 					}
 					sum.report(b, len(seeds), true)
 				}
