@@ -20,7 +20,8 @@ import (
 // seeds the thesis's five random selections of public items stand for,
 // verifies every publication with the checker and reports:
 //
-//	loss%     loss of items;  lossN%  loss of nuggets (when nuggets are set)
+//	loss%     loss of items;  loss1%  the part of it the size-1 moles cause
+//	lossN%    loss of nuggets (when nuggets are set)
 //	supp      items suppressed;  minmoles  minimal moles (size 2 and up)
 //	mine-s    time to the greedy loop (FindMole, and the borders);  wall-s  whole run
 //	cpu-s     CPU time of the run;  check-s  the checker's time
@@ -82,12 +83,13 @@ func withPublic(tb testing.TB, data *Labelled, delta float64, seed uint64) *Labe
 
 // outcome is one run's figures; add and avg fold them over seeds.
 type outcome struct {
-	lossItems, lossNuggets, suppressed, minimal float64
-	mine, wall, cpu, check                      float64
+	lossItems, lossSize1, lossNuggets, suppressed, minimal float64
+	mine, wall, cpu, check                                 float64
 }
 
 func (o *outcome) add(p outcome) {
 	o.lossItems += p.lossItems
+	o.lossSize1 += p.lossSize1
 	o.lossNuggets += p.lossNuggets
 	o.suppressed += p.suppressed
 	o.minimal += p.minimal
@@ -100,6 +102,7 @@ func (o *outcome) add(p outcome) {
 func (o outcome) report(b *testing.B, n int, nuggets bool) {
 	f := 1 / float64(n)
 	b.ReportMetric(100*o.lossItems*f, "loss%")
+	b.ReportMetric(100*o.lossSize1*f, "loss1%")
 	if nuggets {
 		b.ReportMetric(100*o.lossNuggets*f, "lossN%")
 	}
@@ -141,6 +144,7 @@ func measure(ctx context.Context, b *testing.B, db *Labelled, alg string, prm Pa
 		suppressed: float64(len(res.Suppressed)), minimal: float64(res.MinimalMoles)}
 	pub := res.Publish(db)
 	o.lossItems = LossOfItems(db.Database, pub)
+	o.lossSize1 = LossOfItems(db.Database, db.Without(res.Suppressed[:res.Size1]))
 	check := time.Now()
 	if err := Check(ctx, db, pub, prm); err != nil {
 		if ctx.Err() != nil {
