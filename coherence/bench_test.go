@@ -275,10 +275,12 @@ func BenchmarkBorderCohesion(b *testing.B) {
 }
 
 // Loss of nuggets against k at the thesis's own settings of Figures 21
-// and 23: h = 100 %, p = ∞, δ = 100 %; Connect k' = 40, 50, 60 %,
-// Retail k' = 1, 3, 5 %; k = 10, 30, 50; one seed. Each run is cut after
-// COHERENCE_BENCH_LIMIT (a Go duration, 5m by default) and then reported
-// as unfinished (unfinished-s, the limit) rather than measured.
+// and 23 (h = 100 %, p = ∞; Connect k' = 40, 50, 60 %, Retail k' = 1, 3,
+// 5 %; k = 10, 30, 50; one seed) at δ = 100 % as the thesis, and at the δ
+// between BenchmarkBorderCohesion's and 100 %, to find how far
+// Border-Cohesion goes. Each run is cut after COHERENCE_BENCH_LIMIT (a Go
+// duration, 5m by default) and then reported as unfinished (unfinished-s,
+// the limit) rather than measured: select a few points with -bench.
 func BenchmarkBorderThesis(b *testing.B) {
 	limit := 5 * time.Minute
 	if v := os.Getenv("COHERENCE_BENCH_LIMIT"); v != "" {
@@ -288,13 +290,24 @@ func BenchmarkBorderThesis(b *testing.B) {
 		}
 		limit = d
 	}
-	kNugs := map[string][]float64{"connect": {0.4, 0.5, 0.6}, "retail": {0.01, 0.03, 0.05}}
-	for _, data := range []string{"connect", "retail"} {
-		for _, kn := range kNugs[data] {
+	type point struct {
+		data  string
+		delta float64
+		kNugs []float64
+	}
+	var points []point
+	for _, d := range []float64{0.4, 0.5, 0.7, 1} {
+		points = append(points, point{"connect", d, []float64{0.4, 0.5, 0.6}})
+	}
+	for _, d := range []float64{0.4, 0.6, 1} {
+		points = append(points, point{"retail", d, []float64{0.01, 0.03, 0.05}})
+	}
+	for _, pt := range points {
+		for _, kn := range pt.kNugs {
 			for _, k := range []int{10, 30, 50} {
 				for _, alg := range []string{"border", "rmall"} {
-					b.Run(fmt.Sprintf("%s/k'=%v/k=%d/%s", data, kn, k, alg), func(b *testing.B) {
-						db := withPublic(b, fimi(b, data), 1, 1)
+					b.Run(fmt.Sprintf("%s/delta=%v/k'=%v/k=%d/%s", pt.data, pt.delta, kn, k, alg), func(b *testing.B) {
+						db := withPublic(b, fimi(b, pt.data), pt.delta, 1)
 						nug := Nuggets{K: int(kn*float64(len(db.Trans)) + 0.999999)}
 						for b.Loop() {
 							ctx, cancel := context.WithTimeout(context.Background(), limit)
