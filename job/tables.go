@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,7 +166,7 @@ func ResolveTablePath(root, path string) (string, error) {
 	}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return "", fmt.Errorf("tables directory: %w", pathCause(err))
+		return "", fmt.Errorf("tables directory: %w", table.WithoutPath(err))
 	}
 	full := filepath.Join(realRoot, path)
 	real, err := filepath.EvalSymlinks(full)
@@ -175,21 +174,11 @@ func ResolveTablePath(root, path string) (string, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			return "", fmt.Errorf("table %s: no such file in the node's tables_dir", path)
 		}
-		return "", fmt.Errorf("table %s: %w", path, pathCause(err))
+		return "", fmt.Errorf("table %s: %w", path, table.WithoutPath(err))
 	}
 	rel, err := filepath.Rel(realRoot, real)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "", fmt.Errorf("%w: %q leaves it through a symbolic link", ErrTablePath, path)
 	}
 	return real, nil
-}
-
-// pathCause is the cause of a failed file operation, without the path the
-// operating system's error repeats.
-func pathCause(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

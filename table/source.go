@@ -190,11 +190,18 @@ func Label(src Source) string {
 // named desc. The operating system's error repeats the full path; only
 // its cause is kept.
 func fileError(desc string, err error) error {
+	return fmt.Errorf("%w: %s: %w", ErrSource, desc, WithoutPath(err))
+}
+
+// WithoutPath returns the cause of a file system error without the path
+// it names (an organisation's directory layout), for failure texts that
+// reach every member's log; any other error is returned as it is.
+func WithoutPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		err = pe.Err
+		return pe.Err
 	}
-	return fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+	return err
 }
 
 func (o ReadOptions) maxBytes() int64 {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize/onetable"
 	"github.com/cohortdm/cohort/bicluster"
+	"github.com/cohortdm/cohort/coherence/publish"
 	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/keygen"
@@ -133,7 +134,7 @@ func (a *app) configFlag(cmd *cobra.Command, persistent bool, p *string, what st
 func kinds() job.Registry {
 	return job.Registry{"sum": sum.Kind{}, "quantile": quantile.Kind{}, "bicluster": bicluster.Kind{},
 		"sjc": sjc.Kind{}, "sjc-predict": sjc.PredictKind{}, "integrate": integrate.Kind{}, "anonymize": onetable.Kind{},
-		"keygen": keygen.Kind{}, "pgen": pgen.Kind{}}
+		"keygen": keygen.Kind{}, "pgen": pgen.Kind{}, "coherence": publish.Kind{}}
 }
 
 func (a *app) logger() *slog.Logger {

@@ -1,0 +1,288 @@
+// Package publish is the `coherence` job: one organisation publishes its
+// table of transactions (h,k,p)-coherent by suppressing public items, with
+// package coherence (Xu, ch. 4).
+//
+// Spec: one party with one table of transactions: a FIMI file (any path
+// not ending in .csv: one transaction per line, integer items separated by
+// spaces), a `tid,item` CSV (path ending in .csv), or any other table
+// source with columns tid and item. Params:
+//
+//	h, k, p                 the privacy parameters (p a positive integer or inf)
+//	utility: item|itemset   Tree-Cohesion (IL(v) = Sup(v)) or Border-Cohesion (IL(v) = |N(v)|)
+//	algorithm: greedy|rmall the greedy of the utility, or the RmAll baseline
+//	k_nugget, p_nugget      the nuggets (a count of at least 2, or a fraction of the transactions; p_nugget
+//	                        an integer or inf, default inf): needed by itemset utility, optional otherwise
+//	private: [items]        the private items, or
+//	private_rule: thesis    the thesis's synthetic private items (coherence.ThesisPrivates)
+//	public: [items]         the public items, or
+//	public_fraction, seed   a seeded draw of that fraction of the items that are not private
+//	timeout_ms              how long the party may take
+//
+// Items not private are public unless public or public_fraction says
+// otherwise; the others are kept (published, never suppressed, assumed
+// unknown to an attacker). The issue names public and public_fraction;
+// the design adds private and private_rule: both are supported.
+//
+// The party runs the algorithm, then verifies its publication with the
+// package's independent checker, and only then sends it. The result holds
+// the publication (the same transactions in the same order without the
+// suppressed items; a CSV's transaction ids are replaced by 1, 2, ...),
+// the suppressed items, the loss of items, the minimal moles before
+// (moles_before, size-1 moles included: every mole holds one, and all
+// moles are too many to count in general) and after (0), the time and,
+// with k_nugget, the nuggets before and after and the loss of nuggets.
+// `cohort sim` writes the publication to DIR/published.dat in the input's
+// format and leaves its name in result.json.
+//
+// # Leakage profile
+//
+// One step, one party. The party's output, sent to the coordinator, is the
+// publication and the figures above; the coordinator checks its shape and
+// commits it: the publication is the job's public result, and every member
+// receives it through the log. Nothing else leaves the party: not the
+// suppressed items' occurrences, not a CSV's transaction ids, not which
+// items were drawn public beyond what the spec and the publication show.
+//
+// What the publication can still reveal (coherence package doc): to an
+// attacker who knows at most p public items of a person, at least k
+// transactions match and no private item is in more than a fraction h of
+// them; an attacker who knows more than p public items, or a kept item, or
+// the length of a person's transaction, may single it out. The private
+// items are published, and so is each one's frequency (at most h of the
+// transactions, Theorem 3). The suppressed items are named.
+package publish
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cohortdm/cohort/coherence"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/table"
+)
+
+// Kind is `kind: coherence`.
+type Kind struct{}
+
+const phase = "coherence"
+
+// File is the publication `cohort sim` writes.
+const File = "published.dat"
+
+// Validate checks the spec.
+func (Kind) Validate(spec *job.Spec) error {
+	_, err := parseParams(spec)
+	return err
+}
+
+// OutputDisclosure: the output is the publication, a public result.
+func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+
+// Coordinate runs the one step and checks the publication's shape.
+func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
+	prm, err := parseParams(c.Spec())
+	if err != nil {
+		return nil, err
+	}
+	party := c.Spec().Parties[0].Name
+	call := job.Call[struct{}]{Parties: []string{party}, TimeoutMS: prm.TimeoutMS}
+	done, err := publishRound.Run(ctx, c, call, func(outs *job.Outcome[output]) (output, error) {
+		if why, ok := outs.Failed[party]; ok {
+			return output{}, fmt.Errorf("coherence: party %s: %s", party, strings.TrimPrefix(why, "party "+party+": "))
+		}
+		o := outs.Results[party]
+		return o, o.check()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return done.Decision.result(prm), nil
+}
+
+// publishRound is the job's one round: the party's publication, which is
+// also the public decision.
+var publishRound = job.Round[struct{}, output, output]{Phase: phase}
+
+// Open opens the party's session; it keeps nothing between steps (there is
+// one), so a restart runs the step again.
+func (Kind) Open(_ context.Context, p job.Participant) (job.Session, error) {
+	prm, err := parseParams(p.Spec())
+	if err != nil {
+		return nil, err
+	}
+	return &session{p: p, prm: prm}, nil
+}
+
+type session struct {
+	p   job.Participant
+	prm *Params
+}
+
+func (s *session) Close() {}
+
+// Step loads the transactions, publishes them coherent, verifies the
+// publication and returns it with the figures.
+func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	return publishRound.Serve(step, func(struct{}) (output, error) { return s.publish(ctx) })
+}
+
+// publish loads the party's transactions and publishes them coherent.
+func (s *session) publish(ctx context.Context) (output, error) {
+	db, format, err := load(ctx, s.p)
+	if err != nil {
+		return output{}, err
+	}
+	labelled, err := coherence.Label(db, s.prm.roles(), format)
+	switch {
+	case errors.Is(err, coherence.ErrPublicPrivate):
+		return output{}, fmt.Errorf("params.public: %w", err)
+	case errors.Is(err, coherence.ErrThesisLabels):
+		return output{}, fmt.Errorf("params.private_rule: %w", err)
+	case err != nil:
+		return output{}, fmt.Errorf("params: %w", err)
+	}
+	o, err := publish(ctx, labelled, format, s.prm)
+	if err != nil {
+		return output{}, err
+	}
+	return *o, nil
+}
+
+// load reads the party's one table of transactions: a file by its
+// extension, any other source as a table of columns tid and item.
+func load(ctx context.Context, p job.Participant) (*coherence.Database, coherence.Format, error) {
+	ps, _ := p.Spec().Party(p.Self())
+	if len(ps.Tables) != 1 {
+		return nil, 0, fmt.Errorf("coherence: party %s is not the job's party", p.Self())
+	}
+	ts := ps.Tables[0]
+	src, err := p.TableSource(ts)
+	if err != nil {
+		return nil, 0, fmt.Errorf("party %s: %w", p.Self(), err)
+	}
+	if typ := src.Type(); typ == table.CSV {
+		f, err := os.Open(src.Path)
+		if err != nil {
+			// The failure reaches every member's log: the file by its
+			// base name, never the organisation's path.
+			return nil, 0, fmt.Errorf("party %s: table %s: %s: %w", p.Self(), ts.Name, table.Label(src), table.WithoutPath(err))
+		}
+		defer f.Close()
+		read, format := coherence.ReadFIMI, coherence.FIMI
+		if strings.EqualFold(filepath.Ext(src.Path), ".csv") {
+			read, format = coherence.ReadCSV, coherence.CSV
+		}
+		db, err := read(f)
+		if err != nil {
+			return nil, 0, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)
+		}
+		return db, format, nil
+	}
+	t, err := table.Open(ctx, src, ts.Name, map[string]table.Kind{"tid": table.Categorical, "item": table.Categorical}, table.ReadOptions{Label: table.Label(src)})
+	if err != nil {
+		return nil, 0, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)
+	}
+	tid, err1 := t.Column("tid")
+	item, err2 := t.Column("item")
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, 0, fmt.Errorf("party %s: table %s needs columns tid and item: %w", p.Self(), ts.Name, err)
+	}
+	db, err := coherence.FromPairs(tid.Str, item.Str)
+	if err != nil {
+		return nil, 0, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)
+	}
+	return db, coherence.CSV, nil
+}
+
+// publish runs the algorithm the params name, verifies the publication and
+// gathers the figures.
+func publish(ctx context.Context, db *coherence.Labelled, format coherence.Format, prm *Params) (*output, error) {
+	privacy := prm.privacy()
+	nug, withNuggets := prm.nuggets(len(db.Trans))
+	start := time.Now()
+	var res *coherence.Result
+	var before, after coherence.Count
+	var err error
+	switch prm.algorithm() {
+	case "rmall":
+		res, err = coherence.RmAll(ctx, db, privacy)
+	case "border-cohesion":
+		var br *coherence.BorderResult
+		if br, err = coherence.BorderCohesion(ctx, db, privacy, nug); err == nil {
+			res, before, after = &br.Result, br.NuggetsBefore, br.NuggetsAfter
+		}
+	default:
+		res, err = coherence.TreeCohesion(ctx, db, privacy)
+	}
+	switch {
+	case errors.Is(err, coherence.ErrTooFew):
+		return nil, fmt.Errorf("params.k: %w", err)
+	case errors.Is(err, coherence.ErrBreachEmpty):
+		return nil, fmt.Errorf("params.h: %w", err)
+	case err != nil:
+		return nil, err
+	}
+	seconds := time.Since(start).Seconds()
+	pub := res.Publish(db)
+	if err := coherence.Check(ctx, db, pub, privacy); err != nil {
+		return nil, fmt.Errorf("coherence: the publication failed the independent check, nothing is published: %w", err)
+	}
+	o := &output{Format: format.String(), Algorithm: prm.algorithm(), Transactions: len(db.Trans),
+		Occurrences: db.Occurrences(), LossItems: coherence.LossOfItems(db.Database, pub),
+		MolesBefore: res.Size1 + res.MinimalMoles, Size1: res.Size1, Seconds: seconds}
+	for _, v := range res.Suppressed {
+		o.Suppressed = append(o.Suppressed, db.Items[v])
+	}
+	if withNuggets {
+		if prm.algorithm() != "border-cohesion" {
+			if before, err = coherence.CountNuggets(ctx, db, nil, nug); err != nil {
+				return nil, err
+			}
+			if after, err = coherence.CountNuggets(ctx, db, res.Suppressed, nug); err != nil {
+				return nil, err
+			}
+		}
+		o.NuggetsBefore, o.NuggetsAfter = before.String(), after.String()
+		o.LossNuggets = coherence.LossOfNuggets(before, after)
+	}
+	o.Published = compact(pub)
+	o.Published.Format = o.Format
+	return o, nil
+}
+
+// Assemble writes DIR/published.dat from the committed publication and
+// names it in result.json instead of holding it.
+func (Kind) Assemble(_ context.Context, _ *job.Spec, result []byte, _ map[string]job.Secrets, dir string) ([]byte, error) {
+	var res map[string]json.RawMessage
+	if err := json.Unmarshal(result, &res); err != nil {
+		return nil, fmt.Errorf("coherence: result: %w", err)
+	}
+	var p publication
+	if err := json.Unmarshal(res["published"], &p); err != nil {
+		return nil, fmt.Errorf("coherence: result field published: %w", err)
+	}
+	db, format, err := p.database()
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(dir, File))
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Write(f, format); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("coherence: write %s: %w", File, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	res["published"], _ = json.Marshal(File)
+	return json.MarshalIndent(res, "", "  ")
+}

@@ -1,0 +1,375 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/coherence"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/sim"
+)
+
+// writeSpec writes data as the one table of a spec with the given params
+// and returns the spec.
+func writeSpec(t *testing.T, file, data, params string) *job.Spec {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := "kind: coherence\nparties:\n  - name: shop\n    tables: [{name: baskets, path: " + file + "}]\nparams:\n" + params
+	path := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := job.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// basketsCSV draws n baskets of public items p0..p9 and private items
+// s0..s2, with distinctive customer ids.
+func basketsCSV(n int, seed uint64) string {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var b strings.Builder
+	b.WriteString("tid,item\n")
+	for c := range n {
+		tid := fmt.Sprintf("customer-%05d", 7919*c%100000)
+		for i := range 10 {
+			if rng.Float64() < 0.9/float64(i+1) {
+				fmt.Fprintf(&b, "%s,p%d\n", tid, i)
+			}
+		}
+		if r := rng.IntN(6); r < 3 {
+			fmt.Fprintf(&b, "%s,s%d\n", tid, r)
+		}
+	}
+	return b.String()
+}
+
+// basketsFIMI is the same kind of data in FIMI form: items 1-10 public,
+// 100-102 private.
+func basketsFIMI(n int, seed uint64) string {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	var b strings.Builder
+	for range n {
+		var items []string
+		for i := range 10 {
+			if rng.Float64() < 0.9/float64(i+1) {
+				items = append(items, fmt.Sprint(i+1))
+			}
+		}
+		if r := rng.IntN(6); r < 3 {
+			items = append(items, fmt.Sprint(100+r))
+		}
+		b.WriteString(strings.Join(items, " ") + " \n")
+	}
+	return b.String()
+}
+
+func run(t *testing.T, s *job.Spec, opts jobtest.Options) (*jobtest.Report, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return jobtest.Run(ctx, Kind{}, s, opts)
+}
+
+// local runs the library on the spec's data, as the party does.
+func local(t *testing.T, s *job.Spec) (*coherence.Labelled, coherence.Format, *Params) {
+	t.Helper()
+	prm, err := parseParams(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(s.Dir, s.Parties[0].Tables[0].Path)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	read, format := coherence.ReadFIMI, coherence.FIMI
+	if strings.HasSuffix(path, ".csv") {
+		read, format = coherence.ReadCSV, coherence.CSV
+	}
+	db, err := read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := coherence.Label(db, prm.roles(), format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, format, prm
+}
+
+// Each algorithm, as a job, suppresses what the library suppresses in
+// process; the publication passes the checker and the nugget figures
+// match the library's count.
+func TestAlgorithms(t *testing.T) {
+	params := map[string]string{
+		"tree":   "  h: 0.6\n  k: 4\n  p: 3\n  private: [s0, s1, s2]\n  k_nugget: 10\n",
+		"border": "  h: 0.6\n  k: 4\n  p: inf\n  utility: itemset\n  private: [s0, s1, s2]\n  k_nugget: 0.1\n",
+		"rmall":  "  h: 0.6\n  k: 4\n  p: 3\n  algorithm: rmall\n  private: [s0, s1, s2]\n",
+	}
+	for name, prm := range params {
+		t.Run(name, func(t *testing.T) {
+			s := writeSpec(t, "baskets.csv", basketsCSV(200, 7), prm)
+			rep, err := run(t, s, jobtest.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, _, p := local(t, s)
+			var want *coherence.Result
+			ctx := context.Background()
+			switch p.algorithm() {
+			case "tree-cohesion":
+				want, err = coherence.TreeCohesion(ctx, db, p.privacy())
+			case "rmall":
+				want, err = coherence.RmAll(ctx, db, p.privacy())
+			default:
+				nug, _ := p.nuggets(len(db.Trans))
+				var br *coherence.BorderResult
+				br, err = coherence.BorderCohesion(ctx, db, p.privacy(), nug)
+				if err == nil {
+					want = &br.Result
+					if got := rep.Result["nuggets_before"]; fmt.Sprint(got) != br.NuggetsBefore.String() {
+						t.Errorf("nuggets_before %v, library %v", got, br.NuggetsBefore)
+					}
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var labels []string
+			for _, v := range want.Suppressed {
+				labels = append(labels, db.Items[v])
+			}
+			if got := rep.Result["suppressed"].([]string); !slices.Equal(got, labels) {
+				t.Errorf("job suppressed %v, library %v", got, labels)
+			}
+			if len(labels) == 0 {
+				t.Errorf("nothing suppressed: the test data has no mole")
+			}
+			pub := rep.Result["published"].(publication)
+			pdb, _, err := pub.database()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := coherence.Check(ctx, db, pdb, p.privacy()); err != nil {
+				t.Errorf("the published transactions fail the checker: %v", err)
+			}
+			if rep.Result["moles_before"].(int) < 1 || rep.Result["moles_after"] != 0 || rep.Result["verified"] != true {
+				t.Errorf("moles %v → %v, verified %v", rep.Result["moles_before"], rep.Result["moles_after"], rep.Result["verified"])
+			}
+		})
+	}
+}
+
+// The thesis's private items and a seeded public fraction, on a FIMI file:
+// the same seed publishes the same, and the publication keeps the copies.
+func TestThesisRuleFIMI(t *testing.T) {
+	prm := "  h: 0.7\n  k: 3\n  p: 2\n  private_rule: thesis\n  public_fraction: 0.6\n  seed: 5\n"
+	data := basketsFIMI(150, 3)
+	a, err := run(t, writeSpec(t, "b.dat", data, prm), jobtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := run(t, writeSpec(t, "b.dat", data, prm), jobtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a.Result["suppressed"].([]string), b.Result["suppressed"].([]string)) {
+		t.Errorf("one seed, two publications: %v and %v", a.Result["suppressed"], b.Result["suppressed"])
+	}
+	// Items are 1-10 and 100-102, so base is 1000: the copies and s* (2000)
+	// are the labels of four digits.
+	copies := 0
+	for _, l := range a.Result["published"].(publication).Items {
+		if len(l) == 4 {
+			copies++
+		}
+	}
+	if copies == 0 {
+		t.Errorf("the publication holds no private copy")
+	}
+}
+
+// Leakage: with a coordinator that is not the party, the only message is
+// the output, disclosed as a public result; no customer id is in any
+// message or log entry.
+func TestLeakage(t *testing.T) {
+	data := basketsCSV(120, 9)
+	s := writeSpec(t, "baskets.csv", data, "  h: 0.6\n  k: 4\n  p: 2\n  private: [s0, s1, s2]\n")
+	rep, err := run(t, s, jobtest.Options{Members: []string{"hub"}, Leader: "hub"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Outputs) == 0 {
+		t.Fatal("no output reported")
+	}
+	for _, m := range rep.SentOutside(protocol.DisclosePublicResult) {
+		t.Errorf("message %s discloses %q", m.Message.Type, m.Disclosure)
+	}
+	sent := 0
+	for _, m := range rep.Sent {
+		if m.Disclosure == protocol.DisclosePublicResult {
+			sent++
+		}
+	}
+	if sent == 0 {
+		t.Errorf("the publication left the party in no message recorded as a public result")
+	}
+	for _, line := range strings.Split(data, "\n")[1:] {
+		tid, _, _ := strings.Cut(line, ",")
+		if tid == "" {
+			continue
+		}
+		if len(rep.SentHolding([]byte(tid))) > 0 || len(rep.LogHolding([]byte(tid))) > 0 {
+			t.Fatalf("customer id %q left the party", tid)
+		}
+	}
+}
+
+func TestBadParams(t *testing.T) {
+	base := "  h: 0.5\n  k: 3\n  p: 2\n"
+	cases := map[string]string{
+		"params.h":               "  k: 3\n  p: 2\n",
+		"params.h ":              "  h: 1.5\n  k: 3\n  p: 2\n",
+		"params.k":               "  h: 0.5\n  k: 1\n  p: 2\n",
+		"params.p":               "  h: 0.5\n  k: 3\n",
+		"params.p ":              "  h: 0.5\n  k: 3\n  p: 0\n",
+		"params.utility":         base + "  utility: items\n",
+		"params.algorithm":       base + "  algorithm: fast\n",
+		"params.k_nugget":        base + "  utility: itemset\n",
+		"params.k_nugget ":       base + "  k_nugget: 1.5\n",
+		"params.p_nugget":        base + "  p_nugget: 3\n",
+		"params.private_rule":    base + "  private_rule: mine\n",
+		"params.private_rule ":   base + "  private_rule: thesis\n  private: [s0]\n",
+		"params.public_fraction": base + "  public_fraction: 0.5\n  public: [p1]\n",
+		"params.seed":            base + "  seed: 4\n",
+		"params.public[0]":       base + "  public: ['']\n",
+		"params.public[1]":       base + "  public: [p1, s0]\n  private: [s0]\n",
+		"params.colour":          base + "  colour: red\n",
+	}
+	for field, prm := range cases {
+		err := Kind{}.Validate(writeSpec(t, "b.csv", "tid,item\n1,a\n", prm))
+		if err == nil || !strings.Contains(err.Error(), strings.TrimSpace(field)) {
+			t.Errorf("%q: err = %v, want it to name %s", prm, err, field)
+		}
+	}
+	if err := (Kind{}).Validate(writeSpec(t, "b.csv", "tid,item\n1,a\n", base)); err != nil {
+		t.Errorf("good params: %v", err)
+	}
+}
+
+// Bad data fails the job with an error naming the line or the field, never
+// a value from the data.
+func TestBadData(t *testing.T) {
+	cases := []struct {
+		file, data, params, want string
+	}{
+		{"b.dat", "1 2 3\n4 x-secret-x 5\n", "  h: 0.5\n  k: 2\n  p: 2\n", "line 2: field 2"},
+		{"b.csv", "tid,item\n1,a,x-secret-x\n", "  h: 0.5\n  k: 2\n  p: 2\n", "row 2"},
+		{"b.csv", "tid,item\n1,a\n2,b\n", "  h: 0.5\n  k: 3\n  p: 2\n", "params.k"},
+		{"b.csv", "tid,item\nx-secret-x1,a\nx-secret-x1,ill\nx-secret-x2,b\nx-secret-x2,ill\nx-secret-x3,c\n", "  h: 0.5\n  k: 2\n  p: 2\n  private: [ill]\n", "params.h"},
+		{"b.csv", "tid,item\nx-secret-x1,a\nx-secret-x2,b\n", "  h: 0.5\n  k: 2\n  p: 2\n  private_rule: thesis\n  public: [s*]\n", "params.public"},
+		{"b.dat", "10000000000000000000 2\n3 4\n", "  h: 0.5\n  k: 2\n  p: 2\n  private_rule: thesis\n", "params.private_rule"},
+		{"b.csv", "tid,item\n1,x-secret-x\n2,x-secret-x'\n", "  h: 0.5\n  k: 2\n  p: 2\n  private_rule: thesis\n", "params.private_rule"},
+	}
+	for _, c := range cases {
+		rep, err := run(t, writeSpec(t, c.file, c.data, c.params), jobtest.Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want %q", c.data, err, c.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "x-secret-x") || len(rep.LogHolding([]byte("x-secret-x"))) > 0 {
+			t.Errorf("%q: a value of the data is in the error or the log", c.data)
+		}
+	}
+}
+
+// Over a real node (libp2p, Raft) with `cohort sim`'s runner: the
+// publication is written to published.dat in the input's format, every
+// transaction in it, and passes the checker.
+func TestSim(t *testing.T) {
+	for _, c := range []struct{ file, data string }{
+		{"baskets.csv", basketsCSV(150, 11)},
+		{"baskets.dat", basketsFIMI(150, 11)},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			private := "[s0, s1, s2]"
+			if strings.HasSuffix(c.file, ".dat") {
+				private = "[100, 101, 102]" // YAML integers name items too
+			}
+			s := writeSpec(t, c.file, c.data, "  h: 0.6\n  k: 4\n  p: 2\n  private: "+private+"\n")
+			out := filepath.Join(t.TempDir(), "out")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res, err := sim.Run(ctx, filepath.Join(s.Dir, "spec.yaml"), sim.RunOptions{Kinds: job.Registry{"coherence": Kind{}}, Out: out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res["published"] != File {
+				t.Errorf("result names %v, not %s", res["published"], File)
+			}
+			f, err := os.Open(filepath.Join(out, File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			db, format, prm := local(t, s)
+			read := coherence.ReadFIMI
+			if format == coherence.CSV {
+				read = coherence.ReadCSV
+			}
+			pub, err := read(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := coherence.Check(ctx, db, pub, prm.privacy()); err != nil {
+				t.Fatalf("published.dat: %v", err)
+			}
+			if len(res["suppressed"].([]any)) == 0 {
+				t.Errorf("nothing suppressed")
+			}
+		})
+	}
+}
+
+// The shape check refuses publications that do not describe themselves.
+func TestOutputCheck(t *testing.T) {
+	good := output{Format: "fimi", Transactions: 2, Published: publication{Format: "fimi", Items: []string{"1", "2"}, Trans: [][]uint32{{0, 1}, {}}}}
+	if err := good.check(); err != nil {
+		t.Fatal(err)
+	}
+	bad := map[string]func(o *output){
+		"unknown item":        func(o *output) { o.Published.Trans[1] = []uint32{2} },
+		"repeated item":       func(o *output) { o.Published.Trans[1] = []uint32{1, 1} },
+		"repeated label":      func(o *output) { o.Published.Items = []string{"1", "1"} },
+		"wrong count":         func(o *output) { o.Transactions = 3 },
+		"suppressed shown":    func(o *output) { o.Suppressed = []string{"2"} },
+		"bad format":          func(o *output) { o.Published.Format = "xml"; o.Format = "xml" },
+		"nugget not a number": func(o *output) { o.NuggetsBefore = "many" },
+	}
+	for name, f := range bad {
+		o := good
+		o.Published.Trans = [][]uint32{{0, 1}, {}}
+		o.Published.Items = []string{"1", "2"}
+		f(&o)
+		if err := o.check(); !errors.Is(err, errShape) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
