@@ -9,7 +9,7 @@
 // job one step at a time: Coordinator.Start commits the step to the log,
 // every party of the step runs it in its Session and sends its output to the
 // coordinator alone; the coordinator folds the outputs into the step's
-// public decision and commits it with Attempt.Commit (Run does the three in
+// public decision and commits it with Attempt.Commit (Round.Run does the three in
 // one call). Coordinate is a fold over committed records, like raft's
 // FSM.Apply: it may depend only on the spec, the job's seed and the
 // decisions its steps committed; no clock, map order or fresh randomness may
@@ -50,7 +50,6 @@ package job
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -140,7 +139,7 @@ type Record struct {
 	// failover it is the previous leader for steps finished before.
 	Coordinator string `msgpack:"coordinator"`
 	// Decision is the coordinator's public decision for the step (msgpack
-	// of a kind's own type; see Run).
+	// of a kind's own type; see Round).
 	Decision []byte            `msgpack:"decision"`
 	Failed   map[string]string `msgpack:"failed"`
 	Silent   []string          `msgpack:"silent"`
@@ -236,40 +235,6 @@ type Attempt interface {
 	// decision, or with failure (the step's error, when not empty), and
 	// returns the record.
 	Commit(ctx context.Context, outs *Outputs, decision []byte, failure string) (*Record, error)
-}
-
-// Run runs step to its end: it starts it, waits for the parties' outputs,
-// reduces them with decide to the step's public decision and commits it. A
-// step already committed returns the committed decision without running.
-// decide sees private outputs; what it returns is seen by every member.
-func Run[D any](ctx context.Context, c Coordinator, step Step, decide func(*Outputs) (D, error)) (D, *Record, error) {
-	var d D
-	a, err := c.Start(ctx, step)
-	if err != nil {
-		return d, nil, err
-	}
-	rec := a.Record()
-	if rec == nil {
-		outs, err := a.Wait(ctx)
-		if err != nil {
-			return d, nil, err
-		}
-		if d, err = decide(outs); err != nil {
-			return d, nil, err
-		}
-		b, err := protocol.Marshal(&d)
-		if err != nil {
-			return d, nil, fmt.Errorf("step %s/%d: encode decision: %w", step.Phase, step.Round, err)
-		}
-		if rec, err = a.Commit(ctx, outs, b, ""); err != nil {
-			return d, nil, err
-		}
-		return d, rec, nil
-	}
-	if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
-		return d, nil, fmt.Errorf("step %s/%d: committed decision: %w", step.Phase, step.Round, err)
-	}
-	return d, rec, nil
 }
 
 // Result is a job's own result fields; the runtime adds kind, parties,

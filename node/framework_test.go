@@ -282,13 +282,17 @@ func TestReplayMismatchFailsTheJob(t *testing.T) {
 	}
 }
 
+// driftRound is drifting's one round: its args are the coordinator's name.
+var driftRound = job.Round[string, struct{}, int]{Phase: "p"}
+
 // drifting commits a step whose args name the coordinator: not
 // deterministic, so a new leader derives other args.
 type drifting struct{}
 
 func (drifting) Validate(*job.Spec) error { return nil }
 func (drifting) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
-	_, _, err := job.Run(ctx, c, job.Step{Phase: "p", Args: []byte(c.Self()), TimeoutMS: 20000}, func(*job.Outputs) (int, error) { return 0, nil })
+	_, err := driftRound.Run(ctx, c, job.Call[string]{Args: c.Self(), TimeoutMS: 20000},
+		func(*job.Outcome[struct{}]) (int, error) { return 0, nil })
 	return job.Result{}, err
 }
 func (drifting) Open(context.Context, job.Participant) (job.Session, error) {

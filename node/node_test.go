@@ -49,24 +49,21 @@ func (s *stepper) Validate(*job.Spec) error { return nil }
 func (s *stepper) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	total := 0
 	for _, phase := range []string{"a", "b"} {
-		sum, _, err := job.Run(ctx, c, job.Step{Phase: phase, TimeoutMS: 3000}, func(outs *job.Outputs) (int, error) {
-			if len(outs.Failed) > 0 {
-				return 0, fmt.Errorf("failed: %v", outs.Failed)
-			}
-			sum := 0
-			for _, p := range c.Spec().PartyNames() {
-				var v int
-				if err := protocol.Unmarshal(outs.Results[p], &v); err != nil {
+		done, err := job.Round[struct{}, int, int]{Phase: phase}.Run(ctx, c, job.Call[struct{}]{TimeoutMS: 3000},
+			func(outs *job.Outcome[int]) (int, error) {
+				if err := outs.Err(); err != nil {
 					return 0, err
 				}
-				sum += v
-			}
-			return sum, nil
-		})
+				sum := 0
+				for _, p := range c.Spec().PartyNames() {
+					sum += outs.Results[p]
+				}
+				return sum, nil
+			})
 		if err != nil {
 			return nil, err
 		}
-		total += sum
+		total += done.Decision
 	}
 	return job.Result{"total": total}, nil
 }
@@ -96,7 +93,7 @@ func (ss *stepperSession) Step(ctx context.Context, step job.Step) ([]byte, erro
 			return nil, ctx.Err()
 		}
 	}
-	return protocol.Marshal(val)
+	return job.Round[struct{}, int, int]{Phase: step.Phase}.Serve(step, func(struct{}) (int, error) { return val, nil })
 }
 
 func (s *stepper) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DiscloseAggregate }

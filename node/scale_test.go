@@ -34,9 +34,9 @@ func (*noop) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, err
 		return nil, err
 	}
 	for r := 0; r < p.Rounds; r++ {
-		if _, _, err := job.Run(ctx, c, job.Step{Phase: "noop", Round: r}, func(o *job.Outputs) (int, error) {
-			if len(o.Failed) > 0 {
-				return 0, fmt.Errorf("failed: %v", o.Failed)
+		if _, err := noopRound.Run(ctx, c, job.Call[struct{}]{Round: r}, func(o *job.Outcome[struct{}]) (int, error) {
+			if err := o.Err(); err != nil {
+				return 0, err
 			}
 			return len(o.Results), nil
 		}); err != nil {
@@ -51,10 +51,15 @@ func (k *noop) Open(context.Context, job.Participant) (job.Session, error) {
 }
 func (*noop) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DiscloseControl }
 
+// noopRound is the noop kind's one round: no args, an empty output.
+var noopRound = job.Round[struct{}, struct{}, int]{Phase: "noop"}
+
 type noopSession struct{}
 
-func (noopSession) Step(context.Context, job.Step) ([]byte, error) { return nil, nil }
-func (noopSession) Close()                                         {}
+func (noopSession) Step(_ context.Context, step job.Step) ([]byte, error) {
+	return noopRound.Serve(step, func(struct{}) (struct{}, error) { return struct{}{}, nil })
+}
+func (noopSession) Close() {}
 
 func noopSpec(parties []string, rounds int) []byte {
 	var b strings.Builder

@@ -24,16 +24,16 @@ type vector struct{}
 func (vector) Validate(*job.Spec) error { return nil }
 
 func (vector) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
-	_, _, err := job.Run(ctx, c, job.Step{Phase: "aggregate"}, func(outs *job.Outputs) (struct{}, error) {
-		if len(outs.Failed) > 0 {
-			return struct{}{}, fmt.Errorf("failed: %v", outs.Failed)
+	_, err := vectorRound.Run(ctx, c, job.Call[struct{}]{}, func(outs *job.Outcome[secureagg.Outcome]) (struct{}, error) {
+		if err := outs.Err(); err != nil {
+			return struct{}{}, err
 		}
-		for _, b := range outs.Results {
-			if _, err := secureagg.DecodeOutcome(b); err != nil {
-				return struct{}{}, err
-			}
+		outcomes := map[string]*secureagg.Outcome{}
+		for p, o := range outs.Results {
+			outcomes[p] = &o
 		}
-		return struct{}{}, nil
+		_, err := secureagg.Fold(outs.Step, outcomes, outs.Failed, outs.Silent)
+		return struct{}{}, err
 	})
 	if err != nil {
 		return nil, err
@@ -44,6 +44,9 @@ func (vector) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, er
 func (vector) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	return vectorSession{p}, nil
 }
+
+// vectorRound is the benchmark's one round: each party's aggregation outcome.
+var vectorRound = job.Round[struct{}, secureagg.Outcome, struct{}]{Phase: "aggregate"}
 
 type vectorSession struct{ p job.Participant }
 
