@@ -14,7 +14,7 @@ import (
 
 func exampleSpec(t testing.TB) *job.Spec {
 	t.Helper()
-	spec, err := job.LoadSpec(filepath.Join("..", "examples", "horizontal", "pgen", "spec.yaml"))
+	spec, err := job.LoadSpec(filepath.Join("..", "examples", "pgen", "spec.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

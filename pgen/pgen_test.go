@@ -25,7 +25,7 @@ import (
 
 // exampleDir is the bundled example: three clinics, one horizontal
 // partition.
-var exampleDir = filepath.Join("..", "examples", "horizontal", "pgen")
+var exampleDir = filepath.Join("..", "examples", "pgen")
 
 func loadSpec(t testing.TB, path string) *job.Spec {
 	t.Helper()

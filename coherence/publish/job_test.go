@@ -313,7 +313,8 @@ func TestSim(t *testing.T) {
 			if strings.HasSuffix(c.file, ".dat") {
 				private = "[100, 101, 102]" // YAML integers name items too
 			}
-			s := writeSpec(t, c.file, c.data, "  h: 0.6\n  k: 4\n  p: 2\n  private: "+private+"\n")
+			// k = 5: the default node policy's floor.
+			s := writeSpec(t, c.file, c.data, "  h: 0.6\n  k: 5\n  p: 2\n  private: "+private+"\n")
 			out := filepath.Join(t.TempDir(), "out")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
@@ -371,5 +372,26 @@ func TestOutputCheck(t *testing.T) {
 		if err := o.check(); !errors.Is(err, errShape) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// The job declares its publication to the node policy as the items
+// generalised with the spec's k, so a node's min_k floor governs it: under
+// the default policy (floor 5) k = 4 is refused before anything is read,
+// naming the rule and the node.
+func TestUsesAndPolicyFloor(t *testing.T) {
+	s := writeSpec(t, "baskets.csv", basketsCSV(150, 11), "  h: 0.6\n  k: 4\n  p: 2\n  private: [s0, s1, s2]\n")
+	uses, err := Kind{}.Uses(s, s.Parties[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(uses) != 1 || uses[0].Form != protocol.DiscloseGeneralised || uses[0].K != 4 || uses[0].Column != "item" {
+		t.Fatalf("uses %+v, want the items generalised with k = 4", uses)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = sim.Run(ctx, filepath.Join(s.Dir, "spec.yaml"), sim.RunOptions{Kinds: job.Registry{"coherence": Kind{}}, Out: filepath.Join(t.TempDir(), "out")})
+	if err == nil || !strings.Contains(err.Error(), "floors.min_k") || !strings.Contains(err.Error(), s.Parties[0].Name) {
+		t.Fatalf("k = 4 under the default policy: %v, want a refusal by floors.min_k naming the party", err)
 	}
 }
