@@ -2,12 +2,10 @@ package bicluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
+	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
@@ -22,99 +20,6 @@ type Kind struct{}
 // consortium's threshold key (job.KeyUser).
 func (Kind) UsesThresholdKey() bool { return true }
 
-// Phases of the job, in order.
-const (
-	phaseSchema  = "schema"
-	phaseIterate = "iterate"
-	phaseLocals  = "locals"
-	phaseTest    = "test"
-	phaseMerge   = "merge"
-	phaseRows    = "rows"
-)
-
-// maxBeta bounds params.beta: β² in the pair test's fixed point stays
-// within a few bits (a representative RMS difference of 100 times the
-// mean merges anything anyway).
-const maxBeta = 100
-
-// maxJobTimeout bounds params.timeout_ms: a day.
-const maxJobTimeout = 24 * time.Hour
-
-// JobParams are the job's spec params; zero fields take DefaultParams.
-type JobParams struct {
-	Divergence string  `yaml:"divergence"`
-	Delta      float64 `yaml:"delta"`
-	MinRows    int     `yaml:"min_rows"`
-	MinCols    int     `yaml:"min_cols"`
-	MaxIter    int     `yaml:"max_iter"`
-	Mode       string  `yaml:"mode"`
-	Beta       float64 `yaml:"beta"`
-	FracBits   int     `yaml:"frac_bits"`
-	ValueBits  int     `yaml:"value_bits"`
-	TimeoutMS  int64   `yaml:"timeout_ms"`
-}
-
-// jobConfig is the validated params.
-type jobConfig struct {
-	p                   Params
-	fracBits, valueBits int
-	timeoutMS           int64
-}
-
-// Fixed point (research §4.2 row 8): every aggregated value is encoded as
-// round(x·2^16) and must stay below 2^62 in magnitude, so a party's
-// column sums (Den_j = Σ max(x,0) over its rows, Num_j ≤ Den_j, and the
-// merge's per-group column sums) may reach 2^46 ≈ 7·10^13 before the
-// party's input is refused (secureagg.ErrRange, naming it). 16 fractional
-// bits give the same biclusters as float sums (TestPhoenixFixedPoint); the
-// packing reserves log2(parties) more bits per slot for the sum.
-const (
-	defaultFracBits  = 16
-	defaultValueBits = 62
-)
-
-func parseJobParams(spec *job.Spec) (*jobConfig, error) {
-	d := DefaultParams()
-	jp := JobParams{Divergence: string(d.Divergence), Delta: d.Delta, MinRows: d.MinRows, MinCols: d.MinCols,
-		MaxIter: d.MaxIter, Mode: string(d.Mode), Beta: d.Beta, FracBits: defaultFracBits,
-		ValueBits: defaultValueBits}
-	if err := spec.DecodeParams(&jp); err != nil {
-		return nil, err
-	}
-	p := d
-	var err error
-	if p.Divergence, err = ParseDivergence(jp.Divergence); err != nil {
-		return nil, spec.Errorf("params.divergence", "%v", err)
-	}
-	mode := strings.ReplaceAll(jp.Mode, "_", "-")
-	if p.Mode, err = ParseMode(mode); err != nil {
-		return nil, spec.Errorf("params.mode", "must be exact or mean_of_means, not %q", jp.Mode)
-	}
-	switch {
-	case !(jp.Delta > 0) || math.IsInf(jp.Delta, 0):
-		return nil, spec.Errorf("params.delta", "must be a positive number, not %v", jp.Delta)
-	case jp.MinRows < 1 || jp.MinRows > 1<<20:
-		return nil, spec.Errorf("params.min_rows", "must be in [1, %d], not %d", 1<<20, jp.MinRows)
-	case jp.MinCols < 1 || jp.MinCols > 1<<20:
-		return nil, spec.Errorf("params.min_cols", "must be in [1, %d], not %d", 1<<20, jp.MinCols)
-	case jp.MaxIter < 1 || jp.MaxIter > 100:
-		return nil, spec.Errorf("params.max_iter", "must be in [1, 100], not %d", jp.MaxIter)
-	case !(jp.Beta >= 0) || jp.Beta > maxBeta:
-		return nil, spec.Errorf("params.beta", "must be in [0, %d], not %v", maxBeta, jp.Beta)
-	case jp.FracBits < 0 || jp.FracBits > 60:
-		return nil, spec.Errorf("params.frac_bits", "must be in [0, 60], not %d", jp.FracBits)
-	case jp.ValueBits <= jp.FracBits || jp.ValueBits > 1000:
-		return nil, spec.Errorf("params.value_bits", "must be in [frac_bits+1, 1000], not %d", jp.ValueBits)
-	case jp.TimeoutMS < 0 || jp.TimeoutMS > maxJobTimeout.Milliseconds():
-		return nil, spec.Errorf("params.timeout_ms", "must be in [1, %d] (a day), not %d", maxJobTimeout.Milliseconds(), jp.TimeoutMS)
-	}
-	p.Delta, p.MinRows, p.MinCols, p.MaxIter, p.Beta = jp.Delta, jp.MinRows, jp.MinCols, jp.MaxIter, jp.Beta
-	if err := p.Check(); err != nil {
-		return nil, spec.Errorf("params", "%v", err)
-	}
-	return &jobConfig{p: p, fracBits: jp.FracBits, valueBits: jp.ValueBits, timeoutMS: jp.TimeoutMS}, nil
-}
-
 // Validate checks the params.
 func (Kind) Validate(spec *job.Spec) error {
 	_, err := parseJobParams(spec)
@@ -123,310 +28,195 @@ func (Kind) Validate(spec *job.Spec) error {
 
 // OutputDisclosure: a step's output to the coordinator is the
 // aggregation's public outcome, or public metadata (column names, local
-// biclusters' column sets and sizes, the pair test's bits, the party's rows of the
-// global biclusters), all of which the coordinator commits as public.
+// biclusters' column sets and sizes, the pair test's bits, the party's
+// rows of the global biclusters), all of which the coordinator commits as
+// public.
 func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
 
-// Ref names local bicluster Local of party Party (an index into the
-// sorted party names).
-type Ref struct {
-	Party int `msgpack:"party"`
-	Local int `msgpack:"local"`
-}
-
-// LocalDesc is the public description of one local bicluster: its column
-// set and row count. Its rows and representative stay with the party.
-type LocalDesc struct {
-	Cols  []int `msgpack:"cols"`
-	Count int   `msgpack:"count"`
-}
-
-type iterArgs struct {
-	Order []int `msgpack:"order"`
-}
-
-type mergeArgs struct {
-	Groups [][]Ref `msgpack:"groups"`
-}
-
-type rowsArgs struct {
-	Globals []globalDesc `msgpack:"globals"`
-}
-
-// globalDesc is a merged bicluster as every member sees it.
-type globalDesc struct {
-	Members []Ref     `msgpack:"members"`
-	Cols    []int     `msgpack:"cols"`
-	Rep     []float64 `msgpack:"rep"`
-}
-
-// Decisions (public, committed).
-type schemaDecision struct {
-	Columns []string `msgpack:"columns"`
-	Error   string   `msgpack:"error"`
-}
-
-type iterDecision struct {
-	Num      []float64         `msgpack:"num"`
-	Den      []float64         `msgpack:"den"` // the first iteration's only`
-	Order    []int             `msgpack:"order"`
-	Changed  bool              `msgpack:"changed"`
-	Excluded map[string]string `msgpack:"excluded"`
-	Error    string            `msgpack:"error"`
-}
-
-type localsDecision struct {
-	Locals [][]LocalDesc `msgpack:"locals"` // per party, in sorted party order
-	Error  string        `msgpack:"error"`
-}
-
-type mergeDecision struct {
-	Sums     []float64         `msgpack:"sums"` // per group, per slot (groupSlots): Σ of the members' row values
-	Excluded map[string]string `msgpack:"excluded"`
-	Error    string            `msgpack:"error"`
-}
-
-type rowsDecision struct {
-	Rows  [][]string `msgpack:"rows"` // per global: "party:id", sorted
-	Error string     `msgpack:"error"`
-}
-
-// Outputs (to the coordinator alone).
-type schemaOutput struct {
-	Columns  []string `msgpack:"columns"`
-	Unusable string   `msgpack:"unusable"`
-}
-
-type aggOutput struct {
-	Report   []byte `msgpack:"report"`
-	Unusable string `msgpack:"unusable"`
-}
-
-type localsOutput struct {
-	Locals   []LocalDesc `msgpack:"locals"`
-	Unusable string      `msgpack:"unusable"`
-}
-
-type rowsOutput struct {
-	Rows     [][]string `msgpack:"rows"` // per global: this party's row ids
-	Unusable string     `msgpack:"unusable"`
-}
-
-func encode(v any) ([]byte, error) {
-	b, err := protocol.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("bicluster: encode: %w", err)
-	}
-	return b, nil
-}
-
-func decode(b []byte, v any) error {
-	if err := protocol.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("bicluster: decode: %w", err)
-	}
-	return nil
-}
-
 // Coordinate drives the job: the schema check, the crossing-minimisation
-// iterations, the local biclusters' public descriptions, the merge rounds
-// and the rows. It depends only on the spec, the seed and committed
-// decisions.
+// iterations, the local biclusters' public descriptions, the merge test's
+// rounds, the merge and the rows. It depends only on the spec, the seed
+// and committed decisions.
 func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	cfg, err := parseJobParams(c.Spec())
 	if err != nil {
 		return nil, err
 	}
-	parties := c.Spec().PartyNames()
-	step := func(phase string, round int, args any) (job.Step, error) {
-		b, err := encode(args)
-		return job.Step{Phase: phase, Round: round, Parties: parties, Args: b, TimeoutMS: cfg.timeoutMS}, err
-	}
-	excluded := map[string]string{}
-
-	// Schema: every party's numeric columns, the same everywhere.
-	st, err := step(phaseSchema, 0, struct{}{})
+	co := &coordination{c: c, cfg: cfg, parties: c.Spec().PartyNames(), excluded: map[string]string{}}
+	names, err := co.schema(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sd, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (schemaDecision, error) {
-		return decideSchema(outs, parties), nil
-	})
+	order, iters, err := co.iterate(ctx, len(names))
 	if err != nil {
 		return nil, err
 	}
-	if sd.Error != "" {
-		return nil, errors.New(sd.Error)
-	}
-	cols := len(sd.Columns)
-
-	// Crossing minimisation.
-	order := InitialColumns(c.Seed(), cols)
-	iters := 0
-	var den []float64 // ΣDen, aggregated in the first iteration only
-	for iter := 1; ; iter++ {
-		st, err := step(phaseIterate, iter-1, iterArgs{Order: order})
-		if err != nil {
-			return nil, err
-		}
-		prev := order
-		d, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (iterDecision, error) {
-			return decideIterate(outs, parties, prev, cols, den), nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		if d.Error != "" {
-			return nil, fmt.Errorf("iteration %d: %s", iter, d.Error)
-		}
-		addExcluded(excluded, d.Excluded)
-		if den == nil {
-			den = d.Den
-		}
-		order, iters = d.Order, iter
-		c.Progress(phaseIterate, iter, cfg.p.MaxIter)
-		if Done(d.Changed, iter, cfg.p.MaxIter) {
-			break
-		}
-	}
-
-	// Local biclusters: public column sets and sizes.
-	st, err = step(phaseLocals, 0, iterArgs{Order: order})
+	locals, err := co.locals(ctx, order, len(names))
 	if err != nil {
 		return nil, err
 	}
-	ld, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (localsDecision, error) {
-		return decideLocals(outs, parties, cols), nil
-	})
+	groups, err := co.mergeTest(ctx, locals)
 	if err != nil {
 		return nil, err
 	}
-	if ld.Error != "" {
-		return nil, errors.New(ld.Error)
-	}
-
-	// Merge: the pairwise test on encrypted representatives in at most
-	// two rounds (testRound), its bits joined, then one aggregation of the
-	// kept groups' sums.
-	pairs := candidatePairs(ld.Locals)
-	var tested []pairDesc
-	similar := []bool{}
-	for round := 0; ; round++ {
-		next := testRound(ld.Locals, pairs, tested, similar, round)
-		if len(next) == 0 {
-			break
-		}
-		st, err := step(phaseTest, round, testArgs{Pairs: next})
-		if err != nil {
-			return nil, err
-		}
-		td, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (testDecision, error) {
-			return decideTest(outs, parties, len(next)), nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		if td.Error != "" {
-			return nil, fmt.Errorf("merge test round %d: %s", round, td.Error)
-		}
-		addExcluded(excluded, td.Excluded)
-		tested = append(tested, next...)
-		similar = append(similar, td.Similar...)
-	}
-	groups := keepGroups(joinPairs(ld.Locals, tested, similar), ld.Locals, cfg.p.MinRows)
-	st, err = step(phaseMerge, 0, mergeArgs{Groups: groups})
+	globals, err := co.merge(ctx, groups, locals, len(names))
 	if err != nil {
 		return nil, err
 	}
-	md, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (mergeDecision, error) {
-		_, n := groupSlots(groups, ld.Locals)
-		return decideMerge(outs, parties, groups, n), nil
-	})
+	rows, err := co.rows(ctx, globals)
 	if err != nil {
 		return nil, err
 	}
-	if md.Error != "" {
-		return nil, fmt.Errorf("merge: %s", md.Error)
-	}
-	addExcluded(excluded, md.Excluded)
-	globals, err := globalsOf(groups, ld.Locals, md.Sums, cols)
-	if err != nil {
-		return nil, err
-	}
-
-	// Rows: each party's rows of every global bicluster.
-	st, err = step(phaseRows, 0, rowsArgs{Globals: globals})
-	if err != nil {
-		return nil, err
-	}
-	rd, _, err := job.Run(ctx, c, st, func(outs *job.Outputs) (rowsDecision, error) {
-		return decideRows(outs, parties, len(globals)), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if rd.Error != "" {
-		return nil, errors.New(rd.Error)
-	}
-	res := buildResult(sd.Columns, order, iters, globals, rd.Rows, cfg.p.MinRows, excluded)
+	res := buildResult(names, order, iters, globals, rows, cfg.p.MinRows, co.excluded)
 	res["mode"] = string(cfg.p.Mode)
 	return res, nil
 }
 
-func addExcluded(dst, src map[string]string) {
+// coordination is one run of Coordinate: each method runs one phase.
+type coordination struct {
+	c        job.Coordinator
+	cfg      *jobConfig
+	parties  []string
+	excluded map[string]string // parties whose decryption shares were excluded, and why
+}
+
+// call is a step of every party with the job's timeout.
+func call[A any](co *coordination, round int, args A) job.Call[A] {
+	return job.Call[A]{Round: round, Args: args, TimeoutMS: co.cfg.timeoutMS}
+}
+
+func (co *coordination) exclude(src map[string]string) {
 	for name, why := range src {
-		dst[name] = "decryption share excluded: " + why
+		co.excluded[name] = "decryption share excluded: " + why
 	}
 }
 
-// failures names the parties that failed the step, or that withdrew, in
-// party order.
-func failures(outs *job.Outputs, parties []string, unusable func(name string) string) string {
-	var out []string
-	for _, name := range parties {
-		if why := unusable(name); why != "" {
-			out = append(out, fmt.Sprintf("party %s: %s", name, why))
-		} else if why, ok := outs.Failed[name]; ok {
-			out = append(out, fmt.Sprintf("party %s: %s", name, why))
-		}
+// schema is every party's numeric columns, the same everywhere.
+func (co *coordination) schema(ctx context.Context) ([]string, error) {
+	done, err := schemaRound.Run(ctx, co.c, call(co, 0, struct{}{}), decideSchema)
+	if err != nil {
+		return nil, err
 	}
-	return strings.Join(out, "; ")
+	return done.Decision.Columns, nil
 }
 
-func decideSchema(outs *job.Outputs, parties []string) schemaDecision {
-	got := map[string]*schemaOutput{}
-	for _, name := range parties {
-		var o schemaOutput
-		if b, ok := outs.Results[name]; ok {
-			if err := decode(b, &o); err != nil {
-				return schemaDecision{Error: fmt.Sprintf("party %s: %v", name, err)}
-			}
-			got[name] = &o
+// iterate runs the crossing minimisation (Ahmad and Khokhar, "Phoenix",
+// §3.5): one secure aggregation per iteration, until the column order
+// stays or MaxIter. It returns the final order and how many iterations ran.
+func (co *coordination) iterate(ctx context.Context, cols int) ([]int, int, error) {
+	order := InitialColumns(co.c.Seed(), cols)
+	var den []float64 // ΣDen, aggregated in the first iteration only
+	for iter := 1; ; iter++ {
+		prev := order
+		done, err := iterateRound.Run(ctx, co.c, call(co, iter-1, iterArgs{Order: order}), func(o *job.Outcome[aggOutput]) (iterDecision, error) {
+			return decideIterate(o, prev, cols, den)
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		d := done.Decision
+		co.exclude(d.Excluded)
+		if den == nil {
+			den = d.Den
+		}
+		order = d.Order
+		co.c.Progress(iterateRound.Phase, iter, co.cfg.p.MaxIter)
+		if Done(d.Changed, iter, co.cfg.p.MaxIter) {
+			return order, iter, nil
 		}
 	}
-	if msg := failures(outs, parties, func(n string) string {
-		if o := got[n]; o != nil {
-			return o.Unusable
-		}
-		return ""
-	}); msg != "" {
-		return schemaDecision{Error: msg}
+}
+
+// locals are the parties' local biclusters' public column sets and sizes.
+func (co *coordination) locals(ctx context.Context, order []int, cols int) ([][]LocalDesc, error) {
+	done, err := localsRound.Run(ctx, co.c, call(co, 0, iterArgs{Order: order}), func(o *job.Outcome[localsOutput]) (localsDecision, error) {
+		return decideLocals(o, co.parties, cols)
+	})
+	if err != nil {
+		return nil, err
 	}
-	var first string
-	for _, name := range parties {
-		o := got[name]
-		if o == nil {
-			return schemaDecision{Error: fmt.Sprintf("party %s reported no columns", name)}
+	return done.Decision.Locals, nil
+}
+
+// mergeTest runs the pairwise test on encrypted representatives in at
+// most two rounds (testRound) and returns the groups its bits join that
+// hold min_rows rows.
+func (co *coordination) mergeTest(ctx context.Context, locals [][]LocalDesc) ([][]Ref, error) {
+	pairs := candidatePairs(locals)
+	var tested []pairDesc
+	similar := []bool{}
+	for round := 0; ; round++ {
+		next := testRound(locals, pairs, tested, similar, round)
+		if len(next) == 0 {
+			break
 		}
-		if first == "" {
+		done, err := pairTestRound.Run(ctx, co.c, call(co, round, testArgs{Pairs: next}), func(o *job.Outcome[testOutput]) (testDecision, error) {
+			return decideTest(o, len(next))
+		})
+		if err != nil {
+			return nil, err
+		}
+		co.exclude(done.Decision.Excluded)
+		tested = append(tested, next...)
+		similar = append(similar, done.Decision.Similar...)
+	}
+	return keepGroups(joinPairs(locals, tested, similar), locals, co.cfg.p.MinRows), nil
+}
+
+// merge aggregates the kept groups' sums on their published columns and
+// returns the global biclusters.
+func (co *coordination) merge(ctx context.Context, groups [][]Ref, locals [][]LocalDesc, cols int) ([]globalDesc, error) {
+	_, slots := groupSlots(groups, locals)
+	done, err := mergeRound.Run(ctx, co.c, call(co, 0, mergeArgs{Groups: groups}), func(o *job.Outcome[aggOutput]) (mergeDecision, error) {
+		if slots == 0 {
+			return mergeDecision{}, o.Err()
+		}
+		res, err := aggregated(o, slots)
+		if err != nil {
+			return mergeDecision{}, err
+		}
+		return mergeDecision{Sums: res.Sum, Excluded: res.Excluded}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	co.exclude(done.Decision.Excluded)
+	return globalsOf(groups, locals, done.Decision.Sums, cols)
+}
+
+// rows are each party's rows of every global bicluster.
+func (co *coordination) rows(ctx context.Context, globals []globalDesc) ([][]string, error) {
+	done, err := rowsRound.Run(ctx, co.c, call(co, 0, rowsArgs{Globals: globals}), func(o *job.Outcome[rowsOutput]) (rowsDecision, error) {
+		return decideRows(o, co.parties, len(globals))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return done.Decision.Rows, nil
+}
+
+// decideSchema commits the parties' column names when every party has the
+// same in the same order, and otherwise fails naming the party and the
+// first differing column.
+func decideSchema(o *job.Outcome[schemaOutput]) (schemaDecision, error) {
+	if err := o.Err(); err != nil {
+		return schemaDecision{}, err
+	}
+	first := ""
+	for _, name := range o.Step.Parties {
+		out, ok := o.Results[name]
+		switch {
+		case !ok:
+			return schemaDecision{}, fmt.Errorf("party %s reported no columns", name)
+		case first == "":
 			first = name
-			continue
-		}
-		want := got[first].Columns
-		if err := sameColumns(first, want, name, o.Columns); err != nil {
-			return schemaDecision{Error: err.Error()}
+		default:
+			if err := sameColumns(first, o.Results[first].Columns, name, out.Columns); err != nil {
+				return schemaDecision{}, err
+			}
 		}
 	}
-	return schemaDecision{Columns: got[first].Columns}
+	return schemaDecision{Columns: o.Results[first].Columns}, nil
 }
 
 // sameColumns names the first column where party b's table differs from a's.
@@ -444,413 +234,122 @@ func sameColumns(a string, ca []string, b string, cb []string) error {
 	return nil
 }
 
-// rootOutcome reads the secureagg outcome of the step's root, or says why
-// the aggregation failed (naming the parties).
-func rootOutcome(outs *job.Outputs, parties []string, vlen int) (*secureagg.Result, map[string]*aggOutput, string) {
-	got := map[string]*aggOutput{}
-	for _, name := range parties {
-		if b, ok := outs.Results[name]; ok {
-			var o aggOutput
-			if err := decode(b, &o); err != nil {
-				return nil, nil, fmt.Sprintf("party %s: %v", name, err)
-			}
-			got[name] = &o
+// aggregated folds an aggregation step's outcomes (secureagg.Fold): the
+// root's result of n values, or an error naming every party that kept
+// the step from one, and why. The job never re-runs an aggregation over
+// fewer parties: the two sums would give the others' contributions by
+// subtraction.
+func aggregated(o *job.Outcome[aggOutput], n int) (*secureagg.Result, error) {
+	outcomes := map[string]*secureagg.Outcome{}
+	for name, out := range o.Results {
+		if out.Outcome == nil {
+			return nil, fmt.Errorf("party %s reported no aggregation", name)
 		}
+		outcomes[name] = out.Outcome
 	}
-	if msg := failures(outs, parties, func(n string) string {
-		if o := got[n]; o != nil {
-			return o.Unusable
+	v, err := secureagg.Fold(o.Step, outcomes, o.Failed, o.Silent)
+	if err != nil {
+		return nil, err
+	}
+	root := secureagg.Root(o.Step)
+	if v.Result != nil {
+		if len(v.Result.Sum) != n {
+			return nil, fmt.Errorf("the root %s returned %d sums, not %d", root, len(v.Result.Sum), n)
 		}
-		return ""
-	}); msg != "" {
-		return nil, nil, msg
+		return v.Result, nil
 	}
-	root := secureagg.Root(job.Step{Parties: parties, Coordinator: outs.Coordinator})
-	var missing []string
-	var res *secureagg.Result
-	for _, name := range parties {
-		o := got[name]
-		if o == nil {
-			continue
-		}
-		r, err := secureagg.DecodeOutcome(o.Report)
-		var miss *secureagg.MissingError
-		switch {
-		case errors.As(err, &miss):
-			missing = append(missing, miss.Parties...)
-		case err != nil:
-			return nil, nil, fmt.Sprintf("aggregation at party %s: %v", name, err)
-		case name == root:
-			res = r
-		}
+	why := maps.Clone(v.Missing)
+	maps.Copy(why, v.Failed)
+	if len(why) == 0 {
+		return nil, fmt.Errorf("the root %s returned no aggregate of %d values", root, n)
 	}
-	if len(missing) > 0 || len(outs.Silent) > 0 {
-		missing = append(missing, outs.Silent...)
-		slices.Sort(missing)
-		return nil, nil, "parties missing from the aggregation: " + strings.Join(slices.Compact(missing), ", ")
+	var parts []string
+	for _, p := range slices.Sorted(maps.Keys(why)) {
+		parts = append(parts, fmt.Sprintf("party %s: %s", p, why[p]))
 	}
-	if res == nil || len(res.Sum) != vlen {
-		return nil, nil, fmt.Sprintf("the root %s returned no aggregate of %d values", root, vlen)
-	}
-	return res, got, ""
+	return nil, fmt.Errorf("the aggregation failed: %s", strings.Join(parts, "; "))
 }
 
 // decideIterate reads the iteration's sums: Num and Den in the first
 // iteration, Num alone in later ones, whose Den is the first's (a party's
 // Den does not depend on the row order: Σ max(x, 0) per column, or its
 // weight flags in MeanOfMeans), so it is aggregated, and revealed, once.
-func decideIterate(outs *job.Outputs, parties []string, order []int, cols int, den []float64) iterDecision {
-	vlen := 2 * cols
+func decideIterate(o *job.Outcome[aggOutput], order []int, cols int, den []float64) (iterDecision, error) {
+	n := 2 * cols
 	if den != nil {
-		vlen = cols
+		n = cols
 	}
-	res, _, msg := rootOutcome(outs, parties, vlen)
-	if msg != "" {
-		return iterDecision{Error: msg}
+	res, err := aggregated(o, n)
+	if err != nil {
+		return iterDecision{}, err
 	}
-	var sum Contribution
+	sum := Contribution{Num: res.Sum, Den: den}
 	if den == nil {
-		var err error
 		if sum, err = ContributionFromVector(res.Sum, cols); err != nil {
-			return iterDecision{Error: err.Error()}
+			return iterDecision{}, err
 		}
-	} else {
-		sum = Contribution{Num: res.Sum, Den: den}
 	}
 	next, changed, err := UpdateColumns(sum, order)
 	if err != nil {
-		return iterDecision{Error: err.Error()}
+		return iterDecision{}, err
 	}
 	d := iterDecision{Num: sum.Num, Order: next, Changed: changed, Excluded: res.Excluded}
 	if den == nil {
 		d.Den = sum.Den
 	}
-	return d
+	return d, nil
 }
 
-// partyOutput decodes party name's output into o, or says why there is
-// none: the party failed or sent nothing, sent something malformed, or
-// reported its table unusable (unusable reads o once decoded).
-func partyOutput(outs *job.Outputs, name string, o any, unusable func() string) string {
-	b, ok := outs.Results[name]
-	if !ok {
-		why := outs.Failed[name]
-		if why == "" {
-			why = "no output"
-		}
-		return fmt.Sprintf("party %s: %s", name, why)
+func decideLocals(o *job.Outcome[localsOutput], parties []string, cols int) (localsDecision, error) {
+	if err := o.Err(); err != nil {
+		return localsDecision{}, err
 	}
-	if err := decode(b, o); err != nil {
-		return fmt.Sprintf("party %s: %v", name, err)
-	}
-	if u := unusable(); u != "" {
-		return fmt.Sprintf("party %s: %s", name, u)
-	}
-	return ""
-}
-
-func decideLocals(outs *job.Outputs, parties []string, cols int) localsDecision {
 	d := localsDecision{Locals: make([][]LocalDesc, len(parties))}
 	for i, name := range parties {
-		var o localsOutput
-		if why := partyOutput(outs, name, &o, func() string { return o.Unusable }); why != "" {
-			return localsDecision{Error: why}
-		}
-		for k, l := range o.Locals {
-			if l.Count < 1 || len(l.Cols) == 0 || !slices.IsSorted(l.Cols) || l.Cols[0] < 0 || l.Cols[len(l.Cols)-1] >= cols {
-				return localsDecision{Error: fmt.Sprintf("party %s: local bicluster %d is malformed", name, k)}
-			}
-		}
-		d.Locals[i] = o.Locals
-	}
-	return d
-}
-
-// candidatePairs lists the pairs of locals of different parties whose
-// column sets overlap (Jaccard ≥ 1/2, the column half of PlainSimilar),
-// in the order Merge tests them ((party, local) order of the first, then
-// of the second), each with the union of the two column sets: public,
-// from the committed descriptions.
-func candidatePairs(locals [][]LocalDesc) []pairDesc {
-	refs := refsOf(locals)
-	var out []pairDesc
-	for a := range refs {
-		for b := a + 1; b < len(refs); b++ {
-			if refs[a].Party == refs[b].Party {
-				continue
-			}
-			ca, cb := locals[refs[a].Party][refs[a].Local].Cols, locals[refs[b].Party][refs[b].Local].Cols
-			in := Common(ca, cb)
-			if union := len(ca) + len(cb) - in; union > 0 && 2*in >= union {
-				cols := slices.Concat(ca, cb)
-				slices.Sort(cols)
-				out = append(out, pairDesc{A: refs[a], B: refs[b], Cols: slices.Compact(cols)})
-			}
-		}
-	}
-	return out
-}
-
-// testRound chooses the candidate pairs a merge test round decides, from
-// the committed bits of the earlier rounds, so that the groups are those
-// of testing every candidate pair (Merge's, the connected components of
-// the similar pairs) while most pairs are never tested:
-//
-//   - round 0 tests, in every component of the candidate pairs, the pairs
-//     of its first local (the centre) with the others: K−1 pairs, not
-//     K(K−1)/2, for K locals of one bicluster;
-//   - round 1 tests every untested candidate pair whose locals round 0 did
-//     not join; an untested pair inside a group cannot change the groups;
-//   - after that no untested pair crosses groups, and there is no round 2.
-//
-// With four parties whose locals all match, round 0 decides 3 pairs per
-// bicluster instead of 6 and round 1 is empty; with eight, 7 instead of 28.
-// It also reveals fewer bits than testing every pair.
-func testRound(locals [][]LocalDesc, pairs, tested []pairDesc, similar []bool, round int) []pairDesc {
-	var out []pairDesc
-	switch round {
-	case 0:
-		first := map[int]Ref{} // component root → its first local; looked up only
-		comp := components(locals, pairs, nil)
-		for _, ls := range refsOf(locals) {
-			if _, ok := first[comp[ls]]; !ok {
-				first[comp[ls]] = ls
-			}
-		}
-		for _, p := range pairs {
-			if p.A == first[comp[p.A]] {
-				out = append(out, p)
-			}
-		}
-	case 1:
-		done := map[[2]Ref]bool{} // looked up only
-		for _, p := range tested {
-			done[[2]Ref{p.A, p.B}] = true
-		}
-		var joined []pairDesc
-		for i, p := range tested {
-			if i < len(similar) && similar[i] {
-				joined = append(joined, p)
-			}
-		}
-		comp := components(locals, joined, nil)
-		for _, p := range pairs {
-			if !done[[2]Ref{p.A, p.B}] && comp[p.A] != comp[p.B] {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-// refsOf lists every local in (party, local) order.
-func refsOf(locals [][]LocalDesc) []Ref {
-	var refs []Ref
-	for p, ls := range locals {
-		for k := range ls {
-			refs = append(refs, Ref{p, k})
-		}
-	}
-	return refs
-}
-
-// components maps every local to the index of the first local of its
-// connected component under the given pairs (those with keep nil or
-// keep[i] true).
-func components(locals [][]LocalDesc, pairs []pairDesc, keep []bool) map[Ref]int {
-	refs := refsOf(locals)
-	at := make(map[Ref]int, len(refs)) // looked up only
-	for i, r := range refs {
-		at[r] = i
-	}
-	parent := make([]int, len(refs))
-	for i := range parent {
-		parent[i] = i
-	}
-	find := func(i int) int {
-		for parent[i] != i {
-			parent[i] = parent[parent[i]]
-			i = parent[i]
-		}
-		return i
-	}
-	for i, p := range pairs {
-		if keep != nil && (i >= len(keep) || !keep[i]) {
-			continue
-		}
-		a, aok := at[p.A]
-		b, bok := at[p.B]
-		if !aok || !bok {
-			continue
-		}
-		ra, rb := find(a), find(b)
-		parent[max(ra, rb)] = min(ra, rb)
-	}
-	out := make(map[Ref]int, len(refs))
-	for i, r := range refs {
-		out[r] = find(i)
-	}
-	return out
-}
-
-// joinPairs joins the similar pairs transitively, as Merge does, and
-// returns every local's group ordered by its first member: deterministic
-// from committed decisions and independent of the pairs' order (research
-// §4.2 row 20).
-func joinPairs(locals [][]LocalDesc, pairs []pairDesc, similar []bool) [][]Ref {
-	if similar == nil {
-		similar = []bool{} // nil would keep every pair
-	}
-	comp := components(locals, pairs, similar)
-	var out [][]Ref
-	pos := map[int]int{} // component → position in out; looked up only
-	for _, r := range refsOf(locals) {
-		k, ok := pos[comp[r]]
+		out, ok := o.Results[name]
 		if !ok {
-			k = len(out)
-			pos[comp[r]] = k
-			out = append(out, nil)
+			return localsDecision{}, fmt.Errorf("party %s reported no local biclusters", name)
 		}
-		out[k] = append(out[k], r)
-	}
-	return out
-}
-
-// keepGroups drops the groups with fewer than minRows rows by their
-// members' public counts: they cannot become global biclusters, so their
-// sums are never aggregated (a lone local's sum would be its
-// representative).
-func keepGroups(groups [][]Ref, locals [][]LocalDesc, minRows int) [][]Ref {
-	var out [][]Ref
-	for _, g := range groups {
-		n := 0
-		for _, r := range g {
-			n += locals[r.Party][r.Local].Count
-		}
-		if n >= minRows {
-			out = append(out, g)
-		}
-	}
-	return out
-}
-
-// groupCols are the columns held by members with at least half the
-// group's rows (as Merge does), from public column sets and counts.
-func groupCols(g []Ref, locals [][]LocalDesc) []int {
-	total := 0
-	count := map[int]int{} // read back through the sorted key list
-	var cols []int
-	for _, r := range g {
-		l := locals[r.Party][r.Local]
-		total += l.Count
-		for _, j := range l.Cols {
-			if _, ok := count[j]; !ok {
-				cols = append(cols, j)
+		for k, l := range out.Locals {
+			if l.Count < 1 || len(l.Cols) == 0 || !slices.IsSorted(l.Cols) || l.Cols[0] < 0 || l.Cols[len(l.Cols)-1] >= cols {
+				return localsDecision{}, fmt.Errorf("party %s: local bicluster %d is malformed", name, k)
 			}
-			count[j] += l.Count
 		}
+		d.Locals[i] = out.Locals
 	}
-	slices.Sort(cols)
-	var out []int
-	for _, j := range cols {
-		if 2*count[j] >= total {
-			out = append(out, j)
-		}
-	}
-	return out
+	return d, nil
 }
 
-// groupSlots lists, for each group, the columns its aggregated sums
-// cover: its public columns (groupCols), the only ones the result
-// reports, so every decrypted sum is a published mean times the group's
-// public count. It also returns the total number of slots.
-func groupSlots(groups [][]Ref, locals [][]LocalDesc) ([][]int, int) {
-	out := make([][]int, len(groups))
-	n := 0
-	for k, g := range groups {
-		out[k] = groupCols(g, locals)
-		n += len(out[k])
+// decideTest reads the pair test's signs from the root's output.
+func decideTest(o *job.Outcome[testOutput], n int) (testDecision, error) {
+	if err := o.Err(); err != nil {
+		return testDecision{}, err
 	}
-	return out, n
+	root := secureagg.Root(o.Step)
+	out, ok := o.Results[root]
+	if !ok || len(out.Similar) != n {
+		return testDecision{}, fmt.Errorf("the root %s returned no signs of %d pair tests", root, n)
+	}
+	return testDecision{Similar: out.Similar, Excluded: out.Excluded}, nil
 }
 
-// groupRep is the size-weighted representative of a group from its
-// aggregated sums over its slots; columns outside the slots are 0 (not
-// aggregated, never used).
-func groupRep(g []Ref, locals [][]LocalDesc, sums []float64, slots []int, cols int) []float64 {
-	total := 0
-	for _, r := range g {
-		total += locals[r.Party][r.Local].Count
+func decideRows(o *job.Outcome[rowsOutput], parties []string, n int) (rowsDecision, error) {
+	if err := o.Err(); err != nil {
+		return rowsDecision{}, err
 	}
-	rep := make([]float64, cols)
-	for i, j := range slots {
-		rep[j] = sums[i] / float64(max(total, 1))
-	}
-	return rep
-}
-
-func decideMerge(outs *job.Outputs, parties []string, groups [][]Ref, slots int) mergeDecision {
-	if slots == 0 {
-		return mergeDecision{}
-	}
-	res, _, msg := rootOutcome(outs, parties, slots)
-	if msg != "" {
-		return mergeDecision{Error: msg}
-	}
-	return mergeDecision{Sums: res.Sum, Excluded: res.Excluded}
-}
-
-// decideTest reads the pair test's signs from the root's output, or says
-// which parties failed it.
-func decideTest(outs *job.Outputs, parties []string, n int) testDecision {
-	got := map[string]*testOutput{}
-	for _, name := range parties {
-		var o testOutput
-		if why := partyOutput(outs, name, &o, func() string { return o.Unusable }); why != "" {
-			return testDecision{Error: why}
-		}
-		got[name] = &o
-	}
-	root := secureagg.Root(job.Step{Parties: parties, Coordinator: outs.Coordinator})
-	o := got[root]
-	if o == nil || len(o.Similar) != n {
-		return testDecision{Error: fmt.Sprintf("the root %s returned no signs of %d pair tests", root, n)}
-	}
-	return testDecision{Similar: o.Similar, Excluded: o.Excluded}
-}
-
-func globalsOf(groups [][]Ref, locals [][]LocalDesc, sums []float64, cols int) ([]globalDesc, error) {
-	slots, n := groupSlots(groups, locals)
-	if len(sums) != n {
-		return nil, fmt.Errorf("merge: %d sums for %d slots", len(sums), n)
-	}
-	out := make([]globalDesc, 0, len(groups))
-	off := 0
-	for k, g := range groups {
-		rep := groupRep(g, locals, sums[off:off+len(slots[k])], slots[k], cols)
-		off += len(slots[k])
-		out = append(out, globalDesc{Members: g, Cols: groupCols(g, locals), Rep: rep})
-	}
-	return out, nil
-}
-
-func decideRows(outs *job.Outputs, parties []string, n int) rowsDecision {
 	d := rowsDecision{Rows: make([][]string, n)}
 	for _, name := range parties {
-		var o rowsOutput
-		if why := partyOutput(outs, name, &o, func() string { return o.Unusable }); why != "" {
-			return rowsDecision{Error: why}
+		out, ok := o.Results[name]
+		if !ok || len(out.Rows) != n {
+			return rowsDecision{}, fmt.Errorf("party %s: rows of %d biclusters, want %d", name, len(out.Rows), n)
 		}
-		if len(o.Rows) != n {
-			return rowsDecision{Error: fmt.Sprintf("party %s: rows of %d biclusters, want %d", name, len(o.Rows), n)}
-		}
-		for k, ids := range o.Rows {
+		for k, ids := range out.Rows {
 			for _, id := range ids {
 				d.Rows[k] = append(d.Rows[k], name+":"+id)
 			}
 		}
 	}
-	return d
+	return d, nil
 }
 
 // GlobalResult is one global bicluster in result.json.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
 )
 
 // The coordinator's merge bookkeeping on public descriptions: candidate
@@ -154,12 +155,14 @@ func TestTestRoundsGiveMergeGroups(t *testing.T) {
 	}
 }
 
-// histOnly is a participant that has only a history.
+// histOnly is a participant that has only a name, a seed and a history.
 type histOnly struct {
 	job.Participant
 	hist []*job.Record
 }
 
+func (h histOnly) Self() string           { return "org02" }
+func (h histOnly) Seed() []byte           { return []byte("seed") }
 func (h histOnly) History() []*job.Record { return h.hist }
 
 // TestTestStepRefusesForeignPairs: a party refuses a merge test step
@@ -172,11 +175,15 @@ func TestTestStepRefusesForeignPairs(t *testing.T) {
 		{{Cols: []int{0, 1, 2}, Count: 3}},
 		{{Cols: []int{0, 1, 2}, Count: 3}},
 	}
-	dec, err := encode(localsDecision{Locals: locals})
+	dec, err := protocol.Marshal(localsDecision{Locals: locals})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &session{p: histOnly{hist: []*job.Record{{Step: job.Step{Phase: phaseLocals}, Decision: dec}}}, cfg: &jobConfig{p: DefaultParams()}}
+	m, err := NewMatrix(1, 3, []float64{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{p: histOnly{hist: []*job.Record{{Step: job.Step{Phase: localsRound.Phase}, Decision: dec}}}, cfg: &jobConfig{p: DefaultParams()}, m: m, index: 1}
 	pairs := candidatePairs(locals)
 	for _, c := range []struct {
 		name  string
@@ -186,19 +193,19 @@ func TestTestStepRefusesForeignPairs(t *testing.T) {
 		{"all pairs", pairs},
 		{"other columns", []pairDesc{{A: pairs[0].A, B: pairs[0].B, Cols: []int{0, 1, 2, 3}}, pairs[1]}},
 	} {
-		args, err := encode(testArgs{Pairs: c.pairs})
+		args, err := protocol.Marshal(testArgs{Pairs: c.pairs})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.test(context.Background(), job.Step{Phase: phaseTest, Args: args})
-		if err == nil || !strings.Contains(err.Error(), "not the ones the committed history gives") {
+		_, err = s.Step(context.Background(), job.Step{Phase: pairTestRound.Phase, Args: args, Coordinator: "org01"})
+		if err == nil || !strings.Contains(err.Error(), "not the ones the committed history gives") || !strings.Contains(err.Error(), "coordinator org01") {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
 	// The right pairs pass the check (and fail later: this party has no
 	// iterations committed).
-	args, _ := encode(testArgs{Pairs: pairs[:2]})
-	if _, err := s.test(context.Background(), job.Step{Phase: phaseTest, Args: args}); err == nil || strings.Contains(err.Error(), "not the ones") {
+	args, _ := protocol.Marshal(testArgs{Pairs: pairs[:2]})
+	if _, err := s.Step(context.Background(), job.Step{Phase: pairTestRound.Phase, Args: args}); err == nil || strings.Contains(err.Error(), "not the ones") {
 		t.Errorf("the derived pairs: %v", err)
 	}
 }

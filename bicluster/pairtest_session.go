@@ -1,16 +1,14 @@
 package bicluster
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
 	"io"
-	"maps"
 	"math/big"
-	"reflect"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 )
 
 // Message types of the pair test (phase test); each names its disclosure.
+// The decryption's requests and shares are secureagg's (Decryption).
 const (
 	// TypeReps carries A's encrypted representatives to B (ciphertext).
 	TypeReps = "bicluster/reps"
@@ -30,50 +29,24 @@ const (
 	// TypePacked carries A's packed, twice-blinded test values to the
 	// root (ciphertext).
 	TypePacked = "bicluster/packed"
-	// TypeAsk is the root's request for decryption shares of every
-	// party's packed values (ciphertext), or, empty, its release of a
-	// party it does not need (control).
-	TypeAsk = "bicluster/ask"
-	// TypeShare carries a party's decryption shares of the packed values
-	// with their batched proof to the root (decryption-share).
-	TypeShare = "bicluster/share"
+	// TypeDigest carries the digest of the packed values a party sends
+	// the root (secureagg.Digest) to every other party, so that each can
+	// check what the root asks it to decrypt (control: a hash of
+	// ciphertexts).
+	TypeDigest = "bicluster/digest"
 )
 
 // defaultTestTimeout bounds the pair test when the step has no timeout.
 const defaultTestTimeout = time.Minute
 
-// pairDesc is one candidate pair of the merge, public: locals A and B of
-// parties A.Party < B.Party whose column sets overlap (Jaccard ≥ 1/2),
-// tested on the union of their columns.
-type pairDesc struct {
-	A    Ref   `msgpack:"a"`
-	B    Ref   `msgpack:"b"`
-	Cols []int `msgpack:"cols"`
-}
-
-type testArgs struct {
-	Pairs []pairDesc `msgpack:"pairs"`
-}
-
-type testDecision struct {
-	Similar  []bool            `msgpack:"similar"` // per pair, in Args order
-	Excluded map[string]string `msgpack:"excluded"`
-	Error    string            `msgpack:"error"`
-}
-
-type testOutput struct {
-	Similar  []bool            `msgpack:"similar"` // the root's only
-	Excluded map[string]string `msgpack:"excluded"`
-	Unusable string            `msgpack:"unusable"`
-}
-
-// ctBody is the body of reps, blinded, packed and ask messages.
+// ctBody is the body of reps, blinded and packed messages.
 type ctBody struct {
 	C []byte `msgpack:"c"`
 }
 
-type pairShareBody struct {
-	S []byte `msgpack:"s"`
+// digestBody is the body of a digest message.
+type digestBody struct {
+	D []byte `msgpack:"d"`
 }
 
 // decodeCts decodes a ctBody of exactly count ciphertexts of pk.
@@ -95,29 +68,9 @@ func decodeCts(b []byte, pk *paillier.PublicKey, count int) ([]*paillier.Ciphert
 	return cts, nil
 }
 
-// decodePairShare decodes party index's decryption share of count
-// ciphertexts.
-func decodePairShare(b []byte, pk *paillier.ThresholdPublicKey, index, count int) (*paillier.DecryptionShare, error) {
-	var body pairShareBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
-		return nil, err
-	}
-	if len(body.S) > 2*count*pk.CiphertextSize()+(1<<16) {
-		return nil, fmt.Errorf("%w: share of %d bytes", protocol.ErrMalformed, len(body.S))
-	}
-	sh, err := pk.UnmarshalDecryptionShare(body.S)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", protocol.ErrMalformed, err)
-	}
-	if sh.Index != index || len(sh.Values) != count {
-		return nil, fmt.Errorf("%w: share of index %d with %d values, expected %d and %d", protocol.ErrMalformed, sh.Index, len(sh.Values), index, count)
-	}
-	return sh, nil
-}
-
 // pairRun is one party's run of the pair test.
 type pairRun struct {
-	s      *session
+	p      job.Participant
 	step   job.Step
 	pairs  []pairDesc
 	keys   *secureagg.Keys
@@ -130,18 +83,18 @@ type pairRun struct {
 }
 
 func (r *pairRun) send(ctx context.Context, to int, typ string, body any, d protocol.Disclosure) error {
-	b, err := encode(body)
+	b, err := protocol.Marshal(body)
 	if err != nil {
-		return err
+		return fmt.Errorf("bicluster: encode %s: %w", typ, err)
 	}
-	if err := r.s.p.Send(ctx, r.names[to], r.step.Message(r.s.p.Self(), typ, b), d); err != nil {
+	if err := r.p.Send(ctx, r.names[to], r.step.Message(r.p.Self(), typ, b), d); err != nil {
 		return fmt.Errorf("bicluster: send %s to %s: %w", typ, r.names[to], err)
 	}
 	return nil
 }
 
 func (r *pairRun) receive(ctx context.Context, from int, typ string) ([]byte, error) {
-	m, err := r.s.p.Receive(ctx, r.names[from], r.step.Key(typ))
+	m, err := r.p.Receive(ctx, r.names[from], r.step.Key(typ))
 	if err != nil {
 		return nil, fmt.Errorf("bicluster: waiting for %s from %s: %w", typ, r.names[from], err)
 	}
@@ -178,130 +131,128 @@ func (r *pairRun) asA(a int) []int {
 	return out
 }
 
-// roundPairs is testRound over the committed locals and the committed
-// bits of the earlier merge test rounds.
-func (s *session) roundPairs(public [][]LocalDesc, round int) ([]pairDesc, error) {
-	var tested []pairDesc
-	var similar []bool
-	for _, rec := range s.p.History() {
-		if rec.Step.Phase != phaseTest || rec.Step.Round >= round {
-			continue
-		}
-		var a testArgs
-		if err := decode(rec.Step.Args, &a); err != nil {
-			return nil, err
-		}
-		var d testDecision
-		if err := decode(rec.Decision, &d); err != nil {
-			return nil, err
-		}
-		if len(d.Similar) != len(a.Pairs) {
-			return nil, fmt.Errorf("bicluster: merge test round %d committed %d bits for %d pairs", rec.Step.Round, len(d.Similar), len(a.Pairs))
-		}
-		tested = append(tested, a.Pairs...)
-		similar = append(similar, d.Similar...)
-	}
-	return testRound(public, candidatePairs(public), tested, similar, round), nil
-}
-
-// test runs the pair test (phase test): see pairtest.go for the rounds.
-func (s *session) test(ctx context.Context, step job.Step) ([]byte, error) {
+// test runs the pair test (phase test; pairtest.go has the rounds), once
+// this party has checked that the step's pairs are those the committed
+// history gives: so a coordinator cannot have pairs of its choosing
+// tested.
+func (s *session) test(ctx context.Context, step job.Step, a testArgs) (testOutput, error) {
 	if s.loadErr != nil {
-		return encode(&testOutput{Unusable: s.loadErr.Error()})
+		return testOutput{}, s.loadErr
 	}
-	var a testArgs
-	if err := decode(step.Args, &a); err != nil {
-		return nil, err
-	}
-	public, err := s.committedLocals()
+	public, err := committedLocals(s.p.History())
 	if err != nil {
-		return nil, err
+		return testOutput{}, err
 	}
-	// Every party derives the round's pairs itself from the committed
-	// locals and earlier bits, so a coordinator cannot have pairs of its
-	// choosing tested (and their blinded values decrypted at its node).
-	want, err := s.roundPairs(public, step.Round)
+	want, err := roundPairs(s.p.History(), public, step.Round)
 	if err != nil {
-		return nil, err
+		return testOutput{}, err
 	}
-	if !reflect.DeepEqual(a.Pairs, want) {
-		return nil, fmt.Errorf("bicluster: merge test round %d: the step's pairs are not the ones the committed history gives", step.Round)
+	if len(want) == 0 || !sameArgs(step, testArgs{Pairs: want}) {
+		return testOutput{}, s.refuse(step, "pairs")
 	}
 	mine, err := s.localBiclusters()
 	if err != nil {
-		return nil, err
+		return testOutput{}, err
 	}
 	keys, err := secureagg.ReadKeys(s.p.Secrets())
 	if err != nil {
-		return nil, fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", s.p.Self(), err)
+		return testOutput{}, fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", s.p.Self(), err)
 	}
 	pk := keys.Public()
 	pc, err := newPairCode(&pk.PublicKey, s.cfg.fracBits, s.cfg.valueBits, s.cfg.p.Beta, s.m.Cols)
 	if err != nil {
-		return nil, err
+		return testOutput{}, err
 	}
+	timeout := defaultTestTimeout
 	if step.TimeoutMS > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, step.Timeout())
-		defer cancel()
-	} else {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, defaultTestTimeout)
-		defer cancel()
+		timeout = step.Timeout()
 	}
-	r := &pairRun{s: s, step: step, pairs: a.Pairs, keys: keys, pk: pk, pc: pc, mine: mine,
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r := &pairRun{p: s.p, step: step, pairs: a.Pairs, keys: keys, pk: pk, pc: pc, mine: mine,
 		self: slices.Index(step.Parties, s.p.Self()), names: step.Parties, random: rand.Reader}
 	if r.self < 0 || r.self != s.index {
-		return nil, fmt.Errorf("bicluster: party %s is not at its place in the step", s.p.Self())
+		return testOutput{}, fmt.Errorf("bicluster: party %s is not at its place in the step", s.p.Self())
 	}
 	out, err := r.run(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("party %s: pair test: %w", s.p.Self(), err)
+		return testOutput{}, fmt.Errorf("party %s: pair test: %w", s.p.Self(), err)
 	}
-	return encode(out)
+	return out, nil
 }
 
-func (r *pairRun) run(ctx context.Context) (*testOutput, error) {
-	n := len(r.names)
+// run is the party's pair test: its rounds as A and as B, then the
+// decryption of every party's packed values at the root.
+func (r *pairRun) run(ctx context.Context) (testOutput, error) {
 	// Round 1, as A: encrypt each of its locals' V_j once, and ΣV² and
 	// S_V² once per (local, U), for all its pairs (one EncryptMany).
 	if err := r.encryptReps(ctx); err != nil {
-		return nil, err
+		return testOutput{}, err
 	}
 	// Round 2, as B: evaluate and blind every pair A sent.
-	for a := range n {
-		idx := r.between(a, r.self)
-		if len(idx) == 0 {
-			continue
-		}
-		want := 0
-		for _, i := range idx {
-			want += pairCiphertexts(len(r.pairs[i].Cols))
-		}
-		raw, err := r.receive(ctx, a, TypeReps)
-		if err != nil {
-			return nil, err
-		}
-		cts, err := decodeCts(raw, &r.pk.PublicKey, want)
-		if err != nil {
-			return nil, fmt.Errorf("representatives from %s: %w", r.names[a], err)
-		}
-		ys, err := r.evaluate(idx, cts)
-		if err != nil {
-			return nil, err
-		}
-		body, err := r.marshal(ys)
-		if err != nil {
-			return nil, err
-		}
-		if err := r.send(ctx, a, TypeBlinded, body, protocol.DiscloseCiphertext); err != nil {
-			return nil, err
+	for a := range r.names {
+		if err := r.evaluateFrom(ctx, a); err != nil {
+			return testOutput{}, err
 		}
 	}
-	// Round 3, as A: blind again and pack, in Args order.
-	own := r.asA(r.self)
+	// Round 3, as A: blind again and pack, in Args order, for the root.
+	packed, err := r.blindAndPack(ctx)
+	if err != nil {
+		return testOutput{}, err
+	}
+	own, err := r.pk.MarshalCiphertexts(packed)
+	if err != nil {
+		return testOutput{}, fmt.Errorf("bicluster: marshal ciphertexts: %w", err)
+	}
+	root := slices.Index(r.names, secureagg.Root(r.step))
+	if err := r.sendPacked(ctx, root, packed, own); err != nil {
+		return testOutput{}, err
+	}
+	// Round 4: the root decrypts every party's packed values jointly;
+	// the others make a share only of what matches their producers'
+	// digests.
+	d := r.decryption(ctx, root)
+	if r.self != root {
+		return testOutput{}, d.Share(ctx, nil, func(cts []*paillier.Ciphertext) error { return r.vet(ctx, cts, own) })
+	}
+	return r.decrypt(ctx, d, packed)
+}
+
+// evaluateFrom is round 2 at B for the pairs of party a as A: receive its
+// representatives, evaluate and blind, and send the values back.
+func (r *pairRun) evaluateFrom(ctx context.Context, a int) error {
+	idx := r.between(a, r.self)
+	if len(idx) == 0 {
+		return nil
+	}
+	want := 0
+	for _, i := range idx {
+		want += pairCiphertexts(len(r.pairs[i].Cols))
+	}
+	raw, err := r.receive(ctx, a, TypeReps)
+	if err != nil {
+		return err
+	}
+	cts, err := decodeCts(raw, &r.pk.PublicKey, want)
+	if err != nil {
+		return fmt.Errorf("representatives from %s: %w", r.names[a], err)
+	}
+	ys, err := r.evaluate(idx, cts)
+	if err != nil {
+		return err
+	}
+	body, err := r.marshal(ys)
+	if err != nil {
+		return err
+	}
+	return r.send(ctx, a, TypeBlinded, body, protocol.DiscloseCiphertext)
+}
+
+// blindAndPack is round 3 at A: blind every value its Bs sent back, and
+// pack its pairs' values, in Args order.
+func (r *pairRun) blindAndPack(ctx context.Context) ([]*paillier.Ciphertext, error) {
 	zs := make([][]*paillier.Ciphertext, len(r.pairs)) // two per pair
-	for b := range n {
+	for b := range r.names {
 		idx := r.between(r.self, b)
 		if len(idx) == 0 {
 			continue
@@ -322,25 +273,140 @@ func (r *pairRun) run(ctx context.Context) (*testOutput, error) {
 			zs[i] = blinded[2*k : 2*k+2]
 		}
 	}
-	var mineZ []*paillier.Ciphertext
-	for _, i := range own {
-		mineZ = append(mineZ, zs[i]...)
+	var mine []*paillier.Ciphertext
+	for _, i := range r.asA(r.self) {
+		mine = append(mine, zs[i]...)
 	}
-	packed := r.pc.pairPack(&r.pk.PublicKey, mineZ)
-	root := slices.Index(r.names, secureagg.Root(r.step))
-	if r.self != root {
-		if len(packed) > 0 {
-			body, err := r.marshal(packed)
-			if err != nil {
-				return nil, err
-			}
-			if err := r.send(ctx, root, TypePacked, body, protocol.DiscloseCiphertext); err != nil {
-				return nil, err
-			}
+	return r.pc.pairPack(&r.pk.PublicKey, mine), nil
+}
+
+// sendPacked sends the party's packed values (encoded: own) to the root,
+// and their digest to every other party directly, so that each can check
+// that the root asks it to decrypt these values and no others.
+func (r *pairRun) sendPacked(ctx context.Context, root int, packed []*paillier.Ciphertext, own []byte) error {
+	if len(packed) == 0 {
+		return nil
+	}
+	digest := digestBody{D: secureagg.Digest(r.step, r.names[r.self], own)}
+	for q := range r.names {
+		if q == r.self || q == root {
+			continue
 		}
-		return &testOutput{}, r.share(ctx, root)
+		if err := r.send(ctx, q, TypeDigest, digest, protocol.DiscloseControl); err != nil {
+			return err
+		}
 	}
-	return r.decrypt(ctx, packed)
+	if r.self == root {
+		return nil
+	}
+	return r.send(ctx, root, TypePacked, ctBody{C: own}, protocol.DiscloseCiphertext)
+}
+
+// decryption is the pair test's joint decryption: rooted at the step's
+// secureagg.Root, never the coordinator; the root asks t of the others
+// (the coordinator last), the rest only when shares fail, and releases
+// them otherwise. Every party derives it from the committed step.
+func (r *pairRun) decryption(ctx context.Context, root int) *secureagg.Decryption {
+	var others []string
+	for q, name := range r.names {
+		if q != root && name != r.step.Coordinator {
+			others = append(others, name)
+		}
+	}
+	if r.step.Coordinator != r.names[root] && slices.Contains(r.names, r.step.Coordinator) {
+		others = append(others, r.step.Coordinator)
+	}
+	count := 0
+	for _, c := range r.total() {
+		count += c
+	}
+	// The first shares are due halfway to the step's end, so the root
+	// has time to ask the others.
+	var first time.Time
+	if end, ok := ctx.Deadline(); ok {
+		first = time.Now().Add(time.Until(end) / 2)
+	}
+	return &secureagg.Decryption{Party: r.p, Step: r.step, Keys: r.keys, Root: r.names[root], Decryptors: others,
+		Ask: min(r.pk.Threshold, len(others)), Count: count, Release: true, First: first, Random: r.random}
+}
+
+// vet is a decryptor's check of the root's request: every party's
+// segment of the values to decrypt must be, byte for byte, what that
+// party sent the root, as the digest it sent this party directly says
+// (own: this party's own). So a root (or a coordinator lying about who
+// coordinates) cannot have a representative A sent to B decrypted, nor
+// anything but the step's packed values.
+func (r *pairRun) vet(ctx context.Context, cts []*paillier.Ciphertext, own []byte) error {
+	root := secureagg.Root(r.step)
+	for a, c := range r.total() {
+		seg := cts[:c]
+		cts = cts[c:]
+		if c == 0 {
+			continue
+		}
+		b, err := r.pk.MarshalCiphertexts(seg)
+		if err != nil {
+			return fmt.Errorf("bicluster: marshal ciphertexts: %w", err)
+		}
+		want := secureagg.Digest(r.step, r.names[a], own)
+		if a != r.self {
+			raw, err := r.receive(ctx, a, TypeDigest)
+			var body digestBody
+			if err == nil {
+				err = protocol.Unmarshal(raw, &body)
+			}
+			if err != nil {
+				return fmt.Errorf("%w: no digest from %s, so nothing %s asks is decrypted: %w", secureagg.ErrTampered, r.names[a], root, err)
+			}
+			want = body.D
+		}
+		if !bytes.Equal(want, secureagg.Digest(r.step, r.names[a], b)) {
+			return fmt.Errorf("%w: party %s refuses to decrypt: root %s asks values that are not those %s sent it (coordinator %s)",
+				secureagg.ErrTampered, r.p.Self(), root, r.names[a], r.step.Coordinator)
+		}
+	}
+	return nil
+}
+
+// decrypt is the root's part: gather every party's packed values, decrypt
+// them jointly and read the signs.
+func (r *pairRun) decrypt(ctx context.Context, d *secureagg.Decryption, ownPacked []*paillier.Ciphertext) (testOutput, error) {
+	counts := r.total()
+	per := make([][]*paillier.Ciphertext, len(r.names))
+	per[r.self] = ownPacked
+	for a, c := range counts {
+		if a == r.self || c == 0 {
+			continue
+		}
+		raw, err := r.receive(ctx, a, TypePacked)
+		if err != nil {
+			return testOutput{}, err
+		}
+		if per[a], err = decodeCts(raw, &r.pk.PublicKey, c); err != nil {
+			return testOutput{}, fmt.Errorf("packed values from %s: %w", r.names[a], err)
+		}
+	}
+	plain, excluded, err := d.Decrypt(ctx, slices.Concat(per...))
+	if err != nil {
+		return testOutput{}, err
+	}
+	out := testOutput{Similar: make([]bool, len(r.pairs))}
+	off := 0
+	for a, c := range counts {
+		idx := r.asA(a)
+		signs, err := r.pc.pairSigns(plain[off:off+c], 2*len(idx))
+		if err != nil {
+			return testOutput{}, fmt.Errorf("party %s's pair tests: %w", r.names[a], err)
+		}
+		off += c
+		for k, similar := range pairSimilar(signs) {
+			out.Similar[idx[k]] = similar
+		}
+	}
+	if len(excluded) > 0 {
+		out.Excluded = excluded
+	}
+	return out, nil
 }
 
 // evaluate is round 2 at B for A's pairs idx, whose ciphertexts are cts
@@ -463,167 +529,6 @@ func (r *pairRun) total() []int {
 	out := make([]int, len(r.names))
 	for a := range r.names {
 		out[a] = r.pc.packedCount(2 * len(r.asA(a)))
-	}
-	return out
-}
-
-func (r *pairRun) proofContext() paillier.ProofContext {
-	return paillier.ProofContext{Job: r.step.Job, Phase: r.step.Phase, Round: r.step.Round, Attempt: r.step.Attempt}
-}
-
-// share is a non-root party's last round: wait for the root's request and
-// send its decryption shares, or its release.
-func (r *pairRun) share(ctx context.Context, root int) error {
-	raw, err := r.receive(ctx, root, TypeAsk)
-	if err != nil {
-		return err
-	}
-	count := 0
-	for _, c := range r.total() {
-		count += c
-	}
-	var body ctBody
-	if err := protocol.Unmarshal(raw, &body); err != nil {
-		return fmt.Errorf("request from %s: %w", r.names[root], err)
-	}
-	if len(body.C) == 0 {
-		return nil // released: the root has enough shares
-	}
-	cts, err := decodeCts(raw, &r.pk.PublicKey, count)
-	if err != nil {
-		return fmt.Errorf("request from %s: %w", r.names[root], err)
-	}
-	sh, err := r.keys.Share.DecryptShare(r.random, cts, r.proofContext())
-	if err != nil {
-		return fmt.Errorf("bicluster: decryption share: %w", err)
-	}
-	b, err := sh.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("bicluster: marshal share: %w", err)
-	}
-	return r.send(ctx, root, TypeShare, pairShareBody{S: b}, protocol.DiscloseDecryptionShare)
-}
-
-// decrypt is the root's part: gather every party's packed values, ask t
-// parties (besides itself) for decryption shares, then the others if some
-// fail their proofs, combine t+1 valid shares and read the signs.
-func (r *pairRun) decrypt(ctx context.Context, ownPacked []*paillier.Ciphertext) (*testOutput, error) {
-	counts := r.total()
-	per := make([][]*paillier.Ciphertext, len(r.names))
-	per[r.self] = ownPacked
-	for a, c := range counts {
-		if a == r.self || c == 0 {
-			continue
-		}
-		raw, err := r.receive(ctx, a, TypePacked)
-		if err != nil {
-			return nil, err
-		}
-		if per[a], err = decodeCts(raw, &r.pk.PublicKey, c); err != nil {
-			return nil, fmt.Errorf("packed values from %s: %w", r.names[a], err)
-		}
-	}
-	all := slices.Concat(per...)
-	body, err := r.marshal(all)
-	if err != nil {
-		return nil, err
-	}
-	var others []int
-	for q := range r.names {
-		if q != r.self {
-			others = append(others, q)
-		}
-	}
-	need := r.pk.Threshold + 1
-	first, rest := others[:min(need-1, len(others))], others[min(need-1, len(others)):]
-	for _, q := range first {
-		if err := r.send(ctx, q, TypeAsk, body, protocol.DiscloseCiphertext); err != nil {
-			return nil, err
-		}
-	}
-	var own *paillier.DecryptionShare
-	var ownErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { own, ownErr = r.keys.Share.DecryptShare(r.random, all, r.proofContext()) })
-	excluded := map[string]string{}
-	valid := r.collect(ctx, all, first, excluded)
-	wg.Wait()
-	if ownErr != nil {
-		return nil, fmt.Errorf("bicluster: decryption share: %w", ownErr)
-	}
-	valid = append([]*paillier.DecryptionShare{own}, valid...)
-	if len(valid) < need && len(rest) > 0 {
-		for _, q := range rest {
-			if err := r.send(ctx, q, TypeAsk, body, protocol.DiscloseCiphertext); err != nil {
-				excluded[r.names[q]] = "unreachable for its decryption share"
-			}
-		}
-		valid = append(valid, r.collect(ctx, all, rest, excluded)...)
-	} else {
-		for _, q := range rest {
-			_ = r.send(ctx, q, TypeAsk, ctBody{}, protocol.DiscloseControl)
-		}
-	}
-	if len(valid) < need {
-		return nil, fmt.Errorf("too few valid decryption shares (%d of %d); excluded %s", len(valid), need,
-			strings.Join(slices.Sorted(maps.Keys(excluded)), ", "))
-	}
-	plain, err := r.pk.Combine(all, valid[:need])
-	if err != nil {
-		return nil, fmt.Errorf("bicluster: combine shares: %w", err)
-	}
-	out := &testOutput{Similar: make([]bool, len(r.pairs))}
-	off := 0
-	for a, c := range counts {
-		idx := r.asA(a)
-		signs, err := r.pc.pairSigns(plain[off:off+c], 2*len(idx))
-		if err != nil {
-			return nil, fmt.Errorf("party %s's pair tests: %w", r.names[a], err)
-		}
-		off += c
-		for k, similar := range pairSimilar(signs) {
-			out.Similar[idx[k]] = similar
-		}
-	}
-	if len(excluded) > 0 {
-		out.Excluded = excluded
-	}
-	return out, nil
-}
-
-// collect receives and verifies the shares of from, naming the invalid or
-// missing ones in excluded.
-func (r *pairRun) collect(ctx context.Context, cts []*paillier.Ciphertext, from []int, excluded map[string]string) []*paillier.DecryptionShare {
-	shares := make([]*paillier.DecryptionShare, len(from))
-	why := make([]string, len(from))
-	var wg sync.WaitGroup
-	for k, q := range from {
-		wg.Go(func() {
-			raw, err := r.receive(ctx, q, TypeShare)
-			if err != nil {
-				why[k] = "no decryption share in time"
-				return
-			}
-			sh, err := decodePairShare(raw, r.pk, r.keys.Index(r.names[q]), len(cts))
-			if err != nil {
-				why[k] = "malformed decryption share: " + err.Error()
-				return
-			}
-			if err := r.pk.VerifyShare(cts, sh, r.proofContext()); err != nil {
-				why[k] = "invalid decryption share: " + err.Error()
-				return
-			}
-			shares[k] = sh
-		})
-	}
-	wg.Wait()
-	var out []*paillier.DecryptionShare
-	for k, sh := range shares {
-		if sh == nil {
-			excluded[r.names[from[k]]] = why[k]
-		} else {
-			out = append(out, sh)
-		}
 	}
 	return out
 }

@@ -12,39 +12,41 @@ import (
 
 // Open opens a party's session: its matrix, read once from its table. A
 // party whose table cannot be read still opens, so that the schema step
-// reports why and the job fails naming it. Everything else the session
-// uses (its row order, its local biclusters) is recomputed from the
-// matrix, the seed and the committed history, so a session opened after
-// a restart is the same as one that ran from the start.
+// fails naming it and why. Everything else the session uses (its row
+// order, its local biclusters) is recomputed from the matrix, the seed and
+// the committed history, so a session opened after a restart is the same
+// as one that ran from the start.
 func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	cfg, err := parseJobParams(p.Spec())
 	if err != nil {
 		return nil, err
 	}
-	s := &session{p: p, cfg: cfg, index: slices.Index(p.Spec().PartyNames(), p.Self())}
-	s.m, s.loadErr = loadMatrix(ctx, p)
+	s := &session{p: p, cfg: cfg, index: slices.Index(p.Spec().PartyNames(), p.Self()), guarded: map[string]bool{}}
+	s.m, s.table, s.loadErr = loadMatrix(ctx, p)
 	return s, nil
 }
 
 // loadMatrix reads the party's one bicluster table, from whatever source
-// its node maps it to.
-func loadMatrix(ctx context.Context, p job.Participant) (*Matrix, error) {
+// its node maps it to, and returns it with the table's name.
+func loadMatrix(ctx context.Context, p job.Participant) (*Matrix, string, error) {
 	ps, ok := p.Spec().Party(p.Self())
 	if !ok {
-		return nil, fmt.Errorf("party %s is not in the job spec", p.Self())
+		return nil, "", fmt.Errorf("party %s is not in the job spec", p.Self())
 	}
 	if len(ps.Tables) != 1 {
-		return nil, fmt.Errorf("%w: %d tables, the bicluster job needs exactly one", ErrParams, len(ps.Tables))
+		return nil, "", fmt.Errorf("%w: %d tables, the bicluster job needs exactly one", ErrParams, len(ps.Tables))
 	}
+	name := ps.Tables[0].Name
 	tables, err := job.LoadTables(ctx, p)
 	if err != nil {
-		return nil, err
+		return nil, name, err
 	}
 	t := tables[0]
 	if t.NumRows() == 0 {
-		return nil, fmt.Errorf("%w: table %q has no rows", ErrEmpty, t.Name)
+		return nil, name, fmt.Errorf("%w: table %q has no rows", ErrEmpty, t.Name)
 	}
-	return FromTable(t)
+	m, err := FromTable(t)
+	return m, name, err
 }
 
 // session is one party's state: its matrix and, once the iterations are
@@ -54,42 +56,35 @@ type session struct {
 	cfg     *jobConfig
 	index   int
 	m       *Matrix
+	table   string
 	loadErr error
-	locals  []Local // nil until computed
+	locals  []Local         // nil until computed
+	guarded map[string]bool // the phases whose aggregate this node's policy admitted
 }
 
 // Close drops the matrix.
 func (s *session) Close() { s.m, s.locals = nil, nil }
 
-// Step runs one step.
+// Step runs one step of one of the job's rounds.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	switch step.Phase {
-	case phaseSchema:
-		if s.loadErr != nil {
-			return encode(&schemaOutput{Unusable: s.loadErr.Error()})
-		}
-		return encode(&schemaOutput{Columns: s.m.ColNames})
-	case phaseIterate:
-		return s.iterate(ctx, step)
-	case phaseLocals:
-		if s.loadErr != nil {
-			return encode(&localsOutput{Unusable: s.loadErr.Error()})
-		}
-		locals, err := s.localBiclusters()
-		if err != nil {
-			return nil, err
-		}
-		out := &localsOutput{Locals: []LocalDesc{}}
-		for _, l := range locals {
-			out.Locals = append(out.Locals, LocalDesc{Cols: l.Cols, Count: l.Count})
-		}
-		return encode(out)
-	case phaseTest:
-		return s.test(ctx, step)
-	case phaseMerge:
-		return s.merge(ctx, step)
-	case phaseRows:
-		return s.rows(step)
+	case schemaRound.Phase:
+		return schemaRound.Serve(step, func(struct{}) (schemaOutput, error) {
+			if s.loadErr != nil {
+				return schemaOutput{}, s.loadErr
+			}
+			return schemaOutput{Columns: s.m.ColNames}, nil
+		})
+	case iterateRound.Phase:
+		return iterateRound.Serve(step, func(a iterArgs) (aggOutput, error) { return s.iterate(ctx, step, a) })
+	case localsRound.Phase:
+		return localsRound.Serve(step, func(iterArgs) (localsOutput, error) { return s.describeLocals(step) })
+	case pairTestRound.Phase:
+		return pairTestRound.Serve(step, func(a testArgs) (testOutput, error) { return s.test(ctx, step, a) })
+	case mergeRound.Phase:
+		return mergeRound.Serve(step, func(mergeArgs) (aggOutput, error) { return s.merge(ctx, step) })
+	case rowsRound.Phase:
+		return rowsRound.Serve(step, func(rowsArgs) (rowsOutput, error) { return s.rows(step) })
 	}
 	return nil, fmt.Errorf("bicluster: unknown phase %q", step.Phase)
 }
@@ -103,70 +98,56 @@ func (s *session) aggConfig() (secureagg.Config, error) {
 		Decryptors: keys.Public().Threshold + 1}, nil
 }
 
-// aggregate sums v with the other parties and reports the outcome;
+// aggregate sums v, which sums rows of the party's rows, with the other
+// parties once this node's policy admits it, and reports the outcome;
 // valueBits > 0 replaces the configured bound on every party's values.
-func (s *session) aggregate(ctx context.Context, step job.Step, v []float64, valueBits int) ([]byte, error) {
+func (s *session) aggregate(ctx context.Context, step job.Step, v []float64, rows, valueBits int) (aggOutput, error) {
 	cfg, err := s.aggConfig()
 	if err != nil {
-		return nil, err
+		return aggOutput{}, err
 	}
 	if valueBits > 0 {
 		cfg.ValueBits = valueBits
 	}
+	if err := s.guard(step, rows); err != nil {
+		return aggOutput{}, secureagg.Withdraw(ctx, s.p, step, cfg, err)
+	}
 	res, err := secureagg.Aggregate(ctx, s.p, step, cfg, v)
-	out := &aggOutput{}
-	if out.Report, err = secureagg.EncodeReport(s.p.Self(), step, res, err); err != nil {
-		return nil, err
+	o, err := secureagg.Report(s.p.Self(), step, res, err)
+	if err != nil {
+		return aggOutput{}, err
 	}
-	return encode(out)
+	return aggOutput{Outcome: o}, nil
 }
 
-// withdraw takes the party out of an aggregation it cannot compute.
-func (s *session) withdraw(ctx context.Context, step job.Step, cause error) ([]byte, error) {
+// guard asks this node's policy before the party's data enters the
+// phase's aggregate, once per job (the node records every aggregate it
+// admits; the iterations sum the same rows every round). Column ""
+// stands for the table's numeric columns, which every aggregate sums.
+func (s *session) guard(step job.Step, rows int) error {
+	if s.guarded[step.Phase] {
+		return nil
+	}
+	a := job.Aggregate{Table: s.table, Parties: step.Parties, Rows: rows}
+	if err := s.p.Guard().Aggregate(step, a); err != nil {
+		return err
+	}
+	s.guarded[step.Phase] = true
+	return nil
+}
+
+// withdraw takes the party out of an aggregation it cannot compute, and
+// returns cause.
+func (s *session) withdraw(ctx context.Context, step job.Step, cause error) (aggOutput, error) {
 	if cfg, err := s.aggConfig(); err == nil {
-		_ = secureagg.Withdraw(ctx, s.p, step, cfg, cause)
+		return aggOutput{}, secureagg.Withdraw(ctx, s.p, step, cfg, cause)
 	}
-	return encode(&aggOutput{Unusable: cause.Error()})
+	return aggOutput{}, cause
 }
 
-// iterations returns the committed iterations' input orders, by round,
-// and the last decision.
-func (s *session) iterations() ([][]int, *iterDecision, error) {
-	var orders [][]int
-	var last *iterDecision
-	for _, rec := range s.p.History() {
-		if rec.Step.Phase != phaseIterate {
-			continue
-		}
-		if rec.Step.Round != len(orders) {
-			return nil, nil, fmt.Errorf("bicluster: history holds iteration %d after %d", rec.Step.Round, len(orders))
-		}
-		var a iterArgs
-		if err := decode(rec.Step.Args, &a); err != nil {
-			return nil, nil, err
-		}
-		var d iterDecision
-		if err := decode(rec.Decision, &d); err != nil {
-			return nil, nil, err
-		}
-		orders = append(orders, a.Order)
-		last = &d
-	}
-	return orders, last, nil
-}
-
-// firstDen is ΣDen, committed by the first iteration.
-func (s *session) firstDen() ([]float64, error) {
-	for _, rec := range s.p.History() {
-		if rec.Step.Phase == phaseIterate && rec.Step.Round == 0 {
-			var d iterDecision
-			if err := decode(rec.Decision, &d); err != nil {
-				return nil, err
-			}
-			return d.Den, nil
-		}
-	}
-	return nil, fmt.Errorf("bicluster: a later iteration before the first was committed")
+// iterations replays the committed iterations (replayIterations).
+func (s *session) iterations() (*iterations, error) {
+	return replayIterations(s.p.History(), s.p.Seed(), s.m.Cols, s.cfg.p.MaxIter)
 }
 
 // numBits bounds a party's Num in the iterations after the first from
@@ -202,22 +183,18 @@ func (s *session) stateAfter(orders [][]int) (PartyState, error) {
 	return st, nil
 }
 
-func (s *session) iterate(ctx context.Context, step job.Step) ([]byte, error) {
+func (s *session) iterate(ctx context.Context, step job.Step, a iterArgs) (aggOutput, error) {
 	if s.loadErr != nil {
 		return s.withdraw(ctx, step, s.loadErr)
 	}
-	var a iterArgs
-	if err := decode(step.Args, &a); err != nil {
-		return nil, err
-	}
-	orders, _, err := s.iterations()
+	it, err := s.iterations()
 	if err != nil {
-		return nil, err
+		return aggOutput{}, err
 	}
-	if len(orders) < step.Round {
-		return nil, fmt.Errorf("bicluster: iteration %d started with %d committed", step.Round, len(orders))
+	if it.done || step.Round != len(it.orders) || !slices.Equal(a.Order, it.next) {
+		return aggOutput{}, s.refuse(step, "a column order")
 	}
-	st, err := s.stateAfter(orders[:step.Round])
+	st, err := s.stateAfter(it.orders)
 	if err != nil {
 		return s.withdraw(ctx, step, err)
 	}
@@ -228,13 +205,33 @@ func (s *session) iterate(ctx context.Context, step job.Step) ([]byte, error) {
 	if step.Round > 0 {
 		// Den is the first iteration's (decideIterate), and it bounds
 		// every party's Num.
-		den, err := s.firstDen()
-		if err != nil {
-			return nil, err
-		}
-		return s.aggregate(ctx, step, c.Num, numBits(den, s.cfg.fracBits, s.cfg.valueBits))
+		return s.aggregate(ctx, step, c.Num, s.m.Rows, numBits(it.den, s.cfg.fracBits, s.cfg.valueBits))
 	}
-	return s.aggregate(ctx, step, c.Vector(), 0)
+	return s.aggregate(ctx, step, c.Vector(), s.m.Rows, 0)
+}
+
+// describeLocals is the locals step: the party's local biclusters' column
+// sets and row counts, under the order the iterations ended with.
+func (s *session) describeLocals(step job.Step) (localsOutput, error) {
+	if s.loadErr != nil {
+		return localsOutput{}, s.loadErr
+	}
+	it, err := s.iterations()
+	if err != nil {
+		return localsOutput{}, err
+	}
+	if !it.done || !sameArgs(step, iterArgs{Order: it.next}) {
+		return localsOutput{}, s.refuse(step, "a column order")
+	}
+	locals, err := s.localBiclusters()
+	if err != nil {
+		return localsOutput{}, err
+	}
+	out := localsOutput{Locals: []LocalDesc{}}
+	for _, l := range locals {
+		out.Locals = append(out.Locals, LocalDesc{Cols: l.Cols, Count: l.Count})
+	}
+	return out, nil
 }
 
 // localBiclusters are the party's local biclusters under the final
@@ -243,18 +240,18 @@ func (s *session) localBiclusters() ([]Local, error) {
 	if s.locals != nil {
 		return s.locals, nil
 	}
-	orders, last, err := s.iterations()
+	it, err := s.iterations()
 	if err != nil {
 		return nil, err
 	}
-	if last == nil {
-		return nil, fmt.Errorf("bicluster: no committed iteration")
+	if !it.done {
+		return nil, fmt.Errorf("bicluster: the iterations are not over")
 	}
-	st, err := s.stateAfter(orders)
+	st, err := s.stateAfter(it.orders)
 	if err != nil {
 		return nil, err
 	}
-	_, bs, err := Finish(s.m, st, last.Order, s.cfg.p)
+	_, bs, err := Finish(s.m, st, it.next, s.cfg.p)
 	if err != nil {
 		return nil, fmt.Errorf("party %s: %w", s.p.Self(), err)
 	}
@@ -265,93 +262,85 @@ func (s *session) localBiclusters() ([]Local, error) {
 	return s.locals, nil
 }
 
-// committedLocals is the locals step's decision.
-func (s *session) committedLocals() ([][]LocalDesc, error) {
-	for _, rec := range s.p.History() {
-		if rec.Step.Phase == phaseLocals {
-			var d localsDecision
-			if err := decode(rec.Decision, &d); err != nil {
-				return nil, err
-			}
-			return d.Locals, nil
-		}
-	}
-	return nil, fmt.Errorf("bicluster: merge before the local biclusters were committed")
-}
-
-func (s *session) merge(ctx context.Context, step job.Step) ([]byte, error) {
+// merge sums, per kept group and per published column of the group, the
+// party's members' column sums, in one aggregation.
+func (s *session) merge(ctx context.Context, step job.Step) (aggOutput, error) {
 	if s.loadErr != nil {
 		return s.withdraw(ctx, step, s.loadErr)
 	}
-	var a mergeArgs
-	if err := decode(step.Args, &a); err != nil {
-		return nil, err
+	public, err := committedLocals(s.p.History())
+	if err != nil {
+		return aggOutput{}, err
 	}
-	if len(a.Groups) == 0 {
-		return encode(&aggOutput{})
+	groups, err := mergeGroups(s.p.History(), public, s.cfg.p.MinRows)
+	if err != nil {
+		return aggOutput{}, err
+	}
+	if !sameArgs(step, mergeArgs{Groups: groups}) {
+		return aggOutput{}, s.refuse(step, "groups")
+	}
+	slots, n := groupSlots(groups, public)
+	if n == 0 {
+		return aggOutput{}, nil
 	}
 	mine, err := s.localBiclusters()
 	if err != nil {
 		return s.withdraw(ctx, step, err)
 	}
-	public, err := s.committedLocals()
-	if err != nil {
-		return nil, err
-	}
-	for _, g := range a.Groups {
-		for _, r := range g {
-			if r.Party < 0 || r.Party >= len(public) || r.Local < 0 || r.Local >= len(public[r.Party]) {
-				return nil, fmt.Errorf("bicluster: merge names local %d of party %d, not committed", r.Local, r.Party)
-			}
-		}
-	}
-	slots, n := groupSlots(a.Groups, public)
-	if n == 0 {
-		return encode(&aggOutput{})
-	}
 	v := make([]float64, 0, n)
-	for k, g := range a.Groups {
+	rows := 0
+	for k, g := range groups {
 		sums := make([]float64, len(slots[k]))
 		for _, r := range g {
 			if r.Party != s.index {
 				continue
 			}
 			if r.Local >= len(mine) {
-				return nil, fmt.Errorf("bicluster: merge names local %d of %d", r.Local, len(mine))
+				return aggOutput{}, fmt.Errorf("bicluster: the committed locals name local %d of this party's %d", r.Local, len(mine))
 			}
 			l := mine[r.Local]
+			rows += l.Count
 			for i, j := range slots[k] {
 				sums[i] += l.Rep[j] * float64(l.Count) // the column's sum over its rows
 			}
 		}
 		v = append(v, sums...)
 	}
-	return s.aggregate(ctx, step, v, 0)
+	return s.aggregate(ctx, step, v, rows, 0)
 }
 
-func (s *session) rows(step job.Step) ([]byte, error) {
+// rows is the party's rows of each global bicluster: its members' rows
+// and the rows that fit the global's model (FitRows), as ids.
+func (s *session) rows(step job.Step) (rowsOutput, error) {
 	if s.loadErr != nil {
-		return encode(&rowsOutput{Unusable: s.loadErr.Error()})
+		return rowsOutput{}, s.loadErr
 	}
-	var a rowsArgs
-	if err := decode(step.Args, &a); err != nil {
-		return nil, err
+	public, err := committedLocals(s.p.History())
+	if err != nil {
+		return rowsOutput{}, err
+	}
+	globals, err := committedGlobals(s.p.History(), public, s.cfg.p.MinRows, s.m.Cols)
+	if err != nil {
+		return rowsOutput{}, err
+	}
+	if !sameArgs(step, rowsArgs{Globals: globals}) {
+		return rowsOutput{}, s.refuse(step, "global biclusters")
 	}
 	mine, err := s.localBiclusters()
 	if err != nil {
-		return nil, err
+		return rowsOutput{}, err
 	}
-	out := &rowsOutput{Rows: make([][]string, len(a.Globals))}
-	for k, g := range a.Globals {
+	out := rowsOutput{Rows: make([][]string, len(globals))}
+	for k, g := range globals {
 		var rows []int
 		for _, r := range g.Members {
-			if r.Party == s.index && r.Local >= 0 && r.Local < len(mine) {
+			if r.Party == s.index && r.Local < len(mine) {
 				rows = append(rows, mine[r.Local].Rows...)
 			}
 		}
 		fit, err := FitRows(s.m, Global{Cols: g.Cols, Rep: g.Rep}, s.cfg.p)
 		if err != nil {
-			return encode(&rowsOutput{Unusable: fmt.Sprintf("party %s: %v", s.p.Self(), err)})
+			return rowsOutput{}, fmt.Errorf("party %s: %w", s.p.Self(), err)
 		}
 		rows = append(rows, fit...)
 		slices.Sort(rows)
@@ -361,7 +350,7 @@ func (s *session) rows(step job.Step) ([]byte, error) {
 		}
 		out.Rows[k] = ids
 	}
-	return encode(out)
+	return out, nil
 }
 
 func (s *session) rowID(r int) string {

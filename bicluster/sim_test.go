@@ -16,6 +16,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
 )
 
@@ -151,7 +152,7 @@ func (k cheating) Open(ctx context.Context, p job.Participant) (job.Session, err
 type corrupter struct{ job.Participant }
 
 func (c *corrupter) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
-	if (m.Type == "secureagg/share" || m.Type == bicluster.TypeShare) && len(m.Body) > 100 {
+	if m.Type == secureagg.TypeShare && len(m.Body) > 100 {
 		body := bytes.Clone(m.Body)
 		body[len(body)/2] ^= 0x55
 		cp := *m

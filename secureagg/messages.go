@@ -23,9 +23,10 @@ const (
 	// TypeShare carries a party's decryption share and its proof to the
 	// root (disclosure "decryption-share").
 	TypeShare = "secureagg/share"
-	// TypeShareRequest asks a party that was not asked up front for its
-	// decryption share, after some of the first ones failed (disclosure
-	// control).
+	// TypeShareRequest asks a party for its decryption share (Decryption):
+	// one not asked up front, after some of the first ones failed
+	// (disclosure control), or one that does not hold the ciphertexts,
+	// which the request carries (ciphertext); or releases it (control).
 	TypeShareRequest = "secureagg/share-request"
 	// TypeResult carries the decrypted sum, or why there is none, down the
 	// tree (disclosure "public-result").
@@ -58,9 +59,6 @@ type ciphertextBody struct {
 type digestBody struct {
 	D []byte `msgpack:"d"`
 }
-
-// shareRequest is the (empty) body of a share request.
-type shareRequest struct{}
 
 type shareBody struct {
 	Share []byte `msgpack:"s"`
