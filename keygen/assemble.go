@@ -8,7 +8,7 @@ import (
 
 	"github.com/cohortdm/cohort/internal/atomicfile"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/keyring"
 )
 
 // Assemble copies each party's installed key files to DIR/keys/PARTY/
@@ -30,7 +30,7 @@ func (Kind) Assemble(ctx context.Context, spec *job.Spec, result []byte, parties
 		for _, f := range []struct {
 			name string
 			mode os.FileMode
-		}{{secureagg.PublicKeyFile, 0o644}, {secureagg.ShareFile, 0o600}, {InfoFile, 0o644}} {
+		}{{keyring.PaillierPublicFile, 0o644}, {keyring.PaillierShareFile, 0o600}, {keyring.PaillierInfoFile, 0o644}} {
 			b, err := sec.ReadSecret(f.name)
 			if err != nil {
 				return nil, fmt.Errorf("keygen: party %s: %w", name, err)

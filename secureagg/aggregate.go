@@ -29,7 +29,7 @@ const defaultHop = 10 * time.Second
 // and a vector of the same length; a mismatch is detected and reported (the
 // mismatching party is named missing), not summed.
 type Config struct {
-	// Keys is this party's share of the consortium key (LoadKeys, ReadKeys).
+	// Keys is this party's share of the consortium key (keyring.ReadPaillier).
 	Keys *Keys
 	// FracBits is the fixed-point precision: x is encoded as round(x·2^FracBits).
 	FracBits int
@@ -217,7 +217,7 @@ func Withdraw(ctx context.Context, p job.Party, step job.Step, cfg Config, cause
 }
 
 func newAggregation(p job.Party, step job.Step, cfg Config, n int) (*aggregation, error) {
-	if err := cfg.Keys.check(); err != nil {
+	if err := cfg.Keys.Check(); err != nil {
 		return nil, err
 	}
 	s := &aggregation{p: p, step: step, self: p.Self(), keys: cfg.Keys, pk: cfg.Keys.Public(), n: n,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cohortdm/cohort/internal/cputime"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/paillier/paillertest"
 )
@@ -41,7 +42,7 @@ func benchConsortium(b *testing.B, n int) *consortium {
 		b.Fatal(err)
 	}
 	ns := names(n)
-	keys, err := assignShares(ns, shares)
+	keys, err := keyring.AssignShares(ns, shares)
 	if err != nil {
 		b.Fatal(err)
 	}
