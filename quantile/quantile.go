@@ -179,6 +179,11 @@ type Params struct {
 	// TimeoutMS is how long parties have for one round (default: the
 	// node's step timeout).
 	TimeoutMS int64 `yaml:"timeout_ms"`
+	// Backend is the counting rounds' cryptosystem: auto (default),
+	// paillier or lattice (secureagg.ParseBackend).
+	Backend string `yaml:"backend"`
+
+	backend secureagg.Backend
 }
 
 func parseParams(spec *job.Spec) (*Params, error) {
@@ -214,6 +219,10 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	}
 	if p.TimeoutMS < 0 || p.TimeoutMS > maxTimeout.Milliseconds() {
 		return nil, spec.Errorf("params.timeout_ms", "must be in [1, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
+	}
+	var err error
+	if p.backend, err = secureagg.ParseBackend(p.Backend); err != nil {
+		return nil, spec.Errorf("params.backend", "%v", err)
 	}
 	return p, nil
 }

@@ -73,6 +73,11 @@ type Params struct {
 	ValueBits int          `yaml:"value_bits"`
 	TimeoutMS int64        `yaml:"timeout_ms"`
 	Noise     *NoiseParams `yaml:"noise"`
+	// Backend is the aggregation's cryptosystem: auto (default), paillier
+	// or lattice (secureagg.ParseBackend; auto is Paillier for one value).
+	Backend string `yaml:"backend"`
+
+	backend secureagg.Backend
 }
 
 // NoiseParams ask for differential-privacy noise inside the sum.
@@ -103,6 +108,10 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	}
 	if p.TimeoutMS < 0 || p.TimeoutMS > maxTimeout.Milliseconds() {
 		return nil, spec.Errorf("params.timeout_ms", "must be in [1, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
+	}
+	var err error
+	if p.backend, err = secureagg.ParseBackend(p.Backend); err != nil {
+		return nil, spec.Errorf("params.backend", "%v", err)
 	}
 	if n := p.Noise; n != nil {
 		m := secureagg.Mechanism(n.Mechanism)
