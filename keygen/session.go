@@ -55,6 +55,9 @@ func (s *session) Close() { clear(s.cands) }
 
 // Step runs a search, finish or install step.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	if step.Phase == PhaseLatticeGenerate || step.Phase == PhaseLatticeInstall {
+		return s.latticeStep(ctx, step)
+	}
 	switch step.Phase {
 	case PhaseSearch:
 		return s.search(ctx, step)
