@@ -58,13 +58,14 @@ func benchConsortium(b *testing.B, n int) *consortium {
 // other metrics are bytes sent per party per round (mean and max over
 // parties) and the same as a multiple of the ciphertext size of one
 // party's own input. Paillier: dec=all asks every party for a decryption
-// share, dec=t+1 only t+1 (Config.Decryptors). Lattice: the verified plan
-// (wrong shares detected). A million values run on the lattice backend
+// share, dec=t+1 only t+1 (Config.Decryptors), as sum and quantile do.
+// Lattice: plan=verified, the plan Aggregate uses (wrong shares
+// detected). A million values run on the lattice backend
 // only (Paillier takes hours per round).
 func BenchmarkAggregate(b *testing.B) {
 	for _, length := range []int{50, 10000, 1000000} {
 		for _, n := range []int{3, 5, 9, 17} {
-			b.Run(fmt.Sprintf("values=%d/N=%d/backend=lattice", length, n), func(b *testing.B) {
+			b.Run(fmt.Sprintf("values=%d/N=%d/backend=lattice/plan=verified", length, n), func(b *testing.B) {
 				benchAggregate(b, length, n, BackendLattice, "")
 			})
 			if length > 10000 {
