@@ -182,21 +182,21 @@ func (a *app) dealLattice(names []string, k int, out string) error {
 }
 
 // keygenSpec is the job spec of dealerless generation over members.
-func keygenSpec(members []string, bits int) []byte {
+func keygenSpec(members []string, bits int, scheme string) []byte {
 	var b strings.Builder
 	b.WriteString("kind: keygen\nparties:\n")
 	for _, m := range members {
 		fmt.Fprintf(&b, "  - name: %q\n", m)
 	}
-	fmt.Fprintf(&b, "params: {bits: %d}\n", bits)
+	fmt.Fprintf(&b, "params: {bits: %d, scheme: %s}\n", bits, scheme)
 	return []byte(b.String())
 }
 
 func (a *app) keysGenerateCmd() *cobra.Command {
-	var config, apiAddr string
+	var config, apiAddr, scheme string
 	var bits int
 	cmd := &cobra.Command{
-		Use:   "generate --config node.yaml",
+		Use:   "generate --config node.yaml [--scheme bgv]",
 		Short: "Generate the consortium's threshold key on the running nodes, without a dealer",
 		Long: `generate submits a keygen job over every member of the consortium to the running node and
 waits for it. The members generate a shared RSA modulus together (Boneh-Franklin: no member
@@ -205,11 +205,17 @@ share in its data dir (keys/threshold.share, keys/threshold.pub, keys/threshold.
 once every member holds the same verified key. It needs 3 or more members (an honest
 majority); with two, use 'cohort keys deal --threshold 2'. The threshold is ⌊(N−1)/2⌋+1.
 
+With --scheme bgv it generates the lattice key of secure aggregation's lattice backend
+instead (keys/lattice.share, keys/lattice.pub, keys/lattice.info; seconds, not minutes).
+
 Run it while no other job runs: a job that decrypts while the key is replaced fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !dealBitsOK(bits) {
 				return fmt.Errorf("--bits %d: use 2048, 3072 or 4096", bits)
+			}
+			if scheme != "paillier" && scheme != "bgv" {
+				return fmt.Errorf("--scheme %q: use paillier or bgv", scheme)
 			}
 			cfg, err := node.LoadConfig(config)
 			if err != nil {
@@ -228,7 +234,7 @@ Run it while no other job runs: a job that decrypts while the key is replaced fa
 				return err
 			}
 			var resp struct{ ID string }
-			if _, err := c.do(cmd.Context(), "POST", "/v1/jobs", keygenSpec(members, bits), &resp); err != nil {
+			if _, err := c.do(cmd.Context(), "POST", "/v1/jobs", keygenSpec(members, bits, scheme), &resp); err != nil {
 				return fmt.Errorf("submit keygen: %w", err)
 			}
 			return a.follow(cmd.Context(), c, resp.ID)
@@ -237,6 +243,7 @@ Run it while no other job runs: a job that decrypts while the key is replaced fa
 	a.configFlag(cmd, false, &config, "node.yaml of the node to talk to")
 	cmd.Flags().StringVar(&apiAddr, "api", "", "talk to the node's HTTP listener instead: HOST:PORT")
 	cmd.Flags().IntVar(&bits, "bits", 2048, "modulus size in bits: 2048, 3072 or 4096")
+	cmd.Flags().StringVar(&scheme, "scheme", "paillier", "paillier (threshold Paillier) or bgv (the lattice key)")
 	return cmd
 }
 
