@@ -91,6 +91,12 @@
 // checks one party's outgoing messages and step outputs against this, and
 // that every committed decision is exactly the pooled counts.
 //
+// params.backend (auto, paillier or lattice) picks secureagg's
+// cryptosystem; with auto the count vectors, shorter than
+// secureagg.LatticeFrom, stay on Paillier. On the lattice backend the
+// decryption shares carry no proof (a wrong one is found by comparing
+// quorums); the profile above holds otherwise.
+//
 // The search is that of Aggarwal, Mishra and Pinkas's multi-party k-th
 // ranked element protocol (EUROCRYPT 2004), which reveals only whether each
 // pooled count reaches k; revealing no more than that bit needs a

@@ -24,6 +24,11 @@
 // budget at every node (policy.Guard.Spend), and the result reports what
 // was spent.
 //
+// params.backend picks secureagg's cryptosystem (auto, paillier or
+// lattice; auto is Paillier for one value): on the lattice backend the
+// decryption shares carry no proof, and a wrong one is found by comparing
+// quorums (secureagg's package doc, Lattice backend); the rest holds.
+//
 // What goes where: each round is one step; every party's output (its
 // secureagg outcome and the key's threshold) goes to the coordinator
 // alone; the log holds the round's public decision: the result (the total,
