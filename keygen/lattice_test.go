@@ -111,3 +111,54 @@ func TestKeygenLatticeParams(t *testing.T) {
 		t.Fatalf("uses %v, %v", uses, err)
 	}
 }
+
+// lyingKind's coordinator generates a lattice key, then asks what the log
+// does not determine: the install of another key id, or a second
+// generation.
+type lyingKind struct {
+	Kind
+	second bool
+}
+
+func (k lyingKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
+	parties := c.Spec().PartyNames()
+	call := job.Call[latticeGenArgs]{Parties: parties, Args: latticeGenArgs{Quorum: mhe.DefaultQuorum(len(parties))}}
+	agree := func(o *job.Outcome[latticeKeyOutput]) (latticeKeyDecision, error) { return agreeOnKey(o, parties) }
+	gen, err := latticeGenRound.Run(ctx, c, call, agree)
+	if err != nil {
+		return nil, err
+	}
+	if k.second {
+		call.Round = 1
+		_, err = latticeGenRound.Run(ctx, c, call, agree)
+		return nil, err
+	}
+	other := strings.Repeat("ab", len(gen.Decision.KeyID)/2)
+	_, err = latticeInstallRound.Run(ctx, c, job.Call[latticeInstallArgs]{Parties: parties,
+		Args: latticeInstallArgs{Attempt: gen.Record.Step.Attempt, KeyID: other}}, agree)
+	return nil, err
+}
+
+// Every party refuses to install a key the log did not commit, or to
+// generate a second key in the job, naming the coordinator; nothing is
+// installed.
+func TestKeygenLatticeRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		second bool
+		want   string
+	}{{false, "refuses to install a key the log did not commit"}, {true, "refuses a second bgv-generate step"}} {
+		sp := spec(t, 3, 512, ", scheme: bgv")
+		sec, dirs := secrets(t, sp)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		_, err := jobtest.Run(ctx, lyingKind{second: tc.second}, sp, jobtest.Options{Secrets: sec})
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("second=%v: %v, want %q", tc.second, err, tc.want)
+		}
+		for _, name := range sp.PartyNames() {
+			if _, err := keyring.LoadLattice(dirs[name]); err == nil {
+				t.Fatalf("%s installed a lattice key", name)
+			}
+		}
+	}
+}
