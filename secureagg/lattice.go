@@ -1,7 +1,6 @@
 package secureagg
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -388,25 +387,8 @@ func (s *latticeAgg) components(own *mhe.Aggregate, parts []*mhe.Aggregate) ([][
 func (s *latticeAgg) checkTotal(ctx context.Context, comps [][]byte) (*mhe.Target, error) {
 	root := s.tree.root()
 	kids := s.tree.children(root)
-	for j, c := range kids {
-		want := s.own
-		if c != s.self {
-			wctx, cancel := s.within(ctx, s.downHops(s.self))
-			m, err := s.p.Receive(wctx, c, s.step.Key(TypeDigest))
-			cancel()
-			var body digestBody
-			if err == nil {
-				err = protocol.Unmarshal(m.Body, &body)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%w: no digest from %s: %w", ErrTampered, c, err)
-			}
-			want = body.D
-		}
-		if !bytes.Equal(want, digest(s.step, c, comps[1+j])) {
-			return nil, fmt.Errorf("%w: the total from %s does not hold %s's subtree as %s sent it (coordinator %s); no decryption share is made",
-				ErrTampered, root, c, c, s.step.Coordinator)
-		}
+	if err := s.checkDigests(ctx, comps); err != nil {
+		return nil, err
 	}
 	masks := make([]*mhe.Mask, len(comps))
 	var inputs []mhe.Input

@@ -178,7 +178,7 @@ func TestLatticeLateShare(t *testing.T) {
 			in, want := exactInputs(c, 12, 9)
 			outs := runAll(t, net, testStep(c, "org01"), func(name string) Config {
 				cfg := latticeConfig(keys, name)
-				cfg.Timeout = 300 * time.Millisecond
+				cfg.Timeout = time.Second // the lost share costs a few hops; a loaded machine needs them long
 				return cfg
 			}, in)
 			for _, name := range c.names {
@@ -371,7 +371,7 @@ func TestLatticeDecryptionOracleRefused(t *testing.T) {
 	in, _ := exactInputs(c, 4, 17)
 	outs := runAll(t, net, testStep(c, "org01"), func(n string) Config {
 		cfg := latticeConfig(keys, n)
-		cfg.Timeout = 300 * time.Millisecond
+		cfg.Timeout = time.Second
 		return cfg
 	}, in)
 	for _, n := range []string{"org02", "org03"} {

@@ -241,16 +241,23 @@ func decodeLatticeResult(b []byte, coeffs int, modulus uint64, parties []string)
 		}
 		r.plain[i] = c
 	}
-	if err := checkNames("included", r.Included, parties); err != nil {
-		return nil, err
-	}
-	if err := checkExcluded(r.Excluded, parties); err != nil {
-		return nil, err
-	}
-	if err := checkNoise(r.Noise, len(parties)); err != nil {
+	if err := checkReport(r.Included, r.Excluded, r.Noise, parties); err != nil {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// checkReport checks a result's public fields, on either backend: who is
+// in the sum and who was excluded (parties of the step, short reasons),
+// and the noise report.
+func checkReport(included []string, excluded map[string]string, noise *NoiseReport, parties []string) error {
+	if err := checkNames("included", included, parties); err != nil {
+		return err
+	}
+	if err := checkExcluded(excluded, parties); err != nil {
+		return err
+	}
+	return checkNoise(noise, len(parties))
 }
 
 // checkExcluded checks a result's exclusions: parties of the step, short

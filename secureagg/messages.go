@@ -205,13 +205,7 @@ func decodeResult(b []byte, count int, modulus *big.Int, parties []string) (*res
 			return nil, fmt.Errorf("%w: plaintext out of range", protocol.ErrMalformed)
 		}
 	}
-	if err := checkNames("included", r.Included, parties); err != nil {
-		return nil, err
-	}
-	if err := checkExcluded(r.Excluded, parties); err != nil {
-		return nil, err
-	}
-	if err := checkNoise(r.Noise, len(parties)); err != nil {
+	if err := checkReport(r.Included, r.Excluded, r.Noise, parties); err != nil {
 		return nil, err
 	}
 	return &r, nil
