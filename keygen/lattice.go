@@ -108,7 +108,7 @@ func coordinateLattice(ctx context.Context, c job.Coordinator, prm *Params) (job
 	if err != nil {
 		return nil, err
 	}
-	return job.Result{"scheme": SchemeBGV, "key_id": inst.Decision.KeyID, "quorum": quorum, "params": latticeParamsName(),
+	return job.Result{"scheme": SchemeBGV, "key_id": inst.Decision.KeyID, "quorum": quorum, "params": mhe.ParamsBGV13,
 		"made": keyring.MadeDealerless}, nil
 }
 
@@ -335,11 +335,3 @@ func (s *session) latticeInstall(a latticeInstallArgs) (latticeKeyOutput, error)
 	return latticeKeyOutput{KeyID: a.KeyID}, nil
 }
 
-// latticeParamsName names the parameter set the variant generates for.
-func latticeParamsName() string {
-	p, err := mhe.NewParams(mhe.ParamsBGV13)
-	if err != nil {
-		return ""
-	}
-	return p.Name()
-}
