@@ -334,4 +334,3 @@ func (s *session) latticeInstall(a latticeInstallArgs) (latticeKeyOutput, error)
 	}
 	return latticeKeyOutput{KeyID: a.KeyID}, nil
 }
-
