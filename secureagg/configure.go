@@ -1,7 +1,9 @@
 package secureagg
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/keyring"
@@ -22,8 +24,9 @@ type Setup struct {
 	Noise func(t int) *Noise
 }
 
-// Configure resolves setup's backend for step and reads this party's key
-// of that backend from secrets. It returns the config to aggregate with
+// Configure resolves setup's backend for step (auto: Choose, and Paillier
+// when the consortium has no lattice key) and reads this party's key of
+// that backend from secrets. It returns the config to aggregate with
 // and the key's threshold t, the colluders its decryption tolerates:
 // Paillier's t, or the lattice key's quorum less one. On the Paillier
 // backend only t+1 parties are asked for decryption shares up front (more
@@ -40,13 +43,17 @@ func Configure(secrets job.Secrets, self string, step job.Step, setup Setup) (Co
 	}
 	b := setup.Backend
 	if b == BackendAuto && setup.Length >= LatticeFrom {
+		// A consortium without a lattice key stays on Paillier: the key
+		// is the consortium's, so every member lacks it alike.
 		k, err := keyring.ReadLattice(secrets)
-		if err != nil {
-			return cfg, 0, fmt.Errorf("party %s has no consortium lattice key, which params.backend auto needs for %d values (run 'cohort keys deal --scheme bgv' or a keygen job with scheme bgv): %w",
-				self, setup.Length, err)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return cfg, 0, fmt.Errorf("party %s: its lattice key, which params.backend auto would use for %d values: %w", self, setup.Length, err)
+		default:
+			cfg.Noise = noise(k.Quorum - 1)
+			b = Choose(b, setup.Length, len(step.Parties), cfg)
 		}
-		cfg.Noise = noise(k.Quorum - 1)
-		b = Choose(b, setup.Length, len(step.Parties), cfg)
 	}
 	switch b {
 	case BackendLattice:
