@@ -171,7 +171,7 @@ func (s *session) latticeStep(ctx context.Context, step job.Step) ([]byte, error
 			return s.latticeInstall(a)
 		})
 	}
-	return nil, fmt.Errorf("keygen: unknown phase %q", step.Phase)
+	return nil, fmt.Errorf("party %s refuses a %s step in a keygen job of scheme bgv (coordinator %s)", s.p.Self(), step.Phase, step.Coordinator)
 }
 
 // latticeNonce is the key generation's common reference seed: the job's

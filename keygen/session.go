@@ -55,8 +55,8 @@ func (s *session) Close() { clear(s.cands) }
 
 // Step runs a search, finish or install step.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	if step.Phase == PhaseLatticeGenerate || step.Phase == PhaseLatticeInstall {
-		return s.latticeStep(ctx, step)
+	if s.params.Scheme == SchemeBGV {
+		return s.latticeStep(ctx, step) // which refuses the Paillier key's steps
 	}
 	switch step.Phase {
 	case PhaseSearch:
