@@ -26,7 +26,9 @@ import (
 // the shared cores does not inflate much: cpu-s/job ÷ cores bounds the
 // time on an idle machine from below. The key is dealt once (safe
 // primes take a while) and one warm-up job builds the keys' tables.
-// COHORT_BENCH_PARTIES (default 4) and COHORT_BENCH_ELEMENTS (one size)
+// Every size runs with params.backend auto (Paillier for these vectors of
+// 100 values) and lattice, in one run. COHORT_BENCH_PARTIES (default 4),
+// COHORT_BENCH_ELEMENTS (one size) and COHORT_BENCH_BACKEND (one backend)
 // change the grid.
 //
 //	go test ./bicluster/ -run '^$' -bench JobRealNodes -count 3 -timeout 30m
@@ -38,15 +40,21 @@ func BenchmarkJobRealNodes(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("COHORT_BENCH_ELEMENTS")); err == nil {
 		sizes = []int{v}
 	}
+	backends := []string{"auto", "lattice"}
+	if v := os.Getenv("COHORT_BENCH_BACKEND"); v != "" {
+		backends = []string{v}
+	}
 	names := make([]string, parties)
 	for i := range names {
 		names[i] = fmt.Sprintf("org%02d", i+1)
 	}
 	dir := b.TempDir()
-	specs := map[int]string{}
+	specs := map[string]string{}
 	for _, n := range sizes {
 		m := runtimeData(b, n)
-		specs[n], _, _ = consortiumIn(b, dir, fmt.Sprintf("e%d-", n), m, len(names), []byte("bench"), "")
+		for _, be := range backends {
+			specs[fmt.Sprint(n, be)], _, _ = consortiumIn(b, dir, fmt.Sprintf("e%d-%s-", n, be), m, len(names), []byte("bench"), "backend: "+be)
+		}
 	}
 	ctx := context.Background()
 	c, err := sim.StartCluster(ctx, b.TempDir(), names, sim.ClusterOptions{
@@ -78,7 +86,6 @@ func BenchmarkJobRealNodes(b *testing.B) {
 		secs = time.Since(start).Seconds()
 		cpu = (cputime.Used(b) - cpu0).Seconds()
 		var res struct {
-			Bytes      map[string]float64 `json:"bytes"`
 			Iterations int                `json:"iterations"`
 			Biclusters []json.RawMessage  `json:"biclusters"`
 			Timing     map[string]float64 `json:"timing"`
@@ -87,29 +94,38 @@ func BenchmarkJobRealNodes(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Logf("phases (s): %v", res.Timing)
-		for _, v := range res.Bytes {
-			bytes += v / float64(len(names))
-			most = max(most, v)
+		// Bytes per party from each node's own ledger: the log holds none.
+		sent, err := c.SentBytes(id, names)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, v := range sent {
+			bytes += float64(v) / float64(len(names))
+			most = max(most, float64(v))
 		}
 		return secs, cpu, res.Iterations, bytes, most, len(res.Biclusters)
 	}
-	run(b, specs[sizes[0]]) // warm-up
+	for _, be := range backends {
+		run(b, specs[fmt.Sprint(sizes[0], be)]) // warm-up
+	}
 	for _, n := range sizes {
-		b.Run(fmt.Sprintf("elements=%d", n), func(b *testing.B) {
-			var secs, cpu, bytes, most float64
-			var iters, found int
-			for i := 0; i < b.N; i++ {
-				s, c, it, by, m, f := run(b, specs[n])
-				secs, cpu, iters, found = secs+s, cpu+c, it, f
-				bytes += by
-				most = max(most, m)
-			}
-			b.ReportMetric(secs/float64(b.N), "s/job")
-			b.ReportMetric(cpu/float64(b.N), "cpu-s/job")
-			b.ReportMetric(float64(iters), "iter")
-			b.ReportMetric(float64(found), "biclusters")
-			b.ReportMetric(bytes/float64(b.N), "B/party")
-			b.ReportMetric(most, "maxB/party")
-		})
+		for _, be := range backends {
+			b.Run(fmt.Sprintf("elements=%d/backend=%s", n, be), func(b *testing.B) {
+				var secs, cpu, bytes, most float64
+				var iters, found int
+				for i := 0; i < b.N; i++ {
+					s, c, it, by, m, f := run(b, specs[fmt.Sprint(n, be)])
+					secs, cpu, iters, found = secs+s, cpu+c, it, f
+					bytes += by
+					most = max(most, m)
+				}
+				b.ReportMetric(secs/float64(b.N), "s/job")
+				b.ReportMetric(cpu/float64(b.N), "cpu-s/job")
+				b.ReportMetric(float64(iters), "iter")
+				b.ReportMetric(float64(found), "biclusters")
+				b.ReportMetric(bytes/float64(b.N), "B/party")
+				b.ReportMetric(most, "maxB/party")
+			})
+		}
 	}
 }

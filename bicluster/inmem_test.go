@@ -624,6 +624,7 @@ func TestJobParams(t *testing.T) {
 		"beta: 1000":                    "params.beta",
 		"timeout_ms: -5":                "params.timeout_ms",
 		"colour: red":                   "params.colour",
+		"backend: rlwe":                 "params.backend",
 	} {
 		spec := &job.Spec{Kind: "bicluster"}
 		if err := yamlParams(spec, params); err != nil {

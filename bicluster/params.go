@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/secureagg"
 )
 
 // maxBeta bounds params.beta: β² in the pair test's fixed point stays
@@ -28,6 +29,10 @@ type JobParams struct {
 	FracBits   int     `yaml:"frac_bits"`
 	ValueBits  int     `yaml:"value_bits"`
 	TimeoutMS  int64   `yaml:"timeout_ms"`
+	// Backend is the aggregations' cryptosystem: auto (default), paillier
+	// or lattice (secureagg.ParseBackend). The pair test decrypts with the
+	// threshold Paillier key whatever the backend.
+	Backend string `yaml:"backend"`
 }
 
 // jobConfig is the validated params.
@@ -35,6 +40,7 @@ type jobConfig struct {
 	p                   Params
 	fracBits, valueBits int
 	timeoutMS           int64
+	backend             secureagg.Backend
 }
 
 // Fixed point: Phoenix sums reals (barycenters, means) under a Paillier
@@ -86,9 +92,13 @@ func parseJobParams(spec *job.Spec) (*jobConfig, error) {
 	case jp.TimeoutMS < 0 || jp.TimeoutMS > maxJobTimeout.Milliseconds():
 		return nil, spec.Errorf("params.timeout_ms", "must be in [1, %d] (a day), not %d", maxJobTimeout.Milliseconds(), jp.TimeoutMS)
 	}
+	backend, err := secureagg.ParseBackend(jp.Backend)
+	if err != nil {
+		return nil, spec.Errorf("params.backend", "%v", err)
+	}
 	p.Delta, p.MinRows, p.MinCols, p.MaxIter, p.Beta = jp.Delta, jp.MinRows, jp.MinCols, jp.MaxIter, jp.Beta
 	if err := p.Check(); err != nil {
 		return nil, spec.Errorf("params", "%v", err)
 	}
-	return &jobConfig{p: p, fracBits: jp.FracBits, valueBits: jp.ValueBits, timeoutMS: jp.TimeoutMS}, nil
+	return &jobConfig{p: p, fracBits: jp.FracBits, valueBits: jp.ValueBits, timeoutMS: jp.TimeoutMS, backend: backend}, nil
 }

@@ -89,25 +89,24 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	return nil, fmt.Errorf("bicluster: unknown phase %q", step.Phase)
 }
 
-func (s *session) aggConfig() (secureagg.Config, error) {
-	keys, err := secureagg.ReadKeys(s.p.Secrets())
-	if err != nil {
-		return secureagg.Config{}, fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", s.p.Self(), err)
+// aggConfig is the config of an aggregation of length values, each below
+// 2^valueBits (0: the configured bound), on the job's backend.
+func (s *session) aggConfig(step job.Step, length, valueBits int) (secureagg.Config, error) {
+	if valueBits <= 0 {
+		valueBits = s.cfg.valueBits
 	}
-	return secureagg.Config{Keys: keys, FracBits: s.cfg.fracBits, ValueBits: s.cfg.valueBits,
-		Decryptors: keys.Public().Threshold + 1}, nil
+	cfg, _, err := secureagg.Configure(s.p.Secrets(), s.p.Self(), step,
+		secureagg.Setup{Backend: s.cfg.backend, Length: length, FracBits: s.cfg.fracBits, ValueBits: valueBits})
+	return cfg, err
 }
 
 // aggregate sums v, which sums rows of the party's rows, with the other
 // parties once this node's policy admits it, and reports the outcome;
 // valueBits > 0 replaces the configured bound on every party's values.
 func (s *session) aggregate(ctx context.Context, step job.Step, v []float64, rows, valueBits int) (aggOutput, error) {
-	cfg, err := s.aggConfig()
+	cfg, err := s.aggConfig(step, len(v), valueBits)
 	if err != nil {
 		return aggOutput{}, err
-	}
-	if valueBits > 0 {
-		cfg.ValueBits = valueBits
 	}
 	if err := s.guard(step, rows); err != nil {
 		return aggOutput{}, secureagg.Withdraw(ctx, s.p, step, cfg, err)
@@ -139,7 +138,10 @@ func (s *session) guard(step job.Step, rows int) error {
 // withdraw takes the party out of an aggregation it cannot compute, and
 // returns cause.
 func (s *session) withdraw(ctx context.Context, step job.Step, cause error) (aggOutput, error) {
-	if cfg, err := s.aggConfig(); err == nil {
+	// The vector's length is unknown here: with params.backend auto the
+	// withdrawal speaks Paillier, and parties on the lattice backend
+	// name this party missing when its abort does not decode.
+	if cfg, err := s.aggConfig(step, 0, 0); err == nil {
 		return aggOutput{}, secureagg.Withdraw(ctx, s.p, step, cfg, cause)
 	}
 	return aggOutput{}, cause

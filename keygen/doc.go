@@ -9,6 +9,13 @@
 // cites the rest. Start reading at Kind.Coordinate (job.go), then
 // session.Step (session.go).
 //
+// With params: {scheme: bgv} it generates instead the lattice key of
+// secureagg's lattice backend (package mhe's multiparty key generation,
+// any DefaultQuorum members decrypt): two steps, bgv-generate and
+// bgv-install, described in lattice.go with their leakage; the files are
+// keys/lattice.pub, keys/lattice.share and keys/lattice.info. The steps
+// below are the Paillier key's.
+//
 // # Steps
 //
 //  1. search, rounds 0, 1, ... (all parties): each party runs

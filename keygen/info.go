@@ -1,39 +1,18 @@
 package keygen
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "github.com/cohortdm/cohort/keyring"
 
-// InfoFile is the sidecar of the threshold key files in a node's data
-// dir: how the key was made. `cohort keys deal` writes one with Made
-// "dealer", the keygen job one with Made "dealerless".
-const InfoFile = "keys/threshold.info"
-
-// How a key was made.
+// The key's info sidecar is package keyring's; these names forward to it.
 const (
-	MadeDealer     = "dealer"
-	MadeDealerless = "dealerless"
+	// InfoFile is the sidecar of the threshold key files.
+	InfoFile = keyring.PaillierInfoFile
+	// How a key was made.
+	MadeDealer     = keyring.MadeDealer
+	MadeDealerless = keyring.MadeDealerless
 )
 
-// Info is the content of InfoFile (JSON).
-type Info struct {
-	Made      string   `json:"made"`
-	KeyID     string   `json:"key_id"`
-	Bits      int      `json:"bits"`
-	Parties   []string `json:"parties"`
-	Threshold int      `json:"threshold"` // shares that decrypt together
-	Job       string   `json:"job,omitempty"`
-}
+// Info is the content of InfoFile (keyring.Info).
+type Info = keyring.Info
 
-// ParseInfo decodes InfoFile.
-func ParseInfo(b []byte) (*Info, error) {
-	var in Info
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, fmt.Errorf("keygen: %s: %w", InfoFile, err)
-	}
-	if in.Made != MadeDealer && in.Made != MadeDealerless {
-		return nil, fmt.Errorf("keygen: %s: made %q, want %q or %q", InfoFile, in.Made, MadeDealer, MadeDealerless)
-	}
-	return &in, nil
-}
+// ParseInfo decodes InfoFile (keyring.ParseInfo).
+func ParseInfo(b []byte) (*Info, error) { return keyring.ParseInfo(b) }

@@ -71,6 +71,10 @@ type Params struct {
 	Chunk int `yaml:"chunk"`
 	// TimeoutMS bounds each search and finish step (default 2 minutes).
 	TimeoutMS int64 `yaml:"timeout_ms"`
+	// Scheme is the key generated: paillier (default, the threshold
+	// Paillier key) or bgv (the lattice key of secureagg's lattice
+	// backend; lattice.go).
+	Scheme string `yaml:"scheme"`
 }
 
 func parseParams(spec *job.Spec) (*Params, error) {
@@ -98,6 +102,13 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	}
 	if p.TimeoutMS == 0 {
 		p.TimeoutMS = defaultTimeout.Milliseconds()
+	}
+	switch p.Scheme {
+	case "":
+		p.Scheme = SchemePaillier
+	case SchemePaillier, SchemeBGV:
+	default:
+		return nil, spec.Errorf("params.scheme", "must be paillier or bgv, not %q", p.Scheme)
 	}
 	n := len(spec.Parties)
 	if n < 3 || n > paillier.MaxParties {
@@ -202,6 +213,9 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	prm, err := parseParams(c.Spec())
 	if err != nil {
 		return nil, err
+	}
+	if prm.Scheme == SchemeBGV {
+		return coordinateLattice(ctx, c, prm)
 	}
 	parties := c.Spec().PartyNames()
 	found, foundRound, tried, timing, err := searchRounds(ctx, c, prm, parties)

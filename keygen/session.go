@@ -57,6 +57,9 @@ func (s *session) Close() { clear(s.cands) }
 // Step runs a search, finish or install step, once it has checked that it
 // is the step the log determines (see expect).
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	if s.params.Scheme == SchemeBGV {
+		return s.latticeStep(ctx, step) // which refuses the Paillier key's steps
+	}
 	next, err := expect(s.p.Spec().PartyNames(), s.p.History())
 	if err != nil {
 		return nil, fmt.Errorf("party %s refuses %s round %d: %w (coordinator %s)", s.p.Self(), step.Phase, step.Round, err, step.Coordinator)

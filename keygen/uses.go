@@ -1,15 +1,24 @@
 package keygen
 
-import "github.com/cohortdm/cohort/job"
+import (
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+)
 
 // Uses: key generation reads no table, so it discloses no data of a party
 // (job.Discloser); its messages carry shares and public values of the key
 // being generated, declared with no table so that the node's guard lets
 // them through while the policy's kinds rule decides whether the node
-// takes part at all.
+// takes part at all. The lattice variant's test aggregation also sends
+// ciphertexts and decryption shares of constants (no data either).
 func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
-	if err := (Kind{}).Validate(spec); err != nil {
+	p, err := parseParams(spec)
+	if err != nil {
 		return nil, err
 	}
-	return []job.Use{{Form: DiscloseShares}, {Form: DiscloseBiprimality}}, nil
+	uses := []job.Use{{Form: DiscloseShares}, {Form: DiscloseBiprimality}}
+	if p.Scheme == SchemeBGV {
+		uses = append(uses, job.Use{Form: protocol.DiscloseCiphertext})
+	}
+	return uses, nil
 }

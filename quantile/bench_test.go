@@ -1,6 +1,7 @@
 package quantile
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -61,7 +62,9 @@ func benchTables(b *testing.B, names []string, rows int) string {
 // key. s/job is the job's count count.Phase as committed in the log, rounds the
 // counting rounds it took, ms/round their mean, B/party the mean bytes a
 // party sent for the job and maxB/party the most any party sent (the
-// root's). COHORT_BENCH_N and COHORT_BENCH_ROWS narrow the grid.
+// root's). Both backends run in one run (params.backend auto, which is
+// Paillier for these short count vectors, and lattice). COHORT_BENCH_N,
+// COHORT_BENCH_ROWS and COHORT_BENCH_BACKEND narrow the grid.
 func BenchmarkQuantileRealNodes(b *testing.B) {
 	sizes := []int{3, 5}
 	rows := 100_000
@@ -70,6 +73,10 @@ func BenchmarkQuantileRealNodes(b *testing.B) {
 	}
 	if v, err := strconv.Atoi(os.Getenv("COHORT_BENCH_ROWS")); err == nil {
 		rows = v
+	}
+	backends := []string{"auto", "lattice"}
+	if v := os.Getenv("COHORT_BENCH_BACKEND"); v != "" {
+		backends = []string{v}
 	}
 	for _, n := range sizes {
 		names := make([]string, n)
@@ -89,7 +96,7 @@ func BenchmarkQuantileRealNodes(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		runOnce := func(b *testing.B) (secs float64, rounds int, bytes, most float64) {
+		runOnce := func(b *testing.B, raw []byte) (secs float64, rounds int, bytes, most float64) {
 			leader, _ := c.WaitLeader(ctx)
 			id, err := leader.Submit(ctx, raw)
 			if err != nil {
@@ -117,24 +124,27 @@ func BenchmarkQuantileRealNodes(b *testing.B) {
 			}
 			return res.Timing[count.Phase], res.Rounds, bytes, most
 		}
-		b.Run(fmt.Sprintf("N=%d/rows=%d", n, rows), func(b *testing.B) {
-			runOnce(b) // warm-up: builds each key's fixed-base tables once per process
-			b.ResetTimer()
-			var secs, bytes, most float64
-			rounds := 0
-			for i := 0; i < b.N; i++ {
-				s, r, by, m := runOnce(b)
-				secs += s
-				rounds += r
-				bytes += by
-				most = max(most, m)
-			}
-			b.ReportMetric(secs/float64(b.N), "s/job")
-			b.ReportMetric(float64(rounds)/float64(b.N), "rounds")
-			b.ReportMetric(1000*secs/float64(rounds), "ms/round")
-			b.ReportMetric(bytes/float64(b.N), "B/party")
-			b.ReportMetric(most, "maxB/party")
-		})
+		for _, be := range backends {
+			raw := bytes.Replace(raw, []byte("params: {"), []byte("params: {backend: "+be+", "), 1)
+			b.Run(fmt.Sprintf("N=%d/rows=%d/backend=%s", n, rows, be), func(b *testing.B) {
+				runOnce(b, raw) // warm-up: builds each key's fixed-base tables once per process
+				b.ResetTimer()
+				var secs, bytes, most float64
+				rounds := 0
+				for i := 0; i < b.N; i++ {
+					s, r, by, m := runOnce(b, raw)
+					secs += s
+					rounds += r
+					bytes += by
+					most = max(most, m)
+				}
+				b.ReportMetric(secs/float64(b.N), "s/job")
+				b.ReportMetric(float64(rounds)/float64(b.N), "rounds")
+				b.ReportMetric(1000*secs/float64(rounds), "ms/round")
+				b.ReportMetric(bytes/float64(b.N), "B/party")
+				b.ReportMetric(most, "maxB/party")
+			})
+		}
 		c.Close()
 		time.Sleep(100 * time.Millisecond)
 	}

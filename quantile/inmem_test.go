@@ -11,6 +11,8 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/keyring"
+	"github.com/cohortdm/cohort/mhe"
 	"github.com/cohortdm/cohort/secureagg"
 )
 
@@ -144,5 +146,55 @@ func TestCoordinatorCannotChooseThresholds(t *testing.T) {
 		if o.Step.Round == 1 {
 			t.Errorf("%s counted in round 1", o.Party)
 		}
+	}
+}
+
+// params.backend: lattice counts over the lattice key alone and finds the
+// same quantiles in the same rounds as the Paillier backend.
+func TestLatticeBackendSameAnswer(t *testing.T) {
+	columns := mixed()
+	run := func(backend string) *jobtest.Report {
+		t.Helper()
+		path, names := consortium(t, columns, ", quantiles: [0.5, 0.9], precision: 0.5, backend: "+backend)
+		spec, err := job.LoadSpec(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secrets := map[string]job.Secrets{}
+		var paillierKeys map[string]*secureagg.Keys
+		var latticeKeys map[string]*mhe.Keys
+		if backend == "paillier" {
+			_, paillierKeys, err = secureagg.Deal(rand.Reader, 1024, names, 0)
+		} else {
+			latticeKeys, err = keyring.DealLattice(names, 0)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range names {
+			dir := filepath.Join(t.TempDir(), name)
+			if backend == "paillier" {
+				err = secureagg.SaveKeys(dir, paillierKeys[name])
+			} else {
+				err = keyring.SaveLattice(dir, latticeKeys[name])
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			secrets[name] = jobtest.DirSecrets(dir)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		rep, err := jobtest.Run(ctx, Kind{}, spec, jobtest.Options{Secrets: secrets, Seed: make([]byte, job.SeedSize)})
+		if err != nil {
+			t.Fatalf("backend %s: %v", backend, err)
+		}
+		return rep
+	}
+	p, l := run("paillier"), run("lattice")
+	a, _ := json.Marshal(p.Result["quantiles"])
+	b, _ := json.Marshal(l.Result["quantiles"])
+	if string(a) != string(b) || p.Result["rounds"] != l.Result["rounds"] {
+		t.Fatalf("lattice %s in %v rounds, Paillier %s in %v", b, l.Result["rounds"], a, p.Result["rounds"])
 	}
 }

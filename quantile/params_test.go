@@ -44,6 +44,7 @@ func TestValidate(t *testing.T) {
 		"{column: v, range: [.nan, 1]}":                                     "params.range",
 		"{column: v, range: 5}":                                             "params.range",
 		"{column: v, rang: [0, 1]}":                                         "params.rang",
+		"{column: v, backend: rlwe}":                                        "params.backend",
 		"{column: v, quantiles: [" + strings.Repeat("0.5, ", 100) + "0.5]}": "params.quantiles",
 	}
 	for params, field := range bad {

@@ -91,6 +91,12 @@
 // checks one party's outgoing messages and step outputs against this, and
 // that every committed decision is exactly the pooled counts.
 //
+// params.backend (auto, paillier or lattice) picks secureagg's
+// cryptosystem; with auto the count vectors, shorter than
+// secureagg.LatticeFrom, stay on Paillier. On the lattice backend the
+// decryption shares carry no proof (a wrong one is found by comparing
+// quorums); the profile above holds otherwise.
+//
 // The search is that of Aggarwal, Mishra and Pinkas's multi-party k-th
 // ranked element protocol (EUROCRYPT 2004), which reveals only whether each
 // pooled count reaches k; revealing no more than that bit needs a
@@ -179,6 +185,11 @@ type Params struct {
 	// TimeoutMS is how long parties have for one round (default: the
 	// node's step timeout).
 	TimeoutMS int64 `yaml:"timeout_ms"`
+	// Backend is the counting rounds' cryptosystem: auto (default),
+	// paillier or lattice (secureagg.ParseBackend).
+	Backend string `yaml:"backend"`
+
+	backend secureagg.Backend
 }
 
 func parseParams(spec *job.Spec) (*Params, error) {
@@ -214,6 +225,10 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	}
 	if p.TimeoutMS < 0 || p.TimeoutMS > maxTimeout.Milliseconds() {
 		return nil, spec.Errorf("params.timeout_ms", "must be in [1, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
+	}
+	var err error
+	if p.backend, err = secureagg.ParseBackend(p.Backend); err != nil {
+		return nil, spec.Errorf("params.backend", "%v", err)
 	}
 	return p, nil
 }

@@ -92,13 +92,11 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 			return output{}, fmt.Errorf("party %s refuses round %d: coordinator %s asks counts at %d thresholds the log does not determine",
 				s.p.Self(), step.Round, step.Coordinator, len(a.Thresholds))
 		}
-		keys, err := secureagg.ReadKeys(s.p.Secrets())
+		cfg, _, err := secureagg.Configure(s.p.Secrets(), s.p.Self(), step,
+			secureagg.Setup{Backend: s.params.backend, Length: a.slots(), FracBits: 0, ValueBits: countBits})
 		if err != nil {
-			return output{}, fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", s.p.Self(), err)
+			return output{}, err
 		}
-		// Ask t+1 parties for decryption shares (more only if some fail):
-		// the shares and their proofs are most of a round's cost.
-		cfg := secureagg.Config{Keys: keys, FracBits: 0, ValueBits: countBits, Decryptors: keys.Public().Threshold + 1}
 		if s.loadErr == nil {
 			s.loadErr = s.guard(step)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/mhe"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 )
@@ -29,8 +30,16 @@ const defaultHop = 10 * time.Second
 // and a vector of the same length; a mismatch is detected and reported (the
 // mismatching party is named missing), not summed.
 type Config struct {
-	// Keys is this party's share of the consortium key (LoadKeys, ReadKeys).
+	// Backend is the cryptosystem: BackendPaillier (the default, also "")
+	// or BackendLattice; a job's "auto" is resolved before (Choose). Every
+	// party must pass the same.
+	Backend Backend
+	// Keys is this party's share of the consortium's threshold Paillier
+	// key (keyring.ReadPaillier), for the Paillier backend.
 	Keys *Keys
+	// Lattice is this party's share of the consortium's lattice key
+	// (keyring.ReadLattice), for the lattice backend.
+	Lattice *mhe.Keys
 	// FracBits is the fixed-point precision: x is encoded as round(x·2^FracBits).
 	FracBits int
 	// ValueBits bounds every party's encoded inputs: |round(x·2^FracBits)| <
@@ -139,6 +148,13 @@ func Root(step job.Step) string {
 // share with its proof; the root verifies, combines t+1 valid shares,
 // checks the range and sends the result down.
 func Aggregate(ctx context.Context, p job.Party, step job.Step, cfg Config, input []float64) (*Result, error) {
+	switch cfg.Backend {
+	case BackendLattice:
+		return aggregateLattice(ctx, p, step, cfg, input)
+	case "", BackendPaillier:
+	default:
+		return nil, fmt.Errorf("secureagg: backend %q: resolve it with Choose", cfg.Backend)
+	}
 	if err := precompute(ctx, cfg.Keys); err != nil {
 		return nil, err
 	}
@@ -202,6 +218,9 @@ func precompute(ctx context.Context, keys *Keys) error {
 // so they name it missing and the coordinator re-runs the step without it,
 // instead of everyone waiting out the timeout. It returns cause.
 func Withdraw(ctx context.Context, p job.Party, step job.Step, cfg Config, cause error) error {
+	if cfg.Backend == BackendLattice {
+		return withdrawLattice(ctx, p, step, cfg, cause)
+	}
 	s, err := newAggregation(p, step, cfg, 1)
 	if err != nil {
 		return errors.Join(cause, err)
@@ -217,7 +236,7 @@ func Withdraw(ctx context.Context, p job.Party, step job.Step, cfg Config, cause
 }
 
 func newAggregation(p job.Party, step job.Step, cfg Config, n int) (*aggregation, error) {
-	if err := cfg.Keys.check(); err != nil {
+	if err := cfg.Keys.Check(); err != nil {
 		return nil, err
 	}
 	s := &aggregation{p: p, step: step, self: p.Self(), keys: cfg.Keys, pk: cfg.Keys.Public(), n: n,
@@ -234,10 +253,8 @@ func newAggregation(p job.Party, step job.Step, cfg Config, n int) (*aggregation
 	if cfg.Keys.Members[cfg.Keys.Share.Index-1] != s.self {
 		return nil, fmt.Errorf("%w: %s holds the share of %s", ErrKeys, s.self, cfg.Keys.Members[cfg.Keys.Share.Index-1])
 	}
-	s.parties = slices.Clone(step.Parties)
-	slices.Sort(s.parties)
-	if !slices.Contains(s.parties, s.self) {
-		return nil, fmt.Errorf("secureagg: %s is not a party of step %s/%s/%d", s.self, step.Job, step.Phase, step.Round)
+	if err := s.place(cfg, s.totalHops); err != nil {
+		return nil, err
 	}
 	for _, q := range s.parties {
 		if cfg.Keys.Index(q) == 0 {
@@ -247,17 +264,6 @@ func newAggregation(p job.Party, step job.Step, cfg Config, n int) (*aggregation
 	if len(s.parties) < s.pk.Threshold+1 {
 		return nil, fmt.Errorf("%w: %d parties cannot reach the %d shares needed to decrypt", ErrTooFewShares, len(s.parties), s.pk.Threshold+1)
 	}
-	root := Root(step)
-	fanout := cfg.Fanout
-	if fanout == 0 {
-		fanout = DefaultFanout
-	}
-	var err error
-	if s.tree, err = newTree(s.parties, root, step.Coordinator, fanout); err != nil {
-		return nil, err
-	}
-	h := s.tree.height(root)
-	s.h = h
 	s.ask = cfg.Decryptors
 	if s.ask == 0 || s.ask > len(s.parties) {
 		s.ask = len(s.parties)
@@ -265,17 +271,10 @@ func newAggregation(p job.Party, step job.Step, cfg Config, n int) (*aggregation
 	if s.ask < s.pk.Threshold+1 {
 		return nil, fmt.Errorf("secureagg: %d decryptors cannot reach the %d shares needed", s.ask, s.pk.Threshold+1)
 	}
-	s.hop = cfg.Timeout
-	if s.hop <= 0 {
-		s.hop = defaultHop
-		if st := step.Timeout(); st > 0 {
-			s.hop = st / time.Duration(s.totalHops())
-		}
-	}
-
 	s.inBound = new(big.Int).Lsh(big.NewInt(1), uint(cfg.ValueBits))
 	s.bound = s.inBound
 	noiseDesc := "none"
+	var err error
 	if cfg.Noise != nil {
 		if s.noise, err = cfg.Noise.plan(len(s.parties)); err != nil {
 			return nil, err
@@ -291,8 +290,37 @@ func newAggregation(p job.Party, step job.Step, cfg Config, n int) (*aggregation
 		return nil, fmt.Errorf("secureagg: packing: %w", err)
 	}
 	s.count = s.packing.Plaintexts(n)
-	s.shape = fmt.Sprintf("v1 n=%d frac=%d bits=%d fanout=%d decryptors=%d noise=%s", n, cfg.FracBits, cfg.ValueBits, fanout, s.ask, noiseDesc)
+	s.shape = fmt.Sprintf("v1 n=%d frac=%d bits=%d fanout=%d decryptors=%d noise=%s", n, cfg.FracBits, cfg.ValueBits, s.tree.k, s.ask, noiseDesc)
 	return s, nil
+}
+
+// place sorts the step's parties, checks that this party is one of them,
+// and lays out what every backend shares: the tree and the per-hop budget,
+// from cfg.Timeout or else the step's timeout spread over the schedule's
+// total hops (total, once the tree's height is known).
+func (s *aggregation) place(cfg Config, total func() int) error {
+	s.parties = slices.Sorted(slices.Values(s.step.Parties))
+	if !slices.Contains(s.parties, s.self) {
+		return fmt.Errorf("secureagg: %s is not a party of step %s/%s/%d", s.self, s.step.Job, s.step.Phase, s.step.Round)
+	}
+	fanout := cfg.Fanout
+	if fanout == 0 {
+		fanout = DefaultFanout
+	}
+	root := Root(s.step)
+	var err error
+	if s.tree, err = newTree(s.parties, root, s.step.Coordinator, fanout); err != nil {
+		return err
+	}
+	s.h = s.tree.height(root)
+	s.hop = cfg.Timeout
+	if s.hop <= 0 {
+		s.hop = defaultHop
+		if st := s.step.Timeout(); st > 0 {
+			s.hop = st / time.Duration(total())
+		}
+	}
+	return nil
 }
 
 // The schedule, in hops from start. A subtree of height h delivers its

@@ -9,6 +9,8 @@ import (
 
 	"github.com/cohortdm/cohort/internal/cputime"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/keyring"
+	"github.com/cohortdm/cohort/mhe"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/paillier/paillertest"
 )
@@ -41,7 +43,7 @@ func benchConsortium(b *testing.B, n int) *consortium {
 		b.Fatal(err)
 	}
 	ns := names(n)
-	keys, err := assignShares(ns, shares)
+	keys, err := keyring.AssignShares(ns, shares)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,40 +53,76 @@ func benchConsortium(b *testing.B, n int) *consortium {
 }
 
 // BenchmarkAggregate measures one aggregation round over in-process parties
-// sharing the machine's cores: ns/op is the round's latency, cpu-ms/round
-// the CPU time all parties spent on it; the other metrics are bytes sent
-// per party per round (mean and max over parties) and the same as a
-// multiple of the ciphertext size of one party's own input. dec=all asks
-// every party for a decryption share, dec=t+1 only t+1 (Config.Decryptors).
+// sharing the machine's cores, both backends in one run: ns/op is the
+// round's latency, cpu-ms/round the CPU time all parties spent on it; the
+// other metrics are bytes sent per party per round (mean and max over
+// parties) and the same as a multiple of the ciphertext size of one
+// party's own input. Paillier: dec=all asks every party for a decryption
+// share, dec=t+1 only t+1 (Config.Decryptors), as sum and quantile do.
+// Lattice: plan=verified, the plan Aggregate uses (wrong shares
+// detected). A million values run on the lattice backend
+// only (Paillier takes hours per round).
 func BenchmarkAggregate(b *testing.B) {
-	for _, length := range []int{50, 10000} {
+	for _, length := range []int{50, 10000, 1000000} {
 		for _, n := range []int{3, 5, 9, 17} {
+			b.Run(fmt.Sprintf("values=%d/N=%d/backend=lattice/plan=verified", length, n), func(b *testing.B) {
+				benchAggregate(b, length, n, BackendLattice, "")
+			})
+			if length > 10000 {
+				continue
+			}
 			for _, dec := range []string{"all", "t+1"} {
-				b.Run(fmt.Sprintf("values=%d/N=%d/dec=%s", length, n, dec), func(b *testing.B) {
-					benchAggregate(b, length, n, dec)
+				b.Run(fmt.Sprintf("values=%d/N=%d/backend=paillier/dec=%s", length, n, dec), func(b *testing.B) {
+					benchAggregate(b, length, n, BackendPaillier, dec)
 				})
 			}
 		}
 	}
 }
 
-func benchAggregate(b *testing.B, length, n int, dec string) {
-	c := benchConsortium(b, n)
-	net := jobtest.NewNetwork(c.names...)
-	in := testInputs(c, length)
-	step := testStep(c, c.names[0])
-	cfg := func(name string) Config {
-		cfg := Config{Keys: c.keys[name], FracBits: 16, ValueBits: 32, Timeout: 10 * time.Minute}
-		if dec == "t+1" {
-			cfg.Decryptors = c.pk.Threshold + 1
+func benchAggregate(b *testing.B, length, n int, backend Backend, dec string) {
+	var c *consortium
+	var cfg func(name string) Config
+	var own float64
+	if backend == BackendLattice {
+		var keys map[string]*mhe.Keys
+		c, keys = latticeConsortium(b, n)
+		cfg = func(name string) Config {
+			return Config{Backend: BackendLattice, Lattice: keys[name], FracBits: 16, ValueBits: 32, Timeout: 10 * time.Minute}
 		}
-		return cfg
+	} else {
+		c = benchConsortium(b, n)
+		cfg = func(name string) Config {
+			cfg := Config{Keys: c.keys[name], FracBits: 16, ValueBits: 32, Timeout: 10 * time.Minute}
+			if dec == "t+1" {
+				cfg.Decryptors = c.pk.Threshold + 1
+			}
+			return cfg
+		}
 	}
-	s, err := newAggregation(net.Party(c.names[0]), step, cfg(c.names[0]), length)
-	if err != nil {
-		b.Fatal(err)
+	net := jobtest.NewNetwork(c.names...)
+	in := testInputs(c, min(length, 10000)) // |values| < 1,500: within 32 bits at 16 fractional bits
+	for name, v := range in {
+		full := make([]float64, length)
+		for j := range full {
+			full[j] = v[j%len(v)]
+		}
+		in[name] = full
 	}
-	own := float64(s.count * c.pk.CiphertextSize())
+	step := testStep(c, c.names[0])
+	if backend == BackendLattice {
+		s, err := newLatticeAgg(net.Party(c.names[0]), step, cfg(c.names[0]), length)
+		if err != nil {
+			b.Fatal(err)
+		}
+		own = float64(s.layout.Ciphertexts() * s.keys.Params.CiphertextBytes())
+	} else {
+		s, err := newAggregation(net.Party(c.names[0]), step, cfg(c.names[0]), length)
+		if err != nil {
+			b.Fatal(err)
+		}
+		own = float64(s.count * c.pk.CiphertextSize())
+	}
 	// One untimed round builds the key's precomputed tables,
 	// which a node does once per key, not once per round.
 	step.Round = 1 << 20

@@ -86,7 +86,7 @@ func Digest(step job.Step, from string, ciphertexts []byte) []byte {
 
 // check validates the parameters every party must agree on.
 func (d *Decryption) check() error {
-	if err := d.Keys.check(); err != nil {
+	if err := d.Keys.Check(); err != nil {
 		return err
 	}
 	pk := d.Keys.Public()

@@ -2,7 +2,6 @@ package secureagg
 
 import (
 	"fmt"
-	"math"
 	"math/big"
 	"slices"
 
@@ -206,27 +205,8 @@ func decodeResult(b []byte, count int, modulus *big.Int, parties []string) (*res
 			return nil, fmt.Errorf("%w: plaintext out of range", protocol.ErrMalformed)
 		}
 	}
-	if err := checkNames("included", r.Included, parties); err != nil {
+	if err := checkReport(r.Included, r.Excluded, r.Noise, parties); err != nil {
 		return nil, err
-	}
-	for p, why := range r.Excluded {
-		if !slices.Contains(parties, p) {
-			return nil, fmt.Errorf("%w: excluded names %q, not a party", protocol.ErrMalformed, p)
-		}
-		if len(why) > maxReason {
-			return nil, fmt.Errorf("%w: exclusion reason of %d bytes", protocol.ErrMalformed, len(why))
-		}
-	}
-	if r.Noise != nil {
-		nr := r.Noise
-		for _, v := range []float64{nr.Epsilon, nr.Delta, nr.Sensitivity, nr.Scale} {
-			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-				return nil, fmt.Errorf("%w: noise report holds %v", protocol.ErrMalformed, v)
-			}
-		}
-		if (nr.Mechanism != Laplace && nr.Mechanism != Gaussian) || nr.Shares != len(parties) || nr.Colluders < 0 || nr.Colluders >= nr.Shares {
-			return nil, fmt.Errorf("%w: bad noise report", protocol.ErrMalformed)
-		}
 	}
 	return &r, nil
 }

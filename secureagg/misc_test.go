@@ -3,11 +3,8 @@ package secureagg
 import (
 	"bytes"
 	"crypto/rand"
-	"errors"
 	"math"
 	"math/big"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -64,56 +61,6 @@ func TestTree(t *testing.T) {
 	}
 	if _, err := newTree([]string{"a"}, "b", "", 2); err == nil {
 		t.Fatal("foreign root accepted")
-	}
-}
-
-func TestKeysSaveLoad(t *testing.T) {
-	c := testConsortium(t, 3)
-	dir := t.TempDir()
-	k := c.keys["org02"]
-	if err := SaveKeys(dir, k); err != nil {
-		t.Fatal(err)
-	}
-	st, err := os.Stat(filepath.Join(dir, ShareFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Mode().Perm() != 0o600 {
-		t.Fatalf("share file mode %v", st.Mode().Perm())
-	}
-	got, err := LoadKeys(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got.Members, c.names) || got.Share.Index != 2 || got.Index("org02") != 2 || got.Index("nobody") != 0 ||
-		got.Public().KeyID != c.pk.KeyID || got.Share.Secret.Cmp(k.Share.Secret) != 0 {
-		t.Fatalf("loaded %+v", got)
-	}
-	ents, _ := os.ReadDir(filepath.Join(dir, "keys"))
-	if len(ents) != 2 {
-		t.Fatalf("temp files left behind: %v", ents)
-	}
-	// A share of another consortium's key is refused.
-	other := testConsortium(t, 5)
-	share, _ := other.keys["org02"].Share.MarshalBinary()
-	pub, _ := k.MarshalPublic()
-	if _, err := ParseKeys(pub, share); !errors.Is(err, ErrKeys) {
-		t.Fatalf("foreign share: %v", err)
-	}
-	if _, err := ParseKeys(pub[:len(pub)-1], share); !errors.Is(err, ErrKeys) {
-		t.Fatalf("truncated public file: %v", err)
-	}
-	if _, err := LoadKeys(t.TempDir()); err == nil {
-		t.Fatal("empty dir loaded")
-	}
-}
-
-func TestDealValidates(t *testing.T) {
-	if _, _, err := Deal(rand.Reader, testBits, []string{"a", "a", "b"}, 0); !errors.Is(err, ErrKeys) {
-		t.Fatalf("duplicate members: %v", err)
-	}
-	if _, _, err := Deal(rand.Reader, testBits, nil, 0); !errors.Is(err, ErrKeys) {
-		t.Fatalf("no members: %v", err)
 	}
 }
 

@@ -130,32 +130,14 @@ func (s *aggregation) components(own []*paillier.Ciphertext, parts [][]*paillier
 // party's input, never a single party's ciphertext the root (or a lying
 // coordinator) sends back down. The root's own input is its own.
 func (s *aggregation) checkTotal(ctx context.Context, comps [][]byte) ([]*paillier.Ciphertext, error) {
-	root := s.tree.root()
-	for j, c := range s.tree.children(root) {
-		want := s.own
-		if c != s.self {
-			wctx, cancel := s.within(ctx, s.downHops(s.self))
-			m, err := s.p.Receive(wctx, c, s.step.Key(TypeDigest))
-			cancel()
-			var body digestBody
-			if err == nil {
-				err = protocol.Unmarshal(m.Body, &body)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%w: no digest from %s: %w", ErrTampered, c, err)
-			}
-			want = body.D
-		}
-		if !bytes.Equal(want, digest(s.step, c, comps[1+j])) {
-			return nil, fmt.Errorf("%w: the total from %s does not hold %s's subtree as %s sent it (coordinator %s); no decryption share is made",
-				ErrTampered, root, c, c, s.step.Coordinator)
-		}
+	if err := s.checkDigests(ctx, comps); err != nil {
+		return nil, err
 	}
 	var total []*paillier.Ciphertext
 	for _, b := range comps {
 		cts, err := s.pk.UnmarshalCiphertexts(b)
 		if err != nil || len(cts) != s.count {
-			return nil, fmt.Errorf("%w: a component of the total from %s is malformed", ErrTampered, root)
+			return nil, fmt.Errorf("%w: a component of the total from %s is malformed", ErrTampered, s.tree.root())
 		}
 		if total == nil {
 			total = cts
@@ -321,4 +303,33 @@ func (s *aggregation) gatherUp(ctx context.Context, own []*paillier.Ciphertext, 
 	}
 	slices.Sort(missing)
 	return acc, parts, missing, nil
+}
+
+// checkDigests checks each child of the root's component of the total
+// (comps[1+j] for the j-th child) against the digest that child sent this
+// party directly (its own, if this party is that child): the root cannot
+// swap a subtree's sum for anything else. Both backends check so.
+func (s *aggregation) checkDigests(ctx context.Context, comps [][]byte) error {
+	root := s.tree.root()
+	for j, c := range s.tree.children(root) {
+		want := s.own
+		if c != s.self {
+			wctx, cancel := s.within(ctx, s.downHops(s.self))
+			m, err := s.p.Receive(wctx, c, s.step.Key(TypeDigest))
+			cancel()
+			var body digestBody
+			if err == nil {
+				err = protocol.Unmarshal(m.Body, &body)
+			}
+			if err != nil {
+				return fmt.Errorf("%w: no digest from %s: %w", ErrTampered, c, err)
+			}
+			want = body.D
+		}
+		if !bytes.Equal(want, digest(s.step, c, comps[1+j])) {
+			return fmt.Errorf("%w: the total from %s does not hold %s's subtree as %s sent it (coordinator %s); no decryption share is made",
+				ErrTampered, root, c, c, s.step.Coordinator)
+		}
+	}
+	return nil
 }

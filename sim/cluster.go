@@ -21,9 +21,9 @@ import (
 
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/table"
 )
 
@@ -79,7 +79,7 @@ type Cluster struct {
 // A dir that already holds the same consortium's nodes (from an earlier
 // StartCluster on it) is started again instead: each node keeps its
 // identity, Raft log and files (models, keys), and only its ports change.
-// Key setup then runs only if no node holds a threshold key yet, so a
+// Key setup then runs only if no node holds a key share yet, so a
 // consortium never mixes two dealt keys.
 func StartCluster(ctx context.Context, dir string, names []string, opts ClusterOptions) (*Cluster, error) {
 	if len(names) == 0 {
@@ -90,7 +90,7 @@ func StartCluster(ctx context.Context, dir string, names []string, opts ClusterO
 	if err != nil {
 		return nil, err
 	}
-	if reuse && hasThresholdKey(dir, names) {
+	if reuse && holdsKeys(dir, names) {
 		opts.Setup = nil
 	}
 	var setup func(name, dataDir string) error
@@ -179,11 +179,10 @@ func earlierNodes(dir string, names []string) (bool, error) {
 	return true, nil
 }
 
-// hasThresholdKey reports whether any of the nodes under dir holds a
-// threshold key share.
-func hasThresholdKey(dir string, names []string) bool {
+// holdsKeys reports whether any of the nodes under dir holds a key share.
+func holdsKeys(dir string, names []string) bool {
 	for _, name := range names {
-		if _, err := os.Stat(filepath.Join(dir, name, filepath.FromSlash(secureagg.ShareFile))); err == nil {
+		if keyring.Held(filepath.Join(dir, name)) {
 			return true
 		}
 	}

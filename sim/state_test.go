@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sum"
@@ -107,7 +107,7 @@ func TestStateKeepsKey(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	spec := writeSpec(t, ctx, dir, "sum", "csv")
 	kinds := job.Registry{"sum": sum.Kind{}}
-	share := filepath.Join(state, "north", filepath.FromSlash(secureagg.ShareFile))
+	share := filepath.Join(state, "north", filepath.FromSlash(keyring.PaillierShareFile))
 	var first []byte
 	for i, out := range []string{"a", "b"} {
 		res, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: kinds, Out: filepath.Join(dir, out), State: state, Setup: sim.ThresholdKeys(1024)})

@@ -55,7 +55,12 @@ func (vectorSession) Close() {}
 func (s vectorSession) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	p := s.p
 	n, _ := p.Spec().Params["length"].(int)
-	keys, err := secureagg.ReadKeys(p.Secrets())
+	name, _ := p.Spec().Params["backend"].(string)
+	backend, err := secureagg.ParseBackend(name)
+	if err != nil {
+		return nil, err
+	}
+	cfg, _, err := secureagg.Configure(p.Secrets(), p.Self(), step, secureagg.Setup{Backend: backend, Length: n, FracBits: 8, ValueBits: 24})
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +68,6 @@ func (s vectorSession) Step(ctx context.Context, step job.Step) ([]byte, error) 
 	for i := range in {
 		in[i] = float64(i%1000) / 8
 	}
-	cfg := secureagg.Config{Keys: keys, FracBits: 8, ValueBits: 24, Decryptors: keys.Public().Threshold + 1}
 	res, err := secureagg.Aggregate(ctx, p, step, cfg, in)
 	return secureagg.EncodeReport(p.Self(), step, res, err)
 }
@@ -83,8 +87,10 @@ func benchLogger() *slog.Logger {
 // real in-process nodes (libp2p on loopback, Raft coordinator) with 2048-bit
 // keys: ms/round is the aggregate step's duration as committed in the log,
 // B/party the mean bytes each party sent, maxB/party the most any party
-// sent (the root, which sends the total down and the result). COHORT_BENCH_N and
-// COHORT_BENCH_LEN restrict the grid (e.g. COHORT_BENCH_N=5).
+// sent (the root, which sends the total down and the result), for both
+// backends of secureagg in one run (Paillier asking t+1 decryptors).
+// COHORT_BENCH_N, COHORT_BENCH_LEN and COHORT_BENCH_BACKEND restrict the
+// grid (e.g. COHORT_BENCH_N=5).
 func BenchmarkAggregateRealNodes(b *testing.B) {
 	sizes := []int{3, 5, 9, 17}
 	lengths := []int{50, 10000}
@@ -93,6 +99,10 @@ func BenchmarkAggregateRealNodes(b *testing.B) {
 	}
 	if v, err := strconv.Atoi(os.Getenv("COHORT_BENCH_LEN")); err == nil {
 		lengths = []int{v}
+	}
+	backends := []string{"lattice", "paillier"}
+	if v := os.Getenv("COHORT_BENCH_BACKEND"); v != "" {
+		backends = []string{v}
 	}
 	for _, n := range sizes {
 		names := make([]string, n)
@@ -108,53 +118,55 @@ func BenchmarkAggregateRealNodes(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, length := range lengths {
-			spec := "kind: vector\nparties:\n"
-			for _, name := range names {
-				spec += "  - name: " + name + "\n"
+			for _, backend := range backends {
+				spec := "kind: vector\nparties:\n"
+				for _, name := range names {
+					spec += "  - name: " + name + "\n"
+				}
+				spec += fmt.Sprintf("params: {length: %d, backend: %s}\n", length, backend)
+				runOnce := func(b *testing.B) (secs, bytes, most float64) {
+					leader, _ := c.WaitLeader(ctx)
+					id, err := leader.Submit(ctx, []byte(spec))
+					if err != nil {
+						b.Fatal(err)
+					}
+					rec, err := leader.Wait(ctx, id)
+					if err != nil || rec.Status != node.StatusDone {
+						b.Fatalf("job: %v %s", err, rec.Error)
+					}
+					var res struct {
+						Timing map[string]float64
+					}
+					if err := json.Unmarshal(rec.Result, &res); err != nil {
+						b.Fatal(err)
+					}
+					// Bytes per party from each node's own ledger: the log
+					// holds none.
+					sent, err := c.SentBytes(id, names)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, v := range sent {
+						bytes += float64(v) / float64(n)
+						most = max(most, float64(v))
+					}
+					return res.Timing["aggregate"], bytes, most
+				}
+				b.Run(fmt.Sprintf("N=%d/len=%d/backend=%s", n, length, backend), func(b *testing.B) {
+					runOnce(b) // warm-up: builds each key's fixed-base tables once per process
+					b.ResetTimer()
+					var secs, bytes, most float64
+					for i := 0; i < b.N; i++ {
+						s, by, m := runOnce(b)
+						secs += s
+						bytes += by
+						most = max(most, m)
+					}
+					b.ReportMetric(1000*secs/float64(b.N), "ms/round")
+					b.ReportMetric(bytes/float64(b.N), "B/party")
+					b.ReportMetric(most, "maxB/party")
+				})
 			}
-			spec += fmt.Sprintf("params: {length: %d}\n", length)
-			runOnce := func(b *testing.B) (secs, bytes, most float64) {
-				leader, _ := c.WaitLeader(ctx)
-				id, err := leader.Submit(ctx, []byte(spec))
-				if err != nil {
-					b.Fatal(err)
-				}
-				rec, err := leader.Wait(ctx, id)
-				if err != nil || rec.Status != node.StatusDone {
-					b.Fatalf("job: %v %s", err, rec.Error)
-				}
-				var res struct {
-					Timing map[string]float64
-				}
-				if err := json.Unmarshal(rec.Result, &res); err != nil {
-					b.Fatal(err)
-				}
-				// Bytes per party from each node's own ledger: the log
-				// holds none.
-				sent, err := c.SentBytes(id, names)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, v := range sent {
-					bytes += float64(v) / float64(n)
-					most = max(most, float64(v))
-				}
-				return res.Timing["aggregate"], bytes, most
-			}
-			b.Run(fmt.Sprintf("N=%d/len=%d", n, length), func(b *testing.B) {
-				runOnce(b) // warm-up: builds each key's fixed-base tables once per process
-				b.ResetTimer()
-				var secs, bytes, most float64
-				for i := 0; i < b.N; i++ {
-					s, by, m := runOnce(b)
-					secs += s
-					bytes += by
-					most = max(most, m)
-				}
-				b.ReportMetric(1000*secs/float64(b.N), "ms/round")
-				b.ReportMetric(bytes/float64(b.N), "B/party")
-				b.ReportMetric(most, "maxB/party")
-			})
 		}
 		c.Close()
 		time.Sleep(100 * time.Millisecond)

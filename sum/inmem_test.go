@@ -16,6 +16,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sum"
@@ -343,5 +344,58 @@ func TestInMemSumBadCellStaysHome(t *testing.T) {
 	}
 	if held := rep.SentHolding([]byte(secret)); len(held) > 0 {
 		t.Fatalf("the cell value was sent: %+v", held[0])
+	}
+}
+
+// params.backend: lattice sums over the lattice key alone (no Paillier key
+// is installed), exactly, and a party without the lattice key is dropped,
+// named with the key it lacks, and the others re-run without it; a backend that does not exist is refused
+// naming the field.
+func TestInMemSumLatticeBackend(t *testing.T) {
+	path, names, want := consortium(t, 4, ", backend: lattice, timeout_ms: 30000", randomValue(9)) // room for a loaded machine
+	spec, err := job.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := keyring.DealLattice(names, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fresh data dirs per run: a party remembers a formed total by job id.
+	install := func(without string) jobtest.Options {
+		opts := jobtest.Options{Secrets: map[string]job.Secrets{}}
+		for _, name := range names {
+			dir := filepath.Join(t.TempDir(), name)
+			if name != without {
+				if err := keyring.SaveLattice(dir, keys[name]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			opts.Secrets[name] = jobtest.DirSecrets(dir)
+		}
+		return opts
+	}
+	rep := runSum(t, spec, install(""))
+	checkTotal(t, rep.Result, want)
+	if got, _ := rep.Result["sum"].(float64); got != want {
+		t.Fatalf("sum %v, want exactly %v", got, want)
+	}
+	if inc, _ := rep.Result["included"].([]string); !slices.Equal(inc, names) {
+		t.Fatalf("included %v", rep.Result["included"])
+	}
+
+	rep = runSum(t, spec, install(names[2]))
+	excluded, _ := rep.Result["excluded"].(map[string]string)
+	if why := excluded[names[2]]; len(excluded) != 1 || !strings.Contains(why, "no consortium lattice key") {
+		t.Fatalf("a party without the lattice key: excluded %v", rep.Result["excluded"])
+	}
+
+	bad, _, _ := consortium(t, 3, ", backend: rlwe", randomValue(1))
+	spec, err = job.LoadSpec(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (sum.Kind{}).Validate(spec); err == nil || !strings.Contains(err.Error(), "params.backend") {
+		t.Fatalf("backend rlwe: %v", err)
 	}
 }

@@ -80,15 +80,11 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 			return output{}, fmt.Errorf("party %s refuses round %d over %v: round %d's total over %v was formed here, "+
 				"and their difference would be the dropped parties' inputs (coordinator %s)", s.p.Self(), step.Round, step.Parties, f.Round, f.Parties, step.Coordinator)
 		}
-		keys, err := secureagg.ReadKeys(s.p.Secrets())
+		cfg, t, err := secureagg.Configure(s.p.Secrets(), s.p.Self(), step, secureagg.Setup{Backend: s.params.backend, Length: 1,
+			FracBits: s.params.FracBits, ValueBits: s.params.ValueBits, Noise: s.params.noise})
 		if err != nil {
-			return output{}, fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", s.p.Self(), err)
+			return output{}, err
 		}
-		t := keys.Public().Threshold
-		// Ask t+1 parties for decryption shares (more only if some fail):
-		// the shares and their proofs are most of a round's cost.
-		cfg := secureagg.Config{Keys: keys, FracBits: s.params.FracBits, ValueBits: s.params.ValueBits,
-			Noise: s.params.noise(t), Decryptors: t + 1}
 		if s.localErr != nil {
 			return output{}, secureagg.Withdraw(ctx, s.p, step, cfg, s.localErr)
 		}

@@ -24,6 +24,11 @@
 // budget at every node (policy.Guard.Spend), and the result reports what
 // was spent.
 //
+// params.backend picks secureagg's cryptosystem (auto, paillier or
+// lattice; auto is Paillier for one value): on the lattice backend the
+// decryption shares carry no proof, and a wrong one is found by comparing
+// quorums (secureagg's package doc, Lattice backend); the rest holds.
+//
 // What goes where: each round is one step; every party's output (its
 // secureagg outcome and the key's threshold) goes to the coordinator
 // alone; the log holds the round's public decision: the result (the total,
@@ -73,6 +78,11 @@ type Params struct {
 	ValueBits int          `yaml:"value_bits"`
 	TimeoutMS int64        `yaml:"timeout_ms"`
 	Noise     *NoiseParams `yaml:"noise"`
+	// Backend is the aggregation's cryptosystem: auto (default), paillier
+	// or lattice (secureagg.ParseBackend; auto is Paillier for one value).
+	Backend string `yaml:"backend"`
+
+	backend secureagg.Backend
 }
 
 // NoiseParams ask for differential-privacy noise inside the sum.
@@ -103,6 +113,10 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	}
 	if p.TimeoutMS < 0 || p.TimeoutMS > maxTimeout.Milliseconds() {
 		return nil, spec.Errorf("params.timeout_ms", "must be in [1, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
+	}
+	var err error
+	if p.backend, err = secureagg.ParseBackend(p.Backend); err != nil {
+		return nil, spec.Errorf("params.backend", "%v", err)
 	}
 	if n := p.Noise; n != nil {
 		m := secureagg.Mechanism(n.Mechanism)

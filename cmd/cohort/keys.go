@@ -3,11 +3,9 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,10 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cohortdm/cohort/internal/atomicfile"
-	"github.com/cohortdm/cohort/keygen"
+	"github.com/cohortdm/cohort/keyring"
+	"github.com/cohortdm/cohort/mhe"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
 )
 
@@ -41,13 +38,13 @@ func defaultThreshold(n int) int { return (n-1)/2 + 1 }
 
 func (a *app) keysCmd() *cobra.Command {
 	cmd := groupCmd("keys", "Set up the consortium's threshold key")
-	var members string
+	var members, scheme string
 	var bits, threshold int
 	var out string
 	var force bool
 	deal := &cobra.Command{
 		Use:   "deal --members a,b,c --out DIR",
-		Short: "Deal a threshold Paillier key (trusted dealer) and write each member's share",
+		Short: "Deal the threshold Paillier key (--scheme bgv: the lattice key) as a trusted dealer; write each member's share",
 		Long: `deal generates the consortium's threshold Damgard-Jurik key and writes, for every member,
 DIR/MEMBER/keys/threshold.pub and DIR/MEMBER/keys/threshold.share (mode 0600). Copy each
 MEMBER/keys directory into that member's data dir and delete the rest: the dealer sees every
@@ -60,6 +57,11 @@ The threshold is the number of members whose shares are needed to decrypt: with
 --threshold K, any K of the N members decrypt together and any K-1 learn nothing. The
 default is an honest majority, K = floor((N-1)/2)+1 (2 of 3, 3 of 5). A threshold of 1
 would let every member decrypt alone and is refused; with two members use --threshold 2.
+
+With --scheme bgv it writes the consortium's lattice key instead (DIR/MEMBER/keys/lattice.pub
+and lattice.share, 0600; multiparty BGV, secure aggregation's lattice backend), generated in
+this one process; its threshold is the quorum of shares that decrypt (the same default).
+The keygen job with params {scheme: bgv} generates it on the running nodes without a dealer.
 
 deal refuses to replace existing key files under DIR unless --force is given: a node
 whose share no longer matches the others' cannot take part in decryption.`,
@@ -79,6 +81,9 @@ whose share no longer matches the others' cannot take part in decryption.`,
 					return fmt.Errorf("--members: %w", err)
 				}
 			}
+			if scheme != "paillier" && scheme != "bgv" {
+				return fmt.Errorf("--scheme %q: use paillier or bgv", scheme)
+			}
 			if !dealBitsOK(bits) {
 				return fmt.Errorf("--bits %d: use 2048, 3072 or 4096 (smaller moduli are not safe for a consortium key)", bits)
 			}
@@ -96,7 +101,7 @@ whose share no longer matches the others' cannot take part in decryption.`,
 					"pass --threshold 2 (both members needed to decrypt, so neither may be down during a job)", len(names))
 			}
 			if !force {
-				if existing := existingKeys(out, names); len(existing) > 0 {
+				if existing := existingKeys(out, names, scheme); len(existing) > 0 {
 					more := ""
 					if len(existing) > 1 {
 						more = fmt.Sprintf(" and %d more", len(existing)-1)
@@ -104,9 +109,12 @@ whose share no longer matches the others' cannot take part in decryption.`,
 					return fmt.Errorf("key files already exist (%s%s); refusing to overwrite them without --force", existing[0], more)
 				}
 			}
+			if scheme == "bgv" {
+				return a.dealLattice(names, k, out)
+			}
 			start := time.Now()
 			// secureagg counts t, the largest coalition that learns nothing: K−1.
-			pk, keys, err := secureagg.Deal(rand.Reader, bits, names, k-1)
+			pk, keys, err := keyring.Deal(rand.Reader, bits, names, k-1)
 			if err != nil {
 				return fmt.Errorf("deal: %w", err)
 			}
@@ -115,11 +123,11 @@ whose share no longer matches the others' cannot take part in decryption.`,
 			}
 			sorted := slices.Sorted(slices.Values(names))
 			for _, name := range sorted {
-				if err := secureagg.SaveKeys(filepath.Join(out, name), keys[name]); err != nil {
+				if err := keyring.SavePaillier(filepath.Join(out, name), keys[name]); err != nil {
 					return fmt.Errorf("write %s's key files: %w", name, err)
 				}
-				if err := writeInfo(filepath.Join(out, name), keygen.Info{Made: keygen.MadeDealer, KeyID: hex.EncodeToString(pk.KeyID[:]),
-					Bits: pk.N.BitLen(), Parties: sorted, Threshold: k}); err != nil {
+				if err := keyring.SaveInfo(filepath.Join(out, name), keyring.PaillierInfoFile, keyring.Info{Made: keyring.MadeDealer,
+					KeyID: hex.EncodeToString(pk.KeyID[:]), Bits: pk.N.BitLen(), Parties: sorted, Threshold: k}); err != nil {
 					return fmt.Errorf("write %s's key files: %w", name, err)
 				}
 			}
@@ -132,6 +140,7 @@ whose share no longer matches the others' cannot take part in decryption.`,
 		},
 	}
 	deal.Flags().StringVar(&members, "members", "", "comma-separated member names, as in the consortium file")
+	deal.Flags().StringVar(&scheme, "scheme", "paillier", "paillier (threshold Paillier) or bgv (the lattice key)")
 	deal.Flags().IntVar(&bits, "bits", 2048, "modulus size in bits: 2048, 3072 or 4096")
 	deal.Flags().IntVar(&threshold, "threshold", 0, "members needed to decrypt, K of N (default ⌊(N−1)/2⌋+1, an honest majority)")
 	deal.Flags().StringVar(&out, "out", "", "directory to write MEMBER/keys/ into")
@@ -141,31 +150,53 @@ whose share no longer matches the others' cannot take part in decryption.`,
 	return cmd
 }
 
-// writeInfo writes the key's info sidecar under a node's data dir.
-func writeInfo(dataDir string, info keygen.Info) error {
-	b, err := json.MarshalIndent(info, "", "  ")
-	if err != nil {
-		return err
+// dealLattice deals the consortium's lattice key over names with a quorum
+// of k and writes each member's files under out/MEMBER.
+func (a *app) dealLattice(names []string, k int, out string) error {
+	if len(names) > mhe.MaxMembers {
+		return fmt.Errorf("--members: a lattice key has at most %d members", mhe.MaxMembers)
 	}
-	return atomicfile.Write(filepath.Join(dataDir, keygen.InfoFile), append(b, '\n'), 0o644)
+	start := time.Now()
+	keys, err := keyring.DealLattice(names, k)
+	if err != nil {
+		return fmt.Errorf("deal: %w", err)
+	}
+	sorted := slices.Sorted(slices.Values(names))
+	for _, name := range sorted {
+		dir := filepath.Join(out, name)
+		if err := keyring.SaveLattice(dir, keys[name]); err != nil {
+			return fmt.Errorf("write %s's key files: %w", name, err)
+		}
+		if err := keyring.SaveInfo(dir, keyring.LatticeInfoFile, keyring.LatticeInfo(keys[name], keyring.MadeDealer, "")); err != nil {
+			return fmt.Errorf("write %s's key files: %w", name, err)
+		}
+	}
+	id := keys[sorted[0]].ID()
+	if a.format == "json" {
+		return a.printJSON(map[string]any{"members": sorted, "scheme": "bgv", "threshold": k, "params": mhe.ParamsBGV13,
+			"key_id": hex.EncodeToString(id[:]), "out": out})
+	}
+	fmt.Fprintf(a.stdout, "dealt a lattice key (%s): any %d of the %d members decrypt together (%.1fs); shares under %s/MEMBER/keys\n",
+		mhe.ParamsBGV13, k, len(sorted), time.Since(start).Seconds(), out)
+	return nil
 }
 
 // keygenSpec is the job spec of dealerless generation over members.
-func keygenSpec(members []string, bits int) []byte {
+func keygenSpec(members []string, bits int, scheme string) []byte {
 	var b strings.Builder
 	b.WriteString("kind: keygen\nparties:\n")
 	for _, m := range members {
 		fmt.Fprintf(&b, "  - name: %q\n", m)
 	}
-	fmt.Fprintf(&b, "params: {bits: %d}\n", bits)
+	fmt.Fprintf(&b, "params: {bits: %d, scheme: %s}\n", bits, scheme)
 	return []byte(b.String())
 }
 
 func (a *app) keysGenerateCmd() *cobra.Command {
-	var config, apiAddr string
+	var config, apiAddr, scheme string
 	var bits int
 	cmd := &cobra.Command{
-		Use:   "generate --config node.yaml",
+		Use:   "generate --config node.yaml [--scheme bgv]",
 		Short: "Generate the consortium's threshold key on the running nodes, without a dealer",
 		Long: `generate submits a keygen job over every member of the consortium to the running node and
 waits for it. The members generate a shared RSA modulus together (Boneh-Franklin: no member
@@ -174,11 +205,17 @@ share in its data dir (keys/threshold.share, keys/threshold.pub, keys/threshold.
 once every member holds the same verified key. It needs 3 or more members (an honest
 majority); with two, use 'cohort keys deal --threshold 2'. The threshold is ⌊(N−1)/2⌋+1.
 
+With --scheme bgv it generates the lattice key of secure aggregation's lattice backend
+instead (keys/lattice.share, keys/lattice.pub, keys/lattice.info; seconds, not minutes).
+
 Run it while no other job runs: a job that decrypts while the key is replaced fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !dealBitsOK(bits) {
 				return fmt.Errorf("--bits %d: use 2048, 3072 or 4096", bits)
+			}
+			if scheme != "paillier" && scheme != "bgv" {
+				return fmt.Errorf("--scheme %q: use paillier or bgv", scheme)
 			}
 			cfg, err := node.LoadConfig(config)
 			if err != nil {
@@ -197,7 +234,7 @@ Run it while no other job runs: a job that decrypts while the key is replaced fa
 				return err
 			}
 			var resp struct{ ID string }
-			if _, err := c.do(cmd.Context(), "POST", "/v1/jobs", keygenSpec(members, bits), &resp); err != nil {
+			if _, err := c.do(cmd.Context(), "POST", "/v1/jobs", keygenSpec(members, bits, scheme), &resp); err != nil {
 				return fmt.Errorf("submit keygen: %w", err)
 			}
 			return a.follow(cmd.Context(), c, resp.ID)
@@ -206,6 +243,7 @@ Run it while no other job runs: a job that decrypts while the key is replaced fa
 	a.configFlag(cmd, false, &config, "node.yaml of the node to talk to")
 	cmd.Flags().StringVar(&apiAddr, "api", "", "talk to the node's HTTP listener instead: HOST:PORT")
 	cmd.Flags().IntVar(&bits, "bits", 2048, "modulus size in bits: 2048, 3072 or 4096")
+	cmd.Flags().StringVar(&scheme, "scheme", "paillier", "paillier (threshold Paillier) or bgv (the lattice key)")
 	return cmd
 }
 
@@ -223,29 +261,33 @@ func (a *app) keysStatusCmd() *cobra.Command {
 				}
 				dir = cfg.DataDir
 			}
-			keys, err := secureagg.LoadKeys(dir)
+			keys, err := keyring.LoadPaillier(dir)
 			if err != nil {
 				return fmt.Errorf("no threshold key in %s (run 'cohort keys generate' or 'cohort keys deal'): %w", dir, err)
 			}
 			pk := keys.Public()
-			made := "unknown (no " + keygen.InfoFile + ")"
-			if b, err := os.ReadFile(filepath.Join(dir, keygen.InfoFile)); err == nil {
-				info, err := keygen.ParseInfo(b)
-				if err != nil {
-					return err
-				}
-				if info.KeyID != hex.EncodeToString(pk.KeyID[:]) {
-					return fmt.Errorf("%s describes key %s, not the installed key %x", keygen.InfoFile, info.KeyID, pk.KeyID)
-				}
-				made = info.Made
+			made, err := keyMade(dir, keyring.PaillierInfoFile, hex.EncodeToString(pk.KeyID[:]))
+			if err != nil {
+				return err
 			}
 			out := map[string]any{"key_id": hex.EncodeToString(pk.KeyID[:]), "bits": pk.N.BitLen(), "threshold": pk.Threshold + 1,
 				"parties": keys.Members, "index": keys.Share.Index, "made": made}
+			lattice, err := latticeStatus(dir)
+			if err != nil {
+				return err
+			}
+			if lattice != nil {
+				out["lattice"] = lattice
+			}
 			if a.format == "json" {
 				return a.printJSON(out)
 			}
 			fmt.Fprintf(a.stdout, "key %x\n  %d-bit modulus, any %d of the %d members decrypt (%s)\n  this node holds share %d\n  made: %s\n",
 				pk.KeyID, pk.N.BitLen(), pk.Threshold+1, pk.Parties, strings.Join(keys.Members, ", "), keys.Share.Index, made)
+			if lattice != nil {
+				fmt.Fprintf(a.stdout, "lattice key %s\n  %s, any %d of the %d members decrypt\n  this node holds point %d\n  made: %s\n",
+					lattice["key_id"], lattice["params"], lattice["threshold"], len(lattice["parties"].([]string)), lattice["index"], lattice["made"])
+			}
 			return nil
 		},
 	}
@@ -254,15 +296,49 @@ func (a *app) keysStatusCmd() *cobra.Command {
 	return cmd
 }
 
-// existingKeys lists the key files that dealing into out would replace.
-func existingKeys(out string, names []string) []string {
+// keyMade reads how the installed key with the given id was made from its
+// info file, or says that there is none.
+func keyMade(dir, infoFile, keyID string) (string, error) {
+	info, err := keyring.LoadInfo(dir, infoFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "unknown (no " + infoFile + ")", nil
+	case err != nil:
+		return "", err
+	case info.KeyID != keyID:
+		return "", fmt.Errorf("%s describes key %s, not the installed key %s", infoFile, info.KeyID, keyID)
+	}
+	return info.Made, nil
+}
+
+// latticeStatus describes the node's lattice key, or returns nil when it
+// holds none.
+func latticeStatus(dir string) (map[string]any, error) {
+	k, err := keyring.LoadLattice(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	id := k.ID()
+	made, err := keyMade(dir, keyring.LatticeInfoFile, hex.EncodeToString(id[:]))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"key_id": hex.EncodeToString(id[:]), "params": k.Params.Name(), "threshold": k.Quorum,
+		"parties": k.Members, "index": k.Self, "made": made}, nil
+}
+
+// existingKeys lists the key files of the scheme that dealing into out
+// would replace.
+func existingKeys(out string, names []string, scheme string) []string {
 	var found []string
 	for _, name := range names {
-		for _, f := range []string{secureagg.ShareFile, secureagg.PublicKeyFile} {
-			p := filepath.Join(out, name, f)
-			if _, err := os.Lstat(p); err == nil || !errors.Is(err, fs.ErrNotExist) {
-				found = append(found, p)
-			}
+		if scheme == "bgv" {
+			found = append(found, keyring.ExistingLattice(filepath.Join(out, name))...)
+		} else {
+			found = append(found, keyring.ExistingPaillier(filepath.Join(out, name))...)
 		}
 	}
 	return found

@@ -124,4 +124,7 @@ func TestKeysGenerateRefuses(t *testing.T) {
 	if _, stderr, err := run(t, bin, "keys", "generate", "--config", cfg, "--bits", "1024"); err == nil || !strings.Contains(stderr, "2048, 3072 or 4096") {
 		t.Errorf("--bits 1024: %v %q", err, stderr)
 	}
+	if _, stderr, err := run(t, bin, "keys", "generate", "--config", cfg, "--scheme", "rsa"); err == nil || !strings.Contains(stderr, "paillier or bgv") {
+		t.Errorf("--scheme rsa: %v %q", err, stderr)
+	}
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/secureagg"
 )
 
 func (a *app) nodeCmd() *cobra.Command {
@@ -155,8 +155,8 @@ found through --config (or with --api, over the node's HTTP listener).`,
 // elect a leader and relay), but every job that decrypts fails while it is a
 // party, so `node run` says so up front rather than at the first job.
 func keyWarning(cfg *node.Config) string {
-	share := filepath.Join(cfg.DataDir, secureagg.ShareFile)
-	keys, err := secureagg.LoadKeys(cfg.DataDir)
+	share := filepath.Join(cfg.DataDir, filepath.FromSlash(keyring.PaillierShareFile))
+	keys, err := keyring.LoadPaillier(cfg.DataDir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Sprintf("no threshold key (%s and threshold.pub are missing): jobs that decrypt, such as sum, "+

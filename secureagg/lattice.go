@@ -1,0 +1,465 @@
+package secureagg
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/mhe"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// The lattice backend runs the same tree, schedule and fault handling as
+// the Paillier backend, with package mhe's multiparty BGV in place of
+// threshold Paillier (see the package doc, Lattice backend):
+//
+//  1. Up: each party encrypts its vector (a few values per coefficient,
+//     8,192 coefficients per ciphertext), adds its children's subtree sums
+//     and sends its subtree's sum up; a child of the root also sends every
+//     other party but the root the digest of its subtree sum's mask.
+//  2. Down: the root sends the total's components down the tree (the mask,
+//     c1 and the digest of c0, of its own contribution and of each of its
+//     children's subtree sums). Every party checks the children's
+//     components against the digests they sent it directly and sums the
+//     components itself (mhe.Decryptor.TargetFromSums): it decrypts the
+//     step's aggregate of every party's input, with its own in it, or
+//     nothing (ErrTampered).
+//  3. Shares: every party in a quorum of the plan sends the root one
+//     decryption share per quorum it is in (mhe.PlanVerified: quorums that
+//     no single member is in all of). The root re-plans without parties
+//     whose shares did not come (a share request, Seq 1), and when the
+//     quorums' decryptions disagree it asks the blame plan (Seq 2), which
+//     names the maker of a wrong share.
+//  4. Result: the root sends the agreed plaintext down the tree; every
+//     party decodes and range-checks it itself.
+
+// latticeAgg is one party's state for one aggregation on the lattice
+// backend: the tree, clock and sends of the aggregation it embeds (whose
+// Paillier fields stay unset), the lattice key, the layout, and the
+// context that every ciphertext and share of the step names.
+type latticeAgg struct {
+	*aggregation
+	keys     *mhe.Keys
+	layout   *mhe.Layout
+	mctx     mhe.Context
+	agg      *mhe.Aggregator
+	dec      *mhe.Decryptor
+	points   map[string]int // each party's Shamir point
+	inBits   int            // |round(x·2^FracBits)| < 2^inBits, before noise
+	noise    *NoiseReport
+	shape    string
+	partSize int
+	// ownDigest is the digest of this party's own contribution, which
+	// must be in whatever it helps decrypt.
+	ownDigest mhe.Digest
+}
+
+// The lattice schedule adds two share rounds to the Paillier one: the
+// shares of a re-planned decryption reach the root within 2H+6 hops (as a
+// Paillier share request's), those of the blame plan within 2H+9, the
+// result leaves the root within 2H+10 and reaches depth d within 2H+11+d,
+// and nothing takes longer than 3H+12.
+func (s *latticeAgg) blameHops() int          { return 2*s.h + 9 }
+func (s *latticeAgg) resultHops(p string) int { return 2*s.h + 11 + s.tree.depth(p) }
+func (s *latticeAgg) totalHops() int          { return 3*s.h + 12 }
+func (s *latticeAgg) at(hops int) time.Time   { return s.start.Add(time.Duration(hops) * s.hop) }
+func (s *latticeAgg) shareDeadline(seq int) int {
+	return []int{s.shareHops(), s.lateShareHops(), s.blameHops()}[seq]
+}
+
+// newLatticeBase checks a party's lattice key against the step and lays
+// out the tree and the schedule.
+func newLatticeBase(p job.Party, step job.Step, cfg Config) (*aggregation, error) {
+	k := cfg.Lattice
+	if k == nil || k.PublicKey == nil {
+		return nil, fmt.Errorf("%w: no lattice key", ErrKeys)
+	}
+	s := &aggregation{p: p, step: step, self: p.Self(), random: cfg.Random, start: time.Now()}
+	if k.Name() != s.self {
+		return nil, fmt.Errorf("%w: %s holds the lattice share of %s", ErrKeys, s.self, k.Name())
+	}
+	if err := s.place(cfg, func() int { return 3*s.h + 12 }); err != nil {
+		return nil, err
+	}
+	for _, q := range s.parties {
+		if k.Point(q) == 0 {
+			return nil, fmt.Errorf("secureagg: party %s holds no share of the consortium's lattice key", q)
+		}
+	}
+	if len(s.parties) < k.Quorum {
+		return nil, fmt.Errorf("%w: %d parties cannot reach the lattice key's quorum of %d", ErrTooFewShares, len(s.parties), k.Quorum)
+	}
+	return s, nil
+}
+
+func newLatticeAgg(p job.Party, step job.Step, cfg Config, n int) (*latticeAgg, error) {
+	base, err := newLatticeBase(p, step, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("secureagg: empty input vector")
+	}
+	if err := LatticeFits(len(base.parties), cfg); err != nil {
+		return nil, err
+	}
+	bits, err := latticeValueBits(len(base.parties), cfg)
+	if err != nil {
+		return nil, err
+	}
+	k := cfg.Lattice
+	s := &latticeAgg{aggregation: base, keys: k, inBits: cfg.ValueBits, partSize: defaultPartSize, points: map[string]int{}}
+	if s.layout, err = mhe.NewLayout(k.Params, n, cfg.FracBits, bits, len(s.parties)); err != nil {
+		return nil, fmt.Errorf("secureagg: lattice layout: %w", err)
+	}
+	phase := step.Phase
+	if step.Channel != "" {
+		phase += "/" + step.Channel
+	}
+	s.mctx = mhe.Context{Key: k.ID(), Job: step.Job, Phase: phase, Round: step.Round, Attempt: step.Attempt}
+	s.agg = mhe.NewAggregator(k.PublicKey, s.layout)
+	if s.dec, err = mhe.NewDecryptor(k); err != nil {
+		return nil, err
+	}
+	for _, q := range s.parties {
+		s.points[q] = k.Point(q)
+	}
+	noiseDesc := "none"
+	if cfg.Noise != nil {
+		if s.noise, err = cfg.Noise.plan(len(s.parties)); err != nil {
+			return nil, err
+		}
+		noiseDesc = fmt.Sprintf("%s/%g/%g/%g/%d", cfg.Noise.Mechanism, cfg.Noise.Epsilon, cfg.Noise.Delta, cfg.Noise.Sensitivity, cfg.Noise.Colluders)
+	}
+	s.shape = fmt.Sprintf("lattice/v1 %s fanout=%d noise=%s", s.layout.Shape(), s.tree.k, noiseDesc)
+	return s, nil
+}
+
+// aggregateLattice is Aggregate on the lattice backend.
+func aggregateLattice(ctx context.Context, p job.Party, step job.Step, cfg Config, input []float64) (*Result, error) {
+	s, err := newLatticeAgg(p, step, cfg, len(input))
+	if err != nil {
+		return nil, err
+	}
+	return s.run(ctx, input)
+}
+
+// withdrawLattice is Withdraw on the lattice backend: aborts to the
+// parent and the children.
+func withdrawLattice(ctx context.Context, p job.Party, step job.Step, cfg Config, cause error) error {
+	base, err := newLatticeBase(p, step, cfg)
+	if err != nil {
+		return fmt.Errorf("%w (and %w)", cause, err)
+	}
+	s := &latticeAgg{aggregation: base}
+	ctx, cancel := s.within(ctx, s.totalHops())
+	defer cancel()
+	s.abortBoth(ctx, []string{s.self})
+	return cause
+}
+
+// run is one party's aggregation (see the comment at the top).
+func (s *latticeAgg) run(ctx context.Context, input []float64) (*Result, error) {
+	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
+	ctx, cancel := s.within(ctx, s.totalHops())
+	defer cancel()
+	own, err := s.encrypt(input)
+	if err != nil {
+		s.abortBoth(ctx, []string{s.self})
+		return nil, err
+	}
+	s.ownDigest = own.Inputs[0].Digest
+	acc, parts, missing, err := s.gatherUp(ctx, own, children)
+	if err != nil {
+		return nil, err
+	}
+	var target *mhe.Target
+	if parent != "" {
+		comps, err := s.upAndDown(ctx, acc, missing)
+		if err != nil {
+			return nil, err
+		}
+		if target, err = s.checkTotal(ctx, comps); err != nil {
+			return nil, err
+		}
+		return s.finish(ctx, nil, target)
+	}
+	if len(missing) > 0 {
+		s.abortDown(ctx, missing)
+		return nil, &MissingError{Parties: missing}
+	}
+	comps, err := s.components(own, parts)
+	if err != nil {
+		return nil, err
+	}
+	s.sendBlobAll(ctx, s.downHops, children, TypeDown, s.step, encodeList(comps), protocol.DiscloseCiphertext)
+	expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: acc.Inputs, MinInputs: len(s.parties), Own: s.ownDigest}
+	if target, err = s.dec.Target(acc.Mask(), expect); err != nil {
+		return nil, err
+	}
+	return s.finish(ctx, acc, target)
+}
+
+// encrypt checks, noises, encodes and encrypts this party's input. The
+// checks are the Paillier path's: |round(x·2^FracBits)| < 2^ValueBits, and
+// with noise the noisy value within the layout's bound.
+func (s *latticeAgg) encrypt(input []float64) (*mhe.Aggregate, error) {
+	var sampler *noiseSampler
+	if s.noise != nil {
+		var err error
+		if sampler, err = newNoiseSampler(s.noise, s.randomness()); err != nil {
+			return nil, err
+		}
+	}
+	f := s.layout.FracBits
+	inBound, bound := math.Ldexp(1, s.inBits), math.Ldexp(1, s.layout.ValueBits)
+	v := make([]int64, len(input))
+	for i, x := range input {
+		// Ldexp is exact and Round rounds halves away from zero, as
+		// paillier.FixedPoint.Encode does.
+		r := math.Round(math.Ldexp(x, f))
+		if !(math.Abs(r) < inBound) { // also NaN
+			// The value itself stays here: the error reaches the coordinator.
+			return nil, fmt.Errorf("%w: input[%d] is not a finite number below 2^%d at 2^-%d precision", ErrRange, i, s.inBits, f)
+		}
+		if sampler != nil {
+			if r = math.Round(math.Ldexp(x+sampler.sample(), f)); !(math.Abs(r) < bound) {
+				return nil, fmt.Errorf("%w: noisy input[%d] beyond its bound", ErrRange, i)
+			}
+		}
+		v[i] = int64(r)
+	}
+	enc, err := mhe.NewEncryptor(s.keys.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	own, err := enc.EncryptInts(s.mctx, s.keys.Self, s.layout, v)
+	if err != nil {
+		return nil, fmt.Errorf("secureagg: encrypt: %w", err)
+	}
+	return own, nil
+}
+
+// gatherUp receives every child's subtree sum, each within the hops its
+// subtree may take, and adds them to own; it also returns the children's
+// sums in order. Children that fail are returned as missing, with the
+// parties they report missing.
+func (s *latticeAgg) gatherUp(ctx context.Context, own *mhe.Aggregate, children []string) (*mhe.Aggregate, []*mhe.Aggregate, []string, error) {
+	type got struct {
+		agg     *mhe.Aggregate
+		missing []string
+	}
+	results := make([]got, len(children))
+	var wg sync.WaitGroup
+	for i, c := range children {
+		wg.Go(func() {
+			data, miss, err := s.receiveBlob(ctx, s.upHops(c), c, TypeUp, s.step, s.maxAggregate())
+			if err == nil && len(miss) == 0 {
+				results[i].agg, err = s.decodeAggregate(data, s.tree.subtree(c))
+			}
+			switch {
+			case err != nil:
+				results[i].missing = []string{c}
+			case len(miss) > 0:
+				results[i].missing = miss
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, nil, fmt.Errorf("secureagg: %w", err)
+	}
+	acc := own
+	var missing []string
+	var parts []*mhe.Aggregate
+	for _, r := range results {
+		if len(r.missing) > 0 {
+			missing = append(missing, r.missing...)
+			continue
+		}
+		parts = append(parts, r.agg)
+		next := s.agg.Allocate()
+		if err := s.agg.Aggregate(acc, r.agg, next); err != nil {
+			return nil, nil, nil, fmt.Errorf("secureagg: add a subtree: %w", err)
+		}
+		acc = next
+	}
+	slices.Sort(missing)
+	return acc, parts, missing, nil
+}
+
+// decodeAggregate decodes a subtree's sum and checks that it holds exactly
+// the inputs of the parties of that subtree, of this step.
+func (s *latticeAgg) decodeAggregate(data []byte, subtree []string) (*mhe.Aggregate, error) {
+	a := s.agg.Allocate()
+	if err := a.UnmarshalBinary(data); err != nil {
+		return nil, err
+	}
+	if a.Context != s.mctx || !slices.Equal(inputParties(a.Inputs), s.pointsOf(subtree)) {
+		return nil, fmt.Errorf("%w: a subtree sum of other inputs or another step", protocol.ErrMalformed)
+	}
+	return a, nil
+}
+
+// upAndDown is a non-root party's middle: send its subtree's sum up (and,
+// as a child of the root, the digest of its mask to every other party),
+// then receive the total's components from its parent, pass them down and
+// return them. A parent that does not answer, or answers malformed, is the
+// party it names missing, and its subtree learns so too.
+func (s *latticeAgg) upAndDown(ctx context.Context, acc *mhe.Aggregate, missing []string) ([][]byte, error) {
+	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
+	var err error
+	if len(missing) > 0 {
+		err = s.sendAbort(ctx, s.upHops(s.self), parent, TypeUp, missing)
+	} else {
+		var data []byte
+		if data, err = acc.MarshalBinary(); err != nil {
+			return nil, fmt.Errorf("secureagg: marshal the subtree sum: %w", err)
+		}
+		err = s.sendBlob(ctx, s.upHops(s.self), parent, TypeUp, s.step, data, protocol.DiscloseCiphertext)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		s.abortDown(ctx, []string{parent})
+		return nil, &MissingError{Parties: []string{parent}}
+	}
+	if parent == s.tree.root() && len(missing) == 0 {
+		mask, err := acc.Mask().MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("secureagg: marshal the subtree mask: %w", err)
+		}
+		s.own = digest(s.step, s.self, mask)
+		others := slices.DeleteFunc(slices.Clone(s.tree.order), func(p string) bool { return p == s.self || p == parent })
+		s.sendAll(ctx, s.downHops, others, TypeDigest, digestBody{D: s.own}, protocol.DiscloseControl)
+	}
+	n := len(s.tree.children(s.tree.root())) + 1
+	data, miss, err := s.receiveBlob(ctx, s.downHops(s.self), parent, TypeDown, s.step, n*s.maxMask())
+	var comps [][]byte
+	if err == nil && len(miss) == 0 {
+		comps, err = decodeList(data, n)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("secureagg: waiting for the aggregate from %s: %w", parent, err)
+		}
+		miss = []string{parent}
+	}
+	if len(miss) > 0 {
+		s.abortDown(ctx, miss)
+		return nil, &MissingError{Parties: miss}
+	}
+	// Pass the components on as they came: every party checks them itself.
+	s.sendBlobAll(ctx, s.downHops, children, TypeDown, s.step, data, protocol.DiscloseCiphertext)
+	return comps, nil
+}
+
+// components is the root's down message: the masks of its own
+// contribution and of each child's subtree sum, from which every party
+// forms the total's mask itself.
+func (s *latticeAgg) components(own *mhe.Aggregate, parts []*mhe.Aggregate) ([][]byte, error) {
+	out := make([][]byte, 0, 1+len(parts))
+	for _, a := range append([]*mhe.Aggregate{own}, parts...) {
+		b, err := a.Mask().MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("secureagg: marshal a mask: %w", err)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// checkTotal checks the root's components (each child's against the
+// digest that child sent this party directly; the root's own holds the
+// root's input alone) and returns the target this party makes shares of:
+// the sum of the components, holding every party's input, this party's
+// own among them. So a party decrypts only the step's aggregate, never a
+// single party's ciphertext that the root (or a lying coordinator) sends
+// back down.
+func (s *latticeAgg) checkTotal(ctx context.Context, comps [][]byte) (*mhe.Target, error) {
+	root := s.tree.root()
+	kids := s.tree.children(root)
+	if err := s.checkDigests(ctx, comps); err != nil {
+		return nil, err
+	}
+	masks := make([]*mhe.Mask, len(comps))
+	var inputs []mhe.Input
+	for i, b := range comps {
+		owners := []string{root}
+		if i > 0 {
+			owners = s.tree.subtree(kids[i-1])
+		}
+		m := s.agg.AllocateMask()
+		if err := m.UnmarshalBinary(b); err != nil || !slices.Equal(inputParties(m.Inputs), s.pointsOf(owners)) {
+			return nil, fmt.Errorf("%w: component %d of the total from %s is malformed or holds other inputs", ErrTampered, i, root)
+		}
+		masks[i] = m
+		inputs = append(inputs, m.Inputs...)
+	}
+	slices.SortFunc(inputs, func(a, b mhe.Input) int { return a.Party - b.Party })
+	expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: inputs, MinInputs: len(s.parties), Own: s.ownDigest}
+	t, err := s.dec.TargetFromSums(masks, expect)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the total from %s: %w", ErrTampered, root, err)
+	}
+	return t, nil
+}
+
+// pointsOf maps parties to their Shamir points, sorted.
+func (s *latticeAgg) pointsOf(parties []string) []int {
+	out := make([]int, len(parties))
+	for i, p := range parties {
+		out[i] = s.points[p]
+	}
+	slices.Sort(out)
+	return out
+}
+
+// nameOf maps a Shamir point back to its party's name.
+func (s *latticeAgg) nameOf(point int) string { return s.keys.Members[point-1] }
+
+func inputParties(in []mhe.Input) []int {
+	out := make([]int, len(in))
+	for i, x := range in {
+		out[i] = x.Party
+	}
+	return out
+}
+
+// Bounds on what a peer may send, with room for headers (contexts, shapes
+// and input lists are a few kilobytes at most).
+const headerRoom = 1 << 17
+
+func (s *latticeAgg) maxAggregate() int {
+	return s.layout.Ciphertexts()*s.keys.Params.CiphertextBytes() + headerRoom
+}
+func (s *latticeAgg) maxMask() int {
+	return s.layout.Ciphertexts()*s.keys.Params.CiphertextBytes()/2 + headerRoom
+}
+func (s *latticeAgg) maxShare() int { return s.maxMask() }
+func (s *latticeAgg) coeffs() int   { return s.layout.Ciphertexts() * s.keys.Params.Slots() }
+
+// randomness is the noise sampler's seed source (crypto/rand unless the
+// config gave one).
+func (s *latticeAgg) randomness() io.Reader {
+	if s.random == nil {
+		return rand.Reader
+	}
+	return s.random
+}
+
+// partStep is the step that carries part i of a blob.
+func partStep(st job.Step, i int) job.Step {
+	if i == 0 {
+		return st
+	}
+	return st.Sub("part/" + strconv.Itoa(i))
+}

@@ -1,0 +1,104 @@
+package secureagg
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// sendBlob sends data to `to` as a blob of type typ on step st's channel
+// (in parts, see lattice_wire.go), giving up when the recipient would stop
+// waiting for it (hops from start).
+func (s *latticeAgg) sendBlob(ctx context.Context, hops int, to, typ string, st job.Step, data []byte, d protocol.Disclosure) error {
+	bodies, err := splitBlob(s.shape, data, s.partSize)
+	if err != nil {
+		return err
+	}
+	return s.sendParts(ctx, hops, to, typ, st, bodies, d)
+}
+
+func (s *latticeAgg) sendParts(ctx context.Context, hops int, to, typ string, st job.Step, bodies [][]byte, d protocol.Disclosure) error {
+	ctx, cancel := s.within(ctx, hops)
+	defer cancel()
+	for i, b := range bodies {
+		if err := s.p.Send(ctx, to, partStep(st, i).Message(s.self, typ, b), d); err != nil {
+			return fmt.Errorf("secureagg: send %s to %s: %w", typ, to, err)
+		}
+	}
+	return nil
+}
+
+// sendBlobAll sends one blob to several parties at once and waits for
+// all. A failed send is not an error of this party: the recipient's
+// absence is caught where it matters.
+func (s *latticeAgg) sendBlobAll(ctx context.Context, hops func(to string) int, to []string, typ string, st job.Step, data []byte, d protocol.Disclosure) {
+	bodies, err := splitBlob(s.shape, data, s.partSize)
+	if err != nil {
+		return // a header that does not encode: the recipients time out and name us
+	}
+	var wg sync.WaitGroup
+	for _, q := range to {
+		wg.Go(func() { _ = s.sendParts(ctx, hops(q), q, typ, st, bodies, d) })
+	}
+	wg.Wait()
+}
+
+// sendAbort tells one party that the attempt failed for want of missing.
+func (s *latticeAgg) sendAbort(ctx context.Context, hops int, to, typ string, missing []string) error {
+	b, err := frameRaw(blobHeader{Missing: missing}, nil)
+	if err != nil {
+		return err
+	}
+	return s.sendParts(ctx, hops, to, typ, s.step, [][]byte{b}, protocol.DiscloseControl)
+}
+
+// abortDown passes an abort naming missing to every child.
+func (s *latticeAgg) abortDown(ctx context.Context, missing []string) {
+	var wg sync.WaitGroup
+	for _, c := range s.tree.children(s.self) {
+		wg.Go(func() { _ = s.sendAbort(ctx, s.downHops(c), c, TypeDown, missing) })
+	}
+	wg.Wait()
+}
+
+// abortBoth tells the parent and the children at once that the attempt
+// failed for want of missing, so nobody waits for this party in vain.
+func (s *latticeAgg) abortBoth(ctx context.Context, missing []string) {
+	if parent := s.tree.parent(s.self); parent != "" {
+		_ = s.sendAbort(ctx, s.upHops(s.self), parent, TypeUp, missing)
+	}
+	s.abortDown(ctx, missing)
+}
+
+// receiveBlob receives a blob of type typ from `from` on step st's channel
+// (hops from start), of at most maxSize bytes, or an abort naming missing
+// parties of the step.
+func (s *latticeAgg) receiveBlob(ctx context.Context, hops int, from, typ string, st job.Step, maxSize int) ([]byte, []string, error) {
+	ctx, cancel := s.within(ctx, hops)
+	defer cancel()
+	var data []byte
+	var first blobHeader
+	for i := 0; i == 0 || i < first.Parts; i++ {
+		m, err := s.p.Receive(ctx, from, partStep(st, i).Key(typ))
+		if err != nil {
+			return nil, nil, err
+		}
+		h, chunk, err := decodePart(m.Body, s.shape, i, maxSize, s.partSize, s.parties)
+		if err != nil {
+			return nil, nil, err
+		}
+		if i == 0 {
+			if len(h.Missing) > 0 {
+				return nil, h.Missing, nil
+			}
+			first, data = h, make([]byte, 0, h.Size)
+		} else if h.Size != first.Size || h.Parts != first.Parts {
+			return nil, nil, fmt.Errorf("%w: the parts of a blob disagree on its size", protocol.ErrMalformed)
+		}
+		data = append(data, chunk...)
+	}
+	return data, nil, nil
+}

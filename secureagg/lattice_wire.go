@@ -1,0 +1,291 @@
+package secureagg
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// The lattice backend's messages carry blobs of up to hundreds of
+// megabytes (an aggregate of a million values is 31 MB, the total's
+// components four times that), beyond protocol.MaxMessageSize. A blob
+// travels in parts of at most partSize bytes: part 0 on the step's channel,
+// part i on its sub-channel "part/i", so the receiver asks for each part by
+// its key and the order of arrival does not matter. A part's body is framed
+// as one version byte, the length of its header (uvarint), the header
+// (msgpack through protocol.Marshal, decoded strictly) and the part's raw
+// bytes: the bulk stays out of msgpack, which would copy it on each side.
+
+const (
+	blobVersion = 1
+	// defaultPartSize is how many bytes of a blob one message carries.
+	defaultPartSize = 16 << 20
+	maxBlobHeader   = 1 << 16
+)
+
+// blobHeader heads every part of a blob. An abort (Missing set) has no
+// parts and no data: it ends the attempt naming the parties missing.
+type blobHeader struct {
+	Shape   string   `msgpack:"shape"`
+	Missing []string `msgpack:"missing"`
+	Part    int      `msgpack:"part"`
+	Parts   int      `msgpack:"parts"`
+	Size    int      `msgpack:"size"` // bytes of the whole blob
+}
+
+// frameRaw encodes header, then raw.
+func frameRaw(header any, raw []byte) ([]byte, error) {
+	h, err := protocol.Marshal(header)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(h)+len(raw))
+	b = append(b, blobVersion)
+	b = binary.AppendUvarint(b, uint64(len(h)))
+	b = append(b, h...)
+	return append(b, raw...), nil
+}
+
+// unframeRaw decodes the header of b into header and returns the raw bytes
+// that follow it (a sub-slice of b).
+func unframeRaw(b []byte, header any) ([]byte, error) {
+	if len(b) < 2 || b[0] != blobVersion {
+		return nil, fmt.Errorf("%w: not a framed body of version %d", protocol.ErrMalformed, blobVersion)
+	}
+	n, k := binary.Uvarint(b[1:])
+	if k <= 0 || n > maxBlobHeader || n > uint64(len(b)-1-k) {
+		return nil, fmt.Errorf("%w: bad header length", protocol.ErrMalformed)
+	}
+	start := 1 + k
+	if err := protocol.Unmarshal(b[start:start+int(n)], header); err != nil {
+		return nil, err
+	}
+	return b[start+int(n):], nil
+}
+
+// partCount is how many parts a blob of size bytes takes.
+func partCount(size, partSize int) int {
+	return max(1, (size+partSize-1)/partSize)
+}
+
+// splitBlob cuts a blob into the bodies of its parts.
+func splitBlob(shape string, data []byte, partSize int) ([][]byte, error) {
+	parts := partCount(len(data), partSize)
+	out := make([][]byte, parts)
+	for i := range out {
+		chunk := data[min(i*partSize, len(data)):min((i+1)*partSize, len(data))]
+		var err error
+		out[i], err = frameRaw(blobHeader{Shape: shape, Part: i, Parts: parts, Size: len(data)}, chunk)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// decodePart decodes one part's body. For part 0 it checks the blob's
+// size against maxSize and returns the header that the other parts must
+// repeat; an abort names parties among allowed and carries nothing.
+func decodePart(b []byte, shape string, part, maxSize, partSize int, allowed []string) (blobHeader, []byte, error) {
+	var h blobHeader
+	chunk, err := unframeRaw(b, &h)
+	if err != nil {
+		return h, nil, err
+	}
+	if len(h.Missing) > 0 {
+		if part != 0 || h.Parts != 0 || h.Size != 0 || len(chunk) > 0 {
+			return h, nil, fmt.Errorf("%w: an abort that carries data", protocol.ErrMalformed)
+		}
+		return h, nil, checkNames("missing", h.Missing, allowed)
+	}
+	if h.Shape != shape {
+		return h, nil, fmt.Errorf("%w: peer aggregates %.100q, we aggregate %q (every party must use the same config and vector length)",
+			protocol.ErrMalformed, h.Shape, shape)
+	}
+	if h.Size < 0 || h.Size > maxSize || h.Parts != partCount(h.Size, partSize) || h.Part != part {
+		return h, nil, fmt.Errorf("%w: part %d of %d of a blob of %d bytes (expected part %d, at most %d bytes)",
+			protocol.ErrMalformed, h.Part, h.Parts, h.Size, part, maxSize)
+	}
+	if want := min(partSize, h.Size-part*partSize); len(chunk) != want {
+		return h, nil, fmt.Errorf("%w: part %d holds %d bytes, expected %d", protocol.ErrMalformed, part, len(chunk), want)
+	}
+	return h, chunk, nil
+}
+
+// encodeList concatenates byte strings, each prefixed by its length.
+func encodeList(items [][]byte) []byte {
+	n := binary.MaxVarintLen64
+	for _, it := range items {
+		n += binary.MaxVarintLen64 + len(it)
+	}
+	b := binary.AppendUvarint(make([]byte, 0, n), uint64(len(items)))
+	for _, it := range items {
+		b = binary.AppendUvarint(b, uint64(len(it)))
+		b = append(b, it...)
+	}
+	return b
+}
+
+// decodeList reverses encodeList for exactly count items (sub-slices of b).
+func decodeList(b []byte, count int) ([][]byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n != uint64(count) {
+		return nil, fmt.Errorf("%w: a list of %d items, expected %d", protocol.ErrMalformed, n, count)
+	}
+	b = b[k:]
+	out := make([][]byte, count)
+	for i := range out {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > uint64(len(b)-k) {
+			return nil, fmt.Errorf("%w: list item %d overruns the body", protocol.ErrMalformed, i)
+		}
+		out[i] = b[k : k+int(l)]
+		b = b[k+int(l):]
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("%w: %d bytes after the list", protocol.ErrMalformed, len(b))
+	}
+	return out, nil
+}
+
+// latticeRequest asks a decryptor for its shares of another plan than the
+// first: Seq 1 after a decryptor's share failed to arrive (a plan over the
+// parties left), Seq 2 after the quorums disagreed (Blame: a plan that
+// names the maker of a wrong share). Available are the parties the plan is
+// built on; every decryptor builds the plan itself from them.
+type latticeRequest struct {
+	Seq       int      `msgpack:"seq"`
+	Blame     bool     `msgpack:"blame"`
+	Available []string `msgpack:"available"`
+}
+
+// maxRequests is how many plans beyond the first a decryptor serves.
+const maxRequests = 2
+
+// decodeLatticeRequest decodes a share request: a sequence number above last and
+// at most maxRequests, and at least quorum available parties among parties.
+func decodeLatticeRequest(b []byte, last, quorum int, parties []string) (*latticeRequest, error) {
+	var r latticeRequest
+	if err := protocol.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	if r.Seq <= last || r.Seq > maxRequests {
+		return nil, fmt.Errorf("%w: request %d after request %d", protocol.ErrMalformed, r.Seq, last)
+	}
+	if len(r.Available) < quorum {
+		return nil, fmt.Errorf("%w: %d available parties, the quorum is %d", protocol.ErrMalformed, len(r.Available), quorum)
+	}
+	if err := checkNames("available", r.Available, parties); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// latticeResult is the root's public result, with the agreed plaintext
+// (coefficients modulo T, trailing zeros cut) as the raw bytes after it.
+type latticeResult struct {
+	Included []string          `msgpack:"included"`
+	Excluded map[string]string `msgpack:"excluded"`
+	Noise    *NoiseReport      `msgpack:"noise"`
+	Missing  []string          `msgpack:"missing"`
+	Error    string            `msgpack:"error"`
+
+	plain []uint64 // the plaintext, not in the header
+	err   error    // the root's own error behind Error, not sent
+}
+
+// encodeResult frames a result with its plaintext.
+func encodeResult(r *latticeResult) ([]byte, error) {
+	n := len(r.plain)
+	for n > 0 && r.plain[n-1] == 0 {
+		n--
+	}
+	raw := make([]byte, 8*n)
+	for i, c := range r.plain[:n] {
+		binary.LittleEndian.PutUint64(raw[8*i:], c)
+	}
+	return frameRaw(r, raw)
+}
+
+// decodeLatticeResult decodes a result over parties whose plaintext has at most
+// coeffs coefficients, each below modulus (padded back to coeffs).
+func decodeLatticeResult(b []byte, coeffs int, modulus uint64, parties []string) (*latticeResult, error) {
+	var r latticeResult
+	raw, err := unframeRaw(b, &r)
+	if err != nil {
+		return nil, err
+	}
+	if len(r.Error) > maxReason {
+		return nil, fmt.Errorf("%w: error text of %d bytes", protocol.ErrMalformed, len(r.Error))
+	}
+	if err := checkNames("missing", r.Missing, parties); err != nil {
+		return nil, err
+	}
+	if r.Error != "" || len(r.Missing) > 0 {
+		if len(raw) > 0 || len(r.Included) > 0 || len(r.Excluded) > 0 || r.Noise != nil {
+			return nil, fmt.Errorf("%w: a failed result carries a sum", protocol.ErrMalformed)
+		}
+		return &r, nil
+	}
+	if len(raw)%8 != 0 || len(raw) > 8*coeffs {
+		return nil, fmt.Errorf("%w: a plaintext of %d bytes, at most %d coefficients", protocol.ErrMalformed, len(raw), coeffs)
+	}
+	r.plain = make([]uint64, coeffs)
+	for i := range len(raw) / 8 {
+		c := binary.LittleEndian.Uint64(raw[8*i:])
+		if c >= modulus {
+			return nil, fmt.Errorf("%w: plaintext coefficient out of range", protocol.ErrMalformed)
+		}
+		r.plain[i] = c
+	}
+	if err := checkReport(r.Included, r.Excluded, r.Noise, parties); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// checkReport checks a result's public fields, on either backend: who is
+// in the sum and who was excluded (parties of the step, short reasons),
+// and the noise report.
+func checkReport(included []string, excluded map[string]string, noise *NoiseReport, parties []string) error {
+	if err := checkNames("included", included, parties); err != nil {
+		return err
+	}
+	if err := checkExcluded(excluded, parties); err != nil {
+		return err
+	}
+	return checkNoise(noise, len(parties))
+}
+
+// checkExcluded checks a result's exclusions: parties of the step, short
+// reasons.
+func checkExcluded(excluded map[string]string, parties []string) error {
+	for p, why := range excluded {
+		if !slices.Contains(parties, p) {
+			return fmt.Errorf("%w: excluded names %q, not a party", protocol.ErrMalformed, p)
+		}
+		if len(why) > maxReason {
+			return fmt.Errorf("%w: exclusion reason of %d bytes", protocol.ErrMalformed, len(why))
+		}
+	}
+	return nil
+}
+
+// checkNoise checks a result's noise report for a step of n parties.
+func checkNoise(nr *NoiseReport, n int) error {
+	if nr == nil {
+		return nil
+	}
+	for _, v := range []float64{nr.Epsilon, nr.Delta, nr.Sensitivity, nr.Scale} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("%w: noise report holds %v", protocol.ErrMalformed, v)
+		}
+	}
+	if (nr.Mechanism != Laplace && nr.Mechanism != Gaussian) || nr.Shares != n || nr.Colluders < 0 || nr.Colluders >= nr.Shares {
+		return fmt.Errorf("%w: bad noise report", protocol.ErrMalformed)
+	}
+	return nil
+}

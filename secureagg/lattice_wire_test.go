@@ -1,0 +1,209 @@
+package secureagg
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// A blob larger than a part travels in parts on their own channels and
+// arrives whole; an abort arrives as the parties it names.
+func TestLatticeBlobParts(t *testing.T) {
+	c, keys := latticeConsortium(t, 3)
+	net := jobtest.NewNetwork(c.names...)
+	step := testStep(c, "org01")
+	agg := func(name string) *latticeAgg {
+		s, err := newLatticeAgg(net.Party(name), step, latticeConfig(keys, name), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.partSize = 1000
+		return s
+	}
+	from, to := agg("org02"), agg("org01")
+	data := bytes.Repeat([]byte("0123456789abcdef"), 400) // 6.4 parts
+	ctx := context.Background()
+	if err := from.sendBlob(ctx, 5, "org01", TypeUp, step, data, protocol.DiscloseCiphertext); err != nil {
+		t.Fatal(err)
+	}
+	got, miss, err := to.receiveBlob(ctx, 5, "org02", TypeUp, step, len(data))
+	if err != nil || len(miss) > 0 || !bytes.Equal(got, data) {
+		t.Fatalf("blob of %d bytes: %v %v", len(got), miss, err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, _, err := to.receiveBlob(short, 5, "org02", TypeUp, step.Sub("other"), 10); err == nil {
+		t.Fatal("received a blob that was never sent")
+	}
+	if err := from.sendBlob(ctx, 5, "org01", TypeDown, step, data, protocol.DiscloseCiphertext); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := to.receiveBlob(ctx, 5, "org02", TypeDown, step, len(data)-1); !errors.Is(err, protocol.ErrMalformed) {
+		t.Fatalf("an oversized blob: %v", err)
+	}
+	if err := from.sendAbort(ctx, 5, "org01", TypeResult, []string{"org03"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, miss, err := to.receiveBlob(ctx, 5, "org02", TypeResult, step, 10); err != nil || !slices.Equal(miss, []string{"org03"}) {
+		t.Fatalf("abort: %v %v", miss, err)
+	}
+}
+
+// Several aggregations in one step, each on its own sub-channel, run at
+// once on the lattice backend without their messages or shares answering
+// each other.
+func TestLatticeSubChannels(t *testing.T) {
+	c, keys := latticeConsortium(t, 4)
+	net := jobtest.NewNetwork(c.names...)
+	step := testStep(c, "org02")
+	channels := []string{"rows", "cols"}
+	inputs := map[string]map[string][]float64{}
+	wants := map[string][]float64{}
+	for k, ch := range channels {
+		inputs[ch], wants[ch] = exactInputs(c, 5+k, uint64(k))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	type key struct{ party, channel string }
+	var mu sync.Mutex
+	got := map[key]outcome{}
+	var wg sync.WaitGroup
+	for _, name := range c.names {
+		for _, ch := range channels {
+			wg.Go(func() {
+				res, err := Aggregate(ctx, net.Party(name), step.Sub(ch), latticeConfig(keys, name), inputs[ch][name])
+				mu.Lock()
+				got[key{name, ch}] = outcome{res, err}
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	for _, ch := range channels {
+		for _, name := range c.names {
+			if o := got[key{name, ch}]; o.err != nil || !slices.Equal(o.res.Sum, wants[ch]) {
+				t.Fatalf("%s on %s: %v", name, ch, o.err)
+			}
+		}
+	}
+}
+
+// A party that withdraws on the lattice backend is named missing by
+// every other party at once.
+func TestLatticeWithdraw(t *testing.T) {
+	c, keys := latticeConsortium(t, 4)
+	net := jobtest.NewNetwork(c.names...)
+	step := testStep(c, "org01")
+	in, _ := exactInputs(c, 3, 1)
+	cause := errors.New("no such table")
+	var wg sync.WaitGroup
+	res := map[string]error{}
+	var mu sync.Mutex
+	for _, n := range c.names {
+		wg.Go(func() {
+			var err error
+			if n == "org03" {
+				err = Withdraw(context.Background(), net.Party(n), step, latticeConfig(keys, n), cause)
+			} else {
+				_, err = Aggregate(context.Background(), net.Party(n), step, latticeConfig(keys, n), in[n])
+			}
+			mu.Lock()
+			res[n] = err
+			mu.Unlock()
+		})
+	}
+	start := time.Now()
+	wg.Wait()
+	if !errors.Is(res["org03"], cause) {
+		t.Fatalf("withdrawing party: %v", res["org03"])
+	}
+	for _, n := range []string{"org01", "org02", "org04"} {
+		var miss *MissingError
+		if !errors.As(res[n], &miss) || !slices.Equal(miss.Parties, []string{"org03"}) {
+			t.Fatalf("%s: %v", n, res[n])
+		}
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("the others waited %v for a party that withdrew", took)
+	}
+}
+
+func FuzzLatticePart(f *testing.F) {
+	parts, _ := splitBlob("s", bytes.Repeat([]byte{7}, 2500), 1000)
+	for _, p := range parts {
+		f.Add(p, 0)
+	}
+	abort, _ := frameRaw(blobHeader{Missing: []string{"a"}}, nil)
+	f.Add(abort, 0)
+	f.Add([]byte{1, 0x80}, 1)
+	f.Fuzz(func(t *testing.T, b []byte, part int) {
+		h, chunk, err := decodePart(b, "s", part, 2500, 1000, []string{"a", "b"})
+		if err != nil {
+			return
+		}
+		if len(h.Missing) == 0 && (len(chunk) > 1000 || h.Size > 2500 || h.Part != part) {
+			t.Fatalf("accepted part %d of %d bytes of a blob of %d", h.Part, len(chunk), h.Size)
+		}
+	})
+}
+
+func FuzzLatticeList(f *testing.F) {
+	f.Add(encodeList([][]byte{{1, 2}, nil, {3}}))
+	f.Add([]byte{3, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		items, err := decodeList(b, 3)
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(encodeList(items), b) {
+			t.Fatal("decoding is not the inverse of encoding")
+		}
+	})
+}
+
+func FuzzLatticeRequest(f *testing.F) {
+	ok, _ := protocol.Marshal(latticeRequest{Seq: 1, Available: []string{"a", "b"}})
+	f.Add(ok)
+	blame, _ := protocol.Marshal(latticeRequest{Seq: 2, Blame: true, Available: []string{"a", "b", "c"}})
+	f.Add(blame)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := decodeLatticeRequest(b, 0, 2, []string{"a", "b", "c"})
+		if err != nil {
+			return
+		}
+		if r.Seq < 1 || r.Seq > maxRequests || len(r.Available) < 2 || !slices.IsSorted(r.Available) {
+			t.Fatalf("accepted %+v", r)
+		}
+	})
+}
+
+func FuzzLatticeResult(f *testing.F) {
+	ok, _ := encodeResult(&latticeResult{Included: []string{"a", "b"}, Excluded: map[string]string{"b": "x"}, plain: []uint64{5, 0, 3, 0},
+		Noise: &NoiseReport{Mechanism: Laplace, Epsilon: 1, Sensitivity: 1, Scale: 1, Shares: 2}})
+	f.Add(ok)
+	miss, _ := encodeResult(&latticeResult{Missing: []string{"a"}})
+	f.Add(miss)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := decodeLatticeResult(b, 4, 1<<40, []string{"a", "b"})
+		if err != nil {
+			return
+		}
+		if r.Error == "" && len(r.Missing) == 0 {
+			if len(r.plain) != 4 {
+				t.Fatal("accepted a plaintext of the wrong length")
+			}
+			for _, c := range r.plain {
+				if c >= 1<<40 {
+					t.Fatal("accepted a coefficient out of range")
+				}
+			}
+		}
+	})
+}
