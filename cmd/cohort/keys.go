@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
 
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/mhe"
@@ -38,10 +39,19 @@ func defaultThreshold(n int) int { return (n-1)/2 + 1 }
 
 func (a *app) keysCmd() *cobra.Command {
 	cmd := groupCmd("keys", "Set up the consortium's threshold key")
-	var members, scheme string
-	var bits, threshold int
-	var out string
-	var force bool
+	cmd.AddCommand(a.keysDealCmd(), a.keysGenerateCmd(), a.keysStatusCmd())
+	return cmd
+}
+
+// dealOptions are the flags of `keys deal`.
+type dealOptions struct {
+	members, scheme, out string
+	bits, threshold      int
+	force                bool
+}
+
+func (a *app) keysDealCmd() *cobra.Command {
+	var o dealOptions
 	deal := &cobra.Command{
 		Use:   "deal --members a,b,c --out DIR",
 		Short: "Deal the threshold Paillier key (--scheme bgv: the lattice key) as a trusted dealer; write each member's share",
@@ -67,87 +77,102 @@ deal refuses to replace existing key files under DIR unless --force is given: a 
 whose share no longer matches the others' cannot take part in decryption.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var names []string
-			for _, n := range strings.Split(members, ",") {
-				if n = strings.TrimSpace(n); n != "" {
-					names = append(names, n)
-				}
-			}
-			if len(names) < 2 {
-				return fmt.Errorf("--members needs at least two comma-separated names")
-			}
-			for _, n := range names {
-				if err := node.CheckName(n); err != nil {
-					return fmt.Errorf("--members: %w", err)
-				}
-			}
-			if scheme != "paillier" && scheme != "bgv" {
-				return fmt.Errorf("--scheme %q: use paillier or bgv", scheme)
-			}
-			if !dealBitsOK(bits) {
-				return fmt.Errorf("--bits %d: use 2048, 3072 or 4096 (smaller moduli are not safe for a consortium key)", bits)
-			}
-			k := threshold
-			if !cmd.Flags().Changed("threshold") {
-				k = defaultThreshold(len(names))
-			}
-			switch {
-			case k < 1 || k > len(names):
-				return fmt.Errorf("--threshold %d: the number of members needed to decrypt must be between 2 and the %d members", k, len(names))
-			case k == 1 && cmd.Flags().Changed("threshold"):
-				return fmt.Errorf("--threshold 1 would let any single member decrypt alone; use 2 or more")
-			case k == 1:
-				return fmt.Errorf("with %d members the honest-majority threshold is 1, which would let either member decrypt alone; "+
-					"pass --threshold 2 (both members needed to decrypt, so neither may be down during a job)", len(names))
-			}
-			if !force {
-				if existing := existingKeys(out, names, scheme); len(existing) > 0 {
-					more := ""
-					if len(existing) > 1 {
-						more = fmt.Sprintf(" and %d more", len(existing)-1)
-					}
-					return fmt.Errorf("key files already exist (%s%s); refusing to overwrite them without --force", existing[0], more)
-				}
-			}
-			if scheme == "bgv" {
-				return a.dealLattice(names, k, out)
-			}
-			start := time.Now()
-			// secureagg counts t, the largest coalition that learns nothing: K−1.
-			pk, keys, err := keyring.Deal(rand.Reader, bits, names, k-1)
+			names, k, err := o.check(cmd.Flags().Changed("threshold"))
 			if err != nil {
-				return fmt.Errorf("deal: %w", err)
+				return err
 			}
-			if got := pk.Threshold + 1; got != k {
-				return fmt.Errorf("deal: key needs %d shares, want %d", got, k) // cannot happen for k >= 2
+			if o.scheme == "bgv" {
+				return a.dealLattice(names, k, o.out)
 			}
-			sorted := slices.Sorted(slices.Values(names))
-			for _, name := range sorted {
-				if err := keyring.SavePaillier(filepath.Join(out, name), keys[name]); err != nil {
-					return fmt.Errorf("write %s's key files: %w", name, err)
-				}
-				if err := keyring.SaveInfo(filepath.Join(out, name), keyring.PaillierInfoFile, keyring.Info{Made: keyring.MadeDealer,
-					KeyID: hex.EncodeToString(pk.KeyID[:]), Bits: pk.N.BitLen(), Parties: sorted, Threshold: k}); err != nil {
-					return fmt.Errorf("write %s's key files: %w", name, err)
-				}
-			}
-			if a.format == "json" {
-				return a.printJSON(map[string]any{"members": sorted, "parties": pk.Parties, "threshold": k, "bits": pk.N.BitLen(), "out": out})
-			}
-			fmt.Fprintf(a.stdout, "dealt a %d-bit key: threshold %d, any %d of the %d members decrypt together (%.1fs); shares under %s/MEMBER/keys\n",
-				pk.N.BitLen(), k, k, pk.Parties, time.Since(start).Seconds(), out)
-			return nil
+			return a.dealPaillier(names, k, o.bits, o.out)
 		},
 	}
-	deal.Flags().StringVar(&members, "members", "", "comma-separated member names, as in the consortium file")
-	deal.Flags().StringVar(&scheme, "scheme", "paillier", "paillier (threshold Paillier) or bgv (the lattice key)")
-	deal.Flags().IntVar(&bits, "bits", 2048, "modulus size in bits: 2048, 3072 or 4096")
-	deal.Flags().IntVar(&threshold, "threshold", 0, "members needed to decrypt, K of N (default ⌊(N−1)/2⌋+1, an honest majority)")
-	deal.Flags().StringVar(&out, "out", "", "directory to write MEMBER/keys/ into")
-	deal.Flags().BoolVar(&force, "force", false, "overwrite existing key files under --out")
+	deal.Flags().StringVar(&o.members, "members", "", "comma-separated member names, as in the consortium file")
+	deal.Flags().StringVar(&o.scheme, "scheme", "paillier", "paillier (threshold Paillier) or bgv (the lattice key)")
+	deal.Flags().IntVar(&o.bits, "bits", 2048, "modulus size in bits: 2048, 3072 or 4096")
+	deal.Flags().IntVar(&o.threshold, "threshold", 0, "members needed to decrypt, K of N (default ⌊(N−1)/2⌋+1, an honest majority)")
+	deal.Flags().StringVar(&o.out, "out", "", "directory to write MEMBER/keys/ into")
+	deal.Flags().BoolVar(&o.force, "force", false, "overwrite existing key files under --out")
 	_ = deal.MarkFlagRequired("out")
-	cmd.AddCommand(deal, a.keysGenerateCmd(), a.keysStatusCmd())
-	return cmd
+	return deal
+}
+
+// check validates the flags of `keys deal` and returns the members and the
+// threshold K (thresholdSet: --threshold was given).
+func (o *dealOptions) check(thresholdSet bool) ([]string, int, error) {
+	var names []string
+	for _, n := range strings.Split(o.members, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	if len(names) < 2 {
+		return nil, 0, fmt.Errorf("--members needs at least two comma-separated names")
+	}
+	for _, n := range names {
+		if err := node.CheckName(n); err != nil {
+			return nil, 0, fmt.Errorf("--members: %w", err)
+		}
+	}
+	if o.scheme != "paillier" && o.scheme != "bgv" {
+		return nil, 0, fmt.Errorf("--scheme %q: use paillier or bgv", o.scheme)
+	}
+	if !dealBitsOK(o.bits) {
+		return nil, 0, fmt.Errorf("--bits %d: use 2048, 3072 or 4096 (smaller moduli are not safe for a consortium key)", o.bits)
+	}
+	k := o.threshold
+	if !thresholdSet {
+		k = defaultThreshold(len(names))
+	}
+	switch {
+	case k < 1 || k > len(names):
+		return nil, 0, fmt.Errorf("--threshold %d: the number of members needed to decrypt must be between 2 and the %d members", k, len(names))
+	case k == 1 && thresholdSet:
+		return nil, 0, fmt.Errorf("--threshold 1 would let any single member decrypt alone; use 2 or more")
+	case k == 1:
+		return nil, 0, fmt.Errorf("with %d members the honest-majority threshold is 1, which would let either member decrypt alone; "+
+			"pass --threshold 2 (both members needed to decrypt, so neither may be down during a job)", len(names))
+	}
+	if !o.force {
+		if existing := existingKeys(o.out, names, o.scheme); len(existing) > 0 {
+			more := ""
+			if len(existing) > 1 {
+				more = fmt.Sprintf(" and %d more", len(existing)-1)
+			}
+			return nil, 0, fmt.Errorf("key files already exist (%s%s); refusing to overwrite them without --force", existing[0], more)
+		}
+	}
+	return names, k, nil
+}
+
+// dealPaillier deals the threshold Paillier key over names, any k of them
+// decrypting, and writes each member's files under out/MEMBER.
+func (a *app) dealPaillier(names []string, k, bits int, out string) error {
+	start := time.Now()
+	// secureagg counts t, the largest coalition that learns nothing: K−1.
+	pk, keys, err := keyring.Deal(rand.Reader, bits, names, k-1)
+	if err != nil {
+		return fmt.Errorf("deal: %w", err)
+	}
+	if got := pk.Threshold + 1; got != k {
+		return fmt.Errorf("deal: key needs %d shares, want %d", got, k) // cannot happen for k >= 2
+	}
+	sorted := slices.Sorted(slices.Values(names))
+	for _, name := range sorted {
+		if err := keyring.SavePaillier(filepath.Join(out, name), keys[name]); err != nil {
+			return fmt.Errorf("write %s's key files: %w", name, err)
+		}
+		if err := keyring.SaveInfo(filepath.Join(out, name), keyring.PaillierInfoFile, keyring.Info{Made: keyring.MadeDealer,
+			KeyID: hex.EncodeToString(pk.KeyID[:]), Bits: pk.N.BitLen(), Parties: sorted, Threshold: k}); err != nil {
+			return fmt.Errorf("write %s's key files: %w", name, err)
+		}
+	}
+	if a.format == "json" {
+		return a.printJSON(map[string]any{"members": sorted, "parties": pk.Parties, "threshold": k, "bits": pk.N.BitLen(), "out": out})
+	}
+	fmt.Fprintf(a.stdout, "dealt a %d-bit key: threshold %d, any %d of the %d members decrypt together (%.1fs); shares under %s/MEMBER/keys\n",
+		pk.N.BitLen(), k, k, pk.Parties, time.Since(start).Seconds(), out)
+	return nil
 }
 
 // dealLattice deals the consortium's lattice key over names with a quorum
@@ -182,14 +207,19 @@ func (a *app) dealLattice(names []string, k int, out string) error {
 }
 
 // keygenSpec is the job spec of dealerless generation over members.
-func keygenSpec(members []string, bits int, scheme string) []byte {
-	var b strings.Builder
-	b.WriteString("kind: keygen\nparties:\n")
-	for _, m := range members {
-		fmt.Fprintf(&b, "  - name: %q\n", m)
+func keygenSpec(members []string, bits int, scheme string) ([]byte, error) {
+	type party struct {
+		Name string `yaml:"name"`
 	}
-	fmt.Fprintf(&b, "params: {bits: %d, scheme: %s}\n", bits, scheme)
-	return []byte(b.String())
+	spec := struct {
+		Kind    string         `yaml:"kind"`
+		Parties []party        `yaml:"parties"`
+		Params  map[string]any `yaml:"params"`
+	}{Kind: "keygen", Params: map[string]any{"bits": bits, "scheme": scheme}}
+	for _, m := range members {
+		spec.Parties = append(spec.Parties, party{Name: m})
+	}
+	return yaml.Marshal(&spec)
 }
 
 func (a *app) keysGenerateCmd() *cobra.Command {
@@ -234,7 +264,11 @@ Run it while no other job runs: a job that decrypts while the key is replaced fa
 				return err
 			}
 			var resp struct{ ID string }
-			if _, err := c.do(cmd.Context(), "POST", "/v1/jobs", keygenSpec(members, bits, scheme), &resp); err != nil {
+			spec, err := keygenSpec(members, bits, scheme)
+			if err != nil {
+				return err
+			}
+			if _, err := c.do(cmd.Context(), "POST", "/v1/jobs", spec, &resp); err != nil {
 				return fmt.Errorf("submit keygen: %w", err)
 			}
 			return a.follow(cmd.Context(), c, resp.ID)

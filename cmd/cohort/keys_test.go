@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/keygen"
 )
 
 // keys deal: only the documented modulus sizes, no threshold that lets one
@@ -126,5 +130,27 @@ func TestKeysGenerateRefuses(t *testing.T) {
 	}
 	if _, stderr, err := run(t, bin, "keys", "generate", "--config", cfg, "--scheme", "rsa"); err == nil || !strings.Contains(stderr, "paillier or bgv") {
 		t.Errorf("--scheme rsa: %v %q", err, stderr)
+	}
+}
+
+// The keygen spec that `keys generate` submits is YAML that the node's own
+// parser and the keygen kind accept, whatever the members are called.
+func TestKeygenSpecParses(t *testing.T) {
+	members := []string{"north", "south-2", "west_3"}
+	for _, scheme := range []string{"paillier", "bgv"} {
+		b, err := keygenSpec(members, 2048, scheme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, err := job.ParseSpec(b, "keygen")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", scheme, err, b)
+		}
+		if !slices.Equal(spec.PartyNames(), members) || spec.Kind != "keygen" {
+			t.Fatalf("%s: parsed %v %v", scheme, spec.Kind, spec.PartyNames())
+		}
+		if err := (keygen.Kind{}).Validate(spec); err != nil {
+			t.Fatalf("%s: %v", scheme, err)
+		}
 	}
 }
