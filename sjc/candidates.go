@@ -126,7 +126,7 @@ func (s *splitScan) visit(v int, counts []uint64) {
 			for c := 0; c < u; c++ {
 				right[c] = total[c] - left[c]
 			}
-			s.f.offer(gainFrom(s.tab, s.nhTotal, s.n, left, right), s.l, s.a, tree.OpLE, Midpoint(s.a.nums[s.prev], s.a.nums[v]), "")
+			s.f.offer(gainFrom(s.tab, s.nhTotal, s.n, left, right), s.l, s.a, tree.OpLE, tree.Midpoint(s.a.nums[s.prev], s.a.nums[v]), "")
 		}
 		for c := 0; c < u; c++ {
 			left[c] += counts[c]
@@ -211,20 +211,6 @@ func (l *Local) avcDense(a *attr, p Part, sc *avcScratch, visit func(v int, coun
 
 func (l *Local) avcOverflow(a *attr) error {
 	return fmt.Errorf("%w: table %q column %q: AVC counts", ErrOverflow, l.info.Name, a.col.Name)
-}
-
-// Midpoint is the numeric threshold between adjacent distinct
-// values a < b present at a node: (a+b)/2 in float64; should rounding make
-// it b (a and b adjacent floats), a, so that a goes left and b right.
-func Midpoint(a, b float64) float64 {
-	t := (a + b) / 2
-	if math.IsInf(t, 0) {
-		t = a/2 + b/2
-	}
-	if t >= b {
-		t = a
-	}
-	return t
 }
 
 // Offer is what a table sends the coordinator at a node: the gains of its

@@ -108,7 +108,7 @@ func (f *textFixture) private(t *testing.T, tables map[string]string) []string {
 			slices.Sort(nums)
 			nums = slices.Compact(nums)
 			for i := 1; i < len(nums); i++ {
-				m := sjc.Midpoint(nums[i-1], nums[i])
+				m := tree.Midpoint(nums[i-1], nums[i])
 				out = append(out, strconv.FormatFloat(m, 'f', -1, 64), strconv.FormatFloat(m, 'g', -1, 64))
 			}
 		}

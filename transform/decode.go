@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
 )
@@ -145,9 +144,9 @@ func (c *ColumnKey) threshold(t float64) (float64, bool, error) {
 		return 0, false, errors.New("the threshold leaves every value of the key on one side")
 	}
 	if c.Direction == AntiMonotone {
-		return sjc.Midpoint(c.Values[n-j-1], c.Values[n-j]), true, nil
+		return tree.Midpoint(c.Values[n-j-1], c.Values[n-j]), true, nil
 	}
-	return sjc.Midpoint(c.Values[j-1], c.Values[j]), false, nil
+	return tree.Midpoint(c.Values[j-1], c.Values[j]), false, nil
 }
 
 // thresholdOnRows decodes a split from the rows it sends left and right
@@ -168,9 +167,9 @@ func (c *ColumnKey) thresholdOnRows(vals []int32, left, right []int32) (float64,
 	rlo, rhi := span(right)
 	switch {
 	case lhi < rlo && c.Direction == Monotone:
-		return sjc.Midpoint(c.Values[lhi], c.Values[rlo]), false, nil
+		return tree.Midpoint(c.Values[lhi], c.Values[rlo]), false, nil
 	case rhi < llo && c.Direction == AntiMonotone:
-		return sjc.Midpoint(c.Values[rhi], c.Values[llo]), true, nil
+		return tree.Midpoint(c.Values[rhi], c.Values[llo]), true, nil
 	}
 	return 0, false, errors.New("the original values of the rows it sends left and right interleave (not a split a gini or entropy miner makes)")
 }

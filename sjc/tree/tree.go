@@ -393,3 +393,19 @@ func Diff(a, b *Tree) string {
 	}
 	return walk(a.Root, b.Root, "root")
 }
+
+// Midpoint is the numeric threshold of a split between adjacent distinct
+// values a < b present at a node: (a+b)/2 in float64; should rounding make
+// it b (a and b adjacent floats), a, so that a goes left and b right. Every
+// builder of trees in this format (sjc, its reference builders, transform's
+// decoder) places thresholds by it, so their trees compare exactly.
+func Midpoint(a, b float64) float64 {
+	t := (a + b) / 2
+	if math.IsInf(t, 0) {
+		t = a/2 + b/2
+	}
+	if t >= b {
+		t = a
+	}
+	return t
+}

@@ -22,7 +22,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
 )
@@ -260,7 +259,7 @@ func (b *builder) candidates(out []cand, a *attr, rows []int32, total []uint64) 
 					right[c] = total[c] - left[c]
 				}
 				s := base
-				s.Op, s.Num = tree.OpLE, sjc.Midpoint(a.nums[prev], a.nums[v])
+				s.Op, s.Num = tree.OpLE, tree.Midpoint(a.nums[prev], a.nums[v])
 				out = append(out, cand{gain: b.gain(total, left, right), split: s, a: a, rank: int32(prev)})
 			}
 			for c := range u {
