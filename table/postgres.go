@@ -54,7 +54,7 @@ type redacted struct {
 func (r *redacted) Error() string {
 	s := r.err.Error()
 	for _, sec := range r.secrets {
-		if sec != "" {
+		if len(sec) > 1 {
 			s = strings.ReplaceAll(s, sec, "[redacted]")
 		}
 	}
@@ -75,9 +75,12 @@ func pgConnect(ctx context.Context, src Source, desc string) (*pgx.Conn, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: the connection string does not parse", ErrSource, desc)
 	}
-	secrets := []string{cs}
-	if cfg.Password != "" {
-		secrets = append(secrets, cfg.Password)
+	// A failure reaches every member's log: besides the connection string
+	// and password, it must not name where the organisation's database
+	// runs (host or socket directory), as whom, or under which name.
+	secrets := []string{cs, cfg.Password, cfg.Host, cfg.User, cfg.Database}
+	for _, fb := range cfg.Fallbacks {
+		secrets = append(secrets, fb.Host)
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
