@@ -4,9 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 )
 
@@ -94,7 +92,10 @@ func TestAggregateOverMemoryNetwork(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			hub := newMemHub()
 			in, want := exactInputs(tc.c, tc.length, 11)
-			out := aggregateOver(t, hub, testStep(tc.c, "org01"), tc.cfg, in)
+			step := testStep(tc.c, "org01")
+			out := runEach(step.Parties, func(ctx context.Context, name string) (*Result, error) {
+				return aggregate(ctx, hub.party(name), step, tc.cfg(name), in[name])
+			})
 			for _, name := range tc.c.names {
 				if out[name].err != nil {
 					t.Fatalf("%s: %v", name, out[name].err)
@@ -113,24 +114,4 @@ func TestAggregateOverMemoryNetwork(t *testing.T) {
 			}
 		})
 	}
-}
-
-// aggregateOver runs the aggregation at every party of step over hub.
-func aggregateOver(t *testing.T, hub *memHub, step job.Step, cfg func(name string) Config, in map[string][]float64) map[string]outcome {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	var mu sync.Mutex
-	out := map[string]outcome{}
-	var wg sync.WaitGroup
-	for _, name := range step.Parties {
-		wg.Go(func() {
-			res, err := aggregate(ctx, hub.party(name), step, cfg(name), in[name])
-			mu.Lock()
-			out[name] = outcome{res, err}
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	return out
 }
