@@ -326,7 +326,7 @@ func (r *pairRun) decryption(ctx context.Context, root int) *secureagg.Decryptio
 	if end, ok := ctx.Deadline(); ok {
 		first = time.Now().Add(time.Until(end) / 2)
 	}
-	return &secureagg.Decryption{Party: r.p, Step: r.step, Keys: r.keys, Root: r.names[root], Decryptors: others,
+	return &secureagg.Decryption{Net: secureagg.StepNetwork(r.p, r.step), Step: r.step, Keys: r.keys, Root: r.names[root], Decryptors: others,
 		Ask: min(r.pk.Threshold, len(others)), Count: count, Release: true, First: first, Random: r.random}
 }
 

@@ -148,9 +148,15 @@ func Root(step job.Step) string {
 // share with its proof; the root verifies, combines t+1 valid shares,
 // checks the range and sends the result down.
 func Aggregate(ctx context.Context, p job.Party, step job.Step, cfg Config, input []float64) (*Result, error) {
+	return aggregate(ctx, StepNetwork(p, step), step, cfg, input)
+}
+
+// aggregate is Aggregate over net: step says who takes part and what the
+// digests and proofs are bound to, net carries the messages.
+func aggregate(ctx context.Context, net Network, step job.Step, cfg Config, input []float64) (*Result, error) {
 	switch cfg.Backend {
 	case BackendLattice:
-		return aggregateLattice(ctx, p, step, cfg, input)
+		return aggregateLattice(ctx, net, step, cfg, input)
 	case "", BackendPaillier:
 	default:
 		return nil, fmt.Errorf("secureagg: backend %q: resolve it with Choose", cfg.Backend)
@@ -158,7 +164,7 @@ func Aggregate(ctx context.Context, p job.Party, step job.Step, cfg Config, inpu
 	if err := precompute(ctx, cfg.Keys); err != nil {
 		return nil, err
 	}
-	s, err := newAggregation(p, step, cfg, len(input))
+	s, err := newAggregation(net, step, cfg, len(input))
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +173,7 @@ func Aggregate(ctx context.Context, p job.Party, step job.Step, cfg Config, inpu
 
 // aggregation is one party's state for one Aggregate call.
 type aggregation struct {
-	p       job.Party
+	net     Network
 	step    job.Step
 	self    string
 	keys    *Keys
@@ -218,10 +224,15 @@ func precompute(ctx context.Context, keys *Keys) error {
 // so they name it missing and the coordinator re-runs the step without it,
 // instead of everyone waiting out the timeout. It returns cause.
 func Withdraw(ctx context.Context, p job.Party, step job.Step, cfg Config, cause error) error {
+	return withdraw(ctx, StepNetwork(p, step), step, cfg, cause)
+}
+
+// withdraw is Withdraw over net.
+func withdraw(ctx context.Context, net Network, step job.Step, cfg Config, cause error) error {
 	if cfg.Backend == BackendLattice {
-		return withdrawLattice(ctx, p, step, cfg, cause)
+		return withdrawLattice(ctx, net, step, cfg, cause)
 	}
-	s, err := newAggregation(p, step, cfg, 1)
+	s, err := newAggregation(net, step, cfg, 1)
 	if err != nil {
 		return errors.Join(cause, err)
 	}
@@ -235,11 +246,11 @@ func Withdraw(ctx context.Context, p job.Party, step job.Step, cfg Config, cause
 	return cause
 }
 
-func newAggregation(p job.Party, step job.Step, cfg Config, n int) (*aggregation, error) {
+func newAggregation(net Network, step job.Step, cfg Config, n int) (*aggregation, error) {
 	if err := cfg.Keys.Check(); err != nil {
 		return nil, err
 	}
-	s := &aggregation{p: p, step: step, self: p.Self(), keys: cfg.Keys, pk: cfg.Keys.Public(), n: n,
+	s := &aggregation{net: net, step: step, self: net.Self(), keys: cfg.Keys, pk: cfg.Keys.Public(), n: n,
 		random: cfg.Random, start: time.Now(), fp: paillier.FixedPoint{FracBits: cfg.FracBits}}
 	if s.random == nil {
 		s.random = rand.Reader
@@ -356,7 +367,7 @@ func (s *aggregation) send(ctx context.Context, hops int, to, typ string, body a
 	}
 	ctx, cancel := s.within(ctx, hops)
 	defer cancel()
-	if err := s.p.Send(ctx, to, s.step.Message(s.self, typ, b), d); err != nil {
+	if err := s.net.Send(ctx, to, typ, b, d); err != nil {
 		return fmt.Errorf("secureagg: send %s to %s: %w", typ, to, err)
 	}
 	return nil

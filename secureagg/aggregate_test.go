@@ -279,7 +279,8 @@ func TestDecryptedSumOutOfRange(t *testing.T) {
 	// root reports an error instead of a sum.
 	c := testConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
-	probe, err := newAggregation(net.Party("org03"), testStep(c, "org01"), testConfig(c, "org03"), 4)
+	st := testStep(c, "org01")
+	probe, err := newAggregation(StepNetwork(net.Party("org03"), st), st, testConfig(c, "org03"), 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,7 +437,8 @@ func TestBytesPerParty(t *testing.T) {
 	if outs["org01"].err != nil {
 		t.Fatal(outs["org01"].err)
 	}
-	s, err := newAggregation(net.Party("org03"), testStep(c, "org01"), testConfig(c, "org03"), 200)
+	st := testStep(c, "org01")
+	s, err := newAggregation(StepNetwork(net.Party("org03"), st), st, testConfig(c, "org03"), 200)
 	if err != nil {
 		t.Fatal(err)
 	}

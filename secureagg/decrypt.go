@@ -36,9 +36,10 @@ import (
 // ciphertexts are what the parties may decrypt is the caller's check (the
 // parties form an aggregation's total themselves; Share's vet otherwise).
 type Decryption struct {
-	Party job.Party
-	// Step binds the share proofs; messages carry its keys (Step.Sub
-	// separates several decryptions of one step).
+	// Net carries the requests and shares (StepNetwork of the step, or
+	// of a sub-channel of it to separate several decryptions of one step).
+	Net Network
+	// Step binds the share proofs to its job, phase, round and attempt.
 	Step job.Step
 	Keys *Keys
 	// Root asks for the shares and combines them.
@@ -130,7 +131,7 @@ func (d *Decryption) Decrypt(ctx context.Context, cts []*paillier.Ciphertext) ([
 	if err := d.check(); err != nil {
 		return nil, nil, err
 	}
-	if self := d.Party.Self(); self != d.Root {
+	if self := d.Net.Self(); self != d.Root {
 		return nil, nil, fmt.Errorf("secureagg: %s decrypts, but %s is the root", self, d.Root)
 	}
 	if len(cts) != d.Count {
@@ -194,12 +195,12 @@ func (d *Decryption) collect(ctx context.Context, cts []*paillier.Ciphertext, fr
 		wg.Go(func() {
 			wctx, cancel := by(ctx, deadline)
 			defer cancel()
-			m, err := d.Party.Receive(wctx, q, d.Step.Key(TypeShare))
+			msg, err := d.Net.Receive(wctx, q, TypeShare)
 			if err != nil {
 				why[i] = "no decryption share in time"
 				return
 			}
-			sh, err := decodeShare(m.Body, pk, d.Keys.Index(q), len(cts))
+			sh, err := decodeShare(msg, pk, d.Keys.Index(q), len(cts))
 			if err != nil {
 				why[i] = "malformed decryption share: " + truncate(err.Error())
 				return
@@ -241,7 +242,7 @@ func (d *Decryption) send(ctx context.Context, deadline time.Time, to, typ strin
 	}
 	sctx, cancel := by(ctx, deadline)
 	defer cancel()
-	if err := d.Party.Send(sctx, to, d.Step.Message(d.Party.Self(), typ, b), disclosure); err != nil {
+	if err := d.Net.Send(sctx, to, typ, b, disclosure); err != nil {
 		return fmt.Errorf("secureagg: send %s to %s: %w", typ, to, err)
 	}
 	return nil
@@ -258,7 +259,7 @@ func (d *Decryption) Share(ctx context.Context, held []*paillier.Ciphertext, vet
 	if err := d.check(); err != nil {
 		return err
 	}
-	self := d.Party.Self()
+	self := d.Net.Self()
 	at := slices.Index(d.Decryptors, self)
 	if at < 0 {
 		return fmt.Errorf("secureagg: %s is not a decryptor of step %s/%d", self, d.Step.Phase, d.Step.Round)
@@ -304,11 +305,11 @@ func (d *Decryption) Share(ctx context.Context, held []*paillier.Ciphertext, vet
 func (d *Decryption) awaitRequest(ctx context.Context, deadline time.Time) (*requestBody, error) {
 	wctx, cancel := by(ctx, deadline)
 	defer cancel()
-	m, err := d.Party.Receive(wctx, d.Root, d.Step.Key(TypeShareRequest))
+	msg, err := d.Net.Receive(wctx, d.Root, TypeShareRequest)
 	if err != nil {
 		return nil, fmt.Errorf("secureagg: no request for a decryption share from %s: %w", d.Root, err)
 	}
-	req, err := decodeRequest(m.Body, &d.Keys.Public().PublicKey, d.Count, d.Held)
+	req, err := decodeRequest(msg, &d.Keys.Public().PublicKey, d.Count, d.Held)
 	if err != nil {
 		return nil, fmt.Errorf("secureagg: the request from %s: %w", d.Root, err)
 	}
@@ -361,7 +362,7 @@ func by(ctx context.Context, deadline time.Time) (context.Context, context.Cance
 // in tree order share at once and the others only when the root asks.
 func (s *aggregation) decryption() *Decryption {
 	at := func(hops int) time.Time { return s.start.Add(time.Duration(hops) * s.hop) }
-	return &Decryption{Party: s.p, Step: s.step, Keys: s.keys, Root: s.tree.root(), Decryptors: s.tree.order[1:],
+	return &Decryption{Net: s.net, Step: s.step, Keys: s.keys, Root: s.tree.root(), Decryptors: s.tree.order[1:],
 		Ask: s.ask - 1, Count: s.count, Held: true, First: at(s.shareHops()), Late: at(s.lateShareHops()), Random: s.random}
 }
 
@@ -379,10 +380,10 @@ func (s *aggregation) shareAndWait(ctx context.Context, total []*paillier.Cipher
 	parent := s.tree.parent(s.self)
 	wctx, cancel := s.within(ctx, s.resultHops(s.self))
 	defer cancel()
-	m, err := s.p.Receive(wctx, parent, s.step.Key(TypeResult))
+	msg, err := s.net.Receive(wctx, parent, TypeResult)
 	var res *resultBody
 	if err == nil {
-		res, err = decodeResult(m.Body, s.count, s.pk.PlaintextModulus(), s.parties)
+		res, err = decodeResult(msg, s.count, s.pk.PlaintextModulus(), s.parties)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -19,7 +19,8 @@ import (
 // carried is a decryption at root org01 of ciphertexts the decryptors do
 // not hold: org01 asks t of the others at once and releases the rest.
 func carried(c *consortium, net *jobtest.Network, name string, count int) *Decryption {
-	return &Decryption{Party: net.Party(name), Step: coordinatedBy(c, c.names[len(c.names)-1]), Keys: c.keys[name],
+	step := coordinatedBy(c, c.names[len(c.names)-1])
+	return &Decryption{Net: StepNetwork(net.Party(name), step), Step: step, Keys: c.keys[name],
 		Root: "org01", Decryptors: c.names[1:], Ask: c.pk.Threshold, Count: count, Release: true,
 		First: time.Now().Add(2 * time.Second), Late: time.Now().Add(4 * time.Second)}
 }

@@ -43,6 +43,20 @@
 // Bodies are msgpack, decoded strictly: unknown fields, wrong lengths,
 // names outside the step and ciphertexts outside Z*_{n²} are errors.
 //
+// # Network
+//
+// The protocols do all their I/O through a Network (network.go): typed
+// byte strings to and from named parties, each sent with what it
+// discloses, and sub-channels for a lattice blob's parts and each
+// quorum's shares. What the bytes mean, and every check on what arrives,
+// are this package's; the job.Step the protocols are given only says who
+// takes part, who coordinates, and what digests and share proofs are
+// bound to. A job runs them over StepNetwork(p, step), which keys every
+// message by the step's job, phase, round, attempt and channel and records
+// its disclosure in the ledger; Aggregate and Withdraw do that for it, a
+// Decryption is given its Net. A test can run them over a network in
+// memory without the job runtime.
+//
 // # Faults
 //
 // Waits follow a schedule in hops of Config.Timeout counted from the start

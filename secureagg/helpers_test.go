@@ -115,14 +115,21 @@ type outcome struct {
 // runAll runs Aggregate at every party of step concurrently.
 func runAll(t testing.TB, net *jobtest.Network, step job.Step, cfg func(name string) Config, inputs map[string][]float64) map[string]outcome {
 	t.Helper()
+	return runEach(step.Parties, func(ctx context.Context, name string) (*Result, error) {
+		return Aggregate(ctx, net.Party(name), step, cfg(name), inputs[name])
+	})
+}
+
+// runEach runs run at every party concurrently and collects the outcomes.
+func runEach(parties []string, run func(ctx context.Context, name string) (*Result, error)) map[string]outcome {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	var mu sync.Mutex
 	out := map[string]outcome{}
 	var wg sync.WaitGroup
-	for _, name := range step.Parties {
+	for _, name := range parties {
 		wg.Go(func() {
-			res, err := Aggregate(ctx, net.Party(name), step, cfg(name), inputs[name])
+			res, err := run(ctx, name)
 			mu.Lock()
 			out[name] = outcome{res, err}
 			mu.Unlock()

@@ -76,12 +76,12 @@ func (s *latticeAgg) shareDeadline(seq int) int {
 
 // newLatticeBase checks a party's lattice key against the step and lays
 // out the tree and the schedule.
-func newLatticeBase(p job.Party, step job.Step, cfg Config) (*aggregation, error) {
+func newLatticeBase(net Network, step job.Step, cfg Config) (*aggregation, error) {
 	k := cfg.Lattice
 	if k == nil || k.PublicKey == nil {
 		return nil, fmt.Errorf("%w: no lattice key", ErrKeys)
 	}
-	s := &aggregation{p: p, step: step, self: p.Self(), random: cfg.Random, start: time.Now()}
+	s := &aggregation{net: net, step: step, self: net.Self(), random: cfg.Random, start: time.Now()}
 	if k.Name() != s.self {
 		return nil, fmt.Errorf("%w: %s holds the lattice share of %s", ErrKeys, s.self, k.Name())
 	}
@@ -99,8 +99,8 @@ func newLatticeBase(p job.Party, step job.Step, cfg Config) (*aggregation, error
 	return s, nil
 }
 
-func newLatticeAgg(p job.Party, step job.Step, cfg Config, n int) (*latticeAgg, error) {
-	base, err := newLatticeBase(p, step, cfg)
+func newLatticeAgg(net Network, step job.Step, cfg Config, n int) (*latticeAgg, error) {
+	base, err := newLatticeBase(net, step, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -143,8 +143,8 @@ func newLatticeAgg(p job.Party, step job.Step, cfg Config, n int) (*latticeAgg, 
 }
 
 // aggregateLattice is Aggregate on the lattice backend.
-func aggregateLattice(ctx context.Context, p job.Party, step job.Step, cfg Config, input []float64) (*Result, error) {
-	s, err := newLatticeAgg(p, step, cfg, len(input))
+func aggregateLattice(ctx context.Context, net Network, step job.Step, cfg Config, input []float64) (*Result, error) {
+	s, err := newLatticeAgg(net, step, cfg, len(input))
 	if err != nil {
 		return nil, err
 	}
@@ -153,8 +153,8 @@ func aggregateLattice(ctx context.Context, p job.Party, step job.Step, cfg Confi
 
 // withdrawLattice is Withdraw on the lattice backend: aborts to the
 // parent and the children.
-func withdrawLattice(ctx context.Context, p job.Party, step job.Step, cfg Config, cause error) error {
-	base, err := newLatticeBase(p, step, cfg)
+func withdrawLattice(ctx context.Context, net Network, step job.Step, cfg Config, cause error) error {
+	base, err := newLatticeBase(net, step, cfg)
 	if err != nil {
 		return fmt.Errorf("%w (and %w)", cause, err)
 	}
@@ -199,7 +199,7 @@ func (s *latticeAgg) run(ctx context.Context, input []float64) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	s.sendBlobAll(ctx, s.downHops, children, TypeDown, s.step, encodeList(comps), protocol.DiscloseCiphertext)
+	s.sendBlobAll(ctx, s.downHops, children, TypeDown, s.net, encodeList(comps), protocol.DiscloseCiphertext)
 	expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: acc.Inputs, MinInputs: len(s.parties), Own: s.ownDigest}
 	if target, err = s.dec.Target(acc.Mask(), expect); err != nil {
 		return nil, err
@@ -260,7 +260,7 @@ func (s *latticeAgg) gatherUp(ctx context.Context, own *mhe.Aggregate, children 
 	var wg sync.WaitGroup
 	for i, c := range children {
 		wg.Go(func() {
-			data, miss, err := s.receiveBlob(ctx, s.upHops(c), c, TypeUp, s.step, s.maxAggregate())
+			data, miss, err := s.receiveBlob(ctx, s.upHops(c), c, TypeUp, s.net, s.maxAggregate())
 			if err == nil && len(miss) == 0 {
 				results[i].agg, err = s.decodeAggregate(data, s.tree.subtree(c))
 			}
@@ -323,7 +323,7 @@ func (s *latticeAgg) upAndDown(ctx context.Context, acc *mhe.Aggregate, missing 
 		if data, err = acc.MarshalBinary(); err != nil {
 			return nil, fmt.Errorf("secureagg: marshal the subtree sum: %w", err)
 		}
-		err = s.sendBlob(ctx, s.upHops(s.self), parent, TypeUp, s.step, data, protocol.DiscloseCiphertext)
+		err = s.sendBlob(ctx, s.upHops(s.self), parent, TypeUp, s.net, data, protocol.DiscloseCiphertext)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -342,7 +342,7 @@ func (s *latticeAgg) upAndDown(ctx context.Context, acc *mhe.Aggregate, missing 
 		s.sendAll(ctx, s.downHops, others, TypeDigest, digestBody{D: s.own}, protocol.DiscloseControl)
 	}
 	n := len(s.tree.children(s.tree.root())) + 1
-	data, miss, err := s.receiveBlob(ctx, s.downHops(s.self), parent, TypeDown, s.step, n*s.maxMask())
+	data, miss, err := s.receiveBlob(ctx, s.downHops(s.self), parent, TypeDown, s.net, n*s.maxMask())
 	var comps [][]byte
 	if err == nil && len(miss) == 0 {
 		comps, err = decodeList(data, n)
@@ -358,7 +358,7 @@ func (s *latticeAgg) upAndDown(ctx context.Context, acc *mhe.Aggregate, missing 
 		return nil, &MissingError{Parties: miss}
 	}
 	// Pass the components on as they came: every party checks them itself.
-	s.sendBlobAll(ctx, s.downHops, children, TypeDown, s.step, data, protocol.DiscloseCiphertext)
+	s.sendBlobAll(ctx, s.downHops, children, TypeDown, s.net, data, protocol.DiscloseCiphertext)
 	return comps, nil
 }
 
@@ -456,10 +456,10 @@ func (s *latticeAgg) randomness() io.Reader {
 	return s.random
 }
 
-// partStep is the step that carries part i of a blob.
-func partStep(st job.Step, i int) job.Step {
+// partNet is the channel that carries part i of a blob sent on net.
+func partNet(net Network, i int) Network {
 	if i == 0 {
-		return st
+		return net
 	}
-	return st.Sub("part/" + strconv.Itoa(i))
+	return net.Sub("part/" + strconv.Itoa(i))
 }

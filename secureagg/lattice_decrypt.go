@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/mhe"
 	"github.com/cohortdm/cohort/protocol"
 )
@@ -49,8 +48,9 @@ func (s *latticeAgg) plan(available []int, blame bool) (*mhe.Plan, error) {
 	return mhe.PlanSingle(s.keys.PublicKey, available)
 }
 
-func shareStep(st job.Step, seq, quorum int) job.Step {
-	return st.Sub("share/" + strconv.Itoa(seq) + "/" + strconv.Itoa(quorum))
+// shareNet is the channel of the shares of one quorum of plan seq.
+func shareNet(net Network, seq, quorum int) Network {
+	return net.Sub("share/" + strconv.Itoa(seq) + "/" + strconv.Itoa(quorum))
 }
 
 // openTotal is the root's part: collect the shares of the plans above,
@@ -118,7 +118,7 @@ func (s *latticeAgg) replan(ctx context.Context, total *mhe.Aggregate, target *m
 		wg.Go(func() {
 			ctx, cancel := s.within(ctx, s.shareDeadline(seq))
 			defer cancel()
-			_ = s.p.Send(ctx, p, s.step.Message(s.self, TypeShareRequest, req), protocol.DiscloseControl)
+			_ = s.net.Send(ctx, p, TypeShareRequest, req, protocol.DiscloseControl)
 		})
 	}
 	wg.Wait()
@@ -171,7 +171,7 @@ func (s *latticeAgg) collect(ctx context.Context, total *mhe.Aggregate, target *
 func (s *latticeAgg) receiveShares(ctx context.Context, op *mhe.Opening, mu *sync.Mutex, p string, plan *mhe.Plan, seq int) string {
 	point := s.points[p]
 	for _, q := range plan.QuorumsOf(point) {
-		data, _, err := s.receiveBlob(ctx, s.shareDeadline(seq), p, TypeShare, shareStep(s.step, seq, q), s.maxShare())
+		data, _, err := s.receiveBlob(ctx, s.shareDeadline(seq), p, TypeShare, shareNet(s.net, seq, q), s.maxShare())
 		if err != nil {
 			if ctx.Err() == nil && errors.Is(err, protocol.ErrMalformed) {
 				return "malformed decryption share: " + truncate(err.Error())
@@ -231,7 +231,7 @@ func (s *latticeAgg) shareAndWait(ctx context.Context, target *mhe.Target) (*lat
 	// us); we still wait for the result.
 	wg.Go(func() { s.serveShares(shareCtx, target) })
 	parent := s.tree.parent(s.self)
-	data, _, err := s.receiveBlob(ctx, s.resultHops(s.self), parent, TypeResult, s.step, 8*s.coeffs()+headerRoom)
+	data, _, err := s.receiveBlob(ctx, s.resultHops(s.self), parent, TypeResult, s.net, 8*s.coeffs()+headerRoom)
 	var res *latticeResult
 	if err == nil {
 		res, err = decodeLatticeResult(data, s.coeffs(), s.keys.Params.PlaintextModulus(), s.parties)
@@ -257,11 +257,11 @@ func (s *latticeAgg) serveShares(ctx context.Context, target *mhe.Target) {
 	}
 	root := s.tree.root()
 	for last := 0; last < maxRequests; {
-		m, err := s.p.Receive(ctx, root, s.step.Key(TypeShareRequest))
+		msg, err := s.net.Receive(ctx, root, TypeShareRequest)
 		if err != nil {
 			return
 		}
-		req, err := decodeLatticeRequest(m.Body, last, s.keys.Quorum, s.parties)
+		req, err := decodeLatticeRequest(msg, last, s.keys.Quorum, s.parties)
 		if err != nil {
 			return // the root's shares stay missing: it fails, not this party
 		}
@@ -288,7 +288,7 @@ func (s *latticeAgg) sendShares(ctx context.Context, target *mhe.Target, plan *m
 		if err != nil {
 			return err
 		}
-		if err := s.sendBlob(ctx, s.shareDeadline(seq), root, TypeShare, shareStep(s.step, seq, q), b, protocol.DiscloseDecryptionShare); err != nil {
+		if err := s.sendBlob(ctx, s.shareDeadline(seq), root, TypeShare, shareNet(s.net, seq, q), b, protocol.DiscloseDecryptionShare); err != nil {
 			return err
 		}
 	}
@@ -310,7 +310,7 @@ func (s *latticeAgg) finish(ctx context.Context, total *mhe.Aggregate, target *m
 	} else if res, data, err = s.shareAndWait(ctx, target); err != nil {
 		return nil, err
 	}
-	s.sendBlobAll(ctx, s.resultHops, children, TypeResult, s.step, data, protocol.DisclosePublicResult)
+	s.sendBlobAll(ctx, s.resultHops, children, TypeResult, s.net, data, protocol.DisclosePublicResult)
 	switch {
 	case len(res.Missing) > 0:
 		return nil, &MissingError{Parties: res.Missing, Formed: true}

@@ -5,26 +5,25 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 )
 
-// sendBlob sends data to `to` as a blob of type typ on step st's channel
+// sendBlob sends data to `to` as a blob of type typ on net
 // (in parts, see lattice_wire.go), giving up when the recipient would stop
 // waiting for it (hops from start).
-func (s *latticeAgg) sendBlob(ctx context.Context, hops int, to, typ string, st job.Step, data []byte, d protocol.Disclosure) error {
+func (s *latticeAgg) sendBlob(ctx context.Context, hops int, to, typ string, net Network, data []byte, d protocol.Disclosure) error {
 	bodies, err := splitBlob(s.shape, data, s.partSize)
 	if err != nil {
 		return err
 	}
-	return s.sendParts(ctx, hops, to, typ, st, bodies, d)
+	return s.sendParts(ctx, hops, to, typ, net, bodies, d)
 }
 
-func (s *latticeAgg) sendParts(ctx context.Context, hops int, to, typ string, st job.Step, bodies [][]byte, d protocol.Disclosure) error {
+func (s *latticeAgg) sendParts(ctx context.Context, hops int, to, typ string, net Network, bodies [][]byte, d protocol.Disclosure) error {
 	ctx, cancel := s.within(ctx, hops)
 	defer cancel()
 	for i, b := range bodies {
-		if err := s.p.Send(ctx, to, partStep(st, i).Message(s.self, typ, b), d); err != nil {
+		if err := partNet(net, i).Send(ctx, to, typ, b, d); err != nil {
 			return fmt.Errorf("secureagg: send %s to %s: %w", typ, to, err)
 		}
 	}
@@ -34,14 +33,14 @@ func (s *latticeAgg) sendParts(ctx context.Context, hops int, to, typ string, st
 // sendBlobAll sends one blob to several parties at once and waits for
 // all. A failed send is not an error of this party: the recipient's
 // absence is caught where it matters.
-func (s *latticeAgg) sendBlobAll(ctx context.Context, hops func(to string) int, to []string, typ string, st job.Step, data []byte, d protocol.Disclosure) {
+func (s *latticeAgg) sendBlobAll(ctx context.Context, hops func(to string) int, to []string, typ string, net Network, data []byte, d protocol.Disclosure) {
 	bodies, err := splitBlob(s.shape, data, s.partSize)
 	if err != nil {
 		return // a header that does not encode: the recipients time out and name us
 	}
 	var wg sync.WaitGroup
 	for _, q := range to {
-		wg.Go(func() { _ = s.sendParts(ctx, hops(q), q, typ, st, bodies, d) })
+		wg.Go(func() { _ = s.sendParts(ctx, hops(q), q, typ, net, bodies, d) })
 	}
 	wg.Wait()
 }
@@ -52,7 +51,7 @@ func (s *latticeAgg) sendAbort(ctx context.Context, hops int, to, typ string, mi
 	if err != nil {
 		return err
 	}
-	return s.sendParts(ctx, hops, to, typ, s.step, [][]byte{b}, protocol.DiscloseControl)
+	return s.sendParts(ctx, hops, to, typ, s.net, [][]byte{b}, protocol.DiscloseControl)
 }
 
 // abortDown passes an abort naming missing to every child.
@@ -73,20 +72,20 @@ func (s *latticeAgg) abortBoth(ctx context.Context, missing []string) {
 	s.abortDown(ctx, missing)
 }
 
-// receiveBlob receives a blob of type typ from `from` on step st's channel
+// receiveBlob receives a blob of type typ from `from` on net
 // (hops from start), of at most maxSize bytes, or an abort naming missing
 // parties of the step.
-func (s *latticeAgg) receiveBlob(ctx context.Context, hops int, from, typ string, st job.Step, maxSize int) ([]byte, []string, error) {
+func (s *latticeAgg) receiveBlob(ctx context.Context, hops int, from, typ string, net Network, maxSize int) ([]byte, []string, error) {
 	ctx, cancel := s.within(ctx, hops)
 	defer cancel()
 	var data []byte
 	var first blobHeader
 	for i := 0; i == 0 || i < first.Parts; i++ {
-		m, err := s.p.Receive(ctx, from, partStep(st, i).Key(typ))
+		msg, err := partNet(net, i).Receive(ctx, from, typ)
 		if err != nil {
 			return nil, nil, err
 		}
-		h, chunk, err := decodePart(m.Body, s.shape, i, maxSize, s.partSize, s.parties)
+		h, chunk, err := decodePart(msg, s.shape, i, maxSize, s.partSize, s.parties)
 		if err != nil {
 			return nil, nil, err
 		}

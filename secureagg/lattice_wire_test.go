@@ -20,7 +20,7 @@ func TestLatticeBlobParts(t *testing.T) {
 	net := jobtest.NewNetwork(c.names...)
 	step := testStep(c, "org01")
 	agg := func(name string) *latticeAgg {
-		s, err := newLatticeAgg(net.Party(name), step, latticeConfig(keys, name), 10)
+		s, err := newLatticeAgg(StepNetwork(net.Party(name), step), step, latticeConfig(keys, name), 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,28 +30,28 @@ func TestLatticeBlobParts(t *testing.T) {
 	from, to := agg("org02"), agg("org01")
 	data := bytes.Repeat([]byte("0123456789abcdef"), 400) // 6.4 parts
 	ctx := context.Background()
-	if err := from.sendBlob(ctx, 5, "org01", TypeUp, step, data, protocol.DiscloseCiphertext); err != nil {
+	if err := from.sendBlob(ctx, 5, "org01", TypeUp, from.net, data, protocol.DiscloseCiphertext); err != nil {
 		t.Fatal(err)
 	}
-	got, miss, err := to.receiveBlob(ctx, 5, "org02", TypeUp, step, len(data))
+	got, miss, err := to.receiveBlob(ctx, 5, "org02", TypeUp, to.net, len(data))
 	if err != nil || len(miss) > 0 || !bytes.Equal(got, data) {
 		t.Fatalf("blob of %d bytes: %v %v", len(got), miss, err)
 	}
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	if _, _, err := to.receiveBlob(short, 5, "org02", TypeUp, step.Sub("other"), 10); err == nil {
+	if _, _, err := to.receiveBlob(short, 5, "org02", TypeUp, to.net.Sub("other"), 10); err == nil {
 		t.Fatal("received a blob that was never sent")
 	}
-	if err := from.sendBlob(ctx, 5, "org01", TypeDown, step, data, protocol.DiscloseCiphertext); err != nil {
+	if err := from.sendBlob(ctx, 5, "org01", TypeDown, from.net, data, protocol.DiscloseCiphertext); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := to.receiveBlob(ctx, 5, "org02", TypeDown, step, len(data)-1); !errors.Is(err, protocol.ErrMalformed) {
+	if _, _, err := to.receiveBlob(ctx, 5, "org02", TypeDown, to.net, len(data)-1); !errors.Is(err, protocol.ErrMalformed) {
 		t.Fatalf("an oversized blob: %v", err)
 	}
 	if err := from.sendAbort(ctx, 5, "org01", TypeResult, []string{"org03"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, miss, err := to.receiveBlob(ctx, 5, "org02", TypeResult, step, 10); err != nil || !slices.Equal(miss, []string{"org03"}) {
+	if _, miss, err := to.receiveBlob(ctx, 5, "org02", TypeResult, to.net, 10); err != nil || !slices.Equal(miss, []string{"org03"}) {
 		t.Fatalf("abort: %v %v", miss, err)
 	}
 }

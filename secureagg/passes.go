@@ -88,12 +88,12 @@ func (s *aggregation) upAndDown(ctx context.Context, acc []*paillier.Ciphertext,
 		s.sendAll(ctx, s.downHops, others, TypeDigest, digestBody{D: s.own}, protocol.DiscloseControl)
 	}
 	wctx, cancel := s.within(ctx, s.downHops(s.self))
-	m, err := s.p.Receive(wctx, parent, s.step.Key(TypeDown))
+	msg, err := s.net.Receive(wctx, parent, TypeDown)
 	cancel()
 	var comps [][]byte
 	var miss []string
 	if err == nil {
-		comps, miss, err = decodeComponents(m.Body, s.shape, len(s.tree.children(s.tree.root()))+1, s.parties)
+		comps, miss, err = decodeComponents(msg, s.shape, len(s.tree.children(s.tree.root()))+1, s.parties)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -269,12 +269,12 @@ func (s *aggregation) gatherUp(ctx context.Context, own []*paillier.Ciphertext, 
 		wg.Go(func() {
 			wctx, cancel := s.within(ctx, s.upHops(c))
 			defer cancel()
-			m, err := s.p.Receive(wctx, c, s.step.Key(TypeUp))
+			msg, err := s.net.Receive(wctx, c, TypeUp)
 			if err != nil {
 				results[i].missing = []string{c}
 				return
 			}
-			cts, miss, err := decodeCiphertexts(m.Body, &s.pk.PublicKey, s.shape, s.count, s.tree.subtree(c))
+			cts, miss, err := decodeCiphertexts(msg, &s.pk.PublicKey, s.shape, s.count, s.tree.subtree(c))
 			if err != nil {
 				results[i].missing = []string{c}
 				return
@@ -315,11 +315,11 @@ func (s *aggregation) checkDigests(ctx context.Context, comps [][]byte) error {
 		want := s.own
 		if c != s.self {
 			wctx, cancel := s.within(ctx, s.downHops(s.self))
-			m, err := s.p.Receive(wctx, c, s.step.Key(TypeDigest))
+			msg, err := s.net.Receive(wctx, c, TypeDigest)
 			cancel()
 			var body digestBody
 			if err == nil {
-				err = protocol.Unmarshal(m.Body, &body)
+				err = protocol.Unmarshal(msg, &body)
 			}
 			if err != nil {
 				return fmt.Errorf("%w: no digest from %s: %w", ErrTampered, c, err)
