@@ -186,7 +186,7 @@ func (s *session) generator(step job.Step) (*dealerless.Party, *stepNet, error) 
 		}
 		s.gen = g
 	}
-	return s.gen, &stepNet{p: s.p, step: step, parties: parties, self: idx + 1}, nil
+	return s.gen, &stepNet{net: job.StepNet{Party: s.p, Step: step}, parties: parties, self: idx + 1}, nil
 }
 
 func msOf(t map[string]time.Duration) map[string]int64 {
@@ -296,8 +296,7 @@ func (s *session) install(step job.Step, args installArgs) (installOutput, error
 // stepNet carries dealerless rounds as peer messages within the generate
 // step: each round is a sub-channel of the step.
 type stepNet struct {
-	p       job.Participant
-	step    job.Step
+	net     job.StepNet
 	parties []string
 	self    int
 }
@@ -312,8 +311,7 @@ func disclosure(round string) protocol.Disclosure {
 }
 
 func (n *stepNet) Exchange(ctx context.Context, round string, out [][]byte) ([][]byte, error) {
-	st := n.step.Sub(round)
-	self := n.parties[n.self-1]
+	net := n.net.Sub(round)
 	// A failed send ends the round at once: waiting for the others would
 	// only run into the step's timeout.
 	ctx, cancel := context.WithCancel(ctx)
@@ -327,7 +325,7 @@ func (n *stepNet) Exchange(ctx context.Context, round string, out [][]byte) ([][
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := n.p.Send(ctx, name, st.Message(self, msgType, out[k]), disclosure(round)); err != nil {
+			if err := net.Send(ctx, name, msgType, out[k], disclosure(round)); err != nil {
 				errs[k] = fmt.Errorf("send to %s: %w", name, err)
 				cancel()
 			}
@@ -339,16 +337,12 @@ func (n *stepNet) Exchange(ctx context.Context, round string, out [][]byte) ([][
 		if k+1 == n.self {
 			continue
 		}
-		m, err := n.p.Receive(ctx, name, st.Key(msgType))
+		body, err := net.Receive(ctx, name, msgType)
 		if err != nil {
 			recvErr = fmt.Errorf("no message from %s: %w", name, err)
 			break
 		}
-		if m.From != name {
-			recvErr = fmt.Errorf("message from %s claims to be from %s", name, m.From)
-			break
-		}
-		in[k] = m.Body
+		in[k] = body
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -46,33 +46,29 @@ func (s Scope) tag(edge string) []byte {
 // StepNetwork is the Network of a job step: messages go through p, keyed
 // by the step's job, phase, round, attempt and channel, and are recorded
 // in the audit ledger as disclosing psi-blinded values.
-func StepNetwork(p job.Party, step job.Step) Network { return stepNetwork{p: p, step: step} }
-
-type stepNetwork struct {
-	p    job.Party
-	step job.Step
+func StepNetwork(p job.Party, step job.Step) Network {
+	return stepNetwork{job.StepNet{Party: p, Step: step}}
 }
 
-func (n stepNetwork) Self() string { return n.p.Self() }
+// stepNetwork is a job.StepNet whose every message discloses psi-blinded
+// values.
+type stepNetwork struct{ net job.StepNet }
+
+func (n stepNetwork) Self() string { return n.net.Self() }
 
 func (n stepNetwork) Send(ctx context.Context, to, typ string, body []byte) error {
-	return n.p.Send(ctx, to, n.step.Message(n.p.Self(), typ, body), protocol.DisclosePSIBlinded)
+	return n.net.Send(ctx, to, typ, body, protocol.DisclosePSIBlinded)
 }
 
 func (n stepNetwork) Receive(ctx context.Context, from, typ string) ([]byte, error) {
-	m, err := n.p.Receive(ctx, from, n.step.Key(typ))
-	if err != nil {
-		return nil, err
-	}
-	return m.Body, nil
+	return n.net.Receive(ctx, from, typ)
 }
 
-func (n stepNetwork) Sub(channel string) Network {
-	return stepNetwork{p: n.p, step: n.step.Sub(channel)}
-}
+func (n stepNetwork) Sub(channel string) Network { return stepNetwork{n.net.Sub(channel)} }
 
 func (n stepNetwork) Scope() Scope {
-	return Scope{Job: n.step.Job, Phase: n.step.Phase, Round: n.step.Round, Channel: n.step.Channel}
+	st := n.net.Step
+	return Scope{Job: st.Job, Phase: st.Phase, Round: st.Round, Channel: st.Channel}
 }
 
 // Intersect runs e over StepNetwork(p, step).

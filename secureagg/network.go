@@ -33,27 +33,11 @@ type Network interface {
 // StepNetwork is the Network of a job step: messages go through p, keyed
 // by the step's job, phase, round, attempt and channel, and each is
 // recorded in the audit ledger with the disclosure it is sent with.
-func StepNetwork(p job.Party, step job.Step) Network { return stepNetwork{p: p, step: step} }
-
-type stepNetwork struct {
-	p    job.Party
-	step job.Step
+func StepNetwork(p job.Party, step job.Step) Network {
+	return stepNetwork{job.StepNet{Party: p, Step: step}}
 }
 
-func (n stepNetwork) Self() string { return n.p.Self() }
+// stepNetwork is a job.StepNet whose Sub is a Network.
+type stepNetwork struct{ job.StepNet }
 
-func (n stepNetwork) Send(ctx context.Context, to, typ string, body []byte, d protocol.Disclosure) error {
-	return n.p.Send(ctx, to, n.step.Message(n.p.Self(), typ, body), d)
-}
-
-func (n stepNetwork) Receive(ctx context.Context, from, typ string) ([]byte, error) {
-	m, err := n.p.Receive(ctx, from, n.step.Key(typ))
-	if err != nil {
-		return nil, err
-	}
-	return m.Body, nil
-}
-
-func (n stepNetwork) Sub(channel string) Network {
-	return stepNetwork{p: n.p, step: n.step.Sub(channel)}
-}
+func (n stepNetwork) Sub(channel string) Network { return stepNetwork{n.StepNet.Sub(channel)} }
