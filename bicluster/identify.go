@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/cohortdm/cohort/internal/sorted"
 )
 
 // Bicluster is a set of rows similar on a set of columns. Rows and Cols
@@ -489,19 +491,4 @@ func (s *searcher) absorb(g *found, f found) bool {
 
 // Common counts the elements two ascending slices share: the overlap of
 // two biclusters' rows or columns (package score uses it too).
-func Common(a, b []int) int {
-	n, i, j := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			n++
-			i++
-			j++
-		}
-	}
-	return n
-}
+func Common(a, b []int) int { return sorted.CountIntersect(a, b) }

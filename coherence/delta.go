@@ -3,6 +3,8 @@ package coherence
 import (
 	"context"
 	"slices"
+
+	"github.com/cohortdm/cohort/internal/sorted"
 )
 
 // counter runs Computeδ (Xu, ch. 4, §4.4.3, Figure 18, with its typos
@@ -165,7 +167,7 @@ func unionSize(a, b []int32, v int32) int {
 
 // interSize is |a ∩ b| for sorted a and b.
 func (c *counter) interSize(a, b []int32) int {
-	c.buf = appendInter(c.buf[:0], a, b)
+	c.buf = sorted.AppendIntersect(c.buf[:0], a, b)
 	return len(c.buf)
 }
 

@@ -1,8 +1,9 @@
 package coherence
 
 import (
-	"cmp"
 	"slices"
+
+	"github.com/cohortdm/cohort/internal/sorted"
 )
 
 // Itemsets is a list of itemsets kept in one slice: each one sorted
@@ -81,25 +82,7 @@ func union(a, b []int32) []int32 {
 }
 
 // inter returns sorted a ∩ b.
-func inter(a, b []int32) []int32 { return appendInter(nil, a, b) }
-
-// appendInter appends sorted a ∩ b to out, walking both.
-func appendInter[T cmp.Ordered](out, a, b []T) []T {
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
-		}
-	}
-	return out
-}
+func inter(a, b []int32) []int32 { return sorted.AppendIntersect(nil, a, b) }
 
 // minus returns sorted a − b.
 func minus(a, b []int32) []int32 {

@@ -3,6 +3,8 @@ package coherence
 import (
 	"math/bits"
 	"sort"
+
+	"github.com/cohortdm/cohort/internal/sorted"
 )
 
 // tidset is a set of transactions: a sorted list when sparse, a bitset over
@@ -108,7 +110,7 @@ func appendMerge(out, a, b []uint32) []uint32 {
 		}
 		return out
 	}
-	return appendInter(out, a, b)
+	return sorted.AppendIntersect(out, a, b)
 }
 
 // countIn counts the members of s inside the ranges.

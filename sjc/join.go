@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/cohortdm/cohort/internal/sorted"
 )
 
 // The spec's join list: its predicates, and the canonical encoding of a
@@ -123,19 +125,4 @@ func KeyEncode(parts []string) string { return keyEncode(parts) }
 // Intersect is the result every edge's private set intersection must give:
 // the sorted values in both sorted lists. The in-process Build uses it in
 // place of the PSI.
-func Intersect(a, b []string) []string {
-	var out []string
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
-		}
-	}
-	return out
-}
+func Intersect(a, b []string) []string { return sorted.AppendIntersect(nil, a, b) }
