@@ -224,7 +224,7 @@ func testKilledParty(t *testing.T, leader string) {
 		t.Fatal(err)
 	}
 	t.Logf("job ended %v after org3 (coordinator: %v) was killed: %s %s", time.Since(killed), leader == "org3", rec.Status, rec.Error)
-	if rec.Status != node.StatusFailed || !strings.Contains(rec.Error, "org3:unreachable") {
+	if rec.Status != node.StatusFailed || !strings.Contains(rec.Error, "org3: unreachable") {
 		t.Errorf("job: %s %q, want it failed with org3 unreachable", rec.Status, rec.Error)
 	}
 	// The attempt that noticed may have started after the kill: always when

@@ -91,6 +91,12 @@ func TestManualApprovalThroughTheCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, id) || !strings.Contains(out, "awaiting-approval (org3)") {
 		t.Fatalf("job list: %v\n%s", err, out)
 	}
+	// org2 shows the wait once it has applied the admit round's record,
+	// which may be a moment after org1 has.
+	waitFor(t, ctx, func() bool {
+		js, ok := c.Node("org2").Job(id)
+		return ok && js.Status == node.StatusAwaiting
+	})
 	out, err = cli(t, ctx, "job", "status", id, "--config", config["org2"])
 	if err != nil || !strings.Contains(out, "waiting for org3") {
 		t.Fatalf("job status: %v\n%s", err, out)
