@@ -79,7 +79,7 @@ func TestCheckRules(t *testing.T) {
 		{"the same to everyone", req(job.Use{Table: "patients", Column: "diagnosis", Role: job.RoleAttribute, Form: protocol.DiscloseSplitSummary}), "tables.patients.columns.diagnosis"},
 		{"every column of a table", req(job.Use{Table: "patients", Role: job.RoleAttribute, Form: protocol.DiscloseCiphertext, Parties: []string{"a", "b", "c"}}), "tables.patients.columns.diagnosis"},
 		{"undeclared", &Request{Job: "j", Kind: "sum", Self: "a", Parties: []string{"a"}}, "kinds"},
-		{"a kind not taken", &Request{Job: "j", Kind: "pgen", Self: "a", Parties: []string{"a"}, Declared: true}, "kinds"},
+		{"a kind not taken", &Request{Job: "j", Kind: "boosting", Self: "a", Parties: []string{"a"}, Declared: true}, "kinds"},
 		{"a peer not allowed in a kind", &Request{Job: "j", Kind: "sjc", Self: "a", Parties: []string{"a", "b", "c"}, Declared: true}, "kinds.sjc"},
 		{"over budget", req(func() job.Use { u := agg("t", "y", "a", "b", "c"); u.Epsilon = 2; return u }()), "budget"},
 	} {
