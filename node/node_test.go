@@ -183,9 +183,9 @@ func TestKillLeaderMidJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, func() bool { // step b is running (after admit and a)
+	waitFor(t, ctx, func() bool { // step b is running (after admit and a) on all three parties
 		js, ok := c.Node("org1").Job(id)
-		return ok && len(js.Steps) == 3
+		return ok && len(js.Steps) == 3 && kind.count("b")-bBefore == 3
 	})
 	killed := time.Now()
 	if err := c.Kill("org5"); err != nil {
