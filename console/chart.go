@@ -56,12 +56,19 @@ type bar struct {
 const (
 	hLabelW = 170
 	hBarW   = 380
-	hValueW = 110
-	hRowH   = 22
+	// hNarrowW is the bars' width in charts shown side by side.
+	hNarrowW = 230
+	hValueW  = 110
+	hRowH    = 22
 )
 
 // hbars lays out a horizontal bar chart, every bar scaled to the largest.
 func hbars(label string, rows []barRow, legend []legendItem) barChart {
+	return hbarsWide(label, rows, legend, hBarW)
+}
+
+// hbarsWide is hbars with bars at most barW wide.
+func hbarsWide(label string, rows []barRow, legend []legendItem, barW float64) barChart {
 	var most float64
 	for _, r := range rows {
 		var sum float64
@@ -70,15 +77,15 @@ func hbars(label string, rows []barRow, legend []legendItem) barChart {
 		}
 		most = max(most, sum)
 	}
-	c := barChart{W: hLabelW + hBarW + hValueW, H: len(rows)*hRowH + 4, Label: label, Legend: legend}
+	c := barChart{W: hLabelW + int(barW) + hValueW, H: len(rows)*hRowH + 4, Label: label, Legend: legend}
 	for i, r := range rows {
 		y := float64(i*hRowH) + 2
-		b := bar{Label: r.Label, Value: r.Value, LabelY: y + 15, ValueX: hLabelW + hBarW + 6}
+		b := bar{Label: r.Label, Value: r.Value, LabelY: y + 15, ValueX: hLabelW + barW + 6}
 		x := float64(hLabelW)
 		for _, p := range r.Parts {
 			w := 0.0
 			if most > 0 {
-				w = p.Value / most * hBarW
+				w = p.Value / most * barW
 			}
 			b.Segs = append(b.Segs, seg{X: x, Y: y + 3, W: w, H: hRowH - 8, Class: p.Class, Title: p.Title})
 			x += w
@@ -139,11 +146,14 @@ func columns(label string, start time.Time, width time.Duration, stacks [][]part
 	step := max(1, len(stacks)/6)
 	for i := 0; i < len(stacks); i += step {
 		t := start.Add(time.Duration(i) * width).UTC()
-		f := "15:04"
-		if width >= 24*time.Hour {
+		f := "15:04:05"
+		switch {
+		case width >= 24*time.Hour:
 			f = "01-02"
-		} else if width >= time.Hour {
+		case width >= time.Hour:
 			f = "01-02 15h"
+		case width >= time.Minute:
+			f = "15:04"
 		}
 		c.Ticks = append(c.Ticks, tick{X: cLeft + float64(i)*colW, Y: cTop + cPlotH + 16, Label: t.Format(f)})
 	}

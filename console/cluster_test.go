@@ -2,6 +2,8 @@ package console_test
 
 import (
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,9 +18,11 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/keygen"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/policy"
+	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
 )
@@ -55,7 +59,7 @@ func startConsortium(t testing.TB, ctx context.Context) *consortium {
 	}
 	spec.WriteString("params: {column: v}\n")
 	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
-		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: dir, Setup: sim.ThresholdKeys(1024),
+		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: dir, Setup: dealtKeys,
 		PolicyFor: func(name string) *policy.Policy {
 			p := policy.Default()
 			if name == approver {
@@ -78,6 +82,38 @@ func startConsortium(t testing.TB, ctx context.Context) *consortium {
 		k.srv[n] = httptest.NewServer(c.Node(n).Handler())
 	}
 	return k
+}
+
+// dealtKeys deals a 1024-bit threshold key and records how it was made,
+// as `cohort keys deal` does.
+func dealtKeys(names []string) (func(name, dataDir string) error, error) {
+	install, err := sim.ThresholdKeys(1024)(names)
+	if err != nil {
+		return nil, err
+	}
+	return func(name, dataDir string) error {
+		if err := install(name, dataDir); err != nil {
+			return err
+		}
+		keys, err := secureagg.LoadKeys(dataDir)
+		if err != nil {
+			return err
+		}
+		pk := keys.Public()
+		b, err := json.Marshal(keygen.Info{Made: keygen.MadeDealer, KeyID: hex.EncodeToString(pk.KeyID[:]), Bits: pk.N.BitLen(),
+			Parties: keys.Members, Threshold: pk.Threshold + 1})
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dataDir, keygen.InfoFile), b, 0o644)
+	}, nil
+}
+
+// httptestServer serves a node's HTTP handler on loopback.
+func httptestServer(tb testing.TB, n *node.Node) string {
+	s := httptest.NewServer(n.Handler())
+	tb.Cleanup(s.Close)
+	return s.URL
 }
 
 // submit submits the sum job through org1 and waits until it awaits

@@ -274,7 +274,7 @@ func everyPage(t *testing.T, o *operator, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{hex.EncodeToString(keys.Public().KeyID[:]), "any 2 of the 3 members", "audit.jsonl", "raft/"} {
+	for _, want := range []string{hex.EncodeToString(keys.Public().KeyID[:]), "dealt (cohort keys deal)", "any 2 of the 3 members", "audit.jsonl", "raft/"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the node page lacks %q", want)
 		}

@@ -114,7 +114,7 @@ func totalsChart(label string, totals map[string]*audit.Row, class func(string) 
 		rows = append(rows, barRow{Label: k, Value: humanBytes(t.Bytes), Parts: []part{{Class: class(k), Value: float64(t.Bytes),
 			Title: fmt.Sprintf("%s: %s in %s messages", k, humanBytes(t.Bytes), thousands(int64(t.Messages)))}}})
 	}
-	return hbars(label, rows, nil)
+	return hbarsWide(label, rows, nil, hNarrowW)
 }
 
 // overTime draws the bytes the filter selects over time, stacked by
