@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cohortdm/cohort/api"
@@ -196,7 +197,7 @@ func (c *Console) jobPage(r *http.Request) (*view, error) {
 		}
 		d.Result = b.String()
 		if len(d.Result) > maxResultShown {
-			d.Result, d.ResultCut = d.Result[:maxResultShown], true
+			d.Result, d.ResultCut = strings.ToValidUTF8(d.Result[:maxResultShown], ""), true
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(js.Failures)) {
