@@ -133,6 +133,15 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	watchJobRun(t, ctx, k, tab)
 
+	// A noised sum, approved through the API, spends ε of org3's column t.v.
+	noised := k.submitSpec(t, ctx, k.noisedSpec())
+	if err := n3.Approve(ctx, noised); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := n3.Wait(ctx, noised); err != nil || rec.Status != node.StatusDone {
+		t.Fatalf("the noised sum: %v %s %q", err, rec.Status, rec.Error)
+	}
+
 	// Reject a job with a reason, from the approvals page.
 	id := k.submit(t, ctx)
 	await := "#await-" + id
@@ -150,6 +159,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#active-jobs .s-awaiting-approval")))
 	shot(t, tab, "jobs")
 	do(t, tab, chromedp.Navigate(base+"/console/approvals"), chromedp.WaitVisible(chromedp.CSS("#await-"+pending)))
+	if s := run(t, tab, chromedp.Text(chromedp.CSS("table.budget"))); !strings.Contains(s, "t.v") || !strings.Contains(s, "0.25") || !strings.Contains(s, "0.75") {
+		t.Fatalf("the budget of t.v after a draw of ε 0.25: %q", s)
+	}
 	shot(t, tab, "approvals")
 
 	readViews(t, tab, base)

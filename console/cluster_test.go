@@ -120,7 +120,20 @@ func httptestServer(tb testing.TB, n *node.Node) string {
 // org3's approval.
 func (k *consortium) submit(t testing.TB, ctx context.Context) string {
 	t.Helper()
-	id, err := k.c.Node("org1").Submit(ctx, k.spec)
+	return k.submitSpec(t, ctx, k.spec)
+}
+
+// noisedSpec is the sum job with Laplace noise of ε 0.25 per column.
+func (k *consortium) noisedSpec() []byte {
+	return []byte(strings.Replace(string(k.spec), "params: {column: v}",
+		"params: {column: v, noise: {mechanism: laplace, epsilon: 0.25, sensitivity: 30}}", 1))
+}
+
+// submitSpec submits a job through org1 and waits until it awaits org3's
+// approval.
+func (k *consortium) submitSpec(t testing.TB, ctx context.Context, spec []byte) string {
+	t.Helper()
+	id, err := k.c.Node("org1").Submit(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}

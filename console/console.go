@@ -84,6 +84,10 @@ type Member struct {
 type Event struct {
 	Time time.Time
 	What string
+	// LeaderChange marks the events that say who leads from Time on:
+	// Leader, or no one when it is "".
+	LeaderChange bool
+	Leader       string
 }
 
 // Options are where the console finds what the node keeps in files.

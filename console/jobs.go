@@ -206,7 +206,7 @@ func (c *Console) jobPage(r *http.Request) (*view, error) {
 	led := c.ledger.job(id)
 	d.Ledger, d.Sent, d.Decisions = led.State, led.Rows, led.Decisions
 	members := c.node.Status().Members
-	d.Timeline, d.Steps = timeline(js, led.Coordinators, members, now)
+	d.Timeline, d.Steps = timeline(js, led.Coordinators, c.node.Consortium().Events, members, now)
 	d.SentBy = sentChart(led.Rows, &d.Bytes, &d.Messages)
 	if dec, ok := c.node.Decision(id); ok {
 		d.Decision = &dec

@@ -13,8 +13,10 @@ import (
 // its end, coloured by the attempt's coordinator, with its attempt number
 // and failed parties beside it, and a mark wherever the coordinator (the
 // Raft leader) changed. The log keeps each step's coordinator while the job
-// runs; once it has ended, the coordinator of a step is known here only if
-// this node sent it its output (the ledger says to whom).
+// runs; once it has ended, the coordinator of a step is whom this node sent
+// its output (the ledger says), or else the leader this node saw when the
+// step started (a coordinator must lead, and the node keeps the leader
+// changes it has seen since it started); failing both it is unknown.
 
 // stepRow is one step in the job's table of steps.
 type stepRow struct {
@@ -61,8 +63,9 @@ const (
 )
 
 // timeline lays out a job's steps; coords are the coordinators the ledger
-// knows of, members the consortium (for the colours).
-func timeline(js *api.JobStatus, coords map[stepRef]string, members []string, now time.Time) (timelineChart, []stepRow) {
+// knows of, leaders the leader changes this node has seen (oldest first),
+// members the consortium (for the colours).
+func timeline(js *api.JobStatus, coords map[stepRef]string, leaders []Event, members []string, now time.Time) (timelineChart, []stepRow) {
 	t0, t1 := js.Submitted, js.Finished
 	if t1.IsZero() {
 		t1 = now
@@ -86,6 +89,9 @@ func timeline(js *api.JobStatus, coords map[stepRef]string, members []string, no
 		coord := s.Step.Coordinator
 		if coord == "" {
 			coord = coords[stepRef{s.Phase, s.Round}]
+		}
+		if coord == "" {
+			coord = leaderAt(leaders, s.Started)
 		}
 		end, class := s.Finished, partyClass(members, coord)
 		if coord == "" {
@@ -131,6 +137,20 @@ func timeline(js *api.JobStatus, coords map[stepRef]string, members []string, no
 		c.Ticks = append(c.Ticks, tick{X: tLabelW + float64(i)*tPlotW/4, Y: c.AxisY + 14, Label: "+" + duration(d)})
 	}
 	return c, rows
+}
+
+// leaderAt is who led at t as this node saw it ("" when unknown or no one).
+func leaderAt(events []Event, t time.Time) string {
+	leader := ""
+	for _, e := range events {
+		if e.Time.After(t) {
+			break
+		}
+		if e.LeaderChange {
+			leader = e.Leader
+		}
+	}
+	return leader
 }
 
 func orUnknown(s string) string {

@@ -83,7 +83,8 @@ func (n *Node) consoleHandler() http.Handler {
 				s.observe(n, o)
 				return false
 			}))
-			s.event(fmt.Sprintf("console started; leader %s, this node %s", orNone(n.Leader()), n.raft.State()))
+			lead := n.Leader()
+			s.leaderEvent(fmt.Sprintf("console started; leader %s, this node %s", orNone(lead), n.raft.State()), lead)
 		}
 	})
 	return s.handler
@@ -94,7 +95,7 @@ func (n *Node) consoleHandler() http.Handler {
 func (s *consoleSite) observe(n *Node, o *raft.Observation) {
 	switch d := o.Data.(type) {
 	case raft.LeaderObservation:
-		s.event("leader is now " + orNone(string(d.LeaderID)))
+		s.leaderEvent("leader is now "+orNone(string(d.LeaderID)), string(d.LeaderID))
 	case raft.RaftState:
 		s.event("this node is now " + d.String())
 	case raft.FailedHeartbeatObservation:
@@ -121,8 +122,20 @@ func (s *consoleSite) event(what string) {
 	s.events = appendEvent(s.events, what)
 }
 
+// leaderEvent records who leads from now on ("" no one), which the job
+// timelines read to name a finished step's coordinator.
+func (s *consoleSite) leaderEvent(what, leader string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = keepEvents(append(s.events, console.Event{Time: time.Now().UTC(), What: what, LeaderChange: true, Leader: leader}))
+}
+
 func appendEvent(es []console.Event, what string) []console.Event {
-	es = append(es, console.Event{Time: time.Now().UTC(), What: what})
+	return keepEvents(append(es, console.Event{Time: time.Now().UTC(), What: what}))
+}
+
+// keepEvents keeps the last consoleEvents events.
+func keepEvents(es []console.Event) []console.Event {
 	if len(es) > consoleEvents {
 		es = slices.Delete(es, 0, len(es)-consoleEvents)
 	}
