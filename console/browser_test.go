@@ -1,14 +1,21 @@
 package console_test
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,16 +97,63 @@ func run[T any](t *testing.T, tab context.Context, a chromedp.Action[T]) T {
 	return v
 }
 
-// shot writes a screenshot of the tab's viewport when -console.screenshots is set.
+// shot writes a screenshot of the tab's viewport when -console.screenshots
+// is set, in shotColours colours so the files stay small.
 func shot(t *testing.T, tab context.Context, name string) {
 	t.Helper()
 	if *screenshots == "" {
 		return
 	}
-	png := run(t, tab, chromedp.CaptureScreenshot())
-	if err := os.WriteFile(filepath.Join(*screenshots, name+".png"), png, 0o644); err != nil {
+	b, err := fewerColours(run(t, tab, chromedp.CaptureScreenshot()), shotColours)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(*screenshots, name+".png"), b, 0o644)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// shotColours is enough for flat pages: the commonest colours include the
+// shades of anti-aliased text.
+const shotColours = 64
+
+// fewerColours re-encodes a PNG with its n commonest colours, each pixel
+// taking the nearest of them.
+func fewerColours(b []byte, n int) ([]byte, error) {
+	src, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	r := src.Bounds()
+	count := map[color.RGBA]int{}
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			count[color.RGBAModel.Convert(src.At(x, y)).(color.RGBA)]++
+		}
+	}
+	common := slices.SortedFunc(maps.Keys(count), func(a, b color.RGBA) int {
+		return cmp.Or(cmp.Compare(count[b], count[a]), cmp.Compare(a.R, b.R), cmp.Compare(a.G, b.G), cmp.Compare(a.B, b.B), cmp.Compare(a.A, b.A))
+	})
+	pal := color.Palette{}
+	for _, c := range common[:min(n, len(common))] {
+		pal = append(pal, c)
+	}
+	dst := image.NewPaletted(r, pal)
+	nearest := map[color.RGBA]uint8{}
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			c := color.RGBAModel.Convert(src.At(x, y)).(color.RGBA)
+			i, ok := nearest[c]
+			if !ok {
+				i = uint8(pal.Index(c))
+				nearest[c] = i
+			}
+			dst.SetColorIndex(x, y, i)
+		}
+	}
+	var out bytes.Buffer
+	err = (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&out, dst)
+	return out.Bytes(), err
 }
 
 // An operator signs in, watches a job run to its result, approves one job
