@@ -193,7 +193,17 @@ func signIn(t testing.TB, base, token string) *operator {
 
 func (o *operator) get(path string) (*http.Response, string) {
 	o.t.Helper()
-	res, err := o.client.Get(o.base + path)
+	req, err := http.NewRequest(http.MethodGet, o.base+path, nil)
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	return o.do(req)
+}
+
+// do sends a request and reads the whole answer.
+func (o *operator) do(req *http.Request) (*http.Response, string) {
+	o.t.Helper()
+	res, err := o.client.Do(req)
 	if err != nil {
 		o.t.Fatal(err)
 	}
@@ -217,14 +227,5 @@ func (o *operator) post(path string, form url.Values, header ...string) (*http.R
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	res, err := o.client.Do(req)
-	if err != nil {
-		o.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		o.t.Fatal(err)
-	}
-	return res, string(b)
+	return o.do(req)
 }
