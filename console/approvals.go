@@ -85,7 +85,7 @@ func (c *Console) approvalsPage(r *http.Request) (*view, error) {
 			d.Decisions = append(d.Decisions, l.decisions[i])
 		}
 	})
-	return &view{page: "approvals", title: "Approvals and policy", nav: "approvals", data: d}, nil
+	return &view{page: "approvals", title: "Approvals and policy", nav: "approvals", live: true, data: d}, nil
 }
 
 // uses says what a job would disclose of this node's data, or why that

@@ -196,11 +196,17 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("the noised sum: %v %s %q", err, rec.Status, rec.Error)
 	}
 
-	// Reject a job with a reason, from the approvals page.
+	// A job submitted while the approvals page is open appears there
+	// without a reload; reject it with a reason.
+	do(t, tab, chromedp.Navigate(base+"/console/approvals"), chromedp.WaitVisible(chromedp.ID("awaiting-live")))
+	run(t, tab, chromedp.Evaluate[bool](`window.cohortLoadedOnce = true`))
 	id := k.submit(t, ctx)
 	await := "#await-" + id
-	do(t, tab, chromedp.Navigate(base+"/console/approvals"), chromedp.WaitVisible(chromedp.CSS(await)),
-		chromedp.SendKeys(chromedp.CSS(await+` input[name="reason"]`), "not this quarter"),
+	do(t, tab, chromedp.WaitVisible(chromedp.CSS(await)))
+	if !run(t, tab, chromedp.Evaluate[bool](`window.cohortLoadedOnce === true`)) {
+		t.Fatal("the approvals page reloaded instead of updating in place")
+	}
+	do(t, tab, chromedp.SendKeys(chromedp.CSS(await+` input[name="reason"]`), "not this quarter"),
 		chromedp.Click(chromedp.CSS(await+" button.reject")), chromedp.WaitVisible(chromedp.CSS(".flash.ok")))
 	rec, err := n3.Wait(ctx, id)
 	if err != nil || rec.Status != node.StatusFailed || !strings.Contains(rec.Error, "rejected at org3: not this quarter") {
