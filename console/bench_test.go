@@ -147,8 +147,10 @@ func loadedNode(b *testing.B, n int) (*operator, []string) {
 	if watcher == leader {
 		watcher = c.Node("org2")
 	}
-	waitFor(b, ctx, "the follower to apply every job", func() bool { st := watcher.Status(); return st.Jobs == n && st.Running == 0 })
-	b.Logf("%d jobs finished in %s (%d of them failed)", n, time.Since(t0).Round(time.Millisecond), failed.Load())
+	// The log may hold a few jobs more than were submitted: a submission
+	// the node retried under load is refused as a replay by the policy.
+	waitFor(b, ctx, "the follower to apply every job", func() bool { st := watcher.Status(); return st.Jobs >= n && st.Running == 0 })
+	b.Logf("%d jobs finished in %s (%d of them failed; %d jobs in the log)", n, time.Since(t0).Round(time.Millisecond), failed.Load(), watcher.Status().Jobs)
 	srv := httptestServer(b, watcher)
 	o := signIn(b, srv, watcher.APIToken())
 	t0 = time.Now()
