@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cohortdm/cohort/api"
+	"github.com/cohortdm/cohort/console"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/runner"
 )
@@ -111,8 +112,14 @@ func (n *Node) Wait(ctx context.Context, id string) (*JobRecord, error) {
 // Handler returns the node's HTTP API: /status, /metrics and the job API
 // under /v1/jobs. The node serves it on its control socket and on the
 // optional HTTP listener. Every request but GET /metrics must carry the
-// node's bearer token (APIToken, DATA_DIR/api.token).
-func (n *Node) Handler() http.Handler { return requireToken(n.token, n.routes()) }
+// node's bearer token (APIToken, DATA_DIR/api.token), except the web
+// console under /console/, whose operator signs in with that token.
+func (n *Node) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(console.Prefix, n.consoleHandler())
+	mux.Handle("/", requireToken(n.token, n.routes()))
+	return mux
+}
 
 func (n *Node) routes() http.Handler {
 	mux := http.NewServeMux()

@@ -95,6 +95,7 @@ type Node struct {
 	refused *prometheus.CounterVec // Raft RPCs the stream layer refused
 	token   string                 // the HTTP API's bearer token
 	join    bool                   // Options.Join
+	console *consoleSite           // the operator's web pages (console.go)
 
 	cons atomic.Pointer[Consortium] // the members as the log has them; see members.go
 	// consMu orders the writers of cons (membership changes, reloads).
@@ -154,6 +155,7 @@ func New(opts Options) (*Node, error) {
 }
 
 func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
+	site, lg := newConsoleSite(lg)
 	sk, err := LoadIdentity(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -176,6 +178,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	if ledgerPath == "" {
 		ledgerPath = filepath.Join(cfg.DataDir, "audit.jsonl")
 	}
+	site.ledgerPath = ledgerPath
 	ledger, err := audit.Open(ledgerPath)
 	if err != nil {
 		h.Close()
@@ -191,7 +194,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		key: sk, policy: enforcer, cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, host: h, gater: g,
 		metrics: m, ledger: ledger, fsm: newFSM(), token: token, join: opts.Join, redialNow: make(chan struct{}, 1), secrets: job.DirSecrets(cfg.DataDir),
 		coordinating: map[string]*coordination{}, workers: map[string]*worker{}, progress: map[string]Progress{},
-		maxJobs: cfg.MaxJobs, unknownJobGrace: unknownJobGrace,
+		maxJobs: cfg.MaxJobs, unknownJobGrace: unknownJobGrace, console: site,
 	}
 	if n.maxJobs <= 0 {
 		n.maxJobs = defaultMaxJobs()

@@ -1,0 +1,162 @@
+package console_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/sim"
+)
+
+// The console's figures: each page's response time and size on a node
+// holding 10 and 10,000 finished jobs.
+//
+//	go test ./console -run '^$' -bench ConsolePages -benchtime 100x
+//
+// The load is 10 or -console.jobs jobs of tick, a kind of one step in
+// which every party of three sends the coordinator one byte: real jobs
+// through the node's runtime (admit phase, Raft log, ledger), cheap enough
+// that ten thousand finish in minutes. Each page is timed as the browser
+// gets it, over HTTP on loopback with a signed-in session; the median and
+// 95th percentile are reported per page.
+
+var benchJobs = flag.Int("console.jobs", 10000, "finished jobs on the node in BenchmarkConsolePages' larger case")
+
+type tick struct{}
+
+func (tick) Validate(*job.Spec) error { return nil }
+func (tick) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
+	n, _, err := job.Run(ctx, c, job.Step{Phase: "tick"}, func(o *job.Outputs) (int, error) {
+		if len(o.Failed) > 0 {
+			return 0, fmt.Errorf("%d parties failed", len(o.Failed))
+		}
+		return len(o.Results), nil
+	})
+	return job.Result{"answered": n}, err
+}
+func (tick) Open(context.Context, job.Participant) (job.Session, error) { return tickSession{}, nil }
+func (tick) OutputDisclosure(job.Step) protocol.Disclosure              { return protocol.DiscloseControl }
+
+type tickSession struct{}
+
+func (tickSession) Step(context.Context, job.Step) ([]byte, error) { return []byte{1}, nil }
+func (tickSession) Close()                                         {}
+
+const tickSpec = "kind: tick\nparties: [{name: org1}, {name: org2}, {name: org3}]\n"
+
+func BenchmarkConsolePages(b *testing.B) {
+	for _, jobs := range []int{10, *benchJobs} {
+		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
+			o, ids := loadedNode(b, jobs)
+			mid := ids[len(ids)/2]
+			last := strconv.Itoa((jobs + 49) / 50)
+			for _, p := range []struct{ name, path string }{
+				{"jobs", "/console/jobs"},
+				{"jobs-done-last-page", "/console/jobs?state=done&page=" + last},
+				{"job", "/console/jobs/" + mid},
+				{"disclosures", "/console/disclosures"},
+				{"disclosures-one-peer", "/console/disclosures?peer=org1"},
+				{"disclosures-one-job", "/console/disclosures?job=" + mid},
+				{"approvals", "/console/approvals"},
+				{"consortium", "/console/consortium"},
+				{"node", "/console/node"},
+				{"export-csv", "/console/disclosures.csv"},
+			} {
+				b.Run(p.name, func(b *testing.B) { timePage(b, o, p.path) })
+			}
+		})
+	}
+}
+
+// timePage GETs one page b.N times and reports its median and 95th
+// percentile response time and its size.
+func timePage(b *testing.B, o *operator, path string) {
+	var took []time.Duration
+	var size int
+	for b.Loop() {
+		t0 := time.Now()
+		res, body := o.get(path)
+		took = append(took, time.Since(t0))
+		if res.StatusCode != http.StatusOK {
+			b.Fatalf("GET %s: %s", path, res.Status)
+		}
+		size = len(body)
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "ms-median")
+	b.ReportMetric(float64(took[len(took)*95/100].Microseconds())/1000, "ms-p95")
+	b.ReportMetric(float64(size), "bytes")
+}
+
+// submitters is how many jobs loadedNode keeps in flight.
+const submitters = 16
+
+// loadedNode starts three nodes, runs n tick jobs to their end, and signs
+// in to the console of org3, a follower.
+func loadedNode(b *testing.B, n int) (*operator, []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
+	b.Cleanup(cancel)
+	c, err := sim.StartCluster(ctx, b.TempDir(), names, sim.ClusterOptions{Kinds: job.Registry{"tick": tick{}}, MaxJobs: submitters})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	leader, err := c.WaitLeader(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	errs := make(chan error, submitters)
+	for w := range submitters {
+		wg.Go(func() {
+			for i := w; i < n; i += submitters {
+				id, err := leader.Submit(ctx, []byte(tickSpec))
+				if err == nil {
+					var rec *node.JobRecord
+					if rec, err = leader.Wait(ctx, id); err == nil && rec.Status != node.StatusDone {
+						failed.Add(1) // a finished job all the same (a loaded machine's timeouts)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				ids[i] = id
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+	watcher := c.Node("org3")
+	if watcher == leader {
+		watcher = c.Node("org2")
+	}
+	// The log may hold a few jobs more than were submitted: a submission
+	// the node retried under load is refused as a replay by the policy.
+	waitFor(b, ctx, "the follower to apply every job", func() bool { st := watcher.Status(); return st.Jobs >= n && st.Running == 0 })
+	b.Logf("%d jobs finished in %s (%d of them failed; %d jobs in the log)", n, time.Since(t0).Round(time.Millisecond), failed.Load(), watcher.Status().Jobs)
+	srv := httptestServer(b, watcher)
+	o := signIn(b, srv, watcher.APIToken())
+	t0 = time.Now()
+	if res, _ := o.get("/console/disclosures"); res.StatusCode != http.StatusOK {
+		b.Fatalf("disclosures: %s", res.Status)
+	}
+	b.Logf("first disclosures page (indexes the whole ledger): %s", time.Since(t0).Round(time.Microsecond))
+	return o, ids
+}

@@ -1,0 +1,207 @@
+package console
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/cohortdm/cohort/audit"
+)
+
+// The disclosures view: the audit ledger as this organisation's answer to
+// "what left our node", per job, per peer and per disclosure kind, with
+// totals, charts and exports of the rows selected.
+
+type disclosuresData struct {
+	Filter       ledgerFilter
+	Peers, Kinds []string // what the filters offer
+	Messages     int
+	Bytes        int64
+	ByPeer       barChart
+	ByKind       barChart
+	OverTime     colChart
+	Bucket       string
+	// Rows is one page of the rows selected, newest first.
+	Rows      []audit.Row
+	RowCount  int
+	Pager     pager
+	Decisions []audit.Entry // the latest, newest first
+	DecCount  int
+	State     ledgerState
+	Query     string // the filter as a query string, for the exports
+}
+
+// decisionsShown is how many policy decisions the view lists.
+const decisionsShown = 20
+
+// overTimeBuckets is how many columns the chart over time has at most.
+const overTimeBuckets = 48
+
+func filterOf(q url.Values) ledgerFilter {
+	return ledgerFilter{Job: q.Get("job"), Peer: q.Get("peer"), Disclosure: q.Get("disclosure")}
+}
+
+func (c *Console) disclosuresPage(r *http.Request) (*view, error) {
+	q := r.URL.Query()
+	d := disclosuresData{Filter: filterOf(q)}
+	fq := url.Values{}
+	for k, v := range map[string]string{"job": d.Filter.Job, "peer": d.Filter.Peer, "disclosure": d.Filter.Disclosure} {
+		if v != "" {
+			fq.Set(k, v)
+		}
+	}
+	d.Query = fq.Encode()
+	c.ledger.read(func(l *ledgerIndex) {
+		d.State = l.state()
+		d.Peers, d.Kinds = slices.Sorted(slices.Values(l.peers)), slices.Sorted(slices.Values(l.discs))
+		byPeer, byKind := map[string]*audit.Row{}, map[string]*audit.Row{}
+		var selected []int
+		for _, i := range l.candidates(d.Filter) {
+			row := &l.rows[i]
+			if !d.Filter.match(row) {
+				continue
+			}
+			selected = append(selected, i)
+			d.Messages += row.Messages
+			d.Bytes += row.Bytes
+			addTo(byPeer, row.Peer, row)
+			addTo(byKind, row.Disclosure, row)
+		}
+		d.RowCount = len(selected)
+		d.Pager = newPager(Prefix+"disclosures", q, pageOf(q), len(selected))
+		lo, hi := d.Pager.bounds(len(selected))
+		for k := len(selected) - 1 - lo; k >= len(selected)-hi; k-- {
+			d.Rows = append(d.Rows, l.rows[selected[k]])
+		}
+		d.ByPeer = totalsChart("bytes sent per peer", byPeer, func(string) string { return "sent" })
+		d.ByKind = totalsChart("bytes sent per disclosure kind", byKind, discClass)
+		d.OverTime, d.Bucket = l.overTime(d.Filter)
+		decs := l.decisions
+		if d.Filter.Job != "" {
+			decs = nil
+			for _, i := range l.jobDecs[d.Filter.Job] {
+				decs = append(decs, l.decisions[i])
+			}
+		}
+		d.DecCount = len(decs)
+		for i := len(decs) - 1; i >= 0 && len(d.Decisions) < decisionsShown; i-- {
+			d.Decisions = append(d.Decisions, decs[i])
+		}
+	})
+	return &view{page: "disclosures", title: "Disclosures", nav: "disclosures", live: true, data: d}, nil
+}
+
+func addTo(m map[string]*audit.Row, k string, r *audit.Row) {
+	t, ok := m[k]
+	if !ok {
+		t = &audit.Row{}
+		m[k] = t
+	}
+	t.Messages += r.Messages
+	t.Bytes += r.Bytes
+}
+
+func totalsChart(label string, totals map[string]*audit.Row, class func(string) string) barChart {
+	var rows []barRow
+	for _, k := range slices.Sorted(maps.Keys(totals)) {
+		t := totals[k]
+		rows = append(rows, barRow{Label: k, Value: humanBytes(t.Bytes), Parts: []part{{Class: class(k), Value: float64(t.Bytes),
+			Title: fmt.Sprintf("%s: %s in %s messages", k, humanBytes(t.Bytes), thousands(int64(t.Messages)))}}})
+	}
+	return hbarsWide(label, rows, nil, hNarrowW)
+}
+
+// overTime draws the bytes the filter selects over time, stacked by
+// disclosure kind. l.mu is held.
+func (l *ledgerIndex) overTime(f ledgerFilter) (colChart, string) {
+	first, last := l.span()
+	width := bucketWidth(last.Sub(first)+time.Second, overTimeBuckets)
+	start := first.Truncate(width)
+	n := int(last.Sub(start)/width) + 1
+	if len(l.points) == 0 {
+		n = 0
+	}
+	peer, disc, job := lookup(l.peerAt, f.Peer), lookup(l.discAt, f.Disclosure), lookup(l.jobAt, f.Job)
+	sums := make([][]float64, n)
+	for _, p := range l.points {
+		if (f.Peer != "" && p.peer != peer) || (f.Disclosure != "" && p.disc != disc) || (f.Job != "" && p.job != job) {
+			continue
+		}
+		b := int(time.Unix(p.unix, 0).Sub(start) / width)
+		if sums[b] == nil {
+			sums[b] = make([]float64, len(l.discs))
+		}
+		sums[b][p.disc] += float64(p.bytes)
+	}
+	order := slices.Clone(l.discs)
+	slices.Sort(order)
+	var stacks [][]part
+	used := map[string]bool{}
+	for b, s := range sums {
+		var st []part
+		for _, name := range order {
+			if s == nil {
+				break
+			}
+			if v := s[l.discAt[name]]; v > 0 {
+				used[name] = true
+				st = append(st, part{Class: discClass(name), Value: v,
+					Title: fmt.Sprintf("%s from %s: %s", name, when(start.Add(time.Duration(b)*width)), humanBytes(int64(v)))})
+			}
+		}
+		stacks = append(stacks, st)
+	}
+	return columns("bytes sent over time", start, width, stacks, legendOf(slices.Sorted(maps.Keys(used))),
+		func(v float64) string { return humanBytes(int64(v)) }), duration(width)
+}
+
+// lookup is the index of an interned name, -1 (no point) if unknown.
+func lookup(at map[string]int32, s string) int32 {
+	if i, ok := at[s]; ok {
+		return i
+	}
+	return -1
+}
+
+// exportCSV writes the rows the filter selects as CSV.
+func (c *Console) exportCSV(w http.ResponseWriter, r *http.Request, _ *session) {
+	rows := c.ledger.rowsFor(filterOf(r.URL.Query()))
+	c.download(w, "csv", "text/csv; charset=utf-8")
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"job", "peer", "disclosure", "messages", "bytes"})
+	for _, row := range rows {
+		cw.Write([]string{cell(row.Job), cell(row.Peer), cell(row.Disclosure), strconv.Itoa(row.Messages), strconv.FormatInt(row.Bytes, 10)})
+	}
+	cw.Flush()
+}
+
+// exportJSONL writes the rows the filter selects as JSON lines, one
+// audit.Row each.
+func (c *Console) exportJSONL(w http.ResponseWriter, r *http.Request, _ *session) {
+	rows := c.ledger.rowsFor(filterOf(r.URL.Query()))
+	c.download(w, "jsonl", "application/jsonl; charset=utf-8")
+	enc := json.NewEncoder(w)
+	for _, row := range rows {
+		enc.Encode(row)
+	}
+}
+
+func (c *Console) download(w http.ResponseWriter, ext, ctype string) {
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-disclosures.%s"`, safeName(c.node.Name()), ext))
+}
+
+// cell keeps a spreadsheet from reading a cell as a formula.
+func cell(s string) string {
+	if s != "" && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@') {
+		return "'" + s
+	}
+	return s
+}
