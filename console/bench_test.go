@@ -36,21 +36,30 @@ type tick struct{}
 
 func (tick) Validate(*job.Spec) error { return nil }
 func (tick) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
-	n, _, err := job.Run(ctx, c, job.Step{Phase: "tick"}, func(o *job.Outputs) (int, error) {
+	done, err := tickRound.Run(ctx, c, job.Call[struct{}]{}, func(o *job.Outcome[struct{}]) (int, error) {
 		if len(o.Failed) > 0 {
 			return 0, fmt.Errorf("%d parties failed", len(o.Failed))
 		}
 		return len(o.Results), nil
 	})
-	return job.Result{"answered": n}, err
+	if err != nil {
+		return nil, err
+	}
+	return job.Result{"answered": done.Decision}, nil
 }
+
+// tickRound is tick's one round: an empty output (one byte of msgpack).
+var tickRound = job.Round[struct{}, struct{}, int]{Phase: "tick"}
+
 func (tick) Open(context.Context, job.Participant) (job.Session, error) { return tickSession{}, nil }
 func (tick) OutputDisclosure(job.Step) protocol.Disclosure              { return protocol.DiscloseControl }
 
 type tickSession struct{}
 
-func (tickSession) Step(context.Context, job.Step) ([]byte, error) { return []byte{1}, nil }
-func (tickSession) Close()                                         {}
+func (tickSession) Step(_ context.Context, step job.Step) ([]byte, error) {
+	return tickRound.Serve(step, func(struct{}) (struct{}, error) { return struct{}{}, nil })
+}
+func (tickSession) Close() {}
 
 const tickSpec = "kind: tick\nparties: [{name: org1}, {name: org2}, {name: org3}]\n"
 
