@@ -8,14 +8,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/cohortdm/cohort/api"
+	"github.com/cohortdm/cohort/internal/buildinfo"
 	"github.com/cohortdm/cohort/keygen"
 	"github.com/cohortdm/cohort/secureagg"
 )
@@ -35,7 +34,7 @@ func (c *Console) consortiumPage(r *http.Request) (*view, error) {
 
 type nodeData struct {
 	Status   api.Status
-	Build    build
+	Build    buildinfo.Info
 	Started  time.Time
 	Uptime   string
 	DataDir  string
@@ -45,36 +44,8 @@ type nodeData struct {
 	Warnings []Warning
 }
 
-// build is what the binary says of itself.
-type build struct {
-	Version, Commit, CommitTime, Go, Platform string
-	Modified                                  bool
-}
-
-func readBuild() build {
-	b := build{Version: "devel", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return b
-	}
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		b.Version = v
-	}
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			b.Commit = s.Value
-		case "vcs.time":
-			b.CommitTime = s.Value
-		case "vcs.modified":
-			b.Modified = s.Value == "true"
-		}
-	}
-	return b
-}
-
 func (c *Console) nodePage(r *http.Request) (*view, error) {
-	d := nodeData{Status: c.node.Status(), Build: readBuild(), Started: c.started, Uptime: duration(time.Since(c.started)),
+	d := nodeData{Status: c.node.Status(), Build: buildinfo.Read(""), Started: c.started, Uptime: duration(time.Since(c.started)),
 		DataDir: c.opts.DataDir, Use: c.files.use(), Keys: c.files.keys(), Warnings: c.opts.Warnings.Recent()}
 	c.ledger.read(func(l *ledgerIndex) { d.Ledger = l.state() })
 	return &view{page: "node", title: "Node", nav: "node", data: d}, nil

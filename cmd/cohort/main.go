@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cohortdm/cohort/internal/buildinfo"
+
 	"github.com/spf13/cobra"
 
 	"github.com/cohortdm/cohort/anonymize/onetable"
@@ -62,7 +64,7 @@ only encrypted aggregates or class and split summaries. A Raft-elected coordinat
 drives each job.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       readBuildInfo(version).String(),
+		Version:       buildinfo.Read(version).String(),
 	}
 	root.SetVersionTemplate("cohort {{.Version}}\n")
 	root.PersistentFlags().StringVar(&a.format, "format", "text", "output format: text or json")

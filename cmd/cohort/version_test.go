@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cohortdm/cohort/internal/buildinfo"
 )
 
 // `cohort version`, `cohort --version`: the link-time version, else the build info.
@@ -21,11 +23,11 @@ func TestVersion(t *testing.T) {
 		}
 	}
 	out, _, err := run(t, bin, "version", "--format", "json")
-	var v buildInfo
+	var v buildinfo.Info
 	if err != nil || json.Unmarshal([]byte(out), &v) != nil || v.Version != "v9.8.7-test" || v.Go == "" || v.Platform == "" {
 		t.Errorf("version --format json: %v %q", err, out)
 	}
-	if v := readBuildInfo(""); v.Version == "" {
+	if v := buildinfo.Read(""); v.Version == "" {
 		t.Error("no version without ldflags")
 	}
 }
