@@ -53,12 +53,7 @@ func (n *Node) Status() Status {
 		st.Members = cons.Names()
 	}
 	st.Voters = n.RaftVoters()
-	for _, j := range n.fsm.jobs.Jobs() {
-		st.Jobs++
-		if j.Status == StatusRunning {
-			st.Running++
-		}
-	}
+	st.Jobs, st.Running = n.fsm.jobs.Counts()
 	return st
 }
 
@@ -68,9 +63,15 @@ func (n *Node) Job(id string) (*JobStatus, bool) {
 	if !ok {
 		return nil, false
 	}
+	return n.status(j), true
+}
+
+// status is the API's view of a copy of a job's record: its queue
+// position, the parties it awaits and its progress.
+func (n *Node) status(j *JobRecord) *JobStatus {
 	js := &JobStatus{JobRecord: j}
 	if j.Status == StatusRunning && len(j.Steps) == 0 {
-		js.Status, js.Queue = StatusQueued, n.fsm.jobs.QueuePosition(id)
+		js.Status, js.Queue = StatusQueued, n.fsm.jobs.QueuePosition(j.ID)
 	}
 	if j.Status == StatusRunning {
 		if w := awaitedParties(j); len(w) > 0 {
@@ -78,19 +79,19 @@ func (n *Node) Job(id string) (*JobStatus, bool) {
 		}
 	}
 	n.mu.Lock()
-	if p, ok := n.progress[id]; ok && j.Status == StatusRunning {
+	if p, ok := n.progress[j.ID]; ok && j.Status == StatusRunning {
 		js.Progress = &p
 	}
 	n.mu.Unlock()
-	return js, true
+	return js
 }
 
-// Jobs lists all jobs in submission order.
+// Jobs lists all jobs in submission order (each record copied once).
 func (n *Node) Jobs() []*JobStatus {
-	var out []*JobStatus
-	for _, j := range n.fsm.jobs.Jobs() {
-		js, _ := n.Job(j.ID)
-		out = append(out, js)
+	jobs := n.fsm.jobs.Jobs()
+	out := make([]*JobStatus, 0, len(jobs))
+	for _, j := range jobs {
+		out = append(out, n.status(j))
 	}
 	return out
 }

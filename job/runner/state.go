@@ -248,6 +248,14 @@ func (s *State) Jobs() []*JobRecord {
 	return out
 }
 
+// Counts returns how many jobs the log holds and how many of them run,
+// without copying any.
+func (s *State) Counts() (jobs, running int) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.order), len(s.running)
+}
+
 // Running returns the ids of the running jobs in submission order.
 func (s *State) Running() []string {
 	s.mu.RLock()
