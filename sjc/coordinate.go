@@ -150,12 +150,14 @@ func anonymity(t *tree.Tree) map[string]any {
 	return map[string]any{"k": t.PathK(), "diversity": div}
 }
 
-// curable reports whether every failure of a step is a silence or a wait
-// for a message that did not come (its sender failed or restarted), which
-// a re-run may cure; a party's own error is not.
+// curable reports whether every failure of a step is a silence, a wait
+// for a message that did not come or a message that was not delivered (a
+// peer failed or restarted), which a re-run may cure; a party's own error
+// is not.
 func curable[O any](o *job.Outcome[O]) bool {
 	for p, why := range o.Failed {
-		if !slices.Contains(o.Silent, p) && !strings.Contains(why, errNoMessage.Error()) {
+		transient := strings.Contains(why, errNoMessage.Error()) || strings.Contains(why, errNotDelivered.Error())
+		if !slices.Contains(o.Silent, p) && !transient {
 			return false
 		}
 	}

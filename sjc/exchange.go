@@ -155,7 +155,7 @@ func (s *session) send(ctx context.Context, step job.Step, to, typ string, es *E
 		return err
 	}
 	if err := s.p.Send(ctx, to, step.Message(s.p.Self(), typ, b), d); err != nil {
-		return fmt.Errorf("send to %s: %w", to, err)
+		return fmt.Errorf("%w: to %s: %w", errNotDelivered, to, err)
 	}
 	return nil
 }
@@ -196,7 +196,7 @@ func (s *session) confirm(ctx context.Context, step job.Step, ok bool) error {
 	peers := s.g.partiesBut(s.p.Self())
 	for _, p := range peers {
 		if err := s.p.Send(ctx, p, sub.Message(s.p.Self(), TypeConfirm, body), protocol.DiscloseControl); err != nil {
-			return fmt.Errorf("send confirmation to %s: %w", p, err)
+			return fmt.Errorf("%w: confirmation to %s: %w", errNotDelivered, p, err)
 		}
 	}
 	if !ok {

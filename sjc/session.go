@@ -17,6 +17,11 @@ import (
 // re-runs a step that failed only this way.
 var errNoMessage = errors.New("sjc: no message in time")
 
+// errNotDelivered: a message this party sent was not acknowledged (its
+// receiver failed or restarted). Like a message that did not come, a re-run
+// may cure it; the coordinator's re-runs are bounded (maxRetries).
+var errNotDelivered = errors.New("sjc: message not delivered")
+
 // ErrRefused: a party refuses a step the log and the spec do not
 // determine (another step, other nodes, a winner its own offers beat).
 // The refusal names the coordinator that asked.

@@ -189,14 +189,18 @@ func TestPredictRealNodes(t *testing.T) {
 // TestSimPartyRestarted: over real nodes, a party's node is restarted once
 // the first levels are committed; its new session goes on from the state
 // it kept in its data dir, and the tree (assembled from every node's data
-// dir) is the in-process tree.
+// dir) is the in-process tree. A restart that loses messages sent to the
+// old process (the others' summaries or confirmations of the running
+// attempt) leaves that attempt waiting until the step's timeout, when the
+// coordinator re-runs it: the test sets that timeout to 10 s (the node's
+// default, 2 minutes, is this test's whole budget).
 func TestSimPartyRestarted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	spec, want := chainCase(t, nil)
 	spec.Test = nil
 	c, err := sim.StartCluster(ctx, t.TempDir(), spec.PartyNames(), sim.ClusterOptions{
-		Kinds: job.Registry{"sjc": sjc.Kind{}}, TablesDir: spec.Dir,
+		Kinds: job.Registry{"sjc": sjc.Kind{}}, TablesDir: spec.Dir, Timing: node.Timing{StepMS: 10_000},
 	})
 	if err != nil {
 		t.Fatal(err)
