@@ -48,6 +48,10 @@ type JobStatus struct {
 	Waiting []string `json:"waiting,omitempty"`
 }
 
+// JobSummary is one job as a list counts and filters it (its id, kind,
+// replicated status and end), without its record.
+type JobSummary = runner.JobSummary
+
 // Progress is the coordinator's latest report on a running phase.
 type Progress struct {
 	Phase string `json:"phase"`

@@ -52,12 +52,16 @@ func (c *Console) approvalsPage(r *http.Request) (*view, error) {
 	q := r.URL.Query()
 	d := approvalsData{Done: q.Get("done"), Failed: q.Get("error"), DoneJob: q.Get("job")}
 	now := time.Now()
-	for _, js := range c.node.Jobs() {
-		if !js.Finished.IsZero() {
+	for _, sum := range c.node.JobSummaries() {
+		if !sum.Finished.IsZero() {
 			continue
 		}
-		dec, ok := c.node.Decision(js.ID)
+		dec, ok := c.node.Decision(sum.ID)
 		if !ok || dec.Verdict != policy.Awaiting {
+			continue
+		}
+		js, ok := c.node.Job(sum.ID)
+		if !ok {
 			continue
 		}
 		a := awaitingJob{Row: rowOf(js, now), Since: dec.Time}

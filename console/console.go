@@ -28,8 +28,9 @@ type Node interface {
 	Name() string
 	// Status is the node's state, as /status reports it.
 	Status() api.Status
-	// Jobs lists every job in submission order; Job returns one.
-	Jobs() []*api.JobStatus
+	// JobSummaries lists every job's id, kind, status and end in
+	// submission order, without copying records; Job returns one whole.
+	JobSummaries() []api.JobSummary
 	Job(id string) (*api.JobStatus, bool)
 	// JobsChanged returns a channel closed at the next change of the jobs.
 	JobsChanged() <-chan struct{}

@@ -95,13 +95,25 @@ func (c *Console) jobsPage(r *http.Request) (*view, error) {
 		d.State = ""
 	}
 	now := time.Now()
-	all := c.node.Jobs()
-	counts := map[string]int{}
 	kinds := map[string]bool{}
-	var finished []*api.JobStatus
-	for _, js := range all {
-		kinds[js.Kind] = true
-		if d.Kind != "" && js.Kind != d.Kind {
+	counts := map[string]int{}
+	var finished []string // ids, oldest first
+	for _, sum := range c.node.JobSummaries() {
+		kinds[sum.Kind] = true
+		if d.Kind != "" && sum.Kind != d.Kind {
+			continue
+		}
+		if !sum.Finished.IsZero() {
+			counts[sum.Status]++
+			d.Total++
+			if matchState(d.State, sum.Status) {
+				finished = append(finished, sum.ID)
+			}
+			continue
+		}
+		// An active job's shown state (queued, awaiting) needs its record.
+		js, ok := c.node.Job(sum.ID)
+		if !ok {
 			continue
 		}
 		counts[js.Status]++
@@ -109,14 +121,10 @@ func (c *Console) jobsPage(r *http.Request) (*view, error) {
 		if !matchState(d.State, js.Status) {
 			continue
 		}
-		if js.Finished.IsZero() {
-			if len(d.Active) < maxActiveShown {
-				d.Active = append(d.Active, rowOf(js, now))
-			} else {
-				d.ActiveMore++
-			}
+		if len(d.Active) < maxActiveShown {
+			d.Active = append(d.Active, rowOf(js, now))
 		} else {
-			finished = append(finished, js)
+			d.ActiveMore++
 		}
 	}
 	d.Kinds = slices.Sorted(maps.Keys(kinds))
@@ -129,7 +137,9 @@ func (c *Console) jobsPage(r *http.Request) (*view, error) {
 	d.Pager = newPager(Prefix+"jobs", q, pageOf(q), len(finished))
 	lo, hi := d.Pager.bounds(len(finished))
 	for i := len(finished) - 1 - lo; i >= len(finished)-hi; i-- {
-		d.Finished = append(d.Finished, rowOf(finished[i], now))
+		if js, ok := c.node.Job(finished[i]); ok {
+			d.Finished = append(d.Finished, rowOf(js, now))
+		}
 	}
 	return &view{page: "jobs", title: "Jobs", nav: "jobs", live: true, data: d}, nil
 }

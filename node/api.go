@@ -96,6 +96,11 @@ func (n *Node) Jobs() []*JobStatus {
 	return out
 }
 
+// JobSummaries lists every job's id, kind, replicated status and end in
+// submission order, copying no record: what a paged list counts and
+// filters on before it asks Job for the rows it shows.
+func (n *Node) JobSummaries() []api.JobSummary { return n.fsm.jobs.Summaries() }
+
 // Wait blocks until the job is done or failed and returns its record.
 func (n *Node) Wait(ctx context.Context, id string) (*JobRecord, error) {
 	for {

@@ -175,7 +175,7 @@ var _ console.Node = consoleNode{}
 
 func (v consoleNode) Name() string                               { return v.n.cfg.Name }
 func (v consoleNode) Status() api.Status                         { return v.n.Status() }
-func (v consoleNode) Jobs() []*api.JobStatus                     { return v.n.Jobs() }
+func (v consoleNode) JobSummaries() []api.JobSummary             { return v.n.JobSummaries() }
 func (v consoleNode) Job(id string) (*api.JobStatus, bool)       { return v.n.Job(id) }
 func (v consoleNode) JobsChanged() <-chan struct{}               { return v.n.fsm.jobs.Watch() }
 func (v consoleNode) Policy() (*policy.Show, error)              { return v.n.policy.Show() }

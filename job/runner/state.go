@@ -248,6 +248,27 @@ func (s *State) Jobs() []*JobRecord {
 	return out
 }
 
+// JobSummary is what a list of jobs counts and filters on: no steps, spec
+// or result.
+type JobSummary struct {
+	ID, Kind, Status string
+	Finished         time.Time
+}
+
+// Summaries returns every job's summary in submission order without
+// copying any record: a paged list reads these, then copies (Job) only
+// the rows it shows.
+func (s *State) Summaries() []JobSummary {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]JobSummary, len(s.order))
+	for i, id := range s.order {
+		j := s.jobs[id]
+		out[i] = JobSummary{ID: j.ID, Kind: j.Kind, Status: j.Status, Finished: j.Finished}
+	}
+	return out
+}
+
 // Counts returns how many jobs the log holds and how many of them run,
 // without copying any.
 func (s *State) Counts() (jobs, running int) {
