@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -154,7 +155,8 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
-	tok := r.PostFormValue("token")
+	// A token pasted with the newline of api.token, or a space, is still the token.
+	tok := strings.TrimSpace(r.PostFormValue("token"))
 	want := c.node.APIToken()
 	if tok == "" || want == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(want)) != 1 {
 		msg := "wrong token: use the one in the node's DATA_DIR/api.token (cohort node token)"

@@ -37,6 +37,10 @@
 #                     and reuse them (dealing a 2048-bit key takes seconds to a minute)
 #   TIMEOUT           seconds for the leader and for the job each (default 300)
 #   KEEP=1            keep the work dir (data dirs, node logs)
+#   CONSOLE=0         skip the web console check: by default the first node
+#                     also serves its HTTP listener on its address, port 7480,
+#                     and scripts/console-check.sh (curl) drives its console
+#                     from inside its namespace once the job is done
 #
 # Needs root, iproute2 (ip, tc) and go (unless COHORT and NETSHAPE are set).
 # A trap on EXIT, INT and TERM stops every process and deletes every namespace
@@ -256,6 +260,12 @@ for i in "${!NAMES[@]}"; do
 		sed -n 's/.*"peer_id": *"\([^"]*\)".*/\1/p')")
 	sed -i "s#^tables_dir:.*#tables_dir: $(dirname "$SPEC")#" "$WORK/$name/node.yaml"
 done
+# The first node also serves its HTTP API and web console, on its address.
+if [[ ${CONSOLE:-1} == 1 ]] && ! command -v curl >/dev/null; then
+	log "no curl: the web console check is skipped (apt-get install curl)"
+	CONSOLE=0
+fi
+if [[ ${CONSOLE:-1} == 1 ]]; then echo "http: $(addr 0):7480" >>"$WORK/${NAMES[0]}/node.yaml"; fi
 {
 	echo "members:"
 	for i in "${!NAMES[@]}"; do
@@ -360,6 +370,9 @@ for i in "${!NAMES[@]}"; do
 	tx_json+="$( ((i > 0)) && echo ", ")\"${NAMES[$i]}\": $(($(txbytes "$i") - TX0[$i]))"
 done
 for name in "${NAMES[@]}"; do cp "$WORK/$name/audit.jsonl" "$OUT/audit/$name.jsonl"; done
+if [[ ${CONSOLE:-1} == 1 ]]; then
+	ip netns exec "cohort-$RUN-0" "$(dirname "$0")/console-check.sh" "$(addr 0):7480" "$WORK/${NAMES[0]}/api.token" "$id"
+fi
 cat >"$OUT/run.json" <<EOF
 {
   "job": "$id",

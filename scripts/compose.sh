@@ -2,7 +2,8 @@
 # compose.sh: build the FROM-scratch image from a locally built static cohort,
 # bring the 3-node compose consortium (configs/docker-compose.yml) up with
 # podman, run the sum job and a mining job (bicluster) from the host through
-# north's HTTP API, print their wall times, and tear everything down.
+# north's HTTP API, print their wall times, check north's web console
+# (scripts/console-check.sh), and tear everything down.
 #
 #   scripts/compose.sh            # needs podman and podman-compose (apt-get install podman podman-compose)
 #
@@ -127,4 +128,9 @@ run_job() { # NAME SPEC CHECK
 echo "job	wall time (submit to result, 3 containers, podman $(podman --version | cut -d' ' -f3), load $(cut -d' ' -f1 /proc/loadavg))"
 run_job sum "$REPO/examples/sum/spec.yaml" '"sum": 79.75'
 run_job bicluster "$REPO/examples/bicluster/spec.yaml" '"biclusters"'
+
+# 6. north's web console, served from its container on the same listener.
+job=$("$COHORT" job list --api "$API" --format json | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p' | head -n 1)
+[[ -n $job ]] || { echo "compose.sh: north lists no job" >&2; exit 1; }
+"$REPO/scripts/console-check.sh" "$API" "$WORK/nodes/north/api.token" "$job"
 log "done; tearing down"
