@@ -101,6 +101,9 @@ type Options struct {
 	Warnings *Warnings
 	// SessionTTL is how long a sign-in lasts (default DefaultSessionTTL).
 	SessionTTL time.Duration
+	// Version is the release the binary was linked as ("": the module
+	// version from the build info, or "devel"), as `cohort version` shows it.
+	Version string
 }
 
 // DefaultSessionTTL is how long a sign-in lasts by default.

@@ -45,7 +45,7 @@ type nodeData struct {
 }
 
 func (c *Console) nodePage(r *http.Request) (*view, error) {
-	d := nodeData{Status: c.node.Status(), Build: buildinfo.Read(""), Started: c.started, Uptime: duration(time.Since(c.started)),
+	d := nodeData{Status: c.node.Status(), Build: buildinfo.Read(c.opts.Version), Started: c.started, Uptime: duration(time.Since(c.started)),
 		DataDir: c.opts.DataDir, Use: c.files.use(), Keys: c.files.keys(), Warnings: c.opts.Warnings.Recent()}
 	c.ledger.read(func(l *ledgerIndex) { d.Ledger = l.state() })
 	return &view{page: "node", title: "Node", nav: "node", data: d}, nil

@@ -60,6 +60,9 @@ type Options struct {
 	// receives the configuration and the log from the leader. It has no
 	// effect on a node that has Raft state.
 	Join bool
+	// Version is the release the binary was linked as ("" when none): the
+	// console shows it with the build info.
+	Version string
 }
 
 // Event describes a committed log entry, for progress displays.
@@ -95,6 +98,7 @@ type Node struct {
 	refused *prometheus.CounterVec // Raft RPCs the stream layer refused
 	token   string                 // the HTTP API's bearer token
 	join    bool                   // Options.Join
+	version string                 // Options.Version
 	console *consoleSite           // the operator's web pages (console.go)
 
 	cons atomic.Pointer[Consortium] // the members as the log has them; see members.go
@@ -192,7 +196,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	}
 	n := &Node{
 		key: sk, policy: enforcer, cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, host: h, gater: g,
-		metrics: m, ledger: ledger, fsm: newFSM(), token: token, join: opts.Join, redialNow: make(chan struct{}, 1), secrets: job.DirSecrets(cfg.DataDir),
+		metrics: m, ledger: ledger, fsm: newFSM(), token: token, join: opts.Join, version: opts.Version, redialNow: make(chan struct{}, 1), secrets: job.DirSecrets(cfg.DataDir),
 		coordinating: map[string]*coordination{}, workers: map[string]*worker{}, progress: map[string]Progress{},
 		maxJobs: cfg.MaxJobs, unknownJobGrace: unknownJobGrace, console: site,
 	}

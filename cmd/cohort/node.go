@@ -91,7 +91,7 @@ func (a *app) nodeRunCmd() *cobra.Command {
 			if warning := keyWarning(cfg); warning != "" {
 				fmt.Fprintf(a.stderr, "warning: %s\n", warning)
 			}
-			n, err := node.New(node.Options{Config: cfg, Kinds: kinds(), Logger: a.logger(), Join: join})
+			n, err := node.New(node.Options{Config: cfg, Kinds: kinds(), Logger: a.logger(), Join: join, Version: version})
 			if err != nil {
 				return err
 			}
