@@ -99,6 +99,10 @@ func TestSumPartyErrorsAreNamed(t *testing.T) {
 			t.Errorf("failures %v: %s's error missing", rec.Failures, n)
 		}
 	}
+	// The job's own error says how many are left and why each went.
+	if !strings.Contains(rec.Error, "no party remains") || strings.Count(rec.Error, `column "v"`) != len(names) {
+		t.Errorf("job error %q: want that no party remains and each party's cause", rec.Error)
+	}
 }
 
 // Out-of-range and mistyped params are refused with the field named; a

@@ -231,9 +231,20 @@ func decide(o *job.Outcome[output], parties []string) (decision, error) {
 	missing := slices.Sorted(maps.Keys(v.Missing))
 	// At least two parties, whatever the key: a sum of one is its input.
 	if left, need := len(parties)-len(missing), max(2, threshold+1); left < need {
-		return decision{}, fmt.Errorf("without %v only %d parties remain, and %d are needed to decrypt", missing, left, need)
+		return decision{}, fmt.Errorf("without %v %s, and %d are needed to decrypt%s", missing, remain(left), need, describe(v.Missing))
 	}
 	return decision{Missing: missing}, nil
+}
+
+// remain says how many parties are left.
+func remain(n int) string {
+	switch n {
+	case 0:
+		return "no party remains"
+	case 1:
+		return "only 1 party remains"
+	}
+	return fmt.Sprintf("only %d parties remain", n)
 }
 
 // describe lists parties and their errors after a colon, or nothing.
