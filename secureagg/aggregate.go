@@ -195,6 +195,9 @@ type aggregation struct {
 	noise   *NoiseReport
 	shape   string
 	own     []byte // as a child of the root: the digest of the product it sent up
+	// rootCommit is the root's digest of its own input: its own, at the
+	// root; as received before sending up, at a child of the root.
+	rootCommit []byte
 }
 
 // precompute builds the key's encryption table (once per process and key,
@@ -239,6 +242,7 @@ func withdraw(ctx context.Context, net Network, step job.Step, cfg Config, cause
 	ctx, cancel := s.within(ctx, s.totalHops())
 	defer cancel()
 	abort := ciphertextBody{Missing: []string{s.self}}
+	s.withdrawCommit(ctx)
 	if parent := s.tree.parent(s.self); parent != "" {
 		_ = s.send(ctx, s.upHops(s.self), parent, TypeUp, abort, protocol.DiscloseControl)
 	}

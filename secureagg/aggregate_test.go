@@ -290,7 +290,12 @@ func TestDecryptedSumOutOfRange(t *testing.T) {
 	var forged []byte
 	net.Intercept("org03", func(to string, m *protocol.Message) *protocol.Message {
 		if m.Type == TypeDigest {
-			m.Body, _ = protocol.Marshal(digestBody{D: forged})
+			body, err := decodeDigest(m.Body)
+			if err != nil {
+				t.Error(err)
+			}
+			body.D = forged // the root's commitment it passes on as received
+			m.Body, _ = protocol.Marshal(body)
 			return m
 		}
 		if m.Type != TypeUp {
@@ -381,7 +386,7 @@ func TestLeakage(t *testing.T) {
 	allowed := map[string]protocol.Disclosure{
 		TypeUp: protocol.DiscloseCiphertext, TypeDown: protocol.DiscloseCiphertext,
 		TypeShare: protocol.DiscloseDecryptionShare, TypeResult: protocol.DisclosePublicResult,
-		TypeDigest: protocol.DiscloseControl,
+		TypeDigest: protocol.DiscloseControl, TypeCommit: protocol.DiscloseControl,
 	}
 	var first [][]byte
 	for run, root := range []string{"org01", "org01", who} {

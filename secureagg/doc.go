@@ -24,9 +24,12 @@
 //  2. Down (secureagg/down, ciphertext). The root sends the total's
 //     components down the tree: its own input and each of its children's
 //     products, which those children also digest to every other party
-//     (secureagg/digest, control). Every party checks the components against
-//     the digests and forms the total itself; it makes a decryption share of
-//     nothing else (ErrTampered).
+//     (secureagg/digest, control). The root's own input was committed
+//     first: the root sends its children its digest (secureagg/commit,
+//     control) and they send their products up only once they hold it, and
+//     repeat it in their digests (commit.go). Every party checks the
+//     components against the digests and the commitment and forms the total
+//     itself; it makes a decryption share of nothing else (ErrTampered).
 //  3. Share (secureagg/share, decryption-share). Every party sends the
 //     root its decryption share of the total, with one batched proof bound
 //     to the key, its index and the step's job, phase, round and attempt.
@@ -90,7 +93,8 @@
 //
 // A party sends only ciphertexts (its subtree's product up, the total's
 // components down to its children), a digest of its product when it is a
-// child of the root, its decryption share of the total with a proof, and,
+// child of the root (with the root's commitment it received), the root's
+// commitment to its own input when it is the root, its decryption share of the total with a proof, and,
 // if it is an inner node, the public result. Under semi-honest parties and an
 // honest majority (at most t colluders, N ≥ 2t+1), every party learns the
 // sum (plus noise when asked for), the list of parties in the sum and of
@@ -98,7 +102,8 @@
 // about another party's input beyond what the sum reveals. The root learns
 // no more than others: it holds one key share, and the total can only be
 // decrypted with t+1 shares, each of which decrypts only the total its
-// party formed itself from digest-checked components; the root is never
+// party formed itself from digest-checked components, the root's own
+// committed before it received any other (TestRootOwnInputCommitted); the root is never
 // the coordinator, and the coordinator, a leaf, sees no other party's
 // ciphertext before it sends its own (TestDecryptionOracleRefused). A
 // party's own encrypted input is not proven in range or known to it: a
@@ -141,7 +146,8 @@
 //   - Vetting: as on the Paillier path the root sends the total's
 //     components down (the masks of its own contribution and of each
 //     child's subtree sum), the root's children digest theirs to every
-//     other party, and every party sums the components itself
+//     other party, the root's own is committed as on the Paillier path, and
+//     every party sums the components itself
 //     (mhe.Decryptor.TargetFromSums): it makes decryption shares only of
 //     the aggregate of every party's input of this step, its own among
 //     them (ErrTampered otherwise; TestLatticeDecryptionOracleRefused).

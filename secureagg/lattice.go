@@ -22,12 +22,15 @@ import (
 //
 //  1. Up: each party encrypts its vector (a few values per coefficient,
 //     8,192 coefficients per ciphertext), adds its children's subtree sums
-//     and sends its subtree's sum up; a child of the root also sends every
-//     other party but the root the digest of its subtree sum's mask.
+//     and sends its subtree's sum up; a child of the root first waits for
+//     the root's commitment to its own contribution (commit.go), and also
+//     sends every other party but the root the digest of its subtree sum's
+//     mask with that commitment.
 //  2. Down: the root sends the total's components down the tree (the mask,
 //     c1 and the digest of c0, of its own contribution and of each of its
 //     children's subtree sums). Every party checks the children's
-//     components against the digests they sent it directly and sums the
+//     components against the digests they sent it directly, the root's
+//     own against its commitment, and sums the
 //     components itself (mhe.Decryptor.TargetFromSums): it decrypts the
 //     step's aggregate of every party's input, with its own in it, or
 //     nothing (ErrTampered).
@@ -176,6 +179,13 @@ func (s *latticeAgg) run(ctx context.Context, input []float64) (*Result, error) 
 		return nil, err
 	}
 	s.ownDigest = own.Inputs[0].Digest
+	if parent == "" {
+		b, err := own.Mask().MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("secureagg: marshal a mask: %w", err)
+		}
+		s.commitOwn(ctx, b)
+	}
 	acc, parts, missing, err := s.gatherUp(ctx, own, children)
 	if err != nil {
 		return nil, err
@@ -323,6 +333,15 @@ func (s *latticeAgg) upAndDown(ctx context.Context, acc *mhe.Aggregate, missing 
 		if data, err = acc.MarshalBinary(); err != nil {
 			return nil, fmt.Errorf("secureagg: marshal the subtree sum: %w", err)
 		}
+		if parent == s.tree.root() {
+			if err := s.awaitCommit(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil, fmt.Errorf("secureagg: %w", err)
+				}
+				s.abortDown(ctx, []string{parent})
+				return nil, &MissingError{Parties: []string{parent}}
+			}
+		}
 		err = s.sendBlob(ctx, s.upHops(s.self), parent, TypeUp, s.net, data, protocol.DiscloseCiphertext)
 	}
 	if err != nil {
@@ -339,7 +358,7 @@ func (s *latticeAgg) upAndDown(ctx context.Context, acc *mhe.Aggregate, missing 
 		}
 		s.own = digest(s.step, s.self, mask)
 		others := slices.DeleteFunc(slices.Clone(s.tree.order), func(p string) bool { return p == s.self || p == parent })
-		s.sendAll(ctx, s.downHops, others, TypeDigest, digestBody{D: s.own}, protocol.DiscloseControl)
+		s.sendAll(ctx, s.downHops, others, TypeDigest, digestBody{D: s.own, Root: s.rootCommit}, protocol.DiscloseControl)
 	}
 	n := len(s.tree.children(s.tree.root())) + 1
 	data, miss, err := s.receiveBlob(ctx, s.downHops(s.self), parent, TypeDown, s.net, n*s.maxMask())

@@ -54,6 +54,7 @@ func TestLatticeLeakage(t *testing.T) {
 		TypeUp: protocol.DiscloseCiphertext, TypeDown: protocol.DiscloseCiphertext,
 		TypeShare: protocol.DiscloseDecryptionShare, TypeResult: protocol.DisclosePublicResult,
 		TypeDigest: protocol.DiscloseControl, TypeShareRequest: protocol.DiscloseControl,
+		TypeCommit: protocol.DiscloseControl,
 	}
 	var first []byte
 	for run, root := range []string{"org01", "org01", who} {

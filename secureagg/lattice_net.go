@@ -66,6 +66,7 @@ func (s *latticeAgg) abortDown(ctx context.Context, missing []string) {
 // abortBoth tells the parent and the children at once that the attempt
 // failed for want of missing, so nobody waits for this party in vain.
 func (s *latticeAgg) abortBoth(ctx context.Context, missing []string) {
+	s.withdrawCommit(ctx)
 	if parent := s.tree.parent(s.self); parent != "" {
 		_ = s.sendAbort(ctx, s.upHops(s.self), parent, TypeUp, missing)
 	}

@@ -35,6 +35,12 @@ const (
 	// can check the total it is asked to decrypt (disclosure control: a
 	// hash of ciphertexts).
 	TypeDigest = "secureagg/digest"
+	// TypeCommit carries the root's digest of its own input to each of its
+	// children, who wait for it before they send their subtrees up, so the
+	// root fixes its own part of the total before it can see any other
+	// (disclosure control: a hash of ciphertexts). An empty one says the
+	// root withdrew.
+	TypeCommit = "secureagg/commit"
 )
 
 // Bounds on decoded text, so a hostile peer cannot make us keep or log
@@ -54,9 +60,12 @@ type ciphertextBody struct {
 	Missing     []string `msgpack:"missing"`
 }
 
-// digestBody is the body of a digest message.
+// digestBody is the body of digest and commit messages: a digest, and in a
+// digest message the root's commitment to its own input as the child of
+// the root that sends it received it before sending its subtree up.
 type digestBody struct {
-	D []byte `msgpack:"d"`
+	D    []byte `msgpack:"d"`
+	Root []byte `msgpack:"root,omitempty"`
 }
 
 type shareBody struct {

@@ -27,11 +27,19 @@ func (s *aggregation) run(ctx context.Context, input []float64) (*Result, error)
 	if err != nil {
 		// Tell both directions at once so nobody waits for us in vain.
 		abort := ciphertextBody{Missing: []string{s.self}}
+		s.withdrawCommit(ctx)
 		if parent != "" {
 			_ = s.send(ctx, s.upHops(s.self), parent, TypeUp, abort, protocol.DiscloseControl)
 		}
 		s.sendAll(ctx, s.downHops, children, TypeDown, abort, protocol.DiscloseControl)
 		return nil, err
+	}
+	if parent == "" {
+		b, err := s.pk.MarshalCiphertexts(own)
+		if err != nil {
+			return nil, fmt.Errorf("secureagg: marshal ciphertexts: %w", err)
+		}
+		s.commitOwn(ctx, b)
 	}
 	acc, parts, missing, err := s.gatherUp(ctx, own, children)
 	if err != nil {
@@ -72,6 +80,11 @@ func (s *aggregation) upAndDown(ctx context.Context, acc []*paillier.Ciphertext,
 			return nil, fmt.Errorf("secureagg: marshal ciphertexts: %w", err)
 		}
 		body.Shape, d = s.shape, protocol.DiscloseCiphertext
+		if parent == s.tree.root() {
+			if err := s.awaitCommit(ctx); err != nil {
+				return nil, s.rootMissing(ctx, err)
+			}
+		}
 	}
 	if err := s.send(ctx, s.upHops(s.self), parent, TypeUp, body, d); err != nil {
 		if ctx.Err() != nil {
@@ -85,7 +98,7 @@ func (s *aggregation) upAndDown(ctx context.Context, acc []*paillier.Ciphertext,
 	if parent == s.tree.root() && len(missing) == 0 {
 		s.own = digest(s.step, s.self, body.Ciphertexts)
 		others := slices.DeleteFunc(slices.Clone(s.tree.order), func(p string) bool { return p == s.self || p == parent })
-		s.sendAll(ctx, s.downHops, others, TypeDigest, digestBody{D: s.own}, protocol.DiscloseControl)
+		s.sendAll(ctx, s.downHops, others, TypeDigest, digestBody{D: s.own, Root: s.rootCommit}, protocol.DiscloseControl)
 	}
 	wctx, cancel := s.within(ctx, s.downHops(s.self))
 	msg, err := s.net.Receive(wctx, parent, TypeDown)
@@ -305,31 +318,47 @@ func (s *aggregation) gatherUp(ctx context.Context, own []*paillier.Ciphertext, 
 	return acc, parts, missing, nil
 }
 
+// rootMissing ends the attempt of a child of the root that got no
+// commitment from the root: its subtree learns so, and the root is named
+// missing.
+func (s *aggregation) rootMissing(ctx context.Context, cause error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("secureagg: %w", cause)
+	}
+	root := s.tree.root()
+	s.sendAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, ciphertextBody{Missing: []string{root}}, protocol.DiscloseControl)
+	return &MissingError{Parties: []string{root}}
+}
+
 // checkDigests checks each child of the root's component of the total
 // (comps[1+j] for the j-th child) against the digest that child sent this
 // party directly (its own, if this party is that child): the root cannot
-// swap a subtree's sum for anything else. Both backends check so.
+// swap a subtree's sum for anything else; and the root's own component
+// (comps[0]) against the commitment those children received before they
+// sent their subtrees up (commit.go). Both backends check so.
 func (s *aggregation) checkDigests(ctx context.Context, comps [][]byte) error {
 	root := s.tree.root()
+	var commits [][]byte
 	for j, c := range s.tree.children(root) {
-		want := s.own
+		want, commit := s.own, s.rootCommit
 		if c != s.self {
 			wctx, cancel := s.within(ctx, s.downHops(s.self))
 			msg, err := s.net.Receive(wctx, c, TypeDigest)
 			cancel()
 			var body digestBody
 			if err == nil {
-				err = protocol.Unmarshal(msg, &body)
+				body, err = decodeDigest(msg)
 			}
 			if err != nil {
 				return fmt.Errorf("%w: no digest from %s: %w", ErrTampered, c, err)
 			}
-			want = body.D
+			want, commit = body.D, body.Root
 		}
+		commits = append(commits, commit)
 		if !bytes.Equal(want, digest(s.step, c, comps[1+j])) {
 			return fmt.Errorf("%w: the total from %s does not hold %s's subtree as %s sent it (coordinator %s); no decryption share is made",
 				ErrTampered, root, c, c, s.step.Coordinator)
 		}
 	}
-	return nil
+	return s.checkRootCommit(commits, comps[0])
 }

@@ -165,14 +165,14 @@ func TestSumDroppedParty(t *testing.T) {
 // profileAllows says whether a ledger entry is one sum's leakage profile
 // allows: ciphertexts, decryption shares and the public result, and the
 // plumbing that carries none of the party's data (a child of the root's
-// digest of its product, the runtime's admission answer, the node's own
+// digest of its product, the root's commitment to its own, the runtime's admission answer, the node's own
 // policy decisions, which nothing sends).
 func profileAllows(e audit.Entry) bool {
 	switch protocol.Disclosure(e.Disclosure) {
 	case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult:
 		return true
 	case protocol.DiscloseControl:
-		return e.Type == secureagg.TypeDigest || e.Type == secureagg.TypeShareRequest || e.Type == audit.DecisionType ||
+		return e.Type == secureagg.TypeDigest || e.Type == secureagg.TypeCommit || e.Type == secureagg.TypeShareRequest || e.Type == audit.DecisionType ||
 			e.Type == "job/output" && e.Phase == "admit"
 	}
 	return false
