@@ -3,9 +3,11 @@ package secureagg
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -176,4 +178,20 @@ func bigs(xs ...int64) []*big.Int {
 
 func paillierCtx() paillier.ProofContext {
 	return paillier.ProofContext{Job: "job-1", Phase: "sum", Round: 3, Attempt: 1}
+}
+
+// wantNothingDecrypted checks a round whose total the root tampered with:
+// org02 and org03 refuse it (ErrTampered, with why in the text), and the
+// root, without their shares, decrypts nothing.
+func wantNothingDecrypted(t *testing.T, outs map[string]outcome, why string) {
+	t.Helper()
+	for _, n := range []string{"org02", "org03"} {
+		err := outs[n].err
+		if outs[n].res != nil || !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), why) {
+			t.Errorf("%s: %v, want ErrTampered with %q", n, err, why)
+		}
+	}
+	if err := outs["org01"].err; !errors.Is(err, ErrTooFewShares) {
+		t.Errorf("root: %v, want too few shares (nothing was decrypted)", err)
+	}
 }

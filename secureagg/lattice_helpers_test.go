@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/mhe"
+	"github.com/cohortdm/cohort/protocol"
 )
 
 // latticeKeys caches one lattice key per consortium size for the test
@@ -75,4 +77,31 @@ func exactInputs(c *consortium, n int, seed uint64) (map[string][]float64, []flo
 		want[j] = math.Ldexp(float64(s), -16) // |s| < 2^46: exact
 	}
 	return out, want
+}
+
+// rewriteLatticeDown rewrites the total's components in the root's lattice
+// down message (n components) with forge.
+func rewriteLatticeDown(t *testing.T, n int, forge func(comps [][]byte) [][]byte) jobtest.Tamper {
+	return func(to string, m *protocol.Message) *protocol.Message {
+		if m.Type != TypeDown {
+			return m
+		}
+		var h blobHeader
+		data, err := unframeRaw(m.Body, &h)
+		if err != nil {
+			t.Error(err)
+			return m
+		}
+		comps, err := decodeList(data, n)
+		if err != nil {
+			t.Error(err)
+			return m
+		}
+		forged := encodeList(forge(comps))
+		h.Size = len(forged)
+		if m.Body, err = frameRaw(h, forged); err != nil {
+			t.Error(err)
+		}
+		return m
+	}
 }
