@@ -218,16 +218,11 @@ func decodeLatticeResult(b []byte, coeffs int, modulus uint64, parties []string)
 	if err != nil {
 		return nil, err
 	}
-	if len(r.Error) > maxReason {
-		return nil, fmt.Errorf("%w: error text of %d bytes", protocol.ErrMalformed, len(r.Error))
-	}
-	if err := checkNames("missing", r.Missing, parties); err != nil {
+	failed, err := checkFailure(r.Error, r.Missing, len(raw) > 0 || len(r.Included) > 0 || len(r.Excluded) > 0 || r.Noise != nil, parties)
+	if err != nil {
 		return nil, err
 	}
-	if r.Error != "" || len(r.Missing) > 0 {
-		if len(raw) > 0 || len(r.Included) > 0 || len(r.Excluded) > 0 || r.Noise != nil {
-			return nil, fmt.Errorf("%w: a failed result carries a sum", protocol.ErrMalformed)
-		}
+	if failed {
 		return &r, nil
 	}
 	if len(raw)%8 != 0 || len(raw) > 8*coeffs {
@@ -245,6 +240,23 @@ func decodeLatticeResult(b []byte, coeffs int, modulus uint64, parties []string)
 		return nil, err
 	}
 	return &r, nil
+}
+
+// checkFailure checks a result's failure fields, on either backend: a
+// short error text, missing parties of the step, and, when the result
+// reports a failure (failed), no sum or report beside it (carriesSum).
+func checkFailure(errText string, missing []string, carriesSum bool, parties []string) (failed bool, err error) {
+	if len(errText) > maxReason {
+		return false, fmt.Errorf("%w: error text of %d bytes", protocol.ErrMalformed, len(errText))
+	}
+	if err := checkNames("missing", missing, parties); err != nil {
+		return false, err
+	}
+	failed = errText != "" || len(missing) > 0
+	if failed && carriesSum {
+		return false, fmt.Errorf("%w: a failed result carries a sum", protocol.ErrMalformed)
+	}
+	return failed, nil
 }
 
 // checkReport checks a result's public fields, on either backend: who is

@@ -193,16 +193,11 @@ func decodeResult(b []byte, count int, modulus *big.Int, parties []string) (*res
 	if err := protocol.Unmarshal(b, &r); err != nil {
 		return nil, err
 	}
-	if len(r.Error) > maxReason {
-		return nil, fmt.Errorf("%w: error text of %d bytes", protocol.ErrMalformed, len(r.Error))
-	}
-	if err := checkNames("missing", r.Missing, parties); err != nil {
+	failed, err := checkFailure(r.Error, r.Missing, len(r.Plain) > 0 || len(r.Included) > 0 || len(r.Excluded) > 0 || r.Noise != nil, parties)
+	if err != nil {
 		return nil, err
 	}
-	if r.Error != "" || len(r.Missing) > 0 {
-		if len(r.Plain) > 0 || len(r.Included) > 0 || len(r.Excluded) > 0 || r.Noise != nil {
-			return nil, fmt.Errorf("%w: a failed result carries a sum", protocol.ErrMalformed)
-		}
+	if failed {
 		return &r, nil
 	}
 	if len(r.Plain) != count {
