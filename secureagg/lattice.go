@@ -179,12 +179,12 @@ func (s *latticeAgg) run(ctx context.Context, input []float64) (*Result, error) 
 		return nil, err
 	}
 	s.ownDigest = own.Inputs[0].Digest
+	var ownComp []byte // at the root: its own mask, committed to now
 	if parent == "" {
-		b, err := own.Mask().MarshalBinary()
-		if err != nil {
+		if ownComp, err = own.Mask().MarshalBinary(); err != nil {
 			return nil, fmt.Errorf("secureagg: marshal a mask: %w", err)
 		}
-		s.commitOwn(ctx, b)
+		s.commitOwn(ctx, ownComp)
 	}
 	acc, parts, missing, err := s.gatherUp(ctx, own, children)
 	if err != nil {
@@ -205,7 +205,7 @@ func (s *latticeAgg) run(ctx context.Context, input []float64) (*Result, error) 
 		s.abortDown(ctx, missing)
 		return nil, &MissingError{Parties: missing}
 	}
-	comps, err := s.components(own, parts)
+	comps, err := s.components(ownComp, parts)
 	if err != nil {
 		return nil, err
 	}
@@ -382,11 +382,11 @@ func (s *latticeAgg) upAndDown(ctx context.Context, acc *mhe.Aggregate, missing 
 }
 
 // components is the root's down message: the masks of its own
-// contribution and of each child's subtree sum, from which every party
-// forms the total's mask itself.
-func (s *latticeAgg) components(own *mhe.Aggregate, parts []*mhe.Aggregate) ([][]byte, error) {
-	out := make([][]byte, 0, 1+len(parts))
-	for _, a := range append([]*mhe.Aggregate{own}, parts...) {
+// contribution (own, encoded as committed) and of each child's subtree
+// sum, from which every party forms the total's mask itself.
+func (s *latticeAgg) components(own []byte, parts []*mhe.Aggregate) ([][]byte, error) {
+	out := append(make([][]byte, 0, 1+len(parts)), own)
+	for _, a := range parts {
 		b, err := a.Mask().MarshalBinary()
 		if err != nil {
 			return nil, fmt.Errorf("secureagg: marshal a mask: %w", err)

@@ -34,12 +34,12 @@ func (s *aggregation) run(ctx context.Context, input []float64) (*Result, error)
 		s.sendAll(ctx, s.downHops, children, TypeDown, abort, protocol.DiscloseControl)
 		return nil, err
 	}
+	var ownComp []byte // at the root: its own component, committed to now
 	if parent == "" {
-		b, err := s.pk.MarshalCiphertexts(own)
-		if err != nil {
+		if ownComp, err = s.pk.MarshalCiphertexts(own); err != nil {
 			return nil, fmt.Errorf("secureagg: marshal ciphertexts: %w", err)
 		}
-		s.commitOwn(ctx, b)
+		s.commitOwn(ctx, ownComp)
 	}
 	acc, parts, missing, err := s.gatherUp(ctx, own, children)
 	if err != nil {
@@ -55,7 +55,7 @@ func (s *aggregation) run(ctx context.Context, input []float64) (*Result, error)
 			s.sendAll(ctx, s.downHops, children, TypeDown, ciphertextBody{Missing: missing}, protocol.DiscloseControl)
 			return nil, &MissingError{Parties: missing}
 		}
-		body, err := s.components(own, parts)
+		body, err := s.components(ownComp, parts)
 		if err != nil {
 			return nil, err
 		}
@@ -123,11 +123,12 @@ func (s *aggregation) upAndDown(ctx context.Context, acc []*paillier.Ciphertext,
 	return s.checkTotal(ctx, comps)
 }
 
-// components is the root's down message: its own encrypted input and each
-// child's subtree product, from which every party forms the total itself.
-func (s *aggregation) components(own []*paillier.Ciphertext, parts [][]*paillier.Ciphertext) (ciphertextBody, error) {
-	body := ciphertextBody{Shape: s.shape}
-	for _, cts := range append([][]*paillier.Ciphertext{own}, parts...) {
+// components is the root's down message: its own encrypted input (own,
+// encoded as committed) and each child's subtree product, from which every
+// party forms the total itself.
+func (s *aggregation) components(own []byte, parts [][]*paillier.Ciphertext) (ciphertextBody, error) {
+	body := ciphertextBody{Shape: s.shape, Components: [][]byte{own}}
+	for _, cts := range parts {
 		b, err := s.pk.MarshalCiphertexts(cts)
 		if err != nil {
 			return body, fmt.Errorf("secureagg: marshal ciphertexts: %w", err)
