@@ -241,12 +241,7 @@ func withdraw(ctx context.Context, net Network, step job.Step, cfg Config, cause
 	}
 	ctx, cancel := s.within(ctx, s.totalHops())
 	defer cancel()
-	abort := ciphertextBody{Missing: []string{s.self}}
-	s.withdrawCommit(ctx)
-	if parent := s.tree.parent(s.self); parent != "" {
-		_ = s.send(ctx, s.upHops(s.self), parent, TypeUp, abort, protocol.DiscloseControl)
-	}
-	s.sendAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, abort, protocol.DiscloseControl)
+	s.abortAll(ctx)
 	return cause
 }
 

@@ -25,13 +25,7 @@ func (s *aggregation) run(ctx context.Context, input []float64) (*Result, error)
 
 	own, err := s.encrypt(ctx, input)
 	if err != nil {
-		// Tell both directions at once so nobody waits for us in vain.
-		abort := ciphertextBody{Missing: []string{s.self}}
-		s.withdrawCommit(ctx)
-		if parent != "" {
-			_ = s.send(ctx, s.upHops(s.self), parent, TypeUp, abort, protocol.DiscloseControl)
-		}
-		s.sendAll(ctx, s.downHops, children, TypeDown, abort, protocol.DiscloseControl)
+		s.abortAll(ctx)
 		return nil, err
 	}
 	var ownComp []byte // at the root: its own component, committed to now
@@ -63,6 +57,18 @@ func (s *aggregation) run(ctx context.Context, input []float64) (*Result, error)
 		total = acc
 	}
 	return s.finish(ctx, total)
+}
+
+// abortAll tells the parent and the children at once (and, at the root,
+// the children waiting for its commitment) that this party has no input,
+// so nobody waits for it in vain.
+func (s *aggregation) abortAll(ctx context.Context) {
+	abort := ciphertextBody{Missing: []string{s.self}}
+	s.withdrawCommit(ctx)
+	if parent := s.tree.parent(s.self); parent != "" {
+		_ = s.send(ctx, s.upHops(s.self), parent, TypeUp, abort, protocol.DiscloseControl)
+	}
+	s.sendAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, abort, protocol.DiscloseControl)
 }
 
 // upAndDown is a non-root party's middle: send its subtree's product up
