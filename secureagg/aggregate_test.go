@@ -2,7 +2,6 @@ package secureagg
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"math/big"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -637,27 +635,11 @@ func TestAggregationsOnSubChannels(t *testing.T) {
 		}
 		inputs[ch] = in
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	type key struct{ party, channel string }
-	var mu sync.Mutex
-	got := map[key]outcome{}
-	var wg sync.WaitGroup
-	for _, name := range c.names {
-		for _, ch := range channels {
-			wg.Go(func() {
-				res, err := Aggregate(ctx, net.Party(name), step.Sub(ch), testConfig(c, name), inputs[ch][name])
-				mu.Lock()
-				got[key{name, ch}] = outcome{res, err}
-				mu.Unlock()
-			})
-		}
-	}
-	wg.Wait()
+	got := runChannels(net, step, c.names, channels, func(name string) Config { return testConfig(c, name) }, inputs)
 	for _, ch := range channels {
 		want := plainSum(inputs[ch], c.names)
 		for _, name := range c.names {
-			o := got[key{name, ch}]
+			o := got[[2]string{name, ch}]
 			if o.err != nil {
 				t.Fatalf("%s on %s: %v", name, ch, o.err)
 			}

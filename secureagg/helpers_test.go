@@ -195,3 +195,26 @@ func wantNothingDecrypted(t *testing.T, outs map[string]outcome, why string) {
 		t.Errorf("root: %v, want too few shares (nothing was decrypted)", err)
 	}
 }
+
+// runChannels runs Aggregate at every party on every sub-channel of step
+// at once (job.Step.Sub), within a minute; outcomes are keyed by
+// {party, channel}.
+func runChannels(net *jobtest.Network, step job.Step, parties, channels []string, cfg func(name string) Config, inputs map[string]map[string][]float64) map[[2]string]outcome {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	got := map[[2]string]outcome{}
+	var wg sync.WaitGroup
+	for _, name := range parties {
+		for _, ch := range channels {
+			wg.Go(func() {
+				res, err := Aggregate(ctx, net.Party(name), step.Sub(ch), cfg(name), inputs[ch][name])
+				mu.Lock()
+				got[[2]string{name, ch}] = outcome{res, err}
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	return got
+}

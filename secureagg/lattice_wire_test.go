@@ -69,26 +69,10 @@ func TestLatticeSubChannels(t *testing.T) {
 	for k, ch := range channels {
 		inputs[ch], wants[ch] = exactInputs(c, 5+k, uint64(k))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	type key struct{ party, channel string }
-	var mu sync.Mutex
-	got := map[key]outcome{}
-	var wg sync.WaitGroup
-	for _, name := range c.names {
-		for _, ch := range channels {
-			wg.Go(func() {
-				res, err := Aggregate(ctx, net.Party(name), step.Sub(ch), latticeConfig(keys, name), inputs[ch][name])
-				mu.Lock()
-				got[key{name, ch}] = outcome{res, err}
-				mu.Unlock()
-			})
-		}
-	}
-	wg.Wait()
+	got := runChannels(net, step, c.names, channels, func(name string) Config { return latticeConfig(keys, name) }, inputs)
 	for _, ch := range channels {
 		for _, name := range c.names {
-			if o := got[key{name, ch}]; o.err != nil || !slices.Equal(o.res.Sum, wants[ch]) {
+			if o := got[[2]string{name, ch}]; o.err != nil || !slices.Equal(o.res.Sum, wants[ch]) {
 				t.Fatalf("%s on %s: %v", name, ch, o.err)
 			}
 		}
