@@ -94,14 +94,8 @@ func BenchmarkJobRealNodes(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Logf("phases (s): %v", res.Timing)
-		// Bytes per party from each node's own ledger: the log holds none.
-		sent, err := c.SentBytes(id, names)
-		if err != nil {
+		if bytes, most, err = c.SentPerParty(id, names); err != nil {
 			b.Fatal(err)
-		}
-		for _, v := range sent {
-			bytes += float64(v) / float64(len(names))
-			most = max(most, float64(v))
 		}
 		return secs, cpu, res.Iterations, bytes, most, len(res.Biclusters)
 	}

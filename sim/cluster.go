@@ -241,6 +241,21 @@ func (c *Cluster) SentBytes(id string, names []string) (map[string]int64, error)
 	return sent, nil
 }
 
+// SentPerParty is a job's bytes as benchmarks report them, from each
+// node's ledger (the log holds none): the mean over names and the most
+// any one of them sent.
+func (c *Cluster) SentPerParty(id string, names []string) (mean, most float64, err error) {
+	sent, err := c.SentBytes(id, names)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, v := range sent {
+		mean += float64(v) / float64(len(names))
+		most = max(most, float64(v))
+	}
+	return mean, most, nil
+}
+
 // Node returns the named running node, or nil if it is stopped.
 func (c *Cluster) Node(name string) *node.Node {
 	c.mu.Lock()

@@ -140,15 +140,8 @@ func BenchmarkAggregateRealNodes(b *testing.B) {
 					if err := json.Unmarshal(rec.Result, &res); err != nil {
 						b.Fatal(err)
 					}
-					// Bytes per party from each node's own ledger: the log
-					// holds none.
-					sent, err := c.SentBytes(id, names)
-					if err != nil {
+					if bytes, most, err = c.SentPerParty(id, names); err != nil {
 						b.Fatal(err)
-					}
-					for _, v := range sent {
-						bytes += float64(v) / float64(n)
-						most = max(most, float64(v))
 					}
 					return res.Timing["aggregate"], bytes, most
 				}
