@@ -92,7 +92,7 @@ func TestChildWaitsForRootCommit(t *testing.T) {
 				if backend == BackendLattice {
 					cc = latticeConfig(keys, n)
 				}
-				cc.Timeout = 200 * time.Millisecond
+				cc.Timeout = time.Second // lattice hops under -race on a loaded machine
 				return cc
 			}
 			in := testInputs(c, 4)
