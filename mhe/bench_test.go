@@ -182,6 +182,13 @@ func BenchmarkOps(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Run("sketch", func(b *testing.B) {
+		key := SketchKey{1}
+		cpuLoop(b, func() error {
+			a.Sketch(key)
+			return nil
+		})
+	})
 	g := NewAggregator(pk, l)
 	b.Run("wire", func(b *testing.B) {
 		into := g.Allocate()

@@ -49,8 +49,8 @@ func TestRootOwnInputCommitted(t *testing.T) {
 func TestLatticeRootOwnInputCommitted(t *testing.T) {
 	c, keys := latticeConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
-	net.Intercept("org01", rewriteLatticeDown(t, 3, func(comps [][]byte) [][]byte {
-		comps[0][len(comps[0])-1] ^= 1 // a coefficient of the root's own mask changed
+	net.Intercept("org01", rewriteLatticeDown(t, func(comps [][]byte) [][]byte {
+		comps[1][len(comps[1])-1] ^= 1 // a coefficient of the root's own mask changed
 		return comps
 	}))
 	in, _ := exactInputs(c, 4, 23)

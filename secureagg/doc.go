@@ -143,14 +143,22 @@
 //     bound must stay below 2^62 (LatticeFits refuses more, naming 2^62).
 //     Both backends return the same sums to the bit
 //     (TestLatticeMatchesPaillier).
-//   - Vetting: as on the Paillier path the root sends the total's
-//     components down (the masks of its own contribution and of each
-//     child's subtree sum), the root's children digest theirs to every
-//     other party, the root's own is committed as on the Paillier path, and
-//     every party sums the components itself
-//     (mhe.Decryptor.TargetFromSums): it makes decryption shares only of
-//     the aggregate of every party's input of this step, its own among
-//     them (ErrTampered otherwise; TestLatticeDecryptionOracleRefused).
+//   - Vetting by sketches (lattice_sketch.go): the root sends down only
+//     the total's mask and its own contribution's (committed as on the
+//     Paillier path), two masks instead of one per child of the root plus
+//     its own. Every party but the root sends each of the root's children
+//     a secret key at the start (secureagg/seed, control); each child of
+//     the root answers with a sketch of its subtree sum under that key
+//     (secureagg/sketch, ciphertext: 48 bytes of linear combinations of
+//     its coefficients) and the commitment it received; every party checks
+//     that the total is its own contribution plus the sketched subtrees
+//     (mhe.Decryptor.TargetFromSketches). The root fixed the total before
+//     it could know any key, so a forged total passes with probability
+//     below 2^-119 (mhe's sketch check): a party makes decryption shares
+//     only of the aggregate of every party's input of this step, its own
+//     among them (ErrTampered otherwise;
+//     TestLatticeDecryptionOracleRefused), exactly as if it had re-summed
+//     the components, for half of a round's bytes.
 //   - Joint decryption: any Quorum members of the lattice key decrypt
 //     (Quorum = Paillier's t+1). Each decryption share is flooded with
 //     uniform noise of width 2^115 (mhe's package doc sizes it: the
@@ -170,8 +178,10 @@
 //     detected beyond the range checks. Blame assumes at most one party
 //     with wrong shares per aggregation.
 //   - Leakage: a party sends its subtree's sum (ciphertexts) up, the
-//     components (ciphertexts) down, decryption shares to the root and the
-//     total's plaintext down, nothing else (TestLatticeLeakage). The root
+//     total's and the root's masks (ciphertexts) down, a sketch key to the
+//     root's children (random bytes), sketches as a child of the root,
+//     decryption shares to the root and the total's plaintext down,
+//     nothing else (TestLatticeLeakage). The root
 //     additionally sees each quorum's plaintext, equal unless a share was
 //     wrong. Semi-honest assumptions that remain: key generation (a bad
 //     Shamir share shows at the first decryption), in-range inputs (no

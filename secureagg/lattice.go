@@ -20,20 +20,21 @@ import (
 // the Paillier backend, with package mhe's multiparty BGV in place of
 // threshold Paillier (see the package doc, Lattice backend):
 //
-//  1. Up: each party encrypts its vector (a few values per coefficient,
-//     8,192 coefficients per ciphertext), adds its children's subtree sums
-//     and sends its subtree's sum up; a child of the root first waits for
-//     the root's commitment to its own contribution (commit.go), and also
-//     sends every other party but the root the digest of its subtree sum's
-//     mask with that commitment.
-//  2. Down: the root sends the total's components down the tree (the mask,
-//     c1 and the digest of c0, of its own contribution and of each of its
-//     children's subtree sums). Every party checks the children's
-//     components against the digests they sent it directly, the root's
-//     own against its commitment, and sums the
-//     components itself (mhe.Decryptor.TargetFromSums): it decrypts the
-//     step's aggregate of every party's input, with its own in it, or
-//     nothing (ErrTampered).
+//  1. Up: each party but the root sends the root's children its sketch
+//     key (lattice_sketch.go), encrypts its vector (a few values per
+//     coefficient, 8,192 coefficients per ciphertext), adds its children's
+//     subtree sums and sends its subtree's sum up; a child of the root
+//     first waits for the root's commitment to its own contribution
+//     (commit.go), and then sends every other party but the root the
+//     sketch of its subtree sum under that party's key, with the
+//     commitment.
+//  2. Down: the root sends the total's mask (c1 and the digest of c0) and
+//     the mask of its own contribution down the tree. Every party checks
+//     the root's own against its commitment and the total against the
+//     root's own and the children's sketches
+//     (mhe.Decryptor.TargetFromSketches): it decrypts the step's aggregate
+//     of every party's input, with its own in it, or nothing
+//     (ErrTampered).
 //  3. Shares: every party in a quorum of the plan sends the root one
 //     decryption share per quorum it is in (mhe.PlanVerified: quorums that
 //     no single member is in all of). The root re-plans without parties
@@ -62,6 +63,10 @@ type latticeAgg struct {
 	// ownDigest is the digest of this party's own contribution, which
 	// must be in whatever it helps decrypt.
 	ownDigest mhe.Digest
+	// sketchKey is this party's secret for checking the total
+	// (lattice_sketch.go); bg runs its seeds' and sketches' sends.
+	sketchKey mhe.SketchKey
+	bg        sync.WaitGroup
 }
 
 // The lattice schedule adds two share rounds to the Paillier one: the
@@ -172,7 +177,13 @@ func withdrawLattice(ctx context.Context, net Network, step job.Step, cfg Config
 func (s *latticeAgg) run(ctx context.Context, input []float64) (*Result, error) {
 	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
 	ctx, cancel := s.within(ctx, s.totalHops())
-	defer cancel()
+	defer func() { cancel(); s.bg.Wait() }()
+	if parent != "" {
+		if err := s.sendSeeds(ctx); err != nil {
+			s.abortBoth(ctx, []string{s.self})
+			return nil, err
+		}
+	}
 	own, err := s.encrypt(input)
 	if err != nil {
 		s.abortBoth(ctx, []string{s.self})
@@ -186,7 +197,7 @@ func (s *latticeAgg) run(ctx context.Context, input []float64) (*Result, error) 
 		}
 		s.commitOwn(ctx, ownComp)
 	}
-	acc, parts, missing, err := s.gatherUp(ctx, own, children)
+	acc, missing, err := s.gatherUp(ctx, own, children)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +207,7 @@ func (s *latticeAgg) run(ctx context.Context, input []float64) (*Result, error) 
 		if err != nil {
 			return nil, err
 		}
-		if target, err = s.checkTotal(ctx, comps); err != nil {
+		if target, err = s.checkTotal(ctx, comps, acc); err != nil {
 			return nil, err
 		}
 		return s.finish(ctx, nil, target)
@@ -205,13 +216,14 @@ func (s *latticeAgg) run(ctx context.Context, input []float64) (*Result, error) 
 		s.abortDown(ctx, missing)
 		return nil, &MissingError{Parties: missing}
 	}
-	comps, err := s.components(ownComp, parts)
+	mask := acc.Mask()
+	total, err := mask.MarshalBinary()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("secureagg: marshal a mask: %w", err)
 	}
-	s.sendBlobAll(ctx, s.downHops, children, TypeDown, s.net, encodeList(comps), protocol.DiscloseCiphertext)
+	s.sendBlobAll(ctx, s.downHops, children, TypeDown, s.net, encodeList([][]byte{total, ownComp}), protocol.DiscloseCiphertext)
 	expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: acc.Inputs, MinInputs: len(s.parties), Own: s.ownDigest}
-	if target, err = s.dec.Target(acc.Mask(), expect); err != nil {
+	if target, err = s.dec.Target(mask, expect); err != nil {
 		return nil, err
 	}
 	return s.finish(ctx, acc, target)
@@ -258,10 +270,9 @@ func (s *latticeAgg) encrypt(input []float64) (*mhe.Aggregate, error) {
 }
 
 // gatherUp receives every child's subtree sum, each within the hops its
-// subtree may take, and adds them to own; it also returns the children's
-// sums in order. Children that fail are returned as missing, with the
-// parties they report missing.
-func (s *latticeAgg) gatherUp(ctx context.Context, own *mhe.Aggregate, children []string) (*mhe.Aggregate, []*mhe.Aggregate, []string, error) {
+// subtree may take, and adds them to own. Children that fail are returned
+// as missing, with the parties they report missing.
+func (s *latticeAgg) gatherUp(ctx context.Context, own *mhe.Aggregate, children []string) (*mhe.Aggregate, []string, error) {
 	type got struct {
 		agg     *mhe.Aggregate
 		missing []string
@@ -284,25 +295,23 @@ func (s *latticeAgg) gatherUp(ctx context.Context, own *mhe.Aggregate, children 
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, nil, nil, fmt.Errorf("secureagg: %w", err)
+		return nil, nil, fmt.Errorf("secureagg: %w", err)
 	}
 	acc := own
 	var missing []string
-	var parts []*mhe.Aggregate
 	for _, r := range results {
 		if len(r.missing) > 0 {
 			missing = append(missing, r.missing...)
 			continue
 		}
-		parts = append(parts, r.agg)
-		next := s.agg.Allocate()
-		if err := s.agg.Aggregate(acc, r.agg, next); err != nil {
-			return nil, nil, nil, fmt.Errorf("secureagg: add a subtree: %w", err)
+		// In place: own is not needed apart from the sum (the root has
+		// encoded its own mask already).
+		if err := s.agg.Aggregate(acc, r.agg, acc); err != nil {
+			return nil, nil, fmt.Errorf("secureagg: add a subtree: %w", err)
 		}
-		acc = next
 	}
 	slices.Sort(missing)
-	return acc, parts, missing, nil
+	return acc, missing, nil
 }
 
 // decodeAggregate decodes a subtree's sum and checks that it holds exactly
@@ -352,15 +361,9 @@ func (s *latticeAgg) upAndDown(ctx context.Context, acc *mhe.Aggregate, missing 
 		return nil, &MissingError{Parties: []string{parent}}
 	}
 	if parent == s.tree.root() && len(missing) == 0 {
-		mask, err := acc.Mask().MarshalBinary()
-		if err != nil {
-			return nil, fmt.Errorf("secureagg: marshal the subtree mask: %w", err)
-		}
-		s.own = digest(s.step, s.self, mask)
-		others := slices.DeleteFunc(slices.Clone(s.tree.order), func(p string) bool { return p == s.self || p == parent })
-		s.sendAll(ctx, s.downHops, others, TypeDigest, digestBody{D: s.own, Root: s.rootCommit}, protocol.DiscloseControl)
+		s.sendSketches(ctx, acc)
 	}
-	n := len(s.tree.children(s.tree.root())) + 1
+	const n = 2 // the total's mask and the root's own
 	data, miss, err := s.receiveBlob(ctx, s.downHops(s.self), parent, TypeDown, s.net, n*s.maxMask())
 	var comps [][]byte
 	if err == nil && len(miss) == 0 {
@@ -379,57 +382,6 @@ func (s *latticeAgg) upAndDown(ctx context.Context, acc *mhe.Aggregate, missing 
 	// Pass the components on as they came: every party checks them itself.
 	s.sendBlobAll(ctx, s.downHops, children, TypeDown, s.net, data, protocol.DiscloseCiphertext)
 	return comps, nil
-}
-
-// components is the root's down message: the masks of its own
-// contribution (own, encoded as committed) and of each child's subtree
-// sum, from which every party forms the total's mask itself.
-func (s *latticeAgg) components(own []byte, parts []*mhe.Aggregate) ([][]byte, error) {
-	out := append(make([][]byte, 0, 1+len(parts)), own)
-	for _, a := range parts {
-		b, err := a.Mask().MarshalBinary()
-		if err != nil {
-			return nil, fmt.Errorf("secureagg: marshal a mask: %w", err)
-		}
-		out = append(out, b)
-	}
-	return out, nil
-}
-
-// checkTotal checks the root's components (each child's against the
-// digest that child sent this party directly; the root's own holds the
-// root's input alone) and returns the target this party makes shares of:
-// the sum of the components, holding every party's input, this party's
-// own among them. So a party decrypts only the step's aggregate, never a
-// single party's ciphertext that the root (or a lying coordinator) sends
-// back down.
-func (s *latticeAgg) checkTotal(ctx context.Context, comps [][]byte) (*mhe.Target, error) {
-	root := s.tree.root()
-	kids := s.tree.children(root)
-	if err := s.checkDigests(ctx, comps); err != nil {
-		return nil, err
-	}
-	masks := make([]*mhe.Mask, len(comps))
-	var inputs []mhe.Input
-	for i, b := range comps {
-		owners := []string{root}
-		if i > 0 {
-			owners = s.tree.subtree(kids[i-1])
-		}
-		m := s.agg.AllocateMask()
-		if err := m.UnmarshalBinary(b); err != nil || !slices.Equal(inputParties(m.Inputs), s.pointsOf(owners)) {
-			return nil, fmt.Errorf("%w: component %d of the total from %s is malformed or holds other inputs", ErrTampered, i, root)
-		}
-		masks[i] = m
-		inputs = append(inputs, m.Inputs...)
-	}
-	slices.SortFunc(inputs, func(a, b mhe.Input) int { return a.Party - b.Party })
-	expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: inputs, MinInputs: len(s.parties), Own: s.ownDigest}
-	t, err := s.dec.TargetFromSums(masks, expect)
-	if err != nil {
-		return nil, fmt.Errorf("%w: the total from %s: %w", ErrTampered, root, err)
-	}
-	return t, nil
 }
 
 // pointsOf maps parties to their Shamir points, sorted.

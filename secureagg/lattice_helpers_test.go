@@ -79,9 +79,9 @@ func exactInputs(c *consortium, n int, seed uint64) (map[string][]float64, []flo
 	return out, want
 }
 
-// rewriteLatticeDown rewrites the total's components in the root's lattice
-// down message (n components) with forge.
-func rewriteLatticeDown(t *testing.T, n int, forge func(comps [][]byte) [][]byte) jobtest.Tamper {
+// rewriteLatticeDown rewrites the root's lattice down message (the total's
+// mask and the root's own) with forge.
+func rewriteLatticeDown(t *testing.T, forge func(comps [][]byte) [][]byte) jobtest.Tamper {
 	return func(to string, m *protocol.Message) *protocol.Message {
 		if m.Type != TypeDown {
 			return m
@@ -92,7 +92,7 @@ func rewriteLatticeDown(t *testing.T, n int, forge func(comps [][]byte) [][]byte
 			t.Error(err)
 			return m
 		}
-		comps, err := decodeList(data, n)
+		comps, err := decodeList(data, 2)
 		if err != nil {
 			t.Error(err)
 			return m

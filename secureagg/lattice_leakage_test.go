@@ -15,7 +15,8 @@ import (
 // backend against the leakage profile, as a leaf (twice) and as the root:
 // only ciphertexts (its subtree's sum up; as the root, the total's
 // components down), decryption shares, the public result and control
-// (a child of the root's digest, the root's share requests) leave it, each
+// (a sketch key, the root's share requests; a child of the root's
+// sketches count as ciphertexts) leave it, each
 // with the step's ids; no body holds its input in any plain encoding (as
 // 64-bit integers in either byte order, as float64 bits, or as the packed
 // plaintext coefficients), and two runs on the same input send different
@@ -53,8 +54,8 @@ func TestLatticeLeakage(t *testing.T) {
 	allowed := map[string]protocol.Disclosure{
 		TypeUp: protocol.DiscloseCiphertext, TypeDown: protocol.DiscloseCiphertext,
 		TypeShare: protocol.DiscloseDecryptionShare, TypeResult: protocol.DisclosePublicResult,
-		TypeDigest: protocol.DiscloseControl, TypeShareRequest: protocol.DiscloseControl,
-		TypeCommit: protocol.DiscloseControl,
+		TypeSeed: protocol.DiscloseControl, TypeShareRequest: protocol.DiscloseControl,
+		TypeCommit: protocol.DiscloseControl, TypeSketch: protocol.DiscloseCiphertext,
 	}
 	var first []byte
 	for run, root := range []string{"org01", "org01", who} {

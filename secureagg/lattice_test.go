@@ -336,24 +336,38 @@ func TestLatticeTamperedShareNamed(t *testing.T) {
 	})
 }
 
-// A root (or a coordinator lying about who coordinates) that sends a
-// party's own subtree sum down as other components, to have it decrypted
-// alone, is caught: every party checks each child of the root's component
-// against the digest that child sent it and makes no share of anything
-// else. Nothing is decrypted.
+// A root (or a coordinator lying about who coordinates) that sends down,
+// as the total, one party's ciphertext under the list of every input, to
+// have it decrypted alone, is caught: every party checks the total
+// against the root's own mask and the sketches the root's children sent
+// it, and makes no share of anything else. Nothing is decrypted.
 func TestLatticeDecryptionOracleRefused(t *testing.T) {
 	c, keys := latticeConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
-	// org02's subtree in every slot: the "total" would be three times
-	// org02's input.
-	net.Intercept("org01", rewriteLatticeDown(t, 3, func(comps [][]byte) [][]byte { return [][]byte{comps[1], comps[1], comps[1]} }))
+	// The root's own ciphertext under the total's header: the "total"
+	// would decrypt to the root's input alone.
+	net.Intercept("org01", rewriteLatticeDown(t, func(comps [][]byte) [][]byte {
+		total, own := comps[0], comps[1]
+		forged := append(slices.Clone(total[:len(total)-coeffBytes(t, own)]), own[len(own)-coeffBytes(t, own):]...)
+		return [][]byte{forged, own}
+	}))
 	in, _ := exactInputs(c, 4, 17)
 	outs := runAll(t, net, testStep(c, "org01"), func(n string) Config {
 		cfg := latticeConfig(keys, n)
 		cfg.Timeout = time.Second
 		return cfg
 	}, in)
-	wantNothingDecrypted(t, outs, "org03") // org03's subtree is not as org03 sent it
+	wantNothingDecrypted(t, outs, "not the sum of its parts")
+}
+
+// coeffBytes is the length of the coefficients that end an mhe frame
+// (a version byte, the header's length as a uvarint, the header).
+func coeffBytes(t *testing.T, b []byte) int {
+	n, k := binary.Uvarint(b[1:])
+	if k <= 0 {
+		t.Fatal("not an mhe frame")
+	}
+	return len(b) - 1 - k - int(n)
 }
 
 // Differential-privacy noise works on the lattice backend as on Paillier:

@@ -33,7 +33,8 @@ const (
 	// TypeDigest carries a child of the root's digest of the subtree
 	// product it sent up, to every other party but the root, so that each
 	// can check the total it is asked to decrypt (disclosure control: a
-	// hash of ciphertexts).
+	// hash of ciphertexts). Paillier backend only: the lattice backend
+	// checks by sketches (TypeSketch).
 	TypeDigest = "secureagg/digest"
 	// TypeCommit carries the root's digest of its own input to each of its
 	// children, who wait for it before they send their subtrees up, so the

@@ -1,0 +1,200 @@
+package secureagg
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"fmt"
+	"slices"
+
+	"github.com/cohortdm/cohort/mhe"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// The lattice backend checks the total by sketches (mhe's sketch check)
+// instead of re-summing the root's components: the root sends down only
+// the total's mask and its own, two masks instead of one per child of the
+// root plus its own, so the round's largest sends shrink by that factor.
+//
+//  1. At the start every party but the root draws a secret sketch key and
+//     sends it (seed) to each child of the root but itself. The root never
+//     sees a key.
+//  2. A child of the root, once it has sent its subtree's sum up, sends
+//     each party the sketch of that sum under the party's key (sketch),
+//     with the root's commitment to its own input as it received it.
+//  3. A party that gets the total and the root's own mask checks the
+//     root's mask against the commitment, and the total against its own
+//     mask plus the sketches (mhe.Decryptor.TargetFromSketches): the root
+//     fixed the total before it could know any key, so a total that is
+//     not the sum of the committed inputs passes with probability below
+//     2^-119, and is refused (ErrTampered) like a total that does not
+//     re-sum.
+//
+// A child of the root that dies after sending up has already sent its
+// sketches (they need only its subtree and the keys, which arrive at the
+// start), so a decryption that re-plans around it is not held up.
+
+// Message types of the sketch check.
+const (
+	// TypeSeed carries a party's sketch key to a child of the root
+	// (disclosure control: random bytes).
+	TypeSeed = "secureagg/seed"
+	// TypeSketch carries a child of the root's sketch of its subtree's sum
+	// under the recipient's key, with the root's commitment as that child
+	// received it (disclosure ciphertext: a few linear combinations of
+	// ciphertext coefficients).
+	TypeSketch = "secureagg/sketch"
+)
+
+type seedBody struct {
+	Key []byte `msgpack:"key"`
+}
+
+type sketchBody struct {
+	Sketch []byte `msgpack:"sketch"`
+	Root   []byte `msgpack:"root"`
+}
+
+// sketchHops is when party p stops waiting for the sketches: when the
+// total reaches it, and no sooner than one hop after it reaches the
+// root's children.
+func (s *latticeAgg) sketchHops(p string) int { return max(s.downHops(p), s.h+3) }
+
+// sendSeeds draws this party's sketch key and sends it to every child of
+// the root but itself, in the background (run waits for it).
+func (s *latticeAgg) sendSeeds(ctx context.Context) error {
+	key, err := mhe.NewSketchKey(rand.Reader)
+	if err != nil {
+		return fmt.Errorf("secureagg: %w", err)
+	}
+	s.sketchKey = key
+	kids := slices.DeleteFunc(slices.Clone(s.tree.children(s.tree.root())), func(p string) bool { return p == s.self })
+	s.bg.Go(func() {
+		s.sendAll(ctx, s.upHops, kids, TypeSeed, seedBody{Key: key[:]}, protocol.DiscloseControl)
+	})
+	return nil
+}
+
+// sendSketches is a child of the root's step 2, for every party but the
+// root and itself, in the background: each party's sketch goes as soon as
+// its key has come.
+func (s *latticeAgg) sendSketches(ctx context.Context, acc *mhe.Aggregate) {
+	for _, p := range s.tree.order {
+		if p == s.self || p == s.tree.root() {
+			continue
+		}
+		s.bg.Go(func() {
+			wctx, cancel := s.within(ctx, s.sketchHops(p))
+			msg, err := s.net.Receive(wctx, p, TypeSeed)
+			cancel()
+			var key mhe.SketchKey
+			if err == nil {
+				key, err = decodeSeed(msg)
+			}
+			if err != nil {
+				return // p's check fails without it, and p names us
+			}
+			b, err := acc.Sketch(key).MarshalBinary()
+			if err != nil {
+				return
+			}
+			_ = s.send(ctx, s.sketchHops(p), p, TypeSketch, sketchBody{Sketch: b, Root: s.rootCommit}, protocol.DiscloseCiphertext)
+		})
+	}
+}
+
+// checkTotal checks the total (comps[0], the mask the root sent down)
+// against the root's own mask (comps[1], checked against the commitment
+// the root's children received) and the sketches of the root's children,
+// and returns the target this party makes shares of: the sum of every
+// party's input, its own among them, or nothing (ErrTampered). So a party
+// decrypts only the step's aggregate, never a single party's ciphertext
+// that the root (or a lying coordinator) sends back down.
+func (s *latticeAgg) checkTotal(ctx context.Context, comps [][]byte, ownSubtree *mhe.Aggregate) (*mhe.Target, error) {
+	root := s.tree.root()
+	var commits [][]byte
+	var sketches []*mhe.Sketch
+	for _, c := range s.tree.children(root) {
+		if c == s.self {
+			commits = append(commits, s.rootCommit)
+			sketches = append(sketches, ownSubtree.Sketch(s.sketchKey))
+			continue
+		}
+		sk, commit, err := s.receiveSketch(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		commits = append(commits, commit)
+		sketches = append(sketches, sk)
+	}
+	if err := s.checkRootCommit(commits, comps[1]); err != nil {
+		return nil, err
+	}
+	total, own := s.agg.AllocateMask(), s.agg.AllocateMask()
+	if err := own.UnmarshalBinary(comps[1]); err != nil || !slices.Equal(inputParties(own.Inputs), s.pointsOf([]string{root})) {
+		return nil, fmt.Errorf("%w: the root %s's own input is malformed or holds other inputs", ErrTampered, root)
+	}
+	if err := total.UnmarshalBinary(comps[0]); err != nil {
+		return nil, fmt.Errorf("%w: the total from %s is malformed", ErrTampered, root)
+	}
+	inputs := slices.Clone(own.Inputs)
+	for _, sk := range sketches {
+		inputs = append(inputs, sk.Inputs...)
+	}
+	slices.SortFunc(inputs, func(a, b mhe.Input) int { return a.Party - b.Party })
+	expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: inputs, MinInputs: len(s.parties), Own: s.ownDigest}
+	t, err := s.dec.TargetFromSketches(total, []*mhe.Mask{own}, sketches, s.sketchKey, expect)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the total from %s (coordinator %s): %w; no decryption share is made", ErrTampered, root, s.step.Coordinator, err)
+	}
+	return t, nil
+}
+
+// receiveSketch receives child c of the root's sketch of its subtree,
+// which must hold exactly that subtree's inputs, and the root's
+// commitment as c received it.
+func (s *latticeAgg) receiveSketch(ctx context.Context, c string) (*mhe.Sketch, []byte, error) {
+	wctx, cancel := s.within(ctx, s.sketchHops(s.self))
+	defer cancel()
+	msg, err := s.net.Receive(wctx, c, TypeSketch)
+	var body sketchBody
+	if err == nil {
+		body, err = decodeSketchBody(msg)
+	}
+	var sk *mhe.Sketch
+	if err == nil {
+		sk, err = mhe.ParseSketch(body.Sketch, s.keys.Params, len(s.keys.Members))
+	}
+	if err == nil && !slices.Equal(inputParties(sk.Inputs), s.pointsOf(s.tree.subtree(c))) {
+		err = fmt.Errorf("%w: a sketch of other inputs than %s's subtree", protocol.ErrMalformed, c)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: no sketch of its subtree from %s: %w", ErrTampered, c, err)
+	}
+	return sk, body.Root, nil
+}
+
+// decodeSeed decodes a seed message's body: a key of the right size.
+func decodeSeed(b []byte) (mhe.SketchKey, error) {
+	var body seedBody
+	if err := protocol.Unmarshal(b, &body); err != nil {
+		return mhe.SketchKey{}, err
+	}
+	if len(body.Key) != len(mhe.SketchKey{}) {
+		return mhe.SketchKey{}, fmt.Errorf("%w: a sketch key of %d bytes", protocol.ErrMalformed, len(body.Key))
+	}
+	return mhe.SketchKey(body.Key), nil
+}
+
+// decodeSketchBody decodes a sketch message's body; the sketch itself is
+// mhe's to decode.
+func decodeSketchBody(b []byte) (sketchBody, error) {
+	var body sketchBody
+	if err := protocol.Unmarshal(b, &body); err != nil {
+		return body, err
+	}
+	if len(body.Root) != 0 && len(body.Root) != sha256.Size {
+		return body, fmt.Errorf("%w: a commitment of %d bytes", protocol.ErrMalformed, len(body.Root))
+	}
+	return body, nil
+}
