@@ -35,7 +35,9 @@
 //  4. Decryption: the root sends the total's Mask (the c1 half) to the
 //     quorums' members. Each checks it against the committed contributions
 //     (Decryptor.Target: exactly the committed inputs, at least two, never
-//     one party's contribution; TargetFromParts also re-sums the parts) and
+//     one party's contribution; TargetFromParts also re-sums the parts,
+//     TargetFromSums re-sums partial sums, TargetFromSketches checks the
+//     total against parts it does not hold by their sketches) and
 //     sends one DecryptionShare per quorum it is in. The root folds them
 //     (Opening), decrypts with each quorum and compares (Verdict).
 //
@@ -170,7 +172,9 @@
 // node could replace a subtree sum; decryptors then open a sum of something
 // other than the committed contributions, but still not a single
 // contribution unless the replaced sum was one, which TargetFromParts rules
-// out at the cost of every contribution's c1 in bytes); the root
+// out at the cost of every contribution's c1 in bytes, and
+// TargetFromSketches at the cost of a few numbers per part from its
+// holder); the root
 // withholding or altering the result it sends down (parties decode and
 // range-check the plaintext themselves but cannot re-verify the
 // decryption). Decryption shares are checked by comparison, not proofs, and
