@@ -37,6 +37,9 @@
 #                     and reuse them (dealing a 2048-bit key takes seconds to a minute)
 #   TIMEOUT           seconds for the leader and for the job each (default 300)
 #   KEEP=1            keep the work dir (data dirs, node logs)
+#   TIMING            node.Timing fields for every node.yaml, as YAML flow
+#                     mapping entries ("heartbeat_ms: 5000, send_ms: 600000"):
+#                     long vectors on the wan profile need them (docs/probe.md)
 #   CONSOLE=0         skip the web console check: by default the first node
 #                     also serves its HTTP listener on its address, port 7480,
 #                     and scripts/console-check.sh (curl) drives its console
@@ -259,6 +262,7 @@ for i in "${!NAMES[@]}"; do
 	MEMBERS+=("$("$COHORT" node init --name "$name" --dir "$WORK/$name" --listen "$listen" --format json |
 		sed -n 's/.*"peer_id": *"\([^"]*\)".*/\1/p')")
 	sed -i "s#^tables_dir:.*#tables_dir: $(dirname "$SPEC")#" "$WORK/$name/node.yaml"
+	if [[ -n ${TIMING:-} ]]; then echo "timing: {$TIMING}" >>"$WORK/$name/node.yaml"; fi
 done
 # The first node also serves its HTTP API and web console, on its address.
 if [[ ${CONSOLE:-1} == 1 ]] && ! command -v curl >/dev/null; then
@@ -386,6 +390,7 @@ cat >"$OUT/run.json" <<EOF
   "transport": "libp2p QUIC over UDP",
   "key_members": "$members_csv",
   "election_ms": $ELECT_MS,
+  "timing": "${TIMING:-default}",
   "wall_seconds": $(awk -v m="$WALL_MS" 'BEGIN { printf "%.3f", m / 1000 }'),
   "wire_tx_bytes": {$tx_json},
   "load": "$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -26,6 +26,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/keygen"
 	"github.com/cohortdm/cohort/pgen"
+	"github.com/cohortdm/cohort/probe"
 	"github.com/cohortdm/cohort/quantile"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sum"
@@ -136,7 +137,7 @@ func (a *app) configFlag(cmd *cobra.Command, persistent bool, p *string, what st
 func kinds() job.Registry {
 	return job.Registry{"sum": sum.Kind{}, "quantile": quantile.Kind{}, "bicluster": bicluster.Kind{},
 		"sjc": sjc.Kind{}, "sjc-predict": sjc.PredictKind{}, "integrate": integrate.Kind{}, "anonymize": onetable.Kind{},
-		"keygen": keygen.Kind{}, "pgen": pgen.Kind{}, "coherence": publish.Kind{}}
+		"keygen": keygen.Kind{}, "pgen": pgen.Kind{}, "coherence": publish.Kind{}, "probe": probe.Kind{}}
 }
 
 func (a *app) logger() *slog.Logger {
