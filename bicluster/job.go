@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
@@ -289,16 +288,7 @@ func aggregated(o *job.Outcome[aggOutput], n int) (*secureagg.Result, error) {
 	if len(why) == 0 {
 		return nil, fmt.Errorf("the root %s returned no aggregate of %d values", root, n)
 	}
-	var parts []string
-	for _, p := range slices.Sorted(maps.Keys(why)) {
-		// A party's own error may already name it (job.LoadTables does).
-		if msg := why[p]; strings.HasPrefix(msg, "party "+p+": ") {
-			parts = append(parts, msg)
-		} else {
-			parts = append(parts, fmt.Sprintf("party %s: %s", p, msg))
-		}
-	}
-	return nil, fmt.Errorf("the aggregation failed: %s", strings.Join(parts, "; "))
+	return nil, fmt.Errorf("the aggregation failed: %s", job.PartyCauses(why))
 }
 
 // decideIterate reads the iteration's sums: Num and Den in the first

@@ -52,11 +52,22 @@ func (o *Outcome[O]) Err() error {
 	if len(o.Failed) == 0 {
 		return nil
 	}
+	return fmt.Errorf("%w: %s", ErrParties, PartyCauses(o.Failed))
+}
+
+// PartyCauses lists parties and why each failed, in party order:
+// "party a: why; party b: why" (a cause that already starts by naming its
+// party, as job.LoadTables' errors do, is not prefixed twice).
+func PartyCauses(why map[string]string) string {
 	var parts []string
-	for _, p := range slices.Sorted(maps.Keys(o.Failed)) {
-		parts = append(parts, fmt.Sprintf("party %s: %s", p, o.Failed[p]))
+	for _, p := range slices.Sorted(maps.Keys(why)) {
+		if msg := why[p]; strings.HasPrefix(msg, "party "+p+": ") {
+			parts = append(parts, msg)
+		} else {
+			parts = append(parts, fmt.Sprintf("party %s: %s", p, msg))
+		}
 	}
-	return fmt.Errorf("%w: %s", ErrParties, strings.Join(parts, "; "))
+	return strings.Join(parts, "; ")
 }
 
 // ErrParties wraps the failure of a step at some of its parties.

@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/cohortdm/cohort/job"
@@ -149,18 +147,12 @@ func decide(o *job.Outcome[output]) (decision, error) {
 	return decision{Digest: root.Digest, Included: v.Result.Included, Excluded: v.Result.Excluded}, nil
 }
 
-// describe lists parties and their errors after a colon.
+// describe lists parties and their errors after a colon, or nothing.
 func describe(why map[string]string) string {
-	var b strings.Builder
-	for i, p := range slices.Sorted(maps.Keys(why)) {
-		if i == 0 {
-			b.WriteString(": ")
-		} else {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "party %s: %s", p, why[p])
+	if len(why) == 0 {
+		return ""
 	}
-	return b.String()
+	return ": " + job.PartyCauses(why)
 }
 
 // OutputDisclosure: a party's output is its view of the public result.

@@ -52,7 +52,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/cohortdm/cohort/job"
@@ -248,17 +247,11 @@ func remain(n int) string {
 }
 
 // describe lists parties and their errors after a colon, or nothing.
-func describe(failed map[string]string) string {
-	var b strings.Builder
-	for i, p := range slices.Sorted(maps.Keys(failed)) {
-		if i == 0 {
-			b.WriteString(": ")
-		} else {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "party %s: %s", p, failed[p])
+func describe(why map[string]string) string {
+	if len(why) == 0 {
+		return ""
 	}
-	return b.String()
+	return ": " + job.PartyCauses(why)
 }
 
 func result(res *secureagg.Result, dropped map[string]string) job.Result {
