@@ -155,6 +155,7 @@ func New(n Node, o Options) (*Console, error) {
 		return nil, err
 	}
 	c.mux = c.routes()
+	c.files.refresh() // so that the first node view does not load the key
 	return c, nil
 }
 

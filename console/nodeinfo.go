@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
@@ -52,13 +53,16 @@ func (c *Console) nodePage(r *http.Request) (*view, error) {
 }
 
 // fileCache reads the data dir for the node view at most every
-// fileCacheTTL: its use, and the threshold key's status.
+// fileCacheTTL: its use, and the threshold key's status, which it loads
+// again only when the key files change (loading checks the key: about
+// 0.1 s for 2048 bits).
 type fileCache struct {
 	dir     string
 	mu      sync.Mutex
 	at      time.Time
 	usage   dirUse
 	keyInfo keyStatus
+	keysSig string // the key files' names, sizes and times when keyInfo was read
 }
 
 const fileCacheTTL = 10 * time.Second
@@ -96,7 +100,25 @@ func (f *fileCache) refresh() {
 	}
 	f.at = time.Now()
 	f.usage = measure(f.dir)
-	f.keyInfo = readKeys(f.dir)
+	if sig := keyFilesSig(f.dir); sig != f.keysSig || sig == "" {
+		f.keyInfo, f.keysSig = readKeys(f.dir), sig
+	}
+}
+
+// keyFilesSig names the key files' state: each file of the keys directory
+// with its size and modification time ("" when there is none to read).
+func keyFilesSig(dir string) string {
+	entries, err := os.ReadDir(filepath.Join(dir, "keys"))
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil {
+			fmt.Fprintf(&b, "%s %d %d\n", e.Name(), fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	return b.String()
 }
 
 func (f *fileCache) use() dirUse     { f.refresh(); return f.usage }
