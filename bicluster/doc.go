@@ -308,8 +308,10 @@
 // the tree; in the merge test its encrypted representatives, the blinded
 // values it evaluated or re-blinded, its packed values to the root and,
 // from the root, every party's packed values to decrypt), decryption
-// shares with proofs, control messages (digests of ciphertexts, requests
-// that carry nothing else; the runtime's admission answers), and public
+// shares with proofs (on the lattice backend, without proofs), control
+// messages (digests of ciphertexts, the lattice backend's sketch keys,
+// requests that carry nothing else; the runtime's admission answers), the
+// lattice backend's sketches of subtree sums (ciphertext), and public
 // results (the aggregated sums from the root, and its step outputs to the
 // coordinator, which the coordinator commits as they are). Every party
 // and the coordinator learn, and the log holds:

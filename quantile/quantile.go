@@ -95,7 +95,9 @@
 // cryptosystem; with auto the count vectors, shorter than
 // secureagg.LatticeFrom, stay on Paillier. On the lattice backend the
 // decryption shares carry no proof (a wrong one is found by comparing
-// quorums); the profile above holds otherwise.
+// quorums), and the total is checked by sketches (a random key from each
+// party to each child of the root, that child's sketch of its subtree's
+// sum back: secureagg's package doc); the profile above holds otherwise.
 //
 // The search is that of Aggarwal, Mishra and Pinkas's multi-party k-th
 // ranked element protocol (EUROCRYPT 2004), which reveals only whether each

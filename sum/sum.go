@@ -27,7 +27,10 @@
 // params.backend picks secureagg's cryptosystem (auto, paillier or
 // lattice; auto is Paillier for one value): on the lattice backend the
 // decryption shares carry no proof, and a wrong one is found by comparing
-// quorums (secureagg's package doc, Lattice backend); the rest holds.
+// quorums, and the digests give way to a sketch check (a random key from
+// each party to each child of the root, and that child's sketch of its
+// subtree's sum under it: secureagg's package doc, Lattice backend); the
+// rest holds.
 //
 // What goes where: each round is one step; every party's output (its
 // secureagg outcome and the key's threshold) goes to the coordinator
