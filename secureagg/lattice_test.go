@@ -163,7 +163,9 @@ func TestLatticeDroppedParty(t *testing.T) {
 
 // A party whose decryption share is lost after the total was formed is
 // named and excluded; the root re-plans over the others and every party
-// gets the exact sum, that party's input included.
+// gets the exact sum, that party's input included. org02 is a child of
+// the root: at N = 5 it is as if it died after sending up, and the others'
+// checks do not wait for it (its sketches went out with its subtree).
 func TestLatticeLateShare(t *testing.T) {
 	for _, n := range []int{5, 9} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
