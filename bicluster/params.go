@@ -3,7 +3,6 @@ package bicluster
 import (
 	"math"
 	"strings"
-	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/secureagg"
@@ -13,9 +12,6 @@ import (
 // within a few bits (a representative RMS difference of 100 times the
 // mean merges anything anyway).
 const maxBeta = 100
-
-// maxJobTimeout bounds params.timeout_ms: a day.
-const maxJobTimeout = 24 * time.Hour
 
 // JobParams are the job's spec params; zero fields take DefaultParams.
 type JobParams struct {
@@ -89,8 +85,9 @@ func parseJobParams(spec *job.Spec) (*jobConfig, error) {
 		return nil, spec.Errorf("params.frac_bits", "must be in [0, 60], not %d", jp.FracBits)
 	case jp.ValueBits <= jp.FracBits || jp.ValueBits > 1000:
 		return nil, spec.Errorf("params.value_bits", "must be in [frac_bits+1, 1000], not %d", jp.ValueBits)
-	case jp.TimeoutMS < 0 || jp.TimeoutMS > maxJobTimeout.Milliseconds():
-		return nil, spec.Errorf("params.timeout_ms", "must be in [1, %d] (a day), not %d", maxJobTimeout.Milliseconds(), jp.TimeoutMS)
+	}
+	if err := spec.CheckTimeoutMS(jp.TimeoutMS); err != nil {
+		return nil, err
 	}
 	backend, err := secureagg.ParseBackend(jp.Backend)
 	if err != nil {

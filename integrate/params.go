@@ -8,7 +8,6 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
@@ -69,9 +68,6 @@ const (
 	algTDS      = "tds"
 	algMondrian = "mondrian"
 )
-
-// maxTimeout bounds params.timeout_ms: a day.
-const maxTimeout = 24 * time.Hour
 
 // parseParams decodes and checks the params against the spec.
 func parseParams(spec *job.Spec) (*Params, error) {
@@ -160,8 +156,8 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	} else if _, ok := spec.Party(p.Hub); !ok {
 		return nil, spec.Errorf("params.hub", "%q is not a party of the job", p.Hub)
 	}
-	if p.TimeoutMS < 0 || p.TimeoutMS > maxTimeout.Milliseconds() {
-		return nil, spec.Errorf("params.timeout_ms", "must be in [0, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
+	if err := spec.CheckTimeoutMS(p.TimeoutMS); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

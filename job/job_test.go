@@ -126,3 +126,19 @@ func TestResolveTablePathStaysInside(t *testing.T) {
 		t.Errorf("spec with ../x.csv: %v", err)
 	}
 }
+
+// A kind's params.timeout_ms is 0 (the node's default) up to a day; the
+// error names the field and is ErrSpec.
+func TestCheckTimeoutMS(t *testing.T) {
+	s := specWith(t, "{}")
+	for _, ms := range []int64{0, 1, MaxStepTimeout.Milliseconds()} {
+		if err := s.CheckTimeoutMS(ms); err != nil {
+			t.Errorf("%d: %v", ms, err)
+		}
+	}
+	for _, ms := range []int64{-1, MaxStepTimeout.Milliseconds() + 1} {
+		if err := s.CheckTimeoutMS(ms); err == nil || !errors.Is(err, ErrSpec) || !strings.Contains(err.Error(), "params.timeout_ms") {
+			t.Errorf("%d: %v, want an ErrSpec naming params.timeout_ms", ms, err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/cohortdm/cohort/table"
 
@@ -133,6 +134,18 @@ func (s *Spec) check() error {
 // Validate methods.
 func (s *Spec) Errorf(field, format string, args ...any) error {
 	return s.errorf(field, format, args...)
+}
+
+// MaxStepTimeout bounds a kind's params.timeout_ms: a day.
+const MaxStepTimeout = 24 * time.Hour
+
+// CheckTimeoutMS checks a kind's params.timeout_ms, the time its steps
+// get: 0 (the node's step timeout) up to MaxStepTimeout.
+func (s *Spec) CheckTimeoutMS(ms int64) error {
+	if ms < 0 || ms > MaxStepTimeout.Milliseconds() {
+		return s.errorf("params.timeout_ms", "must be in [0, %d] (0: the node's step timeout; at most a day), not %d", MaxStepTimeout.Milliseconds(), ms)
+	}
+	return nil
 }
 
 // PartyNames returns the parties' names, sorted.

@@ -56,9 +56,6 @@ const defaultChunk = 8192
 // maxCandidates bounds the whole search.
 const maxCandidates = dealerless.DefaultMaxCandidates
 
-// maxTimeout bounds params.timeout_ms: a day.
-const maxTimeout = 24 * time.Hour
-
 // Params are the job's parameters.
 type Params struct {
 	// Bits is the modulus size (default 2048).
@@ -97,8 +94,8 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	if p.Chunk == 0 {
 		p.Chunk = defaultChunk
 	}
-	if p.TimeoutMS < 0 || p.TimeoutMS > maxTimeout.Milliseconds() {
-		return nil, spec.Errorf("params.timeout_ms", "must be in [1, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
+	if err := spec.CheckTimeoutMS(p.TimeoutMS); err != nil {
+		return nil, err
 	}
 	if p.TimeoutMS == 0 {
 		p.TimeoutMS = defaultTimeout.Milliseconds()

@@ -3,7 +3,6 @@ package pgen
 import (
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/sjc/tree"
@@ -64,12 +63,13 @@ func parse(spec *job.Spec) (*config, error) {
 		return nil, spec.Errorf("params.release_k", "required: the path k-anonymity of every published tree, at least 1")
 	case p.MaxDepth < 0 || p.MaxDepth > 64:
 		return nil, spec.Errorf("params.max_depth", "must be in [0, 64]")
-	case p.TimeoutMS < 0 || p.TimeoutMS > (24*time.Hour).Milliseconds():
-		return nil, spec.Errorf("params.timeout_ms", "must be in [0, a day]")
 	case len(spec.Parties) == 0:
 		return nil, spec.Errorf("parties", "no party")
 	case len(spec.Test) > 0:
 		return nil, spec.Errorf("test", "pgen evaluates no test set: the global tree is public, classify with it")
+	}
+	if err := spec.CheckTimeoutMS(p.TimeoutMS); err != nil {
+		return nil, err
 	}
 	if f, why := p.release().Check(); f != "" {
 		return nil, spec.Errorf("params."+f, "%s", why)

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
-	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
@@ -27,8 +26,7 @@ const (
 	MaxValues = 1 << 24
 	// valueBits bounds each public value: integers in [0, 2^20), so a sum
 	// over the most members a lattice key holds stays exact in float64.
-	valueBits  = 20
-	maxTimeout = 24 * time.Hour
+	valueBits = 20
 )
 
 // Params are the job's parameters (spec params).
@@ -51,8 +49,8 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	if p.Values < 1 || p.Values > MaxValues {
 		return nil, spec.Errorf("params.values", "must be in [1, %d], not %d", MaxValues, p.Values)
 	}
-	if p.TimeoutMS < 0 || p.TimeoutMS > maxTimeout.Milliseconds() {
-		return nil, spec.Errorf("params.timeout_ms", "must be in [1, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
+	if err := spec.CheckTimeoutMS(p.TimeoutMS); err != nil {
+		return nil, err
 	}
 	var err error
 	if p.backend, err = secureagg.ParseBackend(p.Backend); err != nil {

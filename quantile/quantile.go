@@ -156,8 +156,6 @@ func (Kind) UsesThresholdKey() bool { return true }
 const (
 	// maxQuantiles bounds params.quantiles: each is one slot per round.
 	maxQuantiles = 100
-	// maxTimeout bounds params.timeout_ms: a day.
-	maxTimeout = 24 * time.Hour
 	// maxRetries bounds params.retries.
 	maxRetries = 20
 	// countBits bounds a party's row count: 2^40 rows.
@@ -225,8 +223,8 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	if p.Retries < 0 || p.Retries > maxRetries {
 		return nil, spec.Errorf("params.retries", "must be in [0, %d], not %d", maxRetries, p.Retries)
 	}
-	if p.TimeoutMS < 0 || p.TimeoutMS > maxTimeout.Milliseconds() {
-		return nil, spec.Errorf("params.timeout_ms", "must be in [1, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
+	if err := spec.CheckTimeoutMS(p.TimeoutMS); err != nil {
+		return nil, err
 	}
 	var err error
 	if p.backend, err = secureagg.ParseBackend(p.Backend); err != nil {

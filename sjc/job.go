@@ -2,7 +2,6 @@ package sjc
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
@@ -34,9 +33,6 @@ const (
 // maxRetries bounds the re-runs in a row of one step after silent parties.
 const maxRetries = 3
 
-// maxTimeout bounds params.timeout_ms: a day.
-const maxTimeout = 24 * time.Hour
-
 // ModelSecret is the name, in each party's data dir, of the party's part of
 // the model trained by job id: its split predicates per skeleton node.
 func ModelSecret(id string) string { return "models/" + id + "/sjc.json" }
@@ -52,8 +48,8 @@ func parseSpec(spec *job.Spec) (*Graph, Params, error) {
 	if err != nil {
 		return nil, p, err
 	}
-	if p.TimeoutMS < 0 || p.TimeoutMS > maxTimeout.Milliseconds() {
-		return nil, p, spec.Errorf("params.timeout_ms", "must be in [0, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
+	if err := spec.CheckTimeoutMS(p.TimeoutMS); err != nil {
+		return nil, p, err
 	}
 	g, err := NewGraph(spec)
 	if err != nil {

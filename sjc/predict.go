@@ -68,8 +68,8 @@ func parsePredict(spec *job.Spec) (*Graph, PredictParams, error) {
 	if p.Model == "" || !filepath.IsLocal(p.Model) || strings.ContainsAny(p.Model, `/\`) {
 		return nil, p, spec.Errorf("params.model", "must name the job id of a trained sjc model, not %q", p.Model)
 	}
-	if p.TimeoutMS < 0 || p.TimeoutMS > maxTimeout.Milliseconds() {
-		return nil, p, spec.Errorf("params.timeout_ms", "must be in [0, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
+	if err := spec.CheckTimeoutMS(p.TimeoutMS); err != nil {
+		return nil, p, err
 	}
 	if len(spec.Test) > 0 {
 		return nil, p, spec.Errorf("test", "sjc-predict takes no test set")

@@ -55,7 +55,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
@@ -68,9 +67,6 @@ type Kind struct{}
 // UsesThresholdKey: every round is a secure aggregation under the
 // consortium's threshold key (job.KeyUser).
 func (Kind) UsesThresholdKey() bool { return true }
-
-// maxTimeout bounds params.timeout_ms: a day.
-const maxTimeout = 24 * time.Hour
 
 // Params are the job's parameters (spec params), with their defaults in
 // parseParams.
@@ -113,8 +109,8 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	if p.ValueBits < 1 || p.ValueBits > 1000 {
 		return nil, spec.Errorf("params.value_bits", "must be in [1, 1000], not %d", p.ValueBits)
 	}
-	if p.TimeoutMS < 0 || p.TimeoutMS > maxTimeout.Milliseconds() {
-		return nil, spec.Errorf("params.timeout_ms", "must be in [1, %d] (a day), not %d", maxTimeout.Milliseconds(), p.TimeoutMS)
+	if err := spec.CheckTimeoutMS(p.TimeoutMS); err != nil {
+		return nil, err
 	}
 	var err error
 	if p.backend, err = secureagg.ParseBackend(p.Backend); err != nil {

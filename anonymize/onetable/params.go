@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
@@ -104,8 +103,8 @@ func parseParams(spec *job.Spec) (*Params, []string, error) {
 	if err := checkModel(spec, p, qid); err != nil {
 		return nil, nil, err
 	}
-	if p.TimeoutMS < 0 || p.TimeoutMS > (24*time.Hour).Milliseconds() {
-		return nil, nil, spec.Errorf("params.timeout_ms", "must be in [0, a day], not %d", p.TimeoutMS)
+	if err := spec.CheckTimeoutMS(p.TimeoutMS); err != nil {
+		return nil, nil, err
 	}
 	return p, qid, nil
 }

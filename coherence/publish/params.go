@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -95,8 +94,9 @@ func parseParams(spec *job.Spec) (*Params, error) {
 		return nil, spec.Errorf("params.public_fraction", "must be in (0, 1], not %v", *prm.PublicFraction)
 	case prm.Seed != 0 && prm.PublicFraction == nil:
 		return nil, spec.Errorf("params.seed", "draws the public items: it needs params.public_fraction")
-	case prm.TimeoutMS < 0 || prm.TimeoutMS > (24*time.Hour).Milliseconds():
-		return nil, spec.Errorf("params.timeout_ms", "must be in [0, a day], not %d", prm.TimeoutMS)
+	}
+	if err := spec.CheckTimeoutMS(prm.TimeoutMS); err != nil {
+		return nil, err
 	}
 	for i, l := range prm.Private {
 		if l == "" {
