@@ -12,6 +12,7 @@ import (
 
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
@@ -78,6 +79,55 @@ func TestProbeOverRealNodes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A probe with a party down fails, naming that party, and does not wait
+// out the step timeout: it never goes on without a party.
+func TestProbePartyDown(t *testing.T) {
+	names := []string{"org1", "org2", "org3", "org4"}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	timing := node.Timing{SendMS: 3000, StepMS: 60000}
+	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+		Kinds: job.Registry{"probe": Kind{}}, Setup: sim.ThresholdKeys(1024), Timing: timing,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	leader, err := c.WaitLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var victim string
+	for _, n := range names { // a non-leader, so the job is not also failing over
+		if n != leader.Name() {
+			victim = n
+		}
+	}
+	if err := c.Kill(victim); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(writeSpec(t, 4, "values: 5000, backend: lattice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	id, err := leader.Submit(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := leader.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status == node.StatusDone || !strings.Contains(rec.Error, "party "+victim+":") {
+		t.Fatalf("job %s: %q, want a failure naming %s", rec.Status, rec.Error, victim)
+	}
+	t.Logf("failed as it should: %s", rec.Error)
+	if took := time.Since(start); took > time.Duration(timing.StepMS)*time.Millisecond/2 {
+		t.Errorf("took %v with a party down, step timeout %d ms", took, timing.StepMS)
 	}
 }
 
