@@ -123,33 +123,6 @@ func (d *Decryptor) Target(m *Mask, e Expect) (*Target, error) {
 // committed contributions can be decrypted, whoever assembled the parts.
 // It costs the c1 of every contribution in bytes.
 func (d *Decryptor) TargetFromParts(parts []*Mask, e Expect) (*Target, error) {
-	return d.targetFrom(parts, e, func(m *Mask) error {
-		if len(m.Inputs) != 1 {
-			return fmt.Errorf("%w: a part is not a single contribution to this aggregate", ErrPolicy)
-		}
-		in := m.Inputs[0]
-		if contributionDigestFromHash(m.Context, in.Party, m.Shape, m.C0Hash, m.c1) != in.Digest {
-			return fmt.Errorf("%w: the contribution of party %d does not match its digest", ErrPolicy, in.Party)
-		}
-		return nil
-	})
-}
-
-// TargetFromSums is Target from partial sums of the aggregate, such as the
-// subtree sums of a tree's root's children and the root's own
-// contribution: it sums their c1 itself, so what its shares open is
-// exactly the sum of these parts, whoever assembled the total. A part with
-// several inputs cannot be re-checked against its inputs' digests: the
-// caller checks each part's encoding against a digest its sender sent it
-// directly (secureagg does), and trusts that sender for its subtree. It
-// costs the c1 of every part in bytes.
-func (d *Decryptor) TargetFromSums(parts []*Mask, e Expect) (*Target, error) {
-	return d.targetFrom(parts, e, func(*Mask) error { return nil })
-}
-
-// targetFrom checks each part (check, then context and shape), sums the
-// parts' c1 and checks the merged inputs against e.
-func (d *Decryptor) targetFrom(parts []*Mask, e Expect, check func(*Mask) error) (*Target, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%w: no contributions", ErrPolicy)
 	}
@@ -157,14 +130,15 @@ func (d *Decryptor) targetFrom(parts []*Mask, e Expect, check func(*Mask) error)
 	var sum []ring.Poly
 	r := d.keys.Params.bgv.RingQ()
 	for _, m := range parts {
-		if err := d.checkMask(m); err != nil {
+		if err := d.checkPart(m, e); err != nil {
 			return nil, err
 		}
-		if m.Context != e.Context || m.Shape != e.Shape {
-			return nil, fmt.Errorf("%w: a part of another aggregate", ErrPolicy)
+		if len(m.Inputs) != 1 {
+			return nil, fmt.Errorf("%w: a part is not a single contribution to this aggregate", ErrPolicy)
 		}
-		if err := check(m); err != nil {
-			return nil, err
+		in := m.Inputs[0]
+		if contributionDigestFromHash(m.Context, in.Party, m.Shape, m.C0Hash, m.c1) != in.Digest {
+			return nil, fmt.Errorf("%w: the contribution of party %d does not match its digest", ErrPolicy, in.Party)
 		}
 		inputs = append(inputs, m.Inputs...)
 		if sum == nil {
@@ -190,6 +164,17 @@ func (d *Decryptor) targetFrom(parts []*Mask, e Expect, check func(*Mask) error)
 	}
 	return &Target{Context: e.Context, Shape: e.Shape, Inputs: inputs, c1: sum,
 		Digest: targetDigest(e.Context, e.Shape, inputs, sum)}, nil
+}
+
+// checkPart checks that m is a mask under this key and of e's aggregate.
+func (d *Decryptor) checkPart(m *Mask, e Expect) error {
+	if err := d.checkMask(m); err != nil {
+		return err
+	}
+	if m.Context != e.Context || m.Shape != e.Shape {
+		return fmt.Errorf("%w: a part of another aggregate", ErrPolicy)
+	}
+	return nil
 }
 
 func (d *Decryptor) checkMask(m *Mask) error {

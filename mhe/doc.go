@@ -36,8 +36,8 @@
 //     quorums' members. Each checks it against the committed contributions
 //     (Decryptor.Target: exactly the committed inputs, at least two, never
 //     one party's contribution; TargetFromParts also re-sums the parts,
-//     TargetFromSums re-sums partial sums, TargetFromSketches checks the
-//     total against parts it does not hold by their sketches) and
+//     TargetFromSketches checks the total against parts it does not hold
+//     by their sketches) and
 //     sends one DecryptionShare per quorum it is in. The root folds them
 //     (Opening), decrypts with each quorum and compares (Verdict).
 //

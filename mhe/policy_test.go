@@ -99,22 +99,6 @@ func TestDecryptOnlyCommittedAggregate(t *testing.T) {
 	if _, err := dec.TargetFromParts(swapped, expect); !errors.Is(err, ErrPolicy) {
 		t.Fatalf("forged part: %v, want ErrPolicy", err)
 	}
-	// From partial sums (a tree's subtrees): the same target, and nothing
-	// but the committed sum.
-	sums := []*Mask{sumParts(t, g, parts[:2]).Mask(), parts[2].Mask(), sumParts(t, g, parts[3:]).Mask()}
-	if target, err := dec.TargetFromSums(sums, expect); err != nil || target.Digest != total.TargetDigest() {
-		t.Fatalf("the target summed from subtree sums is not the total: %v", err)
-	}
-	for name, parts := range map[string][]*Mask{
-		"a subtree missing":   sums[:2],
-		"a subtree twice":     {sums[0], sums[0], sums[1], sums[2]},
-		"a single part":       {masks[0]},
-		"a part of elsewhere": {sums[0], sums[1], func() *Mask { m := *sums[2]; m.Context.Attempt++; return &m }()},
-	} {
-		if _, err := dec.TargetFromSums(parts, expect); !errors.Is(err, ErrPolicy) && !errors.Is(err, ErrMismatch) {
-			t.Errorf("%s: %v, want ErrPolicy or ErrMismatch", name, err)
-		}
-	}
 	if _, err := NewOpening(pk, l, mustPlan(t, PlanVerified, pk, available(5)), parts[0]); !errors.Is(err, ErrPolicy) {
 		t.Fatalf("opening one contribution: %v, want ErrPolicy", err)
 	}

@@ -74,16 +74,17 @@ func (a *Aggregate) Sketch(k SketchKey) *Sketch {
 // TargetFromSketches is Target for a total whose parts this member does
 // not all hold: the total's c1 must be the sum of the held masks' c1 and
 // of the parts sketched under k (see the comment above), and its inputs
-// exactly theirs. Like TargetFromSums it trusts each sketch's sender for
-// its part; unlike it, the parts' c1 never travel to this member.
+// exactly theirs. It trusts each sketch's sender for its part (secureagg's
+// senders are the root's children, each for its own subtree); the parts'
+// c1 never travel to this member.
 func (d *Decryptor) TargetFromSketches(total *Mask, held []*Mask, sketched []*Sketch, k SketchKey, e Expect) (*Target, error) {
 	sets := [][]ring.Poly{total.c1}
 	var inputs []Input
 	for _, m := range append([]*Mask{total}, held...) {
-		if err := d.checkMask(m); err != nil {
+		if err := d.checkPart(m, e); err != nil {
 			return nil, err
 		}
-		if m.Context != e.Context || m.Shape != e.Shape || len(m.c1) != len(total.c1) {
+		if len(m.c1) != len(total.c1) {
 			return nil, fmt.Errorf("%w: a part of another aggregate", ErrPolicy)
 		}
 		if m != total {
