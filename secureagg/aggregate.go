@@ -194,7 +194,7 @@ type aggregation struct {
 	bound   *big.Int // bound on |encoded input + noise share| (exclusive)
 	noise   *NoiseReport
 	shape   string
-	own     []byte // as a child of the root: the digest of the product it sent up
+	own     []byte // Paillier, as a child of the root: the digest of the product it sent up
 	// rootCommit is the root's digest of its own input: its own, at the
 	// root; as received before sending up, at a child of the root.
 	rootCommit []byte

@@ -12,16 +12,17 @@ import (
 
 // The root's own input is committed before the root can see any other.
 //
-// Every party forms the total it decrypts from the root's components: the
-// root's own input and each child's subtree, the latter checked against
-// digests the children send every party directly. The root's own
-// component has no other sender, so without more a root that deviated
-// could send, as "its own input", one that cancels the other subtrees but
-// one (it holds them all by then) and have a single subtree decrypted. So
-// the root sends each child a digest of its own component first (commit),
-// each child waits for it before it sends its subtree up, and repeats it
-// in the digest it sends every other party; every party then checks the
-// root's component against the commitment all the root's children
+// Every party checks the total it decrypts against the root's own input
+// and each child's subtree, the latter vouched for by the children
+// directly (Paillier: digests of the subtrees, which the party re-sums;
+// lattice: sketches, lattice_sketch.go). The root's own component has no
+// other sender, so without more a root that deviated could send, as "its
+// own input", one that cancels the other subtrees but one (it holds them
+// all by then) and have a single subtree decrypted. So the root sends each
+// child a digest of its own component first (commit), each child waits
+// for it before it sends its subtree up, and repeats it in what it sends
+// every other party (its digest or its sketches); every party then checks
+// the root's component against the commitment all the root's children
 // received. A root's own input can still be anything it chooses, but
 // chosen blind to everyone else's: it is that party's input.
 

@@ -342,7 +342,8 @@ func (s *aggregation) rootMissing(ctx context.Context, cause error) error {
 // party directly (its own, if this party is that child): the root cannot
 // swap a subtree's sum for anything else; and the root's own component
 // (comps[0]) against the commitment those children received before they
-// sent their subtrees up (commit.go). Both backends check so.
+// sent their subtrees up (commit.go). The Paillier backend's check; the
+// lattice backend checks by sketches (lattice_sketch.go).
 func (s *aggregation) checkDigests(ctx context.Context, comps [][]byte) error {
 	root := s.tree.root()
 	var commits [][]byte
