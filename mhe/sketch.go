@@ -111,10 +111,10 @@ func (d *Decryptor) TargetFromSketches(total *Mask, held []*Mask, sketched []*Sk
 		q := moduli[v%len(moduli)]
 		var sum uint64
 		for _, part := range sk[1:] {
-			sum = addMod(sum, part[v], q)
+			sum = ring.CRed(sum+part[v], q) // both < q < 2^63
 		}
 		for _, s := range sketched {
-			sum = addMod(sum, s.Values[v], q)
+			sum = ring.CRed(sum+s.Values[v], q)
 		}
 		if sum != sk[0][v] {
 			return nil, fmt.Errorf("%w: the total is not the sum of its parts", ErrPolicy)
@@ -125,14 +125,6 @@ func (d *Decryptor) TargetFromSketches(total *Mask, held []*Mask, sketched []*Sk
 	}
 	return &Target{Context: e.Context, Shape: e.Shape, Inputs: total.Inputs, c1: total.c1,
 		Digest: targetDigest(e.Context, e.Shape, total.Inputs, total.c1)}, nil
-}
-
-func addMod(a, b, q uint64) uint64 {
-	s := a + b // a, b < q < 2^63
-	if s >= q {
-		s -= q
-	}
-	return s
 }
 
 // sketchPolys returns the sketch values of each set of ciphertext halves
