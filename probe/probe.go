@@ -101,10 +101,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		return nil, err
 	}
 	d := done.Decision
-	out := job.Result{"values": p.Values, "backend": p.Backend, "digest": d.Digest, "included": d.Included, "exact": true}
-	if p.Backend == "" {
-		out["backend"] = string(secureagg.BackendAuto)
-	}
+	out := job.Result{"values": p.Values, "backend": string(p.backend), "digest": d.Digest, "included": d.Included, "exact": true}
 	if len(d.Excluded) > 0 {
 		out["excluded"] = d.Excluded
 	}
@@ -128,7 +125,7 @@ func decide(o *job.Outcome[output]) (decision, error) {
 	why := maps.Clone(v.Missing)
 	maps.Copy(why, v.Failed)
 	if len(why) > 0 {
-		return decision{}, fmt.Errorf("the aggregation did not complete at every party%s", describe(why))
+		return decision{}, fmt.Errorf("the aggregation did not complete at every party: %s", job.PartyCauses(why))
 	}
 	if v.Result == nil {
 		return decision{}, fmt.Errorf("the root %s returned no result", secureagg.Root(o.Step))
@@ -143,14 +140,6 @@ func decide(o *job.Outcome[output]) (decision, error) {
 		return decision{}, fmt.Errorf("the root %s reported a malformed digest", secureagg.Root(o.Step))
 	}
 	return decision{Digest: root.Digest, Included: v.Result.Included, Excluded: v.Result.Excluded}, nil
-}
-
-// describe lists parties and their errors after a colon, or nothing.
-func describe(why map[string]string) string {
-	if len(why) == 0 {
-		return ""
-	}
-	return ": " + job.PartyCauses(why)
 }
 
 // OutputDisclosure: a party's output is its view of the public result.
