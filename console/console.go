@@ -155,7 +155,9 @@ func New(n Node, o Options) (*Console, error) {
 		return nil, err
 	}
 	c.mux = c.routes()
-	c.files.refresh() // so that the first node view does not load the key
+	// Load the key now, as the node starts its HTTP listener, so that no
+	// node view pays for it.
+	c.files.refresh()
 	return c, nil
 }
 
