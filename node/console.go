@@ -60,7 +60,8 @@ func newConsoleSite(lg *slog.Logger) (*consoleSite, *slog.Logger) {
 func (n *Node) consoleHandler() http.Handler {
 	s := n.console
 	s.once.Do(func() {
-		c, err := console.New(consoleNode{n}, console.Options{DataDir: n.cfg.DataDir, Version: n.version, LedgerPath: s.ledgerPath, Warnings: s.warnings})
+		c, err := console.New(consoleNode{n}, console.Options{DataDir: n.cfg.DataDir, Version: n.version, LedgerPath: s.ledgerPath, Warnings: s.warnings,
+			Preload: n.cfg.HTTP != ""})
 		if err != nil {
 			n.log.Error("console unavailable", "err", err)
 			s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
