@@ -73,11 +73,19 @@ func decodeDigest(b []byte) (digestBody, error) {
 		return body, err
 	}
 	for _, d := range [][]byte{body.D, body.Root} {
-		if len(d) != 0 && len(d) != sha256.Size {
-			return body, fmt.Errorf("%w: a digest of %d bytes", protocol.ErrMalformed, len(d))
+		if err := checkDigestSize(d); err != nil {
+			return body, err
 		}
 	}
 	return body, nil
+}
+
+// checkDigestSize accepts a digest of SHA-256's size, or none.
+func checkDigestSize(d []byte) error {
+	if len(d) != 0 && len(d) != sha256.Size {
+		return fmt.Errorf("%w: a digest of %d bytes", protocol.ErrMalformed, len(d))
+	}
+	return nil
 }
 
 // checkRootCommit checks the root's component against the commitment the

@@ -3,7 +3,6 @@ package secureagg
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"fmt"
 	"slices"
 
@@ -193,8 +192,5 @@ func decodeSketchBody(b []byte) (sketchBody, error) {
 	if err := protocol.Unmarshal(b, &body); err != nil {
 		return body, err
 	}
-	if len(body.Root) != 0 && len(body.Root) != sha256.Size {
-		return body, fmt.Errorf("%w: a commitment of %d bytes", protocol.ErrMalformed, len(body.Root))
-	}
-	return body, nil
+	return body, checkDigestSize(body.Root)
 }
