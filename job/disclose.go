@@ -1,6 +1,10 @@
 package job
 
-import "github.com/cohortdm/cohort/protocol"
+import (
+	"math"
+
+	"github.com/cohortdm/cohort/protocol"
+)
 
 // Roles of a column in a job, by which a node's policy grants forms when
 // its tables' own rules do not name the column.
@@ -38,6 +42,9 @@ type Use struct {
 	// result spends on the column, per draw.
 	Epsilon float64 `json:"epsilon,omitempty"`
 	Delta   float64 `json:"delta,omitempty"`
+	// Releases is how many exact values of pooled data (quantiles) the job
+	// publishes of the column.
+	Releases int `json:"releases,omitempty"`
 }
 
 // Discloser is implemented by every kind: it says, before a job runs, what
@@ -69,8 +76,41 @@ type Aggregate struct {
 	Parties []string
 	// Rows is how many of this party's rows the contribution sums.
 	Rows int
-	// Noised is set when the total carries differential-privacy noise.
-	Noised bool
+	// Noised is set when the total carries differential-privacy noise;
+	// Sensitivity is then the noise's sensitivity as the spec asks it, and
+	// PerRow how far one of this party's rows can move the total (the
+	// largest magnitude of the owner's bounds for a clamped sum, 1 for a
+	// count; 0 when the owner declared no bounds). The policy honours the
+	// noise only when Sensitivity is at least PerRow and PerRow is known.
+	Noised      bool
+	Sensitivity float64
+	PerRow      float64
+}
+
+// PerRow is how far one value clamped to [lo, hi] can move a sum: the L1
+// (and L2) sensitivity of adding or removing its row.
+func PerRow(lo, hi float64) float64 { return math.Max(math.Abs(lo), math.Abs(hi)) }
+
+// Clamp clamps v to [lo, hi].
+func Clamp(v, lo, hi float64) float64 { return math.Min(hi, math.Max(lo, v)) }
+
+// Release is one exact value of pooled data that a job publishes (a
+// quantile): its rank among the pooled rows (1-based), how many rows are
+// pooled, and how many lie in the final bracket it was found in.
+type Release struct {
+	Table, Column string
+	Rank, Rows    int
+	Bracket       int
+}
+
+// Publication is one of this party's columns published value by value (a
+// sensitive column beside a k-anonymous table): how many rows it has, how
+// many of them hold a value no other row holds, and whether a taxonomy
+// generalises it.
+type Publication struct {
+	Table, Column string
+	Rows, Unique  int
+	Generalised   bool
 }
 
 // Spend is one draw of differential-privacy noise for a released result.
@@ -91,4 +131,16 @@ type Guard interface {
 	// Spend refuses a draw that would exceed the column's budget;
 	// otherwise it records it (every draw spends, re-runs included).
 	Spend(step Step, s Spend) error
+	// Bounds returns the bounds the organisation declares for a column of
+	// one of its tables (by the spec's table name); ok is false when it
+	// declares none, and then the column cannot be noised. A kind clamps
+	// every value to them before a noised aggregate.
+	Bounds(table, column string) (lo, hi float64, ok bool)
+	// Release refuses an exact release too near either end of the pooled
+	// rows, from too small a bracket, or beyond the dataset's allowance of
+	// exact releases; otherwise it counts it (re-runs included).
+	Release(step Step, r Release) error
+	// Publish refuses publishing a column whose values (nearly) single out
+	// its rows, unless a taxonomy generalises it.
+	Publish(step Step, p Publication) error
 }

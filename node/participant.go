@@ -71,6 +71,16 @@ func (m member) TableSource(t job.TableSpec) (table.Source, error) {
 	return job.ResolveSource(m.n.cfg.TablesDir, t, m.n.cfg.Tables, false)
 }
 
+// Dataset names the dataset a table resolves to: the catalogue's name for
+// it, else its path inside the tables dir (job.DatasetName).
+func (m member) Dataset(t job.TableSpec) (string, error) {
+	src, err := m.TableSource(t)
+	if err != nil {
+		return "", err
+	}
+	return job.DatasetName(m.n.cfg.TablesDir, src, m.n.cfg.Tables)
+}
+
 // Redact rewrites the node's own directories out of a step's error (see
 // Config.redactPaths).
 func (m member) Redact(msg string) string { return m.n.cfg.redactPaths(msg) }

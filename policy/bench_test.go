@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
@@ -27,9 +28,10 @@ func BenchmarkAdmit(b *testing.B) {
 		uses = append(uses, job.Use{Table: fmt.Sprintf("t%d", i%3), Column: fmt.Sprintf("c%d", i), Role: job.RoleAttribute,
 			Form: protocol.DiscloseCiphertext, Parties: parties})
 	}
-	req := &Request{Job: "j", Kind: "sum", Self: "a", Submitter: "b", Parties: parties, Uses: uses, Declared: true}
+	req := &Request{Job: "j", Kind: "sum", Self: "a", Submitter: "b", Signed: true, SubmittedAt: time.Now(), Parties: parties,
+		Uses: uses, Declared: true, Datasets: map[string]string{"t0": "t", "t1": "u", "t2": "w"}}
 	for b.Loop() {
-		if d := e.Admit(req, []byte("nonce")); d.Verdict != Accepted {
+		if d := e.Admit(withNonce(req, "nonce")); d.Verdict != Accepted {
 			b.Fatal(d)
 		}
 	}
@@ -42,7 +44,7 @@ func BenchmarkGuardSend(b *testing.B) {
 		b.Fatal(err)
 	}
 	parties := []string{"a", "b", "c"}
-	g := e.Guard("j", []job.Use{{Table: "t", Column: "v", Form: protocol.DiscloseCiphertext, Parties: parties}}, parties)
+	g := e.Guard("j", []job.Use{{Table: "t", Column: "v", Form: protocol.DiscloseCiphertext, Parties: parties}}, parties, map[string]string{"t": "t"})
 	m := &protocol.Message{Type: "secureagg/share", Job: "j", Phase: "p"}
 	for b.Loop() {
 		if err := g.Send("b", m, protocol.DiscloseDecryptionShare, "a", parties); err != nil {

@@ -5,32 +5,47 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 )
 
 // Request is what a node knows of a job before it reads a row: the
-// committed spec's kind and parties, the verified submitter, and what the
-// kind declares the job discloses of this node's data.
+// committed spec's kind and parties, the verified submitter, what the kind
+// declares the job discloses of this node's data, and the datasets the
+// node resolves the spec's tables to.
 type Request struct {
 	Job       string
 	Kind      string
 	Self      string
 	Submitter string
-	Parties   []string
+	// Signed is set when the job carries a submission whose signature
+	// verified; SubmittedAt is its time.
+	Signed      bool
+	SubmittedAt time.Time
+	Nonce       []byte
+	Parties     []string
 	// Uses is nil with Declared false when the kind declares nothing.
 	Uses     []job.Use
 	Declared bool
+	// Datasets maps each of this party's tables in the spec to the
+	// dataset it resolves to here (job.DatasetName); Unavailable holds
+	// those that resolve to nothing usable, with the reason, which stays
+	// in this node's own log.
+	Datasets    map[string]string
+	Unavailable map[string]string
 }
 
 // Refusal names the rule a job breaks and what the rule found. Its text
-// goes into the log every member reads: it names fields of the spec and
-// rules of the policy, never a value of the data nor a number of this
-// policy (a floor or a budget).
+// goes into the log every member reads: it names the node's rule and the
+// spec's field, never a value of the data, a number of this policy (a floor
+// or a budget), a count of its data, or whether a file exists. Detail says
+// more for this organisation's own ledger and never leaves the node.
 type Refusal struct {
 	Rule   string `json:"rule"`
 	Reason string `json:"reason"`
+	Detail string `json:"-"`
 }
 
 func (r *Refusal) Error() string { return "rule " + r.Rule + ": " + r.Reason }
@@ -39,16 +54,22 @@ func refuse(rule, format string, args ...any) *Refusal {
 	return &Refusal{Rule: rule, Reason: fmt.Sprintf(format, args...)}
 }
 
-// Earlier returns this node's record of the aggregates over one column
-// that it took part in.
-type Earlier func(table, column string) []AggregateRecord
+// with adds the owner's detail to a refusal.
+func (r *Refusal) with(format string, args ...any) *Refusal {
+	r.Detail = fmt.Sprintf(format, args...)
+	return r
+}
+
+// Earlier returns this node's record of the aggregates over one dataset's
+// column that it took part in.
+type Earlier func(dataset, column string) []AggregateRecord
 
 // Records is an Earlier over a list of records.
 func Records(recs []AggregateRecord) Earlier {
-	return func(table, column string) []AggregateRecord {
+	return func(dataset, column string) []AggregateRecord {
 		var out []AggregateRecord
 		for _, r := range recs {
-			if r.Table == table && r.Column == column {
+			if r.Table == dataset && r.Column == column {
 				out = append(out, r)
 			}
 		}
@@ -56,22 +77,59 @@ func Records(recs []AggregateRecord) Earlier {
 	}
 }
 
-// Check returns the first rule a request breaks, or nil. earlier is this
-// node's record of the aggregates it took part in, spent what noised
-// results have spent per column; records of req.Job itself are skipped.
-func (p *Policy) Check(req *Request, earlier Earlier, spent map[string]Amount) *Refusal {
+// History is what the node has recorded that a check weighs: earlier
+// aggregates, the budget spent per "dataset.column" and the exact
+// releases per dataset.
+type History struct {
+	Earlier  Earlier
+	Spent    map[string]Amount
+	Releases map[string]int
+}
+
+// Check returns the first rule a request breaks, or nil, weighing what
+// the node recorded before (h); records of req.Job itself are skipped.
+func (p *Policy) Check(req *Request, h History) *Refusal {
 	if r := p.checkMembers(req); r != nil {
 		return r
 	}
 	if !req.Declared && !p.undeclared {
 		return refuse("kinds", "kind %s declares nothing of what it discloses, so this node cannot check it", req.Kind)
 	}
+	if r := p.checkDatasets(req); r != nil {
+		return r
+	}
 	for _, u := range req.Uses {
-		if r := p.checkUse(req, u, earlier, spent); r != nil {
+		if r := p.checkUse(req, u, h); r != nil {
 			return r
 		}
 	}
 	return nil
+}
+
+// checkDatasets refuses a spec whose tables this node cannot resolve, with
+// one answer whether a table is missing or may not be named (the detail
+// stays here), and a spec that names one dataset twice: its two
+// contributions would count one party's data twice.
+func (p *Policy) checkDatasets(req *Request) *Refusal {
+	for _, t := range slices.Sorted(maps.Keys(req.Unavailable)) {
+		return unavailable(t).with("%s", req.Unavailable[t])
+	}
+	seen := map[string]string{}
+	for _, t := range slices.Sorted(maps.Keys(req.Datasets)) {
+		d := req.Datasets[t]
+		if first, ok := seen[d]; ok {
+			return refuse("datasets", "tables %s and %s of party %s are one dataset at this node", first, t, req.Self).
+				with("both resolve to dataset %s", d)
+		}
+		seen[d] = t
+	}
+	return nil
+}
+
+// unavailable is the one answer for a table that is missing, unreadable or
+// not to be named.
+func unavailable(table string) *Refusal {
+	return refuse("tables", "table %s is not available to this job at this node", table)
 }
 
 // checkMembers applies the kinds, peers and submitters rules.
@@ -100,50 +158,67 @@ func (p *Policy) checkMembers(req *Request) *Refusal {
 	return nil
 }
 
-// checkUse applies the column grants, the floors, the differencing rule
-// and the budget to one declared use.
-func (p *Policy) checkUse(req *Request, u job.Use, earlier Earlier, spent map[string]Amount) *Refusal {
+// checkUse applies the roles, the column grants, the floors, the
+// differencing rule, the exact-release allowance and the budget to one
+// declared use, keyed on the dataset the use's table resolves to.
+func (p *Policy) checkUse(req *Request, u job.Use, h History) *Refusal {
 	if u.Table == "" {
 		return nil // no data of the party: key material of a key being generated
 	}
-	if u.Column == "" {
-		// Every column of the table: each column the table's rules name
-		// must grant the form too.
-		for _, c := range slices.Sorted(maps.Keys(p.Tables[u.Table].Columns)) {
-			cu := u
-			cu.Column = c
-			if r := p.checkGrant(cu); r != nil {
-				return r
-			}
+	dataset, ok := req.Datasets[u.Table]
+	if !ok {
+		if p.undeclared && req.Datasets == nil {
+			dataset = u.Table // Permissive, asked without datasets (protocol tests)
+		} else {
+			return unavailable(u.Table).with("the kind declares a use of a table the spec does not give this party")
 		}
 	}
-	if r := p.checkGrant(u); r != nil {
-		return r
+	cols := []string{u.Column}
+	if u.Column == "" {
+		// Every column of the table: each column the dataset's rules name
+		// must grant the form too.
+		cols = slices.Sorted(maps.Keys(p.Tables[dataset].Columns))
+		cols = append(cols, "")
 	}
-	return p.checkFloors(req, u, earlier, spent)
+	for _, c := range cols {
+		cu := u
+		cu.Column = c
+		if r := p.checkGrant(dataset, cu); r != nil {
+			return r
+		}
+	}
+	return p.checkFloors(req, dataset, u, h)
 }
 
-// checkGrant refuses a use whose form the column's grant does not give to
-// every recipient.
-func (p *Policy) checkGrant(u job.Use) *Refusal {
+// checkGrant refuses a use in a role the organisation does not allow the
+// column, or whose form the column's grant does not give to every
+// recipient.
+func (p *Policy) checkGrant(dataset string, u job.Use) *Refusal {
 	what := u.Table
 	if u.Column != "" {
 		what += "." + u.Column
 	}
-	grant, field := p.grantOf(u.Table, u.Column, u.Role)
+	if u.Column != "" && !p.roleAllowed(dataset, u.Column, u.Role) {
+		return refuse("tables", "%s may not be used as %s at this node", what, u.Role).
+			with("dataset %s classifies column %s as %s", dataset, u.Column, p.Tables[dataset].Roles[u.Column])
+	}
+	grant, field := p.grantOf(dataset, u.Column, u.Role)
 	members, ok := grant[u.Form]
 	if !ok || !allows(members, u.To) {
 		to := "every member"
 		if u.To != nil {
 			to = strings.Join(u.To, ", ")
 		}
-		return refuse(field, "%s may not leave this node as %s to %s", what, u.Form, to)
+		return refuse(field, "%s may not leave this node as %s to %s", what, u.Form, to).
+			with("the grant of dataset %s", dataset)
 	}
 	return nil
 }
 
-// checkFloors applies the floors, the differencing rule and the budget.
-func (p *Policy) checkFloors(req *Request, u job.Use, earlier Earlier, spent map[string]Amount) *Refusal {
+// checkFloors applies the floors, the differencing rule, the exact-release
+// allowance and the budget. Its texts name the rule and the spec's table,
+// never the floor's number nor how far the job falls below it.
+func (p *Policy) checkFloors(req *Request, dataset string, u job.Use, h History) *Refusal {
 	what := u.Table
 	if u.Column != "" {
 		what += "." + u.Column
@@ -151,23 +226,27 @@ func (p *Policy) checkFloors(req *Request, u job.Use, earlier Earlier, spent map
 	switch u.Form {
 	case protocol.DiscloseCiphertext:
 		if len(u.Parties) < p.Floors.MinParties {
-			return refuse("floors.min_parties", "an aggregate of %s over %d parties is below this node's floor", what, len(u.Parties))
+			return refuse("floors.min_parties", "an aggregate of %s over the parties of this job is below this node's floor", what)
 		}
 		if u.Epsilon == 0 {
-			if r := p.checkDifferencing(req.Job, u, earlier); r != nil {
+			if r := p.checkDifferencing(req.Job, dataset, u, h.Earlier); r != nil {
 				return r
 			}
 		}
 	case protocol.DiscloseGeneralised:
 		if u.K < p.Floors.MinK {
-			return refuse("floors.min_k", "a publication of %s with k = %d is below this node's floor", what, u.K)
+			return refuse("floors.min_k", "a publication of %s with this job's k is below this node's floor", what)
 		}
 		if u.Role == job.RoleSensitive && u.L < p.Floors.MinL {
-			return refuse("floors.min_l", "sensitive column %s published with l = %d is below this node's floor", what, u.L)
+			return refuse("floors.min_l", "sensitive column %s published with this job's l is below this node's floor", what)
 		}
 	}
+	if u.Releases > 0 && h.Releases[dataset]+u.Releases > p.ExactReleases {
+		return refuse("exact_releases", "the exact values this job would publish of %s exceed this node's allowance", what).
+			with("dataset %s has %d exact releases left", dataset, max(0, p.ExactReleases-h.Releases[dataset]))
+	}
 	if u.Epsilon > 0 || u.Delta > 0 {
-		b, s := p.budgetOf(u.Table, u.Column), spent[u.Table+"."+u.Column]
+		b, s := p.budgetOf(dataset, u.Column), h.Spent[dataset+"."+u.Column]
 		if s.Epsilon+u.Epsilon > b.Epsilon || s.Delta+u.Delta > b.Delta {
 			return refuse("budget", "a noised result over %s would exceed its privacy budget", what)
 		}
@@ -175,26 +254,34 @@ func (p *Policy) checkFloors(req *Request, u job.Use, earlier Earlier, spent map
 	return nil
 }
 
+// differencing is the one refusal of an aggregate too close to an earlier
+// one: by parties or, over the same parties, by rows. One text for both, so
+// a refusal does not tell the submitter that a member's rows changed by
+// few.
+func differencing(what, earlierJob string) *Refusal {
+	return refuse("floors.differencing", "an aggregate of %s too close to that of job %s needs noise", what, earlierJob)
+}
+
 // checkDifferencing refuses an aggregate whose party set differs from an
-// earlier one's over the same column by too few parties: the difference
-// of the two totals is those parties' inputs.
-func (p *Policy) checkDifferencing(jobID string, u job.Use, earlier Earlier) *Refusal {
-	for _, e := range earlier(u.Table, u.Column) {
+// earlier one's over the same dataset column by too few parties: the
+// difference of the two totals is those parties' inputs.
+func (p *Policy) checkDifferencing(jobID, dataset string, u job.Use, earlier Earlier) *Refusal {
+	for _, e := range earlier(dataset, u.Column) {
 		if e.Job == jobID || e.Noised {
 			continue
 		}
 		if d := symmetricDifference(e.Parties, u.Parties); d > 0 && d < p.Floors.MinPartyDifference {
-			return refuse("floors.min_party_difference",
-				"an aggregate of %s.%s over parties that differ by %d from those of job %s needs noise", u.Table, u.Column, d, e.Job)
+			return differencing(u.Table+"."+u.Column, e.Job).with("party sets differ by %d", d)
 		}
 	}
 	return nil
 }
 
 // checkRows refuses an aggregate over the same parties as an earlier one
-// over the same column whose rows at this node differ by too few: the
-// difference of the totals is those rows' values.
-func (p *Policy) checkRows(jobID string, a AggregateRecord, earlier Earlier) *Refusal {
+// over the same dataset column whose rows at this node differ by too few:
+// the difference of the totals is those rows' values. what names the
+// column as the spec does.
+func (p *Policy) checkRows(jobID, what string, a AggregateRecord, earlier Earlier) *Refusal {
 	for _, e := range earlier(a.Table, a.Column) {
 		if e.Job == jobID || e.Noised {
 			continue
@@ -207,8 +294,7 @@ func (p *Policy) checkRows(jobID string, a AggregateRecord, earlier Earlier) *Re
 			d = -d
 		}
 		if d > 0 && d < p.Floors.MinRowDifference {
-			return refuse("floors.min_row_difference",
-				"an aggregate of %s.%s over rows that differ by few from those of job %s needs noise", a.Table, a.Column, e.Job)
+			return differencing(what, e.Job).with("rows differ by %d", d)
 		}
 	}
 	return nil

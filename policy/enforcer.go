@@ -112,8 +112,8 @@ func (e *Enforcer) Policy() (*Policy, error) { return e.source() }
 // row and again at every step: Accepted, Refused (naming the rule) or, with
 // manual approval, Awaiting until a person approves or rejects it here.
 // Each change of the decision is kept and recorded.
-func (e *Enforcer) Admit(req *Request, nonce []byte) Decision {
-	d := e.decide(req, nonce)
+func (e *Enforcer) Admit(req *Request) Decision {
+	d := e.decide(req)
 	d.Time = time.Now().UTC()
 	if changed, err := e.store.setDecision(req.Job, d); err == nil && changed && e.record != nil {
 		e.record(req.Job, d)
@@ -121,20 +121,18 @@ func (e *Enforcer) Admit(req *Request, nonce []byte) Decision {
 	return d
 }
 
-func (e *Enforcer) decide(req *Request, nonce []byte) Decision {
+func (e *Enforcer) decide(req *Request) Decision {
 	p, err := e.source()
 	if err != nil {
 		// An unreadable policy refuses everything until it is fixed; the
 		// reason stays here (it may name a path).
 		return Decision{Verdict: Refused, Rule: "policy", Reason: "this node's policy cannot be read"}
 	}
-	if len(nonce) > 0 {
-		if err := e.store.useNonce(fmt.Sprintf("%x", nonce), req.Job); err != nil {
-			return Decision{Verdict: Refused, Rule: "submission", Reason: "this submission was already used by " + err.Error()}
-		}
+	if r := e.checkSubmission(p, req); r != nil {
+		return Decision{Verdict: Refused, Rule: r.Rule, Reason: r.Reason, Detail: r.Detail}
 	}
-	if r := p.Check(req, e.store.earlier, e.store.spentCopy()); r != nil {
-		return Decision{Verdict: Refused, Rule: r.Rule, Reason: r.Reason}
+	if r := p.Check(req, e.store.History()); r != nil {
+		return Decision{Verdict: Refused, Rule: r.Rule, Reason: r.Reason, Detail: r.Detail}
 	}
 	if a, ok := e.store.approval(req.Job); ok {
 		if a.Approval == "rejected" {
@@ -147,6 +145,37 @@ func (e *Enforcer) decide(req *Request, nonce []byte) Decision {
 	}
 	return Decision{Verdict: Accepted}
 }
+
+// checkSubmission refuses a job that no member signed, and a replayed
+// submission: one whose nonce another job used, or whose time lies outside
+// the submission window when this node first sees the job (a job it has
+// decided on before is not refused for running long).
+func (e *Enforcer) checkSubmission(p *Policy, req *Request) *Refusal {
+	if p.undeclared {
+		return nil // Permissive: protocol and runtime tests
+	}
+	if !req.Signed || len(req.Nonce) == 0 {
+		return refuse("submission", "job %s carries no signed submission", req.Job)
+	}
+	window := time.Duration(p.SubmissionWindow)
+	if window <= 0 {
+		window = DefaultSubmissionWindow
+	}
+	now := time.Now().UTC()
+	if _, seen := e.store.decision(req.Job); !seen {
+		if d := now.Sub(req.SubmittedAt); d > window || d < -window {
+			return refuse("submission", "job %s was submitted outside this node's submission window", req.Job)
+		}
+	}
+	if err := e.store.useNonce(fmt.Sprintf("%x", req.Nonce), req.Job, req.SubmittedAt, window, now); err != nil {
+		return refuse("submission", "this submission was already used by %s", err.Error())
+	}
+	return nil
+}
+
+// DefaultSubmissionWindow is the submission window of a policy that sets
+// none.
+const DefaultSubmissionWindow = 24 * time.Hour
 
 // Decision returns this node's latest decision on a job.
 func (e *Enforcer) Decision(jobID string) (Decision, bool) { return e.store.decision(jobID) }
@@ -191,7 +220,7 @@ func (e *Enforcer) WaitApproval(ctx context.Context, req *Request) (Decision, er
 		e.mu.Lock()
 		changed := e.changed
 		e.mu.Unlock()
-		if d := e.Admit(req, nil); d.Verdict != Awaiting {
+		if d := e.Admit(req); d.Verdict != Awaiting {
 			return d, nil
 		}
 		select {
@@ -203,10 +232,12 @@ func (e *Enforcer) WaitApproval(ctx context.Context, req *Request) (Decision, er
 }
 
 // Guard returns the guard of one job's session on this node (see
-// job.Guard), which also checks every message the session sends.
-func (e *Enforcer) Guard(jobID string, uses []job.Use, parties []string) *Guard {
-	g := &Guard{e: e, job: jobID, parties: parties, allowed: map[protocol.Disclosure]bool{
-		protocol.DiscloseControl: true, protocol.DisclosePublicResult: true}}
+// job.Guard), which also checks every message the session sends. datasets
+// maps the spec's names of this party's tables to the datasets they
+// resolved to at admission (Request.Datasets).
+func (e *Enforcer) Guard(jobID string, uses []job.Use, parties []string, datasets map[string]string) *Guard {
+	g := &Guard{e: e, job: jobID, parties: parties, datasets: datasets, inStep: map[stepKey][]FormedRecord{},
+		allowed: map[protocol.Disclosure]bool{protocol.DiscloseControl: true, protocol.DisclosePublicResult: true}}
 	for _, u := range uses {
 		for _, d := range messageForms(u.Form) {
 			g.allowed[d] = true
@@ -232,11 +263,13 @@ func messageForms(f protocol.Disclosure) []protocol.Disclosure {
 	return []protocol.Disclosure{f}
 }
 
-// Show is the policy in force and the budget spent and left per column.
+// Show is the policy in force, the budget spent and left per dataset
+// column, and the exact releases made per dataset.
 type Show struct {
-	Policy *Policy           `json:"policy"`
-	Spent  map[string]Amount `json:"spent"`
-	Left   map[string]Amount `json:"left"`
+	Policy   *Policy           `json:"policy"`
+	Spent    map[string]Amount `json:"spent"`
+	Left     map[string]Amount `json:"left"`
+	Releases map[string]int    `json:"exact_releases"`
 }
 
 // Show returns the policy in force with the budget spent and left.
@@ -245,7 +278,8 @@ func (e *Enforcer) Show() (*Show, error) {
 	if err != nil {
 		return nil, err
 	}
-	spent := e.store.spentCopy()
+	h := e.store.History()
+	spent := h.Spent
 	left := map[string]Amount{}
 	for k, s := range spent {
 		b := p.Budget.Columns[k]
@@ -254,5 +288,5 @@ func (e *Enforcer) Show() (*Show, error) {
 		}
 		left[k] = Amount{Epsilon: max(0, b.Epsilon-s.Epsilon), Delta: max(0, b.Delta-s.Delta)}
 	}
-	return &Show{Policy: p, Spent: spent, Left: left}, nil
+	return &Show{Policy: p, Spent: spent, Left: left, Releases: h.Releases}, nil
 }

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -44,10 +45,20 @@ type Policy struct {
 	// Columns grants forms by a column's role in a job (key, id,
 	// attribute, class, sensitive) where a table's rules do not name it.
 	Columns map[string]Grant `yaml:"columns" json:"columns"`
-	// Tables are per-table rules, keyed by the logical table name.
+	// Tables are per-dataset rules, keyed by the dataset's name: the name
+	// of its entry in node.yaml's tables: catalogue, else its file's path
+	// inside tables_dir (see job.DatasetName). Never the name a spec gives.
 	Tables map[string]TableRules `yaml:"tables,omitempty" json:"tables,omitempty"`
 	// Budget is the differential-privacy budget of each column.
 	Budget Budget `yaml:"budget" json:"budget"`
+	// ExactReleases is how many exact values of pooled data (quantiles
+	// without noise) the jobs may publish of one dataset, over every job
+	// and re-run.
+	ExactReleases int `yaml:"exact_releases" json:"exact_releases"`
+	// SubmissionWindow is how far a signed submission's time may lie from
+	// this node's clock when the node first sees it; its nonce is kept
+	// that long, so a replay is refused whatever its age.
+	SubmissionWindow Duration `yaml:"submission_window" json:"submission_window"`
 
 	// undeclared admits kinds that declare no uses (Permissive only: a
 	// node's policy cannot be written to do so).
@@ -72,11 +83,36 @@ type Floors struct {
 	MinRowDifference   int `yaml:"min_row_difference" json:"min_row_difference"`
 }
 
-// TableRules are one table's grants: per column, and a default for the
-// table's columns not named (the role defaults apply when neither is set).
+// TableRules are one dataset's rules: grants per column and a default for
+// the columns not named (the role defaults apply when neither is set); the
+// roles the organisation gives its columns, which a spec cannot change; and
+// the bounds of numeric columns, without which a column is never noised.
 type TableRules struct {
 	Default *Grant           `yaml:"default,omitempty" json:"default,omitempty"`
 	Columns map[string]Grant `yaml:"columns,omitempty" json:"columns,omitempty"`
+	// Roles classifies columns: id, key, quasi-identifier, sensitive,
+	// attribute or class. A job may use a classified column only in a
+	// role its class allows (ownerRoles), and the grant of that class
+	// applies whatever the spec says.
+	Roles map[string]string `yaml:"roles,omitempty" json:"roles,omitempty"`
+	// Bounds are a numeric column's [lo, hi]: every value is clamped to
+	// them before a noised aggregate, whose sensitivity they fix.
+	Bounds map[string][2]float64 `yaml:"bounds,omitempty" json:"bounds,omitempty"`
+}
+
+// Owner roles a catalogue may give a column beside the job roles.
+const RoleQuasiIdentifier = "quasi-identifier"
+
+// ownerRoles maps each class an organisation may give a column to the
+// roles a job may use it in, the first of which names the grant that
+// applies (policy columns:).
+var ownerRoles = map[string][]string{
+	job.RoleID:          {job.RoleID, job.RoleKey},
+	job.RoleKey:         {job.RoleKey, job.RoleID},
+	RoleQuasiIdentifier: {job.RoleAttribute},
+	job.RoleSensitive:   {job.RoleSensitive},
+	job.RoleAttribute:   {job.RoleAttribute},
+	job.RoleClass:       {job.RoleClass},
 }
 
 // Budget is a differential-privacy budget per column: what noised results
@@ -247,6 +283,9 @@ func (p *Policy) check() error {
 			return fmt.Errorf("%s: must not be negative", c.name)
 		}
 	}
+	if p.ExactReleases < 0 {
+		return fmt.Errorf("exact_releases: must not be negative")
+	}
 	if p.Budget.Epsilon < 0 || p.Budget.Delta < 0 || p.Budget.Delta >= 1 {
 		return fmt.Errorf("budget: epsilon must be >= 0, delta in [0, 1)")
 	}
@@ -272,6 +311,16 @@ func (p *Policy) check() error {
 		for c, g := range tr.Columns {
 			if err := g.check("tables." + t + ".columns." + c); err != nil {
 				return err
+			}
+		}
+		for c, r := range tr.Roles {
+			if _, ok := ownerRoles[r]; !ok {
+				return fmt.Errorf("tables.%s.roles.%s: unknown role (roles: %s, %s)", t, c, strings.Join(roles, ", "), RoleQuasiIdentifier)
+			}
+		}
+		for c, b := range tr.Bounds {
+			if math.IsNaN(b[0]) || math.IsNaN(b[1]) || math.IsInf(b[0], 0) || math.IsInf(b[1], 0) || b[0] > b[1] {
+				return fmt.Errorf("tables.%s.bounds.%s: want [lo, hi], finite, lo <= hi", t, c)
 			}
 		}
 	}
@@ -300,27 +349,43 @@ func formNames() string {
 	return strings.Join(out, ", ")
 }
 
-// budgetOf returns a column's budget.
-func (p *Policy) budgetOf(table, column string) Amount {
-	if a, ok := p.Budget.Columns[table+"."+column]; ok {
+// budgetOf returns a dataset column's budget.
+func (p *Policy) budgetOf(dataset, column string) Amount {
+	if a, ok := p.Budget.Columns[dataset+"."+column]; ok {
 		return a
 	}
 	return Amount{Epsilon: p.Budget.Epsilon, Delta: p.Budget.Delta}
 }
 
-// grantOf returns the grant that applies to a column of a table with a
-// role: the table's rule for the column, else the table's default, else
-// the role's.
-func (p *Policy) grantOf(table, column, role string) (Grant, string) {
-	if tr, ok := p.Tables[table]; ok {
-		if g, ok := tr.Columns[column]; ok {
-			return g, "tables." + table + ".columns." + column
-		}
-		if tr.Default != nil {
-			return *tr.Default, "tables." + table + ".default"
-		}
+// grantOf returns the grant that applies to a column of a dataset used in
+// a role: the dataset's rule for the column, else its default, else the
+// grant of the role the organisation gave the column, else of the job's
+// role. The second result names the rule for the owner's own log; the
+// refusal the submitter sees names only "tables" or the role.
+func (p *Policy) grantOf(dataset, column, role string) (Grant, string) {
+	tr := p.Tables[dataset]
+	if g, ok := tr.Columns[column]; ok {
+		return g, "tables"
+	}
+	if tr.Default != nil {
+		return *tr.Default, "tables"
+	}
+	if owner, ok := tr.Roles[column]; ok {
+		role = ownerRoles[owner][0]
 	}
 	return p.Columns[role], "columns." + role
+}
+
+// roleAllowed reports whether a job may use a dataset's column in role.
+func (p *Policy) roleAllowed(dataset, column, role string) bool {
+	owner, ok := p.Tables[dataset].Roles[column]
+	return !ok || slices.Contains(ownerRoles[owner], role)
+}
+
+// bounds returns a dataset column's declared bounds.
+func (p *Policy) bounds(dataset, column string) ([2]float64, bool) {
+	b, ok := p.Tables[dataset].Bounds[column]
+	return b, ok
 }
 
 // allows reports whether members lists every one of to (nil to: every

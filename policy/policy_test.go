@@ -45,8 +45,23 @@ func TestParseRefusesNamingTheField(t *testing.T) {
 	}
 }
 
+// req asks about a signed job whose tables t, patients and x resolve to
+// datasets of the same names.
 func req(uses ...job.Use) *Request {
-	return &Request{Job: "j2", Kind: "sum", Self: "a", Submitter: "b", Parties: []string{"a", "b", "c"}, Uses: uses, Declared: true}
+	return &Request{Job: "j2", Kind: "sum", Self: "a", Submitter: "b", Signed: true, SubmittedAt: time.Now(),
+		Parties: []string{"a", "b", "c"}, Uses: uses, Declared: true,
+		Datasets: map[string]string{"t": "t", "patients": "patients", "x": "x"}}
+}
+
+// withNonce sets a request's submission nonce.
+func withNonce(r *Request, nonce string) *Request {
+	r.Nonce = []byte(nonce)
+	return r
+}
+
+// history is a History of earlier aggregates only.
+func history(earlier []AggregateRecord) History {
+	return History{Earlier: Records(earlier), Spent: map[string]Amount{}, Releases: map[string]int{}}
 }
 
 func agg(table, col string, parties ...string) job.Use {
@@ -68,22 +83,22 @@ func TestCheckRules(t *testing.T) {
 	}{
 		{"an aggregate of three", req(agg("t", "x", "a", "b", "c")), ""},
 		{"an aggregate of two", req(agg("t", "x", "a", "b")), "floors.min_parties"},
-		{"one party less than an earlier one", req(agg("t", "v", "a", "b", "c")), "floors.min_party_difference"},
+		{"one party less than an earlier one", req(agg("t", "v", "a", "b", "c")), "floors.differencing"},
 		{"the same parties again", req(agg("t", "v", "a", "b", "c", "d")), ""},
 		{"one party less, noised", req(func() job.Use { u := agg("t", "v", "a", "b", "c"); u.Epsilon = 0.1; return u }()), ""},
 		{"k below the floor", req(job.Use{Table: "t", Column: "age", Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: 1}), "floors.min_k"},
 		{"sensitive without l", req(job.Use{Table: "t", Column: "dx", Role: job.RoleSensitive, Form: protocol.DiscloseGeneralised, K: 10, L: 1}), "floors.min_l"},
 		{"a raw column", req(job.Use{Table: "t", Column: "dx", Role: job.RoleSensitive, Form: protocol.DiscloseRaw}), "columns.sensitive"},
-		{"a column kept home", req(job.Use{Table: "patients", Column: "name", Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: 10}), "tables.patients.columns.name"},
+		{"a column kept home", req(job.Use{Table: "patients", Column: "name", Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: 10}), "tables"},
 		{"a column granted to one peer", req(job.Use{Table: "patients", Column: "diagnosis", Role: job.RoleAttribute, Form: protocol.DiscloseSplitSummary, To: []string{"b"}}), ""},
-		{"the same to everyone", req(job.Use{Table: "patients", Column: "diagnosis", Role: job.RoleAttribute, Form: protocol.DiscloseSplitSummary}), "tables.patients.columns.diagnosis"},
-		{"every column of a table", req(job.Use{Table: "patients", Role: job.RoleAttribute, Form: protocol.DiscloseCiphertext, Parties: []string{"a", "b", "c"}}), "tables.patients.columns.diagnosis"},
+		{"the same to everyone", req(job.Use{Table: "patients", Column: "diagnosis", Role: job.RoleAttribute, Form: protocol.DiscloseSplitSummary}), "tables"},
+		{"every column of a table", req(job.Use{Table: "patients", Role: job.RoleAttribute, Form: protocol.DiscloseCiphertext, Parties: []string{"a", "b", "c"}}), "tables"},
 		{"undeclared", &Request{Job: "j", Kind: "sum", Self: "a", Parties: []string{"a"}}, "kinds"},
 		{"a kind not taken", &Request{Job: "j", Kind: "boosting", Self: "a", Parties: []string{"a"}, Declared: true}, "kinds"},
 		{"a peer not allowed in a kind", &Request{Job: "j", Kind: "sjc", Self: "a", Parties: []string{"a", "b", "c"}, Declared: true}, "kinds.sjc"},
 		{"over budget", req(func() job.Use { u := agg("t", "y", "a", "b", "c"); u.Epsilon = 2; return u }()), "budget"},
 	} {
-		r := p.Check(tc.req, Records(earlier), map[string]Amount{})
+		r := p.Check(tc.req, history(earlier))
 		switch {
 		case tc.rule == "" && r != nil:
 			t.Errorf("%s: refused by %v", tc.name, r)
@@ -96,11 +111,11 @@ func TestCheckRules(t *testing.T) {
 		}
 	}
 	p.Submitters = []string{"c"}
-	if r := p.Check(req(), Records(nil), nil); r == nil || r.Rule != "submitters" {
+	if r := p.Check(req(), history(nil)); r == nil || r.Rule != "submitters" {
 		t.Errorf("submitter b: %v", r)
 	}
 	p.Submitters, p.Peers = []string{Any}, []string{"b"}
-	if r := p.Check(req(), Records(nil), nil); r == nil || r.Rule != "peers" || !strings.Contains(r.Reason, "c") {
+	if r := p.Check(req(), history(nil)); r == nil || r.Rule != "peers" || !strings.Contains(r.Reason, "c") {
 		t.Errorf("peer c: %v", r)
 	}
 }
@@ -148,7 +163,7 @@ func TestManualApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := req(agg("t", "x", "a", "b", "c"))
-	if d := e.Admit(r, []byte("n1")); d.Verdict != Awaiting || d.Rule != "approval" {
+	if d := e.Admit(withNonce(r, "n1")); d.Verdict != Awaiting || d.Rule != "approval" {
 		t.Fatalf("manual: %+v", d)
 	}
 	done := make(chan Decision)
@@ -168,11 +183,11 @@ func TestManualApproval(t *testing.T) {
 	}
 	r2 := req(agg("t", "x", "a", "b", "c"))
 	r2.Job = "j3"
-	e.Admit(r2, []byte("n2"))
+	e.Admit(withNonce(r2, "n2"))
 	if err := e.Reject("j3", "not this quarter"); err != nil {
 		t.Fatal(err)
 	}
-	if d := e.Admit(r2, []byte("n2")); d.Verdict != Refused || !strings.Contains(d.Reason, "not this quarter") {
+	if d := e.Admit(withNonce(r2, "n2")); d.Verdict != Refused || !strings.Contains(d.Reason, "not this quarter") {
 		t.Fatalf("after rejection: %+v", d)
 	}
 	if strings.Join(recorded, " ") != "j2:awaiting-approval j2:accepted j3:awaiting-approval j3:refused" {
@@ -181,7 +196,7 @@ func TestManualApproval(t *testing.T) {
 	// A submission replayed as another job is refused.
 	r4 := req()
 	r4.Job = "j4"
-	if d := e.Admit(r4, []byte("n2")); d.Verdict != Refused || d.Rule != "submission" {
+	if d := e.Admit(withNonce(r4, "n2")); d.Verdict != Refused || d.Rule != "submission" {
 		t.Fatalf("replayed submission: %+v", d)
 	}
 }
@@ -196,7 +211,7 @@ func TestReloadTakesEffect(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := req(agg("t", "x", "a", "b", "c"))
-	if d := e.Admit(r, nil); d.Verdict != Accepted {
+	if d := e.Admit(withNonce(r, "n0")); d.Verdict != Accepted {
 		t.Fatalf("default: %+v", d)
 	}
 	tighter := strings.Replace(string(DefaultYAML), "min_parties: 3", "min_parties: 4", 1)
@@ -204,13 +219,13 @@ func TestReloadTakesEffect(t *testing.T) {
 	if err := os.WriteFile(path, []byte(tighter), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if d := e.Admit(r, nil); d.Verdict != Refused || d.Rule != "floors.min_parties" {
+	if d := e.Admit(withNonce(r, "n0")); d.Verdict != Refused || d.Rule != "floors.min_parties" {
 		t.Fatalf("after reload: %+v", d)
 	}
 	if err := os.WriteFile(path, []byte("approval: never\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if d := e.Admit(r, nil); d.Verdict != Refused || d.Rule != "policy" || strings.Contains(d.Reason, path) {
+	if d := e.Admit(withNonce(r, "n0")); d.Verdict != Refused || d.Rule != "policy" || strings.Contains(d.Reason, path) {
 		t.Fatalf("broken policy: %+v", d)
 	}
 }
@@ -220,7 +235,8 @@ func TestGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := e.Guard("j1", []job.Use{agg("t", "v", "a", "b", "c")}, []string{"a", "b", "c"})
+	ds := map[string]string{"t": "t"}
+	g := e.Guard("j1", []job.Use{agg("t", "v", "a", "b", "c")}, []string{"a", "b", "c"}, ds)
 	m := &protocol.Message{Type: "secureagg/up", Job: "j1", Phase: "p", Round: 0}
 	three := []string{"a", "b", "c"}
 	if err := g.Send("b", m, protocol.DiscloseCiphertext, "a", three); err != nil {
@@ -244,11 +260,11 @@ func TestGuard(t *testing.T) {
 	if err := g.Aggregate(step, job.Aggregate{Table: "t", Column: "v", Parties: three, Rows: 100}); err != nil {
 		t.Fatal(err)
 	}
-	g2 := e.Guard("j2", nil, three)
-	if err := g2.Aggregate(step, job.Aggregate{Table: "t", Column: "v", Parties: three, Rows: 101}); err == nil || !strings.Contains(err.Error(), "min_row_difference") {
+	g2 := e.Guard("j2", nil, three, ds)
+	if err := g2.Aggregate(step, job.Aggregate{Table: "t", Column: "v", Parties: three, Rows: 101}); err == nil || !strings.Contains(err.Error(), "floors.differencing") {
 		t.Errorf("one row more: %v", err)
 	}
-	if err := g2.Aggregate(step, job.Aggregate{Table: "t", Column: "v", Parties: three, Rows: 101, Noised: true}); err != nil {
+	if err := g2.Aggregate(step, job.Aggregate{Table: "t", Column: "v", Parties: three, Rows: 101, Noised: true, Sensitivity: 1, PerRow: 1}); err != nil {
 		t.Errorf("one row more, noised: %v", err)
 	}
 	if err := g2.Spend(step, job.Spend{Table: "t", Column: "v", Epsilon: 0.6}); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,7 +26,10 @@ type Decision struct {
 	Verdict string    `json:"verdict"`
 	Rule    string    `json:"rule,omitempty"`
 	Reason  string    `json:"reason,omitempty"`
-	Time    time.Time `json:"time"`
+	// Detail is what this organisation's own ledger adds to a refusal
+	// (which dataset, which rule of its policy); it never leaves the node.
+	Detail string    `json:"detail,omitempty"`
+	Time   time.Time `json:"time"`
 	// Approval is a person's decision on a job that waited for one:
 	// "approved" or "rejected" (with Reason), empty otherwise.
 	Approval string `json:"approval,omitempty"`
@@ -36,13 +40,14 @@ func (d Decision) Refusal() *Refusal {
 	if d.Verdict != Refused {
 		return nil
 	}
-	return &Refusal{Rule: d.Rule, Reason: d.Reason}
+	return &Refusal{Rule: d.Rule, Reason: d.Reason, Detail: d.Detail}
 }
 
-// AggregateRecord is one aggregate this node's data entered.
+// AggregateRecord is one aggregate this node's data entered. Table is the
+// dataset's name (job.DatasetName), never a spec's.
 type AggregateRecord struct {
 	Job     string    `json:"job"`
-	Table   string    `json:"table"`
+	Table   string    `json:"dataset"`
 	Column  string    `json:"column"`
 	Parties []string  `json:"parties"`
 	Rows    int       `json:"rows"`
@@ -55,8 +60,28 @@ type state struct {
 	Decisions  map[string]Decision `json:"decisions"`
 	Approvals  map[string]Decision `json:"approvals"` // a person's decisions, by job
 	Aggregates []AggregateRecord   `json:"aggregates"`
-	Spent      map[string]Amount   `json:"spent"` // by "table.column"
-	Nonces     map[string]string   `json:"nonces"`
+	Spent      map[string]Amount   `json:"spent"`    // by "dataset.column"
+	Releases   map[string]int      `json:"releases"` // exact releases by dataset
+	// Formed records, per job, the dataset columns whose total this node
+	// helped decrypt and over which parties.
+	Formed map[string][]FormedRecord `json:"formed"`
+	// Nonces are the submissions seen within the submission window.
+	Nonces map[string]NonceRecord `json:"submission_nonces"`
+}
+
+// FormedRecord is one total of a dataset column that this node sent a
+// decryption share of, in one job.
+type FormedRecord struct {
+	Table   string   `json:"dataset"`
+	Column  string   `json:"column"`
+	Parties []string `json:"parties"`
+}
+
+// NonceRecord is a submission's nonce: the job it belongs to and the
+// submission's time, after which (plus the window) it is forgotten.
+type NonceRecord struct {
+	Job  string    `json:"job"`
+	Time time.Time `json:"time"`
 }
 
 // Bounds on what the store keeps: decisions and aggregates of old jobs go
@@ -108,7 +133,8 @@ func MemoryStore() *Store {
 }
 
 func emptyState() state {
-	return state{Decisions: map[string]Decision{}, Approvals: map[string]Decision{}, Spent: map[string]Amount{}, Nonces: map[string]string{}}
+	return state{Decisions: map[string]Decision{}, Approvals: map[string]Decision{}, Spent: map[string]Amount{},
+		Releases: map[string]int{}, Formed: map[string][]FormedRecord{}, Nonces: map[string]NonceRecord{}}
 }
 
 func (s *Store) fill() {
@@ -125,6 +151,12 @@ func (s *Store) fill() {
 	}
 	if s.st.Nonces == nil {
 		s.st.Nonces = e.Nonces
+	}
+	if s.st.Releases == nil {
+		s.st.Releases = e.Releases
+	}
+	if s.st.Formed == nil {
+		s.st.Formed = e.Formed
 	}
 }
 
@@ -206,6 +238,14 @@ func (s *Store) history() ([]AggregateRecord, map[string]Amount) {
 	return slices.Clone(s.st.Aggregates), s.spentLocked()
 }
 
+// History returns what a check weighs: the earlier aggregates and copies
+// of the spending and the exact releases.
+func (s *Store) History() History {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return History{Earlier: s.earlier, Spent: s.spentLocked(), Releases: maps.Clone(s.st.Releases)}
+}
+
 // spentCopy returns the spending per column, as a copy.
 func (s *Store) spentCopy() map[string]Amount {
 	s.mu.Lock()
@@ -254,19 +294,66 @@ func (s *Store) spend(key string, a, budget Amount) (bool, error) {
 	return true, s.save()
 }
 
-// useNonce records a submission nonce for a job; it fails when another
-// job used it before (a replayed submission).
-func (s *Store) useNonce(nonce, jobID string) error {
+// release counts one exact release of a dataset if the allowance holds
+// it; it reports whether it did.
+func (s *Store) release(dataset string, allowance int) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if prev, ok := s.st.Nonces[nonce]; ok && prev != jobID {
-		return fmt.Errorf("job %s", prev)
+	if s.st.Releases[dataset]+1 > allowance {
+		return false, nil
 	}
-	if _, ok := s.st.Nonces[nonce]; ok {
+	s.st.Releases[dataset]++
+	return true, s.save()
+}
+
+// formed returns the totals this node helped decrypt in a job.
+func (s *Store) formed(jobID string) []FormedRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.st.Formed[jobID])
+}
+
+// addFormed records that this node helped decrypt totals of a job.
+func (s *Store) addFormed(jobID string, recs []FormedRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed := false
+	for _, r := range recs {
+		if !slices.ContainsFunc(s.st.Formed[jobID], func(e FormedRecord) bool {
+			return e.Table == r.Table && e.Column == r.Column && slices.Equal(e.Parties, r.Parties)
+		}) {
+			s.st.Formed[jobID] = append(s.st.Formed[jobID], r)
+			changed = true
+		}
+	}
+	if !changed {
 		return nil
 	}
-	s.st.Nonces[nonce] = jobID
-	trimOldestNonces(s.st.Nonces, maxDecisions)
+	for len(s.st.Formed) > maxDecisions {
+		delete(s.st.Formed, slices.Min(slices.Collect(maps.Keys(s.st.Formed)))) // job ids begin with their time
+	}
+	return s.save()
+}
+
+// useNonce records a submission's nonce for a job; it fails when another
+// job used it within the window (a replayed submission). Nonces older
+// than the window are forgotten: a submission that old is refused by its
+// time.
+func (s *Store) useNonce(nonce, jobID string, at time.Time, window time.Duration, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if prev, ok := s.st.Nonces[nonce]; ok {
+		if prev.Job != jobID {
+			return fmt.Errorf("job %s", prev.Job)
+		}
+		return nil
+	}
+	for k, r := range s.st.Nonces {
+		if now.Sub(r.Time) > window {
+			delete(s.st.Nonces, k)
+		}
+	}
+	s.st.Nonces[nonce] = NonceRecord{Job: jobID, Time: at}
 	return s.save()
 }
 
@@ -278,20 +365,6 @@ func trimOldest(m map[string]Decision, max int) {
 		for k, d := range m {
 			if oldest == "" || d.Time.Before(at) || d.Time.Equal(at) && k < oldest {
 				oldest, at = k, d.Time
-			}
-		}
-		delete(m, oldest)
-	}
-}
-
-// trimOldestNonces drops nonces beyond max, those of the smallest job ids
-// (job ids begin with their submission time) first.
-func trimOldestNonces(m map[string]string, max int) {
-	for len(m) > max {
-		var oldest string
-		for k, j := range m {
-			if oldest == "" || j < m[oldest] {
-				oldest = k
 			}
 		}
 		delete(m, oldest)

@@ -22,7 +22,7 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 		return nil, err
 	}
 	s := &session{p: p, params: prm}
-	s.tables, s.localErr = localSums(ctx, p, prm.Column)
+	s.tables, s.localErr = localSums(ctx, p, prm.Column, prm.Noise != nil)
 	if s.formed, err = s.readFormed(); err != nil {
 		return nil, err
 	}
@@ -40,11 +40,15 @@ type session struct {
 	formed *formedRound
 }
 
-// tableSum is one table's share of the party's local sum.
+// tableSum is one table's share of the party's local sum. PerRow is, for
+// a noised sum, how far one row can move it: its values are clamped to the
+// bounds the organisation declares (0 when it declares none, and the
+// policy then refuses the noise).
 type tableSum struct {
-	Table string
-	Rows  int
-	Sum   float64
+	Table  string
+	Rows   int
+	Sum    float64
+	PerRow float64
 }
 
 // formedRound is a round whose total a party saw formed, kept in its
@@ -110,7 +114,11 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 func (s *session) guard(step job.Step, noise *secureagg.Noise) error {
 	g := s.p.Guard()
 	for _, t := range s.tables {
-		if err := g.Aggregate(step, job.Aggregate{Table: t.Table, Column: s.params.Column, Parties: step.Parties, Rows: t.Rows, Noised: noise != nil}); err != nil {
+		a := job.Aggregate{Table: t.Table, Column: s.params.Column, Parties: step.Parties, Rows: t.Rows, Noised: noise != nil, PerRow: t.PerRow}
+		if noise != nil {
+			a.Sensitivity = noise.Sensitivity
+		}
+		if err := g.Aggregate(step, a); err != nil {
 			return err
 		}
 		if noise != nil {
@@ -152,8 +160,10 @@ func (s *session) Close() {}
 
 // localSums sums the column over each of the party's tables that has it:
 // a table with a header and no rows contributes zero; a party with no such
-// table, or whose column is not numeric, gets an error naming it.
-func localSums(ctx context.Context, p job.Participant, col string) ([]tableSum, error) {
+// table, or whose column is not numeric, gets an error naming it. For a
+// noised sum each value is first clamped to the bounds the organisation
+// declares for the column (job.Guard.Bounds).
+func localSums(ctx context.Context, p job.Participant, col string, noised bool) ([]tableSum, error) {
 	tables, err := job.LoadTables(ctx, p)
 	if err != nil {
 		return nil, err
@@ -168,7 +178,14 @@ func localSums(ctx context.Context, p job.Participant, col string) ([]tableSum, 
 			return nil, fmt.Errorf("party %s: column %s of table %s is not numeric", p.Self(), col, t.Name)
 		}
 		ts := tableSum{Table: t.Name, Rows: t.NumRows()}
+		lo, hi, bounded := p.Guard().Bounds(t.Name, col)
+		if noised && bounded {
+			ts.PerRow = job.PerRow(lo, hi)
+		}
 		for _, v := range c.Num {
+			if noised && bounded {
+				v = job.Clamp(v, lo, hi)
+			}
 			ts.Sum += v
 		}
 		out = append(out, ts)

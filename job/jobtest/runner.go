@@ -535,6 +535,16 @@ func (m member) TableSource(t job.TableSpec) (table.Source, error) {
 	return job.ResolveSource(m.tablesDir, t, nil, true)
 }
 
+// Dataset names the dataset a table resolves to, as a node without a
+// catalogue does: the file's path inside Options.TablesDir.
+func (m member) Dataset(t job.TableSpec) (string, error) {
+	src, err := m.TableSource(t)
+	if err != nil {
+		return "", err
+	}
+	return job.DatasetName(m.tablesDir, src, nil)
+}
+
 // DirSecrets returns the secrets in a node's data dir, as a node reads
 // them (job.DirSecrets).
 func DirSecrets(dir string) job.Secrets { return job.DirSecrets(dir) }

@@ -145,25 +145,38 @@ func (j *coordination) runAdmit(ctx context.Context, step job.Step) (*AdmitDecis
 	return &d, nil
 }
 
-// request is what this member's policy is asked about the job.
-func (w *Worker) request(spec *job.Spec, kind job.Kind) (*policy.Request, []byte, error) {
+// request is what this member's policy is asked about the job: the
+// verified submission, the kind's declared uses, and the datasets this
+// member resolves its tables in the spec to.
+func (w *Worker) request(spec *job.Spec, kind job.Kind) (*policy.Request, error) {
 	req := &policy.Request{Job: w.Job.ID, Kind: spec.Kind, Self: w.Self, Parties: spec.PartyNames()}
-	var nonce []byte
 	if rec, ok := w.State.Job(w.Job.ID); ok && rec.Submission != nil {
 		who, err := w.Member.Submitter(rec.Spec, rec.Submission)
 		if err != nil {
-			return nil, nil, fmt.Errorf("party %s: the job's submission does not verify: %w", w.Self, err)
+			return nil, fmt.Errorf("party %s: the job's submission does not verify: %w", w.Self, err)
 		}
-		req.Submitter, nonce = who, rec.Submission.Nonce
+		req.Submitter, req.Nonce = who, rec.Submission.Nonce
+		req.Signed, req.SubmittedAt = true, rec.Submission.Time
 	}
 	if d, ok := kind.(job.Discloser); ok {
 		uses, err := d.Uses(spec, w.Self)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		req.Uses, req.Declared = uses, true
 	}
-	return req, nonce, nil
+	req.Datasets, req.Unavailable = map[string]string{}, map[string]string{}
+	if ps, ok := spec.Party(w.Self); ok {
+		for _, t := range ps.Tables {
+			name, err := w.Member.Dataset(t)
+			if err != nil {
+				req.Unavailable[t.Name] = err.Error()
+				continue
+			}
+			req.Datasets[t.Name] = name
+		}
+	}
+	return req, nil
 }
 
 // admitStep is a party's answer in the admit phase: its policy's verdict,
@@ -172,11 +185,11 @@ func (w *Worker) admitStep(ctx context.Context, step job.Step, spec *job.Spec, k
 	if w.Policy == nil {
 		return protocol.Marshal(&admitOutput{Verdict: policy.Accepted})
 	}
-	req, nonce, err := w.request(spec, kind)
+	req, err := w.request(spec, kind)
 	if err != nil {
 		return nil, err
 	}
-	d := w.Policy.Admit(req, nonce)
+	d := w.Policy.Admit(req)
 	if d.Verdict == policy.Awaiting && step.Round > 0 {
 		if d, err = w.Policy.WaitApproval(ctx, req); err != nil {
 			return nil, err
@@ -187,8 +200,9 @@ func (w *Worker) admitStep(ctx context.Context, step job.Step, spec *job.Spec, k
 
 // admitted checks, before a kind's step runs here, that this member's
 // policy admits the job now (a coordinator that skipped the admit phase
-// gains nothing) and that the step names only the job's parties.
-func (w *Worker) admitted(step job.Step, spec *job.Spec, kind job.Kind) ([]job.Use, error) {
+// gains nothing) and that the step names only the job's parties. It
+// returns the request the policy admitted (nil without a policy).
+func (w *Worker) admitted(step job.Step, spec *job.Spec, kind job.Kind) (*policy.Request, error) {
 	for _, p := range step.Parties {
 		if !slices.Contains(spec.PartyNames(), p) {
 			return nil, fmt.Errorf("%w: step %s/%d names %s, not a party of the job (coordinator %s)", ErrRefused, step.Phase, step.Round, p, step.Coordinator)
@@ -197,13 +211,13 @@ func (w *Worker) admitted(step job.Step, spec *job.Spec, kind job.Kind) ([]job.U
 	if w.Policy == nil {
 		return nil, nil
 	}
-	req, nonce, err := w.request(spec, kind)
+	req, err := w.request(spec, kind)
 	if err != nil {
 		return nil, err
 	}
-	switch d := w.Policy.Admit(req, nonce); d.Verdict {
+	switch d := w.Policy.Admit(req); d.Verdict {
 	case policy.Accepted:
-		return req.Uses, nil
+		return req, nil
 	case policy.Awaiting:
 		return nil, fmt.Errorf("%w: job %s awaits approval at %s (coordinator %s started step %s/%d before it)", ErrRefused, w.Job.ID, w.Self, step.Coordinator, step.Phase, step.Round)
 	default:

@@ -34,6 +34,10 @@ type Member interface {
 	// TableSource resolves one of the member's own tables (see
 	// job.Participant.TableSource).
 	TableSource(t job.TableSpec) (table.Source, error)
+	// Dataset names the dataset one of the member's tables resolves to
+	// (job.DatasetName): what its policy decides about. Its error, that the
+	// table resolves to nothing usable, stays in the member's own log.
+	Dataset(t job.TableSpec) (string, error)
 	// Redact rewrites what a failure report must not carry (the member's
 	// own paths) before it leaves for the coordinator.
 	Redact(msg string) string
@@ -214,13 +218,13 @@ func (w *Worker) runStep(sessionCtx, stepCtx context.Context, sess *job.Session,
 	if step.Phase == AdmitPhase {
 		return w.admitStep(stepCtx, step, spec, kind)
 	}
-	uses, err := w.admitted(step, spec, kind)
+	req, err := w.admitted(step, spec, kind)
 	if err != nil {
 		return nil, err
 	}
 	if *sess == nil {
 		if w.Policy != nil {
-			w.guard = w.Policy.Guard(w.Job.ID, uses, spec.PartyNames())
+			w.guard = w.Policy.Guard(w.Job.ID, req.Uses, spec.PartyNames(), req.Datasets)
 		}
 		p := &participant{w: w, spec: spec}
 		s, err := kind.Open(sessionCtx, p)
@@ -323,8 +327,11 @@ func (p *participant) Guard() job.Guard {
 // allowAll is the guard of a member without a policy.
 type allowAll struct{}
 
-func (allowAll) Aggregate(job.Step, job.Aggregate) error { return nil }
-func (allowAll) Spend(job.Step, job.Spend) error         { return nil }
+func (allowAll) Aggregate(job.Step, job.Aggregate) error        { return nil }
+func (allowAll) Spend(job.Step, job.Spend) error                { return nil }
+func (allowAll) Bounds(string, string) (float64, float64, bool) { return 0, 0, false }
+func (allowAll) Release(job.Step, job.Release) error            { return nil }
+func (allowAll) Publish(job.Step, job.Publication) error        { return nil }
 
 func (p *participant) Self() string           { return p.w.Self }
 func (p *participant) JobID() string          { return p.w.Job.ID }

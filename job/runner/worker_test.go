@@ -46,6 +46,7 @@ type member struct{ leader string }
 
 func (m member) Secrets() job.Secrets                                     { return job.DirSecrets("/nonexistent") }
 func (m member) TableSource(job.TableSpec) (table.Source, error)          { return table.Source{}, nil }
+func (m member) Dataset(t job.TableSpec) (string, error)                  { return t.Name, nil }
 func (m member) Redact(s string) string                                   { return s }
 func (m member) Leader(context.Context) string                            { return m.leader }
 func (m member) Submitter(_ []byte, s *runner.Submission) (string, error) { return s.Member, nil }
