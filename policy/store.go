@@ -23,9 +23,9 @@ const (
 
 // Decision is a node's verdict on a job and why.
 type Decision struct {
-	Verdict string    `json:"verdict"`
-	Rule    string    `json:"rule,omitempty"`
-	Reason  string    `json:"reason,omitempty"`
+	Verdict string `json:"verdict"`
+	Rule    string `json:"rule,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 	// Detail is what this organisation's own ledger adds to a refusal
 	// (which dataset, which rule of its policy); it never leaves the node.
 	Detail string    `json:"detail,omitempty"`
