@@ -47,6 +47,22 @@ type Use struct {
 	Releases int `json:"releases,omitempty"`
 }
 
+// UniqueValues counts the values that occur exactly once (Publication's
+// Unique).
+func UniqueValues(values []string) int {
+	seen := make(map[string]int, len(values))
+	for _, v := range values {
+		seen[v]++
+	}
+	n := 0
+	for _, c := range seen {
+		if c == 1 {
+			n++
+		}
+	}
+	return n
+}
+
 // Discloser is implemented by every kind: it says, before a job runs, what
 // the job may disclose of one party's data. A node refuses a kind that
 // does not declare its uses.

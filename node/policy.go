@@ -30,8 +30,14 @@ func newEnforcer(cfg *Config, p *policy.Policy, ledger *audit.Ledger) (*policy.E
 		return nil, err
 	}
 	o := policy.Options{Self: cfg.Name, Store: store, Policy: p, Record: func(jobID string, d policy.Decision) {
+		// The ledger is the organisation's own: it keeps what the refusal
+		// sent to the log leaves out (which dataset, which file).
+		reason := d.Reason
+		if d.Detail != "" {
+			reason += " (here: " + d.Detail + ")"
+		}
 		_ = ledger.Append(audit.Entry{Time: d.Time, Job: jobID, Type: audit.DecisionType, Disclosure: "control",
-			Decision: d.Verdict, Rule: d.Rule, Reason: d.Reason})
+			Decision: d.Verdict, Rule: d.Rule, Reason: reason})
 	}}
 	if p == nil && cfg.PolicyFile != "" {
 		o.File = cfg.PolicyFile

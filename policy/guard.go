@@ -104,7 +104,8 @@ func (g *Guard) Send(to string, m *protocol.Message, d protocol.Disclosure, coor
 	return nil
 }
 
-// Aggregate implements job.Guard: the floor on parties; noise only as the
+// Aggregate implements job.Guard: the floor on parties (the only check of
+// an aggregate with no Table, which sums no data of the party); noise only as the
 // owner sized it; within the job, no aggregate over fewer parties than a
 // total of the same column already decrypted; the differencing rules
 // against this node's earlier aggregates over the same dataset column;
@@ -114,14 +115,17 @@ func (g *Guard) Aggregate(step job.Step, a job.Aggregate) error {
 	if err != nil {
 		return err
 	}
-	dataset, err := g.dataset(p, a.Table)
-	if err != nil {
-		return err
-	}
 	parties := slices.Sorted(slices.Values(a.Parties))
 	what := a.Table + "." + a.Column
 	if len(parties) < p.Floors.MinParties {
-		return g.refusal(refuse("floors.min_parties", "an aggregate of %s over the parties of step %s/%d is below this node's floor", what, step.Phase, step.Round))
+		return g.refusal(refuse("floors.min_parties", "an aggregate at step %s/%d over its parties is below this node's floor", step.Phase, step.Round))
+	}
+	if a.Table == "" {
+		return nil // no data of the party (a probe, a key's confirmation): the floor only
+	}
+	dataset, err := g.dataset(p, a.Table)
+	if err != nil {
+		return err
 	}
 	if a.Noised && !(a.PerRow > 0 && a.Sensitivity >= a.PerRow) {
 		return g.refusal(refuse("bounds", "a noised aggregate of %s needs bounds this node declares and a sensitivity no smaller than they give", what).

@@ -274,3 +274,165 @@ func TestGuard(t *testing.T) {
 		t.Errorf("second draw beyond the budget: %v", err)
 	}
 }
+
+// A node that sent a decryption share of a total refuses, within the job,
+// any later aggregate of that column without a party of the total: the
+// difference would be that party's input (a coordinator that "retries"
+// after a decryption, or whose root reports an error after decrypting).
+func TestGuardFormedAtTheShare(t *testing.T) {
+	e, err := NewEnforcer(Options{Self: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	four, three := []string{"a", "b", "c", "d"}, []string{"a", "b", "c"}
+	g := e.Guard("j1", []job.Use{agg("t", "v", four...)}, four, map[string]string{"t": "t.csv", "u": "u.csv"})
+	s0 := job.Step{Job: "j1", Phase: "aggregate", Round: 0, Attempt: 1}
+	if err := g.Aggregate(s0, job.Aggregate{Table: "t", Column: "v", Parties: four, Rows: 50}); err != nil {
+		t.Fatal(err)
+	}
+	// Before any share: a re-run over fewer parties is no differencing.
+	s1 := job.Step{Job: "j1", Phase: "aggregate", Round: 0, Attempt: 2}
+	if err := g.Aggregate(s1, job.Aggregate{Table: "t", Column: "v", Parties: four, Rows: 50}); err != nil {
+		t.Fatal(err)
+	}
+	share := &protocol.Message{Type: "secureagg/share", Job: "j1", Phase: "aggregate", Round: 0, Attempt: 2}
+	if err := g.Send("b", share, protocol.DiscloseDecryptionShare, "b", four); err != nil {
+		t.Fatal(err)
+	}
+	s2 := job.Step{Job: "j1", Phase: "aggregate", Round: 1, Attempt: 1}
+	if err := g.Aggregate(s2, job.Aggregate{Table: "t", Column: "v", Parties: three, Rows: 50}); err == nil || !strings.Contains(err.Error(), "rule formed") {
+		t.Fatalf("a total without d after one with d was decrypted: %v", err)
+	}
+	// Another column, and the same parties again, are not refused.
+	if err := g.Aggregate(s2, job.Aggregate{Table: "u", Column: "v", Parties: three, Rows: 50}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Aggregate(s2, job.Aggregate{Table: "t", Column: "v", Parties: four, Rows: 50}); err != nil {
+		t.Fatal(err)
+	}
+	// The record survives the session: a new guard of the job knows it.
+	g2 := e.Guard("j1", nil, four, map[string]string{"t": "t.csv"})
+	if err := g2.Aggregate(s2, job.Aggregate{Table: "t", Column: "v", Parties: three, Rows: 50}); err == nil {
+		t.Fatal("a new session forgot the formed total")
+	}
+}
+
+// Noise counts as noise only when the owner declared bounds and the spec's
+// sensitivity is no smaller than they give; a dataset's exact releases are
+// bounded away from the ends and counted; a column that singles out its
+// rows is not published.
+func TestGuardNoiseReleasesAndPublications(t *testing.T) {
+	p := Default()
+	p.ExactReleases = 2
+	p.Tables = map[string]TableRules{"t.csv": {Bounds: map[string][2]float64{"v": {-5, 100}}}}
+	e, err := NewEnforcer(Options{Self: "a", Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	three := []string{"a", "b", "c"}
+	g := e.Guard("j1", nil, three, map[string]string{"t": "t.csv", "t2": "t2.csv"})
+	st := job.Step{Job: "j1", Phase: "p"}
+	if lo, hi, ok := g.Bounds("t", "v"); !ok || lo != -5 || hi != 100 || job.PerRow(lo, hi) != 100 {
+		t.Fatalf("bounds %v %v %v", lo, hi, ok)
+	}
+	if _, _, ok := g.Bounds("t2", "v"); ok {
+		t.Fatal("bounds of a dataset without any")
+	}
+	for name, c := range map[string]struct {
+		a    job.Aggregate
+		rule string
+	}{
+		"a negligible sensitivity": {job.Aggregate{Table: "t", Column: "v", Noised: true, Sensitivity: 1e-9, PerRow: 100}, "bounds"},
+		"no owner bounds":          {job.Aggregate{Table: "t2", Column: "v", Noised: true, Sensitivity: 1e9}, "bounds"},
+		"the owner's sensitivity":  {job.Aggregate{Table: "t", Column: "v", Noised: true, Sensitivity: 100, PerRow: 100}, ""},
+	} {
+		c.a.Parties = three
+		err := g.Aggregate(st, c.a)
+		if (c.rule == "") != (err == nil) || c.rule != "" && !strings.Contains(err.Error(), "rule "+c.rule) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	for name, c := range map[string]struct {
+		r    job.Release
+		rule string
+	}{
+		"the minimum":      {job.Release{Table: "t", Column: "v", Rank: 1, Rows: 100, Bracket: 10}, "floors.min_k"},
+		"the maximum":      {job.Release{Table: "t", Column: "v", Rank: 100, Rows: 100, Bracket: 10}, "floors.min_k"},
+		"a small bracket":  {job.Release{Table: "t", Column: "v", Rank: 50, Rows: 100, Bracket: 1}, "floors.min_k"},
+		"the median":       {job.Release{Table: "t", Column: "v", Rank: 50, Rows: 100, Bracket: 10}, ""},
+		"a second release": {job.Release{Table: "t", Column: "v", Rank: 40, Rows: 100, Bracket: 10}, ""},
+	} {
+		err := g.Release(st, c.r)
+		if (c.rule == "") != (err == nil) || c.rule != "" && !strings.Contains(err.Error(), "rule "+c.rule) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// The allowance of two is spent, under any name of the dataset.
+	g2 := e.Guard("j2", nil, three, map[string]string{"alias": "t.csv"})
+	if err := g2.Release(st, job.Release{Table: "alias", Column: "w", Rank: 50, Rows: 100, Bracket: 10}); err == nil || !strings.Contains(err.Error(), "rule exact_releases") {
+		t.Fatalf("a third exact release: %v", err)
+	}
+	ids := []string{"1", "2", "3", "4", "5", "6"}
+	if err := g.Publish(st, job.Publication{Table: "t", Column: "id", Rows: 6, Unique: job.UniqueValues(ids)}); err == nil || !strings.Contains(err.Error(), "rule unique") {
+		t.Fatalf("a unique column: %v", err)
+	}
+	if err := g.Publish(st, job.Publication{Table: "t", Column: "id", Rows: 6, Unique: 6, Generalised: true}); err != nil {
+		t.Fatal(err)
+	}
+	dx := []string{"flu", "flu", "cold", "cold", "flu", "cold"}
+	if err := g.Publish(st, job.Publication{Table: "t", Column: "dx", Rows: 6, Unique: job.UniqueValues(dx)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The policy decides about datasets: a table the node cannot resolve is
+// refused with one answer whatever the cause, one dataset twice is
+// refused, a classified column keeps its role, and a submission must be
+// signed and recent.
+func TestCheckDatasetsRolesAndSubmissions(t *testing.T) {
+	p := Default()
+	p.Tables = map[string]TableRules{"patients.csv": {Roles: map[string]string{"patient": "id", "zip": RoleQuasiIdentifier}}}
+	r := req(agg("t", "v", "a", "b", "c"))
+	r.Unavailable = map[string]string{"t": "table t.csv: no such file in the node's tables_dir"}
+	missing := p.Check(r, history(nil))
+	r.Unavailable = map[string]string{"t": "table t.csv: leaves tables_dir through a symbolic link"}
+	forbidden := p.Check(r, history(nil))
+	if missing == nil || forbidden == nil || missing.Reason != forbidden.Reason || strings.Contains(missing.Reason, ".csv") {
+		t.Fatalf("missing %v, forbidden %v: want one answer naming no file", missing, forbidden)
+	}
+	r = req(agg("t", "v", "a", "b", "c"))
+	r.Datasets = map[string]string{"t": "t.csv", "t_dup": "t.csv"}
+	if got := p.Check(r, history(nil)); got == nil || got.Rule != "datasets" || strings.Contains(got.Reason, "t.csv") {
+		t.Fatalf("one dataset twice: %v", got)
+	}
+	r = req(agg("p", "patient", "a", "b", "c"))
+	r.Datasets = map[string]string{"p": "patients.csv"}
+	if got := p.Check(r, history(nil)); got == nil || got.Rule != "tables" {
+		t.Fatalf("an id summed as an attribute: %v", got)
+	}
+	r = req(job.Use{Table: "p", Column: "patient", Role: job.RoleSensitive, Form: protocol.DiscloseGeneralised, K: 10, L: 2})
+	r.Datasets = map[string]string{"p": "patients.csv"}
+	if got := p.Check(r, history(nil)); got == nil || got.Rule != "tables" {
+		t.Fatalf("an id published as the sensitive column: %v", got)
+	}
+	r = req(job.Use{Table: "p", Column: "zip", Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: 10})
+	r.Datasets = map[string]string{"p": "patients.csv"}
+	if got := p.Check(r, history(nil)); got != nil {
+		t.Fatalf("a quasi-identifier generalised: %v", got)
+	}
+
+	e, err := NewEnforcer(Options{Self: "a", Policy: Default()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsigned := req(agg("t", "v", "a", "b", "c"))
+	unsigned.Signed = false
+	if d := e.Admit(withNonce(unsigned, "u1")); d.Verdict != Refused || d.Rule != "submission" {
+		t.Fatalf("unsigned: %+v", d)
+	}
+	old := req(agg("t", "v", "a", "b", "c"))
+	old.Job, old.SubmittedAt = "j-old", time.Now().Add(-25*time.Hour)
+	if d := e.Admit(withNonce(old, "u2")); d.Verdict != Refused || d.Rule != "submission" {
+		t.Fatalf("a day-old submission: %+v", d)
+	}
+}

@@ -37,8 +37,9 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return output{}, err
 		}
-		res, err := secureagg.Aggregate(ctx, s.p, step, cfg, Vector(s.p.Seed(), s.p.Self(), n))
-		o, err := secureagg.Report(s.p.Self(), step, res, err)
+		// No data of the party: the policy's guard checks the step's
+		// parties only.
+		res, o, err := secureagg.Contribute(ctx, s.p, step, cfg, secureagg.Contribution{Vector: Vector(s.p.Seed(), s.p.Self(), n)})
 		if err != nil {
 			return output{}, err
 		}

@@ -53,10 +53,15 @@ func startHostile(t *testing.T, ctx context.Context) *hostile {
 		Kinds: job.Registry{"sum": sum.Kind{}, "anonymize": onetable.Kind{}}, TablesDir: dir,
 		Setup: sim.ThresholdKeys(1024), Timing: node.Timing{SendMS: 5000, StepMS: 60000},
 		PolicyFor: func(name string) *policy.Policy {
-			p := policy.Default()
+			// Rules are about datasets (the file inside tables_dir), never
+			// the name a spec gives: every organisation bounds v, so that
+			// it can be noised, and org2 keeps w home.
+			rules := policy.TableRules{Bounds: map[string][2]float64{"v": {0, 10000}}}
 			if name == "org2" {
-				p.Tables = map[string]policy.TableRules{"t": {Columns: map[string]policy.Grant{"w": {}}}}
+				rules.Columns = map[string]policy.Grant{"w": {}}
 			}
+			p := policy.Default()
+			p.Tables = map[string]policy.TableRules{name + ".csv": rules}
 			return p
 		},
 	})
@@ -69,12 +74,17 @@ func startHostile(t *testing.T, ctx context.Context) *hostile {
 
 // sumSpec is a sum of col over parties, with extra params.
 func sumSpec(col string, parties []string, extra string) []byte {
+	return sumSpecAs("t", col, parties, extra)
+}
+
+// sumSpecAs is sumSpec with the parties' tables named table in the spec.
+func sumSpecAs(table, col string, parties []string, extra string) []byte {
 	var b strings.Builder
 	b.WriteString("kind: sum\nparties:\n")
 	for _, p := range parties {
-		fmt.Fprintf(&b, "  - name: %s\n    tables: [{name: t, path: %s.csv}]\n", p, p)
+		fmt.Fprintf(&b, "  - name: %s\n    tables: [{name: %s, path: %s.csv}]\n", p, table, p)
 	}
-	fmt.Fprintf(&b, "schema:\n  t: {id: id, v: numeric, w: numeric}\nparams: {column: %s%s}\n", col, extra)
+	fmt.Fprintf(&b, "schema:\n  %s: {id: id, v: numeric, w: numeric}\nparams: {column: %s%s}\n", table, col, extra)
 	return []byte(b.String())
 }
 
@@ -136,7 +146,7 @@ func TestHostileMember(t *testing.T) {
 	refused(t, h.run(t, ctx, pub(3)), "floors.min_k", "org3")
 
 	// A column org2 keeps home.
-	refused(t, h.run(t, ctx, sumSpec("w", all, "")), "tables.t.columns.w", "org2")
+	refused(t, h.run(t, ctx, sumSpec("w", all, "")), "tables", "org2")
 
 	// Two parties: each would learn the other's input.
 	refused(t, h.run(t, ctx, sumSpec("v", []string{"org1", "org3"}, "")), "floors.min_parties", "org1", "org3")
@@ -146,7 +156,7 @@ func TestHostileMember(t *testing.T) {
 		t.Fatalf("the sum of four: %s", rec.Error)
 	}
 	three := []string{"org1", "org2", "org3"}
-	refused(t, h.run(t, ctx, sumSpec("v", three, "")), "floors.min_party_difference", "org1", "org2", "org3")
+	refused(t, h.run(t, ctx, sumSpec("v", three, "")), "floors.differencing", "org1", "org2", "org3")
 
 	// Noised, it runs and spends; a second draw beyond the budget of 1.0
 	// is refused.
@@ -156,7 +166,7 @@ func TestHostileMember(t *testing.T) {
 	}
 	refused(t, h.run(t, ctx, sumSpec("v", three, noised)), "budget", "org1")
 	show, err := h.c.Node("org1").Policy().Show()
-	if err != nil || show.Spent["t.v"].Epsilon != 0.6 {
+	if err != nil || show.Spent["org1.csv.v"].Epsilon != 0.6 {
 		t.Fatalf("org1 spent %+v, %v", show, err)
 	}
 
@@ -213,4 +223,66 @@ func (h *hostile) noValueAnywhere(t *testing.T) {
 			t.Errorf("%s's ledger records no policy decision", name)
 		}
 	}
+}
+
+// TestHostileMemberRenames: the policy decides about datasets, so what a
+// spec calls a table changes nothing (issue 30, findings 1 to 4): the same
+// files under a new name are differenced against the old name's sums, keep
+// their column rules and their spent budget; one file under two names in a
+// job is refused; noise the owner did not size is no noise; and a unique id
+// named the sensitive column is not published.
+func TestHostileMemberRenames(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	h := startHostile(t, ctx)
+	all := []string{"org1", "org2", "org3", "org4"}
+	three := []string{"org2", "org3", "org4"}
+
+	// A sum of three under t, then of four under t_alias: the difference
+	// would be org1's input.
+	if rec := h.run(t, ctx, sumSpecAs("t", "v", three, "")); rec.Status != node.StatusDone {
+		t.Fatalf("the sum of three: %s", rec.Error)
+	}
+	refused(t, h.run(t, ctx, sumSpecAs("t_alias", "v", all, "")), "floors.differencing", "org2", "org3", "org4")
+
+	// org2 keeps w home, whatever the spec calls the table.
+	refused(t, h.run(t, ctx, sumSpecAs("t_alias", "w", all, "")), "tables", "org2")
+
+	// One file under two names: its rows would count twice, and the
+	// difference from the plain sum would be org1's input.
+	twice := strings.Replace(string(sumSpec("v", all, "")), "tables: [{name: t, path: org1.csv}]",
+		"tables: [{name: t, path: org1.csv}, {name: t_dup, path: org1.csv}]", 1)
+	twice = strings.Replace(twice, "schema:\n", "schema:\n  t_dup: {id: id, v: numeric, w: numeric}\n", 1)
+	refused(t, h.run(t, ctx, []byte(twice)), "datasets", "org1")
+
+	// Noise of negligible size is not noise: the differencing rule holds.
+	tiny := ", noise: {mechanism: laplace, epsilon: 0.01, sensitivity: 1.0e-9}"
+	refused(t, h.run(t, ctx, sumSpecAs("t2", "v", all, tiny)), "bounds", "org2", "org3", "org4")
+
+	// The budget follows the dataset: spent under t, gone under t_alias.
+	noised := ", noise: {mechanism: laplace, epsilon: 0.6, sensitivity: 10000}"
+	if rec := h.run(t, ctx, sumSpecAs("t", "v", all, noised)); rec.Status != node.StatusDone {
+		t.Fatalf("the noised sum: %s", rec.Error)
+	}
+	refused(t, h.run(t, ctx, sumSpecAs("t_alias", "v", all, noised)), "budget", "org1")
+
+	// A unique id as the sensitive column with l = 2: distinct 2-diversity
+	// holds trivially, and every id would be published as it is.
+	tax := "column: w\nnumeric: true\nroot: {label: \"[0-9]\", lo: 0, hi: 9}\n"
+	if err := os.WriteFile(filepath.Join(h.dir, "taxw.yaml"), []byte(tax), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var rows strings.Builder
+	rows.WriteString("id,v,w\n")
+	for i := range 20 {
+		fmt.Fprintf(&rows, "%d,1,%d\n", 1000+i, i%2)
+	}
+	if err := os.WriteFile(filepath.Join(h.dir, "patients.csv"), []byte(rows.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unique := "kind: anonymize\nparties: [{name: org3, tables: [{name: t, path: patients.csv}]}]\n" +
+		"taxonomies: {w: taxw.yaml}\nparams: {algorithm: mondrian, requirements: [{qid: [w], k: 5}], sensitive: id, l: 2}\n"
+	refused(t, h.run(t, ctx, []byte(unique)), "unique", "org3")
+
+	h.noValueAnywhere(t)
 }

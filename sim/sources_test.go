@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/pgtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
@@ -188,14 +189,14 @@ func TestNodesReadTheirOwnSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// sum leaves out a party that cannot read its table, and says why.
+	// west's policy refuses a table it cannot resolve, before it reads a
+	// row, with the same answer whether the table is missing or may not be
+	// named (a spec-named database): the submitter learns nothing of
+	// west's files; west's own ledger says which.
+	named := refusalOf(t, rec, "west")
 	var res struct {
 		Sum      float64           `json:"sum"`
 		Excluded map[string]string `json:"excluded"`
-	}
-	json.Unmarshal(rec.Result, &res)
-	if !strings.Contains(res.Excluded["west"], "only simulations") || res.Sum != 64.5 {
-		t.Fatalf("a spec-named database on a running node: %s %q %s", rec.Status, rec.Error, rec.Result)
 	}
 	rec, err = run("path: west.csv")
 	if err != nil {
@@ -206,16 +207,38 @@ func TestNodesReadTheirOwnSources(t *testing.T) {
 	if rec.Status != node.StatusDone || res.Sum != 79.75 || len(res.Excluded) != 0 {
 		t.Fatalf("mapped north, CSV south and west: %s %q %s", rec.Status, rec.Error, rec.Result)
 	}
-	// The reason is in every member's log: it names the file within the
-	// node's tables_dir, not where the organisation keeps that directory.
 	rec, err = run("path: missing.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Excluded = nil
-	json.Unmarshal(rec.Result, &res)
-	why := res.Excluded["west"]
-	if !strings.Contains(why, "missing.csv") || !strings.Contains(why, "tables_dir") || strings.Contains(why, dir) {
-		t.Fatalf("a missing table's reason %q: want it named under tables_dir, without %s", why, dir)
+	if missing := refusalOf(t, rec, "west"); missing != named || strings.Contains(missing, "missing.csv") || strings.Contains(missing, dir) {
+		t.Fatalf("a missing table's refusal %q, a forbidden one's %q: want one answer, naming no file", missing, named)
 	}
+	entries, err := audit.ReadFile(filepath.Join(c.DataDir("west"), "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var details []string
+	for _, e := range entries {
+		if e.Type == audit.DecisionType && e.Rule == "tables" {
+			details = append(details, e.Reason)
+		}
+	}
+	if len(details) != 2 || !strings.Contains(details[0], "only simulations") || !strings.Contains(details[1], "missing.csv") {
+		t.Fatalf("west's own ledger: %q, want each refusal's cause", details)
+	}
+}
+
+// refusalOf returns the reason party's policy refused a failed job with.
+func refusalOf(t *testing.T, rec *node.JobRecord, party string) string {
+	t.Helper()
+	text := rec.Error + fmt.Sprint(rec.Failures)
+	if rec.Status != node.StatusFailed || !strings.Contains(text, party+": rule tables: ") {
+		t.Fatalf("job %s: %q, want a refusal by %s under rule tables", rec.Status, text, party)
+	}
+	text = text[strings.Index(text, party+": rule tables: "):]
+	if end := strings.IndexAny(text, ";\n"); end > 0 {
+		text = text[:end]
+	}
+	return strings.TrimSuffix(text, "map[]")
 }

@@ -89,14 +89,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return output{}, err
 		}
-		if s.localErr != nil {
-			return output{}, secureagg.Withdraw(ctx, s.p, step, cfg, s.localErr)
-		}
-		if err := s.guard(step, cfg.Noise); err != nil {
-			return output{}, secureagg.Withdraw(ctx, s.p, step, cfg, err)
-		}
-		res, err := secureagg.Aggregate(ctx, s.p, step, cfg, []float64{s.total()})
-		o, err := secureagg.Report(s.p.Self(), step, res, err)
+		_, o, err := secureagg.Contribute(ctx, s.p, step, cfg, s.contribution(cfg.Noise))
 		if err != nil {
 			return output{}, err
 		}
@@ -109,25 +102,20 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	})
 }
 
-// guard asks this node's policy before the party's data enters the
-// aggregate: each table's contribution, and the noise draw.
-func (s *session) guard(step job.Step, noise *secureagg.Noise) error {
-	g := s.p.Guard()
+// contribution is the party's input to a round: its total, and what of
+// its data the total sums (each table, with the noise's draw on it), for
+// the policy's guard. A party that could not compute its sum withdraws.
+func (s *session) contribution(noise *secureagg.Noise) secureagg.Contribution {
+	c := secureagg.Contribution{Vector: []float64{s.total()}, Unusable: s.localErr}
 	for _, t := range s.tables {
-		a := job.Aggregate{Table: t.Table, Column: s.params.Column, Parties: step.Parties, Rows: t.Rows, Noised: noise != nil, PerRow: t.PerRow}
+		a := job.Aggregate{Table: t.Table, Column: s.params.Column, Rows: t.Rows, Noised: noise != nil, PerRow: t.PerRow}
 		if noise != nil {
 			a.Sensitivity = noise.Sensitivity
+			c.Spends = append(c.Spends, job.Spend{Table: t.Table, Column: s.params.Column, Epsilon: noise.Epsilon, Delta: noise.Delta})
 		}
-		if err := g.Aggregate(step, a); err != nil {
-			return err
-		}
-		if noise != nil {
-			if err := g.Spend(step, job.Spend{Table: t.Table, Column: s.params.Column, Epsilon: noise.Epsilon, Delta: noise.Delta}); err != nil {
-				return err
-			}
-		}
+		c.Inputs = append(c.Inputs, a)
 	}
-	return nil
+	return c
 }
 
 // rememberFormed keeps, in the job's scratch, that this party saw a

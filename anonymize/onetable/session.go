@@ -34,12 +34,12 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	if step.Round != 0 || !slices.Equal(step.Parties, []string{s.p.Self()}) {
 		return nil, fmt.Errorf("party %s refuses %s round %d on %v: coordinator %s asks for a step the spec does not determine", s.p.Self(), step.Phase, step.Round, step.Parties, step.Coordinator)
 	}
-	return anonymizeRound.Serve(step, func(none) (output, error) { return s.publish(ctx) })
+	return anonymizeRound.Serve(step, func(none) (output, error) { return s.publish(ctx, step) })
 }
 
 // publish loads the table and the taxonomies, runs the algorithm and
 // returns the publication. Errors name the table and column, never a value.
-func (s *session) publish(ctx context.Context) (output, error) {
+func (s *session) publish(ctx context.Context, step job.Step) (output, error) {
 	switch s.prm.Algorithm {
 	case "mdav":
 		return s.stepMDAV(ctx)
@@ -58,6 +58,12 @@ func (s *session) publish(ctx context.Context) (output, error) {
 			return output{}, fmt.Errorf("%w: table %s has no sensitive column %q", anonymize.ErrRequirement, t.Name, s.prm.Sensitive)
 		}
 		sensCol = c.Str
+		// Published value by value: the policy refuses a column that
+		// singles out its rows (a unique id named as the sensitive column).
+		pub := job.Publication{Table: t.Name, Column: s.prm.Sensitive, Rows: len(sensCol), Unique: job.UniqueValues(sensCol)}
+		if err := s.p.Guard().Publish(step, pub); err != nil {
+			return output{}, err
+		}
 		if sens, err = s.prm.Model().Code(sensCol); err != nil {
 			return output{}, fmt.Errorf("table %s column %q: %w", t.Name, s.prm.Sensitive, err)
 		}

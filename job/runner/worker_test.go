@@ -51,14 +51,20 @@ func (m member) Redact(s string) string                                   { retu
 func (m member) Leader(context.Context) string                            { return m.leader }
 func (m member) Submitter(_ []byte, s *runner.Submission) (string, error) { return s.Member, nil }
 
-const spec3 = "kind: touchy\nparties: [{name: a}, {name: b}, {name: c}]\n"
+const spec3 = "kind: touchy\nparties: [{name: a}, {name: b, tables: [{name: t, path: t.csv}]}, {name: c}]\n"
 
 // runStep commits the job and one attempt of step at b, runs b's worker
 // under pol, and returns what b reported to step's coordinator.
 func runStep(t *testing.T, k *touchy, pol *policy.Policy, leader string, step job.Step) string {
 	t.Helper()
+	return runStepSubmitted(t, k, pol, leader, step, &runner.Submission{Member: "a", Nonce: []byte("n"), Time: time.Now()})
+}
+
+// runStepSubmitted is runStep with the job's submission as given (nil: a
+// job a coordinator committed without one).
+func runStepSubmitted(t *testing.T, k *touchy, pol *policy.Policy, leader string, step job.Step, sub *runner.Submission) string {
+	t.Helper()
 	st := runner.NewState()
-	sub := &runner.Submission{Member: "a", Nonce: []byte("n"), Time: time.Now()}
 	if err := st.Apply(&runner.Entry{Op: runner.OpSubmit, Job: "j", Spec: []byte(spec3), Submission: sub}); err != nil {
 		t.Fatal(err)
 	}
@@ -114,12 +120,18 @@ func TestWorkerRefusesWhatTheRuntimeWouldNotAsk(t *testing.T) {
 			job.Step{Phase: "p", Parties: []string{"a", "b", "z"}, Coordinator: "a"}, "names z, not a party of the job (coordinator a)"},
 		{"a coordinator that does not lead", auto, "c",
 			job.Step{Phase: "p", Parties: []string{"a", "b", "c"}, Coordinator: "a"}, "names a its coordinator, but c leads"},
+		{"a replayed submission's old time", auto, "a",
+			job.Step{Phase: "p", Parties: []string{"a", "b", "c"}, Coordinator: "a"}, "rule submission"},
 		{"a kind this node does not take", policy.Default(), "a",
 			job.Step{Phase: "p", Parties: []string{"a", "b", "c"}, Coordinator: "a"}, "refused by b's policy: rule kinds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := &touchy{}
-			got := runStep(t, k, tc.pol, tc.leader, tc.step)
+			sub := &runner.Submission{Member: "a", Nonce: []byte("n"), Time: time.Now()}
+			if tc.name == "a replayed submission's old time" {
+				sub.Time = time.Now().Add(-48 * time.Hour)
+			}
+			got := runStepSubmitted(t, k, tc.pol, tc.leader, tc.step, sub)
 			if tc.want == "" {
 				if got != "output: data" || k.opened.Load() != 1 {
 					t.Fatalf("reported %q, opened %d", got, k.opened.Load())
@@ -133,5 +145,17 @@ func TestWorkerRefusesWhatTheRuntimeWouldNotAsk(t *testing.T) {
 				t.Fatal("the session was opened: the party read its tables")
 			}
 		})
+	}
+}
+
+// A job that carries no signed submission (a coordinator committed it
+// itself) is refused before the session opens.
+func TestWorkerRefusesAnUnsignedJob(t *testing.T) {
+	pol := policy.Default()
+	pol.Kinds["touchy"] = []string{policy.Any}
+	k := &touchy{}
+	got := runStepSubmitted(t, k, pol, "a", job.Step{Phase: "p", Parties: []string{"a", "b", "c"}, Coordinator: "a"}, nil)
+	if !strings.Contains(got, "rule submission: job j carries no signed submission") || k.opened.Load() != 0 {
+		t.Fatalf("reported %q, opened %d", got, k.opened.Load())
 	}
 }

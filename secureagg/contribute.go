@@ -1,0 +1,67 @@
+package secureagg
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cohortdm/cohort/job"
+)
+
+// Contribution is what one party brings to an aggregation of its data:
+// the vector, what of its data the vector sums (each input is put to the
+// node's policy with the step's real party set and row counts), and the
+// noise draws it spends. Unusable, when set, is why the party cannot
+// compute its vector: it withdraws, so that the others go on without it.
+type Contribution struct {
+	Vector   []float64
+	Inputs   []job.Aggregate
+	Spends   []job.Spend
+	Unusable error
+}
+
+// Contribute is one party's turn in an aggregation step, the one sequence
+// every kind runs: its policy's guard admits the step (the floor on
+// parties always, then each input, then each noise draw), and a party that
+// is refused or cannot compute its vector withdraws at once, naming why;
+// otherwise the vector is aggregated and the party's outcome reported. A
+// step with no inputs (a probe, a key's confirmation) sums no data of the
+// party, and the guard still checks its parties.
+//
+// It returns the party's Result (nil when the total did not reach it) and
+// its Outcome; the error is the withdrawal's cause, or Aggregate's failure
+// other than missing parties (see Report).
+func Contribute(ctx context.Context, p job.Participant, step job.Step, cfg Config, c Contribution) (*Result, *Outcome, error) {
+	if c.Unusable == nil {
+		c.Unusable = admit(p.Guard(), step, c)
+	}
+	if c.Unusable != nil {
+		return nil, nil, Withdraw(ctx, p, step, cfg, c.Unusable)
+	}
+	if len(c.Vector) == 0 {
+		return nil, nil, fmt.Errorf("secureagg: party %s: empty input vector", p.Self())
+	}
+	res, err := Aggregate(ctx, p, step, cfg, c.Vector)
+	o, err := Report(p.Self(), step, res, err)
+	return res, o, err
+}
+
+// admit asks the guard about every input and noise draw of c, in order;
+// the first refusal is the cause the party withdraws with.
+func admit(g job.Guard, step job.Step, c Contribution) error {
+	inputs := c.Inputs
+	if len(inputs) == 0 {
+		inputs = []job.Aggregate{{Parties: step.Parties}}
+	}
+	for _, a := range inputs {
+		a.Parties = step.Parties // the step's real party set, never the kind's word
+		if err := g.Aggregate(step, a); err != nil {
+			return err
+		}
+	}
+	for _, s := range c.Spends {
+		if err := g.Spend(step, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
