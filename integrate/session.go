@@ -61,7 +61,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	}
 	switch {
 	case step.Phase == phaseSchema:
-		return schemaRound.Serve(step, func(none) (schemaOutput, error) { return s.schema(ctx) })
+		return schemaRound.Serve(step, func(none) (schemaOutput, error) { return s.schema(ctx, step) })
 	case step.Phase == phaseAlign:
 		return alignRound.Serve(step, func(none) (alignOutput, error) { return s.align(ctx, step) })
 	case s.prm.Algorithm == algMondrian:
@@ -87,10 +87,22 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	})
 }
 
-// schema loads the party's table and reports its shape.
-func (s *session) schema(ctx context.Context) (schemaOutput, error) {
+// schema loads the party's table and reports its shape, once the policy
+// lets the columns published value by value (the class, and a sensitive
+// column the party holds) leave: none may single out its rows.
+func (s *session) schema(ctx context.Context, step job.Step) (schemaOutput, error) {
 	if err := s.load(ctx); err != nil {
 		return schemaOutput{}, err
+	}
+	for _, name := range []string{s.prm.Class, s.prm.Sensitive} {
+		c, err := s.tab.Column(name)
+		if name == "" || err != nil || name == s.prm.Sensitive && !s.prm.private() {
+			continue
+		}
+		pub := job.Publication{Table: s.tab.Name, Column: name, Rows: c.Len(), Unique: job.UniqueValues(c.Str)}
+		if err := s.p.Guard().Publish(step, pub); err != nil {
+			return schemaOutput{}, err
+		}
 	}
 	o := schemaOutput{Columns: []string{}, TaxDigest: taxonomyDigest(slices.Sorted(maps.Keys(s.tax)), s.tax)}
 	for _, c := range s.tab.Columns {
