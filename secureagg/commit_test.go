@@ -56,7 +56,10 @@ func TestLatticeRootOwnInputCommitted(t *testing.T) {
 	in, _ := exactInputs(c, 4, 23)
 	outs := runAll(t, net, testStep(c, "org01"), func(n string) Config {
 		cfg := latticeConfig(keys, n)
-		cfg.Timeout = time.Second
+		// 3 s hops: with 1 s, a sketch from a loaded leaf (a full go test
+		// ./... beside other work, load 10) came too late, and the party
+		// named it missing before it could find the tampered mask.
+		cfg.Timeout = 3 * time.Second
 		return cfg
 	}, in)
 	wantNothingDecrypted(t, outs, "committed") // the root's own input is not the committed one

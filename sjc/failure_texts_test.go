@@ -165,7 +165,9 @@ func TestFailureTextsDiscloseNothing(t *testing.T) {
 		{name: "table without rows", want: "no rows", edit: func(_ *job.Spec, tb map[string]string) {
 			tb["S"] = "dealer,day,turnover,typ\n"
 		}},
-		{name: "table file missing", want: "P.csv", edit: func(_ *job.Spec, tb map[string]string) { delete(tb, "P") }},
+		// A missing file gets the answer a forbidden table gets: the
+		// spec's table, not the file (the owner's ledger names the file).
+		{name: "table file missing", want: "rule tables: table P is not available to this job at this node", edit: func(_ *job.Spec, tb map[string]string) { delete(tb, "P") }},
 		{name: "schema kind mismatch", want: "not a finite number", edit: func(s *job.Spec, _ map[string]string) {
 			s.Schema["S"]["typ"] = "numeric"
 		}},
