@@ -156,7 +156,11 @@
 //     global bicluster keeps the columns of members holding at least half
 //     its rows and needs MinRows rows in all, while each party keeps
 //     local biclusters from LocalMinRows = 1 row (a party holds only its
-//     share of each bicluster's rows: ~2.5 of 10 with four parties).
+//     share of each bicluster's rows: ~2.5 of 10 with four parties). The
+//     job also needs a global's locals to come from at least two parties
+//     (see merge/0 below: a lone local's sums are its representative);
+//     Merge in the clear, the reference pipeline and one party's cHawk,
+//     keeps a global of one party's locals.
 //   - Rows lost by local searches (not in the paper): a party sees ~2.5
 //     rows of each bicluster with four parties, so noise cuts its local
 //     biclusters and the merge alone lost up to a fifth of the rows
@@ -245,12 +249,25 @@
 //     PlainSimilar on the fixed-point representatives.
 //  5. merge/0: the coordinator joins the similar pairs transitively
 //     (Merge's rule, deterministic from the committed bits) and
-//     drops groups whose public counts sum below min_rows. Each party sums,
+//     drops groups whose public counts sum below min_rows, and groups
+//     whose locals are all one party's. Each party sums,
 //     per kept group and per published column of the group (held by
 //     members with at least half its rows), its members' column sums
 //     (representative × count) in one secureagg.Aggregate; the decrypted
 //     sums over the public counts are the global biclusters' size-weighted
-//     representatives, exactly the means result.json publishes.
+//     representatives, exactly the means result.json publishes. Every
+//     member of a group adds to every slot (group, column) of it, so a
+//     slot's contributors are the group's parties, and a party takes part
+//     only when every group of the step has locals of at least two
+//     parties (minContributors) and the groups are those the log gives;
+//     otherwise it refuses, naming the coordinator and the step. With one
+//     contributor a decrypted slot is that party's representative times
+//     its public count. Two, not the node policy's floor on parties
+//     (usually 3): that floor is asked of the step, whose aggregation
+//     every party enters, and is local, while the grouping must be the
+//     same at every party; with two contributors nobody else learns
+//     either's contribution, and each of the two learns the other's,
+//     which the pair test it took part in found within β of its own.
 //  6. rows/0: Args carry the global biclusters (members, columns, public
 //     representative). Each party reports the ids of its rows in each:
 //     its members' rows and the rows that fit the model (FitRows). The
@@ -337,16 +354,19 @@
 //   - merge: for every global bicluster (a kept group), the sums of its
 //     published columns over its members' rows, i.e. its published means
 //     times its public count; no other sum is decrypted, no group is
-//     aggregated twice, and groups under min_rows never are. A global of
-//     one local publishes that local's means on its columns, and in one of
-//     two locals each party learns the other's by subtraction: both are
-//     the job's declared output, as in the paper's merged representatives.
+//     aggregated twice, and groups under min_rows, or of one party's
+//     locals, never are: a local that no other party's matches is never
+//     published, whatever its count. In a global of two parties' locals
+//     each of the two learns the other's contribution by subtraction (the
+//     job's declared output, as in the paper's merged representatives); no
+//     other member learns either.
 //   - rows: the ids of each party's rows in each global bicluster (the
 //     job's output), sent by the party to the coordinator and committed.
 //
 // Never leaving a party: its cell values, its row order, a local
-// bicluster's rows, its representative (except as a published global's
-// means, above), the ids of rows in no global bicluster. The coordinator
+// bicluster's rows, its representative (except inside a published
+// global's means, a sum over at least two parties' locals, above), the ids
+// of rows in no global bicluster. The coordinator
 // learns nothing the other members do not, except each party's rows
 // output a moment before it commits them; the merge test's root also
 // learns each pair's two signs and blurred magnitudes (above).
@@ -361,7 +381,10 @@
 // that the merge decrypts nothing but published means;
 // TestJobDissimilarPairRevealsNothing, that two dissimilar locals under
 // min_rows leave only their bit (the member-against-group merge this job
-// used before decrypted their sum and failed both).
+// used before decrypted their sum and failed both);
+// TestJobLoneLocalNotDecrypted, that a lone local of min_rows rows is
+// neither aggregated nor published; TestCoordinatorCannotDecryptLoneLocal,
+// that every party refuses a coordinator that asks for its sums anyway.
 //
 // Nothing here is constant time; it works on a party's own data.
 package bicluster
