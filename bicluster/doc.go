@@ -194,7 +194,9 @@
 // (replay.go) and takes part in a step only when its args are the ones
 // the log gives (the column order of an iteration or of the locals step,
 // a merge test round's pairs, the merge's groups, the global biclusters
-// of the rows step); otherwise it refuses, naming the coordinator.
+// of the rows step), and only once the merge test's committed bits are
+// those the test's decryption gave it (bits.go); otherwise it refuses,
+// naming the coordinator.
 //
 //  1. schema/0: each party reads its one table (an id column and numeric
 //     columns, bicluster.FromTable) and reports its column names; the
@@ -247,6 +249,16 @@
 //     representative, which A sent it, decrypted in their place. The
 //     coordinator commits one bit per pair, x_A < 0 or x_B < 0: exactly
 //     PlainSimilar on the fixed-point representatives.
+//     The root also sends every other party of the step the bits it read
+//     (TypeBits, a public result), and each party keeps the bits of every
+//     round (in its job scratch, so a restart keeps them). At every later
+//     step that replays them (the next test round, the merge, the rows)
+//     a party compares the committed bits with those it kept and refuses
+//     a difference, naming the coordinator that committed them and the
+//     round, never a bit: so a coordinator cannot commit "dissimilar" to
+//     leave a local alone in a group whose sums would be its
+//     representative, nor "similar" to join a dissimilar local to a group
+//     (TestCoordinatorCannotForgeBits).
 //  5. merge/0: the coordinator joins the similar pairs transitively
 //     (Merge's rule, deterministic from the committed bits) and
 //     drops groups whose public counts sum below min_rows, and groups
@@ -292,7 +304,9 @@
 // Faults: a leader change re-runs the step in progress as a new attempt
 // and replays the committed ones; a party's session rebuilt after a
 // restart recomputes its row order and local biclusters from its table,
-// the seed and the committed history. A decryption share that fails its
+// the seed and the committed history, and reads the merge test's bits
+// from its job scratch (a party whose scratch is lost cannot check them,
+// and refuses the next step naming the round). A decryption share that fails its
 // proof is excluded and the party named in result.json's "excluded"
 // (secureagg; its input stays in the sums). A party missing from an
 // aggregation fails the job naming it: the job is not re-run without it,
@@ -329,8 +343,9 @@
 // messages (digests of ciphertexts, the lattice backend's sketch keys,
 // requests that carry nothing else; the runtime's admission answers), the
 // lattice backend's sketches of subtree sums (ciphertext), and public
-// results (the aggregated sums from the root, and its step outputs to the
-// coordinator, which the coordinator commits as they are). Every party
+// results (the aggregated sums from the root, the merge test root's bits
+// to every party, and its step outputs to the coordinator, which the
+// coordinator commits as they are). Every party
 // and the coordinator learn, and the log holds:
 //
 //   - schema: every party's column names (the consortium's schema).
@@ -344,7 +359,8 @@
 //     each one's column set and row count.
 //   - merge test: the tested pairs (public from the column sets and the
 //     earlier round's bits) and one bit per tested pair, similar or not
-//     (committed); pairs whose locals an earlier bit already grouped are
+//     (committed, and sent by the root to every party, which checks the
+//     committed bits against them); pairs whose locals an earlier bit already grouped are
 //     never tested. Only ciphertexts under the threshold key cross between
 //     the pair's parties; only the packed, twice-blinded values are
 //     decrypted, and only at the root (never the coordinator), which also
@@ -376,7 +392,10 @@
 // decryption shares carry proofs here). The root's own packed values are
 // its own word: the digests keep a root from substituting what another
 // party sent, not from putting something else in its own place, which a
-// party that followed the protocol never does.
+// party that followed the protocol never does. The check of the committed
+// bits rests on the root's word: the root is a party that does not
+// coordinate, and a root that colluded with the coordinator could send
+// every party the forged bits.
 // TestJobLeakage checks every message and log record against this, and
 // that the merge decrypts nothing but published means;
 // TestJobDissimilarPairRevealsNothing, that two dissimilar locals under

@@ -61,6 +61,42 @@ func (a *lyingAttempt) Commit(ctx context.Context, outs *job.Outputs, decision [
 	return a.Attempt.Commit(ctx, outs, decision, failure)
 }
 
+// testBits is the merge test's decision as the log holds it.
+type testBits struct {
+	Similar  []bool            `msgpack:"similar"`
+	Excluded map[string]string `msgpack:"excluded"`
+}
+
+// forgeBits is a coordinator that commits, for merge test round r, the
+// bits forge makes of the root's, not the root's.
+func forgeBits(r int, forge func([]bool) []bool) lying {
+	return lying{decision: func(step job.Step, d []byte) []byte {
+		if step.Phase != "test" || step.Round != r {
+			return d
+		}
+		var bits testBits
+		if err := protocol.Unmarshal(d, &bits); err != nil {
+			return d
+		}
+		bits.Similar = forge(bits.Similar)
+		b, err := protocol.Marshal(&bits)
+		if err != nil {
+			return d
+		}
+		return b
+	}}
+}
+
+func allBits(v bool) func([]bool) []bool {
+	return func(b []bool) []bool {
+		out := make([]bool, len(b))
+		for i := range out {
+			out[i] = v
+		}
+		return out
+	}
+}
+
 // ref is a local bicluster in the steps' args: party index, local index.
 type ref struct {
 	Party int `msgpack:"party"`
@@ -182,6 +218,43 @@ func TestCoordinatorCannotDecryptLoneLocal(t *testing.T) {
 	rep, err := runLying(t, loneGroup(ref{Party: 2}), path, names)
 	checkRefused(t, rep, err, "merge", 0, names, loneRefusal)
 	checkProfile(t, rep, values)
+}
+
+// TestCoordinatorCannotForgeBits: a coordinator that commits merge test
+// bits other than those the root decrypted is refused by every party at
+// the next step that replays them, naming it and the forged round. In
+// round 0, all three locals similar, it commits "dissimilar" for both of
+// the centre's pairs, so that org01's local would be left alone and its
+// sums decrypted; in the last round it joins org03's dissimilar local
+// into the group of the others.
+func TestCoordinatorCannotForgeBits(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		levels         []float64
+		kind           lying
+		phase          string
+		round          int
+		forged, rounds int
+	}{
+		{"round 0, caught at round 1", []float64{10, 10, 10}, forgeBits(0, allBits(false)), "test", 1, 0, 1},
+		{"last round, caught at the merge", []float64{10, 10, 100}, forgeBits(1, allBits(true)), "merge", 0, 1, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path, names, values := levelConsortium(t, c.levels, []int{6, 6, 6})
+			rep, err := runLying(t, c.kind, path, names)
+			checkRefused(t, rep, err, c.phase, c.round, names, fmt.Sprintf("test round %d", c.forged))
+			checkProfile(t, rep, values)
+			tests := 0
+			for _, rec := range rep.Records() {
+				if rec.Step.Phase == "test" && rec.Error == "" {
+					tests++
+				}
+			}
+			if tests != c.rounds {
+				t.Errorf("%d merge test rounds committed, want %d", tests, c.rounds)
+			}
+		})
+	}
 }
 
 // loneRefusal is what a party's refusal of a group with one contributor

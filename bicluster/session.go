@@ -60,6 +60,7 @@ type session struct {
 	loadErr error
 	locals  []Local         // nil until computed
 	guarded map[string]bool // the phases whose aggregate this node's policy admitted
+	heard   map[int][]bool  // the merge test rounds' bits, as their decryption gave them (bits.go)
 }
 
 // Close drops the matrix.
@@ -282,6 +283,9 @@ func (s *session) merge(ctx context.Context, step job.Step, a mergeArgs) (aggOut
 	if err != nil {
 		return aggOutput{}, err
 	}
+	if err := s.checkBits(step); err != nil {
+		return aggOutput{}, err
+	}
 	groups, err := mergeGroups(s.p.History(), public, s.cfg.p.MinRows)
 	if err != nil {
 		return aggOutput{}, err
@@ -327,6 +331,9 @@ func (s *session) rows(step job.Step) (rowsOutput, error) {
 	}
 	public, err := committedLocals(s.p.History())
 	if err != nil {
+		return rowsOutput{}, err
+	}
+	if err := s.checkBits(step); err != nil {
 		return rowsOutput{}, err
 	}
 	globals, err := committedGlobals(s.p.History(), public, s.cfg.p.MinRows, s.m.Cols)

@@ -214,6 +214,7 @@ func TestSimLyingCoordinator(t *testing.T) {
 		round  int
 		names  string // what the refusal names besides the coordinator
 	}{
+		{"forged bits", []float64{10, 10, 10}, forgeBits(0, allBits(false)), "test", 1, "test round 0"},
 		{"lone group", []float64{10, 10, 100}, loneGroup(ref{Party: 2}), "merge", 0, loneRefusal},
 	} {
 		t.Run(c.name, func(t *testing.T) {
