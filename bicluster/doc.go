@@ -396,8 +396,9 @@
 // bits rests on the root's word: the root is a party that does not
 // coordinate, and a root that colluded with the coordinator could send
 // every party the forged bits.
-// TestJobLeakage checks every message and log record against this, and
-// that the merge decrypts nothing but published means;
+// TestJobLeakage checks every message and log record against this, that
+// the merge decrypts nothing but published means of groups of at least
+// two parties, and that the bits reach every party from the root alone;
 // TestJobDissimilarPairRevealsNothing, that two dissimilar locals under
 // min_rows leave only their bit (the member-against-group merge this job
 // used before decrypted their sum and failed both);

@@ -1,6 +1,7 @@
 package bicluster_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"strings"
@@ -83,6 +84,7 @@ func TestJobLeakage(t *testing.T) {
 		t.Fatal("no real value checked")
 	}
 	checkMergeDisclosure(t, rep, gs)
+	checkBitsMessages(t, rep)
 	// Outputs are private to the coordinator, but for the ones it commits
 	// as they are: the column names, the locals' descriptions, and the
 	// merge test root's bits and exclusions.
@@ -94,7 +96,8 @@ func TestJobLeakage(t *testing.T) {
 	}
 }
 
-// checkMergeDisclosure: the merge reveals only what the result publishes.
+// checkMergeDisclosure: the merge reveals only what the result publishes,
+// and only sums of groups with locals of at least two parties.
 // The pair test's decision holds one bit per candidate pair and no
 // number; the merge decrypts one sum per published (bicluster, column),
 // each exactly the published mean times the group's public row count. The
@@ -168,6 +171,15 @@ func checkMergeDisclosure(t *testing.T, rep *jobtest.Report, gs []bicluster.Glob
 			if len(a.Groups) != len(gs) {
 				t.Fatalf("%d groups aggregated, %d published", len(a.Groups), len(gs))
 			}
+			for _, g := range a.Groups {
+				parties := map[int]bool{} // counted only
+				for _, r := range g {
+					parties[r.Party] = true
+				}
+				if len(parties) < 2 {
+					t.Fatalf("group %v aggregated with contributions from %d party", g, len(parties))
+				}
+			}
 			off := 0
 			for k, g := range a.Groups {
 				n := 0
@@ -188,5 +200,53 @@ func checkMergeDisclosure(t *testing.T, rep *jobtest.Report, gs []bicluster.Glob
 	}
 	if tests < 1 || tests > 2 || merges != 1 {
 		t.Fatalf("%d pair test rounds and %d merges committed, want one or two and one", tests, merges)
+	}
+}
+
+// checkBitsMessages: in every merge test round, the root alone sends the
+// bits, once to every other party, and its message holds exactly the
+// committed bits (public) and nothing else.
+func checkBitsMessages(t *testing.T, rep *jobtest.Report) {
+	t.Helper()
+	rounds := 0
+	for _, rec := range rep.Records() {
+		if rec.Step.Phase != "test" || rec.Error != "" {
+			continue
+		}
+		rounds++
+		var d struct {
+			Similar  []bool            `msgpack:"similar"`
+			Excluded map[string]string `msgpack:"excluded"`
+		}
+		if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+			t.Fatal(err)
+		}
+		want, err := protocol.Marshal(struct {
+			Similar []bool `msgpack:"similar"`
+			Failed  bool   `msgpack:"failed"`
+		}{Similar: d.Similar})
+		if err != nil {
+			t.Fatal(err)
+		}
+		root := secureagg.Root(rec.Step)
+		to := map[string]int{}
+		for _, s := range rep.Sent {
+			m := s.Message
+			if m.Type != bicluster.TypeBits || m.Phase != "test" || m.Round != rec.Step.Round || m.Attempt != rec.Step.Attempt {
+				continue
+			}
+			if s.From != root || s.Disclosure != protocol.DisclosePublicResult || !bytes.Equal(m.Body, want) {
+				t.Fatalf("test round %d: %s sent bits (%s) that are not the root's committed bits", rec.Step.Round, s.From, s.Disclosure)
+			}
+			to[s.To]++
+		}
+		for _, p := range rec.Step.Parties {
+			if n := to[p]; (p == root && n != 0) || (p != root && n != 1) {
+				t.Fatalf("test round %d: %s got the bits %d times", rec.Step.Round, p, n)
+			}
+		}
+	}
+	if rounds == 0 {
+		t.Fatal("no merge test round committed: no bits checked")
 	}
 }
