@@ -133,8 +133,11 @@ func (s *session) bitsOf(round int) ([]bool, error) {
 		return nil, fmt.Errorf("party %s: read the bits of merge test round %d: %w", s.p.Self(), round, err)
 	}
 	var h heardBits
-	if err := json.Unmarshal(b, &h); err != nil || h.Round != round || h.Similar == nil {
-		return nil, fmt.Errorf("party %s: its record of merge test round %d's bits is unreadable", s.p.Self(), round)
+	if err := json.Unmarshal(b, &h); err != nil {
+		return nil, fmt.Errorf("party %s: its record of merge test round %d's bits is unreadable: %w", s.p.Self(), round, err)
+	}
+	if h.Round != round || h.Similar == nil {
+		return nil, fmt.Errorf("party %s: its record of merge test round %d's bits holds another round's, or none", s.p.Self(), round)
 	}
 	if s.heard == nil {
 		s.heard = map[int][]bool{}
