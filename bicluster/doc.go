@@ -156,7 +156,11 @@
 //     global bicluster keeps the columns of members holding at least half
 //     its rows and needs MinRows rows in all, while each party keeps
 //     local biclusters from LocalMinRows = 1 row (a party holds only its
-//     share of each bicluster's rows: ~2.5 of 10 with four parties).
+//     share of each bicluster's rows: ~2.5 of 10 with four parties). The
+//     job also needs a global's locals to come from at least two parties
+//     (see merge/0 below: a lone local's sums are its representative);
+//     Merge in the clear, the reference pipeline and one party's cHawk,
+//     keeps a global of one party's locals.
 //   - Rows lost by local searches (not in the paper): a party sees ~2.5
 //     rows of each bicluster with four parties, so noise cuts its local
 //     biclusters and the merge alone lost up to a fifth of the rows
@@ -190,7 +194,9 @@
 // (replay.go) and takes part in a step only when its args are the ones
 // the log gives (the column order of an iteration or of the locals step,
 // a merge test round's pairs, the merge's groups, the global biclusters
-// of the rows step); otherwise it refuses, naming the coordinator.
+// of the rows step), and only once the merge test's committed bits are
+// those the test's decryption gave it (bits.go); otherwise it refuses,
+// naming the coordinator.
 //
 //  1. schema/0: each party reads its one table (an id column and numeric
 //     columns, bicluster.FromTable) and reports its column names; the
@@ -243,14 +249,37 @@
 //     representative, which A sent it, decrypted in their place. The
 //     coordinator commits one bit per pair, x_A < 0 or x_B < 0: exactly
 //     PlainSimilar on the fixed-point representatives.
+//     The root also sends every other party of the step the bits it read
+//     (TypeBits, a public result), and each party keeps the bits of every
+//     round (in its job scratch, so a restart keeps them). At every later
+//     step that replays them (the next test round, the merge, the rows)
+//     a party compares the committed bits with those it kept and refuses
+//     a difference, naming the coordinator that committed them and the
+//     round, never a bit: so a coordinator cannot commit "dissimilar" to
+//     leave a local alone in a group whose sums would be its
+//     representative, nor "similar" to join a dissimilar local to a group
+//     (TestCoordinatorCannotForgeBits).
 //  5. merge/0: the coordinator joins the similar pairs transitively
 //     (Merge's rule, deterministic from the committed bits) and
-//     drops groups whose public counts sum below min_rows. Each party sums,
+//     drops groups whose public counts sum below min_rows, and groups
+//     whose locals are all one party's. Each party sums,
 //     per kept group and per published column of the group (held by
 //     members with at least half its rows), its members' column sums
 //     (representative × count) in one secureagg.Aggregate; the decrypted
 //     sums over the public counts are the global biclusters' size-weighted
-//     representatives, exactly the means result.json publishes.
+//     representatives, exactly the means result.json publishes. Every
+//     member of a group adds to every slot (group, column) of it, so a
+//     slot's contributors are the group's parties, and a party takes part
+//     only when every group of the step has locals of at least two
+//     parties (minContributors) and the groups are those the log gives;
+//     otherwise it refuses, naming the coordinator and the step. With one
+//     contributor a decrypted slot is that party's representative times
+//     its public count. Two, not the node policy's floor on parties
+//     (usually 3): that floor is asked of the step, whose aggregation
+//     every party enters, and is local, while the grouping must be the
+//     same at every party; with two contributors nobody else learns
+//     either's contribution, and each of the two learns the other's,
+//     which the pair test it took part in found within β of its own.
 //  6. rows/0: Args carry the global biclusters (members, columns, public
 //     representative). Each party reports the ids of its rows in each:
 //     its members' rows and the rows that fit the model (FitRows). The
@@ -275,7 +304,9 @@
 // Faults: a leader change re-runs the step in progress as a new attempt
 // and replays the committed ones; a party's session rebuilt after a
 // restart recomputes its row order and local biclusters from its table,
-// the seed and the committed history. A decryption share that fails its
+// the seed and the committed history, and reads the merge test's bits
+// from its job scratch (a party whose scratch is lost cannot check them,
+// and refuses the next step naming the round). A decryption share that fails its
 // proof is excluded and the party named in result.json's "excluded"
 // (secureagg; its input stays in the sums). A party missing from an
 // aggregation fails the job naming it: the job is not re-run without it,
@@ -312,8 +343,9 @@
 // messages (digests of ciphertexts, the lattice backend's sketch keys,
 // requests that carry nothing else; the runtime's admission answers), the
 // lattice backend's sketches of subtree sums (ciphertext), and public
-// results (the aggregated sums from the root, and its step outputs to the
-// coordinator, which the coordinator commits as they are). Every party
+// results (the aggregated sums from the root, the merge test root's bits
+// to every party, and its step outputs to the coordinator, which the
+// coordinator commits as they are). Every party
 // and the coordinator learn, and the log holds:
 //
 //   - schema: every party's column names (the consortium's schema).
@@ -327,7 +359,8 @@
 //     each one's column set and row count.
 //   - merge test: the tested pairs (public from the column sets and the
 //     earlier round's bits) and one bit per tested pair, similar or not
-//     (committed); pairs whose locals an earlier bit already grouped are
+//     (committed, and sent by the root to every party, which checks the
+//     committed bits against them); pairs whose locals an earlier bit already grouped are
 //     never tested. Only ciphertexts under the threshold key cross between
 //     the pair's parties; only the packed, twice-blinded values are
 //     decrypted, and only at the root (never the coordinator), which also
@@ -337,16 +370,19 @@
 //   - merge: for every global bicluster (a kept group), the sums of its
 //     published columns over its members' rows, i.e. its published means
 //     times its public count; no other sum is decrypted, no group is
-//     aggregated twice, and groups under min_rows never are. A global of
-//     one local publishes that local's means on its columns, and in one of
-//     two locals each party learns the other's by subtraction: both are
-//     the job's declared output, as in the paper's merged representatives.
+//     aggregated twice, and groups under min_rows, or of one party's
+//     locals, never are: a local that no other party's matches is never
+//     published, whatever its count. In a global of two parties' locals
+//     each of the two learns the other's contribution by subtraction (the
+//     job's declared output, as in the paper's merged representatives); no
+//     other member learns either.
 //   - rows: the ids of each party's rows in each global bicluster (the
 //     job's output), sent by the party to the coordinator and committed.
 //
 // Never leaving a party: its cell values, its row order, a local
-// bicluster's rows, its representative (except as a published global's
-// means, above), the ids of rows in no global bicluster. The coordinator
+// bicluster's rows, its representative (except inside a published
+// global's means, a sum over at least two parties' locals, above), the ids
+// of rows in no global bicluster. The coordinator
 // learns nothing the other members do not, except each party's rows
 // output a moment before it commits them; the merge test's root also
 // learns each pair's two signs and blurred magnitudes (above).
@@ -356,12 +392,19 @@
 // decryption shares carry proofs here). The root's own packed values are
 // its own word: the digests keep a root from substituting what another
 // party sent, not from putting something else in its own place, which a
-// party that followed the protocol never does.
-// TestJobLeakage checks every message and log record against this, and
-// that the merge decrypts nothing but published means;
+// party that followed the protocol never does. The check of the committed
+// bits rests on the root's word: the root is a party that does not
+// coordinate, and a root that colluded with the coordinator could send
+// every party the forged bits.
+// TestJobLeakage checks every message and log record against this, that
+// the merge decrypts nothing but published means of groups of at least
+// two parties, and that the bits reach every party from the root alone;
 // TestJobDissimilarPairRevealsNothing, that two dissimilar locals under
 // min_rows leave only their bit (the member-against-group merge this job
-// used before decrypted their sum and failed both).
+// used before decrypted their sum and failed both);
+// TestJobLoneLocalNotDecrypted, that a lone local of min_rows rows is
+// neither aggregated nor published; TestCoordinatorCannotDecryptLoneLocal,
+// that every party refuses a coordinator that asks for its sums anyway.
 //
 // Nothing here is constant time; it works on a party's own data.
 package bicluster

@@ -67,13 +67,20 @@ func TestMergeBookkeeping(t *testing.T) {
 	if s1 := testRound(star, sp, s0, []bool{false, false, false}, 1); len(s1) != 3 {
 		t.Fatalf("round 1 after a dissimilar centre: %v", s1)
 	}
-	// {0,0}+{1,0} hold 5 rows, {2,1} 9; the others are under min_rows 5.
+	// {0,0}+{1,0} hold 5 rows of two parties; {2,1} holds 9, but of one
+	// party (its sums would be its representative); the others are under
+	// min_rows 5.
 	kept := keepGroups(groups, locals, 5)
-	if want := [][]Ref{groups[0], groups[3]}; !reflect.DeepEqual(kept, want) {
+	if want := [][]Ref{groups[0]}; !reflect.DeepEqual(kept, want) {
 		t.Fatalf("kept %v, want %v", kept, want)
 	}
+	// Two locals of one party joined through a third party's are a
+	// group of two contributors.
+	if c := contributors([]Ref{{0, 0}, {1, 0}, {0, 1}}); c != 2 {
+		t.Fatalf("%d contributors, want 2", c)
+	}
 	slots, n := groupSlots(kept, locals)
-	if want := [][]int{{0, 1, 2, 3}, {5}}; !reflect.DeepEqual(slots, want) || n != 5 {
+	if want := [][]int{{0, 1, 2, 3}}; !reflect.DeepEqual(slots, want) || n != 4 {
 		t.Fatalf("slots %v (%d), want %v", slots, n, want)
 	}
 	// Columns held by members with half of a group's rows: of {0,1,2,3}
@@ -207,5 +214,28 @@ func TestTestStepRefusesForeignPairs(t *testing.T) {
 	args, _ := protocol.Marshal(testArgs{Pairs: pairs[:2]})
 	if _, err := s.Step(context.Background(), job.Step{Phase: pairTestRound.Phase, Args: args}); err == nil || strings.Contains(err.Error(), "not the ones") {
 		t.Errorf("the derived pairs: %v", err)
+	}
+}
+
+// TestMergeStepRefusesLoneSlot: a party refuses a merge step whose groups
+// give a slot contributions from fewer than two parties (a lone local's
+// sums are its representative times its count), naming the coordinator
+// and the step, before it reads the history or its data.
+func TestMergeStepRefusesLoneSlot(t *testing.T) {
+	s := &session{p: histOnly{}, cfg: &jobConfig{p: DefaultParams()}, index: 1}
+	for _, groups := range [][][]Ref{
+		{{{2, 1}}},
+		{{{0, 0}, {1, 0}}, {{1, 1}}},
+		{{{0, 0}, {1, 0}}, {{2, 0}, {2, 1}}},
+		{{}},
+	} {
+		args, err := protocol.Marshal(mergeArgs{Groups: groups})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Step(context.Background(), job.Step{Phase: mergeRound.Phase, Args: args, Coordinator: "org01"})
+		if err == nil || !strings.Contains(err.Error(), "refuses merge round 0: coordinator org01") || !strings.Contains(err.Error(), "of the 2 parties a decrypted slot needs") {
+			t.Errorf("groups %v: %v", groups, err)
+		}
 	}
 }

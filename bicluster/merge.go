@@ -390,10 +390,37 @@ func joinPairs(locals [][]LocalDesc, pairs []pairDesc, similar []bool) [][]Ref {
 	return out
 }
 
+// minContributors is the fewest parties whose local biclusters a merge
+// group must hold for its sums to be aggregated and decrypted. Every
+// member of a group adds its column sums to every slot of the group
+// (groupSlots), so a slot's contributors are the group's parties. With one
+// contributor the decrypted slot is that party's representative times its
+// public count: its local bicluster laid bare to every member, which the
+// job never outputs (Ahmad and Khokhar's §3.6 merges across parties;
+// a group of one party merged nothing). With two, no one but the two
+// learns either contribution, and each learns the other's by subtraction:
+// the other's representative, which the pair test it took part in already
+// found within β of its own. The node policy's floor on parties counts
+// the step's parties (every party is in the merge's aggregation), not a
+// slot's; it cannot decide the grouping, which every party must derive
+// alike from the log while policies are local and differ.
+const minContributors = 2
+
+// contributors is how many parties hold members of group g.
+func contributors(g []Ref) int {
+	var parties []int
+	for _, r := range g {
+		if !slices.Contains(parties, r.Party) {
+			parties = append(parties, r.Party)
+		}
+	}
+	return len(parties)
+}
+
 // keepGroups drops the groups with fewer than minRows rows by their
-// members' public counts: they cannot become global biclusters, so their
-// sums are never aggregated (a lone local's sum would be its
-// representative).
+// members' public counts, which cannot become global biclusters, and the
+// groups with fewer than minContributors parties (a lone local's sums
+// would be its representative): their sums are never aggregated.
 func keepGroups(groups [][]Ref, locals [][]LocalDesc, minRows int) [][]Ref {
 	var out [][]Ref
 	for _, g := range groups {
@@ -401,7 +428,7 @@ func keepGroups(groups [][]Ref, locals [][]LocalDesc, minRows int) [][]Ref {
 		for _, r := range g {
 			n += locals[r.Party][r.Local].Count
 		}
-		if n >= minRows {
+		if n >= minRows && contributors(g) >= minContributors {
 			out = append(out, g)
 		}
 	}

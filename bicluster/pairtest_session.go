@@ -80,6 +80,7 @@ type pairRun struct {
 	self   int // index into step.Parties
 	names  []string
 	random io.Reader
+	heard  []bool // the round's bits, once the root read them or sent them
 }
 
 func (r *pairRun) send(ctx context.Context, to int, typ string, body any, d protocol.Disclosure) error {
@@ -143,6 +144,9 @@ func (s *session) test(ctx context.Context, step job.Step, a testArgs) (testOutp
 	if err != nil {
 		return testOutput{}, err
 	}
+	if err := s.checkBits(step); err != nil {
+		return testOutput{}, err
+	}
 	want, err := roundPairs(s.p.History(), public, step.Round)
 	if err != nil {
 		return testOutput{}, err
@@ -178,11 +182,15 @@ func (s *session) test(ctx context.Context, step job.Step, a testArgs) (testOutp
 	if err != nil {
 		return testOutput{}, fmt.Errorf("party %s: pair test: %w", s.p.Self(), err)
 	}
+	if err := s.keepBits(step, r.heard); err != nil {
+		return testOutput{}, err
+	}
 	return out, nil
 }
 
 // run is the party's pair test: its rounds as A and as B, then the
-// decryption of every party's packed values at the root.
+// decryption of every party's packed values at the root, which sends
+// every other party the bits it read (bits.go).
 func (r *pairRun) run(ctx context.Context) (testOutput, error) {
 	// Round 1, as A: encrypt each of its locals' V_j once, and ΣV² and
 	// S_V² once per (local, U), for all its pairs (one EncryptMany).
@@ -213,9 +221,15 @@ func (r *pairRun) run(ctx context.Context) (testOutput, error) {
 	// digests.
 	d := r.decryption(ctx, root)
 	if r.self != root {
-		return testOutput{}, d.Share(ctx, nil, func(cts []*paillier.Ciphertext) error { return r.vet(ctx, cts, own) })
+		if err := d.Share(ctx, nil, func(cts []*paillier.Ciphertext) error { return r.vet(ctx, cts, own) }); err != nil {
+			return testOutput{}, err
+		}
+		r.heard, err = r.awaitBits(ctx, root)
+		return testOutput{}, err
 	}
-	return r.decrypt(ctx, d, packed)
+	out, err := r.decrypt(ctx, d, packed)
+	r.heard = out.Similar
+	return out, r.announce(ctx, out, err)
 }
 
 // evaluateFrom is round 2 at B for the pairs of party a as A: receive its

@@ -60,6 +60,7 @@ type session struct {
 	loadErr error
 	locals  []Local         // nil until computed
 	guarded map[string]bool // the phases whose aggregate this node's policy admitted
+	heard   map[int][]bool  // the merge test rounds' bits, as their decryption gave them (bits.go)
 }
 
 // Close drops the matrix.
@@ -82,7 +83,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	case pairTestRound.Phase:
 		return pairTestRound.Serve(step, func(a testArgs) (testOutput, error) { return s.test(ctx, step, a) })
 	case mergeRound.Phase:
-		return mergeRound.Serve(step, func(mergeArgs) (aggOutput, error) { return s.merge(ctx, step) })
+		return mergeRound.Serve(step, func(a mergeArgs) (aggOutput, error) { return s.merge(ctx, step, a) })
 	case rowsRound.Phase:
 		return rowsRound.Serve(step, func(rowsArgs) (rowsOutput, error) { return s.rows(step) })
 	}
@@ -265,13 +266,24 @@ func (s *session) localBiclusters() ([]Local, error) {
 }
 
 // merge sums, per kept group and per published column of the group, the
-// party's members' column sums, in one aggregation.
-func (s *session) merge(ctx context.Context, step job.Step) (aggOutput, error) {
+// party's members' column sums, in one aggregation. It takes part only
+// when every group gives its slots contributions from minContributors
+// parties, and the groups are those the committed history gives.
+func (s *session) merge(ctx context.Context, step job.Step, a mergeArgs) (aggOutput, error) {
 	if s.loadErr != nil {
 		return s.withdraw(ctx, step, s.loadErr)
 	}
+	for _, g := range a.Groups {
+		if n := contributors(g); n < minContributors {
+			return aggOutput{}, fmt.Errorf("party %s refuses %s round %d: coordinator %s asks for the sums of a group with contributions from %d of the %d parties a decrypted slot needs",
+				s.p.Self(), step.Phase, step.Round, step.Coordinator, n, minContributors)
+		}
+	}
 	public, err := committedLocals(s.p.History())
 	if err != nil {
+		return aggOutput{}, err
+	}
+	if err := s.checkBits(step); err != nil {
 		return aggOutput{}, err
 	}
 	groups, err := mergeGroups(s.p.History(), public, s.cfg.p.MinRows)
@@ -319,6 +331,9 @@ func (s *session) rows(step job.Step) (rowsOutput, error) {
 	}
 	public, err := committedLocals(s.p.History())
 	if err != nil {
+		return rowsOutput{}, err
+	}
+	if err := s.checkBits(step); err != nil {
 		return rowsOutput{}, err
 	}
 	globals, err := committedGlobals(s.p.History(), public, s.cfg.p.MinRows, s.m.Cols)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/bicluster/synth"
 	"github.com/cohortdm/cohort/job"
@@ -194,5 +196,96 @@ func TestSimCorruptedShare(t *testing.T) {
 	}
 	if got := normalised(t, rec.Result); len(got) != 4 {
 		t.Fatalf("%d biclusters, want the 4 implanted: %v", len(got), got)
+	}
+}
+
+// TestSimLyingCoordinator: over real nodes, a coordinator (a member
+// without data) that forges the merge test's bits, or asks the merge to
+// aggregate a group of one party's local, is refused by every party,
+// naming it and what it asked; no party's ledger holds a decryption share
+// of the merge, or anything but its report in the refused step, and every
+// entry is within the leakage profile's forms.
+func TestSimLyingCoordinator(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		levels []float64
+		kind   lying
+		phase  string
+		round  int
+		names  string // what the refusal names besides the coordinator
+	}{
+		{"forged bits", []float64{10, 10, 10}, forgeBits(0, allBits(false)), "test", 1, "test round 0"},
+		{"lone group", []float64{10, 10, 100}, loneGroup(ref{Party: 2}), "merge", 0, loneRefusal},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			spec, parties, _ := levelConsortium(t, c.levels, []int{6, 6, 6})
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			const liar = "org09"
+			cl := startCluster(t, ctx, spec, append(slices.Clone(parties), liar), func(name string) job.Registry {
+				if name == liar {
+					return job.Registry{"bicluster": c.kind}
+				}
+				return kinds(name)
+			})
+			if err := cl.MakeLeader(ctx, liar); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := os.ReadFile(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := cl.Node("org01").Submit(ctx, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := cl.Node("org01").Wait(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Status == node.StatusDone {
+				t.Fatalf("the job succeeded: %s", rec.Result)
+			}
+			for _, p := range parties {
+				for _, want := range []string{fmt.Sprintf("party %s refuses %s round %d", p, c.phase, c.round), "coordinator " + liar, c.names} {
+					if !strings.Contains(rec.Error, want) {
+						t.Errorf("the job's error %q does not say %q", rec.Error, want)
+					}
+				}
+				checkLedger(t, cl.LedgerPath(p), id, c.phase, c.round)
+			}
+		})
+	}
+}
+
+// checkLedger: a party's ledger entries of job id are within the leakage
+// profile's forms, hold no decryption share of the merge, and only its
+// report in the refused step phase/round.
+func checkLedger(t *testing.T, path, id, phase string, round int) {
+	t.Helper()
+	entries, err := audit.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if e.Job != id || e.Type == audit.DecisionType {
+			continue
+		}
+		n++
+		switch protocol.Disclosure(e.Disclosure) {
+		case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult, protocol.DiscloseControl:
+		default:
+			t.Errorf("%s: %s to %s discloses %s", path, e.Type, e.Peer, e.Disclosure)
+		}
+		if e.Phase == "merge" && e.Type == secureagg.TypeShare {
+			t.Errorf("%s: a decryption share of the merge to %s", path, e.Peer)
+		}
+		if e.Phase == phase && e.Round == round && e.Type != "job/output" {
+			t.Errorf("%s: %s to %s in the refused step", path, e.Type, e.Peer)
+		}
+	}
+	if n == 0 {
+		t.Errorf("%s holds nothing of job %s: nothing was checked", path, id)
 	}
 }
