@@ -58,11 +58,11 @@ func (g spyGuard) Aggregate(step job.Step, agg job.Aggregate) error {
 	return g.Guard.Aggregate(step, agg)
 }
 
-// TestJobAsksPolicy: each party asks its node's policy once per job for
-// each of its aggregations (the iterations' sums over all its rows, the
-// merge's over its locals' rows in the kept groups), naming its table,
-// the table's numeric columns (Column "") and every party; a refusal takes
-// the party out and fails the job naming it and the rule.
+// TestJobAsksPolicy: each party asks its node's policy at every step of
+// its aggregations (the iterations' sums over all its rows, the merge's
+// over its locals' rows in the kept groups), naming its table, the table's
+// numeric columns (Column "") and every party; a refusal takes the party
+// out and fails the job naming it and the rule.
 func TestJobAsksPolicy(t *testing.T) {
 	seed := seedN(5)
 	m, _, err := synth.Paper(0).Generate(seed)
@@ -81,14 +81,16 @@ func TestJobAsksPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := rep.Result["iterations"].(int); n < 2 {
-		t.Fatalf("%d iterations: the once-per-job rule is not exercised", n)
+	n := rep.Result["iterations"].(int)
+	if n < 2 {
+		t.Fatalf("%d iterations: the every-step rule is not exercised", n)
 	}
+	want := strings.Repeat("iterate,", n) + "merge"
 	for i, p := range names {
-		if got := strings.Join(a.phases[p], ","); got != "iterate,merge" {
-			t.Fatalf("%s asked for %s, want iterate,merge", p, got)
+		if got := strings.Join(a.phases[p], ","); got != want {
+			t.Fatalf("%s asked for %s, want %s", p, got, want)
 		}
-		it, mg := a.calls[p][0], a.calls[p][1]
+		it, mg := a.calls[p][0], a.calls[p][n]
 		for _, c := range a.calls[p] {
 			if c.Table != "m" || c.Column != "" || strings.Join(c.Parties, ",") != strings.Join(names, ",") || c.Noised {
 				t.Errorf("%s asked %+v", p, c)

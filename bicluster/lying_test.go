@@ -25,6 +25,9 @@ type lying struct {
 	bicluster.Kind
 	args     func(step job.Step) []byte
 	decision func(step job.Step, decision []byte) []byte
+	// parties, if set, rewrites the parties a step is started with (nil:
+	// as asked).
+	parties func(step job.Step) []string
 }
 
 func (k lying) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
@@ -40,6 +43,11 @@ func (c *lyingCoordinator) Start(ctx context.Context, step job.Step) (job.Attemp
 	if c.k.args != nil {
 		if b := c.k.args(step); b != nil {
 			step.Args = b
+		}
+	}
+	if c.k.parties != nil {
+		if ps := c.k.parties(step); ps != nil {
+			step.Parties = ps
 		}
 	}
 	a, err := c.Coordinator.Start(ctx, step)
@@ -95,6 +103,18 @@ func allBits(v bool) func([]bool) []bool {
 		}
 		return out
 	}
+}
+
+// dropAfterFormed is a coordinator that runs iteration round 1 without
+// victim, once round 0's total (over every party) was decrypted: the two
+// totals' difference would be the victim's column statistics.
+func dropAfterFormed(parties []string, victim string) lying {
+	return lying{parties: func(step job.Step) []string {
+		if step.Phase != "iterate" || step.Round != 1 {
+			return nil
+		}
+		return slices.DeleteFunc(slices.Clone(parties), func(p string) bool { return p == victim })
+	}}
 }
 
 // ref is a local bicluster in the steps' args: party index, local index.

@@ -21,7 +21,7 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{p: p, cfg: cfg, index: slices.Index(p.Spec().PartyNames(), p.Self()), guarded: map[string]bool{}}
+	s := &session{p: p, cfg: cfg, index: slices.Index(p.Spec().PartyNames(), p.Self())}
 	s.m, s.table, s.loadErr = loadMatrix(ctx, p)
 	return s, nil
 }
@@ -59,7 +59,6 @@ type session struct {
 	table   string
 	loadErr error
 	locals  []Local         // nil until computed
-	guarded map[string]bool // the phases whose aggregate this node's policy admitted
 	heard   map[int][]bool  // the merge test rounds' bits, as their decryption gave them (bits.go)
 }
 
@@ -104,36 +103,20 @@ func (s *session) aggConfig(step job.Step, length, valueBits int) (secureagg.Con
 // aggregate sums v, which sums rows of the party's rows, with the other
 // parties once this node's policy admits it, and reports the outcome;
 // valueBits > 0 replaces the configured bound on every party's values.
+// The policy is asked at every step (the node records an aggregate it
+// admitted once, and a share of a step records its total formed); its
+// table's numeric columns, which every aggregate sums, stand as Column "".
 func (s *session) aggregate(ctx context.Context, step job.Step, v []float64, rows, valueBits int) (aggOutput, error) {
 	cfg, err := s.aggConfig(step, len(v), valueBits)
 	if err != nil {
 		return aggOutput{}, err
 	}
-	if err := s.guard(step, rows); err != nil {
-		return aggOutput{}, secureagg.Withdraw(ctx, s.p, step, cfg, err)
-	}
-	res, err := secureagg.Aggregate(ctx, s.p, step, cfg, v)
-	o, err := secureagg.Report(s.p.Self(), step, res, err)
+	in := secureagg.Contribution{Vector: v, Inputs: []job.Aggregate{{Table: s.table, Rows: rows}}}
+	_, o, err := secureagg.Contribute(ctx, s.p, step, cfg, in)
 	if err != nil {
 		return aggOutput{}, err
 	}
 	return aggOutput{Outcome: o}, nil
-}
-
-// guard asks this node's policy before the party's data enters the
-// phase's aggregate, once per job (the node records every aggregate it
-// admits; the iterations sum the same rows every round). Column ""
-// stands for the table's numeric columns, which every aggregate sums.
-func (s *session) guard(step job.Step, rows int) error {
-	if s.guarded[step.Phase] {
-		return nil
-	}
-	a := job.Aggregate{Table: s.table, Parties: step.Parties, Rows: rows}
-	if err := s.p.Guard().Aggregate(step, a); err != nil {
-		return err
-	}
-	s.guarded[step.Phase] = true
-	return nil
 }
 
 // withdraw takes the party out of an aggregation it cannot compute, and

@@ -289,3 +289,58 @@ func checkLedger(t *testing.T, path, id, phase string, round int) {
 		t.Errorf("%s holds nothing of job %s: nothing was checked", path, id)
 	}
 }
+
+// TestSimShrinkingPartySet: over real nodes, a coordinator that runs
+// iteration 1 without org03 once iteration 0's total over every party was
+// formed (the difference would be org03's column statistics) is refused
+// by the runtime's guard at every party that saw that total, naming the
+// rule and the coordinator; no decryption share of the step is sent
+// (issue 30, finding 6: bicluster itself does not check the party set).
+func TestSimShrinkingPartySet(t *testing.T) {
+	spec, parties, _ := levelConsortium(t, []float64{10, 10, 10}, []int{6, 6, 6})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const liar = "org09"
+	evil := dropAfterFormed(parties, "org03")
+	cl := startCluster(t, ctx, spec, append(slices.Clone(parties), liar), func(name string) job.Registry {
+		if name == liar {
+			return job.Registry{"bicluster": evil}
+		}
+		return kinds(name)
+	})
+	if err := cl.MakeLeader(ctx, liar); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := cl.Node("org01").Submit(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := cl.Node("org01").Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status == node.StatusDone {
+		t.Fatalf("the job succeeded: %s", rec.Result)
+	}
+	for _, p := range []string{"org01", "org02"} {
+		want := fmt.Sprintf("party %s: refused by %s's policy: rule formed: step iterate/1", p, p)
+		if !strings.Contains(rec.Error, want) || !strings.Contains(rec.Error, "coordinator "+liar) {
+			t.Errorf("the job's error %q does not say %q naming coordinator %s", rec.Error, want, liar)
+		}
+	}
+	for _, p := range parties {
+		entries, err := audit.ReadFile(cl.LedgerPath(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Job == id && e.Phase == "iterate" && e.Round == 1 && e.Type == secureagg.TypeShare {
+				t.Errorf("%s sent a decryption share of the shrunk iteration to %s", p, e.Peer)
+			}
+		}
+	}
+}

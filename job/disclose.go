@@ -159,4 +159,9 @@ type Guard interface {
 	// Publish refuses publishing a column whose values (nearly) single out
 	// its rows, unless a taxonomy generalises it.
 	Publish(step Step, p Publication) error
+	// Formed records that this party saw the total of step formed (its
+	// decryption may have followed): within the job, no later aggregate of
+	// the same columns may leave out a party of it. The runtime records a
+	// total formed by itself when the party sends its decryption share.
+	Formed(step Step) error
 }

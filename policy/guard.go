@@ -29,19 +29,19 @@ type Guard struct {
 	inStep map[stepKey][]FormedRecord
 }
 
-// stepKey names one attempt of a step (and channel) as its messages do.
+// stepKey names one attempt of a step as its messages do, whatever
+// sub-channel a message travels on (a backend's decryption shares may).
 type stepKey struct {
 	phase          string
 	round, attempt int
-	channel        string
 }
 
 func keyOf(m *protocol.Message) stepKey {
-	return stepKey{phase: m.Phase, round: m.Round, attempt: m.Attempt, channel: m.Channel}
+	return stepKey{phase: m.Phase, round: m.Round, attempt: m.Attempt}
 }
 
 func keyOfStep(s job.Step) stepKey {
-	return stepKey{phase: s.Phase, round: s.Round, attempt: s.Attempt, channel: s.Channel}
+	return stepKey{phase: s.Phase, round: s.Round, attempt: s.Attempt}
 }
 
 // refusal is a refusal by this node, as the job's failure names it.
@@ -94,12 +94,22 @@ func (g *Guard) Send(to string, m *protocol.Message, d protocol.Disclosure, coor
 		return g.refusal(refuse("floors.min_parties", "%s of step %s/%d over its parties is below this node's floor", d, m.Phase, m.Round))
 	}
 	if d == protocol.DiscloseDecryptionShare {
-		g.mu.Lock()
-		recs := g.inStep[keyOf(m)]
-		g.mu.Unlock()
-		if err := g.e.store.addFormed(g.job, recs); err != nil {
-			return fmt.Errorf("%s: record the total formed: %w", g.e.self, err)
-		}
+		return g.formed(keyOf(m))
+	}
+	return nil
+}
+
+// Formed implements job.Guard: the total of step was formed here.
+func (g *Guard) Formed(step job.Step) error { return g.formed(keyOfStep(step)) }
+
+// formed records the dataset columns this node's data entered at step k
+// as formed over the step's parties.
+func (g *Guard) formed(k stepKey) error {
+	g.mu.Lock()
+	recs := g.inStep[k]
+	g.mu.Unlock()
+	if err := g.e.store.addFormed(g.job, recs); err != nil {
+		return fmt.Errorf("%s: record the total formed: %w", g.e.self, err)
 	}
 	return nil
 }
@@ -116,7 +126,10 @@ func (g *Guard) Aggregate(step job.Step, a job.Aggregate) error {
 		return err
 	}
 	parties := slices.Sorted(slices.Values(a.Parties))
-	what := a.Table + "." + a.Column
+	what := a.Table
+	if a.Column != "" {
+		what += "." + a.Column
+	}
 	if len(parties) < p.Floors.MinParties {
 		return g.refusal(refuse("floors.min_parties", "an aggregate at step %s/%d over its parties is below this node's floor", step.Phase, step.Round))
 	}
@@ -133,7 +146,7 @@ func (g *Guard) Aggregate(step job.Step, a job.Aggregate) error {
 	}
 	for _, f := range g.e.store.formed(g.job) {
 		if f.Table == dataset && f.Column == a.Column && !isSubset(f.Parties, parties) {
-			return g.refusal(refuse("formed", "step %s/%d aggregates %s without a party of a total of it this job already decrypted", step.Phase, step.Round, what))
+			return g.refusal(refuse("formed", "step %s/%d aggregates %s without a party of a total of it this job already formed (coordinator %s)", step.Phase, step.Round, what, step.Coordinator))
 		}
 	}
 	rec := AggregateRecord{Job: g.job, Table: dataset, Column: a.Column, Parties: parties, Rows: a.Rows, Noised: a.Noised, Time: time.Now().UTC()}

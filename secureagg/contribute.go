@@ -27,6 +27,9 @@ type Contribution struct {
 // step with no inputs (a probe, a key's confirmation) sums no data of the
 // party, and the guard still checks its parties.
 //
+// A party that saw the total formed tells the guard (Guard.Formed), as a
+// decryptor's runtime does when it sends its share.
+//
 // It returns the party's Result (nil when the total did not reach it) and
 // its Outcome; the error is the withdrawal's cause, or Aggregate's failure
 // other than missing parties (see Report).
@@ -42,6 +45,13 @@ func Contribute(ctx context.Context, p job.Participant, step job.Step, cfg Confi
 	}
 	res, err := Aggregate(ctx, p, step, cfg, c.Vector)
 	o, err := Report(p.Self(), step, res, err)
+	if o != nil && o.Formed {
+		// The total may have been decrypted: the runtime's record, so
+		// that no later step of the job leaves out a party of it.
+		if ferr := p.Guard().Formed(step); ferr != nil {
+			return res, o, ferr
+		}
+	}
 	return res, o, err
 }
 

@@ -332,6 +332,7 @@ func (allowAll) Spend(job.Step, job.Spend) error                { return nil }
 func (allowAll) Bounds(string, string) (float64, float64, bool) { return 0, 0, false }
 func (allowAll) Release(job.Step, job.Release) error            { return nil }
 func (allowAll) Publish(job.Step, job.Publication) error        { return nil }
+func (allowAll) Formed(job.Step) error                          { return nil }
 
 func (p *participant) Self() string           { return p.w.Self }
 func (p *participant) JobID() string          { return p.w.Job.ID }
