@@ -54,6 +54,9 @@ var (
 	// ErrSeedParties means a list of commitments or openings does not
 	// hold exactly the draw's parties, each once, in name order.
 	ErrSeedParties = errors.New("the joint seed's parties do not match")
+	// ErrSeedNotOwn means the log holds another commitment in a party's
+	// name than the one to its own contribution: the party refuses.
+	ErrSeedNotOwn = errors.New("its own commitment is not the committed one")
 )
 
 // Contribution is one party's secret share of a joint seed, drawn from

@@ -284,6 +284,9 @@ func TestJointSeedPartyChecks(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "party ann refuses seed-reveal round 0") || !strings.Contains(err.Error(), "coordinator hub") {
 			t.Fatalf("%s list: ann opened: %v", name, err)
 		}
+		if name != "missing" && !errors.Is(err, ErrSeedNotOwn) {
+			t.Fatalf("%s list: %v, want ErrSeedNotOwn", name, err)
+		}
 		noValue(t, err, cs, com)
 	}
 	// Before the commitments are in the log: refused.
@@ -332,7 +335,7 @@ func TestJointSeedPartyChecks(t *testing.T) {
 	ops2 := SeedOpenings{Openings: append([]SeedOpening(nil), ops.Openings...)}
 	com2.Commitments[0], ops2.Openings[0] = js.Commit("ann", fake), js.Open("ann", fake)
 	ann.reset([]*Record{record(t, comStep, com2), record(t, revStep, ops2)})
-	if _, err := js.Seed(ann); !errors.Is(err, ErrSeedOpening) || !strings.Contains(err.Error(), "party ann") {
+	if _, err := js.Seed(ann); !errors.Is(err, ErrSeedNotOwn) || !strings.Contains(err.Error(), "party ann") {
 		t.Fatalf("ann took a seed without its contribution: %v", err)
 	}
 	// A tampered opening in the log: every party refuses the seed.

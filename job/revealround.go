@@ -195,7 +195,7 @@ func (js JointSeed) own(p Participant, com SeedCommitments) (Contribution, error
 	mine := js.Commit(p.Self(), c)
 	i := slices.IndexFunc(com.Commitments, func(x SeedCommitment) bool { return x.Party == p.Self() })
 	if i < 0 || !slices.Equal(com.Commitments[i].Digest, mine.Digest) {
-		return c, fmt.Errorf("%w: its own commitment is not in the committed list", ErrSeedOpening)
+		return c, ErrSeedNotOwn
 	}
 	return c, nil
 }
