@@ -312,8 +312,10 @@ func FuzzInstallArgs(f *testing.F) {
 	f.Add([]byte{0x82})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		pq := []string{"pa", "pb"}
+		drawn := []*job.Record{{Step: job.Step{Phase: job.PhaseSeedCommit, Parties: pq, Attempt: 1}, Decision: b},
+			{Step: job.Step{Phase: job.PhaseSeedReveal, Parties: pq, Attempt: 1}, Decision: b}}
 		for _, phase := range []string{PhaseSearch, PhaseFinish, PhaseInstall} {
-			_, _ = expect(pq, []*job.Record{{Step: job.Step{Phase: phase, Parties: pq, Attempt: 1}, Decision: b}})
+			_, _ = expect(pq, append(drawn, &job.Record{Step: job.Step{Phase: phase, Parties: pq, Attempt: 1}, Decision: b}))
 		}
 		a, err := installRound.Args(job.Step{Phase: PhaseInstall, Args: b})
 		if err != nil || a.check() != nil {
