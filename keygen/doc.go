@@ -18,6 +18,18 @@
 //
 // # Steps
 //
+//  0. seed-commit and seed-reveal, round 0 (all parties; job.JointSeed):
+//     each party commits to a 32-byte contribution from crypto/rand, kept
+//     in its Secrets for the job, and opens it once the log holds every
+//     party's commitment, its own among them. Each party folds the
+//     committed openings into the joint seed, checking every opening and
+//     its own, and derives from it the public randomness of the key
+//     generation (publicSeed: biprimality bases, H, v, the test
+//     ciphertext; latticeNonce for the lattice key): uniform if one party
+//     is honest. The leader's job seed is not used: a coordinator that
+//     chose the bases could grind for a modulus that passes the
+//     biprimality test without being one, and one that chose the lattice
+//     key's common reference polynomial could weaken it.
 //  1. search, rounds 0, 1, ... (all parties): each party runs
 //     dealerless Party.Search over params.chunk candidate pairs (default
 //     8192, a few seconds; with the distributed sieve most keys are found
@@ -53,7 +65,11 @@
 // Each step is a typed round (job.Round). The coordinator (the Raft leader
 // of the moment) is not trusted to choose what a party converts or
 // installs: every party replays the log (expect) and takes part only in
-// the step it determines, on every party of the spec: the next search
+// the step it determines, on every party of the spec: the joint seed's
+// two steps first (a search or a lattice generation before them is
+// refused, so the key's public randomness is never the leader's alone, and
+// a party whose commitment the log does not hold refuses to open and to
+// go on: TestCoordinatorCannotChooseSeed); the next search
 // round while no modulus is committed; then finish, of exactly the search
 // round and attempt that committed the modulus; then install, of exactly
 // the attempt and key id the finish step committed. Anything else is
@@ -87,7 +103,13 @@
 // keygen-public-value (biprimality values, verification keys, the test
 // decryption shares). Package dealerless's doc says what each reveals.
 // Party outputs and the log hold public values only: key ids, the
-// candidate count, phase times, the attempt number and failure reasons.
+// candidate count, phase times, the attempt number and failure reasons,
+// and the joint seed's commitments and openings (each party's output of
+// seed-commit and seed-reveal, disclosed as public-result, and committed
+// to the log: every member sees them, and the joint seed they fold into;
+// a contribution is random and tells nothing of a party, and no message
+// or log record carries it before every commitment is committed).
 // No share leaves its party; TestKeygen checks every message and log
-// record against the installed shares.
+// record against the installed shares and the joint seed's profile
+// (jobtest's CheckJointSeed).
 package keygen

@@ -203,13 +203,19 @@ type installDecision struct {
 	KeyID []byte `msgpack:"key_id"`
 }
 
-// Coordinate runs search steps until one finds a modulus, then finish and
-// install. Any failure aborts the job naming the parties: a key needs every
+// Coordinate draws the joint seed, then runs search steps until one finds
+// a modulus, then finish and install. Any failure aborts the job naming the parties: a key needs every
 // party, and a new job starts over.
 func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	prm, err := parseParams(c.Spec())
 	if err != nil {
 		return nil, err
+	}
+	// The public randomness every party relies on (biprimality bases,
+	// the lattice key's common reference polynomial) is drawn jointly
+	// first: the leader's job seed is not used.
+	if _, err := jointSeed(c.JobID(), c.Spec()).Draw(ctx, c, prm.TimeoutMS); err != nil {
+		return nil, fmt.Errorf("keygen aborted, no key installed: %w", err)
 	}
 	if prm.Scheme == SchemeBGV {
 		return coordinateLattice(ctx, c, prm)

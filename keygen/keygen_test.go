@@ -92,7 +92,7 @@ func TestKeygen(t *testing.T) {
 				}
 			}
 			decryptWith(t, pk, keys)
-			checkLeakage(t, rep, keys)
+			checkLeakage(t, rep, sp, keys)
 		})
 	}
 }
@@ -141,10 +141,16 @@ func decryptWith(t *testing.T, pk *paillier.ThresholdPublicKey, keys []*secureag
 }
 
 // checkLeakage: every message is a keygen round message with one of the
-// two keygen disclosures (or runtime control), and no party's key share
-// appears in any message or log record.
-func checkLeakage(t *testing.T, rep *jobtest.Report, keys []*secureagg.Keys) {
+// two keygen disclosures (or runtime control), or an output to the
+// coordinator, a public result: the joint seed's commitments and openings,
+// which the log holds too and which no message carries before every
+// commitment is committed (jobtest's CheckJointSeed); and no party's key
+// share appears in any message or log record.
+func checkLeakage(t *testing.T, rep *jobtest.Report, sp *job.Spec, keys []*secureagg.Keys) {
 	t.Helper()
+	if _, err := rep.CheckJointSeed(jointSeed(rep.JobID, sp)); err != nil {
+		t.Fatalf("the joint seed: %v", err)
+	}
 	if bad := rep.SentOutside(DiscloseShares, DiscloseBiprimality, protocol.DisclosePublicResult, protocol.DiscloseControl); len(bad) > 0 {
 		t.Fatalf("%d messages outside the profile, first %s→%s %s (%s)", len(bad), bad[0].From, bad[0].To, bad[0].Message.Type, bad[0].Disclosure)
 	}
@@ -306,8 +312,10 @@ func FuzzInstallArgs(f *testing.F) {
 	f.Add([]byte{0x82})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		pq := []string{"pa", "pb"}
+		drawn := []*job.Record{{Step: job.Step{Phase: job.PhaseSeedCommit, Parties: pq, Attempt: 1}, Decision: b},
+			{Step: job.Step{Phase: job.PhaseSeedReveal, Parties: pq, Attempt: 1}, Decision: b}}
 		for _, phase := range []string{PhaseSearch, PhaseFinish, PhaseInstall} {
-			_, _ = expect(pq, []*job.Record{{Step: job.Step{Phase: phase, Parties: pq, Attempt: 1}, Decision: b}})
+			_, _ = expect(pq, append(drawn, &job.Record{Step: job.Step{Phase: phase, Parties: pq, Attempt: 1}, Decision: b}))
 		}
 		a, err := installRound.Args(job.Step{Phase: PhaseInstall, Args: b})
 		if err != nil || a.check() != nil {

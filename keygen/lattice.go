@@ -20,11 +20,13 @@ import (
 
 // The lattice variant (params: {scheme: bgv}) generates the lattice key of
 // secureagg's lattice backend with package mhe's multiparty key
-// generation, no dealer: two steps.
+// generation, no dealer: after the joint seed's two steps (seed-commit and
+// seed-reveal, job.JointSeed), two steps.
 //
 //  1. bgv-generate (args: the quorum): every party draws its key-generation
 //     shares (mhe.KeyGen.GenShares, the common reference polynomial from
-//     the job's public seed and the step's attempt), sends its public-key
+//     the joint seed, which it folds from the log and checks, and the
+//     step's attempt), sends its public-key
 //     share to every other party (keygen/bgv-public, disclosure
 //     keygen-public-value) and each other party its Shamir share of its
 //     secret (keygen/bgv-secret, keygen-share), folds the N public shares
@@ -145,16 +147,25 @@ func (s *session) latticeStep(ctx context.Context, step job.Step) ([]byte, error
 	}
 	gens := latticeGenRound.History(s.p.History())
 	switch step.Phase {
+	case job.PhaseSeedCommit, job.PhaseSeedReveal:
+		if len(gens) > 0 {
+			return nil, fmt.Errorf("party %s refuses %s after %s (coordinator %s)", s.p.Self(), step.Phase, PhaseLatticeGenerate, step.Coordinator)
+		}
+		return s.js.Serve(s.p, step)
 	case PhaseLatticeGenerate:
 		if len(gens) > 0 || len(latticeInstallRound.History(s.p.History())) > 0 {
 			return nil, fmt.Errorf("party %s refuses a second %s step (coordinator %s)", s.p.Self(), step.Phase, step.Coordinator)
+		}
+		joint, err := s.jointSeedOf()
+		if err != nil {
+			return nil, fmt.Errorf("party %s refuses %s: %w (coordinator %s)", s.p.Self(), step.Phase, err, step.Coordinator)
 		}
 		return latticeGenRound.Serve(step, func(a latticeGenArgs) (latticeKeyOutput, error) {
 			if a.Quorum != mhe.DefaultQuorum(len(parties)) {
 				return latticeKeyOutput{}, fmt.Errorf("party %s refuses a quorum of %d: the default for %d members is %d (coordinator %s)",
 					s.p.Self(), a.Quorum, len(parties), mhe.DefaultQuorum(len(parties)), step.Coordinator)
 			}
-			return s.latticeGenerate(ctx, step, a.Quorum)
+			return s.latticeGenerate(ctx, step, a.Quorum, joint)
 		})
 	case PhaseLatticeInstall:
 		return latticeInstallRound.Serve(step, func(a latticeInstallArgs) (latticeKeyOutput, error) {
@@ -174,12 +185,14 @@ func (s *session) latticeStep(ctx context.Context, step job.Step) ([]byte, error
 	return nil, fmt.Errorf("party %s refuses a %s step in a keygen job of scheme bgv (coordinator %s)", s.p.Self(), step.Phase, step.Coordinator)
 }
 
-// latticeNonce is the key generation's common reference seed: the job's
-// public seed and the step's attempt, so a re-run attempt draws afresh.
-func latticeNonce(seed []byte, attempt int) []byte {
+// latticeNonce is the key generation's common reference seed: the joint
+// seed every party drew (job.JointSeed; no coordinator chooses the common
+// reference polynomial) and the step's attempt, so a re-run attempt draws
+// afresh.
+func latticeNonce(joint []byte, attempt int) []byte {
 	h := sha256.New()
-	h.Write([]byte("cohort/keygen/bgv/v1"))
-	h.Write(seed)
+	h.Write([]byte("cohort/keygen/bgv/v2"))
+	h.Write(joint)
 	h.Write(binary.BigEndian.AppendUint64(nil, uint64(attempt)))
 	return h.Sum(nil)
 }
@@ -189,13 +202,13 @@ func latticeStageDir(jobID string, attempt int) string {
 }
 
 // latticeGenerate is one party's part of bgv-generate.
-func (s *session) latticeGenerate(ctx context.Context, step job.Step, quorum int) (latticeKeyOutput, error) {
+func (s *session) latticeGenerate(ctx context.Context, step job.Step, quorum int, joint []byte) (latticeKeyOutput, error) {
 	params, err := mhe.NewParams(mhe.ParamsBGV13)
 	if err != nil {
 		return latticeKeyOutput{}, err
 	}
 	members := step.Parties // sorted, as the spec's party names
-	kg, err := mhe.NewKeyGen(params, members, quorum, latticeNonce(s.p.Seed(), step.Attempt))
+	kg, err := mhe.NewKeyGen(params, members, quorum, latticeNonce(joint, step.Attempt))
 	if err != nil {
 		return latticeKeyOutput{}, err
 	}

@@ -58,6 +58,9 @@ func TestKeygenLattice(t *testing.T) {
 					t.Fatalf("the log holds %s's key share", name)
 				}
 			}
+			if _, err := rep.CheckJointSeed(jointSeed(rep.JobID, sp)); err != nil {
+				t.Fatalf("the joint seed: %v", err)
+			}
 			first := keys[sp.PartyNames()[0]].ID()
 			for name, k := range keys {
 				if k.ID() != first || k.Name() != name {
@@ -122,6 +125,9 @@ type lyingKind struct {
 
 func (k lyingKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	parties := c.Spec().PartyNames()
+	if _, err := jointSeed(c.JobID(), c.Spec()).Draw(ctx, c, 0); err != nil {
+		return nil, err
+	}
 	call := job.Call[latticeGenArgs]{Parties: parties, Args: latticeGenArgs{Quorum: mhe.DefaultQuorum(len(parties))}}
 	agree := func(o *job.Outcome[latticeKeyOutput]) (latticeKeyDecision, error) { return agreeOnKey(o, parties) }
 	gen, err := latticeGenRound.Run(ctx, c, call, agree)

@@ -41,14 +41,21 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{p: p, params: prm, cands: map[[2]int]*dealerless.Candidate{}}, nil
+	return &session{p: p, params: prm, js: jointSeed(p.JobID(), p.Spec()), cands: map[[2]int]*dealerless.Candidate{}}, nil
 }
 
 type session struct {
 	p      job.Participant
 	params *Params
+	js     job.JointSeed // the job's public randomness, drawn by every party
 	gen    *dealerless.Party
 	cands  map[[2]int]*dealerless.Candidate // by search round and attempt
+}
+
+// jointSeed is the draw of the job's public randomness: one, round 0, over
+// every party of the spec.
+func jointSeed(jobID string, spec *job.Spec) job.JointSeed {
+	return job.NewJointSeed(jobID, 0, spec.PartyNames())
 }
 
 // Close forgets the candidate shares.
@@ -68,6 +75,8 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		return nil, err
 	}
 	switch step.Phase {
+	case job.PhaseSeedCommit, job.PhaseSeedReveal:
+		return s.js.Serve(s.p, step)
 	case PhaseSearch:
 		return searchRound.Serve(step, func(none) (searchOutput, error) { return s.search(ctx, step) })
 	case PhaseFinish:
@@ -76,8 +85,8 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	return installRound.Serve(step, func(a installArgs) (installOutput, error) { return s.install(step, a) })
 }
 
-// due is the step the log determines next: search rounds until one found a
-// modulus, the finish of that round's attempt, the install of the key the
+// due is the step the log determines next: the joint seed's two steps,
+// search rounds until one found a modulus, the finish of that round's attempt, the install of the key the
 // finish step committed, then nothing. A coordinator cannot have a party
 // convert the factors' shares of another search attempt than the committed
 // one, or install a key other than the committed one.
@@ -90,13 +99,22 @@ type due struct {
 
 // expect replays a job's committed records into the step due next.
 func expect(parties []string, hist []*job.Record) (due, error) {
-	n := due{phase: PhaseSearch}
+	n := due{phase: job.PhaseSeedCommit}
 	for _, rec := range hist {
 		st := rec.Step
 		if st.Phase != n.phase || st.Round != n.round || !slices.Equal(st.Parties, parties) {
 			return due{}, fmt.Errorf("the log holds %s round %d where it determines %s round %d", st.Phase, st.Round, n.phase, n.round)
 		}
 		switch st.Phase {
+		case job.PhaseSeedCommit, job.PhaseSeedReveal:
+			// Checked when the seed is used (JointSeed.Seed).
+			if rec.Error != "" {
+				return due{}, fmt.Errorf("the log holds %s round %d failed", st.Phase, st.Round)
+			}
+			n.phase = PhaseSearch
+			if st.Phase == job.PhaseSeedCommit {
+				n.phase = job.PhaseSeedReveal
+			}
 		case PhaseSearch:
 			d, err := searchRound.Decision(rec)
 			if err != nil {
@@ -156,13 +174,26 @@ func (n due) admit(self string, parties []string, step job.Step) error {
 }
 
 // publicSeed is the job's public randomness for dealerless (biprimality
-// bases, H, v, the test ciphertext). Secrets and pair seeds are fresh in
-// every step attempt.
-func publicSeed(jobSeed []byte) []byte {
+// bases, H, v, the test ciphertext), from the joint seed that every party
+// drew (job.JointSeed), never the leader's job seed alone: a coordinator
+// that could choose the bases could pass a modulus that is no biprime.
+// Secrets and pair seeds are fresh in every step attempt.
+func publicSeed(joint []byte) []byte {
 	h := sha256.New()
-	h.Write([]byte("cohort/keygen/public-seed/v1"))
-	h.Write(jobSeed)
+	h.Write([]byte("cohort/keygen/public-seed/v2"))
+	h.Write(joint)
 	return h.Sum(nil)
+}
+
+// jointSeedOf is the joint seed as this party folds it from the log; it
+// fails unless the draw is complete, every opening matches its commitment
+// and the party's own is the contribution it keeps.
+func (s *session) jointSeedOf() ([]byte, error) {
+	seed, err := s.js.Seed(s.p)
+	if err != nil {
+		return nil, fmt.Errorf("keygen: %w", err)
+	}
+	return seed, nil
 }
 
 // generator returns this party's dealerless generator and the step's
@@ -177,9 +208,13 @@ func (s *session) generator(step job.Step) (*dealerless.Party, *stepNet, error) 
 		return nil, nil, fmt.Errorf("keygen: %s is not a party of the step", s.p.Self())
 	}
 	if s.gen == nil {
+		joint, err := s.jointSeedOf()
+		if err != nil {
+			return nil, nil, err
+		}
 		g, err := dealerless.NewParty(dealerless.Config{
 			Bits: s.params.Bits, Parties: len(parties), Index: idx + 1,
-			PublicSeed: publicSeed(s.p.Seed()), Batch: s.params.Batch,
+			PublicSeed: publicSeed(joint), Batch: s.params.Batch,
 		})
 		if err != nil {
 			return nil, nil, err

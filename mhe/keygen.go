@@ -30,8 +30,9 @@ import (
 //     the member's Keys.
 //
 // a is read from a common reference string every member derives from the
-// parameter set, the members, the quorum and a public nonce (the job's seed
-// from the log), so no message carries it. Like Lattigo's multiparty
+// parameter set, the members, the quorum and a public nonce (package
+// keygen's joint seed, which every member contributes to by commit and
+// reveal, so that no one member chooses a), so no message carries it. Like Lattigo's multiparty
 // package, the protocol is secure against passive adversaries only: a
 // member that sends inconsistent shares is not caught here but makes every
 // later decryption fail its checks (see Verdict).
@@ -49,7 +50,8 @@ type KeyGen struct {
 }
 
 // NewKeyGen sets up a key generation over sorted members with the given
-// quorum. nonce makes the common reference string fresh (the job's seed).
+// quorum. nonce makes the common reference string fresh (a public seed no
+// single member chose: keygen's joint seed).
 func NewKeyGen(params Params, members []string, quorum int, nonce []byte) (*KeyGen, error) {
 	pk, err := newPublicKey(params, members, quorum, rlwe.NewPublicKey(params.bgv))
 	if err != nil {

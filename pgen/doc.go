@@ -30,7 +30,12 @@
 //
 // # The job
 //
-// One step, publish round 0. Each party loads its table, grows a tree
+// First the joint seed's two steps, seed-commit and seed-reveal round 0
+// (job.JointSeed): each party commits to 32 bytes from crypto/rand, kept in
+// its Secrets for the job, and opens them once the log holds every party's
+// commitment; the joint seed is a hash of every opening, uniform if one
+// party is honest. Then one step of its own, publish round 0. Each party
+// loads its table, grows a tree
 // (binary splits by information gain; numeric thresholds at the midpoint
 // between two adjacent distinct values; categorical splits value == v;
 // C4.5 pessimistic pruning when params.prune), prunes it by ATP to the
@@ -40,15 +45,21 @@
 // checks every tree (its splits are the party's table's, on schema
 // attributes with their kind's operator; each node's counts are its
 // children's sums; every leaf meets the requirement) and commits them.
-// Then, from the committed trees alone and the job's seed, it generates
+// Then, from the committed trees alone and the joint seed, it generates
 // the pseudo-rows (Generate) and grows the global tree with the same
-// params (Global); every member can redo this from the log. A party serves
-// publish round 0 only, and only while the log holds no published tree of
-// the job: a coordinator asking for more is refused, naming it.
+// params (Global); every member can redo this from the log. The pseudo-rows
+// do not come from the job's seed, which the leader alone picks: a
+// coordinator could grind it for the draw whose global tree it prefers (a
+// split it wants, or one it wants gone). A party serves
+// publish round 0 only, only once the log holds the joint seed with its
+// own contribution in it (Step checks every opening against its
+// commitment), and only while the log holds no published tree of
+// the job: a coordinator asking for more, or asking before the draw, is
+// refused, naming it.
 //
 // The result holds the global tree ("tree": splits name no party or
 // table, they are on the common schema), its size, the number of
-// pseudo-rows, every published tree by party ("published"), and per party
+// pseudo-rows, the joint seed that drew them (joint_seed, hex), every published tree by party ("published"), and per party
 // ("local") its rows, nodes, leaves, path k and (c, 2)-diversity c.
 //
 // # Leakage profile
@@ -66,7 +77,12 @@
 // gives each tree's (c, 2)-diversity c so that the members see it (null
 // when some path is pure). The coordinator learns
 // nothing more than the members. The global tree is a function of the
-// published trees and the public seed.
+// published trees and the joint seed. The joint seed's commitments and
+// openings are public too: each is a party's output to the coordinator
+// (disclosed as public-result), and the log gives them to every member; a
+// contribution is 32 random bytes and tells nothing of its party's rows,
+// and none is sent or logged before every commitment is committed
+// (jobtest's CheckJointSeed, in TestJobDisclosesOnlyTrees).
 //
 // # Decisions
 //

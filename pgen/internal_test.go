@@ -24,10 +24,20 @@ func exampleSpec(t testing.TB) *job.Spec {
 // greedyKind is pgen with a coordinator that asks the parties to publish
 // again after their trees are committed (another round, or the same round
 // once more as a new job step is not possible: the runtime refuses a step
-// the log holds finished).
-type greedyKind struct{ Kind }
+// the log holds finished); or, with skipSeed, to publish before the joint
+// seed is drawn, so that the pseudo-rows would come from the job's seed
+// it chose.
+type greedyKind struct {
+	Kind
+	skipSeed bool
+}
 
-func (greedyKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
+func (k greedyKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
+	if !k.skipSeed {
+		if _, err := jointSeed(c.JobID(), c.Spec()).Draw(ctx, c, 0); err != nil {
+			return nil, err
+		}
+	}
 	call := job.Call[publishArgs]{Parties: c.Spec().PartyNames()}
 	if _, err := publishRound.Run(ctx, c, call, func(o *job.Outcome[publishOutput]) (publishDecision, error) {
 		return publishDecision{}, o.Err()
@@ -47,7 +57,8 @@ func (greedyKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result
 func TestCoordinatorCannotAskTwice(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := jobtest.Run(ctx, greedyKind{}, exampleSpec(t), jobtest.Options{})
+	spec := exampleSpec(t)
+	rep, err := jobtest.Run(ctx, greedyKind{}, spec, jobtest.Options{Secrets: jobtest.SecretsIn(t.TempDir(), spec.PartyNames())})
 	if err == nil || !strings.Contains(err.Error(), "refuses step publish/1 of coordinator") {
 		t.Fatalf("err %v, want every party's refusal", err)
 	}
@@ -125,4 +136,25 @@ func FuzzCheckTree(f *testing.F) {
 			t.Fatalf("accepted a tree of path k %d", tr.PathK())
 		}
 	})
+}
+
+// TestCoordinatorMustDrawSeed: a party refuses to publish before the log
+// holds the joint seed (its own contribution in it), naming the
+// coordinator: the pseudo-rows are never the coordinator's choice.
+func TestCoordinatorMustDrawSeed(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	spec := exampleSpec(t)
+	rep, err := jobtest.Run(ctx, greedyKind{skipSeed: true}, spec, jobtest.Options{Secrets: jobtest.SecretsIn(t.TempDir(), spec.PartyNames())})
+	if err == nil {
+		t.Fatal("the parties published without a joint seed")
+	}
+	for _, p := range spec.PartyNames() {
+		if want := "party " + p + " refuses step publish/0 of coordinator " + rep.Leaders[0]; !strings.Contains(err.Error(), want) {
+			t.Errorf("err %v, want %q", err, want)
+		}
+	}
+	if len(rep.Outputs) != 0 {
+		t.Errorf("%d outputs left the parties", len(rep.Outputs))
+	}
 }

@@ -2,6 +2,7 @@ package pgen
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -15,8 +16,9 @@ import (
 // Kind is `kind: pgen`.
 type Kind struct{}
 
-// publishRound is the job's one step: every party publishes its
-// ATP-pruned tree; the decision is the published trees.
+// publishRound is the job's one step of its own, after the joint seed's
+// two (seed-commit and seed-reveal, job.JointSeed): every party publishes
+// its ATP-pruned tree; the decision is the published trees.
 var publishRound = job.Round[publishArgs, publishOutput, publishDecision]{Phase: "publish"}
 
 // publishArgs carries nothing: a party takes everything from the spec.
@@ -45,16 +47,34 @@ func (Kind) Validate(spec *job.Spec) error {
 
 // OutputDisclosure: a party's output is its published tree, every path
 // of which holds at least release_k rows; the log gives it to every member.
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DiscloseGeneralised }
+// In the joint seed's steps it is a commitment or an opening, random and
+// public (the log holds it).
+func (Kind) OutputDisclosure(step job.Step) protocol.Disclosure {
+	if job.IsSeedStep(step) {
+		return protocol.DisclosePublicResult
+	}
+	return protocol.DiscloseGeneralised
+}
 
-// Coordinate runs the publish step, checks every published tree, and
-// builds the global tree from them (Global).
+// jointSeed is the draw of the seed of the pseudo-rows: one, round 0, over
+// every party.
+func jointSeed(jobID string, spec *job.Spec) job.JointSeed {
+	return job.NewJointSeed(jobID, 0, spec.PartyNames())
+}
+
+// Coordinate draws the joint seed, runs the publish step, checks every
+// published tree, and builds the global tree from them and the joint seed
+// (Global).
 func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	cfg, err := parse(c.Spec())
 	if err != nil {
 		return nil, err
 	}
 	parties := c.Spec().PartyNames()
+	seed, err := jointSeed(c.JobID(), c.Spec()).Draw(ctx, c, cfg.p.TimeoutMS)
+	if err != nil {
+		return nil, fmt.Errorf("pgen: %w", err)
+	}
 	call := job.Call[publishArgs]{Parties: parties, TimeoutMS: cfg.p.TimeoutMS}
 	done, err := publishRound.Run(ctx, c, call, func(o *job.Outcome[publishOutput]) (publishDecision, error) {
 		var d publishDecision
@@ -82,13 +102,19 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 			return nil, err
 		}
 	}
-	global, rows := Global(trees, cfg.schema, cfg.p.grow(), c.Seed())
-	return result(global, rows, trees, done.Decision, cfg.p.release())
+	global, rows := Global(trees, cfg.schema, cfg.p.grow(), seed)
+	res, err := result(global, rows, trees, done.Decision, cfg.p.release())
+	if err != nil {
+		return nil, err
+	}
+	res["joint_seed"] = hex.EncodeToString(seed)
+	return res, nil
 }
 
 // Global is what the coordinator builds from the published trees: PGEN's
-// pseudo-rows (Generate, drawn from the job's public seed so that every
-// member can rebuild it from the log), and the tree grown on them (never
+// pseudo-rows (Generate, drawn from seed, the joint seed every party
+// contributed to, so that no coordinator chooses them and every member can
+// rebuild them from the log), and the tree grown on them (never
 // splitting on == Other; its splits name no party or table: they are on
 // the common schema). It returns the tree and the number of pseudo-rows.
 func Global(trees []*tree.Tree, s *Schema, p GrowParams, seed []byte) (*tree.Tree, int) {
@@ -186,32 +212,45 @@ func treeValue(t *tree.Tree) (any, error) {
 	return v, json.Unmarshal(b, &v)
 }
 
-// Open opens a party's session: it keeps nothing; its one step reads the
-// table, grows, prunes and publishes.
+// Open opens a party's session: it keeps nothing but its contribution to
+// the joint seed (in its Secrets, job.JointSeed); its publish step reads
+// the table, grows, prunes and publishes.
 func (Kind) Open(_ context.Context, p job.Participant) (job.Session, error) {
 	cfg, err := parse(p.Spec())
 	if err != nil {
 		return nil, err
 	}
-	return &session{p: p, cfg: cfg}, nil
+	return &session{p: p, cfg: cfg, js: jointSeed(p.JobID(), p.Spec())}, nil
 }
 
 type session struct {
 	p   job.Participant
 	cfg *config
+	js  job.JointSeed
 }
 
 func (s *session) Close() {}
 
-// Step publishes the party's tree, once: the log determines that pgen has
-// one step, publish round 0, and a party refuses any other (a coordinator
-// asking again would learn nothing new, but the party does not serve it).
+// Step takes part in the joint seed's two steps, then publishes the
+// party's tree, once: the log determines that pgen's own step is publish
+// round 0, after the joint seed is drawn, and a party refuses any other (a
+// coordinator asking again would learn nothing new, but the party does not
+// serve it), and refuses to publish until the log holds a joint seed its
+// own contribution is in, so the pseudo-rows are never the coordinator's
+// choice.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	if step.Phase != publishRound.Phase || step.Round != 0 {
-		return nil, fmt.Errorf("pgen: party %s refuses step %s/%d of coordinator %s: pgen has one step, publish round 0", s.p.Self(), step.Phase, step.Round, step.Coordinator)
+	published := slices.ContainsFunc(publishRound.History(s.p.History()), func(r *job.Record) bool { return r.Error == "" })
+	if job.IsSeedStep(step) && !published {
+		return s.js.Serve(s.p, step)
 	}
-	if slices.ContainsFunc(publishRound.History(s.p.History()), func(r *job.Record) bool { return r.Error == "" }) {
+	if step.Phase != publishRound.Phase || step.Round != 0 {
+		return nil, fmt.Errorf("pgen: party %s refuses step %s/%d of coordinator %s: pgen has the joint seed's two steps, then one step, publish round 0", s.p.Self(), step.Phase, step.Round, step.Coordinator)
+	}
+	if published {
 		return nil, fmt.Errorf("pgen: party %s refuses coordinator %s: the log holds its tree published already", s.p.Self(), step.Coordinator)
+	}
+	if _, err := s.js.Seed(s.p); err != nil {
+		return nil, fmt.Errorf("pgen: party %s refuses step %s/%d of coordinator %s: %w", s.p.Self(), step.Phase, step.Round, step.Coordinator, err)
 	}
 	return publishRound.Serve(step, func(publishArgs) (publishOutput, error) {
 		tables, err := job.LoadTables(ctx, s.p)

@@ -15,7 +15,8 @@
 //	private: [items]        the private items, or
 //	private_rule: thesis    the thesis's synthetic private items (coherence.ThesisPrivates)
 //	public: [items]         the public items, or
-//	public_fraction, seed   a seeded draw of that fraction of the items that are not private
+//	public_fraction, seed   a random draw of that fraction of the items that are not private
+//	                        (see The public draw: seed varies it, the joint seed decides it)
 //	timeout_ms              how long the party may take
 //
 // Items not private are public unless public or public_fraction says
@@ -32,16 +33,48 @@
 // moles are too many to count in general) and after (0), the time and,
 // with k_nugget, the nuggets before and after and the loss of nuggets.
 // `cohort sim` writes the publication to DIR/published.dat in the input's
-// format and leaves its name in result.json.
+// format and leaves its name in result.json. With public_fraction the
+// result also holds draw_seed (a decimal string): the seed of the draw of
+// public items.
+//
+// # The public draw
+//
+// With public_fraction, which items are public and which kept is drawn at
+// random, and the draw decides whom the publication protects: kept items
+// are assumed unknown to an attacker, are never suppressed and take no
+// part in moles. Whoever chose the draw could make the items it knows
+// kept. The spec's seed alone used to decide it, and any member may submit
+// a spec; the job's seed would be the coordinator's alone. So the draw now
+// comes from a joint seed (job.JointSeed: the party commits to 32 bytes
+// from crypto/rand, kept in its Secrets for the job, and opens them once
+// the commitment is in the log; with one party this is the party's own
+// randomness, fixed in the log before it is used) mixed with params.seed:
+//
+//	draw_seed = first 8 bytes, big-endian, of
+//	            SHA-256("cohort/coherence/public-draw/v1" ‖ joint seed ‖ seed as 8 bytes big-endian)
+//
+// used as coherence.RoleSpec.Seed (package coherence's shuffle). Neither
+// the spec's author nor the coordinator can choose it. params.seed stays
+// (specs that give it still run, and it still varies the draw), but it no
+// longer reproduces a job's draw, which is fresh in every job:
+// result.json's draw_seed does, with the library (coherence.Label with
+// RoleSpec{PublicFraction: f, Seed: draw_seed}), and every member can
+// derive it from the log. The thesis's figures (bench_test.go in package
+// coherence) use the library's seeded draw directly and are unchanged.
 //
 // # Leakage profile
 //
-// One step, one party. The party's output, sent to the coordinator, is the
+// Three steps, one party: the joint seed's two (seed-commit and
+// seed-reveal: the party's commitment, then its 32 random bytes, each its
+// output to the coordinator, recorded as public-result, and committed to
+// the log; they tell nothing of the data), then the publication. The
+// party's output of that step, sent to the coordinator, is the
 // publication and the figures above; the coordinator checks its shape and
 // commits it: the publication is the job's public result, and every member
 // receives it through the log. Nothing else leaves the party: not the
 // suppressed items' occurrences, not a CSV's transaction ids, not which
-// items were drawn public beyond what the spec and the publication show.
+// items were drawn public beyond what the log (the spec and the joint
+// seed) and the publication show.
 //
 // What the publication can still reveal (coherence package doc): to an
 // attacker who knows at most p public items of a person, at least k
@@ -54,11 +87,14 @@ package publish
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -85,13 +121,18 @@ func (Kind) Validate(spec *job.Spec) error {
 // OutputDisclosure: the output is the publication, a public result.
 func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
 
-// Coordinate runs the one step and checks the publication's shape.
+// Coordinate draws the joint seed, runs the publication step and checks
+// the publication's shape.
 func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	prm, err := parseParams(c.Spec())
 	if err != nil {
 		return nil, err
 	}
 	party := c.Spec().Parties[0].Name
+	joint, err := jointSeed(c.JobID(), c.Spec()).Draw(ctx, c, prm.TimeoutMS)
+	if err != nil {
+		return nil, fmt.Errorf("coherence: %w", err)
+	}
 	call := job.Call[struct{}]{Parties: []string{party}, TimeoutMS: prm.TimeoutMS}
 	done, err := publishRound.Run(ctx, c, call, func(outs *job.Outcome[output]) (output, error) {
 		if why, ok := outs.Failed[party]; ok {
@@ -103,43 +144,77 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	return done.Decision.result(prm), nil
+	res := done.Decision.result(prm)
+	if prm.PublicFraction != nil {
+		res["draw_seed"] = strconv.FormatUint(drawSeed(joint, prm.Seed), 10)
+	}
+	return res, nil
 }
 
-// publishRound is the job's one round: the party's publication, which is
-// also the public decision.
+// publishRound is the job's round of its own: the party's publication,
+// which is also the public decision.
 var publishRound = job.Round[struct{}, output, output]{Phase: phase}
 
-// Open opens the party's session; it keeps nothing between steps (there is
-// one), so a restart runs the step again.
+// jointSeed is the job's draw of public randomness: round 0, over the one
+// party.
+func jointSeed(jobID string, spec *job.Spec) job.JointSeed {
+	return job.NewJointSeed(jobID, 0, spec.PartyNames())
+}
+
+// drawSeed is the seed of the draw of public items (see the package doc):
+// the joint seed mixed with params.seed.
+func drawSeed(joint []byte, seed uint64) uint64 {
+	h := sha256.New()
+	h.Write([]byte("cohort/coherence/public-draw/v1"))
+	h.Write(joint)
+	h.Write(binary.BigEndian.AppendUint64(nil, seed))
+	return binary.BigEndian.Uint64(h.Sum(nil))
+}
+
+// Open opens the party's session; it keeps nothing between steps but its
+// contribution to the joint seed (in its Secrets), so a restart runs the
+// publication again.
 func (Kind) Open(_ context.Context, p job.Participant) (job.Session, error) {
 	prm, err := parseParams(p.Spec())
 	if err != nil {
 		return nil, err
 	}
-	return &session{p: p, prm: prm}, nil
+	return &session{p: p, prm: prm, js: jointSeed(p.JobID(), p.Spec())}, nil
 }
 
 type session struct {
 	p   job.Participant
 	prm *Params
+	js  job.JointSeed
 }
 
 func (s *session) Close() {}
 
-// Step loads the transactions, publishes them coherent, verifies the
-// publication and returns it with the figures.
+// Step takes part in the joint seed's two steps; then, once the log holds
+// the joint seed with its own contribution in it (it refuses before,
+// naming the coordinator), it loads the transactions, publishes them
+// coherent, verifies the publication and returns it with the figures.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	return publishRound.Serve(step, func(struct{}) (output, error) { return s.publish(ctx) })
+	if job.IsSeedStep(step) {
+		return s.js.Serve(s.p, step)
+	}
+	return publishRound.Serve(step, func(struct{}) (output, error) {
+		joint, err := s.js.Seed(s.p)
+		if err != nil {
+			return output{}, fmt.Errorf("coherence: party %s refuses %s round %d: %w (coordinator %s)", s.p.Self(), step.Phase, step.Round, err, step.Coordinator)
+		}
+		return s.publish(ctx, drawSeed(joint, s.prm.Seed))
+	})
 }
 
-// publish loads the party's transactions and publishes them coherent.
-func (s *session) publish(ctx context.Context) (output, error) {
+// publish loads the party's transactions and publishes them coherent; a
+// draw of public items is seeded with draw.
+func (s *session) publish(ctx context.Context, draw uint64) (output, error) {
 	db, format, err := load(ctx, s.p)
 	if err != nil {
 		return output{}, err
 	}
-	labelled, err := coherence.Label(db, s.prm.roles(), format)
+	labelled, err := coherence.Label(db, s.prm.roles(draw), format)
 	switch {
 	case errors.Is(err, coherence.ErrPublicPrivate):
 		return output{}, fmt.Errorf("params.public: %w", err)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,15 +80,21 @@ func basketsFIMI(n int, seed uint64) string {
 	return b.String()
 }
 
+// run runs the job in process, the party keeping its contribution to the
+// joint seed in a data dir of its own.
 func run(t *testing.T, s *job.Spec, opts jobtest.Options) (*jobtest.Report, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if opts.Secrets == nil {
+		opts.Secrets = jobtest.SecretsIn(t.TempDir(), s.PartyNames())
+	}
 	return jobtest.Run(ctx, Kind{}, s, opts)
 }
 
-// local runs the library on the spec's data, as the party does.
-func local(t *testing.T, s *job.Spec) (*coherence.Labelled, coherence.Format, *Params) {
+// local runs the library on the spec's data, as the party does, a draw of
+// public items seeded with draw.
+func local(t *testing.T, s *job.Spec, draw uint64) (*coherence.Labelled, coherence.Format, *Params) {
 	t.Helper()
 	prm, err := parseParams(s)
 	if err != nil {
@@ -107,7 +114,7 @@ func local(t *testing.T, s *job.Spec) (*coherence.Labelled, coherence.Format, *P
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := coherence.Label(db, prm.roles(), format)
+	l, err := coherence.Label(db, prm.roles(draw), format)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +137,7 @@ func TestAlgorithms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			db, _, p := local(t, s)
+			db, _, p := local(t, s, 0)
 			var want *coherence.Result
 			ctx := context.Background()
 			switch p.algorithm() {
@@ -177,12 +184,36 @@ func TestAlgorithms(t *testing.T) {
 	}
 }
 
-// The thesis's private items and a seeded public fraction, on a FIMI file:
-// the same seed publishes the same, and the publication keeps the copies.
+// drawOf checks the run's joint seed against its profile and returns the
+// draw seed the result names, after checking that it is the one the log
+// determines (the joint seed mixed with params.seed).
+func drawOf(t *testing.T, rep *jobtest.Report, s *job.Spec) uint64 {
+	t.Helper()
+	joint, err := rep.CheckJointSeed(jointSeed(rep.JobID, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prm, err := parseParams(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	draw, err := strconv.ParseUint(fmt.Sprint(rep.Result["draw_seed"]), 10, 64)
+	if err != nil || draw != drawSeed(joint, prm.Seed) {
+		t.Fatalf("result draw_seed %v (%v), the log's %d", rep.Result["draw_seed"], err, drawSeed(joint, prm.Seed))
+	}
+	return draw
+}
+
+// The thesis's private items and a public fraction, on a FIMI file: the
+// draw of public items is the library's with the draw_seed of the result,
+// which the log's joint seed determines; two jobs with one params.seed
+// draw differently (the spec's author does not choose the draw); the
+// publication keeps the copies.
 func TestThesisRuleFIMI(t *testing.T) {
 	prm := "  h: 0.7\n  k: 3\n  p: 2\n  private_rule: thesis\n  public_fraction: 0.6\n  seed: 5\n"
 	data := basketsFIMI(150, 3)
-	a, err := run(t, writeSpec(t, "b.dat", data, prm), jobtest.Options{})
+	s := writeSpec(t, "b.dat", data, prm)
+	a, err := run(t, s, jobtest.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,8 +221,21 @@ func TestThesisRuleFIMI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(a.Result["suppressed"].([]string), b.Result["suppressed"].([]string)) {
-		t.Errorf("one seed, two publications: %v and %v", a.Result["suppressed"], b.Result["suppressed"])
+	drawA, drawB := drawOf(t, a, s), drawOf(t, b, s)
+	if drawA == drawB {
+		t.Errorf("two jobs with one params.seed drew the same public items (draw seed %d)", drawA)
+	}
+	db, _, p := local(t, s, drawA)
+	want, err := coherence.TreeCohesion(context.Background(), db, p.privacy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, v := range want.Suppressed {
+		labels = append(labels, db.Items[v])
+	}
+	if got := a.Result["suppressed"].([]string); !slices.Equal(got, labels) {
+		t.Errorf("the job suppressed %v, the library with the result's draw seed %v", got, labels)
 	}
 	// Items are 1-10 and 100-102, so base is 1000: the copies and s* (2000)
 	// are the labels of four digits.
@@ -206,15 +250,35 @@ func TestThesisRuleFIMI(t *testing.T) {
 	}
 }
 
-// Leakage: with a coordinator that is not the party, the only message is
-// the output, disclosed as a public result; no customer id is in any
-// message or log entry.
+// Leakage: with a coordinator that is not the party, the only messages
+// are the party's outputs, disclosed as public results: its commitment and
+// opening of the joint seed (no contribution sent or logged before the
+// commitment is committed: CheckJointSeed) and the publication; no
+// customer id is in any message or log entry.
 func TestLeakage(t *testing.T) {
 	data := basketsCSV(120, 9)
 	s := writeSpec(t, "baskets.csv", data, "  h: 0.6\n  k: 4\n  p: 2\n  private: [s0, s1, s2]\n")
 	rep, err := run(t, s, jobtest.Options{Members: []string{"hub"}, Leader: "hub"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := rep.CheckJointSeed(jointSeed(rep.JobID, s)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := rep.Result["draw_seed"]; ok {
+		t.Errorf("a draw seed without public_fraction")
+	}
+	phases := map[string]int{}
+	for _, m := range rep.Sent {
+		if m.From != "shop" || m.To != "hub" {
+			t.Errorf("a message from %s to %s", m.From, m.To)
+		}
+		phases[m.Message.Phase]++
+	}
+	for _, ph := range []string{job.PhaseSeedCommit, job.PhaseSeedReveal, phase} {
+		if phases[ph] == 0 {
+			t.Errorf("no output of step %s", ph)
+		}
 	}
 	if len(rep.Outputs) == 0 {
 		t.Fatal("no output reported")
@@ -302,11 +366,12 @@ func TestBadData(t *testing.T) {
 
 // Over a real node (libp2p, Raft) with `cohort sim`'s runner: the
 // publication is written to published.dat in the input's format, every
-// transaction in it, and passes the checker.
+// transaction in it, and passes the checker; with a public fraction, under
+// the roles the library draws with the result's draw_seed.
 func TestSim(t *testing.T) {
-	for _, c := range []struct{ file, data string }{
-		{"baskets.csv", basketsCSV(150, 11)},
-		{"baskets.dat", basketsFIMI(150, 11)},
+	for _, c := range []struct{ file, data, extra string }{
+		{"baskets.csv", basketsCSV(150, 11), ""},
+		{"baskets.dat", basketsFIMI(150, 11), "  public_fraction: 0.8\n  seed: 3\n"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			private := "[s0, s1, s2]"
@@ -314,7 +379,7 @@ func TestSim(t *testing.T) {
 				private = "[100, 101, 102]" // YAML integers name items too
 			}
 			// k = 5: the default node policy's floor.
-			s := writeSpec(t, c.file, c.data, "  h: 0.6\n  k: 5\n  p: 2\n  private: "+private+"\n")
+			s := writeSpec(t, c.file, c.data, "  h: 0.6\n  k: 5\n  p: 2\n  private: "+private+"\n"+c.extra)
 			out := filepath.Join(t.TempDir(), "out")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
@@ -330,7 +395,13 @@ func TestSim(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			db, format, prm := local(t, s)
+			var draw uint64
+			if c.extra != "" {
+				if draw, err = strconv.ParseUint(fmt.Sprint(res["draw_seed"]), 10, 64); err != nil {
+					t.Fatalf("result draw_seed %v: %v", res["draw_seed"], err)
+				}
+			}
+			db, format, prm := local(t, s, draw)
 			read := coherence.ReadFIMI
 			if format == coherence.CSV {
 				read = coherence.ReadCSV
@@ -393,5 +464,32 @@ func TestUsesAndPolicyFloor(t *testing.T) {
 	_, err = sim.Run(ctx, filepath.Join(s.Dir, "spec.yaml"), sim.RunOptions{Kinds: job.Registry{"coherence": Kind{}}, Out: filepath.Join(t.TempDir(), "out")})
 	if err == nil || !strings.Contains(err.Error(), "floors.min_k") || !strings.Contains(err.Error(), s.Parties[0].Name) {
 		t.Fatalf("k = 4 under the default policy: %v, want a refusal by floors.min_k naming the party", err)
+	}
+}
+
+// skipSeedKind is the job with a coordinator that asks for the publication
+// without drawing the joint seed first.
+type skipSeedKind struct{ Kind }
+
+func (skipSeedKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
+	_, err := publishRound.Run(ctx, c, job.Call[struct{}]{Parties: c.Spec().PartyNames()},
+		func(o *job.Outcome[output]) (output, error) { return output{}, o.Err() })
+	return nil, err
+}
+
+// The party refuses to publish before the log holds the joint seed, naming
+// the coordinator: the public draw is never the spec's or the
+// coordinator's choice alone. Nothing leaves the party.
+func TestCoordinatorMustDrawSeed(t *testing.T) {
+	s := writeSpec(t, "b.dat", basketsFIMI(60, 3), "  h: 0.7\n  k: 3\n  p: 2\n  public_fraction: 0.5\n  seed: 5\n")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := jobtest.Run(ctx, skipSeedKind{}, s, jobtest.Options{Members: []string{"hub"}, Leader: "hub",
+		Secrets: jobtest.SecretsIn(t.TempDir(), s.PartyNames())})
+	if err == nil || !strings.Contains(err.Error(), "party shop refuses coherence round 0") || !strings.Contains(err.Error(), "coordinator hub") {
+		t.Fatalf("err %v, want the party's refusal naming the coordinator", err)
+	}
+	if len(rep.Outputs) != 0 {
+		t.Errorf("%d outputs left the party", len(rep.Outputs))
 	}
 }

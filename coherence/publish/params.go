@@ -123,9 +123,10 @@ func (prm *Params) privacy() coherence.Params {
 	return coherence.Params{H: *prm.H, K: prm.K, P: prm.P.bound()}
 }
 
-// roles is the library's form of the role params.
-func (prm *Params) roles() coherence.RoleSpec {
-	r := coherence.RoleSpec{Private: prm.Private, ThesisRule: prm.PrivateRule == "thesis", Public: prm.Public, Seed: prm.Seed}
+// roles is the library's form of the role params, a draw of public items
+// seeded with draw (drawSeed: params.seed mixed with the joint seed).
+func (prm *Params) roles(draw uint64) coherence.RoleSpec {
+	r := coherence.RoleSpec{Private: prm.Private, ThesisRule: prm.PrivateRule == "thesis", Public: prm.Public, Seed: draw}
 	if prm.PublicFraction != nil {
 		r.PublicFraction = *prm.PublicFraction
 	}
