@@ -58,8 +58,8 @@ type session struct {
 	m       *Matrix
 	table   string
 	loadErr error
-	locals  []Local         // nil until computed
-	heard   map[int][]bool  // the merge test rounds' bits, as their decryption gave them (bits.go)
+	locals  []Local        // nil until computed
+	heard   map[int][]bool // the merge test rounds' bits, as their decryption gave them (bits.go)
 }
 
 // Close drops the matrix.
