@@ -1,0 +1,133 @@
+// Package quantile is the secure quantile job: every party holds one
+// numeric column in its own tables, and the consortium learns chosen
+// quantiles of the union of all rows (the pooled column) by bisection, each
+// round one secure count over threshold secure aggregation (package
+// secureagg). It is the job that shows the framework carrying many
+// data-dependent rounds: each round's thresholds come from the previous
+// rounds' committed decisions.
+//
+// # Protocol
+//
+// The answer for q is the lower quantile y*: the smallest pooled value with
+// at least k = max(1, ⌈q·N⌉) pooled values ≤ y* (q = 0 is the minimum,
+// q = 1 the maximum), N the pooled row count. The coordinator keeps one
+// bracket (lo, hi] per quantile with count(≤ lo) < k ≤ count(≤ hi), so
+// y* ∈ (lo, hi], and every round (phase "count") halves each unfinished
+// bracket:
+//
+//  1. The coordinator starts the round with public Args: the thresholds
+//     (the split of every unfinished bracket, sorted, duplicates merged)
+//     and, in round 0 only, a request for the row count.
+//  2. Each party counts its own values ≤ each threshold (a binary search in
+//     its column, sorted once when its session opens) and the parties sum
+//     the count vector, one slot per threshold, with secureagg.Aggregate
+//     (FracBits 0, ValueBits 40: up to 2^40 rows per party); the root
+//     reports the pooled vector to the coordinator.
+//  3. The coordinator commits the pooled counts as the round's decision,
+//     and each bracket keeps the half where y* lies: hi = t when
+//     count(≤ t) ≥ k, else lo = t.
+//
+// All quantiles bisect in parallel in one aggregation of a vector (one slot
+// per quantile, a few bytes each inside one ciphertext), not one
+// aggregation per quantile. The job ends when every bracket is at most
+// params.precision wide, and reports for each the decimal with the fewest
+// digits in (lo, hi]: y* is in there too, so |value − y*| < hi − lo ≤
+// precision. A bracket closed on two adjacent floats holds y* alone, so
+// precision 0 returns y* itself.
+//
+// # Decisions
+//
+// Bracket. min and max cannot be summed, and a secure max would tell every
+// party the pooled extremes, so there is no bracket to find: the search
+// runs over the whole float64 line, (−Inf, MaxFloat64], halving it in the
+// order of float64 bit patterns (see split). Within one binade that order
+// is linear in value; across binades the split halves the exponent range,
+// so the first rounds find the sign and order of magnitude of y* (about 11
+// rounds, fewer with a known range) and each further round adds one
+// bit. Values within precision/2 of 0 count as one point, so the search
+// does not walk down to 2^-1000. Rounds: about 12 + log2(|y*|/precision)
+// for the quantile that needs most (round 0, which also counts N,
+// included), at most 64 (the bits of the key; 65 with params.range);
+// precision 0 runs until the bracket closes on two adjacent floats, 64
+// rounds, and returns y* exactly.
+// docs/quantile.md has the measured rounds. The price of no bracket is
+// those rounds, and the pooled counts they reveal (one per quantile per
+// round), not any party's extremes. A consortium that knows a range [a, b]
+// likely to hold the quantiles may give it (params.range): round 0 then
+// counts at a and b, every bracket starts as (−Inf, a], (a, b] or
+// (b, MaxFloat64], whichever holds y*, and the search skips most of the
+// order-of-magnitude rounds (23 → 17 for a median near 50 in [0, 100] at
+// precision 0.01). A wrong range costs rounds, never the answer; the range
+// is public and the pooled counts at a and b are revealed like any other.
+//
+// Precision. params.precision is absolute, in the column's units, default
+// 0.01; 0 asks for the exact value. A relative
+// default would need the scale of the data, which is what is being
+// protected.
+//
+// Exactness. The thresholds are chosen in integer key space and the widths
+// compared exactly (math/big), so every leader on every architecture
+// derives the same thresholds from the same committed decisions, and the
+// answer is a deterministic function of the pooled column: a job resumed
+// after failover gives the same value to the bit. k is computed exactly from
+// the shortest decimal of q (0.1 of 10 rows is the 1st value).
+//
+// # Leakage profile
+//
+// A party sends only what secureagg sends (ciphertexts of its count vector
+// or its subtree's product, the encrypted total down the tree, a decryption
+// share with its proof, and the public result), and reports to the
+// coordinator only the aggregation's outcome. Every party learns N and, in
+// each round, the pooled counts at that round's thresholds: those counts are
+// the round's committed decision, in the log every member reads. Nothing
+// else: no party, the coordinator included, learns another party's values,
+// row count or counts. The pooled counts tell every member the pooled
+// column's empirical distribution function at about 12 + log2(|y*|/precision)
+// points per quantile, concentrated around the quantile (more with
+// precision 0); the answer itself is a pooled statistic within precision of
+// a pooled value (q = 0 and 1 reveal the pooled extremes, by definition). A
+// party alone in a range learns the others' counts there only from the
+// pooled counts minus its own, as with any pooled statistic. TestLeakage
+// checks one party's outgoing messages and step outputs against this, and
+// that every committed decision is exactly the pooled counts.
+//
+// params.backend (auto, paillier or lattice) picks secureagg's
+// cryptosystem; with auto the count vectors, shorter than
+// secureagg.LatticeFrom, stay on Paillier. On the lattice backend the
+// decryption shares carry no proof (a wrong one is found by comparing
+// quorums), and the total is checked by sketches (a random key from each
+// party to each child of the root, that child's sketch of its subtree's
+// sum back: secureagg's package doc); the profile above holds otherwise.
+//
+// The search is that of Aggarwal, Mishra and Pinkas's multi-party k-th
+// ranked element protocol (EUROCRYPT 2004), which reveals only whether each
+// pooled count reaches k; revealing no more than that bit needs a
+// comparison under encryption that secureagg does not offer, so here the
+// pooled counts themselves are public.
+//
+// # Faults
+//
+// A round that produces no pooled counts (a party silent, unreachable or
+// named missing by secureagg, a corrupted aggregation, too few decryption
+// shares) is re-run with the same thresholds and all parties as the next
+// round number, after a wait of 1, 2, 4, 8, 8 … s, up to params.retries
+// (default 5) consecutive times; a node that restarts in that window
+// reopens its session from its own tables (the session holds nothing else)
+// and the job finishes with the same answer. The same thresholds over the
+// same parties reveal the same pooled counts, so a retry discloses nothing
+// new. When the party is still missing after the retries, the job fails
+// naming it. It is not re-run without the party, unlike sum: the pooled
+// counts at the same thresholds with and without it would give every member
+// the dropped party's own counts (and row count) by subtraction. Leaving it
+// out is a new job someone submits knowing that. A party whose column
+// cannot be read (no table with the column, a non-numeric column) withdraws
+// at once and fails the job, naming it: a retry would not change its
+// tables. A decryption share that fails verification is excluded as in
+// secureagg; the counts are still right.
+//
+// A coordinator that dies mid-job is replaced by the next Raft leader,
+// which replays Coordinate from the committed decisions and re-runs the
+// unfinished round as a new attempt; the brackets, and so the answer, are
+// the same. A coordinator that is also a party and stays down is a party
+// that stays down: the job fails after the retries.
+package quantile
