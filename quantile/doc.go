@@ -18,14 +18,18 @@
 //  1. The coordinator starts the round with public Args: the thresholds
 //     (the split of every unfinished bracket, sorted, duplicates merged)
 //     and, in round 0 only, a request for the row count.
-//  2. Each party counts its own values ≤ each threshold (a binary search in
-//     its column, sorted once when its session opens) and the parties sum
-//     the count vector, one slot per threshold, with secureagg.Aggregate
-//     (FracBits 0, ValueBits 40: up to 2^40 rows per party); the root
-//     reports the pooled vector to the coordinator.
+//  2. Each party checks that the log determines those Args and that every
+//     earlier round's committed counts are those it received (see Checks
+//     on the coordinator), counts its own values ≤ each threshold (a binary
+//     search in its column, sorted once when its session opens) and the
+//     parties sum the count vector, one slot per threshold, with
+//     secureagg.Aggregate (FracBits 0, ValueBits 40: up to 2^40 rows per
+//     party). Every party receives the pooled vector from the root, keeps
+//     it in its job scratch and reports its digest to the coordinator; the
+//     root reports the vector itself.
 //  3. The coordinator commits the pooled counts as the round's decision,
-//     and each bracket keeps the half where y* lies: hi = t when
-//     count(≤ t) ≥ k, else lo = t.
+//     with the parties whose digest matches them (Vouched); each bracket
+//     keeps the half where y* lies: hi = t when count(≤ t) ≥ k, else lo = t.
 //
 // All quantiles bisect in parallel in one aggregation of a vector (one slot
 // per quantile, a few bytes each inside one ciphertext), not one
@@ -72,24 +76,76 @@
 // after failover gives the same value to the bit. k is computed exactly from
 // the shortest decimal of q (0.1 of 10 rows is the 1st value).
 //
+// # Checks on the coordinator
+//
+// The coordinator is not trusted to extract, nor to steer. A party takes
+// part in a step only when the log and the spec determine it:
+//
+//   - Thresholds: a count round's Args must be those the party derives by
+//     replaying the search over the committed rounds (a coordinator that
+//     asks chosen thresholds, to read the pooled distribution where it
+//     likes, is refused: TestCoordinatorCannotChooseThresholds).
+//   - Parties: every step runs over every party of the spec, never fewer
+//     (see Faults).
+//   - Counts. Every party of a round receives the decrypted pooled counts
+//     from the root of the aggregation, whether or not it made one of the
+//     decryption shares (secureagg's Config.Decryptors asks t+1 of them up
+//     front; the plaintext reaches every party, decryptor or not, only in
+//     the root's result message), so every party that finished the round
+//     can vouch for it: it keeps the counts in its job scratch (which
+//     outlasts a restart) and reports their digest, bound to the job, phase
+//     and round, to the coordinator. The coordinator commits the root's
+//     counts only when every reported digest matches them, and names the
+//     matching parties in the decision (Vouched); a party whose digest
+//     differs fails the round, named. Before each later step (the next
+//     count round) every party replays the log and refuses
+//     a committed round whose counts differ from those it received, or that
+//     names it a voucher when it received none, or, when it received none
+//     (its parent failed to pass the result down, or it crashed before
+//     keeping it), that no party but the round's coordinator vouched for.
+//     The refusal names the refusing party, the step it refuses, the
+//     coordinator and the round, never a count. So a coordinator that
+//     commits forged counts, to steer the next thresholds where it likes and
+//     publish a wrong value, is refused by every honest party of the round
+//     at the next step, before anything of it is aggregated
+//     (TestLyingCoordinatorRefused). No step follows the last round, so
+//     its counts are checked only by a member replaying the log. What
+//     this rests on: the parties compute honestly (semi-honest), so the
+//     root of each round (a party, never the coordinator) sends every party
+//     the result it decrypted, as secureagg assumes; the one not trusted is
+//     the coordinator, whose own vouching, when it is a party, counts for
+//     no other party.
+//
+// What this does not check: the runtime publishes the result Coordinate
+// returns, and no party sees it before it is committed, so a coordinator
+// that writes a value of its own is caught only by a member replaying the
+// log, where the value is a deterministic function of the committed,
+// vouched counts.
+//
 // # Leakage profile
 //
 // A party sends only what secureagg sends (ciphertexts of its count vector
 // or its subtree's product, the encrypted total down the tree, a decryption
 // share with its proof, and the public result), and reports to the
-// coordinator only the aggregation's outcome. Every party learns N and, in
-// each round, the pooled counts at that round's thresholds: those counts are
-// the round's committed decision, in the log every member reads. Nothing
-// else: no party, the coordinator included, learns another party's values,
-// row count or counts. The pooled counts tell every member the pooled
-// column's empirical distribution function at about 12 + log2(|y*|/precision)
-// points per quantile, concentrated around the quantile (more with
-// precision 0); the answer itself is a pooled statistic within precision of
-// a pooled value (q = 0 and 1 reveal the pooled extremes, by definition). A
-// party alone in a range learns the others' counts there only from the
-// pooled counts minus its own, as with any pooled statistic. TestLeakage
-// checks one party's outgoing messages and step outputs against this, and
-// that every committed decision is exactly the pooled counts.
+// coordinator only the aggregation's outcome with the digest of the pooled
+// counts it received (a hash of public counts). Every party learns N and,
+// in each round, the pooled counts at that round's thresholds: those
+// counts are the round's committed decision, in the log every member
+// reads, with the names of the parties that vouched for them.
+// Nothing else: no party, the coordinator included, learns another party's
+// values, row count or counts. The pooled counts tell every member the
+// pooled column's empirical distribution function at about
+// 12 + log2(|y*|/precision) points per quantile, concentrated around the
+// quantile (more with precision 0); the answer itself is a pooled statistic
+// within precision of a pooled value (q = 0 and 1 reveal the pooled
+// extremes, by definition). A party alone in a range learns the others'
+// counts there only from the pooled counts minus its own, as with any
+// pooled statistic. Failure texts name parties, steps, fields and rules,
+// never a value or a count.
+// TestLeakage checks one party's outgoing messages and step outputs against
+// this, and that every committed decision is exactly the pooled counts;
+// TestLyingCoordinatorRefused checks the parties' ledgers and the failure
+// texts when the parties refuse a coordinator.
 //
 // params.backend (auto, paillier or lattice) picks secureagg's
 // cryptosystem; with auto the count vectors, shorter than
@@ -112,22 +168,23 @@
 // shares) is re-run with the same thresholds and all parties as the next
 // round number, after a wait of 1, 2, 4, 8, 8 … s, up to params.retries
 // (default 5) consecutive times; a node that restarts in that window
-// reopens its session from its own tables (the session holds nothing else)
-// and the job finishes with the same answer. The same thresholds over the
-// same parties reveal the same pooled counts, so a retry discloses nothing
-// new. When the party is still missing after the retries, the job fails
-// naming it. It is not re-run without the party, unlike sum: the pooled
-// counts at the same thresholds with and without it would give every member
-// the dropped party's own counts (and row count) by subtraction. Leaving it
-// out is a new job someone submits knowing that. A party whose column
-// cannot be read (no table with the column, a non-numeric column) withdraws
-// at once and fails the job, naming it: a retry would not change its
-// tables. A decryption share that fails verification is excluded as in
-// secureagg; the counts are still right.
+// reopens its session from its own tables and its job scratch (the counts
+// it received) and the job finishes with the same answer. The same
+// thresholds over the same parties reveal the same pooled counts, so a
+// retry discloses nothing new. When the party is still missing after the
+// retries, the job fails naming it. It is not re-run without the party,
+// unlike sum: the pooled counts at the same thresholds with and without it
+// would give every member the dropped party's own counts (and row count) by
+// subtraction, so every party refuses a step over fewer parties than the
+// spec's. Leaving it out is a new job someone submits knowing that. A party
+// whose column cannot be read (no table with the column, a non-numeric
+// column) withdraws at once and fails the job, naming it: a retry would not
+// change its tables. A decryption share that fails verification is
+// excluded as in secureagg; the counts are still right.
 //
 // A coordinator that dies mid-job is replaced by the next Raft leader,
 // which replays Coordinate from the committed decisions and re-runs the
-// unfinished round as a new attempt; the brackets, and so the answer, are
+// unfinished step as a new attempt; the brackets, and so the answer, are
 // the same. A coordinator that is also a party and stays down is a party
 // that stays down: the job fails after the retries.
 package quantile

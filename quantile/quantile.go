@@ -124,19 +124,27 @@ func (a *args) slots() int {
 }
 
 // decision is what the coordinator commits for a round: the pooled counts
-// (slot for slot as in args), or the parties that kept the round from
-// producing them (the round is re-run with the same thresholds).
+// (slot for slot as in args) with the parties that vouched for them, or
+// the parties that kept the round from producing them (the round is re-run
+// with the same thresholds).
 type decision struct {
-	Counts []int64           `msgpack:"counts"`
-	Retry  map[string]string `msgpack:"retry"`
+	Counts []int64 `msgpack:"counts"`
+	// Vouched are the parties whose digest of the counts they received
+	// from the root matched Counts, sorted.
+	Vouched []string          `msgpack:"vouched"`
+	Retry   map[string]string `msgpack:"retry"`
 }
 
 // output is a party's step output, to the coordinator alone: the
 // aggregation's outcome (the pooled counts from the root, whom it missed
-// from the others), or why this party cannot count its column at all.
+// from the others) with the digest of the pooled counts it received, or
+// why this party cannot count its column at all.
 type output struct {
-	Outcome  *secureagg.Outcome `msgpack:"outcome"`
-	Unusable string             `msgpack:"unusable"`
+	Outcome *secureagg.Outcome `msgpack:"outcome"`
+	// Counts is countsDigest of the pooled counts this party received
+	// (none when it received none).
+	Counts   []byte `msgpack:"counts"`
+	Unusable string `msgpack:"unusable"`
 }
 
 // count is the job's one round: a secure count at the round's thresholds.
@@ -146,8 +154,10 @@ var count = job.Round[args, output, decision]{Phase: "count"}
 // derives from the log the thresholds the coordinator must ask next, and
 // takes part in no other round (a coordinator that asks extra or chosen
 // thresholds, to read the pooled distribution where it likes, is
-// refused). It returns the search and the next round's args.
-func bisection(p *Params, hist []*job.Record) (*search, args, error) {
+// refused). check, when not nil, vets each committed round's counts before
+// they are replayed (a party's session: vouch.go), and its error is
+// returned as it is. It returns the search and the next round's args.
+func bisection(p *Params, hist []*job.Record, check func(*job.Record, *decision) error) (*search, args, error) {
 	s := newSearch(p.Quantiles, p.Precision, p.Range)
 	for _, rec := range count.History(hist) {
 		a, err := count.Args(rec.Step)
@@ -163,6 +173,11 @@ func bisection(p *Params, hist []*job.Record) (*search, args, error) {
 		}
 		if len(d.Counts) != a.slots() {
 			return nil, args{}, fmt.Errorf("round %d committed %d counts for %d slots", rec.Step.Round, len(d.Counts), a.slots())
+		}
+		if check != nil {
+			if err := check(rec, &d); err != nil {
+				return nil, args{}, err
+			}
 		}
 		var total *int64
 		if a.Total {
@@ -278,16 +293,20 @@ func decide(o *job.Outcome[output], slots int) (decision, error) {
 		return decision{}, fmt.Errorf("quantile: %w", err)
 	}
 	// A result that includes every party is complete, whatever else
-	// failed after it was formed (a lost report, a late share).
+	// failed after it was formed (a lost report, a late share). Every
+	// party that reports the digest of the counts it received must have
+	// received the root's.
 	if res := v.Result; res != nil && len(res.Sum) == slots {
-		counts := make([]int64, slots)
-		for i, v := range res.Sum {
-			if v != math.Trunc(v) || v < 0 || v > 1<<53 {
-				return decision{}, fmt.Errorf("quantile: a pooled count is not a count")
-			}
-			counts[i] = int64(v)
+		counts, err := toCounts(res.Sum)
+		if err != nil {
+			return decision{}, fmt.Errorf("quantile: %w", err)
 		}
-		return decision{Counts: counts}, nil
+		vouched, differ := vouchers(o, counts)
+		if len(differ) > 0 {
+			return decision{}, fmt.Errorf("quantile: round %d: %s received other pooled counts than the root %s reported",
+				o.Step.Round, strings.Join(differ, ", "), secureagg.Root(o.Step))
+		}
+		return decision{Counts: counts, Vouched: vouched}, nil
 	}
 	if len(v.Withdrew) > 0 {
 		return decision{}, fmt.Errorf("quantile: %s", describe(v.Withdrew))
@@ -302,5 +321,6 @@ func decide(o *job.Outcome[output], slots int) (decision, error) {
 }
 
 // OutputDisclosure: a party's output is the aggregation's outcome, the
-// public pooled counts (the root's) or whom it missed.
+// public pooled counts (the root's) or whom it missed, with the digest of
+// the public counts.
 func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }

@@ -435,8 +435,10 @@ func (h *hookedAttempt) Commit(ctx context.Context, outs *job.Outputs, decision 
 // Leakage: everything the watched party sends is a ciphertext, a
 // decryption share or the public result, and neither its messages nor its
 // step outputs carry its values, its row count or its counts in any plain
-// encoding; every committed decision holds exactly the pooled counts at
-// the round's thresholds, nothing per party. The watched party runs once as
+// encoding (a step output holds the digest of the public pooled counts);
+// every committed decision holds exactly the pooled counts at the round's
+// thresholds and the names of the parties that vouched for them, nothing
+// per party. The watched party runs once as
 // a leaf of the aggregation tree and once as its root (the coordinator).
 func TestLeakage(t *testing.T) {
 	const watched = "org02"
@@ -478,7 +480,7 @@ func TestLeakage(t *testing.T) {
 			if len(sent) == 0 || len(outputs) == 0 || len(decisions) != got.Rounds {
 				t.Fatalf("captured %d messages, %d outputs, %d decisions for %d rounds", len(sent), len(outputs), len(decisions), got.Rounds)
 			}
-			checkDecisions(t, decisions, pooled)
+			checkDecisions(t, decisions, pooled, names)
 			needles := needles(t, own, pooled, seen)
 			for _, s := range sent {
 				switch s.d {
@@ -504,8 +506,8 @@ func TestLeakage(t *testing.T) {
 }
 
 // checkDecisions checks that each committed decision is exactly the pooled
-// counts at its round's thresholds.
-func checkDecisions(t *testing.T, decisions []committed, pooled []float64) {
+// counts at its round's thresholds, vouched for by every party.
+func checkDecisions(t *testing.T, decisions []committed, pooled []float64, parties []string) {
 	t.Helper()
 	for _, cm := range decisions {
 		a, err := count.Args(job.Step{Phase: count.Phase, Args: cm.args})
@@ -520,8 +522,8 @@ func checkDecisions(t *testing.T, decisions []committed, pooled []float64) {
 		for _, v := range counts(pooled, &a) {
 			want = append(want, int64(v))
 		}
-		if !slices.Equal(d.Counts, want) || len(d.Retry) > 0 {
-			t.Errorf("decision %+v for %+v, want the pooled counts %v", d, a, want)
+		if !slices.Equal(d.Counts, want) || len(d.Retry) > 0 || !slices.Equal(d.Vouched, parties) {
+			t.Errorf("decision %+v for %+v, want the pooled counts %v vouched for by %v", d, a, want, parties)
 		}
 	}
 }
