@@ -2,6 +2,7 @@ package quantile
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -39,6 +40,26 @@ func dense() [][]float64 {
 // one value, with its range.
 func denseParams(qs string) string {
 	return ", quantiles: [" + qs + "], precision: 0.5, range: [100, 131]"
+}
+
+// withParams writes a spec beside spec (same parties and tables) with other
+// params, and returns its path.
+func withParams(t *testing.T, spec, name, params string) string {
+	t.Helper()
+	raw, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(raw), "params: {column: v")
+	if i < 0 {
+		t.Fatal("spec without params")
+	}
+	path := filepath.Join(filepath.Dir(spec), name+".yaml")
+	body := string(raw[:i]) + "params: {column: v" + params + "}\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // policyCluster is startCluster with every node under pol.
@@ -124,14 +145,19 @@ func checkLedgers(t *testing.T, c *sim.Cluster, parties []string, id string, upT
 // pooled count for one round, on the wrong side of the quantile's rank,
 // and then steers the search by it (issue 30, finding 7): the job would
 // publish a wrong value. round is the round it forges (lastRound: the
-// round that finishes the search). The parties run the honest sessions.
+// round that finishes the search; noRound: none); shift is added to every
+// value it asks the parties to release. The parties run the honest
+// sessions.
 type liar struct {
 	Kind
 	round int
+	shift float64
 }
 
-// lastRound is the round that finishes the search.
-const lastRound = -1
+const (
+	lastRound = -1
+	noRound   = -2
+)
 
 func (l liar) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	p, err := parseParams(c.Spec())
@@ -158,6 +184,14 @@ func (l liar) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, er
 				return nil, err
 			}
 		}
+	}
+	a := releaseArgs{Values: values(s.results())}
+	for i := range a.Values {
+		a.Values[i] += l.shift
+	}
+	call := job.Call[releaseArgs]{Parties: parties, Args: a, TimeoutMS: p.TimeoutMS}
+	if _, err := releaseRound.Run(ctx, c, call, decideRelease); err != nil {
+		return nil, err
 	}
 	return job.Result{"quantiles": s.results(), "rows": s.n}, nil
 }
@@ -225,4 +259,47 @@ func TestLyingCoordinatorRefused(t *testing.T) {
 	checkNoData(t, rec.Error)
 	checkLedgers(t, c, parties, id, forged)
 	t.Logf("refused: %s", rec.Error)
+}
+
+// Exact releases are bounded by the default policy, over real nodes: a
+// quantile whose rank lies within min_k rows of an end is refused at the
+// release, and the job publishes nothing; twelve quantiles are released
+// and count against each dataset's allowance (20), so a second job of
+// twelve more over the same datasets is refused at admission.
+func TestExactReleasesBounded(t *testing.T) {
+	columns := dense()
+	spec, parties := consortium(t, columns, denseParams("0.02"))
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
+	defer cancel()
+	c := policyCluster(t, ctx, spec, parties, nil, policy.Default())
+	if err := c.MakeLeader(ctx, "org01"); err != nil {
+		t.Fatal(err)
+	}
+	n := c.Node("org01")
+
+	id := submit(t, ctx, n, spec) // the 4th of 180 rows
+	rec := failedJob(t, ctx, n, id, "the rank is within min_k of the lower end")
+	if !strings.Contains(rec.Error, "floors.min_k") {
+		t.Errorf("the failure %q does not name the rule floors.min_k", rec.Error)
+	}
+	t.Logf("refused: %s", rec.Error)
+	checkNoData(t, rec.Error)
+	checkLedgers(t, c, parties, id, -1)
+
+	twelve := []string{"0.1", "0.15", "0.2", "0.25", "0.3", "0.35", "0.4", "0.45", "0.5", "0.55", "0.6", "0.65"}
+	many := withParams(t, spec, "many", denseParams(strings.Join(twelve, ", ")))
+	id = submit(t, ctx, n, many)
+	_, got := waitJob(t, ctx, n, id)
+	checkHint(t, got, columns, twelve, 0.5, []float64{100, 131})
+	checkLedgers(t, c, parties, id, -1)
+
+	more := withParams(t, spec, "more", denseParams("0.7, 0.71, 0.72, 0.73, 0.74, 0.75, 0.76, 0.77, 0.78, 0.79, 0.8, 0.81"))
+	id = submit(t, ctx, n, more)
+	rec = failedJob(t, ctx, n, id, "the datasets' allowance of exact releases is spent")
+	if !strings.Contains(rec.Error, "exact_releases") {
+		t.Errorf("the failure %q does not name the rule exact_releases", rec.Error)
+	}
+	t.Logf("refused: %s", rec.Error)
+	checkNoData(t, rec.Error)
+	checkLedgers(t, c, parties, id, -1)
 }

@@ -9,8 +9,8 @@
 // # Protocol
 //
 // The answer for q is the lower quantile y*: the smallest pooled value with
-// at least k = max(1, ⌈q·N⌉) pooled values ≤ y* (q = 0 is the minimum,
-// q = 1 the maximum), N the pooled row count. The coordinator keeps one
+// at least k = ⌈q·N⌉ pooled values ≤ y*, N the pooled row count; q lies
+// strictly between 0 and 1 (see Exact releases). The coordinator keeps one
 // bracket (lo, hi] per quantile with count(≤ lo) < k ≤ count(≤ hi), so
 // y* ∈ (lo, hi], and every round (phase "count") halves each unfinished
 // bracket:
@@ -30,6 +30,11 @@
 //  3. The coordinator commits the pooled counts as the round's decision,
 //     with the parties whose digest matches them (Vouched); each bracket
 //     keeps the half where y* lies: hi = t when count(≤ t) ≥ k, else lo = t.
+//  4. Once every bracket is narrow enough, one last step (phase "release")
+//     asks every party to release the values: each checks the last round's
+//     counts as in 2, derives the values from the log, and asks its policy
+//     (job.Guard.Release) for each value and each of its tables. The
+//     coordinator publishes the values only when every party allowed them.
 //
 // All quantiles bisect in parallel in one aggregation of a vector (one slot
 // per quantile, a few bytes each inside one ciphertext), not one
@@ -98,7 +103,7 @@
 //     counts only when every reported digest matches them, and names the
 //     matching parties in the decision (Vouched); a party whose digest
 //     differs fails the round, named. Before each later step (the next
-//     count round) every party replays the log and refuses
+//     count round, or the release) every party replays the log and refuses
 //     a committed round whose counts differ from those it received, or that
 //     names it a voucher when it received none, or, when it received none
 //     (its parent failed to pass the result down, or it crashed before
@@ -108,19 +113,53 @@
 //     commits forged counts, to steer the next thresholds where it likes and
 //     publish a wrong value, is refused by every honest party of the round
 //     at the next step, before anything of it is aggregated
-//     (TestLyingCoordinatorRefused). No step follows the last round, so
-//     its counts are checked only by a member replaying the log. What
+//     (TestLyingCoordinatorRefused); the last round is checked by the
+//     release step, so no forged count reaches a published value. What
 //     this rests on: the parties compute honestly (semi-honest), so the
 //     root of each round (a party, never the coordinator) sends every party
 //     the result it decrypted, as secureagg assumes; the one not trusted is
 //     the coordinator, whose own vouching, when it is a party, counts for
 //     no other party.
+//   - Values: the release step's Args are the values the coordinator is to
+//     publish; each party derives them from the log and refuses others.
 //
 // What this does not check: the runtime publishes the result Coordinate
 // returns, and no party sees it before it is committed, so a coordinator
-// that writes a value of its own is caught only by a member replaying the
-// log, where the value is a deterministic function of the committed,
-// vouched counts.
+// that skips the release step and writes a value of its own is caught
+// only by a member replaying the log, where the value is a deterministic
+// function of the committed, vouched counts.
+//
+// # Exact releases
+//
+// A quantile is an exact value of pooled data: within its precision, the
+// value of the row of rank ⌈q·N⌉ and of every row that shares its final
+// bracket. No noise is added, so each node's policy
+// bounds the releases (job.Guard.Release): a value is released only when at
+// least the policy's min_k rows lie on either side of its rank and in its
+// final bracket (a value found at precision 0, or in a sparse region,
+// names fewer rows' value), and each value counts against each of the
+// party's datasets' allowance of exact releases (policy exact_releases),
+// over every job. q = 0 and q = 1 are the pooled extremes, a single row's
+// value, and are refused at validation (params.quantiles). The job
+// declares how many values it releases (job.Use.Releases, one per
+// quantile), so a node refuses at admission a job that would exceed the
+// allowance; the release step then counts each value with the policy at
+// every party, each of its tables, before anything is published. Rank,
+// row count and bracket count come from the committed, vouched counts: the
+// rank is ⌈q·N⌉, N is round 0's count, and the bracket holds
+// count(≤ hi) − count(≤ lo) rows, both counts committed by the rounds that
+// set its ends. A refusal at any party fails the job naming the party and
+// the rule, and the result holds no value. A party asks its policy once
+// per value and table in a job: a re-run of the release step (a party
+// silent, a new leader) releases the same values, which the job publishes
+// once, so a party that allowed them answers from its job scratch. A
+// refusal of one value leaves the values allowed before it counted.
+//
+// The release check comes after the search: a party cannot ask its policy
+// whether a rank would pass without counting a release, so the search for
+// a value the policy then refuses has already put its pooled counts in the
+// log. The policy keeps the value out of the result, not out of the counts
+// that located it.
 //
 // # Leakage profile
 //
@@ -128,24 +167,24 @@
 // or its subtree's product, the encrypted total down the tree, a decryption
 // share with its proof, and the public result), and reports to the
 // coordinator only the aggregation's outcome with the digest of the pooled
-// counts it received (a hash of public counts). Every party learns N and,
-// in each round, the pooled counts at that round's thresholds: those
-// counts are the round's committed decision, in the log every member
-// reads, with the names of the parties that vouched for them.
+// counts it received (a hash of public counts) and, in the release step,
+// that its policy allowed the release (control, nothing else). Every
+// party learns N and, in each round, the pooled counts at that round's
+// thresholds: those counts are the round's committed decision, in the log
+// every member reads, with the names of the parties that vouched for them.
 // Nothing else: no party, the coordinator included, learns another party's
 // values, row count or counts. The pooled counts tell every member the
 // pooled column's empirical distribution function at about
 // 12 + log2(|y*|/precision) points per quantile, concentrated around the
 // quantile (more with precision 0); the answer itself is a pooled statistic
-// within precision of a pooled value (q = 0 and 1 reveal the pooled
-// extremes, by definition). A party alone in a range learns the others'
-// counts there only from the pooled counts minus its own, as with any
-// pooled statistic. Failure texts name parties, steps, fields and rules,
-// never a value or a count.
+// within precision of a pooled value, released only as Exact releases
+// says. A party alone in a range learns the others' counts there only from
+// the pooled counts minus its own, as with any pooled statistic. Failure
+// texts name parties, steps, fields and rules, never a value or a count.
 // TestLeakage checks one party's outgoing messages and step outputs against
 // this, and that every committed decision is exactly the pooled counts;
-// TestLyingCoordinatorRefused checks the parties' ledgers and the failure
-// texts when the parties refuse a coordinator.
+// TestLyingCoordinatorRefused and TestExactReleasesBounded check the
+// parties' ledgers and the failure texts of refused jobs.
 //
 // params.backend (auto, paillier or lattice) picks secureagg's
 // cryptosystem; with auto the count vectors, shorter than
@@ -180,7 +219,9 @@
 // whose column cannot be read (no table with the column, a non-numeric
 // column) withdraws at once and fails the job, naming it: a retry would not
 // change its tables. A decryption share that fails verification is
-// excluded as in secureagg; the counts are still right.
+// excluded as in secureagg; the counts are still right. A release step
+// that a party misses is re-run the same way; one a party's policy
+// refuses fails the job at once.
 //
 // A coordinator that dies mid-job is replaced by the next Raft leader,
 // which replays Coordinate from the committed decisions and re-runs the

@@ -21,13 +21,19 @@ import (
 // party's Secrets (its data dir: the key share, and its job scratch).
 func dealt(t *testing.T, names []string) map[string]job.Secrets {
 	t.Helper()
+	return dealtIn(t, t.TempDir(), names)
+}
+
+// dealtIn is dealt with each party's data dir at base/NAME.
+func dealtIn(t *testing.T, base string, names []string) map[string]job.Secrets {
+	t.Helper()
 	_, keys, err := secureagg.Deal(rand.Reader, 1024, names, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	secrets := map[string]job.Secrets{}
 	for _, name := range names {
-		dir := filepath.Join(t.TempDir(), name)
+		dir := filepath.Join(base, name)
 		if err := secureagg.SaveKeys(dir, keys[name]); err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +58,7 @@ func TestFaultAtEveryStepBoundary(t *testing.T) {
 	defer cancel()
 	run := func(onStep func(jobtest.Event) jobtest.Fault) *jobtest.Report {
 		t.Helper()
-		rep, err := jobtest.Run(ctx, Kind{}, spec, jobtest.Options{Secrets: secrets, Seed: make([]byte, job.SeedSize), OnStep: onStep})
+		rep, err := jobtest.Run(ctx, Kind{}, spec, jobtest.Options{Secrets: secrets, Seed: make([]byte, job.SeedSize), OnStep: onStep, Policy: lax()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +136,7 @@ func TestCoordinatorCannotChooseThresholds(t *testing.T) {
 	secrets := dealt(t, names)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := jobtest.Run(ctx, evilCoordinator{}, spec, jobtest.Options{Secrets: secrets})
+	rep, err := jobtest.Run(ctx, evilCoordinator{}, spec, jobtest.Options{Secrets: secrets, Policy: lax()})
 	recs := rep.Records()
 	if err == nil || len(recs) != 2 || recs[1].Error == "" {
 		t.Fatalf("err %v, %d records", err, len(recs))
@@ -183,7 +189,7 @@ func TestLatticeBackendSameAnswer(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		rep, err := jobtest.Run(ctx, Kind{}, spec, jobtest.Options{Secrets: secrets, Seed: make([]byte, job.SeedSize)})
+		rep, err := jobtest.Run(ctx, Kind{}, spec, jobtest.Options{Secrets: secrets, Seed: make([]byte, job.SeedSize), Policy: lax()})
 		if err != nil {
 			t.Fatalf("backend %s: %v", backend, err)
 		}
@@ -223,8 +229,11 @@ func (shrinking) Coordinate(ctx context.Context, c job.Coordinator) (job.Result,
 	return job.Result{}, nil
 }
 
-// A coordinator cannot steer by the log either: every party refuses,
-// naming the coordinator, a step over fewer parties than the spec's.
+// A coordinator cannot steer by the log either: every party refuses, naming
+// the coordinator, a step over fewer parties than the spec's, counts of
+// the round that finishes the search forged (found at the release step,
+// with the round named), and values to release that the log does not
+// determine. Nothing is published.
 func TestCoordinatorCannotSteer(t *testing.T) {
 	path, names := consortium(t, dense(), denseParams("0.5"))
 	spec, err := job.LoadSpec(path)
@@ -244,12 +253,19 @@ func TestCoordinatorCannotSteer(t *testing.T) {
 		{"fewer parties", shrinking{}, func(p, c string, _ []*job.Record) string {
 			return fmt.Sprintf("party %s refuses count round 1: coordinator %s runs it over other parties than the spec's", p, c)
 		}, names[1:]},
+		{"forged last round", liar{round: lastRound}, func(p, c string, recs []*job.Record) string {
+			return fmt.Sprintf("party %s refuses release round 0: coordinator %s committed counts for round %d that differ from those the root sent it",
+				p, c, recs[len(recs)-2].Step.Round)
+		}, nil},
+		{"other values", liar{round: noRound, shift: 0.25}, func(p, c string, _ []*job.Record) string {
+			return fmt.Sprintf("party %s refuses release round 0: coordinator %s asks to release values the log does not determine", p, c)
+		}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			rep, err := jobtest.Run(ctx, tc.kind, spec, jobtest.Options{JobID: "job-" + strings.ReplaceAll(tc.name, " ", "-"), Secrets: secrets})
+			rep, err := jobtest.Run(ctx, tc.kind, spec, jobtest.Options{JobID: "job-" + strings.ReplaceAll(tc.name, " ", "-"), Secrets: secrets, Policy: lax()})
 			recs := rep.Records()
 			if err == nil || rep.Result != nil || len(recs) == 0 {
 				t.Fatalf("err %v, result %v: want the job refused", err, rep.Result)

@@ -38,7 +38,7 @@ const (
 type Params struct {
 	// Column is the numeric column every party holds (required).
 	Column string `yaml:"column"`
-	// Quantiles are the q in [0, 1] to find, distinct (default [0.5]).
+	// Quantiles are the q in (0, 1) to find, distinct (default [0.5]).
 	Quantiles []float64 `yaml:"quantiles"`
 	// Precision is the absolute tolerance of each value, in the column's
 	// units (default 0.01; 0 for the exact value).
@@ -74,6 +74,10 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	for i, q := range p.Quantiles {
 		if !(q >= 0 && q <= 1) {
 			return nil, spec.Errorf(fmt.Sprintf("params.quantiles[%d]", i), "must be in [0, 1], not %v", q)
+		}
+		if q == 0 || q == 1 {
+			return nil, spec.Errorf(fmt.Sprintf("params.quantiles[%d]", i), "q = 0 and q = 1 are the pooled extremes, "+
+				"one row's exact value, which this job never releases (floors.min_k)")
 		}
 		if slices.Contains(p.Quantiles[:i], q) {
 			return nil, spec.Errorf(fmt.Sprintf("params.quantiles[%d]", i), "%v is listed twice", q)
@@ -190,8 +194,9 @@ func bisection(p *Params, hist []*job.Record, check func(*job.Record, *decision)
 	return s, args{Total: !s.counted, Thresholds: s.thresholds()}, nil
 }
 
-// Coordinate runs the bisection: one counting round at a time until every
-// quantile is within precision.
+// Coordinate runs the bisection, one counting round at a time until every
+// quantile is within precision, then the release step: the values are
+// published only once every party's policy allowed them.
 func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	p, err := parseParams(c.Spec())
 	if err != nil {
@@ -239,6 +244,11 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 			return nil, fmt.Errorf("quantile: round %d: %w", round, err)
 		}
 	}
+	again, err := publish(ctx, c, p, parties, s)
+	if err != nil {
+		return nil, err
+	}
+	retried += again
 	out := job.Result{"quantiles": s.results(), "rows": s.n, "rounds": counted, "precision": p.Precision}
 	if retried > 0 {
 		out["retried_rounds"] = retried
@@ -320,7 +330,13 @@ func decide(o *job.Outcome[output], slots int) (decision, error) {
 	return decision{Retry: retry}, nil
 }
 
-// OutputDisclosure: a party's output is the aggregation's outcome, the
-// public pooled counts (the root's) or whom it missed, with the digest of
-// the public counts.
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+// OutputDisclosure: a party's output of a count round is the
+// aggregation's outcome, the public pooled counts (the root's) or whom it
+// missed, with the digest of the public counts; of the release step, that
+// its policy allowed the release, which carries no data.
+func (Kind) OutputDisclosure(step job.Step) protocol.Disclosure {
+	if step.Phase == releaseRound.Phase {
+		return protocol.DiscloseControl
+	}
+	return protocol.DisclosePublicResult
+}

@@ -87,8 +87,11 @@ func counts(sorted []float64, a *args) []float64 {
 	return out
 }
 
-// Step takes part in one step: a counting round.
+// Step takes part in one step: a counting round, or the release.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	if step.Phase == releaseRound.Phase {
+		return s.release(step)
+	}
 	return s.count(ctx, step)
 }
 
@@ -98,7 +101,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 func (s *session) replay(step job.Step) (*search, error) {
 	if !slices.Equal(slices.Sorted(slices.Values(step.Parties)), slices.Sorted(slices.Values(s.p.Spec().PartyNames()))) {
 		return nil, fmt.Errorf("party %s refuses %s round %d: coordinator %s runs it over other parties than the spec's "+
-			"(two rounds' counts over different parties would give away the difference's own)", s.p.Self(), step.Phase, step.Round, step.Coordinator)
+			"(counts at the same thresholds without a party would give away its own)", s.p.Self(), step.Phase, step.Round, step.Coordinator)
 	}
 	var refusal error
 	srch, _, err := bisection(s.params, s.p.History(), func(rec *job.Record, d *decision) error {

@@ -1,12 +1,17 @@
 package quantile
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
 )
 
@@ -110,5 +115,114 @@ func TestDecideVouchers(t *testing.T) {
 	}
 	if next := countsDigest(job.Step{Job: "job-1", Phase: count.Phase, Round: 2}, counts); slices.Equal(next, good) {
 		t.Error("the digest does not bind the round")
+	}
+}
+
+// The release is published when every party allowed it, re-run while a
+// party is silent or unheard, and refused, naming the party and its
+// reason, when one refused.
+func TestDecideRelease(t *testing.T) {
+	step := job.Step{Phase: releaseRound.Phase, Parties: []string{"a", "b", "c"}, Coordinator: "c"}
+	yes := released{Allowed: true}
+	all := &job.Outcome[released]{Step: step, Results: map[string]released{"a": yes, "b": yes, "c": yes}}
+	if d, err := decideRelease(all); err != nil || !d.Released {
+		t.Errorf("all allowed: %+v, %v", d, err)
+	}
+	silent := &job.Outcome[released]{Step: step, Results: map[string]released{"a": yes, "c": yes},
+		Failed: map[string]string{"b": "did not answer"}, Silent: []string{"b"}}
+	if d, err := decideRelease(silent); err != nil || d.Released || d.Retry["b"] == "" {
+		t.Errorf("b silent: %+v, %v", d, err)
+	}
+	unheard := &job.Outcome[released]{Step: step, Results: map[string]released{"a": yes, "c": yes}}
+	if d, err := decideRelease(unheard); err != nil || d.Released || d.Retry["b"] == "" {
+		t.Errorf("b unheard: %+v, %v", d, err)
+	}
+	refused := &job.Outcome[released]{Step: step, Results: map[string]released{"a": yes, "c": yes},
+		Failed: map[string]string{"b": "refused by b's policy: rule floors.min_k"}}
+	if _, err := decideRelease(refused); err == nil || !strings.Contains(err.Error(), "floors.min_k") || !strings.Contains(err.Error(), "nothing is published") {
+		t.Errorf("b refused: %v", err)
+	}
+}
+
+// countingGuard allows everything and records each release it is asked.
+type countingGuard struct {
+	job.Guard
+	releases []job.Release
+}
+
+func (g *countingGuard) Release(_ job.Step, r job.Release) error {
+	g.releases = append(g.releases, r)
+	return nil
+}
+
+// releaseParticipant is a party's view of a finished job for the release
+// step: its history, spec, job scratch and guard.
+type releaseParticipant struct {
+	stubParticipant
+	spec    *job.Spec
+	history []*job.Record
+	guard   job.Guard
+}
+
+func (p releaseParticipant) Spec() *job.Spec        { return p.spec }
+func (p releaseParticipant) History() []*job.Record { return p.history }
+func (p releaseParticipant) Guard() job.Guard       { return p.guard }
+
+// A party asks its policy once per value and table in a job, with the
+// rank, the pooled row count and the rows of the final bracket that the
+// committed counts give; a re-run of the release step (a party silent, a
+// new leader) answers from the job scratch without counting the values
+// again.
+func TestReleaseAsksPolicyOnce(t *testing.T) {
+	path, names := consortium(t, dense(), denseParams("0.25, 0.5"))
+	spec, err := job.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	secrets := dealtIn(t, base, names)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := jobtest.Run(ctx, Kind{}, spec, jobtest.Options{JobID: "job-1", Secrets: secrets, Policy: lax()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prm, err := parseParams(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// org01's policy allowed the values in the job's own release step; its
+	// session after a restart, with that record gone but the counts it
+	// received kept, asks this guard.
+	self := names[0]
+	if err := os.Remove(filepath.Join(base, self, "jobs/job-1/quantile/released")); err != nil {
+		t.Fatal(err)
+	}
+	g := &countingGuard{}
+	p := releaseParticipant{stubParticipant: stubParticipant{self: self, secrets: secrets[self]},
+		spec: spec, history: rep.Records(), guard: g}
+	s := &session{p: p, params: prm, tables: []tableRows{{Table: "t", Rows: 90}}, views: map[int][]int64{}}
+	var a releaseArgs
+	for _, q := range rep.Result["quantiles"].([]Quantile) {
+		a.Values = append(a.Values, q.Value)
+	}
+	b, err := protocol.Marshal(&a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []job.Release{
+		{Table: "t", Column: "v", Rank: 45, Rows: 180, Bracket: 6},
+		{Table: "t", Column: "v", Rank: 90, Rows: 180, Bracket: 6},
+	}
+	for attempt := 1; attempt <= 2; attempt++ {
+		step := job.Step{Job: "job-1", Phase: releaseRound.Phase, Round: 0, Attempt: attempt, Parties: names, Coordinator: names[1], Args: b}
+		out, err := s.Step(ctx, step)
+		var r released
+		if err != nil || protocol.Unmarshal(out, &r) != nil || !r.Allowed {
+			t.Fatalf("attempt %d: %x, %v", attempt, out, err)
+		}
+		if !slices.Equal(g.releases, want) {
+			t.Errorf("attempt %d asked the policy %+v, want %+v once", attempt, g.releases, want)
+		}
 	}
 }
