@@ -20,20 +20,31 @@ import (
 )
 
 // dense is three parties' columns in which every value is held by six
-// pooled rows: 101 … 130, three times at org01, twice at org02, once at
-// org03 (180 rows). A quantile of it at precision 0.5 ends in a bracket of
-// six rows, so the default policy's floor on the bracket (min_k 5) holds
-// and only the rank decides.
+// pooled rows: 101 … 130 (plus a fraction, so that no plain copy of one
+// can be mistaken for random bytes), three times at org01, twice at
+// org02, once at org03 (180 rows). A quantile of it at precision 0.5 ends
+// in a bracket of six rows, so the default policy's floor on the bracket
+// (min_k 5) holds and only the rank decides.
 func dense() [][]float64 {
 	cols := make([][]float64, 3)
 	for v := 101; v <= 130; v++ {
 		for i := range cols {
 			for range 3 - i {
-				cols[i] = append(cols[i], float64(v))
+				cols[i] = append(cols[i], float64(v)+0.123456789)
 			}
 		}
 	}
 	return cols
+}
+
+// pooledOf is the sorted union of columns.
+func pooledOf(columns [][]float64) []float64 {
+	var out []float64
+	for _, c := range columns {
+		out = append(out, c...)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // denseParams asks quantiles of dense at a precision whose brackets hold
@@ -228,15 +239,17 @@ func forge(s *search, a args, counts []int64) {
 // thresholds and publish a wrong median, is refused at the next round by
 // every party that received the round's true counts from the root, each
 // naming the coordinator and the round; nothing of the steered round is
-// aggregated, and no failure text holds a count.
+// aggregated, no party sent more than the leakage profile allows, and no
+// failure text holds a count.
 func TestLyingCoordinatorRefused(t *testing.T) {
 	const forged = 2
-	spec, parties := consortium(t, dense(), denseParams("0.5"))
+	columns := dense()
+	spec, parties := consortium(t, columns, denseParams("0.5"))
 	names := append(slices.Clone(parties), "org04")
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	kindsFor := func(string) job.Registry { return job.Registry{"quantile": liar{round: forged}} }
-	c := policyCluster(t, ctx, spec, names, kindsFor, policy.Default())
+	var capt capture
+	c := policyCluster(t, ctx, spec, names, capt.registry("org02", liar{round: forged}.Coordinate), policy.Default())
 	if err := c.MakeLeader(ctx, "org04"); err != nil {
 		t.Fatal(err)
 	}
@@ -258,6 +271,7 @@ func TestLyingCoordinatorRefused(t *testing.T) {
 	}
 	checkNoData(t, rec.Error)
 	checkLedgers(t, c, parties, id, forged)
+	capt.checkSent(t, columns[1], pooledOf(columns))
 	t.Logf("refused: %s", rec.Error)
 }
 
@@ -265,13 +279,24 @@ func TestLyingCoordinatorRefused(t *testing.T) {
 // quantile whose rank lies within min_k rows of an end is refused at the
 // release, and the job publishes nothing; twelve quantiles are released
 // and count against each dataset's allowance (20), so a second job of
-// twelve more over the same datasets is refused at admission.
+// twelve more over the same datasets is refused at admission. After each
+// job, no party sent and no log record holds more than the leakage
+// profile allows, and no failure text holds a value or a count.
 func TestExactReleasesBounded(t *testing.T) {
 	columns := dense()
+	pooled := pooledOf(columns)
 	spec, parties := consortium(t, columns, denseParams("0.02"))
 	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
-	c := policyCluster(t, ctx, spec, parties, nil, policy.Default())
+	var capt capture
+	c := policyCluster(t, ctx, spec, parties, capt.registry("org02", nil), policy.Default())
+	leaked := func(id string) {
+		t.Helper()
+		checkLedgers(t, c, parties, id, -1)
+		capt.checkSent(t, columns[1], pooled)
+		capt.checkDecisions(t, pooled, parties)
+		capt.reset()
+	}
 	if err := c.MakeLeader(ctx, "org01"); err != nil {
 		t.Fatal(err)
 	}
@@ -284,14 +309,14 @@ func TestExactReleasesBounded(t *testing.T) {
 	}
 	t.Logf("refused: %s", rec.Error)
 	checkNoData(t, rec.Error)
-	checkLedgers(t, c, parties, id, -1)
+	leaked(id)
 
 	twelve := []string{"0.1", "0.15", "0.2", "0.25", "0.3", "0.35", "0.4", "0.45", "0.5", "0.55", "0.6", "0.65"}
 	many := withParams(t, spec, "many", denseParams(strings.Join(twelve, ", ")))
 	id = submit(t, ctx, n, many)
 	_, got := waitJob(t, ctx, n, id)
 	checkHint(t, got, columns, twelve, 0.5, []float64{100, 131})
-	checkLedgers(t, c, parties, id, -1)
+	leaked(id)
 
 	more := withParams(t, spec, "more", denseParams("0.7, 0.71, 0.72, 0.73, 0.74, 0.75, 0.76, 0.77, 0.78, 0.79, 0.8, 0.81"))
 	id = submit(t, ctx, n, more)
@@ -301,5 +326,5 @@ func TestExactReleasesBounded(t *testing.T) {
 	}
 	t.Logf("refused: %s", rec.Error)
 	checkNoData(t, rec.Error)
-	checkLedgers(t, c, parties, id, -1)
+	leaked(id)
 }
