@@ -133,13 +133,13 @@
 //
 // A quantile is an exact value of pooled data: within its precision, the
 // value of the row of rank ⌈q·N⌉ and of every row that shares its final
-// bracket. No noise is added, so each node's policy
-// bounds the releases (job.Guard.Release): a value is released only when at
-// least the policy's min_k rows lie on either side of its rank and in its
-// final bracket (a value found at precision 0, or in a sparse region,
-// names fewer rows' value), and each value counts against each of the
-// party's datasets' allowance of exact releases (policy exact_releases),
-// over every job. q = 0 and q = 1 are the pooled extremes, a single row's
+// bracket. No noise is added, so each node's policy bounds the releases
+// (job.Guard.Release): a value is released only when at least the policy's
+// min_k rows lie on either side of its rank and in its final bracket (at
+// precision 0, or in a sparse region, the bracket holds few rows, and the
+// value is theirs), and each value counts against each of the party's
+// datasets' allowance of exact releases (policy exact_releases), over
+// every job. q = 0 and q = 1 are the pooled extremes, a single row's
 // value, and are refused at validation (params.quantiles). The job
 // declares how many values it releases (job.Use.Releases, one per
 // quantile), so a node refuses at admission a job that would exceed the
