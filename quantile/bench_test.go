@@ -91,7 +91,7 @@ func BenchmarkQuantileRealNodes(b *testing.B) {
 		ctx := context.Background()
 		c, err := sim.StartCluster(ctx, b.TempDir(), names, sim.ClusterOptions{
 			Kinds: job.Registry{"quantile": Kind{}}, TablesDir: filepath.Dir(spec), Setup: sim.ThresholdKeys(2048),
-			Timing: node.Timing{StepMS: 600_000}, Logger: benchLogger(),
+			Timing: node.Timing{StepMS: 600_000}, Logger: benchLogger(), Policy: lax(),
 		})
 		if err != nil {
 			b.Fatal(err)

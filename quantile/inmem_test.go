@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +17,31 @@ import (
 	"github.com/cohortdm/cohort/secureagg"
 )
 
+// dealt deals a 1024-bit threshold Paillier key to names and returns each
+// party's Secrets (its data dir: the key share, and its job scratch).
+func dealt(t *testing.T, names []string) map[string]job.Secrets {
+	t.Helper()
+	return dealtIn(t, t.TempDir(), names)
+}
+
+// dealtIn is dealt with each party's data dir at base/NAME.
+func dealtIn(t *testing.T, base string, names []string) map[string]job.Secrets {
+	t.Helper()
+	_, keys, err := secureagg.Deal(rand.Reader, 1024, names, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := map[string]job.Secrets{}
+	for _, name := range names {
+		dir := filepath.Join(base, name)
+		if err := secureagg.SaveKeys(dir, keys[name]); err != nil {
+			t.Fatal(err)
+		}
+		secrets[name] = jobtest.DirSecrets(dir)
+	}
+	return secrets
+}
+
 // The bisection in memory (jobtest.Run, real secure aggregation over 1024-bit
 // keys): the leader changes at every step boundary, and in turn every party
 // restarts, and the answer is the one of a run without faults; no log entry
@@ -27,23 +53,12 @@ func TestFaultAtEveryStepBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, keys, err := secureagg.Deal(rand.Reader, 1024, names, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secrets := map[string]job.Secrets{}
-	for _, name := range names {
-		dir := filepath.Join(t.TempDir(), name)
-		if err := secureagg.SaveKeys(dir, keys[name]); err != nil {
-			t.Fatal(err)
-		}
-		secrets[name] = jobtest.DirSecrets(dir)
-	}
+	secrets := dealt(t, names)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	run := func(onStep func(jobtest.Event) jobtest.Fault) *jobtest.Report {
 		t.Helper()
-		rep, err := jobtest.Run(ctx, Kind{}, spec, jobtest.Options{Secrets: secrets, Seed: make([]byte, job.SeedSize), OnStep: onStep})
+		rep, err := jobtest.Run(ctx, Kind{}, spec, jobtest.Options{Secrets: secrets, Seed: make([]byte, job.SeedSize), OnStep: onStep, Policy: lax()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,21 +133,10 @@ func TestCoordinatorCannotChooseThresholds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, keys, err := secureagg.Deal(rand.Reader, 1024, names, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secrets := map[string]job.Secrets{}
-	for _, name := range names {
-		dir := filepath.Join(t.TempDir(), name)
-		if err := secureagg.SaveKeys(dir, keys[name]); err != nil {
-			t.Fatal(err)
-		}
-		secrets[name] = jobtest.DirSecrets(dir)
-	}
+	secrets := dealt(t, names)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := jobtest.Run(ctx, evilCoordinator{}, spec, jobtest.Options{Secrets: secrets})
+	rep, err := jobtest.Run(ctx, evilCoordinator{}, spec, jobtest.Options{Secrets: secrets, Policy: lax()})
 	recs := rep.Records()
 	if err == nil || len(recs) != 2 || recs[1].Error == "" {
 		t.Fatalf("err %v, %d records", err, len(recs))
@@ -185,7 +189,7 @@ func TestLatticeBackendSameAnswer(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		rep, err := jobtest.Run(ctx, Kind{}, spec, jobtest.Options{Secrets: secrets, Seed: make([]byte, job.SeedSize)})
+		rep, err := jobtest.Run(ctx, Kind{}, spec, jobtest.Options{Secrets: secrets, Seed: make([]byte, job.SeedSize), Policy: lax()})
 		if err != nil {
 			t.Fatalf("backend %s: %v", backend, err)
 		}
@@ -196,5 +200,88 @@ func TestLatticeBackendSameAnswer(t *testing.T) {
 	b, _ := json.Marshal(l.Result["quantiles"])
 	if string(a) != string(b) || p.Result["rounds"] != l.Result["rounds"] {
 		t.Fatalf("lattice %s in %v rounds, Paillier %s in %v", b, l.Result["rounds"], a, p.Result["rounds"])
+	}
+}
+
+// shrinking runs round 0 over every party, then round 1, at the thresholds
+// the log determines, over all but the first: the difference of the two
+// rounds' counts would be that party's own.
+type shrinking struct{ Kind }
+
+func (shrinking) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
+	p, err := parseParams(c.Spec())
+	if err != nil {
+		return nil, err
+	}
+	parties := c.Spec().PartyNames()
+	s := newSearch(p.Quantiles, p.Precision, p.Range)
+	for round, ps := range [][]string{parties, parties[1:]} {
+		a := args{Total: !s.counted, Thresholds: s.thresholds()}
+		done, err := count.Run(ctx, c, job.Call[args]{Round: round, Parties: ps, Args: a},
+			func(o *job.Outcome[output]) (decision, error) { return decide(o, a.slots()) })
+		if err != nil {
+			return nil, err
+		}
+		if err := applyDecision(s, a, done.Decision.Counts); err != nil {
+			return nil, err
+		}
+	}
+	return job.Result{}, nil
+}
+
+// A coordinator cannot steer by the log either: every party refuses, naming
+// the coordinator, a step over fewer parties than the spec's, counts of
+// the round that finishes the search forged (found at the release step,
+// with the round named), and values to release that the log does not
+// determine. Nothing is published.
+func TestCoordinatorCannotSteer(t *testing.T) {
+	path, names := consortium(t, dense(), denseParams("0.5"))
+	spec, err := job.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := dealt(t, names)
+	cases := []struct {
+		name string
+		kind job.Kind
+		// want is each party's refusal, given the party, the coordinator
+		// and the job's records.
+		want func(p, coordinator string, recs []*job.Record) string
+		// refusing are the parties that refuse (all when nil).
+		refusing []string
+	}{
+		{"fewer parties", shrinking{}, func(p, c string, _ []*job.Record) string {
+			return fmt.Sprintf("party %s refuses count round 1: coordinator %s runs it over other parties than the spec's", p, c)
+		}, names[1:]},
+		{"forged last round", liar{round: lastRound}, func(p, c string, recs []*job.Record) string {
+			return fmt.Sprintf("party %s refuses release round 0: coordinator %s committed counts for round %d that differ from those the root sent it",
+				p, c, recs[len(recs)-2].Step.Round)
+		}, nil},
+		{"other values", liar{round: noRound, shift: 0.25}, func(p, c string, _ []*job.Record) string {
+			return fmt.Sprintf("party %s refuses release round 0: coordinator %s asks to release values the log does not determine", p, c)
+		}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			rep, err := jobtest.Run(ctx, tc.kind, spec, jobtest.Options{JobID: "job-" + strings.ReplaceAll(tc.name, " ", "-"), Secrets: secrets, Policy: lax()})
+			recs := rep.Records()
+			if err == nil || rep.Result != nil || len(recs) == 0 {
+				t.Fatalf("err %v, result %v: want the job refused", err, rep.Result)
+			}
+			last := recs[len(recs)-1]
+			refusing := tc.refusing
+			if refusing == nil {
+				refusing = names
+			}
+			for _, p := range refusing {
+				if want := tc.want(p, rep.Leaders[0], recs); !strings.Contains(last.Failed[p], want) {
+					t.Errorf("%s: %q, want %q", p, last.Failed[p], want)
+				}
+				checkNoData(t, last.Failed[p])
+			}
+			checkNoData(t, err.Error())
+		})
 	}
 }

@@ -45,6 +45,8 @@ func TestValidate(t *testing.T) {
 		"{column: v, range: 5}":                                             "params.range",
 		"{column: v, rang: [0, 1]}":                                         "params.rang",
 		"{column: v, backend: rlwe}":                                        "params.backend",
+		"{column: v, quantiles: [0, 1], precision: 0}":                      "params.quantiles[0]",
+		"{column: v, quantiles: [0.5, 1]}":                                  "params.quantiles[1]",
 		"{column: v, quantiles: [" + strings.Repeat("0.5, ", 100) + "0.5]}": "params.quantiles",
 	}
 	for params, field := range bad {
@@ -60,7 +62,7 @@ func TestValidate(t *testing.T) {
 	if len(p.Quantiles) != 1 || p.Quantiles[0] != 0.5 || p.Precision != 0.01 || p.Retries != 5 {
 		t.Errorf("defaults %+v: want the median at precision 0.01 with 5 retries", p)
 	}
-	if _, err := parseParams(specWith(t, "{column: v, quantiles: [0, 1e-9, 1], precision: 0, retries: 0, range: [-0.0, 1e300]}")); err != nil {
+	if _, err := parseParams(specWith(t, "{column: v, quantiles: [1e-9, 0.999999999], precision: 0, retries: 0, range: [-0.0, 1e300]}")); err != nil {
 		t.Errorf("edge values refused: %v", err)
 	}
 }

@@ -65,9 +65,12 @@ func rank(q float64, n int64) int64 {
 // bracket is one quantile's search interval in key space. Invariant, once
 // the pooled count is known: count(≤ value(lo)) < k ≤ count(≤ value(hi)),
 // so the exact lower quantile y* (the smallest pooled value with at least k
-// values ≤ it) lies in (value(lo), value(hi)].
+// values ≤ it) lies in (value(lo), value(hi)]. cLo and cHi are those two
+// pooled counts, as the committed rounds gave them (0 at −Inf, N at
+// MaxFloat64), so cHi − cLo rows lie in the bracket.
 type bracket struct {
-	lo, hi uint64
+	lo, hi   uint64
+	cLo, cHi int64
 }
 
 // search is the coordinator's state: every requested quantile's bracket,
@@ -183,6 +186,7 @@ func (s *search) apply(total *int64, thresholds []float64, counts []int64) error
 		s.n, s.counted = *total, true
 		for i, q := range s.qs {
 			s.ks[i] = rank(q, s.n)
+			s.brackets[i].cHi = s.n
 		}
 	}
 	if !s.counted {
@@ -190,7 +194,9 @@ func (s *search) apply(total *int64, thresholds []float64, counts []int64) error
 	}
 	for i, c := range counts {
 		if c < 0 || c > s.n || (i > 0 && (c < counts[i-1] || orderKey(thresholds[i]) <= orderKey(thresholds[i-1]))) {
-			return fmt.Errorf("%w: %d values ≤ %v of %d", errCounts, c, thresholds[i], s.n)
+			// No count, threshold or row count in the text: it may end a
+			// job, and the failure names rules, not data.
+			return fmt.Errorf("%w: count %d of the round is negative, above the row count or below the one before", errCounts, i)
 		}
 	}
 	for i := range s.brackets {
@@ -200,10 +206,13 @@ func (s *search) apply(total *int64, thresholds []float64, counts []int64) error
 			if k <= b.lo || k >= b.hi {
 				continue
 			}
+			if counts[j] < b.cLo || counts[j] > b.cHi {
+				return fmt.Errorf("%w: a count inside a bracket lies outside the counts at its ends", errCounts)
+			}
 			if counts[j] >= s.ks[i] {
-				b.hi = k
+				b.hi, b.cHi = k, counts[j]
 			} else {
-				b.lo = k
+				b.lo, b.cLo = k, counts[j]
 			}
 		}
 	}
@@ -221,6 +230,15 @@ func (s *search) finished() bool {
 		}
 	}
 	return true
+}
+
+// release is what an exact value of quantile i discloses, for a party's
+// policy (job.Guard.Release): its rank among the pooled rows, how many are
+// pooled, and how many lie in the bracket it was found in, all from the
+// committed counts. For a finished search only.
+func (s *search) release(i int) (rank, rows, inBracket int64) {
+	b := s.brackets[i]
+	return s.ks[i], s.n, b.cHi - b.cLo
 }
 
 // Quantile is one result: the requested q and a value within precision of

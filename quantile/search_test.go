@@ -22,6 +22,13 @@ func bisect(t testing.TB, columns [][]float64, qs []float64, precision float64) 
 // bisectHint is bisect with params.range.
 func bisectHint(t testing.TB, columns [][]float64, qs []float64, precision float64, hint []float64) ([]Quantile, int) {
 	t.Helper()
+	s, rounds := clearSearch(t, columns, qs, precision, hint)
+	return s.results(), rounds
+}
+
+// clearSearch is bisectHint's search, finished.
+func clearSearch(t testing.TB, columns [][]float64, qs []float64, precision float64, hint []float64) (*search, int) {
+	t.Helper()
 	sorted := make([][]float64, len(columns))
 	for i, c := range columns {
 		sorted[i] = slices.Sorted(slices.Values(c))
@@ -51,7 +58,7 @@ func bisectHint(t testing.TB, columns [][]float64, qs []float64, precision float
 			t.Fatalf("no answer after %d rounds", rounds)
 		}
 	}
-	return s.results(), rounds
+	return s, rounds
 }
 
 // lowerQuantile is the reference: sort the pooled column and take the
@@ -150,7 +157,9 @@ func TestExactAgainstSorting(t *testing.T) {
 		for _, p := range []float64{0.01, 0, 1e-6, 1000} {
 			for _, hint := range [][]float64{nil, {-1000, 1000}, {1e6, 2e6}, {-5, -4}, {-0.0, 0.5}} {
 				t.Run(fmt.Sprintf("%s/precision=%v/range=%v", c.name, p, hint), func(t *testing.T) {
-					got, rounds := bisectHint(t, c.columns, qs, p, hint)
+					s, rounds := clearSearch(t, c.columns, qs, p, hint)
+					got := s.results()
+					checkReleaseFigures(t, s, pooled)
 					for i, q := range testQs {
 						ystar := lowerQuantile(pooled, q)
 						if got[i].Q != qs[i] {
@@ -166,6 +175,26 @@ func TestExactAgainstSorting(t *testing.T) {
 					t.Logf("%d rows, %d rounds", len(pooled), rounds)
 				})
 			}
+		}
+	}
+}
+
+// checkReleaseFigures checks what a finished search tells the policy of
+// each value (search.release) against the sorted pooled column: the rank
+// ⌈q·N⌉, N, and the rows in the final bracket (lo, hi].
+func checkReleaseFigures(t *testing.T, s *search, pooled []float64) {
+	t.Helper()
+	for i, q := range s.qs {
+		rk, rows, in := s.release(i)
+		lo, hi := keyValue(s.brackets[i].lo), keyValue(s.brackets[i].hi)
+		want := int64(0)
+		for _, v := range pooled {
+			if v > lo && v <= hi { // as the parties count: -0 == 0
+				want++
+			}
+		}
+		if rows != int64(len(pooled)) || rk != rank(q, rows) || in != want || in < 1 {
+			t.Errorf("q = %v: rank %d of %d, %d rows in (%v, %v]; want rank %d of %d, %d rows", q, rk, rows, in, lo, hi, rank(q, int64(len(pooled))), len(pooled), want)
 		}
 	}
 }
@@ -255,6 +284,15 @@ func TestApplyRefusesImpossibleCounts(t *testing.T) {
 		} else if len(c.counts) == len(c.th) && !errors.Is(err, errCounts) {
 			t.Errorf("counts %v at %v: %v", c.counts, c.th, err)
 		}
+	}
+	// Across rounds: a count inside a bracket must lie between the counts
+	// committed at its ends.
+	s = newSearch([]float64{0.5}, 0.01, nil)
+	if err := s.apply(&ten, []float64{5}, []int64{3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.apply(nil, []float64{7}, []int64{2}); !errors.Is(err, errCounts) {
+		t.Errorf("a count below the count at the bracket's lower end: %v", err)
 	}
 }
 

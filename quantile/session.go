@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/secureagg"
@@ -12,26 +13,32 @@ import (
 
 // Open opens a party's session: its column, from every one of its tables
 // that has it, loaded and sorted once, so each round's counts are binary
-// searches. After a restart the session is rebuilt the same way: it holds
-// nothing else. A party whose column cannot be read still opens, so that
-// each round it withdraws at once and the job fails naming it.
+// searches. After a restart the session is rebuilt the same way, and reads
+// the pooled counts it received in earlier rounds from its job scratch
+// when it needs them. A party whose column cannot be read still opens, so
+// that each round it withdraws at once and the job fails naming it.
 func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	prm, err := parseParams(p.Spec())
 	if err != nil {
 		return nil, err
 	}
-	s := &session{p: p, params: prm}
+	s := &session{p: p, params: prm, views: map[int][]int64{}}
 	s.values, s.tables, s.loadErr = loadColumn(ctx, p, prm.Column)
 	return s, nil
 }
 
-// session is one party's state: its sorted column (or why it has none).
+// session is one party's state: its sorted column (or why it has none),
+// and the pooled counts it received, by round (kept in its job scratch
+// too: vouch.go).
 type session struct {
 	p       job.Participant
 	params  *Params
 	values  []float64
 	tables  []tableRows // the party's tables with the column, for its policy
 	loadErr error
+
+	mu    sync.Mutex
+	views map[int][]int64
 }
 
 // tableRows is how many of the column's values one table holds.
@@ -80,15 +87,47 @@ func counts(sorted []float64, a *args) []float64 {
 	return out
 }
 
-// Step takes part in one counting round, once it has checked that the
-// round's thresholds are those the log determines.
+// Step takes part in one step: a counting round, or the release.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	if step.Phase == releaseRound.Phase {
+		return s.release(step)
+	}
+	return s.count(ctx, step)
+}
+
+// replay checks that step runs over every party of the spec, then replays
+// the search over the committed rounds, vetting each round's counts
+// against those this party received (vouch).
+func (s *session) replay(step job.Step) (*search, error) {
+	if !slices.Equal(slices.Sorted(slices.Values(step.Parties)), slices.Sorted(slices.Values(s.p.Spec().PartyNames()))) {
+		return nil, fmt.Errorf("party %s refuses %s round %d: coordinator %s runs it over other parties than the spec's "+
+			"(counts at the same thresholds without a party would give away its own)", s.p.Self(), step.Phase, step.Round, step.Coordinator)
+	}
+	var refusal error
+	srch, _, err := bisection(s.params, s.p.History(), func(rec *job.Record, d *decision) error {
+		refusal = s.vouch(step, rec, d)
+		return refusal
+	})
+	switch {
+	case refusal != nil:
+		return nil, refusal
+	case err != nil:
+		return nil, fmt.Errorf("party %s: replay the search: %w", s.p.Self(), err)
+	}
+	return srch, nil
+}
+
+// count takes part in one counting round, once it has checked that the
+// round's thresholds are those the log determines, and keeps and reports
+// the pooled counts it receives.
+func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 	return count.Serve(step, func(a args) (output, error) {
-		_, want, err := bisection(s.params, s.p.History())
+		srch, err := s.replay(step)
 		if err != nil {
-			return output{}, fmt.Errorf("party %s: replay the search: %w", s.p.Self(), err)
+			return output{}, err
 		}
-		if want.Total != a.Total || !slices.Equal(want.Thresholds, a.Thresholds) {
+		want := args{Total: !srch.counted, Thresholds: srch.thresholds()}
+		if srch.finished() || want.Total != a.Total || !slices.Equal(want.Thresholds, a.Thresholds) {
 			return output{}, fmt.Errorf("party %s refuses round %d: coordinator %s asks counts at %d thresholds the log does not determine",
 				s.p.Self(), step.Round, step.Coordinator, len(a.Thresholds))
 		}
@@ -109,7 +148,18 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return output{}, err
 		}
-		return output{Outcome: o}, nil
+		out := output{Outcome: o}
+		if res != nil && len(res.Sum) == a.slots() {
+			pooled, err := toCounts(res.Sum)
+			if err != nil {
+				return output{}, fmt.Errorf("party %s: round %d: %w", s.p.Self(), step.Round, err)
+			}
+			if err := s.remember(step.Round, pooled); err != nil {
+				return output{}, err
+			}
+			out.Counts = countsDigest(step, pooled)
+		}
+		return out, nil
 	})
 }
 

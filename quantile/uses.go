@@ -4,11 +4,17 @@ import "github.com/cohortdm/cohort/job"
 
 // Uses declares what a quantile job discloses of a party's data: counts
 // of its column's values at thresholds, as ciphertexts into aggregates of
-// every party whose totals every member learns (job.Discloser).
+// every party whose totals every member learns, and one exact value of the
+// pooled column per quantile, which counts against each dataset's
+// allowance of exact releases (job.Discloser).
 func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	p, err := parseParams(spec)
 	if err != nil {
 		return nil, err
 	}
-	return job.AggregateUses(spec, party, p.Column, 0, 0), nil
+	uses := job.AggregateUses(spec, party, p.Column, 0, 0)
+	for i := range uses {
+		uses[i].Releases = len(p.Quantiles)
+	}
+	return uses, nil
 }
