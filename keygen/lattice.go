@@ -318,7 +318,11 @@ func receiveLattice(ctx context.Context, p job.Participant, step job.Step, kg *m
 // that no party's decryption share was wrong.
 func confirmLattice(ctx context.Context, p job.Participant, step job.Step, keys *mhe.Keys) error {
 	cfg := secureagg.Config{Backend: secureagg.BackendLattice, Lattice: keys, FracBits: 0, ValueBits: 8}
-	res, err := secureagg.Aggregate(ctx, p, step.Sub("confirm"), cfg, []float64{1, float64(keys.Self)})
+	// No data of the party: the policy's guard checks the step's parties.
+	res, o, err := secureagg.Contribute(ctx, p, step.Sub("confirm"), cfg, secureagg.Contribution{Vector: []float64{1, float64(keys.Self)}})
+	if err == nil && res == nil {
+		err = fmt.Errorf("parties missing: %s", strings.Join(o.Missing, ", "))
+	}
 	if err != nil {
 		return fmt.Errorf("party %s: the new lattice key's test aggregation: %w", p.Self(), err)
 	}

@@ -2,6 +2,7 @@ package quantile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -136,15 +137,20 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return output{}, err
 		}
+		c := secureagg.Contribution{Unusable: s.loadErr}
 		if s.loadErr == nil {
-			s.loadErr = s.guard(step)
+			c.Vector = counts(s.values, &a)
+			for _, t := range s.tables {
+				c.Inputs = append(c.Inputs, job.Aggregate{Table: t.Table, Column: s.params.Column, Rows: t.Rows})
+			}
 		}
-		if s.loadErr != nil {
-			_ = secureagg.Withdraw(ctx, s.p, step, cfg, s.loadErr)
-			return output{Unusable: s.loadErr.Error()}, nil
+		res, o, err := secureagg.Contribute(ctx, s.p, step, cfg, c)
+		if w := (*secureagg.Withdrawn)(nil); errors.As(err, &w) {
+			// A party that cannot count, or whose policy refuses, stays
+			// out of every later round and says why.
+			s.loadErr = w.Cause
+			return output{Unusable: w.Cause.Error()}, nil
 		}
-		res, err := secureagg.Aggregate(ctx, s.p, step, cfg, counts(s.values, &a))
-		o, err := secureagg.Report(s.p.Self(), step, res, err)
 		if err != nil {
 			return output{}, err
 		}
@@ -161,18 +167,6 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 		}
 		return out, nil
 	})
-}
-
-// guard asks this node's policy before the party's counts enter the
-// aggregate.
-func (s *session) guard(step job.Step) error {
-	for _, t := range s.tables {
-		a := job.Aggregate{Table: t.Table, Column: s.params.Column, Parties: step.Parties, Rows: t.Rows}
-		if err := s.p.Guard().Aggregate(step, a); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Close drops the column.

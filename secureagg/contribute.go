@@ -31,14 +31,14 @@ type Contribution struct {
 // decryptor's runtime does when it sends its share.
 //
 // It returns the party's Result (nil when the total did not reach it) and
-// its Outcome; the error is the withdrawal's cause, or Aggregate's failure
-// other than missing parties (see Report).
+// its Outcome; the error is a *Withdrawn, or Aggregate's failure other than
+// missing parties (see Report).
 func Contribute(ctx context.Context, p job.Participant, step job.Step, cfg Config, c Contribution) (*Result, *Outcome, error) {
 	if c.Unusable == nil {
 		c.Unusable = admit(p.Guard(), step, c)
 	}
 	if c.Unusable != nil {
-		return nil, nil, Withdraw(ctx, p, step, cfg, c.Unusable)
+		return nil, nil, &Withdrawn{Cause: Withdraw(ctx, p, step, cfg, c.Unusable)}
 	}
 	if len(c.Vector) == 0 {
 		return nil, nil, fmt.Errorf("secureagg: party %s: empty input vector", p.Self())
@@ -54,6 +54,14 @@ func Contribute(ctx context.Context, p job.Participant, step job.Step, cfg Confi
 	}
 	return res, o, err
 }
+
+// Withdrawn is Contribute's error when the party withdrew: its cause is
+// the refusal or why the party could not compute its vector (joined with
+// any failure to tell the others).
+type Withdrawn struct{ Cause error }
+
+func (w *Withdrawn) Error() string { return w.Cause.Error() }
+func (w *Withdrawn) Unwrap() error { return w.Cause }
 
 // admit asks the guard about every input and noise draw of c, in order;
 // the first refusal is the cause the party withdraws with.
