@@ -37,7 +37,7 @@ type example struct {
 var examples = map[string]example{
 	"sum": {"sum", "admissions", "{ward: categorical, v: numeric}", "{column: v}",
 		map[string]table.Kind{"ward": table.Categorical, "v": table.Numeric}},
-	"quantile": {"quantile", "stays", "{ward: categorical, stay: numeric}", "{column: stay, quantiles: [0.5, 0.9], precision: 0.05}",
+	"quantile": {"quantile", "stays", "{ward: categorical, stay: numeric}", "{column: stay, quantiles: [0.5, 0.9], precision: 1, range: [0, 60]}",
 		map[string]table.Kind{"ward": table.Categorical, "stay": table.Numeric}},
 }
 
