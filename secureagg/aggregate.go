@@ -141,8 +141,9 @@ func Root(step job.Step) string {
 // Aggregate sums the parties' vectors. Every party in step.Parties calls it
 // with the same step and an equivalent cfg; each gets the same Result.
 //
-// The root of the tree is step.Coordinator when it takes part, else the
-// first party. The protocol (see the package doc): encrypt own packed
+// The root of the tree is Root(step): never the coordinator while another
+// party takes part. Kinds aggregate their data through Contribute, which
+// asks the node's policy first. The protocol (see the package doc): encrypt own packed
 // input; multiply in the children's subtree products and send the product
 // up; the root sends the total down; everyone sends the root a decryption
 // share with its proof; the root verifies, combines t+1 valid shares,
