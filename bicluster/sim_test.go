@@ -219,35 +219,9 @@ func TestSimLyingCoordinator(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			spec, parties, _ := levelConsortium(t, c.levels, []int{6, 6, 6})
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			const liar = "org09"
-			cl := startCluster(t, ctx, spec, append(slices.Clone(parties), liar), func(name string) job.Registry {
-				if name == liar {
-					return job.Registry{"bicluster": c.kind}
-				}
-				return kinds(name)
-			})
-			if err := cl.MakeLeader(ctx, liar); err != nil {
-				t.Fatal(err)
-			}
-			raw, err := os.ReadFile(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			id, err := cl.Node("org01").Submit(ctx, raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec, err := cl.Node("org01").Wait(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rec.Status == node.StatusDone {
-				t.Fatalf("the job succeeded: %s", rec.Result)
-			}
+			cl, id, rec := runUnderLiar(t, spec, parties, c.kind)
 			for _, p := range parties {
-				for _, want := range []string{fmt.Sprintf("party %s refuses %s round %d", p, c.phase, c.round), "coordinator " + liar, c.names} {
+				for _, want := range []string{fmt.Sprintf("party %s refuses %s round %d", p, c.phase, c.round), "coordinator " + liarName, c.names} {
 					if !strings.Contains(rec.Error, want) {
 						t.Errorf("the job's error %q does not say %q", rec.Error, want)
 					}
@@ -290,25 +264,24 @@ func checkLedger(t *testing.T, path, id, phase string, round int) {
 	}
 }
 
-// TestSimShrinkingPartySet: over real nodes, a coordinator that runs
-// iteration 1 without org03 once iteration 0's total over every party was
-// formed (the difference would be org03's column statistics) is refused
-// by the runtime's guard at every party that saw that total, naming the
-// rule and the coordinator; no decryption share of the step is sent
-// (issue 30, finding 6: bicluster itself does not check the party set).
-func TestSimShrinkingPartySet(t *testing.T) {
-	spec, parties, _ := levelConsortium(t, []float64{10, 10, 10}, []int{6, 6, 6})
+// liarName is the member without data that leads in the lying-coordinator
+// tests.
+const liarName = "org09"
+
+// runUnderLiar runs spec over real nodes, the parties' and a member without
+// data that leads and coordinates as evil does, and returns the cluster,
+// the job and its record, which must be a failure.
+func runUnderLiar(t *testing.T, spec string, parties []string, evil lying) (*sim.Cluster, string, *node.JobRecord) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	const liar = "org09"
-	evil := dropAfterFormed(parties, "org03")
-	cl := startCluster(t, ctx, spec, append(slices.Clone(parties), liar), func(name string) job.Registry {
-		if name == liar {
+	cl := startCluster(t, ctx, spec, append(slices.Clone(parties), liarName), func(name string) job.Registry {
+		if name == liarName {
 			return job.Registry{"bicluster": evil}
 		}
 		return kinds(name)
 	})
-	if err := cl.MakeLeader(ctx, liar); err != nil {
+	if err := cl.MakeLeader(ctx, liarName); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(spec)
@@ -326,10 +299,22 @@ func TestSimShrinkingPartySet(t *testing.T) {
 	if rec.Status == node.StatusDone {
 		t.Fatalf("the job succeeded: %s", rec.Result)
 	}
+	return cl, id, rec
+}
+
+// TestSimShrinkingPartySet: over real nodes, a coordinator that runs
+// iteration 1 without org03 once iteration 0's total over every party was
+// formed (the difference would be org03's column statistics) is refused
+// by the runtime's guard at every party that saw that total, naming the
+// rule and the coordinator; no decryption share of the step is sent
+// (issue 30, finding 6: bicluster itself does not check the party set).
+func TestSimShrinkingPartySet(t *testing.T) {
+	spec, parties, _ := levelConsortium(t, []float64{10, 10, 10}, []int{6, 6, 6})
+	cl, id, rec := runUnderLiar(t, spec, parties, dropAfterFormed(parties, "org03"))
 	for _, p := range []string{"org01", "org02"} {
 		want := fmt.Sprintf("party %s: refused by %s's policy: rule formed: step iterate/1", p, p)
-		if !strings.Contains(rec.Error, want) || !strings.Contains(rec.Error, "coordinator "+liar) {
-			t.Errorf("the job's error %q does not say %q naming coordinator %s", rec.Error, want, liar)
+		if !strings.Contains(rec.Error, want) || !strings.Contains(rec.Error, "coordinator "+liarName) {
+			t.Errorf("the job's error %q does not say %q naming coordinator %s", rec.Error, want, liarName)
 		}
 	}
 	for _, p := range parties {
