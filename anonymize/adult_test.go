@@ -19,12 +19,7 @@ import (
 // records, nine columns, all quasi-identifiers, with ARX's hierarchies.
 var arxQID = []string{"sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation", "salary-class"}
 
-func adultRoot() string {
-	if d := os.Getenv("COHORT_ADULT_DIR"); d != "" {
-		return d
-	}
-	return adultDir
-}
+func adultRoot() string { return adultDir }
 
 var arxOnce struct {
 	sync.Once

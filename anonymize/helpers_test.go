@@ -1,6 +1,7 @@
 package anonymize
 
 import (
+	"github.com/cohortdm/cohort/internal/shareddata"
 	"math"
 	"os"
 	"path/filepath"
@@ -128,16 +129,17 @@ func mkTable(cols []string, rows ...string) *table.Table {
 	return t
 }
 
-// adultDir is where the shared UCI Adult data lives; tests that need it skip
-// with a message when it is absent.
-const adultDir = "/work/shared/data/adult"
+// adultDir is where the shared UCI Adult data lives: COHORT_ADULT_DIR, or
+// ../shared/data/adult from the repository root (shareddata.Dir); tests
+// that need it skip with a message when it is absent.
+var adultDir, adultErr = shareddata.Dir(".", "adult", "COHORT_ADULT_DIR")
 
 func needAdult(t testing.TB) {
 	t.Helper()
-	if d := os.Getenv("COHORT_ADULT_DIR"); d != "" {
-		return
+	if adultErr != nil {
+		t.Skipf("UCI Adult not found (set COHORT_ADULT_DIR): %v", adultErr)
 	}
 	if _, err := os.Stat(filepath.Join(adultDir, "arx", "adult.csv")); err != nil {
-		t.Skipf("UCI Adult not found under %s (set COHORT_ADULT_DIR): %v", adultDir, err)
+		t.Skipf("UCI Adult not found (set COHORT_ADULT_DIR): %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cohortdm/cohort/internal/shareddata"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,7 +16,8 @@ import (
 
 // The figures of docs/coherence.md: the settings of Xu, ch. 4, §4.5, on the
 // FIMI files Retail and Connect (COHORT_FIMI_DIR, by default
-// /work/shared/data/fimi; the benchmarks skip when it is absent). Run one
+// ../shared/data/fimi from the repository root; the benchmarks skip when
+// it is absent). Run one
 // iteration each (-benchtime 1x): every sub-benchmark averages over the
 // seeds the thesis's five random selections of public items stand for,
 // verifies every publication with the checker and reports:
@@ -27,10 +29,11 @@ import (
 //	cpu-s     CPU time of the run;  check-s  the checker's time
 
 func fimiDir() string {
-	if d := os.Getenv("COHORT_FIMI_DIR"); d != "" {
-		return d
+	d, err := shareddata.Dir(".", "fimi", "COHORT_FIMI_DIR")
+	if err != nil {
+		return "" // the benchmarks skip: no file under it
 	}
-	return "/work/shared/data/fimi"
+	return d
 }
 
 var fimiCache sync.Map

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/cohortdm/cohort/internal/shareddata"
 	"math"
 	"os"
 	"path/filepath"
@@ -40,9 +41,9 @@ func TestAdultIntegrate(t *testing.T) {
 	if os.Getenv("COHORT_ADULT") == "" {
 		t.Skip("set COHORT_ADULT=1 to run on UCI Adult")
 	}
-	root := os.Getenv("COHORT_ADULT_DIR")
-	if root == "" {
-		root = "../../shared/data/adult" // the research data beside the repository
+	root, err := shareddata.Dir(".", "adult", "COHORT_ADULT_DIR")
+	if err != nil {
+		t.Skipf("UCI Adult not found: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "adult.data")); err != nil {
 		t.Skipf("UCI Adult not found: %v", err)

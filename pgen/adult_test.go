@@ -2,6 +2,7 @@ package pgen_test
 
 import (
 	"fmt"
+	"github.com/cohortdm/cohort/internal/shareddata"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,18 +16,16 @@ import (
 )
 
 // adultRoot finds the UCI Adult files: COHORT_ADULT_DIR, or the shared
-// data beside the repository (../shared/data/adult from its root, also
-// from a worktree one level further down); "" when absent.
+// data beside the repository (shareddata.Dir); "" when absent.
 func adultRoot() string {
-	for _, d := range []string{os.Getenv("COHORT_ADULT_DIR"), filepath.Join("..", "..", "shared", "data", "adult"), filepath.Join("..", "..", "..", "shared", "data", "adult")} {
-		if d == "" {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(d, "adult.data")); err == nil {
-			return d
-		}
+	d, err := shareddata.Dir(".", "adult", "COHORT_ADULT_DIR")
+	if err != nil {
+		return ""
 	}
-	return ""
+	if _, err := os.Stat(filepath.Join(d, "adult.data")); err != nil {
+		return ""
+	}
+	return d
 }
 
 var adultNumeric = map[string]bool{"age": true, "fnlwgt": true, "education-num": true, "capital-gain": true, "capital-loss": true, "hours-per-week": true}

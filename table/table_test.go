@@ -3,6 +3,7 @@ package table
 import (
 	"bytes"
 	"errors"
+	"github.com/cohortdm/cohort/internal/shareddata"
 	"io"
 	"math"
 	"os"
@@ -236,7 +237,11 @@ const adultHeader = "age,workclass,fnlwgt,education,education-num,marital-status
 	"relationship,race,sex,capital-gain,capital-loss,hours-per-week,native-country,salary\n"
 
 func BenchmarkLoadAdult(b *testing.B) {
-	data, err := os.ReadFile("/work/shared/data/adult/adult.data")
+	dir, err := shareddata.Dir(".", "adult", "COHORT_ADULT_DIR")
+	if err != nil {
+		b.Skipf("Adult data not available: %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "adult.data"))
 	if err != nil {
 		b.Skipf("Adult data not available: %v", err)
 	}

@@ -8,44 +8,19 @@ package realdata
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 
 	"github.com/cohortdm/cohort/internal/adultdata"
+	"github.com/cohortdm/cohort/internal/shareddata"
 	"github.com/cohortdm/cohort/table"
 )
 
-// Dir returns the shared data directory: $COHORT_DATA_DIR, or the first
-// shared/data beside the repository root or one of its parents (the main
-// checkout's ../shared/data, a worktree's ../../shared/data). from is a
-// directory inside the repository (a test's working directory).
-func Dir(from string) (string, error) {
-	if d := os.Getenv("COHORT_DATA_DIR"); d != "" {
-		return d, nil
-	}
-	dir, err := filepath.Abs(from)
-	if err != nil {
-		return "", err
-	}
-	for ; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if dir == filepath.Dir(dir) {
-			return "", fmt.Errorf("realdata: no go.mod above %s", from)
-		}
-	}
-	for up := 0; up < 3; up++ {
-		dir = filepath.Dir(dir)
-		cand := filepath.Join(dir, "shared", "data")
-		if _, err := os.Stat(cand); err == nil {
-			return cand, nil
-		}
-	}
-	return "", fmt.Errorf("realdata: no shared/data beside the repository (set COHORT_DATA_DIR)")
-}
+// Dir returns the shared data directory: $COHORT_DATA_DIR, or shared/data
+// beside the repository (shareddata.Dir). from is a directory inside the
+// repository (a test's working directory).
+func Dir(from string) (string, error) { return shareddata.Dir(from, "", "") }
 
 // AdultNumeric are Adult's numeric columns, the ones a transform recodes.
 var AdultNumeric = []string{"age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"}
