@@ -20,9 +20,13 @@
 // inside the encryption by every party, sized so that the parties outside
 // a coalition of params.noise.colluders (default: the key's threshold t,
 // the coalition the threshold decryption already tolerates) add the full
-// noise alone; each draw, re-runs included, spends ε and δ of the column's
-// budget at every node (policy.Guard.Spend), and the result reports what
-// was spent.
+// noise alone; each draw, re-runs included, spends ε and δ of the dataset
+// column's budget at every node (policy.Guard.Spend), and the result
+// reports what was spent. The noise counts only as its owner sized it: a
+// party clamps every value to the bounds its organisation declares for the
+// column (job.Guard.Bounds) and its policy refuses the noise when there are
+// none or params.noise.sensitivity is below max(|lo|, |hi|); a spec can
+// raise the sensitivity, never lower it.
 //
 // params.backend picks secureagg's cryptosystem (auto, paillier or
 // lattice; auto is Paillier for one value): on the lattice backend the
@@ -88,6 +92,8 @@ type NoiseParams struct {
 	Mechanism   string  `yaml:"mechanism"`
 	Epsilon     float64 `yaml:"epsilon"`
 	Delta       float64 `yaml:"delta"`
+	// Sensitivity is how far one row can move the total; each node
+	// requires it to be at least what its own bounds on the column give.
 	Sensitivity float64 `yaml:"sensitivity"`
 	// Colluders is how many parties' noise shares an adversary may know
 	// (default: the key's threshold t). The noise is sized so the others'
