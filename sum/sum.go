@@ -89,9 +89,9 @@ type Params struct {
 
 // NoiseParams ask for differential-privacy noise inside the sum.
 type NoiseParams struct {
-	Mechanism   string  `yaml:"mechanism"`
-	Epsilon     float64 `yaml:"epsilon"`
-	Delta       float64 `yaml:"delta"`
+	Mechanism string  `yaml:"mechanism"`
+	Epsilon   float64 `yaml:"epsilon"`
+	Delta     float64 `yaml:"delta"`
 	// Sensitivity is how far one row can move the total; each node
 	// requires it to be at least what its own bounds on the column give.
 	Sensitivity float64 `yaml:"sensitivity"`
