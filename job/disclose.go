@@ -112,11 +112,15 @@ func Clamp(v, lo, hi float64) float64 { return math.Min(hi, math.Max(lo, v)) }
 
 // Release is one exact value of pooled data that a job publishes (a
 // quantile): its rank among the pooled rows (1-based), how many rows are
-// pooled, and how many lie in the final bracket it was found in.
+// pooled, and how many lie in the final bracket it was found in. Searching
+// marks a value still being searched for: the bracket is the current one,
+// and the policy checks it without counting a release, so that a search
+// stops before its counts pin down fewer than k rows.
 type Release struct {
 	Table, Column string
 	Rank, Rows    int
 	Bracket       int
+	Searching     bool
 }
 
 // Publication is one of this party's columns published value by value (a

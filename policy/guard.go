@@ -234,6 +234,9 @@ func (g *Guard) Release(step job.Step, r job.Release) error {
 	if r.Rank <= k || r.Rows-r.Rank < k || r.Bracket < k {
 		return g.refusal(refuse("floors.min_k", "an exact value of %s at step %s/%d lies too near the ends of the pooled rows or in too small a bracket", what, step.Phase, step.Round))
 	}
+	if r.Searching {
+		return nil // checked, not yet released
+	}
 	ok, err := g.e.store.release(dataset, p.ExactReleases)
 	if err != nil {
 		return fmt.Errorf("%s: record the release: %w", g.e.self, err)

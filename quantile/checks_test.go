@@ -307,6 +307,11 @@ func TestExactReleasesBounded(t *testing.T) {
 	if !strings.Contains(rec.Error, "floors.min_k") {
 		t.Errorf("the failure %q does not name the rule floors.min_k", rec.Error)
 	}
+	// Refused as soon as the pooled count is known (count round 1), not
+	// after a search whose committed counts would pin the rows down.
+	if !strings.HasPrefix(rec.Error, "count round 1:") {
+		t.Errorf("the failure %q: want the search stopped at count round 1", rec.Error)
+	}
 	t.Logf("refused: %s", rec.Error)
 	checkNoData(t, rec.Error)
 	leaked(id)

@@ -235,7 +235,7 @@ func (s *search) finished() bool {
 // release is what an exact value of quantile i discloses, for a party's
 // policy (job.Guard.Release): its rank among the pooled rows, how many are
 // pooled, and how many lie in the bracket it was found in, all from the
-// committed counts. For a finished search only.
+// committed counts; for an unfinished search, the current bracket.
 func (s *search) release(i int) (rank, rows, inBracket int64) {
 	b := s.brackets[i]
 	return s.ks[i], s.n, b.cHi - b.cLo

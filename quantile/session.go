@@ -132,6 +132,9 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 			return output{}, fmt.Errorf("party %s refuses round %d: coordinator %s asks counts at %d thresholds the log does not determine",
 				s.p.Self(), step.Round, step.Coordinator, len(a.Thresholds))
 		}
+		if err := s.checkBrackets(step, srch); err != nil {
+			return output{}, err
+		}
 		cfg, _, err := secureagg.Configure(s.p.Secrets(), s.p.Self(), step,
 			secureagg.Setup{Backend: s.params.backend, Length: a.slots(), FracBits: 0, ValueBits: countBits})
 		if err != nil {
@@ -171,3 +174,28 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 
 // Close drops the column.
 func (s *session) Close() { s.values = nil }
+
+// checkBrackets asks this node's policy, once the pooled count is known,
+// whether the search may narrow every unfinished quantile's bracket
+// further: not when its rank lies within the policy's k rows of either
+// end, nor when the bracket holds fewer than k rows. Else the next round's
+// counts would pin down a few rows' values, whether or not the value were
+// released at the end (job.Release.Searching: a check, not a release).
+func (s *session) checkBrackets(step job.Step, srch *search) error {
+	if !srch.counted {
+		return nil
+	}
+	for i := range srch.qs {
+		if srch.done(srch.brackets[i]) {
+			continue
+		}
+		rank, rows, in := srch.release(i)
+		for _, t := range s.tables {
+			r := job.Release{Table: t.Table, Column: s.params.Column, Rank: int(rank), Rows: int(rows), Bracket: int(in), Searching: true}
+			if err := s.p.Guard().Release(step, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
