@@ -1,12 +1,22 @@
 // Package policy is one organisation's last word over what its node
 // discloses. Each node reads a policy that only its organisation writes
 // (node.yaml's policy_file, or the default): which kinds of job it takes
-// part in, with which peers, who may submit them; per table and column,
-// what may leave the node and in what form, and to whom; floors on the
-// parties in any aggregate and on k and l of any publication; a rule
-// against differencing; a differential-privacy budget per column; and
-// whether a person approves each job. Nothing here is replicated: no other
-// member sees or changes it.
+// part in, with which peers, who may submit them (signed, within a time
+// window); per dataset and column, what may leave the node and in what
+// form, and to whom, the roles its columns may play and the bounds that
+// size noise; floors on the parties in any aggregate and on k and l of any
+// publication; a rule against differencing; a differential-privacy budget
+// and an allowance of exact releases per dataset; and whether a person
+// approves each job. Nothing here is replicated: no other member sees or
+// changes it.
+//
+// # Datasets, not names
+//
+// Every decision is about the data a spec's table resolves to on this node
+// (job.DatasetName: the node's catalogue name for it, else its file's path
+// inside tables_dir), never about the name the spec gives: the same file
+// under another name keeps its rules, its differencing history and its
+// budget, and one dataset twice in a job is refused.
 //
 // # Vocabulary
 //
@@ -23,7 +33,8 @@
 // are). Kinds declare, per job and party, which columns leave in which form
 // and to whom (job.Use); the policy grants forms per column, by the
 // column's role in the job (key, id, attribute, class, sensitive) unless a
-// table's own rules say otherwise.
+// dataset's own rules say otherwise, and the role the organisation gave a
+// column (tables.D.roles) binds the job.
 //
 // # Where it is enforced
 //
@@ -32,10 +43,18 @@
 // at once); a refusal names the node and the rule, never a value. While the
 // job runs, every message leaving the node passes Guard.Send (its
 // disclosure must be one the job was admitted for, its recipient a peer
-// the policy allows, a decryption share only for a step with enough
-// parties), and kinds ask Guard.Aggregate before a party's data enters an
-// aggregate and Guard.Spend before noise is drawn. Decisions, aggregates
-// and spending are kept in the node's data dir, so they survive restarts.
+// the policy allows, a ciphertext or a decryption share only for a step
+// with enough parties; a share records its step's total formed). Every
+// aggregation goes through secureagg.Contribute, which asks
+// Guard.Aggregate with the step's real party set and row counts (noise
+// counts only as the owner's bounds size it; no aggregate of a column may
+// leave out a party of a total of it this job already formed), then
+// Guard.Spend before noise is drawn, and tells Guard.Formed when the party
+// saw the total formed. Kinds ask Guard.Release before an exact pooled
+// value is published and Guard.Publish before a column leaves value by
+// value. Decisions, aggregates, formed totals, spending, releases and
+// submission nonces are kept in the node's data dir, so they survive
+// restarts.
 //
 // What the policy cannot do: results themselves can still be combined
 // outside it. The floors and the differencing rule make the cheapest
