@@ -81,9 +81,10 @@ func Records(recs []AggregateRecord) Earlier {
 // aggregates, the budget spent per "dataset.column" and the exact
 // releases per dataset.
 type History struct {
-	Earlier  Earlier
-	Spent    map[string]Amount
-	Releases map[string]int
+	Earlier     Earlier
+	Spent       map[string]Amount
+	LegacySpent map[string]Amount // by column: a store's from before datasets
+	Releases    map[string]int
 }
 
 // Check returns the first rule a request breaks, or nil, weighing what
@@ -246,8 +247,8 @@ func (p *Policy) checkFloors(req *Request, dataset string, u job.Use, h History)
 			with("dataset %s has %d exact releases left", dataset, max(0, p.ExactReleases-h.Releases[dataset]))
 	}
 	if u.Epsilon > 0 || u.Delta > 0 {
-		b, s := p.budgetOf(dataset, u.Column), h.Spent[dataset+"."+u.Column]
-		if s.Epsilon+u.Epsilon > b.Epsilon || s.Delta+u.Delta > b.Delta {
+		b, s, l := p.budgetOf(dataset, u.Column), h.Spent[dataset+"."+u.Column], h.LegacySpent[u.Column]
+		if s.Epsilon+l.Epsilon+u.Epsilon > b.Epsilon || s.Delta+l.Delta+u.Delta > b.Delta {
 			return refuse("budget", "a noised result over %s would exceed its privacy budget", what)
 		}
 	}

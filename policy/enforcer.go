@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -270,6 +271,9 @@ type Show struct {
 	Spent    map[string]Amount `json:"spent"`
 	Left     map[string]Amount `json:"left"`
 	Releases map[string]int    `json:"exact_releases"`
+	// Legacy is what a store from before datasets had spent, by column;
+	// it counts against every dataset's column of that name.
+	Legacy map[string]Amount `json:"legacy_spent,omitempty"`
 }
 
 // Show returns the policy in force with the budget spent and left.
@@ -286,7 +290,8 @@ func (e *Enforcer) Show() (*Show, error) {
 		if _, ok := p.Budget.Columns[k]; !ok {
 			b = Amount{Epsilon: p.Budget.Epsilon, Delta: p.Budget.Delta}
 		}
-		left[k] = Amount{Epsilon: max(0, b.Epsilon-s.Epsilon), Delta: max(0, b.Delta-s.Delta)}
+		l := h.LegacySpent[k[strings.LastIndex(k, ".")+1:]]
+		left[k] = Amount{Epsilon: max(0, b.Epsilon-s.Epsilon-l.Epsilon), Delta: max(0, b.Delta-s.Delta-l.Delta)}
 	}
-	return &Show{Policy: p, Spent: spent, Left: left, Releases: h.Releases}, nil
+	return &Show{Policy: p, Spent: spent, Left: left, Releases: h.Releases, Legacy: h.LegacySpent}, nil
 }

@@ -126,7 +126,7 @@ func TestStoreSurvivesReopening(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.spend("t.v", Amount{Epsilon: 0.4}, Amount{Epsilon: 1, Delta: 1}); !ok || err != nil {
+	if ok, err := s.spend("t", "v", Amount{Epsilon: 0.4}, Amount{Epsilon: 1, Delta: 1}); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	if err := s.addAggregate(AggregateRecord{Job: "j1", Table: "t", Column: "v", Parties: []string{"a", "b", "c"}, Rows: 10}); err != nil {
@@ -146,7 +146,7 @@ func TestStoreSurvivesReopening(t *testing.T) {
 	if a, ok := again.approval("j2"); !ok || a.Approval != "approved" {
 		t.Fatalf("approval lost: %+v", a)
 	}
-	if ok, _ := again.spend("t.v", Amount{Epsilon: 0.7}, Amount{Epsilon: 1, Delta: 1}); ok {
+	if ok, _ := again.spend("t", "v", Amount{Epsilon: 0.7}, Amount{Epsilon: 1, Delta: 1}); ok {
 		t.Fatal("a spend beyond the budget was taken")
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
@@ -434,5 +434,47 @@ func TestCheckDatasetsRolesAndSubmissions(t *testing.T) {
 	old.Job, old.SubmittedAt = "j-old", time.Now().Add(-25*time.Hour)
 	if d := e.Admit(withNonce(old, "u2")); d.Verdict != Refused || d.Rule != "submission" {
 		t.Fatalf("a day-old submission: %+v", d)
+	}
+}
+
+// A store from before datasets keyed its records and spending on the
+// names specs gave; an upgraded node forgets none of it: each old record
+// and spend weighs on every dataset's column of the same name.
+func TestStoreMigratesNameKeyedState(t *testing.T) {
+	path := filepath.Join(t.TempDir(), StateFile)
+	old := `{"decisions": {}, "approvals": {}, "nonces": {"ab": "j0"},
+ "aggregates": [{"job": "j1", "table": "t", "column": "v", "parties": ["a", "b", "c", "d"], "rows": 10, "time": "2026-11-01T00:00:00Z"}],
+ "spent": {"t.v": {"epsilon": 0.7, "delta": 0}}}`
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEnforcer(Options{Self: "a", Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Differencing against the old record, under a dataset of any name.
+	r := req(agg("t", "v", "a", "b", "c"))
+	r.Datasets = map[string]string{"t": "renamed.csv"}
+	if d := e.Admit(withNonce(r, "m1")); d.Verdict != Refused || d.Rule != "floors.differencing" {
+		t.Fatalf("after the upgrade: %+v", d)
+	}
+	// The old spending counts: 0.7 of 1.0 is gone for every column v.
+	g := e.Guard("j9", nil, []string{"a", "b", "c"}, map[string]string{"t": "renamed.csv"})
+	if err := g.Spend(job.Step{Job: "j9"}, job.Spend{Table: "t", Column: "v", Epsilon: 0.5}); err == nil || !strings.Contains(err.Error(), "rule budget") {
+		t.Fatalf("a spend beyond what the old store left: %v", err)
+	}
+	if err := g.Spend(job.Step{Job: "j9"}, job.Spend{Table: "t", Column: "v", Epsilon: 0.2}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := OpenStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := again.History(); h.LegacySpent["v"].Epsilon != 0.7 || len(h.Earlier("other.csv", "v")) != 1 || h.Spent["renamed.csv.v"].Epsilon != 0.2 {
+		t.Fatalf("reopened after the migration: %+v %+v", h.LegacySpent, h.Spent)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,15 +54,26 @@ type AggregateRecord struct {
 	Rows    int       `json:"rows"`
 	Noised  bool      `json:"noised,omitempty"`
 	Time    time.Time `json:"time"`
+	// LegacyTable is the spec's table name a record of a store from
+	// before datasets holds (see migrate); such a record weighs on every
+	// dataset's column of its name.
+	LegacyTable string `json:"table,omitempty"`
 }
+
+// stateVersion is the store's format: 1 keys everything on datasets.
+const stateVersion = 1
 
 // state is what the store keeps.
 type state struct {
+	Version    int                 `json:"version"`
 	Decisions  map[string]Decision `json:"decisions"`
 	Approvals  map[string]Decision `json:"approvals"` // a person's decisions, by job
 	Aggregates []AggregateRecord   `json:"aggregates"`
-	Spent      map[string]Amount   `json:"spent"`    // by "dataset.column"
-	Releases   map[string]int      `json:"releases"` // exact releases by dataset
+	Spent      map[string]Amount   `json:"spent"` // by "dataset.column"
+	// LegacySpent is what a store from before datasets had spent, by
+	// column: it counts against every dataset's column of that name.
+	LegacySpent map[string]Amount `json:"legacy_spent,omitempty"`
+	Releases    map[string]int    `json:"releases"` // exact releases by dataset
 	// Formed records, per job, the dataset columns whose total this node
 	// helped decrypt and over which parties.
 	Formed map[string][]FormedRecord `json:"formed"`
@@ -118,11 +130,38 @@ func OpenStore(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy state: %w", err)
 	}
+	s.st = state{} // a file without a version is from before datasets
 	if err := json.Unmarshal(b, &s.st); err != nil {
 		return nil, fmt.Errorf("policy state %s: %w", path, err)
 	}
+	s.migrate()
 	s.fill()
 	return s, nil
+}
+
+// migrate carries a store from before datasets over, conservatively: its
+// records and spending were keyed on the names specs gave, which cannot be
+// mapped to datasets, so each weighs on every dataset's column of the same
+// name (an upgraded node forgets no aggregate and no spending).
+func (s *Store) migrate() {
+	if s.st.Version >= stateVersion {
+		return
+	}
+	for i := range s.st.Aggregates {
+		if a := &s.st.Aggregates[i]; a.Table == "" && a.LegacyTable == "" {
+			a.LegacyTable = "?"
+		}
+	}
+	for key, a := range s.st.Spent {
+		col := key[strings.LastIndex(key, ".")+1:]
+		if s.st.LegacySpent == nil {
+			s.st.LegacySpent = map[string]Amount{}
+		}
+		l := s.st.LegacySpent[col]
+		s.st.LegacySpent[col] = Amount{Epsilon: l.Epsilon + a.Epsilon, Delta: l.Delta + a.Delta}
+	}
+	s.st.Spent = nil
+	s.st.Version = stateVersion
 }
 
 // MemoryStore is a store that keeps nothing on disk (tests, jobtest).
@@ -133,7 +172,7 @@ func MemoryStore() *Store {
 }
 
 func emptyState() state {
-	return state{Decisions: map[string]Decision{}, Approvals: map[string]Decision{}, Spent: map[string]Amount{},
+	return state{Version: stateVersion, Decisions: map[string]Decision{}, Approvals: map[string]Decision{}, Spent: map[string]Amount{},
 		Releases: map[string]int{}, Formed: map[string][]FormedRecord{}, Nonces: map[string]NonceRecord{}}
 }
 
@@ -219,16 +258,31 @@ func (s *Store) setApproval(jobID string, d Decision) error {
 func (s *Store) reindex() {
 	s.byColumn = map[string][]AggregateRecord{}
 	for _, a := range s.st.Aggregates {
-		k := a.Table + "\x00" + a.Column
+		k := indexKey(a)
 		s.byColumn[k] = append(s.byColumn[k], a)
 	}
 }
 
-// earlier returns the aggregates recorded over one column (an Earlier).
-func (s *Store) earlier(table, column string) []AggregateRecord {
+// indexKey is a record's key in byColumn: its dataset and column, or for a
+// legacy record its column alone.
+func indexKey(a AggregateRecord) string {
+	if a.LegacyTable != "" {
+		return "\x00legacy\x00" + a.Column
+	}
+	return a.Table + "\x00" + a.Column
+}
+
+// earlier returns the aggregates recorded over one dataset's column, and
+// the legacy records of its column name (an Earlier).
+func (s *Store) earlier(dataset, column string) []AggregateRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.byColumn[table+"\x00"+column])
+	out := slices.Clone(s.byColumn[dataset+"\x00"+column])
+	for _, a := range s.byColumn["\x00legacy\x00"+column] {
+		a.Table = dataset
+		out = append(out, a)
+	}
+	return out
 }
 
 // history returns every aggregate recorded and the spending, as copies.
@@ -243,7 +297,7 @@ func (s *Store) history() ([]AggregateRecord, map[string]Amount) {
 func (s *Store) History() History {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return History{Earlier: s.earlier, Spent: s.spentLocked(), Releases: maps.Clone(s.st.Releases)}
+	return History{Earlier: s.earlier, Spent: s.spentLocked(), LegacySpent: maps.Clone(s.st.LegacySpent), Releases: maps.Clone(s.st.Releases)}
 }
 
 // spentCopy returns the spending per column, as a copy.
@@ -272,7 +326,7 @@ func (s *Store) addAggregate(a AggregateRecord) error {
 		}
 	}
 	s.st.Aggregates = append(s.st.Aggregates, a)
-	k := a.Table + "\x00" + a.Column
+	k := indexKey(a)
 	s.byColumn[k] = append(s.byColumn[k], a)
 	if n := len(s.st.Aggregates); n > maxAggregates {
 		s.st.Aggregates = slices.Clone(s.st.Aggregates[n-maxAggregates:])
@@ -283,11 +337,12 @@ func (s *Store) addAggregate(a AggregateRecord) error {
 
 // spend adds to a column's spending if the budget holds it; it reports
 // whether it did.
-func (s *Store) spend(key string, a, budget Amount) (bool, error) {
+func (s *Store) spend(dataset, column string, a, budget Amount) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur := s.st.Spent[key]
-	if cur.Epsilon+a.Epsilon > budget.Epsilon || cur.Delta+a.Delta > budget.Delta {
+	key := dataset + "." + column
+	cur, legacy := s.st.Spent[key], s.st.LegacySpent[column]
+	if cur.Epsilon+legacy.Epsilon+a.Epsilon > budget.Epsilon || cur.Delta+legacy.Delta+a.Delta > budget.Delta {
 		return false, nil
 	}
 	s.st.Spent[key] = Amount{Epsilon: cur.Epsilon + a.Epsilon, Delta: cur.Delta + a.Delta}
