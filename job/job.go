@@ -161,8 +161,10 @@ type Participant interface {
 	JobID() string
 	// Spec is the job's spec.
 	Spec() *Spec
-	// Seed is the job's seed, fixed in the log at submission: shared,
-	// deterministic randomness every member knows (see Rand). Never a secret.
+	// Seed is the job's seed, fixed in the log at submission by the leader
+	// that accepted it: shared, deterministic randomness every member knows
+	// (see Rand), for choices no party's safety rests on. Never a secret;
+	// randomness the parties rely on comes from a JointSeed instead.
 	Seed() []byte
 	// TableSource resolves one of this party's own tables to the source
 	// its rows are read from (see ResolveSource): the node's own mapping in
