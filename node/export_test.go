@@ -1,8 +1,13 @@
 package node
 
 import (
+	"time"
+
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/runner"
 )
 
 // MetricSum adds up every sample of the named counter or gauge in the
@@ -31,4 +36,11 @@ func MetricSum(n *Node, name string) float64 {
 // Connected reports whether n has a live libp2p connection to id.
 func Connected(n *Node, id peer.ID) bool {
 	return n.host.Network().Connectedness(id) == network.Connected
+}
+
+// CommitUnsigned commits a job with no submission, as a leader running
+// other code could (tests of the parties' refusal): n must lead.
+func CommitUnsigned(n *Node, spec []byte) (string, error) {
+	id := "unsigned-" + time.Now().UTC().Format("150405.000000")
+	return id, n.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: id, Spec: spec, Seed: make([]byte, job.SeedSize)}})
 }

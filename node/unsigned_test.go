@@ -1,0 +1,62 @@
+package node_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/policy"
+	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/sum"
+)
+
+// A leader that commits a job nobody signed (running other code than
+// Cohort's) gets nothing: every party's policy refuses it at admission,
+// before a row is read, naming the rule (issue 30, finding 10: a
+// submission was checked only when present).
+func TestUnsignedJobRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ex := filepath.Join("..", "examples", "sum")
+	spec, err := os.ReadFile(filepath.Join(ex, "spec.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := job.ParseSpec(spec, "spec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sim.StartCluster(ctx, t.TempDir(), parsed.PartyNames(), sim.ClusterOptions{
+		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: ex, Setup: sim.ThresholdKeys(1024),
+		Policy: policy.Default(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	leader, err := c.WaitLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := node.CommitUnsigned(leader, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := leader.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != node.StatusFailed {
+		t.Fatalf("the unsigned job %s: %s", rec.Status, rec.Result)
+	}
+	for _, p := range parsed.PartyNames() {
+		if want := p + ": rule submission: job " + id + " carries no signed submission"; !strings.Contains(rec.Error, want) {
+			t.Errorf("the failure %q does not say %q", rec.Error, want)
+		}
+	}
+}
