@@ -241,6 +241,10 @@ func Default() *Policy {
 	return p
 }
 
+// DefaultExactReleases is the allowance of exact releases per dataset of a
+// policy file that names none.
+const DefaultExactReleases = 20
+
 // ErrPolicy wraps every problem with a policy file.
 var ErrPolicy = errors.New("invalid policy")
 
@@ -256,7 +260,9 @@ func Load(path string) (*Policy, error) {
 // Parse parses a policy strictly (unknown fields are errors) and checks
 // it; source names the file in errors.
 func Parse(b []byte, source string) (*Policy, error) {
-	var p Policy
+	// A file that omits the allowance of exact releases has the default's
+	// (an explicit 0 allows none), as a file written before it existed.
+	p := Policy{ExactReleases: DefaultExactReleases}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil {

@@ -478,3 +478,16 @@ func TestStoreMigratesNameKeyedState(t *testing.T) {
 		t.Fatalf("reopened after the migration: %+v %+v", h.LegacySpent, h.Spent)
 	}
 }
+
+// A policy file written before the allowance of exact releases existed
+// has the default's; an explicit 0 allows none.
+func TestParseExactReleasesDefault(t *testing.T) {
+	p, err := Parse([]byte("approval: auto\n"), "p.yaml")
+	if err != nil || p.ExactReleases != DefaultExactReleases {
+		t.Fatalf("omitted: %v, %v", p, err)
+	}
+	p, err = Parse([]byte("approval: auto\nexact_releases: 0\n"), "p.yaml")
+	if err != nil || p.ExactReleases != 0 {
+		t.Fatalf("explicit 0: %v, %v", p, err)
+	}
+}
