@@ -187,7 +187,8 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	watchJobRun(t, ctx, k, tab)
 
-	// A noised sum, approved through the API, spends ε of org3's column t.v.
+	// A noised sum, approved through the API, spends ε of org3's dataset
+	// column org3.csv.v.
 	noised := k.submitSpec(t, ctx, k.noisedSpec())
 	if err := n3.Approve(ctx, noised); err != nil {
 		t.Fatal(err)
@@ -219,8 +220,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#active-jobs .s-awaiting-approval")))
 	shot(t, tab, "jobs")
 	do(t, tab, chromedp.Navigate(base+"/console/approvals"), chromedp.WaitVisible(chromedp.CSS("#await-"+pending)))
-	if s := run(t, tab, chromedp.Text(chromedp.CSS("table.budget"))); !strings.Contains(s, "t.v") || !strings.Contains(s, "0.25") || !strings.Contains(s, "0.75") {
-		t.Fatalf("the budget of t.v after a draw of ε 0.25: %q", s)
+	if s := run(t, tab, chromedp.Text(chromedp.CSS("table.budget"))); !strings.Contains(s, "org3.csv.v") || !strings.Contains(s, "0.25") || !strings.Contains(s, "0.75") {
+		t.Fatalf("the budget of org3.csv.v after a draw of ε 0.25: %q", s)
 	}
 	shot(t, tab, "approvals")
 

@@ -62,6 +62,9 @@ func startConsortium(t testing.TB, ctx context.Context) *consortium {
 		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: dir, Setup: dealtKeys,
 		PolicyFor: func(name string) *policy.Policy {
 			p := policy.Default()
+			// Each organisation bounds its dataset's v, so that it can be
+			// noised (noisedSpec's sensitivity 30 covers them).
+			p.Tables = map[string]policy.TableRules{name + ".csv": {Bounds: map[string][2]float64{"v": {0, 30}}}}
 			if name == approver {
 				p.Approval = policy.ApprovalManual
 			}
