@@ -57,58 +57,12 @@ func TestNodesAsProcesses(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	bin := buildBinary(t)
-	root := t.TempDir()
 	examples, _ := filepath.Abs("../../examples/sum")
-	type member struct {
-		Name   string   `yaml:"name" json:"name"`
-		PeerID string   `yaml:"peer_id" json:"peer_id"`
-		Addrs  []string `yaml:"addrs" json:"addrs"`
-	}
-	var members []member
 	names := []string{"north", "south", "west"}
-	httpAddr := ""
-	for i, name := range names {
-		addr := fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freePort(t))
-		out, stderr, err := run(t, bin, "node", "init", "--name", name, "--dir", filepath.Join(root, name), "--listen", addr, "--format", "json")
-		if err != nil {
-			t.Fatalf("init: %v %s", err, stderr)
-		}
-		var m member
-		if err := json.Unmarshal([]byte(out), &m); err != nil {
-			t.Fatalf("init output %q: %v", out, err)
-		}
-		members = append(members, m)
-		// Point each node at the example tables; give the first an HTTP listener.
-		cfgPath := filepath.Join(root, name, "node.yaml")
-		b, _ := os.ReadFile(cfgPath)
-		b = bytes.Replace(b, []byte("tables_dir: tables"), []byte("tables_dir: "+examples), 1)
-		if i == 0 {
-			httpAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
-			b = append(b, []byte("http: "+httpAddr+"\n")...)
-		}
-		os.WriteFile(cfgPath, b, 0o644)
-	}
+	root, httpAddr := startProcesses(t, bin, names, examples)
 	// Refuses to overwrite an identity.
 	if _, _, err := run(t, bin, "node", "init", "--name", "north", "--dir", filepath.Join(root, "north")); err == nil {
 		t.Error("second init over an existing identity succeeded")
-	}
-	// The consortium's threshold key, dealt once, each share into its node's data dir.
-	if _, stderr, err := run(t, bin, "keys", "deal", "--members", strings.Join(names, ","), "--out", root); err != nil {
-		t.Fatalf("keys deal: %v\n%s", err, stderr)
-	}
-	cons, _ := yaml.Marshal(map[string]any{"members": members})
-	for _, name := range names {
-		os.WriteFile(filepath.Join(root, name, "consortium.yaml"), cons, 0o644)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	for _, name := range names {
-		cmd := exec.CommandContext(ctx, bin, "node", "run", "--config", filepath.Join(root, name, "node.yaml"))
-		cmd.Stderr = io.Discard
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
 	}
 	cfg := filepath.Join(root, "south", "node.yaml")
 	var out, stderr string
@@ -259,4 +213,60 @@ func TestSimBadInput(t *testing.T) {
 			t.Errorf("%s: result.json written for a failed run", spec)
 		}
 	}
+}
+
+// startProcesses starts one `cohort node run` process per name, each
+// initialised with `node init` under a fresh root, its tables in
+// tablesDir, the consortium's threshold key dealt with `keys deal`, the
+// first with an HTTP listener (its address returned); they stop when the
+// test ends.
+func startProcesses(t *testing.T, bin string, names []string, tablesDir string) (root, httpAddr string) {
+	t.Helper()
+	root = t.TempDir()
+	type member struct {
+		Name   string   `yaml:"name" json:"name"`
+		PeerID string   `yaml:"peer_id" json:"peer_id"`
+		Addrs  []string `yaml:"addrs" json:"addrs"`
+	}
+	var members []member
+	for i, name := range names {
+		addr := fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", freePort(t))
+		out, stderr, err := run(t, bin, "node", "init", "--name", name, "--dir", filepath.Join(root, name), "--listen", addr, "--format", "json")
+		if err != nil {
+			t.Fatalf("init: %v %s", err, stderr)
+		}
+		var m member
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatalf("init output %q: %v", out, err)
+		}
+		members = append(members, m)
+		// Point each node at the tables; give the first an HTTP listener.
+		cfgPath := filepath.Join(root, name, "node.yaml")
+		b, _ := os.ReadFile(cfgPath)
+		b = bytes.Replace(b, []byte("tables_dir: tables"), []byte("tables_dir: "+tablesDir), 1)
+		if i == 0 {
+			httpAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+			b = append(b, []byte("http: "+httpAddr+"\n")...)
+		}
+		os.WriteFile(cfgPath, b, 0o644)
+	}
+	// The consortium's threshold key, dealt once, each share into its node's data dir.
+	if _, stderr, err := run(t, bin, "keys", "deal", "--members", strings.Join(names, ","), "--out", root); err != nil {
+		t.Fatalf("keys deal: %v\n%s", err, stderr)
+	}
+	cons, _ := yaml.Marshal(map[string]any{"members": members})
+	for _, name := range names {
+		os.WriteFile(filepath.Join(root, name, "consortium.yaml"), cons, 0o644)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel) // last: each process is first asked to stop
+	for _, name := range names {
+		cmd := exec.CommandContext(ctx, bin, "node", "run", "--config", filepath.Join(root, name, "node.yaml"))
+		cmd.Stderr = io.Discard
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	}
+	return root, httpAddr
 }
