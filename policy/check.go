@@ -112,7 +112,8 @@ func (p *Policy) Check(req *Request, h History) *Refusal {
 // stays here), and a spec that names one dataset twice: its two
 // contributions would count one party's data twice.
 func (p *Policy) checkDatasets(req *Request) *Refusal {
-	for _, t := range slices.Sorted(maps.Keys(req.Unavailable)) {
+	if len(req.Unavailable) > 0 {
+		t := slices.Min(slices.Collect(maps.Keys(req.Unavailable)))
 		return unavailable(t).with("%s", req.Unavailable[t])
 	}
 	seen := map[string]string{}
