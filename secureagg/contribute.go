@@ -2,6 +2,7 @@ package secureagg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cohortdm/cohort/job"
@@ -27,8 +28,9 @@ type Contribution struct {
 // step with no inputs (a probe, a key's confirmation) sums no data of the
 // party, and the guard still checks its parties.
 //
-// A party that saw the total formed tells the guard (Guard.Formed), as a
-// decryptor's runtime does when it sends its share.
+// A party that saw the total formed, or that held it when the root
+// reported a failure, tells the guard (Guard.Formed), as a decryptor's
+// runtime does when it sends its share.
 //
 // It returns the party's Result (nil when the total did not reach it) and
 // its Outcome; the error is a *Withdrawn, or Aggregate's failure other than
@@ -44,8 +46,11 @@ func Contribute(ctx context.Context, p job.Participant, step job.Step, cfg Confi
 		return nil, nil, fmt.Errorf("secureagg: party %s: empty input vector", p.Self())
 	}
 	res, err := Aggregate(ctx, p, step, cfg, c.Vector)
+	// ErrRoot comes only after this party held the total: the root may
+	// have decrypted it before it reported its failure.
+	rootErred := errors.Is(err, ErrRoot)
 	o, err := Report(p.Self(), step, res, err)
-	if o != nil && o.Formed {
+	if o != nil && o.Formed || rootErred {
 		// The total may have been decrypted: the runtime's record, so
 		// that no later step of the job leaves out a party of it.
 		if ferr := p.Guard().Formed(step); ferr != nil {

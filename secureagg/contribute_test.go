@@ -1,0 +1,85 @@
+package secureagg
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/table"
+)
+
+// formedGuard is a guard that admits everything and records the steps a
+// party told it it saw formed.
+type formedGuard struct {
+	mu     sync.Mutex
+	formed []job.Step
+}
+
+func (g *formedGuard) Aggregate(job.Step, job.Aggregate) error        { return nil }
+func (g *formedGuard) Spend(job.Step, job.Spend) error                { return nil }
+func (g *formedGuard) Bounds(string, string) (float64, float64, bool) { return 0, 0, false }
+func (g *formedGuard) Release(job.Step, job.Release) error            { return nil }
+func (g *formedGuard) Publish(job.Step, job.Publication) error        { return nil }
+func (g *formedGuard) Formed(s job.Step) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.formed = append(g.formed, s)
+	return nil
+}
+func (g *formedGuard) saw() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.formed) > 0 }
+
+// guarded is a party of a jobtest network with its own guard: the part of
+// job.Participant that Contribute uses.
+type guarded struct {
+	job.Party
+	guard job.Guard
+}
+
+func (p guarded) Guard() job.Guard { return p.guard }
+func (guarded) JobID() string      { return "job-1" }
+func (guarded) Spec() *job.Spec    { return nil }
+func (guarded) Seed() []byte       { return nil }
+func (guarded) TableSource(job.TableSpec) (table.Source, error) {
+	return table.Source{}, errors.New("no tables")
+}
+func (guarded) Secrets() job.Secrets   { return nil }
+func (guarded) History() []*job.Record { return nil }
+
+// A root that decrypts the total and then reports an error to the others
+// (issue 30, finding 8): every party that held the total still tells its
+// guard the total was formed, so that no later step of the job may leave
+// one of them out; before, ErrRoot went back to the kind and nothing was
+// recorded.
+func TestContributeRecordsFormedWhenTheRootErrs(t *testing.T) {
+	c := testConsortium(t, 3)
+	net := jobtest.NewNetwork(c.names...)
+	step := testStep(c, "org01")
+	net.Intercept("org01", func(to string, m *protocol.Message) *protocol.Message {
+		if m.Type == TypeResult {
+			m.Body, _ = protocol.Marshal(&resultBody{Error: "the root says it failed"})
+		}
+		return m
+	})
+	guards := map[string]*formedGuard{}
+	for _, n := range c.names {
+		guards[n] = &formedGuard{}
+	}
+	in := testInputs(c, 2)
+	outs := runEach(step.Parties, func(ctx context.Context, name string) (*Result, error) {
+		res, _, err := Contribute(ctx, guarded{Party: net.Party(name), guard: guards[name]}, step, testConfig(c, name), Contribution{Vector: in[name]})
+		return res, err
+	})
+	for _, n := range slices.DeleteFunc(slices.Clone(c.names), func(p string) bool { return p == "org01" }) {
+		if o := outs[n]; !errors.Is(o.err, ErrRoot) {
+			t.Fatalf("%s: %v, want the root's error", n, o.err)
+		}
+		if !guards[n].saw() {
+			t.Errorf("%s held the total but did not record it formed", n)
+		}
+	}
+}
