@@ -40,7 +40,7 @@ func DatasetIdentity(src table.Source) string {
 		b.WriteString("|table:" + src.Table)
 	}
 	if src.Query != "" {
-		b.WriteString("|query:" + digest(strings.Join(strings.Fields(src.Query), " ")))
+		b.WriteString("|query:" + queryDigest(src.Query))
 	}
 	return b.String()
 }
@@ -49,6 +49,9 @@ func digest(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:8])
 }
+
+// queryDigest names a query by its text with white space folded.
+func queryDigest(q string) string { return digest(strings.Join(strings.Fields(q), " ")) }
 
 // DatasetName returns the organisation's name for the dataset src reads
 // (src resolved by ResolveSource against root): the name of the entry of
@@ -104,5 +107,5 @@ func datasetPart(src table.Source) string {
 	if src.Table != "" {
 		return "#" + src.Table
 	}
-	return "#query-" + digest(strings.Join(strings.Fields(src.Query), " "))
+	return "#query-" + queryDigest(src.Query)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -286,11 +285,7 @@ func (e *Enforcer) Show() (*Show, error) {
 	spent := h.Spent
 	left := map[string]Amount{}
 	for k, s := range spent {
-		b := p.Budget.Columns[k]
-		if _, ok := p.Budget.Columns[k]; !ok {
-			b = Amount{Epsilon: p.Budget.Epsilon, Delta: p.Budget.Delta}
-		}
-		l := h.LegacySpent[k[strings.LastIndex(k, ".")+1:]]
+		b, l := p.budgetOfKey(k), h.LegacySpent[columnOf(k)]
 		left[k] = Amount{Epsilon: max(0, b.Epsilon-s.Epsilon-l.Epsilon), Delta: max(0, b.Delta-s.Delta-l.Delta)}
 	}
 	return &Show{Policy: p, Spent: spent, Left: left, Releases: h.Releases, Legacy: h.LegacySpent}, nil

@@ -357,11 +357,20 @@ func formNames() string {
 
 // budgetOf returns a dataset column's budget.
 func (p *Policy) budgetOf(dataset, column string) Amount {
-	if a, ok := p.Budget.Columns[dataset+"."+column]; ok {
+	return p.budgetOfKey(dataset + "." + column)
+}
+
+// budgetOfKey returns the budget of a "dataset.column" key.
+func (p *Policy) budgetOfKey(key string) Amount {
+	if a, ok := p.Budget.Columns[key]; ok {
 		return a
 	}
 	return Amount{Epsilon: p.Budget.Epsilon, Delta: p.Budget.Delta}
 }
+
+// columnOf is the column of a "dataset.column" key (a dataset's name may
+// hold dots; a column's does not).
+func columnOf(key string) string { return key[strings.LastIndex(key, ".")+1:] }
 
 // grantOf returns the grant that applies to a column of a dataset used in
 // a role: the dataset's rule for the column, else its default, else the

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -153,7 +152,7 @@ func (s *Store) migrate() {
 		}
 	}
 	for key, a := range s.st.Spent {
-		col := key[strings.LastIndex(key, ".")+1:]
+		col := columnOf(key)
 		if s.st.LegacySpent == nil {
 			s.st.LegacySpent = map[string]Amount{}
 		}
@@ -298,13 +297,6 @@ func (s *Store) History() History {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return History{Earlier: s.earlier, Spent: s.spentLocked(), LegacySpent: maps.Clone(s.st.LegacySpent), Releases: maps.Clone(s.st.Releases)}
-}
-
-// spentCopy returns the spending per column, as a copy.
-func (s *Store) spentCopy() map[string]Amount {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.spentLocked()
 }
 
 func (s *Store) spentLocked() map[string]Amount {
