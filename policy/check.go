@@ -248,8 +248,8 @@ func (p *Policy) checkFloors(req *Request, dataset string, u job.Use, h History)
 			with("dataset %s has %d exact releases left", dataset, max(0, p.ExactReleases-h.Releases[dataset]))
 	}
 	if u.Epsilon > 0 || u.Delta > 0 {
-		b, s, l := p.budgetOf(dataset, u.Column), h.Spent[dataset+"."+u.Column], h.LegacySpent[u.Column]
-		if s.Epsilon+l.Epsilon+u.Epsilon > b.Epsilon || s.Delta+l.Delta+u.Delta > b.Delta {
+		spent := h.Spent[dataset+"."+u.Column].plus(h.LegacySpent[u.Column])
+		if !spent.plus(Amount{Epsilon: u.Epsilon, Delta: u.Delta}).within(p.budgetOf(dataset, u.Column)) {
 			return refuse("budget", "a noised result over %s would exceed its privacy budget", what)
 		}
 	}

@@ -130,6 +130,14 @@ type Amount struct {
 	Delta   float64 `yaml:"delta" json:"delta"`
 }
 
+// plus is a + b: spends compose by addition (basic composition).
+func (a Amount) plus(b Amount) Amount {
+	return Amount{Epsilon: a.Epsilon + b.Epsilon, Delta: a.Delta + b.Delta}
+}
+
+// within reports whether a fits in budget b.
+func (a Amount) within(b Amount) bool { return a.Epsilon <= b.Epsilon && a.Delta <= b.Delta }
+
 // Grant maps each form that may leave to the members that may receive it
 // (["*"] for any member). In YAML it is a list of forms (to any member)
 // or a mapping of form to members.

@@ -156,8 +156,7 @@ func (s *Store) migrate() {
 		if s.st.LegacySpent == nil {
 			s.st.LegacySpent = map[string]Amount{}
 		}
-		l := s.st.LegacySpent[col]
-		s.st.LegacySpent[col] = Amount{Epsilon: l.Epsilon + a.Epsilon, Delta: l.Delta + a.Delta}
+		s.st.LegacySpent[col] = s.st.LegacySpent[col].plus(a)
 	}
 	s.st.Spent = nil
 	s.st.Version = stateVersion
@@ -334,10 +333,10 @@ func (s *Store) spend(dataset, column string, a, budget Amount) (bool, error) {
 	defer s.mu.Unlock()
 	key := dataset + "." + column
 	cur, legacy := s.st.Spent[key], s.st.LegacySpent[column]
-	if cur.Epsilon+legacy.Epsilon+a.Epsilon > budget.Epsilon || cur.Delta+legacy.Delta+a.Delta > budget.Delta {
+	if !cur.plus(legacy).plus(a).within(budget) {
 		return false, nil
 	}
-	s.st.Spent[key] = Amount{Epsilon: cur.Epsilon + a.Epsilon, Delta: cur.Delta + a.Delta}
+	s.st.Spent[key] = cur.plus(a)
 	return true, s.save()
 }
 
