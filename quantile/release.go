@@ -132,12 +132,8 @@ func (s *session) release(step job.Step) ([]byte, error) {
 			return released{Allowed: done}, err
 		}
 		for i := range a.Values {
-			rank, rows, in := srch.release(i)
-			for _, t := range s.tables {
-				r := job.Release{Table: t.Table, Column: s.params.Column, Rank: int(rank), Rows: int(rows), Bracket: int(in)}
-				if err := s.p.Guard().Release(step, r); err != nil {
-					return released{}, err
-				}
+			if err := s.askRelease(step, srch, i, false); err != nil {
+				return released{}, err
 			}
 		}
 		if err := s.p.Secrets().WriteSecret(s.allowedName(), []byte("allowed\n")); err != nil {

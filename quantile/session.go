@@ -189,12 +189,22 @@ func (s *session) checkBrackets(step job.Step, srch *search) error {
 		if srch.done(srch.brackets[i]) {
 			continue
 		}
-		rank, rows, in := srch.release(i)
-		for _, t := range s.tables {
-			r := job.Release{Table: t.Table, Column: s.params.Column, Rank: int(rank), Rows: int(rows), Bracket: int(in), Searching: true}
-			if err := s.p.Guard().Release(step, r); err != nil {
-				return err
-			}
+		if err := s.askRelease(step, srch, i, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// askRelease asks this node's policy, for each of the party's tables,
+// about quantile i's value as the search stands: released, or still being
+// searched for (checked, not counted).
+func (s *session) askRelease(step job.Step, srch *search, i int, searching bool) error {
+	rank, rows, in := srch.release(i)
+	for _, t := range s.tables {
+		r := job.Release{Table: t.Table, Column: s.params.Column, Rank: int(rank), Rows: int(rows), Bracket: int(in), Searching: searching}
+		if err := s.p.Guard().Release(step, r); err != nil {
+			return err
 		}
 	}
 	return nil
