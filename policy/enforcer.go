@@ -131,7 +131,7 @@ func (e *Enforcer) decide(req *Request) Decision {
 	if r := e.checkSubmission(p, req); r != nil {
 		return Decision{Verdict: Refused, Rule: r.Rule, Reason: r.Reason, Detail: r.Detail}
 	}
-	if r := p.Check(req, e.store.History()); r != nil {
+	if r := p.Check(req, e.store.HistoryFor(req.Job)); r != nil {
 		return Decision{Verdict: Refused, Rule: r.Rule, Reason: r.Reason, Detail: r.Detail}
 	}
 	if a, ok := e.store.approval(req.Job); ok {

@@ -191,7 +191,7 @@ func (g *Guard) Spend(step job.Step, s job.Spend) error {
 	if err != nil {
 		return err
 	}
-	ok, err := g.e.store.spend(dataset, s.Column, Amount{Epsilon: s.Epsilon, Delta: s.Delta}, p.budgetOf(dataset, s.Column))
+	ok, err := g.e.store.spend(g.job, dataset, s.Column, Amount{Epsilon: s.Epsilon, Delta: s.Delta}, p.budgetOf(dataset, s.Column))
 	if err != nil {
 		return fmt.Errorf("%s: record the spending: %w", g.e.self, err)
 	}

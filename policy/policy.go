@@ -136,6 +136,12 @@ func (a Amount) plus(b Amount) Amount {
 }
 
 // within reports whether a fits in budget b.
+// minus is a − b, floored at zero (a job's own draws are part of what
+// is spent, so never more than it).
+func (a Amount) minus(b Amount) Amount {
+	return Amount{Epsilon: max(0, a.Epsilon-b.Epsilon), Delta: max(0, a.Delta-b.Delta)}
+}
+
 func (a Amount) within(b Amount) bool { return a.Epsilon <= b.Epsilon && a.Delta <= b.Delta }
 
 // Grant maps each form that may leave to the members that may receive it

@@ -126,7 +126,7 @@ func TestStoreSurvivesReopening(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.spend("t", "v", Amount{Epsilon: 0.4}, Amount{Epsilon: 1, Delta: 1}); !ok || err != nil {
+	if ok, err := s.spend("j1", "t", "v", Amount{Epsilon: 0.4}, Amount{Epsilon: 1, Delta: 1}); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	if err := s.addAggregate(AggregateRecord{Job: "j1", Table: "t", Column: "v", Parties: []string{"a", "b", "c"}, Rows: 10}); err != nil {
@@ -146,7 +146,7 @@ func TestStoreSurvivesReopening(t *testing.T) {
 	if a, ok := again.approval("j2"); !ok || a.Approval != "approved" {
 		t.Fatalf("approval lost: %+v", a)
 	}
-	if ok, _ := again.spend("t", "v", Amount{Epsilon: 0.7}, Amount{Epsilon: 1, Delta: 1}); ok {
+	if ok, _ := again.spend("j2", "t", "v", Amount{Epsilon: 0.7}, Amount{Epsilon: 1, Delta: 1}); ok {
 		t.Fatal("a spend beyond the budget was taken")
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
@@ -489,5 +489,34 @@ func TestParseExactReleasesDefault(t *testing.T) {
 	p, err = Parse([]byte("approval: auto\nexact_releases: 0\n"), "p.yaml")
 	if err != nil || p.ExactReleases != 0 {
 		t.Fatalf("explicit 0: %v, %v", p, err)
+	}
+}
+
+// A job admitted again at a later step (the runtime admits at every step)
+// weighs its declared ε against what other jobs spent, not against its own
+// draws so far; another job weighs them all.
+func TestBudgetLeavesTheJobsOwnDraws(t *testing.T) {
+	p := Default() // ε 1 per column
+	s := MemoryStore()
+	for range 3 {
+		if ok, err := s.spend("j2", "t", "v", Amount{Epsilon: 0.25}, p.budgetOf("t", "v")); !ok || err != nil {
+			t.Fatalf("a draw within the budget: %v %v", ok, err)
+		}
+	}
+	declared := func(job string, eps float64) *Request {
+		u := agg("t", "v", "a", "b", "c")
+		u.Epsilon = eps
+		r := req(u)
+		r.Job = job
+		return r
+	}
+	if r := p.Check(declared("j2", 1), s.HistoryFor("j2")); r != nil {
+		t.Errorf("j2 again, three of its draws spent: refused by %v", r)
+	}
+	if r := p.Check(declared("j3", 0.5), s.HistoryFor("j3")); r == nil || r.Rule != "budget" {
+		t.Errorf("j3 after j2's 0.75: %v, want rule budget", r)
+	}
+	if r := p.Check(declared("j3", 0.25), s.HistoryFor("j3")); r != nil {
+		t.Errorf("j3 within what is left: refused by %v", r)
 	}
 }

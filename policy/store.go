@@ -73,6 +73,10 @@ type state struct {
 	// column: it counts against every dataset's column of that name.
 	LegacySpent map[string]Amount `json:"legacy_spent,omitempty"`
 	Releases    map[string]int    `json:"releases"` // exact releases by dataset
+	// JobSpends are the newest draws with the job that made them, so that
+	// a job admitted again at a later step weighs its declared budget
+	// against what other jobs spent, not against its own draws.
+	JobSpends []JobSpend `json:"job_spends,omitempty"`
 	// Formed records, per job, the dataset columns whose total this node
 	// helped decrypt and over which parties.
 	Formed map[string][]FormedRecord `json:"formed"`
@@ -88,6 +92,13 @@ type FormedRecord struct {
 	Parties []string `json:"parties"`
 }
 
+// JobSpend is one draw of noise by a job on a "dataset.column".
+type JobSpend struct {
+	Job    string `json:"job"`
+	Key    string `json:"key"`
+	Amount Amount `json:"amount"`
+}
+
 // NonceRecord is a submission's nonce: the job it belongs to and the
 // submission's time, after which (plus the window) it is forgotten.
 type NonceRecord struct {
@@ -101,6 +112,7 @@ type NonceRecord struct {
 const (
 	maxDecisions  = 10_000
 	maxAggregates = 50_000
+	maxJobSpends  = 10_000
 )
 
 // Store keeps a node's decisions, approvals, aggregates and spending in
@@ -293,9 +305,21 @@ func (s *Store) history() ([]AggregateRecord, map[string]Amount) {
 // History returns what a check weighs: the earlier aggregates and copies
 // of the spending and the exact releases.
 func (s *Store) History() History {
+	return s.HistoryFor("")
+}
+
+// HistoryFor is History for a check of jobID: its own draws are left out
+// of what is spent, as its declared budget counts them.
+func (s *Store) HistoryFor(jobID string) History {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return History{Earlier: s.earlier, Spent: s.spentLocked(), LegacySpent: maps.Clone(s.st.LegacySpent), Releases: maps.Clone(s.st.Releases)}
+	h := History{Earlier: s.earlier, Spent: s.spentLocked(), LegacySpent: maps.Clone(s.st.LegacySpent), Releases: maps.Clone(s.st.Releases)}
+	for _, js := range s.st.JobSpends {
+		if jobID != "" && js.Job == jobID {
+			h.Spent[js.Key] = h.Spent[js.Key].minus(js.Amount)
+		}
+	}
+	return h
 }
 
 func (s *Store) spentLocked() map[string]Amount {
@@ -328,7 +352,7 @@ func (s *Store) addAggregate(a AggregateRecord) error {
 
 // spend adds to a column's spending if the budget holds it; it reports
 // whether it did.
-func (s *Store) spend(dataset, column string, a, budget Amount) (bool, error) {
+func (s *Store) spend(jobID, dataset, column string, a, budget Amount) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := dataset + "." + column
@@ -337,6 +361,10 @@ func (s *Store) spend(dataset, column string, a, budget Amount) (bool, error) {
 		return false, nil
 	}
 	s.st.Spent[key] = cur.plus(a)
+	s.st.JobSpends = append(s.st.JobSpends, JobSpend{Job: jobID, Key: key, Amount: a})
+	if n := len(s.st.JobSpends); n > maxJobSpends {
+		s.st.JobSpends = slices.Clone(s.st.JobSpends[n-maxJobSpends:])
+	}
 	return true, s.save()
 }
 
