@@ -75,30 +75,16 @@ func (Kind) UsesThresholdKey() bool { return true }
 // Params are the job's parameters (spec params), with their defaults in
 // parseParams.
 type Params struct {
-	Column    string       `yaml:"column"`
-	FracBits  int          `yaml:"frac_bits"`
-	ValueBits int          `yaml:"value_bits"`
-	TimeoutMS int64        `yaml:"timeout_ms"`
-	Noise     *NoiseParams `yaml:"noise"`
+	Column    string               `yaml:"column"`
+	FracBits  int                  `yaml:"frac_bits"`
+	ValueBits int                  `yaml:"value_bits"`
+	TimeoutMS int64                `yaml:"timeout_ms"`
+	Noise     *secureagg.NoiseSpec `yaml:"noise"`
 	// Backend is the aggregation's cryptosystem: auto (default), paillier
 	// or lattice (secureagg.ParseBackend; auto is Paillier for one value).
 	Backend string `yaml:"backend"`
 
 	backend secureagg.Backend
-}
-
-// NoiseParams ask for differential-privacy noise inside the sum.
-type NoiseParams struct {
-	Mechanism string  `yaml:"mechanism"`
-	Epsilon   float64 `yaml:"epsilon"`
-	Delta     float64 `yaml:"delta"`
-	// Sensitivity is how far one row can move the total; each node
-	// requires it to be at least what its own bounds on the column give.
-	Sensitivity float64 `yaml:"sensitivity"`
-	// Colluders is how many parties' noise shares an adversary may know
-	// (default: the key's threshold t). The noise is sized so the others'
-	// shares alone are the full noise.
-	Colluders *int `yaml:"colluders"`
 }
 
 func parseParams(spec *job.Spec) (*Params, error) {
@@ -123,12 +109,11 @@ func parseParams(spec *job.Spec) (*Params, error) {
 		return nil, spec.Errorf("params.backend", "%v", err)
 	}
 	if n := p.Noise; n != nil {
-		m := secureagg.Mechanism(n.Mechanism)
-		if m != secureagg.Laplace && m != secureagg.Gaussian {
-			return nil, spec.Errorf("params.noise.mechanism", "must be laplace or gaussian, not %q", n.Mechanism)
+		if err := n.Check(spec); err != nil {
+			return nil, err
 		}
-		if n.Colluders != nil && (*n.Colluders < 0 || *n.Colluders >= len(spec.Parties)) {
-			return nil, spec.Errorf("params.noise.colluders", "must be in [0, %d], fewer than the parties", len(spec.Parties)-1)
+		if n.Sensitivity == 0 {
+			return nil, spec.Errorf("params.noise.sensitivity", "must be > 0: how far one row can move the total")
 		}
 	}
 	return p, nil
@@ -140,12 +125,7 @@ func (p *Params) noise(threshold int) *secureagg.Noise {
 	if p.Noise == nil {
 		return nil
 	}
-	colluders := threshold
-	if p.Noise.Colluders != nil {
-		colluders = *p.Noise.Colluders
-	}
-	return &secureagg.Noise{Mechanism: secureagg.Mechanism(p.Noise.Mechanism), Epsilon: p.Noise.Epsilon,
-		Delta: p.Noise.Delta, Sensitivity: p.Noise.Sensitivity, Colluders: colluders}
+	return p.Noise.Noise(threshold)
 }
 
 // Validate checks the params.
