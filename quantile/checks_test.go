@@ -181,7 +181,7 @@ func (l liar) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, er
 		a := args{Total: !s.counted, Thresholds: s.thresholds()}
 		call := job.Call[args]{Round: round, Parties: parties, Args: a, TimeoutMS: p.TimeoutMS}
 		done, err := count.Run(ctx, c, call, func(o *job.Outcome[output]) (decision, error) {
-			d, err := decide(o, a.slots())
+			d, err := decide(o, a.slots(), p)
 			if err == nil && d.Counts != nil && (round == l.round || l.round == lastRound && finishes(s, a, d.Counts)) {
 				forge(s, a, d.Counts)
 			}

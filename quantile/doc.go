@@ -161,6 +161,47 @@
 // log. The policy keeps the value out of the result, not out of the counts
 // that located it.
 //
+// # Differential privacy
+//
+// With params.noise ({mechanism: laplace | gaussian, epsilon, delta,
+// colluders}) the quantiles are differentially private instead of exact
+// (noisy.go). The search then runs over the public params.range [a, b],
+// which it needs, on a grid of 2^R cells, R the fewest halvings of b − a
+// that reach params.precision (> 0): every round halves every bracket at
+// its midpoint, whatever the counts, so the job takes exactly R rounds,
+// fixed before any count is seen. Each round's count vector (the row count
+// in round 0, one slot per distinct midpoint) carries noise added inside
+// the encrypted sum (secureagg's Noise: each party draws a share, sized so
+// that the shares of all but params.noise.colluders parties, default the
+// key's threshold t, make the full noise), with ε/R and δ/R of the job's
+// budget: basic composition over the R rounds gives (ε, δ) for the job,
+// and the thresholds of a round depend only on earlier noisy counts
+// (adaptive composition). One row moves each count by at most 1 whatever
+// its value, so a vector of s slots has L1 sensitivity s (Laplace) and L2
+// sensitivity √s (Gaussian), which each party computes itself: a quantile
+// needs no bounds from the owner, and the spec cannot state a sensitivity.
+// The pooled counts each round commits are the noisy ones, rounded to
+// whole numbers (post-processing), and nothing else of the pooled column
+// is decrypted. The answer is the decimal with the fewest digits in the
+// final cell, for the column clamped to [a, b] (a value outside the range
+// counts as its nearer end); the result reports the noisy row count and
+// the noise. Every draw spends on each of the party's datasets' column
+// (job.Guard.Spend, re-runs included; admission weighs the job's declared ε
+// and δ against what other jobs spent), and the values are no exact
+// releases: there is no release step and no bracket check, and the
+// differencing rules step aside as for any noised aggregate of sufficient
+// sensitivity. Accuracy on Adult's ages is in docs/quantile.md.
+//
+// The exponential mechanism (McSherry and Talwar; Dwork, "An Ad Omnia
+// Approach to Defining and Achieving Private Data Analysis", the
+// exponential mechanism) would choose the answer with probability
+// decreasing in |count(≤ y) − q·N|, which needs those utilities in the
+// clear wherever the choice is drawn. Secure aggregation decrypts only
+// sums; drawing from the exponential mechanism over pooled counts without
+// a curator needs a comparison or exponentiation under encryption (secure
+// function evaluation, as Dwork's text says of distributed simulation),
+// which secureagg does not offer. Noisy bisection uses only noisy sums.
+//
 // # Leakage profile
 //
 // A party sends only what secureagg sends (ciphertexts of its count vector

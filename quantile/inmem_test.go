@@ -110,7 +110,7 @@ func (evilCoordinator) Coordinate(ctx context.Context, c job.Coordinator) (job.R
 	}
 	s := newSearch(p.Quantiles, p.Precision, p.Range)
 	a := args{Total: true, Thresholds: s.thresholds()}
-	decideAll := func(o *job.Outcome[output]) (decision, error) { return decide(o, a.slots()) }
+	decideAll := func(o *job.Outcome[output]) (decision, error) { return decide(o, a.slots(), p) }
 	if _, err := count.Run(ctx, c, job.Call[args]{Round: 0, Args: a}, decideAll); err != nil {
 		return nil, err
 	}
@@ -218,7 +218,7 @@ func (shrinking) Coordinate(ctx context.Context, c job.Coordinator) (job.Result,
 	for round, ps := range [][]string{parties, parties[1:]} {
 		a := args{Total: !s.counted, Thresholds: s.thresholds()}
 		done, err := count.Run(ctx, c, job.Call[args]{Round: round, Parties: ps, Args: a},
-			func(o *job.Outcome[output]) (decision, error) { return decide(o, a.slots()) })
+			func(o *job.Outcome[output]) (decision, error) { return decide(o, a.slots(), p) })
 		if err != nil {
 			return nil, err
 		}

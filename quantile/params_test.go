@@ -107,7 +107,7 @@ func FuzzDecode(f *testing.F) {
 		var o output
 		if protocol.Unmarshal(b, &o) == nil {
 			step := job.Step{Phase: count.Phase, Parties: []string{"a", "b"}, Coordinator: "b"}
-			_, _ = decide(&job.Outcome[output]{Step: step, Results: map[string]output{"a": o, "b": o}}, 1)
+			_, _ = decide(&job.Outcome[output]{Step: step, Results: map[string]output{"a": o, "b": o}}, 1, &Params{})
 		}
 	})
 }

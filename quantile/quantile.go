@@ -56,8 +56,13 @@ type Params struct {
 	// Backend is the counting rounds' cryptosystem: auto (default),
 	// paillier or lattice (secureagg.ParseBackend).
 	Backend string `yaml:"backend"`
+	// Noise makes the quantiles differentially private (the package doc's
+	// Differential privacy): it needs Range and a precision > 0, which fix
+	// the rounds before any count is seen.
+	Noise *secureagg.NoiseSpec `yaml:"noise"`
 
 	backend secureagg.Backend
+	rounds  int // of a noised search
 }
 
 func parseParams(spec *job.Spec) (*Params, error) {
@@ -102,7 +107,75 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	if p.backend, err = secureagg.ParseBackend(p.Backend); err != nil {
 		return nil, spec.Errorf("params.backend", "%v", err)
 	}
+	if p.Noise != nil {
+		if err := p.parseNoise(spec); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// parseNoise checks a noised search's params and fixes its rounds.
+func (p *Params) parseNoise(spec *job.Spec) error {
+	n := p.Noise
+	if err := n.Check(spec); err != nil {
+		return err
+	}
+	if n.Sensitivity != 0 {
+		return spec.Errorf("params.noise.sensitivity", "is fixed by the job: one row moves each count by at most 1, whatever its value")
+	}
+	if p.Range == nil {
+		return spec.Errorf("params.range", "a noised quantile needs a public range [a, b]: "+
+			"the rounds, and each round's share of epsilon, are fixed by it and the precision")
+	}
+	if p.Precision == 0 {
+		return spec.Errorf("params.precision", "must be > 0 for a noised quantile: the exact value has no fixed number of rounds")
+	}
+	var err error
+	if p.rounds, err = noisyRounds(p.Range[0], p.Range[1], p.Precision); err != nil {
+		return spec.Errorf("params.precision", "is too fine for params.range: %v", err)
+	}
+	if secureagg.Mechanism(n.Mechanism) == secureagg.Gaussian && n.Epsilon/float64(p.rounds) >= 1 {
+		return spec.Errorf("params.noise.epsilon", "over %d rounds gives each round %v, and gaussian noise needs less than 1 per round",
+			p.rounds, n.Epsilon/float64(p.rounds))
+	}
+	return nil
+}
+
+// searcher is the coordinator's bisection, exact (search.go) or noised
+// (noisy.go): both are replayed from the committed rounds alone.
+type searcher interface {
+	needsTotal() bool
+	thresholds() []float64
+	apply(total *int64, thresholds []float64, counts []int64) error
+	finished() bool
+	results() []Quantile
+}
+
+// newSearcher starts the search the params ask for.
+func (p *Params) newSearcher() searcher {
+	if p.Noise != nil {
+		return newNoisySearch(p.Quantiles, p.Range[0], p.Range[1], p.rounds)
+	}
+	return newSearch(p.Quantiles, p.Precision, p.Range)
+}
+
+// roundNoise is the noise of a round of slots counts under a key of
+// threshold t, or nil for the exact search.
+func (p *Params) roundNoise(t, slots int) *secureagg.Noise {
+	if p.Noise == nil {
+		return nil
+	}
+	return roundNoise(p.Noise.Noise(t), p.rounds, slots)
+}
+
+// pooledCounts reads a round's decrypted sum: exact counts, or noisy
+// counts rounded.
+func (p *Params) pooledCounts(sum []float64) ([]int64, error) {
+	if p.Noise != nil {
+		return toNoisyCounts(sum)
+	}
+	return toCounts(sum)
 }
 
 // Validate checks the params.
@@ -161,8 +234,8 @@ var count = job.Round[args, output, decision]{Phase: "count"}
 // refused). check, when not nil, vets each committed round's counts before
 // they are replayed (a party's session: vouch.go), and its error is
 // returned as it is. It returns the search and the next round's args.
-func bisection(p *Params, hist []*job.Record, check func(*job.Record, *decision) error) (*search, args, error) {
-	s := newSearch(p.Quantiles, p.Precision, p.Range)
+func bisection(p *Params, hist []*job.Record, check func(*job.Record, *decision) error) (searcher, args, error) {
+	s := p.newSearcher()
 	for _, rec := range count.History(hist) {
 		a, err := count.Args(rec.Step)
 		if err != nil {
@@ -191,7 +264,7 @@ func bisection(p *Params, hist []*job.Record, check func(*job.Record, *decision)
 			return nil, args{}, fmt.Errorf("round %d: %w", rec.Step.Round, err)
 		}
 	}
-	return s, args{Total: !s.counted, Thresholds: s.thresholds()}, nil
+	return s, args{Total: s.needsTotal(), Thresholds: s.thresholds()}, nil
 }
 
 // Coordinate runs the bisection, one counting round at a time until every
@@ -203,13 +276,13 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		return nil, err
 	}
 	parties := c.Spec().PartyNames()
-	s := newSearch(p.Quantiles, p.Precision, p.Range)
+	s := p.newSearcher()
 	failures, retried, counted := 0, 0, 0
 	for round := 0; !s.finished(); round++ {
-		a := args{Total: !s.counted, Thresholds: s.thresholds()}
+		a := args{Total: s.needsTotal(), Thresholds: s.thresholds()}
 		call := job.Call[args]{Round: round, Parties: parties, Args: a, TimeoutMS: p.TimeoutMS}
 		done, err := count.Run(ctx, c, call, func(o *job.Outcome[output]) (decision, error) {
-			return decide(o, a.slots())
+			return decide(o, a.slots(), p)
 		})
 		if err != nil {
 			return nil, err
@@ -244,12 +317,19 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 			return nil, fmt.Errorf("quantile: round %d: %w", round, err)
 		}
 	}
-	again, err := publish(ctx, c, p, parties, s)
-	if err != nil {
-		return nil, err
+	out := job.Result{"quantiles": s.results(), "rounds": counted, "precision": p.Precision}
+	switch s := s.(type) {
+	case *search:
+		again, err := publish(ctx, c, p, parties, s)
+		if err != nil {
+			return nil, err
+		}
+		retried += again
+		out["rows"] = s.n
+	case *noisySearch:
+		out["noisy_rows"] = s.n
+		out["noise"] = p.noiseReport()
 	}
-	retried += again
-	out := job.Result{"quantiles": s.results(), "rows": s.n, "rounds": counted, "precision": p.Precision}
 	if retried > 0 {
 		out["retried_rounds"] = retried
 	}
@@ -281,7 +361,7 @@ func describe(m map[string]string) string {
 // decide reads a round's outputs on the coordinator: the root's pooled
 // counts, or the parties to wait for before re-running the round; a party
 // that cannot take part at all fails the job.
-func decide(o *job.Outcome[output], slots int) (decision, error) {
+func decide(o *job.Outcome[output], slots int, p *Params) (decision, error) {
 	var unusable []string
 	outcomes := map[string]*secureagg.Outcome{}
 	for _, name := range slices.Sorted(maps.Keys(o.Results)) {
@@ -307,7 +387,7 @@ func decide(o *job.Outcome[output], slots int) (decision, error) {
 	// party that reports the digest of the counts it received must have
 	// received the root's.
 	if res := v.Result; res != nil && len(res.Sum) == slots {
-		counts, err := toCounts(res.Sum)
+		counts, err := p.pooledCounts(res.Sum)
 		if err != nil {
 			return decision{}, fmt.Errorf("quantile: %w", err)
 		}

@@ -117,10 +117,15 @@ func decideRelease(o *job.Outcome[released]) (releaseDecision, error) {
 // allowed them answers from its job scratch.
 func (s *session) release(step job.Step) ([]byte, error) {
 	return releaseRound.Serve(step, func(a releaseArgs) (released, error) {
-		srch, err := s.replay(step)
+		if s.params.Noise != nil {
+			return released{}, fmt.Errorf("party %s refuses release round %d: coordinator %s asks to release a noised quantile's values, "+
+				"which have no release step", s.p.Self(), step.Round, step.Coordinator)
+		}
+		replayed, err := s.replay(step)
 		if err != nil {
 			return released{}, err
 		}
+		srch := replayed.(*search)
 		if !srch.finished() || !slices.Equal(values(srch.results()), a.Values) {
 			return released{}, fmt.Errorf("party %s refuses release round %d: coordinator %s asks to release values the log does not determine",
 				s.p.Self(), step.Round, step.Coordinator)

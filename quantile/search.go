@@ -219,6 +219,9 @@ func (s *search) apply(total *int64, thresholds []float64, counts []int64) error
 	return nil
 }
 
+// needsTotal reports whether the next round must count the pooled rows.
+func (s *search) needsTotal() bool { return !s.counted }
+
 // finished reports whether every quantile is within precision.
 func (s *search) finished() bool {
 	if !s.counted {

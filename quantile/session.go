@@ -99,7 +99,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 // replay checks that step runs over every party of the spec, then replays
 // the search over the committed rounds, vetting each round's counts
 // against those this party received (vouch).
-func (s *session) replay(step job.Step) (*search, error) {
+func (s *session) replay(step job.Step) (searcher, error) {
 	if !slices.Equal(slices.Sorted(slices.Values(step.Parties)), slices.Sorted(slices.Values(s.p.Spec().PartyNames()))) {
 		return nil, fmt.Errorf("party %s refuses %s round %d: coordinator %s runs it over other parties than the spec's "+
 			"(counts at the same thresholds without a party would give away its own)", s.p.Self(), step.Phase, step.Round, step.Coordinator)
@@ -127,27 +127,28 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return output{}, err
 		}
-		want := args{Total: !srch.counted, Thresholds: srch.thresholds()}
+		want := args{Total: srch.needsTotal(), Thresholds: srch.thresholds()}
 		if srch.finished() || want.Total != a.Total || !slices.Equal(want.Thresholds, a.Thresholds) {
 			return output{}, fmt.Errorf("party %s refuses round %d: coordinator %s asks counts at %d thresholds the log does not determine",
 				s.p.Self(), step.Round, step.Coordinator, len(a.Thresholds))
 		}
-		if err := s.checkBrackets(step, srch); err != nil {
-			return output{}, err
+		if exact, ok := srch.(*search); ok {
+			if err := s.checkBrackets(step, exact); err != nil {
+				return output{}, err
+			}
 		}
-		cfg, _, err := secureagg.Configure(s.p.Secrets(), s.p.Self(), step,
-			secureagg.Setup{Backend: s.params.backend, Length: a.slots(), FracBits: 0, ValueBits: countBits})
+		setup := secureagg.Setup{Backend: s.params.backend, Length: a.slots(), FracBits: 0, ValueBits: countBits}
+		if s.params.Noise != nil {
+			// Noise shares are fixed point: whole-number shares would round
+			// each party's draw, and their sum would not be the mechanism's.
+			setup.FracBits = noiseFracBits
+			setup.Noise = func(t int) *secureagg.Noise { return s.params.roundNoise(t, a.slots()) }
+		}
+		cfg, _, err := secureagg.Configure(s.p.Secrets(), s.p.Self(), step, setup)
 		if err != nil {
 			return output{}, err
 		}
-		c := secureagg.Contribution{Unusable: s.loadErr}
-		if s.loadErr == nil {
-			c.Vector = counts(s.values, &a)
-			for _, t := range s.tables {
-				c.Inputs = append(c.Inputs, job.Aggregate{Table: t.Table, Column: s.params.Column, Rows: t.Rows})
-			}
-		}
-		res, o, err := secureagg.Contribute(ctx, s.p, step, cfg, c)
+		res, o, err := secureagg.Contribute(ctx, s.p, step, cfg, s.contribution(&a, cfg.Noise))
 		if w := (*secureagg.Withdrawn)(nil); errors.As(err, &w) {
 			// A party that cannot count, or whose policy refuses, stays
 			// out of every later round and says why.
@@ -159,7 +160,7 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 		}
 		out := output{Outcome: o}
 		if res != nil && len(res.Sum) == a.slots() {
-			pooled, err := toCounts(res.Sum)
+			pooled, err := s.params.pooledCounts(res.Sum)
 			if err != nil {
 				return output{}, fmt.Errorf("party %s: round %d: %w", s.p.Self(), step.Round, err)
 			}
@@ -170,6 +171,30 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 		}
 		return out, nil
 	})
+}
+
+// contribution is the party's input to a round: its count vector, and
+// what of its data the vector counts (each table, with the noise's draw on
+// it), for the policy's guard. A party that could not read its column
+// withdraws.
+func (s *session) contribution(a *args, noise *secureagg.Noise) secureagg.Contribution {
+	c := secureagg.Contribution{Unusable: s.loadErr}
+	if s.loadErr != nil {
+		return c
+	}
+	c.Vector = counts(s.values, a)
+	for _, t := range s.tables {
+		in := job.Aggregate{Table: t.Table, Column: s.params.Column, Rows: t.Rows}
+		if noise != nil {
+			// One row moves each count by at most 1: this party knows the
+			// sensitivity without the owner's bounds or the spec's word.
+			in.Noised, in.Sensitivity = true, noise.Sensitivity
+			in.PerRow = countSensitivity(noise.Mechanism, a.slots())
+			c.Spends = append(c.Spends, job.Spend{Table: t.Table, Column: s.params.Column, Epsilon: noise.Epsilon, Delta: noise.Delta})
+		}
+		c.Inputs = append(c.Inputs, in)
+	}
+	return c
 }
 
 // Close drops the column.

@@ -100,16 +100,16 @@ func TestDecideVouchers(t *testing.T) {
 		}
 		return o
 	}
-	d, err := decide(outcome(map[string][]byte{"a": good, "b": good, "c": good}), 2)
+	d, err := decide(outcome(map[string][]byte{"a": good, "b": good, "c": good}), 2, &Params{})
 	if err != nil || !slices.Equal(d.Counts, counts) || !slices.Equal(d.Vouched, parties) {
 		t.Errorf("all agree: %+v, %v", d, err)
 	}
-	d, err = decide(outcome(map[string][]byte{"a": good, "c": good}), 2)
+	d, err = decide(outcome(map[string][]byte{"a": good, "c": good}), 2, &Params{})
 	if err != nil || !slices.Equal(d.Vouched, []string{"a", "c"}) {
 		t.Errorf("b received none: %+v, %v", d, err)
 	}
 	other := countsDigest(step, []int64{3, 8})
-	if _, err := decide(outcome(map[string][]byte{"a": good, "b": other, "c": good}), 2); err == nil ||
+	if _, err := decide(outcome(map[string][]byte{"a": good, "b": other, "c": good}), 2, &Params{}); err == nil ||
 		!strings.Contains(err.Error(), "b received other pooled counts than the root a reported") {
 		t.Errorf("b received other counts: %v", err)
 	}
