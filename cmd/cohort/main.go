@@ -19,17 +19,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cohortdm/cohort/anonymize/onetable"
-	"github.com/cohortdm/cohort/bicluster"
-	"github.com/cohortdm/cohort/coherence/publish"
-	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/keygen"
-	"github.com/cohortdm/cohort/pgen"
-	"github.com/cohortdm/cohort/probe"
-	"github.com/cohortdm/cohort/quantile"
-	"github.com/cohortdm/cohort/sjc"
-	"github.com/cohortdm/cohort/sum"
+	kindreg "github.com/cohortdm/cohort/kinds"
 )
 
 // app holds the global flags; it is created per invocation, never global.
@@ -134,11 +125,7 @@ func (a *app) configFlag(cmd *cobra.Command, persistent bool, p *string, what st
 }
 
 // kinds is every job kind this binary runs.
-func kinds() job.Registry {
-	return job.Registry{"sum": sum.Kind{}, "quantile": quantile.Kind{}, "bicluster": bicluster.Kind{},
-		"sjc": sjc.Kind{}, "sjc-predict": sjc.PredictKind{}, "integrate": integrate.Kind{}, "anonymize": onetable.Kind{},
-		"keygen": keygen.Kind{}, "pgen": pgen.Kind{}, "coherence": publish.Kind{}, "probe": probe.Kind{}}
-}
+func kinds() job.Registry { return kindreg.All() }
 
 func (a *app) logger() *slog.Logger {
 	var lvl slog.Level

@@ -1,0 +1,49 @@
+// Package kinds is the one registry of job kinds: the name a spec's kind:
+// field gives, and the package that implements it. A node runs these and
+// no others; a new kind is added here and to the default policy's kinds.
+//
+//	kind         package              what it computes
+//	sum          sum                  a secure sum of a column (optionally noised)
+//	quantile     quantile             quantiles of a pooled column by bisection
+//	bicluster    bicluster            Phoenix: biclusters over rows split by party
+//	sjc          sjc                  a decision tree over tables joined across parties
+//	sjc-predict  sjc                  that tree's predictions, each party's split kept home
+//	integrate    integrate            a k-anonymous integration of columns split by party
+//	anonymize    anonymize/onetable   one party's table anonymised under a spec's model
+//	keygen       keygen               the consortium's threshold keys, dealt without a dealer
+//	pgen         pgen                 anonymity-pruned trees and pooled pseudo-data
+//	coherence    coherence/publish    transactions published with coherence
+//	probe        probe                a secure aggregation of public vectors (health check)
+package kinds
+
+import (
+	"github.com/cohortdm/cohort/anonymize/onetable"
+	"github.com/cohortdm/cohort/bicluster"
+	"github.com/cohortdm/cohort/coherence/publish"
+	"github.com/cohortdm/cohort/integrate"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/keygen"
+	"github.com/cohortdm/cohort/pgen"
+	"github.com/cohortdm/cohort/probe"
+	"github.com/cohortdm/cohort/quantile"
+	"github.com/cohortdm/cohort/sjc"
+	"github.com/cohortdm/cohort/sum"
+)
+
+// All returns every kind a node runs, by its spec name (a new map each
+// call: callers may narrow it).
+func All() job.Registry {
+	return job.Registry{
+		"sum":         sum.Kind{},
+		"quantile":    quantile.Kind{},
+		"bicluster":   bicluster.Kind{},
+		"sjc":         sjc.Kind{},
+		"sjc-predict": sjc.PredictKind{},
+		"integrate":   integrate.Kind{},
+		"anonymize":   onetable.Kind{},
+		"keygen":      keygen.Kind{},
+		"pgen":        pgen.Kind{},
+		"coherence":   publish.Kind{},
+		"probe":       probe.Kind{},
+	}
+}
