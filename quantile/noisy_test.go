@@ -4,13 +4,17 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/sim"
 )
 
 func TestNoisyRounds(t *testing.T) {
@@ -176,5 +180,31 @@ func TestNoisedOverRealNodes(t *testing.T) {
 	show, err := c.Node("org02").Policy().Show()
 	if err != nil || show.Spent["org02.csv.v"].Epsilon != spent["org02"] {
 		t.Errorf("after the refusal org02 spent %+v, %v; want %v still", show.Spent, err, spent["org02"])
+	}
+}
+
+// The bundled noised example runs under the default policy (its ε is the
+// column's whole default budget) and answers within the range.
+func TestNoisedExampleUnderDefaultPolicy(t *testing.T) {
+	spec := filepath.Join("..", "examples", "quantile", "noised.yaml")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	out := t.TempDir()
+	if _, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: job.Registry{"quantile": Kind{}}, Out: out,
+		Setup: sim.ThresholdKeys(keyBits), Timing: fastTiming, Policy: policy.Default()}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := decodeResult(t, raw)
+	if got.Rounds != 6 || len(got.Quantiles) != 2 {
+		t.Fatalf("result %s: want two quantiles after 6 rounds", raw)
+	}
+	for _, q := range got.Quantiles {
+		if q.Value < 0 || q.Value > 60 {
+			t.Errorf("q %v: %v outside the range", q.Q, q.Value)
+		}
 	}
 }
