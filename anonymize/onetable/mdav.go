@@ -63,7 +63,10 @@ func (s *session) stepMDAV(ctx context.Context) (output, error) {
 	if err != nil {
 		return output{}, err
 	}
-	out, sse, sst := anonymize.Microaggregate(x, groups)
+	out, sse, sst, err := anonymize.Microaggregate(x, groups)
+	if err != nil {
+		return output{}, err
+	}
 	o.Seconds = time.Since(start).Seconds()
 	o.SSE, o.SST = sse, sst
 	for _, j := range keys {
