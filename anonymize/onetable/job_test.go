@@ -5,9 +5,11 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -484,6 +486,64 @@ func TestMDAVTiedRecords(t *testing.T) {
 		}
 		if m := naiveMin(rep.Result["published"].(anonymize.Published), []string{"age", "hours", "income"}); m < 3 {
 			t.Errorf("%q: class of %d", params, m)
+		}
+	}
+}
+
+// Issue 32, item 3: MDAV's information loss is SSE/SST on standardised
+// attributes (Sun Eq. 5.1 on z-scores), the raw-unit figure second. Both
+// are recomputed here from the publication alone: SSE/SST = 1 − SSB/SST,
+// SSB from the published centroids and their counts. A column in the
+// hundreds of thousands (as Adult's fnlwgt) makes the two figures differ.
+func TestMDAVLossStandardised(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("id,age,hours,fnlwgt\n")
+	var x [][]float64
+	for i := range 120 {
+		row := []float64{float64(20 + i%47), float64(10 + (i*7)%50), float64(100000 + (i*7919)%300000)}
+		x = append(x, row)
+		fmt.Fprintf(&b, "p%d,%g,%g,%g\n", i, row[0], row[1], row[2])
+	}
+	mean, sd := make([]float64, 3), make([]float64, 3)
+	for _, r := range x {
+		for j := range r {
+			mean[j] += r[j] / float64(len(x))
+		}
+	}
+	for _, r := range x {
+		for j := range r {
+			sd[j] += (r[j] - mean[j]) * (r[j] - mean[j]) / float64(len(x))
+		}
+	}
+	sstRaw := 0.0
+	for j := range sd {
+		sstRaw += sd[j] * float64(len(x))
+		sd[j] = math.Sqrt(sd[j])
+	}
+	for _, params := range []string{"  mdav: standard\n", "  approximate: true\n"} {
+		rep, err := run(t, mdavSpec(t, b.String(), 5, params))
+		if err != nil {
+			t.Fatalf("%q: %v", params, err)
+		}
+		p := rep.Result["published"].(anonymize.Published)
+		ssbStd, ssbRaw := 0.0, 0.0
+		for _, r := range p.Rows {
+			for j, q := range []string{"age", "hours", "fnlwgt"} {
+				c, err := strconv.ParseFloat(r.Values[slices.Index(p.Columns, q)], 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ssbRaw += float64(r.Count) * (c - mean[j]) * (c - mean[j])
+				ssbStd += float64(r.Count) * (c - mean[j]) * (c - mean[j]) / (sd[j] * sd[j])
+			}
+		}
+		wantStd, wantRaw := 1-ssbStd/float64(3*len(x)), 1-ssbRaw/sstRaw
+		std, raw := rep.Result["information_loss"].(float64), rep.Result["information_loss_raw"]
+		if math.Abs(std-wantStd) > 1e-4 || raw == nil || math.Abs(raw.(float64)-wantRaw) > 1e-4 {
+			t.Errorf("%q: information_loss %v, raw %v; from the publication %.6f and %.6f", params, std, raw, wantStd, wantRaw)
+		}
+		if math.Abs(wantStd-wantRaw) < 10*1e-4 {
+			t.Errorf("%q: standardised %.4f and raw %.4f too close to tell apart", params, wantStd, wantRaw)
 		}
 	}
 }

@@ -15,7 +15,8 @@ import (
 // numeric) grouped by MDAV on standardised values (on the dependency
 // tree's key attributes with approximate), every record's quasi-identifiers
 // replaced by its group's centroid (in the original units, six significant
-// digits), the groups at least the largest k.
+// digits), the groups at least the largest k. SSE and SST are on the
+// standardised values, SSERaw and SSTRaw in the original units.
 func (s *session) stepMDAV(ctx context.Context) (output, error) {
 	t, raw, kmax, err := s.rawColumns(ctx)
 	if err != nil {
@@ -63,12 +64,17 @@ func (s *session) stepMDAV(ctx context.Context) (output, error) {
 	if err != nil {
 		return output{}, err
 	}
-	out, sse, sst, err := anonymize.Microaggregate(x, groups)
+	// The loss is on z-scores (Sun's scale; in raw units a column like
+	// Adult's fnlwgt outweighs all others), raw units second.
+	if _, o.SSE, o.SST, err = anonymize.Microaggregate(z, groups); err != nil {
+		return output{}, err
+	}
+	out, sseRaw, sstRaw, err := anonymize.Microaggregate(x, groups)
 	if err != nil {
 		return output{}, err
 	}
 	o.Seconds = time.Since(start).Seconds()
-	o.SSE, o.SST = sse, sst
+	o.SSERaw, o.SSTRaw = sseRaw, sstRaw
 	for _, j := range keys {
 		o.Keys = append(o.Keys, s.qid[j])
 	}
