@@ -78,11 +78,6 @@ func (s *session) stepMDAV(ctx context.Context) (output, error) {
 	for _, j := range keys {
 		o.Keys = append(o.Keys, s.qid[j])
 	}
-	sizes := make([]int, len(groups))
-	for i, g := range groups {
-		sizes[i] = len(g)
-	}
-	o.Classes, o.DM, o.CAvg = len(groups), anonymize.Discernibility(sizes), anonymize.AvgClassSize(sizes, kmax)
 	pub := &table.Table{Name: "mdav"}
 	for j, q := range s.qid {
 		col := &table.Column{Name: q, Kind: table.Categorical, Str: make([]string, len(out))}
@@ -92,6 +87,13 @@ func (s *session) stepMDAV(ctx context.Context) (output, error) {
 		pub.Columns = append(pub.Columns, col)
 	}
 	o.Table = anonymize.Compact(pub)
+	// Groups of tied records publish the same centroid: a reader sees
+	// one class where MDAV made several.
+	sizes, err := o.Table.ClassSizes(s.qid)
+	if err != nil {
+		return output{}, err
+	}
+	o.Classes, o.DM, o.CAvg = len(sizes), anonymize.Discernibility(sizes), anonymize.AvgClassSize(sizes, kmax)
 	return o, nil
 }
 

@@ -76,8 +76,14 @@ func TestMDAVTiedRecords(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", params, err)
 		}
-		if m := naiveMin(rep.Result["published"].(anonymize.Published), []string{"age", "hours", "income"}); m < 3 {
+		p := rep.Result["published"].(anonymize.Published)
+		if m := naiveMin(p, []string{"age", "hours", "income"}); m < 3 {
 			t.Errorf("%q: class of %d", params, m)
+		}
+		// groups of identical records publish identical centroids: the
+		// classes are the published table's distinct rows (item 4)
+		if c := rep.Result["classes"].(int); c != len(p.Rows) {
+			t.Errorf("%q: %d classes reported, %d published", params, c, len(p.Rows))
 		}
 	}
 }
