@@ -48,6 +48,13 @@ func TestLocalRecodingNotWorseThanStricter(t *testing.T) {
 	if err := checkGroups(localRows(res), ds.N, k); err != nil {
 		t.Fatal(err)
 	}
+	for a, at := range ds.Attrs { // every published node covers its record's value
+		for r, leaf := range at.Leaf {
+			if n := int(res.Gen.Node[a][r]); at.Tax.LCA(int(leaf), n) != n {
+				t.Fatalf("record %d: %s %q published as %q", r, at.Name, at.Tax.Nodes[leaf].Label, at.Tax.Nodes[n].Label)
+			}
+		}
+	}
 	kOnly := ds.NCP(res.Gen)
 	for name, m := range map[string]SensitiveModel{
 		"p = 3":           {L: 3},
