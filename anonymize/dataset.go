@@ -317,7 +317,15 @@ func Summarise(ds *Dataset, g *Generalisation, reqs []Requirement) (Summary, err
 		s.MinGroup = min(s.MinGroup, m)
 		kmax = max(kmax, r.K)
 	}
-	sizes := ds.GroupSizes(g)
+	names := make([]string, len(ds.Attrs))
+	for a, at := range ds.Attrs {
+		names[a] = at.Name
+	}
+	cp := Compact(pub)
+	sizes, err := cp.ClassSizes(names) // the published labels' classes
+	if err != nil {
+		return Summary{}, err
+	}
 	s.Classes = len(sizes)
 	s.Discernibility = Discernibility(sizes)
 	s.AvgClassSize = AvgClassSize(sizes, kmax)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/cohortdm/cohort/table"
 )
 
 // The figures of docs/anonymize.md for issue 23 (COHORT_ADULT=1): all
@@ -45,6 +47,7 @@ func TestAdultFigures(t *testing.T) {
 		for _, alg := range []string{"optimal", "mondrian", "local", "datafly"} {
 			start := time.Now()
 			var g *Generalisation
+			var pub *table.Table // Mondrian's, with its ranges
 			ncp := 0.0
 			var sizes []int
 			switch alg {
@@ -59,7 +62,7 @@ func TestAdultFigures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				g, ncp = res.Generalisation(ds), res.NCP
+				g, ncp, pub = res.Generalisation(ds), res.NCP, res.Publish(ds)
 			case "local":
 				res, err := LocalRecoding(ds, k, nil)
 				if err != nil {
@@ -87,8 +90,12 @@ func TestAdultFigures(t *testing.T) {
 			}
 			el := time.Since(start)
 			dist := -1.0
-			if g != nil {
-				sizes = ds.GroupSizes(g)
+			if g != nil { // classes on the published table
+				if pub == nil {
+					pub = ds.Publish(g)
+				}
+				cp := Compact(pub)
+				sizes, _ = cp.ClassSizes(sunQID)
 				dist = ds.DistortionRatio(g)
 			}
 			if slices.Min(sizes) < k {
@@ -175,33 +182,43 @@ func similarityVulnerable(ds *Dataset, levels []int, health []string) bool {
 	return false
 }
 
-// MDAV and the thesis's approximate microaggregation on Adult's numeric
-// columns (age, fnlwgt, education-num, capital-gain, capital-loss,
-// hours-per-week), standardised: SSE/SST and time at k = 3, 5, 10.
-func TestAdultMDAV(t *testing.T) {
-	needAdultRun(t)
-	tab := loadUCIAdult(t, true)
+// adultNumeric is Adult's six numeric columns (age, fnlwgt, education-num,
+// capital-gain, capital-loss, hours-per-week) of the first n records (all
+// if n is 0 or more than there are), standardised, with their projection
+// on the dependency tree's key attributes (AMA's grouping space).
+func adultNumeric(tab *table.Table, n int) (z, proj [][]float64, keys []int) {
 	num := []string{"age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"}
-	x := make([][]float64, tab.NumRows())
+	if n <= 0 || n > tab.NumRows() {
+		n = tab.NumRows()
+	}
+	x := make([][]float64, n)
 	var raw [][]string
 	for j, q := range num {
 		c, _ := tab.Column(q)
-		raw = append(raw, c.Str)
-		for r, v := range c.Str {
+		raw = append(raw, c.Str[:n])
+		for r, v := range c.Str[:n] {
 			if j == 0 {
 				x[r] = make([]float64, len(num))
 			}
 			x[r][j], _ = strconv.ParseFloat(v, 64)
 		}
 	}
-	z := Standardise(x)
-	keys := KeyAttributes(DependencyTree(VIMatrix(raw)), len(num))
-	proj := make([][]float64, len(z))
+	z = Standardise(x)
+	keys = KeyAttributes(DependencyTree(VIMatrix(raw)), len(num))
+	proj = make([][]float64, len(z))
 	for r := range z {
 		for _, j := range keys {
 			proj[r] = append(proj[r], z[r][j])
 		}
 	}
+	return z, proj, keys
+}
+
+// MDAV and the thesis's approximate microaggregation on Adult's numeric
+// columns, standardised: SSE/SST and time at k = 3, 5, 10.
+func TestAdultMDAV(t *testing.T) {
+	needAdultRun(t)
+	z, proj, keys := adultNumeric(loadUCIAdult(t, true), 0)
 	t.Logf("key attributes %v", keys)
 	for _, k := range []int{3, 5, 10} {
 		for _, c := range []struct {
@@ -215,7 +232,10 @@ func TestAdultMDAV(t *testing.T) {
 				t.Fatal(err)
 			}
 			el := time.Since(start)
-			_, sse, sst := Microaggregate(z, groups)
+			_, sse, sst, err := Microaggregate(z, groups)
+			if err != nil {
+				t.Fatalf("k=%d %s: %v", k, c.name, err)
+			}
 			t.Logf("| %d | %s | %.4f | %d | %v |", k, c.name, sse/sst, len(groups), el.Round(time.Millisecond))
 		}
 	}

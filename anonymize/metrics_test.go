@@ -1,7 +1,9 @@
 package anonymize
 
 import (
+	"errors"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -74,5 +76,23 @@ func TestSummarise(t *testing.T) {
 	}
 	if _, err := Summarise(ds, res.Gen, []Requirement{{[]string{"zip"}, 2}}); err == nil {
 		t.Fatal("unknown QID accepted")
+	}
+}
+
+// ClassSizes counts the classes a reader of the publication sees: rows
+// sharing their values on the columns asked, whatever else they hold.
+func TestClassSizes(t *testing.T) {
+	p := CompactCounts([]string{"age", "sex", "disease"},
+		[][]string{{"[20-29]", "M", "flu"}, {"[20-29]", "M", "hiv"}, {"[20-25]", "M", "flu"}, {"[30-39]", "F", "flu"}},
+		[]int{2, 1, 4, 3})
+	got, err := p.ClassSizes([]string{"age", "sex"})
+	if err != nil || !slices.Equal(got, []int{4, 3, 3}) {
+		t.Errorf("ClassSizes(age, sex) = %v, %v; want [4 3 3]", got, err)
+	}
+	if got, _ := p.ClassSizes([]string{"sex"}); !slices.Equal(got, []int{7, 3}) {
+		t.Errorf("ClassSizes(sex) = %v, want [7 3]", got)
+	}
+	if _, err := p.ClassSizes([]string{"zip"}); !errors.Is(err, ErrRequirement) {
+		t.Errorf("an unpublished column: %v", err)
 	}
 }

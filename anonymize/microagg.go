@@ -171,11 +171,11 @@ func MDAV(x [][]float64, k int, variant MDAVVariant) ([][]int, error) {
 	for {
 		switch {
 		case variant == MDAVStandard && len(rest) >= 3*k, variant == MDAVThesis && len(rest) >= 2*k:
-			c := centroid(x, rest)
-			r := farthest(x, rest, c)
-			s := farthest(x, rest, x[r])
+			// s is chosen only once r's group is out: with ties the
+			// record farthest from r can be in r's own group.
+			r := farthest(x, rest, centroid(x, rest))
 			take(r)
-			take(s)
+			take(farthest(x, rest, x[r]))
 			continue
 		case variant == MDAVStandard && len(rest) >= 2*k:
 			take(farthest(x, rest, centroid(x, rest)))
@@ -283,8 +283,12 @@ func remove(rows, g []int) []int {
 // Microaggregate replaces every record's values (x, all quasi-identifiers)
 // by its group's centroid and returns the new values with SSE and SST
 // (Sun Eq. 5.1: within-group and total sums of squares; SSE/SST is the
-// information loss).
-func Microaggregate(x [][]float64, groups [][]int) (out [][]float64, sse, sst float64) {
+// information loss). The groups must partition the records: a record in
+// two groups would be published with one centroid and counted in both.
+func Microaggregate(x [][]float64, groups [][]int) (out [][]float64, sse, sst float64, err error) {
+	if err := checkPartition(groups, len(x)); err != nil {
+		return nil, 0, 0, err
+	}
 	out = make([][]float64, len(x))
 	all := make([]int, len(x))
 	for i := range all {
@@ -301,7 +305,31 @@ func Microaggregate(x [][]float64, groups [][]int) (out [][]float64, sse, sst fl
 	for _, row := range x {
 		sst += dist2(row, g0)
 	}
-	return out, sse, sst
+	return out, sse, sst, nil
+}
+
+// checkPartition says whether the groups are non-empty, disjoint and
+// cover the records 0..n−1.
+func checkPartition(groups [][]int, n int) error {
+	seen := make([]bool, n)
+	for i, g := range groups {
+		if len(g) == 0 {
+			return fmt.Errorf("%w: group %d is empty", ErrRequirement, i)
+		}
+		for _, r := range g {
+			switch {
+			case r < 0 || r >= n:
+				return fmt.Errorf("%w: group %d has record %d of %d", ErrRequirement, i, r, n)
+			case seen[r]:
+				return fmt.Errorf("%w: record %d is in two groups", ErrRequirement, r)
+			}
+			seen[r] = true
+		}
+	}
+	if i := slices.Index(seen, false); i >= 0 {
+		return fmt.Errorf("%w: record %d is in no group", ErrRequirement, i)
+	}
+	return nil
 }
 
 // Standardise returns the columns as z-scores (mean 0, standard deviation

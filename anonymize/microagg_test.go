@@ -1,6 +1,7 @@
 package anonymize
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -97,7 +98,10 @@ func TestMDAV(t *testing.T) {
 				if slices.Contains(seen, false) {
 					t.Fatalf("n=%d k=%d: a record in no group", n, k)
 				}
-				out, sse, sst := Microaggregate(x, groups)
+				out, sse, sst, err := Microaggregate(x, groups)
+				if err != nil {
+					t.Fatal(err)
+				}
 				var mean [3]float64
 				for _, row := range x {
 					for j := range mean {
@@ -116,5 +120,92 @@ func TestMDAV(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Issue 32, item 1: with ties, the second record of a pair (farthest from
+// the first) may already be in the first record's group. Ten identical
+// points at k = 3 gave [[0 1 2] [0 3 4] [5 … 9]]: record 0 twice.
+func TestMDAVTies(t *testing.T) {
+	x := make([][]float64, 10)
+	for i := range x {
+		x[i] = []float64{1, 2}
+	}
+	for _, v := range []MDAVVariant{MDAVStandard, MDAVThesis} {
+		groups, err := MDAV(x, 3, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkGroups(groups, len(x), 3); err != nil {
+			t.Errorf("variant %d: %v: %v", v, groups, err)
+		}
+	}
+}
+
+// MDAV and AMA's grouping on the first 5,000 Adult records (six numeric
+// columns, many ties) at k = 3, 5, 10: disjoint groups of at least k that
+// cover every record.
+func TestMDAVAdultPartition(t *testing.T) {
+	tab := loadUCIAdult(t, false)
+	z, proj, _ := adultNumeric(tab, 5000)
+	for _, k := range []int{3, 5, 10} {
+		for _, c := range []struct {
+			name string
+			x    [][]float64
+			v    MDAVVariant
+		}{{"MDAV", z, MDAVStandard}, {"MDAV (thesis)", z, MDAVThesis}, {"AMA", proj, MDAVStandard}, {"AMA (thesis)", proj, MDAVThesis}} {
+			groups, err := MDAV(c.x, k, c.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := checkGroups(groups, len(z), k); err != nil {
+				t.Errorf("k=%d %s: %v", k, c.name, err)
+			}
+		}
+	}
+}
+
+// checkGroups is an independent check of a grouping: every record of n in
+// exactly one group, every group at least k.
+func checkGroups(groups [][]int, n, k int) error {
+	seen := make([]int, n)
+	for _, g := range groups {
+		if len(g) < k {
+			return fmt.Errorf("a group of %d < k = %d", len(g), k)
+		}
+		for _, r := range g {
+			if r < 0 || r >= n {
+				return fmt.Errorf("record %d out of range", r)
+			}
+			seen[r]++
+		}
+	}
+	for r, c := range seen {
+		if c != 1 {
+			return fmt.Errorf("record %d in %d groups", r, c)
+		}
+	}
+	return nil
+}
+
+// Microaggregate refuses groups that are not a partition of the records
+// (the old MDAV's output on ten identical points among them).
+func TestMicroaggregatePartition(t *testing.T) {
+	x := make([][]float64, 10)
+	for i := range x {
+		x[i] = []float64{float64(i % 2)}
+	}
+	for _, groups := range [][][]int{
+		{{0, 1, 2}, {0, 3, 4}, {5, 6, 7, 8, 9}},
+		{{0, 1, 2}, {3, 4, 5, 6, 7, 8}},
+		{{0, 1, 2, 3, 4}, {5, 6, 7, 8, 9, 10}},
+		{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {}},
+	} {
+		if _, _, _, err := Microaggregate(x, groups); !errors.Is(err, ErrRequirement) {
+			t.Errorf("%v: err = %v", groups, err)
+		}
+	}
+	if _, _, _, err := Microaggregate(x, [][]int{{0, 1, 2, 3, 4}, {5, 6, 7, 8, 9}}); err != nil {
+		t.Error(err)
 	}
 }

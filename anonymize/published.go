@@ -173,6 +173,30 @@ func (p *Published) MinGroups(reqs []Requirement) ([]int, error) {
 	return out, nil
 }
 
+// ClassSizes is the sizes of the publication's equivalence classes on the
+// columns cols (records sharing their published values), in decreasing
+// order: the classes a reader of the table sees, which the utility metrics
+// (DM, C_AVG, the class count) are about.
+func (p *Published) ClassSizes(cols []string) ([]int, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	idx, err := p.columnsOf(cols)
+	if err != nil {
+		return nil, err
+	}
+	var sizes []int
+	for _, rows := range p.classesOn(idx) {
+		c := 0
+		for _, ri := range rows {
+			c += p.Rows[ri].Count
+		}
+		sizes = append(sizes, c)
+	}
+	slices.SortFunc(sizes, func(a, b int) int { return b - a })
+	return sizes, nil
+}
+
 // CheckDistinctL checks distinct l-diversity of the publication's column
 // sensitive in every class of every requirement's QID.
 func (p *Published) CheckDistinctL(reqs []Requirement, sensitive string, l int) error {

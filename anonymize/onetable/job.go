@@ -102,10 +102,13 @@ type output struct {
 	CAvg       float64 `msgpack:"cavg"`
 	Distortion float64 `msgpack:"distortion"`
 
-	// mdav: SSE, SST and the key attributes grouped on
-	SSE  float64  `msgpack:"sse"`
-	SST  float64  `msgpack:"sst"`
-	Keys []string `msgpack:"keys"`
+	// mdav: SSE and SST on standardised attributes, then in raw units,
+	// and the key attributes grouped on
+	SSE    float64  `msgpack:"sse"`
+	SST    float64  `msgpack:"sst"`
+	SSERaw float64  `msgpack:"sse_raw"`
+	SSTRaw float64  `msgpack:"sst_raw"`
+	Keys   []string `msgpack:"keys"`
 	// datafly, ogf: the column order, the cells kept (not "*") and OGF's search
 	Order []string `msgpack:"order"`
 	// purpose: the priorities per QID, the degree asked for and reached,
@@ -218,8 +221,12 @@ func result(prm *Params, o output, groups []int) job.Result {
 		res["generations"], res["evaluations"] = o.Generations, o.Evaluations
 	case "mdav":
 		res["sse"], res["sst"], res["key_attributes"] = o.SSE, o.SST, o.Keys
+		res["sse_raw"], res["sst_raw"] = o.SSERaw, o.SSTRaw
 		if o.SST > 0 {
 			res["information_loss"] = o.SSE / o.SST
+		}
+		if o.SSTRaw > 0 {
+			res["information_loss_raw"] = o.SSERaw / o.SSTRaw
 		}
 		delete(res, "ncp")
 		delete(res, "distortion")

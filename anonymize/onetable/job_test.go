@@ -420,46 +420,6 @@ func TestModelParams(t *testing.T) {
 	}
 }
 
-// algorithm mdav on a numeric table (no taxonomies): every variant
-// publishes centroids in groups of at least k (counted naively), with
-// SSE/SST in (0, 1) and the key attributes named.
-func TestMDAV(t *testing.T) {
-	dir := t.TempDir()
-	var b strings.Builder
-	b.WriteString("id,age,hours,income,weight\n")
-	for i := range 90 {
-		fmt.Fprintf(&b, "p%d,%d,%d,%d,%d\n", i, 20+i%47, 10+(i*7)%50, 1000+(i*37)%900, 50+(i*13)%40)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "t.csv"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, params := range []string{"  mdav: standard\n", "  mdav: thesis\n", "  approximate: true\n"} {
-		spec := "kind: anonymize\nparties:\n  - name: clinic\n    tables: [{name: people, path: t.csv}]\nparams:\n  algorithm: mdav\n" +
-			"  requirements: [{qid: [age, hours, income, weight], k: 4}]\n" + params
-		path := filepath.Join(dir, "spec.yaml")
-		if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		s, err := job.LoadSpec(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := run(t, s)
-		if err != nil {
-			t.Fatalf("%q: %v", params, err)
-		}
-		p := rep.Result["published"].(anonymize.Published)
-		if m := naiveMin(p, []string{"age", "hours", "income", "weight"}); m < 4 {
-			t.Errorf("%q: class of %d", params, m)
-		}
-		loss := rep.Result["information_loss"].(float64)
-		if loss <= 0 || loss >= 1 || len(rep.Result["key_attributes"].([]string)) == 0 {
-			t.Errorf("%q: SSE/SST %v, keys %v", params, loss, rep.Result["key_attributes"])
-		}
-		t.Logf("%q: SSE/SST %.4f keys %v classes %v", params, loss, rep.Result["key_attributes"], rep.Result["classes"])
-	}
-}
-
 // algorithms datafly and ogf (no taxonomies): k-anonymous publications
 // (counted naively, "*" a value like any other), the fraction of cells
 // kept and the column order in the result; OGF keeps at least as much as

@@ -15,7 +15,8 @@ import (
 // numeric) grouped by MDAV on standardised values (on the dependency
 // tree's key attributes with approximate), every record's quasi-identifiers
 // replaced by its group's centroid (in the original units, six significant
-// digits), the groups at least the largest k.
+// digits), the groups at least the largest k. SSE and SST are on the
+// standardised values, SSERaw and SSTRaw in the original units.
 func (s *session) stepMDAV(ctx context.Context) (output, error) {
 	t, raw, kmax, err := s.rawColumns(ctx)
 	if err != nil {
@@ -63,17 +64,20 @@ func (s *session) stepMDAV(ctx context.Context) (output, error) {
 	if err != nil {
 		return output{}, err
 	}
-	out, sse, sst := anonymize.Microaggregate(x, groups)
+	// The loss is on z-scores (Sun's scale; in raw units a column like
+	// Adult's fnlwgt outweighs all others), raw units second.
+	if _, o.SSE, o.SST, err = anonymize.Microaggregate(z, groups); err != nil {
+		return output{}, err
+	}
+	out, sseRaw, sstRaw, err := anonymize.Microaggregate(x, groups)
+	if err != nil {
+		return output{}, err
+	}
 	o.Seconds = time.Since(start).Seconds()
-	o.SSE, o.SST = sse, sst
+	o.SSERaw, o.SSTRaw = sseRaw, sstRaw
 	for _, j := range keys {
 		o.Keys = append(o.Keys, s.qid[j])
 	}
-	sizes := make([]int, len(groups))
-	for i, g := range groups {
-		sizes[i] = len(g)
-	}
-	o.Classes, o.DM, o.CAvg = len(groups), anonymize.Discernibility(sizes), anonymize.AvgClassSize(sizes, kmax)
 	pub := &table.Table{Name: "mdav"}
 	for j, q := range s.qid {
 		col := &table.Column{Name: q, Kind: table.Categorical, Str: make([]string, len(out))}
@@ -83,6 +87,13 @@ func (s *session) stepMDAV(ctx context.Context) (output, error) {
 		pub.Columns = append(pub.Columns, col)
 	}
 	o.Table = anonymize.Compact(pub)
+	// Groups of tied records publish the same centroid: a reader sees
+	// one class where MDAV made several.
+	sizes, err := o.Table.ClassSizes(s.qid)
+	if err != nil {
+		return output{}, err
+	}
+	o.Classes, o.DM, o.CAvg = len(sizes), anonymize.Discernibility(sizes), anonymize.AvgClassSize(sizes, kmax)
 	return o, nil
 }
 

@@ -79,8 +79,6 @@ func (s *session) publish(ctx context.Context, step job.Step) (output, error) {
 	for _, r := range s.prm.Requirements {
 		kmax = max(kmax, r.K)
 	}
-	sizes := ds.GroupSizes(g)
-	o.Classes, o.DM, o.CAvg, o.Distortion = len(sizes), anonymize.Discernibility(sizes), anonymize.AvgClassSize(sizes, kmax), ds.DistortionRatio(g)
 	var pub *table.Table
 	if s.prm.Algorithm == "mondrian" {
 		pub = o.mondrian.Publish(ds) // numeric ranges as [lo-hi], not taxonomy nodes
@@ -91,6 +89,14 @@ func (s *session) publish(ctx context.Context, step job.Step) (output, error) {
 		pub.Columns = append(pub.Columns, &table.Column{Name: s.prm.Sensitive, Kind: table.Categorical, Str: sensCol})
 	}
 	o.Table = anonymize.Compact(pub)
+	// The class metrics are the published table's: Mondrian's classes with
+	// different ranges can share taxonomy nodes, so g would merge them.
+	sizes, err := o.Table.ClassSizes(s.qid)
+	if err != nil {
+		return output{}, err
+	}
+	o.Classes, o.DM, o.CAvg = len(sizes), anonymize.Discernibility(sizes), anonymize.AvgClassSize(sizes, kmax)
+	o.Distortion = ds.DistortionRatio(g) // per cell: the node covering each published value
 	return o, nil
 }
 
