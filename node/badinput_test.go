@@ -155,6 +155,18 @@ func TestBadConfig(t *testing.T) {
 			_, err := node.LoadConfig(write("d.yaml", "name: a\ndata_dir: x\nconsortium: c\nlisten: [\"tcp/1\"]\n"))
 			return err
 		}, []string{"d.yaml", "listen[0]"}},
+		{"negative step timeout", func() error {
+			_, err := node.LoadConfig(write("e.yaml", "name: a\ndata_dir: x\nconsortium: c\ntiming: {step_ms: -1}\n"))
+			return err
+		}, []string{"e.yaml", "timing.step_ms"}},
+		{"step timeout beyond a day", func() error {
+			_, err := node.LoadConfig(write("f.yaml", "name: a\ndata_dir: x\nconsortium: c\ntiming: {step_ms: 86400001}\n"))
+			return err
+		}, []string{"f.yaml", "timing.step_ms"}},
+		{"negative send timeout, in code", func() error {
+			_, err := node.New(node.Options{Config: &node.Config{Name: "a", DataDir: filepath.Join(dir, "g"), Timing: node.Timing{SendMS: -5}}})
+			return err
+		}, []string{"node a", "timing.send_ms"}},
 		{"missing key file", func() error {
 			_, err := node.LoadIdentity(filepath.Join(dir, "nowhere"))
 			return err

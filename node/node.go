@@ -139,6 +139,9 @@ func New(opts Options) (*Node, error) {
 	if cfg == nil {
 		return nil, errors.New("node: no config")
 	}
+	if err := cfg.Timing.check("node " + cfg.Name); err != nil {
+		return nil, err // a config built in code, not by LoadConfig
+	}
 	lg := opts.Logger
 	if lg == nil {
 		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
