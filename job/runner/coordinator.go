@@ -21,13 +21,24 @@ import (
 var ErrDeposed = errors.New("not the coordinator any more")
 
 // Log is the replicated log as a member sees it: it commits entries while
-// the member leads, and holds the state the member has applied.
+// the member leads, and holds the state the member has applied. The node's
+// Raft log and jobtest's in-memory log both pass package runnertest's
+// TestLog, which checks this contract.
 type Log interface {
-	// Commit appends e, stamped with its time, and returns once this
-	// member has applied it. It fails with an error wrapping ErrDeposed
-	// when this member cannot commit.
+	// Commit appends e and returns once this member has applied it, so
+	// that State shows it at once; concurrent commits are each applied
+	// whole. A zero e.Time is stamped with the commit's time and a given
+	// one kept, so every member replays the same. What State holds shares
+	// no memory with e. Commit fails, committing nothing, with an error
+	// wrapping ErrDeposed when this member cannot commit (another leads,
+	// or leadership is moving), and with ctx's error when ctx has ended
+	// before the call; it fails with State.Apply's error, the state
+	// unchanged, for an entry the state refuses (the same entry twice, a
+	// stale attempt).
 	Commit(ctx context.Context, e *Entry) error
-	// State is the state this member has applied.
+	// State is the state this member has applied. A member that has
+	// become leader holds every entry committed before once it is given
+	// a Coordinator (the node waits on a Raft barrier).
 	State() *State
 }
 
