@@ -230,14 +230,14 @@ func BenchmarkRoundTrip(b *testing.B) {
 // roundTrip sends a small ping from org1's party a to org2's party z and a
 // pong back, each received before the next step.
 func roundTrip(ctx context.Context, a, z job.Party, jobID string, round int) error {
-	ping := &protocol.Message{Type: "ping", Job: jobID, Round: round, Body: []byte("hello")}
+	ping := &protocol.Message{Type: "ping", Job: jobID, Round: round, From: a.Self(), Body: []byte("hello")}
 	if err := a.Send(ctx, "org2", ping, protocol.DiscloseControl); err != nil {
 		return fmt.Errorf("ping %d: %w", round, err)
 	}
 	if _, err := z.Receive(ctx, "org1", ping.Key()); err != nil {
 		return fmt.Errorf("ping %d: %w", round, err)
 	}
-	pong := &protocol.Message{Type: "pong", Job: jobID, Round: round, Body: []byte("hello")}
+	pong := &protocol.Message{Type: "pong", Job: jobID, Round: round, From: z.Self(), Body: []byte("hello")}
 	if err := z.Send(ctx, "org1", pong, protocol.DiscloseControl); err != nil {
 		return fmt.Errorf("pong %d: %w", round, err)
 	}
