@@ -58,15 +58,24 @@ import (
 )
 
 // Party is a job's view of the network: send a typed message to a named
-// party, receive the next message with a given key from a named party.
+// party, receive the next message with a given key from a named party. The
+// node's messenger and jobtest's network both pass package
+// job/runner/runnertest's TestParty, which checks this contract.
 type Party interface {
 	// Self is this party's name.
 	Self() string
-	// Send delivers m to party to, recording in the audit ledger what it
-	// discloses. It returns once the peer has accepted the message.
+	// Send delivers m to party to (Self included), recording in the audit
+	// ledger what it discloses. It returns once the peer has accepted the
+	// message, so the peer's Receive finds it from then on. m.From must be
+	// Self. Send never writes to m, so one message may go to several
+	// parties at once, and the receiver gets a copy. A message the wire
+	// refuses (protocol.Encode), a forged From, a peer that is no member
+	// or a ctx ended before the call fails the send and delivers nothing.
 	Send(ctx context.Context, to string, m *protocol.Message, disclosure protocol.Disclosure) error
-	// Receive returns the next message with key k sent by party from,
-	// waiting until one arrives or ctx ends.
+	// Receive returns the oldest message with key k sent by party from
+	// (one sender's messages of one key come in the order sent), waiting
+	// until one arrives or ctx ends; a message already there is returned
+	// even when ctx has ended.
 	Receive(ctx context.Context, from string, k protocol.Key) (*protocol.Message, error)
 }
 

@@ -155,6 +155,18 @@ func TestBadConfig(t *testing.T) {
 			_, err := node.LoadConfig(write("d.yaml", "name: a\ndata_dir: x\nconsortium: c\nlisten: [\"tcp/1\"]\n"))
 			return err
 		}, []string{"d.yaml", "listen[0]"}},
+		{"negative step timeout", func() error {
+			_, err := node.LoadConfig(write("e.yaml", "name: a\ndata_dir: x\nconsortium: c\ntiming: {step_ms: -1}\n"))
+			return err
+		}, []string{"e.yaml", "timing.step_ms"}},
+		{"step timeout beyond a day", func() error {
+			_, err := node.LoadConfig(write("f.yaml", "name: a\ndata_dir: x\nconsortium: c\ntiming: {step_ms: 86400001}\n"))
+			return err
+		}, []string{"f.yaml", "timing.step_ms"}},
+		{"negative send timeout, in code", func() error {
+			_, err := node.New(node.Options{Config: &node.Config{Name: "a", DataDir: filepath.Join(dir, "g"), Timing: node.Timing{SendMS: -5}}})
+			return err
+		}, []string{"node a", "timing.send_ms"}},
 		{"missing key file", func() error {
 			_, err := node.LoadIdentity(filepath.Join(dir, "nowhere"))
 			return err
@@ -218,14 +230,14 @@ func BenchmarkRoundTrip(b *testing.B) {
 // roundTrip sends a small ping from org1's party a to org2's party z and a
 // pong back, each received before the next step.
 func roundTrip(ctx context.Context, a, z job.Party, jobID string, round int) error {
-	ping := &protocol.Message{Type: "ping", Job: jobID, Round: round, Body: []byte("hello")}
+	ping := &protocol.Message{Type: "ping", Job: jobID, Round: round, From: a.Self(), Body: []byte("hello")}
 	if err := a.Send(ctx, "org2", ping, protocol.DiscloseControl); err != nil {
 		return fmt.Errorf("ping %d: %w", round, err)
 	}
 	if _, err := z.Receive(ctx, "org1", ping.Key()); err != nil {
 		return fmt.Errorf("ping %d: %w", round, err)
 	}
-	pong := &protocol.Message{Type: "pong", Job: jobID, Round: round, Body: []byte("hello")}
+	pong := &protocol.Message{Type: "pong", Job: jobID, Round: round, From: z.Self(), Body: []byte("hello")}
 	if err := z.Send(ctx, "org1", pong, protocol.DiscloseControl); err != nil {
 		return fmt.Errorf("pong %d: %w", round, err)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/cohortdm/cohort/api"
 	"github.com/cohortdm/cohort/internal/atomicfile"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/table"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -60,9 +62,11 @@ type Timing struct {
 	// HeartbeatMS and ElectionMS are Raft's heartbeat and election timeouts.
 	HeartbeatMS int `yaml:"heartbeat_ms,omitempty"`
 	ElectionMS  int `yaml:"election_ms,omitempty"`
-	// SendMS bounds one message delivery (open stream, write, ack).
+	// SendMS bounds one message delivery (open stream, write, ack): the
+	// runtime's grace (runner.Config.Grace, whose default it takes).
 	SendMS int `yaml:"send_ms,omitempty"`
-	// StepMS is the default time parties have to finish a job step.
+	// StepMS is the default time parties have to finish a job step
+	// (runner.Config.StepTimeout, whose default it takes).
 	StepMS int `yaml:"step_ms,omitempty"`
 	// CommitMS is how long the Raft leader goes without new entries before
 	// it tells followers what is committed (Raft's CommitTimeout). Parties
@@ -82,11 +86,12 @@ func (t Timing) withDefaults() Timing {
 	if t.ElectionMS == 0 {
 		t.ElectionMS = 400
 	}
+	def := runner.DefaultConfig()
 	if t.SendMS == 0 {
-		t.SendMS = 30_000
+		t.SendMS = int(def.Grace.Milliseconds())
 	}
 	if t.StepMS == 0 {
-		t.StepMS = 120_000
+		t.StepMS = int(def.StepTimeout.Milliseconds())
 	}
 	if t.CommitMS == 0 {
 		t.CommitMS = 5
@@ -95,6 +100,24 @@ func (t Timing) withDefaults() Timing {
 		t.VoterDownMS = 15_000
 	}
 	return t
+}
+
+// check refuses a negative timeout (zero takes the default), and a step
+// timeout the runtime would refuse.
+func (t Timing) check(source string) error {
+	for _, f := range []struct {
+		name string
+		ms   int
+	}{{"heartbeat_ms", t.HeartbeatMS}, {"election_ms", t.ElectionMS}, {"send_ms", t.SendMS},
+		{"step_ms", t.StepMS}, {"commit_ms", t.CommitMS}, {"voter_down_ms", t.VoterDownMS}} {
+		if f.ms < 0 {
+			return configErr(source, "timing."+f.name, "%d: want a positive number of milliseconds, or leave it out for the default", f.ms)
+		}
+	}
+	if most := job.MaxStepTimeout.Milliseconds(); int64(t.StepMS) > most {
+		return configErr(source, "timing.step_ms", "%d: want at most %d (a day)", t.StepMS, most)
+	}
+	return nil
 }
 
 // Member is one organisation in the consortium file.
@@ -159,6 +182,9 @@ func LoadConfig(path string) (*Config, error) {
 		if err := CheckListen(a); err != nil {
 			return nil, configErr(path, fmt.Sprintf("listen[%d]", i), "%v", err)
 		}
+	}
+	if err := c.Timing.check(path); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }

@@ -21,15 +21,24 @@ import (
 func (n *Node) newCoordinator() *runner.Coordinator {
 	return &runner.Coordinator{
 		Self: n.cfg.Name, Kinds: n.kinds, Log: raftLog{n}, Net: netParty{n},
-		StepTimeout:     time.Duration(n.timing.StepMS) * time.Millisecond,
-		Grace:           time.Duration(n.timing.SendMS) * time.Millisecond,
-		Watch:           n.watchReachable,
-		Progress:        n.setProgress,
-		ApprovalTimeout: n.policy.ApprovalTimeout(),
+		Config:   n.runtimeConfig(),
+		Watch:    n.watchReachable,
+		Progress: n.setProgress,
 		Committed: func(step job.Step, _ *job.Record, began time.Time) {
 			n.metrics.phaseSecs.WithLabelValues(n.fsm.jobs.Kind(step.Job), step.Phase).Observe(time.Since(began).Seconds())
 		},
 	}
+}
+
+// runtimeConfig is the runtime's timeouts on this node: its Timing's step
+// and send timeouts (checked when the node was made), and its policy's
+// approval timeout.
+func (n *Node) runtimeConfig() runner.Config {
+	c := runner.DefaultConfig()
+	c.StepTimeout = time.Duration(n.timing.StepMS) * time.Millisecond
+	c.Grace = time.Duration(n.timing.SendMS) * time.Millisecond
+	c.ApprovalTimeout = max(n.policy.ApprovalTimeout(), time.Millisecond) // a step holds milliseconds
+	return c
 }
 
 // coordinate drives one job while this node leads.

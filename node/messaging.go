@@ -47,19 +47,19 @@ type messenger struct {
 }
 
 // send delivers m to the named party and records it in the audit ledger.
+// It never writes to m: a kind may send one message to several peers at
+// once.
 func (ms *messenger) send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
-	m.From = ms.self
-	m.Version = protocol.Version
+	b, err := ms.encode(ctx, to, m)
+	if err != nil {
+		return err
+	}
 	if to == ms.self {
-		return ms.box.Put(m) // nothing leaves the node
+		return ms.toSelf(b) // nothing leaves the node
 	}
 	id, ok := ms.members(to)
 	if !ok {
 		return fmt.Errorf("send %s: %q is not a member of the consortium", m.Type, to)
-	}
-	b, err := protocol.Encode(m)
-	if err != nil {
-		return err
 	}
 	if err := ms.ledger.Writable(); err != nil {
 		return fmt.Errorf("send %s to %s: %w: refusing to send unrecorded: %w", m.Type, to, errLedger, err)
@@ -71,20 +71,46 @@ func (ms *messenger) send(ctx context.Context, to string, m *protocol.Message, d
 // what it sends (the ledger's disk is full): the message carries only the
 // error, no data of the party, and is recorded if the ledger can still take it.
 func (ms *messenger) sendFailure(ctx context.Context, to string, m *protocol.Message) error {
-	m.From = ms.self
-	m.Version = protocol.Version
+	b, err := ms.encode(ctx, to, m)
+	if err != nil {
+		return err
+	}
 	if to == ms.self {
-		return ms.box.Put(m)
+		return ms.toSelf(b)
 	}
 	id, ok := ms.members(to)
 	if !ok {
 		return fmt.Errorf("send %s: %q is not a member of the consortium", m.Type, to)
 	}
+	return ms.deliver(ctx, to, id, m, b, protocol.DiscloseControl)
+}
+
+// encode checks and encodes a message this node sends, as a peer will
+// decode it: from this node, on the wire's terms, under a live context.
+// A message to the node itself passes the same checks, so what works
+// here works to a peer (and in jobtest's network).
+func (ms *messenger) encode(ctx context.Context, to string, m *protocol.Message) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("send %s to %s: %w", m.Type, to, err)
+	}
+	if m.From != ms.self {
+		return nil, fmt.Errorf("send %s to %s: the message claims to be from %q, not %s", m.Type, to, m.From, ms.self)
+	}
 	b, err := protocol.Encode(m)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("send %s to %s: %w", m.Type, to, err)
 	}
-	return ms.deliver(ctx, to, id, m, b, protocol.DiscloseControl)
+	return b, nil
+}
+
+// toSelf queues a message to this node in its own mailbox, decoded afresh
+// as a peer's would be, so that it shares no memory with the sender's.
+func (ms *messenger) toSelf(b []byte) error {
+	c, err := protocol.Decode(b)
+	if err != nil {
+		return fmt.Errorf("send to self: %w", err)
+	}
+	return ms.box.Put(c)
 }
 
 // deliver writes one encoded message to a peer and waits for its ack.

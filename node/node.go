@@ -139,6 +139,9 @@ func New(opts Options) (*Node, error) {
 	if cfg == nil {
 		return nil, errors.New("node: no config")
 	}
+	if err := cfg.Timing.check("node " + cfg.Name); err != nil {
+		return nil, err // a config built in code, not by LoadConfig
+	}
 	lg := opts.Logger
 	if lg == nil {
 		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -430,8 +433,8 @@ func (n *Node) apply(c *command) error {
 	}
 	f := n.raft.Apply(b, 10*time.Second)
 	if err := f.Error(); err != nil {
-		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrRaftShutdown) {
-			return fmt.Errorf("%w: %v", errNotLeader, err)
+		if d := deposed(err); d != nil {
+			return d
 		}
 		return fmt.Errorf("raft apply %s: %w", c.Op, err)
 	}
@@ -442,6 +445,18 @@ func (n *Node) apply(c *command) error {
 }
 
 var errNotLeader = errors.New("not the leader")
+
+// deposed returns err as errNotLeader when it means this node cannot
+// commit (another leads, leadership is moving to another, or Raft is shut
+// down), and nil otherwise.
+func deposed(err error) error {
+	for _, e := range []error{raft.ErrNotLeader, raft.ErrLeadershipLost, raft.ErrLeadershipTransferInProgress, raft.ErrRaftShutdown} {
+		if errors.Is(err, e) {
+			return fmt.Errorf("%w: %v", errNotLeader, err)
+		}
+	}
+	return nil
+}
 
 // raftShutdownWait bounds how long Close waits for Raft's goroutines. They
 // stop in milliseconds (the stream layer ends every RPC in flight); should

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/runner"
@@ -28,12 +27,14 @@ type worker struct {
 func (n *Node) newWorker(j runner.ActiveJob) *worker {
 	ctx, cancel := context.WithCancel(n.ctx)
 	rw := &runner.Worker{Self: n.cfg.Name, Job: j, Kinds: n.kinds, Net: netParty{n}, State: n.fsm.jobs,
-		Member: member{n}, Policy: n.policy, Grace: time.Duration(n.timing.SendMS) * time.Millisecond, Log: n.log}
+		Member: member{n}, Policy: n.policy, Config: n.runtimeConfig(), Log: n.log}
 	w := &worker{w: rw, cancel: cancel}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		rw.Run(ctx)
+		if err := rw.Run(ctx); err != nil {
+			n.log.Error("job not run here", "job", j.ID, "err", err)
+		}
 		n.mu.Lock()
 		ended := w.ended
 		n.mu.Unlock()

@@ -2,6 +2,7 @@ package jobtest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -40,12 +41,13 @@ type Options struct {
 	// Secrets is each party's key material (DirSecrets reads a node's data
 	// dir); a party without an entry gets a Secrets that fails.
 	Secrets map[string]job.Secrets
-	// StepTimeout is the timeout of a step that sets none (default 10 s).
+	// StepTimeout is the timeout of a step that sets none, and Grace how
+	// long one message may take (runner.Config). Zero takes jobtest's
+	// defaults, 10 s and 1 s, shorter than a node's (runner.DefaultConfig)
+	// so that a test with a silent party ends in seconds; a negative one
+	// fails Run.
 	StepTimeout time.Duration
-	// Grace is how long one message may take (default 1 s): the
-	// coordinator waits for outputs this long beyond the step timeout, and
-	// a party gives up reporting its output after it.
-	Grace time.Duration
+	Grace       time.Duration
 	// OnStep, when set, is called at every attempt's start and every
 	// step's commit and returns the fault to inject there (see Event).
 	OnStep func(Event) Fault
@@ -64,6 +66,12 @@ type Options struct {
 	// of OnStep and OnSend never overlap.
 	OnSend func(Sent) Fault
 }
+
+// jobtest's default timeouts (Options.StepTimeout, Options.Grace).
+const (
+	testStepTimeout = 10 * time.Second
+	testGrace       = time.Second
+)
 
 // EventKind says where in a step an Event is.
 type EventKind int
@@ -231,6 +239,7 @@ type runner struct {
 	id      string
 	active  jobrun.ActiveJob // the job as submitted
 	opts    Options
+	cfg     jobrun.Config               // every member's timeouts
 	policy  map[string]*policy.Enforcer // each party's
 	net     *Network
 	log     *memLog
@@ -252,11 +261,11 @@ func newRunner(ctx context.Context, kind job.Kind, spec *job.Spec, opts Options)
 	if opts.JobID == "" {
 		opts.JobID = "job-1"
 	}
-	if opts.StepTimeout <= 0 {
-		opts.StepTimeout = 10 * time.Second
-	}
-	if opts.Grace <= 0 {
-		opts.Grace = time.Second
+	cfg := jobrun.DefaultConfig()
+	cfg.StepTimeout = cmp.Or(opts.StepTimeout, testStepTimeout)
+	cfg.Grace = cmp.Or(opts.Grace, testGrace)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("jobtest: %w", err)
 	}
 	if opts.TablesDir == "" {
 		opts.TablesDir = spec.Dir
@@ -291,7 +300,7 @@ func newRunner(ctx context.Context, kind job.Kind, spec *job.Spec, opts Options)
 	if err != nil {
 		return nil, fmt.Errorf("jobtest: %w", err)
 	}
-	r := &runner{ctx: ctx, kinds: job.Registry{spec.Kind: kind}, id: opts.JobID, opts: opts, net: net, log: newLog(),
+	r := &runner{ctx: ctx, kinds: job.Registry{spec.Kind: kind}, id: opts.JobID, opts: opts, cfg: cfg, net: net, log: newLog(),
 		members: members, leader: leader, workers: map[string]*worker{},
 		active: jobrun.ActiveJob{ID: opts.JobID, Kind: spec.Kind, Spec: raw, Seed: seed}}
 	if r.opts.Submitter == "" {
@@ -348,7 +357,7 @@ func (r *runner) drive() (job.Result, error) {
 func (r *runner) coordinator(leader string, term int) *jobrun.Coordinator {
 	return &jobrun.Coordinator{
 		Self: leader, Kinds: r.kinds, Log: termLog{r.log, term}, Net: r.net.Party(leader),
-		StepTimeout: r.opts.StepTimeout, Grace: r.opts.Grace,
+		Config: r.cfg,
 		Watch: func(ctx context.Context, parties []string, down func(string, error)) {
 			r.watchReachable(ctx, leader, parties, down)
 		},
@@ -452,7 +461,7 @@ func (r *runner) startWorker(name string, prev *worker) {
 		secrets = noSecrets{name}
 	}
 	rw := &jobrun.Worker{Self: name, Job: r.active, Kinds: r.kinds, Net: r.net.Party(name), State: r.log.state,
-		Member: member{secrets: secrets, tablesDir: r.opts.TablesDir, name: name, r: r}, Policy: r.policy[name], Grace: r.opts.Grace,
+		Member: member{secrets: secrets, tablesDir: r.opts.TablesDir, name: name, r: r}, Policy: r.policy[name], Config: r.cfg,
 		OnOutput: func(step job.Step, out []byte) { r.recordOutput(Output{Party: name, Step: step, Output: out}) }}
 	r.workerDone.Add(1)
 	go func() {
@@ -473,7 +482,10 @@ func (r *runner) startWorker(name string, prev *worker) {
 				}
 			}
 		})
-		rw.Run(ctx)
+		if err := rw.Run(ctx); err != nil {
+			// Internal error: newRunner validated the config.
+			panic(err)
+		}
 		feed.Wait()
 	}()
 }

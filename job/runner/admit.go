@@ -67,10 +67,7 @@ func (j *coordination) admit(ctx context.Context) error {
 	for round := 0; len(parties) > 0; round++ {
 		step := job.Step{Phase: AdmitPhase, Round: round, Parties: parties}
 		if round > 0 {
-			step.TimeoutMS = j.c.ApprovalTimeout.Milliseconds()
-			if step.TimeoutMS <= 0 {
-				step.TimeoutMS = (24 * time.Hour).Milliseconds()
-			}
+			step.TimeoutMS = j.c.ApprovalTimeout.Milliseconds() // positive: Run validated it
 		}
 		d, err := j.runAdmit(ctx, step)
 		if err != nil {

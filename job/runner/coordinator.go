@@ -21,13 +21,24 @@ import (
 var ErrDeposed = errors.New("not the coordinator any more")
 
 // Log is the replicated log as a member sees it: it commits entries while
-// the member leads, and holds the state the member has applied.
+// the member leads, and holds the state the member has applied. The node's
+// Raft log and jobtest's in-memory log both pass package runnertest's
+// TestLog, which checks this contract.
 type Log interface {
-	// Commit appends e, stamped with its time, and returns once this
-	// member has applied it. It fails with an error wrapping ErrDeposed
-	// when this member cannot commit.
+	// Commit appends e and returns once this member has applied it, so
+	// that State shows it at once; concurrent commits are each applied
+	// whole. A zero e.Time is stamped with the commit's time and a given
+	// one kept, so every member replays the same. What State holds shares
+	// no memory with e. Commit fails, committing nothing, with an error
+	// wrapping ErrDeposed when this member cannot commit (another leads,
+	// or leadership is moving), and with ctx's error when ctx has ended
+	// before the call; it fails with State.Apply's error, the state
+	// unchanged, for an entry the state refuses (the same entry twice, a
+	// stale attempt).
 	Commit(ctx context.Context, e *Entry) error
-	// State is the state this member has applied.
+	// State is the state this member has applied. A member that has
+	// become leader holds every entry committed before once it is given
+	// a Coordinator (the node waits on a Raft barrier).
 	State() *State
 }
 
@@ -41,11 +52,9 @@ type Coordinator struct {
 	Log   Log
 	// Net is this member's network; the parties' outputs arrive on it.
 	Net job.Party
-	// StepTimeout is the timeout of a step that sets none.
-	StepTimeout time.Duration
-	// Grace is how long the coordinator waits for a report beyond the
-	// step's timeout: the report itself must cross the network.
-	Grace time.Duration
+	// Config holds the timeouts (DefaultConfig, then the member's own);
+	// Run refuses one that does not Validate.
+	Config
 	// Watch, if set, probes an attempt's parties while it runs and calls
 	// down for one found unreachable, which ends the attempt at once.
 	Watch func(ctx context.Context, parties []string, down func(party string, why error))
@@ -57,17 +66,18 @@ type Coordinator struct {
 	// Committed, if set, sees every step's record once it is committed,
 	// with the time its attempt began here.
 	Committed func(step job.Step, rec *job.Record, began time.Time)
-	// ApprovalTimeout bounds how long a job waits for the parties whose
-	// policy asks a person to approve it (24 hours when zero).
-	ApprovalTimeout time.Duration
 }
 
 // Run drives one job to its end and returns the kind's result and the
 // result as committed (the kind's fields and kind, job, parties and
 // timing). A job that fails has its error committed with every party's
 // causes, and Run returns that error; an error wrapping ErrDeposed, or
-// ctx's, means this member stopped coordinating and committed nothing.
+// ctx's, means this member stopped coordinating and committed nothing, as
+// does one wrapping ErrConfig (c's Config does not Validate).
 func (c *Coordinator) Run(ctx context.Context, jobID string) (job.Result, []byte, error) {
+	if err := c.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("coordinator %s: %w", c.Self, err)
+	}
 	j, ok := c.Log.State().Job(jobID)
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: job %s is not in the log", ErrDeposed, jobID)

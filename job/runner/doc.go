@@ -6,7 +6,9 @@
 // replicated Log and a network (job.Party). The node plugs in its Raft log
 // and libp2p messenger; package jobtest plugs in an in-memory log and
 // network with fault injection, so a kind is tested in one process on the
-// very code that runs it on real nodes.
+// very code that runs it on real nodes. Package runnertest is the
+// conformance suite both pairs pass, as raft runs one suite over every
+// Transport.
 //
 // Start reading at Coordinator.Run and Worker.Run; package job states the
 // contract a kind is written against (execution and replay, what goes

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/policy"
@@ -66,9 +65,11 @@ type Worker struct {
 	// Policy is the member's organisation policy; nil runs every job (tests
 	// of the runtime itself).
 	Policy *policy.Enforcer
-	// Grace bounds how long sending a report may take.
-	Grace time.Duration
-	Log   *slog.Logger
+	// Config holds the timeouts; a worker reads Grace, which bounds how
+	// long sending a report may take. Run refuses one that does not
+	// Validate.
+	Config
+	Log *slog.Logger
 	// OnOutput, if set, sees every output the session returned, before it
 	// is sent.
 	OnOutput func(step job.Step, output []byte)
@@ -135,8 +136,13 @@ func (w *Worker) markReported(id stepID) {
 	w.mu.Unlock()
 }
 
-// Run runs the job's steps until ctx ends, then closes the session.
-func (w *Worker) Run(ctx context.Context) {
+// Run runs the job's steps until ctx ends, then closes the session, and
+// returns nil. It returns an error wrapping ErrConfig at once, having run
+// nothing, when w's Config does not Validate.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.Validate(); err != nil {
+		return fmt.Errorf("worker %s, job %s: %w", w.Self, w.Job.ID, err)
+	}
 	w.mu.Lock()
 	w.init()
 	wake := w.wake
@@ -152,7 +158,7 @@ func (w *Worker) Run(ctx context.Context) {
 		if !ok {
 			select {
 			case <-ctx.Done():
-				return
+				return nil
 			case <-wake:
 				continue
 			}
@@ -160,7 +166,7 @@ func (w *Worker) Run(ctx context.Context) {
 		id := idOf(step)
 		out, err, superseded := w.runAttempt(ctx, &sess, step, wake)
 		if ctx.Err() != nil {
-			return
+			return nil
 		}
 		if !superseded {
 			w.report(ctx, step, out, err)

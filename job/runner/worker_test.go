@@ -78,11 +78,18 @@ func runStepSubmitted(t *testing.T, k *touchy, pol *policy.Policy, leader string
 		t.Fatal(err)
 	}
 	w := &runner.Worker{Self: "b", Job: runner.ActiveJob{ID: "j", Spec: []byte(spec3)}, Kinds: job.Registry{"touchy": k},
-		Net: net.Party("b"), State: st, Member: member{leader}, Policy: enf, Grace: time.Second}
+		Net: net.Party("b"), State: st, Member: member{leader}, Policy: enf, Config: runner.DefaultConfig()}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	w.Want(st.Open("j", "b"))
-	go w.Run(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Error(err)
+		}
+	}()
 	m, err := net.Party(step.Coordinator).Receive(ctx, "b", step.Key(runner.OutputType))
 	if err != nil {
 		t.Fatal(err)
