@@ -64,16 +64,18 @@ func (a *app) printPolicy(s *policy.Show) error {
 		return fmt.Errorf("policy: %w", err)
 	}
 	fmt.Fprintf(a.stdout, "%s", b)
+	// What is spent is a report, not policy: written as YAML comments, so
+	// the output still reads back as a policy file.
 	if len(s.Spent) == 0 {
-		fmt.Fprintln(a.stdout, "\nbudget: nothing spent yet")
+		fmt.Fprintln(a.stdout, "\n# spent: nothing yet")
 		return nil
 	}
 	fmt.Fprintln(a.stdout)
 	tw := tabwriter.NewWriter(a.stdout, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "COLUMN\tEPSILON SPENT\tEPSILON LEFT\tDELTA SPENT\tDELTA LEFT")
+	fmt.Fprintln(tw, "# spent:\tEPSILON SPENT\tEPSILON LEFT\tDELTA SPENT\tDELTA LEFT")
 	for _, k := range slices.Sorted(maps.Keys(s.Spent)) {
 		sp, left := s.Spent[k], s.Left[k]
-		fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%g\n", k, sp.Epsilon, left.Epsilon, sp.Delta, left.Delta)
+		fmt.Fprintf(tw, "# %s\t%g\t%g\t%g\t%g\n", k, sp.Epsilon, left.Epsilon, sp.Delta, left.Delta)
 	}
 	return tw.Flush()
 }
