@@ -12,8 +12,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/cohortdm/cohort/policy"
 )
 
 // Client talks to one node's API.
@@ -165,11 +163,13 @@ func (c *Client) jobAction(ctx context.Context, id, action string, body []byte) 
 	return &js, err
 }
 
-// Policy returns the node's policy in force and its budget spent and left.
-func (c *Client) Policy(ctx context.Context) (*policy.Show, error) {
-	var s policy.Show
-	_, err := c.Do(ctx, "GET", "/v1/policy", nil, &s)
-	return &s, err
+// Policy returns the node's policy in force and its budget spent and left,
+// as JSON for a policy.Show: decoding it is the caller's, so that the
+// client does not build the policy package and the runtime beneath it.
+func (c *Client) Policy(ctx context.Context) (json.RawMessage, error) {
+	var raw json.RawMessage
+	_, err := c.Do(ctx, "GET", "/v1/policy", nil, &raw)
+	return raw, err
 }
 
 // Consortium returns the members as the node's log has them.

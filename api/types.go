@@ -2,7 +2,9 @@
 // types the node answers with (Status, JobStatus, ConsortiumStatus) and a
 // Client that talks to a node over its control socket or its HTTP
 // listener. The cohort CLI is one such program; an organisation's own
-// tools can be others. Start with Client.
+// tools can be others, so the package imports nothing else of Cohort: a
+// tool builds without the node's runtime and its table drivers. Start
+// with Client.
 package api
 
 import (
@@ -10,8 +12,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/cohortdm/cohort/job/runner"
+	"time"
 )
 
 // Status is the JSON of /status.
@@ -28,9 +29,13 @@ type Status struct {
 	Running int      `json:"running"`
 }
 
-// Job statuses the API shows besides the log's (runner.StatusRunning,
-// StatusDone, StatusFailed).
+// Job statuses. The first three are the log's (package job/runner has the
+// same values); the API shows a running job as queued or awaiting when it
+// is one.
 const (
+	StatusRunning = "running"
+	StatusDone    = "done"
+	StatusFailed  = "failed"
 	// StatusQueued is a running job whose first step has not started yet.
 	StatusQueued = "queued"
 	// StatusAwaiting is a running job that waits for some parties'
@@ -40,7 +45,7 @@ const (
 
 // JobStatus is one job as the API reports it.
 type JobStatus struct {
-	*runner.JobRecord
+	*JobRecord
 	Progress *Progress `json:"progress,omitempty"`
 	// Queue is a queued job's place among the jobs waiting to start (1 is next).
 	Queue int `json:"queue,omitempty"`
@@ -48,9 +53,41 @@ type JobStatus struct {
 	Waiting []string `json:"waiting,omitempty"`
 }
 
-// JobSummary is one job as a list counts and filters it (its id, kind,
-// replicated status and end), without its record.
-type JobSummary = runner.JobSummary
+// JobRecord is the part of a job's replicated record the API serves. It is
+// declared here, not taken from the runtime, so that a client of the API
+// builds without the node's runtime and its table drivers; the node fills
+// it from its log's record. The spec, seed and step arguments stay in the
+// log; the result has its own call (Client.Result).
+type JobRecord struct {
+	ID         string            `json:"id"`
+	Kind       string            `json:"kind"`
+	Submission *Submission       `json:"submission,omitempty"`
+	Status     string            `json:"status"`
+	Submitted  time.Time         `json:"submitted"`
+	Finished   time.Time         `json:"finished,omitzero"`
+	Steps      []*StepRecord     `json:"steps"`
+	Error      string            `json:"error,omitempty"`
+	Failures   map[string]string `json:"failures,omitempty"`
+	// DroppedSteps counts the step summaries compaction removed.
+	DroppedSteps int `json:"dropped_steps,omitempty"`
+}
+
+// StepRecord is the latest attempt of one step of a job.
+type StepRecord struct {
+	Phase    string    `json:"phase"`
+	Round    int       `json:"round"`
+	Attempt  int       `json:"attempt"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished,omitzero"`
+	Done     bool      `json:"done"`
+	Failed   []string  `json:"failed,omitempty"`
+}
+
+// Submission says which member submitted a job, and when.
+type Submission struct {
+	Member string    `json:"member"`
+	Time   time.Time `json:"time"`
+}
 
 // Progress is the coordinator's latest report on a running phase.
 type Progress struct {

@@ -64,7 +64,7 @@ func (c *Console) approvalsPage(r *http.Request) (*view, error) {
 		if !ok {
 			continue
 		}
-		a := awaitingJob{Row: rowOf(js, now), Since: dec.Time}
+		a := awaitingJob{Row: rowOf(js.JobStatus, now), Since: dec.Time}
 		if spec, err := job.ParseSpec(js.Spec, "job "+js.ID); err == nil {
 			a.Parties = spec.PartyNames()
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cohortdm/cohort/api"
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/policy"
 )
 
@@ -30,8 +31,8 @@ type Node interface {
 	Status() api.Status
 	// JobSummaries lists every job's id, kind, status and end in
 	// submission order, without copying records; Job returns one whole.
-	JobSummaries() []api.JobSummary
-	Job(id string) (*api.JobStatus, bool)
+	JobSummaries() []runner.JobSummary
+	Job(id string) (*Job, bool)
 	// JobsChanged returns a channel closed at the next change of the jobs.
 	JobsChanged() <-chan struct{}
 	// Uses says what a job would disclose of this node's data, as its
@@ -50,6 +51,16 @@ type Node interface {
 	APIToken() string
 	// Done is closed when the node stops; live streams end then.
 	Done() <-chan struct{}
+}
+
+// Job is one job as the console shows it: the API's view of it, and what
+// the operator's own node holds of it that the API does not serve.
+type Job struct {
+	*api.JobStatus
+	Spec, Result []byte
+	// Coordinators names each step's coordinator as the log has it, one
+	// per entry of Steps ("" where the log has none).
+	Coordinators []string
 }
 
 // Consortium is the membership as one node sees it.

@@ -122,7 +122,7 @@ func (c *Console) jobsPage(r *http.Request) (*view, error) {
 			continue
 		}
 		if len(d.Active) < maxActiveShown {
-			d.Active = append(d.Active, rowOf(js, now))
+			d.Active = append(d.Active, rowOf(js.JobStatus, now))
 		} else {
 			d.ActiveMore++
 		}
@@ -138,7 +138,7 @@ func (c *Console) jobsPage(r *http.Request) (*view, error) {
 	lo, hi := d.Pager.bounds(len(finished))
 	for i := len(finished) - 1 - lo; i >= len(finished)-hi; i-- {
 		if js, ok := c.node.Job(finished[i]); ok {
-			d.Finished = append(d.Finished, rowOf(js, now))
+			d.Finished = append(d.Finished, rowOf(js.JobStatus, now))
 		}
 	}
 	return &view{page: "jobs", title: "Jobs", nav: "jobs", live: true, data: d}, nil
@@ -195,7 +195,7 @@ func (c *Console) jobPage(r *http.Request) (*view, error) {
 		return nil, fmt.Errorf("%w: no job %q", errNotFound, id)
 	}
 	now := time.Now()
-	d := jobData{Row: rowOf(js, now), Spec: string(js.Spec), Done: r.URL.Query().Get("done"), Failed: r.URL.Query().Get("error")}
+	d := jobData{Row: rowOf(js.JobStatus, now), Spec: string(js.Spec), Done: r.URL.Query().Get("done"), Failed: r.URL.Query().Get("error")}
 	if spec, err := job.ParseSpec(js.Spec, "job "+id); err == nil {
 		d.Parties = spec.PartyNames()
 	}

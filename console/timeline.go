@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/cohortdm/cohort/api"
 )
 
 // A job's timeline: one bar per step from its latest attempt's start to
@@ -65,7 +63,7 @@ const (
 // timeline lays out a job's steps; coords are the coordinators the ledger
 // knows of, leaders the leader changes this node has seen (oldest first),
 // members the consortium (for the colours).
-func timeline(js *api.JobStatus, coords map[stepRef]string, leaders []Event, members []string, now time.Time) (timelineChart, []stepRow) {
+func timeline(js *Job, coords map[stepRef]string, leaders []Event, members []string, now time.Time) (timelineChart, []stepRow) {
 	t0, t1 := js.Submitted, js.Finished
 	if t1.IsZero() {
 		t1 = now
@@ -86,7 +84,10 @@ func timeline(js *api.JobStatus, coords map[stepRef]string, leaders []Event, mem
 	var prev string
 	seen := map[string]bool{}
 	for i, s := range js.Steps {
-		coord := s.Step.Coordinator
+		var coord string
+		if i < len(js.Coordinators) {
+			coord = js.Coordinators[i]
+		}
 		if coord == "" {
 			coord = coords[stepRef{s.Phase, s.Round}]
 		}

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/api"
-	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/job/runner"
 )
 
 // A job whose leader changed mid-way: the timeline marks the change, notes
@@ -17,12 +15,11 @@ import (
 func TestTimelineMarksLeaderChanges(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	js := &api.JobStatus{JobRecord: &runner.JobRecord{ID: "j", Kind: "sum", Status: runner.StatusRunning, Submitted: t0, Steps: []*runner.StepRecord{
+	js := &Job{JobStatus: &api.JobStatus{JobRecord: &api.JobRecord{ID: "j", Kind: "sum", Status: api.StatusRunning, Submitted: t0, Steps: []*api.StepRecord{
 		{Phase: "admit", Round: 0, Attempt: 1, Started: at(0.1), Finished: at(0.3), Done: true}, // compacted: coordinator from the ledger
-		{Phase: "aggregate", Round: 0, Attempt: 1, Started: at(0.4), Finished: at(2), Done: true, Failed: []string{"org2"},
-			Step: job.Step{Coordinator: "org1"}},
-		{Phase: "aggregate", Round: 1, Attempt: 2, Started: at(3), Step: job.Step{Coordinator: "org3"}},
-	}}}
+		{Phase: "aggregate", Round: 0, Attempt: 1, Started: at(0.4), Finished: at(2), Done: true, Failed: []string{"org2"}},
+		{Phase: "aggregate", Round: 1, Attempt: 2, Started: at(3)},
+	}}}, Coordinators: []string{"", "org1", "org3"}}
 	members := []string{"org1", "org2", "org3"}
 	c, rows := timeline(js, map[stepRef]string{{"admit", 0}: "org1"}, nil, members, at(4))
 	if len(c.Rows) != 3 || len(rows) != 3 {
@@ -53,12 +50,12 @@ func TestTimelineMarksLeaderChanges(t *testing.T) {
 func TestTimelineNamesTheLeaderSeen(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	js := &api.JobStatus{JobRecord: &runner.JobRecord{ID: "j", Kind: "sum", Status: runner.StatusDone, Submitted: t0, Finished: at(9), Steps: []*runner.StepRecord{
+	js := &Job{JobStatus: &api.JobStatus{JobRecord: &api.JobRecord{ID: "j", Kind: "sum", Status: api.StatusDone, Submitted: t0, Finished: at(9), Steps: []*api.StepRecord{
 		{Phase: "admit", Round: 0, Attempt: 1, Started: at(0.5), Finished: at(1), Done: true},
 		{Phase: "admit", Round: 1, Attempt: 1, Started: at(2), Finished: at(3), Done: true},
 		{Phase: "aggregate", Round: 0, Attempt: 1, Started: at(5), Finished: at(6), Done: true},
 		{Phase: "aggregate", Round: 1, Attempt: 1, Started: at(7), Finished: at(8), Done: true},
-	}}}
+	}}}}
 	events := []Event{
 		{Time: at(1.5), What: "leader is now org2", LeaderChange: true, Leader: "org2"},
 		{Time: at(4), What: "heartbeats to org1 failing"},

@@ -67,19 +67,20 @@ func (n *Node) Job(id string) (*JobStatus, bool) {
 }
 
 // status is the API's view of a copy of a job's record: its queue
-// position, the parties it awaits and its progress.
+// position, the parties it awaits and its progress. A queued job is not
+// also shown awaiting, and only a job shown running has progress.
 func (n *Node) status(j *JobRecord) *JobStatus {
-	js := &JobStatus{JobRecord: j}
-	if j.Status == StatusRunning && len(j.Steps) == 0 {
+	js := &JobStatus{JobRecord: j.API()}
+	if js.Status == StatusRunning && len(j.Steps) == 0 {
 		js.Status, js.Queue = StatusQueued, n.fsm.jobs.QueuePosition(j.ID)
 	}
-	if j.Status == StatusRunning {
+	if js.Status == StatusRunning {
 		if w := awaitedParties(j); len(w) > 0 {
 			js.Status, js.Waiting = StatusAwaiting, w
 		}
 	}
 	n.mu.Lock()
-	if p, ok := n.progress[j.ID]; ok && j.Status == StatusRunning {
+	if p, ok := n.progress[j.ID]; ok && js.Status == StatusRunning {
 		js.Progress = &p
 	}
 	n.mu.Unlock()
@@ -99,7 +100,7 @@ func (n *Node) Jobs() []*JobStatus {
 // JobSummaries lists every job's id, kind, replicated status and end in
 // submission order, copying no record: what a paged list counts and
 // filters on before it asks Job for the rows it shows.
-func (n *Node) JobSummaries() []api.JobSummary { return n.fsm.jobs.Summaries() }
+func (n *Node) JobSummaries() []runner.JobSummary { return n.fsm.jobs.Summaries() }
 
 // Wait blocks until the job is done or failed and returns its record.
 func (n *Node) Wait(ctx context.Context, id string) (*JobRecord, error) {

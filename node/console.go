@@ -17,6 +17,7 @@ import (
 	"github.com/cohortdm/cohort/api"
 	"github.com/cohortdm/cohort/console"
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/policy"
 )
 
@@ -176,8 +177,7 @@ var _ console.Node = consoleNode{}
 
 func (v consoleNode) Name() string                               { return v.n.cfg.Name }
 func (v consoleNode) Status() api.Status                         { return v.n.Status() }
-func (v consoleNode) JobSummaries() []api.JobSummary             { return v.n.JobSummaries() }
-func (v consoleNode) Job(id string) (*api.JobStatus, bool)       { return v.n.Job(id) }
+func (v consoleNode) JobSummaries() []runner.JobSummary          { return v.n.JobSummaries() }
 func (v consoleNode) JobsChanged() <-chan struct{}               { return v.n.fsm.jobs.Watch() }
 func (v consoleNode) Policy() (*policy.Show, error)              { return v.n.policy.Show() }
 func (v consoleNode) Decision(id string) (policy.Decision, bool) { return v.n.policy.Decision(id) }
@@ -186,6 +186,20 @@ func (v consoleNode) APIToken() string                           { return v.n.to
 func (v consoleNode) Approve(ctx context.Context, id string) error { return v.n.Approve(ctx, id) }
 func (v consoleNode) Reject(ctx context.Context, id, reason string) error {
 	return v.n.Reject(ctx, id, reason)
+}
+
+// Job is the API's view of a job with the spec, result and step
+// coordinators the API leaves out.
+func (v consoleNode) Job(id string) (*console.Job, bool) {
+	rec, ok := v.n.fsm.jobs.Job(id)
+	if !ok {
+		return nil, false
+	}
+	js := &console.Job{JobStatus: v.n.status(rec), Spec: rec.Spec, Result: rec.Result, Coordinators: make([]string, len(rec.Steps))}
+	for i, s := range rec.Steps {
+		js.Coordinators[i] = s.Step.Coordinator
+	}
+	return js, true
 }
 
 // Done is closed when the node stops (never before it has started).

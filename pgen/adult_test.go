@@ -12,7 +12,7 @@ import (
 
 	"github.com/cohortdm/cohort/internal/adultdata"
 	"github.com/cohortdm/cohort/pgen"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // adultRoot finds the UCI Adult files: COHORT_ADULT_DIR, or the shared

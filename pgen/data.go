@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // Data is one table of rows as the tree grower reads it: attributes in

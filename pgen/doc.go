@@ -11,7 +11,7 @@
 // Start reading at job.go (Kind: the one step, publish, and the
 // coordinator's checks), then grow.go (the tree grower every party and the
 // coordinator run), generate.go (PGEN) and data.go (tables as the grower
-// reads them). The trees are package sjc/tree's: its ReleasePrune is ATP,
+// reads them). The trees are package tree's: its ReleasePrune is ATP,
 // its PathK and DiversityC measure a published tree.
 //
 // # Spec

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // Other is the value pseudo-data gives a categorical attribute where a

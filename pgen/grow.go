@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // eps is the gain tolerance: gains within eps are equal (the first

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 func exampleSpec(t testing.TB) *job.Spec {

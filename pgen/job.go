@@ -10,7 +10,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // Kind is `kind: pgen`.

@@ -5,8 +5,8 @@ import (
 	"math"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // Params are a pgen spec's params.

@@ -21,8 +21,8 @@ import (
 	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // exampleDir is the bundled example: three clinics, one horizontal

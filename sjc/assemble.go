@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // skel is the public skeleton as result.json holds it.

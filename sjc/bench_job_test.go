@@ -15,7 +15,7 @@ import (
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sjc"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // BenchmarkJobVsInProcess grows one tree on a two-party chain (GenChain,

@@ -11,7 +11,7 @@ import (
 	"github.com/cohortdm/cohort/internal/cputime"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/internal/reftree"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // peakHeap runs f and returns the largest live-heap size seen while it

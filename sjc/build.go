@@ -5,8 +5,8 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // Propagate runs the in-process class propagation: the private set

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // The candidate search at a node: each table's AVC sets, the gains of its

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // Coordinate drives the job: load (labels and schema checks), propagate

@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // testLabel stands for a test class the training set does not have: it

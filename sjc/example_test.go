@@ -14,8 +14,8 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/internal/reftree"
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // loadSpec reads a spec and its tables (paths relative to the spec).

@@ -9,7 +9,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/psi"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // The network side of the rounds at one party: the PSI of each edge, and

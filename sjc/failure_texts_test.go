@@ -17,7 +17,7 @@ import (
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sjc"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // textFixture is a three-party chain L (pa) - S (pb) - P (pc) whose every

@@ -7,8 +7,8 @@ import (
 
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/internal/reftree"
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
 )
 
 func TestGenChain(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // The party's side of growing the tree (Xu, thesis §3.3): class

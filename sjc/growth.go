@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // growth is the tree as far as the committed steps have grown it: the

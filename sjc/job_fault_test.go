@@ -12,8 +12,8 @@ import (
 	"github.com/cohortdm/cohort/job/jobtest"
 	jobrun "github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/sjc"
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // chainCase writes a small generated chain (3 tables, 3 parties) with its

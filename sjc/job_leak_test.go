@@ -21,7 +21,7 @@ import (
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/psi"
 	"github.com/cohortdm/cohort/sjc"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // leakCase is a three-party chain L (pa) - S (pb) - P (pc), S and P joined

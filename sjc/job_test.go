@@ -14,7 +14,7 @@ import (
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/internal/reftree"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // jobRun is one run of the sjc job in memory and what it left.

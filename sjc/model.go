@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // ModelPart is what a party keeps of a trained model (ModelSecret): the

@@ -6,7 +6,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/psi"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // Params are the tree-growing parameters of an sjc spec (params:), with

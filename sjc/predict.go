@@ -13,7 +13,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // PredictKind is `kind: sjc-predict`: it classifies the join rows of new

@@ -10,8 +10,8 @@ import (
 	"strconv"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // predictSession is a party's session of sjc-predict.

@@ -13,7 +13,7 @@ import (
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/internal/reftree"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 func fmtU(x uint64) string { return strconv.FormatUint(x, 10) }

@@ -11,8 +11,8 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/internal/reftree"
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // randomCase is a random acyclic schema with its data as CSV text.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/internal/reftree"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // TestRealDataEqualReference: on the bundled real data (Mondial's six

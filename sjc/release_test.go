@@ -15,7 +15,7 @@ import (
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sjc/internal/reftree"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // leafRows lists the join rows of every leaf of t.

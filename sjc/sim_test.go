@@ -12,7 +12,7 @@ import (
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sjc"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // TestSimRealNodes runs the job on real nodes (libp2p, Raft) through

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/protocol"
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // state is a party's training state after a committed step (Key names it,

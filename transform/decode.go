@@ -6,8 +6,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // ErrDecode marks a tree that does not decode with the key: a split on a

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/transform"
 	"github.com/cohortdm/cohort/transform/internal/dtree"
 	"github.com/cohortdm/cohort/transform/internal/synth"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // sklearnExport writes t as the scikit-learn-style export: nodes numbered

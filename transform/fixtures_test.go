@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/transform/internal/dtree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // The worked examples of Bu et al. (Figures 1, 3, 4 and 7) as the

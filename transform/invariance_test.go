@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/cohortdm/cohort/sjc"
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/transform"
 	"github.com/cohortdm/cohort/transform/internal/dtree"
 	"github.com/cohortdm/cohort/transform/internal/realdata"
 	"github.com/cohortdm/cohort/transform/internal/synth"
+	"github.com/cohortdm/cohort/tree"
 )
 
 func seeded(seed uint64) *rand.Rand {

@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // ErrExists means a write would replace an existing file.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // router sends the rows of the original table down a tree grown on its

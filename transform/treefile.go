@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"slices"
 
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // ErrTree marks a tree file that is neither Cohort's tree JSON nor a valid
@@ -27,7 +27,7 @@ const (
 	FormatSklearn TreeFormat = "sklearn"
 )
 
-// ParseTree reads a miner's tree: Cohort's tree JSON (package sjc/tree,
+// ParseTree reads a miner's tree: Cohort's tree JSON (package tree,
 // the format of result.json) or, when the object has "children_left", the
 // scikit-learn-style export (ParseSklearn). Errors name the place, never a
 // value.

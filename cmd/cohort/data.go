@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/transform"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // dataCmd is the `data` group: preparing tables for jobs. Each subcommand

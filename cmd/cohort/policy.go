@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -41,8 +42,13 @@ would read it, or the default policy when --file is "default".`,
 				if err != nil {
 					return err
 				}
-				if s, err = c.Policy(cmd.Context()); err != nil {
+				raw, err := c.Policy(cmd.Context())
+				if err != nil {
 					return c.hint(err)
+				}
+				s = new(policy.Show)
+				if err := json.Unmarshal(raw, s); err != nil {
+					return fmt.Errorf("the node's policy: %w", err)
 				}
 			}
 			if a.format == "json" {

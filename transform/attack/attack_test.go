@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/transform"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // fig7Key is Bu et al.'s Figure 7 as a key: values 1..44 and their

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"math"
 
-	"github.com/cohortdm/cohort/sjc/tree"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // Path is one root-to-leaf path of a mined tree: how many tests it has

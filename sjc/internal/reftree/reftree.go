@@ -14,8 +14,8 @@ import (
 	"strings"
 
 	"github.com/cohortdm/cohort/sjc"
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // Join is a materialised join: Rows[t][r] is the row of table t (in

@@ -22,8 +22,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // Criterion is the split quality measure.

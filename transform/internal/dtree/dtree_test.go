@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/cohortdm/cohort/sjc"
-	"github.com/cohortdm/cohort/sjc/tree"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/transform/internal/synth"
+	"github.com/cohortdm/cohort/tree"
 )
 
 // With entropy, the builder grows the tree of package sjc's join-aware

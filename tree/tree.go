@@ -1,5 +1,6 @@
-// Package tree is the decision tree of secure join classification as it is
-// written to result.json (`cohort sim`'s "tree": splits {party, table,
+// Package tree is the decision tree model that sjc, pgen and transform
+// share, kept outside every kind so that none imports another: the tree as
+// it is written to result.json (`cohort sim`'s "tree": splits {party, table,
 // column, op, value}, class counts, leaves with their label), its C4.5
 // pessimistic pruning, the anonymity of its paths and the pruning that
 // ensures it (anonymity.go), and its prediction walk. Both the join-aware
