@@ -97,15 +97,7 @@ func BenchmarkQuantileRealNodes(b *testing.B) {
 			b.Fatal(err)
 		}
 		runOnce := func(b *testing.B, raw []byte) (secs float64, rounds int, bytes, most float64) {
-			leader, _ := c.WaitLeader(ctx)
-			id, err := leader.Submit(ctx, raw)
-			if err != nil {
-				b.Fatal(err)
-			}
-			rec, err := leader.Wait(ctx, id)
-			if err != nil || rec.Status != node.StatusDone {
-				b.Fatalf("job: %v %s", err, rec.Error)
-			}
+			id, rec := runAtLeader(b, ctx, c, raw)
 			var res struct {
 				Timing map[string]float64
 				Rounds int
@@ -142,6 +134,25 @@ func BenchmarkQuantileRealNodes(b *testing.B) {
 		c.Close()
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// runAtLeader submits a spec at the cluster's leader and waits for the
+// job, which must succeed.
+func runAtLeader(b *testing.B, ctx context.Context, c *sim.Cluster, spec []byte) (string, *node.JobRecord) {
+	b.Helper()
+	leader, err := c.WaitLeader(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	id, err := leader.Submit(ctx, spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec, err := leader.Wait(ctx, id)
+	if err != nil || rec.Status != node.StatusDone {
+		b.Fatalf("job: %v %s", err, rec.Error)
+	}
+	return id, rec
 }
 
 // BenchmarkSearchRounds counts the rounds of the bisection alone (the

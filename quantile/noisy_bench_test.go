@@ -94,18 +94,7 @@ func BenchmarkNoisedMedianAdult(b *testing.B) {
 			var errs, rankErrs []float64
 			secs := 0.0
 			for range b.N {
-				leader, err := c.WaitLeader(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				id, err := leader.Submit(ctx, spec)
-				if err != nil {
-					b.Fatal(err)
-				}
-				rec, err := leader.Wait(ctx, id)
-				if err != nil || rec.Status != node.StatusDone {
-					b.Fatalf("job: %v %s", err, rec.Error)
-				}
+				_, rec := runAtLeader(b, ctx, c, spec)
 				var res struct {
 					Quantiles []Quantile
 					Timing    map[string]float64
