@@ -20,6 +20,10 @@ const OutputType = "job/output"
 type report struct {
 	Output []byte `msgpack:"output"`
 	Error  string `msgpack:"error"`
+	// Restarted says the party's node restarted in the attempt and lost
+	// what it had received: it is Silent, like an unreachable party, and
+	// the attempt ends at once.
+	Restarted bool `msgpack:"restarted,omitempty"`
 }
 
 // collect gathers the reports of every party of an attempt, received
@@ -29,10 +33,12 @@ type report struct {
 // reported by then is Failed and Silent. watch, if not nil, runs alongside
 // and calls unreachable for a party found down: that party is Silent and
 // the attempt ends at once, since the others cannot finish without it.
-// progress, if not nil, is called with the number of reports so far.
+// progress, if not nil, is called with the number of reports so far. A
+// party that reports its node restarted in the attempt is Failed and
+// Silent too, ends the attempt at once, and is returned in restarted.
 func collect(ctx context.Context, coord job.Party, step job.Step,
-	watch func(ctx context.Context, unreachable func(party string, why error)), progress func(done int)) *job.Outputs {
-	outs := &job.Outputs{Coordinator: step.Coordinator, Results: map[string][]byte{}, Failed: map[string]string{}}
+	watch func(ctx context.Context, unreachable func(party string, why error)), progress func(done int)) (outs *job.Outputs, restarted []string) {
+	outs = &job.Outputs{Coordinator: step.Coordinator, Results: map[string][]byte{}, Failed: map[string]string{}}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var mu sync.Mutex
@@ -72,6 +78,12 @@ func collect(ctx context.Context, coord job.Party, step job.Step,
 			case err != nil:
 				outs.Failed[p] = fmt.Sprintf("no output within %s: %v", step.Timeout(), err)
 				outs.Silent = append(outs.Silent, p)
+			case r.Restarted:
+				outs.Failed[p] = r.Error
+				outs.Silent = append(outs.Silent, p)
+				restarted = append(restarted, p)
+				aborted = true
+				cancel()
 			case r.Error != "":
 				outs.Failed[p] = r.Error
 			default:
@@ -88,5 +100,6 @@ func collect(ctx context.Context, coord job.Party, step job.Step,
 	}
 	wg.Wait()
 	slices.Sort(outs.Silent)
-	return outs
+	slices.Sort(restarted)
+	return outs, restarted
 }

@@ -191,18 +191,26 @@ func (j *coordination) Start(ctx context.Context, step job.Step) (job.Attempt, e
 	if rec != nil && rec.Done {
 		return &attempt{j: j, step: rec.Step, record: rec.Record}, nil
 	}
+	if err := j.commitStart(ctx, step); err != nil {
+		return nil, err
+	}
+	return &attempt{j: j, step: step, began: time.Now()}, nil
+}
+
+// commitStart commits an attempt's start, shown to Progress and Starting.
+func (j *coordination) commitStart(ctx context.Context, step job.Step) error {
 	j.Progress(step.Phase, 0, len(step.Parties))
 	var after func()
 	if j.c.Starting != nil {
 		after = j.c.Starting(step)
 	}
 	if err := j.c.Log.Commit(ctx, &Entry{Op: OpStart, Job: j.id, Step: &step}); err != nil {
-		return nil, err
+		return err
 	}
 	if after != nil {
 		after()
 	}
-	return &attempt{j: j, step: step, began: time.Now()}, nil
+	return nil
 }
 
 // attempt implements job.Attempt.
@@ -218,11 +226,39 @@ func (a *attempt) Record() *job.Record { return a.record }
 
 // Wait collects every party's output: parties get the step timeout plus
 // the grace period for the report itself, and an unreachable party ends
-// the attempt at once.
+// the attempt at once. A party whose node restarted in the attempt has
+// lost what it received of it, but is back: the step is run again as a
+// new attempt, as a new leader would, up to maxRestarts times, before the
+// kind sees the party as silent.
 func (a *attempt) Wait(ctx context.Context) (*job.Outputs, error) {
 	if a.record != nil {
 		return nil, fmt.Errorf("step %s/%d is committed already; its outputs are gone", a.step.Phase, a.step.Round)
 	}
+	for restarts := 0; ; restarts++ {
+		outs, restarted := a.collect(ctx)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("step %s/%d attempt %d: %w", a.step.Phase, a.step.Round, a.step.Attempt, err)
+		}
+		if len(restarted) == 0 || restarts == maxRestarts {
+			a.j.noteFailures(a.step, outs.Failed)
+			return outs, nil
+		}
+		next := a.step
+		next.Attempt++
+		if err := a.j.commitStart(ctx, next); err != nil {
+			return nil, err
+		}
+		a.step, a.began = next, time.Now()
+	}
+}
+
+// maxRestarts bounds the attempts a step is re-run because a party's node
+// restarted in it (a node restarting in a loop is then silent).
+const maxRestarts = 3
+
+// collect gathers one attempt's outputs (collect), bounded by the step
+// timeout plus the grace period.
+func (a *attempt) collect(ctx context.Context) (*job.Outputs, []string) {
 	c, step := a.j.c, a.step
 	waitCtx, cancel := context.WithTimeout(ctx, step.Timeout()+c.Grace)
 	defer cancel()
@@ -230,12 +266,7 @@ func (a *attempt) Wait(ctx context.Context) (*job.Outputs, error) {
 	if c.Watch != nil {
 		watch = func(ctx context.Context, unreachable func(string, error)) { c.Watch(ctx, step.Parties, unreachable) }
 	}
-	outs := collect(waitCtx, c.Net, step, watch, func(done int) { a.j.Progress(step.Phase, done, len(step.Parties)) })
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("step %s/%d attempt %d: %w", step.Phase, step.Round, step.Attempt, err)
-	}
-	a.j.noteFailures(step, outs.Failed)
-	return outs, nil
+	return collect(waitCtx, c.Net, step, watch, func(done int) { a.j.Progress(step.Phase, done, len(step.Parties)) })
 }
 
 // Commit records the attempt's public part and the kind's decision.

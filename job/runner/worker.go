@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"net/url"
 	"slices"
 	"sync"
 
@@ -18,6 +20,11 @@ import (
 // in its audit ledger (a full disk). A Network that returns it implements
 // UnrecordedSender, so the worker can still tell the coordinator why.
 var ErrUnrecorded = errors.New("cannot record what is sent")
+
+// ErrRestarted marks an attempt this member began before its node
+// restarted: the messages of the attempt it received are gone, so it
+// tells the coordinator at once instead of waiting out the step timeout.
+var ErrRestarted = errors.New("restarted mid-attempt")
 
 // UnrecordedSender is a Network that can send a failure report it cannot
 // record: the message carries only the error, no data of the party.
@@ -78,6 +85,7 @@ type Worker struct {
 	mu       sync.Mutex
 	open     []job.Step      // attempts the log holds open for this member, oldest first
 	reported map[stepID]bool // attempts whose output was sent, or that were superseded
+	begun    map[stepID]bool // attempts marked begun in the job scratch (Run's goroutine only)
 	kind     job.Kind        // set when the session opens; used only by Run's goroutine
 	guard    *policy.Guard   // the policy's guard of the open session
 }
@@ -108,6 +116,7 @@ func (w *Worker) init() {
 	if w.wake == nil {
 		w.wake = make(chan struct{}, 1)
 		w.reported = map[stepID]bool{}
+		w.begun = map[stepID]bool{}
 	}
 }
 
@@ -170,6 +179,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		if !superseded {
 			w.report(ctx, step, out, err)
+			if w.begun[id] && !errors.Is(err, ErrRestarted) {
+				w.mark(step, markReported)
+			}
 		}
 		w.markReported(id) // a superseded attempt: the log moved on, a newer one reruns it
 		// Pass on a wake-up the watcher may have consumed.
@@ -228,6 +240,9 @@ func (w *Worker) runStep(sessionCtx, stepCtx context.Context, sess *job.Session,
 	if err != nil {
 		return nil, err
 	}
+	if err := w.markStarted(step); err != nil {
+		return nil, err
+	}
 	if *sess == nil {
 		if w.Policy != nil {
 			w.guard = w.Policy.Guard(w.Job.ID, req.Uses, spec.PartyNames(), req.Datasets)
@@ -245,12 +260,61 @@ func (w *Worker) runStep(sessionCtx, stepCtx context.Context, sess *job.Session,
 	return (*sess).Step(stepCtx, step)
 }
 
+// startedName is the job scratch file that marks an attempt this member
+// began (job.Secrets keeps it across restarts and drops it with the job).
+func startedName(step job.Step) string {
+	return fmt.Sprintf("jobs/%s/runner/started-%s-%d-%d", step.Job, url.PathEscape(step.Phase), step.Round, step.Attempt)
+}
+
+// markStarted records that this member begins an attempt, or returns
+// ErrRestarted when it began it before and did not report it: a worker
+// runs each attempt once, so such a mark was left by this member before
+// its node restarted. (One it reported is run again, as before: the
+// coordinator has its output.) The mark only speeds recovery up (the step
+// timeout would end the attempt too), so a member that cannot keep it
+// runs the attempt and logs why.
+func (w *Worker) markStarted(step job.Step) error {
+	name := startedName(step)
+	b, err := w.Member.Secrets().ReadSecret(name)
+	switch {
+	case err == nil && string(b) == markBegun:
+		return fmt.Errorf("party %s %w of step %s/%d (attempt %d): what it had received of the attempt is lost",
+			w.Self, ErrRestarted, step.Phase, step.Round, step.Attempt)
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		w.mark(step, markBegun)
+		w.begun[idOf(step)] = true
+	default:
+		w.markFailed(step, err)
+	}
+	return nil
+}
+
+// The marks of an attempt.
+const (
+	markBegun    = "begun\n"
+	markReported = "reported\n"
+)
+
+// mark writes an attempt's mark, logging a failure.
+func (w *Worker) mark(step job.Step, m string) {
+	if err := w.Member.Secrets().WriteSecret(startedName(step), []byte(m)); err != nil {
+		w.markFailed(step, err)
+	}
+}
+
+func (w *Worker) markFailed(step job.Step, err error) {
+	w.logger().Warn("cannot mark the attempt; a restart in it will wait for the step timeout",
+		"job", step.Job, "phase", step.Phase, "round", step.Round, "err", err)
+}
+
 // report sends the attempt's output (or error) to its coordinator alone.
 func (w *Worker) report(ctx context.Context, step job.Step, output []byte, err error) {
 	r := report{Output: output}
 	disclosure := protocol.DiscloseControl
 	if err != nil {
-		r.Output, r.Error = nil, w.Member.Redact(err.Error())
+		r.Output, r.Error, r.Restarted = nil, w.Member.Redact(err.Error()), errors.Is(err, ErrRestarted)
 		w.logger().Warn("step failed", "job", step.Job, "phase", step.Phase, "round", step.Round, "err", err)
 	} else if step.Phase != AdmitPhase {
 		if w.kind != nil {

@@ -166,3 +166,104 @@ func TestWorkerRefusesAnUnsignedJob(t *testing.T) {
 		t.Fatalf("reported %q, opened %d", got, k.opened.Load())
 	}
 }
+
+// stuck is a kind whose session blocks in every step until the attempt
+// ends, as a party does whose peers' messages of the attempt are lost.
+type stuck struct {
+	touchy
+	entered chan struct{}
+}
+
+func (k *stuck) Open(context.Context, job.Participant) (job.Session, error) {
+	k.opened.Add(1)
+	return stuckSession{k.entered}, nil
+}
+
+type stuckSession struct{ entered chan struct{} }
+
+func (s stuckSession) Step(ctx context.Context, _ job.Step) ([]byte, error) {
+	s.entered <- struct{}{}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+func (stuckSession) Close() {}
+
+// dirMember keeps its secrets in a directory, as a node does across
+// restarts.
+type dirMember struct {
+	member
+	dir string
+}
+
+func (m dirMember) Secrets() job.Secrets { return job.DirSecrets(m.dir) }
+
+// A worker whose node restarted in the middle of an attempt reports that at
+// once, instead of running the attempt again and waiting out its timeout
+// for messages that were sent to the process that died.
+func TestWorkerReportsARestartAtOnce(t *testing.T) {
+	pol := policy.Default()
+	pol.Kinds["touchy"] = []string{policy.Any}
+	st := runner.NewState()
+	if err := st.Apply(&runner.Entry{Op: runner.OpSubmit, Job: "j", Spec: []byte(spec3),
+		Submission: &runner.Submission{Member: "a", Nonce: []byte("n"), Time: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	step := job.Step{Job: "j", Phase: "p", Attempt: 1, TimeoutMS: 600_000, Parties: []string{"a", "b", "c"}, Coordinator: "a"}
+	if err := st.Apply(&runner.Entry{Op: runner.OpStart, Job: "j", Step: &step}); err != nil {
+		t.Fatal(err)
+	}
+	net := jobtest.NewNetwork("a", "b", "c")
+	k := &stuck{entered: make(chan struct{}, 1)}
+	m := dirMember{member{"a"}, t.TempDir()}
+	worker := func() *runner.Worker {
+		enf, err := policy.NewEnforcer(policy.Options{Self: "b", Policy: pol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &runner.Worker{Self: "b", Job: runner.ActiveJob{ID: "j", Spec: []byte(spec3)}, Kinds: job.Registry{"touchy": k},
+			Net: net.Party("b"), State: st, Member: m, Policy: enf, Config: runner.DefaultConfig()}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	// The first process begins the attempt and dies in it.
+	first, kill := context.WithCancel(ctx)
+	w := worker()
+	w.Want(st.Open("j", "b"))
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(first) }()
+	<-k.entered
+	kill()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+
+	// The restarted one reports at once, without opening the session.
+	w = worker()
+	w.Want(st.Open("j", "b"))
+	go func() { ran <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Error(err)
+		}
+	}()
+	msg, err := net.Party("a").Receive(ctx, "b", step.Key(runner.OutputType))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Output    []byte `msgpack:"output"`
+		Error     string `msgpack:"error"`
+		Restarted bool   `msgpack:"restarted"`
+	}
+	if err := protocol.Unmarshal(msg.Body, &r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Restarted || !strings.Contains(r.Error, "party b restarted mid-attempt of step p/0 (attempt 1)") {
+		t.Fatalf("reported %q, want the restart named", r.Error)
+	}
+	if n := k.opened.Load(); n != 1 {
+		t.Errorf("the session was opened %d times, want once (before the restart)", n)
+	}
+}
