@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -270,19 +272,19 @@ func startedName(step job.Step) string {
 // ErrRestarted when it began it before and did not report it: a worker
 // runs each attempt once, so such a mark was left by this member before
 // its node restarted. (One it reported is run again, as before: the
-// coordinator has its output.) The mark only speeds recovery up (the step
-// timeout would end the attempt too), so a member that cannot keep it
-// runs the attempt and logs why.
+// coordinator has its output.) A mark carries the job's seed, so one left
+// by another job of the same id (a test's fixed id) is not this job's. The
+// mark only speeds recovery up (the step timeout would end the attempt
+// too), so a member that cannot keep it runs the attempt and logs why.
 func (w *Worker) markStarted(step job.Step) error {
-	name := startedName(step)
-	b, err := w.Member.Secrets().ReadSecret(name)
+	b, err := w.Member.Secrets().ReadSecret(startedName(step))
 	switch {
-	case err == nil && string(b) == markBegun:
+	case err == nil && string(b) == w.markOf(markBegun):
 		return fmt.Errorf("party %s %w of step %s/%d (attempt %d): what it had received of the attempt is lost",
 			w.Self, ErrRestarted, step.Phase, step.Round, step.Attempt)
-	case err == nil:
+	case err == nil && string(b) == w.markOf(markReported):
 		return nil
-	case errors.Is(err, fs.ErrNotExist):
+	case err == nil || errors.Is(err, fs.ErrNotExist):
 		w.mark(step, markBegun)
 		w.begun[idOf(step)] = true
 	default:
@@ -293,13 +295,19 @@ func (w *Worker) markStarted(step job.Step) error {
 
 // The marks of an attempt.
 const (
-	markBegun    = "begun\n"
-	markReported = "reported\n"
+	markBegun    = "begun"
+	markReported = "reported"
 )
+
+// markOf is a mark's contents: the mark and the job's seed's digest.
+func (w *Worker) markOf(m string) string {
+	d := sha256.Sum256(w.Job.Seed)
+	return m + " " + hex.EncodeToString(d[:8]) + "\n"
+}
 
 // mark writes an attempt's mark, logging a failure.
 func (w *Worker) mark(step job.Step, m string) {
-	if err := w.Member.Secrets().WriteSecret(startedName(step), []byte(m)); err != nil {
+	if err := w.Member.Secrets().WriteSecret(startedName(step), []byte(w.markOf(m))); err != nil {
 		w.markFailed(step, err)
 	}
 }
