@@ -145,7 +145,26 @@ func (j *coordination) runAdmit(ctx context.Context, step job.Step) (*AdmitDecis
 // request is what this member's policy is asked about the job: the
 // verified submission, the kind's declared uses, and the datasets this
 // member resolves its tables in the spec to.
+//
+// What it gathers is fixed for the job (the committed submission, the
+// kind's declared uses, the datasets the party's tables resolved to when
+// the job first reached it), so it is built once per worker and every
+// later step is admitted against the same request: re-resolving the
+// tables at every step cost a symlink walk per catalogue entry, and could
+// only disagree with what the open session already read.
 func (w *Worker) request(spec *job.Spec, kind job.Kind) (*policy.Request, error) {
+	if w.req != nil {
+		return w.req, nil
+	}
+	req, err := w.buildRequest(spec, kind)
+	if err != nil {
+		return nil, err
+	}
+	w.req = req
+	return req, nil
+}
+
+func (w *Worker) buildRequest(spec *job.Spec, kind job.Kind) (*policy.Request, error) {
 	req := &policy.Request{Job: w.Job.ID, Kind: spec.Kind, Self: w.Self, Parties: spec.PartyNames()}
 	if rec, ok := w.State.Job(w.Job.ID); ok && rec.Submission != nil {
 		who, err := w.Member.Submitter(rec.Spec, rec.Submission)

@@ -88,6 +88,7 @@ type Worker struct {
 	open     []job.Step      // attempts the log holds open for this member, oldest first
 	reported map[stepID]bool // attempts whose output was sent, or that were superseded
 	begun    map[stepID]bool // attempts marked begun in the job scratch (Run's goroutine only)
+	req      *policy.Request // the job's admission request, built once (Run's goroutine only)
 	kind     job.Kind        // set when the session opens; used only by Run's goroutine
 	guard    *policy.Guard   // the policy's guard of the open session
 }
