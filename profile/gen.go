@@ -23,14 +23,14 @@ type GenParams struct {
 // number of browsing-history entries and mails per participant in Xu's
 // experiments (thesis, chapter 5, Table 2).
 func DefaultGen() GenParams {
-	return GenParams{Docs: 1665, Topics: 8, Fanout: 4, Depth: 3, Noise: 4, Vocab: 10000, Seed: 1}
+	return GenParams{Docs: 1665, Topics: 8, Fanout: 4, Depth: 3, Noise: 2, Vocab: 50000, Seed: 1}
 }
 
 const (
 	// genDeeper is the chance that a document goes one level further down.
 	genDeeper = 0.6
 	// genEmit is the chance that a document names a topic above its own.
-	genEmit = 0.7
+	genEmit = 0.8
 	// maxGen bounds every count of GenParams and maxTerms the terms of a
 	// corpus, so a flag cannot exhaust memory.
 	maxGen   = 1 << 20

@@ -121,7 +121,7 @@ exposed tree.`,
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "expRatio %.3f (%d terms; H(U[exp]) %.3f, H(U) %.3f)\n", e.ExpRatio, len(e.Terms), e.HExp, e.H)
+			fmt.Fprintf(a.stdout, "expRatio %.3f  exposed %d  H(U[exp]) %.3f  H(U) %.3f\n", e.ExpRatio, len(e.Terms), e.HExp, e.H)
 			return nil
 		},
 	}
@@ -202,7 +202,7 @@ func (a *app) profileGenCmd() *cobra.Command {
 		Long: `gen writes --docs documents in build's format. Each is about one interest of a topic
 tree (--topics top-level topics, Zipf-popular; --fanout subtopics each, --depth
 levels; going one level deeper with probability 0.6) and names its topic and, with
-probability 0.7 each, the topics above it ("t2-1-3" under "t2-1" under "t2"), plus
+probability 0.8 each, the topics above it ("t2-1-3" under "t2-1" under "t2"), plus
 --noise background words drawn Zipf from --vocab. The same flags give the same corpus.`,
 		Example: `  cohort profile gen --seed 1 --out corpus.txt`,
 		Args:    cobra.NoArgs,

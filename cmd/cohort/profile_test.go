@@ -37,7 +37,7 @@ func TestProfileCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range []string{"research             0.301", "personalized/search  0.523", "sports               0.456",
-		"expRatio 0.848 (3 terms; H(U[exp]) 0.580, H(U) 0.684)"} {
+		"expRatio 0.848  exposed 3  H(U[exp]) 0.580  H(U) 0.684"} {
 		if !strings.Contains(out, line) {
 			t.Errorf("expose lacks %q:\n%s", line, out)
 		}
