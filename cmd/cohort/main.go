@@ -67,7 +67,7 @@ drives each job.`,
 		}
 		return nil
 	}
-	root.AddCommand(a.demoCmd(), a.simCmd(), a.nodeCmd(), a.jobCmd(), a.auditCmd(), a.keysCmd(), a.versionCmd(), a.dataCmd(), a.consortiumCmd())
+	root.AddCommand(a.demoCmd(), a.simCmd(), a.nodeCmd(), a.jobCmd(), a.auditCmd(), a.keysCmd(), a.versionCmd(), a.dataCmd(), a.consortiumCmd(), a.profileCmd())
 	// cobra adds its completion group only when executing; add it now so
 	// that it, too, fails on an unknown shell.
 	root.InitDefaultCompletionCmd()
