@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"slices"
 	"strings"
 	"sync"
@@ -187,13 +186,10 @@ type aggregation struct {
 	h       int           // height of the tree
 	ask     int           // how many parties are asked for shares up front
 
-	n       int // vector length
-	count   int // ciphertexts per vector
-	fp      paillier.FixedPoint
+	n     int // vector length
+	count int // ciphertexts per vector
+	*encoding
 	packing *paillier.Packing
-	inBound *big.Int // bound on |encoded input| (exclusive)
-	bound   *big.Int // bound on |encoded input + noise share| (exclusive)
-	noise   *NoiseReport
 	shape   string
 	own     []byte // Paillier, as a child of the root: the digest of the product it sent up
 	// rootCommit is the root's digest of its own input: its own, at the
@@ -251,15 +247,16 @@ func newAggregation(net Network, step job.Step, cfg Config, n int) (*aggregation
 		return nil, err
 	}
 	s := &aggregation{net: net, step: step, self: net.Self(), keys: cfg.Keys, pk: cfg.Keys.Public(), n: n,
-		random: cfg.Random, start: time.Now(), fp: paillier.FixedPoint{FracBits: cfg.FracBits}}
+		random: cfg.Random, start: time.Now()}
 	if s.random == nil {
 		s.random = rand.Reader
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("secureagg: empty input vector")
 	}
-	if cfg.FracBits < 0 || cfg.ValueBits < 1 {
-		return nil, fmt.Errorf("secureagg: bad fixed point: FracBits %d, ValueBits %d", cfg.FracBits, cfg.ValueBits)
+	var err error
+	if s.encoding, err = planEncoding(len(step.Parties), cfg); err != nil {
+		return nil, err
 	}
 	if cfg.Keys.Members[cfg.Keys.Share.Index-1] != s.self {
 		return nil, fmt.Errorf("%w: %s holds the share of %s", ErrKeys, s.self, cfg.Keys.Members[cfg.Keys.Share.Index-1])
@@ -282,26 +279,11 @@ func newAggregation(net Network, step job.Step, cfg Config, n int) (*aggregation
 	if s.ask < s.pk.Threshold+1 {
 		return nil, fmt.Errorf("secureagg: %d decryptors cannot reach the %d shares needed", s.ask, s.pk.Threshold+1)
 	}
-	s.inBound = new(big.Int).Lsh(big.NewInt(1), uint(cfg.ValueBits))
-	s.bound = s.inBound
-	noiseDesc := "none"
-	var err error
-	if cfg.Noise != nil {
-		if s.noise, err = cfg.Noise.plan(len(s.parties)); err != nil {
-			return nil, err
-		}
-		nb, err := s.fp.Encode(s.noise.shareBound())
-		if err != nil {
-			return nil, fmt.Errorf("secureagg: noise bound: %w", err)
-		}
-		s.bound = new(big.Int).Add(s.inBound, nb.Abs(nb))
-		noiseDesc = fmt.Sprintf("%s/%g/%g/%g/%d", cfg.Noise.Mechanism, cfg.Noise.Epsilon, cfg.Noise.Delta, cfg.Noise.Sensitivity, cfg.Noise.Colluders)
-	}
-	if s.packing, err = paillier.NewPacking(&s.pk.PublicKey, new(big.Int).Sub(s.bound, big.NewInt(1)).BitLen(), len(s.parties)); err != nil {
+	if s.packing, err = paillier.NewPacking(&s.pk.PublicKey, s.bits(), len(s.parties)); err != nil {
 		return nil, fmt.Errorf("secureagg: packing: %w", err)
 	}
 	s.count = s.packing.Plaintexts(n)
-	s.shape = fmt.Sprintf("v1 n=%d frac=%d bits=%d fanout=%d decryptors=%d noise=%s", n, cfg.FracBits, cfg.ValueBits, s.tree.k, s.ask, noiseDesc)
+	s.shape = fmt.Sprintf("v1 n=%d frac=%d bits=%d fanout=%d decryptors=%d noise=%s", n, cfg.FracBits, cfg.ValueBits, s.tree.k, s.ask, s.noiseDesc)
 	return s, nil
 }
 

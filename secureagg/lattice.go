@@ -115,16 +115,16 @@ func newLatticeAgg(net Network, step job.Step, cfg Config, n int) (*latticeAgg, 
 	if n == 0 {
 		return nil, fmt.Errorf("secureagg: empty input vector")
 	}
-	if err := LatticeFits(len(base.parties), cfg); err != nil {
-		return nil, err
-	}
-	bits, err := latticeValueBits(len(base.parties), cfg)
+	enc, err := planEncoding(len(base.parties), cfg)
 	if err != nil {
 		return nil, err
 	}
+	if err := enc.latticeFits(len(base.parties)); err != nil {
+		return nil, err
+	}
 	k := cfg.Lattice
-	s := &latticeAgg{aggregation: base, keys: k, inBits: cfg.ValueBits, partSize: defaultPartSize, points: map[string]int{}}
-	if s.layout, err = mhe.NewLayout(k.Params, n, cfg.FracBits, bits, len(s.parties)); err != nil {
+	s := &latticeAgg{aggregation: base, keys: k, inBits: cfg.ValueBits, noise: enc.noise, partSize: defaultPartSize, points: map[string]int{}}
+	if s.layout, err = mhe.NewLayout(k.Params, n, cfg.FracBits, enc.bits(), len(s.parties)); err != nil {
 		return nil, fmt.Errorf("secureagg: lattice layout: %w", err)
 	}
 	phase := step.Phase
@@ -139,14 +139,7 @@ func newLatticeAgg(net Network, step job.Step, cfg Config, n int) (*latticeAgg, 
 	for _, q := range s.parties {
 		s.points[q] = k.Point(q)
 	}
-	noiseDesc := "none"
-	if cfg.Noise != nil {
-		if s.noise, err = cfg.Noise.plan(len(s.parties)); err != nil {
-			return nil, err
-		}
-		noiseDesc = fmt.Sprintf("%s/%g/%g/%g/%d", cfg.Noise.Mechanism, cfg.Noise.Epsilon, cfg.Noise.Delta, cfg.Noise.Sensitivity, cfg.Noise.Colluders)
-	}
-	s.shape = fmt.Sprintf("lattice/v1 %s fanout=%d noise=%s", s.layout.Shape(), s.tree.k, noiseDesc)
+	s.shape = fmt.Sprintf("lattice/v1 %s fanout=%d noise=%s", s.layout.Shape(), s.tree.k, enc.noiseDesc)
 	return s, nil
 }
 
