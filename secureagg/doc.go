@@ -190,8 +190,9 @@
 //
 // # Keys
 //
-// The consortium's key is dealt once (Deal, a trusted dealer for now) and
-// stored in each node's data dir by SaveKeys: keys/threshold.pub holds the
+// The consortium's key is dealt once (keyring.Deal, a trusted dealer, or
+// the keygen job) and stored in each node's data dir by package keyring,
+// which owns the key files: keys/threshold.pub holds the
 // public key and the sorted member list (member i holds share index i+1, a
 // mapping fixed at dealing so a step over a subset of members, or a later
 // membership change, cannot shift it); keys/threshold.share holds only the
