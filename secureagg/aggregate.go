@@ -2,19 +2,16 @@ package secureagg
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/mhe"
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/protocol"
 )
 
 // DefaultFanout is the k of the k-ary tree when Config.Fanout is zero.
@@ -164,37 +161,28 @@ func aggregate(ctx context.Context, net Network, step job.Step, cfg Config, inpu
 	if err := precompute(ctx, cfg.Keys); err != nil {
 		return nil, err
 	}
-	s, err := newAggregation(net, step, cfg, len(input))
+	s, err := newPaillierAgg(net, step, cfg, len(input))
 	if err != nil {
 		return nil, err
 	}
 	return s.run(ctx, input)
 }
 
-// aggregation is one party's state for one Aggregate call.
-type aggregation struct {
-	net     Network
-	step    job.Step
-	self    string
-	keys    *Keys
-	pk      *paillier.ThresholdPublicKey
-	tree    *tree
-	parties []string
-	random  io.Reader
-	start   time.Time
-	hop     time.Duration // per-hop budget
-	h       int           // height of the tree
-	ask     int           // how many parties are asked for shares up front
+// paillierAgg is one party's state for one aggregation on the Paillier
+// backend: the schedule it runs on, the key, the packing and the digests
+// that vet the total.
+type paillierAgg struct {
+	*schedule
+	keys *Keys
+	pk   *paillier.ThresholdPublicKey
+	ask  int // how many parties are asked for shares up front
 
 	n     int // vector length
 	count int // ciphertexts per vector
 	*encoding
 	packing *paillier.Packing
 	shape   string
-	own     []byte // Paillier, as a child of the root: the digest of the product it sent up
-	// rootCommit is the root's digest of its own input: its own, at the
-	// root; as received before sending up, at a child of the root.
-	rootCommit []byte
+	own     []byte // as a child of the root: the digest of the product it sent up
 }
 
 // precompute builds the key's encryption table (once per process and key,
@@ -204,7 +192,7 @@ type aggregation struct {
 // table, shared by every later use of the key, finishes in the background.
 func precompute(ctx context.Context, keys *Keys) error {
 	if keys == nil || keys.Public() == nil {
-		return nil // newAggregation reports the missing key
+		return nil // newPaillierAgg reports the missing key
 	}
 	built := make(chan struct{})
 	go func() {
@@ -232,7 +220,7 @@ func withdraw(ctx context.Context, net Network, step job.Step, cfg Config, cause
 	if cfg.Backend == BackendLattice {
 		return withdrawLattice(ctx, net, step, cfg, cause)
 	}
-	s, err := newAggregation(net, step, cfg, 1)
+	s, err := newPaillierAgg(net, step, cfg, 1)
 	if err != nil {
 		return errors.Join(cause, err)
 	}
@@ -242,28 +230,25 @@ func withdraw(ctx context.Context, net Network, step job.Step, cfg Config, cause
 	return cause
 }
 
-func newAggregation(net Network, step job.Step, cfg Config, n int) (*aggregation, error) {
+func newPaillierAgg(net Network, step job.Step, cfg Config, n int) (*paillierAgg, error) {
 	if err := cfg.Keys.Check(); err != nil {
 		return nil, err
-	}
-	s := &aggregation{net: net, step: step, self: net.Self(), keys: cfg.Keys, pk: cfg.Keys.Public(), n: n,
-		random: cfg.Random, start: time.Now()}
-	if s.random == nil {
-		s.random = rand.Reader
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("secureagg: empty input vector")
 	}
-	var err error
-	if s.encoding, err = planEncoding(len(step.Parties), cfg); err != nil {
+	enc, err := planEncoding(len(step.Parties), cfg)
+	if err != nil {
 		return nil, err
 	}
-	if cfg.Keys.Members[cfg.Keys.Share.Index-1] != s.self {
-		return nil, fmt.Errorf("%w: %s holds the share of %s", ErrKeys, s.self, cfg.Keys.Members[cfg.Keys.Share.Index-1])
+	if self := net.Self(); cfg.Keys.Members[cfg.Keys.Share.Index-1] != self {
+		return nil, fmt.Errorf("%w: %s holds the share of %s", ErrKeys, self, cfg.Keys.Members[cfg.Keys.Share.Index-1])
 	}
-	if err := s.place(cfg, s.totalHops); err != nil {
+	sch, err := newSchedule(net, step, cfg, 0)
+	if err != nil {
 		return nil, err
 	}
+	s := &paillierAgg{schedule: sch, keys: cfg.Keys, pk: cfg.Keys.Public(), n: n, encoding: enc}
 	for _, q := range s.parties {
 		if cfg.Keys.Index(q) == 0 {
 			return nil, fmt.Errorf("secureagg: party %s holds no share of the consortium key", q)
@@ -285,83 +270,4 @@ func newAggregation(net Network, step job.Step, cfg Config, n int) (*aggregation
 	s.count = s.packing.Plaintexts(n)
 	s.shape = fmt.Sprintf("v1 n=%d frac=%d bits=%d fanout=%d decryptors=%d noise=%s", n, cfg.FracBits, cfg.ValueBits, s.tree.k, s.ask, s.noiseDesc)
 	return s, nil
-}
-
-// place sorts the step's parties, checks that this party is one of them,
-// and lays out what every backend shares: the tree and the per-hop budget,
-// from cfg.Timeout or else the step's timeout spread over the schedule's
-// total hops (total, once the tree's height is known).
-func (s *aggregation) place(cfg Config, total func() int) error {
-	s.parties = slices.Sorted(slices.Values(s.step.Parties))
-	if !slices.Contains(s.parties, s.self) {
-		return fmt.Errorf("secureagg: %s is not a party of step %s/%s/%d", s.self, s.step.Job, s.step.Phase, s.step.Round)
-	}
-	fanout := cfg.Fanout
-	if fanout == 0 {
-		fanout = DefaultFanout
-	}
-	root := Root(s.step)
-	var err error
-	if s.tree, err = newTree(s.parties, root, s.step.Coordinator, fanout); err != nil {
-		return err
-	}
-	s.h = s.tree.height(root)
-	s.hop = cfg.Timeout
-	if s.hop <= 0 {
-		s.hop = defaultHop
-		if st := s.step.Timeout(); st > 0 {
-			s.hop = st / time.Duration(total())
-		}
-	}
-	return nil
-}
-
-// The schedule, in hops from start. A subtree of height h delivers its
-// product within h+1 hops (each level adds one hop of encryption or
-// transfer); the total needs H+1 hops to form at the root (H the tree's
-// height) and one more per level to reach a party; shares reach the root
-// within 2H+3, or 2H+6 when the root has to ask more parties for shares;
-// the result leaves the root within 2H+7 and reaches depth d within
-// 2H+8+d; nothing takes longer than 3H+9. A party waiting on a child thus
-// gives up one hop after the child gave up on its own children, so it
-// names the right party.
-func (s *aggregation) upHops(p string) int   { return s.tree.height(p) + 1 }
-func (s *aggregation) downHops(p string) int { return s.h + 1 + s.tree.depth(p) }
-func (s *aggregation) shareHops() int        { return 2*s.h + 3 }
-func (s *aggregation) lateShareHops() int    { return 2*s.h + 6 }
-func (s *aggregation) resultHops(p string) int {
-	return 2*s.h + 8 + s.tree.depth(p)
-}
-func (s *aggregation) totalHops() int { return 3*s.h + 9 }
-
-// within returns ctx bounded by start + hops·hop: the latest time a message
-// that is at most that many hops away can arrive.
-func (s *aggregation) within(ctx context.Context, hops int) (context.Context, context.CancelFunc) {
-	return context.WithDeadline(ctx, s.start.Add(time.Duration(hops)*s.hop))
-}
-
-// send delivers one message, giving up when the recipient would stop
-// waiting for it (hops from start), so a hung peer cannot hold us longer.
-func (s *aggregation) send(ctx context.Context, hops int, to, typ string, body any, d protocol.Disclosure) error {
-	b, err := protocol.Marshal(body)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := s.within(ctx, hops)
-	defer cancel()
-	if err := s.net.Send(ctx, to, typ, b, d); err != nil {
-		return fmt.Errorf("secureagg: send %s to %s: %w", typ, to, err)
-	}
-	return nil
-}
-
-// sendAll sends the same body to several parties at once and waits for all.
-// A failed send is not an error of this party: the recipient's absence is
-// caught where it matters (its missing share or input).
-func (s *aggregation) sendAll(ctx context.Context, hops func(to string) int, to []string, typ string, body any, d protocol.Disclosure) {
-	var wg sync.WaitGroup
-	for _, q := range to {
-		wg.Go(func() { _ = s.send(ctx, hops(q), q, typ, body, d) })
-	}
-	wg.Wait()
 }

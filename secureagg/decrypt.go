@@ -360,7 +360,7 @@ func by(ctx context.Context, deadline time.Time) (context.Context, context.Cance
 // decryption is the aggregation's joint decryption of its total: every
 // party formed the total itself, so the root and the next s.ask−1 parties
 // in tree order share at once and the others only when the root asks.
-func (s *aggregation) decryption() *Decryption {
+func (s *paillierAgg) decryption() *Decryption {
 	at := func(hops int) time.Time { return s.start.Add(time.Duration(hops) * s.hop) }
 	return &Decryption{Net: s.net, Step: s.step, Keys: s.keys, Root: s.tree.root(), Decryptors: s.tree.order[1:],
 		Ask: s.ask - 1, Count: s.count, Held: true, First: at(s.shareHops()), Late: at(s.lateShareHops()), Random: s.random}
@@ -369,7 +369,7 @@ func (s *aggregation) decryption() *Decryption {
 // shareAndWait is a non-root party's part after the total arrived: share
 // it (at once if asked up front, else when the root asks, until the
 // result arrives) and wait for the result from the parent.
-func (s *aggregation) shareAndWait(ctx context.Context, total []*paillier.Ciphertext) (*resultBody, error) {
+func (s *paillierAgg) shareAndWait(ctx context.Context, total []*paillier.Ciphertext) (*resultBody, error) {
 	shareCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -398,7 +398,7 @@ func (s *aggregation) shareAndWait(ctx context.Context, total []*paillier.Cipher
 // decrypt is the root's part: decrypt the total jointly, then unpack,
 // check the range and decode. Failures become a result with Error set, so
 // they travel down the tree.
-func (s *aggregation) decrypt(ctx context.Context, total []*paillier.Ciphertext) *resultBody {
+func (s *paillierAgg) decrypt(ctx context.Context, total []*paillier.Ciphertext) *resultBody {
 	fail := func(err error) *resultBody {
 		return &resultBody{Error: truncate(err.Error()), err: err}
 	}
@@ -421,7 +421,7 @@ func (s *aggregation) decrypt(ctx context.Context, total []*paillier.Ciphertext)
 
 // decodeSum unpacks the decrypted plaintexts, checks every slot against
 // what N in-range inputs can produce, and decodes the fixed point.
-func (s *aggregation) decodeSum(plain []*big.Int) ([]float64, error) {
+func (s *paillierAgg) decodeSum(plain []*big.Int) ([]float64, error) {
 	sums, err := s.packing.Unpack(plain, s.n, len(s.parties))
 	if err != nil {
 		return nil, fmt.Errorf("%w: unpack the sum: %w", ErrRange, err)

@@ -2,9 +2,7 @@ package secureagg
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -45,11 +43,10 @@ import (
 //     party decodes and range-checks it itself.
 
 // latticeAgg is one party's state for one aggregation on the lattice
-// backend: the tree, clock and sends of the aggregation it embeds (whose
-// Paillier fields stay unset), the lattice key, the layout, and the
+// backend: the schedule it runs on, the lattice key, the layout, and the
 // context that every ciphertext and share of the step names.
 type latticeAgg struct {
-	*aggregation
+	*schedule
 	keys     *mhe.Keys
 	layout   *mhe.Layout
 	mctx     mhe.Context
@@ -73,27 +70,28 @@ type latticeAgg struct {
 // shares of a re-planned decryption reach the root within 2H+6 hops (as a
 // Paillier share request's), those of the blame plan within 2H+9, the
 // result leaves the root within 2H+10 and reaches depth d within 2H+11+d,
-// and nothing takes longer than 3H+12.
-func (s *latticeAgg) blameHops() int          { return 2*s.h + 9 }
-func (s *latticeAgg) resultHops(p string) int { return 2*s.h + 11 + s.tree.depth(p) }
-func (s *latticeAgg) totalHops() int          { return 3*s.h + 12 }
-func (s *latticeAgg) at(hops int) time.Time   { return s.start.Add(time.Duration(hops) * s.hop) }
+// and nothing takes longer than 3H+12: latticeExtra hops more than on the
+// Paillier schedule.
+const latticeExtra = 3
+
+func (s *latticeAgg) blameHops() int        { return 2*s.h + 9 }
+func (s *latticeAgg) at(hops int) time.Time { return s.start.Add(time.Duration(hops) * s.hop) }
 func (s *latticeAgg) shareDeadline(seq int) int {
 	return []int{s.shareHops(), s.lateShareHops(), s.blameHops()}[seq]
 }
 
 // newLatticeBase checks a party's lattice key against the step and lays
 // out the tree and the schedule.
-func newLatticeBase(net Network, step job.Step, cfg Config) (*aggregation, error) {
+func newLatticeBase(net Network, step job.Step, cfg Config) (*schedule, error) {
 	k := cfg.Lattice
 	if k == nil || k.PublicKey == nil {
 		return nil, fmt.Errorf("%w: no lattice key", ErrKeys)
 	}
-	s := &aggregation{net: net, step: step, self: net.Self(), random: cfg.Random, start: time.Now()}
-	if k.Name() != s.self {
-		return nil, fmt.Errorf("%w: %s holds the lattice share of %s", ErrKeys, s.self, k.Name())
+	if self := net.Self(); k.Name() != self {
+		return nil, fmt.Errorf("%w: %s holds the lattice share of %s", ErrKeys, self, k.Name())
 	}
-	if err := s.place(cfg, func() int { return 3*s.h + 12 }); err != nil {
+	s, err := newSchedule(net, step, cfg, latticeExtra)
+	if err != nil {
 		return nil, err
 	}
 	for _, q := range s.parties {
@@ -123,7 +121,7 @@ func newLatticeAgg(net Network, step job.Step, cfg Config, n int) (*latticeAgg, 
 		return nil, err
 	}
 	k := cfg.Lattice
-	s := &latticeAgg{aggregation: base, keys: k, inBits: cfg.ValueBits, noise: enc.noise, partSize: defaultPartSize, points: map[string]int{}}
+	s := &latticeAgg{schedule: base, keys: k, inBits: cfg.ValueBits, noise: enc.noise, partSize: defaultPartSize, points: map[string]int{}}
 	if s.layout, err = mhe.NewLayout(k.Params, n, cfg.FracBits, enc.bits(), len(s.parties)); err != nil {
 		return nil, fmt.Errorf("secureagg: lattice layout: %w", err)
 	}
@@ -159,7 +157,7 @@ func withdrawLattice(ctx context.Context, net Network, step job.Step, cfg Config
 	if err != nil {
 		return fmt.Errorf("%w (and %w)", cause, err)
 	}
-	s := &latticeAgg{aggregation: base}
+	s := &latticeAgg{schedule: base}
 	ctx, cancel := s.within(ctx, s.totalHops())
 	defer cancel()
 	s.abortBoth(ctx, []string{s.self})
@@ -229,7 +227,7 @@ func (s *latticeAgg) encrypt(input []float64) (*mhe.Aggregate, error) {
 	var sampler *noiseSampler
 	if s.noise != nil {
 		var err error
-		if sampler, err = newNoiseSampler(s.noise, s.randomness()); err != nil {
+		if sampler, err = newNoiseSampler(s.noise, s.random); err != nil {
 			return nil, err
 		}
 	}
@@ -410,15 +408,6 @@ func (s *latticeAgg) maxMask() int {
 }
 func (s *latticeAgg) maxShare() int { return s.maxMask() }
 func (s *latticeAgg) coeffs() int   { return s.layout.Ciphertexts() * s.keys.Params.Slots() }
-
-// randomness is the noise sampler's seed source (crypto/rand unless the
-// config gave one).
-func (s *latticeAgg) randomness() io.Reader {
-	if s.random == nil {
-		return rand.Reader
-	}
-	return s.random
-}
 
 // partNet is the channel that carries part i of a blob sent on net.
 func partNet(net Network, i int) Network {

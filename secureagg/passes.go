@@ -18,7 +18,7 @@ import (
 // run is one party's aggregation: encrypt its input, gather its subtree's
 // product and send it up (the root forms the total), receive the total's
 // components from above and check them, then share and decrypt.
-func (s *aggregation) run(ctx context.Context, input []float64) (*Result, error) {
+func (s *paillierAgg) run(ctx context.Context, input []float64) (*Result, error) {
 	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
 	ctx, cancel := s.within(ctx, s.totalHops())
 	defer cancel()
@@ -62,7 +62,7 @@ func (s *aggregation) run(ctx context.Context, input []float64) (*Result, error)
 // abortAll tells the parent and the children at once (and, at the root,
 // the children waiting for its commitment) that this party has no input,
 // so nobody waits for it in vain.
-func (s *aggregation) abortAll(ctx context.Context) {
+func (s *paillierAgg) abortAll(ctx context.Context) {
 	abort := ciphertextBody{Missing: []string{s.self}}
 	s.withdrawCommit(ctx)
 	if parent := s.tree.parent(s.self); parent != "" {
@@ -76,7 +76,7 @@ func (s *aggregation) abortAll(ctx context.Context) {
 // receive the total's components from its parent, pass them down, and
 // check them. A parent that does not answer, or answers malformed, is the
 // party it names missing, and its subtree learns so too.
-func (s *aggregation) upAndDown(ctx context.Context, acc []*paillier.Ciphertext, missing []string) ([]*paillier.Ciphertext, error) {
+func (s *paillierAgg) upAndDown(ctx context.Context, acc []*paillier.Ciphertext, missing []string) ([]*paillier.Ciphertext, error) {
 	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
 	body := ciphertextBody{Missing: missing}
 	d := protocol.DiscloseControl
@@ -132,7 +132,7 @@ func (s *aggregation) upAndDown(ctx context.Context, acc []*paillier.Ciphertext,
 // components is the root's down message: its own encrypted input (own,
 // encoded as committed) and each child's subtree product, from which every
 // party forms the total itself.
-func (s *aggregation) components(own []byte, parts [][]*paillier.Ciphertext) (ciphertextBody, error) {
+func (s *paillierAgg) components(own []byte, parts [][]*paillier.Ciphertext) (ciphertextBody, error) {
 	body := ciphertextBody{Shape: s.shape, Components: [][]byte{own}}
 	for _, cts := range parts {
 		b, err := s.pk.MarshalCiphertexts(cts)
@@ -149,7 +149,7 @@ func (s *aggregation) components(own []byte, parts [][]*paillier.Ciphertext) (ci
 // directly: so a party decrypts only the step's aggregate of every
 // party's input, never a single party's ciphertext the root (or a lying
 // coordinator) sends back down. The root's own input is its own.
-func (s *aggregation) checkTotal(ctx context.Context, comps [][]byte) ([]*paillier.Ciphertext, error) {
+func (s *paillierAgg) checkTotal(ctx context.Context, comps [][]byte) ([]*paillier.Ciphertext, error) {
 	if err := s.checkDigests(ctx, comps); err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func (s *aggregation) checkTotal(ctx context.Context, comps [][]byte) ([]*pailli
 
 // finish decrypts (at the root) or shares and waits (elsewhere), passes
 // the result down and decodes it.
-func (s *aggregation) finish(ctx context.Context, total []*paillier.Ciphertext) (*Result, error) {
+func (s *paillierAgg) finish(ctx context.Context, total []*paillier.Ciphertext) (*Result, error) {
 	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
 	var res *resultBody
 	if parent == "" {
@@ -216,7 +216,7 @@ func digest(step job.Step, from string, cts []byte) []byte {
 }
 
 // encrypt checks, noises, packs and encrypts this party's input.
-func (s *aggregation) encrypt(ctx context.Context, input []float64) ([]*paillier.Ciphertext, error) {
+func (s *paillierAgg) encrypt(ctx context.Context, input []float64) ([]*paillier.Ciphertext, error) {
 	var sampler *noiseSampler
 	if s.noise != nil {
 		var err error
@@ -278,7 +278,7 @@ const encryptChunk = 16
 // subtree may take, and multiplies them into own; it also returns the
 // children's products in order. Children that fail are returned as
 // missing, together with any parties they report missing.
-func (s *aggregation) gatherUp(ctx context.Context, own []*paillier.Ciphertext, children []string) ([]*paillier.Ciphertext, [][]*paillier.Ciphertext, []string, error) {
+func (s *paillierAgg) gatherUp(ctx context.Context, own []*paillier.Ciphertext, children []string) ([]*paillier.Ciphertext, [][]*paillier.Ciphertext, []string, error) {
 	type got struct {
 		cts     []*paillier.Ciphertext
 		missing []string
@@ -328,7 +328,7 @@ func (s *aggregation) gatherUp(ctx context.Context, own []*paillier.Ciphertext, 
 // rootMissing ends the attempt of a child of the root that got no
 // commitment from the root: its subtree learns so, and the root is named
 // missing.
-func (s *aggregation) rootMissing(ctx context.Context, cause error) error {
+func (s *paillierAgg) rootMissing(ctx context.Context, cause error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("secureagg: %w", cause)
 	}
@@ -344,7 +344,7 @@ func (s *aggregation) rootMissing(ctx context.Context, cause error) error {
 // (comps[0]) against the commitment those children received before they
 // sent their subtrees up (commit.go). The Paillier backend's check; the
 // lattice backend checks by sketches (lattice_sketch.go).
-func (s *aggregation) checkDigests(ctx context.Context, comps [][]byte) error {
+func (s *paillierAgg) checkDigests(ctx context.Context, comps [][]byte) error {
 	root := s.tree.root()
 	var commits [][]byte
 	for j, c := range s.tree.children(root) {

@@ -1,0 +1,121 @@
+package secureagg
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// schedule is what both backends share of one party's aggregation, and
+// neither owns: the step and this party's place in its tree, the clock
+// every wait is measured on, the sends that give up when the recipient
+// would stop waiting, and the root's commitment to its own input
+// (commit.go). A backend adds its key and what its messages carry.
+type schedule struct {
+	net     Network
+	step    job.Step
+	self    string
+	tree    *tree
+	parties []string // sorted
+	random  io.Reader
+	start   time.Time
+	hop     time.Duration // per-hop budget
+	h       int           // height of the tree
+	// extra is how many hops the backend's decryption adds after the
+	// Paillier schedule's late shares (the lattice backend's blame plan:
+	// 3), which delay the result and the end.
+	extra int
+	// rootCommit is the root's digest of its own input: its own, at the
+	// root; as received before sending up, at a child of the root.
+	rootCommit []byte
+}
+
+// newSchedule sorts the step's parties, checks that this party is one of
+// them, and lays out the tree and the per-hop budget: cfg.Timeout, or else
+// the step's timeout spread over the schedule's total hops.
+func newSchedule(net Network, step job.Step, cfg Config, extra int) (*schedule, error) {
+	s := &schedule{net: net, step: step, self: net.Self(), random: cfg.Random, start: time.Now(), extra: extra}
+	if s.random == nil {
+		s.random = rand.Reader
+	}
+	s.parties = slices.Sorted(slices.Values(step.Parties))
+	if !slices.Contains(s.parties, s.self) {
+		return nil, fmt.Errorf("secureagg: %s is not a party of step %s/%s/%d", s.self, step.Job, step.Phase, step.Round)
+	}
+	fanout := cfg.Fanout
+	if fanout == 0 {
+		fanout = DefaultFanout
+	}
+	root := Root(step)
+	var err error
+	if s.tree, err = newTree(s.parties, root, step.Coordinator, fanout); err != nil {
+		return nil, err
+	}
+	s.h = s.tree.height(root)
+	s.hop = cfg.Timeout
+	if s.hop <= 0 {
+		s.hop = defaultHop
+		if st := step.Timeout(); st > 0 {
+			s.hop = st / time.Duration(s.totalHops())
+		}
+	}
+	return s, nil
+}
+
+// The schedule, in hops from start. A subtree of height h delivers its
+// product within h+1 hops (each level adds one hop of encryption or
+// transfer); the total needs H+1 hops to form at the root (H the tree's
+// height) and one more per level to reach a party; shares reach the root
+// within 2H+3, or 2H+6 when the root has to ask more parties for shares;
+// the result leaves the root within 2H+7 and reaches depth d within
+// 2H+8+d; nothing takes longer than 3H+9 (the last two later by the
+// backend's extra hops). A party waiting on a child thus
+// gives up one hop after the child gave up on its own children, so it
+// names the right party.
+func (s *schedule) upHops(p string) int   { return s.tree.height(p) + 1 }
+func (s *schedule) downHops(p string) int { return s.h + 1 + s.tree.depth(p) }
+func (s *schedule) shareHops() int        { return 2*s.h + 3 }
+func (s *schedule) lateShareHops() int    { return 2*s.h + 6 }
+func (s *schedule) resultHops(p string) int {
+	return 2*s.h + 8 + s.extra + s.tree.depth(p)
+}
+func (s *schedule) totalHops() int { return 3*s.h + 9 + s.extra }
+
+// within returns ctx bounded by start + hops·hop: the latest time a message
+// that is at most that many hops away can arrive.
+func (s *schedule) within(ctx context.Context, hops int) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(ctx, s.start.Add(time.Duration(hops)*s.hop))
+}
+
+// send delivers one message, giving up when the recipient would stop
+// waiting for it (hops from start), so a hung peer cannot hold us longer.
+func (s *schedule) send(ctx context.Context, hops int, to, typ string, body any, d protocol.Disclosure) error {
+	b, err := protocol.Marshal(body)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.within(ctx, hops)
+	defer cancel()
+	if err := s.net.Send(ctx, to, typ, b, d); err != nil {
+		return fmt.Errorf("secureagg: send %s to %s: %w", typ, to, err)
+	}
+	return nil
+}
+
+// sendAll sends the same body to several parties at once and waits for all.
+// A failed send is not an error of this party: the recipient's absence is
+// caught where it matters (its missing share or input).
+func (s *schedule) sendAll(ctx context.Context, hops func(to string) int, to []string, typ string, body any, d protocol.Disclosure) {
+	var wg sync.WaitGroup
+	for _, q := range to {
+		wg.Go(func() { _ = s.send(ctx, hops(q), q, typ, body, d) })
+	}
+	wg.Wait()
+}
