@@ -11,7 +11,6 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/mhe"
-	"github.com/cohortdm/cohort/paillier"
 )
 
 // DefaultFanout is the k of the k-ary tree when Config.Fanout is zero.
@@ -153,58 +152,22 @@ func Aggregate(ctx context.Context, p job.Party, step job.Step, cfg Config, inpu
 func aggregate(ctx context.Context, net Network, step job.Step, cfg Config, input []float64) (*Result, error) {
 	switch cfg.Backend {
 	case BackendLattice:
-		return aggregateLattice(ctx, net, step, cfg, input)
+		s, err := newLatticeAgg(net, step, cfg, len(input))
+		if err != nil {
+			return nil, err
+		}
+		return runTree(ctx, s.schedule, s, input)
 	case "", BackendPaillier:
-	default:
-		return nil, fmt.Errorf("secureagg: backend %q: resolve it with Choose", cfg.Backend)
+		if err := precompute(ctx, cfg.Keys); err != nil {
+			return nil, err
+		}
+		s, err := newPaillierAgg(net, step, cfg, len(input))
+		if err != nil {
+			return nil, err
+		}
+		return runTree(ctx, s.schedule, s, input)
 	}
-	if err := precompute(ctx, cfg.Keys); err != nil {
-		return nil, err
-	}
-	s, err := newPaillierAgg(net, step, cfg, len(input))
-	if err != nil {
-		return nil, err
-	}
-	return s.run(ctx, input)
-}
-
-// paillierAgg is one party's state for one aggregation on the Paillier
-// backend: the schedule it runs on, the key, the packing and the digests
-// that vet the total.
-type paillierAgg struct {
-	*schedule
-	keys *Keys
-	pk   *paillier.ThresholdPublicKey
-	ask  int // how many parties are asked for shares up front
-
-	n     int // vector length
-	count int // ciphertexts per vector
-	*encoding
-	packing *paillier.Packing
-	shape   string
-	own     []byte // as a child of the root: the digest of the product it sent up
-}
-
-// precompute builds the key's encryption table (once per process and key,
-// 0.3 s at 2048 bits) before the schedule's clock starts, so a node's first
-// round is not judged late. The build cannot be interrupted, but the caller
-// stops waiting when ctx ends: a superseded attempt returns at once and the
-// table, shared by every later use of the key, finishes in the background.
-func precompute(ctx context.Context, keys *Keys) error {
-	if keys == nil || keys.Public() == nil {
-		return nil // newPaillierAgg reports the missing key
-	}
-	built := make(chan struct{})
-	go func() {
-		defer close(built)
-		keys.Public().Precompute()
-	}()
-	select {
-	case <-built:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("secureagg: building the encryption table: %w", ctx.Err())
-	}
+	return nil, fmt.Errorf("secureagg: backend %q: resolve it with Choose", cfg.Backend)
 }
 
 // Withdraw takes this party out of an aggregation it cannot contribute to
@@ -217,57 +180,23 @@ func Withdraw(ctx context.Context, p job.Party, step job.Step, cfg Config, cause
 
 // withdraw is Withdraw over net.
 func withdraw(ctx context.Context, net Network, step job.Step, cfg Config, cause error) error {
+	var s *schedule
+	var abort func(context.Context, []string)
 	if cfg.Backend == BackendLattice {
-		return withdrawLattice(ctx, net, step, cfg, cause)
-	}
-	s, err := newPaillierAgg(net, step, cfg, 1)
-	if err != nil {
-		return errors.Join(cause, err)
+		base, err := newLatticeBase(net, step, cfg)
+		if err != nil {
+			return fmt.Errorf("%w (and %w)", cause, err)
+		}
+		s, abort = base, (&latticeAgg{schedule: base}).abort
+	} else {
+		p, err := newPaillierAgg(net, step, cfg, 1)
+		if err != nil {
+			return errors.Join(cause, err)
+		}
+		s, abort = p.schedule, p.abort
 	}
 	ctx, cancel := s.within(ctx, s.totalHops())
 	defer cancel()
-	s.abortAll(ctx)
+	abort(ctx, []string{s.self})
 	return cause
-}
-
-func newPaillierAgg(net Network, step job.Step, cfg Config, n int) (*paillierAgg, error) {
-	if err := cfg.Keys.Check(); err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("secureagg: empty input vector")
-	}
-	enc, err := planEncoding(len(step.Parties), cfg)
-	if err != nil {
-		return nil, err
-	}
-	if self := net.Self(); cfg.Keys.Members[cfg.Keys.Share.Index-1] != self {
-		return nil, fmt.Errorf("%w: %s holds the share of %s", ErrKeys, self, cfg.Keys.Members[cfg.Keys.Share.Index-1])
-	}
-	sch, err := newSchedule(net, step, cfg, 0)
-	if err != nil {
-		return nil, err
-	}
-	s := &paillierAgg{schedule: sch, keys: cfg.Keys, pk: cfg.Keys.Public(), n: n, encoding: enc}
-	for _, q := range s.parties {
-		if cfg.Keys.Index(q) == 0 {
-			return nil, fmt.Errorf("secureagg: party %s holds no share of the consortium key", q)
-		}
-	}
-	if len(s.parties) < s.pk.Threshold+1 {
-		return nil, fmt.Errorf("%w: %d parties cannot reach the %d shares needed to decrypt", ErrTooFewShares, len(s.parties), s.pk.Threshold+1)
-	}
-	s.ask = cfg.Decryptors
-	if s.ask == 0 || s.ask > len(s.parties) {
-		s.ask = len(s.parties)
-	}
-	if s.ask < s.pk.Threshold+1 {
-		return nil, fmt.Errorf("secureagg: %d decryptors cannot reach the %d shares needed", s.ask, s.pk.Threshold+1)
-	}
-	if s.packing, err = paillier.NewPacking(&s.pk.PublicKey, s.bits(), len(s.parties)); err != nil {
-		return nil, fmt.Errorf("secureagg: packing: %w", err)
-	}
-	s.count = s.packing.Plaintexts(n)
-	s.shape = fmt.Sprintf("v1 n=%d frac=%d bits=%d fanout=%d decryptors=%d noise=%s", n, cfg.FracBits, cfg.ValueBits, s.tree.k, s.ask, s.noiseDesc)
-	return s, nil
 }

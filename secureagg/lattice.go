@@ -141,84 +141,72 @@ func newLatticeAgg(net Network, step job.Step, cfg Config, n int) (*latticeAgg, 
 	return s, nil
 }
 
-// aggregateLattice is Aggregate on the lattice backend.
-func aggregateLattice(ctx context.Context, net Network, step job.Step, cfg Config, input []float64) (*Result, error) {
-	s, err := newLatticeAgg(net, step, cfg, len(input))
-	if err != nil {
-		return nil, err
-	}
-	return s.run(ctx, input)
+// latticeTotal is what a party decrypts on the lattice backend: the
+// target its shares are made of and, at the root, the total it opens.
+type latticeTotal struct {
+	agg    *mhe.Aggregate // the root's only
+	target *mhe.Target
 }
 
-// withdrawLattice is Withdraw on the lattice backend: aborts to the
-// parent and the children.
-func withdrawLattice(ctx context.Context, net Network, step job.Step, cfg Config, cause error) error {
-	base, err := newLatticeBase(net, step, cfg)
-	if err != nil {
-		return fmt.Errorf("%w (and %w)", cause, err)
-	}
-	s := &latticeAgg{schedule: base}
-	ctx, cancel := s.within(ctx, s.totalHops())
-	defer cancel()
-	s.abortBoth(ctx, []string{s.self})
-	return cause
-}
+// The lattice backend's stages (backend, run by runTree; see the comment
+// at the top).
 
-// run is one party's aggregation (see the comment at the top).
-func (s *latticeAgg) run(ctx context.Context, input []float64) (*Result, error) {
-	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
-	ctx, cancel := s.within(ctx, s.totalHops())
-	defer func() { cancel(); s.bg.Wait() }()
-	if parent != "" {
+var _ backend[*mhe.Aggregate, latticeTotal] = (*latticeAgg)(nil)
+
+// contribute sends this party's sketch key (but at the root) and encrypts
+// its input.
+func (s *latticeAgg) contribute(ctx context.Context, input []float64) (*mhe.Aggregate, error) {
+	if s.tree.parent(s.self) != "" {
 		if err := s.sendSeeds(ctx); err != nil {
-			s.abortBoth(ctx, []string{s.self})
 			return nil, err
 		}
 	}
 	own, err := s.encrypt(input)
 	if err != nil {
-		s.abortBoth(ctx, []string{s.self})
 		return nil, err
 	}
 	s.ownDigest = own.Inputs[0].Digest
-	var ownComp []byte // at the root: its own mask, committed to now
-	if parent == "" {
-		if ownComp, err = own.Mask().MarshalBinary(); err != nil {
-			return nil, fmt.Errorf("secureagg: marshal a mask: %w", err)
-		}
-		s.commitOwn(ctx, ownComp)
-	}
-	acc, missing, err := s.gatherUp(ctx, own, children)
-	if err != nil {
-		return nil, err
-	}
-	var target *mhe.Target
-	if parent != "" {
-		comps, err := s.upAndDown(ctx, acc, missing)
-		if err != nil {
-			return nil, err
-		}
-		if target, err = s.checkTotal(ctx, comps, acc); err != nil {
-			return nil, err
-		}
-		return s.finish(ctx, nil, target)
-	}
-	if len(missing) > 0 {
-		s.abortDown(ctx, missing)
-		return nil, &MissingError{Parties: missing}
-	}
-	mask := acc.Mask()
-	total, err := mask.MarshalBinary()
+	return own, nil
+}
+
+// component is the root's own mask, which it commits to.
+func (s *latticeAgg) component(own *mhe.Aggregate) ([]byte, error) {
+	b, err := own.Mask().MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("secureagg: marshal a mask: %w", err)
 	}
-	s.sendBlobAll(ctx, s.downHops, children, TypeDown, s.net, encodeList([][]byte{total, ownComp}), protocol.DiscloseCiphertext)
-	expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: acc.Inputs, MinInputs: len(s.parties), Own: s.ownDigest}
-	if target, err = s.dec.Target(mask, expect); err != nil {
-		return nil, err
-	}
-	return s.finish(ctx, acc, target)
+	return b, nil
 }
+
+// upAndDown relays the subtree's sum up and the total's masks down, and
+// checks the total by the sketches.
+func (s *latticeAgg) upAndDown(ctx context.Context, acc *mhe.Aggregate, missing []string) (latticeTotal, error) {
+	comps, err := s.relay(ctx, acc, missing)
+	if err != nil {
+		return latticeTotal{}, err
+	}
+	target, err := s.checkTotal(ctx, comps, acc)
+	return latticeTotal{target: target}, err
+}
+
+// sendTotal sends the total's mask and the root's own down; the root
+// decrypts the total it formed.
+func (s *latticeAgg) sendTotal(ctx context.Context, own []byte, acc *mhe.Aggregate, _ []*mhe.Aggregate) (latticeTotal, error) {
+	mask := acc.Mask()
+	total, err := mask.MarshalBinary()
+	if err != nil {
+		return latticeTotal{}, fmt.Errorf("secureagg: marshal a mask: %w", err)
+	}
+	s.sendBlobAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, s.net, encodeList([][]byte{total, own}), protocol.DiscloseCiphertext)
+	expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: acc.Inputs, MinInputs: len(s.parties), Own: s.ownDigest}
+	target, err := s.dec.Target(mask, expect)
+	if err != nil {
+		return latticeTotal{}, err
+	}
+	return latticeTotal{agg: acc, target: target}, nil
+}
+
+func (s *latticeAgg) wait() { s.bg.Wait() }
 
 // encrypt checks, noises, encodes and encrypts this party's input. The
 // checks are the Paillier path's: |round(x·2^FracBits)| < 2^ValueBits, and
@@ -261,9 +249,10 @@ func (s *latticeAgg) encrypt(input []float64) (*mhe.Aggregate, error) {
 }
 
 // gatherUp receives every child's subtree sum, each within the hops its
-// subtree may take, and adds them to own. Children that fail are returned
-// as missing, with the parties they report missing.
-func (s *latticeAgg) gatherUp(ctx context.Context, own *mhe.Aggregate, children []string) (*mhe.Aggregate, []string, error) {
+// subtree may take, and adds them to own (the down message carries no
+// subtree's sum, so none is returned). Children that fail are returned as
+// missing, with the parties they report missing.
+func (s *latticeAgg) gatherUp(ctx context.Context, own *mhe.Aggregate, children []string) (*mhe.Aggregate, []*mhe.Aggregate, []string, error) {
 	type got struct {
 		agg     *mhe.Aggregate
 		missing []string
@@ -286,7 +275,7 @@ func (s *latticeAgg) gatherUp(ctx context.Context, own *mhe.Aggregate, children 
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, nil, fmt.Errorf("secureagg: %w", err)
+		return nil, nil, nil, fmt.Errorf("secureagg: %w", err)
 	}
 	acc := own
 	var missing []string
@@ -298,11 +287,11 @@ func (s *latticeAgg) gatherUp(ctx context.Context, own *mhe.Aggregate, children 
 		// In place: own is not needed apart from the sum (the root has
 		// encoded its own mask already).
 		if err := s.agg.Aggregate(acc, r.agg, acc); err != nil {
-			return nil, nil, fmt.Errorf("secureagg: add a subtree: %w", err)
+			return nil, nil, nil, fmt.Errorf("secureagg: add a subtree: %w", err)
 		}
 	}
 	slices.Sort(missing)
-	return acc, missing, nil
+	return acc, nil, missing, nil
 }
 
 // decodeAggregate decodes a subtree's sum and checks that it holds exactly
@@ -318,12 +307,12 @@ func (s *latticeAgg) decodeAggregate(data []byte, subtree []string) (*mhe.Aggreg
 	return a, nil
 }
 
-// upAndDown is a non-root party's middle: send its subtree's sum up (and,
-// as a child of the root, the digest of its mask to every other party),
+// relay is a non-root party's middle: send its subtree's sum up (and, as
+// a child of the root, its sketches to every other party but the root),
 // then receive the total's components from its parent, pass them down and
 // return them. A parent that does not answer, or answers malformed, is the
 // party it names missing, and its subtree learns so too.
-func (s *latticeAgg) upAndDown(ctx context.Context, acc *mhe.Aggregate, missing []string) ([][]byte, error) {
+func (s *latticeAgg) relay(ctx context.Context, acc *mhe.Aggregate, missing []string) ([][]byte, error) {
 	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
 	var err error
 	if len(missing) > 0 {

@@ -119,3 +119,77 @@ func (s *schedule) sendAll(ctx context.Context, hops func(to string) int, to []s
 	}
 	wg.Wait()
 }
+
+// backend is one cryptosystem's side of an aggregation: what runTree, the
+// one tree schedule, asks of it at each stage, so that both backends run
+// the same stages, waits and fault handling. C is what the backend sums
+// (a party's or a subtree's ciphertexts), T what a party decrypts (the
+// total, vetted).
+type backend[C, T any] interface {
+	// contribute checks, noises and encrypts this party's input.
+	contribute(ctx context.Context, input []float64) (C, error)
+	// component encodes the root's own contribution as it commits to it.
+	component(own C) ([]byte, error)
+	// gatherUp receives every child's subtree sum, each within the hops
+	// its subtree may take, and adds it to own; it returns the sum, the
+	// children's sums in order (where the down message carries them) and
+	// the parties missing.
+	gatherUp(ctx context.Context, own C, children []string) (acc C, parts []C, missing []string, err error)
+	// upAndDown is a non-root party's middle: send the subtree's sum up,
+	// receive the total's components from the parent, pass them down, and
+	// vet them.
+	upAndDown(ctx context.Context, acc C, missing []string) (T, error)
+	// sendTotal is the root's middle: send the total's components down
+	// (its own as committed, own), and return what it decrypts.
+	sendTotal(ctx context.Context, own []byte, acc C, parts []C) (T, error)
+	// finish decrypts (at the root) or shares and waits (elsewhere),
+	// passes the result down and decodes it.
+	finish(ctx context.Context, total T) (*Result, error)
+	// abort tells the parent and the children (and, at the root, the
+	// children waiting for its commitment) that the attempt failed for
+	// want of missing; abortDown tells only the children.
+	abort(ctx context.Context, missing []string)
+	abortDown(ctx context.Context, missing []string)
+	// wait returns once the backend's background sends have ended.
+	wait()
+}
+
+// runTree is one party's aggregation on backend b: encrypt its input,
+// gather its subtree's sum and send it up (the root, having committed to
+// its own input first, forms the total), receive the total's components
+// from above and check them, then share and decrypt.
+func runTree[C, T any](ctx context.Context, s *schedule, b backend[C, T], input []float64) (*Result, error) {
+	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
+	ctx, cancel := s.within(ctx, s.totalHops())
+	defer func() { cancel(); b.wait() }()
+	own, err := b.contribute(ctx, input)
+	if err != nil {
+		b.abort(ctx, []string{s.self})
+		return nil, err
+	}
+	var ownComp []byte // at the root: its own component, committed to now
+	if parent == "" {
+		if ownComp, err = b.component(own); err != nil {
+			return nil, err
+		}
+		s.commitOwn(ctx, ownComp)
+	}
+	acc, parts, missing, err := b.gatherUp(ctx, own, children)
+	if err != nil {
+		return nil, err
+	}
+	var total T
+	switch {
+	case parent != "":
+		total, err = b.upAndDown(ctx, acc, missing)
+	case len(missing) > 0:
+		b.abortDown(ctx, missing)
+		return nil, &MissingError{Parties: missing}
+	default:
+		total, err = b.sendTotal(ctx, ownComp, acc, parts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b.finish(ctx, total)
+}
