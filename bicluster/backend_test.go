@@ -25,7 +25,7 @@ func TestJobLatticeBackend(t *testing.T) {
 	results := map[string]string{}
 	for _, backend := range []string{"paillier", "lattice"} {
 		path, names, _ := consortium(t, m, 3, seed, "backend: "+backend)
-		_, pk, err := secureagg.Deal(rand.Reader, inmemKeyBits, names, 0)
+		_, pk, err := keyring.Deal(rand.Reader, inmemKeyBits, names, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
@@ -64,14 +65,14 @@ func blockConsortium(t *testing.T) (*job.Spec, []string, jobtest.Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, keys, err := secureagg.Deal(rand.Reader, 512, names, 0)
+	_, keys, err := keyring.Deal(rand.Reader, 512, names, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := jobtest.Options{Secrets: map[string]job.Secrets{}, Network: jobtest.NewNetwork(names...)}
 	for _, n := range names {
 		d := filepath.Join(t.TempDir(), n)
-		if err := secureagg.SaveKeys(d, keys[n]); err != nil {
+		if err := keyring.SavePaillier(d, keys[n]); err != nil {
 			t.Fatal(err)
 		}
 		opts.Secrets[n] = jobtest.DirSecrets(d)
@@ -214,7 +215,7 @@ func TestRootCannotDecryptRepresentative(t *testing.T) {
 // shape and only the digests can catch it.
 func sameCount(t *testing.T, opts jobtest.Options, reps, asked []byte) []byte {
 	t.Helper()
-	keys, err := secureagg.ReadKeys(opts.Secrets["org01"])
+	keys, err := keyring.ReadPaillier(opts.Secrets["org01"])
 	if err != nil {
 		t.Error(err)
 		return asked

@@ -313,7 +313,7 @@
 // since the sums with and without it would give its contribution by
 // subtraction.
 //
-// Two parties run on a 2-of-2 key (secureagg.Deal's default for two
+// Two parties run on a 2-of-2 key (keyring.Deal's default for two
 // members): neither decrypts alone, but either can block decryption, so a
 // bad share fails the job naming the party instead of being excluded, and
 // every sum over two parties gives each the other's contribution by

@@ -22,6 +22,7 @@ import (
 	"github.com/cohortdm/cohort/bicluster/synth"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
@@ -87,14 +88,14 @@ func consortiumIn(t testing.TB, dir, prefix string, m *bicluster.Matrix, n int, 
 // hand each party its share as a node's data dir holds it.
 func dealt(t testing.TB, names []string) jobtest.Options {
 	t.Helper()
-	_, keys, err := secureagg.Deal(rand.Reader, inmemKeyBits, names, 0)
+	_, keys, err := keyring.Deal(rand.Reader, inmemKeyBits, names, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := jobtest.Options{Secrets: map[string]job.Secrets{}, Seed: seedN(0)}
 	for _, name := range names {
 		dir := filepath.Join(t.TempDir(), name)
-		if err := secureagg.SaveKeys(dir, keys[name]); err != nil {
+		if err := keyring.SavePaillier(dir, keys[name]); err != nil {
 			t.Fatal(err)
 		}
 		opts.Secrets[name] = jobtest.DirSecrets(dir)

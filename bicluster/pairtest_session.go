@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
@@ -158,7 +159,7 @@ func (s *session) test(ctx context.Context, step job.Step, a testArgs) (testOutp
 	if err != nil {
 		return testOutput{}, err
 	}
-	keys, err := secureagg.ReadKeys(s.p.Secrets())
+	keys, err := keyring.ReadPaillier(s.p.Secrets())
 	if err != nil {
 		return testOutput{}, fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", s.p.Self(), err)
 	}

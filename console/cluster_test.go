@@ -18,11 +18,10 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/keygen"
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
 )
@@ -98,17 +97,17 @@ func dealtKeys(names []string) (func(name, dataDir string) error, error) {
 		if err := install(name, dataDir); err != nil {
 			return err
 		}
-		keys, err := secureagg.LoadKeys(dataDir)
+		keys, err := keyring.LoadPaillier(dataDir)
 		if err != nil {
 			return err
 		}
 		pk := keys.Public()
-		b, err := json.Marshal(keygen.Info{Made: keygen.MadeDealer, KeyID: hex.EncodeToString(pk.KeyID[:]), Bits: pk.N.BitLen(),
+		b, err := json.Marshal(keyring.Info{Made: keyring.MadeDealer, KeyID: hex.EncodeToString(pk.KeyID[:]), Bits: pk.N.BitLen(),
 			Parties: keys.Members, Threshold: pk.Threshold + 1})
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(dataDir, keygen.InfoFile), b, 0o644)
+		return os.WriteFile(filepath.Join(dataDir, keyring.PaillierInfoFile), b, 0o644)
 	}, nil
 }
 

@@ -18,8 +18,8 @@ import (
 
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/console"
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/secureagg"
 )
 
 // One consortium for the HTTP-level tests: sign-in, refusals, the
@@ -271,7 +271,7 @@ func everyPage(t *testing.T, o *operator, id string) {
 		t.Errorf("an unknown job: %s", res.Status)
 	}
 	_, body := o.get("/console/node")
-	keys, err := secureagg.LoadKeys(o.dataDir)
+	keys, err := keyring.LoadPaillier(o.dataDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,7 @@ import (
 
 	"github.com/cohortdm/cohort/api"
 	"github.com/cohortdm/cohort/internal/buildinfo"
-	"github.com/cohortdm/cohort/keygen"
-	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/keyring"
 )
 
 // The consortium and node views.
@@ -85,7 +84,7 @@ type dirPart struct {
 type keyStatus struct {
 	Present bool
 	Err     string
-	// Made is how the key was made: dealt or generated (keygen.Info).
+	// Made is how the key was made: dealt or generated (keyring.Info).
 	Made, KeyID, Job string
 	Bits, Threshold  int
 	Members          []string
@@ -158,13 +157,13 @@ func measure(dir string) dirUse {
 }
 
 // readKeys loads the key files as the node's jobs do (secureagg) and the
-// sidecar that says how the key was made (keygen.InfoFile).
+// sidecar that says how the key was made (keyring.PaillierInfoFile).
 func readKeys(dir string) keyStatus {
 	var s keyStatus
 	if dir == "" {
 		return s
 	}
-	keys, err := secureagg.LoadKeys(dir)
+	keys, err := keyring.LoadPaillier(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s
 	}
@@ -175,17 +174,17 @@ func readKeys(dir string) keyStatus {
 	}
 	pk := keys.Public()
 	s.KeyID, s.Bits, s.Threshold = hex.EncodeToString(pk.KeyID[:]), pk.N.BitLen(), pk.Threshold+1
-	s.Members, s.Index, s.Made = keys.Members, keys.Share.Index, "unknown (no "+keygen.InfoFile+")"
-	b, err := os.ReadFile(filepath.Join(dir, keygen.InfoFile))
+	s.Members, s.Index, s.Made = keys.Members, keys.Share.Index, "unknown (no "+keyring.PaillierInfoFile+")"
+	b, err := os.ReadFile(filepath.Join(dir, keyring.PaillierInfoFile))
 	if err != nil {
 		return s
 	}
-	info, err := keygen.ParseInfo(b)
+	info, err := keyring.ParseInfo(b)
 	switch {
 	case err != nil:
 		s.Err = err.Error()
 	case info.KeyID != s.KeyID:
-		s.Err = keygen.InfoFile + " describes key " + info.KeyID + ", not the installed key"
+		s.Err = keyring.PaillierInfoFile + " describes key " + info.KeyID + ", not the installed key"
 	default:
 		s.Made, s.Job = info.Made, info.Job
 	}

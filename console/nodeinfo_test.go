@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/secureagg"
 )
 
 // The node view's key status is loaded again only when the key files
@@ -22,11 +22,11 @@ func TestFileCacheReloadsChangedKeys(t *testing.T) {
 	dir := t.TempDir()
 	install := func() string {
 		t.Helper()
-		_, keys, err := secureagg.Deal(rand.Reader, 1024, []string{"a", "b", "c"}, 0)
+		_, keys, err := keyring.Deal(rand.Reader, 1024, []string{"a", "b", "c"}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := secureagg.SaveKeys(dir, keys["a"]); err != nil {
+		if err := keyring.SavePaillier(dir, keys["a"]); err != nil {
 			t.Fatal(err)
 		}
 		id := keys["a"].Public().KeyID

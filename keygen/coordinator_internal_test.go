@@ -16,7 +16,6 @@ import (
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/mhe"
-	"github.com/cohortdm/cohort/secureagg"
 )
 
 // evilCoordinator searches honestly, then asks a finish or install step
@@ -90,7 +89,7 @@ func TestCoordinatorCannotChooseKey(t *testing.T) {
 				if !strings.Contains(why, "party "+p+" refuses "+last.Step.Phase) || !strings.Contains(why, "coordinator "+rep.Leaders[0]) {
 					t.Errorf("%s: %q, want a refusal naming the coordinator", p, why)
 				}
-				if _, err := os.Stat(filepath.Join(dirs[p], secureagg.ShareFile)); !errors.Is(err, os.ErrNotExist) {
+				if _, err := os.Stat(filepath.Join(dirs[p], keyring.PaillierShareFile)); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("%s installed a key: %v", p, err)
 				}
 			}
@@ -187,7 +186,7 @@ func TestCoordinatorCannotChooseSeed(t *testing.T) {
 					}
 				}
 				for _, p := range sp.PartyNames() {
-					for _, f := range []string{secureagg.ShareFile, keyring.LatticeShareFile} {
+					for _, f := range []string{keyring.PaillierShareFile, keyring.LatticeShareFile} {
 						if _, err := os.Stat(filepath.Join(dirs[p], f)); !errors.Is(err, os.ErrNotExist) {
 							t.Errorf("%s has %s: %v", p, f, err)
 						}

@@ -51,7 +51,7 @@
 //     same key from the same attempt.
 //  3. install (args: the finish attempt and key id): each party checks that
 //     its staged key is the agreed one and writes keys/threshold.share,
-//     keys/threshold.pub (secureagg's files, as `cohort keys deal` writes
+//     keys/threshold.pub (keyring's files, as `cohort keys deal` writes
 //     them) and keys/threshold.info (made: dealerless).
 //
 // Result: key_id, bits, threshold (shares that decrypt, ⌊(n−1)/2⌋+1),

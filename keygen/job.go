@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/paillier/dealerless"
 	"github.com/cohortdm/cohort/protocol"
@@ -249,7 +250,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		"candidates":        tried,
 		"search_steps":      foundRound + 1,
 		"generation_timing": timing,
-		"made":              MadeDealerless,
+		"made":              keyring.MadeDealerless,
 	}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
@@ -68,17 +69,17 @@ func TestKeygen(t *testing.T) {
 			t.Logf("result: %v", rep.Result)
 			var keys []*secureagg.Keys
 			for _, name := range sp.PartyNames() {
-				k, err := secureagg.LoadKeys(dirs[name])
+				k, err := keyring.LoadPaillier(dirs[name])
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
 				keys = append(keys, k)
-				b, err := os.ReadFile(filepath.Join(dirs[name], InfoFile))
+				b, err := os.ReadFile(filepath.Join(dirs[name], keyring.PaillierInfoFile))
 				if err != nil {
 					t.Fatal(err)
 				}
-				info, err := ParseInfo(b)
-				if err != nil || info.Made != MadeDealerless {
+				info, err := keyring.ParseInfo(b)
+				if err != nil || info.Made != keyring.MadeDealerless {
 					t.Fatalf("%s: info %+v, %v", name, info, err)
 				}
 			}
@@ -201,7 +202,7 @@ func TestKeygenDrop(t *testing.T) {
 		t.Fatalf("error does not name the dropped party: %v", err)
 	}
 	for name, dir := range dirs {
-		if _, err := os.Stat(filepath.Join(dir, secureagg.ShareFile)); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(dir, keyring.PaillierShareFile)); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("%s has a key share after a failed generation: %v", name, err)
 		}
 	}
@@ -245,7 +246,7 @@ func TestKeygenLeaderChange(t *testing.T) {
 	}
 	var id [32]byte
 	for i, name := range sp.PartyNames() {
-		k, err := secureagg.LoadKeys(dirs[name])
+		k, err := keyring.LoadPaillier(dirs[name])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -388,7 +389,7 @@ func TestKeygenLostMessage(t *testing.T) {
 	if !lost.Load() {
 		t.Fatal("no message was lost")
 	}
-	if _, err := secureagg.LoadKeys(dirs["pa"]); err != nil {
+	if _, err := keyring.LoadPaillier(dirs["pa"]); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("result %v", rep.Result)

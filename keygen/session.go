@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
@@ -15,9 +13,9 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier/dealerless"
 	"github.com/cohortdm/cohort/protocol"
-	"github.com/cohortdm/cohort/secureagg"
 )
 
 // msgType is the type of every keygen peer message; the round travels in
@@ -266,21 +264,9 @@ func (s *session) finish(ctx context.Context, step job.Step, args finishArgs) (f
 	if err != nil {
 		return finishOutput{}, err
 	}
-	keys := &secureagg.Keys{Members: step.Parties, Share: ks}
-	pub, err := keys.MarshalPublic()
-	if err != nil {
-		return finishOutput{}, err
-	}
-	share, err := ks.MarshalBinary()
-	if err != nil {
-		return finishOutput{}, fmt.Errorf("keygen: encode key share: %w", err)
-	}
-	dir := stageDir(step.Job, step.Attempt)
-	if err := s.p.Secrets().WriteSecret(path.Join(dir, "threshold.share"), share); err != nil {
-		return finishOutput{}, fmt.Errorf("keygen: stage key share: %w", err)
-	}
-	if err := s.p.Secrets().WriteSecret(path.Join(dir, "threshold.pub"), pub); err != nil {
-		return finishOutput{}, fmt.Errorf("keygen: stage public key: %w", err)
+	keys := &keyring.Paillier{Members: step.Parties, Share: ks}
+	if err := keyring.StagePaillier(s.p.Secrets(), stageDir(step.Job, step.Attempt), keys); err != nil {
+		return finishOutput{}, fmt.Errorf("keygen: stage the key: %w", err)
 	}
 	return finishOutput{Attempt: step.Attempt, KeyID: ks.Public.KeyID[:], TimingMS: msOf(st.Timing)}, nil
 }
@@ -291,17 +277,7 @@ func (s *session) install(step job.Step, args installArgs) (installOutput, error
 	if err := args.check(); err != nil {
 		return installOutput{}, err
 	}
-	dir := stageDir(step.Job, args.Attempt)
-	sec := s.p.Secrets()
-	pub, err := sec.ReadSecret(path.Join(dir, "threshold.pub"))
-	if err != nil {
-		return installOutput{}, fmt.Errorf("keygen: staged key of attempt %d: %w", args.Attempt, err)
-	}
-	share, err := sec.ReadSecret(path.Join(dir, "threshold.share"))
-	if err != nil {
-		return installOutput{}, fmt.Errorf("keygen: staged key of attempt %d: %w", args.Attempt, err)
-	}
-	keys, err := secureagg.ParseKeys(pub, share)
+	keys, err := keyring.ReadStagedPaillier(s.p.Secrets(), stageDir(step.Job, args.Attempt))
 	if err != nil {
 		return installOutput{}, fmt.Errorf("keygen: staged key of attempt %d: %w", args.Attempt, err)
 	}
@@ -309,21 +285,8 @@ func (s *session) install(step job.Step, args installArgs) (installOutput, error
 	if string(id[:]) != string(args.KeyID) {
 		return installOutput{}, fmt.Errorf("keygen: staged key %x is not the agreed key %x", id[:8], args.KeyID)
 	}
-	info, err := json.MarshalIndent(Info{Made: MadeDealerless, KeyID: hex.EncodeToString(id[:]), Bits: keys.Public().N.BitLen(),
-		Parties: keys.Members, Threshold: keys.Public().Threshold + 1, Job: step.Job}, "", "  ")
-	if err != nil {
-		return installOutput{}, err
-	}
-	// The share first, as secureagg.SaveKeys does: a crash between the two
-	// leaves a share that ParseKeys refuses with the old public file, never
-	// a key that decrypts wrongly.
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{secureagg.ShareFile, share}, {secureagg.PublicKeyFile, pub}, {InfoFile, append(info, '\n')}} {
-		if err := sec.WriteSecret(f.name, f.data); err != nil {
-			return installOutput{}, fmt.Errorf("keygen: install %s: %w", f.name, err)
-		}
+	if err := keyring.InstallPaillier(s.p.Secrets(), keys, keyring.PaillierInfo(keys, keyring.MadeDealerless, step.Job)); err != nil {
+		return installOutput{}, fmt.Errorf("keygen: install: %w", err)
 	}
 	return installOutput{KeyID: id[:]}, nil
 }

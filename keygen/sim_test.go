@@ -14,8 +14,8 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/keygen"
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
 )
 
@@ -45,7 +45,7 @@ func TestSim(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, err := secureagg.ParseKeys(pub, share)
+		k, err := keyring.ParsePaillier(pub, share)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -100,6 +100,30 @@ func writeAll(st store, files ...file) error {
 	return nil
 }
 
+// stage writes files under dir (slash-separated, inside the data dir)
+// through Secrets, each under its base name and in the order given (the
+// share first), for a key that is not installed yet.
+func stage(s job.Secrets, dir string, files []file) error {
+	for i := range files {
+		files[i].name = dir + "/" + baseName(files[i].name)
+	}
+	return writeAll(secretsStore{s}, files...)
+}
+
+// readStaged reads the public and share file that stage wrote under dir.
+func readStaged(s job.Secrets, dir, publicFile, shareFile string) (public, share []byte, err error) {
+	st := secretsStore{s}
+	if public, err = st.read(dir + "/" + baseName(publicFile)); err != nil {
+		return nil, nil, err
+	}
+	if share, err = st.read(dir + "/" + baseName(shareFile)); err != nil {
+		return nil, nil, err
+	}
+	return public, share, nil
+}
+
+func baseName(name string) string { return name[len("keys/"):] }
+
 // Held reports whether a node's data dir holds a share of either key: a
 // consortium whose nodes already hold keys is not dealt new ones.
 func Held(dataDir string) bool {

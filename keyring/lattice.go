@@ -84,20 +84,12 @@ func StageLattice(s job.Secrets, dir string, k *mhe.Keys) error {
 	if err != nil {
 		return err
 	}
-	for i := range files {
-		files[i].name = dir + "/" + baseName(files[i].name)
-	}
-	return writeAll(secretsStore{s}, files...)
+	return stage(s, dir, files)
 }
 
 // ReadStagedLattice reads a key StageLattice wrote under dir.
 func ReadStagedLattice(s job.Secrets, dir string) (*mhe.Keys, error) {
-	st := secretsStore{s}
-	pub, err := st.read(dir + "/" + baseName(LatticePublicFile))
-	if err != nil {
-		return nil, err
-	}
-	share, err := st.read(dir + "/" + baseName(LatticeShareFile))
+	pub, share, err := readStaged(s, dir, LatticePublicFile, LatticeShareFile)
 	if err != nil {
 		return nil, err
 	}
@@ -107,8 +99,6 @@ func ReadStagedLattice(s job.Secrets, dir string) (*mhe.Keys, error) {
 	}
 	return k, nil
 }
-
-func baseName(name string) string { return name[len("keys/"):] }
 
 // LatticeInfo describes k, made as said (MadeDealer or MadeDealerless) by
 // job (empty for a dealt key).

@@ -1,6 +1,7 @@
 package keyring
 
 import (
+	"encoding/hex"
 	"fmt"
 	"io"
 	"slices"
@@ -182,6 +183,35 @@ func InstallPaillier(s job.Secrets, k *Paillier, info Info) error {
 		return err
 	}
 	return writeAll(secretsStore{s}, append(files, inf)...)
+}
+
+// StagePaillier writes k's share and public file under dir
+// (slash-separated, inside the data dir) through Secrets, for a key that is
+// not installed yet (the keygen job's staging area); ReadStagedPaillier
+// reads it back.
+func StagePaillier(s job.Secrets, dir string, k *Paillier) error {
+	files, err := paillierFiles(k)
+	if err != nil {
+		return err
+	}
+	return stage(s, dir, files)
+}
+
+// ReadStagedPaillier reads a key StagePaillier wrote under dir.
+func ReadStagedPaillier(s job.Secrets, dir string) (*Paillier, error) {
+	pub, share, err := readStaged(s, dir, PaillierPublicFile, PaillierShareFile)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePaillier(pub, share)
+}
+
+// PaillierInfo describes k, made as said (MadeDealer or MadeDealerless) by
+// job (empty for a dealt key).
+func PaillierInfo(k *Paillier, made, job string) Info {
+	pk := k.Public()
+	return Info{Made: made, KeyID: hex.EncodeToString(pk.KeyID[:]), Bits: pk.N.BitLen(), Parties: slices.Clone(k.Members),
+		Threshold: pk.Threshold + 1, Job: job}
 }
 
 // LoadPaillier reads what SavePaillier stored under dataDir.

@@ -11,13 +11,6 @@ import (
 	"github.com/cohortdm/cohort/protocol"
 )
 
-// Suggested file names beside the Paillier key files (the package that owns
-// key files writes them; this package only encodes).
-const (
-	PublicKeyFile = "keys/lattice.pub"
-	ShareFile     = "keys/lattice.share"
-)
-
 // Format tags of the encodings, checked on decoding.
 const (
 	formatPublic = "cohort-mhe-public/1"
@@ -94,7 +87,9 @@ type publicFile struct {
 	Key     []byte   `msgpack:"key"`
 }
 
-// MarshalBinary encodes the public key, the content of PublicKeyFile.
+// MarshalBinary encodes the public key, the content of
+// keyring.LatticePublicFile (package keyring owns the key files; this
+// package only encodes).
 func (pk *PublicKey) MarshalBinary() ([]byte, error) {
 	return protocol.Marshal(publicFile{Format: formatPublic, Params: pk.Params.Name(), Members: pk.Members,
 		Quorum: pk.Quorum, Key: appendPolys(nil, []ring.Poly{pk.key.Value[0].Q, pk.key.Value[1].Q})})
@@ -143,15 +138,15 @@ type shareFile struct {
 	Share  []byte `msgpack:"share"`
 }
 
-// MarshalShare encodes this member's secret share, the content of ShareFile
-// (to be stored with mode 0600: it is the member's decryption capability).
+// MarshalShare encodes this member's secret share, the content of
+// keyring.LatticeShareFile (to be stored with mode 0600: it is the member's decryption capability).
 func (k *Keys) MarshalShare() ([]byte, error) {
 	return protocol.Marshal(shareFile{Format: formatShare, KeyID: k.id[:], Self: k.Self,
 		Share: appendPolys(nil, []ring.Poly{k.share.Q})})
 }
 
-// ParseKeys rebuilds Keys from the contents of PublicKeyFile and ShareFile,
-// checking that the share belongs to this public key. A share that is
+// ParseKeys rebuilds Keys from the contents of keyring.LatticePublicFile
+// and keyring.LatticeShareFile, checking that the share belongs to this public key. A share that is
 // well-formed but wrong (not the member's Shamir share) is not detected
 // here; decryptions with it disagree (see Verdict).
 func ParseKeys(public, share []byte) (*Keys, error) {

@@ -27,14 +27,14 @@ func dealt(t *testing.T, names []string) map[string]job.Secrets {
 // dealtIn is dealt with each party's data dir at base/NAME.
 func dealtIn(t *testing.T, base string, names []string) map[string]job.Secrets {
 	t.Helper()
-	_, keys, err := secureagg.Deal(rand.Reader, 1024, names, 0)
+	_, keys, err := keyring.Deal(rand.Reader, 1024, names, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	secrets := map[string]job.Secrets{}
 	for _, name := range names {
 		dir := filepath.Join(base, name)
-		if err := secureagg.SaveKeys(dir, keys[name]); err != nil {
+		if err := keyring.SavePaillier(dir, keys[name]); err != nil {
 			t.Fatal(err)
 		}
 		secrets[name] = jobtest.DirSecrets(dir)
@@ -168,7 +168,7 @@ func TestLatticeBackendSameAnswer(t *testing.T) {
 		var paillierKeys map[string]*secureagg.Keys
 		var latticeKeys map[string]*mhe.Keys
 		if backend == "paillier" {
-			_, paillierKeys, err = secureagg.Deal(rand.Reader, 1024, names, 0)
+			_, paillierKeys, err = keyring.Deal(rand.Reader, 1024, names, 0)
 		} else {
 			latticeKeys, err = keyring.DealLattice(names, 0)
 		}
@@ -178,7 +178,7 @@ func TestLatticeBackendSameAnswer(t *testing.T) {
 		for _, name := range names {
 			dir := filepath.Join(t.TempDir(), name)
 			if backend == "paillier" {
-				err = secureagg.SaveKeys(dir, paillierKeys[name])
+				err = keyring.SavePaillier(dir, paillierKeys[name])
 			} else {
 				err = keyring.SaveLattice(dir, latticeKeys[name])
 			}

@@ -2,20 +2,15 @@ package secureagg
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/mhe"
-	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/protocol"
 )
 
 // DefaultFanout is the k of the k-ary tree when Config.Fanout is zero.
@@ -157,70 +152,22 @@ func Aggregate(ctx context.Context, p job.Party, step job.Step, cfg Config, inpu
 func aggregate(ctx context.Context, net Network, step job.Step, cfg Config, input []float64) (*Result, error) {
 	switch cfg.Backend {
 	case BackendLattice:
-		return aggregateLattice(ctx, net, step, cfg, input)
+		s, err := newLatticeAgg(net, step, cfg, len(input))
+		if err != nil {
+			return nil, err
+		}
+		return runTree(ctx, s.schedule, s, input)
 	case "", BackendPaillier:
-	default:
-		return nil, fmt.Errorf("secureagg: backend %q: resolve it with Choose", cfg.Backend)
+		if err := precompute(ctx, cfg.Keys); err != nil {
+			return nil, err
+		}
+		s, err := newPaillierAgg(net, step, cfg, len(input))
+		if err != nil {
+			return nil, err
+		}
+		return runTree(ctx, s.schedule, s, input)
 	}
-	if err := precompute(ctx, cfg.Keys); err != nil {
-		return nil, err
-	}
-	s, err := newAggregation(net, step, cfg, len(input))
-	if err != nil {
-		return nil, err
-	}
-	return s.run(ctx, input)
-}
-
-// aggregation is one party's state for one Aggregate call.
-type aggregation struct {
-	net     Network
-	step    job.Step
-	self    string
-	keys    *Keys
-	pk      *paillier.ThresholdPublicKey
-	tree    *tree
-	parties []string
-	random  io.Reader
-	start   time.Time
-	hop     time.Duration // per-hop budget
-	h       int           // height of the tree
-	ask     int           // how many parties are asked for shares up front
-
-	n       int // vector length
-	count   int // ciphertexts per vector
-	fp      paillier.FixedPoint
-	packing *paillier.Packing
-	inBound *big.Int // bound on |encoded input| (exclusive)
-	bound   *big.Int // bound on |encoded input + noise share| (exclusive)
-	noise   *NoiseReport
-	shape   string
-	own     []byte // Paillier, as a child of the root: the digest of the product it sent up
-	// rootCommit is the root's digest of its own input: its own, at the
-	// root; as received before sending up, at a child of the root.
-	rootCommit []byte
-}
-
-// precompute builds the key's encryption table (once per process and key,
-// 0.3 s at 2048 bits) before the schedule's clock starts, so a node's first
-// round is not judged late. The build cannot be interrupted, but the caller
-// stops waiting when ctx ends: a superseded attempt returns at once and the
-// table, shared by every later use of the key, finishes in the background.
-func precompute(ctx context.Context, keys *Keys) error {
-	if keys == nil || keys.Public() == nil {
-		return nil // newAggregation reports the missing key
-	}
-	built := make(chan struct{})
-	go func() {
-		defer close(built)
-		keys.Public().Precompute()
-	}()
-	select {
-	case <-built:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("secureagg: building the encryption table: %w", ctx.Err())
-	}
+	return nil, fmt.Errorf("secureagg: backend %q: resolve it with Choose", cfg.Backend)
 }
 
 // Withdraw takes this party out of an aggregation it cannot contribute to
@@ -233,153 +180,23 @@ func Withdraw(ctx context.Context, p job.Party, step job.Step, cfg Config, cause
 
 // withdraw is Withdraw over net.
 func withdraw(ctx context.Context, net Network, step job.Step, cfg Config, cause error) error {
+	var s *schedule
+	var abort func(context.Context, []string)
 	if cfg.Backend == BackendLattice {
-		return withdrawLattice(ctx, net, step, cfg, cause)
-	}
-	s, err := newAggregation(net, step, cfg, 1)
-	if err != nil {
-		return errors.Join(cause, err)
+		base, err := newLatticeBase(net, step, cfg)
+		if err != nil {
+			return fmt.Errorf("%w (and %w)", cause, err)
+		}
+		s, abort = base, (&latticeAgg{schedule: base}).abort
+	} else {
+		p, err := newPaillierAgg(net, step, cfg, 1)
+		if err != nil {
+			return errors.Join(cause, err)
+		}
+		s, abort = p.schedule, p.abort
 	}
 	ctx, cancel := s.within(ctx, s.totalHops())
 	defer cancel()
-	s.abortAll(ctx)
+	abort(ctx, []string{s.self})
 	return cause
-}
-
-func newAggregation(net Network, step job.Step, cfg Config, n int) (*aggregation, error) {
-	if err := cfg.Keys.Check(); err != nil {
-		return nil, err
-	}
-	s := &aggregation{net: net, step: step, self: net.Self(), keys: cfg.Keys, pk: cfg.Keys.Public(), n: n,
-		random: cfg.Random, start: time.Now(), fp: paillier.FixedPoint{FracBits: cfg.FracBits}}
-	if s.random == nil {
-		s.random = rand.Reader
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("secureagg: empty input vector")
-	}
-	if cfg.FracBits < 0 || cfg.ValueBits < 1 {
-		return nil, fmt.Errorf("secureagg: bad fixed point: FracBits %d, ValueBits %d", cfg.FracBits, cfg.ValueBits)
-	}
-	if cfg.Keys.Members[cfg.Keys.Share.Index-1] != s.self {
-		return nil, fmt.Errorf("%w: %s holds the share of %s", ErrKeys, s.self, cfg.Keys.Members[cfg.Keys.Share.Index-1])
-	}
-	if err := s.place(cfg, s.totalHops); err != nil {
-		return nil, err
-	}
-	for _, q := range s.parties {
-		if cfg.Keys.Index(q) == 0 {
-			return nil, fmt.Errorf("secureagg: party %s holds no share of the consortium key", q)
-		}
-	}
-	if len(s.parties) < s.pk.Threshold+1 {
-		return nil, fmt.Errorf("%w: %d parties cannot reach the %d shares needed to decrypt", ErrTooFewShares, len(s.parties), s.pk.Threshold+1)
-	}
-	s.ask = cfg.Decryptors
-	if s.ask == 0 || s.ask > len(s.parties) {
-		s.ask = len(s.parties)
-	}
-	if s.ask < s.pk.Threshold+1 {
-		return nil, fmt.Errorf("secureagg: %d decryptors cannot reach the %d shares needed", s.ask, s.pk.Threshold+1)
-	}
-	s.inBound = new(big.Int).Lsh(big.NewInt(1), uint(cfg.ValueBits))
-	s.bound = s.inBound
-	noiseDesc := "none"
-	var err error
-	if cfg.Noise != nil {
-		if s.noise, err = cfg.Noise.plan(len(s.parties)); err != nil {
-			return nil, err
-		}
-		nb, err := s.fp.Encode(s.noise.shareBound())
-		if err != nil {
-			return nil, fmt.Errorf("secureagg: noise bound: %w", err)
-		}
-		s.bound = new(big.Int).Add(s.inBound, nb.Abs(nb))
-		noiseDesc = fmt.Sprintf("%s/%g/%g/%g/%d", cfg.Noise.Mechanism, cfg.Noise.Epsilon, cfg.Noise.Delta, cfg.Noise.Sensitivity, cfg.Noise.Colluders)
-	}
-	if s.packing, err = paillier.NewPacking(&s.pk.PublicKey, new(big.Int).Sub(s.bound, big.NewInt(1)).BitLen(), len(s.parties)); err != nil {
-		return nil, fmt.Errorf("secureagg: packing: %w", err)
-	}
-	s.count = s.packing.Plaintexts(n)
-	s.shape = fmt.Sprintf("v1 n=%d frac=%d bits=%d fanout=%d decryptors=%d noise=%s", n, cfg.FracBits, cfg.ValueBits, s.tree.k, s.ask, noiseDesc)
-	return s, nil
-}
-
-// place sorts the step's parties, checks that this party is one of them,
-// and lays out what every backend shares: the tree and the per-hop budget,
-// from cfg.Timeout or else the step's timeout spread over the schedule's
-// total hops (total, once the tree's height is known).
-func (s *aggregation) place(cfg Config, total func() int) error {
-	s.parties = slices.Sorted(slices.Values(s.step.Parties))
-	if !slices.Contains(s.parties, s.self) {
-		return fmt.Errorf("secureagg: %s is not a party of step %s/%s/%d", s.self, s.step.Job, s.step.Phase, s.step.Round)
-	}
-	fanout := cfg.Fanout
-	if fanout == 0 {
-		fanout = DefaultFanout
-	}
-	root := Root(s.step)
-	var err error
-	if s.tree, err = newTree(s.parties, root, s.step.Coordinator, fanout); err != nil {
-		return err
-	}
-	s.h = s.tree.height(root)
-	s.hop = cfg.Timeout
-	if s.hop <= 0 {
-		s.hop = defaultHop
-		if st := s.step.Timeout(); st > 0 {
-			s.hop = st / time.Duration(total())
-		}
-	}
-	return nil
-}
-
-// The schedule, in hops from start. A subtree of height h delivers its
-// product within h+1 hops (each level adds one hop of encryption or
-// transfer); the total needs H+1 hops to form at the root (H the tree's
-// height) and one more per level to reach a party; shares reach the root
-// within 2H+3, or 2H+6 when the root has to ask more parties for shares;
-// the result leaves the root within 2H+7 and reaches depth d within
-// 2H+8+d; nothing takes longer than 3H+9. A party waiting on a child thus
-// gives up one hop after the child gave up on its own children, so it
-// names the right party.
-func (s *aggregation) upHops(p string) int   { return s.tree.height(p) + 1 }
-func (s *aggregation) downHops(p string) int { return s.h + 1 + s.tree.depth(p) }
-func (s *aggregation) shareHops() int        { return 2*s.h + 3 }
-func (s *aggregation) lateShareHops() int    { return 2*s.h + 6 }
-func (s *aggregation) resultHops(p string) int {
-	return 2*s.h + 8 + s.tree.depth(p)
-}
-func (s *aggregation) totalHops() int { return 3*s.h + 9 }
-
-// within returns ctx bounded by start + hops·hop: the latest time a message
-// that is at most that many hops away can arrive.
-func (s *aggregation) within(ctx context.Context, hops int) (context.Context, context.CancelFunc) {
-	return context.WithDeadline(ctx, s.start.Add(time.Duration(hops)*s.hop))
-}
-
-// send delivers one message, giving up when the recipient would stop
-// waiting for it (hops from start), so a hung peer cannot hold us longer.
-func (s *aggregation) send(ctx context.Context, hops int, to, typ string, body any, d protocol.Disclosure) error {
-	b, err := protocol.Marshal(body)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := s.within(ctx, hops)
-	defer cancel()
-	if err := s.net.Send(ctx, to, typ, b, d); err != nil {
-		return fmt.Errorf("secureagg: send %s to %s: %w", typ, to, err)
-	}
-	return nil
-}
-
-// sendAll sends the same body to several parties at once and waits for all.
-// A failed send is not an error of this party: the recipient's absence is
-// caught where it matters (its missing share or input).
-func (s *aggregation) sendAll(ctx context.Context, hops func(to string) int, to []string, typ string, body any, d protocol.Disclosure) {
-	var wg sync.WaitGroup
-	for _, q := range to {
-		wg.Go(func() { _ = s.send(ctx, hops(q), q, typ, body, d) })
-	}
-	wg.Wait()
 }

@@ -69,43 +69,68 @@ func Choose(b Backend, length, parties int, cfg Config) Backend {
 // the given number of parties, or nil: it bounds every encoded input plus
 // its noise share below 2^62, and a key of at most mhe.MaxMembers members.
 func LatticeFits(parties int, cfg Config) error {
-	if parties > mhe.MaxMembers {
-		return fmt.Errorf("secureagg: the lattice backend sums at most %d parties, not %d", mhe.MaxMembers, parties)
-	}
-	bits, err := latticeValueBits(parties, cfg)
+	e, err := planEncoding(parties, cfg)
 	if err != nil {
 		return err
 	}
-	if bits > maxLatticeValueBits {
-		return fmt.Errorf("secureagg: the lattice backend needs |round(x·2^frac_bits)| plus its noise share below 2^%d; "+
-			"value_bits %d with this noise needs %d bits", maxLatticeValueBits, cfg.ValueBits, bits)
-	}
-	return nil
+	return e.latticeFits(parties)
 }
 
 // maxLatticeValueBits is mhe.Layout's bound on ValueBits.
 const maxLatticeValueBits = 62
 
-// latticeValueBits is the ValueBits of the lattice layout: cfg.ValueBits,
-// or with noise the bit length of the Paillier path's bound (2^ValueBits
-// plus the encoded bound on one noise share), so that both backends accept
-// the same noisy values.
-func latticeValueBits(parties int, cfg Config) (int, error) {
+// encoding is how one step's values are encoded, planned once per
+// aggregation (and per LatticeFits) from cfg and the number of parties, so
+// that both backends accept and bound the same values: the fixed point,
+// the bound on an encoded input, the bound on an encoded input plus its
+// noise share, and the noise plan.
+type encoding struct {
+	fp        paillier.FixedPoint
+	valueBits int
+	inBound   *big.Int // |round(x·2^FracBits)| < inBound = 2^ValueBits
+	bound     *big.Int // |encoded input + noise share| < bound
+	noise     *NoiseReport
+	noiseDesc string // the noise as every party's shape names it
+}
+
+// planEncoding checks cfg's fixed point and plans its noise for a step of
+// the given number of parties.
+func planEncoding(parties int, cfg Config) (*encoding, error) {
 	if cfg.FracBits < 0 || cfg.ValueBits < 1 {
-		return 0, fmt.Errorf("secureagg: bad fixed point: FracBits %d, ValueBits %d", cfg.FracBits, cfg.ValueBits)
+		return nil, fmt.Errorf("secureagg: bad fixed point: FracBits %d, ValueBits %d", cfg.FracBits, cfg.ValueBits)
 	}
+	e := &encoding{fp: paillier.FixedPoint{FracBits: cfg.FracBits}, valueBits: cfg.ValueBits, noiseDesc: "none"}
+	e.inBound = new(big.Int).Lsh(big.NewInt(1), uint(cfg.ValueBits))
+	e.bound = e.inBound
 	if cfg.Noise == nil {
-		return cfg.ValueBits, nil
+		return e, nil
 	}
-	rep, err := cfg.Noise.plan(parties)
+	var err error
+	if e.noise, err = cfg.Noise.plan(parties); err != nil {
+		return nil, err
+	}
+	nb, err := e.fp.Encode(e.noise.shareBound())
 	if err != nil {
-		return 0, err
+		return nil, fmt.Errorf("secureagg: noise bound: %w", err)
 	}
-	nb, err := paillier.FixedPoint{FracBits: cfg.FracBits}.Encode(rep.shareBound())
-	if err != nil {
-		return 0, fmt.Errorf("secureagg: noise bound: %w", err)
+	e.bound = new(big.Int).Add(e.inBound, nb.Abs(nb))
+	e.noiseDesc = fmt.Sprintf("%s/%g/%g/%g/%d", cfg.Noise.Mechanism, cfg.Noise.Epsilon, cfg.Noise.Delta, cfg.Noise.Sensitivity, cfg.Noise.Colluders)
+	return e, nil
+}
+
+// bits is the bit length of the largest encoded value with its noise
+// share: the packing's and the lattice layout's ValueBits, so that both
+// backends accept the same noisy values.
+func (e *encoding) bits() int { return new(big.Int).Sub(e.bound, big.NewInt(1)).BitLen() }
+
+// latticeFits is LatticeFits for a planned encoding.
+func (e *encoding) latticeFits(parties int) error {
+	if parties > mhe.MaxMembers {
+		return fmt.Errorf("secureagg: the lattice backend sums at most %d parties, not %d", mhe.MaxMembers, parties)
 	}
-	bound := new(big.Int).Lsh(big.NewInt(1), uint(cfg.ValueBits))
-	bound.Add(bound, nb.Abs(nb))
-	return bound.Sub(bound, big.NewInt(1)).BitLen(), nil
+	if bits := e.bits(); bits > maxLatticeValueBits {
+		return fmt.Errorf("secureagg: the lattice backend needs |round(x·2^frac_bits)| plus its noise share below 2^%d; "+
+			"value_bits %d with this noise needs %d bits", maxLatticeValueBits, e.valueBits, bits)
+	}
+	return nil
 }

@@ -117,7 +117,7 @@ func benchAggregate(b *testing.B, length, n int, backend Backend, dec string) {
 		}
 		own = float64(s.layout.Ciphertexts() * s.keys.Params.CiphertextBytes())
 	} else {
-		s, err := newAggregation(StepNetwork(net.Party(c.names[0]), step), step, cfg(c.names[0]), length)
+		s, err := newPaillierAgg(StepNetwork(net.Party(c.names[0]), step), step, cfg(c.names[0]), length)
 		if err != nil {
 			b.Fatal(err)
 		}

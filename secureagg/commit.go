@@ -31,14 +31,14 @@ var errNoCommit = errors.New("the root withdrew")
 
 // commitOwn is the root's commitment to its own component comp, sent to
 // each child before the root waits for their subtrees.
-func (s *aggregation) commitOwn(ctx context.Context, comp []byte) {
+func (s *schedule) commitOwn(ctx context.Context, comp []byte) {
 	s.rootCommit = digest(s.step, s.self, comp)
 	s.sendAll(ctx, s.upHops, s.tree.children(s.self), TypeCommit, digestBody{D: s.rootCommit}, protocol.DiscloseControl)
 }
 
 // withdrawCommit tells the children of a root that has no input that no
 // commitment comes, so they stop waiting for one at once.
-func (s *aggregation) withdrawCommit(ctx context.Context) {
+func (s *schedule) withdrawCommit(ctx context.Context) {
 	if s.tree.parent(s.self) == "" {
 		s.sendAll(ctx, s.upHops, s.tree.children(s.self), TypeCommit, digestBody{}, protocol.DiscloseControl)
 	}
@@ -47,7 +47,7 @@ func (s *aggregation) withdrawCommit(ctx context.Context) {
 // awaitCommit is a child of the root's wait for the root's commitment,
 // before it sends its subtree up; it must come within the time the child
 // has to send.
-func (s *aggregation) awaitCommit(ctx context.Context) error {
+func (s *schedule) awaitCommit(ctx context.Context) error {
 	wctx, cancel := s.within(ctx, s.upHops(s.self))
 	defer cancel()
 	msg, err := s.net.Receive(wctx, s.tree.root(), TypeCommit)
@@ -90,7 +90,7 @@ func checkDigestSize(d []byte) error {
 
 // checkRootCommit checks the root's component against the commitment the
 // root's children received (every one of them the same).
-func (s *aggregation) checkRootCommit(commits [][]byte, comp []byte) error {
+func (s *schedule) checkRootCommit(commits [][]byte, comp []byte) error {
 	root := s.tree.root()
 	for _, c := range commits {
 		if len(c) == 0 || !bytes.Equal(c, commits[0]) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/keyring"
+	"github.com/cohortdm/cohort/mhe"
 )
 
 // Setup is what a job kind decides about its aggregations, the same at
@@ -42,6 +43,7 @@ func Configure(secrets job.Secrets, self string, step job.Step, setup Setup) (Co
 		return setup.Noise(t)
 	}
 	b := setup.Backend
+	var lattice *mhe.Keys // read once, when auto may choose it
 	if b == BackendAuto && setup.Length >= LatticeFrom {
 		// A consortium without a lattice key stays on Paillier: the key
 		// is the consortium's, so every member lacks it alike.
@@ -51,19 +53,21 @@ func Configure(secrets job.Secrets, self string, step job.Step, setup Setup) (Co
 		case err != nil:
 			return cfg, 0, fmt.Errorf("party %s: its lattice key, which params.backend auto would use for %d values: %w", self, setup.Length, err)
 		default:
-			cfg.Noise = noise(k.Quorum - 1)
+			lattice, cfg.Noise = k, noise(k.Quorum-1)
 			b = Choose(b, setup.Length, len(step.Parties), cfg)
 		}
 	}
 	switch b {
 	case BackendLattice:
-		k, err := keyring.ReadLattice(secrets)
-		if err != nil {
-			return cfg, 0, fmt.Errorf("party %s has no consortium lattice key (run 'cohort keys deal --scheme bgv' or a keygen job with scheme bgv): %w", self, err)
+		if lattice == nil {
+			k, err := keyring.ReadLattice(secrets)
+			if err != nil {
+				return cfg, 0, fmt.Errorf("party %s has no consortium lattice key (run 'cohort keys deal --scheme bgv' or a keygen job with scheme bgv): %w", self, err)
+			}
+			lattice, cfg.Noise = k, noise(k.Quorum-1)
 		}
-		t := k.Quorum - 1
-		cfg.Backend, cfg.Lattice, cfg.Noise = BackendLattice, k, noise(t)
-		return cfg, t, nil
+		cfg.Backend, cfg.Lattice = BackendLattice, lattice
+		return cfg, lattice.Quorum - 1, nil
 	case BackendAuto, BackendPaillier:
 		k, err := keyring.ReadPaillier(secrets)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"math/big"
 	"slices"
 	"strings"
@@ -355,89 +354,6 @@ func by(ctx context.Context, deadline time.Time) (context.Context, context.Cance
 		return context.WithCancel(ctx)
 	}
 	return context.WithDeadline(ctx, deadline)
-}
-
-// decryption is the aggregation's joint decryption of its total: every
-// party formed the total itself, so the root and the next s.ask−1 parties
-// in tree order share at once and the others only when the root asks.
-func (s *aggregation) decryption() *Decryption {
-	at := func(hops int) time.Time { return s.start.Add(time.Duration(hops) * s.hop) }
-	return &Decryption{Net: s.net, Step: s.step, Keys: s.keys, Root: s.tree.root(), Decryptors: s.tree.order[1:],
-		Ask: s.ask - 1, Count: s.count, Held: true, First: at(s.shareHops()), Late: at(s.lateShareHops()), Random: s.random}
-}
-
-// shareAndWait is a non-root party's part after the total arrived: share
-// it (at once if asked up front, else when the root asks, until the
-// result arrives) and wait for the result from the parent.
-func (s *aggregation) shareAndWait(ctx context.Context, total []*paillier.Ciphertext) (*resultBody, error) {
-	shareCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer stop()
-	// A share the root does not get is the root's to report (it excludes
-	// us); we still wait for the result.
-	wg.Go(func() { _ = s.decryption().Share(shareCtx, total, nil) })
-	parent := s.tree.parent(s.self)
-	wctx, cancel := s.within(ctx, s.resultHops(s.self))
-	defer cancel()
-	msg, err := s.net.Receive(wctx, parent, TypeResult)
-	var res *resultBody
-	if err == nil {
-		res, err = decodeResult(msg, s.count, s.pk.PlaintextModulus(), s.parties)
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("secureagg: waiting for the result from %s: %w", parent, err)
-		}
-		// As for the total: name the parent, and pass the verdict down.
-		return &resultBody{Missing: []string{parent}}, nil
-	}
-	return res, nil
-}
-
-// decrypt is the root's part: decrypt the total jointly, then unpack,
-// check the range and decode. Failures become a result with Error set, so
-// they travel down the tree.
-func (s *aggregation) decrypt(ctx context.Context, total []*paillier.Ciphertext) *resultBody {
-	fail := func(err error) *resultBody {
-		return &resultBody{Error: truncate(err.Error()), err: err}
-	}
-	plain, excluded, err := s.decryption().Decrypt(ctx, total)
-	if err != nil {
-		return fail(err)
-	}
-	if _, err := s.decodeSum(plain); err != nil {
-		return fail(err)
-	}
-	body := &resultBody{Plain: make([][]byte, len(plain)), Included: s.parties, Excluded: excluded, Noise: s.noise}
-	for i, p := range plain {
-		body.Plain[i] = p.Bytes()
-	}
-	if len(excluded) == 0 {
-		body.Excluded = nil
-	}
-	return body
-}
-
-// decodeSum unpacks the decrypted plaintexts, checks every slot against
-// what N in-range inputs can produce, and decodes the fixed point.
-func (s *aggregation) decodeSum(plain []*big.Int) ([]float64, error) {
-	sums, err := s.packing.Unpack(plain, s.n, len(s.parties))
-	if err != nil {
-		return nil, fmt.Errorf("%w: unpack the sum: %w", ErrRange, err)
-	}
-	limit := new(big.Int).Mul(s.bound, big.NewInt(int64(len(s.parties))))
-	out := make([]float64, s.n)
-	for i, v := range sums {
-		if new(big.Int).Abs(v).Cmp(limit) >= 0 {
-			return nil, fmt.Errorf("%w: decrypted sum[%d] exceeds %d parties × 2^%d", ErrRange, i, len(s.parties), s.bound.BitLen()-1)
-		}
-		out[i] = s.fp.Decode(v)
-		if math.IsInf(out[i], 0) || math.IsNaN(out[i]) {
-			return nil, fmt.Errorf("%w: decrypted sum[%d] is not a finite float", ErrRange, i)
-		}
-	}
-	return out, nil
 }
 
 func truncate(s string) string {

@@ -129,7 +129,8 @@
 //
 // Config.Backend = BackendLattice runs the same tree, schedule, drops and
 // re-planning with multiparty BGV (package mhe) in place of threshold
-// Paillier: milliseconds of CPU per 10,000 values instead of seconds, at
+// Paillier (one schedule, schedule.go, drives either backend's type,
+// paillier*.go or lattice*.go): milliseconds of CPU per 10,000 values instead of seconds, at
 // least one ciphertext of 393 KB per party whatever the length. Choose
 // resolves a job's params.backend (auto picks the lattice backend from
 // LatticeFrom values on; docs/secureagg.md has the cross-over). Blobs
@@ -190,8 +191,9 @@
 //
 // # Keys
 //
-// The consortium's key is dealt once (Deal, a trusted dealer for now) and
-// stored in each node's data dir by SaveKeys: keys/threshold.pub holds the
+// The consortium's key is dealt once (keyring.Deal, a trusted dealer, or
+// the keygen job) and stored in each node's data dir by package keyring,
+// which owns the key files: keys/threshold.pub holds the
 // public key and the sorted member list (member i holds share index i+1, a
 // mapping fixed at dealing so a step over a subset of members, or a later
 // membership change, cannot shift it); keys/threshold.share holds only the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier"
 )
 
@@ -63,7 +64,7 @@ func dealConsortium(tb testing.TB, n, bits int) *consortium {
 		return c
 	}
 	ns := names(n)
-	pk, keys, err := Deal(rand.Reader, bits, ns, 0)
+	pk, keys, err := keyring.Deal(rand.Reader, bits, ns, 0)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -2,9 +2,7 @@ package secureagg
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -45,11 +43,10 @@ import (
 //     party decodes and range-checks it itself.
 
 // latticeAgg is one party's state for one aggregation on the lattice
-// backend: the tree, clock and sends of the aggregation it embeds (whose
-// Paillier fields stay unset), the lattice key, the layout, and the
+// backend: the schedule it runs on, the lattice key, the layout, and the
 // context that every ciphertext and share of the step names.
 type latticeAgg struct {
-	*aggregation
+	*schedule
 	keys     *mhe.Keys
 	layout   *mhe.Layout
 	mctx     mhe.Context
@@ -73,27 +70,28 @@ type latticeAgg struct {
 // shares of a re-planned decryption reach the root within 2H+6 hops (as a
 // Paillier share request's), those of the blame plan within 2H+9, the
 // result leaves the root within 2H+10 and reaches depth d within 2H+11+d,
-// and nothing takes longer than 3H+12.
-func (s *latticeAgg) blameHops() int          { return 2*s.h + 9 }
-func (s *latticeAgg) resultHops(p string) int { return 2*s.h + 11 + s.tree.depth(p) }
-func (s *latticeAgg) totalHops() int          { return 3*s.h + 12 }
-func (s *latticeAgg) at(hops int) time.Time   { return s.start.Add(time.Duration(hops) * s.hop) }
+// and nothing takes longer than 3H+12: latticeExtra hops more than on the
+// Paillier schedule.
+const latticeExtra = 3
+
+func (s *latticeAgg) blameHops() int        { return 2*s.h + 9 }
+func (s *latticeAgg) at(hops int) time.Time { return s.start.Add(time.Duration(hops) * s.hop) }
 func (s *latticeAgg) shareDeadline(seq int) int {
 	return []int{s.shareHops(), s.lateShareHops(), s.blameHops()}[seq]
 }
 
 // newLatticeBase checks a party's lattice key against the step and lays
 // out the tree and the schedule.
-func newLatticeBase(net Network, step job.Step, cfg Config) (*aggregation, error) {
+func newLatticeBase(net Network, step job.Step, cfg Config) (*schedule, error) {
 	k := cfg.Lattice
 	if k == nil || k.PublicKey == nil {
 		return nil, fmt.Errorf("%w: no lattice key", ErrKeys)
 	}
-	s := &aggregation{net: net, step: step, self: net.Self(), random: cfg.Random, start: time.Now()}
-	if k.Name() != s.self {
-		return nil, fmt.Errorf("%w: %s holds the lattice share of %s", ErrKeys, s.self, k.Name())
+	if self := net.Self(); k.Name() != self {
+		return nil, fmt.Errorf("%w: %s holds the lattice share of %s", ErrKeys, self, k.Name())
 	}
-	if err := s.place(cfg, func() int { return 3*s.h + 12 }); err != nil {
+	s, err := newSchedule(net, step, cfg, latticeExtra)
+	if err != nil {
 		return nil, err
 	}
 	for _, q := range s.parties {
@@ -115,16 +113,16 @@ func newLatticeAgg(net Network, step job.Step, cfg Config, n int) (*latticeAgg, 
 	if n == 0 {
 		return nil, fmt.Errorf("secureagg: empty input vector")
 	}
-	if err := LatticeFits(len(base.parties), cfg); err != nil {
-		return nil, err
-	}
-	bits, err := latticeValueBits(len(base.parties), cfg)
+	enc, err := planEncoding(len(base.parties), cfg)
 	if err != nil {
 		return nil, err
 	}
+	if err := enc.latticeFits(len(base.parties)); err != nil {
+		return nil, err
+	}
 	k := cfg.Lattice
-	s := &latticeAgg{aggregation: base, keys: k, inBits: cfg.ValueBits, partSize: defaultPartSize, points: map[string]int{}}
-	if s.layout, err = mhe.NewLayout(k.Params, n, cfg.FracBits, bits, len(s.parties)); err != nil {
+	s := &latticeAgg{schedule: base, keys: k, inBits: cfg.ValueBits, noise: enc.noise, partSize: defaultPartSize, points: map[string]int{}}
+	if s.layout, err = mhe.NewLayout(k.Params, n, cfg.FracBits, enc.bits(), len(s.parties)); err != nil {
 		return nil, fmt.Errorf("secureagg: lattice layout: %w", err)
 	}
 	phase := step.Phase
@@ -139,95 +137,76 @@ func newLatticeAgg(net Network, step job.Step, cfg Config, n int) (*latticeAgg, 
 	for _, q := range s.parties {
 		s.points[q] = k.Point(q)
 	}
-	noiseDesc := "none"
-	if cfg.Noise != nil {
-		if s.noise, err = cfg.Noise.plan(len(s.parties)); err != nil {
-			return nil, err
-		}
-		noiseDesc = fmt.Sprintf("%s/%g/%g/%g/%d", cfg.Noise.Mechanism, cfg.Noise.Epsilon, cfg.Noise.Delta, cfg.Noise.Sensitivity, cfg.Noise.Colluders)
-	}
-	s.shape = fmt.Sprintf("lattice/v1 %s fanout=%d noise=%s", s.layout.Shape(), s.tree.k, noiseDesc)
+	s.shape = fmt.Sprintf("lattice/v1 %s fanout=%d noise=%s", s.layout.Shape(), s.tree.k, enc.noiseDesc)
 	return s, nil
 }
 
-// aggregateLattice is Aggregate on the lattice backend.
-func aggregateLattice(ctx context.Context, net Network, step job.Step, cfg Config, input []float64) (*Result, error) {
-	s, err := newLatticeAgg(net, step, cfg, len(input))
-	if err != nil {
-		return nil, err
-	}
-	return s.run(ctx, input)
+// latticeTotal is what a party decrypts on the lattice backend: the
+// target its shares are made of and, at the root, the total it opens.
+type latticeTotal struct {
+	agg    *mhe.Aggregate // the root's only
+	target *mhe.Target
 }
 
-// withdrawLattice is Withdraw on the lattice backend: aborts to the
-// parent and the children.
-func withdrawLattice(ctx context.Context, net Network, step job.Step, cfg Config, cause error) error {
-	base, err := newLatticeBase(net, step, cfg)
-	if err != nil {
-		return fmt.Errorf("%w (and %w)", cause, err)
-	}
-	s := &latticeAgg{aggregation: base}
-	ctx, cancel := s.within(ctx, s.totalHops())
-	defer cancel()
-	s.abortBoth(ctx, []string{s.self})
-	return cause
-}
+// The lattice backend's stages (backend, run by runTree; see the comment
+// at the top).
 
-// run is one party's aggregation (see the comment at the top).
-func (s *latticeAgg) run(ctx context.Context, input []float64) (*Result, error) {
-	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
-	ctx, cancel := s.within(ctx, s.totalHops())
-	defer func() { cancel(); s.bg.Wait() }()
-	if parent != "" {
+var _ backend[*mhe.Aggregate, latticeTotal] = (*latticeAgg)(nil)
+
+// contribute sends this party's sketch key (but at the root) and encrypts
+// its input.
+func (s *latticeAgg) contribute(ctx context.Context, input []float64) (*mhe.Aggregate, error) {
+	if s.tree.parent(s.self) != "" {
 		if err := s.sendSeeds(ctx); err != nil {
-			s.abortBoth(ctx, []string{s.self})
 			return nil, err
 		}
 	}
 	own, err := s.encrypt(input)
 	if err != nil {
-		s.abortBoth(ctx, []string{s.self})
 		return nil, err
 	}
 	s.ownDigest = own.Inputs[0].Digest
-	var ownComp []byte // at the root: its own mask, committed to now
-	if parent == "" {
-		if ownComp, err = own.Mask().MarshalBinary(); err != nil {
-			return nil, fmt.Errorf("secureagg: marshal a mask: %w", err)
-		}
-		s.commitOwn(ctx, ownComp)
-	}
-	acc, missing, err := s.gatherUp(ctx, own, children)
-	if err != nil {
-		return nil, err
-	}
-	var target *mhe.Target
-	if parent != "" {
-		comps, err := s.upAndDown(ctx, acc, missing)
-		if err != nil {
-			return nil, err
-		}
-		if target, err = s.checkTotal(ctx, comps, acc); err != nil {
-			return nil, err
-		}
-		return s.finish(ctx, nil, target)
-	}
-	if len(missing) > 0 {
-		s.abortDown(ctx, missing)
-		return nil, &MissingError{Parties: missing}
-	}
-	mask := acc.Mask()
-	total, err := mask.MarshalBinary()
+	return own, nil
+}
+
+// component is the root's own mask, which it commits to.
+func (s *latticeAgg) component(own *mhe.Aggregate) ([]byte, error) {
+	b, err := own.Mask().MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("secureagg: marshal a mask: %w", err)
 	}
-	s.sendBlobAll(ctx, s.downHops, children, TypeDown, s.net, encodeList([][]byte{total, ownComp}), protocol.DiscloseCiphertext)
-	expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: acc.Inputs, MinInputs: len(s.parties), Own: s.ownDigest}
-	if target, err = s.dec.Target(mask, expect); err != nil {
-		return nil, err
-	}
-	return s.finish(ctx, acc, target)
+	return b, nil
 }
+
+// upAndDown relays the subtree's sum up and the total's masks down, and
+// checks the total by the sketches.
+func (s *latticeAgg) upAndDown(ctx context.Context, acc *mhe.Aggregate, missing []string) (latticeTotal, error) {
+	comps, err := s.relay(ctx, acc, missing)
+	if err != nil {
+		return latticeTotal{}, err
+	}
+	target, err := s.checkTotal(ctx, comps, acc)
+	return latticeTotal{target: target}, err
+}
+
+// sendTotal sends the total's mask and the root's own down; the root
+// decrypts the total it formed.
+func (s *latticeAgg) sendTotal(ctx context.Context, own []byte, acc *mhe.Aggregate, _ []*mhe.Aggregate) (latticeTotal, error) {
+	mask := acc.Mask()
+	total, err := mask.MarshalBinary()
+	if err != nil {
+		return latticeTotal{}, fmt.Errorf("secureagg: marshal a mask: %w", err)
+	}
+	s.sendBlobAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, s.net, encodeList([][]byte{total, own}), protocol.DiscloseCiphertext)
+	expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: acc.Inputs, MinInputs: len(s.parties), Own: s.ownDigest}
+	target, err := s.dec.Target(mask, expect)
+	if err != nil {
+		return latticeTotal{}, err
+	}
+	return latticeTotal{agg: acc, target: target}, nil
+}
+
+func (s *latticeAgg) wait() { s.bg.Wait() }
 
 // encrypt checks, noises, encodes and encrypts this party's input. The
 // checks are the Paillier path's: |round(x·2^FracBits)| < 2^ValueBits, and
@@ -236,7 +215,7 @@ func (s *latticeAgg) encrypt(input []float64) (*mhe.Aggregate, error) {
 	var sampler *noiseSampler
 	if s.noise != nil {
 		var err error
-		if sampler, err = newNoiseSampler(s.noise, s.randomness()); err != nil {
+		if sampler, err = newNoiseSampler(s.noise, s.random); err != nil {
 			return nil, err
 		}
 	}
@@ -270,9 +249,10 @@ func (s *latticeAgg) encrypt(input []float64) (*mhe.Aggregate, error) {
 }
 
 // gatherUp receives every child's subtree sum, each within the hops its
-// subtree may take, and adds them to own. Children that fail are returned
-// as missing, with the parties they report missing.
-func (s *latticeAgg) gatherUp(ctx context.Context, own *mhe.Aggregate, children []string) (*mhe.Aggregate, []string, error) {
+// subtree may take, and adds them to own (the down message carries no
+// subtree's sum, so none is returned). Children that fail are returned as
+// missing, with the parties they report missing.
+func (s *latticeAgg) gatherUp(ctx context.Context, own *mhe.Aggregate, children []string) (*mhe.Aggregate, []*mhe.Aggregate, []string, error) {
 	type got struct {
 		agg     *mhe.Aggregate
 		missing []string
@@ -295,7 +275,7 @@ func (s *latticeAgg) gatherUp(ctx context.Context, own *mhe.Aggregate, children 
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, nil, fmt.Errorf("secureagg: %w", err)
+		return nil, nil, nil, fmt.Errorf("secureagg: %w", err)
 	}
 	acc := own
 	var missing []string
@@ -307,11 +287,11 @@ func (s *latticeAgg) gatherUp(ctx context.Context, own *mhe.Aggregate, children 
 		// In place: own is not needed apart from the sum (the root has
 		// encoded its own mask already).
 		if err := s.agg.Aggregate(acc, r.agg, acc); err != nil {
-			return nil, nil, fmt.Errorf("secureagg: add a subtree: %w", err)
+			return nil, nil, nil, fmt.Errorf("secureagg: add a subtree: %w", err)
 		}
 	}
 	slices.Sort(missing)
-	return acc, missing, nil
+	return acc, nil, missing, nil
 }
 
 // decodeAggregate decodes a subtree's sum and checks that it holds exactly
@@ -327,12 +307,12 @@ func (s *latticeAgg) decodeAggregate(data []byte, subtree []string) (*mhe.Aggreg
 	return a, nil
 }
 
-// upAndDown is a non-root party's middle: send its subtree's sum up (and,
-// as a child of the root, the digest of its mask to every other party),
+// relay is a non-root party's middle: send its subtree's sum up (and, as
+// a child of the root, its sketches to every other party but the root),
 // then receive the total's components from its parent, pass them down and
 // return them. A parent that does not answer, or answers malformed, is the
 // party it names missing, and its subtree learns so too.
-func (s *latticeAgg) upAndDown(ctx context.Context, acc *mhe.Aggregate, missing []string) ([][]byte, error) {
+func (s *latticeAgg) relay(ctx context.Context, acc *mhe.Aggregate, missing []string) ([][]byte, error) {
 	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
 	var err error
 	if len(missing) > 0 {
@@ -417,15 +397,6 @@ func (s *latticeAgg) maxMask() int {
 }
 func (s *latticeAgg) maxShare() int { return s.maxMask() }
 func (s *latticeAgg) coeffs() int   { return s.layout.Ciphertexts() * s.keys.Params.Slots() }
-
-// randomness is the noise sampler's seed source (crypto/rand unless the
-// config gave one).
-func (s *latticeAgg) randomness() io.Reader {
-	if s.random == nil {
-		return rand.Reader
-	}
-	return s.random
-}
 
 // partNet is the channel that carries part i of a blob sent on net.
 func partNet(net Network, i int) Network {

@@ -297,17 +297,17 @@ func (s *latticeAgg) sendShares(ctx context.Context, target *mhe.Target, plan *m
 
 // finish decrypts (at the root) or shares and waits (elsewhere), passes
 // the result down and decodes it.
-func (s *latticeAgg) finish(ctx context.Context, total *mhe.Aggregate, target *mhe.Target) (*Result, error) {
+func (s *latticeAgg) finish(ctx context.Context, total latticeTotal) (*Result, error) {
 	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
 	var res *latticeResult
 	var data []byte
 	var err error
 	if parent == "" {
-		res = s.openTotal(ctx, total, target)
+		res = s.openTotal(ctx, total.agg, total.target)
 		if data, err = encodeResult(res); err != nil {
 			return nil, err
 		}
-	} else if res, data, err = s.shareAndWait(ctx, target); err != nil {
+	} else if res, data, err = s.shareAndWait(ctx, total.target); err != nil {
 		return nil, err
 	}
 	s.sendBlobAll(ctx, s.resultHops, children, TypeResult, s.net, data, protocol.DisclosePublicResult)

@@ -63,9 +63,10 @@ func (s *latticeAgg) abortDown(ctx context.Context, missing []string) {
 	wg.Wait()
 }
 
-// abortBoth tells the parent and the children at once that the attempt
-// failed for want of missing, so nobody waits for this party in vain.
-func (s *latticeAgg) abortBoth(ctx context.Context, missing []string) {
+// abort tells the parent and the children at once (and, at the root, the
+// children waiting for its commitment) that the attempt failed for want
+// of missing, so nobody waits for this party in vain.
+func (s *latticeAgg) abort(ctx context.Context, missing []string) {
 	s.withdrawCommit(ctx)
 	if parent := s.tree.parent(s.self); parent != "" {
 		_ = s.sendAbort(ctx, s.upHops(s.self), parent, TypeUp, missing)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/secureagg"
 )
 
 func init() {
@@ -65,14 +65,14 @@ func TestCoordinatorCannotDifferenceAfterDecryption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, keys, err := secureagg.Deal(rand.Reader, 512, names, 0)
+	_, keys, err := keyring.Deal(rand.Reader, 512, names, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := jobtest.Options{Secrets: map[string]job.Secrets{}}
 	for _, n := range names {
 		d := filepath.Join(t.TempDir(), n)
-		if err := secureagg.SaveKeys(d, keys[n]); err != nil {
+		if err := keyring.SavePaillier(d, keys[n]); err != nil {
 			t.Fatal(err)
 		}
 		opts.Secrets[n] = jobtest.DirSecrets(d)

@@ -49,14 +49,14 @@ func inmemSpec(t *testing.T, path string, names []string) (*job.Spec, jobtest.Op
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, keys, err := secureagg.Deal(rand.Reader, inmemKeyBits, names, 0)
+	_, keys, err := keyring.Deal(rand.Reader, inmemKeyBits, names, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := jobtest.Options{Secrets: map[string]job.Secrets{}}
 	for _, name := range names {
 		dir := filepath.Join(t.TempDir(), name)
-		if err := secureagg.SaveKeys(dir, keys[name]); err != nil {
+		if err := keyring.SavePaillier(dir, keys[name]); err != nil {
 			t.Fatal(err)
 		}
 		opts.Secrets[name] = jobtest.DirSecrets(dir)

@@ -15,68 +15,137 @@ import (
 	"github.com/cohortdm/cohort/protocol"
 )
 
-// run is one party's aggregation: encrypt its input, gather its subtree's
-// product and send it up (the root forms the total), receive the total's
-// components from above and check them, then share and decrypt.
-func (s *aggregation) run(ctx context.Context, input []float64) (*Result, error) {
-	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
-	ctx, cancel := s.within(ctx, s.totalHops())
-	defer cancel()
+// paillierAgg is one party's state for one aggregation on the Paillier
+// backend: the schedule it runs on, the key, the packing and the digests
+// that vet the total.
+type paillierAgg struct {
+	*schedule
+	keys *Keys
+	pk   *paillier.ThresholdPublicKey
+	ask  int // how many parties are asked for shares up front
 
-	own, err := s.encrypt(ctx, input)
-	if err != nil {
-		s.abortAll(ctx)
-		return nil, err
-	}
-	var ownComp []byte // at the root: its own component, committed to now
-	if parent == "" {
-		if ownComp, err = s.pk.MarshalCiphertexts(own); err != nil {
-			return nil, fmt.Errorf("secureagg: marshal ciphertexts: %w", err)
-		}
-		s.commitOwn(ctx, ownComp)
-	}
-	acc, parts, missing, err := s.gatherUp(ctx, own, children)
-	if err != nil {
-		return nil, err
-	}
-	var total []*paillier.Ciphertext
-	if parent != "" {
-		if total, err = s.upAndDown(ctx, acc, missing); err != nil {
-			return nil, err
-		}
-	} else {
-		if len(missing) > 0 {
-			s.sendAll(ctx, s.downHops, children, TypeDown, ciphertextBody{Missing: missing}, protocol.DiscloseControl)
-			return nil, &MissingError{Parties: missing}
-		}
-		body, err := s.components(ownComp, parts)
-		if err != nil {
-			return nil, err
-		}
-		s.sendAll(ctx, s.downHops, children, TypeDown, body, protocol.DiscloseCiphertext)
-		total = acc
-	}
-	return s.finish(ctx, total)
+	n     int // vector length
+	count int // ciphertexts per vector
+	*encoding
+	packing *paillier.Packing
+	shape   string
+	own     []byte // as a child of the root: the digest of the product it sent up
 }
 
-// abortAll tells the parent and the children at once (and, at the root,
-// the children waiting for its commitment) that this party has no input,
-// so nobody waits for it in vain.
-func (s *aggregation) abortAll(ctx context.Context) {
-	abort := ciphertextBody{Missing: []string{s.self}}
+// precompute builds the key's encryption table (once per process and key,
+// 0.3 s at 2048 bits) before the schedule's clock starts, so a node's first
+// round is not judged late. The build cannot be interrupted, but the caller
+// stops waiting when ctx ends: a superseded attempt returns at once and the
+// table, shared by every later use of the key, finishes in the background.
+func precompute(ctx context.Context, keys *Keys) error {
+	if keys == nil || keys.Public() == nil {
+		return nil // newPaillierAgg reports the missing key
+	}
+	built := make(chan struct{})
+	go func() {
+		defer close(built)
+		keys.Public().Precompute()
+	}()
+	select {
+	case <-built:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("secureagg: building the encryption table: %w", ctx.Err())
+	}
+}
+
+func newPaillierAgg(net Network, step job.Step, cfg Config, n int) (*paillierAgg, error) {
+	if err := cfg.Keys.Check(); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("secureagg: empty input vector")
+	}
+	enc, err := planEncoding(len(step.Parties), cfg)
+	if err != nil {
+		return nil, err
+	}
+	if self := net.Self(); cfg.Keys.Members[cfg.Keys.Share.Index-1] != self {
+		return nil, fmt.Errorf("%w: %s holds the share of %s", ErrKeys, self, cfg.Keys.Members[cfg.Keys.Share.Index-1])
+	}
+	sch, err := newSchedule(net, step, cfg, 0)
+	if err != nil {
+		return nil, err
+	}
+	s := &paillierAgg{schedule: sch, keys: cfg.Keys, pk: cfg.Keys.Public(), n: n, encoding: enc}
+	for _, q := range s.parties {
+		if cfg.Keys.Index(q) == 0 {
+			return nil, fmt.Errorf("secureagg: party %s holds no share of the consortium key", q)
+		}
+	}
+	if len(s.parties) < s.pk.Threshold+1 {
+		return nil, fmt.Errorf("%w: %d parties cannot reach the %d shares needed to decrypt", ErrTooFewShares, len(s.parties), s.pk.Threshold+1)
+	}
+	s.ask = cfg.Decryptors
+	if s.ask == 0 || s.ask > len(s.parties) {
+		s.ask = len(s.parties)
+	}
+	if s.ask < s.pk.Threshold+1 {
+		return nil, fmt.Errorf("secureagg: %d decryptors cannot reach the %d shares needed", s.ask, s.pk.Threshold+1)
+	}
+	if s.packing, err = paillier.NewPacking(&s.pk.PublicKey, s.bits(), len(s.parties)); err != nil {
+		return nil, fmt.Errorf("secureagg: packing: %w", err)
+	}
+	s.count = s.packing.Plaintexts(n)
+	s.shape = fmt.Sprintf("v1 n=%d frac=%d bits=%d fanout=%d decryptors=%d noise=%s", n, cfg.FracBits, cfg.ValueBits, s.tree.k, s.ask, s.noiseDesc)
+	return s, nil
+}
+
+// The Paillier backend's stages (backend, run by runTree): a subtree's
+// sum is the product of its ciphertexts, every party forms the total
+// itself from the root's components (its own input and each child's
+// subtree product), vetted by the children's digests.
+
+var _ backend[[]*paillier.Ciphertext, []*paillier.Ciphertext] = (*paillierAgg)(nil)
+
+func (s *paillierAgg) component(own []*paillier.Ciphertext) ([]byte, error) {
+	b, err := s.pk.MarshalCiphertexts(own)
+	if err != nil {
+		return nil, fmt.Errorf("secureagg: marshal ciphertexts: %w", err)
+	}
+	return b, nil
+}
+
+// sendTotal sends the total's components down; the root decrypts the
+// product it formed.
+func (s *paillierAgg) sendTotal(ctx context.Context, own []byte, acc []*paillier.Ciphertext, parts [][]*paillier.Ciphertext) ([]*paillier.Ciphertext, error) {
+	body, err := s.components(own, parts)
+	if err != nil {
+		return nil, err
+	}
+	s.sendAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, body, protocol.DiscloseCiphertext)
+	return acc, nil
+}
+
+// abort tells the parent and the children at once (and, at the root, the
+// children waiting for its commitment) that the attempt failed for want
+// of missing, so nobody waits for this party in vain.
+func (s *paillierAgg) abort(ctx context.Context, missing []string) {
 	s.withdrawCommit(ctx)
 	if parent := s.tree.parent(s.self); parent != "" {
-		_ = s.send(ctx, s.upHops(s.self), parent, TypeUp, abort, protocol.DiscloseControl)
+		_ = s.send(ctx, s.upHops(s.self), parent, TypeUp, ciphertextBody{Missing: missing}, protocol.DiscloseControl)
 	}
-	s.sendAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, abort, protocol.DiscloseControl)
+	s.abortDown(ctx, missing)
 }
+
+// abortDown passes an abort naming missing to every child.
+func (s *paillierAgg) abortDown(ctx context.Context, missing []string) {
+	s.sendAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, ciphertextBody{Missing: missing}, protocol.DiscloseControl)
+}
+
+func (s *paillierAgg) wait() {}
 
 // upAndDown is a non-root party's middle: send its subtree's product up
 // (and, as a child of the root, its digest to every other party), then
 // receive the total's components from its parent, pass them down, and
 // check them. A parent that does not answer, or answers malformed, is the
 // party it names missing, and its subtree learns so too.
-func (s *aggregation) upAndDown(ctx context.Context, acc []*paillier.Ciphertext, missing []string) ([]*paillier.Ciphertext, error) {
+func (s *paillierAgg) upAndDown(ctx context.Context, acc []*paillier.Ciphertext, missing []string) ([]*paillier.Ciphertext, error) {
 	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
 	body := ciphertextBody{Missing: missing}
 	d := protocol.DiscloseControl
@@ -98,7 +167,7 @@ func (s *aggregation) upAndDown(ctx context.Context, acc []*paillier.Ciphertext,
 		}
 		// The parent is unreachable: our subtree's inputs cannot reach
 		// the root through it.
-		s.sendAll(ctx, s.downHops, children, TypeDown, ciphertextBody{Missing: []string{parent}}, protocol.DiscloseControl)
+		s.abortDown(ctx, []string{parent})
 		return nil, &MissingError{Parties: []string{parent}}
 	}
 	if parent == s.tree.root() && len(missing) == 0 {
@@ -121,7 +190,7 @@ func (s *aggregation) upAndDown(ctx context.Context, acc []*paillier.Ciphertext,
 		miss = []string{parent}
 	}
 	if len(miss) > 0 {
-		s.sendAll(ctx, s.downHops, children, TypeDown, ciphertextBody{Missing: miss}, protocol.DiscloseControl)
+		s.abortDown(ctx, miss)
 		return nil, &MissingError{Parties: miss}
 	}
 	// Pass the components on as they came: every party checks them itself.
@@ -132,7 +201,7 @@ func (s *aggregation) upAndDown(ctx context.Context, acc []*paillier.Ciphertext,
 // components is the root's down message: its own encrypted input (own,
 // encoded as committed) and each child's subtree product, from which every
 // party forms the total itself.
-func (s *aggregation) components(own []byte, parts [][]*paillier.Ciphertext) (ciphertextBody, error) {
+func (s *paillierAgg) components(own []byte, parts [][]*paillier.Ciphertext) (ciphertextBody, error) {
 	body := ciphertextBody{Shape: s.shape, Components: [][]byte{own}}
 	for _, cts := range parts {
 		b, err := s.pk.MarshalCiphertexts(cts)
@@ -149,7 +218,7 @@ func (s *aggregation) components(own []byte, parts [][]*paillier.Ciphertext) (ci
 // directly: so a party decrypts only the step's aggregate of every
 // party's input, never a single party's ciphertext the root (or a lying
 // coordinator) sends back down. The root's own input is its own.
-func (s *aggregation) checkTotal(ctx context.Context, comps [][]byte) ([]*paillier.Ciphertext, error) {
+func (s *paillierAgg) checkTotal(ctx context.Context, comps [][]byte) ([]*paillier.Ciphertext, error) {
 	if err := s.checkDigests(ctx, comps); err != nil {
 		return nil, err
 	}
@@ -170,40 +239,6 @@ func (s *aggregation) checkTotal(ctx context.Context, comps [][]byte) ([]*pailli
 	return total, nil
 }
 
-// finish decrypts (at the root) or shares and waits (elsewhere), passes
-// the result down and decodes it.
-func (s *aggregation) finish(ctx context.Context, total []*paillier.Ciphertext) (*Result, error) {
-	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
-	var res *resultBody
-	if parent == "" {
-		res = s.decrypt(ctx, total)
-	} else {
-		var err error
-		if res, err = s.shareAndWait(ctx, total); err != nil {
-			return nil, err
-		}
-	}
-	s.sendAll(ctx, s.resultHops, children, TypeResult, res, protocol.DisclosePublicResult)
-	switch {
-	case len(res.Missing) > 0:
-		return nil, &MissingError{Parties: res.Missing, Formed: true}
-	case res.Error != "":
-		if parent == "" {
-			return nil, res.err
-		}
-		return nil, fmt.Errorf("%w: %s", ErrRoot, res.Error)
-	}
-	plain := make([]*big.Int, len(res.Plain))
-	for i, p := range res.Plain {
-		plain[i] = new(big.Int).SetBytes(p)
-	}
-	sum, err := s.decodeSum(plain)
-	if err != nil {
-		return nil, fmt.Errorf("%w: the root's result: %w", ErrRoot, err)
-	}
-	return &Result{Sum: sum, Included: res.Included, Excluded: res.Excluded, Noise: res.Noise}, nil
-}
-
 // digest binds a subtree's product to the step and its sender.
 func digest(step job.Step, from string, cts []byte) []byte {
 	h := sha256.New()
@@ -215,8 +250,8 @@ func digest(step job.Step, from string, cts []byte) []byte {
 	return h.Sum(nil)
 }
 
-// encrypt checks, noises, packs and encrypts this party's input.
-func (s *aggregation) encrypt(ctx context.Context, input []float64) ([]*paillier.Ciphertext, error) {
+// contribute checks, noises, packs and encrypts this party's input.
+func (s *paillierAgg) contribute(ctx context.Context, input []float64) ([]*paillier.Ciphertext, error) {
 	var sampler *noiseSampler
 	if s.noise != nil {
 		var err error
@@ -278,7 +313,7 @@ const encryptChunk = 16
 // subtree may take, and multiplies them into own; it also returns the
 // children's products in order. Children that fail are returned as
 // missing, together with any parties they report missing.
-func (s *aggregation) gatherUp(ctx context.Context, own []*paillier.Ciphertext, children []string) ([]*paillier.Ciphertext, [][]*paillier.Ciphertext, []string, error) {
+func (s *paillierAgg) gatherUp(ctx context.Context, own []*paillier.Ciphertext, children []string) ([]*paillier.Ciphertext, [][]*paillier.Ciphertext, []string, error) {
 	type got struct {
 		cts     []*paillier.Ciphertext
 		missing []string
@@ -328,12 +363,12 @@ func (s *aggregation) gatherUp(ctx context.Context, own []*paillier.Ciphertext, 
 // rootMissing ends the attempt of a child of the root that got no
 // commitment from the root: its subtree learns so, and the root is named
 // missing.
-func (s *aggregation) rootMissing(ctx context.Context, cause error) error {
+func (s *paillierAgg) rootMissing(ctx context.Context, cause error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("secureagg: %w", cause)
 	}
 	root := s.tree.root()
-	s.sendAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, ciphertextBody{Missing: []string{root}}, protocol.DiscloseControl)
+	s.abortDown(ctx, []string{root})
 	return &MissingError{Parties: []string{root}}
 }
 
@@ -344,7 +379,7 @@ func (s *aggregation) rootMissing(ctx context.Context, cause error) error {
 // (comps[0]) against the commitment those children received before they
 // sent their subtrees up (commit.go). The Paillier backend's check; the
 // lattice backend checks by sketches (lattice_sketch.go).
-func (s *aggregation) checkDigests(ctx context.Context, comps [][]byte) error {
+func (s *paillierAgg) checkDigests(ctx context.Context, comps [][]byte) error {
 	root := s.tree.root()
 	var commits [][]byte
 	for j, c := range s.tree.children(root) {
