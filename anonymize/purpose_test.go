@@ -126,7 +126,7 @@ func TestPurposeSunDegrees(t *testing.T) {
 // and so P(Postcode) = 0.266 gives attribute degrees 0.0987, 0, 0.0263 and
 // one step of gender and postcode: Table 4.1(c), as printed and as Reach
 // and the 2-anonymous publication give it. Erratum: the thesis says (c)
-// has degree 0.125 (under other priorities, E14); under these it is
+// has degree 0.125 (under other priorities); under these it is
 // (1 + 0.266·0.25)/1.266 = 0.8425.
 func TestPurposeSunDecomposition(t *testing.T) {
 	ds := sunTable41(t)

@@ -36,7 +36,9 @@
 // that many records): `mondrian` (MondrianModel), `local` (Sun's top-down
 // local recoding), `datafly` and `ogf` (Chaytor), `mdav` (Sun ch. 5),
 // `purpose` (Sun ch. 4: a degree of anonymisation decomposed into
-// full-domain levels, raised until k holds). The coordinator checks k and
+// full-domain levels that reach it, then the least-NCP generalisation above
+// them that honours every requirement; a degree out of reach is an error
+// naming params.degree or params.trust). The coordinator checks k and
 // the model on the publication before it commits it. The result has ncp, discernibility,
 // avg_class_size, distortion and classes, and each algorithm's own figures.
 //
