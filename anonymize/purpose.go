@@ -183,7 +183,7 @@ func TableDegree(ds *Dataset, g *Generalisation, w []float64, beta float64) floa
 // DegreeWeights are the weights of Def. 4.5 and the shares of Eq. 4.11:
 // the priorities, or with invert their complements 1 − P_i (the thesis's
 // algorithm on the complementary priorities, so that the most useful
-// attributes are generalised least: gap G7b of the reading notes); uniform
+// attributes are generalised least, where Eq. 4.11 generalises them most); uniform
 // when they sum to 0, where both are undefined.
 func DegreeWeights(prio []float64, invert bool) []float64 {
 	w := slices.Clone(prio)

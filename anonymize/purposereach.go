@@ -90,7 +90,7 @@ type PurposeResult struct {
 
 // PurposeAnonymise publishes ds for a degree of anonymisation under
 // weights w (DegreeWeights) and Def. 4.4's beta (0: uniform weights).
-// The thesis never enforces k (gap G7f): here the least-NCP generalisation
+// The thesis never enforces k; here the least-NCP generalisation
 // above Reach's levels that satisfies reqs is published. That cone shrinks
 // as the degree asked grows, so the NCP never falls as it rises, and at
 // degree 0 (full trust) the table is OptimalFullDomain's. An unreachable
