@@ -50,7 +50,9 @@
 //     KeyAttributes, MDAV (standard and the thesis's variant),
 //     Microaggregate (SSE, SST).
 //   - Purpose and trust (Sun ch. 4): NormaliseVI, ChainOrder, Priorities,
-//     AttributeDegree, TupleDegree, TrustDegree, Decompose, Raise.
+//     AttributeDegree, TupleDegree, TableDegree, DegreeWeights, TrustDegree,
+//     Decompose (as printed), Reach and PurposeAnonymise (reaching the
+//     degree, then k); OptimalFullDomainAbove.
 //   - Before sharing (Lodha and Thomas): QITest, MaxUniqueFraction, OneDimK.
 //   - Reddy et al.: EnumerateCells (their Table 3, Set1), SubsetDP (our recurrence).
 //   - TDS rounds: Best (a party's share), BetterCandidate (the coordinator's
@@ -105,6 +107,35 @@
 //     memo spans the product of the taxonomies, so it is for small QID sets.
 //   - Determinism: no map order decides anything (candidates, children and
 //     classes are iterated in id or first-appearance order); no randomness.
+//   - Purpose and trust (Sun, "Privacy Preserving Data Sharing in Data
+//     Mining Environment", ch. 4): the degree asked for is a floor, never a
+//     hint. Reach scales Eq. 4.11's target up until Def. 4.5's degree
+//     reaches it (each attribute takes the whole intervals its share
+//     covers); PurposeAnonymise then takes the least-NCP generalisation at
+//     or above those levels that meets k (the thesis never enforces k), so
+//     NCP never falls as the degree rises and full trust gets
+//     OptimalFullDomain's table. Levels are not nested across degrees: a
+//     less trusted requester's table loses more in all, but can keep one
+//     attribute finer. Trust t asks for degree (1 − t)² (§4.5's "quadratic
+//     projection" is not written down). Inverted priorities (1 − P) weigh
+//     both Eq. 4.11 and Def. 4.5.
+//
+// # Errata of Sun's chapter 4 (tested in purpose_test.go)
+//
+//   - Def. 4.4's first case reads "p < q"; it is p > q.
+//   - §4.3.2: Deg(t₃, t′₃) is printed 0.6 and then used as 0.125, so Table
+//     4.1(b) gets 0.05 and (c) 0.125; by Def. 4.5 they are 0.0833, 0.0278
+//     and 0.0833 (the claimed ratio of 3 holds).
+//   - §4.4 and Thm. 4.3: Table 4.1(c), the decomposition of 1/8 under
+//     P = (Gender 1, Age 0, Postcode 0.266), has degree 0.8425 under those
+//     priorities, not 0.125. Step 2 says "generalize it to the p-th [level]"
+//     with levels numbered from the most general; the example takes p steps
+//     from the ground, and so do we.
+//   - Eq. 4.11 does not invert Def. 4.5: before rounding the table gets
+//     target·ΣP²/(ΣP)². Thm. 4.3 (decomposing at the degree reached gives
+//     the same table) is false for the printed decomposition (equal
+//     priorities, 5 and 2 levels, degree 0.1: one step each, degree 0.625,
+//     which decomposes to two steps of the first); it holds for Reach.
 //
 // # Not checked
 //

@@ -152,6 +152,17 @@ func OptimalFullDomainReqs(ds *Dataset, reqs []Requirement) (*FullDomainResult, 
 // (sens nil: none) that every requirement's classes must also satisfy. The
 // models are monotone under merging classes, so the search stays exact.
 func OptimalFullDomainModel(ds *Dataset, reqs []Requirement, sens *Coded) (*FullDomainResult, error) {
+	return OptimalFullDomainAbove(ds, reqs, sens, nil)
+}
+
+// OptimalFullDomainAbove is OptimalFullDomainModel restricted to the
+// transformations at or above floor (one level per attribute; nil: all):
+// the least-NCP way to make a given generalisation satisfy the
+// requirements. Only floor's up-cone is searched.
+func OptimalFullDomainAbove(ds *Dataset, reqs []Requirement, sens *Coded, floor []int) (*FullDomainResult, error) {
+	if floor != nil && len(floor) != len(ds.Attrs) {
+		return nil, fmt.Errorf("%w: %d floor levels for %d attributes", ErrRequirement, len(floor), len(ds.Attrs))
+	}
 	if len(reqs) == 0 {
 		return nil, fmt.Errorf("%w: no requirement", ErrRequirement)
 	}
@@ -167,13 +178,19 @@ func OptimalFullDomainModel(ds *Dataset, reqs []Requirement, sens *Coded) (*Full
 	}
 	order := L.byHeight()
 	tag := make([]int8, len(order))
-	for _, start := range order {
+	if floor != nil {
+		order = slices.DeleteFunc(order, func(i int) bool { return !L.above(i, floor) })
+	}
+	for _, start := range order { // paths go up, so they stay in the cone
 		if tag[start] == 0 {
 			L.searchPath(L.pathUp(start, tag), tag)
 		}
 	}
 	best, ncp := L.cheapestAnonymous(order, tag)
 	if best < 0 {
+		if floor != nil {
+			return nil, fmt.Errorf("%w: no full-domain generalisation at or above levels %v satisfies %v", ErrRequirement, floor, reqs)
+		}
 		return nil, fmt.Errorf("%w: no full-domain generalisation satisfies %v", ErrRequirement, reqs)
 	}
 	return L.result(best, ncp), nil
@@ -437,6 +454,16 @@ func (L *lattice) levelsOf(i int) []int {
 }
 
 func (L *lattice) level(i, a int) int { return i / L.stride[a] % L.radix[a] }
+
+// above reports whether transformation i is at or above levels on every attribute.
+func (L *lattice) above(i int, levels []int) bool {
+	for a, l := range levels {
+		if L.level(i, a) < l {
+			return false
+		}
+	}
+	return true
+}
 
 func (L *lattice) succ(i, a int) (int, bool) {
 	if L.level(i, a)+1 >= L.radix[a] {

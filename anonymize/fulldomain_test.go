@@ -90,3 +90,49 @@ func TestOptimalFullDomainMatchesExhaustive(t *testing.T) {
 		t.Fatalf("k > n: %v", err)
 	}
 }
+
+// OptimalFullDomainAbove is the exhaustive optimum over the floor's
+// up-cone, for every floor of seed 003's lattice and several k, and never
+// goes below the floor.
+func TestOptimalFullDomainAboveMatchesExhaustive(t *testing.T) {
+	raw, tax := seed003(t)
+	qid := []string{"gender", "education", "age"}
+	ds, err := Encode(raw, qid, tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := func(k int) []Requirement { return []Requirement{{QID: qid, K: k}} }
+	var all [][]int
+	for g := 0; g <= tax["gender"].MaxLevel(); g++ {
+		for e := 0; e <= tax["education"].MaxLevel(); e++ {
+			for a := 0; a <= tax["age"].MaxLevel(); a++ {
+				all = append(all, []int{g, e, a})
+			}
+		}
+	}
+	for _, k := range []int{2, 3, 5, 12} {
+		for _, floor := range all {
+			best := math.Inf(1)
+			for _, lv := range all {
+				if lv[0] >= floor[0] && lv[1] >= floor[1] && lv[2] >= floor[2] && naiveMinGroup(ds.Publish(ds.FullDomain(lv)), qid) >= k {
+					best = math.Min(best, ds.NCP(ds.FullDomain(lv)))
+				}
+			}
+			res, err := OptimalFullDomainAbove(ds, reqs(k), nil, floor)
+			if math.IsInf(best, 1) {
+				if !errors.Is(err, ErrRequirement) {
+					t.Fatalf("k=%d floor %v: no anonymous node above, got %v", k, floor, err)
+				}
+				continue
+			}
+			if err != nil || math.Abs(res.NCP-best) > 1e-12 {
+				t.Fatalf("k=%d floor %v: %v %v, exhaustive %v", k, floor, res, err, best)
+			}
+			for a := range floor {
+				if res.Levels[a] < floor[a] {
+					t.Fatalf("k=%d floor %v: levels %v", k, floor, res.Levels)
+				}
+			}
+		}
+	}
+}

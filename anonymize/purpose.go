@@ -6,13 +6,15 @@ import (
 	"slices"
 )
 
-// Purpose- and trust-aware anonymisation (Sun's thesis, ch. 4): attribute
-// priorities for a purpose from the variation-of-information matrix
-// (§4.2), the degree of anonymisation of an attribute, a tuple and a table
-// (§4.3), and the decomposition of a requested degree into per-attribute
-// generalisation levels (§4.4). The thesis leaves the chain order of the
-// middle attributes, the trust → degree projection and the enforcement of
-// k open; our choices are on each function.
+// Purpose- and trust-aware anonymisation (Sun, "Privacy Preserving Data
+// Sharing in Data Mining Environment", ch. 4 "Injecting Purpose and Trust
+// into Data Anonymisation"): attribute priorities for a purpose from the
+// variation-of-information matrix (§4.2), the degree of anonymisation of an
+// attribute, a tuple and a table (§4.3), and the decomposition of a
+// requested degree into per-attribute generalisation levels (§4.4, here
+// and in purposereach.go). The thesis leaves the chain order of the middle
+// attributes, the trust → degree projection and the enforcement of k open;
+// our choices are on each function, its errata in the package doc.
 
 // NormaliseVI divides the matrix by the sum of its distinct off-diagonal
 // entries (the thesis's example: 1.2517, 0.9183, 0.3334 → 0.5, 0.367,
@@ -154,62 +156,69 @@ func TupleDegree(deg, prio []float64) float64 {
 	return num / den
 }
 
-// TrustDegree is our projection from a requester's trust t ∈ [0, 1] to
-// the degree of anonymisation: (1 − t)², the "quadratic projection" the
-// thesis uses without writing it down.
-func TrustDegree(t float64) float64 { return (1 - t) * (1 - t) }
+// TableDegree is Def. 4.6: the mean over records of Def. 4.5, each cell's
+// degree counted from its record's leaf to the published node (the root
+// counts as the top level, so unbalanced trees reach degree 1). It also
+// takes local recodings, where records' degrees differ (Table 4.1(b)).
+func TableDegree(ds *Dataset, g *Generalisation, w []float64, beta float64) float64 {
+	if ds.N == 0 {
+		return 0
+	}
+	total := 0.0
+	deg := make([]float64, len(ds.Attrs))
+	for r := range ds.N {
+		for a, at := range ds.Attrs {
+			leaf, n := int(at.Leaf[r]), int(g.Node[a][r])
+			steps := at.Tax.Nodes[leaf].Depth - at.Tax.Nodes[n].Depth
+			if n == at.Tax.Root() {
+				steps = at.Tax.MaxLevel()
+			}
+			deg[a] = AttributeDegree(at.Tax.MaxLevel()+1, steps, beta)
+		}
+		total += TupleDegree(deg, w)
+	}
+	return total / float64(ds.N)
+}
 
-// Decompose is the decomposition algorithm (§4.4): attribute i gets the
-// degree P_i/ΣP · target (Eq. 4.11; with invert, (1 − P_i)/Σ(1 − P) so that
-// the most useful attributes are generalised least, the reading the
-// motivation asks for), then is generalised ⌈deg·(h_i − 1)⌉ steps of its
-// h_i levels (uniform intervals, as printed). k is not enforced here (see
-// Raise).
-func Decompose(target float64, prio []float64, h []int, invert bool) []int {
-	share := slices.Clone(prio)
-	if invert {
-		for i := range share {
-			share[i] = 1 - share[i]
+// DegreeWeights are the weights of Def. 4.5 and the shares of Eq. 4.11:
+// the priorities, or with invert their complements 1 − P_i (the thesis's
+// algorithm on the complementary priorities, so that the most useful
+// attributes are generalised least, where Eq. 4.11 generalises them most); uniform
+// when they sum to 0, where both are undefined.
+func DegreeWeights(prio []float64, invert bool) []float64 {
+	w := slices.Clone(prio)
+	sum := 0.0
+	for i := range w {
+		if invert {
+			w[i] = 1 - w[i]
+		}
+		sum += w[i]
+	}
+	if sum <= 0 {
+		for i := range w {
+			w[i] = 1
 		}
 	}
+	return w
+}
+
+// Decompose is the decomposition algorithm as printed (§4.4): attribute i
+// gets the degree w_i/Σw · target (Step 1, Eq. 4.11), then climbs
+// ⌈deg·(h_i − 1)⌉ of its h_i levels (Step 2: the p-th of h_i − 1 equal
+// intervals gives p steps, as the worked example reads it). It does not
+// reach target in general (see Reach) and does not enforce k.
+func Decompose(target float64, w []float64, h []int) []int {
 	sum := 0.0
-	for _, s := range share {
-		sum += s
+	for _, x := range w {
+		sum += x
 	}
-	steps := make([]int, len(prio))
-	for i := range prio {
+	steps := make([]int, len(w))
+	for i := range w {
 		if sum <= 0 || h[i] < 2 {
 			continue
 		}
-		d := share[i] / sum * target
+		d := w[i] / sum * target
 		steps[i] = min(h[i]-1, max(0, int(math.Ceil(d*float64(h[i]-1)-1e-12))))
 	}
 	return steps
-}
-
-// Raise enforces k after a decomposition, which the thesis does not: while
-// the full-domain generalisation levels is not k-anonymous, the attribute
-// of least priority that can still go up goes up one level. It returns the
-// levels, or an error when even the root is not k-anonymous.
-func Raise(ds *Dataset, levels []int, prio []float64, k int) ([]int, error) {
-	levels = slices.Clone(levels)
-	order := make([]int, len(levels))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(prio[a], prio[b]) })
-	for !HashTableSatisfies(ds, levels, k, nil) {
-		raised := false
-		for _, a := range order {
-			if levels[a] < ds.Attrs[a].Tax.MaxLevel() {
-				levels[a]++
-				raised = true
-				break
-			}
-		}
-		if !raised {
-			return nil, fmt.Errorf("%w: not %d-anonymous even fully generalised", ErrRequirement, k)
-		}
-	}
-	return levels, nil
 }

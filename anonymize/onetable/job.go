@@ -36,7 +36,9 @@
 // that many records): `mondrian` (MondrianModel), `local` (Sun's top-down
 // local recoding), `datafly` and `ogf` (Chaytor), `mdav` (Sun ch. 5),
 // `purpose` (Sun ch. 4: a degree of anonymisation decomposed into
-// full-domain levels, raised until k holds). The coordinator checks k and
+// full-domain levels that reach it, then the least-NCP generalisation above
+// them that honours every requirement; a degree out of reach is an error
+// naming params.degree or params.trust). The coordinator checks k and
 // the model on the publication before it commits it. The result has ncp, discernibility,
 // avg_class_size, distortion and classes, and each algorithm's own figures.
 //
@@ -112,8 +114,9 @@ type output struct {
 	// datafly, ogf: the column order, the cells kept (not "*") and OGF's search
 	Order []string `msgpack:"order"`
 	// purpose: the priorities per QID, the degree asked for and reached,
-	// and whether levels were raised to reach k
+	// the decomposition's levels and whether k raised them
 	Priorities  map[string]float64 `msgpack:"priorities"`
+	Decomposed  []int              `msgpack:"decomposed"`
 	DegreeAsked float64            `msgpack:"degree_asked"`
 	Degree      float64            `msgpack:"degree"`
 	Raised      bool               `msgpack:"raised"`
@@ -216,6 +219,7 @@ func result(prm *Params, o output, groups []int) job.Result {
 		res["levels"], res["checked"], res["lattice"] = o.Levels, o.Checked, o.Lattice
 	case "purpose":
 		res["levels"], res["priorities"], res["degree_asked"], res["degree"], res["raised"] = o.Levels, o.Priorities, o.DegreeAsked, o.Degree, o.Raised
+		res["decomposed"] = o.Decomposed
 	case "datafly", "ogf":
 		res["order"], res["kept"] = o.Order, o.Kept
 		res["generations"], res["evaluations"] = o.Generations, o.Evaluations

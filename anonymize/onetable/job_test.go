@@ -491,3 +491,25 @@ func TestPurpose(t *testing.T) {
 		t.Errorf("trust for algorithm optimal: %v", err)
 	}
 }
+
+// A degree that cannot be reached (gender weighs but its taxonomy has one
+// level) is refused naming the field that asked for it, trust or degree.
+func TestPurposeOutOfReach(t *testing.T) {
+	oneGender := func(recs [][]string) [][]string {
+		g := slices.Index(recs[0], "gender")
+		for _, r := range recs[1:] {
+			r[g] = "person"
+		}
+		return recs
+	}
+	for ask, field := range map[string]string{"degree: 0.95": "params.degree", "trust: 0": "params.trust"} {
+		s := seedSpec(t, "  algorithm: purpose\n  requirements: [{qid: [gender, education, age], k: 3}]\n  priorities: {gender: 1, education: 1, age: 1}\n  "+ask+"\n", oneGender)
+		if err := os.WriteFile(filepath.Join(s.Dir, "gender.yaml"), []byte("column: gender\nroot: {label: person}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := run(t, s)
+		if err == nil || !strings.Contains(err.Error(), field) || !strings.Contains(err.Error(), `"gender"`) || !strings.Contains(err.Error(), "at most 0.6667") {
+			t.Errorf("%s: %v", ask, err)
+		}
+	}
+}

@@ -1,16 +1,19 @@
 package onetable
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/cohortdm/cohort/anonymize"
 )
 
-// purpose runs algorithm purpose: the priorities (given, or from the VI
-// matrix of the quasi-identifiers for the purpose), the degree (asked, or
-// from the trust), its decomposition into full-domain levels, raised on the
-// least useful attributes until every class has k records.
-func (s *session) purpose(ds *anonymize.Dataset, k int, o *output) (*anonymize.Generalisation, error) {
+// purpose runs algorithm purpose (Sun ch. 4): the priorities (given, or
+// from the VI matrix of the quasi-identifiers for the purpose), the degree
+// (asked, or (1 − trust)²), the decomposition reaching it, and the
+// least-NCP full-domain generalisation above that which meets every
+// requirement. A degree out of reach is refused naming its field.
+func (s *session) purpose(ds *anonymize.Dataset, o *output) (*anonymize.Generalisation, error) {
 	prio := make([]float64, len(ds.Attrs))
 	if s.prm.Purpose != nil {
 		cols := make([][]string, len(ds.Attrs))
@@ -30,29 +33,25 @@ func (s *session) purpose(ds *anonymize.Dataset, k int, o *output) (*anonymize.G
 			prio[a] = s.prm.Priorities[at.Name]
 		}
 	}
-	target := 0.0
+	field, target := "params.degree", 0.0
 	if s.prm.Degree != nil {
 		target = *s.prm.Degree
 	} else {
-		target = anonymize.TrustDegree(*s.prm.Trust)
+		field, target = "params.trust", anonymize.TrustDegree(*s.prm.Trust)
 	}
-	h := make([]int, len(ds.Attrs))
-	for a, at := range ds.Attrs {
-		h[a] = at.Tax.MaxLevel() + 1
+	w := anonymize.DegreeWeights(prio, s.prm.Invert)
+	res, err := anonymize.PurposeAnonymise(ds, s.prm.Requirements, w, target, s.prm.Beta)
+	if errors.Is(err, anonymize.ErrDegree) {
+		return nil, fmt.Errorf("%s: %w", field, err)
 	}
-	steps := anonymize.Decompose(target, prio, h, s.prm.Invert)
-	levels, err := anonymize.Raise(ds, steps, prio, k)
 	if err != nil {
 		return nil, err
 	}
-	deg := make([]float64, len(ds.Attrs))
 	o.Priorities = map[string]float64{}
 	for a, at := range ds.Attrs {
-		deg[a] = anonymize.AttributeDegree(h[a], levels[a], s.prm.Beta)
 		o.Priorities[at.Name] = prio[a]
 	}
-	g := ds.FullDomain(levels)
-	o.Levels, o.DegreeAsked, o.Degree, o.Raised = levels, target, anonymize.TupleDegree(deg, prio), !slices.Equal(levels, steps)
-	o.NCP = ds.NCP(g)
-	return g, nil
+	o.Levels, o.Decomposed, o.DegreeAsked, o.Degree = res.Levels, res.Decomposed, target, res.Degree
+	o.Raised, o.NCP, o.Checked, o.Lattice = !slices.Equal(res.Levels, res.Decomposed), res.NCP, res.Checked, res.Lattice
+	return res.Gen, nil
 }

@@ -123,7 +123,7 @@ func (s *session) run(ds *anonymize.Dataset, sens *anonymize.Coded, o *output) (
 		o.NCP, o.mondrian = res.NCP, res
 		return res.Generalisation(ds), nil
 	case "purpose":
-		return s.purpose(ds, kmax, o)
+		return s.purpose(ds, o)
 	case "local":
 		res, err := anonymize.LocalRecoding(ds, kmax, sens)
 		if err != nil {
