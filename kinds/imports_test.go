@@ -11,7 +11,7 @@ import (
 // coherence are libraries; their jobs are anonymize/onetable and
 // coherence/publish.
 var kindTrees = []string{"sum", "quantile", "bicluster", "sjc", "integrate", "anonymize/onetable",
-	"keygen", "pgen", "coherence/publish", "probe", "transform"}
+	"keygen", "pgen", "kde", "coherence/publish", "probe", "transform"}
 
 // No kind imports another (its non-test code): what two kinds share lives
 // in a package of its own (tree, secureagg, anonymize …), so a kind can be

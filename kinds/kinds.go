@@ -12,6 +12,7 @@
 //	anonymize    anonymize/onetable   one party's table anonymised under a spec's model
 //	keygen       keygen               the consortium's threshold keys, dealt without a dealer
 //	pgen         pgen                 anonymity-pruned trees and pooled pseudo-data
+//	kde          kde                  per-class synthetic samples of a density estimate, pooled
 //	coherence    coherence/publish    transactions published with coherence
 //	probe        probe                a secure aggregation of public vectors (health check)
 package kinds
@@ -22,6 +23,7 @@ import (
 	"github.com/cohortdm/cohort/coherence/publish"
 	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/kde"
 	"github.com/cohortdm/cohort/keygen"
 	"github.com/cohortdm/cohort/pgen"
 	"github.com/cohortdm/cohort/probe"
@@ -43,6 +45,7 @@ func All() job.Registry {
 		"anonymize":   onetable.Kind{},
 		"keygen":      keygen.Kind{},
 		"pgen":        pgen.Kind{},
+		"kde":         kde.Kind{},
 		"coherence":   publish.Kind{},
 		"probe":       probe.Kind{},
 	}

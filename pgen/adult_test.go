@@ -81,7 +81,7 @@ func adultSpec(t testing.TB, n int, k uint64) (string, *pgen.Schema) {
 }
 
 // adultTest reads adult.test's complete records as Data.
-func adultTest(t testing.TB, s *pgen.Schema) *pgen.Data {
+func adultTest(t testing.TB, s *pgen.Schema) *tree.Data {
 	recs, err := adultdata.Read(adultRoot(), "adult.test")
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestJobAdultHorizontal(t *testing.T) {
 		spec := loadSpec(t, path)
 		pub, global, rep := runPGEN(t, spec)
 		test := adultTest(t, s)
-		var union []*pgen.Data
+		var union []*tree.Data
 		var trees []*tree.Tree
 		for _, ps := range spec.Parties {
 			trees = append(trees, pub[ps.Name])
@@ -114,13 +114,13 @@ func TestJobAdultHorizontal(t *testing.T) {
 				}
 			}
 		}
-		gp := pgen.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
+		gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
 		if again, _ := pgen.Global(trees, s, gp, jointSeed(t, rep, spec)); tree.Diff(again, global) != "" {
 			t.Errorf("release_k %d: the global tree is not Global with the log's joint seed", k)
 		}
 		median := 100 * medianAccuracy(trees, s, gp, test, 5)
-		central := pgen.Grow(concat(union), gp, "", "")
-		acc := func(tr *tree.Tree) float64 { return 100 * float64(pgen.Correct(tr, test)) / float64(test.Rows()) }
+		central := tree.Grow(concat(union), gp, "", "")
+		acc := func(tr *tree.Tree) float64 { return 100 * float64(tree.Correct(tr, test)) / float64(test.Rows()) }
 		gn, _ := global.Size()
 		cn, _ := central.Size()
 		line := fmt.Sprintf("release_k %d: global %.2f%% (%d nodes; median of five draws %.2f%%), union %.2f%% (%d nodes), published:", k, acc(global), gn, median, acc(central), cn)
@@ -162,9 +162,9 @@ func TestAdultFigures(t *testing.T) {
 			sd.Values[a.Name] = a.Values
 		}
 	}
-	gp := pgen.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
-	acc := func(tr *tree.Tree) float64 { return 100 * float64(pgen.Correct(tr, test)) / float64(test.Rows()) }
-	t.Logf("union (BASIS): %.2f%%", acc(pgen.Grow(all, gp, "", "")))
+	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
+	acc := func(tr *tree.Tree) float64 { return 100 * float64(tree.Correct(tr, test)) / float64(test.Rows()) }
+	t.Logf("union (BASIS): %.2f%%", acc(tree.Grow(all, gp, "", "")))
 	for _, n := range []int{1, 3, 5, 10} {
 		parts := make([][][]string, n)
 		for i, r := range recs {
@@ -176,7 +176,7 @@ func TestAdultFigures(t *testing.T) {
 			var local float64
 			leaves := 0
 			for p := range n {
-				tr := pgen.Grow(fromRecords(t, parts[p], s), gp, fmt.Sprint(p), "t")
+				tr := tree.Grow(fromRecords(t, parts[p], s), gp, fmt.Sprint(p), "t")
 				if _, err := tr.ReleasePrune(k); err != nil {
 					t.Fatal(err)
 				}
@@ -195,7 +195,7 @@ func TestAdultFigures(t *testing.T) {
 }
 
 // fromRecords reads Adult records as Data.
-func fromRecords(t testing.TB, recs [][]string, s *pgen.Schema) *pgen.Data {
+func fromRecords(t testing.TB, recs [][]string, s *pgen.Schema) *tree.Data {
 	path := filepath.Join(t.TempDir(), "part.csv")
 	var b strings.Builder
 	b.WriteString(strings.Join(adultdata.Names, ",") + "\n")

@@ -9,10 +9,10 @@
 // cryptography is involved: the privacy is that of the published trees.
 //
 // Start reading at job.go (Kind: the one step, publish, and the
-// coordinator's checks), then grow.go (the tree grower every party and the
-// coordinator run), generate.go (PGEN) and data.go (tables as the grower
-// reads them). The trees are package tree's: its ReleasePrune is ATP,
-// its PathK and DiversityC measure a published tree.
+// coordinator's checks), then generate.go (PGEN) and data.go (tables as
+// the grower reads them). The trees are package tree's, and so is the
+// grower every party and the coordinator run (tree.Grow): its
+// ReleasePrune is ATP, its PathK and DiversityC measure a published tree.
 //
 // # Spec
 //

@@ -35,7 +35,7 @@ const Other = "(other)"
 // and Other. An attribute no tree splits on and the spec gives no domain
 // takes one constant value (0, or Other), so the global tree cannot split
 // on it.
-func Generate(trees []*tree.Tree, s *Schema, rng *rand.Rand) *Data {
+func Generate(trees []*tree.Tree, s *Schema, rng *rand.Rand) *tree.Data {
 	names := s.attrNames()
 	doms := make([]domain, len(names))
 	for i, a := range names {
@@ -47,9 +47,9 @@ func Generate(trees []*tree.Tree, s *Schema, rng *rand.Rand) *Data {
 	}
 	slices.Sort(labels)
 	labels = slices.Compact(labels)
-	d := &Data{Labels: labels}
+	d := &tree.Data{Labels: labels}
 	for i, a := range names {
-		at := &Attr{Name: a, Numeric: doms[i].numeric}
+		at := &tree.Attr{Name: a, Numeric: doms[i].numeric}
 		if !at.Numeric {
 			at.Values = doms[i].values
 		}
@@ -171,7 +171,7 @@ func forSplits(n *tree.Node, f func(*tree.Split)) {
 
 // draw appends one value of the attribute within bound b (nil: the whole
 // domain).
-func (d *domain) draw(a *Attr, b *bound, rng *rand.Rand) {
+func (d *domain) draw(a *tree.Attr, b *bound, rng *rand.Rand) {
 	if d.numeric {
 		x := 0.0
 		if d.used {

@@ -117,9 +117,10 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 // rebuild them from the log), and the tree grown on them (never
 // splitting on == Other; its splits name no party or table: they are on
 // the common schema). It returns the tree and the number of pseudo-rows.
-func Global(trees []*tree.Tree, s *Schema, p GrowParams, seed []byte) (*tree.Tree, int) {
+func Global(trees []*tree.Tree, s *Schema, p tree.GrowParams, seed []byte) (*tree.Tree, int) {
 	d := Generate(trees, s, job.Rand(seed, "pgen/pseudo-data"))
-	return grow(&grower{d: d, p: p, noSplit: Other}), d.Rows()
+	p.NoSplit = Other
+	return tree.Grow(d, p, "", ""), d.Rows()
 }
 
 // checkTree decodes a published tree and checks it against the spec: its
@@ -262,7 +263,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return publishOutput{}, err
 		}
-		tr := Grow(d, s.cfg.p.grow(), s.p.Self(), t.Name)
+		tr := tree.Grow(d, s.cfg.p.grow(), s.p.Self(), t.Name)
 		if _, err := tr.PruneTo(s.cfg.p.release()); err != nil {
 			return publishOutput{}, fmt.Errorf("pgen: party %s: params.release_k, params.release_l: table %s as a whole does not meet them", s.p.Self(), t.Name)
 		}

@@ -21,7 +21,7 @@ type Params struct {
 	ReleaseL int     `yaml:"release_l"`
 	ReleaseC float64 `yaml:"release_c"`
 	// MaxDepth, MinSplit and Prune grow the local trees and the global one
-	// (GrowParams).
+	// (tree.GrowParams).
 	MaxDepth  int    `yaml:"max_depth"`
 	MinSplit  uint64 `yaml:"min_split"`
 	Prune     bool   `yaml:"prune"`
@@ -37,8 +37,8 @@ func (p Params) release() tree.Requirement {
 	return tree.Requirement{K: p.ReleaseK, C: p.ReleaseC, L: p.ReleaseL}
 }
 
-func (p Params) grow() GrowParams {
-	return GrowParams{MaxDepth: p.MaxDepth, MinSplit: p.MinSplit, Prune: p.Prune}
+func (p Params) grow() tree.GrowParams {
+	return tree.GrowParams{MaxDepth: p.MaxDepth, MinSplit: p.MinSplit, Prune: p.Prune}
 }
 
 // config is a checked spec: params, the common schema and each party's

@@ -38,7 +38,7 @@ func loadSpec(t testing.TB, path string) *job.Spec {
 	return spec
 }
 
-func readData(t testing.TB, path string, s *pgen.Schema) *pgen.Data {
+func readData(t testing.TB, path string, s *pgen.Schema) *tree.Data {
 	t.Helper()
 	kinds := map[string]table.Kind{s.ClassColumn: table.Class}
 	for a, num := range s.Numeric {
@@ -115,11 +115,11 @@ func jointSeed(t testing.TB, rep *jobtest.Report, spec *job.Spec) []byte {
 // "accuracy 0", "accuracy 1", ...: the job draws them from a joint seed
 // nobody chooses, so what PGEN promises about accuracy is a property of
 // the draw's distribution, and fixed draws keep the test deterministic.
-func medianAccuracy(trees []*tree.Tree, s *pgen.Schema, gp pgen.GrowParams, test *pgen.Data, n int) float64 {
+func medianAccuracy(trees []*tree.Tree, s *pgen.Schema, gp tree.GrowParams, test *tree.Data, n int) float64 {
 	accs := make([]float64, n)
 	for i := range accs {
 		g, _ := pgen.Global(trees, s, gp, []byte(fmt.Sprintf("accuracy %d", i)))
-		accs[i] = float64(pgen.Correct(g, test)) / float64(test.Rows())
+		accs[i] = float64(tree.Correct(g, test)) / float64(test.Rows())
 	}
 	slices.Sort(accs)
 	return accs[n/2]
@@ -169,12 +169,12 @@ func TestJobExample(t *testing.T) {
 		const k = 10
 		pub, global, rep := runPGEN(t, spec)
 		seed := jointSeed(t, rep, spec)
-		gp := pgen.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
-		var union []*pgen.Data
+		gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
+		var union []*tree.Data
 		for _, ps := range spec.Parties {
 			d := readData(t, filepath.Join(exampleDir, ps.Tables[0].Path), s)
 			union = append(union, d)
-			want := pgen.Grow(d, gp, ps.Name, ps.Tables[0].Name)
+			want := tree.Grow(d, gp, ps.Name, ps.Tables[0].Name)
 			if _, err := want.ReleasePrune(k); err != nil {
 				t.Fatal(err)
 			}
@@ -199,8 +199,8 @@ func TestJobExample(t *testing.T) {
 			t.Errorf("%d pseudo-rows, want 950 (every party's rows)", rows)
 		}
 		test := readData(t, filepath.Join(exampleDir, "data", "test.csv"), s)
-		central := pgen.Grow(concat(union), gp, "", "")
-		acc := func(tr *tree.Tree) float64 { return float64(pgen.Correct(tr, test)) / float64(test.Rows()) }
+		central := tree.Grow(concat(union), gp, "", "")
+		acc := func(tr *tree.Tree) float64 { return float64(tree.Correct(tr, test)) / float64(test.Rows()) }
 		n, _ := global.Size()
 		median := medianAccuracy(trees, s, gp, test, 9)
 		t.Logf("domains %v: held-out accuracy: global (PGEN, release_k %d) %.3f, %d nodes, median of nine draws %.3f; union %.3f; published trees %.3f %.3f %.3f",
@@ -223,16 +223,16 @@ func exampleSchema(t testing.TB) *pgen.Schema {
 
 // concat pools tables of one schema (the union a central learner would
 // see).
-func concat(ds []*pgen.Data) *pgen.Data {
+func concat(ds []*tree.Data) *tree.Data {
 	var labels []string
 	for _, d := range ds {
 		labels = append(labels, d.Labels...)
 	}
 	slices.Sort(labels)
 	labels = slices.Compact(labels)
-	out := &pgen.Data{Labels: labels}
+	out := &tree.Data{Labels: labels}
 	for i, a := range ds[0].Attrs {
-		u := &pgen.Attr{Name: a.Name, Numeric: a.Numeric}
+		u := &tree.Attr{Name: a.Name, Numeric: a.Numeric}
 		var strs []string
 		for _, d := range ds {
 			b := d.Attrs[i]
@@ -467,7 +467,7 @@ func TestJobLeaderChanges(t *testing.T) {
 			}
 			trees = append(trees, got)
 		}
-		global, _ := pgen.Global(trees, s, pgen.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}, jointSeed(t, rep, spec))
+		global, _ := pgen.Global(trees, s, tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}, jointSeed(t, rep, spec))
 		if diff := tree.Diff(global, resultTree(t, rep.Result["tree"])); diff != "" {
 			t.Errorf("mid %v: the global tree is not Global with the log's joint seed: %s", mid, diff)
 		}
@@ -505,7 +505,7 @@ func TestJobDiversity(t *testing.T) {
 	}
 	test := readData(t, filepath.Join(exampleDir, "data", "test.csv"), exampleSchema(t))
 	n, _ := global.Size()
-	t.Logf("(20, 2)-diverse paths: global tree %d nodes, held-out accuracy %.3f", n, float64(pgen.Correct(global, test))/float64(test.Rows()))
+	t.Logf("(20, 2)-diverse paths: global tree %d nodes, held-out accuracy %.3f", n, float64(tree.Correct(global, test))/float64(test.Rows()))
 }
 
 // TestRealNodes runs the example on real nodes (cohort sim: one node per

@@ -242,6 +242,12 @@ func (p *Policy) checkFloors(req *Request, dataset string, u job.Use, h History)
 		if u.Role == job.RoleSensitive && u.L < p.Floors.MinL {
 			return refuse("floors.min_l", "sensitive column %s published with this job's l is below this node's floor", what)
 		}
+	case protocol.DiscloseSynthetic:
+		// A density drawn from few rows keeps them close (Tan and Ng's
+		// Example 2, section 6.1): the fewest rows of a class is its k.
+		if u.K < p.Floors.MinK {
+			return refuse("floors.min_k", "a synthetic sample of %s drawn from this job's fewest rows is below this node's floor", what)
+		}
 	}
 	if u.Releases > 0 && h.Releases[dataset]+u.Releases > p.ExactReleases {
 		return refuse("exact_releases", "the exact values this job would publish of %s exceed this node's allowance", what).

@@ -207,6 +207,10 @@ const (
 	// DiscloseMembership is a result that names which of the party's rows
 	// belong to a group (a bicluster's rows), without their values.
 	DiscloseMembership Disclosure = "membership"
+	// DiscloseSynthetic is a synthetic sample: rows drawn from a model of
+	// the party's rows (kde's kernel density estimate), none of them a row
+	// as it is; each class's row count is kept.
+	DiscloseSynthetic Disclosure = "synthetic"
 	// DiscloseRaw is values published as they are.
 	DiscloseRaw Disclosure = "raw"
 )
@@ -216,5 +220,5 @@ const (
 func Disclosures() []Disclosure {
 	return []Disclosure{DisclosePSIBlinded, DiscloseCiphertext, DiscloseDecryptionShare, DiscloseClassSummary,
 		DiscloseSplitSummary, DiscloseScore, DiscloseSplitAttribute, DiscloseGeneralised, DiscloseMembership,
-		DisclosePublicResult, DiscloseAggregate, DiscloseRaw, DiscloseControl}
+		DisclosePublicResult, DiscloseAggregate, DiscloseRaw, DiscloseControl, DiscloseSynthetic}
 }

@@ -1,11 +1,9 @@
-package pgen
+package tree
 
 import (
 	"cmp"
 	"math"
 	"slices"
-
-	"github.com/cohortdm/cohort/tree"
 )
 
 // eps is the gain tolerance: gains within eps are equal (the first
@@ -17,27 +15,28 @@ const eps = 1e-12
 // gain (numeric attributes at the midpoint between adjacent distinct
 // values, categorical ones as value == v), growth stopping at a pure node,
 // a node of fewer than MinSplit rows or depth MaxDepth, then C4.5
-// pessimistic pruning when Prune is set.
+// pessimistic pruning when Prune is set. NoSplit, when set, is a
+// categorical value never split on (pgen's Other: a row whose value no
+// split names goes where Other goes, which an == Other split would send
+// the other way).
 type GrowParams struct {
 	MaxDepth int
 	MinSplit uint64
 	Prune    bool
+	NoSplit  string
 }
 
-// Grow grows a tree over every row of d; its splits name party and table.
-func Grow(d *Data, p GrowParams, party, table string) *tree.Tree {
-	return grow(&grower{d: d, p: p, party: party, table: table})
-}
-
-func grow(g *grower) *tree.Tree {
-	d, p := g.d, g.p
+// Grow grows a tree over every row of d, in one process (pgen's parties
+// and coordinator, kde's evaluation); its splits name party and table.
+func Grow(d *Data, p GrowParams, party, table string) *Tree {
+	g := &grower{d: d, p: p, party: party, table: table}
 	rows := make([]int32, d.Rows())
 	for i := range rows {
 		rows[i] = int32(i)
 	}
-	t := &tree.Tree{Labels: d.Labels, Root: g.grow(rows, 0)}
+	t := &Tree{Labels: d.Labels, Root: g.grow(rows, 0)}
 	if p.Prune {
-		t.Prune(tree.DefaultCF)
+		t.Prune(DefaultCF)
 	}
 	return t
 }
@@ -46,22 +45,18 @@ type grower struct {
 	d            *Data
 	p            GrowParams
 	party, table string
-	// noSplit is a categorical value never split on (Other, in the
-	// global tree: a row's value that no split names goes where Other
-	// goes, which an == Other split would send the other way).
-	noSplit string
 }
 
 // candidate is a split and its gain.
 type candidate struct {
 	gain  float64
-	split *tree.Split
+	split *Split
 	attr  *Attr
 }
 
-func (g *grower) grow(rows []int32, depth int) *tree.Node {
+func (g *grower) grow(rows []int32, depth int) *Node {
 	counts := g.counts(rows)
-	n := &tree.Node{Counts: counts}
+	n := &Node{Counts: counts}
 	nz := 0
 	for _, c := range counts {
 		if c > 0 {
@@ -133,7 +128,7 @@ func (g *grower) bestNumeric(a *Attr, rows []int32, total []uint64) candidate {
 			if t >= hi { // adjacent floats
 				t = lo
 			}
-			best = candidate{gain: gain, attr: a, split: &tree.Split{Party: g.party, Table: g.table, Column: a.Name, Op: tree.OpLE, Num: t}}
+			best = candidate{gain: gain, attr: a, split: &Split{Party: g.party, Table: g.table, Column: a.Name, Op: OpLE, Num: t}}
 		}
 	}
 	return best
@@ -155,11 +150,11 @@ func (g *grower) bestCategorical(a *Attr, rows []int32, total []uint64) candidat
 			n += left[c]
 			right[c] = total[c] - left[c]
 		}
-		if n == 0 || n == uint64(len(rows)) || (g.noSplit != "" && a.Values[v] == g.noSplit) {
+		if n == 0 || n == uint64(len(rows)) || (g.p.NoSplit != "" && a.Values[v] == g.p.NoSplit) {
 			continue
 		}
 		if gain := infoGain(total, left, right); gain > best.gain+eps {
-			best = candidate{gain: gain, attr: a, split: &tree.Split{Party: g.party, Table: g.table, Column: a.Name, Op: tree.OpEQ, Cat: a.Values[v]}}
+			best = candidate{gain: gain, attr: a, split: &Split{Party: g.party, Table: g.table, Column: a.Name, Op: OpEQ, Cat: a.Values[v]}}
 		}
 	}
 	return best
