@@ -29,7 +29,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/bbolt"
 
 	"github.com/cohortdm/cohort/audit"
@@ -95,11 +94,11 @@ type Node struct {
 	raftLog *raftLogger
 	closing atomic.Bool // set when Close begins
 	streams *raftStreams
-	refused *prometheus.CounterVec // Raft RPCs the stream layer refused
-	token   string                 // the HTTP API's bearer token
-	join    bool                   // Options.Join
-	version string                 // Options.Version
-	console *consoleSite           // the operator's web pages (console.go)
+	token   string       // the HTTP API's bearer token
+	join    bool         // Options.Join
+	version string       // Options.Version
+	console *consoleSite // the operator's web pages (console.go)
+	api     *apiServer   // serves Handler; made by Start
 
 	cons atomic.Pointer[Consortium] // the members as the log has them; see members.go
 	// consMu orders the writers of cons (membership changes, reloads).
@@ -207,7 +206,6 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		n.maxJobs = defaultMaxJobs()
 	}
 	n.raftLog = newRaftLogger(lg, n.closing.Load)
-	n.refused = newRaftRefusals(m.reg)
 	if opts.OnApply != nil {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }
 	}
@@ -272,12 +270,14 @@ func (n *Node) Start(cons *Consortium) error {
 		return err
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	if err := n.serveAPI(); err != nil {
+	api, err := newAPIServer(n.ctx, filepath.Join(n.cfg.DataDir, SocketName), n.cfg.HTTP, n.cfg.source, n.Handler(), n.log)
+	if err != nil {
 		n.cancel()
 		n.raft.Shutdown().Error()
 		n.store.Close()
 		return err
 	}
+	n.api = api
 	n.wg.Add(3)
 	go n.reconcileLoop()
 	go n.keepVoters()
@@ -301,7 +301,7 @@ func (n *Node) startRaft() error {
 		store.Close()
 		return fmt.Errorf("raft snapshots: %w", err)
 	}
-	streams := newRaftStreams(n.host, n.log, n.gater.name, n.refused)
+	streams := newRaftStreams(n.host, n.log, n.gater.name, n.metrics.raftRefused)
 	// Pipelined replication is off (MaxRPCsInFlight 1). raft v1.7.3's
 	// pipeline can deadlock when a response fails while a send is under
 	// way: its decoder blocks handing the failed future to a consumer that
@@ -376,6 +376,9 @@ func (n *Node) Close() error {
 		stopped := n.raft.Shutdown()
 		n.streams.abort()
 		errs = append(errs, waitBounded(stopped, raftShutdownWait, n.log))
+	}
+	if n.api != nil {
+		n.api.Close()
 	}
 	n.wg.Wait()
 	// Every session is closed now: the scratch of jobs that ended while
