@@ -42,11 +42,11 @@ const StatusAwaiting = api.StatusAwaiting
 
 // Status reports the node's state.
 func (n *Node) Status() Status {
-	st := Status{Name: n.cfg.Name, PeerID: n.host.ID().String(), Addrs: n.Addrs(), Leader: n.Leader()}
+	st := Status{Name: n.cfg.Name, PeerID: n.mesh.host.ID().String(), Addrs: n.Addrs(), Leader: n.Leader()}
 	if n.raft != nil {
 		st.RaftState = n.raft.State().String()
 	}
-	if cons := n.cons.Load(); cons != nil {
+	if cons := n.mesh.members(); cons != nil {
 		st.Members = cons.Names()
 	}
 	st.Voters = n.RaftVoters()

@@ -71,8 +71,8 @@ func (n *Node) consoleHandler() http.Handler {
 			return
 		}
 		s.handler = c
-		n.host.Network().Notify(&network.NotifyBundle{DisconnectedF: func(_ network.Network, c network.Conn) {
-			if name, ok := n.gater.name(c.RemotePeer()); ok {
+		n.mesh.host.Network().Notify(&network.NotifyBundle{DisconnectedF: func(_ network.Network, c network.Conn) {
+			if name, ok := n.mesh.gater.name(c.RemotePeer()); ok {
 				s.mu.Lock()
 				s.closed[name] = time.Now()
 				s.mu.Unlock()
@@ -113,7 +113,7 @@ func (s *consoleSite) observe(n *Node, o *raft.Observation) {
 		s.events = appendEvent(s.events, fmt.Sprintf("heartbeats to %s resumed", d.PeerID))
 		s.mu.Unlock()
 	}
-	if c := n.cons.Load(); c != nil {
+	if c := n.mesh.members(); c != nil {
 		s.seeMembers(strings.Join(c.Names(), ", "), "")
 	}
 }
@@ -250,7 +250,7 @@ func (v consoleNode) Consortium() console.Consortium {
 	for _, m := range cons.Members {
 		cm := console.Member{Member: m, Self: m.Name == n.cfg.Name, Voter: slices.Contains(out.Voters, m.Name), Leader: m.Name == out.Leader}
 		if id, err := peer.Decode(m.PeerID); err == nil && !cm.Self {
-			for _, c := range n.host.Network().ConnsToPeer(id) {
+			for _, c := range n.mesh.host.Network().ConnsToPeer(id) {
 				if opened := c.Stat().Opened; !cm.Connected || opened.Before(cm.Since) {
 					cm.Connected, cm.Since = true, opened
 				}

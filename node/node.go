@@ -27,7 +27,6 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/libp2p/go-libp2p/core/crypto"
-	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"go.etcd.io/bbolt"
 
@@ -83,8 +82,7 @@ type Node struct {
 	log     *slog.Logger
 	key     crypto.PrivKey // the node's identity, which signs its submissions
 	policy  *policy.Enforcer
-	host    host.Host
-	gater   *memberGater
+	mesh    *mesh // libp2p host, member gater, member set, redial loop
 	metrics *metrics
 	ledger  *audit.Ledger
 	ms      *messenger
@@ -100,17 +98,13 @@ type Node struct {
 	console *consoleSite // the operator's web pages (console.go)
 	api     *apiServer   // serves Handler; made by Start
 
-	cons atomic.Pointer[Consortium] // the members as the log has them; see members.go
-	// consMu orders the writers of cons (membership changes, reloads).
-	consMu    sync.Mutex
-	redialNow chan struct{} // ReloadConsortium asks keepConnected to redial at once
-	raft      *raft.Raft
-	coord     *runner.Coordinator // drives jobs while this node leads
-	store     *raftboltdb.BoltStore
-	trans     *raft.NetworkTransport
-	ctx       context.Context
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
+	raft   *raft.Raft
+	coord  *runner.Coordinator // drives jobs while this node leads
+	store  *raftboltdb.BoltStore
+	trans  *raft.NetworkTransport
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 
 	mu           sync.Mutex
 	coordinating map[string]*coordination
@@ -171,12 +165,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		return nil, err
 	}
 	m := newMetrics()
-	g := &memberGater{log: lg, members: map[peer.ID]string{}, onDeny: m.denied.Inc}
-	listen := cfg.Listen
-	if len(listen) == 0 {
-		listen = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
-	}
-	h, err := newHost(sk, listen, g)
+	mesh, err := newMesh(sk, cfg.Listen, lg, m)
 	if err != nil {
 		return nil, err
 	}
@@ -187,18 +176,18 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	site.ledgerPath = ledgerPath
 	ledger, err := audit.Open(ledgerPath)
 	if err != nil {
-		h.Close()
+		mesh.Close()
 		return nil, fmt.Errorf("open audit ledger: %w", err)
 	}
 	enforcer, err := newEnforcer(cfg, opts.Policy, ledger)
 	if err != nil {
-		h.Close()
+		mesh.Close()
 		ledger.Close()
 		return nil, err
 	}
 	n := &Node{
-		key: sk, policy: enforcer, cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, host: h, gater: g,
-		metrics: m, ledger: ledger, fsm: newFSM(), token: token, join: opts.Join, version: opts.Version, redialNow: make(chan struct{}, 1), secrets: job.DirSecrets(cfg.DataDir),
+		key: sk, policy: enforcer, cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, mesh: mesh,
+		metrics: m, ledger: ledger, fsm: newFSM(), token: token, join: opts.Join, version: opts.Version, secrets: job.DirSecrets(cfg.DataDir),
 		coordinating: map[string]*coordination{}, workers: map[string]*worker{}, progress: map[string]Progress{},
 		maxJobs: cfg.MaxJobs, unknownJobGrace: unknownJobGrace, console: site,
 	}
@@ -210,7 +199,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }
 	}
 	n.ms = &messenger{
-		self: cfg.Name, host: h, gater: g, members: n.memberID, box: mailbox.New(maxQueuedBytes), ledger: ledger,
+		self: cfg.Name, host: mesh.host, gater: mesh.gater, members: mesh.memberID, box: mailbox.New(maxQueuedBytes), ledger: ledger,
 		metrics: m, log: lg, sendTTL: time.Duration(n.timing.SendMS) * time.Millisecond,
 		accept: n.acceptMessage, jobBytes: map[string]int64{},
 	}
@@ -234,12 +223,12 @@ func eventOf(c *command) Event {
 func (n *Node) Name() string { return n.cfg.Name }
 
 // PeerID is the node's libp2p identity.
-func (n *Node) PeerID() peer.ID { return n.host.ID() }
+func (n *Node) PeerID() peer.ID { return n.mesh.host.ID() }
 
 // Addrs are the node's listen multiaddrs, as strings.
 func (n *Node) Addrs() []string {
 	var out []string
-	for _, a := range n.host.Addrs() {
+	for _, a := range n.mesh.host.Addrs() {
 		out = append(out, a.String())
 	}
 	return out
@@ -255,17 +244,15 @@ func (n *Node) Start(cons *Consortium) error {
 	if !ok {
 		return fmt.Errorf("%w: %s: name: %q is not a member of the consortium", ErrConfig, n.cfg.source, n.cfg.Name)
 	}
-	if me.PeerID != n.host.ID().String() {
+	if id := n.mesh.host.ID(); me.PeerID != id.String() {
 		return fmt.Errorf("%w: consortium lists peer id %s for %q but this node's identity is %s",
-			ErrConfig, me.PeerID, n.cfg.Name, n.host.ID())
+			ErrConfig, me.PeerID, n.cfg.Name, id)
 	}
-	n.cons.Store(cons)
+	n.mesh.admit(cons)
 	n.fsm.setMembers(cons)
 	n.fsm.onMembers = n.membersChanged
-	n.gater.setMembers(cons)
-	addMemberAddrs(n.host, cons)
-	n.host.SetStreamHandler(protocol.JobProtocol, n.ms.handle)
-	n.host.SetStreamHandler(protocol.ControlProtocol, n.handleControl)
+	n.mesh.host.SetStreamHandler(protocol.JobProtocol, n.ms.handle)
+	n.mesh.host.SetStreamHandler(protocol.ControlProtocol, n.handleControl)
 	if err := n.startRaft(); err != nil {
 		return err
 	}
@@ -278,10 +265,10 @@ func (n *Node) Start(cons *Consortium) error {
 		return err
 	}
 	n.api = api
-	n.wg.Add(3)
+	n.wg.Add(2)
 	go n.reconcileLoop()
 	go n.keepVoters()
-	go n.keepConnected()
+	n.mesh.start(n.ctx)
 	return nil
 }
 
@@ -301,7 +288,7 @@ func (n *Node) startRaft() error {
 		store.Close()
 		return fmt.Errorf("raft snapshots: %w", err)
 	}
-	streams := newRaftStreams(n.host, n.log, n.gater.name, n.metrics.raftRefused)
+	streams := newRaftStreams(n.mesh.host, n.log, n.mesh.gater.name, n.metrics.raftRefused)
 	// Pipelined replication is off (MaxRPCsInFlight 1). raft v1.7.3's
 	// pipeline can deadlock when a response fails while a send is under
 	// way: its decoder blocks handing the failed future to a consumer that
@@ -336,7 +323,7 @@ func (n *Node) startRaft() error {
 	if !has && !n.join {
 		// Every member bootstraps the same configuration: the first
 		// members by name vote, the rest are non-voting replicas.
-		if err := raft.BootstrapCluster(rc, store, store, snaps, trans, n.cons.Load().raftConfiguration()); err != nil {
+		if err := raft.BootstrapCluster(rc, store, store, snaps, trans, n.mesh.members().raftConfiguration()); err != nil {
 			return fail(fmt.Errorf("bootstrap raft: %w", err))
 		}
 	}
@@ -387,7 +374,7 @@ func (n *Node) Close() error {
 	if n.trans != nil {
 		errs = append(errs, n.trans.Close())
 	}
-	errs = append(errs, n.host.Close())
+	errs = append(errs, n.mesh.Close())
 	if n.store != nil {
 		errs = append(errs, n.store.Close())
 	}
@@ -410,19 +397,6 @@ func (n *Node) Leader() string {
 
 // Raft exposes the Raft replica, for tests and status.
 func (n *Node) Raft() *raft.Raft { return n.raft }
-
-func (n *Node) memberID(name string) (peer.ID, bool) {
-	cons := n.cons.Load()
-	if cons == nil {
-		return "", false
-	}
-	m, ok := cons.Member(name)
-	if !ok {
-		return "", false
-	}
-	id, err := peer.Decode(m.PeerID)
-	return id, err == nil
-}
 
 // apply commits a command through Raft. Only the leader can; others get
 // errNotLeader so that a deposed coordinator stops quietly.

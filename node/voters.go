@@ -189,7 +189,7 @@ func (n *Node) rebalanceVoters(down map[raft.ServerID]time.Time) {
 }
 
 func (n *Node) votersWanted() int {
-	cons := n.cons.Load()
+	cons := n.mesh.members()
 	if cons == nil {
 		return 0
 	}
