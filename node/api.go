@@ -43,8 +43,8 @@ const StatusAwaiting = api.StatusAwaiting
 // Status reports the node's state.
 func (n *Node) Status() Status {
 	st := Status{Name: n.cfg.Name, PeerID: n.mesh.host.ID().String(), Addrs: n.Addrs(), Leader: n.Leader()}
-	if n.raft != nil {
-		st.RaftState = n.raft.State().String()
+	if n.consensus != nil {
+		st.RaftState = n.consensus.raft.State().String()
 	}
 	if cons := n.mesh.members(); cons != nil {
 		st.Members = cons.Names()

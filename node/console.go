@@ -78,15 +78,15 @@ func (n *Node) consoleHandler() http.Handler {
 				s.mu.Unlock()
 			}
 		}})
-		if n.raft != nil {
+		if n.consensus != nil {
 			// The filter sees every observation as Raft makes it and keeps
 			// what the console shows; with no channel nothing is queued.
-			n.raft.RegisterObserver(raft.NewObserver(nil, false, func(o *raft.Observation) bool {
+			n.consensus.raft.RegisterObserver(raft.NewObserver(nil, false, func(o *raft.Observation) bool {
 				s.observe(n, o)
 				return false
 			}))
 			lead := n.Leader()
-			s.leaderEvent(fmt.Sprintf("console started; leader %s, this node %s", orNone(lead), n.raft.State()), lead)
+			s.leaderEvent(fmt.Sprintf("console started; leader %s, this node %s", orNone(lead), n.consensus.raft.State()), lead)
 		}
 	})
 	return s.handler
@@ -237,10 +237,10 @@ func (v consoleNode) Uses(id string) ([]job.Use, error) {
 func (v consoleNode) Consortium() console.Consortium {
 	n, s := v.n, v.n.console
 	out := console.Consortium{Leader: n.Leader(), Voters: n.RaftVoters()}
-	if n.raft != nil {
-		out.Role = n.raft.State().String()
-		if n.raft.State() != raft.Leader {
-			out.LeaderContact = n.raft.LastContact()
+	if n.consensus != nil {
+		out.Role = n.consensus.raft.State().String()
+		if n.consensus.raft.State() != raft.Leader {
+			out.LeaderContact = n.consensus.raft.LastContact()
 		}
 	}
 	cons := n.Consortium()

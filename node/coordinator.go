@@ -20,7 +20,7 @@ import (
 // newCoordinator builds the runtime's coordinator for this node.
 func (n *Node) newCoordinator() *runner.Coordinator {
 	return &runner.Coordinator{
-		Self: n.cfg.Name, Kinds: n.kinds, Log: raftLog{n}, Net: netParty{n},
+		Self: n.cfg.Name, Kinds: n.kinds, Log: raftLog{n.fsm, n.consensus}, Net: netParty{n},
 		Config:   n.runtimeConfig(),
 		Watch:    n.watchReachable,
 		Progress: n.setProgress,
@@ -45,7 +45,7 @@ func (n *Node) runtimeConfig() runner.Config {
 func (n *Node) coordinate(ctx context.Context, jobID string) {
 	// A new leader holds every committed entry but may not have applied
 	// them all yet; the barrier makes the state it resumes from complete.
-	if err := n.raft.Barrier(10 * time.Second).Error(); err != nil {
+	if err := n.consensus.raft.Barrier(10 * time.Second).Error(); err != nil {
 		n.log.Info("not coordinating: barrier failed", "job", jobID, "err", err)
 		return
 	}
@@ -69,15 +69,18 @@ func (n *Node) setProgress(jobID, phase string, done, total int) {
 }
 
 // raftLog is the runtime's view of this node's Raft log.
-type raftLog struct{ n *Node }
+type raftLog struct {
+	fsm *fsm
+	c   *consensus
+}
 
-func (l raftLog) State() *runner.State { return l.n.fsm.jobs }
+func (l raftLog) State() *runner.State { return l.fsm.jobs }
 
 func (l raftLog) Commit(ctx context.Context, e *runner.Entry) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := l.n.apply(&command{Entry: *e})
+	err := l.c.apply(&command{Entry: *e})
 	if errors.Is(err, errNotLeader) {
 		return fmt.Errorf("%w: %w", runner.ErrDeposed, err)
 	}

@@ -180,22 +180,22 @@ func (n *Node) commitMembers(op string, m *Member) error {
 // toward the log's members: a server that is no longer a member leaves, a
 // member that is not a server joins as a non-voter. It reports whether it
 // changed something.
-func (n *Node) reconcileRaftMembers(servers []raft.Server, timeout time.Duration) bool {
-	cons := n.mesh.members()
+func (c *consensus) reconcileRaftMembers(servers []raft.Server, timeout time.Duration) bool {
+	cons := c.members()
 	for _, s := range servers {
 		if _, ok := cons.Member(string(s.ID)); !ok {
-			n.log.Info("removing a former member from Raft", "member", s.ID)
-			if err := n.raft.RemoveServer(s.ID, 0, timeout).Error(); err != nil {
-				n.log.Warn("remove from Raft failed", "member", s.ID, "err", err)
+			c.log.Info("removing a former member from Raft", "member", s.ID)
+			if err := c.raft.RemoveServer(s.ID, 0, timeout).Error(); err != nil {
+				c.log.Warn("remove from Raft failed", "member", s.ID, "err", err)
 			}
 			return true
 		}
 	}
 	for _, m := range cons.Members {
 		if !slices.ContainsFunc(servers, func(s raft.Server) bool { return string(s.ID) == m.Name }) {
-			n.log.Info("adding a new member to Raft as a non-voter", "member", m.Name)
-			if err := n.raft.AddNonvoter(raft.ServerID(m.Name), raft.ServerAddress(m.PeerID), 0, timeout).Error(); err != nil {
-				n.log.Warn("add to Raft failed", "member", m.Name, "err", err)
+			c.log.Info("adding a new member to Raft as a non-voter", "member", m.Name)
+			if err := c.raft.AddNonvoter(raft.ServerID(m.Name), raft.ServerAddress(m.PeerID), 0, timeout).Error(); err != nil {
+				c.log.Warn("add to Raft failed", "member", m.Name, "err", err)
 			}
 			return true
 		}

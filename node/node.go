@@ -17,18 +17,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"go.etcd.io/bbolt"
 
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/mailbox"
@@ -89,22 +84,17 @@ type Node struct {
 	fsm     *fsm
 	secrets job.Secrets
 	lock    *dirLock
-	raftLog *raftLogger
-	closing atomic.Bool // set when Close begins
-	streams *raftStreams
 	token   string       // the HTTP API's bearer token
 	join    bool         // Options.Join
 	version string       // Options.Version
 	console *consoleSite // the operator's web pages (console.go)
 	api     *apiServer   // serves Handler; made by Start
 
-	raft   *raft.Raft
-	coord  *runner.Coordinator // drives jobs while this node leads
-	store  *raftboltdb.BoltStore
-	trans  *raft.NetworkTransport
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	consensus *consensus          // Raft, its log store and transport, the voter loop; made by Start
+	coord     *runner.Coordinator // drives jobs while this node leads; made by Start
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
 
 	mu           sync.Mutex
 	coordinating map[string]*coordination
@@ -115,7 +105,6 @@ type Node struct {
 	unknownJobGrace time.Duration
 	closed          bool
 	lastState       raft.RaftState // touched only by the reconcile loop
-	startIndex      uint64         // the log's last index at start
 	ready           bool           // applied up to startIndex; touched only by the reconcile loop
 	swept           bool           // ended jobs' scratch removed once after catching up (reconcile, under mu)
 }
@@ -194,7 +183,6 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	if n.maxJobs <= 0 {
 		n.maxJobs = defaultMaxJobs()
 	}
-	n.raftLog = newRaftLogger(lg, n.closing.Load)
 	if opts.OnApply != nil {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }
 	}
@@ -203,7 +191,6 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		metrics: m, log: lg, sendTTL: time.Duration(n.timing.SendMS) * time.Millisecond,
 		accept: n.acceptMessage, jobBytes: map[string]int64{},
 	}
-	n.coord = n.newCoordinator()
 	return n, nil
 }
 
@@ -253,91 +240,29 @@ func (n *Node) Start(cons *Consortium) error {
 	n.fsm.onMembers = n.membersChanged
 	n.mesh.host.SetStreamHandler(protocol.JobProtocol, n.ms.handle)
 	n.mesh.host.SetStreamHandler(protocol.ControlProtocol, n.handleControl)
-	if err := n.startRaft(); err != nil {
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	c, err := newConsensus(n.ctx, consensusConfig{
+		DataDir: n.cfg.DataDir, Self: n.cfg.Name, Timing: n.timing, Host: n.mesh.host, MemberName: n.mesh.gater.name,
+		Members: n.mesh.members, Refused: n.metrics.raftRefused, FSM: n.fsm, Join: n.join, Log: n.log,
+	})
+	if err != nil {
 		return err
 	}
-	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.consensus = c
+	n.coord = n.newCoordinator()
 	api, err := newAPIServer(n.ctx, filepath.Join(n.cfg.DataDir, SocketName), n.cfg.HTTP, n.cfg.source, n.Handler(), n.log)
 	if err != nil {
 		n.cancel()
-		n.raft.Shutdown().Error()
-		n.store.Close()
+		n.consensus = nil
+		_ = c.Close()
 		return err
 	}
 	n.api = api
-	n.wg.Add(2)
+	n.wg.Add(1)
 	go n.reconcileLoop()
-	go n.keepVoters()
 	n.mesh.start(n.ctx)
 	return nil
 }
-
-func (n *Node) startRaft() error {
-	dir := filepath.Join(n.cfg.DataDir, "raft")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("raft dir: %w", err)
-	}
-	bo := *bbolt.DefaultOptions
-	bo.Timeout = boltOpenTimeout
-	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db"), BoltOptions: &bo})
-	if err != nil {
-		return fmt.Errorf("open raft log %s: %w", dir, err)
-	}
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, n.hclog())
-	if err != nil {
-		store.Close()
-		return fmt.Errorf("raft snapshots: %w", err)
-	}
-	streams := newRaftStreams(n.mesh.host, n.log, n.mesh.gater.name, n.metrics.raftRefused)
-	// Pipelined replication is off (MaxRPCsInFlight 1). raft v1.7.3's
-	// pipeline can deadlock when a response fails while a send is under
-	// way: its decoder blocks handing the failed future to a consumer that
-	// has already returned, and the sender blocks handing it the next one,
-	// so Shutdown never returns (seen under -race in TestLeaderElection's
-	// cleanup). Our log takes a few entries per job step, so one
-	// AppendEntries in flight per follower costs nothing measurable.
-	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: streams, MaxPool: 4, Timeout: raftTransportTimeout, Logger: n.hclog(), MaxRPCsInFlight: 1,
-	})
-	fail := func(err error) error {
-		trans.Close()
-		store.Close()
-		return err
-	}
-	rc := raft.DefaultConfig()
-	rc.LocalID = raft.ServerID(n.cfg.Name)
-	rc.HeartbeatTimeout = time.Duration(n.timing.HeartbeatMS) * time.Millisecond
-	rc.ElectionTimeout = time.Duration(n.timing.ElectionMS) * time.Millisecond
-	// The lease is as long as the heartbeat timeout: a leader busy with
-	// cryptography on a loaded machine should not step down for a late ack.
-	rc.LeaderLeaseTimeout = rc.HeartbeatTimeout
-	rc.CommitTimeout = time.Duration(n.timing.CommitMS) * time.Millisecond
-	rc.Logger = n.hclog()
-	has, err := raft.HasExistingState(store, store, snaps)
-	if err != nil {
-		return fail(fmt.Errorf("raft state: %w", err))
-	}
-	if !has && n.join {
-		n.log.Info("joining: waiting for the leader to add this node (cohort consortium add)")
-	}
-	if !has && !n.join {
-		// Every member bootstraps the same configuration: the first
-		// members by name vote, the rest are non-voting replicas.
-		if err := raft.BootstrapCluster(rc, store, store, snaps, trans, n.mesh.members().raftConfiguration()); err != nil {
-			return fail(fmt.Errorf("bootstrap raft: %w", err))
-		}
-	}
-	r, err := raft.NewRaft(rc, n.fsm, store, store, snaps, trans)
-	if err != nil {
-		return fail(fmt.Errorf("start raft: %w", err))
-	}
-	n.raft, n.store, n.trans, n.streams = r, store, trans, streams
-	n.startIndex = r.LastIndex()
-	return nil
-}
-
-// hclog is the logger Raft, its transport and its snapshot store use.
-func (n *Node) hclog() hclog.Logger { return n.raftLog }
 
 // Close stops the runner, Raft and the host. It is safe to call twice. It
 // does not wait for Raft RPCs in flight: a dead peer would hold it for up
@@ -350,19 +275,11 @@ func (n *Node) Close() error {
 	}
 	n.closed = true
 	n.mu.Unlock()
-	n.closing.Store(true)
 	if n.cancel != nil {
 		n.cancel()
 	}
-	var errs []error
-	if n.raft != nil {
-		// Shutdown tells Raft's goroutines to stop, then waits for them; one
-		// blocked in an RPC to a dead peer (a dial or a read, each bounded
-		// only by raftTransportTimeout) would hold the wait, so the stream
-		// layer ends every RPC in flight first.
-		stopped := n.raft.Shutdown()
-		n.streams.abort()
-		errs = append(errs, waitBounded(stopped, raftShutdownWait, n.log))
+	if n.consensus != nil {
+		n.consensus.shutdown() // so that goroutines waiting on Raft return
 	}
 	if n.api != nil {
 		n.api.Close()
@@ -371,84 +288,32 @@ func (n *Node) Close() error {
 	// Every session is closed now: the scratch of jobs that ended while
 	// their workers were stopping goes too, not at the next start.
 	n.sweepScratch()
-	if n.trans != nil {
-		errs = append(errs, n.trans.Close())
+	var errs []error
+	if n.consensus != nil {
+		errs = append(errs, n.consensus.Close())
 	}
-	errs = append(errs, n.mesh.Close())
-	if n.store != nil {
-		errs = append(errs, n.store.Close())
-	}
-	errs = append(errs, n.ledger.Close())
-	errs = append(errs, n.lock.release())
+	errs = append(errs, n.mesh.Close(), n.ledger.Close(), n.lock.release())
 	return errors.Join(errs...)
 }
 
 // IsLeader reports whether this node is the Raft leader (the coordinator).
-func (n *Node) IsLeader() bool { return n.raft != nil && n.raft.State() == raft.Leader }
+func (n *Node) IsLeader() bool { return n.consensus != nil && n.consensus.isLeader() }
 
 // Leader returns the coordinator's name, or "" while there is none.
 func (n *Node) Leader() string {
-	if n.raft == nil {
+	if n.consensus == nil {
 		return ""
 	}
-	_, id := n.raft.LeaderWithID()
-	return string(id)
+	return n.consensus.leader()
 }
 
 // Raft exposes the Raft replica, for tests and status.
-func (n *Node) Raft() *raft.Raft { return n.raft }
-
-// apply commits a command through Raft. Only the leader can; others get
-// errNotLeader so that a deposed coordinator stops quietly.
-func (n *Node) apply(c *command) error {
-	if c.Time.IsZero() {
-		c.Time = time.Now().UTC()
-	}
-	b, err := protocol.Marshal(c)
-	if err != nil {
-		return err
-	}
-	f := n.raft.Apply(b, 10*time.Second)
-	if err := f.Error(); err != nil {
-		if d := deposed(err); d != nil {
-			return d
-		}
-		return fmt.Errorf("raft apply %s: %w", c.Op, err)
-	}
-	if err, ok := f.Response().(error); ok && err != nil {
-		return err
-	}
-	return nil
-}
-
-var errNotLeader = errors.New("not the leader")
-
-// deposed returns err as errNotLeader when it means this node cannot
-// commit (another leads, leadership is moving to another, or Raft is shut
-// down), and nil otherwise.
-func deposed(err error) error {
-	for _, e := range []error{raft.ErrNotLeader, raft.ErrLeadershipLost, raft.ErrLeadershipTransferInProgress, raft.ErrRaftShutdown} {
-		if errors.Is(err, e) {
-			return fmt.Errorf("%w: %v", errNotLeader, err)
-		}
-	}
-	return nil
-}
-
-// raftShutdownWait bounds how long Close waits for Raft's goroutines. They
-// stop in milliseconds (the stream layer ends every RPC in flight); should
-// one hang anyway inside raft, the node still closes, leaving it behind.
-const raftShutdownWait = 5 * time.Second
-
-// waitBounded waits for f at most d.
-func waitBounded(f raft.Future, d time.Duration, log *slog.Logger) error {
-	done := make(chan error, 1)
-	go func() { done <- f.Error() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(d):
-		log.Error("raft did not stop in time; closing the node anyway", "waited", d)
+func (n *Node) Raft() *raft.Raft {
+	if n.consensus == nil {
 		return nil
 	}
+	return n.consensus.raft
 }
+
+// apply commits a command through Raft (consensus.apply).
+func (n *Node) apply(c *command) error { return n.consensus.apply(c) }

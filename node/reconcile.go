@@ -39,8 +39,8 @@ func (n *Node) reconcileLoop() {
 		_, ok := o.Data.(raft.RaftState)
 		return ok
 	})
-	n.raft.RegisterObserver(observer)
-	defer n.raft.DeregisterObserver(observer)
+	n.consensus.raft.RegisterObserver(observer)
+	defer n.consensus.raft.DeregisterObserver(observer)
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -69,33 +69,16 @@ func (n *Node) caughtUp() bool {
 	if n.ready {
 		return true
 	}
-	if _, leader := n.raft.LeaderWithID(); leader == "" {
+	if _, leader := n.consensus.raft.LeaderWithID(); leader == "" {
 		return false
 	}
-	target := max(n.startIndex, n.raft.LastIndex())
-	if n.raft.AppliedIndex() < target || n.fsm.applied.Load() < n.lastCommandIndex(target) {
+	target := max(n.consensus.startIndex, n.consensus.raft.LastIndex())
+	if n.consensus.raft.AppliedIndex() < target || n.fsm.applied.Load() < n.consensus.lastCommandIndex(target) {
 		return false
 	}
 	n.ready = true
 	n.log.Info("caught up with the log", "index", target)
 	return true
-}
-
-// lastCommandIndex returns the index of the newest command entry in the
-// local log at or below idx (raft's own entries, such as a new leader's
-// no-op, never reach the FSM), or 0 when none is left in the log (compacted
-// into a snapshot, which Restore applied whole).
-func (n *Node) lastCommandIndex(idx uint64) uint64 {
-	var l raft.Log
-	for i := idx; i > 0 && idx-i < 64; i-- {
-		if err := n.store.GetLog(i, &l); err != nil {
-			return 0
-		}
-		if l.Type == raft.LogCommand {
-			return i
-		}
-	}
-	return 0
 }
 
 // coordination is one running Coordinate goroutine; it removes itself when
@@ -116,7 +99,7 @@ func (n *Node) stopAll() {
 // observeRaft records Raft's state in the metrics and the log, and reports
 // whether this node leads.
 func (n *Node) observeRaft() bool {
-	state := n.raft.State()
+	state := n.consensus.raft.State()
 	n.metrics.setRaftState(state.String())
 	if state != n.lastState {
 		n.log.Info("raft state changed", "from", n.lastState.String(), "to", state.String())
