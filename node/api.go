@@ -76,11 +76,9 @@ func (n *Node) status(j *JobRecord) *JobStatus {
 			js.Status, js.Waiting = StatusAwaiting, w
 		}
 	}
-	n.mu.Lock()
-	if p, ok := n.progress[j.ID]; ok && js.Status == StatusRunning {
+	if p, ok := n.progress.get(j.ID); ok && js.Status == StatusRunning {
 		js.Progress = &p
 	}
-	n.mu.Unlock()
 	return js
 }
 

@@ -37,6 +37,7 @@ const (
 type consoleSite struct {
 	warnings   *console.Warnings
 	ledgerPath string
+	version    string // Options.Version
 
 	once    sync.Once
 	handler http.Handler
@@ -51,8 +52,8 @@ type consoleSite struct {
 
 // newConsoleSite wraps the node's logger so the console can show its
 // recent warnings.
-func newConsoleSite(lg *slog.Logger) (*consoleSite, *slog.Logger) {
-	s := &consoleSite{warnings: console.NewWarnings(lg.Handler(), consoleWarnings),
+func newConsoleSite(lg *slog.Logger, version string) (*consoleSite, *slog.Logger) {
+	s := &consoleSite{version: version, warnings: console.NewWarnings(lg.Handler(), consoleWarnings),
 		closed: map[string]time.Time{}, failing: map[string]time.Time{}}
 	return s, slog.New(s.warnings)
 }
@@ -61,7 +62,7 @@ func newConsoleSite(lg *slog.Logger) (*consoleSite, *slog.Logger) {
 func (n *Node) consoleHandler() http.Handler {
 	s := n.console
 	s.once.Do(func() {
-		c, err := console.New(consoleNode{n}, console.Options{DataDir: n.cfg.DataDir, Version: n.version, LedgerPath: s.ledgerPath, Warnings: s.warnings,
+		c, err := console.New(consoleNode{n}, console.Options{DataDir: n.cfg.DataDir, Version: s.version, LedgerPath: s.ledgerPath, Warnings: s.warnings,
 			Preload: n.cfg.HTTP != ""})
 		if err != nil {
 			n.log.Error("console unavailable", "err", err)

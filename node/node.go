@@ -18,7 +18,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -28,7 +28,6 @@ import (
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/mailbox"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/protocol"
 )
@@ -69,44 +68,41 @@ type Event struct {
 	Error   string
 }
 
-// Node is one organisation's running Cohort node.
+// Node is one organisation's running Cohort node. It wires components
+// that each own their goroutines and stop them in Close, so that each
+// concern is in one place: mesh (mesh.go), consensus (consensus.go),
+// jobRunner (jobs.go) and apiServer (apiserver.go). New and Start make
+// them in dependency order and Close closes them in reverse.
 type Node struct {
-	cfg     *Config
-	timing  Timing
-	kinds   job.Registry
-	log     *slog.Logger
-	key     crypto.PrivKey // the node's identity, which signs its submissions
-	policy  *policy.Enforcer
-	mesh    *mesh // libp2p host, member gater, member set, redial loop
-	metrics *metrics
-	ledger  *audit.Ledger
-	ms      *messenger
-	fsm     *fsm
-	secrets job.Secrets
-	lock    *dirLock
-	token   string       // the HTTP API's bearer token
-	join    bool         // Options.Join
-	version string       // Options.Version
-	console *consoleSite // the operator's web pages (console.go)
-	api     *apiServer   // serves Handler; made by Start
+	cfg    *Config
+	timing Timing
+	kinds  job.Registry
+	log    *slog.Logger
+	join   bool // Options.Join
 
-	consensus *consensus          // Raft, its log store and transport, the voter loop; made by Start
-	coord     *runner.Coordinator // drives jobs while this node leads; made by Start
-	ctx       context.Context
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
+	// Made by New.
+	lock     *dirLock
+	key      crypto.PrivKey // the node's identity, which signs its submissions
+	token    string         // the HTTP API's bearer token
+	console  *consoleSite   // the operator's web pages (console.go)
+	metrics  *metrics
+	mesh     *mesh // libp2p host, member gater, member set, redial loop
+	ledger   *audit.Ledger
+	policy   *policy.Enforcer
+	fsm      *fsm
+	ms       *messenger     // job messages over the mesh (messaging.go)
+	progress *progressBoard // the coordinators' progress per job, for the API
 
-	mu           sync.Mutex
-	coordinating map[string]*coordination
-	workers      map[string]*worker // jobs this node takes part in
-	progress     map[string]Progress
-	maxJobs      int // jobs coordinated at once while leading
-	// unknownJobGrace is how long messages for a job not (yet) in the log are kept.
-	unknownJobGrace time.Duration
-	closed          bool
-	lastState       raft.RaftState // touched only by the reconcile loop
-	ready           bool           // applied up to startIndex; touched only by the reconcile loop
-	swept           bool           // ended jobs' scratch removed once after catching up (reconcile, under mu)
+	// Made by Start; nil before.
+	consensus *consensus // Raft, its log store and transport, the voter loop
+	api       *apiServer // the control socket and HTTP listener
+	jobs      *jobRunner // the reconcile loop, coordinations and workers
+
+	// ctx is the node's life from Start: its end tells every component's
+	// goroutines to stop at once, before Close waits for each.
+	ctx    context.Context
+	cancel context.CancelFunc
+	closed atomic.Bool
 }
 
 type stepID struct {
@@ -144,7 +140,7 @@ func New(opts Options) (*Node, error) {
 }
 
 func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
-	site, lg := newConsoleSite(lg)
+	site, lg := newConsoleSite(lg, opts.Version)
 	sk, err := LoadIdentity(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -175,13 +171,9 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{
-		key: sk, policy: enforcer, cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, mesh: mesh,
-		metrics: m, ledger: ledger, fsm: newFSM(), token: token, join: opts.Join, version: opts.Version, secrets: job.DirSecrets(cfg.DataDir),
-		coordinating: map[string]*coordination{}, workers: map[string]*worker{}, progress: map[string]Progress{},
-		maxJobs: cfg.MaxJobs, unknownJobGrace: unknownJobGrace, console: site,
-	}
-	if n.maxJobs <= 0 {
-		n.maxJobs = defaultMaxJobs()
+		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, join: opts.Join,
+		key: sk, token: token, console: site, metrics: m, mesh: mesh, ledger: ledger, policy: enforcer,
+		fsm: newFSM(), progress: newProgressBoard(),
 	}
 	if opts.OnApply != nil {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }
@@ -249,7 +241,6 @@ func (n *Node) Start(cons *Consortium) error {
 		return err
 	}
 	n.consensus = c
-	n.coord = n.newCoordinator()
 	api, err := newAPIServer(n.ctx, filepath.Join(n.cfg.DataDir, SocketName), n.cfg.HTTP, n.cfg.source, n.Handler(), n.log)
 	if err != nil {
 		n.cancel()
@@ -258,25 +249,30 @@ func (n *Node) Start(cons *Consortium) error {
 		return err
 	}
 	n.api = api
-	n.wg.Add(1)
-	go n.reconcileLoop()
+	maxJobs := n.cfg.MaxJobs
+	if maxJobs <= 0 {
+		maxJobs = defaultMaxJobs()
+	}
+	n.jobs = newJobRunner(n.ctx, jobsConfig{
+		Self: n.cfg.Name, DataDir: n.cfg.DataDir, Kinds: n.kinds, FSM: n.fsm, Raft: c, Box: n.ms.box,
+		Metrics: n.metrics, Progress: n.progress, Log: n.log,
+		Commit: raftLog{n.fsm, c}, Net: netParty{n}, Member: member{n: n, secrets: job.DirSecrets(n.cfg.DataDir)},
+		Policy: n.policy, Config: n.runtimeConfig, Watch: n.watchReachable,
+		MaxJobs: maxJobs, UnknownJobGrace: unknownJobGrace,
+	})
 	n.mesh.start(n.ctx)
 	return nil
 }
 
-// Close stops the runner, Raft and the host. It is safe to call twice. It
-// does not wait for Raft RPCs in flight: a dead peer would hold it for up
-// to raftTransportTimeout.
+// Close stops the node's components, the reverse of the order they were
+// made. It is safe to call twice. It does not wait for Raft RPCs in
+// flight: a dead peer would hold it for up to raftTransportTimeout.
 func (n *Node) Close() error {
-	n.mu.Lock()
-	if n.closed {
-		n.mu.Unlock()
+	if !n.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	n.closed = true
-	n.mu.Unlock()
 	if n.cancel != nil {
-		n.cancel()
+		n.cancel() // every component's goroutines begin to stop
 	}
 	if n.consensus != nil {
 		n.consensus.shutdown() // so that goroutines waiting on Raft return
@@ -284,10 +280,9 @@ func (n *Node) Close() error {
 	if n.api != nil {
 		n.api.Close()
 	}
-	n.wg.Wait()
-	// Every session is closed now: the scratch of jobs that ended while
-	// their workers were stopping goes too, not at the next start.
-	n.sweepScratch()
+	if n.jobs != nil {
+		n.jobs.Close()
+	}
 	var errs []error
 	if n.consensus != nil {
 		errs = append(errs, n.consensus.Close())
