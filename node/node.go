@@ -68,12 +68,12 @@ type Event struct {
 	Error   string
 }
 
-// Node is one organisation's running Cohort node. It wires components
-// that each own their goroutines and stop them in Close, so that each
-// concern is in one place: mesh (mesh.go), consensus (consensus.go),
-// jobRunner (jobs.go) and apiServer (apiserver.go). New and Start make
-// them in dependency order and Close closes them in reverse.
+// Node is one organisation's running Cohort node.
 type Node struct {
+	// Node wires components that each own their goroutines and stop them
+	// in Close: mesh (mesh.go), consensus (consensus.go), jobRunner
+	// (jobs.go) and apiServer (apiserver.go). New and Start make them in
+	// dependency order; Close closes them in reverse.
 	cfg    *Config
 	timing Timing
 	kinds  job.Registry
@@ -264,9 +264,10 @@ func (n *Node) Start(cons *Consortium) error {
 	return nil
 }
 
-// Close stops the node's components, the reverse of the order they were
-// made. It is safe to call twice. It does not wait for Raft RPCs in
-// flight: a dead peer would hold it for up to raftTransportTimeout.
+// Close stops the runner, Raft and the host, closing the node's
+// components in the reverse of the order they were made. It is safe to
+// call twice. It does not wait for Raft RPCs in flight: a dead peer would
+// hold it for up to raftTransportTimeout.
 func (n *Node) Close() error {
 	if !n.closed.CompareAndSwap(false, true) {
 		return nil
