@@ -7,10 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -45,11 +42,11 @@ const StatusAwaiting = api.StatusAwaiting
 
 // Status reports the node's state.
 func (n *Node) Status() Status {
-	st := Status{Name: n.cfg.Name, PeerID: n.host.ID().String(), Addrs: n.Addrs(), Leader: n.Leader()}
-	if n.raft != nil {
-		st.RaftState = n.raft.State().String()
+	st := Status{Name: n.cfg.Name, PeerID: n.mesh.host.ID().String(), Addrs: n.Addrs(), Leader: n.Leader()}
+	if n.consensus != nil {
+		st.RaftState = n.consensus.raft.State().String()
 	}
-	if cons := n.cons.Load(); cons != nil {
+	if cons := n.mesh.members(); cons != nil {
 		st.Members = cons.Names()
 	}
 	st.Voters = n.RaftVoters()
@@ -79,11 +76,9 @@ func (n *Node) status(j *JobRecord) *JobStatus {
 			js.Status, js.Waiting = StatusAwaiting, w
 		}
 	}
-	n.mu.Lock()
-	if p, ok := n.progress[j.ID]; ok && js.Status == StatusRunning {
+	if p, ok := n.progress.get(j.ID); ok && js.Status == StatusRunning {
 		js.Progress = &p
 	}
-	n.mu.Unlock()
 	return js
 }
 
@@ -328,48 +323,6 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func writeError(w http.ResponseWriter, code int, err error) {
 	writeJSON(w, code, map[string]string{"error": err.Error()})
-}
-
-// serveAPI listens on the data dir's unix socket and, if configured, on the
-// HTTP address. The servers stop when the node closes.
-func (n *Node) serveAPI() error {
-	sock := filepath.Join(n.cfg.DataDir, SocketName)
-	_ = os.Remove(sock) // a stale socket from a crashed run
-	var listeners []net.Listener
-	if l, err := net.Listen("unix", sock); err == nil {
-		listeners = append(listeners, l)
-	} else {
-		n.log.Warn("no control socket", "path", sock, "err", err)
-	}
-	if n.cfg.HTTP != "" {
-		l, err := net.Listen("tcp", n.cfg.HTTP)
-		if err != nil {
-			for _, l := range listeners {
-				l.Close()
-			}
-			return fmt.Errorf("%w: %s: http: %v", ErrConfig, n.cfg.source, err)
-		}
-		listeners = append(listeners, l)
-	}
-	srv := &http.Server{Handler: n.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	for _, l := range listeners {
-		n.wg.Add(1)
-		go func(l net.Listener) {
-			defer n.wg.Done()
-			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				n.log.Error("api server stopped", "addr", l.Addr().String(), "err", err)
-			}
-		}(l)
-	}
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		<-n.ctx.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	}()
-	return nil
 }
 
 // Party returns this node's view of the network for one job id, as job

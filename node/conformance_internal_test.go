@@ -24,15 +24,17 @@ type raftLogs struct {
 	leader int
 }
 
-func (c *raftLogs) Leader() runner.Log { return raftLog{c.nodes[c.leader]} }
+func (c *raftLogs) Leader() runner.Log {
+	return raftLog{c.nodes[c.leader].fsm, c.nodes[c.leader].consensus}
+}
 
 // Elect transfers leadership to the next member and waits, as the node
 // does before it coordinates, until the new leader has applied every entry
 // committed before; and until the old one knows it was deposed.
 func (c *raftLogs) Elect(ctx context.Context) error {
-	old := c.nodes[c.leader].raft
+	old := c.nodes[c.leader].Raft()
 	next := (c.leader + 1) % len(c.nodes)
-	target := c.nodes[next].raft
+	target := c.nodes[next].Raft()
 	id := raft.ServerID(fmt.Sprint(next))
 	if err := old.LeadershipTransferToServer(id, raft.ServerAddress(id)).Error(); err != nil {
 		return fmt.Errorf("leadership transfer: %w", err)
@@ -93,7 +95,7 @@ func newRaftLogs(t *testing.T) *raftLogs {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n.raft = r
+		n.consensus = &consensus{raft: r}
 		t.Cleanup(func() {
 			if err := r.Shutdown().Error(); err != nil {
 				t.Error(err)
@@ -102,7 +104,7 @@ func newRaftLogs(t *testing.T) *raftLogs {
 		r.RegisterObserver(raft.NewObserver(c.obs, false, nil))
 		c.nodes = append(c.nodes, n)
 	}
-	first := c.nodes[0].raft
+	first := c.nodes[0].Raft()
 	if err := c.await(t.Context(), func() bool { return first.State() == raft.Leader }); err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,7 @@ const (
 type consoleSite struct {
 	warnings   *console.Warnings
 	ledgerPath string
+	version    string // Options.Version
 
 	once    sync.Once
 	handler http.Handler
@@ -51,8 +52,8 @@ type consoleSite struct {
 
 // newConsoleSite wraps the node's logger so the console can show its
 // recent warnings.
-func newConsoleSite(lg *slog.Logger) (*consoleSite, *slog.Logger) {
-	s := &consoleSite{warnings: console.NewWarnings(lg.Handler(), consoleWarnings),
+func newConsoleSite(lg *slog.Logger, version string) (*consoleSite, *slog.Logger) {
+	s := &consoleSite{version: version, warnings: console.NewWarnings(lg.Handler(), consoleWarnings),
 		closed: map[string]time.Time{}, failing: map[string]time.Time{}}
 	return s, slog.New(s.warnings)
 }
@@ -61,7 +62,7 @@ func newConsoleSite(lg *slog.Logger) (*consoleSite, *slog.Logger) {
 func (n *Node) consoleHandler() http.Handler {
 	s := n.console
 	s.once.Do(func() {
-		c, err := console.New(consoleNode{n}, console.Options{DataDir: n.cfg.DataDir, Version: n.version, LedgerPath: s.ledgerPath, Warnings: s.warnings,
+		c, err := console.New(consoleNode{n}, console.Options{DataDir: n.cfg.DataDir, Version: s.version, LedgerPath: s.ledgerPath, Warnings: s.warnings,
 			Preload: n.cfg.HTTP != ""})
 		if err != nil {
 			n.log.Error("console unavailable", "err", err)
@@ -71,22 +72,22 @@ func (n *Node) consoleHandler() http.Handler {
 			return
 		}
 		s.handler = c
-		n.host.Network().Notify(&network.NotifyBundle{DisconnectedF: func(_ network.Network, c network.Conn) {
-			if name, ok := n.gater.name(c.RemotePeer()); ok {
+		n.mesh.host.Network().Notify(&network.NotifyBundle{DisconnectedF: func(_ network.Network, c network.Conn) {
+			if name, ok := n.mesh.gater.name(c.RemotePeer()); ok {
 				s.mu.Lock()
 				s.closed[name] = time.Now()
 				s.mu.Unlock()
 			}
 		}})
-		if n.raft != nil {
+		if n.consensus != nil {
 			// The filter sees every observation as Raft makes it and keeps
 			// what the console shows; with no channel nothing is queued.
-			n.raft.RegisterObserver(raft.NewObserver(nil, false, func(o *raft.Observation) bool {
+			n.consensus.raft.RegisterObserver(raft.NewObserver(nil, false, func(o *raft.Observation) bool {
 				s.observe(n, o)
 				return false
 			}))
 			lead := n.Leader()
-			s.leaderEvent(fmt.Sprintf("console started; leader %s, this node %s", orNone(lead), n.raft.State()), lead)
+			s.leaderEvent(fmt.Sprintf("console started; leader %s, this node %s", orNone(lead), n.consensus.raft.State()), lead)
 		}
 	})
 	return s.handler
@@ -113,7 +114,7 @@ func (s *consoleSite) observe(n *Node, o *raft.Observation) {
 		s.events = appendEvent(s.events, fmt.Sprintf("heartbeats to %s resumed", d.PeerID))
 		s.mu.Unlock()
 	}
-	if c := n.cons.Load(); c != nil {
+	if c := n.mesh.members(); c != nil {
 		s.seeMembers(strings.Join(c.Names(), ", "), "")
 	}
 }
@@ -237,10 +238,10 @@ func (v consoleNode) Uses(id string) ([]job.Use, error) {
 func (v consoleNode) Consortium() console.Consortium {
 	n, s := v.n, v.n.console
 	out := console.Consortium{Leader: n.Leader(), Voters: n.RaftVoters()}
-	if n.raft != nil {
-		out.Role = n.raft.State().String()
-		if n.raft.State() != raft.Leader {
-			out.LeaderContact = n.raft.LastContact()
+	if n.consensus != nil {
+		out.Role = n.consensus.raft.State().String()
+		if n.consensus.raft.State() != raft.Leader {
+			out.LeaderContact = n.consensus.raft.LastContact()
 		}
 	}
 	cons := n.Consortium()
@@ -250,7 +251,7 @@ func (v consoleNode) Consortium() console.Consortium {
 	for _, m := range cons.Members {
 		cm := console.Member{Member: m, Self: m.Name == n.cfg.Name, Voter: slices.Contains(out.Voters, m.Name), Leader: m.Name == out.Leader}
 		if id, err := peer.Decode(m.PeerID); err == nil && !cm.Self {
-			for _, c := range n.host.Network().ConnsToPeer(id) {
+			for _, c := range n.mesh.host.Network().ConnsToPeer(id) {
 				if opened := c.Stat().Opened; !cm.Connected || opened.Before(cm.Since) {
 					cm.Connected, cm.Since = true, opened
 				}

@@ -44,7 +44,7 @@ func (n *Node) Validate(spec *job.Spec) error {
 	if !ok {
 		return spec.Errorf("kind", "unknown job kind %q (known: %v)", spec.Kind, sortedNames(n.kinds))
 	}
-	cons := n.cons.Load()
+	cons := n.mesh.members()
 	for i, p := range spec.Parties {
 		if _, ok := cons.Member(p.Name); !ok {
 			return spec.Errorf(fmt.Sprintf("parties[%d].name", i), "%q is not a member of the consortium (members: %v)", p.Name, cons.Names())
@@ -128,7 +128,7 @@ func (n *Node) forwardSubmit(ctx context.Context, leader string, specYAML []byte
 
 // forward sends a control request to the leader and returns the job id it answers.
 func (n *Node) forward(ctx context.Context, leader string, req *controlRequest) (string, error) {
-	pid, ok := n.memberID(leader)
+	pid, ok := n.mesh.memberID(leader)
 	if !ok {
 		// It may have just been removed (and not yet stepped down): ask
 		// again once another leads.
@@ -136,7 +136,7 @@ func (n *Node) forward(ctx context.Context, leader string, req *controlRequest) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(n.timing.SendMS)*time.Millisecond)
 	defer cancel()
-	s, err := n.host.NewStream(ctx, pid, protocol.ControlProtocol)
+	s, err := n.mesh.host.NewStream(ctx, pid, protocol.ControlProtocol)
 	if err != nil {
 		return "", fmt.Errorf("%w: forward to leader %s: %v", ErrNoLeader, leader, err)
 	}
@@ -175,7 +175,7 @@ func (n *Node) forward(ctx context.Context, leader string, req *controlRequest) 
 func (n *Node) handleControl(s network.Stream) {
 	defer s.Close()
 	remote := s.Conn().RemotePeer()
-	name, ok := n.gater.name(remote)
+	name, ok := n.mesh.gater.name(remote)
 	if !ok {
 		s.Reset()
 		return

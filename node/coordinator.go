@@ -18,14 +18,14 @@ import (
 // step is the committed one.
 
 // newCoordinator builds the runtime's coordinator for this node.
-func (n *Node) newCoordinator() *runner.Coordinator {
+func (r *jobRunner) newCoordinator() *runner.Coordinator {
 	return &runner.Coordinator{
-		Self: n.cfg.Name, Kinds: n.kinds, Log: raftLog{n}, Net: netParty{n},
-		Config:   n.runtimeConfig(),
-		Watch:    n.watchReachable,
-		Progress: n.setProgress,
+		Self: r.Self, Kinds: r.Kinds, Log: r.Commit, Net: r.Net,
+		Config:   r.Config(),
+		Watch:    r.Watch,
+		Progress: r.Progress.set,
 		Committed: func(step job.Step, _ *job.Record, began time.Time) {
-			n.metrics.phaseSecs.WithLabelValues(n.fsm.jobs.Kind(step.Job), step.Phase).Observe(time.Since(began).Seconds())
+			r.Metrics.phaseSecs.WithLabelValues(r.FSM.jobs.Kind(step.Job), step.Phase).Observe(time.Since(began).Seconds())
 		},
 	}
 }
@@ -42,42 +42,39 @@ func (n *Node) runtimeConfig() runner.Config {
 }
 
 // coordinate drives one job while this node leads.
-func (n *Node) coordinate(ctx context.Context, jobID string) {
+func (r *jobRunner) coordinate(ctx context.Context, jobID string) {
 	// A new leader holds every committed entry but may not have applied
 	// them all yet; the barrier makes the state it resumes from complete.
-	if err := n.raft.Barrier(10 * time.Second).Error(); err != nil {
-		n.log.Info("not coordinating: barrier failed", "job", jobID, "err", err)
+	if err := r.Raft.raft.Barrier(10 * time.Second).Error(); err != nil {
+		r.Log.Info("not coordinating: barrier failed", "job", jobID, "err", err)
 		return
 	}
-	kind := n.fsm.jobs.Kind(jobID)
-	_, _, err := n.coord.Run(ctx, jobID)
+	kind := r.FSM.jobs.Kind(jobID)
+	_, _, err := r.coord.Run(ctx, jobID)
 	switch {
 	case err == nil:
-		n.metrics.jobs.WithLabelValues(kind, StatusDone).Inc()
+		r.Metrics.jobs.WithLabelValues(kind, StatusDone).Inc()
 	case ctx.Err() != nil || errors.Is(err, runner.ErrDeposed):
 		// deposed, cancelled or stopping: the log decides what follows
 	default:
-		n.log.Error("job failed", "job", jobID, "err", err)
-		n.metrics.jobs.WithLabelValues(kind, StatusFailed).Inc()
+		r.Log.Error("job failed", "job", jobID, "err", err)
+		r.Metrics.jobs.WithLabelValues(kind, StatusFailed).Inc()
 	}
 }
 
-func (n *Node) setProgress(jobID, phase string, done, total int) {
-	n.mu.Lock()
-	n.progress[jobID] = Progress{Phase: phase, Done: done, Total: total}
-	n.mu.Unlock()
+// raftLog is the runtime's view of this node's Raft log.
+type raftLog struct {
+	fsm *fsm
+	c   *consensus
 }
 
-// raftLog is the runtime's view of this node's Raft log.
-type raftLog struct{ n *Node }
-
-func (l raftLog) State() *runner.State { return l.n.fsm.jobs }
+func (l raftLog) State() *runner.State { return l.fsm.jobs }
 
 func (l raftLog) Commit(ctx context.Context, e *runner.Entry) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := l.n.apply(&command{Entry: *e})
+	err := l.c.apply(&command{Entry: *e})
 	if errors.Is(err, errNotLeader) {
 		return fmt.Errorf("%w: %w", runner.ErrDeposed, err)
 	}

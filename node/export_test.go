@@ -12,8 +12,11 @@ import (
 
 // MetricSum adds up every sample of the named counter or gauge in the
 // node's registry (0 if it has none), for tests in package node_test.
-func MetricSum(n *Node, name string) float64 {
-	mfs, err := n.metrics.reg.Gather()
+func MetricSum(n *Node, name string) float64 { return metricSum(n.metrics, name) }
+
+// metricSum adds up every sample of the named counter or gauge in m.
+func metricSum(m *metrics, name string) float64 {
+	mfs, err := m.reg.Gather()
 	if err != nil {
 		return -1
 	}
@@ -35,7 +38,7 @@ func MetricSum(n *Node, name string) float64 {
 
 // Connected reports whether n has a live libp2p connection to id.
 func Connected(n *Node, id peer.ID) bool {
-	return n.host.Network().Connectedness(id) == network.Connected
+	return n.mesh.host.Network().Connectedness(id) == network.Connected
 }
 
 // CommitUnsigned commits a job with no submission, as a leader running

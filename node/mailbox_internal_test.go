@@ -14,30 +14,30 @@ import (
 // messages for an ended job at once, and a live job's are kept; the bytes
 // they held are released.
 func TestMailboxDropsUndeliverable(t *testing.T) {
-	n := &Node{fsm: newFSM(), ms: &messenger{box: mailbox.New(maxQueuedBytes)}, unknownJobGrace: 50 * time.Millisecond}
-	if err := n.fsm.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: "ended", Spec: []byte("kind: x\nparties: [{name: a}]\n")}}); err != nil {
+	r := &jobRunner{jobsConfig: jobsConfig{FSM: newFSM(), Box: mailbox.New(maxQueuedBytes), UnknownJobGrace: 50 * time.Millisecond}}
+	if err := r.FSM.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: "ended", Spec: []byte("kind: x\nparties: [{name: a}]\n")}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.fsm.apply(&command{Entry: runner.Entry{Op: runner.OpFail, Job: "ended", Error: "x"}}); err != nil {
+	if err := r.FSM.apply(&command{Entry: runner.Entry{Op: runner.OpFail, Job: "ended", Error: "x"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range []string{"live", "ended", "ghost"} {
-		if err := n.ms.box.Put(&protocol.Message{Type: "t", Job: j, From: "a", Body: make([]byte, 100)}); err != nil {
+		if err := r.Box.Put(&protocol.Message{Type: "t", Job: j, From: "a", Body: make([]byte, 100)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	live := map[string]bool{"live": true}
-	n.dropUndeliverable(live)
-	if got := n.ms.box.Len(); got != 2 {
+	r.dropUndeliverable(live)
+	if got := r.Box.Len(); got != 2 {
 		t.Fatalf("%d queues after the first pass, want live and ghost", got)
 	}
 	time.Sleep(60 * time.Millisecond)
-	n.dropUndeliverable(live)
-	if got := n.ms.box.Len(); got != 1 {
+	r.dropUndeliverable(live)
+	if got := r.Box.Len(); got != 1 {
 		t.Fatalf("%d queues after the grace, want only live", got)
 	}
-	if want := mailbox.Size(&protocol.Message{Type: "t", Job: "live", From: "a", Body: make([]byte, 100)}); n.ms.box.Bytes() != want {
-		t.Fatalf("mailbox holds %d bytes, want %d", n.ms.box.Bytes(), want)
+	if want := mailbox.Size(&protocol.Message{Type: "t", Job: "live", From: "a", Body: make([]byte, 100)}); r.Box.Bytes() != want {
+		t.Fatalf("mailbox holds %d bytes, want %d", r.Box.Bytes(), want)
 	}
 }
 
@@ -46,16 +46,16 @@ func TestMailboxDropsUndeliverable(t *testing.T) {
 // its step, not dropped as if the job had ended (keygen saw a step hang on
 // such a lost first message).
 func TestMailboxKeepsJobAppliedMidReconcile(t *testing.T) {
-	n := &Node{fsm: newFSM(), ms: &messenger{box: mailbox.New(maxQueuedBytes)}, unknownJobGrace: time.Hour}
+	r := &jobRunner{jobsConfig: jobsConfig{FSM: newFSM(), Box: mailbox.New(maxQueuedBytes), UnknownJobGrace: time.Hour}}
 	snapshot := map[string]bool{} // taken before the job was applied
-	if err := n.fsm.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: "new", Spec: []byte("kind: x\nparties: [{name: a}]\n")}}); err != nil {
+	if err := r.FSM.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: "new", Spec: []byte("kind: x\nparties: [{name: a}]\n")}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.ms.box.Put(&protocol.Message{Type: "t", Job: "new", From: "a"}); err != nil {
+	if err := r.Box.Put(&protocol.Message{Type: "t", Job: "new", From: "a"}); err != nil {
 		t.Fatal(err)
 	}
-	n.dropUndeliverable(snapshot)
-	if n.ms.box.Len() != 1 {
+	r.dropUndeliverable(snapshot)
+	if r.Box.Len() != 1 {
 		t.Fatal("a message for a running job outside reconcile's snapshot was dropped")
 	}
 }

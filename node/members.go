@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/cohortdm/cohort/job/runner"
-	"github.com/libp2p/go-libp2p/core/peer"
 )
 
 // Membership changes. The consortium is part of the replicated state: the
@@ -96,38 +95,15 @@ func (f *fsm) applyMembers(c *command) error {
 
 // Consortium returns the members as this node's log has them.
 func (n *Node) Consortium() *Consortium {
-	c := n.cons.Load()
+	c := n.mesh.members()
 	return &Consortium{Members: slices.Clone(c.Members), VotersWanted: c.VotersWanted}
 }
 
 // membersChanged makes the node admit and find exactly the log's members
-// and rewrites its consortium file. The fsm calls it on every change.
-// A member that stays keeps the addresses this node knows it by (its file,
-// or a reload), which may be newer than those in the log.
+// (mesh.setMembers) and rewrites its consortium file. The fsm calls it on
+// every change.
 func (n *Node) membersChanged(c *Consortium) {
-	n.consMu.Lock()
-	defer n.consMu.Unlock()
-	old := n.cons.Load()
-	if old != nil {
-		for i, m := range c.Members {
-			if om, ok := old.Member(m.Name); ok && om.PeerID == m.PeerID {
-				c.Members[i].Addrs = om.Addrs
-			}
-		}
-	} else {
-		old = &Consortium{}
-	}
-	n.cons.Store(c)
-	n.gater.setMembers(c)
-	addMemberAddrs(n.host, c)
-	for _, m := range old.Members {
-		if _, still := c.Member(m.Name); still {
-			continue
-		}
-		if id, err := peer.Decode(m.PeerID); err == nil && id != n.host.ID() {
-			_ = n.host.Network().ClosePeer(id)
-		}
-	}
+	n.mesh.setMembers(c)
 	if n.cfg.Consortium == "" {
 		return
 	}
@@ -160,7 +136,7 @@ func (n *Node) changeMembers(ctx context.Context, op string, m *Member) error {
 	for {
 		// A change committed by an attempt whose answer was lost (the
 		// leader that removed itself stepped down first) is not sent again.
-		if _, has := n.cons.Load().Member(m.Name); has == (op == opAddMember) {
+		if _, has := n.mesh.members().Member(m.Name); has == (op == opAddMember) {
 			break
 		}
 		if n.IsLeader() {
@@ -183,7 +159,7 @@ func (n *Node) changeMembers(ctx context.Context, op string, m *Member) error {
 		}
 	}
 	for { // answer once this node has applied it too
-		_, has := n.cons.Load().Member(m.Name)
+		_, has := n.mesh.members().Member(m.Name)
 		if has == (op == opAddMember) {
 			return nil
 		}
@@ -204,22 +180,22 @@ func (n *Node) commitMembers(op string, m *Member) error {
 // toward the log's members: a server that is no longer a member leaves, a
 // member that is not a server joins as a non-voter. It reports whether it
 // changed something.
-func (n *Node) reconcileRaftMembers(servers []raft.Server, timeout time.Duration) bool {
-	cons := n.cons.Load()
+func (c *consensus) reconcileRaftMembers(servers []raft.Server, timeout time.Duration) bool {
+	cons := c.members()
 	for _, s := range servers {
 		if _, ok := cons.Member(string(s.ID)); !ok {
-			n.log.Info("removing a former member from Raft", "member", s.ID)
-			if err := n.raft.RemoveServer(s.ID, 0, timeout).Error(); err != nil {
-				n.log.Warn("remove from Raft failed", "member", s.ID, "err", err)
+			c.log.Info("removing a former member from Raft", "member", s.ID)
+			if err := c.raft.RemoveServer(s.ID, 0, timeout).Error(); err != nil {
+				c.log.Warn("remove from Raft failed", "member", s.ID, "err", err)
 			}
 			return true
 		}
 	}
 	for _, m := range cons.Members {
 		if !slices.ContainsFunc(servers, func(s raft.Server) bool { return string(s.ID) == m.Name }) {
-			n.log.Info("adding a new member to Raft as a non-voter", "member", m.Name)
-			if err := n.raft.AddNonvoter(raft.ServerID(m.Name), raft.ServerAddress(m.PeerID), 0, timeout).Error(); err != nil {
-				n.log.Warn("add to Raft failed", "member", m.Name, "err", err)
+			c.log.Info("adding a new member to Raft as a non-voter", "member", m.Name)
+			if err := c.raft.AddNonvoter(raft.ServerID(m.Name), raft.ServerAddress(m.PeerID), 0, timeout).Error(); err != nil {
+				c.log.Warn("add to Raft failed", "member", m.Name, "err", err)
 			}
 			return true
 		}

@@ -18,6 +18,8 @@ type metrics struct {
 	phaseSecs *prometheus.HistogramVec
 	jobs      *prometheus.CounterVec
 	dials     *prometheus.CounterVec
+	// raftRefused counts Raft RPCs the stream layer refused (raftnet.go).
+	raftRefused *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -43,6 +45,7 @@ func newMetrics() *metrics {
 		dials: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cohort_member_dials_total",
 			Help: "Dials to members this node was not connected to (redial with backoff), per member and result."}, []string{"peer", "result"}),
 	}
+	m.raftRefused = newRaftRefusals(m.reg)
 	m.reg.MustRegister(m.msgsSent, m.bytesSent, m.msgsRecv, m.rejects, m.denied, m.raftState, m.phaseSecs, m.jobs, m.dials)
 	// The Go runtime (go_*) and process (process_*) metrics that operators'
 	// dashboards expect of any Go service. In a simulation every node reports

@@ -17,25 +17,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/libp2p/go-libp2p/core/crypto"
-	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/prometheus/client_golang/prometheus"
-	"go.etcd.io/bbolt"
 
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/mailbox"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/protocol"
 )
@@ -78,53 +70,39 @@ type Event struct {
 
 // Node is one organisation's running Cohort node.
 type Node struct {
-	cfg     *Config
-	timing  Timing
-	kinds   job.Registry
-	log     *slog.Logger
-	key     crypto.PrivKey // the node's identity, which signs its submissions
-	policy  *policy.Enforcer
-	host    host.Host
-	gater   *memberGater
-	metrics *metrics
-	ledger  *audit.Ledger
-	ms      *messenger
-	fsm     *fsm
-	secrets job.Secrets
-	lock    *dirLock
-	raftLog *raftLogger
-	closing atomic.Bool // set when Close begins
-	streams *raftStreams
-	refused *prometheus.CounterVec // Raft RPCs the stream layer refused
-	token   string                 // the HTTP API's bearer token
-	join    bool                   // Options.Join
-	version string                 // Options.Version
-	console *consoleSite           // the operator's web pages (console.go)
+	// Node wires components that each own their goroutines and stop them
+	// in Close: mesh (mesh.go), consensus (consensus.go), jobRunner
+	// (jobs.go) and apiServer (apiserver.go). New and Start make them in
+	// dependency order; Close closes them in reverse.
+	cfg    *Config
+	timing Timing
+	kinds  job.Registry
+	log    *slog.Logger
+	join   bool // Options.Join
 
-	cons atomic.Pointer[Consortium] // the members as the log has them; see members.go
-	// consMu orders the writers of cons (membership changes, reloads).
-	consMu    sync.Mutex
-	redialNow chan struct{} // ReloadConsortium asks keepConnected to redial at once
-	raft      *raft.Raft
-	coord     *runner.Coordinator // drives jobs while this node leads
-	store     *raftboltdb.BoltStore
-	trans     *raft.NetworkTransport
-	ctx       context.Context
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
+	// Made by New.
+	lock     *dirLock
+	key      crypto.PrivKey // the node's identity, which signs its submissions
+	token    string         // the HTTP API's bearer token
+	console  *consoleSite   // the operator's web pages (console.go)
+	metrics  *metrics
+	mesh     *mesh // libp2p host, member gater, member set, redial loop
+	ledger   *audit.Ledger
+	policy   *policy.Enforcer
+	fsm      *fsm
+	ms       *messenger     // job messages over the mesh (messaging.go)
+	progress *progressBoard // the coordinators' progress per job, for the API
 
-	mu           sync.Mutex
-	coordinating map[string]*coordination
-	workers      map[string]*worker // jobs this node takes part in
-	progress     map[string]Progress
-	maxJobs      int // jobs coordinated at once while leading
-	// unknownJobGrace is how long messages for a job not (yet) in the log are kept.
-	unknownJobGrace time.Duration
-	closed          bool
-	lastState       raft.RaftState // touched only by the reconcile loop
-	startIndex      uint64         // the log's last index at start
-	ready           bool           // applied up to startIndex; touched only by the reconcile loop
-	swept           bool           // ended jobs' scratch removed once after catching up (reconcile, under mu)
+	// Made by Start; nil before.
+	consensus *consensus // Raft, its log store and transport, the voter loop
+	api       *apiServer // the control socket and HTTP listener
+	jobs      *jobRunner // the reconcile loop, coordinations and workers
+
+	// ctx is the node's life from Start: its end tells every component's
+	// goroutines to stop at once, before Close waits for each.
+	ctx    context.Context
+	cancel context.CancelFunc
+	closed atomic.Bool
 }
 
 type stepID struct {
@@ -162,7 +140,7 @@ func New(opts Options) (*Node, error) {
 }
 
 func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
-	site, lg := newConsoleSite(lg)
+	site, lg := newConsoleSite(lg, opts.Version)
 	sk, err := LoadIdentity(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -172,12 +150,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		return nil, err
 	}
 	m := newMetrics()
-	g := &memberGater{log: lg, members: map[peer.ID]string{}, onDeny: m.denied.Inc}
-	listen := cfg.Listen
-	if len(listen) == 0 {
-		listen = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
-	}
-	h, err := newHost(sk, listen, g)
+	mesh, err := newMesh(sk, cfg.Listen, lg, m)
 	if err != nil {
 		return nil, err
 	}
@@ -188,35 +161,28 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	site.ledgerPath = ledgerPath
 	ledger, err := audit.Open(ledgerPath)
 	if err != nil {
-		h.Close()
+		mesh.Close()
 		return nil, fmt.Errorf("open audit ledger: %w", err)
 	}
 	enforcer, err := newEnforcer(cfg, opts.Policy, ledger)
 	if err != nil {
-		h.Close()
+		mesh.Close()
 		ledger.Close()
 		return nil, err
 	}
 	n := &Node{
-		key: sk, policy: enforcer, cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, host: h, gater: g,
-		metrics: m, ledger: ledger, fsm: newFSM(), token: token, join: opts.Join, version: opts.Version, redialNow: make(chan struct{}, 1), secrets: job.DirSecrets(cfg.DataDir),
-		coordinating: map[string]*coordination{}, workers: map[string]*worker{}, progress: map[string]Progress{},
-		maxJobs: cfg.MaxJobs, unknownJobGrace: unknownJobGrace, console: site,
+		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, join: opts.Join,
+		key: sk, token: token, console: site, metrics: m, mesh: mesh, ledger: ledger, policy: enforcer,
+		fsm: newFSM(), progress: newProgressBoard(),
 	}
-	if n.maxJobs <= 0 {
-		n.maxJobs = defaultMaxJobs()
-	}
-	n.raftLog = newRaftLogger(lg, n.closing.Load)
-	n.refused = newRaftRefusals(m.reg)
 	if opts.OnApply != nil {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }
 	}
 	n.ms = &messenger{
-		self: cfg.Name, host: h, gater: g, members: n.memberID, box: mailbox.New(maxQueuedBytes), ledger: ledger,
+		self: cfg.Name, host: mesh.host, gater: mesh.gater, members: mesh.memberID, box: mailbox.New(maxQueuedBytes), ledger: ledger,
 		metrics: m, log: lg, sendTTL: time.Duration(n.timing.SendMS) * time.Millisecond,
 		accept: n.acceptMessage, jobBytes: map[string]int64{},
 	}
-	n.coord = n.newCoordinator()
 	return n, nil
 }
 
@@ -236,12 +202,12 @@ func eventOf(c *command) Event {
 func (n *Node) Name() string { return n.cfg.Name }
 
 // PeerID is the node's libp2p identity.
-func (n *Node) PeerID() peer.ID { return n.host.ID() }
+func (n *Node) PeerID() peer.ID { return n.mesh.host.ID() }
 
 // Addrs are the node's listen multiaddrs, as strings.
 func (n *Node) Addrs() []string {
 	var out []string
-	for _, a := range n.host.Addrs() {
+	for _, a := range n.mesh.host.Addrs() {
 		out = append(out, a.String())
 	}
 	return out
@@ -257,221 +223,93 @@ func (n *Node) Start(cons *Consortium) error {
 	if !ok {
 		return fmt.Errorf("%w: %s: name: %q is not a member of the consortium", ErrConfig, n.cfg.source, n.cfg.Name)
 	}
-	if me.PeerID != n.host.ID().String() {
+	if id := n.mesh.host.ID(); me.PeerID != id.String() {
 		return fmt.Errorf("%w: consortium lists peer id %s for %q but this node's identity is %s",
-			ErrConfig, me.PeerID, n.cfg.Name, n.host.ID())
+			ErrConfig, me.PeerID, n.cfg.Name, id)
 	}
-	n.cons.Store(cons)
+	n.mesh.admit(cons)
 	n.fsm.setMembers(cons)
 	n.fsm.onMembers = n.membersChanged
-	n.gater.setMembers(cons)
-	addMemberAddrs(n.host, cons)
-	n.host.SetStreamHandler(protocol.JobProtocol, n.ms.handle)
-	n.host.SetStreamHandler(protocol.ControlProtocol, n.handleControl)
-	if err := n.startRaft(); err != nil {
-		return err
-	}
+	n.mesh.host.SetStreamHandler(protocol.JobProtocol, n.ms.handle)
+	n.mesh.host.SetStreamHandler(protocol.ControlProtocol, n.handleControl)
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	if err := n.serveAPI(); err != nil {
-		n.cancel()
-		n.raft.Shutdown().Error()
-		n.store.Close()
-		return err
-	}
-	n.wg.Add(3)
-	go n.reconcileLoop()
-	go n.keepVoters()
-	go n.keepConnected()
-	return nil
-}
-
-func (n *Node) startRaft() error {
-	dir := filepath.Join(n.cfg.DataDir, "raft")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("raft dir: %w", err)
-	}
-	bo := *bbolt.DefaultOptions
-	bo.Timeout = boltOpenTimeout
-	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db"), BoltOptions: &bo})
-	if err != nil {
-		return fmt.Errorf("open raft log %s: %w", dir, err)
-	}
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, n.hclog())
-	if err != nil {
-		store.Close()
-		return fmt.Errorf("raft snapshots: %w", err)
-	}
-	streams := newRaftStreams(n.host, n.log, n.gater.name, n.refused)
-	// Pipelined replication is off (MaxRPCsInFlight 1). raft v1.7.3's
-	// pipeline can deadlock when a response fails while a send is under
-	// way: its decoder blocks handing the failed future to a consumer that
-	// has already returned, and the sender blocks handing it the next one,
-	// so Shutdown never returns (seen under -race in TestLeaderElection's
-	// cleanup). Our log takes a few entries per job step, so one
-	// AppendEntries in flight per follower costs nothing measurable.
-	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: streams, MaxPool: 4, Timeout: raftTransportTimeout, Logger: n.hclog(), MaxRPCsInFlight: 1,
+	c, err := newConsensus(n.ctx, consensusConfig{
+		DataDir: n.cfg.DataDir, Self: n.cfg.Name, Timing: n.timing, Host: n.mesh.host, MemberName: n.mesh.gater.name,
+		Members: n.mesh.members, Refused: n.metrics.raftRefused, FSM: n.fsm, Join: n.join, Log: n.log,
 	})
-	fail := func(err error) error {
-		trans.Close()
-		store.Close()
+	if err != nil {
 		return err
 	}
-	rc := raft.DefaultConfig()
-	rc.LocalID = raft.ServerID(n.cfg.Name)
-	rc.HeartbeatTimeout = time.Duration(n.timing.HeartbeatMS) * time.Millisecond
-	rc.ElectionTimeout = time.Duration(n.timing.ElectionMS) * time.Millisecond
-	// The lease is as long as the heartbeat timeout: a leader busy with
-	// cryptography on a loaded machine should not step down for a late ack.
-	rc.LeaderLeaseTimeout = rc.HeartbeatTimeout
-	rc.CommitTimeout = time.Duration(n.timing.CommitMS) * time.Millisecond
-	rc.Logger = n.hclog()
-	has, err := raft.HasExistingState(store, store, snaps)
+	n.consensus = c
+	api, err := newAPIServer(n.ctx, filepath.Join(n.cfg.DataDir, SocketName), n.cfg.HTTP, n.cfg.source, n.Handler(), n.log)
 	if err != nil {
-		return fail(fmt.Errorf("raft state: %w", err))
+		n.cancel()
+		n.consensus = nil
+		_ = c.Close()
+		return err
 	}
-	if !has && n.join {
-		n.log.Info("joining: waiting for the leader to add this node (cohort consortium add)")
+	n.api = api
+	maxJobs := n.cfg.MaxJobs
+	if maxJobs <= 0 {
+		maxJobs = defaultMaxJobs()
 	}
-	if !has && !n.join {
-		// Every member bootstraps the same configuration: the first
-		// members by name vote, the rest are non-voting replicas.
-		if err := raft.BootstrapCluster(rc, store, store, snaps, trans, n.cons.Load().raftConfiguration()); err != nil {
-			return fail(fmt.Errorf("bootstrap raft: %w", err))
-		}
-	}
-	r, err := raft.NewRaft(rc, n.fsm, store, store, snaps, trans)
-	if err != nil {
-		return fail(fmt.Errorf("start raft: %w", err))
-	}
-	n.raft, n.store, n.trans, n.streams = r, store, trans, streams
-	n.startIndex = r.LastIndex()
+	n.jobs = newJobRunner(n.ctx, jobsConfig{
+		Self: n.cfg.Name, DataDir: n.cfg.DataDir, Kinds: n.kinds, FSM: n.fsm, Raft: c, Box: n.ms.box,
+		Metrics: n.metrics, Progress: n.progress, Log: n.log,
+		Commit: raftLog{n.fsm, c}, Net: netParty{n}, Member: member{n: n, secrets: job.DirSecrets(n.cfg.DataDir)},
+		Policy: n.policy, Config: n.runtimeConfig, Watch: n.watchReachable,
+		MaxJobs: maxJobs, UnknownJobGrace: unknownJobGrace,
+	})
+	n.mesh.start(n.ctx)
 	return nil
 }
 
-// hclog is the logger Raft, its transport and its snapshot store use.
-func (n *Node) hclog() hclog.Logger { return n.raftLog }
-
-// Close stops the runner, Raft and the host. It is safe to call twice. It
-// does not wait for Raft RPCs in flight: a dead peer would hold it for up
-// to raftTransportTimeout.
+// Close stops the runner, Raft and the host, closing the node's
+// components in the reverse of the order they were made. It is safe to
+// call twice. It does not wait for Raft RPCs in flight: a dead peer would
+// hold it for up to raftTransportTimeout.
 func (n *Node) Close() error {
-	n.mu.Lock()
-	if n.closed {
-		n.mu.Unlock()
+	if !n.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	n.closed = true
-	n.mu.Unlock()
-	n.closing.Store(true)
 	if n.cancel != nil {
-		n.cancel()
+		n.cancel() // every component's goroutines begin to stop
+	}
+	if n.consensus != nil {
+		n.consensus.shutdown() // so that goroutines waiting on Raft return
+	}
+	if n.api != nil {
+		n.api.Close()
+	}
+	if n.jobs != nil {
+		n.jobs.Close()
 	}
 	var errs []error
-	if n.raft != nil {
-		// Shutdown tells Raft's goroutines to stop, then waits for them; one
-		// blocked in an RPC to a dead peer (a dial or a read, each bounded
-		// only by raftTransportTimeout) would hold the wait, so the stream
-		// layer ends every RPC in flight first.
-		stopped := n.raft.Shutdown()
-		n.streams.abort()
-		errs = append(errs, waitBounded(stopped, raftShutdownWait, n.log))
+	if n.consensus != nil {
+		errs = append(errs, n.consensus.Close())
 	}
-	n.wg.Wait()
-	// Every session is closed now: the scratch of jobs that ended while
-	// their workers were stopping goes too, not at the next start.
-	n.sweepScratch()
-	if n.trans != nil {
-		errs = append(errs, n.trans.Close())
-	}
-	errs = append(errs, n.host.Close())
-	if n.store != nil {
-		errs = append(errs, n.store.Close())
-	}
-	errs = append(errs, n.ledger.Close())
-	errs = append(errs, n.lock.release())
+	errs = append(errs, n.mesh.Close(), n.ledger.Close(), n.lock.release())
 	return errors.Join(errs...)
 }
 
 // IsLeader reports whether this node is the Raft leader (the coordinator).
-func (n *Node) IsLeader() bool { return n.raft != nil && n.raft.State() == raft.Leader }
+func (n *Node) IsLeader() bool { return n.consensus != nil && n.consensus.isLeader() }
 
 // Leader returns the coordinator's name, or "" while there is none.
 func (n *Node) Leader() string {
-	if n.raft == nil {
+	if n.consensus == nil {
 		return ""
 	}
-	_, id := n.raft.LeaderWithID()
-	return string(id)
+	return n.consensus.leader()
 }
 
 // Raft exposes the Raft replica, for tests and status.
-func (n *Node) Raft() *raft.Raft { return n.raft }
-
-func (n *Node) memberID(name string) (peer.ID, bool) {
-	cons := n.cons.Load()
-	if cons == nil {
-		return "", false
-	}
-	m, ok := cons.Member(name)
-	if !ok {
-		return "", false
-	}
-	id, err := peer.Decode(m.PeerID)
-	return id, err == nil
-}
-
-// apply commits a command through Raft. Only the leader can; others get
-// errNotLeader so that a deposed coordinator stops quietly.
-func (n *Node) apply(c *command) error {
-	if c.Time.IsZero() {
-		c.Time = time.Now().UTC()
-	}
-	b, err := protocol.Marshal(c)
-	if err != nil {
-		return err
-	}
-	f := n.raft.Apply(b, 10*time.Second)
-	if err := f.Error(); err != nil {
-		if d := deposed(err); d != nil {
-			return d
-		}
-		return fmt.Errorf("raft apply %s: %w", c.Op, err)
-	}
-	if err, ok := f.Response().(error); ok && err != nil {
-		return err
-	}
-	return nil
-}
-
-var errNotLeader = errors.New("not the leader")
-
-// deposed returns err as errNotLeader when it means this node cannot
-// commit (another leads, leadership is moving to another, or Raft is shut
-// down), and nil otherwise.
-func deposed(err error) error {
-	for _, e := range []error{raft.ErrNotLeader, raft.ErrLeadershipLost, raft.ErrLeadershipTransferInProgress, raft.ErrRaftShutdown} {
-		if errors.Is(err, e) {
-			return fmt.Errorf("%w: %v", errNotLeader, err)
-		}
-	}
-	return nil
-}
-
-// raftShutdownWait bounds how long Close waits for Raft's goroutines. They
-// stop in milliseconds (the stream layer ends every RPC in flight); should
-// one hang anyway inside raft, the node still closes, leaving it behind.
-const raftShutdownWait = 5 * time.Second
-
-// waitBounded waits for f at most d.
-func waitBounded(f raft.Future, d time.Duration, log *slog.Logger) error {
-	done := make(chan error, 1)
-	go func() { done <- f.Error() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(d):
-		log.Error("raft did not stop in time; closing the node anyway", "waited", d)
+func (n *Node) Raft() *raft.Raft {
+	if n.consensus == nil {
 		return nil
 	}
+	return n.consensus.raft
 }
+
+// apply commits a command through Raft (consensus.apply).
+func (n *Node) apply(c *command) error { return n.consensus.apply(c) }

@@ -23,23 +23,23 @@ type worker struct {
 	ended bool
 }
 
-// newWorker starts a job's worker; n.mu is held.
-func (n *Node) newWorker(j runner.ActiveJob) *worker {
-	ctx, cancel := context.WithCancel(n.ctx)
-	rw := &runner.Worker{Self: n.cfg.Name, Job: j, Kinds: n.kinds, Net: netParty{n}, State: n.fsm.jobs,
-		Member: member{n}, Policy: n.policy, Config: n.runtimeConfig(), Log: n.log}
+// newWorker starts a job's worker; r.mu is held.
+func (r *jobRunner) newWorker(j runner.ActiveJob) *worker {
+	ctx, cancel := context.WithCancel(r.ctx)
+	rw := &runner.Worker{Self: r.Self, Job: j, Kinds: r.Kinds, Net: r.Net, State: r.FSM.jobs,
+		Member: r.Member, Policy: r.Policy, Config: r.Config(), Log: r.Log}
 	w := &worker{w: rw, cancel: cancel}
-	n.wg.Add(1)
+	r.wg.Add(1)
 	go func() {
-		defer n.wg.Done()
+		defer r.wg.Done()
 		if err := rw.Run(ctx); err != nil {
-			n.log.Error("job not run here", "job", j.ID, "err", err)
+			r.Log.Error("job not run here", "job", j.ID, "err", err)
 		}
-		n.mu.Lock()
+		r.mu.Lock()
 		ended := w.ended
-		n.mu.Unlock()
+		r.mu.Unlock()
 		if ended {
-			n.removeScratch(j.ID)
+			r.removeScratch(j.ID)
 		}
 	}()
 	return w
@@ -53,16 +53,20 @@ func (w *worker) want(open []job.Step) { w.w.Want(open) }
 func (w *worker) stop() { w.cancel() }
 
 // end stops the worker of a job that has ended in the log; its scratch
-// goes once the session is closed. n.mu is held.
+// goes once the session is closed. r.mu is held.
 func (w *worker) end() {
 	w.ended = true
 	w.cancel()
 }
 
-// member is what the runtime's worker needs of this node.
-type member struct{ n *Node }
+// member is what the runtime's worker needs of this node. Its secrets
+// are made once: they cache what they parse.
+type member struct {
+	n       *Node
+	secrets job.Secrets
+}
 
-func (m member) Secrets() job.Secrets { return m.n.secrets }
+func (m member) Secrets() job.Secrets { return m.secrets }
 
 // TableSource resolves a table through the node's own mapping (node.yaml
 // tables:), else the spec's path, inside the node's tables dir; nothing

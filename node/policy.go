@@ -71,7 +71,7 @@ func (n *Node) verifySubmission(spec []byte, s *runner.Submission) error {
 	if s == nil {
 		return fmt.Errorf("%w: no submission", errSubmission)
 	}
-	m, ok := n.cons.Load().Member(s.Member)
+	m, ok := n.mesh.members().Member(s.Member)
 	if !ok {
 		return fmt.Errorf("%w: %q is not a member", errSubmission, s.Member)
 	}

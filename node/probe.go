@@ -86,14 +86,14 @@ func (n *Node) watchParty(ctx context.Context, p string, window time.Duration, d
 // probe makes one round trip to a member's node: a libp2p ping, dialling
 // first if needed, within probeTimeout.
 func (n *Node) probe(ctx context.Context, name string) error {
-	id, ok := n.memberID(name)
+	id, ok := n.mesh.memberID(name)
 	if !ok {
 		return fmt.Errorf("%q is not a member", name)
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel() // also ends ping's goroutine and resets its stream
 	select {
-	case res, ok := <-ping.Ping(ctx, n.host, id):
+	case res, ok := <-ping.Ping(ctx, n.mesh.host, id):
 		if !ok {
 			return fmt.Errorf("ping %s: %w", name, context.Cause(ctx))
 		}

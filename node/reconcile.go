@@ -31,28 +31,27 @@ const unknownJobGrace = 30 * time.Second
 // slower and starves Raft's heartbeats.
 func defaultMaxJobs() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
-// reconcileLoop runs until the node closes.
-func (n *Node) reconcileLoop() {
-	defer n.wg.Done()
+// reconcileLoop runs until the runner's context ends.
+func (r *jobRunner) reconcileLoop() {
 	obs := make(chan raft.Observation, 16)
 	observer := raft.NewObserver(obs, false, func(o *raft.Observation) bool {
 		_, ok := o.Data.(raft.RaftState)
 		return ok
 	})
-	n.raft.RegisterObserver(observer)
-	defer n.raft.DeregisterObserver(observer)
+	r.Raft.raft.RegisterObserver(observer)
+	defer r.Raft.raft.DeregisterObserver(observer)
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		leader := n.observeRaft()
-		if n.caughtUp() {
-			n.reconcile(leader)
+		leader := r.observeRaft()
+		if r.caughtUp() {
+			r.reconcile(leader)
 		}
 		select {
-		case <-n.ctx.Done():
-			n.stopAll()
+		case <-r.ctx.Done():
+			r.stopAll()
 			return
-		case <-n.fsm.changed:
+		case <-r.FSM.changed:
 		case <-obs:
 		case <-tick.C:
 		}
@@ -65,72 +64,56 @@ func (n *Node) reconcileLoop() {
 // long ago still look running, and a restarted party would re-run steps the
 // others finished while it was down. Raft's AppliedIndex moves when entries
 // are handed to the FSM, before Apply runs, so the FSM's own count decides.
-func (n *Node) caughtUp() bool {
-	if n.ready {
+func (r *jobRunner) caughtUp() bool {
+	if r.ready {
 		return true
 	}
-	if _, leader := n.raft.LeaderWithID(); leader == "" {
+	c := r.Raft
+	if c.leader() == "" {
 		return false
 	}
-	target := max(n.startIndex, n.raft.LastIndex())
-	if n.raft.AppliedIndex() < target || n.fsm.applied.Load() < n.lastCommandIndex(target) {
+	target := max(c.startIndex, c.raft.LastIndex())
+	if c.raft.AppliedIndex() < target || r.FSM.applied.Load() < c.lastCommandIndex(target) {
 		return false
 	}
-	n.ready = true
-	n.log.Info("caught up with the log", "index", target)
+	r.ready = true
+	r.Log.Info("caught up with the log", "index", target)
 	return true
-}
-
-// lastCommandIndex returns the index of the newest command entry in the
-// local log at or below idx (raft's own entries, such as a new leader's
-// no-op, never reach the FSM), or 0 when none is left in the log (compacted
-// into a snapshot, which Restore applied whole).
-func (n *Node) lastCommandIndex(idx uint64) uint64 {
-	var l raft.Log
-	for i := idx; i > 0 && idx-i < 64; i-- {
-		if err := n.store.GetLog(i, &l); err != nil {
-			return 0
-		}
-		if l.Type == raft.LogCommand {
-			return i
-		}
-	}
-	return 0
 }
 
 // coordination is one running Coordinate goroutine; it removes itself when
 // it ends, so a node that loses and regains leadership resumes the job.
 type coordination struct{ cancel context.CancelFunc }
 
-func (n *Node) stopAll() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for _, c := range n.coordinating {
+func (r *jobRunner) stopAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.coordinating {
 		c.cancel()
 	}
-	for _, w := range n.workers {
+	for _, w := range r.workers {
 		w.stop()
 	}
 }
 
 // observeRaft records Raft's state in the metrics and the log, and reports
 // whether this node leads.
-func (n *Node) observeRaft() bool {
-	state := n.raft.State()
-	n.metrics.setRaftState(state.String())
-	if state != n.lastState {
-		n.log.Info("raft state changed", "from", n.lastState.String(), "to", state.String())
-		n.lastState = state
+func (r *jobRunner) observeRaft() bool {
+	state := r.Raft.raft.State()
+	r.Metrics.setRaftState(state.String())
+	if state != r.lastState {
+		r.Log.Info("raft state changed", "from", r.lastState.String(), "to", state.String())
+		r.lastState = state
 	}
 	return state == raft.Leader
 }
 
-func (n *Node) reconcile(leader bool) {
-	active := n.fsm.jobs.Active()
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.closed {
-		return
+func (r *jobRunner) reconcile(leader bool) {
+	active := r.FSM.jobs.Active()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ctx.Err() != nil {
+		return // closing: start nothing more
 	}
 	live := make(map[string]bool, len(active))
 	// Coordination slots go first to jobs that have started (a previous
@@ -140,13 +123,13 @@ func (n *Node) reconcile(leader bool) {
 			if (j.Steps > 0) != started {
 				continue
 			}
-			_, coordinating := n.coordinating[j.ID]
+			_, coordinating := r.coordinating[j.ID]
 			switch {
-			case leader && !coordinating && len(n.coordinating) < n.maxJobs:
-				n.startCoordinating(j.ID)
+			case leader && !coordinating && len(r.coordinating) < r.MaxJobs:
+				r.startCoordinating(j.ID)
 			case !leader && coordinating:
-				n.coordinating[j.ID].cancel()
-				delete(n.coordinating, j.ID)
+				r.coordinating[j.ID].cancel()
+				delete(r.coordinating, j.ID)
 			}
 		}
 	}
@@ -154,47 +137,43 @@ func (n *Node) reconcile(leader bool) {
 		live[j.ID] = true
 		var mine []job.Step
 		for _, s := range j.Open {
-			if slices.Contains(s.Parties, n.cfg.Name) {
+			if slices.Contains(s.Parties, r.Self) {
 				mine = append(mine, s)
 			}
 		}
-		w := n.workers[j.ID]
+		w := r.workers[j.ID]
 		if w == nil {
 			if len(mine) == 0 {
 				continue
 			}
-			w = n.newWorker(j)
-			n.workers[j.ID] = w
+			w = r.newWorker(j)
+			r.workers[j.ID] = w
 		}
 		w.want(mine)
 	}
 	// Jobs that ended (or vanished) release everything at once.
-	for id, co := range n.coordinating {
+	for id, co := range r.coordinating {
 		if !live[id] {
 			co.cancel()
-			delete(n.coordinating, id)
+			delete(r.coordinating, id)
 		}
 	}
-	for id, w := range n.workers {
+	for id, w := range r.workers {
 		if !live[id] {
-			if st, ok := n.fsm.jobs.Status(id); ok && st != StatusRunning {
+			if st, ok := r.FSM.jobs.Status(id); ok && st != StatusRunning {
 				w.end()
 			} else {
 				w.stop()
 			}
-			delete(n.workers, id)
+			delete(r.workers, id)
 		}
 	}
-	if !n.swept {
-		n.sweepScratch()
-		n.swept = true
+	if !r.swept {
+		r.sweepScratch()
+		r.swept = true
 	}
-	for id := range n.progress {
-		if !live[id] {
-			delete(n.progress, id)
-		}
-	}
-	n.dropUndeliverable(live)
+	r.Progress.keep(live)
+	r.dropUndeliverable(live)
 }
 
 // dropUndeliverable discards queued messages nobody will receive: for jobs
@@ -203,34 +182,34 @@ func (n *Node) reconcile(leader bool) {
 // reconcile began; a job the FSM applied since then is asked about afresh,
 // so a message that arrives as its job is applied is kept, not dropped (its
 // step would otherwise wait for it until the step's timeout).
-func (n *Node) dropUndeliverable(live map[string]bool) {
-	n.ms.box.DropUnless(func(jobID string, at time.Time) bool {
+func (r *jobRunner) dropUndeliverable(live map[string]bool) {
+	r.Box.DropUnless(func(jobID string, at time.Time) bool {
 		if live[jobID] {
 			return true
 		}
-		if status, known := n.fsm.jobs.Status(jobID); known {
+		if status, known := r.FSM.jobs.Status(jobID); known {
 			return status == StatusRunning
 		}
-		return time.Since(at) < n.unknownJobGrace
+		return time.Since(at) < r.UnknownJobGrace
 	})
 }
 
-// startCoordinating starts Coordinate for a job; n.mu is held.
-func (n *Node) startCoordinating(id string) {
-	ctx, cancel := context.WithCancel(n.ctx)
+// startCoordinating starts Coordinate for a job; r.mu is held.
+func (r *jobRunner) startCoordinating(id string) {
+	ctx, cancel := context.WithCancel(r.ctx)
 	co := &coordination{cancel: cancel}
-	n.coordinating[id] = co
-	n.wg.Add(1)
+	r.coordinating[id] = co
+	r.wg.Add(1)
 	go func() {
-		defer n.wg.Done()
-		n.coordinate(ctx, id)
+		defer r.wg.Done()
+		r.coordinate(ctx, id)
 		cancel()
-		n.mu.Lock()
-		if n.coordinating[id] == co {
-			delete(n.coordinating, id)
+		r.mu.Lock()
+		if r.coordinating[id] == co {
+			delete(r.coordinating, id)
 		}
-		n.mu.Unlock()
-		n.fsm.notify() // a slot is free: start the next queued job
+		r.mu.Unlock()
+		r.FSM.notify() // a slot is free: start the next queued job
 	}()
 }
 

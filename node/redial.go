@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
-	"github.com/libp2p/go-libp2p/core/peerstore"
-	ma "github.com/multiformats/go-multiaddr"
 )
 
 // Redialling. libp2p dials a peer when a stream is wanted and not before,
@@ -36,9 +33,8 @@ type backoff struct {
 	next time.Time     // no dial before this
 }
 
-// keepConnected runs until the node closes.
-func (n *Node) keepConnected() {
-	defer n.wg.Done()
+// keepConnected runs until ctx ends.
+func (x *mesh) keepConnected(ctx context.Context) {
 	var dials sync.WaitGroup // the dials in flight, owned by this loop
 	defer dials.Wait()
 	state := map[peer.ID]*backoff{}
@@ -49,7 +45,7 @@ func (n *Node) keepConnected() {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	for {
 		select {
-		case <-n.ctx.Done():
+		case <-ctx.Done():
 			return
 		case r := <-results:
 			delete(dialing, r.id)
@@ -57,7 +53,7 @@ func (n *Node) keepConnected() {
 			if r.err != nil {
 				result = "failed"
 			}
-			n.metrics.dials.WithLabelValues(r.name, result).Inc()
+			x.dials.WithLabelValues(r.name, result).Inc()
 			b := state[r.id]
 			if b == nil {
 				continue // no longer a member
@@ -69,19 +65,19 @@ func (n *Node) keepConnected() {
 			b.wait = min(max(2*b.wait, redialMin), redialMax)
 			jitter := time.Duration(rng.Int64N(int64(b.wait / 4)))
 			b.next = time.Now().Add(b.wait + jitter)
-			n.log.Debug("redial failed", "member", r.name, "retry_in", b.wait+jitter, "err", r.err)
+			x.log.Debug("redial failed", "member", r.name, "retry_in", b.wait+jitter, "err", r.err)
 			continue
-		case <-n.redialNow:
+		case <-x.redialNow:
 			for _, b := range state {
 				*b = backoff{}
 			}
 		case <-tick.C:
 		}
-		cons := n.cons.Load()
+		cons := x.cons.Load()
 		live := map[peer.ID]bool{}
 		for _, m := range cons.Members {
 			id, err := peer.Decode(m.PeerID)
-			if err != nil || id == n.host.ID() {
+			if err != nil || id == x.host.ID() {
 				continue
 			}
 			live[id] = true
@@ -90,19 +86,19 @@ func (n *Node) keepConnected() {
 				b = &backoff{}
 				state[id] = b
 			}
-			if dialing[id] || n.host.Network().Connectedness(id) == network.Connected || time.Now().Before(b.next) {
+			if dialing[id] || x.host.Network().Connectedness(id) == network.Connected || time.Now().Before(b.next) {
 				continue
 			}
 			dialing[id] = true
 			dials.Add(1)
 			go func(id peer.ID, name string) {
 				defer dials.Done()
-				ctx, cancel := context.WithTimeout(n.ctx, dialTimeout)
+				dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 				defer cancel()
-				err := n.host.Connect(ctx, peer.AddrInfo{ID: id})
+				err := x.host.Connect(dctx, peer.AddrInfo{ID: id})
 				select {
 				case results <- dialResult{id: id, name: name, err: err}:
-				case <-n.ctx.Done():
+				case <-ctx.Done():
 				}
 			}(id, m.Name)
 		}
@@ -134,40 +130,5 @@ func (n *Node) ReloadConsortium() (*Consortium, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.consMu.Lock()
-	defer n.consMu.Unlock()
-	cur := n.cons.Load()
-	if !slices.Equal(file.Names(), cur.Names()) {
-		return nil, fmt.Errorf("%w: %s lists %v but the consortium is %v: change members with 'cohort consortium add' and 'remove', not in the file",
-			ErrMembership, n.cfg.Consortium, file.Names(), cur.Names())
-	}
-	next := &Consortium{VotersWanted: cur.VotersWanted}
-	for _, m := range cur.Members {
-		fm, _ := file.Member(m.Name)
-		if fm.PeerID != m.PeerID {
-			return nil, fmt.Errorf("%w: %s gives %s peer id %s, the consortium has %s", ErrMembership, n.cfg.Consortium, m.Name, fm.PeerID, m.PeerID)
-		}
-		next.Members = append(next.Members, fm)
-		id, err := peer.Decode(m.PeerID)
-		if err != nil || id == n.host.ID() {
-			continue
-		}
-		n.host.Peerstore().ClearAddrs(id)
-		for _, a := range fm.Addrs {
-			if addr, err := ma.NewMultiaddr(a); err == nil {
-				n.host.Peerstore().AddAddr(id, addr, peerstore.PermanentAddrTTL)
-			}
-		}
-		if !slices.Equal(fm.Addrs, m.Addrs) {
-			// Connections to the old address go; the redial finds the new one.
-			_ = n.host.Network().ClosePeer(id)
-			n.log.Info("member moved", "member", m.Name, "addrs", fm.Addrs)
-		}
-	}
-	n.cons.Store(next)
-	select {
-	case n.redialNow <- struct{}{}:
-	default:
-	}
-	return next, nil
+	return n.mesh.reload(file, n.cfg.Consortium)
 }

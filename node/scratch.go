@@ -14,13 +14,13 @@ import (
 const JobScratchDir = "jobs"
 
 // removeScratch removes the scratch directory of an ended job.
-func (n *Node) removeScratch(id string) {
+func (r *jobRunner) removeScratch(id string) {
 	if !filepath.IsLocal(id) || filepath.Base(id) != id {
 		return
 	}
-	dir := filepath.Join(n.cfg.DataDir, JobScratchDir, id)
+	dir := filepath.Join(r.DataDir, JobScratchDir, id)
 	if err := os.RemoveAll(dir); err != nil {
-		n.log.Warn("could not remove an ended job's scratch", "job", id, "dir", dir, "err", err)
+		r.Log.Warn("could not remove an ended job's scratch", "job", id, "dir", dir, "err", err)
 	}
 }
 
@@ -28,14 +28,14 @@ func (n *Node) removeScratch(id string) {
 // this node was down (or before it could remove them): those the log
 // records as done or failed. Directories of jobs it does not know are
 // left alone.
-func (n *Node) sweepScratch() {
-	entries, err := os.ReadDir(filepath.Join(n.cfg.DataDir, JobScratchDir))
+func (r *jobRunner) sweepScratch() {
+	entries, err := os.ReadDir(filepath.Join(r.DataDir, JobScratchDir))
 	if err != nil {
 		return // none yet
 	}
 	for _, e := range entries {
-		if st, ok := n.fsm.jobs.Status(e.Name()); ok && st != StatusRunning {
-			n.removeScratch(e.Name())
+		if st, ok := r.FSM.jobs.Status(e.Name()); ok && st != StatusRunning {
+			r.removeScratch(e.Name())
 		}
 	}
 }

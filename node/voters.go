@@ -63,28 +63,16 @@ func (c *Consortium) raftConfiguration() raft.Configuration {
 // RaftVoters returns the voters of the node's current Raft configuration,
 // sorted.
 func (n *Node) RaftVoters() []string {
-	if n.raft == nil {
+	if n.consensus == nil {
 		return nil
 	}
-	f := n.raft.GetConfiguration()
-	if f.Error() != nil {
-		return nil
-	}
-	var out []string
-	for _, s := range f.Configuration().Servers {
-		if s.Suffrage == raft.Voter {
-			out = append(out, string(s.ID))
-		}
-	}
-	sort.Strings(out)
-	return out
+	return n.consensus.voters()
 }
 
-// keepVoters runs on every node until it closes; while the node leads it
+// keepVoters runs on every node until ctx ends; while the node leads it
 // rebalances the voter set once a second and whenever a follower's
 // heartbeats start failing or resume.
-func (n *Node) keepVoters() {
-	defer n.wg.Done()
+func (c *consensus) keepVoters(ctx context.Context) {
 	obs := make(chan raft.Observation, 64)
 	observer := raft.NewObserver(obs, false, func(o *raft.Observation) bool {
 		switch o.Data.(type) {
@@ -93,8 +81,8 @@ func (n *Node) keepVoters() {
 		}
 		return false
 	})
-	n.raft.RegisterObserver(observer)
-	defer n.raft.DeregisterObserver(observer)
+	c.raft.RegisterObserver(observer)
+	defer c.raft.DeregisterObserver(observer)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	// down holds, per follower whose heartbeats fail, when it was last
@@ -102,7 +90,7 @@ func (n *Node) keepVoters() {
 	down := map[raft.ServerID]time.Time{}
 	for {
 		select {
-		case <-n.ctx.Done():
+		case <-ctx.Done():
 			return
 		case o := <-obs:
 			switch d := o.Data.(type) {
@@ -122,30 +110,30 @@ func (n *Node) keepVoters() {
 			continue
 		case <-tick.C:
 		}
-		if n.raft.State() == raft.Leader {
-			n.rebalanceVoters(down)
+		if c.raft.State() == raft.Leader {
+			c.rebalanceVoters(ctx, down)
 		}
 	}
 }
 
 // rebalanceVoters makes at most one configuration change: toward the log's
 // members (members.go), else toward the voter set the rule asks for.
-func (n *Node) rebalanceVoters(down map[raft.ServerID]time.Time) {
-	f := n.raft.GetConfiguration()
+func (c *consensus) rebalanceVoters(ctx context.Context, down map[raft.ServerID]time.Time) {
+	f := c.raft.GetConfiguration()
 	if f.Error() != nil {
 		return
 	}
 	servers := f.Configuration().Servers
 	sort.Slice(servers, func(i, j int) bool { return servers[i].ID < servers[j].ID })
-	ctx, cancel := context.WithTimeout(n.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	timeout := time.Until(deadline(ctx))
-	if n.reconcileRaftMembers(servers, timeout) {
+	if c.reconcileRaftMembers(servers, timeout) {
 		return
 	}
-	wantN := VoterCount(len(servers), n.votersWanted())
-	downFor := time.Duration(n.timing.VoterDownMS) * time.Millisecond
-	self := raft.ServerID(n.cfg.Name)
+	wantN := VoterCount(len(servers), c.votersWanted())
+	downFor := c.voterDown
+	self := raft.ServerID(c.self)
 	var want []raft.Server
 	for _, s := range servers {
 		since, failing := down[s.ID]
@@ -158,9 +146,9 @@ func (n *Node) rebalanceVoters(down map[raft.ServerID]time.Time) {
 	}
 	for _, s := range want { // promote first, so the voters never shrink below wantN
 		if s.Suffrage != raft.Voter {
-			n.log.Info("promoting a member to Raft voter", "member", s.ID)
-			if err := n.raft.AddVoter(s.ID, s.Address, 0, timeout).Error(); err != nil {
-				n.log.Warn("promote to voter failed", "member", s.ID, "err", err)
+			c.log.Info("promoting a member to Raft voter", "member", s.ID)
+			if err := c.raft.AddVoter(s.ID, s.Address, 0, timeout).Error(); err != nil {
+				c.log.Warn("promote to voter failed", "member", s.ID, "err", err)
 			}
 			return
 		}
@@ -179,17 +167,17 @@ func (n *Node) rebalanceVoters(down map[raft.ServerID]time.Time) {
 	}
 	for _, s := range servers {
 		if s.Suffrage == raft.Voter && !slices.ContainsFunc(want, func(w raft.Server) bool { return w.ID == s.ID }) {
-			n.log.Info("demoting a Raft voter to non-voter", "member", s.ID, "down_since", down[s.ID])
-			if err := n.raft.DemoteVoter(s.ID, 0, timeout).Error(); err != nil {
-				n.log.Warn("demote voter failed", "member", s.ID, "err", err)
+			c.log.Info("demoting a Raft voter to non-voter", "member", s.ID, "down_since", down[s.ID])
+			if err := c.raft.DemoteVoter(s.ID, 0, timeout).Error(); err != nil {
+				c.log.Warn("demote voter failed", "member", s.ID, "err", err)
 			}
 			return
 		}
 	}
 }
 
-func (n *Node) votersWanted() int {
-	cons := n.cons.Load()
+func (c *consensus) votersWanted() int {
+	cons := c.members()
 	if cons == nil {
 		return 0
 	}
