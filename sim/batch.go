@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cohortdm/cohort/job"
@@ -42,22 +43,35 @@ type BatchOptions struct {
 	Policy   *policy.Policy
 	// OnStart, if set, sees the cluster once it has a leader.
 	OnStart func(*Cluster)
-	// Starting, if set, is told before job i starts (its key is waited
-	// for, its coordinator chosen, its spec submitted).
-	Starting func(i int)
 }
 
-// RunBatch runs several specs, one after another, on one cluster whose
-// members are the parties of every spec, so that a batch (the demo) pays
-// once for starting nodes, electing a leader and dealing the key rather
-// than once per spec. The key, if any spec's kind needs it, is dealt while
-// the nodes start and the first specs that need none run. Each job's
-// output is what Run would write for it alone: OUT/result.json as soon as
-// the job ends, then done(i, result), in order; OUT/audit/PARTY.jsonl,
-// each node's ledger entries of that job, once the nodes are closed (so
-// that it holds everything they recorded). Every spec and output dir is
-// checked before anything starts; the first failing job ends the batch.
-func RunBatch(ctx context.Context, jobs []BatchJob, opts BatchOptions, done func(i int, result map[string]any) error) (err error) {
+// JobError is the failure of job Job (an index into the batch).
+type JobError struct {
+	Job int
+	Err error
+}
+
+func (e *JobError) Error() string { return e.Err.Error() }
+func (e *JobError) Unwrap() error { return e.Err }
+
+// RunBatch runs several specs on one cluster whose members are the parties
+// of every spec, so that a batch (the demo) pays once for starting nodes,
+// electing a leader and dealing the key rather than once per spec. The jobs
+// run at once: the key, if a kind needs it, is dealt while the nodes start
+// and the jobs that need none run, and one job's Raft commits and round
+// trips overlap another's computing. A member that is a party of every job,
+// if there is one, is made the leader first, so that as when Run starts
+// each spec's parties alone, no other member coordinates a job.
+//
+// Each job's output is what Run would write for it alone, reported in the
+// batch's order whatever order the jobs end in: OUT/result.json, then
+// report(i, result); OUT/audit/PARTY.jsonl, each node's ledger entries of
+// that job, once the nodes are closed (so that it holds everything they
+// recorded). Every spec and output dir is checked before anything starts.
+// The first job (in order) that fails ends the batch with a *JobError: the
+// jobs still running are cancelled, and each job's output is what its own
+// end left (a result, or only its audit ledgers).
+func RunBatch(ctx context.Context, jobs []BatchJob, opts BatchOptions, report func(i int, result map[string]any) error) (err error) {
 	b, err := loadBatch(ctx, jobs, opts.Kinds)
 	if err != nil {
 		return err
@@ -74,56 +88,96 @@ func RunBatch(ctx context.Context, jobs []BatchJob, opts BatchOptions, done func
 		OnApply: progressLines(opts.Progress), Policy: cmp.Or(opts.Policy, policy.Default()),
 	})
 	if err != nil {
+		key.abort()
 		return err
 	}
+	key.start(cluster)
 	if opts.OnStart != nil {
 		opts.OnStart(cluster)
 	}
-	ran := make([]ranJob, 0, len(jobs))
+	ran := make([]ranJob, len(jobs))
 	defer func() {
 		// The ledgers are complete once every node is closed.
 		err = errors.Join(err, cluster.Close(), b.finish(cluster, ran))
 	}()
+	if err := b.commonLeader(ctx, cluster); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ended := make([]chan ranJob, len(jobs))
+	var wg sync.WaitGroup
+	defer wg.Wait() // before the nodes close
 	for i := range jobs {
-		if opts.Starting != nil {
-			opts.Starting(i)
+		ended[i] = make(chan ranJob, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ended[i] <- b.run(ctx, i, cluster, key, opts)
+		}()
+	}
+	var failed error
+	for i := range jobs {
+		ran[i] = <-ended[i] // each job ends with ctx
+		if failed != nil {
+			continue
 		}
-		if b.usesKey[i] {
-			if err := key.install(ctx, cluster); err != nil {
-				return err
-			}
+		if ran[i].err != nil {
+			failed = &JobError{Job: i, Err: ran[i].err}
+			cancel()
+			continue
 		}
-		if err := partyLeads(ctx, cluster, b.specs[i].PartyNames()); err != nil {
-			return err
+		if err := b.outs[i].place(ran[i].dir, false); err != nil {
+			failed = &JobError{Job: i, Err: err}
+			ran[i].dir = ""
+			cancel()
+			continue
 		}
-		r, res, err := b.run(ctx, i, cluster, opts)
-		if r.dir != "" {
-			ran = append(ran, r)
-		}
-		if err != nil {
-			return err
-		}
-		if err := done(i, res); err != nil {
-			return err
+		ran[i].dir, ran[i].placed = b.outs[i].path, true
+		if err := report(i, ran[i].result); err != nil {
+			failed = err
+			cancel()
 		}
 	}
-	return nil
+	return failed
 }
 
-// ranJob is a job the batch ran: its id ("" if it got none), the dir its
-// audit ledgers go to, and whether it failed (its dir is then its stage,
-// moved into place only once the ledgers are in it).
+// ranJob is how a job of the batch ended: its id ("" if it got none), its
+// result or error, and the dir its audit ledgers go to: its stage, moved
+// into place once they are in it, or its output dir once placed.
 type ranJob struct {
-	i      int
 	id     string
+	result map[string]any
+	err    error
 	dir    string
-	failed bool
+	placed bool
+}
+
+// commonLeader makes a member that is a party of every job the leader,
+// unless the leader already is one or there is none.
+func (b *batch) commonLeader(ctx context.Context, cluster *Cluster) error {
+	var common []string
+	for _, name := range b.names {
+		if !slices.ContainsFunc(b.specs, func(s *job.Spec) bool { return !slices.Contains(s.PartyNames(), name) }) {
+			common = append(common, name)
+		}
+	}
+	if len(common) == 0 {
+		return nil
+	}
+	leader, err := cluster.WaitLeader(ctx)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(common, leader.Name()) {
+		return nil
+	}
+	return cluster.MakeLeader(ctx, common[0])
 }
 
 // batch is a checked batch: its specs, what each party's node must
 // resolve, and where each job's output goes.
 type batch struct {
-	jobs    []BatchJob
 	specs   []*job.Spec
 	sent    [][]byte // each spec as submitted, its paths under root
 	usesKey []bool
@@ -140,7 +194,7 @@ func loadBatch(ctx context.Context, jobs []BatchJob, kinds job.Registry) (*batch
 	if len(jobs) == 0 {
 		return nil, errors.New("sim: an empty batch")
 	}
-	b := &batch{jobs: jobs, tables: map[string]map[string]table.Source{}}
+	b := &batch{tables: map[string]map[string]table.Source{}}
 	var dirs []string
 	for _, j := range jobs {
 		spec, err := job.LoadSpec(j.Spec)
@@ -195,30 +249,31 @@ func loadBatch(ctx context.Context, jobs []BatchJob, kinds job.Registry) (*batch
 	return b, nil
 }
 
-// run runs job i of the batch, its output staged beside its OUT and, if
-// it succeeds, moved into place at once.
-func (b *batch) run(ctx context.Context, i int, cluster *Cluster, opts BatchOptions) (ranJob, map[string]any, error) {
+// run runs job i of the batch into a stage beside its OUT, once the key
+// is installed if its kind needs it.
+func (b *batch) run(ctx context.Context, i int, cluster *Cluster, key *batchKey, opts BatchOptions) ranJob {
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
+	if b.usesKey[i] {
+		if err := key.ready(ctx); err != nil {
+			return ranJob{err: err}
+		}
+	}
 	stage, err := b.outs[i].stage()
 	if err != nil {
-		return ranJob{}, nil, err
+		return ranJob{err: err}
 	}
 	id, res, err := runJob(ctx, cluster, b.specs[i], b.sent[i], stage, opts.Kinds)
-	if err != nil {
-		return ranJob{i: i, id: id, dir: stage, failed: true}, nil, err
-	}
-	if err := b.outs[i].place(stage, false); err != nil {
-		return ranJob{}, nil, err
-	}
-	return ranJob{i: i, id: id, dir: b.outs[i].path}, res, nil
+	return ranJob{id: id, result: res, err: err, dir: stage}
 }
 
 // finish writes each job's audit ledgers from the closed nodes' ledgers
-// and moves a failed job's stage into place (or drops it).
+// and moves each stage not yet in place into place: a job's own end
+// decides what it holds (a failed job: only its ledgers; one that failed
+// before it had an id: nothing, and it is dropped).
 func (b *batch) finish(cluster *Cluster, ran []ranJob) error {
 	ledgers := map[string][][]byte{}
 	var errs []error
@@ -229,12 +284,19 @@ func (b *batch) finish(cluster *Cluster, ran []ranJob) error {
 		}
 		ledgers[name] = lines
 	}
-	for _, r := range ran {
-		if err := writeAudit(ledgers, b.specs[r.i].PartyNames(), r.id, filepath.Join(r.dir, "audit")); err != nil {
+	for i, r := range ran {
+		switch {
+		case r.dir == "":
+			continue
+		case r.id == "":
+			os.RemoveAll(r.dir)
+			continue
+		}
+		if err := writeAudit(ledgers, b.specs[i].PartyNames(), r.id, filepath.Join(r.dir, "audit")); err != nil {
 			errs = append(errs, err)
 		}
-		if r.failed {
-			errs = append(errs, b.outs[r.i].place(r.dir, true))
+		if !r.placed {
+			errs = append(errs, b.outs[i].place(r.dir, r.err != nil))
 		}
 	}
 	return errors.Join(errs...)
@@ -289,20 +351,6 @@ func readLines(path string) ([][]byte, error) {
 	return lines, sc.Err()
 }
 
-// partyLeads makes one of parties the Raft leader, and so the job's
-// coordinator, unless one already is: as when Run starts the parties
-// alone, no other member coordinates (or sends) anything of the job.
-func partyLeads(ctx context.Context, cluster *Cluster, parties []string) error {
-	leader, err := cluster.WaitLeader(ctx)
-	if err != nil {
-		return err
-	}
-	if slices.Contains(parties, leader.Name()) {
-		return nil
-	}
-	return cluster.MakeLeader(ctx, parties[0])
-}
-
 // relocate returns a copy of spec whose relative paths (tables, sources,
 // taxonomies, test tables) are prefixed with dir.
 func relocate(spec *job.Spec, dir string) *job.Spec {
@@ -353,67 +401,4 @@ func commonDir(dirs []string) string {
 		}
 	}
 	return root
-}
-
-// batchKey is the consortium's key, dealt in the background: dealing (a
-// safe-prime search) needs no node, so it runs while the nodes start and
-// the jobs that need no key run.
-type batchKey struct {
-	dealt     chan dealtKey // nil: nothing to deal
-	got       bool
-	installed bool
-}
-
-type dealtKey struct {
-	install func(name, dataDir string) error
-	err     error
-}
-
-// dealKey starts dealing the key for the batch's members if opts.Setup is
-// set and some job's kind needs it.
-func (b *batch) dealKey(opts BatchOptions) *batchKey {
-	k := &batchKey{}
-	if opts.Setup == nil || !slices.Contains(b.usesKey, true) {
-		return k
-	}
-	k.dealt = make(chan dealtKey, 1)
-	names := slices.Clone(b.names)
-	go func() {
-		install, err := opts.Setup(names)
-		k.dealt <- dealtKey{install, err}
-	}()
-	return k
-}
-
-// install waits for the key and, the first time, installs each member's
-// share in its data dir, where a job's steps read it.
-func (k *batchKey) install(ctx context.Context, cluster *Cluster) error {
-	if k.dealt == nil || k.installed {
-		return nil
-	}
-	var d dealtKey
-	select {
-	case d = <-k.dealt:
-		k.got = true
-	case <-ctx.Done():
-		return fmt.Errorf("sim: waiting for the key to be dealt: %w", ctx.Err())
-	}
-	if d.err != nil {
-		return d.err
-	}
-	for _, name := range cluster.Names {
-		if err := d.install(name, cluster.DataDir(name)); err != nil {
-			return err
-		}
-	}
-	k.installed = true
-	return nil
-}
-
-// wait waits for a dealing still under way, so that it does not outlive
-// the batch: it takes no context, and ends within seconds.
-func (k *batchKey) wait() {
-	if k.dealt != nil && !k.got {
-		<-k.dealt
-	}
 }

@@ -35,9 +35,9 @@ func TestBatchOneCluster(t *testing.T) {
 	results := map[int]map[string]any{}
 	err := sim.RunBatch(ctx, jobs, sim.BatchOptions{
 		Kinds: job.Registry{"sum": sum.Kind{}, "pgen": pgen.Kind{}}, Setup: sim.ThresholdKeys(1024),
-		OnStart:  func(c *sim.Cluster) { clusters = append(clusters, c.Names) },
-		Starting: func(i int) { order = append(order, i) },
+		OnStart: func(c *sim.Cluster) { clusters = append(clusters, c.Names) },
 	}, func(i int, res map[string]any) error {
+		order = append(order, i)
 		results[i] = res
 		return nil
 	})
@@ -48,7 +48,7 @@ func TestBatchOneCluster(t *testing.T) {
 		t.Fatalf("clusters started: %v, want one of %v", clusters, want)
 	}
 	if !slices.Equal(order, []int{0, 1}) {
-		t.Errorf("jobs started in order %v", order)
+		t.Errorf("jobs reported in order %v", order)
 	}
 	if got := results[0]["sum"]; got != 79.75 {
 		t.Errorf("sum = %v, want 79.75", got)
@@ -151,8 +151,9 @@ func TestBatchFailedJob(t *testing.T) {
 		done++
 		return nil
 	})
-	if err == nil || done != 1 {
-		t.Fatalf("err = %v after %d jobs, want the second to fail", err, done)
+	var je *sim.JobError
+	if !errors.As(err, &je) || je.Job != 1 || done != 1 {
+		t.Fatalf("err = %v after %d jobs reported, want the second to fail", err, done)
 	}
 	if _, err := os.Stat(filepath.Join(out, "pgen", "result.json")); err != nil {
 		t.Error(err)

@@ -189,9 +189,10 @@ func (a *app) demoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run every bundled example job on in-process nodes over loopback",
-		Long: `demo extracts the bundled examples and runs them one after another on one cluster
-of real nodes in this process: a node per party of any example, libp2p on loopback, a
-Raft-elected coordinator that is a party of the job, one dealt key. Each example's
+		Long: `demo extracts the bundled examples and runs them all at once on one cluster of real
+nodes in this process: a node per party of any example, libp2p on loopback, a
+Raft-elected coordinator that is a party of every example, one dealt key. It prints each
+example's result and phase timings in turn, in the order of the examples. Each example's
 result.json and audit/ go to OUT/EXAMPLE; OUT is --out (new or empty) or, by default, a
 fresh directory under the system temp dir, printed at the start and the end. Under
 --policy, a dataset is named by its path among the examples (sum/data/north.csv).`,
@@ -238,23 +239,21 @@ fresh directory under the system temp dir, printed at the start and the end. Und
 			if a.format == "text" {
 				o.Progress = a.stderr
 			}
-			current := -1
-			o.Starting = func(i int) {
-				current = i
-				if a.format == "text" {
-					fmt.Fprintf(a.stdout, "== %s\n", names[i])
-				}
-			}
 			all := map[string]any{}
 			err = sim.RunBatch(cmd.Context(), jobs, o, func(i int, res map[string]any) error {
 				all[names[i]] = res
-				if a.format == "text" {
-					return a.printResult(res, jobs[i].Out)
+				if a.format != "text" {
+					return nil
 				}
-				return nil
+				fmt.Fprintf(a.stdout, "== %s\n", names[i])
+				return a.printResult(res, jobs[i].Out)
 			})
-			if err != nil && current >= 0 {
-				return fmt.Errorf("demo %s: %w", names[current], err)
+			var failed *sim.JobError
+			if errors.As(err, &failed) {
+				if a.format == "text" {
+					fmt.Fprintf(a.stdout, "== %s\n", names[failed.Job])
+				}
+				return fmt.Errorf("demo %s: %w", names[failed.Job], failed.Err)
 			}
 			if err != nil {
 				return fmt.Errorf("demo: %w", err)
