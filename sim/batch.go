@@ -98,7 +98,9 @@ func RunBatch(ctx context.Context, jobs []BatchJob, opts BatchOptions, report fu
 	ran := make([]ranJob, len(jobs))
 	defer func() {
 		// The ledgers are complete once every node is closed.
-		err = errors.Join(err, cluster.Close(), b.finish(cluster, ran))
+		if end := errors.Join(cluster.Close(), b.finish(cluster, ran)); end != nil {
+			err = errors.Join(err, end)
+		}
 	}()
 	if err := b.commonLeader(ctx, cluster); err != nil {
 		return err

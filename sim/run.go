@@ -135,7 +135,10 @@ func (o outDir) stage() (string, error) {
 // failed run leaves its audit ledgers but no result, or, when it was to
 // replace an earlier output, that output untouched.
 func (o outDir) finish(stage string, runErr error) error {
-	return errors.Join(runErr, o.place(stage, runErr != nil))
+	if err := o.place(stage, runErr != nil); err != nil {
+		return errors.Join(runErr, err)
+	}
+	return runErr
 }
 
 // place moves stage to the output dir, or drops it when the run failed
