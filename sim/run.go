@@ -77,41 +77,82 @@ func Run(ctx context.Context, specPath string, opts RunOptions) (map[string]any,
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	out, err := filepath.Abs(opts.Out)
+	o, err := checkOut(opts.Out, opts.Replace)
 	if err != nil {
-		return nil, fmt.Errorf("output dir: %w", err)
+		return nil, err
 	}
-	earlier, err := nonEmptyDir(out)
+	stage, err := o.stage()
 	if err != nil {
-		return nil, fmt.Errorf("output dir: %w", err)
+		return nil, err
 	}
-	if earlier && !opts.Replace {
-		return nil, fmt.Errorf("%w: %s", ErrOutNotEmpty, opts.Out)
+	result, runErr := run(ctx, spec, specPath, stage, opts)
+	if err := o.finish(stage, runErr); err != nil {
+		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return nil, fmt.Errorf("output dir: %w", err)
-	}
-	stage, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".cohort-sim-*")
+	return result, nil
+}
+
+// outDir is a run's output directory, checked before anything starts.
+type outDir struct {
+	path    string // absolute
+	earlier bool   // it held an earlier run's files (Replace was set)
+}
+
+// checkOut checks that out is new or empty, or that replace allows
+// replacing it.
+func checkOut(out string, replace bool) (outDir, error) {
+	abs, err := filepath.Abs(out)
 	if err != nil {
-		return nil, fmt.Errorf("output dir: %w", err)
+		return outDir{}, fmt.Errorf("output dir: %w", err)
+	}
+	earlier, err := nonEmptyDir(abs)
+	if err != nil {
+		return outDir{}, fmt.Errorf("output dir: %w", err)
+	}
+	if earlier && !replace {
+		return outDir{}, fmt.Errorf("%w: %s", ErrOutNotEmpty, out)
+	}
+	return outDir{path: abs, earlier: earlier}, nil
+}
+
+// stage makes the fresh directory beside the output that a run writes into.
+func (o outDir) stage() (string, error) {
+	if err := os.MkdirAll(filepath.Dir(o.path), 0o755); err != nil {
+		return "", fmt.Errorf("output dir: %w", err)
+	}
+	stage, err := os.MkdirTemp(filepath.Dir(o.path), "."+filepath.Base(o.path)+".cohort-sim-*")
+	if err != nil {
+		return "", fmt.Errorf("output dir: %w", err)
 	}
 	if err := os.Chmod(stage, 0o755); err != nil {
 		os.RemoveAll(stage)
-		return nil, fmt.Errorf("output dir: %w", err)
+		return "", fmt.Errorf("output dir: %w", err)
 	}
-	result, runErr := run(ctx, spec, specPath, stage, opts)
-	if runErr != nil && earlier {
+	return stage, nil
+}
+
+// finish moves a run's stage into place and returns the run's error: a
+// failed run leaves its audit ledgers but no result, or, when it was to
+// replace an earlier output, that output untouched.
+func (o outDir) finish(stage string, runErr error) error {
+	if err := o.place(stage, runErr != nil); err != nil {
+		return errors.Join(runErr, err)
+	}
+	return runErr
+}
+
+// place moves stage to the output dir, or drops it when the run failed
+// and the output holds an earlier run's files.
+func (o outDir) place(stage string, failed bool) error {
+	if failed && o.earlier {
 		os.RemoveAll(stage) // keep the earlier run's output whole
-		return nil, runErr
+		return nil
 	}
-	if err := replaceDir(stage, out); err != nil {
+	if err := replaceDir(stage, o.path); err != nil {
 		os.RemoveAll(stage)
-		return nil, errors.Join(runErr, fmt.Errorf("output dir: %w", err))
+		return fmt.Errorf("output dir: %w", err)
 	}
-	if runErr != nil {
-		return nil, runErr
-	}
-	return result, nil
+	return nil
 }
 
 // nonEmptyDir reports whether dir exists and holds anything; a path that is
@@ -163,7 +204,6 @@ func replaceDir(stage, out string) error {
 // run runs the job with its output under dir; the nodes are closed (and
 // their ledgers with them) when it returns.
 func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOptions) (map[string]any, error) {
-	resultPath := filepath.Join(dir, "result.json")
 	scratch := opts.State
 	if scratch == "" {
 		var err error
@@ -181,19 +221,9 @@ func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOpti
 		}
 	}
 
-	start := time.Now()
-	var progress func(node.Event)
-	if opts.Progress != nil {
-		var mu sync.Mutex
-		progress = func(e node.Event) {
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Fprintln(opts.Progress, describeEvent(time.Since(start), e))
-		}
-	}
 	cluster, err := StartCluster(ctx, scratch, spec.PartyNames(), ClusterOptions{
 		Kinds: opts.Kinds, TablesDir: spec.Dir, Tables: partySources(spec), AuditDir: filepath.Join(dir, "audit"),
-		Timing: opts.Timing, OnApply: progress, Setup: keySetup(opts, spec), Policy: cmp.Or(opts.Policy, policy.Default()),
+		Timing: opts.Timing, OnApply: progressLines(opts.Progress), Setup: keySetup(opts, spec), Policy: cmp.Or(opts.Policy, policy.Default()),
 	})
 	if err != nil {
 		return nil, err
@@ -203,43 +233,55 @@ func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOpti
 	if err != nil {
 		return nil, fmt.Errorf("read job spec: %w", err)
 	}
-	first := cluster.Running()[0]
+	_, result, err := runJob(ctx, cluster, spec, raw, dir, opts.Kinds)
+	return result, err
+}
+
+// runJob submits raw, the spec as it is sent, from the first of the spec's
+// parties on cluster, waits for the job and writes dir/result.json (and
+// what the kind assembles under dir). It returns the job's id, once there
+// is one, with the result.
+func runJob(ctx context.Context, cluster *Cluster, spec *job.Spec, raw []byte, dir string, kinds job.Registry) (string, map[string]any, error) {
+	first := cluster.Node(spec.PartyNames()[0])
+	if first == nil {
+		return "", nil, fmt.Errorf("sim: party %s is not running", spec.PartyNames()[0])
+	}
 	id, err := first.Submit(ctx, raw)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	rec, err := first.Wait(ctx, id)
 	if err != nil {
-		return nil, err
+		return id, nil, err
 	}
 	if rec.Status != node.StatusDone {
 		msg := rec.Error
 		for _, p := range slices.Sorted(maps.Keys(rec.Failures)) {
 			msg += fmt.Sprintf("\n  %s: %s", p, rec.Failures[p])
 		}
-		return nil, fmt.Errorf("job %s (%s) failed: %s", id, spec.Kind, msg)
+		return id, nil, fmt.Errorf("job %s (%s) failed: %s", id, spec.Kind, msg)
 	}
 	if raw, err = withBytes(rec.Result, id, cluster, spec.PartyNames()); err != nil {
-		return nil, fmt.Errorf("job %s (%s): %w", id, spec.Kind, err)
+		return id, nil, fmt.Errorf("job %s (%s): %w", id, spec.Kind, err)
 	}
-	if a, ok := opts.Kinds[spec.Kind].(job.Assembler); ok {
+	if a, ok := kinds[spec.Kind].(job.Assembler); ok {
 		// sim owns every party, so it may put together what they each keep.
 		parties := map[string]job.Secrets{}
 		for _, name := range spec.PartyNames() {
 			parties[name] = job.DirSecrets(cluster.DataDir(name))
 		}
 		if raw, err = a.Assemble(ctx, spec, raw, parties, dir); err != nil {
-			return nil, fmt.Errorf("job %s (%s): assemble the result: %w", id, spec.Kind, err)
+			return id, nil, fmt.Errorf("job %s (%s): assemble the result: %w", id, spec.Kind, err)
 		}
 	}
 	var result map[string]any
 	if err := json.Unmarshal(raw, &result); err != nil {
-		return nil, fmt.Errorf("job result: %w", err)
+		return id, nil, fmt.Errorf("job result: %w", err)
 	}
-	if err := atomicfile.Write(resultPath, append(raw, '\n'), 0o644); err != nil {
-		return nil, err
+	if err := atomicfile.Write(filepath.Join(dir, "result.json"), append(raw, '\n'), 0o644); err != nil {
+		return id, nil, err
 	}
-	return result, nil
+	return id, result, nil
 }
 
 // keySetup returns opts.Setup when the job's kind decrypts with the
@@ -323,6 +365,21 @@ func partySources(spec *job.Spec) map[string]map[string]table.Source {
 		}
 	}
 	return out
+}
+
+// progressLines returns an OnApply that writes a line per committed step
+// to w, timed from now, or nil without w.
+func progressLines(w io.Writer) func(node.Event) {
+	if w == nil {
+		return nil
+	}
+	start := time.Now()
+	var mu sync.Mutex
+	return func(e node.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(w, describeEvent(time.Since(start), e))
+	}
 }
 
 func describeEvent(at time.Duration, e node.Event) string {

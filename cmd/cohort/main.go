@@ -21,6 +21,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	kindreg "github.com/cohortdm/cohort/kinds"
+	"github.com/cohortdm/cohort/sim"
 )
 
 // app holds the global flags; it is created per invocation, never global.
@@ -31,6 +32,9 @@ type app struct {
 	stderr   io.Writer
 	// getenv reads the environment (COHORT_CONFIG); tests replace it.
 	getenv func(string) string
+	// clusterStarted, if set, sees each cluster the demo starts: a test
+	// counts them.
+	clusterStarted func(*sim.Cluster)
 }
 
 // configEnv names the environment variable that gives --config its default.

@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -98,29 +97,6 @@ func loadPolicy(file string) (*policy.Policy, error) {
 		return nil, nil
 	}
 	return policy.Load(file)
-}
-
-// keySetup prepares each simulated node's threshold key share (sim.RunOptions.Setup).
-type keySetup = func(names []string) (func(name, dataDir string) error, error)
-
-// sharedKeys deals one key per distinct set of parties and hands it to every
-// simulation over those parties, so the demo's examples over the same three
-// hospitals pay for dealing (two safe primes) and the key's fixed-base
-// tables once. In a simulation one operator owns every node anyway.
-func sharedKeys() keySetup {
-	dealt := map[string]func(name, dataDir string) error{}
-	return func(names []string) (func(name, dataDir string) error, error) {
-		id := strings.Join(slices.Sorted(slices.Values(names)), ",")
-		if install, ok := dealt[id]; ok {
-			return install, nil
-		}
-		install, err := consortiumKeys(names)
-		if err != nil {
-			return nil, err
-		}
-		dealt[id] = install
-		return install, nil
-	}
 }
 
 func (a *app) printResult(res map[string]any, out string) error {
@@ -213,10 +189,13 @@ func (a *app) demoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run every bundled example job on in-process nodes over loopback",
-		Long: `demo extracts the bundled examples and runs each one with 'sim': one real node per
-party in this process, libp2p on loopback, a Raft-elected coordinator. Each example's
+		Long: `demo extracts the bundled examples and runs them all at once on one cluster of real
+nodes in this process: a node per party of any example, libp2p on loopback, a
+Raft-elected coordinator that is a party of every example, one dealt key. It prints each
+example's result and phase timings in turn, in the order of the examples. Each example's
 result.json and audit/ go to OUT/EXAMPLE; OUT is --out (new or empty) or, by default, a
-fresh directory under the system temp dir, printed at the start and the end.`,
+fresh directory under the system temp dir, printed at the start and the end. Under
+--policy, a dataset is named by its path among the examples (sum/data/north.csv).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
@@ -252,24 +231,32 @@ fresh directory under the system temp dir, printed at the start and the end.`,
 			if err != nil {
 				return err
 			}
+			jobs := make([]sim.BatchJob, len(names))
+			for i, name := range names {
+				jobs[i] = sim.BatchJob{Spec: filepath.Join(work, name, "spec.yaml"), Out: filepath.Join(out, name), Replace: force}
+			}
+			o := sim.BatchOptions{Kinds: kinds(), Timeout: 5 * time.Minute, Setup: consortiumKeys, Policy: pol, OnStart: a.clusterStarted}
+			if a.format == "text" {
+				o.Progress = a.stderr
+			}
 			all := map[string]any{}
-			keys := sharedKeys()
-			for _, name := range names {
+			err = sim.RunBatch(cmd.Context(), jobs, o, func(i int, res map[string]any) error {
+				all[names[i]] = res
+				if a.format != "text" {
+					return nil
+				}
+				fmt.Fprintf(a.stdout, "== %s\n", names[i])
+				return a.printResult(res, jobs[i].Out)
+			})
+			var failed *sim.JobError
+			if errors.As(err, &failed) {
 				if a.format == "text" {
-					fmt.Fprintf(a.stdout, "== %s\n", name)
+					fmt.Fprintf(a.stdout, "== %s\n", names[failed.Job])
 				}
-				dir := filepath.Join(out, name)
-				res, err := a.runSim(cmd, filepath.Join(work, name, "spec.yaml"), sim.RunOptions{Out: dir, Timeout: 5 * time.Minute,
-					Replace: force, Setup: keys, Policy: pol})
-				if err != nil {
-					return fmt.Errorf("demo %s: %w", name, err)
-				}
-				all[name] = res
-				if a.format == "text" {
-					if err := a.printResult(res, dir); err != nil {
-						return err
-					}
-				}
+				return fmt.Errorf("demo %s: %w", names[failed.Job], failed.Err)
+			}
+			if err != nil {
+				return fmt.Errorf("demo: %w", err)
 			}
 			if a.format == "json" {
 				return a.printJSON(all)

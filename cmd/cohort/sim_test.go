@@ -7,9 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cohortdm/cohort/examples"
+	"github.com/cohortdm/cohort/sim"
 )
 
 // runEnv is run with extra environment variables.
@@ -146,5 +150,45 @@ func TestDemoFreshDir(t *testing.T) {
 	}
 	if !strings.Contains(out, "results under "+dir) {
 		t.Errorf("demo does not say where the results are at the end:\n%s", out)
+	}
+}
+
+// The demo runs every example on one cluster, whose members are the
+// parties of them all, and prints each example's output in turn: its
+// result, its phase timings and where its result is.
+func TestDemoOneCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	var clusters [][]string
+	a := &app{format: "text", stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" },
+		clusterStarted: func(c *sim.Cluster) { clusters = append(clusters, c.Names) }}
+	out := t.TempDir()
+	cmd := a.root()
+	cmd.SetArgs([]string{"demo", "--out", out})
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		t.Fatalf("demo: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	if want := []string{"east", "north", "south", "west"}; len(clusters) != 1 || !slices.Equal(clusters[0], want) {
+		t.Fatalf("the demo started clusters %v, want one of %v", clusters, want)
+	}
+	names, err := examples.Names()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := stdout.String()
+	for _, name := range names {
+		// Each example's block, in order: its header, its phase timings
+		// and bytes, the path of its result.
+		for _, want := range []string{"== " + name + "\n", "phase", "seconds", "party", "bytes sent", "written:   " + filepath.Join(out, name, "result.json")} {
+			i := strings.Index(rest, want)
+			if i < 0 {
+				t.Fatalf("example %s: output lacks %q in order:\n%s", name, want, stdout.String())
+			}
+			rest = rest[i+len(want):]
+		}
+		if _, err := os.Stat(filepath.Join(out, name, "audit")); err != nil {
+			t.Error(err)
+		}
 	}
 }
