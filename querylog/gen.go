@@ -13,6 +13,7 @@ type GenParams struct {
 	Hubs    int     // portal sites that many queries reach
 	HubRate float64 // the share of queries that click a hub
 	Users   int
+	MaxFreq int // the most submissions of one query
 	Seed    uint64
 }
 
@@ -24,7 +25,7 @@ type GenParams struct {
 // rare (§6.4).
 func PaperShape(queries int, seed uint64) GenParams {
 	return GenParams{Queries: queries, Sites: queries * 5 / 4, Hubs: max(1, queries/1000), HubRate: 0.09,
-		Users: max(1, queries/4), Seed: seed}
+		Users: max(1, queries/4), MaxFreq: min(2000, max(10, queries/2)), Seed: seed}
 }
 
 // Generate writes a log of p's shape. About 4 % of its queries are
@@ -55,7 +56,7 @@ func Generate(p GenParams) []Record {
 				sites = append(sites, fmt.Sprintf("www.portal%02d.com", rng.IntN(p.Hubs)))
 			}
 		}
-		freq := min(2000, int(math.Pow(1-rng.Float64(), -1/1.1)))
+		freq := min(max(1, p.MaxFreq), int(math.Pow(1-rng.Float64(), -1/1.1)))
 		for f := range freq {
 			clock++
 			r := Record{User: fmt.Sprintf("u%06d", rng.IntN(p.Users)), Query: text,

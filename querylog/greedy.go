@@ -33,7 +33,7 @@ func (g *Graph) weight(m Method, i int) int {
 // Step is the graph after one removal: the figures of the paper's
 // Figs. 5–7 (edges, query volume and clicked documents left) and density.
 type Step struct {
-	Removed string  `json:"removed"`
+	Removed string  `json:"removed,omitempty"`
 	Nodes   int     `json:"nodes"`
 	Edges   int     `json:"edges"`
 	Density float64 `json:"density"`

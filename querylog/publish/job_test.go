@@ -28,7 +28,24 @@ func logSpec(t *testing.T, queries int, params string) (*job.Spec, []querylog.Re
 	t.Helper()
 	dir := t.TempDir()
 	log := querylog.Generate(querylog.PaperShape(queries, 3))
-	f, err := os.Create(filepath.Join(dir, "log.csv"))
+	writeLog(t, filepath.Join(dir, "log.csv"), log)
+	spec := "kind: querylog\nparties:\n  - name: engine\n    tables: [{name: log, path: log.csv}]\n" +
+		"params:\n  columns: {results: results}\n" + params
+	path := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := job.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, log
+}
+
+// writeLog writes a log as the CSV the job reads.
+func writeLog(t *testing.T, path string, log []querylog.Record) {
+	t.Helper()
+	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,17 +58,6 @@ func logSpec(t *testing.T, queries int, params string) (*job.Spec, []querylog.Re
 	if err := f.Close(); err != nil || w.Error() != nil {
 		t.Fatal(err, w.Error())
 	}
-	spec := "kind: querylog\nparties:\n  - name: engine\n    tables: [{name: log, path: log.csv}]\n" +
-		"params:\n  columns: {results: results}\n" + params
-	path := filepath.Join(dir, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := job.LoadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, log
 }
 
 // run runs the job coordinated by a member that holds no log, so the
@@ -205,5 +211,36 @@ func TestSim(t *testing.T) {
 	}
 	if len(audit.Decisions(entries)) == 0 {
 		t.Error("the ledger holds no policy decision: the check checks nothing")
+	}
+}
+
+// The example (examples/querylog.yaml) runs under the default policy and
+// its log is the generator's, so the figures can be remade from it:
+//
+//	COHORT_WRITE_EXAMPLE=1 go test ./querylog/publish -run TestExample
+func TestExample(t *testing.T) {
+	const path = "../../examples/querylog.csv"
+	log := querylog.Generate(querylog.PaperShape(150, 3))
+	if os.Getenv("COHORT_WRITE_EXAMPLE") != "" {
+		writeLog(t, path, log)
+	}
+	want := filepath.Join(t.TempDir(), "log.csv")
+	writeLog(t, want, log)
+	a, errA := os.ReadFile(path)
+	b, errB := os.ReadFile(want)
+	if errA != nil || errB != nil || !bytes.Equal(a, b) {
+		t.Fatalf("%s is not the generator's log (%v, %v)", path, errA, errB)
+	}
+	s, err := job.LoadSpec("../../examples/querylog.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := run(t, s, policy.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := rep.Result["published"].([]querylog.Row)
+	if len(rows) == 0 || len(querylog.Attack(querylog.PublishedClicks(rows))) != 0 {
+		t.Errorf("%d rows published; the attack finds pairs in them, or nothing was published", len(rows))
 	}
 }
