@@ -14,6 +14,7 @@
 //	pgen         pgen                 anonymity-pruned trees and pooled pseudo-data
 //	kde          kde                  per-class synthetic samples of a density estimate, pooled
 //	coherence    coherence/publish    transactions published with coherence
+//	querylog     querylog/publish     one party's query log published with no two queries sharing a site
 //	probe        probe                a secure aggregation of public vectors (health check)
 package kinds
 
@@ -28,6 +29,7 @@ import (
 	"github.com/cohortdm/cohort/pgen"
 	"github.com/cohortdm/cohort/probe"
 	"github.com/cohortdm/cohort/quantile"
+	querylog "github.com/cohortdm/cohort/querylog/publish"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/sum"
 )
@@ -47,6 +49,7 @@ func All() job.Registry {
 		"pgen":        pgen.Kind{},
 		"kde":         kde.Kind{},
 		"coherence":   publish.Kind{},
+		"querylog":    querylog.Kind{},
 		"probe":       probe.Kind{},
 	}
 }

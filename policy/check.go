@@ -248,6 +248,12 @@ func (p *Policy) checkFloors(req *Request, dataset string, u job.Use, h History)
 		if u.K < p.Floors.MinK {
 			return refuse("floors.min_k", "a synthetic sample of %s drawn from this job's fewest rows is below this node's floor", what)
 		}
+	case protocol.DiscloseSanitisedLog:
+		// A query with fewer than k results names its sites (Poblete et
+		// al., section 4.2): k is the fewest results a published query has.
+		if u.K < p.Floors.MinK {
+			return refuse("floors.min_k", "a query log of %s published with this job's k is below this node's floor", what)
+		}
 	}
 	if u.Releases > 0 && h.Releases[dataset]+u.Releases > p.ExactReleases {
 		return refuse("exact_releases", "the exact values this job would publish of %s exceed this node's allowance", what).

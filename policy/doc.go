@@ -30,7 +30,9 @@
 // predicate kept at home), generalised (published in a k-anonymous table),
 // membership (a result names which of the node's rows belong to a group),
 // synthetic (a sample drawn from a density estimated on the rows, each
-// class's row count kept), local-aggregate (a local aggregate in clear) and raw (values as they
+// class's row count kept), sanitised-log (a query log with per-site ids
+// for its URLs, no ranks, and no two queries sharing a clicked site),
+// local-aggregate (a local aggregate in clear) and raw (values as they
 // are). Kinds declare, per job and party, which columns leave in which form
 // and to whom (job.Use); the policy grants forms per column, by the
 // column's role in the job (key, id, attribute, class, sensitive) unless a

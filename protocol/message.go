@@ -211,6 +211,11 @@ const (
 	// the party's rows (kde's kernel density estimate), none of them a row
 	// as it is; each class's row count is kept.
 	DiscloseSynthetic Disclosure = "synthetic"
+	// DiscloseSanitisedLog is a query log published sanitised (Poblete,
+	// Spiliopoulou and Baeza-Yates): URLs replaced by per-site-suffixed
+	// ids, ranks hidden, navigational queries and queries with fewer than
+	// k results removed, no two queries sharing a clicked site.
+	DiscloseSanitisedLog Disclosure = "sanitised-log"
 	// DiscloseRaw is values published as they are.
 	DiscloseRaw Disclosure = "raw"
 )
@@ -220,5 +225,5 @@ const (
 func Disclosures() []Disclosure {
 	return []Disclosure{DisclosePSIBlinded, DiscloseCiphertext, DiscloseDecryptionShare, DiscloseClassSummary,
 		DiscloseSplitSummary, DiscloseScore, DiscloseSplitAttribute, DiscloseGeneralised, DiscloseMembership,
-		DisclosePublicResult, DiscloseAggregate, DiscloseRaw, DiscloseControl, DiscloseSynthetic}
+		DisclosePublicResult, DiscloseAggregate, DiscloseRaw, DiscloseControl, DiscloseSynthetic, DiscloseSanitisedLog}
 }
