@@ -37,7 +37,7 @@ func readParquet(ctx context.Context, src Source, name string, schema map[string
 		}
 		names[i] = fl.Name()
 	}
-	b, err := newBuilder(desc, names, schema, opts.maxBytes())
+	b, err := newBuilder(desc, names, schema, opts)
 	if err != nil {
 		return nil, err
 	}
