@@ -180,3 +180,21 @@ func clampArgs(clamp *[2]float64) []any {
 	}
 	return []any{clamp[0], clamp[1]}
 }
+
+// Check reports the error Open would return for src with schema, without
+// keeping the table: a database counts the rows Open would refuse in one
+// query, and only when there are any is the table streamed to name the
+// first; a file is streamed.
+func Check(ctx context.Context, src Source, schema map[string]Kind, opts ReadOptions) error {
+	agg, err := NewAggregator(src, schema, opts)
+	if err != nil {
+		return err
+	}
+	// No column has an empty name (the readers refuse one), so this
+	// checks every row and folds nothing.
+	_, _, err = agg.ColumnSum(ctx, "", nil)
+	if errors.Is(err, ErrNoColumn) {
+		return nil
+	}
+	return err
+}

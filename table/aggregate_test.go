@@ -221,3 +221,19 @@ func TestAggregatorPushesDown(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckIsOpensVerdict: Check fails exactly when Open does, with its
+// error, over every source type.
+func TestCheckIsOpensVerdict(t *testing.T) {
+	ctx := context.Background()
+	for _, st := range aggStores(t) {
+		src := st.put(t, aggTable(20))
+		for _, schema := range []map[string]Kind{nil, {"v": Numeric}, {"digits": Numeric}, {"v": Numeric, "absent": Categorical}} {
+			_, werr := Open(ctx, src, "t", schema, ReadOptions{})
+			err := Check(ctx, src, schema, ReadOptions{})
+			if (werr == nil) != (err == nil) || werr != nil && werr.Error() != err.Error() {
+				t.Fatalf("%s %v: Check %v, Open %v", st.name, schema, err, werr)
+			}
+		}
+	}
+}
