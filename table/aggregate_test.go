@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cohortdm/cohort/internal/pgtest"
+	"github.com/parquet-go/parquet-go"
 )
 
 // aggStore makes a source of one type holding a table.
@@ -234,6 +238,97 @@ func TestCheckIsOpensVerdict(t *testing.T) {
 			if (werr == nil) != (err == nil) || werr != nil && werr.Error() != err.Error() {
 				t.Fatalf("%s %v: Check %v, Open %v", st.name, schema, err, werr)
 			}
+		}
+	}
+}
+
+// writeOptionalParquet writes columns a (optional text), v (optional
+// double) and w (required double) with the given rows; nil is NULL.
+func writeOptionalParquet(t *testing.T, path string, rows [][3]any) {
+	t.Helper()
+	schema := parquet.NewSchema("t", parquet.Group{
+		"a": parquet.Optional(parquet.String()),
+		"v": parquet.Optional(parquet.Leaf(parquet.DoubleType)),
+		"w": parquet.Leaf(parquet.DoubleType),
+	})
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pw := parquet.NewGenericWriter[any](f, schema)
+	for _, r := range rows {
+		row := make(parquet.Row, 3)
+		for j, x := range r {
+			switch x := x.(type) {
+			case nil:
+				row[j] = parquet.NullValue().Level(0, 0, j)
+			case string:
+				row[j] = parquet.ByteArrayValue([]byte(x)).Level(0, 1, j)
+			case float64:
+				row[j] = parquet.DoubleValue(x).Level(0, 1, j)
+				if j == 2 {
+					row[j] = parquet.DoubleValue(x).Level(0, 0, j)
+				}
+			}
+		}
+		if _, err := pw.WriteRows([]parquet.Row{row}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A Parquet aggregate reads only the asked column's pages when no other
+// column it loads can fail the row check (required, not floating point
+// when numeric), and otherwise every row: either way its sum and errors
+// are Open's, NULL and NaN in the asked column or another included.
+func TestParquetAggregateProjects(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	nan := math.NaN()
+	cases := map[string][][3]any{
+		"clean":      {{"x", 1.5, 2.0}, {"y", -4.0, 3.0}, {"z", 0.25, nan}},
+		"null v":     {{"x", 1.5, 2.0}, {"y", nil, 3.0}},
+		"null a":     {{"x", 1.5, 2.0}, {nil, 2.0, 3.0}},
+		"nan v":      {{"x", nan, 2.0}},
+		"nan w only": {{"x", 1.0, nan}},
+	}
+	schemas := []map[string]Kind{{"v": Numeric}, {"v": Numeric, "w": Categorical}, {"a": Categorical, "v": Numeric}, {"v": Numeric, "w": Numeric}, nil}
+	for name, rows := range cases {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".parquet")
+		writeOptionalParquet(t, path, rows)
+		for _, schema := range schemas {
+			src := Source{Path: path}
+			wsum, wrows, _, werr := loadedFolds(src, schema, "v", nil, nil)
+			agg, err := NewAggregator(src, schema, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum, n, err := agg.ColumnSum(ctx, "v", nil)
+			sameErr(t, fmt.Sprintf("%s %v", name, schema), err, werr)
+			if werr == nil && (sum != wsum || n != wrows) {
+				t.Fatalf("%s %v: %v over %d rows, want %v over %d", name, schema, sum, n, wsum, wrows)
+			}
+		}
+	}
+	// The clean file with v alone, or with w as text, is read by column.
+	f, err := os.Open(filepath.Join(dir, "clean.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for schema, want := range map[*map[string]Kind]bool{
+		{"v": Numeric}: true, {"v": Numeric, "w": Categorical}: true, {"a": Categorical, "v": Numeric}: false, {"v": Numeric, "w": Numeric}: false,
+	} {
+		_, fields, b, err := parquetHeader(f, "clean", *schema, ReadOptions{sink: &colSink{column: "v"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.projectable(fields); got != want {
+			t.Errorf("%v: projectable %v, want %v", *schema, got, want)
 		}
 	}
 }
