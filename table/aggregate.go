@@ -173,14 +173,6 @@ func (f *countFold) counts() []int {
 	return out
 }
 
-// clampArgs is the clamp's bounds, or nil.
-func clampArgs(clamp *[2]float64) []any {
-	if clamp == nil {
-		return nil
-	}
-	return []any{clamp[0], clamp[1]}
-}
-
 // Check reports the error Open would return for src with schema, without
 // keeping the table: a database counts the rows Open would refuse in one
 // query, and only when there are any is the table streamed to name the
