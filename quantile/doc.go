@@ -21,7 +21,8 @@
 //  2. Each party checks that the log determines those Args and that every
 //     earlier round's committed counts are those it received (see Checks
 //     on the coordinator), counts its own values ≤ each threshold (a binary
-//     search in its column, sorted once when its session opens) and the
+//     search in its files' column, sorted once when its session opens; one
+//     query per database table, run by the database) and the
 //     parties sum the count vector, one slot per threshold, with
 //     secureagg.Aggregate (FracBits 0, ValueBits 40: up to 2^40 rows per
 //     party). Every party receives the pooled vector from the root, keeps

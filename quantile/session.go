@@ -10,14 +10,17 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/table"
 )
 
-// Open opens a party's session: its column, from every one of its tables
-// that has it, loaded and sorted once, so each round's counts are binary
-// searches. After a restart the session is rebuilt the same way, and reads
-// the pooled counts it received in earlier rounds from its job scratch
-// when it needs them. A party whose column cannot be read still opens, so
-// that each round it withdraws at once and the job fails naming it.
+// Open opens a party's session: its column from every one of its file
+// tables that has it, loaded and sorted once, so each round's counts are
+// binary searches; a database table's counts are one query per round,
+// pushed to the database, so its values never reach the node. After a
+// restart the session is rebuilt the same way, and reads the pooled counts
+// it received in earlier rounds from its job scratch when it needs them. A
+// party whose column cannot be read still opens, so that each round it
+// withdraws at once and the job fails naming it.
 func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	prm, err := parseParams(p.Spec())
 	if err != nil {
@@ -28,9 +31,9 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	return s, nil
 }
 
-// session is one party's state: its sorted column (or why it has none),
-// and the pooled counts it received, by round (kept in its job scratch
-// too: vouch.go).
+// session is one party's state: its files' sorted column and its database
+// tables (or why it has none), and the pooled counts it received, by round
+// (kept in its job scratch too: vouch.go).
 type session struct {
 	p       job.Participant
 	params  *Params
@@ -42,37 +45,129 @@ type session struct {
 	views map[int][]int64
 }
 
-// tableRows is how many of the column's values one table holds.
+// tableRows is how many of the column's values one table holds, and, for
+// a database table, its Aggregator: its counts are computed by the
+// database each round instead of from the sorted values.
 type tableRows struct {
 	Table string
 	Rows  int
+	agg   table.Aggregator
 }
 
-// loadColumn collects the column's values over the party's tables that
-// have it, sorted, and how many each table holds.
+// loadColumn collects the column's values over the party's file tables
+// that have it, sorted, and how many each table holds; a database table's
+// values stay in the database and only its row count is taken. A table
+// with the column that is not numeric fails as when every table was
+// loaded first: after any table's load error.
 func loadColumn(ctx context.Context, p job.Participant, col string) ([]float64, []tableRows, error) {
-	tables, err := job.LoadTables(ctx, p)
-	if err != nil {
-		return nil, nil, err
+	ps, ok := p.Spec().Party(p.Self())
+	if !ok {
+		return nil, nil, fmt.Errorf("party %q is not in the job spec", p.Self())
 	}
 	var out []float64
 	var rows []tableRows
-	for _, t := range tables {
-		c, err := t.Column(col)
-		if err != nil {
+	var notNumeric error
+	for _, ts := range ps.Tables {
+		vals, tr, err := tableColumn(ctx, p, ts, col)
+		switch {
+		case errors.Is(err, table.ErrNoColumn):
 			continue
+		case errors.Is(err, table.ErrNotNumeric):
+			if notNumeric == nil {
+				notNumeric = fmt.Errorf("party %s: column %s of table %s is not numeric", p.Self(), col, ts.Name)
+			}
+			continue
+		case err != nil:
+			return nil, nil, err
 		}
-		if t.NumRows() > 0 && c.Num == nil {
-			return nil, nil, fmt.Errorf("party %s: column %s of table %s is not numeric", p.Self(), col, t.Name)
-		}
-		out = append(out, c.Num...)
-		rows = append(rows, tableRows{Table: t.Name, Rows: t.NumRows()})
+		out = append(out, vals...)
+		rows = append(rows, tr)
+	}
+	if notNumeric != nil {
+		return nil, nil, notNumeric
 	}
 	if len(rows) == 0 {
 		return nil, nil, fmt.Errorf("party %s has no table with column %q", p.Self(), col)
 	}
 	slices.Sort(out)
 	return out, rows, nil
+}
+
+// tableColumn reads one table's column: a file's values (a round's counts
+// are then a binary search, where streaming the file again each round
+// would re-read it whole), or a database table's row count and
+// Aggregator. Errors are worded as job.LoadTables words them, but for the
+// column's own (table.ErrNoColumn, ErrNotNumeric).
+func tableColumn(ctx context.Context, p job.Participant, ts job.TableSpec, col string) ([]float64, tableRows, error) {
+	schema, err := p.Spec().TableSchema(ts.Name)
+	if err != nil {
+		return nil, tableRows{}, err
+	}
+	src, err := p.TableSource(ts)
+	if err != nil {
+		return nil, tableRows{}, fmt.Errorf("party %s: %w", p.Self(), err)
+	}
+	tr := tableRows{Table: ts.Name}
+	opts := table.ReadOptions{Label: table.Label(src)}
+	var vals []float64
+	if typ := src.Type(); typ == table.Postgres || typ == table.SQLite {
+		if tr.agg, err = table.NewAggregator(src, schema, opts); err == nil {
+			tr.Rows, _, err = tr.agg.CountsAtMost(ctx, col, nil)
+		}
+	} else {
+		var t *table.Table
+		if t, err = table.Open(ctx, src, ts.Name, schema, opts); err == nil {
+			vals, tr.Rows, err = numericColumn(t, col)
+		}
+	}
+	if err != nil && !errors.Is(err, table.ErrNoColumn) && !errors.Is(err, table.ErrNotNumeric) {
+		return nil, tableRows{}, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)
+	}
+	return vals, tr, err
+}
+
+// numericColumn is a loaded table's column and row count, with the
+// Aggregator's errors for a missing or non-numeric column.
+func numericColumn(t *table.Table, col string) ([]float64, int, error) {
+	c, err := t.Column(col)
+	if err != nil {
+		return nil, 0, err
+	}
+	if t.NumRows() > 0 && c.Num == nil {
+		return nil, 0, table.ErrNotNumeric
+	}
+	return c.Num, t.NumRows(), nil
+}
+
+// localCounts is counts over the sorted file values plus each database
+// table's counts, computed by the database. A database table whose row
+// count is not the one the session opened with has changed under the job,
+// and its counts would not be of one table: the party withdraws.
+func (s *session) localCounts(ctx context.Context, a *args) ([]float64, error) {
+	out := counts(s.values, a)
+	th := out
+	if a.Total {
+		th = out[1:]
+	}
+	for _, t := range s.tables {
+		if t.agg == nil {
+			continue
+		}
+		total, cs, err := t.agg.CountsAtMost(ctx, s.params.Column, a.Thresholds)
+		if err != nil {
+			return nil, fmt.Errorf("party %s: table %s: %w", s.p.Self(), t.Table, err)
+		}
+		if total != t.Rows {
+			return nil, fmt.Errorf("party %s: table %s changed while the job ran; counts over it would not be of one table", s.p.Self(), t.Table)
+		}
+		if a.Total {
+			out[0] += float64(total)
+		}
+		for i, c := range cs {
+			th[i] += float64(c)
+		}
+	}
+	return out, nil
 }
 
 // counts is the party's local count vector for a round: its row count when
@@ -148,7 +243,7 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return output{}, err
 		}
-		res, o, err := secureagg.Contribute(ctx, s.p, step, cfg, s.contribution(&a, cfg.Noise))
+		res, o, err := secureagg.Contribute(ctx, s.p, step, cfg, s.contribution(ctx, &a, cfg.Noise))
 		if w := (*secureagg.Withdrawn)(nil); errors.As(err, &w) {
 			// A party that cannot count, or whose policy refuses, stays
 			// out of every later round and says why.
@@ -177,12 +272,14 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 // what of its data the vector counts (each table, with the noise's draw on
 // it), for the policy's guard. A party that could not read its column
 // withdraws.
-func (s *session) contribution(a *args, noise *secureagg.Noise) secureagg.Contribution {
+func (s *session) contribution(ctx context.Context, a *args, noise *secureagg.Noise) secureagg.Contribution {
 	c := secureagg.Contribution{Unusable: s.loadErr}
 	if s.loadErr != nil {
 		return c
 	}
-	c.Vector = counts(s.values, a)
+	if c.Vector, c.Unusable = s.localCounts(ctx, a); c.Unusable != nil {
+		return c
+	}
 	for _, t := range s.tables {
 		in := job.Aggregate{Table: t.Table, Column: s.params.Column, Rows: t.Rows}
 		if noise != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/table"
 )
 
 // Open opens a party's session: its local sum per table, read once, and
@@ -146,40 +147,69 @@ func (s *session) total() float64 {
 // Close releases nothing: the session holds a few numbers.
 func (s *session) Close() {}
 
-// localSums sums the column over each of the party's tables that has it:
-// a table with a header and no rows contributes zero; a party with no such
-// table, or whose column is not numeric, gets an error naming it. For a
+// localSums sums the column over each of the party's tables that has it,
+// where the table lives (table.Aggregator: one query for a database, a
+// stream for a file), so a sum never loads a table. A table with a header
+// and no rows contributes zero; a party with no such table, or whose
+// column is not numeric, gets an error naming it, as when the tables were
+// loaded: any table's load error first, then the first not numeric. For a
 // noised sum each value is first clamped to the bounds the organisation
 // declares for the column (job.Guard.Bounds).
 func localSums(ctx context.Context, p job.Participant, col string, noised bool) ([]tableSum, error) {
-	tables, err := job.LoadTables(ctx, p)
-	if err != nil {
-		return nil, err
+	spec := p.Spec()
+	ps, ok := spec.Party(p.Self())
+	if !ok {
+		return nil, fmt.Errorf("party %q is not in the job spec", p.Self())
 	}
 	var out []tableSum
-	for _, t := range tables {
-		c, err := t.Column(col)
-		if err != nil {
+	var notNumeric error
+	for _, ts := range ps.Tables {
+		sum, err := tableSumOf(ctx, p, ts, col, noised)
+		switch {
+		case errors.Is(err, table.ErrNoColumn):
 			continue
-		}
-		if t.NumRows() > 0 && c.Num == nil {
-			return nil, fmt.Errorf("party %s: column %s of table %s is not numeric", p.Self(), col, t.Name)
-		}
-		ts := tableSum{Table: t.Name, Rows: t.NumRows()}
-		lo, hi, bounded := p.Guard().Bounds(t.Name, col)
-		if noised && bounded {
-			ts.PerRow = job.PerRow(lo, hi)
-		}
-		for _, v := range c.Num {
-			if noised && bounded {
-				v = job.Clamp(v, lo, hi)
+		case errors.Is(err, table.ErrNotNumeric):
+			if notNumeric == nil {
+				notNumeric = fmt.Errorf("party %s: column %s of table %s is not numeric", p.Self(), col, ts.Name)
 			}
-			ts.Sum += v
+			continue
+		case err != nil:
+			return nil, err
 		}
-		out = append(out, ts)
+		out = append(out, sum)
+	}
+	if notNumeric != nil {
+		return nil, notNumeric
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("party %s has no table with column %q", p.Self(), col)
 	}
 	return out, nil
+}
+
+// tableSumOf is one table's sum, its errors worded as job.LoadTables
+// words them (the column's own are table.ErrNoColumn and ErrNotNumeric).
+func tableSumOf(ctx context.Context, p job.Participant, ts job.TableSpec, col string, noised bool) (tableSum, error) {
+	schema, err := p.Spec().TableSchema(ts.Name)
+	if err != nil {
+		return tableSum{}, err
+	}
+	src, err := p.TableSource(ts)
+	if err != nil {
+		return tableSum{}, fmt.Errorf("party %s: %w", p.Self(), err)
+	}
+	out := tableSum{Table: ts.Name}
+	var clamp *[2]float64
+	if lo, hi, bounded := p.Guard().Bounds(ts.Name, col); noised && bounded {
+		out.PerRow = job.PerRow(lo, hi)
+		clamp = &[2]float64{lo, hi}
+	}
+	agg, err := table.NewAggregator(src, schema, table.ReadOptions{Label: table.Label(src)})
+	if err == nil {
+		out.Sum, out.Rows, err = agg.ColumnSum(ctx, col, clamp)
+	}
+	if err != nil && !errors.Is(err, table.ErrNoColumn) && !errors.Is(err, table.ErrNotNumeric) {
+		return tableSum{}, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)
+	}
+	return out, err
 }

@@ -36,10 +36,10 @@ func Load(path, name string, schema map[string]Kind) (*Table, error) {
 // placeholders such as "?" are errors, because silently imputing them would
 // change the mined model. Columns keep file order.
 func Read(r io.Reader, source, name string, schema map[string]Kind) (*Table, error) {
-	return read(r, source, name, schema, defaultMaxBytes())
+	return read(r, source, name, schema, ReadOptions{})
 }
 
-func read(r io.Reader, source, name string, schema map[string]Kind, maxBytes int64) (*Table, error) {
+func read(r io.Reader, source, name string, schema map[string]Kind, opts ReadOptions) (*Table, error) {
 	if schema != nil {
 		if err := checkSchema(source, schema); err != nil {
 			return nil, err
@@ -63,7 +63,7 @@ func read(r io.Reader, source, name string, schema map[string]Kind, maxBytes int
 		return nil, err
 	}
 
-	b, err := newBuilder(source, names, schema, maxBytes)
+	b, err := newBuilder(source, names, schema, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -21,32 +21,17 @@ func readParquet(ctx context.Context, src Source, name string, schema map[string
 		return nil, fileError(desc, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fileError(desc, err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: not a readable Parquet file: %w", ErrSource, desc, err)
-	}
-	fields := pf.Schema().Fields()
-	names := make([]string, len(fields))
-	for i, fl := range fields {
-		if !fl.Leaf() || fl.Repeated() {
-			return nil, fmt.Errorf("%w: %s: column %q is nested or repeated; only flat tables can be read", ErrSource, desc, fl.Name())
-		}
-		names[i] = fl.Name()
-	}
-	b, err := newBuilder(desc, names, schema, opts.maxBytes())
+	pf, fields, b, err := parquetHeader(f, desc, schema, opts)
 	if err != nil {
 		return nil, err
 	}
-	for j, c := range b.cols {
-		if c.Kind == Numeric && !parquetNumeric(fields[b.idx[j]].Type()) {
-			return nil, fmt.Errorf("%w: %s: column %q has Parquet type %s, but the schema says numeric", ErrSource, desc, c.Name, fields[b.idx[j]].Type())
+	if opts.sink != nil && opts.sink.found && b.projectable(fields) {
+		if err := parquetColumn(ctx, pf, desc, b); err != nil {
+			return nil, err
 		}
+		return b.finish(name), nil // after: finish infers kinds on the (empty) columns
 	}
-	row := make([]cell, len(names))
+	row := make([]cell, len(fields))
 	n := 0
 	where := func(int) string { return fmt.Sprintf("%s: row %d", desc, n) }
 	buf := make([]parquet.Row, 1024)
@@ -85,6 +70,107 @@ func readParquet(ctx context.Context, src Source, name string, schema map[string
 		}
 	}
 	return b.finish(name), nil
+}
+
+// parquetHeader opens a flat Parquet file and checks its columns as every
+// reader does, and their types against the schema.
+func parquetHeader(f *os.File, desc string, schema map[string]Kind, opts ReadOptions) (*parquet.File, []parquet.Field, *builder, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, nil, fileError(desc, err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: %s: not a readable Parquet file: %w", ErrSource, desc, err)
+	}
+	fields := pf.Schema().Fields()
+	names := make([]string, len(fields))
+	for i, fl := range fields {
+		if !fl.Leaf() || fl.Repeated() {
+			return nil, nil, nil, fmt.Errorf("%w: %s: column %q is nested or repeated; only flat tables can be read", ErrSource, desc, fl.Name())
+		}
+		names[i] = fl.Name()
+	}
+	b, err := newBuilder(desc, names, schema, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for j, c := range b.cols {
+		if c.Kind == Numeric && !parquetNumeric(fields[b.idx[j]].Type()) {
+			return nil, nil, nil, fmt.Errorf("%w: %s: column %q has Parquet type %s, but the schema says numeric", ErrSource, desc, c.Name, fields[b.idx[j]].Type())
+		}
+	}
+	return pf, fields, b, nil
+}
+
+// projectable says whether the sink's column alone can be read: no other
+// loaded column can hold a value the row check refuses, because each is
+// required (no NULL) and, when numeric, of an integer type (no NaN).
+func (b *builder) projectable(fields []parquet.Field) bool {
+	for j, c := range b.cols {
+		if j == b.sinkCol {
+			continue
+		}
+		fl := fields[b.idx[j]]
+		if fl.Optional() || c.Kind == Numeric && (fl.Type().Kind() == parquet.Float || fl.Type().Kind() == parquet.Double) {
+			return false
+		}
+	}
+	return true
+}
+
+// parquetColumn hands one column's values to b's sink, reading only that
+// column's pages, row group by row group; the rows are checked as the
+// full reader checks them, that column alone.
+func parquetColumn(ctx context.Context, pf *parquet.File, desc string, b *builder) error {
+	one := &builder{source: desc, cols: []*Column{b.cols[b.sinkCol]}, idx: []int{0}, infer: b.infer, sink: b.sink}
+	n := 0
+	where := func(int) string { return fmt.Sprintf("%s: row %d", desc, n) }
+	row := make([]cell, 1)
+	buf := make([]parquet.Value, 1024)
+	col := b.idx[b.sinkCol]
+	for _, rg := range pf.RowGroups() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		pages := rg.ColumnChunks()[col].Pages()
+		err := func() error {
+			defer pages.Close()
+			for {
+				pg, err := pages.ReadPage()
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				if err != nil {
+					return fmt.Errorf("%w: %s: row %d: %w", ErrSource, desc, n+1, err)
+				}
+				vals := pg.Values()
+				for {
+					k, err := vals.ReadValues(buf)
+					for _, v := range buf[:k] {
+						n++
+						row[0] = parquetCell(v)
+						if err := one.add(row, where); err != nil {
+							parquet.Release(pg)
+							return err
+						}
+					}
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						parquet.Release(pg)
+						return fmt.Errorf("%w: %s: row %d: %w", ErrSource, desc, n+1, err)
+					}
+				}
+				parquet.Release(pg)
+			}
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parquetNumeric accepts plain integers and floating point; decimals,

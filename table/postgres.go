@@ -188,7 +188,7 @@ func pgBuilder(desc string, fds []pgconn.FieldDescription, schema map[string]Kin
 	for i, fd := range fds {
 		names[i] = fd.Name
 	}
-	b, err := newBuilder(desc, names, schema, opts.maxBytes())
+	b, err := newBuilder(desc, names, schema, opts)
 	if err != nil {
 		return nil, err
 	}

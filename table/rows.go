@@ -33,12 +33,31 @@ type builder struct {
 	bytes  int64
 	max    int64
 	rows   int
+	// sink, when set, receives column sinkCol's values instead of the
+	// table keeping them (Aggregator's streaming path).
+	sink    *colSink
+	sinkCol int
 }
 
 // newBuilder checks the header names (no empty or duplicate names, every
 // schema column present) and picks the columns to load. A nil schema loads
 // every column and infers the kinds at the end (finish).
-func newBuilder(source string, names []string, schema map[string]Kind, maxBytes int64) (*builder, error) {
+func newBuilder(source string, names []string, schema map[string]Kind, opts ReadOptions) (*builder, error) {
+	b, err := newBuilderMax(source, names, schema, opts.maxBytes())
+	if err != nil || opts.sink == nil {
+		return b, err
+	}
+	b.sink, b.sinkCol, b.max = opts.sink, -1, 0
+	for j, c := range b.cols {
+		if c.Name == opts.sink.column {
+			b.sinkCol = j
+			opts.sink.found = true
+		}
+	}
+	return b, nil
+}
+
+func newBuilderMax(source string, names []string, schema map[string]Kind, maxBytes int64) (*builder, error) {
 	seen := make(map[string]int, len(names))
 	for i, h := range names {
 		if h == "" {
@@ -71,6 +90,7 @@ func newBuilder(source string, names []string, schema map[string]Kind, maxBytes 
 
 // add appends one row; where names the source and row in errors
 // ("path:LINE", "sqlite x.db table t: row N") and is called only on error.
+// With a sink, the row is checked the same way and handed to it instead.
 func (b *builder) add(row []cell, where func(field int) string) error {
 	for j, c := range b.cols {
 		v := row[b.idx[j]]
@@ -78,23 +98,24 @@ func (b *builder) add(row []cell, where func(field int) string) error {
 			return fmt.Errorf("%w: %s: column %q: NULL value (every value must be present; impute or filter it in the source)",
 				ErrFormat, where(b.idx[j]), c.Name)
 		}
+		var x float64
 		if c.Kind == Numeric {
-			x := v.num
-			if !v.isNum {
-				var err error
-				if x, err = parseNumber(v.text); err != nil {
-					return fmt.Errorf("%w: %s: column %q: %w", ErrFormat, where(b.idx[j]), c.Name, err)
-				}
-			} else if math.IsNaN(x) || math.IsInf(x, 0) {
-				return fmt.Errorf("%w: %s: column %q: value %v is not a finite number", ErrFormat, where(b.idx[j]), c.Name, x)
+			var err error
+			if x, err = cellNumber(v); err != nil {
+				return fmt.Errorf("%w: %s: column %q: %w", ErrFormat, where(b.idx[j]), c.Name, err)
 			}
+		}
+		if b.sink != nil {
+			if j == b.sinkCol {
+				b.sink.take(c.Kind, x, v)
+			}
+			continue
+		}
+		if c.Kind == Numeric {
 			c.Num = append(c.Num, x)
 			b.bytes += 8
 		}
-		s := v.text
-		if v.isNum && s == "" {
-			s = strconv.FormatFloat(v.num, 'g', -1, 64)
-		}
+		s := cellText(v)
 		c.Str = append(c.Str, s)
 		b.bytes += int64(len(s)) + 16
 	}
@@ -104,6 +125,25 @@ func (b *builder) add(row []cell, where func(field int) string) error {
 			ErrTooLarge, b.source, b.max>>20, b.rows)
 	}
 	return nil
+}
+
+// cellNumber is a numeric column's value, or why the cell is not one.
+func cellNumber(v cell) (float64, error) {
+	if !v.isNum {
+		return parseNumber(v.text)
+	}
+	if math.IsNaN(v.num) || math.IsInf(v.num, 0) {
+		return 0, fmt.Errorf("value %v is not a finite number", v.num)
+	}
+	return v.num, nil
+}
+
+// cellText is a cell as a column's Str keeps it.
+func cellText(v cell) string {
+	if v.isNum && v.text == "" {
+		return strconv.FormatFloat(v.num, 'g', -1, 64)
+	}
+	return v.text
 }
 
 // finish returns the table, inferring kinds when there was no schema.

@@ -159,6 +159,10 @@ type ReadOptions struct {
 	// description (Source.String). A node passes Label, so that no error
 	// a job may report carries where the organisation keeps its files.
 	Label string
+
+	// sink, set by the Aggregator's streaming path, receives one column's
+	// values instead of a Table keeping them.
+	sink *colSink
 }
 
 // describe is how errors name src.
@@ -246,7 +250,7 @@ func Open(ctx context.Context, src Source, name string, schema map[string]Kind, 
 			return nil, fileError(desc, err)
 		}
 		defer f.Close()
-		return read(f, desc, name, schema, opts.maxBytes())
+		return read(f, desc, name, schema, opts)
 	}
 }
 

@@ -65,22 +65,12 @@ func readSQLite(ctx context.Context, src Source, name string, schema map[string]
 	for i, t := range types {
 		names[i] = t.Name()
 	}
-	b, err := newBuilder(desc, names, schema, opts.maxBytes())
+	b, err := newBuilder(desc, names, schema, opts)
 	if err != nil {
 		return nil, err
 	}
-	// A column declared as text or blob cannot hold the numbers a numeric
-	// column needs: refuse before reading any row.
-	for j, c := range b.cols {
-		if c.Kind != Numeric {
-			continue
-		}
-		decl := strings.ToUpper(types[b.idx[j]].DatabaseTypeName())
-		for _, t := range []string{"CHAR", "CLOB", "TEXT", "BLOB"} {
-			if strings.Contains(decl, t) {
-				return nil, fmt.Errorf("%w: %s: column %q is declared %s, but the schema says numeric", ErrSource, desc, c.Name, decl)
-			}
-		}
+	if err := sqliteCheckTypes(desc, b, types); err != nil {
+		return nil, err
 	}
 	vals := make([]any, len(names))
 	ptrs := make([]any, len(names))
@@ -106,6 +96,23 @@ func readSQLite(ctx context.Context, src Source, name string, schema map[string]
 		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
 	}
 	return b.finish(name), nil
+}
+
+// sqliteCheckTypes refuses a column declared as text or blob, which cannot
+// hold the numbers a numeric column needs, before any row is read.
+func sqliteCheckTypes(desc string, b *builder, types []*sql.ColumnType) error {
+	for j, c := range b.cols {
+		if c.Kind != Numeric {
+			continue
+		}
+		decl := strings.ToUpper(types[b.idx[j]].DatabaseTypeName())
+		for _, t := range []string{"CHAR", "CLOB", "TEXT", "BLOB"} {
+			if strings.Contains(decl, t) {
+				return fmt.Errorf("%w: %s: column %q is declared %s, but the schema says numeric", ErrSource, desc, c.Name, decl)
+			}
+		}
+	}
+	return nil
 }
 
 // sqlCell converts a database/sql value; numbers stay numbers.

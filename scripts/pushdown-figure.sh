@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# pushdown-figure.sh: the "Pushed down" figure of docs/sources.md. Three
+# parties each hold ROWS rows in PostgreSQL (generate_series); `cohort sim`
+# sums column v over them, or finds its median with KIND=quantile (three
+# nodes in one process), and /usr/bin/time -v reports wall time and peak
+# resident memory of the whole simulation.
+#
+#   [KIND=quantile] scripts/pushdown-figure.sh [ROWS] [BINARY]   # default 3000000, built from this tree
+#
+# PostgreSQL: a throwaway cluster on a Unix socket in the work dir, run as
+# the postgres user when root (initdb refuses root). Deleted at exit.
+set -euo pipefail
+ROWS=${1:-3000000}
+cd "$(dirname "$0")/.."
+work=$(mktemp -d /tmp/cohort-pushdown-XXXXXX)
+chmod 755 "$work"
+pgbin=$(dirname "$(readlink -f "$(command -v initdb 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb | tail -1)")")
+asuser=()
+if [ "$(id -u)" = 0 ]; then asuser=(runuser -u postgres --); fi
+cleanup() {
+  if [ -f "$work/pg/PG_VERSION" ]; then "${asuser[@]}" "$pgbin/pg_ctl" -D "$work/pg" -m immediate -w stop >/dev/null 2>&1 || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+cohort=${2:-}
+if [ -z "$cohort" ]; then go build -o "$work/cohort" ./cmd/cohort; cohort="$work/cohort"; fi
+mkdir -p "$work/pg" && { [ "$(id -u)" != 0 ] || chown postgres "$work/pg"; }
+"${asuser[@]}" "$pgbin/initdb" -D "$work/pg" -U cohort --auth=trust -E UTF8 --no-sync >/dev/null
+"${asuser[@]}" "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg/log" -w -o "-k $work/pg -c listen_addresses=''" start >/dev/null
+export COHORT_FIGURES_PG="host=$work/pg user=cohort dbname=postgres"
+for p in north south west; do
+  psql -q "$COHORT_FIGURES_PG" -c "CREATE TABLE $p AS SELECT (ARRAY['cardio','neuro','ortho','paeds','onco'])[i % 5 + 1] AS ward, (i % 1000) / 4.0::float8 AS v FROM generate_series(0, $ROWS - 1) AS i" -c "VACUUM ANALYZE $p"
+done
+{
+  echo "kind: ${KIND:-sum}"; echo "parties:"
+  for p in north south west; do
+    echo "  - name: $p"; echo "    tables: [{name: admissions, source: {postgres_env: COHORT_FIGURES_PG, table: $p}}]"
+  done
+  echo "schema: {admissions: {ward: categorical, v: numeric}}"; if [ "${KIND:-sum}" = quantile ]; then echo "params: {column: v, quantiles: [0.5]}"; else echo "params: {column: v}"; fi
+} > "$work/spec.yaml"
+echo "rows: $ROWS per party, 3 parties; cores: $(nproc); uptime before: $(uptime)"
+/usr/bin/time -v -o "$work/time" "$cohort" sim --format json "$work/spec.yaml" --out "$work/out" > "$work/result.json"
+echo "uptime after: $(uptime)"
+grep -E 'Elapsed|Maximum resident' "$work/time"
+grep -oE '"(sum|value|rounds)": *[0-9.e+-]*' "$work/result.json"

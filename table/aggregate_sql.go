@@ -1,0 +1,302 @@
+package table
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// sqlDialect is what differs between the databases in a pushed-down
+// aggregate: connecting, reading a result's columns, and the SQL of a
+// count, a sum, a clamp, a parameter and a value that is not a number.
+type sqlDialect interface {
+	connect(ctx context.Context, src Source, desc string) (sqlConn, error)
+	// countIf counts the rows where pred holds.
+	countIf(pred string) string
+	// sum sums expr, 0 over no rows, as a double.
+	sum(expr string) string
+	// clamp clamps col between parameters lo and hi.
+	clamp(col, lo, hi string) string
+	// param is the n-th (1-based) parameter, a double.
+	param(n int) string
+	// notNumber holds for a value a numeric column may not hold; float
+	// says the column's stored type can hold NaN or infinities.
+	notNumber(col string, float bool) string
+}
+
+// sqlConn is one read-only connection to the source's database.
+type sqlConn interface {
+	// header checks the columns of the (empty) result of q as the
+	// source's reader does, and says which are stored as numbers (and
+	// which of those as floating point).
+	header(ctx context.Context, q, desc string, schema map[string]Kind) (b *builder, numeric, float []bool, err error)
+	// row runs q and scans its one row of numbers.
+	row(ctx context.Context, q string, args []any, dest []*float64) error
+	close(ctx context.Context)
+}
+
+// sqlAgg pushes each aggregate down as one query, which also counts the
+// rows Open would refuse (a NULL, a non-number in a numeric column); when
+// there are any, or the column is not stored as numbers, the table is
+// streamed instead, so errors and inferred kinds are Open's.
+type sqlAgg struct {
+	streamAgg
+	db sqlDialect
+}
+
+// from is the FROM item and the SELECT list of the table Open reads.
+func (a *sqlAgg) from() (from, cols string) {
+	if a.src.Query != "" {
+		q, _ := readOnlyQuery(a.src.Query) // Validate accepted it
+		return "(" + q + ") AS cohort_q", "*"
+	}
+	return quoteTable(a.src.Table), selectColumns(a.schema)
+}
+
+// aggregate runs SELECT COUNT(*), <rows Open refuses>, aggs(column) and returns
+// the row count and the aggregates; ok is false when the table must be
+// streamed instead.
+func (a *sqlAgg) aggregate(ctx context.Context, column string, aggs func(col string, next func(v float64) string) []string) (rows int, vals []float64, ok bool, err error) {
+	desc := a.opts.describe(a.src)
+	from, cols := a.from()
+	conn, err := a.db.connect(ctx, a.src, desc)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	defer conn.close(ctx)
+	b, numeric, float, err := conn.header(ctx, "SELECT "+cols+" FROM "+from+" LIMIT 0", desc, a.schema)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	target := -1
+	var bad []string
+	for j, c := range b.cols {
+		q := quoteIdent(c.Name)
+		bad = append(bad, q+" IS NULL")
+		if c.Name == column {
+			target = j
+		}
+		if c.Kind == Numeric || c.Name == column {
+			bad = append(bad, a.db.notNumber(q, float[b.idx[j]]))
+		}
+	}
+	if target >= 0 && (b.cols[target].Kind != Numeric && b.cols[target].Kind != "" || !numeric[b.idx[target]]) {
+		return 0, nil, false, nil
+	}
+	var args []any
+	next := func(v float64) string {
+		args = append(args, v)
+		return a.db.param(len(args))
+	}
+	list := []string{a.db.countIf("TRUE"), a.db.countIf(strings.Join(bad, " OR "))}
+	if target >= 0 {
+		list = append(list, aggs(quoteIdent(column), next)...)
+	}
+	out := make([]float64, len(list))
+	dest := make([]*float64, len(list))
+	for i := range out {
+		dest[i] = &out[i]
+	}
+	if err := conn.row(ctx, "SELECT "+strings.Join(list, ", ")+" FROM "+from, args, dest); err != nil {
+		return 0, nil, false, err
+	}
+	switch {
+	case out[1] > 0:
+		return 0, nil, false, nil // Open would refuse a row: the stream says which
+	case target < 0:
+		return 0, nil, false, a.noColumn(column)
+	}
+	return int(out[0]), out[2:], true, nil
+}
+
+func (a *sqlAgg) ColumnSum(ctx context.Context, column string, clamp *[2]float64) (float64, int, error) {
+	rows, vals, ok, err := a.aggregate(ctx, column, func(col string, next func(float64) string) []string {
+		if clamp != nil {
+			col = a.db.clamp(col, next(clamp[0]), next(clamp[1]))
+		}
+		return []string{a.db.sum(col)}
+	})
+	if err != nil || !ok {
+		if err == nil {
+			return a.streamAgg.ColumnSum(ctx, column, clamp)
+		}
+		return 0, 0, err
+	}
+	return vals[0], rows, nil
+}
+
+func (a *sqlAgg) CountsAtMost(ctx context.Context, column string, thresholds []float64) (int, []int, error) {
+	rows, vals, ok, err := a.aggregate(ctx, column, func(col string, next func(float64) string) []string {
+		out := make([]string, len(thresholds))
+		for i, t := range thresholds {
+			out[i] = a.db.countIf(col + " <= " + next(t))
+		}
+		return out
+	})
+	if err != nil || !ok {
+		if err == nil {
+			return a.streamAgg.CountsAtMost(ctx, column, thresholds)
+		}
+		return 0, nil, err
+	}
+	counts := make([]int, len(vals))
+	for i, v := range vals {
+		counts[i] = int(v)
+	}
+	return rows, counts, nil
+}
+
+// pgDB pushes aggregates to PostgreSQL.
+type pgDB struct{}
+
+func (pgDB) countIf(pred string) string { return "(COUNT(*) FILTER (WHERE " + pred + "))::float8" }
+func (pgDB) sum(expr string) string     { return "COALESCE(SUM(" + expr + ")::float8, 0)" }
+func (pgDB) clamp(col, lo, hi string) string {
+	return "LEAST(GREATEST(" + col + ", " + lo + "), " + hi + ")"
+}
+func (pgDB) param(n int) string { return fmt.Sprintf("$%d::float8", n) }
+
+// notNumber: integers are always finite; NaN equals NaN in PostgreSQL.
+func (pgDB) notNumber(col string, float bool) string {
+	if !float {
+		return "FALSE"
+	}
+	return col + "::float8 IN ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8)"
+}
+
+func (pgDB) connect(ctx context.Context, src Source, desc string) (sqlConn, error) {
+	conn, err := pgConnect(ctx, src, desc)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		pgClose(ctx, conn)
+		return nil, fmt.Errorf("%w: %s: begin: %w", ErrSource, desc, err)
+	}
+	return &pgConn{conn: conn, tx: tx, desc: desc}, nil
+}
+
+type pgConn struct {
+	conn *pgx.Conn
+	tx   pgx.Tx
+	desc string
+}
+
+func (c *pgConn) header(ctx context.Context, q, desc string, schema map[string]Kind) (*builder, []bool, []bool, error) {
+	rows, err := c.tx.Query(ctx, q)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, pgError(err))
+	}
+	fds := rows.FieldDescriptions()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, pgError(err))
+	}
+	b, err := pgBuilder(desc, fds, schema, ReadOptions{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	numeric, float := make([]bool, len(fds)), make([]bool, len(fds))
+	for i, fd := range fds {
+		_, numeric[i] = pgNumeric[fd.DataTypeOID]
+		float[i] = fd.DataTypeOID == 700 || fd.DataTypeOID == 701 || fd.DataTypeOID == 1700
+	}
+	return b, numeric, float, nil
+}
+
+func (c *pgConn) row(ctx context.Context, q string, args []any, dest []*float64) error {
+	d := make([]any, len(dest))
+	for i := range dest {
+		d[i] = dest[i]
+	}
+	if err := c.tx.QueryRow(ctx, q, args...).Scan(d...); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, pgError(err))
+	}
+	return nil
+}
+
+func (c *pgConn) close(ctx context.Context) {
+	pgRollback(ctx, c.tx) // read-only: nothing to keep
+	pgClose(ctx, c.conn)
+}
+
+// sqliteDB pushes aggregates to SQLite.
+type sqliteDB struct{}
+
+func (sqliteDB) countIf(pred string) string {
+	return "CAST(COALESCE(SUM(CASE WHEN " + pred + " THEN 1 ELSE 0 END), 0) AS REAL)"
+}
+func (sqliteDB) sum(expr string) string { return "TOTAL(" + expr + ")" }
+func (sqliteDB) clamp(col, lo, hi string) string {
+	return "MIN(MAX(" + col + ", " + lo + "), " + hi + ")"
+}
+func (sqliteDB) param(int) string { return "?" }
+
+// notNumber: SQLite keeps any value in any column, and text that reads
+// as a number is for the stream to parse; NaN is stored as NULL.
+func (sqliteDB) notNumber(col string, _ bool) string {
+	return "typeof(" + col + ") NOT IN ('integer', 'real') OR abs(" + col + ") > 1.7976931348623157e308"
+}
+
+func (sqliteDB) connect(ctx context.Context, src Source, desc string) (sqlConn, error) {
+	if st, err := os.Stat(src.SQLite); err != nil {
+		return nil, fileError(desc, err)
+	} else if st.IsDir() {
+		return nil, fmt.Errorf("%w: %s: is a directory, want an SQLite database file", ErrSource, desc)
+	}
+	db, err := sql.Open("sqlite", sqliteDSN(src.SQLite, true))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+	}
+	db.SetMaxOpenConns(1)
+	return &sqliteConn{db: db, desc: desc}, nil
+}
+
+type sqliteConn struct {
+	db   *sql.DB
+	desc string
+}
+
+func (c *sqliteConn) header(ctx context.Context, q, desc string, schema map[string]Kind) (*builder, []bool, []bool, error) {
+	rows, err := c.db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+	}
+	defer rows.Close()
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+	}
+	names := make([]string, len(types))
+	numeric, float := make([]bool, len(types)), make([]bool, len(types))
+	for i, t := range types {
+		names[i] = t.Name()
+		numeric[i], float[i] = true, true // checked per value (notNumber)
+	}
+	b, err := newBuilder(desc, names, schema, ReadOptions{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := sqliteCheckTypes(desc, b, types); err != nil {
+		return nil, nil, nil, err
+	}
+	return b, numeric, float, nil
+}
+
+func (c *sqliteConn) row(ctx context.Context, q string, args []any, dest []*float64) error {
+	d := make([]any, len(dest))
+	for i := range dest {
+		d[i] = dest[i]
+	}
+	if err := c.db.QueryRowContext(ctx, q, args...).Scan(d...); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, err)
+	}
+	return nil
+}
+
+func (c *sqliteConn) close(context.Context) { c.db.Close() }
