@@ -184,3 +184,35 @@ func (s *Spec) Marshal() ([]byte, error) {
 	}
 	return b, nil
 }
+
+// Horizontal checks a spec whose parties each hold one table of the same
+// schema (rows split by party, as pgen and kde take them) and returns each
+// party's table name, the common schema, and the first table's name (the
+// field to name for that schema). kind names the job in the errors.
+func (s *Spec) Horizontal(kind string) (tables map[string]string, schema map[string]string, first string, err error) {
+	tables = map[string]string{}
+	for i, ps := range s.Parties {
+		if len(ps.Tables) != 1 {
+			return nil, nil, "", s.Errorf(fmt.Sprintf("parties[%d].tables", i), "%s takes one table per party (its rows of the horizontal partition)", kind)
+		}
+		name := ps.Tables[0].Name
+		tables[ps.Name] = name
+		sch, ok := s.Schema[name]
+		if !ok {
+			return nil, nil, "", s.Errorf("schema."+name, "missing: %s needs every table's schema", kind)
+		}
+		if schema == nil {
+			schema, first = sch, name
+			continue
+		}
+		if len(sch) != len(schema) {
+			return nil, nil, "", s.Errorf("schema."+name, "differs from the first table's: a horizontal partition has one schema")
+		}
+		for col, k := range sch {
+			if schema[col] != k {
+				return nil, nil, "", s.Errorf("schema."+name+"."+col, "differs from the first table's: a horizontal partition has one schema")
+			}
+		}
+	}
+	return tables, schema, first, nil
+}

@@ -1,7 +1,6 @@
 package kde
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -73,32 +72,11 @@ func parse(spec *job.Spec) (*config, error) {
 	if err := spec.CheckTimeoutMS(p.TimeoutMS); err != nil {
 		return nil, err
 	}
-	cfg := &config{p: p, tables: map[string]string{}}
-	var first map[string]string
-	var firstName string
-	for i, ps := range spec.Parties {
-		if len(ps.Tables) != 1 {
-			return nil, spec.Errorf(fmt.Sprintf("parties[%d].tables", i), "kde takes one table per party (its rows of the horizontal partition)")
-		}
-		name := ps.Tables[0].Name
-		cfg.tables[ps.Name] = name
-		sch, ok := spec.Schema[name]
-		if !ok {
-			return nil, spec.Errorf("schema."+name, "missing: kde needs every table's schema")
-		}
-		if first == nil {
-			first, firstName = sch, name
-			continue
-		}
-		if len(sch) != len(first) {
-			return nil, spec.Errorf("schema."+name, "differs from the first table's: a horizontal partition has one schema")
-		}
-		for col, k := range sch {
-			if first[col] != k {
-				return nil, spec.Errorf("schema."+name+"."+col, "differs from the first table's: a horizontal partition has one schema")
-			}
-		}
+	tables, first, firstName, err := spec.Horizontal("kde")
+	if err != nil {
+		return nil, err
 	}
+	cfg := &config{p: p, tables: tables}
 	for col, ks := range first {
 		field := "schema." + firstName + "." + col
 		switch k, err := table.ParseKind(ks); {

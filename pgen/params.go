@@ -1,7 +1,6 @@
 package pgen
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/cohortdm/cohort/job"
@@ -74,34 +73,14 @@ func parse(spec *job.Spec) (*config, error) {
 	if f, why := p.release().Check(); f != "" {
 		return nil, spec.Errorf("params."+f, "%s", why)
 	}
-	cfg := &config{p: p, tables: map[string]string{}}
-	var first map[string]string
-	for i, ps := range spec.Parties {
-		if len(ps.Tables) != 1 {
-			return nil, spec.Errorf(fmt.Sprintf("parties[%d].tables", i), "pgen takes one table per party (its rows of the horizontal partition)")
-		}
-		name := ps.Tables[0].Name
-		cfg.tables[ps.Name] = name
-		sch, ok := spec.Schema[name]
-		if !ok {
-			return nil, spec.Errorf("schema."+name, "missing: pgen needs every table's schema")
-		}
-		if first == nil {
-			first = sch
-			continue
-		}
-		if len(sch) != len(first) {
-			return nil, spec.Errorf("schema."+name, "differs from the first table's: a horizontal partition has one schema")
-		}
-		for col, k := range sch {
-			if first[col] != k {
-				return nil, spec.Errorf("schema."+name+"."+col, "differs from the first table's: a horizontal partition has one schema")
-			}
-		}
+	tables, first, firstName, err := spec.Horizontal("pgen")
+	if err != nil {
+		return nil, err
 	}
+	cfg := &config{p: p, tables: tables}
 	s := &Schema{Numeric: map[string]bool{}}
 	for col, ks := range first {
-		field := "schema." + spec.Parties[0].Tables[0].Name + "." + col
+		field := "schema." + firstName + "." + col
 		k, err := table.ParseKind(ks)
 		if err != nil {
 			return nil, spec.Errorf(field, "unknown kind")
