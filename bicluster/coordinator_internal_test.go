@@ -26,9 +26,6 @@ import (
 // 512-bit threshold key and returns the spec and the run's options.
 func blockConsortium(t *testing.T) (*job.Spec, []string, jobtest.Options) {
 	t.Helper()
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	names := []string{"org01", "org02", "org03"}
 	var spec strings.Builder

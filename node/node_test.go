@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"fmt"
+	"github.com/cohortdm/cohort/internal/testkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
@@ -25,11 +25,7 @@ import (
 
 // The consortium test deals a 1024-bit key, which paillier accepts only in
 // test binaries that opt in.
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
+func init() { testkit.SmallKeys() }
 
 // stepper is a two-step test job: step "a" reports each party's
 // params.values[party]; step "b" waits params.hold_ms and reports it again.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/cohortdm/cohort/internal/testkit"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,18 +16,13 @@ import (
 	"github.com/cohortdm/cohort/internal/pgtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/quantile"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
 	"github.com/cohortdm/cohort/table"
 )
 
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
+func init() { testkit.SmallKeys() }
 
 // example is a bundled example: its spec's kind, table, schema and params.
 type example struct {

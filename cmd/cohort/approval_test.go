@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/cohortdm/cohort/internal/testkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,6 @@ import (
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
@@ -31,14 +31,15 @@ func cli(t *testing.T, ctx context.Context, args ...string) (string, error) {
 	return out.String() + errb.String(), err
 }
 
+// The approval test deals a 1024-bit key, which paillier accepts only in
+// test binaries that opt in.
+func init() { testkit.SmallKeys() }
+
 // Manual approval through the CLI: a job waits on the node whose policy
 // asks a person; job list and status show whom it waits for; job approve
 // there lets it run; job reject with a reason fails the next one with the
 // reason and the rule; the node's ledger records each decision.
 func TestManualApprovalThroughTheCLI(t *testing.T) {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
