@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/cohortdm/cohort/internal/testkit"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -18,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/node"
@@ -58,7 +59,7 @@ func startConsortium(t testing.TB, ctx context.Context) *consortium {
 		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: t, path: %s.csv}]\n", n, n)
 	}
 	spec.WriteString("params: {column: v}\n")
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: dir, Setup: dealtKeys,
 		PolicyFor: func(name string) *policy.Policy {
 			p := policy.Default()
@@ -71,9 +72,6 @@ func startConsortium(t testing.TB, ctx context.Context) *consortium {
 			return p
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	k := &consortium{c: c, spec: []byte(spec.String()), srv: map[string]*httptest.Server{}}
 	t.Cleanup(func() {
 		for _, s := range k.srv {

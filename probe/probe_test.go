@@ -3,7 +3,6 @@ package probe
 import (
 	"context"
 	"fmt"
-	"github.com/cohortdm/cohort/internal/testkit"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/protocol"
@@ -85,12 +86,9 @@ func TestProbePartyDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	timing := node.Timing{SendMS: 3000, StepMS: 60000}
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		Kinds: job.Registry{"probe": Kind{}}, Setup: sim.ThresholdKeys(1024), Timing: timing,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	leader, err := c.WaitLeader(ctx)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize/onetable"
 	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
@@ -42,7 +43,7 @@ func startHostile(t *testing.T, ctx context.Context) *hostile {
 			t.Fatal(err)
 		}
 	}
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		Kinds: job.Registry{"sum": sum.Kind{}, "anonymize": onetable.Kind{}}, TablesDir: dir,
 		Setup: sim.ThresholdKeys(1024), Timing: node.Timing{SendMS: 5000, StepMS: 60000},
 		PolicyFor: func(name string) *policy.Policy {
@@ -58,10 +59,6 @@ func startHostile(t *testing.T, ctx context.Context) *hostile {
 			return p
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
 	return &hostile{c: c, dir: dir}
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/cohortdm/cohort/internal/testkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
@@ -53,7 +54,7 @@ func TestManualApprovalThroughTheCLI(t *testing.T) {
 		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: t, path: %s.csv}]\n", n, n)
 	}
 	spec.WriteString("params: {column: v}\n")
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: dir, Setup: sim.ThresholdKeys(1024),
 		PolicyFor: func(name string) *policy.Policy {
 			p := policy.Default()
@@ -63,9 +64,6 @@ func TestManualApprovalThroughTheCLI(t *testing.T) {
 			return p
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	config := map[string]string{}
 	for _, n := range names {
