@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"github.com/cohortdm/cohort/internal/testkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,14 +55,7 @@ func blockConsortium(t *testing.T) (*job.Spec, []string, jobtest.Options) {
 		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: m, path: %s.csv}]\n", name, name)
 	}
 	spec.WriteString("params: {min_rows: 5}\n")
-	path := filepath.Join(dir, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := job.LoadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := testkit.WriteSpec(t, filepath.Join(dir, "spec.yaml"), spec.String())
 	_, keys, err := keyring.Deal(rand.Reader, 512, names, 0)
 	if err != nil {
 		t.Fatal(err)

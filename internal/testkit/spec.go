@@ -1,0 +1,23 @@
+package testkit
+
+import (
+	"os"
+	"testing"
+
+	"github.com/cohortdm/cohort/job"
+)
+
+// WriteSpec writes text as a job spec at path and loads it, failing tb if
+// either fails, so that a test builds its spec the way a user's file is
+// read (tables resolved against the spec's directory).
+func WriteSpec(tb testing.TB, path, text string) *job.Spec {
+	tb.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	s, err := job.LoadSpec(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
