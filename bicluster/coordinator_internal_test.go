@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,7 +55,7 @@ func blockConsortium(t *testing.T) (*job.Spec, []string, jobtest.Options) {
 		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: m, path: %s.csv}]\n", name, name)
 	}
 	spec.WriteString("params: {min_rows: 5}\n")
-	s := testkit.WriteSpec(t, filepath.Join(dir, "spec.yaml"), spec.String())
+	s := spectest.Write(t, filepath.Join(dir, "spec.yaml"), spec.String())
 	_, keys, err := keyring.Deal(rand.Reader, 512, names, 0)
 	if err != nil {
 		t.Fatal(err)

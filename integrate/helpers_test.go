@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
-	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -102,7 +102,7 @@ func writeSpec(t testing.TB, j *testJob, params string) *job.Spec {
 		j.tax[col] = tx
 	}
 	spec.WriteString("params:\n" + params)
-	s := testkit.WriteSpec(t, filepath.Join(dir, "spec.yaml"), spec.String())
+	s := spectest.Write(t, filepath.Join(dir, "spec.yaml"), spec.String())
 	j.dir = dir
 	return s
 }

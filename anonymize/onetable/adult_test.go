@@ -3,7 +3,7 @@ package onetable
 import (
 	"encoding/csv"
 	"fmt"
-	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,7 +67,7 @@ func adultSpec(t *testing.T, n int, params string) *job.Spec {
 	}
 	spec := "kind: anonymize\nparties:\n  - name: census\n    tables: [{name: adult, path: adult.csv}]\n" +
 		"taxonomies: {" + strings.Join(tax, ", ") + "}\nparams:\n" + params
-	s := testkit.WriteSpec(t, filepath.Join(dir, "spec.yaml"), spec)
+	s := spectest.Write(t, filepath.Join(dir, "spec.yaml"), spec)
 	return s
 }
 

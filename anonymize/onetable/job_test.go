@@ -5,7 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,7 +60,7 @@ func seedSpec(t *testing.T, params string, edit func([][]string) [][]string) *jo
 	}
 	spec := "kind: anonymize\nparties:\n  - name: clinic\n    tables: [{name: people, path: t.csv}]\n" +
 		"taxonomies: {gender: gender.yaml, education: education.yaml, age: age.yaml}\nparams:\n" + params
-	s := testkit.WriteSpec(t, filepath.Join(dir, "spec.yaml"), spec)
+	s := spectest.Write(t, filepath.Join(dir, "spec.yaml"), spec)
 	return s
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -30,7 +30,7 @@ func writeSpec(t *testing.T, file, data, params string) *job.Spec {
 		t.Fatal(err)
 	}
 	spec := "kind: coherence\nparties:\n  - name: shop\n    tables: [{name: baskets, path: " + file + "}]\nparams:\n" + params
-	s := testkit.WriteSpec(t, filepath.Join(dir, "spec.yaml"), spec)
+	s := spectest.Write(t, filepath.Join(dir, "spec.yaml"), spec)
 	return s
 }
 

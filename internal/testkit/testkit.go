@@ -3,9 +3,10 @@
 // files may import it or its subpackages (TestOnlyTestsImport checks), so
 // nothing here can reach a production binary.
 //
-// It depends on paillier and job alone, so that the internal tests of
-// packages below sim (keyring, console, dealerless) can use it without an
-// import cycle; helpers that need a running cluster live in testkit/simtest.
+// It depends on paillier alone, so that the internal tests of packages
+// below sim (keyring, console, dealerless) and the bench/tcpaillier module
+// can use it without an import cycle or new requirements; helpers that
+// build specs or start clusters live in testkit/spectest and testkit/simtest.
 package testkit
 
 import "github.com/cohortdm/cohort/paillier"

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -61,27 +62,20 @@ func TestOnlyTestsImport(t *testing.T) {
 	}
 }
 
-// SmallKeys lets the key-size policy accept a small modulus in this
-// binary, which refuses one until then (nothing here opts in at init).
-func TestSmallKeys(t *testing.T) {
+// The opt-in is process-wide and lasts, so the policy is checked before it
+// once per process here, not in a test that -count repeats.
+func TestMain(m *testing.M) {
 	if paillier.CheckModulusSize(paillier.MinTestBits) == nil {
-		t.Fatal("small modulus accepted before SmallKeys")
+		fmt.Fprintln(os.Stderr, "small modulus accepted before SmallKeys")
+		os.Exit(1)
 	}
-	SmallKeys()
-	if err := paillier.CheckModulusSize(paillier.MinTestBits); err != nil {
-		t.Fatal(err)
-	}
+	os.Exit(m.Run())
 }
 
-// WriteSpec leaves the spec at the path it was given and resolves tables
-// against that directory, as a user's spec file is read.
-func TestWriteSpec(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "spec.yaml")
-	s := WriteSpec(t, path, "kind: x\nparties:\n  - name: a\n    tables: [{name: t, path: a.csv}]\n")
-	if s.Kind != "x" || len(s.Parties) != 1 || s.Dir != filepath.Dir(path) {
-		t.Fatalf("spec %+v", s)
-	}
-	if _, err := os.Stat(path); err != nil {
+// SmallKeys lets the key-size policy accept a small modulus in this binary.
+func TestSmallKeys(t *testing.T) {
+	SmallKeys()
+	if err := paillier.CheckModulusSize(paillier.MinTestBits); err != nil {
 		t.Fatal(err)
 	}
 }

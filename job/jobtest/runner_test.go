@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -315,7 +315,7 @@ func countJob(t *testing.T, parties ...string) (*job.Spec, jobtest.Options, []in
 		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: t, path: %s.csv}]\n", name, name)
 	}
 	spec.WriteString("schema:\n  t: {id: id, v: numeric}\n")
-	s := testkit.WriteSpec(t, filepath.Join(dir, "spec.yaml"), spec.String())
+	s := spectest.Write(t, filepath.Join(dir, "spec.yaml"), spec.String())
 	return s, opts, values
 }
 
