@@ -11,6 +11,7 @@ import (
 
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/internal/cputime"
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
@@ -57,13 +58,10 @@ func BenchmarkJobRealNodes(b *testing.B) {
 		}
 	}
 	ctx := context.Background()
-	c, err := sim.StartCluster(ctx, b.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(b, ctx, names, sim.ClusterOptions{
 		Kinds: job.Registry{"bicluster": bicluster.Kind{}}, TablesDir: dir, Setup: sim.ThresholdKeys(2048),
 		Timing: node.Timing{StepMS: 600_000},
 	})
-	if err != nil {
-		b.Fatal(err)
-	}
 	defer c.Close()
 	run := func(b *testing.B, spec string) (secs, cpu float64, iters int, bytes, most float64, found int) {
 		raw, err := os.ReadFile(spec)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,9 +27,6 @@ import (
 // 512-bit threshold key and returns the spec and the run's options.
 func blockConsortium(t *testing.T) (*job.Spec, []string, jobtest.Options) {
 	t.Helper()
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	names := []string{"org01", "org02", "org03"}
 	var spec strings.Builder
@@ -57,14 +55,7 @@ func blockConsortium(t *testing.T) (*job.Spec, []string, jobtest.Options) {
 		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: m, path: %s.csv}]\n", name, name)
 	}
 	spec.WriteString("params: {min_rows: 5}\n")
-	path := filepath.Join(dir, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := job.LoadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := spectest.Write(t, filepath.Join(dir, "spec.yaml"), spec.String())
 	_, keys, err := keyring.Deal(rand.Reader, 512, names, 0)
 	if err != nil {
 		t.Fatal(err)

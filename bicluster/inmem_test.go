@@ -20,19 +20,15 @@ import (
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/bicluster/score"
 	"github.com/cohortdm/cohort/bicluster/synth"
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
-	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
 )
 
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
+func init() { testkit.SmallKeys() }
 
 // inmemKeyBits is the modulus of keys dealt for in-memory runs: room for
 // a packed slot of 62-bit values from a few parties, and fast.

@@ -12,12 +12,6 @@ import (
 	"github.com/cohortdm/cohort/protocol"
 )
 
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
-
 // pairKey deals a 2-of-3 threshold key of 1024 bits from fixture primes.
 func pairKey(t testing.TB) (*paillier.ThresholdPublicKey, []*paillier.KeyShare) {
 	t.Helper()

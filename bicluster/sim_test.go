@@ -15,6 +15,7 @@ import (
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/bicluster/synth"
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/protocol"
@@ -63,13 +64,9 @@ func normalised(t *testing.T, raw []byte) []string {
 
 func startCluster(t *testing.T, ctx context.Context, spec string, names []string, kindsFor func(string) job.Registry) *sim.Cluster {
 	t.Helper()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		KindsFor: kindsFor, TablesDir: filepath.Dir(spec), Setup: sim.ThresholdKeys(simKeyBits), Timing: fastTiming,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
 	return c
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/protocol"
@@ -115,11 +116,7 @@ const submitters = 16
 func loadedNode(b *testing.B, n int) (*operator, []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	b.Cleanup(cancel)
-	c, err := sim.StartCluster(ctx, b.TempDir(), names, sim.ClusterOptions{Kinds: job.Registry{"tick": tick{}}, MaxJobs: submitters})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { c.Close() })
+	c := simtest.StartCluster(b, ctx, names, sim.ClusterOptions{Kinds: job.Registry{"tick": tick{}}, MaxJobs: submitters})
 	leader, err := c.WaitLeader(ctx)
 	if err != nil {
 		b.Fatal(err)

@@ -9,16 +9,12 @@ import (
 	"testing"
 
 	"github.com/cohortdm/cohort/keyring"
-	"github.com/cohortdm/cohort/paillier"
 )
 
 // The node view's key status is loaded again only when the key files
 // change: a new key shows after the cache's time-to-live, and files whose
 // names, sizes and times did not change are not read again.
 func TestFileCacheReloadsChangedKeys(t *testing.T) {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	install := func() string {
 		t.Helper()

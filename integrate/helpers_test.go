@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -101,14 +102,7 @@ func writeSpec(t testing.TB, j *testJob, params string) *job.Spec {
 		j.tax[col] = tx
 	}
 	spec.WriteString("params:\n" + params)
-	path := filepath.Join(dir, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := job.LoadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := spectest.Write(t, filepath.Join(dir, "spec.yaml"), spec.String())
 	j.dir = dir
 	return s
 }

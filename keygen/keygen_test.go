@@ -22,12 +22,6 @@ import (
 	"github.com/cohortdm/cohort/sum"
 )
 
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
-
 func spec(t *testing.T, n, bits int, extra string) *job.Spec {
 	t.Helper()
 	var b strings.Builder

@@ -1,9 +1,5 @@
 package keygen_test
 
-import "github.com/cohortdm/cohort/paillier"
+import "github.com/cohortdm/cohort/internal/testkit"
 
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
+func init() { testkit.SmallKeys() }

@@ -10,16 +10,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/mhe"
-	"github.com/cohortdm/cohort/paillier"
 )
 
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
+func init() { testkit.SmallKeys() }
 
 var members = []string{"org01", "org02", "org03"}
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
@@ -22,11 +23,7 @@ func apiServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), []string{"org1"}, sim.ClusterOptions{Kinds: job.Registry{"sum": sum.Kind{}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := simtest.StartCluster(t, ctx, []string{"org1"}, sim.ClusterOptions{Kinds: job.Registry{"sum": sum.Kind{}}})
 	srv := httptest.NewServer(withToken(c.Node("org1")))
 	t.Cleanup(srv.Close)
 	return srv

@@ -3,6 +3,7 @@ package node_test
 import (
 	"testing"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job/runner/runnertest"
 	"github.com/cohortdm/cohort/sim"
 )
@@ -10,10 +11,7 @@ import (
 // The node's messenger keeps the runtime's network contract, over real
 // libp2p between two nodes on loopback and to itself.
 func TestPartyConforms(t *testing.T) {
-	c, err := sim.StartCluster(t.Context(), t.TempDir(), []string{"a", "b"}, sim.ClusterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := simtest.StartCluster(t, t.Context(), []string{"a", "b"}, sim.ClusterOptions{})
 	defer c.Close()
 	runnertest.TestParty(t, c.Node("a").Party("conformance"), c.Node("b").Party("conformance"))
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/protocol"
@@ -383,12 +384,9 @@ func TestJobsQueue(t *testing.T) {
 	kind := &prober{}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names(3), sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names(3), sim.ClusterOptions{
 		Kinds: job.Registry{"probe": kind}, MaxJobs: 1,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	var ids []string
 	for i := 0; i < 3; i++ {
@@ -436,7 +434,7 @@ func TestFullDiskIsReported(t *testing.T) {
 	auditDir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names(3), sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names(3), sim.ClusterOptions{
 		Kinds: job.Registry{"probe": kind}, AuditDir: auditDir,
 		Setup: func([]string) (func(name, dataDir string) error, error) {
 			return func(name, _ string) error {
@@ -447,9 +445,6 @@ func TestFullDiskIsReported(t *testing.T) {
 			}, nil
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	if err := c.MakeLeader(ctx, "org1"); err != nil {
 		t.Fatal(err)
@@ -503,10 +498,7 @@ func TestCancelAndQueueOverHTTP(t *testing.T) {
 	kind := &prober{}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names(3), sim.ClusterOptions{Kinds: job.Registry{"probe": kind}, MaxJobs: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := simtest.StartCluster(t, ctx, names(3), sim.ClusterOptions{Kinds: job.Registry{"probe": kind}, MaxJobs: 1})
 	defer c.Close()
 	srv := httptest.NewServer(withToken(c.Node("org2")))
 	defer srv.Close()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
 )
@@ -217,12 +218,9 @@ func TestCloseWithDeadPeer(t *testing.T) {
 	capture := newLogCapture(slog.LevelWarn)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names(3), sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names(3), sim.ClusterOptions{
 		Listen: []string{"/ip4/127.0.0.1/udp/0/quic-v1"}, Logger: slog.New(capture),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	if err := c.MakeLeader(ctx, "org1"); err != nil {
 		t.Fatal(err)

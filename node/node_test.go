@@ -15,9 +15,10 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
@@ -25,11 +26,7 @@ import (
 
 // The consortium test deals a 1024-bit key, which paillier accepts only in
 // test binaries that opt in.
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
+func init() { testkit.SmallKeys() }
 
 // stepper is a two-step test job: step "a" reports each party's
 // params.values[party]; step "b" waits params.hold_ms and reports it again.
@@ -110,11 +107,7 @@ func startCluster(t *testing.T, n int, kinds job.Registry) *sim.Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names(n), sim.ClusterOptions{Kinds: kinds})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := simtest.StartCluster(t, ctx, names(n), sim.ClusterOptions{Kinds: kinds})
 	return c
 }
 
@@ -328,12 +321,9 @@ func TestQUICOnly(t *testing.T) {
 	kind := &stepper{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names(3), sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names(3), sim.ClusterOptions{
 		Kinds: job.Registry{"stepper": kind}, Listen: []string{"/ip4/127.0.0.1/udp/0/quic-v1"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	for _, a := range c.Node("org1").Addrs() {
 		if !strings.Contains(a, "quic-v1") {
@@ -352,12 +342,9 @@ func TestQUICOnly(t *testing.T) {
 func TestQUICManyMessages(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names(2), sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names(2), sim.ClusterOptions{
 		Listen: []string{"/ip4/127.0.0.1/udp/0/quic-v1"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	a, z := c.Node("org1").Party("quic"), c.Node("org2").Party("quic")
 	for i := 0; i < 3000; i++ {

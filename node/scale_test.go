@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/protocol"
@@ -82,10 +83,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			c, err := sim.StartCluster(ctx, b.TempDir(), names(n), sim.ClusterOptions{Kinds: job.Registry{"noop": &noop{}}})
-			if err != nil {
-				b.Fatal(err)
-			}
+			c := simtest.StartCluster(b, ctx, names(n), sim.ClusterOptions{Kinds: job.Registry{"noop": &noop{}}})
 			defer c.Close()
 			leader, _ := c.WaitLeader(ctx)
 			spec := noopSpec(names(n), rounds)
@@ -129,10 +127,7 @@ func TestRestartAfterManyJobs(t *testing.T) {
 	kind := &noop{}
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names(3), sim.ClusterOptions{Kinds: job.Registry{"noop": kind}, MaxJobs: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := simtest.StartCluster(t, ctx, names(3), sim.ClusterOptions{Kinds: job.Registry{"noop": kind}, MaxJobs: 16})
 	defer c.Close()
 	spec := noopSpec(names(3), 1)
 	start := time.Now()

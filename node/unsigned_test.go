@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
@@ -31,13 +32,10 @@ func TestUnsignedJobRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := sim.StartCluster(ctx, t.TempDir(), parsed.PartyNames(), sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, parsed.PartyNames(), sim.ClusterOptions{
 		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: ex, Setup: sim.ThresholdKeys(1024),
 		Policy: policy.Default(),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	leader, err := c.WaitLeader(ctx)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
@@ -84,13 +85,10 @@ func TestNonVotersAndRebalance(t *testing.T) {
 	tables := t.TempDir()
 	members := names(7)
 	spec, total := writeParties(t, tables, members, 3, "sum", "{column: v}")
-	c, err := sim.StartCluster(ctx, t.TempDir(), members, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, members, sim.ClusterOptions{
 		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: tables, Setup: sim.ThresholdKeys(1024),
 		Timing: node.Timing{HeartbeatMS: 600, ElectionMS: 600, VoterDownMS: 2000},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	first5 := []string{"org1", "org2", "org3", "org4", "org5"}
 	for _, n := range c.Running() {
@@ -140,12 +138,9 @@ func TestNonVotersAndRebalance(t *testing.T) {
 func TestNoDemotionWithoutReplacement(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names(3), sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names(3), sim.ClusterOptions{
 		Timing: node.Timing{HeartbeatMS: 300, ElectionMS: 300, VoterDownMS: 300},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	l, err := c.WaitLeader(ctx)
 	if err != nil {

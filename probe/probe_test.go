@@ -11,19 +11,16 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
 )
 
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
+func init() { testkit.SmallKeys() }
 
 func writeSpec(t *testing.T, parties int, params string) string {
 	t.Helper()
@@ -89,12 +86,9 @@ func TestProbePartyDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	timing := node.Timing{SendMS: 3000, StepMS: 60000}
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		Kinds: job.Registry{"probe": Kind{}}, Setup: sim.ThresholdKeys(1024), Timing: timing,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	leader, err := c.WaitLeader(ctx)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
@@ -23,11 +24,7 @@ import (
 // binary opts in.
 const testBits = 512
 
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
+func init() { testkit.SmallKeys() }
 
 // dealt caches one dealt key per consortium size for the test binary, since
 // dealing dominates test time otherwise.

@@ -15,6 +15,7 @@ import (
 	"github.com/cohortdm/cohort/bicluster"
 	bundled "github.com/cohortdm/cohort/examples"
 	"github.com/cohortdm/cohort/integrate"
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
@@ -77,11 +78,8 @@ func TestFailureTextsCarryNoValueNorPath(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				c, err := sim.StartCluster(ctx, t.TempDir(), spec.PartyNames(), sim.ClusterOptions{Kinds: kinds, TablesDir: ex,
+				c := simtest.StartCluster(t, ctx, spec.PartyNames(), sim.ClusterOptions{Kinds: kinds, TablesDir: ex,
 					Setup: sim.ThresholdKeys(1024), Timing: node.Timing{SendMS: 5000, StepMS: 60000}, Policy: policy.Default()})
-				if err != nil {
-					t.Fatal(err)
-				}
 				defer c.Close()
 				id, err := c.Running()[0].Submit(ctx, raw)
 				if err != nil {

@@ -14,20 +14,14 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize/onetable"
 	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
 )
-
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
 
 // hostile is four organisations' nodes under the default policy (org2's
 // keeps one column home), each with a table t of a column v whose values
@@ -49,7 +43,7 @@ func startHostile(t *testing.T, ctx context.Context) *hostile {
 			t.Fatal(err)
 		}
 	}
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		Kinds: job.Registry{"sum": sum.Kind{}, "anonymize": onetable.Kind{}}, TablesDir: dir,
 		Setup: sim.ThresholdKeys(1024), Timing: node.Timing{SendMS: 5000, StepMS: 60000},
 		PolicyFor: func(name string) *policy.Policy {
@@ -65,10 +59,6 @@ func startHostile(t *testing.T, ctx context.Context) *hostile {
 			return p
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
 	return &hostile{c: c, dir: dir}
 }
 

@@ -13,20 +13,17 @@ import (
 
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/pgtest"
+	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/quantile"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
 	"github.com/cohortdm/cohort/table"
 )
 
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
+func init() { testkit.SmallKeys() }
 
 // example is a bundled example: its spec's kind, table, schema and params.
 type example struct {
@@ -165,13 +162,10 @@ func TestNodesReadTheirOwnSources(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join("..", "examples", "sum", "data", p+".csv"))
 		os.WriteFile(filepath.Join(dir, p+".csv"), b, 0o644)
 	}
-	c, err := sim.StartCluster(ctx, t.TempDir(), parties, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, parties, sim.ClusterOptions{
 		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: dir, Setup: sim.ThresholdKeys(1024),
 		Tables: map[string]map[string]table.Source{"north": {"admissions": {SQLite: "north.db", Table: "admissions"}}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	run := func(west string) (*node.JobRecord, error) {
 		spec := "kind: sum\nparties:\n" +

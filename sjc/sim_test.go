@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
@@ -119,12 +120,9 @@ func TestPredictRealNodes(t *testing.T) {
 	defer cancel()
 	spec, want := chainCase(t, nil)
 	spec.Test = nil
-	c, err := sim.StartCluster(ctx, t.TempDir(), spec.PartyNames(), sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, spec.PartyNames(), sim.ClusterOptions{
 		Kinds: job.Registry{"sjc": sjc.Kind{}, "sjc-predict": sjc.PredictKind{}}, TablesDir: spec.Dir,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	n, err := c.WaitLeader(ctx)
 	if err != nil {
@@ -199,12 +197,9 @@ func TestSimPartyRestarted(t *testing.T) {
 	defer cancel()
 	spec, want := chainCase(t, nil)
 	spec.Test = nil
-	c, err := sim.StartCluster(ctx, t.TempDir(), spec.PartyNames(), sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, spec.PartyNames(), sim.ClusterOptions{
 		Kinds: job.Registry{"sjc": sjc.Kind{}}, TablesDir: spec.Dir, Timing: node.Timing{StepMS: 10_000},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	leader, err := c.WaitLeader(ctx)
 	if err != nil {

@@ -3,6 +3,7 @@ package onetable
 import (
 	"encoding/csv"
 	"fmt"
+	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,14 +67,7 @@ func adultSpec(t *testing.T, n int, params string) *job.Spec {
 	}
 	spec := "kind: anonymize\nparties:\n  - name: census\n    tables: [{name: adult, path: adult.csv}]\n" +
 		"taxonomies: {" + strings.Join(tax, ", ") + "}\nparams:\n" + params
-	path := filepath.Join(dir, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := job.LoadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := spectest.Write(t, filepath.Join(dir, "spec.yaml"), spec)
 	return s
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,14 +60,7 @@ func seedSpec(t *testing.T, params string, edit func([][]string) [][]string) *jo
 	}
 	spec := "kind: anonymize\nparties:\n  - name: clinic\n    tables: [{name: people, path: t.csv}]\n" +
 		"taxonomies: {gender: gender.yaml, education: education.yaml, age: age.yaml}\nparams:\n" + params
-	path := filepath.Join(dir, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := job.LoadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := spectest.Write(t, filepath.Join(dir, "spec.yaml"), spec)
 	return s
 }
 

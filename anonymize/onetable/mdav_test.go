@@ -2,6 +2,7 @@ package onetable
 
 import (
 	"fmt"
+	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,14 +26,7 @@ func mdavSpec(t *testing.T, body string, k int, params string) *job.Spec {
 	qid := strings.Split(strings.SplitN(body, "\n", 2)[0], ",")[1:]
 	spec := "kind: anonymize\nparties:\n  - name: clinic\n    tables: [{name: people, path: t.csv}]\nparams:\n  algorithm: mdav\n" +
 		fmt.Sprintf("  requirements: [{qid: [%s], k: %d}]\n", strings.Join(qid, ", "), k) + params
-	path := filepath.Join(dir, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := job.LoadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := spectest.Write(t, filepath.Join(dir, "spec.yaml"), spec)
 	return s
 }
 

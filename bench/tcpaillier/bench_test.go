@@ -10,17 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/niclabs/tcpaillier"
 )
 
 // The cross tests use a 1024-bit modulus, which paillier accepts only in
 // test binaries that opt in.
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
+func init() { testkit.SmallKeys() }
 
 // Both libraries get the same modulus: N = 5 parties, t = 2 in our terms
 // (3 shares decrypt), which is l = 5, k = 3 in tcpaillier's.

@@ -12,9 +12,10 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
@@ -31,14 +32,15 @@ func cli(t *testing.T, ctx context.Context, args ...string) (string, error) {
 	return out.String() + errb.String(), err
 }
 
+// The approval test deals a 1024-bit key, which paillier accepts only in
+// test binaries that opt in.
+func init() { testkit.SmallKeys() }
+
 // Manual approval through the CLI: a job waits on the node whose policy
 // asks a person; job list and status show whom it waits for; job approve
 // there lets it run; job reject with a reason fails the next one with the
 // reason and the rule; the node's ledger records each decision.
 func TestManualApprovalThroughTheCLI(t *testing.T) {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -52,7 +54,7 @@ func TestManualApprovalThroughTheCLI(t *testing.T) {
 		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: t, path: %s.csv}]\n", n, n)
 	}
 	spec.WriteString("params: {column: v}\n")
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: dir, Setup: sim.ThresholdKeys(1024),
 		PolicyFor: func(name string) *policy.Policy {
 			p := policy.Default()
@@ -62,9 +64,6 @@ func TestManualApprovalThroughTheCLI(t *testing.T) {
 			return p
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	config := map[string]string{}
 	for _, n := range names {

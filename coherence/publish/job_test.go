@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -29,14 +30,7 @@ func writeSpec(t *testing.T, file, data, params string) *job.Spec {
 		t.Fatal(err)
 	}
 	spec := "kind: coherence\nparties:\n  - name: shop\n    tables: [{name: baskets, path: " + file + "}]\nparams:\n" + params
-	path := filepath.Join(dir, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := job.LoadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := spectest.Write(t, filepath.Join(dir, "spec.yaml"), spec)
 	return s
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -314,14 +315,7 @@ func countJob(t *testing.T, parties ...string) (*job.Spec, jobtest.Options, []in
 		fmt.Fprintf(&spec, "  - name: %s\n    tables: [{name: t, path: %s.csv}]\n", name, name)
 	}
 	spec.WriteString("schema:\n  t: {id: id, v: numeric}\n")
-	path := filepath.Join(dir, "spec.yaml")
-	if err := os.WriteFile(path, []byte(spec.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := job.LoadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := spectest.Write(t, filepath.Join(dir, "spec.yaml"), spec.String())
 	return s, opts, values
 }
 

@@ -14,14 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cohortdm/cohort/paillier"
+	"github.com/cohortdm/cohort/internal/testkit"
 )
 
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
+func init() { testkit.SmallKeys() }
 
 // generateAll runs n parties in process and returns their results.
 func generateAll(t *testing.T, n, bits int) ([]*Result, *memNet) {
