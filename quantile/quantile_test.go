@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
@@ -28,11 +28,7 @@ import (
 // refuses keys below 2048 bits unless the test binary opts in.
 const keyBits = 1024
 
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
+func init() { testkit.SmallKeys() }
 
 // lax is the policy of the tests of other things than the policy:
 // policy.Permissive, with room for every exact release (Permissive allows

@@ -10,17 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
-	"github.com/cohortdm/cohort/paillier"
 )
 
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
+func init() { testkit.SmallKeys() }
 
 // evilCoordinator runs round 0 to its decryption, then commits that a
 // victim was missing and asks for round 1 without it: S0 − S1 would be the

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
@@ -66,11 +66,7 @@ func randomValue(seed uint64) func(int, int) float64 {
 // paillier refuses keys below 2048 bits unless the test binary opts in.
 const keyBits = 1024
 
-func init() {
-	if err := paillier.AllowTestKeySizes(); err != nil {
-		panic(err)
-	}
-}
+func init() { testkit.SmallKeys() }
 
 // fastTiming keeps failure tests short; the step timeout stays generous so
 // that a loaded machine does not drop live parties.
