@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/cohortdm/cohort/internal/sorted"
 )
 
 // Node is one interest of the profile: its label (terms merged by Rule 1
@@ -213,31 +215,13 @@ func best(kids []*child, d []int, delta float64, f func(di, dk []int) float64) *
 
 // sim is Rule 1's Jaccard similarity |a∩b| / |a∪b|.
 func sim(a, b []int) float64 {
-	c := common(a, b)
+	c := sorted.CountIntersect(a, b)
 	return float64(c) / float64(len(a)+len(b)-c)
 }
 
 // cond is Rule 2's P(t_k | t_i) = |D(t_i)∩D(t_k)| / |D(t_i)|, a = D(t_i).
 func cond(a, b []int) float64 {
-	return float64(common(a, b)) / float64(len(a))
-}
-
-// common counts the elements of two ascending lists that both hold.
-func common(a, b []int) int {
-	n, i, j := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			n++
-			i++
-			j++
-		}
-	}
-	return n
+	return float64(sorted.CountIntersect(a, b)) / float64(len(a))
 }
 
 func add(in []bool, d []int) {
