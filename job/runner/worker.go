@@ -87,7 +87,8 @@ type Worker struct {
 	mu       sync.Mutex
 	open     []job.Step      // attempts the log holds open for this member, oldest first
 	reported map[stepID]bool // attempts whose output was sent, or that were superseded
-	begun    map[stepID]bool // attempts marked begun in the job scratch (Run's goroutine only)
+	marking  chan struct{}   // closed once the attempt's mark is written (Run's goroutine only)
+	markText string          // markOf, once computed (Run's goroutine only)
 	req      *policy.Request // the job's admission request, built once (Run's goroutine only)
 	kind     job.Kind        // set when the session opens; used only by Run's goroutine
 	guard    *policy.Guard   // the policy's guard of the open session
@@ -119,7 +120,6 @@ func (w *Worker) init() {
 	if w.wake == nil {
 		w.wake = make(chan struct{}, 1)
 		w.reported = map[stepID]bool{}
-		w.begun = map[stepID]bool{}
 	}
 }
 
@@ -161,6 +161,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.mu.Unlock()
 	var sess job.Session
 	defer func() {
+		w.waitMark()
 		if sess != nil {
 			sess.Close()
 		}
@@ -182,9 +183,6 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		if !superseded {
 			w.report(ctx, step, out, err)
-			if w.begun[id] && !errors.Is(err, ErrRestarted) {
-				w.mark(step, markReported)
-			}
 		}
 		w.markReported(id) // a superseded attempt: the log moved on, a newer one reruns it
 		// Pass on a wake-up the watcher may have consumed.
@@ -270,47 +268,60 @@ func startedName(step job.Step) string {
 }
 
 // markStarted records that this member begins an attempt, or returns
-// ErrRestarted when it began it before and did not report it: a worker
-// runs each attempt once, so such a mark was left by this member before
-// its node restarted. (One it reported is run again, as before: the
-// coordinator has its output.) A mark carries the job's seed, so one left
-// by another job of the same id (a test's fixed id) is not this job's. The
+// ErrRestarted when it began it before: a worker runs each attempt once,
+// so such a mark was left by this member before its node restarted. (If
+// it had reported the attempt before, the coordinator has its output and
+// reads no second report.) A mark carries the job's seed, so one left by
+// another job of the same id (a test's fixed id) is not this job's. The
 // mark only speeds recovery up (the step timeout would end the attempt
-// too), so a member that cannot keep it runs the attempt and logs why.
+// too), so it is written while the step runs (a durable write costs an
+// fsync, which a short step would otherwise wait for), and a member that
+// cannot keep it runs the attempt and logs why.
 func (w *Worker) markStarted(step job.Step) error {
+	w.waitMark()
+	mark := w.markOf()
 	b, err := w.Member.Secrets().ReadSecret(startedName(step))
 	switch {
-	case err == nil && string(b) == w.markOf(markBegun):
+	case err == nil && string(b) == mark:
 		return fmt.Errorf("party %s %w of step %s/%d (attempt %d): what it had received of the attempt is lost",
 			w.Self, ErrRestarted, step.Phase, step.Round, step.Attempt)
-	case err == nil && string(b) == w.markOf(markReported):
-		return nil
 	case err == nil || errors.Is(err, fs.ErrNotExist):
-		w.mark(step, markBegun)
-		w.begun[idOf(step)] = true
+		done := make(chan struct{})
+		w.marking = done
+		go func() {
+			defer close(done)
+			if err := w.Member.Secrets().WriteSecret(startedName(step), []byte(mark)); err != nil {
+				w.markFailed(step, err)
+			}
+		}()
 	default:
 		w.markFailed(step, err)
 	}
 	return nil
 }
 
-// The marks of an attempt.
-const (
-	markBegun    = "begun"
-	markReported = "reported"
-)
-
-// markOf is a mark's contents: the mark and the job's seed's digest.
-func (w *Worker) markOf(m string) string {
-	d := sha256.Sum256(w.Job.Seed)
-	return m + " " + hex.EncodeToString(d[:8]) + "\n"
+// waitMark waits for the mark being written, if any (Run waits for it
+// before it returns, so the write has an owner).
+func (w *Worker) waitMark() {
+	if w.marking != nil {
+		<-w.marking
+		w.marking = nil
+	}
 }
 
-// mark writes an attempt's mark, logging a failure.
-func (w *Worker) mark(step job.Step, m string) {
-	if err := w.Member.Secrets().WriteSecret(startedName(step), []byte(w.markOf(m))); err != nil {
-		w.markFailed(step, err)
+// markOf is a mark's contents: a digest of the job's seed and
+// submission, which a job of the same id submitted again (a test's fixed
+// id and seed) does not share.
+func (w *Worker) markOf() string {
+	if w.markText == "" {
+		h := sha256.New()
+		h.Write(w.Job.Seed)
+		if rec, ok := w.State.Job(w.Job.ID); ok && rec.Submission != nil {
+			fmt.Fprintf(h, "\x00%d\x00%x", rec.Submission.Time.UnixNano(), rec.Submission.Nonce)
+		}
+		w.markText = "begun " + hex.EncodeToString(h.Sum(nil)[:8]) + "\n"
 	}
+	return w.markText
 }
 
 func (w *Worker) markFailed(step job.Step, err error) {

@@ -78,7 +78,7 @@ func runStepSubmitted(t *testing.T, k *touchy, pol *policy.Policy, leader string
 		t.Fatal(err)
 	}
 	w := &runner.Worker{Self: "b", Job: runner.ActiveJob{ID: "j", Spec: []byte(spec3)}, Kinds: job.Registry{"touchy": k},
-		Net: net.Party("b"), State: st, Member: member{leader}, Policy: enf, Config: runner.DefaultConfig()}
+		Net: net.Party("b"), State: st, Member: dirMember{member{leader}, t.TempDir()}, Policy: enf, Config: runner.DefaultConfig()}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	w.Want(st.Open("j", "b"))
