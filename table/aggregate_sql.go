@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -244,16 +243,10 @@ func (sqliteDB) notNumber(col string, _ bool) string {
 }
 
 func (sqliteDB) connect(ctx context.Context, src Source, desc string) (sqlConn, error) {
-	if st, err := os.Stat(src.SQLite); err != nil {
-		return nil, fileError(desc, err)
-	} else if st.IsDir() {
-		return nil, fmt.Errorf("%w: %s: is a directory, want an SQLite database file", ErrSource, desc)
-	}
-	db, err := sql.Open("sqlite", sqliteDSN(src.SQLite, true))
+	db, err := openSQLite(src, desc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+		return nil, err
 	}
-	db.SetMaxOpenConns(1)
 	return &sqliteConn{db: db, desc: desc}, nil
 }
 

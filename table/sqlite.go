@@ -33,19 +33,11 @@ func sqliteDSN(path string, readOnly bool) string {
 
 func readSQLite(ctx context.Context, src Source, name string, schema map[string]Kind, opts ReadOptions) (*Table, error) {
 	desc := opts.describe(src)
-	// Opening a missing file read-only fails with a vague "out of memory";
-	// say what is wrong instead.
-	if st, err := os.Stat(src.SQLite); err != nil {
-		return nil, fileError(desc, err)
-	} else if st.IsDir() {
-		return nil, fmt.Errorf("%w: %s: is a directory, want an SQLite database file", ErrSource, desc)
-	}
-	db, err := sql.Open("sqlite", sqliteDSN(src.SQLite, true))
+	db, err := openSQLite(src, desc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+		return nil, err
 	}
 	defer db.Close()
-	db.SetMaxOpenConns(1)
 	q := src.Query
 	if q == "" {
 		q = "SELECT " + selectColumns(schema) + " FROM " + quoteTable(src.Table)
@@ -135,4 +127,21 @@ func sqlCell(v any) cell {
 	default:
 		return cell{text: fmt.Sprint(x)}
 	}
+}
+
+// openSQLite opens an SQLite source read-only, one connection. Opening a
+// missing file read-only fails with a vague "out of memory"; it says what
+// is wrong instead.
+func openSQLite(src Source, desc string) (*sql.DB, error) {
+	if st, err := os.Stat(src.SQLite); err != nil {
+		return nil, fileError(desc, err)
+	} else if st.IsDir() {
+		return nil, fmt.Errorf("%w: %s: is a directory, want an SQLite database file", ErrSource, desc)
+	}
+	db, err := sql.Open("sqlite", sqliteDSN(src.SQLite, true))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
 }
