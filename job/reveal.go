@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path"
 	"slices"
 )
 
@@ -73,6 +75,35 @@ func NewContribution(r io.Reader) (Contribution, error) {
 	var c Contribution
 	if _, err := io.ReadFull(r, c[:]); err != nil {
 		return c, fmt.Errorf("draw a seed contribution: %w", err)
+	}
+	return c, nil
+}
+
+// KeptRandom returns the ContributionSize random bytes a party keeps in
+// its Secrets under name (the job's scratch, "jobs/JOBID/..."), drawing
+// them from crypto/rand and keeping them first when it has none and
+// create is set: a re-run of a step (a new leader, a restart) then uses
+// the same bytes, not new ones. Without create, having none is an error
+// wrapping os.ErrNotExist.
+func KeptRandom(sec Secrets, name string, create bool) (Contribution, error) {
+	var c Contribution
+	b, err := sec.ReadSecret(name)
+	switch {
+	case err == nil && len(b) == ContributionSize:
+		copy(c[:], b)
+		return c, nil
+	case err == nil:
+		return c, fmt.Errorf("its kept %s is %d bytes, not %d", path.Base(name), len(b), ContributionSize)
+	case !errors.Is(err, os.ErrNotExist):
+		return c, fmt.Errorf("read its kept %s: %w", path.Base(name), err)
+	case !create:
+		return c, err
+	}
+	if c, err = NewContribution(nil); err != nil {
+		return c, err
+	}
+	if err := sec.WriteSecret(name, c[:]); err != nil {
+		return c, fmt.Errorf("keep its %s: %w", path.Base(name), err)
 	}
 	return c, nil
 }

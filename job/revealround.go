@@ -118,24 +118,12 @@ func (js JointSeed) contributionName() string {
 // contribution returns the party's contribution to the draw, drawing and
 // keeping it first when create is set and it has none.
 func (js JointSeed) contribution(sec Secrets, create bool) (Contribution, error) {
-	var c Contribution
-	b, err := sec.ReadSecret(js.contributionName())
+	c, err := KeptRandom(sec, js.contributionName(), create)
 	switch {
-	case err == nil && len(b) == ContributionSize:
-		copy(c[:], b)
-		return c, nil
-	case err == nil:
-		return c, fmt.Errorf("its kept contribution to joint seed round %d is %d bytes, not %d", js.Round, len(b), ContributionSize)
-	case !errors.Is(err, os.ErrNotExist):
-		return c, fmt.Errorf("read its contribution to joint seed round %d: %w", js.Round, err)
-	case !create:
+	case errors.Is(err, os.ErrNotExist):
 		return c, fmt.Errorf("it holds no contribution to joint seed round %d", js.Round)
-	}
-	if c, err = NewContribution(nil); err != nil {
-		return c, err
-	}
-	if err := sec.WriteSecret(js.contributionName(), c[:]); err != nil {
-		return c, fmt.Errorf("keep its contribution to joint seed round %d: %w", js.Round, err)
+	case err != nil:
+		return c, fmt.Errorf("joint seed round %d: %w", js.Round, err)
 	}
 	return c, nil
 }

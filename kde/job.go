@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
@@ -200,23 +199,9 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 // second one. No other member knows it: with it, a member could take the
 // kernel noise off each synthetic row and find the row it was drawn from.
 func (s *session) seed() ([]byte, error) {
-	name := "jobs/" + s.p.JobID() + "/kde-sample-seed"
-	sec := s.p.Secrets()
-	b, err := sec.ReadSecret(name)
-	switch {
-	case err == nil && len(b) == job.ContributionSize:
-		return b, nil
-	case err == nil:
-		return nil, fmt.Errorf("kde: party %s: its kept sample seed is %d bytes", s.p.Self(), len(b))
-	case !errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("kde: party %s: read its sample seed: %w", s.p.Self(), err)
-	}
-	c, err := job.NewContribution(nil)
+	c, err := job.KeptRandom(s.p.Secrets(), "jobs/"+s.p.JobID()+"/kde-sample-seed", true)
 	if err != nil {
-		return nil, err
-	}
-	if err := sec.WriteSecret(name, c[:]); err != nil {
-		return nil, fmt.Errorf("kde: party %s: keep its sample seed: %w", s.p.Self(), err)
+		return nil, fmt.Errorf("kde: party %s: %w", s.p.Self(), err)
 	}
 	return c[:], nil
 }

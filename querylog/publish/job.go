@@ -38,9 +38,7 @@ package publish
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 
@@ -197,23 +195,9 @@ func (s *session) publish(ctx context.Context, step job.Step) (output, error) {
 // its first attempt and kept for the job, so that a re-run of the step
 // publishes the same bytes and no member sees two numberings.
 func (s *session) seed() ([]byte, error) {
-	name := "jobs/" + s.p.JobID() + "/querylog-ids-seed"
-	sec := s.p.Secrets()
-	b, err := sec.ReadSecret(name)
-	switch {
-	case err == nil && len(b) == job.ContributionSize:
-		return b, nil
-	case err == nil:
-		return nil, fmt.Errorf("querylog: party %s: its kept seed is %d bytes", s.p.Self(), len(b))
-	case !errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("querylog: party %s: read its seed: %w", s.p.Self(), err)
-	}
-	c, err := job.NewContribution(nil)
+	c, err := job.KeptRandom(s.p.Secrets(), "jobs/"+s.p.JobID()+"/querylog-ids-seed", true)
 	if err != nil {
-		return nil, err
-	}
-	if err := sec.WriteSecret(name, c[:]); err != nil {
-		return nil, fmt.Errorf("querylog: party %s: keep its seed: %w", s.p.Self(), err)
+		return nil, fmt.Errorf("querylog: party %s: %w", s.p.Self(), err)
 	}
 	return c[:], nil
 }
