@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/table"
@@ -107,7 +109,7 @@ func Compare(real []map[string][][]float64, sample, test map[string][][]float64,
 
 // toData is rows by class as the tree grower reads them.
 func toData(byClass map[string][][]float64, attrs []string) *tree.Data {
-	d := &tree.Data{Labels: sortedKeys(byClass)}
+	d := &tree.Data{Labels: slices.Sorted(maps.Keys(byClass))}
 	for i, a := range attrs {
 		at := &tree.Attr{Name: a, Numeric: true}
 		for _, label := range d.Labels {
@@ -140,7 +142,7 @@ func DAPL(parties []map[string][][]float64, points int, rng *rand.Rand) map[stri
 		}
 	}
 	out := map[string]*float64{}
-	for _, label := range sortedKeys(all) {
+	for _, label := range slices.Sorted(maps.Keys(all)) {
 		ref := NewEstimate(all[label], Bandwidths(all[label]))
 		var sum float64
 		ok := ref != nil

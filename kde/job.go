@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -218,7 +219,7 @@ func draw(t *table.Table, cfg *config, seed []byte, party string) (publishOutput
 		return publishOutput{}, fmt.Errorf("kde: party %s: table %s: %w", party, t.Name, err)
 	}
 	var out publishOutput
-	for _, label := range sortedKeys(sample) {
+	for _, label := range slices.Sorted(maps.Keys(sample)) {
 		out.Classes = append(out.Classes, classSample{Label: label, Rows: encodeRows(sample[label], len(cfg.attrs))})
 	}
 	return out, nil
@@ -232,7 +233,7 @@ func draw(t *table.Table, cfg *config, seed []byte, party string) (publishOutput
 // params.min_rows, not the class or its count.
 func Sanitise(byClass map[string][][]float64, ratio float64, minRows int, seed []byte) (map[string][][]float64, error) {
 	out := map[string][][]float64{}
-	for _, label := range sortedKeys(byClass) {
+	for _, label := range slices.Sorted(maps.Keys(byClass)) {
 		rows := byClass[label]
 		if len(rows) < max(minRows, 2) {
 			return nil, errors.New("params.min_rows: a class has fewer rows")
@@ -267,13 +268,4 @@ func rowsByClass(t *table.Table, cfg *config) (map[string][][]float64, error) {
 		out[label] = append(out[label], x)
 	}
 	return out, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -1,6 +1,7 @@
 package kde
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -80,23 +81,13 @@ func NewEstimate(rows [][]float64, h []float64) *Estimate {
 		return nil
 	}
 	s := slices.Clone(rows)
-	slices.SortFunc(s, func(a, b []float64) int { return compareFloat(a[0], b[0]) })
+	slices.SortFunc(s, func(a, b []float64) int { return cmp.Compare(a[0], b[0]) })
 	return &Estimate{rows: s, h: h}
-}
-
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // At is the estimate's density at x.
 func (e *Estimate) At(x []float64) float64 {
-	lo, _ := slices.BinarySearchFunc(e.rows, x[0]-e.h[0], func(r []float64, t float64) int { return compareFloat(r[0], t) })
+	lo, _ := slices.BinarySearchFunc(e.rows, x[0]-e.h[0], func(r []float64, t float64) int { return cmp.Compare(r[0], t) })
 	norm := 1.0
 	for _, h := range e.h {
 		norm *= 0.75 / h
