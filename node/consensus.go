@@ -38,6 +38,7 @@ type consensus struct {
 	self      string
 	members   func() *Consortium // the member set the voter loop keeps Raft's configuration to
 	voterDown time.Duration      // Timing.VoterDownMS
+	lost      *lostLeaders       // replaced leaders' last heartbeats (probe.go)
 
 	cancel   context.CancelFunc // stops the voter loop
 	wg       sync.WaitGroup
@@ -120,6 +121,14 @@ func newConsensus(ctx context.Context, cfg consensusConfig) (*consensus, error) 
 		return fail(fmt.Errorf("start raft: %w", err))
 	}
 	c.raft, c.store, c.trans, c.streams = r, store, trans, streams
+	c.lost = newLostLeaders(cfg.Self)
+	// The filter records as Raft observes; with no channel nothing is queued.
+	r.RegisterObserver(raft.NewObserver(nil, false, func(o *raft.Observation) bool {
+		if lo, ok := o.Data.(raft.LeaderObservation); ok {
+			c.lost.observe(string(lo.LeaderID), r.LastContact())
+		}
+		return false
+	}))
 	c.startIndex = r.LastIndex()
 	ctx, c.cancel = context.WithCancel(ctx)
 	c.wg.Add(1)

@@ -27,6 +27,11 @@ const (
 	// a party is declared unreachable; it grows with the Raft heartbeat
 	// timeout (see unreachableWindow), which is raised on crowded machines.
 	unreachableAfter = 2 * time.Second
+	// lostLeaderAfter replaces the window for a party that led this node's
+	// Raft and was replaced: the election is a quorum's evidence that it
+	// went quiet, so one failed probe after a second without a heartbeat
+	// is enough (lostLeaders).
+	lostLeaderAfter = time.Second
 )
 
 // unreachableWindow is how long a party may go without answering a probe:
@@ -57,23 +62,32 @@ func (n *Node) watchReachable(ctx context.Context, parties []string, down func(p
 }
 
 // watchParty probes one party until ctx ends or it has not answered for
-// window.
+// window. A party that led this node's Raft and was replaced is silent
+// since its last heartbeat, not since the watch began, is probed at once,
+// and needs only lostLeaderAfter of silence (lostLeaders).
 func (n *Node) watchParty(ctx context.Context, p string, window time.Duration, down func(p string, why error)) {
-	lastOK := time.Now()
-	tick := time.NewTicker(probeInterval)
-	defer tick.Stop()
+	lastOK, wait := time.Now(), probeInterval
+	if t, ok := n.lostLeaderSince(p); ok && t.Before(lastOK) {
+		lastOK, wait, window = t, 0, min(window, lostLeaderAfter)
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-timer.C:
 		}
+		timer.Reset(probeInterval)
 		err := n.probe(ctx, p)
 		if ctx.Err() != nil {
 			return
 		}
 		if err == nil {
 			lastOK = time.Now()
+			if n.consensus != nil {
+				n.consensus.lost.heard(p)
+			}
 			continue
 		}
 		if silent := time.Since(lastOK); silent >= window {
@@ -81,6 +95,15 @@ func (n *Node) watchParty(ctx context.Context, p string, window time.Duration, d
 			return
 		}
 	}
+}
+
+// lostLeaderSince is p's last heartbeat if it is a leader this node saw
+// replaced.
+func (n *Node) lostLeaderSince(p string) (time.Time, bool) {
+	if n.consensus == nil {
+		return time.Time{}, false
+	}
+	return n.consensus.lost.since(p)
 }
 
 // probe makes one round trip to a member's node: a libp2p ping, dialling

@@ -12,6 +12,16 @@
 #              and HTTP status on BASE_PORT+100+i, all on 127.0.0.1
 #   KEEP=1     keep the work dir (node data dirs, ledgers) for inspection
 #   TIMEOUT    seconds to wait for a leader and for the job (default 120 each)
+#   KILL_LEADER=1  then run the job again and SIGKILL the leader (a party: it
+#              holds a table) while the job's aggregate step runs; print how
+#              long after the kill the job ended and check that its total is
+#              exact over the parties it includes (issue 36's recovery figure).
+#              Every member is then a party of the sum and holds ROWS
+#              generated rows (default 1000000), so that the kill lands
+#              while the parties sum their rows, before any total is
+#              decrypted (a total once decrypted may not be formed again
+#              over fewer parties, and the default floor needs 3 parties
+#              after the loss: run it with N >= 4; docs/security.md)
 #
 # Needs go (unless COHORT is set), jq and curl. Everything listens on 127.0.0.1 only. The nodes are stopped by a trap on
 # exit, whatever happens, so no process is left behind.
@@ -65,11 +75,78 @@ trap 'exit 143' TERM
 log() { printf '[%5.1fs] %s\n' "$(($(date +%s%N) / 1000000 - START_MS))e-3" "$*" >&2; }
 START_MS=$(($(date +%s%N) / 1000000))
 
+# api NAME PATH: GET the node's HTTP API with its token.
+api() {
+	local i
+	for i in "${!NAMES[@]}"; do [[ ${NAMES[$i]} == "$1" ]] && break; done
+	curl -fsS --max-time 2 -H "Authorization: Bearer $(cat "$WORK/$1/api.token")" \
+		"http://127.0.0.1:$((BASE_PORT + 100 + i + 1))$2"
+}
+
+# kill_leader_mid_step LEADER: submit the job through another node, SIGKILL
+# LEADER as soon as that node reports the aggregate step running, wait for
+# the job's end and check its total against the included parties' rows.
+kill_leader_mid_step() {
+	local leader=$1 watcher="" i pid id st t0 t1 total want
+	for i in "${!NAMES[@]}"; do
+		if [[ ${NAMES[$i]} == "$leader" ]]; then pid=${PIDS[$i]}; elif [[ -z $watcher ]]; then watcher=${NAMES[$i]}; fi
+	done
+	id=$("$COHORT" job submit "$KILLED_SPEC" --format json --config "$WORK/$watcher/node.yaml" | jq -r .id)
+	until api "$watcher" "/v1/jobs/$id" 2>/dev/null | jq -e '.steps[]? | select(.phase == "aggregate" and (.done | not))' >/dev/null; do
+		sleep 0.005
+	done
+	kill -KILL "$pid"
+	t0=$(date +%s%N)
+	log "killed the leader $leader (pid $pid) while job $id aggregates"
+	while :; do
+		st=$(api "$watcher" "/v1/jobs/$id" 2>/dev/null | jq -r .status || true)
+		[[ $st == done || $st == failed ]] && break
+		sleep 0.01
+	done
+	t1=$(date +%s%N)
+	"$COHORT" job status "$id" --format json --config "$WORK/$watcher/node.yaml" |
+		jq -r '.steps[] | "  \(.phase) attempt \(.attempt): \(.started) .. \(.finished // "-")"' >&2
+	printf 'recovery: job %s %s %.2f s after the leader (%s) was killed\n' "$id" "$st" "$(((t1 - t0) / 1000000))e-3" "$leader"
+	if [[ $st != done ]]; then api "$watcher" "/v1/jobs/$id" | jq -r .error >&2; exit 1; fi
+	total=$("$COHORT" job result "$id" --config "$WORK/$watcher/node.yaml" | jq -r '.sum')
+	want=$(for p in $("$COHORT" job result "$id" --config "$WORK/$watcher/node.yaml" | jq -r '.included[]'); do
+		tail -n +2 "$TABLES/data/$p.csv"; done | awk -F, '{s += $2} END {print s}')
+	if awk -v a="$total" -v b="$want" 'BEGIN {exit !(a == b)}'; then
+		echo "recovery: total $total, exact over the included parties" >&2
+	else
+		echo "recovery: total $total, want $want over the included parties" >&2
+		exit 1
+	fi
+}
+
 COHORT=${COHORT:-}
 if [[ -z $COHORT ]]; then
 	log "building cohort"
 	(cd "$REPO" && go build -o "$WORK/cohort" ./cmd/cohort)
 	COHORT=$WORK/cohort
+fi
+
+if [[ ${KILL_LEADER:-0} == 1 ]]; then
+	# Every member's admissions table: ROWS rows of v = (r mod 100) times
+	# a per-member factor and u = 1, and a spec naming every member a
+	# party. The first job sums u (it warms the nodes up); the killed one
+	# sums v, which the first did not form, so the differencing rule lets
+	# it finish over fewer parties.
+	TABLES=$WORK/tables SPEC=$WORK/tables/spec.yaml KILLED_SPEC=$WORK/tables/killed.yaml
+	mkdir -p "$TABLES/data"
+	{
+		echo "kind: sum"
+		echo "parties:"
+		for i in "${!NAMES[@]}"; do
+			awk -v n="${ROWS:-1000000}" -v f=$((i + 1)) 'BEGIN {print "ward,v,u"; for (r = 1; r <= n; r++) print "w" r % 7 "," (r % 100) * f ",1"}' \
+				>"$TABLES/data/${NAMES[$i]}.csv"
+			echo "  - {name: ${NAMES[$i]}, tables: [{name: admissions, path: data/${NAMES[$i]}.csv}]}"
+		done
+		echo "schema: {admissions: {ward: categorical, v: numeric, u: numeric}}"
+	} >"$SPEC"
+	cp "$SPEC" "$KILLED_SPEC"
+	echo "params: {column: u}" >>"$SPEC"
+	echo "params: {column: v}" >>"$KILLED_SPEC"
 fi
 
 # 1. node init on each "machine", with distinct loopback ports.
@@ -144,7 +221,12 @@ SUBMITTER=${NAMES[$((N - 1))]}
 log "submitting $SPEC via $SUBMITTER"
 timeout "$TIMEOUT" "$COHORT" job submit "$SPEC" --wait --config "$WORK/$SUBMITTER/node.yaml"
 
-# 7. what north disclosed.
+# 7. optionally, the recovery figure: kill the leader mid-step.
+if [[ ${KILL_LEADER:-0} == 1 ]]; then
+	kill_leader_mid_step "${leaders[0]}"
+fi
+
+# 8. what north disclosed.
 echo
 "$COHORT" audit --dir "$WORK/north"
 log "done; stopping the nodes"
