@@ -15,6 +15,7 @@ type metrics struct {
 	rejects   *prometheus.CounterVec
 	denied    prometheus.Counter
 	raftState *prometheus.GaugeVec
+	raftTerm  prometheus.Gauge
 	phaseSecs *prometheus.HistogramVec
 	jobs      *prometheus.CounterVec
 	dials     *prometheus.CounterVec
@@ -37,6 +38,8 @@ func newMetrics() *metrics {
 			Help: "Connections refused because the peer is not a consortium member."}),
 		raftState: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cohort_raft_state",
 			Help: "1 for this node's current Raft state."}, []string{"state"}),
+		raftTerm: prometheus.NewGauge(prometheus.GaugeOpts{Name: "cohort_raft_term",
+			Help: "This node's current Raft term: it grows by at least one at every election."}),
 		phaseSecs: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "cohort_job_phase_seconds",
 			Help: "Duration of job steps, per job kind and phase.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 16)},
 			[]string{"kind", "phase"}),
@@ -46,7 +49,7 @@ func newMetrics() *metrics {
 			Help: "Dials to members this node was not connected to (redial with backoff), per member and result."}, []string{"peer", "result"}),
 	}
 	m.raftRefused = newRaftRefusals(m.reg)
-	m.reg.MustRegister(m.msgsSent, m.bytesSent, m.msgsRecv, m.rejects, m.denied, m.raftState, m.phaseSecs, m.jobs, m.dials)
+	m.reg.MustRegister(m.msgsSent, m.bytesSent, m.msgsRecv, m.rejects, m.denied, m.raftState, m.raftTerm, m.phaseSecs, m.jobs, m.dials)
 	// The Go runtime (go_*) and process (process_*) metrics that operators'
 	// dashboards expect of any Go service. In a simulation every node reports
 	// the same process, which is what it is.

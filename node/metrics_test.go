@@ -22,7 +22,7 @@ func TestMetricsRuntimeCollectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"go_goroutines", "go_memstats_alloc_bytes", "process_resident_memory_bytes", "process_open_fds", "cohort_raft_state"} {
+	for _, name := range []string{"go_goroutines", "go_memstats_alloc_bytes", "process_resident_memory_bytes", "process_open_fds", "cohort_raft_state", "cohort_raft_term"} {
 		if !bytes.Contains(b, []byte("\n"+name+" ")) && !bytes.Contains(b, []byte("\n"+name+"{")) {
 			t.Errorf("/metrics has no %s", name)
 		}

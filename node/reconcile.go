@@ -101,6 +101,7 @@ func (r *jobRunner) stopAll() {
 func (r *jobRunner) observeRaft() bool {
 	state := r.Raft.raft.State()
 	r.Metrics.setRaftState(state.String())
+	r.Metrics.raftTerm.Set(float64(r.Raft.raft.CurrentTerm()))
 	if state != r.lastState {
 		r.Log.Info("raft state changed", "from", r.lastState.String(), "to", state.String())
 		r.lastState = state

@@ -22,6 +22,11 @@
 #              decrypted (a total once decrypted may not be formed again
 #              over fewer parties, and the default floor needs 3 parties
 #              after the loss: run it with N >= 4; docs/security.md)
+#   LOAD=JOBS  then run the example JOBS times one after another and JOBS
+#              times submitted at once, check every total, and print both
+#              wall times, their ratio, the Raft term on every node before
+#              and after (an election raises it) and each node's RSS
+#              (issue 36's figure for 500 concurrent jobs)
 #
 # Needs go (unless COHORT is set), jq and curl. Everything listens on 127.0.0.1 only. The nodes are stopped by a trap on
 # exit, whatever happens, so no process is left behind.
@@ -75,12 +80,67 @@ trap 'exit 143' TERM
 log() { printf '[%5.1fs] %s\n' "$(($(date +%s%N) / 1000000 - START_MS))e-3" "$*" >&2; }
 START_MS=$(($(date +%s%N) / 1000000))
 
-# api NAME PATH: GET the node's HTTP API with its token.
+# api NAME PATH [CURL ARGS]: call the node's HTTP API with its token.
 api() {
-	local i
-	for i in "${!NAMES[@]}"; do [[ ${NAMES[$i]} == "$1" ]] && break; done
-	curl -fsS --max-time 2 -H "Authorization: Bearer $(cat "$WORK/$1/api.token")" \
-		"http://127.0.0.1:$((BASE_PORT + 100 + i + 1))$2"
+	local i name=$1 path=$2
+	shift 2
+	for i in "${!NAMES[@]}"; do [[ ${NAMES[$i]} == "$name" ]] && break; done
+	curl -fsS --max-time 30 -H "Authorization: Bearer $(cat "$WORK/$name/api.token")" "$@" \
+		"http://127.0.0.1:$((BASE_PORT + 100 + i + 1))$path"
+}
+
+# submit NAME: submit the spec through NAME's API and print the job id.
+submit() { api "$1" /v1/jobs -X POST --data-binary "@$SPEC" | jq -r .id; }
+
+# settle NAME ID...: wait until none of the jobs runs on NAME's view.
+settle() {
+	local name=$1 running
+	shift
+	while :; do
+		running=$(api "$name" /v1/jobs | jq --argjson ids "$(printf '%s\n' "$@" | jq -R . | jq -s .)" \
+			'[.[] | select(.id as $i | $ids | index($i)) | select(.status != "done" and .status != "failed")] | length')
+		((running == 0)) && return
+		sleep 0.2
+	done
+}
+
+# node_state: each node's Raft term and resident memory, one line.
+node_state() {
+	local i out=""
+	for i in "${!NAMES[@]}"; do
+		out+=" ${NAMES[$i]}: term $(api "${NAMES[$i]}" /metrics | awk '$1 == "cohort_raft_term" {print $2}')"
+		out+=", RSS $(awk '/^VmRSS/ {printf "%.0f MiB", $2 / 1024}' "/proc/${PIDS[$i]}/status");"
+	done
+	out=${out# }
+	echo "${out%;}"
+}
+
+# load_jobs JOBS: the example JOBS times one after another, then JOBS
+# times submitted at once; every total must be the example's.
+load_jobs() {
+	local n=$1 via=${NAMES[$((${#NAMES[@]} - 1))]} want t0 t1 t2 id ids=() bad
+	want=$(for p in "${NAMES[@]}"; do tail -n +2 "$TABLES/data/$p.csv" 2>/dev/null; done | awk -F, '{s += $2} END {print s}')
+	echo "load: before: $(node_state)"
+	t0=$(date +%s%N)
+	for ((j = 0; j < n; j++)); do
+		id=$(submit "$via")
+		settle "$via" "$id"
+		ids+=("$id")
+	done
+	t1=$(date +%s%N)
+	echo "load: after $n one after another: $(node_state)"
+	mapfile -t -O "${#ids[@]}" ids < <(seq "$n" | xargs -P 32 -I{} bash -c "$(declare -f api submit); $(declare -p NAMES BASE_PORT WORK SPEC); submit $via")
+	settle "$via" "${ids[@]:n}"
+	t2=$(date +%s%N)
+	echo "load: after $n at once: $(node_state)"
+	bad=0
+	for id in "${ids[@]}"; do
+		[[ $(api "$via" "/v1/jobs/$id/result" | jq -r .sum) == "$want" ]] || bad=$((bad + 1))
+	done
+	printf 'load: %d jobs one after another %.1f s, at once %.1f s, ratio %.2f; %d of %d totals not %s\n' \
+		"$n" "$(((t1 - t0) / 1000000))e-3" "$(((t2 - t1) / 1000000))e-3" \
+		"$(awk -v a=$((t2 - t1)) -v b=$((t1 - t0)) 'BEGIN {print a / b}')" "$bad" "${#ids[@]}" "$want"
+	((bad == 0)) || exit 1
 }
 
 # kill_leader_mid_step LEADER: submit the job through another node, SIGKILL
@@ -224,6 +284,10 @@ timeout "$TIMEOUT" "$COHORT" job submit "$SPEC" --wait --config "$WORK/$SUBMITTE
 # 7. optionally, the recovery figure: kill the leader mid-step.
 if [[ ${KILL_LEADER:-0} == 1 ]]; then
 	kill_leader_mid_step "${leaders[0]}"
+fi
+
+if [[ -n ${LOAD:-} ]]; then
+	load_jobs "$LOAD"
 fi
 
 # 8. what north disclosed.
