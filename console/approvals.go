@@ -52,15 +52,12 @@ func (c *Console) approvalsPage(r *http.Request) (*view, error) {
 	q := r.URL.Query()
 	d := approvalsData{Done: q.Get("done"), Failed: q.Get("error"), DoneJob: q.Get("job")}
 	now := time.Now()
-	for _, sum := range c.node.JobSummaries() {
-		if !sum.Finished.IsZero() {
-			continue
-		}
-		dec, ok := c.node.Decision(sum.ID)
+	for _, id := range c.node.RunningJobs("") {
+		dec, ok := c.node.Decision(id)
 		if !ok || dec.Verdict != policy.Awaiting {
 			continue
 		}
-		js, ok := c.node.Job(sum.ID)
+		js, ok := c.node.Job(id)
 		if !ok {
 			continue
 		}

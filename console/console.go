@@ -17,7 +17,6 @@ import (
 
 	"github.com/cohortdm/cohort/api"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/policy"
 )
 
@@ -29,9 +28,15 @@ type Node interface {
 	Name() string
 	// Status is the node's state, as /status reports it.
 	Status() api.Status
-	// JobSummaries lists every job's id, kind, status and end in
-	// submission order, without copying records; Job returns one whole.
-	JobSummaries() []runner.JobSummary
+	// JobKinds, FinishedCounts, FinishedJobs and RunningJobs page the
+	// jobs without copying records: every kind in the log; the finished
+	// jobs of a kind ("" any) per status; a page of their ids of one
+	// status ("" any), newest first; the running ones. Job returns one
+	// whole.
+	JobKinds() []string
+	FinishedCounts(kind string) map[string]int
+	FinishedJobs(kind, status string, offset, limit int) []string
+	RunningJobs(kind string) []string
 	Job(id string) (*Job, bool)
 	// JobsChanged returns a channel closed at the next change of the jobs.
 	JobsChanged() <-chan struct{}

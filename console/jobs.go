@@ -95,25 +95,15 @@ func (c *Console) jobsPage(r *http.Request) (*view, error) {
 		d.State = ""
 	}
 	now := time.Now()
-	kinds := map[string]bool{}
-	counts := map[string]int{}
-	var finished []string // ids, oldest first
-	for _, sum := range c.node.JobSummaries() {
-		kinds[sum.Kind] = true
-		if d.Kind != "" && sum.Kind != d.Kind {
-			continue
-		}
-		if !sum.Finished.IsZero() {
-			counts[sum.Status]++
-			d.Total++
-			if matchState(d.State, sum.Status) {
-				finished = append(finished, sum.ID)
-			}
-			continue
-		}
-		// An active job's shown state (queued, awaiting) needs its record.
-		js, ok := c.node.Job(sum.ID)
-		if !ok {
+	counts := c.node.FinishedCounts(d.Kind)
+	for _, n := range counts {
+		d.Total += n
+	}
+	// An active job's shown state (queued, awaiting) needs its record;
+	// there are few of them.
+	for _, id := range c.node.RunningJobs(d.Kind) {
+		js, ok := c.node.Job(id)
+		if !ok || isFinal(js.Status) {
 			continue
 		}
 		counts[js.Status]++
@@ -127,17 +117,22 @@ func (c *Console) jobsPage(r *http.Request) (*view, error) {
 			d.ActiveMore++
 		}
 	}
-	d.Kinds = slices.Sorted(maps.Keys(kinds))
+	d.Kinds = c.node.JobKinds()
 	for _, s := range jobStates {
 		d.States = append(d.States, stateCount{s, counts[s]})
 	}
 	d.ShowActive = d.State == "" || d.State == "active" || !isFinal(d.State)
 	d.ShowFinished = d.State == "" || isFinal(d.State)
-	d.FinishedRows = len(finished)
-	d.Pager = newPager(Prefix+"jobs", q, pageOf(q), len(finished))
-	lo, hi := d.Pager.bounds(len(finished))
-	for i := len(finished) - 1 - lo; i >= len(finished)-hi; i-- {
-		if js, ok := c.node.Job(finished[i]); ok {
+	if d.ShowFinished {
+		d.FinishedRows = counts[runner.StatusDone] + counts[runner.StatusFailed]
+		if d.State != "" {
+			d.FinishedRows = counts[d.State]
+		}
+	}
+	d.Pager = newPager(Prefix+"jobs", q, pageOf(q), d.FinishedRows)
+	lo, hi := d.Pager.bounds(d.FinishedRows)
+	for _, id := range c.node.FinishedJobs(d.Kind, d.State, lo, hi-lo) {
+		if js, ok := c.node.Job(id); ok {
 			d.Finished = append(d.Finished, rowOf(js.JobStatus, now))
 		}
 	}

@@ -92,10 +92,16 @@ func (n *Node) Jobs() []*JobStatus {
 	return out
 }
 
-// JobSummaries lists every job's id, kind, replicated status and end in
-// submission order, copying no record: what a paged list counts and
-// filters on before it asks Job for the rows it shows.
-func (n *Node) JobSummaries() []runner.JobSummary { return n.fsm.jobs.Summaries() }
+// JobKinds, FinishedJobs, FinishedCounts and RunningJobs are the paged
+// accessors a list of jobs reads: counts and one page of ids from the
+// state's index, never a walk over every job, and then Job for the rows
+// it shows (runner.State).
+func (n *Node) JobKinds() []string                        { return n.fsm.jobs.Kinds() }
+func (n *Node) FinishedCounts(kind string) map[string]int { return n.fsm.jobs.FinishedCounts(kind) }
+func (n *Node) RunningJobs(kind string) []string          { return n.fsm.jobs.RunningOf(kind) }
+func (n *Node) FinishedJobs(kind, status string, offset, limit int) []string {
+	return n.fsm.jobs.Finished(kind, status, offset, limit)
+}
 
 // Wait blocks until the job is done or failed and returns its record.
 func (n *Node) Wait(ctx context.Context, id string) (*JobRecord, error) {

@@ -17,7 +17,6 @@ import (
 	"github.com/cohortdm/cohort/api"
 	"github.com/cohortdm/cohort/console"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/policy"
 )
 
@@ -176,9 +175,14 @@ type consoleNode struct{ n *Node }
 
 var _ console.Node = consoleNode{}
 
-func (v consoleNode) Name() string                               { return v.n.cfg.Name }
-func (v consoleNode) Status() api.Status                         { return v.n.Status() }
-func (v consoleNode) JobSummaries() []runner.JobSummary          { return v.n.JobSummaries() }
+func (v consoleNode) Name() string                              { return v.n.cfg.Name }
+func (v consoleNode) Status() api.Status                        { return v.n.Status() }
+func (v consoleNode) JobKinds() []string                        { return v.n.JobKinds() }
+func (v consoleNode) FinishedCounts(kind string) map[string]int { return v.n.FinishedCounts(kind) }
+func (v consoleNode) RunningJobs(kind string) []string          { return v.n.RunningJobs(kind) }
+func (v consoleNode) FinishedJobs(kind, status string, offset, limit int) []string {
+	return v.n.FinishedJobs(kind, status, offset, limit)
+}
 func (v consoleNode) JobsChanged() <-chan struct{}               { return v.n.fsm.jobs.Watch() }
 func (v consoleNode) Policy() (*policy.Show, error)              { return v.n.policy.Show() }
 func (v consoleNode) Decision(id string) (policy.Decision, bool) { return v.n.policy.Decision(id) }

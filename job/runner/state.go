@@ -73,13 +73,14 @@ type State struct {
 	jobs    map[string]*JobRecord
 	order   []string // job ids in submission order
 	running []string // ids of running jobs in submission order
+	index   *finishedIndex
 	// changed is closed and replaced at every change (Watch).
 	changed chan struct{}
 }
 
 // NewState returns an empty state.
 func NewState() *State {
-	return &State{jobs: map[string]*JobRecord{}, changed: make(chan struct{})}
+	return &State{jobs: map[string]*JobRecord{}, changed: make(chan struct{}), index: newFinishedIndex()}
 }
 
 // Watch returns a channel closed at the next change of the state.
@@ -122,6 +123,7 @@ func (s *State) apply(e *Entry) error {
 			Status: StatusRunning, Submitted: e.Time}
 		s.order = append(s.order, e.Job)
 		s.running = append(s.running, e.Job)
+		s.index.submitted(e.Job, spec.Kind, len(s.order)-1)
 		return nil
 	}
 	if j == nil {
@@ -192,6 +194,7 @@ func (s *State) end(j *JobRecord, status string, at time.Time, set func(*JobReco
 	set(e)
 	s.jobs[j.ID] = e
 	s.running = slices.DeleteFunc(s.running, func(id string) bool { return id == j.ID })
+	s.index.finished(j.ID, j.Kind, status)
 }
 
 func (j *JobRecord) addStep(st *StepRecord) {
@@ -244,27 +247,6 @@ func (s *State) Jobs() []*JobRecord {
 	out := make([]*JobRecord, 0, len(s.order))
 	for _, id := range s.order {
 		out = append(out, s.jobs[id].clone())
-	}
-	return out
-}
-
-// JobSummary is what a list of jobs counts and filters on: no steps, spec
-// or result.
-type JobSummary struct {
-	ID, Kind, Status string
-	Finished         time.Time
-}
-
-// Summaries returns every job's summary in submission order without
-// copying any record: a paged list reads these, then copies (Job) only
-// the rows it shows.
-func (s *State) Summaries() []JobSummary {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make([]JobSummary, len(s.order))
-	for i, id := range s.order {
-		j := s.jobs[id]
-		out[i] = JobSummary{ID: j.ID, Kind: j.Kind, Status: j.Status, Finished: j.Finished}
 	}
 	return out
 }
@@ -451,9 +433,11 @@ func (s *State) Restore(jobs map[string]*JobRecord, order []string) error {
 			running = append(running, id)
 		}
 	}
+	index := newFinishedIndex()
+	index.rebuild(jobs, order)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.jobs, s.order, s.running = jobs, order, running
+	s.jobs, s.order, s.running, s.index = jobs, order, running, index
 	s.wake()
 	return nil
 }
