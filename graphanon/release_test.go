@@ -57,7 +57,7 @@ func TestStrategies(t *testing.T) {
 				}
 			}
 			want := map[Strategy]int{Intact: 0, Cluster: 0, Removed: obs,
-				Partial: int(math.Ceil(0.5*float64(count(g, TypeClass)))) + int(math.Ceil(0.5*float64(count(g, TypeGroup)))),
+				Partial:            int(math.Ceil(0.5*float64(count(g, TypeClass)))) + int(math.Ceil(0.5*float64(count(g, TypeGroup)))),
 				ClusterConstrained: obs - released}
 			if an.Removed != want[s] || released+an.Removed != obs {
 				t.Errorf("%s k=%d: %d released, %d removed of %d, want %d removed", s, k, released, an.Removed, obs, want[s])
