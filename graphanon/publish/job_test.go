@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"os"
@@ -134,7 +135,8 @@ func TestLeakage(t *testing.T) {
 }
 
 // A node whose min_k is above the job's k refuses it before a row is
-// read; bad params are refused by the field's name.
+// read, and so does one whose policy does not grant the anonymised-graph
+// form; bad params are refused by the field's name.
 func TestRefused(t *testing.T) {
 	s, _ := graphSpec(t, 2, "  k: 3\n  strategy: cluster\n")
 	rep, err := run(t, s, policy.Default())
@@ -143,6 +145,18 @@ func TestRefused(t *testing.T) {
 	}
 	for _, o := range rep.Outputs {
 		t.Errorf("party output of step %s after the policy refused", o.Step.Phase)
+	}
+	b, err := os.ReadFile("../../policy/default.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nograph, err := policy.Parse(bytes.Replace(b, []byte(", anonymised-graph]"), []byte("]"), 1), "no-graph.yaml")
+	if err != nil || bytes.Equal(b, bytes.Replace(b, []byte(", anonymised-graph]"), []byte("]"), 1)) {
+		t.Fatalf("a policy that grants no anonymised graph: %v", err)
+	}
+	s, _ = graphSpec(t, 2, "  k: 6\n  strategy: cluster\n")
+	if rep, err = run(t, s, nograph); err == nil || !strings.Contains(err.Error(), "columns.attribute") || len(rep.Outputs) > 0 {
+		t.Errorf("a node that grants no anonymised graph: %v", err)
 	}
 	for p, field := range map[string]string{
 		"  k: 1\n  strategy: cluster\n":                          "params.k",
