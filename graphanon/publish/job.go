@@ -27,7 +27,10 @@
 // and graph-edges.csv (a, b, type, count). The result reports, per ρ, the
 // pairs the adversary predicts above ρ, how many are sensitive, δ (their
 // share of |V|²), precision and the share of sensitive pairs disclosed,
-// against the observations removed.
+// against the observations removed. Node columns that params.quasi does
+// not name are not read. The adversary is evaluated on every pair of
+// nodes, |V|(|V|−1)/2 of them, which suits graphs of up to some ten
+// thousand nodes.
 //
 // # Leakage profile
 //
