@@ -8,10 +8,11 @@ import (
 
 // kindTrees are the packages whose trees hold one kind each: the
 // registry's packages, and transform, which the CLI runs. anonymize,
-// coherence and querylog are libraries; their jobs are anonymize/onetable,
-// coherence/publish and querylog/publish.
+// coherence, querylog and graphanon are libraries; their jobs are
+// anonymize/onetable, coherence/publish, querylog/publish and
+// graphanon/publish.
 var kindTrees = []string{"sum", "quantile", "bicluster", "sjc", "integrate", "anonymize/onetable",
-	"keygen", "pgen", "kde", "coherence/publish", "querylog/publish", "probe", "transform"}
+	"keygen", "pgen", "kde", "coherence/publish", "querylog/publish", "graphanon/publish", "probe", "transform"}
 
 // No kind imports another (its non-test code): what two kinds share lives
 // in a package of its own (tree, secureagg, anonymize …), so a kind can be

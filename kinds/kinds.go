@@ -15,6 +15,7 @@
 //	kde          kde                  per-class synthetic samples of a density estimate, pooled
 //	coherence    coherence/publish    transactions published with coherence
 //	querylog     querylog/publish     one party's query log published with no two queries sharing a site
+//	graph        graphanon/publish    one party's graph published with its nodes k-anonymised and its sensitive edges removed
 //	probe        probe                a secure aggregation of public vectors (health check)
 package kinds
 
@@ -22,6 +23,7 @@ import (
 	"github.com/cohortdm/cohort/anonymize/onetable"
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/coherence/publish"
+	graph "github.com/cohortdm/cohort/graphanon/publish"
 	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/kde"
@@ -50,6 +52,7 @@ func All() job.Registry {
 		"kde":         kde.Kind{},
 		"coherence":   publish.Kind{},
 		"querylog":    querylog.Kind{},
+		"graph":       graph.Kind{},
 		"probe":       probe.Kind{},
 	}
 }

@@ -254,6 +254,13 @@ func (p *Policy) checkFloors(req *Request, dataset string, u job.Use, h History)
 		if u.K < p.Floors.MinK {
 			return refuse("floors.min_k", "a query log of %s published with this job's k is below this node's floor", what)
 		}
+	case protocol.DiscloseAnonymisedGraph:
+		// A class of fewer than k nodes narrows a node's edges down to few
+		// people (Zheleva and Getoor, section 4.1): k is the fewest nodes
+		// in a class.
+		if u.K < p.Floors.MinK {
+			return refuse("floors.min_k", "a graph of %s published with this job's k is below this node's floor", what)
+		}
 	}
 	if u.Releases > 0 && h.Releases[dataset]+u.Releases > p.ExactReleases {
 		return refuse("exact_releases", "the exact values this job would publish of %s exceed this node's allowance", what).

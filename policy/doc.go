@@ -32,6 +32,9 @@
 // synthetic (a sample drawn from a density estimated on the rows, each
 // class's row count kept), sanitised-log (a query log with per-site ids
 // for its URLs, no ranks, and no two queries sharing a clicked site),
+// anonymised-graph (a graph's nodes under pseudonyms in classes of at
+// least k, its sensitive edge type removed, the rest released by one of
+// five strategies),
 // local-aggregate (a local aggregate in clear) and raw (values as they
 // are). Kinds declare, per job and party, which columns leave in which form
 // and to whom (job.Use); the policy grants forms per column, by the

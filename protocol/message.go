@@ -216,6 +216,11 @@ const (
 	// ids, ranks hidden, navigational queries and queries with fewer than
 	// k results removed, no two queries sharing a clicked site.
 	DiscloseSanitisedLog Disclosure = "sanitised-log"
+	// DiscloseAnonymisedGraph is a graph published anonymised (Zheleva and
+	// Getoor): nodes under pseudonyms in classes of at least k with their
+	// quasi-identifiers generalised, the sensitive edge type removed, the
+	// other edges released by one of five strategies.
+	DiscloseAnonymisedGraph Disclosure = "anonymised-graph"
 	// DiscloseRaw is values published as they are.
 	DiscloseRaw Disclosure = "raw"
 )
@@ -225,5 +230,6 @@ const (
 func Disclosures() []Disclosure {
 	return []Disclosure{DisclosePSIBlinded, DiscloseCiphertext, DiscloseDecryptionShare, DiscloseClassSummary,
 		DiscloseSplitSummary, DiscloseScore, DiscloseSplitAttribute, DiscloseGeneralised, DiscloseMembership,
-		DisclosePublicResult, DiscloseAggregate, DiscloseRaw, DiscloseControl, DiscloseSynthetic, DiscloseSanitisedLog}
+		DisclosePublicResult, DiscloseAggregate, DiscloseRaw, DiscloseControl, DiscloseSynthetic, DiscloseSanitisedLog,
+		DiscloseAnonymisedGraph}
 }
