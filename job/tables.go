@@ -63,6 +63,9 @@ func OpenTable(ctx context.Context, p Participant, ts TableSpec, name string, sc
 		return nil, err
 	}
 	t, err := table.Open(ctx, src, name, schema, table.ReadOptions{Label: table.Label(src)})
+	if errors.Is(err, table.ErrTooLarge) {
+		return nil, fmt.Errorf("table %s: kind %s loads whole tables into memory: %w", ts.Name, p.Spec().Kind, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", ts.Name, err)
 	}

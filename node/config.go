@@ -51,6 +51,14 @@ type Config struct {
 	// leads; later submissions queue in order. Zero: half the cores, at
 	// least one.
 	MaxJobs int `yaml:"max_jobs,omitempty"`
+	// MaxTableRows bounds how many rows of one table a job may load into
+	// this node's memory (the kinds whose algorithm needs rows: sjc,
+	// anonymize, integrate, coherence, ...); a table with more is refused,
+	// naming the table and the kind. Aggregates pushed down to a database
+	// or streamed (sum, quantile) are not bounded by it. A table in
+	// tables: may set its own max_rows. Zero: no limit beyond the memory
+	// budget for one table (half the machine's memory).
+	MaxTableRows int64 `yaml:"max_table_rows,omitempty"`
 
 	// source is the file this config was read from, for error messages.
 	source string
@@ -182,6 +190,9 @@ func LoadConfig(path string) (*Config, error) {
 		if err := CheckListen(a); err != nil {
 			return nil, configErr(path, fmt.Sprintf("listen[%d]", i), "%v", err)
 		}
+	}
+	if c.MaxTableRows < 0 {
+		return nil, configErr(path, "max_table_rows", "must not be negative")
 	}
 	if err := c.Timing.check(path); err != nil {
 		return nil, err

@@ -72,8 +72,14 @@ func (m member) Secrets() job.Secrets { return m.secrets }
 // tables:), else the spec's path, inside the node's tables dir; nothing
 // outside it can be named, and a source named by the spec itself is
 // refused (job.ResolveSource).
+// The node's max_table_rows applies unless the catalogue gives the table
+// its own max_rows.
 func (m member) TableSource(t job.TableSpec) (table.Source, error) {
-	return job.ResolveSource(m.n.cfg.TablesDir, t, m.n.cfg.Tables, false)
+	src, err := job.ResolveSource(m.n.cfg.TablesDir, t, m.n.cfg.Tables, false)
+	if err == nil && src.MaxRows == 0 {
+		src.MaxRows = m.n.cfg.MaxTableRows
+	}
+	return src, err
 }
 
 // Dataset names the dataset a table resolves to: the catalogue's name for

@@ -40,6 +40,8 @@ func TestConfigTables(t *testing.T) {
 		"tables:\n  loans: {sqlite: bank.db}\n":                          "tables.loans",
 		"tables:\n  loans: {sqlite: bank.db, query: \"DROP TABLE x\"}\n": "read-only SELECT",
 		"tables:\n  loans: {mysql: x}\n":                                 "mysql",
+		"tables:\n  loans: {sqlite: bank.db, table: t, max_rows: -1}\n":  "max_rows",
+		"max_table_rows: -5\n":                                           "max_table_rows",
 	} {
 		_, err := node.LoadConfig(write(body))
 		if !errors.Is(err, node.ErrConfig) || !strings.Contains(err.Error(), want) {

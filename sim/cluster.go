@@ -45,6 +45,8 @@ type ClusterOptions struct {
 	Timing node.Timing
 	// MaxJobs is how many jobs a leader coordinates at once (0: the default).
 	MaxJobs int
+	// MaxTableRows is every node's max_table_rows (0: no limit).
+	MaxTableRows int64
 	// Listen overrides the listen multiaddrs (default: TCP and QUIC on
 	// 127.0.0.1, OS-chosen ports).
 	Listen []string
@@ -124,7 +126,7 @@ func StartCluster(ctx context.Context, dir string, names []string, opts ClusterO
 		if len(listen) == 0 {
 			listen = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
 		}
-		cfg := &node.Config{Name: name, DataDir: dataDir, TablesDir: opts.TablesDir, Tables: opts.Tables[name], Timing: timing, Listen: listen, MaxJobs: opts.MaxJobs}
+		cfg := &node.Config{Name: name, DataDir: dataDir, TablesDir: opts.TablesDir, Tables: opts.Tables[name], Timing: timing, Listen: listen, MaxJobs: opts.MaxJobs, MaxTableRows: opts.MaxTableRows}
 		n, err := c.newNode(cfg)
 		if err != nil {
 			c.Close()

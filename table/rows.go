@@ -33,6 +33,8 @@ type builder struct {
 	bytes  int64
 	max    int64
 	rows   int
+	// maxRows, when positive, bounds the rows loaded (Source.MaxRows).
+	maxRows int64
 	// sink, when set, receives column sinkCol's values instead of the
 	// table keeping them (Aggregator's streaming path).
 	sink    *colSink
@@ -44,8 +46,12 @@ type builder struct {
 // every column and infers the kinds at the end (finish).
 func newBuilder(source string, names []string, schema map[string]Kind, opts ReadOptions) (*builder, error) {
 	b, err := newBuilderMax(source, names, schema, opts.maxBytes())
-	if err != nil || opts.sink == nil {
-		return b, err
+	if err != nil {
+		return nil, err
+	}
+	if opts.sink == nil {
+		b.maxRows = opts.maxRows
+		return b, nil
 	}
 	b.sink, b.sinkCol, b.max = opts.sink, -1, 0
 	for j, c := range b.cols {
@@ -120,9 +126,15 @@ func (b *builder) add(row []cell, where func(field int) string) error {
 		b.bytes += int64(len(s)) + 16
 	}
 	b.rows++
+	// Neither error gives the rows read: a session may report it, and a
+	// table's size is the organisation's.
+	if b.maxRows > 0 && int64(b.rows) > b.maxRows {
+		return fmt.Errorf("%w: %s: more rows than this node loads into memory (max_table_rows or the table's max_rows); select fewer rows in the source, use a kind that aggregates where the data lives, or raise the limit",
+			ErrTooLarge, b.source)
+	}
 	if b.max > 0 && b.bytes > b.max {
-		return fmt.Errorf("%w: %s: more than %d MiB in memory after %d rows (the budget for one table); select fewer columns or rows in the source, or raise the budget",
-			ErrTooLarge, b.source, b.max>>20, b.rows)
+		return fmt.Errorf("%w: %s: more than %d MiB in memory (the budget for one table); select fewer columns or rows in the source, or raise the budget",
+			ErrTooLarge, b.source, b.max>>20)
 	}
 	return nil
 }

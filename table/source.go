@@ -32,6 +32,12 @@ type Source struct {
 	PostgresFile string `yaml:"postgres_file,omitempty" msgpack:"postgres_file,omitempty" json:"postgres_file,omitempty"`
 	Table        string `yaml:"table,omitempty" msgpack:"table,omitempty" json:"table,omitempty"`
 	Query        string `yaml:"query,omitempty" msgpack:"query,omitempty" json:"query,omitempty"`
+	// MaxRows, when positive, refuses to load more rows of this source
+	// into memory (Open), with ErrTooLarge. A node sets it from its
+	// max_table_rows unless its catalogue gives the table its own. What
+	// the Aggregator pushes down or streams is bounded by its result, not
+	// by the table, so MaxRows does not apply there.
+	MaxRows int64 `yaml:"max_rows,omitempty" msgpack:"max_rows,omitempty" json:"max_rows,omitempty"`
 }
 
 // SourceType is the kind of store a Source reads.
@@ -77,6 +83,9 @@ func (s Source) Validate() error {
 	}
 	if n != 1 {
 		return fmt.Errorf("%w: give exactly one of path, sqlite, postgres_env and postgres_file", ErrSource)
+	}
+	if s.MaxRows < 0 {
+		return fmt.Errorf("%w: max_rows must not be negative", ErrSource)
 	}
 	if s.Path != "" {
 		if s.Table != "" || s.Query != "" {
@@ -163,6 +172,8 @@ type ReadOptions struct {
 	// sink, set by the Aggregator's streaming path, receives one column's
 	// values instead of a Table keeping them.
 	sink *colSink
+	// maxRows is the source's MaxRows, which Open passes on.
+	maxRows int64
 }
 
 // describe is how errors name src.
@@ -232,6 +243,7 @@ func Open(ctx context.Context, src Source, name string, schema map[string]Kind, 
 		return nil, err
 	}
 	desc := opts.describe(src)
+	opts.maxRows = src.MaxRows
 	if schema != nil {
 		if err := checkSchema(desc, schema); err != nil {
 			return nil, err
