@@ -27,6 +27,19 @@ type Status struct {
 	Voters  []string `json:"voters"`
 	Jobs    int      `json:"jobs"`
 	Running int      `json:"running"`
+	// Memory is the node process's resident memory, where the system
+	// reports it (Linux).
+	Memory *Memory `json:"memory,omitempty"`
+}
+
+// Memory is a node process's resident memory in bytes: now, its peak
+// since it started, and per job kind the highest sampled while a job of
+// that kind ran on the node (every quarter second). Nodes sharing one
+// process (cohort sim) report the same process.
+type Memory struct {
+	RSS      uint64            `json:"rss"`
+	PeakRSS  uint64            `json:"peak_rss"`
+	PeakJobs map[string]uint64 `json:"peak_rss_by_kind,omitempty"`
 }
 
 // Job statuses. The first three are the log's (package job/runner has the

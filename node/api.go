@@ -51,6 +51,9 @@ func (n *Node) Status() Status {
 	}
 	st.Voters = n.RaftVoters()
 	st.Jobs, st.Running = n.fsm.jobs.Counts()
+	if rss, peak, ok := processMemory(); ok {
+		st.Memory = &api.Memory{RSS: rss, PeakRSS: peak, PeakJobs: n.memory.peaks()}
+	}
 	return st
 }
 

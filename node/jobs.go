@@ -46,7 +46,9 @@ type jobsConfig struct {
 	Metrics *metrics
 	// Progress receives the coordinator's progress per job.
 	Progress *progressBoard
-	Log      *slog.Logger
+	// Memory receives the process's memory per kind of job (memory.go).
+	Memory *memoryBoard
+	Log    *slog.Logger
 
 	// The node as the runtime sees it.
 	Commit runner.Log
@@ -69,10 +71,14 @@ func newJobRunner(ctx context.Context, cfg jobsConfig) *jobRunner {
 	r := &jobRunner{jobsConfig: cfg, coordinating: map[string]*coordination{}, workers: map[string]*worker{}}
 	r.coord = r.newCoordinator()
 	r.ctx, r.cancel = context.WithCancel(ctx)
-	r.wg.Add(1)
+	r.wg.Add(2)
 	go func() {
 		defer r.wg.Done()
 		r.reconcileLoop()
+	}()
+	go func() {
+		defer r.wg.Done()
+		r.sampleMemory(r.ctx)
 	}()
 	return r
 }

@@ -16,9 +16,12 @@ type metrics struct {
 	denied    prometheus.Counter
 	raftState *prometheus.GaugeVec
 	raftTerm  prometheus.Gauge
-	phaseSecs *prometheus.HistogramVec
-	jobs      *prometheus.CounterVec
-	dials     *prometheus.CounterVec
+	// jobPeakRSS is the process's highest resident memory seen while a
+	// job of each kind ran on this node (memory.go).
+	jobPeakRSS *prometheus.GaugeVec
+	phaseSecs  *prometheus.HistogramVec
+	jobs       *prometheus.CounterVec
+	dials      *prometheus.CounterVec
 	// raftRefused counts Raft RPCs the stream layer refused (raftnet.go).
 	raftRefused *prometheus.CounterVec
 }
@@ -40,6 +43,8 @@ func newMetrics() *metrics {
 			Help: "1 for this node's current Raft state."}, []string{"state"}),
 		raftTerm: prometheus.NewGauge(prometheus.GaugeOpts{Name: "cohort_raft_term",
 			Help: "This node's current Raft term: it grows by at least one at every election."}),
+		jobPeakRSS: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cohort_job_peak_resident_memory_bytes",
+			Help: "The process's highest resident memory sampled while a job of this kind ran on this node."}, []string{"kind"}),
 		phaseSecs: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "cohort_job_phase_seconds",
 			Help: "Duration of job steps, per job kind and phase.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 16)},
 			[]string{"kind", "phase"}),
@@ -49,7 +54,7 @@ func newMetrics() *metrics {
 			Help: "Dials to members this node was not connected to (redial with backoff), per member and result."}, []string{"peer", "result"}),
 	}
 	m.raftRefused = newRaftRefusals(m.reg)
-	m.reg.MustRegister(m.msgsSent, m.bytesSent, m.msgsRecv, m.rejects, m.denied, m.raftState, m.raftTerm, m.phaseSecs, m.jobs, m.dials)
+	m.reg.MustRegister(m.msgsSent, m.bytesSent, m.msgsRecv, m.rejects, m.denied, m.raftState, m.raftTerm, m.jobPeakRSS, m.phaseSecs, m.jobs, m.dials)
 	// The Go runtime (go_*) and process (process_*) metrics that operators'
 	// dashboards expect of any Go service. In a simulation every node reports
 	// the same process, which is what it is.

@@ -92,6 +92,7 @@ type Node struct {
 	fsm      *fsm
 	ms       *messenger     // job messages over the mesh (messaging.go)
 	progress *progressBoard // the coordinators' progress per job, for the API
+	memory   *memoryBoard   // the process's peak memory per kind of job (memory.go)
 
 	// Made by Start; nil before.
 	consensus *consensus // Raft, its log store and transport, the voter loop
@@ -173,7 +174,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	n := &Node{
 		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, join: opts.Join,
 		key: sk, token: token, console: site, metrics: m, mesh: mesh, ledger: ledger, policy: enforcer,
-		fsm: newFSM(), progress: newProgressBoard(),
+		fsm: newFSM(), progress: newProgressBoard(), memory: newMemoryBoard(),
 	}
 	if opts.OnApply != nil {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }
@@ -255,7 +256,7 @@ func (n *Node) Start(cons *Consortium) error {
 	}
 	n.jobs = newJobRunner(n.ctx, jobsConfig{
 		Self: n.cfg.Name, DataDir: n.cfg.DataDir, Kinds: n.kinds, FSM: n.fsm, Raft: c, Box: n.ms.box,
-		Metrics: n.metrics, Progress: n.progress, Log: n.log,
+		Metrics: n.metrics, Progress: n.progress, Memory: n.memory, Log: n.log,
 		Commit: raftLog{n.fsm, c}, Net: netParty{n}, Member: member{n: n, secrets: job.DirSecrets(n.cfg.DataDir)},
 		Policy: n.policy, Config: n.runtimeConfig, Watch: n.watchReachable,
 		MaxJobs: maxJobs, UnknownJobGrace: unknownJobGrace,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -141,6 +142,12 @@ found through --config (or with --api, over the node's HTTP listener).`,
 			}
 			fmt.Fprintf(a.stdout, "node:     %s\npeer id:  %s\naddrs:    %s\nraft:     %s\nleader:   %s\nmembers:  %s\njobs:     %d (%d running)\n",
 				st.Name, st.PeerID, strings.Join(st.Addrs, ", "), st.RaftState, leader, strings.Join(st.Members, ", "), st.Jobs, st.Running)
+			if m := st.Memory; m != nil {
+				fmt.Fprintf(a.stdout, "memory:   %s resident, %s at most since start\n", mebibytes(m.RSS), mebibytes(m.PeakRSS))
+				for _, k := range slices.Sorted(maps.Keys(m.PeakJobs)) {
+					fmt.Fprintf(a.stdout, "          %s at most while %s ran\n", mebibytes(m.PeakJobs[k]), k)
+				}
+			}
 			return nil
 		},
 	}
@@ -149,6 +156,8 @@ found through --config (or with --api, over the node's HTTP listener).`,
 
 	return statusCmd
 }
+
+func mebibytes(b uint64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
 // keyWarning says why this node cannot take part in decryption, or "" when
 // its threshold key share is in place. A node runs without one (it can still
