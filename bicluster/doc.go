@@ -283,12 +283,21 @@
 //     parties (minContributors) and the groups are those the log gives;
 //     otherwise it refuses, naming the coordinator and the step. With one
 //     contributor a decrypted slot is that party's representative times
-//     its public count. Two, not the node policy's floor on parties
-//     (usually 3): that floor is asked of the step, whose aggregation
-//     every party enters, and is local, while the grouping must be the
-//     same at every party; with two contributors nobody else learns
-//     either's contribution, and each of the two learns the other's,
-//     which the pair test it took part in found within β of its own.
+//     its public count. Two is the job's own least, the same at every
+//     party; each party also asks its node's policy about every group's
+//     contributors on their own (Guard.Aggregate with no table: the
+//     floor on parties, policy floors.min_parties, usually 3), since a
+//     slot is decrypted over its contributors, not over the step's
+//     parties, and refuses the step before it sends anything of it when
+//     a group is below that floor, naming the rule, the group and the
+//     coordinator, never the floor or the count
+//     (TestSimSlotBelowFloorNotDecrypted). The floor is local to each
+//     node, and the grouping comes from the pair test's bits, so an
+//     honest coordinator cannot leave such a group out beforehand: the
+//     job fails instead of decrypting it. With two contributors, where
+//     the floors allow it, nobody else learns either's contribution, and
+//     each of the two learns the other's, which the pair test it took
+//     part in found within β of its own.
 //  7. rows/0: Args carry the global biclusters (members, columns, public
 //     representative). Each party reports the ids of its rows in each:
 //     its members' rows and the rows that fit the model (FitRows). The
@@ -307,7 +316,9 @@
 // policy (job.Guard.Aggregate), once per job for the iterations' sums
 // (over all its rows) and once for the merge's (over its locals' rows in
 // the kept groups), naming its table with Column "" (the table's numeric
-// columns, which every sum covers) and every party. A refusal takes the
+// columns, which every sum covers) and every party; at the merge it also
+// asks, with no table, about each group's contributors (the floor on
+// parties applies to each group's slots, above). A refusal takes the
 // party out of the aggregation and fails the job naming it and the rule.
 //
 // Faults: a leader change re-runs the step in progress as a new attempt

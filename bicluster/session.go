@@ -262,7 +262,9 @@ func (s *session) localBiclusters(step job.Step) ([]Local, error) {
 // merge sums, per kept group and per published column of the group, the
 // party's members' column sums, in one aggregation. It takes part only
 // when every group gives its slots contributions from minContributors
-// parties, and the groups are those the committed history gives.
+// parties, the groups are those the committed history gives, and its
+// node's floor on parties holds for each group's contributors
+// (slotFloors).
 func (s *session) merge(ctx context.Context, step job.Step, a mergeArgs) (aggOutput, error) {
 	if s.loadErr != nil {
 		return s.withdraw(ctx, step, s.loadErr)
@@ -286,6 +288,9 @@ func (s *session) merge(ctx context.Context, step job.Step, a mergeArgs) (aggOut
 	}
 	if !sameArgs(step, mergeArgs{Groups: groups}) {
 		return aggOutput{}, s.refuse(step, "groups")
+	}
+	if err := s.slotFloors(step, groups); err != nil {
+		return aggOutput{}, err
 	}
 	slots, n := groupSlots(groups, public)
 	if n == 0 {
@@ -315,6 +320,31 @@ func (s *session) merge(ctx context.Context, step job.Step, a mergeArgs) (aggOut
 		v = append(v, sums...)
 	}
 	return s.aggregate(ctx, step, v, rows, 0)
+}
+
+// slotFloors asks this node's policy about every group of the merge on its
+// own: each group's slots are decrypted as sums over its contributors
+// alone, so the floor on parties (policy floors.min_parties) applies to
+// them, not to the step's parties. The question names no table (Guard's
+// floor-only check): the party's data in the merge is put to the policy,
+// and recorded, once for the whole step (aggregate). A group below the
+// floor is refused before anything of the step is sent, naming the rule,
+// the group and the coordinator, never the floor or the group's count.
+func (s *session) slotFloors(step job.Step, groups [][]Ref) error {
+	names := s.p.Spec().PartyNames()
+	for k, g := range groups {
+		var parties []string
+		for _, r := range g {
+			if r.Party >= 0 && r.Party < len(names) && !slices.Contains(parties, names[r.Party]) {
+				parties = append(parties, names[r.Party])
+			}
+		}
+		if err := s.p.Guard().Aggregate(step, job.Aggregate{Parties: parties}); err != nil {
+			return fmt.Errorf("party %s refuses %s round %d of coordinator %s: the sums of group %d: %w",
+				s.p.Self(), step.Phase, step.Round, step.Coordinator, k, err)
+		}
+	}
+	return nil
 }
 
 // rows is the party's rows of each global bicluster: its members' rows
