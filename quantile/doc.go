@@ -157,7 +157,9 @@
 // narrow enough, whatever the counts; the value is counted once per job
 // (the job scratch remembers it), and a round that could finish one
 // before the pooled row count is known (a params.range no wider than the
-// precision) is refused, as its rank could not be checked first. The
+// precision) is refused, as its rank could not be checked first: such a
+// spec fails validation, naming params.range, and a party refuses the
+// round too. The
 // release step then checks every value again, with the rows of its final
 // bracket, before anything is published. Rank,
 // row count and bracket count come from the committed, vouched counts: the
