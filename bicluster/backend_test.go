@@ -44,6 +44,7 @@ func TestJobLatticeBackend(t *testing.T) {
 			}
 			opts.Secrets[name] = jobtest.DirSecrets(dir)
 		}
+		pinJointSeed(t, opts, seed) // the same initial order on both backends
 		rep := runJob(t, path, opts)
 		b, err := json.Marshal(rep.Result["biclusters"])
 		if err != nil {

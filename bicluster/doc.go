@@ -58,7 +58,8 @@
 // plaintext fold:
 //
 //   - InitialColumns(seed, cols): every party derives the same first
-//     column order from the job's seed (no message).
+//     column order from the job's joint seed (job.JointSeed: drawn by
+//     every party, chosen by none).
 //   - Round(m, state, colOrder, mode) → (state', Contribution): a party
 //     sorts its rows under the public column order and returns Num and Den
 //     per column (Contribution.Vector, 2·cols values, for one secure
@@ -205,8 +206,16 @@
 //     column ("party org02 has column "c7b" at position 8 where party
 //     org01 has "c7""). A party whose table has no rows or a non-numeric
 //     value fails the job here, named, with the table and column.
-//  2. iterate/k (k = 0 … ≤ max_iter−1): Args carry the public column
-//     order (InitialColumns(job seed) for k = 0). Each party replays Round
+//  2. seed-commit/0 and seed-reveal/0, the joint seed (job.JointSeed):
+//     each party commits to 32 random bytes it keeps, then opens them
+//     once every party's commitment is in the log; the seed is their
+//     hash. A party refuses every later step, naming the coordinator,
+//     until the log holds that seed with its own contribution in it, so
+//     the initial order, and the local biclusters it leads to, are never
+//     the coordinator's choice (the leader's job seed would be:
+//     TestSimCoordinatorCannotChooseSeed).
+//  3. iterate/k (k = 0 … ≤ max_iter−1): Args carry the public column
+//     order (InitialColumns(joint seed) for k = 0). Each party replays Round
 //     over the committed orders of iterations < k (its row order is never
 //     stored or sent), runs Round with the step's order and sums
 //     Contribution.Vector() (2·cols values) with secureagg.Aggregate in
@@ -217,9 +226,9 @@
 //     value_bits and pack more values per plaintext. The coordinator
 //     commits the aggregated Num (and the first ΣDen) and UpdateColumns'
 //     new order; Done ends the loop.
-//  3. locals/0: each party runs Finish under the final order and reports
+//  4. locals/0: each party runs Finish under the final order and reports
 //     each local bicluster's column set and row count; they are committed.
-//  4. test/r (r = 0, 1), the secure merge test (the paper's §3.6 with a
+//  5. test/r (r = 0, 1), the secure merge test (the paper's §3.6 with a
 //     blinded comparison; pairtest.go): the candidate pairs are the locals of
 //     different parties whose public column sets overlap (Jaccard ≥ 1/2),
 //     each with the union U of its columns. Round 0's Args list, in each
@@ -259,7 +268,7 @@
 //     leave a local alone in a group whose sums would be its
 //     representative, nor "similar" to join a dissimilar local to a group
 //     (TestCoordinatorCannotForgeBits).
-//  5. merge/0: the coordinator joins the similar pairs transitively
+//  6. merge/0: the coordinator joins the similar pairs transitively
 //     (Merge's rule, deterministic from the committed bits) and
 //     drops groups whose public counts sum below min_rows, and groups
 //     whose locals are all one party's. Each party sums,
@@ -274,13 +283,22 @@
 //     parties (minContributors) and the groups are those the log gives;
 //     otherwise it refuses, naming the coordinator and the step. With one
 //     contributor a decrypted slot is that party's representative times
-//     its public count. Two, not the node policy's floor on parties
-//     (usually 3): that floor is asked of the step, whose aggregation
-//     every party enters, and is local, while the grouping must be the
-//     same at every party; with two contributors nobody else learns
-//     either's contribution, and each of the two learns the other's,
-//     which the pair test it took part in found within β of its own.
-//  6. rows/0: Args carry the global biclusters (members, columns, public
+//     its public count. Two is the job's own least, the same at every
+//     party; each party also asks its node's policy about every group's
+//     contributors on their own (Guard.Aggregate with no table: the
+//     floor on parties, policy floors.min_parties, usually 3), since a
+//     slot is decrypted over its contributors, not over the step's
+//     parties, and refuses the step before it sends anything of it when
+//     a group is below that floor, naming the rule, the group and the
+//     coordinator, never the floor or the count
+//     (TestSimSlotBelowFloorNotDecrypted). The floor is local to each
+//     node, and the grouping comes from the pair test's bits, so an
+//     honest coordinator cannot leave such a group out beforehand: the
+//     job fails instead of decrypting it. With two contributors, where
+//     the floors allow it, nobody else learns either's contribution, and
+//     each of the two learns the other's, which the pair test it took
+//     part in found within β of its own.
+//  7. rows/0: Args carry the global biclusters (members, columns, public
 //     representative). Each party reports the ids of its rows in each:
 //     its members' rows and the rows that fit the model (FitRows). The
 //     result (result.json) lists, per global bicluster with at least
@@ -298,13 +316,15 @@
 // policy (job.Guard.Aggregate), once per job for the iterations' sums
 // (over all its rows) and once for the merge's (over its locals' rows in
 // the kept groups), naming its table with Column "" (the table's numeric
-// columns, which every sum covers) and every party. A refusal takes the
+// columns, which every sum covers) and every party; at the merge it also
+// asks, with no table, about each group's contributors (the floor on
+// parties applies to each group's slots, above). A refusal takes the
 // party out of the aggregation and fails the job naming it and the rule.
 //
 // Faults: a leader change re-runs the step in progress as a new attempt
 // and replays the committed ones; a party's session rebuilt after a
 // restart recomputes its row order and local biclusters from its table,
-// the seed and the committed history, and reads the merge test's bits
+// the joint seed and the committed history, and reads the merge test's bits
 // from its job scratch (a party whose scratch is lost cannot check them,
 // and refuses the next step naming the round). A decryption share that fails its
 // proof is excluded and the party named in result.json's "excluded"
@@ -349,6 +369,8 @@
 // and the coordinator learn, and the log holds:
 //
 //   - schema: every party's column names (the consortium's schema).
+//   - joint seed: every party's commitment, then its opening (32 random
+//     bytes, public once opened), and so the seed.
 //   - per iteration: the aggregated Num and Den vectors (Exact: each
 //     column's total weight Σ max(x,0) over all rows and its rank-weighted
 //     sum; MeanOfMeans: the sum of the parties' local barycenters and how

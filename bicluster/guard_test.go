@@ -19,7 +19,8 @@ type asked struct {
 	mu     sync.Mutex
 	calls  map[string][]job.Aggregate // by party
 	phases map[string][]string
-	refuse string // the party whose guard refuses
+	slots  map[string][][]string // the parties of each merge group asked about, by party
+	refuse string                // the party whose guard refuses
 }
 
 // guarded runs the kind with every party's guard recorded.
@@ -48,6 +49,12 @@ type spyGuard struct {
 }
 
 func (g spyGuard) Aggregate(step job.Step, agg job.Aggregate) error {
+	if agg.Table == "" { // a merge group's floor (slots)
+		g.a.mu.Lock()
+		g.a.slots[g.self] = append(g.a.slots[g.self], agg.Parties)
+		g.a.mu.Unlock()
+		return g.Guard.Aggregate(step, agg)
+	}
 	g.a.mu.Lock()
 	g.a.calls[g.self] = append(g.a.calls[g.self], agg)
 	g.a.phases[g.self] = append(g.a.phases[g.self], step.Phase)
@@ -61,8 +68,9 @@ func (g spyGuard) Aggregate(step job.Step, agg job.Aggregate) error {
 // TestJobAsksPolicy: each party asks its node's policy at every step of
 // its aggregations (the iterations' sums over all its rows, the merge's
 // over its locals' rows in the kept groups), naming its table, the table's
-// numeric columns (Column "") and every party; a refusal takes the party
-// out and fails the job naming it and the rule.
+// numeric columns (Column "") and every party, and at the merge about
+// each group's contributors on their own (no table: the floor); a refusal
+// takes the party out and fails the job naming it and the rule.
 func TestJobAsksPolicy(t *testing.T) {
 	seed := seedN(5)
 	m, _, err := synth.Paper(0).Generate(seed)
@@ -74,7 +82,7 @@ func TestJobAsksPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &asked{calls: map[string][]job.Aggregate{}, phases: map[string][]string{}}
+	a := &asked{calls: map[string][]job.Aggregate{}, phases: map[string][]string{}, slots: map[string][][]string{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	rep, err := jobtest.Run(ctx, guarded{a: a}, spec, dealt(t, names))
@@ -99,8 +107,17 @@ func TestJobAsksPolicy(t *testing.T) {
 		if it.Rows != parts[i].Matrix.Rows || mg.Rows < 1 || mg.Rows > it.Rows {
 			t.Errorf("%s: rows %d and %d, holds %d", p, it.Rows, mg.Rows, parts[i].Matrix.Rows)
 		}
+		groups := rep.Result["biclusters"].([]bicluster.GlobalResult)
+		if len(a.slots[p]) < len(groups) {
+			t.Errorf("%s asked about %d merge groups' contributors, the job published %d", p, len(a.slots[p]), len(groups))
+		}
+		for _, ps := range a.slots[p] {
+			if len(ps) < 2 {
+				t.Errorf("%s asked about a group of %v", p, ps)
+			}
+		}
 	}
-	a = &asked{calls: map[string][]job.Aggregate{}, phases: map[string][]string{}, refuse: "org02"}
+	a = &asked{calls: map[string][]job.Aggregate{}, phases: map[string][]string{}, slots: map[string][][]string{}, refuse: "org02"}
 	_, err = jobtest.Run(ctx, guarded{a: a}, spec, dealt(t, names))
 	if err == nil || !strings.Contains(err.Error(), "party org02: refused by org02's policy: rule floors.min_parties") {
 		t.Fatalf("a refusal: %v", err)

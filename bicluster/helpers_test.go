@@ -1,11 +1,16 @@
 package bicluster_test
 
 import (
+	"cmp"
+	"crypto/sha256"
 	"math"
 	"slices"
+	"testing"
 
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/bicluster/synth"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/jobtest"
 )
 
 // phoenixInClear runs the pure Phoenix steps for parties parties over m's
@@ -20,11 +25,56 @@ func phoenixInClear(m *bicluster.Matrix, parties int, seed []byte, p bicluster.P
 // multiples of 2^-fracBits before summing, as secureagg's fixed-point
 // encoding does (fracBits 0: no rounding).
 func phoenixFixed(m *bicluster.Matrix, parties int, seed []byte, p bicluster.Params, fracBits int) ([]bicluster.Bicluster, error) {
+	return phoenixOrdered(m, parties, seed, seed, p, fracBits)
+}
+
+// jointSeedOf is the joint seed job rep drew (checked against the job
+// package's leakage profile of a draw).
+func jointSeedOf(t testing.TB, rep *jobtest.Report, names []string) []byte {
+	t.Helper()
+	joint, err := rep.CheckJointSeed(job.NewJointSeed(rep.JobID, 0, names))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return joint
+}
+
+// pinJointSeed gives every party of opts a contribution to the job's joint
+// seed derived from seed, kept where a party keeps the one it draws
+// (job.KeptRandom, the job's scratch), so that the party opens that one:
+// the job's initial column order, and its biclusters, are then the same
+// on every run, as a test that compares scores with fixed margins needs.
+func pinJointSeed(t testing.TB, opts jobtest.Options, seed []byte) {
+	t.Helper()
+	id := cmp.Or(opts.JobID, "job-1")
+	for name, sec := range opts.Secrets {
+		c := sha256.Sum256(append(append([]byte("joint seed contribution "), seed...), name...))
+		if err := sec.WriteSecret("jobs/"+id+"/joint-seed/0", c[:]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// phoenixAfterJob is phoenixInClear from the initial column order of the
+// job rep's joint seed (drawn by the parties, so known only once the job
+// ran): the order the job itself started from.
+func phoenixAfterJob(t testing.TB, rep *jobtest.Report, names []string, m *bicluster.Matrix, parties int, seed []byte, p bicluster.Params) []bicluster.Bicluster {
+	t.Helper()
+	bs, err := phoenixOrdered(m, parties, seed, jointSeedOf(t, rep, names), p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bs
+}
+
+// phoenixOrdered is phoenixFixed with the initial column order drawn from
+// orderSeed instead of seed.
+func phoenixOrdered(m *bicluster.Matrix, parties int, seed, orderSeed []byte, p bicluster.Params, fracBits int) ([]bicluster.Bicluster, error) {
 	parts, err := synth.Split(m, parties, seed)
 	if err != nil {
 		return nil, err
 	}
-	cols := bicluster.InitialColumns(seed, m.Cols)
+	cols := bicluster.InitialColumns(orderSeed, m.Cols)
 	states := make([]bicluster.PartyState, parties)
 	for iter := 1; ; iter++ {
 		var sum bicluster.Contribution

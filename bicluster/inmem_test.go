@@ -164,18 +164,17 @@ func TestJobMatchesCHawk(t *testing.T) {
 					t.Fatal(err)
 				}
 				p := bicluster.DefaultParams()
-				central, err := bicluster.CHawk(m, seed, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				clear, err := phoenixInClear(m, parties, seed, p)
-				if err != nil {
-					t.Fatal(err)
-				}
 				path, names, _ := consortium(t, m, parties, seed, "")
 				opts := dealt(t, names)
 				opts.Seed = seed
+				pinJointSeed(t, opts, seed)
 				rep := runJob(t, path, opts)
+				clear := phoenixAfterJob(t, rep, names, m, parties, seed, p)
+				// cHawk from the job's initial order, as the job.
+				central, err := bicluster.CHawk(m, jointSeedOf(t, rep, names), p)
+				if err != nil {
+					t.Fatal(err)
+				}
 				got, gs := globals(t, rep.Result)
 				job, ch, cl := score.Match(truth, got), score.Match(truth, central.Biclusters), score.Match(truth, clear)
 				t.Logf("match: job %.3f, cHawk %.3f, in clear %.3f; %d biclusters, %v iterations", job, ch, cl, len(got), rep.Result["iterations"])
@@ -208,14 +207,12 @@ func TestJobMeanOfMeans(t *testing.T) {
 	}
 	p := bicluster.DefaultParams()
 	p.Mode = bicluster.MeanOfMeans
-	clear, err := phoenixInClear(m, 4, seed, p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	path, names, _ := consortium(t, m, 4, seed, "mode: mean_of_means")
 	opts := dealt(t, names)
 	opts.Seed = seed
+	pinJointSeed(t, opts, seed)
 	rep := runJob(t, path, opts)
+	clear := phoenixAfterJob(t, rep, names, m, 4, seed, p)
 	if rep.Result["mode"] != string(bicluster.MeanOfMeans) {
 		t.Fatalf("the job ran in mode %v", rep.Result["mode"])
 	}
@@ -501,14 +498,13 @@ func TestJobAccuracyTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			clear, err := phoenixInClear(m, parties, seed, p)
-			if err != nil {
-				t.Fatal(err)
-			}
 			path, names, _ := consortium(t, m, parties, seed, "")
 			opts := dealt(t, names)
 			opts.Seed = seed
-			got, _ := globals(t, runJob(t, path, opts).Result)
+			pinJointSeed(t, opts, seed)
+			rep := runJob(t, path, opts)
+			clear := phoenixAfterJob(t, rep, names, m, parties, seed, p)
+			got, _ := globals(t, rep.Result)
 			j += score.Match(truth, got) / reps
 			cl += score.Match(truth, clear) / reps
 			ch += score.Match(truth, central.Biclusters) / reps

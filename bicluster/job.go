@@ -125,11 +125,24 @@ func (co *coordination) schema(ctx context.Context) ([]string, error) {
 	return done.Decision.Columns, nil
 }
 
-// iterate runs the crossing minimisation (Ahmad and Khokhar, "Phoenix",
-// §3.5): one secure aggregation per iteration, until the column order
-// stays or MaxIter. It returns the final order and how many iterations ran.
+// jointSeed is the draw of the seed of the initial column order: one,
+// round 0, over every party (job.JointSeed). The leader's job seed would
+// let a coordinator choose the order every party starts from, and with it
+// the local biclusters the job finds.
+func jointSeed(jobID string, spec *job.Spec) job.JointSeed {
+	return job.NewJointSeed(jobID, 0, spec.PartyNames())
+}
+
+// iterate draws the joint seed, then runs the crossing minimisation (Ahmad
+// and Khokhar, "Phoenix", §3.5) from the order it gives: one secure
+// aggregation per iteration, until the column order stays or MaxIter. It
+// returns the final order and how many iterations ran.
 func (co *coordination) iterate(ctx context.Context, cols int) ([]int, int, error) {
-	order := InitialColumns(co.c.Seed(), cols)
+	seed, err := jointSeed(co.c.JobID(), co.c.Spec()).Draw(ctx, co.c, co.cfg.timeoutMS)
+	if err != nil {
+		return nil, 0, fmt.Errorf("bicluster: %w", err)
+	}
+	order := InitialColumns(seed, cols)
 	var den []float64 // ΣDen, aggregated in the first iteration only
 	for iter := 1; ; iter++ {
 		prev := order

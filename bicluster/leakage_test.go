@@ -9,6 +9,7 @@ import (
 
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/bicluster/synth"
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
@@ -32,6 +33,9 @@ func TestJobLeakage(t *testing.T) {
 	_, gs := globals(t, rep.Result)
 	if len(gs) == 0 {
 		t.Fatal("no biclusters found: the rows step was not exercised")
+	}
+	if _, err := rep.CheckJointSeed(job.NewJointSeed(rep.JobID, 0, names)); err != nil {
+		t.Fatal(err)
 	}
 	// Positive controls: the searches below find what the log does hold
 	// (a result row id, a public mean as msgpack float64).
@@ -86,10 +90,12 @@ func TestJobLeakage(t *testing.T) {
 	checkMergeDisclosure(t, rep, gs)
 	checkBitsMessages(t, rep)
 	// Outputs are private to the coordinator, but for the ones it commits
-	// as they are: the column names, the locals' descriptions, and the
-	// merge test root's bits and exclusions.
+	// as they are: the column names, the locals' descriptions, the joint
+	// seed's commitments and openings, and the merge test root's bits and
+	// exclusions.
 	for _, o := range rep.Outputs {
-		public := o.Step.Phase == "schema" || o.Step.Phase == "locals" || (o.Step.Phase == "test" && o.Party == secureagg.Root(o.Step))
+		public := o.Step.Phase == "schema" || o.Step.Phase == "locals" || job.IsSeedStep(o.Step) ||
+			(o.Step.Phase == "test" && o.Party == secureagg.Root(o.Step))
 		if len(o.Output) > 16 && !public && len(rep.LogHolding(o.Output)) > 0 {
 			t.Errorf("the log holds %s's output of %s/%d", o.Party, o.Step.Phase, o.Step.Round)
 		}

@@ -155,7 +155,7 @@ func (s *session) test(ctx context.Context, step job.Step, a testArgs) (testOutp
 	if len(want) == 0 || !sameArgs(step, testArgs{Pairs: want}) {
 		return testOutput{}, s.refuse(step, "pairs")
 	}
-	mine, err := s.localBiclusters()
+	mine, err := s.localBiclusters(step)
 	if err != nil {
 		return testOutput{}, err
 	}

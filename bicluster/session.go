@@ -21,7 +21,7 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{p: p, cfg: cfg, index: slices.Index(p.Spec().PartyNames(), p.Self())}
+	s := &session{p: p, cfg: cfg, index: slices.Index(p.Spec().PartyNames(), p.Self()), js: jointSeed(p.JobID(), p.Spec())}
 	s.m, s.table, s.loadErr = loadMatrix(ctx, p)
 	return s, nil
 }
@@ -55,6 +55,7 @@ type session struct {
 	p       job.Participant
 	cfg     *jobConfig
 	index   int
+	js      job.JointSeed // the draw of the initial column order's seed
 	m       *Matrix
 	table   string
 	loadErr error
@@ -67,6 +68,9 @@ func (s *session) Close() { s.m, s.locals = nil, nil }
 
 // Step runs one step of one of the job's rounds.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	if job.IsSeedStep(step) {
+		return s.js.Serve(s.p, step)
+	}
 	switch step.Phase {
 	case schemaRound.Phase:
 		return schemaRound.Serve(step, func(struct{}) (schemaOutput, error) {
@@ -131,9 +135,16 @@ func (s *session) withdraw(ctx context.Context, step job.Step, cause error) (agg
 	return aggOutput{}, cause
 }
 
-// iterations replays the committed iterations (replayIterations).
-func (s *session) iterations() (*iterations, error) {
-	return replayIterations(s.p.History(), s.p.Seed(), s.m.Cols, s.cfg.p.MaxIter)
+// iterations replays the committed iterations (replayIterations) from
+// the joint seed's order: the party refuses any step before the log holds
+// a joint seed its own contribution is in, naming the coordinator, so the
+// initial order is never the coordinator's choice.
+func (s *session) iterations(step job.Step) (*iterations, error) {
+	seed, err := s.js.Seed(s.p)
+	if err != nil {
+		return nil, fmt.Errorf("party %s refuses %s round %d of coordinator %s: %w", s.p.Self(), step.Phase, step.Round, step.Coordinator, err)
+	}
+	return replayIterations(s.p.History(), seed, s.m.Cols, s.cfg.p.MaxIter)
 }
 
 // numBits bounds a party's Num in the iterations after the first from
@@ -173,7 +184,7 @@ func (s *session) iterate(ctx context.Context, step job.Step, a iterArgs) (aggOu
 	if s.loadErr != nil {
 		return s.withdraw(ctx, step, s.loadErr)
 	}
-	it, err := s.iterations()
+	it, err := s.iterations(step)
 	if err != nil {
 		return aggOutput{}, err
 	}
@@ -202,14 +213,14 @@ func (s *session) describeLocals(step job.Step) (localsOutput, error) {
 	if s.loadErr != nil {
 		return localsOutput{}, s.loadErr
 	}
-	it, err := s.iterations()
+	it, err := s.iterations(step)
 	if err != nil {
 		return localsOutput{}, err
 	}
 	if !it.done || !sameArgs(step, iterArgs{Order: it.next}) {
 		return localsOutput{}, s.refuse(step, "a column order")
 	}
-	locals, err := s.localBiclusters()
+	locals, err := s.localBiclusters(step)
 	if err != nil {
 		return localsOutput{}, err
 	}
@@ -222,11 +233,11 @@ func (s *session) describeLocals(step job.Step) (localsOutput, error) {
 
 // localBiclusters are the party's local biclusters under the final
 // column order, recomputed from the history on first use.
-func (s *session) localBiclusters() ([]Local, error) {
+func (s *session) localBiclusters(step job.Step) ([]Local, error) {
 	if s.locals != nil {
 		return s.locals, nil
 	}
-	it, err := s.iterations()
+	it, err := s.iterations(step)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +262,9 @@ func (s *session) localBiclusters() ([]Local, error) {
 // merge sums, per kept group and per published column of the group, the
 // party's members' column sums, in one aggregation. It takes part only
 // when every group gives its slots contributions from minContributors
-// parties, and the groups are those the committed history gives.
+// parties, the groups are those the committed history gives, and its
+// node's floor on parties holds for each group's contributors
+// (slotFloors).
 func (s *session) merge(ctx context.Context, step job.Step, a mergeArgs) (aggOutput, error) {
 	if s.loadErr != nil {
 		return s.withdraw(ctx, step, s.loadErr)
@@ -276,11 +289,14 @@ func (s *session) merge(ctx context.Context, step job.Step, a mergeArgs) (aggOut
 	if !sameArgs(step, mergeArgs{Groups: groups}) {
 		return aggOutput{}, s.refuse(step, "groups")
 	}
+	if err := s.slotFloors(step, groups); err != nil {
+		return aggOutput{}, err
+	}
 	slots, n := groupSlots(groups, public)
 	if n == 0 {
 		return aggOutput{}, nil
 	}
-	mine, err := s.localBiclusters()
+	mine, err := s.localBiclusters(step)
 	if err != nil {
 		return s.withdraw(ctx, step, err)
 	}
@@ -306,6 +322,31 @@ func (s *session) merge(ctx context.Context, step job.Step, a mergeArgs) (aggOut
 	return s.aggregate(ctx, step, v, rows, 0)
 }
 
+// slotFloors asks this node's policy about every group of the merge on its
+// own: each group's slots are decrypted as sums over its contributors
+// alone, so the floor on parties (policy floors.min_parties) applies to
+// them, not to the step's parties. The question names no table (Guard's
+// floor-only check): the party's data in the merge is put to the policy,
+// and recorded, once for the whole step (aggregate). A group below the
+// floor is refused before anything of the step is sent, naming the rule,
+// the group and the coordinator, never the floor or the group's count.
+func (s *session) slotFloors(step job.Step, groups [][]Ref) error {
+	names := s.p.Spec().PartyNames()
+	for k, g := range groups {
+		var parties []string
+		for _, r := range g {
+			if r.Party >= 0 && r.Party < len(names) && !slices.Contains(parties, names[r.Party]) {
+				parties = append(parties, names[r.Party])
+			}
+		}
+		if err := s.p.Guard().Aggregate(step, job.Aggregate{Parties: parties}); err != nil {
+			return fmt.Errorf("party %s refuses %s round %d of coordinator %s: the sums of group %d: %w",
+				s.p.Self(), step.Phase, step.Round, step.Coordinator, k, err)
+		}
+	}
+	return nil
+}
+
 // rows is the party's rows of each global bicluster: its members' rows
 // and the rows that fit the global's model (FitRows), as ids.
 func (s *session) rows(step job.Step) (rowsOutput, error) {
@@ -326,7 +367,7 @@ func (s *session) rows(step job.Step) (rowsOutput, error) {
 	if !sameArgs(step, rowsArgs{Globals: globals}) {
 		return rowsOutput{}, s.refuse(step, "global biclusters")
 	}
-	mine, err := s.localBiclusters()
+	mine, err := s.localBiclusters(step)
 	if err != nil {
 		return rowsOutput{}, err
 	}

@@ -268,7 +268,7 @@ const liarName = "org09"
 // runUnderLiar runs spec over real nodes, the parties' and a member without
 // data that leads and coordinates as evil does, and returns the cluster,
 // the job and its record, which must be a failure.
-func runUnderLiar(t *testing.T, spec string, parties []string, evil lying) (*sim.Cluster, string, *node.JobRecord) {
+func runUnderLiar(t *testing.T, spec string, parties []string, evil job.Kind) (*sim.Cluster, string, *node.JobRecord) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -237,7 +237,7 @@ func (g *Guard) Release(step job.Step, r job.Release) error {
 	if r.Searching {
 		return nil // checked, not yet released
 	}
-	ok, err := g.e.store.release(dataset, p.ExactReleases)
+	ok, err := g.e.store.release(g.job, dataset, p.ExactReleases)
 	if err != nil {
 		return fmt.Errorf("%s: record the release: %w", g.e.self, err)
 	}

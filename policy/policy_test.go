@@ -375,6 +375,11 @@ func TestGuardNoiseReleasesAndPublications(t *testing.T) {
 	if err := g2.Release(st, job.Release{Table: "alias", Column: "w", Rank: 50, Rows: 100, Bracket: 10}); err == nil || !strings.Contains(err.Error(), "rule exact_releases") {
 		t.Fatalf("a third exact release: %v", err)
 	}
+	// Admitted again at a later step, a job weighs its declared releases
+	// against the other jobs' only: j1's own two are left out for it.
+	if mine, others := e.store.HistoryFor("j1").Releases["t.csv"], e.store.HistoryFor("j2").Releases["t.csv"]; mine != 0 || others != 2 {
+		t.Fatalf("releases weighed for j1 %d, for j2 %d; want 0 and 2", mine, others)
+	}
 	ids := []string{"1", "2", "3", "4", "5", "6"}
 	if err := g.Publish(st, job.Publication{Table: "t", Column: "id", Rows: 6, Unique: job.UniqueValues(ids)}); err == nil || !strings.Contains(err.Error(), "rule unique") {
 		t.Fatalf("a unique column: %v", err)

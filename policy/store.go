@@ -77,6 +77,11 @@ type state struct {
 	// a job admitted again at a later step weighs its declared budget
 	// against what other jobs spent, not against its own draws.
 	JobSpends []JobSpend `json:"job_spends,omitempty"`
+	// JobReleases are the newest exact releases with the job that made
+	// them, for the same reason: a job counts its releases before its
+	// last steps (quantile, before the round that could finish a value),
+	// and is admitted again at each of them.
+	JobReleases []JobRelease `json:"job_releases,omitempty"`
 	// Formed records, per job, the dataset columns whose total this node
 	// helped decrypt and over which parties.
 	Formed map[string][]FormedRecord `json:"formed"`
@@ -90,6 +95,12 @@ type FormedRecord struct {
 	Table   string   `json:"dataset"`
 	Column  string   `json:"column"`
 	Parties []string `json:"parties"`
+}
+
+// JobRelease is one exact release by a job of a dataset's pooled value.
+type JobRelease struct {
+	Job     string `json:"job"`
+	Dataset string `json:"dataset"`
 }
 
 // JobSpend is one draw of noise by a job on a "dataset.column".
@@ -112,7 +123,7 @@ type NonceRecord struct {
 const (
 	maxDecisions  = 10_000
 	maxAggregates = 50_000
-	maxJobSpends  = 10_000
+	maxJobSpends  = 10_000 // JobSpends, and JobReleases
 )
 
 // Store keeps a node's decisions, approvals, aggregates and spending in
@@ -309,7 +320,8 @@ func (s *Store) History() History {
 }
 
 // HistoryFor is History for a check of jobID: its own draws are left out
-// of what is spent, as its declared budget counts them.
+// of what is spent, and its own exact releases out of those counted, as
+// its declared budget and releases count them.
 func (s *Store) HistoryFor(jobID string) History {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -317,6 +329,11 @@ func (s *Store) HistoryFor(jobID string) History {
 	for _, js := range s.st.JobSpends {
 		if jobID != "" && js.Job == jobID {
 			h.Spent[js.Key] = h.Spent[js.Key].minus(js.Amount)
+		}
+	}
+	for _, jr := range s.st.JobReleases {
+		if jobID != "" && jr.Job == jobID && h.Releases[jr.Dataset] > 0 {
+			h.Releases[jr.Dataset]--
 		}
 	}
 	return h
@@ -368,15 +385,19 @@ func (s *Store) spend(jobID, dataset, column string, a, budget Amount) (bool, er
 	return true, s.save()
 }
 
-// release counts one exact release of a dataset if the allowance holds
-// it; it reports whether it did.
-func (s *Store) release(dataset string, allowance int) (bool, error) {
+// release counts one exact release of a dataset by a job if the
+// allowance holds it; it reports whether it did.
+func (s *Store) release(jobID, dataset string, allowance int) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.st.Releases[dataset]+1 > allowance {
 		return false, nil
 	}
 	s.st.Releases[dataset]++
+	s.st.JobReleases = append(s.st.JobReleases, JobRelease{Job: jobID, Dataset: dataset})
+	if n := len(s.st.JobReleases); n > maxJobSpends {
+		s.st.JobReleases = slices.Clone(s.st.JobReleases[n-maxJobSpends:])
+	}
 	return true, s.save()
 }
 

@@ -8,8 +8,14 @@
 //
 // # Protocol
 //
-// One step (phase "aggregate"): each party derives its vector of
-// params.values integers in [0, 2^20) from the job's seed and its own name
+// First the joint seed's two steps (seed-commit and seed-reveal,
+// job.JointSeed): every party commits to 32 random bytes it keeps, then
+// opens them once every commitment is in the log; the seed is their hash,
+// which no party, and not the coordinator, chose. Then one step (phase
+// "aggregate"), which a party refuses, naming the coordinator, until the
+// log holds that seed with its own contribution in it: each party derives
+// its vector of params.values integers in [0, 2^20) from the joint seed
+// and its own name
 // (SHA-256 of both seeds a ChaCha8 generator), aggregates it with
 // secureagg.Aggregate on params.backend (auto, paillier or lattice; auto
 // picks by length as every job does), and checks the decrypted total
@@ -31,9 +37,11 @@
 // A probe reads no table. A party sends only what secureagg sends (see
 // its package doc: ciphertexts, decryption shares and, on the lattice
 // backend, sketch keys and sketches) of a vector that every member can
-// derive from the job's seed, and reports to the coordinator the outcome
+// derive from the joint seed, and reports to the coordinator the outcome
 // (who is in the total, who was excluded and why, who was missing) and
-// the digest of the public total. Nothing a party holds leaves it; the
-// log holds the digest, the included and excluded parties and the length.
-// TestLeakage checks every captured message and log record against this.
+// the digest of the public total; in the joint seed's steps, its
+// commitment, then its opening (random bytes, public once opened).
+// Nothing a party holds leaves it; the log holds the commitments and
+// openings, the digest, the included and excluded parties and the length.
+// TestProbeOverRealNodes checks every ledger entry against this.
 package probe

@@ -88,12 +88,22 @@ type decision struct {
 	Excluded map[string]string `msgpack:"excluded"`
 }
 
-// Coordinate runs the one aggregation and commits its digest, or fails
-// naming what went wrong.
+// jointSeed is the draw of the seed of the public vectors: one, round 0,
+// over every party (job.JointSeed), so that no coordinator chooses the
+// values every party aggregates and checks.
+func jointSeed(jobID string, spec *job.Spec) job.JointSeed {
+	return job.NewJointSeed(jobID, 0, spec.PartyNames())
+}
+
+// Coordinate draws the joint seed, runs the one aggregation and commits
+// its digest, or fails naming what went wrong.
 func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	p, err := parseParams(c.Spec())
 	if err != nil {
 		return nil, err
+	}
+	if _, err := jointSeed(c.JobID(), c.Spec()).Draw(ctx, c, p.TimeoutMS); err != nil {
+		return nil, fmt.Errorf("probe: %w", err)
 	}
 	call := job.Call[struct{}]{Round: 0, Parties: c.Spec().PartyNames(), TimeoutMS: p.TimeoutMS}
 	done, err := aggregate.Run(ctx, c, call, decide)

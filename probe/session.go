@@ -20,17 +20,28 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{p: p, params: prm}, nil
+	return &session{p: p, params: prm, js: jointSeed(p.JobID(), p.Spec())}, nil
 }
 
 type session struct {
 	p      job.Participant
 	params *Params
+	js     job.JointSeed
 }
 
-// Step aggregates this party's public vector and checks the total.
+// Step takes part in the joint seed's two steps, then aggregates this
+// party's public vector and checks the total. It refuses the aggregation,
+// naming the coordinator, until the log holds a joint seed its own
+// contribution is in: the vectors are never the coordinator's choice.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	if job.IsSeedStep(step) {
+		return s.js.Serve(s.p, step)
+	}
 	return aggregate.Serve(step, func(struct{}) (output, error) {
+		seed, err := s.js.Seed(s.p)
+		if err != nil {
+			return output{}, fmt.Errorf("probe: party %s refuses %s round %d of coordinator %s: %w", s.p.Self(), step.Phase, step.Round, step.Coordinator, err)
+		}
 		n := s.params.Values
 		cfg, _, err := secureagg.Configure(s.p.Secrets(), s.p.Self(), step, secureagg.Setup{Backend: s.params.backend, Length: n,
 			FracBits: 0, ValueBits: valueBits + 1})
@@ -39,7 +50,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		}
 		// No data of the party: the policy's guard checks the step's
 		// parties only.
-		res, o, err := secureagg.Contribute(ctx, s.p, step, cfg, secureagg.Contribution{Vector: Vector(s.p.Seed(), s.p.Self(), n)})
+		res, o, err := secureagg.Contribute(ctx, s.p, step, cfg, secureagg.Contribution{Vector: Vector(seed, s.p.Self(), n)})
 		if err != nil {
 			return output{}, err
 		}
@@ -49,7 +60,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		out.Outcome.Sum = nil
 		if res != nil {
 			out.Digest = digest(res.Sum)
-			out.Mismatch = check(res.Sum, s.p.Seed(), res.Included)
+			out.Mismatch = check(res.Sum, seed, res.Included)
 		}
 		return out, nil
 	})
@@ -59,8 +70,8 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 func (s *session) Close() {}
 
 // Vector is a party's public vector for a job: n integers in
-// [0, 2^20), from ChaCha8 seeded by SHA-256 of the job's seed and the
-// party's name. Every member can derive every party's.
+// [0, 2^20), from ChaCha8 seeded by SHA-256 of the job's joint seed and
+// the party's name. Every member can derive every party's.
 func Vector(seed []byte, party string, n int) []float64 {
 	h := sha256.New()
 	h.Write([]byte("cohort/probe/vector/1"))

@@ -128,7 +128,10 @@
 // returns, and no party sees it before it is committed, so a coordinator
 // that skips the release step and writes a value of its own is caught
 // only by a member replaying the log, where the value is a deterministic
-// function of the committed, vouched counts.
+// function of the committed, vouched counts. A coordinator that skips the
+// release step and publishes the true values gains nothing on the
+// allowance: each value was counted before the round whose counts
+// determine it (Exact releases, TestSkippedReleaseStillCounts).
 //
 // # Exact releases
 //
@@ -144,8 +147,21 @@
 // value, and are refused at validation (params.quantiles). The job
 // declares how many values it releases (job.Use.Releases, one per
 // quantile), so a node refuses at admission a job that would exceed the
-// allowance; the release step then counts each value with the policy at
-// every party, each of its tables, before anything is published. Rank,
+// allowance; then each value is counted with the policy at every party,
+// each of its tables, before the count round that could finish its
+// search, i.e. before any count that determines it is decrypted: a
+// round's committed counts give every member the values it finishes, so
+// counting them at the release step would let a coordinator that skips
+// that step publish them uncounted. A round could finish a quantile when
+// one of the pieces its thresholds cut the quantile's bracket into is
+// narrow enough, whatever the counts; the value is counted once per job
+// (the job scratch remembers it), and a round that could finish one
+// before the pooled row count is known (a params.range no wider than the
+// precision) is refused, as its rank could not be checked first: such a
+// spec fails validation, naming params.range, and a party refuses the
+// round too. The
+// release step then checks every value again, with the rows of its final
+// bracket, before anything is published. Rank,
 // row count and bracket count come from the committed, vouched counts: the
 // rank is ⌈q·N⌉, N is round 0's count, and the bracket holds
 // count(≤ hi) − count(≤ lo) rows, both counts committed by the rounds that
@@ -156,11 +172,14 @@
 // once, so a party that allowed them answers from its job scratch. A
 // refusal of one value leaves the values allowed before it counted.
 //
-// The release check comes after the search: a party cannot ask its policy
-// whether a rank would pass without counting a release, so the search for
-// a value the policy then refuses has already put its pooled counts in the
-// log. The policy keeps the value out of the result, not out of the counts
-// that located it.
+// The check of the final bracket's rows comes after the search: how many
+// rows lie in it is known only from the counts of the round that set its
+// ends, so a value whose final bracket the policy then refuses has
+// already had its pooled counts put in the log, and any member (a
+// coordinator that skips the release step too) can derive it from them.
+// The policy keeps the value out of the result, not out of the counts that
+// located it; the checks of the rank and of the brackets the search
+// narrows, and the counting against the allowance, come before.
 //
 // # Differential privacy
 //

@@ -43,6 +43,7 @@ func TestValidate(t *testing.T) {
 		"{column: v, range: [0, .inf]}":                                     "params.range",
 		"{column: v, range: [.nan, 1]}":                                     "params.range",
 		"{column: v, range: 5}":                                             "params.range",
+		"{column: v, range: [1, 1.005]}":                                    "params.range",
 		"{column: v, rang: [0, 1]}":                                         "params.rang",
 		"{column: v, backend: rlwe}":                                        "params.backend",
 		"{column: v, quantiles: [0, 1], precision: 0}":                      "params.quantiles[0]",

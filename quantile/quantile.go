@@ -111,8 +111,24 @@ func parseParams(spec *job.Spec) (*Params, error) {
 		if err := p.parseNoise(spec); err != nil {
 			return nil, err
 		}
+	} else if p.Range != nil && p.rangeFinishes() {
+		return nil, spec.Errorf("params.range", "is no wider than params.precision: the round that first counts the rows "+
+			"would find an exact quantile before its rank could be checked and its release counted")
 	}
 	return p, nil
+}
+
+// rangeFinishes reports whether an exact search's round 0, which counts
+// at params.range, could finish a quantile (search.mayFinish): its parties
+// would refuse it (spendBeforeLast), so the spec is refused first.
+func (p *Params) rangeFinishes() bool {
+	s := newSearch(p.Quantiles, p.Precision, p.Range)
+	for i := range s.qs {
+		if s.mayFinish(i, p.Range) {
+			return true
+		}
+	}
+	return false
 }
 
 // parseNoise checks a noised search's params and fixes its rounds.

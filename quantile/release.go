@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 
 	"github.com/cohortdm/cohort/job"
 )
@@ -14,7 +15,11 @@ import (
 // releases): once the search is finished, every party checks the last
 // rounds' counts, derives the values from the log and asks its policy for
 // each value and each of its tables; the coordinator publishes the values
-// only when every party allowed them.
+// only when every party allowed them. Each value was counted against the
+// allowance before the count round that could finish its search
+// (spendBeforeLast): the committed counts of that round determine the
+// value, so a coordinator that skipped the release step would otherwise
+// publish it uncounted.
 
 // releaseArgs are the release step's public input: the values the
 // coordinator is to publish, in the order of params.quantiles.
@@ -137,7 +142,13 @@ func (s *session) release(step job.Step) ([]byte, error) {
 			return released{Allowed: done}, err
 		}
 		for i := range a.Values {
-			if err := s.askRelease(step, srch, i, false); err != nil {
+			// Counted before the round that could finish it
+			// (spendBeforeLast): checked here, not counted again.
+			spent, err := s.spent(i)
+			if err != nil {
+				return released{}, err
+			}
+			if err := s.askRelease(step, srch, i, spent); err != nil {
 				return released{}, err
 			}
 		}
@@ -162,6 +173,65 @@ func (s *session) allowed() (bool, error) {
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("party %s: read whether its policy allowed the release: %w", s.p.Self(), err)
+	}
+	return true, nil
+}
+
+// spendBeforeLast counts, with this node's policy, the exact release of
+// every quantile that the round with thresholds ts could finish, before
+// the party contributes to the round: the round's decrypted counts
+// determine the value (every member can derive it from the log), so the
+// release step cannot be where it is counted, or a coordinator that skips
+// that step would publish the value uncounted. Each value is counted once
+// per job (the job scratch remembers it), and a party whose column is
+// unusable, whose data enters no count, counts nothing. The policy also
+// checks the value's rank and the rows of its bracket as they stand; the
+// final bracket's rows are known only from the round's counts, so the
+// release step checks them.
+func (s *session) spendBeforeLast(step job.Step, srch *search, ts []float64) error {
+	if s.loadErr != nil {
+		return nil
+	}
+	for i := range srch.qs {
+		if !srch.mayFinish(i, ts) {
+			continue
+		}
+		if !srch.counted {
+			return fmt.Errorf("party %s refuses count round %d: coordinator %s asks a round that could finish a quantile before the pooled row count is known, so its release could not be checked first",
+				s.p.Self(), step.Round, step.Coordinator)
+		}
+		spent, err := s.spent(i)
+		switch {
+		case err != nil:
+			return err
+		case spent:
+			continue
+		}
+		if err := s.askRelease(step, srch, i, false); err != nil {
+			return err
+		}
+		if err := s.p.Secrets().WriteSecret(s.spentName(i), []byte("spent\n")); err != nil {
+			return fmt.Errorf("party %s: keep that its policy counted a release: %w", s.p.Self(), err)
+		}
+	}
+	return nil
+}
+
+// spentName is the job scratch file that records that this party's policy
+// counted quantile i's release.
+func (s *session) spentName(i int) string {
+	return "jobs/" + s.p.JobID() + "/quantile/spent/" + strconv.Itoa(i)
+}
+
+// spent reports whether this party's policy already counted quantile i's
+// release in this job.
+func (s *session) spent(i int) (bool, error) {
+	_, err := s.p.Secrets().ReadSecret(s.spentName(i))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("party %s: read whether its policy counted a release: %w", s.p.Self(), err)
 	}
 	return true, nil
 }

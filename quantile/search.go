@@ -219,6 +219,30 @@ func (s *search) apply(total *int64, thresholds []float64, counts []int64) error
 	return nil
 }
 
+// mayFinish reports whether a round counting at thresholds ts could finish
+// quantile i: whether one of the pieces the thresholds inside its bracket
+// cut it into is done (apply narrows the bracket to one of them, whatever
+// the counts). A bracket already done is finished, not to be finished.
+func (s *search) mayFinish(i int, ts []float64) bool {
+	b := s.brackets[i]
+	if s.counted && s.done(b) {
+		return false
+	}
+	ends := []uint64{b.lo, b.hi}
+	for _, t := range ts {
+		if k := orderKey(t); k > b.lo && k < b.hi {
+			ends = append(ends, k)
+		}
+	}
+	slices.Sort(ends)
+	for j := 1; j < len(ends); j++ {
+		if s.done(bracket{lo: ends[j-1], hi: ends[j]}) {
+			return true
+		}
+	}
+	return false
+}
+
 // needsTotal reports whether the next round must count the pooled rows.
 func (s *search) needsTotal() bool { return !s.counted }
 

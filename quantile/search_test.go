@@ -26,7 +26,8 @@ func bisectHint(t testing.TB, columns [][]float64, qs []float64, precision float
 	return s.results(), rounds
 }
 
-// clearSearch is bisectHint's search, finished.
+// clearSearch is bisectHint's search, finished; it checks that every
+// round that finishes a quantile is one mayFinish said could.
 func clearSearch(t testing.TB, columns [][]float64, qs []float64, precision float64, hint []float64) (*search, int) {
 	t.Helper()
 	sorted := make([][]float64, len(columns))
@@ -51,8 +52,21 @@ func clearSearch(t testing.TB, columns [][]float64, qs []float64, precision floa
 			total = &pooled[0]
 			pooled = pooled[1:]
 		}
+		// Every round that finishes a quantile was known, before its
+		// counts, to be one that could (spendBeforeLast counts the
+		// release then).
+		var open, may []bool
+		for i := range s.qs {
+			open = append(open, !s.counted || !s.done(s.brackets[i]))
+			may = append(may, s.mayFinish(i, a.Thresholds))
+		}
 		if err := s.apply(total, a.Thresholds, pooled); err != nil {
 			t.Fatal(err)
+		}
+		for i := range s.qs {
+			if open[i] && s.done(s.brackets[i]) && !may[i] {
+				t.Fatalf("round %d finished quantile %v, which it could not finish by mayFinish", rounds, s.qs[i])
+			}
 		}
 		if rounds++; rounds > maxRounds {
 			t.Fatalf("no answer after %d rounds", rounds)

@@ -231,6 +231,9 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 			if err := s.checkBrackets(step, exact); err != nil {
 				return output{}, err
 			}
+			if err := s.spendBeforeLast(step, exact, a.Thresholds); err != nil {
+				return output{}, err
+			}
 		}
 		setup := secureagg.Setup{Backend: s.params.backend, Length: a.slots(), FracBits: 0, ValueBits: countBits}
 		if s.params.Noise != nil {

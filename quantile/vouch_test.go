@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -168,11 +169,13 @@ func (p releaseParticipant) Spec() *job.Spec        { return p.spec }
 func (p releaseParticipant) History() []*job.Record { return p.history }
 func (p releaseParticipant) Guard() job.Guard       { return p.guard }
 
-// A party asks its policy once per value and table in a job, with the
-// rank, the pooled row count and the rows of the final bracket that the
-// committed counts give; a re-run of the release step (a party silent, a
-// new leader) answers from the job scratch without counting the values
-// again.
+// A party's policy counts each value once per table in a job, before the
+// count round that could finish its search (spendBeforeLast), with the
+// rank and pooled row count the committed counts give; the release step
+// then checks the value with the rows of its final bracket and counts it
+// again only when the job scratch lost that it was counted. A re-run of the
+// release step (a party silent, a new leader) answers from the job scratch
+// without asking again.
 func TestReleaseAsksPolicyOnce(t *testing.T) {
 	path, names := consortium(t, dense(), denseParams("0.25, 0.5"))
 	spec, err := job.LoadSpec(path)
@@ -195,13 +198,12 @@ func TestReleaseAsksPolicyOnce(t *testing.T) {
 	// session after a restart, with that record gone but the counts it
 	// received kept, asks this guard.
 	self := names[0]
-	if err := os.Remove(filepath.Join(base, self, "jobs/job-1/quantile/released")); err != nil {
-		t.Fatal(err)
+	scratch := filepath.Join(base, self, "jobs/job-1/quantile")
+	for i := range 2 {
+		if _, err := os.Stat(filepath.Join(scratch, "spent", strconv.Itoa(i))); err != nil {
+			t.Errorf("quantile %d's release was not counted during the search: %v", i, err)
+		}
 	}
-	g := &countingGuard{}
-	p := releaseParticipant{stubParticipant: stubParticipant{self: self, secrets: secrets[self]},
-		spec: spec, history: rep.Records(), guard: g}
-	s := &session{p: p, params: prm, tables: []tableRows{{Table: "t", Rows: 90}}, views: map[int][]int64{}}
 	var a releaseArgs
 	for _, q := range rep.Result["quantiles"].([]Quantile) {
 		a.Values = append(a.Values, q.Value)
@@ -210,19 +212,35 @@ func TestReleaseAsksPolicyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []job.Release{
-		{Table: "t", Column: "v", Rank: 45, Rows: 180, Bracket: 6},
-		{Table: "t", Column: "v", Rank: 90, Rows: 180, Bracket: 6},
-	}
-	for attempt := 1; attempt <= 2; attempt++ {
-		step := job.Step{Job: "job-1", Phase: releaseRound.Phase, Round: 0, Attempt: attempt, Parties: names, Coordinator: names[1], Args: b}
-		out, err := s.Step(ctx, step)
-		var r released
-		if err != nil || protocol.Unmarshal(out, &r) != nil || !r.Allowed {
-			t.Fatalf("attempt %d: %x, %v", attempt, out, err)
+	for _, lost := range []string{"released", "spent"} {
+		// The session after a restart, with the record that the release
+		// was allowed gone (then also that of the counting), but the counts
+		// it received kept, asks this guard.
+		if err := os.RemoveAll(filepath.Join(scratch, lost)); err != nil {
+			t.Fatal(err)
 		}
-		if !slices.Equal(g.releases, want) {
-			t.Errorf("attempt %d asked the policy %+v, want %+v once", attempt, g.releases, want)
+		if err := os.RemoveAll(filepath.Join(scratch, "released")); err != nil {
+			t.Fatal(err)
+		}
+		g := &countingGuard{}
+		p := releaseParticipant{stubParticipant: stubParticipant{self: self, secrets: secrets[self]},
+			spec: spec, history: rep.Records(), guard: g}
+		s := &session{p: p, params: prm, tables: []tableRows{{Table: "t", Rows: 90}}, views: map[int][]int64{}}
+		check := lost == "released" // counted during the search: checked, not counted
+		want := []job.Release{
+			{Table: "t", Column: "v", Rank: 45, Rows: 180, Bracket: 6, Searching: check},
+			{Table: "t", Column: "v", Rank: 90, Rows: 180, Bracket: 6, Searching: check},
+		}
+		for attempt := 1; attempt <= 2; attempt++ {
+			step := job.Step{Job: "job-1", Phase: releaseRound.Phase, Round: 0, Attempt: attempt, Parties: names, Coordinator: names[1], Args: b}
+			out, err := s.Step(ctx, step)
+			var r released
+			if err != nil || protocol.Unmarshal(out, &r) != nil || !r.Allowed {
+				t.Fatalf("%s lost, attempt %d: %x, %v", lost, attempt, out, err)
+			}
+			if !slices.Equal(g.releases, want) {
+				t.Errorf("%s lost, attempt %d asked the policy %+v, want %+v once", lost, attempt, g.releases, want)
+			}
 		}
 	}
 }
