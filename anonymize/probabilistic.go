@@ -114,7 +114,9 @@ type ProbabilisticResult struct {
 // every attribute, numeric ones included, through its interval
 // hierarchy). The guarantee is probabilistic and against the universe: the
 // table's own smallest class can be below k, and Covered says how many
-// records are in classes of at least k.
+// records are in classes of at least k. A D′ below 1 (a small universe,
+// where Theorem 4's bound is loose) leaves one combination: every
+// attribute at its root, where every row matches all n ≥ k rows.
 func ProbabilisticAnonymise(ds *Dataset, k int, beta, n float64, weights []float64) (*ProbabilisticResult, error) {
 	if n <= 0 {
 		n = float64(ds.N)
@@ -133,6 +135,7 @@ func ProbabilisticAnonymise(ds *Dataset, k int, beta, n float64, weights []float
 	if err != nil {
 		return nil, err
 	}
+	dp = max(dp, 1)
 	distinct := make([]float64, len(ds.Attrs))
 	for a := range ds.Attrs {
 		distinct[a] = float64(L.distinct[a][0])
@@ -195,28 +198,35 @@ func QuantileTransform(values []float64, k int) ([][]int, []float64, error) {
 	return groups, out, nil
 }
 
-// RankDifference is Def. 8: Σ |π(f(s_i)) − π(s_i)|, the ranks those of
-// values sorted ascending (ties in input order), π(f(s_i)) the rank of the
-// value s_i is mapped to (its first occurrence among equal values when f
-// maps to a value of the set; else where it would be inserted).
-func RankDifference(values, mapped []float64) (int, error) {
-	if len(values) != len(mapped) {
-		return 0, fmt.Errorf("%w: %d mapped values for %d values", ErrRequirement, len(mapped), len(values))
-	}
-	idx := sortedIndex(values)
+// RankDifference is Def. 8, Σ |π(f(s_i)) − π(s_i)|, for a transformation
+// given as groups (indices into values) each mapped to its median element:
+// π ranks the values ascending, equal values in input order (their
+// "consecutive ranks" for a multiset), and f(s_i) is the element at the
+// middle (the lower middle of an even group) of s_i's group in that order.
+func RankDifference(values []float64, groups [][]int) (int, error) {
 	rank := make([]int, len(values))
-	sorted := make([]float64, len(values))
-	for p, i := range idx {
-		rank[i], sorted[p] = p+1, values[i]
+	for p, i := range sortedIndex(values) {
+		rank[i] = p + 1
 	}
+	seen := make([]bool, len(values))
 	total := 0
-	for i, m := range mapped {
-		p, _ := slices.BinarySearch(sorted, m)
-		d := p + 1 - rank[i]
-		if d < 0 {
-			d = -d
+	for _, g := range groups {
+		rs := make([]int, 0, len(g))
+		for _, i := range g {
+			if i < 0 || i >= len(values) || seen[i] {
+				return 0, fmt.Errorf("%w: groups must partition the values", ErrRequirement)
+			}
+			seen[i] = true
+			rs = append(rs, rank[i])
 		}
-		total += d
+		slices.Sort(rs)
+		med := rs[(len(rs)-1)/2]
+		for _, r := range rs {
+			total += max(r-med, med-r)
+		}
+	}
+	if slices.Contains(seen, false) {
+		return 0, fmt.Errorf("%w: groups must partition the values", ErrRequirement)
 	}
 	return total, nil
 }

@@ -239,7 +239,7 @@ func TestQuantileTransformLodhaThomas(t *testing.T) {
 	if !slices.Equal(mapped, []float64{3, 7, 3, 7, 3}) || len(groups) != 2 {
 		t.Fatalf("groups %v mapped %v", groups, mapped)
 	}
-	if rd, _ := RankDifference(vals, mapped); rd != 3 {
+	if rd, _ := RankDifference(vals, groups); rd != 3 {
 		t.Errorf("rank difference %d, want 3", rd)
 	}
 	seed := uint64(7)
@@ -267,18 +267,21 @@ func TestQuantileTransformLodhaThomas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dp := make([]float64, n)
-		for _, c := range cl {
-			med := xs[c[(len(c)-1)/2]]
-			for _, i := range c {
-				dp[i] = med
+		for i, g := range groups { // each value goes to its group's median
+			for _, j := range g {
+				if q[j] != xs[g[(len(g)-1)/2]] {
+					t.Fatalf("trial %d: group %d maps %v to %v", trial, i, xs[j], q[j])
+				}
 			}
 		}
-		rq, _ := RankDifference(xs, q)
-		rd, _ := RankDifference(xs, dp)
+		rq, _ := RankDifference(xs, groups)
+		rd, _ := RankDifference(xs, cl)
 		if rq > rd {
 			t.Fatalf("trial %d: quantile rank difference %d above the DP's %d", trial, rq, rd)
 		}
+	}
+	if _, err := RankDifference(vals, [][]int{{0, 1}, {1, 2, 3, 4}}); !errors.Is(err, ErrRequirement) {
+		t.Errorf("overlapping groups: %v", err)
 	}
 	if _, _, err := QuantileTransform(vals, 6); !errors.Is(err, ErrRequirement) {
 		t.Errorf("k above n: %v", err)
