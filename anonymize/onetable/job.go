@@ -16,7 +16,7 @@
 // quasi-identifier (ARX hierarchy CSV or YAML, as for integrate; not needed
 // by mdav, datafly and ogf);
 //
-//	params: {algorithm: optimal | mondrian | local | datafly | ogf | mdav | purpose,
+//	params: {algorithm: optimal | samarati | mondrian | local | datafly | ogf | mdav | purpose,
 //	         requirements: [{qid: [...], k: N}],                   # k ≥ 2
 //	         sensitive: col, l: L, entropy: bool, p: P, recursive_c: c, recursive_l: l,
 //	         p_plus: P, alpha: α, categories: [[most sensitive values], ..., [least]],
@@ -31,7 +31,11 @@
 // out. A sensitive column needs a model that protects it (l, p, p_plus,
 // alpha or recursive (c, l)), and a model needs a sensitive column.
 // `optimal` honours every requirement exactly (OptimalFullDomainModel,
-// least NCP); the others partition on the union of the QIDs with k the
+// least NCP); so does `samarati` (Samarati's binary search on the lattice's
+// height, Sun ch. 2: the least-NCP vector of the lowest satisfying height;
+// it reports the heights probed, the satisfying vectors there, and, with
+// optimal, the count of generalisation strategies of Sun's Theorem 2.1 and
+// the weighted discernibility Σ_G |G|²·Deg(G) with equal priorities); the others partition on the union of the QIDs with k the
 // largest k_i (each QID's classes are unions of theirs, so each has at least
 // that many records): `mondrian` (MondrianModel), `local` (Sun's top-down
 // local recoding), `datafly` and `ogf` (Chaytor), `mdav` (Sun ch. 5),
@@ -123,6 +127,14 @@ type output struct {
 	Kept        float64            `msgpack:"kept"`
 	Generations int                `msgpack:"generations"`
 	Evaluations int                `msgpack:"evaluations"`
+	// samarati: the lowest satisfying height, the heights probed, the
+	// satisfying vectors at that height, the strategy count (Sun Thm 2.1)
+	// and the weighted discernibility (both also for optimal)
+	Height     int     `msgpack:"height"`
+	Probes     []int   `msgpack:"probes"`
+	Solutions  [][]int `msgpack:"solutions"`
+	Strategies string  `msgpack:"strategies"`
+	WDM        float64 `msgpack:"wdm"`
 
 	mondrian *anonymize.MondrianResult // the party's, not sent
 }
@@ -217,6 +229,10 @@ func result(prm *Params, o output, groups []int) job.Result {
 	switch prm.Algorithm {
 	case "optimal":
 		res["levels"], res["checked"], res["lattice"] = o.Levels, o.Checked, o.Lattice
+		res["strategies"], res["weighted_discernibility"] = o.Strategies, o.WDM
+	case "samarati":
+		res["levels"], res["checked"], res["lattice"], res["height"] = o.Levels, o.Checked, o.Lattice, o.Height
+		res["probes"], res["solutions"], res["strategies"], res["weighted_discernibility"] = o.Probes, o.Solutions, o.Strategies, o.WDM
 	case "purpose":
 		res["levels"], res["priorities"], res["degree_asked"], res["degree"], res["raised"] = o.Levels, o.Priorities, o.DegreeAsked, o.Degree, o.Raised
 		res["decomposed"] = o.Decomposed

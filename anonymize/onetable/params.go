@@ -11,7 +11,7 @@ import (
 )
 
 // Algorithms the job runs (params.algorithm).
-var algorithms = []string{"optimal", "mondrian", "local", "mdav", "datafly", "ogf", "purpose"}
+var algorithms = []string{"optimal", "samarati", "mondrian", "local", "mdav", "datafly", "ogf", "purpose"}
 
 // untaxed are the algorithms that need no taxonomies: mdav publishes
 // centroids, datafly and ogf a value or "*".

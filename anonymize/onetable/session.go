@@ -114,7 +114,9 @@ func (s *session) run(ds *anonymize.Dataset, sens *anonymize.Coded, o *output) (
 			return nil, err
 		}
 		o.NCP, o.Levels, o.Checked, o.Lattice = res.NCP, res.Levels, res.Checked, res.Lattice
-		return res.Gen, nil
+		return res.Gen, latticeFigures(ds, res.Gen, o)
+	case "samarati":
+		return s.samarati(ds, sens, o)
 	case "mondrian":
 		res, err := anonymize.MondrianModel(ds, kmax, sens)
 		if err != nil {
