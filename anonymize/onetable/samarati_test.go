@@ -207,3 +207,47 @@ func TestAdultSamarati(t *testing.T) {
 		t.Logf("| %d | %d | optimal | %v | %d | %.4f | %d | %.0f | %.0f | %d | %.3f s |", n, k, o["levels"], sumInts(o["levels"].([]int)), o["ncp"], o["classes"], o["discernibility"], o["weighted_discernibility"], o["checked"], o["seconds"])
 	}
 }
+
+// The bundled example (examples/anonymize/samarati.yaml) runs, and
+// publishes a minimal vector of the lowest height the privacy hash table
+// finds for k = 5 with distinct 2-diversity on readmitted.
+func TestSamaratiExample(t *testing.T) {
+	s, err := job.LoadSpec("../../examples/anonymize/samarati.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := run(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := table.Load("../../examples/anonymize/data/patients.csv", "patients", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tax := map[string]*anonymize.Taxonomy{}
+	for _, c := range []string{"age", "sex"} {
+		if tax[c], err = anonymize.LoadTaxonomy("../../examples/anonymize/data/"+c+".yaml", c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds, err := anonymize.Encode(tab, []string{"age", "sex"}, tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col, _ := tab.Column("readmitted")
+	sens, err := anonymize.SensitiveModel{L: 2}.Code(col.Str)
+	if err != nil {
+		t.Fatal(err)
+	}
+	minimal, err := anonymize.MinimalFullDomain(ds, 5, sens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels := rep.Result["levels"].([]int)
+	if !slices.ContainsFunc(minimal, func(m []int) bool { return slices.Equal(m, levels) }) || sumInts(levels) != sumInts(minimal[0]) {
+		t.Errorf("published levels %v; minimal %v", levels, minimal)
+	}
+	if rep.Result["min_group"].(int) < 5 {
+		t.Errorf("min group %v", rep.Result["min_group"])
+	}
+}
