@@ -233,12 +233,52 @@ func (ds *Dataset) WeightedDiscernibility(g *Generalisation, prio []float64, bet
 	return wdm, total / float64(max(ds.N, 1)), nil
 }
 
+// MinimalVectors is MinimalFullDomain under a joint requirement and a
+// sensitive model (nil: none), with each vector's classes rolled up from a
+// more specific vector already counted instead of hashed again from the
+// records. Vectors are visited by height; one above a minimal vector found
+// earlier satisfies (the conditions are monotone) and is not minimal, so it
+// is not counted. It also returns how many vectors were counted.
+func MinimalVectors(ds *Dataset, reqs []Requirement, sens *Coded) ([][]int, int, error) {
+	if len(reqs) == 0 {
+		return nil, 0, fmt.Errorf("%w: no requirement", ErrRequirement)
+	}
+	if sens != nil && len(sens.Code) != ds.N {
+		return nil, 0, fmt.Errorf("%w: %d sensitive values for %d records", ErrRequirement, len(sens.Code), ds.N)
+	}
+	L, err := newLattice(ds, sens)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := L.require(reqs); err != nil {
+		return nil, 0, err
+	}
+	var minimal [][]int
+	for _, at := range L.heights() {
+		for _, i := range at {
+			v := L.levelsOf(i)
+			if slices.ContainsFunc(minimal, func(m []int) bool { return dominates(v, m) }) {
+				continue
+			}
+			if L.anonymous(i) {
+				minimal = append(minimal, v)
+			}
+		}
+	}
+	return minimal, L.checks, nil
+}
+
 // MinimalNodes returns every minimal level vector (Sun's Def. 2.5: it
 // satisfies k and sens, nil: none, and no other satisfying vector lies
-// below it) with its figures, found by MinimalFullDomain (the privacy hash
-// table), in order of height then attribute order.
+// below it) with its figures, in order of height then lattice order
+// (MinimalVectors: the privacy hash table's check, each vector's buckets
+// rolled up from a more specific vector's).
 func MinimalNodes(ds *Dataset, k int, sens *Coded, prio []float64) ([]NodeFigures, error) {
-	vs, err := MinimalFullDomain(ds, k, sens)
+	all := make([]string, len(ds.Attrs))
+	for i, a := range ds.Attrs {
+		all[i] = a.Name
+	}
+	vs, _, err := MinimalVectors(ds, []Requirement{{QID: all, K: k}}, sens)
 	if err != nil {
 		return nil, err
 	}
