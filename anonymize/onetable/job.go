@@ -33,8 +33,7 @@
 // `optimal` honours every requirement exactly (OptimalFullDomainModel,
 // least NCP); so does `samarati` (Samarati's binary search on the lattice's
 // height, Sun ch. 2: the least-NCP vector of the lowest satisfying height;
-// it reports the heights probed, the satisfying vectors there, and, with
-// optimal, the count of generalisation strategies of Sun's Theorem 2.1 and
+// it reports the height and the heights probed, and, with optimal, the count of generalisation strategies of Sun's Theorem 2.1 and
 // the weighted discernibility Σ_G |G|²·Deg(G) with equal priorities); the others partition on the union of the QIDs with k the
 // largest k_i (each QID's classes are unions of theirs, so each has at least
 // that many records): `mondrian` (MondrianModel), `local` (Sun's top-down
@@ -52,7 +51,9 @@
 // output, sent to the coordinator and disclosed as generalised (the form
 // Uses declares), is the published table itself (distinct rows with
 // counts, sorted by value, never in table order), its NCP, and the
-// algorithm's counters; the coordinator checks k (and the model) on it and
+// algorithm's counters (samarati's height, probes, strategy count and
+// weighted discernibility follow from the publication and the taxonomies;
+// the other vectors that satisfy at that height are not sent); the coordinator checks k (and the model) on it and
 // only then commits it: the publication is the job's public result, and
 // every member of the consortium receives it through the log. Nothing else
 // leaves the party: no raw value of a quasi-identifier that the
@@ -127,12 +128,14 @@ type output struct {
 	Kept        float64            `msgpack:"kept"`
 	Generations int                `msgpack:"generations"`
 	Evaluations int                `msgpack:"evaluations"`
-	// samarati: the lowest satisfying height, the heights probed, the
-	// satisfying vectors at that height, the strategy count (Sun Thm 2.1)
-	// and the weighted discernibility (both also for optimal)
+	// samarati: the lowest satisfying height and the heights probed (both
+	// follow from the published levels), the strategy count (Sun Thm 2.1,
+	// from the taxonomies) and the weighted discernibility (from the
+	// publication); the last two also for optimal. The other satisfying
+	// vectors of that height stay at the party: they describe its data
+	// beyond the publication.
 	Height     int     `msgpack:"height"`
 	Probes     []int   `msgpack:"probes"`
-	Solutions  [][]int `msgpack:"solutions"`
 	Strategies string  `msgpack:"strategies"`
 	WDM        float64 `msgpack:"wdm"`
 
@@ -232,7 +235,7 @@ func result(prm *Params, o output, groups []int) job.Result {
 		res["strategies"], res["weighted_discernibility"] = o.Strategies, o.WDM
 	case "samarati":
 		res["levels"], res["checked"], res["lattice"], res["height"] = o.Levels, o.Checked, o.Lattice, o.Height
-		res["probes"], res["solutions"], res["strategies"], res["weighted_discernibility"] = o.Probes, o.Solutions, o.Strategies, o.WDM
+		res["probes"], res["strategies"], res["weighted_discernibility"] = o.Probes, o.Strategies, o.WDM
 	case "purpose":
 		res["levels"], res["priorities"], res["degree_asked"], res["degree"], res["raised"] = o.Levels, o.Priorities, o.DegreeAsked, o.Degree, o.Raised
 		res["decomposed"] = o.Decomposed

@@ -14,7 +14,7 @@ func (s *session) samarati(ds *anonymize.Dataset, sens *anonymize.Coded, o *outp
 		return nil, err
 	}
 	o.NCP, o.Levels, o.Checked, o.Lattice = res.NCP, res.Levels, res.Checked, res.Lattice
-	o.Height, o.Probes, o.Solutions = res.Height, res.Probes, res.Solutions
+	o.Height, o.Probes = res.Height, res.Probes
 	return res.Gen, latticeFigures(ds, res.Gen, o)
 }
 

@@ -141,6 +141,9 @@ func TestSamaratiSim(t *testing.T) {
 			t.Errorf("result.json lacks %s: %s", f, raw)
 		}
 	}
+	if strings.Contains(string(raw), "solutions") {
+		t.Errorf("result.json holds the other satisfying vectors: %s", raw)
+	}
 	rep, err := run(t, s)
 	if err != nil {
 		t.Fatal(err)
