@@ -14,27 +14,34 @@
 //
 // Spec: one party with one table; `taxonomies: {column: path}` for every
 // quasi-identifier (ARX hierarchy CSV or YAML, as for integrate; not needed
-// by mdav, datafly and ogf);
+// by mdav, datafly, ogf and onedim);
 //
-//	params: {algorithm: optimal | samarati | mondrian | local | datafly | ogf | mdav | purpose,
+//	params: {algorithm: optimal | samarati | mondrian | local | datafly | ogf | mdav | purpose | onedim,
 //	         requirements: [{qid: [...], k: N}],                   # k ≥ 2
 //	         sensitive: col, l: L, entropy: bool, p: P, recursive_c: c, recursive_l: l,
 //	         p_plus: P, alpha: α, categories: [[most sensitive values], ..., [least]],
 //	         seed: S,                                              # ogf
+//	         onedim: dp | quantile,                                 # onedim
 //	         mdav: standard | thesis, approximate: bool,            # mdav
 //	         purpose: {first: col, last: col} | priorities: {col: p},
 //	         trust: t | degree: d, beta: β, invert: bool}           # purpose
 //
 // The published table holds the union of the requirements' QID columns,
-// generalised (mdav: centroids; datafly, ogf: values or "*"), then the
-// sensitive column as it is; every other column (the id among them) is left
-// out. A sensitive column needs a model that protects it (l, p, p_plus,
-// alpha or recursive (c, l)), and a model needs a sensitive column.
+// generalised (mdav: centroids; datafly, ogf: values or "*"; onedim:
+// ranges), then the sensitive column as it is; every other column (the id
+// among them) is left out. A sensitive column needs a model that protects
+// it (l, p, p_plus, alpha or recursive (c, l)), and a model needs a
+// sensitive column.
 // `optimal` honours every requirement exactly (OptimalFullDomainModel,
 // least NCP); so does `samarati` (Samarati's binary search on the lattice's
 // height, Sun ch. 2: the least-NCP vector of the lowest satisfying height;
-// it reports the height and the heights probed, and, with optimal, the count of generalisation strategies of Sun's Theorem 2.1 and
-// the weighted discernibility Σ_G |G|²·Deg(G) with equal priorities); the others partition on the union of the QIDs with k the
+// it reports the height and the heights probed, and, with optimal, the
+// count of generalisation strategies of Sun's Theorem 2.1 and the weighted
+// discernibility Σ_G |G|²·Deg(G) with equal priorities);
+// `onedim` (one numeric quasi-identifier, no taxonomy) is Lodha and
+// Thomas's optimal one-dimensional k-anonymity ("Probabilistic Anonymity",
+// PinKDD 2007, §4.1), k the largest k_i, publishing each value's cluster
+// range; the others partition on the union of the QIDs with k the
 // largest k_i (each QID's classes are unions of theirs, so each has at least
 // that many records): `mondrian` (MondrianModel), `local` (Sun's top-down
 // local recoding), `datafly` and `ogf` (Chaytor), `mdav` (Sun ch. 5),
@@ -138,6 +145,10 @@ type output struct {
 	Probes     []int   `msgpack:"probes"`
 	Strategies string  `msgpack:"strategies"`
 	WDM        float64 `msgpack:"wdm"`
+	// onedim: the k-median cost (Σ |x − its cluster's median|) and the
+	// rank difference (Lodha and Thomas Def. 8)
+	KMedian  float64 `msgpack:"kmedian"`
+	RankDiff int     `msgpack:"rank_difference"`
 
 	mondrian *anonymize.MondrianResult // the party's, not sent
 }
@@ -239,6 +250,9 @@ func result(prm *Params, o output, groups []int) job.Result {
 	case "purpose":
 		res["levels"], res["priorities"], res["degree_asked"], res["degree"], res["raised"] = o.Levels, o.Priorities, o.DegreeAsked, o.Degree, o.Raised
 		res["decomposed"] = o.Decomposed
+	case "onedim":
+		res["method"], res["kmedian_cost"], res["rank_difference"] = prm.OneDim, o.KMedian, o.RankDiff
+		delete(res, "distortion")
 	case "datafly", "ogf":
 		res["order"], res["kept"] = o.Order, o.Kept
 		res["generations"], res["evaluations"] = o.Generations, o.Evaluations

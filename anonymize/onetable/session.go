@@ -45,6 +45,8 @@ func (s *session) publish(ctx context.Context, step job.Step) (output, error) {
 		return s.stepMDAV(ctx)
 	case "datafly", "ogf":
 		return s.stepDatafly(ctx)
+	case "onedim":
+		return s.stepOneDim(ctx)
 	}
 	t, ds, err := s.load(ctx)
 	if err != nil {
