@@ -34,6 +34,9 @@ func (f *qidFlags) load(cmd *cobra.Command, arg string) (*table.Table, *anonymiz
 		return nil, nil, fmt.Errorf("--taxonomy: give at least one col=PATH")
 	}
 	qid := strings.Split(f.qid, ",")
+	for i := range qid {
+		qid[i] = strings.TrimSpace(qid[i])
+	}
 	if f.qid == "" {
 		qid = qid[:0]
 		for c := range f.taxonomy {
