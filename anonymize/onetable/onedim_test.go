@@ -192,7 +192,7 @@ func TestAdultOneDim(t *testing.T) {
 				}
 				r := rep.Result
 				res[m] = r
-				t.Logf("| %d | %d | %s | %d | %.6g | %d | %.4f | %.3f s |", n, k, m, r["classes"], r["kmedian_cost"], r["rank_difference"], r["ncp"], r["seconds"])
+				t.Logf("| %d | %d | %s | %d | %.6g | %d | %.3g | %.3f s |", n, k, m, r["classes"], r["kmedian_cost"], r["rank_difference"], r["ncp"], r["seconds"])
 			}
 			if res["dp"]["kmedian_cost"].(float64) > res["quantile"]["kmedian_cost"].(float64) || res["quantile"]["rank_difference"].(int) > res["dp"]["rank_difference"].(int) {
 				t.Errorf("n=%d k=%d: dp %v, quantile %v", n, k, res["dp"], res["quantile"])
