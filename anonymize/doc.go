@@ -40,12 +40,16 @@
 //     Coded used by every algorithm below; Published.CheckModel checks a
 //     publication.
 //   - Metrics: Dataset.NCP and PublicNCP (public ranges), Discernibility,
-//     AvgClassSize, Dataset.DistortionRatio (Sun §3.5).
+//     AvgClassSize, Dataset.DistortionRatio (Sun §3.5),
+//     Dataset.WeightedDiscernibility (Sun Fig. 4.6, our definition).
 //   - One table: OptimalFullDomain, OptimalFullDomainReqs and
 //     OptimalFullDomainModel (lattice search); Mondrian, MondrianDiverse and
 //     MondrianModel (strict); LocalRecoding (Sun §3.6, Alg. 1);
 //     MinimalFullDomain, HashTableSatisfies and StrategyLevel (Sun's privacy
-//     hash table, ch. 2); Datafly and OGF (Chaytor); Summarise.
+//     hash table, ch. 2), MinimalVectors and MinimalNodes (the same minimal
+//     vectors, rolled up, with their figures), Samarati (binary search on
+//     height), StrategyCount (Sun Thm 2.1); Datafly and OGF (Chaytor);
+//     Summarise.
 //   - Microaggregation (Sun ch. 5): VI, VIMatrix, DependencyTree,
 //     KeyAttributes, MDAV (standard and the thesis's variant),
 //     Microaggregate (SSE, SST).
@@ -53,7 +57,9 @@
 //     AttributeDegree, TupleDegree, TableDegree, DegreeWeights, TrustDegree,
 //     Decompose (as printed), Reach and PurposeAnonymise (reaching the
 //     degree, then k); OptimalFullDomainAbove.
-//   - Before sharing (Lodha and Thomas): QITest, MaxUniqueFraction, OneDimK.
+//   - Before sharing (Lodha and Thomas): QITest, MaxUniqueFraction, OneDimK,
+//     QuantileTransform, RankDifference; probabilistic (1−β, k)-anonymity:
+//     ProbabilisticPartitions, AllocateDistinct, ProbabilisticAnonymise.
 //   - Reddy et al.: EnumerateCells (their Table 3, Set1), SubsetDP (our recurrence).
 //   - TDS rounds: Best (a party's share), BetterCandidate (the coordinator's
 //     fold), Split (the winner's instruction), TDSPublic.Apply (everyone),

@@ -14,24 +14,34 @@
 //
 // Spec: one party with one table; `taxonomies: {column: path}` for every
 // quasi-identifier (ARX hierarchy CSV or YAML, as for integrate; not needed
-// by mdav, datafly and ogf);
+// by mdav, datafly, ogf and onedim);
 //
-//	params: {algorithm: optimal | mondrian | local | datafly | ogf | mdav | purpose,
+//	params: {algorithm: optimal | samarati | mondrian | local | datafly | ogf | mdav | purpose | onedim,
 //	         requirements: [{qid: [...], k: N}],                   # k ≥ 2
 //	         sensitive: col, l: L, entropy: bool, p: P, recursive_c: c, recursive_l: l,
 //	         p_plus: P, alpha: α, categories: [[most sensitive values], ..., [least]],
 //	         seed: S,                                              # ogf
+//	         onedim: dp | quantile,                                 # onedim
 //	         mdav: standard | thesis, approximate: bool,            # mdav
 //	         purpose: {first: col, last: col} | priorities: {col: p},
 //	         trust: t | degree: d, beta: β, invert: bool}           # purpose
 //
 // The published table holds the union of the requirements' QID columns,
-// generalised (mdav: centroids; datafly, ogf: values or "*"), then the
-// sensitive column as it is; every other column (the id among them) is left
-// out. A sensitive column needs a model that protects it (l, p, p_plus,
-// alpha or recursive (c, l)), and a model needs a sensitive column.
+// generalised (mdav: centroids; datafly, ogf: values or "*"; onedim:
+// ranges), then the sensitive column as it is; every other column (the id
+// among them) is left out. A sensitive column needs a model that protects
+// it (l, p, p_plus, alpha or recursive (c, l)), and a model needs a
+// sensitive column.
 // `optimal` honours every requirement exactly (OptimalFullDomainModel,
-// least NCP); the others partition on the union of the QIDs with k the
+// least NCP); so does `samarati` (Samarati's binary search on the lattice's
+// height, Sun ch. 2: the least-NCP vector of the lowest satisfying height;
+// it reports the height and the heights probed, and, with optimal, the
+// count of generalisation strategies of Sun's Theorem 2.1 and the weighted
+// discernibility Σ_G |G|²·Deg(G) with equal priorities);
+// `onedim` (one numeric quasi-identifier, no taxonomy) is Lodha and
+// Thomas's optimal one-dimensional k-anonymity ("Probabilistic Anonymity",
+// PinKDD 2007, §4.1), k the largest k_i, publishing each value's cluster
+// range; the others partition on the union of the QIDs with k the
 // largest k_i (each QID's classes are unions of theirs, so each has at least
 // that many records): `mondrian` (MondrianModel), `local` (Sun's top-down
 // local recoding), `datafly` and `ogf` (Chaytor), `mdav` (Sun ch. 5),
@@ -48,7 +58,9 @@
 // output, sent to the coordinator and disclosed as generalised (the form
 // Uses declares), is the published table itself (distinct rows with
 // counts, sorted by value, never in table order), its NCP, and the
-// algorithm's counters; the coordinator checks k (and the model) on it and
+// algorithm's counters (samarati's height, probes, strategy count and
+// weighted discernibility follow from the publication and the taxonomies;
+// the other vectors that satisfy at that height are not sent); the coordinator checks k (and the model) on it and
 // only then commits it: the publication is the job's public result, and
 // every member of the consortium receives it through the log. Nothing else
 // leaves the party: no raw value of a quasi-identifier that the
@@ -123,6 +135,20 @@ type output struct {
 	Kept        float64            `msgpack:"kept"`
 	Generations int                `msgpack:"generations"`
 	Evaluations int                `msgpack:"evaluations"`
+	// samarati: the lowest satisfying height and the heights probed (both
+	// follow from the published levels), the strategy count (Sun Thm 2.1,
+	// from the taxonomies) and the weighted discernibility (from the
+	// publication); the last two also for optimal. The other satisfying
+	// vectors of that height stay at the party: they describe its data
+	// beyond the publication.
+	Height     int     `msgpack:"height"`
+	Probes     []int   `msgpack:"probes"`
+	Strategies string  `msgpack:"strategies"`
+	WDM        float64 `msgpack:"wdm"`
+	// onedim: the k-median cost (Σ |x − its cluster's median|) and the
+	// rank difference (Lodha and Thomas Def. 8)
+	KMedian  float64 `msgpack:"kmedian"`
+	RankDiff int     `msgpack:"rank_difference"`
 
 	mondrian *anonymize.MondrianResult // the party's, not sent
 }
@@ -217,9 +243,16 @@ func result(prm *Params, o output, groups []int) job.Result {
 	switch prm.Algorithm {
 	case "optimal":
 		res["levels"], res["checked"], res["lattice"] = o.Levels, o.Checked, o.Lattice
+		res["strategies"], res["weighted_discernibility"] = o.Strategies, o.WDM
+	case "samarati":
+		res["levels"], res["checked"], res["lattice"], res["height"] = o.Levels, o.Checked, o.Lattice, o.Height
+		res["probes"], res["strategies"], res["weighted_discernibility"] = o.Probes, o.Strategies, o.WDM
 	case "purpose":
 		res["levels"], res["priorities"], res["degree_asked"], res["degree"], res["raised"] = o.Levels, o.Priorities, o.DegreeAsked, o.Degree, o.Raised
 		res["decomposed"] = o.Decomposed
+	case "onedim":
+		res["method"], res["kmedian_cost"], res["rank_difference"] = prm.OneDim, o.KMedian, o.RankDiff
+		delete(res, "distortion")
 	case "datafly", "ogf":
 		res["order"], res["kept"] = o.Order, o.Kept
 		res["generations"], res["evaluations"] = o.Generations, o.Evaluations

@@ -11,11 +11,11 @@ import (
 )
 
 // Algorithms the job runs (params.algorithm).
-var algorithms = []string{"optimal", "mondrian", "local", "mdav", "datafly", "ogf", "purpose"}
+var algorithms = []string{"optimal", "samarati", "mondrian", "local", "mdav", "datafly", "ogf", "purpose", "onedim"}
 
 // untaxed are the algorithms that need no taxonomies: mdav publishes
-// centroids, datafly and ogf a value or "*".
-var untaxed = []string{"mdav", "datafly", "ogf"}
+// centroids, datafly and ogf a value or "*", onedim ranges.
+var untaxed = []string{"mdav", "datafly", "ogf", "onedim"}
 
 // Params are the job's params.
 type Params struct {
@@ -43,6 +43,9 @@ type Params struct {
 	Approximate bool   `yaml:"approximate"`
 	// Seed seeds OGF's genetic algorithm (algorithm ogf).
 	Seed uint64 `yaml:"seed"`
+	// OneDim is algorithm onedim's method: dp (Lodha and Thomas's dynamic
+	// programme, the default) or quantile (their Def. 9).
+	OneDim string `yaml:"onedim"`
 	// Algorithm purpose (Sun ch. 4): the attribute priorities, given
 	// (priorities: {col: p}) or derived for a purpose from the VI matrix
 	// (purpose: {first: most useful col, last: least useful col}); the
@@ -98,6 +101,9 @@ func parseParams(spec *job.Spec) (*Params, []string, error) {
 		return nil, nil, err
 	}
 	if err := checkPurpose(spec, p, qid); err != nil {
+		return nil, nil, err
+	}
+	if err := checkOneDim(spec, p, qid); err != nil {
 		return nil, nil, err
 	}
 	if err := checkModel(spec, p, qid); err != nil {

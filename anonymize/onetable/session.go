@@ -45,6 +45,8 @@ func (s *session) publish(ctx context.Context, step job.Step) (output, error) {
 		return s.stepMDAV(ctx)
 	case "datafly", "ogf":
 		return s.stepDatafly(ctx)
+	case "onedim":
+		return s.stepOneDim(ctx)
 	}
 	t, ds, err := s.load(ctx)
 	if err != nil {
@@ -114,7 +116,9 @@ func (s *session) run(ds *anonymize.Dataset, sens *anonymize.Coded, o *output) (
 			return nil, err
 		}
 		o.NCP, o.Levels, o.Checked, o.Lattice = res.NCP, res.Levels, res.Checked, res.Lattice
-		return res.Gen, nil
+		return res.Gen, latticeFigures(ds, res.Gen, o)
+	case "samarati":
+		return s.samarati(ds, sens, o)
 	case "mondrian":
 		res, err := anonymize.MondrianModel(ds, kmax, sens)
 		if err != nil {
