@@ -30,10 +30,33 @@ func addMul(acc, x Vec, k uint64) Vec {
 	return acc
 }
 
+// Sum is the sums of one entry: a Vec in the clear, or the Ring's
+// encrypted form of one.
+type Sum any
+
+// Ring is the arithmetic a table's down pass runs on its parent's sums:
+// acc + x·k, acc nil for zero. The class holder's own sums are Vecs; what
+// crosses an edge is in the job's Ring (PlainRing in process, Paillier in
+// the job and its benchmark).
+type Ring interface {
+	AddMul(acc, x Sum, k uint64) Sum
+}
+
+// PlainRing adds Vecs.
+type PlainRing struct{}
+
+// AddMul adds x·k to acc.
+func (PlainRing) AddMul(acc, x Sum, k uint64) Sum {
+	if acc == nil {
+		return addMul(nil, x.(Vec), k)
+	}
+	return addMul(acc.(Vec), x.(Vec), k)
+}
+
 // DownEntry is one combo of a child's subtree and its sums.
 type DownEntry struct {
 	Combo string `msgpack:"combo"`
-	Sums  Vec    `msgpack:"sums"`
+	Sums  Sum    `msgpack:"sums"`
 }
 
 // DownSummary is a table's down message to a child.
@@ -47,22 +70,25 @@ type DownSummary struct {
 // of the join rows whose row of the table falls in the bin.
 type BinSums [][]Vec
 
+// SealedBins is BinSums in a Ring.
+type SealedBins [][]Sum
+
 // downAcc accumulates a table's down messages to its children: per child,
 // per own value index on its edge, per combo.
-type downAcc []([]map[string]Vec)
+type downAcc []([]map[string]Sum)
 
 func (l *Local) newDownAcc() downAcc {
 	ch := l.g.Tables[l.ti].Children
 	out := make(downAcc, len(ch))
 	for i, e := range ch {
-		out[i] = make([]map[string]Vec, len(l.edges[e].Vals))
+		out[i] = make([]map[string]Sum, len(l.edges[e].Vals))
 	}
 	return out
 }
 
 // spread adds d (the sums of a row's join rows of combo parts, per join
 // row of the row's subtree) to the children's messages.
-func (l *Local) spread(acc downAcc, r int, k kids, parts []int, d Vec) {
+func (l *Local) spread(ring Ring, acc downAcc, r int, k kids, parts []int, d Sum) {
 	ch := l.g.Tables[l.ti].Children
 	for i, e := range ch {
 		mult := uint64(1)
@@ -74,9 +100,9 @@ func (l *Local) spread(acc downAcc, r int, k kids, parts []int, d Vec) {
 		w := l.edges[e].Row[r]
 		cc := k[i][w][parts[i]]
 		if acc[i][w] == nil {
-			acc[i][w] = map[string]Vec{}
+			acc[i][w] = map[string]Sum{}
 		}
-		acc[i][w][cc.Combo] = addMul(acc[i][w][cc.Combo], d, mult)
+		acc[i][w][cc.Combo] = ring.AddMul(acc[i][w][cc.Combo], d, mult)
 	}
 }
 
@@ -101,40 +127,78 @@ func (l *Local) summaries(acc downAcc) []DownSummary {
 	return out
 }
 
-func (l *Local) newBinSums() BinSums {
-	out := make(BinSums, len(l.feats))
+func (l *Local) newBins() SealedBins {
+	out := make(SealedBins, len(l.feats))
 	for f := range l.feats {
-		out[f] = make([]Vec, len(l.feats[f].Cuts)+1)
+		out[f] = make([]Sum, len(l.feats[f].Cuts)+1)
 	}
 	return out
 }
 
-func (l *Local) addBins(bs BinSums, r int, v Vec, k uint64) {
+func (l *Local) addBins(ring Ring, bs SealedBins, r int, v Sum, k uint64) {
 	for f := range l.feats {
 		b := l.feats[f].bin[r]
-		bs[f][b] = addMul(bs[f][b], v, k)
+		bs[f][b] = ring.AddMul(bs[f][b], v, k)
 	}
+}
+
+// Open turns sealed bin sums into Vecs with open (PlainRing's: a type
+// assertion; Paillier's: the joint decryption). Empty bins stay nil.
+func Open(bs SealedBins, open func(Sum) (Vec, error)) (BinSums, error) {
+	out := make(BinSums, len(bs))
+	for f, bins := range bs {
+		out[f] = make([]Vec, len(bins))
+		for b, s := range bins {
+			if s == nil {
+				continue
+			}
+			v, err := open(s)
+			if err != nil {
+				return nil, err
+			}
+			out[f][b] = v
+		}
+	}
+	return out, nil
+}
+
+// OpenPlain is Open's function for PlainRing.
+func OpenPlain(s Sum) (Vec, error) { return s.(Vec), nil }
+
+// Seal replaces every entry's Vec in ds by seal's form of it (the class
+// holder encrypts its down messages).
+func Seal(ds []DownSummary, seal func(Vec) (Sum, error)) error {
+	for i := range ds {
+		for _, es := range ds[i].Entries {
+			for j := range es {
+				s, err := seal(es[j].Sums.(Vec))
+				if err != nil {
+					return err
+				}
+				es[j].Sums = s
+			}
+		}
+	}
+	return nil
 }
 
 // RootDown is the class holder's down pass: gv[i] is group i's sums per
-// join row. It returns the down messages to its children and its own bin
-// sums.
+// join row. It returns the down messages to its children, in the clear
+// (Seal encrypts them), and its own bin sums.
 func (l *Local) RootDown(groups []Group, k kids, gv []Vec) ([]DownSummary, BinSums) {
-	acc, bs := l.newDownAcc(), l.newBinSums()
+	acc, bs := l.newDownAcc(), l.newBins()
 	for i, gr := range groups {
-		if gv[i] == nil { // in no open node
-			continue
-		}
-		l.addBins(bs, gr.Row, gv[i], gr.Count)
-		l.spread(acc, gr.Row, k, gr.parts, gv[i])
+		l.addBins(PlainRing{}, bs, gr.Row, gv[i], gr.Count)
+		l.spread(PlainRing{}, acc, gr.Row, k, gr.parts, gv[i])
 	}
-	return l.summaries(acc), bs
+	own, _ := Open(bs, OpenPlain)
+	return l.summaries(acc), own
 }
 
-// Down is a non-root table's down pass: from its parent's message and its
-// children's up messages (as Up took them), its messages to its children
-// and its bin sums.
-func (l *Local) Down(ds DownSummary, sums []ComboSummary) ([]DownSummary, BinSums, error) {
+// Down is a non-root table's down pass in ring: from its parent's message
+// and its children's up messages (as Up took them), its messages to its
+// children and its bin sums.
+func (l *Local) Down(ring Ring, ds DownSummary, sums []ComboSummary) ([]DownSummary, SealedBins, error) {
 	k, err := l.takeKids(sums)
 	if err != nil {
 		return nil, nil, err
@@ -144,18 +208,18 @@ func (l *Local) Down(ds DownSummary, sums []ComboSummary) ([]DownSummary, BinSum
 	if ds.Edge != pe || len(ds.Entries) != len(ds.Values) {
 		return nil, nil, fmt.Errorf("boost: table %q: down summary for edge %s does not fit", l.name, l.g.EdgeName(pe))
 	}
-	in := make([]map[string]Vec, len(ek.Vals))
+	in := make([]map[string]Sum, len(ek.Vals))
 	for i, v := range ds.Values {
 		j, ok := slices.BinarySearch(ek.Vals, v)
 		if !ok {
 			return nil, nil, fmt.Errorf("boost: table %q edge %s: the summary names a join value the table does not hold", l.name, l.g.EdgeName(pe))
 		}
-		in[j] = map[string]Vec{}
+		in[j] = map[string]Sum{}
 		for _, e := range ds.Entries[i] {
 			in[j][e.Combo] = e.Sums
 		}
 	}
-	acc, bs := l.newDownAcc(), l.newBinSums()
+	acc, bs := l.newDownAcc(), l.newBins()
 	for r := 0; r < l.n; r++ {
 		m := in[ek.Row[r]]
 		if m == nil {
@@ -167,8 +231,8 @@ func (l *Local) Down(ds DownSummary, sums []ComboSummary) ([]DownSummary, BinSum
 			if d == nil {
 				return
 			}
-			l.addBins(bs, r, d, n)
-			l.spread(acc, r, k, parts, d)
+			l.addBins(ring, bs, r, d, n)
+			l.spread(ring, acc, r, k, parts, d)
 		})
 	}
 	return l.summaries(acc), bs, nil

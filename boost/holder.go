@@ -41,7 +41,7 @@ type Decision struct {
 
 // Level starts a level: from the groups and the labels of the class
 // holder's rows it returns each group's sums per join row (nil for a
-// group in no open node), or nil when the level closes the tree (every
+// group in no open node: zeros), or nil when the level closes the tree (every
 // open node at max_depth: they become leaves).
 func (h *Holder) Level(groups []Group, y []float64) ([]Vec, error) {
 	if h.cur == nil {
@@ -69,7 +69,8 @@ func (h *Holder) Level(groups []Group, y []float64) ([]Vec, error) {
 	for k, gr := range groups {
 		sigs := sigsOf(gr.Combo)
 		i, ok := slot[leafOf(h.cur, sigs)]
-		if !ok {
+		if !ok { // in a closed leaf: zeros, so that no message shows it
+			gv[k] = make(Vec, 2*len(h.open))
 			continue
 		}
 		m := h.base

@@ -306,4 +306,3 @@ func checkReference(t *testing.T, c *joinCase, p boost.Params, on string) *boost
 	}
 	return got
 }
-

@@ -22,6 +22,19 @@ type Model struct {
 // gradient sums in the clear: the job's computation without its
 // encryption and network, which the tests hold to the reference.
 func Train(g *joinprop.Graph, data map[string]*table.Table, p Params) (*Model, error) {
+	return TrainWith(g, data, p, Crypto{Ring: PlainRing{}, Seal: func(v Vec) (Sum, error) { return v, nil }, Open: OpenPlain})
+}
+
+// Crypto is how the sums that cross an edge are sealed, added and opened.
+type Crypto struct {
+	Ring Ring
+	Seal func(Vec) (Sum, error)
+	Open func(Sum) (Vec, error)
+}
+
+// TrainWith is Train with the sums that cross edges in c: the job's
+// computation in one process, with its encryption when c is Paillier's.
+func TrainWith(g *joinprop.Graph, data map[string]*table.Table, p Params, c Crypto) (*Model, error) {
 	pos := ""
 	if p.Loss == LossLogistic {
 		var err error
@@ -43,7 +56,7 @@ func Train(g *joinprop.Graph, data map[string]*table.Table, p Params) (*Model, e
 	}
 	h := NewHolder(p)
 	for !h.Done() {
-		if err := level(g, locals, h); err != nil {
+		if err := level(g, locals, h, c); err != nil {
 			return nil, err
 		}
 	}
@@ -52,7 +65,7 @@ func Train(g *joinprop.Graph, data map[string]*table.Table, p Params) (*Model, e
 }
 
 // level runs one level of the current tree over every table.
-func level(g *joinprop.Graph, locals []*Local, h *Holder) error {
+func level(g *joinprop.Graph, locals []*Local, h *Holder, c Crypto) error {
 	up := make([]ComboSummary, len(g.Tables)) // up[i]: table i's to its parent
 	for i := len(g.Tables) - 1; i > 0; i-- {
 		e := g.Tables[i].Parent
@@ -75,12 +88,18 @@ func level(g *joinprop.Graph, locals []*Local, h *Holder) error {
 	down := make([]DownSummary, len(g.Tables)) // down[i]: to table i
 	var ds []DownSummary
 	ds, sums[0] = locals[0].RootDown(groups, k, gv)
+	if err := Seal(ds, c.Seal); err != nil {
+		return err
+	}
 	for j, e := range g.Tables[0].Children {
 		down[e+1] = ds[j]
 	}
 	for i := 1; i < len(g.Tables); i++ {
-		ds, sums[i], err = locals[i].Down(down[i], childSums(g, i, up))
-		if err != nil {
+		var sealed SealedBins
+		if ds, sealed, err = locals[i].Down(c.Ring, down[i], childSums(g, i, up)); err != nil {
+			return err
+		}
+		if sums[i], err = Open(sealed, c.Open); err != nil {
 			return err
 		}
 		for j, e := range g.Tables[i].Children {
