@@ -1,6 +1,8 @@
 package boost
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 
 	"github.com/cohortdm/cohort/joinprop"
@@ -125,4 +127,15 @@ func childSums(g *joinprop.Graph, i int, up []ComboSummary) []ComboSummary {
 		out = append(out, up[e+1])
 	}
 	return out
+}
+
+// JSON is the model as result.json writes it, with "<=" unescaped.
+func (m *Model) JSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, fmt.Errorf("boost: model: %w", err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
