@@ -25,7 +25,9 @@
 //     positive share of the join rows, or their mean.
 //   - Gradients and hessians are carried in fixed point, round(x·2^30), so
 //     every sum is exact and independent of order: the Paillier sums equal
-//     the clear ones and the reference's bit for bit.
+//     the clear ones and the reference's bit for bit. Sums are int64: a
+//     join of up to 2^32 rows cannot overflow them (|g| <= 1 for logistic
+//     loss); squared loss with large labels can, and is not checked yet.
 //   - Growth is level-wise (XGBoost's depthwise policy). A node's best
 //     split maximises G_L²/(H_L+λ) + G_R²/(H_R+λ) − G²/(H+λ) over every
 //     table's features and bins with H_L, H_R >= min_child_weight; ties
