@@ -48,7 +48,7 @@ func newInproc(g *Graph, locals []*Local) (*inproc, error) {
 		p := g.Index(ed.Parent)
 		ip.shared[e] = Intersect(locals[p].JoinValues(e), locals[e+1].JoinValues(e))
 		if len(ip.shared[e]) == 0 {
-			return nil, fmt.Errorf("%w: edge %s: the tables have no join value in common", ErrEmptyJoin, g.edgeName(e))
+			return nil, fmt.Errorf("%w: edge %s: the tables have no join value in common", ErrEmptyJoin, g.EdgeName(e))
 		}
 	}
 	return ip, nil

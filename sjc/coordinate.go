@@ -187,8 +187,8 @@ func decidePropagate(o *job.Outcome[countsOutput], g *Graph, u int) (propagateDe
 	var empty []string
 	for _, name := range slices.Sorted(maps.Keys(o.Results)) {
 		for _, e := range o.Results[name].EmptyEdges {
-			if e >= 0 && e < len(g.Edges) && !slices.Contains(empty, g.edgeName(e)) {
-				empty = append(empty, g.edgeName(e))
+			if e >= 0 && e < len(g.Edges) && !slices.Contains(empty, g.EdgeName(e)) {
+				empty = append(empty, g.EdgeName(e))
 			}
 		}
 	}

@@ -51,10 +51,10 @@ func (s *session) intersectEdge(ctx context.Context, step job.Step, e int, vals 
 	for i, v := range vals {
 		elems[i] = []byte(v)
 	}
-	cfg := psi.Config{Edge: s.g.edgeName(e), MaxElements: max(psi.DefaultMaxElements, 2*len(vals)), Mode: s.psiMode}
+	cfg := psi.Config{Edge: s.g.EdgeName(e), MaxElements: max(psi.DefaultMaxElements, 2*len(vals)), Mode: s.psiMode}
 	res, err := cfg.Intersector().Intersect(ctx, s.p, step, peer, role, elems)
 	if err != nil {
-		return nil, fmt.Errorf("edge %s with party %s: %w", s.g.edgeName(e), peer, err)
+		return nil, fmt.Errorf("edge %s with party %s: %w", s.g.EdgeName(e), peer, err)
 	}
 	out := make([]string, len(res.Indices))
 	for i, k := range res.Indices {
@@ -95,7 +95,7 @@ func (s *session) classPropagate(ctx context.Context, step job.Step, prefix stri
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("class summary on edge %s: %w", s.g.edgeName(tr.Edge), err)
+			return fmt.Errorf("class summary on edge %s: %w", s.g.EdgeName(tr.Edge), err)
 		}
 	}
 	return nil
@@ -142,7 +142,7 @@ func (s *session) splitNode(ctx context.Context, step job.Step, prefix string, l
 			}
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("split summary on edge %s: %w", s.g.edgeName(tr.Edge), err)
+			return nil, nil, fmt.Errorf("split summary on edge %s: %w", s.g.EdgeName(tr.Edge), err)
 		}
 	}
 	return left, right, nil
@@ -193,7 +193,7 @@ func (s *session) confirm(ctx context.Context, step job.Step, ok bool) error {
 	if err != nil {
 		return err
 	}
-	peers := s.g.partiesBut(s.p.Self())
+	peers := s.g.PartiesBut(s.p.Self())
 	for _, p := range peers {
 		if err := s.p.Send(ctx, p, sub.Message(s.p.Self(), TypeConfirm, body), protocol.DiscloseControl); err != nil {
 			return fmt.Errorf("%w: confirmation to %s: %w", errNotDelivered, p, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/tree"
@@ -238,18 +237,9 @@ func (s *session) beats(t int, f []Candidate, w winner) bool {
 			// A leaf: Choose's pick had a gain <= Eps, and it is within Eps
 			// of the best, so no candidate may exceed 2·Eps.
 			return true
-		case w.Table >= 0 && (c.Gain > w.Gain+Eps || c.Gain >= w.Gain && s.g.tableBefore(t, w.Table)):
+		case w.Table >= 0 && (c.Gain > w.Gain+Eps || c.Gain >= w.Gain && s.g.TableBefore(t, w.Table)):
 			return true
 		}
 	}
 	return false
-}
-
-// tableBefore reports whether table a comes before table b in the tie
-// rule's order: by party, then by table name.
-func (g *Graph) tableBefore(a, b int) bool {
-	if x := strings.Compare(g.Tables[a].Party, g.Tables[b].Party); x != 0 {
-		return x < 0
-	}
-	return g.Tables[a].Name < g.Tables[b].Name
 }

@@ -3,7 +3,9 @@ package sjc
 import (
 	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/cohortdm/cohort/joinprop"
 	"github.com/cohortdm/cohort/table"
 )
 
@@ -25,10 +27,7 @@ type Local struct {
 }
 
 // edgeKey is a table's join value on one edge, interned.
-type edgeKey struct {
-	vals []string // sorted distinct canonical join values
-	row  []int32  // each row's value index
-}
+type edgeKey = joinprop.EdgeKey
 
 // attr is a candidate attribute with its values ranked.
 type attr struct {
@@ -82,17 +81,17 @@ func newLocalBase(g *Graph, name string, t *table.Table, p Params) (*Local, erro
 			return nil, fmt.Errorf("%w: table %q column %q: loaded as %q, the schema says %q", ErrData, name, ci.Name, c.Kind, ci.Kind)
 		}
 	}
-	for _, in := range g.neighbours(ti) {
-		e := g.Edges[in.edge]
+	for _, in := range g.Neighbours(ti) {
+		e := g.Edges[in.Edge]
 		cols := e.ChildCols
-		if in.parentSide {
+		if in.ParentSide {
 			cols = e.ParentCols
 		}
 		ek, err := newEdgeKey(t, cols)
 		if err != nil {
 			return nil, err
 		}
-		l.edges[in.edge] = ek
+		l.edges[in.Edge] = ek
 	}
 	for _, ci := range l.info.Columns {
 		kind := ci.Kind
@@ -135,49 +134,9 @@ func (l0 *Local) withLabels(labels []string) (*Local, error) {
 }
 
 func newEdgeKey(t *table.Table, cols []string) (*edgeKey, error) {
-	// Dictionary-encode each key column once and combine the codes into
-	// a dense tuple code per row, so that only the distinct join values
-	// are text-encoded and sorted.
-	n := t.NumRows()
-	code := make([]int32, n)
-	var tuples [][]string // the distinct key tuples, by code
-	for i, c := range cols {
-		col, err := t.Column(c)
-		if err != nil {
-			return nil, fmt.Errorf("%w: table %q column %q: not in the data", ErrData, t.Name, c)
-		}
-		if i == 0 {
-			d := dictRank(col.Str, code)
-			tuples = make([][]string, len(d))
-			for k, v := range d {
-				tuples[k] = []string{v}
-			}
-			continue
-		}
-		cc := make([]int32, n)
-		d := dictRank(col.Str, cc)
-		pair := make(map[uint64]int32)
-		var next [][]string
-		for r := range code {
-			key := uint64(code[r])<<32 | uint64(uint32(cc[r]))
-			id, ok := pair[key]
-			if !ok {
-				id = int32(len(next))
-				pair[key] = id
-				next = append(next, append(slices.Clip(tuples[code[r]]), d[cc[r]]))
-			}
-			code[r] = id
-		}
-		tuples = next
-	}
-	encs := make([]string, len(tuples))
-	for k, tu := range tuples {
-		encs[k] = keyEncode(tu)
-	}
-	pos := make([]int32, len(encs))
-	ek := &edgeKey{vals: dictRank(encs, pos), row: code}
-	for r, k := range code {
-		code[r] = pos[k]
+	ek, err := joinprop.NewEdgeKey(t, cols)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrData, strings.TrimSuffix(err.Error(), ": "+joinprop.ErrColumn.Error()))
 	}
 	return ek, nil
 }
@@ -197,7 +156,7 @@ func (l *Local) Name() string { return l.info.Name }
 
 // JoinValues returns the table's distinct canonical join values on edge e,
 // sorted: its input to the private set intersection of that edge.
-func (l *Local) JoinValues(e int) []string { return slices.Clone(l.edge(e).vals) }
+func (l *Local) JoinValues(e int) []string { return slices.Clone(l.edge(e).Vals) }
 
 func (l *Local) edge(e int) *edgeKey {
 	if e < 0 || e >= len(l.edges) || l.edges[e] == nil {

@@ -65,15 +65,15 @@ func (l *Local) Counts(p Part) ([]uint64, error) {
 func (l *Local) aggregate(p Part, e int) ([]uint64, []bool, error) {
 	ek := l.edge(e)
 	u := l.u
-	sum := make([]uint64, len(ek.vals)*u)
-	has := make([]bool, len(ek.vals))
+	sum := make([]uint64, len(ek.Vals)*u)
+	has := make([]bool, len(ek.Vals))
 	for k, r := range p.Rows {
-		id := int(ek.row[r])
+		id := int(ek.Row[r])
 		has[id] = true
 		for c := 0; c < u; c++ {
 			s, carry := bits.Add64(sum[id*u+c], p.Cls[k*u+c], 0)
 			if carry != 0 {
-				return nil, nil, fmt.Errorf("%w: table %q, summing join value counts on edge %s", ErrOverflow, l.info.Name, l.g.edgeName(e))
+				return nil, nil, fmt.Errorf("%w: table %q, summing join value counts on edge %s", ErrOverflow, l.info.Name, l.g.EdgeName(e))
 			}
 			sum[id*u+c] = s
 		}

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
-	"sort"
+
+	"github.com/cohortdm/cohort/joinprop"
 )
 
 // Class propagation (Xu, thesis §3.3.1): class summaries and how a table
@@ -34,7 +35,7 @@ func (l *Local) Summary(p Part, e int, shared []string) (ClassSummary, error) {
 		return ClassSummary{}, err
 	}
 	cs := ClassSummary{Edge: e}
-	for id, v := range ek.vals {
+	for id, v := range ek.Vals {
 		if !has[id] {
 			continue
 		}
@@ -58,20 +59,20 @@ func (l *Local) lookup(e int, values []string, counts int) ([]int32, error) {
 		return nil, fmt.Errorf("%w: table %q is not on edge %d", ErrSummary, l.info.Name, e)
 	}
 	if counts != len(values)*l.u {
-		return nil, fmt.Errorf("%w: table %q edge %s: %d counts for %d values and %d classes", ErrSummary, l.info.Name, l.g.edgeName(e), counts, len(values), l.u)
+		return nil, fmt.Errorf("%w: table %q edge %s: %d counts for %d values and %d classes", ErrSummary, l.info.Name, l.g.EdgeName(e), counts, len(values), l.u)
 	}
-	idx := make([]int32, len(ek.vals))
+	idx := make([]int32, len(ek.Vals))
 	for i := range idx {
 		idx[i] = -1
 	}
-	j := 0 // ek.vals[:j] are below every value still to come
+	j := 0 // ek.Vals[:j] are below every value still to come
 	for k, v := range values {
 		if k > 0 && v <= values[k-1] {
-			return nil, fmt.Errorf("%w: table %q edge %s: the summary repeats a join value or lists them out of order", ErrSummary, l.info.Name, l.g.edgeName(e))
+			return nil, fmt.Errorf("%w: table %q edge %s: the summary repeats a join value or lists them out of order", ErrSummary, l.info.Name, l.g.EdgeName(e))
 		}
-		j = gallop(ek.vals, j, v)
-		if j >= len(ek.vals) || ek.vals[j] != v {
-			return nil, fmt.Errorf("%w: table %q edge %s: the summary names a join value the table does not hold", ErrSummary, l.info.Name, l.g.edgeName(e))
+		j = gallop(ek.Vals, j, v)
+		if j >= len(ek.Vals) || ek.Vals[j] != v {
+			return nil, fmt.Errorf("%w: table %q edge %s: the summary names a join value the table does not hold", ErrSummary, l.info.Name, l.g.EdgeName(e))
 		}
 		idx[j] = int32(k)
 		j++
@@ -79,21 +80,8 @@ func (l *Local) lookup(e int, values []string, counts int) ([]int32, error) {
 	return idx, nil
 }
 
-// gallop returns the first index i >= j with vals[i] >= v in the sorted
-// vals: an exponential then a binary search from j, so O(log(i−j)) string
-// comparisons, whether a summary names most of a table's values or few.
-func gallop(vals []string, j int, v string) int {
-	if j >= len(vals) || vals[j] >= v {
-		return j
-	}
-	lo, step := j, 1 // vals[lo] < v
-	for lo+step < len(vals) && vals[lo+step] < v {
-		lo += step
-		step *= 2
-	}
-	hi := min(lo+step, len(vals)) // vals[hi] >= v, or hi = len(vals)
-	return lo + 1 + sort.SearchStrings(vals[lo+1:hi], v)
-}
+// gallop is joinprop.Gallop.
+func gallop(vals []string, j int, v string) int { return joinprop.Gallop(vals, j, v) }
 
 // propagate applies a class summary forward or backward.
 func (l *Local) propagate(p Part, cs ClassSummary, forward bool) (Part, error) {
@@ -120,13 +108,13 @@ func (l *Local) forward(p Part, cs ClassSummary, idx []int32) (Part, error) {
 	ek, u := l.edge(cs.Edge), l.u
 	n := 0
 	for _, r := range p.Rows {
-		if idx[ek.row[r]] >= 0 {
+		if idx[ek.Row[r]] >= 0 {
 			n++
 		}
 	}
 	out := Part{Rows: make([]int32, 0, n), Cls: make([]uint64, 0, n*u)}
 	for _, r := range p.Rows {
-		k := idx[ek.row[r]]
+		k := idx[ek.Row[r]]
 		if k < 0 {
 			continue
 		}
@@ -163,7 +151,7 @@ func (l *Local) backward(p Part, cs ClassSummary, idx []int32) (Part, error) {
 	out := Part{Rows: make([]int32, 0, len(p.Rows)), Cls: make([]uint64, 0, len(p.Cls))}
 	row := make([]uint64, u)
 	for i, r := range p.Rows {
-		id := int(ek.row[r])
+		id := int(ek.Row[r])
 		k := idx[id]
 		if k < 0 {
 			continue
@@ -172,7 +160,7 @@ func (l *Local) backward(p Part, cs ClassSummary, idx []int32) (Part, error) {
 		for c := 0; c < u; c++ {
 			v, err := mulDiv(p.Cls[i*u+c], cs.Counts[int(k)*u+c], old[id*u+c])
 			if err != nil {
-				return Part{}, fmt.Errorf("table %q edge %s: %w", l.info.Name, l.g.edgeName(cs.Edge), err)
+				return Part{}, fmt.Errorf("table %q edge %s: %w", l.info.Name, l.g.EdgeName(cs.Edge), err)
 			}
 			row[c] = v
 			nz = nz || v != 0

@@ -87,7 +87,7 @@ func (l *Local) SplitSummary(left, right Part, e int) (SplitSummary, error) {
 	}
 	ss := SplitSummary{Edge: e}
 	u := l.u
-	for id, v := range ek.vals {
+	for id, v := range ek.Vals {
 		if !lh[id] && !rh[id] {
 			continue
 		}
@@ -117,10 +117,10 @@ func (l *Local) ApplySplit(p Part, ss SplitSummary) (left, right Part, err error
 // slices are allocated once at their size.
 func (l *Local) applySplit(p Part, ss SplitSummary, idx []int32) (left, right Part, err error) {
 	if len(ss.Right) != len(ss.Left) {
-		return Part{}, Part{}, fmt.Errorf("%w: table %q edge %s: %d left and %d right counts", ErrSummary, l.info.Name, l.g.edgeName(ss.Edge), len(ss.Left), len(ss.Right))
+		return Part{}, Part{}, fmt.Errorf("%w: table %q edge %s: %d left and %d right counts", ErrSummary, l.info.Name, l.g.EdgeName(ss.Edge), len(ss.Left), len(ss.Right))
 	}
 	if l.u == 0 || len(ss.Left)%l.u != 0 {
-		return Part{}, Part{}, fmt.Errorf("%w: table %q edge %s: %d counts for %d classes", ErrSummary, l.info.Name, l.g.edgeName(ss.Edge), len(ss.Left), l.u)
+		return Part{}, Part{}, fmt.Errorf("%w: table %q edge %s: %d counts for %d classes", ErrSummary, l.info.Name, l.g.EdgeName(ss.Edge), len(ss.Left), l.u)
 	}
 	kinds, err := l.entryKinds(ss)
 	if err != nil {
@@ -156,7 +156,7 @@ func (l *Local) entryKinds(ss SplitSummary) ([]uint8, error) {
 		for c := 0; c < u; c++ {
 			s1, s2 := ss.Left[k*u+c], ss.Right[k*u+c]
 			if _, carry := bits.Add64(s1, s2, 0); carry != 0 {
-				return nil, fmt.Errorf("%w: table %q edge %s: split summary", ErrOverflow, l.info.Name, l.g.edgeName(ss.Edge))
+				return nil, fmt.Errorf("%w: table %q edge %s: split summary", ErrOverflow, l.info.Name, l.g.EdgeName(ss.Edge))
 			}
 			allL = allL && s1 != 0 && s2 == 0
 			allR = allR && s2 != 0 && s1 == 0
@@ -185,9 +185,9 @@ func (l *Local) route(p Part, ss SplitSummary, idx []int32, kinds []uint8) (ent 
 	ek, u := l.edge(ss.Edge), l.u
 	ent = make([]int32, len(p.Rows))
 	for i, r := range p.Rows {
-		k := idx[ek.row[r]]
+		k := idx[ek.Row[r]]
 		if k < 0 {
-			return nil, 0, 0, fmt.Errorf("%w: table %q edge %s: a row's join value is missing from the split summary", ErrSummary, l.info.Name, l.g.edgeName(ss.Edge))
+			return nil, 0, 0, fmt.Errorf("%w: table %q edge %s: a row's join value is missing from the split summary", ErrSummary, l.info.Name, l.g.EdgeName(ss.Edge))
 		}
 		cls := p.Cls[i*u : (i+1)*u]
 		nz := false
@@ -254,7 +254,7 @@ func (l *Local) divide(p Part, ss SplitSummary, ent []int32, kinds []uint8, nl, 
 				c2[c], err = mulDiv(x, s2, tot)
 			}
 			if err != nil {
-				return Part{}, Part{}, fmt.Errorf("table %q edge %s: %w", l.info.Name, l.g.edgeName(ss.Edge), err)
+				return Part{}, Part{}, fmt.Errorf("table %q edge %s: %w", l.info.Name, l.g.EdgeName(ss.Edge), err)
 			}
 			nz1 = nz1 || c1[c] != 0
 			nz2 = nz2 || c2[c] != 0

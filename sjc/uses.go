@@ -42,8 +42,8 @@ func graphUses(g *Graph, party string, train bool) []job.Use {
 			continue
 		}
 		var peers []string
-		for _, inc := range g.neighbours(i) {
-			if p := g.Tables[inc.other].Party; p != party && !slices.Contains(peers, p) {
+		for _, inc := range g.Neighbours(i) {
+			if p := g.Tables[inc.Other].Party; p != party && !slices.Contains(peers, p) {
 				peers = append(peers, p)
 			}
 		}

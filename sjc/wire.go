@@ -120,18 +120,18 @@ func (l *Local) align(e int, shared []string) (*edgeAlign, error) {
 	if ek == nil {
 		return nil, fmt.Errorf("%w: table %q is not on edge %d", ErrSummary, l.info.Name, e)
 	}
-	al := &edgeAlign{e: e, shared: shared, pos: make([]int32, len(ek.vals)), id: make([]int32, len(shared))}
+	al := &edgeAlign{e: e, shared: shared, pos: make([]int32, len(ek.Vals)), id: make([]int32, len(shared))}
 	for i := range al.pos {
 		al.pos[i] = -1
 	}
 	for j := range al.id {
 		al.id[j] = -1
 	}
-	for i, j := 0, 0; i < len(ek.vals) && j < len(shared); {
+	for i, j := 0, 0; i < len(ek.Vals) && j < len(shared); {
 		switch {
-		case ek.vals[i] < shared[j]:
+		case ek.Vals[i] < shared[j]:
 			i++
-		case ek.vals[i] > shared[j]:
+		case ek.Vals[i] > shared[j]:
 			j++
 		default:
 			al.pos[i], al.id[j] = int32(j), int32(i)
@@ -182,7 +182,7 @@ func (l *Local) wireSplit(left, right Part, al *edgeAlign) (EdgeSummary, error) 
 			continue
 		}
 		if al.pos[id] < 0 {
-			return EdgeSummary{}, fmt.Errorf("%w: table %q edge %s: a row holds a join value outside the intersection", ErrSummary, l.info.Name, l.g.edgeName(al.e))
+			return EdgeSummary{}, fmt.Errorf("%w: table %q edge %s: a row holds a join value outside the intersection", ErrSummary, l.info.Name, l.g.EdgeName(al.e))
 		}
 		es.Pos = binary.AppendUvarint(es.Pos, uint64(al.pos[id]-prev-1))
 		prev = al.pos[id]
@@ -203,18 +203,18 @@ func (l *Local) entries(es *EdgeSummary, al *edgeAlign, counts []uint64) ([]int3
 	for b := es.Pos; len(b) > 0; k++ {
 		gap, n := binary.Uvarint(b)
 		if n <= 0 || gap >= uint64(len(al.id)) || pos+1+int(gap) >= len(al.id) {
-			return nil, fmt.Errorf("%w: table %q edge %s: a summary names a position outside the intersection of %d values", ErrSummary, l.info.Name, l.g.edgeName(al.e), len(al.id))
+			return nil, fmt.Errorf("%w: table %q edge %s: a summary names a position outside the intersection of %d values", ErrSummary, l.info.Name, l.g.EdgeName(al.e), len(al.id))
 		}
 		b = b[n:]
 		pos += 1 + int(gap)
 		id := al.id[pos]
 		if id < 0 {
-			return nil, fmt.Errorf("%w: table %q edge %s: the summary names a join value the table does not hold", ErrSummary, l.info.Name, l.g.edgeName(al.e))
+			return nil, fmt.Errorf("%w: table %q edge %s: the summary names a join value the table does not hold", ErrSummary, l.info.Name, l.g.EdgeName(al.e))
 		}
 		idx[id] = int32(k)
 	}
 	if len(counts) != k*l.u {
-		return nil, fmt.Errorf("%w: table %q edge %s: %d counts for %d values and %d classes", ErrSummary, l.info.Name, l.g.edgeName(al.e), len(counts), k, l.u)
+		return nil, fmt.Errorf("%w: table %q edge %s: %d counts for %d values and %d classes", ErrSummary, l.info.Name, l.g.EdgeName(al.e), len(counts), k, l.u)
 	}
 	return idx, nil
 }

@@ -1,0 +1,239 @@
+package boost
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// The down pass: gradient sums flow from the class holder outwards. On
+// each edge, for each join value and each combo of the child's subtree,
+// the sum over the join rows outside the subtree that join with the value
+// of the gradient and hessian of the join rows they form with that combo,
+// per open node (the class holder puts a join row's pair in its node's
+// slot and zeros elsewhere). Every table adds what reaches its rows per
+// bin of its columns. In the job these sums travel encrypted; here a
+// vector of fixed-point integers stands for them.
+
+// Vec holds, per open node of the level, a gradient and a hessian sum in
+// fixed point (2 slots per node, node i at 2i and 2i+1).
+type Vec []int64
+
+// addMul adds x·k to acc (allocating acc when nil) and returns it.
+func addMul(acc, x Vec, k uint64) Vec {
+	if acc == nil {
+		acc = make(Vec, len(x))
+	}
+	for i, v := range x {
+		acc[i] += v * int64(k)
+	}
+	return acc
+}
+
+// Sum is the sums of one entry: a Vec in the clear, or the Ring's
+// encrypted form of one.
+type Sum any
+
+// Ring is the arithmetic a table's down pass runs on its parent's sums:
+// acc + x·k, acc nil for zero. The class holder's own sums are Vecs; what
+// crosses an edge is in the job's Ring (PlainRing in process, Paillier in
+// the job and its benchmark).
+type Ring interface {
+	AddMul(acc, x Sum, k uint64) Sum
+}
+
+// PlainRing adds Vecs.
+type PlainRing struct{}
+
+// AddMul adds x·k to acc.
+func (PlainRing) AddMul(acc, x Sum, k uint64) Sum {
+	if acc == nil {
+		return addMul(nil, x.(Vec), k)
+	}
+	return addMul(acc.(Vec), x.(Vec), k)
+}
+
+// DownEntry is one combo of a child's subtree and its sums.
+type DownEntry struct {
+	Combo string `msgpack:"combo"`
+	Sums  Sum    `msgpack:"sums"`
+}
+
+// DownSummary is a table's down message to a child.
+type DownSummary struct {
+	Edge    int           `msgpack:"edge"`
+	Values  []string      `msgpack:"values"`
+	Entries [][]DownEntry `msgpack:"entries"`
+}
+
+// BinSums is, per feature of a table (Features order), per bin, the sums
+// of the join rows whose row of the table falls in the bin.
+type BinSums [][]Vec
+
+// SealedBins is BinSums in a Ring.
+type SealedBins [][]Sum
+
+// downAcc accumulates a table's down messages to its children: per child,
+// per own value index on its edge, per combo.
+type downAcc []([]map[string]Sum)
+
+func (l *Local) newDownAcc() downAcc {
+	ch := l.g.Tables[l.ti].Children
+	out := make(downAcc, len(ch))
+	for i, e := range ch {
+		out[i] = make([]map[string]Sum, len(l.edges[e].Vals))
+	}
+	return out
+}
+
+// spread adds d (the sums of a row's join rows of combo parts, per join
+// row of the row's subtree) to the children's messages.
+func (l *Local) spread(ring Ring, acc downAcc, r int, k kids, parts []int, d Sum) {
+	ch := l.g.Tables[l.ti].Children
+	for i, e := range ch {
+		mult := uint64(1)
+		for j, f := range ch {
+			if j != i {
+				mult *= k[j][l.edges[f].Row[r]][parts[j]].Count
+			}
+		}
+		w := l.edges[e].Row[r]
+		cc := k[i][w][parts[i]]
+		if acc[i][w] == nil {
+			acc[i][w] = map[string]Sum{}
+		}
+		acc[i][w][cc.Combo] = ring.AddMul(acc[i][w][cc.Combo], d, mult)
+	}
+}
+
+func (l *Local) summaries(acc downAcc) []DownSummary {
+	ch := l.g.Tables[l.ti].Children
+	out := make([]DownSummary, len(ch))
+	for i, e := range ch {
+		ds := DownSummary{Edge: e}
+		for v, m := range acc[i] {
+			if m == nil {
+				continue
+			}
+			ds.Values = append(ds.Values, l.edges[e].Vals[v])
+			var es []DownEntry
+			for _, c := range slices.Sorted(maps.Keys(m)) {
+				es = append(es, DownEntry{Combo: c, Sums: m[c]})
+			}
+			ds.Entries = append(ds.Entries, es)
+		}
+		out[i] = ds
+	}
+	return out
+}
+
+func (l *Local) newBins() SealedBins {
+	out := make(SealedBins, len(l.feats))
+	for f := range l.feats {
+		out[f] = make([]Sum, len(l.feats[f].Cuts)+1)
+	}
+	return out
+}
+
+func (l *Local) addBins(ring Ring, bs SealedBins, r int, v Sum, k uint64) {
+	for f := range l.feats {
+		b := l.feats[f].bin[r]
+		bs[f][b] = ring.AddMul(bs[f][b], v, k)
+	}
+}
+
+// Open turns sealed bin sums into Vecs with open (PlainRing's: a type
+// assertion; Paillier's: the joint decryption). Empty bins stay nil.
+func Open(bs SealedBins, open func(Sum) (Vec, error)) (BinSums, error) {
+	out := make(BinSums, len(bs))
+	for f, bins := range bs {
+		out[f] = make([]Vec, len(bins))
+		for b, s := range bins {
+			if s == nil {
+				continue
+			}
+			v, err := open(s)
+			if err != nil {
+				return nil, err
+			}
+			out[f][b] = v
+		}
+	}
+	return out, nil
+}
+
+// OpenPlain is Open's function for PlainRing.
+func OpenPlain(s Sum) (Vec, error) { return s.(Vec), nil }
+
+// Seal replaces every entry's Vec in ds by seal's form of it (the class
+// holder encrypts its down messages).
+func Seal(ds []DownSummary, seal func(Vec) (Sum, error)) error {
+	for i := range ds {
+		for _, es := range ds[i].Entries {
+			for j := range es {
+				s, err := seal(es[j].Sums.(Vec))
+				if err != nil {
+					return err
+				}
+				es[j].Sums = s
+			}
+		}
+	}
+	return nil
+}
+
+// RootDown is the class holder's down pass: gv[i] is group i's sums per
+// join row. It returns the down messages to its children, in the clear
+// (Seal encrypts them), and its own bin sums.
+func (l *Local) RootDown(groups []Group, k kids, gv []Vec) ([]DownSummary, BinSums) {
+	acc, bs := l.newDownAcc(), l.newBins()
+	for i, gr := range groups {
+		l.addBins(PlainRing{}, bs, gr.Row, gv[i], gr.Count)
+		l.spread(PlainRing{}, acc, gr.Row, k, gr.parts, gv[i])
+	}
+	own, _ := Open(bs, OpenPlain)
+	return l.summaries(acc), own
+}
+
+// Down is a non-root table's down pass in ring: from its parent's message
+// and its children's up messages (as Up took them), its messages to its
+// children and its bin sums.
+func (l *Local) Down(ring Ring, ds DownSummary, sums []ComboSummary) ([]DownSummary, SealedBins, error) {
+	k, err := l.takeKids(sums)
+	if err != nil {
+		return nil, nil, err
+	}
+	pe := l.g.Tables[l.ti].Parent
+	ek := l.edges[pe]
+	if ds.Edge != pe || len(ds.Entries) != len(ds.Values) {
+		return nil, nil, fmt.Errorf("boost: table %q: down summary for edge %s does not fit", l.name, l.g.EdgeName(pe))
+	}
+	in := make([]map[string]Sum, len(ek.Vals))
+	for i, v := range ds.Values {
+		j, ok := slices.BinarySearch(ek.Vals, v)
+		if !ok {
+			return nil, nil, fmt.Errorf("boost: table %q edge %s: the summary names a join value the table does not hold", l.name, l.g.EdgeName(pe))
+		}
+		in[j] = map[string]Sum{}
+		for _, e := range ds.Entries[i] {
+			in[j][e.Combo] = e.Sums
+		}
+	}
+	acc, bs := l.newDownAcc(), l.newBins()
+	for r := 0; r < l.n; r++ {
+		m := in[ek.Row[r]]
+		if m == nil {
+			continue
+		}
+		l.eachCombo(r, k, func(parts []int) {
+			c, n := l.combo(r, k, parts)
+			d := m[c]
+			if d == nil {
+				return
+			}
+			l.addBins(ring, bs, r, d, n)
+			l.spread(ring, acc, r, k, parts, d)
+		})
+	}
+	return l.summaries(acc), bs, nil
+}

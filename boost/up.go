@@ -1,0 +1,168 @@
+package boost
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// The up pass: every table tells its parent, per shared join value, how
+// many of its subtree's partial join rows carry each combination of
+// signatures (a combo). The class holder ends with its groups: each of
+// its rows with the combos of the join rows it takes part in, and their
+// counts; join rows of one group are alike for every split so far.
+
+// ComboCount is one combo and the number of partial join rows with it.
+// A combo is the signatures of a subtree's tables in pre-order, each
+// followed by '|'.
+type ComboCount struct {
+	Combo string `msgpack:"combo"`
+	Count uint64 `msgpack:"count"`
+}
+
+// ComboSummary is a table's up message on its parent edge: for each join
+// value its subtree holds (sorted), the combos and their counts (sorted by
+// combo).
+type ComboSummary struct {
+	Edge    int            `msgpack:"edge"`
+	Values  []string       `msgpack:"values"`
+	Entries [][]ComboCount `msgpack:"entries"`
+}
+
+// kids is what a table has from its children: per child edge (in the
+// table's Children order), per own value index on that edge, the combos.
+type kids [][][]ComboCount
+
+// takeKids indexes the children's summaries by the table's own values.
+func (l *Local) takeKids(sums []ComboSummary) (kids, error) {
+	ch := l.g.Tables[l.ti].Children
+	if len(sums) != len(ch) {
+		return nil, fmt.Errorf("boost: table %q: %d child summaries for %d children", l.name, len(sums), len(ch))
+	}
+	out := make(kids, len(ch))
+	for i, e := range ch {
+		cs := sums[i]
+		if cs.Edge != e || len(cs.Entries) != len(cs.Values) {
+			return nil, fmt.Errorf("boost: table %q: summary for edge %s does not fit", l.name, l.g.EdgeName(e))
+		}
+		ek := l.edges[e]
+		out[i] = make([][]ComboCount, len(ek.Vals))
+		for k, v := range cs.Values {
+			j, ok := slices.BinarySearch(ek.Vals, v)
+			if !ok {
+				return nil, fmt.Errorf("boost: table %q edge %s: the summary names a join value the table does not hold", l.name, l.g.EdgeName(e))
+			}
+			out[i][j] = cs.Entries[k]
+		}
+	}
+	return out, nil
+}
+
+// eachCombo calls fn for every combo of row r's partial join rows in the
+// table's subtree: the row's own signature and one entry of each child's
+// summary for the row's values (parts[i] indexes child i's entries).
+// A row some child has nothing for is dangling: fn is not called.
+func (l *Local) eachCombo(r int, k kids, fn func(parts []int)) {
+	ch := l.g.Tables[l.ti].Children
+	lists := make([][]ComboCount, len(ch))
+	for i, e := range ch {
+		lists[i] = k[i][l.edges[e].Row[r]]
+		if len(lists[i]) == 0 {
+			return
+		}
+	}
+	parts := make([]int, len(ch))
+	var rec func(i int)
+	rec = func(i int) {
+		if i == len(ch) {
+			fn(parts)
+			return
+		}
+		for j := range lists[i] {
+			parts[i] = j
+			rec(i + 1)
+		}
+	}
+	rec(0)
+}
+
+// combo is the combo string and count of row r with the children's parts.
+func (l *Local) combo(r int, k kids, parts []int) (string, uint64) {
+	var b strings.Builder
+	b.Write(l.sig[r])
+	b.WriteByte('|')
+	n := uint64(1)
+	for i, e := range l.g.Tables[l.ti].Children {
+		cc := k[i][l.edges[e].Row[r]][parts[i]]
+		b.WriteString(cc.Combo)
+		n *= cc.Count
+	}
+	return b.String(), n
+}
+
+// Up is the table's up message on its parent edge, from its children's,
+// over the edge's shared join values (sorted; the edge's private set
+// intersection gives them): other values are not sent.
+func (l *Local) Up(sums []ComboSummary, shared []string) (ComboSummary, error) {
+	k, err := l.takeKids(sums)
+	if err != nil {
+		return ComboSummary{}, err
+	}
+	pe := l.g.Tables[l.ti].Parent
+	ek := l.edges[pe]
+	acc := make([]map[string]uint64, len(ek.Vals))
+	for r := 0; r < l.n; r++ {
+		l.eachCombo(r, k, func(parts []int) {
+			c, n := l.combo(r, k, parts)
+			v := ek.Row[r]
+			if acc[v] == nil {
+				acc[v] = map[string]uint64{}
+			}
+			acc[v][c] += n
+		})
+	}
+	out := ComboSummary{Edge: pe}
+	for v, m := range acc {
+		if m == nil {
+			continue
+		}
+		if _, ok := slices.BinarySearch(shared, ek.Vals[v]); !ok {
+			continue
+		}
+		out.Values = append(out.Values, ek.Vals[v])
+		var es []ComboCount
+		for _, c := range slices.Sorted(maps.Keys(m)) {
+			es = append(es, ComboCount{Combo: c, Count: m[c]})
+		}
+		out.Entries = append(out.Entries, es)
+	}
+	return out, nil
+}
+
+// Group is a set of join rows alike for every split so far: the class
+// holder's row Row, the combo of all tables' signatures (pre-order, each
+// followed by '|'), and how many join rows have them.
+type Group struct {
+	Row   int
+	Combo string
+	Count uint64
+	parts []int
+}
+
+// Groups is the class holder's groups, from its children's up messages,
+// with the children's summaries indexed for the down pass.
+func (l *Local) Groups(sums []ComboSummary) ([]Group, kids, error) {
+	k, err := l.takeKids(sums)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []Group
+	for r := 0; r < l.n; r++ {
+		l.eachCombo(r, k, func(parts []int) {
+			c, n := l.combo(r, k, parts)
+			out = append(out, Group{Row: r, Combo: c, Count: n, parts: slices.Clone(parts)})
+		})
+	}
+	return out, k, nil
+}
