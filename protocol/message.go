@@ -216,6 +216,11 @@ const (
 	// ids, ranks hidden, navigational queries and queries with fewer than
 	// k results removed, no two queries sharing a clicked site.
 	DiscloseSanitisedLog Disclosure = "sanitised-log"
+	// DiscloseDistance is a column compared id by id with one other
+	// party's under the key holder's ElGamal key (Yang, Zhong and Wright's
+	// private Hamming distance): the other party sees only ciphertexts, the
+	// key holder only how many ids differ.
+	DiscloseDistance Disclosure = "distance"
 	// DiscloseRaw is values published as they are.
 	DiscloseRaw Disclosure = "raw"
 )
@@ -225,5 +230,5 @@ const (
 func Disclosures() []Disclosure {
 	return []Disclosure{DisclosePSIBlinded, DiscloseCiphertext, DiscloseDecryptionShare, DiscloseClassSummary,
 		DiscloseSplitSummary, DiscloseScore, DiscloseSplitAttribute, DiscloseGeneralised, DiscloseMembership,
-		DisclosePublicResult, DiscloseAggregate, DiscloseRaw, DiscloseControl, DiscloseSynthetic, DiscloseSanitisedLog}
+		DisclosePublicResult, DiscloseAggregate, DiscloseRaw, DiscloseControl, DiscloseSynthetic, DiscloseSanitisedLog, DiscloseDistance}
 }
