@@ -192,7 +192,7 @@ func (m *memNet) ch(key string) chan []byte {
 
 func (m *memNet) Self() string { return m.self }
 func (m *memNet) Send(_ context.Context, to, typ string, body []byte, _ protocol.Disclosure) error {
-	m.ch(m.self+">"+to+"/"+typ) <- body
+	m.ch(m.self + ">" + to + "/" + typ) <- body
 	return nil
 }
 func (m *memNet) Receive(ctx context.Context, from, typ string) ([]byte, error) {
@@ -220,8 +220,8 @@ func TestExchange(t *testing.T) {
 	na, nb := newMemNets("alice", "bob")
 	ctx := context.Background()
 	errc := make(chan error, 1)
-	go func() { errc <- RunComparer(ctx, nb, "alice", ExactWindows(Ints(b))) }()
-	same, err := RunHolder(ctx, na, "bob", Ints(a), 1)
+	go func() { errc <- RunComparer(ctx, nb, "alice", ExactWindows(Ints(b)), 1) }()
+	same, err := RunHolder(ctx, na, "bob", Ints(a), 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package hamdist
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cohortdm/cohort/protocol"
@@ -9,7 +10,8 @@ import (
 
 // Message types of one exchange.
 const (
-	TypeKey     = "hamming/key"     // holder → comparer: the run's public key (control)
+	TypeKey     = "hamming/key"     // holder → comparer: the run's public key and n (control)
+	TypeReady   = "hamming/ready"   // comparer → holder: whether it takes part (control)
 	TypeCts     = "hamming/cts"     // holder → comparer: E(g^{a_i}) (distance)
 	TypeBlinded = "hamming/blinded" // comparer → holder: the permuted e″ (distance)
 )
@@ -25,11 +27,26 @@ type Network interface {
 	Receive(ctx context.Context, from, typ string) ([]byte, error)
 }
 
+// ErrTooFew is returned, on both sides, when fewer positions are to be
+// compared than the job's minimum.
+var ErrTooFew = errors.New("hamdist: fewer positions than the job's minimum")
+
+// ErrRefused is returned to the holder when the comparer did not take
+// part (its error is its own to report).
+var ErrRefused = errors.New("hamdist: the peer refused the comparison")
+
+// readyBody is the comparer's answer to the key: whether it goes on.
+type readyBody struct {
+	OK bool `msgpack:"ok"`
+}
+
 // RunHolder is the key holder's (Alice's) side of Fig. 2 over net with
 // peer: it draws a fresh key, sends E(g^{a_i}) for each position, and
 // returns how many of the peer's n·width blinded comparisons decrypt to 1
-// (positions whose values meet). The distance is len(a) minus it.
-func RunHolder(ctx context.Context, net Network, peer string, a []Value, width int) (int, error) {
+// (positions whose values meet). The distance is len(a) minus it. Both
+// sides check that n is the same and at least least before anything is
+// encrypted, and both fail when it is not, so neither waits on the other.
+func RunHolder(ctx context.Context, net Network, peer string, a []Value, width, least int) (int, error) {
 	k := GenerateKey()
 	pub := k.Public()
 	key, err := EncodeKey(pub, len(a))
@@ -38,6 +55,20 @@ func RunHolder(ctx context.Context, net Network, peer string, a []Value, width i
 	}
 	if err := net.Send(ctx, peer, TypeKey, key, protocol.DiscloseControl); err != nil {
 		return 0, fmt.Errorf("hamdist: send key: %w", err)
+	}
+	if len(a) < least {
+		return 0, ErrTooFew
+	}
+	raw, err := net.Receive(ctx, peer, TypeReady)
+	if err != nil {
+		return 0, fmt.Errorf("hamdist: receive ready: %w", err)
+	}
+	var ready readyBody
+	if err := protocol.Unmarshal(raw, &ready); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrPeer, err)
+	}
+	if !ready.OK {
+		return 0, ErrRefused
 	}
 	if err := sendVector(ctx, net, peer, TypeCts, pub, k.Encrypt(a)); err != nil {
 		return 0, err
@@ -52,12 +83,22 @@ func RunHolder(ctx context.Context, net Network, peer string, a []Value, width i
 // RunComparer is the comparer's (Bob's) side: it receives the holder's
 // key and ciphertexts, one per window, and returns Compare's permuted
 // blinded comparisons. It learns nothing (it sees only ciphertexts).
-func RunComparer(ctx context.Context, net Network, peer string, win Windows) error {
+func RunComparer(ctx context.Context, net Network, peer string, win Windows, least int) error {
 	raw, err := net.Receive(ctx, peer, TypeKey)
 	if err != nil {
 		return fmt.Errorf("hamdist: receive key: %w", err)
 	}
 	pub, err := DecodeKey(raw, len(win))
+	if err == nil && len(win) < least {
+		err = ErrTooFew
+	}
+	ready, merr := protocol.Marshal(&readyBody{OK: err == nil})
+	if merr != nil {
+		return merr
+	}
+	if serr := net.Send(ctx, peer, TypeReady, ready, protocol.DiscloseControl); serr != nil && err == nil {
+		err = fmt.Errorf("hamdist: send ready: %w", serr)
+	}
 	if err != nil {
 		return err
 	}

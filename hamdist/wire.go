@@ -71,7 +71,7 @@ func DecodeKey(b []byte, total int) (PublicKey, error) {
 		return PublicKey{}, fmt.Errorf("%w: %w: key of %d bytes", ErrPeer, protocol.ErrMalformed, len(body.Key))
 	}
 	if body.Total != total {
-		return PublicKey{}, fmt.Errorf("%w: %w: %d positions announced, %d aligned", ErrPeer, ErrLength, body.Total, total)
+		return PublicKey{}, fmt.Errorf("%w: %w: the positions announced are not the positions aligned", ErrPeer, ErrLength)
 	}
 	e, err := decodeElement(body.Key)
 	if err != nil {

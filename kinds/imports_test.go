@@ -11,7 +11,7 @@ import (
 // coherence and querylog are libraries; their jobs are anonymize/onetable,
 // coherence/publish and querylog/publish.
 var kindTrees = []string{"sum", "quantile", "bicluster", "sjc", "integrate", "anonymize/onetable",
-	"keygen", "pgen", "kde", "coherence/publish", "querylog/publish", "probe", "transform"}
+	"keygen", "pgen", "kde", "coherence/publish", "querylog/publish", "probe", "transform", "hamming", "modelselect"}
 
 // No kind imports another (its non-test code): what two kinds share lives
 // in a package of its own (tree, secureagg, anonymize …), so a kind can be

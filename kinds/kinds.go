@@ -16,12 +16,14 @@
 //	coherence    coherence/publish    transactions published with coherence
 //	querylog     querylog/publish     one party's query log published with no two queries sharing a site
 //	probe        probe                a secure aggregation of public vectors (health check)
+//	hamming      hamming              how many ids two parties' columns differ at (ElGamal, Yang et al.)
 package kinds
 
 import (
 	"github.com/cohortdm/cohort/anonymize/onetable"
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/coherence/publish"
+	"github.com/cohortdm/cohort/hamming"
 	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/kde"
@@ -51,5 +53,6 @@ func All() job.Registry {
 		"coherence":   publish.Kind{},
 		"querylog":    querylog.Kind{},
 		"probe":       probe.Kind{},
+		"hamming":     hamming.Kind{},
 	}
 }
