@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/hamdist/hamdisttest"
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
@@ -118,10 +119,10 @@ func TestExamplesUnderDefaultPolicy(t *testing.T) {
 
 // startCluster starts north, south and east (a member with no data) with
 // the example's tables, every node running the watched kind.
-func startCluster(t *testing.T, ctx context.Context, c *capture, w watch) *sim.Cluster {
+func startCluster(t *testing.T, ctx context.Context, c *hamdisttest.Capture, w hamdisttest.Watch) *sim.Cluster {
 	t.Helper()
 	return simtest.StartCluster(t, ctx, []string{"east", "north", "south"}, sim.ClusterOptions{
-		KindsFor: c.registry(w), TablesDir: exampleDir, Timing: timing, Logger: c.logger(),
+		KindsFor: c.Registry("hamming", w), TablesDir: exampleDir, Timing: timing, Logger: c.Logger(),
 	})
 }
 

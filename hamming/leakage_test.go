@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/hamdist"
+	"github.com/cohortdm/cohort/hamdist/hamdisttest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/protocol"
@@ -31,15 +32,15 @@ import (
 func TestLeakage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var c capture
-	cl := startCluster(t, ctx, &c, watch{})
+	var c hamdisttest.Capture
+	cl := startCluster(t, ctx, &c, hamdisttest.Watch{Kind: Kind{}})
 	compared, distance := plain(t, "diagnosis", 0)
 	for _, leader := range []string{"east", "north"} {
 		t.Run("leader="+leader, func(t *testing.T) {
 			if err := cl.MakeLeader(ctx, leader); err != nil {
 				t.Fatal(err)
 			}
-			c.reset()
+			c.Reset()
 			n := cl.Node(leader)
 			rec, err := n.Wait(ctx, submit(t, ctx, n, exampleSpec))
 			if err != nil {
@@ -48,28 +49,28 @@ func TestLeakage(t *testing.T) {
 			if rec.Status != node.StatusDone {
 				t.Fatalf("job %s: %s", rec.Status, rec.Error)
 			}
-			c.check(t, leader, compared, distance, rec)
+			check(t, &c, leader, compared, distance, rec)
 		})
 	}
 }
 
-func (c *capture) check(t *testing.T, leader string, compared, distance int, rec *node.JobRecord) {
+func check(t *testing.T, c *hamdisttest.Capture, leader string, compared, distance int, rec *node.JobRecord) {
 	t.Helper()
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	counts := map[string]int{}
-	for _, s := range c.sent {
-		peer := map[string]string{"north": "south", "south": "north"}[s.from]
-		switch s.d {
+	for _, s := range c.Sent {
+		peer := map[string]string{"north": "south", "south": "north"}[s.From]
+		switch s.D {
 		case protocol.DisclosePSIBlinded, protocol.DiscloseDistance:
-			if s.to != peer {
-				t.Errorf("%s sent %s (%s) to %s", s.from, s.m.Type, s.d, s.to)
+			if s.To != peer {
+				t.Errorf("%s sent %s (%s) to %s", s.From, s.M.Type, s.D, s.To)
 			}
 		case protocol.DiscloseControl:
 		default:
-			t.Errorf("%s sent %s to %s disclosing %q", s.from, s.m.Type, s.to, s.d)
+			t.Errorf("%s sent %s to %s disclosing %q", s.From, s.M.Type, s.To, s.D)
 		}
-		counts[s.from+" "+s.m.Type]++
+		counts[s.From+" "+s.M.Type]++
 	}
 	chunks := (compared + hamdist.ChunkSize - 1) / hamdist.ChunkSize
 	for k, want := range map[string]int{"north " + hamdist.TypeKey: 1, "north " + hamdist.TypeCts: chunks, "south " + hamdist.TypeBlinded: chunks,
@@ -78,10 +79,10 @@ func (c *capture) check(t *testing.T, leader string, compared, distance int, rec
 			t.Errorf("%s: %d messages, want %d", k, counts[k], want)
 		}
 	}
-	if len(c.outputs) != 2 || len(c.decisions) != 1 {
-		t.Fatalf("%d outputs and %d decisions, want 2 and 1", len(c.outputs), len(c.decisions))
+	if len(c.Outputs) != 2 || len(c.Decisions) != 1 {
+		t.Fatalf("%d outputs and %d decisions, want 2 and 1", len(c.Outputs), len(c.Decisions))
 	}
-	for _, b := range c.outputs {
+	for _, b := range c.Outputs {
 		var o distanceOutput
 		if err := protocol.Unmarshal(b, &o); err != nil {
 			t.Fatal(err)
@@ -95,29 +96,29 @@ func (c *capture) check(t *testing.T, leader string, compared, distance int, rec
 		}
 	}
 	var d distanceDecision
-	if err := protocol.Unmarshal(c.decisions[0], &d); err != nil || d != (distanceDecision{compared, distance}) {
+	if err := protocol.Unmarshal(c.Decisions[0], &d); err != nil || d != (distanceDecision{compared, distance}) {
 		t.Errorf("decision %+v (%v), want {%d %d}", d, err, compared, distance)
 	}
-	if len(c.failures) != 0 {
-		t.Errorf("failures in a clean run: %q", c.failures)
+	if len(c.Failures) != 0 {
+		t.Errorf("failures in a clean run: %q", c.Failures)
 	}
-	c.noNeedles(t, append([][]byte{rec.Result, []byte(rec.Error)}, c.decisions...))
-	t.Logf("leader %s: %d messages, distance %d of %d", leader, len(c.sent), distance, compared)
+	noNeedles(t, c, append([][]byte{rec.Result, []byte(rec.Error)}, c.Decisions...))
+	t.Logf("leader %s: %d messages, distance %d of %d", leader, len(c.Sent), distance, compared)
 }
 
 // noNeedles checks every captured byte string (and extra) for a value of
 // either party's table.
-func (c *capture) noNeedles(t *testing.T, extra [][]byte) {
+func noNeedles(t *testing.T, c *hamdisttest.Capture, extra [][]byte) {
 	t.Helper()
-	if c.logs.Len() == 0 {
+	if c.Logs.Len() == 0 {
 		t.Error("no node log captured: the check below would be empty")
 	}
-	hay := append([][]byte{c.logs.Bytes()}, extra...)
-	hay = append(hay, c.outputs...)
-	for _, s := range c.sent {
-		hay = append(hay, s.m.Body)
+	hay := append([][]byte{c.Logs.Bytes()}, extra...)
+	hay = append(hay, c.Outputs...)
+	for _, s := range c.Sent {
+		hay = append(hay, s.M.Body)
 	}
-	for _, f := range c.failures {
+	for _, f := range c.Failures {
 		hay = append(hay, []byte(f))
 	}
 	for _, nd := range needles(t) {
@@ -137,7 +138,7 @@ func (c *capture) noNeedles(t *testing.T, extra [][]byte) {
 func TestHostileCoordinator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var c capture
+	var c hamdisttest.Capture
 	again := func(ctx context.Context, co job.Coordinator) (job.Result, error) {
 		res, err := Kind{}.Coordinate(ctx, co)
 		if err != nil {
@@ -151,7 +152,7 @@ func TestHostileCoordinator(t *testing.T) {
 		}
 		return res, nil
 	}
-	cl := startCluster(t, ctx, &c, watch{lead: again})
+	cl := startCluster(t, ctx, &c, hamdisttest.Watch{Kind: Kind{}, Lead: again})
 	if err := cl.MakeLeader(ctx, "east"); err != nil {
 		t.Fatal(err)
 	}
@@ -163,23 +164,23 @@ func TestHostileCoordinator(t *testing.T) {
 	if rec.Status != node.StatusDone {
 		t.Fatalf("job %s: %s", rec.Status, rec.Error)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, s := range c.sent {
-		if s.m.Round == 1 && s.d != protocol.DiscloseControl {
-			t.Errorf("%s sent %s in the second round", s.from, s.m.Type)
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	for _, s := range c.Sent {
+		if s.M.Round == 1 && s.D != protocol.DiscloseControl {
+			t.Errorf("%s sent %s in the second round", s.From, s.M.Type)
 		}
 	}
 	refused := 0
-	for _, f := range c.failures {
+	for _, f := range c.Failures {
 		if strings.Contains(f, "hamming has one step, distance round 0") {
 			refused++
 		}
 	}
 	if refused < 2 {
-		t.Errorf("failures %q: want both parties' refusals", c.failures)
+		t.Errorf("failures %q: want both parties' refusals", c.Failures)
 	}
-	c.noNeedles(t, nil)
+	noNeedles(t, &c, nil)
 }
 
 // A hostile member that truncates its blinded comparisons fails the job:
@@ -188,7 +189,7 @@ func TestHostileCoordinator(t *testing.T) {
 func TestHostileMember(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var c capture
+	var c hamdisttest.Capture
 	cut := func(m *protocol.Message) *protocol.Message {
 		if m.Type != hamdist.TypeBlinded {
 			return m
@@ -197,7 +198,7 @@ func TestHostileMember(t *testing.T) {
 		cp.Body = cp.Body[:len(cp.Body)-1]
 		return &cp
 	}
-	cl := startCluster(t, ctx, &c, watch{corrupter: "south", corrupt: cut})
+	cl := startCluster(t, ctx, &c, hamdisttest.Watch{Kind: Kind{}, Corrupter: "south", Corrupt: cut})
 	if err := cl.MakeLeader(ctx, "east"); err != nil {
 		t.Fatal(err)
 	}
@@ -209,12 +210,12 @@ func TestHostileMember(t *testing.T) {
 	if rec.Status == node.StatusDone || !strings.Contains(rec.Error, "bad message from peer") {
 		t.Fatalf("job %s: %q, want a failure naming the bad message", rec.Status, rec.Error)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, d := range c.decisions {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	for _, d := range c.Decisions {
 		if d != nil {
 			t.Errorf("a decision was committed: %x", d)
 		}
 	}
-	c.noNeedles(t, [][]byte{[]byte(rec.Error)})
+	noNeedles(t, &c, [][]byte{[]byte(rec.Error)})
 }
