@@ -17,6 +17,7 @@
 //	querylog     querylog/publish     one party's query log published with no two queries sharing a site
 //	probe        probe                a secure aggregation of public vectors (health check)
 //	hamming      hamming              how many ids two parties' columns differ at (ElGamal, Yang et al.)
+//	model-select modelselect          candidate models' error counts against another party's labels
 package kinds
 
 import (
@@ -28,6 +29,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/kde"
 	"github.com/cohortdm/cohort/keygen"
+	"github.com/cohortdm/cohort/modelselect"
 	"github.com/cohortdm/cohort/pgen"
 	"github.com/cohortdm/cohort/probe"
 	"github.com/cohortdm/cohort/quantile"
@@ -40,19 +42,20 @@ import (
 // call: callers may narrow it).
 func All() job.Registry {
 	return job.Registry{
-		"sum":         sum.Kind{},
-		"quantile":    quantile.Kind{},
-		"bicluster":   bicluster.Kind{},
-		"sjc":         sjc.Kind{},
-		"sjc-predict": sjc.PredictKind{},
-		"integrate":   integrate.Kind{},
-		"anonymize":   onetable.Kind{},
-		"keygen":      keygen.Kind{},
-		"pgen":        pgen.Kind{},
-		"kde":         kde.Kind{},
-		"coherence":   publish.Kind{},
-		"querylog":    querylog.Kind{},
-		"probe":       probe.Kind{},
-		"hamming":     hamming.Kind{},
+		"sum":          sum.Kind{},
+		"quantile":     quantile.Kind{},
+		"bicluster":    bicluster.Kind{},
+		"sjc":          sjc.Kind{},
+		"sjc-predict":  sjc.PredictKind{},
+		"integrate":    integrate.Kind{},
+		"anonymize":    onetable.Kind{},
+		"keygen":       keygen.Kind{},
+		"pgen":         pgen.Kind{},
+		"kde":          kde.Kind{},
+		"coherence":    publish.Kind{},
+		"querylog":     querylog.Kind{},
+		"probe":        probe.Kind{},
+		"hamming":      hamming.Kind{},
+		"model-select": modelselect.Kind{},
 	}
 }
