@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/cputime"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
@@ -65,7 +66,8 @@ params: {` + params + `}
 
 // A whole hamming job over real nodes on loopback, 10,000 ids per party:
 // the PSI alignment and the exchange (the distance step's seconds), and
-// the job's wall time, per 10,000 ids.
+// the job's wall time, and the CPU time of both nodes together (one
+// process), per 10,000 ids.
 //
 //	go test ./hamming -run '^$' -bench Job -benchtime 2x
 func BenchmarkJob(b *testing.B) {
@@ -74,6 +76,7 @@ func BenchmarkJob(b *testing.B) {
 		b.Run("align="+align, func(b *testing.B) {
 			spec := benchSpec(b, n, "align: "+align)
 			var step float64
+			cpu0 := cputime.Used(b)
 			for b.Loop() {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				res, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: job.Registry{"hamming": Kind{}}, Out: b.TempDir(),
@@ -87,6 +90,7 @@ func BenchmarkJob(b *testing.B) {
 				step += s
 			}
 			b.ReportMetric(step/float64(b.N), "distance-step-s/10k-ids")
+			b.ReportMetric((cputime.Used(b)-cpu0).Seconds()/float64(b.N), "cpu-s/10k-ids")
 		})
 	}
 }
