@@ -88,6 +88,12 @@ func BenchmarkJob(b *testing.B) {
 				tm, _ := res["timing"].(map[string]any)
 				s, _ := tm["distance"].(float64)
 				step += s
+				if by, ok := res["bytes"].(map[string]any); ok {
+					for p, v := range by {
+						f, _ := v.(float64)
+						b.ReportMetric(f/1e6, "MB-sent-by-"+p)
+					}
+				}
 			}
 			b.ReportMetric(step/float64(b.N), "distance-step-s/10k-ids")
 			b.ReportMetric((cputime.Used(b)-cpu0).Seconds()/float64(b.N), "cpu-s/10k-ids")
