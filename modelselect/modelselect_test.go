@@ -188,6 +188,13 @@ func TestLeakage(t *testing.T) {
 	if err := protocol.Unmarshal(c.Decisions[0], &d); err != nil || d.Compared != want.Compared || !equal(d.Errors, want.Errors) {
 		t.Errorf("decision %+v (%v), want %+v", d, err, want)
 	}
+	noValues(t, &c, rec)
+}
+
+// noValues checks every captured message, output, failure text and log
+// line, and the job record, for a patient id, label or prediction.
+func noValues(t *testing.T, c *hamdisttest.Capture, rec *node.JobRecord) {
+	t.Helper()
 	if c.Logs.Len() == 0 {
 		t.Fatal("no node log captured")
 	}
