@@ -11,6 +11,7 @@ import (
 	"github.com/cohortdm/cohort/hamdist/hamdisttest"
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
 )
@@ -40,7 +41,7 @@ func TestCoordinatorKilled(t *testing.T) {
 	var c hamdisttest.Capture
 	cl := simtest.StartCluster(t, ctx, []string{"east", "north", "south", "west"}, sim.ClusterOptions{
 		KindsFor:  c.Registry("hamming", hamdisttest.Watch{Kind: Kind{}, Corrupter: "north", Corrupt: observe}),
-		TablesDir: exampleDir, Timing: timing, Logger: c.Logger(),
+		TablesDir: exampleDir, Timing: timing, Logger: c.Logger(), Policy: policy.Default(),
 	})
 	if err := cl.MakeLeader(ctx, "east"); err != nil {
 		t.Fatal(err)

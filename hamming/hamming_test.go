@@ -118,11 +118,12 @@ func TestExamplesUnderDefaultPolicy(t *testing.T) {
 }
 
 // startCluster starts north, south and east (a member with no data) with
-// the example's tables, every node running the watched kind.
+// the example's tables under the default node policy (whose guard checks
+// every message's form), every node running the watched kind.
 func startCluster(t *testing.T, ctx context.Context, c *hamdisttest.Capture, w hamdisttest.Watch) *sim.Cluster {
 	t.Helper()
 	return simtest.StartCluster(t, ctx, []string{"east", "north", "south"}, sim.ClusterOptions{
-		KindsFor: c.Registry("hamming", w), TablesDir: exampleDir, Timing: timing, Logger: c.Logger(),
+		KindsFor: c.Registry("hamming", w), TablesDir: exampleDir, Timing: timing, Logger: c.Logger(), Policy: policy.Default(),
 	})
 }
 

@@ -123,7 +123,7 @@ func TestLeakage(t *testing.T) {
 	defer cancel()
 	var c hamdisttest.Capture
 	cl := simtest.StartCluster(t, ctx, []string{"east", "north", "south"}, sim.ClusterOptions{
-		KindsFor: c.Registry("model-select", hamdisttest.Watch{Kind: Kind{}}), TablesDir: exampleDir, Timing: timing, Logger: c.Logger(),
+		KindsFor: c.Registry("model-select", hamdisttest.Watch{Kind: Kind{}}), TablesDir: exampleDir, Timing: timing, Logger: c.Logger(), Policy: policy.Default(),
 	})
 	if err := cl.MakeLeader(ctx, "east"); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ package hamdisttest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 
@@ -146,4 +147,15 @@ func (h *hookedAttempt) Commit(ctx context.Context, outs *job.Outputs, decision 
 	}
 	h.c.Mu.Unlock()
 	return h.Attempt.Commit(ctx, outs, decision, failure)
+}
+
+// Uses forwards the wrapped kind's declaration of what it discloses
+// (job.Discloser), so a node's policy checks the watched kind as it would
+// the kind itself.
+func (w Watch) Uses(spec *job.Spec, party string) ([]job.Use, error) {
+	d, ok := w.Kind.(job.Discloser)
+	if !ok {
+		return nil, errors.New("hamdisttest: the watched kind declares no uses")
+	}
+	return d.Uses(spec, party)
 }
