@@ -12,6 +12,7 @@ import (
 const (
 	TypeKey     = "hamming/key"     // holder → comparer: the run's public key and n (control)
 	TypeReady   = "hamming/ready"   // comparer → holder: whether it takes part (control)
+	TypeDone    = "hamming/done"    // holder → comparer: whether it counted (control)
 	TypeCts     = "hamming/cts"     // holder → comparer: E(g^{a_i}) (distance)
 	TypeBlinded = "hamming/blinded" // comparer → holder: the permuted e″ (distance)
 )
@@ -31,8 +32,8 @@ type Network interface {
 // compared than the job's minimum.
 var ErrTooFew = errors.New("hamdist: fewer positions than the job's minimum")
 
-// ErrRefused is returned to the holder when the comparer did not take
-// part (its error is its own to report).
+// ErrRefused is returned when the peer did not take part or could not
+// take the comparer's answer (its error is its own to report).
 var ErrRefused = errors.New("hamdist: the peer refused the comparison")
 
 // readyBody is the comparer's answer to the key: whether it goes on.
@@ -74,15 +75,34 @@ func RunHolder(ctx context.Context, net Network, peer string, a []Value, width, 
 		return 0, err
 	}
 	back, err := receiveVector(ctx, net, peer, TypeBlinded, pub, len(a)*width)
+	if derr := sendDone(ctx, net, peer, err == nil); err == nil {
+		err = derr
+	}
 	if err != nil {
 		return 0, err
 	}
 	return k.CountOnes(back), nil
 }
 
+// sendDone tells the comparer whether its comparisons were taken, so that
+// a comparer with more exchanges to run (one per candidate) stops when the
+// holder has failed instead of waiting for a key that will not come.
+func sendDone(ctx context.Context, net Network, peer string, ok bool) error {
+	b, err := protocol.Marshal(&readyBody{OK: ok})
+	if err != nil {
+		return err
+	}
+	if err := net.Send(ctx, peer, TypeDone, b, protocol.DiscloseControl); err != nil {
+		return fmt.Errorf("hamdist: send done: %w", err)
+	}
+	return nil
+}
+
 // RunComparer is the comparer's (Bob's) side: it receives the holder's
-// key and ciphertexts, one per window, and returns Compare's permuted
-// blinded comparisons. It learns nothing (it sees only ciphertexts).
+// key and ciphertexts, one per window, sends back Compare's permuted
+// blinded comparisons, and waits for the holder's receipt (ErrRefused when
+// the holder could not take them). It learns nothing (it sees only
+// ciphertexts, and whether the holder counted).
 func RunComparer(ctx context.Context, net Network, peer string, win Windows, least int) error {
 	raw, err := net.Receive(ctx, peer, TypeKey)
 	if err != nil {
@@ -110,7 +130,21 @@ func RunComparer(ctx context.Context, net Network, peer string, win Windows, lea
 	if err != nil {
 		return err
 	}
-	return sendVector(ctx, net, peer, TypeBlinded, pub, out)
+	if err := sendVector(ctx, net, peer, TypeBlinded, pub, out); err != nil {
+		return err
+	}
+	raw, err = net.Receive(ctx, peer, TypeDone)
+	if err != nil {
+		return fmt.Errorf("hamdist: receive done: %w", err)
+	}
+	var done readyBody
+	if err := protocol.Unmarshal(raw, &done); err != nil {
+		return fmt.Errorf("%w: %w", ErrPeer, err)
+	}
+	if !done.OK {
+		return ErrRefused
+	}
+	return nil
 }
 
 func sendVector(ctx context.Context, net Network, peer, typ string, pub PublicKey, cts []Ciphertext) error {

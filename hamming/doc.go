@@ -63,8 +63,8 @@
 //     compared, and from the key holder how many met. The log, and so every
 //     member, holds {compared, distance}.
 //   - Messages: psi-blinded (the ids, to the peer only), distance (the
-//     ciphertexts, to the peer only), control (the run's public key and the
-//     comparer's go-ahead), public-result (the outputs). Errors name the
+//     ciphertexts, to the peer only), control (the run's public key, the
+//     comparer's go-ahead and the holder's receipt), public-result (the outputs). Errors name the
 //     table, column and row, never a value. TestLeakage checks all of it
 //     over real nodes, with every message, output, committed decision,
 //     failure text and node log line.

@@ -51,7 +51,7 @@
 //   - The coordinator receives the outputs (the counts), and the log, so
 //     every member, holds {compared, errors}; the result adds the winner.
 //   - Messages: psi-blinded ids and distance ciphertexts to the peer only,
-//     control (each run's key, the go-ahead), public-result (the outputs).
+//     control (each run's key, the go-ahead, the receipt), public-result (the outputs).
 //     TestLeakage checks every message, output, decision, failure text and
 //     node log line over real nodes.
 //

@@ -147,6 +147,10 @@ func TestLeakage(t *testing.T) {
 	compared, errs := plain(t)
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
+	if len(c.Decisions) != 1 {
+		t.Fatalf("%d decisions", len(c.Decisions))
+	}
+	attempt := c.Committed[0]
 	counts := map[string]int{}
 	for _, s := range c.Sent {
 		peer := map[string]string{"north": "south", "south": "north"}[s.From]
@@ -159,7 +163,9 @@ func TestLeakage(t *testing.T) {
 		default:
 			t.Errorf("%s sent %s to %s disclosing %q", s.From, s.M.Type, s.To, s.D)
 		}
-		counts[s.From+" "+s.M.Type]++
+		if s.M.Attempt == attempt {
+			counts[s.From+" "+s.M.Type]++
+		}
 	}
 	k := len(candidates)
 	for key, want := range map[string]int{"north " + hamdist.TypeKey: k, "north " + hamdist.TypeCts: k, "south " + hamdist.TypeBlinded: k,
@@ -172,17 +178,17 @@ func TestLeakage(t *testing.T) {
 	for _, cand := range candidates {
 		want.Errors = append(want.Errors, errs[cand])
 	}
-	for _, b := range c.Outputs {
+	for _, out := range c.Outputs {
+		if out.Attempt != attempt {
+			continue
+		}
 		var o scoreOutput
-		if err := protocol.Unmarshal(b, &o); err != nil {
+		if err := protocol.Unmarshal(out.Body, &o); err != nil {
 			t.Fatal(err)
 		}
 		if o.Compared != compared || (o.Holder && !equal(o.Errors, want.Errors)) || (!o.Holder && len(o.Errors) > 0) {
 			t.Errorf("output %+v, want the counts %+v", o, want)
 		}
-	}
-	if len(c.Decisions) != 1 {
-		t.Fatalf("%d decisions", len(c.Decisions))
 	}
 	var d scoreDecision
 	if err := protocol.Unmarshal(c.Decisions[0], &d); err != nil || d.Compared != want.Compared || !equal(d.Errors, want.Errors) {
@@ -195,10 +201,13 @@ func TestLeakage(t *testing.T) {
 // line, and the job record, for a patient id, label or prediction.
 func noValues(t *testing.T, c *hamdisttest.Capture, rec *node.JobRecord) {
 	t.Helper()
-	if c.Logs.Len() == 0 {
+	if c.LogBytes == 0 {
 		t.Fatal("no node log captured")
 	}
-	hay := append([][]byte{c.Logs.Bytes(), rec.Result, []byte(rec.Error)}, c.Outputs...)
+	hay := [][]byte{c.Logs.Bytes(), rec.Result, []byte(rec.Error)}
+	for _, o := range c.Outputs {
+		hay = append(hay, o.Body)
+	}
 	for _, s := range c.Sent {
 		hay = append(hay, s.M.Body)
 	}

@@ -31,10 +31,22 @@ type Watch struct {
 type Capture struct {
 	Mu        sync.Mutex
 	Sent      []Sent
-	Outputs   [][]byte // every step output of every party
+	Outputs   []Output // every step output of every party
 	Decisions [][]byte // every committed decision (nil for a failed step)
+	Committed []int    // the attempt each decision committed, in order
 	Failures  []string // every party error and committed failure text
 	Logs      bytes.Buffer
+	// LogBytes counts every log byte since the capture began (Reset
+	// leaves it), so a test can check that the nodes logged at all.
+	LogBytes int
+}
+
+// Output is one party's output of one step attempt. Under load a step
+// may run in more than one attempt (a leader change), each with its own
+// messages; tests check the committed attempt's.
+type Output struct {
+	Attempt int
+	Body    []byte
 }
 
 // Sent is one message a party sent.
@@ -60,6 +72,7 @@ type lockedWriter struct{ c *Capture }
 func (w lockedWriter) Write(b []byte) (int, error) {
 	w.c.Mu.Lock()
 	defer w.c.Mu.Unlock()
+	w.c.LogBytes += len(b)
 	return w.c.Logs.Write(b)
 }
 
@@ -67,7 +80,7 @@ func (w lockedWriter) Write(b []byte) (int, error) {
 func (c *Capture) Reset() {
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
-	c.Sent, c.Outputs, c.Decisions, c.Failures = nil, nil, nil, nil
+	c.Sent, c.Outputs, c.Decisions, c.Committed, c.Failures = nil, nil, nil, nil, nil
 	c.Logs.Reset()
 }
 
@@ -110,7 +123,7 @@ type hookedSession struct {
 func (h *hookedSession) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	out, err := h.Session.Step(ctx, step)
 	h.c.Mu.Lock()
-	h.c.Outputs = append(h.c.Outputs, out)
+	h.c.Outputs = append(h.c.Outputs, Output{Attempt: step.Attempt, Body: out})
 	if err != nil {
 		h.c.Failures = append(h.c.Failures, err.Error())
 	}
@@ -139,6 +152,7 @@ type hookedAttempt struct {
 func (h *hookedAttempt) Commit(ctx context.Context, outs *job.Outputs, decision []byte, failure string) (*job.Record, error) {
 	h.c.Mu.Lock()
 	h.c.Decisions = append(h.c.Decisions, decision)
+	h.c.Committed = append(h.c.Committed, h.Step().Attempt)
 	if failure != "" {
 		h.c.Failures = append(h.c.Failures, failure)
 	}
