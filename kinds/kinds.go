@@ -42,20 +42,22 @@ import (
 // call: callers may narrow it).
 func All() job.Registry {
 	return job.Registry{
-		"sum":          sum.Kind{},
-		"quantile":     quantile.Kind{},
-		"bicluster":    bicluster.Kind{},
-		"sjc":          sjc.Kind{},
-		"sjc-predict":  sjc.PredictKind{},
-		"integrate":    integrate.Kind{},
-		"anonymize":    onetable.Kind{},
-		"keygen":       keygen.Kind{},
-		"pgen":         pgen.Kind{},
-		"kde":          kde.Kind{},
-		"coherence":    publish.Kind{},
-		"querylog":     querylog.Kind{},
-		"probe":        probe.Kind{},
-		"hamming":      hamming.Kind{},
+		"sum":         sum.Kind{},
+		"quantile":    quantile.Kind{},
+		"bicluster":   bicluster.Kind{},
+		"sjc":         sjc.Kind{},
+		"sjc-predict": sjc.PredictKind{},
+		"integrate":   integrate.Kind{},
+		"anonymize":   onetable.Kind{},
+		"keygen":      keygen.Kind{},
+		"pgen":        pgen.Kind{},
+		"kde":         kde.Kind{},
+		"coherence":   publish.Kind{},
+		"querylog":    querylog.Kind{},
+		"probe":       probe.Kind{},
+		"hamming":     hamming.Kind{},
+
+		// A blank line above keeps gofmt from realigning every entry.
 		"model-select": modelselect.Kind{},
 	}
 }
