@@ -67,9 +67,6 @@ func ParsePair(spec *job.Spec, kind, align string) ([2]Side, error) {
 		}
 		out[i] = s
 	}
-	if out[0].Table == out[1].Table {
-		return out, spec.Errorf("parties[1].tables", "the two parties' tables need different names")
-	}
 	return out, nil
 }
 
