@@ -12,7 +12,7 @@ import (
 // anonymize/onetable, coherence/publish, querylog/publish and
 // graphanon/publish.
 var kindTrees = []string{"sum", "quantile", "bicluster", "sjc", "integrate", "anonymize/onetable",
-	"keygen", "pgen", "kde", "coherence/publish", "querylog/publish", "graphanon/publish", "probe", "transform"}
+	"keygen", "pgen", "kde", "coherence/publish", "querylog/publish", "graphanon/publish", "probe", "transform", "hamming", "modelselect"}
 
 // No kind imports another (its non-test code): what two kinds share lives
 // in a package of its own (tree, secureagg, anonymize …), so a kind can be

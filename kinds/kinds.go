@@ -17,6 +17,8 @@
 //	querylog     querylog/publish     one party's query log published with no two queries sharing a site
 //	graph        graphanon/publish    one party's graph published with its nodes k-anonymised and its sensitive edges removed
 //	probe        probe                a secure aggregation of public vectors (health check)
+//	hamming      hamming              how many ids two parties' columns differ at (ElGamal, Yang et al.)
+//	model-select modelselect          candidate models' error counts against another party's labels
 package kinds
 
 import (
@@ -24,10 +26,12 @@ import (
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/coherence/publish"
 	graph "github.com/cohortdm/cohort/graphanon/publish"
+	"github.com/cohortdm/cohort/hamming"
 	"github.com/cohortdm/cohort/integrate"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/kde"
 	"github.com/cohortdm/cohort/keygen"
+	"github.com/cohortdm/cohort/modelselect"
 	"github.com/cohortdm/cohort/pgen"
 	"github.com/cohortdm/cohort/probe"
 	"github.com/cohortdm/cohort/quantile"
@@ -54,5 +58,9 @@ func All() job.Registry {
 		"querylog":    querylog.Kind{},
 		"graph":       graph.Kind{},
 		"probe":       probe.Kind{},
+		"hamming":     hamming.Kind{},
+
+		// A blank line above keeps gofmt from realigning every entry.
+		"model-select": modelselect.Kind{},
 	}
 }

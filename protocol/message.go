@@ -221,6 +221,11 @@ const (
 	// quasi-identifiers generalised, the sensitive edge type removed, the
 	// other edges released by one of five strategies.
 	DiscloseAnonymisedGraph Disclosure = "anonymised-graph"
+	// DiscloseDistance is a column compared id by id with one other
+	// party's under the key holder's ElGamal key (Yang, Zhong and Wright's
+	// private Hamming distance): the other party sees only ciphertexts, the
+	// key holder only how many ids differ.
+	DiscloseDistance Disclosure = "distance"
 	// DiscloseRaw is values published as they are.
 	DiscloseRaw Disclosure = "raw"
 )
@@ -231,5 +236,5 @@ func Disclosures() []Disclosure {
 	return []Disclosure{DisclosePSIBlinded, DiscloseCiphertext, DiscloseDecryptionShare, DiscloseClassSummary,
 		DiscloseSplitSummary, DiscloseScore, DiscloseSplitAttribute, DiscloseGeneralised, DiscloseMembership,
 		DisclosePublicResult, DiscloseAggregate, DiscloseRaw, DiscloseControl, DiscloseSynthetic, DiscloseSanitisedLog,
-		DiscloseAnonymisedGraph}
+		DiscloseAnonymisedGraph, DiscloseDistance}
 }
