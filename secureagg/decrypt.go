@@ -65,6 +65,18 @@ type Decryption struct {
 	First, Late time.Time
 	// Random is the randomness of the share proofs (nil: crypto/rand).
 	Random io.Reader
+	// Announce, when set, is called as this party makes its share (the
+	// root's own included), while the share is computed and sent: an
+	// aggregation tells every party of the step directly that a share of
+	// its total left (formed.go).
+	Announce func(context.Context)
+}
+
+// announce runs d.Announce, when set, in the background of wg.
+func (d *Decryption) announce(ctx context.Context, wg *sync.WaitGroup) {
+	if d.Announce != nil {
+		wg.Go(func() { d.Announce(ctx) })
+	}
 }
 
 // requestBody is the body of a share request (TypeShareRequest): the
@@ -150,6 +162,7 @@ func (d *Decryption) Decrypt(ctx context.Context, cts []*paillier.Ciphertext) ([
 	var own *paillier.DecryptionShare
 	var ownErr error
 	var wg sync.WaitGroup
+	d.announce(ctx, &wg)
 	wg.Go(func() { own, ownErr = d.Keys.Share.DecryptShare(d.random(), cts, d.proofContext()) })
 	if !d.Held {
 		d.sendAll(ctx, d.First, first, req, disclosure)
@@ -288,6 +301,9 @@ func (d *Decryption) Share(ctx context.Context, held []*paillier.Ciphertext, vet
 			}
 		}
 	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	d.announce(ctx, &wg)
 	share, err := d.Keys.Share.DecryptShare(d.random(), cts, d.proofContext())
 	if err != nil {
 		return fmt.Errorf("secureagg: decryption share: %w", err)

@@ -64,6 +64,9 @@ func (s *latticeAgg) openTotal(ctx context.Context, total *mhe.Aggregate, target
 	if err != nil {
 		return fail(err)
 	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { s.announce(ctx, true) }) // as the root's own shares are made (formed.go)
 	op, err := s.collect(ctx, total, target, plan, 0, excluded)
 	if err == nil && len(op.Pending()) > 0 {
 		available = slices.DeleteFunc(available, func(p int) bool { _, gone := excluded[s.nameOf(p)]; return gone })
@@ -230,6 +233,9 @@ func (s *latticeAgg) shareAndWait(ctx context.Context, target *mhe.Target) (*lat
 	// A share the root does not get is the root's to report (it excludes
 	// us); we still wait for the result.
 	wg.Go(func() { s.serveShares(shareCtx, target) })
+	// As the shares leave, every party learns so from this party
+	// (formed.go), on ctx: the result's arrival does not cut it short.
+	wg.Go(func() { s.announce(ctx, true) })
 	parent := s.tree.parent(s.self)
 	data, _, err := s.receiveBlob(ctx, s.resultHops(s.self), parent, TypeResult, s.net, 8*s.coeffs()+headerRoom)
 	var res *latticeResult

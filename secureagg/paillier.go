@@ -73,6 +73,7 @@ func newPaillierAgg(net Network, step job.Step, cfg Config, n int) (*paillierAgg
 		return nil, err
 	}
 	s := &paillierAgg{schedule: sch, keys: cfg.Keys, pk: cfg.Keys.Public(), n: n, encoding: enc}
+	s.need = s.pk.Threshold + 1
 	for _, q := range s.parties {
 		if cfg.Keys.Index(q) == 0 {
 			return nil, fmt.Errorf("secureagg: party %s holds no share of the consortium key", q)

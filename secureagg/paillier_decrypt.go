@@ -18,10 +18,14 @@ import (
 // decryption is the aggregation's joint decryption of its total: every
 // party formed the total itself, so the root and the next s.ask−1 parties
 // in tree order share at once and the others only when the root asks.
-func (s *paillierAgg) decryption() *Decryption {
+// Each tells every party of the step as it makes its share, on ctx (the
+// aggregation's: a share's own context ends when the result arrives, and
+// the notices must not end with it).
+func (s *paillierAgg) decryption(ctx context.Context) *Decryption {
 	at := func(hops int) time.Time { return s.start.Add(time.Duration(hops) * s.hop) }
 	return &Decryption{Net: s.net, Step: s.step, Keys: s.keys, Root: s.tree.root(), Decryptors: s.tree.order[1:],
-		Ask: s.ask - 1, Count: s.count, Held: true, First: at(s.shareHops()), Late: at(s.lateShareHops()), Random: s.random}
+		Ask: s.ask - 1, Count: s.count, Held: true, First: at(s.shareHops()), Late: at(s.lateShareHops()), Random: s.random,
+		Announce: func(context.Context) { s.announce(ctx, true) }}
 }
 
 // shareAndWait is a non-root party's part after the total arrived: share
@@ -34,7 +38,7 @@ func (s *paillierAgg) shareAndWait(ctx context.Context, total []*paillier.Cipher
 	defer stop()
 	// A share the root does not get is the root's to report (it excludes
 	// us); we still wait for the result.
-	wg.Go(func() { _ = s.decryption().Share(shareCtx, total, nil) })
+	wg.Go(func() { _ = s.decryption(ctx).Share(shareCtx, total, nil) })
 	parent := s.tree.parent(s.self)
 	wctx, cancel := s.within(ctx, s.resultHops(s.self))
 	defer cancel()
@@ -60,7 +64,7 @@ func (s *paillierAgg) decrypt(ctx context.Context, total []*paillier.Ciphertext)
 	fail := func(err error) *resultBody {
 		return &resultBody{Error: truncate(err.Error()), err: err}
 	}
-	plain, excluded, err := s.decryption().Decrypt(ctx, total)
+	plain, excluded, err := s.decryption(ctx).Decrypt(ctx, total)
 	if err != nil {
 		return fail(err)
 	}

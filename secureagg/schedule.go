@@ -32,6 +32,10 @@ type schedule struct {
 	// Paillier schedule's late shares (the lattice backend's blame plan:
 	// 3), which delay the result and the end.
 	extra int
+	// need is how many parties' shares a decryption takes (the Paillier
+	// key's t+1, the lattice key's quorum): fewer parties that may have
+	// shared cannot have decrypted (formed.go).
+	need int
 	// rootCommit is the root's digest of its own input: its own, at the
 	// root; as received before sending up, at a child of the root.
 	rootCommit []byte
@@ -162,9 +166,12 @@ func runTree[C, T any](ctx context.Context, s *schedule, b backend[C, T], input 
 	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
 	ctx, cancel := s.within(ctx, s.totalHops())
 	defer func() { cancel(); b.wait() }()
+	heard := s.listen(ctx)
+	defer heard.stop()
 	own, err := b.contribute(ctx, input)
 	if err != nil {
 		b.abort(ctx, []string{s.self})
+		s.announceNone(ctx)
 		return nil, err
 	}
 	var ownComp []byte // at the root: its own component, committed to now
@@ -176,7 +183,7 @@ func runTree[C, T any](ctx context.Context, s *schedule, b backend[C, T], input 
 	}
 	acc, parts, missing, err := b.gatherUp(ctx, own, children)
 	if err != nil {
-		return nil, err
+		return nil, s.unheld(ctx, heard, err)
 	}
 	var total T
 	switch {
@@ -184,12 +191,14 @@ func runTree[C, T any](ctx context.Context, s *schedule, b backend[C, T], input 
 		total, err = b.upAndDown(ctx, acc, missing)
 	case len(missing) > 0:
 		b.abortDown(ctx, missing)
-		return nil, &MissingError{Parties: missing}
+		err = &MissingError{Parties: missing}
 	default:
 		total, err = b.sendTotal(ctx, ownComp, acc, parts)
 	}
 	if err != nil {
-		return nil, err
+		// This party never held the total: a decryptor's notice is how
+		// it learns whether one was decrypted (formed.go).
+		return nil, s.unheld(ctx, heard, err)
 	}
 	return b.finish(ctx, total)
 }
