@@ -3,7 +3,6 @@ package secureagg
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/big"
 	"sync"
 	"time"
@@ -79,27 +78,6 @@ func (s *paillierAgg) decrypt(ctx context.Context, total []*paillier.Ciphertext)
 		body.Excluded = nil
 	}
 	return body
-}
-
-// decodeSum unpacks the decrypted plaintexts, checks every slot against
-// what N in-range inputs can produce, and decodes the fixed point.
-func (s *paillierAgg) decodeSum(plain []*big.Int) ([]float64, error) {
-	sums, err := s.packing.Unpack(plain, s.n, len(s.parties))
-	if err != nil {
-		return nil, fmt.Errorf("%w: unpack the sum: %w", ErrRange, err)
-	}
-	limit := new(big.Int).Mul(s.bound, big.NewInt(int64(len(s.parties))))
-	out := make([]float64, s.n)
-	for i, v := range sums {
-		if new(big.Int).Abs(v).Cmp(limit) >= 0 {
-			return nil, fmt.Errorf("%w: decrypted sum[%d] exceeds %d parties × 2^%d", ErrRange, i, len(s.parties), s.bound.BitLen()-1)
-		}
-		out[i] = s.fp.Decode(v)
-		if math.IsInf(out[i], 0) || math.IsNaN(out[i]) {
-			return nil, fmt.Errorf("%w: decrypted sum[%d] is not a finite float", ErrRange, i)
-		}
-	}
-	return out, nil
 }
 
 // finish decrypts (at the root) or shares and waits (elsewhere), passes
