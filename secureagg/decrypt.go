@@ -66,9 +66,9 @@ type Decryption struct {
 	// Random is the randomness of the share proofs (nil: crypto/rand).
 	Random io.Reader
 	// Announce, when set, is called as this party makes its share (the
-	// root's own included), while the share is computed and sent: an
-	// aggregation tells every party of the step directly that a share of
-	// its total left (formed.go).
+	// root's own included), while the share is computed; a decryptor's
+	// share leaves once it returned: an aggregation tells every party of
+	// the step directly that a share of its total left (formed.go).
 	Announce func(context.Context)
 }
 
@@ -161,8 +161,10 @@ func (d *Decryption) Decrypt(ctx context.Context, cts []*paillier.Ciphertext) ([
 	// Compute our own share while the others' arrive and are verified.
 	var own *paillier.DecryptionShare
 	var ownErr error
+	var notices sync.WaitGroup // not awaited before combining: the root's are a courtesy
+	defer notices.Wait()
+	d.announce(ctx, &notices)
 	var wg sync.WaitGroup
-	d.announce(ctx, &wg)
 	wg.Go(func() { own, ownErr = d.Keys.Share.DecryptShare(d.random(), cts, d.proofContext()) })
 	if !d.Held {
 		d.sendAll(ctx, d.First, first, req, disclosure)
@@ -301,9 +303,12 @@ func (d *Decryption) Share(ctx context.Context, held []*paillier.Ciphertext, vet
 			}
 		}
 	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	d.announce(ctx, &wg)
+	// The notices go out while the share is computed, and the share
+	// leaves only once they are delivered (or given up at the deadline):
+	// a root never holds it before every party could know of it.
+	var notices sync.WaitGroup
+	defer notices.Wait()
+	d.announce(ctx, &notices)
 	share, err := d.Keys.Share.DecryptShare(d.random(), cts, d.proofContext())
 	if err != nil {
 		return fmt.Errorf("secureagg: decryption share: %w", err)
@@ -312,6 +317,7 @@ func (d *Decryption) Share(ctx context.Context, held []*paillier.Ciphertext, vet
 	if err != nil {
 		return fmt.Errorf("secureagg: marshal share: %w", err)
 	}
+	notices.Wait()
 	return d.send(ctx, deadline, d.Root, TypeShare, shareBody{Share: b}, protocol.DiscloseDecryptionShare)
 }
 

@@ -41,18 +41,13 @@ type formedBody struct {
 var ErrFormed = errors.New("secureagg: a decryptor made a share of the step's total")
 
 // announce tells every other party of the step whether this party made a
-// decryption share, each send giving up at the late shares' deadline.
+// decryption share. A notice takes one hop: one to a peer that does not
+// take it within a hop (or by the late shares' deadline) is given up, so a
+// hung peer delays no share beyond that.
 func (s *schedule) announce(ctx context.Context, formed bool) {
-	s.sendAll(ctx, func(string) int { return s.lateShareHops() }, s.others(), TypeFormed, formedBody{Formed: formed}, protocol.DiscloseControl)
-}
-
-// announceNone tells every other party that this party made no share and
-// will make none in this attempt. A notice takes one hop; one to a peer
-// that hangs is given up then.
-func (s *schedule) announceNone(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, s.hop)
 	defer cancel()
-	s.announce(ctx, false)
+	s.sendAll(ctx, func(string) int { return s.lateShareHops() }, s.others(), TypeFormed, formedBody{Formed: formed}, protocol.DiscloseControl)
 }
 
 // others are the step's parties but this one.
@@ -127,7 +122,7 @@ func (n *notices) state() (formed bool, none, pending int) {
 func (s *schedule) unheld(ctx context.Context, n *notices, err error) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { s.announceNone(ctx) })
+	wg.Go(func() { s.announce(ctx, false) })
 	if s.tree.parent(s.self) == "" {
 		return err // an honest root that did not decrypt knows no total was
 	}

@@ -171,7 +171,7 @@ func runTree[C, T any](ctx context.Context, s *schedule, b backend[C, T], input 
 	own, err := b.contribute(ctx, input)
 	if err != nil {
 		b.abort(ctx, []string{s.self})
-		s.announceNone(ctx)
+		s.announce(ctx, false)
 		return nil, err
 	}
 	var ownComp []byte // at the root: its own component, committed to now
