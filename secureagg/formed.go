@@ -20,10 +20,9 @@ import (
 // listens until the last honest share can have left: a notice of a share
 // means the total may have been decrypted, so the party reports the
 // total formed (MissingError.Formed, or ErrFormed) and its guard records
-// it, whatever the root says. It stops listening early once too few
-// parties are left that could have shared for any decryption: honest
-// parties tell the truth, and a decryption takes more shares than the
-// coordinator and the root can collude with.
+// it, whatever the root says. It stops listening early only once every
+// other party said it made no share (an honest abort, all parties live);
+// a party that went silent makes the others listen to the deadline.
 //
 // A root colluding with the coordinator can thus no longer keep a party
 // that does not decrypt from learning that a total was decrypted, and have
@@ -115,10 +114,12 @@ func (n *notices) state() (formed bool, none, pending int) {
 
 // unheld is the end of an attempt at a non-root party that did not hold
 // the total, failing with err: it tells the others it made no share, then
-// waits until a decryptor's notice arrives, too few parties are left that
-// could have shared (fewer than need of the step's others have not said
-// they made none), no notice can come any more (every receive ended), or
-// the late shares' deadline; a notice marks err formed.
+// waits until a decryptor's notice arrives, every other party said it made
+// none, no notice can come any more (every receive ended), or the late
+// shares' deadline; a notice marks err formed. It cannot stop earlier on
+// fewer "none" than every party's: a colluder may say it made none and
+// share all the same, and the one honest share a decryption needs could
+// still be on its way.
 func (s *schedule) unheld(ctx context.Context, n *notices, err error) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -133,7 +134,7 @@ func (s *schedule) unheld(ctx context.Context, n *notices, err error) error {
 		switch {
 		case formed:
 			return markFormed(err)
-		case len(s.parties)-1-none < s.need || pending == 0:
+		case none == len(s.parties)-1 || pending == 0:
 			return err
 		}
 		select {

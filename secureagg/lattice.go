@@ -94,7 +94,6 @@ func newLatticeBase(net Network, step job.Step, cfg Config) (*schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.need = k.Quorum
 	for _, q := range s.parties {
 		if k.Point(q) == 0 {
 			return nil, fmt.Errorf("secureagg: party %s holds no share of the consortium's lattice key", q)

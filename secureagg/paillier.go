@@ -70,7 +70,6 @@ func newPaillierAgg(net Network, step job.Step, cfg Config, n int) (*paillierAgg
 	if s.paillierScheme, err = newPaillierScheme(cfg.Keys.Public(), enc, n, len(sch.parties)); err != nil {
 		return nil, err
 	}
-	s.need = s.pk.Threshold + 1
 	for _, q := range s.parties {
 		if cfg.Keys.Index(q) == 0 {
 			return nil, fmt.Errorf("secureagg: party %s holds no share of the consortium key", q)

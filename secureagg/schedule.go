@@ -32,10 +32,6 @@ type schedule struct {
 	// Paillier schedule's late shares (the lattice backend's blame plan:
 	// 3), which delay the result and the end.
 	extra int
-	// need is how many parties' shares a decryption takes (the Paillier
-	// key's t+1, the lattice key's quorum): fewer parties that may have
-	// shared cannot have decrypted (formed.go).
-	need int
 	// rootCommit is the root's digest of its own input: its own, at the
 	// root; as received before sending up, at a child of the root.
 	rootCommit []byte
