@@ -131,7 +131,7 @@ func profileAllows(e audit.Entry) bool {
 	case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult:
 		return true
 	case protocol.DiscloseControl:
-		return slices.Contains([]string{secureagg.TypeDigest, secureagg.TypeCommit, secureagg.TypeSeed, secureagg.TypeShareRequest, audit.DecisionType}, e.Type) ||
+		return slices.Contains([]string{secureagg.TypeDigest, secureagg.TypeCommit, secureagg.TypeSeed, secureagg.TypeShareRequest, secureagg.TypeFormed, audit.DecisionType}, e.Type) ||
 			e.Type == "job/output" && e.Phase == "admit"
 	}
 	return false

@@ -198,5 +198,6 @@ func withdraw(ctx context.Context, net Network, step job.Step, cfg Config, cause
 	ctx, cancel := s.within(ctx, s.totalHops())
 	defer cancel()
 	abort(ctx, []string{s.self})
+	s.announce(ctx, false) // it makes no share: the others need not wait to learn so
 	return cause
 }

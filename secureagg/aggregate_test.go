@@ -385,6 +385,7 @@ func TestLeakage(t *testing.T) {
 		TypeUp: protocol.DiscloseCiphertext, TypeDown: protocol.DiscloseCiphertext,
 		TypeShare: protocol.DiscloseDecryptionShare, TypeResult: protocol.DisclosePublicResult,
 		TypeDigest: protocol.DiscloseControl, TypeCommit: protocol.DiscloseControl,
+		TypeFormed: protocol.DiscloseControl, // one flag: this party made a share
 	}
 	var first [][]byte
 	for run, root := range []string{"org01", "org01", who} {

@@ -28,9 +28,11 @@ type Contribution struct {
 // step with no inputs (a probe, a key's confirmation) sums no data of the
 // party, and the guard still checks its parties.
 //
-// A party that saw the total formed, or that held it when the root
-// reported a failure, tells the guard (Guard.Formed), as a decryptor's
-// runtime does when it sends its share.
+// A party that saw the total formed, that held it when the root reported
+// a failure, or that a decryptor told it made a share of the total (a
+// notice sent to every party directly, so that a root cannot keep it
+// back), tells the guard (Guard.Formed), as a decryptor's runtime does
+// when it sends its share.
 //
 // It returns the party's Result (nil when the total did not reach it) and
 // its Outcome; the error is a *Withdrawn, or Aggregate's failure other than
@@ -47,10 +49,12 @@ func Contribute(ctx context.Context, p job.Participant, step job.Step, cfg Confi
 	}
 	res, err := Aggregate(ctx, p, step, cfg, c.Vector)
 	// ErrRoot comes only after this party held the total: the root may
-	// have decrypted it before it reported its failure.
-	rootErred := errors.Is(err, ErrRoot)
+	// have decrypted it before it reported its failure. ErrFormed comes
+	// when a decryptor told this party directly that it made a share of a
+	// total this party never received.
+	mayBeDecrypted := errors.Is(err, ErrRoot) || errors.Is(err, ErrFormed)
 	o, err := Report(p.Self(), step, res, err)
-	if o != nil && o.Formed || rootErred {
+	if o != nil && o.Formed || mayBeDecrypted {
 		// The total may have been decrypted: the runtime's record, so
 		// that no later step of the job leaves out a party of it.
 		if ferr := p.Guard().Formed(step); ferr != nil {

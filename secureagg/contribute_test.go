@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
@@ -81,5 +82,62 @@ func TestContributeRecordsFormedWhenTheRootErrs(t *testing.T) {
 		if !guards[n].saw() {
 			t.Errorf("%s held the total but did not record it formed", n)
 		}
+	}
+}
+
+// A root that withholds the total from a party (issue 30, "Formed totals
+// and a lying root"): org04, which the root never passes the total to,
+// still reports the total formed and tells its guard so, having heard
+// from the decryptors themselves; before, it ended for want of its parent
+// with nothing recorded, and a coordinator colluding with the root could
+// re-run the step without a victim and have org04 help decrypt that too.
+func TestContributeRecordsFormedWhenTheRootWithholdsTheTotal(t *testing.T) {
+	c := testConsortium(t, 5)
+	lattice := testLattice(t, c)
+	for _, backend := range []Backend{BackendPaillier, BackendLattice} {
+		t.Run(string(backend), func(t *testing.T) {
+			net := jobtest.NewNetwork(c.names...)
+			step := testStep(c, "org01")
+			const kept = "org04"
+			net.Intercept("org01", func(to string, m *protocol.Message) *protocol.Message {
+				if to == kept && (m.Type == TypeDown || m.Type == TypeResult) {
+					return nil
+				}
+				return m
+			})
+			guards := map[string]*formedGuard{}
+			for _, n := range c.names {
+				guards[n] = &formedGuard{}
+			}
+			cfg := func(name string) Config {
+				if backend == BackendLattice {
+					cfg := latticeConfig(lattice, name)
+					cfg.Timeout = time.Second
+					return cfg
+				}
+				cfg := testConfig(c, name)
+				cfg.Decryptors = c.pk.Threshold + 1 // org04 is not asked for a share up front
+				return cfg
+			}
+			in := testInputs(c, 2)
+			var mu sync.Mutex
+			reports := map[string]*Outcome{}
+			outs := runEach(step.Parties, func(ctx context.Context, name string) (*Result, error) {
+				res, o, err := Contribute(ctx, guarded{Party: net.Party(name), guard: guards[name]}, step, cfg(name), Contribution{Vector: in[name]})
+				mu.Lock()
+				reports[name] = o
+				mu.Unlock()
+				return res, err
+			})
+			if outs["org01"].err != nil || outs["org01"].res == nil {
+				t.Fatalf("root: %v, want its result", outs["org01"].err)
+			}
+			if o := reports[kept]; outs[kept].err != nil || o == nil || !slices.Equal(o.Missing, []string{"org01"}) || !o.Formed {
+				t.Fatalf("%s: %+v, %v; want the root named missing and the total formed", kept, o, outs[kept].err)
+			}
+			if !guards[kept].saw() {
+				t.Errorf("%s never held the total and did not record it formed", kept)
+			}
+		})
 	}
 }

@@ -65,6 +65,18 @@ type Decryption struct {
 	First, Late time.Time
 	// Random is the randomness of the share proofs (nil: crypto/rand).
 	Random io.Reader
+	// Announce, when set, is called as this party makes its share (the
+	// root's own included), while the share is computed; a decryptor's
+	// share leaves once it returned: an aggregation tells every party of
+	// the step directly that a share of its total left (formed.go).
+	Announce func(context.Context)
+}
+
+// announce runs d.Announce, when set, in the background of wg.
+func (d *Decryption) announce(ctx context.Context, wg *sync.WaitGroup) {
+	if d.Announce != nil {
+		wg.Go(func() { d.Announce(ctx) })
+	}
 }
 
 // requestBody is the body of a share request (TypeShareRequest): the
@@ -149,6 +161,9 @@ func (d *Decryption) Decrypt(ctx context.Context, cts []*paillier.Ciphertext) ([
 	// Compute our own share while the others' arrive and are verified.
 	var own *paillier.DecryptionShare
 	var ownErr error
+	var notices sync.WaitGroup // not awaited before combining: the root's are a courtesy
+	defer notices.Wait()
+	d.announce(ctx, &notices)
 	var wg sync.WaitGroup
 	wg.Go(func() { own, ownErr = d.Keys.Share.DecryptShare(d.random(), cts, d.proofContext()) })
 	if !d.Held {
@@ -288,6 +303,12 @@ func (d *Decryption) Share(ctx context.Context, held []*paillier.Ciphertext, vet
 			}
 		}
 	}
+	// The notices go out while the share is computed, and the share
+	// leaves only once they are delivered (or given up at the deadline):
+	// a root never holds it before every party could know of it.
+	var notices sync.WaitGroup
+	defer notices.Wait()
+	d.announce(ctx, &notices)
 	share, err := d.Keys.Share.DecryptShare(d.random(), cts, d.proofContext())
 	if err != nil {
 		return fmt.Errorf("secureagg: decryption share: %w", err)
@@ -296,6 +317,7 @@ func (d *Decryption) Share(ctx context.Context, held []*paillier.Ciphertext, vet
 	if err != nil {
 		return fmt.Errorf("secureagg: marshal share: %w", err)
 	}
+	notices.Wait()
 	return d.send(ctx, deadline, d.Root, TypeShare, shareBody{Share: b}, protocol.DiscloseDecryptionShare)
 }
 

@@ -40,6 +40,14 @@
 //     share, combines t+1 valid ones, range-checks the sum and sends its
 //     packed plaintexts (or the reason there is none) down the tree; every
 //     party unpacks, range-checks and decodes them and returns the sum.
+//  5. Formed (secureagg/formed, control: one flag). Every party that makes
+//     a decryption share of the total tells every other party so directly
+//     as the share leaves; a party that ends without the total tells them
+//     it made none, and listens for the others' notices until the last
+//     share can have left. A notice of a share marks its failure formed
+//     (MissingError.Formed, ErrFormed), so its guard refuses a later
+//     aggregate without a party of this one, whatever the root passed down
+//     (formed.go).
 //
 // Every message carries the step's job, phase, round and attempt,
 // so messages of different rounds or attempts never answer each other.
@@ -94,7 +102,8 @@
 // A party sends only ciphertexts (its subtree's product up, the total's
 // components down to its children), a digest of its product when it is a
 // child of the root (with the root's commitment it received), the root's
-// commitment to its own input when it is the root, its decryption share of the total with a proof, and,
+// commitment to its own input when it is the root, its decryption share of the total with a proof,
+// a formed notice (whether it made a share) to every other party, and,
 // if it is an inner node, the public result. Under semi-honest parties and an
 // honest majority (at most t colluders, N ≥ 2t+1), every party learns the
 // sum (plus noise when asked for), the list of parties in the sum and of

@@ -64,6 +64,9 @@ func (s *latticeAgg) openTotal(ctx context.Context, total *mhe.Aggregate, target
 	if err != nil {
 		return fail(err)
 	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { s.announce(ctx, true) }) // as the root's own shares are made (formed.go)
 	op, err := s.collect(ctx, total, target, plan, 0, excluded)
 	if err == nil && len(op.Pending()) > 0 {
 		available = slices.DeleteFunc(available, func(p int) bool { _, gone := excluded[s.nameOf(p)]; return gone })
@@ -229,7 +232,12 @@ func (s *latticeAgg) shareAndWait(ctx context.Context, target *mhe.Target) (*lat
 	defer stop()
 	// A share the root does not get is the root's to report (it excludes
 	// us); we still wait for the result.
-	wg.Go(func() { s.serveShares(shareCtx, target) })
+	// Every party learns from this party that it makes shares (formed.go),
+	// on ctx: the result's arrival does not cut it short; the shares leave
+	// once the notices are delivered (or given up at their deadline).
+	noticed := make(chan struct{})
+	wg.Go(func() { defer close(noticed); s.announce(ctx, true) })
+	wg.Go(func() { s.serveShares(shareCtx, target, noticed) })
 	parent := s.tree.parent(s.self)
 	data, _, err := s.receiveBlob(ctx, s.resultHops(s.self), parent, TypeResult, s.net, 8*s.coeffs()+headerRoom)
 	var res *latticeResult
@@ -248,11 +256,20 @@ func (s *latticeAgg) shareAndWait(ctx context.Context, target *mhe.Target) (*lat
 	return res, data, nil
 }
 
-// serveShares sends this party's shares of the first plan, then of each
-// plan the root asks for (at most maxRequests), until ctx ends.
-func (s *latticeAgg) serveShares(ctx context.Context, target *mhe.Target) {
+// serveShares sends this party's shares of the first plan, once noticed
+// is closed, then of each plan the root asks for (at most maxRequests),
+// until ctx ends.
+func (s *latticeAgg) serveShares(ctx context.Context, target *mhe.Target, noticed <-chan struct{}) {
 	plan, err := s.plan(s.pointsOf(s.parties), false)
-	if err != nil || s.sendShares(ctx, target, plan, 0) != nil {
+	if err != nil {
+		return
+	}
+	select {
+	case <-noticed:
+	case <-ctx.Done():
+		return
+	}
+	if s.sendShares(ctx, target, plan, 0) != nil {
 		return
 	}
 	root := s.tree.root()

@@ -56,6 +56,7 @@ func TestLatticeLeakage(t *testing.T) {
 		TypeShare: protocol.DiscloseDecryptionShare, TypeResult: protocol.DisclosePublicResult,
 		TypeSeed: protocol.DiscloseControl, TypeShareRequest: protocol.DiscloseControl,
 		TypeCommit: protocol.DiscloseControl, TypeSketch: protocol.DiscloseCiphertext,
+		TypeFormed: protocol.DiscloseControl, // one flag: this party made a share
 	}
 	var first []byte
 	for run, root := range []string{"org01", "org01", who} {

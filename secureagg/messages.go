@@ -42,6 +42,11 @@ const (
 	// (disclosure control: a hash of ciphertexts). An empty one says the
 	// root withdrew.
 	TypeCommit = "secureagg/commit"
+	// TypeFormed tells every other party of the step whether this party
+	// made a decryption share of the step's total (as the share leaves),
+	// or ended the attempt without one (formed.go): disclosure control,
+	// one flag.
+	TypeFormed = "secureagg/formed"
 )
 
 // Bounds on decoded text, so a hostile peer cannot make us keep or log

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"math/big"
 	"slices"
 	"strconv"
 	"sync"
@@ -20,16 +19,11 @@ import (
 // that vet the total.
 type paillierAgg struct {
 	*schedule
-	keys *Keys
-	pk   *paillier.ThresholdPublicKey
-	ask  int // how many parties are asked for shares up front
-
-	n     int // vector length
-	count int // ciphertexts per vector
-	*encoding
-	packing *paillier.Packing
-	shape   string
-	own     []byte // as a child of the root: the digest of the product it sent up
+	*paillierScheme
+	keys  *Keys
+	ask   int // how many parties are asked for shares up front
+	shape string
+	own   []byte // as a child of the root: the digest of the product it sent up
 }
 
 // precompute builds the key's encryption table (once per process and key,
@@ -72,7 +66,10 @@ func newPaillierAgg(net Network, step job.Step, cfg Config, n int) (*paillierAgg
 	if err != nil {
 		return nil, err
 	}
-	s := &paillierAgg{schedule: sch, keys: cfg.Keys, pk: cfg.Keys.Public(), n: n, encoding: enc}
+	s := &paillierAgg{schedule: sch, keys: cfg.Keys}
+	if s.paillierScheme, err = newPaillierScheme(cfg.Keys.Public(), enc, n, len(sch.parties)); err != nil {
+		return nil, err
+	}
 	for _, q := range s.parties {
 		if cfg.Keys.Index(q) == 0 {
 			return nil, fmt.Errorf("secureagg: party %s holds no share of the consortium key", q)
@@ -88,10 +85,6 @@ func newPaillierAgg(net Network, step job.Step, cfg Config, n int) (*paillierAgg
 	if s.ask < s.pk.Threshold+1 {
 		return nil, fmt.Errorf("secureagg: %d decryptors cannot reach the %d shares needed", s.ask, s.pk.Threshold+1)
 	}
-	if s.packing, err = paillier.NewPacking(&s.pk.PublicKey, s.bits(), len(s.parties)); err != nil {
-		return nil, fmt.Errorf("secureagg: packing: %w", err)
-	}
-	s.count = s.packing.Plaintexts(n)
 	s.shape = fmt.Sprintf("v1 n=%d frac=%d bits=%d fanout=%d decryptors=%d noise=%s", n, cfg.FracBits, cfg.ValueBits, s.tree.k, s.ask, s.noiseDesc)
 	return s, nil
 }
@@ -103,13 +96,7 @@ func newPaillierAgg(net Network, step job.Step, cfg Config, n int) (*paillierAgg
 
 var _ backend[[]*paillier.Ciphertext, []*paillier.Ciphertext] = (*paillierAgg)(nil)
 
-func (s *paillierAgg) component(own []*paillier.Ciphertext) ([]byte, error) {
-	b, err := s.pk.MarshalCiphertexts(own)
-	if err != nil {
-		return nil, fmt.Errorf("secureagg: marshal ciphertexts: %w", err)
-	}
-	return b, nil
-}
+func (s *paillierAgg) component(own []*paillier.Ciphertext) ([]byte, error) { return s.marshal(own) }
 
 // sendTotal sends the total's components down; the root decrypts the
 // product it formed.
@@ -151,8 +138,8 @@ func (s *paillierAgg) upAndDown(ctx context.Context, acc []*paillier.Ciphertext,
 	d := protocol.DiscloseControl
 	if len(missing) == 0 {
 		var err error
-		if body.Ciphertexts, err = s.pk.MarshalCiphertexts(acc); err != nil {
-			return nil, fmt.Errorf("secureagg: marshal ciphertexts: %w", err)
+		if body.Ciphertexts, err = s.marshal(acc); err != nil {
+			return nil, err
 		}
 		body.Shape, d = s.shape, protocol.DiscloseCiphertext
 		if parent == s.tree.root() {
@@ -204,9 +191,9 @@ func (s *paillierAgg) upAndDown(ctx context.Context, acc []*paillier.Ciphertext,
 func (s *paillierAgg) components(own []byte, parts [][]*paillier.Ciphertext) (ciphertextBody, error) {
 	body := ciphertextBody{Shape: s.shape, Components: [][]byte{own}}
 	for _, cts := range parts {
-		b, err := s.pk.MarshalCiphertexts(cts)
+		b, err := s.marshal(cts)
 		if err != nil {
-			return body, fmt.Errorf("secureagg: marshal ciphertexts: %w", err)
+			return body, err
 		}
 		body.Components = append(body.Components, b)
 	}
@@ -222,21 +209,7 @@ func (s *paillierAgg) checkTotal(ctx context.Context, comps [][]byte) ([]*pailli
 	if err := s.checkDigests(ctx, comps); err != nil {
 		return nil, err
 	}
-	var total []*paillier.Ciphertext
-	for _, b := range comps {
-		cts, err := s.pk.UnmarshalCiphertexts(b)
-		if err != nil || len(cts) != s.count {
-			return nil, fmt.Errorf("%w: a component of the total from %s is malformed", ErrTampered, s.tree.root())
-		}
-		if total == nil {
-			total = cts
-			continue
-		}
-		for i := range total {
-			total[i] = s.pk.Add(total[i], cts[i])
-		}
-	}
-	return total, nil
+	return s.form(comps, s.tree.root())
 }
 
 // digest binds a subtree's product to the step and its sender.
@@ -252,62 +225,8 @@ func digest(step job.Step, from string, cts []byte) []byte {
 
 // contribute checks, noises, packs and encrypts this party's input.
 func (s *paillierAgg) contribute(ctx context.Context, input []float64) ([]*paillier.Ciphertext, error) {
-	var sampler *noiseSampler
-	if s.noise != nil {
-		var err error
-		if sampler, err = newNoiseSampler(s.noise, s.random); err != nil {
-			return nil, err
-		}
-	}
-	enc := make([]*big.Int, len(input))
-	for i, x := range input {
-		v, err := s.fp.Encode(x)
-		if err != nil {
-			return nil, fmt.Errorf("%w: input[%d] is not a finite number within the fixed point's range", ErrRange, i)
-		}
-		if new(big.Int).Abs(v).Cmp(s.inBound) >= 0 {
-			// The value itself stays here: the error reaches the coordinator.
-			return nil, fmt.Errorf("%w: input[%d] exceeds 2^%d at 2^-%d precision", ErrRange, i, s.inBound.BitLen()-1, s.fp.FracBits)
-		}
-		if sampler != nil {
-			if v, err = s.fp.Encode(x + sampler.sample()); err != nil {
-				return nil, fmt.Errorf("%w: noisy input[%d] is outside the fixed point's range", ErrRange, i)
-			}
-			if new(big.Int).Abs(v).Cmp(s.bound) >= 0 {
-				return nil, fmt.Errorf("%w: noisy input[%d] beyond its bound", ErrRange, i)
-			}
-		}
-		enc[i] = v
-	}
-	plain, err := s.packing.Pack(enc)
-	if err != nil {
-		return nil, fmt.Errorf("secureagg: pack: %w", err)
-	}
-	if len(plain) != s.count {
-		return nil, fmt.Errorf("secureagg: packing gave %d plaintexts, expected %d", len(plain), s.count)
-	}
-	// Encrypt in chunks and stop when ctx ends: a superseded attempt must
-	// not keep the cores busy for seconds (10,000 values are about 140
-	// ciphertexts) while the next attempt and Raft need them.
-	cts := make([]*paillier.Ciphertext, 0, len(plain))
-	for len(plain) > 0 {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("secureagg: encrypt: %w", err)
-		}
-		chunk := plain[:min(encryptChunk, len(plain))]
-		plain = plain[len(chunk):]
-		c, err := s.pk.EncryptMany(s.random, chunk)
-		if err != nil {
-			return nil, fmt.Errorf("secureagg: encrypt: %w", err)
-		}
-		cts = append(cts, c...)
-	}
-	return cts, nil
+	return s.encrypt(ctx, s.random, input)
 }
-
-// encryptChunk is how many plaintexts are encrypted between two checks of
-// the context: about 25 ms of CPU at 2048 bits, enough to keep all cores busy.
-const encryptChunk = 16
 
 // gatherUp receives every child's subtree product, each within the hops its
 // subtree may take, and multiplies them into own; it also returns the
@@ -350,11 +269,7 @@ func (s *paillierAgg) gatherUp(ctx context.Context, own []*paillier.Ciphertext, 
 			continue
 		}
 		parts = append(parts, r.cts)
-		next := make([]*paillier.Ciphertext, len(acc))
-		for j := range acc {
-			next[j] = s.pk.Add(acc[j], r.cts[j])
-		}
-		acc = next
+		acc = s.add(acc, r.cts)
 	}
 	slices.Sort(missing)
 	return acc, parts, missing, nil

@@ -3,7 +3,6 @@ package secureagg
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/big"
 	"sync"
 	"time"
@@ -18,10 +17,14 @@ import (
 // decryption is the aggregation's joint decryption of its total: every
 // party formed the total itself, so the root and the next s.ask−1 parties
 // in tree order share at once and the others only when the root asks.
-func (s *paillierAgg) decryption() *Decryption {
+// Each tells every party of the step as it makes its share, on ctx (the
+// aggregation's: a share's own context ends when the result arrives, and
+// the notices must not end with it).
+func (s *paillierAgg) decryption(ctx context.Context) *Decryption {
 	at := func(hops int) time.Time { return s.start.Add(time.Duration(hops) * s.hop) }
 	return &Decryption{Net: s.net, Step: s.step, Keys: s.keys, Root: s.tree.root(), Decryptors: s.tree.order[1:],
-		Ask: s.ask - 1, Count: s.count, Held: true, First: at(s.shareHops()), Late: at(s.lateShareHops()), Random: s.random}
+		Ask: s.ask - 1, Count: s.count, Held: true, First: at(s.shareHops()), Late: at(s.lateShareHops()), Random: s.random,
+		Announce: func(context.Context) { s.announce(ctx, true) }}
 }
 
 // shareAndWait is a non-root party's part after the total arrived: share
@@ -34,7 +37,7 @@ func (s *paillierAgg) shareAndWait(ctx context.Context, total []*paillier.Cipher
 	defer stop()
 	// A share the root does not get is the root's to report (it excludes
 	// us); we still wait for the result.
-	wg.Go(func() { _ = s.decryption().Share(shareCtx, total, nil) })
+	wg.Go(func() { _ = s.decryption(ctx).Share(shareCtx, total, nil) })
 	parent := s.tree.parent(s.self)
 	wctx, cancel := s.within(ctx, s.resultHops(s.self))
 	defer cancel()
@@ -60,7 +63,7 @@ func (s *paillierAgg) decrypt(ctx context.Context, total []*paillier.Ciphertext)
 	fail := func(err error) *resultBody {
 		return &resultBody{Error: truncate(err.Error()), err: err}
 	}
-	plain, excluded, err := s.decryption().Decrypt(ctx, total)
+	plain, excluded, err := s.decryption(ctx).Decrypt(ctx, total)
 	if err != nil {
 		return fail(err)
 	}
@@ -75,27 +78,6 @@ func (s *paillierAgg) decrypt(ctx context.Context, total []*paillier.Ciphertext)
 		body.Excluded = nil
 	}
 	return body
-}
-
-// decodeSum unpacks the decrypted plaintexts, checks every slot against
-// what N in-range inputs can produce, and decodes the fixed point.
-func (s *paillierAgg) decodeSum(plain []*big.Int) ([]float64, error) {
-	sums, err := s.packing.Unpack(plain, s.n, len(s.parties))
-	if err != nil {
-		return nil, fmt.Errorf("%w: unpack the sum: %w", ErrRange, err)
-	}
-	limit := new(big.Int).Mul(s.bound, big.NewInt(int64(len(s.parties))))
-	out := make([]float64, s.n)
-	for i, v := range sums {
-		if new(big.Int).Abs(v).Cmp(limit) >= 0 {
-			return nil, fmt.Errorf("%w: decrypted sum[%d] exceeds %d parties × 2^%d", ErrRange, i, len(s.parties), s.bound.BitLen()-1)
-		}
-		out[i] = s.fp.Decode(v)
-		if math.IsInf(out[i], 0) || math.IsNaN(out[i]) {
-			return nil, fmt.Errorf("%w: decrypted sum[%d] is not a finite float", ErrRange, i)
-		}
-	}
-	return out, nil
 }
 
 // finish decrypts (at the root) or shares and waits (elsewhere), passes

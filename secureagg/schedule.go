@@ -162,9 +162,12 @@ func runTree[C, T any](ctx context.Context, s *schedule, b backend[C, T], input 
 	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
 	ctx, cancel := s.within(ctx, s.totalHops())
 	defer func() { cancel(); b.wait() }()
+	heard := s.listen(ctx)
+	defer heard.stop()
 	own, err := b.contribute(ctx, input)
 	if err != nil {
 		b.abort(ctx, []string{s.self})
+		s.announce(ctx, false)
 		return nil, err
 	}
 	var ownComp []byte // at the root: its own component, committed to now
@@ -176,7 +179,7 @@ func runTree[C, T any](ctx context.Context, s *schedule, b backend[C, T], input 
 	}
 	acc, parts, missing, err := b.gatherUp(ctx, own, children)
 	if err != nil {
-		return nil, err
+		return nil, s.unheld(ctx, heard, err)
 	}
 	var total T
 	switch {
@@ -184,12 +187,14 @@ func runTree[C, T any](ctx context.Context, s *schedule, b backend[C, T], input 
 		total, err = b.upAndDown(ctx, acc, missing)
 	case len(missing) > 0:
 		b.abortDown(ctx, missing)
-		return nil, &MissingError{Parties: missing}
+		err = &MissingError{Parties: missing}
 	default:
 		total, err = b.sendTotal(ctx, ownComp, acc, parts)
 	}
 	if err != nil {
-		return nil, err
+		// This party never held the total: a decryptor's notice is how
+		// it learns whether one was decrypted (formed.go).
+		return nil, s.unheld(ctx, heard, err)
 	}
 	return b.finish(ctx, total)
 }

@@ -168,7 +168,8 @@ func profileAllows(e audit.Entry) bool {
 	case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult:
 		return true
 	case protocol.DiscloseControl:
-		return e.Type == secureagg.TypeDigest || e.Type == secureagg.TypeCommit || e.Type == secureagg.TypeShareRequest || e.Type == audit.DecisionType ||
+		return e.Type == secureagg.TypeDigest || e.Type == secureagg.TypeCommit || e.Type == secureagg.TypeShareRequest || e.Type == secureagg.TypeFormed ||
+			e.Type == audit.DecisionType ||
 			e.Type == "job/output" && e.Phase == "admit"
 	}
 	return false
