@@ -308,11 +308,17 @@ func runUnderLiar(t *testing.T, spec string, parties []string, evil job.Kind) (*
 func TestSimShrinkingPartySet(t *testing.T) {
 	spec, parties, _ := levelConsortium(t, []float64{10, 10, 10}, []int{6, 6, 6})
 	cl, id, rec := runUnderLiar(t, spec, parties, dropAfterFormed(parties, "org03"))
+	// Each of org01 and org02 refuses; on a loaded machine the step may
+	// fail on the first refusal before the other party's is reported, so
+	// the error names at least one, and no party sends a share (below).
+	named := 0
 	for _, p := range []string{"org01", "org02"} {
-		want := fmt.Sprintf("party %s: refused by %s's policy: rule formed: step iterate/1", p, p)
-		if !strings.Contains(rec.Error, want) || !strings.Contains(rec.Error, "coordinator "+liarName) {
-			t.Errorf("the job's error %q does not say %q naming coordinator %s", rec.Error, want, liarName)
+		if strings.Contains(rec.Error, fmt.Sprintf("party %s: refused by %s's policy: rule formed: step iterate/1", p, p)) {
+			named++
 		}
+	}
+	if named == 0 || !strings.Contains(rec.Error, "coordinator "+liarName) {
+		t.Errorf("the job's error %q does not name org01's or org02's refusal under rule formed, nor coordinator %s", rec.Error, liarName)
 	}
 	for _, p := range parties {
 		entries, err := audit.ReadFile(cl.LedgerPath(p))
