@@ -79,3 +79,44 @@ func TestPagesMatchAWalkOverTheLog(t *testing.T) {
 		check(t, r)
 	})
 }
+
+// BenchmarkFinishedPage reads what the console's jobs page reads (the
+// kinds, the counts of one kind, the running jobs and one page of 50
+// finished ids) from a state of n finished jobs: its cost must not grow
+// with n.
+//
+//	go test ./job/runner -run '^$' -bench FinishedPage -benchtime 2000x
+func BenchmarkFinishedPage(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		s := NewState()
+		kinds := []string{"sum", "quantile", "sjc", "bicluster"}
+		specs := make([][]byte, len(kinds))
+		for k, kind := range kinds {
+			specs[k] = []byte("kind: " + kind + "\nparties: [{name: a}]\n")
+		}
+		for i := range n {
+			id := fmt.Sprintf("job-%07d", i)
+			if err := s.Apply(&Entry{Op: OpSubmit, Job: id, Spec: specs[i%len(kinds)]}); err != nil {
+				b.Fatal(err)
+			}
+			op := OpFinish
+			if i%10 == 0 {
+				op = OpFail
+			}
+			if err := s.Apply(&Entry{Op: op, Job: id}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			last := n / len(kinds) / 50
+			for b.Loop() {
+				_ = s.Kinds()
+				_ = s.FinishedCounts("quantile")
+				_ = s.RunningOf("quantile")
+				if ids := s.Finished("quantile", StatusDone, last*50-50, 50); len(ids) != 50 {
+					b.Fatalf("a page of %d ids", len(ids))
+				}
+			}
+		})
+	}
+}
