@@ -163,17 +163,8 @@ func OptimalFullDomainAbove(ds *Dataset, reqs []Requirement, sens *Coded, floor 
 	if floor != nil && len(floor) != len(ds.Attrs) {
 		return nil, fmt.Errorf("%w: %d floor levels for %d attributes", ErrRequirement, len(floor), len(ds.Attrs))
 	}
-	if len(reqs) == 0 {
-		return nil, fmt.Errorf("%w: no requirement", ErrRequirement)
-	}
-	if sens != nil && len(sens.Code) != ds.N {
-		return nil, fmt.Errorf("%w: %d sensitive values for %d records", ErrRequirement, len(sens.Code), ds.N)
-	}
-	L, err := newLattice(ds, sens)
+	L, err := requiredLattice(ds, reqs, sens)
 	if err != nil {
-		return nil, err
-	}
-	if err := L.require(reqs); err != nil {
 		return nil, err
 	}
 	order := L.byHeight()
@@ -362,6 +353,25 @@ func (L *lattice) result(best int, ncp float64) *FullDomainResult {
 		}
 	}
 	return res
+}
+
+// requiredLattice is the generalisation lattice of ds with the
+// requirements every search over it checks, after the checks they share.
+func requiredLattice(ds *Dataset, reqs []Requirement, sens *Coded) (*lattice, error) {
+	if len(reqs) == 0 {
+		return nil, fmt.Errorf("%w: no requirement", ErrRequirement)
+	}
+	if sens != nil && len(sens.Code) != ds.N {
+		return nil, fmt.Errorf("%w: %d sensitive values for %d records", ErrRequirement, len(sens.Code), ds.N)
+	}
+	L, err := newLattice(ds, sens)
+	if err != nil {
+		return nil, err
+	}
+	if err := L.require(reqs); err != nil {
+		return nil, err
+	}
+	return L, nil
 }
 
 func newLattice(ds *Dataset, sens *Coded) (*lattice, error) {

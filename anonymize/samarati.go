@@ -64,17 +64,8 @@ type SamaratiResult struct {
 // any one). Each check counts the vector's classes with the privacy hash
 // table, rolled up from a more specific vector already counted.
 func Samarati(ds *Dataset, reqs []Requirement, sens *Coded) (*SamaratiResult, error) {
-	if len(reqs) == 0 {
-		return nil, fmt.Errorf("%w: no requirement", ErrRequirement)
-	}
-	if sens != nil && len(sens.Code) != ds.N {
-		return nil, fmt.Errorf("%w: %d sensitive values for %d records", ErrRequirement, len(sens.Code), ds.N)
-	}
-	L, err := newLattice(ds, sens)
+	L, err := requiredLattice(ds, reqs, sens)
 	if err != nil {
-		return nil, err
-	}
-	if err := L.require(reqs); err != nil {
 		return nil, err
 	}
 	byH := L.heights()
@@ -240,17 +231,8 @@ func (ds *Dataset) WeightedDiscernibility(g *Generalisation, prio []float64, bet
 // earlier satisfies (the conditions are monotone) and is not minimal, so it
 // is not counted. It also returns how many vectors were counted.
 func MinimalVectors(ds *Dataset, reqs []Requirement, sens *Coded) ([][]int, int, error) {
-	if len(reqs) == 0 {
-		return nil, 0, fmt.Errorf("%w: no requirement", ErrRequirement)
-	}
-	if sens != nil && len(sens.Code) != ds.N {
-		return nil, 0, fmt.Errorf("%w: %d sensitive values for %d records", ErrRequirement, len(sens.Code), ds.N)
-	}
-	L, err := newLattice(ds, sens)
+	L, err := requiredLattice(ds, reqs, sens)
 	if err != nil {
-		return nil, 0, err
-	}
-	if err := L.require(reqs); err != nil {
 		return nil, 0, err
 	}
 	var minimal [][]int

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/cohortdm/cohort/hamdist"
 	"github.com/cohortdm/cohort/job"
@@ -140,11 +139,8 @@ func (s *session) Close() {}
 // failure compares the same columns; a committed distance is never
 // computed twice).
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	if step.Phase != distanceRound.Phase || step.Round != 0 {
-		return nil, fmt.Errorf("hamming: party %s refuses step %s/%d of coordinator %s: hamming has one step, distance round 0", s.p.Self(), step.Phase, step.Round, step.Coordinator)
-	}
-	if slices.ContainsFunc(distanceRound.History(s.p.History()), func(r *job.Record) bool { return r.Error == "" }) {
-		return nil, fmt.Errorf("hamming: party %s refuses coordinator %s: the log holds the distance already", s.p.Self(), step.Coordinator)
+	if err := hamdist.CheckOnce("hamming", s.p.Self(), step, distanceRound.Phase, "distance", distanceRound.History(s.p.History())); err != nil {
+		return nil, err
 	}
 	return distanceRound.Serve(step, func(distanceArgs) (distanceOutput, error) {
 		out, err := s.compare(ctx, step)

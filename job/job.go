@@ -50,6 +50,7 @@ package job
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -98,6 +99,16 @@ type Step struct {
 
 // Timeout is the step's deadline as a duration.
 func (s Step) Timeout() time.Duration { return time.Duration(s.TimeoutMS) * time.Millisecond }
+
+// CheckAlone is how a party of a one-party publication (anonymize,
+// querylog, graph) refuses any step but the one its spec determines:
+// round 0, on that party alone.
+func (s Step) CheckAlone(self string) error {
+	if s.Round != 0 || !slices.Equal(s.Parties, []string{self}) {
+		return fmt.Errorf("party %s refuses %s round %d on %v: coordinator %s asks for a step the spec does not determine", self, s.Phase, s.Round, s.Parties, s.Coordinator)
+	}
+	return nil
+}
 
 // Sub returns the step as seen by one sub-protocol, so that several
 // aggregations or exchanges can run in one step without their messages

@@ -220,11 +220,8 @@ func (s *session) Close() {}
 // Step runs the score step: round 0 only, and only while the log holds
 // no scores committed.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	if step.Phase != scoreRound.Phase || step.Round != 0 {
-		return nil, fmt.Errorf("model-select: party %s refuses step %s/%d of coordinator %s: model-select has one step, score round 0", s.p.Self(), step.Phase, step.Round, step.Coordinator)
-	}
-	if slices.ContainsFunc(scoreRound.History(s.p.History()), func(r *job.Record) bool { return r.Error == "" }) {
-		return nil, fmt.Errorf("model-select: party %s refuses coordinator %s: the log holds the scores already", s.p.Self(), step.Coordinator)
+	if err := hamdist.CheckOnce("model-select", s.p.Self(), step, scoreRound.Phase, "scores", scoreRound.History(s.p.History())); err != nil {
+		return nil, err
 	}
 	return scoreRound.Serve(step, func(scoreArgs) (scoreOutput, error) {
 		out, err := s.score(ctx, step)

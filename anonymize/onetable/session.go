@@ -3,7 +3,6 @@ package onetable
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/cohortdm/cohort/anonymize"
@@ -31,8 +30,8 @@ func (s *session) Close() {}
 
 // Step runs the job's one step: the publication, on the party alone.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	if step.Round != 0 || !slices.Equal(step.Parties, []string{s.p.Self()}) {
-		return nil, fmt.Errorf("party %s refuses %s round %d on %v: coordinator %s asks for a step the spec does not determine", s.p.Self(), step.Phase, step.Round, step.Parties, step.Coordinator)
+	if err := step.CheckAlone(s.p.Self()); err != nil {
+		return nil, err
 	}
 	return anonymizeRound.Serve(step, func(none) (output, error) { return s.publish(ctx, step) })
 }

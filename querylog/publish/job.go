@@ -40,7 +40,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"slices"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/protocol"
@@ -150,8 +149,8 @@ func (s *session) Close() {}
 
 // Step runs the job's one step on the party alone.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	if step.Round != 0 || !slices.Equal(step.Parties, []string{s.p.Self()}) {
-		return nil, fmt.Errorf("party %s refuses %s round %d on %v: coordinator %s asks for a step the spec does not determine", s.p.Self(), step.Phase, step.Round, step.Parties, step.Coordinator)
+	if err := step.CheckAlone(s.p.Self()); err != nil {
+		return nil, err
 	}
 	return publishRound.Serve(step, func(none) (output, error) { return s.publish(ctx, step) })
 }
