@@ -133,6 +133,11 @@ func precomputeWide(pk *PublicKey) {
 	pk.hTable(math.MaxInt32)
 }
 
+// precomputeWideV builds the wide v table at once.
+func precomputeWideV(pk *ThresholdPublicKey) {
+	tableFor(pk.V, pk.ns1(), pk.rhoBits()+1, vWindow, math.MaxInt32)
+}
+
 // TestPowerTable: the bucket method agrees with big.Int.Exp for exponents
 // of every length up to the table's, zero, and beyond it (fallback).
 func TestPowerTable(t *testing.T) {
