@@ -385,8 +385,9 @@ func BenchmarkFixedBaseMemory(b *testing.B) {
 // with s = 3 (n^(s+1) of MaxCiphertextBits), random squares for v and the
 // v_i (the decoder cannot tell them from a dealer's), and a garbage share
 // with the longest z the decoder allows. The first VerifyShare builds the
-// v table; MiB/table is the heap it keeps and s/cached-call the time of a
-// later call that reuses the table. Before the size policy and the table
+// v table (now the small one: at this size a 3-bit wide table would save
+// nothing over it, so none is ever built); MiB/table is the heap it keeps
+// and s/cached-call the time of a later call that reuses the table. Before the size policy and the table
 // cap, an 8192-bit key made one such call take 8.5 s and 816 MiB. Run with
 // -benchtime 1x.
 func BenchmarkLargestKeyShareCheck(b *testing.B) {
