@@ -29,7 +29,8 @@
 // one multiplication per window plus 2·(2^w−1); 25 ms and 0.2 MiB to build
 // at 2048 bits), built on first use or by PublicKey.Precompute; then, once
 // the key has made enough encryptions to pay for it (about 490 at 2048
-// bits, or an EncryptMany batch that large), the wide table of
+// bits, or an EncryptMany batch or PublicKey.PrecomputeFor count that
+// large), the wide table of
 // H^(j·2^(w·i)) (one multiplication per window, no squarings). The wide
 // table takes the widest window (at most 9 bits) that keeps it within
 // 80 MiB: 57 MiB at 2048 bits (9-bit windows, measured; 1.5 s of CPU to

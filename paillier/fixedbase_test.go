@@ -218,7 +218,8 @@ func TestTableGrowsWithUse(t *testing.T) {
 }
 
 // TestEncryptManyBuildsWide: a batch that pays for the wide table gets it
-// before the workers start; a small one does not.
+// before the workers start, and so does PrecomputeFor with such a count; a
+// small one does not.
 func TestEncryptManyBuildsWide(t *testing.T) {
 	sk, err := GenerateKey(rand.Reader, testBits) // a key of its own: fresh tables
 	if err != nil {
@@ -246,6 +247,19 @@ func TestEncryptManyBuildsWide(t *testing.T) {
 	}
 	if _, ok := pk.hTable(0).(*fixedBase); !ok {
 		t.Fatalf("a batch of %d did not build the wide table", after)
+	}
+	// PrecomputeFor counts the encryptions announced.
+	sk3, err := GenerateKey(rand.Reader, testBits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk3.PrecomputeFor(2)
+	if _, ok := sk3.hTable(0).(*powerTable); !ok {
+		t.Fatal("PrecomputeFor(2) built the wide table")
+	}
+	sk3.PrecomputeFor(int(after))
+	if _, ok := sk3.hTable(0).(*fixedBase); !ok {
+		t.Fatalf("PrecomputeFor(%d) did not build the wide table", after)
 	}
 	for i, c := range append(cs, cs2[:2]...) {
 		if got, err := sk.Decrypt(c); err != nil || got.Cmp(ms[i%2]) != 0 {
