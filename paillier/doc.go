@@ -30,9 +30,8 @@
 // at 2048 bits), built on first use or by PublicKey.Precompute; then, once
 // the key has made enough encryptions to pay for it (about 490 at 2048
 // bits, or an EncryptMany batch or PublicKey.PrecomputeFor count that
-// large), the wide table of
-// H^(j·2^(w·i)) (one multiplication per window, no squarings). The wide
-// table takes the widest window (at most 9 bits) that keeps it within
+// large), the wide table of H^(j·2^(w·i)) (one multiplication per window,
+// no squarings). The wide table takes the widest window (at most 9 bits) that keeps it within
 // 80 MiB: 57 MiB at 2048 bits (9-bit windows, measured; 1.5 s of CPU to
 // build), 72 MiB at 3072 and 4096 bits (8 and 7 bits). The verification
 // base v of a threshold key gets the same pair of tables. All tables
