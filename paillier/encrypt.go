@@ -76,13 +76,21 @@ func (pk *PublicKey) randomizer(random io.Reader) (*big.Int, error) {
 	return pk.hPow(r), nil
 }
 
-func (pk *PublicKey) hPow(r *big.Int) *big.Int {
-	ns1 := pk.ns1()
-	if fb := tableFor(pk.H, ns1, pk.randBits(), encMaxWindow); fb != nil {
-		return fb.exp(r)
-	}
-	return new(big.Int).Exp(pk.H, r, ns1) // no table within the budget
+// hTable returns the fixed-base table of H for uses encryptions to come,
+// or nil if none fits the budget.
+func (pk *PublicKey) hTable(uses int) expTable {
+	return tableFor(pk.H, pk.ns1(), pk.randBits(), encMaxWindow, int64(uses))
 }
+
+// hPowWith returns H^r with table t (nil: without a table).
+func (pk *PublicKey) hPowWith(t expTable, r *big.Int) *big.Int {
+	if t != nil {
+		return t.exp(r)
+	}
+	return new(big.Int).Exp(pk.H, r, pk.ns1()) // no table within the budget
+}
+
+func (pk *PublicKey) hPow(r *big.Int) *big.Int { return pk.hPowWith(pk.hTable(1), r) }
 
 func (pk *PublicKey) checkPlain(m *big.Int) error {
 	if m == nil || m.Sign() < 0 || m.Cmp(pk.ns()) >= 0 {
@@ -137,8 +145,11 @@ func (pk *PublicKey) EncryptMany(random io.Reader, ms []*big.Int) ([]*Ciphertext
 			return nil, err
 		}
 	}
-	if pk.H != nil && len(ms) > 1 {
-		pk.hPow(big.NewInt(1)) // build the table once, before the workers
+	var table expTable
+	if pk.H != nil {
+		// Counting the whole batch at once builds the wide table before
+		// the workers when the batch alone pays for it.
+		table = pk.hTable(len(ms))
 	}
 	out := make([]*Ciphertext, len(ms))
 	parallel(len(ms), func(i int) {
@@ -146,7 +157,7 @@ func (pk *PublicKey) EncryptMany(random io.Reader, ms []*big.Int) ([]*Ciphertext
 		if pk.H == nil {
 			r = rs[i].Exp(rs[i], pk.ns(), pk.ns1())
 		} else {
-			r = pk.hPow(rs[i])
+			r = pk.hPowWith(table, rs[i])
 		}
 		out[i] = &Ciphertext{C: mulMod(r, pk.gPow(ms[i]), pk.ns1())}
 	})

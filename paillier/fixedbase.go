@@ -123,29 +123,141 @@ func (fb *fixedBase) exp(e *big.Int) *big.Int {
 	return acc
 }
 
-// Tables are cached process-wide per (base, modulus, exponent length,
-// window), so that the many copies and decodings of one key share one
-// table, and evicted least-recently-used first when the next table would
-// exceed the budget. The budget counts tables in the cache; a table evicted
-// while an exponentiation still uses it lives until that call returns.
+// powerTable holds g^(2^(w·i)) mod m for every w-bit window i of an
+// exponent of up to bits bits: the first column of a fixedBase table, and
+// all that the bucket method of Brickell, Gordon, McCurley and Wilson
+// ("Fast exponentiation with precomputation", EUROCRYPT '92, §3) needs.
+// Building it costs bits squarings (25 ms for a 2048-bit r at 2048-bit n);
+// an exponentiation costs one multiplication per non-zero window plus
+// 2·(2^w−1) to combine the buckets: about twice a fixedBase exponentiation
+// at 9 bits, a third of a plain one. It is what a key gets first; the wide
+// fixedBase follows once the key has been used enough to pay for it.
+type powerTable struct {
+	g, m *big.Int
+	w    int
+	bits int
+	k    int
+	pows []big.Word // pows[i·k : (i+1)·k] = g^(2^(w·i)) mod m
+}
+
+// smallWindow returns the window that minimises a powerTable
+// exponentiation's multiplications for exponents of bits bits.
+func smallWindow(bits int) int {
+	best, bestCost := 1, 0
+	for w := 1; w <= 10; w++ {
+		if c := (bits+w-1)/w + 2*(1<<w-1); w == 1 || c < bestCost {
+			best, bestCost = w, c
+		}
+	}
+	return best
+}
+
+func smallTableBytes(bits, w, k int) int64 {
+	return int64((bits+w-1)/w) * int64(k) * wordBytes
+}
+
+func newPowerTable(g, m *big.Int, bits, w int) *powerTable {
+	nw := (bits + w - 1) / w
+	k := len(m.Bits())
+	pt := &powerTable{g: new(big.Int).Set(g), m: m, w: w, bits: nw * w, k: k, pows: make([]big.Word, nw*k)}
+	base := new(big.Int).Mod(g, m)
+	prod, quo := new(big.Int), new(big.Int)
+	for i := 0; i < nw; i++ {
+		copy(pt.pows[i*k:(i+1)*k], base.Bits())
+		if i+1 < nw {
+			for j := 0; j < w; j++ {
+				prod.Mul(base, base)
+				quo.QuoRem(prod, m, base)
+			}
+		}
+	}
+	return pt
+}
+
+// exp returns g^e mod m for 0 <= e < 2^bits by the bucket method: bucket d
+// collects the powers whose window of e is d, and ∏ bucket_d^d is computed
+// as the product of the running products from the top bucket down. Larger
+// exponents fall back to a plain exponentiation.
+func (pt *powerTable) exp(e *big.Int) *big.Int {
+	if e.Sign() < 0 || e.BitLen() > pt.bits {
+		return new(big.Int).Exp(pt.g, e, pt.m)
+	}
+	mask := uint(1)<<pt.w - 1
+	buckets := make([]*big.Int, mask+1) // nil stands for 1
+	words := e.Bits()
+	prod, quo, t := new(big.Int), new(big.Int), new(big.Int)
+	mulInto := func(acc, x *big.Int) *big.Int { // acc·x mod m, acc nil = 1
+		if acc == nil {
+			return new(big.Int).Set(x)
+		}
+		prod.Mul(acc, x)
+		quo.QuoRem(prod, pt.m, acc)
+		return acc
+	}
+	for i := 0; i*pt.w < e.BitLen(); i++ {
+		if d := window(words, i*pt.w, pt.w) & mask; d != 0 {
+			t.SetBits(pt.pows[i*pt.k : (i+1)*pt.k : (i+1)*pt.k])
+			buckets[d] = mulInto(buckets[d], t)
+		}
+	}
+	var running, acc *big.Int
+	for d := mask; d >= 1; d-- {
+		if buckets[d] != nil {
+			running = mulInto(running, buckets[d])
+		}
+		if running != nil {
+			acc = mulInto(acc, running)
+		}
+	}
+	if acc == nil {
+		return big.NewInt(1) // e = 0
+	}
+	return acc
+}
+
+// expTable is a fixed-base table: a powerTable or a fixedBase.
+type expTable interface {
+	exp(e *big.Int) *big.Int
+}
+
+// Tables are cached process-wide per family (base, modulus, exponent
+// length, widest window), so that the many copies and decodings of one key
+// share them, and evicted least-recently-used first when the next table
+// would exceed the budget. The budget counts tables in the cache; a table
+// evicted while an exponentiation still uses it lives until that call
+// returns.
+//
+// A family starts with its small powerTable and counts its uses; once they
+// reach wideAfter, the use that crosses it builds the wide fixedBase (the
+// others go on with the small table meanwhile), which every later use
+// takes. wideAfter is where the wide table's build has paid for itself:
+// its cost in multiplications over what it saves per exponentiation (490
+// uses for the 2048-bit encryption table, 403 for v). A process that makes
+// a few dozen exponentiations with a key (cohort demo: 87 encryptions and
+// 39 v powers) never builds the 2.4 s of wide tables.
 const defaultTableBudget = 256 << 20
 
 type tableKey struct {
 	digest [32]byte // SHA-256 of base and modulus
 	bits   int
-	window int
+	maxW   int
 }
 
-type tableEntry struct {
-	once  sync.Once
-	fb    *fixedBase
-	bytes int64
-	stamp uint64
+type tableFamily struct {
+	once      sync.Once
+	small     *powerTable
+	wideW     int   // the wide table's window, 0 if none fits
+	wideAfter int64 // uses after which to build it; 0 = never
+	uses      atomic.Int64
+	wideState atomic.Int32 // 0 none, 1 claimed (building or refused)
+	wide      atomic.Pointer[fixedBase]
+	bytes     int64 // charged to the budget; under tablesMu
+	stamp     uint64
 }
 
 var (
 	tablesMu    sync.Mutex
-	tables      = map[tableKey]*tableEntry{}
+	tables      = map[tableKey]*tableFamily{}
 	tableTick   uint64
 	tablesBytes int64 // sum of bytes over tables
 	tableBudget atomic.Int64
@@ -155,72 +267,125 @@ func init() { tableBudget.Store(defaultTableBudget) }
 
 // SetFixedBaseBudget sets the memory the process may keep in fixed-base
 // tables (encryption bases H, verification base v) and returns the previous
-// budget; the default is 256 MiB, enough for the 2048-bit encryption and
-// verification tables of three keys (57 + 23 MiB each, measured). Tables
-// beyond the budget evict the least recently used ones; a table larger than
-// the whole budget is not built and its exponentiations run without one
-// (a full exponentiation instead of one multiplication per window: several
-// times slower). A budget of 0 disables the tables.
+// budget; the default is 256 MiB, enough for the wide 2048-bit encryption
+// and verification tables of three keys (57 + 23 MiB each, measured); the
+// small tables a key starts with take 0.2 and 0.4 MiB. Tables beyond the
+// budget evict the least recently used ones; a wide table that does not fit
+// is not built (the small one goes on serving), and a key whose small table
+// does not fit runs without one (a full exponentiation: several times
+// slower). A budget of 0 disables the tables.
 func SetFixedBaseBudget(bytes int64) int64 {
 	bytes = max(bytes, 0)
 	tablesMu.Lock()
 	defer tablesMu.Unlock()
 	prev := tableBudget.Swap(bytes)
-	evictTables(0)
+	evictTables(0, nil)
 	return prev
 }
 
-// evictTables drops least recently used tables until need more bytes fit
-// in the budget. tablesMu must be held.
-func evictTables(need int64) {
+// evictTables drops least recently used tables other than keep until need
+// more bytes fit in the budget. tablesMu must be held.
+func evictTables(need int64, keep *tableFamily) {
 	budget := tableBudget.Load()
-	for tablesBytes+need > budget && len(tables) > 0 {
+	for tablesBytes+need > budget {
 		var oldest tableKey
-		first := true
+		found := false
 		for key, v := range tables {
-			if first || v.stamp < tables[oldest].stamp {
-				oldest, first = key, false
+			if v != keep && (!found || v.stamp < tables[oldest].stamp) {
+				oldest, found = key, true
 			}
+		}
+		if !found {
+			return
 		}
 		tablesBytes -= tables[oldest].bytes
 		delete(tables, oldest)
 	}
 }
 
-// tableFor returns the shared table of base modulo m for exponents of bits
-// bits, with the widest window up to maxW that fits maxTableBytes, or nil if
-// no window fits or the table exceeds the process budget.
-func tableFor(base, m *big.Int, bits, maxW int) *fixedBase {
-	k := len(m.Bits())
-	w := windowFor(bits, k, maxW)
-	if w == 0 {
-		return nil
+// wideCost returns the multiplications a wide table of window w saves per
+// exponentiation over a small one of window sw, and its build cost.
+func wideCost(bits, w, sw int) (saved, build int64) {
+	perExp := func(w int) int64 { // non-zero windows of a uniform exponent
+		nw := int64((bits + w - 1) / w)
+		return nw - nw>>w
 	}
-	size := tableBytes(bits, w, k)
-	h := sha256.New()
-	h.Write(base.Bytes())
-	h.Write([]byte{0})
-	h.Write(m.Bytes())
-	var key tableKey
-	copy(key.digest[:], h.Sum(nil))
-	key.bits, key.window = bits, w
+	saved = perExp(sw) + 2*(1<<sw-1) - perExp(w)
+	build = int64((bits+w-1)/w)*int64(1<<w-2) + int64(bits)
+	return saved, build
+}
+
+// tableFor returns the table of base modulo m for exponents of bits bits
+// (window at most maxW), counting uses exponentiations to come: the small
+// powerTable until the family's uses reach its threshold, the wide
+// fixedBase after. It returns nil if not even the small table fits the
+// budget.
+func tableFor(base, m *big.Int, bits, maxW int, uses int64) expTable {
+	key := tableKey{digest: familyDigest(base, m), bits: bits, maxW: maxW}
+	k := len(m.Bits())
+	sw := smallWindow(bits)
 	tablesMu.Lock()
 	tableTick++
-	e, ok := tables[key]
+	f, ok := tables[key]
 	if !ok {
+		size := smallTableBytes(bits, sw, k)
 		if size > tableBudget.Load() {
 			tablesMu.Unlock()
 			return nil
 		}
-		evictTables(size)
-		e = &tableEntry{bytes: size}
-		tables[key] = e
+		evictTables(size, nil)
+		f = &tableFamily{bytes: size, wideW: windowFor(bits, k, maxW)}
+		if f.wideW > 0 {
+			if saved, build := wideCost(bits, f.wideW, sw); saved > 0 {
+				f.wideAfter = (build + saved - 1) / saved
+			}
+		}
+		tables[key] = f
 		tablesBytes += size
 	}
-	e.stamp = tableTick
+	f.stamp = tableTick
 	tablesMu.Unlock()
-	e.once.Do(func() { e.fb = newFixedBase(base, m, bits, w) })
-	return e.fb
+	f.once.Do(func() { f.small = newPowerTable(base, m, bits, sw) })
+	if wide := f.wide.Load(); wide != nil {
+		return wide
+	}
+	n := f.uses.Add(uses)
+	if f.wideAfter == 0 || n < f.wideAfter || !f.wideState.CompareAndSwap(0, 1) {
+		return f.small
+	}
+	if wide := f.buildWide(key, base, m, bits, k); wide != nil {
+		return wide
+	}
+	return f.small
+}
+
+// familyDigest is SHA-256 of base and modulus.
+func familyDigest(base, m *big.Int) [32]byte {
+	h := sha256.New()
+	h.Write(base.Bytes())
+	h.Write([]byte{0})
+	h.Write(m.Bytes())
+	var d [32]byte
+	copy(d[:], h.Sum(nil))
+	return d
+}
+
+// buildWide builds the family's wide table if it fits the budget (evicting
+// other families for it) and the family is still cached.
+func (f *tableFamily) buildWide(key tableKey, base, m *big.Int, bits, k int) *fixedBase {
+	size := tableBytes(bits, f.wideW, k)
+	tablesMu.Lock()
+	if tables[key] != f || f.bytes+size > tableBudget.Load() {
+		tablesMu.Unlock()
+		return nil
+	}
+	evictTables(size, f)
+	f.bytes += size
+	tablesBytes += size
+	tablesMu.Unlock()
+	wide := newFixedBase(base, m, bits, f.wideW)
+	f.wide.Store(wide)
+	return wide
 }
 
 // window extracts w bits starting at bit position pos of the little-endian

@@ -2,6 +2,7 @@ package paillier
 
 import (
 	"crypto/rand"
+	"math"
 	"math/big"
 	"runtime"
 	"testing"
@@ -79,7 +80,7 @@ func TestTableBudget(t *testing.T) {
 	defer SetFixedBaseBudget(prev)
 
 	// No budget: no table, still correct.
-	if fb := tableFor(sk.H, sk.NS1, sk.randBits(), encMaxWindow); fb != nil {
+	if fb := tableFor(sk.H, sk.NS1, sk.randBits(), encMaxWindow, 1); fb != nil {
 		t.Fatal("table built with a zero budget")
 	}
 	m := big.NewInt(4242)
@@ -107,7 +108,7 @@ func TestTableBudget(t *testing.T) {
 		keys = append(keys, k)
 	}
 	for _, k := range keys {
-		k.Precompute()
+		precomputeWide(&k.PublicKey)
 		tablesMu.Lock()
 		used, budget := tablesBytes, tableBudget.Load()
 		tablesMu.Unlock()
@@ -123,5 +124,146 @@ func TestTableBudget(t *testing.T) {
 	tablesMu.Unlock()
 	if n > 2 {
 		t.Fatalf("%d tables cached within a budget for two", n)
+	}
+}
+
+// precomputeWide builds the key's wide encryption table at once, as a key
+// in heavy use has it.
+func precomputeWide(pk *PublicKey) {
+	pk.hTable(math.MaxInt32)
+}
+
+// precomputeWideV builds the wide v table at once.
+func precomputeWideV(pk *ThresholdPublicKey) {
+	tableFor(pk.V, pk.ns1(), pk.rhoBits()+1, vWindow, math.MaxInt32)
+}
+
+// TestPowerTable: the bucket method agrees with big.Int.Exp for exponents
+// of every length up to the table's, zero, and beyond it (fallback).
+func TestPowerTable(t *testing.T) {
+	_, _, sk := testKeys(t)
+	m := sk.NS1
+	g, err := rand.Int(rand.Reader, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bits := sk.randBits()
+	for _, w := range []int{1, 3, smallWindow(bits), 8} {
+		pt := newPowerTable(g, m, bits, w)
+		for _, eb := range []int{0, 1, 2, w - 1, w, w + 1, bits / 2, bits - 1, bits, pt.bits, pt.bits + 1, pt.bits + 70} {
+			for trial := 0; trial < 3; trial++ {
+				e := big.NewInt(0)
+				if eb > 0 {
+					e, _ = rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), uint(eb)))
+					e.SetBit(e, eb-1, 1)
+				}
+				want := new(big.Int).Exp(g, e, m)
+				if got := pt.exp(e); got.Cmp(want) != 0 {
+					t.Fatalf("window %d, %d-bit exponent: got %x, want %x", w, eb, got, want)
+				}
+			}
+		}
+	}
+	// All-ones and single-window exponents fill one bucket or all.
+	pt := newPowerTable(g, m, bits, 4)
+	for _, e := range []*big.Int{new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), uint(bits)), big.NewInt(1)), big.NewInt(15), new(big.Int).Lsh(big.NewInt(9), 40)} {
+		if got, want := pt.exp(e), new(big.Int).Exp(g, e, m); got.Cmp(want) != 0 {
+			t.Fatalf("exponent %x: got %x, want %x", e, got, want)
+		}
+	}
+}
+
+// TestTableGrowsWithUse: a family serves its small table until its uses
+// reach the threshold, then the wide one, with the same results; the
+// threshold is where the wide table pays for itself (about 490 uses for
+// 2048-bit encryption, 400 for v).
+func TestTableGrowsWithUse(t *testing.T) {
+	_, _, sk := testKeys(t)
+	g, err := rand.Int(rand.Reader, sk.NS1) // a base of its own: a fresh family
+	if err != nil {
+		t.Fatal(err)
+	}
+	bits := sk.randBits()
+	first := tableFor(g, sk.NS1, bits, encMaxWindow, 0)
+	if _, ok := first.(*powerTable); !ok {
+		t.Fatalf("first table is %T, want the small *powerTable", first)
+	}
+	tablesMu.Lock()
+	f := tables[tableKey{digest: familyDigest(g, sk.NS1), bits: bits, maxW: encMaxWindow}]
+	tablesMu.Unlock()
+	if f == nil || f.wideAfter <= 1 {
+		t.Fatalf("family %+v: want a threshold above 1", f)
+	}
+	if tab := tableFor(g, sk.NS1, bits, encMaxWindow, f.wideAfter-1); tab != first {
+		t.Fatalf("below the threshold: %T, want the small table", tab)
+	}
+	wide := tableFor(g, sk.NS1, bits, encMaxWindow, 1)
+	if _, ok := wide.(*fixedBase); !ok {
+		t.Fatalf("at the threshold: %T, want the wide *fixedBase", wide)
+	}
+	e := randPlain(t, &sk.PublicKey)
+	if a, b := first.exp(e), wide.exp(e); a.Cmp(b) != 0 {
+		t.Fatal("small and wide tables disagree")
+	}
+	// The documented thresholds at 2048 bits (64-word n^2).
+	for _, c := range []struct {
+		bits, maxW int
+		lo, hi     int64
+	}{{2048, encMaxWindow, 400, 600}, {4096 + challengeBits + statBits + 1, vWindow, 300, 500}} {
+		saved, build := wideCost(c.bits, windowFor(c.bits, 64, c.maxW), smallWindow(c.bits))
+		if n := (build + saved - 1) / saved; n < c.lo || n > c.hi {
+			t.Errorf("%d-bit exponents: wide table after %d uses", c.bits, n)
+		}
+	}
+}
+
+// TestEncryptManyBuildsWide: a batch that pays for the wide table gets it
+// before the workers start, and so does PrecomputeFor with such a count; a
+// small one does not.
+func TestEncryptManyBuildsWide(t *testing.T) {
+	sk, err := GenerateKey(rand.Reader, testBits) // a key of its own: fresh tables
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := &sk.PublicKey
+	ms := []*big.Int{big.NewInt(1), big.NewInt(2)}
+	cs, err := pk.EncryptMany(rand.Reader, ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pk.hTable(0).(*powerTable); !ok {
+		t.Fatal("two encryptions built the wide table")
+	}
+	tablesMu.Lock()
+	after := tables[tableKey{digest: familyDigest(pk.H, pk.NS1), bits: pk.randBits(), maxW: encMaxWindow}].wideAfter
+	tablesMu.Unlock()
+	many := make([]*big.Int, after)
+	for i := range many {
+		many[i] = ms[i%2]
+	}
+	cs2, err := pk.EncryptMany(rand.Reader, many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pk.hTable(0).(*fixedBase); !ok {
+		t.Fatalf("a batch of %d did not build the wide table", after)
+	}
+	// PrecomputeFor counts the encryptions announced.
+	sk3, err := GenerateKey(rand.Reader, testBits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk3.PrecomputeFor(2)
+	if _, ok := sk3.hTable(0).(*powerTable); !ok {
+		t.Fatal("PrecomputeFor(2) built the wide table")
+	}
+	sk3.PrecomputeFor(int(after))
+	if _, ok := sk3.hTable(0).(*fixedBase); !ok {
+		t.Fatalf("PrecomputeFor(%d) did not build the wide table", after)
+	}
+	for i, c := range append(cs, cs2[:2]...) {
+		if got, err := sk.Decrypt(c); err != nil || got.Cmp(ms[i%2]) != 0 {
+			t.Fatalf("ciphertext %d: %v %v", i, got, err)
+		}
 	}
 }

@@ -113,7 +113,7 @@ func (pk *ThresholdPublicKey) vPow(e *big.Int) *big.Int {
 	if pk.V == nil {
 		return new(big.Int)
 	}
-	if fb := tableFor(pk.V, pk.ns1(), pk.rhoBits()+1, vWindow); fb != nil {
+	if fb := tableFor(pk.V, pk.ns1(), pk.rhoBits()+1, vWindow, 1); fb != nil {
 		return fb.exp(e)
 	}
 	// No table within the budget. e is secret when proving (ρ).

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -184,7 +185,7 @@ func sortedKeys(v any) []string {
 }
 
 func (a *app) demoCmd() *cobra.Command {
-	var out, policyFile string
+	var out, policyFile, cpuProfile string
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -199,6 +200,13 @@ fresh directory under the system temp dir, printed at the start and the end. Und
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			work, err := os.MkdirTemp("", "cohort-demo-")
 			if err != nil {
 				return err
@@ -268,7 +276,23 @@ fresh directory under the system temp dir, printed at the start and the end. Und
 	cmd.Flags().StringVar(&out, "out", "", "where to write each example's result.json and audit/, new or empty (default: a fresh directory under $TMPDIR, printed)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace earlier results in a non-empty --out")
 	cmd.Flags().StringVar(&policyFile, "policy", "", "every node's policy file (default: the policy a new node starts with)")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (for go tool pprof)")
+	_ = cmd.Flags().MarkHidden("cpuprofile")
 	return cmd
+}
+
+// startCPUProfile writes a CPU profile to path until the returned stop is
+// called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // nonEmpty reports whether dir exists and holds anything.

@@ -164,10 +164,15 @@ func TestDemoOneCluster(t *testing.T) {
 	a := &app{format: "text", stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" },
 		clusterStarted: func(c *sim.Cluster) { clusters = append(clusters, c.Names) }}
 	out := t.TempDir()
+	prof := filepath.Join(t.TempDir(), "demo.prof")
 	cmd := a.root()
-	cmd.SetArgs([]string{"demo", "--out", out})
+	cmd.SetArgs([]string{"demo", "--out", out, "--cpuprofile", prof})
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		t.Fatalf("demo: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	// --cpuprofile (hidden) wrote a profile: gzip, as pprof writes it.
+	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("--cpuprofile: %d bytes, %v", len(b), err)
 	}
 	if want := []string{"east", "north", "south", "west"}; len(clusters) != 1 || !slices.Equal(clusters[0], want) {
 		t.Fatalf("the demo started clusters %v, want one of %v", clusters, want)
