@@ -150,8 +150,16 @@ func TestRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nograph, err := policy.Parse(bytes.Replace(b, []byte(", anonymised-graph]"), []byte("]"), 1), "no-graph.yaml")
-	if err != nil || bytes.Equal(b, bytes.Replace(b, []byte(", anonymised-graph]"), []byte("]"), 1)) {
+	// The form out of the attribute role's grants (the line that lists them).
+	var without []byte
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte("  attribute: [")) {
+			line = bytes.Replace(line, []byte(", anonymised-graph"), nil, 1)
+		}
+		without = append(without, line...)
+	}
+	nograph, err := policy.Parse(without, "no-graph.yaml")
+	if err != nil || bytes.Equal(b, without) {
 		t.Fatalf("a policy that grants no anonymised graph: %v", err)
 	}
 	s, _ = graphSpec(t, 2, "  k: 6\n  strategy: cluster\n")
