@@ -158,7 +158,7 @@ func aggregate(ctx context.Context, net Network, step job.Step, cfg Config, inpu
 		}
 		return runTree(ctx, s.schedule, s, input)
 	case "", BackendPaillier:
-		if err := precompute(ctx, cfg.Keys); err != nil {
+		if err := precompute(ctx, cfg.Keys, len(input)); err != nil {
 			return nil, err
 		}
 		s, err := newPaillierAgg(net, step, cfg, len(input))

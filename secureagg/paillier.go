@@ -26,19 +26,21 @@ type paillierAgg struct {
 	own   []byte // as a child of the root: the digest of the product it sent up
 }
 
-// precompute builds the key's encryption table (once per process and key,
-// 0.3 s at 2048 bits) before the schedule's clock starts, so a node's first
-// round is not judged late. The build cannot be interrupted, but the caller
+// precompute builds the key's encryption table (once per process and key)
+// before the schedule's clock starts, so a node's first round is not
+// judged late: the wide table (0.3 s at 2048 bits) when the aggregation's
+// n values alone would pay for it, else the small one (paillier's tables
+// grow with use; n bounds the ciphertexts, which packing makes fewer). The build cannot be interrupted, but the caller
 // stops waiting when ctx ends: a superseded attempt returns at once and the
 // table, shared by every later use of the key, finishes in the background.
-func precompute(ctx context.Context, keys *Keys) error {
+func precompute(ctx context.Context, keys *Keys, n int) error {
 	if keys == nil || keys.Public() == nil {
 		return nil // newPaillierAgg reports the missing key
 	}
 	built := make(chan struct{})
 	go func() {
 		defer close(built)
-		keys.Public().Precompute()
+		keys.Public().PrecomputeFor(n)
 	}()
 	select {
 	case <-built:
