@@ -93,8 +93,9 @@ func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.Dis
 
 // Uses declares what a boost job discloses of a party's data
 // (job.Discloser): its join keys into a PSI with each neighbouring party
-// and as the join values of the combo summaries and encrypted sums sent
-// to them; its attributes as split outcomes (combo summaries), as
+// and as the join values of the combo summaries sent to them (the
+// encrypted sums sent down name the same shared values: a split summary's
+// disclosure of the key); its attributes as split outcomes (combo summaries), as
 // encrypted bin sums that the class holder decrypts (its gains follow:
 // score), and as the winning table of a split in the log; the class
 // column as encrypted gradients and the split choices sent to the
@@ -123,8 +124,7 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 			case table.Key:
 				out = append(out,
 					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: protocol.DisclosePSIBlinded, To: peers},
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: protocol.DiscloseSplitSummary, To: peers},
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: protocol.DiscloseCiphertext, To: peers, Parties: all})
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: protocol.DiscloseSplitSummary, To: peers})
 			case table.Class:
 				out = append(out,
 					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: protocol.DiscloseCiphertext, To: peers, Parties: all},
