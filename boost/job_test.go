@@ -13,9 +13,11 @@ import (
 	"github.com/cohortdm/cohort/boost"
 	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/joinprop"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/table"
 )
 
 func init() { testkit.SmallKeys() }
@@ -171,4 +173,64 @@ func TestJobChain(t *testing.T) {
 		t.Errorf("no split on the far table V: the chain's down pass through U is untested")
 	}
 	checkLeakage(t, c, want, res, out, capt, true)
+}
+
+// TestExample runs examples/boost as `cohort demo` does, on real nodes
+// under the default node policy: the model put together from the parties'
+// kept parts is the library's on the example's tables.
+func TestExample(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "out")
+	res, err := sim.Run(ctx, filepath.Join("..", "examples", "boost", "spec.yaml"), sim.RunOptions{Kinds: job.Registry{"boost": boost.Kind{}},
+		Out: out, Setup: sim.ThresholdKeys(keyBits), Timing: simTiming})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written map[string]any
+	if err := json.Unmarshal(b, &written); err != nil {
+		t.Fatal(err)
+	}
+	m := modelOf(t, written)
+	if res["splits"].(float64) < 1 || written["positive_class"] != "yes" {
+		t.Fatalf("result %v, model %s", res, m)
+	}
+	spec, err := job.LoadSpec(filepath.Join("..", "examples", "boost", "spec.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := joinprop.NewGraph(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := map[string]*table.Table{}
+	for _, ps := range spec.Parties {
+		for _, ts := range ps.Tables {
+			schema, _ := spec.TableSchema(ts.Name)
+			f, err := os.Open(filepath.Join("..", "examples", "boost", ts.Path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data[ts.Name], err = table.Read(f, ts.Path, ts.Name, schema)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	p, err := boost.ParseParams(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := boost.Train(g, data, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := modelJSON(t, *want); m != w {
+		t.Fatalf("the example's model differs from the library's\n got: %s\nwant: %s", m, w)
+	}
 }
