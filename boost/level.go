@@ -47,6 +47,7 @@ func (s *session) level(ctx context.Context, step job.Step, a levelArgs) (levelO
 	if err := s.prepareLevel(ctx); err != nil {
 		return levelOutput{}, err
 	}
+	s.rewind(step.Round)
 	r := &levelRun{s: s, step: step, a: a, kids: make([][]ComboSummary, len(s.g.Tables)), plain: make([]BinSums, len(s.g.Tables)),
 		sealed: map[int]SealedBins{}, downs: map[int]*DownSummary{}}
 	if err := r.up(ctx); err != nil {

@@ -54,6 +54,42 @@ type session struct {
 	pool   *paillier.RandomizerPool
 	stop   context.CancelFunc
 	plain  []*big.Int
+	// snap is the state at the start of the running level step, to which
+	// a re-run of the step (a new attempt) goes back.
+	snap *levelSnap
+}
+
+// levelSnap is a party's training state at the start of a level step.
+type levelSnap struct {
+	round  int
+	splits []int // by table: the own tables' splits made
+	made   []int
+	holder *Holder
+}
+
+// rewind takes the state at the start of level step round, or, when this
+// session already ran an attempt of it, goes back to that state: an
+// attempt that was cut short (a party silent, a leader change) may have
+// split tables or grown the holder's tree.
+func (s *session) rewind(round int) {
+	if sn := s.snap; sn != nil && sn.round == round {
+		for _, i := range s.own {
+			s.locals[i].truncate(sn.splits[i])
+		}
+		s.made = slices.Clone(sn.made)
+		if sn.holder != nil {
+			s.holder = sn.holder.clone()
+		}
+		return
+	}
+	sn := &levelSnap{round: round, splits: make([]int, len(s.g.Tables)), made: slices.Clone(s.made)}
+	for _, i := range s.own {
+		sn.splits[i] = s.locals[i].splits()
+	}
+	if s.holder != nil {
+		sn.holder = s.holder.clone()
+	}
+	s.snap = sn
 }
 
 // Open opens a party's session: its tables, read once (a party whose
