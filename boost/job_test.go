@@ -86,6 +86,30 @@ func (h *hooked) History() []*job.Record {
 // what was captured.
 func simRun(t *testing.T, c *joinCase, p boost.Params) (map[string]any, string, *capture) {
 	t.Helper()
+	capt := &capture{records: map[string]*job.Record{}}
+	out := filepath.Join(t.TempDir(), "out")
+	if err := simRunTo(t, c, p, capt, out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res map[string]any
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res, out, capt
+}
+
+// simRunErr is simRun's error, for a job that fails.
+func simRunErr(t *testing.T, c *joinCase, p boost.Params) error {
+	t.Helper()
+	return simRunTo(t, c, p, &capture{records: map[string]*job.Record{}}, filepath.Join(t.TempDir(), "out"))
+}
+
+func simRunTo(t *testing.T, c *joinCase, p boost.Params, capt *capture, out string) error {
+	t.Helper()
 	dir := t.TempDir()
 	for name, text := range c.csv {
 		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(text), 0o644); err != nil {
@@ -105,21 +129,9 @@ func simRun(t *testing.T, c *joinCase, p boost.Params) (map[string]any, string, 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	capt := &capture{records: map[string]*job.Record{}}
-	out := filepath.Join(t.TempDir(), "out")
-	if _, err := sim.Run(ctx, path, sim.RunOptions{Kinds: job.Registry{"boost": recorded{c: capt}}, Out: out,
-		Setup: sim.ThresholdKeys(keyBits), Timing: simTiming}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(out, "result.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res map[string]any
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
-	return res, out, capt
+	_, err = sim.Run(ctx, path, sim.RunOptions{Kinds: job.Registry{"boost": recorded{c: capt}}, Out: out,
+		Setup: sim.ThresholdKeys(keyBits), Timing: simTiming})
+	return err
 }
 
 // modelOf is result.json's model in Model.JSON's form.

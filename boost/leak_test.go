@@ -333,3 +333,47 @@ func checkLedgers(t *testing.T, c *joinCase, out string) {
 		t.Error("no audit ledger entry")
 	}
 }
+
+// TestJobErrorTexts: a job that fails on a party's data names the table,
+// column or field, over real nodes, and its error text holds none of the
+// party's values (labels, numbers, join values).
+func TestJobErrorTexts(t *testing.T) {
+	for _, tc := range []struct {
+		name, loss string
+		edit       func(c *joinCase)
+		want       string
+	}{
+		{"three labels", boost.LossLogistic, func(c *joinCase) {
+			c.csv["T"] = strings.Replace(c.csv["T"], ",no\n", ",maybe\n", 1)
+		}, `column "y"`},
+		{"squared loss on labels", boost.LossSquared, func(*joinCase) {}, `column "y"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := starCase(t, 1, 60)
+			tc.edit(c)
+			p := testParams()
+			p.Trees, p.Loss = 1, tc.loss
+			err := simRunErr(t, c, p)
+			t.Log(err)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one naming %s", err, tc.want)
+			}
+			s := caseSecrets(t, c, &boost.Model{}, true)
+			if what := s.holding([]byte(err.Error()), true); what != "" {
+				t.Errorf("the error text holds %s: %v", what, err)
+			}
+			for _, v := range []string{"yes", "maybe", `"no"`} {
+				if strings.Contains(err.Error(), v) {
+					t.Errorf("the error text holds the label %s: %v", v, err)
+				}
+			}
+			for e := range s.shared {
+				for _, v := range append(slices.Clone(s.shared[e]), s.only[e]...) {
+					if strings.Contains(err.Error(), v+" ") || strings.Contains(err.Error(), `"`+v+`"`) {
+						t.Errorf("the error text holds join value %q: %v", v, err)
+					}
+				}
+			}
+		})
+	}
+}
