@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,12 +13,21 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
+	"github.com/cohortdm/cohort/paillier"
+	"github.com/cohortdm/cohort/protocol"
 )
 
 // dealtSecrets deals the parties a threshold key into fresh data dirs.
 func dealtSecrets(t *testing.T, parties []string) map[string]job.Secrets {
 	t.Helper()
-	_, keys, err := keyring.Deal(rand.Reader, keyBits, parties, 0)
+	s, _ := dealt(t, parties)
+	return s
+}
+
+// dealt is dealtSecrets with the consortium's public key.
+func dealt(t *testing.T, parties []string) (map[string]job.Secrets, *paillier.PublicKey) {
+	t.Helper()
+	pk, keys, err := keyring.Deal(rand.Reader, keyBits, parties, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +39,7 @@ func dealtSecrets(t *testing.T, parties []string) map[string]job.Secrets {
 		}
 		out[p] = job.DirSecrets(dir)
 	}
-	return out
+	return out, &pk.PublicKey
 }
 
 // TestLevelRerun: the leader changes while a level's split choices are
@@ -81,4 +91,65 @@ func TestLevelRerun(t *testing.T) {
 	if got, w := modelOf(t, rep.Result), modelJSON(t, *want); got != w {
 		t.Fatalf("after a re-run the model differs from the library's\n got: %s\nwant: %s", got, w)
 	}
+}
+
+// tampering is boost.Kind whose class holder swaps the last two
+// ciphertexts of every decryption request it sends: it asks values that
+// are not the bin sums the parties sent it.
+type tampering struct {
+	boost.Kind
+	pk *paillier.PublicKey
+}
+
+func (k tampering) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+	return k.Kind.Open(ctx, &swapper{Participant: p, pk: k.pk})
+}
+
+type swapper struct {
+	job.Participant
+	pk *paillier.PublicKey
+}
+
+func (s *swapper) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+	if m.Type == "secureagg/share-request" && s.Self() == "alice" {
+		var req struct {
+			C       []byte `msgpack:"c"`
+			Release bool   `msgpack:"release"`
+		}
+		if err := protocol.Unmarshal(m.Body, &req); err == nil && len(req.C) > 0 {
+			if cts, err := s.pk.UnmarshalCiphertexts(req.C); err == nil && len(cts) > 1 {
+				n := len(cts)
+				cts[n-1], cts[n-2] = cts[n-2], cts[n-1]
+				req.C, _ = s.pk.MarshalCiphertexts(cts)
+				cp := *m
+				cp.Body, _ = protocol.Marshal(&req)
+				m = &cp
+			}
+		}
+	}
+	return s.Participant.Send(ctx, to, m, d)
+}
+
+// TestVettedDecryption: a class holder that asks the decryptors for
+// anything but the bin sums the parties sent it gets no share; the job
+// fails naming the refusal.
+func TestVettedDecryption(t *testing.T) {
+	c := starCase(t, 1, 60)
+	dir := t.TempDir()
+	for name, text := range c.csv {
+		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := *c.spec
+	spec.Dir, spec.Source = dir, "tamper.yaml"
+	spec.Params = map[string]any{"trees": 1, "max_depth": 2, "bins": 8}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	secrets, pk := dealt(t, spec.PartyNames())
+	_, err := jobtest.Run(ctx, tampering{pk: pk}, &spec, jobtest.Options{Leader: "bob", Secrets: secrets, StepTimeout: 15 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "refuses to decrypt") {
+		t.Fatalf("error %v, want a decryptor's refusal", err)
+	}
+	t.Log(err)
 }
