@@ -14,8 +14,11 @@ import (
 	"github.com/cohortdm/cohort/secureagg"
 )
 
-// poolSize is the class holder's randomiser pool: encryptions of one
-// level's down messages draw from it.
+// poolSize bounds the class holder's randomiser pool: encryptions of one
+// level's down messages draw from it. The pool is sized to twice the
+// join's rows (a level's down messages hold at most one entry per join
+// row and child edge), so that its filler, which runs beside the node's
+// Raft and network work, draws no more than a level may use.
 const poolSize = 1024
 
 // prepareLevel reads the party's share of the consortium key (every
@@ -50,7 +53,7 @@ func (s *session) holderCrypto(_ context.Context, groups []Group) error {
 	}
 	pk := &s.keys.Public().PublicKey
 	pctx, stop := context.WithCancel(context.Background())
-	pool, err := paillier.NewRandomizerPool(pctx, pk, nil, poolSize)
+	pool, err := paillier.NewRandomizerPool(pctx, pk, nil, int(min(poolSize, 2*s.rows)))
 	if err != nil {
 		stop()
 		return fmt.Errorf("boost: randomiser pool: %w", err)

@@ -144,110 +144,13 @@ func (s *secrets) holding(b []byte, texts bool) string {
 func checkLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any, out string, capt *capture, released bool) {
 	t.Helper()
 	s := caseSecrets(t, c, m, released)
-	holder := c.g.Tables[0].Party
-	edgeOf := func(ch string) int {
-		i := strings.LastIndex(ch, "/")
-		e, err := strconv.Atoi(ch[i+1:])
-		if err != nil || e < 0 || e >= len(c.g.Edges) {
-			t.Fatalf("channel %q names no edge", ch)
-		}
-		return e
-	}
-	party := func(name string) string { return c.g.Tables[c.g.Index(name)].Party }
-	subset := func(what string, vals []string, e int) {
-		for _, v := range vals {
-			if !slices.Contains(s.shared[e], v) {
-				t.Errorf("%s on edge %d names join value %q, not in the edge's intersection", what, e, v)
-			}
-		}
-	}
 	seen := map[string]int{}
 	capt.mu.Lock()
 	defer capt.mu.Unlock()
 	for _, sm := range capt.sent {
 		m, d := sm.Message, sm.Disclosure
 		seen[m.Type]++
-		texts := m.Body
-		want := protocol.Disclosure("")
-		switch m.Type {
-		case boost.TypeCombos:
-			want = protocol.DiscloseSplitSummary
-			var cs boost.ComboSummary
-			if err := protocol.Unmarshal(m.Body, &cs); err != nil {
-				t.Fatal(err)
-			}
-			e := edgeOf(m.Channel)
-			if cs.Edge != e || sm.From != party(c.g.Edges[e].Child) || sm.To != party(c.g.Edges[e].Parent) {
-				t.Errorf("combo summary of edge %d from %s to %s", cs.Edge, sm.From, sm.To)
-			}
-			subset("a combo summary", cs.Values, e)
-			for _, es := range cs.Entries {
-				for _, cc := range es {
-					if strings.Trim(cc.Combo, "01|") != "" {
-						t.Errorf("a combo %q carries more than split outcomes", cc.Combo)
-					}
-				}
-			}
-		case boost.TypeGradients:
-			want = protocol.DiscloseCiphertext
-			var w wireDown
-			if err := protocol.Unmarshal(m.Body, &w); err != nil {
-				t.Fatal(err)
-			}
-			e := edgeOf(m.Channel)
-			if w.Edge != e || sm.From != party(c.g.Edges[e].Parent) || sm.To != party(c.g.Edges[e].Child) {
-				t.Errorf("gradient sums of edge %d from %s to %s", w.Edge, sm.From, sm.To)
-			}
-			subset("gradient sums", w.Values, e)
-			w.C = nil
-			texts, _ = protocol.Marshal(&w)
-		case boost.TypeBins:
-			want = protocol.DiscloseCiphertext
-			var w wireBins
-			if err := protocol.Unmarshal(m.Body, &w); err != nil {
-				t.Fatal(err)
-			}
-			if sm.To != holder {
-				t.Errorf("bin sums from %s went to %s, not the class holder", sm.From, sm.To)
-			}
-			w.C = nil
-			texts, _ = protocol.Marshal(&w)
-		case boost.TypeDigest:
-			want = protocol.DiscloseControl
-			if sm.To == holder || len(m.Body) > 64 {
-				t.Errorf("a digest of %d bytes from %s to %s", len(m.Body), sm.From, sm.To)
-			}
-		case boost.TypeSplit:
-			want = protocol.DiscloseScore
-			if sm.From != holder {
-				t.Errorf("a split choice from %s, not the class holder", sm.From)
-			}
-		case "secureagg/share-request":
-			want, texts = protocol.DiscloseCiphertext, nil
-			if len(m.Body) < 16 { // a release: the class holder needs no share
-				want = protocol.DiscloseControl
-			}
-			if sm.From != holder {
-				t.Errorf("a share request from %s, not the class holder", sm.From)
-			}
-		case "secureagg/share":
-			want, texts = protocol.DiscloseDecryptionShare, nil
-			if sm.To != holder {
-				t.Errorf("a decryption share from %s to %s, not the class holder", sm.From, sm.To)
-			}
-		case psi.TypeSize, psi.TypeBlinded, psi.TypeDouble, psi.TypeFilter, psi.TypeOTBase, psi.TypeOTChoice, psi.TypeOTKeys, psi.TypeOTMatrix, psi.TypeOTValues:
-			want, texts = protocol.DisclosePSIBlinded, nil
-			parts := strings.Split(m.Channel, "/")
-			if len(parts) < 2 || parts[0] != "psi" {
-				t.Fatalf("PSI message on channel %q", m.Channel)
-			}
-			e := edgeOf(parts[0] + "/" + parts[1])
-			if ps := []string{party(c.g.Edges[e].Parent), party(c.g.Edges[e].Child)}; !slices.Contains(ps, sm.From) || !slices.Contains(ps, sm.To) {
-				t.Errorf("PSI of edge %d between %s and %s", e, sm.From, sm.To)
-			}
-		default:
-			t.Errorf("message %s from %s to %s is not in the profile", m.Type, sm.From, sm.To)
-		}
+		want, texts := messageProfile(t, c, s, sm)
 		if d != want {
 			t.Errorf("%s from %s to %s sent as %s, want %s", m.Type, sm.From, sm.To, d, want)
 		}
@@ -273,6 +176,122 @@ func checkLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any,
 	checkRecords(t, s, capt.records)
 	checkLedgers(t, c, out)
 	t.Logf("%d messages checked (%v), %d log records", len(capt.sent), seen, len(capt.records))
+}
+
+// messageProfile checks one captured message's type, sender, receiver
+// and join values against the profile, and returns the ledger form it
+// must have and the bytes of it where text can appear (nil: none).
+func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (protocol.Disclosure, []byte) {
+	t.Helper()
+	m := sm.Message
+	holder := c.g.Tables[0].Party
+	edgeOf := func(ch string) int { return channelEdge(t, c, ch) }
+	party := func(name string) string { return c.g.Tables[c.g.Index(name)].Party }
+	subset := func(what string, vals []string, e int) { s.subset(t, what, vals, e) }
+	texts := m.Body
+	want := protocol.Disclosure("")
+	switch m.Type {
+	case boost.TypeCombos:
+		want = protocol.DiscloseSplitSummary
+		var cs boost.ComboSummary
+		if err := protocol.Unmarshal(m.Body, &cs); err != nil {
+			t.Fatal(err)
+		}
+		e := edgeOf(m.Channel)
+		if cs.Edge != e || sm.From != party(c.g.Edges[e].Child) || sm.To != party(c.g.Edges[e].Parent) {
+			t.Errorf("combo summary of edge %d from %s to %s", cs.Edge, sm.From, sm.To)
+		}
+		subset("a combo summary", cs.Values, e)
+		for _, es := range cs.Entries {
+			for _, cc := range es {
+				if strings.Trim(cc.Combo, "01|") != "" {
+					t.Errorf("a combo %q carries more than split outcomes", cc.Combo)
+				}
+			}
+		}
+	case boost.TypeGradients:
+		want = protocol.DiscloseCiphertext
+		var w wireDown
+		if err := protocol.Unmarshal(m.Body, &w); err != nil {
+			t.Fatal(err)
+		}
+		e := edgeOf(m.Channel)
+		if w.Edge != e || sm.From != party(c.g.Edges[e].Parent) || sm.To != party(c.g.Edges[e].Child) {
+			t.Errorf("gradient sums of edge %d from %s to %s", w.Edge, sm.From, sm.To)
+		}
+		subset("gradient sums", w.Values, e)
+		w.C = nil
+		texts, _ = protocol.Marshal(&w)
+	case boost.TypeBins:
+		want = protocol.DiscloseCiphertext
+		var w wireBins
+		if err := protocol.Unmarshal(m.Body, &w); err != nil {
+			t.Fatal(err)
+		}
+		if sm.To != holder {
+			t.Errorf("bin sums from %s went to %s, not the class holder", sm.From, sm.To)
+		}
+		w.C = nil
+		texts, _ = protocol.Marshal(&w)
+	case boost.TypeDigest:
+		want = protocol.DiscloseControl
+		if sm.To == holder || len(m.Body) > 64 {
+			t.Errorf("a digest of %d bytes from %s to %s", len(m.Body), sm.From, sm.To)
+		}
+	case boost.TypeSplit:
+		want = protocol.DiscloseScore
+		if sm.From != holder {
+			t.Errorf("a split choice from %s, not the class holder", sm.From)
+		}
+	case "secureagg/share-request":
+		want, texts = protocol.DiscloseCiphertext, nil
+		if len(m.Body) < 16 { // a release: the class holder needs no share
+			want = protocol.DiscloseControl
+		}
+		if sm.From != holder {
+			t.Errorf("a share request from %s, not the class holder", sm.From)
+		}
+	case "secureagg/share":
+		want, texts = protocol.DiscloseDecryptionShare, nil
+		if sm.To != holder {
+			t.Errorf("a decryption share from %s to %s, not the class holder", sm.From, sm.To)
+		}
+	case psi.TypeSize, psi.TypeBlinded, psi.TypeDouble, psi.TypeFilter, psi.TypeOTBase, psi.TypeOTChoice, psi.TypeOTKeys, psi.TypeOTMatrix, psi.TypeOTValues:
+		want, texts = protocol.DisclosePSIBlinded, nil
+		parts := strings.Split(m.Channel, "/")
+		if len(parts) < 2 || parts[0] != "psi" {
+			t.Fatalf("PSI message on channel %q", m.Channel)
+		}
+		e := edgeOf(parts[0] + "/" + parts[1])
+		if ps := []string{party(c.g.Edges[e].Parent), party(c.g.Edges[e].Child)}; !slices.Contains(ps, sm.From) || !slices.Contains(ps, sm.To) {
+			t.Errorf("PSI of edge %d between %s and %s", e, sm.From, sm.To)
+		}
+	default:
+		t.Errorf("message %s from %s to %s is not in the profile", m.Type, sm.From, sm.To)
+	}
+	return want, texts
+}
+
+// channelEdge is the edge a sub-channel ends with (up/EDGE, down/EDGE).
+func channelEdge(t *testing.T, c *joinCase, ch string) int {
+	t.Helper()
+	i := strings.LastIndex(ch, "/")
+	e, err := strconv.Atoi(ch[i+1:])
+	if err != nil || e < 0 || e >= len(c.g.Edges) {
+		t.Fatalf("channel %q names no edge", ch)
+	}
+	return e
+}
+
+// subset checks that a message names only join values of edge e's
+// intersection.
+func (s *secrets) subset(t *testing.T, what string, vals []string, e int) {
+	t.Helper()
+	for _, v := range vals {
+		if !slices.Contains(s.shared[e], v) {
+			t.Errorf("%s on edge %d names join value %q, not in the edge's intersection", what, e, v)
+		}
+	}
 }
 
 // containsShared: v occurs in b only inside longer shared values (a1 in a12).
