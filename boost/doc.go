@@ -137,13 +137,15 @@
 //     result.json holds the whole model; otherwise `cohort sim` puts it
 //     together (Kind.Assemble).
 //
-// A level step re-run as a new attempt (a leader change, a silent
-// party) starts from the state every party had at the level's start. A
-// party whose node restarts mid-job is not resumed: its signatures and
-// the class holder's trees are kept in memory only, so the job fails
+// A level step re-run as a new attempt (after a leader change, which a
+// loaded machine's missed Raft heartbeats also cause) starts from the
+// state every party had at the level's start. A party that fails or is
+// silent in a step fails the job, naming it (no step is retried without
+// it). A party whose node restarts mid-job is not resumed: its signatures
+// and the class holder's trees are kept in memory only, so the job fails
 // naming it (ErrResume).
 //
-// The job's leakage profile, over the protocol's above:
+// The job's leakage profile, beyond the protocol's above:
 //
 //   - The log (every member): the positive label; per level the winning
 //     table of each open node (as sjc's skeleton); the step args (tree,
