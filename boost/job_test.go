@@ -119,6 +119,9 @@ func simRunTo(t *testing.T, c *joinCase, p boost.Params, capt *capture, out stri
 	spec := *c.spec
 	spec.Params = map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "learning_rate": p.LearningRate,
 		"lambda": p.Lambda, "min_child_weight": p.MinChildWeight, "loss": p.Loss, "release": p.Release}
+	if p.PSI != "" {
+		spec.Params["psi"] = p.PSI
+	}
 	raw, err := spec.Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -168,11 +171,13 @@ func TestJobStar(t *testing.T) {
 }
 
 // TestJobChain: a chain whose first edge is many-to-many, with the model
-// released (params.release): result.json's model equals the library's.
+// released (params.release) and the OT-extension PSI forced (the small
+// sets would make auto pick ECDH, which TestJobStar runs):
+// result.json's model equals the library's.
 func TestJobChain(t *testing.T) {
 	c := chainCase(t, 1, 60)
 	p := testParams()
-	p.Trees, p.Release = 2, true
+	p.Trees, p.Release, p.PSI = 2, true, "ot"
 	res, out, capt := simRun(t, c, p)
 	want, err := boost.Train(c.g, c.data, p)
 	if err != nil {
