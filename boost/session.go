@@ -187,7 +187,8 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 // reports the positive label.
 func (s *session) load() (loadOutput, error) {
 	if s.loadErr != nil {
-		return loadOutput{}, fmt.Errorf("%s", strings.TrimPrefix(s.loadErr.Error(), "party "+s.p.Self()+": "))
+		// The runtime names the party.
+		return loadOutput{}, &reworded{msg: strings.TrimPrefix(s.loadErr.Error(), "party "+s.p.Self()+": "), cause: s.loadErr}
 	}
 	var out loadOutput
 	for _, i := range s.own {
@@ -216,6 +217,16 @@ func (s *session) load() (loadOutput, error) {
 	}
 	return out, nil
 }
+
+// reworded is an error with its cause's text reworded (the party's name
+// taken off, which the runtime adds again).
+type reworded struct {
+	msg   string
+	cause error
+}
+
+func (e *reworded) Error() string { return e.msg }
+func (e *reworded) Unwrap() error { return e.cause }
 
 // intersect runs the private set intersection of every edge between one
 // of the party's tables and another party's, concurrently, on
