@@ -149,7 +149,9 @@
 //
 //   - The log (every member): the positive label; per level the winning
 //     table of each open node (as sjc's skeleton); the step args (tree,
-//     depth); with params.release the model. No join value, attribute
+//     depth); with params.release the model; when an edge's intersection
+//     is empty, that it is (the job fails at psi naming the edge). No
+//     join value, attribute
 //     value, threshold, gain, bin index, gradient or leaf weight.
 //   - The coordinator, beyond the log: nothing (every party's output is
 //     what the log commits).

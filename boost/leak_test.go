@@ -366,6 +366,9 @@ func TestJobErrorTexts(t *testing.T) {
 			c.csv["T"] = strings.Replace(c.csv["T"], ",no\n", ",maybe\n", 1)
 		}, `column "y"`},
 		{"squared loss on labels", boost.LossSquared, func(*joinCase) {}, `column "y"`},
+		{"an edge without shared values", boost.LossLogistic, func(c *joinCase) {
+			c.csv["B"] = strings.ReplaceAll(c.csv["B"], "\nb", "\nz")
+		}, "shares no join value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := starCase(t, 1, 60)

@@ -256,6 +256,14 @@ func (s *session) intersect(ctx context.Context, step job.Step) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	for e, ed := range s.g.Edges {
+		if (s.owns(s.g.Index(ed.Parent)) || s.owns(e+1)) && len(shared[e]) == 0 {
+			// Both sides learnt it from the intersection; the job fails
+			// here rather than at the class holder's first level, which
+			// the other parties would wait out.
+			return fmt.Errorf("%w: edge %s shares no join value", ErrEmptyJoin, s.g.EdgeName(e))
+		}
+	}
 	s.shared = shared
 	return nil
 }
