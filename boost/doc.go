@@ -151,8 +151,8 @@
 //     table of each open node (as sjc's skeleton); the step args (tree,
 //     depth); with params.release the model; when an edge's intersection
 //     is empty, that it is (the job fails at psi naming the edge). No
-//     join value, attribute
-//     value, threshold, gain, bin index, gradient or leaf weight.
+//     join value, attribute value, threshold, gain, bin index, gradient
+//     or leaf weight.
 //   - The coordinator, beyond the log: nothing (every party's output is
 //     what the log commits).
 //   - A neighbour on an edge: the PSI's disclosure (the shared join
