@@ -153,3 +153,39 @@ func TestVettedDecryption(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// TestRestartFails: a party whose node restarts mid-tree has lost its
+// signatures (they are not in the log): the job fails naming it, rather
+// than growing a different tree.
+func TestRestartFails(t *testing.T) {
+	c := chainCase(t, 2, 60)
+	dir := t.TempDir()
+	for name, text := range c.csv {
+		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := *c.spec
+	spec.Dir, spec.Source = dir, "restart.yaml"
+	spec.Params = map[string]any{"trees": 2, "max_depth": 3, "bins": 8}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	restarted := false
+	_, err := jobtest.Run(ctx, boost.Kind{}, &spec, jobtest.Options{
+		Leader: "alice", Secrets: dealtSecrets(t, spec.PartyNames()), StepTimeout: 15 * time.Second,
+		OnSend: func(s jobtest.Sent) jobtest.Fault {
+			if !restarted && s.Message.Type == boost.TypeSplit && s.Message.Round == 1 {
+				restarted = true
+				return jobtest.Fault{Restart: []string{"bob"}}
+			}
+			return jobtest.Fault{}
+		},
+	})
+	if !restarted {
+		t.Fatal("no party was restarted")
+	}
+	if err == nil || !strings.Contains(err.Error(), "party bob: "+boost.ErrResume.Error()) {
+		t.Fatalf("error %v, want the job to fail naming bob's restart", err)
+	}
+	t.Log(err)
+}
