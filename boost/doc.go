@@ -161,7 +161,9 @@
 //     already named.
 //   - The class holder: every party's bin sums per open node in the clear
 //     (after the joint decryption), the number of packed summands of each
-//     non-empty bin, and which bins are empty; as its decryptors' vetting
+//     non-empty bin (its join rows: no more than the hessian sums tell,
+//     since every join row has the same hessian under squared loss and
+//     in the first tree under logistic loss), and which bins are empty; as its decryptors' vetting
 //     needs, every other party learns from each sender the number of
 //     ciphertexts it sent and their digest (control).
 //   - A winner's party: the feature and bin index of its tables' splits,
