@@ -6,10 +6,10 @@
 // included. The training rows are the join's rows, as in sjc.
 //
 // This package holds the computation and its in-process driver (Train,
-// TrainWith); the distributed job `kind: boost` over real nodes is not
-// built yet (see docs/boost.md, "Status"). The rounds are pure methods of
-// a table's Local and the class holder's Holder, with no I/O, so that a
-// job session can run each as one step.
+// TrainWith), and the distributed job `kind: boost` (Kind) that runs the
+// same computation over real nodes (see "Distributed job" below). The
+// rounds are pure methods of a table's Local and the class holder's
+// Holder, with no I/O; the job's session runs them within its steps.
 //
 // # Semantics
 //
@@ -66,7 +66,15 @@
 //     outcome to its rows' signatures (Local.Split) and keeps the
 //     threshold.
 //
-// # Leakage profile (of the protocol above; the job's test is to come)
+// # Leakage profile
+//
+// Each message below is a message type of the job (TypeCombos and the
+// rest); the audit ledger records it under an existing disclosure form:
+// a combo summary as split-summary (counts of join rows per split outcome
+// and join value, as sjc's split summaries), gradient and bin sums as
+// ciphertext, a split choice as score. No new ledger form is needed, and
+// the default node policy admits the job with its grants for keys
+// (psi-blinded, split-summary), attributes and the class.
 //
 //   - combo-summary (up, to the parent's party): for each join value in
 //     the edge's private set intersection, how many partial join rows of
@@ -88,6 +96,84 @@
 //     The threshold stays with the winner; the class holder knows which
 //     table and column won, the leaf weights stay with it.
 //
-// Params: trees, max_depth, learning_rate, bins, lambda, min_child_weight,
-// loss (logistic | squared), release, timeout_ms (ParseParams).
+// # Distributed job
+//
+// `kind: boost` has sjc's spec shape (parties, tables, a schema with one
+// class column, join); a test set is refused for now (params: trees,
+// max_depth, learning_rate, bins, lambda, min_child_weight, loss, release,
+// psi, timeout_ms; ParseParams). The class holder is the party of the
+// table with the class column. Its steps, each a typed round (rounds.go):
+//
+//  1. load: each party checks its tables against the schema; the class
+//     holder reports the positive label (the larger of the two), which is
+//     committed and written to result.json.
+//  2. psi: every edge between two parties' tables runs a private set
+//     intersection of the join values (package psi, as sjc does; params.psi
+//     picks the protocol); an edge inside one party intersects locally.
+//  3. level, once per tree level (args: tree and depth, which every party
+//     derives from the log): the up pass (combo summaries, sub-channel
+//     up/EDGE), the class holder's gradients, the down pass (sums packed
+//     and encrypted under the consortium's threshold Paillier key with
+//     pooled randomisers where they leave the class holder, added
+//     homomorphically from there on, sub-channel down/EDGE), every party
+//     sends the encrypted bin sums of its tables to the class holder and
+//     their digest to every other party (sub-channel bins), and the class
+//     holder decrypts them jointly with secureagg.Decryption (sub-channel
+//     decrypt): it asks t other parties for shares, and each decryptor
+//     vets the request first, sharing only when every segment of it is,
+//     byte for byte, what its sender's digest says that sender sent, so a
+//     class holder cannot have a row's gradient ciphertext, or anything
+//     else, decrypted. The class holder then chooses each open node's
+//     split and sends every other party the splits its tables won
+//     (feature and bin index); the winners append the outcome to their
+//     signatures and keep the threshold. The class holder reports the
+//     winning table of each open node (or that the tree closed), which
+//     is committed. At max_depth only the up pass runs (the class holder
+//     needs the groups for the leaf weights).
+//  4. finish: every party keeps its part of the model in its data dir
+//     (ModelSecret: its predicates by table and ordinal; the class holder
+//     also the base score, the skeletons and the leaf weights). With
+//     params.release every party reports its part to the coordinator and
+//     result.json holds the whole model; otherwise `cohort sim` puts it
+//     together (Kind.Assemble).
+//
+// A level step re-run as a new attempt (after a leader change, which a
+// loaded machine's missed Raft heartbeats also cause) starts from the
+// state every party had at the level's start. A party that fails or is
+// silent in a step fails the job, naming it (no step is retried without
+// it). A party whose node restarts mid-job is not resumed: its signatures
+// and the class holder's trees are kept in memory only, so the job fails
+// naming it (ErrResume).
+//
+// The job's leakage profile, beyond the protocol's above:
+//
+//   - The log (every member): the positive label; per level the winning
+//     table of each open node (as sjc's skeleton); the step args (tree,
+//     depth); with params.release the model; when an edge's intersection
+//     is empty, that it is (the job fails at psi naming the edge). No
+//     join value, attribute value, threshold, gain, bin index, gradient
+//     or leaf weight.
+//   - The coordinator, beyond the log: nothing (every party's output is
+//     what the log commits).
+//   - A neighbour on an edge: the PSI's disclosure (the shared join
+//     values); the combo summaries (split-summary); the encrypted gradient
+//     sums (ciphertext), whose join values and combos the combo summaries
+//     already named.
+//   - The class holder: every party's bin sums per open node in the clear
+//     (after the joint decryption), the number of packed summands of each
+//     non-empty bin (its join rows: no more than the hessian sums tell,
+//     since every join row has the same hessian under squared loss and
+//     in the first tree under logistic loss), and which bins are empty; as its decryptors' vetting
+//     needs, every other party learns from each sender the number of
+//     ciphertexts it sent and their digest (control).
+//   - A winner's party: the feature and bin index of its tables' splits,
+//     from the class holder (score).
+//   - Every party: the decryption's share requests and shares (ciphertext,
+//     decryption-share), which carry nothing decryptable to a party.
+//   - Error texts name the party, table, column or field, never a value.
+//
+// TestJobStar and TestJobChain run the job on real nodes and check every
+// message the sessions send, every log record they read and every audit
+// ledger entry against this profile; TestJobErrorTexts checks a failing
+// job's error text.
 package boost

@@ -2,6 +2,7 @@ package boost
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/cohortdm/cohort/tree"
 )
@@ -148,4 +149,34 @@ func regTree(n *node, split func(table, ordinal int) tree.Split) *tree.RegNode {
 	}
 	s := split(n.split.Table, n.split.Ordinal)
 	return &tree.RegNode{Split: &s, Left: regTree(n.left, split), Right: regTree(n.right, split)}
+}
+
+// clone is a copy of the booster that later levels do not change: the
+// finished trees are shared (nothing changes them), the tree being grown
+// is copied with its open nodes.
+func (h *Holder) clone() *Holder {
+	c := &Holder{p: h.p, base: h.base, trees: slices.Clone(h.trees)}
+	if h.cur == nil {
+		return c
+	}
+	copies := map[*node]*node{}
+	var walk func(n *node) *node
+	walk = func(n *node) *node {
+		if n == nil {
+			return nil
+		}
+		cp := *n
+		if n.split != nil {
+			s := *n.split
+			cp.split = &s
+		}
+		cp.left, cp.right = walk(n.left), walk(n.right)
+		copies[n] = &cp
+		return &cp
+	}
+	c.cur = walk(h.cur)
+	for _, n := range h.open {
+		c.open = append(c.open, copies[n])
+	}
+	return c
 }

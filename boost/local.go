@@ -147,3 +147,15 @@ func (l *Local) Labels() []float64 { return l.y }
 // JoinValues returns the table's distinct join values on edge e, sorted:
 // its input to the edge's private set intersection.
 func (l *Local) JoinValues(e int) []string { return slices.Clone(l.edges[e].Vals) }
+
+// splits is the number of splits the table has made.
+func (l *Local) splits() int { return len(l.made) }
+
+// truncate takes back the table's splits after the first k (a level step
+// re-run from its start).
+func (l *Local) truncate(k int) {
+	for r := range l.sig {
+		l.sig[r] = l.sig[r][:k]
+	}
+	l.made = l.made[:k]
+}

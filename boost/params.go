@@ -25,6 +25,9 @@ type Params struct {
 	// Release puts the split thresholds in result.json; without it every
 	// party keeps its own predicates (and the class holder the weights).
 	Release bool `yaml:"release"`
+	// PSI is the protocol of each edge's private set intersection in the
+	// job: "auto" (the default), "ot" or "ecdh", as sjc's params.psi.
+	PSI string `yaml:"psi"`
 	// TimeoutMS is the timeout of each step of the job (the node's default
 	// when 0).
 	TimeoutMS int64 `yaml:"timeout_ms"`

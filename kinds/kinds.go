@@ -7,6 +7,7 @@
 //	quantile     quantile             quantiles of a pooled column by bisection
 //	bicluster    bicluster            Phoenix: biclusters over rows split by party
 //	sjc          sjc                  a decision tree over tables joined across parties
+//	boost        boost                gradient-boosted trees over tables joined across parties
 //	sjc-predict  sjc                  that tree's predictions, each party's split kept home
 //	integrate    integrate            a k-anonymous integration of columns split by party
 //	anonymize    anonymize/onetable   one party's table anonymised under a spec's model
@@ -24,6 +25,7 @@ package kinds
 import (
 	"github.com/cohortdm/cohort/anonymize/onetable"
 	"github.com/cohortdm/cohort/bicluster"
+	"github.com/cohortdm/cohort/boost"
 	"github.com/cohortdm/cohort/coherence/publish"
 	graph "github.com/cohortdm/cohort/graphanon/publish"
 	"github.com/cohortdm/cohort/hamming"
@@ -49,6 +51,7 @@ func All() job.Registry {
 		"bicluster":   bicluster.Kind{},
 		"sjc":         sjc.Kind{},
 		"sjc-predict": sjc.PredictKind{},
+		"boost":       boost.Kind{},
 		"integrate":   integrate.Kind{},
 		"anonymize":   onetable.Kind{},
 		"keygen":      keygen.Kind{},

@@ -1,0 +1,289 @@
+package boost
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/big"
+	"slices"
+	"time"
+
+	"github.com/cohortdm/cohort/keyring"
+	"github.com/cohortdm/cohort/paillier"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/secureagg"
+)
+
+// poolSize bounds the class holder's randomiser pool: encryptions of one
+// level's down messages draw from it. The pool is sized to twice the
+// join's rows (a level's down messages hold at most one entry per join
+// row and child edge), so that its filler, which runs beside the node's
+// Raft and network work, draws no more than a level may use.
+const poolSize = 1024
+
+// prepareLevel reads the party's share of the consortium key (every
+// party decrypts or encrypts) and starts the class holder's booster.
+func (s *session) prepareLevel(ctx context.Context) error {
+	if s.keys == nil {
+		k, err := keyring.ReadPaillier(s.p.Secrets())
+		if err != nil {
+			return fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", s.p.Self(), err)
+		}
+		s.keys = k
+	}
+	if s.isHolder() && s.holder == nil {
+		s.holder = NewHolder(s.prm)
+	}
+	return nil
+}
+
+// holderCrypto sets up the class holder's sealing once the join's row
+// count is known (the first level's groups): packed Paillier under the
+// consortium key with pooled randomisers; opening reads the plaintexts of
+// the level's joint decryption in order.
+func (s *session) holderCrypto(_ context.Context, groups []Group) error {
+	if s.pool != nil {
+		return nil
+	}
+	for _, gr := range groups {
+		s.rows += gr.Count
+	}
+	if s.rows == 0 {
+		return ErrEmptyJoin
+	}
+	pk := &s.keys.Public().PublicKey
+	pctx, stop := context.WithCancel(context.Background())
+	pool, err := paillier.NewRandomizerPool(pctx, pk, nil, int(min(poolSize, 2*s.rows)))
+	if err != nil {
+		stop()
+		return fmt.Errorf("boost: randomiser pool: %w", err)
+	}
+	next := func(*paillier.Ciphertext) (*big.Int, error) {
+		if len(s.plain) == 0 {
+			return nil, fmt.Errorf("boost: fewer plaintexts than bin sums")
+		}
+		m := s.plain[0]
+		s.plain = s.plain[1:]
+		return m, nil
+	}
+	c, err := PaillierCrypto(pk, pool, s.rows, next)
+	if err != nil {
+		stop()
+		pool.Close()
+		return err
+	}
+	s.crypto, s.pool, s.stop = c, pool, stop
+	return nil
+}
+
+// senders are the parties whose tables' bin sums are encrypted, sorted:
+// the segments of a level's decryption, in order.
+func (s *session) senders() []string {
+	var out []string
+	for t := range s.g.Tables {
+		if q := s.g.Tables[t].Party; !s.plainTable(t) && !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// digestMsg tells a decryptor how many ciphertexts a party sent the class
+// holder at this level and their digest (secureagg.Digest).
+type digestMsg struct {
+	Count int    `msgpack:"count"`
+	D     []byte `msgpack:"d"`
+}
+
+// decrypt sends the party's encrypted bin sums to the class holder (and
+// their digest to every other party) and runs the level's joint
+// decryption of every party's, rooted at the class holder: only it learns
+// the bin sums. Each decryptor shares only ciphertexts whose every
+// segment is, byte for byte, what its sender sent (its digest).
+func (r *levelRun) decrypt(ctx context.Context) error {
+	s := r.s
+	senders := s.senders()
+	if len(senders) == 0 {
+		return nil
+	}
+	holder := s.g.Tables[0].Party
+	pk := &s.keys.Public().PublicKey
+	sub := r.step.Sub("bins")
+	own := wireBins{}
+	var ownCts []*paillier.Ciphertext
+	for _, t := range s.own {
+		if bs, ok := r.sealed[t]; ok {
+			es, cts, err := flattenBins(t, bs)
+			if err != nil {
+				return err
+			}
+			own.Entries, ownCts = append(own.Entries, es...), append(ownCts, cts...)
+		}
+	}
+	segs := map[string][]*paillier.Ciphertext{}
+	bins := map[string][]binEntry{}
+	if slices.Contains(senders, s.p.Self()) {
+		var err error
+		if own.C, err = pk.MarshalCiphertexts(ownCts); err != nil {
+			return fmt.Errorf("boost: marshal ciphertexts: %w", err)
+		}
+		dm := digestMsg{Count: len(ownCts), D: secureagg.Digest(sub, s.p.Self(), own.C)}
+		for _, q := range s.p.Spec().PartyNames() {
+			if q != s.p.Self() && q != holder {
+				if err := s.send(ctx, sub, q, TypeDigest, &dm, protocol.DiscloseControl); err != nil {
+					return err
+				}
+			}
+		}
+		if s.p.Self() != holder {
+			if err := s.send(ctx, sub, holder, TypeBins, &own, protocol.DiscloseCiphertext); err != nil {
+				return err
+			}
+		}
+		segs[s.p.Self()], bins[s.p.Self()] = ownCts, own.Entries
+	}
+	if s.p.Self() == holder {
+		return r.decryptRoot(ctx, senders, segs, bins)
+	}
+	return r.share(ctx, senders, own.C)
+}
+
+// decryption is the level's joint decryption as every party builds it from
+// the committed step: rooted at the class holder, which asks t of the
+// other parties (in name order) for shares and the rest only when shares
+// fail.
+func (r *levelRun) decryption(ctx context.Context, count int) *secureagg.Decryption {
+	s := r.s
+	holder := s.g.Tables[0].Party
+	var others []string
+	for _, q := range s.p.Spec().PartyNames() {
+		if q != holder && s.keys.Index(q) != 0 {
+			others = append(others, q)
+		}
+	}
+	var first time.Time
+	if end, ok := ctx.Deadline(); ok {
+		first = time.Now().Add(time.Until(end) / 2)
+	}
+	sub := r.step.Sub("decrypt")
+	return &secureagg.Decryption{Net: secureagg.StepNetwork(s.p, sub), Step: sub, Keys: s.keys, Root: holder, Decryptors: others,
+		Ask: min(s.keys.Public().Threshold, len(others)), Count: count, Release: true, First: first}
+}
+
+// decryptRoot is the class holder's: it gathers every sender's bin sums,
+// decrypts them jointly and opens each table's.
+func (r *levelRun) decryptRoot(ctx context.Context, senders []string, segs map[string][]*paillier.Ciphertext, bins map[string][]binEntry) error {
+	s := r.s
+	pk := &s.keys.Public().PublicKey
+	sub := r.step.Sub("bins")
+	for _, q := range senders {
+		if q == s.p.Self() {
+			continue
+		}
+		b, err := s.receive(ctx, sub, q, TypeBins)
+		if err != nil {
+			return err
+		}
+		var w wireBins
+		if err := protocol.Unmarshal(b, &w); err != nil {
+			return fmt.Errorf("%w: bin sums from %s: %w", ErrWire, q, err)
+		}
+		if segs[q], err = pk.UnmarshalCiphertexts(w.C); err != nil {
+			return fmt.Errorf("%w: bin sums from %s: %w", ErrWire, q, err)
+		}
+		bins[q] = w.Entries
+	}
+	var all []*paillier.Ciphertext
+	for _, q := range senders {
+		all = append(all, segs[q]...)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	plain, _, err := r.decryption(ctx, len(all)).Decrypt(ctx, all)
+	if err != nil {
+		return err
+	}
+	s.plain = plain
+	for _, q := range senders {
+		cts := segs[q]
+		for t := range s.g.Tables {
+			if s.g.Tables[t].Party != q || s.plainTable(t) {
+				continue
+			}
+			var es []binEntry
+			for _, e := range bins[q] {
+				if e.Table == t {
+					es = append(es, e)
+				}
+			}
+			sealed, rest, err := unflatten(es, cts, numericCount(s.g, t))
+			if err != nil {
+				return fmt.Errorf("bin sums from %s: %w", q, err)
+			}
+			cts = rest
+			if r.plain[t], err = Open(sealed, s.crypto.Open); err != nil {
+				return err
+			}
+		}
+		if len(cts) != 0 {
+			return fmt.Errorf("%w: bin sums from %s: ciphertexts without a bin", ErrWire, q)
+		}
+	}
+	return nil
+}
+
+// share is a decryptor's part: it learns every other sender's count and
+// digest, and vets the class holder's request against them.
+func (r *levelRun) share(ctx context.Context, senders []string, ownC []byte) error {
+	s := r.s
+	sub := r.step.Sub("bins")
+	digests := map[string]digestMsg{}
+	count := 0
+	for _, q := range senders {
+		if q == s.p.Self() {
+			digests[q] = digestMsg{Count: -1, D: secureagg.Digest(sub, q, ownC)}
+			continue
+		}
+		b, err := s.receive(ctx, sub, q, TypeDigest)
+		if err != nil {
+			return err
+		}
+		var dm digestMsg
+		if err := protocol.Unmarshal(b, &dm); err != nil || dm.Count < 0 {
+			return fmt.Errorf("%w: the digest from %s", ErrWire, q)
+		}
+		digests[q] = dm
+		count += dm.Count
+	}
+	if c := digests[s.p.Self()]; c.Count == -1 {
+		own, err := s.keys.Public().UnmarshalCiphertexts(ownC)
+		if err != nil {
+			return fmt.Errorf("boost: own bin sums: %w", err)
+		}
+		count += len(own)
+		digests[s.p.Self()] = digestMsg{Count: len(own), D: c.D}
+	}
+	if count == 0 {
+		return nil
+	}
+	pk := &s.keys.Public().PublicKey
+	vet := func(cts []*paillier.Ciphertext) error {
+		for _, q := range senders {
+			dm := digests[q]
+			seg := cts[:dm.Count]
+			cts = cts[dm.Count:]
+			b, err := pk.MarshalCiphertexts(seg)
+			if err != nil {
+				return fmt.Errorf("boost: marshal ciphertexts: %w", err)
+			}
+			if !bytes.Equal(dm.D, secureagg.Digest(sub, q, b)) {
+				return fmt.Errorf("%w: party %s refuses to decrypt: the class holder asks values that are not the bin sums %s sent it (coordinator %s)",
+					secureagg.ErrTampered, s.p.Self(), q, r.step.Coordinator)
+			}
+		}
+		return nil
+	}
+	return r.decryption(ctx, count).Share(ctx, nil, vet)
+}

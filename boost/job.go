@@ -1,0 +1,142 @@
+package boost
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/joinprop"
+	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/psi"
+	"github.com/cohortdm/cohort/table"
+)
+
+// Kind is the distributed job, `kind: boost` (see the package doc's
+// "Distributed job" section for its steps and leakage profile).
+// Coordinate (coordinate.go) drives its rounds (rounds.go) on the leader;
+// a session (session.go, level.go) runs them at each party.
+type Kind struct{}
+
+// Message types of the job, each sent within one step attempt on a
+// sub-channel of it, so that messages of different levels, attempts or
+// edges never answer each other.
+const (
+	// TypeCombos carries a ComboSummary up an edge (disclosure
+	// split-summary).
+	TypeCombos = "boost/combo-summary"
+	// TypeGradients carries a down summary of encrypted gradient and
+	// hessian sums down an edge (disclosure ciphertext).
+	TypeGradients = "boost/gradient-ciphertext"
+	// TypeBins carries a party's encrypted bin sums to the class holder
+	// (disclosure ciphertext).
+	TypeBins = "boost/bin-sums"
+	// TypeDigest carries, to every decryptor, the digest and number of the
+	// bin sums a party sent the class holder (disclosure control), so that
+	// a decryptor shares only what the parties sent.
+	TypeDigest = "boost/digest"
+	// TypeSplit tells a party, from the class holder, which of its
+	// features and bins won the level's open nodes (disclosure score).
+	TypeSplit = "boost/split"
+)
+
+// ModelSecret is the name, in each party's data dir, of the party's part of
+// the model trained by job id: its split predicates by table and ordinal,
+// and at the class holder the trees' skeletons and leaf weights.
+func ModelSecret(id string) string { return "models/" + id + "/boost.json" }
+
+// UsesThresholdKey: the class holder's gradients travel under the
+// consortium's threshold Paillier key (job.KeyUser).
+func (Kind) UsesThresholdKey() bool { return true }
+
+// Validate checks the join graph and the params of a spec.
+func (Kind) Validate(spec *job.Spec) error {
+	_, _, err := parseSpec(spec)
+	return err
+}
+
+func parseSpec(spec *job.Spec) (*joinprop.Graph, Params, error) {
+	p, err := ParseParams(spec)
+	if err != nil {
+		return nil, p, err
+	}
+	if err := spec.CheckTimeoutMS(p.TimeoutMS); err != nil {
+		return nil, p, err
+	}
+	if _, err := psiMode(spec, p.PSI); err != nil {
+		return nil, p, err
+	}
+	if len(spec.Test) > 0 {
+		return nil, p, spec.Errorf("test", "a boost job does not evaluate a test set yet")
+	}
+	g, err := joinprop.NewGraph(spec)
+	if err != nil {
+		return nil, p, fmt.Errorf("%w: %s: %w", job.ErrSpec, spec.Source, err)
+	}
+	return g, p, nil
+}
+
+// psiMode reads params.psi ("" is the default, auto).
+func psiMode(spec *job.Spec, s string) (psi.Mode, error) {
+	if s == "" {
+		return psi.ModeAuto, nil
+	}
+	m, err := psi.ParseMode(s)
+	if err != nil {
+		return 0, spec.Errorf("params.psi", "want auto, ot or ecdh")
+	}
+	return m, nil
+}
+
+// OutputDisclosure: every step's output is what the coordinator commits
+// (the positive label, a level's winning tables, the released model).
+func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+
+// Uses declares what a boost job discloses of a party's data
+// (job.Discloser): its join keys into a PSI with each neighbouring party
+// and as the join values of the combo summaries sent to them (the
+// encrypted sums sent down name the same shared values: a split summary's
+// disclosure of the key); its attributes as split outcomes (combo summaries), as
+// encrypted bin sums that the class holder decrypts (its gains follow:
+// score), and as the winning table of a split in the log; the class
+// column as encrypted gradients and the split choices sent to the
+// winners.
+func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
+	g, err := joinprop.NewGraph(spec)
+	if err != nil {
+		return nil, err
+	}
+	all := spec.PartyNames()
+	var out []job.Use
+	for i, t := range g.Tables {
+		if t.Party != party {
+			continue
+		}
+		var peers []string
+		for _, inc := range g.Neighbours(i) {
+			if p := g.Tables[inc.Other].Party; p != party && !slices.Contains(peers, p) {
+				peers = append(peers, p)
+			}
+		}
+		slices.Sort(peers)
+		holder := []string{g.Tables[0].Party}
+		for _, c := range t.Columns {
+			switch c.Kind {
+			case table.Key:
+				out = append(out,
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: protocol.DisclosePSIBlinded, To: peers},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: protocol.DiscloseSplitSummary, To: peers})
+			case table.Class:
+				out = append(out,
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: protocol.DiscloseCiphertext, To: peers, Parties: all},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: protocol.DiscloseScore, To: g.PartiesBut(party)})
+			case table.Numeric:
+				out = append(out,
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: protocol.DiscloseSplitSummary, To: peers},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: protocol.DiscloseCiphertext, To: holder, Parties: all},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: protocol.DiscloseScore, To: holder},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: protocol.DiscloseSplitAttribute})
+			}
+		}
+	}
+	return out, nil
+}

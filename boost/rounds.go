@@ -1,0 +1,101 @@
+package boost
+
+import "github.com/cohortdm/cohort/job"
+
+// The job's rounds, in order: load, the private set intersection of every
+// edge, one level step per tree level, finish. Each is typed: its public
+// args, one party's output (to the coordinator alone) and the
+// coordinator's public decision.
+var (
+	// loadRound: each party checks its tables against the schema; the
+	// class holder reports the positive label (logistic loss), committed.
+	loadRound = job.Round[struct{}, loadOutput, loadDecision]{Phase: "load"}
+	// psiRound: the private set intersection of every edge between two
+	// parties; nothing is reported.
+	psiRound = job.Round[struct{}, struct{}, struct{}]{Phase: "psi"}
+	// levelRound: one level of a tree (combo summaries up, encrypted sums
+	// down, bin sums decrypted towards the class holder, its split choice
+	// sent to the winners); the class holder reports the winning table of
+	// each open node, which is committed.
+	levelRound = job.Round[levelArgs, levelOutput, levelDecision]{Phase: "level"}
+	// finishRound: every party keeps its part of the model; with
+	// params.release each reports it and the coordinator commits the model.
+	finishRound = job.Round[struct{}, finishOutput, finishDecision]{Phase: "finish"}
+)
+
+// loadOutput is a party's answer to load: the positive label, from the
+// class holder under logistic loss.
+type loadOutput struct {
+	Holder   bool   `msgpack:"holder"`
+	Positive string `msgpack:"positive"`
+}
+
+// loadDecision is the job's positive label ("" under squared loss).
+type loadDecision struct {
+	Positive string `msgpack:"positive"`
+}
+
+// levelArgs name the level: the tree (from 0) and the depth of its open
+// nodes. Every party derives them from the log (expectLevel).
+type levelArgs struct {
+	Tree  int `msgpack:"tree"`
+	Depth int `msgpack:"depth"`
+}
+
+// levelOutput is the class holder's answer to a level (other parties
+// report nothing): per open node the winning table, -1 for a leaf; Closed
+// when the level closed its tree.
+type levelOutput struct {
+	Holder  bool  `msgpack:"holder"`
+	Winners []int `msgpack:"winners"`
+	Closed  bool  `msgpack:"closed"`
+}
+
+// levelDecision is the level's public outcome: the winning table of each
+// open node (-1: a leaf), or Closed when the tree is finished.
+type levelDecision struct {
+	Winners []int `msgpack:"winners"`
+	Closed  bool  `msgpack:"closed"`
+}
+
+// finishOutput is a party's answer to finish: with params.release, its
+// predicates (by table, by ordinal) and, from the class holder, the
+// skeletons and leaf weights.
+type finishOutput struct {
+	Kept *kept `msgpack:"kept"`
+}
+
+// finishDecision is the released model as JSON (nil without release).
+type finishDecision struct {
+	Model []byte `msgpack:"model"`
+}
+
+// levelPlan is the fold of the committed level decisions: the tree and
+// depth of the next level, and how many levels ran.
+type levelPlan struct {
+	Tree, Depth, Levels int
+}
+
+// next folds one committed level decision.
+func (lp *levelPlan) next(d levelDecision) {
+	lp.Levels++
+	if d.Closed {
+		lp.Tree++
+		lp.Depth = 0
+		return
+	}
+	lp.Depth++
+}
+
+// planOf folds a job's history.
+func planOf(h []*job.Record) (levelPlan, error) {
+	var lp levelPlan
+	for _, rec := range levelRound.History(h) {
+		d, err := levelRound.Decision(rec)
+		if err != nil {
+			return lp, err
+		}
+		lp.next(d)
+	}
+	return lp, nil
+}

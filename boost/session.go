@@ -1,0 +1,321 @@
+package boost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/joinprop"
+	"github.com/cohortdm/cohort/keyring"
+	"github.com/cohortdm/cohort/paillier"
+	"github.com/cohortdm/cohort/psi"
+	"github.com/cohortdm/cohort/table"
+)
+
+// ErrRefused: a party refuses a step the log and the spec do not
+// determine. The refusal names the coordinator that asked.
+var ErrRefused = errors.New("boost: refused")
+
+// ErrResume: a party's session was opened after the job had grown levels
+// (its node restarted): its signatures and the class holder's trees are
+// not in the log, so the job fails naming the party.
+var ErrResume = errors.New("boost: a party restarted mid-job, and boost does not resume a tree")
+
+// session is one party's state for one job: its tables (as Locals), each
+// edge's shared join values, and at the class holder the booster.
+type session struct {
+	p       job.Participant
+	g       *joinprop.Graph
+	prm     Params
+	mode    psi.Mode
+	own     []int
+	tables  map[string]*table.Table
+	loadErr error
+	stale   bool // opened after levels ran
+
+	locals []*Local
+	shared [][]string // by edge, after psi
+	pos    string     // positive label, committed by load
+
+	keys *keyring.Paillier
+	// The class holder's: the booster, the join's row count, the splits
+	// each table made so far, its crypto and the plaintexts a level's
+	// decryption gave (read in order by crypto.Open).
+	holder *Holder
+	rows   uint64
+	made   []int
+	crypto Crypto
+	pool   *paillier.RandomizerPool
+	stop   context.CancelFunc
+	plain  []*big.Int
+	// snap is the state at the start of the running level step, to which
+	// a re-run of the step (a new attempt) goes back.
+	snap *levelSnap
+}
+
+// levelSnap is a party's training state at the start of a level step.
+type levelSnap struct {
+	round  int
+	splits []int // by table: the own tables' splits made
+	made   []int
+	holder *Holder
+}
+
+// rewind takes the state at the start of level step round, or, when this
+// session already ran an attempt of it, goes back to that state: an
+// attempt that was cut short (a party silent, a leader change) may have
+// split tables or grown the holder's tree.
+func (s *session) rewind(round int) {
+	if sn := s.snap; sn != nil && sn.round == round {
+		for _, i := range s.own {
+			s.locals[i].truncate(sn.splits[i])
+		}
+		s.made = slices.Clone(sn.made)
+		if sn.holder != nil {
+			s.holder = sn.holder.clone()
+		}
+		return
+	}
+	sn := &levelSnap{round: round, splits: make([]int, len(s.g.Tables)), made: slices.Clone(s.made)}
+	for _, i := range s.own {
+		sn.splits[i] = s.locals[i].splits()
+	}
+	if s.holder != nil {
+		sn.holder = s.holder.clone()
+	}
+	s.snap = sn
+}
+
+// Open opens a party's session: its tables, read once (a party whose
+// tables cannot be read still opens, so that the load step names the
+// problem).
+func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+	g, prm, err := parseSpec(p.Spec())
+	if err != nil {
+		return nil, err
+	}
+	mode, _ := psiMode(p.Spec(), prm.PSI) // checked by parseSpec
+	s := &session{p: p, g: g, prm: prm, mode: mode, tables: map[string]*table.Table{}, locals: make([]*Local, len(g.Tables)), made: make([]int, len(g.Tables))}
+	for i, t := range g.Tables {
+		if t.Party == p.Self() {
+			s.own = append(s.own, i)
+		}
+	}
+	s.stale = len(p.History()) > 0
+	if len(s.own) > 0 {
+		tables, err := job.LoadTables(ctx, p)
+		if err != nil {
+			s.loadErr = err
+		}
+		for _, t := range tables {
+			s.tables[t.Name] = t
+		}
+	}
+	return s, nil
+}
+
+// Close drops the tables and state and stops the randomiser pool.
+func (s *session) Close() {
+	if s.pool != nil {
+		s.stop()
+		s.pool.Close()
+	}
+	s.tables, s.locals, s.holder, s.pool = nil, nil, nil, nil
+}
+
+func (s *session) owns(t int) bool { return s.g.Tables[t].Party == s.p.Self() }
+
+func (s *session) isHolder() bool { return s.owns(0) }
+
+// refuse is the party's refusal of a step, naming the coordinator that
+// asked for it.
+func (s *session) refuse(step job.Step, format string, a ...any) error {
+	return fmt.Errorf("%w: party %s refuses %s round %d: coordinator %s: %s", ErrRefused, s.p.Self(), step.Phase, step.Round, step.Coordinator, fmt.Sprintf(format, a...))
+}
+
+// Step runs one step once it has checked that it is the one the log
+// determines.
+func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	if s.stale {
+		return nil, fmt.Errorf("%w (party %s)", ErrResume, s.p.Self())
+	}
+	h := s.p.History()
+	switch step.Phase {
+	case loadRound.Phase:
+		if len(h) != 0 {
+			return nil, s.refuse(step, "load after %d steps", len(h))
+		}
+		return loadRound.Serve(step, func(struct{}) (loadOutput, error) { return s.load() })
+	case psiRound.Phase:
+		if len(h) != 1 {
+			return nil, s.refuse(step, "psi after %d steps", len(h))
+		}
+		d, err := loadRound.Decision(h[0])
+		if err != nil {
+			return nil, s.refuse(step, "%v", err)
+		}
+		s.pos = d.Positive
+		return psiRound.Serve(step, func(struct{}) (struct{}, error) { return struct{}{}, s.intersect(ctx, step) })
+	case levelRound.Phase:
+		lp, err := planOf(h)
+		if err != nil || lp.Tree >= s.prm.Trees || lp.Levels != step.Round || s.shared == nil {
+			return nil, s.refuse(step, "no level is due")
+		}
+		return levelRound.Serve(step, func(a levelArgs) (levelOutput, error) {
+			if a.Tree != lp.Tree || a.Depth != lp.Depth {
+				return levelOutput{}, s.refuse(step, "the log's next level is tree %d depth %d", lp.Tree, lp.Depth)
+			}
+			return s.level(ctx, step, a)
+		})
+	case finishRound.Phase:
+		lp, err := planOf(h)
+		if err != nil || lp.Tree != s.prm.Trees {
+			return nil, s.refuse(step, "the trees are not grown")
+		}
+		return finishRound.Serve(step, func(struct{}) (finishOutput, error) { return s.finish() })
+	}
+	return nil, s.refuse(step, "boost has no %s phase", step.Phase)
+}
+
+// load checks the party's tables and builds its Locals; the class holder
+// reports the positive label.
+func (s *session) load() (loadOutput, error) {
+	if s.loadErr != nil {
+		// The runtime names the party.
+		return loadOutput{}, &reworded{msg: strings.TrimPrefix(s.loadErr.Error(), "party "+s.p.Self()+": "), cause: s.loadErr}
+	}
+	var out loadOutput
+	for _, i := range s.own {
+		name := s.g.Tables[i].Name
+		t := s.tables[name]
+		if t == nil || t.NumRows() == 0 {
+			return loadOutput{}, fmt.Errorf("%w: table %q has no rows", ErrData, name)
+		}
+		if i == 0 {
+			out.Holder = true
+			if s.prm.Loss == LossLogistic {
+				var err error
+				if out.Positive, err = PositiveClass(t, s.g.Class); err != nil {
+					return loadOutput{}, err
+				}
+			}
+		}
+	}
+	for _, i := range s.own {
+		name := s.g.Tables[i].Name
+		l, err := NewLocal(s.g, name, s.tables[name], s.prm.Bins, s.prm.Loss, out.Positive)
+		if err != nil {
+			return loadOutput{}, err
+		}
+		s.locals[i] = l
+	}
+	return out, nil
+}
+
+// reworded is an error with its cause's text reworded (the party's name
+// taken off, which the runtime adds again).
+type reworded struct {
+	msg   string
+	cause error
+}
+
+func (e *reworded) Error() string { return e.msg }
+func (e *reworded) Unwrap() error { return e.cause }
+
+// intersect runs the private set intersection of every edge between one
+// of the party's tables and another party's, concurrently, on
+// sub-channels psi/EDGE (as sjc does); edges inside the party intersect
+// locally.
+func (s *session) intersect(ctx context.Context, step job.Step) error {
+	shared := make([][]string, len(s.g.Edges))
+	errs := make([]error, len(s.g.Edges))
+	var wg sync.WaitGroup
+	for e, ed := range s.g.Edges {
+		pi, ci := s.g.Index(ed.Parent), e+1
+		po, co := s.owns(pi), s.owns(ci)
+		switch {
+		case po && co:
+			shared[e] = joinprop.Intersect(s.locals[pi].JoinValues(e), s.locals[ci].JoinValues(e))
+		case po || co:
+			mine, peer, role := pi, ci, psi.Sender
+			if co {
+				mine, peer, role = ci, pi, psi.Receiver
+			}
+			wg.Go(func() {
+				shared[e], errs[e] = s.intersectEdge(ctx, step.Sub(fmt.Sprintf("psi/%d", e)), e, s.locals[mine].JoinValues(e), s.g.Tables[peer].Party, role)
+			})
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for e, ed := range s.g.Edges {
+		if (s.owns(s.g.Index(ed.Parent)) || s.owns(e+1)) && len(shared[e]) == 0 {
+			// Both sides learnt it from the intersection; the job fails
+			// here rather than at the class holder's first level, which
+			// the other parties would wait out.
+			return fmt.Errorf("%w: edge %s shares no join value", ErrEmptyJoin, s.g.EdgeName(e))
+		}
+	}
+	s.shared = shared
+	return nil
+}
+
+// intersectEdge runs one edge's PSI with the party peer: the values of
+// vals that peer's table holds too, sorted.
+func (s *session) intersectEdge(ctx context.Context, step job.Step, e int, vals []string, peer string, role psi.Role) ([]string, error) {
+	elems := make([][]byte, len(vals))
+	for i, v := range vals {
+		elems[i] = []byte(v)
+	}
+	cfg := psi.Config{Edge: s.g.EdgeName(e), MaxElements: max(psi.DefaultMaxElements, 2*len(vals)), Mode: s.mode}
+	res, err := cfg.Intersector().Intersect(ctx, s.p, step, peer, role, elems)
+	if err != nil {
+		return nil, fmt.Errorf("edge %s with party %s: %w", s.g.EdgeName(e), peer, err)
+	}
+	out := make([]string, len(res.Indices))
+	for i, k := range res.Indices {
+		out[i] = vals[k]
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// finish keeps the party's part of the model (ModelSecret) and, with
+// params.release, reports it.
+func (s *session) finish() (finishOutput, error) {
+	k := &kept{Splits: map[string][]pred{}, Parties: map[string]string{}}
+	for _, i := range s.own {
+		l := s.locals[i]
+		var ps []pred
+		for ord := range l.made {
+			sp := l.Predicate(ord)
+			ps = append(ps, pred{Column: sp.Column, Num: sp.Num})
+		}
+		k.Splits[l.name], k.Parties[l.name] = ps, s.p.Self()
+	}
+	if s.isHolder() {
+		k.Holder, k.Base, k.Positive = true, s.holder.Base(), s.pos
+		k.Trees = s.holder.skeleton(func(t int) string { return s.g.Tables[t].Name })
+	}
+	if len(s.own) > 0 {
+		b, err := json.Marshal(k)
+		if err != nil {
+			return finishOutput{}, fmt.Errorf("boost: model: %w", err)
+		}
+		if err := s.p.Secrets().WriteSecret(ModelSecret(s.p.JobID()), b); err != nil {
+			return finishOutput{}, fmt.Errorf("boost: keep the model: %w", err)
+		}
+	}
+	if !s.prm.Release || len(s.own) == 0 {
+		return finishOutput{}, nil
+	}
+	return finishOutput{Kept: k}, nil
+}
