@@ -173,7 +173,8 @@ func checkOneBitPerCut(t *testing.T, recs []*job.Record) (refused, answered int)
 // loopback, Raft, the default policy): integrated.csv, read back, satisfies
 // each model in every class of every requirement; every party's audit
 // ledger keeps to the profile, and the only check answers are the owner's,
-// to the coordinator, as scores.
+// to the coordinator, as scores (when the owner is not the coordinator
+// itself, whose outputs are sent to no one).
 func TestSimPrivateSensitiveModels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real nodes")
@@ -200,7 +201,7 @@ func TestSimPrivateSensitiveModels(t *testing.T) {
 					}
 				}
 			}
-			checks := 0
+			checks, westSends := 0, 0
 			for _, p := range j.spec.PartyNames() {
 				entries, err := audit.ReadFile(filepath.Join(out, "audit", p+".jsonl"))
 				if err != nil {
@@ -210,6 +211,9 @@ func TestSimPrivateSensitiveModels(t *testing.T) {
 					if !slices.Contains(profile, protocol.Disclosure(e.Disclosure)) && e.Disclosure != string(protocol.DiscloseControl) {
 						t.Errorf("%s's ledger: %s in %s to %s discloses %q", p, e.Type, e.Phase, e.Peer, e.Disclosure)
 					}
+					if p == "west" && e.Phase == string(phasePropose) && e.Disclosure != string(protocol.DiscloseControl) {
+						westSends++
+					}
 					if e.Phase == string(phaseCheck) && e.Disclosure != string(protocol.DiscloseControl) {
 						checks++
 						if p != "west" || e.Disclosure != string(protocol.DiscloseScore) {
@@ -218,7 +222,9 @@ func TestSimPrivateSensitiveModels(t *testing.T) {
 					}
 				}
 			}
-			if checks == 0 {
+			// a coordinator's own outputs reach it without a message: when
+			// west leads, its proposals and answers are in no ledger
+			if westSends > 0 && checks == 0 {
 				t.Error("no check answer in any ledger: the test checks nothing")
 			}
 		})
