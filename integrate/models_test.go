@@ -249,3 +249,34 @@ func readCSVPublished(t *testing.T, path string) anonymize.Published {
 	}
 	return pub
 }
+
+// The bundled sensitive example (examples/integrate/spec-sensitive.yaml)
+// over real nodes: every class of ⟨{age, sex, district}, 5⟩ in
+// integrated.csv holds at least 5 patients and diagnoses of at least two
+// of the three specialties.
+func TestSimSensitiveExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real nodes")
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := sim.Run(ctx, "../examples/integrate/spec-sensitive.yaml", sim.RunOptions{Kinds: job.Registry{"integrate": Kind{}}, Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	pub := readCSVPublished(t, filepath.Join(out, IntegratedFile))
+	specialty := map[string]string{"Arrhythmia": "cardio", "Heart failure": "cardio", "Asthma": "resp", "COPD": "resp", "Pneumonia": "resp", "Appendicitis": "dig", "Gallstones": "dig"}
+	hists, sizes := classHists(pub, []string{"age", "sex", "district"})
+	if len(hists) < 2 || pub.Records() != 44 {
+		t.Fatalf("%d classes, %d records", len(hists), pub.Records())
+	}
+	for k, h := range hists {
+		cats := map[string]bool{}
+		for v := range h {
+			cats[specialty[v]] = true
+		}
+		if sizes[k] < 5 || len(cats) < 2 || cats[""] {
+			t.Errorf("class %s: %d records, diagnoses %v", k, sizes[k], h)
+		}
+	}
+}
