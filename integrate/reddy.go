@@ -47,7 +47,7 @@ type ReddyCell struct {
 // The enumeration's bounds.
 const (
 	maxCellList     = 64
-	maxCombinations = 1 << 22
+	maxCombinations = 1 << 18
 )
 
 // reddyScores computes Reddy for every requirement on a TDS publication.
@@ -59,7 +59,7 @@ func reddyScores(pub anonymize.Published, reqs []anonymize.Requirement, tax map[
 		if err != nil {
 			return nil, fmt.Errorf("requirements[%d]: %w", i, err)
 		}
-		out[i] = reddyOf(tuples, txs, r.K)
+		out[i] = reddyOf(tuples, txs, r.K, maxCombinations)
 	}
 	return out, nil
 }
@@ -117,8 +117,9 @@ func key(nodes []int) string {
 	return b.String()
 }
 
-// reddyOf computes the measures of one QID from its node tuples.
-func reddyOf(tuples []nodeTuple, txs []*anonymize.Taxonomy, k int) Reddy {
+// reddyOf computes the measures of one QID from its node tuples,
+// enumerating the subsets when there are at most limit combinations.
+func reddyOf(tuples []nodeTuple, txs []*anonymize.Taxonomy, k, limit int) Reddy {
 	q := len(txs)
 	rd := Reddy{Strength: make([]float64, q), Informativeness: make([]float64, q)}
 	records, combos := 0, 0
@@ -138,7 +139,7 @@ func reddyOf(tuples []nodeTuple, txs []*anonymize.Taxonomy, k int) Reddy {
 		rd.Strength[j] /= float64(max(records, 1))
 		rd.Informativeness[j] /= float64(max(records, 1))
 	}
-	if combos > maxCombinations {
+	if combos > limit {
 		return rd
 	}
 	rd.Enumerated = true

@@ -230,3 +230,36 @@ func rawSubsetDP(t *testing.T, tax map[string]*anonymize.Taxonomy) float64 {
 	}
 	return res.Value
 }
+
+// Over the bound on combinations the subsets are not enumerated (so no
+// party's memory grows with them) while the means and the value are still
+// reported; at the bound they are.
+func TestReddyBound(t *testing.T) {
+	j := seed003Job(t, seedReqs, "")
+	rep, err := j.run(t, jobtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tuples, txs, err := qidNodes(published(t, rep), seedReqs[0].QID, j.tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	combos := 0
+	for _, tu := range tuples {
+		c := 1
+		for a, id := range tu.nodes {
+			c *= txs[a].Nodes[id].Depth + 1
+		}
+		combos += c
+	}
+	full, over := reddyOf(tuples, txs, 4, combos), reddyOf(tuples, txs, 4, combos-1)
+	if !full.Enumerated || full.Cells == 0 || over.Enumerated || over.Cells != 0 || over.CellList != nil {
+		t.Fatalf("at the bound %+v, over it %+v", full, over)
+	}
+	if over.Value != full.Value || !slices.Equal(over.Strength, full.Strength) || !slices.Equal(over.Informativeness, full.Informativeness) {
+		t.Errorf("the means differ over the bound: %+v, %+v", over, full)
+	}
+	if _, _, err := qidNodes(published(t, rep), []string{"gender", "class"}, j.tax); err == nil || !strings.Contains(err.Error(), `"class"`) {
+		t.Errorf("a column without taxonomy: %v", err)
+	}
+}
