@@ -157,12 +157,12 @@ func decidePublish(o *job.Outcome[publishOutput], parties []string, prm *Params,
 		if err := o.Table.Check(); err != nil {
 			return d, fmt.Errorf("publication from party %s: %w", p, err)
 		}
-		b, err := protocol.Marshal(&o.Table)
+		b, err := protocol.Marshal(&publishOutput{Table: o.Table, Reddy: o.Reddy})
 		if err != nil {
 			return d, err
 		}
 		if ref == nil {
-			ref, d.Table, d.NCP = b, o.Table, o.NCP
+			ref, d.Table, d.NCP, d.Reddy = b, o.Table, o.NCP, o.Reddy
 		} else if !bytes.Equal(ref, b) || o.NCP != d.NCP {
 			return d, fmt.Errorf("parties %s and %s computed different publications", parties[0], p)
 		}
@@ -179,6 +179,9 @@ func decidePublish(o *job.Outcome[publishOutput], parties []string, prm *Params,
 	}
 	if math.IsNaN(d.NCP) || d.NCP < 0 || d.NCP > 1 {
 		return d, fmt.Errorf("%w: ncp %v", protocol.ErrMalformed, d.NCP)
+	}
+	if len(d.Reddy) != len(prm.Requirements) {
+		return d, fmt.Errorf("%w: seed 003's measures for %d of %d requirements", protocol.ErrMalformed, len(d.Reddy), len(prm.Requirements))
 	}
 	return d, checkPublication(&d, prm)
 }

@@ -25,14 +25,18 @@
 // is published generalised and needs a taxonomy (`taxonomies: {column:
 // path}`: YAML when the name ends in .yaml/.yml, else an ARX hierarchy CSV,
 // numeric when every leaf is a number). params.requirements is the joint
-// requirement; `sensitive: <class column>, l: L` adds distinct l-diversity of
-// the class (p-sensitive k-anonymity, Def. 3.1 of X. Sun's thesis "Privacy
-// Preserving Data Sharing in Data Mining Environment", 2010, is the same
-// condition with p = l); with `algorithm: mondrian` the sensitive column may
-// also be a column one party holds (see "Mondrian" below); params.model adds
-// any of Sun's models on that column (entropy_l, recursive_c and
-// recursive_l, p_plus, alpha with categories) under either algorithm.
-// params.algorithm
+// requirement; params.sensitive names the column a sensitive model
+// protects, given in kind anonymize's names (any conjunction): l (distinct
+// l-diversity, or entropy l-diversity with entropy: true), p
+// (p-sensitivity, Def. 3.1 of X. Sun's thesis "Privacy Preserving Data
+// Sharing in Data Mining Environment", 2010, the same condition as distinct
+// l-diversity with p = l), p_plus, alpha and categories (p⁺-, (p, α)- and
+// (p⁺, α)-sensitivity, Defs. 3.2–3.4), recursive_c and recursive_l
+// (recursive (c, l)-diversity); params.model is the older nested form of
+// the same (entropy_l, ...), not to be mixed with them. With algorithm tds
+// the sensitive column is the shared class; with `algorithm: mondrian` it
+// may also be a column one party holds (see "Mondrian" below), under every
+// model. params.algorithm
 // is tds (the default) or mondrian; params.hub names the PSI hub (default
 // the first party by name).
 //
@@ -90,9 +94,13 @@
 //     record order (which follows the ids); and its NCP, also from the
 //     public state alone (see "NCP" below); the output is disclosed as
 //     generalised, the form Uses declares for a k-anonymous publication.
-//     The coordinator checks that all publications and NCPs are equal, that
-//     every requirement holds on it (and l), and commits it with ncp and
-//     min_group per requirement. The job's result carries the publication,
+//     It also computes, per requirement, seed 003's measures (Reddy, Raju
+//     and Valli Kumari, §4: privacy strength and informativeness of the
+//     published nodes, the subset programme's value and the valid subsets
+//     over the publication; reddy.go), from the publication and the public
+//     taxonomies alone. The coordinator checks that all publications, NCPs
+//     and measures are equal, that every requirement holds on it (and l),
+//     and commits it with ncp, min_group and the measures per requirement. The job's result carries the publication,
 //     so `cohort job result` on a running node has it; `cohort sim`
 //     (Kind.Assemble) writes it as DIR/integrated.csv and summarises it in
 //     result.json (columns and distinct rows).
@@ -135,6 +143,10 @@
 //     publication with ncp and min_group. A member that is not a party
 //     learns the order in which specialisations won and nothing it could
 //     link to an id.
+//   - Seed 003's measures per requirement (TDS) are functions of the
+//     publication and the taxonomies, which every member may see: they add
+//     nothing to it (TestReddyGolden, and TestLeakage's check of every
+//     message and log entry, cover them).
 //   - Errors name the party, table and column (and the row number of the
 //     first value a taxonomy does not cover), never a value: they reach the
 //     log.
@@ -198,7 +210,9 @@
 //     coordinator checks them and commits them; every party applies them.
 //   - Round r, check (only with a sensitive column one party holds): the
 //     column's owner answers one bit per committed cut, whether every part
-//     satisfies l-diversity on its column (anonymize.DiverseParts), declared
+//     satisfies the sensitive model on its column, whichever model it is
+//     (anonymize.DiverseParts evaluates it on each part's histogram at
+//     home), declared
 //     and disclosed as a score (a candidate cut's verdict); the bits are
 //     committed; a refused cut is not made, its group stays open and
 //     that attribute is not proposed for it again.
@@ -221,8 +235,12 @@
 // records of that group, on which side of another party's median (or
 // taxonomy child) each falls. That is the price of checking a column no
 // other party may see; the column itself leaves its owner only as published.
-// TestLeakageMondrian and TestMondrianPrivateSensitive check messages and
-// log entries against this.
+// The model does not change this: whatever it asks (p, p⁺, (p, α),
+// entropy or recursive l), what leaves the owner is the same one bit per
+// committed cut. TestLeakageMondrian, TestMondrianPrivateSensitive and
+// TestPrivateSensitiveModels (every model; one bit per cut of each round)
+// check messages and log entries against this, and
+// TestSimPrivateSensitiveModels every party's audit ledger over real nodes.
 //
 // # NCP
 //
@@ -251,5 +269,10 @@
 // refused cut, Mondrian does not try the attribute's other cut points (the
 // central l-diverse Mondrian does, so it can cut finer); Reddy
 // et al.'s subset DP (anonymize.SubsetDP) is not offered as a
-// distributed algorithm (it needs a trusted integrator or MPC).
+// distributed algorithm (it needs a trusted integrator or MPC), and it is
+// not run on the publication either: every published class is a valid
+// subset at the finest published level, so over what is published its
+// optimum is the publication's own value, which is reported; seed 003's
+// measures are reported for TDS only (Mondrian publishes ranges that are
+// not taxonomy nodes, on which P and I are not defined).
 package integrate

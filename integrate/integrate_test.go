@@ -235,6 +235,16 @@ func TestModelParam(t *testing.T) {
 		"  requirements: [{qid: [gender], k: 2}]\n  model: {recursive_c: 2, recursive_l: 2}\n":                        "params.model",
 		"  requirements: [{qid: [gender], k: 2}]\n  sensitive: class\n  model: {recursive_c: 2}\n":                    "params.model.recursive_c",
 		"  requirements: [{qid: [gender], k: 2}]\n  sensitive: class\n  model: {alpha: -1, categories: [[Y], [N]]}\n": "params.model.alpha",
+		// the top-level names, as kind anonymize has them
+		"  requirements: [{qid: [gender], k: 2}]\n  sensitive: class\n  p_plus: 2\n":                                          "params.categories",
+		"  requirements: [{qid: [gender], k: 2}]\n  sensitive: class\n  p: -1\n":                                              "params.p",
+		"  requirements: [{qid: [gender], k: 2}]\n  sensitive: class\n  l: 2.5\n":                                             "params.l",
+		"  requirements: [{qid: [gender], k: 2}]\n  sensitive: class\n  alpha: -1\n  categories: [[Y], [N]]\n":                "params.alpha",
+		"  requirements: [{qid: [gender], k: 2}]\n  sensitive: class\n  p_plus: 3\n  categories: [[Y], [N]]\n":                "params.p_plus",
+		"  requirements: [{qid: [gender], k: 2}]\n  sensitive: class\n  recursive_l: 2\n":                                     "params.recursive_c",
+		"  requirements: [{qid: [gender], k: 2}]\n  p: 2\n":                                                                   "params.sensitive",
+		"  requirements: [{qid: [gender], k: 2}]\n  sensitive: class\n":                                                       "params.sensitive",
+		"  requirements: [{qid: [gender], k: 2}]\n  sensitive: class\n  p: 2\n  model: {p_plus: 2, categories: [[Y], [N]]}\n": "params.model",
 	} {
 		if err := (Kind{}).Validate(writeJobRaw(t, j, params)); err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("params %q: err = %v, want one naming %s", params, err, field)

@@ -93,6 +93,9 @@ func result(prm *Params, sd schemaDecision, ad alignDecision, rounds int, pd pub
 	minGroup := 0
 	for i, r := range prm.Requirements {
 		reqs[i] = map[string]any{"qid": r.QID, "k": r.K, "min_group": pd.MinGroups[i]}
+		if i < len(pd.Reddy) {
+			reqs[i]["reddy"] = pd.Reddy[i]
+		}
 		if i == 0 || pd.MinGroups[i] < minGroup {
 			minGroup = pd.MinGroups[i]
 		}

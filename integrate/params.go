@@ -28,16 +28,28 @@ type Params struct {
 	// "class"): TDS scores by information gain on it and, as in TDS2P
 	// (Wang, Fung and Dong), every party holds it.
 	Class string `yaml:"class"`
-	// Sensitive and L ask for distinct l-diversity (p-sensitivity with p =
-	// L) of the sensitive column in every class of every requirement's QID.
-	// With algorithm tds it must be the shared class; with mondrian it may
-	// also be a column one party holds, which is published as it is and
-	// whose owner checks every cut at home (one bit per cut).
+	// Sensitive is the column the sensitive model protects. With algorithm
+	// tds it must be the shared class; with mondrian it may also be a
+	// column one party holds, which is published as it is and whose owner
+	// checks every cut at home (one bit per cut).
 	Sensitive string `yaml:"sensitive"`
-	L         int    `yaml:"l"`
-	// Model adds any of Sun's sensitive models to l (entropy_l,
-	// recursive_c and recursive_l, p_plus, alpha with categories), on the
-	// same column, under both algorithms.
+	// The sensitive model, named as kind anonymize names it (any
+	// conjunction): L is distinct l-diversity, or entropy l-diversity with
+	// Entropy; P p-sensitivity (at least P distinct values per class, Sun
+	// Def. 3.1); RecursiveC and RecursiveL recursive (c, l)-diversity;
+	// PPlus, Alpha and Categories p⁺-, (p, α)- and (p⁺, α)-sensitivity
+	// (Sun Defs. 3.2–3.4), categories most sensitive first.
+	L          float64    `yaml:"l"`
+	Entropy    bool       `yaml:"entropy"`
+	P          int        `yaml:"p"`
+	RecursiveC float64    `yaml:"recursive_c"`
+	RecursiveL int        `yaml:"recursive_l"`
+	PPlus      int        `yaml:"p_plus"`
+	Alpha      float64    `yaml:"alpha"`
+	Categories [][]string `yaml:"categories"`
+	// Model is the same model in the form issue 23 gave it (entropy_l,
+	// recursive_c and recursive_l, p_plus, alpha with categories, l), kept
+	// for the specs that use it; it and the fields above do not mix.
 	Model anonymize.SensitiveModel `yaml:"model"`
 	// Hub is the party that runs the PSI star of the id alignment (default
 	// the first party by name); it learns the pairwise intersections.
@@ -52,11 +64,26 @@ type Params struct {
 	psiMode psi.Mode
 }
 
-// model is the sensitive model asked for: params.model with params.l.
+// model is the sensitive model asked for: the top-level fields, or
+// params.model with params.l.
 func (p *Params) model() anonymize.SensitiveModel {
-	m := p.Model
-	m.L = max(m.L, p.L)
+	if given(p.Model) {
+		m := p.Model
+		m.L = max(m.L, int(p.L))
+		return m
+	}
+	m := p.topModel()
+	if p.Entropy {
+		m.EntropyL = p.L
+	} else {
+		m.L = max(m.L, int(p.L))
+	}
 	return m
+}
+
+// topModel is the model of the top-level fields other than l.
+func (p *Params) topModel() anonymize.SensitiveModel {
+	return anonymize.SensitiveModel{L: p.P, RecursiveC: p.RecursiveC, RecursiveL: p.RecursiveL, PPlus: p.PPlus, Alpha: p.Alpha, Categories: p.Categories}
 }
 
 // private reports whether the sensitive column is one party's (not the
@@ -133,23 +160,8 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	if p.Sensitive == p.ID || spec.Taxonomies[p.Sensitive] != "" && p.Sensitive != "" {
 		return nil, spec.Errorf("params.sensitive", "%q is the id column or a quasi-identifier (it has a taxonomy), not a sensitive column", p.Sensitive)
 	}
-	if p.L < 0 {
-		return nil, spec.Errorf("params.l", "must be at least 0, not %d", p.L)
-	}
-	if p.L > 64 {
-		return nil, spec.Errorf("params.l", "must be at most 64, not %d", p.L)
-	}
-	var fe *anonymize.FieldError
-	if err := p.model().Validate(); errors.As(err, &fe) {
-		return nil, spec.Errorf("params.model."+fe.Field, "%s", fe.Why)
-	} else if err != nil {
+	if err := checkModel(spec, p); err != nil {
 		return nil, err
-	}
-	if p.Sensitive != "" && p.model().IsZero() {
-		return nil, spec.Errorf("params.l", "sensitive %q needs l ≥ 2 (or a params.model), not %d", p.Sensitive, p.L)
-	}
-	if !p.Model.IsZero() && p.Sensitive == "" {
-		return nil, spec.Errorf("params.model", "a sensitive model needs params.sensitive")
 	}
 	if p.Hub == "" {
 		p.Hub = spec.PartyNames()[0]
@@ -160,6 +172,54 @@ func parseParams(spec *job.Spec) (*Params, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// given reports whether any field of m is set.
+func given(m anonymize.SensitiveModel) bool {
+	return m.L != 0 || m.EntropyL != 0 || m.RecursiveC != 0 || m.RecursiveL != 0 || m.PPlus != 0 || m.Alpha != 0 || len(m.Categories) > 0
+}
+
+// checkModel checks the sensitive model's fields, naming the one at fault.
+func checkModel(spec *job.Spec, p *Params) error {
+	nested := given(p.Model)
+	switch {
+	case p.L < 0 || p.L > 64 || math.IsNaN(p.L):
+		return spec.Errorf("params.l", "must be a number from 0 to 64")
+	case !p.Entropy && p.L != math.Trunc(p.L):
+		return spec.Errorf("params.l", "distinct l-diversity takes a whole number (entropy: true for entropy l-diversity)")
+	case p.Entropy && nested:
+		return spec.Errorf("params.entropy", "with params.model give entropy_l there")
+	case p.P < 0:
+		return spec.Errorf("params.p", "must be at least 0, not %d", p.P)
+	case nested && given(p.topModel()):
+		return spec.Errorf("params.model", "give the sensitive model either at the top level (l, entropy, p, p_plus, alpha, categories, recursive_c, recursive_l, as kind anonymize names them) or under params.model, not both")
+	}
+	var fe *anonymize.FieldError
+	if err := p.model().Validate(); errors.As(err, &fe) {
+		field := fe.Field
+		switch {
+		case nested:
+			field = "model." + field
+		case field == "entropy_l":
+			field = "l"
+		case field == "l" && p.P != 0:
+			field = "p"
+		}
+		return spec.Errorf("params."+field, "%s", fe.Why)
+	} else if err != nil {
+		return err
+	}
+	if p.Sensitive != "" && p.model().IsZero() {
+		return spec.Errorf("params.sensitive", "%q needs a model that protects it: l ≥ 2 (params.l), p ≥ 2, p_plus ≥ 2, alpha > 0 or recursive_c and recursive_l", p.Sensitive)
+	}
+	if p.Sensitive == "" && (!p.model().IsZero() || p.L != 0 || p.Entropy) {
+		field := "params.sensitive"
+		if nested {
+			field = "params.model"
+		}
+		return spec.Errorf(field, "a sensitive model (l, p, p_plus, alpha, recursive_c) needs params.sensitive")
+	}
+	return nil
 }
 
 // taxonomyDigest is a SHA-256 of the taxonomies' shape (columns in order,

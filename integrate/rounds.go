@@ -158,6 +158,9 @@ func (s *Split) len() int { return len(s.Child) / s.Width }
 type publishOutput struct {
 	Table anonymize.Published `msgpack:"table"`
 	NCP   float64             `msgpack:"ncp"`
+	// Reddy are seed 003's measures per requirement (reddy.go), from the
+	// publication and the public taxonomies (TDS only).
+	Reddy []Reddy `msgpack:"reddy,omitempty"`
 }
 
 // publishDecision is the committed publication.
@@ -165,4 +168,5 @@ type publishDecision struct {
 	Table     anonymize.Published `msgpack:"table"`
 	NCP       float64             `msgpack:"ncp"`
 	MinGroups []int               `msgpack:"min_groups"`
+	Reddy     []Reddy             `msgpack:"reddy,omitempty"`
 }

@@ -77,6 +77,9 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 			return publishOutput{}, err
 		}
 		o := publishOutput{Table: st.pub.Publication(st.class, s.prm.Class), NCP: st.pub.NCP()}
+		if o.Reddy, err = reddyScores(o.Table, s.prm.Requirements, s.tax); err != nil {
+			return publishOutput{}, fmt.Errorf("party %s: %w", s.p.Self(), err)
+		}
 		// every requirement and the class's model, on the publication the
 		// log determines, before any of it leaves
 		if err := checkPublication(&publishDecision{Table: o.Table}, s.prm); err != nil {

@@ -168,13 +168,16 @@ func newState(self string, a *aligned, records int, attrAll []Attr, prm *Params,
 	if err != nil {
 		return nil, err
 	}
-	if prm.L > 1 {
-		if pub, err = pub.WithClassDiversity(prm.L); err != nil {
+	m := prm.model()
+	if m.L > 1 {
+		if pub, err = pub.WithClassDiversity(m.L); err != nil {
 			return nil, err
 		}
 	}
-	if !prm.Model.IsZero() {
-		if pub, err = pub.WithClassModel(prm.model(), a.class); err != nil {
+	beyond := m // the model without distinct l
+	beyond.L = 0
+	if !beyond.IsZero() {
+		if pub, err = pub.WithClassModel(m, a.class); err != nil {
 			return nil, err
 		}
 	}

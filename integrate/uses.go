@@ -46,7 +46,7 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	// The sensitive column (the class, or one party's column): published
 	// with the diversity its model guarantees; its owner answers one bit
 	// per candidate cut.
-	l := max(p.L, p.Model.Diversity())
+	l := p.model().Diversity()
 	if p.Sensitive != p.Class {
 		out = append(out, job.Use{Table: t, Column: p.Class, Role: job.RoleClass, Form: protocol.DiscloseGeneralised, K: k})
 	}
