@@ -34,8 +34,9 @@
 // for its URLs, no ranks, and no two queries sharing a clicked site),
 // anonymised-graph (a graph's nodes under pseudonyms in classes of at
 // least k, its sensitive edge type removed, the rest released by one of
-// five strategies),
-// local-aggregate (a local aggregate in clear) and raw (values as they
+// five strategies), distance (a column compared id by id with one other
+// party's under an ElGamal key, only the count of differing ids coming
+// out), local-aggregate (a local aggregate in clear) and raw (values as they
 // are). Kinds declare, per job and party, which columns leave in which form
 // and to whom (job.Use); the policy grants forms per column, by the
 // column's role in the job (key, id, attribute, class, sensitive) unless a
