@@ -68,6 +68,9 @@ type jobsConfig struct {
 // newJobRunner starts the reconcile loop, which runs until ctx ends or
 // Close.
 func newJobRunner(ctx context.Context, cfg jobsConfig) *jobRunner {
+	if cfg.Memory == nil {
+		cfg.Memory = newMemoryBoard()
+	}
 	r := &jobRunner{jobsConfig: cfg, coordinating: map[string]*coordination{}, workers: map[string]*worker{}}
 	r.coord = r.newCoordinator()
 	r.ctx, r.cancel = context.WithCancel(ctx)
