@@ -3,7 +3,10 @@ package table
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"strconv"
@@ -190,7 +193,8 @@ func readClickHouse(ctx context.Context, src Source, name string, schema map[str
 // chDB pushes aggregates to ClickHouse. Servers before 19.x have no query
 // parameters, so a bound or threshold is written into the query as the
 // shortest decimal that reads back as the same double (strconv 'g', -1,
-// which ClickHouse parses exactly), never as text a job supplied.
+// which ClickHouse parses exactly; zero and subnormals as their bits),
+// never as text a job supplied.
 type chDB struct{}
 
 func (chDB) countIf(pred string) string { return "toFloat64(countIf(" + pred + "))" }
@@ -199,7 +203,13 @@ func (chDB) clamp(col, lo, hi string) string {
 	return "least(greatest(" + col + ", " + lo + "), " + hi + ")"
 }
 func (chDB) param(_ int, v float64) string {
-	return "toFloat64(" + strconv.FormatFloat(v, 'g', -1, 64) + ")"
+	if math.Abs(v) >= 0x1p-1022 {
+		return "toFloat64(" + strconv.FormatFloat(v, 'g', -1, 64) + ")"
+	}
+	// The parser refuses a subnormal literal (strtod's underflow) and
+	// reads -0 as the integer 0: those are written as their bits.
+	b := binary.LittleEndian.AppendUint64(nil, math.Float64bits(v))
+	return "reinterpretAsFloat64(unhex('" + hex.EncodeToString(b) + "'))"
 }
 func (chDB) value(col string) string { return "toFloat64(" + col + ")" }
 

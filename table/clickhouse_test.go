@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -193,5 +195,49 @@ func TestClickHouseSourceValidate(t *testing.T) {
 	s := Source{ClickHouseEnv: "CH", Table: "db.loans"}
 	if err := s.Validate(); err != nil || s.Type() != ClickHouse || s.String() != "clickhouse (connection from $CH) table db.loans" {
 		t.Fatalf("%v %v %q", err, s.Type(), s)
+	}
+}
+
+// TestClickHouseParamExact: a bound or threshold written into a query
+// (chDB.param) reads back on the server as the same double, for doubles
+// of every magnitude and bit pattern.
+func TestClickHouseParamExact(t *testing.T) {
+	srv := chtest.Start(t)
+	t.Setenv("COHORT_TEST_CH", srv.ReadOnlyDSN())
+	db, _, err := chOpen(Source{ClickHouseEnv: "COHORT_TEST_CH", Table: "t"}, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r := rand.New(rand.NewPCG(7, 7))
+	vals := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1e300, -1e-300, math.MaxFloat64, math.SmallestNonzeroFloat64, 1 << 53, 1<<53 + 2, 1e21, 123456789012345678}
+	for len(vals) < 1000 {
+		switch v := math.Float64frombits(r.Uint64()); {
+		case math.IsNaN(v) || math.IsInf(v, 0):
+		case len(vals)%2 == 0:
+			vals = append(vals, v)
+		default:
+			vals = append(vals, math.Round(r.NormFloat64()*1e6)/1e3)
+		}
+	}
+	for start := 0; start < len(vals); start += 100 {
+		batch := vals[start:min(start+100, len(vals))]
+		list := make([]string, len(batch))
+		for i, v := range batch {
+			list[i] = chDB{}.param(i+1, v)
+		}
+		got := make([]float64, len(batch))
+		dest := make([]any, len(batch))
+		for i := range got {
+			dest[i] = &got[i]
+		}
+		if err := db.QueryRowContext(context.Background(), "SELECT "+strings.Join(list, ", ")).Scan(dest...); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range batch {
+			if math.Float64bits(got[i]) != math.Float64bits(v) {
+				t.Fatalf("%s reads back as %v, want %v", list[i], got[i], v)
+			}
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -67,8 +66,8 @@ const chInsertRows = 10000
 
 // chInsert sends t's rows to table name by INSERT ... SELECT over an array
 // of row tuples, chInsertRows rows per statement, the values written as
-// literals: numbers as the shortest decimal that reads back as the same
-// double, strings quoted with backslash escapes. The native protocol's
+// literals: numbers as the pushed-down queries write their parameters
+// (chDB.param: exact), strings quoted with backslash escapes. The native protocol's
 // data blocks (the driver's batch INSERT, and INSERT ... VALUES) wait on
 // a header that servers before 19.x do not send; INSERT ... SELECT sends
 // no data blocks.
@@ -92,7 +91,7 @@ func chInsert(ctx context.Context, db *sql.DB, name string, t *Table) error {
 					q.WriteString(", ")
 				}
 				if c.Kind == Numeric {
-					q.WriteString("toFloat64(" + strconv.FormatFloat(c.Num[i], 'g', -1, 64) + ")")
+					q.WriteString(chDB{}.param(0, c.Num[i]))
 				} else {
 					q.WriteString(chString(c.Str[i]))
 				}
