@@ -245,7 +245,22 @@ func (c *chConn) header(ctx context.Context, q, desc string, schema map[string]K
 	if err != nil {
 		return nil, nil, nil, chError(desc, err, c.secrets)
 	}
+	if err := chDrain(rows); err != nil {
+		return nil, nil, nil, chError(desc, err, c.secrets)
+	}
 	return chBuilder(desc, types, schema, ReadOptions{})
+}
+
+// chDrain reads a result to its end and closes it, so that the query
+// ends at the server's end of stream (with its errors) rather than by the
+// driver cancelling it when the result is closed early.
+func chDrain(rows *sql.Rows) error {
+	for rows.Next() {
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return rows.Close()
 }
 
 // row runs q; its parameters are already in its text (chDB.param).
@@ -254,7 +269,22 @@ func (c *chConn) row(ctx context.Context, q string, _ []any, dest []*float64) er
 	for i := range dest {
 		d[i] = dest[i]
 	}
-	if err := c.db.QueryRowContext(ctx, q).Scan(d...); err != nil {
+	rows, err := c.db.QueryContext(ctx, q)
+	if err != nil {
+		return chError(c.desc, err, c.secrets)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		err = rows.Err()
+		if err == nil {
+			err = sql.ErrNoRows
+		}
+		return chError(c.desc, err, c.secrets)
+	}
+	if err := rows.Scan(d...); err != nil {
+		return chError(c.desc, err, c.secrets)
+	}
+	if err := chDrain(rows); err != nil {
 		return chError(c.desc, err, c.secrets)
 	}
 	return nil

@@ -214,7 +214,7 @@ func (s *Server) run(tb testing.TB, cmd []string) error {
 	c.Dir = s.Dir
 	var out bytes.Buffer
 	c.Stdout, c.Stderr = &out, &out
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	c.SysProcAttr = sysProcAttr()
 	if err := c.Start(); err != nil {
 		return err
 	}
