@@ -3,6 +3,7 @@ module github.com/cohortdm/cohort
 go 1.26.8
 
 require (
+	github.com/ClickHouse/clickhouse-go/v2 v2.51.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/cloudflare/circl v1.6.5
 	github.com/hashicorp/go-hclog v1.6.3
@@ -30,7 +31,6 @@ require (
 	filippo.io/keygen v1.0.0 // indirect
 	github.com/ALTree/bigfloat v0.0.0-20220102081255-38c8b72a9924 // indirect
 	github.com/ClickHouse/ch-go v0.75.0 // indirect
-	github.com/ClickHouse/clickhouse-go/v2 v2.51.0 // indirect
 	github.com/andybalholm/brotli v1.2.7 // indirect
 	github.com/armon/go-metrics v0.4.1 // indirect
 	github.com/benbjohnson/clock v1.3.5 // indirect
