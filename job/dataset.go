@@ -21,7 +21,8 @@ import (
 // DatasetIdentity is the canonical description of the data a resolved
 // source reads (ResolveSource's result: its files already real paths).
 // It stays on the node: it holds the node's own paths and, for a
-// PostgreSQL source, a digest of the connection the node reads.
+// PostgreSQL or ClickHouse source, a digest of the connection the node
+// reads.
 func DatasetIdentity(src table.Source) string {
 	var b strings.Builder
 	switch src.Type() {
@@ -33,6 +34,8 @@ func DatasetIdentity(src table.Source) string {
 			conn = "env:" + os.Getenv(src.PostgresEnv)
 		}
 		b.WriteString("postgres:" + digest(conn))
+	case table.ClickHouse:
+		b.WriteString("clickhouse:" + digest("env:"+os.Getenv(src.ClickHouseEnv)))
 	default:
 		return "file:" + src.Path
 	}
@@ -98,6 +101,8 @@ func DatasetName(root string, src table.Source, catalogue map[string]table.Sourc
 			return "$" + src.PostgresEnv + datasetPart(src), nil
 		}
 		return rel(src.PostgresFile) + datasetPart(src), nil
+	case table.ClickHouse:
+		return "$" + src.ClickHouseEnv + datasetPart(src), nil
 	}
 	return rel(src.Path), nil
 }

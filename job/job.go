@@ -51,6 +51,7 @@ package job
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -200,6 +201,11 @@ type Participant interface {
 	// discloses: ask it before the party's data enters an aggregate and
 	// before noise is drawn (see Guard).
 	Guard() Guard
+	// Log is this member's own log, for the session's records that stay
+	// on the node (never in the Raft log, a message or a report): the
+	// queries it pushes down to the member's databases, at debug level
+	// (table.ReadOptions.Log).
+	Log() *slog.Logger
 }
 
 // Secrets reads and keeps named files in a node's data dir that only the

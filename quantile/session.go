@@ -108,9 +108,9 @@ func tableColumn(ctx context.Context, p job.Participant, ts job.TableSpec, col s
 		return nil, tableRows{}, fmt.Errorf("party %s: %w", p.Self(), err)
 	}
 	tr := tableRows{Table: ts.Name}
-	opts := table.ReadOptions{Label: table.Label(src)}
+	opts := table.ReadOptions{Label: table.Label(src), Log: p.Log()}
 	var vals []float64
-	if typ := src.Type(); typ == table.Postgres || typ == table.SQLite {
+	if typ := src.Type(); typ == table.Postgres || typ == table.SQLite || typ == table.ClickHouse {
 		if tr.agg, err = table.NewAggregator(src, schema, opts); err == nil {
 			tr.Rows, _, err = tr.agg.CountsAtMost(ctx, col, nil)
 		}

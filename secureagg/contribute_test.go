@@ -3,6 +3,7 @@ package secureagg
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -49,6 +50,7 @@ func (guarded) TableSource(job.TableSpec) (table.Source, error) {
 	return table.Source{}, errors.New("no tables")
 }
 func (guarded) Secrets() job.Secrets   { return nil }
+func (guarded) Log() *slog.Logger      { return slog.New(slog.DiscardHandler) }
 func (guarded) History() []*job.Record { return nil }
 
 // A root that decrypts the total and then reports an error to the others

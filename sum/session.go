@@ -204,7 +204,7 @@ func tableSumOf(ctx context.Context, p job.Participant, ts job.TableSpec, col st
 		out.PerRow = job.PerRow(lo, hi)
 		clamp = &[2]float64{lo, hi}
 	}
-	agg, err := table.NewAggregator(src, schema, table.ReadOptions{Label: table.Label(src)})
+	agg, err := table.NewAggregator(src, schema, table.ReadOptions{Label: table.Label(src), Log: p.Log()})
 	if err == nil {
 		out.Sum, out.Rows, err = agg.ColumnSum(ctx, col, clamp)
 	}

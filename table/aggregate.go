@@ -45,6 +45,8 @@ func NewAggregator(src Source, schema map[string]Kind, opts ReadOptions) (Aggreg
 		return &sqlAgg{streamAgg: st, db: pgDB{}}, nil
 	case SQLite:
 		return &sqlAgg{streamAgg: st, db: sqliteDB{}}, nil
+	case ClickHouse:
+		return &sqlAgg{streamAgg: st, db: chDB{}}, nil
 	default:
 		return &st, nil
 	}

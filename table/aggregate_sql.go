@@ -20,8 +20,12 @@ type sqlDialect interface {
 	sum(expr string) string
 	// clamp clamps col between parameters lo and hi.
 	clamp(col, lo, hi string) string
-	// param is the n-th (1-based) parameter, a double.
-	param(n int) string
+	// param is the n-th (1-based) parameter, a double of value v.
+	param(n int, v float64) string
+	// value is a numeric column's value as the fold over the loaded
+	// column sees it (ClickHouse compares integers with doubles exactly,
+	// where Open converts them to doubles first).
+	value(col string) string
 	// notNumber holds for a value a numeric column may not hold; float
 	// says the column's stored type can hold NaN or infinities.
 	notNumber(col string, float bool) string
@@ -89,18 +93,22 @@ func (a *sqlAgg) aggregate(ctx context.Context, column string, aggs func(col str
 	var args []any
 	next := func(v float64) string {
 		args = append(args, v)
-		return a.db.param(len(args))
+		return a.db.param(len(args), v)
 	}
-	list := []string{a.db.countIf("TRUE"), a.db.countIf(strings.Join(bad, " OR "))}
+	list := []string{a.db.countIf("1 = 1"), a.db.countIf(strings.Join(bad, " OR "))}
 	if target >= 0 {
-		list = append(list, aggs(quoteIdent(column), next)...)
+		list = append(list, aggs(a.db.value(quoteIdent(column)), next)...)
 	}
 	out := make([]float64, len(list))
 	dest := make([]*float64, len(list))
 	for i := range out {
 		dest[i] = &out[i]
 	}
-	if err := conn.row(ctx, "SELECT "+strings.Join(list, ", ")+" FROM "+from, args, dest); err != nil {
+	q := "SELECT " + strings.Join(list, ", ") + " FROM " + from
+	if a.opts.Log != nil {
+		a.opts.Log.DebugContext(ctx, "table: query pushed down", "source", desc, "query", q, "args", args)
+	}
+	if err := conn.row(ctx, q, args, dest); err != nil {
 		return 0, nil, false, err
 	}
 	switch {
@@ -157,7 +165,8 @@ func (pgDB) sum(expr string) string     { return "COALESCE(SUM(" + expr + ")::fl
 func (pgDB) clamp(col, lo, hi string) string {
 	return "LEAST(GREATEST(" + col + ", " + lo + "), " + hi + ")"
 }
-func (pgDB) param(n int) string { return fmt.Sprintf("$%d::float8", n) }
+func (pgDB) param(n int, _ float64) string { return fmt.Sprintf("$%d::float8", n) }
+func (pgDB) value(col string) string       { return col }
 
 // notNumber: integers are always finite; NaN equals NaN in PostgreSQL.
 func (pgDB) notNumber(col string, float bool) string {
@@ -234,7 +243,8 @@ func (sqliteDB) sum(expr string) string { return "TOTAL(" + expr + ")" }
 func (sqliteDB) clamp(col, lo, hi string) string {
 	return "MIN(MAX(" + col + ", " + lo + "), " + hi + ")"
 }
-func (sqliteDB) param(int) string { return "?" }
+func (sqliteDB) param(int, float64) string { return "?" }
+func (sqliteDB) value(col string) string   { return col }
 
 // notNumber: SQLite keeps any value in any column, and text that reads
 // as a number is for the stream to parse; NaN is stored as NULL.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cohortdm/cohort/internal/chtest"
 	"github.com/cohortdm/cohort/internal/pgtest"
 	"github.com/parquet-go/parquet-go"
 )
@@ -20,9 +21,10 @@ type aggStore struct {
 	put  func(t *testing.T, tb *Table) Source
 }
 
-// aggStores are the four source types, each writing through Write; the
-// PostgreSQL one skips (or fails, with COHORT_REQUIRE_POSTGRES=1) without
-// a server.
+// aggStores are the five source types, each writing through Write; the
+// PostgreSQL and ClickHouse ones are left out (or fail, with
+// COHORT_REQUIRE_POSTGRES=1 or COHORT_REQUIRE_CLICKHOUSE=1) without a
+// server.
 func aggStores(t *testing.T) []aggStore {
 	dir := t.TempDir()
 	n := 0
@@ -49,6 +51,17 @@ func aggStores(t *testing.T) []aggStore {
 		stores = append(stores, aggStore{"postgres", func(t *testing.T, tb *Table) Source {
 			n++
 			src := Source{PostgresEnv: "COHORT_TEST_PG", Table: fmt.Sprintf("t%d", n)}
+			if err := Write(context.Background(), src, tb); err != nil {
+				t.Fatal(err)
+			}
+			return src
+		}})
+	}
+	if srv := chtest.Try(t); srv != nil {
+		t.Setenv("COHORT_TEST_CH", srv.DSN("admin", srv.AdminPassword))
+		stores = append(stores, aggStore{"clickhouse", func(t *testing.T, tb *Table) Source {
+			n++
+			src := Source{ClickHouseEnv: "COHORT_TEST_CH", Table: fmt.Sprintf("t%d", n)}
 			if err := Write(context.Background(), src, tb); err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,13 +15,16 @@ import (
 )
 
 // Source says where a table's rows live. Exactly one of Path, SQLite,
-// PostgresEnv and PostgresFile is set:
+// PostgresEnv, PostgresFile and ClickHouseEnv is set:
 //
 //   - Path: a CSV file, or a Parquet file when the name ends in .parquet;
 //   - SQLite: an SQLite database file, read-only, with Table or Query;
 //   - PostgresEnv: the name of an environment variable holding a PostgreSQL
 //     connection string, with Table or Query;
-//   - PostgresFile: a file of mode 0600 holding that connection string.
+//   - PostgresFile: a file of mode 0600 holding that connection string;
+//   - ClickHouseEnv: the name of an environment variable holding a
+//     ClickHouse DSN (clickhouse://user:password@host:9000/database), with
+//     Table or Query; a Distributed table is aggregated by its cluster.
 //
 // Query is a single read-only SELECT. Connection strings are read when the
 // table is opened and never appear in errors (String describes a source
@@ -30,8 +34,10 @@ type Source struct {
 	SQLite       string `yaml:"sqlite,omitempty" msgpack:"sqlite,omitempty" json:"sqlite,omitempty"`
 	PostgresEnv  string `yaml:"postgres_env,omitempty" msgpack:"postgres_env,omitempty" json:"postgres_env,omitempty"`
 	PostgresFile string `yaml:"postgres_file,omitempty" msgpack:"postgres_file,omitempty" json:"postgres_file,omitempty"`
-	Table        string `yaml:"table,omitempty" msgpack:"table,omitempty" json:"table,omitempty"`
-	Query        string `yaml:"query,omitempty" msgpack:"query,omitempty" json:"query,omitempty"`
+	// ClickHouseEnv names the environment variable holding a ClickHouse DSN.
+	ClickHouseEnv string `yaml:"clickhouse_env,omitempty" msgpack:"clickhouse_env,omitempty" json:"clickhouse_env,omitempty"`
+	Table         string `yaml:"table,omitempty" msgpack:"table,omitempty" json:"table,omitempty"`
+	Query         string `yaml:"query,omitempty" msgpack:"query,omitempty" json:"query,omitempty"`
 	// MaxRows, when positive, refuses to load more rows of this source
 	// into memory (Open), with ErrTooLarge. A node sets it from its
 	// max_table_rows unless its catalogue gives the table its own. What
@@ -49,6 +55,9 @@ const (
 	Parquet  SourceType = "parquet"
 	SQLite   SourceType = "sqlite"
 	Postgres SourceType = "postgres"
+	// ClickHouse is a ClickHouse server, or a cluster through one of its
+	// servers (native protocol).
+	ClickHouse SourceType = "clickhouse"
 )
 
 // ErrSource marks an invalid or unreadable source: a missing file or
@@ -65,6 +74,8 @@ func (s Source) Type() SourceType {
 		return SQLite
 	case s.PostgresEnv != "" || s.PostgresFile != "":
 		return Postgres
+	case s.ClickHouseEnv != "":
+		return ClickHouse
 	case strings.EqualFold(filepath.Ext(s.Path), ".parquet"):
 		return Parquet
 	default:
@@ -76,13 +87,13 @@ func (s Source) Type() SourceType {
 // source has a plain table name or a single read-only SELECT.
 func (s Source) Validate() error {
 	n := 0
-	for _, v := range []string{s.Path, s.SQLite, s.PostgresEnv, s.PostgresFile} {
+	for _, v := range []string{s.Path, s.SQLite, s.PostgresEnv, s.PostgresFile, s.ClickHouseEnv} {
 		if v != "" {
 			n++
 		}
 	}
 	if n != 1 {
-		return fmt.Errorf("%w: give exactly one of path, sqlite, postgres_env and postgres_file", ErrSource)
+		return fmt.Errorf("%w: give exactly one of path, sqlite, postgres_env, postgres_file and clickhouse_env", ErrSource)
 	}
 	if s.MaxRows < 0 {
 		return fmt.Errorf("%w: max_rows must not be negative", ErrSource)
@@ -106,6 +117,9 @@ func (s Source) Validate() error {
 	}
 	if s.PostgresEnv != "" && !identifier.MatchString(s.PostgresEnv) {
 		return fmt.Errorf("%w: postgres_env %q is not an environment variable name", ErrSource, s.PostgresEnv)
+	}
+	if s.ClickHouseEnv != "" && !identifier.MatchString(s.ClickHouseEnv) {
+		return fmt.Errorf("%w: clickhouse_env %q is not an environment variable name", ErrSource, s.ClickHouseEnv)
 	}
 	return nil
 }
@@ -139,6 +153,8 @@ func (s Source) String() string {
 		fmt.Fprintf(&b, "postgres (connection from $%s)", s.PostgresEnv)
 	case s.PostgresFile != "":
 		fmt.Fprintf(&b, "postgres (connection from file %s)", s.PostgresFile)
+	case s.ClickHouseEnv != "":
+		fmt.Fprintf(&b, "clickhouse (connection from $%s)", s.ClickHouseEnv)
 	default:
 		return s.Path
 	}
@@ -168,6 +184,11 @@ type ReadOptions struct {
 	// description (Source.String). A node passes Label, so that no error
 	// a job may report carries where the organisation keeps its files.
 	Label string
+	// Log, when set, receives at debug level each query an Aggregator
+	// pushes down to a database, with its parameters. It is the node's
+	// own log (job.Participant.Log), never anything the consortium
+	// sees: a query names the organisation's tables and columns.
+	Log *slog.Logger
 
 	// sink, set by the Aggregator's streaming path, receives one column's
 	// values instead of a Table keeping them.
@@ -256,6 +277,8 @@ func Open(ctx context.Context, src Source, name string, schema map[string]Kind, 
 		return readSQLite(ctx, src, name, schema, opts)
 	case Postgres:
 		return readPostgres(ctx, src, name, schema, opts)
+	case ClickHouse:
+		return readClickHouse(ctx, src, name, schema, opts)
 	default:
 		f, err := os.Open(src.Path)
 		if err != nil {

@@ -1,9 +1,9 @@
 // Package table loads a party's private data as typed, column-oriented tables.
 //
 // Tables come from CSV files with a header row, Parquet files, SQLite
-// databases or PostgreSQL (see Source and Open); every reader hands its rows
-// to one validation path, so each source reports NULLs, non-numbers and
-// missing columns alike. A schema (from the job spec)
+// databases, PostgreSQL or ClickHouse (see Source and Open); every reader
+// hands its rows to one validation path, so each source reports NULLs,
+// non-numbers and missing columns alike. A schema (from the job spec)
 // says which columns to load and what each one is for; without a schema the
 // kinds are inferred so that ad-hoc files can be inspected. Column-oriented
 // storage suits the jobs, which scan one attribute at a time (split search,

@@ -19,7 +19,7 @@ import (
 var ErrExists = errors.New("table: destination exists")
 
 // Write stores t at dst: a new CSV or Parquet file, or a new table in an
-// SQLite database (created if missing) or in PostgreSQL. Numeric columns
+// SQLite database (created if missing), in PostgreSQL or in ClickHouse. Numeric columns
 // become double precision, the others text. Write never overwrites: an
 // existing file or table is ErrExists. It leaves nothing behind on error
 // (files are written beside the target and renamed; database tables are
@@ -38,6 +38,8 @@ func Write(ctx context.Context, dst Source, t *Table) error {
 		return writeFile(dst.Path, func(w io.Writer) error { return writeParquet(w, t) })
 	case SQLite:
 		return writeSQLite(ctx, dst, t)
+	case ClickHouse:
+		return writeClickHouse(ctx, dst, t)
 	default:
 		return writePostgres(ctx, dst, t)
 	}

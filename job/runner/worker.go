@@ -430,6 +430,10 @@ func (p *participant) Spec() *job.Spec        { return p.spec }
 func (p *participant) Seed() []byte           { return slices.Clone(p.w.Job.Seed) }
 func (p *participant) Secrets() job.Secrets   { return p.w.Member.Secrets() }
 func (p *participant) History() []*job.Record { return KindHistory(p.w.State.History(p.w.Job.ID)) }
+
+// Log is the member's log, with the job's id.
+func (p *participant) Log() *slog.Logger { return p.w.logger().With("job", p.w.Job.ID) }
+
 func (p *participant) TableSource(t job.TableSpec) (table.Source, error) {
 	return p.w.Member.TableSource(t)
 }

@@ -1,0 +1,119 @@
+package sum_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/sum"
+	"github.com/cohortdm/cohort/table"
+)
+
+// lockedBuffer is a log sink the nodes write to concurrently.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The query a party pushes down to its database is in its node's own log
+// at debug level, with the job's id, and in no committed Raft record of
+// any node: the log reaches every member, and the query names the
+// organisation's tables. Over real nodes, each mapping the spec's table
+// to an SQLite table of its own (catalogue name "loans", database table
+// vault_ledger_q7).
+func TestSumPushedDownQueryStaysInTheNodeLog(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"org01", "org02", "org03"}
+	const physical = "vault_ledger_q7"
+	tables := map[string]map[string]table.Source{}
+	for i, name := range names {
+		src := table.Source{SQLite: filepath.Join(dir, name+".db"), Table: physical}
+		v := &table.Column{Name: "v", Kind: table.Numeric, Num: []float64{float64(i + 1), 2.5}, Str: []string{"", ""}}
+		if err := table.Write(context.Background(), src, &table.Table{Name: "loans", Columns: []*table.Column{v}}); err != nil {
+			t.Fatal(err)
+		}
+		tables[name] = map[string]table.Source{"loans": {SQLite: name + ".db", Table: physical}}
+	}
+	spec := filepath.Join(dir, "spec.yaml")
+	yaml := "kind: sum\nparties:\n"
+	for _, name := range names {
+		yaml += "  - name: " + name + "\n    tables: [{name: loans}]\n"
+	}
+	yaml += "schema:\n  loans: {v: numeric}\nparams: {column: v}\n"
+	if err := os.WriteFile(spec, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logged lockedBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+		TablesDir: dir, Tables: tables, Setup: sim.ThresholdKeys(keyBits), Timing: fastTiming,
+		Kinds:  job.Registry{"sum": sum.Kind{}},
+		Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if res := runJob(t, ctx, c, spec); res["sum"].(float64) != 1+2+3+3*2.5 {
+		t.Fatalf("sum %v", res["sum"])
+	}
+	// The text handler writes the query quoted: FROM \"vault_ledger_q7\".
+	query := `FROM \"` + physical + `\""`
+	n := 0
+	for _, line := range strings.Split(logged.String(), "\n") {
+		if strings.Contains(line, query) {
+			n++
+			if !strings.Contains(line, "level=DEBUG") || !strings.Contains(line, `msg="table: query pushed down"`) || !strings.Contains(line, "job=") {
+				t.Errorf("the query is logged as %q, want a debug record with the job", line)
+			}
+		}
+	}
+	if n < len(names) {
+		t.Fatalf("%d log records carry the pushed-down query, want one per party at least:\n%s", n, logged.String())
+	}
+	c.Close() // the Raft stores are read whole once the nodes are down
+	for _, name := range names {
+		sawSpec := false // the store is readable: the committed spec names "loans"
+		err := filepath.Walk(filepath.Join(c.DataDir(name), "raft"), func(path string, info os.FileInfo, err error) error {
+			if err != nil || info.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			sawSpec = sawSpec || bytes.Contains(b, []byte("loans"))
+			if bytes.Contains(b, []byte(physical)) {
+				t.Errorf("%s's Raft store %s holds the pushed-down query's table", name, path)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sawSpec {
+			t.Errorf("%s's Raft store does not hold the job's spec as text: the check above cannot see a query", name)
+		}
+	}
+}
