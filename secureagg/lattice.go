@@ -47,16 +47,14 @@ import (
 // context that every ciphertext and share of the step names.
 type latticeAgg struct {
 	*schedule
-	keys     *mhe.Keys
-	layout   *mhe.Layout
-	mctx     mhe.Context
-	agg      *mhe.Aggregator
-	dec      *mhe.Decryptor
-	points   map[string]int // each party's Shamir point
-	inBits   int            // |round(x·2^FracBits)| < 2^inBits, before noise
-	noise    *NoiseReport
-	shape    string
-	partSize int
+	keys   *mhe.Keys
+	layout *mhe.Layout
+	mctx   mhe.Context
+	agg    *mhe.Aggregator
+	dec    *mhe.Decryptor
+	points map[string]int // each party's Shamir point
+	inBits int            // |round(x·2^FracBits)| < 2^inBits, before noise
+	noise  *NoiseReport
 	// ownDigest is the digest of this party's own contribution, which
 	// must be in whatever it helps decrypt.
 	ownDigest mhe.Digest
@@ -121,7 +119,7 @@ func newLatticeAgg(net Network, step job.Step, cfg Config, n int) (*latticeAgg, 
 		return nil, err
 	}
 	k := cfg.Lattice
-	s := &latticeAgg{schedule: base, keys: k, inBits: cfg.ValueBits, noise: enc.noise, partSize: defaultPartSize, points: map[string]int{}}
+	s := &latticeAgg{schedule: base, keys: k, inBits: cfg.ValueBits, noise: enc.noise, points: map[string]int{}}
 	if s.layout, err = mhe.NewLayout(k.Params, n, cfg.FracBits, enc.bits(), len(s.parties)); err != nil {
 		return nil, fmt.Errorf("secureagg: lattice layout: %w", err)
 	}
@@ -404,4 +402,24 @@ func partNet(net Network, i int) Network {
 		return net
 	}
 	return net.Sub("part/" + strconv.Itoa(i))
+}
+
+// abortDown passes an abort naming missing to every child.
+func (s *latticeAgg) abortDown(ctx context.Context, missing []string) {
+	var wg sync.WaitGroup
+	for _, c := range s.tree.children(s.self) {
+		wg.Go(func() { _ = s.sendAbort(ctx, s.downHops(c), c, TypeDown, missing) })
+	}
+	wg.Wait()
+}
+
+// abort tells the parent and the children at once (and, at the root, the
+// children waiting for its commitment) that the attempt failed for want
+// of missing, so nobody waits for this party in vain.
+func (s *latticeAgg) abort(ctx context.Context, missing []string) {
+	s.withdrawCommit(ctx)
+	if parent := s.tree.parent(s.self); parent != "" {
+		_ = s.sendAbort(ctx, s.upHops(s.self), parent, TypeUp, missing)
+	}
+	s.abortDown(ctx, missing)
 }

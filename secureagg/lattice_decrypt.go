@@ -112,19 +112,8 @@ func (s *latticeAgg) replan(ctx context.Context, total *mhe.Aggregate, target *m
 	if err != nil {
 		return nil, err
 	}
-	req, err := protocol.Marshal(latticeRequest{Seq: seq, Blame: seq == 2, Available: s.names(available)})
-	if err != nil {
-		return nil, err
-	}
-	var wg sync.WaitGroup
-	for _, p := range s.members(plan) {
-		wg.Go(func() {
-			ctx, cancel := s.within(ctx, s.shareDeadline(seq))
-			defer cancel()
-			_ = s.net.Send(ctx, p, TypeShareRequest, req, protocol.DiscloseControl)
-		})
-	}
-	wg.Wait()
+	req := latticeRequest{Seq: seq, Blame: seq == 2, Available: s.names(available)}
+	s.sendAll(ctx, func(string) int { return s.shareDeadline(seq) }, s.members(plan), TypeShareRequest, req, protocol.DiscloseControl)
 	op, err := s.collect(ctx, total, target, plan, seq, excluded)
 	if err == nil && len(op.Pending()) > 0 {
 		err = fmt.Errorf("%w: shares of the re-planned decryption missing; excluded %s", ErrTooFewShares,
@@ -274,7 +263,7 @@ func (s *latticeAgg) serveShares(ctx context.Context, target *mhe.Target, notice
 	}
 	root := s.tree.root()
 	for last := 0; last < maxRequests; {
-		msg, err := s.net.Receive(ctx, root, TypeShareRequest)
+		msg, err := s.receive(ctx, s.totalHops(), root, TypeShareRequest)
 		if err != nil {
 			return
 		}

@@ -83,9 +83,7 @@ func (s *latticeAgg) sendSketches(ctx context.Context, acc *mhe.Aggregate) {
 			continue
 		}
 		s.bg.Go(func() {
-			wctx, cancel := s.within(ctx, s.sketchHops(p))
-			msg, err := s.net.Receive(wctx, p, TypeSeed)
-			cancel()
+			msg, err := s.receive(ctx, s.sketchHops(p), p, TypeSeed)
 			var key mhe.SketchKey
 			if err == nil {
 				key, err = decodeSeed(msg)
@@ -153,9 +151,7 @@ func (s *latticeAgg) checkTotal(ctx context.Context, comps [][]byte, ownSubtree 
 // which must hold exactly that subtree's inputs, and the root's
 // commitment as c received it.
 func (s *latticeAgg) receiveSketch(ctx context.Context, c string) (*mhe.Sketch, []byte, error) {
-	wctx, cancel := s.within(ctx, s.sketchHops(s.self))
-	defer cancel()
-	msg, err := s.net.Receive(wctx, c, TypeSketch)
+	msg, err := s.receive(ctx, s.sketchHops(s.self), c, TypeSketch)
 	var body sketchBody
 	if err == nil {
 		body, err = decodeSketchBody(msg)

@@ -20,10 +20,9 @@ import (
 type paillierAgg struct {
 	*schedule
 	*paillierScheme
-	keys  *Keys
-	ask   int // how many parties are asked for shares up front
-	shape string
-	own   []byte // as a child of the root: the digest of the product it sent up
+	keys *Keys
+	ask  int    // how many parties are asked for shares up front
+	own  []byte // as a child of the root: the digest of the product it sent up
 }
 
 // precompute builds the key's encryption table (once per process and key,
@@ -162,9 +161,7 @@ func (s *paillierAgg) upAndDown(ctx context.Context, acc []*paillier.Ciphertext,
 		others := slices.DeleteFunc(slices.Clone(s.tree.order), func(p string) bool { return p == s.self || p == parent })
 		s.sendAll(ctx, s.downHops, others, TypeDigest, digestBody{D: s.own, Root: s.rootCommit}, protocol.DiscloseControl)
 	}
-	wctx, cancel := s.within(ctx, s.downHops(s.self))
-	msg, err := s.net.Receive(wctx, parent, TypeDown)
-	cancel()
+	msg, err := s.receive(ctx, s.downHops(s.self), parent, TypeDown)
 	var comps [][]byte
 	var miss []string
 	if err == nil {
@@ -241,9 +238,7 @@ func (s *paillierAgg) gatherUp(ctx context.Context, own []*paillier.Ciphertext, 
 	var wg sync.WaitGroup
 	for i, c := range children {
 		wg.Go(func() {
-			wctx, cancel := s.within(ctx, s.upHops(c))
-			defer cancel()
-			msg, err := s.net.Receive(wctx, c, TypeUp)
+			msg, err := s.receive(ctx, s.upHops(c), c, TypeUp)
 			if err != nil {
 				results[i].missing = []string{c}
 				return
@@ -300,9 +295,7 @@ func (s *paillierAgg) checkDigests(ctx context.Context, comps [][]byte) error {
 	for j, c := range s.tree.children(root) {
 		want, commit := s.own, s.rootCommit
 		if c != s.self {
-			wctx, cancel := s.within(ctx, s.downHops(s.self))
-			msg, err := s.net.Receive(wctx, c, TypeDigest)
-			cancel()
+			msg, err := s.receive(ctx, s.downHops(s.self), c, TypeDigest)
 			var body digestBody
 			if err == nil {
 				body, err = decodeDigest(msg)

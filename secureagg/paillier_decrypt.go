@@ -39,9 +39,7 @@ func (s *paillierAgg) shareAndWait(ctx context.Context, total []*paillier.Cipher
 	// us); we still wait for the result.
 	wg.Go(func() { _ = s.decryption(ctx).Share(shareCtx, total, nil) })
 	parent := s.tree.parent(s.self)
-	wctx, cancel := s.within(ctx, s.resultHops(s.self))
-	defer cancel()
-	msg, err := s.net.Receive(wctx, parent, TypeResult)
+	msg, err := s.receive(ctx, s.resultHops(s.self), parent, TypeResult)
 	var res *resultBody
 	if err == nil {
 		res, err = decodeResult(msg, s.count, s.pk.PlaintextModulus(), s.parties)

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 )
 
 // schedule is what both backends share of one party's aggregation, and
@@ -35,13 +33,19 @@ type schedule struct {
 	// rootCommit is the root's digest of its own input: its own, at the
 	// root; as received before sending up, at a child of the root.
 	rootCommit []byte
+	// shape names what every party must agree on of the aggregation; a
+	// blob's parts carry it (lattice_wire.go), and so do the Paillier
+	// backend's ciphertext messages.
+	shape string
+	// partSize is how many bytes of a blob one message carries.
+	partSize int
 }
 
 // newSchedule sorts the step's parties, checks that this party is one of
 // them, and lays out the tree and the per-hop budget: cfg.Timeout, or else
 // the step's timeout spread over the schedule's total hops.
 func newSchedule(net Network, step job.Step, cfg Config, extra int) (*schedule, error) {
-	s := &schedule{net: net, step: step, self: net.Self(), random: cfg.Random, start: time.Now(), extra: extra}
+	s := &schedule{net: net, step: step, self: net.Self(), random: cfg.Random, start: time.Now(), extra: extra, partSize: defaultPartSize}
 	if s.random == nil {
 		s.random = rand.Reader
 	}
@@ -92,32 +96,6 @@ func (s *schedule) totalHops() int { return 3*s.h + 9 + s.extra }
 // that is at most that many hops away can arrive.
 func (s *schedule) within(ctx context.Context, hops int) (context.Context, context.CancelFunc) {
 	return context.WithDeadline(ctx, s.start.Add(time.Duration(hops)*s.hop))
-}
-
-// send delivers one message, giving up when the recipient would stop
-// waiting for it (hops from start), so a hung peer cannot hold us longer.
-func (s *schedule) send(ctx context.Context, hops int, to, typ string, body any, d protocol.Disclosure) error {
-	b, err := protocol.Marshal(body)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := s.within(ctx, hops)
-	defer cancel()
-	if err := s.net.Send(ctx, to, typ, b, d); err != nil {
-		return fmt.Errorf("secureagg: send %s to %s: %w", typ, to, err)
-	}
-	return nil
-}
-
-// sendAll sends the same body to several parties at once and waits for all.
-// A failed send is not an error of this party: the recipient's absence is
-// caught where it matters (its missing share or input).
-func (s *schedule) sendAll(ctx context.Context, hops func(to string) int, to []string, typ string, body any, d protocol.Disclosure) {
-	var wg sync.WaitGroup
-	for _, q := range to {
-		wg.Go(func() { _ = s.send(ctx, hops(q), q, typ, body, d) })
-	}
-	wg.Wait()
 }
 
 // backend is one cryptosystem's side of an aggregation: what runTree, the

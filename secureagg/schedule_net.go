@@ -1,5 +1,10 @@
 package secureagg
 
+// The schedule's messages: the one place where an aggregation sends and
+// receives (the joint Paillier decryption, Decryption, which kinds also run
+// on their own, has its own). A message is one msgpack body (send,
+// receive) or a blob in parts (sendBlob, receiveBlob, lattice_wire.go).
+
 import (
 	"context"
 	"fmt"
@@ -8,10 +13,44 @@ import (
 	"github.com/cohortdm/cohort/protocol"
 )
 
+// send delivers one message, giving up when the recipient would stop
+// waiting for it (hops from start), so a hung peer cannot hold us longer.
+func (s *schedule) send(ctx context.Context, hops int, to, typ string, body any, d protocol.Disclosure) error {
+	b, err := protocol.Marshal(body)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.within(ctx, hops)
+	defer cancel()
+	if err := s.net.Send(ctx, to, typ, b, d); err != nil {
+		return fmt.Errorf("secureagg: send %s to %s: %w", typ, to, err)
+	}
+	return nil
+}
+
+// sendAll sends the same body to several parties at once and waits for all.
+// A failed send is not an error of this party: the recipient's absence is
+// caught where it matters (its missing share or input).
+func (s *schedule) sendAll(ctx context.Context, hops func(to string) int, to []string, typ string, body any, d protocol.Disclosure) {
+	var wg sync.WaitGroup
+	for _, q := range to {
+		wg.Go(func() { _ = s.send(ctx, hops(q), q, typ, body, d) })
+	}
+	wg.Wait()
+}
+
+// receive returns the body of the next message of type typ from party
+// from, waiting at most until hops from start.
+func (s *schedule) receive(ctx context.Context, hops int, from, typ string) ([]byte, error) {
+	ctx, cancel := s.within(ctx, hops)
+	defer cancel()
+	return s.net.Receive(ctx, from, typ)
+}
+
 // sendBlob sends data to `to` as a blob of type typ on net
 // (in parts, see lattice_wire.go), giving up when the recipient would stop
 // waiting for it (hops from start).
-func (s *latticeAgg) sendBlob(ctx context.Context, hops int, to, typ string, net Network, data []byte, d protocol.Disclosure) error {
+func (s *schedule) sendBlob(ctx context.Context, hops int, to, typ string, net Network, data []byte, d protocol.Disclosure) error {
 	bodies, err := splitBlob(s.shape, data, s.partSize)
 	if err != nil {
 		return err
@@ -19,7 +58,7 @@ func (s *latticeAgg) sendBlob(ctx context.Context, hops int, to, typ string, net
 	return s.sendParts(ctx, hops, to, typ, net, bodies, d)
 }
 
-func (s *latticeAgg) sendParts(ctx context.Context, hops int, to, typ string, net Network, bodies [][]byte, d protocol.Disclosure) error {
+func (s *schedule) sendParts(ctx context.Context, hops int, to, typ string, net Network, bodies [][]byte, d protocol.Disclosure) error {
 	ctx, cancel := s.within(ctx, hops)
 	defer cancel()
 	for i, b := range bodies {
@@ -33,7 +72,7 @@ func (s *latticeAgg) sendParts(ctx context.Context, hops int, to, typ string, ne
 // sendBlobAll sends one blob to several parties at once and waits for
 // all. A failed send is not an error of this party: the recipient's
 // absence is caught where it matters.
-func (s *latticeAgg) sendBlobAll(ctx context.Context, hops func(to string) int, to []string, typ string, net Network, data []byte, d protocol.Disclosure) {
+func (s *schedule) sendBlobAll(ctx context.Context, hops func(to string) int, to []string, typ string, net Network, data []byte, d protocol.Disclosure) {
 	bodies, err := splitBlob(s.shape, data, s.partSize)
 	if err != nil {
 		return // a header that does not encode: the recipients time out and name us
@@ -46,7 +85,7 @@ func (s *latticeAgg) sendBlobAll(ctx context.Context, hops func(to string) int, 
 }
 
 // sendAbort tells one party that the attempt failed for want of missing.
-func (s *latticeAgg) sendAbort(ctx context.Context, hops int, to, typ string, missing []string) error {
+func (s *schedule) sendAbort(ctx context.Context, hops int, to, typ string, missing []string) error {
 	b, err := frameRaw(blobHeader{Missing: missing}, nil)
 	if err != nil {
 		return err
@@ -54,30 +93,10 @@ func (s *latticeAgg) sendAbort(ctx context.Context, hops int, to, typ string, mi
 	return s.sendParts(ctx, hops, to, typ, s.net, [][]byte{b}, protocol.DiscloseControl)
 }
 
-// abortDown passes an abort naming missing to every child.
-func (s *latticeAgg) abortDown(ctx context.Context, missing []string) {
-	var wg sync.WaitGroup
-	for _, c := range s.tree.children(s.self) {
-		wg.Go(func() { _ = s.sendAbort(ctx, s.downHops(c), c, TypeDown, missing) })
-	}
-	wg.Wait()
-}
-
-// abort tells the parent and the children at once (and, at the root, the
-// children waiting for its commitment) that the attempt failed for want
-// of missing, so nobody waits for this party in vain.
-func (s *latticeAgg) abort(ctx context.Context, missing []string) {
-	s.withdrawCommit(ctx)
-	if parent := s.tree.parent(s.self); parent != "" {
-		_ = s.sendAbort(ctx, s.upHops(s.self), parent, TypeUp, missing)
-	}
-	s.abortDown(ctx, missing)
-}
-
 // receiveBlob receives a blob of type typ from `from` on net
 // (hops from start), of at most maxSize bytes, or an abort naming missing
 // parties of the step.
-func (s *latticeAgg) receiveBlob(ctx context.Context, hops int, from, typ string, net Network, maxSize int) ([]byte, []string, error) {
+func (s *schedule) receiveBlob(ctx context.Context, hops int, from, typ string, net Network, maxSize int) ([]byte, []string, error) {
 	ctx, cancel := s.within(ctx, hops)
 	defer cancel()
 	var data []byte
