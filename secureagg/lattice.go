@@ -178,12 +178,15 @@ func (s *latticeAgg) up(acc *mhe.Aggregate) (frames, error) {
 
 func (s *latticeAgg) aborted(missing []string) (frames, error) { return blobAbort(missing) }
 
-// reader assembles an up message (a subtree's sum) or a down message
-// (the total's mask and the root's own).
+// reader assembles an up message (a subtree's sum), a down message (the
+// total's mask and the root's own) or the result.
 func (s *latticeAgg) reader(typ string) reader {
 	size := s.maxAggregate()
-	if typ == TypeDown {
+	switch typ {
+	case TypeDown:
 		size = downItems * s.maxMask()
+	case TypeResult:
+		size = 8*s.coeffs() + headerRoom
 	}
 	return newBlobReader(s.shape, size, s.partSize, s.parties)
 }

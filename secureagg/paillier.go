@@ -132,7 +132,7 @@ type oneBody struct{ body []byte }
 func (r *oneBody) part(_ int, body []byte) (int, error) { r.body = body; return 1, nil }
 func (r *oneBody) message() ([]byte, []string)          { return r.body, nil }
 
-func (s *paillierAgg) reader(string) reader { return &oneBody{} }
+func (s *paillierAgg) reader(string) reader { return &oneBody{} } // up, down, result
 
 // child decodes child c's subtree product, which must name only parties
 // of the step missing, or hold the vector's ciphertexts.

@@ -82,10 +82,18 @@ type backend[C, T any] interface {
 	// its own subtree's sum acc and the vouchers of the root's children
 	// (by name; none of its own), or refuses (ErrTampered).
 	check(comps [][]byte, acc C, vouchers map[string][]byte) (T, error)
-	// finish decrypts (at the root) or shares and waits (elsewhere),
-	// passes the result down and decodes it. The decryption's messages go
-	// through the schedule, but the backend still drives them.
-	finish(ctx context.Context, total T) (*Result, error)
+	// open is the root's decryption of the total: the result message for
+	// its children and its own outcome; share is a non-root party's part
+	// of it, until shareCtx ends (ctx: the formed notices). Their share
+	// exchange goes through the schedule's sends and receives, but these
+	// two drive it (Decryption, the lattice plans).
+	open(ctx context.Context, total T) (frames, *Result, error)
+	share(ctx, shareCtx context.Context, total T)
+	// result decodes the result from the parent: the message to pass
+	// down and this party's outcome (nil frames: malformed);
+	// resultMissing is the result that names missing parties.
+	result(data []byte, missing []string) (frames, *Result, error)
+	resultMissing(missing []string) (frames, error)
 }
 
 // runTree is one party's aggregation on backend b: encrypt its input,
@@ -135,7 +143,55 @@ func runTree[C, T any](ctx context.Context, s *schedule, b backend[C, T], input 
 		// it learns whether one was decrypted (formed.go).
 		return nil, s.unheld(ctx, heard, err)
 	}
-	return b.finish(ctx, total)
+	return finish(ctx, s, b, total)
+}
+
+// finish decrypts (at the root) or shares and waits for the result from
+// the parent (elsewhere), passes the result down and returns this party's
+// outcome.
+func finish[C, T any](ctx context.Context, s *schedule, b backend[C, T], total T) (*Result, error) {
+	var res frames
+	var out *Result
+	var err error
+	if s.tree.parent(s.self) == "" {
+		res, out, err = b.open(ctx, total)
+	} else if res, out, err = awaitResult(ctx, s, b, total); res == nil {
+		return nil, err
+	}
+	if res != nil {
+		s.sendFramesAll(ctx, s.resultHops, s.tree.children(s.self), TypeResult, res, protocol.DisclosePublicResult)
+	}
+	return out, err
+}
+
+// awaitResult is a non-root party's part after the total arrived: share
+// it (in the background, until the result arrives) and receive the result
+// from its parent. A parent that does not answer, or answers malformed,
+// is named missing, and its subtree learns so: nil frames only when ctx
+// ended.
+func awaitResult[C, T any](ctx context.Context, s *schedule, b backend[C, T], total T) (frames, *Result, error) {
+	shareCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer stop()
+	wg.Go(func() { b.share(ctx, shareCtx, total) })
+	parent := s.tree.parent(s.self)
+	r := b.reader(TypeResult)
+	err := s.receiveFrames(ctx, s.resultHops(s.self), parent, TypeResult, r)
+	if err == nil {
+		var res frames
+		var out *Result
+		data, missing := r.message()
+		if res, out, err = b.result(data, missing); res != nil {
+			return res, out, err
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, nil, fmt.Errorf("secureagg: waiting for the result from %s: %w", parent, err)
+	}
+	// As for the total: name the parent, and pass the verdict down.
+	res, _ := b.resultMissing([]string{parent}) // nil: the children time out and name us
+	return res, nil, &MissingError{Parties: []string{parent}, Formed: true}
 }
 
 // start sends this party's seed (but at the root) to the root's other
