@@ -39,7 +39,8 @@ type vouching struct {
 
 // backend is one cryptosystem's side of an aggregation, in the manner of
 // Lattigo's encoders and evaluators: one method per round of the tree,
-// typed values in and out, no messages and no clock. runTree, the one tree
+// typed values in and out, no messages and no clock, but for the
+// decryption's share exchange (open, share). runTree, the one tree
 // schedule, sends and receives what they encode and decode, so both
 // backends run the same stages, waits and fault handling. C is what the
 // backend sums (a party's or a subtree's ciphertexts), T what a party
@@ -56,7 +57,8 @@ type backend[C, T any] interface {
 	up(acc C) (frames, error)
 	// aborted encodes an abort naming the missing parties, up or down.
 	aborted(missing []string) (frames, error)
-	// reader assembles a message of type typ (TypeUp, TypeDown).
+	// reader assembles a message of type typ (TypeUp, TypeDown,
+	// TypeResult).
 	reader(typ string) reader
 	// child decodes child c's up message: its subtree's sum, or the
 	// parties it names missing.
@@ -68,7 +70,8 @@ type backend[C, T any] interface {
 	// components (its own as committed, own) and what the root decrypts.
 	total(own []byte, acc C, parts []C) (frames, T, error)
 	// components decodes the down message: the total's components, or
-	// the parties it names missing; relay re-encodes them to pass down.
+	// the parties it names missing; relay encodes them, as they came, to
+	// pass down.
 	components(data []byte, missing []string) ([][]byte, []string, error)
 	relay(data []byte, comps [][]byte) (frames, error)
 	// vouching is how the root's children vouch for their subtrees;
