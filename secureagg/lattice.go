@@ -213,23 +213,26 @@ func (s *latticeAgg) addChild(acc *mhe.Aggregate, parts []*mhe.Aggregate, sum *m
 }
 
 // total is the root's down message, the total's mask and the root's own,
-// and what the root decrypts: the total it formed.
-func (s *latticeAgg) total(own []byte, acc *mhe.Aggregate, _ []*mhe.Aggregate) (frames, latticeTotal, error) {
+// and what the root decrypts: the total it formed, with the target of its
+// shares (computed once the down message left, so that it delays no one).
+func (s *latticeAgg) total(own []byte, acc *mhe.Aggregate, _ []*mhe.Aggregate) (frames, func() (latticeTotal, error), error) {
 	mask := acc.Mask()
 	b, err := mask.MarshalBinary()
 	if err != nil {
-		return nil, latticeTotal{}, fmt.Errorf("secureagg: marshal a mask: %w", err)
+		return nil, nil, fmt.Errorf("secureagg: marshal a mask: %w", err)
 	}
 	down, err := splitBlob(s.shape, encodeList([][]byte{b, own}), s.partSize)
 	if err != nil {
-		return nil, latticeTotal{}, err
+		return nil, nil, err
 	}
-	expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: acc.Inputs, MinInputs: len(s.parties), Own: s.ownDigest}
-	target, err := s.dec.Target(mask, expect)
-	if err != nil {
-		return nil, latticeTotal{}, err
-	}
-	return down, latticeTotal{agg: acc, target: target}, nil
+	return down, func() (latticeTotal, error) {
+		expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: acc.Inputs, MinInputs: len(s.parties), Own: s.ownDigest}
+		target, err := s.dec.Target(mask, expect)
+		if err != nil {
+			return latticeTotal{}, err
+		}
+		return latticeTotal{agg: acc, target: target}, nil
+	}, nil
 }
 
 // components decodes the down message, unless its abort named parties

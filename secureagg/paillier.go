@@ -149,7 +149,7 @@ func (s *paillierAgg) addChild(acc []*paillier.Ciphertext, parts [][]*paillier.C
 // total is the root's down message: its own encrypted input (own, encoded
 // as committed) and each child's subtree product, from which every party
 // forms the total itself; the root decrypts the product it formed.
-func (s *paillierAgg) total(own []byte, acc []*paillier.Ciphertext, parts [][]*paillier.Ciphertext) (frames, []*paillier.Ciphertext, error) {
+func (s *paillierAgg) total(own []byte, acc []*paillier.Ciphertext, parts [][]*paillier.Ciphertext) (frames, func() ([]*paillier.Ciphertext, error), error) {
 	body := ciphertextBody{Shape: s.shape, Components: [][]byte{own}}
 	for _, cts := range parts {
 		b, err := s.marshal(cts)
@@ -159,7 +159,7 @@ func (s *paillierAgg) total(own []byte, acc []*paillier.Ciphertext, parts [][]*p
 		body.Components = append(body.Components, b)
 	}
 	f, err := frame(body)
-	return f, acc, err
+	return f, func() ([]*paillier.Ciphertext, error) { return acc, nil }, err
 }
 
 func (s *paillierAgg) components(data []byte, _ []string) ([][]byte, []string, error) {

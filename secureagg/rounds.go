@@ -67,8 +67,9 @@ type backend[C, T any] interface {
 	// parts when the down message carries it.
 	addChild(acc C, parts []C, sum C) (C, []C, error)
 	// total is the root's middle: the down message with the total's
-	// components (its own as committed, own) and what the root decrypts.
-	total(own []byte, acc C, parts []C) (frames, T, error)
+	// components (its own as committed, own), and the computation of what
+	// the root decrypts, which runTree runs once the message is sent.
+	total(own []byte, acc C, parts []C) (frames, func() (T, error), error)
 	// components decodes the down message: the total's components, or
 	// the parties it names missing; relay encodes them, as they came, to
 	// pass down.
@@ -137,8 +138,10 @@ func runTree[C, T any](ctx context.Context, s *schedule, b backend[C, T], input 
 		err = &MissingError{Parties: missing}
 	default:
 		var down frames
-		if down, total, err = b.total(ownComp, acc, parts); err == nil {
+		var form func() (T, error)
+		if down, form, err = b.total(ownComp, acc, parts); err == nil {
 			s.sendFramesAll(ctx, s.downHops, children, TypeDown, down, protocol.DiscloseCiphertext)
+			total, err = form()
 		}
 	}
 	if err != nil {

@@ -86,7 +86,11 @@ func roundsByHand[C, T any](t *testing.T, step job.Step, ps map[string]party[C, 
 			t.Fatal(err)
 		}
 	}
-	down, rootTotal, err := ps[root].b.total(comp, acc, parts)
+	down, form, err := ps[root].b.total(comp, acc, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootTotal, err := form()
 	if err != nil {
 		t.Fatal(err)
 	}
