@@ -181,23 +181,27 @@ func Withdraw(ctx context.Context, p job.Party, step job.Step, cfg Config, cause
 // withdraw is Withdraw over net.
 func withdraw(ctx context.Context, net Network, step job.Step, cfg Config, cause error) error {
 	var s *schedule
-	var abort func(context.Context, []string)
+	var f frames
+	var err error
 	if cfg.Backend == BackendLattice {
-		base, err := newLatticeBase(net, step, cfg)
-		if err != nil {
+		if s, err = newLatticeBase(net, step, cfg); err != nil {
 			return fmt.Errorf("%w (and %w)", cause, err)
 		}
-		s, abort = base, (&latticeAgg{schedule: base}).abort
+		f, err = blobAbort([]string{s.self})
 	} else {
-		p, err := newPaillierAgg(net, step, cfg, 1)
-		if err != nil {
+		var p *paillierAgg
+		if p, err = newPaillierAgg(net, step, cfg, 1); err != nil {
 			return errors.Join(cause, err)
 		}
-		s, abort = p.schedule, p.abort
+		s = p.schedule
+		f, err = p.aborted([]string{s.self})
+	}
+	if err != nil {
+		return errors.Join(cause, err)
 	}
 	ctx, cancel := s.within(ctx, s.totalHops())
 	defer cancel()
-	abort(ctx, []string{s.self})
+	s.abort(ctx, f)
 	s.announce(ctx, false) // it makes no share: the others need not wait to learn so
 	return cause
 }

@@ -48,9 +48,7 @@ func (s *schedule) withdrawCommit(ctx context.Context) {
 // before it sends its subtree up; it must come within the time the child
 // has to send.
 func (s *schedule) awaitCommit(ctx context.Context) error {
-	wctx, cancel := s.within(ctx, s.upHops(s.self))
-	defer cancel()
-	msg, err := s.net.Receive(wctx, s.tree.root(), TypeCommit)
+	msg, err := s.receive(ctx, s.upHops(s.self), s.tree.root(), TypeCommit)
 	var body digestBody
 	if err == nil {
 		body, err = decodeDigest(msg)

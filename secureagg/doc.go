@@ -138,8 +138,9 @@
 //
 // Config.Backend = BackendLattice runs the same tree, schedule, drops and
 // re-planning with multiparty BGV (package mhe) in place of threshold
-// Paillier (one schedule, schedule.go, drives either backend's type,
-// paillier*.go or lattice*.go): milliseconds of CPU per 10,000 values instead of seconds, at
+// Paillier (one schedule, runTree in rounds.go, does the tree's sends and
+// receives for either backend's type, paillier*.go or lattice*.go, which
+// encode, decode, add and check without I/O): milliseconds of CPU per 10,000 values instead of seconds, at
 // least one ciphertext of 393 KB per party whatever the length. Choose
 // resolves a job's params.backend (auto picks the lattice backend from
 // LatticeFrom values on; docs/secureagg.md has the cross-over). Blobs

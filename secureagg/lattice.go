@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/cohortdm/cohort/job"
@@ -47,23 +45,20 @@ import (
 // context that every ciphertext and share of the step names.
 type latticeAgg struct {
 	*schedule
-	keys     *mhe.Keys
-	layout   *mhe.Layout
-	mctx     mhe.Context
-	agg      *mhe.Aggregator
-	dec      *mhe.Decryptor
-	points   map[string]int // each party's Shamir point
-	inBits   int            // |round(x·2^FracBits)| < 2^inBits, before noise
-	noise    *NoiseReport
-	shape    string
-	partSize int
+	keys   *mhe.Keys
+	layout *mhe.Layout
+	mctx   mhe.Context
+	agg    *mhe.Aggregator
+	dec    *mhe.Decryptor
+	points map[string]int // each party's Shamir point
+	inBits int            // |round(x·2^FracBits)| < 2^inBits, before noise
+	noise  *NoiseReport
 	// ownDigest is the digest of this party's own contribution, which
 	// must be in whatever it helps decrypt.
 	ownDigest mhe.Digest
 	// sketchKey is this party's secret for checking the total
-	// (lattice_sketch.go); bg runs its seeds' and sketches' sends.
+	// (lattice_sketch.go).
 	sketchKey mhe.SketchKey
-	bg        sync.WaitGroup
 }
 
 // The lattice schedule adds two share rounds to the Paillier one: the
@@ -121,7 +116,7 @@ func newLatticeAgg(net Network, step job.Step, cfg Config, n int) (*latticeAgg, 
 		return nil, err
 	}
 	k := cfg.Lattice
-	s := &latticeAgg{schedule: base, keys: k, inBits: cfg.ValueBits, noise: enc.noise, partSize: defaultPartSize, points: map[string]int{}}
+	s := &latticeAgg{schedule: base, keys: k, inBits: cfg.ValueBits, noise: enc.noise, points: map[string]int{}}
 	if s.layout, err = mhe.NewLayout(k.Params, n, cfg.FracBits, enc.bits(), len(s.parties)); err != nil {
 		return nil, fmt.Errorf("secureagg: lattice layout: %w", err)
 	}
@@ -148,19 +143,13 @@ type latticeTotal struct {
 	target *mhe.Target
 }
 
-// The lattice backend's stages (backend, run by runTree; see the comment
+// The lattice backend's rounds (backend, run by runTree; see the comment
 // at the top).
 
 var _ backend[*mhe.Aggregate, latticeTotal] = (*latticeAgg)(nil)
 
-// contribute sends this party's sketch key (but at the root) and encrypts
-// its input.
-func (s *latticeAgg) contribute(ctx context.Context, input []float64) (*mhe.Aggregate, error) {
-	if s.tree.parent(s.self) != "" {
-		if err := s.sendSeeds(ctx); err != nil {
-			return nil, err
-		}
-	}
+// contribute encrypts this party's input.
+func (s *latticeAgg) contribute(_ context.Context, input []float64) (*mhe.Aggregate, error) {
 	own, err := s.encrypt(input)
 	if err != nil {
 		return nil, err
@@ -178,35 +167,88 @@ func (s *latticeAgg) component(own *mhe.Aggregate) ([]byte, error) {
 	return b, nil
 }
 
-// upAndDown relays the subtree's sum up and the total's masks down, and
-// checks the total by the sketches.
-func (s *latticeAgg) upAndDown(ctx context.Context, acc *mhe.Aggregate, missing []string) (latticeTotal, error) {
-	comps, err := s.relay(ctx, acc, missing)
+// up is a subtree's sum as it travels up: a blob.
+func (s *latticeAgg) up(acc *mhe.Aggregate) (frames, error) {
+	data, err := acc.MarshalBinary()
 	if err != nil {
-		return latticeTotal{}, err
+		return nil, fmt.Errorf("secureagg: marshal the subtree sum: %w", err)
 	}
-	target, err := s.checkTotal(ctx, comps, acc)
-	return latticeTotal{target: target}, err
+	return splitBlob(s.shape, data, s.partSize)
 }
 
-// sendTotal sends the total's mask and the root's own down; the root
-// decrypts the total it formed.
-func (s *latticeAgg) sendTotal(ctx context.Context, own []byte, acc *mhe.Aggregate, _ []*mhe.Aggregate) (latticeTotal, error) {
+func (s *latticeAgg) aborted(missing []string) (frames, error) { return blobAbort(missing) }
+
+// reader assembles an up message (a subtree's sum), a down message (the
+// total's mask and the root's own) or the result.
+func (s *latticeAgg) reader(typ string) reader {
+	size := s.maxAggregate()
+	switch typ {
+	case TypeDown:
+		size = downItems * s.maxMask()
+	case TypeResult:
+		size = 8*s.coeffs() + headerRoom
+	}
+	return newBlobReader(s.shape, size, s.partSize, s.parties)
+}
+
+// downItems is how many masks the down message holds: the total's and the
+// root's own.
+const downItems = 2
+
+// child decodes child c's subtree sum, unless its abort named parties
+// missing.
+func (s *latticeAgg) child(data []byte, missing []string, c string) (*mhe.Aggregate, []string, error) {
+	if len(missing) > 0 {
+		return nil, missing, nil
+	}
+	a, err := s.decodeAggregate(data, s.tree.subtree(c))
+	return a, nil, err
+}
+
+// addChild adds a child's subtree sum into acc, in place: own is not
+// needed apart from the sum (the root has encoded its own mask already),
+// and the down message carries no subtree's sum.
+func (s *latticeAgg) addChild(acc *mhe.Aggregate, parts []*mhe.Aggregate, sum *mhe.Aggregate) (*mhe.Aggregate, []*mhe.Aggregate, error) {
+	return acc, parts, s.agg.Aggregate(acc, sum, acc)
+}
+
+// total is the root's down message, the total's mask and the root's own,
+// and what the root decrypts: the total it formed, with the target of its
+// shares (computed once the down message left, so that it delays no one).
+func (s *latticeAgg) total(own []byte, acc *mhe.Aggregate, _ []*mhe.Aggregate) (frames, func() (latticeTotal, error), error) {
 	mask := acc.Mask()
-	total, err := mask.MarshalBinary()
+	b, err := mask.MarshalBinary()
 	if err != nil {
-		return latticeTotal{}, fmt.Errorf("secureagg: marshal a mask: %w", err)
+		return nil, nil, fmt.Errorf("secureagg: marshal a mask: %w", err)
 	}
-	s.sendBlobAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, s.net, encodeList([][]byte{total, own}), protocol.DiscloseCiphertext)
-	expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: acc.Inputs, MinInputs: len(s.parties), Own: s.ownDigest}
-	target, err := s.dec.Target(mask, expect)
+	down, err := splitBlob(s.shape, encodeList([][]byte{b, own}), s.partSize)
 	if err != nil {
-		return latticeTotal{}, err
+		return nil, nil, err
 	}
-	return latticeTotal{agg: acc, target: target}, nil
+	return down, func() (latticeTotal, error) {
+		expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: acc.Inputs, MinInputs: len(s.parties), Own: s.ownDigest}
+		target, err := s.dec.Target(mask, expect)
+		if err != nil {
+			return latticeTotal{}, err
+		}
+		return latticeTotal{agg: acc, target: target}, nil
+	}, nil
 }
 
-func (s *latticeAgg) wait() { s.bg.Wait() }
+// components decodes the down message, unless its abort named parties
+// missing.
+func (s *latticeAgg) components(data []byte, missing []string) ([][]byte, []string, error) {
+	if len(missing) > 0 {
+		return nil, missing, nil
+	}
+	comps, err := decodeList(data, downItems)
+	return comps, nil, err
+}
+
+// relay passes the down message on as it came.
+func (s *latticeAgg) relay(data []byte, _ [][]byte) (frames, error) {
+	return splitBlob(s.shape, data, s.partSize)
+}
 
 // encrypt checks, noises, encodes and encrypts this party's input. The
 // checks are the Paillier path's: |round(x·2^FracBits)| < 2^ValueBits, and
@@ -248,52 +290,6 @@ func (s *latticeAgg) encrypt(input []float64) (*mhe.Aggregate, error) {
 	return own, nil
 }
 
-// gatherUp receives every child's subtree sum, each within the hops its
-// subtree may take, and adds them to own (the down message carries no
-// subtree's sum, so none is returned). Children that fail are returned as
-// missing, with the parties they report missing.
-func (s *latticeAgg) gatherUp(ctx context.Context, own *mhe.Aggregate, children []string) (*mhe.Aggregate, []*mhe.Aggregate, []string, error) {
-	type got struct {
-		agg     *mhe.Aggregate
-		missing []string
-	}
-	results := make([]got, len(children))
-	var wg sync.WaitGroup
-	for i, c := range children {
-		wg.Go(func() {
-			data, miss, err := s.receiveBlob(ctx, s.upHops(c), c, TypeUp, s.net, s.maxAggregate())
-			if err == nil && len(miss) == 0 {
-				results[i].agg, err = s.decodeAggregate(data, s.tree.subtree(c))
-			}
-			switch {
-			case err != nil:
-				results[i].missing = []string{c}
-			case len(miss) > 0:
-				results[i].missing = miss
-			}
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, nil, nil, fmt.Errorf("secureagg: %w", err)
-	}
-	acc := own
-	var missing []string
-	for _, r := range results {
-		if len(r.missing) > 0 {
-			missing = append(missing, r.missing...)
-			continue
-		}
-		// In place: own is not needed apart from the sum (the root has
-		// encoded its own mask already).
-		if err := s.agg.Aggregate(acc, r.agg, acc); err != nil {
-			return nil, nil, nil, fmt.Errorf("secureagg: add a subtree: %w", err)
-		}
-	}
-	slices.Sort(missing)
-	return acc, nil, missing, nil
-}
-
 // decodeAggregate decodes a subtree's sum and checks that it holds exactly
 // the inputs of the parties of that subtree, of this step.
 func (s *latticeAgg) decodeAggregate(data []byte, subtree []string) (*mhe.Aggregate, error) {
@@ -305,63 +301,6 @@ func (s *latticeAgg) decodeAggregate(data []byte, subtree []string) (*mhe.Aggreg
 		return nil, fmt.Errorf("%w: a subtree sum of other inputs or another step", protocol.ErrMalformed)
 	}
 	return a, nil
-}
-
-// relay is a non-root party's middle: send its subtree's sum up (and, as
-// a child of the root, its sketches to every other party but the root),
-// then receive the total's components from its parent, pass them down and
-// return them. A parent that does not answer, or answers malformed, is the
-// party it names missing, and its subtree learns so too.
-func (s *latticeAgg) relay(ctx context.Context, acc *mhe.Aggregate, missing []string) ([][]byte, error) {
-	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
-	var err error
-	if len(missing) > 0 {
-		err = s.sendAbort(ctx, s.upHops(s.self), parent, TypeUp, missing)
-	} else {
-		var data []byte
-		if data, err = acc.MarshalBinary(); err != nil {
-			return nil, fmt.Errorf("secureagg: marshal the subtree sum: %w", err)
-		}
-		if parent == s.tree.root() {
-			if err := s.awaitCommit(ctx); err != nil {
-				if ctx.Err() != nil {
-					return nil, fmt.Errorf("secureagg: %w", err)
-				}
-				s.abortDown(ctx, []string{parent})
-				return nil, &MissingError{Parties: []string{parent}}
-			}
-		}
-		err = s.sendBlob(ctx, s.upHops(s.self), parent, TypeUp, s.net, data, protocol.DiscloseCiphertext)
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
-		}
-		s.abortDown(ctx, []string{parent})
-		return nil, &MissingError{Parties: []string{parent}}
-	}
-	if parent == s.tree.root() && len(missing) == 0 {
-		s.sendSketches(ctx, acc)
-	}
-	const n = 2 // the total's mask and the root's own
-	data, miss, err := s.receiveBlob(ctx, s.downHops(s.self), parent, TypeDown, s.net, n*s.maxMask())
-	var comps [][]byte
-	if err == nil && len(miss) == 0 {
-		comps, err = decodeList(data, n)
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("secureagg: waiting for the aggregate from %s: %w", parent, err)
-		}
-		miss = []string{parent}
-	}
-	if len(miss) > 0 {
-		s.abortDown(ctx, miss)
-		return nil, &MissingError{Parties: miss}
-	}
-	// Pass the components on as they came: every party checks them itself.
-	s.sendBlobAll(ctx, s.downHops, children, TypeDown, s.net, data, protocol.DiscloseCiphertext)
-	return comps, nil
 }
 
 // pointsOf maps parties to their Shamir points, sorted.
@@ -397,11 +336,3 @@ func (s *latticeAgg) maxMask() int {
 }
 func (s *latticeAgg) maxShare() int { return s.maxMask() }
 func (s *latticeAgg) coeffs() int   { return s.layout.Ciphertexts() * s.keys.Params.Slots() }
-
-// partNet is the channel that carries part i of a blob sent on net.
-func partNet(net Network, i int) Network {
-	if i == 0 {
-		return net
-	}
-	return net.Sub("part/" + strconv.Itoa(i))
-}

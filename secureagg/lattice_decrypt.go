@@ -112,19 +112,8 @@ func (s *latticeAgg) replan(ctx context.Context, total *mhe.Aggregate, target *m
 	if err != nil {
 		return nil, err
 	}
-	req, err := protocol.Marshal(latticeRequest{Seq: seq, Blame: seq == 2, Available: s.names(available)})
-	if err != nil {
-		return nil, err
-	}
-	var wg sync.WaitGroup
-	for _, p := range s.members(plan) {
-		wg.Go(func() {
-			ctx, cancel := s.within(ctx, s.shareDeadline(seq))
-			defer cancel()
-			_ = s.net.Send(ctx, p, TypeShareRequest, req, protocol.DiscloseControl)
-		})
-	}
-	wg.Wait()
+	req := latticeRequest{Seq: seq, Blame: seq == 2, Available: s.names(available)}
+	s.sendAll(ctx, func(string) int { return s.shareDeadline(seq) }, s.members(plan), TypeShareRequest, req, protocol.DiscloseControl)
 	op, err := s.collect(ctx, total, target, plan, seq, excluded)
 	if err == nil && len(op.Pending()) > 0 {
 		err = fmt.Errorf("%w: shares of the re-planned decryption missing; excluded %s", ErrTooFewShares,
@@ -221,39 +210,19 @@ func (s *latticeAgg) names(points []int) []string {
 	return out
 }
 
-// shareAndWait is a non-root party's part once it holds the target: send
-// its shares of the plan every party derives, serve the root's requests
-// for other plans until the result comes, and return the result from the
-// parent (and its encoding, to pass down as it came).
-func (s *latticeAgg) shareAndWait(ctx context.Context, target *mhe.Target) (*latticeResult, []byte, error) {
-	shareCtx, stop := context.WithCancel(ctx)
+// share is a non-root party's part of the decryption once it holds the
+// target: every party learns from this party that it makes shares
+// (formed.go), on ctx, which the result's arrival does not cut short; its
+// shares of the plan every party derives leave once the notices are
+// delivered (or given up at their deadline), then it serves the root's
+// requests for other plans until shareCtx ends (the result arrived). A
+// share the root does not get is the root's to report (it excludes us).
+func (s *latticeAgg) share(ctx, shareCtx context.Context, total latticeTotal) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer stop()
-	// A share the root does not get is the root's to report (it excludes
-	// us); we still wait for the result.
-	// Every party learns from this party that it makes shares (formed.go),
-	// on ctx: the result's arrival does not cut it short; the shares leave
-	// once the notices are delivered (or given up at their deadline).
 	noticed := make(chan struct{})
 	wg.Go(func() { defer close(noticed); s.announce(ctx, true) })
-	wg.Go(func() { s.serveShares(shareCtx, target, noticed) })
-	parent := s.tree.parent(s.self)
-	data, _, err := s.receiveBlob(ctx, s.resultHops(s.self), parent, TypeResult, s.net, 8*s.coeffs()+headerRoom)
-	var res *latticeResult
-	if err == nil {
-		res, err = decodeLatticeResult(data, s.coeffs(), s.keys.Params.PlaintextModulus(), s.parties)
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, fmt.Errorf("secureagg: waiting for the result from %s: %w", parent, err)
-		}
-		// As for the total: name the parent, and pass the verdict down.
-		res = &latticeResult{Missing: []string{parent}}
-		data, err = encodeResult(res)
-		return res, data, err
-	}
-	return res, data, nil
+	s.serveShares(shareCtx, total.target, noticed)
 }
 
 // serveShares sends this party's shares of the first plan, once noticed
@@ -274,7 +243,7 @@ func (s *latticeAgg) serveShares(ctx context.Context, target *mhe.Target, notice
 	}
 	root := s.tree.root()
 	for last := 0; last < maxRequests; {
-		msg, err := s.net.Receive(ctx, root, TypeShareRequest)
+		msg, err := s.receive(ctx, s.totalHops(), root, TypeShareRequest)
 		if err != nil {
 			return
 		}
@@ -312,30 +281,59 @@ func (s *latticeAgg) sendShares(ctx context.Context, target *mhe.Target, plan *m
 	return nil
 }
 
-// finish decrypts (at the root) or shares and waits (elsewhere), passes
-// the result down and decodes it.
-func (s *latticeAgg) finish(ctx context.Context, total latticeTotal) (*Result, error) {
-	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
-	var res *latticeResult
-	var data []byte
-	var err error
-	if parent == "" {
-		res = s.openTotal(ctx, total.agg, total.target)
-		if data, err = encodeResult(res); err != nil {
-			return nil, err
-		}
-	} else if res, data, err = s.shareAndWait(ctx, total.target); err != nil {
-		return nil, err
+// open is the root's part of the decryption: the result message for its
+// children and its own outcome.
+func (s *latticeAgg) open(ctx context.Context, total latticeTotal) (frames, *Result, error) {
+	res := s.openTotal(ctx, total.agg, total.target)
+	data, err := encodeResult(res)
+	if err != nil {
+		return nil, nil, err
 	}
-	s.sendBlobAll(ctx, s.resultHops, children, TypeResult, s.net, data, protocol.DisclosePublicResult)
+	f, err := splitBlob(s.shape, data, s.partSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.Error != "" {
+		return f, nil, res.err
+	}
+	out, err := s.outcome(res)
+	return f, out, err
+}
+
+// result decodes the result from the parent: the message to pass down (as
+// it came) and this party's outcome; nil frames and an error for a
+// malformed result.
+func (s *latticeAgg) result(data []byte, _ []string) (frames, *Result, error) {
+	res, err := decodeLatticeResult(data, s.coeffs(), s.keys.Params.PlaintextModulus(), s.parties)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := splitBlob(s.shape, data, s.partSize)
+	if err != nil {
+		return nil, nil, err
+	}
 	switch {
 	case len(res.Missing) > 0:
-		return nil, &MissingError{Parties: res.Missing, Formed: true}
-	case res.Error != "" && parent == "":
-		return nil, res.err
+		return f, nil, &MissingError{Parties: res.Missing, Formed: true}
 	case res.Error != "":
-		return nil, fmt.Errorf("%w: %s", ErrRoot, res.Error)
+		return f, nil, fmt.Errorf("%w: %s", ErrRoot, res.Error)
 	}
+	out, err := s.outcome(res)
+	return f, out, err
+}
+
+// resultMissing is the verdict a party passes down when its parent never
+// passed a result.
+func (s *latticeAgg) resultMissing(missing []string) (frames, error) {
+	data, err := encodeResult(&latticeResult{Missing: missing})
+	if err != nil {
+		return nil, err
+	}
+	return splitBlob(s.shape, data, s.partSize)
+}
+
+// outcome decodes and range-checks a result's sum.
+func (s *latticeAgg) outcome(res *latticeResult) (*Result, error) {
 	totals, err := s.layout.Decode(res.plain, len(s.parties))
 	if err != nil {
 		return nil, fmt.Errorf("%w: the root's result: %w: %w", ErrRoot, ErrRange, err)

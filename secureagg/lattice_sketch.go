@@ -1,7 +1,6 @@
 package secureagg
 
 import (
-	"context"
 	"crypto/rand"
 	"fmt"
 	"slices"
@@ -59,57 +58,52 @@ type sketchBody struct {
 // root's children.
 func (s *latticeAgg) sketchHops(p string) int { return max(s.downHops(p), s.h+3) }
 
-// sendSeeds draws this party's sketch key and sends it to every child of
-// the root but itself, in the background (run waits for it).
-func (s *latticeAgg) sendSeeds(ctx context.Context) error {
+// seed draws this party's sketch key, which runTree sends every child of
+// the root but itself.
+func (s *latticeAgg) seed() (any, error) {
 	key, err := mhe.NewSketchKey(rand.Reader)
 	if err != nil {
-		return fmt.Errorf("secureagg: %w", err)
+		return nil, fmt.Errorf("secureagg: %w", err)
 	}
 	s.sketchKey = key
-	kids := slices.DeleteFunc(slices.Clone(s.tree.children(s.tree.root())), func(p string) bool { return p == s.self })
-	s.bg.Go(func() {
-		s.sendAll(ctx, s.upHops, kids, TypeSeed, seedBody{Key: key[:]}, protocol.DiscloseControl)
-	})
-	return nil
+	return seedBody{Key: key[:]}, nil
 }
 
-// sendSketches is a child of the root's step 2, for every party but the
-// root and itself, in the background: each party's sketch goes as soon as
-// its key has come.
-func (s *latticeAgg) sendSketches(ctx context.Context, acc *mhe.Aggregate) {
-	for _, p := range s.tree.order {
-		if p == s.self || p == s.tree.root() {
-			continue
+// vouching: a child of the root sends each party the sketch of its
+// subtree's sum under that party's key, once the key has come.
+func (s *latticeAgg) vouching() vouching {
+	return vouching{typ: TypeSketch, keyed: true, hops: s.sketchHops, disclosure: protocol.DiscloseCiphertext}
+}
+
+// vouchers is step 2 for one recipient, given the seed message it sent:
+// the sketch of acc under its key, with the root's commitment.
+func (s *latticeAgg) vouchers(acc *mhe.Aggregate) (func([]byte) (any, error), error) {
+	return func(seed []byte) (any, error) {
+		key, err := decodeSeed(seed)
+		if err != nil {
+			return nil, err // the sender's check fails without a sketch, and it names us
 		}
-		s.bg.Go(func() {
-			wctx, cancel := s.within(ctx, s.sketchHops(p))
-			msg, err := s.net.Receive(wctx, p, TypeSeed)
-			cancel()
-			var key mhe.SketchKey
-			if err == nil {
-				key, err = decodeSeed(msg)
-			}
-			if err != nil {
-				return // p's check fails without it, and p names us
-			}
-			b, err := acc.Sketch(key).MarshalBinary()
-			if err != nil {
-				return
-			}
-			_ = s.send(ctx, s.sketchHops(p), p, TypeSketch, sketchBody{Sketch: b, Root: s.rootCommit}, protocol.DiscloseCiphertext)
-		})
-	}
+		b, err := acc.Sketch(key).MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		return sketchBody{Sketch: b, Root: s.rootCommit}, nil
+	}, nil
 }
 
-// checkTotal checks the total (comps[0], the mask the root sent down)
-// against the root's own mask (comps[1], checked against the commitment
-// the root's children received) and the sketches of the root's children,
-// and returns the target this party makes shares of: the sum of every
-// party's input, its own among them, or nothing (ErrTampered). So a party
-// decrypts only the step's aggregate, never a single party's ciphertext
-// that the root (or a lying coordinator) sends back down.
-func (s *latticeAgg) checkTotal(ctx context.Context, comps [][]byte, ownSubtree *mhe.Aggregate) (*mhe.Target, error) {
+func (s *latticeAgg) noVoucher(c string, err error) error {
+	return fmt.Errorf("%w: no sketch of its subtree from %s: %w", ErrTampered, c, err)
+}
+
+// check checks the total (comps[0], the mask the root sent down) against
+// the root's own mask (comps[1], checked against the commitment the root's
+// children received) and the sketches of the root's children (vouchers,
+// but this party's own, whose subtree's sum is ownSubtree), and returns
+// the target this party makes shares of: the sum of every party's input,
+// its own among them, or nothing (ErrTampered). So a party decrypts only
+// the step's aggregate, never a single party's ciphertext that the root
+// (or a lying coordinator) sends back down.
+func (s *latticeAgg) check(comps [][]byte, ownSubtree *mhe.Aggregate, vouchers map[string][]byte) (latticeTotal, error) {
 	root := s.tree.root()
 	var commits [][]byte
 	var sketches []*mhe.Sketch
@@ -119,22 +113,22 @@ func (s *latticeAgg) checkTotal(ctx context.Context, comps [][]byte, ownSubtree 
 			sketches = append(sketches, ownSubtree.Sketch(s.sketchKey))
 			continue
 		}
-		sk, commit, err := s.receiveSketch(ctx, c)
+		sk, commit, err := s.decodeSketch(vouchers[c], c)
 		if err != nil {
-			return nil, err
+			return latticeTotal{}, s.noVoucher(c, err)
 		}
 		commits = append(commits, commit)
 		sketches = append(sketches, sk)
 	}
 	if err := s.checkRootCommit(commits, comps[1]); err != nil {
-		return nil, err
+		return latticeTotal{}, err
 	}
 	total, own := s.agg.AllocateMask(), s.agg.AllocateMask()
 	if err := own.UnmarshalBinary(comps[1]); err != nil || !slices.Equal(inputParties(own.Inputs), s.pointsOf([]string{root})) {
-		return nil, fmt.Errorf("%w: the root %s's own input is malformed or holds other inputs", ErrTampered, root)
+		return latticeTotal{}, fmt.Errorf("%w: the root %s's own input is malformed or holds other inputs", ErrTampered, root)
 	}
 	if err := total.UnmarshalBinary(comps[0]); err != nil {
-		return nil, fmt.Errorf("%w: the total from %s is malformed", ErrTampered, root)
+		return latticeTotal{}, fmt.Errorf("%w: the total from %s is malformed", ErrTampered, root)
 	}
 	inputs := slices.Clone(own.Inputs)
 	for _, sk := range sketches {
@@ -144,31 +138,25 @@ func (s *latticeAgg) checkTotal(ctx context.Context, comps [][]byte, ownSubtree 
 	expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: inputs, MinInputs: len(s.parties), Own: s.ownDigest}
 	t, err := s.dec.TargetFromSketches(total, []*mhe.Mask{own}, sketches, s.sketchKey, expect)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the total from %s (coordinator %s): %w; no decryption share is made", ErrTampered, root, s.step.Coordinator, err)
+		return latticeTotal{}, fmt.Errorf("%w: the total from %s (coordinator %s): %w; no decryption share is made", ErrTampered, root, s.step.Coordinator, err)
 	}
-	return t, nil
+	return latticeTotal{target: t}, nil
 }
 
-// receiveSketch receives child c of the root's sketch of its subtree,
-// which must hold exactly that subtree's inputs, and the root's
-// commitment as c received it.
-func (s *latticeAgg) receiveSketch(ctx context.Context, c string) (*mhe.Sketch, []byte, error) {
-	wctx, cancel := s.within(ctx, s.sketchHops(s.self))
-	defer cancel()
-	msg, err := s.net.Receive(wctx, c, TypeSketch)
-	var body sketchBody
-	if err == nil {
-		body, err = decodeSketchBody(msg)
-	}
-	var sk *mhe.Sketch
-	if err == nil {
-		sk, err = mhe.ParseSketch(body.Sketch, s.keys.Params, len(s.keys.Members))
-	}
-	if err == nil && !slices.Equal(inputParties(sk.Inputs), s.pointsOf(s.tree.subtree(c))) {
-		err = fmt.Errorf("%w: a sketch of other inputs than %s's subtree", protocol.ErrMalformed, c)
-	}
+// decodeSketch decodes child c of the root's sketch of its subtree, which
+// must hold exactly that subtree's inputs, and the root's commitment as c
+// received it.
+func (s *latticeAgg) decodeSketch(msg []byte, c string) (*mhe.Sketch, []byte, error) {
+	body, err := decodeSketchBody(msg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: no sketch of its subtree from %s: %w", ErrTampered, c, err)
+		return nil, nil, err
+	}
+	sk, err := mhe.ParseSketch(body.Sketch, s.keys.Params, len(s.keys.Members))
+	if err != nil {
+		return nil, nil, err
+	}
+	if !slices.Equal(inputParties(sk.Inputs), s.pointsOf(s.tree.subtree(c))) {
+		return nil, nil, fmt.Errorf("%w: a sketch of other inputs than %s's subtree", protocol.ErrMalformed, c)
 	}
 	return sk, body.Root, nil
 }

@@ -115,6 +115,49 @@ func decodePart(b []byte, shape string, part, maxSize, partSize int, allowed []s
 	return h, chunk, nil
 }
 
+// blobAbort is an abort naming the missing parties: one part, no data.
+func blobAbort(missing []string) (frames, error) {
+	b, err := frameRaw(blobHeader{Missing: missing}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return frames{b}, nil
+}
+
+// blobReader assembles a blob of at most maxSize bytes from its parts, or
+// takes an abort naming parties among allowed.
+type blobReader struct {
+	shape             string
+	maxSize, partSize int
+	allowed           []string
+	first             blobHeader
+	data              []byte
+}
+
+func newBlobReader(shape string, maxSize, partSize int, allowed []string) *blobReader {
+	return &blobReader{shape: shape, maxSize: maxSize, partSize: partSize, allowed: allowed}
+}
+
+func (r *blobReader) part(i int, body []byte) (int, error) {
+	h, chunk, err := decodePart(body, r.shape, i, r.maxSize, r.partSize, r.allowed)
+	if err != nil {
+		return 0, err
+	}
+	if i == 0 {
+		r.first = h
+		if len(h.Missing) > 0 {
+			return 1, nil
+		}
+		r.data = make([]byte, 0, h.Size)
+	} else if h.Size != r.first.Size || h.Parts != r.first.Parts {
+		return 0, fmt.Errorf("%w: the parts of a blob disagree on its size", protocol.ErrMalformed)
+	}
+	r.data = append(r.data, chunk...)
+	return r.first.Parts, nil
+}
+
+func (r *blobReader) message() ([]byte, []string) { return r.data, r.first.Missing }
+
 // encodeList concatenates byte strings, each prefixed by its length.
 func encodeList(items [][]byte) []byte {
 	n := binary.MaxVarintLen64

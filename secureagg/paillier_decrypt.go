@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/big"
-	"sync"
 	"time"
 
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/protocol"
 )
 
 // Decryption on the Paillier backend: the aggregation's joint decryption
@@ -27,33 +25,12 @@ func (s *paillierAgg) decryption(ctx context.Context) *Decryption {
 		Announce: func(context.Context) { s.announce(ctx, true) }}
 }
 
-// shareAndWait is a non-root party's part after the total arrived: share
-// it (at once if asked up front, else when the root asks, until the
-// result arrives) and wait for the result from the parent.
-func (s *paillierAgg) shareAndWait(ctx context.Context, total []*paillier.Ciphertext) (*resultBody, error) {
-	shareCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer stop()
-	// A share the root does not get is the root's to report (it excludes
-	// us); we still wait for the result.
-	wg.Go(func() { _ = s.decryption(ctx).Share(shareCtx, total, nil) })
-	parent := s.tree.parent(s.self)
-	wctx, cancel := s.within(ctx, s.resultHops(s.self))
-	defer cancel()
-	msg, err := s.net.Receive(wctx, parent, TypeResult)
-	var res *resultBody
-	if err == nil {
-		res, err = decodeResult(msg, s.count, s.pk.PlaintextModulus(), s.parties)
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("secureagg: waiting for the result from %s: %w", parent, err)
-		}
-		// As for the total: name the parent, and pass the verdict down.
-		return &resultBody{Missing: []string{parent}}, nil
-	}
-	return res, nil
+// share is a non-root party's part of the decryption once it holds the
+// total: share it at once if asked up front, else when the root asks,
+// until shareCtx ends (the result arrived). A share the root does not get
+// is the root's to report (it excludes us).
+func (s *paillierAgg) share(ctx, shareCtx context.Context, total []*paillier.Ciphertext) {
+	_ = s.decryption(ctx).Share(shareCtx, total, nil)
 }
 
 // decrypt is the root's part: decrypt the total jointly, then unpack,
@@ -80,29 +57,51 @@ func (s *paillierAgg) decrypt(ctx context.Context, total []*paillier.Ciphertext)
 	return body
 }
 
-// finish decrypts (at the root) or shares and waits (elsewhere), passes
-// the result down and decodes it.
-func (s *paillierAgg) finish(ctx context.Context, total []*paillier.Ciphertext) (*Result, error) {
-	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
-	var res *resultBody
-	if parent == "" {
-		res = s.decrypt(ctx, total)
-	} else {
-		var err error
-		if res, err = s.shareAndWait(ctx, total); err != nil {
-			return nil, err
-		}
+// open is the root's part of the decryption: the result message for its
+// children and its own outcome.
+func (s *paillierAgg) open(ctx context.Context, total []*paillier.Ciphertext) (frames, *Result, error) {
+	res := s.decrypt(ctx, total)
+	f, err := frame(res)
+	if err != nil {
+		return nil, nil, err
 	}
-	s.sendAll(ctx, s.resultHops, children, TypeResult, res, protocol.DisclosePublicResult)
+	if res.Error != "" {
+		return f, nil, res.err
+	}
+	out, err := s.outcome(res)
+	return f, out, err
+}
+
+// result decodes the result from the parent: the message to pass down (the
+// result as it came, re-encoded) and this party's outcome; nil frames and
+// an error for a malformed result.
+func (s *paillierAgg) result(data []byte, _ []string) (frames, *Result, error) {
+	res, err := decodeResult(data, s.count, s.pk.PlaintextModulus(), s.parties)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := frame(res)
+	if err != nil {
+		return nil, nil, err
+	}
 	switch {
 	case len(res.Missing) > 0:
-		return nil, &MissingError{Parties: res.Missing, Formed: true}
+		return f, nil, &MissingError{Parties: res.Missing, Formed: true}
 	case res.Error != "":
-		if parent == "" {
-			return nil, res.err
-		}
-		return nil, fmt.Errorf("%w: %s", ErrRoot, res.Error)
+		return f, nil, fmt.Errorf("%w: %s", ErrRoot, res.Error)
 	}
+	out, err := s.outcome(res)
+	return f, out, err
+}
+
+// resultMissing is the verdict a party passes down when its parent never
+// passed a result.
+func (s *paillierAgg) resultMissing(missing []string) (frames, error) {
+	return frame(resultBody{Missing: missing})
+}
+
+// outcome unpacks, range-checks and decodes a result's sum.
+func (s *paillierAgg) outcome(res *resultBody) (*Result, error) {
 	plain := make([]*big.Int, len(res.Plain))
 	for i, p := range res.Plain {
 		plain[i] = new(big.Int).SetBytes(p)

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 )
 
 // schedule is what both backends share of one party's aggregation, and
@@ -35,13 +33,19 @@ type schedule struct {
 	// rootCommit is the root's digest of its own input: its own, at the
 	// root; as received before sending up, at a child of the root.
 	rootCommit []byte
+	// shape names what every party must agree on of the aggregation; a
+	// blob's parts carry it (lattice_wire.go), and so do the Paillier
+	// backend's ciphertext messages.
+	shape string
+	// partSize is how many bytes of a blob one message carries.
+	partSize int
 }
 
 // newSchedule sorts the step's parties, checks that this party is one of
 // them, and lays out the tree and the per-hop budget: cfg.Timeout, or else
 // the step's timeout spread over the schedule's total hops.
 func newSchedule(net Network, step job.Step, cfg Config, extra int) (*schedule, error) {
-	s := &schedule{net: net, step: step, self: net.Self(), random: cfg.Random, start: time.Now(), extra: extra}
+	s := &schedule{net: net, step: step, self: net.Self(), random: cfg.Random, start: time.Now(), extra: extra, partSize: defaultPartSize}
 	if s.random == nil {
 		s.random = rand.Reader
 	}
@@ -92,109 +96,4 @@ func (s *schedule) totalHops() int { return 3*s.h + 9 + s.extra }
 // that is at most that many hops away can arrive.
 func (s *schedule) within(ctx context.Context, hops int) (context.Context, context.CancelFunc) {
 	return context.WithDeadline(ctx, s.start.Add(time.Duration(hops)*s.hop))
-}
-
-// send delivers one message, giving up when the recipient would stop
-// waiting for it (hops from start), so a hung peer cannot hold us longer.
-func (s *schedule) send(ctx context.Context, hops int, to, typ string, body any, d protocol.Disclosure) error {
-	b, err := protocol.Marshal(body)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := s.within(ctx, hops)
-	defer cancel()
-	if err := s.net.Send(ctx, to, typ, b, d); err != nil {
-		return fmt.Errorf("secureagg: send %s to %s: %w", typ, to, err)
-	}
-	return nil
-}
-
-// sendAll sends the same body to several parties at once and waits for all.
-// A failed send is not an error of this party: the recipient's absence is
-// caught where it matters (its missing share or input).
-func (s *schedule) sendAll(ctx context.Context, hops func(to string) int, to []string, typ string, body any, d protocol.Disclosure) {
-	var wg sync.WaitGroup
-	for _, q := range to {
-		wg.Go(func() { _ = s.send(ctx, hops(q), q, typ, body, d) })
-	}
-	wg.Wait()
-}
-
-// backend is one cryptosystem's side of an aggregation: what runTree, the
-// one tree schedule, asks of it at each stage, so that both backends run
-// the same stages, waits and fault handling. C is what the backend sums
-// (a party's or a subtree's ciphertexts), T what a party decrypts (the
-// total, vetted).
-type backend[C, T any] interface {
-	// contribute checks, noises and encrypts this party's input.
-	contribute(ctx context.Context, input []float64) (C, error)
-	// component encodes the root's own contribution as it commits to it.
-	component(own C) ([]byte, error)
-	// gatherUp receives every child's subtree sum, each within the hops
-	// its subtree may take, and adds it to own; it returns the sum, the
-	// children's sums in order (where the down message carries them) and
-	// the parties missing.
-	gatherUp(ctx context.Context, own C, children []string) (acc C, parts []C, missing []string, err error)
-	// upAndDown is a non-root party's middle: send the subtree's sum up,
-	// receive the total's components from the parent, pass them down, and
-	// vet them.
-	upAndDown(ctx context.Context, acc C, missing []string) (T, error)
-	// sendTotal is the root's middle: send the total's components down
-	// (its own as committed, own), and return what it decrypts.
-	sendTotal(ctx context.Context, own []byte, acc C, parts []C) (T, error)
-	// finish decrypts (at the root) or shares and waits (elsewhere),
-	// passes the result down and decodes it.
-	finish(ctx context.Context, total T) (*Result, error)
-	// abort tells the parent and the children (and, at the root, the
-	// children waiting for its commitment) that the attempt failed for
-	// want of missing; abortDown tells only the children.
-	abort(ctx context.Context, missing []string)
-	abortDown(ctx context.Context, missing []string)
-	// wait returns once the backend's background sends have ended.
-	wait()
-}
-
-// runTree is one party's aggregation on backend b: encrypt its input,
-// gather its subtree's sum and send it up (the root, having committed to
-// its own input first, forms the total), receive the total's components
-// from above and check them, then share and decrypt.
-func runTree[C, T any](ctx context.Context, s *schedule, b backend[C, T], input []float64) (*Result, error) {
-	parent, children := s.tree.parent(s.self), s.tree.children(s.self)
-	ctx, cancel := s.within(ctx, s.totalHops())
-	defer func() { cancel(); b.wait() }()
-	heard := s.listen(ctx)
-	defer heard.stop()
-	own, err := b.contribute(ctx, input)
-	if err != nil {
-		b.abort(ctx, []string{s.self})
-		s.announce(ctx, false)
-		return nil, err
-	}
-	var ownComp []byte // at the root: its own component, committed to now
-	if parent == "" {
-		if ownComp, err = b.component(own); err != nil {
-			return nil, err
-		}
-		s.commitOwn(ctx, ownComp)
-	}
-	acc, parts, missing, err := b.gatherUp(ctx, own, children)
-	if err != nil {
-		return nil, s.unheld(ctx, heard, err)
-	}
-	var total T
-	switch {
-	case parent != "":
-		total, err = b.upAndDown(ctx, acc, missing)
-	case len(missing) > 0:
-		b.abortDown(ctx, missing)
-		err = &MissingError{Parties: missing}
-	default:
-		total, err = b.sendTotal(ctx, ownComp, acc, parts)
-	}
-	if err != nil {
-		// This party never held the total: a decryptor's notice is how
-		// it learns whether one was decrypted (formed.go).
-		return nil, s.unheld(ctx, heard, err)
-	}
-	return b.finish(ctx, total)
 }

@@ -1,0 +1,231 @@
+package secureagg
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"math/big"
+	"testing"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/mhe"
+	"github.com/cohortdm/cohort/paillier"
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// party is one party's backend and schedule in a test that runs the
+// tree's rounds by hand.
+type party[C, T any] struct {
+	b backend[C, T]
+	s *schedule
+}
+
+// deliver hands a message's parts to r, as receiveFrames does.
+func deliver(t *testing.T, r reader, f frames) (data []byte, missing []string) {
+	t.Helper()
+	for i, n := 0, 1; i < n; i++ {
+		var err error
+		if n, err = r.part(i, f[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r.message()
+}
+
+// roundsByHand runs the tree's rounds of a step of three parties (the root
+// and two children, fanout 4) on backends alone, carrying every message
+// in memory: seeds, contributions, the root's commitment, the subtree
+// sums up, the total down and the vouchers. It returns what each party
+// decrypts, and the total's components as the children received them.
+func roundsByHand[C, T any](t *testing.T, step job.Step, ps map[string]party[C, T], inputs map[string][]float64) (map[string]T, [][]byte) {
+	t.Helper()
+	ctx := context.Background()
+	root := Root(step)
+	kids := ps[root].s.tree.children(root) // in tree order, as the components are
+	if len(kids) != len(ps)-1 {
+		t.Fatalf("the root has %d children, want %d", len(kids), len(ps)-1)
+	}
+	seeds, own := map[string][]byte{}, map[string]C{}
+	for name, p := range ps {
+		if name != root {
+			seed, err := p.b.seed()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if seed != nil {
+				if seeds[name], err = protocol.Marshal(seed); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		var err error
+		if own[name], err = p.b.contribute(ctx, inputs[name]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	comp, err := ps[root].b.component(own[root])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps { // commitOwn at the root, awaitCommit at its children
+		p.s.rootCommit = digest(step, root, comp)
+	}
+	acc, parts := own[root], []C(nil)
+	for _, k := range kids {
+		up, err := ps[k].b.up(own[k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, aborted := deliver(t, ps[root].b.reader(TypeUp), up)
+		sum, missing, err := ps[root].b.child(data, aborted, k)
+		if err != nil || len(missing) > 0 {
+			t.Fatalf("the subtree sum of %s: %v %v", k, missing, err)
+		}
+		if acc, parts, err = ps[root].b.addChild(acc, parts, sum); err != nil {
+			t.Fatal(err)
+		}
+	}
+	down, form, err := ps[root].b.total(comp, acc, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootTotal, err := form()
+	if err != nil {
+		t.Fatal(err)
+	}
+	totals := map[string]T{root: rootTotal}
+	var comps [][]byte
+	for _, k := range kids {
+		data, miss := deliver(t, ps[k].b.reader(TypeDown), down)
+		var missing []string
+		if comps, missing, err = ps[k].b.components(data, miss); err != nil || len(missing) > 0 {
+			t.Fatalf("the total's components at %s: %v %v", k, missing, err)
+		}
+		vouchers := map[string][]byte{}
+		for _, q := range kids {
+			if q == k {
+				continue
+			}
+			voucher, err := ps[q].b.vouchers(own[q])
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := voucher(seeds[k])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if vouchers[q], err = protocol.Marshal(body); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if totals[k], err = ps[k].b.check(comps, own[k], vouchers); err != nil {
+			t.Fatalf("%s refuses the total: %v", k, err)
+		}
+		// A total that is one party's input alone is refused.
+		if _, err := ps[k].b.check([][]byte{comps[0], comps[0], comps[0]}[:len(comps)], own[k], vouchers); !errors.Is(err, ErrTampered) {
+			t.Errorf("%s accepts a tampered total: %v", k, err)
+		}
+	}
+	return totals, comps
+}
+
+// The tree's rounds need no network: both backends' rounds, run by hand
+// with every message carried in memory, give each party a total it
+// decrypts to the plain sum, and no party sends a message.
+func TestRoundsWithoutMessages(t *testing.T) {
+	t.Run("paillier", func(t *testing.T) {
+		c := testConsortium(t, 3)
+		net := jobtest.NewNetwork(c.names...)
+		step := testStep(c, c.names[0])
+		inputs := testInputs(c, 70)
+		ps := map[string]party[[]*paillier.Ciphertext, []*paillier.Ciphertext]{}
+		for _, name := range c.names {
+			s, err := newPaillierAgg(StepNetwork(net.Party(name), step), step, testConfig(c, name), 70)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps[name] = party[[]*paillier.Ciphertext, []*paillier.Ciphertext]{s, s.schedule}
+		}
+		totals, _ := roundsByHand(t, step, ps, inputs)
+		want := plainSum(inputs, c.names)
+		for name, total := range totals {
+			var shares []*paillier.DecryptionShare
+			for _, q := range c.names[:c.pk.Threshold+1] {
+				sh, err := c.keys[q].Share.DecryptShare(rand.Reader, total, paillier.ProofContext{Job: step.Job, Phase: step.Phase, Round: step.Round, Attempt: step.Attempt})
+				if err != nil {
+					t.Fatal(err)
+				}
+				shares = append(shares, sh)
+			}
+			plain, err := c.pk.Combine(total, shares)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := ps[name].b.(*paillierAgg).outcome(&resultBody{Plain: bytesOf(plain)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSum(t, res.Sum, want, 1e-3)
+			if n := net.MessagesSent(name); n != 0 {
+				t.Errorf("%s sent %d messages", name, n)
+			}
+		}
+	})
+	t.Run("lattice", func(t *testing.T) {
+		c, keys := latticeConsortium(t, 3)
+		net := jobtest.NewNetwork(c.names...)
+		step := testStep(c, c.names[0])
+		inputs, want := exactInputs(c, 50, 7)
+		ps := map[string]party[*mhe.Aggregate, latticeTotal]{}
+		for _, name := range c.names {
+			s, err := newLatticeAgg(StepNetwork(net.Party(name), step), step, latticeConfig(keys, name), 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps[name] = party[*mhe.Aggregate, latticeTotal]{s, s.schedule}
+		}
+		totals, _ := roundsByHand(t, step, ps, inputs)
+		root := ps[Root(step)].b.(*latticeAgg)
+		plan, err := root.plan(root.pointsOf(c.names), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op, err := mhe.NewOpening(root.keys.PublicKey, root.layout, plan, totals[root.self].agg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, total := range totals { // each party's shares of the target it checked
+			s := ps[name].b.(*latticeAgg)
+			for _, q := range plan.QuorumsOf(s.keys.Self) {
+				sh, err := s.dec.GenShare(total.target, plan, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := op.Add(sh); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := net.MessagesSent(name); n != 0 {
+				t.Errorf("%s sent %d messages", name, n)
+			}
+		}
+		opened, err := op.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := root.outcome(&latticeResult{plain: opened.Plain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSum(t, res.Sum, want, 0)
+	})
+}
+
+func bytesOf(plain []*big.Int) [][]byte {
+	out := make([][]byte, len(plain))
+	for i, p := range plain {
+		out[i] = p.Bytes()
+	}
+	return out
+}

@@ -1,0 +1,165 @@
+package secureagg
+
+// The schedule's messages: the one place where an aggregation sends and
+// receives (the joint Paillier decryption, Decryption, which kinds also run
+// on their own, has its own). A message is one msgpack body (send,
+// receive) or frames, the bodies of its parts (sendFrames, receiveFrames),
+// which the backends encode and decode without I/O.
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/cohortdm/cohort/protocol"
+)
+
+// send delivers one message, giving up when the recipient would stop
+// waiting for it (hops from start), so a hung peer cannot hold us longer.
+func (s *schedule) send(ctx context.Context, hops int, to, typ string, body any, d protocol.Disclosure) error {
+	b, err := protocol.Marshal(body)
+	if err != nil {
+		return err
+	}
+	return s.sendFrames(ctx, hops, to, typ, frames{b}, d)
+}
+
+// sendAll sends the same body to several parties at once and waits for all.
+// A failed send is not an error of this party: the recipient's absence is
+// caught where it matters (its missing share or input).
+func (s *schedule) sendAll(ctx context.Context, hops func(to string) int, to []string, typ string, body any, d protocol.Disclosure) {
+	b, err := protocol.Marshal(body)
+	if err != nil {
+		return // the recipients time out and name us
+	}
+	s.sendFramesAll(ctx, hops, to, typ, frames{b}, d)
+}
+
+// receive returns the body of the next message of type typ from party
+// from, waiting at most until hops from start.
+func (s *schedule) receive(ctx context.Context, hops int, from, typ string) ([]byte, error) {
+	ctx, cancel := s.within(ctx, hops)
+	defer cancel()
+	return s.net.Receive(ctx, from, typ)
+}
+
+// sendFrames sends a message's parts to `to` on s.net, giving up when
+// the recipient would stop waiting for it (hops from start).
+func (s *schedule) sendFrames(ctx context.Context, hops int, to, typ string, f frames, d protocol.Disclosure) error {
+	return s.sendParts(ctx, hops, to, typ, s.net, f, d)
+}
+
+func (s *schedule) sendParts(ctx context.Context, hops int, to, typ string, net Network, bodies frames, d protocol.Disclosure) error {
+	ctx, cancel := s.within(ctx, hops)
+	defer cancel()
+	for i, b := range bodies {
+		if err := partNet(net, i).Send(ctx, to, typ, b, d); err != nil {
+			return fmt.Errorf("secureagg: send %s to %s: %w", typ, to, err)
+		}
+	}
+	return nil
+}
+
+// sendFramesAll sends one message to several parties at once and waits
+// for all. A failed send is not an error of this party: the recipient's
+// absence is caught where it matters.
+func (s *schedule) sendFramesAll(ctx context.Context, hops func(to string) int, to []string, typ string, f frames, d protocol.Disclosure) {
+	s.sendPartsAll(ctx, hops, to, typ, s.net, f, d)
+}
+
+func (s *schedule) sendPartsAll(ctx context.Context, hops func(to string) int, to []string, typ string, net Network, f frames, d protocol.Disclosure) {
+	var wg sync.WaitGroup
+	for _, q := range to {
+		wg.Go(func() { _ = s.sendParts(ctx, hops(q), q, typ, net, f, d) })
+	}
+	wg.Wait()
+}
+
+// receiveFrames receives a message of type typ from `from` on s.net into
+// r, part by part, within hops from start.
+func (s *schedule) receiveFrames(ctx context.Context, hops int, from, typ string, r reader) error {
+	return s.receiveParts(ctx, hops, from, typ, s.net, r)
+}
+
+func (s *schedule) receiveParts(ctx context.Context, hops int, from, typ string, net Network, r reader) error {
+	ctx, cancel := s.within(ctx, hops)
+	defer cancel()
+	for i, n := 0, 1; i < n; i++ {
+		msg, err := partNet(net, i).Receive(ctx, from, typ)
+		if err != nil {
+			return err
+		}
+		if n, err = r.part(i, msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// abort tells the parent and the children at once (and, at the root, the
+// children waiting for its commitment) that the attempt failed: f is the
+// backend's abort naming the parties missing.
+func (s *schedule) abort(ctx context.Context, f frames) {
+	s.withdrawCommit(ctx)
+	if parent := s.tree.parent(s.self); parent != "" {
+		_ = s.sendFrames(ctx, s.upHops(s.self), parent, TypeUp, f, protocol.DiscloseControl)
+	}
+	s.abortDown(ctx, f)
+}
+
+// abortDown passes the abort f to every child.
+func (s *schedule) abortDown(ctx context.Context, f frames) {
+	s.sendFramesAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, f, protocol.DiscloseControl)
+}
+
+// partNet is the channel that carries part i of a message sent on net.
+func partNet(net Network, i int) Network {
+	if i == 0 {
+		return net
+	}
+	return net.Sub("part/" + strconv.Itoa(i))
+}
+
+// The lattice backend's blobs (lattice_wire.go) on the schedule's
+// channels and sub-channels: its decryption's shares and result.
+
+// sendBlob sends data to `to` as a blob of type typ on net, giving up
+// when the recipient would stop waiting for it (hops from start).
+func (s *schedule) sendBlob(ctx context.Context, hops int, to, typ string, net Network, data []byte, d protocol.Disclosure) error {
+	f, err := splitBlob(s.shape, data, s.partSize)
+	if err != nil {
+		return err
+	}
+	return s.sendParts(ctx, hops, to, typ, net, f, d)
+}
+
+// sendBlobAll sends one blob to several parties at once and waits for all.
+func (s *schedule) sendBlobAll(ctx context.Context, hops func(to string) int, to []string, typ string, net Network, data []byte, d protocol.Disclosure) {
+	f, err := splitBlob(s.shape, data, s.partSize)
+	if err != nil {
+		return // a header that does not encode: the recipients time out and name us
+	}
+	s.sendPartsAll(ctx, hops, to, typ, net, f, d)
+}
+
+// sendAbort tells one party that the attempt failed for want of missing.
+func (s *schedule) sendAbort(ctx context.Context, hops int, to, typ string, missing []string) error {
+	f, err := blobAbort(missing)
+	if err != nil {
+		return err
+	}
+	return s.sendParts(ctx, hops, to, typ, s.net, f, protocol.DiscloseControl)
+}
+
+// receiveBlob receives a blob of type typ from `from` on net (hops from
+// start), of at most maxSize bytes, or an abort naming missing parties of
+// the step.
+func (s *schedule) receiveBlob(ctx context.Context, hops int, from, typ string, net Network, maxSize int) ([]byte, []string, error) {
+	r := newBlobReader(s.shape, maxSize, s.partSize, s.parties)
+	if err := s.receiveParts(ctx, hops, from, typ, net, r); err != nil {
+		return nil, nil, err
+	}
+	data, missing := r.message()
+	return data, missing, nil
+}
