@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/cohortdm/cohort/internal/atomicfile"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // A publication in the form the jobs commit and write: its columns and its
@@ -44,10 +44,10 @@ func (p *Published) Records() int {
 func (p *Published) Check() error {
 	for i, r := range p.Rows {
 		if len(r.Values) != len(p.Columns) || r.Count < 1 {
-			return fmt.Errorf("%w: published row %d: %d values for %d columns, count %d", protocol.ErrMalformed, i, len(r.Values), len(p.Columns), r.Count)
+			return fmt.Errorf("%w: published row %d: %d values for %d columns, count %d", wire.ErrMalformed, i, len(r.Values), len(p.Columns), r.Count)
 		}
 		if i > 0 && slices.Compare(p.Rows[i-1].Values, r.Values) >= 0 {
-			return fmt.Errorf("%w: published rows %d and %d out of order", protocol.ErrMalformed, i-1, i)
+			return fmt.Errorf("%w: published rows %d and %d out of order", wire.ErrMalformed, i-1, i)
 		}
 	}
 	return nil

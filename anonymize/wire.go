@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Wire forms of the TDS shares, for the integrate job (STYLE habit 2): msgpack
-// through protocol.Marshal, decoded strictly, then checked for what the
+// through wire.Marshal, decoded strictly, then checked for what the
 // encoder guarantees. Semantic checks against the public state (is the node
 // in the cut, does the instruction cover its records) are Apply's.
 
@@ -23,23 +23,23 @@ type wireCandidate struct {
 
 // MarshalBinary encodes a candidate (a party's round share).
 func (c Candidate) MarshalBinary() ([]byte, error) {
-	return protocol.Marshal(wireCandidate(c))
+	return wire.Marshal(wireCandidate(c))
 }
 
 // UnmarshalBinary decodes a candidate; negative ids and non-finite scores
-// are refused (protocol.ErrMalformed).
+// are refused (wire.ErrMalformed).
 func (c *Candidate) UnmarshalBinary(b []byte) error {
 	var w wireCandidate
-	if err := protocol.Unmarshal(b, &w); err != nil {
+	if err := wire.Unmarshal(b, &w); err != nil {
 		return fmt.Errorf("anonymize: candidate: %w", err)
 	}
 	for _, f := range []float64{w.Score, w.InfoGain, w.AnonyLoss} {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return fmt.Errorf("anonymize: candidate: %w: non-finite score", protocol.ErrMalformed)
+			return fmt.Errorf("anonymize: candidate: %w: non-finite score", wire.ErrMalformed)
 		}
 	}
 	if w.Attr < 0 || w.Node < 0 {
-		return fmt.Errorf("anonymize: candidate: %w: negative attribute or node", protocol.ErrMalformed)
+		return fmt.Errorf("anonymize: candidate: %w: negative attribute or node", wire.ErrMalformed)
 	}
 	*c = Candidate(w)
 	return nil
@@ -54,17 +54,17 @@ type wireSplit struct {
 
 // MarshalBinary encodes a split instruction (the winner's message to the others).
 func (s SplitInstruction) MarshalBinary() ([]byte, error) {
-	return protocol.Marshal(wireSplit(s))
+	return wire.Marshal(wireSplit(s))
 }
 
 // UnmarshalBinary decodes a split instruction; one record list per child is required.
 func (s *SplitInstruction) UnmarshalBinary(b []byte) error {
 	var w wireSplit
-	if err := protocol.Unmarshal(b, &w); err != nil {
+	if err := wire.Unmarshal(b, &w); err != nil {
 		return fmt.Errorf("anonymize: split instruction: %w", err)
 	}
 	if w.Attr < 0 || w.Node < 0 || len(w.Children) != len(w.Records) {
-		return fmt.Errorf("anonymize: split instruction: %w: %d children, %d record lists", protocol.ErrMalformed, len(w.Children), len(w.Records))
+		return fmt.Errorf("anonymize: split instruction: %w: %d children, %d record lists", wire.ErrMalformed, len(w.Children), len(w.Records))
 	}
 	*s = SplitInstruction(w)
 	return nil

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 func TestWireRoundTrip(t *testing.T) {
@@ -40,12 +40,12 @@ func TestWireRoundTrip(t *testing.T) {
 	}
 	bad := Candidate{Score: math.NaN()}
 	b, _ = bad.MarshalBinary()
-	if err := c2.UnmarshalBinary(b); !errors.Is(err, protocol.ErrMalformed) {
+	if err := c2.UnmarshalBinary(b); !errors.Is(err, wire.ErrMalformed) {
 		t.Fatalf("NaN score: %v", err)
 	}
 	s.Records = s.Records[:1]
 	b, _ = s.MarshalBinary()
-	if err := s2.UnmarshalBinary(b); !errors.Is(err, protocol.ErrMalformed) {
+	if err := s2.UnmarshalBinary(b); !errors.Is(err, wire.ErrMalformed) {
 		t.Fatalf("short records: %v", err)
 	}
 }
@@ -57,11 +57,11 @@ func FuzzWire(f *testing.F) {
 	f.Add(s)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var c Candidate
-		if err := c.UnmarshalBinary(b); err != nil && !errors.Is(err, protocol.ErrMalformed) {
+		if err := c.UnmarshalBinary(b); err != nil && !errors.Is(err, wire.ErrMalformed) {
 			t.Fatalf("candidate: error outside ErrMalformed: %v", err)
 		}
 		var s SplitInstruction
-		if err := s.UnmarshalBinary(b); err != nil && !errors.Is(err, protocol.ErrMalformed) {
+		if err := s.UnmarshalBinary(b); err != nil && !errors.Is(err, wire.ErrMalformed) {
 			t.Fatalf("split: error outside ErrMalformed: %v", err)
 		}
 	})

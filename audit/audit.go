@@ -30,7 +30,7 @@ type Entry struct {
 	Peer       string    `json:"peer"`
 	Type       string    `json:"type"`
 	Bytes      int       `json:"bytes"`
-	Disclosure string    `json:"disclosure"` // what the message reveals, a protocol.Disclosure
+	Disclosure string    `json:"disclosure"` // what the message reveals, a wire.Disclosure
 	Round      int       `json:"round,omitempty"`
 	// Decision is set on the entries that record the node's policy
 	// decisions on a job (Type DecisionType, no peer, nothing sent): the

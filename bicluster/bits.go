@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The merge test's bits, checked by every party. The root of a test round
@@ -41,16 +41,16 @@ type bitsBody struct {
 // word that it has none (an error naming the root).
 func decodeBits(b []byte, root string, n int) ([]bool, error) {
 	var body bitsBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
+	if err := wire.Unmarshal(b, &body); err != nil {
 		return nil, fmt.Errorf("the bits from root %s: %w", root, err)
 	}
 	switch {
 	case body.Failed && len(body.Similar) > 0:
-		return nil, fmt.Errorf("the bits from root %s: %w: a failure that carries bits", root, protocol.ErrMalformed)
+		return nil, fmt.Errorf("the bits from root %s: %w: a failure that carries bits", root, wire.ErrMalformed)
 	case body.Failed:
 		return nil, fmt.Errorf("the root %s decrypted no bits", root)
 	case len(body.Similar) != n:
-		return nil, fmt.Errorf("the bits from root %s: %w: %d bits for %d pairs", root, protocol.ErrMalformed, len(body.Similar), n)
+		return nil, fmt.Errorf("the bits from root %s: %w: %d bits for %d pairs", root, wire.ErrMalformed, len(body.Similar), n)
 	}
 	return body.Similar, nil
 }
@@ -70,7 +70,7 @@ func (r *pairRun) announce(ctx context.Context, out testOutput, failed error) er
 		if q == r.self {
 			continue
 		}
-		wg.Go(func() { errs[q] = r.send(ctx, q, TypeBits, body, protocol.DisclosePublicResult) })
+		wg.Go(func() { errs[q] = r.send(ctx, q, TypeBits, body, wire.DisclosePublicResult) })
 	}
 	wg.Wait()
 	if failed != nil {

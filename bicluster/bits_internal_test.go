@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // withScratch is a participant with a history, a job id and a data dir.
@@ -25,7 +25,7 @@ func (p withScratch) Secrets() job.Secrets { return p.secrets }
 // a bit.
 func TestBitsChecked(t *testing.T) {
 	committed := func(bits []bool) []*job.Record {
-		d, err := protocol.Marshal(testDecision{Similar: bits})
+		d, err := wire.Marshal(testDecision{Similar: bits})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestBitsChecked(t *testing.T) {
 // bits, or fails naming the root.
 func TestDecodeBits(t *testing.T) {
 	enc := func(b any) []byte {
-		raw, err := protocol.Marshal(b)
+		raw, err := wire.Marshal(b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestDecodeBits(t *testing.T) {
 		"an unknown member": {enc(struct{ X int }{1}), false},
 	} {
 		_, err := decodeBits(c.raw, "org01", 2)
-		if err == nil || !strings.Contains(err.Error(), "org01") || (c.malformed && !errors.Is(err, protocol.ErrMalformed)) {
+		if err == nil || !strings.Contains(err.Error(), "org01") || (c.malformed && !errors.Is(err, wire.ErrMalformed)) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -107,7 +107,7 @@ func TestDecodeBits(t *testing.T) {
 // FuzzDecodeBits: any body a root sends as its bits decodes to exactly
 // the expected count or fails; it never panics.
 func FuzzDecodeBits(f *testing.F) {
-	good, _ := protocol.Marshal(bitsBody{Similar: []bool{true, false, true}})
+	good, _ := wire.Marshal(bitsBody{Similar: []bool{true, false, true}})
 	f.Add(good)
 	f.Add([]byte{0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {

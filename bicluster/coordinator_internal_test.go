@@ -16,8 +16,8 @@ import (
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // blockConsortium writes a spec of three parties, each holding twelve rows
@@ -137,10 +137,10 @@ func TestRootCannotDecryptRepresentative(t *testing.T) {
 	const root, a = "org02", "org01"
 	var mu sync.Mutex
 	var reps []byte // org01's encrypted representative, as org02 got it
-	opts.Network.Intercept(a, func(to string, m *protocol.Message) *protocol.Message {
+	opts.Network.Intercept(a, func(to string, m *wire.Message) *wire.Message {
 		if m.Type == TypeReps && to == root {
 			var body ctBody
-			if err := protocol.Unmarshal(m.Body, &body); err == nil {
+			if err := wire.Unmarshal(m.Body, &body); err == nil {
 				mu.Lock()
 				reps = body.C
 				mu.Unlock()
@@ -149,7 +149,7 @@ func TestRootCannotDecryptRepresentative(t *testing.T) {
 		return m
 	})
 	swapped := 0
-	opts.Network.Intercept(root, func(to string, m *protocol.Message) *protocol.Message {
+	opts.Network.Intercept(root, func(to string, m *wire.Message) *wire.Message {
 		if m.Type != secureagg.TypeShareRequest || m.Phase != pairTestRound.Phase {
 			return m
 		}
@@ -157,14 +157,14 @@ func TestRootCannotDecryptRepresentative(t *testing.T) {
 			C       []byte `msgpack:"c"`
 			Release bool   `msgpack:"release"`
 		}
-		if err := protocol.Unmarshal(m.Body, &req); err != nil || len(req.C) == 0 {
+		if err := wire.Unmarshal(m.Body, &req); err != nil || len(req.C) == 0 {
 			return m
 		}
 		mu.Lock()
 		defer mu.Unlock()
 		req.C = sameCount(t, opts, reps, req.C)
 		swapped++
-		m.Body, _ = protocol.Marshal(req)
+		m.Body, _ = wire.Marshal(req)
 		return m
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -24,8 +24,8 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/wire"
 )
 
 func init() { testkit.SmallKeys() }
@@ -298,7 +298,7 @@ func TestJobTamperedShare(t *testing.T) {
 	opts.Leader = "org04"
 	opts.Network = jobtest.NewNetwork(names...)
 	var tampered atomic.Int32
-	opts.Network.Intercept(cheat, func(to string, msg *protocol.Message) *protocol.Message {
+	opts.Network.Intercept(cheat, func(to string, msg *wire.Message) *wire.Message {
 		if msg.Type == secureagg.TypeShare {
 			tampered.Add(1)
 			msg.Body[len(msg.Body)/2] ^= 0x55
@@ -321,7 +321,7 @@ func TestJobTamperedShare(t *testing.T) {
 				Similar  []bool            `msgpack:"similar"`
 				Excluded map[string]string `msgpack:"excluded"`
 			}
-			if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+			if err := wire.Unmarshal(rec.Decision, &d); err != nil {
 				t.Fatal(err)
 			}
 			inTest = inTest || strings.Contains(d.Excluded[cheat], "invalid decryption share")
@@ -350,7 +350,7 @@ func TestJobTwoPartiesBadShare(t *testing.T) {
 	opts := dealt(t, names)
 	opts.Network = jobtest.NewNetwork(names...)
 	// org01 leads, so org02 is the root: org01's shares are corrupted.
-	opts.Network.Intercept("org01", func(to string, msg *protocol.Message) *protocol.Message {
+	opts.Network.Intercept("org01", func(to string, msg *wire.Message) *wire.Message {
 		if msg.Type == secureagg.TypeShare {
 			msg.Body[len(msg.Body)/2] ^= 0x55
 		}

@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is the distributed Phoenix job, `kind: bicluster` (see the package
@@ -30,7 +30,7 @@ func (Kind) Validate(spec *job.Spec) error {
 // biclusters' column sets and sizes, the pair test's bits, the party's
 // rows of the global biclusters), all of which the coordinator commits as
 // public.
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePublicResult }
 
 // Coordinate drives the job: the schema check, the crossing-minimisation
 // iterations, the local biclusters' public descriptions, the merge test's

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The coordinator's merge bookkeeping on public descriptions: candidate
@@ -182,7 +182,7 @@ func TestTestStepRefusesForeignPairs(t *testing.T) {
 		{{Cols: []int{0, 1, 2}, Count: 3}},
 		{{Cols: []int{0, 1, 2}, Count: 3}},
 	}
-	dec, err := protocol.Marshal(localsDecision{Locals: locals})
+	dec, err := wire.Marshal(localsDecision{Locals: locals})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestTestStepRefusesForeignPairs(t *testing.T) {
 		{"all pairs", pairs},
 		{"other columns", []pairDesc{{A: pairs[0].A, B: pairs[0].B, Cols: []int{0, 1, 2, 3}}, pairs[1]}},
 	} {
-		args, err := protocol.Marshal(testArgs{Pairs: c.pairs})
+		args, err := wire.Marshal(testArgs{Pairs: c.pairs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +211,7 @@ func TestTestStepRefusesForeignPairs(t *testing.T) {
 	}
 	// The right pairs pass the check (and fail later: this party has no
 	// iterations committed).
-	args, _ := protocol.Marshal(testArgs{Pairs: pairs[:2]})
+	args, _ := wire.Marshal(testArgs{Pairs: pairs[:2]})
 	if _, err := s.Step(context.Background(), job.Step{Phase: pairTestRound.Phase, Args: args}); err == nil || strings.Contains(err.Error(), "not the ones") {
 		t.Errorf("the derived pairs: %v", err)
 	}
@@ -229,7 +229,7 @@ func TestMergeStepRefusesLoneSlot(t *testing.T) {
 		{{{0, 0}, {1, 0}}, {{2, 0}, {2, 1}}},
 		{{}},
 	} {
-		args, err := protocol.Marshal(mergeArgs{Groups: groups})
+		args, err := wire.Marshal(mergeArgs{Groups: groups})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,8 +11,8 @@ import (
 	"github.com/cohortdm/cohort/bicluster/synth"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // TestJobLeakage captures every message and log record of a run on
@@ -47,8 +47,8 @@ func TestJobLeakage(t *testing.T) {
 	if len(rep.LogHolding(mean[:])) == 0 {
 		t.Fatalf("the search does not find the public mean %v in the log", gs[0].Means[0])
 	}
-	if bad := rep.SentOutside(protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare,
-		protocol.DisclosePublicResult, protocol.DiscloseControl); len(bad) > 0 {
+	if bad := rep.SentOutside(wire.DiscloseCiphertext, wire.DiscloseDecryptionShare,
+		wire.DisclosePublicResult, wire.DiscloseControl); len(bad) > 0 {
 		t.Errorf("%d messages outside the profile, first %s %s", len(bad), bad[0].Message.Type, bad[0].Disclosure)
 	}
 	if len(rep.Sent) == 0 {
@@ -127,7 +127,7 @@ func checkMergeDisclosure(t *testing.T, rep *jobtest.Report, gs []bicluster.Glob
 					Count int   `msgpack:"count"`
 				} `msgpack:"locals"`
 			}
-			if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+			if err := wire.Unmarshal(rec.Decision, &d); err != nil {
 				t.Fatal(err)
 			}
 			for _, ls := range d.Locals {
@@ -143,7 +143,7 @@ func checkMergeDisclosure(t *testing.T, rep *jobtest.Report, gs []bicluster.Glob
 				Similar  []bool            `msgpack:"similar"`
 				Excluded map[string]string `msgpack:"excluded"`
 			}
-			if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+			if err := wire.Unmarshal(rec.Decision, &d); err != nil {
 				t.Fatalf("the pair test's decision holds more than bits: %v", err)
 			}
 			var a struct {
@@ -153,7 +153,7 @@ func checkMergeDisclosure(t *testing.T, rep *jobtest.Report, gs []bicluster.Glob
 					Cols []int `msgpack:"cols"`
 				} `msgpack:"pairs"`
 			}
-			if err := protocol.Unmarshal(rec.Step.Args, &a); err != nil {
+			if err := wire.Unmarshal(rec.Step.Args, &a); err != nil {
 				t.Fatal(err)
 			}
 			if len(a.Pairs) == 0 || len(d.Similar) != len(a.Pairs) {
@@ -165,13 +165,13 @@ func checkMergeDisclosure(t *testing.T, rep *jobtest.Report, gs []bicluster.Glob
 				Sums     []float64         `msgpack:"sums"`
 				Excluded map[string]string `msgpack:"excluded"`
 			}
-			if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+			if err := wire.Unmarshal(rec.Decision, &d); err != nil {
 				t.Fatalf("the merge decision holds more than sums: %v", err)
 			}
 			var a struct {
 				Groups [][]ref `msgpack:"groups"`
 			}
-			if err := protocol.Unmarshal(rec.Step.Args, &a); err != nil {
+			if err := wire.Unmarshal(rec.Step.Args, &a); err != nil {
 				t.Fatal(err)
 			}
 			if len(a.Groups) != len(gs) {
@@ -224,10 +224,10 @@ func checkBitsMessages(t *testing.T, rep *jobtest.Report) {
 			Similar  []bool            `msgpack:"similar"`
 			Excluded map[string]string `msgpack:"excluded"`
 		}
-		if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+		if err := wire.Unmarshal(rec.Decision, &d); err != nil {
 			t.Fatal(err)
 		}
-		want, err := protocol.Marshal(struct {
+		want, err := wire.Marshal(struct {
 			Similar []bool `msgpack:"similar"`
 			Failed  bool   `msgpack:"failed"`
 		}{Similar: d.Similar})
@@ -241,7 +241,7 @@ func checkBitsMessages(t *testing.T, rep *jobtest.Report) {
 			if m.Type != bicluster.TypeBits || m.Phase != "test" || m.Round != rec.Step.Round || m.Attempt != rec.Step.Attempt {
 				continue
 			}
-			if s.From != root || s.Disclosure != protocol.DisclosePublicResult || !bytes.Equal(m.Body, want) {
+			if s.From != root || s.Disclosure != wire.DisclosePublicResult || !bytes.Equal(m.Body, want) {
 				t.Fatalf("test round %d: %s sent bits (%s) that are not the root's committed bits", rec.Step.Round, s.From, s.Disclosure)
 			}
 			to[s.To]++

@@ -13,8 +13,8 @@ import (
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // lying is a coordinator that drives the job as bicluster.Kind does but
@@ -83,11 +83,11 @@ func forgeBits(r int, forge func([]bool) []bool) lying {
 			return d
 		}
 		var bits testBits
-		if err := protocol.Unmarshal(d, &bits); err != nil {
+		if err := wire.Unmarshal(d, &bits); err != nil {
 			return d
 		}
 		bits.Similar = forge(bits.Similar)
-		b, err := protocol.Marshal(&bits)
+		b, err := wire.Marshal(&bits)
 		if err != nil {
 			return d
 		}
@@ -135,7 +135,7 @@ func loneGroup(lone ref) lying {
 		var a struct {
 			Groups [][]ref `msgpack:"groups"`
 		}
-		if err := protocol.Unmarshal(step.Args, &a); err != nil {
+		if err := wire.Unmarshal(step.Args, &a); err != nil {
 			return nil
 		}
 		for _, g := range a.Groups {
@@ -144,7 +144,7 @@ func loneGroup(lone ref) lying {
 			}
 		}
 		a.Groups = append(a.Groups, []ref{lone})
-		b, err := protocol.Marshal(&a)
+		b, err := wire.Marshal(&a)
 		if err != nil {
 			return nil
 		}
@@ -209,8 +209,8 @@ func checkRefused(t *testing.T, rep *jobtest.Report, err error, phase string, ro
 // no party's cell value is in any message or log record.
 func checkProfile(t *testing.T, rep *jobtest.Report, values [][]float64) {
 	t.Helper()
-	if bad := rep.SentOutside(protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare,
-		protocol.DisclosePublicResult, protocol.DiscloseControl); len(bad) > 0 {
+	if bad := rep.SentOutside(wire.DiscloseCiphertext, wire.DiscloseDecryptionShare,
+		wire.DisclosePublicResult, wire.DiscloseControl); len(bad) > 0 {
 		t.Errorf("%d messages outside the profile, first %s %s", len(bad), bad[0].Message.Type, bad[0].Disclosure)
 	}
 	for p, vs := range values {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/bicluster/synth"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // levelConsortium writes a spec of three parties, each holding twelve
@@ -86,7 +86,7 @@ func TestJobDissimilarPairRevealsNothing(t *testing.T) {
 				Similar  []bool            `msgpack:"similar"`
 				Excluded map[string]string `msgpack:"excluded"`
 			}
-			if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+			if err := wire.Unmarshal(rec.Decision, &d); err != nil {
 				t.Fatal(err)
 			}
 			found = len(d.Similar) > 0 && !slices.Contains(d.Similar, true)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/paillier/paillertest"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // pairKey deals a 2-of-3 threshold key of 1024 bits from fixture primes.
@@ -176,7 +176,7 @@ func FuzzPairMessages(f *testing.F) {
 		f.Fatal(err)
 	}
 	raw, _ := pk.MarshalCiphertexts([]*paillier.Ciphertext{c, c})
-	good, _ := protocol.Marshal(ctBody{C: raw})
+	good, _ := wire.Marshal(ctBody{C: raw})
 	f.Add(good)
 	f.Add([]byte{0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -15,8 +15,8 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Message types of the pair test (phase test); each names its disclosure.
@@ -53,18 +53,18 @@ type digestBody struct {
 // decodeCts decodes a ctBody of exactly count ciphertexts of pk.
 func decodeCts(b []byte, pk *paillier.PublicKey, count int) ([]*paillier.Ciphertext, error) {
 	var body ctBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
+	if err := wire.Unmarshal(b, &body); err != nil {
 		return nil, err
 	}
 	if len(body.C) > 2*count*pk.CiphertextSize()+64 {
-		return nil, fmt.Errorf("%w: %d bytes for %d ciphertexts", protocol.ErrMalformed, len(body.C), count)
+		return nil, fmt.Errorf("%w: %d bytes for %d ciphertexts", wire.ErrMalformed, len(body.C), count)
 	}
 	cts, err := pk.UnmarshalCiphertexts(body.C)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", protocol.ErrMalformed, err)
+		return nil, fmt.Errorf("%w: %w", wire.ErrMalformed, err)
 	}
 	if len(cts) != count {
-		return nil, fmt.Errorf("%w: %d ciphertexts, expected %d", protocol.ErrMalformed, len(cts), count)
+		return nil, fmt.Errorf("%w: %d ciphertexts, expected %d", wire.ErrMalformed, len(cts), count)
 	}
 	return cts, nil
 }
@@ -84,8 +84,8 @@ type pairRun struct {
 	heard  []bool // the round's bits, once the root read them or sent them
 }
 
-func (r *pairRun) send(ctx context.Context, to int, typ string, body any, d protocol.Disclosure) error {
-	b, err := protocol.Marshal(body)
+func (r *pairRun) send(ctx context.Context, to int, typ string, body any, d wire.Disclosure) error {
+	b, err := wire.Marshal(body)
 	if err != nil {
 		return fmt.Errorf("bicluster: encode %s: %w", typ, err)
 	}
@@ -260,7 +260,7 @@ func (r *pairRun) evaluateFrom(ctx context.Context, a int) error {
 	if err != nil {
 		return err
 	}
-	return r.send(ctx, a, TypeBlinded, body, protocol.DiscloseCiphertext)
+	return r.send(ctx, a, TypeBlinded, body, wire.DiscloseCiphertext)
 }
 
 // blindAndPack is round 3 at A: blind every value its Bs sent back, and
@@ -307,14 +307,14 @@ func (r *pairRun) sendPacked(ctx context.Context, root int, packed []*paillier.C
 		if q == r.self || q == root {
 			continue
 		}
-		if err := r.send(ctx, q, TypeDigest, digest, protocol.DiscloseControl); err != nil {
+		if err := r.send(ctx, q, TypeDigest, digest, wire.DiscloseControl); err != nil {
 			return err
 		}
 	}
 	if r.self == root {
 		return nil
 	}
-	return r.send(ctx, root, TypePacked, ctBody{C: own}, protocol.DiscloseCiphertext)
+	return r.send(ctx, root, TypePacked, ctBody{C: own}, wire.DiscloseCiphertext)
 }
 
 // decryption is the pair test's joint decryption: rooted at the step's
@@ -368,7 +368,7 @@ func (r *pairRun) vet(ctx context.Context, cts []*paillier.Ciphertext, own []byt
 			raw, err := r.receive(ctx, a, TypeDigest)
 			var body digestBody
 			if err == nil {
-				err = protocol.Unmarshal(raw, &body)
+				err = wire.Unmarshal(raw, &body)
 			}
 			if err != nil {
 				return fmt.Errorf("%w: no digest from %s, so nothing %s asks is decrypted: %w", secureagg.ErrTampered, r.names[a], root, err)
@@ -531,7 +531,7 @@ func (r *pairRun) encryptReps(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := r.send(ctx, b, TypeReps, body, protocol.DiscloseCiphertext); err != nil {
+		if err := r.send(ctx, b, TypeReps, body, wire.DiscloseCiphertext); err != nil {
 			return err
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/bicluster/score"
 	"github.com/cohortdm/cohort/bicluster/synth"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // TestPhoenixMatchesCHawk: the pure Phoenix steps run in process for 3
@@ -270,12 +270,12 @@ func TestStateEncoding(t *testing.T) {
 	st := bicluster.PartyState{RowOrder: []int{2, 0, 1}}
 	c := bicluster.Contribution{Num: []float64{0.5, -1e-300, 3}, Den: []float64{1, 0, 2.25}}
 	for _, v := range []any{&st, &c} {
-		b, err := protocol.Marshal(v)
+		b, err := wire.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
 		}
 		back := reflect.New(reflect.TypeOf(v).Elem()).Interface()
-		if err := protocol.Unmarshal(b, back); err != nil {
+		if err := wire.Unmarshal(b, back); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(back, v) {

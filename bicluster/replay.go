@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // What the log determines. A party takes part in a step only when its
@@ -21,7 +21,7 @@ import (
 // sameArgs reports whether the step's args are derived, encoded, byte for
 // byte (as job.Round.Run encodes a call's args).
 func sameArgs[A any](step job.Step, derived A) bool {
-	b, err := protocol.Marshal(&derived)
+	b, err := wire.Marshal(&derived)
 	return err == nil && bytes.Equal(b, step.Args)
 }
 

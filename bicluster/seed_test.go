@@ -9,8 +9,8 @@ import (
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/bicluster"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // seedless is a coordinator that runs the schema step and then asks for
@@ -60,7 +60,7 @@ func forgeCommitment(victim string) lying {
 			return d
 		}
 		var com job.SeedCommitments
-		if err := protocol.Unmarshal(d, &com); err != nil {
+		if err := wire.Unmarshal(d, &com); err != nil {
 			return d
 		}
 		js := job.NewJointSeed(step.Job, step.Round, step.Parties)
@@ -69,7 +69,7 @@ func forgeCommitment(victim string) lying {
 				com.Commitments[i] = js.Commit(victim, job.Contribution{1, 2, 3})
 			}
 		}
-		b, err := protocol.Marshal(&com)
+		b, err := wire.Marshal(&com)
 		if err != nil {
 			return d
 		}
@@ -112,7 +112,7 @@ func TestSimCoordinatorCannotChooseSeed(t *testing.T) {
 					if e.Job != id {
 						continue
 					}
-					if e.Type == secureagg.TypeShare || protocol.Disclosure(e.Disclosure) == protocol.DiscloseCiphertext {
+					if e.Type == secureagg.TypeShare || wire.Disclosure(e.Disclosure) == wire.DiscloseCiphertext {
 						t.Errorf("%s sent %s (%s) to %s under a seed the coordinator chose", p, e.Type, e.Disclosure, e.Peer)
 					}
 				}

@@ -18,9 +18,9 @@ import (
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // simKeyBits is the key size over real nodes, as the other kinds' tests.
@@ -150,7 +150,7 @@ func (k cheating) Open(ctx context.Context, p job.Participant) (job.Session, err
 
 type corrupter struct{ job.Participant }
 
-func (c *corrupter) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+func (c *corrupter) Send(ctx context.Context, to string, m *wire.Message, d wire.Disclosure) error {
 	if m.Type == secureagg.TypeShare && len(m.Body) > 100 {
 		body := bytes.Clone(m.Body)
 		body[len(body)/2] ^= 0x55
@@ -244,8 +244,8 @@ func checkLedger(t *testing.T, path, id, phase string, round int) {
 			continue
 		}
 		n++
-		switch protocol.Disclosure(e.Disclosure) {
-		case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult, protocol.DiscloseControl:
+		switch wire.Disclosure(e.Disclosure) {
+		case wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DisclosePublicResult, wire.DiscloseControl:
 		default:
 			t.Errorf("%s: %s to %s discloses %s", path, e.Type, e.Peer, e.Disclosure)
 		}

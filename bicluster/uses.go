@@ -2,7 +2,7 @@ package bicluster
 
 import (
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Uses declares what a bicluster job discloses of a party's data (its
@@ -19,8 +19,8 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	var out []job.Use
 	for _, t := range ps.Tables {
 		out = append(out,
-			job.Use{Table: t.Name, Role: job.RoleAttribute, Form: protocol.DiscloseCiphertext, Parties: spec.PartyNames()},
-			job.Use{Table: t.Name, Role: job.RoleID, Form: protocol.DiscloseMembership})
+			job.Use{Table: t.Name, Role: job.RoleAttribute, Form: wire.DiscloseCiphertext, Parties: spec.PartyNames()},
+			job.Use{Table: t.Name, Role: job.RoleID, Form: wire.DiscloseMembership})
 	}
 	return out, nil
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // poolSize bounds the class holder's randomiser pool: encryptions of one
@@ -131,13 +131,13 @@ func (r *levelRun) decrypt(ctx context.Context) error {
 		dm := digestMsg{Count: len(ownCts), D: secureagg.Digest(sub, s.p.Self(), own.C)}
 		for _, q := range s.p.Spec().PartyNames() {
 			if q != s.p.Self() && q != holder {
-				if err := s.send(ctx, sub, q, TypeDigest, &dm, protocol.DiscloseControl); err != nil {
+				if err := s.send(ctx, sub, q, TypeDigest, &dm, wire.DiscloseControl); err != nil {
 					return err
 				}
 			}
 		}
 		if s.p.Self() != holder {
-			if err := s.send(ctx, sub, holder, TypeBins, &own, protocol.DiscloseCiphertext); err != nil {
+			if err := s.send(ctx, sub, holder, TypeBins, &own, wire.DiscloseCiphertext); err != nil {
 				return err
 			}
 		}
@@ -186,7 +186,7 @@ func (r *levelRun) decryptRoot(ctx context.Context, senders []string, segs map[s
 			return err
 		}
 		var w wireBins
-		if err := protocol.Unmarshal(b, &w); err != nil {
+		if err := wire.Unmarshal(b, &w); err != nil {
 			return fmt.Errorf("%w: bin sums from %s: %w", ErrWire, q, err)
 		}
 		if segs[q], err = pk.UnmarshalCiphertexts(w.C); err != nil {
@@ -251,7 +251,7 @@ func (r *levelRun) share(ctx context.Context, senders []string, ownC []byte) err
 			return err
 		}
 		var dm digestMsg
-		if err := protocol.Unmarshal(b, &dm); err != nil || dm.Count < 0 {
+		if err := wire.Unmarshal(b, &dm); err != nil || dm.Count < 0 {
 			return fmt.Errorf("%w: the digest from %s", ErrWire, q)
 		}
 		digests[q] = dm

@@ -6,9 +6,9 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/joinprop"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/psi"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is the distributed job, `kind: boost` (see the package doc's
@@ -89,7 +89,7 @@ func psiMode(spec *job.Spec, s string) (psi.Mode, error) {
 
 // OutputDisclosure: every step's output is what the coordinator commits
 // (the positive label, a level's winning tables, the released model).
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePublicResult }
 
 // Uses declares what a boost job discloses of a party's data
 // (job.Discloser): its join keys into a PSI with each neighbouring party
@@ -123,18 +123,18 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 			switch c.Kind {
 			case table.Key:
 				out = append(out,
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: protocol.DisclosePSIBlinded, To: peers},
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: protocol.DiscloseSplitSummary, To: peers})
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: wire.DisclosePSIBlinded, To: peers},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: wire.DiscloseSplitSummary, To: peers})
 			case table.Class:
 				out = append(out,
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: protocol.DiscloseCiphertext, To: peers, Parties: all},
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: protocol.DiscloseScore, To: g.PartiesBut(party)})
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: wire.DiscloseCiphertext, To: peers, Parties: all},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: wire.DiscloseScore, To: g.PartiesBut(party)})
 			case table.Numeric:
 				out = append(out,
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: protocol.DiscloseSplitSummary, To: peers},
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: protocol.DiscloseCiphertext, To: holder, Parties: all},
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: protocol.DiscloseScore, To: holder},
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: protocol.DiscloseSplitAttribute})
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseSplitSummary, To: peers},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseCiphertext, To: holder, Parties: all},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseScore, To: holder},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseSplitAttribute})
 			}
 		}
 	}

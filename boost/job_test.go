@@ -15,9 +15,9 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/joinprop"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 func init() { testkit.SmallKeys() }
@@ -32,8 +32,8 @@ var simTiming = node.Timing{SendMS: 10000, StepMS: 120000}
 // sent is one message a party's session sent, as it left.
 type sent struct {
 	From, To   string
-	Message    protocol.Message
-	Disclosure protocol.Disclosure
+	Message    wire.Message
+	Disclosure wire.Disclosure
 }
 
 // capture records every message the parties' sessions send and every
@@ -60,7 +60,7 @@ type hooked struct {
 	c *capture
 }
 
-func (h *hooked) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+func (h *hooked) Send(ctx context.Context, to string, m *wire.Message, d wire.Disclosure) error {
 	h.c.mu.Lock()
 	cp := *m
 	cp.Body = append([]byte(nil), m.Body...)

@@ -15,10 +15,10 @@ import (
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/boost"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/psi"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/tree"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // wireDown and wireBins mirror the job's wire forms of gradient and bin
@@ -181,7 +181,7 @@ func checkLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any,
 // messageProfile checks one captured message's type, sender, receiver
 // and join values against the profile, and returns the ledger form it
 // must have and the bytes of it where text can appear (nil: none).
-func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (protocol.Disclosure, []byte) {
+func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclosure, []byte) {
 	t.Helper()
 	m := sm.Message
 	holder := c.g.Tables[0].Party
@@ -189,12 +189,12 @@ func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (protocol.Di
 	party := func(name string) string { return c.g.Tables[c.g.Index(name)].Party }
 	subset := func(what string, vals []string, e int) { s.subset(t, what, vals, e) }
 	texts := m.Body
-	want := protocol.Disclosure("")
+	want := wire.Disclosure("")
 	switch m.Type {
 	case boost.TypeCombos:
-		want = protocol.DiscloseSplitSummary
+		want = wire.DiscloseSplitSummary
 		var cs boost.ComboSummary
-		if err := protocol.Unmarshal(m.Body, &cs); err != nil {
+		if err := wire.Unmarshal(m.Body, &cs); err != nil {
 			t.Fatal(err)
 		}
 		e := edgeOf(m.Channel)
@@ -210,9 +210,9 @@ func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (protocol.Di
 			}
 		}
 	case boost.TypeGradients:
-		want = protocol.DiscloseCiphertext
+		want = wire.DiscloseCiphertext
 		var w wireDown
-		if err := protocol.Unmarshal(m.Body, &w); err != nil {
+		if err := wire.Unmarshal(m.Body, &w); err != nil {
 			t.Fatal(err)
 		}
 		e := edgeOf(m.Channel)
@@ -221,43 +221,43 @@ func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (protocol.Di
 		}
 		subset("gradient sums", w.Values, e)
 		w.C = nil
-		texts, _ = protocol.Marshal(&w)
+		texts, _ = wire.Marshal(&w)
 	case boost.TypeBins:
-		want = protocol.DiscloseCiphertext
+		want = wire.DiscloseCiphertext
 		var w wireBins
-		if err := protocol.Unmarshal(m.Body, &w); err != nil {
+		if err := wire.Unmarshal(m.Body, &w); err != nil {
 			t.Fatal(err)
 		}
 		if sm.To != holder {
 			t.Errorf("bin sums from %s went to %s, not the class holder", sm.From, sm.To)
 		}
 		w.C = nil
-		texts, _ = protocol.Marshal(&w)
+		texts, _ = wire.Marshal(&w)
 	case boost.TypeDigest:
-		want = protocol.DiscloseControl
+		want = wire.DiscloseControl
 		if sm.To == holder || len(m.Body) > 64 {
 			t.Errorf("a digest of %d bytes from %s to %s", len(m.Body), sm.From, sm.To)
 		}
 	case boost.TypeSplit:
-		want = protocol.DiscloseScore
+		want = wire.DiscloseScore
 		if sm.From != holder {
 			t.Errorf("a split choice from %s, not the class holder", sm.From)
 		}
 	case "secureagg/share-request":
-		want, texts = protocol.DiscloseCiphertext, nil
+		want, texts = wire.DiscloseCiphertext, nil
 		if len(m.Body) < 16 { // a release: the class holder needs no share
-			want = protocol.DiscloseControl
+			want = wire.DiscloseControl
 		}
 		if sm.From != holder {
 			t.Errorf("a share request from %s, not the class holder", sm.From)
 		}
 	case "secureagg/share":
-		want, texts = protocol.DiscloseDecryptionShare, nil
+		want, texts = wire.DiscloseDecryptionShare, nil
 		if sm.To != holder {
 			t.Errorf("a decryption share from %s to %s, not the class holder", sm.From, sm.To)
 		}
 	case psi.TypeSize, psi.TypeBlinded, psi.TypeDouble, psi.TypeFilter, psi.TypeOTBase, psi.TypeOTChoice, psi.TypeOTKeys, psi.TypeOTMatrix, psi.TypeOTValues:
-		want, texts = protocol.DisclosePSIBlinded, nil
+		want, texts = wire.DisclosePSIBlinded, nil
 		parts := strings.Split(m.Channel, "/")
 		if len(parts) < 2 || parts[0] != "psi" {
 			t.Fatalf("PSI message on channel %q", m.Channel)
@@ -332,8 +332,8 @@ func checkRecords(t *testing.T, s *secrets, recs map[string]*job.Record) {
 // checkLedgers: every party's audit ledger shows only the profile's forms.
 func checkLedgers(t *testing.T, c *joinCase, out string) {
 	t.Helper()
-	allowed := map[protocol.Disclosure]bool{protocol.DisclosePSIBlinded: true, protocol.DiscloseSplitSummary: true, protocol.DiscloseCiphertext: true,
-		protocol.DiscloseDecryptionShare: true, protocol.DiscloseScore: true, protocol.DisclosePublicResult: true, protocol.DiscloseControl: true}
+	allowed := map[wire.Disclosure]bool{wire.DisclosePSIBlinded: true, wire.DiscloseSplitSummary: true, wire.DiscloseCiphertext: true,
+		wire.DiscloseDecryptionShare: true, wire.DiscloseScore: true, wire.DisclosePublicResult: true, wire.DiscloseControl: true}
 	n := 0
 	for _, p := range c.spec.PartyNames() {
 		entries, err := audit.ReadFile(filepath.Join(out, "audit", p+".jsonl"))
@@ -342,8 +342,8 @@ func checkLedgers(t *testing.T, c *joinCase, out string) {
 		}
 		for _, e := range entries {
 			n++
-			d := protocol.Disclosure(e.Disclosure)
-			if !allowed[d] || (d == protocol.DisclosePublicResult && e.Type != "job/output") {
+			d := wire.Disclosure(e.Disclosure)
+			if !allowed[d] || (d == wire.DisclosePublicResult && e.Type != "job/output") {
 				t.Errorf("%s's ledger: %s to %s as %s", p, e.Type, e.Peer, e.Disclosure)
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // One level of a tree at one party (see the package doc's "Distributed
@@ -86,7 +86,7 @@ func (r *levelRun) up(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
-				if err := protocol.Unmarshal(m, &cs); err != nil || cs.Edge != e {
+				if err := wire.Unmarshal(m, &cs); err != nil || cs.Edge != e {
 					return fmt.Errorf("%w: the combo summary on edge %s", ErrWire, s.g.EdgeName(e))
 				}
 			} else if !ok {
@@ -107,7 +107,7 @@ func (r *levelRun) up(ctx context.Context) error {
 			mine[pe] = cs
 			continue
 		}
-		if err := s.send(ctx, r.step.Sub(fmt.Sprintf("up/%d", pe)), parent, TypeCombos, &cs, protocol.DiscloseSplitSummary); err != nil {
+		if err := s.send(ctx, r.step.Sub(fmt.Sprintf("up/%d", pe)), parent, TypeCombos, &cs, wire.DiscloseSplitSummary); err != nil {
 			return err
 		}
 	}
@@ -152,7 +152,7 @@ func (r *levelRun) down(ctx context.Context) error {
 					return err
 				}
 				var w wireDown
-				if err := protocol.Unmarshal(b, &w); err != nil {
+				if err := wire.Unmarshal(b, &w); err != nil {
 					return fmt.Errorf("%w: the gradient sums on edge %s: %w", ErrWire, s.g.EdgeName(pe), err)
 				}
 				ds, err := w.decode(pk, pe)
@@ -204,7 +204,7 @@ func (r *levelRun) route(ctx context.Context, i int, out []DownSummary) error {
 		if err != nil {
 			return err
 		}
-		if err := s.send(ctx, r.step.Sub(fmt.Sprintf("down/%d", e)), s.g.Tables[e+1].Party, TypeGradients, w, protocol.DiscloseCiphertext); err != nil {
+		if err := s.send(ctx, r.step.Sub(fmt.Sprintf("down/%d", e)), s.g.Tables[e+1].Party, TypeGradients, w, wire.DiscloseCiphertext); err != nil {
 			return err
 		}
 	}
@@ -245,7 +245,7 @@ func (r *levelRun) choose(ctx context.Context) (levelOutput, error) {
 		m.Splits = append(m.Splits, Decision{Table: d.Table, Feature: d.Feature, Bin: d.Bin})
 	}
 	for _, q := range s.g.PartiesBut(s.p.Self()) {
-		if err := s.send(ctx, r.step.Sub("split"), q, TypeSplit, per[q], protocol.DiscloseScore); err != nil {
+		if err := s.send(ctx, r.step.Sub("split"), q, TypeSplit, per[q], wire.DiscloseScore); err != nil {
 			return levelOutput{}, err
 		}
 	}
@@ -269,7 +269,7 @@ func (r *levelRun) applySplits(ctx context.Context) error {
 		return err
 	}
 	var m splitMsg
-	if err := protocol.Unmarshal(b, &m); err != nil {
+	if err := wire.Unmarshal(b, &m); err != nil {
 		return fmt.Errorf("%w: the split choice: %w", ErrWire, err)
 	}
 	for _, d := range m.Splits {
@@ -286,8 +286,8 @@ func (r *levelRun) applySplits(ctx context.Context) error {
 }
 
 // send sends v, encoded, to party to.
-func (s *session) send(ctx context.Context, step job.Step, to, typ string, v any, d protocol.Disclosure) error {
-	b, err := protocol.Marshal(v)
+func (s *session) send(ctx context.Context, step job.Step, to, typ string, v any, d wire.Disclosure) error {
+	b, err := wire.Marshal(v)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // dealtSecrets deals the parties a threshold key into fresh data dirs.
@@ -110,19 +110,19 @@ type swapper struct {
 	pk *paillier.PublicKey
 }
 
-func (s *swapper) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+func (s *swapper) Send(ctx context.Context, to string, m *wire.Message, d wire.Disclosure) error {
 	if m.Type == "secureagg/share-request" && s.Self() == "alice" {
 		var req struct {
 			C       []byte `msgpack:"c"`
 			Release bool   `msgpack:"release"`
 		}
-		if err := protocol.Unmarshal(m.Body, &req); err == nil && len(req.C) > 0 {
+		if err := wire.Unmarshal(m.Body, &req); err == nil && len(req.C) > 0 {
 			if cts, err := s.pk.UnmarshalCiphertexts(req.C); err == nil && len(cts) > 1 {
 				n := len(cts)
 				cts[n-1], cts[n-2] = cts[n-2], cts[n-1]
 				req.C, _ = s.pk.MarshalCiphertexts(cts)
 				cp := *m
-				cp.Body, _ = protocol.Marshal(&req)
+				cp.Body, _ = wire.Marshal(&req)
 				m = &cp
 			}
 		}

@@ -15,8 +15,8 @@ import (
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The console's figures: each page's response time and size on a node
@@ -53,7 +53,7 @@ func (tick) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 var tickRound = job.Round[struct{}, struct{}, int]{Phase: "tick"}
 
 func (tick) Open(context.Context, job.Participant) (job.Session, error) { return tickSession{}, nil }
-func (tick) OutputDisclosure(job.Step) protocol.Disclosure              { return protocol.DiscloseControl }
+func (tick) OutputDisclosure(job.Step) wire.Disclosure                  { return wire.DiscloseControl }
 
 type tickSession struct{}
 

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Charts are SVG drawn by the templates (charts.html) from the geometry
@@ -175,7 +175,7 @@ func bucketWidth(span time.Duration, n int) time.Duration {
 // discClass is a disclosure kind's colour class, by its place in the
 // ledger's vocabulary.
 func discClass(d string) string {
-	i := slices.Index(protocol.Disclosures(), protocol.Disclosure(d))
+	i := slices.Index(wire.Disclosures(), wire.Disclosure(d))
 	if i < 0 {
 		return "k-other"
 	}

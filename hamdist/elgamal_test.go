@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/cloudflare/circl/group"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // A small hand-worked case (the paper gives no numeric example): A and B
@@ -205,7 +205,7 @@ func (m *memNet) ch(key string) chan []byte {
 }
 
 func (m *memNet) Self() string { return m.self }
-func (m *memNet) Send(_ context.Context, to, typ string, body []byte, _ protocol.Disclosure) error {
+func (m *memNet) Send(_ context.Context, to, typ string, body []byte, _ wire.Disclosure) error {
 	m.ch(m.self + ">" + to + "/" + typ) <- body
 	return nil
 }

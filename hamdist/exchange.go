@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Message types of one exchange.
@@ -24,7 +24,7 @@ const ChunkSize = 2048
 // sub-channel) is one, and a test can write one in memory.
 type Network interface {
 	Self() string
-	Send(ctx context.Context, to, typ string, body []byte, d protocol.Disclosure) error
+	Send(ctx context.Context, to, typ string, body []byte, d wire.Disclosure) error
 	Receive(ctx context.Context, from, typ string) ([]byte, error)
 }
 
@@ -54,7 +54,7 @@ func RunHolder(ctx context.Context, net Network, peer string, a []Value, width, 
 	if err != nil {
 		return 0, err
 	}
-	if err := net.Send(ctx, peer, TypeKey, key, protocol.DiscloseControl); err != nil {
+	if err := net.Send(ctx, peer, TypeKey, key, wire.DiscloseControl); err != nil {
 		return 0, fmt.Errorf("hamdist: send key: %w", err)
 	}
 	if len(a) < least {
@@ -65,7 +65,7 @@ func RunHolder(ctx context.Context, net Network, peer string, a []Value, width, 
 		return 0, fmt.Errorf("hamdist: receive ready: %w", err)
 	}
 	var ready readyBody
-	if err := protocol.Unmarshal(raw, &ready); err != nil {
+	if err := wire.Unmarshal(raw, &ready); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrPeer, err)
 	}
 	if !ready.OK {
@@ -88,11 +88,11 @@ func RunHolder(ctx context.Context, net Network, peer string, a []Value, width, 
 // a comparer with more exchanges to run (one per candidate) stops when the
 // holder has failed instead of waiting for a key that will not come.
 func sendDone(ctx context.Context, net Network, peer string, ok bool) error {
-	b, err := protocol.Marshal(&readyBody{OK: ok})
+	b, err := wire.Marshal(&readyBody{OK: ok})
 	if err != nil {
 		return err
 	}
-	if err := net.Send(ctx, peer, TypeDone, b, protocol.DiscloseControl); err != nil {
+	if err := net.Send(ctx, peer, TypeDone, b, wire.DiscloseControl); err != nil {
 		return fmt.Errorf("hamdist: send done: %w", err)
 	}
 	return nil
@@ -112,11 +112,11 @@ func RunComparer(ctx context.Context, net Network, peer string, win Windows, lea
 	if err == nil && len(win) < least {
 		err = ErrTooFew
 	}
-	ready, merr := protocol.Marshal(&readyBody{OK: err == nil})
+	ready, merr := wire.Marshal(&readyBody{OK: err == nil})
 	if merr != nil {
 		return merr
 	}
-	if serr := net.Send(ctx, peer, TypeReady, ready, protocol.DiscloseControl); serr != nil && err == nil {
+	if serr := net.Send(ctx, peer, TypeReady, ready, wire.DiscloseControl); serr != nil && err == nil {
 		err = fmt.Errorf("hamdist: send ready: %w", serr)
 	}
 	if err != nil {
@@ -138,7 +138,7 @@ func RunComparer(ctx context.Context, net Network, peer string, win Windows, lea
 		return fmt.Errorf("hamdist: receive done: %w", err)
 	}
 	var done readyBody
-	if err := protocol.Unmarshal(raw, &done); err != nil {
+	if err := wire.Unmarshal(raw, &done); err != nil {
 		return fmt.Errorf("%w: %w", ErrPeer, err)
 	}
 	if !done.OK {
@@ -153,7 +153,7 @@ func sendVector(ctx context.Context, net Network, peer, typ string, pub PublicKe
 		if err != nil {
 			return err
 		}
-		if err := net.Send(ctx, peer, typ, b, protocol.DiscloseDistance); err != nil {
+		if err := net.Send(ctx, peer, typ, b, wire.DiscloseDistance); err != nil {
 			return fmt.Errorf("hamdist: send %s: %w", typ, err)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cloudflare/circl/group"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // ErrPeer wraps every fault found in what the peer sent.
@@ -45,18 +45,18 @@ func numChunks(n, c int) int { return max(1, (n+c-1)/c) }
 func decodeElement(b []byte) (group.Element, error) {
 	e := g.NewElement()
 	if err := e.UnmarshalBinary(b); err != nil {
-		return nil, fmt.Errorf("%w: %w: not a ristretto255 element", ErrPeer, protocol.ErrMalformed)
+		return nil, fmt.Errorf("%w: %w: not a ristretto255 element", ErrPeer, wire.ErrMalformed)
 	}
 	back, err := e.MarshalBinaryCompress()
 	if err != nil || !bytes.Equal(back, b) {
-		return nil, fmt.Errorf("%w: %w: a non-canonical element encoding", ErrPeer, protocol.ErrMalformed)
+		return nil, fmt.Errorf("%w: %w: a non-canonical element encoding", ErrPeer, wire.ErrMalformed)
 	}
 	return e, nil
 }
 
 // EncodeKey is the key message.
 func EncodeKey(p PublicKey, total int) ([]byte, error) {
-	return protocol.Marshal(&keyBody{Key: p.fingerprint(), Total: total})
+	return wire.Marshal(&keyBody{Key: p.fingerprint(), Total: total})
 }
 
 // DecodeKey decodes a key message strictly: a canonical element that is
@@ -64,11 +64,11 @@ func EncodeKey(p PublicKey, total int) ([]byte, error) {
 // expects (both parties know n from the alignment).
 func DecodeKey(b []byte, total int) (PublicKey, error) {
 	var body keyBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
+	if err := wire.Unmarshal(b, &body); err != nil {
 		return PublicKey{}, fmt.Errorf("%w: %w", ErrPeer, err)
 	}
 	if len(body.Key) != ElementLen {
-		return PublicKey{}, fmt.Errorf("%w: %w: key of %d bytes", ErrPeer, protocol.ErrMalformed, len(body.Key))
+		return PublicKey{}, fmt.Errorf("%w: %w: key of %d bytes", ErrPeer, wire.ErrMalformed, len(body.Key))
 	}
 	if body.Total != total {
 		return PublicKey{}, fmt.Errorf("%w: %w: the positions announced are not the positions aligned", ErrPeer, ErrLength)
@@ -78,7 +78,7 @@ func DecodeKey(b []byte, total int) (PublicKey, error) {
 		return PublicKey{}, err
 	}
 	if e.IsIdentity() {
-		return PublicKey{}, fmt.Errorf("%w: %w: the identity as a key", ErrPeer, protocol.ErrMalformed)
+		return PublicKey{}, fmt.Errorf("%w: %w: the identity as a key", ErrPeer, wire.ErrMalformed)
 	}
 	return PublicKey{h: e}, nil
 }
@@ -96,7 +96,7 @@ func EncodeChunk(p PublicKey, cts []Ciphertext, index, c int) ([]byte, error) {
 			buf = append(buf, b...)
 		}
 	}
-	return protocol.Marshal(&chunkBody{Key: p.fingerprint(), Total: len(cts), Index: index, Cts: buf})
+	return wire.Marshal(&chunkBody{Key: p.fingerprint(), Total: len(cts), Index: index, Cts: buf})
 }
 
 // DecodeChunk decodes chunk index of a vector of exactly total
@@ -105,18 +105,18 @@ func EncodeChunk(p PublicKey, cts []Ciphertext, index, c int) ([]byte, error) {
 // canonical.
 func DecodeChunk(b []byte, p PublicKey, total, index, c int) ([]Ciphertext, error) {
 	var body chunkBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
+	if err := wire.Unmarshal(b, &body); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPeer, err)
 	}
 	if !bytes.Equal(body.Key, p.fingerprint()) {
 		return nil, ErrRestarted
 	}
 	if body.Total != total || body.Index != index {
-		return nil, fmt.Errorf("%w: %w: chunk %d of %d, expected %d of %d", ErrPeer, protocol.ErrMalformed, body.Index, body.Total, index, total)
+		return nil, fmt.Errorf("%w: %w: chunk %d of %d, expected %d of %d", ErrPeer, wire.ErrMalformed, body.Index, body.Total, index, total)
 	}
 	n := min((index+1)*c, total) - index*c
 	if n < 0 || len(body.Cts) != n*CiphertextLen {
-		return nil, fmt.Errorf("%w: %w: chunk %d holds %d bytes", ErrPeer, protocol.ErrMalformed, index, len(body.Cts))
+		return nil, fmt.Errorf("%w: %w: chunk %d holds %d bytes", ErrPeer, wire.ErrMalformed, index, len(body.Cts))
 	}
 	out := make([]Ciphertext, n)
 	for i := range out {

@@ -12,8 +12,8 @@ import (
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The coordinator (east, a member with no data) is killed while the
@@ -29,7 +29,7 @@ func TestCoordinatorKilled(t *testing.T) {
 	// attempt cannot finish before the kill.
 	sending, killed := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	observe := func(m *protocol.Message) *protocol.Message {
+	observe := func(m *wire.Message) *wire.Message {
 		if m.Type == hamdist.TypeCts {
 			once.Do(func() {
 				close(sending)

@@ -7,8 +7,8 @@ import (
 
 	"github.com/cohortdm/cohort/hamdist"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is `kind: hamming`.
@@ -42,7 +42,7 @@ func (Kind) Validate(spec *job.Spec) error {
 }
 
 // OutputDisclosure: the outputs are the public result's two numbers.
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePublicResult }
 
 // Uses declares what a party's data discloses: its id column into the
 // alignment's PSI (with align psi), to its peer; its compared column as
@@ -59,13 +59,13 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	s := cfg.sides[me]
 	var out []job.Use
 	if cfg.p.Align == hamdist.AlignPSI {
-		out = append(out, job.Use{Table: s.Table, Column: s.ID, Role: job.RoleID, Form: protocol.DisclosePSIBlinded, To: []string{cfg.sides[peer].Party}})
+		out = append(out, job.Use{Table: s.Table, Column: s.ID, Role: job.RoleID, Form: wire.DisclosePSIBlinded, To: []string{cfg.sides[peer].Party}})
 	}
 	role := job.RoleAttribute
 	if len(s.Columns[table.Class]) > 0 {
 		role = job.RoleClass
 	}
-	return append(out, job.Use{Table: s.Table, Column: cfg.columns[me], Role: role, Form: protocol.DiscloseDistance}), nil
+	return append(out, job.Use{Table: s.Table, Column: cfg.columns[me], Role: role, Form: wire.DiscloseDistance}), nil
 }
 
 // Coordinate runs the distance step and commits the distance.

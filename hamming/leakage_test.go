@@ -12,7 +12,7 @@ import (
 	"github.com/cohortdm/cohort/hamdist/hamdisttest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The leakage profile of the package doc, checked over real nodes on
@@ -71,11 +71,11 @@ func check(t *testing.T, c *hamdisttest.Capture, leader string, compared, distan
 	for _, s := range c.Sent {
 		peer := map[string]string{"north": "south", "south": "north"}[s.From]
 		switch s.D {
-		case protocol.DisclosePSIBlinded, protocol.DiscloseDistance:
+		case wire.DisclosePSIBlinded, wire.DiscloseDistance:
 			if s.To != peer {
 				t.Errorf("%s sent %s (%s) to %s", s.From, s.M.Type, s.D, s.To)
 			}
-		case protocol.DiscloseControl:
+		case wire.DiscloseControl:
 		default:
 			t.Errorf("%s sent %s to %s disclosing %q", s.From, s.M.Type, s.To, s.D)
 		}
@@ -97,7 +97,7 @@ func check(t *testing.T, c *hamdisttest.Capture, leader string, compared, distan
 		}
 		outputs++
 		var o distanceOutput
-		if err := protocol.Unmarshal(out.Body, &o); err != nil {
+		if err := wire.Unmarshal(out.Body, &o); err != nil {
 			t.Fatal(err)
 		}
 		want := distanceOutput{Compared: compared}
@@ -112,7 +112,7 @@ func check(t *testing.T, c *hamdisttest.Capture, leader string, compared, distan
 		t.Errorf("%d outputs of the committed attempt, want 2", outputs)
 	}
 	var d distanceDecision
-	if err := protocol.Unmarshal(c.Decisions[0], &d); err != nil || d != (distanceDecision{compared, distance}) {
+	if err := wire.Unmarshal(c.Decisions[0], &d); err != nil || d != (distanceDecision{compared, distance}) {
 		t.Errorf("decision %+v (%v), want {%d %d}", d, err, compared, distance)
 	}
 	if len(c.Failures) != 0 {
@@ -182,7 +182,7 @@ func TestHostileCoordinator(t *testing.T) {
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
 	for _, s := range c.Sent {
-		if s.M.Round == 1 && s.D != protocol.DiscloseControl {
+		if s.M.Round == 1 && s.D != wire.DiscloseControl {
 			t.Errorf("%s sent %s in the second round", s.From, s.M.Type)
 		}
 	}
@@ -205,7 +205,7 @@ func TestHostileMember(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var c hamdisttest.Capture
-	cut := func(m *protocol.Message) *protocol.Message {
+	cut := func(m *wire.Message) *wire.Message {
 		if m.Type != hamdist.TypeBlinded {
 			return m
 		}

@@ -10,8 +10,8 @@ import (
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // A node whose policy does not grant the distance form to attribute
@@ -23,7 +23,7 @@ func TestPolicyRefusesDistance(t *testing.T) {
 	strict := policy.Default()
 	grant := policy.Grant{}
 	for f, to := range strict.Columns["attribute"] {
-		if f != protocol.DiscloseDistance {
+		if f != wire.DiscloseDistance {
 			grant[f] = to
 		}
 	}
@@ -49,7 +49,7 @@ func TestPolicyRefusesDistance(t *testing.T) {
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
 	for _, s := range c.Sent {
-		if s.D == protocol.DiscloseDistance || s.D == protocol.DisclosePSIBlinded {
+		if s.D == wire.DiscloseDistance || s.D == wire.DisclosePSIBlinded {
 			t.Errorf("%s sent %s after south's refusal", s.From, s.M.Type)
 		}
 	}

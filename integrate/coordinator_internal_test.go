@@ -9,7 +9,7 @@ import (
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // evilCoordinator runs the schema and the alignment honestly, then its own
@@ -308,7 +308,7 @@ func TestCoordinatorCannotExtract(t *testing.T) {
 				}
 			}
 			for _, s := range rep.Sent {
-				if s.Message.Phase == last.Step.Phase && s.Message.Round == last.Step.Round && slices.Contains(victims, s.From) && s.Disclosure != protocol.DiscloseControl {
+				if s.Message.Phase == last.Step.Phase && s.Message.Round == last.Step.Round && slices.Contains(victims, s.From) && s.Disclosure != wire.DiscloseControl {
 					t.Errorf("%s sent %s disclosing %q in the refused step", s.From, s.Message.Type, s.Disclosure)
 				}
 			}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The coordinator's folds of TDS's steps (Mondrian's are in mondrian.go):
@@ -157,7 +157,7 @@ func decidePublish(o *job.Outcome[publishOutput], parties []string, prm *Params,
 		if err := o.Table.Check(); err != nil {
 			return d, fmt.Errorf("publication from party %s: %w", p, err)
 		}
-		b, err := protocol.Marshal(&publishOutput{Table: o.Table, Reddy: o.Reddy})
+		b, err := wire.Marshal(&publishOutput{Table: o.Table, Reddy: o.Reddy})
 		if err != nil {
 			return d, err
 		}
@@ -178,10 +178,10 @@ func decidePublish(o *job.Outcome[publishOutput], parties []string, prm *Params,
 		return d, fmt.Errorf("the publication's columns %v are not the attributes %v and the class", d.Table.Columns, want)
 	}
 	if math.IsNaN(d.NCP) || d.NCP < 0 || d.NCP > 1 {
-		return d, fmt.Errorf("%w: ncp %v", protocol.ErrMalformed, d.NCP)
+		return d, fmt.Errorf("%w: ncp %v", wire.ErrMalformed, d.NCP)
 	}
 	if len(d.Reddy) != len(prm.Requirements) {
-		return d, fmt.Errorf("%w: seed 003's measures for %d of %d requirements", protocol.ErrMalformed, len(d.Reddy), len(prm.Requirements))
+		return d, fmt.Errorf("%w: seed 003's measures for %d of %d requirements", wire.ErrMalformed, len(d.Reddy), len(prm.Requirements))
 	}
 	return d, checkPublication(&d, prm)
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The coordinator decodes every party's outputs, and every party decodes
@@ -27,7 +27,7 @@ func FuzzDecoders(f *testing.F) {
 		&labelsOutput{Labels: [][]string{{"x"}}, Classes: [][]classCount{{{Label: "Y", Count: 4}}}, NCPSum: 1},
 	}
 	for _, s := range seeds {
-		b, err := protocol.Marshal(s)
+		b, err := wire.Marshal(s)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -35,17 +35,17 @@ func FuzzDecoders(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var so scoreOutput
-		if protocol.Unmarshal(b, &so) == nil {
+		if wire.Unmarshal(b, &so) == nil {
 			_ = so.check(3)
 		}
 		var sp Split
-		if protocol.Unmarshal(b, &sp) == nil && sp.check() == nil {
+		if wire.Unmarshal(b, &sp) == nil && sp.check() == nil {
 			if inst, err := fromSplit(pub, &sp); err == nil {
 				_, _ = pub.Apply(inst)
 			}
 		}
 		var po publishOutput
-		if protocol.Unmarshal(b, &po) == nil {
+		if wire.Unmarshal(b, &po) == nil {
 			_, _ = po.Table.MinGroups([]anonymize.Requirement{{QID: []string{"a"}, K: 2}})
 			_ = po.Table.CheckDistinctL([]anonymize.Requirement{{QID: []string{"a"}, K: 2}}, "c", 2)
 		}
@@ -59,13 +59,13 @@ func FuzzDecoders(f *testing.F) {
 		_, _ = decideProposals(outcome[proposeOutput](b), pq, attrs, mst)
 		_, _ = decideCuts(outcome[cutOutput](b), cutChoices{Choices: []cutChoice{{Group: 0, Party: "p", Attr: 0}}}, mst)
 		var cd cutDecision
-		if protocol.Unmarshal(b, &cd) == nil {
+		if wire.Unmarshal(b, &cd) == nil {
 			_, _ = applyCuts(mst, &cd, nil)
 		}
 		_, _ = decideMondrianPublish(outcome[labelsOutput](b), pq, &Params{Class: "class", Requirements: []anonymize.Requirement{{QID: []string{"a"}, K: 1}}}, schemaDecision{Attrs: attrs}, 4)
 		_, _ = decideCheck(outcome[checkOutput](b), "p", 1)
 		var chk checkDecision
-		if protocol.Unmarshal(b, &chk) == nil {
+		if wire.Unmarshal(b, &chk) == nil {
 			var cd cutDecision
 			_, _ = applyCuts(mst, &cd, &chk)
 		}
@@ -80,7 +80,7 @@ func outcome[O any](b []byte) *job.Outcome[O] {
 	o := &job.Outcome[O]{Results: map[string]O{}, Failed: map[string]string{}}
 	for _, p := range []string{"p", "q"} {
 		var v O
-		if err := protocol.Unmarshal(b, &v); err != nil {
+		if err := wire.Unmarshal(b, &v); err != nil {
 			o.Failed[p] = err.Error()
 			continue
 		}
@@ -95,11 +95,11 @@ func outcome[O any](b []byte) *job.Outcome[O] {
 func fuzzReplay(t *testing.T, b []byte, attrs []Attr) {
 	pq := []string{"p", "q"}
 	rec := func(phase string, round int, parties []string, args, decision any) *job.Record {
-		a, err := protocol.Marshal(args)
+		a, err := wire.Marshal(args)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := protocol.Marshal(decision)
+		d, err := wire.Marshal(decision)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,17 +9,17 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // sameTable fails the test when two publications differ.
 func sameTable(t *testing.T, got, want anonymize.Published) {
 	t.Helper()
-	b1, err := protocol.Marshal(&got)
+	b1, err := wire.Marshal(&got)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b2, err := protocol.Marshal(&want)
+	b2, err := wire.Marshal(&want)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestMondrianPrivateSensitive(t *testing.T) {
 		t.Errorf("message %s from %s discloses %q", s.Message.Type, s.From, s.Disclosure)
 	}
 	for _, s := range rep.Sent {
-		if s.Message.Phase == phaseCheck && (s.From != "west" || s.To != "south" || s.Disclosure != protocol.DiscloseScore) {
+		if s.Message.Phase == phaseCheck && (s.From != "west" || s.To != "south" || s.Disclosure != wire.DiscloseScore) {
 			t.Errorf("check answer from %s to %s disclosing %q", s.From, s.To, s.Disclosure)
 		}
 	}

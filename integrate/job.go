@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is the n-party k-anonymous integration job, `kind: integrate` (see
@@ -39,16 +39,16 @@ func (Kind) Validate(spec *job.Spec) error {
 // winner's record partition, committed to the log), the party's part of the
 // k-anonymous publication (generalised), or public metadata (column names,
 // digests, the alignment's size).
-func (Kind) OutputDisclosure(step job.Step) protocol.Disclosure {
+func (Kind) OutputDisclosure(step job.Step) wire.Disclosure {
 	switch step.Phase {
 	case phaseScore, phasePropose, phaseCheck:
-		return protocol.DiscloseScore
+		return wire.DiscloseScore
 	case phaseSplit, phaseCut:
-		return protocol.DiscloseSplitSummary
+		return wire.DiscloseSplitSummary
 	case phasePublish:
-		return protocol.DiscloseGeneralised
+		return wire.DiscloseGeneralised
 	}
-	return protocol.DisclosePublicResult
+	return wire.DisclosePublicResult
 }
 
 // Coordinate drives the job: the schema, the id alignment, the rounds of

@@ -13,8 +13,8 @@ import (
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/psi"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The leakage profile of the package doc, checked on every message sent and
@@ -37,8 +37,8 @@ func TestLeakage(t *testing.T) {
 }
 
 // profile is the disclosures the leakage profile allows a party's messages.
-var profile = []protocol.Disclosure{protocol.DisclosePSIBlinded, protocol.DiscloseScore, protocol.DiscloseSplitSummary,
-	protocol.DiscloseGeneralised, protocol.DisclosePublicResult}
+var profile = []wire.Disclosure{wire.DisclosePSIBlinded, wire.DiscloseScore, wire.DiscloseSplitSummary,
+	wire.DiscloseGeneralised, wire.DisclosePublicResult}
 
 func checkLeakage(t *testing.T, mode string) {
 	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 6}, {QID: []string{"nob", "sob", "web"}, K: 6}}
@@ -62,7 +62,7 @@ func checkLeakage(t *testing.T, mode string) {
 			continue
 		}
 		var so scoreOutput
-		if err := protocol.Unmarshal(o.Output, &so); err != nil {
+		if err := wire.Unmarshal(o.Output, &so); err != nil {
 			t.Fatal(err)
 		}
 		if !so.Found || so.Score == 0 {
@@ -80,13 +80,13 @@ func checkLeakage(t *testing.T, mode string) {
 		t.Fatal("no score captured")
 	}
 	for _, s := range rep.Sent {
-		if s.Disclosure == protocol.DiscloseScore && s.To != "south" {
+		if s.Disclosure == wire.DiscloseScore && s.To != "south" {
 			t.Errorf("score of %s sent to %s, not the coordinator", s.From, s.To)
 		}
-		if s.Disclosure == protocol.DiscloseSplitSummary && s.To != "south" {
+		if s.Disclosure == wire.DiscloseSplitSummary && s.To != "south" {
 			t.Errorf("split of %s sent to %s, not the coordinator", s.From, s.To)
 		}
-		if s.Disclosure == protocol.DiscloseGeneralised && (s.To != "south" || s.Message.Phase != phasePublish) {
+		if s.Disclosure == wire.DiscloseGeneralised && (s.To != "south" || s.Message.Phase != phasePublish) {
 			t.Errorf("%s sent its part of the publication in %s to %s, not the coordinator at the end", s.From, s.Message.Phase, s.To)
 		}
 	}
@@ -257,7 +257,7 @@ func publicNCP(t *testing.T, p anonymize.Published, tax map[string]*anonymize.Ta
 // checkNeedles checks that no id held by one party and no raw value the
 // publication does not show is in any message or log entry, and that
 // messages disclose only the profile's kinds.
-func checkNeedles(t *testing.T, j *testJob, rep *jobtest.Report, pub anonymize.Published, alsoAllowed ...protocol.Disclosure) {
+func checkNeedles(t *testing.T, j *testJob, rep *jobtest.Report, pub anonymize.Published, alsoAllowed ...wire.Disclosure) {
 	t.Helper()
 	shown := map[string]bool{}
 	for _, r := range pub.Rows {
@@ -320,7 +320,7 @@ func TestLeakageMondrian(t *testing.T) {
 			continue
 		}
 		var po proposeOutput
-		if err := protocol.Unmarshal(o.Output, &po); err != nil {
+		if err := wire.Unmarshal(o.Output, &po); err != nil {
 			t.Fatal(err)
 		}
 		for _, pr := range po.Proposals {
@@ -337,7 +337,7 @@ func TestLeakageMondrian(t *testing.T) {
 		t.Fatal("no proposal captured")
 	}
 	for _, s := range rep.Sent {
-		if (s.Disclosure == protocol.DiscloseScore || s.Disclosure == protocol.DiscloseSplitSummary) && s.To != "south" {
+		if (s.Disclosure == wire.DiscloseScore || s.Disclosure == wire.DiscloseSplitSummary) && s.To != "south" {
 			t.Errorf("%s of %s sent to %s, not the coordinator", s.Disclosure, s.From, s.To)
 		}
 	}
@@ -422,7 +422,7 @@ func TestDeclaredUses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(rep.SentOutside(protocol.DiscloseControl)) == 0 {
+			if len(rep.SentOutside(wire.DiscloseControl)) == 0 {
 				t.Fatal("no message sent")
 			}
 		})

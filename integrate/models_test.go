@@ -16,8 +16,8 @@ import (
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // diseaseCategories orders withDisease's four values, most sensitive first.
@@ -122,7 +122,7 @@ func TestPrivateSensitiveModels(t *testing.T) {
 				t.Errorf("%d of %d cuts refused: the test exercises nothing", refused, answered)
 			}
 			for _, s := range rep.Sent {
-				if s.Message.Phase == phaseCheck && (s.From != "west" || s.To != "south" || s.Disclosure != protocol.DiscloseScore) {
+				if s.Message.Phase == phaseCheck && (s.From != "west" || s.To != "south" || s.Disclosure != wire.DiscloseScore) {
 					t.Errorf("check answer from %s to %s disclosing %q", s.From, s.To, s.Disclosure)
 				}
 			}
@@ -208,15 +208,15 @@ func TestSimPrivateSensitiveModels(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, e := range entries {
-					if !slices.Contains(profile, protocol.Disclosure(e.Disclosure)) && e.Disclosure != string(protocol.DiscloseControl) {
+					if !slices.Contains(profile, wire.Disclosure(e.Disclosure)) && e.Disclosure != string(wire.DiscloseControl) {
 						t.Errorf("%s's ledger: %s in %s to %s discloses %q", p, e.Type, e.Phase, e.Peer, e.Disclosure)
 					}
-					if p == "west" && e.Phase == string(phasePropose) && e.Disclosure != string(protocol.DiscloseControl) {
+					if p == "west" && e.Phase == string(phasePropose) && e.Disclosure != string(wire.DiscloseControl) {
 						westSends++
 					}
-					if e.Phase == string(phaseCheck) && e.Disclosure != string(protocol.DiscloseControl) {
+					if e.Phase == string(phaseCheck) && e.Disclosure != string(wire.DiscloseControl) {
 						checks++
-						if p != "west" || e.Disclosure != string(protocol.DiscloseScore) {
+						if p != "west" || e.Disclosure != string(wire.DiscloseScore) {
 							t.Errorf("%s's ledger: a check answer to %s disclosing %q", p, e.Peer, e.Disclosure)
 						}
 					}

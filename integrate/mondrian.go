@@ -10,7 +10,7 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // n-party Mondrian (params.algorithm: mondrian) on the job framework: the
@@ -103,7 +103,7 @@ func toWireCut(c anonymize.Cut, attr int) wireCut {
 
 func (w wireCut) cut() (anonymize.Cut, error) {
 	if w.Group < 0 || w.Parts < 2 || w.Parts > math.MaxUint16 || (w.Width != 1 && w.Width != 2) || len(w.Part)%w.Width != 0 {
-		return anonymize.Cut{}, fmt.Errorf("integrate: cut: %w: group %d, %d parts, width %d", protocol.ErrMalformed, w.Group, w.Parts, w.Width)
+		return anonymize.Cut{}, fmt.Errorf("integrate: cut: %w: group %d, %d parts, width %d", wire.ErrMalformed, w.Group, w.Parts, w.Width)
 	}
 	c := anonymize.Cut{Group: w.Group, Parts: w.Parts, Part: make([]uint16, len(w.Part)/w.Width)}
 	for i := range c.Part {
@@ -280,7 +280,7 @@ func decideCheck(o *job.Outcome[checkOutput], owner string, cuts int) (checkDeci
 		return checkDecision{}, err
 	}
 	if len(outs[0].OK) != cuts {
-		return checkDecision{}, fmt.Errorf("check from party %s: %w: %d answers for %d cuts", owner, protocol.ErrMalformed, len(outs[0].OK), cuts)
+		return checkDecision{}, fmt.Errorf("check from party %s: %w: %d answers for %d cuts", owner, wire.ErrMalformed, len(outs[0].OK), cuts)
 	}
 	return checkDecision(outs[0]), nil
 }
@@ -298,7 +298,7 @@ func decideMondrianPublish(o *job.Outcome[labelsOutput], parties []string, prm *
 	for i, p := range parties {
 		o := outs[i]
 		if len(o.Labels) != len(o.Classes) || math.IsNaN(o.NCPSum) || o.NCPSum < 0 {
-			return d, fmt.Errorf("publication from party %s: %w: %d groups' labels, %d groups' classes", p, protocol.ErrMalformed, len(o.Labels), len(o.Classes))
+			return d, fmt.Errorf("publication from party %s: %w: %d groups' labels, %d groups' classes", p, wire.ErrMalformed, len(o.Labels), len(o.Classes))
 		}
 		t := classTotals(o.Classes)
 		if totals == nil {
@@ -319,7 +319,7 @@ func decideMondrianPublish(o *job.Outcome[labelsOutput], parties []string, prm *
 		return d, fmt.Errorf("the publication holds %d records, the alignment %d", n, records)
 	}
 	if d.NCP = sum / float64(records*max(len(sd.Attrs), 1)); d.NCP > 1+1e-9 {
-		return d, fmt.Errorf("%w: ncp %v", protocol.ErrMalformed, d.NCP)
+		return d, fmt.Errorf("%w: ncp %v", wire.ErrMalformed, d.NCP)
 	}
 	return d, checkPublication(&d, prm)
 }
@@ -367,7 +367,7 @@ func assemble(labels map[string][][]string, classes [][]classCount, attrs []Attr
 		}
 		for _, c := range cc {
 			if c.Count < 1 {
-				return anonymize.Published{}, fmt.Errorf("%w: class count %d", protocol.ErrMalformed, c.Count)
+				return anonymize.Published{}, fmt.Errorf("%w: class count %d", wire.ErrMalformed, c.Count)
 			}
 			row := append(slices.Clone(vals), c.Label)
 			if prm.private() {

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The fuzz test's log, with decisions that follow from each other, folds to
@@ -13,8 +13,8 @@ func TestReplayFoldsEveryPhase(t *testing.T) {
 	pq := []string{"p", "q"}
 	attrs := []Attr{{Name: "a", Owner: "p"}, {Name: "b", Owner: "q"}}
 	rec := func(phase string, round int, parties []string, args, decision any) *job.Record {
-		a, _ := protocol.Marshal(args)
-		d, _ := protocol.Marshal(decision)
+		a, _ := wire.Marshal(args)
+		d, _ := wire.Marshal(decision)
 		return &job.Record{Step: job.Step{Phase: phase, Round: round, Parties: parties, Args: a}, Decision: d}
 	}
 	choices := cutChoices{Choices: []cutChoice{{Group: 0, Party: "p", Attr: 0}}}

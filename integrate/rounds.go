@@ -6,7 +6,7 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The job's rounds, typed as job.Round: each names its public args, one
@@ -90,7 +90,7 @@ func (o *scoreOutput) check(nattrs int) error {
 		return nil
 	}
 	if o.Attr < 0 || o.Attr >= nattrs || o.Node < 0 || math.IsNaN(o.Score) || math.IsInf(o.Score, 0) {
-		return fmt.Errorf("%w: candidate attribute %d node %d score %v", protocol.ErrMalformed, o.Attr, o.Node, o.Score)
+		return fmt.Errorf("%w: candidate attribute %d node %d score %v", wire.ErrMalformed, o.Attr, o.Node, o.Score)
 	}
 	return nil
 }
@@ -108,7 +108,7 @@ type winner struct {
 // the winning party's.
 func (w *winner) check(attrs []Attr) error {
 	if w.Found && (w.Attr < 0 || w.Attr >= len(attrs) || attrs[w.Attr].Owner != w.Party || w.Node < 0) {
-		return fmt.Errorf("%w: winner %s attribute %d node %d", protocol.ErrMalformed, w.Party, w.Attr, w.Node)
+		return fmt.Errorf("%w: winner %s attribute %d node %d", wire.ErrMalformed, w.Party, w.Attr, w.Node)
 	}
 	return nil
 }
@@ -135,7 +135,7 @@ type Split struct {
 // coordinator from the winner's output, and read by every party).
 func (s *Split) check() error {
 	if s.Attr < 0 || s.Node < 0 || (s.Width != 1 && s.Width != 2) || len(s.Child)%s.Width != 0 {
-		return fmt.Errorf("integrate: split: %w: attribute %d node %d width %d, %d bytes", protocol.ErrMalformed, s.Attr, s.Node, s.Width, len(s.Child))
+		return fmt.Errorf("integrate: split: %w: attribute %d node %d width %d, %d bytes", wire.ErrMalformed, s.Attr, s.Node, s.Width, len(s.Child))
 	}
 	return nil
 }

@@ -11,9 +11,9 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/psi"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Open opens a party's session. It holds nothing it could not rebuild: the
@@ -244,7 +244,7 @@ func (s *session) align(ctx context.Context, step job.Step) (alignOutput, error)
 	}
 	rows := slices.Clone(res.Indices)
 	sort.Slice(rows, func(i, j int) bool { return bytes.Compare(s.ids[rows[i]], s.ids[rows[j]]) < 0 })
-	b, err := protocol.Marshal(&alignedFile{Rows: rows, Digest: idDigest(s.ids, rows)})
+	b, err := wire.Marshal(&alignedFile{Rows: rows, Digest: idDigest(s.ids, rows)})
 	if err != nil {
 		return alignOutput{}, err
 	}
@@ -273,7 +273,7 @@ func (s *session) alignedRows(ctx context.Context) error {
 		return fmt.Errorf("party %s: the alignment this node kept: %w", s.p.Self(), err)
 	}
 	var f alignedFile
-	if err := protocol.Unmarshal(b, &f); err != nil {
+	if err := wire.Unmarshal(b, &f); err != nil {
 		return fmt.Errorf("party %s: the alignment this node kept: %w", s.p.Self(), err)
 	}
 	for _, r := range f.Rows {

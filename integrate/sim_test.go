@@ -17,8 +17,8 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/job/runner"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The bundled example over real nodes (libp2p on loopback, Raft), under
@@ -130,7 +130,7 @@ func TestSimExample(t *testing.T) {
 			}
 		}
 	}
-	for _, d := range []protocol.Disclosure{protocol.DisclosePSIBlinded, protocol.DiscloseScore, protocol.DiscloseGeneralised, protocol.DiscloseControl} {
+	for _, d := range []wire.Disclosure{wire.DisclosePSIBlinded, wire.DiscloseScore, wire.DiscloseGeneralised, wire.DiscloseControl} {
 		if !seen[string(d)] {
 			t.Errorf("no ledger records %q: the check checks nothing", d)
 		}
@@ -143,10 +143,10 @@ func TestSimExample(t *testing.T) {
 // runtime's admission answers, the node's own policy decisions, which
 // nothing sends).
 func profileAllows(e audit.Entry) bool {
-	switch protocol.Disclosure(e.Disclosure) {
-	case protocol.DisclosePSIBlinded, protocol.DiscloseScore, protocol.DiscloseSplitSummary, protocol.DiscloseGeneralised, protocol.DisclosePublicResult:
+	switch wire.Disclosure(e.Disclosure) {
+	case wire.DisclosePSIBlinded, wire.DiscloseScore, wire.DiscloseSplitSummary, wire.DiscloseGeneralised, wire.DisclosePublicResult:
 		return true
-	case protocol.DiscloseControl:
+	case wire.DiscloseControl:
 		return e.Type == audit.DecisionType || e.Type == runner.OutputType && e.Phase == runner.AdmitPhase
 	}
 	return false

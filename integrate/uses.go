@@ -2,7 +2,7 @@ package integrate
 
 import (
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Uses declares what an integrate job discloses of a party's data
@@ -34,23 +34,23 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 		}
 	}
 	out := []job.Use{
-		{Table: t, Column: p.ID, Role: job.RoleID, Form: protocol.DisclosePSIBlinded, To: psiPeers},
-		{Table: t, Role: job.RoleAttribute, Form: protocol.DiscloseScore},
-		{Table: t, Role: job.RoleAttribute, Form: protocol.DiscloseSplitSummary},
-		{Table: t, Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: k},
-		{Table: t, Column: p.Class, Role: job.RoleClass, Form: protocol.DiscloseScore},
+		{Table: t, Column: p.ID, Role: job.RoleID, Form: wire.DisclosePSIBlinded, To: psiPeers},
+		{Table: t, Role: job.RoleAttribute, Form: wire.DiscloseScore},
+		{Table: t, Role: job.RoleAttribute, Form: wire.DiscloseSplitSummary},
+		{Table: t, Role: job.RoleAttribute, Form: wire.DiscloseGeneralised, K: k},
+		{Table: t, Column: p.Class, Role: job.RoleClass, Form: wire.DiscloseScore},
 	}
 	if p.Sensitive == "" {
-		return append(out, job.Use{Table: t, Column: p.Class, Role: job.RoleClass, Form: protocol.DiscloseGeneralised, K: k}), nil
+		return append(out, job.Use{Table: t, Column: p.Class, Role: job.RoleClass, Form: wire.DiscloseGeneralised, K: k}), nil
 	}
 	// The sensitive column (the class, or one party's column): published
 	// with the diversity its model guarantees; its owner answers one bit
 	// per candidate cut.
 	l := p.model().Diversity()
 	if p.Sensitive != p.Class {
-		out = append(out, job.Use{Table: t, Column: p.Class, Role: job.RoleClass, Form: protocol.DiscloseGeneralised, K: k})
+		out = append(out, job.Use{Table: t, Column: p.Class, Role: job.RoleClass, Form: wire.DiscloseGeneralised, K: k})
 	}
 	return append(out,
-		job.Use{Table: t, Column: p.Sensitive, Role: job.RoleSensitive, Form: protocol.DiscloseGeneralised, K: k, L: l},
-		job.Use{Table: t, Column: p.Sensitive, Role: job.RoleSensitive, Form: protocol.DiscloseScore}), nil
+		job.Use{Table: t, Column: p.Sensitive, Role: job.RoleSensitive, Form: wire.DiscloseGeneralised, K: k, L: l},
+		job.Use{Table: t, Column: p.Sensitive, Role: job.RoleSensitive, Form: wire.DiscloseScore}), nil
 }

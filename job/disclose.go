@@ -3,7 +3,7 @@ package job
 import (
 	"math"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Roles of a column in a job, by which a node's policy grants forms when
@@ -27,7 +27,7 @@ type Use struct {
 	// Role is the column's role in the job (RoleKey, ...).
 	Role string `json:"role"`
 	// Form is what leaves the node: one of the ledger's disclosure kinds.
-	Form protocol.Disclosure `json:"form"`
+	Form wire.Disclosure `json:"form"`
 	// To lists the members that receive it; nil means every member (a
 	// result committed to the log).
 	To []string `json:"to,omitempty"`
@@ -78,7 +78,7 @@ func AggregateUses(spec *Spec, party, column string, epsilon, delta float64) []U
 	ps, _ := spec.Party(party)
 	var out []Use
 	for _, t := range ps.Tables {
-		out = append(out, Use{Table: t.Name, Column: column, Role: RoleAttribute, Form: protocol.DiscloseCiphertext,
+		out = append(out, Use{Table: t.Name, Column: column, Role: RoleAttribute, Form: wire.DiscloseCiphertext,
 			Parties: spec.PartyNames(), Epsilon: epsilon, Delta: delta})
 	}
 	return out

@@ -55,8 +55,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Party is a job's view of the network: send a typed message to a named
@@ -71,14 +71,14 @@ type Party interface {
 	// message, so the peer's Receive finds it from then on. m.From must be
 	// Self. Send never writes to m, so one message may go to several
 	// parties at once, and the receiver gets a copy. A message the wire
-	// refuses (protocol.Encode), a forged From, a peer that is no member
+	// refuses (wire.Encode), a forged From, a peer that is no member
 	// or a ctx ended before the call fails the send and delivers nothing.
-	Send(ctx context.Context, to string, m *protocol.Message, disclosure protocol.Disclosure) error
+	Send(ctx context.Context, to string, m *wire.Message, disclosure wire.Disclosure) error
 	// Receive returns the oldest message with key k sent by party from
 	// (one sender's messages of one key come in the order sent), waiting
 	// until one arrives or ctx ends; a message already there is returned
 	// even when ctx has ended.
-	Receive(ctx context.Context, from string, k protocol.Key) (*protocol.Message, error)
+	Receive(ctx context.Context, from string, k wire.Key) (*wire.Message, error)
 }
 
 // Step is one unit of a job that every taking-part party executes. All of
@@ -124,13 +124,13 @@ func (s Step) Sub(channel string) Step {
 }
 
 // Key returns the protocol key for a message of type typ in this step.
-func (s Step) Key(typ string) protocol.Key {
-	return protocol.Key{Type: typ, Job: s.Job, Phase: s.Phase, Round: s.Round, Attempt: s.Attempt, Channel: s.Channel}
+func (s Step) Key(typ string) wire.Key {
+	return wire.Key{Type: typ, Job: s.Job, Phase: s.Phase, Round: s.Round, Attempt: s.Attempt, Channel: s.Channel}
 }
 
 // Message builds a message of type typ for this step.
-func (s Step) Message(from, typ string, body []byte) *protocol.Message {
-	return &protocol.Message{Version: protocol.Version, Type: typ, Job: s.Job, Phase: s.Phase,
+func (s Step) Message(from, typ string, body []byte) *wire.Message {
+	return &wire.Message{Version: wire.Version, Type: typ, Job: s.Job, Phase: s.Phase,
 		Round: s.Round, Attempt: s.Attempt, Channel: s.Channel, From: from, Body: body}
 }
 
@@ -282,7 +282,7 @@ type Kind interface {
 	Open(ctx context.Context, p Participant) (Session, error)
 	// OutputDisclosure states what a step's output reveals to the
 	// coordinator, for the audit ledger.
-	OutputDisclosure(step Step) protocol.Disclosure
+	OutputDisclosure(step Step) wire.Disclosure
 }
 
 // Session is one party's state for one job.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // seedKind draws a joint seed over its parties, then runs one step, use,
@@ -27,7 +27,7 @@ type useOutput struct {
 
 func (seedKind) Validate(*job.Spec) error { return nil }
 
-func (seedKind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+func (seedKind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePublicResult }
 
 func (seedKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
 	js := job.NewJointSeed(c.JobID(), 0, c.Spec().PartyNames())
@@ -203,14 +203,14 @@ func TestCheckJointSeedCatches(t *testing.T) {
 	var opened job.SeedOpenings
 	for _, e := range rep.Log {
 		if e.Record != nil && e.Record.Step.Phase == job.PhaseSeedReveal {
-			if err := protocol.Unmarshal(e.Record.Decision, &opened); err != nil {
+			if err := wire.Unmarshal(e.Record.Decision, &opened); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	leak := *rep
-	m := &protocol.Message{Type: "x", Phase: "use", Body: opened.Openings[1].Contribution}
-	leak.Sent = append(append([]jobtest.Sent(nil), rep.Sent...), jobtest.Sent{From: "bob", To: "ann", Message: m, Disclosure: protocol.DisclosePublicResult})
+	m := &wire.Message{Type: "x", Phase: "use", Body: opened.Openings[1].Contribution}
+	leak.Sent = append(append([]jobtest.Sent(nil), rep.Sent...), jobtest.Sent{From: "bob", To: "ann", Message: m, Disclosure: wire.DisclosePublicResult})
 	if _, err := leak.CheckJointSeed(js); err == nil {
 		t.Fatal("bob's contribution in a use message passed")
 	}

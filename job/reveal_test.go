@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // seedVectors are the known answers of testdata/joint-seed.json, computed
@@ -222,7 +222,7 @@ func seedStep(js JointSeed, phase string) Step {
 
 func record[D any](t testing.TB, step Step, d D) *Record {
 	t.Helper()
-	b, err := protocol.Marshal(&d)
+	b, err := wire.Marshal(&d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func commitAll(t *testing.T, js JointSeed) (map[string]*seedParty, SeedCommitmen
 			t.Fatal(err)
 		}
 		var c SeedCommitment
-		if err := protocol.Unmarshal(b, &c); err != nil {
+		if err := wire.Unmarshal(b, &c); err != nil {
 			t.Fatal(err)
 		}
 		// A re-run attempt (after a restart: the session is new, the
@@ -304,7 +304,7 @@ func TestJointSeedPartyChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 		var op SeedOpening
-		if err := protocol.Unmarshal(b, &op); err != nil {
+		if err := wire.Unmarshal(b, &op); err != nil {
 			t.Fatal(err)
 		}
 		ops.Openings = append(ops.Openings, op)
@@ -364,7 +364,7 @@ func outcomeOf[O any](outs map[string][]byte) *Outcome[O] {
 	o := &Outcome[O]{Results: map[string]O{}, Failed: map[string]string{}}
 	for p, b := range outs {
 		var v O
-		if err := protocol.Unmarshal(b, &v); err != nil {
+		if err := wire.Unmarshal(b, &v); err != nil {
 			o.Failed[p] = err.Error()
 			continue
 		}
@@ -378,14 +378,14 @@ func outcomeOf[O any](outs map[string][]byte) *Outcome[O] {
 // a list of every party's commitment of SHA-256's size.
 func FuzzSeedCommitment(f *testing.F) {
 	js, _, com, _ := draw(f)
-	good, _ := protocol.Marshal(&com.Commitments[0])
-	list, _ := protocol.Marshal(&com)
+	good, _ := wire.Marshal(&com.Commitments[0])
+	list, _ := wire.Marshal(&com)
 	f.Add(good, list)
 	f.Add([]byte{0x82, 0xa5}, []byte{0x81})
 	f.Fuzz(func(t *testing.T, out, decision []byte) {
 		outs := map[string][]byte{"ann": out}
 		for _, c := range com.Commitments[1:] {
-			outs[c.Party], _ = protocol.Marshal(&c)
+			outs[c.Party], _ = wire.Marshal(&c)
 		}
 		if d, err := js.decideCommit(outcomeOf[SeedCommitment](outs)); err == nil {
 			if d.Commitments[0].Party != "ann" || len(d.Commitments[0].Digest) != 32 {
@@ -407,14 +407,14 @@ func FuzzSeedCommitment(f *testing.F) {
 func FuzzSeedOpening(f *testing.F) {
 	js, _, com, ops := draw(f)
 	want, _ := js.Fold(com, ops)
-	good, _ := protocol.Marshal(&ops.Openings[0])
-	list, _ := protocol.Marshal(&ops)
+	good, _ := wire.Marshal(&ops.Openings[0])
+	list, _ := wire.Marshal(&ops)
 	f.Add(good, list)
 	f.Add([]byte{0x82, 0xa5}, []byte{0x91, 0xc0})
 	f.Fuzz(func(t *testing.T, out, decision []byte) {
 		outs := map[string][]byte{"ann": out}
 		for _, op := range ops.Openings[1:] {
-			outs[op.Party], _ = protocol.Marshal(&op)
+			outs[op.Party], _ = wire.Marshal(&op)
 		}
 		if d, err := js.decideReveal(com, outcomeOf[SeedOpening](outs)); err == nil {
 			if !bytes.Equal(d.Openings[0].Contribution, ops.Openings[0].Contribution) {

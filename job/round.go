@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Round is one kind of step of a job kind, typed as Lattigo types each
@@ -99,7 +99,7 @@ func (e *StepError) Error() string { return fmt.Sprintf("%s round %d: %s", e.Pha
 // fails the step: its text is committed, and Run returns it (a
 // *StepError), as it does when a replay finds the step failed.
 func (r Round[A, O, D]) Run(ctx context.Context, c Coordinator, call Call[A], decide func(*Outcome[O]) (D, error)) (*Done[D], error) {
-	args, err := protocol.Marshal(&call.Args)
+	args, err := wire.Marshal(&call.Args)
 	if err != nil {
 		return nil, fmt.Errorf("%s round %d: encode args: %w", r.Phase, call.Round, err)
 	}
@@ -119,7 +119,7 @@ func (r Round[A, O, D]) Run(ctx context.Context, c Coordinator, call Call[A], de
 	d, derr := decide(o)
 	var b []byte
 	if derr == nil {
-		if b, err = protocol.Marshal(&d); err != nil {
+		if b, err = wire.Marshal(&d); err != nil {
 			return nil, fmt.Errorf("%s round %d: encode decision: %w", r.Phase, call.Round, err)
 		}
 	}
@@ -155,7 +155,7 @@ func (r Round[A, O, D]) decode(step Step, outs *Outputs) *Outcome[O] {
 	}
 	for p, b := range outs.Results {
 		var v O
-		if err := protocol.Unmarshal(b, &v); err != nil {
+		if err := wire.Unmarshal(b, &v); err != nil {
 			o.Failed[p] = fmt.Sprintf("malformed %s output: %v", r.Phase, err)
 			continue
 		}
@@ -175,7 +175,7 @@ func (r Round[A, O, D]) Serve(step Step, f func(A) (O, error)) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return protocol.Marshal(&o)
+	return wire.Marshal(&o)
 }
 
 // Args decodes a step's args (a party re-deriving what the coordinator
@@ -185,7 +185,7 @@ func (r Round[A, O, D]) Args(step Step) (A, error) {
 	if step.Phase != r.Phase {
 		return a, fmt.Errorf("step %s/%d is not a %s step", step.Phase, step.Round, r.Phase)
 	}
-	if err := protocol.Unmarshal(step.Args, &a); err != nil {
+	if err := wire.Unmarshal(step.Args, &a); err != nil {
 		return a, fmt.Errorf("%s round %d: args from coordinator %s: %w", r.Phase, step.Round, step.Coordinator, err)
 	}
 	return a, nil
@@ -201,7 +201,7 @@ func (r Round[A, O, D]) Decision(rec *Record) (D, error) {
 	if rec.Error != "" {
 		return d, &StepError{Phase: rec.Step.Phase, Round: rec.Step.Round, Msg: rec.Error}
 	}
-	if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+	if err := wire.Unmarshal(rec.Decision, &d); err != nil {
 		return d, fmt.Errorf("%s round %d: committed decision: %w", r.Phase, rec.Step.Round, err)
 	}
 	return d, nil

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // StepNet carries a step's messages as typed byte strings: each is keyed
@@ -23,7 +23,7 @@ func (n StepNet) Self() string { return n.Party.Self() }
 
 // Send delivers body as a message of type typ to party to, recorded as
 // disclosing d.
-func (n StepNet) Send(ctx context.Context, to, typ string, body []byte, d protocol.Disclosure) error {
+func (n StepNet) Send(ctx context.Context, to, typ string, body []byte, d wire.Disclosure) error {
 	return n.Party.Send(ctx, to, n.Step.Message(n.Party.Self(), typ, body), d)
 }
 
@@ -35,7 +35,7 @@ func (n StepNet) Receive(ctx context.Context, from, typ string) ([]byte, error) 
 		return nil, err
 	}
 	if m.From != from {
-		return nil, fmt.Errorf("%w: a message from %s claims to be from %s", protocol.ErrMalformed, from, m.From)
+		return nil, fmt.Errorf("%w: a message from %s claims to be from %s", wire.ErrMalformed, from, m.From)
 	}
 	return m.Body, nil
 }

@@ -9,8 +9,8 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is `kind: kde`.
@@ -54,7 +54,7 @@ func (Kind) Validate(spec *job.Spec) error {
 
 // OutputDisclosure: a party's one output is its synthetic sample; the log
 // gives it to every member.
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DiscloseSynthetic }
+func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DiscloseSynthetic }
 
 // Coordinate runs the publish step, checks every sample and pools them.
 func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {

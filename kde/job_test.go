@@ -16,9 +16,9 @@ import (
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/kde"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // exampleSpec is the example: the pgen example's three clinics, their
@@ -140,12 +140,12 @@ func TestJobDisclosesOnlySamples(t *testing.T) {
 	samples := map[string]int{}
 	for _, s := range rep.Sent {
 		switch s.Disclosure {
-		case protocol.DiscloseSynthetic:
+		case wire.DiscloseSynthetic:
 			samples[s.From]++
 			if s.To != rep.Leaders[0] || s.Message.Phase != "publish" {
 				t.Errorf("%s sent its sample to %s in %s", s.From, s.To, s.Message.Phase)
 			}
-		case protocol.DiscloseControl:
+		case wire.DiscloseControl:
 		default:
 			t.Errorf("%s sent %s to %s as %s", s.From, s.Message.Type, s.To, s.Disclosure)
 		}
@@ -203,7 +203,7 @@ func TestJobLeaderChange(t *testing.T) {
 	opts.OnSend = func(s jobtest.Sent) jobtest.Fault {
 		mu.Lock()
 		defer mu.Unlock()
-		if !done && s.Disclosure == protocol.DiscloseSynthetic {
+		if !done && s.Disclosure == wire.DiscloseSynthetic {
 			done = true
 			return jobtest.Fault{Leader: "north", Restart: []string{s.From}}
 		}

@@ -2,7 +2,7 @@ package kde
 
 import (
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Uses declares what a kde job discloses of a party's data
@@ -22,7 +22,7 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	}
 	var out []job.Use
 	for _, a := range cfg.attrs {
-		out = append(out, job.Use{Table: t, Column: a, Role: job.RoleAttribute, Form: protocol.DiscloseSynthetic, K: cfg.p.MinRows})
+		out = append(out, job.Use{Table: t, Column: a, Role: job.RoleAttribute, Form: wire.DiscloseSynthetic, K: cfg.p.MinRows})
 	}
-	return append(out, job.Use{Table: t, Column: cfg.class, Role: job.RoleClass, Form: protocol.DiscloseSynthetic, K: cfg.p.MinRows}), nil
+	return append(out, job.Use{Table: t, Column: cfg.class, Role: job.RoleClass, Form: wire.DiscloseSynthetic, K: cfg.p.MinRows}), nil
 }

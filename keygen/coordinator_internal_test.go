@@ -15,7 +15,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
-	"github.com/cohortdm/cohort/mhe"
+	"github.com/cohortdm/cohort/lattice"
 )
 
 // evilCoordinator searches honestly, then asks a finish or install step
@@ -124,7 +124,7 @@ func (k grindingCoordinator) Coordinate(ctx context.Context, c job.Coordinator) 
 	js := jointSeed(c.JobID(), c.Spec())
 	if !k.forge {
 		if prm.Scheme == SchemeBGV {
-			_, err := latticeGenRound.Run(ctx, c, job.Call[latticeGenArgs]{Parties: parties, Args: latticeGenArgs{Quorum: mhe.DefaultQuorum(len(parties))}},
+			_, err := latticeGenRound.Run(ctx, c, job.Call[latticeGenArgs]{Parties: parties, Args: latticeGenArgs{Quorum: lattice.DefaultQuorum(len(parties))}},
 				func(o *job.Outcome[latticeKeyOutput]) (latticeKeyDecision, error) { return agreeOnKey(o, parties) })
 			return nil, err
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/paillier/dealerless"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is the keygen job.
@@ -32,10 +32,10 @@ const (
 	// DiscloseShares: a pair seed, Shamir shares of secret candidate
 	// shares, masked openings; each is uniform or statistically masked
 	// to its recipient (see the leakage profile).
-	DiscloseShares protocol.Disclosure = "keygen-share"
+	DiscloseShares wire.Disclosure = "keygen-share"
 	// DiscloseBiprimality: g^((p_i+q_i)/4) mod N for a public g, and a
 	// verification key and test decryption share of the new key.
-	DiscloseBiprimality protocol.Disclosure = "keygen-public-value"
+	DiscloseBiprimality wire.Disclosure = "keygen-public-value"
 )
 
 // defaultTimeout is how long one search or finish step may take: a chunk
@@ -381,4 +381,4 @@ func decideInstall(o *job.Outcome[installOutput], parties []string, keyID []byte
 }
 
 // OutputDisclosure: outputs are public values (key id, counts, timing).
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePublicResult }

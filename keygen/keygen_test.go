@@ -17,9 +17,9 @@ import (
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sum"
+	"github.com/cohortdm/cohort/wire"
 )
 
 func spec(t *testing.T, n, bits int, extra string) *job.Spec {
@@ -146,7 +146,7 @@ func checkLeakage(t *testing.T, rep *jobtest.Report, sp *job.Spec, keys []*secur
 	if _, err := rep.CheckJointSeed(jointSeed(rep.JobID, sp)); err != nil {
 		t.Fatalf("the joint seed: %v", err)
 	}
-	if bad := rep.SentOutside(DiscloseShares, DiscloseBiprimality, protocol.DisclosePublicResult, protocol.DiscloseControl); len(bad) > 0 {
+	if bad := rep.SentOutside(DiscloseShares, DiscloseBiprimality, wire.DisclosePublicResult, wire.DiscloseControl); len(bad) > 0 {
 		t.Fatalf("%d messages outside the profile, first %s→%s %s (%s)", len(bad), bad[0].From, bad[0].To, bad[0].Message.Type, bad[0].Disclosure)
 	}
 	for _, k := range keys {
@@ -258,7 +258,7 @@ func outcome[O any](a, b []byte) *job.Outcome[O] {
 	o := &job.Outcome[O]{Results: map[string]O{}, Failed: map[string]string{}}
 	for p, out := range map[string][]byte{"pa": a, "pb": b} {
 		var v O
-		if err := protocol.Unmarshal(out, &v); err != nil {
+		if err := wire.Unmarshal(out, &v); err != nil {
 			o.Failed[p] = err.Error()
 			continue
 		}
@@ -270,14 +270,14 @@ func outcome[O any](a, b []byte) *job.Outcome[O] {
 // FuzzDecideSearch: the coordinator's reading of party outputs never
 // panics on arbitrary bytes and accepts only agreeing outputs.
 func FuzzDecideSearch(f *testing.F) {
-	good, _ := protocol.Marshal(searchOutput{Attempt: 1, Tried: 64, N: []byte{1, 2}, TimingMS: map[string]int64{"sieve": 3}})
+	good, _ := wire.Marshal(searchOutput{Attempt: 1, Tried: 64, N: []byte{1, 2}, TimingMS: map[string]int64{"sieve": 3}})
 	f.Add(good, good)
 	f.Add([]byte{0x93, 1, 2}, good)
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		_, err := decideSearch(outcome[searchOutput](a, b), []string{"pa", "pb"}, true)
 		if err == nil && string(a) != string(b) {
 			var oa, ob searchOutput
-			if protocol.Unmarshal(a, &oa) != nil || protocol.Unmarshal(b, &ob) != nil || string(oa.N) != string(ob.N) || oa.Attempt != ob.Attempt || oa.Tried != ob.Tried {
+			if wire.Unmarshal(a, &oa) != nil || wire.Unmarshal(b, &ob) != nil || string(oa.N) != string(ob.N) || oa.Attempt != ob.Attempt || oa.Tried != ob.Tried {
 				t.Fatalf("accepted disagreeing outputs %x and %x", a, b)
 			}
 		}
@@ -286,13 +286,13 @@ func FuzzDecideSearch(f *testing.F) {
 
 // FuzzDecideFinish: as FuzzDecideSearch for the finish step.
 func FuzzDecideFinish(f *testing.F) {
-	good, _ := protocol.Marshal(finishOutput{Attempt: 1, KeyID: make([]byte, 32)})
+	good, _ := wire.Marshal(finishOutput{Attempt: 1, KeyID: make([]byte, 32)})
 	f.Add(good, good)
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		_, err := decideFinish(outcome[finishOutput](a, b), []string{"pa", "pb"})
 		if err == nil {
 			var oa, ob finishOutput
-			if protocol.Unmarshal(a, &oa) != nil || protocol.Unmarshal(b, &ob) != nil || string(oa.KeyID) != string(ob.KeyID) || len(oa.KeyID) != 32 {
+			if wire.Unmarshal(a, &oa) != nil || wire.Unmarshal(b, &ob) != nil || string(oa.KeyID) != string(ob.KeyID) || len(oa.KeyID) != 32 {
 				t.Fatalf("accepted outputs %x and %x", a, b)
 			}
 		}
@@ -302,7 +302,7 @@ func FuzzDecideFinish(f *testing.F) {
 // FuzzInstallArgs: the install step's arguments decode strictly or fail,
 // and the log's replay never panics on a committed decision.
 func FuzzInstallArgs(f *testing.F) {
-	good, _ := protocol.Marshal(installArgs{Attempt: 2, KeyID: make([]byte, 32)})
+	good, _ := wire.Marshal(installArgs{Attempt: 2, KeyID: make([]byte, 32)})
 	f.Add(good)
 	f.Add([]byte{0x82})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -370,7 +370,7 @@ func TestKeygenLostMessage(t *testing.T) {
 	defer cancel()
 	net := jobtest.NewNetwork(sp.PartyNames()...)
 	var lost atomic.Bool
-	net.Intercept("pb", func(to string, m *protocol.Message) *protocol.Message {
+	net.Intercept("pb", func(to string, m *wire.Message) *wire.Message {
 		if m.Type == msgType && m.Round == 0 && m.Channel == "seeds" && to == "pc" && lost.CompareAndSwap(false, true) {
 			return nil
 		}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/keyring"
-	"github.com/cohortdm/cohort/mhe"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The lattice variant (params: {scheme: bgv}) generates the lattice key of
@@ -24,7 +24,7 @@ import (
 // seed-reveal, job.JointSeed), two steps.
 //
 //  1. bgv-generate (args: the quorum): every party draws its key-generation
-//     shares (mhe.KeyGen.GenShares, the common reference polynomial from
+//     shares (lattice.KeyGen.GenShares, the common reference polynomial from
 //     the joint seed, which it folds from the log and checks, and the
 //     step's attempt), sends its public-key
 //     share to every other party (keygen/bgv-public, disclosure
@@ -98,7 +98,7 @@ type latticeKeyDecision struct {
 // coordinateLattice runs the lattice variant.
 func coordinateLattice(ctx context.Context, c job.Coordinator, prm *Params) (job.Result, error) {
 	parties := c.Spec().PartyNames()
-	quorum := mhe.DefaultQuorum(len(parties))
+	quorum := lattice.DefaultQuorum(len(parties))
 	gen, err := latticeGenRound.Run(ctx, c, job.Call[latticeGenArgs]{Parties: parties, Args: latticeGenArgs{Quorum: quorum}, TimeoutMS: prm.TimeoutMS},
 		func(o *job.Outcome[latticeKeyOutput]) (latticeKeyDecision, error) { return agreeOnKey(o, parties) })
 	if err != nil {
@@ -110,7 +110,7 @@ func coordinateLattice(ctx context.Context, c job.Coordinator, prm *Params) (job
 	if err != nil {
 		return nil, err
 	}
-	return job.Result{"scheme": SchemeBGV, "key_id": inst.Decision.KeyID, "quorum": quorum, "params": mhe.ParamsBGV13,
+	return job.Result{"scheme": SchemeBGV, "key_id": inst.Decision.KeyID, "quorum": quorum, "params": lattice.ParamsBGV13,
 		"made": keyring.MadeDealerless}, nil
 }
 
@@ -161,9 +161,9 @@ func (s *session) latticeStep(ctx context.Context, step job.Step) ([]byte, error
 			return nil, fmt.Errorf("party %s refuses %s: %w (coordinator %s)", s.p.Self(), step.Phase, err, step.Coordinator)
 		}
 		return latticeGenRound.Serve(step, func(a latticeGenArgs) (latticeKeyOutput, error) {
-			if a.Quorum != mhe.DefaultQuorum(len(parties)) {
+			if a.Quorum != lattice.DefaultQuorum(len(parties)) {
 				return latticeKeyOutput{}, fmt.Errorf("party %s refuses a quorum of %d: the default for %d members is %d (coordinator %s)",
-					s.p.Self(), a.Quorum, len(parties), mhe.DefaultQuorum(len(parties)), step.Coordinator)
+					s.p.Self(), a.Quorum, len(parties), lattice.DefaultQuorum(len(parties)), step.Coordinator)
 			}
 			return s.latticeGenerate(ctx, step, a.Quorum, joint)
 		})
@@ -203,12 +203,12 @@ func latticeStageDir(jobID string, attempt int) string {
 
 // latticeGenerate is one party's part of bgv-generate.
 func (s *session) latticeGenerate(ctx context.Context, step job.Step, quorum int, joint []byte) (latticeKeyOutput, error) {
-	params, err := mhe.NewParams(mhe.ParamsBGV13)
+	params, err := lattice.NewParams(lattice.ParamsBGV13)
 	if err != nil {
 		return latticeKeyOutput{}, err
 	}
 	members := step.Parties // sorted, as the spec's party names
-	kg, err := mhe.NewKeyGen(params, members, quorum, latticeNonce(joint, step.Attempt))
+	kg, err := lattice.NewKeyGen(params, members, quorum, latticeNonce(joint, step.Attempt))
 	if err != nil {
 		return latticeKeyOutput{}, err
 	}
@@ -238,7 +238,7 @@ func (s *session) latticeGenerate(ctx context.Context, step job.Step, quorum int
 // exchangeLattice sends this party's public-key share to every other
 // party and each other party its secret share, receives theirs and folds
 // them with its own, in member order.
-func (s *session) exchangeLattice(ctx context.Context, step job.Step, kg *mhe.KeyGen, pub *mhe.PublicKeyShare, secrets []*mhe.SecretShare) (*mhe.PublicKeyShare, *mhe.SecretShare, error) {
+func (s *session) exchangeLattice(ctx context.Context, step job.Step, kg *lattice.KeyGen, pub *lattice.PublicKeyShare, secrets []*lattice.SecretShare) (*lattice.PublicKeyShare, *lattice.SecretShare, error) {
 	self := s.p.Self()
 	me := slices.Index(step.Parties, self)
 	pubBytes, err := pub.MarshalBinary()
@@ -246,8 +246,8 @@ func (s *session) exchangeLattice(ctx context.Context, step job.Step, kg *mhe.Ke
 		return nil, nil, err
 	}
 	n := len(step.Parties)
-	pubs := make([]*mhe.PublicKeyShare, n)
-	secs := make([]*mhe.SecretShare, n)
+	pubs := make([]*lattice.PublicKeyShare, n)
+	secs := make([]*lattice.SecretShare, n)
 	pubs[me], secs[me] = pub, secrets[me]
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -294,21 +294,21 @@ func (s *session) exchangeLattice(ctx context.Context, step job.Step, kg *mhe.Ke
 }
 
 // receiveLattice receives and decodes peer's two shares.
-func receiveLattice(ctx context.Context, p job.Participant, step job.Step, kg *mhe.KeyGen, peer string) (*mhe.PublicKeyShare, *mhe.SecretShare, error) {
+func receiveLattice(ctx context.Context, p job.Participant, step job.Step, kg *lattice.KeyGen, peer string) (*lattice.PublicKeyShare, *lattice.SecretShare, error) {
 	m, err := p.Receive(ctx, peer, step.Key(typeLatticePublic))
 	if err != nil {
 		return nil, nil, err
 	}
 	pub := kg.AllocatePublicShare()
 	if err := pub.UnmarshalBinary(m.Body); err != nil {
-		return nil, nil, fmt.Errorf("%w: public-key share: %w", protocol.ErrMalformed, err)
+		return nil, nil, fmt.Errorf("%w: public-key share: %w", wire.ErrMalformed, err)
 	}
 	if m, err = p.Receive(ctx, peer, step.Key(typeLatticeSecret)); err != nil {
 		return nil, nil, err
 	}
 	sec := kg.AllocateSecretShare()
 	if err := sec.UnmarshalBinary(m.Body); err != nil {
-		return nil, nil, fmt.Errorf("%w: secret share: %w", protocol.ErrMalformed, err)
+		return nil, nil, fmt.Errorf("%w: secret share: %w", wire.ErrMalformed, err)
 	}
 	return pub, sec, nil
 }
@@ -316,7 +316,7 @@ func receiveLattice(ctx context.Context, p job.Participant, step job.Step, kg *m
 // confirmLattice runs a test aggregation under the new key (slot 0: one
 // per party; slot 1: each party's Shamir point) and checks its sum and
 // that no party's decryption share was wrong.
-func confirmLattice(ctx context.Context, p job.Participant, step job.Step, keys *mhe.Keys) error {
+func confirmLattice(ctx context.Context, p job.Participant, step job.Step, keys *lattice.Keys) error {
 	cfg := secureagg.Config{Backend: secureagg.BackendLattice, Lattice: keys, FracBits: 0, ValueBits: 8}
 	// No data of the party: the policy's guard checks the step's parties.
 	res, o, err := secureagg.Contribute(ctx, p, step.Sub("confirm"), cfg, secureagg.Contribution{Vector: []float64{1, float64(keys.Self)}})

@@ -14,7 +14,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
-	"github.com/cohortdm/cohort/mhe"
+	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/secureagg"
 )
 
@@ -33,7 +33,7 @@ func TestKeygenLattice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			keys := map[string]*mhe.Keys{}
+			keys := map[string]*lattice.Keys{}
 			for _, name := range sp.PartyNames() {
 				k, err := keyring.LoadLattice(dirs[name])
 				if err != nil {
@@ -41,7 +41,7 @@ func TestKeygenLattice(t *testing.T) {
 				}
 				keys[name] = k
 				info, err := keyring.LoadInfo(dirs[name], keyring.LatticeInfoFile)
-				if err != nil || info.Made != keyring.MadeDealerless || info.KeyID != rep.Result["key_id"] || info.Threshold != mhe.DefaultQuorum(n) {
+				if err != nil || info.Made != keyring.MadeDealerless || info.KeyID != rep.Result["key_id"] || info.Threshold != lattice.DefaultQuorum(n) {
 					t.Fatalf("%s: info %+v (%v), result %v", name, info, err, rep.Result)
 				}
 				share, err := os.ReadFile(filepath.Join(dirs[name], filepath.FromSlash(keyring.LatticeShareFile)))
@@ -73,7 +73,7 @@ func TestKeygenLattice(t *testing.T) {
 }
 
 // sumWith runs one lattice aggregation over the keys and checks its sum.
-func sumWith(t *testing.T, keys map[string]*mhe.Keys, names []string) {
+func sumWith(t *testing.T, keys map[string]*lattice.Keys, names []string) {
 	t.Helper()
 	net := jobtest.NewNetwork(names...)
 	step := job.Step{Job: "check", Phase: "sum", Parties: names, Coordinator: names[0], TimeoutMS: 60000}
@@ -128,7 +128,7 @@ func (k lyingKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Resul
 	if _, err := jointSeed(c.JobID(), c.Spec()).Draw(ctx, c, 0); err != nil {
 		return nil, err
 	}
-	call := job.Call[latticeGenArgs]{Parties: parties, Args: latticeGenArgs{Quorum: mhe.DefaultQuorum(len(parties))}}
+	call := job.Call[latticeGenArgs]{Parties: parties, Args: latticeGenArgs{Quorum: lattice.DefaultQuorum(len(parties))}}
 	agree := func(o *job.Outcome[latticeKeyOutput]) (latticeKeyDecision, error) { return agreeOnKey(o, parties) }
 	gen, err := latticeGenRound.Run(ctx, c, call, agree)
 	if err != nil {

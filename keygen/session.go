@@ -15,7 +15,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/paillier/dealerless"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // msgType is the type of every keygen peer message; the round travels in
@@ -299,7 +299,7 @@ type stepNet struct {
 	self    int
 }
 
-func disclosure(round string) protocol.Disclosure {
+func disclosure(round string) wire.Disclosure {
 	for _, pre := range []string{"bip", "vk", "check"} {
 		if strings.HasPrefix(round, pre) {
 			return DiscloseBiprimality

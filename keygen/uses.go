@@ -2,7 +2,7 @@ package keygen
 
 import (
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Uses: key generation reads no table, so it discloses no data of a party
@@ -18,7 +18,7 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	}
 	uses := []job.Use{{Form: DiscloseShares}, {Form: DiscloseBiprimality}}
 	if p.Scheme == SchemeBGV {
-		uses = append(uses, job.Use{Form: protocol.DiscloseCiphertext})
+		uses = append(uses, job.Use{Form: wire.DiscloseCiphertext})
 	}
 	return uses, nil
 }

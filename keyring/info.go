@@ -18,7 +18,7 @@ type Info struct {
 	Made    string   `json:"made"`
 	KeyID   string   `json:"key_id"`
 	Bits    int      `json:"bits,omitempty"`   // Paillier: the modulus size
-	Params  string   `json:"params,omitempty"` // lattice: the parameter set (mhe.ParamsBGV13)
+	Params  string   `json:"params,omitempty"` // lattice: the parameter set (lattice.ParamsBGV13)
 	Parties []string `json:"parties"`
 	// Threshold is the number of shares that decrypt together (Paillier's
 	// t+1, the lattice key's quorum).

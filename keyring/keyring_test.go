@@ -12,7 +12,7 @@ import (
 
 	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/mhe"
+	"github.com/cohortdm/cohort/lattice"
 )
 
 func init() { testkit.SmallKeys() }
@@ -25,7 +25,7 @@ var dealt = sync.OnceValues(func() (map[string]*Paillier, error) {
 	return keys, err
 })
 
-var lattice = sync.OnceValues(func() (map[string]*mhe.Keys, error) { return DealLattice(members, 0) })
+var latticeDeal = sync.OnceValues(func() (map[string]*lattice.Keys, error) { return DealLattice(members, 0) })
 
 func paillierKeys(t *testing.T) map[string]*Paillier {
 	t.Helper()
@@ -36,9 +36,9 @@ func paillierKeys(t *testing.T) map[string]*Paillier {
 	return k
 }
 
-func latticeKeys(t *testing.T) map[string]*mhe.Keys {
+func latticeKeys(t *testing.T) map[string]*lattice.Keys {
 	t.Helper()
-	k, err := lattice()
+	k, err := latticeDeal()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestInstallAndRead(t *testing.T) {
 			t.Fatalf("%s: %+v %v", name, info, err)
 		}
 	}
-	if info, _ := LoadInfo(dir, LatticeInfoFile); info.Params != mhe.ParamsBGV13 || info.Threshold != 2 || info.Job != "job-1" {
+	if info, _ := LoadInfo(dir, LatticeInfoFile); info.Params != lattice.ParamsBGV13 || info.Threshold != 2 || info.Job != "job-1" {
 		t.Fatalf("lattice info %+v", info)
 	}
 	// The shares are the node's secrets.
@@ -152,7 +152,7 @@ func TestLatticeSaveLoad(t *testing.T) {
 	keys := latticeKeys(t)
 	for i, m := range members {
 		k := keys[m]
-		if k.Self != i+1 || k.Quorum != mhe.DefaultQuorum(3) || k.ID() != keys[members[0]].ID() {
+		if k.Self != i+1 || k.Quorum != lattice.DefaultQuorum(3) || k.ID() != keys[members[0]].ID() {
 			t.Fatalf("%s: point %d quorum %d", m, k.Self, k.Quorum)
 		}
 	}
@@ -179,7 +179,7 @@ func TestLatticeSaveLoad(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(LatticeShareFile)), share, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadLattice(dir); !errors.Is(err, ErrKeys) || !errors.Is(err, mhe.ErrMismatch) {
+	if _, err := LoadLattice(dir); !errors.Is(err, ErrKeys) || !errors.Is(err, lattice.ErrMismatch) {
 		t.Fatalf("foreign share: %v", err)
 	}
 	// Staged keys live apart from the installed ones.

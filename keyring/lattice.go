@@ -7,11 +7,11 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/mhe"
+	"github.com/cohortdm/cohort/lattice"
 )
 
 // latticeFiles are k's share and public file, share first.
-func latticeFiles(k *mhe.Keys) ([]file, error) {
+func latticeFiles(k *lattice.Keys) ([]file, error) {
 	pub, err := k.MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("keyring: marshal lattice public key: %w", err)
@@ -25,7 +25,7 @@ func latticeFiles(k *mhe.Keys) ([]file, error) {
 
 // SaveLattice stores a member's lattice key under its data dir:
 // LatticeShareFile (0600), then LatticePublicFile (0644).
-func SaveLattice(dataDir string, k *mhe.Keys) error {
+func SaveLattice(dataDir string, k *lattice.Keys) error {
 	files, err := latticeFiles(k)
 	if err != nil {
 		return err
@@ -35,7 +35,7 @@ func SaveLattice(dataDir string, k *mhe.Keys) error {
 
 // InstallLattice stores a member's lattice key, and its info, through a
 // job's Secrets (the keygen job installing the key it generated).
-func InstallLattice(s job.Secrets, k *mhe.Keys, info Info) error {
+func InstallLattice(s job.Secrets, k *lattice.Keys, info Info) error {
 	files, err := latticeFiles(k)
 	if err != nil {
 		return err
@@ -48,7 +48,7 @@ func InstallLattice(s job.Secrets, k *mhe.Keys, info Info) error {
 }
 
 // LoadLattice reads what SaveLattice stored under dataDir.
-func LoadLattice(dataDir string) (*mhe.Keys, error) {
+func LoadLattice(dataDir string) (*lattice.Keys, error) {
 	pub, err := dirStore(dataDir).read(LatticePublicFile)
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func LoadLattice(dataDir string) (*mhe.Keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := mhe.ParseKeys(pub, share)
+	k, err := lattice.ParseKeys(pub, share)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s and %s: %w", ErrKeys, LatticePublicFile, LatticeShareFile, err)
 	}
@@ -66,20 +66,20 @@ func LoadLattice(dataDir string) (*mhe.Keys, error) {
 
 // ReadLattice reads a member's lattice key through a job's Secrets, parsed
 // once for as long as the files are unchanged.
-func ReadLattice(s job.Secrets) (*mhe.Keys, error) {
+func ReadLattice(s job.Secrets) (*lattice.Keys, error) {
 	v, err := s.Parsed([]string{LatticePublicFile, LatticeShareFile}, func(b [][]byte) (any, error) {
-		return mhe.ParseKeys(b[0], b[1])
+		return lattice.ParseKeys(b[0], b[1])
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: read %s and %s: %w", ErrKeys, LatticePublicFile, LatticeShareFile, err)
 	}
-	return v.(*mhe.Keys), nil
+	return v.(*lattice.Keys), nil
 }
 
 // StageLattice writes a member's lattice key under dir (slash-separated,
 // inside the data dir) through Secrets, for a key that is not installed
 // yet (the keygen job's staging area); ReadStagedLattice reads it back.
-func StageLattice(s job.Secrets, dir string, k *mhe.Keys) error {
+func StageLattice(s job.Secrets, dir string, k *lattice.Keys) error {
 	files, err := latticeFiles(k)
 	if err != nil {
 		return err
@@ -88,12 +88,12 @@ func StageLattice(s job.Secrets, dir string, k *mhe.Keys) error {
 }
 
 // ReadStagedLattice reads a key StageLattice wrote under dir.
-func ReadStagedLattice(s job.Secrets, dir string) (*mhe.Keys, error) {
+func ReadStagedLattice(s job.Secrets, dir string) (*lattice.Keys, error) {
 	pub, share, err := readStaged(s, dir, LatticePublicFile, LatticeShareFile)
 	if err != nil {
 		return nil, err
 	}
-	k, err := mhe.ParseKeys(pub, share)
+	k, err := lattice.ParseKeys(pub, share)
 	if err != nil {
 		return nil, fmt.Errorf("%w: staged lattice key: %w", ErrKeys, err)
 	}
@@ -102,7 +102,7 @@ func ReadStagedLattice(s job.Secrets, dir string) (*mhe.Keys, error) {
 
 // LatticeInfo describes k, made as said (MadeDealer or MadeDealerless) by
 // job (empty for a dealt key).
-func LatticeInfo(k *mhe.Keys, made, job string) Info {
+func LatticeInfo(k *lattice.Keys, made, job string) Info {
 	id := k.ID()
 	return Info{Made: made, KeyID: hex.EncodeToString(id[:]), Params: k.Params.Name(), Parties: slices.Clone(k.Members),
 		Threshold: k.Quorum, Job: job}
@@ -112,15 +112,15 @@ func LatticeInfo(k *mhe.Keys, made, job string) Info {
 // process, playing every member's part of mhe's key generation: for tests,
 // `cohort sim` and `cohort keys deal --scheme bgv`, where one operator owns
 // every node (that process sees every member's secret). quorum <= 0 picks
-// mhe.DefaultQuorum. The keygen job generates the key without anyone
+// lattice.DefaultQuorum. The keygen job generates the key without anyone
 // seeing another member's share.
-func DealLattice(members []string, quorum int) (map[string]*mhe.Keys, error) {
+func DealLattice(members []string, quorum int) (map[string]*lattice.Keys, error) {
 	sorted := slices.Clone(members)
 	slices.Sort(sorted)
 	if quorum <= 0 {
-		quorum = mhe.DefaultQuorum(len(sorted))
+		quorum = lattice.DefaultQuorum(len(sorted))
 	}
-	params, err := mhe.NewParams(mhe.ParamsBGV13)
+	params, err := lattice.NewParams(lattice.ParamsBGV13)
 	if err != nil {
 		return nil, err
 	}
@@ -128,12 +128,12 @@ func DealLattice(members []string, quorum int) (map[string]*mhe.Keys, error) {
 	if _, err := rand.Read(nonce); err != nil {
 		return nil, fmt.Errorf("keyring: nonce: %w", err)
 	}
-	kg, err := mhe.NewKeyGen(params, sorted, quorum, nonce)
+	kg, err := lattice.NewKeyGen(params, sorted, quorum, nonce)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrKeys, err)
 	}
-	var pubFold *mhe.PublicKeyShare
-	secretFolds := make([]*mhe.SecretShare, len(sorted))
+	var pubFold *lattice.PublicKeyShare
+	secretFolds := make([]*lattice.SecretShare, len(sorted))
 	for _, m := range sorted {
 		pub, secrets, err := kg.GenShares(m)
 		if err != nil {
@@ -152,7 +152,7 @@ func DealLattice(members []string, quorum int) (map[string]*mhe.Keys, error) {
 			}
 		}
 	}
-	out := make(map[string]*mhe.Keys, len(sorted))
+	out := make(map[string]*lattice.Keys, len(sorted))
 	for j, m := range sorted {
 		k, err := kg.Finalise(m, pubFold, secretFolds[j])
 		if err != nil {

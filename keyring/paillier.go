@@ -8,7 +8,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Paillier is what a node holds of the consortium's threshold Paillier key:
@@ -117,7 +117,7 @@ func (k *Paillier) MarshalPublic() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("keyring: marshal public key: %w", err)
 	}
-	return protocol.Marshal(paillierPublic{Members: k.Members, Key: key})
+	return wire.Marshal(paillierPublic{Members: k.Members, Key: key})
 }
 
 // ParsePaillier rebuilds a key from the contents of PaillierPublicFile and
@@ -125,7 +125,7 @@ func (k *Paillier) MarshalPublic() ([]byte, error) {
 // matches its verification key.
 func ParsePaillier(public, share []byte) (*Paillier, error) {
 	var pf paillierPublic
-	if err := protocol.Unmarshal(public, &pf); err != nil {
+	if err := wire.Unmarshal(public, &pf); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrKeys, PaillierPublicFile, err)
 	}
 	pk, err := paillier.UnmarshalThresholdPublicKey(pf.Key)

@@ -14,8 +14,8 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // runWatched runs the example on east, north and south under the default
@@ -71,7 +71,7 @@ func TestHostileCoordinator(t *testing.T) {
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
 	for _, s := range c.Sent {
-		if s.M.Round == 1 && s.D != protocol.DiscloseControl {
+		if s.M.Round == 1 && s.D != wire.DiscloseControl {
 			t.Errorf("%s sent %s in the second round", s.From, s.M.Type)
 		}
 	}
@@ -91,7 +91,7 @@ func TestHostileCoordinator(t *testing.T) {
 // scores are committed.
 func TestHostileMember(t *testing.T) {
 	stale := hamdist.GenerateKey().Public()
-	swap := func(m *protocol.Message) *protocol.Message {
+	swap := func(m *wire.Message) *wire.Message {
 		if m.Type != hamdist.TypeBlinded {
 			return m
 		}

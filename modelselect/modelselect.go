@@ -8,8 +8,8 @@ import (
 
 	"github.com/cohortdm/cohort/hamdist"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is `kind: model-select`.
@@ -114,7 +114,7 @@ func (Kind) Validate(spec *job.Spec) error {
 }
 
 // OutputDisclosure: the outputs are the public result's counts.
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePublicResult }
 
 // Uses declares the id column into the PSI (align psi), to the peer, and
 // each candidate column and the label column as distance: their error
@@ -131,13 +131,13 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	s := cfg.sides[i]
 	var out []job.Use
 	if cfg.p.Align == hamdist.AlignPSI {
-		out = append(out, job.Use{Table: s.Table, Column: s.ID, Role: job.RoleID, Form: protocol.DisclosePSIBlinded, To: []string{cfg.sides[1-i].Party}})
+		out = append(out, job.Use{Table: s.Table, Column: s.ID, Role: job.RoleID, Form: wire.DisclosePSIBlinded, To: []string{cfg.sides[1-i].Party}})
 	}
 	if i != cfg.preds {
-		return append(out, job.Use{Table: s.Table, Column: cfg.label, Role: job.RoleClass, Form: protocol.DiscloseDistance}), nil
+		return append(out, job.Use{Table: s.Table, Column: cfg.label, Role: job.RoleClass, Form: wire.DiscloseDistance}), nil
 	}
 	for _, c := range cfg.candidates {
-		out = append(out, job.Use{Table: s.Table, Column: c, Role: job.RoleAttribute, Form: protocol.DiscloseDistance})
+		out = append(out, job.Use{Table: s.Table, Column: c, Role: job.RoleAttribute, Form: wire.DiscloseDistance})
 	}
 	return out, nil
 }

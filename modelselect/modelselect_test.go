@@ -17,8 +17,8 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 var (
@@ -155,11 +155,11 @@ func TestLeakage(t *testing.T) {
 	for _, s := range c.Sent {
 		peer := map[string]string{"north": "south", "south": "north"}[s.From]
 		switch s.D {
-		case protocol.DisclosePSIBlinded, protocol.DiscloseDistance:
+		case wire.DisclosePSIBlinded, wire.DiscloseDistance:
 			if s.To != peer {
 				t.Errorf("%s sent %s (%s) to %s", s.From, s.M.Type, s.D, s.To)
 			}
-		case protocol.DiscloseControl:
+		case wire.DiscloseControl:
 		default:
 			t.Errorf("%s sent %s to %s disclosing %q", s.From, s.M.Type, s.To, s.D)
 		}
@@ -183,7 +183,7 @@ func TestLeakage(t *testing.T) {
 			continue
 		}
 		var o scoreOutput
-		if err := protocol.Unmarshal(out.Body, &o); err != nil {
+		if err := wire.Unmarshal(out.Body, &o); err != nil {
 			t.Fatal(err)
 		}
 		if o.Compared != compared || (o.Holder && !equal(o.Errors, want.Errors)) || (!o.Holder && len(o.Errors) > 0) {
@@ -191,7 +191,7 @@ func TestLeakage(t *testing.T) {
 		}
 	}
 	var d scoreDecision
-	if err := protocol.Unmarshal(c.Decisions[0], &d); err != nil || d.Compared != want.Compared || !equal(d.Errors, want.Errors) {
+	if err := wire.Unmarshal(c.Decisions[0], &d); err != nil || d.Compared != want.Compared || !equal(d.Errors, want.Errors) {
 		t.Errorf("decision %+v (%v), want %+v", d, err, want)
 	}
 	noValues(t, &c, rec)
@@ -229,7 +229,7 @@ func noValues(t *testing.T, c *hamdisttest.Capture, rec *node.JobRecord) {
 	// byte, then the text) they must appear nowhere but the spec's echo.
 	for _, s := range c.Sent {
 		for _, v := range []string{"\xa3yes", "\xa2no"} {
-			if bytes.Contains(s.M.Body, []byte(v)) && s.D != protocol.DiscloseControl {
+			if bytes.Contains(s.M.Body, []byte(v)) && s.D != wire.DiscloseControl {
 				t.Errorf("%s's %s holds %q", s.From, s.M.Type, strings.TrimLeft(v, "\xa2\xa3"))
 			}
 		}

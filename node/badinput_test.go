@@ -18,8 +18,8 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sum"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // impersonate starts a libp2p host with a member's identity (read from its
@@ -46,7 +46,7 @@ func impersonate(t *testing.T, dataDir string) (func(ctx context.Context, to *no
 		if err := h.Connect(ctx, peer.AddrInfo{ID: to.PeerID(), Addrs: addrs}); err != nil {
 			return "", err
 		}
-		s, err := h.NewStream(ctx, to.PeerID(), protocol.JobProtocol)
+		s, err := h.NewStream(ctx, to.PeerID(), wire.JobProtocol)
 		if err != nil {
 			return "", err
 		}
@@ -55,20 +55,20 @@ func impersonate(t *testing.T, dataDir string) (func(ctx context.Context, to *no
 			return "", err
 		}
 		s.CloseWrite()
-		ack, err := protocol.ReadFrame(s, 4096)
+		ack, err := wire.ReadFrame(s, 4096)
 		return string(ack), err
 	}
 	return send, func() { h.Close() }
 }
 
-func frame(t *testing.T, m *protocol.Message) []byte {
+func frame(t *testing.T, m *wire.Message) []byte {
 	t.Helper()
-	b, err := protocol.Encode(m)
+	b, err := wire.Encode(m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := protocol.WriteFrame(&buf, b); err != nil {
+	if err := wire.WriteFrame(&buf, b); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -99,8 +99,8 @@ func TestBadMessagesRefused(t *testing.T) {
 	}{
 		{"garbage", string([]byte{0, 0, 0, 3, 0xc1, 0xc1, 0xc1}), "malformed"},
 		{"oversized", string(huge), "exceeds size limit"},
-		{"spoofed sender", string(frame(t, &protocol.Message{Type: "x", Job: "j", From: "org3"})), "claims to be from"},
-		{"finished job", string(frame(t, &protocol.Message{Type: "x", Job: done.ID, Phase: "a", From: "org2"})), "stale"},
+		{"spoofed sender", string(frame(t, &wire.Message{Type: "x", Job: "j", From: "org3"})), "claims to be from"},
+		{"finished job", string(frame(t, &wire.Message{Type: "x", Job: done.ID, Phase: "a", From: "org2"})), "stale"},
 	}
 	for _, tc := range cases {
 		ack, err := send(ctx, target, []byte(tc.raw))
@@ -230,15 +230,15 @@ func BenchmarkRoundTrip(b *testing.B) {
 // roundTrip sends a small ping from org1's party a to org2's party z and a
 // pong back, each received before the next step.
 func roundTrip(ctx context.Context, a, z job.Party, jobID string, round int) error {
-	ping := &protocol.Message{Type: "ping", Job: jobID, Round: round, From: a.Self(), Body: []byte("hello")}
-	if err := a.Send(ctx, "org2", ping, protocol.DiscloseControl); err != nil {
+	ping := &wire.Message{Type: "ping", Job: jobID, Round: round, From: a.Self(), Body: []byte("hello")}
+	if err := a.Send(ctx, "org2", ping, wire.DiscloseControl); err != nil {
 		return fmt.Errorf("ping %d: %w", round, err)
 	}
 	if _, err := z.Receive(ctx, "org1", ping.Key()); err != nil {
 		return fmt.Errorf("ping %d: %w", round, err)
 	}
-	pong := &protocol.Message{Type: "pong", Job: jobID, Round: round, From: z.Self(), Body: []byte("hello")}
-	if err := z.Send(ctx, "org1", pong, protocol.DiscloseControl); err != nil {
+	pong := &wire.Message{Type: "pong", Job: jobID, Round: round, From: z.Self(), Body: []byte("hello")}
+	if err := z.Send(ctx, "org1", pong, wire.DiscloseControl); err != nil {
 		return fmt.Errorf("pong %d: %w", round, err)
 	}
 	if _, err := a.Receive(ctx, "org2", pong.Key()); err != nil {

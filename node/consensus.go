@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/bbolt"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // consensus is the node's Raft replica with everything it runs on, so
@@ -209,7 +209,7 @@ func (c *consensus) apply(cmd *command) error {
 	if cmd.Time.IsZero() {
 		cmd.Time = time.Now().UTC()
 	}
-	b, err := protocol.Marshal(cmd)
+	b, err := wire.Marshal(cmd)
 	if err != nil {
 		return err
 	}

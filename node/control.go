@@ -13,7 +13,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/runner"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // controlRequest is a follower forwarding a job submission or
@@ -136,7 +136,7 @@ func (n *Node) forward(ctx context.Context, leader string, req *controlRequest) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(n.timing.SendMS)*time.Millisecond)
 	defer cancel()
-	s, err := n.mesh.host.NewStream(ctx, pid, protocol.ControlProtocol)
+	s, err := n.mesh.host.NewStream(ctx, pid, wire.ControlProtocol)
 	if err != nil {
 		return "", fmt.Errorf("%w: forward to leader %s: %v", ErrNoLeader, leader, err)
 	}
@@ -144,19 +144,19 @@ func (n *Node) forward(ctx context.Context, leader string, req *controlRequest) 
 	if dl, ok := ctx.Deadline(); ok {
 		_ = s.SetDeadline(dl)
 	}
-	body, err := protocol.Marshal(req)
+	body, err := wire.Marshal(req)
 	if err != nil {
 		return "", err
 	}
-	if err := protocol.WriteFrame(s, body); err != nil {
+	if err := wire.WriteFrame(s, body); err != nil {
 		return "", fmt.Errorf("forward to leader %s: %w", leader, err)
 	}
-	b, err := protocol.ReadFrame(s, 1<<16)
+	b, err := wire.ReadFrame(s, 1<<16)
 	if err != nil {
 		return "", fmt.Errorf("%w: leader %s did not answer: %v", ErrNoLeader, leader, err)
 	}
 	var resp controlResponse
-	if err := protocol.Unmarshal(b, &resp); err != nil {
+	if err := wire.Unmarshal(b, &resp); err != nil {
 		return "", fmt.Errorf("leader %s: %w", leader, err)
 	}
 	if resp.Error != "" {
@@ -182,17 +182,17 @@ func (n *Node) handleControl(s network.Stream) {
 	}
 	_ = s.SetDeadline(time.Now().Add(time.Duration(n.timing.SendMS) * time.Millisecond))
 	resp := n.serveControl(remote, name, s)
-	b, err := protocol.Marshal(&resp)
+	b, err := wire.Marshal(&resp)
 	if err == nil {
-		_ = protocol.WriteFrame(s, b)
+		_ = wire.WriteFrame(s, b)
 	}
 }
 
 func (n *Node) serveControl(remote peer.ID, name string, s network.Stream) controlResponse {
-	b, err := protocol.ReadFrame(s, protocol.MaxMessageSize)
+	b, err := wire.ReadFrame(s, wire.MaxMessageSize)
 	var req controlRequest
 	if err == nil {
-		err = protocol.Unmarshal(b, &req)
+		err = wire.Unmarshal(b, &req)
 	}
 	if err != nil {
 		n.log.Warn("bad control request", "peer", name, "err", err)

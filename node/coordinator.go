@@ -8,7 +8,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/runner"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The coordinator side: while this node leads, the runtime's Coordinator
@@ -85,15 +85,15 @@ func (l raftLog) Commit(ctx context.Context, e *runner.Entry) error {
 type netParty struct{ n *Node }
 
 func (p netParty) Self() string { return p.n.cfg.Name }
-func (p netParty) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+func (p netParty) Send(ctx context.Context, to string, m *wire.Message, d wire.Disclosure) error {
 	return p.n.ms.send(ctx, to, m, d)
 }
-func (p netParty) Receive(ctx context.Context, from string, k protocol.Key) (*protocol.Message, error) {
+func (p netParty) Receive(ctx context.Context, from string, k wire.Key) (*wire.Message, error) {
 	return p.n.ms.box.Get(ctx, from, k)
 }
 
 // SendUnrecorded reports a failure that keeps this node from recording
 // what it sends (runner.UnrecordedSender).
-func (p netParty) SendUnrecorded(ctx context.Context, to string, m *protocol.Message) error {
+func (p netParty) SendUnrecorded(ctx context.Context, to string, m *wire.Message) error {
 	return p.n.ms.sendFailure(ctx, to, m)
 }

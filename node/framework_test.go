@@ -21,8 +21,8 @@ import (
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // prober is a multi-round test job that exercises the framework: each
@@ -89,7 +89,7 @@ func (k *prober) Coordinate(ctx context.Context, c job.Coordinator) (job.Result,
 				return nil, fmt.Errorf("round %d: %v", r, outs.Failed)
 			}
 			d := proberDecision{Outputs: len(outs.Results), Pick: job.Rand(c.Seed(), "pick").Uint64()}
-			b, err := protocol.Marshal(&d)
+			b, err := wire.Marshal(&d)
 			if err != nil {
 				return nil, err
 			}
@@ -98,7 +98,7 @@ func (k *prober) Coordinate(ctx context.Context, c job.Coordinator) (job.Result,
 			}
 		}
 		var d proberDecision
-		if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+		if err := wire.Unmarshal(rec.Decision, &d); err != nil {
 			return nil, err
 		}
 		if d.Pick != job.Rand(c.Seed(), "pick").Uint64() {
@@ -124,7 +124,7 @@ func (k *prober) Open(ctx context.Context, p job.Participant) (job.Session, erro
 	return &proberSession{k: k, p: p, prm: prm}, nil
 }
 
-func (k *prober) OutputDisclosure(job.Step) protocol.Disclosure { return "probe-output" }
+func (k *prober) OutputDisclosure(job.Step) wire.Disclosure { return "probe-output" }
 
 type proberSession struct {
 	k   *prober
@@ -299,7 +299,7 @@ func (drifting) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, 
 func (drifting) Open(context.Context, job.Participant) (job.Session, error) {
 	return holdSession{}, nil
 }
-func (drifting) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DiscloseControl }
+func (drifting) OutputDisclosure(job.Step) wire.Disclosure { return wire.DiscloseControl }
 
 // holdSession never finishes a step on its own.
 type holdSession struct{}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cohortdm/cohort/api"
 	"github.com/cohortdm/cohort/job/runner"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Job statuses, as the runtime (package job/runner) keeps them.
@@ -98,7 +98,7 @@ func (f *fsm) Apply(l *raft.Log) any {
 		return nil
 	}
 	var c command
-	if err := protocol.Unmarshal(l.Data, &c); err != nil {
+	if err := wire.Unmarshal(l.Data, &c); err != nil {
 		return fmt.Errorf("apply log entry %d: %w", l.Index, err)
 	}
 	err := f.apply(&c)
@@ -137,7 +137,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
 	var s fsmState
-	if err := protocol.Unmarshal(b, &s); err != nil {
+	if err := wire.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
 	if len(s.Members) > 0 {
@@ -163,7 +163,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 type fsmSnapshot struct{ state fsmState }
 
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	b, err := protocol.Marshal(&s.state)
+	b, err := wire.Marshal(&s.state)
 	if err != nil {
 		sink.Cancel()
 		return fmt.Errorf("persist snapshot: %w", err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/runner"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 func seedCommands(f *testing.F) {
@@ -25,7 +25,7 @@ func seedCommands(f *testing.F) {
 		{Entry: runner.Entry{Op: opRemoveMember}, Member: &Member{Name: "b"}},
 		{Entry: runner.Entry{Op: opAddMember}},
 	} {
-		b, err := protocol.Marshal(c)
+		b, err := wire.Marshal(c)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func FuzzControlRequest(f *testing.F) {
 		{Op: opAddMember, Member: &Member{Name: "b", PeerID: "12D3KooWRgNR3xcGzt3Vbkyoj29tQqRSqZXo9UgHad2RGpHussYv"}},
 		{Op: opRemoveMember, Member: &Member{Name: "a"}},
 	} {
-		b, err := protocol.Marshal(r)
+		b, err := wire.Marshal(r)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func FuzzControlRequest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var req controlRequest
-		if protocol.Unmarshal(data, &req) != nil {
+		if wire.Unmarshal(data, &req) != nil {
 			return
 		}
 		m := newFSM()
@@ -92,7 +92,7 @@ func FuzzRestore(f *testing.F) {
 func TestFSMSequence(t *testing.T) {
 	m := newFSM()
 	apply := func(c *command) any {
-		b, err := protocol.Marshal(c)
+		b, err := wire.Marshal(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func TestRestoreRefusesInconsistentSnapshot(t *testing.T) {
 		{Jobs: map[string]*JobRecord{"a": nil}, Order: []string{"a"}},
 		{Jobs: map[string]*JobRecord{"a": {ID: "a", Steps: []*StepRecord{nil}}}, Order: []string{"a"}},
 	} {
-		b, err := protocol.Marshal(&s)
+		b, err := wire.Marshal(&s)
 		if err != nil {
 			t.Fatal(err)
 		}

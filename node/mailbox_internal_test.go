@@ -7,7 +7,7 @@ import (
 	"github.com/cohortdm/cohort/internal/mailbox"
 
 	"github.com/cohortdm/cohort/job/runner"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Messages for a job nobody committed are dropped after the grace period,
@@ -22,7 +22,7 @@ func TestMailboxDropsUndeliverable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, j := range []string{"live", "ended", "ghost"} {
-		if err := r.Box.Put(&protocol.Message{Type: "t", Job: j, From: "a", Body: make([]byte, 100)}); err != nil {
+		if err := r.Box.Put(&wire.Message{Type: "t", Job: j, From: "a", Body: make([]byte, 100)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -36,7 +36,7 @@ func TestMailboxDropsUndeliverable(t *testing.T) {
 	if got := r.Box.Len(); got != 1 {
 		t.Fatalf("%d queues after the grace, want only live", got)
 	}
-	if want := mailbox.Size(&protocol.Message{Type: "t", Job: "live", From: "a", Body: make([]byte, 100)}); r.Box.Bytes() != want {
+	if want := mailbox.Size(&wire.Message{Type: "t", Job: "live", From: "a", Body: make([]byte, 100)}); r.Box.Bytes() != want {
 		t.Fatalf("mailbox holds %d bytes, want %d", r.Box.Bytes(), want)
 	}
 }
@@ -51,7 +51,7 @@ func TestMailboxKeepsJobAppliedMidReconcile(t *testing.T) {
 	if err := r.FSM.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: "new", Spec: []byte("kind: x\nparties: [{name: a}]\n")}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Box.Put(&protocol.Message{Type: "t", Job: "new", From: "a"}); err != nil {
+	if err := r.Box.Put(&wire.Message{Type: "t", Job: "new", From: "a"}); err != nil {
 		t.Fatal(err)
 	}
 	r.dropUndeliverable(snapshot)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/job/runner"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // maxQueuedBytes bounds what peers can make a node hold in undelivered
@@ -40,7 +40,7 @@ type messenger struct {
 	sendTTL time.Duration
 	// accept decides whether a message may be queued: a message for a step
 	// attempt that is already superseded or for a finished job is refused.
-	accept func(m *protocol.Message) error
+	accept func(m *wire.Message) error
 
 	mu       sync.Mutex
 	jobBytes map[string]int64 // bytes this node sent per job
@@ -49,7 +49,7 @@ type messenger struct {
 // send delivers m to the named party and records it in the audit ledger.
 // It never writes to m: a kind may send one message to several peers at
 // once.
-func (ms *messenger) send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+func (ms *messenger) send(ctx context.Context, to string, m *wire.Message, d wire.Disclosure) error {
 	b, err := ms.encode(ctx, to, m)
 	if err != nil {
 		return err
@@ -70,7 +70,7 @@ func (ms *messenger) send(ctx context.Context, to string, m *protocol.Message, d
 // sendFailure reports a local failure that keeps this node from recording
 // what it sends (the ledger's disk is full): the message carries only the
 // error, no data of the party, and is recorded if the ledger can still take it.
-func (ms *messenger) sendFailure(ctx context.Context, to string, m *protocol.Message) error {
+func (ms *messenger) sendFailure(ctx context.Context, to string, m *wire.Message) error {
 	b, err := ms.encode(ctx, to, m)
 	if err != nil {
 		return err
@@ -82,21 +82,21 @@ func (ms *messenger) sendFailure(ctx context.Context, to string, m *protocol.Mes
 	if !ok {
 		return fmt.Errorf("send %s: %q is not a member of the consortium", m.Type, to)
 	}
-	return ms.deliver(ctx, to, id, m, b, protocol.DiscloseControl)
+	return ms.deliver(ctx, to, id, m, b, wire.DiscloseControl)
 }
 
 // encode checks and encodes a message this node sends, as a peer will
 // decode it: from this node, on the wire's terms, under a live context.
 // A message to the node itself passes the same checks, so what works
 // here works to a peer (and in jobtest's network).
-func (ms *messenger) encode(ctx context.Context, to string, m *protocol.Message) ([]byte, error) {
+func (ms *messenger) encode(ctx context.Context, to string, m *wire.Message) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("send %s to %s: %w", m.Type, to, err)
 	}
 	if m.From != ms.self {
 		return nil, fmt.Errorf("send %s to %s: the message claims to be from %q, not %s", m.Type, to, m.From, ms.self)
 	}
-	b, err := protocol.Encode(m)
+	b, err := wire.Encode(m)
 	if err != nil {
 		return nil, fmt.Errorf("send %s to %s: %w", m.Type, to, err)
 	}
@@ -106,7 +106,7 @@ func (ms *messenger) encode(ctx context.Context, to string, m *protocol.Message)
 // toSelf queues a message to this node in its own mailbox, decoded afresh
 // as a peer's would be, so that it shares no memory with the sender's.
 func (ms *messenger) toSelf(b []byte) error {
-	c, err := protocol.Decode(b)
+	c, err := wire.Decode(b)
 	if err != nil {
 		return fmt.Errorf("send to self: %w", err)
 	}
@@ -114,10 +114,10 @@ func (ms *messenger) toSelf(b []byte) error {
 }
 
 // deliver writes one encoded message to a peer and waits for its ack.
-func (ms *messenger) deliver(ctx context.Context, to string, id peer.ID, m *protocol.Message, b []byte, d protocol.Disclosure) error {
+func (ms *messenger) deliver(ctx context.Context, to string, id peer.ID, m *wire.Message, b []byte, d wire.Disclosure) error {
 	ctx, cancel := context.WithTimeout(ctx, ms.sendTTL)
 	defer cancel()
-	s, err := ms.host.NewStream(ctx, id, protocol.JobProtocol)
+	s, err := ms.host.NewStream(ctx, id, wire.JobProtocol)
 	if err != nil {
 		return fmt.Errorf("send %s to %s: %w", m.Type, to, err)
 	}
@@ -125,7 +125,7 @@ func (ms *messenger) deliver(ctx context.Context, to string, id peer.ID, m *prot
 	if dl, ok := ctx.Deadline(); ok {
 		_ = s.SetDeadline(dl)
 	}
-	if err := protocol.WriteFrame(s, b); err != nil {
+	if err := wire.WriteFrame(s, b); err != nil {
 		s.Reset()
 		return fmt.Errorf("send %s to %s: %w", m.Type, to, err)
 	}
@@ -148,7 +148,7 @@ func (ms *messenger) deliver(ctx context.Context, to string, id peer.ID, m *prot
 	if ledgerErr != nil {
 		ms.log.Error("audit ledger append failed", "err", ledgerErr)
 	}
-	ack, err := protocol.ReadFrame(s, 4096)
+	ack, err := wire.ReadFrame(s, 4096)
 	if err != nil {
 		s.Reset()
 		return fmt.Errorf("send %s to %s: no acknowledgement: %w", m.Type, to, err)
@@ -171,11 +171,11 @@ func (ms *messenger) handle(s network.Stream) {
 		return
 	}
 	_ = s.SetDeadline(time.Now().Add(ms.sendTTL))
-	m, err := protocol.ReadMessage(s)
+	m, err := wire.ReadMessage(s)
 	if err != nil {
 		ms.metrics.rejected(name)
 		ms.log.Warn("bad message", "peer", name, "err", err)
-		_ = protocol.WriteFrame(s, []byte(err.Error()))
+		_ = wire.WriteFrame(s, []byte(err.Error()))
 		return
 	}
 	if m.From != name {
@@ -189,11 +189,11 @@ func (ms *messenger) handle(s network.Stream) {
 	if err != nil {
 		ms.metrics.rejected(name)
 		ms.log.Warn("message refused", "peer", name, "msg", m.String(), "err", err)
-		_ = protocol.WriteFrame(s, []byte(err.Error()))
+		_ = wire.WriteFrame(s, []byte(err.Error()))
 		return
 	}
 	ms.metrics.received(name, m.Type)
-	_ = protocol.WriteFrame(s, []byte(ackOK))
+	_ = wire.WriteFrame(s, []byte(ackOK))
 }
 
 func (ms *messenger) bytesSent(jobID string) int64 {

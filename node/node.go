@@ -29,7 +29,7 @@ import (
 	"github.com/cohortdm/cohort/internal/mailbox"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Options configure a node beyond its node.yaml.
@@ -231,8 +231,8 @@ func (n *Node) Start(cons *Consortium) error {
 	n.mesh.admit(cons)
 	n.fsm.setMembers(cons)
 	n.fsm.onMembers = n.membersChanged
-	n.mesh.host.SetStreamHandler(protocol.JobProtocol, n.ms.handle)
-	n.mesh.host.SetStreamHandler(protocol.ControlProtocol, n.handleControl)
+	n.mesh.host.SetStreamHandler(wire.JobProtocol, n.ms.handle)
+	n.mesh.host.SetStreamHandler(wire.ControlProtocol, n.handleControl)
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	c, err := newConsensus(n.ctx, consensusConfig{
 		DataDir: n.cfg.DataDir, Self: n.cfg.Name, Timing: n.timing, Host: n.mesh.host, MemberName: n.mesh.gater.name,

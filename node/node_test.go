@@ -19,9 +19,9 @@ import (
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The consortium test deals a 1024-bit key, which paillier accepts only in
@@ -93,7 +93,7 @@ func (ss *stepperSession) Step(ctx context.Context, step job.Step) ([]byte, erro
 	return job.Round[struct{}, int, int]{Phase: step.Phase}.Serve(step, func(struct{}) (int, error) { return val, nil })
 }
 
-func (s *stepper) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DiscloseAggregate }
+func (s *stepper) OutputDisclosure(job.Step) wire.Disclosure { return wire.DiscloseAggregate }
 
 func names(n int) []string {
 	out := make([]string, n)
@@ -290,7 +290,7 @@ func TestOutsiderRefused(t *testing.T) {
 	if err == nil {
 		// The handshake may complete on the outsider's side before the gater
 		// closes it; no stream may ever be served.
-		if _, serr := outsider.NewStream(ctx, target.PeerID(), protocol.JobProtocol); serr == nil {
+		if _, serr := outsider.NewStream(ctx, target.PeerID(), wire.JobProtocol); serr == nil {
 			t.Fatal("outsider opened a job stream")
 		}
 	}

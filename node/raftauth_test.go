@@ -17,7 +17,7 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // A member that sends Raft RPCs with its own key but claims to be another
@@ -56,7 +56,7 @@ func TestRaftRPCForgedSenderRefused(t *testing.T) {
 	if err := rogue.Connect(ctx, peer.AddrInfo{ID: follower.PeerID(), Addrs: addrs}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := rogue.NewStream(ctx, follower.PeerID(), protocol.RaftProtocol)
+	s, err := rogue.NewStream(ctx, follower.PeerID(), wire.RaftProtocol)
 	if err != nil {
 		t.Fatal(err)
 	}

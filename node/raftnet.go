@@ -18,7 +18,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Raft's transport is hashicorp/raft's NetworkTransport over libp2p streams
@@ -81,7 +81,7 @@ func newRaftStreams(h host.Host, lg *slog.Logger, members func(peer.ID) (string,
 		incoming: make(chan network.Stream), ctx: ctx, cancel: cancel,
 		conns: map[*raftConn]struct{}{},
 	}
-	h.SetStreamHandler(protocol.RaftProtocol, s.handle)
+	h.SetStreamHandler(wire.RaftProtocol, s.handle)
 	return s
 }
 
@@ -128,7 +128,7 @@ func (s *raftStreams) Dial(addr raft.ServerAddress, timeout time.Duration) (net.
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, timeout)
 	defer cancel()
-	st, err := s.h.NewStream(ctx, id, protocol.RaftProtocol)
+	st, err := s.h.NewStream(ctx, id, wire.RaftProtocol)
 	if err != nil {
 		return nil, fmt.Errorf("raft dial %s: %w", addr, err)
 	}
@@ -172,7 +172,7 @@ func (s *raftStreams) abort() {
 
 // Close is the NetworkTransport's close: it stops accepting and aborts.
 func (s *raftStreams) Close() error {
-	s.h.RemoveStreamHandler(protocol.RaftProtocol)
+	s.h.RemoveStreamHandler(wire.RaftProtocol)
 	s.abort()
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The reconcile loop: every node makes itself do what the Raft log says.
@@ -216,7 +216,7 @@ func (r *jobRunner) startCoordinating(id string) {
 
 // acceptMessage refuses messages that can no longer be received: for a
 // finished job, or for an attempt older than the step's latest.
-func (n *Node) acceptMessage(m *protocol.Message) error {
+func (n *Node) acceptMessage(m *wire.Message) error {
 	s, status, ok := n.fsm.jobs.Step(m.Job, m.Phase, m.Round)
 	if !ok {
 		return nil // the job may not be applied here yet; kept for a grace period

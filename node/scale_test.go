@@ -16,8 +16,8 @@ import (
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // noop is a job of params.rounds steps that do no work: what is left is the
@@ -50,7 +50,7 @@ func (k *noop) Open(context.Context, job.Participant) (job.Session, error) {
 	k.opens.Add(1)
 	return noopSession{}, nil
 }
-func (*noop) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DiscloseControl }
+func (*noop) OutputDisclosure(job.Step) wire.Disclosure { return wire.DiscloseControl }
 
 // noopRound is the noop kind's one round: no args, an empty output.
 var noopRound = job.Round[struct{}, struct{}, int]{Phase: "noop"}

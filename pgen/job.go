@@ -9,8 +9,8 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/tree"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is `kind: pgen`.
@@ -49,11 +49,11 @@ func (Kind) Validate(spec *job.Spec) error {
 // of which holds at least release_k rows; the log gives it to every member.
 // In the joint seed's steps it is a commitment or an opening, random and
 // public (the log holds it).
-func (Kind) OutputDisclosure(step job.Step) protocol.Disclosure {
+func (Kind) OutputDisclosure(step job.Step) wire.Disclosure {
 	if job.IsSeedStep(step) {
-		return protocol.DisclosePublicResult
+		return wire.DisclosePublicResult
 	}
-	return protocol.DiscloseGeneralised
+	return wire.DiscloseGeneralised
 }
 
 // jointSeed is the draw of the seed of the pseudo-rows: one, round 0, over

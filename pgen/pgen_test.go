@@ -19,10 +19,10 @@ import (
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/pgen"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/tree"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // exampleDir is the bundled example: three clinics, one horizontal
@@ -377,16 +377,16 @@ func TestJobDisclosesOnlyTrees(t *testing.T) {
 	trees := map[string]int{}
 	for _, s := range rep.Sent {
 		switch s.Disclosure {
-		case protocol.DiscloseGeneralised:
+		case wire.DiscloseGeneralised:
 			trees[s.From]++
 			if s.To != rep.Leaders[0] {
 				t.Errorf("%s sent its tree to %s, not the coordinator", s.From, s.To)
 			}
-		case protocol.DisclosePublicResult:
+		case wire.DisclosePublicResult:
 			if !job.IsSeedStep(job.Step{Phase: s.Message.Phase}) || s.To != rep.Leaders[0] {
 				t.Errorf("%s sent a public result of %s to %s", s.From, s.Message.Phase, s.To)
 			}
-		case protocol.DiscloseControl:
+		case wire.DiscloseControl:
 		default:
 			t.Errorf("%s sent %s to %s as %s", s.From, s.Message.Type, s.To, s.Disclosure)
 		}
@@ -433,7 +433,7 @@ func TestJobLeaderChanges(t *testing.T) {
 			opts.OnSend = func(s jobtest.Sent) jobtest.Fault {
 				mu.Lock()
 				defer mu.Unlock()
-				if !done && s.Disclosure == protocol.DiscloseGeneralised {
+				if !done && s.Disclosure == wire.DiscloseGeneralised {
 					done = true
 					return jobtest.Fault{Leader: "north", Restart: []string{s.From}}
 				}

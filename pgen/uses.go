@@ -2,7 +2,7 @@ package pgen
 
 import (
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Uses declares what a pgen job discloses of a party's data
@@ -24,8 +24,8 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	k := int(min(cfg.p.ReleaseK, uint64(1<<31-1)))
 	var out []job.Use
 	for _, a := range cfg.schema.attrNames() {
-		out = append(out, job.Use{Table: t, Column: a, Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: k})
+		out = append(out, job.Use{Table: t, Column: a, Role: job.RoleAttribute, Form: wire.DiscloseGeneralised, K: k})
 	}
-	out = append(out, job.Use{Table: t, Column: cfg.schema.ClassColumn, Role: job.RoleClass, Form: protocol.DiscloseGeneralised, K: k, L: cfg.p.ReleaseL})
+	out = append(out, job.Use{Table: t, Column: cfg.schema.ClassColumn, Role: job.RoleClass, Form: wire.DiscloseGeneralised, K: k, L: cfg.p.ReleaseL})
 	return out, nil
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // BenchmarkAdmit is the policy's cost per job and per step (the runtime
@@ -26,7 +26,7 @@ func BenchmarkAdmit(b *testing.B) {
 	var uses []job.Use
 	for i := range 24 {
 		uses = append(uses, job.Use{Table: fmt.Sprintf("t%d", i%3), Column: fmt.Sprintf("c%d", i), Role: job.RoleAttribute,
-			Form: protocol.DiscloseCiphertext, Parties: parties})
+			Form: wire.DiscloseCiphertext, Parties: parties})
 	}
 	req := &Request{Job: "j", Kind: "sum", Self: "a", Submitter: "b", Signed: true, SubmittedAt: time.Now(), Parties: parties,
 		Uses: uses, Declared: true, Datasets: map[string]string{"t0": "t", "t1": "u", "t2": "w"}}
@@ -44,10 +44,10 @@ func BenchmarkGuardSend(b *testing.B) {
 		b.Fatal(err)
 	}
 	parties := []string{"a", "b", "c"}
-	g := e.Guard("j", []job.Use{{Table: "t", Column: "v", Form: protocol.DiscloseCiphertext, Parties: parties}}, parties, map[string]string{"t": "t"})
-	m := &protocol.Message{Type: "secureagg/share", Job: "j", Phase: "p"}
+	g := e.Guard("j", []job.Use{{Table: "t", Column: "v", Form: wire.DiscloseCiphertext, Parties: parties}}, parties, map[string]string{"t": "t"})
+	m := &wire.Message{Type: "secureagg/share", Job: "j", Phase: "p"}
 	for b.Loop() {
-		if err := g.Send("b", m, protocol.DiscloseDecryptionShare, "a", parties); err != nil {
+		if err := g.Send("b", m, wire.DiscloseDecryptionShare, "a", parties); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Request is what a node knows of a job before it reads a row: the
@@ -226,7 +226,7 @@ func (p *Policy) checkFloors(req *Request, dataset string, u job.Use, h History)
 		what += "." + u.Column
 	}
 	switch u.Form {
-	case protocol.DiscloseCiphertext:
+	case wire.DiscloseCiphertext:
 		if len(u.Parties) < p.Floors.MinParties {
 			return refuse("floors.min_parties", "an aggregate of %s over the parties of this job is below this node's floor", what)
 		}
@@ -235,26 +235,26 @@ func (p *Policy) checkFloors(req *Request, dataset string, u job.Use, h History)
 				return r
 			}
 		}
-	case protocol.DiscloseGeneralised:
+	case wire.DiscloseGeneralised:
 		if u.K < p.Floors.MinK {
 			return refuse("floors.min_k", "a publication of %s with this job's k is below this node's floor", what)
 		}
 		if u.Role == job.RoleSensitive && u.L < p.Floors.MinL {
 			return refuse("floors.min_l", "sensitive column %s published with this job's l is below this node's floor", what)
 		}
-	case protocol.DiscloseSynthetic:
+	case wire.DiscloseSynthetic:
 		// A density drawn from few rows keeps them close (Tan and Ng's
 		// Example 2, section 6.1): the fewest rows of a class is its k.
 		if u.K < p.Floors.MinK {
 			return refuse("floors.min_k", "a synthetic sample of %s drawn from this job's fewest rows is below this node's floor", what)
 		}
-	case protocol.DiscloseSanitisedLog:
+	case wire.DiscloseSanitisedLog:
 		// A query with fewer than k results names its sites (Poblete et
 		// al., section 4.2): k is the fewest results a published query has.
 		if u.K < p.Floors.MinK {
 			return refuse("floors.min_k", "a query log of %s published with this job's k is below this node's floor", what)
 		}
-	case protocol.DiscloseAnonymisedGraph:
+	case wire.DiscloseAnonymisedGraph:
 		// A class of fewer than k nodes narrows a node's edges down to few
 		// people (Zheleva and Getoor, section 4.1): k is the fewest nodes
 		// in a class.

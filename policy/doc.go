@@ -21,7 +21,7 @@
 // # Vocabulary
 //
 // A form is one of the disclosure kinds the audit ledger records for every
-// message (protocol.Disclosure), so the ledger and the policy speak one
+// message (wire.Disclosure), so the ledger and the policy speak one
 // language: psi-blinded (a join key into a private set intersection),
 // ciphertext (values or counts encrypted into a secure aggregate whose
 // total is published), class-summary (class counts per join value),

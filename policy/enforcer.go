@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Enforcer is a node's policy at work: the policy in force (re-read when
@@ -67,7 +67,7 @@ func NewEnforcer(o Options) (*Enforcer, error) {
 // the runtime, never a node's.
 func Permissive() *Policy {
 	all := Grant{}
-	for _, d := range protocol.Disclosures() {
+	for _, d := range wire.Disclosures() {
 		all[d] = []string{Any}
 	}
 	cols := map[string]Grant{}
@@ -237,7 +237,7 @@ func (e *Enforcer) WaitApproval(ctx context.Context, req *Request) (Decision, er
 // resolved to at admission (Request.Datasets).
 func (e *Enforcer) Guard(jobID string, uses []job.Use, parties []string, datasets map[string]string) *Guard {
 	g := &Guard{e: e, job: jobID, parties: parties, datasets: datasets, inStep: map[stepKey][]FormedRecord{},
-		allowed: map[protocol.Disclosure]bool{protocol.DiscloseControl: true, protocol.DisclosePublicResult: true}}
+		allowed: map[wire.Disclosure]bool{wire.DiscloseControl: true, wire.DisclosePublicResult: true}}
 	for _, u := range uses {
 		for _, d := range messageForms(u.Form) {
 			g.allowed[d] = true
@@ -251,16 +251,16 @@ func (e *Enforcer) Guard(jobID string, uses []job.Use, parties []string, dataset
 
 // messageForms lists the disclosures a message may carry for a job that
 // was admitted for a use of form f.
-func messageForms(f protocol.Disclosure) []protocol.Disclosure {
+func messageForms(f wire.Disclosure) []wire.Disclosure {
 	switch f {
-	case protocol.DiscloseCiphertext:
-		return []protocol.Disclosure{protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare}
-	case protocol.DiscloseSplitAttribute:
-		return []protocol.Disclosure{protocol.DiscloseSplitSummary, protocol.DiscloseScore}
-	case protocol.DiscloseRaw:
-		return []protocol.Disclosure{protocol.DiscloseRaw, protocol.DiscloseAggregate}
+	case wire.DiscloseCiphertext:
+		return []wire.Disclosure{wire.DiscloseCiphertext, wire.DiscloseDecryptionShare}
+	case wire.DiscloseSplitAttribute:
+		return []wire.Disclosure{wire.DiscloseSplitSummary, wire.DiscloseScore}
+	case wire.DiscloseRaw:
+		return []wire.Disclosure{wire.DiscloseRaw, wire.DiscloseAggregate}
 	}
-	return []protocol.Disclosure{f}
+	return []wire.Disclosure{f}
 }
 
 // Show is the policy in force, the budget spent and left per dataset

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Guard checks what one job's session on this node discloses while the job
@@ -20,7 +20,7 @@ type Guard struct {
 	e        *Enforcer
 	job      string
 	parties  []string
-	allowed  map[protocol.Disclosure]bool
+	allowed  map[wire.Disclosure]bool
 	datasets map[string]string // the spec's table names → datasets
 
 	mu sync.Mutex
@@ -36,7 +36,7 @@ type stepKey struct {
 	round, attempt int
 }
 
-func keyOf(m *protocol.Message) stepKey {
+func keyOf(m *wire.Message) stepKey {
 	return stepKey{phase: m.Phase, round: m.Round, attempt: m.Attempt}
 }
 
@@ -76,7 +76,7 @@ func (g *Guard) dataset(p *Policy, table string) (string, error) {
 // holds it. A decryption share is where this node helps form a total: it
 // records that total formed before the share leaves, whatever the root
 // reports after.
-func (g *Guard) Send(to string, m *protocol.Message, d protocol.Disclosure, coordinator string, stepParties []string) error {
+func (g *Guard) Send(to string, m *wire.Message, d wire.Disclosure, coordinator string, stepParties []string) error {
 	p, err := g.policy()
 	if err != nil {
 		return err
@@ -90,10 +90,10 @@ func (g *Guard) Send(to string, m *protocol.Message, d protocol.Disclosure, coor
 	if to != g.e.self && !allows(p.Peers, []string{to}) {
 		return g.refusal(refuse("peers", "this node does not work with %s", to))
 	}
-	if (d == protocol.DiscloseDecryptionShare || d == protocol.DiscloseCiphertext) && len(stepParties) < p.Floors.MinParties {
+	if (d == wire.DiscloseDecryptionShare || d == wire.DiscloseCiphertext) && len(stepParties) < p.Floors.MinParties {
 		return g.refusal(refuse("floors.min_parties", "%s of step %s/%d over its parties is below this node's floor", d, m.Phase, m.Round))
 	}
-	if d == protocol.DiscloseDecryptionShare {
+	if d == wire.DiscloseDecryptionShare {
 		return g.formed(keyOf(m))
 	}
 	return nil

@@ -14,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Any, in a list of members, means every member of the consortium.
@@ -147,7 +147,7 @@ func (a Amount) within(b Amount) bool { return a.Epsilon <= b.Epsilon && a.Delta
 // Grant maps each form that may leave to the members that may receive it
 // (["*"] for any member). In YAML it is a list of forms (to any member)
 // or a mapping of form to members.
-type Grant map[protocol.Disclosure][]string
+type Grant map[wire.Disclosure][]string
 
 // UnmarshalYAML takes a list of forms or a mapping of form to members.
 func (g *Grant) UnmarshalYAML(n *yaml.Node) error {
@@ -159,7 +159,7 @@ func (g *Grant) UnmarshalYAML(n *yaml.Node) error {
 			return err
 		}
 		for _, f := range forms {
-			out[protocol.Disclosure(f)] = []string{Any}
+			out[wire.Disclosure(f)] = []string{Any}
 		}
 	case yaml.MappingNode:
 		var m map[string][]string
@@ -167,7 +167,7 @@ func (g *Grant) UnmarshalYAML(n *yaml.Node) error {
 			return err
 		}
 		for f, to := range m {
-			out[protocol.Disclosure(f)] = to
+			out[wire.Disclosure(f)] = to
 		}
 	default:
 		return fmt.Errorf("line %d: want a list of forms or a mapping of form to members", n.Line)
@@ -351,7 +351,7 @@ var roles = []string{job.RoleKey, job.RoleID, job.RoleAttribute, job.RoleClass, 
 
 func (g Grant) check(field string) error {
 	for f, to := range g {
-		if !slices.Contains(protocol.Disclosures(), f) {
+		if !slices.Contains(wire.Disclosures(), f) {
 			return fmt.Errorf("%s: unknown form %q (forms: %s)", field, f, formNames())
 		}
 		if len(to) == 0 {
@@ -363,7 +363,7 @@ func (g Grant) check(field string) error {
 
 func formNames() string {
 	var out []string
-	for _, d := range protocol.Disclosures() {
+	for _, d := range wire.Disclosures() {
 		out = append(out, string(d))
 	}
 	return strings.Join(out, ", ")

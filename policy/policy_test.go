@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 func TestDefaultParsesAndIsConservative(t *testing.T) {
@@ -18,7 +18,7 @@ func TestDefaultParsesAndIsConservative(t *testing.T) {
 		t.Fatalf("default %+v", p)
 	}
 	for _, role := range roles {
-		for _, never := range []protocol.Disclosure{protocol.DiscloseRaw, protocol.DiscloseAggregate} {
+		for _, never := range []wire.Disclosure{wire.DiscloseRaw, wire.DiscloseAggregate} {
 			if _, ok := p.Columns[role][never]; ok {
 				t.Errorf("default grants %s to role %s", never, role)
 			}
@@ -65,14 +65,14 @@ func history(earlier []AggregateRecord) History {
 }
 
 func agg(table, col string, parties ...string) job.Use {
-	return job.Use{Table: table, Column: col, Role: job.RoleAttribute, Form: protocol.DiscloseCiphertext, Parties: parties}
+	return job.Use{Table: table, Column: col, Role: job.RoleAttribute, Form: wire.DiscloseCiphertext, Parties: parties}
 }
 
 func TestCheckRules(t *testing.T) {
 	p := Default()
 	p.Tables = map[string]TableRules{"patients": {Columns: map[string]Grant{
 		"name":      {},
-		"diagnosis": {protocol.DiscloseGeneralised: {Any}, protocol.DiscloseSplitSummary: {"b"}},
+		"diagnosis": {wire.DiscloseGeneralised: {Any}, wire.DiscloseSplitSummary: {"b"}},
 	}}}
 	p.Kinds["sjc"] = []string{"b"}
 	earlier := []AggregateRecord{{Job: "j1", Table: "t", Column: "v", Parties: []string{"a", "b", "c", "d"}}}
@@ -86,16 +86,16 @@ func TestCheckRules(t *testing.T) {
 		{"one party less than an earlier one", req(agg("t", "v", "a", "b", "c")), "floors.differencing"},
 		{"the same parties again", req(agg("t", "v", "a", "b", "c", "d")), ""},
 		{"one party less, noised", req(func() job.Use { u := agg("t", "v", "a", "b", "c"); u.Epsilon = 0.1; return u }()), ""},
-		{"k below the floor", req(job.Use{Table: "t", Column: "age", Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: 1}), "floors.min_k"},
-		{"a synthetic sample of few rows", req(job.Use{Table: "t", Column: "age", Role: job.RoleAttribute, Form: protocol.DiscloseSynthetic, K: 4}), "floors.min_k"},
-		{"a synthetic sample", req(job.Use{Table: "t", Column: "age", Role: job.RoleAttribute, Form: protocol.DiscloseSynthetic, K: 50}), ""},
-		{"a synthetic sample of a sensitive column", req(job.Use{Table: "t", Column: "dx", Role: job.RoleSensitive, Form: protocol.DiscloseSynthetic, K: 50}), "columns.sensitive"},
-		{"sensitive without l", req(job.Use{Table: "t", Column: "dx", Role: job.RoleSensitive, Form: protocol.DiscloseGeneralised, K: 10, L: 1}), "floors.min_l"},
-		{"a raw column", req(job.Use{Table: "t", Column: "dx", Role: job.RoleSensitive, Form: protocol.DiscloseRaw}), "columns.sensitive"},
-		{"a column kept home", req(job.Use{Table: "patients", Column: "name", Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: 10}), "tables"},
-		{"a column granted to one peer", req(job.Use{Table: "patients", Column: "diagnosis", Role: job.RoleAttribute, Form: protocol.DiscloseSplitSummary, To: []string{"b"}}), ""},
-		{"the same to everyone", req(job.Use{Table: "patients", Column: "diagnosis", Role: job.RoleAttribute, Form: protocol.DiscloseSplitSummary}), "tables"},
-		{"every column of a table", req(job.Use{Table: "patients", Role: job.RoleAttribute, Form: protocol.DiscloseCiphertext, Parties: []string{"a", "b", "c"}}), "tables"},
+		{"k below the floor", req(job.Use{Table: "t", Column: "age", Role: job.RoleAttribute, Form: wire.DiscloseGeneralised, K: 1}), "floors.min_k"},
+		{"a synthetic sample of few rows", req(job.Use{Table: "t", Column: "age", Role: job.RoleAttribute, Form: wire.DiscloseSynthetic, K: 4}), "floors.min_k"},
+		{"a synthetic sample", req(job.Use{Table: "t", Column: "age", Role: job.RoleAttribute, Form: wire.DiscloseSynthetic, K: 50}), ""},
+		{"a synthetic sample of a sensitive column", req(job.Use{Table: "t", Column: "dx", Role: job.RoleSensitive, Form: wire.DiscloseSynthetic, K: 50}), "columns.sensitive"},
+		{"sensitive without l", req(job.Use{Table: "t", Column: "dx", Role: job.RoleSensitive, Form: wire.DiscloseGeneralised, K: 10, L: 1}), "floors.min_l"},
+		{"a raw column", req(job.Use{Table: "t", Column: "dx", Role: job.RoleSensitive, Form: wire.DiscloseRaw}), "columns.sensitive"},
+		{"a column kept home", req(job.Use{Table: "patients", Column: "name", Role: job.RoleAttribute, Form: wire.DiscloseGeneralised, K: 10}), "tables"},
+		{"a column granted to one peer", req(job.Use{Table: "patients", Column: "diagnosis", Role: job.RoleAttribute, Form: wire.DiscloseSplitSummary, To: []string{"b"}}), ""},
+		{"the same to everyone", req(job.Use{Table: "patients", Column: "diagnosis", Role: job.RoleAttribute, Form: wire.DiscloseSplitSummary}), "tables"},
+		{"every column of a table", req(job.Use{Table: "patients", Role: job.RoleAttribute, Form: wire.DiscloseCiphertext, Parties: []string{"a", "b", "c"}}), "tables"},
 		{"undeclared", &Request{Job: "j", Kind: "sum", Self: "a", Parties: []string{"a"}}, "kinds"},
 		{"a kind not taken", &Request{Job: "j", Kind: "boosting", Self: "a", Parties: []string{"a"}, Declared: true}, "kinds"},
 		{"a peer not allowed in a kind", &Request{Job: "j", Kind: "sjc", Self: "a", Parties: []string{"a", "b", "c"}, Declared: true}, "kinds.sjc"},
@@ -240,20 +240,20 @@ func TestGuard(t *testing.T) {
 	}
 	ds := map[string]string{"t": "t"}
 	g := e.Guard("j1", []job.Use{agg("t", "v", "a", "b", "c")}, []string{"a", "b", "c"}, ds)
-	m := &protocol.Message{Type: "secureagg/up", Job: "j1", Phase: "p", Round: 0}
+	m := &wire.Message{Type: "secureagg/up", Job: "j1", Phase: "p", Round: 0}
 	three := []string{"a", "b", "c"}
-	if err := g.Send("b", m, protocol.DiscloseCiphertext, "a", three); err != nil {
+	if err := g.Send("b", m, wire.DiscloseCiphertext, "a", three); err != nil {
 		t.Fatal(err)
 	}
 	for name, c := range map[string]struct {
 		to      string
-		d       protocol.Disclosure
+		d       wire.Disclosure
 		parties []string
 		rule    string
 	}{
-		"a form not admitted":         {"b", protocol.DiscloseRaw, three, "forms"},
-		"a member not of the job":     {"z", protocol.DiscloseCiphertext, three, "peers"},
-		"a share of a two-party step": {"b", protocol.DiscloseDecryptionShare, []string{"a", "b"}, "floors.min_parties"},
+		"a form not admitted":         {"b", wire.DiscloseRaw, three, "forms"},
+		"a member not of the job":     {"z", wire.DiscloseCiphertext, three, "peers"},
+		"a share of a two-party step": {"b", wire.DiscloseDecryptionShare, []string{"a", "b"}, "floors.min_parties"},
 	} {
 		if err := g.Send(c.to, m, c.d, "a", c.parties); err == nil || !strings.Contains(err.Error(), "rule "+c.rule) || !strings.Contains(err.Error(), "refused by a's policy") {
 			t.Errorf("%s: %v", name, err)
@@ -298,8 +298,8 @@ func TestGuardFormedAtTheShare(t *testing.T) {
 	if err := g.Aggregate(s1, job.Aggregate{Table: "t", Column: "v", Parties: four, Rows: 50}); err != nil {
 		t.Fatal(err)
 	}
-	share := &protocol.Message{Type: "secureagg/share", Job: "j1", Phase: "aggregate", Round: 0, Attempt: 2}
-	if err := g.Send("b", share, protocol.DiscloseDecryptionShare, "b", four); err != nil {
+	share := &wire.Message{Type: "secureagg/share", Job: "j1", Phase: "aggregate", Round: 0, Attempt: 2}
+	if err := g.Send("b", share, wire.DiscloseDecryptionShare, "b", four); err != nil {
 		t.Fatal(err)
 	}
 	s2 := job.Step{Job: "j1", Phase: "aggregate", Round: 1, Attempt: 1}
@@ -418,12 +418,12 @@ func TestCheckDatasetsRolesAndSubmissions(t *testing.T) {
 	if got := p.Check(r, history(nil)); got == nil || got.Rule != "tables" {
 		t.Fatalf("an id summed as an attribute: %v", got)
 	}
-	r = req(job.Use{Table: "p", Column: "patient", Role: job.RoleSensitive, Form: protocol.DiscloseGeneralised, K: 10, L: 2})
+	r = req(job.Use{Table: "p", Column: "patient", Role: job.RoleSensitive, Form: wire.DiscloseGeneralised, K: 10, L: 2})
 	r.Datasets = map[string]string{"p": "patients.csv"}
 	if got := p.Check(r, history(nil)); got == nil || got.Rule != "tables" {
 		t.Fatalf("an id published as the sensitive column: %v", got)
 	}
-	r = req(job.Use{Table: "p", Column: "zip", Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: 10})
+	r = req(job.Use{Table: "p", Column: "zip", Role: job.RoleAttribute, Form: wire.DiscloseGeneralised, K: 10})
 	r.Datasets = map[string]string{"p": "patients.csv"}
 	if got := p.Check(r, history(nil)); got != nil {
 		t.Fatalf("a quasi-identifier generalised: %v", got)

@@ -7,8 +7,8 @@ import (
 	"maps"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is the probe job.
@@ -153,7 +153,7 @@ func decide(o *job.Outcome[output]) (decision, error) {
 }
 
 // OutputDisclosure: a party's output is its view of the public result.
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePublicResult }
 
 // Uses: a probe reads no table, so it discloses no data of a party
 // (job.Discloser); its aggregation's ciphertexts are of public values,
@@ -163,5 +163,5 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	if _, err := parseParams(spec); err != nil {
 		return nil, err
 	}
-	return []job.Use{{Form: protocol.DiscloseCiphertext}}, nil
+	return []job.Use{{Form: wire.DiscloseCiphertext}}, nil
 }

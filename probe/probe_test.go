@@ -15,9 +15,9 @@ import (
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 func init() { testkit.SmallKeys() }
@@ -127,10 +127,10 @@ func TestProbePartyDown(t *testing.T) {
 
 // profileAllows is the leakage profile (package doc) for one ledger entry.
 func profileAllows(e audit.Entry) bool {
-	switch protocol.Disclosure(e.Disclosure) {
-	case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult:
+	switch wire.Disclosure(e.Disclosure) {
+	case wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DisclosePublicResult:
 		return true
-	case protocol.DiscloseControl:
+	case wire.DiscloseControl:
 		return slices.Contains([]string{secureagg.TypeDigest, secureagg.TypeCommit, secureagg.TypeSeed, secureagg.TypeShareRequest, secureagg.TypeFormed, audit.DecisionType}, e.Type) ||
 			e.Type == "job/output" && e.Phase == "admit"
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // forgedCommitRound is the joint seed's first round as a coordinator that
@@ -116,7 +116,7 @@ func TestCoordinatorCannotChooseSeed(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, e := range entries {
-					if e.Job == id && (e.Type == secureagg.TypeShare || protocol.Disclosure(e.Disclosure) == protocol.DiscloseCiphertext) {
+					if e.Job == id && (e.Type == secureagg.TypeShare || wire.Disclosure(e.Disclosure) == wire.DiscloseCiphertext) {
 						t.Errorf("%s sent %s (%s) to %s under a seed the coordinator chose", p, e.Type, e.Disclosure, e.Peer)
 					}
 				}

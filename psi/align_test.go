@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // commonSet is the plain intersection of every party's set, in the first
@@ -91,7 +91,7 @@ func TestAlign(t *testing.T) {
 					// no doubles (spokes learn nothing from the exchange
 					// itself), everything is psi-blinded.
 					for _, s := range net.Captured(q) {
-						if s.Disclosure != protocol.DisclosePSIBlinded {
+						if s.Disclosure != wire.DisclosePSIBlinded {
 							t.Errorf("%s sends %s with %q", q, s.Message.Type, s.Disclosure)
 						}
 						if q != hub && s.To != hub {
@@ -114,12 +114,12 @@ func TestAlignFilterTampering(t *testing.T) {
 	parties := []string{"h", "s"}
 	sets := map[string][][]byte{"h": {[]byte("a"), []byte("b")}, "s": {[]byte("b"), []byte("c"), []byte("d")}}
 	net := jobtest.NewNetwork(parties...)
-	net.Intercept("h", func(to string, m *protocol.Message) *protocol.Message {
+	net.Intercept("h", func(to string, m *wire.Message) *wire.Message {
 		if m.Type == TypeFilter {
 			var body filterBody
-			_ = protocol.Unmarshal(m.Body, &body)
+			_ = wire.Unmarshal(m.Body, &body)
 			body.Bits = []byte{0xff} // bits beyond the third
-			m.Body, _ = protocol.Marshal(&body)
+			m.Body, _ = wire.Marshal(&body)
 		}
 		return m
 	})

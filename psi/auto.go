@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // TypeSize carries a party's number of distinct elements before an
@@ -60,7 +60,7 @@ func agreeMode(ctx context.Context, net Network, peer string, cfg Config, elems 
 		return 0, nil, err
 	}
 	n := len(set.uniq)
-	body, err := protocol.Marshal(&sizeBody{Size: n})
+	body, err := wire.Marshal(&sizeBody{Size: n})
 	if err != nil {
 		return 0, nil, fmt.Errorf("psi: encode %s: %w", TypeSize, err)
 	}
@@ -86,11 +86,11 @@ type sizeBody struct {
 // decodeSize decodes a TypeSize body strictly: a size in [0, max].
 func decodeSize(b []byte, max int) (int, error) {
 	var body sizeBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
+	if err := wire.Unmarshal(b, &body); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrPeer, err)
 	}
 	if body.Size < 0 {
-		return 0, fmt.Errorf("%w: %w: set size %d", ErrPeer, protocol.ErrMalformed, body.Size)
+		return 0, fmt.Errorf("%w: %w: set size %d", ErrPeer, wire.ErrMalformed, body.Size)
 	}
 	if body.Size > max {
 		return 0, fmt.Errorf("%w: %w: the peer announces %d distinct elements, limit %d", ErrPeer, ErrTooLarge, body.Size, max)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // types returns the message types a party sent, without repeats.
@@ -103,15 +103,15 @@ func TestAlignAuto(t *testing.T) {
 }
 
 func TestDecodeSize(t *testing.T) {
-	good, _ := protocol.Marshal(&sizeBody{Size: 5})
+	good, _ := wire.Marshal(&sizeBody{Size: 5})
 	if n, err := decodeSize(good, 5); err != nil || n != 5 {
 		t.Fatalf("5 within 5: %d %v", n, err)
 	}
 	if _, err := decodeSize(good, 4); !errors.Is(err, ErrTooLarge) || !errors.Is(err, ErrPeer) {
 		t.Errorf("5 over 4: %v", err)
 	}
-	neg, _ := protocol.Marshal(&sizeBody{Size: -1})
-	if _, err := decodeSize(neg, 4); !errors.Is(err, protocol.ErrMalformed) {
+	neg, _ := wire.Marshal(&sizeBody{Size: -1})
+	if _, err := decodeSize(neg, 4); !errors.Is(err, wire.ErrMalformed) {
 		t.Errorf("-1: %v", err)
 	}
 	if _, err := ParseMode("fast"); !errors.Is(err, ErrConfig) {
@@ -125,9 +125,9 @@ func TestDecodeSize(t *testing.T) {
 	// The peer's announced size is refused before any exchange.
 	net := jobtest.NewNetwork("alice", "bob")
 	ctx := context.Background()
-	big, _ := protocol.Marshal(&sizeBody{Size: 1 << 30})
+	big, _ := wire.Marshal(&sizeBody{Size: 1 << 30})
 	step := testStep("alice", "bob")
-	if err := net.Party("bob").Send(ctx, "alice", step.Message("bob", TypeSize, big), protocol.DisclosePSIBlinded); err != nil {
+	if err := net.Party("bob").Send(ctx, "alice", step.Message("bob", TypeSize, big), wire.DisclosePSIBlinded); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := (Auto{}).Intersect(ctx, net.Party("alice"), step, "bob", Receiver, [][]byte{{1}}); !errors.Is(err, ErrTooLarge) {
@@ -136,7 +136,7 @@ func TestDecodeSize(t *testing.T) {
 }
 
 func FuzzDecodeSize(f *testing.F) {
-	good, _ := protocol.Marshal(&sizeBody{Size: 5})
+	good, _ := wire.Marshal(&sizeBody{Size: 5})
 	f.Add(good, 10)
 	f.Add([]byte{0x81}, 10)
 	f.Fuzz(func(t *testing.T, b []byte, max int) {

@@ -7,7 +7,7 @@ import (
 	"github.com/cloudflare/circl/group"
 	"github.com/cloudflare/circl/ot/simot"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The k base OTs of the extension, with circl's Simplest OT (Chou and
@@ -92,11 +92,11 @@ func (r *baseReceiver) finish(cipher []byte) ([][]byte, error) {
 			e0 := cipher[2*j*otCipherLen : (2*j+1)*otCipherLen]
 			e1 := cipher[(2*j+1)*otCipherLen : (2*j+2)*otCipherLen]
 			if err := r.ot[j].Round3Receiver(e0, e1, r.choice[j]); err != nil {
-				return fmt.Errorf("%w: %w: base OT %d: %w", ErrPeer, protocol.ErrMalformed, j, err)
+				return fmt.Errorf("%w: %w: base OT %d: %w", ErrPeer, wire.ErrMalformed, j, err)
 			}
 			k := r.ot[j].Returnmc()
 			if len(k) != 16 {
-				return fmt.Errorf("%w: %w: base OT %d carries a seed of %d bytes", ErrPeer, protocol.ErrMalformed, j, len(k))
+				return fmt.Errorf("%w: %w: base OT %d carries a seed of %d bytes", ErrPeer, wire.ErrMalformed, j, len(k))
 			}
 			keys[j] = k
 		}

@@ -9,7 +9,7 @@ var (
 	ErrKey = errors.New("psi: bad join key")
 	// ErrPeer is returned when a peer's message is malformed: a
 	// non-canonical or identity point, a wrong count, a repeated element,
-	// chunks out of order. It wraps protocol.ErrMalformed too.
+	// chunks out of order. It wraps wire.ErrMalformed too.
 	ErrPeer = errors.New("psi: malformed message from peer")
 	// ErrTooLarge is returned when a set (ours or the peer's) exceeds
 	// Config.MaxElements.

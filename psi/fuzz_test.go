@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Every decoder of peer bytes is fuzzed: it returns a result or an error
@@ -78,7 +78,7 @@ func FuzzDecodeFilter(f *testing.F) {
 		}
 		bits, err := decodeFilter(b, total, run)
 		if err != nil {
-			if !errors.Is(err, ErrRestarted) && (!errors.Is(err, ErrPeer) || !errors.Is(err, protocol.ErrMalformed)) {
+			if !errors.Is(err, ErrRestarted) && (!errors.Is(err, ErrPeer) || !errors.Is(err, wire.ErrMalformed)) {
 				t.Fatalf("error not ErrRestarted, nor ErrPeer and ErrMalformed: %v", err)
 			}
 			return

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Defaults of Config.
@@ -15,7 +15,7 @@ const (
 	// are 128 MiB of blinded values, sent in chunks.
 	DefaultMaxElements = 1 << 22
 	// DefaultChunkSize is the number of elements per message: 1 MiB of
-	// points, well under protocol.MaxMessageSize.
+	// points, well under wire.MaxMessageSize.
 	DefaultChunkSize = 1 << 15
 )
 
@@ -86,7 +86,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ChunkSize == 0 {
 		c.ChunkSize = DefaultChunkSize
 	}
-	if c.MaxElements < 0 || c.ChunkSize < 0 || c.ChunkSize > protocol.MaxMessageSize/(2*PointLen) || (c.Mode != ModeECDH && c.Mode != ModeOT && c.Mode != ModeAuto) {
+	if c.MaxElements < 0 || c.ChunkSize < 0 || c.ChunkSize > wire.MaxMessageSize/(2*PointLen) || (c.Mode != ModeECDH && c.Mode != ModeOT && c.Mode != ModeAuto) {
 		return c, fmt.Errorf("%w: max elements %d, chunk size %d, mode %d", ErrConfig, c.MaxElements, c.ChunkSize, c.Mode)
 	}
 	return c, nil
@@ -297,7 +297,7 @@ func receiveDoubles(ctx context.Context, net Network, peer string, cfg Config, n
 func noRepeats(seen map[Point]struct{}, chunk []Point, offset int) error {
 	for k, q := range chunk {
 		if _, ok := seen[q]; ok {
-			return fmt.Errorf("%w: %w: element %d repeats an earlier one", ErrPeer, protocol.ErrMalformed, offset+k)
+			return fmt.Errorf("%w: %w: element %d repeats an earlier one", ErrPeer, wire.ErrMalformed, offset+k)
 		}
 		seen[q] = struct{}{}
 	}

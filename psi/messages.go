@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
-// Message types. Each travels in a protocol.Message that carries the
+// Message types. Each travels in a wire.Message that carries the
 // step's job, phase, round, attempt and channel, so messages of different
 // steps, attempts or edges never answer each other's receives. All carry
-// the disclosure protocol.DisclosePSIBlinded.
+// the disclosure wire.DisclosePSIBlinded.
 const (
 	// TypeBlinded carries one chunk of a party's blinded set {H(x)^k},
 	// shuffled.
@@ -63,7 +63,7 @@ type runs struct {
 // check accepts a message's run and echo ids, or says which side restarted.
 func (r *runs) check(run, echo []byte) error {
 	if len(run) != runIDLen {
-		return fmt.Errorf("%w: %w: run id of %d bytes, want %d", ErrPeer, protocol.ErrMalformed, len(run), runIDLen)
+		return fmt.Errorf("%w: %w: run id of %d bytes, want %d", ErrPeer, wire.ErrMalformed, len(run), runIDLen)
 	}
 	if r.peer == nil {
 		r.peer = bytes.Clone(run)
@@ -96,7 +96,7 @@ func encodeChunk(total, index int, elems []Point, run, echo []byte) ([]byte, err
 	for i := range elems {
 		b = append(b, elems[i][:]...)
 	}
-	return protocol.Marshal(&chunkBody{Total: total, Index: index, Elems: b, Run: run, Echo: echo})
+	return wire.Marshal(&chunkBody{Total: total, Index: index, Elems: b, Run: run, Echo: echo})
 }
 
 // decodeChunk decodes chunk index of a peer's set strictly: Total must be
@@ -107,7 +107,7 @@ func encodeChunk(total, index int, elems []Point, run, echo []byte) ([]byte, err
 // DoubleBlind's to check).
 func decodeChunk(b []byte, index, chunk, max, total int, r *runs) (int, []Point, error) {
 	var body chunkBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
+	if err := wire.Unmarshal(b, &body); err != nil {
 		return 0, nil, fmt.Errorf("%w: %w", ErrPeer, err)
 	}
 	if err := r.check(body.Run, body.Echo); err != nil {
@@ -117,13 +117,13 @@ func decodeChunk(b []byte, index, chunk, max, total int, r *runs) (int, []Point,
 	case body.Total < 0 || body.Total > max:
 		return 0, nil, fmt.Errorf("%w: %w: peer's set has %d elements, limit %d", ErrPeer, ErrTooLarge, body.Total, max)
 	case total >= 0 && body.Total != total:
-		return 0, nil, fmt.Errorf("%w: %w: chunk says the set has %d elements, expected %d", ErrPeer, protocol.ErrMalformed, body.Total, total)
+		return 0, nil, fmt.Errorf("%w: %w: chunk says the set has %d elements, expected %d", ErrPeer, wire.ErrMalformed, body.Total, total)
 	case body.Index != index || index >= numChunks(body.Total, chunk):
-		return 0, nil, fmt.Errorf("%w: %w: chunk %d, expected %d of %d", ErrPeer, protocol.ErrMalformed, body.Index, index, numChunks(body.Total, chunk))
+		return 0, nil, fmt.Errorf("%w: %w: chunk %d, expected %d of %d", ErrPeer, wire.ErrMalformed, body.Index, index, numChunks(body.Total, chunk))
 	}
 	n := chunkLen(body.Total, chunk, index)
 	if len(body.Elems) != n*PointLen {
-		return 0, nil, fmt.Errorf("%w: %w: chunk %d holds %d bytes, expected %d elements of %d", ErrPeer, protocol.ErrMalformed, index, len(body.Elems), n, PointLen)
+		return 0, nil, fmt.Errorf("%w: %w: chunk %d holds %d bytes, expected %d elements of %d", ErrPeer, wire.ErrMalformed, index, len(body.Elems), n, PointLen)
 	}
 	out := make([]Point, n)
 	for i := range out {
@@ -140,7 +140,7 @@ func encodeFilter(in []bool, echo []byte) ([]byte, error) {
 			bits[k/8] |= 1 << (k % 8)
 		}
 	}
-	return protocol.Marshal(&filterBody{Total: len(in), Bits: bits, Echo: echo})
+	return wire.Marshal(&filterBody{Total: len(in), Bits: bits, Echo: echo})
 }
 
 // decodeFilter decodes a filter over the total elements run sent,
@@ -148,17 +148,17 @@ func encodeFilter(in []bool, echo []byte) ([]byte, error) {
 // answer to this run, not to one before a restart.
 func decodeFilter(b []byte, total int, run []byte) ([]bool, error) {
 	var body filterBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
+	if err := wire.Unmarshal(b, &body); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPeer, err)
 	}
 	if !bytes.Equal(body.Echo, run) {
 		return nil, fmt.Errorf("%w: the hub's filter answers a set this party sent before it restarted", ErrRestarted)
 	}
 	if body.Total != total || len(body.Bits) != (total+7)/8 {
-		return nil, fmt.Errorf("%w: %w: filter over %d elements in %d bytes, we sent %d", ErrPeer, protocol.ErrMalformed, body.Total, len(body.Bits), total)
+		return nil, fmt.Errorf("%w: %w: filter over %d elements in %d bytes, we sent %d", ErrPeer, wire.ErrMalformed, body.Total, len(body.Bits), total)
 	}
 	if r := total % 8; r != 0 && body.Bits[len(body.Bits)-1]>>r != 0 {
-		return nil, fmt.Errorf("%w: %w: filter sets bits beyond element %d", ErrPeer, protocol.ErrMalformed, total)
+		return nil, fmt.Errorf("%w: %w: filter sets bits beyond element %d", ErrPeer, wire.ErrMalformed, total)
 	}
 	out := make([]bool, total)
 	for k := range out {

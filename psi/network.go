@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Network carries one party's PSI messages: typed byte strings to and
@@ -57,7 +57,7 @@ type stepNetwork struct{ net job.StepNet }
 func (n stepNetwork) Self() string { return n.net.Self() }
 
 func (n stepNetwork) Send(ctx context.Context, to, typ string, body []byte) error {
-	return n.net.Send(ctx, to, typ, body, protocol.DisclosePSIBlinded)
+	return n.net.Send(ctx, to, typ, body, wire.DisclosePSIBlinded)
 }
 
 func (n stepNetwork) Receive(ctx context.Context, from, typ string) ([]byte, error) {

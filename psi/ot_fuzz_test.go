@@ -5,11 +5,11 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The OT mode's decoders of peer bytes, fuzzed: each returns a result or
-// an error wrapping ErrPeer (with protocol.ErrMalformed or ErrTooLarge)
+// an error wrapping ErrPeer (with wire.ErrMalformed or ErrTooLarge)
 // or ErrRestarted, and never panics.
 
 func checkOTErr(t *testing.T, err error) {
@@ -17,7 +17,7 @@ func checkOTErr(t *testing.T, err error) {
 	if errors.Is(err, ErrRestarted) {
 		return
 	}
-	if !errors.Is(err, ErrPeer) || (!errors.Is(err, protocol.ErrMalformed) && !errors.Is(err, ErrTooLarge)) {
+	if !errors.Is(err, ErrPeer) || (!errors.Is(err, wire.ErrMalformed) && !errors.Is(err, ErrTooLarge)) {
 		t.Fatalf("error not ErrRestarted, nor ErrPeer with ErrMalformed or ErrTooLarge: %v", err)
 	}
 }
@@ -28,7 +28,7 @@ func FuzzDecodeHello(f *testing.F) {
 	good, _ := encodeHello(run, nil, 5, make([]byte, seedLen), pts)
 	f.Add(good, 10)
 	f.Add(good, 4)
-	short, _ := protocol.Marshal(&otHelloBody{Run: run, Total: 1, Seed: make([]byte, seedLen), Points: make([]byte, PointLen)})
+	short, _ := wire.Marshal(&otHelloBody{Run: run, Total: 1, Seed: make([]byte, seedLen), Points: make([]byte, PointLen)})
 	f.Add(short, 10)
 	f.Add([]byte{0x85}, 10)
 	f.Fuzz(func(t *testing.T, b []byte, max int) {
@@ -53,9 +53,9 @@ func FuzzDecodeHello(f *testing.F) {
 
 func FuzzDecodeKeys(f *testing.F) {
 	run, echo := bytes.Repeat([]byte{7}, runIDLen), bytes.Repeat([]byte{8}, runIDLen)
-	good, _ := protocol.Marshal(&otKeysBody{Run: run, Echo: echo, Cipher: make([]byte, 2*otWidth*otCipherLen)})
+	good, _ := wire.Marshal(&otKeysBody{Run: run, Echo: echo, Cipher: make([]byte, 2*otWidth*otCipherLen)})
 	f.Add(good)
-	bad, _ := protocol.Marshal(&otKeysBody{Run: run, Echo: echo, Cipher: make([]byte, 3)})
+	bad, _ := wire.Marshal(&otKeysBody{Run: run, Echo: echo, Cipher: make([]byte, 3)})
 	f.Add(bad)
 	f.Add([]byte{0x83})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -72,10 +72,10 @@ func FuzzDecodeKeys(f *testing.F) {
 
 func FuzzDecodeOTChunk(f *testing.F) {
 	run, echo := bytes.Repeat([]byte{7}, runIDLen), bytes.Repeat([]byte{8}, runIDLen)
-	good, _ := protocol.Marshal(&otChunkBody{Run: run, Echo: echo, Total: 10, Index: 1, Data: make([]byte, 3*33)})
+	good, _ := wire.Marshal(&otChunkBody{Run: run, Echo: echo, Total: 10, Index: 1, Data: make([]byte, 3*33)})
 	f.Add(good, 1, 7, 10, 33, -1)
 	f.Add(good, 1, 7, 10, 33, 0)
-	empty, _ := protocol.Marshal(&otChunkBody{Run: run, Echo: echo, Total: 0, Index: 0, Attempt: 2})
+	empty, _ := wire.Marshal(&otChunkBody{Run: run, Echo: echo, Total: 0, Index: 0, Attempt: 2})
 	f.Add(empty, 0, 7, 0, 64, -1)
 	f.Add([]byte{0x86}, 0, 7, 10, 33, -1)
 	f.Fuzz(func(t *testing.T, b []byte, index, c, total, rowBytes, attempt int) {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // TestOTIntersectRandom: the OT mode gives both parties the plain set
@@ -137,7 +137,7 @@ func TestAlignOT(t *testing.T) {
 					t.Errorf("%s: OT %v, plain %v", q, ot[q].Indices, want)
 				}
 				for _, s := range net.Captured(q) {
-					if s.Disclosure != protocol.DisclosePSIBlinded {
+					if s.Disclosure != wire.DisclosePSIBlinded {
 						t.Errorf("%s sends %s with %q", q, s.Message.Type, s.Disclosure)
 					}
 					if q != hub && (s.To != hub || s.Message.Type == TypeFilter) {
@@ -184,7 +184,7 @@ func TestOTLeakage(t *testing.T) {
 	counts := map[string]int{}
 	var seedShares [][]byte
 	for _, s := range sent {
-		if s.Disclosure != protocol.DisclosePSIBlinded {
+		if s.Disclosure != wire.DisclosePSIBlinded {
 			t.Errorf("%s to %s discloses %q", s.Message.Type, s.To, s.Disclosure)
 		}
 		counts[s.From+" "+s.Message.Type]++
@@ -195,7 +195,7 @@ func TestOTLeakage(t *testing.T) {
 		}
 		if s.Message.Type == TypeOTBase || s.Message.Type == TypeOTChoice {
 			var h otHelloBody
-			if err := protocol.Unmarshal(s.Message.Body, &h); err != nil {
+			if err := wire.Unmarshal(s.Message.Body, &h); err != nil {
 				t.Fatal(err)
 			}
 			seedShares = append(seedShares, h.Seed)
@@ -241,7 +241,7 @@ func TestOTLeakage(t *testing.T) {
 		for _, s := range sent {
 			if s.Message.Type == TypeFilter {
 				var f filterBody
-				_ = protocol.Unmarshal(s.Message.Body, &f)
+				_ = wire.Unmarshal(s.Message.Body, &f)
 				bits, err := decodeFilter(s.Message.Body, f.Total, f.Echo)
 				if err != nil {
 					t.Fatal(err)
@@ -262,7 +262,7 @@ func TestOTLeakage(t *testing.T) {
 func tamperBody[T any](typ string, n int, f func(*T)) jobtest.Tamper {
 	var mu sync.Mutex
 	seen := 0
-	return func(to string, m *protocol.Message) *protocol.Message {
+	return func(to string, m *wire.Message) *wire.Message {
 		if m.Type != typ {
 			return m
 		}
@@ -272,11 +272,11 @@ func tamperBody[T any](typ string, n int, f func(*T)) jobtest.Tamper {
 			return m
 		}
 		var body T
-		if err := protocol.Unmarshal(m.Body, &body); err != nil {
+		if err := wire.Unmarshal(m.Body, &body); err != nil {
 			panic(err)
 		}
 		f(&body)
-		b, err := protocol.Marshal(&body)
+		b, err := wire.Marshal(&body)
 		if err != nil {
 			panic(err)
 		}
@@ -358,8 +358,8 @@ func TestOTRejectsTampering(t *testing.T) {
 			if res != nil || !errors.Is(err, c.want) {
 				t.Errorf("%s: %v, %v; want %v", victim, res, err, c.want)
 			}
-			if errors.Is(c.want, ErrPeer) && !errors.Is(err, protocol.ErrMalformed) && !errors.Is(err, ErrTooLarge) {
-				t.Errorf("%s: %v does not wrap protocol.ErrMalformed", victim, err)
+			if errors.Is(c.want, ErrPeer) && !errors.Is(err, wire.ErrMalformed) && !errors.Is(err, ErrTooLarge) {
+				t.Errorf("%s: %v does not wrap wire.ErrMalformed", victim, err)
 			}
 		})
 	}
@@ -384,7 +384,7 @@ func TestOTRestartMidExchange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := net.Party("alice").Send(ctx, "bob", step.Message("alice", TypeOTBase, body), protocol.DisclosePSIBlinded); err != nil {
+	if err := net.Party("alice").Send(ctx, "bob", step.Message("alice", TypeOTBase, body), wire.DisclosePSIBlinded); err != nil {
 		t.Fatal(err)
 	}
 	var rb *Result

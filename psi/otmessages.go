@@ -5,12 +5,12 @@ import (
 
 	"github.com/cloudflare/circl/group"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Message types of the OT mode (KKRT16). Like the ECDH messages they
-// travel in protocol.Messages bound to the step and carry
-// protocol.DisclosePSIBlinded: what they hold is either unrelated to the
+// travel in wire.Messages bound to the step and carry
+// wire.DisclosePSIBlinded: what they hold is either unrelated to the
 // sets (base-OT group elements, AES-GCM ciphertexts of random seeds, seed
 // shares) or masked by pseudorandom pads only the sender of the message
 // or the OPRF key holder can remove (the extension matrix, the OPRF
@@ -72,7 +72,7 @@ type otChunkBody struct {
 // otWidth canonical, non-identity ristretto255 elements.
 func decodeHello(b []byte, max int, r *runs) (int, []byte, []group.Element, error) {
 	var body otHelloBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
+	if err := wire.Unmarshal(b, &body); err != nil {
 		return 0, nil, nil, fmt.Errorf("%w: %w", ErrPeer, err)
 	}
 	if err := r.check(body.Run, body.Echo); err != nil {
@@ -82,9 +82,9 @@ func decodeHello(b []byte, max int, r *runs) (int, []byte, []group.Element, erro
 	case body.Total < 0 || body.Total > max:
 		return 0, nil, nil, fmt.Errorf("%w: %w: peer's set has %d elements, limit %d", ErrPeer, ErrTooLarge, body.Total, max)
 	case len(body.Seed) != seedLen:
-		return 0, nil, nil, fmt.Errorf("%w: %w: seed share of %d bytes, want %d", ErrPeer, protocol.ErrMalformed, len(body.Seed), seedLen)
+		return 0, nil, nil, fmt.Errorf("%w: %w: seed share of %d bytes, want %d", ErrPeer, wire.ErrMalformed, len(body.Seed), seedLen)
 	case len(body.Points) != otWidth*PointLen:
-		return 0, nil, nil, fmt.Errorf("%w: %w: %d bytes of base-OT elements, want %d", ErrPeer, protocol.ErrMalformed, len(body.Points), otWidth*PointLen)
+		return 0, nil, nil, fmt.Errorf("%w: %w: %d bytes of base-OT elements, want %d", ErrPeer, wire.ErrMalformed, len(body.Points), otWidth*PointLen)
 	}
 	pts := make([]group.Element, otWidth)
 	for j := range pts {
@@ -92,10 +92,10 @@ func decodeHello(b []byte, max int, r *runs) (int, []byte, []group.Element, erro
 		copy(p[:], body.Points[j*PointLen:])
 		e := group.Ristretto255.NewElement()
 		if !canonicalField(&p) || e.UnmarshalBinary(p[:]) != nil {
-			return 0, nil, nil, fmt.Errorf("%w: %w: base-OT element %d is not a canonical ristretto255 encoding", ErrPeer, protocol.ErrMalformed, j)
+			return 0, nil, nil, fmt.Errorf("%w: %w: base-OT element %d is not a canonical ristretto255 encoding", ErrPeer, wire.ErrMalformed, j)
 		}
 		if e.IsIdentity() {
-			return 0, nil, nil, fmt.Errorf("%w: %w: base-OT element %d is the identity", ErrPeer, protocol.ErrMalformed, j)
+			return 0, nil, nil, fmt.Errorf("%w: %w: base-OT element %d is the identity", ErrPeer, wire.ErrMalformed, j)
 		}
 		pts[j] = e
 	}
@@ -110,21 +110,21 @@ func encodeHello(run, echo []byte, total int, seed []byte, pts []group.Element) 
 		encode(&p, e)
 		b = append(b, p[:]...)
 	}
-	return protocol.Marshal(&otHelloBody{Run: run, Echo: echo, Total: total, Seed: seed, Points: b})
+	return wire.Marshal(&otHelloBody{Run: run, Echo: echo, Total: total, Seed: seed, Points: b})
 }
 
 // decodeKeys decodes a TypeOTKeys body strictly: this run, answering
 // ours, and exactly 2·otWidth ciphertexts.
 func decodeKeys(b []byte, r *runs) ([]byte, error) {
 	var body otKeysBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
+	if err := wire.Unmarshal(b, &body); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPeer, err)
 	}
 	if err := r.check(body.Run, body.Echo); err != nil {
 		return nil, err
 	}
 	if len(body.Cipher) != 2*otWidth*otCipherLen {
-		return nil, fmt.Errorf("%w: %w: %d bytes of base-OT ciphertexts, want %d", ErrPeer, protocol.ErrMalformed, len(body.Cipher), 2*otWidth*otCipherLen)
+		return nil, fmt.Errorf("%w: %w: %d bytes of base-OT ciphertexts, want %d", ErrPeer, wire.ErrMalformed, len(body.Cipher), 2*otWidth*otCipherLen)
 	}
 	return body.Cipher, nil
 }
@@ -138,7 +138,7 @@ func decodeKeys(b []byte, r *runs) ([]byte, error) {
 // empty chunk.
 func decodeOTChunk(b []byte, index, c, total, rowBytes, attempt int, r *runs) (int, []byte, error) {
 	var body otChunkBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
+	if err := wire.Unmarshal(b, &body); err != nil {
 		return 0, nil, fmt.Errorf("%w: %w", ErrPeer, err)
 	}
 	if err := r.check(body.Run, body.Echo); err != nil {
@@ -146,18 +146,18 @@ func decodeOTChunk(b []byte, index, c, total, rowBytes, attempt int, r *runs) (i
 	}
 	switch {
 	case body.Total != total:
-		return 0, nil, fmt.Errorf("%w: %w: chunk says %d rows, expected %d", ErrPeer, protocol.ErrMalformed, body.Total, total)
+		return 0, nil, fmt.Errorf("%w: %w: chunk says %d rows, expected %d", ErrPeer, wire.ErrMalformed, body.Total, total)
 	case body.Index != index || index >= numChunks(total, c):
-		return 0, nil, fmt.Errorf("%w: %w: chunk %d, expected %d of %d", ErrPeer, protocol.ErrMalformed, body.Index, index, numChunks(total, c))
+		return 0, nil, fmt.Errorf("%w: %w: chunk %d, expected %d of %d", ErrPeer, wire.ErrMalformed, body.Index, index, numChunks(total, c))
 	case body.Attempt < 0 || body.Attempt >= maxCuckooAttempts || (attempt >= 0 && body.Attempt != attempt):
-		return 0, nil, fmt.Errorf("%w: %w: chunk %d says cuckoo attempt %d", ErrPeer, protocol.ErrMalformed, index, body.Attempt)
+		return 0, nil, fmt.Errorf("%w: %w: chunk %d says cuckoo attempt %d", ErrPeer, wire.ErrMalformed, index, body.Attempt)
 	}
 	n := 0
 	if total > 0 {
 		n = chunkLen(total, c, index)
 	}
 	if len(body.Data) != n*rowBytes {
-		return 0, nil, fmt.Errorf("%w: %w: chunk %d holds %d bytes, expected %d rows of %d", ErrPeer, protocol.ErrMalformed, index, len(body.Data), n, rowBytes)
+		return 0, nil, fmt.Errorf("%w: %w: chunk %d holds %d bytes, expected %d rows of %d", ErrPeer, wire.ErrMalformed, index, len(body.Data), n, rowBytes)
 	}
 	return body.Attempt, body.Data, nil
 }

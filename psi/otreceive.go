@@ -7,7 +7,7 @@ import (
 	mrand "math/rand/v2"
 	"sync"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // otReceive is the OPRF receiver's part of the exchange (package doc):
@@ -69,7 +69,7 @@ func receiverHandshake(ctx context.Context, net Network, peer string, set *otSet
 	if err != nil {
 		return nil, fmt.Errorf("%s from %s: %w", TypeOTChoice, peer, err)
 	}
-	keysBody, err := protocol.Marshal(&otKeysBody{Run: h.run, Echo: h.ids.peer, Cipher: bs.finish(b)})
+	keysBody, err := wire.Marshal(&otKeysBody{Run: h.run, Echo: h.ids.peer, Cipher: bs.finish(b)})
 	if err != nil {
 		return nil, fmt.Errorf("psi: encode %s: %w", TypeOTKeys, err)
 	}
@@ -114,7 +114,7 @@ func (h *receiverRun) sendMatrix(ctx context.Context, net Network, peer string, 
 			return nil
 		})
 		cols := extendReceiver(code, cnt, g0, g1, lo, ubuf, tbuf) // code now holds the rows t_i
-		chunk, err := protocol.Marshal(&otChunkBody{Run: h.run, Echo: h.ids.peer, Total: bins, Index: ci, Attempt: attempt, Data: cols})
+		chunk, err := wire.Marshal(&otChunkBody{Run: h.run, Echo: h.ids.peer, Total: bins, Index: ci, Attempt: attempt, Data: cols})
 		if err != nil {
 			return nil, fmt.Errorf("psi: encode %s chunk %d: %w", TypeOTMatrix, ci, err)
 		}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 func testStep(parties ...string) job.Step {
@@ -220,7 +220,7 @@ func TestLeakage(t *testing.T) {
 	counts := map[string]int{}
 	var blinded [][]byte // alice's blinded set, as sent
 	for _, s := range sent {
-		if s.Disclosure != protocol.DisclosePSIBlinded {
+		if s.Disclosure != wire.DisclosePSIBlinded {
 			t.Errorf("%s to %s discloses %q", s.Message.Type, s.To, s.Disclosure)
 		}
 		counts[s.From+" "+s.Message.Type]++
@@ -230,7 +230,7 @@ func TestLeakage(t *testing.T) {
 			}
 		}
 		var body chunkBody
-		if err := protocol.Unmarshal(s.Message.Body, &body); err != nil {
+		if err := wire.Unmarshal(s.Message.Body, &body); err != nil {
 			t.Fatalf("%s: %v", s.Message.Type, err)
 		}
 		if body.Total != 40 {
@@ -254,7 +254,7 @@ func TestLeakage(t *testing.T) {
 		var mineD, theirsD []Point
 		for _, s := range sent {
 			var body chunkBody
-			_ = protocol.Unmarshal(s.Message.Body, &body)
+			_ = wire.Unmarshal(s.Message.Body, &body)
 			var pts []Point
 			for i := 0; i < len(body.Elems); i += PointLen {
 				var p Point
@@ -332,20 +332,20 @@ func TestIntersectRejectsTampering(t *testing.T) {
 				// The second chunk's first element repeats the first chunk's.
 				var first []byte
 				var mu sync.Mutex
-				net.Intercept("bob", func(to string, m *protocol.Message) *protocol.Message {
+				net.Intercept("bob", func(to string, m *wire.Message) *wire.Message {
 					if m.Type != TypeBlinded {
 						return m
 					}
 					mu.Lock()
 					defer mu.Unlock()
 					var body chunkBody
-					_ = protocol.Unmarshal(m.Body, &body)
+					_ = wire.Unmarshal(m.Body, &body)
 					if body.Index == 0 {
 						first = slices.Clone(body.Elems[:PointLen])
 						return m
 					}
 					copy(body.Elems, first)
-					m.Body, _ = protocol.Marshal(&body)
+					m.Body, _ = wire.Marshal(&body)
 					return m
 				})
 				c.want = ErrPeer
@@ -381,7 +381,7 @@ func TestIntersectRejectsTampering(t *testing.T) {
 			if !errors.Is(ea, c.want) {
 				t.Errorf("alice: %v, want %v", ea, c.want)
 			}
-			if errors.Is(ea, ErrPeer) && !errors.Is(ea, protocol.ErrMalformed) && !strings.Contains(ea.Error(), "element") {
+			if errors.Is(ea, ErrPeer) && !errors.Is(ea, wire.ErrMalformed) && !strings.Contains(ea.Error(), "element") {
 				t.Errorf("alice's error names neither the rule nor the element: %v", ea)
 			}
 		})

@@ -15,8 +15,8 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // dense is three parties' columns in which every value is held by six
@@ -135,13 +135,13 @@ func checkLedgers(t *testing.T, c *sim.Cluster, parties []string, id string, upT
 			if e.Job != id {
 				continue
 			}
-			d := protocol.Disclosure(e.Disclosure)
+			d := wire.Disclosure(e.Disclosure)
 			switch d {
-			case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult, protocol.DiscloseControl:
+			case wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DisclosePublicResult, wire.DiscloseControl:
 			default:
 				t.Errorf("%s sent %s disclosing %q", name, e.Type, e.Disclosure)
 			}
-			data := d == protocol.DiscloseCiphertext || d == protocol.DiscloseDecryptionShare
+			data := d == wire.DiscloseCiphertext || d == wire.DiscloseDecryptionShare
 			if e.Phase == count.Phase && data && upTo >= 0 && e.Round > upTo {
 				t.Errorf("%s sent %s (%s) in count round %d, after the forged round %d", name, e.Type, d, e.Round, upTo)
 			}

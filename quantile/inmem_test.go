@@ -13,7 +13,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
-	"github.com/cohortdm/cohort/mhe"
+	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/secureagg"
 )
 
@@ -166,7 +166,7 @@ func TestLatticeBackendSameAnswer(t *testing.T) {
 		}
 		secrets := map[string]job.Secrets{}
 		var paillierKeys map[string]*secureagg.Keys
-		var latticeKeys map[string]*mhe.Keys
+		var latticeKeys map[string]*lattice.Keys
 		if backend == "paillier" {
 			_, paillierKeys, err = keyring.Deal(rand.Reader, 1024, names, 0)
 		} else {

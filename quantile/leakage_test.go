@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // watch wraps the kind: every Send and step output of the watched party is
@@ -39,8 +39,8 @@ type capture struct {
 }
 
 type sentMessage struct {
-	m *protocol.Message
-	d protocol.Disclosure
+	m *wire.Message
+	d wire.Disclosure
 }
 
 type committed struct {
@@ -84,7 +84,7 @@ type hookedParty struct {
 	c *capture
 }
 
-func (h *hookedParty) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+func (h *hookedParty) Send(ctx context.Context, to string, m *wire.Message, d wire.Disclosure) error {
 	h.c.mu.Lock()
 	h.c.sent = append(h.c.sent, sentMessage{m, d})
 	h.c.mu.Unlock()
@@ -155,7 +155,7 @@ func (c *capture) checkSent(t *testing.T, own, pooled []float64) {
 	needles := needles(t, own, pooled, c.args)
 	for _, s := range c.sent {
 		switch s.d {
-		case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult, protocol.DiscloseControl:
+		case wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DisclosePublicResult, wire.DiscloseControl:
 		default:
 			t.Errorf("message %s discloses %q", s.m.Type, s.d)
 		}
@@ -188,7 +188,7 @@ func (c *capture) checkDecisions(t *testing.T, pooled []float64, parties []strin
 		}
 		if cm.phase == releaseRound.Phase {
 			var d releaseDecision
-			if err := protocol.Unmarshal(cm.decision, &d); err != nil || !d.Released || len(d.Retry) > 0 {
+			if err := wire.Unmarshal(cm.decision, &d); err != nil || !d.Released || len(d.Retry) > 0 {
 				t.Errorf("release decision %+v (%v), want released", d, err)
 			}
 			continue
@@ -198,7 +198,7 @@ func (c *capture) checkDecisions(t *testing.T, pooled []float64, parties []strin
 			t.Fatal(err)
 		}
 		var d decision
-		if err := protocol.Unmarshal(cm.decision, &d); err != nil {
+		if err := wire.Unmarshal(cm.decision, &d); err != nil {
 			t.Fatal(err)
 		}
 		want := make([]int64, 0, a.slots())
@@ -262,7 +262,7 @@ func TestLeakage(t *testing.T) {
 				t.Fatalf("captured %d messages, outputs of %d steps, %d decisions for %d rounds and the release",
 					len(capt.sent), len(capt.outSteps), decided, got.Rounds)
 			}
-			allowed, err := protocol.Marshal(&released{Allowed: true})
+			allowed, err := wire.Marshal(&released{Allowed: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,7 +304,7 @@ func needles(t *testing.T, own, pooled []float64, seen []*args) [][]byte {
 			continue // public numbers only: the same bytes may be a pooled vector
 		}
 		for _, form := range []any{local, toInts(local)} {
-			b, err := protocol.Marshal(form)
+			b, err := wire.Marshal(form)
 			if err != nil {
 				t.Fatal(err)
 			}

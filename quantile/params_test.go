@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/wire"
 )
 
 func specWith(t *testing.T, params string) *job.Spec {
@@ -73,7 +73,7 @@ func TestValidate(t *testing.T) {
 // determined to send are refused by the parties (TestCoordinatorCannotChooseThresholds).
 func TestEncodings(t *testing.T) {
 	a := args{Total: true, Thresholds: []float64{-1.5, 0, 2e300}}
-	b, err := protocol.Marshal(&a)
+	b, err := wire.Marshal(&a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestEncodings(t *testing.T) {
 		t.Fatalf("args round trip: %+v, %v", back, err)
 	}
 	d := decision{Counts: []int64{0, 7, 1 << 40}, Retry: map[string]string{"x": "y"}}
-	b, err = protocol.Marshal(&d)
+	b, err = wire.Marshal(&d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,14 +99,14 @@ func TestEncodings(t *testing.T) {
 // an error, never a panic.
 func FuzzDecode(f *testing.F) {
 	for _, v := range []any{&args{Total: true, Thresholds: []float64{1}}, &output{Outcome: &secureagg.Outcome{Sum: []float64{1}}}, &decision{Counts: []int64{3}}} {
-		b, _ := protocol.Marshal(v)
+		b, _ := wire.Marshal(v)
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = count.Args(job.Step{Phase: count.Phase, Args: b})
 		_, _ = count.Decision(&job.Record{Step: job.Step{Phase: count.Phase}, Decision: b})
 		var o output
-		if protocol.Unmarshal(b, &o) == nil {
+		if wire.Unmarshal(b, &o) == nil {
 			step := job.Step{Phase: count.Phase, Parties: []string{"a", "b"}, Coordinator: "b"}
 			_, _ = decide(&job.Outcome[output]{Step: step, Results: map[string]output{"a": o, "b": o}}, 1, &Params{})
 		}

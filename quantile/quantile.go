@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is the quantile job.
@@ -430,9 +430,9 @@ func decide(o *job.Outcome[output], slots int, p *Params) (decision, error) {
 // aggregation's outcome, the public pooled counts (the root's) or whom it
 // missed, with the digest of the public counts; of the release step, that
 // its policy allowed the release, which carries no data.
-func (Kind) OutputDisclosure(step job.Step) protocol.Disclosure {
+func (Kind) OutputDisclosure(step job.Step) wire.Disclosure {
 	if step.Phase == releaseRound.Phase {
-		return protocol.DiscloseControl
+		return wire.DiscloseControl
 	}
-	return protocol.DisclosePublicResult
+	return wire.DisclosePublicResult
 }

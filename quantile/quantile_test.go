@@ -20,8 +20,8 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // keyBits keeps the tests fast; the figures use 2048 bits. paillier
@@ -164,11 +164,11 @@ func TestOverRealNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, e := range entries {
-			switch protocol.Disclosure(e.Disclosure) {
+			switch wire.Disclosure(e.Disclosure) {
 			// control carries no data of the party: an aggregation's
 			// digests and requests, the runtime's admission answer, the
 			// node's own policy decisions (which nothing sends).
-			case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult, protocol.DiscloseControl:
+			case wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DisclosePublicResult, wire.DiscloseControl:
 			default:
 				t.Errorf("%s sent %s disclosing %q", name, e.Type, e.Disclosure)
 			}

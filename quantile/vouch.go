@@ -14,7 +14,7 @@ import (
 	"strconv"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // This file is how the parties hold a coordinator to the counts they
@@ -75,7 +75,7 @@ func (s *session) viewName(round int) string {
 
 // remember keeps the pooled counts this party received in a round.
 func (s *session) remember(round int, counts []int64) error {
-	b, err := protocol.Marshal(counts)
+	b, err := wire.Marshal(counts)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (s *session) view(round int) ([]int64, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("party %s: read the counts it kept of round %d: %w", s.p.Self(), round, err)
 	}
-	if err := protocol.Unmarshal(b, &c); err != nil {
+	if err := wire.Unmarshal(b, &c); err != nil {
 		return nil, false, fmt.Errorf("party %s: the counts it kept of round %d are unreadable: %w", s.p.Self(), round, err)
 	}
 	s.mu.Lock()

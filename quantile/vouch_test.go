@@ -12,8 +12,8 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // stubParticipant is the part of a job.Participant that vouch uses.
@@ -208,7 +208,7 @@ func TestReleaseAsksPolicyOnce(t *testing.T) {
 	for _, q := range rep.Result["quantiles"].([]Quantile) {
 		a.Values = append(a.Values, q.Value)
 	}
-	b, err := protocol.Marshal(&a)
+	b, err := wire.Marshal(&a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestReleaseAsksPolicyOnce(t *testing.T) {
 			step := job.Step{Job: "job-1", Phase: releaseRound.Phase, Round: 0, Attempt: attempt, Parties: names, Coordinator: names[1], Args: b}
 			out, err := s.Step(ctx, step)
 			var r released
-			if err != nil || protocol.Unmarshal(out, &r) != nil || !r.Allowed {
+			if err != nil || wire.Unmarshal(out, &r) != nil || !r.Allowed {
 				t.Fatalf("%s lost, attempt %d: %x, %v", lost, attempt, out, err)
 			}
 			if !slices.Equal(g.releases, want) {

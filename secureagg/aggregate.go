@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/mhe"
+	"github.com/cohortdm/cohort/lattice"
 )
 
 // DefaultFanout is the k of the k-ary tree when Config.Fanout is zero.
@@ -34,7 +34,7 @@ type Config struct {
 	Keys *Keys
 	// Lattice is this party's share of the consortium's lattice key
 	// (keyring.ReadLattice), for the lattice backend.
-	Lattice *mhe.Keys
+	Lattice *lattice.Keys
 	// FracBits is the fixed-point precision: x is encoded as round(x·2^FracBits).
 	FracBits int
 	// ValueBits bounds every party's encoded inputs: |round(x·2^FracBits)| <

@@ -16,7 +16,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 func TestAggregateSums(t *testing.T) {
@@ -80,7 +80,7 @@ func TestTwoMembers(t *testing.T) {
 			checkSum(t, o.res.Sum, want, 2.0/(1<<16))
 		}
 	}
-	net.Intercept("org02", func(to string, m *protocol.Message) *protocol.Message {
+	net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
 		if m.Type == TypeShare {
 			m.Body[len(m.Body)/2] ^= 0x55
 		}
@@ -162,12 +162,12 @@ func TestDroppedPartyIsNamed(t *testing.T) {
 // corruptShares makes party name send a decryption share whose first value
 // is wrong but well formed, so only the proof can catch it.
 func corruptShares(t *testing.T, net *jobtest.Network, pk *paillier.ThresholdPublicKey, name string) {
-	net.Intercept(name, func(to string, m *protocol.Message) *protocol.Message {
+	net.Intercept(name, func(to string, m *wire.Message) *wire.Message {
 		if m.Type != TypeShare {
 			return m
 		}
 		var body shareBody
-		if err := protocol.Unmarshal(m.Body, &body); err != nil {
+		if err := wire.Unmarshal(m.Body, &body); err != nil {
 			t.Error(err)
 			return m
 		}
@@ -181,7 +181,7 @@ func corruptShares(t *testing.T, net *jobtest.Network, pk *paillier.ThresholdPub
 		if body.Share, err = sh.MarshalBinary(); err != nil {
 			t.Error(err)
 		}
-		if m.Body, err = protocol.Marshal(body); err != nil {
+		if m.Body, err = wire.Marshal(body); err != nil {
 			t.Error(err)
 		}
 		return m
@@ -286,21 +286,21 @@ func TestDecryptedSumOutOfRange(t *testing.T) {
 	// org03 is a child of the root: it sends the others the digest of what
 	// it sent up, which it forges too (a malicious party, not a relay).
 	var forged []byte
-	net.Intercept("org03", func(to string, m *protocol.Message) *protocol.Message {
+	net.Intercept("org03", func(to string, m *wire.Message) *wire.Message {
 		if m.Type == TypeDigest {
 			body, err := decodeDigest(m.Body)
 			if err != nil {
 				t.Error(err)
 			}
 			body.D = forged // the root's commitment it passes on as received
-			m.Body, _ = protocol.Marshal(body)
+			m.Body, _ = wire.Marshal(body)
 			return m
 		}
 		if m.Type != TypeUp {
 			return m
 		}
 		var body ciphertextBody
-		if err := protocol.Unmarshal(m.Body, &body); err != nil {
+		if err := wire.Unmarshal(m.Body, &body); err != nil {
 			t.Error(err)
 			return m
 		}
@@ -319,7 +319,7 @@ func TestDecryptedSumOutOfRange(t *testing.T) {
 		cts[0] = c.pk.Add(cts[0], bad[0])
 		body.Ciphertexts, _ = c.pk.MarshalCiphertexts(cts)
 		forged = digest(testStep(c, "org01"), "org03", body.Ciphertexts)
-		m.Body, _ = protocol.Marshal(body)
+		m.Body, _ = wire.Marshal(body)
 		return m
 	})
 	outs := runAll(t, net, testStep(c, "org01"), func(n string) Config { return testConfig(c, n) }, testInputs(c, 4))
@@ -381,11 +381,11 @@ func TestLeakage(t *testing.T) {
 		}
 		return net.Captured(who)
 	}
-	allowed := map[string]protocol.Disclosure{
-		TypeUp: protocol.DiscloseCiphertext, TypeDown: protocol.DiscloseCiphertext,
-		TypeShare: protocol.DiscloseDecryptionShare, TypeResult: protocol.DisclosePublicResult,
-		TypeDigest: protocol.DiscloseControl, TypeCommit: protocol.DiscloseControl,
-		TypeFormed: protocol.DiscloseControl, // one flag: this party made a share
+	allowed := map[string]wire.Disclosure{
+		TypeUp: wire.DiscloseCiphertext, TypeDown: wire.DiscloseCiphertext,
+		TypeShare: wire.DiscloseDecryptionShare, TypeResult: wire.DisclosePublicResult,
+		TypeDigest: wire.DiscloseControl, TypeCommit: wire.DiscloseControl,
+		TypeFormed: wire.DiscloseControl,
 	}
 	var first [][]byte
 	for run, root := range []string{"org01", "org01", who} {
@@ -416,7 +416,7 @@ func TestLeakage(t *testing.T) {
 			}
 			if m.Type == TypeUp {
 				var body ciphertextBody
-				if err := protocol.Unmarshal(m.Body, &body); err != nil {
+				if err := wire.Unmarshal(m.Body, &body); err != nil {
 					t.Fatal(err)
 				}
 				cts = append(cts, body.Ciphertexts)
@@ -561,7 +561,7 @@ func TestLateShareExcluded(t *testing.T) {
 		t.Run(fmt.Sprintf("decryptors=%d", decryptors), func(t *testing.T) {
 			c := testConsortium(t, 5)
 			net := jobtest.NewNetwork(c.names...)
-			net.Intercept("org02", func(to string, m *protocol.Message) *protocol.Message {
+			net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
 				if m.Type == TypeShare {
 					return nil
 				}
@@ -593,17 +593,17 @@ func TestTamperedResultCaught(t *testing.T) {
 	// root (or a relay) that sends an impossible sum is caught, not believed.
 	c := testConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
-	net.Intercept("org01", func(to string, m *protocol.Message) *protocol.Message {
+	net.Intercept("org01", func(to string, m *wire.Message) *wire.Message {
 		if m.Type != TypeResult {
 			return m
 		}
 		var body resultBody
-		if err := protocol.Unmarshal(m.Body, &body); err != nil {
+		if err := wire.Unmarshal(m.Body, &body); err != nil {
 			t.Error(err)
 			return m
 		}
 		body.Plain[0] = new(big.Int).Sub(c.pk.N, big.NewInt(1)).Bytes()
-		m.Body, _ = protocol.Marshal(body)
+		m.Body, _ = wire.Marshal(body)
 		return m
 	})
 	outs := runAll(t, net, testStep(c, "org01"), func(n string) Config { return testConfig(c, n) }, testInputs(c, 4))
@@ -659,21 +659,21 @@ func TestDecryptionOracleRefused(t *testing.T) {
 	net := jobtest.NewNetwork(c.names...)
 	step := testStep(c, "org01") // org01 is the root; org02 and org03 its children
 	var leaf []byte              // org02's encrypted input, as it sent it up
-	net.Intercept("org02", func(to string, m *protocol.Message) *protocol.Message {
+	net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
 		if m.Type == TypeUp {
 			var body ciphertextBody
-			if err := protocol.Unmarshal(m.Body, &body); err == nil {
+			if err := wire.Unmarshal(m.Body, &body); err == nil {
 				leaf = body.Ciphertexts
 			}
 		}
 		return m
 	})
-	net.Intercept("org01", func(to string, m *protocol.Message) *protocol.Message {
+	net.Intercept("org01", func(to string, m *wire.Message) *wire.Message {
 		if m.Type != TypeDown {
 			return m
 		}
 		var body ciphertextBody
-		if err := protocol.Unmarshal(m.Body, &body); err != nil || len(body.Components) != 3 {
+		if err := wire.Unmarshal(m.Body, &body); err != nil || len(body.Components) != 3 {
 			t.Errorf("down body: %v", err)
 			return m
 		}
@@ -690,7 +690,7 @@ func TestDecryptionOracleRefused(t *testing.T) {
 		}
 		z, _ := c.pk.MarshalCiphertexts(zero)
 		body.Components = [][]byte{z, leaf, z}
-		m.Body, _ = protocol.Marshal(body)
+		m.Body, _ = wire.Marshal(body)
 		return m
 	})
 	outs := runAll(t, net, step, func(n string) Config { return testConfig(c, n) }, testInputs(c, 4))

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/big"
 
-	"github.com/cohortdm/cohort/mhe"
+	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/paillier"
 )
 
@@ -67,7 +67,7 @@ func Choose(b Backend, length, parties int, cfg Config) Backend {
 
 // LatticeFits says why the lattice backend cannot carry cfg's values over
 // the given number of parties, or nil: it bounds every encoded input plus
-// its noise share below 2^62, and a key of at most mhe.MaxMembers members.
+// its noise share below 2^62, and a key of at most lattice.MaxMembers members.
 func LatticeFits(parties int, cfg Config) error {
 	e, err := planEncoding(parties, cfg)
 	if err != nil {
@@ -76,7 +76,7 @@ func LatticeFits(parties int, cfg Config) error {
 	return e.latticeFits(parties)
 }
 
-// maxLatticeValueBits is mhe.Layout's bound on ValueBits.
+// maxLatticeValueBits is lattice.Layout's bound on ValueBits.
 const maxLatticeValueBits = 62
 
 // encoding is how one step's values are encoded, planned once per
@@ -125,8 +125,8 @@ func (e *encoding) bits() int { return new(big.Int).Sub(e.bound, big.NewInt(1)).
 
 // latticeFits is LatticeFits for a planned encoding.
 func (e *encoding) latticeFits(parties int) error {
-	if parties > mhe.MaxMembers {
-		return fmt.Errorf("secureagg: the lattice backend sums at most %d parties, not %d", mhe.MaxMembers, parties)
+	if parties > lattice.MaxMembers {
+		return fmt.Errorf("secureagg: the lattice backend sums at most %d parties, not %d", lattice.MaxMembers, parties)
 	}
 	if bits := e.bits(); bits > maxLatticeValueBits {
 		return fmt.Errorf("secureagg: the lattice backend needs |round(x·2^frac_bits)| plus its noise share below 2^%d; "+

@@ -10,7 +10,7 @@ import (
 	"github.com/cohortdm/cohort/internal/cputime"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
-	"github.com/cohortdm/cohort/mhe"
+	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/paillier/paillertest"
 )
@@ -85,7 +85,7 @@ func benchAggregate(b *testing.B, length, n int, backend Backend, dec string) {
 	var cfg func(name string) Config
 	var own float64
 	if backend == BackendLattice {
-		var keys map[string]*mhe.Keys
+		var keys map[string]*lattice.Keys
 		c, keys = latticeConsortium(b, n)
 		cfg = func(name string) Config {
 			return Config{Backend: BackendLattice, Lattice: keys[name], FracBits: 16, ValueBits: 32, Timeout: 10 * time.Minute}

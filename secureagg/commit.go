@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The root's own input is committed before the root can see any other.
@@ -33,14 +33,14 @@ var errNoCommit = errors.New("the root withdrew")
 // each child before the root waits for their subtrees.
 func (s *schedule) commitOwn(ctx context.Context, comp []byte) {
 	s.rootCommit = digest(s.step, s.self, comp)
-	s.sendAll(ctx, s.upHops, s.tree.children(s.self), TypeCommit, digestBody{D: s.rootCommit}, protocol.DiscloseControl)
+	s.sendAll(ctx, s.upHops, s.tree.children(s.self), TypeCommit, digestBody{D: s.rootCommit}, wire.DiscloseControl)
 }
 
 // withdrawCommit tells the children of a root that has no input that no
 // commitment comes, so they stop waiting for one at once.
 func (s *schedule) withdrawCommit(ctx context.Context) {
 	if s.tree.parent(s.self) == "" {
-		s.sendAll(ctx, s.upHops, s.tree.children(s.self), TypeCommit, digestBody{}, protocol.DiscloseControl)
+		s.sendAll(ctx, s.upHops, s.tree.children(s.self), TypeCommit, digestBody{}, wire.DiscloseControl)
 	}
 }
 
@@ -67,7 +67,7 @@ func (s *schedule) awaitCommit(ctx context.Context) error {
 // size, or none.
 func decodeDigest(b []byte) (digestBody, error) {
 	var body digestBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
+	if err := wire.Unmarshal(b, &body); err != nil {
 		return body, err
 	}
 	for _, d := range [][]byte{body.D, body.Root} {
@@ -81,7 +81,7 @@ func decodeDigest(b []byte) (digestBody, error) {
 // checkDigestSize accepts a digest of SHA-256's size, or none.
 func checkDigestSize(d []byte) error {
 	if len(d) != 0 && len(d) != sha256.Size {
-		return fmt.Errorf("%w: a digest of %d bytes", protocol.ErrMalformed, len(d))
+		return fmt.Errorf("%w: a digest of %d bytes", wire.ErrMalformed, len(d))
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // A root that rewrites its own component after seeing its children's, so
@@ -18,12 +18,12 @@ import (
 func TestRootOwnInputCommitted(t *testing.T) {
 	c := testConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
-	net.Intercept("org01", func(to string, m *protocol.Message) *protocol.Message {
+	net.Intercept("org01", func(to string, m *wire.Message) *wire.Message {
 		if m.Type != TypeDown {
 			return m
 		}
 		var body ciphertextBody
-		if err := protocol.Unmarshal(m.Body, &body); err != nil || len(body.Components) != 3 {
+		if err := wire.Unmarshal(m.Body, &body); err != nil || len(body.Components) != 3 {
 			t.Errorf("down body: %v", err)
 			return m
 		}
@@ -37,7 +37,7 @@ func TestRootOwnInputCommitted(t *testing.T) {
 			own[i] = c.pk.Sub(own[i], cancel[i])
 		}
 		body.Components[0], _ = c.pk.MarshalCiphertexts(own)
-		m.Body, _ = protocol.Marshal(body)
+		m.Body, _ = wire.Marshal(body)
 		return m
 	})
 	outs := runAll(t, net, testStep(c, "org01"), func(n string) Config { return testConfig(c, n) }, testInputs(c, 4))
@@ -74,7 +74,7 @@ func TestChildWaitsForRootCommit(t *testing.T) {
 	for _, backend := range []Backend{BackendPaillier, BackendLattice} {
 		t.Run(string(backend), func(t *testing.T) {
 			net := jobtest.NewNetwork(c.names...)
-			net.Intercept("org01", func(to string, m *protocol.Message) *protocol.Message {
+			net.Intercept("org01", func(to string, m *wire.Message) *wire.Message {
 				if m.Type == TypeCommit && to == "org02" {
 					return nil // lost
 				}
@@ -82,7 +82,7 @@ func TestChildWaitsForRootCommit(t *testing.T) {
 			})
 			var mu sync.Mutex
 			sentUp := false
-			net.Intercept("org02", func(to string, m *protocol.Message) *protocol.Message {
+			net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
 				if m.Type == TypeUp {
 					mu.Lock()
 					sentUp = true
@@ -122,9 +122,9 @@ func TestChildWaitsForRootCommit(t *testing.T) {
 // The digest and commit bodies come from other parties: any bytes decode
 // to an error or to digests of SHA-256's size, never a panic.
 func FuzzDecodeDigest(f *testing.F) {
-	good, _ := protocol.Marshal(digestBody{D: make([]byte, 32), Root: make([]byte, 32)})
-	empty, _ := protocol.Marshal(digestBody{})
-	short, _ := protocol.Marshal(digestBody{D: []byte{1, 2, 3}})
+	good, _ := wire.Marshal(digestBody{D: make([]byte, 32), Root: make([]byte, 32)})
+	empty, _ := wire.Marshal(digestBody{})
+	short, _ := wire.Marshal(digestBody{D: []byte{1, 2, 3}})
 	for _, b := range [][]byte{good, empty, short, nil, {0xc0}} {
 		f.Add(b)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/keyring"
-	"github.com/cohortdm/cohort/mhe"
+	"github.com/cohortdm/cohort/lattice"
 )
 
 // Setup is what a job kind decides about its aggregations, the same at
@@ -43,7 +43,7 @@ func Configure(secrets job.Secrets, self string, step job.Step, setup Setup) (Co
 		return setup.Noise(t)
 	}
 	b := setup.Backend
-	var lattice *mhe.Keys // read once, when auto may choose it
+	var lattice *lattice.Keys // read once, when auto may choose it
 	if b == BackendAuto && setup.Length >= LatticeFrom {
 		// A consortium without a lattice key stays on Paillier: the key
 		// is the consortium's, so every member lacks it alike.

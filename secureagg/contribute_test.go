@@ -11,8 +11,8 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // formedGuard is a guard that admits everything and records the steps a
@@ -62,9 +62,9 @@ func TestContributeRecordsFormedWhenTheRootErrs(t *testing.T) {
 	c := testConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
 	step := testStep(c, "org01")
-	net.Intercept("org01", func(to string, m *protocol.Message) *protocol.Message {
+	net.Intercept("org01", func(to string, m *wire.Message) *wire.Message {
 		if m.Type == TypeResult {
-			m.Body, _ = protocol.Marshal(&resultBody{Error: "the root says it failed"})
+			m.Body, _ = wire.Marshal(&resultBody{Error: "the root says it failed"})
 		}
 		return m
 	})
@@ -101,7 +101,7 @@ func TestContributeRecordsFormedWhenTheRootWithholdsTheTotal(t *testing.T) {
 			net := jobtest.NewNetwork(c.names...)
 			step := testStep(c, "org01")
 			const kept = "org04"
-			net.Intercept("org01", func(to string, m *protocol.Message) *protocol.Message {
+			net.Intercept("org01", func(to string, m *wire.Message) *wire.Message {
 				if to == kept && (m.Type == TypeDown || m.Type == TypeResult) {
 					return nil
 				}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Decryption is one joint threshold decryption of a list of ciphertexts by
@@ -149,13 +149,13 @@ func (d *Decryption) Decrypt(ctx context.Context, cts []*paillier.Ciphertext) ([
 		return nil, nil, fmt.Errorf("secureagg: %d ciphertexts to decrypt, expected %d", len(cts), d.Count)
 	}
 	pk := d.Keys.Public()
-	req, disclosure := requestBody{}, protocol.DiscloseControl
+	req, disclosure := requestBody{}, wire.DiscloseControl
 	if !d.Held {
 		var err error
 		if req.C, err = pk.MarshalCiphertexts(cts); err != nil {
 			return nil, nil, fmt.Errorf("secureagg: marshal ciphertexts: %w", err)
 		}
-		disclosure = protocol.DiscloseCiphertext
+		disclosure = wire.DiscloseCiphertext
 	}
 	first, rest := d.Decryptors[:d.Ask], d.Decryptors[d.Ask:]
 	// Compute our own share while the others' arrive and are verified.
@@ -182,7 +182,7 @@ func (d *Decryption) Decrypt(ctx context.Context, cts []*paillier.Ciphertext) ([
 		d.sendAll(ctx, d.Late, rest, req, disclosure)
 		valid = append(valid, d.collect(ctx, cts, rest, d.Late, excluded)...)
 	case d.Release && len(rest) > 0:
-		d.sendAll(ctx, d.Late, rest, requestBody{Release: true}, protocol.DiscloseControl)
+		d.sendAll(ctx, d.Late, rest, requestBody{Release: true}, wire.DiscloseControl)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, excluded, fmt.Errorf("secureagg: %w", err)
@@ -241,7 +241,7 @@ func (d *Decryption) collect(ctx context.Context, cts []*paillier.Ciphertext, fr
 // sendAll sends one request to several parties at once and waits for all.
 // A failed send is not the root's error: the party is excluded when its
 // share does not come.
-func (d *Decryption) sendAll(ctx context.Context, deadline time.Time, to []string, body requestBody, disclosure protocol.Disclosure) {
+func (d *Decryption) sendAll(ctx context.Context, deadline time.Time, to []string, body requestBody, disclosure wire.Disclosure) {
 	var wg sync.WaitGroup
 	for _, q := range to {
 		wg.Go(func() { _ = d.send(ctx, deadline, q, TypeShareRequest, &body, disclosure) })
@@ -249,8 +249,8 @@ func (d *Decryption) sendAll(ctx context.Context, deadline time.Time, to []strin
 	wg.Wait()
 }
 
-func (d *Decryption) send(ctx context.Context, deadline time.Time, to, typ string, body any, disclosure protocol.Disclosure) error {
-	b, err := protocol.Marshal(body)
+func (d *Decryption) send(ctx context.Context, deadline time.Time, to, typ string, body any, disclosure wire.Disclosure) error {
+	b, err := wire.Marshal(body)
 	if err != nil {
 		return err
 	}
@@ -318,7 +318,7 @@ func (d *Decryption) Share(ctx context.Context, held []*paillier.Ciphertext, vet
 		return fmt.Errorf("secureagg: marshal share: %w", err)
 	}
 	notices.Wait()
-	return d.send(ctx, deadline, d.Root, TypeShare, shareBody{Share: b}, protocol.DiscloseDecryptionShare)
+	return d.send(ctx, deadline, d.Root, TypeShare, shareBody{Share: b}, wire.DiscloseDecryptionShare)
 }
 
 // awaitRequest waits for the root's request until deadline: nil when the
@@ -345,27 +345,27 @@ func (d *Decryption) awaitRequest(ctx context.Context, deadline time.Time) (*req
 // hold them.
 func decodeRequest(b []byte, pk *paillier.PublicKey, count int, held bool) (*requestBody, error) {
 	var r requestBody
-	if err := protocol.Unmarshal(b, &r); err != nil {
+	if err := wire.Unmarshal(b, &r); err != nil {
 		return nil, err
 	}
 	switch {
 	case r.Release && len(r.C) > 0:
-		return nil, fmt.Errorf("%w: a release that carries ciphertexts", protocol.ErrMalformed)
+		return nil, fmt.Errorf("%w: a release that carries ciphertexts", wire.ErrMalformed)
 	case r.Release:
 		return &r, nil
 	case held && len(r.C) > 0:
-		return nil, fmt.Errorf("%w: a request that carries ciphertexts the decryptors hold", protocol.ErrMalformed)
+		return nil, fmt.Errorf("%w: a request that carries ciphertexts the decryptors hold", wire.ErrMalformed)
 	case held:
 		return &r, nil
 	case len(r.C) > 2*count*pk.CiphertextSize()+64:
-		return nil, fmt.Errorf("%w: %d bytes for %d ciphertexts", protocol.ErrMalformed, len(r.C), count)
+		return nil, fmt.Errorf("%w: %d bytes for %d ciphertexts", wire.ErrMalformed, len(r.C), count)
 	}
 	cts, err := pk.UnmarshalCiphertexts(r.C)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", protocol.ErrMalformed, err)
+		return nil, fmt.Errorf("%w: %w", wire.ErrMalformed, err)
 	}
 	if len(cts) != count {
-		return nil, fmt.Errorf("%w: %d ciphertexts to decrypt, expected %d", protocol.ErrMalformed, len(cts), count)
+		return nil, fmt.Errorf("%w: %d ciphertexts to decrypt, expected %d", wire.ErrMalformed, len(cts), count)
 	}
 	return &r, nil
 }

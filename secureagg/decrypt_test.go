@@ -13,7 +13,7 @@ import (
 
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // carried is a decryption at root org01 of ciphertexts the decryptors do
@@ -156,7 +156,7 @@ func FuzzDecodeRequest(f *testing.F) {
 	}
 	raw, _ := c.pk.MarshalCiphertexts(cts)
 	for _, r := range []requestBody{{C: raw}, {Release: true}, {}, {C: raw, Release: true}} {
-		b, _ := protocol.Marshal(r)
+		b, _ := wire.Marshal(r)
 		f.Add(b)
 	}
 	f.Add([]byte{0x80})

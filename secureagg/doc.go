@@ -149,7 +149,7 @@
 //
 //   - Exact sums: values are encoded as on the Paillier path (same
 //     rounding, same ±2^ValueBits check before encryption, ErrRange naming
-//     the bound, never the value) and packed by mhe.Layout with room for N
+//     the bound, never the value) and packed by lattice.Layout with room for N
 //     summands, so no in-range sum wraps; ValueBits plus the noise share's
 //     bound must stay below 2^62 (LatticeFits refuses more, naming 2^62).
 //     Both backends return the same sums to the bit
@@ -163,7 +163,7 @@
 //     (secureagg/sketch, ciphertext: 48 bytes of linear combinations of
 //     its coefficients) and the commitment it received; every party checks
 //     that the total is its own contribution plus the sketched subtrees
-//     (mhe.Decryptor.TargetFromSketches). The root fixed the total before
+//     (lattice.Decryptor.TargetFromSketches). The root fixed the total before
 //     it could know any key, so a forged total passes with probability
 //     below 2^-119 (mhe's sketch check): a party makes decryption shares
 //     only of the aggregate of every party's input of this step, its own
@@ -177,10 +177,10 @@
 //     statistical distance 2^-92.1 per coefficient at 5 parties, 2^-88.6
 //     at 17), so shares reveal nothing beyond the total.
 //   - Blame: a lattice decryption share has no cheap validity proof, so
-//     the root decrypts with several quorums (mhe.PlanVerified: quorums no
+//     the root decrypts with several quorums (lattice.PlanVerified: quorums no
 //     single party is in all of, two disjoint ones when N ≥ 2·Quorum) and
 //     compares. On disagreement it asks every party for the blame plan
-//     (mhe.PlanBlame, share-request Seq 2), whose verdict names the one
+//     (lattice.PlanBlame, share-request Seq 2), whose verdict names the one
 //     party whose absence leaves every decryption agreeing; that party is
 //     put in Result.Excluded and the agreed total is the result
 //     (TestLatticeTamperedShareNamed). With N = Quorum+1 a wrong share is

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Formed notices (issue 30): a party learns from the decryptors
@@ -46,7 +46,7 @@ var ErrFormed = errors.New("secureagg: a decryptor made a share of the step's to
 func (s *schedule) announce(ctx context.Context, formed bool) {
 	ctx, cancel := context.WithTimeout(ctx, s.hop)
 	defer cancel()
-	s.sendAll(ctx, func(string) int { return s.lateShareHops() }, s.others(), TypeFormed, formedBody{Formed: formed}, protocol.DiscloseControl)
+	s.sendAll(ctx, func(string) int { return s.lateShareHops() }, s.others(), TypeFormed, formedBody{Formed: formed}, wire.DiscloseControl)
 }
 
 // others are the step's parties but this one.
@@ -76,8 +76,8 @@ func (s *schedule) listen(ctx context.Context) *notices {
 		n.wg.Go(func() {
 			var b formedBody
 			msg, err := s.net.Receive(ctx, q, TypeFormed)
-			if err == nil && protocol.Unmarshal(msg, &b) != nil {
-				err = protocol.ErrMalformed // as if q had said nothing
+			if err == nil && wire.Unmarshal(msg, &b) != nil {
+				err = wire.ErrMalformed // as if q had said nothing
 			}
 			n.mu.Lock()
 			n.pending--

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/mhe"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The lattice backend runs the same tree, schedule and fault handling as
@@ -28,11 +28,11 @@ import (
 //     the mask of its own contribution down the tree. Every party checks
 //     the root's own against its commitment and the total against the
 //     root's own and the children's sketches
-//     (mhe.Decryptor.TargetFromSketches): it decrypts the step's aggregate
+//     (lattice.Decryptor.TargetFromSketches): it decrypts the step's aggregate
 //     of every party's input, with its own in it, or nothing
 //     (ErrTampered).
 //  3. Shares: every party in a quorum of the plan sends the root one
-//     decryption share per quorum it is in (mhe.PlanVerified: quorums that
+//     decryption share per quorum it is in (lattice.PlanVerified: quorums that
 //     no single member is in all of). The root re-plans without parties
 //     whose shares did not come (a share request, Seq 1), and when the
 //     quorums' decryptions disagree it asks the blame plan (Seq 2), which
@@ -45,20 +45,20 @@ import (
 // context that every ciphertext and share of the step names.
 type latticeAgg struct {
 	*schedule
-	keys   *mhe.Keys
-	layout *mhe.Layout
-	mctx   mhe.Context
-	agg    *mhe.Aggregator
-	dec    *mhe.Decryptor
+	keys   *lattice.Keys
+	layout *lattice.Layout
+	mctx   lattice.Context
+	agg    *lattice.Aggregator
+	dec    *lattice.Decryptor
 	points map[string]int // each party's Shamir point
 	inBits int            // |round(x·2^FracBits)| < 2^inBits, before noise
 	noise  *NoiseReport
 	// ownDigest is the digest of this party's own contribution, which
 	// must be in whatever it helps decrypt.
-	ownDigest mhe.Digest
+	ownDigest lattice.Digest
 	// sketchKey is this party's secret for checking the total
 	// (lattice_sketch.go).
-	sketchKey mhe.SketchKey
+	sketchKey lattice.SketchKey
 }
 
 // The lattice schedule adds two share rounds to the Paillier one: the
@@ -117,16 +117,16 @@ func newLatticeAgg(net Network, step job.Step, cfg Config, n int) (*latticeAgg, 
 	}
 	k := cfg.Lattice
 	s := &latticeAgg{schedule: base, keys: k, inBits: cfg.ValueBits, noise: enc.noise, points: map[string]int{}}
-	if s.layout, err = mhe.NewLayout(k.Params, n, cfg.FracBits, enc.bits(), len(s.parties)); err != nil {
+	if s.layout, err = lattice.NewLayout(k.Params, n, cfg.FracBits, enc.bits(), len(s.parties)); err != nil {
 		return nil, fmt.Errorf("secureagg: lattice layout: %w", err)
 	}
 	phase := step.Phase
 	if step.Channel != "" {
 		phase += "/" + step.Channel
 	}
-	s.mctx = mhe.Context{Key: k.ID(), Job: step.Job, Phase: phase, Round: step.Round, Attempt: step.Attempt}
-	s.agg = mhe.NewAggregator(k.PublicKey, s.layout)
-	if s.dec, err = mhe.NewDecryptor(k); err != nil {
+	s.mctx = lattice.Context{Key: k.ID(), Job: step.Job, Phase: phase, Round: step.Round, Attempt: step.Attempt}
+	s.agg = lattice.NewAggregator(k.PublicKey, s.layout)
+	if s.dec, err = lattice.NewDecryptor(k); err != nil {
 		return nil, err
 	}
 	for _, q := range s.parties {
@@ -139,17 +139,17 @@ func newLatticeAgg(net Network, step job.Step, cfg Config, n int) (*latticeAgg, 
 // latticeTotal is what a party decrypts on the lattice backend: the
 // target its shares are made of and, at the root, the total it opens.
 type latticeTotal struct {
-	agg    *mhe.Aggregate // the root's only
-	target *mhe.Target
+	agg    *lattice.Aggregate // the root's only
+	target *lattice.Target
 }
 
 // The lattice backend's rounds (backend, run by runTree; see the comment
 // at the top).
 
-var _ backend[*mhe.Aggregate, latticeTotal] = (*latticeAgg)(nil)
+var _ backend[*lattice.Aggregate, latticeTotal] = (*latticeAgg)(nil)
 
 // contribute encrypts this party's input.
-func (s *latticeAgg) contribute(_ context.Context, input []float64) (*mhe.Aggregate, error) {
+func (s *latticeAgg) contribute(_ context.Context, input []float64) (*lattice.Aggregate, error) {
 	own, err := s.encrypt(input)
 	if err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func (s *latticeAgg) contribute(_ context.Context, input []float64) (*mhe.Aggreg
 }
 
 // component is the root's own mask, which it commits to.
-func (s *latticeAgg) component(own *mhe.Aggregate) ([]byte, error) {
+func (s *latticeAgg) component(own *lattice.Aggregate) ([]byte, error) {
 	b, err := own.Mask().MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("secureagg: marshal a mask: %w", err)
@@ -168,7 +168,7 @@ func (s *latticeAgg) component(own *mhe.Aggregate) ([]byte, error) {
 }
 
 // up is a subtree's sum as it travels up: a blob.
-func (s *latticeAgg) up(acc *mhe.Aggregate) (frames, error) {
+func (s *latticeAgg) up(acc *lattice.Aggregate) (frames, error) {
 	data, err := acc.MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("secureagg: marshal the subtree sum: %w", err)
@@ -197,7 +197,7 @@ const downItems = 2
 
 // child decodes child c's subtree sum, unless its abort named parties
 // missing.
-func (s *latticeAgg) child(data []byte, missing []string, c string) (*mhe.Aggregate, []string, error) {
+func (s *latticeAgg) child(data []byte, missing []string, c string) (*lattice.Aggregate, []string, error) {
 	if len(missing) > 0 {
 		return nil, missing, nil
 	}
@@ -208,14 +208,14 @@ func (s *latticeAgg) child(data []byte, missing []string, c string) (*mhe.Aggreg
 // addChild adds a child's subtree sum into acc, in place: own is not
 // needed apart from the sum (the root has encoded its own mask already),
 // and the down message carries no subtree's sum.
-func (s *latticeAgg) addChild(acc *mhe.Aggregate, parts []*mhe.Aggregate, sum *mhe.Aggregate) (*mhe.Aggregate, []*mhe.Aggregate, error) {
+func (s *latticeAgg) addChild(acc *lattice.Aggregate, parts []*lattice.Aggregate, sum *lattice.Aggregate) (*lattice.Aggregate, []*lattice.Aggregate, error) {
 	return acc, parts, s.agg.Aggregate(acc, sum, acc)
 }
 
 // total is the root's down message, the total's mask and the root's own,
 // and what the root decrypts: the total it formed, with the target of its
 // shares (computed once the down message left, so that it delays no one).
-func (s *latticeAgg) total(own []byte, acc *mhe.Aggregate, _ []*mhe.Aggregate) (frames, func() (latticeTotal, error), error) {
+func (s *latticeAgg) total(own []byte, acc *lattice.Aggregate, _ []*lattice.Aggregate) (frames, func() (latticeTotal, error), error) {
 	mask := acc.Mask()
 	b, err := mask.MarshalBinary()
 	if err != nil {
@@ -226,7 +226,7 @@ func (s *latticeAgg) total(own []byte, acc *mhe.Aggregate, _ []*mhe.Aggregate) (
 		return nil, nil, err
 	}
 	return down, func() (latticeTotal, error) {
-		expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: acc.Inputs, MinInputs: len(s.parties), Own: s.ownDigest}
+		expect := lattice.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: acc.Inputs, MinInputs: len(s.parties), Own: s.ownDigest}
 		target, err := s.dec.Target(mask, expect)
 		if err != nil {
 			return latticeTotal{}, err
@@ -253,7 +253,7 @@ func (s *latticeAgg) relay(data []byte, _ [][]byte) (frames, error) {
 // encrypt checks, noises, encodes and encrypts this party's input. The
 // checks are the Paillier path's: |round(x·2^FracBits)| < 2^ValueBits, and
 // with noise the noisy value within the layout's bound.
-func (s *latticeAgg) encrypt(input []float64) (*mhe.Aggregate, error) {
+func (s *latticeAgg) encrypt(input []float64) (*lattice.Aggregate, error) {
 	var sampler *noiseSampler
 	if s.noise != nil {
 		var err error
@@ -279,7 +279,7 @@ func (s *latticeAgg) encrypt(input []float64) (*mhe.Aggregate, error) {
 		}
 		v[i] = int64(r)
 	}
-	enc, err := mhe.NewEncryptor(s.keys.PublicKey)
+	enc, err := lattice.NewEncryptor(s.keys.PublicKey)
 	if err != nil {
 		return nil, err
 	}
@@ -292,13 +292,13 @@ func (s *latticeAgg) encrypt(input []float64) (*mhe.Aggregate, error) {
 
 // decodeAggregate decodes a subtree's sum and checks that it holds exactly
 // the inputs of the parties of that subtree, of this step.
-func (s *latticeAgg) decodeAggregate(data []byte, subtree []string) (*mhe.Aggregate, error) {
+func (s *latticeAgg) decodeAggregate(data []byte, subtree []string) (*lattice.Aggregate, error) {
 	a := s.agg.Allocate()
 	if err := a.UnmarshalBinary(data); err != nil {
 		return nil, err
 	}
 	if a.Context != s.mctx || !slices.Equal(inputParties(a.Inputs), s.pointsOf(subtree)) {
-		return nil, fmt.Errorf("%w: a subtree sum of other inputs or another step", protocol.ErrMalformed)
+		return nil, fmt.Errorf("%w: a subtree sum of other inputs or another step", wire.ErrMalformed)
 	}
 	return a, nil
 }
@@ -316,7 +316,7 @@ func (s *latticeAgg) pointsOf(parties []string) []int {
 // nameOf maps a Shamir point back to its party's name.
 func (s *latticeAgg) nameOf(point int) string { return s.keys.Members[point-1] }
 
-func inputParties(in []mhe.Input) []int {
+func inputParties(in []lattice.Input) []int {
 	out := make([]int, len(in))
 	for i, x := range in {
 		out[i] = x.Party

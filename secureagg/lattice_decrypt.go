@@ -11,24 +11,24 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cohortdm/cohort/mhe"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Decryption on the lattice backend. A decryption share has no cheap
 // validity proof, so the root compares the decryptions of several quorums
-// (mhe.Plan, mhe.Verdict) instead of verifying proofs:
+// (lattice.Plan, lattice.Verdict) instead of verifying proofs:
 //
-//   - Seq 0, the plan every party derives from the step: mhe.PlanVerified
+//   - Seq 0, the plan every party derives from the step: lattice.PlanVerified
 //     over every party (quorums that no single member is in all of, so a
-//     single wrong share is always detected), or mhe.PlanSingle when the
+//     single wrong share is always detected), or lattice.PlanSingle when the
 //     parties are exactly a quorum (nothing is then detected beyond the
 //     range checks). Every party sends its shares at once.
 //   - Seq 1: when some shares did not come (late, lost, malformed), the
 //     root names those parties in Result.Excluded and asks the others for
 //     the plan over the parties left (a share request naming them).
 //   - Seq 2: when the quorums disagree and the verdict names nobody, the
-//     root asks for mhe.PlanBlame over the same parties; its verdict names
+//     root asks for lattice.PlanBlame over the same parties; its verdict names
 //     the party whose shares were wrong (Result.Excluded), or, if it
 //     cannot (three parties, or more than one faulty), the aggregation
 //     fails naming the suspects.
@@ -38,14 +38,14 @@ import (
 
 // plan is the plan over the available points: the blame plan, or the
 // verified one, or a single quorum when only a quorum is available.
-func (s *latticeAgg) plan(available []int, blame bool) (*mhe.Plan, error) {
+func (s *latticeAgg) plan(available []int, blame bool) (*lattice.Plan, error) {
 	switch {
 	case blame:
-		return mhe.PlanBlame(s.keys.PublicKey, available)
+		return lattice.PlanBlame(s.keys.PublicKey, available)
 	case len(available) > s.keys.Quorum:
-		return mhe.PlanVerified(s.keys.PublicKey, available)
+		return lattice.PlanVerified(s.keys.PublicKey, available)
 	}
-	return mhe.PlanSingle(s.keys.PublicKey, available)
+	return lattice.PlanSingle(s.keys.PublicKey, available)
 }
 
 // shareNet is the channel of the shares of one quorum of plan seq.
@@ -56,7 +56,7 @@ func shareNet(net Network, seq, quorum int) Network {
 // openTotal is the root's part: collect the shares of the plans above,
 // open, judge and decode. Failures become a result with Error set, so they
 // travel down the tree.
-func (s *latticeAgg) openTotal(ctx context.Context, total *mhe.Aggregate, target *mhe.Target) *latticeResult {
+func (s *latticeAgg) openTotal(ctx context.Context, total *lattice.Aggregate, target *lattice.Target) *latticeResult {
 	fail := func(err error) *latticeResult { return &latticeResult{Error: truncate(err.Error()), err: err} }
 	excluded := map[string]string{}
 	available := s.pointsOf(s.parties)
@@ -76,17 +76,17 @@ func (s *latticeAgg) openTotal(ctx context.Context, total *mhe.Aggregate, target
 		return fail(err)
 	}
 	res, err := op.Open()
-	if errors.Is(err, mhe.ErrDisagree) && len(available) > s.keys.Quorum {
+	if errors.Is(err, lattice.ErrDisagree) && len(available) > s.keys.Quorum {
 		if op, err = s.replan(ctx, total, target, available, 2, excluded); err != nil {
 			return fail(err)
 		}
 		res, err = op.Open()
 	}
 	switch {
-	case errors.Is(err, mhe.ErrDisagree):
+	case errors.Is(err, lattice.ErrDisagree):
 		return fail(fmt.Errorf("%w: the quorums' decryptions disagree and no single party can be named; one of %s made wrong decryption shares",
 			ErrTooFewShares, strings.Join(s.names(res.Verdict.Suspects), ", ")))
-	case errors.Is(err, mhe.ErrRange):
+	case errors.Is(err, lattice.ErrRange):
 		return fail(fmt.Errorf("%w: the decrypted sum: %w", ErrRange, err))
 	case err != nil:
 		return fail(err)
@@ -103,7 +103,7 @@ func (s *latticeAgg) openTotal(ctx context.Context, total *mhe.Aggregate, target
 
 // replan asks the available parties for the shares of plan seq (1: after
 // missing shares, 2: blame) and collects them.
-func (s *latticeAgg) replan(ctx context.Context, total *mhe.Aggregate, target *mhe.Target, available []int, seq int, excluded map[string]string) (*mhe.Opening, error) {
+func (s *latticeAgg) replan(ctx context.Context, total *lattice.Aggregate, target *lattice.Target, available []int, seq int, excluded map[string]string) (*lattice.Opening, error) {
 	if len(available) < s.keys.Quorum {
 		return nil, fmt.Errorf("%w: %d of %d needed; excluded %s", ErrTooFewShares, len(available), s.keys.Quorum,
 			strings.Join(slices.Sorted(maps.Keys(excluded)), ", "))
@@ -113,7 +113,7 @@ func (s *latticeAgg) replan(ctx context.Context, total *mhe.Aggregate, target *m
 		return nil, err
 	}
 	req := latticeRequest{Seq: seq, Blame: seq == 2, Available: s.names(available)}
-	s.sendAll(ctx, func(string) int { return s.shareDeadline(seq) }, s.members(plan), TypeShareRequest, req, protocol.DiscloseControl)
+	s.sendAll(ctx, func(string) int { return s.shareDeadline(seq) }, s.members(plan), TypeShareRequest, req, wire.DiscloseControl)
 	op, err := s.collect(ctx, total, target, plan, seq, excluded)
 	if err == nil && len(op.Pending()) > 0 {
 		err = fmt.Errorf("%w: shares of the re-planned decryption missing; excluded %s", ErrTooFewShares,
@@ -125,8 +125,8 @@ func (s *latticeAgg) replan(ctx context.Context, total *mhe.Aggregate, target *m
 // collect opens total under plan: the root's own shares, then every other
 // member's, each by the plan's deadline. A member whose share is late or
 // malformed is named in excluded; its quorums stay pending.
-func (s *latticeAgg) collect(ctx context.Context, total *mhe.Aggregate, target *mhe.Target, plan *mhe.Plan, seq int, excluded map[string]string) (*mhe.Opening, error) {
-	op, err := mhe.NewOpening(s.keys.PublicKey, s.layout, plan, total)
+func (s *latticeAgg) collect(ctx context.Context, total *lattice.Aggregate, target *lattice.Target, plan *lattice.Plan, seq int, excluded map[string]string) (*lattice.Opening, error) {
+	op, err := lattice.NewOpening(s.keys.PublicKey, s.layout, plan, total)
 	if err != nil {
 		return nil, err
 	}
@@ -160,12 +160,12 @@ func (s *latticeAgg) collect(ctx context.Context, total *mhe.Aggregate, target *
 
 // receiveShares receives and adds party p's shares of plan seq, returning
 // why it is excluded, or "".
-func (s *latticeAgg) receiveShares(ctx context.Context, op *mhe.Opening, mu *sync.Mutex, p string, plan *mhe.Plan, seq int) string {
+func (s *latticeAgg) receiveShares(ctx context.Context, op *lattice.Opening, mu *sync.Mutex, p string, plan *lattice.Plan, seq int) string {
 	point := s.points[p]
 	for _, q := range plan.QuorumsOf(point) {
 		data, _, err := s.receiveBlob(ctx, s.shareDeadline(seq), p, TypeShare, shareNet(s.net, seq, q), s.maxShare())
 		if err != nil {
-			if ctx.Err() == nil && errors.Is(err, protocol.ErrMalformed) {
+			if ctx.Err() == nil && errors.Is(err, wire.ErrMalformed) {
 				return "malformed decryption share: " + truncate(err.Error())
 			}
 			return "no decryption share in time"
@@ -189,7 +189,7 @@ func (s *latticeAgg) receiveShares(ctx context.Context, op *mhe.Opening, mu *syn
 
 // members lists the parties in plan's quorums other than this party,
 // sorted.
-func (s *latticeAgg) members(plan *mhe.Plan) []string {
+func (s *latticeAgg) members(plan *lattice.Plan) []string {
 	var out []string
 	for _, q := range plan.Quorums {
 		for _, p := range q {
@@ -228,7 +228,7 @@ func (s *latticeAgg) share(ctx, shareCtx context.Context, total latticeTotal) {
 // serveShares sends this party's shares of the first plan, once noticed
 // is closed, then of each plan the root asks for (at most maxRequests),
 // until ctx ends.
-func (s *latticeAgg) serveShares(ctx context.Context, target *mhe.Target, noticed <-chan struct{}) {
+func (s *latticeAgg) serveShares(ctx context.Context, target *lattice.Target, noticed <-chan struct{}) {
 	plan, err := s.plan(s.pointsOf(s.parties), false)
 	if err != nil {
 		return
@@ -263,7 +263,7 @@ func (s *latticeAgg) serveShares(ctx context.Context, target *mhe.Target, notice
 
 // sendShares makes and sends this party's share for each quorum of plan
 // it is in.
-func (s *latticeAgg) sendShares(ctx context.Context, target *mhe.Target, plan *mhe.Plan, seq int) error {
+func (s *latticeAgg) sendShares(ctx context.Context, target *lattice.Target, plan *lattice.Plan, seq int) error {
 	root := s.tree.root()
 	for _, q := range plan.QuorumsOf(s.keys.Self) {
 		sh, err := s.dec.GenShare(target, plan, q)
@@ -274,7 +274,7 @@ func (s *latticeAgg) sendShares(ctx context.Context, target *mhe.Target, plan *m
 		if err != nil {
 			return err
 		}
-		if err := s.sendBlob(ctx, s.shareDeadline(seq), root, TypeShare, shareNet(s.net, seq, q), b, protocol.DiscloseDecryptionShare); err != nil {
+		if err := s.sendBlob(ctx, s.shareDeadline(seq), root, TypeShare, shareNet(s.net, seq, q), b, wire.DiscloseDecryptionShare); err != nil {
 			return err
 		}
 	}

@@ -9,18 +9,18 @@ import (
 
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
-	"github.com/cohortdm/cohort/mhe"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // latticeKeys caches one lattice key per consortium size for the test
 // binary (17 members take about a second).
 var latticeKeys = struct {
 	sync.Mutex
-	m map[int]map[string]*mhe.Keys
-}{m: map[int]map[string]*mhe.Keys{}}
+	m map[int]map[string]*lattice.Keys
+}{m: map[int]map[string]*lattice.Keys{}}
 
-func testLattice(tb testing.TB, c *consortium) map[string]*mhe.Keys {
+func testLattice(tb testing.TB, c *consortium) map[string]*lattice.Keys {
 	tb.Helper()
 	latticeKeys.Lock()
 	defer latticeKeys.Unlock()
@@ -37,13 +37,13 @@ func testLattice(tb testing.TB, c *consortium) map[string]*mhe.Keys {
 
 // latticeConsortium is a consortium of n named parties with lattice keys
 // only (no Paillier key is dealt).
-func latticeConsortium(tb testing.TB, n int) (*consortium, map[string]*mhe.Keys) {
+func latticeConsortium(tb testing.TB, n int) (*consortium, map[string]*lattice.Keys) {
 	tb.Helper()
 	c := &consortium{names: names(n)}
 	return c, testLattice(tb, c)
 }
 
-func latticeConfig(keys map[string]*mhe.Keys, name string) Config {
+func latticeConfig(keys map[string]*lattice.Keys, name string) Config {
 	return Config{Backend: BackendLattice, Lattice: keys[name], FracBits: 16, ValueBits: 40, Timeout: 3 * time.Second}
 }
 
@@ -82,7 +82,7 @@ func exactInputs(c *consortium, n int, seed uint64) (map[string][]float64, []flo
 // rewriteLatticeDown rewrites the root's lattice down message (the total's
 // mask and the root's own) with forge.
 func rewriteLatticeDown(t *testing.T, forge func(comps [][]byte) [][]byte) jobtest.Tamper {
-	return func(to string, m *protocol.Message) *protocol.Message {
+	return func(to string, m *wire.Message) *wire.Message {
 		if m.Type != TypeDown {
 			return m
 		}

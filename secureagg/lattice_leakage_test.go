@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/mhe"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // TestLatticeLeakage checks one party's outgoing messages on the lattice
@@ -34,11 +34,11 @@ func TestLatticeLeakage(t *testing.T) {
 		needles = append(needles, binary.LittleEndian.AppendUint64(nil, uint64(v)), binary.BigEndian.AppendUint64(nil, uint64(v)),
 			binary.BigEndian.AppendUint64(nil, math.Float64bits(x)), binary.LittleEndian.AppendUint64(nil, math.Float64bits(x)))
 	}
-	params, err := mhe.NewParams(mhe.ParamsBGV13)
+	params, err := lattice.NewParams(lattice.ParamsBGV13)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := mhe.NewLayout(params, 40, 16, 40, 5)
+	l, err := lattice.NewLayout(params, 40, 16, 40, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,12 +51,12 @@ func TestLatticeLeakage(t *testing.T) {
 			needles = append(needles, binary.LittleEndian.AppendUint64(nil, coeff))
 		}
 	}
-	allowed := map[string]protocol.Disclosure{
-		TypeUp: protocol.DiscloseCiphertext, TypeDown: protocol.DiscloseCiphertext,
-		TypeShare: protocol.DiscloseDecryptionShare, TypeResult: protocol.DisclosePublicResult,
-		TypeSeed: protocol.DiscloseControl, TypeShareRequest: protocol.DiscloseControl,
-		TypeCommit: protocol.DiscloseControl, TypeSketch: protocol.DiscloseCiphertext,
-		TypeFormed: protocol.DiscloseControl, // one flag: this party made a share
+	allowed := map[string]wire.Disclosure{
+		TypeUp: wire.DiscloseCiphertext, TypeDown: wire.DiscloseCiphertext,
+		TypeShare: wire.DiscloseDecryptionShare, TypeResult: wire.DisclosePublicResult,
+		TypeSeed: wire.DiscloseControl, TypeShareRequest: wire.DiscloseControl,
+		TypeCommit: wire.DiscloseControl, TypeSketch: wire.DiscloseCiphertext,
+		TypeFormed: wire.DiscloseControl,
 	}
 	var first []byte
 	for run, root := range []string{"org01", "org01", who} {
@@ -77,7 +77,7 @@ func TestLatticeLeakage(t *testing.T) {
 		}
 		for _, s := range sent {
 			m := s.Message
-			if d, ok := allowed[m.Type]; !ok || (d != s.Disclosure && s.Disclosure != protocol.DiscloseControl) {
+			if d, ok := allowed[m.Type]; !ok || (d != s.Disclosure && s.Disclosure != wire.DiscloseControl) {
 				t.Fatalf("%s sent %s with disclosure %q", who, m.Type, s.Disclosure)
 			}
 			if root != who && (m.Type == TypeDown || m.Type == TypeResult || m.Type == TypeShareRequest) {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cohortdm/cohort/mhe"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The lattice backend checks the total by sketches (mhe's sketch check)
@@ -22,7 +22,7 @@ import (
 //     with the root's commitment to its own input as it received it.
 //  3. A party that gets the total and the root's own mask checks the
 //     root's mask against the commitment, and the total against its own
-//     mask plus the sketches (mhe.Decryptor.TargetFromSketches): the root
+//     mask plus the sketches (lattice.Decryptor.TargetFromSketches): the root
 //     fixed the total before it could know any key, so a total that is
 //     not the sum of the committed inputs passes with probability below
 //     2^-119, and is refused (ErrTampered) like a total that does not
@@ -61,7 +61,7 @@ func (s *latticeAgg) sketchHops(p string) int { return max(s.downHops(p), s.h+3)
 // seed draws this party's sketch key, which runTree sends every child of
 // the root but itself.
 func (s *latticeAgg) seed() (any, error) {
-	key, err := mhe.NewSketchKey(rand.Reader)
+	key, err := lattice.NewSketchKey(rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("secureagg: %w", err)
 	}
@@ -72,12 +72,12 @@ func (s *latticeAgg) seed() (any, error) {
 // vouching: a child of the root sends each party the sketch of its
 // subtree's sum under that party's key, once the key has come.
 func (s *latticeAgg) vouching() vouching {
-	return vouching{typ: TypeSketch, keyed: true, hops: s.sketchHops, disclosure: protocol.DiscloseCiphertext}
+	return vouching{typ: TypeSketch, keyed: true, hops: s.sketchHops, disclosure: wire.DiscloseCiphertext}
 }
 
 // vouchers is step 2 for one recipient, given the seed message it sent:
 // the sketch of acc under its key, with the root's commitment.
-func (s *latticeAgg) vouchers(acc *mhe.Aggregate) (func([]byte) (any, error), error) {
+func (s *latticeAgg) vouchers(acc *lattice.Aggregate) (func([]byte) (any, error), error) {
 	return func(seed []byte) (any, error) {
 		key, err := decodeSeed(seed)
 		if err != nil {
@@ -103,10 +103,10 @@ func (s *latticeAgg) noVoucher(c string, err error) error {
 // its own among them, or nothing (ErrTampered). So a party decrypts only
 // the step's aggregate, never a single party's ciphertext that the root
 // (or a lying coordinator) sends back down.
-func (s *latticeAgg) check(comps [][]byte, ownSubtree *mhe.Aggregate, vouchers map[string][]byte) (latticeTotal, error) {
+func (s *latticeAgg) check(comps [][]byte, ownSubtree *lattice.Aggregate, vouchers map[string][]byte) (latticeTotal, error) {
 	root := s.tree.root()
 	var commits [][]byte
-	var sketches []*mhe.Sketch
+	var sketches []*lattice.Sketch
 	for _, c := range s.tree.children(root) {
 		if c == s.self {
 			commits = append(commits, s.rootCommit)
@@ -134,9 +134,9 @@ func (s *latticeAgg) check(comps [][]byte, ownSubtree *mhe.Aggregate, vouchers m
 	for _, sk := range sketches {
 		inputs = append(inputs, sk.Inputs...)
 	}
-	slices.SortFunc(inputs, func(a, b mhe.Input) int { return a.Party - b.Party })
-	expect := mhe.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: inputs, MinInputs: len(s.parties), Own: s.ownDigest}
-	t, err := s.dec.TargetFromSketches(total, []*mhe.Mask{own}, sketches, s.sketchKey, expect)
+	slices.SortFunc(inputs, func(a, b lattice.Input) int { return a.Party - b.Party })
+	expect := lattice.Expect{Context: s.mctx, Shape: s.layout.Shape(), Committed: inputs, MinInputs: len(s.parties), Own: s.ownDigest}
+	t, err := s.dec.TargetFromSketches(total, []*lattice.Mask{own}, sketches, s.sketchKey, expect)
 	if err != nil {
 		return latticeTotal{}, fmt.Errorf("%w: the total from %s (coordinator %s): %w; no decryption share is made", ErrTampered, root, s.step.Coordinator, err)
 	}
@@ -146,38 +146,38 @@ func (s *latticeAgg) check(comps [][]byte, ownSubtree *mhe.Aggregate, vouchers m
 // decodeSketch decodes child c of the root's sketch of its subtree, which
 // must hold exactly that subtree's inputs, and the root's commitment as c
 // received it.
-func (s *latticeAgg) decodeSketch(msg []byte, c string) (*mhe.Sketch, []byte, error) {
+func (s *latticeAgg) decodeSketch(msg []byte, c string) (*lattice.Sketch, []byte, error) {
 	body, err := decodeSketchBody(msg)
 	if err != nil {
 		return nil, nil, err
 	}
-	sk, err := mhe.ParseSketch(body.Sketch, s.keys.Params, len(s.keys.Members))
+	sk, err := lattice.ParseSketch(body.Sketch, s.keys.Params, len(s.keys.Members))
 	if err != nil {
 		return nil, nil, err
 	}
 	if !slices.Equal(inputParties(sk.Inputs), s.pointsOf(s.tree.subtree(c))) {
-		return nil, nil, fmt.Errorf("%w: a sketch of other inputs than %s's subtree", protocol.ErrMalformed, c)
+		return nil, nil, fmt.Errorf("%w: a sketch of other inputs than %s's subtree", wire.ErrMalformed, c)
 	}
 	return sk, body.Root, nil
 }
 
 // decodeSeed decodes a seed message's body: a key of the right size.
-func decodeSeed(b []byte) (mhe.SketchKey, error) {
+func decodeSeed(b []byte) (lattice.SketchKey, error) {
 	var body seedBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
-		return mhe.SketchKey{}, err
+	if err := wire.Unmarshal(b, &body); err != nil {
+		return lattice.SketchKey{}, err
 	}
-	if len(body.Key) != len(mhe.SketchKey{}) {
-		return mhe.SketchKey{}, fmt.Errorf("%w: a sketch key of %d bytes", protocol.ErrMalformed, len(body.Key))
+	if len(body.Key) != len(lattice.SketchKey{}) {
+		return lattice.SketchKey{}, fmt.Errorf("%w: a sketch key of %d bytes", wire.ErrMalformed, len(body.Key))
 	}
-	return mhe.SketchKey(body.Key), nil
+	return lattice.SketchKey(body.Key), nil
 }
 
 // decodeSketchBody decodes a sketch message's body; the sketch itself is
 // mhe's to decode.
 func decodeSketchBody(b []byte) (sketchBody, error) {
 	var body sketchBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
+	if err := wire.Unmarshal(b, &body); err != nil {
 		return body, err
 	}
 	return body, checkDigestSize(body.Root)

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/mhe"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // A party that gets no sketch of a subtree from the root's child that
@@ -20,7 +20,7 @@ func TestLatticeSketchWithheld(t *testing.T) {
 	net := jobtest.NewNetwork(c.names...)
 	// Fanout 2: org01 (root) has children org02 and org03; org02 has
 	// children org04 and org05.
-	net.Intercept("org02", func(to string, m *protocol.Message) *protocol.Message {
+	net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
 		if m.Type == TypeSketch && to == "org04" {
 			return nil
 		}
@@ -45,16 +45,16 @@ func TestLatticeSketchWithheld(t *testing.T) {
 }
 
 func FuzzDecodeSeed(f *testing.F) {
-	ok, _ := protocol.Marshal(seedBody{Key: make([]byte, 32)})
+	ok, _ := wire.Marshal(seedBody{Key: make([]byte, 32)})
 	f.Add(ok)
-	short, _ := protocol.Marshal(seedBody{Key: []byte{1}})
+	short, _ := wire.Marshal(seedBody{Key: []byte{1}})
 	f.Add(short)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		k, err := decodeSeed(b)
 		if err != nil {
 			return
 		}
-		again, _ := protocol.Marshal(seedBody{Key: k[:]})
+		again, _ := wire.Marshal(seedBody{Key: k[:]})
 		if k2, err := decodeSeed(again); err != nil || k2 != k {
 			t.Fatalf("a decoded key does not round-trip: %v", err)
 		}
@@ -62,10 +62,10 @@ func FuzzDecodeSeed(f *testing.F) {
 }
 
 func FuzzDecodeSketchBody(f *testing.F) {
-	sk, _ := (&mhe.Sketch{Inputs: []mhe.Input{{Party: 1}}, Values: make([]uint64, 2*3)}).MarshalBinary()
-	ok, _ := protocol.Marshal(sketchBody{Sketch: sk, Root: make([]byte, 32)})
+	sk, _ := (&lattice.Sketch{Inputs: []lattice.Input{{Party: 1}}, Values: make([]uint64, 2*3)}).MarshalBinary()
+	ok, _ := wire.Marshal(sketchBody{Sketch: sk, Root: make([]byte, 32)})
 	f.Add(ok)
-	bad, _ := protocol.Marshal(sketchBody{Sketch: sk, Root: []byte{1, 2}})
+	bad, _ := wire.Marshal(sketchBody{Sketch: sk, Root: []byte{1, 2}})
 	f.Add(bad)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		body, err := decodeSketchBody(b)

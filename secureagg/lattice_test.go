@@ -14,8 +14,8 @@ import (
 
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
-	"github.com/cohortdm/cohort/mhe"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The lattice backend's sums are exact: the same totals as the plaintext
@@ -171,7 +171,7 @@ func TestLatticeLateShare(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			c, keys := latticeConsortium(t, n)
 			net := jobtest.NewNetwork(c.names...)
-			net.Intercept("org02", func(to string, m *protocol.Message) *protocol.Message {
+			net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
 				if m.Type == TypeShare {
 					return nil
 				}
@@ -217,7 +217,7 @@ func TestLatticeRestartedParty(t *testing.T) {
 	step := testStep(c, "org01")
 	in, want := exactInputs(c, 16, 11)
 	crash, crashed := context.WithCancel(context.Background())
-	net.Intercept(who, func(to string, m *protocol.Message) *protocol.Message {
+	net.Intercept(who, func(to string, m *wire.Message) *wire.Message {
 		if m.Type == TypeUp {
 			crashed() // the node goes down once its contribution is on its way
 		}
@@ -257,7 +257,7 @@ func TestLatticeRestartedParty(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if !errors.Is(restarted.err, ErrTampered) || !errors.Is(restarted.err, mhe.ErrPolicy) {
+	if !errors.Is(restarted.err, ErrTampered) || !errors.Is(restarted.err, lattice.ErrPolicy) {
 		t.Fatalf("restarted party: %v, want a refusal to decrypt a total without its input", restarted.err)
 	}
 	for _, n := range c.names {
@@ -278,7 +278,7 @@ func TestLatticeRestartedParty(t *testing.T) {
 // coefficient is off by one: well formed, with no proof to fail, so only
 // the comparison of quorums can find them.
 func tamperShares(net *jobtest.Network, name string) {
-	net.Intercept(name, func(to string, m *protocol.Message) *protocol.Message {
+	net.Intercept(name, func(to string, m *wire.Message) *wire.Message {
 		if m.Type != TypeShare {
 			return m
 		}

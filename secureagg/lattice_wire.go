@@ -6,17 +6,17 @@ import (
 	"math"
 	"slices"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The lattice backend's messages carry blobs of up to hundreds of
 // megabytes (an aggregate of a million values is 31 MB, the total's
-// components four times that), beyond protocol.MaxMessageSize. A blob
+// components four times that), beyond wire.MaxMessageSize. A blob
 // travels in parts of at most partSize bytes: part 0 on the step's channel,
 // part i on its sub-channel "part/i", so the receiver asks for each part by
 // its key and the order of arrival does not matter. A part's body is framed
 // as one version byte, the length of its header (uvarint), the header
-// (msgpack through protocol.Marshal, decoded strictly) and the part's raw
+// (msgpack through wire.Marshal, decoded strictly) and the part's raw
 // bytes: the bulk stays out of msgpack, which would copy it on each side.
 
 const (
@@ -38,7 +38,7 @@ type blobHeader struct {
 
 // frameRaw encodes header, then raw.
 func frameRaw(header any, raw []byte) ([]byte, error) {
-	h, err := protocol.Marshal(header)
+	h, err := wire.Marshal(header)
 	if err != nil {
 		return nil, err
 	}
@@ -53,14 +53,14 @@ func frameRaw(header any, raw []byte) ([]byte, error) {
 // that follow it (a sub-slice of b).
 func unframeRaw(b []byte, header any) ([]byte, error) {
 	if len(b) < 2 || b[0] != blobVersion {
-		return nil, fmt.Errorf("%w: not a framed body of version %d", protocol.ErrMalformed, blobVersion)
+		return nil, fmt.Errorf("%w: not a framed body of version %d", wire.ErrMalformed, blobVersion)
 	}
 	n, k := binary.Uvarint(b[1:])
 	if k <= 0 || n > maxBlobHeader || n > uint64(len(b)-1-k) {
-		return nil, fmt.Errorf("%w: bad header length", protocol.ErrMalformed)
+		return nil, fmt.Errorf("%w: bad header length", wire.ErrMalformed)
 	}
 	start := 1 + k
-	if err := protocol.Unmarshal(b[start:start+int(n)], header); err != nil {
+	if err := wire.Unmarshal(b[start:start+int(n)], header); err != nil {
 		return nil, err
 	}
 	return b[start+int(n):], nil
@@ -97,20 +97,20 @@ func decodePart(b []byte, shape string, part, maxSize, partSize int, allowed []s
 	}
 	if len(h.Missing) > 0 {
 		if part != 0 || h.Parts != 0 || h.Size != 0 || len(chunk) > 0 {
-			return h, nil, fmt.Errorf("%w: an abort that carries data", protocol.ErrMalformed)
+			return h, nil, fmt.Errorf("%w: an abort that carries data", wire.ErrMalformed)
 		}
 		return h, nil, checkNames("missing", h.Missing, allowed)
 	}
 	if h.Shape != shape {
 		return h, nil, fmt.Errorf("%w: peer aggregates %.100q, we aggregate %q (every party must use the same config and vector length)",
-			protocol.ErrMalformed, h.Shape, shape)
+			wire.ErrMalformed, h.Shape, shape)
 	}
 	if h.Size < 0 || h.Size > maxSize || h.Parts != partCount(h.Size, partSize) || h.Part != part {
 		return h, nil, fmt.Errorf("%w: part %d of %d of a blob of %d bytes (expected part %d, at most %d bytes)",
-			protocol.ErrMalformed, h.Part, h.Parts, h.Size, part, maxSize)
+			wire.ErrMalformed, h.Part, h.Parts, h.Size, part, maxSize)
 	}
 	if want := min(partSize, h.Size-part*partSize); len(chunk) != want {
-		return h, nil, fmt.Errorf("%w: part %d holds %d bytes, expected %d", protocol.ErrMalformed, part, len(chunk), want)
+		return h, nil, fmt.Errorf("%w: part %d holds %d bytes, expected %d", wire.ErrMalformed, part, len(chunk), want)
 	}
 	return h, chunk, nil
 }
@@ -150,7 +150,7 @@ func (r *blobReader) part(i int, body []byte) (int, error) {
 		}
 		r.data = make([]byte, 0, h.Size)
 	} else if h.Size != r.first.Size || h.Parts != r.first.Parts {
-		return 0, fmt.Errorf("%w: the parts of a blob disagree on its size", protocol.ErrMalformed)
+		return 0, fmt.Errorf("%w: the parts of a blob disagree on its size", wire.ErrMalformed)
 	}
 	r.data = append(r.data, chunk...)
 	return r.first.Parts, nil
@@ -176,20 +176,20 @@ func encodeList(items [][]byte) []byte {
 func decodeList(b []byte, count int) ([][]byte, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n != uint64(count) {
-		return nil, fmt.Errorf("%w: a list of %d items, expected %d", protocol.ErrMalformed, n, count)
+		return nil, fmt.Errorf("%w: a list of %d items, expected %d", wire.ErrMalformed, n, count)
 	}
 	b = b[k:]
 	out := make([][]byte, count)
 	for i := range out {
 		l, k := binary.Uvarint(b)
 		if k <= 0 || l > uint64(len(b)-k) {
-			return nil, fmt.Errorf("%w: list item %d overruns the body", protocol.ErrMalformed, i)
+			return nil, fmt.Errorf("%w: list item %d overruns the body", wire.ErrMalformed, i)
 		}
 		out[i] = b[k : k+int(l)]
 		b = b[k+int(l):]
 	}
 	if len(b) != 0 {
-		return nil, fmt.Errorf("%w: %d bytes after the list", protocol.ErrMalformed, len(b))
+		return nil, fmt.Errorf("%w: %d bytes after the list", wire.ErrMalformed, len(b))
 	}
 	return out, nil
 }
@@ -212,14 +212,14 @@ const maxRequests = 2
 // at most maxRequests, and at least quorum available parties among parties.
 func decodeLatticeRequest(b []byte, last, quorum int, parties []string) (*latticeRequest, error) {
 	var r latticeRequest
-	if err := protocol.Unmarshal(b, &r); err != nil {
+	if err := wire.Unmarshal(b, &r); err != nil {
 		return nil, err
 	}
 	if r.Seq <= last || r.Seq > maxRequests {
-		return nil, fmt.Errorf("%w: request %d after request %d", protocol.ErrMalformed, r.Seq, last)
+		return nil, fmt.Errorf("%w: request %d after request %d", wire.ErrMalformed, r.Seq, last)
 	}
 	if len(r.Available) < quorum {
-		return nil, fmt.Errorf("%w: %d available parties, the quorum is %d", protocol.ErrMalformed, len(r.Available), quorum)
+		return nil, fmt.Errorf("%w: %d available parties, the quorum is %d", wire.ErrMalformed, len(r.Available), quorum)
 	}
 	if err := checkNames("available", r.Available, parties); err != nil {
 		return nil, err
@@ -269,13 +269,13 @@ func decodeLatticeResult(b []byte, coeffs int, modulus uint64, parties []string)
 		return &r, nil
 	}
 	if len(raw)%8 != 0 || len(raw) > 8*coeffs {
-		return nil, fmt.Errorf("%w: a plaintext of %d bytes, at most %d coefficients", protocol.ErrMalformed, len(raw), coeffs)
+		return nil, fmt.Errorf("%w: a plaintext of %d bytes, at most %d coefficients", wire.ErrMalformed, len(raw), coeffs)
 	}
 	r.plain = make([]uint64, coeffs)
 	for i := range len(raw) / 8 {
 		c := binary.LittleEndian.Uint64(raw[8*i:])
 		if c >= modulus {
-			return nil, fmt.Errorf("%w: plaintext coefficient out of range", protocol.ErrMalformed)
+			return nil, fmt.Errorf("%w: plaintext coefficient out of range", wire.ErrMalformed)
 		}
 		r.plain[i] = c
 	}
@@ -290,14 +290,14 @@ func decodeLatticeResult(b []byte, coeffs int, modulus uint64, parties []string)
 // reports a failure (failed), no sum or report beside it (carriesSum).
 func checkFailure(errText string, missing []string, carriesSum bool, parties []string) (failed bool, err error) {
 	if len(errText) > maxReason {
-		return false, fmt.Errorf("%w: error text of %d bytes", protocol.ErrMalformed, len(errText))
+		return false, fmt.Errorf("%w: error text of %d bytes", wire.ErrMalformed, len(errText))
 	}
 	if err := checkNames("missing", missing, parties); err != nil {
 		return false, err
 	}
 	failed = errText != "" || len(missing) > 0
 	if failed && carriesSum {
-		return false, fmt.Errorf("%w: a failed result carries a sum", protocol.ErrMalformed)
+		return false, fmt.Errorf("%w: a failed result carries a sum", wire.ErrMalformed)
 	}
 	return failed, nil
 }
@@ -320,10 +320,10 @@ func checkReport(included []string, excluded map[string]string, noise *NoiseRepo
 func checkExcluded(excluded map[string]string, parties []string) error {
 	for p, why := range excluded {
 		if !slices.Contains(parties, p) {
-			return fmt.Errorf("%w: excluded names %q, not a party", protocol.ErrMalformed, p)
+			return fmt.Errorf("%w: excluded names %q, not a party", wire.ErrMalformed, p)
 		}
 		if len(why) > maxReason {
-			return fmt.Errorf("%w: exclusion reason of %d bytes", protocol.ErrMalformed, len(why))
+			return fmt.Errorf("%w: exclusion reason of %d bytes", wire.ErrMalformed, len(why))
 		}
 	}
 	return nil
@@ -336,11 +336,11 @@ func checkNoise(nr *NoiseReport, n int) error {
 	}
 	for _, v := range []float64{nr.Epsilon, nr.Delta, nr.Sensitivity, nr.Scale} {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return fmt.Errorf("%w: noise report holds %v", protocol.ErrMalformed, v)
+			return fmt.Errorf("%w: noise report holds %v", wire.ErrMalformed, v)
 		}
 	}
 	if (nr.Mechanism != Laplace && nr.Mechanism != Gaussian) || nr.Shares != n || nr.Colluders < 0 || nr.Colluders >= nr.Shares {
-		return fmt.Errorf("%w: bad noise report", protocol.ErrMalformed)
+		return fmt.Errorf("%w: bad noise report", wire.ErrMalformed)
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // A blob larger than a part travels in parts on their own channels and
@@ -30,7 +30,7 @@ func TestLatticeBlobParts(t *testing.T) {
 	from, to := agg("org02"), agg("org01")
 	data := bytes.Repeat([]byte("0123456789abcdef"), 400) // 6.4 parts
 	ctx := context.Background()
-	if err := from.sendBlob(ctx, 5, "org01", TypeUp, from.net, data, protocol.DiscloseCiphertext); err != nil {
+	if err := from.sendBlob(ctx, 5, "org01", TypeUp, from.net, data, wire.DiscloseCiphertext); err != nil {
 		t.Fatal(err)
 	}
 	got, miss, err := to.receiveBlob(ctx, 5, "org02", TypeUp, to.net, len(data))
@@ -42,10 +42,10 @@ func TestLatticeBlobParts(t *testing.T) {
 	if _, _, err := to.receiveBlob(short, 5, "org02", TypeUp, to.net.Sub("other"), 10); err == nil {
 		t.Fatal("received a blob that was never sent")
 	}
-	if err := from.sendBlob(ctx, 5, "org01", TypeDown, from.net, data, protocol.DiscloseCiphertext); err != nil {
+	if err := from.sendBlob(ctx, 5, "org01", TypeDown, from.net, data, wire.DiscloseCiphertext); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := to.receiveBlob(ctx, 5, "org02", TypeDown, to.net, len(data)-1); !errors.Is(err, protocol.ErrMalformed) {
+	if _, _, err := to.receiveBlob(ctx, 5, "org02", TypeDown, to.net, len(data)-1); !errors.Is(err, wire.ErrMalformed) {
 		t.Fatalf("an oversized blob: %v", err)
 	}
 	if err := from.sendAbort(ctx, 5, "org01", TypeResult, []string{"org03"}); err != nil {
@@ -153,9 +153,9 @@ func FuzzLatticeList(f *testing.F) {
 }
 
 func FuzzLatticeRequest(f *testing.F) {
-	ok, _ := protocol.Marshal(latticeRequest{Seq: 1, Available: []string{"a", "b"}})
+	ok, _ := wire.Marshal(latticeRequest{Seq: 1, Available: []string{"a", "b"}})
 	f.Add(ok)
-	blame, _ := protocol.Marshal(latticeRequest{Seq: 2, Blame: true, Available: []string{"a", "b", "c"}})
+	blame, _ := wire.Marshal(latticeRequest{Seq: 2, Blame: true, Available: []string{"a", "b", "c"}})
 	f.Add(blame)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := decodeLatticeRequest(b, 0, 2, []string{"a", "b", "c"})

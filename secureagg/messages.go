@@ -6,10 +6,10 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
-// Message types. Each travels inside a protocol.Message that carries the
+// Message types. Each travels inside a wire.Message that carries the
 // step's job, phase, round and attempt, so messages of different steps or
 // attempts never match each other's receives.
 const (
@@ -95,14 +95,14 @@ type resultBody struct {
 // checkNames checks that names are sorted, unique and all in allowed.
 func checkNames(field string, names []string, allowed []string) error {
 	if !slices.IsSorted(names) {
-		return fmt.Errorf("%w: %s not sorted", protocol.ErrMalformed, field)
+		return fmt.Errorf("%w: %s not sorted", wire.ErrMalformed, field)
 	}
 	for i, n := range names {
 		if i > 0 && names[i-1] == n {
-			return fmt.Errorf("%w: %s repeats %q", protocol.ErrMalformed, field, n)
+			return fmt.Errorf("%w: %s repeats %q", wire.ErrMalformed, field, n)
 		}
 		if !slices.Contains(allowed, n) {
-			return fmt.Errorf("%w: %s names %q, not allowed here", protocol.ErrMalformed, field, n)
+			return fmt.Errorf("%w: %s names %q, not allowed here", wire.ErrMalformed, field, n)
 		}
 	}
 	return nil
@@ -114,12 +114,12 @@ func checkNames(field string, names []string, allowed []string) error {
 // must equal ours.
 func decodeCiphertexts(b []byte, pk *paillier.PublicKey, shape string, count int, allowed []string) (cts []*paillier.Ciphertext, missing []string, err error) {
 	var body ciphertextBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
+	if err := wire.Unmarshal(b, &body); err != nil {
 		return nil, nil, err
 	}
 	if len(body.Missing) > 0 {
 		if len(body.Ciphertexts) > 0 {
-			return nil, nil, fmt.Errorf("%w: both ciphertexts and missing parties", protocol.ErrMalformed)
+			return nil, nil, fmt.Errorf("%w: both ciphertexts and missing parties", wire.ErrMalformed)
 		}
 		if err := checkNames("missing", body.Missing, allowed); err != nil {
 			return nil, nil, err
@@ -128,17 +128,17 @@ func decodeCiphertexts(b []byte, pk *paillier.PublicKey, shape string, count int
 	}
 	if body.Shape != shape {
 		return nil, nil, fmt.Errorf("%w: peer aggregates %.100q, we aggregate %q (every party must use the same config and vector length)",
-			protocol.ErrMalformed, body.Shape, shape)
+			wire.ErrMalformed, body.Shape, shape)
 	}
 	if want := count * pk.CiphertextSize(); len(body.Ciphertexts) > 2*want+64 {
-		return nil, nil, fmt.Errorf("%w: %d bytes of ciphertexts, expected about %d", protocol.ErrMalformed, len(body.Ciphertexts), want)
+		return nil, nil, fmt.Errorf("%w: %d bytes of ciphertexts, expected about %d", wire.ErrMalformed, len(body.Ciphertexts), want)
 	}
 	cts, err = pk.UnmarshalCiphertexts(body.Ciphertexts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", protocol.ErrMalformed, err)
+		return nil, nil, fmt.Errorf("%w: %w", wire.ErrMalformed, err)
 	}
 	if len(cts) != count {
-		return nil, nil, fmt.Errorf("%w: %d ciphertexts, expected %d", protocol.ErrMalformed, len(cts), count)
+		return nil, nil, fmt.Errorf("%w: %d ciphertexts, expected %d", wire.ErrMalformed, len(cts), count)
 	}
 	return cts, nil, nil
 }
@@ -147,12 +147,12 @@ func decodeCiphertexts(b []byte, pk *paillier.PublicKey, shape string, count int
 // the total is formed), or missing parties among allowed.
 func decodeComponents(b []byte, shape string, n int, allowed []string) ([][]byte, []string, error) {
 	var body ciphertextBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
+	if err := wire.Unmarshal(b, &body); err != nil {
 		return nil, nil, err
 	}
 	if len(body.Missing) > 0 {
 		if len(body.Components) > 0 || len(body.Ciphertexts) > 0 {
-			return nil, nil, fmt.Errorf("%w: both ciphertexts and missing parties", protocol.ErrMalformed)
+			return nil, nil, fmt.Errorf("%w: both ciphertexts and missing parties", wire.ErrMalformed)
 		}
 		if err := checkNames("missing", body.Missing, allowed); err != nil {
 			return nil, nil, err
@@ -161,10 +161,10 @@ func decodeComponents(b []byte, shape string, n int, allowed []string) ([][]byte
 	}
 	if body.Shape != shape {
 		return nil, nil, fmt.Errorf("%w: peer aggregates %.100q, we aggregate %q (every party must use the same config and vector length)",
-			protocol.ErrMalformed, body.Shape, shape)
+			wire.ErrMalformed, body.Shape, shape)
 	}
 	if len(body.Components) != n || len(body.Ciphertexts) > 0 {
-		return nil, nil, fmt.Errorf("%w: %d components of the total, expected %d", protocol.ErrMalformed, len(body.Components), n)
+		return nil, nil, fmt.Errorf("%w: %d components of the total, expected %d", wire.ErrMalformed, len(body.Components), n)
 	}
 	return body.Components, nil, nil
 }
@@ -173,21 +173,21 @@ func decodeComponents(b []byte, shape string, n int, allowed []string) ([][]byte
 // expected index over count ciphertexts. The proof is checked by the caller.
 func decodeShare(b []byte, pk *paillier.ThresholdPublicKey, index, count int) (*paillier.DecryptionShare, error) {
 	var body shareBody
-	if err := protocol.Unmarshal(b, &body); err != nil {
+	if err := wire.Unmarshal(b, &body); err != nil {
 		return nil, err
 	}
 	if want := count * pk.CiphertextSize(); len(body.Share) > 2*want+(1<<16) {
-		return nil, fmt.Errorf("%w: share of %d bytes, expected about %d", protocol.ErrMalformed, len(body.Share), want)
+		return nil, fmt.Errorf("%w: share of %d bytes, expected about %d", wire.ErrMalformed, len(body.Share), want)
 	}
 	sh, err := pk.UnmarshalDecryptionShare(body.Share)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", protocol.ErrMalformed, err)
+		return nil, fmt.Errorf("%w: %w", wire.ErrMalformed, err)
 	}
 	if sh.Index != index {
-		return nil, fmt.Errorf("%w: share has index %d, the sender's is %d", protocol.ErrMalformed, sh.Index, index)
+		return nil, fmt.Errorf("%w: share has index %d, the sender's is %d", wire.ErrMalformed, sh.Index, index)
 	}
 	if len(sh.Values) != count {
-		return nil, fmt.Errorf("%w: share has %d values, expected %d", protocol.ErrMalformed, len(sh.Values), count)
+		return nil, fmt.Errorf("%w: share has %d values, expected %d", wire.ErrMalformed, len(sh.Values), count)
 	}
 	return sh, nil
 }
@@ -196,7 +196,7 @@ func decodeShare(b []byte, pk *paillier.ThresholdPublicKey, index, count int) (*
 // modulus over parties.
 func decodeResult(b []byte, count int, modulus *big.Int, parties []string) (*resultBody, error) {
 	var r resultBody
-	if err := protocol.Unmarshal(b, &r); err != nil {
+	if err := wire.Unmarshal(b, &r); err != nil {
 		return nil, err
 	}
 	failed, err := checkFailure(r.Error, r.Missing, len(r.Plain) > 0 || len(r.Included) > 0 || len(r.Excluded) > 0 || r.Noise != nil, parties)
@@ -207,12 +207,12 @@ func decodeResult(b []byte, count int, modulus *big.Int, parties []string) (*res
 		return &r, nil
 	}
 	if len(r.Plain) != count {
-		return nil, fmt.Errorf("%w: sum of %d plaintexts, expected %d", protocol.ErrMalformed, len(r.Plain), count)
+		return nil, fmt.Errorf("%w: sum of %d plaintexts, expected %d", wire.ErrMalformed, len(r.Plain), count)
 	}
 	size := (modulus.BitLen() + 7) / 8
 	for _, p := range r.Plain {
 		if len(p) > size || new(big.Int).SetBytes(p).Cmp(modulus) >= 0 {
-			return nil, fmt.Errorf("%w: plaintext out of range", protocol.ErrMalformed)
+			return nil, fmt.Errorf("%w: plaintext out of range", wire.ErrMalformed)
 		}
 	}
 	if err := checkReport(r.Included, r.Excluded, r.Noise, parties); err != nil {

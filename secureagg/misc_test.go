@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 func TestTree(t *testing.T) {
@@ -121,11 +121,11 @@ func TestNoisePlanRejects(t *testing.T) {
 }
 
 func FuzzDecodeResult(f *testing.F) {
-	ok, _ := protocol.Marshal(resultBody{Plain: [][]byte{{1, 2}, {3}}, Included: []string{"a", "b"}, Excluded: map[string]string{"b": "x"},
+	ok, _ := wire.Marshal(resultBody{Plain: [][]byte{{1, 2}, {3}}, Included: []string{"a", "b"}, Excluded: map[string]string{"b": "x"},
 		Noise: &NoiseReport{Mechanism: Laplace, Epsilon: 1, Sensitivity: 1, Scale: 1, Shares: 2}})
 	modulus := big.NewInt(1 << 40)
 	f.Add(ok)
-	miss, _ := protocol.Marshal(resultBody{Missing: []string{"a"}})
+	miss, _ := wire.Marshal(resultBody{Missing: []string{"a"}})
 	f.Add(miss)
 	f.Add([]byte{0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -152,9 +152,9 @@ func FuzzDecodeCiphertexts(f *testing.F) {
 		f.Fatal(err)
 	}
 	raw, _ := c.pk.MarshalCiphertexts(cts)
-	ok, _ := protocol.Marshal(ciphertextBody{Shape: "s", Ciphertexts: raw})
+	ok, _ := wire.Marshal(ciphertextBody{Shape: "s", Ciphertexts: raw})
 	f.Add(ok)
-	miss, _ := protocol.Marshal(ciphertextBody{Missing: []string{"org02"}})
+	miss, _ := wire.Marshal(ciphertextBody{Missing: []string{"org02"}})
 	f.Add(miss)
 	f.Add(raw)
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -185,7 +185,7 @@ func FuzzDecodeShare(f *testing.F) {
 		f.Fatal(err)
 	}
 	raw, _ := sh.MarshalBinary()
-	ok, _ := protocol.Marshal(shareBody{Share: raw})
+	ok, _ := wire.Marshal(shareBody{Share: raw})
 	f.Add(ok)
 	f.Add(raw)
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Network carries one party's secure-aggregation messages: typed byte
@@ -20,7 +20,7 @@ type Network interface {
 	Self() string
 	// Send delivers a message of type typ to party to; d is what its body
 	// discloses (ciphertexts, decryption shares, control, the result).
-	Send(ctx context.Context, to, typ string, body []byte, d protocol.Disclosure) error
+	Send(ctx context.Context, to, typ string, body []byte, d wire.Disclosure) error
 	// Receive returns the body of the next message of type typ from party
 	// from, waiting until one arrives or ctx ends.
 	Receive(ctx context.Context, from, typ string) ([]byte, error)

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // memNetwork is a Network in memory, apart from the job runtime: one
@@ -22,11 +22,11 @@ type memKey struct{ from, to, channel, typ string }
 type memHub struct {
 	mu        sync.Mutex
 	queues    map[memKey]chan []byte
-	disclosed map[protocol.Disclosure]int
+	disclosed map[wire.Disclosure]int
 }
 
 func newMemHub() *memHub {
-	return &memHub{queues: map[memKey]chan []byte{}, disclosed: map[protocol.Disclosure]int{}}
+	return &memHub{queues: map[memKey]chan []byte{}, disclosed: map[wire.Disclosure]int{}}
 }
 
 func (h *memHub) queue(k memKey) chan []byte {
@@ -44,7 +44,7 @@ func (h *memHub) party(name string) Network { return memNetwork{self: name, hub:
 
 func (n memNetwork) Self() string { return n.self }
 
-func (n memNetwork) Send(ctx context.Context, to, typ string, body []byte, d protocol.Disclosure) error {
+func (n memNetwork) Send(ctx context.Context, to, typ string, body []byte, d wire.Disclosure) error {
 	n.hub.mu.Lock()
 	n.hub.disclosed[d]++
 	n.hub.mu.Unlock()
@@ -102,14 +102,14 @@ func TestAggregateOverMemoryNetwork(t *testing.T) {
 				}
 				checkSum(t, out[name].res.Sum, want, 1e-3)
 			}
-			allowed := map[protocol.Disclosure]bool{protocol.DiscloseCiphertext: true, protocol.DiscloseDecryptionShare: true,
-				protocol.DiscloseControl: true, protocol.DisclosePublicResult: true}
+			allowed := map[wire.Disclosure]bool{wire.DiscloseCiphertext: true, wire.DiscloseDecryptionShare: true,
+				wire.DiscloseControl: true, wire.DisclosePublicResult: true}
 			for d, n := range hub.disclosed {
 				if !allowed[d] {
 					t.Errorf("%d messages sent as disclosing %v", n, d)
 				}
 			}
-			if hub.disclosed[protocol.DiscloseCiphertext] == 0 || hub.disclosed[protocol.DiscloseDecryptionShare] == 0 {
+			if hub.disclosed[wire.DiscloseCiphertext] == 0 || hub.disclosed[wire.DiscloseDecryptionShare] == 0 {
 				t.Errorf("no ciphertexts or no decryption shares sent: %v", hub.disclosed)
 			}
 		})

@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Outcome is one party's report of an aggregation step to the coordinator
@@ -115,11 +115,11 @@ func Fold(step job.Step, outcomes map[string]*Outcome, failed map[string]string,
 // check refuses an outcome no honest party sends.
 func (o *Outcome) check() error {
 	if len(o.Missing) > 0 && (len(o.Sum) > 0 || len(o.Included) > 0) {
-		return fmt.Errorf("%w: an outcome with both a sum and missing parties", protocol.ErrMalformed)
+		return fmt.Errorf("%w: an outcome with both a sum and missing parties", wire.ErrMalformed)
 	}
 	for _, v := range o.Sum {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: the sum holds a value that is not finite", protocol.ErrMalformed)
+			return fmt.Errorf("%w: the sum holds a value that is not finite", wire.ErrMalformed)
 		}
 	}
 	return nil
@@ -132,14 +132,14 @@ func EncodeReport(self string, step job.Step, res *Result, err error) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	return protocol.Marshal(o)
+	return wire.Marshal(o)
 }
 
 // DecodeOutcome reverses EncodeReport on the coordinator: the Result, or a
 // *MissingError to re-run the step without the named parties.
 func DecodeOutcome(b []byte) (*Result, error) {
 	var o Outcome
-	if err := protocol.Unmarshal(b, &o); err != nil {
+	if err := wire.Unmarshal(b, &o); err != nil {
 		return nil, fmt.Errorf("secureagg: decode outcome: %w", err)
 	}
 	if err := o.check(); err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // paillierAgg is one party's state for one aggregation on the Paillier
@@ -108,7 +108,7 @@ func (s *paillierAgg) component(own []*paillier.Ciphertext) ([]byte, error) { re
 
 // frame encodes one message body as it travels: one part.
 func frame(body any) (frames, error) {
-	b, err := protocol.Marshal(body)
+	b, err := wire.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func (s *paillierAgg) relay(_ []byte, comps [][]byte) (frames, error) {
 }
 
 func (s *paillierAgg) vouching() vouching {
-	return vouching{typ: TypeDigest, hops: s.downHops, disclosure: protocol.DiscloseControl}
+	return vouching{typ: TypeDigest, hops: s.downHops, disclosure: wire.DiscloseControl}
 }
 
 // vouchers is a child of the root's digest of the product it sent up,

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // frames is one message as it travels: the bodies of its parts, part i on
@@ -34,7 +34,7 @@ type vouching struct {
 	typ        string
 	keyed      bool
 	hops       func(p string) int
-	disclosure protocol.Disclosure
+	disclosure wire.Disclosure
 }
 
 // backend is one cryptosystem's side of an aggregation, in the manner of
@@ -140,7 +140,7 @@ func runTree[C, T any](ctx context.Context, s *schedule, b backend[C, T], input 
 		var down frames
 		var form func() (T, error)
 		if down, form, err = b.total(ownComp, acc, parts); err == nil {
-			s.sendFramesAll(ctx, s.downHops, children, TypeDown, down, protocol.DiscloseCiphertext)
+			s.sendFramesAll(ctx, s.downHops, children, TypeDown, down, wire.DiscloseCiphertext)
 			total, err = form()
 		}
 	}
@@ -165,7 +165,7 @@ func finish[C, T any](ctx context.Context, s *schedule, b backend[C, T], total T
 		return nil, err
 	}
 	if res != nil {
-		s.sendFramesAll(ctx, s.resultHops, s.tree.children(s.self), TypeResult, res, protocol.DisclosePublicResult)
+		s.sendFramesAll(ctx, s.resultHops, s.tree.children(s.self), TypeResult, res, wire.DisclosePublicResult)
 	}
 	return out, err
 }
@@ -211,7 +211,7 @@ func start[C, T any](ctx context.Context, s *schedule, b backend[C, T], input []
 		}
 		if seed != nil {
 			kids := slices.DeleteFunc(slices.Clone(s.tree.children(s.tree.root())), func(p string) bool { return p == s.self })
-			bg.Go(func() { s.sendAll(ctx, s.upHops, kids, TypeSeed, seed, protocol.DiscloseControl) })
+			bg.Go(func() { s.sendAll(ctx, s.upHops, kids, TypeSeed, seed, wire.DiscloseControl) })
 		}
 	}
 	return b.contribute(ctx, input)
@@ -279,7 +279,7 @@ func upAndDown[C, T any](ctx context.Context, s *schedule, b backend[C, T], acc 
 	parent, root := s.tree.parent(s.self), s.tree.root()
 	var up frames
 	var err error
-	d := protocol.DiscloseControl
+	d := wire.DiscloseControl
 	if len(missing) > 0 {
 		if up, err = b.aborted(missing); err != nil {
 			return zero, err
@@ -288,7 +288,7 @@ func upAndDown[C, T any](ctx context.Context, s *schedule, b backend[C, T], acc 
 		if up, err = b.up(acc); err != nil {
 			return zero, err
 		}
-		d = protocol.DiscloseCiphertext
+		d = wire.DiscloseCiphertext
 		if parent == root {
 			if err := s.awaitCommit(ctx); err != nil {
 				return zero, rootMissing(ctx, s, b, err)
@@ -326,7 +326,7 @@ func upAndDown[C, T any](ctx context.Context, s *schedule, b backend[C, T], acc 
 	}
 	// Pass the components on as they came: every party checks them itself.
 	if down, err := b.relay(data, comps); err == nil {
-		s.sendFramesAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, down, protocol.DiscloseCiphertext)
+		s.sendFramesAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, down, wire.DiscloseCiphertext)
 	} // else the children time out and name us
 	vouchers, err := receiveVouchers(ctx, s, b)
 	if err != nil {

@@ -9,9 +9,9 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/mhe"
+	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/paillier"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // party is one party's backend and schedule in a test that runs the
@@ -54,7 +54,7 @@ func roundsByHand[C, T any](t *testing.T, step job.Step, ps map[string]party[C, 
 				t.Fatal(err)
 			}
 			if seed != nil {
-				if seeds[name], err = protocol.Marshal(seed); err != nil {
+				if seeds[name], err = wire.Marshal(seed); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -115,7 +115,7 @@ func roundsByHand[C, T any](t *testing.T, step job.Step, ps map[string]party[C, 
 			if err != nil {
 				t.Fatal(err)
 			}
-			if vouchers[q], err = protocol.Marshal(body); err != nil {
+			if vouchers[q], err = wire.Marshal(body); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -177,13 +177,13 @@ func TestRoundsWithoutMessages(t *testing.T) {
 		net := jobtest.NewNetwork(c.names...)
 		step := testStep(c, c.names[0])
 		inputs, want := exactInputs(c, 50, 7)
-		ps := map[string]party[*mhe.Aggregate, latticeTotal]{}
+		ps := map[string]party[*lattice.Aggregate, latticeTotal]{}
 		for _, name := range c.names {
 			s, err := newLatticeAgg(StepNetwork(net.Party(name), step), step, latticeConfig(keys, name), 50)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ps[name] = party[*mhe.Aggregate, latticeTotal]{s, s.schedule}
+			ps[name] = party[*lattice.Aggregate, latticeTotal]{s, s.schedule}
 		}
 		totals, _ := roundsByHand(t, step, ps, inputs)
 		root := ps[Root(step)].b.(*latticeAgg)
@@ -191,7 +191,7 @@ func TestRoundsWithoutMessages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		op, err := mhe.NewOpening(root.keys.PublicKey, root.layout, plan, totals[root.self].agg)
+		op, err := lattice.NewOpening(root.keys.PublicKey, root.layout, plan, totals[root.self].agg)
 		if err != nil {
 			t.Fatal(err)
 		}

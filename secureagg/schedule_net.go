@@ -12,13 +12,13 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // send delivers one message, giving up when the recipient would stop
 // waiting for it (hops from start), so a hung peer cannot hold us longer.
-func (s *schedule) send(ctx context.Context, hops int, to, typ string, body any, d protocol.Disclosure) error {
-	b, err := protocol.Marshal(body)
+func (s *schedule) send(ctx context.Context, hops int, to, typ string, body any, d wire.Disclosure) error {
+	b, err := wire.Marshal(body)
 	if err != nil {
 		return err
 	}
@@ -28,8 +28,8 @@ func (s *schedule) send(ctx context.Context, hops int, to, typ string, body any,
 // sendAll sends the same body to several parties at once and waits for all.
 // A failed send is not an error of this party: the recipient's absence is
 // caught where it matters (its missing share or input).
-func (s *schedule) sendAll(ctx context.Context, hops func(to string) int, to []string, typ string, body any, d protocol.Disclosure) {
-	b, err := protocol.Marshal(body)
+func (s *schedule) sendAll(ctx context.Context, hops func(to string) int, to []string, typ string, body any, d wire.Disclosure) {
+	b, err := wire.Marshal(body)
 	if err != nil {
 		return // the recipients time out and name us
 	}
@@ -46,11 +46,11 @@ func (s *schedule) receive(ctx context.Context, hops int, from, typ string) ([]b
 
 // sendFrames sends a message's parts to `to` on s.net, giving up when
 // the recipient would stop waiting for it (hops from start).
-func (s *schedule) sendFrames(ctx context.Context, hops int, to, typ string, f frames, d protocol.Disclosure) error {
+func (s *schedule) sendFrames(ctx context.Context, hops int, to, typ string, f frames, d wire.Disclosure) error {
 	return s.sendParts(ctx, hops, to, typ, s.net, f, d)
 }
 
-func (s *schedule) sendParts(ctx context.Context, hops int, to, typ string, net Network, bodies frames, d protocol.Disclosure) error {
+func (s *schedule) sendParts(ctx context.Context, hops int, to, typ string, net Network, bodies frames, d wire.Disclosure) error {
 	ctx, cancel := s.within(ctx, hops)
 	defer cancel()
 	for i, b := range bodies {
@@ -64,11 +64,11 @@ func (s *schedule) sendParts(ctx context.Context, hops int, to, typ string, net 
 // sendFramesAll sends one message to several parties at once and waits
 // for all. A failed send is not an error of this party: the recipient's
 // absence is caught where it matters.
-func (s *schedule) sendFramesAll(ctx context.Context, hops func(to string) int, to []string, typ string, f frames, d protocol.Disclosure) {
+func (s *schedule) sendFramesAll(ctx context.Context, hops func(to string) int, to []string, typ string, f frames, d wire.Disclosure) {
 	s.sendPartsAll(ctx, hops, to, typ, s.net, f, d)
 }
 
-func (s *schedule) sendPartsAll(ctx context.Context, hops func(to string) int, to []string, typ string, net Network, f frames, d protocol.Disclosure) {
+func (s *schedule) sendPartsAll(ctx context.Context, hops func(to string) int, to []string, typ string, net Network, f frames, d wire.Disclosure) {
 	var wg sync.WaitGroup
 	for _, q := range to {
 		wg.Go(func() { _ = s.sendParts(ctx, hops(q), q, typ, net, f, d) })
@@ -103,14 +103,14 @@ func (s *schedule) receiveParts(ctx context.Context, hops int, from, typ string,
 func (s *schedule) abort(ctx context.Context, f frames) {
 	s.withdrawCommit(ctx)
 	if parent := s.tree.parent(s.self); parent != "" {
-		_ = s.sendFrames(ctx, s.upHops(s.self), parent, TypeUp, f, protocol.DiscloseControl)
+		_ = s.sendFrames(ctx, s.upHops(s.self), parent, TypeUp, f, wire.DiscloseControl)
 	}
 	s.abortDown(ctx, f)
 }
 
 // abortDown passes the abort f to every child.
 func (s *schedule) abortDown(ctx context.Context, f frames) {
-	s.sendFramesAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, f, protocol.DiscloseControl)
+	s.sendFramesAll(ctx, s.downHops, s.tree.children(s.self), TypeDown, f, wire.DiscloseControl)
 }
 
 // partNet is the channel that carries part i of a message sent on net.
@@ -126,7 +126,7 @@ func partNet(net Network, i int) Network {
 
 // sendBlob sends data to `to` as a blob of type typ on net, giving up
 // when the recipient would stop waiting for it (hops from start).
-func (s *schedule) sendBlob(ctx context.Context, hops int, to, typ string, net Network, data []byte, d protocol.Disclosure) error {
+func (s *schedule) sendBlob(ctx context.Context, hops int, to, typ string, net Network, data []byte, d wire.Disclosure) error {
 	f, err := splitBlob(s.shape, data, s.partSize)
 	if err != nil {
 		return err
@@ -135,7 +135,7 @@ func (s *schedule) sendBlob(ctx context.Context, hops int, to, typ string, net N
 }
 
 // sendBlobAll sends one blob to several parties at once and waits for all.
-func (s *schedule) sendBlobAll(ctx context.Context, hops func(to string) int, to []string, typ string, net Network, data []byte, d protocol.Disclosure) {
+func (s *schedule) sendBlobAll(ctx context.Context, hops func(to string) int, to []string, typ string, net Network, data []byte, d wire.Disclosure) {
 	f, err := splitBlob(s.shape, data, s.partSize)
 	if err != nil {
 		return // a header that does not encode: the recipients time out and name us
@@ -149,7 +149,7 @@ func (s *schedule) sendAbort(ctx context.Context, hops int, to, typ string, miss
 	if err != nil {
 		return err
 	}
-	return s.sendParts(ctx, hops, to, typ, s.net, f, protocol.DiscloseControl)
+	return s.sendParts(ctx, hops, to, typ, s.net, f, wire.DiscloseControl)
 }
 
 // receiveBlob receives a blob of type typ from `from` on net (hops from

@@ -18,9 +18,9 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // hostile is four organisations' nodes under the default policy (org2's
@@ -197,8 +197,8 @@ func (h *hostile) noValueAnywhere(t *testing.T) {
 		}
 		decisions := 0
 		for _, e := range entries {
-			switch protocol.Disclosure(e.Disclosure) {
-			case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult, protocol.DiscloseControl:
+			switch wire.Disclosure(e.Disclosure) {
+			case wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DisclosePublicResult, wire.DiscloseControl:
 			default:
 				t.Errorf("%s disclosed %s (%s)", name, e.Disclosure, e.Type)
 			}

@@ -13,7 +13,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	jobrun "github.com/cohortdm/cohort/job/runner"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // evilKind is sjc whose Coordinate runs the honest steps until a point,
@@ -227,7 +227,7 @@ func TestCoordinatorCannotForgeCounts(t *testing.T) {
 		// The coordinator goes on from the true counts; the log has the
 		// forged ones.
 		rec := *done.Record
-		if rec.Decision, err = protocol.Marshal(&honest); err != nil {
+		if rec.Decision, err = wire.Marshal(&honest); err != nil {
 			return err
 		}
 		return co.gr.fold(&rec)

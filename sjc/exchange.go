@@ -7,9 +7,9 @@ import (
 	"sync"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/psi"
 	"github.com/cohortdm/cohort/tree"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The network side of the rounds at one party: the PSI of each edge, and
@@ -82,7 +82,7 @@ func (s *session) classPropagate(ctx context.Context, step job.Step, prefix stri
 			var es EdgeSummary
 			if al, err = s.aligns.of(locals[tr.From], tr.Edge, shared[tr.Edge]); err == nil {
 				if es, err = locals[tr.From].wireClass(parts[tr.From], al); err == nil {
-					err = s.send(ctx, sub, to, TypeClassSummary, &es, protocol.DiscloseClassSummary)
+					err = s.send(ctx, sub, to, TypeClassSummary, &es, wire.DiscloseClassSummary)
 				}
 			}
 		case to == self:
@@ -129,7 +129,7 @@ func (s *session) splitNode(ctx context.Context, step job.Step, prefix string, l
 			var es EdgeSummary
 			if al, err = s.aligns.of(locals[tr.From], tr.Edge, shared[tr.Edge]); err == nil {
 				if es, err = locals[tr.From].wireSplit(left[tr.From], right[tr.From], al); err == nil {
-					err = s.send(ctx, sub, to, TypeSplitSummary, &es, protocol.DiscloseSplitSummary)
+					err = s.send(ctx, sub, to, TypeSplitSummary, &es, wire.DiscloseSplitSummary)
 				}
 			}
 		case to == self:
@@ -149,8 +149,8 @@ func (s *session) splitNode(ctx context.Context, step job.Step, prefix string, l
 }
 
 // send sends a summary to party to.
-func (s *session) send(ctx context.Context, step job.Step, to, typ string, es *EdgeSummary, d protocol.Disclosure) error {
-	b, err := protocol.Marshal(es)
+func (s *session) send(ctx context.Context, step job.Step, to, typ string, es *EdgeSummary, d wire.Disclosure) error {
+	b, err := wire.Marshal(es)
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (s *session) receive(ctx context.Context, step job.Step, from, typ string, 
 		return nil, fmt.Errorf("%w: from %s: %w", errNoMessage, from, err)
 	}
 	var es EdgeSummary
-	if err := protocol.Unmarshal(m.Body, &es); err != nil {
+	if err := wire.Unmarshal(m.Body, &es); err != nil {
 		return nil, fmt.Errorf("from %s: %w", from, err)
 	}
 	if es.Edge != e {
@@ -189,13 +189,13 @@ type confirmation struct {
 // used.
 func (s *session) confirm(ctx context.Context, step job.Step, ok bool) error {
 	sub := step.Sub("confirm")
-	body, err := protocol.Marshal(&confirmation{OK: ok})
+	body, err := wire.Marshal(&confirmation{OK: ok})
 	if err != nil {
 		return err
 	}
 	peers := s.g.PartiesBut(s.p.Self())
 	for _, p := range peers {
-		if err := s.p.Send(ctx, p, sub.Message(s.p.Self(), TypeConfirm, body), protocol.DiscloseControl); err != nil {
+		if err := s.p.Send(ctx, p, sub.Message(s.p.Self(), TypeConfirm, body), wire.DiscloseControl); err != nil {
 			return fmt.Errorf("%w: confirmation to %s: %w", errNotDelivered, p, err)
 		}
 	}
@@ -208,7 +208,7 @@ func (s *session) confirm(ctx context.Context, step job.Step, ok bool) error {
 			return fmt.Errorf("%w: confirmation from %s: %w", errNoMessage, p, err)
 		}
 		var c confirmation
-		if err := protocol.Unmarshal(m.Body, &c); err != nil {
+		if err := wire.Unmarshal(m.Body, &c); err != nil {
 			return fmt.Errorf("confirmation from %s: %w", p, err)
 		}
 		if !c.OK {

@@ -15,9 +15,9 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/tree"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // textFixture is a three-party chain L (pa) - S (pb) - P (pc) whose every
@@ -353,17 +353,17 @@ func writeModelPart(t *testing.T, dir, text string) {
 // tamperSummaries makes every summary of type typ name positions past
 // any intersection and carry counts that are not uvarints.
 func tamperSummaries(typ string) jobtest.Tamper {
-	return func(_ string, m *protocol.Message) *protocol.Message {
+	return func(_ string, m *wire.Message) *wire.Message {
 		if m.Type != typ {
 			return m
 		}
 		var es sjc.EdgeSummary
-		if protocol.Unmarshal(m.Body, &es) != nil {
+		if wire.Unmarshal(m.Body, &es) != nil {
 			return m
 		}
 		es.Pos = append(es.Pos, 0x7f)
 		es.Counts = append(es.Counts, 0xff)
-		m.Body, _ = protocol.Marshal(&es)
+		m.Body, _ = wire.Marshal(&es)
 		return m
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is the distributed job, `kind: sjc` (see the package doc's
@@ -73,9 +73,9 @@ func parseSpec(spec *job.Spec) (*Graph, Params, error) {
 // OutputDisclosure: a choose step's output is the party's offered gains
 // (score); every other step's is public metadata the coordinator commits
 // (labels, node class counts, test counts).
-func (Kind) OutputDisclosure(step job.Step) protocol.Disclosure {
+func (Kind) OutputDisclosure(step job.Step) wire.Disclosure {
 	if step.Phase == chooseRound.Phase {
-		return protocol.DiscloseScore
+		return wire.DiscloseScore
 	}
-	return protocol.DisclosePublicResult
+	return wire.DisclosePublicResult
 }

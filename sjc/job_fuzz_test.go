@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // FuzzJobMessages feeds arbitrary bytes to every decoder of what reaches a
@@ -41,7 +41,7 @@ func FuzzJobMessages(f *testing.F) {
 		&predictLoadOutput{Labels: []string{"n", "y"}, Nodes: []ModelNode{{ID: 0, Table: "S", Left: 1, Right: 2}, {ID: 1, Label: 1}, {ID: 2}}},
 		&state{Key: "split/1", Shared: [][]string{{"1:a"}}, Nodes: []nodeState{{ID: 3, Parts: []Part{{Rows: []int32{1}, Cls: []uint64{1, 2}}, {}}}}},
 	} {
-		b, err := protocol.Marshal(v)
+		b, err := wire.Marshal(v)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -51,9 +51,9 @@ func FuzzJobMessages(f *testing.F) {
 		fuzzDecisions(t, g, b)
 		fuzzOutputs(t, g, b)
 		var c confirmation
-		_ = protocol.Unmarshal(b, &c)
+		_ = wire.Unmarshal(b, &c)
 		var st state
-		_ = protocol.Unmarshal(b, &st)
+		_ = wire.Unmarshal(b, &st)
 	})
 }
 
@@ -61,7 +61,7 @@ func FuzzJobMessages(f *testing.F) {
 // and lets the coordinator decide on it.
 func fuzzOutputs(t *testing.T, g *Graph, b []byte) {
 	var offers offersOutput
-	if protocol.Unmarshal(b, &offers) == nil {
+	if wire.Unmarshal(b, &offers) == nil {
 		for _, name := range []string{"a", "b"} {
 			o := &job.Outcome[offersOutput]{Results: map[string]offersOutput{name: offers}}
 			if d, err := decideChoose(o, g, 1); err == nil {
@@ -74,7 +74,7 @@ func fuzzOutputs(t *testing.T, g *Graph, b []byte) {
 		}
 	}
 	var counts countsOutput
-	if protocol.Unmarshal(b, &counts) == nil {
+	if wire.Unmarshal(b, &counts) == nil {
 		o := &job.Outcome[countsOutput]{Results: map[string]countsOutput{"a": counts, "b": counts}}
 		_, _ = decidePropagate(o, g, 2)
 		if d, err := decideSplit(o, []winner{{Table: 1, Gain: 0.5}, {Table: -1}}, 2); err == nil && !d.Retry && len(d.Children) != 2 {
@@ -82,19 +82,19 @@ func fuzzOutputs(t *testing.T, g *Graph, b []byte) {
 		}
 	}
 	var lo loadOutput
-	if protocol.Unmarshal(b, &lo) == nil {
+	if wire.Unmarshal(b, &lo) == nil {
 		_, _ = decideLoad(&job.Outcome[loadOutput]{Results: map[string]loadOutput{"a": lo}}, g)
 	}
 	var fo finishOutput
-	if protocol.Unmarshal(b, &fo) == nil {
+	if wire.Unmarshal(b, &fo) == nil {
 		_, _ = decideFinish(&job.Outcome[finishOutput]{Results: map[string]finishOutput{"a": fo}}, true)
 	}
 	var po predictLoadOutput
-	if protocol.Unmarshal(b, &po) == nil {
+	if wire.Unmarshal(b, &po) == nil {
 		_, _ = decidePredictLoad(&job.Outcome[predictLoadOutput]{Results: map[string]predictLoadOutput{"a": po, "b": po}}, g)
 	}
 	var co classifyOutput
-	if protocol.Unmarshal(b, &co) == nil {
+	if wire.Unmarshal(b, &co) == nil {
 		_, _ = decideClassify(&job.Outcome[classifyOutput]{Results: map[string]classifyOutput{"a": co}}, 2)
 	}
 }
@@ -122,7 +122,7 @@ func fuzzDecisions(t *testing.T, g *Graph, b []byte) {
 }
 
 func fuzzRecord(t *testing.T, phase string, round int, d any) *job.Record {
-	b, err := protocol.Marshal(d)
+	b, err := wire.Marshal(d)
 	if err != nil {
 		t.Fatal(err)
 	}

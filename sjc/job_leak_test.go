@@ -18,10 +18,10 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	jobrun "github.com/cohortdm/cohort/job/runner"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/psi"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/tree"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // leakCase is a three-party chain L (pa) - S (pb) - P (pc), S and P joined
@@ -214,8 +214,8 @@ func checkJobLeakage(t *testing.T, mode string) {
 
 	// Control: the confirmations of a level's winners, and the runtime's
 	// admission answers; neither carries data.
-	allowed := []protocol.Disclosure{protocol.DiscloseClassSummary, protocol.DiscloseSplitSummary, protocol.DiscloseScore,
-		protocol.DisclosePSIBlinded, protocol.DisclosePublicResult, protocol.DiscloseControl}
+	allowed := []wire.Disclosure{wire.DiscloseClassSummary, wire.DiscloseSplitSummary, wire.DiscloseScore,
+		wire.DisclosePSIBlinded, wire.DisclosePublicResult, wire.DiscloseControl}
 	if out := run.rep.SentOutside(allowed...); len(out) > 0 {
 		t.Errorf("%d messages outside the profile, first %s (%s)", len(out), out[0].Message.Type, out[0].Disclosure)
 	}
@@ -228,7 +228,7 @@ func checkJobLeakage(t *testing.T, mode string) {
 			// A summary names join values by position in its edge's
 			// shared values (sjc.EdgeSummary): it can name no other.
 			var es sjc.EdgeSummary
-			if err := protocol.Unmarshal(m.Body, &es); err != nil {
+			if err := wire.Unmarshal(m.Body, &es); err != nil {
 				t.Fatal(err)
 			}
 			e := es.Edge
@@ -256,13 +256,13 @@ func checkJobLeakage(t *testing.T, mode string) {
 			// A level's offers (gains only) go to the coordinator alone.
 			if m.Phase == "choose" {
 				seen["offers"]++
-				if s.To != "pb" || s.Disclosure != protocol.DiscloseScore { // the only leader
+				if s.To != "pb" || s.Disclosure != wire.DiscloseScore { // the only leader
 					t.Errorf("offers from %s went to %s as %s, not to the coordinator as a score", s.From, s.To, s.Disclosure)
 				}
 			}
 		case sjc.TypeConfirm:
 			// One bit to each other party holding a table, no data.
-			if s.Disclosure != protocol.DiscloseControl || len(m.Body) > 8 || s.To == s.From {
+			if s.Disclosure != wire.DiscloseControl || len(m.Body) > 8 || s.To == s.From {
 				t.Errorf("confirmation from %s to %s: %d bytes as %s", s.From, s.To, len(m.Body), s.Disclosure)
 			}
 		}

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sjc"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // TestMessagesRoundTrip: the round outputs that will travel (summaries to
@@ -19,12 +19,12 @@ func TestMessagesRoundTrip(t *testing.T) {
 		&sjc.Offer{Gains: []float64{0.25, 0.2044}},
 	}
 	for _, m := range msgs {
-		b, err := protocol.Marshal(m)
+		b, err := wire.Marshal(m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		back := reflect.New(reflect.TypeOf(m).Elem()).Interface()
-		if err := protocol.Unmarshal(b, back); err != nil {
+		if err := wire.Unmarshal(b, back); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(m, back) {
@@ -59,26 +59,26 @@ func FuzzApplySummary(f *testing.F) {
 		&sjc.SplitSummary{Edge: 0, Values: []string{"1:a", "1:b"}, Left: []uint64{2, 0, 1, 3}, Right: []uint64{2, 0, 0, 0}},
 		&sjc.ClassSummary{Edge: 1, Values: []string{"1:x"}, Counts: []uint64{1 << 63, 3}},
 	} {
-		b, _ := protocol.Marshal(m)
+		b, _ := wire.Marshal(m)
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var cs sjc.ClassSummary
-		if protocol.Unmarshal(b, &cs) == nil {
+		if wire.Unmarshal(b, &cs) == nil {
 			for i, l := range locals {
 				_, _ = l.Forward(parts[i], cs)
 				_, _ = l.Backward(parts[i], cs)
 			}
 		}
 		var ss sjc.SplitSummary
-		if protocol.Unmarshal(b, &ss) == nil {
+		if wire.Unmarshal(b, &ss) == nil {
 			for i, l := range locals {
 				_, _, _ = l.ApplySplit(parts[i], ss)
 			}
 		}
 		// As it travels: positions in the edge's shared values.
 		var es sjc.EdgeSummary
-		if protocol.Unmarshal(b, &es) == nil && es.Edge >= 0 && es.Edge < len(shared) {
+		if wire.Unmarshal(b, &es) == nil && es.Edge >= 0 && es.Edge < len(shared) {
 			if cs, err := es.ClassSummary(shared[es.Edge]); err == nil {
 				for i, l := range locals {
 					_, _ = l.Forward(parts[i], cs)

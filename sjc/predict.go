@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/tree"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // PredictKind is `kind: sjc-predict`: it classifies the join rows of new
@@ -92,8 +92,8 @@ func (PredictKind) Validate(spec *job.Spec) error {
 
 // OutputDisclosure: the outputs are the public skeleton and the counts
 // of predicted join rows per label.
-func (PredictKind) OutputDisclosure(job.Step) protocol.Disclosure {
-	return protocol.DisclosePublicResult
+func (PredictKind) OutputDisclosure(job.Step) wire.Disclosure {
+	return wire.DisclosePublicResult
 }
 
 // predictLoadOutput is a party's model part's public skeleton (nothing

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/tree"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // state is a party's training state after a committed step (Key names it,
@@ -46,7 +46,7 @@ func (s *session) readStates() error {
 			continue
 		}
 		var st state
-		if err := protocol.Unmarshal(b, &st); err != nil {
+		if err := wire.Unmarshal(b, &st); err != nil {
 			// The state holds the party's predicates: no decoder's quote
 			// of it may leave.
 			return &reworded{msg: fmt.Sprintf("its kept sjc state for job %s is unreadable", s.p.JobID()), cause: err}
@@ -97,7 +97,7 @@ func (s *session) keep(base, next *state) error {
 	if base != nil && s.slots[0] == base.Key {
 		slot = 1
 	}
-	b, err := protocol.Marshal(next)
+	b, err := wire.Marshal(next)
 	if err != nil {
 		return fmt.Errorf("sjc: encode the training state: %w", err)
 	}

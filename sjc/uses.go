@@ -4,8 +4,8 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Uses declares what an sjc job discloses of a party's data, from the
@@ -52,19 +52,19 @@ func graphUses(g *Graph, party string, train bool) []job.Use {
 			switch {
 			case c.Kind == table.Key:
 				out = append(out,
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: protocol.DisclosePSIBlinded, To: peers},
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: protocol.DiscloseClassSummary, To: peers},
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: protocol.DiscloseSplitSummary, To: peers})
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: wire.DisclosePSIBlinded, To: peers},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: wire.DiscloseClassSummary, To: peers},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleKey, Form: wire.DiscloseSplitSummary, To: peers})
 			case c.Kind == table.Class:
 				out = append(out,
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: protocol.DiscloseClassSummary, To: peers},
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: protocol.DiscloseSplitSummary, To: peers})
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: wire.DiscloseClassSummary, To: peers},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: wire.DiscloseSplitSummary, To: peers})
 			case c.Kind == table.Numeric || c.Kind == table.Categorical:
-				out = append(out, job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: protocol.DiscloseSplitSummary, To: peers})
+				out = append(out, job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseSplitSummary, To: peers})
 				if train {
 					out = append(out,
-						job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: protocol.DiscloseSplitAttribute},
-						job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: protocol.DiscloseScore})
+						job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseSplitAttribute},
+						job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseScore})
 				}
 			}
 		}

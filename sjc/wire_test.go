@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/tree"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // wireFixture is the thesis's worked example after class propagation:
@@ -132,12 +132,12 @@ func TestWireSummaryMatchesText(t *testing.T) {
 
 func roundTrip(t *testing.T, es EdgeSummary) *EdgeSummary {
 	t.Helper()
-	b, err := protocol.Marshal(&es)
+	b, err := wire.Marshal(&es)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var back EdgeSummary
-	if err := protocol.Unmarshal(b, &back); err != nil {
+	if err := wire.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
 	return &back
@@ -154,12 +154,12 @@ func FuzzWireSummary(f *testing.F) {
 		{Edge: 1, Pos: []byte{0x80, 0x80, 0x01}, Counts: []byte{0xff}},
 		{Edge: 1, Pos: []byte{0, 0}, Counts: []byte{1, 1, 1, 1}, Right: []byte{1, 0, 0, 1}},
 	} {
-		b, _ := protocol.Marshal(&es)
+		b, _ := wire.Marshal(&es)
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var es EdgeSummary
-		if protocol.Unmarshal(b, &es) != nil || es.Edge < 0 || es.Edge >= len(fx.g.Edges) {
+		if wire.Unmarshal(b, &es) != nil || es.Edge < 0 || es.Edge >= len(fx.g.Edges) {
 			return
 		}
 		for i, l := range fx.locals {

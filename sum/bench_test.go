@@ -12,9 +12,9 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // vector is a benchmark job: every party aggregates a vector of
@@ -72,7 +72,7 @@ func (s vectorSession) Step(ctx context.Context, step job.Step) ([]byte, error) 
 	return secureagg.EncodeReport(p.Self(), step, res, err)
 }
 
-func (vector) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+func (vector) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePublicResult }
 
 // benchLogger shows the nodes' warnings when COHORT_BENCH_LOG is set, to
 // see why a slow round was slow (a leader change, a dropped party).

@@ -12,10 +12,10 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // A root colluding with the coordinator withholds the total from a party
@@ -31,7 +31,7 @@ import (
 func TestSumLyingRootCannotHideFormedTotal(t *testing.T) {
 	spec, names, want := consortium(t, 5, "", randomValue(11))
 	const root, coordinator, kept = "org01", "org05", "org04"
-	withhold := wrapped{send: func(ctx context.Context, p job.Participant, to string, m *protocol.Message, d protocol.Disclosure) error {
+	withhold := wrapped{send: func(ctx context.Context, p job.Participant, to string, m *wire.Message, d wire.Disclosure) error {
 		if to == kept && (m.Type == secureagg.TypeDown || m.Type == secureagg.TypeResult) {
 			return nil // as if sent: org04 waits in vain
 		}

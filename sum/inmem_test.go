@@ -17,9 +17,9 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sum"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The same jobs as sum_test.go, run in memory by jobtest.Run with real
@@ -166,7 +166,7 @@ func TestInMemSumTamperedShare(t *testing.T) {
 	const cheat = "org03"
 	opts.Network = jobtest.NewNetwork(names...)
 	var tampered atomic.Int32
-	opts.Network.Intercept(cheat, func(to string, m *protocol.Message) *protocol.Message {
+	opts.Network.Intercept(cheat, func(to string, m *wire.Message) *wire.Message {
 		if m.Type == "secureagg/share" {
 			tampered.Add(1)
 			m.Body[len(m.Body)/2] ^= 0x55
@@ -264,10 +264,10 @@ func TestInMemSumLeakage(t *testing.T) {
 	if len(senders) != len(names) {
 		t.Fatalf("captured messages from %v only", senders)
 	}
-	for _, s := range rep.SentOutside(protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult, protocol.DiscloseControl) {
+	for _, s := range rep.SentOutside(wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DisclosePublicResult, wire.DiscloseControl) {
 		t.Errorf("%s sent %s to %s disclosing %q", s.From, s.Message.Type, s.To, s.Disclosure)
 	}
-	for _, s := range rep.SentOutside(protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult) {
+	for _, s := range rep.SentOutside(wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DisclosePublicResult) {
 		// A digest or a commitment: at most two SHA-256 digests in msgpack;
 		// a formed notice: one flag.
 		control := s.Message.Type == secureagg.TypeDigest || s.Message.Type == secureagg.TypeCommit || s.Message.Type == secureagg.TypeFormed

@@ -61,8 +61,8 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is the sum job.
@@ -259,4 +259,4 @@ func result(res *secureagg.Result, dropped map[string]string) job.Result {
 
 // OutputDisclosure: every party's output is the public result (the root's
 // total, the others' view of who is in it).
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePublicResult }

@@ -19,10 +19,10 @@ import (
 	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // consortium writes one table per party and a spec, and returns the spec
@@ -164,10 +164,10 @@ func TestSumDroppedParty(t *testing.T) {
 // digest of its product, the root's commitment to its own, the runtime's admission answer, the node's own
 // policy decisions, which nothing sends).
 func profileAllows(e audit.Entry) bool {
-	switch protocol.Disclosure(e.Disclosure) {
-	case protocol.DiscloseCiphertext, protocol.DiscloseDecryptionShare, protocol.DisclosePublicResult:
+	switch wire.Disclosure(e.Disclosure) {
+	case wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DisclosePublicResult:
 		return true
-	case protocol.DiscloseControl:
+	case wire.DiscloseControl:
 		return e.Type == secureagg.TypeDigest || e.Type == secureagg.TypeCommit || e.Type == secureagg.TypeShareRequest || e.Type == secureagg.TypeFormed ||
 			e.Type == audit.DecisionType ||
 			e.Type == "job/output" && e.Phase == "admit"
@@ -204,7 +204,7 @@ func runJob(t *testing.T, ctx context.Context, c *sim.Cluster, spec string) map[
 // outgoing messages: a misbehaving or observed node.
 type wrapped struct {
 	sum.Kind
-	send func(ctx context.Context, p job.Participant, to string, m *protocol.Message, d protocol.Disclosure) error
+	send func(ctx context.Context, p job.Participant, to string, m *wire.Message, d wire.Disclosure) error
 }
 
 func (w wrapped) Open(ctx context.Context, p job.Participant) (job.Session, error) {
@@ -213,10 +213,10 @@ func (w wrapped) Open(ctx context.Context, p job.Participant) (job.Session, erro
 
 type hooked struct {
 	job.Participant
-	send func(ctx context.Context, p job.Participant, to string, m *protocol.Message, d protocol.Disclosure) error
+	send func(ctx context.Context, p job.Participant, to string, m *wire.Message, d wire.Disclosure) error
 }
 
-func (h *hooked) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+func (h *hooked) Send(ctx context.Context, to string, m *wire.Message, d wire.Disclosure) error {
 	return h.send(ctx, h.Participant, to, m, d)
 }
 
@@ -225,7 +225,7 @@ func (h *hooked) Send(ctx context.Context, to string, m *protocol.Message, d pro
 func TestSumCorruptedShare(t *testing.T) {
 	spec, names, want := consortium(t, 5, "", randomValue(7))
 	const cheat = "org03"
-	tamper := wrapped{send: func(ctx context.Context, p job.Participant, to string, m *protocol.Message, d protocol.Disclosure) error {
+	tamper := wrapped{send: func(ctx context.Context, p job.Participant, to string, m *wire.Message, d wire.Disclosure) error {
 		if m.Type == "secureagg/share" && len(m.Body) > 100 {
 			body := bytes.Clone(m.Body)
 			body[len(body)/2] ^= 0x55
@@ -307,9 +307,9 @@ func TestSumLeakage(t *testing.T) {
 		local += float64(1000*2 + r)
 	}
 	var mu sync.Mutex
-	var sent []*protocol.Message
-	var kinds []protocol.Disclosure
-	watch := wrapped{send: func(ctx context.Context, p job.Participant, to string, m *protocol.Message, d protocol.Disclosure) error {
+	var sent []*wire.Message
+	var kinds []wire.Disclosure
+	watch := wrapped{send: func(ctx context.Context, p job.Participant, to string, m *wire.Message, d wire.Disclosure) error {
 		mu.Lock()
 		sent = append(sent, m)
 		kinds = append(kinds, d)

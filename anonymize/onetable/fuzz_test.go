@@ -5,14 +5,14 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The coordinator decodes the party's output and checks the publication
 // before committing it: no bytes may make it panic, and what it accepts
 // is k-anonymous and l-diverse on the columns asked for.
 func FuzzOutput(f *testing.F) {
-	b, err := protocol.Marshal(&output{Table: anonymize.Published{Columns: []string{"a", "s"},
+	b, err := wire.Marshal(&output{Table: anonymize.Published{Columns: []string{"a", "s"},
 		Rows: []anonymize.Row{{Values: []string{"x", "u"}, Count: 2}, {Values: []string{"x", "v"}, Count: 1}}}, NCP: 0.5})
 	if err != nil {
 		f.Fatal(err)
@@ -20,7 +20,7 @@ func FuzzOutput(f *testing.F) {
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var o output
-		if protocol.Unmarshal(b, &o) != nil {
+		if wire.Unmarshal(b, &o) != nil {
 			return
 		}
 		reqs := []anonymize.Requirement{{QID: []string{"a"}, K: 2}}

@@ -78,7 +78,7 @@ import (
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is `kind: anonymize`.
@@ -99,7 +99,7 @@ func (Kind) Validate(spec *job.Spec) error {
 
 // OutputDisclosure: the output is the k-anonymous publication (with the
 // algorithm's figures), the form Uses declares for the QIDs.
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DiscloseGeneralised }
+func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DiscloseGeneralised }
 
 // output is the party's publication and the algorithm's figures.
 type output struct {

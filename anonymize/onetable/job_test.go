@@ -19,9 +19,9 @@ import (
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // seedSpec writes Reddy et al.'s Table 1 (corrected) as one party's table,
@@ -195,7 +195,7 @@ func TestLeakage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range rep.SentOutside(protocol.DiscloseGeneralised) {
+	for _, m := range rep.SentOutside(wire.DiscloseGeneralised) {
 		t.Errorf("message %s discloses %q", m.Message.Type, m.Disclosure)
 	}
 	p := rep.Result["published"].(anonymize.Published)
@@ -313,8 +313,8 @@ func TestSim(t *testing.T) {
 			}
 			for _, e := range entries {
 				switch {
-				case e.Disclosure == string(protocol.DiscloseGeneralised) && e.Phase == anonymizeRound.Phase:
-				case e.Disclosure == string(protocol.DiscloseControl) && (e.Type == audit.DecisionType || e.Type == runner.OutputType && e.Phase == runner.AdmitPhase):
+				case e.Disclosure == string(wire.DiscloseGeneralised) && e.Phase == anonymizeRound.Phase:
+				case e.Disclosure == string(wire.DiscloseControl) && (e.Type == audit.DecisionType || e.Type == runner.OutputType && e.Phase == runner.AdmitPhase):
 				default:
 					t.Errorf("the ledger holds %s in %s to %s disclosing %q", e.Type, e.Phase, e.Peer, e.Disclosure)
 				}

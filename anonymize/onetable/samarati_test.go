@@ -13,9 +13,9 @@ import (
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // algorithm samarati publishes what anonymize.Samarati gives in process
@@ -148,7 +148,7 @@ func TestSamaratiSim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range rep.SentOutside(protocol.DiscloseGeneralised) {
+	for _, m := range rep.SentOutside(wire.DiscloseGeneralised) {
 		t.Errorf("message %s discloses %q", m.Message.Type, m.Disclosure)
 	}
 	shown := map[string]bool{}

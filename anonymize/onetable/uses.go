@@ -2,7 +2,7 @@ package onetable
 
 import (
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Uses declares what publishing one party's table discloses (job.
@@ -21,10 +21,10 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	t := spec.Parties[0].Tables[0].Name
 	var out []job.Use
 	for _, q := range qid {
-		out = append(out, job.Use{Table: t, Column: q, Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: k})
+		out = append(out, job.Use{Table: t, Column: q, Role: job.RoleAttribute, Form: wire.DiscloseGeneralised, K: k})
 	}
 	if p.Sensitive != "" {
-		out = append(out, job.Use{Table: t, Column: p.Sensitive, Role: job.RoleSensitive, Form: protocol.DiscloseGeneralised,
+		out = append(out, job.Use{Table: t, Column: p.Sensitive, Role: job.RoleSensitive, Form: wire.DiscloseGeneralised,
 			K: k, L: p.Model().Diversity()})
 	}
 	return out, nil

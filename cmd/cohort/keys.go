@@ -15,7 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cohortdm/cohort/keyring"
-	"github.com/cohortdm/cohort/mhe"
+	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
 )
@@ -178,8 +178,8 @@ func (a *app) dealPaillier(names []string, k, bits int, out string) error {
 // dealLattice deals the consortium's lattice key over names with a quorum
 // of k and writes each member's files under out/MEMBER.
 func (a *app) dealLattice(names []string, k int, out string) error {
-	if len(names) > mhe.MaxMembers {
-		return fmt.Errorf("--members: a lattice key has at most %d members", mhe.MaxMembers)
+	if len(names) > lattice.MaxMembers {
+		return fmt.Errorf("--members: a lattice key has at most %d members", lattice.MaxMembers)
 	}
 	start := time.Now()
 	keys, err := keyring.DealLattice(names, k)
@@ -198,11 +198,11 @@ func (a *app) dealLattice(names []string, k int, out string) error {
 	}
 	id := keys[sorted[0]].ID()
 	if a.format == "json" {
-		return a.printJSON(map[string]any{"members": sorted, "scheme": "bgv", "threshold": k, "params": mhe.ParamsBGV13,
+		return a.printJSON(map[string]any{"members": sorted, "scheme": "bgv", "threshold": k, "params": lattice.ParamsBGV13,
 			"key_id": hex.EncodeToString(id[:]), "out": out})
 	}
 	fmt.Fprintf(a.stdout, "dealt a lattice key (%s): any %d of the %d members decrypt together (%.1fs); shares under %s/MEMBER/keys\n",
-		mhe.ParamsBGV13, k, len(sorted), time.Since(start).Seconds(), out)
+		lattice.ParamsBGV13, k, len(sorted), time.Since(start).Seconds(), out)
 	return nil
 }
 

@@ -3,13 +3,13 @@ package publish
 import (
 	"testing"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The coordinator decodes the party's output and checks its shape: no
 // bytes may make it panic.
 func FuzzOutput(f *testing.F) {
-	b, err := protocol.Marshal(&output{Format: "csv", Transactions: 1, NuggetsBefore: "12",
+	b, err := wire.Marshal(&output{Format: "csv", Transactions: 1, NuggetsBefore: "12",
 		Published: publication{Format: "csv", Items: []string{"a"}, Trans: [][]uint32{{0}}}})
 	if err != nil {
 		f.Fatal(err)
@@ -17,7 +17,7 @@ func FuzzOutput(f *testing.F) {
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var o output
-		if protocol.Unmarshal(b, &o) != nil {
+		if wire.Unmarshal(b, &o) != nil {
 			return
 		}
 		if o.check() == nil {

@@ -100,8 +100,8 @@ import (
 
 	"github.com/cohortdm/cohort/coherence"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is `kind: coherence`.
@@ -119,7 +119,7 @@ func (Kind) Validate(spec *job.Spec) error {
 }
 
 // OutputDisclosure: the output is the publication, a public result.
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePublicResult }
 
 // Coordinate draws the joint seed, runs the publication step and checks
 // the publication's shape.

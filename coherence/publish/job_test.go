@@ -17,8 +17,8 @@ import (
 	"github.com/cohortdm/cohort/coherence"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // writeSpec writes data as the one table of a spec with the given params
@@ -277,12 +277,12 @@ func TestLeakage(t *testing.T) {
 	if len(rep.Outputs) == 0 {
 		t.Fatal("no output reported")
 	}
-	for _, m := range rep.SentOutside(protocol.DisclosePublicResult) {
+	for _, m := range rep.SentOutside(wire.DisclosePublicResult) {
 		t.Errorf("message %s discloses %q", m.Message.Type, m.Disclosure)
 	}
 	sent := 0
 	for _, m := range rep.Sent {
-		if m.Disclosure == protocol.DisclosePublicResult {
+		if m.Disclosure == wire.DisclosePublicResult {
 			sent++
 		}
 	}
@@ -450,7 +450,7 @@ func TestUsesAndPolicyFloor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(uses) != 1 || uses[0].Form != protocol.DiscloseGeneralised || uses[0].K != 4 || uses[0].Column != "item" {
+	if len(uses) != 1 || uses[0].Form != wire.DiscloseGeneralised || uses[0].K != 4 || uses[0].Column != "item" {
 		t.Fatalf("uses %+v, want the items generalised with k = 4", uses)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

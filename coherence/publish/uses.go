@@ -2,7 +2,7 @@ package publish
 
 import (
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Uses declares what a coherence job discloses of its party's data
@@ -22,7 +22,7 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	}
 	var out []job.Use
 	for _, t := range ps.Tables {
-		out = append(out, job.Use{Table: t.Name, Column: "item", Role: job.RoleAttribute, Form: protocol.DiscloseGeneralised, K: prm.K})
+		out = append(out, job.Use{Table: t.Name, Column: "item", Role: job.RoleAttribute, Form: wire.DiscloseGeneralised, K: prm.K})
 	}
 	return out, nil
 }

@@ -71,7 +71,7 @@ import (
 
 	"github.com/cohortdm/cohort/graphanon"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is `kind: graph`.
@@ -98,7 +98,7 @@ func (Kind) Validate(spec *job.Spec) error {
 
 // OutputDisclosure: the output is the anonymised graph, the form Uses
 // declares.
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DiscloseAnonymisedGraph }
+func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DiscloseAnonymisedGraph }
 
 // Coordinate runs the one step and commits the release once it has
 // checked it.

@@ -14,7 +14,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // writeGraph writes g as the two CSV tables the job reads: nodes.csv (id
@@ -90,12 +90,12 @@ func TestLeakage(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", st, err)
 		}
-		for _, m := range rep.SentOutside(protocol.DiscloseAnonymisedGraph, protocol.DiscloseControl) {
+		for _, m := range rep.SentOutside(wire.DiscloseAnonymisedGraph, wire.DiscloseControl) {
 			t.Errorf("%s: message %s discloses %q", st, m.Message.Type, m.Disclosure)
 		}
 		outputs := 0
 		for _, m := range rep.Sent {
-			if m.Disclosure == protocol.DiscloseAnonymisedGraph {
+			if m.Disclosure == wire.DiscloseAnonymisedGraph {
 				outputs++
 				if m.From != "dept" || m.To != "hub" || m.Message.Phase != publishRound.Phase {
 					t.Errorf("%s: %s sent the graph to %s in %s", st, m.From, m.To, m.Message.Phase)

@@ -15,8 +15,8 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // readCSV reads a file `cohort sim` wrote.
@@ -85,8 +85,8 @@ func TestSim(t *testing.T) {
 	}
 	for _, e := range entries {
 		switch {
-		case e.Disclosure == string(protocol.DiscloseAnonymisedGraph) && e.Phase == publishRound.Phase:
-		case e.Disclosure == string(protocol.DiscloseControl) && (e.Type == audit.DecisionType || e.Type == runner.OutputType && e.Phase == runner.AdmitPhase):
+		case e.Disclosure == string(wire.DiscloseAnonymisedGraph) && e.Phase == publishRound.Phase:
+		case e.Disclosure == string(wire.DiscloseControl) && (e.Type == audit.DecisionType || e.Type == runner.OutputType && e.Phase == runner.AdmitPhase):
 		default:
 			t.Errorf("the ledger holds %s in %s to %s disclosing %q", e.Type, e.Phase, e.Peer, e.Disclosure)
 		}

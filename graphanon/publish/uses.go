@@ -2,7 +2,7 @@ package publish
 
 import (
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Uses declares what publishing the graph discloses (job.Discloser):
@@ -16,7 +16,7 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 		return nil, err
 	}
 	use := func(t, c string) job.Use {
-		return job.Use{Table: t, Column: c, Role: job.RoleAttribute, Form: protocol.DiscloseAnonymisedGraph, K: p.K}
+		return job.Use{Table: t, Column: c, Role: job.RoleAttribute, Form: wire.DiscloseAnonymisedGraph, K: p.K}
 	}
 	out := []job.Use{use(p.Tables.Nodes, p.Columns.ID)}
 	for _, q := range p.Quasi {

@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Watch wraps a kind at every node: each party's sends and step
@@ -24,7 +24,7 @@ type Watch struct {
 	Lead func(context.Context, job.Coordinator) (job.Result, error)
 	// Corrupt, when set, rewrites every message party Corrupter sends.
 	Corrupter string
-	Corrupt   func(*protocol.Message) *protocol.Message
+	Corrupt   func(*wire.Message) *wire.Message
 }
 
 // Capture is what the watched nodes did since the last Reset.
@@ -52,8 +52,8 @@ type Output struct {
 // Sent is one message a party sent.
 type Sent struct {
 	From, To string
-	M        *protocol.Message
-	D        protocol.Disclosure
+	M        *wire.Message
+	D        wire.Disclosure
 }
 
 // Registry gives every node kind name as w, capturing into c.
@@ -105,7 +105,7 @@ type hookedParty struct {
 	w Watch
 }
 
-func (h *hookedParty) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+func (h *hookedParty) Send(ctx context.Context, to string, m *wire.Message, d wire.Disclosure) error {
 	if h.w.Corrupt != nil && h.Self() == h.w.Corrupter {
 		m = h.w.Corrupt(m)
 	}

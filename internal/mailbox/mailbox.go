@@ -1,6 +1,6 @@
 // Package mailbox holds job messages until a job receives them. A receive
 // may come before or after delivery: messages are queued per sender and
-// protocol.Key, in arrival order, and a waiting receive wakes on every
+// wire.Key, in arrival order, and a waiting receive wakes on every
 // arrival. The node keeps one mailbox for everything its peers send it;
 // jobtest keeps one per in-memory party.
 package mailbox
@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Box is a mailbox with a cap on what it holds. All methods are safe for
@@ -27,11 +27,11 @@ type Box struct {
 
 type key struct {
 	from string
-	k    protocol.Key
+	k    wire.Key
 }
 
 type entry struct {
-	m    *protocol.Message
+	m    *wire.Message
 	at   time.Time
 	size int
 }
@@ -44,13 +44,13 @@ func New(limit int) *Box {
 
 // Size counts a whole message against the cap: its body and every envelope
 // field, so that long ids cannot hide behind an empty body.
-func Size(m *protocol.Message) int {
+func Size(m *wire.Message) int {
 	return len(m.Body) + len(m.Type) + len(m.Job) + len(m.Phase) + len(m.Channel) + len(m.From) + 64
 }
 
 // Put queues m under its sender and key, or refuses it when the mailbox is
 // full.
-func (b *Box) Put(m *protocol.Message) error {
+func (b *Box) Put(m *wire.Message) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	size := Size(m)
@@ -66,7 +66,7 @@ func (b *Box) Put(m *protocol.Message) error {
 }
 
 // TryGet takes the oldest message with key k from sender from, if any.
-func (b *Box) TryGet(from string, k protocol.Key) (*protocol.Message, bool) {
+func (b *Box) TryGet(from string, k wire.Key) (*wire.Message, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	m, _ := b.take(key{from: from, k: k})
@@ -75,7 +75,7 @@ func (b *Box) TryGet(from string, k protocol.Key) (*protocol.Message, bool) {
 
 // take removes the oldest message of a queue; b.mu must be held. It also
 // returns the channel the next arrival closes.
-func (b *Box) take(qk key) (*protocol.Message, chan struct{}) {
+func (b *Box) take(qk key) (*wire.Message, chan struct{}) {
 	q := b.queues[qk]
 	if len(q) == 0 {
 		return nil, b.gen
@@ -92,7 +92,7 @@ func (b *Box) take(qk key) (*protocol.Message, chan struct{}) {
 
 // Get takes the oldest message with key k from sender from, waiting until
 // one arrives or ctx ends.
-func (b *Box) Get(ctx context.Context, from string, k protocol.Key) (*protocol.Message, error) {
+func (b *Box) Get(ctx context.Context, from string, k wire.Key) (*wire.Message, error) {
 	qk := key{from: from, k: k}
 	for {
 		b.mu.Lock()

@@ -6,17 +6,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
-func msg(job, from, typ, body string) *protocol.Message {
-	return &protocol.Message{Type: typ, Job: job, From: from, Body: []byte(body)}
+func msg(job, from, typ, body string) *wire.Message {
+	return &wire.Message{Type: typ, Job: job, From: from, Body: []byte(body)}
 }
 
 func TestGetMatchesSenderAndKeyInOrder(t *testing.T) {
 	b := New(0)
 	ctx := context.Background()
-	for _, m := range []*protocol.Message{msg("j", "a", "t", "1"), msg("j", "b", "t", "other sender"), msg("j", "a", "u", "other type"), msg("j", "a", "t", "2")} {
+	for _, m := range []*wire.Message{msg("j", "a", "t", "1"), msg("j", "b", "t", "other sender"), msg("j", "a", "u", "other type"), msg("j", "a", "t", "2")} {
 		if err := b.Put(m); err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func TestGetMatchesSenderAndKeyInOrder(t *testing.T) {
 func TestGetWaitsForArrivalOrContext(t *testing.T) {
 	b := New(0)
 	k := msg("j", "a", "t", "").Key()
-	got := make(chan *protocol.Message)
+	got := make(chan *wire.Message)
 	go func() {
 		m, _ := b.Get(context.Background(), "a", k)
 		got <- m

@@ -12,7 +12,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	jobrun "github.com/cohortdm/cohort/job/runner"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // OnSend injects faults in the middle of a step's protocol: a leader
@@ -86,10 +86,10 @@ func TestRunNetworkFaults(t *testing.T) {
 		{"hung", func(net *jobtest.Network) { net.Drop("c", jobtest.DropHang) }, true, "no output within", false},
 		{"late", func(net *jobtest.Network) { net.Delay("c", 2*time.Second) }, true, "no output within", false},
 		{"output lost", func(net *jobtest.Network) {
-			net.Intercept("c", func(to string, m *protocol.Message) *protocol.Message { return nil })
+			net.Intercept("c", func(to string, m *wire.Message) *wire.Message { return nil })
 		}, true, "no output within", false},
 		{"output tampered", func(net *jobtest.Network) {
-			net.Intercept("c", func(to string, m *protocol.Message) *protocol.Message {
+			net.Intercept("c", func(to string, m *wire.Message) *wire.Message {
 				m.Body = []byte("garbage")
 				return m
 			})
@@ -150,10 +150,10 @@ func TestRunLeakage(t *testing.T) {
 		}
 	}
 	// The runtime's admission answers are control: no data of the party.
-	if out := rep.SentOutside(discloseValue, discloseOutput, protocol.DiscloseControl); len(out) > 0 {
+	if out := rep.SentOutside(discloseValue, discloseOutput, wire.DiscloseControl); len(out) > 0 {
 		t.Errorf("%s sent %s disclosing %s", out[0].From, out[0].Message.Type, out[0].Disclosure)
 	}
-	if out := rep.SentOutside(discloseOutput, protocol.DiscloseControl); len(out) != 24 {
+	if out := rep.SentOutside(discloseOutput, wire.DiscloseControl); len(out) != 24 {
 		t.Errorf("%d messages disclose something else than outputs, want the 24 exchanged values (2 steps, 3 parties, 2 peers, 2 channels)", len(out))
 	}
 	leaky, err := run(t, &countKind{steps: 2, leaky: true, calls: newCalls()}, spec, opts)
@@ -201,8 +201,8 @@ func TestReportHelpers(t *testing.T) {
 	rep := &jobtest.Report{
 		Log: []jobtest.Entry{{Entry: jobrun.Entry{Op: "x"}, Data: []byte("abcdef")}},
 		Sent: []jobtest.Sent{
-			{From: "a", Message: &protocol.Message{Body: []byte("secret")}, Disclosure: protocol.DiscloseCiphertext},
-			{From: "b", Message: &protocol.Message{Body: []byte("other")}, Disclosure: protocol.DiscloseControl},
+			{From: "a", Message: &wire.Message{Body: []byte("secret")}, Disclosure: wire.DiscloseCiphertext},
+			{From: "b", Message: &wire.Message{Body: []byte("other")}, Disclosure: wire.DiscloseControl},
 		},
 	}
 	if len(rep.LogHolding([]byte("cde"))) != 1 || len(rep.LogHolding([]byte("xyz"))) != 0 || len(rep.LogHolding(nil)) != 0 {
@@ -211,10 +211,10 @@ func TestReportHelpers(t *testing.T) {
 	if got := rep.SentHolding([]byte("cre")); len(got) != 1 || got[0].From != "a" || len(rep.SentHolding(nil)) != 0 {
 		t.Fatal("SentHolding")
 	}
-	if got := rep.SentOutside(protocol.DiscloseCiphertext); len(got) != 1 || got[0].From != "b" {
+	if got := rep.SentOutside(wire.DiscloseCiphertext); len(got) != 1 || got[0].From != "b" {
 		t.Fatal("SentOutside")
 	}
-	if !reflect.DeepEqual(rep.SentOutside(protocol.DiscloseCiphertext, protocol.DiscloseControl), []jobtest.Sent(nil)) {
+	if !reflect.DeepEqual(rep.SentOutside(wire.DiscloseCiphertext, wire.DiscloseControl), []jobtest.Sent(nil)) {
 		t.Fatal("SentOutside with every disclosure allowed")
 	}
 }

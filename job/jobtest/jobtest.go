@@ -9,11 +9,11 @@
 //
 // # Network
 //
-// Messages travel as their wire encoding (protocol.Encode then
-// protocol.Decode), so a receiver never shares memory with the sender, sizes
+// Messages travel as their wire encoding (wire.Encode then
+// wire.Decode), so a receiver never shares memory with the sender, sizes
 // are the real encoded sizes, and a message that would not survive the wire
 // fails here too. Each party has a mailbox (package internal/mailbox, the
-// node's own) keyed by (sender, protocol.Key), so a Receive matches a
+// node's own) keyed by (sender, wire.Key), so a Receive matches a
 // message that arrived before it was called. Drop, Delay and Intercept make
 // a party crash, hang, lag or cheat; Capture records what it sends.
 //
@@ -73,7 +73,7 @@ import (
 	"github.com/cohortdm/cohort/internal/mailbox"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // ErrDropped is returned to a dropped party and to anyone sending to it.
@@ -96,14 +96,14 @@ const (
 // Sent is one captured outgoing message.
 type Sent struct {
 	From, To   string
-	Message    *protocol.Message
-	Disclosure protocol.Disclosure
+	Message    *wire.Message
+	Disclosure wire.Disclosure
 	Bytes      int // encoded size on the wire, framing included
 }
 
 // Tamper rewrites an outgoing message of a party before delivery. It gets a
 // copy it may modify; returning nil silently loses the message.
-type Tamper func(to string, m *protocol.Message) *protocol.Message
+type Tamper func(to string, m *wire.Message) *wire.Message
 
 type partyState struct {
 	drop     DropMode
@@ -278,14 +278,14 @@ func hang(ctx context.Context) error {
 }
 
 // Send delivers m to party to after a wire round trip.
-func (p *party) Send(ctx context.Context, to string, m *protocol.Message, disclosure protocol.Disclosure) error {
+func (p *party) Send(ctx context.Context, to string, m *wire.Message, disclosure wire.Disclosure) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("jobtest: send %s to %s: %w", m.Type, to, err)
 	}
 	if m.From != p.name {
 		return fmt.Errorf("jobtest: %s sends a message claiming to be from %q", p.name, m.From)
 	}
-	wire, err := protocol.Encode(m)
+	encoded, err := wire.Encode(m)
 	if err != nil {
 		return fmt.Errorf("jobtest: send %s to %s: %w", m.Type, to, err)
 	}
@@ -311,14 +311,14 @@ func (p *party) Send(ctx context.Context, to string, m *protocol.Message, disclo
 	}
 	tamper, delay, observe := self.tamper, self.delay, n.observe
 	if self.capture {
-		c, _ := protocol.Decode(wire) // cannot fail: wire was just encoded
-		self.captured = append(self.captured, Sent{From: p.name, To: to, Message: c, Disclosure: disclosure, Bytes: len(wire) + 4})
+		c, _ := wire.Decode(encoded) // cannot fail: it was just encoded
+		self.captured = append(self.captured, Sent{From: p.name, To: to, Message: c, Disclosure: disclosure, Bytes: len(encoded) + 4})
 	}
 	n.mu.Unlock()
 
 	if observe != nil {
-		c, _ := protocol.Decode(wire) // cannot fail: wire was just encoded
-		observe(Sent{From: p.name, To: to, Message: c, Disclosure: disclosure, Bytes: len(wire) + 4})
+		c, _ := wire.Decode(encoded) // cannot fail: it was just encoded
+		observe(Sent{From: p.name, To: to, Message: c, Disclosure: disclosure, Bytes: len(encoded) + 4})
 	}
 
 	if delay > 0 {
@@ -331,25 +331,25 @@ func (p *party) Send(ctx context.Context, to string, m *protocol.Message, disclo
 		}
 	}
 	if tamper != nil {
-		c, err := protocol.Decode(wire)
+		c, err := wire.Decode(encoded)
 		if err != nil {
 			return fmt.Errorf("jobtest: send %s to %s: %w", m.Type, to, err)
 		}
 		if c = tamper(to, c); c == nil {
 			return nil
 		}
-		if wire, err = protocol.Encode(c); err != nil {
+		if encoded, err = wire.Encode(c); err != nil {
 			return fmt.Errorf("jobtest: tampered %s to %s: %w", m.Type, to, err)
 		}
 	}
-	got, err := protocol.Decode(wire)
+	got, err := wire.Decode(encoded)
 	if err != nil {
 		return fmt.Errorf("jobtest: send %s to %s: %w", m.Type, to, err)
 	}
 
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	self.bytes += int64(len(wire) + 4)
+	self.bytes += int64(len(encoded) + 4)
 	self.messages++
 	if peer.drop == DropHang {
 		return nil
@@ -362,7 +362,7 @@ func (p *party) Send(ctx context.Context, to string, m *protocol.Message, disclo
 }
 
 // Receive returns the oldest message with key k from party from.
-func (p *party) Receive(ctx context.Context, from string, k protocol.Key) (*protocol.Message, error) {
+func (p *party) Receive(ctx context.Context, from string, k wire.Key) (*wire.Message, error) {
 	n := p.net
 	for {
 		n.mu.Lock()

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 var step = job.Step{Job: "j1", Phase: "p", Round: 2, Attempt: 1}
@@ -19,7 +19,7 @@ func TestSendBeforeReceive(t *testing.T) {
 	a, b := net.Party("a"), net.Party("b")
 	ctx := context.Background()
 	for _, body := range []string{"one", "two"} {
-		if err := a.Send(ctx, "b", step.Message("a", "t/x", []byte(body)), protocol.DiscloseControl); err != nil {
+		if err := a.Send(ctx, "b", step.Message("a", "t/x", []byte(body)), wire.DiscloseControl); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -46,7 +46,7 @@ func TestReceiveWaitsAndMatchesKey(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
-	var got *protocol.Message
+	var got *wire.Message
 	var gotErr error
 	wg.Add(1)
 	go func() {
@@ -76,7 +76,7 @@ func TestReceiveHonoursContext(t *testing.T) {
 	}
 	done, cancel2 := context.WithCancel(context.Background())
 	cancel2()
-	if err := net.Party("a").Send(done, "b", step.Message("a", "t/x", nil), protocol.DiscloseControl); !errors.Is(err, context.Canceled) {
+	if err := net.Party("a").Send(done, "b", step.Message("a", "t/x", nil), wire.DiscloseControl); !errors.Is(err, context.Canceled) {
 		t.Fatalf("send on cancelled ctx: %v", err)
 	}
 }
@@ -86,19 +86,19 @@ func TestDrop(t *testing.T) {
 	a, b := net.Party("a"), net.Party("b")
 	ctx := context.Background()
 	net.Drop("b", DropFail)
-	if err := a.Send(ctx, "b", step.Message("a", "t/x", nil), protocol.DiscloseControl); !errors.Is(err, ErrDropped) {
+	if err := a.Send(ctx, "b", step.Message("a", "t/x", nil), wire.DiscloseControl); !errors.Is(err, ErrDropped) {
 		t.Fatalf("send to failed party: %v", err)
 	}
 	if _, err := b.Receive(ctx, "a", step.Key("t/x")); !errors.Is(err, ErrDropped) {
 		t.Fatalf("receive at failed party: %v", err)
 	}
 	net.Drop("b", DropHang)
-	if err := a.Send(ctx, "b", step.Message("a", "t/x", nil), protocol.DiscloseControl); err != nil {
+	if err := a.Send(ctx, "b", step.Message("a", "t/x", nil), wire.DiscloseControl); err != nil {
 		t.Fatalf("send to hung party should vanish silently: %v", err)
 	}
 	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
-	if err := b.Send(short, "a", step.Message("b", "t/x", nil), protocol.DiscloseControl); !errors.Is(err, context.DeadlineExceeded) {
+	if err := b.Send(short, "a", step.Message("b", "t/x", nil), wire.DiscloseControl); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("send from hung party: %v", err)
 	}
 	net.Drop("b", DropNone)
@@ -113,7 +113,7 @@ func TestInterceptAndCapture(t *testing.T) {
 	a, b := net.Party("a"), net.Party("b")
 	ctx := context.Background()
 	net.Capture("a")
-	net.Intercept("a", func(to string, m *protocol.Message) *protocol.Message {
+	net.Intercept("a", func(to string, m *wire.Message) *wire.Message {
 		if bytes.Equal(m.Body, []byte("lose")) {
 			return nil
 		}
@@ -131,7 +131,7 @@ func TestInterceptAndCapture(t *testing.T) {
 		t.Fatalf("got %v %v", m, err)
 	}
 	caps := net.Captured("a")
-	if len(caps) != 2 || string(caps[0].Message.Body) != "hi" || caps[0].Disclosure != protocol.DiscloseControl || caps[0].To != "b" {
+	if len(caps) != 2 || string(caps[0].Message.Body) != "hi" || caps[0].Disclosure != wire.DiscloseControl || caps[0].To != "b" {
 		t.Fatalf("captured %+v", caps)
 	}
 	// The receiver's copy is its own.
@@ -147,7 +147,7 @@ func TestInterceptAndCapture(t *testing.T) {
 
 func TestSpoofedSenderRefused(t *testing.T) {
 	net := NewNetwork("a", "b")
-	if err := net.Party("a").Send(context.Background(), "b", step.Message("b", "t/x", nil), protocol.DiscloseControl); err == nil {
+	if err := net.Party("a").Send(context.Background(), "b", step.Message("b", "t/x", nil), wire.DiscloseControl); err == nil {
 		t.Fatal("a message claiming another sender was accepted")
 	}
 }
@@ -171,7 +171,7 @@ func TestConcurrent(t *testing.T) {
 				for r := 0; r < rounds; r++ {
 					s := step
 					s.Round = r
-					if err := net.Party(from).Send(ctx, to, s.Message(from, "t/x", []byte{byte(r)}), protocol.DiscloseControl); err != nil {
+					if err := net.Party(from).Send(ctx, to, s.Message(from, "t/x", []byte{byte(r)}), wire.DiscloseControl); err != nil {
 						errs <- err
 						return
 					}
@@ -202,9 +202,9 @@ func TestConcurrent(t *testing.T) {
 	}
 }
 
-func mustSend(t *testing.T, p job.Party, to string, m *protocol.Message) {
+func mustSend(t *testing.T, p job.Party, to string, m *wire.Message) {
 	t.Helper()
-	if err := p.Send(context.Background(), to, m, protocol.DiscloseControl); err != nil {
+	if err := p.Send(context.Background(), to, m, wire.DiscloseControl); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -224,7 +224,7 @@ func TestDelay(t *testing.T) {
 	// A send whose context ends before the delay delivers nothing.
 	short, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	if err := a.Send(short, "b", step.Message("a", "t/x", []byte("lost")), protocol.DiscloseControl); !errors.Is(err, context.DeadlineExceeded) {
+	if err := a.Send(short, "b", step.Message("a", "t/x", []byte("lost")), wire.DiscloseControl); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("send past its deadline: %v", err)
 	}
 	none, cancel2 := context.WithTimeout(context.Background(), 60*time.Millisecond)

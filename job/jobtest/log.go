@@ -9,7 +9,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	jobrun "github.com/cohortdm/cohort/job/runner"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Operations of the log: the runtime's (package job/runner), as the node's
@@ -51,12 +51,12 @@ func (l *memLog) commit(term int, e *jobrun.Entry) error {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
 	}
-	data, err := protocol.Marshal(e)
+	data, err := wire.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("jobtest: log %s: %w", e.Op, err)
 	}
 	var c jobrun.Entry
-	if err := protocol.Unmarshal(data, &c); err != nil {
+	if err := wire.Unmarshal(data, &c); err != nil {
 		return fmt.Errorf("jobtest: log %s: %w", e.Op, err)
 	}
 	l.mu.Lock()
@@ -93,7 +93,7 @@ func (l *memLog) snapshot() []Entry {
 	out := make([]Entry, len(l.entries))
 	for i, e := range l.entries {
 		var c jobrun.Entry
-		if err := protocol.Unmarshal(e.Data, &c); err != nil {
+		if err := wire.Unmarshal(e.Data, &c); err != nil {
 			// Internal error: commit decoded these very bytes before keeping them.
 			panic(fmt.Sprintf("jobtest: committed entry %d no longer decodes: %v", i, err))
 		}

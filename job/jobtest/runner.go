@@ -14,8 +14,8 @@ import (
 	"github.com/cohortdm/cohort/job"
 	jobrun "github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Options configure Run. The zero value runs the job on its spec's parties
@@ -184,10 +184,10 @@ func (r *Report) SentHolding(b []byte) []Sent {
 // allowed, for checking a kind's leakage profile. The runtime's answers in
 // its admit phase (control: a verdict, a rule) are not the kind's and are
 // left out; package job/runner checks them.
-func (r *Report) SentOutside(allowed ...protocol.Disclosure) []Sent {
+func (r *Report) SentOutside(allowed ...wire.Disclosure) []Sent {
 	var out []Sent
 	for _, s := range r.Sent {
-		if s.Message.Phase == jobrun.AdmitPhase && s.Message.Type == jobrun.OutputType && s.Disclosure == protocol.DiscloseControl {
+		if s.Message.Phase == jobrun.AdmitPhase && s.Message.Type == jobrun.OutputType && s.Disclosure == wire.DiscloseControl {
 			continue
 		}
 		if !slices.Contains(allowed, s.Disclosure) {

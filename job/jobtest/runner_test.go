@@ -17,7 +17,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	jobrun "github.com/cohortdm/cohort/job/runner"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // countKind is a tiny multi-step kind. In round r every party outputs its
@@ -73,13 +73,13 @@ type countDecision struct {
 }
 
 const (
-	discloseValue  protocol.Disclosure = "count-value"
-	discloseOutput protocol.Disclosure = "count-output"
+	discloseValue  wire.Disclosure = "count-value"
+	discloseOutput wire.Disclosure = "count-output"
 )
 
 func (k *countKind) Validate(*job.Spec) error { return nil }
 
-func (k *countKind) OutputDisclosure(job.Step) protocol.Disclosure { return discloseOutput }
+func (k *countKind) OutputDisclosure(job.Step) wire.Disclosure { return discloseOutput }
 
 func salt(seed []byte) int64 { return job.Rand(seed, "count/salt").Int64N(1 << 40) }
 
@@ -102,7 +102,7 @@ func (k *countKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Resu
 			step.TimeoutMS = int64(5000 + call)
 		}
 		var err error
-		if step.Args, err = protocol.Marshal(&a); err != nil {
+		if step.Args, err = wire.Marshal(&a); err != nil {
 			return nil, err
 		}
 		d, err := runUntyped(ctx, c, step, func(outs *job.Outputs) (countDecision, error) {
@@ -115,7 +115,7 @@ func (k *countKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Resu
 				}
 			}) {
 				var o countOutput
-				if err := protocol.Unmarshal(outs.Results[p], &o); err != nil {
+				if err := wire.Unmarshal(outs.Results[p], &o); err != nil {
 					return d, fmt.Errorf("output of %s: %w", p, err)
 				}
 				d.Total += o.N
@@ -143,7 +143,7 @@ func runUntyped[D any](ctx context.Context, c job.Coordinator, step job.Step, de
 		return d, err
 	}
 	if rec := a.Record(); rec != nil {
-		return d, protocol.Unmarshal(rec.Decision, &d)
+		return d, wire.Unmarshal(rec.Decision, &d)
 	}
 	outs, err := a.Wait(ctx)
 	if err != nil {
@@ -152,7 +152,7 @@ func runUntyped[D any](ctx context.Context, c job.Coordinator, step job.Step, de
 	if d, err = decide(outs); err != nil {
 		return d, err
 	}
-	b, err := protocol.Marshal(&d)
+	b, err := wire.Marshal(&d)
 	if err != nil {
 		return d, err
 	}
@@ -188,7 +188,7 @@ func (k *countKind) Open(ctx context.Context, p job.Participant) (job.Session, e
 	if !k.forgetful {
 		for _, rec := range h {
 			var d countDecision
-			if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+			if err := wire.Unmarshal(rec.Decision, &d); err != nil {
 				return nil, err
 			}
 			s.acc += d.Total
@@ -218,7 +218,7 @@ func (s *countSession) Step(ctx context.Context, step job.Step) ([]byte, error) 
 		return nil, fmt.Errorf("step arrived with channel %q, job %q", step.Channel, step.Job)
 	}
 	var a countArgs
-	if err := protocol.Unmarshal(step.Args, &a); err != nil {
+	if err := wire.Unmarshal(step.Args, &a); err != nil {
 		return nil, err
 	}
 	if a.Salt != salt(s.p.Seed()) {
@@ -233,7 +233,7 @@ func (s *countSession) Step(ctx context.Context, step job.Step) ([]byte, error) 
 			return nil, err
 		}
 	}
-	return protocol.Marshal(&countOutput{Private: "private-" + s.p.Self(), N: s.value + s.acc})
+	return wire.Marshal(&countOutput{Private: "private-" + s.p.Self(), N: s.value + s.acc})
 }
 
 // exchangeValues sends every other party value+1000 on channel hi, then
@@ -252,7 +252,7 @@ func (s *countSession) exchangeValues(ctx context.Context, step job.Step) error 
 			st job.Step
 			v  int64
 		}{{hi, s.value + 1000}, {lo, s.value}} {
-			body, err := protocol.Marshal(m.v)
+			body, err := wire.Marshal(m.v)
 			if err != nil {
 				return err
 			}
@@ -271,7 +271,7 @@ func (s *countSession) exchangeValues(ctx context.Context, step job.Step) error 
 			if err != nil {
 				return err
 			}
-			if err := protocol.Unmarshal(m.Body, &got[i]); err != nil {
+			if err := wire.Unmarshal(m.Body, &got[i]); err != nil {
 				return err
 			}
 		}

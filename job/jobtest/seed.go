@@ -9,7 +9,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	jobrun "github.com/cohortdm/cohort/job/runner"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // SecretsIn gives each party a data dir of its own, dir/PARTY, as its
@@ -49,9 +49,9 @@ func (r *Report) CheckJointSeed(js job.JointSeed) ([]byte, error) {
 		var err error
 		switch e.Record.Step.Phase {
 		case job.PhaseSeedCommit:
-			comAt, err = i, protocol.Unmarshal(e.Record.Decision, &com)
+			comAt, err = i, wire.Unmarshal(e.Record.Decision, &com)
 		case job.PhaseSeedReveal:
-			revAt, err = i, protocol.Unmarshal(e.Record.Decision, &ops)
+			revAt, err = i, wire.Unmarshal(e.Record.Decision, &ops)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("the log's %s record: %w", e.Record.Step.Phase, err)
@@ -72,7 +72,7 @@ func (r *Report) CheckJointSeed(js job.JointSeed) ([]byte, error) {
 			continue
 		}
 		if s.Message.Type != jobrun.OutputType || !slices.Contains(r.Leaders, s.To) ||
-			(s.Disclosure != protocol.DisclosePublicResult && s.Disclosure != protocol.DiscloseControl) {
+			(s.Disclosure != wire.DisclosePublicResult && s.Disclosure != wire.DiscloseControl) {
 			return nil, fmt.Errorf("%s sent %s of %s to %s as %s", s.From, s.Message.Type, s.Message.Phase, s.To, s.Disclosure)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // AdmitPhase is the runtime's own first step of every job: each party
@@ -93,7 +93,7 @@ func (j *coordination) runAdmit(ctx context.Context, step job.Step) (*AdmitDecis
 	}
 	var d AdmitDecision
 	if rec := a.Record(); rec != nil {
-		if err := protocol.Unmarshal(rec.Decision, &d); err != nil {
+		if err := wire.Unmarshal(rec.Decision, &d); err != nil {
 			return nil, fmt.Errorf("admit round %d: committed decision: %w", step.Round, err)
 		}
 		return &d, nil
@@ -120,7 +120,7 @@ func (j *coordination) runAdmit(ctx context.Context, step job.Step) (*AdmitDecis
 			// this one's answer never came, which is not a refusal.
 			continue
 		}
-		if err := protocol.Unmarshal(outs.Results[p], &o); err != nil {
+		if err := wire.Unmarshal(outs.Results[p], &o); err != nil {
 			d.Refused[p] = "malformed answer"
 			continue
 		}
@@ -132,7 +132,7 @@ func (j *coordination) runAdmit(ctx context.Context, step job.Step) (*AdmitDecis
 			d.Refused[p] = fmt.Sprintf("rule %s: %s", o.Rule, o.Reason)
 		}
 	}
-	b, err := protocol.Marshal(&d)
+	b, err := wire.Marshal(&d)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func (w *Worker) buildRequest(spec *job.Spec, kind job.Kind) (*policy.Request, e
 // waiting for a person's decision in the rounds after the first.
 func (w *Worker) admitStep(ctx context.Context, step job.Step, spec *job.Spec, kind job.Kind) ([]byte, error) {
 	if w.Policy == nil {
-		return protocol.Marshal(&admitOutput{Verdict: policy.Accepted})
+		return wire.Marshal(&admitOutput{Verdict: policy.Accepted})
 	}
 	req, err := w.request(spec, kind)
 	if err != nil {
@@ -211,7 +211,7 @@ func (w *Worker) admitStep(ctx context.Context, step job.Step, spec *job.Spec, k
 			return nil, err
 		}
 	}
-	return protocol.Marshal(&admitOutput{Verdict: d.Verdict, Rule: d.Rule, Reason: d.Reason})
+	return wire.Marshal(&admitOutput{Verdict: d.Verdict, Rule: d.Rule, Reason: d.Reason})
 }
 
 // admitted checks, before a kind's step runs here, that this member's

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // OutputType is the message a party sends the coordinator of an attempt
@@ -66,7 +66,7 @@ func collect(ctx context.Context, coord job.Party, step job.Step,
 			m, err := coord.Receive(ctx, p, step.Key(OutputType))
 			var r report
 			if err == nil {
-				err = protocol.Unmarshal(m.Body, &r)
+				err = wire.Unmarshal(m.Body, &r)
 			}
 			mu.Lock()
 			defer mu.Unlock()

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // ErrDeposed means this member cannot commit to the log any more (another
@@ -154,10 +154,10 @@ func (j *coordination) Self() string    { return j.c.Self }
 func (j *coordination) JobID() string   { return j.id }
 func (j *coordination) Spec() *job.Spec { return j.spec }
 func (j *coordination) Seed() []byte    { return slices.Clone(j.seed) }
-func (j *coordination) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+func (j *coordination) Send(ctx context.Context, to string, m *wire.Message, d wire.Disclosure) error {
 	return j.c.Net.Send(ctx, to, m, d)
 }
-func (j *coordination) Receive(ctx context.Context, from string, k protocol.Key) (*protocol.Message, error) {
+func (j *coordination) Receive(ctx context.Context, from string, k wire.Key) (*wire.Message, error) {
 	return j.c.Net.Receive(ctx, from, k)
 }
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // ErrUnrecorded marks a send a member refused because it cannot record it
@@ -31,7 +31,7 @@ var ErrRestarted = errors.New("restarted mid-attempt")
 // UnrecordedSender is a Network that can send a failure report it cannot
 // record: the message carries only the error, no data of the party.
 type UnrecordedSender interface {
-	SendUnrecorded(ctx context.Context, to string, m *protocol.Message) error
+	SendUnrecorded(ctx context.Context, to string, m *wire.Message) error
 }
 
 // Member is what a worker needs of the member it runs on besides the
@@ -332,7 +332,7 @@ func (w *Worker) markFailed(step job.Step, err error) {
 // report sends the attempt's output (or error) to its coordinator alone.
 func (w *Worker) report(ctx context.Context, step job.Step, output []byte, err error) {
 	r := report{Output: output}
-	disclosure := protocol.DiscloseControl
+	disclosure := wire.DiscloseControl
 	if err != nil {
 		r.Output, r.Error, r.Restarted = nil, w.Member.Redact(err.Error()), errors.Is(err, ErrRestarted)
 		w.logger().Warn("step failed", "job", step.Job, "phase", step.Phase, "round", step.Round, "err", err)
@@ -342,15 +342,15 @@ func (w *Worker) report(ctx context.Context, step job.Step, output []byte, err e
 		}
 		if err := w.check(step.Coordinator, step.Message(w.Self, OutputType, nil), disclosure); err != nil {
 			r = report{Error: err.Error()} // the output stays here
-			disclosure = protocol.DiscloseControl
+			disclosure = wire.DiscloseControl
 		} else if w.OnOutput != nil {
 			w.OnOutput(step, slices.Clone(output))
 		}
 	}
-	body, err := protocol.Marshal(&r)
+	body, err := wire.Marshal(&r)
 	if err != nil {
-		body, _ = protocol.Marshal(&report{Error: fmt.Sprintf("party %s: encode output: %v", w.Self, err)})
-		disclosure = protocol.DiscloseControl
+		body, _ = wire.Marshal(&report{Error: fmt.Sprintf("party %s: encode output: %v", w.Self, err)})
+		disclosure = wire.DiscloseControl
 	}
 	sctx, cancel := context.WithTimeout(ctx, w.Grace)
 	defer cancel()
@@ -358,7 +358,7 @@ func (w *Worker) report(ctx context.Context, step job.Step, output []byte, err e
 	if us, ok := w.Net.(UnrecordedSender); ok && errors.Is(err, ErrUnrecorded) {
 		// The member cannot record what it sends: say so, with nothing of
 		// the party's data, so the job's failure names the cause.
-		failure, _ := protocol.Marshal(&report{Error: fmt.Sprintf("party %s: %v", w.Self, err)})
+		failure, _ := wire.Marshal(&report{Error: fmt.Sprintf("party %s: %v", w.Self, err)})
 		err = us.SendUnrecorded(sctx, step.Coordinator, step.Message(w.Self, OutputType, failure))
 	}
 	if err != nil {
@@ -374,7 +374,7 @@ func (w *Worker) logger() *slog.Logger {
 }
 
 // check asks the policy's guard whether a message may leave for to.
-func (w *Worker) check(to string, m *protocol.Message, d protocol.Disclosure) error {
+func (w *Worker) check(to string, m *wire.Message, d wire.Disclosure) error {
 	if w.guard == nil {
 		return nil
 	}
@@ -394,14 +394,14 @@ type participant struct {
 	spec *job.Spec
 }
 
-func (p *participant) Send(ctx context.Context, to string, m *protocol.Message, d protocol.Disclosure) error {
+func (p *participant) Send(ctx context.Context, to string, m *wire.Message, d wire.Disclosure) error {
 	if err := p.w.check(to, m, d); err != nil {
 		return err
 	}
 	return p.w.Net.Send(ctx, to, m, d)
 }
 
-func (p *participant) Receive(ctx context.Context, from string, k protocol.Key) (*protocol.Message, error) {
+func (p *participant) Receive(ctx context.Context, from string, k wire.Key) (*wire.Message, error) {
 	return p.w.Net.Receive(ctx, from, k)
 }
 

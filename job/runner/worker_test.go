@@ -11,8 +11,8 @@ import (
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // The worker is the party's last line against a coordinator that does not
@@ -31,9 +31,9 @@ func (k *touchy) Open(context.Context, job.Participant) (job.Session, error) {
 	k.opened.Add(1)
 	return session{}, nil
 }
-func (k *touchy) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DisclosePublicResult }
+func (k *touchy) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePublicResult }
 func (k *touchy) Uses(spec *job.Spec, party string) ([]job.Use, error) {
-	return []job.Use{{Table: "t", Column: "v", Role: job.RoleAttribute, Form: protocol.DiscloseCiphertext, Parties: spec.PartyNames()}}, nil
+	return []job.Use{{Table: "t", Column: "v", Role: job.RoleAttribute, Form: wire.DiscloseCiphertext, Parties: spec.PartyNames()}}, nil
 }
 
 type session struct{}
@@ -98,7 +98,7 @@ func runStepSubmitted(t *testing.T, k *touchy, pol *policy.Policy, leader string
 		Output []byte `msgpack:"output"`
 		Error  string `msgpack:"error"`
 	}
-	if err := protocol.Unmarshal(m.Body, &r); err != nil {
+	if err := wire.Unmarshal(m.Body, &r); err != nil {
 		t.Fatal(err)
 	}
 	if r.Error == "" {
@@ -257,7 +257,7 @@ func TestWorkerReportsARestartAtOnce(t *testing.T) {
 		Error     string `msgpack:"error"`
 		Restarted bool   `msgpack:"restarted"`
 	}
-	if err := protocol.Unmarshal(msg.Body, &r); err != nil {
+	if err := wire.Unmarshal(msg.Body, &r); err != nil {
 		t.Fatal(err)
 	}
 	if !r.Restarted || !strings.Contains(r.Error, "party b restarted mid-attempt of step p/0 (attempt 1)") {

@@ -42,8 +42,8 @@ import (
 	"regexp"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/querylog"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Kind is `kind: querylog`.
@@ -77,7 +77,7 @@ func (Kind) Validate(spec *job.Spec) error {
 
 // OutputDisclosure: the output is the sanitised log, the form Uses
 // declares.
-func (Kind) OutputDisclosure(job.Step) protocol.Disclosure { return protocol.DiscloseSanitisedLog }
+func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DiscloseSanitisedLog }
 
 // Coordinate runs the one step and commits the publication once the
 // intersection attack finds nothing on it.

@@ -17,9 +17,9 @@ import (
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/policy"
-	"github.com/cohortdm/cohort/protocol"
 	"github.com/cohortdm/cohort/querylog"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // logSpec writes a generated log of the paper's shape as the engine's
@@ -78,12 +78,12 @@ func TestLeakage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range rep.SentOutside(protocol.DiscloseSanitisedLog, protocol.DiscloseControl) {
+	for _, m := range rep.SentOutside(wire.DiscloseSanitisedLog, wire.DiscloseControl) {
 		t.Errorf("message %s discloses %q", m.Message.Type, m.Disclosure)
 	}
 	outputs := 0
 	for _, m := range rep.Sent {
-		if m.Disclosure == protocol.DiscloseSanitisedLog {
+		if m.Disclosure == wire.DiscloseSanitisedLog {
 			outputs++
 			if m.From != "engine" || m.To != "hub" || m.Message.Phase != publishRound.Phase {
 				t.Errorf("%s sent the log to %s in %s", m.From, m.To, m.Message.Phase)
@@ -203,8 +203,8 @@ func TestSim(t *testing.T) {
 	}
 	for _, e := range entries {
 		switch {
-		case e.Disclosure == string(protocol.DiscloseSanitisedLog) && e.Phase == publishRound.Phase:
-		case e.Disclosure == string(protocol.DiscloseControl) && (e.Type == audit.DecisionType || e.Type == runner.OutputType && e.Phase == runner.AdmitPhase):
+		case e.Disclosure == string(wire.DiscloseSanitisedLog) && e.Phase == publishRound.Phase:
+		case e.Disclosure == string(wire.DiscloseControl) && (e.Type == audit.DecisionType || e.Type == runner.OutputType && e.Phase == runner.AdmitPhase):
 		default:
 			t.Errorf("the ledger holds %s in %s to %s disclosing %q", e.Type, e.Phase, e.Peer, e.Disclosure)
 		}

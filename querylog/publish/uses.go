@@ -2,7 +2,7 @@ package publish
 
 import (
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Uses declares what publishing the log discloses (job.Discloser): every
@@ -17,7 +17,7 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	t := spec.Parties[0].Tables[0].Name
 	var out []job.Use
 	for _, c := range p.Columns.list() {
-		out = append(out, job.Use{Table: t, Column: c, Role: job.RoleAttribute, Form: protocol.DiscloseSanitisedLog, K: p.K})
+		out = append(out, job.Use{Table: t, Column: c, Role: job.RoleAttribute, Form: wire.DiscloseSanitisedLog, K: p.K})
 	}
 	return out, nil
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/protocol"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // TestParty runs the Party suite over two members' views of one network,
@@ -30,7 +30,7 @@ func TestParty(t *testing.T, a, b job.Party) {
 	t.Run("RefusesWhatTheWireRefuses", func(t *testing.T) { testWireRefuses(t, a, b) })
 	t.Run("RefusesAnUnknownPeer", func(t *testing.T) {
 		m := message(t, a, 0, "", "x")
-		if err := a.Send(t.Context(), "no-such-member", m, protocol.DiscloseControl); err == nil {
+		if err := a.Send(t.Context(), "no-such-member", m, wire.DiscloseControl); err == nil {
 			t.Fatal("a send to a non-member succeeded")
 		}
 	})
@@ -39,22 +39,22 @@ func TestParty(t *testing.T, a, b job.Party) {
 
 // message is a message of p's with every key field set, for a job of the
 // test's own.
-func message(t *testing.T, p job.Party, round int, channel, body string) *protocol.Message {
-	return &protocol.Message{Version: protocol.Version, Type: "conformance/x", Job: jobID(t, ""), Phase: "p",
+func message(t *testing.T, p job.Party, round int, channel, body string) *wire.Message {
+	return &wire.Message{Version: wire.Version, Type: "conformance/x", Job: jobID(t, ""), Phase: "p",
 		Round: round, Attempt: 1, Channel: channel, From: p.Self(), Body: []byte(body)}
 }
 
 // send sends m from p to `to` and fails the test on an error.
-func send(t *testing.T, p job.Party, to string, m *protocol.Message) {
+func send(t *testing.T, p job.Party, to string, m *wire.Message) {
 	t.Helper()
-	if err := p.Send(t.Context(), to, m, protocol.DiscloseControl); err != nil {
+	if err := p.Send(t.Context(), to, m, wire.DiscloseControl); err != nil {
 		t.Fatalf("%s sends %s to %s: %v", p.Self(), m.Type, to, err)
 	}
 }
 
 // queued receives the message Send has returned for: it is queued already,
 // so a context that has ended still gets it, and nothing waits on a clock.
-func queued(t *testing.T, p job.Party, from string, k protocol.Key) *protocol.Message {
+func queued(t *testing.T, p job.Party, from string, k wire.Key) *wire.Message {
 	t.Helper()
 	ended, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -66,7 +66,7 @@ func queued(t *testing.T, p job.Party, from string, k protocol.Key) *protocol.Me
 }
 
 // nothingQueued checks that p holds no message from `from` with key k.
-func nothingQueued(t *testing.T, p job.Party, from string, k protocol.Key) {
+func nothingQueued(t *testing.T, p job.Party, from string, k wire.Key) {
 	t.Helper()
 	ended, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -88,7 +88,7 @@ func testDelivers(t *testing.T, a, b job.Party) {
 
 func testWaits(t *testing.T, a, b job.Party) {
 	m := message(t, a, 0, "", "later")
-	got := make(chan *protocol.Message, 1)
+	got := make(chan *wire.Message, 1)
 	errs := make(chan error, 1)
 	go func() {
 		r, err := b.Receive(t.Context(), a.Self(), m.Key())
@@ -122,13 +122,13 @@ func testInOrder(t *testing.T, a, b job.Party) {
 // message, and every other message waits for its own key.
 func testKeysApart(t *testing.T, a, b job.Party) {
 	base := message(t, a, 1, "c", "the key's")
-	others := map[string]func(*protocol.Message){
-		"type":    func(m *protocol.Message) { m.Type += "2" },
-		"job":     func(m *protocol.Message) { m.Job += "2" },
-		"phase":   func(m *protocol.Message) { m.Phase += "2" },
-		"round":   func(m *protocol.Message) { m.Round++ },
-		"attempt": func(m *protocol.Message) { m.Attempt++ },
-		"channel": func(m *protocol.Message) { m.Channel += "/2" },
+	others := map[string]func(*wire.Message){
+		"type":    func(m *wire.Message) { m.Type += "2" },
+		"job":     func(m *wire.Message) { m.Job += "2" },
+		"phase":   func(m *wire.Message) { m.Phase += "2" },
+		"round":   func(m *wire.Message) { m.Round++ },
+		"attempt": func(m *wire.Message) { m.Attempt++ },
+		"channel": func(m *wire.Message) { m.Channel += "/2" },
 	}
 	names := []string{"type", "job", "phase", "round", "attempt", "channel"}
 	for _, field := range names {
@@ -182,7 +182,7 @@ func testOneMessageToSeveral(t *testing.T, a, b job.Party) {
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for i, to := range []string{a.Self(), b.Self()} {
-		wg.Go(func() { errs[i] = a.Send(t.Context(), to, m, protocol.DiscloseControl) })
+		wg.Go(func() { errs[i] = a.Send(t.Context(), to, m, wire.DiscloseControl) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -199,7 +199,7 @@ func testForgedSender(t *testing.T, a, b job.Party) {
 	for _, from := range []string{b.Self(), ""} {
 		m := message(t, a, 0, "", "forged")
 		m.From = from
-		if err := a.Send(t.Context(), b.Self(), m, protocol.DiscloseControl); err == nil {
+		if err := a.Send(t.Context(), b.Self(), m, wire.DiscloseControl); err == nil {
 			t.Fatalf("%s sent a message from %q", a.Self(), from)
 		}
 		nothingQueued(t, b, from, m.Key())
@@ -207,15 +207,15 @@ func testForgedSender(t *testing.T, a, b job.Party) {
 	}
 }
 
-// testWireRefuses sends messages protocol.Encode refuses: they fail at the
+// testWireRefuses sends messages wire.Encode refuses: they fail at the
 // sender, to a peer and to itself alike.
 func testWireRefuses(t *testing.T, a, b job.Party) {
 	for _, to := range []job.Party{b, a} {
-		long := message(t, a, 0, strings.Repeat("c", protocol.MaxFieldLen+1), "")
+		long := message(t, a, 0, strings.Repeat("c", wire.MaxFieldLen+1), "")
 		noType := message(t, a, 0, "", "")
 		noType.Type = ""
-		for _, m := range []*protocol.Message{long, noType} {
-			if err := a.Send(t.Context(), to.Self(), m, protocol.DiscloseControl); err == nil {
+		for _, m := range []*wire.Message{long, noType} {
+			if err := a.Send(t.Context(), to.Self(), m, wire.DiscloseControl); err == nil {
 				t.Fatalf("a message the wire refuses (channel %d bytes, type %q) reached %s", len(m.Channel), m.Type, to.Self())
 			}
 			nothingQueued(t, to, a.Self(), m.Key())
@@ -231,7 +231,7 @@ func testPartyEndedContext(t *testing.T, a, b job.Party) {
 		t.Fatalf("receive of nothing under an ended context: %v", err)
 	}
 	for _, to := range []job.Party{b, a} {
-		if err := a.Send(ended, to.Self(), message(t, a, 0, "", "late"), protocol.DiscloseControl); !errors.Is(err, context.Canceled) {
+		if err := a.Send(ended, to.Self(), message(t, a, 0, "", "late"), wire.DiscloseControl); !errors.Is(err, context.Canceled) {
 			t.Fatalf("send to %s under an ended context: %v", to.Self(), err)
 		}
 		nothingQueued(t, to, a.Self(), k)

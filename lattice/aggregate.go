@@ -1,0 +1,299 @@
+package lattice
+
+import (
+	"fmt"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/ring"
+	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
+)
+
+// Aggregate is an encrypted sum of contributions of one Context: BGV
+// ciphertexts (c0_k, c1_k) under the collective key, one per Layout
+// ciphertext, and the list of inputs in it with each input's digest. A
+// party's own contribution is an Aggregate of one input (Encryptor); the
+// tree folds them with Aggregator.Aggregate.
+type Aggregate struct {
+	Context Context
+	Shape   string
+	Inputs  []Input
+	c0, c1  []ring.Poly // NTT domain
+	ps      polyShape
+}
+
+// Encryptor encrypts a party's contribution under the collective public
+// key. It holds buffers: use one per goroutine.
+type Encryptor struct {
+	pk  *PublicKey
+	enc *rlwe.Encryptor
+	ecd *bgv.Encoder
+}
+
+// NewEncryptor returns an Encryptor for pk.
+func NewEncryptor(pk *PublicKey) (*Encryptor, error) {
+	e := &Encryptor{pk: pk}
+	err := safely(func() error {
+		e.enc = rlwe.NewEncryptor(pk.Params.bgv, pk.key)
+		e.ecd = bgv.NewEncoder(pk.Params.bgv)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// EncryptFloats encodes x in fixed point (Layout.EncodeFloats: out-of-range
+// values are refused before anything is encrypted) and encrypts it as
+// party's contribution to the aggregate of ctx.
+func (e *Encryptor) EncryptFloats(ctx Context, party int, l *Layout, x []float64) (*Aggregate, error) {
+	coeffs, err := l.EncodeFloats(x)
+	if err != nil {
+		return nil, err
+	}
+	return e.encrypt(ctx, party, l, coeffs)
+}
+
+// EncryptInts is EncryptFloats for values already in fixed point.
+func (e *Encryptor) EncryptInts(ctx Context, party int, l *Layout, v []int64) (*Aggregate, error) {
+	coeffs, err := l.EncodeInts(v)
+	if err != nil {
+		return nil, err
+	}
+	return e.encrypt(ctx, party, l, coeffs)
+}
+
+func (e *Encryptor) encrypt(ctx Context, party int, l *Layout, coeffs []uint64) (*Aggregate, error) {
+	if err := ctx.check(); err != nil {
+		return nil, err
+	}
+	if ctx.Key != e.pk.id || party < 1 || party > len(e.pk.Members) || l.slots != e.pk.Params.Slots() {
+		return nil, fmt.Errorf("%w: contribution of party %d under key %x", ErrMismatch, party, ctx.Key)
+	}
+	a := &Aggregate{Context: ctx, Shape: l.Shape(), c0: make([]ring.Poly, l.cts), c1: make([]ring.Poly, l.cts),
+		ps: e.pk.Params.polyShape()}
+	params := e.pk.Params.bgv
+	err := safely(func() error {
+		pt := bgv.NewPlaintext(params, params.MaxLevel())
+		pt.IsBatched = false // coefficient encoding: no NTT modulo T
+		for k := range a.c0 {
+			if err := e.ecd.Encode(coeffs[k*l.slots:(k+1)*l.slots], pt); err != nil {
+				return err
+			}
+			ct := bgv.NewCiphertext(params, 1, params.MaxLevel())
+			if err := e.enc.Encrypt(pt, ct); err != nil {
+				return err
+			}
+			reduce(params.RingQ(), ct.Value[0], ct.Value[1])
+			a.c0[k], a.c1[k] = ct.Value[0], ct.Value[1]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.Inputs = []Input{{Party: party, Digest: contributionDigest(ctx, party, a.Shape, a.c0, a.c1)}}
+	return a, nil
+}
+
+// contributionDigest is the digest of a single contribution, over its
+// context, party, shape and ciphertexts (c0 and c1 hashed apart, so that a
+// Mask, which carries c1 and the hash of c0, can be checked against it).
+func contributionDigest(ctx Context, party int, shape string, c0, c1 []ring.Poly) Digest {
+	return contributionDigestFromHash(ctx, party, shape, polysHash(c0), c1)
+}
+
+func contributionDigestFromHash(ctx Context, party int, shape string, c0Hash Digest, c1 []ring.Poly) Digest {
+	h := newHasher("cohort/mhe/contribution/1")
+	h.context(ctx)
+	h.uint(uint64(party))
+	h.bytes([]byte(shape))
+	h.h.Write(c0Hash[:])
+	c1Hash := polysHash(c1)
+	h.h.Write(c1Hash[:])
+	return h.sum()
+}
+
+func polysHash(ps []ring.Poly) Digest {
+	h := newHasher("cohort/mhe/polys/1")
+	h.polys(ps)
+	return h.sum()
+}
+
+// Aggregator folds aggregates of one key and layout. It holds no secret.
+type Aggregator struct {
+	pk *PublicKey
+	l  *Layout
+}
+
+// NewAggregator returns an Aggregator for pk and l.
+func NewAggregator(pk *PublicKey, l *Layout) *Aggregator { return &Aggregator{pk: pk, l: l} }
+
+// Allocate returns an empty aggregate of the layout's shape, to unmarshal
+// into or to fold into.
+func (g *Aggregator) Allocate() *Aggregate {
+	s := g.pk.Params.polyShape()
+	a := &Aggregate{Shape: g.l.Shape(), c0: make([]ring.Poly, g.l.cts), c1: make([]ring.Poly, g.l.cts), ps: s}
+	for k := range a.c0 {
+		a.c0[k], a.c1[k] = s.newPoly(), s.newPoly()
+	}
+	return a
+}
+
+// Aggregate sets out to a + b: the ciphertexts added coefficient-wise and
+// the inputs merged. a and b must share the context and shape and have no
+// input in common, and together at most Layout.Summands inputs (more could
+// wrap the plaintext). out may be a or b.
+func (g *Aggregator) Aggregate(a, b, out *Aggregate) error {
+	if err := g.check(a); err != nil {
+		return err
+	}
+	if err := g.check(b); err != nil {
+		return err
+	}
+	if a.Context != b.Context {
+		return fmt.Errorf("%w: aggregates of different contexts", ErrMismatch)
+	}
+	in, err := mergeInputs(a.Inputs, b.Inputs)
+	if err != nil {
+		return err
+	}
+	if len(in) > g.l.Summands {
+		return fmt.Errorf("%w: %d inputs exceed the layout's %d summands (the sum could wrap)", ErrRange, len(in), g.l.Summands)
+	}
+	if len(out.c0) != g.l.cts || len(out.c1) != g.l.cts {
+		return fmt.Errorf("%w: output aggregate not allocated for this layout", ErrMismatch)
+	}
+	r := g.pk.Params.bgv.RingQ()
+	for k := range out.c0 {
+		r.Add(a.c0[k], b.c0[k], out.c0[k])
+		r.Add(a.c1[k], b.c1[k], out.c1[k])
+	}
+	out.Context, out.Shape, out.Inputs = a.Context, a.Shape, in
+	return nil
+}
+
+// check checks that a belongs to this key and layout.
+func (g *Aggregator) check(a *Aggregate) error {
+	if a.Context.Key != g.pk.id || a.Shape != g.l.Shape() || len(a.c0) != g.l.cts || len(a.c1) != g.l.cts {
+		return fmt.Errorf("%w: aggregate of another key or layout", ErrMismatch)
+	}
+	if err := checkParties(parties(a.Inputs), len(g.pk.Members)); err != nil || len(a.Inputs) == 0 {
+		return fmt.Errorf("%w: aggregate inputs", ErrMismatch)
+	}
+	s := g.pk.Params.polyShape()
+	if err := s.checkPolys(a.c0); err != nil {
+		return err
+	}
+	return s.checkPolys(a.c1)
+}
+
+// Mask returns the part of the aggregate a decryptor needs: c1 (half the
+// bytes), the inputs and the hash of c0.
+func (a *Aggregate) Mask() *Mask {
+	return &Mask{Context: a.Context, Shape: a.Shape, Inputs: a.Inputs, C0Hash: polysHash(a.c0), c1: a.c1, ps: a.ps}
+}
+
+// Mask is the c1 half of an aggregate with the hash of its c0 half: all a
+// decryptor needs (a decryption share is s_i·c1 plus noise). For a single
+// contribution the input's digest can be recomputed from it.
+type Mask struct {
+	Context Context
+	Shape   string
+	Inputs  []Input
+	C0Hash  Digest
+	c1      []ring.Poly
+	ps      polyShape
+}
+
+type aggregateWire struct {
+	Context contextWire `msgpack:"ctx"`
+	Shape   string      `msgpack:"shape"`
+	Inputs  []inputWire `msgpack:"inputs"`
+	C0Hash  []byte      `msgpack:"c0hash"`
+}
+
+// MarshalBinary encodes the aggregate.
+func (a *Aggregate) MarshalBinary() ([]byte, error) {
+	return frame(aggregateWire{Context: a.Context.wire(), Shape: a.Shape, Inputs: inputsWire(a.Inputs)}, a.c0, a.c1)
+}
+
+// UnmarshalBinary decodes into an aggregate from Aggregator.Allocate,
+// which fixes the shape and the number of ciphertexts expected.
+func (a *Aggregate) UnmarshalBinary(b []byte) error {
+	w, polys, err := decodeHalves(b, a.Shape, a.ps, len(a.c0), 2)
+	if err != nil {
+		return err
+	}
+	if len(w.C0Hash) != 0 {
+		return fmt.Errorf("%w: an aggregate carries no c0 hash", ErrMalformed)
+	}
+	n := len(a.c0)
+	a.Context, a.Inputs, a.c0, a.c1 = w.ctx, w.inputs, polys[:n], polys[n:]
+	return nil
+}
+
+// MarshalBinary encodes the mask.
+func (m *Mask) MarshalBinary() ([]byte, error) {
+	return frame(aggregateWire{Context: m.Context.wire(), Shape: m.Shape, Inputs: inputsWire(m.Inputs),
+		C0Hash: m.C0Hash[:]}, m.c1)
+}
+
+// UnmarshalBinary decodes into a mask from Aggregator.AllocateMask.
+func (m *Mask) UnmarshalBinary(b []byte) error {
+	w, polys, err := decodeHalves(b, m.Shape, m.ps, len(m.c1), 1)
+	if err != nil {
+		return err
+	}
+	if len(w.C0Hash) != len(Digest{}) {
+		return fmt.Errorf("%w: mask without its c0 hash", ErrMalformed)
+	}
+	m.Context, m.Inputs, m.c1 = w.ctx, w.inputs, polys
+	copy(m.C0Hash[:], w.C0Hash)
+	return nil
+}
+
+// AllocateMask returns an empty mask of the layout's shape to unmarshal into.
+func (g *Aggregator) AllocateMask() *Mask {
+	s := g.pk.Params.polyShape()
+	m := &Mask{Shape: g.l.Shape(), c1: make([]ring.Poly, g.l.cts), ps: s}
+	for k := range m.c1 {
+		m.c1[k] = s.newPoly()
+	}
+	return m
+}
+
+type decodedHeader struct {
+	ctx    Context
+	inputs []Input
+	C0Hash []byte
+}
+
+// decodeHalves decodes an aggregate or mask of cts ciphertexts of polys of
+// shape s; halves is 2 for c0 and c1, 1 for c1 alone.
+func decodeHalves(b []byte, wantShape string, s polyShape, cts, halves int) (*decodedHeader, []ring.Poly, error) {
+	if cts == 0 || s.n == 0 {
+		return nil, nil, fmt.Errorf("%w: unmarshal into an allocated value", ErrMismatch)
+	}
+	var w aggregateWire
+	raw, err := unframe(b, &w)
+	if err != nil {
+		return nil, nil, fmt.Errorf("aggregate: %w", err)
+	}
+	if w.Shape != wantShape {
+		return nil, nil, fmt.Errorf("%w: aggregate of shape %.100q, expected %s", ErrMismatch, w.Shape, wantShape)
+	}
+	ctx, err := w.Context.context()
+	if err != nil {
+		return nil, nil, err
+	}
+	inputs, err := inputsFromWire(w.Inputs, MaxMembers)
+	if err != nil || len(inputs) == 0 {
+		return nil, nil, fmt.Errorf("%w: aggregate inputs", ErrMalformed)
+	}
+	polys, err := s.decodePolys(raw, halves*cts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &decodedHeader{ctx: ctx, inputs: inputs, C0Hash: w.C0Hash}, polys, nil
+}
