@@ -325,3 +325,22 @@ func sendChunk(ctx context.Context, net Network, to, typ string, total, i int, e
 	}
 	return nil
 }
+
+// IntersectValues is in's Intersect over string values, as the join kinds
+// hold their join values: it returns the values of vals that peer holds
+// too, in vals' order.
+func IntersectValues(ctx context.Context, in Intersector, p job.Party, step job.Step, peer string, role Role, vals []string) ([]string, error) {
+	elems := make([][]byte, len(vals))
+	for i, v := range vals {
+		elems[i] = []byte(v)
+	}
+	res, err := in.Intersect(ctx, p, step, peer, role, elems)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(res.Indices))
+	for i, k := range res.Indices {
+		out[i] = vals[k]
+	}
+	return out, nil
+}

@@ -47,18 +47,10 @@ func (s *session) intersect(ctx context.Context, step job.Step, prefix string, l
 // intersectEdge runs one edge's PSI with the party peer: the values of
 // vals that peer's table holds too, sorted.
 func (s *session) intersectEdge(ctx context.Context, step job.Step, e int, vals []string, peer string, role psi.Role) ([]string, error) {
-	elems := make([][]byte, len(vals))
-	for i, v := range vals {
-		elems[i] = []byte(v)
-	}
 	cfg := psi.Config{Edge: s.g.EdgeName(e), MaxElements: max(psi.DefaultMaxElements, 2*len(vals)), Mode: s.psiMode}
-	res, err := cfg.Intersector().Intersect(ctx, s.p, step, peer, role, elems)
+	out, err := psi.IntersectValues(ctx, cfg.Intersector(), s.p, step, peer, role, vals)
 	if err != nil {
 		return nil, fmt.Errorf("edge %s with party %s: %w", s.g.EdgeName(e), peer, err)
-	}
-	out := make([]string, len(res.Indices))
-	for i, k := range res.Indices {
-		out[i] = vals[k]
 	}
 	return out, nil
 }

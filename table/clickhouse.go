@@ -164,25 +164,8 @@ func readClickHouse(ctx context.Context, src Source, name string, schema map[str
 	if err != nil {
 		return nil, err
 	}
-	vals := make([]any, len(types))
-	ptrs := make([]any, len(types))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	row := make([]cell, len(types))
-	n := 0
-	where := func(int) string { return fmt.Sprintf("%s: row %d", desc, n) }
-	for rows.Next() {
-		n++
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, fmt.Errorf("%w: %s: row %d: %w", ErrSource, desc, n, err)
-		}
-		for i, v := range vals {
-			row[i] = chCell(v)
-		}
-		if err := b.add(row, where); err != nil {
-			return nil, err
-		}
+	if err := scanRows(rows, desc, len(types), chCell, b); err != nil {
+		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, chError(desc, err, secrets)

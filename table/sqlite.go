@@ -64,25 +64,8 @@ func readSQLite(ctx context.Context, src Source, name string, schema map[string]
 	if err := sqliteCheckTypes(desc, b, types); err != nil {
 		return nil, err
 	}
-	vals := make([]any, len(names))
-	ptrs := make([]any, len(names))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	row := make([]cell, len(names))
-	n := 0
-	where := func(int) string { return fmt.Sprintf("%s: row %d", desc, n) }
-	for rows.Next() {
-		n++
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, fmt.Errorf("%w: %s: row %d: %w", ErrSource, desc, n, err)
-		}
-		for i, v := range vals {
-			row[i] = sqlCell(v)
-		}
-		if err := b.add(row, where); err != nil {
-			return nil, err
-		}
+	if err := scanRows(rows, desc, len(names), sqlCell, b); err != nil {
+		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
@@ -144,4 +127,32 @@ func openSQLite(src Source, desc string) (*sql.DB, error) {
 	}
 	db.SetMaxOpenConns(1)
 	return db, nil
+}
+
+// scanRows feeds a database/sql result's rows of width columns to b, each
+// value turned into a cell by conv: the one row loop of the database/sql
+// sources (SQLite, ClickHouse). The caller checks rows.Err after it, in
+// its driver's terms.
+func scanRows(rows *sql.Rows, desc string, width int, conv func(any) cell, b *builder) error {
+	vals := make([]any, width)
+	ptrs := make([]any, width)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	row := make([]cell, width)
+	n := 0
+	where := func(int) string { return fmt.Sprintf("%s: row %d", desc, n) }
+	for rows.Next() {
+		n++
+		if err := rows.Scan(ptrs...); err != nil {
+			return fmt.Errorf("%w: %s: row %d: %w", ErrSource, desc, n, err)
+		}
+		for i, v := range vals {
+			row[i] = conv(v)
+		}
+		if err := b.add(row, where); err != nil {
+			return err
+		}
+	}
+	return nil
 }
