@@ -2,7 +2,6 @@ package boost
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/joinprop"
@@ -111,13 +110,7 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 		if t.Party != party {
 			continue
 		}
-		var peers []string
-		for _, inc := range g.Neighbours(i) {
-			if p := g.Tables[inc.Other].Party; p != party && !slices.Contains(peers, p) {
-				peers = append(peers, p)
-			}
-		}
-		slices.Sort(peers)
+		peers := g.NeighbourParties(i)
 		holder := []string{g.Tables[0].Party}
 		for _, c := range t.Columns {
 			switch c.Kind {

@@ -88,6 +88,21 @@ func (g *Graph) Neighbours(i int) []Incident {
 	return out
 }
 
+// NeighbourParties names, sorted, the other parties whose tables share a
+// join edge with table i: whom table i's owner exchanges join summaries
+// with, and so whom its key and join columns reach.
+func (g *Graph) NeighbourParties(i int) []string {
+	party := g.Tables[i].Party
+	var peers []string
+	for _, inc := range g.Neighbours(i) {
+		if p := g.Tables[inc.Other].Party; p != party && !slices.Contains(peers, p) {
+			peers = append(peers, p)
+		}
+	}
+	slices.Sort(peers)
+	return peers
+}
+
 // Incident is an edge at a table: the edge's index, the table at its other
 // end, and whether this table is the edge's parent.
 type Incident struct {

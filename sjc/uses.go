@@ -1,8 +1,6 @@
 package sjc
 
 import (
-	"slices"
-
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/wire"
@@ -41,13 +39,7 @@ func graphUses(g *Graph, party string, train bool) []job.Use {
 		if t.Party != party {
 			continue
 		}
-		var peers []string
-		for _, inc := range g.Neighbours(i) {
-			if p := g.Tables[inc.Other].Party; p != party && !slices.Contains(peers, p) {
-				peers = append(peers, p)
-			}
-		}
-		slices.Sort(peers)
+		peers := g.NeighbourParties(i)
 		for _, c := range t.Columns {
 			switch {
 			case c.Kind == table.Key:
