@@ -180,7 +180,7 @@ func TestLatticeLateShare(t *testing.T) {
 			in, want := exactInputs(c, 12, 9)
 			outs := runAll(t, net, testStep(c, "org01"), func(name string) Config {
 				cfg := latticeConfig(keys, name)
-				cfg.Timeout = time.Second // the lost share costs a few hops; a loaded machine needs them long
+				cfg.Timeout = raceSlowdown * time.Second // the lost share costs a few hops; a loaded machine needs them long
 				return cfg
 			}, in)
 			for _, name := range c.names {
