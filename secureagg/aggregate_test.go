@@ -125,7 +125,7 @@ func TestDroppedPartyIsNamed(t *testing.T) {
 			outs := runAll(t, net, step, func(n string) Config {
 				cfg := testConfig(c, n)
 				cfg.Fanout = 2
-				cfg.Timeout = time.Second // as the lattice twin: a loaded machine under -race misses 300 ms hops
+				cfg.Timeout = raceSlowdown * time.Second // as the lattice twin: a loaded machine under -race misses 300 ms hops
 				return cfg
 			}, testInputs(c, 8))
 			var miss *MissingError

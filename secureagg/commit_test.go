@@ -95,7 +95,7 @@ func TestChildWaitsForRootCommit(t *testing.T) {
 				if backend == BackendLattice {
 					cc = latticeConfig(keys, n)
 				}
-				cc.Timeout = time.Second // lattice hops under -race on a loaded machine
+				cc.Timeout = raceSlowdown * time.Second // lattice hops under -race on a loaded machine
 				return cc
 			}
 			in := testInputs(c, 4)

@@ -133,7 +133,7 @@ func TestLatticeDroppedParty(t *testing.T) {
 			step := testStep(c, "org01")
 			cfg := func(n string) Config {
 				cfg := latticeConfig(keys, n)
-				cfg.Fanout, cfg.Timeout = 2, time.Second // a leaf's encryption under -race on a loaded machine needs more than 300 ms (failed in CI)
+				cfg.Fanout, cfg.Timeout = 2, raceSlowdown*time.Second // a leaf's encryption under -race on a loaded machine needs more than 300 ms (failed in CI)
 				return cfg
 			}
 			in, _ := exactInputs(c, 8, 5)
@@ -225,7 +225,7 @@ func TestLatticeRestartedParty(t *testing.T) {
 	})
 	cfg := func(n string) Config {
 		cfg := latticeConfig(keys, n)
-		cfg.Fanout, cfg.Timeout = 2, time.Second // hops a loaded machine keeps under -race (400 ms failed in CI)
+		cfg.Fanout, cfg.Timeout = 2, raceSlowdown*time.Second // hops a loaded machine keeps under -race (400 ms failed in CI)
 		return cfg
 	}
 	var restarted outcome
