@@ -148,6 +148,27 @@ func (s *Spec) CheckTimeoutMS(ms int64) error {
 	return nil
 }
 
+// TimeoutMS is params.timeout_ms as a number of milliseconds, or 0 when
+// the spec sets none (or sets it to something that is not a whole
+// number, which the kind's Validate refuses).
+func (s *Spec) TimeoutMS() int64 {
+	switch v := s.Params["timeout_ms"].(type) {
+	case int:
+		return int64(v)
+	case int64:
+		return v
+	case uint64:
+		if v <= uint64(MaxStepTimeout.Milliseconds()) {
+			return int64(v)
+		}
+	case float64:
+		if v == float64(int64(v)) {
+			return int64(v)
+		}
+	}
+	return 0
+}
+
 // PartyNames returns the parties' names, sorted.
 func (s *Spec) PartyNames() []string {
 	names := make([]string, len(s.Parties))

@@ -39,6 +39,8 @@ type consensus struct {
 	members   func() *Consortium // the member set the voter loop keeps Raft's configuration to
 	voterDown time.Duration      // Timing.VoterDownMS
 	lost      *lostLeaders       // replaced leaders' last heartbeats (probe.go)
+	logs      *faultStore        // the log store as Raft sees it, its write failures noted (storefault.go)
+	faults    *memberFaults      // storage faults members reported to this node as leader
 
 	cancel   context.CancelFunc // stops the voter loop
 	wg       sync.WaitGroup
@@ -60,6 +62,9 @@ type consensusConfig struct {
 	// Join leaves a replica with no state unbootstrapped (Options.Join).
 	Join bool
 	Log  *slog.Logger
+	// ReportFault tells the leader this node's log store fails (a
+	// control request); nil reports nothing.
+	ReportFault func(ctx context.Context, leader, why string) error
 }
 
 // newConsensus opens the Raft log, bootstrapping it from Members on first
@@ -102,7 +107,8 @@ func newConsensus(ctx context.Context, cfg consensusConfig) (*consensus, error) 
 	}
 	rc := raftConfig(cfg.Self, cfg.Timing)
 	rc.Logger = hlog
-	has, err := raft.HasExistingState(store, store, snaps)
+	logs := newFaultStore(store)
+	has, err := raft.HasExistingState(logs, store, snaps)
 	if err != nil {
 		return fail(fmt.Errorf("raft state: %w", err))
 	}
@@ -112,16 +118,17 @@ func newConsensus(ctx context.Context, cfg consensusConfig) (*consensus, error) 
 	if !has && !cfg.Join {
 		// Every member bootstraps the same configuration: the first
 		// members by name vote, the rest are non-voting replicas.
-		if err := raft.BootstrapCluster(rc, store, store, snaps, trans, cfg.Members().raftConfiguration()); err != nil {
+		if err := raft.BootstrapCluster(rc, logs, store, snaps, trans, cfg.Members().raftConfiguration()); err != nil {
 			return fail(fmt.Errorf("bootstrap raft: %w", err))
 		}
 	}
-	r, err := raft.NewRaft(rc, cfg.FSM, store, store, snaps, trans)
+	r, err := raft.NewRaft(rc, cfg.FSM, logs, store, snaps, trans)
 	if err != nil {
 		return fail(fmt.Errorf("start raft: %w", err))
 	}
 	c.raft, c.store, c.trans, c.streams = r, store, trans, streams
 	c.lost = newLostLeaders(cfg.Self)
+	c.logs, c.faults = logs, newMemberFaults()
 	// The filter records as Raft observes; with no channel nothing is queued.
 	r.RegisterObserver(raft.NewObserver(nil, false, func(o *raft.Observation) bool {
 		if lo, ok := o.Data.(raft.LeaderObservation); ok {
@@ -136,6 +143,16 @@ func newConsensus(ctx context.Context, cfg consensusConfig) (*consensus, error) 
 		defer c.wg.Done()
 		c.keepVoters(ctx)
 	}()
+	if cfg.ReportFault != nil {
+		// A leader whose own store fails steps down; it reports to the next.
+		other := func() string {
+			if l := c.leader(); l != c.self {
+				return l
+			}
+			return ""
+		}
+		c.wg.Go(func() { logs.reportFaults(ctx, other, cfg.ReportFault) })
+	}
 	return c, nil
 }
 

@@ -19,12 +19,15 @@ import (
 // controlRequest is a follower forwarding a job submission or
 // cancellation to the leader.
 type controlRequest struct {
-	Op   string `msgpack:"op"` // "submit", "cancel", "member-add" or "member-remove"
+	Op   string `msgpack:"op"` // "submit", "cancel", "member-add", "member-remove" or "storage-fault"
 	Spec []byte `msgpack:"spec,omitempty"`
 	// Submission is the forwarding member's signed submission of Spec.
 	Submission *runner.Submission `msgpack:"submission,omitempty"`
 	Job        string             `msgpack:"job,omitempty"`
 	Member     *Member            `msgpack:"member,omitempty"`
+	// Fault is a storage fault's text (opStorageFault): the sender's
+	// Raft log cannot be written.
+	Fault string `msgpack:"fault,omitempty"`
 }
 
 type controlResponse struct {
@@ -197,6 +200,12 @@ func (n *Node) serveControl(remote peer.ID, name string, s network.Stream) contr
 	if err != nil {
 		n.log.Warn("bad control request", "peer", name, "err", err)
 		return controlResponse{Error: err.Error()}
+	}
+	if req.Op == opStorageFault {
+		// Kept whoever leads: a leader elected next has its own reports.
+		// The member is the sender, named by its peer id, never a field.
+		n.noteStorageFault(name, req.Fault)
+		return controlResponse{}
 	}
 	if req.Op != "submit" && req.Op != "cancel" && req.Op != opAddMember && req.Op != opRemoveMember {
 		return controlResponse{Error: fmt.Sprintf("unknown control operation %q", req.Op)}

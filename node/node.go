@@ -237,6 +237,7 @@ func (n *Node) Start(cons *Consortium) error {
 	c, err := newConsensus(n.ctx, consensusConfig{
 		DataDir: n.cfg.DataDir, Self: n.cfg.Name, Timing: n.timing, Host: n.mesh.host, MemberName: n.mesh.gater.name,
 		Members: n.mesh.members, Refused: n.metrics.raftRefused, FSM: n.fsm, Join: n.join, Log: n.log,
+		ReportFault: n.reportStorageFault,
 	})
 	if err != nil {
 		return err

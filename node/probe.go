@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/p2p/protocol/ping"
+
+	"github.com/cohortdm/cohort/job/runner"
 )
 
 // Reachability probing: while the coordinator waits for parties' reports,
@@ -62,7 +64,8 @@ func (n *Node) watchReachable(ctx context.Context, parties []string, down func(p
 }
 
 // watchParty probes one party until ctx ends or it has not answered for
-// window. A party that led this node's Raft and was replaced is silent
+// window, or it reported that its Raft log cannot be written (it would
+// never learn of the step: storefault.go). A party that led this node's Raft and was replaced is silent
 // since its last heartbeat, not since the watch began, is probed at once,
 // and needs only lostLeaderAfter of silence (lostLeaders).
 func (n *Node) watchParty(ctx context.Context, p string, window time.Duration, down func(p string, why error)) {
@@ -79,6 +82,10 @@ func (n *Node) watchParty(ctx context.Context, p string, window time.Duration, d
 		case <-timer.C:
 		}
 		timer.Reset(probeInterval)
+		if why, ok := n.storageFault(p); ok {
+			down(p, fmt.Errorf("%w: %s", runner.ErrCannotTakePart, why))
+			return
+		}
 		err := n.probe(ctx, p)
 		if ctx.Err() != nil {
 			return

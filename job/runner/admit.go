@@ -68,6 +68,11 @@ func (j *coordination) admit(ctx context.Context) error {
 		step := job.Step{Phase: AdmitPhase, Round: round, Parties: parties}
 		if round > 0 {
 			step.TimeoutMS = j.c.ApprovalTimeout.Milliseconds() // positive: Run validated it
+		} else if ms := j.spec.TimeoutMS(); ms > 0 && ms <= job.MaxStepTimeout.Milliseconds() {
+			// The job's own steps' timeout bounds its first admission
+			// round too: a party that cannot answer holds the job no
+			// longer than it would hold any other step.
+			step.TimeoutMS = ms
 		}
 		d, err := j.runAdmit(ctx, step)
 		if err != nil {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -25,6 +26,11 @@ type report struct {
 	// the attempt ends at once.
 	Restarted bool `msgpack:"restarted,omitempty"`
 }
+
+// ErrCannotTakePart is a watch's cause for a party that is reachable but
+// cannot take part in any step (its Raft log cannot be written, so it
+// never learns of one); collect gives its text as the party's failure.
+var ErrCannotTakePart = errors.New("cannot take part")
 
 // collect gathers the reports of every party of an attempt, received
 // through the coordinator's Party, into Outputs. It returns when every
@@ -55,7 +61,11 @@ func collect(ctx context.Context, coord job.Party, step job.Step,
 					return
 				}
 				aborted = true
-				outs.Failed[p] = fmt.Sprintf("unreachable: %v", why)
+				if errors.Is(why, ErrCannotTakePart) {
+					outs.Failed[p] = why.Error()
+				} else {
+					outs.Failed[p] = fmt.Sprintf("unreachable: %v", why)
+				}
 				outs.Silent = append(outs.Silent, p)
 				cancel()
 			})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -106,7 +107,8 @@ func (c *Coordinator) Run(ctx context.Context, jobID string) (job.Result, []byte
 			}
 		}
 	}
-	fail := &Entry{Op: OpFail, Job: jobID, Error: err.Error(), Failures: co.allFailures()}
+	failures := co.allFailures()
+	fail := &Entry{Op: OpFail, Job: jobID, Error: withOtherCauses(err.Error(), failures), Failures: failures}
 	if cerr := c.Log.Commit(ctx, fail); cerr != nil {
 		if errors.Is(cerr, ErrDeposed) || ctx.Err() != nil {
 			return nil, nil, stopped(ctx, cerr)
@@ -114,6 +116,24 @@ func (c *Coordinator) Run(ctx context.Context, jobID string) (job.Result, []byte
 		return nil, nil, fmt.Errorf("job %s failed (%w), and the failure could not be committed: %w", jobID, err, cerr)
 	}
 	return nil, nil, err
+}
+
+// withOtherCauses adds to a failed job's error the parties that failed an
+// earlier step and that it does not name, each with its causes, so that
+// the one line a user reads names every party that failed and why (a
+// kind's error speaks of its last step only).
+func withOtherCauses(msg string, failures map[string]string) string {
+	var others []string
+	for _, p := range sortedKeys(failures) {
+		// A name ends where no name character follows (org1 is not org10).
+		if !regexp.MustCompile(`(^|[^\w.-])` + regexp.QuoteMeta(p) + `([^\w.-]|$)`).MatchString(msg) {
+			others = append(others, fmt.Sprintf("%s: %s", p, failures[p]))
+		}
+	}
+	if len(others) == 0 {
+		return msg
+	}
+	return msg + "; earlier, " + strings.Join(others, "; ")
 }
 
 // stopped returns err, or ctx's error when ctx has ended.
