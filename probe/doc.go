@@ -32,16 +32,39 @@
 // duration as the log committed it, and each node's ledger the bytes it
 // sent; scripts/cluster.sh records both for a spec of kind probe.
 //
+// # Tables
+//
+// A probe spec may give parties tables, with a schema, as any job's spec
+// does (on running nodes by name alone, each node mapping the name in its
+// catalogue). Before it aggregates, each such party checks each of its
+// tables where the table lives, as a job would read it, without loading
+// it (table.Check, the Aggregator's query: for a database, one query
+// pushed down that counts the rows and the rows table.Open would refuse,
+// after the result's columns are checked against the schema; a file is
+// streamed, keeping only that count). A table that fails makes the party
+// withdraw, naming the table and why, and the probe fails showing it; a
+// check cut short by the attempt's end is that attempt's failure only. The
+// result lists, per party, the spec's names of the tables checked (the
+// coordinator fails the probe if a party checked others than its spec's).
+// The pushed-down query is in the party's node's own log at debug level,
+// never in a message or the Raft log.
+//
 // # Leakage profile
 //
-// A probe reads no table. A party sends only what secureagg sends (see
-// its package doc: ciphertexts, decryption shares and, on the lattice
-// backend, sketch keys and sketches) of a vector that every member can
-// derive from the joint seed, and reports to the coordinator the outcome
-// (who is in the total, who was excluded and why, who was missing) and
-// the digest of the public total; in the joint seed's steps, its
-// commitment, then its opening (random bytes, public once opened).
-// Nothing a party holds leaves it; the log holds the commitments and
-// openings, the digest, the included and excluded parties and the length.
-// TestProbeOverRealNodes checks every ledger entry against this.
+// A probe discloses nothing of a table: a party checks its tables at home
+// and reports only the spec's names of those it checked, or, as any job
+// reading the table would, why one cannot be read (naming the source by
+// its label, the column and the row, never a value). A party sends only
+// what secureagg sends (see its package doc: ciphertexts, decryption
+// shares and, on the lattice backend, sketch keys and sketches) of a
+// vector that every member can derive from the joint seed, and reports to
+// the coordinator the outcome (who is in the total, who was excluded and
+// why, who was missing), the digest of the public total and the tables it
+// checked; in the joint seed's steps, its commitment, then its opening
+// (random bytes, public once opened). Nothing a party holds leaves it; the
+// log holds the commitments and openings, the digest, the included and
+// excluded parties, the length and the spec's names of the tables
+// checked. TestProbeOverRealNodes checks every ledger entry against this;
+// TestProbeChecksTablesWhereTheyLive that the pushed-down query stays in
+// the node's log.
 package probe

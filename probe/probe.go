@@ -72,20 +72,23 @@ func (Kind) Validate(spec *job.Spec) error {
 var aggregate = job.Round[struct{}, output, decision]{Phase: "aggregate"}
 
 // output is a party's report: its aggregation's outcome without the sum
-// (which every party checks itself), the sum's digest, and the first
-// value that differs from the expected total, if one does.
+// (which every party checks itself), the sum's digest, the first value
+// that differs from the expected total, if one does, and the spec's names
+// of the tables it checked.
 type output struct {
 	Outcome  secureagg.Outcome `msgpack:"outcome"`
 	Digest   string            `msgpack:"digest"`
 	Mismatch string            `msgpack:"mismatch"`
+	Checked  []string          `msgpack:"checked"`
 }
 
 // decision is what the log holds: the public total's digest and who is
-// in it.
+// in it, and the tables each party checked (by the spec's names).
 type decision struct {
-	Digest   string            `msgpack:"digest"`
-	Included []string          `msgpack:"included"`
-	Excluded map[string]string `msgpack:"excluded"`
+	Digest   string              `msgpack:"digest"`
+	Included []string            `msgpack:"included"`
+	Excluded map[string]string   `msgpack:"excluded"`
+	Tables   map[string][]string `msgpack:"tables"`
 }
 
 // jointSeed is the draw of the seed of the public vectors: one, round 0,
@@ -106,7 +109,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		return nil, fmt.Errorf("probe: %w", err)
 	}
 	call := job.Call[struct{}]{Round: 0, Parties: c.Spec().PartyNames(), TimeoutMS: p.TimeoutMS}
-	done, err := aggregate.Run(ctx, c, call, decide)
+	done, err := aggregate.Run(ctx, c, call, func(o *job.Outcome[output]) (decision, error) { return decide(c.Spec(), o) })
 	if err != nil {
 		return nil, err
 	}
@@ -115,12 +118,16 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	if len(d.Excluded) > 0 {
 		out["excluded"] = d.Excluded
 	}
+	if len(d.Tables) > 0 {
+		out["tables"] = d.Tables
+	}
 	return out, nil
 }
 
 // decide folds the parties' reports: every party in the total, the
-// root's digest, and no party that found the total wrong.
-func decide(o *job.Outcome[output]) (decision, error) {
+// root's digest, no party that found the total wrong, and every party's
+// tables checked.
+func decide(spec *job.Spec, o *job.Outcome[output]) (decision, error) {
 	outcomes := map[string]*secureagg.Outcome{}
 	for name, out := range o.Results {
 		if out.Mismatch != "" {
@@ -134,6 +141,7 @@ func decide(o *job.Outcome[output]) (decision, error) {
 	}
 	why := maps.Clone(v.Missing)
 	maps.Copy(why, v.Failed)
+	maps.Copy(why, v.Withdrew)
 	if len(why) > 0 {
 		return decision{}, fmt.Errorf("the aggregation did not complete at every party: %s", job.PartyCauses(why))
 	}
@@ -149,14 +157,22 @@ func decide(o *job.Outcome[output]) (decision, error) {
 	if _, err := hex.DecodeString(root.Digest); err != nil || len(root.Digest) != 64 {
 		return decision{}, fmt.Errorf("the root %s reported a malformed digest", secureagg.Root(o.Step))
 	}
-	return decision{Digest: root.Digest, Included: v.Result.Included, Excluded: v.Result.Excluded}, nil
+	if err := checkedAll(spec, o.Results); err != nil {
+		return decision{}, err
+	}
+	tables := specTables(spec)
+	if len(tables) == 0 {
+		tables = nil
+	}
+	return decision{Digest: root.Digest, Included: v.Result.Included, Excluded: v.Result.Excluded, Tables: tables}, nil
 }
 
 // OutputDisclosure: a party's output is its view of the public result.
 func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePublicResult }
 
-// Uses: a probe reads no table, so it discloses no data of a party
-// (job.Discloser); its aggregation's ciphertexts are of public values,
+// Uses: a probe discloses no data of a party (job.Discloser): it only
+// checks its tables at home, if the spec gives it any (tables.go); its
+// aggregation's ciphertexts are of public values,
 // declared with no table so that the node's guard lets them through while
 // the policy's kinds rule decides whether the node takes part at all.
 func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {

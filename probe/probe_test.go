@@ -181,12 +181,28 @@ func TestDecide(t *testing.T) {
 		}
 		return o
 	}
-	d, err := decide(good())
-	if err != nil || d.Digest != strings.Repeat("ab", 32) || len(d.Included) != 3 {
+	spec := &job.Spec{Kind: "probe", Parties: []job.PartySpec{{Name: "org1"}, {Name: "org2"}, {Name: "org3"}}}
+	d, err := decide(spec, good())
+	if err != nil || d.Digest != strings.Repeat("ab", 32) || len(d.Included) != 3 || d.Tables != nil {
 		t.Fatalf("%+v %v", d, err)
 	}
+	// With tables: each party must have checked the spec's own.
+	withTables := &job.Spec{Kind: "probe", Parties: []job.PartySpec{{Name: "org1"}, {Name: "org2", Tables: []job.TableSpec{{Name: "loans"}, {Name: "stays"}}}, {Name: "org3"}}}
+	checked := good()
+	r := checked.Results["org2"]
+	r.Checked = []string{"loans", "stays"}
+	checked.Results["org2"] = r
+	if d, err := decide(withTables, checked); err != nil || fmt.Sprint(d.Tables) != "map[org2:[loans stays]]" {
+		t.Fatalf("%+v %v", d, err)
+	}
+	if _, err := decide(withTables, good()); err == nil || !strings.Contains(err.Error(), "party org2 checked tables [], but the spec gives it [loans stays]") {
+		t.Fatalf("a party that checked none of its tables: %v", err)
+	}
+	withdrew := good()
+	delete(withdrew.Results, "org3")
+	withdrew.Failed["org3"] = "party org3: table stays: table: bad source: sqlite org3.db table t: row 2: column \"v\": NULL value"
 	wrong := good()
-	r := wrong.Results["org3"]
+	r = wrong.Results["org3"]
 	r.Mismatch = "value 3 of 10 is off by 2"
 	wrong.Results["org3"] = r
 	other := good()
@@ -207,8 +223,9 @@ func TestDecide(t *testing.T) {
 		"other total":  {other, "party org3 got another total"},
 		"silent party": {silent, "party org3: did not answer in time"},
 		"failed root":  {failed, "party " + root + ": no lattice key"},
+		"bad table":    {withdrew, "party org3: table stays: table: bad source: sqlite org3.db table t: row 2"},
 	} {
-		if _, err := decide(c.o); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := decide(spec, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}
 	}

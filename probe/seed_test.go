@@ -35,7 +35,7 @@ func (k grinding) Coordinate(ctx context.Context, c job.Coordinator) (job.Result
 	parties := c.Spec().PartyNames()
 	call := job.Call[struct{}]{Parties: parties}
 	if !k.forge {
-		_, err := aggregate.Run(ctx, c, call, decide)
+		_, err := aggregate.Run(ctx, c, call, func(o *job.Outcome[output]) (decision, error) { return decide(c.Spec(), o) })
 		return nil, err
 	}
 	js := jointSeed(c.JobID(), c.Spec())

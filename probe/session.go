@@ -14,7 +14,8 @@ import (
 )
 
 // Open opens a party's session: nothing to read, the vector is derived
-// when the step runs.
+// and the party's tables, if the spec gives it any, are checked when the
+// step runs.
 func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	prm, err := parseParams(p.Spec())
 	if err != nil {
@@ -29,10 +30,13 @@ type session struct {
 	js     job.JointSeed
 }
 
-// Step takes part in the joint seed's two steps, then aggregates this
-// party's public vector and checks the total. It refuses the aggregation,
-// naming the coordinator, until the log holds a joint seed its own
-// contribution is in: the vectors are never the coordinator's choice.
+// Step takes part in the joint seed's two steps, then checks the party's
+// tables where they live (tables.go), aggregates its public vector and
+// checks the total. It refuses the aggregation, naming the coordinator,
+// until the log holds a joint seed its own contribution is in: the vectors
+// are never the coordinator's choice. A table that fails its check makes
+// the party withdraw from the aggregation, naming the table and why, so
+// that the probe fails showing it.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	if job.IsSeedStep(step) {
 		return s.js.Serve(s.p, step)
@@ -48,15 +52,22 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return output{}, err
 		}
+		checked, unusable := s.checkTables(ctx)
+		if unusable != nil && ctx.Err() != nil {
+			// The attempt ended while a database was checking: that is no
+			// verdict on the table.
+			return output{}, fmt.Errorf("probe: party %s: the attempt ended while it checked its tables: %w", s.p.Self(), context.Cause(ctx))
+		}
 		// No data of the party: the policy's guard checks the step's
 		// parties only.
-		res, o, err := secureagg.Contribute(ctx, s.p, step, cfg, secureagg.Contribution{Vector: Vector(seed, s.p.Self(), n)})
+		c := secureagg.Contribution{Vector: Vector(seed, s.p.Self(), n), Unusable: unusable}
+		res, o, err := secureagg.Contribute(ctx, s.p, step, cfg, c)
 		if err != nil {
 			return output{}, err
 		}
 		// Every party checks the total it got; the coordinator needs only
 		// its digest.
-		out := output{Outcome: *o}
+		out := output{Outcome: *o, Checked: checked}
 		out.Outcome.Sum = nil
 		if res != nil {
 			out.Digest = digest(res.Sum)

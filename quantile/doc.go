@@ -279,10 +279,13 @@
 // spec's. Leaving it out is a new job someone submits knowing that. A party
 // whose column cannot be read (no table with the column, a non-numeric
 // column) withdraws at once and fails the job, naming it: a retry would not
-// change its tables. A decryption share that fails verification is
-// excluded as in secureagg; the counts are still right. A release step
-// that a party misses is re-run the same way; one a party's policy
-// refuses fails the job at once.
+// change its tables. A database count that fails because the attempt
+// ended while it ran (the round re-run by a new leader or after a party
+// was found unreachable, or the step's time out) is that attempt's
+// failure only: the party counts again in the next attempt. A decryption
+// share that fails verification is excluded as in secureagg; the counts
+// are still right. A release step that a party misses is re-run the same
+// way; one a party's policy refuses fails the job at once.
 //
 // A coordinator that dies mid-job is replaced by the next Raft leader,
 // which replays Coordinate from the committed decisions and re-runs the

@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -94,5 +96,103 @@ func TestCountsPushedDown(t *testing.T) {
 		t.Fatalf("the job succeeded over a table that changed: %v", rep.Result)
 	} else if !strings.Contains(err.Error(), "party "+changed+": table t changed while the job ran") {
 		t.Fatalf("%v: want %s named with its changed table", err, changed)
+	}
+}
+
+// gatedKind is the quantile job with one party's database counts held at
+// a gate: the first round's count waits there until its context ends.
+type gatedKind struct {
+	Kind
+	party string
+	gate  *countGate
+}
+
+func (k gatedKind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+	sess, err := k.Kind.Open(ctx, p)
+	if s, ok := sess.(*session); ok && p.Self() == k.party {
+		for i := range s.tables {
+			if s.tables[i].agg != nil {
+				s.tables[i].agg = gatedAgg{Aggregator: s.tables[i].agg, gate: k.gate}
+			}
+		}
+	}
+	return sess, err
+}
+
+// countGate holds the first count at thresholds until its context ends,
+// as a long query is still running when the step is re-run.
+type countGate struct {
+	held    sync.Once
+	entered chan struct{} // closed once a count waits at the gate
+	ended   error         // the context's error the held count saw (read after Run)
+}
+
+type gatedAgg struct {
+	table.Aggregator
+	gate *countGate
+}
+
+func (a gatedAgg) CountsAtMost(ctx context.Context, col string, thresholds []float64) (int, []int, error) {
+	if len(thresholds) > 0 {
+		a.gate.held.Do(func() {
+			close(a.gate.entered)
+			<-ctx.Done()
+			a.gate.ended = ctx.Err()
+		})
+	}
+	return a.Aggregator.CountsAtMost(ctx, col, thresholds)
+}
+
+// A round re-run while a party's database is still counting (here a
+// leader change; on a busy machine also a party found unreachable) ends
+// that party's attempt, and its query fails with "context canceled". That
+// is the attempt's failure, not the table's: the party counts again in the
+// round's next attempt and the job gives the answer of a run without the
+// fault. (It used to withdraw from every later attempt at once, and the
+// job failed with "context canceled" in a count round.)
+func TestCountCancelledByAReRunCountsAgain(t *testing.T) {
+	path, names := consortium(t, mixed(), ", quantiles: [0.5], precision: 0.5")
+	spec := toSQLite(t, path, names)
+	secrets := dealt(t, names)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	opts := jobtest.Options{Secrets: secrets, Seed: make([]byte, job.SeedSize), Policy: lax()}
+	want, err := jobtest.Run(ctx, Kind{}, spec, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	held, leader := names[2], names[0]
+	gate := &countGate{entered: make(chan struct{})}
+	faulted := false
+	opts.OnSend = func(s jobtest.Sent) jobtest.Fault {
+		// Once another party aggregates in the held party's round, wait
+		// until the held party's count is at the gate, then re-elect the
+		// leader: its Coordinate re-runs the round as a new attempt.
+		if faulted || s.From == held || s.Message.Phase != "count" {
+			return jobtest.Fault{}
+		}
+		select {
+		case <-gate.entered:
+		case <-ctx.Done():
+			return jobtest.Fault{}
+		}
+		faulted = true
+		return jobtest.Fault{Leader: leader}
+	}
+	got, err := jobtest.Run(ctx, gatedKind{party: held, gate: gate}, spec, opts)
+	if err != nil {
+		t.Fatalf("the job failed after a re-run cancelled a count: %v", err)
+	}
+	if !faulted || !errors.Is(gate.ended, context.Canceled) {
+		t.Fatalf("the count was not cancelled by a re-run (faulted %v, count's context ended with %v)", faulted, gate.ended)
+	}
+	a, _ := json.Marshal(want.Result["quantiles"])
+	b, _ := json.Marshal(got.Result["quantiles"])
+	if string(a) != string(b) {
+		t.Fatalf("after the re-run %s, without it %s", b, a)
+	}
+	if len(got.Leaders) < 2 {
+		t.Fatalf("leaders %v: the round was not re-run by a new Coordinate", got.Leaders)
 	}
 }

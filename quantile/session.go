@@ -246,7 +246,11 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return output{}, err
 		}
-		res, o, err := secureagg.Contribute(ctx, s.p, step, cfg, s.contribution(ctx, &a, cfg.Noise))
+		c, err := s.contribution(ctx, &a, cfg.Noise)
+		if err != nil {
+			return output{}, err
+		}
+		res, o, err := secureagg.Contribute(ctx, s.p, step, cfg, c)
 		if w := (*secureagg.Withdrawn)(nil); errors.As(err, &w) {
 			// A party that cannot count, or whose policy refuses, stays
 			// out of every later round and says why.
@@ -274,14 +278,26 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 // contribution is the party's input to a round: its count vector, and
 // what of its data the vector counts (each table, with the noise's draw on
 // it), for the policy's guard. A party that could not read its column
-// withdraws.
-func (s *session) contribution(ctx context.Context, a *args, noise *secureagg.Noise) secureagg.Contribution {
+// withdraws, and stays out of every later round.
+//
+// A count that fails because the round's context ended is not that: the
+// log moved on to a new attempt of the round (a leader change, a party
+// found unreachable) or the step's time ran out while the database was
+// counting. The error is then this attempt's only: the party does not
+// withdraw, and counts again in the round's next attempt. (Taking it for
+// an unreadable column made every later attempt withdraw at once with
+// "context canceled", and so failed the job: a large table's count takes
+// seconds, long enough for a busy machine to re-run a step meanwhile.)
+func (s *session) contribution(ctx context.Context, a *args, noise *secureagg.Noise) (secureagg.Contribution, error) {
 	c := secureagg.Contribution{Unusable: s.loadErr}
 	if s.loadErr != nil {
-		return c
+		return c, nil
 	}
 	if c.Vector, c.Unusable = s.localCounts(ctx, a); c.Unusable != nil {
-		return c
+		if ctx.Err() != nil {
+			return c, fmt.Errorf("party %s: the attempt ended while it counted: %w", s.p.Self(), context.Cause(ctx))
+		}
+		return c, nil
 	}
 	for _, t := range s.tables {
 		in := job.Aggregate{Table: t.Table, Column: s.params.Column, Rows: t.Rows}
@@ -294,7 +310,7 @@ func (s *session) contribution(ctx context.Context, a *args, noise *secureagg.No
 		}
 		c.Inputs = append(c.Inputs, in)
 	}
-	return c
+	return c, nil
 }
 
 // Close drops the column.
