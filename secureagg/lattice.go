@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/lattice"
@@ -69,8 +68,7 @@ type latticeAgg struct {
 // Paillier schedule.
 const latticeExtra = 3
 
-func (s *latticeAgg) blameHops() int        { return 2*s.h + 9 }
-func (s *latticeAgg) at(hops int) time.Time { return s.start.Add(time.Duration(hops) * s.hop) }
+func (s *latticeAgg) blameHops() int { return 2*s.h + 9 }
 func (s *latticeAgg) shareDeadline(seq int) int {
 	return []int{s.shareHops(), s.lateShareHops(), s.blameHops()}[seq]
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"math/big"
 	"testing"
 
 	"github.com/cohortdm/cohort/job"
@@ -220,12 +219,4 @@ func TestRoundsWithoutMessages(t *testing.T) {
 		}
 		checkSum(t, res.Sum, want, 0)
 	})
-}
-
-func bytesOf(plain []*big.Int) [][]byte {
-	out := make([][]byte, len(plain))
-	for i, p := range plain {
-		out[i] = p.Bytes()
-	}
-	return out
 }

@@ -95,5 +95,8 @@ func (s *schedule) totalHops() int { return 3*s.h + 9 + s.extra }
 // within returns ctx bounded by start + hops·hop: the latest time a message
 // that is at most that many hops away can arrive.
 func (s *schedule) within(ctx context.Context, hops int) (context.Context, context.CancelFunc) {
-	return context.WithDeadline(ctx, s.start.Add(time.Duration(hops)*s.hop))
+	return context.WithDeadline(ctx, s.at(hops))
 }
+
+// at is start + hops·hop.
+func (s *schedule) at(hops int) time.Time { return s.start.Add(time.Duration(hops) * s.hop) }
