@@ -171,12 +171,12 @@ func TestDecryptionRoundsWithoutMessages(t *testing.T) {
 		inputs := testInputs(c, 20)
 		ps := map[string]party[[]*paillier.Ciphertext, []*paillier.Ciphertext]{}
 		for _, name := range c.names {
-			s, err := newPaillierAgg(StepNetwork(net.Party(name), step), step, testConfig(c, name), 20)
+			s, sch, err := newPaillierRun(StepNetwork(net.Party(name), step), step, testConfig(c, name), 20)
 			if err != nil {
 				t.Fatal(err)
 			}
 			s.ask = ask
-			ps[name] = party[[]*paillier.Ciphertext, []*paillier.Ciphertext]{s, s.schedule}
+			ps[name] = party[[]*paillier.Ciphertext, []*paillier.Ciphertext]{s, sch}
 		}
 		totals, _ := roundsByHand(t, step, ps, inputs)
 		res, excluded := decryptByHand(t, Root(step), ps, totals, f)
@@ -191,11 +191,11 @@ func TestDecryptionRoundsWithoutMessages(t *testing.T) {
 		inputs, want := exactInputs(c, 30, 11)
 		ps := map[string]party[*lattice.Aggregate, latticeTotal]{}
 		for _, name := range c.names {
-			s, err := newLatticeAgg(StepNetwork(net.Party(name), step), step, latticeConfig(keys, name), 30)
+			s, sch, err := newLatticeRun(StepNetwork(net.Party(name), step), step, latticeConfig(keys, name), 30)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ps[name] = party[*lattice.Aggregate, latticeTotal]{s, s.schedule}
+			ps[name] = party[*lattice.Aggregate, latticeTotal]{s, sch}
 		}
 		totals, _ := roundsByHand(t, step, ps, inputs)
 		res, excluded := decryptByHand(t, Root(step), ps, totals, f)

@@ -19,8 +19,8 @@ func TestLatticeBlobParts(t *testing.T) {
 	c, keys := latticeConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
 	step := testStep(c, "org01")
-	agg := func(name string) *latticeAgg {
-		s, err := newLatticeAgg(StepNetwork(net.Party(name), step), step, latticeConfig(keys, name), 10)
+	agg := func(name string) *schedule {
+		_, s, err := newLatticeRun(StepNetwork(net.Party(name), step), step, latticeConfig(keys, name), 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestLatticeBlobParts(t *testing.T) {
 }
 
 // sendBlob sends data to `to` as a blob of s's shape on net, in parts.
-func sendBlob(ctx context.Context, s *latticeAgg, to, typ string, net Network, data []byte) error {
+func sendBlob(ctx context.Context, s *schedule, to, typ string, net Network, data []byte) error {
 	f, err := splitBlob(s.shape, data, s.partSize)
 	if err != nil {
 		return err
@@ -71,7 +71,7 @@ func sendBlob(ctx context.Context, s *latticeAgg, to, typ string, net Network, d
 
 // receiveBlob receives a blob of at most maxSize bytes, or an abort
 // naming missing parties, from `from` on net.
-func receiveBlob(ctx context.Context, s *latticeAgg, from, typ string, net Network, maxSize int) ([]byte, []string, error) {
+func receiveBlob(ctx context.Context, s *schedule, from, typ string, net Network, maxSize int) ([]byte, []string, error) {
 	r := newBlobReader(s.shape, maxSize, s.partSize, s.parties)
 	if err := s.receiveParts(ctx, 5, from, typ, net, r); err != nil {
 		return nil, nil, err

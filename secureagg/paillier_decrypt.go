@@ -16,7 +16,7 @@ import (
 // party formed the total itself, so the root and the next s.ask−1 parties
 // in tree order share at once and the others only when the root asks.
 func (s *paillierAgg) decryption() *Decryption {
-	return &Decryption{Net: s.net, Step: s.step, Keys: s.keys, Root: s.tree.root(), Decryptors: s.tree.order[1:],
+	return &Decryption{Step: s.step, Keys: s.keys, Root: s.tree.root(), Decryptors: s.tree.order[1:],
 		Ask: s.ask - 1, Count: s.count, Held: true, First: s.at(s.shareHops()), Late: s.at(s.lateShareHops()), Random: s.random}
 }
 

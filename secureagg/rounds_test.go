@@ -141,11 +141,11 @@ func TestRoundsWithoutMessages(t *testing.T) {
 		inputs := testInputs(c, 70)
 		ps := map[string]party[[]*paillier.Ciphertext, []*paillier.Ciphertext]{}
 		for _, name := range c.names {
-			s, err := newPaillierAgg(StepNetwork(net.Party(name), step), step, testConfig(c, name), 70)
+			s, sch, err := newPaillierRun(StepNetwork(net.Party(name), step), step, testConfig(c, name), 70)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ps[name] = party[[]*paillier.Ciphertext, []*paillier.Ciphertext]{s, s.schedule}
+			ps[name] = party[[]*paillier.Ciphertext, []*paillier.Ciphertext]{s, sch}
 		}
 		totals, _ := roundsByHand(t, step, ps, inputs)
 		res, excluded := decryptByHand(t, Root(step), ps, totals, fault{})
@@ -162,11 +162,11 @@ func TestRoundsWithoutMessages(t *testing.T) {
 		inputs, want := exactInputs(c, 50, 7)
 		ps := map[string]party[*lattice.Aggregate, latticeTotal]{}
 		for _, name := range c.names {
-			s, err := newLatticeAgg(StepNetwork(net.Party(name), step), step, latticeConfig(keys, name), 50)
+			s, sch, err := newLatticeRun(StepNetwork(net.Party(name), step), step, latticeConfig(keys, name), 50)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ps[name] = party[*lattice.Aggregate, latticeTotal]{s, s.schedule}
+			ps[name] = party[*lattice.Aggregate, latticeTotal]{s, sch}
 		}
 		totals, _ := roundsByHand(t, step, ps, inputs)
 		res, excluded := decryptByHand(t, Root(step), ps, totals, fault{})
