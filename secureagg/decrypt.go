@@ -31,6 +31,11 @@ import (
 // Nothing here checks what is decrypted beyond the proofs: that the
 // ciphertexts are what the parties may decrypt is the caller's check (the
 // parties form an aggregation's total themselves; Share's vet otherwise).
+//
+// Decryption is a thin driver: its rounds, without I/O, are
+// paillierOpening's and paillierSharing's (decrypt_rounds.go), and
+// Decrypt and Share run them on the aggregations' share exchange
+// (exchange.go), so the Paillier share exchange has one implementation.
 type Decryption struct {
 	// Net carries the requests and shares (StepNetwork of the step, or
 	// of a sub-channel of it to separate several decryptions of one step).

@@ -11,7 +11,7 @@ import (
 )
 
 // The lattice backend runs the same tree, schedule and fault handling as
-// the Paillier backend, with package mhe's multiparty BGV in place of
+// the Paillier backend, with package lattice's multiparty BGV in place of
 // threshold Paillier (see the package doc, Lattice backend):
 //
 //  1. Up: each party but the root sends the root's children its sketch
@@ -37,6 +37,10 @@ import (
 //     names the maker of a wrong share.
 //  4. Result: the root sends the agreed plaintext down the tree; every
 //     party decodes and range-checks it itself.
+//
+// The files here compute what those messages carry and nothing else: the
+// backend holds the schedule's stage, not its network, and runTree
+// (rounds.go) and the share exchange (exchange.go) do every send and wait.
 
 // latticeAgg is one party's state for one aggregation on the lattice
 // backend: its stage of the schedule, the lattice key, the layout, and the
