@@ -38,7 +38,9 @@ import (
 // (exchange.go), so the Paillier share exchange has one implementation.
 type Decryption struct {
 	// Net carries the requests and shares (StepNetwork of the step, or
-	// of a sub-channel of it to separate several decryptions of one step).
+	// of a sub-channel of it to separate several decryptions of one step);
+	// Decrypt and Share need it, the I/O-free rounds do not (an
+	// aggregation, whose schedule carries them, leaves it unset).
 	Net Network
 	// Step binds the share proofs to its job, phase, round and attempt.
 	Step job.Step
@@ -69,8 +71,8 @@ type Decryption struct {
 	Random io.Reader
 	// Announce, when set, is called as this party makes its share (the
 	// root's own included), while the share is computed; a decryptor's
-	// share leaves once it returned: an aggregation tells every party of
-	// the step directly that a share of its total left (formed.go).
+	// share leaves once it returned (the exchange's announce, which an
+	// aggregation's schedule sets to its formed notices, formed.go).
 	Announce func(context.Context)
 }
 
