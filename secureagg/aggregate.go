@@ -152,22 +152,45 @@ func Aggregate(ctx context.Context, p job.Party, step job.Step, cfg Config, inpu
 func aggregate(ctx context.Context, net Network, step job.Step, cfg Config, input []float64) (*Result, error) {
 	switch cfg.Backend {
 	case BackendLattice:
-		s, err := newLatticeAgg(net, step, cfg, len(input))
+		b, s, err := newLatticeRun(net, step, cfg, len(input))
 		if err != nil {
 			return nil, err
 		}
-		return runTree(ctx, s.schedule, s, input)
+		return runTree(ctx, s, b, input)
 	case "", BackendPaillier:
 		if err := precompute(ctx, cfg.Keys, len(input)); err != nil {
 			return nil, err
 		}
-		s, err := newPaillierAgg(net, step, cfg, len(input))
+		b, s, err := newPaillierRun(net, step, cfg, len(input))
 		if err != nil {
 			return nil, err
 		}
-		return runTree(ctx, s.schedule, s, input)
+		return runTree(ctx, s, b, input)
 	}
 	return nil, fmt.Errorf("secureagg: backend %q: resolve it with Choose", cfg.Backend)
+}
+
+// newLatticeRun lays out one party's schedule on the lattice backend
+// (latticeExtra hops more than the Paillier one) and its backend of n
+// values on the schedule's stage.
+func newLatticeRun(net Network, step job.Step, cfg Config, n int) (*latticeAgg, *schedule, error) {
+	s, err := newSchedule(net, step, cfg, latticeExtra)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := newLatticeAgg(s.stage, cfg, n)
+	return b, s, err
+}
+
+// newPaillierRun lays out one party's schedule on the Paillier backend and
+// its backend of n values on the schedule's stage.
+func newPaillierRun(net Network, step job.Step, cfg Config, n int) (*paillierAgg, *schedule, error) {
+	s, err := newSchedule(net, step, cfg, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := newPaillierAgg(s.stage, cfg, n)
+	return b, s, err
 }
 
 // Withdraw takes this party out of an aggregation it cannot contribute to
@@ -184,16 +207,18 @@ func withdraw(ctx context.Context, net Network, step job.Step, cfg Config, cause
 	var f frames
 	var err error
 	if cfg.Backend == BackendLattice {
-		if s, err = newLatticeBase(net, step, cfg); err != nil {
+		if s, err = newSchedule(net, step, cfg, latticeExtra); err == nil {
+			err = checkLatticeKey(s.stage, cfg.Lattice)
+		}
+		if err != nil {
 			return fmt.Errorf("%w (and %w)", cause, err)
 		}
 		f, err = blobAbort([]string{s.self})
 	} else {
 		var p *paillierAgg
-		if p, err = newPaillierAgg(net, step, cfg, 1); err != nil {
+		if p, s, err = newPaillierRun(net, step, cfg, 1); err != nil {
 			return errors.Join(cause, err)
 		}
-		s = p.schedule
 		f, err = p.aborted([]string{s.self})
 	}
 	if err != nil {

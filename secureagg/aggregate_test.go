@@ -278,7 +278,7 @@ func TestDecryptedSumOutOfRange(t *testing.T) {
 	c := testConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
 	st := testStep(c, "org01")
-	probe, err := newPaillierAgg(StepNetwork(net.Party("org03"), st), st, testConfig(c, "org03"), 4)
+	probe, _, err := newPaillierRun(StepNetwork(net.Party("org03"), st), st, testConfig(c, "org03"), 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +442,7 @@ func TestBytesPerParty(t *testing.T) {
 		t.Fatal(outs["org01"].err)
 	}
 	st := testStep(c, "org01")
-	s, err := newPaillierAgg(StepNetwork(net.Party("org03"), st), st, testConfig(c, "org03"), 200)
+	s, _, err := newPaillierRun(StepNetwork(net.Party("org03"), st), st, testConfig(c, "org03"), 200)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ const (
 	// a few kilobytes per party for short vectors, seconds of CPU per
 	// 10,000 values.
 	BackendPaillier Backend = "paillier"
-	// BackendLattice is multiparty BGV (package mhe): milliseconds of CPU
+	// BackendLattice is multiparty BGV (package lattice): milliseconds of CPU
 	// per 10,000 values, but at least 0.9 MB per party per round (one
 	// ciphertext holds 8,192 coefficients); a bad share is found by
 	// comparing quorums, not by a proof.

@@ -111,13 +111,13 @@ func benchAggregate(b *testing.B, length, n int, backend Backend, dec string) {
 	}
 	step := testStep(c, c.names[0])
 	if backend == BackendLattice {
-		s, err := newLatticeAgg(StepNetwork(net.Party(c.names[0]), step), step, cfg(c.names[0]), length)
+		s, _, err := newLatticeRun(StepNetwork(net.Party(c.names[0]), step), step, cfg(c.names[0]), length)
 		if err != nil {
 			b.Fatal(err)
 		}
 		own = float64(s.layout.Ciphertexts() * s.keys.Params.CiphertextBytes())
 	} else {
-		s, err := newPaillierAgg(StepNetwork(net.Party(c.names[0]), step), step, cfg(c.names[0]), length)
+		s, _, err := newPaillierRun(StepNetwork(net.Party(c.names[0]), step), step, cfg(c.names[0]), length)
 		if err != nil {
 			b.Fatal(err)
 		}

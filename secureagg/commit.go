@@ -88,7 +88,7 @@ func checkDigestSize(d []byte) error {
 
 // checkRootCommit checks the root's component against the commitment the
 // root's children received (every one of them the same).
-func (s *schedule) checkRootCommit(commits [][]byte, comp []byte) error {
+func (s *stage) checkRootCommit(commits [][]byte, comp []byte) error {
 	root := s.tree.root()
 	for _, c := range commits {
 		if len(c) == 0 || !bytes.Equal(c, commits[0]) {

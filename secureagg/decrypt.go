@@ -5,11 +5,8 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
-	"maps"
 	"math/big"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/cohortdm/cohort/job"
@@ -34,9 +31,16 @@ import (
 // Nothing here checks what is decrypted beyond the proofs: that the
 // ciphertexts are what the parties may decrypt is the caller's check (the
 // parties form an aggregation's total themselves; Share's vet otherwise).
+//
+// Decryption is a thin driver: its rounds, without I/O, are
+// paillierOpening's and paillierSharing's (decrypt_rounds.go), and
+// Decrypt and Share run them on the aggregations' share exchange
+// (exchange.go), so the Paillier share exchange has one implementation.
 type Decryption struct {
 	// Net carries the requests and shares (StepNetwork of the step, or
-	// of a sub-channel of it to separate several decryptions of one step).
+	// of a sub-channel of it to separate several decryptions of one step);
+	// Decrypt and Share need it, the I/O-free rounds do not (an
+	// aggregation, whose schedule carries them, leaves it unset).
 	Net Network
 	// Step binds the share proofs to its job, phase, round and attempt.
 	Step job.Step
@@ -67,16 +71,9 @@ type Decryption struct {
 	Random io.Reader
 	// Announce, when set, is called as this party makes its share (the
 	// root's own included), while the share is computed; a decryptor's
-	// share leaves once it returned: an aggregation tells every party of
-	// the step directly that a share of its total left (formed.go).
+	// share leaves once it returned (the exchange's announce, which an
+	// aggregation's schedule sets to its formed notices, formed.go).
 	Announce func(context.Context)
-}
-
-// announce runs d.Announce, when set, in the background of wg.
-func (d *Decryption) announce(ctx context.Context, wg *sync.WaitGroup) {
-	if d.Announce != nil {
-		wg.Go(func() { d.Announce(ctx) })
-	}
 }
 
 // requestBody is the body of a share request (TypeShareRequest): the
@@ -134,132 +131,31 @@ func (d *Decryption) proofContext() paillier.ProofContext {
 	return paillier.ProofContext{Job: d.Step.Job, Phase: d.Step.Phase, Round: d.Step.Round, Attempt: d.Step.Attempt}
 }
 
+// exchange is the share exchange's driver on d.Net, with d.Announce.
+func (d *Decryption) exchange(ctx context.Context) *exchange {
+	x := &exchange{net: d.Net, root: d.Root}
+	if d.Announce != nil {
+		x.announce = func() { d.Announce(ctx) }
+	}
+	return x
+}
+
 // Decrypt is the root's part: it asks for shares of cts, computes its own,
 // verifies and combines them, and returns the plaintexts and the parties
 // it excluded, with why. With fewer than t+1 valid shares it returns
-// ErrTooFewShares naming the excluded parties, and the exclusions.
+// ErrTooFewShares naming the excluded parties, and the exclusions. The
+// exchange is the aggregations' (exchange.go), its rounds paillierOpening's.
 func (d *Decryption) Decrypt(ctx context.Context, cts []*paillier.Ciphertext) ([]*big.Int, map[string]string, error) {
-	if err := d.check(); err != nil {
-		return nil, nil, err
-	}
-	if self := d.Net.Self(); self != d.Root {
-		return nil, nil, fmt.Errorf("secureagg: %s decrypts, but %s is the root", self, d.Root)
-	}
-	if len(cts) != d.Count {
-		return nil, nil, fmt.Errorf("secureagg: %d ciphertexts to decrypt, expected %d", len(cts), d.Count)
-	}
-	pk := d.Keys.Public()
-	req, disclosure := requestBody{}, wire.DiscloseControl
-	if !d.Held {
-		var err error
-		if req.C, err = pk.MarshalCiphertexts(cts); err != nil {
-			return nil, nil, fmt.Errorf("secureagg: marshal ciphertexts: %w", err)
-		}
-		disclosure = wire.DiscloseCiphertext
-	}
-	first, rest := d.Decryptors[:d.Ask], d.Decryptors[d.Ask:]
-	// Compute our own share while the others' arrive and are verified.
-	var own *paillier.DecryptionShare
-	var ownErr error
-	var notices sync.WaitGroup // not awaited before combining: the root's are a courtesy
-	defer notices.Wait()
-	d.announce(ctx, &notices)
-	var wg sync.WaitGroup
-	wg.Go(func() { own, ownErr = d.Keys.Share.DecryptShare(d.random(), cts, d.proofContext()) })
-	if !d.Held {
-		d.sendAll(ctx, d.First, first, req, disclosure)
-	}
-	excluded := map[string]string{}
-	others := d.collect(ctx, cts, first, d.First, excluded)
-	wg.Wait()
-	if ownErr != nil {
-		return nil, nil, fmt.Errorf("secureagg: decryption share: %w", ownErr)
-	}
-	valid := append([]*paillier.DecryptionShare{own}, others...)
-	need := pk.Threshold + 1
-	switch {
-	case len(valid) < need && len(rest) > 0:
-		d.sendAll(ctx, d.Late, rest, req, disclosure)
-		valid = append(valid, d.collect(ctx, cts, rest, d.Late, excluded)...)
-	case d.Release && len(rest) > 0:
-		d.sendAll(ctx, d.Late, rest, requestBody{Release: true}, wire.DiscloseControl)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, excluded, fmt.Errorf("secureagg: %w", err)
-	}
-	if len(valid) < need {
-		names := slices.Sorted(maps.Keys(excluded))
-		return nil, excluded, fmt.Errorf("%w: %d of %d needed; excluded %s", ErrTooFewShares, len(valid), need, strings.Join(names, ", "))
-	}
-	plain, err := pk.Combine(cts, valid[:need])
+	o := d.opening(d.Net.Self(), cts)
+	excluded, err := d.exchange(ctx).open(ctx, o)
 	if err != nil {
-		return nil, excluded, fmt.Errorf("secureagg: combine shares: %w", err)
+		return nil, excluded, err
+	}
+	plain, err := o.combine(excluded)
+	if err != nil {
+		return nil, excluded, err
 	}
 	return plain, excluded, nil
-}
-
-// collect receives and verifies the shares of from, each by deadline,
-// returning the valid ones and naming the others in excluded.
-func (d *Decryption) collect(ctx context.Context, cts []*paillier.Ciphertext, from []string, deadline time.Time, excluded map[string]string) []*paillier.DecryptionShare {
-	pk := d.Keys.Public()
-	shares := make([]*paillier.DecryptionShare, len(from))
-	why := make([]string, len(from))
-	var wg sync.WaitGroup
-	for i, q := range from {
-		wg.Go(func() {
-			wctx, cancel := by(ctx, deadline)
-			defer cancel()
-			msg, err := d.Net.Receive(wctx, q, TypeShare)
-			if err != nil {
-				why[i] = "no decryption share in time"
-				return
-			}
-			sh, err := decodeShare(msg, pk, d.Keys.Index(q), len(cts))
-			if err != nil {
-				why[i] = "malformed decryption share: " + truncate(err.Error())
-				return
-			}
-			if err := pk.VerifyShare(cts, sh, d.proofContext()); err != nil {
-				why[i] = "invalid decryption share: " + truncate(err.Error())
-				return
-			}
-			shares[i] = sh
-		})
-	}
-	wg.Wait()
-	var valid []*paillier.DecryptionShare
-	for i, sh := range shares {
-		if sh == nil {
-			excluded[from[i]] = why[i]
-		} else {
-			valid = append(valid, sh)
-		}
-	}
-	return valid
-}
-
-// sendAll sends one request to several parties at once and waits for all.
-// A failed send is not the root's error: the party is excluded when its
-// share does not come.
-func (d *Decryption) sendAll(ctx context.Context, deadline time.Time, to []string, body requestBody, disclosure wire.Disclosure) {
-	var wg sync.WaitGroup
-	for _, q := range to {
-		wg.Go(func() { _ = d.send(ctx, deadline, q, TypeShareRequest, &body, disclosure) })
-	}
-	wg.Wait()
-}
-
-func (d *Decryption) send(ctx context.Context, deadline time.Time, to, typ string, body any, disclosure wire.Disclosure) error {
-	b, err := wire.Marshal(body)
-	if err != nil {
-		return err
-	}
-	sctx, cancel := by(ctx, deadline)
-	defer cancel()
-	if err := d.Net.Send(sctx, to, typ, b, disclosure); err != nil {
-		return fmt.Errorf("secureagg: send %s to %s: %w", typ, to, err)
-	}
-	return nil
 }
 
 // Share is a decryptor's part. With Held, held are the ciphertexts this
@@ -270,74 +166,11 @@ func (d *Decryption) send(ctx context.Context, deadline time.Time, to, typ strin
 // decryptor that shares whatever a root sends is a decryption oracle). It
 // returns nil once it has sent its share or the root released it.
 func (d *Decryption) Share(ctx context.Context, held []*paillier.Ciphertext, vet func([]*paillier.Ciphertext) error) error {
-	if err := d.check(); err != nil {
+	sh, err := d.sharing(d.Net.Self(), held, vet)
+	if err != nil {
 		return err
 	}
-	self := d.Net.Self()
-	at := slices.Index(d.Decryptors, self)
-	if at < 0 {
-		return fmt.Errorf("secureagg: %s is not a decryptor of step %s/%d", self, d.Step.Phase, d.Step.Round)
-	}
-	deadline := d.Late
-	if at < d.Ask {
-		deadline = d.First
-	}
-	cts := held
-	switch {
-	case d.Held && len(held) != d.Count:
-		return fmt.Errorf("secureagg: %d ciphertexts held, expected %d", len(held), d.Count)
-	case !d.Held && vet == nil:
-		return fmt.Errorf("secureagg: %s would decrypt whatever root %s sends: no vetting", self, d.Root)
-	}
-	if !d.Held || at >= d.Ask {
-		req, err := d.awaitRequest(ctx, deadline)
-		if err != nil || req == nil {
-			return err
-		}
-		if !d.Held {
-			if cts, err = d.Keys.Public().UnmarshalCiphertexts(req.C); err != nil {
-				return fmt.Errorf("secureagg: the request from %s: %w", d.Root, err)
-			}
-			if err := vet(cts); err != nil {
-				return err
-			}
-		}
-	}
-	// The notices go out while the share is computed, and the share
-	// leaves only once they are delivered (or given up at the deadline):
-	// a root never holds it before every party could know of it.
-	var notices sync.WaitGroup
-	defer notices.Wait()
-	d.announce(ctx, &notices)
-	share, err := d.Keys.Share.DecryptShare(d.random(), cts, d.proofContext())
-	if err != nil {
-		return fmt.Errorf("secureagg: decryption share: %w", err)
-	}
-	b, err := share.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("secureagg: marshal share: %w", err)
-	}
-	notices.Wait()
-	return d.send(ctx, deadline, d.Root, TypeShare, shareBody{Share: b}, wire.DiscloseDecryptionShare)
-}
-
-// awaitRequest waits for the root's request until deadline: nil when the
-// root released this party.
-func (d *Decryption) awaitRequest(ctx context.Context, deadline time.Time) (*requestBody, error) {
-	wctx, cancel := by(ctx, deadline)
-	defer cancel()
-	msg, err := d.Net.Receive(wctx, d.Root, TypeShareRequest)
-	if err != nil {
-		return nil, fmt.Errorf("secureagg: no request for a decryption share from %s: %w", d.Root, err)
-	}
-	req, err := decodeRequest(msg, &d.Keys.Public().PublicKey, d.Count, d.Held)
-	if err != nil {
-		return nil, fmt.Errorf("secureagg: the request from %s: %w", d.Root, err)
-	}
-	if req.Release {
-		return nil, nil
-	}
-	return req, nil
+	return d.exchange(ctx).serve(ctx, sh)
 }
 
 // decodeRequest decodes a share request: a release, or a request that
@@ -368,14 +201,6 @@ func decodeRequest(b []byte, pk *paillier.PublicKey, count int, held bool) (*req
 		return nil, fmt.Errorf("%w: %d ciphertexts to decrypt, expected %d", wire.ErrMalformed, len(cts), count)
 	}
 	return &r, nil
-}
-
-// by bounds ctx by deadline, when one is set.
-func by(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
-	if deadline.IsZero() {
-		return context.WithCancel(ctx)
-	}
-	return context.WithDeadline(ctx, deadline)
 }
 
 func truncate(s string) string {

@@ -137,10 +137,11 @@
 // # Lattice backend
 //
 // Config.Backend = BackendLattice runs the same tree, schedule, drops and
-// re-planning with multiparty BGV (package mhe) in place of threshold
+// re-planning with multiparty BGV (package lattice) in place of threshold
 // Paillier (one schedule, runTree in rounds.go, does the tree's sends and
-// receives for either backend's type, paillier*.go or lattice*.go, which
-// encode, decode, add and check without I/O): milliseconds of CPU per 10,000 values instead of seconds, at
+// receives, and one driver, exchange.go, the decryption's requests and
+// shares, for either backend's type, paillier*.go or lattice*.go, which
+// encode, decode, add, check and plan without I/O): milliseconds of CPU per 10,000 values instead of seconds, at
 // least one ciphertext of 393 KB per party whatever the length. Choose
 // resolves a job's params.backend (auto picks the lattice backend from
 // LatticeFrom values on; docs/secureagg.md has the cross-over). Blobs
@@ -165,14 +166,14 @@
 //     that the total is its own contribution plus the sketched subtrees
 //     (lattice.Decryptor.TargetFromSketches). The root fixed the total before
 //     it could know any key, so a forged total passes with probability
-//     below 2^-119 (mhe's sketch check): a party makes decryption shares
+//     below 2^-119 (package lattice's sketch check): a party makes decryption shares
 //     only of the aggregate of every party's input of this step, its own
 //     among them (ErrTampered otherwise;
 //     TestLatticeDecryptionOracleRefused), exactly as if it had re-summed
 //     the components, for half of a round's bytes.
 //   - Joint decryption: any Quorum members of the lattice key decrypt
 //     (Quorum = Paillier's t+1). Each decryption share is flooded with
-//     uniform noise of width 2^115 (mhe's package doc sizes it: the
+//     uniform noise of width 2^115 (package lattice's doc sizes it: the
 //     aggregate's noise, at most 2^26.4 at 17 parties, is hidden within
 //     statistical distance 2^-92.1 per coefficient at 5 parties, 2^-88.6
 //     at 17), so shares reveal nothing beyond the total.

@@ -5,15 +5,13 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
-	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/wire"
 )
 
 // The lattice backend runs the same tree, schedule and fault handling as
-// the Paillier backend, with package mhe's multiparty BGV in place of
+// the Paillier backend, with package lattice's multiparty BGV in place of
 // threshold Paillier (see the package doc, Lattice backend):
 //
 //  1. Up: each party but the root sends the root's children its sketch
@@ -39,12 +37,16 @@ import (
 //     names the maker of a wrong share.
 //  4. Result: the root sends the agreed plaintext down the tree; every
 //     party decodes and range-checks it itself.
+//
+// The files here compute what those messages carry and nothing else: the
+// backend holds the schedule's stage, not its network, and runTree
+// (rounds.go) and the share exchange (exchange.go) do every send and wait.
 
 // latticeAgg is one party's state for one aggregation on the lattice
-// backend: the schedule it runs on, the lattice key, the layout, and the
+// backend: its stage of the schedule, the lattice key, the layout, and the
 // context that every ciphertext and share of the step names.
 type latticeAgg struct {
-	*schedule
+	*stage
 	keys   *lattice.Keys
 	layout *lattice.Layout
 	mctx   lattice.Context
@@ -69,57 +71,52 @@ type latticeAgg struct {
 // Paillier schedule.
 const latticeExtra = 3
 
-func (s *latticeAgg) blameHops() int        { return 2*s.h + 9 }
-func (s *latticeAgg) at(hops int) time.Time { return s.start.Add(time.Duration(hops) * s.hop) }
+func (s *latticeAgg) blameHops() int { return 2*s.h + 9 }
 func (s *latticeAgg) shareDeadline(seq int) int {
 	return []int{s.shareHops(), s.lateShareHops(), s.blameHops()}[seq]
 }
 
-// newLatticeBase checks a party's lattice key against the step and lays
-// out the tree and the schedule.
-func newLatticeBase(net Network, step job.Step, cfg Config) (*schedule, error) {
-	k := cfg.Lattice
+// checkLatticeKey checks a party's lattice key against the step of st.
+func checkLatticeKey(st *stage, k *lattice.Keys) error {
 	if k == nil || k.PublicKey == nil {
-		return nil, fmt.Errorf("%w: no lattice key", ErrKeys)
+		return fmt.Errorf("%w: no lattice key", ErrKeys)
 	}
-	if self := net.Self(); k.Name() != self {
-		return nil, fmt.Errorf("%w: %s holds the lattice share of %s", ErrKeys, self, k.Name())
+	if k.Name() != st.self {
+		return fmt.Errorf("%w: %s holds the lattice share of %s", ErrKeys, st.self, k.Name())
 	}
-	s, err := newSchedule(net, step, cfg, latticeExtra)
-	if err != nil {
-		return nil, err
-	}
-	for _, q := range s.parties {
+	for _, q := range st.parties {
 		if k.Point(q) == 0 {
-			return nil, fmt.Errorf("secureagg: party %s holds no share of the consortium's lattice key", q)
+			return fmt.Errorf("secureagg: party %s holds no share of the consortium's lattice key", q)
 		}
 	}
-	if len(s.parties) < k.Quorum {
-		return nil, fmt.Errorf("%w: %d parties cannot reach the lattice key's quorum of %d", ErrTooFewShares, len(s.parties), k.Quorum)
+	if len(st.parties) < k.Quorum {
+		return fmt.Errorf("%w: %d parties cannot reach the lattice key's quorum of %d", ErrTooFewShares, len(st.parties), k.Quorum)
 	}
-	return s, nil
+	return nil
 }
 
-func newLatticeAgg(net Network, step job.Step, cfg Config, n int) (*latticeAgg, error) {
-	base, err := newLatticeBase(net, step, cfg)
-	if err != nil {
+// newLatticeAgg checks cfg's lattice key and fixed point against the step
+// of st, and lays out n values.
+func newLatticeAgg(st *stage, cfg Config, n int) (*latticeAgg, error) {
+	if err := checkLatticeKey(st, cfg.Lattice); err != nil {
 		return nil, err
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("secureagg: empty input vector")
 	}
-	enc, err := planEncoding(len(base.parties), cfg)
+	enc, err := planEncoding(len(st.parties), cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := enc.latticeFits(len(base.parties)); err != nil {
+	if err := enc.latticeFits(len(st.parties)); err != nil {
 		return nil, err
 	}
 	k := cfg.Lattice
-	s := &latticeAgg{schedule: base, keys: k, inBits: cfg.ValueBits, noise: enc.noise, points: map[string]int{}}
+	s := &latticeAgg{stage: st, keys: k, inBits: cfg.ValueBits, noise: enc.noise, points: map[string]int{}}
 	if s.layout, err = lattice.NewLayout(k.Params, n, cfg.FracBits, enc.bits(), len(s.parties)); err != nil {
 		return nil, fmt.Errorf("secureagg: lattice layout: %w", err)
 	}
+	step := st.step
 	phase := step.Phase
 	if step.Channel != "" {
 		phase += "/" + step.Channel

@@ -9,7 +9,7 @@ import (
 	"github.com/cohortdm/cohort/wire"
 )
 
-// The lattice backend checks the total by sketches (mhe's sketch check)
+// The lattice backend checks the total by sketches (package lattice's sketch check)
 // instead of re-summing the root's components: the root sends down only
 // the total's mask and its own, two masks instead of one per child of the
 // root plus its own, so the round's largest sends shrink by that factor.
@@ -174,7 +174,7 @@ func decodeSeed(b []byte) (lattice.SketchKey, error) {
 }
 
 // decodeSketchBody decodes a sketch message's body; the sketch itself is
-// mhe's to decode.
+// package lattice's to decode.
 func decodeSketchBody(b []byte) (sketchBody, error) {
 	var body sketchBody
 	if err := wire.Unmarshal(b, &body); err != nil {

@@ -19,8 +19,8 @@ func TestLatticeBlobParts(t *testing.T) {
 	c, keys := latticeConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
 	step := testStep(c, "org01")
-	agg := func(name string) *latticeAgg {
-		s, err := newLatticeAgg(StepNetwork(net.Party(name), step), step, latticeConfig(keys, name), 10)
+	agg := func(name string) *schedule {
+		_, s, err := newLatticeRun(StepNetwork(net.Party(name), step), step, latticeConfig(keys, name), 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,30 +30,54 @@ func TestLatticeBlobParts(t *testing.T) {
 	from, to := agg("org02"), agg("org01")
 	data := bytes.Repeat([]byte("0123456789abcdef"), 400) // 6.4 parts
 	ctx := context.Background()
-	if err := from.sendBlob(ctx, 5, "org01", TypeUp, from.net, data, wire.DiscloseCiphertext); err != nil {
+	if err := sendBlob(ctx, from, "org01", TypeUp, from.net, data); err != nil {
 		t.Fatal(err)
 	}
-	got, miss, err := to.receiveBlob(ctx, 5, "org02", TypeUp, to.net, len(data))
+	got, miss, err := receiveBlob(ctx, to, "org02", TypeUp, to.net, len(data))
 	if err != nil || len(miss) > 0 || !bytes.Equal(got, data) {
 		t.Fatalf("blob of %d bytes: %v %v", len(got), miss, err)
 	}
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	if _, _, err := to.receiveBlob(short, 5, "org02", TypeUp, to.net.Sub("other"), 10); err == nil {
+	if _, _, err := receiveBlob(short, to, "org02", TypeUp, to.net.Sub("other"), 10); err == nil {
 		t.Fatal("received a blob that was never sent")
 	}
-	if err := from.sendBlob(ctx, 5, "org01", TypeDown, from.net, data, wire.DiscloseCiphertext); err != nil {
+	if err := sendBlob(ctx, from, "org01", TypeDown, from.net, data); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := to.receiveBlob(ctx, 5, "org02", TypeDown, to.net, len(data)-1); !errors.Is(err, wire.ErrMalformed) {
+	if _, _, err := receiveBlob(ctx, to, "org02", TypeDown, to.net, len(data)-1); !errors.Is(err, wire.ErrMalformed) {
 		t.Fatalf("an oversized blob: %v", err)
 	}
-	if err := from.sendAbort(ctx, 5, "org01", TypeResult, []string{"org03"}); err != nil {
+	abort, err := blobAbort([]string{"org03"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, miss, err := to.receiveBlob(ctx, 5, "org02", TypeResult, to.net, 10); err != nil || !slices.Equal(miss, []string{"org03"}) {
+	if err := from.sendFrames(ctx, 5, "org01", TypeResult, abort, wire.DiscloseControl); err != nil {
+		t.Fatal(err)
+	}
+	if _, miss, err := receiveBlob(ctx, to, "org02", TypeResult, to.net, 10); err != nil || !slices.Equal(miss, []string{"org03"}) {
 		t.Fatalf("abort: %v %v", miss, err)
 	}
+}
+
+// sendBlob sends data to `to` as a blob of s's shape on net, in parts.
+func sendBlob(ctx context.Context, s *schedule, to, typ string, net Network, data []byte) error {
+	f, err := splitBlob(s.shape, data, s.partSize)
+	if err != nil {
+		return err
+	}
+	return s.sendParts(ctx, 5, to, typ, net, f, wire.DiscloseCiphertext)
+}
+
+// receiveBlob receives a blob of at most maxSize bytes, or an abort
+// naming missing parties, from `from` on net.
+func receiveBlob(ctx context.Context, s *schedule, from, typ string, net Network, maxSize int) ([]byte, []string, error) {
+	r := newBlobReader(s.shape, maxSize, s.partSize, s.parties)
+	if err := s.receiveParts(ctx, 5, from, typ, net, r); err != nil {
+		return nil, nil, err
+	}
+	data, missing := r.message()
+	return data, missing, nil
 }
 
 // Several aggregations in one step, each on its own sub-channel, run at

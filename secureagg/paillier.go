@@ -13,10 +13,10 @@ import (
 )
 
 // paillierAgg is one party's state for one aggregation on the Paillier
-// backend: the schedule it runs on, the key, the packing and the digests
+// backend: its stage of the schedule, the key, the packing and the digests
 // that vet the total.
 type paillierAgg struct {
-	*schedule
+	*stage
 	*paillierScheme
 	keys *Keys
 	ask  int    // how many parties are asked for shares up front
@@ -47,26 +47,24 @@ func precompute(ctx context.Context, keys *Keys, n int) error {
 	}
 }
 
-func newPaillierAgg(net Network, step job.Step, cfg Config, n int) (*paillierAgg, error) {
+// newPaillierAgg checks cfg's key and fixed point against the step of
+// st, and plans the packing of n values.
+func newPaillierAgg(st *stage, cfg Config, n int) (*paillierAgg, error) {
 	if err := cfg.Keys.Check(); err != nil {
 		return nil, err
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("secureagg: empty input vector")
 	}
-	enc, err := planEncoding(len(step.Parties), cfg)
+	enc, err := planEncoding(len(st.parties), cfg)
 	if err != nil {
 		return nil, err
 	}
-	if self := net.Self(); cfg.Keys.Members[cfg.Keys.Share.Index-1] != self {
-		return nil, fmt.Errorf("%w: %s holds the share of %s", ErrKeys, self, cfg.Keys.Members[cfg.Keys.Share.Index-1])
+	if cfg.Keys.Members[cfg.Keys.Share.Index-1] != st.self {
+		return nil, fmt.Errorf("%w: %s holds the share of %s", ErrKeys, st.self, cfg.Keys.Members[cfg.Keys.Share.Index-1])
 	}
-	sch, err := newSchedule(net, step, cfg, 0)
-	if err != nil {
-		return nil, err
-	}
-	s := &paillierAgg{schedule: sch, keys: cfg.Keys}
-	if s.paillierScheme, err = newPaillierScheme(cfg.Keys.Public(), enc, n, len(sch.parties)); err != nil {
+	s := &paillierAgg{stage: st, keys: cfg.Keys}
+	if s.paillierScheme, err = newPaillierScheme(cfg.Keys.Public(), enc, n, len(st.parties)); err != nil {
 		return nil, err
 	}
 	for _, q := range s.parties {

@@ -1,66 +1,64 @@
 package secureagg
 
 import (
-	"context"
 	"fmt"
 	"math/big"
-	"time"
 
 	"github.com/cohortdm/cohort/paillier"
 )
 
-// Decryption on the Paillier backend: the aggregation's joint decryption
-// of its total (Decryption), then the result down the tree.
+// Decryption on the Paillier backend: the rounds of the aggregation's
+// joint decryption of its total (Decryption's, paillierOpening and
+// paillierSharing), which the schedule's exchange carries, then the result
+// down the tree.
 
 // decryption is the aggregation's joint decryption of its total: every
 // party formed the total itself, so the root and the next s.ask−1 parties
 // in tree order share at once and the others only when the root asks.
-// Each tells every party of the step as it makes its share, on ctx (the
-// aggregation's: a share's own context ends when the result arrives, and
-// the notices must not end with it).
-func (s *paillierAgg) decryption(ctx context.Context) *Decryption {
-	at := func(hops int) time.Time { return s.start.Add(time.Duration(hops) * s.hop) }
-	return &Decryption{Net: s.net, Step: s.step, Keys: s.keys, Root: s.tree.root(), Decryptors: s.tree.order[1:],
-		Ask: s.ask - 1, Count: s.count, Held: true, First: at(s.shareHops()), Late: at(s.lateShareHops()), Random: s.random,
-		Announce: func(context.Context) { s.announce(ctx, true) }}
+func (s *paillierAgg) decryption() *Decryption {
+	return &Decryption{Step: s.step, Keys: s.keys, Root: s.tree.root(), Decryptors: s.tree.order[1:],
+		Ask: s.ask - 1, Count: s.count, Held: true, First: s.at(s.shareHops()), Late: s.at(s.lateShareHops()), Random: s.random}
 }
 
-// share is a non-root party's part of the decryption once it holds the
-// total: share it at once if asked up front, else when the root asks,
-// until shareCtx ends (the result arrived). A share the root does not get
-// is the root's to report (it excludes us).
-func (s *paillierAgg) share(ctx, shareCtx context.Context, total []*paillier.Ciphertext) {
-	_ = s.decryption(ctx).Share(shareCtx, total, nil)
+// paillierTotalOpening is the root's side of the decryption of the
+// total, with the result it makes of it.
+type paillierTotalOpening struct {
+	*paillierOpening
+	s *paillierAgg
 }
 
-// decrypt is the root's part: decrypt the total jointly, then unpack,
-// check the range and decode. Failures become a result with Error set, so
-// they travel down the tree.
-func (s *paillierAgg) decrypt(ctx context.Context, total []*paillier.Ciphertext) *resultBody {
-	fail := func(err error) *resultBody {
-		return &resultBody{Error: truncate(err.Error()), err: err}
+// opening is the root's side of the decryption of the total.
+func (s *paillierAgg) opening(total []*paillier.Ciphertext) totalOpener {
+	return &paillierTotalOpening{paillierOpening: s.decryption().opening(s.self, total), s: s}
+}
+
+// sharing is a non-root party's side: it shares the total at once if
+// asked up front, else when the root asks.
+func (s *paillierAgg) sharing(total []*paillier.Ciphertext) (sharer, error) {
+	return s.decryption().sharing(s.self, total, nil)
+}
+
+// result combines the shares, then unpacks, checks the range and decodes:
+// the result message for the root's children and its own outcome.
+// Failures become a result with Error set, so they travel down the tree.
+func (o *paillierTotalOpening) result(excluded map[string]string, err error) (frames, *Result, error) {
+	s := o.s
+	res := &resultBody{Included: s.parties, Excluded: excluded, Noise: s.noise}
+	var plain []*big.Int
+	if err == nil {
+		plain, err = o.combine(excluded)
 	}
-	plain, excluded, err := s.decryption(ctx).Decrypt(ctx, total)
+	if err == nil {
+		_, err = s.decodeSum(plain)
+	}
 	if err != nil {
-		return fail(err)
+		res = &resultBody{Error: truncate(err.Error()), err: err}
+	} else {
+		res.Plain = bytesOf(plain)
+		if len(excluded) == 0 {
+			res.Excluded = nil
+		}
 	}
-	if _, err := s.decodeSum(plain); err != nil {
-		return fail(err)
-	}
-	body := &resultBody{Plain: make([][]byte, len(plain)), Included: s.parties, Excluded: excluded, Noise: s.noise}
-	for i, p := range plain {
-		body.Plain[i] = p.Bytes()
-	}
-	if len(excluded) == 0 {
-		body.Excluded = nil
-	}
-	return body
-}
-
-// open is the root's part of the decryption: the result message for its
-// children and its own outcome.
-func (s *paillierAgg) open(ctx context.Context, total []*paillier.Ciphertext) (frames, *Result, error) {
-	res := s.decrypt(ctx, total)
 	f, err := frame(res)
 	if err != nil {
 		return nil, nil, err
@@ -70,6 +68,15 @@ func (s *paillierAgg) open(ctx context.Context, total []*paillier.Ciphertext) (f
 	}
 	out, err := s.outcome(res)
 	return f, out, err
+}
+
+// bytesOf is the big-endian bytes of each plaintext.
+func bytesOf(plain []*big.Int) [][]byte {
+	out := make([][]byte, len(plain))
+	for i, p := range plain {
+		out[i] = p.Bytes()
+	}
+	return out
 }
 
 // result decodes the result from the parent: the message to pass down (the

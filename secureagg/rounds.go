@@ -39,10 +39,10 @@ type vouching struct {
 
 // backend is one cryptosystem's side of an aggregation, in the manner of
 // Lattigo's encoders and evaluators: one method per round of the tree,
-// typed values in and out, no messages and no clock, but for the
-// decryption's share exchange (open, share). runTree, the one tree
-// schedule, sends and receives what they encode and decode, so both
-// backends run the same stages, waits and fault handling. C is what the
+// typed values in and out, no messages and no clock. runTree, the one
+// tree schedule, sends and receives what they encode and decode (and the
+// schedule's exchange the decryption's requests and shares), so both
+// backends run the same stages, waits, exclusions and fault handling. C is what the
 // backend sums (a party's or a subtree's ciphertexts), T what a party
 // decrypts (the total, vetted).
 type backend[C, T any] interface {
@@ -86,13 +86,11 @@ type backend[C, T any] interface {
 	// its own subtree's sum acc and the vouchers of the root's children
 	// (by name; none of its own), or refuses (ErrTampered).
 	check(comps [][]byte, acc C, vouchers map[string][]byte) (T, error)
-	// open is the root's decryption of the total: the result message for
-	// its children and its own outcome; share is a non-root party's part
-	// of it, until shareCtx ends (ctx: the formed notices). Their share
-	// exchange goes through the schedule's sends and receives, but these
-	// two drive it (Decryption, the lattice plans).
-	open(ctx context.Context, total T) (frames, *Result, error)
-	share(ctx, shareCtx context.Context, total T)
+	// opening is the root's side of the decryption of total, and sharing
+	// a non-root party's: the share exchange's rounds without I/O, which
+	// the schedule's exchange (exchange.go) carries.
+	opening(total T) totalOpener
+	sharing(total T) (sharer, error)
 	// result decodes the result from the parent: the message to pass
 	// down and this party's outcome (nil frames: malformed);
 	// resultMissing is the result that names missing parties.
@@ -152,6 +150,23 @@ func runTree[C, T any](ctx context.Context, s *schedule, b backend[C, T], input 
 	return finish(ctx, s, b, total)
 }
 
+// totalOpener is a backend's side of the decryption of the total at the
+// root: the exchange's rounds, and the result made of them (the message
+// for the root's children and its own outcome) once the exchange ended
+// with the parties excluded and err.
+type totalOpener interface {
+	opener
+	result(excluded map[string]string, err error) (frames, *Result, error)
+}
+
+// exchange is this party's share exchange, which tells every party of the
+// step as this party makes a share, on ctx (the aggregation's: a share's
+// own context ends when the result arrives, and the notices must not end
+// with it).
+func (s *schedule) exchange(ctx context.Context) *exchange {
+	return &exchange{net: s.net, root: s.tree.root(), announce: func() { s.announce(ctx, true) }}
+}
+
 // finish decrypts (at the root) or shares and waits for the result from
 // the parent (elsewhere), passes the result down and returns this party's
 // outcome.
@@ -160,7 +175,9 @@ func finish[C, T any](ctx context.Context, s *schedule, b backend[C, T], total T
 	var out *Result
 	var err error
 	if s.tree.parent(s.self) == "" {
-		res, out, err = b.open(ctx, total)
+		o := b.opening(total)
+		excluded, xerr := s.exchange(ctx).open(ctx, o)
+		res, out, err = o.result(excluded, xerr)
 	} else if res, out, err = awaitResult(ctx, s, b, total); res == nil {
 		return nil, err
 	}
@@ -180,7 +197,10 @@ func awaitResult[C, T any](ctx context.Context, s *schedule, b backend[C, T], to
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer stop()
-	wg.Go(func() { b.share(ctx, shareCtx, total) })
+	if sh, err := b.sharing(total); err == nil { // else the root excludes us
+		// A share the root does not get is the root's to report.
+		wg.Go(func() { _ = s.exchange(ctx).serve(shareCtx, sh) })
+	}
 	parent := s.tree.parent(s.self)
 	r := b.reader(TypeResult)
 	err := s.receiveFrames(ctx, s.resultHops(s.self), parent, TypeResult, r)

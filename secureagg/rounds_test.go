@@ -2,9 +2,8 @@ package secureagg
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
-	"math/big"
+	"slices"
 	"testing"
 
 	"github.com/cohortdm/cohort/job"
@@ -123,7 +122,7 @@ func roundsByHand[C, T any](t *testing.T, step job.Step, ps map[string]party[C, 
 			t.Fatalf("%s refuses the total: %v", k, err)
 		}
 		// A total that is one party's input alone is refused.
-		if _, err := ps[k].b.check([][]byte{comps[0], comps[0], comps[0]}[:len(comps)], own[k], vouchers); !errors.Is(err, ErrTampered) {
+		if _, err := ps[k].b.check(slices.Repeat([][]byte{comps[0]}, len(comps)), own[k], vouchers); !errors.Is(err, ErrTampered) {
 			t.Errorf("%s accepts a tampered total: %v", k, err)
 		}
 	}
@@ -132,7 +131,8 @@ func roundsByHand[C, T any](t *testing.T, step job.Step, ps map[string]party[C, 
 
 // The tree's rounds need no network: both backends' rounds, run by hand
 // with every message carried in memory, give each party a total it
-// decrypts to the plain sum, and no party sends a message.
+// decrypts to the plain sum, and no party sends a message. The
+// decryption's rounds are run by hand too (decrypt_rounds_test.go).
 func TestRoundsWithoutMessages(t *testing.T) {
 	t.Run("paillier", func(t *testing.T) {
 		c := testConsortium(t, 3)
@@ -141,36 +141,19 @@ func TestRoundsWithoutMessages(t *testing.T) {
 		inputs := testInputs(c, 70)
 		ps := map[string]party[[]*paillier.Ciphertext, []*paillier.Ciphertext]{}
 		for _, name := range c.names {
-			s, err := newPaillierAgg(StepNetwork(net.Party(name), step), step, testConfig(c, name), 70)
+			s, sch, err := newPaillierRun(StepNetwork(net.Party(name), step), step, testConfig(c, name), 70)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ps[name] = party[[]*paillier.Ciphertext, []*paillier.Ciphertext]{s, s.schedule}
+			ps[name] = party[[]*paillier.Ciphertext, []*paillier.Ciphertext]{s, sch}
 		}
 		totals, _ := roundsByHand(t, step, ps, inputs)
-		want := plainSum(inputs, c.names)
-		for name, total := range totals {
-			var shares []*paillier.DecryptionShare
-			for _, q := range c.names[:c.pk.Threshold+1] {
-				sh, err := c.keys[q].Share.DecryptShare(rand.Reader, total, paillier.ProofContext{Job: step.Job, Phase: step.Phase, Round: step.Round, Attempt: step.Attempt})
-				if err != nil {
-					t.Fatal(err)
-				}
-				shares = append(shares, sh)
-			}
-			plain, err := c.pk.Combine(total, shares)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := ps[name].b.(*paillierAgg).outcome(&resultBody{Plain: bytesOf(plain)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkSum(t, res.Sum, want, 1e-3)
-			if n := net.MessagesSent(name); n != 0 {
-				t.Errorf("%s sent %d messages", name, n)
-			}
+		res, excluded := decryptByHand(t, Root(step), ps, totals, fault{})
+		checkSum(t, res.Sum, plainSum(inputs, c.names), 1e-3)
+		if len(excluded) > 0 {
+			t.Errorf("excluded %v", excluded)
 		}
+		checkSilent(t, net, c.names)
 	})
 	t.Run("lattice", func(t *testing.T) {
 		c, keys := latticeConsortium(t, 3)
@@ -179,53 +162,28 @@ func TestRoundsWithoutMessages(t *testing.T) {
 		inputs, want := exactInputs(c, 50, 7)
 		ps := map[string]party[*lattice.Aggregate, latticeTotal]{}
 		for _, name := range c.names {
-			s, err := newLatticeAgg(StepNetwork(net.Party(name), step), step, latticeConfig(keys, name), 50)
+			s, sch, err := newLatticeRun(StepNetwork(net.Party(name), step), step, latticeConfig(keys, name), 50)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ps[name] = party[*lattice.Aggregate, latticeTotal]{s, s.schedule}
+			ps[name] = party[*lattice.Aggregate, latticeTotal]{s, sch}
 		}
 		totals, _ := roundsByHand(t, step, ps, inputs)
-		root := ps[Root(step)].b.(*latticeAgg)
-		plan, err := root.plan(root.pointsOf(c.names), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		op, err := lattice.NewOpening(root.keys.PublicKey, root.layout, plan, totals[root.self].agg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, total := range totals { // each party's shares of the target it checked
-			s := ps[name].b.(*latticeAgg)
-			for _, q := range plan.QuorumsOf(s.keys.Self) {
-				sh, err := s.dec.GenShare(total.target, plan, q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := op.Add(sh); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if n := net.MessagesSent(name); n != 0 {
-				t.Errorf("%s sent %d messages", name, n)
-			}
-		}
-		opened, err := op.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := root.outcome(&latticeResult{plain: opened.Plain})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res, excluded := decryptByHand(t, Root(step), ps, totals, fault{})
 		checkSum(t, res.Sum, want, 0)
+		if len(excluded) > 0 {
+			t.Errorf("excluded %v", excluded)
+		}
+		checkSilent(t, net, c.names)
 	})
 }
 
-func bytesOf(plain []*big.Int) [][]byte {
-	out := make([][]byte, len(plain))
-	for i, p := range plain {
-		out[i] = p.Bytes()
+// checkSilent fails if any party sent a message.
+func checkSilent(t *testing.T, net *jobtest.Network, names []string) {
+	t.Helper()
+	for _, name := range names {
+		if n := net.MessagesSent(name); n != 0 {
+			t.Errorf("%s sent %d messages", name, n)
+		}
 	}
-	return out
 }

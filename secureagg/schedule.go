@@ -11,13 +11,13 @@ import (
 	"github.com/cohortdm/cohort/job"
 )
 
-// schedule is what both backends share of one party's aggregation, and
-// neither owns: the step and this party's place in its tree, the clock
-// every wait is measured on, the sends that give up when the recipient
-// would stop waiting, and the root's commitment to its own input
-// (commit.go). A backend adds its key and what its messages carry.
-type schedule struct {
-	net     Network
+// stage is what a backend may know of the schedule of one party's
+// aggregation: the step and this party's place in its tree, the clock
+// every deadline is measured on, the root's commitment to its own input
+// as this party holds it (commit.go), and what every party must agree on
+// of the messages. It has no network: a backend holds the stage, the
+// schedule holds the stage and the network, and only the schedule sends.
+type stage struct {
 	step    job.Step
 	self    string
 	tree    *tree
@@ -35,17 +35,26 @@ type schedule struct {
 	rootCommit []byte
 	// shape names what every party must agree on of the aggregation; a
 	// blob's parts carry it (lattice_wire.go), and so do the Paillier
-	// backend's ciphertext messages.
+	// backend's ciphertext messages. The backend sets it.
 	shape string
 	// partSize is how many bytes of a blob one message carries.
 	partSize int
+}
+
+// schedule is what both backends share of one party's aggregation, and
+// neither owns: the stage, and the sends that give up when the recipient
+// would stop waiting (schedule_net.go), the root's commitment (commit.go),
+// the formed notices (formed.go) and the share exchange (exchange.go).
+type schedule struct {
+	*stage
+	net Network
 }
 
 // newSchedule sorts the step's parties, checks that this party is one of
 // them, and lays out the tree and the per-hop budget: cfg.Timeout, or else
 // the step's timeout spread over the schedule's total hops.
 func newSchedule(net Network, step job.Step, cfg Config, extra int) (*schedule, error) {
-	s := &schedule{net: net, step: step, self: net.Self(), random: cfg.Random, start: time.Now(), extra: extra, partSize: defaultPartSize}
+	s := &schedule{net: net, stage: &stage{step: step, self: net.Self(), random: cfg.Random, start: time.Now(), extra: extra, partSize: defaultPartSize}}
 	if s.random == nil {
 		s.random = rand.Reader
 	}
@@ -83,17 +92,20 @@ func newSchedule(net Network, step job.Step, cfg Config, extra int) (*schedule, 
 // backend's extra hops). A party waiting on a child thus
 // gives up one hop after the child gave up on its own children, so it
 // names the right party.
-func (s *schedule) upHops(p string) int   { return s.tree.height(p) + 1 }
-func (s *schedule) downHops(p string) int { return s.h + 1 + s.tree.depth(p) }
-func (s *schedule) shareHops() int        { return 2*s.h + 3 }
-func (s *schedule) lateShareHops() int    { return 2*s.h + 6 }
-func (s *schedule) resultHops(p string) int {
+func (s *stage) upHops(p string) int   { return s.tree.height(p) + 1 }
+func (s *stage) downHops(p string) int { return s.h + 1 + s.tree.depth(p) }
+func (s *stage) shareHops() int        { return 2*s.h + 3 }
+func (s *stage) lateShareHops() int    { return 2*s.h + 6 }
+func (s *stage) resultHops(p string) int {
 	return 2*s.h + 8 + s.extra + s.tree.depth(p)
 }
-func (s *schedule) totalHops() int { return 3*s.h + 9 + s.extra }
+func (s *stage) totalHops() int { return 3*s.h + 9 + s.extra }
 
 // within returns ctx bounded by start + hops·hop: the latest time a message
 // that is at most that many hops away can arrive.
 func (s *schedule) within(ctx context.Context, hops int) (context.Context, context.CancelFunc) {
-	return context.WithDeadline(ctx, s.start.Add(time.Duration(hops)*s.hop))
+	return context.WithDeadline(ctx, s.at(hops))
 }
+
+// at is start + hops·hop.
+func (s *stage) at(hops int) time.Time { return s.start.Add(time.Duration(hops) * s.hop) }

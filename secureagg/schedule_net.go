@@ -1,14 +1,12 @@
 package secureagg
 
-// The schedule's messages: the one place where an aggregation sends and
-// receives (the joint Paillier decryption, Decryption, which kinds also run
-// on their own, has its own). A message is one msgpack body (send,
+// The schedule's messages: with the share exchange's driver (exchange.go),
+// the one place where an aggregation sends and receives. A message is one msgpack body (send,
 // receive) or frames, the bodies of its parts (sendFrames, receiveFrames),
 // which the backends encode and decode without I/O.
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"sync"
 
@@ -51,14 +49,7 @@ func (s *schedule) sendFrames(ctx context.Context, hops int, to, typ string, f f
 }
 
 func (s *schedule) sendParts(ctx context.Context, hops int, to, typ string, net Network, bodies frames, d wire.Disclosure) error {
-	ctx, cancel := s.within(ctx, hops)
-	defer cancel()
-	for i, b := range bodies {
-		if err := partNet(net, i).Send(ctx, to, typ, b, d); err != nil {
-			return fmt.Errorf("secureagg: send %s to %s: %w", typ, to, err)
-		}
-	}
-	return nil
+	return sendBy(ctx, s.at(hops), net, to, typ, bodies, d)
 }
 
 // sendFramesAll sends one message to several parties at once and waits
@@ -83,18 +74,7 @@ func (s *schedule) receiveFrames(ctx context.Context, hops int, from, typ string
 }
 
 func (s *schedule) receiveParts(ctx context.Context, hops int, from, typ string, net Network, r reader) error {
-	ctx, cancel := s.within(ctx, hops)
-	defer cancel()
-	for i, n := 0, 1; i < n; i++ {
-		msg, err := partNet(net, i).Receive(ctx, from, typ)
-		if err != nil {
-			return err
-		}
-		if n, err = r.part(i, msg); err != nil {
-			return err
-		}
-	}
-	return nil
+	return receiveBy(ctx, s.at(hops), net, from, typ, r)
 }
 
 // abort tells the parent and the children at once (and, at the root, the
@@ -119,47 +99,4 @@ func partNet(net Network, i int) Network {
 		return net
 	}
 	return net.Sub("part/" + strconv.Itoa(i))
-}
-
-// The lattice backend's blobs (lattice_wire.go) on the schedule's
-// channels and sub-channels: its decryption's shares and result.
-
-// sendBlob sends data to `to` as a blob of type typ on net, giving up
-// when the recipient would stop waiting for it (hops from start).
-func (s *schedule) sendBlob(ctx context.Context, hops int, to, typ string, net Network, data []byte, d wire.Disclosure) error {
-	f, err := splitBlob(s.shape, data, s.partSize)
-	if err != nil {
-		return err
-	}
-	return s.sendParts(ctx, hops, to, typ, net, f, d)
-}
-
-// sendBlobAll sends one blob to several parties at once and waits for all.
-func (s *schedule) sendBlobAll(ctx context.Context, hops func(to string) int, to []string, typ string, net Network, data []byte, d wire.Disclosure) {
-	f, err := splitBlob(s.shape, data, s.partSize)
-	if err != nil {
-		return // a header that does not encode: the recipients time out and name us
-	}
-	s.sendPartsAll(ctx, hops, to, typ, net, f, d)
-}
-
-// sendAbort tells one party that the attempt failed for want of missing.
-func (s *schedule) sendAbort(ctx context.Context, hops int, to, typ string, missing []string) error {
-	f, err := blobAbort(missing)
-	if err != nil {
-		return err
-	}
-	return s.sendParts(ctx, hops, to, typ, s.net, f, wire.DiscloseControl)
-}
-
-// receiveBlob receives a blob of type typ from `from` on net (hops from
-// start), of at most maxSize bytes, or an abort naming missing parties of
-// the step.
-func (s *schedule) receiveBlob(ctx context.Context, hops int, from, typ string, net Network, maxSize int) ([]byte, []string, error) {
-	r := newBlobReader(s.shape, maxSize, s.partSize, s.parties)
-	if err := s.receiveParts(ctx, hops, from, typ, net, r); err != nil {
-		return nil, nil, err
-	}
-	data, missing := r.message()
-	return data, missing, nil
 }
