@@ -31,6 +31,14 @@ type wireDown struct {
 	W      int        `msgpack:"w"`
 	K      int        `msgpack:"k"`
 	C      []byte     `msgpack:"c"`
+	First  bool       `msgpack:"first"`
+	Width  int        `msgpack:"width"`
+	Layout struct {
+		SlotBits  int `msgpack:"slot_bits"`
+		ValueBits int `msgpack:"value_bits"`
+	} `msgpack:"layout"`
+	Ref  [][]int `msgpack:"ref"`
+	Node [][]int `msgpack:"node"`
 }
 
 type wireBins struct {
@@ -151,6 +159,9 @@ func checkLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any,
 		m, d := sm.Message, sm.Disclosure
 		seen[m.Type]++
 		want, texts := messageProfile(t, c, s, sm)
+		if m.Type == boost.TypeGradients && want == wire.DiscloseSplitSummary {
+			seen["re-used gradient ciphertexts"]++
+		}
 		if d != want {
 			t.Errorf("%s from %s to %s sent as %s, want %s", m.Type, sm.From, sm.To, d, want)
 		}
@@ -168,7 +179,7 @@ func checkLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any,
 			}
 		}
 	}
-	for _, typ := range []string{boost.TypeCombos, boost.TypeGradients, boost.TypeBins, boost.TypeDigest, boost.TypeSplit, "secureagg/share-request", "secureagg/share"} {
+	for _, typ := range []string{boost.TypeCombos, boost.TypeGradients, boost.TypeBins, boost.TypeDigest, boost.TypeSplit, "secureagg/share-request", "secureagg/share", "re-used gradient ciphertexts"} {
 		if seen[typ] == 0 {
 			t.Errorf("no %s message was sent: the test checks nothing of it", typ)
 		}
@@ -220,6 +231,18 @@ func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 			t.Errorf("gradient sums of edge %d from %s to %s", w.Edge, sm.From, sm.To)
 		}
 		subset("gradient sums", w.Values, e)
+		// A down message that re-uses the tree's first-level ciphertexts
+		// names its entries' open nodes (reuse.go): split-summary.
+		for i, rs := range w.Ref {
+			for j, r := range rs {
+				if r >= 0 {
+					want = wire.DiscloseSplitSummary
+					if w.First || w.N[i][j] != 1 || w.Node[i][j] < -1 || 2*w.Node[i][j] >= w.Width {
+						t.Errorf("a re-used entry of edge %d: first %v, %d summands, node %d of %d slots", e, w.First, w.N[i][j], w.Node[i][j], w.Width)
+					}
+				}
+			}
+		}
 		w.C = nil
 		texts, _ = wire.Marshal(&w)
 	case boost.TypeBins:

@@ -194,17 +194,19 @@ func (r *levelRun) route(ctx context.Context, i int, out []DownSummary) error {
 		}
 		ds := out[j]
 		if s.plainTable(i) {
-			sealed := []DownSummary{ds}
-			if err := Seal(sealed, s.crypto.Seal); err != nil {
+			if err := s.sealer.seal(&ds, r.a.Depth); err != nil {
 				return err
 			}
-			ds = sealed[0]
 		}
 		w, err := encodeDown(&s.keys.Public().PublicKey, ds)
 		if err != nil {
 			return err
 		}
-		if err := s.send(ctx, r.step.Sub(fmt.Sprintf("down/%d", e)), s.g.Tables[e+1].Party, TypeGradients, w, wire.DiscloseCiphertext); err != nil {
+		form := wire.DiscloseCiphertext
+		if w.reuses() {
+			form = wire.DiscloseSplitSummary // it names its entries' nodes
+		}
+		if err := s.send(ctx, r.step.Sub(fmt.Sprintf("down/%d", e)), s.g.Tables[e+1].Party, TypeGradients, w, form); err != nil {
 			return err
 		}
 	}

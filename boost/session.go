@@ -51,6 +51,7 @@ type session struct {
 	rows   uint64
 	made   []int
 	crypto Crypto
+	sealer *sealer
 	pool   *paillier.RandomizerPool
 	stop   context.CancelFunc
 	plain  []*big.Int
