@@ -64,6 +64,17 @@ type secrets struct {
 	texts  [][]byte
 	shared [][]string
 	only   [][]string
+	// test: the test set's (its join values are checked on the test
+	// step's sub-channels, test-psi/EDGE and test-up/EDGE).
+	test *secrets
+}
+
+// on is the secrets whose join values a message on channel ch may hold.
+func (s *secrets) on(ch string) *secrets {
+	if s.test != nil && strings.HasPrefix(ch, "test-") {
+		return s.test
+	}
+	return s
 }
 
 func caseSecrets(t *testing.T, c *joinCase, m *boost.Model, released bool) *secrets {
@@ -76,6 +87,10 @@ func caseSecrets(t *testing.T, c *joinCase, m *boost.Model, released bool) *secr
 				s.texts = append(s.texts, []byte(txt))
 			}
 		}
+	}
+	if c.test != nil {
+		s.test = caseSecrets(t, c.test, m, released)
+		s.floats, s.texts = append(s.floats, s.test.floats...), append(s.texts, s.test.texts...)
 	}
 	for _, tb := range c.data {
 		for _, col := range tb.ColumnsOfKind(table.Numeric) {
@@ -171,9 +186,10 @@ func checkLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any,
 		if what := s.holding(texts, true); what != "" {
 			t.Errorf("%s from %s to %s holds %s", m.Type, sm.From, sm.To, what)
 		}
-		for e, vals := range s.only {
+		sx := s.on(m.Channel)
+		for e, vals := range sx.only {
 			for _, v := range vals {
-				if texts != nil && bytes.Contains(texts, []byte(v)) && !containsShared(texts, v, s.shared[e]) {
+				if texts != nil && bytes.Contains(texts, []byte(v)) && !containsShared(texts, v, sx.shared[e]) {
 					t.Errorf("%s from %s to %s holds join value %q held by one side of edge %d", m.Type, sm.From, sm.To, v, e)
 				}
 			}
@@ -198,7 +214,7 @@ func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 	holder := c.g.Tables[0].Party
 	edgeOf := func(ch string) int { return channelEdge(t, c, ch) }
 	party := func(name string) string { return c.g.Tables[c.g.Index(name)].Party }
-	subset := func(what string, vals []string, e int) { s.subset(t, what, vals, e) }
+	subset := func(what string, vals []string, e int) { s.on(m.Channel).subset(t, what, vals, e) }
 	texts := m.Body
 	want := wire.Disclosure("")
 	switch m.Type {
@@ -282,7 +298,7 @@ func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 	case psi.TypeSize, psi.TypeBlinded, psi.TypeDouble, psi.TypeFilter, psi.TypeOTBase, psi.TypeOTChoice, psi.TypeOTKeys, psi.TypeOTMatrix, psi.TypeOTValues:
 		want, texts = wire.DisclosePSIBlinded, nil
 		parts := strings.Split(m.Channel, "/")
-		if len(parts) < 2 || parts[0] != "psi" {
+		if len(parts) < 2 || (parts[0] != "psi" && parts[0] != "test-psi") {
 			t.Fatalf("PSI message on channel %q", m.Channel)
 		}
 		e := edgeOf(parts[0] + "/" + parts[1])
@@ -342,7 +358,11 @@ func checkRecords(t *testing.T, s *secrets, recs map[string]*job.Record) {
 		if what := s.holding(b, true); what != "" {
 			t.Errorf("the log's record of %s/%d holds %s", r.Step.Phase, r.Step.Round, what)
 		}
-		for _, vals := range append(slices.Clone(s.shared), s.only...) {
+		all := append(slices.Clone(s.shared), s.only...)
+		if s.test != nil {
+			all = append(append(all, s.test.shared...), s.test.only...)
+		}
+		for _, vals := range all {
 			for _, v := range vals {
 				if bytes.Contains(b, []byte(v)) {
 					t.Errorf("the log's record of %s/%d holds join value %q", r.Step.Phase, r.Step.Round, v)
