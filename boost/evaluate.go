@@ -39,11 +39,20 @@ type TestScore struct {
 // train's splits, in ordinal order: '0' where the row's value is at most
 // the split's threshold.
 func (l *Local) SignLike(t *table.Table, train *Local) error {
+	ps := make([]pred, len(train.made))
 	for ord := range train.made {
 		sp := train.Predicate(ord)
+		ps[ord] = pred{Column: sp.Column, Num: sp.Num}
+	}
+	return l.sign(t, ps)
+}
+
+// sign appends to every row's signature the outcomes of preds, in order.
+func (l *Local) sign(t *table.Table, preds []pred) error {
+	for _, sp := range preds {
 		c, err := t.Column(sp.Column)
 		if err != nil || c.Num == nil {
-			return fmt.Errorf("%w: test table %q column %q: not numeric", ErrData, l.name, sp.Column)
+			return fmt.Errorf("%w: table %q column %q: not numeric", ErrData, l.name, sp.Column)
 		}
 		for r := range l.sig {
 			bit := byte('1')
