@@ -57,9 +57,11 @@ func TestPaillierEqualsPlain(t *testing.T) {
 // TestCreditPaillierTime logs the time of one tree on default_credit with
 // 2048-bit keys (BOOST_PAILLIER=N: the training ids with id mod N = 1,
 // all with N = 1; BOOST_REUSE=0 encrypts every entry at every level;
-// BOOST_TREES trees, 1 by default; docs/boost.md): wall time, and the
-// process's CPU time over the training (every goroutine: the sealing
-// workers and the randomiser pool's filler, sized to one tree's rows).
+// BOOST_TREES trees, 1 by default; BOOST_POOL randomisers pooled, one
+// tree's rows by default; docs/boost.md): wall time, and the process's
+// CPU time over the training (every goroutine: the sealing workers and
+// the randomiser pool's filler, whose randomisers left over at the end
+// count too).
 func TestCreditPaillierTime(t *testing.T) {
 	every, _ := strconv.Atoi(os.Getenv("BOOST_PAILLIER"))
 	if every < 1 {
@@ -73,7 +75,11 @@ func TestCreditPaillierTime(t *testing.T) {
 	}
 	p.Reuse = os.Getenv("BOOST_REUSE") != "0"
 	rows := train["guest"].NumRows()
-	c := paillierCryptoPool(t, 2048, 1<<15, rows)
+	pool := rows
+	if v, err := strconv.Atoi(os.Getenv("BOOST_POOL")); err == nil && v > 0 {
+		pool = v
+	}
+	c := paillierCryptoPool(t, 2048, 1<<15, pool)
 	cpu0, t0 := cpuTime(t), time.Now()
 	if _, err := boost.TrainWith(g, train, p, c); err != nil {
 		t.Fatal(err)
