@@ -288,7 +288,7 @@ func (l *Local) checkReuse(e *DownEntry, v string, width int, firstSums [][]Sum,
 		return nil
 	}
 	bad := fmt.Errorf("%w: a re-used down entry names no entry of the tree's first level", ErrWire)
-	if l.first == nil || width < 2 || width%2 != 0 || e.Reuse.Node < -1 || 2*e.Reuse.Node+1 >= width {
+	if l.first == nil || width < 2 || width > maxWidth || width%2 != 0 || e.Reuse.Node < -1 || 2*e.Reuse.Node+1 >= width {
 		return bad
 	}
 	if firstSums[j] == nil {
@@ -305,6 +305,10 @@ func (l *Local) checkReuse(e *DownEntry, v string, width int, firstSums [][]Sum,
 	}
 	return nil
 }
+
+// maxWidth bounds a level's slots: two per open node, at most 2^15 open
+// nodes (params.max_depth is at most 16).
+const maxWidth = 1 << 16
 
 // addNodeBins adds x·k to row r's bin of every feature in node's sums.
 func (l *Local) addNodeBins(ring Ring, nodes [][][]Sum, r int, x Sum, k uint64, node, width int) {

@@ -227,8 +227,9 @@ func (PlainRing) Place(x Sum, node, width int, k uint64, _ Layout) (Sum, error) 
 // summands in every other slot, so that it unpacks as any packed sum.
 func (r PaillierRing) Place(x Sum, node, width int, k uint64, lay Layout) (Sum, error) {
 	p := x.(*Packed)
-	if len(p.C) != 1 || p.W != 2 || node < 0 || 2*node+1 >= width || lay.SlotBits < 1 || lay.ValueBits < 1 ||
-		width*lay.SlotBits >= r.PK.N.BitLen() {
+	bits := r.PK.N.BitLen()
+	if len(p.C) != 1 || p.W != 2 || node < 0 || 2*node+1 >= width || width > maxWidth || lay.SlotBits < 1 || lay.SlotBits >= bits ||
+		lay.ValueBits < 1 || lay.ValueBits >= lay.SlotBits || width*lay.SlotBits >= bits {
 		return nil, fmt.Errorf("%w: a re-used gradient sum does not fit the level's packing", ErrWire)
 	}
 	n := p.N * k

@@ -79,3 +79,32 @@ func TestReusePaillier(t *testing.T) {
 		t.Fatalf("encrypted model with re-use differs\n got: %s\nwant: %s", a, b)
 	}
 }
+
+// TestPlaceRefuses: a re-used entry's placement refuses layouts and widths
+// that do not fit the key (a hostile sender's), without allocating them.
+func TestPlaceRefuses(t *testing.T) {
+	c := paillierCrypto(t, 1024, 1<<10)
+	ring := c.Ring.(boost.PaillierRing)
+	x, err := c.Seal(boost.Vec{3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		node, width int
+		lay         boost.Layout
+	}{
+		{0, 4, boost.Layout{SlotBits: 1 << 62, ValueBits: 40}},
+		{0, 4, boost.Layout{SlotBits: 60, ValueBits: 60}},
+		{0, 1 << 20, c.Layout},
+		{2, 4, c.Layout},
+		{-1, 4, c.Layout},
+		{0, 40, c.Layout}, // 40 slots do not fit one 1024-bit plaintext
+	} {
+		if _, err := ring.Place(x, tc.node, tc.width, 1, tc.lay); err == nil {
+			t.Errorf("node %d width %d layout %+v placed", tc.node, tc.width, tc.lay)
+		}
+	}
+	if _, err := ring.Place(x, 1, 4, 2, c.Layout); err != nil {
+		t.Fatalf("a fitting placement refused: %v", err)
+	}
+}
