@@ -19,6 +19,9 @@ type joinCase struct {
 	csv  map[string]string
 	g    *joinprop.Graph
 	data map[string]*table.Table
+	// test, when set, is the spec's test set (the same schema): simRun
+	// writes its tables as NAME_test.csv.
+	test *joinCase
 }
 
 // caseTable is one generated table: its party, columns (name: kind) and

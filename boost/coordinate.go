@@ -62,7 +62,7 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		c.Progress(levelRound.Phase, lp.Tree, p.Trees)
 	}
 	fin, err := finishRound.Run(ctx, c, call(0), func(o *job.Outcome[finishOutput]) (finishDecision, error) {
-		return decideFinish(o, g.Tables[0].Party, p.Release)
+		return decideFinish(o, g.Tables[0].Party, p.Release, len(c.Spec().Test) > 0)
 	})
 	if err != nil {
 		return nil, err
@@ -73,6 +73,9 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	}
 	if fin.Decision.Model != nil {
 		res["model"] = json.RawMessage(fin.Decision.Model)
+	}
+	if fin.Decision.Test != nil {
+		res["test"] = fin.Decision.Test
 	}
 	return res, nil
 }
@@ -98,14 +101,23 @@ func decideLevel(o *job.Outcome[levelOutput], holder string, tables int) (levelD
 	return levelDecision{Winners: r.Winners, Closed: r.Closed}, nil
 }
 
-// decideFinish assembles the released model from every party's kept part
-// (release only).
-func decideFinish(o *job.Outcome[finishOutput], holder string, release bool) (finishDecision, error) {
+// decideFinish takes the class holder's test score (tested only) and
+// assembles the released model from every party's kept part (release
+// only).
+func decideFinish(o *job.Outcome[finishOutput], holder string, release, tested bool) (finishDecision, error) {
 	if err := o.Err(); err != nil {
 		return finishDecision{}, err
 	}
+	var score *TestScore
+	if tested {
+		r, ok := o.Results[holder]
+		if !ok || r.Test == nil {
+			return finishDecision{}, fmt.Errorf("%w: no test score from party %s", ErrHolder, holder)
+		}
+		score = r.Test
+	}
 	if !release {
-		return finishDecision{}, nil
+		return finishDecision{Test: score}, nil
 	}
 	var parts []*kept
 	for _, r := range o.Results {
@@ -121,5 +133,5 @@ func decideFinish(o *job.Outcome[finishOutput], holder string, release bool) (fi
 	if err != nil {
 		return finishDecision{}, err
 	}
-	return finishDecision{Model: b}, nil
+	return finishDecision{Model: b, Test: score}, nil
 }

@@ -73,6 +73,7 @@ func (s *session) holderCrypto(_ context.Context, groups []Group) error {
 		return err
 	}
 	s.crypto, s.pool, s.stop = c, pool, stop
+	s.sealer = newSealer(c, s.prm.Reuse)
 	return nil
 }
 

@@ -86,7 +86,18 @@
 //   - gradient-ciphertext (down): packed Paillier ciphertexts under the
 //     consortium's threshold key; the receiver learns nothing of their
 //     contents, only which (join value, combo) entries exist, which the
-//     up pass already told the sender.
+//     up pass already told the sender. With params.reuse (the default;
+//     reuse.go) the ciphertexts are fresh only at a tree's first level;
+//     at deeper levels an entry whose join rows outside the receiver's
+//     subtree all lie in one open node names its first-level entry and
+//     that node instead, so the receiver (and every table below it, which
+//     gets sums placed from those ciphertexts) learns the open node of
+//     such entries: SecureBoost's instance space, which SecureBoost
+//     discloses to its passive parties. Such a message is recorded as
+//     split-summary. Re-using a ciphertext discloses nothing of its
+//     contents: the receiver already holds it, and it stays under the
+//     threshold key. params.reuse: false keeps the nodes hidden at the
+//     cost of a fresh encryption per entry per level.
 //   - bin-sums (to the class holder): per feature and bin of the sender's
 //     tables, the encrypted gradient and hessian sums per open node, and
 //     the number of packed summands (an upper bound on the join rows in the
@@ -99,9 +110,9 @@
 // # Distributed job
 //
 // `kind: boost` has sjc's spec shape (parties, tables, a schema with one
-// class column, join); a test set is refused for now (params: trees,
-// max_depth, learning_rate, bins, lambda, min_child_weight, loss, release,
-// psi, timeout_ms; ParseParams). The class holder is the party of the
+// class column, join, an optional test set naming a test table for every
+// table; params: trees, max_depth, learning_rate, bins, lambda,
+// min_child_weight, loss, release, reuse, psi, timeout_ms; ParseParams). The class holder is the party of the
 // table with the class column. Its steps, each a typed round (rounds.go):
 //
 //  1. load: each party checks its tables against the schema; the class
@@ -130,7 +141,13 @@
 //     winning table of each open node (or that the tree closed), which
 //     is committed. At max_depth only the up pass runs (the class holder
 //     needs the groups for the leaf weights).
-//  4. finish: every party keeps its part of the model in its data dir
+//  4. finish: with a test set, the test tables are scored without being
+//     joined (evaluate.go: each party signs its test rows with all its
+//     kept splits, a PSI per test edge on sub-channels test-psi/EDGE, one
+//     up pass on test-up/EDGE; the class holder walks its test groups
+//     through the trees and reports accuracy, AUC and rows, or the RMSE
+//     under squared loss, which are committed and written to
+//     result.json's "test"). Every party keeps its part of the model in its data dir
 //     (ModelSecret: its predicates by table and ordinal; the class holder
 //     also the base score, the skeletons and the leaf weights). With
 //     params.release every party reports its part to the coordinator and
@@ -149,7 +166,8 @@
 //
 //   - The log (every member): the positive label; per level the winning
 //     table of each open node (as sjc's skeleton); the step args (tree,
-//     depth); with params.release the model; when an edge's intersection
+//     depth); with params.release the model; with a test set its score
+//     (accuracy, AUC, rows); when an edge's intersection
 //     is empty, that it is (the job fails at psi naming the edge). No
 //     join value, attribute value, threshold, gain, bin index, gradient
 //     or leaf weight.
@@ -170,10 +188,19 @@
 //     from the class holder (score).
 //   - Every party: the decryption's share requests and shares (ciphertext,
 //     decryption-share), which carry nothing decryptable to a party.
+//   - With a test set, as a level's up pass and the PSI over the test
+//     tables: each neighbour the shared test join values and the combo
+//     summaries of the test rows (every split's outcome, counted in test
+//     join rows); the class holder, per own test row, the outcomes of
+//     every split for its test join rows.
 //   - Error texts name the party, table, column or field, never a value.
 //
-// TestJobStar and TestJobChain run the job on real nodes and check every
-// message the sessions send, every log record they read and every audit
-// ledger entry against this profile; TestJobErrorTexts checks a failing
-// job's error text.
+// Prediction with a trained model is the kind `boost-predict`
+// (PredictKind; its doc has its steps and profile).
+//
+// TestJobStar, TestJobChain and TestJobTestSet run the job on real nodes
+// and check every message the sessions send (re-used gradient
+// ciphertexts included: the test fails if none was sent), every log
+// record they read and every audit ledger entry against this profile;
+// TestJobErrorTexts checks a failing job's error text.
 package boost

@@ -40,6 +40,9 @@ type Sum any
 // the job and its benchmark).
 type Ring interface {
 	AddMul(acc, x Sum, k uint64) Sum
+	// Place is x, the sums of a pair, times k in node's slots of a
+	// width-slot vector (reuse.go).
+	Place(x Sum, node, width int, k uint64, lay Layout) (Sum, error)
 }
 
 // PlainRing adds Vecs.
@@ -57,6 +60,9 @@ func (PlainRing) AddMul(acc, x Sum, k uint64) Sum {
 type DownEntry struct {
 	Combo string `msgpack:"combo"`
 	Sums  Sum    `msgpack:"sums"`
+	// Reuse, when set, stands for Sums: the tree's first-level entry it
+	// names, in one node's slots (reuse.go).
+	Reuse *Reuse `msgpack:"reuse"`
 }
 
 // DownSummary is a table's down message to a child.
@@ -64,6 +70,12 @@ type DownSummary struct {
 	Edge    int           `msgpack:"edge"`
 	Values  []string      `msgpack:"values"`
 	Entries [][]DownEntry `msgpack:"entries"`
+	// First: the tree's first level (the receiver keeps it for re-used
+	// entries). Width is the slots of the level's sums, Layout their
+	// packing (set where the sums are sealed).
+	First  bool   `msgpack:"first"`
+	Width  int    `msgpack:"width"`
+	Layout Layout `msgpack:"layout"`
 }
 
 // BinSums is, per feature of a table (Features order), per bin, the sums
@@ -169,14 +181,8 @@ func OpenPlain(s Sum) (Vec, error) { return s.(Vec), nil }
 // holder encrypts its down messages).
 func Seal(ds []DownSummary, seal func(Vec) (Sum, error)) error {
 	for i := range ds {
-		for _, es := range ds[i].Entries {
-			for j := range es {
-				s, err := seal(es[j].Sums.(Vec))
-				if err != nil {
-					return err
-				}
-				es[j].Sums = s
-			}
+		if err := sealEntries(&ds[i], seal); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -197,7 +203,8 @@ func (l *Local) RootDown(groups []Group, k kids, gv []Vec) ([]DownSummary, BinSu
 
 // Down is a non-root table's down pass in ring: from its parent's message
 // and its children's up messages (as Up took them), its messages to its
-// children and its bin sums.
+// children and its bin sums. A message of the tree's first level is kept
+// for the re-used entries of its deeper levels (reuse.go).
 func (l *Local) Down(ring Ring, ds DownSummary, sums []ComboSummary) ([]DownSummary, SealedBins, error) {
 	k, err := l.takeKids(sums)
 	if err != nil {
@@ -208,32 +215,131 @@ func (l *Local) Down(ring Ring, ds DownSummary, sums []ComboSummary) ([]DownSumm
 	if ds.Edge != pe || len(ds.Entries) != len(ds.Values) {
 		return nil, nil, fmt.Errorf("boost: table %q: down summary for edge %s does not fit", l.name, l.g.EdgeName(pe))
 	}
-	in := make([]map[string]Sum, len(ek.Vals))
+	if ds.First {
+		l.first = nil
+	}
+	in := make([]map[string]*DownEntry, len(ek.Vals))
+	firstSums := make([][]Sum, len(ek.Vals)) // by own value: the first level's sums of its entries
 	for i, v := range ds.Values {
 		j, ok := slices.BinarySearch(ek.Vals, v)
 		if !ok {
 			return nil, nil, fmt.Errorf("boost: table %q edge %s: the summary names a join value the table does not hold", l.name, l.g.EdgeName(pe))
 		}
-		in[j] = map[string]Sum{}
-		for _, e := range ds.Entries[i] {
-			in[j][e.Combo] = e.Sums
+		in[j] = map[string]*DownEntry{}
+		for x := range ds.Entries[i] {
+			e := &ds.Entries[i][x]
+			if err := l.checkReuse(e, v, ds.Width, firstSums, j); err != nil {
+				return nil, nil, err
+			}
+			in[j][e.Combo] = e
 		}
 	}
+	if ds.First {
+		l.first = &ds
+	}
 	acc, bs := l.newDownAcc(), l.newBins()
-	for r := 0; r < l.n; r++ {
+	nodes := make([][][]Sum, len(l.feats)) // re-used sums per feature, bin and node
+	for r := 0; r < l.n && err == nil; r++ {
 		m := in[ek.Row[r]]
 		if m == nil {
 			continue
 		}
 		l.eachCombo(r, k, func(parts []int) {
 			c, n := l.combo(r, k, parts)
-			d := m[c]
-			if d == nil {
+			e := m[c]
+			if e == nil || err != nil {
 				return
 			}
-			l.addBins(ring, bs, r, d, n)
-			l.spread(ring, acc, r, k, parts, d)
+			if e.Reuse == nil {
+				l.addBins(ring, bs, r, e.Sums, n)
+				l.spread(ring, acc, r, k, parts, e.Sums)
+				return
+			}
+			if e.Reuse.Node < 0 {
+				return
+			}
+			x := firstSums[ek.Row[r]][e.Reuse.Ref]
+			l.addNodeBins(ring, nodes, r, x, n, e.Reuse.Node, ds.Width)
+			if len(acc) > 0 {
+				var placed Sum
+				if placed, err = ring.Place(x, e.Reuse.Node, ds.Width, 1, ds.Layout); err == nil {
+					l.spread(ring, acc, r, k, parts, placed)
+				}
+			}
 		})
 	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := placeNodes(ring, bs, nodes, ds.Width, ds.Layout); err != nil {
+		return nil, nil, err
+	}
 	return l.summaries(acc), bs, nil
+}
+
+// checkReuse checks a down entry of join value v (own value index j): it
+// has sums, or names an entry of the tree's first level and an open node.
+// firstSums[j] is filled with the first level's sums of v.
+func (l *Local) checkReuse(e *DownEntry, v string, width int, firstSums [][]Sum, j int) error {
+	if e.Reuse == nil {
+		if e.Sums == nil {
+			return fmt.Errorf("%w: a down entry without sums", ErrWire)
+		}
+		return nil
+	}
+	bad := fmt.Errorf("%w: a re-used down entry names no entry of the tree's first level", ErrWire)
+	if l.first == nil || width < 2 || width > maxWidth || width%2 != 0 || e.Reuse.Node < -1 || 2*e.Reuse.Node+1 >= width {
+		return bad
+	}
+	if firstSums[j] == nil {
+		fi, ok := slices.BinarySearch(l.first.Values, v)
+		if !ok {
+			return bad
+		}
+		for _, fe := range l.first.Entries[fi] {
+			firstSums[j] = append(firstSums[j], fe.Sums)
+		}
+	}
+	if e.Reuse.Ref < 0 || e.Reuse.Ref >= len(firstSums[j]) {
+		return bad
+	}
+	return nil
+}
+
+// maxWidth bounds a level's slots: two per open node, at most 2^15 open
+// nodes (params.max_depth is at most 16).
+const maxWidth = 1 << 16
+
+// addNodeBins adds x·k to row r's bin of every feature in node's sums.
+func (l *Local) addNodeBins(ring Ring, nodes [][][]Sum, r int, x Sum, k uint64, node, width int) {
+	for f := range l.feats {
+		if nodes[f] == nil {
+			nodes[f] = make([][]Sum, len(l.feats[f].Cuts)+1)
+		}
+		b := l.feats[f].bin[r]
+		if nodes[f][b] == nil {
+			nodes[f][b] = make([]Sum, width/2)
+		}
+		nodes[f][b][node] = ring.AddMul(nodes[f][b][node], x, k)
+	}
+}
+
+// placeNodes adds the per-node sums of every bin, each placed in its
+// node's slots, to the bin's sums.
+func placeNodes(ring Ring, bs SealedBins, nodes [][][]Sum, width int, lay Layout) error {
+	for f := range nodes {
+		for b, ns := range nodes[f] {
+			for node, x := range ns {
+				if x == nil {
+					continue
+				}
+				p, err := ring.Place(x, node, width, 1, lay)
+				if err != nil {
+					return err
+				}
+				bs[f][b] = ring.AddMul(bs[f][b], p, 1)
+			}
+		}
+	}
+	return nil
 }

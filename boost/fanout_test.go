@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -31,24 +32,37 @@ func fanoutCase(t *testing.T, n, fan int) *joinCase {
 }
 
 // TestFanoutTime logs the time per join row of a star with fan-out 10
-// beside the one-to-one case with as many join rows (BOOST_FANOUT=1;
-// docs/boost.md).
+// beside the one-to-one case with as many join rows (BOOST_FANOUT=1 in
+// the clear with 20,000 join rows; BOOST_FANOUT=paillier under 2048-bit
+// packed Paillier with BOOST_ROWS join rows, 2,000 by default, and one
+// tree: wall and CPU time; docs/boost.md).
 func TestFanoutTime(t *testing.T) {
-	if os.Getenv("BOOST_FANOUT") == "" {
-		t.Skip("BOOST_FANOUT=1 to measure")
+	mode := os.Getenv("BOOST_FANOUT")
+	if mode == "" {
+		t.Skip("BOOST_FANOUT=1 or paillier to measure")
 	}
-	const n = 20000
+	n := 20000
 	p := boost.DefaultParams()
 	p.Trees = 3
-	var per [2]time.Duration
+	if mode == "paillier" {
+		n, p.Trees = 2000, 1
+		if v, err := strconv.Atoi(os.Getenv("BOOST_ROWS")); err == nil && v > 0 {
+			n = v
+		}
+	}
+	var per, cpu [2]time.Duration
 	for i, fan := range []int{1, 10} {
 		c := fanoutCase(t, n, fan)
-		t0 := time.Now()
-		if _, err := boost.Train(c.g, c.data, p); err != nil {
+		crypto := plainCrypto()
+		if mode == "paillier" {
+			crypto = paillierCryptoPool(t, 2048, uint64(n), 64)
+		}
+		c0, t0 := cpuTime(t), time.Now()
+		if _, err := boost.TrainWith(c.g, c.data, p, crypto); err != nil {
 			t.Fatal(err)
 		}
-		per[i] = time.Since(t0) / time.Duration(p.Trees*n)
+		per[i], cpu[i] = time.Since(t0)/time.Duration(p.Trees*n), (cpuTime(t)-c0)/time.Duration(p.Trees*n)
 	}
-	t.Logf("%d join rows, depth %d, in the clear: %v per tree per join row one-to-one, %v with fan-out 10 (ratio %.2f)",
-		n, p.MaxDepth, per[0], per[1], float64(per[1])/float64(per[0]))
+	t.Logf("%d join rows, depth %d, %s: per tree per join row %v (CPU %v) one-to-one, %v (CPU %v) with fan-out 10 (ratio %.2f, CPU %.2f)",
+		n, p.MaxDepth, mode, per[0], cpu[0], per[1], cpu[1], float64(per[1])/float64(per[0]), float64(cpu[1])/float64(cpu[0]))
 }

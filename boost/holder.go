@@ -31,6 +31,14 @@ func (h *Holder) Done() bool { return len(h.trees) == h.p.Trees && h.cur == nil 
 // Base is the base score.
 func (h *Holder) Base() float64 { return h.base }
 
+// Depth is the depth of the level's open nodes.
+func (h *Holder) Depth() int {
+	if len(h.open) == 0 {
+		return 0
+	}
+	return h.open[0].depth
+}
+
 // Open is the number of open nodes of the level.
 func (h *Holder) Open() int { return len(h.open) }
 

@@ -64,12 +64,21 @@ func parseSpec(spec *job.Spec) (*joinprop.Graph, Params, error) {
 	if _, err := psiMode(spec, p.PSI); err != nil {
 		return nil, p, err
 	}
-	if len(spec.Test) > 0 {
-		return nil, p, spec.Errorf("test", "a boost job does not evaluate a test set yet")
-	}
 	g, err := joinprop.NewGraph(spec)
 	if err != nil {
 		return nil, p, fmt.Errorf("%w: %s: %w", job.ErrSpec, spec.Source, err)
+	}
+	if len(spec.Test) > 0 {
+		for _, t := range g.Tables {
+			if spec.Test[t.Name] == "" {
+				return nil, p, spec.Errorf("test", "names no test table for table %q (a test set needs every table of the join)", t.Name)
+			}
+		}
+		for name := range spec.Test {
+			if g.Index(name) < 0 {
+				return nil, p, spec.Errorf("test."+name, "table %q is not in the join graph", name)
+			}
+		}
 	}
 	return g, p, nil
 }
@@ -98,9 +107,10 @@ func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePub
 // encrypted bin sums that the class holder decrypts (its gains follow:
 // score), and as the winning table of a split in the log; the class
 // column as encrypted gradients and the split choices sent to the
-// winners.
+// winners; with params.reuse, the class holder's down messages also name
+// the open node of their entries (split-summary, to its neighbours).
 func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
-	g, err := joinprop.NewGraph(spec)
+	g, p, err := parseSpec(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +132,9 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 				out = append(out,
 					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: wire.DiscloseCiphertext, To: peers, Parties: all},
 					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: wire.DiscloseScore, To: g.PartiesBut(party)})
+				if p.Reuse {
+					out = append(out, job.Use{Table: t.Name, Column: c.Name, Role: job.RoleClass, Form: wire.DiscloseSplitSummary, To: peers})
+				}
 			case table.Numeric:
 				out = append(out,
 					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseSplitSummary, To: peers},

@@ -118,7 +118,16 @@ func simRunTo(t *testing.T, c *joinCase, p boost.Params, capt *capture, out stri
 	}
 	spec := *c.spec
 	spec.Params = map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "learning_rate": p.LearningRate,
-		"lambda": p.Lambda, "min_child_weight": p.MinChildWeight, "loss": p.Loss, "release": p.Release}
+		"lambda": p.Lambda, "min_child_weight": p.MinChildWeight, "loss": p.Loss, "release": p.Release, "reuse": p.Reuse}
+	if c.test != nil {
+		spec.Test = map[string]string{}
+		for name, text := range c.test.csv {
+			if err := os.WriteFile(filepath.Join(dir, name+"_test.csv"), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			spec.Test[name] = name + "_test.csv"
+		}
+	}
 	if p.PSI != "" {
 		spec.Params["psi"] = p.PSI
 	}

@@ -31,6 +31,14 @@ type wireDown struct {
 	W      int        `msgpack:"w"`
 	K      int        `msgpack:"k"`
 	C      []byte     `msgpack:"c"`
+	First  bool       `msgpack:"first"`
+	Width  int        `msgpack:"width"`
+	Layout struct {
+		SlotBits  int `msgpack:"slot_bits"`
+		ValueBits int `msgpack:"value_bits"`
+	} `msgpack:"layout"`
+	Ref  [][]int `msgpack:"ref"`
+	Node [][]int `msgpack:"node"`
 }
 
 type wireBins struct {
@@ -56,6 +64,17 @@ type secrets struct {
 	texts  [][]byte
 	shared [][]string
 	only   [][]string
+	// test: the test set's (its join values are checked on the test
+	// step's sub-channels, test-psi/EDGE and test-up/EDGE).
+	test *secrets
+}
+
+// on is the secrets whose join values a message on channel ch may hold.
+func (s *secrets) on(ch string) *secrets {
+	if s.test != nil && strings.HasPrefix(ch, "test-") {
+		return s.test
+	}
+	return s
 }
 
 func caseSecrets(t *testing.T, c *joinCase, m *boost.Model, released bool) *secrets {
@@ -68,6 +87,10 @@ func caseSecrets(t *testing.T, c *joinCase, m *boost.Model, released bool) *secr
 				s.texts = append(s.texts, []byte(txt))
 			}
 		}
+	}
+	if c.test != nil {
+		s.test = caseSecrets(t, c.test, m, released)
+		s.floats, s.texts = append(s.floats, s.test.floats...), append(s.texts, s.test.texts...)
 	}
 	for _, tb := range c.data {
 		for _, col := range tb.ColumnsOfKind(table.Numeric) {
@@ -151,6 +174,9 @@ func checkLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any,
 		m, d := sm.Message, sm.Disclosure
 		seen[m.Type]++
 		want, texts := messageProfile(t, c, s, sm)
+		if m.Type == boost.TypeGradients && want == wire.DiscloseSplitSummary {
+			seen["re-used gradient ciphertexts"]++
+		}
 		if d != want {
 			t.Errorf("%s from %s to %s sent as %s, want %s", m.Type, sm.From, sm.To, d, want)
 		}
@@ -160,15 +186,16 @@ func checkLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any,
 		if what := s.holding(texts, true); what != "" {
 			t.Errorf("%s from %s to %s holds %s", m.Type, sm.From, sm.To, what)
 		}
-		for e, vals := range s.only {
+		sx := s.on(m.Channel)
+		for e, vals := range sx.only {
 			for _, v := range vals {
-				if texts != nil && bytes.Contains(texts, []byte(v)) && !containsShared(texts, v, s.shared[e]) {
+				if texts != nil && bytes.Contains(texts, []byte(v)) && !containsShared(texts, v, sx.shared[e]) {
 					t.Errorf("%s from %s to %s holds join value %q held by one side of edge %d", m.Type, sm.From, sm.To, v, e)
 				}
 			}
 		}
 	}
-	for _, typ := range []string{boost.TypeCombos, boost.TypeGradients, boost.TypeBins, boost.TypeDigest, boost.TypeSplit, "secureagg/share-request", "secureagg/share"} {
+	for _, typ := range []string{boost.TypeCombos, boost.TypeGradients, boost.TypeBins, boost.TypeDigest, boost.TypeSplit, "secureagg/share-request", "secureagg/share", "re-used gradient ciphertexts"} {
 		if seen[typ] == 0 {
 			t.Errorf("no %s message was sent: the test checks nothing of it", typ)
 		}
@@ -187,7 +214,7 @@ func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 	holder := c.g.Tables[0].Party
 	edgeOf := func(ch string) int { return channelEdge(t, c, ch) }
 	party := func(name string) string { return c.g.Tables[c.g.Index(name)].Party }
-	subset := func(what string, vals []string, e int) { s.subset(t, what, vals, e) }
+	subset := func(what string, vals []string, e int) { s.on(m.Channel).subset(t, what, vals, e) }
 	texts := m.Body
 	want := wire.Disclosure("")
 	switch m.Type {
@@ -220,6 +247,18 @@ func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 			t.Errorf("gradient sums of edge %d from %s to %s", w.Edge, sm.From, sm.To)
 		}
 		subset("gradient sums", w.Values, e)
+		// A down message that re-uses the tree's first-level ciphertexts
+		// names its entries' open nodes (reuse.go): split-summary.
+		for i, rs := range w.Ref {
+			for j, r := range rs {
+				if r >= 0 {
+					want = wire.DiscloseSplitSummary
+					if w.First || w.N[i][j] != 1 || w.Node[i][j] < -1 || 2*w.Node[i][j] >= w.Width {
+						t.Errorf("a re-used entry of edge %d: first %v, %d summands, node %d of %d slots", e, w.First, w.N[i][j], w.Node[i][j], w.Width)
+					}
+				}
+			}
+		}
 		w.C = nil
 		texts, _ = wire.Marshal(&w)
 	case boost.TypeBins:
@@ -259,7 +298,7 @@ func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 	case psi.TypeSize, psi.TypeBlinded, psi.TypeDouble, psi.TypeFilter, psi.TypeOTBase, psi.TypeOTChoice, psi.TypeOTKeys, psi.TypeOTMatrix, psi.TypeOTValues:
 		want, texts = wire.DisclosePSIBlinded, nil
 		parts := strings.Split(m.Channel, "/")
-		if len(parts) < 2 || parts[0] != "psi" {
+		if len(parts) < 2 || (parts[0] != "psi" && parts[0] != "test-psi") {
 			t.Fatalf("PSI message on channel %q", m.Channel)
 		}
 		e := edgeOf(parts[0] + "/" + parts[1])
@@ -319,7 +358,11 @@ func checkRecords(t *testing.T, s *secrets, recs map[string]*job.Record) {
 		if what := s.holding(b, true); what != "" {
 			t.Errorf("the log's record of %s/%d holds %s", r.Step.Phase, r.Step.Round, what)
 		}
-		for _, vals := range append(slices.Clone(s.shared), s.only...) {
+		all := append(slices.Clone(s.shared), s.only...)
+		if s.test != nil {
+			all = append(append(all, s.test.shared...), s.test.only...)
+		}
+		for _, vals := range all {
 			for _, v := range vals {
 				if bytes.Contains(b, []byte(v)) {
 					t.Errorf("the log's record of %s/%d holds join value %q", r.Step.Phase, r.Step.Round, v)

@@ -48,7 +48,7 @@ func (s *session) level(ctx context.Context, step job.Step, a levelArgs) (levelO
 		return levelOutput{}, err
 	}
 	s.rewind(step.Round)
-	r := &levelRun{s: s, step: step, a: a, kids: make([][]ComboSummary, len(s.g.Tables)), plain: make([]BinSums, len(s.g.Tables)),
+	r := &levelRun{s: s, step: step, a: a, plain: make([]BinSums, len(s.g.Tables)),
 		sealed: map[int]SealedBins{}, downs: map[int]*DownSummary{}}
 	if err := r.up(ctx); err != nil {
 		return levelOutput{}, err
@@ -73,45 +73,54 @@ func (s *session) level(ctx context.Context, step job.Step, a levelArgs) (levelO
 	return r.choose(ctx)
 }
 
-// up runs the up pass over the party's tables, children first: each
-// table's summary goes to its parent's party on sub-channel up/EDGE.
+// up runs the level's up pass (upPass on sub-channels up/EDGE).
 func (r *levelRun) up(ctx context.Context) error {
-	s := r.s
+	kids, err := r.s.upPass(ctx, r.step, "up", r.s.locals, r.s.shared)
+	r.kids = kids
+	return err
+}
+
+// upPass runs the up pass over the party's tables (locals, by table) and
+// each edge's shared values, children first: each table's summary goes to
+// its parent's party on sub-channel PREFIX/EDGE. By own table, it returns
+// the children's summaries.
+func (s *session) upPass(ctx context.Context, step job.Step, prefix string, locals []*Local, shared [][]string) ([][]ComboSummary, error) {
+	kids := make([][]ComboSummary, len(s.g.Tables))
 	mine := map[int]ComboSummary{} // by edge: own tables' up messages
 	for _, i := range slices.Backward(s.own) {
 		for _, e := range s.g.Tables[i].Children {
 			cs, ok := mine[e]
 			if !s.owns(e + 1) {
-				m, err := s.receive(ctx, r.step.Sub(fmt.Sprintf("up/%d", e)), s.g.Tables[e+1].Party, TypeCombos)
+				m, err := s.receive(ctx, step.Sub(fmt.Sprintf("%s/%d", prefix, e)), s.g.Tables[e+1].Party, TypeCombos)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if err := wire.Unmarshal(m, &cs); err != nil || cs.Edge != e {
-					return fmt.Errorf("%w: the combo summary on edge %s", ErrWire, s.g.EdgeName(e))
+					return nil, fmt.Errorf("%w: the combo summary on edge %s", ErrWire, s.g.EdgeName(e))
 				}
 			} else if !ok {
-				return fmt.Errorf("boost: no combo summary of own table on edge %s", s.g.EdgeName(e))
+				return nil, fmt.Errorf("boost: no combo summary of own table on edge %s", s.g.EdgeName(e))
 			}
-			r.kids[i] = append(r.kids[i], cs)
+			kids[i] = append(kids[i], cs)
 		}
 		if i == 0 {
 			continue
 		}
 		pe := s.g.Tables[i].Parent
-		cs, err := s.locals[i].Up(r.kids[i], s.shared[pe])
+		cs, err := locals[i].Up(kids[i], shared[pe])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		parent := s.g.Tables[s.g.Index(s.g.Edges[pe].Parent)].Party
 		if parent == s.p.Self() {
 			mine[pe] = cs
 			continue
 		}
-		if err := s.send(ctx, r.step.Sub(fmt.Sprintf("up/%d", pe)), parent, TypeCombos, &cs, wire.DiscloseSplitSummary); err != nil {
-			return err
+		if err := s.send(ctx, step.Sub(fmt.Sprintf("%s/%d", prefix, pe)), parent, TypeCombos, &cs, wire.DiscloseSplitSummary); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return kids, nil
 }
 
 // gradients is the class holder's: its groups and their gradient and
@@ -194,17 +203,19 @@ func (r *levelRun) route(ctx context.Context, i int, out []DownSummary) error {
 		}
 		ds := out[j]
 		if s.plainTable(i) {
-			sealed := []DownSummary{ds}
-			if err := Seal(sealed, s.crypto.Seal); err != nil {
+			if err := s.sealer.seal(&ds, r.a.Depth); err != nil {
 				return err
 			}
-			ds = sealed[0]
 		}
 		w, err := encodeDown(&s.keys.Public().PublicKey, ds)
 		if err != nil {
 			return err
 		}
-		if err := s.send(ctx, r.step.Sub(fmt.Sprintf("down/%d", e)), s.g.Tables[e+1].Party, TypeGradients, w, wire.DiscloseCiphertext); err != nil {
+		form := wire.DiscloseCiphertext
+		if w.reuses() {
+			form = wire.DiscloseSplitSummary // it names its entries' nodes
+		}
+		if err := s.send(ctx, r.step.Sub(fmt.Sprintf("down/%d", e)), s.g.Tables[e+1].Party, TypeGradients, w, form); err != nil {
 			return err
 		}
 	}

@@ -29,8 +29,9 @@ type Local struct {
 	edges []*joinprop.EdgeKey // by edge index; nil where not incident
 	feats []Feature
 	sig   [][]byte
-	y     []float64 // the target table: each row's label (0/1) or value
-	made  [][2]int  // the table's splits so far: feature and bin, by ordinal
+	y     []float64    // the target table: each row's label (0/1) or value
+	made  [][2]int     // the table's splits so far: feature and bin, by ordinal
+	first *DownSummary // the tree's first-level down message (reuse.go)
 }
 
 // Feature is a numeric column binned by its cuts (Cuts).

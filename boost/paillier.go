@@ -90,5 +90,5 @@ func PaillierCrypto(pk *paillier.PublicKey, pool *paillier.RandomizerPool, rows 
 		}
 		return out, nil
 	}
-	return Crypto{Ring: PaillierRing{PK: pk}, Seal: seal, Open: open}, nil
+	return Crypto{Ring: PaillierRing{PK: pk}, Seal: seal, Open: open, Layout: Layout{SlotBits: pack.SlotBits, ValueBits: pack.ValueBits}, MaxWidth: pack.Slots}, nil
 }

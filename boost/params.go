@@ -28,6 +28,11 @@ type Params struct {
 	// PSI is the protocol of each edge's private set intersection in the
 	// job: "auto" (the default), "ot" or "ecdh", as sjc's params.psi.
 	PSI string `yaml:"psi"`
+	// Reuse: the class holder encrypts the gradients once per tree and the
+	// receivers re-use the ciphertexts at the tree's deeper levels, which
+	// tells them the open node of their entries (reuse.go); false keeps
+	// the nodes hidden and encrypts every entry at every level.
+	Reuse bool `yaml:"reuse"`
 	// TimeoutMS is the timeout of each step of the job (the node's default
 	// when 0).
 	TimeoutMS int64 `yaml:"timeout_ms"`
@@ -41,9 +46,9 @@ const (
 
 // DefaultParams are XGBoost's defaults where it has them: 10 trees of
 // depth 3, learning rate 0.3, 32 bins, λ = 1, min_child_weight 1,
-// logistic loss.
+// logistic loss; gradient ciphertexts re-used within a tree.
 func DefaultParams() Params {
-	return Params{Trees: 10, MaxDepth: 3, LearningRate: 0.3, Bins: 32, Lambda: 1, MinChildWeight: 1, Loss: LossLogistic}
+	return Params{Trees: 10, MaxDepth: 3, LearningRate: 0.3, Bins: 32, Lambda: 1, MinChildWeight: 1, Loss: LossLogistic, Reuse: true}
 }
 
 // ParseParams reads a spec's params over the defaults, refusing unknown

@@ -18,8 +18,10 @@ var (
 	// sent to the winners); the class holder reports the winning table of
 	// each open node, which is committed.
 	levelRound = job.Round[levelArgs, levelOutput, levelDecision]{Phase: "level"}
-	// finishRound: every party keeps its part of the model; with
-	// params.release each reports it and the coordinator commits the model.
+	// finishRound: with a test set, the test tables are scored (the class
+	// holder reports the score, committed); every party keeps its part of
+	// the model; with params.release each reports it and the coordinator
+	// commits the model.
 	finishRound = job.Round[struct{}, finishOutput, finishDecision]{Phase: "finish"}
 )
 
@@ -62,12 +64,15 @@ type levelDecision struct {
 // predicates (by table, by ordinal) and, from the class holder, the
 // skeletons and leaf weights.
 type finishOutput struct {
-	Kept *kept `msgpack:"kept"`
+	Kept *kept      `msgpack:"kept"`
+	Test *TestScore `msgpack:"test"`
 }
 
-// finishDecision is the released model as JSON (nil without release).
+// finishDecision is the released model as JSON (nil without release) and
+// the test set's score (nil without one), from the class holder.
 type finishDecision struct {
-	Model []byte `msgpack:"model"`
+	Model []byte     `msgpack:"model"`
+	Test  *TestScore `msgpack:"test"`
 }
 
 // levelPlan is the fold of the committed level decisions: the tree and

@@ -51,6 +51,7 @@ type session struct {
 	rows   uint64
 	made   []int
 	crypto Crypto
+	sealer *sealer
 	pool   *paillier.RandomizerPool
 	stop   context.CancelFunc
 	plain  []*big.Int
@@ -178,7 +179,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil || lp.Tree != s.prm.Trees {
 			return nil, s.refuse(step, "the trees are not grown")
 		}
-		return finishRound.Serve(step, func(struct{}) (finishOutput, error) { return s.finish() })
+		return finishRound.Serve(step, func(struct{}) (finishOutput, error) { return s.finish(ctx, step) })
 	}
 	return nil, s.refuse(step, "boost has no %s phase", step.Phase)
 }
@@ -233,6 +234,18 @@ func (e *reworded) Unwrap() error { return e.cause }
 // sub-channels psi/EDGE (as sjc does); edges inside the party intersect
 // locally.
 func (s *session) intersect(ctx context.Context, step job.Step) error {
+	shared, err := s.intersectTables(ctx, step, "psi", s.locals)
+	if err != nil {
+		return err
+	}
+	s.shared = shared
+	return nil
+}
+
+// intersectTables intersects the join values of locals (by table; the
+// party's own) on every edge, on sub-channels PREFIX/EDGE: by edge, the
+// shared values, sorted.
+func (s *session) intersectTables(ctx context.Context, step job.Step, prefix string, locals []*Local) ([][]string, error) {
 	shared := make([][]string, len(s.g.Edges))
 	errs := make([]error, len(s.g.Edges))
 	var wg sync.WaitGroup
@@ -241,31 +254,30 @@ func (s *session) intersect(ctx context.Context, step job.Step) error {
 		po, co := s.owns(pi), s.owns(ci)
 		switch {
 		case po && co:
-			shared[e] = joinprop.Intersect(s.locals[pi].JoinValues(e), s.locals[ci].JoinValues(e))
+			shared[e] = joinprop.Intersect(locals[pi].JoinValues(e), locals[ci].JoinValues(e))
 		case po || co:
 			mine, peer, role := pi, ci, psi.Sender
 			if co {
 				mine, peer, role = ci, pi, psi.Receiver
 			}
 			wg.Go(func() {
-				shared[e], errs[e] = s.intersectEdge(ctx, step.Sub(fmt.Sprintf("psi/%d", e)), e, s.locals[mine].JoinValues(e), s.g.Tables[peer].Party, role)
+				shared[e], errs[e] = s.intersectEdge(ctx, step.Sub(fmt.Sprintf("%s/%d", prefix, e)), e, locals[mine].JoinValues(e), s.g.Tables[peer].Party, role)
 			})
 		}
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return err
+		return nil, err
 	}
 	for e, ed := range s.g.Edges {
 		if (s.owns(s.g.Index(ed.Parent)) || s.owns(e+1)) && len(shared[e]) == 0 {
 			// Both sides learnt it from the intersection; the job fails
 			// here rather than at the class holder's first level, which
 			// the other parties would wait out.
-			return fmt.Errorf("%w: edge %s shares no join value", ErrEmptyJoin, s.g.EdgeName(e))
+			return nil, fmt.Errorf("%w: edge %s shares no join value", ErrEmptyJoin, s.g.EdgeName(e))
 		}
 	}
-	s.shared = shared
-	return nil
+	return shared, nil
 }
 
 // intersectEdge runs one edge's PSI with the party peer: the values of
@@ -280,9 +292,17 @@ func (s *session) intersectEdge(ctx context.Context, step job.Step, e int, vals 
 	return out, nil
 }
 
-// finish keeps the party's part of the model (ModelSecret) and, with
-// params.release, reports it.
-func (s *session) finish() (finishOutput, error) {
+// finish scores the spec's test set if it has one (evaluate.go), keeps
+// the party's part of the model (ModelSecret) and, with params.release,
+// reports it.
+func (s *session) finish(ctx context.Context, step job.Step) (finishOutput, error) {
+	var score *TestScore
+	if len(s.p.Spec().Test) > 0 {
+		var err error
+		if score, err = s.evaluate(ctx, step); err != nil {
+			return finishOutput{}, err
+		}
+	}
 	k := &kept{Splits: map[string][]pred{}, Parties: map[string]string{}}
 	for _, i := range s.own {
 		l := s.locals[i]
@@ -307,7 +327,7 @@ func (s *session) finish() (finishOutput, error) {
 		}
 	}
 	if !s.prm.Release || len(s.own) == 0 {
-		return finishOutput{}, nil
+		return finishOutput{Test: score}, nil
 	}
-	return finishOutput{Kept: k}, nil
+	return finishOutput{Kept: k, Test: score}, nil
 }

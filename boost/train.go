@@ -30,8 +30,13 @@ func Train(g *joinprop.Graph, data map[string]*table.Table, p Params) (*Model, e
 // Crypto is how the sums that cross an edge are sealed, added and opened.
 type Crypto struct {
 	Ring Ring
+	// Seal must be safe for concurrent use (sealing runs on every core).
 	Seal func(Vec) (Sum, error)
 	Open func(Sum) (Vec, error)
+	// Layout is the packing of sealed sums, MaxWidth the most slots one
+	// sealed sum holds (0: any), for re-used entries (reuse.go).
+	Layout   Layout
+	MaxWidth int
 }
 
 // TrainWith is Train with the sums that cross edges in c: the job's
@@ -57,8 +62,9 @@ func TrainWith(g *joinprop.Graph, data map[string]*table.Table, p Params, c Cryp
 		locals[i] = l
 	}
 	h := NewHolder(p)
+	z := newSealer(c, p.Reuse)
 	for !h.Done() {
-		if err := level(g, locals, h, c); err != nil {
+		if err := level(g, locals, h, c, z); err != nil {
 			return nil, err
 		}
 	}
@@ -67,7 +73,7 @@ func TrainWith(g *joinprop.Graph, data map[string]*table.Table, p Params, c Cryp
 }
 
 // level runs one level of the current tree over every table.
-func level(g *joinprop.Graph, locals []*Local, h *Holder, c Crypto) error {
+func level(g *joinprop.Graph, locals []*Local, h *Holder, c Crypto, z *sealer) error {
 	up := make([]ComboSummary, len(g.Tables)) // up[i]: table i's to its parent
 	for i := len(g.Tables) - 1; i > 0; i-- {
 		e := g.Tables[i].Parent
@@ -90,8 +96,10 @@ func level(g *joinprop.Graph, locals []*Local, h *Holder, c Crypto) error {
 	down := make([]DownSummary, len(g.Tables)) // down[i]: to table i
 	var ds []DownSummary
 	ds, sums[0] = locals[0].RootDown(groups, k, gv)
-	if err := Seal(ds, c.Seal); err != nil {
-		return err
+	for i := range ds {
+		if err := z.seal(&ds[i], h.Depth()); err != nil {
+			return err
+		}
 	}
 	for j, e := range g.Tables[0].Children {
 		down[e+1] = ds[j]

@@ -14,7 +14,9 @@ var ErrWire = errors.New("boost: malformed message")
 
 // wireDown is a DownSummary of Packed sums on the wire: per join value
 // the combos, each entry's summand count, and every entry's K ciphertexts
-// of W packed values, concatenated in entry order.
+// of W packed values, concatenated in entry order; a re-used entry
+// (reuse.go) has Ref, the index of its first-level entry, and Node, and
+// no ciphertext (Ref -1 for the others).
 type wireDown struct {
 	Edge   int        `msgpack:"edge"`
 	Values []string   `msgpack:"values"`
@@ -23,14 +25,40 @@ type wireDown struct {
 	W      int        `msgpack:"w"`
 	K      int        `msgpack:"k"`
 	C      []byte     `msgpack:"c"`
+	First  bool       `msgpack:"first"`
+	Width  int        `msgpack:"width"`
+	Layout Layout     `msgpack:"layout"`
+	Ref    [][]int    `msgpack:"ref"`
+	Node   [][]int    `msgpack:"node"`
+}
+
+// reuses reports whether w names any re-used entry (its ledger form is
+// then split-summary: it tells the receiver its entries' nodes).
+func (w *wireDown) reuses() bool {
+	for _, rs := range w.Ref {
+		for _, r := range rs {
+			if r >= 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // encodeDown puts a sealed DownSummary on the wire.
 func encodeDown(pk *paillier.PublicKey, ds DownSummary) (*wireDown, error) {
-	w := &wireDown{Edge: ds.Edge, Values: ds.Values, Combos: make([][]string, len(ds.Entries)), N: make([][]uint64, len(ds.Entries))}
+	w := &wireDown{Edge: ds.Edge, Values: ds.Values, Combos: make([][]string, len(ds.Entries)), N: make([][]uint64, len(ds.Entries)),
+		First: ds.First, Width: ds.Width, Layout: ds.Layout, Ref: make([][]int, len(ds.Entries)), Node: make([][]int, len(ds.Entries))}
 	var cts []*paillier.Ciphertext
 	for i, es := range ds.Entries {
 		for _, e := range es {
+			w.Combos[i] = append(w.Combos[i], e.Combo)
+			if e.Reuse != nil {
+				w.N[i] = append(w.N[i], 1) // the one sealed vector it re-uses
+				w.Ref[i], w.Node[i] = append(w.Ref[i], e.Reuse.Ref), append(w.Node[i], e.Reuse.Node)
+				continue
+			}
+			w.Ref[i], w.Node[i] = append(w.Ref[i], -1), append(w.Node[i], -1)
 			p, ok := e.Sums.(*Packed)
 			if !ok {
 				return nil, fmt.Errorf("boost: a down summary's sums are not sealed")
@@ -41,7 +69,6 @@ func encodeDown(pk *paillier.PublicKey, ds DownSummary) (*wireDown, error) {
 			if p.W != w.W || len(p.C) != w.K {
 				return nil, fmt.Errorf("boost: a down summary's sums differ in width")
 			}
-			w.Combos[i] = append(w.Combos[i], e.Combo)
 			w.N[i] = append(w.N[i], p.N)
 			cts = append(cts, p.C...)
 		}
@@ -55,22 +82,27 @@ func encodeDown(pk *paillier.PublicKey, ds DownSummary) (*wireDown, error) {
 
 // decode checks a wireDown against edge e and returns its DownSummary.
 func (w *wireDown) decode(pk *paillier.PublicKey, e int) (DownSummary, error) {
-	if w.Edge != e || len(w.Combos) != len(w.Values) || len(w.N) != len(w.Values) || w.K < 0 || w.W < 0 {
+	if w.Edge != e || len(w.Combos) != len(w.Values) || len(w.N) != len(w.Values) || len(w.Ref) != len(w.Values) ||
+		len(w.Node) != len(w.Values) || w.K < 0 || w.W < 0 {
 		return DownSummary{}, fmt.Errorf("%w: a down summary does not fit edge %d", ErrWire, e)
 	}
 	cts, err := pk.UnmarshalCiphertexts(w.C)
 	if err != nil {
 		return DownSummary{}, fmt.Errorf("%w: %w", ErrWire, err)
 	}
-	ds := DownSummary{Edge: e, Values: w.Values, Entries: make([][]DownEntry, len(w.Values))}
+	ds := DownSummary{Edge: e, Values: w.Values, Entries: make([][]DownEntry, len(w.Values)), First: w.First, Width: w.Width, Layout: w.Layout}
 	for i := range w.Values {
 		if i > 0 && w.Values[i] <= w.Values[i-1] {
 			return DownSummary{}, fmt.Errorf("%w: a down summary's join values are not sorted", ErrWire)
 		}
-		if len(w.N[i]) != len(w.Combos[i]) {
+		if len(w.N[i]) != len(w.Combos[i]) || len(w.Ref[i]) != len(w.Combos[i]) || len(w.Node[i]) != len(w.Combos[i]) {
 			return DownSummary{}, fmt.Errorf("%w: a down summary's counts do not fit its combos", ErrWire)
 		}
 		for j, c := range w.Combos[i] {
+			if w.Ref[i][j] >= 0 {
+				ds.Entries[i] = append(ds.Entries[i], DownEntry{Combo: c, Reuse: &Reuse{Ref: w.Ref[i][j], Node: w.Node[i][j]}})
+				continue
+			}
 			if len(cts) < w.K {
 				return DownSummary{}, fmt.Errorf("%w: a down summary holds too few ciphertexts", ErrWire)
 			}

@@ -9,6 +9,7 @@
 //	sjc          sjc                  a decision tree over tables joined across parties
 //	boost        boost                gradient-boosted trees over tables joined across parties
 //	sjc-predict  sjc                  that tree's predictions, each party's split kept home
+//	boost-predict boost               a boosted model's scores of new tables, each party's split kept home
 //	integrate    integrate            a k-anonymous integration of columns split by party
 //	anonymize    anonymize/onetable   one party's table anonymised under a spec's model
 //	keygen       keygen               the consortium's threshold keys, dealt without a dealer
@@ -65,5 +66,7 @@ func All() job.Registry {
 
 		// A blank line above keeps gofmt from realigning every entry.
 		"model-select": modelselect.Kind{},
+
+		"boost-predict": boost.PredictKind{},
 	}
 }

@@ -1,0 +1,250 @@
+package boost
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/table"
+)
+
+// predictSession is a party's session of boost-predict: a boost session
+// (graph, participant, PSI and up pass) over the new tables, and the
+// party's kept part of the model.
+type predictSession struct {
+	s    *session
+	part *kept
+	err  error // reading the tables or the model part: reported at load
+}
+
+// Open reads the party's tables and its part of the model.
+func (PredictKind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+	g, prm, err := parsePredict(p.Spec())
+	if err != nil {
+		return nil, err
+	}
+	mode, _ := psiMode(p.Spec(), prm.PSI) // checked by parsePredict
+	s := &session{p: p, g: g, prm: DefaultParams(), mode: mode, tables: map[string]*table.Table{}, locals: make([]*Local, len(g.Tables))}
+	for i, t := range g.Tables {
+		if t.Party == p.Self() {
+			s.own = append(s.own, i)
+		}
+	}
+	ps := &predictSession{s: s}
+	if len(s.own) > 0 {
+		ps.err = ps.open(ctx, prm.Model)
+	}
+	return ps, nil
+}
+
+func (ps *predictSession) open(ctx context.Context, model string) error {
+	s := ps.s
+	b, err := s.p.Secrets().ReadSecret(ModelSecret(model))
+	if err != nil {
+		return fmt.Errorf("%w %s: %w", errNoPart, model, err)
+	}
+	var k kept
+	if err := json.Unmarshal(b, &k); err != nil {
+		// json's errors may quote the file, which holds predicates.
+		return &reworded{msg: fmt.Sprintf("its part of model %s is not a model part", model), cause: err}
+	}
+	ps.part = &k
+	if s.isHolder() && !k.Holder {
+		return fmt.Errorf("%w %s: the class table's party kept no trees", errNoPart, model)
+	}
+	spec := s.p.Spec()
+	for _, i := range s.own {
+		name := s.g.Tables[i].Name
+		if _, ok := k.Splits[name]; !ok {
+			return fmt.Errorf("%w %s: none for table %q", errNoPart, model, name)
+		}
+		schema, err := spec.TableSchema(name)
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			delete(schema, s.g.Class) // new data need not have the class
+		}
+		ts, _ := spec.Party(s.p.Self())
+		at := slices.IndexFunc(ts.Tables, func(t job.TableSpec) bool { return t.Name == name })
+		src, err := s.p.TableSource(ts.Tables[at])
+		if err != nil {
+			return fmt.Errorf("table %s: %w", name, err)
+		}
+		t, err := table.Open(ctx, src, name, schema, table.ReadOptions{})
+		if err != nil {
+			return fmt.Errorf("table %s: %w", name, err)
+		}
+		if t.NumRows() == 0 {
+			return fmt.Errorf("%w: table %q has no rows", ErrData, name)
+		}
+		if i == 0 {
+			t = withClass(t, s.g.Class)
+		}
+		l, err := NewLocal(s.g, name, t, 2, LossLogistic, "")
+		if err != nil {
+			return err
+		}
+		if err := l.sign(t, k.Splits[name]); err != nil {
+			return err
+		}
+		s.locals[i] = l
+	}
+	return nil
+}
+
+// withClass returns t with its class column (if any) replaced by a
+// constant one: the rows are scored, not labelled.
+func withClass(t *table.Table, class string) *table.Table {
+	out := &table.Table{Name: t.Name}
+	for _, c := range t.Columns {
+		if c.Name != class {
+			out.Columns = append(out.Columns, c)
+		}
+	}
+	col := &table.Column{Name: class, Kind: table.Class, Str: make([]string, t.NumRows())}
+	for r := range col.Str {
+		col.Str[r] = "0"
+	}
+	out.Columns = append(out.Columns, col)
+	return out
+}
+
+// Close drops the tables.
+func (ps *predictSession) Close() { ps.s.tables, ps.s.locals = nil, nil }
+
+// Step runs load or predict once it has checked that it is the one due.
+func (ps *predictSession) Step(ctx context.Context, step job.Step) ([]byte, error) {
+	s := ps.s
+	h := s.p.History()
+	switch {
+	case step.Phase == predictLoadRound.Phase && len(h) == 0:
+		return predictLoadRound.Serve(step, func(struct{}) (predictLoad, error) {
+			if ps.err != nil {
+				return predictLoad{}, ps.err
+			}
+			out := predictLoad{Splits: map[string]int{}}
+			for _, i := range s.own {
+				out.Splits[s.g.Tables[i].Name] = len(ps.part.Splits[s.g.Tables[i].Name])
+			}
+			return out, nil
+		})
+	case step.Phase == predictRound.Phase && len(h) == 1:
+		d, err := predictLoadRound.Decision(h[0])
+		if err != nil {
+			return nil, s.refuse(step, "%v", err)
+		}
+		return predictRound.Serve(step, func(struct{}) (predictOutput, error) { return ps.predict(ctx, step, d.Splits) })
+	}
+	return nil, s.refuse(step, "boost-predict has no %s step after %d steps", step.Phase, len(h))
+}
+
+// predict scores the join rows (see PredictKind): the class holder's
+// counts, nothing at the other parties.
+func (ps *predictSession) predict(ctx context.Context, step job.Step, splits map[string]int) (predictOutput, error) {
+	s := ps.s
+	if len(s.own) == 0 {
+		return predictOutput{}, nil
+	}
+	if s.isHolder() {
+		if err := checkSkeletons(ps.part.Trees, splits); err != nil {
+			return predictOutput{}, err
+		}
+	}
+	shared, err := s.intersectTables(ctx, step, "psi", s.locals)
+	if err != nil {
+		return predictOutput{}, err
+	}
+	kids, err := s.upPass(ctx, step, "up", s.locals, shared)
+	if err != nil || !s.isHolder() {
+		return predictOutput{}, err
+	}
+	groups, _, err := s.locals[0].Groups(kids[0])
+	if err != nil {
+		return predictOutput{}, err
+	}
+	out := predictOutput{Holder: true}
+	recs := [][]string{{"row", "join_rows", "margin", "probability"}}
+	for _, gr := range groups {
+		m, err := ps.margin(gr.Combo)
+		if err != nil {
+			return predictOutput{}, err
+		}
+		out.Rows += gr.Count
+		if m > 0 {
+			out.Positive += gr.Count
+		}
+		prob := ""
+		if ps.part.Positive != "" {
+			prob = strconv.FormatFloat(1/(1+math.Exp(-m)), 'g', -1, 64)
+		}
+		recs = append(recs, []string{strconv.Itoa(gr.Row), strconv.FormatUint(gr.Count, 10), strconv.FormatFloat(m, 'g', -1, 64), prob})
+	}
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.WriteAll(recs) //nolint:errcheck // WriteAll's error is w.Error's, checked below
+	if err := w.Error(); err != nil {
+		return predictOutput{}, fmt.Errorf("boost-predict: predictions: %w", err)
+	}
+	if err := s.p.Secrets().WriteSecret(PredictionsSecret(s.p.JobID()), b.Bytes()); err != nil {
+		return predictOutput{}, fmt.Errorf("boost-predict: keep the predictions: %w", err)
+	}
+	return out, nil
+}
+
+// margin is the model's margin of a join row whose tables' signatures
+// form combo: the base score plus the leaf weight it reaches in every
+// tree. A combo (from the up pass) without the skeletons' splits does not
+// fit.
+func (ps *predictSession) margin(combo string) (float64, error) {
+	sigs := sigsOf(combo)
+	m := ps.part.Base
+	for _, n := range ps.part.Trees {
+		for n.Left != nil && n.Right != nil {
+			i := ps.s.g.Index(n.Table)
+			if i < 0 || i >= len(sigs) || n.Ordinal >= len(sigs[i]) {
+				return 0, fmt.Errorf("%w: a combo summary without the model's splits of table %q", ErrWire, n.Table)
+			}
+			if sigs[i][n.Ordinal] == '0' {
+				n = n.Left
+			} else {
+				n = n.Right
+			}
+		}
+		m += n.Leaf
+	}
+	return m, nil
+}
+
+// checkSkeletons checks that every split of the class holder's trees
+// names a table and an ordinal below the table's committed split count.
+func checkSkeletons(trees []*skelNode, splits map[string]int) error {
+	var walk func(n *skelNode) error
+	walk = func(n *skelNode) error {
+		if n == nil {
+			return fmt.Errorf("%w: a split without two children", ErrModel)
+		}
+		if n.Left == nil && n.Right == nil {
+			return nil
+		}
+		if c, ok := splits[n.Table]; !ok || n.Ordinal < 0 || n.Ordinal >= c {
+			return fmt.Errorf("%w: table %q kept no split of the skeleton's ordinal", ErrModel, n.Table)
+		}
+		if err := walk(n.Left); err != nil {
+			return err
+		}
+		return walk(n.Right)
+	}
+	for _, t := range trees {
+		if err := walk(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
