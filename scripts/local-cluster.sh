@@ -26,7 +26,14 @@
 #              times submitted at once, check every total, and print both
 #              wall times, their ratio, the Raft term on every node before
 #              and after (an election raises it) and each node's RSS
-#              (issue 36's figure for 500 concurrent jobs)
+#              (issue 36's figure for 500 concurrent jobs), with each node's
+#              Go heap in use (HeapInuse), goroutines and its RSS split into
+#              anonymous memory and mapped files (the Raft log's bbolt mmap)
+#   PROFILES=DIR  serve each node's Go profiles on 127.0.0.1 (node.yaml
+#              pprof: BASE_PORT+200+i) and, with LOAD, save each node's heap
+#              profile (after a GC) and goroutine dump at every stage of the
+#              load as DIR/NAME-STAGE.heap and DIR/NAME-STAGE.goroutines;
+#              compare two with go tool pprof -base
 #
 # Needs go (unless COHORT is set), jq and curl. Everything listens on 127.0.0.1 only. The nodes are stopped by a trap on
 # exit, whatever happens, so no process is left behind.
@@ -104,12 +111,22 @@ settle() {
 	done
 }
 
-# node_state: each node's Raft term and resident memory, one line.
+# node_state [STAGE]: each node's Raft term, resident memory (anonymous
+# and file-backed), Go heap in use and goroutines, one line; with PROFILES
+# set and a STAGE, also each node's heap profile and goroutine dump.
 node_state() {
-	local i out=""
+	local i out="" metrics
 	for i in "${!NAMES[@]}"; do
-		out+=" ${NAMES[$i]}: term $(api "${NAMES[$i]}" /metrics | awk '$1 == "cohort_raft_term" {print $2}')"
-		out+=", RSS $(awk '/^VmRSS/ {printf "%.0f MiB", $2 / 1024}' "/proc/${PIDS[$i]}/status");"
+		metrics=$(api "${NAMES[$i]}" /metrics)
+		out+=" ${NAMES[$i]}: term $(awk '$1 == "cohort_raft_term" {print $2}' <<<"$metrics")"
+		out+=", RSS $(awk '/^VmRSS/ {r = $2} /^RssAnon/ {a = $2} /^RssFile/ {f = $2}
+			END {printf "%.0f MiB (anon %.0f, file %.0f)", r / 1024, a / 1024, f / 1024}' "/proc/${PIDS[$i]}/status")"
+		out+=", heap $(awk '$1 == "go_memstats_heap_inuse_bytes" {printf "%.0f MiB", $2 / 1048576}' <<<"$metrics")"
+		out+=", goroutines $(awk '$1 == "go_goroutines" {print $2}' <<<"$metrics");"
+		if [[ -n ${PROFILES:-} && -n ${1:-} ]]; then
+			curl -fsS --max-time 60 -o "$PROFILES/${NAMES[$i]}-$1.heap" "http://127.0.0.1:$((BASE_PORT + 200 + i + 1))/debug/pprof/heap?gc=1"
+			curl -fsS --max-time 60 -o "$PROFILES/${NAMES[$i]}-$1.goroutines" "http://127.0.0.1:$((BASE_PORT + 200 + i + 1))/debug/pprof/goroutine?debug=1"
+		fi
 	done
 	out=${out# }
 	echo "${out%;}"
@@ -120,7 +137,7 @@ node_state() {
 load_jobs() {
 	local n=$1 via=${NAMES[$((${#NAMES[@]} - 1))]} want t0 t1 t2 id ids=() bad
 	want=$(for p in "${NAMES[@]}"; do tail -n +2 "$TABLES/data/$p.csv" 2>/dev/null; done | awk -F, '{s += $2} END {print s}')
-	echo "load: before: $(node_state)"
+	echo "load: before: $(node_state before)"
 	t0=$(date +%s%N)
 	for ((j = 0; j < n; j++)); do
 		id=$(submit "$via")
@@ -128,11 +145,11 @@ load_jobs() {
 		ids+=("$id")
 	done
 	t1=$(date +%s%N)
-	echo "load: after $n one after another: $(node_state)"
+	echo "load: after $n one after another: $(node_state sequential)"
 	mapfile -t -O "${#ids[@]}" ids < <(seq "$n" | xargs -P 32 -I{} bash -c "$(declare -f api submit); $(declare -p NAMES BASE_PORT WORK SPEC); submit $via")
 	settle "$via" "${ids[@]:n}"
 	t2=$(date +%s%N)
-	echo "load: after $n at once: $(node_state)"
+	echo "load: after $n at once: $(node_state concurrent)"
 	bad=0
 	for id in "${ids[@]}"; do
 		[[ $(api "$via" "/v1/jobs/$id/result" | jq -r .sum) == "$want" ]] || bad=$((bad + 1))
@@ -221,6 +238,10 @@ for i in "${!NAMES[@]}"; do
 	# http: the optional status/metrics listener.
 	sed -i "s#^tables_dir:.*#tables_dir: $TABLES#" "$WORK/$name/node.yaml"
 	echo "http: 127.0.0.1:$((BASE_PORT + 100 + i + 1))" >>"$WORK/$name/node.yaml"
+	if [[ -n ${PROFILES:-} ]]; then
+		mkdir -p "$PROFILES"
+		echo "pprof: 127.0.0.1:$((BASE_PORT + 200 + i + 1))" >>"$WORK/$name/node.yaml"
+	fi
 done
 
 # 2. the consortium file, built from every member's `node init --format json`
