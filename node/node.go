@@ -183,7 +183,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	n.ms = &messenger{
 		self: cfg.Name, host: mesh.host, gater: mesh.gater, members: mesh.memberID, box: mailbox.New(maxQueuedBytes), ledger: ledger,
 		metrics: m, log: lg, sendTTL: time.Duration(n.timing.SendMS) * time.Millisecond,
-		accept: n.acceptMessage, jobBytes: map[string]int64{},
+		accept: n.acceptMessage,
 	}
 	return n, nil
 }
