@@ -99,13 +99,22 @@ api() {
 # submit NAME: submit the spec through NAME's API and print the job id.
 submit() { api "$1" /v1/jobs -X POST --data-binary "@$SPEC" | jq -r .id; }
 
-# settle NAME ID...: wait until none of the jobs runs on NAME's view.
+# settle NAME ID...: wait until none of the jobs runs on NAME's view. It
+# reads the running jobs only (queued and awaiting included), a page of at
+# most 1,000 at a time, not every job of the log.
 settle() {
-	local name=$1 running
+	local name=$1 ids running off n page
 	shift
+	ids=$(printf '%s\n' "$@" | jq -R . | jq -s .)
 	while :; do
-		running=$(api "$name" /v1/jobs | jq --argjson ids "$(printf '%s\n' "$@" | jq -R . | jq -s .)" \
-			'[.[] | select(.id as $i | $ids | index($i)) | select(.status != "done" and .status != "failed")] | length')
+		running=0 off=0
+		while :; do
+			page=$(api "$name" "/v1/jobs?status=running&limit=1000&offset=$off")
+			n=$(jq length <<<"$page")
+			running=$((running + $(jq --argjson ids "$ids" '[.[] | select(.id as $i | $ids | index($i))] | length' <<<"$page")))
+			((n < 1000)) && break
+			off=$((off + n))
+		done
 		((running == 0)) && return
 		sleep 0.2
 	done
