@@ -123,10 +123,21 @@ func (c *Client) Job(ctx context.Context, id string) (*JobStatus, error) {
 	return &js, err
 }
 
-// Jobs lists every job.
+// Jobs lists the node's default page of jobs: every running one (up to
+// DefaultJobPage), then the newest finished ones (JobQuery).
 func (c *Client) Jobs(ctx context.Context) ([]*JobStatus, error) {
+	return c.JobsPage(ctx, JobQuery{})
+}
+
+// JobsPage lists one page of jobs (JobQuery); a page shorter than its
+// limit is the last.
+func (c *Client) JobsPage(ctx context.Context, q JobQuery) ([]*JobStatus, error) {
+	path := "/v1/jobs"
+	if v := q.Values(); len(v) > 0 {
+		path += "?" + v.Encode()
+	}
 	var jobs []*JobStatus
-	_, err := c.Do(ctx, "GET", "/v1/jobs", nil, &jobs)
+	_, err := c.Do(ctx, "GET", path, nil, &jobs)
 	return jobs, err
 }
 

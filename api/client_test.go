@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 )
 
@@ -62,5 +63,38 @@ func TestDo(t *testing.T) {
 	srv.Close()
 	if _, err := c.Status(ctx); !errors.Is(err, ErrUnreachable) {
 		t.Errorf("Status of a stopped node: %v", err)
+	}
+}
+
+// A JobQuery survives its query string, JobsPage sends it, and the node's
+// parser refuses what it cannot serve.
+func TestJobQuery(t *testing.T) {
+	for _, q := range []JobQuery{{Limit: DefaultJobPage}, {Kind: "sum", Status: StatusDone, Offset: 200, Limit: 50}, {Status: StatusRunning, Limit: MaxJobPage}} {
+		got, err := ParseJobQuery(q.Values())
+		if err != nil || got != q {
+			t.Errorf("%+v came back as %+v, %v", q, got, err)
+		}
+	}
+	var sent string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent = r.URL.String()
+		w.Write([]byte("[]"))
+	}))
+	defer srv.Close()
+	c, err := NewHTTPClient(srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.JobsPage(context.Background(), JobQuery{Status: StatusFailed, Offset: 10, Limit: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "/v1/jobs?limit=5&offset=10&status=failed"; sent != want {
+		t.Errorf("sent %s, want %s", sent, want)
+	}
+	for _, v := range []string{"status=queued", "limit=0", "limit=1001", "offset=-1", "limit=ten"} {
+		vals, _ := url.ParseQuery(v)
+		if _, err := ParseJobQuery(vals); err == nil {
+			t.Errorf("%s accepted", v)
+		}
 	}
 }

@@ -10,7 +10,10 @@ package api
 import (
 	"fmt"
 	"maps"
+	"math"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -55,6 +58,70 @@ const (
 	// approval (Waiting names them).
 	StatusAwaiting = "awaiting-approval"
 )
+
+// JobQuery asks GET /v1/jobs for one page of jobs: those of Kind and
+// Status ("" for any; StatusRunning includes the queued and the
+// awaiting), the running first in submission order, then the finished
+// newest first, skipping Offset of them and at most Limit (0: the
+// default page, DefaultJobPage; at most MaxJobPage).
+type JobQuery struct {
+	Kind   string
+	Status string
+	Offset int
+	Limit  int
+}
+
+// Page sizes of GET /v1/jobs.
+const (
+	DefaultJobPage = 100
+	MaxJobPage     = 1000
+)
+
+// Values are q as the query string of GET /v1/jobs.
+func (q JobQuery) Values() url.Values {
+	v := url.Values{}
+	if q.Kind != "" {
+		v.Set("kind", q.Kind)
+	}
+	if q.Status != "" {
+		v.Set("status", q.Status)
+	}
+	if q.Offset != 0 {
+		v.Set("offset", strconv.Itoa(q.Offset))
+	}
+	if q.Limit != 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	return v
+}
+
+// ParseJobQuery reads a JobQuery from GET /v1/jobs's query string,
+// refusing an unknown status, a negative offset or a limit outside
+// 1..MaxJobPage; a missing limit is DefaultJobPage.
+func ParseJobQuery(v url.Values) (JobQuery, error) {
+	q := JobQuery{Kind: v.Get("kind"), Status: v.Get("status"), Limit: DefaultJobPage}
+	switch q.Status {
+	case "", StatusRunning, StatusDone, StatusFailed:
+	default:
+		return q, fmt.Errorf("status %q: want %s, %s or %s (a queued or awaiting job is %s)", q.Status, StatusRunning, StatusDone, StatusFailed, StatusRunning)
+	}
+	for _, f := range []struct {
+		name     string
+		to       *int
+		min, max int
+	}{{"offset", &q.Offset, 0, math.MaxInt}, {"limit", &q.Limit, 1, MaxJobPage}} {
+		s := v.Get(f.name)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < f.min || n > f.max {
+			return q, fmt.Errorf("%s %q: want a whole number from %d to %d", f.name, s, f.min, f.max)
+		}
+		*f.to = n
+	}
+	return q, nil
+}
 
 // JobStatus is one job as the API reports it.
 type JobStatus struct {

@@ -85,9 +85,14 @@ func (n *Node) status(j *JobRecord) *JobStatus {
 	return js
 }
 
-// Jobs lists all jobs in submission order (each record copied once).
-func (n *Node) Jobs() []*JobStatus {
-	jobs := n.fsm.jobs.Jobs()
+// Jobs lists one page of jobs (api.JobQuery: the running first, in
+// submission order, then the finished, newest first), copying only the
+// records of that page; a limit of 0 is the default page.
+func (n *Node) Jobs(q api.JobQuery) []*JobStatus {
+	if q.Limit == 0 {
+		q.Limit = api.DefaultJobPage
+	}
+	jobs := n.fsm.jobs.Page(q.Kind, q.Status, q.Offset, q.Limit)
 	out := make([]*JobStatus, 0, len(jobs))
 	for _, j := range jobs {
 		out = append(out, n.status(j))
@@ -144,7 +149,14 @@ func (n *Node) routes() http.Handler {
 
 // jobRoutes serves the job API: list, submit, status, cancel, result.
 func (n *Node) jobRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/jobs", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, n.Jobs()) })
+	mux.HandleFunc("GET /v1/jobs", func(w http.ResponseWriter, r *http.Request) {
+		q, err := api.ParseJobQuery(r.URL.Query())
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, n.Jobs(q))
+	})
 	mux.HandleFunc("POST /v1/jobs", func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxSpecBytes))
 		var tooBig *http.MaxBytesError

@@ -77,3 +77,48 @@ func TestSubmitBodyLimits(t *testing.T) {
 		t.Errorf("spec of exactly the limit: %d %q", code, msg)
 	}
 }
+
+// GET /v1/jobs answers one page (the running jobs, then the finished
+// newest first), by kind and status, and refuses a malformed query.
+func TestJobListIsPaged(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := simtest.StartCluster(t, ctx, []string{"org1"}, sim.ClusterOptions{Kinds: job.Registry{"noop": &noop{}}})
+	n := c.Node("org1")
+	srv := httptest.NewServer(withToken(n))
+	defer srv.Close()
+	var ids []string
+	for range 5 {
+		rec := submitAndWait(t, ctx, n, noopSpec([]string{"org1"}, 1))
+		ids = append([]string{rec.ID}, ids...) // newest first
+	}
+	for query, want := range map[string][]string{
+		"":                       ids,
+		"?limit=2":               ids[:2],
+		"?limit=2&offset=2":      ids[2:4],
+		"?offset=4":              ids[4:],
+		"?offset=5":              nil,
+		"?status=done&kind=noop": ids,
+		"?status=failed":         nil,
+		"?status=running":        nil,
+		"?kind=sum":              nil,
+	} {
+		var page []node.JobStatus
+		if code := getJSON(t, srv.URL+"/v1/jobs"+query, &page); code != http.StatusOK {
+			t.Fatalf("GET /v1/jobs%s: %d", query, code)
+		}
+		var got []string
+		for _, j := range page {
+			got = append(got, j.ID)
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("GET /v1/jobs%s: %v, want %v", query, got, want)
+		}
+	}
+	for _, query := range []string{"?status=queued", "?limit=0", "?limit=1001", "?offset=-1", "?limit=x"} {
+		var e struct{ Error string }
+		if code := getJSON(t, srv.URL+"/v1/jobs"+query, &e); code != http.StatusBadRequest || e.Error == "" {
+			t.Errorf("GET /v1/jobs%s: %d %q, want 400 with the reason", query, code, e.Error)
+		}
+	}
+}

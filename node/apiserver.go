@@ -24,17 +24,20 @@ type apiServer struct {
 // apiShutdownWait bounds how long stopping waits for requests in flight.
 const apiShutdownWait = 2 * time.Second
 
-// newAPIServer listens on the unix socket sock (a stale one is replaced; a
-// socket that cannot be made is logged, not fatal) and on httpAddr unless
-// it is "", and serves h on both until ctx ends or Close. source names the
-// config httpAddr came from, for its error.
-func newAPIServer(ctx context.Context, sock, httpAddr, source string, h http.Handler, lg *slog.Logger) (*apiServer, error) {
-	_ = os.Remove(sock) // a stale socket from a crashed run
+// newAPIServer listens on the unix socket sock unless it is "" (a stale
+// one is replaced; a socket that cannot be made is logged, not fatal) and
+// on httpAddr unless it is "", and serves h on both until ctx ends or
+// Close. source and field name the config setting httpAddr came from, for
+// its error.
+func newAPIServer(ctx context.Context, sock, httpAddr, source, field string, h http.Handler, lg *slog.Logger) (*apiServer, error) {
 	var listeners []net.Listener
-	if l, err := net.Listen("unix", sock); err == nil {
-		listeners = append(listeners, l)
-	} else {
-		lg.Warn("no control socket", "path", sock, "err", err)
+	if sock != "" {
+		_ = os.Remove(sock) // a stale socket from a crashed run
+		if l, err := net.Listen("unix", sock); err == nil {
+			listeners = append(listeners, l)
+		} else {
+			lg.Warn("no control socket", "path", sock, "err", err)
+		}
 	}
 	if httpAddr != "" {
 		l, err := net.Listen("tcp", httpAddr)
@@ -42,7 +45,7 @@ func newAPIServer(ctx context.Context, sock, httpAddr, source string, h http.Han
 			for _, l := range listeners {
 				l.Close()
 			}
-			return nil, fmt.Errorf("%w: %s: http: %v", ErrConfig, source, err)
+			return nil, fmt.Errorf("%w: %s: %s: %v", ErrConfig, source, field, err)
 		}
 		listeners = append(listeners, l)
 	}

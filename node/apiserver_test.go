@@ -24,7 +24,7 @@ func unixClient(sock string) *http.Client {
 func TestAPIServerServesUntilClose(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), SocketName)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "up") })
-	a, err := newAPIServer(t.Context(), sock, "127.0.0.1:0", "node.yaml", h, discard())
+	a, err := newAPIServer(t.Context(), sock, "127.0.0.1:0", "node.yaml", "http", h, discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestAPIServerServesUntilClose(t *testing.T) {
 // socket already opened is closed again.
 func TestAPIServerRefusesBadAddress(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), SocketName)
-	_, err := newAPIServer(t.Context(), sock, "256.0.0.1:0", "node.yaml", http.NotFoundHandler(), discard())
+	_, err := newAPIServer(t.Context(), sock, "256.0.0.1:0", "node.yaml", "http", http.NotFoundHandler(), discard())
 	if !errors.Is(err, ErrConfig) {
 		t.Fatalf("err = %v, want ErrConfig", err)
 	}

@@ -204,7 +204,7 @@ func TestBadSpecRefused(t *testing.T) {
 			t.Errorf("spec %q: err = %v, want it to mention %q", spec, err, want)
 		}
 	}
-	if len(n.Jobs()) != 0 {
+	if n.Status().Jobs != 0 {
 		t.Fatal("a bad spec was committed")
 	}
 }

@@ -40,6 +40,11 @@ type Config struct {
 	Tables map[string]table.Source `yaml:"tables,omitempty"`
 	// HTTP is an optional listen address for /status, /metrics and the job API.
 	HTTP string `yaml:"http,omitempty"`
+	// Pprof is an optional host:port on the loopback interface (such as
+	// 127.0.0.1:6060) where the node serves Go's runtime profiles under
+	// /debug/pprof/ (heap, goroutine, CPU), without a token; off unless
+	// set, and refused on any other interface (debug.go).
+	Pprof string `yaml:"pprof,omitempty"`
 	// Timing overrides Raft and messaging timeouts; zero values take defaults.
 	Timing Timing `yaml:"timing,omitempty"`
 	// PolicyFile is this organisation's policy (see package policy; `cohort
@@ -193,6 +198,11 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	if c.MaxTableRows < 0 {
 		return nil, configErr(path, "max_table_rows", "must not be negative")
+	}
+	if c.Pprof != "" {
+		if err := checkPprofAddr(c.Pprof); err != nil {
+			return nil, configErr(path, "pprof", "%v", err)
+		}
 	}
 	if err := c.Timing.check(path); err != nil {
 		return nil, err

@@ -47,3 +47,23 @@ func CommitUnsigned(n *Node, spec []byte) (string, error) {
 	id := "unsigned-" + time.Now().UTC().Format("150405.000000")
 	return id, n.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: id, Spec: spec, Seed: make([]byte, job.SeedSize)}})
 }
+
+// Retained is what a node holds for jobs outside the replicated state:
+// the runner's workers and coordinations, the progress board's entries,
+// and the mailbox's queued messages.
+type Retained struct{ Workers, Coordinating, Progress, Queued int }
+
+// RetainedOf counts what n holds for jobs (Retained).
+func RetainedOf(n *Node) Retained {
+	var r Retained
+	if n.jobs != nil {
+		n.jobs.mu.Lock()
+		r.Workers, r.Coordinating = len(n.jobs.workers), len(n.jobs.coordinating)
+		n.jobs.mu.Unlock()
+	}
+	n.progress.mu.Lock()
+	r.Progress = len(n.progress.m)
+	n.progress.mu.Unlock()
+	r.Queued = n.ms.box.Len()
+	return r
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/cohortdm/cohort/internal/mailbox"
@@ -41,9 +40,6 @@ type messenger struct {
 	// accept decides whether a message may be queued: a message for a step
 	// attempt that is already superseded or for a finished job is refused.
 	accept func(m *wire.Message) error
-
-	mu       sync.Mutex
-	jobBytes map[string]int64 // bytes this node sent per job
 }
 
 // send delivers m to the named party and records it in the audit ledger.
@@ -139,9 +135,6 @@ func (ms *messenger) deliver(ctx context.Context, to string, id peer.ID, m *wire
 	// The message has left the node: record it whether or not the peer
 	// acknowledges it.
 	n := len(b) + 4
-	ms.mu.Lock()
-	ms.jobBytes[m.Job] += int64(n)
-	ms.mu.Unlock()
 	ms.metrics.sent(to, m.Type, n)
 	ledgerErr := ms.ledger.Append(audit.Entry{Time: time.Now().UTC(), Job: m.Job, Phase: m.Phase, Round: m.Round,
 		Peer: to, Type: m.Type, Bytes: n, Disclosure: string(d)})
@@ -194,12 +187,6 @@ func (ms *messenger) handle(s network.Stream) {
 	}
 	ms.metrics.received(name, m.Type)
 	_ = wire.WriteFrame(s, []byte(ackOK))
-}
-
-func (ms *messenger) bytesSent(jobID string) int64 {
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	return ms.jobBytes[jobID]
 }
 
 // errStale marks a message for a superseded attempt or finished job.

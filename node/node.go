@@ -97,6 +97,7 @@ type Node struct {
 	// Made by Start; nil before.
 	consensus *consensus // Raft, its log store and transport, the voter loop
 	api       *apiServer // the control socket and HTTP listener
+	pprof     *apiServer // the optional profiling listener (debug.go), nil when off
 	jobs      *jobRunner // the reconcile loop, coordinations and workers
 
 	// ctx is the node's life from Start: its end tells every component's
@@ -182,7 +183,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	n.ms = &messenger{
 		self: cfg.Name, host: mesh.host, gater: mesh.gater, members: mesh.memberID, box: mailbox.New(maxQueuedBytes), ledger: ledger,
 		metrics: m, log: lg, sendTTL: time.Duration(n.timing.SendMS) * time.Millisecond,
-		accept: n.acceptMessage, jobBytes: map[string]int64{},
+		accept: n.acceptMessage,
 	}
 	return n, nil
 }
@@ -243,7 +244,13 @@ func (n *Node) Start(cons *Consortium) error {
 		return err
 	}
 	n.consensus = c
-	api, err := newAPIServer(n.ctx, filepath.Join(n.cfg.DataDir, SocketName), n.cfg.HTTP, n.cfg.source, n.Handler(), n.log)
+	api, err := newAPIServer(n.ctx, filepath.Join(n.cfg.DataDir, SocketName), n.cfg.HTTP, n.cfg.source, "http", n.Handler(), n.log)
+	if err == nil && n.cfg.Pprof != "" {
+		n.pprof, err = n.startPprof()
+		if err != nil {
+			api.Close()
+		}
+	}
 	if err != nil {
 		n.cancel()
 		n.consensus = nil
@@ -282,6 +289,9 @@ func (n *Node) Close() error {
 	}
 	if n.api != nil {
 		n.api.Close()
+	}
+	if n.pprof != nil {
+		n.pprof.Close()
 	}
 	if n.jobs != nil {
 		n.jobs.Close()

@@ -266,7 +266,7 @@ func TestRestartedNodeCatchesUp(t *testing.T) {
 		b, ok2 := n.Job(second.ID)
 		return ok1 && ok2 && a.Status == node.StatusDone && b.Status == node.StatusDone
 	})
-	if got := len(n.Jobs()); got != 2 {
+	if got := n.Status().Jobs; got != 2 {
 		t.Fatalf("restarted node knows %d jobs, want 2", got)
 	}
 }

@@ -191,7 +191,7 @@ func TestRestartAfterManyJobs(t *testing.T) {
 	}
 	elected := time.Since(restarted)
 	t.Logf("restart to leader (%s): %v", leader.Name(), elected.Round(time.Millisecond))
-	if got := len(leader.Jobs()); got != jobs {
+	if got := leader.Status().Jobs; got != jobs {
 		t.Fatalf("leader knows %d jobs, want %d", got, jobs)
 	}
 	time.Sleep(time.Second) // a runner acting on a half-replayed log would start work now

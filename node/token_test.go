@@ -120,8 +120,8 @@ func TestAPIRequiresToken(t *testing.T) {
 				}
 			}
 		}
-		if len(n.Jobs()) != 0 {
-			t.Fatalf("%s: a refused submission reached the log: %d jobs", via, len(n.Jobs()))
+		if n.Status().Jobs != 0 {
+			t.Fatalf("%s: a refused submission reached the log: %d jobs", via, n.Status().Jobs)
 		}
 		if code, body := do("GET", "/metrics", "", ""); code != http.StatusOK || !strings.Contains(body, "cohort_") {
 			t.Errorf("%s: GET /metrics without a token: %d, want 200 with metrics", via, code)

@@ -26,7 +26,14 @@
 #              times submitted at once, check every total, and print both
 #              wall times, their ratio, the Raft term on every node before
 #              and after (an election raises it) and each node's RSS
-#              (issue 36's figure for 500 concurrent jobs)
+#              (issue 36's figure for 500 concurrent jobs), with each node's
+#              Go heap in use (HeapInuse), goroutines and its RSS split into
+#              anonymous memory and mapped files (the Raft log's bbolt mmap)
+#   PROFILES=DIR  serve each node's Go profiles on 127.0.0.1 (node.yaml
+#              pprof: BASE_PORT+200+i) and, with LOAD, save each node's heap
+#              profile (after a GC) and goroutine dump at every stage of the
+#              load as DIR/NAME-STAGE.heap and DIR/NAME-STAGE.goroutines;
+#              compare two with go tool pprof -base
 #
 # Needs go (unless COHORT is set), jq and curl. Everything listens on 127.0.0.1 only. The nodes are stopped by a trap on
 # exit, whatever happens, so no process is left behind.
@@ -92,24 +99,43 @@ api() {
 # submit NAME: submit the spec through NAME's API and print the job id.
 submit() { api "$1" /v1/jobs -X POST --data-binary "@$SPEC" | jq -r .id; }
 
-# settle NAME ID...: wait until none of the jobs runs on NAME's view.
+# settle NAME ID...: wait until none of the jobs runs on NAME's view. It
+# reads the running jobs only (queued and awaiting included), a page of at
+# most 1,000 at a time, not every job of the log.
 settle() {
-	local name=$1 running
+	local name=$1 ids running off n page
 	shift
+	ids=$(printf '%s\n' "$@" | jq -R . | jq -s .)
 	while :; do
-		running=$(api "$name" /v1/jobs | jq --argjson ids "$(printf '%s\n' "$@" | jq -R . | jq -s .)" \
-			'[.[] | select(.id as $i | $ids | index($i)) | select(.status != "done" and .status != "failed")] | length')
+		running=0 off=0
+		while :; do
+			page=$(api "$name" "/v1/jobs?status=running&limit=1000&offset=$off")
+			n=$(jq length <<<"$page")
+			running=$((running + $(jq --argjson ids "$ids" '[.[] | select(.id as $i | $ids | index($i))] | length' <<<"$page")))
+			((n < 1000)) && break
+			off=$((off + n))
+		done
 		((running == 0)) && return
 		sleep 0.2
 	done
 }
 
-# node_state: each node's Raft term and resident memory, one line.
+# node_state [STAGE]: each node's Raft term, resident memory (anonymous
+# and file-backed), Go heap in use and goroutines, one line; with PROFILES
+# set and a STAGE, also each node's heap profile and goroutine dump.
 node_state() {
-	local i out=""
+	local i out="" metrics
 	for i in "${!NAMES[@]}"; do
-		out+=" ${NAMES[$i]}: term $(api "${NAMES[$i]}" /metrics | awk '$1 == "cohort_raft_term" {print $2}')"
-		out+=", RSS $(awk '/^VmRSS/ {printf "%.0f MiB", $2 / 1024}' "/proc/${PIDS[$i]}/status");"
+		metrics=$(api "${NAMES[$i]}" /metrics)
+		out+=" ${NAMES[$i]}: term $(awk '$1 == "cohort_raft_term" {print $2}' <<<"$metrics")"
+		out+=", RSS $(awk '/^VmRSS/ {r = $2} /^RssAnon/ {a = $2} /^RssFile/ {f = $2}
+			END {printf "%.0f MiB (anon %.0f, file %.0f)", r / 1024, a / 1024, f / 1024}' "/proc/${PIDS[$i]}/status")"
+		out+=", heap $(awk '$1 == "go_memstats_heap_inuse_bytes" {printf "%.0f MiB", $2 / 1048576}' <<<"$metrics")"
+		out+=", goroutines $(awk '$1 == "go_goroutines" {print $2}' <<<"$metrics");"
+		if [[ -n ${PROFILES:-} && -n ${1:-} ]]; then
+			curl -fsS --max-time 60 -o "$PROFILES/${NAMES[$i]}-$1.heap" "http://127.0.0.1:$((BASE_PORT + 200 + i + 1))/debug/pprof/heap?gc=1"
+			curl -fsS --max-time 60 -o "$PROFILES/${NAMES[$i]}-$1.goroutines" "http://127.0.0.1:$((BASE_PORT + 200 + i + 1))/debug/pprof/goroutine?debug=1"
+		fi
 	done
 	out=${out# }
 	echo "${out%;}"
@@ -120,7 +146,7 @@ node_state() {
 load_jobs() {
 	local n=$1 via=${NAMES[$((${#NAMES[@]} - 1))]} want t0 t1 t2 id ids=() bad
 	want=$(for p in "${NAMES[@]}"; do tail -n +2 "$TABLES/data/$p.csv" 2>/dev/null; done | awk -F, '{s += $2} END {print s}')
-	echo "load: before: $(node_state)"
+	echo "load: before: $(node_state before)"
 	t0=$(date +%s%N)
 	for ((j = 0; j < n; j++)); do
 		id=$(submit "$via")
@@ -128,11 +154,11 @@ load_jobs() {
 		ids+=("$id")
 	done
 	t1=$(date +%s%N)
-	echo "load: after $n one after another: $(node_state)"
+	echo "load: after $n one after another: $(node_state sequential)"
 	mapfile -t -O "${#ids[@]}" ids < <(seq "$n" | xargs -P 32 -I{} bash -c "$(declare -f api submit); $(declare -p NAMES BASE_PORT WORK SPEC); submit $via")
 	settle "$via" "${ids[@]:n}"
 	t2=$(date +%s%N)
-	echo "load: after $n at once: $(node_state)"
+	echo "load: after $n at once: $(node_state concurrent)"
 	bad=0
 	for id in "${ids[@]}"; do
 		[[ $(api "$via" "/v1/jobs/$id/result" | jq -r .sum) == "$want" ]] || bad=$((bad + 1))
@@ -221,6 +247,10 @@ for i in "${!NAMES[@]}"; do
 	# http: the optional status/metrics listener.
 	sed -i "s#^tables_dir:.*#tables_dir: $TABLES#" "$WORK/$name/node.yaml"
 	echo "http: 127.0.0.1:$((BASE_PORT + 100 + i + 1))" >>"$WORK/$name/node.yaml"
+	if [[ -n ${PROFILES:-} ]]; then
+		mkdir -p "$PROFILES"
+		echo "pprof: 127.0.0.1:$((BASE_PORT + 200 + i + 1))" >>"$WORK/$name/node.yaml"
+	fi
 done
 
 # 2. the consortium file, built from every member's `node init --format json`

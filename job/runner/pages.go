@@ -107,3 +107,36 @@ func (s *State) RunningOf(kind string) []string {
 	}
 	return out
 }
+
+// Page returns copies of at most limit jobs of a kind and a status (""
+// for any; StatusRunning includes the queued and the awaiting), skipping
+// the first offset of them: the running jobs first, in submission order,
+// then the finished ones, newest submission first. It copies the page
+// only, so a list of 100,000 jobs costs what its page holds.
+func (s *State) Page(kind, status string, offset, limit int) []*JobRecord {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if offset < 0 || limit <= 0 {
+		return nil
+	}
+	var out []*JobRecord
+	if status == "" || status == StatusRunning {
+		for _, id := range s.running {
+			if j := s.jobs[id]; kind == "" || j.Kind == kind {
+				if offset > 0 {
+					offset--
+				} else if len(out) < limit {
+					out = append(out, j.clone())
+				}
+			}
+		}
+		if status == StatusRunning {
+			return out
+		}
+	}
+	l := s.index.lists[listKey{kind, status}]
+	for k := len(l) - 1 - offset; k >= 0 && len(out) < limit; k-- {
+		out = append(out, s.jobs[s.order[l[k]]].clone())
+	}
+	return out
+}

@@ -67,6 +67,8 @@ func TestPagesMatchAWalkOverTheLog(t *testing.T) {
 			if got := s.RunningOf(kind); !slices.Equal(got, running) {
 				t.Errorf("kind %q running %v, want %v", kind, got, running)
 			}
+			checkPages(t, s, kind, map[string][]string{"": append(slices.Clone(running), want[""]...),
+				StatusRunning: running, StatusDone: want[StatusDone], StatusFailed: want[StatusFailed]})
 		}
 	}
 	t.Run("applied", func(t *testing.T) { check(t, s) })
@@ -78,6 +80,28 @@ func TestPagesMatchAWalkOverTheLog(t *testing.T) {
 		}
 		check(t, r)
 	})
+}
+
+// checkPages checks State.Page against lists, by status, of a kind's job
+// ids as a walk gives them: the running first, then the finished newest
+// first.
+func checkPages(t *testing.T, s *State, kind string, lists map[string][]string) {
+	t.Helper()
+	for st, ids := range lists {
+		for _, pg := range []struct{ off, lim int }{{0, 4}, {2, 4}, {0, 100}, {len(ids) - 1, 5}, {len(ids), 5}, {len(ids) + 3, 5}} {
+			lo, hi := min(len(ids), max(0, pg.off)), min(len(ids), max(0, pg.off+pg.lim))
+			var got []string
+			for _, j := range s.Page(kind, st, pg.off, pg.lim) {
+				got = append(got, j.ID)
+			}
+			if !slices.Equal(got, ids[lo:hi]) {
+				t.Errorf("kind %q status %q page %v: %v, want %v", kind, st, pg, got, ids[lo:hi])
+			}
+		}
+	}
+	if got := s.Page(kind, "", -1, 5); got != nil {
+		t.Errorf("kind %q: a negative offset gave %d jobs", kind, len(got))
+	}
 }
 
 // BenchmarkFinishedPage reads what the console's jobs page reads (the
