@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -106,23 +107,37 @@ func (n *Node) Submit(ctx context.Context, specYAML []byte) (string, error) {
 	}
 }
 
+// commitSubmit commits a verified submission as a job. The job's id is
+// derived from the signed submission, so committing it again (the leader
+// lost its leadership after appending it, and Submit tried again through
+// the next one) finds the same job instead of making a second, which the
+// parties would refuse as a replayed submission.
 func (n *Node) commitSubmit(specYAML []byte, sub *runner.Submission) (string, error) {
 	if err := n.verifySubmission(specYAML, sub); err != nil {
 		return "", err
 	}
-	var rnd [4]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return "", err
+	id := submissionJobID(sub)
+	if _, ok := n.fsm.jobs.Status(id); ok {
+		return id, nil
 	}
-	id := time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(rnd[:])
 	seed := make([]byte, job.SeedSize)
 	if _, err := rand.Read(seed); err != nil {
 		return "", err
 	}
-	if err := n.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: id, Spec: specYAML, Seed: seed, Submission: sub}}); err != nil {
+	err := n.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: id, Spec: specYAML, Seed: seed, Submission: sub}})
+	if err != nil && !errors.Is(err, runner.ErrJobExists) {
 		return "", err
 	}
 	return id, nil
+}
+
+// submissionJobID names the job of a signed submission: its time, and
+// four bytes of a hash of its nonce and signature.
+func submissionJobID(sub *runner.Submission) string {
+	h := sha256.New()
+	h.Write(sub.Nonce)
+	h.Write(sub.Signature)
+	return sub.Time.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(h.Sum(nil)[:4])
 }
 
 func (n *Node) forwardSubmit(ctx context.Context, leader string, specYAML []byte, sub *runner.Submission) (string, error) {

@@ -67,3 +67,19 @@ func RetainedOf(n *Node) Retained {
 	r.Queued = n.ms.box.Len()
 	return r
 }
+
+// CommitTwice signs spec once as n and commits that one submission twice,
+// as Submit does when the leader it went through lost its leadership after
+// appending it; n must lead.
+func CommitTwice(n *Node, spec []byte) (string, string, error) {
+	sub, err := n.sign(spec)
+	if err != nil {
+		return "", "", err
+	}
+	first, err := n.commitSubmit(spec, sub)
+	if err != nil {
+		return "", "", err
+	}
+	second, err := n.commitSubmit(spec, sub)
+	return first, second, err
+}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -109,11 +110,17 @@ func (s *State) Apply(e *Entry) error {
 	return err
 }
 
+// ErrJobExists is a submission for a job id the log already holds: the
+// same signed submission committed twice (its id is derived from it), when
+// a leader lost its leadership after appending it and the submitter tried
+// again through the next.
+var ErrJobExists = errors.New("job already exists")
+
 func (s *State) apply(e *Entry) error {
 	j := s.jobs[e.Job]
 	if e.Op == OpSubmit {
 		if j != nil {
-			return fmt.Errorf("job %s already exists", e.Job)
+			return fmt.Errorf("%w: %s", ErrJobExists, e.Job)
 		}
 		spec, err := job.ParseSpec(e.Spec, "job "+e.Job)
 		if err != nil {
