@@ -486,6 +486,8 @@ func TestOutputCheck(t *testing.T) {
 		"suppressed shown":    func(o *output) { o.Suppressed = []string{"2"} },
 		"bad format":          func(o *output) { o.Published.Format = "xml"; o.Format = "xml" },
 		"nugget not a number": func(o *output) { o.NuggetsBefore = "many" },
+		"moles left":          func(o *output) { o.Algorithm = "tree-cohesion"; o.MolesAfter = 2 },
+		"negative classes":    func(o *output) { o.Algorithm = "k-anonymizer"; o.Classes = -1 },
 	}
 	for name, f := range bad {
 		o := good

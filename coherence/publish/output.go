@@ -118,6 +118,12 @@ func (o *output) check() error {
 			return fmt.Errorf("%w: a suppressed item is published", errShape)
 		}
 	}
+	switch {
+	case o.MolesAfter < 0 || o.Classes < 0:
+		return fmt.Errorf("%w: a negative count", errShape)
+	case o.Algorithm != "k-anonymizer" && (o.MolesAfter != 0 || o.Classes != 0):
+		return fmt.Errorf("%w: moles left by an algorithm that leaves none", errShape)
+	}
 	for _, n := range []string{o.NuggetsBefore, o.NuggetsAfter} {
 		if _, ok := new(big.Int).SetString(n, 10); n != "" && !ok {
 			return fmt.Errorf("%w: a nugget count is not a number", errShape)
