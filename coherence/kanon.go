@@ -47,11 +47,13 @@ type KAnonResult struct {
 // A(QID) only falls as classes split, so an item invalid once is invalid
 // for good and is dropped. Each step scans the transactions of every item
 // still valid once, so a run costs, per item published, one pass over
-// those items' occurrences: 0.3 CPU s on Retail and Connect at every δ. The publication is k-anonymous over the public
-// items: every transaction shares its public items (and the absence of the
-// others) with k − 1 others, so every public itemset it holds has support
-// at least k, whatever p: no identity attack is left, but private items
-// may still breach h (the thesis's "k-Anonymizer" ignores them).
+// those items' occurrences: 0.3 CPU s on Retail and Connect at every δ.
+//
+// The publication is k-anonymous over the public items: every transaction
+// shares its public items (and the absence of the others) with k − 1
+// others, so every public itemset it holds has support at least k,
+// whatever p: no identity attack is left, but private items may still
+// breach h (the thesis's "k-Anonymizer" ignores them).
 func KAnonymizer(ctx context.Context, db *Labelled, k int) (*KAnonResult, error) {
 	begin := time.Now()
 	pr, err := newProblem(db, Params{H: 1, K: k})
