@@ -27,6 +27,9 @@ import (
 //	supp      items suppressed;  minmoles  minimal moles (size 2 and up)
 //	mine-s    time to the greedy loop (FindMole, and the borders);  wall-s  whole run
 //	cpu-s     CPU time of the run;  check-s  the checker's time
+//	left      (k-Anonymizer) minimal moles left, breaches of h: the
+//	          k-Anonymizer's publication is checked for k-anonymity instead
+//	classes   (k-Anonymizer) its equivalence classes
 
 func fimiDir() string {
 	d, err := shareddata.Dir(".", "fimi", "COHORT_FIMI_DIR")
@@ -88,6 +91,7 @@ func withPublic(tb testing.TB, data *Labelled, delta float64, seed uint64) *Labe
 type outcome struct {
 	lossItems, lossSize1, lossNuggets, suppressed, minimal float64
 	mine, wall, cpu, check                                 float64
+	left, classes                                          float64
 }
 
 func (o *outcome) add(p outcome) {
@@ -100,6 +104,8 @@ func (o *outcome) add(p outcome) {
 	o.wall += p.wall
 	o.cpu += p.cpu
 	o.check += p.check
+	o.left += p.left
+	o.classes += p.classes
 }
 
 func (o outcome) report(b *testing.B, n int, nuggets bool) {
@@ -115,10 +121,14 @@ func (o outcome) report(b *testing.B, n int, nuggets bool) {
 	b.ReportMetric(o.wall*f, "wall-s")
 	b.ReportMetric(o.cpu*f, "cpu-s")
 	b.ReportMetric(o.check*f, "check-s")
+	if o.classes > 0 {
+		b.ReportMetric(o.left*f, "left")
+		b.ReportMetric(o.classes*f, "classes")
+	}
 	b.ReportMetric(0, "ns/op")
 }
 
-// measure runs alg (tree, border or rmall) once, verifies the publication
+// measure runs alg (tree, border, rmall or kanon) once, verifies the publication
 // and, with nug, counts the nuggets lost. A run ctx ends is reported as
 // unfinished (false).
 func measure(ctx context.Context, b *testing.B, db *Labelled, alg string, prm Params, nug *Nuggets) (outcome, bool) {
@@ -126,8 +136,13 @@ func measure(ctx context.Context, b *testing.B, db *Labelled, alg string, prm Pa
 	start, cpu := time.Now(), cputime.Used(b)
 	var res *Result
 	var br *BorderResult
+	var ka *KAnonResult
 	var err error
 	switch alg {
+	case "kanon":
+		if ka, err = KAnonymizer(ctx, db, prm.K); err == nil {
+			res = &ka.Result
+		}
 	case "tree":
 		res, err = TreeCohesion(ctx, db, prm)
 	case "rmall":
@@ -149,7 +164,11 @@ func measure(ctx context.Context, b *testing.B, db *Labelled, alg string, prm Pa
 	o.lossItems = LossOfItems(db.Database, pub)
 	o.lossSize1 = LossOfItems(db.Database, db.Without(res.Suppressed[:res.Size1]))
 	check := time.Now()
-	if err := Check(ctx, db, pub, prm); err != nil {
+	if ka != nil {
+		if err := checkKAnon(ctx, db, pub, prm, ka, &o); err != nil {
+			b.Fatal(err)
+		}
+	} else if err := Check(ctx, db, pub, prm); err != nil {
 		if ctx.Err() != nil {
 			return outcome{}, false
 		}
@@ -174,6 +193,21 @@ func measure(ctx context.Context, b *testing.B, db *Labelled, alg string, prm Pa
 		o.lossNuggets = LossOfNuggets(before, after)
 	}
 	return o, true
+}
+
+// checkKAnon checks a k-Anonymizer publication for k-anonymity and for
+// identity moles (none may be left, whatever p), and counts the moles it
+// leaves.
+func checkKAnon(ctx context.Context, db *Labelled, pub *Database, prm Params, ka *KAnonResult, o *outcome) error {
+	if err := CheckKAnonymous(db, pub, prm.K); err != nil {
+		return err
+	}
+	if err := Check(ctx, db, pub, Params{H: 1, K: prm.K}); err != nil {
+		return err
+	}
+	left, err := MolesLeft(ctx, db, ka.Suppressed, prm)
+	o.left, o.classes = float64(left), float64(ka.Classes)
+	return err
 }
 
 // must is measure without a time limit.
@@ -222,11 +256,12 @@ func BenchmarkTreeCohesion(b *testing.B) {
 	}
 }
 
-// The effect of h at the defaults: h = 1 leaves identity attacks only.
+// The effect of h at the defaults: h = 1 leaves identity attacks only. The
+// k-Anonymizer's publication does not depend on h; the moles it leaves do.
 func BenchmarkTreeCohesionH(b *testing.B) {
 	for _, s := range settings {
 		for _, h := range []float64{0.5, 0.7, 1} {
-			for _, alg := range []string{"tree", "rmall"} {
+			for _, alg := range []string{"tree", "rmall", "kanon"} {
 				b.Run(fmt.Sprintf("%s/h=%v/%s", s.data, h, alg), func(b *testing.B) {
 					data := fimi(b, s.data)
 					prm := s.prm
@@ -349,6 +384,70 @@ func BenchmarkBorderDefaults(b *testing.B) {
 					sum.report(b, len(seeds), true)
 				}
 			})
+		}
+	}
+}
+
+// The k-Anonymizer at the settings of BenchmarkTreeCohesion (the thesis's
+// Figures 20 and 22: loss of items against δ, five selections).
+func BenchmarkKAnonymizer(b *testing.B) {
+	for _, s := range settings {
+		for _, delta := range s.sweep {
+			b.Run(fmt.Sprintf("%s/delta=%v/kanon", s.data, delta), func(b *testing.B) {
+				data := fimi(b, s.data)
+				for b.Loop() {
+					var sum outcome
+					for _, seed := range seeds {
+						sum.add(must(b, withPublic(b, data, delta, seed), "kanon", s.prm, nil))
+					}
+					sum.report(b, len(seeds), false)
+				}
+			})
+		}
+	}
+}
+
+// Identity attacks only (h = 1), where the k-Anonymizer's publication is a
+// cohesion too (k-anonymity leaves no identity mole), on Retail at the
+// defaults k = 20, p = 4 against δ: Tree-Cohesion, RmAll and the
+// k-Anonymizer then protect alike and their losses compare.
+func BenchmarkIdentityRetail(b *testing.B) {
+	for _, delta := range []float64{0.2, 0.4, 0.6, 0.8, 1} {
+		for _, alg := range []string{"tree", "rmall", "kanon"} {
+			b.Run(fmt.Sprintf("retail/delta=%v/%s", delta, alg), func(b *testing.B) {
+				data := fimi(b, "retail")
+				for b.Loop() {
+					var sum outcome
+					for _, seed := range seeds {
+						sum.add(must(b, withPublic(b, data, delta, seed), alg, Params{H: 1, K: 20, P: 4}, nil))
+					}
+					sum.report(b, len(seeds), false)
+				}
+			})
+		}
+	}
+}
+
+// The k-Anonymizer's loss of nuggets against k (the thesis's Figures 21
+// and 23: h = 100 %, p = ∞; Connect k' = 40, 50, 60 %, Retail k' = 1, 3,
+// 5 %; k = 10, 30, 50; one selection) at the δ of BenchmarkBorderCohesion
+// (Connect 30 %, Retail 20 %) and at the thesis's δ = 100 %.
+func BenchmarkKAnonymizerNuggets(b *testing.B) {
+	kNugs := map[string][]float64{"connect": {0.4, 0.5, 0.6}, "retail": {0.01, 0.03, 0.05}}
+	for _, c := range []struct {
+		data  string
+		delta float64
+	}{{"connect", 0.3}, {"connect", 1}, {"retail", 0.2}, {"retail", 1}} {
+		for _, kn := range kNugs[c.data] {
+			for _, k := range []int{10, 30, 50} {
+				b.Run(fmt.Sprintf("%s/delta=%v/k'=%v/k=%d/kanon", c.data, c.delta, kn, k), func(b *testing.B) {
+					db := withPublic(b, fimi(b, c.data), c.delta, 1)
+					nug := Nuggets{K: int(kn*float64(len(db.Trans)) + 0.999999)}
+					for b.Loop() {
+						must(b, db, "kanon", Params{H: 1, K: k, P: 0}, &nug).report(b, 1, true)
+					}
+				})
+			}
 		}
 	}
 }

@@ -31,8 +31,32 @@ var ErrNotCohesion = errors.New("coherence: not an (h,k,p)-cohesion")
 // itemset lies in one and has at least its support). The error says which
 // condition fails and never names an item.
 func Check(ctx context.Context, db *Labelled, pub *Database, prm Params) error {
+	role, err := suppression(db, pub, ErrNotCohesion)
+	if err != nil {
+		return err
+	}
+	c := newChecker(pub, role, prm)
+	if err := c.emptySet(); err != nil {
+		return err
+	}
+	if prm.H >= 1 && (prm.P == 0 || prm.P >= c.longest) {
+		return c.projections(ctx)
+	}
+	all := c.everyone()
+	danger := make([]int, len(c.priv))
+	for i := range danger {
+		danger[i] = i
+	}
+	return c.visit(ctx, all, -1, 0, danger)
+}
+
+// suppression checks that pub is db with some public items suppressed:
+// the same transactions in the same order, each with the items of one set
+// S of public items removed and nothing else changed. It returns each
+// label's role. Its errors wrap bad.
+func suppression(db *Labelled, pub *Database, bad error) (map[string]Role, error) {
 	if len(db.Trans) != len(pub.Trans) {
-		return fmt.Errorf("%w: %d transactions published for %d", ErrNotCohesion, len(pub.Trans), len(db.Trans))
+		return nil, fmt.Errorf("%w: %d transactions published for %d", bad, len(pub.Trans), len(db.Trans))
 	}
 	role := map[string]Role{}
 	for i, lab := range db.Items {
@@ -52,34 +76,22 @@ func Check(ctx context.Context, db *Labelled, pub *Database, prm Params) error {
 			removed[lab] = true
 		}
 		if j != len(out) {
-			return fmt.Errorf("%w: published transaction %d is not its original with items removed", ErrNotCohesion, t+1)
+			return nil, fmt.Errorf("%w: published transaction %d is not its original with items removed", bad, t+1)
 		}
 	}
 	for t := range pub.Trans {
 		for _, it := range pub.Trans[t] {
 			if removed[pub.Items[it]] {
-				return fmt.Errorf("%w: an item is removed from some transactions and published in others (transaction %d)", ErrNotCohesion, t+1)
+				return nil, fmt.Errorf("%w: an item is removed from some transactions and published in others (transaction %d)", bad, t+1)
 			}
 		}
 	}
 	for lab := range removed {
 		if role[lab] != Public {
-			return fmt.Errorf("%w: a %s item is suppressed", ErrNotCohesion, role[lab])
+			return nil, fmt.Errorf("%w: a %s item is suppressed", bad, role[lab])
 		}
 	}
-	c := newChecker(pub, role, prm)
-	if err := c.emptySet(); err != nil {
-		return err
-	}
-	if prm.H >= 1 && (prm.P == 0 || prm.P >= c.longest) {
-		return c.projections(ctx)
-	}
-	all := c.everyone()
-	danger := make([]int, len(c.priv))
-	for i := range danger {
-		danger[i] = i
-	}
-	return c.visit(ctx, all, -1, 0, danger)
+	return role, nil
 }
 
 // tset is a set of transactions: a bitset when dense, else a sorted list.
@@ -305,6 +317,47 @@ func (c *checker) projections(ctx context.Context) error {
 		}
 		if held.n < c.prm.K {
 			return fmt.Errorf("%w: a public itemset of %d items is held by fewer than k transactions", ErrNotCohesion, len(p))
+		}
+	}
+	return nil
+}
+
+// ErrNotKAnonymous means a publication is not a k-anonymous suppression of
+// its database.
+var ErrNotKAnonymous = errors.New("coherence: not k-anonymous over the public items")
+
+// CheckKAnonymous verifies what KAnonymizer claims: pub is db with some
+// public items suppressed (as Check reads it) and every transaction of pub
+// has the same public items as at least k − 1 others (k-anonymity with
+// the public items as the quasi-identifier, absence included). Like Check
+// it shares no code with the algorithm; its errors never name an item.
+func CheckKAnonymous(db *Labelled, pub *Database, k int) error {
+	role, err := suppression(db, pub, ErrNotKAnonymous)
+	if err != nil {
+		return err
+	}
+	classes := map[string]int{}
+	keys := make([]string, len(pub.Trans))
+	for t, tr := range pub.Trans {
+		var labs []string
+		for _, it := range tr {
+			if lab := pub.Items[it]; role[lab] == Public {
+				labs = append(labs, lab)
+			}
+		}
+		sort.Strings(labs)
+		// Labels may hold any byte but NUL separates them unambiguously
+		// only if none holds NUL: length-prefix each instead.
+		var key []byte
+		for _, l := range labs {
+			key = fmt.Appendf(key, "%d:%s", len(l), l)
+		}
+		keys[t] = string(key)
+		classes[keys[t]]++
+	}
+	for t, key := range keys {
+		if classes[key] < k {
+			return fmt.Errorf("%w: transaction %d shares its public items with %d transactions, fewer than k", ErrNotKAnonymous, t+1, classes[key])
 		}
 	}
 	return nil

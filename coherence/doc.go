@@ -25,7 +25,9 @@
 // loss of v is the number of nuggets holding v) and RmAll (rmall.go: the
 // baseline) return the items to suppress; Result.Publish applies them and
 // Check (check.go, written apart from the algorithms) verifies the
-// publication. The common steps are in problem.go (eligibility, Theorem 3;
+// publication. KAnonymizer (kanon.go) is the thesis's other competitor,
+// k-anonymity over the public items by top-down specialisation, verified
+// by CheckKAnonymous; MolesLeft counts the moles it leaves. The common steps are in problem.go (eligibility, Theorem 3;
 // size-1 moles, Observation 2) and minimal.go (the minimal moles).
 // LossOfItems, LossOfNuggets, CountNuggets and CountMoles give the
 // thesis's figures.
@@ -69,6 +71,13 @@
 //     gone, which holds for public items only).
 //   - RmAll suppresses the size-1 moles first, like the greedy algorithms,
 //     then every public item in a mole of what is left.
+//   - The k-Anonymizer (§4.5.1: "QID-based k-anonymization, implemented by
+//     the global recoding" of Fung, Wang and Yu's top-down specialisation)
+//     takes every public item as a binary QID attribute whose only
+//     generalisation is suppression; kept and private items are not in
+//     the QID. TDS's score needs a class for its InfoGain, which
+//     transaction data lacks; the gain is Sup(v), the item utility, under
+//     either utility (the thesis does not say which it used).
 //   - The thesis's private items (§4.5.1): each transaction gets a copy of
 //     its item of largest support below 50 % (ties to the item first in the
 //     file), or s*; the original items stay and may be public. With this
@@ -98,4 +107,9 @@
 // published. Private items are published; each one's overall frequency
 // is at most h (Theorem 3). The suppressed items are named by their
 // absence. The order of the transactions is kept.
+//
+// A KAnonymizer publication guarantees less: at least k transactions share
+// a person's public items, whatever the attacker knows of them, but a
+// private item may be in more than a fraction h of them (MolesLeft counts
+// such breaches).
 package coherence

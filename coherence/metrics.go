@@ -51,3 +51,16 @@ func CountMoles(ctx context.Context, db *Labelled, prm Params) (Count, error) {
 	}
 	return cnt.total, nil
 }
+
+// MolesLeft counts the minimal moles (Definition 9; size-1 moles included)
+// of db with the removed items suppressed: 0 for every cohesion, and the
+// attribute attacks a KAnonymizer publication leaves. It fails, as the
+// algorithms do, when db has no cohesion at all (Theorem 3).
+func MolesLeft(ctx context.Context, db *Labelled, removed []int32, prm Params) (int, error) {
+	pub := &Labelled{Database: db.Without(removed), Roles: db.Roles}
+	_, res, _, err := start(ctx, pub, prm)
+	if err != nil {
+		return 0, err
+	}
+	return res.Size1 + res.MinimalMoles, nil
+}

@@ -140,7 +140,9 @@ func TestJobAdultHorizontal(t *testing.T) {
 // tree grown and ATP-pruned as the job does (TestJobExample checks that the
 // job publishes exactly these), the global tree by Global, accuracy on
 // adult.test; beside it the union's tree (the paper's BASIS) and the mean
-// accuracy of the published trees alone.
+// accuracy of the published trees alone; and the naive Bayes model learnt
+// from the same pseudo-rows (params.naive_bayes) beside naive Bayes on the
+// union.
 func TestAdultFigures(t *testing.T) {
 	if os.Getenv("PGEN_FIGURES") == "" {
 		t.Skip("set PGEN_FIGURES=1")
@@ -164,7 +166,10 @@ func TestAdultFigures(t *testing.T) {
 	}
 	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
 	acc := func(tr *tree.Tree) float64 { return 100 * float64(tree.Correct(tr, test)) / float64(test.Rows()) }
-	t.Logf("union (BASIS): %.2f%%", acc(tree.Grow(all, gp, "", "")))
+	nb := func(m *pgen.NaiveBayes) float64 {
+		return 100 * float64(pgen.CorrectBayes(m, test)) / float64(test.Rows())
+	}
+	t.Logf("union (BASIS): tree %.2f%%, naive Bayes %.2f%%", acc(tree.Grow(all, gp, "", "")), nb(pgen.LearnBayes(all)))
 	for _, n := range []int{1, 3, 5, 10} {
 		parts := make([][][]string, n)
 		for i, r := range recs {
@@ -189,7 +194,8 @@ func TestAdultFigures(t *testing.T) {
 			withDom, _ := pgen.Global(trees, sd, gp, []byte("figures"))
 			gn, _ := global.Size()
 			dn, _ := withDom.Size()
-			t.Logf("| %d | %d | %d | %.2f | %.2f | %d | %.2f | %d | %d | %.1f |", n, k, leaves/n, local, acc(global), gn, acc(withDom), dn, rows, time.Since(start).Seconds())
+			bayes := nb(pgen.GlobalBayes(trees, s, []byte("figures")))
+			t.Logf("| %d | %d | %d | %.2f | %.2f | %d | %.2f | %d | %.2f | %d | %.1f |", n, k, leaves/n, local, acc(global), gn, acc(withDom), dn, bayes, rows, time.Since(start).Seconds())
 		}
 	}
 }

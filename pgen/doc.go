@@ -20,7 +20,7 @@
 // categorical attributes, exactly one class column);
 //
 //	params: {release_k: K, release_l: 0, release_c: 0, max_depth: 10,
-//	         min_split: 2, prune: true, timeout_ms: 0,
+//	         min_split: 2, prune: true, timeout_ms: 0, naive_bayes: false,
 //	         ranges: {num_attr: [min, max]}, values: {cat_attr: [v1, v2]}}
 //
 // release_k is required; release_l (at least 2) with release_c also
@@ -57,6 +57,10 @@
 // the job: a coordinator asking for more, or asking before the draw, is
 // refused, naming it.
 //
+// With naive_bayes the coordinator also learns the paper's second global
+// model, a naive Bayes classifier, from the same pseudo-rows (GlobalBayes,
+// bayes.go), and the result holds it as "naive_bayes".
+//
 // The result holds the global tree ("tree": splits name no party or
 // table, they are on the common schema), its size, the number of
 // pseudo-rows, the joint seed that drew them (joint_seed, hex), every published tree by party ("published"), and per party
@@ -76,8 +80,9 @@
 // paper describes); release_l and release_c prevent it, and the result
 // gives each tree's (c, 2)-diversity c so that the members see it (null
 // when some path is pure). The coordinator learns
-// nothing more than the members. The global tree is a function of the
-// published trees and the joint seed. The joint seed's commitments and
+// nothing more than the members. The global tree, and the naive Bayes
+// model with naive_bayes, are functions of the published trees and the
+// joint seed: they tell no member more than the log does. The joint seed's commitments and
 // openings are public too: each is a party's output to the coordinator
 // (disclosed as public-result), and the log gives them to every member; a
 // contribution is 32 random bytes and tells nothing of its party's rows,
@@ -101,4 +106,13 @@
 //     counts the party's rows of each class for PGEN.
 //   - The global tree is built at the coordinator and published, not kept
 //     in parts: it holds nothing the published trees do not.
+//   - Of the paper's other global models (§4: naive Bayes, conjunctive
+//     rules, decision tables, random forests) naive Bayes is here, as the
+//     paper's Figures 5(b) and 6 use it; the others are not.
+//   - The paper has no vertical or hybrid case: a footnote to §2 names
+//     them ("private data tables of data sources can form a horizontal,
+//     vertical, or hybrid partition") and the paper treats the horizontal
+//     one only. PGEN needs each published path to describe whole rows,
+//     which a party holding some of the attributes cannot publish, so pgen
+//     refuses specs whose tables differ (spec.Horizontal).
 package pgen

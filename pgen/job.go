@@ -108,6 +108,9 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		return nil, err
 	}
 	res["joint_seed"] = hex.EncodeToString(seed)
+	if cfg.p.NaiveBayes {
+		res["naive_bayes"] = GlobalBayes(trees, cfg.schema, seed)
+	}
 	return res, nil
 }
 
@@ -118,9 +121,15 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 // splitting on == Other; its splits name no party or table: they are on
 // the common schema). It returns the tree and the number of pseudo-rows.
 func Global(trees []*tree.Tree, s *Schema, p tree.GrowParams, seed []byte) (*tree.Tree, int) {
-	d := Generate(trees, s, job.Rand(seed, "pgen/pseudo-data"))
+	d := pseudoRows(trees, s, seed)
 	p.NoSplit = Other
 	return tree.Grow(d, p, "", ""), d.Rows()
+}
+
+// pseudoRows are PGEN's rows from the published trees, drawn from the
+// joint seed.
+func pseudoRows(trees []*tree.Tree, s *Schema, seed []byte) *tree.Data {
+	return Generate(trees, s, job.Rand(seed, "pgen/pseudo-data"))
 }
 
 // checkTree decodes a published tree and checks it against the spec: its

@@ -25,6 +25,9 @@ type Params struct {
 	MinSplit  uint64 `yaml:"min_split"`
 	Prune     bool   `yaml:"prune"`
 	TimeoutMS int64  `yaml:"timeout_ms"`
+	// NaiveBayes adds a second global model, a naive Bayes classifier
+	// learnt from the same pseudo-rows (GlobalBayes), to the result.
+	NaiveBayes bool `yaml:"naive_bayes"`
 	// Ranges and Values give attributes' domains (numeric [min, max],
 	// categorical values), public knowledge PGEN draws from (Generate).
 	Ranges map[string][]float64 `yaml:"ranges"`

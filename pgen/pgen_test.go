@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -208,6 +210,74 @@ func TestJobExample(t *testing.T) {
 		if median < acc(central)-c.slack {
 			t.Errorf("domains %v: global tree %.3f (median of nine draws), more than %v below the union's %.3f", c.domains, median, c.slack, acc(central))
 		}
+	}
+}
+
+// exampleWithBayes copies the example into a temporary directory with
+// params.naive_bayes set and returns its spec's path.
+func exampleWithBayes(t testing.TB) string {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"east.csv", "north.csv", "west.csv", "test.csv"} {
+		b, err := os.ReadFile(filepath.Join(exampleDir, "data", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "data", f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec, err := os.ReadFile(filepath.Join(exampleDir, "spec.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasSuffix(bytes.TrimSpace(spec), []byte("north, south, west]}")) {
+		t.Fatal("the example spec no longer ends with its params: add naive_bayes another way")
+	}
+	spec = append(bytes.TrimSpace(spec), "\n  naive_bayes: true\n"...)
+	path := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(path, spec, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// checkBayes checks a result's naive Bayes model: it is GlobalBayes over
+// the result's published trees and joint seed (what every member can
+// redo from the log), and on the held-out sample it is within 10 points
+// of naive Bayes learnt on the union of the rows (the paper's BASIS).
+func checkBayes(t *testing.T, res map[string]any, spec *job.Spec) {
+	t.Helper()
+	s, _, err := pgen.SchemaOf(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, err := hex.DecodeString(fmt.Sprint(res["joint_seed"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trees []*tree.Tree
+	var union []*tree.Data
+	for _, p := range spec.PartyNames() {
+		trees = append(trees, resultTree(t, res["published"].(map[string]any)[p]))
+		ps, _ := spec.Party(p)
+		union = append(union, readData(t, filepath.Join(spec.Dir, ps.Tables[0].Path), s))
+	}
+	want := pgen.GlobalBayes(trees, s, seed)
+	var a, b any
+	wb, _ := json.Marshal(want)
+	gb, _ := json.Marshal(res["naive_bayes"])
+	if err := errors.Join(json.Unmarshal(wb, &a), json.Unmarshal(gb, &b)); err != nil || !reflect.DeepEqual(a, b) {
+		t.Fatalf("the result's naive Bayes model is not GlobalBayes over its published trees (%v):\n%s\n%s", err, gb, wb)
+	}
+	test := readData(t, filepath.Join(spec.Dir, "data", "test.csv"), s)
+	acc := func(m *pgen.NaiveBayes) float64 { return float64(pgen.CorrectBayes(m, test)) / float64(test.Rows()) }
+	global, basis := acc(want), acc(pgen.LearnBayes(concat(union)))
+	t.Logf("naive Bayes on the held-out sample: global (pseudo-rows) %.3f, union %.3f", global, basis)
+	if global < basis-0.10 {
+		t.Errorf("naive Bayes from the pseudo-rows %.3f, more than 10 points below the union's %.3f", global, basis)
 	}
 }
 
@@ -520,10 +590,12 @@ func TestRealNodes(t *testing.T) {
 	pol := policy.Default()
 	pol.Kinds["pgen"] = []string{policy.Any}
 	out := filepath.Join(t.TempDir(), "out")
-	res, err := sim.Run(ctx, filepath.Join(exampleDir, "spec.yaml"), sim.RunOptions{Kinds: job.Registry{"pgen": pgen.Kind{}}, Out: out, Policy: pol})
+	specPath := exampleWithBayes(t)
+	res, err := sim.Run(ctx, specPath, sim.RunOptions{Kinds: job.Registry{"pgen": pgen.Kind{}}, Out: out, Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkBayes(t, res, loadSpec(t, specPath))
 	ledgered, seeds := 0, 0
 	for p, v := range res["published"].(map[string]any) {
 		for _, r := range leafRows(resultTree(t, v).Root) {

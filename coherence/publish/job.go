@@ -9,7 +9,10 @@
 //
 //	h, k, p                 the privacy parameters (p a positive integer or inf)
 //	utility: item|itemset   Tree-Cohesion (IL(v) = Sup(v)) or Border-Cohesion (IL(v) = |N(v)|)
-//	algorithm: greedy|rmall the greedy of the utility, or the RmAll baseline
+//	algorithm: greedy|rmall|k-anonymizer
+//	                        the greedy of the utility, the RmAll baseline, or the thesis's
+//	                        QID-based k-Anonymizer (coherence.KAnonymizer: k-anonymity over the
+//	                        public items by top-down specialisation; it ignores h and p)
 //	k_nugget, p_nugget      the nuggets (a count of at least 2, or a fraction of the transactions; p_nugget
 //	                        an integer or inf, default inf): needed by itemset utility, optional otherwise
 //	private: [items]        the private items, or
@@ -30,7 +33,8 @@
 // suppressed items; a CSV's transaction ids are replaced by 1, 2, ...),
 // the suppressed items, the loss of items, the minimal moles before
 // (moles_before, size-1 moles included: every mole holds one, and all
-// moles are too many to count in general) and after (0), the time and,
+// moles are too many to count in general) and after (0 but for the
+// k-Anonymizer), the guarantee the publication was checked for, the time and,
 // with k_nugget, the nuggets before and after and the loss of nuggets.
 // `cohort sim` writes the publication to DIR/published.dat in the input's
 // format and leaves its name in result.json. With public_fraction the
@@ -83,6 +87,16 @@
 // the length of a person's transaction, may single it out. The private
 // items are published, and so is each one's frequency (at most h of the
 // transactions, Theorem 3). The suppressed items are named.
+//
+// With algorithm: k-anonymizer the publication is what the baseline
+// claims, no more: every transaction shares its public items with at
+// least k − 1 others (checked by coherence.CheckKAnonymous before it is
+// sent), so no public itemset, of any size, has support below k; but a
+// private item may be in more than a fraction h of a cohort. The result
+// says so: guarantee is k-anonymity, not (h,k,p)-coherence, and
+// moles_after counts the minimal moles left (each a breach of h), with
+// classes the number of equivalence classes. The messages are the same
+// three.
 package publish
 
 import (
@@ -285,9 +299,14 @@ func publish(ctx context.Context, db *coherence.Labelled, format coherence.Forma
 	var res *coherence.Result
 	var before, after coherence.Count
 	var err error
+	var kanon *coherence.KAnonResult
 	switch prm.algorithm() {
 	case "rmall":
 		res, err = coherence.RmAll(ctx, db, privacy)
+	case "k-anonymizer":
+		if kanon, err = coherence.KAnonymizer(ctx, db, privacy.K); err == nil {
+			res = &kanon.Result
+		}
 	case "border-cohesion":
 		var br *coherence.BorderResult
 		if br, err = coherence.BorderCohesion(ctx, db, privacy, nug); err == nil {
@@ -296,22 +315,21 @@ func publish(ctx context.Context, db *coherence.Labelled, format coherence.Forma
 	default:
 		res, err = coherence.TreeCohesion(ctx, db, privacy)
 	}
-	switch {
-	case errors.Is(err, coherence.ErrTooFew):
-		return nil, fmt.Errorf("params.k: %w", err)
-	case errors.Is(err, coherence.ErrBreachEmpty):
-		return nil, fmt.Errorf("params.h: %w", err)
-	case err != nil:
+	if err := mapEligibility(err); err != nil {
 		return nil, err
 	}
 	seconds := time.Since(start).Seconds()
 	pub := res.Publish(db)
-	if err := coherence.Check(ctx, db, pub, privacy); err != nil {
-		return nil, fmt.Errorf("coherence: the publication failed the independent check, nothing is published: %w", err)
-	}
 	o := &output{Format: format.String(), Algorithm: prm.algorithm(), Transactions: len(db.Trans),
 		Occurrences: db.Occurrences(), LossItems: coherence.LossOfItems(db.Database, pub),
 		MolesBefore: res.Size1 + res.MinimalMoles, Size1: res.Size1, Seconds: seconds}
+	if kanon != nil {
+		if err := kanonFigures(ctx, db, pub, privacy, kanon, o); err != nil {
+			return nil, err
+		}
+	} else if err := coherence.Check(ctx, db, pub, privacy); err != nil {
+		return nil, fmt.Errorf("coherence: the publication failed the independent check, nothing is published: %w", err)
+	}
 	for _, v := range res.Suppressed {
 		o.Suppressed = append(o.Suppressed, db.Items[v])
 	}
@@ -330,6 +348,39 @@ func publish(ctx context.Context, db *coherence.Labelled, format coherence.Forma
 	o.Published = compact(pub)
 	o.Published.Format = o.Format
 	return o, nil
+}
+
+// mapEligibility names the param a database without any cohesion fails
+// (Theorem 3).
+func mapEligibility(err error) error {
+	switch {
+	case errors.Is(err, coherence.ErrTooFew):
+		return fmt.Errorf("params.k: %w", err)
+	case errors.Is(err, coherence.ErrBreachEmpty):
+		return fmt.Errorf("params.h: %w", err)
+	}
+	return err
+}
+
+// kanonFigures verifies a k-Anonymizer publication against what it claims,
+// k-anonymity over the public items, and counts the moles it leaves: its
+// minimal moles before and after, with the job's h, k and p. A database
+// with no cohesion at all fails as with the other algorithms, so that the
+// figures compare.
+func kanonFigures(ctx context.Context, db *coherence.Labelled, pub *coherence.Database, privacy coherence.Params, res *coherence.KAnonResult, o *output) error {
+	if err := coherence.CheckKAnonymous(db, pub, privacy.K); err != nil {
+		return fmt.Errorf("coherence: the publication failed the independent check, nothing is published: %w", err)
+	}
+	before, err := coherence.MolesLeft(ctx, db, nil, privacy)
+	if err := mapEligibility(err); err != nil {
+		return err
+	}
+	after, err := coherence.MolesLeft(ctx, db, res.Suppressed, privacy)
+	if err != nil {
+		return err
+	}
+	o.MolesBefore, o.MolesAfter, o.Classes = before, after, res.Classes
+	return nil
 }
 
 // Assemble writes DIR/published.dat from the committed publication and

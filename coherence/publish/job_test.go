@@ -123,6 +123,7 @@ func TestAlgorithms(t *testing.T) {
 		"tree":   "  h: 0.6\n  k: 4\n  p: 3\n  private: [s0, s1, s2]\n  k_nugget: 10\n",
 		"border": "  h: 0.6\n  k: 4\n  p: inf\n  utility: itemset\n  private: [s0, s1, s2]\n  k_nugget: 0.1\n",
 		"rmall":  "  h: 0.6\n  k: 4\n  p: 3\n  algorithm: rmall\n  private: [s0, s1, s2]\n",
+		"kanon":  "  h: 0.3\n  k: 4\n  p: 3\n  algorithm: k-anonymizer\n  private: [s0, s1, s2]\n  k_nugget: 10\n",
 	}
 	for name, prm := range params {
 		t.Run(name, func(t *testing.T) {
@@ -139,6 +140,14 @@ func TestAlgorithms(t *testing.T) {
 				want, err = coherence.TreeCohesion(ctx, db, p.privacy())
 			case "rmall":
 				want, err = coherence.RmAll(ctx, db, p.privacy())
+			case "k-anonymizer":
+				var ka *coherence.KAnonResult
+				if ka, err = coherence.KAnonymizer(ctx, db, p.privacy().K); err == nil {
+					want = &ka.Result
+					if rep.Result["classes"] != ka.Classes {
+						t.Errorf("classes %v, library %d", rep.Result["classes"], ka.Classes)
+					}
+				}
 			default:
 				nug, _ := p.nuggets(len(db.Trans))
 				var br *coherence.BorderResult
@@ -168,13 +177,48 @@ func TestAlgorithms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if p.algorithm() == "k-anonymizer" {
+				checkKAnon(t, ctx, db, pdb, p, rep.Result)
+				if rep.Result["moles_after"] == 0 {
+					t.Errorf("no mole left at h = %v: the test does not show that h is ignored", *p.H)
+				}
+				return
+			}
 			if err := coherence.Check(ctx, db, pdb, p.privacy()); err != nil {
 				t.Errorf("the published transactions fail the checker: %v", err)
 			}
-			if rep.Result["moles_before"].(int) < 1 || rep.Result["moles_after"] != 0 || rep.Result["verified"] != true {
-				t.Errorf("moles %v → %v, verified %v", rep.Result["moles_before"], rep.Result["moles_after"], rep.Result["verified"])
+			if rep.Result["moles_before"].(int) < 1 || rep.Result["moles_after"] != 0 || rep.Result["verified"] != true ||
+				rep.Result["guarantee"] != "(h,k,p)-coherence" {
+				t.Errorf("moles %v → %v, verified %v, guarantee %v", rep.Result["moles_before"], rep.Result["moles_after"], rep.Result["verified"], rep.Result["guarantee"])
 			}
 		})
+	}
+}
+
+// checkKAnon checks a k-Anonymizer publication: k-anonymous over the
+// public items, with the moles the result reports left in it (a cohesion
+// only when none is left: the k-Anonymizer ignores h).
+func checkKAnon(t *testing.T, ctx context.Context, db *coherence.Labelled, pub *coherence.Database, p *Params, res map[string]any) {
+	t.Helper()
+	if err := coherence.CheckKAnonymous(db, pub, p.K); err != nil {
+		t.Errorf("the publication is not %d-anonymous: %v", p.K, err)
+	}
+	var suppressed []int32
+	for _, l := range res["suppressed"].([]string) {
+		suppressed = append(suppressed, int32(slices.Index(db.Items, l)))
+	}
+	left, err := coherence.MolesLeft(ctx, db, suppressed, p.privacy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(res["moles_after"]) != fmt.Sprint(left) {
+		t.Errorf("moles_after %v, %d left in the publication", res["moles_after"], left)
+	}
+	if err := coherence.Check(ctx, db, pub, p.privacy()); (err == nil) != (left == 0) {
+		t.Errorf("the checker says %v of a publication with %d moles", err, left)
+	}
+	if res["verified"] != true || res["guarantee"] != "k-anonymity" {
+		t.Errorf("verified %v, guarantee %v", res["verified"], res["guarantee"])
 	}
 }
 
@@ -249,9 +293,16 @@ func TestThesisRuleFIMI(t *testing.T) {
 // opening of the joint seed (no contribution sent or logged before the
 // commitment is committed: CheckJointSeed) and the publication; no
 // customer id is in any message or log entry.
+// The k-Anonymizer baseline sends the same.
 func TestLeakage(t *testing.T) {
+	for _, alg := range []string{"greedy", "k-anonymizer"} {
+		t.Run(alg, func(t *testing.T) { leakage(t, "  algorithm: "+alg+"\n") })
+	}
+}
+
+func leakage(t *testing.T, extra string) {
 	data := basketsCSV(120, 9)
-	s := writeSpec(t, "baskets.csv", data, "  h: 0.6\n  k: 4\n  p: 2\n  private: [s0, s1, s2]\n")
+	s := writeSpec(t, "baskets.csv", data, "  h: 0.6\n  k: 4\n  p: 2\n  private: [s0, s1, s2]\n"+extra)
 	rep, err := run(t, s, jobtest.Options{Members: []string{"hub"}, Leader: "hub"})
 	if err != nil {
 		t.Fatal(err)
@@ -366,6 +417,7 @@ func TestSim(t *testing.T) {
 	for _, c := range []struct{ file, data, extra string }{
 		{"baskets.csv", basketsCSV(150, 11), ""},
 		{"baskets.dat", basketsFIMI(150, 11), "  public_fraction: 0.8\n  seed: 3\n"},
+		{"kanon.csv", basketsCSV(150, 11), "  algorithm: k-anonymizer\n"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			private := "[s0, s1, s2]"
@@ -390,7 +442,7 @@ func TestSim(t *testing.T) {
 			}
 			defer f.Close()
 			var draw uint64
-			if c.extra != "" {
+			if strings.Contains(c.extra, "public_fraction") {
 				if draw, err = strconv.ParseUint(fmt.Sprint(res["draw_seed"]), 10, 64); err != nil {
 					t.Fatalf("result draw_seed %v: %v", res["draw_seed"], err)
 				}
@@ -404,7 +456,13 @@ func TestSim(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := coherence.Check(ctx, db, pub, prm.privacy()); err != nil {
+			if prm.algorithm() == "k-anonymizer" {
+				sup := map[string]any{"suppressed": []string{}, "moles_after": res["moles_after"], "verified": res["verified"], "guarantee": res["guarantee"]}
+				for _, l := range res["suppressed"].([]any) {
+					sup["suppressed"] = append(sup["suppressed"].([]string), l.(string))
+				}
+				checkKAnon(t, ctx, db, pub, prm, sup)
+			} else if err := coherence.Check(ctx, db, pub, prm.privacy()); err != nil {
 				t.Fatalf("published.dat: %v", err)
 			}
 			if len(res["suppressed"].([]any)) == 0 {
@@ -428,6 +486,8 @@ func TestOutputCheck(t *testing.T) {
 		"suppressed shown":    func(o *output) { o.Suppressed = []string{"2"} },
 		"bad format":          func(o *output) { o.Published.Format = "xml"; o.Format = "xml" },
 		"nugget not a number": func(o *output) { o.NuggetsBefore = "many" },
+		"moles left":          func(o *output) { o.Algorithm = "tree-cohesion"; o.MolesAfter = 2 },
+		"negative classes":    func(o *output) { o.Algorithm = "k-anonymizer"; o.Classes = -1 },
 	}
 	for name, f := range bad {
 		o := good

@@ -21,6 +21,10 @@ type output struct {
 	Occurrences  int         `msgpack:"occurrences"`
 	LossItems    float64     `msgpack:"loss_items"`
 	MolesBefore  int         `msgpack:"moles_before"`
+	// MolesAfter is 0 but for the k-Anonymizer, which leaves the
+	// breaches of h; Classes is its number of equivalence classes.
+	MolesAfter int `msgpack:"moles_after"`
+	Classes    int `msgpack:"classes"`
 	// Nuggets before and after, in decimal (they may pass 2^64); empty
 	// without k_nugget.
 	NuggetsBefore string  `msgpack:"nuggets_before"`
@@ -114,6 +118,12 @@ func (o *output) check() error {
 			return fmt.Errorf("%w: a suppressed item is published", errShape)
 		}
 	}
+	switch {
+	case o.MolesAfter < 0 || o.Classes < 0:
+		return fmt.Errorf("%w: a negative count", errShape)
+	case o.Algorithm != "k-anonymizer" && (o.MolesAfter != 0 || o.Classes != 0):
+		return fmt.Errorf("%w: moles left by an algorithm that leaves none", errShape)
+	}
 	for _, n := range []string{o.NuggetsBefore, o.NuggetsAfter} {
 		if _, ok := new(big.Int).SetString(n, 10); n != "" && !ok {
 			return fmt.Errorf("%w: a nugget count is not a number", errShape)
@@ -127,8 +137,11 @@ func (o *output) result(prm *Params) job.Result {
 	res := job.Result{
 		"algorithm": o.Algorithm, "utility": prm.Utility, "transactions": o.Transactions, "occurrences": o.Occurrences,
 		"suppressed": o.Suppressed, "size1_moles": o.Size1, "loss_items": o.LossItems,
-		"moles_before": o.MolesBefore, "moles_after": 0, "seconds": o.Seconds, "verified": true,
-		"published": o.Published,
+		"moles_before": o.MolesBefore, "moles_after": o.MolesAfter, "seconds": o.Seconds, "verified": true,
+		"published": o.Published, "guarantee": "(h,k,p)-coherence",
+	}
+	if o.Algorithm == "k-anonymizer" {
+		res["guarantee"], res["classes"] = "k-anonymity", o.Classes
 	}
 	if res["suppressed"] == nil {
 		res["suppressed"] = []string{}

@@ -76,8 +76,8 @@ func parseParams(spec *job.Spec) (*Params, error) {
 		return nil, spec.Errorf("params.p", "missing: give the attacker's power, a positive integer or inf")
 	case prm.Utility != "item" && prm.Utility != "itemset":
 		return nil, spec.Errorf("params.utility", "must be item or itemset, not %q", prm.Utility)
-	case prm.Algorithm != "greedy" && prm.Algorithm != "rmall":
-		return nil, spec.Errorf("params.algorithm", "must be greedy or rmall, not %q", prm.Algorithm)
+	case prm.Algorithm != "greedy" && prm.Algorithm != "rmall" && prm.Algorithm != "k-anonymizer":
+		return nil, spec.Errorf("params.algorithm", "must be greedy, rmall or k-anonymizer, not %q", prm.Algorithm)
 	case prm.Utility == "itemset" && prm.KNugget == 0:
 		return nil, spec.Errorf("params.k_nugget", "missing: itemset utility needs the nuggets' least support, a count of at least 2 or a fraction in (0, 1)")
 	case prm.KNugget < 0 || prm.KNugget >= 1 && (prm.KNugget < 2 || prm.KNugget != math.Trunc(prm.KNugget)):
@@ -149,8 +149,8 @@ func (prm *Params) nuggets(n int) (coherence.Nuggets, bool) {
 // algorithm names what runs.
 func (prm *Params) algorithm() string {
 	switch {
-	case prm.Algorithm == "rmall":
-		return "rmall"
+	case prm.Algorithm == "rmall" || prm.Algorithm == "k-anonymizer":
+		return prm.Algorithm
 	case prm.Utility == "itemset":
 		return "border-cohesion"
 	}
