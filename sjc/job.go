@@ -28,6 +28,13 @@ const (
 	// winners (disclosure control: one bit, always yes under an honest
 	// coordinator).
 	TypeConfirm = "sjc/confirm"
+	// TypeCompareBits carries, with params.hide_gains, a party's fresh
+	// public key and its encrypted input bits of the secure comparisons it
+	// shares with the receiver (disclosure score: gains under encryption).
+	TypeCompareBits = "sjc/compare-bits"
+	// TypeCompareBlinded answers TypeCompareBits with the blinded
+	// comparisons, which decrypt to a coin-masked bit (disclosure score).
+	TypeCompareBlinded = "sjc/compare-blinded"
 )
 
 // maxRetries bounds the re-runs in a row of one step after silent parties.
@@ -71,7 +78,7 @@ func parseSpec(spec *job.Spec) (*Graph, Params, error) {
 }
 
 // OutputDisclosure: a choose step's output is the party's offered gains
-// (score); every other step's is public metadata the coordinator commits
+// (score), or with params.hide_gains its comparison shares (score); every other step's is public metadata the coordinator commits
 // (labels, node class counts, test counts).
 func (Kind) OutputDisclosure(step job.Step) wire.Disclosure {
 	if step.Phase == chooseRound.Phase {
