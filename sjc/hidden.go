@@ -7,18 +7,28 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cloudflare/circl/group"
+
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/sjc/internal/seccmp"
 )
 
 // params.hide_gains: the choice at a node without gains in the clear (the
 // thesis's optional secure maximum, Xu §3.3.4, made concrete; package
 // doc, "Hidden gains"). Every table's best gain is encoded as an integer
-// (hiddenValue); the tables are the competitors, in the tie rule's order;
-// for every pair of tables of two parties the coordinator learns, through
-// a secure comparison (package seccmp) whose result only it can put
-// together, whether the later table beats the earlier by more than Eps;
-// for a pair of one party's tables, that party says so. The coordinator
-// folds these bits into the winner (hiddenWinner); no gain leaves a party.
+// (hiddenValue); the tables are the competitors, in the tie rule's order.
+// For every pair of tables A before B, bit b(A, B) says whether B beats A
+// by more than Eps: computed by their party when it holds both, else by a
+// secure comparison (package seccmp) whose result ends up encrypted under
+// the parties' joint key. Table t's count is
+//
+//	count(t) = Σ_{A before t} (1 − b(A, t)) + Σ_{t before B} b(t, B) + [t has no useful split]
+//
+// zero exactly when t beats every earlier table, no later table beats it
+// and it has a split of positive gain: when t wins under the tie rule
+// (provided no gains chain within Eps, package doc). Each table's count is
+// blinded and jointly decrypted to the coordinator, which learns only
+// which count is zero, if any: the winner, or a leaf.
 
 // gainScale is the fixed point of a hidden gain: g is compared as
 // round(g·2^48). Gains are at most log2 of the number of labels (< 64), so
@@ -87,34 +97,21 @@ func compareInputs(va, vb uint64) (x, y uint64) {
 	return 2 * (va + epsUnits + 1), 2*vb + 1
 }
 
-// Share encodings in hiddenNode.
-const (
-	shareNone  uint8 = 0 // not this party's
-	shareFalse uint8 = 1
-	shareTrue  uint8 = 2
-)
-
-func shareOf(b bool) uint8 {
-	if b {
-		return shareTrue
-	}
-	return shareFalse
-}
-
-// hiddenNode is a party's output at one open node with hidden gains:
-// Useful[t] for each of its tables t (shareFalse: no split of gain above
-// Eps), and Shares[k] for each pair of tablePairs it takes part in: the
-// bit itself for a pair of its own tables, else its share (β as the
-// encrypting party, δ as the evaluating one), whose XOR with the other
-// party's share is the bit. Zero (shareNone) elsewhere.
+// hiddenNode is a party's output at one open node with hidden gains, per
+// table of the graph (graph order): C2[t] is, for the party's own tables,
+// the C2 half of the table's blinded count under the joint key (empty for
+// other parties' tables), and Partials[t] the party's partial decryption
+// of table t's blinded count (seccmp.Partial). The coordinator puts them
+// together into one bit per table: whether its count is zero, that is
+// whether it wins (countOf). No gain, no comparison bit.
 type hiddenNode struct {
-	Useful []uint8 `msgpack:"useful"`
-	Shares []uint8 `msgpack:"shares"`
+	C2       [][]byte `msgpack:"c2"`
+	Partials [][]byte `msgpack:"partials"`
 }
 
 // decideChooseHidden is decideChoose with hidden gains: each open node's
-// winner from the comparison bits the parties' shares make, or a leaf
-// when no table has a useful split. The committed winners carry no gain.
+// winner is the table whose blinded count decrypts to zero, a leaf when
+// none does. The committed winners carry no gain.
 func decideChooseHidden(o *job.Outcome[offersOutput], g *Graph, nopen int) (chooseDecision, error) {
 	if len(o.Failed) > 0 {
 		if curable(o) {
@@ -122,98 +119,75 @@ func decideChooseHidden(o *job.Outcome[offersOutput], g *Graph, nopen int) (choo
 		}
 		return chooseDecision{}, o.Err()
 	}
-	pairs := tablePairs(g)
-	useful := make([][]uint8, nopen)
-	bits := make([][][2]uint8, nopen) // per node, per pair: A's party's share, B's
-	for i := range nopen {
-		useful[i] = make([]uint8, len(g.Tables))
-		bits[i] = make([][2]uint8, len(pairs))
-	}
-	for _, name := range slices.Sorted(maps.Keys(o.Results)) {
-		if err := mergeHidden(g, pairs, name, o.Results[name], useful, bits); err != nil {
-			return chooseDecision{}, err
-		}
-	}
+	holders := g.PartiesBut("")
 	d := chooseDecision{Winners: make([]winner, nopen)}
-	for i := range nopen {
-		w, err := hiddenWinner(g, pairs, useful[i], bits[i])
-		if err != nil {
-			return chooseDecision{}, err
+	for _, name := range slices.Sorted(maps.Keys(o.Results)) {
+		out := o.Results[name]
+		if len(out.Nodes) > 0 {
+			return chooseDecision{}, fmt.Errorf("party %s: offers gains, which hide_gains keeps at home", name)
 		}
-		d.Winners[i] = winner{Table: w}
+		if want := nopen * b2i(slices.Contains(holders, name)); len(out.Hidden) != want {
+			return chooseDecision{}, fmt.Errorf("party %s: comparison outputs for %d nodes, want %d", name, len(out.Hidden), want)
+		}
+	}
+	for _, p := range holders {
+		if _, ok := o.Results[p]; !ok {
+			return chooseDecision{}, fmt.Errorf("party %s: no comparison output", p)
+		}
+	}
+	for i := range nopen {
+		d.Winners[i] = winner{Table: -1}
+		for t, info := range g.Tables {
+			c2 := o.Results[info.Party].Hidden[i].C2
+			if len(c2) != len(g.Tables) {
+				return chooseDecision{}, fmt.Errorf("party %s: comparison outputs of the wrong shape", info.Party)
+			}
+			var partials [][]byte
+			for _, p := range holders {
+				h := o.Results[p].Hidden[i]
+				if len(h.Partials) != len(g.Tables) || len(h.C2) != len(g.Tables) || (len(h.C2[t]) > 0) != (p == info.Party) {
+					return chooseDecision{}, fmt.Errorf("party %s: comparison outputs of the wrong shape", p)
+				}
+				partials = append(partials, h.Partials[t])
+			}
+			zero, err := countZero(c2[t], partials)
+			if err != nil {
+				return chooseDecision{}, fmt.Errorf("table %q's count: %w", info.Name, err)
+			}
+			if zero && d.Winners[i].Table >= 0 {
+				return chooseDecision{}, fmt.Errorf("tables %q and %q both win an open node: a party's comparison outputs are wrong", g.Tables[d.Winners[i].Table].Name, info.Name)
+			}
+			if zero {
+				d.Winners[i].Table = t
+			}
+		}
 	}
 	return d, nil
 }
 
-// mergeHidden puts party name's shares into useful and bits, refusing a
-// share for a table or pair that is not the party's.
-func mergeHidden(g *Graph, pairs []tablePair, name string, o offersOutput, useful [][]uint8, bits [][][2]uint8) error {
-	if len(o.Nodes) > 0 {
-		return fmt.Errorf("party %s: offers gains, which hide_gains keeps at home", name)
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	if len(o.Hidden) != len(useful) {
-		return fmt.Errorf("party %s: comparison shares for %d nodes, want %d", name, len(o.Hidden), len(useful))
-	}
-	owns := func(t int) bool { return g.Tables[t].Party == name }
-	for i, h := range o.Hidden {
-		if len(h.Useful) != len(g.Tables) || len(h.Shares) != len(pairs) {
-			return fmt.Errorf("party %s: comparison shares of the wrong shape", name)
-		}
-		for t, u := range h.Useful {
-			if (u != shareNone) != owns(t) || u > shareTrue {
-				return fmt.Errorf("party %s: a usefulness bit for table %q", name, g.Tables[t].Name)
-			}
-			if u != shareNone {
-				useful[i][t] = u
-			}
-		}
-		for k, s := range h.Shares {
-			pr := pairs[k]
-			mine := owns(pr.A) || owns(pr.B)
-			if (s != shareNone) != mine || s > shareTrue {
-				return fmt.Errorf("party %s: a comparison share for tables %q and %q", name, g.Tables[pr.A].Name, g.Tables[pr.B].Name)
-			}
-			if owns(pr.A) {
-				bits[i][k][0] = s
-			}
-			if owns(pr.B) {
-				bits[i][k][1] = s
-			}
-		}
-	}
-	return nil
+	return 0
 }
 
-// hiddenWinner runs the tie rule's tournament over the comparison bits:
-// the champion starts as the first table in the tie rule's order, and
-// each later table takes over when it beats the champion by more than
-// Eps. The winner is -1 (a leaf) when it has no useful split, which
-// happens only when no table has one.
-func hiddenWinner(g *Graph, pairs []tablePair, useful []uint8, bits [][2]uint8) (int, error) {
-	beats := map[tablePair]bool{}
-	for k, pr := range pairs {
-		sa, sb := bits[k][0], bits[k][1]
-		if sa == shareNone || sb == shareNone {
-			return 0, fmt.Errorf("no comparison share from party %s or %s for tables %q and %q",
-				g.Tables[pr.A].Party, g.Tables[pr.B].Party, g.Tables[pr.A].Name, g.Tables[pr.B].Name)
-		}
-		if g.Tables[pr.A].Party == g.Tables[pr.B].Party {
-			beats[pr] = sa == shareTrue // the party's own bit, given once
-			continue
-		}
-		beats[pr] = (sa == shareTrue) != (sb == shareTrue)
+// countZero decodes a table's blinded count (its C2 and every key
+// holder's partial decryption) and reports whether it is zero.
+func countZero(c2 []byte, partials [][]byte) (bool, error) {
+	c, err := seccmp.ParseElements(c2, 1)
+	if err != nil {
+		return false, err
 	}
-	order := tableOrder(g)
-	c := order[0]
-	for _, t := range order[1:] {
-		if beats[tablePair{A: c, B: t}] {
-			c = t
+	ds := make([]group.Element, len(partials))
+	for k, b := range partials {
+		d, err := seccmp.ParseElements(b, 1)
+		if err != nil {
+			return false, err
 		}
+		ds[k] = d[0]
 	}
-	if useful[c] != shareTrue {
-		return -1, nil
-	}
-	return c, nil
+	return seccmp.IsZero(c[0], ds), nil
 }
 
 // hiddenPick is the candidate a winning table splits with: the first of

@@ -5,90 +5,92 @@ import (
 	"crypto/rand"
 	"fmt"
 
+	"github.com/cloudflare/circl/group"
+
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/sjc/internal/seccmp"
 	"github.com/cohortdm/cohort/wire"
 )
 
-// The party's side of a choose step with hidden gains (hidden.go): its
-// tables' values at the level's open nodes, and its part in the secure
-// comparison of every pair of tables it shares with another party, on
-// sub-channel compare of the step.
+// The party's side of a choose step with hidden gains (hidden.go), on
+// sub-channel compare of the step. Every party holding a table (a
+// holder) draws a fresh comparison key and a fresh joint-key share. Then,
+// per peer holder:
+//
+//  1. TypeCompareBits: its joint-key share, its comparison public key and,
+//     for every comparison in which it holds the earlier table A and the
+//     peer the later table B, the encrypted bits of its input x.
+//  2. TypeCompareBlinded (B to A): the blinded comparisons and, per
+//     comparison, E_K(δ), B's coin under the joint key K.
+//  3. TypeCompareResult (A to B): per comparison E_K(b), b = β ⊕ δ, which
+//     A makes from its β and E_K(δ).
+//  4. TypeCompareCounts: the C1 halves of the blinded counts of its tables
+//     (hidden.go's count), so that every holder can add its partial
+//     decryption to its output.
+//
+// Outputs go to the coordinator: the C2 halves of its own tables' counts
+// and its partial decryptions of every table's count (hiddenNode).
 
-// compareMsg is a party's message to a peer in a choose step with hidden
-// gains: as the encrypting party (TypeCompareBits) its fresh public key
-// and, for every comparison it encrypts for the peer (open nodes in order,
-// then pairs in tablePairs order), seccmp.L ciphertexts of its input's
-// bits; as the evaluating party (TypeCompareBlinded) no key and the
-// blinded ciphertexts, in the same order. Disclosure: score (gains under
-// encryption, and values that decrypt to nothing but a masked bit).
+// compareMsg is one of the messages above; fields a message does not
+// carry are empty. Disclosure: score (gains under encryption, values that
+// decrypt to a coin-masked bit, bits under a key no party holds).
 type compareMsg struct {
-	Key []byte `msgpack:"key"`
-	Cts []byte `msgpack:"cts"`
+	Share []byte `msgpack:"share,omitempty"` // joint-key share h_p
+	Key   []byte `msgpack:"key,omitempty"`   // comparison public key
+	Cts   []byte `msgpack:"cts,omitempty"`   // ciphertexts, seccmp encoding
+	Coins []byte `msgpack:"coins,omitempty"` // E_K(δ) per comparison
+	C1    []byte `msgpack:"c1,omitempty"`    // elements, seccmp encoding
 }
 
 // comparison is one pair at one open node, by position.
 type comparison struct{ node, pair int }
 
-// chooseHidden is the choose step with hidden gains: the party outputs
-// its usefulness bits and comparison shares (hiddenNode), never a gain.
+// hiddenRun is one party's state during a choose step with hidden gains.
+type hiddenRun struct {
+	s      *session
+	sub    job.Step
+	nopen  int
+	pairs  []tablePair
+	vals   [][]uint64 // per node, per table (own tables only)
+	cmpKey *seccmp.PrivateKey
+	share  *seccmp.PrivateKey
+	joint  seccmp.PublicKey
+	peers  []string
+	bits   map[comparison]seccmp.Ciphertext // E_K(b) of every cross-party comparison of the party
+}
+
+// chooseHidden is the choose step with hidden gains.
 func (s *session) chooseHidden(ctx context.Context, step job.Step, gr *growth, a chooseArgs) (offersOutput, error) {
-	pairs := tablePairs(s.g)
-	out := offersOutput{Hidden: make([]hiddenNode, len(a.Open))}
-	for i := range out.Hidden {
-		out.Hidden[i] = hiddenNode{Useful: make([]uint8, len(s.g.Tables)), Shares: make([]uint8, len(pairs))}
-	}
 	if len(s.own) == 0 {
-		return out, nil
+		return offersOutput{}, nil
 	}
 	fr, err := s.frontiers(step, gr)
 	if err != nil {
 		return offersOutput{}, err
 	}
-	vals := make([][]uint64, len(a.Open))
+	h := &hiddenRun{s: s, sub: step.Sub("compare"), nopen: len(a.Open), pairs: tablePairs(s.g), vals: make([][]uint64, len(a.Open)),
+		cmpKey: seccmp.GenerateKey(), share: seccmp.GenerateKey(), peers: s.g.PartiesBut(s.p.Self()), bits: map[comparison]seccmp.Ciphertext{}}
 	for i, id := range a.Open {
-		vals[i] = make([]uint64, len(s.g.Tables))
+		h.vals[i] = make([]uint64, len(s.g.Tables))
 		for _, t := range s.own {
-			vals[i][t] = hiddenValue(fr.nodes[id][t])
-			out.Hidden[i].Useful[t] = shareOf(vals[i][t] > 0)
-		}
-		for k, pr := range pairs {
-			if s.owns(pr.A) && s.owns(pr.B) {
-				out.Hidden[i].Shares[k] = shareOf(vals[i][pr.B] > vals[i][pr.A]+epsUnits)
-			}
+			h.vals[i][t] = hiddenValue(fr.nodes[id][t])
 		}
 	}
-	sub := step.Sub("compare")
-	key := seccmp.GenerateKey()
-	peers := s.g.PartiesBut(s.p.Self())
-	// 1. As the encrypting party: every peer gets its comparisons' bits.
-	for _, q := range peers {
-		if err := s.sendBits(ctx, sub, key, q, s.comparisons(len(a.Open), pairs, s.p.Self(), q), pairs, vals); err != nil {
+	for _, phase := range []func(context.Context) error{h.sendBits, h.blind, h.results, h.receiveResults} {
+		if err := phase(ctx); err != nil {
 			return offersOutput{}, err
 		}
 	}
-	// 2. As the evaluating party: blind every peer's comparisons.
-	for _, p := range peers {
-		if err := s.blindComparisons(ctx, sub, p, s.comparisons(len(a.Open), pairs, p, s.p.Self()), pairs, vals, out.Hidden); err != nil {
-			return offersOutput{}, err
-		}
-	}
-	// 3. As the encrypting party: β from the blinded values.
-	for _, q := range peers {
-		if err := s.decryptBlinded(ctx, sub, key, q, s.comparisons(len(a.Open), pairs, s.p.Self(), q), out.Hidden); err != nil {
-			return offersOutput{}, err
-		}
-	}
-	return out, nil
+	return h.output(ctx)
 }
 
-// comparisons lists the comparisons of a level in which party enc holds
+// comparisons lists the comparisons of the step in which party enc holds
 // the earlier table (and encrypts) and party ev the later (and evaluates).
-func (s *session) comparisons(nopen int, pairs []tablePair, enc, ev string) []comparison {
+func (h *hiddenRun) comparisons(enc, ev string) []comparison {
 	var out []comparison
-	for i := range nopen {
-		for k, pr := range pairs {
-			if s.g.Tables[pr.A].Party == enc && s.g.Tables[pr.B].Party == ev {
+	for i := range h.nopen {
+		for k, pr := range h.pairs {
+			if h.s.g.Tables[pr.A].Party == enc && h.s.g.Tables[pr.B].Party == ev {
 				out = append(out, comparison{node: i, pair: k})
 			}
 		}
@@ -96,37 +98,60 @@ func (s *session) comparisons(nopen int, pairs []tablePair, enc, ev string) []co
 	return out
 }
 
-// sendBits sends peer q the encrypted bits of the party's input to each
-// of cs.
-func (s *session) sendBits(ctx context.Context, sub job.Step, key *seccmp.PrivateKey, q string, cs []comparison, pairs []tablePair, vals [][]uint64) error {
-	if len(cs) == 0 {
-		return nil
-	}
-	pub, err := key.Public().AppendPublic(nil)
+// sendBits is message 1 to every peer holder.
+func (h *hiddenRun) sendBits(ctx context.Context) error {
+	share, err := h.share.Public().AppendPublic(nil)
 	if err != nil {
 		return err
 	}
-	var cts []byte
-	for _, c := range cs {
-		pr := pairs[c.pair]
-		x, _ := compareInputs(vals[c.node][pr.A], 0)
-		if cts, err = seccmp.AppendCiphertexts(cts, key.EncryptBits(x)); err != nil {
+	key, err := h.cmpKey.Public().AppendPublic(nil)
+	if err != nil {
+		return err
+	}
+	for _, q := range h.peers {
+		var cts []byte
+		for _, c := range h.comparisons(h.s.p.Self(), q) {
+			x, _ := compareInputs(h.vals[c.node][h.pairs[c.pair].A], 0)
+			if cts, err = seccmp.AppendCiphertexts(cts, h.cmpKey.EncryptBits(x)); err != nil {
+				return err
+			}
+		}
+		if err := h.send(ctx, q, TypeCompareBits, &compareMsg{Share: share, Key: key, Cts: cts}); err != nil {
 			return err
 		}
 	}
-	return s.sendCompare(ctx, sub, q, TypeCompareBits, &compareMsg{Key: pub, Cts: cts})
+	return nil
 }
 
-// blindComparisons receives peer p's encrypted bits for cs, blinds each
-// comparison under a fresh coin δ (the party's share), and sends them back.
-func (s *session) blindComparisons(ctx context.Context, sub job.Step, p string, cs []comparison, pairs []tablePair, vals [][]uint64, shares []hiddenNode) error {
-	if len(cs) == 0 {
-		return nil
+// blind receives every peer's message 1, makes the joint key, and answers
+// each peer's comparisons with message 2.
+func (h *hiddenRun) blind(ctx context.Context) error {
+	msgs := make([]*compareMsg, len(h.peers))
+	shares := []seccmp.PublicKey{h.share.Public()}
+	for j, p := range h.peers {
+		m, err := h.receive(ctx, p, TypeCompareBits)
+		if err != nil {
+			return err
+		}
+		sh, err := seccmp.ParsePublic(m.Share)
+		if err != nil {
+			return fmt.Errorf("comparison bits from %s: %w", p, err)
+		}
+		msgs[j], shares = m, append(shares, sh)
 	}
-	m, err := s.receiveCompare(ctx, sub, p, TypeCompareBits)
-	if err != nil {
-		return err
+	h.joint = seccmp.Joint(shares)
+	for j, p := range h.peers {
+		if err := h.blindFor(ctx, p, msgs[j]); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// blindFor answers peer p's message 1 with message 2 (and keeps nothing
+// but the coins' encryptions' future results, which message 3 brings).
+func (h *hiddenRun) blindFor(ctx context.Context, p string, m *compareMsg) error {
+	cs := h.comparisons(p, h.s.p.Self())
 	pub, err := seccmp.ParsePublic(m.Key)
 	if err != nil {
 		return fmt.Errorf("comparison bits from %s: %w", p, err)
@@ -135,14 +160,16 @@ func (s *session) blindComparisons(ctx context.Context, sub job.Step, p string, 
 	if err != nil {
 		return fmt.Errorf("comparison bits from %s: %w", p, err)
 	}
+	if len(cs) == 0 {
+		return nil
+	}
 	coins := make([]byte, len(cs))
 	if _, err := rand.Read(coins); err != nil {
 		return fmt.Errorf("sjc: randomness: %w", err)
 	}
-	var reply []byte
+	var reply, deltas []byte
 	for j, c := range cs {
-		pr := pairs[c.pair]
-		_, y := compareInputs(0, vals[c.node][pr.B])
+		_, y := compareInputs(0, h.vals[c.node][h.pairs[c.pair].B])
 		delta := coins[j]&1 == 1
 		back, err := seccmp.Evaluate(pub, xs[j*seccmp.L:(j+1)*seccmp.L], y, delta)
 		if err != nil {
@@ -151,48 +178,174 @@ func (s *session) blindComparisons(ctx context.Context, sub job.Step, p string, 
 		if reply, err = seccmp.AppendCiphertexts(reply, back); err != nil {
 			return err
 		}
-		shares[c.node].Shares[c.pair] = shareOf(delta)
+		if deltas, err = seccmp.AppendCiphertexts(deltas, []seccmp.Ciphertext{h.joint.Encrypt(uint64(coins[j] & 1))}); err != nil {
+			return err
+		}
 	}
-	return s.sendCompare(ctx, sub, p, TypeCompareBlinded, &compareMsg{Cts: reply})
+	return h.send(ctx, p, TypeCompareBlinded, &compareMsg{Cts: reply, Coins: deltas})
 }
 
-// decryptBlinded receives peer q's blinded values for cs and sets the
-// party's share of each, β.
-func (s *session) decryptBlinded(ctx context.Context, sub job.Step, key *seccmp.PrivateKey, q string, cs []comparison, shares []hiddenNode) error {
-	if len(cs) == 0 {
-		return nil
-	}
-	m, err := s.receiveCompare(ctx, sub, q, TypeCompareBlinded)
-	if err != nil {
-		return err
-	}
-	back, err := seccmp.ParseCiphertexts(m.Cts, len(cs)*seccmp.L)
-	if err != nil || len(m.Key) > 0 {
-		return fmt.Errorf("blinded comparisons from %s: %w", q, seccmp.ErrMalformed)
-	}
-	for j, c := range cs {
-		beta, err := key.AnyZero(back[j*seccmp.L : (j+1)*seccmp.L])
+// results receives message 2 from every peer the party encrypted for,
+// takes β from the blinded values and answers with message 3: E_K(β ⊕ δ).
+func (h *hiddenRun) results(ctx context.Context) error {
+	for _, q := range h.peers {
+		cs := h.comparisons(h.s.p.Self(), q)
+		if len(cs) == 0 {
+			continue
+		}
+		m, err := h.receive(ctx, q, TypeCompareBlinded)
+		if err != nil {
+			return err
+		}
+		back, err := seccmp.ParseCiphertexts(m.Cts, len(cs)*seccmp.L)
 		if err != nil {
 			return fmt.Errorf("blinded comparisons from %s: %w", q, err)
 		}
-		shares[c.node].Shares[c.pair] = shareOf(beta)
+		deltas, err := seccmp.ParseCiphertexts(m.Coins, len(cs))
+		if err != nil {
+			return fmt.Errorf("blinded comparisons from %s: %w", q, err)
+		}
+		var bits []byte
+		for j, c := range cs {
+			beta, err := h.cmpKey.AnyZero(back[j*seccmp.L : (j+1)*seccmp.L])
+			if err != nil {
+				return fmt.Errorf("blinded comparisons from %s: %w", q, err)
+			}
+			b := h.joint.Rerandomize(seccmp.XorPlain(deltas[j], beta))
+			h.bits[c] = b
+			if bits, err = seccmp.AppendCiphertexts(bits, []seccmp.Ciphertext{b}); err != nil {
+				return err
+			}
+		}
+		if err := h.send(ctx, q, TypeCompareResult, &compareMsg{Cts: bits}); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-func (s *session) sendCompare(ctx context.Context, sub job.Step, to, typ string, m *compareMsg) error {
+// receiveResults receives message 3 from every peer the party evaluated
+// for.
+func (h *hiddenRun) receiveResults(ctx context.Context) error {
+	for _, p := range h.peers {
+		cs := h.comparisons(p, h.s.p.Self())
+		if len(cs) == 0 {
+			continue
+		}
+		m, err := h.receive(ctx, p, TypeCompareResult)
+		if err != nil {
+			return err
+		}
+		bits, err := seccmp.ParseCiphertexts(m.Cts, len(cs))
+		if err != nil {
+			return fmt.Errorf("comparison results from %s: %w", p, err)
+		}
+		for j, c := range cs {
+			h.bits[c] = bits[j]
+		}
+	}
+	return nil
+}
+
+// count is table t's blinded count at open node i (hidden.go).
+func (h *hiddenRun) count(i, t int) seccmp.Ciphertext {
+	var plain int64
+	if h.vals[i][t] == 0 {
+		plain++ // no useful split
+	}
+	var enc []seccmp.Ciphertext
+	for k, pr := range h.pairs {
+		if pr.A != t && pr.B != t {
+			continue
+		}
+		if h.s.owns(pr.A) && h.s.owns(pr.B) {
+			beats := h.vals[i][pr.B] > h.vals[i][pr.A]+epsUnits
+			if pr.A == t && beats || pr.B == t && !beats {
+				plain++
+			}
+			continue
+		}
+		b := h.bits[comparison{node: i, pair: k}]
+		if pr.B == t {
+			b = seccmp.AddPlain(seccmp.Neg(b), 1) // 1 − b
+		}
+		enc = append(enc, b)
+	}
+	c := h.joint.Encrypt(uint64(plain))
+	for _, e := range enc {
+		c = seccmp.Add(c, e)
+	}
+	return h.joint.Blind(c)
+}
+
+// output sends message 4 (the C1 halves of the party's counts) to every
+// peer, receives theirs, and returns its C2 halves and its partial
+// decryptions of every table's count.
+func (h *hiddenRun) output(ctx context.Context) (offersOutput, error) {
+	nt := len(h.s.g.Tables)
+	out := offersOutput{Hidden: make([]hiddenNode, h.nopen)}
+	c1 := make([][]group.Element, h.nopen) // per node, per table
+	var mine []group.Element
+	for i := range h.nopen {
+		out.Hidden[i] = hiddenNode{C2: make([][]byte, nt), Partials: make([][]byte, nt)}
+		c1[i] = make([]group.Element, nt)
+		for _, t := range h.s.own {
+			c := h.count(i, t)
+			c1[i][t], mine = c.C1, append(mine, c.C1)
+			var err error
+			if out.Hidden[i].C2[t], err = seccmp.AppendElements(nil, []group.Element{c.C2}); err != nil {
+				return offersOutput{}, err
+			}
+		}
+	}
+	enc, err := seccmp.AppendElements(nil, mine)
+	if err != nil {
+		return offersOutput{}, err
+	}
+	for _, q := range h.peers {
+		if err := h.send(ctx, q, TypeCompareCounts, &compareMsg{C1: enc}); err != nil {
+			return offersOutput{}, err
+		}
+	}
+	for _, p := range h.peers {
+		m, err := h.receive(ctx, p, TypeCompareCounts)
+		if err != nil {
+			return offersOutput{}, err
+		}
+		theirs := tablesOf(h.s.g, p)
+		es, err := seccmp.ParseElements(m.C1, h.nopen*len(theirs))
+		if err != nil {
+			return offersOutput{}, fmt.Errorf("counts from %s: %w", p, err)
+		}
+		for i := range h.nopen {
+			for j, t := range theirs {
+				c1[i][t] = es[i*len(theirs)+j]
+			}
+		}
+	}
+	for i := range h.nopen {
+		for t := range nt {
+			if out.Hidden[i].Partials[t], err = seccmp.AppendElements(nil, []group.Element{h.share.PartialOf(c1[i][t])}); err != nil {
+				return offersOutput{}, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func (h *hiddenRun) send(ctx context.Context, to, typ string, m *compareMsg) error {
 	b, err := wire.Marshal(m)
 	if err != nil {
 		return err
 	}
-	if err := s.p.Send(ctx, to, sub.Message(s.p.Self(), typ, b), wire.DiscloseScore); err != nil {
+	if err := h.s.p.Send(ctx, to, h.sub.Message(h.s.p.Self(), typ, b), wire.DiscloseScore); err != nil {
 		return fmt.Errorf("%w: to %s: %w", errNotDelivered, to, err)
 	}
 	return nil
 }
 
-func (s *session) receiveCompare(ctx context.Context, sub job.Step, from, typ string) (*compareMsg, error) {
-	m, err := s.p.Receive(ctx, from, sub.Key(typ))
+func (h *hiddenRun) receive(ctx context.Context, from, typ string) (*compareMsg, error) {
+	m, err := h.s.p.Receive(ctx, from, h.sub.Key(typ))
 	if err != nil {
 		return nil, fmt.Errorf("%w: from %s: %w", errNoMessage, from, err)
 	}
@@ -201,4 +354,15 @@ func (s *session) receiveCompare(ctx context.Context, sub job.Step, from, typ st
 		return nil, fmt.Errorf("comparison from %s: %w", from, err)
 	}
 	return &cm, nil
+}
+
+// tablesOf is party p's tables, in graph order.
+func tablesOf(g *Graph, p string) []int {
+	var out []int
+	for t, info := range g.Tables {
+		if info.Party == p {
+			out = append(out, t)
+		}
+	}
+	return out
 }

@@ -29,12 +29,21 @@ const (
 	// coordinator).
 	TypeConfirm = "sjc/confirm"
 	// TypeCompareBits carries, with params.hide_gains, a party's fresh
-	// public key and its encrypted input bits of the secure comparisons it
-	// shares with the receiver (disclosure score: gains under encryption).
+	// joint-key share and comparison key and its encrypted input bits of
+	// the secure comparisons it shares with the receiver (disclosure score:
+	// gains under encryption). See hidden_session.go for the four messages.
 	TypeCompareBits = "sjc/compare-bits"
 	// TypeCompareBlinded answers TypeCompareBits with the blinded
-	// comparisons, which decrypt to a coin-masked bit (disclosure score).
+	// comparisons, which decrypt to a coin-masked bit, and the coins under
+	// the joint key (disclosure score).
 	TypeCompareBlinded = "sjc/compare-blinded"
+	// TypeCompareResult returns each comparison's bit under the joint key
+	// (disclosure score).
+	TypeCompareResult = "sjc/compare-result"
+	// TypeCompareCounts carries the C1 halves of the sender's tables'
+	// blinded counts, for the receiver's partial decryptions (disclosure
+	// score).
+	TypeCompareCounts = "sjc/compare-counts"
 )
 
 // maxRetries bounds the re-runs in a row of one step after silent parties.

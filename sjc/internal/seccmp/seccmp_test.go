@@ -6,6 +6,8 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"testing"
+
+	"github.com/cloudflare/circl/group"
 )
 
 // compare runs the protocol between A (x) and B (y) in one process, over
@@ -174,6 +176,41 @@ func BenchmarkCompare(b *testing.B) {
 		}
 		if _, err := k.AnyZero(cs); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestJointBitSums: three parties' key shares, a comparison bit carried
+// under the joint key by XorPlain, sums with constants and a blinding:
+// the joint decryption tells zero from nonzero, and no two parties' partials
+// alone decrypt.
+func TestJointBitSums(t *testing.T) {
+	shares := []*PrivateKey{GenerateKey(), GenerateKey(), GenerateKey()}
+	joint := Joint([]PublicKey{shares[0].Public(), shares[1].Public(), shares[2].Public()})
+	decZero := func(c Ciphertext, who []*PrivateKey) bool {
+		var ps []group.Element
+		for _, k := range who {
+			ps = append(ps, k.PartialOf(c.C1))
+		}
+		return IsZero(c.C2, ps)
+	}
+	for _, beta := range []bool{false, true} {
+		for _, delta := range []bool{false, true} {
+			bit := beta != delta
+			c := joint.Rerandomize(XorPlain(joint.Encrypt(map[bool]uint64{false: 0, true: 1}[delta]), beta))
+			// 1 − bit, as the later table's count adds it
+			notBit := AddPlain(Neg(c), 1)
+			for _, x := range []struct {
+				c    Ciphertext
+				zero bool
+			}{{c, !bit}, {notBit, bit}, {joint.Blind(Add(c, AddPlain(joint.Encrypt(0), 0))), !bit}, {joint.Blind(AddPlain(c, 1)), false}} {
+				if got := decZero(x.c, shares); got != x.zero {
+					t.Errorf("β=%v δ=%v: zero %v, want %v", beta, delta, got, x.zero)
+				}
+			}
+			if decZero(joint.Encrypt(0), shares[:2]) {
+				t.Error("two of three partials decrypt E(0)")
+			}
 		}
 	}
 }
