@@ -1,6 +1,7 @@
 package sjc_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	jobrun "github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/sjc"
@@ -169,4 +171,52 @@ func TestJobLeakageHiddenGains(t *testing.T) {
 		}
 	}
 	t.Logf("%d offered gains searched in %d messages and %d log entries (the clear log held %d); %v", len(gains), len(hidden.rep.Sent), len(hidden.rep.Log), found, seen)
+}
+
+// TestFailureTextsHiddenGains runs TestFailureTextsDiscloseNothing's
+// checks (no value, gain, predicate or path in any failure text, log
+// record or message) on the failures hide_gains adds: a party silent in a
+// hidden choose, and a comparison message tampered with on the way.
+func TestFailureTextsHiddenGains(t *testing.T) {
+	f := newTextFixture()
+	hide := func(s *job.Spec, _ map[string]string) { s.Params["hide_gains"] = true }
+	cases := []textCase{
+		{name: "silent party", want: "silent", edit: func(s *job.Spec, tb map[string]string) {
+			hide(s, tb)
+			s.Params["timeout_ms"] = 500
+		}, fault: func(o *jobtest.Options, _ map[string]string) {
+			o.Grace = 200 * time.Millisecond
+			o.OnStep = func(ev jobtest.Event) jobtest.Fault {
+				if ev.Kind == jobtest.Starting && ev.Step.Phase == "choose" {
+					ev.Net.Drop("pc", jobtest.DropHang)
+				}
+				return jobtest.Fault{}
+			}
+		}},
+		{name: "tampered comparison", want: "not a ristretto255 element", edit: hide, fault: func(o *jobtest.Options, _ map[string]string) {
+			o.OnStep = func(ev jobtest.Event) jobtest.Fault {
+				if ev.Kind == jobtest.Starting && ev.Step.Phase == "choose" {
+					ev.Net.Intercept("pa", func(_ string, m *wire.Message) *wire.Message {
+						var cm struct {
+							Share []byte `msgpack:"share,omitempty"`
+							Key   []byte `msgpack:"key,omitempty"`
+							Cts   []byte `msgpack:"cts,omitempty"`
+							Coins []byte `msgpack:"coins,omitempty"`
+							C1    []byte `msgpack:"c1,omitempty"`
+						}
+						if m.Type != sjc.TypeCompareBits || wire.Unmarshal(m.Body, &cm) != nil || len(cm.Cts) < 32 {
+							return m
+						}
+						copy(cm.Cts, bytes.Repeat([]byte{0xff}, 32)) // no canonical element
+						m.Body, _ = wire.Marshal(&cm)
+						return m
+					})
+				}
+				return jobtest.Fault{}
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkFailureTexts(t, f, c, "", nil) })
+	}
 }
