@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -51,6 +52,16 @@ func hiddenValue(front []Candidate) uint64 {
 	}
 	g := min(front[len(front)-1].Gain, 64)
 	return uint64(math.Round(g*gainScale)) + epsUnits + 1
+}
+
+// compareBits is the bit length of the comparisons' inputs with u class
+// labels, and maxValue the largest value (hiddenValue) they carry: a gain
+// is at most log2(u) (with a margin for float rounding), so with two labels
+// the inputs have 50 bits, not 64 (public: the labels are).
+func compareBits(u int) (n int, maxValue uint64) {
+	maxValue = uint64(math.Round((math.Log2(float64(max(u, 2)))+1.0/(1<<20))*gainScale)) + epsUnits + 1
+	x, _ := compareInputs(maxValue, maxValue)
+	return bits.Len64(x), maxValue
 }
 
 // useful reports whether a frontier's best gain is above Eps.

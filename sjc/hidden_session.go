@@ -56,6 +56,7 @@ type hiddenRun struct {
 	share  *seccmp.PrivateKey
 	joint  seccmp.PublicKey
 	peers  []string
+	nbits  int // the comparisons' input length (compareBits)
 	bits   map[comparison]seccmp.Ciphertext // E_K(b) of every cross-party comparison of the party
 }
 
@@ -70,10 +71,12 @@ func (s *session) chooseHidden(ctx context.Context, step job.Step, gr *growth, a
 	}
 	h := &hiddenRun{s: s, sub: step.Sub("compare"), nopen: len(a.Open), pairs: tablePairs(s.g), vals: make([][]uint64, len(a.Open)),
 		cmpKey: seccmp.GenerateKey(), share: seccmp.GenerateKey(), peers: s.g.PartiesBut(s.p.Self()), bits: map[comparison]seccmp.Ciphertext{}}
+	nbits, maxValue := compareBits(len(gr.labels))
+	h.nbits = nbits
 	for i, id := range a.Open {
 		h.vals[i] = make([]uint64, len(s.g.Tables))
 		for _, t := range s.own {
-			h.vals[i][t] = hiddenValue(fr.nodes[id][t])
+			h.vals[i][t] = min(hiddenValue(fr.nodes[id][t]), maxValue) // a gain above log2(labels) is rounding
 		}
 	}
 	for _, phase := range []func(context.Context) error{h.sendBits, h.blind, h.results, h.receiveResults} {
@@ -112,7 +115,7 @@ func (h *hiddenRun) sendBits(ctx context.Context) error {
 		var cts []byte
 		for _, c := range h.comparisons(h.s.p.Self(), q) {
 			x, _ := compareInputs(h.vals[c.node][h.pairs[c.pair].A], 0)
-			if cts, err = seccmp.AppendCiphertexts(cts, h.cmpKey.EncryptBits(x)); err != nil {
+			if cts, err = seccmp.AppendCiphertexts(cts, h.cmpKey.EncryptBits(x, h.nbits)); err != nil {
 				return err
 			}
 		}
@@ -156,7 +159,7 @@ func (h *hiddenRun) blindFor(ctx context.Context, p string, m *compareMsg) error
 	if err != nil {
 		return fmt.Errorf("comparison bits from %s: %w", p, err)
 	}
-	xs, err := seccmp.ParseCiphertexts(m.Cts, len(cs)*seccmp.L)
+	xs, err := seccmp.ParseCiphertexts(m.Cts, len(cs)*h.nbits)
 	if err != nil {
 		return fmt.Errorf("comparison bits from %s: %w", p, err)
 	}
@@ -171,7 +174,7 @@ func (h *hiddenRun) blindFor(ctx context.Context, p string, m *compareMsg) error
 	for j, c := range cs {
 		_, y := compareInputs(0, h.vals[c.node][h.pairs[c.pair].B])
 		delta := coins[j]&1 == 1
-		back, err := seccmp.Evaluate(pub, xs[j*seccmp.L:(j+1)*seccmp.L], y, delta)
+		back, err := seccmp.Evaluate(pub, xs[j*h.nbits:(j+1)*h.nbits], y, delta)
 		if err != nil {
 			return fmt.Errorf("comparison bits from %s: %w", p, err)
 		}
@@ -197,7 +200,7 @@ func (h *hiddenRun) results(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		back, err := seccmp.ParseCiphertexts(m.Cts, len(cs)*seccmp.L)
+		back, err := seccmp.ParseCiphertexts(m.Cts, len(cs)*h.nbits)
 		if err != nil {
 			return fmt.Errorf("blinded comparisons from %s: %w", q, err)
 		}
@@ -207,7 +210,7 @@ func (h *hiddenRun) results(ctx context.Context) error {
 		}
 		var bits []byte
 		for j, c := range cs {
-			beta, err := h.cmpKey.AnyZero(back[j*seccmp.L : (j+1)*seccmp.L])
+			beta, err := h.cmpKey.AnyZero(back[j*h.nbits : (j+1)*h.nbits])
 			if err != nil {
 				return fmt.Errorf("blinded comparisons from %s: %w", q, err)
 			}

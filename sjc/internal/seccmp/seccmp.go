@@ -5,7 +5,7 @@
 // their DGK cryptosystem, with the result XOR-shared as in Veugen
 // ("Improving the DGK comparison protocol", WIFS 2012, §2).
 //
-// Two parties hold x and y, L-bit unsigned integers. The key holder A
+// Two parties hold x and y, n-bit unsigned integers (n ≤ MaxBits, public). The key holder A
 // draws a fresh key and sends E(x_i) for every bit x_i of x (EncryptBits).
 // The evaluator B, who knows y, draws a coin δ; with δ = 0 it tests x < y,
 // with δ = 1 it tests y < x, by computing for every bit position i
@@ -16,7 +16,7 @@
 // under encryption (x_j ⊕ y_j is x_j when y_j = 0 and 1 − x_j when y_j = 1,
 // linear in E(x_j)). c_i = 0 exactly when the bits above i are equal and
 // bit i decides the test, so some c_i is 0 iff the tested relation holds;
-// every c_i lies in [0, 3L+2], far below the group order ℓ ≈ 2^252, so no
+// every c_i lies in [0, 3n+2], far below the group order ℓ ≈ 2^252, so no
 // c_i wraps to 0. B multiplies each E(c_i) by a fresh nonzero scalar r_i,
 // re-randomises it and returns them in a uniformly random order
 // (Evaluate). A decrypts and learns only whether one of them is the
@@ -50,8 +50,8 @@ import (
 // grp is ristretto255 (RFC 9496), prime order ℓ ≈ 2^252.
 var grp = group.Ristretto255
 
-// L is the bit length of the compared integers.
-const L = 64
+// MaxBits is the largest bit length n of the compared integers.
+const MaxBits = 64
 
 // ElementLen is the length of an encoded ristretto255 element; a
 // ciphertext is two.
@@ -87,9 +87,9 @@ func (k *PrivateKey) Public() PublicKey { return PublicKey{h: k.h} }
 func bit(v uint64, i int) uint64 { return (v >> uint(i)) & 1 }
 
 // EncryptBits is A's first message: E(x_i) for i = 0 (least significant)
-// to L−1.
-func (k *PrivateKey) EncryptBits(x uint64) []Ciphertext {
-	out := make([]Ciphertext, L)
+// to n−1 (x must be below 2^n; n ≤ MaxBits).
+func (k *PrivateKey) EncryptBits(x uint64, n int) []Ciphertext {
+	out := make([]Ciphertext, min(max(n, 0), MaxBits))
 	for i := range out {
 		out[i] = encrypt(k.h, bit(x, i))
 	}
@@ -100,7 +100,13 @@ func (k *PrivateKey) EncryptBits(x uint64) []Ciphertext {
 func encrypt(h group.Element, m uint64) Ciphertext {
 	r := grp.RandomScalar(rand.Reader)
 	c2 := grp.NewElement().Mul(h, r)
-	c2.Add(c2, grp.NewElement().MulGen(grp.NewScalar().SetUint64(m)))
+	switch m {
+	case 0:
+	case 1: // a bit: no scalar multiplication for m·G
+		c2.Add(c2, grp.Generator())
+	default:
+		c2.Add(c2, grp.NewElement().MulGen(grp.NewScalar().SetUint64(m)))
+	}
 	return Ciphertext{C1: grp.NewElement().MulGen(r), C2: c2}
 }
 
@@ -124,11 +130,13 @@ func addPlain(a Ciphertext, m int64) Ciphertext {
 }
 
 // Evaluate is B's step: from A's public key and encrypted bits of x, its
-// own y and its coin δ (true: test y < x; false: test x < y), the L
+// own y (below 2^n, n = len(xs)) and its coin δ (true: test y < x;
+// false: test x < y), the n
 // blinded, re-randomised E(r_i·c_i) in a uniformly random order.
 func Evaluate(pub PublicKey, xs []Ciphertext, y uint64, delta bool) ([]Ciphertext, error) {
-	if len(xs) != L {
-		return nil, fmt.Errorf("%w: %d encrypted bits, want %d", ErrMalformed, len(xs), L)
+	L := len(xs)
+	if L == 0 || L > MaxBits {
+		return nil, fmt.Errorf("%w: %d encrypted bits, want 1 to %d", ErrMalformed, L, MaxBits)
 	}
 	zero := Ciphertext{C1: grp.Identity(), C2: grp.Identity()}
 	sum := zero // Σ_{j>i} (x_j ⊕ y_j), from the top bit down
@@ -195,8 +203,8 @@ func permutation(n int) ([]int, error) {
 // AnyZero is A's last step: whether one of B's ciphertexts decrypts to 0
 // (β, the tested relation).
 func (k *PrivateKey) AnyZero(cs []Ciphertext) (bool, error) {
-	if len(cs) != L {
-		return false, fmt.Errorf("%w: %d blinded values, want %d", ErrMalformed, len(cs), L)
+	if len(cs) == 0 || len(cs) > MaxBits {
+		return false, fmt.Errorf("%w: %d blinded values, want 1 to %d", ErrMalformed, len(cs), MaxBits)
 	}
 	found := false
 	for _, c := range cs {

@@ -19,7 +19,7 @@ func compare(t *testing.T, x, y uint64, delta bool) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg, err := AppendCiphertexts(nil, k.EncryptBits(x))
+	msg, err := AppendCiphertexts(nil, k.EncryptBits(x, MaxBits))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func compare(t *testing.T, x, y uint64, delta bool) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	xs, err := ParseCiphertexts(msg, L)
+	xs, err := ParseCiphertexts(msg, MaxBits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func compare(t *testing.T, x, y uint64, delta bool) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := ParseCiphertexts(reply, L)
+	cs, err := ParseCiphertexts(reply, MaxBits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestCompare(t *testing.T) {
 // coin flips: for the same x < y, β differs with δ.
 func TestBetaIsTheCoinMasked(t *testing.T) {
 	k := GenerateKey()
-	xs := k.EncryptBits(5)
+	xs := k.EncryptBits(5, 4)
 	for _, delta := range []bool{false, true} {
 		cs, err := Evaluate(k.Public(), xs, 9, delta)
 		if err != nil {
@@ -95,12 +95,12 @@ func TestBetaIsTheCoinMasked(t *testing.T) {
 // and y first differ).
 func TestBlindedValuesAreNotSmall(t *testing.T) {
 	k := GenerateKey()
-	cs, err := Evaluate(k.Public(), k.EncryptBits(0x0123456789abcdef), 0x0123456789abcdee, false)
+	cs, err := Evaluate(k.Public(), k.EncryptBits(0x0123456789abcdef, MaxBits), 0x0123456789abcdee, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	small := map[string]bool{}
-	for m := uint64(1); m <= 3*L+2; m++ {
+	for m := uint64(1); m <= 3*MaxBits+2; m++ {
 		b, _ := grp.NewElement().MulGen(grp.NewScalar().SetUint64(m)).MarshalBinaryCompress()
 		small[string(b)] = true
 	}
@@ -119,7 +119,7 @@ func TestBlindedValuesAreNotSmall(t *testing.T) {
 // knows the k_j, recover r·G).
 func TestRerandomised(t *testing.T) {
 	k := GenerateKey()
-	xs := k.EncryptBits(77)
+	xs := k.EncryptBits(77, 7)
 	seen := map[string]bool{}
 	for range 2 {
 		cs, err := Evaluate(k.Public(), xs, 78, false)
@@ -137,10 +137,10 @@ func TestRerandomised(t *testing.T) {
 }
 
 func TestMalformed(t *testing.T) {
-	if _, err := ParseCiphertexts(make([]byte, 2*ElementLen*L-1), L); !errors.Is(err, ErrMalformed) {
+	if _, err := ParseCiphertexts(make([]byte, 2*ElementLen*MaxBits-1), MaxBits); !errors.Is(err, ErrMalformed) {
 		t.Errorf("short: %v", err)
 	}
-	if _, err := ParseCiphertexts(bytes.Repeat([]byte{0xff}, 2*ElementLen*L), L); !errors.Is(err, ErrMalformed) {
+	if _, err := ParseCiphertexts(bytes.Repeat([]byte{0xff}, 2*ElementLen*MaxBits), MaxBits); !errors.Is(err, ErrMalformed) {
 		t.Errorf("not elements: %v", err)
 	}
 	id, _ := grp.Identity().MarshalBinaryCompress()
@@ -156,7 +156,7 @@ func TestMalformed(t *testing.T) {
 }
 
 func FuzzParseCiphertexts(f *testing.F) {
-	b, _ := AppendCiphertexts(nil, GenerateKey().EncryptBits(3)[:2])
+	b, _ := AppendCiphertexts(nil, GenerateKey().EncryptBits(3, 2))
 	f.Add(b, 2)
 	f.Fuzz(func(t *testing.T, b []byte, n int) {
 		if n > 1<<10 {
@@ -170,7 +170,7 @@ func FuzzParseCiphertexts(f *testing.F) {
 func BenchmarkCompare(b *testing.B) {
 	k := GenerateKey()
 	for b.Loop() {
-		cs, err := Evaluate(k.Public(), k.EncryptBits(123456789), 987654321, true)
+		cs, err := Evaluate(k.Public(), k.EncryptBits(123456789, 46), 987654321, true)
 		if err != nil {
 			b.Fatal(err)
 		}
