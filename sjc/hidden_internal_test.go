@@ -13,7 +13,7 @@ func TestHiddenEncoding(t *testing.T) {
 	if want := uint64(math.Floor(Eps * gainScale)); epsUnits != want {
 		t.Fatalf("epsUnits %d, want %d", epsUnits, want)
 	}
-	for _, c := range []struct{ u, n int }{{2, 50}, {3, 51}, {4, 51}, {5, 52}, {1000, 53}} {
+	for _, c := range []struct{ u, n int }{{2, 50}, {3, 50}, {4, 51}, {5, 51}, {1000, 53}} {
 		n, maxV := compareBits(c.u)
 		x, y := compareInputs(maxV, maxV)
 		if n != c.n || x>>n != 0 || y>>n != 0 {

@@ -56,7 +56,7 @@ type hiddenRun struct {
 	share  *seccmp.PrivateKey
 	joint  seccmp.PublicKey
 	peers  []string
-	nbits  int // the comparisons' input length (compareBits)
+	nbits  int                              // the comparisons' input length (compareBits)
 	bits   map[comparison]seccmp.Ciphertext // E_K(b) of every cross-party comparison of the party
 }
 
