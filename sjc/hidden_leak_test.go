@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloudflare/circl/group"
+
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	jobrun "github.com/cohortdm/cohort/job/runner"
@@ -129,6 +131,7 @@ func TestJobLeakageHiddenGains(t *testing.T) {
 			t.Errorf("party %s's choose output: %d offers, %d hidden nodes", o.Party, len(out.Nodes), len(out.Hidden))
 		}
 	}
+	checkCountsBlinded(t, hidden.rep)
 	for _, rec := range hidden.rep.Records() {
 		if rec.Step.Phase != "choose" {
 			continue
@@ -222,5 +225,97 @@ func TestFailureTextsHiddenGains(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { checkFailureTexts(t, f, c, "", nil) })
+	}
+}
+
+// checkCountsBlinded puts every choose step's outputs together as the
+// coordinator does and checks what it learns: per open node, the committed
+// winner's count is zero and every other table's count is an element that
+// is not a small multiple of the generator (a count left unblinded would
+// be one, and tell the coordinator how many comparisons the table lost).
+func checkCountsBlinded(t *testing.T, rep *jobtest.Report) {
+	t.Helper()
+	grp := group.Ristretto255
+	small := map[string]bool{}
+	for m := uint64(1); m <= 16; m++ {
+		b, _ := grp.NewElement().MulGen(grp.NewScalar().SetUint64(m)).MarshalBinaryCompress()
+		small[string(b)] = true
+	}
+	type hiddenOut struct {
+		Nodes  [][]any `msgpack:"nodes"`
+		Hidden []struct {
+			C2       [][]byte `msgpack:"c2"`
+			Partials [][]byte `msgpack:"partials"`
+		} `msgpack:"hidden"`
+	}
+	type attempt struct{ round, attempt int }
+	winners := map[attempt][]int{} // the committed attempt -> winning table per open node
+	for _, rec := range rep.Records() {
+		if rec.Step.Phase != "choose" {
+			continue
+		}
+		var d struct {
+			Retry   bool `msgpack:"retry"`
+			Winners []struct {
+				Table int     `msgpack:"table"`
+				Gain  float64 `msgpack:"gain"`
+			} `msgpack:"winners"`
+		}
+		if err := wire.Unmarshal(rec.Decision, &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range d.Winners {
+			k := attempt{rec.Step.Round, rec.Step.Attempt}
+			winners[k] = append(winners[k], w.Table)
+		}
+	}
+	outs := map[attempt][]hiddenOut{}
+	for _, o := range rep.Outputs {
+		if o.Step.Phase != "choose" {
+			continue
+		}
+		var h hiddenOut
+		if err := wire.Unmarshal(o.Output, &h); err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Hidden) > 0 { // a party holding no table outputs nothing
+			k := attempt{o.Step.Round, o.Step.Attempt}
+			outs[k] = append(outs[k], h)
+		}
+	}
+	checked := 0
+	for k, hs := range outs {
+		round := k.round
+		for i, w := range winners[k] {
+			for tbl := range hs[0].Hidden[i].Partials {
+				var m group.Element
+				for _, h := range hs {
+					if c2 := h.Hidden[i].C2[tbl]; len(c2) > 0 {
+						m = grp.NewElement()
+						if err := m.UnmarshalBinary(c2); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				for _, h := range hs {
+					d := grp.NewElement()
+					if err := d.UnmarshalBinary(h.Hidden[i].Partials[tbl]); err != nil {
+						t.Fatal(err)
+					}
+					m = grp.NewElement().Add(m, grp.NewElement().Neg(d))
+				}
+				enc, _ := m.MarshalBinaryCompress()
+				switch {
+				case tbl == w && !m.IsIdentity():
+					t.Errorf("choose round %d, node %d: the winner's count is not zero", round, i)
+				case tbl != w && (m.IsIdentity() || small[string(enc)]):
+					t.Errorf("choose round %d, node %d: table %d's count decrypts to a small value, not a blinded one", round, i, tbl)
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no count was checked")
 	}
 }
