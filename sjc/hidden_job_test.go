@@ -45,7 +45,7 @@ func TestJobHiddenGainsRandomSchemas(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	rng := rand.New(rand.NewPCG(32, 2026))
-	done, splits, shared := 0, 0, 0
+	done, splits, shared, crossed := 0, 0, 0, 0
 	for attempt := 0; done < want; attempt++ {
 		rc := newRandomCase(rng)
 		g, err := sjc.NewGraph(rc.spec)
@@ -66,15 +66,18 @@ func TestJobHiddenGainsRandomSchemas(t *testing.T) {
 		if d := tree.Diff(ref, run.tree); d != "" {
 			t.Fatalf("case %d (%s, %d tables, params %+v): hidden-gains tree differs from the reference: %s", attempt, rc.shape, len(g.Tables), rc.p, d)
 		}
-		if len(g.Tables) > len(spec.Parties) {
+		if len(g.Tables) > len(g.PartiesBut("")) {
 			shared++
+		}
+		if len(g.PartiesBut("")) >= 2 {
+			crossed++
 		}
 		n, _ := run.tree.Size()
 		splits += (n - 1) / 2
 		done++
 	}
-	if shared == 0 {
-		t.Error("no case had a party with two tables: the local comparisons went untested")
+	if shared == 0 || crossed == 0 {
+		t.Errorf("%d cases with a party holding two tables, %d with two parties holding tables: a kind of comparison went untested", shared, crossed)
 	}
-	t.Logf("%d random schemas (%d with a party holding two tables): hidden-gains tree = reference tree (%d internal nodes)", done, shared, splits)
+	t.Logf("%d random schemas (%d with a party holding two tables, %d with secure comparisons): hidden-gains tree = reference tree (%d internal nodes)", done, shared, crossed, splits)
 }
