@@ -276,14 +276,19 @@
 //   - K is the sum of a fresh key share of every party holding a table
 //     (n-of-n ElGamal, Pedersen 1991): no party can decrypt alone. The party
 //     of t adds up count(t) under K, multiplies it by a random nonzero
-//     scalar and re-randomises it; every party holding a table sends the
-//     coordinator its partial decryption of every table's count, and the
-//     count's owner its C2 half. The coordinator learns, per table, zero or
-//     a uniform nonzero element.
+//     scalar and re-randomises it; the next party holding a table (in name
+//     order, cyclically) does so again, so that no single party knows the
+//     blinding (an owner that is the coordinator could otherwise unblind
+//     its own tables' counts, and learn how many comparisons they lost).
+//     Every party holding a table sends the coordinator its partial
+//     decryption of every table's count, and the second blinder its C2
+//     half. The coordinator learns, per table, zero or a uniform nonzero
+//     element.
 //
-// Four party-to-party messages per choose step (TypeCompareBits,
-// TypeCompareBlinded, TypeCompareResult, TypeCompareCounts, sub-channel
-// compare), whatever the number of open nodes; the output carries no gain
+// Five party-to-party messages per choose step (TypeCompareBits,
+// TypeCompareBlinded, TypeCompareResult, TypeCompareCounts,
+// TypeCompareCoBlinded, sub-channel compare), whatever the number of open
+// nodes; the output carries no gain
 // and the committed winners carry gain 0. The split step's winner splits
 // with its frontier's first candidate (the smallest key within Eps of its
 // best); the log's check of a winner's gain against its children's counts
@@ -304,7 +309,8 @@
 // wrong winner, not another's gain, outside the model), a coordinator that
 // does not collude with a party. A coordinator that is itself a party
 // learns what it learns as the coordinator and as that party, no more: the
-// joint key needs every party's share. Checked by the parties: a winning
+// joint key needs every party's share, and every count carries a blinding
+// factor of another party. Checked by the parties: a winning
 // table has a useful split (its party), a leaf has none (every party). Not
 // checked: which useful table wins, which only the counts decide. Cost:
 // per open node, one comparison per pair of tables of two parties; each is

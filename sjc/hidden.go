@@ -109,9 +109,10 @@ func compareInputs(va, vb uint64) (x, y uint64) {
 }
 
 // hiddenNode is a party's output at one open node with hidden gains, per
-// table of the graph (graph order): C2[t] is, for the party's own tables,
-// the C2 half of the table's blinded count under the joint key (empty for
-// other parties' tables), and Partials[t] the party's partial decryption
+// table of the graph (graph order): C2[t] is, for the tables whose counts
+// the party blinded a second time (those of the holder before it in name
+// order: coBlinder), the C2 half of the table's count under the joint key
+// (empty for other tables), and Partials[t] the party's partial decryption
 // of table t's blinded count (seccmp.Partial). The coordinator puts them
 // together into one bit per table: whether its count is zero, that is
 // whether it wins (countOf). No gain, no comparison bit.
@@ -149,14 +150,14 @@ func decideChooseHidden(o *job.Outcome[offersOutput], g *Graph, nopen int) (choo
 	for i := range nopen {
 		d.Winners[i] = winner{Table: -1}
 		for t, info := range g.Tables {
-			c2 := o.Results[info.Party].Hidden[i].C2
+			c2 := o.Results[coBlinder(g, info.Party)].Hidden[i].C2
 			if len(c2) != len(g.Tables) {
-				return chooseDecision{}, fmt.Errorf("party %s: comparison outputs of the wrong shape", info.Party)
+				return chooseDecision{}, fmt.Errorf("party %s: comparison outputs of the wrong shape", coBlinder(g, info.Party))
 			}
 			var partials [][]byte
 			for _, p := range holders {
 				h := o.Results[p].Hidden[i]
-				if len(h.Partials) != len(g.Tables) || len(h.C2) != len(g.Tables) || (len(h.C2[t]) > 0) != (p == info.Party) {
+				if len(h.Partials) != len(g.Tables) || len(h.C2) != len(g.Tables) || (len(h.C2[t]) > 0) != (p == coBlinder(g, info.Party)) {
 					return chooseDecision{}, fmt.Errorf("party %s: comparison outputs of the wrong shape", p)
 				}
 				partials = append(partials, h.Partials[t])

@@ -161,7 +161,7 @@ func TestJobLeakageHiddenGains(t *testing.T) {
 	for _, s := range hidden.rep.Sent {
 		m := s.Message
 		switch m.Type {
-		case sjc.TypeCompareBits, sjc.TypeCompareBlinded, sjc.TypeCompareResult, sjc.TypeCompareCounts:
+		case sjc.TypeCompareBits, sjc.TypeCompareBlinded, sjc.TypeCompareResult, sjc.TypeCompareCounts, sjc.TypeCompareCoBlinded:
 			seen[m.Type]++
 			if s.Disclosure != wire.DiscloseScore || s.From == s.To {
 				t.Errorf("%s from %s to %s as %s", m.Type, s.From, s.To, s.Disclosure)
@@ -172,7 +172,7 @@ func TestJobLeakageHiddenGains(t *testing.T) {
 			}
 		}
 	}
-	for _, typ := range []string{sjc.TypeCompareBits, sjc.TypeCompareBlinded, sjc.TypeCompareResult, sjc.TypeCompareCounts} {
+	for _, typ := range []string{sjc.TypeCompareBits, sjc.TypeCompareBlinded, sjc.TypeCompareResult, sjc.TypeCompareCounts, sjc.TypeCompareCoBlinded} {
 		if seen[typ] == 0 {
 			t.Errorf("no %s message was sent: the test checks nothing of it", typ)
 		}

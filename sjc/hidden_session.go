@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"slices"
 
 	"github.com/cloudflare/circl/group"
 
@@ -24,12 +25,15 @@ import (
 //     comparison, E_K(δ), B's coin under the joint key K.
 //  3. TypeCompareResult (A to B): per comparison E_K(b), b = β ⊕ δ, which
 //     A makes from its β and E_K(δ).
-//  4. TypeCompareCounts: the C1 halves of the blinded counts of its tables
-//     (hidden.go's count), so that every holder can add its partial
-//     decryption to its output.
+//  4. TypeCompareCounts (to the next holder in name order, coBlinder): its
+//     tables' blinded counts (hidden.go's count), which that party blinds
+//     again.
+//  5. TypeCompareCoBlinded: the C1 halves of the counts it co-blinded, so
+//     that every holder can add its partial decryption to its output.
 //
-// Outputs go to the coordinator: the C2 halves of its own tables' counts
-// and its partial decryptions of every table's count (hiddenNode).
+// Outputs go to the coordinator: the C2 halves of the counts it
+// co-blinded and its partial decryptions of every table's count
+// (hiddenNode).
 
 // compareMsg is one of the messages above; fields a message does not
 // carry are empty. Disclosure: score (gains under encryption, values that
@@ -281,59 +285,114 @@ func (h *hiddenRun) count(i, t int) seccmp.Ciphertext {
 	return h.joint.Blind(c)
 }
 
-// output sends message 4 (the C1 halves of the party's counts) to every
-// peer, receives theirs, and returns its C2 halves and its partial
-// decryptions of every table's count.
+// output blinds the counts a second time at another party and collects
+// the partial decryptions: each party's own blinding factor would let it,
+// were it the coordinator, unblind its own tables' counts (how many
+// comparisons each lost), so every count is blinded again by the next
+// holder after its owner in name order (coBlinder), who outputs its C2
+// half. Message 4 (TypeCompareCounts) takes the owner's counts to that
+// party; message 5 (TypeCompareCoBlinded) the co-blinded C1 halves to
+// every holder, for its partial decryptions.
 func (h *hiddenRun) output(ctx context.Context) (offersOutput, error) {
 	nt := len(h.s.g.Tables)
+	self := h.s.p.Self()
 	out := offersOutput{Hidden: make([]hiddenNode, h.nopen)}
-	c1 := make([][]group.Element, h.nopen) // per node, per table
-	var mine []group.Element
-	for i := range h.nopen {
+	for i := range out.Hidden {
 		out.Hidden[i] = hiddenNode{C2: make([][]byte, nt), Partials: make([][]byte, nt)}
-		c1[i] = make([]group.Element, nt)
+	}
+	var mine []seccmp.Ciphertext
+	for i := range h.nopen {
 		for _, t := range h.s.own {
-			c := h.count(i, t)
-			c1[i][t], mine = c.C1, append(mine, c.C1)
-			var err error
-			if out.Hidden[i].C2[t], err = seccmp.AppendElements(nil, []group.Element{c.C2}); err != nil {
-				return offersOutput{}, err
-			}
+			mine = append(mine, h.count(i, t))
 		}
 	}
-	enc, err := seccmp.AppendElements(nil, mine)
-	if err != nil {
+	prev, counts := previousHolder(h.s.g, self), mine
+	if prev != self {
+		enc, err := seccmp.AppendCiphertexts(nil, mine)
+		if err != nil {
+			return offersOutput{}, err
+		}
+		if err := h.send(ctx, coBlinder(h.s.g, self), TypeCompareCounts, &compareMsg{Cts: enc}); err != nil {
+			return offersOutput{}, err
+		}
+		m, err := h.receive(ctx, prev, TypeCompareCounts)
+		if err != nil {
+			return offersOutput{}, err
+		}
+		if counts, err = seccmp.ParseCiphertexts(m.Cts, h.nopen*len(tablesOf(h.s.g, prev))); err != nil {
+			return offersOutput{}, fmt.Errorf("counts from %s: %w", prev, err)
+		}
+	}
+	c1 := make([][]group.Element, h.nopen) // per node, per table
+	for i := range c1 {
+		c1[i] = make([]group.Element, nt)
+	}
+	var mineC1 []group.Element
+	theirs := tablesOf(h.s.g, prev)
+	for k, c := range counts {
+		c = h.joint.Blind(c)
+		i, t := k/len(theirs), theirs[k%len(theirs)]
+		c1[i][t], mineC1 = c.C1, append(mineC1, c.C1)
+		var err error
+		if out.Hidden[i].C2[t], err = seccmp.AppendElements(nil, []group.Element{c.C2}); err != nil {
+			return offersOutput{}, err
+		}
+	}
+	if err := h.exchangeC1(ctx, mineC1, c1); err != nil {
 		return offersOutput{}, err
-	}
-	for _, q := range h.peers {
-		if err := h.send(ctx, q, TypeCompareCounts, &compareMsg{C1: enc}); err != nil {
-			return offersOutput{}, err
-		}
-	}
-	for _, p := range h.peers {
-		m, err := h.receive(ctx, p, TypeCompareCounts)
-		if err != nil {
-			return offersOutput{}, err
-		}
-		theirs := tablesOf(h.s.g, p)
-		es, err := seccmp.ParseElements(m.C1, h.nopen*len(theirs))
-		if err != nil {
-			return offersOutput{}, fmt.Errorf("counts from %s: %w", p, err)
-		}
-		for i := range h.nopen {
-			for j, t := range theirs {
-				c1[i][t] = es[i*len(theirs)+j]
-			}
-		}
 	}
 	for i := range h.nopen {
 		for t := range nt {
+			var err error
 			if out.Hidden[i].Partials[t], err = seccmp.AppendElements(nil, []group.Element{h.share.PartialOf(c1[i][t])}); err != nil {
 				return offersOutput{}, err
 			}
 		}
 	}
 	return out, nil
+}
+
+// exchangeC1 sends message 5 (the C1 halves the party co-blinded) to
+// every peer and fills c1 with every peer's.
+func (h *hiddenRun) exchangeC1(ctx context.Context, mine []group.Element, c1 [][]group.Element) error {
+	enc, err := seccmp.AppendElements(nil, mine)
+	if err != nil {
+		return err
+	}
+	for _, q := range h.peers {
+		if err := h.send(ctx, q, TypeCompareCoBlinded, &compareMsg{C1: enc}); err != nil {
+			return err
+		}
+	}
+	for _, q := range h.peers {
+		m, err := h.receive(ctx, q, TypeCompareCoBlinded)
+		if err != nil {
+			return err
+		}
+		theirs := tablesOf(h.s.g, previousHolder(h.s.g, q))
+		es, err := seccmp.ParseElements(m.C1, h.nopen*len(theirs))
+		if err != nil {
+			return fmt.Errorf("counts from %s: %w", q, err)
+		}
+		for k, e := range es {
+			c1[k/len(theirs)][theirs[k%len(theirs)]] = e
+		}
+	}
+	return nil
+}
+
+// coBlinder is the party that blinds party p's counts a second time: the
+// next party holding a table after p in name order, cyclically (p itself
+// when it is the only one).
+func coBlinder(g *Graph, p string) string {
+	hs := g.PartiesBut("")
+	return hs[(slices.Index(hs, p)+1)%len(hs)]
+}
+
+// previousHolder is the party whose counts p co-blinds.
+func previousHolder(g *Graph, p string) string {
+	hs := g.PartiesBut("")
+	return hs[(slices.Index(hs, p)+len(hs)-1)%len(hs)]
 }
 
 func (h *hiddenRun) send(ctx context.Context, to, typ string, m *compareMsg) error {

@@ -99,7 +99,9 @@ func stateHolding(t *testing.T, dir string, b []byte) int {
 func TestSimRealNodesHiddenGains(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	spec, want := chainCase(t, map[string]any{})
+	// A long step timeout: on a machine busy with other work a step that
+	// waits on the CPU must not be taken for a silent party.
+	spec, want := chainCase(t, map[string]any{"timeout_ms": 120000})
 	gains := splitGains(want)
 	clearTree, clearState := simKept(t, ctx, spec)
 	if d := tree.Diff(want, clearTree); d != "" {

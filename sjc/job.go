@@ -40,10 +40,13 @@ const (
 	// TypeCompareResult returns each comparison's bit under the joint key
 	// (disclosure score).
 	TypeCompareResult = "sjc/compare-result"
-	// TypeCompareCounts carries the C1 halves of the sender's tables'
-	// blinded counts, for the receiver's partial decryptions (disclosure
-	// score).
+	// TypeCompareCounts carries the sender's tables' blinded counts to the
+	// party that blinds them again (disclosure score).
 	TypeCompareCounts = "sjc/compare-counts"
+	// TypeCompareCoBlinded carries the C1 halves of the counts the sender
+	// blinded again, for the receiver's partial decryptions (disclosure
+	// score).
+	TypeCompareCoBlinded = "sjc/compare-coblinded"
 )
 
 // maxRetries bounds the re-runs in a row of one step after silent parties.
