@@ -254,8 +254,8 @@ func (s *session) beats(t int, f []Candidate, w winner) bool {
 // by one of its tables the party splits with that table's pick
 // (hiddenPick), and refuses a winner with no useful split; it refuses a
 // leaf where one of its tables has a useful split. Which of the useful
-// tables wins rests on the comparison bits only the coordinator holds:
-// not checked.
+// tables wins rests on the jointly decrypted counts, which only the
+// coordinator sees: not checked.
 func (s *session) hiddenWinningSplits(step job.Step, gr *growth, fr *frontiers) ([]*tree.Split, error) {
 	preds := make([]*tree.Split, len(gr.open))
 	for i, id := range gr.open {

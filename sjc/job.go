@@ -90,8 +90,9 @@ func parseSpec(spec *job.Spec) (*Graph, Params, error) {
 }
 
 // OutputDisclosure: a choose step's output is the party's offered gains
-// (score), or with params.hide_gains its comparison shares (score); every other step's is public metadata the coordinator commits
-// (labels, node class counts, test counts).
+// (score), or with params.hide_gains its share of the blinded counts'
+// decryption (score); every other step's is public metadata the
+// coordinator commits (labels, node class counts, test counts).
 func (Kind) OutputDisclosure(step job.Step) wire.Disclosure {
 	if step.Phase == chooseRound.Phase {
 		return wire.DiscloseScore

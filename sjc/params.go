@@ -40,9 +40,9 @@ type Params struct {
 	// (package psi). The tree does not depend on it.
 	PSI string `yaml:"psi"`
 	// HideGains keeps every gain at its party: the coordinator learns,
-	// per open node, which table wins and the comparison bits of the
-	// tables' best gains (package doc, "Hidden gains"), never a gain, and
-	// the log holds no gain. Off by default: it costs a secure comparison
+	// per open node, only which table wins, or a leaf (package doc,
+	// "Hidden gains"), never a gain or a comparison of two gains, and the
+	// log holds no gain. Off by default: it costs a secure comparison
 	// per pair of tables of two parties per open node.
 	HideGains bool `yaml:"hide_gains"`
 	// TimeoutMS is the timeout of each step of the job (the node's default

@@ -62,8 +62,8 @@ type chooseArgs struct {
 // offersOutput is a party's offers at a level: Nodes[i][t] is table t's
 // Offer at open node i (empty for other parties' tables). Gains only:
 // no attribute, threshold or value. With params.hide_gains, Nodes is
-// empty and Hidden[i] holds the party's comparison shares at open node i
-// (hiddenNode): no gain at all.
+// empty and Hidden[i] holds the party's share of the blinded counts at
+// open node i (hiddenNode): no gain at all.
 type offersOutput struct {
 	Nodes  [][]Offer    `msgpack:"nodes"`
 	Hidden []hiddenNode `msgpack:"hidden,omitempty"`
