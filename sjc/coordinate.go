@@ -55,6 +55,9 @@ func (co *coordinator) step(ctx context.Context) error {
 		}))
 	case chooseRound.Phase:
 		rec, err = record(run(ctx, co, chooseRound, gr.chooseArgs(), func(o *job.Outcome[offersOutput]) (chooseDecision, error) {
+			if gr.p.HideGains {
+				return decideChooseHidden(o, g, len(gr.open))
+			}
 			return decideChoose(o, g, len(gr.open))
 		}))
 	case splitRound.Phase:

@@ -175,7 +175,8 @@
 //     (BestSplits) and outputs their gains to the coordinator alone
 //     (OfferOf). The coordinator picks each node's winner (Choose, or a
 //     leaf when the best gain is <= Eps) and commits, per node, the winning
-//     table and its gain.
+//     table and its gain. With params.hide_gains no gain leaves a party:
+//     see "Hidden gains" below.
 //  4. split, one step per level that has a split: every party checks the
 //     committed winners against its own frontiers and tells every other
 //     party holding a table whether they agree (TypeConfirm); only when all
@@ -241,6 +242,84 @@
 // lost it fails the job, naming itself. The state is emptied once the
 // model is kept.
 //
+// # Hidden gains
+//
+// params.hide_gains (off by default) is the thesis's optional secure
+// maximum (§3.3.4: "we can use the secure multiparty computation [Yao] to
+// find which site has the maximum information gain without revealing the
+// actual value"), which the thesis leaves unspecified and did not use in
+// its experiments. Yao's millionaires' problem is a two-party comparison;
+// with more parties, a tournament of pairwise comparisons whose outcomes
+// someone learns reveals every comparison it makes, not only the maximum,
+// and the tie rule (Eps, then the key order) must be part of what is
+// computed or the trees differ. So the choose step computes, for every
+// table t, with the tables in the tie rule's order (hidden.go):
+//
+//	count(t) = Σ_{A before t} (1 − b(A, t)) + Σ_{t before B} b(t, B) + [t has no useful split]
+//
+// where b(A, B) is 1 when B's best gain exceeds A's by more than Eps (the
+// gains in fixed point, round(g·2^48), a useless table's as 0). count(t)
+// is zero exactly for the table the tie rule picks, and for none when no
+// table has a split of gain above Eps (a leaf). Only whether each count is
+// zero is revealed, to the coordinator:
+//
+//   - b(A, B) of two tables of one party: that party computes it.
+//   - b(A, B) of two parties' tables: a secure comparison (package
+//     sjc/internal/seccmp: Damgård, Geisler and Krøigaard's comparison,
+//     ACISP 2007, over exponential ElGamal on ristretto255). A's party
+//     encrypts its input's bits under a fresh key of its own; B's party
+//     blinds the comparison under a random coin δ; A's party decrypts a
+//     bit β with b = β ⊕ δ, uniform to it. B's party also sends E_K(δ) under
+//     the joint key K (below); A's party turns it into E_K(b) and sends it
+//     back. Inputs are 2(v_A + ε + 1) and 2·v_B + 1 (ε = Eps in fixed point),
+//     of 50 bits with two labels (compareBits).
+//   - K is the sum of a fresh key share of every party holding a table
+//     (n-of-n ElGamal, Pedersen 1991): no party can decrypt alone. The party
+//     of t adds up count(t) under K, multiplies it by a random nonzero
+//     scalar and re-randomises it; the next party holding a table (in name
+//     order, cyclically) does so again, so that no single party knows the
+//     blinding (an owner that is the coordinator could otherwise unblind
+//     its own tables' counts, and learn how many comparisons they lost).
+//     Every party holding a table sends the coordinator its partial
+//     decryption of every table's count, and the second blinder its C2
+//     half. The coordinator learns, per table, zero or a uniform nonzero
+//     element.
+//
+// Five party-to-party messages per choose step (TypeCompareBits,
+// TypeCompareBlinded, TypeCompareResult, TypeCompareCounts,
+// TypeCompareCoBlinded, sub-channel compare), whatever the number of open
+// nodes; the output carries no gain
+// and the committed winners carry gain 0. The split step's winner splits
+// with its frontier's first candidate (the smallest key within Eps of its
+// best); the log's check of a winner's gain against its children's counts
+// is skipped (there is no gain to check).
+//
+// Same tree as in the clear, with two exceptions that need gains closer
+// than the rounding or forming a chain within Eps, which sjc's gains,
+// ratios of exact counts, do not produce in any test: gains within 2^-49 of
+// Eps apart may compare differently after rounding; and when the tables'
+// best gains form a chain (g1 < g2 < g3, each within Eps of the next, g3 −
+// g1 > Eps) no count is zero, and the node becomes a leaf (a party whose
+// table has a useful split refuses that leaf when its level has a split).
+// The clear mode's rule is then itself arbitrary (which table is "within
+// Eps of the best" depends on the chain).
+//
+// Model: semi-honest parties (DGK; Pedersen's n-of-n decryption without
+// proofs of key shares or partial decryptions: a party that lies gets a
+// wrong winner, not another's gain, outside the model), a coordinator that
+// does not collude with a party. A coordinator that is itself a party
+// learns what it learns as the coordinator and as that party, no more: the
+// joint key needs every party's share, and every count carries a blinding
+// factor of another party. Checked by the parties: a winning
+// table has a useful split (its party), a leaf has none (every party). Not
+// checked: which useful table wins, which only the counts decide. Cost:
+// per open node, one comparison per pair of tables of two parties; each is
+// 7 scalar multiplications per input bit (50 bits) and 3.2 KiB each way;
+// the figures are in docs/sjc.md. Off by default: it multiplies the choose
+// steps' time many times over (the rest of the job is unchanged), and the
+// gains are the thesis's accepted leakage; a consortium for which a party's
+// per-node separating power is itself sensitive turns it on.
+//
 // # Leakage profile
 //
 // After the thesis's privacy analysis (§3.3.4) for semi-honest,
@@ -253,10 +332,11 @@
 //   - The log (every member of the consortium): the spec; the class labels;
 //     the skeleton of the tree (node ids, the table and party owning each
 //     split, the class counts of every node, leaves and their labels),
-//     level by level, with each split's gain (which its counts give); which
-//     steps were re-run and which parties failed; the test set's correct
-//     and total join rows. No join value (not even a shared one), no
-//     attribute value, no predicate, no other gain.
+//     level by level, with each split's gain (which its counts give; with
+//     hide_gains, no gain at all); which steps were re-run and which
+//     parties failed; the test set's correct and total join rows. No join
+//     value (not even a shared one), no attribute value, no predicate, no
+//     other gain.
 //   - Every party of the job: the same, plus whether every other party
 //     holding a table agreed to each level's winners (always yes under an
 //     honest coordinator).
@@ -278,7 +358,17 @@
 //   - Coordinator (the Raft leader of each step's attempt): every table's
 //     offered gains at every open node (its best gain, plus any others
 //     within 1e-12 of it), and so how well each party separates the classes
-//     there. No attribute name, threshold or value.
+//     there. No attribute name, threshold or value. With hide_gains: per
+//     open node, only which table wins, or that none has a split of
+//     positive gain (a leaf): what the skeleton shows every member anyway.
+//     No gain, no comparison of two tables' gains. TestJobLeakageHiddenGains
+//     and TestSimRealNodesHiddenGains check that no offered gain, in any
+//     encoding, is in any message, log record or node's data dir.
+//   - With hide_gains, every party holding a table: ciphertexts under
+//     another party's fresh key or the joint key, and per comparison it
+//     encrypted a bit β that its peer's coin masks (uniform): nothing of
+//     another's gain. The message sizes tell the number of open nodes and
+//     tables, which the log shows anyway.
 //   - The winning party: which of its candidates won each node it won, so
 //     its own predicates; no other party learns any predicate.
 //   - Non-adjacent parties exchange nothing but the confirmations.

@@ -59,9 +59,12 @@ type frontiers struct {
 
 // choose offers the gains of the party's frontiers at the level's open
 // nodes, which must be those the log determines.
-func (s *session) choose(step job.Step, gr *growth, a chooseArgs) (offersOutput, error) {
+func (s *session) choose(ctx context.Context, step job.Step, gr *growth, a chooseArgs) (offersOutput, error) {
 	if want := gr.chooseArgs(); a.Level != want.Level || !slices.Equal(a.Open, want.Open) {
 		return offersOutput{}, s.refuse(step, "asks offers at nodes %v of level %d; the log's open nodes are %v of level %d", a.Open, a.Level, want.Open, want.Level)
+	}
+	if s.prm.HideGains {
+		return s.chooseHidden(ctx, step, gr, a)
 	}
 	out := offersOutput{Nodes: make([][]Offer, len(a.Open))}
 	for i := range out.Nodes {
@@ -207,6 +210,9 @@ func (s *session) split(ctx context.Context, step job.Step, gr *growth, a splitA
 // equally good splits is not checked. A node the log makes a leaf must
 // have no candidate of gain above 2·Eps.
 func (s *session) winningSplits(step job.Step, gr *growth, fr *frontiers) ([]*tree.Split, error) {
+	if s.prm.HideGains {
+		return s.hiddenWinningSplits(step, gr, fr)
+	}
 	preds := make([]*tree.Split, len(gr.open))
 	for i, id := range gr.open {
 		w := gr.winners[i]
@@ -242,4 +248,31 @@ func (s *session) beats(t int, f []Candidate, w winner) bool {
 		}
 	}
 	return false
+}
+
+// hiddenWinningSplits is winningSplits with hidden gains: at a node won
+// by one of its tables the party splits with that table's pick
+// (hiddenPick), and refuses a winner with no useful split; it refuses a
+// leaf where one of its tables has a useful split. Which of the useful
+// tables wins rests on the jointly decrypted counts, which only the
+// coordinator sees: not checked.
+func (s *session) hiddenWinningSplits(step job.Step, gr *growth, fr *frontiers) ([]*tree.Split, error) {
+	preds := make([]*tree.Split, len(gr.open))
+	for i, id := range gr.open {
+		w := gr.winners[i]
+		for _, t := range s.own {
+			f := fr.nodes[id][t]
+			switch {
+			case t == w.Table:
+				c := hiddenPick(f)
+				if c == nil {
+					return nil, s.refuse(step, "names table %q the winner of node %d, which has no split of positive gain", s.g.Tables[t].Name, id)
+				}
+				preds[i] = &c.Split
+			case w.Table < 0 && useful(f):
+				return nil, s.refuse(step, "makes node %d a leaf, which table %q has a split of positive gain for", id, s.g.Tables[t].Name)
+			}
+		}
+	}
+	return preds, nil
 }

@@ -148,7 +148,11 @@ func (gr *growth) chosen(d chooseDecision) error {
 	for _, w := range d.Winners {
 		// A leaf carries no gain: the log holds only the gains of splits,
 		// which their children's counts give anyway (split).
-		if w.Table < -1 || w.Table >= len(gr.g.Tables) || w.Table < 0 && w.Gain != 0 || w.Table >= 0 && !(w.Gain > Eps && w.Gain <= 64) {
+		badGain := w.Table < 0 && w.Gain != 0 || w.Table >= 0 && !(w.Gain > Eps && w.Gain <= 64)
+		if gr.p.HideGains {
+			badGain = w.Gain != 0 // the log holds no gain
+		}
+		if w.Table < -1 || w.Table >= len(gr.g.Tables) || badGain {
 			return fmt.Errorf("%w: a winner that is no table's, or a gain that is no split's", errLog)
 		}
 		if w.Table >= 0 {
@@ -185,7 +189,7 @@ func (gr *growth) split(d splitDecision, key string) error {
 		}
 		l, r := d.Children[k], d.Children[k+1]
 		k += 2
-		if len(l) != len(gr.labels) || len(r) != len(gr.labels) || Gain(gr.nodes[id].counts, l, r) != w.Gain {
+		if len(l) != len(gr.labels) || len(r) != len(gr.labels) || !gr.p.HideGains && Gain(gr.nodes[id].counts, l, r) != w.Gain {
 			return fmt.Errorf("%w: node %d's children's counts do not make its winner's split", errLog, id)
 		}
 		lid := int32(len(gr.nodes))

@@ -28,6 +28,25 @@ const (
 	// winners (disclosure control: one bit, always yes under an honest
 	// coordinator).
 	TypeConfirm = "sjc/confirm"
+	// TypeCompareBits carries, with params.hide_gains, a party's fresh
+	// joint-key share and comparison key and its encrypted input bits of
+	// the secure comparisons it shares with the receiver (disclosure score:
+	// gains under encryption). See hidden_session.go for the four messages.
+	TypeCompareBits = "sjc/compare-bits"
+	// TypeCompareBlinded answers TypeCompareBits with the blinded
+	// comparisons, which decrypt to a coin-masked bit, and the coins under
+	// the joint key (disclosure score).
+	TypeCompareBlinded = "sjc/compare-blinded"
+	// TypeCompareResult returns each comparison's bit under the joint key
+	// (disclosure score).
+	TypeCompareResult = "sjc/compare-result"
+	// TypeCompareCounts carries the sender's tables' blinded counts to the
+	// party that blinds them again (disclosure score).
+	TypeCompareCounts = "sjc/compare-counts"
+	// TypeCompareCoBlinded carries the C1 halves of the counts the sender
+	// blinded again, for the receiver's partial decryptions (disclosure
+	// score).
+	TypeCompareCoBlinded = "sjc/compare-coblinded"
 )
 
 // maxRetries bounds the re-runs in a row of one step after silent parties.
@@ -71,8 +90,9 @@ func parseSpec(spec *job.Spec) (*Graph, Params, error) {
 }
 
 // OutputDisclosure: a choose step's output is the party's offered gains
-// (score); every other step's is public metadata the coordinator commits
-// (labels, node class counts, test counts).
+// (score), or with params.hide_gains its share of the blinded counts'
+// decryption (score); every other step's is public metadata the
+// coordinator commits (labels, node class counts, test counts).
 func (Kind) OutputDisclosure(step job.Step) wire.Disclosure {
 	if step.Phase == chooseRound.Phase {
 		return wire.DiscloseScore

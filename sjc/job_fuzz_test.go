@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/sjc/internal/seccmp"
 	"github.com/cohortdm/cohort/wire"
 )
 
@@ -38,6 +39,8 @@ func FuzzJobMessages(f *testing.F) {
 		&propagateDecision{Counts: []uint64{1, 1}},
 		&finishOutput{Target: true, Correct: 1, Total: 2},
 		&confirmation{OK: true},
+		&offersOutput{Hidden: []hiddenNode{{C2: [][]byte{make([]byte, 32), nil}, Partials: [][]byte{make([]byte, 32), make([]byte, 32)}}}},
+		&compareMsg{Share: make([]byte, 32), Key: make([]byte, 32), Cts: make([]byte, 64)},
 		&predictLoadOutput{Labels: []string{"n", "y"}, Nodes: []ModelNode{{ID: 0, Table: "S", Left: 1, Right: 2}, {ID: 1, Label: 1}, {ID: 2}}},
 		&state{Key: "split/1", Shared: [][]string{{"1:a"}}, Nodes: []nodeState{{ID: 3, Parts: []Part{{Rows: []int32{1}, Cls: []uint64{1, 2}}, {}}}}},
 	} {
@@ -52,6 +55,12 @@ func FuzzJobMessages(f *testing.F) {
 		fuzzOutputs(t, g, b)
 		var c confirmation
 		_ = wire.Unmarshal(b, &c)
+		var cm compareMsg
+		if wire.Unmarshal(b, &cm) == nil {
+			_, _ = seccmp.ParsePublic(cm.Share)
+			_, _ = seccmp.ParseCiphertexts(cm.Cts, len(cm.Cts)/64)
+			_, _ = seccmp.ParseElements(cm.C1, len(cm.C1)/32)
+		}
 		var st state
 		_ = wire.Unmarshal(b, &st)
 	})
@@ -71,6 +80,18 @@ func fuzzOutputs(t *testing.T, g *Graph, b []byte) {
 					}
 				}
 			}
+		}
+	}
+	if offers.Hidden != nil {
+		// With hide_gains, as either party's output beside a well-formed
+		// one of the other: no panic, and no winner unless a count decodes.
+		var good offersOutput
+		_ = wire.Unmarshal(b, &good)
+		for _, name := range []string{"a", "b"} {
+			other := map[string]string{"a": "b", "b": "a"}[name]
+			o := &job.Outcome[offersOutput]{Results: map[string]offersOutput{name: offers, other: good}}
+			_, _ = decideChooseHidden(o, g, 1)
+			_, _ = decideChooseHidden(o, g, len(offers.Hidden))
 		}
 	}
 	var counts countsOutput

@@ -39,6 +39,12 @@ type Params struct {
 	// to fewer than 1024, the OT-extension PSI from there), "ot" or "ecdh"
 	// (package psi). The tree does not depend on it.
 	PSI string `yaml:"psi"`
+	// HideGains keeps every gain at its party: the coordinator learns,
+	// per open node, only which table wins, or a leaf (package doc,
+	// "Hidden gains"), never a gain or a comparison of two gains, and the
+	// log holds no gain. Off by default: it costs a secure comparison
+	// per pair of tables of two parties per open node.
+	HideGains bool `yaml:"hide_gains"`
 	// TimeoutMS is the timeout of each step of the job (the node's default
 	// when 0).
 	TimeoutMS int64 `yaml:"timeout_ms"`

@@ -61,9 +61,12 @@ type chooseArgs struct {
 
 // offersOutput is a party's offers at a level: Nodes[i][t] is table t's
 // Offer at open node i (empty for other parties' tables). Gains only:
-// no attribute, threshold or value.
+// no attribute, threshold or value. With params.hide_gains, Nodes is
+// empty and Hidden[i] holds the party's share of the blinded counts at
+// open node i (hiddenNode): no gain at all.
 type offersOutput struct {
-	Nodes [][]Offer `msgpack:"nodes"`
+	Nodes  [][]Offer    `msgpack:"nodes"`
+	Hidden []hiddenNode `msgpack:"hidden,omitempty"`
 }
 
 // chooseDecision is the coordinator's choice at a level: per open node the
@@ -75,7 +78,8 @@ type chooseDecision struct {
 }
 
 // winner is one open node's choice: the winning table (index in the
-// graph), -1 for a leaf, and its gain. The gain is that of the split the
+// graph), -1 for a leaf, and its gain (0 with params.hide_gains, where the
+// log holds no gain). The gain is that of the split the
 // node's children's committed counts make, so the log discloses nothing
 // by it; the winner's party splits on its candidate of exactly that gain,
 // and every party checks that none of its own candidates should have won

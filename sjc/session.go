@@ -105,7 +105,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	case propagateRound.Phase:
 		return propagateRound.Serve(step, func(struct{}) (countsOutput, error) { return s.propagate(ctx, step, gr) })
 	case chooseRound.Phase:
-		return chooseRound.Serve(step, func(a chooseArgs) (offersOutput, error) { return s.choose(step, gr, a) })
+		return chooseRound.Serve(step, func(a chooseArgs) (offersOutput, error) { return s.choose(ctx, step, gr, a) })
 	case splitRound.Phase:
 		return splitRound.Serve(step, func(a splitArgs) (countsOutput, error) { return s.split(ctx, step, gr, a) })
 	}
