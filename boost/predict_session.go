@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/cohortdm/cohort/job"
@@ -58,28 +57,18 @@ func (ps *predictSession) open(ctx context.Context, model string) error {
 	if s.isHolder() && !k.Holder {
 		return fmt.Errorf("%w %s: the class table's party kept no trees", errNoPart, model)
 	}
-	spec := s.p.Spec()
 	for _, i := range s.own {
 		name := s.g.Tables[i].Name
 		if _, ok := k.Splits[name]; !ok {
 			return fmt.Errorf("%w %s: none for table %q", errNoPart, model, name)
 		}
-		schema, err := spec.TableSchema(name)
+		var drop []string
+		if i == 0 {
+			drop = []string{s.g.Class} // new data need not have the class
+		}
+		t, err := job.OpenOwnTable(ctx, s.p, name, drop...)
 		if err != nil {
 			return err
-		}
-		if i == 0 {
-			delete(schema, s.g.Class) // new data need not have the class
-		}
-		ts, _ := spec.Party(s.p.Self())
-		at := slices.IndexFunc(ts.Tables, func(t job.TableSpec) bool { return t.Name == name })
-		src, err := s.p.TableSource(ts.Tables[at])
-		if err != nil {
-			return fmt.Errorf("table %s: %w", name, err)
-		}
-		t, err := table.Open(ctx, src, name, schema, table.ReadOptions{})
-		if err != nil {
-			return fmt.Errorf("table %s: %w", name, err)
 		}
 		if t.NumRows() == 0 {
 			return fmt.Errorf("%w: table %q has no rows", ErrData, name)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cohortdm/cohort/table"
@@ -58,18 +59,57 @@ func LoadTables(ctx context.Context, p Participant) ([]*table.Table, error) {
 // base name, never by the directories it sits in: a session may report
 // them to the coordinator, and every member's log keeps what it commits.
 func OpenTable(ctx context.Context, p Participant, ts TableSpec, name string, schema map[string]table.Kind) (*table.Table, error) {
+	return openTable(ctx, p, ts, name, schema, "table "+ts.Name)
+}
+
+// openTable is OpenTable with its errors' subject given ("table t", "test
+// table t").
+func openTable(ctx context.Context, p Participant, ts TableSpec, name string, schema map[string]table.Kind, subject string) (*table.Table, error) {
 	src, err := p.TableSource(ts)
 	if err != nil {
 		return nil, err
 	}
 	t, err := table.Open(ctx, src, name, schema, table.ReadOptions{Label: table.Label(src)})
 	if errors.Is(err, table.ErrTooLarge) {
-		return nil, fmt.Errorf("table %s: kind %s loads whole tables into memory: %w", ts.Name, p.Spec().Kind, err)
+		return nil, fmt.Errorf("%s: kind %s loads whole tables into memory: %w", subject, p.Spec().Kind, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", ts.Name, err)
+		return nil, fmt.Errorf("%s: %w", subject, err)
 	}
 	return t, nil
+}
+
+// OpenOwnTable loads the participant's own table of the spec named name,
+// read with the spec's schema less the columns in drop (new data to
+// classify need not carry the class column).
+func OpenOwnTable(ctx context.Context, p Participant, name string, drop ...string) (*table.Table, error) {
+	spec := p.Spec()
+	ps, _ := spec.Party(p.Self())
+	at := slices.IndexFunc(ps.Tables, func(t TableSpec) bool { return t.Name == name })
+	if at < 0 {
+		return nil, fmt.Errorf("party %s has no table %q", p.Self(), name)
+	}
+	schema, err := spec.TableSchema(name)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range drop {
+		delete(schema, c)
+	}
+	return OpenTable(ctx, p, ps.Tables[at], name, schema)
+}
+
+// OpenTestTable loads the participant's test set for the table name: a
+// table named "test:NAME" with the spec's test path, read with NAME's
+// schema, so that a node may map it in node.yaml like any other table.
+func OpenTestTable(ctx context.Context, p Participant, name string) (*table.Table, error) {
+	spec := p.Spec()
+	schema, err := spec.TableSchema(name)
+	if err != nil {
+		return nil, err
+	}
+	ts := TableSpec{Name: "test:" + name, Path: spec.Test[name]}
+	return openTable(ctx, p, ts, name, schema, "test table "+name)
 }
 
 // NumericColumn returns the values of the numeric column col over every one

@@ -23,7 +23,7 @@ func (s *session) evaluate(ctx context.Context, step job.Step, a finishArgs, won
 	locals := make([]*Local, len(s.g.Tables))
 	for _, i := range s.own {
 		name := s.g.Tables[i].Name
-		t, err := s.testTable(ctx, name)
+		t, err := job.OpenTestTable(ctx, s.p, name)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -77,26 +77,6 @@ func (s *session) evaluate(ctx context.Context, step job.Step, a finishArgs, won
 		}
 	}
 	return correct, total, nil
-}
-
-// testTable loads the party's test table for a table of the join. It is
-// resolved as a table named "test:NAME" with the spec's test path, so a
-// node may map it in node.yaml like any other table.
-func (s *session) testTable(ctx context.Context, name string) (*table.Table, error) {
-	spec := s.p.Spec()
-	schema, err := spec.TableSchema(name)
-	if err != nil {
-		return nil, err
-	}
-	src, err := s.p.TableSource(job.TableSpec{Name: "test:" + name, Path: spec.Test[name]})
-	if err != nil {
-		return nil, fmt.Errorf("test table %s: %w", name, err)
-	}
-	t, err := table.Open(ctx, src, name, schema, table.ReadOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("test table %s: %w", name, err)
-	}
-	return t, nil
 }
 
 // relabel returns t with every class value not in labels (the training

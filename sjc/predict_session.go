@@ -53,25 +53,15 @@ func (ps *predictSession) open(ctx context.Context, model string) error {
 		return fmt.Errorf("its part of model %s: %w", model, err)
 	}
 	ps.model = &mp
-	spec := s.p.Spec()
 	for _, i := range s.own {
 		name := s.g.Tables[i].Name
-		schema, err := spec.TableSchema(name)
+		var drop []string
+		if i == 0 {
+			drop = []string{s.g.Class} // new data need not have the class
+		}
+		t, err := job.OpenOwnTable(ctx, s.p, name, drop...)
 		if err != nil {
 			return err
-		}
-		if i == 0 {
-			delete(schema, s.g.Class) // new data need not have the class
-		}
-		ts, _ := spec.Party(s.p.Self())
-		k := slices.IndexFunc(ts.Tables, func(t job.TableSpec) bool { return t.Name == name })
-		src, err := s.p.TableSource(ts.Tables[k])
-		if err != nil {
-			return fmt.Errorf("table %s: %w", name, err)
-		}
-		t, err := table.Open(ctx, src, name, schema, table.ReadOptions{})
-		if err != nil {
-			return fmt.Errorf("table %s: %w", name, err)
 		}
 		if i == 0 {
 			t = withClass(t, s.g.Class)
