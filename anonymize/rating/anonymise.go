@@ -16,17 +16,34 @@ import (
 // ratings imputed as the group's rounded mean; else by none: the thesis
 // leaves borrowing across patterns open, this is our choice) and its ratings
 // are modified to a range of at most ε keeping their sum (ModifyIssue).
-// Sensitive issues are not touched. It returns the new matrix, the groups
-// and the distortion Σ|t − t′| (a rating added or removed costs Max).
-func (m *Matrix) Anonymise(k, eps int) (*Matrix, [][]int, int, error) {
+// Sensitive issues are not touched. With l > 0 it makes the matrix
+// (k, ε, l)-anonymous (Def. 6.3), the part the thesis leaves open: a
+// group whose sensitive standard deviation is below l merges with the
+// group of its first user's nearest until none is (the groups are
+// partitioned before any rating is modified, and sensitive ratings never
+// are, so the merged group's deviation is that of its users; it ends at
+// the whole matrix's at worst, which must then reach l: Corollary 7.1).
+// It returns the new matrix, the groups and the distortion Σ|t − t′|
+// (Defs. 6.3–6.4; a rating added or removed costs Max).
+func (m *Matrix) Anonymise(k, eps int, l float64) (*Matrix, [][]int, int, error) {
 	if err := m.Check(); err != nil {
 		return nil, nil, 0, err
 	}
 	n := len(m.R)
-	if k < 1 || k > n || eps < 0 {
-		return nil, nil, 0, fmt.Errorf("%w: k = %d, ε = %d with %d users", ErrInput, k, eps, n)
+	switch {
+	case k < 1 || k > n:
+		return nil, nil, 0, fmt.Errorf("%w: k must be in 1..%d (the users)", ErrInput, n)
+	case eps < 0:
+		return nil, nil, 0, fmt.Errorf("%w: ε must be at least 0", ErrInput)
+	case l < 0 || math.IsNaN(l):
+		return nil, nil, 0, fmt.Errorf("%w: l must be at least 0", ErrInput)
 	}
-	groups := m.nearestGroups(k)
+	if l > 0 {
+		if l0 := m.WholeSD(); l > l0 {
+			return nil, nil, 0, fmt.Errorf("%w: l is above the whole matrix's smallest sensitive standard deviation %.4g (Corollary 7.1)", ErrNoSolution, l0)
+		}
+	}
+	groups := m.mergeForL(m.nearestGroups(k), l)
 	out := &Matrix{R: make([][]int, n), Sensitive: m.Sensitive, Max: m.Max}
 	for u := range m.R {
 		out.R[u] = slices.Clone(m.R[u])
@@ -56,6 +73,39 @@ func (m *Matrix) distance(a, b int) int {
 		}
 	}
 	return d
+}
+
+// mergeForL merges every group whose smallest sensitive standard
+// deviation is below l into the group nearest its first user, until none
+// is; with l ≤ the whole matrix's this ends.
+func (m *Matrix) mergeForL(groups [][]int, l float64) [][]int {
+	if l <= 0 {
+		return groups
+	}
+	low := func(g []int) bool {
+		for i, s := range m.Sensitive {
+			if s && m.SD(g, i) < l {
+				return true
+			}
+		}
+		return false
+	}
+	for len(groups) > 1 {
+		gi := slices.IndexFunc(groups, low)
+		if gi < 0 {
+			break
+		}
+		best, bestD := -1, math.MaxInt
+		for j, h := range groups {
+			if d := m.distance(groups[gi][0], h[0]); j != gi && d < bestD {
+				best, bestD = j, d
+			}
+		}
+		merged := slices.Sorted(slices.Values(append(slices.Clone(groups[best]), groups[gi]...)))
+		groups[best] = merged
+		groups = slices.Delete(groups, gi, gi+1)
+	}
+	return groups
 }
 
 func (m *Matrix) nearestGroups(k int) [][]int {

@@ -20,8 +20,13 @@ import (
 	"math"
 )
 
-// ErrInput marks a bad matrix or parameter.
-var ErrInput = errors.New("rating: invalid input")
+// Errors callers may tell apart with errors.Is.
+var (
+	// ErrInput marks a bad matrix or parameter.
+	ErrInput = errors.New("rating: invalid input")
+	// ErrNoSolution marks a requirement no ε or grouping can meet.
+	ErrNoSolution = errors.New("rating: no solution")
+)
 
 // Matrix is a survey-rating table: R[u][i] is user u's rating of issue i,
 // 1..Max, or 0 for none; Sensitive[i] marks the sensitive issues.
