@@ -17,8 +17,18 @@ import (
 // user rated, so it lies in the ε-window of the user's rarest issue. It
 // costs far less than the O(n²·m) of comparing every pair on sparse data.
 func (m *Matrix) Graph(eps int) [][]int {
-	ix := m.index()
 	adj := make([][]int, len(m.R))
+	if eps >= m.Max { // Dis never exceeds Max: the complete graph
+		for a := range adj {
+			for b := range m.R {
+				if b != a {
+					adj[a] = append(adj[a], b)
+				}
+			}
+		}
+		return adj
+	}
+	ix := m.index()
 	for a := range m.R {
 		best := -1
 		var cands []entry
@@ -30,7 +40,7 @@ func (m *Matrix) Graph(eps int) [][]int {
 				best, cands = i, w
 			}
 		}
-		if best < 0 || eps >= m.Max {
+		if best < 0 {
 			for b := range m.R {
 				if b != a && m.Dis(a, b) <= eps {
 					adj[a] = append(adj[a], b)

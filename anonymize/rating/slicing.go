@@ -59,7 +59,17 @@ func (ix *index) window(i, x, eps int) []entry {
 // rated whose ε-window holds fewest remaining users (with ε below the
 // maximum rating a user can only be proximate to users who rated the same
 // issues); users who rated nothing are compared with everyone left.
+//
+// With ε at least the maximum rating every two users are proximate (Dis
+// never exceeds it), so the partition is one group without comparing.
 func (m *Matrix) Slice(k, eps int) [][]int {
+	if eps >= m.Max && len(m.R) > 0 {
+		all := make([]int, len(m.R))
+		for u := range all {
+			all[u] = u
+		}
+		return [][]int{all}
+	}
 	ix := m.index()
 	return m.partition(k, eps, func(t0 int, left []bool) []int {
 		best := -1
