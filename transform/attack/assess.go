@@ -18,8 +18,13 @@ import (
 // of our figures tests) are medians over fresh keys; here the key is
 // fixed and the trials draw fresh knowledge points only.
 
-// ErrOptions marks bad assessment options.
-var ErrOptions = errors.New("attack: invalid options")
+// Errors callers may tell apart with errors.Is.
+var (
+	// ErrOptions marks bad assessment options.
+	ErrOptions = errors.New("attack: invalid options")
+	// ErrMismatch marks a table whose values the key does not hold.
+	ErrMismatch = errors.New("attack: table and key differ")
+)
 
 // Options are the hacker and the trials of an assessment.
 type Options struct {
@@ -175,7 +180,7 @@ func ValueIndex(c *transform.ColumnKey, x []float64) ([]int32, error) {
 	for j, v := range x {
 		i, ok := slices.BinarySearch(c.Values, v)
 		if !ok {
-			return nil, fmt.Errorf("%w: column %q, row %d: a value the key does not hold (another table?)", ErrOptions, c.Name, j+1)
+			return nil, fmt.Errorf("%w: column %q, row %d: a value the key does not hold (another table?)", ErrMismatch, c.Name, j+1)
 		}
 		out[j] = int32(i)
 	}
