@@ -169,6 +169,8 @@ type ratingAnon struct {
 	AverageSDBefore  float64             `json:"average_sd_before"`
 	AverageSDAfter   float64             `json:"average_sd_after"`
 	WithinGroupSD    float64             `json:"within_group_sd"`
+	IssuesBefore     int                 `json:"issues_rated_before"`
+	IssuesAfter      int                 `json:"issues_rated_after"`
 	Seconds          float64             `json:"seconds"`
 }
 
@@ -287,5 +289,17 @@ func ratingAnonymise(cmd *cobra.Command, d *ratingData, o ratingOpts, eps int) (
 	r.CentroidInner, r.CentroidCosine, _ = rating.CentroidComparison(d.m, an)
 	r.AverageSDBefore, r.AverageSDAfter = d.m.AverageSD(nil), an.AverageSD(nil)
 	r.WithinGroupSD = an.AverageSD(groups)
+	r.IssuesBefore, r.IssuesAfter = ratedIssues(d.m), ratedIssues(an)
 	return r, writeRatings(cmd.Context(), o.out, d, an)
+}
+
+// ratedIssues counts the non-sensitive issues someone rated.
+func ratedIssues(m *rating.Matrix) int {
+	n := 0
+	for i, s := range m.Sensitive {
+		if !s && slices.ContainsFunc(m.R, func(row []int) bool { return row[i] > 0 }) {
+			n++
+		}
+	}
+	return n
 }

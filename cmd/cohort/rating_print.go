@@ -56,6 +56,7 @@ func (a *app) printRating(r *ratingReport) error {
 	if an := r.Anonymised; an != nil {
 		fmt.Fprintf(w, "anonymised to %s: %d groups (smallest %d), distortion %d (Def. 6.4), %s-anonymous by partition and degree: %s; %.3f s\n",
 			an.Out, an.Groups, an.Smallest, an.Distortion, req, yes(an.Satisfied), an.Seconds)
+		fmt.Fprintf(w, "non-sensitive issues rated by someone: %d before, %d after\n", an.IssuesBefore, an.IssuesAfter)
 		fmt.Fprintf(w, "utility (§6.4): query error %.2f%%, membership change %.2f%%, centroid cosine %.5f (inner product %.4g), average SD %.4g → %.4g, within groups %.4g (at most ε/2 = %g)\n",
 			100*an.QueryError, 100*an.MembershipChange, an.CentroidCosine, an.CentroidInner, an.AverageSDBefore, an.AverageSDAfter, an.WithinGroupSD, float64(r.Epsilon)/2)
 	}

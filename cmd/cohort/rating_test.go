@@ -44,7 +44,7 @@ func TestDataRatingSunTable71(t *testing.T) {
 	if s := r.Search; s == nil || s.ForK == nil || *s.ForK != 1 || s.ForL == nil || *s.ForL != 3 || r.Epsilon != 3 {
 		t.Fatalf("search %+v, ε %d", r.Search, r.Epsilon)
 	}
-	if a := r.Anonymised; a == nil || !a.Satisfied || a.Smallest < 2 {
+	if a := r.Anonymised; a == nil || !a.Satisfied || a.Smallest < 2 || a.IssuesBefore != 3 || a.IssuesAfter != 3 {
 		t.Fatalf("anonymised %+v", r.Anonymised)
 	}
 	back := ratingJSON(t, out, "--k", "2", "--epsilon", "3", "--l", "2", "--sensitive", "s", "--max", "7")
