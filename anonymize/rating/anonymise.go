@@ -8,7 +8,11 @@ import (
 )
 
 // Anonymise makes the matrix (k, ε)-anonymous by grouping and modifying
-// (ch. 6): users are grouped greedily (the first user left with its k − 1
+// (ch. 6): every connected component of the ε-graph that is
+// k-decomposable (KDecompose) keeps its k-cliques as groups, unchanged
+// (§6.3.3's case 1, applied per component: a matrix that is already
+// k-decomposable is published as it is); the other users are grouped
+// greedily (the first user left with its k − 1
 // nearest, by the sum over non-sensitive issues of |a − b|, or Max where one
 // rated and the other did not; a last group under k joins the group of its
 // first user's nearest), then in every group each non-sensitive issue gets
@@ -43,7 +47,7 @@ func (m *Matrix) Anonymise(k, eps int, l float64) (*Matrix, [][]int, int, error)
 			return nil, nil, 0, fmt.Errorf("%w: l is above the whole matrix's smallest sensitive standard deviation %.4g (Corollary 7.1)", ErrNoSolution, l0)
 		}
 	}
-	groups := m.mergeForL(m.nearestGroups(k), l)
+	groups := m.mergeForL(m.groupUsers(k, eps), l)
 	out := &Matrix{R: make([][]int, n), Sensitive: m.Sensitive, Max: m.Max}
 	for u := range m.R {
 		out.R[u] = slices.Clone(m.R[u])
@@ -108,15 +112,37 @@ func (m *Matrix) mergeForL(groups [][]int, l float64) [][]int {
 	return groups
 }
 
-func (m *Matrix) nearestGroups(k int) [][]int {
+// groupUsers keeps the k-cliques of every k-decomposable component and
+// groups the other users by nearestGroups.
+func (m *Matrix) groupUsers(k, eps int) [][]int {
 	n := len(m.R)
 	left := make([]bool, n)
 	for i := range left {
 		left[i] = true
 	}
+	adj := m.Graph(eps)
 	var groups [][]int
+	for _, c := range Components(adj) {
+		if g, v := decomposeComponent(adj, c, k); v == Yes {
+			groups = append(groups, g...)
+			for _, u := range c {
+				left[u] = false
+			}
+		}
+	}
+	return m.nearestGroups(k, left, groups)
+}
+
+// nearestGroups groups the users left, adding to groups.
+func (m *Matrix) nearestGroups(k int, left []bool, groups [][]int) [][]int {
+	n := len(m.R)
 	type ud struct{ u, d int }
-	remaining := n
+	remaining := 0
+	for _, l := range left {
+		if l {
+			remaining++
+		}
+	}
 	for t0 := range n {
 		if !left[t0] {
 			continue

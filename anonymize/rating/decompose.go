@@ -51,13 +51,7 @@ func KDecompose(adj [][]int, k int) Decomposition {
 	comps := Components(adj)
 	d := Decomposition{Components: len(comps)}
 	for _, c := range comps {
-		var groups [][]int
-		var v Verdict
-		if len(c) <= ExactLimit {
-			groups, v = exactDecompose(adj, c, k)
-		} else {
-			groups, v = greedyDecompose(adj, c, k)
-		}
+		groups, v := decomposeComponent(adj, c, k)
 		switch v {
 		case Yes:
 			d.Groups = append(d.Groups, groups...)
@@ -76,6 +70,15 @@ func KDecompose(adj [][]int, k int) Decomposition {
 		d.Verdict = Yes
 	}
 	return d
+}
+
+// decomposeComponent decides one component: exactly up to ExactLimit
+// users, greedily above.
+func decomposeComponent(adj [][]int, c []int, k int) ([][]int, Verdict) {
+	if len(c) <= ExactLimit {
+		return exactDecompose(adj, c, k)
+	}
+	return greedyDecompose(adj, c, k)
 }
 
 // exactDecompose searches the partitions of component c into k-cliques:

@@ -280,3 +280,24 @@ func TestMeasuresByHand(t *testing.T) {
 		t.Errorf("inner product %v, want %v", inner, want)
 	}
 }
+
+// A k-decomposable matrix is published unchanged (§6.3.3's case 1): one
+// issue rated 2, 3, 1, 4 at k = 2, ε = 1 splits into {2, 1} and {3, 4}
+// with no distortion, where grouping the nearest first ({2, 3}, then
+// {1, 4}) would modify {1, 4}. Table 7.1 at ε = 2 likewise, and with
+// l = 2 its pairs merge into {t1..t4} and {t5, t6}, modified within ε.
+func TestAnonymiseKeepsDecomposable(t *testing.T) {
+	m := &Matrix{Max: 5, Sensitive: []bool{false}, R: [][]int{{2}, {3}, {1}, {4}}}
+	a, groups, dist, err := m.Anonymise(2, 1, 0)
+	if err != nil || dist != 0 || !slices.EqualFunc(groups, [][]int{{0, 2}, {1, 3}}, slices.Equal) || !slices.EqualFunc(a.R, m.R, slices.Equal) {
+		t.Fatalf("groups %v distortion %d %v", groups, dist, err)
+	}
+	tab := sunTable72()
+	if _, g, dist, _ := tab.Anonymise(2, 2, 0); dist != 0 || len(g) != 3 {
+		t.Errorf("Table 7.1 at ε = 2: groups %v, distortion %d", g, dist)
+	}
+	a, g, _, err := tab.Anonymise(2, 2, 2)
+	if err != nil || !slices.EqualFunc(g, [][]int{{0, 1, 2, 3}, {4, 5}}, slices.Equal) || !a.Satisfies(g, 2, 2, 2) {
+		t.Errorf("Table 7.1 at ε = 2, l = 2: groups %v, %v", g, err)
+	}
+}
