@@ -232,7 +232,7 @@ func TestAnonymiseL(t *testing.T) {
 		k, eps int
 		l      float64
 	}{{3, 1, 1}, {5, 2, 1.2}, {4, 1, l0}} {
-		a, groups, _, err := m.Anonymise(c.k, c.eps, c.l)
+		a, groups, _, err := m.Anonymise(c.k, c.eps, c.l, Improved)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +246,7 @@ func TestAnonymiseL(t *testing.T) {
 			t.Errorf("%+v: within-group SD %.3f above ε/2", c, sd)
 		}
 	}
-	if _, _, _, err := m.Anonymise(3, 1, l0+0.01); !errors.Is(err, ErrNoSolution) {
+	if _, _, _, err := m.Anonymise(3, 1, l0+0.01, Improved); !errors.Is(err, ErrNoSolution) {
 		t.Errorf("l above l₀: %v", err)
 	}
 	if r := MembershipChange(m, m, 8, 50, 1); r != 0 {
@@ -288,16 +288,46 @@ func TestMeasuresByHand(t *testing.T) {
 // l = 2 its pairs merge into {t1..t4} and {t5, t6}, modified within ε.
 func TestAnonymiseKeepsDecomposable(t *testing.T) {
 	m := &Matrix{Max: 5, Sensitive: []bool{false}, R: [][]int{{2}, {3}, {1}, {4}}}
-	a, groups, dist, err := m.Anonymise(2, 1, 0)
+	a, groups, dist, err := m.Anonymise(2, 1, 0, Improved)
 	if err != nil || dist != 0 || !slices.EqualFunc(groups, [][]int{{0, 2}, {1, 3}}, slices.Equal) || !slices.EqualFunc(a.R, m.R, slices.Equal) {
 		t.Fatalf("groups %v distortion %d %v", groups, dist, err)
 	}
 	tab := sunTable72()
-	if _, g, dist, _ := tab.Anonymise(2, 2, 0); dist != 0 || len(g) != 3 {
+	if _, g, dist, _ := tab.Anonymise(2, 2, 0, Improved); dist != 0 || len(g) != 3 {
 		t.Errorf("Table 7.1 at ε = 2: groups %v, distortion %d", g, dist)
 	}
-	a, g, _, err := tab.Anonymise(2, 2, 2)
+	a, g, _, err := tab.Anonymise(2, 2, 2, Improved)
 	if err != nil || !slices.EqualFunc(g, [][]int{{0, 1, 2, 3}, {4, 5}}, slices.Equal) || !a.Satisfies(g, 2, 2, 2) {
 		t.Errorf("Table 7.1 at ε = 2, l = 2: groups %v, %v", g, err)
+	}
+}
+
+// Sun TV-10 through Anonymise (one group of all users, ε = 2): the
+// thesis's literal outputs (Table 6.4's T′ for case 2.1.1 with its
+// distortion 4, Def. 6.4's example; cases 2.2.1 and 2.2.2, distortions 4
+// and 8) and the improved ones (2, 2 and 2).
+func TestAnonymiseSunTV10(t *testing.T) {
+	for _, c := range []struct {
+		in, literal, improved [][]int
+		dl, di                int
+	}{
+		{[][]int{{5, 6, 0}, {2, 5, 0}, {4, 7, 0}, {5, 6, 0}},
+			[][]int{{5, 5, 0}, {3, 5, 0}, {3, 7, 0}, {5, 7, 0}}, [][]int{{5, 6, 0}, {3, 5, 0}, {3, 7, 0}, {5, 6, 0}}, 4, 2},
+		{[][]int{{5, 6}, {2, 5}, {4, 6}},
+			[][]int{{5, 7}, {3, 5}, {3, 5}}, [][]int{{4, 6}, {3, 5}, {4, 6}}, 4, 2},
+		{[][]int{{5, 6}, {2, 5}, {4, 7}, {4, 5}},
+			[][]int{{4, 6}, {4, 6}, {3, 5}, {4, 6}}, [][]int{{4, 6}, {3, 5}, {4, 7}, {4, 5}}, 8, 2},
+	} {
+		m := &Matrix{Max: 7, Sensitive: make([]bool, len(c.in[0])), R: c.in}
+		for _, x := range []struct {
+			mode Mode
+			want [][]int
+			dist int
+		}{{Literal, c.literal, c.dl}, {Improved, c.improved, c.di}} {
+			a, g, dist, err := m.Anonymise(len(c.in), 2, 0, x.mode)
+			if err != nil || len(g) != 1 || dist != x.dist || !slices.EqualFunc(a.R, x.want, slices.Equal) {
+				t.Errorf("mode %d on %v: %v, distortion %d, want %v and %d (%v)", x.mode, c.in, a.R, dist, x.want, x.dist, err)
+			}
+		}
 	}
 }

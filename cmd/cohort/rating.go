@@ -18,7 +18,7 @@ type ratingOpts struct {
 	l                                      float64
 	layout, id, out                        string
 	sensitive                              []string
-	pairwise                               bool
+	pairwise, literal                      bool
 	seed                                   uint64
 }
 
@@ -54,7 +54,9 @@ Without --epsilon it first searches the smallest ε whose slicing partition meet
 (§7.2.3), l (§7.2.4) and both, and checks at the last. With --out it makes the table
 (k, ε, l)-anonymous (§6.3.4: groups of the nearest users, merged while a sensitive
 standard deviation is under l; each group's non-sensitive issues given one rating
-pattern and modified to a range of ε keeping their sums; sensitive ratings kept),
+pattern and modified to a range of ε keeping their sums, only the issues whose range
+exceeds ε, or with --literal every issue of a group not yet an ε-clique as the thesis
+does; sensitive ratings kept),
 writes it in the input's layout, checks it again, and prints the distortion (Def. 6.4)
 and §6.4's utility measures: the query error on the average rating of --queries random
 issues, the share of users whose k-means cluster (--clusters) changes, the centroid
@@ -105,6 +107,7 @@ comparison, and the average standard deviation (whole, and within groups: at mos
 	f.StringVar(&o.layout, "layout", "wide", "wide (a user per row, an issue per column) or long (user,item,rating rows)")
 	f.StringVar(&o.id, "id", "", "the user column of a wide table (default: the first column)")
 	f.BoolVar(&o.pairwise, "pairwise", false, "also run the pairwise baseline (O(n²m)) and compare it with slicing")
+	f.BoolVar(&o.literal, "literal", false, "modify as the thesis writes it (every issue of a group not yet an ε-clique), not only issues whose range exceeds ε")
 	f.StringVar(&o.out, "out", "", "anonymise and write the table here (CSV, Parquet or sqlite:PATH#TABLE; never replaced)")
 	f.IntVar(&o.queries, "queries", 100, "random issues whose average rating the query error compares")
 	f.IntVar(&o.clusters, "clusters", 10, "k-means clusters for the membership change")
@@ -270,7 +273,11 @@ func ratingEpsSearch(m *rating.Matrix, k int, l float64) (*ratingSearch, error) 
 // ratingAnonymise makes, writes and measures the anonymised table.
 func ratingAnonymise(cmd *cobra.Command, d *ratingData, o ratingOpts, eps int) (*ratingAnon, error) {
 	start := time.Now()
-	an, groups, dist, err := d.m.Anonymise(o.k, eps, o.l)
+	mode := rating.Improved
+	if o.literal {
+		mode = rating.Literal
+	}
+	an, groups, dist, err := d.m.Anonymise(o.k, eps, o.l, mode)
 	if err != nil {
 		return nil, fmt.Errorf("--l: %w", err)
 	}

@@ -159,3 +159,28 @@ func TestDataRatingBadInput(t *testing.T) {
 		}
 	}
 }
+
+// --literal reproduces the thesis's modification of Table 6.4 (case
+// 2.1.1, ε = 2, distortion 4, Def. 6.4's example); without it only issue
+// 1, whose range exceeds ε, is modified (distortion 2).
+func TestDataRatingLiteral(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "t64.csv")
+	if err := os.WriteFile(in, []byte("id,a,b,c\nt1,5,6,\nt2,2,5,\nt3,4,7,\nt4,5,6,\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		flag, want string
+		dist       int
+	}{{"--literal", "id,a,b,c\nt1,5,5,\nt2,3,5,\nt3,3,7,\nt4,5,7,\n", 4}, {"--literal=false", "id,a,b,c\nt1,5,6,\nt2,3,5,\nt3,3,7,\nt4,5,6,\n", 2}} {
+		out := filepath.Join(dir, c.flag[2:]+".csv")
+		r := ratingJSON(t, in, "--k", "4", "--epsilon", "2", "--max", "7", c.flag, "--out", out)
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Anonymised == nil || r.Anonymised.Distortion != c.dist || string(b) != c.want {
+			t.Errorf("%s: distortion %+v, table\n%s", c.flag, r.Anonymised, b)
+		}
+	}
+}
