@@ -70,7 +70,7 @@ comparison, and the average standard deviation (whole, and within groups: at mos
 			switch {
 			case o.k < 1:
 				return fmt.Errorf("--k must be at least 1")
-			case o.eps < -1:
+			case o.eps < 0:
 				return fmt.Errorf("--epsilon must be at least 0")
 			case o.l < 0 || math.IsNaN(o.l) || math.IsInf(o.l, 0):
 				return fmt.Errorf("--l must be a number of at least 0")
@@ -78,6 +78,9 @@ comparison, and the average standard deviation (whole, and within groups: at mos
 				return fmt.Errorf("--max must be at least 1")
 			case o.queries < 1 || o.clusters < 1 || o.iters < 1:
 				return fmt.Errorf("--queries, --clusters and --iterations must be at least 1")
+			}
+			if !cmd.Flags().Changed("epsilon") {
+				o.eps = -1 // search
 			}
 			d, err := loadRatings(cmd.Context(), args[0], o.layout, o.id, o.sensitive, o.maxR)
 			if err != nil {
@@ -100,7 +103,7 @@ comparison, and the average standard deviation (whole, and within groups: at mos
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.k, "k", 0, "every user ε-proximate to at least k − 1 others (required)")
-	f.IntVar(&o.eps, "epsilon", -1, "ε, the largest rating difference on a non-sensitive issue (default: the smallest ε that slicing finds for k and l)")
+	f.IntVar(&o.eps, "epsilon", 0, "ε, the largest rating difference on a non-sensitive issue (if not given: the smallest ε that slicing finds for k and l)")
 	f.Float64Var(&o.l, "l", 0, "the least standard deviation of every sensitive issue in every group (0: (k, ε) only)")
 	f.StringSliceVar(&o.sensitive, "sensitive", nil, "the sensitive issues (columns, or items with --layout long)")
 	f.IntVar(&o.maxR, "max", 0, "the maximum rating r of the scale (default: the largest in the table)")
