@@ -7,11 +7,17 @@
 // least l in every group); the satisfaction check by slicing (ch. 7, Alg.
 // 1, with the thesis's errata fixed) against the pairwise baseline; and an
 // anonymiser that groups records and modifies their ratings so that every
-// group is an ε-clique (ch. 6, §6.3.4's sum-preserving modification).
+// group is an ε-clique (ch. 6, §6.3.4's sum-preserving modification),
+// with l > 0 (k, ε, l)-anonymous; the ε-graph of §6.3.2 with the degree
+// check of Theorem 6.1 (and its l side), maxsize (Def. 7.1) and
+// k-decomposability; the ε search for k and for l (§§7.2.3–7.2.4); and
+// the utility measures of §6.4.
 //
-// Start with Matrix and Dis (this file), then Slice (slicing.go) and
-// Anonymise (anonymise.go). It is a library for one publisher: nothing
-// here sends anything.
+// Start with Matrix and Dis (this file), then Slice and EpsilonFor
+// (slicing.go), Graph, DegreeCheck and KDecompose (graph.go,
+// decompose.go), Anonymise (anonymise.go) and the measures (metrics.go).
+// It is a library for one publisher: nothing here sends anything;
+// `cohort data rating` is its command.
 package rating
 
 import (
@@ -20,8 +26,13 @@ import (
 	"math"
 )
 
-// ErrInput marks a bad matrix or parameter.
-var ErrInput = errors.New("rating: invalid input")
+// Errors callers may tell apart with errors.Is.
+var (
+	// ErrInput marks a bad matrix or parameter.
+	ErrInput = errors.New("rating: invalid input")
+	// ErrNoSolution marks a requirement no ε or grouping can meet.
+	ErrNoSolution = errors.New("rating: no solution")
+)
 
 // Matrix is a survey-rating table: R[u][i] is user u's rating of issue i,
 // 1..Max, or 0 for none; Sensitive[i] marks the sensitive issues.

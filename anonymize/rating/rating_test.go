@@ -96,7 +96,7 @@ func TestSliceAndAnonymise(t *testing.T) {
 	}
 	for _, k := range []int{2, 5} {
 		for _, eps := range []int{1, 2} {
-			a, groups, dist, err := m.Anonymise(k, eps)
+			a, groups, dist, err := m.Anonymise(k, eps, 0, Improved)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +138,7 @@ func TestRatingFigures(t *testing.T) {
 	}
 	for _, eps := range []int{1, 2, 3} {
 		st := time.Now()
-		a, groups, dist, err := m.Anonymise(10, eps)
+		a, groups, dist, err := m.Anonymise(10, eps, 0, Improved)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,8 @@
 package rating
 
 import (
+	"fmt"
+	"math"
 	"slices"
 	"sort"
 )
@@ -57,7 +59,17 @@ func (ix *index) window(i, x, eps int) []entry {
 // rated whose ε-window holds fewest remaining users (with ε below the
 // maximum rating a user can only be proximate to users who rated the same
 // issues); users who rated nothing are compared with everyone left.
+//
+// With ε at least the maximum rating every two users are proximate (Dis
+// never exceeds it), so the partition is one group without comparing.
 func (m *Matrix) Slice(k, eps int) [][]int {
+	if eps >= m.Max && len(m.R) > 0 {
+		all := make([]int, len(m.R))
+		for u := range all {
+			all[u] = u
+		}
+		return [][]int{all}
+	}
 	ix := m.index()
 	return m.partition(k, eps, func(t0 int, left []bool) []int {
 		best := -1
@@ -207,13 +219,50 @@ func (m *Matrix) KL(groups [][]int) (k int, l float64) {
 }
 
 // EpsilonForK is the search of §7.2.3 over integer ε ∈ [0, Max]: the
-// smallest ε whose slicing partition has groups of at least k (slicing is
-// greedy, so not monotone in ε: a scan, not a bisection), and its groups.
+// smallest ε whose slicing partition has groups of at least k, and its
+// groups (EpsilonFor with l = 0).
 func (m *Matrix) EpsilonForK(k int) (int, [][]int, bool) {
-	for eps := 0; eps <= m.Max; eps++ {
-		if g := m.Slice(k, eps); func() bool { kk, _ := m.KL(g); return kk >= k }() {
-			return eps, g, true
+	eps, g, err := m.EpsilonFor(k, 0)
+	return eps, g, err == nil
+}
+
+// EpsilonFor is the search of §7.2.3 (ε for k) and §7.2.4 (ε for l) at
+// once: the smallest integer ε ∈ [0, Max] whose slicing partition has
+// groups of at least k and every sensitive issue's standard deviation at
+// least l in every group, and its groups. Slicing is greedy, so the
+// partition is not monotone in ε: a scan, not the thesis's bisection
+// (which also assumes monotonicity). §7.2.4's case 1 comes first: if l is
+// above a sensitive issue's standard deviation over the whole matrix no
+// partition reaches it (Corollary 7.1), and the error says so; with no ε
+// found the error is ErrNoSolution.
+func (m *Matrix) EpsilonFor(k int, l float64) (int, [][]int, error) {
+	if l > 0 {
+		if l0 := m.WholeSD(); l > l0 {
+			return 0, nil, fmt.Errorf("%w: l is above the whole matrix's smallest sensitive standard deviation %.4g (Corollary 7.1)", ErrNoSolution, l0)
 		}
 	}
-	return 0, nil, false
+	for eps := 0; eps <= m.Max; eps++ {
+		g := m.Slice(k, eps)
+		if kk, ll := m.KL(g); kk >= k && ll >= l {
+			return eps, g, nil
+		}
+	}
+	return 0, nil, fmt.Errorf("%w: no ε in 0..%d gives groups of at least k with standard deviations of at least l", ErrNoSolution, m.Max)
+}
+
+// WholeSD is l₀ of §7.2.4, the smallest standard deviation of a sensitive
+// issue over all users (+Inf without sensitive issues): no partition has
+// every group's at least l above it (Corollary 7.1).
+func (m *Matrix) WholeSD() float64 {
+	all := make([]int, len(m.R))
+	for u := range all {
+		all[u] = u
+	}
+	l0 := math.Inf(1)
+	for i, s := range m.Sensitive {
+		if s {
+			l0 = math.Min(l0, m.SD(all, i))
+		}
+	}
+	return l0
 }

@@ -25,7 +25,7 @@ func (a *app) dataCmd() *cobra.Command {
   postgres-file:PATH#TABLE         the same, with the connection string in a 0600 file
 
 Writing never replaces an existing file or table, and a failed write leaves none.`
-	cmd.AddCommand(a.dataImportCmd(), a.dataExportCmd(), a.dataGenCmd(), a.dataQIDTestCmd(), a.dataTransformCmd(), a.dataDecodeTreeCmd(), a.dataLatticeCmd(), a.dataProbAnonCmd(), a.dataOneDimCmd())
+	cmd.AddCommand(a.dataImportCmd(), a.dataExportCmd(), a.dataGenCmd(), a.dataQIDTestCmd(), a.dataTransformCmd(), a.dataDecodeTreeCmd(), a.dataLatticeCmd(), a.dataProbAnonCmd(), a.dataOneDimCmd(), a.dataRatingCmd(), a.dataAttackCmd())
 	return cmd
 }
 
