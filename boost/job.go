@@ -68,17 +68,8 @@ func parseSpec(spec *job.Spec) (*joinprop.Graph, Params, error) {
 	if err != nil {
 		return nil, p, fmt.Errorf("%w: %s: %w", job.ErrSpec, spec.Source, err)
 	}
-	if len(spec.Test) > 0 {
-		for _, t := range g.Tables {
-			if spec.Test[t.Name] == "" {
-				return nil, p, spec.Errorf("test", "names no test table for table %q (a test set needs every table of the join)", t.Name)
-			}
-		}
-		for name := range spec.Test {
-			if g.Index(name) < 0 {
-				return nil, p, spec.Errorf("test."+name, "table %q is not in the join graph", name)
-			}
-		}
+	if err := g.CheckTests(spec); err != nil {
+		return nil, p, err
 	}
 	return g, p, nil
 }

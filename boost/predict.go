@@ -2,11 +2,9 @@ package boost
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -202,25 +200,7 @@ func decidePredictLoad(o *job.Outcome[predictLoad], g *joinprop.Graph) (predictL
 // Assemble writes the class holder's predictions to DIR/predictions.csv
 // in `cohort sim`, where one operator owns every party.
 func (PredictKind) Assemble(_ context.Context, _ *job.Spec, result []byte, parties map[string]job.Secrets, dir string) ([]byte, error) {
-	var res struct {
-		Predictions string `json:"predictions"`
-		Party       string `json:"predictions_party"`
-	}
-	if err := json.Unmarshal(result, &res); err != nil {
-		return nil, fmt.Errorf("boost-predict: result: %w", err)
-	}
-	sec, ok := parties[res.Party]
-	if !ok {
-		return nil, fmt.Errorf("boost-predict: no data dir of party %s", res.Party)
-	}
-	b, err := sec.ReadSecret(res.Predictions)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "predictions.csv"), b, 0o644); err != nil {
-		return nil, fmt.Errorf("boost-predict: %w", err)
-	}
-	return result, nil
+	return job.AssemblePredictions("boost-predict", result, parties, dir)
 }
 
 // errNoPart: a party holding a table has no part of the named model.

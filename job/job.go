@@ -50,8 +50,11 @@ package job
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -320,6 +323,31 @@ func (r Registry) Names() []string {
 // each node keeps its own part.
 type Assembler interface {
 	Assemble(ctx context.Context, spec *Spec, result []byte, parties map[string]Secrets, dir string) ([]byte, error)
+}
+
+// AssemblePredictions is an Assembler for prediction kinds: it copies the
+// per-row predictions the result names ("predictions", a secret of the
+// party "predictions_party") to DIR/predictions.csv, and returns result.
+func AssemblePredictions(kind string, result []byte, parties map[string]Secrets, dir string) ([]byte, error) {
+	var res struct {
+		Predictions string `json:"predictions"`
+		Party       string `json:"predictions_party"`
+	}
+	if err := json.Unmarshal(result, &res); err != nil {
+		return nil, fmt.Errorf("%s: result: %w", kind, err)
+	}
+	sec, ok := parties[res.Party]
+	if !ok {
+		return nil, fmt.Errorf("%s: no data dir of party %s", kind, res.Party)
+	}
+	b, err := sec.ReadSecret(res.Predictions)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "predictions.csv"), b, 0o644); err != nil {
+		return nil, fmt.Errorf("%s: %w", kind, err)
+	}
+	return result, nil
 }
 
 // KeyUser is implemented by kinds whose sessions decrypt with the

@@ -373,6 +373,25 @@ func SortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// CheckTests checks a spec's test: tables against the graph: a test set
+// names one table for every table of the join, and no other.
+func (g *Graph) CheckTests(spec *job.Spec) error {
+	if len(spec.Test) == 0 {
+		return nil
+	}
+	for _, t := range g.Tables {
+		if spec.Test[t.Name] == "" {
+			return spec.Errorf("test", "names no test table for table %q (a test set needs every table of the join)", t.Name)
+		}
+	}
+	for name := range spec.Test {
+		if g.Index(name) < 0 {
+			return spec.Errorf("test."+name, "table %q is not in the join graph", name)
+		}
+	}
+	return nil
+}
+
 // EdgeName is "T.a = U.b" for edge e.
 func (g *Graph) EdgeName(e int) string {
 	if e < 0 || e >= len(g.Edges) {

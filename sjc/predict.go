@@ -2,11 +2,9 @@ package sjc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -234,23 +232,5 @@ func checkSkeleton(g *Graph, nodes []ModelNode, labels int) error {
 // Assemble copies the target party's per-row predictions to
 // DIR/predictions.csv in `cohort sim`.
 func (PredictKind) Assemble(_ context.Context, spec *job.Spec, result []byte, parties map[string]job.Secrets, dir string) ([]byte, error) {
-	var res struct {
-		Predictions string `json:"predictions"`
-		Party       string `json:"predictions_party"`
-	}
-	if err := json.Unmarshal(result, &res); err != nil {
-		return nil, fmt.Errorf("sjc-predict: result: %w", err)
-	}
-	sec, ok := parties[res.Party]
-	if !ok {
-		return nil, fmt.Errorf("sjc-predict: no data dir of party %s", res.Party)
-	}
-	b, err := sec.ReadSecret(res.Predictions)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "predictions.csv"), b, 0o644); err != nil {
-		return nil, err
-	}
-	return result, nil
+	return job.AssemblePredictions("sjc-predict", result, parties, dir)
 }
