@@ -74,7 +74,7 @@ func (ps *predictSession) open(ctx context.Context, model string) error {
 			return fmt.Errorf("%w: table %q has no rows", ErrData, name)
 		}
 		if i == 0 {
-			t = withClass(t, s.g.Class)
+			t = t.WithClass(s.g.Class, "0")
 		}
 		l, err := NewLocal(s.g, name, t, 2, LossLogistic, "")
 		if err != nil {
@@ -86,23 +86,6 @@ func (ps *predictSession) open(ctx context.Context, model string) error {
 		s.locals[i] = l
 	}
 	return nil
-}
-
-// withClass returns t with its class column (if any) replaced by a
-// constant one: the rows are scored, not labelled.
-func withClass(t *table.Table, class string) *table.Table {
-	out := &table.Table{Name: t.Name}
-	for _, c := range t.Columns {
-		if c.Name != class {
-			out.Columns = append(out.Columns, c)
-		}
-	}
-	col := &table.Column{Name: class, Kind: table.Class, Str: make([]string, t.NumRows())}
-	for r := range col.Str {
-		col.Str[r] = "0"
-	}
-	out.Columns = append(out.Columns, col)
-	return out
 }
 
 // Close drops the tables.

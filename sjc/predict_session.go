@@ -10,7 +10,6 @@ import (
 	"strconv"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/tree"
 )
 
@@ -64,7 +63,7 @@ func (ps *predictSession) open(ctx context.Context, model string) error {
 			return err
 		}
 		if i == 0 {
-			t = withClass(t, s.g.Class)
+			t = t.WithClass(s.g.Class, predictLabel)
 		}
 		if s.locals[i], err = NewLocal(s.g, name, t, []string{predictLabel}, Params{}); err != nil {
 			return err
@@ -90,23 +89,6 @@ func (ps *predictSession) checkSplits() error {
 		}
 	}
 	return nil
-}
-
-// withClass returns t with its class column (if any) replaced by the one
-// prediction label.
-func withClass(t *table.Table, class string) *table.Table {
-	out := &table.Table{Name: t.Name}
-	for _, c := range t.Columns {
-		if c.Name != class {
-			out.Columns = append(out.Columns, c)
-		}
-	}
-	col := &table.Column{Name: class, Kind: table.Class, Str: make([]string, t.NumRows())}
-	for r := range col.Str {
-		col.Str[r] = predictLabel
-	}
-	out.Columns = append(out.Columns, col)
-	return out
 }
 
 // Close drops the tables.

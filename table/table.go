@@ -114,3 +114,21 @@ func (t *Table) ColumnsOfKind(k Kind) []*Column {
 	}
 	return out
 }
+
+// WithClass returns t with its class column (if any) replaced by a class
+// column that holds value on every row: new rows to classify carry no
+// class, and a prediction needs one that every row shares.
+func (t *Table) WithClass(class, value string) *Table {
+	out := &Table{Name: t.Name}
+	for _, c := range t.Columns {
+		if c.Name != class {
+			out.Columns = append(out.Columns, c)
+		}
+	}
+	col := &Column{Name: class, Kind: Class, Str: make([]string, t.NumRows())}
+	for r := range col.Str {
+		col.Str[r] = value
+	}
+	out.Columns = append(out.Columns, col)
+	return out
+}
