@@ -52,6 +52,7 @@ func FuzzControlRequest(f *testing.F) {
 		{Op: "submit", Spec: []byte("kind: sum\n")},
 		{Op: opAddMember, Member: &Member{Name: "b", PeerID: "12D3KooWRgNR3xcGzt3Vbkyoj29tQqRSqZXo9UgHad2RGpHussYv"}},
 		{Op: opRemoveMember, Member: &Member{Name: "a"}},
+		{Op: opStorageFault, Fault: "its Raft log cannot be written: no space left on device"},
 	} {
 		b, err := wire.Marshal(r)
 		if err != nil {
@@ -69,6 +70,11 @@ func FuzzControlRequest(f *testing.F) {
 		m.mu.Lock()
 		_ = m.checkMembers(req.Op, req.Member)
 		m.mu.Unlock()
+		faults := newMemberFaults()
+		faults.note("a", req.Fault)
+		if why, ok := faults.fresh("a"); !ok || len(why) > maxFaultText {
+			t.Fatalf("a noted fault of %d bytes is kept as %d bytes (%v)", len(req.Fault), len(why), ok)
+		}
 	})
 }
 

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -109,7 +110,11 @@ func newMemberFaults() *memberFaults {
 	return &memberFaults{last: map[string]reportedFault{}}
 }
 
+// note keeps a member's report, its text cut to maxFaultText bytes.
 func (m *memberFaults) note(member, why string) {
+	if len(why) > maxFaultText {
+		why = strings.ToValidUTF8(why[:maxFaultText], "")
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.last[member] = reportedFault{why: why, at: time.Now()}
@@ -144,9 +149,6 @@ func (n *Node) reportStorageFault(ctx context.Context, leader, why string) error
 func (n *Node) noteStorageFault(member, why string) {
 	if n.consensus == nil {
 		return
-	}
-	if len(why) > maxFaultText {
-		why = why[:maxFaultText]
 	}
 	n.log.Warn("a member reports that its Raft log cannot be written", "member", member, "cause", why)
 	n.consensus.faults.note(member, why)
