@@ -39,7 +39,6 @@ type consensus struct {
 	members   func() *Consortium // the member set the voter loop keeps Raft's configuration to
 	voterDown time.Duration      // Timing.VoterDownMS
 	lost      *lostLeaders       // replaced leaders' last heartbeats (probe.go)
-	logs      *faultStore        // the log store as Raft sees it, its write failures noted (storefault.go)
 	faults    *memberFaults      // storage faults members reported to this node as leader
 
 	cancel   context.CancelFunc // stops the voter loop
@@ -128,7 +127,7 @@ func newConsensus(ctx context.Context, cfg consensusConfig) (*consensus, error) 
 	}
 	c.raft, c.store, c.trans, c.streams = r, store, trans, streams
 	c.lost = newLostLeaders(cfg.Self)
-	c.logs, c.faults = logs, newMemberFaults()
+	c.faults = newMemberFaults()
 	// The filter records as Raft observes; with no channel nothing is queued.
 	r.RegisterObserver(raft.NewObserver(nil, false, func(o *raft.Observation) bool {
 		if lo, ok := o.Data.(raft.LeaderObservation); ok {
