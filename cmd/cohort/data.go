@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -151,6 +152,16 @@ func tableName(src table.Source) string {
 		return strings.TrimSuffix(filepath.Base(src.Path), filepath.Ext(src.Path))
 	}
 	return src.Table
+}
+
+// openSourceArg opens a command's table argument (a SOURCE, see `cohort
+// data`) whole, every column read as its values suggest.
+func openSourceArg(ctx context.Context, arg string) (*table.Table, error) {
+	src, err := parseSourceArg(arg, "")
+	if err != nil {
+		return nil, err
+	}
+	return table.Open(ctx, src, tableName(src), nil, table.ReadOptions{})
 }
 
 // writeTransform writes the key, then the recoded table (the key goes if

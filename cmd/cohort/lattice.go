@@ -44,11 +44,7 @@ func (f *qidFlags) load(cmd *cobra.Command, arg string) (*table.Table, *anonymiz
 		}
 		slices.Sort(qid)
 	}
-	src, err := parseSourceArg(arg, "")
-	if err != nil {
-		return nil, nil, err
-	}
-	t, err := table.Open(cmd.Context(), src, tableName(src), nil, table.ReadOptions{})
+	t, err := openSourceArg(cmd.Context(), arg)
 	if err != nil {
 		return nil, nil, err
 	}

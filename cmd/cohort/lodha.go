@@ -141,11 +141,7 @@ each cluster's range, size and median (they are the table's values: keep them lo
 			case method != "dp" && method != "quantile":
 				return fmt.Errorf("--method must be dp or quantile")
 			}
-			src, err := parseSourceArg(args[0], "")
-			if err != nil {
-				return err
-			}
-			t, err := table.Open(cmd.Context(), src, tableName(src), nil, table.ReadOptions{})
+			t, err := openSourceArg(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

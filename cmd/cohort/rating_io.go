@@ -27,11 +27,7 @@ type ratingData struct {
 // first appearance. maxR 0 takes the largest rating present. Errors name
 // the flag, the row and the column, never a value.
 func loadRatings(ctx context.Context, arg, layout, id string, sensitive []string, maxR int) (*ratingData, error) {
-	src, err := parseSourceArg(arg, "")
-	if err != nil {
-		return nil, err
-	}
-	t, err := table.Open(ctx, src, tableName(src), nil, table.ReadOptions{})
+	t, err := openSourceArg(ctx, arg)
 	if err != nil {
 		return nil, err
 	}
