@@ -29,6 +29,18 @@
 #              (issue 36's figure for 500 concurrent jobs), with each node's
 #              Go heap in use (HeapInuse), goroutines and its RSS split into
 #              anonymous memory and mapped files (the Raft log's bbolt mmap)
+#   SPEC=FILE  submit this spec instead of the bundled sum example (its
+#              parties must be the node names: north, south, west, ...).
+#              Its tables may be database sources ({clickhouse_env: VAR} or
+#              {postgres_env: VAR}): the nodes inherit this script's
+#              environment, so VAR is read from it.
+#   NODE_TABLES=LINE  append `tables:` and LINE to every node.yaml, with
+#              NAME in LINE replaced by the node's name: the node's own
+#              catalogue (e.g. 'admissions: {clickhouse_env: CH, table: NAME}');
+#              the default policy reads a database source only from it
+#   PEAK=1     after the job, print its wall time (submit to result) and
+#              each node's peak resident memory (VmHWM) and the result
+#              (docs/sources.md's figures over real node processes)
 #   PROFILES=DIR  serve each node's Go profiles on 127.0.0.1 (node.yaml
 #              pprof: BASE_PORT+200+i) and, with LOAD, save each node's heap
 #              profile (after a GC) and goroutine dump at every stage of the
@@ -43,7 +55,7 @@ N=${1:-3}
 BASE_PORT=${BASE_PORT:-17400}
 TIMEOUT=${TIMEOUT:-120}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-SPEC=$REPO/examples/sum/spec.yaml
+SPEC=${SPEC:-$REPO/examples/sum/spec.yaml}
 TABLES=$REPO/examples/sum
 
 if ! [[ $N =~ ^[0-9]+$ ]] || (( N < 3 )); then
@@ -247,6 +259,9 @@ for i in "${!NAMES[@]}"; do
 	# http: the optional status/metrics listener.
 	sed -i "s#^tables_dir:.*#tables_dir: $TABLES#" "$WORK/$name/node.yaml"
 	echo "http: 127.0.0.1:$((BASE_PORT + 100 + i + 1))" >>"$WORK/$name/node.yaml"
+	if [[ -n ${NODE_TABLES:-} ]]; then
+		printf 'tables:\n  %s\n' "${NODE_TABLES//NAME/$name}" >>"$WORK/$name/node.yaml"
+	fi
 	if [[ -n ${PROFILES:-} ]]; then
 		mkdir -p "$PROFILES"
 		echo "pprof: 127.0.0.1:$((BASE_PORT + 200 + i + 1))" >>"$WORK/$name/node.yaml"
@@ -309,7 +324,16 @@ log "leader: ${leaders[0]}"
 #    either works) and wait for the result.
 SUBMITTER=${NAMES[$((N - 1))]}
 log "submitting $SPEC via $SUBMITTER"
+t0=$(date +%s%N)
 timeout "$TIMEOUT" "$COHORT" job submit "$SPEC" --wait --config "$WORK/$SUBMITTER/node.yaml"
+t1=$(date +%s%N)
+if [[ ${PEAK:-0} == 1 ]]; then
+	printf 'peak: job %.2f s from submit to result;' "$(((t1 - t0) / 1000000))e-3"
+	for i in "${!NAMES[@]}"; do
+		printf ' %s %s MiB' "${NAMES[$i]}" "$(awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/${PIDS[$i]}/status")"
+	done
+	echo
+fi
 
 # 7. optionally, the recovery figure: kill the leader mid-step.
 if [[ ${KILL_LEADER:-0} == 1 ]]; then

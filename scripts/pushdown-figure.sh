@@ -7,6 +7,11 @@
 #
 #   [KIND=quantile] scripts/pushdown-figure.sh [ROWS] [BINARY]   # default 3000000, built from this tree
 #
+# NODES=processes runs the job over three real node processes instead
+# (scripts/local-cluster.sh with SPEC and PEAK=1: the job's wall time and
+# each node's peak resident memory), then psql alone runs each party's
+# query, timed; TIMEOUT (seconds) bounds the job over processes.
+#
 # PostgreSQL: a throwaway cluster on a Unix socket in the work dir, run as
 # the postgres user when root (initdb refuses root). Deleted at exit.
 set -euo pipefail
@@ -39,6 +44,20 @@ done
   echo "schema: {admissions: {ward: categorical, v: numeric}}"; if [ "${KIND:-sum}" = quantile ]; then echo "params: {column: v, quantiles: [0.5]}"; else echo "params: {column: v}"; fi
 } > "$work/spec.yaml"
 echo "rows: $ROWS per party, 3 parties; cores: $(nproc); uptime before: $(uptime)"
+if [ "${NODES:-sim}" = processes ]; then
+  # Real nodes read a database source only from their own catalogue.
+  sed -i 's#source: {postgres_env: COHORT_FIGURES_PG, table: [a-z]*}#path: admissions#' "$work/spec.yaml"
+  NODE_TABLES='admissions: {postgres_env: COHORT_FIGURES_PG, table: NAME}' COHORT=$cohort SPEC=$work/spec.yaml PEAK=1 \
+    TIMEOUT=${TIMEOUT:-3600} scripts/local-cluster.sh 3 2>"$work/cluster.log" |
+    grep -E '^peak:|"(sum|value|rounds)"' || { tail -n 40 "$work/cluster.log" >&2; exit 1; }
+  echo "uptime after: $(uptime)"
+  if [ "${KIND:-sum}" = quantile ]; then q="SELECT count(*), count(*) FILTER (WHERE v <= 124.75) FROM"; else q="SELECT count(*), sum(v) FROM"; fi
+  echo "psql alone ($q <party>, per party):"
+  for p in north south west; do
+    /usr/bin/time -f '%e s, %M KiB' psql -qAt "$COHORT_FIGURES_PG" -c "$q $p"
+  done
+  exit 0
+fi
 /usr/bin/time -v -o "$work/time" "$cohort" sim --format json "$work/spec.yaml" --out "$work/out" > "$work/result.json"
 echo "uptime after: $(uptime)"
 grep -E 'Elapsed|Maximum resident' "$work/time"
