@@ -10,7 +10,8 @@
 # NODES=processes runs the job over three real node processes instead
 # (scripts/local-cluster.sh with SPEC and PEAK=1: the job's wall time and
 # each node's peak resident memory), then psql alone runs each party's
-# query, timed; TIMEOUT (seconds) bounds the job over processes.
+# query, timed; TIMEOUT (seconds) bounds the job over processes, and
+# KIND="sum quantile" runs both jobs over one set of tables.
 #
 # PostgreSQL: a throwaway cluster on a Unix socket in the work dir, run as
 # the postgres user when root (initdb refuses root). Deleted at exit.
@@ -36,28 +37,36 @@ export COHORT_FIGURES_PG="host=$work/pg user=cohort dbname=postgres"
 for p in north south west; do
   psql -q "$COHORT_FIGURES_PG" -c "CREATE TABLE $p AS SELECT (ARRAY['cardio','neuro','ortho','paeds','onco'])[i % 5 + 1] AS ward, (i % 1000) / 4.0::float8 AS v FROM generate_series(0, $ROWS - 1) AS i" -c "VACUUM ANALYZE $p"
 done
-{
-  echo "kind: ${KIND:-sum}"; echo "parties:"
+# spec KIND: the job over each party's table, for `cohort sim` (the
+# source in the spec) or real nodes (the source in each node's catalogue).
+spec() {
+  echo "kind: $1"; echo "parties:"
   for p in north south west; do
-    echo "  - name: $p"; echo "    tables: [{name: admissions, source: {postgres_env: COHORT_FIGURES_PG, table: $p}}]"
+    echo "  - name: $p"
+    if [ "${NODES:-sim}" = processes ]; then echo "    tables: [{name: admissions, path: admissions}]"
+    else echo "    tables: [{name: admissions, source: {postgres_env: COHORT_FIGURES_PG, table: $p}}]"; fi
   done
-  echo "schema: {admissions: {ward: categorical, v: numeric}}"; if [ "${KIND:-sum}" = quantile ]; then echo "params: {column: v, quantiles: [0.5]}"; else echo "params: {column: v}"; fi
-} > "$work/spec.yaml"
+  echo "schema: {admissions: {ward: categorical, v: numeric}}"; if [ "$1" = quantile ]; then echo "params: {column: v, quantiles: [0.5]}"; else echo "params: {column: v}"; fi
+}
 echo "rows: $ROWS per party, 3 parties; cores: $(nproc); uptime before: $(uptime)"
 if [ "${NODES:-sim}" = processes ]; then
-  # Real nodes read a database source only from their own catalogue.
-  sed -i 's#source: {postgres_env: COHORT_FIGURES_PG, table: [a-z]*}#path: admissions#' "$work/spec.yaml"
-  NODE_TABLES='admissions: {postgres_env: COHORT_FIGURES_PG, table: NAME}' COHORT=$cohort SPEC=$work/spec.yaml PEAK=1 \
-    TIMEOUT=${TIMEOUT:-3600} scripts/local-cluster.sh 3 2>"$work/cluster.log" |
-    grep -E '^peak:|"(sum|value|rounds)"' || { tail -n 40 "$work/cluster.log" >&2; exit 1; }
-  echo "uptime after: $(uptime)"
-  if [ "${KIND:-sum}" = quantile ]; then q="SELECT count(*), count(*) FILTER (WHERE v <= 124.75) FROM"; else q="SELECT count(*), sum(v) FROM"; fi
-  echo "psql alone ($q <party>, per party):"
-  for p in north south west; do
-    /usr/bin/time -f '%e s, %M KiB' psql -qAt "$COHORT_FIGURES_PG" -c "$q $p"
+  # KIND may list both ("sum quantile"): one set of tables, one job each.
+  for kind in ${KIND:-sum}; do
+    spec "$kind" > "$work/spec.yaml"
+    echo "$kind over real node processes:"
+    NODE_TABLES='admissions: {postgres_env: COHORT_FIGURES_PG, table: NAME}' COHORT=$cohort SPEC=$work/spec.yaml PEAK=1 \
+      TIMEOUT=${TIMEOUT:-3600} scripts/local-cluster.sh 3 2>"$work/cluster.log" |
+      grep -E '^peak:|"(sum|value|rounds)"' || { tail -n 40 "$work/cluster.log" >&2; exit 1; }
+    echo "uptime after: $(uptime)"
+    if [ "$kind" = quantile ]; then q="SELECT count(*), count(*) FILTER (WHERE v <= 124.75) FROM"; else q="SELECT count(*), sum(v) FROM"; fi
+    echo "psql alone ($q <party>, per party):"
+    for p in north south west; do
+      /usr/bin/time -f '%e s, %M KiB' psql -qAt "$COHORT_FIGURES_PG" -c "$q $p"
+    done
   done
   exit 0
 fi
+spec "${KIND:-sum}" > "$work/spec.yaml"
 /usr/bin/time -v -o "$work/time" "$cohort" sim --format json "$work/spec.yaml" --out "$work/out" > "$work/result.json"
 echo "uptime after: $(uptime)"
 grep -E 'Elapsed|Maximum resident' "$work/time"
