@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -35,10 +36,25 @@ type builder struct {
 	rows   int
 	// maxRows, when positive, bounds the rows loaded (Source.MaxRows).
 	maxRows int64
-	// sink, when set, receives column sinkCol's values instead of the
-	// table keeping them (Aggregator's streaming path).
-	sink    *colSink
-	sinkCol int
+	// sink, when set, receives the values of the columns it reads
+	// instead of the table keeping them (Aggregator's streaming path);
+	// sinkAt[j] is cols[j]'s place among them, or -1.
+	sink   rowSink
+	sinkAt []int
+}
+
+// rowSink folds checked rows of a few columns as a reader hands them over,
+// so that memory is the fold's, not the table's.
+type rowSink interface {
+	// names are the columns it reads, in the order take numbers them.
+	names() []string
+	// bound says the loaded columns include names()[i].
+	bound(i int)
+	// take receives one checked value of names()[i], of kind k ("" while
+	// the kind is inferred); x is its number when k is Numeric.
+	take(i int, k Kind, x float64, v cell)
+	// end closes a row whose values it has taken.
+	end()
 }
 
 // newBuilder checks the header names (no empty or duplicate names, every
@@ -53,14 +69,20 @@ func newBuilder(source string, names []string, schema map[string]Kind, opts Read
 		b.maxRows = opts.maxRows
 		return b, nil
 	}
-	b.sink, b.sinkCol, b.max = opts.sink, -1, 0
+	b.bindSink(opts.sink)
+	return b, nil
+}
+
+// bindSink hands the rows to s instead of keeping them.
+func (b *builder) bindSink(s rowSink) {
+	b.sink, b.max = s, 0
+	b.sinkAt = make([]int, len(b.cols))
 	for j, c := range b.cols {
-		if c.Name == opts.sink.column {
-			b.sinkCol = j
-			opts.sink.found = true
+		b.sinkAt[j] = slices.Index(s.names(), c.Name)
+		if b.sinkAt[j] >= 0 {
+			s.bound(b.sinkAt[j])
 		}
 	}
-	return b, nil
 }
 
 func newBuilderMax(source string, names []string, schema map[string]Kind, maxBytes int64) (*builder, error) {
@@ -112,8 +134,8 @@ func (b *builder) add(row []cell, where func(field int) string) error {
 			}
 		}
 		if b.sink != nil {
-			if j == b.sinkCol {
-				b.sink.take(c.Kind, x, v)
+			if b.sinkAt[j] >= 0 {
+				b.sink.take(b.sinkAt[j], c.Kind, x, v)
 			}
 			continue
 		}
@@ -124,6 +146,9 @@ func (b *builder) add(row []cell, where func(field int) string) error {
 		s := cellText(v)
 		c.Str = append(c.Str, s)
 		b.bytes += int64(len(s)) + 16
+	}
+	if b.sink != nil {
+		b.sink.end()
 	}
 	b.rows++
 	// Neither error gives the rows read: a session may report it, and a

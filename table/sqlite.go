@@ -134,14 +134,28 @@ func openSQLite(src Source, desc string) (*sql.DB, error) {
 // sources (SQLite, ClickHouse). The caller checks rows.Err after it, in
 // its driver's terms.
 func scanRows(rows *sql.Rows, desc string, width int, conv func(any) cell, b *builder) error {
-	vals := make([]any, width)
-	ptrs := make([]any, width)
+	n := 0
+	where := func(int) string { return fmt.Sprintf("%s: row %d", desc, n) }
+	return scanCells(rows, desc, conv, func(row []cell) error {
+		n++
+		return b.add(row, where)
+	})
+}
+
+// scanCells hands each row of a database/sql result to each, its values
+// turned into cells by conv.
+func scanCells(rows *sql.Rows, desc string, conv func(any) cell, each func([]cell) error) error {
+	cols, err := rows.Columns()
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	row := make([]cell, width)
+	row := make([]cell, len(cols))
 	n := 0
-	where := func(int) string { return fmt.Sprintf("%s: row %d", desc, n) }
 	for rows.Next() {
 		n++
 		if err := rows.Scan(ptrs...); err != nil {
@@ -150,7 +164,7 @@ func scanRows(rows *sql.Rows, desc string, width int, conv func(any) cell, b *bu
 		for i, v := range vals {
 			row[i] = conv(v)
 		}
-		if err := b.add(row, where); err != nil {
+		if err := each(row); err != nil {
 			return err
 		}
 	}
