@@ -57,7 +57,14 @@ func (f *groupFold) groups() []Group {
 	for _, g := range f.counts {
 		out = append(out, *g)
 	}
-	slices.SortFunc(out, func(a, b Group) int { return slices.Compare(a.Values, b.Values) })
+	slices.SortFunc(out, func(a, b Group) int {
+		for i := range min(len(a.Values), len(b.Values)) {
+			if c := strings.Compare(a.Values[i], b.Values[i]); c != 0 {
+				return c
+			}
+		}
+		return len(a.Values) - len(b.Values)
+	})
 	return out
 }
 
@@ -137,17 +144,33 @@ func (a *streamAgg) GroupCounts(ctx context.Context, sets [][]string) (int, [][]
 	return rows, out, nil
 }
 
-// Columns are the names of the columns Open would load, in its order.
+// Columns are the names of the columns Open would load, in its order,
+// from the file's header alone.
 func (a *streamAgg) Columns(ctx context.Context) ([]string, error) {
-	s := newGroupSink(nil)
+	s := &headerSink{}
 	opts := a.opts
 	opts.sink = s
-	t, err := Open(ctx, a.src, "", a.schema, opts)
-	if err != nil {
-		return nil, err
+	_, err := Open(ctx, a.src, "", a.schema, opts)
+	if errors.Is(err, errHeaderRead) {
+		return s.cols, nil
 	}
-	return columnNames(t.Columns), nil
+	if err == nil {
+		err = fmt.Errorf("%w: %s: no header", ErrFormat, a.opts.describe(a.src))
+	}
+	return nil, err
 }
+
+// errHeaderRead stops a reader once a headerSink has the columns.
+var errHeaderRead = errors.New("table: header read")
+
+// headerSink keeps the names of the columns Open would load and stops the
+// reader before the first row (builder.bindSink).
+type headerSink struct{ cols []string }
+
+func (*headerSink) names() []string               { return nil }
+func (*headerSink) bound(int)                     {}
+func (*headerSink) take(int, Kind, float64, cell) {}
+func (*headerSink) end()                          {}
 
 func columnNames(cols []*Column) []string {
 	out := make([]string, len(cols))

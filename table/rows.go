@@ -69,6 +69,10 @@ func newBuilder(source string, names []string, schema map[string]Kind, opts Read
 		b.maxRows = opts.maxRows
 		return b, nil
 	}
+	if h, ok := opts.sink.(*headerSink); ok {
+		h.cols = columnNames(b.cols)
+		return nil, errHeaderRead
+	}
 	b.bindSink(opts.sink)
 	return b, nil
 }
