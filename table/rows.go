@@ -3,6 +3,7 @@ package table
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -158,14 +159,67 @@ func (b *builder) add(row []cell, where func(field int) string) error {
 	// Neither error gives the rows read: a session may report it, and a
 	// table's size is the organisation's.
 	if b.maxRows > 0 && int64(b.rows) > b.maxRows {
-		return fmt.Errorf("%w: %s: more rows than this node loads into memory (max_table_rows or the table's max_rows); select fewer rows in the source, use a kind that aggregates where the data lives, or raise the limit",
-			ErrTooLarge, b.source)
+		return tooManyRows(b.source)
 	}
 	if b.max > 0 && b.bytes > b.max {
 		return fmt.Errorf("%w: %s: more than %d MiB in memory (the budget for one table); select fewer columns or rows in the source, or raise the budget",
 			ErrTooLarge, b.source, b.max>>20)
 	}
 	return nil
+}
+
+// tooManyRows is the refusal of a table above its source's MaxRows. It
+// does not give the rows read: a session may report it, and a table's size
+// is the organisation's.
+func tooManyRows(desc string) error {
+	return fmt.Errorf("%w: %s: more rows than this node loads into memory (max_table_rows or the table's max_rows); select fewer rows in the source, use a kind that aggregates where the data lives, or raise the limit",
+		ErrTooLarge, desc)
+}
+
+// LineLimit is a reader of a file that a kind parses itself (not through
+// Open) which fails, with Open's refusal, once it has read more than
+// src.MaxRows lines after the first skip (a header); Err says whether it
+// did. Without a MaxRows it reads r as it is.
+type LineLimit struct {
+	r       io.Reader
+	left    int64 // lines still allowed, header included
+	started bool  // a line has begun since the last newline
+	desc    string
+	// Err is the refusal, once returned by Read.
+	Err error
+}
+
+// NewLineLimit limits r, the file of src named desc in errors.
+func NewLineLimit(r io.Reader, src Source, skip int, desc string) *LineLimit {
+	l := &LineLimit{r: r, left: -1, desc: desc}
+	if src.MaxRows > 0 {
+		l.left = src.MaxRows + int64(skip)
+	}
+	return l
+}
+
+func (l *LineLimit) Read(p []byte) (int, error) {
+	if l.Err != nil {
+		return 0, l.Err
+	}
+	n, err := l.r.Read(p)
+	if l.left < 0 {
+		return n, err
+	}
+	for i, c := range p[:n] {
+		if !l.started {
+			if l.left == 0 {
+				l.Err = tooManyRows(l.desc)
+				return i, l.Err
+			}
+			l.left--
+			l.started = true
+		}
+		if c == '\n' {
+			l.started = false
+		}
+	}
+	return n, err
 }
 
 // cellNumber is a numeric column's value, or why the cell is not one.
