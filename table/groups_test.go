@@ -1,7 +1,9 @@
 package table
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -111,7 +113,9 @@ func TestGroupCountsPushDown(t *testing.T) {
 		`CREATE TABLE ok (ward TEXT, v)`, `INSERT INTO ok VALUES ('a', 1), ('a ', 1.0), ('b', '1'), ('b', 2.5), ('b', 2.5)`,
 		`CREATE TABLE nulls (ward TEXT, v REAL)`, `INSERT INTO nulls VALUES ('a', 1), (NULL, 2)`)
 	for _, schema := range []map[string]Kind{nil, {"ward": Categorical, "v": Categorical}} {
-		agg, err := NewAggregator(Source{SQLite: db, Table: "ok"}, schema, ReadOptions{})
+		var log bytes.Buffer
+		agg, err := NewAggregator(Source{SQLite: db, Table: "ok"}, schema,
+			ReadOptions{Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,6 +130,11 @@ func TestGroupCountsPushDown(t *testing.T) {
 		}
 		if fmt.Sprint(want[1]) != "[{[1] 3} {[2.5] 2}]" {
 			t.Fatalf("%v: v's groups %v", schema, want[1])
+		}
+		// Each set's query is in the node's own log, at debug level.
+		if n := strings.Count(log.String(), `level=DEBUG msg="table: query pushed down"`); n != 2 ||
+			!strings.Contains(log.String(), `GROUP BY \"ward\", typeof(\"ward\"), \"v\", typeof(\"v\")`) {
+			t.Fatalf("%v: log %s", schema, log.String())
 		}
 	}
 	if srv := pgtest.Try(t); srv != nil {
