@@ -3,8 +3,8 @@ package table
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
