@@ -164,7 +164,7 @@ func readClickHouse(ctx context.Context, src Source, name string, schema map[str
 	if err != nil {
 		return nil, err
 	}
-	if err := scanRows(rows, desc, len(types), chCell, b); err != nil {
+	if err := scanRows(rows, desc, chCell, b); err != nil {
 		return nil, err
 	}
 	if err := rows.Err(); err != nil {

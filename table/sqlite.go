@@ -64,7 +64,7 @@ func readSQLite(ctx context.Context, src Source, name string, schema map[string]
 	if err := sqliteCheckTypes(desc, b, types); err != nil {
 		return nil, err
 	}
-	if err := scanRows(rows, desc, len(names), sqlCell, b); err != nil {
+	if err := scanRows(rows, desc, sqlCell, b); err != nil {
 		return nil, err
 	}
 	if err := rows.Err(); err != nil {
@@ -129,11 +129,11 @@ func openSQLite(src Source, desc string) (*sql.DB, error) {
 	return db, nil
 }
 
-// scanRows feeds a database/sql result's rows of width columns to b, each
+// scanRows feeds a database/sql result's rows to b, each
 // value turned into a cell by conv: the one row loop of the database/sql
 // sources (SQLite, ClickHouse). The caller checks rows.Err after it, in
 // its driver's terms.
-func scanRows(rows *sql.Rows, desc string, width int, conv func(any) cell, b *builder) error {
+func scanRows(rows *sql.Rows, desc string, conv func(any) cell, b *builder) error {
 	n := 0
 	where := func(int) string { return fmt.Sprintf("%s: row %d", desc, n) }
 	return scanCells(rows, desc, conv, func(row []cell) error {
