@@ -28,7 +28,7 @@ mkdir -p "$work/pg" && { [ "$(id -u)" != 0 ] || chown postgres "$work/pg"; }
 "${asuser[@]}" "$pgbin/initdb" -D "$work/pg" -U cohort --auth=trust -E UTF8 --no-sync >/dev/null
 "${asuser[@]}" "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg/log" -w -o "-k $work/pg -c listen_addresses=''" start >/dev/null
 export COHORT_FIGURES_PG="host=$work/pg user=cohort dbname=postgres"
-psql -q "$COHORT_FIGURES_PG" -c "CREATE TABLE people AS SELECT i % 90 AS age, (ARRAY['F','M'])[(i / 3) % 2 + 1] AS sex, (i * 7919) % 10000 AS zip FROM generate_series(0, $ROWS - 1) AS i" -c "VACUUM ANALYZE people"
+psql -q "$COHORT_FIGURES_PG" -c "CREATE TABLE people AS SELECT i % 90 AS age, (ARRAY['F','M'])[(i / 3) % 2 + 1] AS sex, (i * 7919) % 10000 AS zip FROM generate_series(0::bigint, $ROWS - 1) AS i" -c "VACUUM ANALYZE people"
 psql -q "$COHORT_FIGURES_PG" -c "\\copy people TO '$work/people.csv' WITH (FORMAT csv, HEADER)"
 chmod 644 "$work/people.csv"
 for bin in "${bins[@]}"; do
