@@ -57,7 +57,8 @@
 //     AttributeDegree, TupleDegree, TableDegree, DegreeWeights, TrustDegree,
 //     Decompose (as printed), Reach and PurposeAnonymise (reaching the
 //     degree, then k); OptimalFullDomainAbove.
-//   - Before sharing (Lodha and Thomas): QITest, MaxUniqueFraction, OneDimK,
+//   - Before sharing (Lodha and Thomas): QITest (QITests: the same from
+//     group counts computed where the table lives), MaxUniqueFraction, OneDimK,
 //     QuantileTransform, RankDifference; probabilistic (1−β, k)-anonymity:
 //     ProbabilisticPartitions, AllocateDistinct, ProbabilisticAnonymise.
 //   - Reddy et al.: EnumerateCells (their Table 3, Set1), SubsetDP (our recurrence).

@@ -1,6 +1,8 @@
 package anonymize
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -40,20 +42,26 @@ type QIReport struct {
 // against a universe of the given size (the population the table is drawn
 // from; the table's own rows against a targeted adversary).
 func QITest(t *table.Table, cols []string, universe, alpha float64) (QIReport, error) {
-	r := QIReport{Columns: cols, D: 1}
-	var cs []*table.Column
+	sets := [][]string{cols}
 	for _, c := range cols {
-		col, err := t.Column(c)
-		if err != nil {
-			return r, fmt.Errorf("%w: column %q: %w", ErrRequirement, c, err)
+		if _, err := t.Column(c); err != nil {
+			return QIReport{Columns: cols, D: 1}, fmt.Errorf("%w: column %q: %w", ErrRequirement, c, err)
 		}
+		sets = append(sets, []string{c})
+	}
+	groups := make([][]table.Group, len(sets))
+	for i, set := range sets {
+		groups[i] = countGroups(t, set)
+	}
+	return qiReport(cols, groups[1:], groups[0], t.NumRows(), universe, alpha), nil
+}
+
+// countGroups counts the combinations of set's values over t's rows.
+func countGroups(t *table.Table, set []string) []table.Group {
+	var cs []*table.Column
+	for _, c := range set {
+		col, _ := t.Column(c)
 		cs = append(cs, col)
-		seen := map[string]bool{}
-		for _, v := range col.Str {
-			seen[v] = true
-		}
-		r.Distinct = append(r.Distinct, len(seen))
-		r.D *= float64(len(seen))
 	}
 	count := map[string]int{}
 	var b strings.Builder
@@ -65,18 +73,81 @@ func QITest(t *table.Table, cols []string, universe, alpha float64) (QIReport, e
 		}
 		count[b.String()]++
 	}
+	out := make([]table.Group, 0, len(count))
 	for _, n := range count {
-		if n == 1 {
+		out = append(out, table.Group{Count: n})
+	}
+	return out
+}
+
+// QITests tests each set of columns of the table agg reads, as QITest
+// does, from the counts of their value combinations, which agg computes
+// where the table lives (one query per set and column for a database,
+// one pass over a file): no row is loaded. A universe of 0 or less is the
+// table's rows, which it returns.
+func QITests(ctx context.Context, agg table.Aggregator, sets [][]string, universe, alpha float64) (int, float64, []QIReport, error) {
+	var all [][]string
+	singles := map[string]int{}
+	for i, set := range sets {
+		all = append(all, set)
+		for _, c := range set {
+			if _, ok := singles[c]; !ok {
+				singles[c] = -1
+			}
+		}
+		if len(set) == 1 && singles[set[0]] < 0 {
+			singles[set[0]] = i
+		}
+	}
+	for _, set := range sets {
+		for _, c := range set {
+			if singles[c] < 0 {
+				singles[c] = len(all)
+				all = append(all, []string{c})
+			}
+		}
+	}
+	rows, groups, err := agg.GroupCounts(ctx, all)
+	if errors.Is(err, table.ErrNoColumn) {
+		return 0, 0, nil, fmt.Errorf("%w: %w", ErrRequirement, err)
+	}
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if universe <= 0 {
+		universe = float64(rows)
+	}
+	out := make([]QIReport, len(sets))
+	for i, set := range sets {
+		var per [][]table.Group
+		for _, c := range set {
+			per = append(per, groups[singles[c]])
+		}
+		out[i] = qiReport(set, per, groups[i], rows, universe, alpha)
+	}
+	return rows, universe, out, nil
+}
+
+// qiReport is the test of cols from the combinations of each column's
+// values (perColumn) and of theirs together (joint) over rows rows.
+func qiReport(cols []string, perColumn [][]table.Group, joint []table.Group, rows int, universe, alpha float64) QIReport {
+	r := QIReport{Columns: cols, D: 1}
+	for _, g := range perColumn {
+		r.Distinct = append(r.Distinct, len(g))
+		r.D *= float64(len(g))
+	}
+	for _, g := range joint {
+		if g.Count == 1 {
 			r.Singletons++
 		}
 	}
-	if t.NumRows() > 0 {
-		r.F1 = float64(r.Singletons) / float64(t.NumRows())
+	if rows > 0 {
+		r.F1 = float64(r.Singletons) / float64(rows)
 	}
 	r.F2 = MaxUniqueFraction(r.D, universe)
 	r.KAnon = math.Max(1, universe/r.D)
 	r.QI = r.F1 >= alpha || r.F2 >= alpha
-	return r, nil
+	return r
 }
 
 // OneDimK is optimal one-dimensional k-anonymity (Lodha and Thomas §4.1):

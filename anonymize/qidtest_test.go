@@ -1,9 +1,15 @@
 package anonymize
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/cohortdm/cohort/table"
 )
 
 // Lodha and Thomas's examples: (Gender, DoB, ZIP) over the U.S. (Example
@@ -49,5 +55,45 @@ func TestQITest(t *testing.T) {
 	}
 	if _, err := QITest(tab, []string{"age"}, 5, 0.2); err == nil {
 		t.Error("unknown column tested")
+	}
+}
+
+// QITests, from counts computed where the table lives (a streamed CSV and
+// Parquet file, a grouping SQLite query), reports what QITest reports over
+// the loaded table, for every column, pair and all of them.
+func TestQITestsWhereTheTableLives(t *testing.T) {
+	ctx := context.Background()
+	tab := mkTable([]string{"id", "sex", "zip"}, "a,M,1", "b,M,1", "c,F,2", "d,F,2", "e,F,3", "f,M,2")
+	dir := t.TempDir()
+	sets := [][]string{{"id"}, {"sex"}, {"zip"}, {"sex", "zip"}, {"id", "zip"}, {"id", "sex", "zip"}}
+	for _, src := range []table.Source{{Path: filepath.Join(dir, "q.csv")}, {Path: filepath.Join(dir, "q.parquet")}, {SQLite: filepath.Join(dir, "q.db"), Table: "q"}} {
+		if err := table.Write(ctx, src, tab); err != nil {
+			t.Fatal(err)
+		}
+		agg, err := table.NewAggregator(src, nil, table.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, universe := range []float64{0, 1000} {
+			rows, n, got, err := QITests(ctx, agg, sets, universe, 0.3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := max(universe, 6); rows != 6 || n != want {
+				t.Fatalf("%s: %d rows, universe %v; want 6, %v", src, rows, n, want)
+			}
+			for i, set := range sets {
+				want, err := QITest(tab, set, n, 0.3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprintf("%+v", got[i]) != fmt.Sprintf("%+v", want) {
+					t.Fatalf("%s %v: %+v, want %+v", src, set, got[i], want)
+				}
+			}
+		}
+		if _, _, _, err := QITests(ctx, agg, [][]string{{"age"}}, 0, 0.2); !errors.Is(err, ErrRequirement) || !errors.Is(err, table.ErrNoColumn) {
+			t.Fatalf("%s: an unknown column: %v", src, err)
+		}
 	}
 }

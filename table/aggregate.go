@@ -26,6 +26,12 @@ type Aggregator interface {
 	// CountsAtMost is the row count and, for each threshold, how many of
 	// the column's values are at most it.
 	CountsAtMost(ctx context.Context, column string, thresholds []float64) (total int, counts []int, err error)
+	// GroupCounts is the row count and, for each set of columns, every
+	// combination of their values the rows hold, with how many hold it,
+	// in the order of the values (memory: the combinations, not the rows).
+	GroupCounts(ctx context.Context, sets [][]string) (rows int, groups [][]Group, err error)
+	// Columns are the names of the columns Open would load.
+	Columns(ctx context.Context) ([]string, error)
 }
 
 // NewAggregator returns src's Aggregator for the table Open(src, schema)
@@ -61,9 +67,13 @@ type colSink struct {
 	notNumeric bool
 }
 
-// take receives one checked value of a column of kind k ("" while the
+func (s *colSink) names() []string { return []string{s.column} }
+func (s *colSink) bound(int)       { s.found = true }
+func (s *colSink) end()            {}
+
+// take receives one checked value of the column, of kind k ("" while the
 // kind is inferred: numeric as long as every value parses).
-func (s *colSink) take(k Kind, x float64, v cell) {
+func (s *colSink) take(_ int, k Kind, x float64, v cell) {
 	s.rows++
 	switch {
 	case s.notNumeric:

@@ -29,6 +29,9 @@ type sqlDialect interface {
 	// notNumber holds for a value a numeric column may not hold; float
 	// says the column's stored type can hold NaN or infinities.
 	notNumber(col string, float bool) string
+	// text is col's value as the server writes it as text, by which a
+	// group is split where values equal to the server read differently.
+	text(col string) string
 }
 
 // sqlConn is one read-only connection to the source's database.
@@ -39,6 +42,9 @@ type sqlConn interface {
 	header(ctx context.Context, q, desc string, schema map[string]Kind) (b *builder, numeric, float []bool, err error)
 	// row runs q and scans its one row of numbers.
 	row(ctx context.Context, q string, args []any, dest []*float64) error
+	// scan runs q, which has no parameters, and hands each row to each
+	// as the source's reader converts its values.
+	scan(ctx context.Context, q string, each func(row []cell) error) error
 	close(ctx context.Context)
 }
 
@@ -167,6 +173,7 @@ func (pgDB) clamp(col, lo, hi string) string {
 }
 func (pgDB) param(n int, _ float64) string { return fmt.Sprintf("$%d::float8", n) }
 func (pgDB) value(col string) string       { return col }
+func (pgDB) text(col string) string        { return col + "::text" }
 
 // notNumber: integers are always finite; NaN equals NaN in PostgreSQL.
 func (pgDB) notNumber(col string, float bool) string {
@@ -228,6 +235,34 @@ func (c *pgConn) row(ctx context.Context, q string, args []any, dest []*float64)
 	return nil
 }
 
+// scan reads q's values as text, as the reader's cursor does.
+func (c *pgConn) scan(ctx context.Context, q string, each func([]cell) error) error {
+	rows, err := c.tx.Query(ctx, q, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, pgError(err))
+	}
+	defer rows.Close()
+	var row []cell
+	for rows.Next() {
+		raw := rows.RawValues()
+		row = row[:0]
+		for _, v := range raw {
+			if v == nil {
+				row = append(row, cell{null: true})
+			} else {
+				row = append(row, cell{text: strings.TrimSpace(string(v))})
+			}
+		}
+		if err := each(row); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, pgError(err))
+	}
+	return nil
+}
+
 func (c *pgConn) close(ctx context.Context) {
 	pgRollback(ctx, c.tx) // read-only: nothing to keep
 	pgClose(ctx, c.conn)
@@ -245,6 +280,10 @@ func (sqliteDB) clamp(col, lo, hi string) string {
 }
 func (sqliteDB) param(int, float64) string { return "?" }
 func (sqliteDB) value(col string) string   { return col }
+
+// text: SQLite groups 1 and 1.0 (and '1' apart); the storage class splits
+// them and the reader's conversion merges what reads the same.
+func (sqliteDB) text(col string) string { return "typeof(" + col + ")" }
 
 // notNumber: SQLite keeps any value in any column, and text that reads
 // as a number is for the stream to parse; NaN is stored as NULL.
@@ -297,6 +336,21 @@ func (c *sqliteConn) row(ctx context.Context, q string, args []any, dest []*floa
 		d[i] = dest[i]
 	}
 	if err := c.db.QueryRowContext(ctx, q, args...).Scan(d...); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, err)
+	}
+	return nil
+}
+
+func (c *sqliteConn) scan(ctx context.Context, q string, each func([]cell) error) error {
+	rows, err := c.db.QueryContext(ctx, q)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, err)
+	}
+	defer rows.Close()
+	if err := scanCells(rows, c.desc, sqlCell, each); err != nil {
+		return err
+	}
+	if err := rows.Err(); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, err)
 	}
 	return nil

@@ -325,6 +325,15 @@ func TestParquetAggregateProjects(t *testing.T) {
 			if werr == nil && (sum != wsum || n != wrows) {
 				t.Fatalf("%s %v: %v over %d rows, want %v over %d", name, schema, sum, n, wsum, wrows)
 			}
+			// Group counts read their sets' columns alike.
+			for _, sets := range [][][]string{{{"v"}}, {{"a", "v"}, {"a"}}, {{"w"}, {"v", "w"}}} {
+				grows, wgroups, gerr := loadedGroups(src, schema, sets)
+				n, groups, err := agg.GroupCounts(ctx, sets)
+				sameErr(t, fmt.Sprintf("%s %v %v", name, schema, sets), err, gerr)
+				if gerr == nil && (n != grows || fmt.Sprint(groups) != fmt.Sprint(wgroups)) {
+					t.Fatalf("%s %v %v: %d %v, want %d %v", name, schema, sets, n, groups, grows, wgroups)
+				}
+			}
 		}
 	}
 	// The clean file with v alone, or with w as text, is read by column.
@@ -342,6 +351,19 @@ func TestParquetAggregateProjects(t *testing.T) {
 		}
 		if got := b.projectable(fields); got != want {
 			t.Errorf("%v: projectable %v, want %v", *schema, got, want)
+		}
+	}
+	// A group sink projects when it reads every loaded column that could
+	// fail, and not when one of its columns is missing.
+	for sets, want := range map[*[][]string]bool{
+		{{"a", "v"}, {"w"}}: true, {{"a"}, {"w"}}: false, {{"a", "v"}, {"nope"}}: false,
+	} {
+		_, fields, b, err := parquetHeader(f, "clean", map[string]Kind{"a": Categorical, "v": Numeric, "w": Numeric}, ReadOptions{sink: newGroupSink(*sets)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.projectable(fields); got != want {
+			t.Errorf("%v: projectable %v, want %v", *sets, got, want)
 		}
 	}
 }

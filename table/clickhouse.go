@@ -164,7 +164,7 @@ func readClickHouse(ctx context.Context, src Source, name string, schema map[str
 	if err != nil {
 		return nil, err
 	}
-	if err := scanRows(rows, desc, len(types), chCell, b); err != nil {
+	if err := scanRows(rows, desc, chCell, b); err != nil {
 		return nil, err
 	}
 	if err := rows.Err(); err != nil {
@@ -195,6 +195,7 @@ func (chDB) param(_ int, v float64) string {
 	return "reinterpretAsFloat64(unhex('" + hex.EncodeToString(b) + "'))"
 }
 func (chDB) value(col string) string { return "toFloat64(" + col + ")" }
+func (chDB) text(col string) string  { return "toString(" + col + ")" }
 
 // notNumber: integers and decimals are always finite.
 func (chDB) notNumber(col string, float bool) string {
@@ -266,6 +267,21 @@ func (c *chConn) row(ctx context.Context, q string, _ []any, dest []*float64) er
 	}
 	if err := rows.Scan(d...); err != nil {
 		return chError(c.desc, err, c.secrets)
+	}
+	if err := chDrain(rows); err != nil {
+		return chError(c.desc, err, c.secrets)
+	}
+	return nil
+}
+
+func (c *chConn) scan(ctx context.Context, q string, each func([]cell) error) error {
+	rows, err := c.db.QueryContext(ctx, q)
+	if err != nil {
+		return chError(c.desc, err, c.secrets)
+	}
+	defer rows.Close()
+	if err := scanCells(rows, c.desc, chCell, each); err != nil {
+		return err
 	}
 	if err := chDrain(rows); err != nil {
 		return chError(c.desc, err, c.secrets)

@@ -25,8 +25,8 @@ func readParquet(ctx context.Context, src Source, name string, schema map[string
 	if err != nil {
 		return nil, err
 	}
-	if opts.sink != nil && opts.sink.found && b.projectable(fields) {
-		if err := parquetColumn(ctx, pf, desc, b); err != nil {
+	if opts.sink != nil && b.projectable(fields) {
+		if err := parquetColumns(ctx, pf, desc, b); err != nil {
 			return nil, err
 		}
 		return b.finish(name), nil // after: finish infers kinds on the (empty) columns
@@ -103,12 +103,16 @@ func parquetHeader(f *os.File, desc string, schema map[string]Kind, opts ReadOpt
 	return pf, fields, b, nil
 }
 
-// projectable says whether the sink's column alone can be read: no other
-// loaded column can hold a value the row check refuses, because each is
-// required (no NULL) and, when numeric, of an integer type (no NaN).
+// projectable says whether the sink's columns alone can be read: each is
+// in the table, and no other loaded column can hold a value the row check
+// refuses, because each is required (no NULL) and, when numeric, of an
+// integer type (no NaN).
 func (b *builder) projectable(fields []parquet.Field) bool {
+	if len(b.sinkCols()) != len(b.sink.names()) {
+		return false
+	}
 	for j, c := range b.cols {
-		if j == b.sinkCol {
+		if b.sinkAt[j] >= 0 {
 			continue
 		}
 		fl := fields[b.idx[j]]
@@ -119,58 +123,113 @@ func (b *builder) projectable(fields []parquet.Field) bool {
 	return true
 }
 
-// parquetColumn hands one column's values to b's sink, reading only that
-// column's pages, row group by row group; the rows are checked as the
-// full reader checks them, that column alone.
-func parquetColumn(ctx context.Context, pf *parquet.File, desc string, b *builder) error {
-	one := &builder{source: desc, cols: []*Column{b.cols[b.sinkCol]}, idx: []int{0}, infer: b.infer, sink: b.sink}
+// sinkCols are the loaded columns the sink reads, by index in b.cols.
+func (b *builder) sinkCols() []int {
+	var out []int
+	for j, at := range b.sinkAt {
+		if at >= 0 {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// parquetColumns hands the sink's columns to it, reading only those
+// columns' pages, row group by row group, a page of each at a time; the
+// rows are checked as the full reader checks them, those columns alone.
+func parquetColumns(ctx context.Context, pf *parquet.File, desc string, b *builder) error {
+	js := b.sinkCols()
+	one := &builder{source: desc, infer: b.infer}
+	for k, j := range js {
+		one.cols = append(one.cols, b.cols[j])
+		one.idx = append(one.idx, k)
+	}
+	one.bindSink(b.sink)
 	n := 0
 	where := func(int) string { return fmt.Sprintf("%s: row %d", desc, n) }
-	row := make([]cell, 1)
-	buf := make([]parquet.Value, 1024)
-	col := b.idx[b.sinkCol]
+	row := make([]cell, len(js))
 	for _, rg := range pf.RowGroups() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		pages := rg.ColumnChunks()[col].Pages()
+		its := make([]*pageValues, len(js))
+		for k, j := range js {
+			its[k] = &pageValues{pages: rg.ColumnChunks()[b.idx[j]].Pages()}
+		}
 		err := func() error {
-			defer pages.Close()
-			for {
-				pg, err := pages.ReadPage()
-				if errors.Is(err, io.EOF) {
-					return nil
+			defer func() {
+				for _, it := range its {
+					it.close()
 				}
-				if err != nil {
-					return fmt.Errorf("%w: %s: row %d: %w", ErrSource, desc, n+1, err)
-				}
-				vals := pg.Values()
-				for {
-					k, err := vals.ReadValues(buf)
-					for _, v := range buf[:k] {
-						n++
-						row[0] = parquetCell(v)
-						if err := one.add(row, where); err != nil {
-							parquet.Release(pg)
-							return err
-						}
-					}
-					if errors.Is(err, io.EOF) {
-						break
-					}
+			}()
+			for range rg.NumRows() {
+				n++
+				for k, it := range its {
+					v, err := it.next()
 					if err != nil {
-						parquet.Release(pg)
-						return fmt.Errorf("%w: %s: row %d: %w", ErrSource, desc, n+1, err)
+						return fmt.Errorf("%w: %s: row %d: %w", ErrSource, desc, n, err)
 					}
+					row[k] = parquetCell(v)
 				}
-				parquet.Release(pg)
+				if err := one.add(row, where); err != nil {
+					return err
+				}
 			}
+			return nil
 		}()
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// pageValues reads one flat column chunk's values a page at a time.
+type pageValues struct {
+	pages parquet.Pages
+	page  parquet.Page
+	vals  parquet.ValueReader
+	buf   []parquet.Value
+	at    int
+}
+
+// next is the chunk's next value; the one before it may no longer be
+// used (its page may have been released).
+func (p *pageValues) next() (parquet.Value, error) {
+	for p.at == len(p.buf) {
+		if p.vals != nil {
+			k, err := p.vals.ReadValues(p.buf[:cap(p.buf)])
+			p.buf, p.at = p.buf[:k], 0
+			if k > 0 {
+				break
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return parquet.Value{}, err
+			}
+			parquet.Release(p.page)
+			p.page, p.vals = nil, nil
+		}
+		pg, err := p.pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			return parquet.Value{}, io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return parquet.Value{}, err
+		}
+		p.page, p.vals = pg, pg.Values()
+		if p.buf == nil {
+			p.buf = make([]parquet.Value, 0, 1024)
+		}
+	}
+	p.at++
+	return p.buf[p.at-1], nil
+}
+
+func (p *pageValues) close() {
+	if p.page != nil {
+		parquet.Release(p.page)
+	}
+	p.pages.Close()
 }
 
 // parquetNumeric accepts plain integers and floating point; decimals,

@@ -3,7 +3,9 @@ package table
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -35,10 +37,25 @@ type builder struct {
 	rows   int
 	// maxRows, when positive, bounds the rows loaded (Source.MaxRows).
 	maxRows int64
-	// sink, when set, receives column sinkCol's values instead of the
-	// table keeping them (Aggregator's streaming path).
-	sink    *colSink
-	sinkCol int
+	// sink, when set, receives the values of the columns it reads
+	// instead of the table keeping them (Aggregator's streaming path);
+	// sinkAt[j] is cols[j]'s place among them, or -1.
+	sink   rowSink
+	sinkAt []int
+}
+
+// rowSink folds checked rows of a few columns as a reader hands them over,
+// so that memory is the fold's, not the table's.
+type rowSink interface {
+	// names are the columns it reads, in the order take numbers them.
+	names() []string
+	// bound says the loaded columns include names()[i].
+	bound(i int)
+	// take receives one checked value of names()[i], of kind k ("" while
+	// the kind is inferred); x is its number when k is Numeric.
+	take(i int, k Kind, x float64, v cell)
+	// end closes a row whose values it has taken.
+	end()
 }
 
 // newBuilder checks the header names (no empty or duplicate names, every
@@ -53,14 +70,24 @@ func newBuilder(source string, names []string, schema map[string]Kind, opts Read
 		b.maxRows = opts.maxRows
 		return b, nil
 	}
-	b.sink, b.sinkCol, b.max = opts.sink, -1, 0
+	if h, ok := opts.sink.(*headerSink); ok {
+		h.cols = columnNames(b.cols)
+		return nil, errHeaderRead
+	}
+	b.bindSink(opts.sink)
+	return b, nil
+}
+
+// bindSink hands the rows to s instead of keeping them.
+func (b *builder) bindSink(s rowSink) {
+	b.sink, b.max = s, 0
+	b.sinkAt = make([]int, len(b.cols))
 	for j, c := range b.cols {
-		if c.Name == opts.sink.column {
-			b.sinkCol = j
-			opts.sink.found = true
+		b.sinkAt[j] = slices.Index(s.names(), c.Name)
+		if b.sinkAt[j] >= 0 {
+			s.bound(b.sinkAt[j])
 		}
 	}
-	return b, nil
 }
 
 func newBuilderMax(source string, names []string, schema map[string]Kind, maxBytes int64) (*builder, error) {
@@ -112,8 +139,8 @@ func (b *builder) add(row []cell, where func(field int) string) error {
 			}
 		}
 		if b.sink != nil {
-			if j == b.sinkCol {
-				b.sink.take(c.Kind, x, v)
+			if b.sinkAt[j] >= 0 {
+				b.sink.take(b.sinkAt[j], c.Kind, x, v)
 			}
 			continue
 		}
@@ -125,18 +152,74 @@ func (b *builder) add(row []cell, where func(field int) string) error {
 		c.Str = append(c.Str, s)
 		b.bytes += int64(len(s)) + 16
 	}
+	if b.sink != nil {
+		b.sink.end()
+	}
 	b.rows++
 	// Neither error gives the rows read: a session may report it, and a
 	// table's size is the organisation's.
 	if b.maxRows > 0 && int64(b.rows) > b.maxRows {
-		return fmt.Errorf("%w: %s: more rows than this node loads into memory (max_table_rows or the table's max_rows); select fewer rows in the source, use a kind that aggregates where the data lives, or raise the limit",
-			ErrTooLarge, b.source)
+		return tooManyRows(b.source)
 	}
 	if b.max > 0 && b.bytes > b.max {
 		return fmt.Errorf("%w: %s: more than %d MiB in memory (the budget for one table); select fewer columns or rows in the source, or raise the budget",
 			ErrTooLarge, b.source, b.max>>20)
 	}
 	return nil
+}
+
+// tooManyRows is the refusal of a table above its source's MaxRows. It
+// does not give the rows read: a session may report it, and a table's size
+// is the organisation's.
+func tooManyRows(desc string) error {
+	return fmt.Errorf("%w: %s: more rows than this node loads into memory (max_table_rows or the table's max_rows); select fewer rows in the source, use a kind that aggregates where the data lives, or raise the limit",
+		ErrTooLarge, desc)
+}
+
+// LineLimit is a reader of a file that a kind parses itself (not through
+// Open) which fails, with Open's refusal, once it has read more than
+// src.MaxRows lines after the first skip (a header); Err says whether it
+// did. Without a MaxRows it reads r as it is.
+type LineLimit struct {
+	r       io.Reader
+	left    int64 // lines still allowed, header included
+	started bool  // a line has begun since the last newline
+	desc    string
+	// Err is the refusal, once returned by Read.
+	Err error
+}
+
+// NewLineLimit limits r, the file of src named desc in errors.
+func NewLineLimit(r io.Reader, src Source, skip int, desc string) *LineLimit {
+	l := &LineLimit{r: r, left: -1, desc: desc}
+	if src.MaxRows > 0 {
+		l.left = src.MaxRows + int64(skip)
+	}
+	return l
+}
+
+func (l *LineLimit) Read(p []byte) (int, error) {
+	if l.Err != nil {
+		return 0, l.Err
+	}
+	n, err := l.r.Read(p)
+	if l.left < 0 {
+		return n, err
+	}
+	for i, c := range p[:n] {
+		if !l.started {
+			if l.left == 0 {
+				l.Err = tooManyRows(l.desc)
+				return i, l.Err
+			}
+			l.left--
+			l.started = true
+		}
+		if c == '\n' {
+			l.started = false
+		}
+	}
+	return n, err
 }
 
 // cellNumber is a numeric column's value, or why the cell is not one.

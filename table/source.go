@@ -190,9 +190,9 @@ type ReadOptions struct {
 	// sees: a query names the organisation's tables and columns.
 	Log *slog.Logger
 
-	// sink, set by the Aggregator's streaming path, receives one column's
-	// values instead of a Table keeping them.
-	sink *colSink
+	// sink, set by the Aggregator's streaming path, receives the values
+	// of the columns it reads instead of a Table keeping them.
+	sink rowSink
 	// maxRows is the source's MaxRows, which Open passes on.
 	maxRows int64
 }

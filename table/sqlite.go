@@ -64,7 +64,7 @@ func readSQLite(ctx context.Context, src Source, name string, schema map[string]
 	if err := sqliteCheckTypes(desc, b, types); err != nil {
 		return nil, err
 	}
-	if err := scanRows(rows, desc, len(names), sqlCell, b); err != nil {
+	if err := scanRows(rows, desc, sqlCell, b); err != nil {
 		return nil, err
 	}
 	if err := rows.Err(); err != nil {
@@ -129,19 +129,33 @@ func openSQLite(src Source, desc string) (*sql.DB, error) {
 	return db, nil
 }
 
-// scanRows feeds a database/sql result's rows of width columns to b, each
+// scanRows feeds a database/sql result's rows to b, each
 // value turned into a cell by conv: the one row loop of the database/sql
 // sources (SQLite, ClickHouse). The caller checks rows.Err after it, in
 // its driver's terms.
-func scanRows(rows *sql.Rows, desc string, width int, conv func(any) cell, b *builder) error {
-	vals := make([]any, width)
-	ptrs := make([]any, width)
+func scanRows(rows *sql.Rows, desc string, conv func(any) cell, b *builder) error {
+	n := 0
+	where := func(int) string { return fmt.Sprintf("%s: row %d", desc, n) }
+	return scanCells(rows, desc, conv, func(row []cell) error {
+		n++
+		return b.add(row, where)
+	})
+}
+
+// scanCells hands each row of a database/sql result to each, its values
+// turned into cells by conv.
+func scanCells(rows *sql.Rows, desc string, conv func(any) cell, each func([]cell) error) error {
+	cols, err := rows.Columns()
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	row := make([]cell, width)
+	row := make([]cell, len(cols))
 	n := 0
-	where := func(int) string { return fmt.Sprintf("%s: row %d", desc, n) }
 	for rows.Next() {
 		n++
 		if err := rows.Scan(ptrs...); err != nil {
@@ -150,7 +164,7 @@ func scanRows(rows *sql.Rows, desc string, width int, conv func(any) cell, b *bu
 		for i, v := range vals {
 			row[i] = conv(v)
 		}
-		if err := b.add(row, where); err != nil {
+		if err := each(row); err != nil {
 			return err
 		}
 	}

@@ -36,20 +36,18 @@ population it is drawn from for an oblivious one.`,
 			if err != nil {
 				return err
 			}
-			t, err := table.Open(cmd.Context(), src, "data", nil, table.ReadOptions{})
+			// The counts are computed where the table lives: a
+			// database groups its rows, a file is streamed.
+			agg, err := table.NewAggregator(src, nil, table.ReadOptions{})
 			if err != nil {
 				return err
 			}
-			var cols []string
-			for _, c := range t.Columns {
-				cols = append(cols, c.Name)
+			cols, err := agg.Columns(cmd.Context())
+			if err != nil {
+				return err
 			}
 			if columns != "" {
 				cols = strings.Split(columns, ",")
-			}
-			n := universe
-			if n <= 0 {
-				n = float64(t.NumRows())
 			}
 			var sets [][]string
 			for i, c := range cols {
@@ -61,18 +59,14 @@ population it is drawn from for an oblivious one.`,
 			if len(cols) > 2 {
 				sets = append(sets, slices.Clone(cols))
 			}
-			var reports []anonymize.QIReport
-			for _, s := range sets {
-				r, err := anonymize.QITest(t, s, n, alpha)
-				if err != nil {
-					return err
-				}
-				reports = append(reports, r)
+			rows, n, reports, err := anonymize.QITests(cmd.Context(), agg, sets, universe, alpha)
+			if err != nil {
+				return err
 			}
 			if a.format == "json" {
-				return a.printJSON(map[string]any{"rows": t.NumRows(), "universe": n, "alpha": alpha, "sets": reports})
+				return a.printJSON(map[string]any{"rows": rows, "universe": n, "alpha": alpha, "sets": reports})
 			}
-			fmt.Fprintf(a.stdout, "%d rows, universe %g, alpha %g\n", t.NumRows(), n, alpha)
+			fmt.Fprintf(a.stdout, "%d rows, universe %g, alpha %g\n", rows, n, alpha)
 			w := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "columns\tS\tF1\tD\tF2\tk-anon\tQI")
 			for _, r := range reports {

@@ -264,19 +264,25 @@ func load(ctx context.Context, p job.Participant) (*coherence.Database, coherenc
 			return nil, 0, fmt.Errorf("party %s: table %s: %s: %w", p.Self(), ts.Name, table.Label(src), table.WithoutPath(err))
 		}
 		defer f.Close()
-		read, format := coherence.ReadFIMI, coherence.FIMI
+		read, format, header := coherence.ReadFIMI, coherence.FIMI, 0
 		if strings.EqualFold(filepath.Ext(src.Path), ".csv") {
-			read, format = coherence.ReadCSV, coherence.CSV
+			read, format, header = coherence.ReadCSV, coherence.CSV, 1
 		}
-		db, err := read(f)
+		// The node's max_table_rows bounds the lines read (a FIMI
+		// transaction or a CSV pair each), as Open bounds rows.
+		lim := table.NewLineLimit(f, src, header, table.Label(src))
+		db, err := read(lim)
+		if lim.Err != nil {
+			err = lim.Err // without the parser's row number: the limit is the node's
+		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)
+			return nil, 0, tableError(p, ts, err)
 		}
 		return db, format, nil
 	}
 	t, err := table.Open(ctx, src, ts.Name, map[string]table.Kind{"tid": table.Categorical, "item": table.Categorical}, table.ReadOptions{Label: table.Label(src)})
 	if err != nil {
-		return nil, 0, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)
+		return nil, 0, tableError(p, ts, err)
 	}
 	tid, err1 := t.Column("tid")
 	item, err2 := t.Column("item")
@@ -288,6 +294,16 @@ func load(ctx context.Context, p job.Participant) (*coherence.Database, coherenc
 		return nil, 0, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)
 	}
 	return db, coherence.CSV, nil
+}
+
+// tableError names the party and table; a table above the node's
+// max_table_rows is refused as job.OpenTable refuses one, naming the kind:
+// coherence's suppression needs every transaction in memory.
+func tableError(p job.Participant, ts job.TableSpec, err error) error {
+	if errors.Is(err, table.ErrTooLarge) {
+		return fmt.Errorf("party %s: table %s: kind %s loads whole tables into memory: %w", p.Self(), ts.Name, p.Spec().Kind, err)
+	}
+	return fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)
 }
 
 // publish runs the algorithm the params name, verifies the publication and

@@ -18,6 +18,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/wire"
 )
 
@@ -545,5 +546,46 @@ func TestCoordinatorMustDrawSeed(t *testing.T) {
 	}
 	if len(rep.Outputs) != 0 {
 		t.Errorf("%d outputs left the party", len(rep.Outputs))
+	}
+}
+
+// A table above its max_rows (a node's max_table_rows) is refused before
+// the suppression loads it, naming the kind and the setting, whatever its
+// source: a CSV or FIMI file the kind parses itself (its lines counted,
+// a CSV's header free) or a database table Open reads; one at the limit
+// is published.
+func TestMaxRowsRefusesALargerTable(t *testing.T) {
+	dir := t.TempDir()
+	csvData := "tid,item\n1,a\n1,b\n2,a\n2,b\n3,a\n3,b\n"
+	files := map[string]string{"b.csv": csvData, "b.dat": "1 2\n1 2\n1 2\n"}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pairs := &table.Table{Name: "b", Columns: []*table.Column{
+		{Name: "tid", Kind: table.Categorical, Str: []string{"1", "1", "2", "2", "3", "3"}},
+		{Name: "item", Kind: table.Categorical, Str: []string{"a", "b", "a", "b", "a", "b"}}}}
+	if err := table.Write(context.Background(), table.Source{SQLite: filepath.Join(dir, "b.db"), Table: "b"}, pairs); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		source string
+		rows   int
+	}{{"{path: b.csv", 6}, {"{path: b.dat", 3}, {"{sqlite: b.db, table: b", 6}} {
+		for _, limit := range []int{c.rows, c.rows - 1} {
+			spec := fmt.Sprintf("kind: coherence\nparties:\n  - name: shop\n    tables: [{name: baskets, source: %s, max_rows: %d}}]\nparams:\n  h: 0.9\n  k: 2\n  p: 2\n", c.source, limit)
+			s := spectest.Write(t, filepath.Join(dir, fmt.Sprintf("spec%d.yaml", limit)), spec)
+			_, err := run(t, s, jobtest.Options{})
+			switch {
+			case limit == c.rows && err != nil:
+				t.Fatalf("%s at its limit: %v", c.source, err)
+			case limit < c.rows && (err == nil || !errors.Is(err, table.ErrTooLarge) && !strings.Contains(err.Error(), "too large")):
+				t.Fatalf("%s above its limit: %v, want refused", c.source, err)
+			case limit < c.rows && (!strings.Contains(err.Error(), "kind coherence loads whole tables into memory") ||
+				!strings.Contains(err.Error(), "max_table_rows") || strings.Contains(err.Error(), "row ")):
+				t.Fatalf("%s above its limit: %v, want the kind and the setting named, no row number", c.source, err)
+			}
+		}
 	}
 }

@@ -1,0 +1,293 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ErrNoGroups is returned for a GroupCounts call without a set of columns,
+// or with an empty set.
+var ErrNoGroups = errors.New("table: group counts need sets of one or more columns")
+
+// Group is one combination of values of a set of columns (each value as
+// the loaded column's Str holds it) and the number of rows that hold it.
+type Group struct {
+	Values []string
+	Count  int
+}
+
+// groupKey appends a set's values to key, each prefixed by its length,
+// so that no two combinations share a key.
+func groupKey(key []byte, vals []string) []byte {
+	for _, v := range vals {
+		key = strconv.AppendInt(key, int64(len(v)), 10)
+		key = append(key, ':')
+		key = append(key, v...)
+	}
+	return key
+}
+
+// groupFold counts the rows of each combination of one set's values; its
+// memory is one entry per combination, the result's.
+type groupFold struct {
+	counts map[string]*Group
+	key    []byte
+}
+
+func (f *groupFold) add(vals []string, n int) {
+	if f.counts == nil {
+		f.counts = map[string]*Group{}
+	}
+	f.key = groupKey(f.key[:0], vals)
+	g, ok := f.counts[string(f.key)]
+	if !ok {
+		g = &Group{Values: slices.Clone(vals)}
+		f.counts[string(f.key)] = g
+	}
+	g.Count += n
+}
+
+// groups are the combinations in the order of their values.
+func (f *groupFold) groups() []Group {
+	out := make([]Group, 0, len(f.counts))
+	for _, g := range f.counts {
+		out = append(out, *g)
+	}
+	slices.SortFunc(out, func(a, b Group) int {
+		for i := range min(len(a.Values), len(b.Values)) {
+			if c := strings.Compare(a.Values[i], b.Values[i]); c != 0 {
+				return c
+			}
+		}
+		return len(a.Values) - len(b.Values)
+	})
+	return out
+}
+
+// groupSink counts, row by row, the combinations of each set's values.
+type groupSink struct {
+	cols  []string // every set's columns, once each
+	found []bool
+	sets  [][]int // each set's columns, by index in cols
+	row   []string
+	vals  []string
+	folds []groupFold
+}
+
+func newGroupSink(sets [][]string) *groupSink {
+	s := &groupSink{sets: make([][]int, len(sets)), folds: make([]groupFold, len(sets))}
+	for i, set := range sets {
+		for _, c := range set {
+			at := slices.Index(s.cols, c)
+			if at < 0 {
+				at = len(s.cols)
+				s.cols = append(s.cols, c)
+			}
+			s.sets[i] = append(s.sets[i], at)
+		}
+	}
+	s.found, s.row = make([]bool, len(s.cols)), make([]string, len(s.cols))
+	return s
+}
+
+func (s *groupSink) names() []string { return s.cols }
+func (s *groupSink) bound(i int)     { s.found[i] = true }
+
+// take keeps the value's text, as Open's Str keeps it; the kind does not
+// matter to a group.
+func (s *groupSink) take(i int, _ Kind, _ float64, v cell) { s.row[i] = cellText(v) }
+
+func (s *groupSink) end() {
+	for i, set := range s.sets {
+		s.vals = s.vals[:0]
+		for _, at := range set {
+			s.vals = append(s.vals, s.row[at])
+		}
+		s.folds[i].add(s.vals, 1)
+	}
+}
+
+// checkSets refuses no set or an empty one.
+func checkSets(sets [][]string) error {
+	if len(sets) == 0 || slices.ContainsFunc(sets, func(s []string) bool { return len(s) == 0 }) {
+		return ErrNoGroups
+	}
+	return nil
+}
+
+// GroupCounts streams the table once, counting every set's combinations.
+func (a *streamAgg) GroupCounts(ctx context.Context, sets [][]string) (int, [][]Group, error) {
+	if err := checkSets(sets); err != nil {
+		return 0, nil, err
+	}
+	s := newGroupSink(sets)
+	opts := a.opts
+	opts.sink = s
+	if _, err := Open(ctx, a.src, "", a.schema, opts); err != nil {
+		return 0, nil, err
+	}
+	if at := slices.Index(s.found, false); at >= 0 {
+		return 0, nil, a.noColumn(s.cols[at])
+	}
+	out := make([][]Group, len(sets))
+	for i := range s.folds {
+		out[i] = s.folds[i].groups()
+	}
+	rows := 0
+	for _, g := range out[0] {
+		rows += g.Count
+	}
+	return rows, out, nil
+}
+
+// Columns are the names of the columns Open would load, in its order,
+// from the file's header alone.
+func (a *streamAgg) Columns(ctx context.Context) ([]string, error) {
+	s := &headerSink{}
+	opts := a.opts
+	opts.sink = s
+	_, err := Open(ctx, a.src, "", a.schema, opts)
+	if errors.Is(err, errHeaderRead) {
+		return s.cols, nil
+	}
+	if err == nil {
+		err = fmt.Errorf("%w: %s: no header", ErrFormat, a.opts.describe(a.src))
+	}
+	return nil, err
+}
+
+// errHeaderRead stops a reader once a headerSink has the columns.
+var errHeaderRead = errors.New("table: header read")
+
+// headerSink keeps the names of the columns Open would load and stops the
+// reader before the first row (builder.bindSink).
+type headerSink struct{ cols []string }
+
+func (*headerSink) names() []string               { return nil }
+func (*headerSink) bound(int)                     {}
+func (*headerSink) take(int, Kind, float64, cell) {}
+func (*headerSink) end()                          {}
+
+func columnNames(cols []*Column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// Columns are the result's columns the schema selects, from a LIMIT 0
+// query; rows Open would refuse are found by the aggregates.
+func (a *sqlAgg) Columns(ctx context.Context) ([]string, error) {
+	desc := a.opts.describe(a.src)
+	from, cols := a.from()
+	conn, err := a.db.connect(ctx, a.src, desc)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.close(ctx)
+	b, _, _, err := conn.header(ctx, "SELECT "+cols+" FROM "+from+" LIMIT 0", desc, a.schema)
+	if err != nil {
+		return nil, err
+	}
+	return columnNames(b.cols), nil
+}
+
+// GroupCounts pushes one query per set down:
+// SELECT <set's values>, COUNT(*), <rows Open refuses> ... GROUP BY <values>.
+// The server groups by each value and by its text, so that values it
+// holds equal but Open reads as different texts stay apart; the values
+// come back as the reader converts them, and groups whose texts coincide
+// (spaces Open trims) are merged. Where a set's query counts rows Open
+// refuses, or a column is missing, the table is streamed instead.
+func (a *sqlAgg) GroupCounts(ctx context.Context, sets [][]string) (int, [][]Group, error) {
+	if err := checkSets(sets); err != nil {
+		return 0, nil, err
+	}
+	out, ok, err := a.groupCounts(ctx, sets)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !ok {
+		return a.streamAgg.GroupCounts(ctx, sets)
+	}
+	rows := 0
+	for _, g := range out[0] {
+		rows += g.Count
+	}
+	return rows, out, nil
+}
+
+func (a *sqlAgg) groupCounts(ctx context.Context, sets [][]string) ([][]Group, bool, error) {
+	desc := a.opts.describe(a.src)
+	from, cols := a.from()
+	conn, err := a.db.connect(ctx, a.src, desc)
+	if err != nil {
+		return nil, false, err
+	}
+	defer conn.close(ctx)
+	b, _, float, err := conn.header(ctx, "SELECT "+cols+" FROM "+from+" LIMIT 0", desc, a.schema)
+	if err != nil {
+		return nil, false, err
+	}
+	loaded := columnNames(b.cols)
+	var bad []string
+	for j, c := range b.cols {
+		q := quoteIdent(c.Name)
+		bad = append(bad, q+" IS NULL")
+		if c.Kind == Numeric {
+			bad = append(bad, a.db.notNumber(q, float[b.idx[j]]))
+		}
+	}
+	for _, set := range sets {
+		for _, c := range set {
+			if !slices.Contains(loaded, c) {
+				return nil, false, nil // the stream gives Open's error, else ErrNoColumn
+			}
+		}
+	}
+	out := make([][]Group, len(sets))
+	for i, set := range sets {
+		var sel, by []string
+		for _, c := range set {
+			q := quoteIdent(c)
+			sel = append(sel, q)
+			by = append(by, q, a.db.text(q))
+		}
+		q := "SELECT " + strings.Join(sel, ", ") + ", " + a.db.countIf("1 = 1") + ", " + a.db.countIf(strings.Join(bad, " OR ")) +
+			" FROM " + from + " GROUP BY " + strings.Join(by, ", ")
+		if a.opts.Log != nil {
+			a.opts.Log.DebugContext(ctx, "table: query pushed down", "source", desc, "query", q)
+		}
+		var f groupFold
+		refused := false
+		vals := make([]string, len(set))
+		err := conn.scan(ctx, q, func(row []cell) error {
+			n, err1 := cellNumber(row[len(set)])
+			m, err2 := cellNumber(row[len(set)+1])
+			if err := errors.Join(err1, err2); err != nil {
+				return fmt.Errorf("%w: %s: a count: %w", ErrSource, desc, err)
+			}
+			if m > 0 {
+				refused = true
+			}
+			for k := range set {
+				vals[k] = cellText(row[k])
+			}
+			f.add(vals, int(n))
+			return nil
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		if refused {
+			return nil, false, nil // Open would refuse a row: the stream says which
+		}
+		out[i] = f.groups()
+	}
+	return out, true, nil
+}
