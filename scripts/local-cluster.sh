@@ -34,6 +34,7 @@
 #              Its tables may be database sources ({clickhouse_env: VAR} or
 #              {postgres_env: VAR}): the nodes inherit this script's
 #              environment, so VAR is read from it.
+#   TABLES=DIR every node's tables_dir (default examples/sum)
 #   NODE_TABLES=LINE  append `tables:` and LINE to every node.yaml, with
 #              NAME in LINE replaced by the node's name: the node's own
 #              catalogue (e.g. 'admissions: {clickhouse_env: CH, table: NAME}');
@@ -56,7 +57,7 @@ BASE_PORT=${BASE_PORT:-17400}
 TIMEOUT=${TIMEOUT:-120}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 SPEC=${SPEC:-$REPO/examples/sum/spec.yaml}
-TABLES=$REPO/examples/sum
+TABLES=${TABLES:-$REPO/examples/sum}
 
 if ! [[ $N =~ ^[0-9]+$ ]] || (( N < 3 )); then
 	echo "usage: $0 [N>=3]  (the example job needs the parties north, south and west)" >&2
