@@ -340,7 +340,7 @@ func Check(ctx context.Context, spec *job.Spec, kinds job.Registry) error {
 			if err != nil {
 				return fmt.Errorf("%w: %s: party %s: %w", job.ErrSpec, spec.Source, p.Name, err)
 			}
-			if err := table.Check(ctx, src, schema, table.ReadOptions{}); err != nil {
+			if err := checkTable(ctx, src, schema); err != nil {
 				return fmt.Errorf("%w: %s: party %s: table %s: %w", job.ErrSpec, spec.Source, p.Name, t.Name, err)
 			}
 		}
