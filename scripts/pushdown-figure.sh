@@ -5,7 +5,12 @@
 # nodes in one process), and /usr/bin/time -v reports wall time and peak
 # resident memory of the whole simulation.
 #
-#   [KIND=quantile] scripts/pushdown-figure.sh [ROWS] [BINARY]   # default 3000000, built from this tree
+#   [KIND=quantile] [RUNS=n] scripts/pushdown-figure.sh [ROWS] [BINARY...]   # default 3000000, built from this tree
+#
+# Several binaries (before and after a change) run on the same tables, RUNS
+# rounds (default 1) interleaved. Each binary uses the simulation key cache
+# as it would (COHORT_SIM_KEY_CACHE, default the user cache dir): an
+# untimed first run of each fills it, so that every timed run is warm.
 #
 # PostgreSQL: a throwaway cluster on a Unix socket in the work dir, run as
 # the postgres user when root (initdb refuses root). Deleted at exit.
@@ -22,8 +27,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-cohort=${2:-}
-if [ -z "$cohort" ]; then go build -o "$work/cohort" ./cmd/cohort; cohort="$work/cohort"; fi
+binaries=("${@:2}")
+if [ ${#binaries[@]} = 0 ]; then go build -o "$work/cohort" ./cmd/cohort; binaries=("$work/cohort"); fi
 mkdir -p "$work/pg" && { [ "$(id -u)" != 0 ] || chown postgres "$work/pg"; }
 "${asuser[@]}" "$pgbin/initdb" -D "$work/pg" -U cohort --auth=trust -E UTF8 --no-sync >/dev/null
 "${asuser[@]}" "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg/log" -w -o "-k $work/pg -c listen_addresses=''" start >/dev/null
@@ -38,8 +43,16 @@ done
   done
   echo "schema: {admissions: {ward: categorical, v: numeric}}"; if [ "${KIND:-sum}" = quantile ]; then echo "params: {column: v, quantiles: [0.5]}"; else echo "params: {column: v}"; fi
 } > "$work/spec.yaml"
-echo "rows: $ROWS per party, 3 parties; cores: $(nproc); uptime before: $(uptime)"
-/usr/bin/time -v -o "$work/time" "$cohort" sim --format json "$work/spec.yaml" --out "$work/out" > "$work/result.json"
-echo "uptime after: $(uptime)"
-grep -E 'Elapsed|Maximum resident' "$work/time"
-grep -oE '"(sum|value|rounds)": *[0-9.e+-]*' "$work/result.json"
+for cohort in "${binaries[@]}"; do
+  "$cohort" sim --format json "$work/spec.yaml" --out "$work/warm" > /dev/null; rm -rf "$work/warm"
+done
+for run in $(seq "${RUNS:-1}"); do
+  for cohort in "${binaries[@]}"; do
+    echo "== $cohort, run $run: rows: $ROWS per party, 3 parties; cores: $(nproc); uptime before: $(uptime)"
+    /usr/bin/time -v -o "$work/time" "$cohort" sim --format json "$work/spec.yaml" --out "$work/out" > "$work/result.json"
+    echo "uptime after: $(uptime)"
+    grep -E 'Elapsed|Maximum resident|User time|System time' "$work/time"
+    grep -oE '"(sum|value|rounds)": *[0-9.e+-]*' "$work/result.json"
+    rm -rf "$work/out"
+  done
+done

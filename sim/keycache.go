@@ -64,7 +64,7 @@ func cachedKeys(bits int, dir string, names []string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("sim: key cache: %w", err)
 	}
-	defer os.RemoveAll(tmp) // gone once renamed; left only by a failure
+	defer os.RemoveAll(tmp) // nothing left to remove once renamed into place
 	install, err := ThresholdKeys(bits)(names)
 	if err != nil {
 		return "", err
