@@ -48,11 +48,13 @@ type BatchOptions struct {
 // batchJobsAtOnce is how many of a batch's jobs the leader coordinates at
 // once. A node's default, half the cores, ran the demo's jobs one after
 // another on two cores, each idling a core while it waited on its round
-// trips. Three keep two cores busy; ten at once (the whole demo) made a
-// loaded machine's nodes miss heartbeats, and exceeded the three ping
-// streams libp2p lets one peer open to another, so liveness probes of
-// busy parties failed their steps.
-const batchJobsAtOnce = 3
+// trips. No more than two: the coordinator of each running step probes
+// every party with a libp2p ping, and libp2p lets a peer accept only two
+// ping streams at once from another (its resource manager's default), so
+// on a loaded machine, where pings are slow and overlap, a third job's
+// probes were reset and busy parties were marked unreachable (seen with
+// three and with ten at once).
+const batchJobsAtOnce = 2
 
 // JobError is the failure of job Job (an index into the batch).
 type JobError struct {

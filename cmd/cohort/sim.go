@@ -194,7 +194,7 @@ func (a *app) demoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run every bundled example job on in-process nodes over loopback",
-		Long: `demo extracts the bundled examples and runs them, three at a time, on one cluster of
+		Long: `demo extracts the bundled examples and runs them, two at a time, on one cluster of
 real nodes in this process: a node per party of any example, libp2p on loopback, a
 Raft-elected coordinator that is a party of every example, one dealt key (cached as
 for sim; COHORT_SIM_KEY_CACHE=off deals a fresh one). It prints each
