@@ -5,9 +5,15 @@
 # nodes in one process), and /usr/bin/time -v reports wall time and peak
 # resident memory of the whole simulation.
 #
-#   [KIND=quantile] scripts/pushdown-figure.sh [ROWS] [BINARY]   # default 3000000, built from this tree
+#   [KIND=quantile] [RUNS=n] scripts/pushdown-figure.sh [ROWS] [BINARY...]   # default 3000000, built from this tree
 #
-# NODES=processes runs the job over three real node processes instead
+# Several binaries (before and after a change) run on the same tables, RUNS
+# rounds (default 1) interleaved. Each binary uses the simulation key cache
+# as it would (COHORT_SIM_KEY_CACHE, default the user cache dir): an
+# untimed first run of each fills it, so that every timed run is warm.
+#
+# NODES=processes runs the job over three real node processes instead, with
+# the first BINARY
 # (scripts/local-cluster.sh with SPEC and PEAK=1: the job's wall time and
 # each node's peak resident memory), then psql alone runs each party's
 # query, timed; TIMEOUT (seconds) bounds the job over processes, and
@@ -28,8 +34,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-cohort=${2:-}
-if [ -z "$cohort" ]; then go build -o "$work/cohort" ./cmd/cohort; cohort="$work/cohort"; fi
+binaries=("${@:2}")
+if [ ${#binaries[@]} = 0 ]; then go build -o "$work/cohort" ./cmd/cohort; binaries=("$work/cohort"); fi
 mkdir -p "$work/pg" && { [ "$(id -u)" != 0 ] || chown postgres "$work/pg"; }
 "${asuser[@]}" "$pgbin/initdb" -D "$work/pg" -U cohort --auth=trust -E UTF8 --no-sync >/dev/null
 "${asuser[@]}" "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg/log" -w -o "-k $work/pg -c listen_addresses=''" start >/dev/null
@@ -48,13 +54,13 @@ spec() {
   done
   echo "schema: {admissions: {ward: categorical, v: numeric}}"; if [ "$1" = quantile ]; then echo "params: {column: v, quantiles: [0.5]}"; else echo "params: {column: v}"; fi
 }
-echo "rows: $ROWS per party, 3 parties; cores: $(nproc); uptime before: $(uptime)"
 if [ "${NODES:-sim}" = processes ]; then
   # KIND may list both ("sum quantile"): one set of tables, one job each.
+  echo "rows: $ROWS per party, 3 parties; cores: $(nproc); uptime before: $(uptime)"
   for kind in ${KIND:-sum}; do
     spec "$kind" > "$work/spec.yaml"
     echo "$kind over real node processes:"
-    NODE_TABLES='admissions: {postgres_env: COHORT_FIGURES_PG, table: NAME}' COHORT=$cohort SPEC=$work/spec.yaml PEAK=1 \
+    NODE_TABLES='admissions: {postgres_env: COHORT_FIGURES_PG, table: NAME}' COHORT=${binaries[0]} SPEC=$work/spec.yaml PEAK=1 \
       TIMEOUT=${TIMEOUT:-3600} scripts/local-cluster.sh 3 2>"$work/cluster.log" |
       grep -E '^peak:|"(sum|value|rounds)"' || { tail -n 40 "$work/cluster.log" >&2; exit 1; }
     echo "uptime after: $(uptime)"
@@ -67,7 +73,16 @@ if [ "${NODES:-sim}" = processes ]; then
   exit 0
 fi
 spec "${KIND:-sum}" > "$work/spec.yaml"
-/usr/bin/time -v -o "$work/time" "$cohort" sim --format json "$work/spec.yaml" --out "$work/out" > "$work/result.json"
-echo "uptime after: $(uptime)"
-grep -E 'Elapsed|Maximum resident' "$work/time"
-grep -oE '"(sum|value|rounds)": *[0-9.e+-]*' "$work/result.json"
+for cohort in "${binaries[@]}"; do
+  "$cohort" sim --format json "$work/spec.yaml" --out "$work/warm" > /dev/null; rm -rf "$work/warm"
+done
+for run in $(seq "${RUNS:-1}"); do
+  for cohort in "${binaries[@]}"; do
+    echo "== $cohort, run $run: rows: $ROWS per party, 3 parties; cores: $(nproc); uptime before: $(uptime)"
+    /usr/bin/time -v -o "$work/time" "$cohort" sim --format json "$work/spec.yaml" --out "$work/out" > "$work/result.json"
+    echo "uptime after: $(uptime)"
+    grep -E 'Elapsed|Maximum resident|User time|System time' "$work/time"
+    grep -oE '"(sum|value|rounds)": *[0-9.e+-]*' "$work/result.json"
+    rm -rf "$work/out"
+  done
+done

@@ -45,6 +45,17 @@ type BatchOptions struct {
 	OnStart func(*Cluster)
 }
 
+// batchJobsAtOnce is how many of a batch's jobs the leader coordinates at
+// once. A node's default, half the cores, ran the demo's jobs one after
+// another on two cores, each idling a core while it waited on its round
+// trips. No more than two: the coordinator of each running step probes
+// every party with a libp2p ping, and libp2p lets a peer accept only two
+// ping streams at once from another (its resource manager's default), so
+// on a loaded machine, where pings are slow and overlap, a third job's
+// probes were reset and busy parties were marked unreachable (seen with
+// three and with ten at once).
+const batchJobsAtOnce = 2
+
 // JobError is the failure of job Job (an index into the batch).
 type JobError struct {
 	Job int
@@ -57,11 +68,13 @@ func (e *JobError) Unwrap() error { return e.Err }
 // RunBatch runs several specs on one cluster whose members are the parties
 // of every spec, so that a batch (the demo) pays once for starting nodes,
 // electing a leader and dealing the key rather than once per spec. The jobs
-// run at once: the key, if a kind needs it, is dealt while the nodes start
-// and the jobs that need none run, and one job's Raft commits and round
-// trips overlap another's computing. A member that is a party of every job,
-// if there is one, is made the leader first, so that as when Run starts
-// each spec's parties alone, no other member coordinates a job.
+// run batchJobsAtOnce at a time, so that one job's Raft commits and round
+// trips overlap another's computing. They are submitted in turn: when the
+// key is installed already (cached), the jobs that decrypt with it first;
+// else the others first, running while it is dealt and the nodes start.
+// A member that is a party of every job, if there is one, is made the
+// leader first, so that as when Run starts each spec's parties alone, no
+// other member coordinates a job.
 //
 // Each job's output is what Run would write for it alone, reported in the
 // batch's order whatever order the jobs end in: OUT/result.json, then
@@ -86,6 +99,7 @@ func RunBatch(ctx context.Context, jobs []BatchJob, opts BatchOptions, report fu
 	cluster, err := StartCluster(ctx, scratch, b.names, ClusterOptions{
 		Kinds: opts.Kinds, TablesDir: b.root, Tables: b.tables, Timing: opts.Timing,
 		OnApply: progressLines(opts.Progress), Policy: cmp.Or(opts.Policy, policy.Default()),
+		MaxJobs: min(len(jobs), batchJobsAtOnce),
 	})
 	if err != nil {
 		key.abort()
@@ -107,6 +121,7 @@ func RunBatch(ctx context.Context, jobs []BatchJob, opts BatchOptions, report fu
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	turn := newTurns(b.usesKey, key.installedNow())
 	ended := make([]chan ranJob, len(jobs))
 	var wg sync.WaitGroup
 	defer wg.Wait() // before the nodes close
@@ -115,7 +130,8 @@ func RunBatch(ctx context.Context, jobs []BatchJob, opts BatchOptions, report fu
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ended[i] <- b.run(ctx, i, cluster, key, opts)
+			defer turn.pass[i]()
+			ended[i] <- b.run(ctx, i, cluster, key, turn, opts)
 		}()
 	}
 	var failed error
@@ -252,8 +268,8 @@ func loadBatch(ctx context.Context, jobs []BatchJob, kinds job.Registry) (*batch
 }
 
 // run runs job i of the batch into a stage beside its OUT, once the key
-// is installed if its kind needs it.
-func (b *batch) run(ctx context.Context, i int, cluster *Cluster, key *batchKey, opts BatchOptions) ranJob {
+// is installed if its kind needs it, submitting it in its turn.
+func (b *batch) run(ctx context.Context, i int, cluster *Cluster, key *batchKey, turn *turns, opts BatchOptions) ranJob {
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
@@ -268,7 +284,11 @@ func (b *batch) run(ctx context.Context, i int, cluster *Cluster, key *batchKey,
 	if err != nil {
 		return ranJob{err: err}
 	}
-	id, res, err := runJob(ctx, cluster, b.specs[i], b.sent[i], stage, opts.Kinds)
+	if err := turn.await(ctx, i); err != nil {
+		os.RemoveAll(stage)
+		return ranJob{err: err}
+	}
+	id, res, err := runJob(ctx, cluster, b.specs[i], b.sent[i], stage, opts.Kinds, turn.pass[i])
 	return ranJob{id: id, result: res, err: err, dir: stage}
 }
 

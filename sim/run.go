@@ -233,20 +233,24 @@ func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOpti
 	if err != nil {
 		return nil, fmt.Errorf("read job spec: %w", err)
 	}
-	_, result, err := runJob(ctx, cluster, spec, raw, dir, opts.Kinds)
+	_, result, err := runJob(ctx, cluster, spec, raw, dir, opts.Kinds, nil)
 	return result, err
 }
 
 // runJob submits raw, the spec as it is sent, from the first of the spec's
 // parties on cluster, waits for the job and writes dir/result.json (and
 // what the kind assembles under dir). It returns the job's id, once there
-// is one, with the result.
-func runJob(ctx context.Context, cluster *Cluster, spec *job.Spec, raw []byte, dir string, kinds job.Registry) (string, map[string]any, error) {
+// is one, with the result. submitted, if set, is called once the
+// submission is committed or has failed.
+func runJob(ctx context.Context, cluster *Cluster, spec *job.Spec, raw []byte, dir string, kinds job.Registry, submitted func()) (string, map[string]any, error) {
 	first := cluster.Node(spec.PartyNames()[0])
 	if first == nil {
 		return "", nil, fmt.Errorf("sim: party %s is not running", spec.PartyNames()[0])
 	}
 	id, err := first.Submit(ctx, raw)
+	if submitted != nil {
+		submitted()
+	}
 	if err != nil {
 		return "", nil, err
 	}
@@ -340,7 +344,7 @@ func Check(ctx context.Context, spec *job.Spec, kinds job.Registry) error {
 			if err != nil {
 				return fmt.Errorf("%w: %s: party %s: %w", job.ErrSpec, spec.Source, p.Name, err)
 			}
-			if err := table.Check(ctx, src, schema, table.ReadOptions{}); err != nil {
+			if err := checkTable(ctx, src, schema); err != nil {
 				return fmt.Errorf("%w: %s: party %s: table %s: %w", job.ErrSpec, spec.Source, p.Name, t.Name, err)
 			}
 		}

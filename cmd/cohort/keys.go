@@ -27,9 +27,11 @@ const simKeyBits = 2048
 // consortium: 2048, 3072 or 4096 bits.
 func dealBitsOK(bits int) bool { return bits == 2048 || bits == 3072 || bits == 4096 }
 
-// consortiumKeys prepares each simulated node's threshold key share.
-func consortiumKeys(names []string) (func(name, dataDir string) error, error) {
-	return sim.ThresholdKeys(simKeyBits)(names)
+// consortiumKeys prepares each simulated node's key shares, from the
+// simulation key cache that $COHORT_SIM_KEY_CACHE places or turns off
+// (sim.KeyCacheDir).
+func (a *app) consortiumKeys() func(names []string) (func(name, dataDir string) error, error) {
+	return sim.SimKeys(simKeyBits, sim.KeyCacheDir(a.getenv(sim.KeyCacheEnv)))
 }
 
 // defaultThreshold is the honest-majority threshold for n members: the

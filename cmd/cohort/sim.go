@@ -49,7 +49,11 @@ sjc-predict naming the training job (result.json's "job"):
   cohort sim predict.yaml --out /tmp/pred --state /tmp/hospitals
 
 Every node runs under the default policy a new node starts with ('cohort node policy show
---file default') unless --policy FILE gives every node that policy instead.`,
+--file default') unless --policy FILE gives every node that policy instead.
+
+The simulation's keys are dealt once per set of parties and kept in the user's cache
+dir (cohort/sim-keys, mode 0700): a simulation's operator holds every share anyway.
+COHORT_SIM_KEY_CACHE=off deals a fresh key each run; COHORT_SIM_KEY_CACHE=DIR moves it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -63,7 +67,7 @@ Every node runs under the default policy a new node starts with ('cohort node po
 			if err != nil {
 				return err
 			}
-			res, err := a.runSim(cmd, args[0], sim.RunOptions{Out: out, Timeout: timeout, Replace: force, Setup: consortiumKeys,
+			res, err := a.runSim(cmd, args[0], sim.RunOptions{Out: out, Timeout: timeout, Replace: force, Setup: a.consortiumKeys(),
 				Timing: node.Timing{HeartbeatMS: ms, ElectionMS: ms}, State: state, Policy: pol})
 			if err != nil {
 				if errors.Is(err, sim.ErrOutNotEmpty) {
@@ -190,9 +194,10 @@ func (a *app) demoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run every bundled example job on in-process nodes over loopback",
-		Long: `demo extracts the bundled examples and runs them all at once on one cluster of real
-nodes in this process: a node per party of any example, libp2p on loopback, a
-Raft-elected coordinator that is a party of every example, one dealt key. It prints each
+		Long: `demo extracts the bundled examples and runs them, two at a time, on one cluster of
+real nodes in this process: a node per party of any example, libp2p on loopback, a
+Raft-elected coordinator that is a party of every example, one dealt key (cached as
+for sim; COHORT_SIM_KEY_CACHE=off deals a fresh one). It prints each
 example's result and phase timings in turn, in the order of the examples. Each example's
 result.json and audit/ go to OUT/EXAMPLE; OUT is --out (new or empty) or, by default, a
 fresh directory under the system temp dir, printed at the start and the end. Under
@@ -243,7 +248,7 @@ fresh directory under the system temp dir, printed at the start and the end. Und
 			for i, name := range names {
 				jobs[i] = sim.BatchJob{Spec: filepath.Join(work, name, "spec.yaml"), Out: filepath.Join(out, name), Replace: force}
 			}
-			o := sim.BatchOptions{Kinds: kinds(), Timeout: 5 * time.Minute, Setup: consortiumKeys, Policy: pol, OnStart: a.clusterStarted}
+			o := sim.BatchOptions{Kinds: kinds(), Timeout: 5 * time.Minute, Setup: a.consortiumKeys(), Policy: pol, OnStart: a.clusterStarted}
 			if a.format == "text" {
 				o.Progress = a.stderr
 			}
