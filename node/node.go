@@ -93,6 +93,7 @@ type Node struct {
 	ms       *messenger     // job messages over the mesh (messaging.go)
 	progress *progressBoard // the coordinators' progress per job, for the API
 	memory   *memoryBoard   // the process's peak memory per kind of job (memory.go)
+	probes   *probeShare    // one probe of a member at a time for every step (probeshare.go)
 
 	// Made by Start; nil before.
 	consensus *consensus // Raft, its log store and transport, the voter loop
@@ -175,7 +176,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 	n := &Node{
 		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, join: opts.Join,
 		key: sk, token: token, console: site, metrics: m, mesh: mesh, ledger: ledger, policy: enforcer,
-		fsm: newFSM(), progress: newProgressBoard(), memory: newMemoryBoard(),
+		fsm: newFSM(), progress: newProgressBoard(), memory: newMemoryBoard(), probes: newProbeShare(),
 	}
 	if opts.OnApply != nil {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }

@@ -86,7 +86,7 @@ func (n *Node) watchParty(ctx context.Context, p string, window time.Duration, d
 			down(p, fmt.Errorf("%w: %s", runner.ErrCannotTakePart, why))
 			return
 		}
-		err := n.probe(ctx, p)
+		err := n.probes.probe(ctx, p, func(ctx context.Context) error { return n.probe(ctx, p) })
 		if ctx.Err() != nil {
 			return
 		}
