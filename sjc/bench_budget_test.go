@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/cputime"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/sjc"
@@ -24,6 +25,8 @@ import (
 // the spec SJC_BUDGET_SPEC (its test set dropped) or else a two-table
 // GenChain case of N = SJC_BENCH_N rows per table (default 20000). Each
 // tree is checked against the one grown in process. Metrics: job-s;
+// job-core-s, its CPU time (every thread), steadier than the wall clock
+// on a loaded machine;
 // spill-MB, the most bytes one party's spill files held after a step;
 // peak-MB, the process's peak resident memory during the job (Linux: the
 // peak is reset, after a garbage collection that returns the freed
@@ -54,9 +57,9 @@ func BenchmarkMemoryBudget(b *testing.B) {
 				for _, p := range spec.PartyNames() {
 					secrets[p] = job.DirSecrets(filepath.Join(b.TempDir(), p))
 				}
-				t0 := time.Now()
+				t0, c0 := time.Now(), cputime.Used(b)
 				run, err := runJobKind(b, context.Background(), spy, spec, jobtest.Options{Secrets: secrets, StepTimeout: 10 * time.Minute})
-				took := time.Since(t0)
+				took, core := time.Since(t0), cputime.Used(b)-c0
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -64,6 +67,7 @@ func BenchmarkMemoryBudget(b *testing.B) {
 					b.Fatalf("the tree differs from the one grown in process: %s", d)
 				}
 				b.ReportMetric(took.Seconds(), "job-s")
+				b.ReportMetric(core.Seconds(), "job-core-s")
 				b.ReportMetric(float64(spy.bytes)/1e6, "spill-MB")
 				if peak, ok := peakRSS(); ok {
 					b.ReportMetric(float64(peak)/(1<<20), "peak-MB")

@@ -99,11 +99,13 @@ func float64Bytes(x float64) []byte {
 // candidate only to its party; no split predicate is in the log or in any
 // message.
 // It runs once per PSI protocol: the small sets here would make auto pick
-// ECDH, so OT is forced once.
+// ECDH, so OT is forced once; and once with every party under a one-row
+// memory budget, whose spilling must not change what leaves a party.
 func TestJobLeakage(t *testing.T) {
 	for _, mode := range []string{"ecdh", "ot"} {
-		t.Run(mode, func(t *testing.T) { checkJobLeakage(t, mode) })
+		t.Run(mode, func(t *testing.T) { checkJobLeakage(t, mode, sjc.Kind{}) })
 	}
+	t.Run("ecdh-budget", func(t *testing.T) { checkJobLeakage(t, "ecdh", sjc.Kind{MemoryBudget: oneRow}) })
 }
 
 // resultNumbers is every number in the committed result, as JSON spells
@@ -129,12 +131,12 @@ func resultNumbers(t *testing.T, res map[string]any) []byte {
 	return out
 }
 
-func checkJobLeakage(t *testing.T, mode string) {
+func checkJobLeakage(t *testing.T, mode string, kind sjc.Kind) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	spec, nums := leakCase(t)
 	spec.Params["psi"] = mode
-	run, err := runJob(t, ctx, spec, jobtest.Options{Leader: "pb"})
+	run, err := runJobKind(t, ctx, kind, spec, jobtest.Options{Leader: "pb"})
 	if err != nil {
 		t.Fatal(err)
 	}
