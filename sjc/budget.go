@@ -20,9 +20,9 @@ import (
 // stored on disk" (thesis §3.4.1). The rounds see the same Parts either
 // way, so the tree is the same.
 
-// ErrMemoryBudget: the party's memory budget cannot hold one row of a
-// partition.
-var ErrMemoryBudget = errors.New("sjc: memory_budget too small")
+// ErrMemoryBudget: the party's memory budget is negative, cannot hold
+// one row of a partition, or has no data dir to spill to.
+var ErrMemoryBudget = errors.New("sjc: bad memory budget")
 
 // spillDir is the job's spill directory, under its scratch, which the
 // node removes when the job ends (node.JobScratchDir).
@@ -52,7 +52,7 @@ func heldBytes(st *state) int64 {
 // checkBudget refuses a budget that cannot hold one row of a partition.
 func (s *session) checkBudget(u int) error {
 	if s.budget > 0 && s.budget < rowBytes(u) {
-		return fmt.Errorf("%w: party %s: memory_budget holds no row of a partition (%d labels); raise it, or 0 for no budget", ErrMemoryBudget, s.p.Self(), u)
+		return fmt.Errorf("%w: party %s: sjc_memory_budget holds no row of a partition (%d labels); raise it, or 0 for no budget", ErrMemoryBudget, s.p.Self(), u)
 	}
 	return nil
 }
@@ -131,7 +131,7 @@ func (s *session) release(st *state, id int32) {
 func (s *session) spillPath() (string, error) {
 	sd, ok := s.p.Secrets().(job.ScratchDir)
 	if !ok {
-		return "", fmt.Errorf("%w: party %s: memory_budget needs a data dir to spill to", ErrMemoryBudget, s.p.Self())
+		return "", fmt.Errorf("%w: party %s: sjc_memory_budget needs a data dir to spill to", ErrMemoryBudget, s.p.Self())
 	}
 	return sd.Dir(spillDir(s.p.JobID()))
 }

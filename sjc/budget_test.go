@@ -154,7 +154,7 @@ func TestMemoryBudgetPartyRestarted(t *testing.T) {
 }
 
 // TestMemoryBudgetTooSmall: a budget that holds no row of a partition
-// fails the job, naming memory_budget and the party, not the budget; a
+// fails the job, naming sjc_memory_budget and the party, not the budget; a
 // negative one too.
 func TestMemoryBudgetTooSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -166,8 +166,8 @@ func TestMemoryBudgetTooSmall(t *testing.T) {
 			t.Fatalf("budget %d: the job ran", budget)
 		}
 		msg := err.Error()
-		if !strings.Contains(msg, "memory_budget") || !strings.Contains(msg, "party p") {
-			t.Fatalf("budget %d: the failure does not name memory_budget and the party: %v", budget, err)
+		if !strings.Contains(msg, "sjc_memory_budget") || !strings.Contains(msg, "party p") {
+			t.Fatalf("budget %d: the failure does not name sjc_memory_budget and the party: %v", budget, err)
 		}
 		if strings.Contains(msg, "19") || strings.Contains(msg, "-5") {
 			t.Fatalf("budget %d: the failure quotes the budget: %v", budget, err)

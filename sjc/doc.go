@@ -265,8 +265,8 @@
 // the node at work (its Parts and its children's), the tables and their
 // Locals, the PSI, and the test set's propagation at finish, which runs
 // in memory. A budget below one row of a partition (4 + 8·labels bytes)
-// fails the propagate step with ErrMemoryBudget naming memory_budget and
-// the party, never the budget.
+// fails the propagate step with ErrMemoryBudget naming sjc_memory_budget
+// (the node.yaml field) and the party, never the budget.
 //
 // It is a node setting, not a spec param: a party's memory is its own
 // business, like its max_table_rows, the spec that travels names tables

@@ -76,7 +76,7 @@ func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) 
 		return nil, err
 	}
 	if k.MemoryBudget < 0 {
-		return nil, fmt.Errorf("%w: party %s: memory_budget is negative; 0 is no budget", ErrMemoryBudget, p.Self())
+		return nil, fmt.Errorf("%w: party %s: sjc_memory_budget is negative; 0 is no budget", ErrMemoryBudget, p.Self())
 	}
 	mode, _ := psiMode(p.Spec(), prm.PSI) // checked by ParseParams
 	s := newSession(p, g, prm, mode, k.MemoryBudget)
