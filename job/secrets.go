@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/cohortdm/cohort/internal/atomicfile"
@@ -50,6 +51,28 @@ func (s *dirSecrets) WriteSecret(name string, data []byte) error {
 		return fmt.Errorf("write secret %s: %w", name, err)
 	}
 	return nil
+}
+
+// ScratchDir is implemented by Secrets kept in a directory (DirSecrets):
+// it gives a job the real path of a directory of its scratch, so that it
+// can stream files larger than it wants in memory (sjc's spilled
+// partitions) rather than write each whole with WriteSecret. The name must
+// be under "jobs/JOBID/", which the node removes when the job ends.
+type ScratchDir interface {
+	// Dir creates the named directory (mode 0700) if need be and returns
+	// its path.
+	Dir(name string) (string, error)
+}
+
+func (s *dirSecrets) Dir(name string) (string, error) {
+	if !filepath.IsLocal(name) || !strings.HasPrefix(filepath.ToSlash(name), "jobs/") {
+		return "", fmt.Errorf("scratch name %q is not a path under the data dir's jobs/", name)
+	}
+	path := filepath.Join(s.dir, name)
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		return "", fmt.Errorf("scratch dir %s: %w", name, err)
+	}
+	return path, nil
 }
 
 func (s *dirSecrets) Parsed(names []string, parse func([][]byte) (any, error)) (any, error) {

@@ -64,6 +64,12 @@ type Config struct {
 	// tables: may set its own max_rows. Zero: no limit beyond the memory
 	// budget for one table (half the machine's memory).
 	MaxTableRows int64 `yaml:"max_table_rows,omitempty"`
+	// SJCMemoryBudget bounds, in bytes, the sjc partitions (a party's
+	// row sets and class counts at a tree level's nodes) this node holds
+	// in memory; the rest are spilled to the job's scratch in the data
+	// dir and read back when their level is processed (sjc.Kind). The
+	// tree does not depend on it. Zero: no budget.
+	SJCMemoryBudget int64 `yaml:"sjc_memory_budget,omitempty"`
 
 	// source is the file this config was read from, for error messages.
 	source string
@@ -198,6 +204,9 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	if c.MaxTableRows < 0 {
 		return nil, configErr(path, "max_table_rows", "must not be negative")
+	}
+	if c.SJCMemoryBudget < 0 {
+		return nil, configErr(path, "sjc_memory_budget", "must not be negative")
 	}
 	if c.Pprof != "" {
 		if err := checkPprofAddr(c.Pprof); err != nil {

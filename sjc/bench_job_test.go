@@ -35,6 +35,26 @@ func BenchmarkJobVsInProcess(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	ch, spec, g := writeChain(b, n)
+	for b.Loop() {
+		runtime.GC()
+		t0, c0 := time.Now(), cputime.Used(b)
+		want, err := sjc.Build(g, ch.Train, sjc.DefaultParams())
+		if err != nil {
+			b.Fatal(err)
+		}
+		inproc, core := time.Since(t0), cputime.Used(b)-c0
+		b.ReportMetric(inproc.Seconds(), "inproc-s")
+		b.ReportMetric(core.Seconds(), "inproc-core-s")
+		benchJob(b, spec, want, 10*time.Minute)
+	}
+}
+
+// writeChain writes a two-table GenChain case (N = n, V = n/4, X = 5,
+// seed 1) as CSV files and returns it with its spec and graph (no test
+// set).
+func writeChain(b *testing.B, n int) (*sjc.Chain, *job.Spec, *sjc.Graph) {
+	b.Helper()
 	ch, err := sjc.GenChain(sjc.ChainParams{Tables: 2, N: n, V: n / 4, X: 5, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
@@ -56,18 +76,7 @@ func BenchmarkJobVsInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for b.Loop() {
-		runtime.GC()
-		t0, c0 := time.Now(), cputime.Used(b)
-		want, err := sjc.Build(g, ch.Train, sjc.DefaultParams())
-		if err != nil {
-			b.Fatal(err)
-		}
-		inproc, core := time.Since(t0), cputime.Used(b)-c0
-		b.ReportMetric(inproc.Seconds(), "inproc-s")
-		b.ReportMetric(core.Seconds(), "inproc-core-s")
-		benchJob(b, &spec, want, 10*time.Minute)
-	}
+	return ch, &spec, g
 }
 
 // BenchmarkSimSpec runs the spec named by SJC_SIM_SPEC (say one written by

@@ -242,6 +242,47 @@
 // lost it fails the job, naming itself. The state is emptied once the
 // model is kept.
 //
+// # Memory budget
+//
+// A node may give its sjc Kind a MemoryBudget (bytes; 0, the default, is
+// none): the thesis's spill-to-disk partitions (§3.4.1: "a data partition
+// was cached if there is free memory or otherwise stored on disk"). A
+// party's partitions are its tables' Parts at the level's nodes. When a
+// step makes a node's Parts (the root's in propagate, the children's in
+// split) it holds them if they fit the budget beside the Parts it already
+// holds, and otherwise appends them to the step's spill file, a file of
+// the job's scratch (jobs/JOB/sjc-spill/PHASE-ROUND-ATTEMPT in its data
+// dir, mode 0600, written front to back and synced before the kept state
+// names it; package sjc/internal/spill). The kept state names each spilled
+// node's record and its class counts. Choose and split read a spilled
+// node's Parts back when they reach it, one node at a time; split lets go
+// of a held node's Parts once its children are made, and keeps only the
+// new state in memory (a re-run reads the old one back from its slot).
+// The rounds see the same Parts either way, so the tree is the same byte
+// for byte (TestMemoryBudgetSameTree, TestSimRealNodesMemoryBudget).
+//
+// What the budget bounds: the Parts held between nodes. On top of it are
+// the node at work (its Parts and its children's), the tables and their
+// Locals, the PSI, and the test set's propagation at finish, which runs
+// in memory. A budget below one row of a partition (4 + 8·labels bytes)
+// fails the propagate step with ErrMemoryBudget naming sjc_memory_budget
+// (the node.yaml field) and the party, never the budget.
+//
+// It is a node setting, not a spec param: a party's memory is its own
+// business, like its max_table_rows, the spec that travels names tables
+// and columns only, and a submitter (who is not trusted to ask only what
+// is fair) should not decide how much of another member's data dir a job
+// fills. The tree does not depend on it, so nothing in the log needs it.
+//
+// Spill files hold only what the kept state already holds: the party's
+// own row numbers at each node and their class counts (which the class
+// and split summaries it received shaped, as in memory), never a
+// received summary, a shared join value or another party's data. A
+// file no kept state names is removed when the next state is kept, when
+// its step fails, and with the rest once the model is kept; the node
+// removes the job's scratch when the job ends in the log, done or failed,
+// and at its next start for a job that ended while it was down.
+//
 // # Hidden gains
 //
 // params.hide_gains (off by default) is the thesis's optional secure
@@ -375,7 +416,9 @@
 //   - A party holding several tables sees their summaries in the clear; the
 //     profile is per party, and an edge inside one party discloses nothing.
 //   - Each party's data dir keeps its model part (its predicates by node
-//     id) and, during training, its state; nothing of it leaves the node.
+//     id) and, during training, its state and, under a memory budget, its
+//     spill files (the same Parts; "Memory budget"); nothing of it leaves
+//     the node.
 //     In `cohort sim` one operator owns every node and sees the whole tree.
 //
 // # Not checked, not constant time

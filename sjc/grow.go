@@ -15,7 +15,8 @@ import (
 
 // propagate runs the PSI of the party's edges and class propagation, and
 // keeps the root's Parts.
-func (s *session) propagate(ctx context.Context, step job.Step, gr *growth) (countsOutput, error) {
+func (s *session) propagate(ctx context.Context, step job.Step, gr *growth) (_ countsOutput, err error) {
+	defer s.discardOnError(&err)
 	if len(s.own) == 0 {
 		return countsOutput{}, nil
 	}
@@ -44,7 +45,10 @@ func (s *session) propagate(ctx context.Context, step job.Step, gr *growth) (cou
 		return countsOutput{}, err
 	}
 	out.Counts = [][]uint64{c}
-	next := &state{Key: stepKey(step), Shared: shared, Nodes: []nodeState{{ID: 0, Parts: parts}}}
+	next := &state{Key: stepKey(step), Shared: shared}
+	if err := s.addNode(step, next, 0, parts, c); err != nil {
+		return countsOutput{}, err
+	}
 	return out, s.keep(nil, next)
 }
 
@@ -125,12 +129,15 @@ func (s *session) frontiers(step job.Step, gr *growth) (*frontiers, error) {
 // holds with the party's own.
 func (s *session) checkCounts(step job.Step, gr *growth, base *state) error {
 	for _, n := range base.Nodes {
-		if n.ID < 0 || int(n.ID) >= len(gr.nodes) || len(n.Parts) != len(s.g.Tables) {
+		if n.ID < 0 || int(n.ID) >= len(gr.nodes) || !n.Spilled && len(n.Parts) != len(s.g.Tables) {
 			return fmt.Errorf("sjc: party %s: its state names tree node %d, which the log does not have", s.p.Self(), n.ID)
 		}
-		c, err := s.counts(n.Parts)
-		if err != nil {
-			return err
+		c := n.Counts // a spilled node's, kept beside it
+		if !n.Spilled {
+			var err error
+			if c, err = s.counts(n.Parts); err != nil {
+				return err
+			}
 		}
 		if !slices.Equal(c, gr.nodes[n.ID].counts) {
 			return s.refuse(step, "the log's class counts of node %d are not this party's", n.ID)
@@ -144,7 +151,8 @@ func (s *session) checkCounts(step job.Step, gr *growth, base *state) error {
 // each reports the children's counts. First every party checks the
 // winners against its own offers (winningSplits) and all confirm to each
 // other, so that nothing is split unless the log names the true winners.
-func (s *session) split(ctx context.Context, step job.Step, gr *growth, a splitArgs) (countsOutput, error) {
+func (s *session) split(ctx context.Context, step job.Step, gr *growth, a splitArgs) (_ countsOutput, err error) {
+	defer s.discardOnError(&err)
 	if want := gr.splitArgs(); a != want {
 		return countsOutput{}, s.refuse(step, "asks the splits of level %d from node %d; the log determines level %d from node %d", a.Level, a.NextID, want.Level, want.NextID)
 	}
@@ -190,9 +198,12 @@ func (s *session) split(ctx context.Context, step job.Step, gr *growth, a splitA
 				return countsOutput{}, err
 			}
 			out.Counts = append(out.Counts, c)
-			next.Nodes = append(next.Nodes, nodeState{ID: id, Parts: ch})
+			if err := s.addNode(step, next, id, ch, c); err != nil {
+				return countsOutput{}, err
+			}
 			id++
 		}
+		s.release(base, node)
 	}
 	s.fronts = nil
 	return out, s.keep(base, next)

@@ -11,7 +11,17 @@ import (
 // "Distributed job" section for its steps and leakage profile). Its steps
 // are the rounds of rounds.go; Coordinate (coordinate.go) drives them on
 // the leader, a session (session.go) runs them at each party.
-type Kind struct{}
+//
+// A node builds its own Kind, so MemoryBudget is a node setting, never a
+// spec's: how much memory a party has is its own business, like its
+// max_table_rows, and the tree does not depend on it.
+type Kind struct {
+	// MemoryBudget bounds, in bytes, the partitions (the Parts of the
+	// open tree nodes) the party's session holds; those beyond it are
+	// spilled to its data dir and read back when their level is processed
+	// (budget.go). 0: no budget, everything held.
+	MemoryBudget int64
+}
 
 // Message types of the job. Each is sent within one step attempt, keyed by
 // it, so messages of different steps, attempts or edges never answer each

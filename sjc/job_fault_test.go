@@ -128,14 +128,17 @@ func TestJobLeaderKilled(t *testing.T) {
 // level's choice starts, and in the middle of a split (the restarted party
 // says so at once and the runtime runs the split again as a new attempt);
 // the job finishes with the same tree.
-func TestJobPartyRestarted(t *testing.T) {
+func TestJobPartyRestarted(t *testing.T) { jobPartyRestarted(t, sjc.Kind{}) }
+
+// jobPartyRestarted is TestJobPartyRestarted with the parties' Kind.
+func jobPartyRestarted(t *testing.T, kind sjc.Kind) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	spec, want := chainCase(t, map[string]any{"timeout_ms": 1500})
 	var mu sync.Mutex
 	restarts := 0
 	midSplit := -1
-	run, err := runJob(t, ctx, spec, jobtest.Options{
+	run, err := runJobKind(t, ctx, kind, spec, jobtest.Options{
 		OnStep: func(ev jobtest.Event) jobtest.Fault {
 			mu.Lock()
 			defer mu.Unlock()

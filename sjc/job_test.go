@@ -30,13 +30,19 @@ type jobRun struct {
 // parties' kept predicates, as `cohort sim` does.
 func runJob(t testing.TB, ctx context.Context, spec *job.Spec, opts jobtest.Options) (*jobRun, error) {
 	t.Helper()
+	return runJobKind(t, ctx, sjc.Kind{}, spec, opts)
+}
+
+// runJobKind is runJob with the parties' Kind (a memory budget).
+func runJobKind(t testing.TB, ctx context.Context, kind job.Kind, spec *job.Spec, opts jobtest.Options) (*jobRun, error) {
+	t.Helper()
 	if opts.Secrets == nil {
 		opts.Secrets = map[string]job.Secrets{}
 		for _, p := range spec.PartyNames() {
 			opts.Secrets[p] = job.DirSecrets(filepath.Join(t.TempDir(), p))
 		}
 	}
-	rep, err := jobtest.Run(ctx, sjc.Kind{}, spec, opts)
+	rep, err := jobtest.Run(ctx, kind, spec, opts)
 	if err != nil {
 		return &jobRun{rep: rep, secrets: opts.Secrets}, err
 	}

@@ -27,7 +27,7 @@ func (PredictKind) Open(ctx context.Context, p job.Participant) (job.Session, er
 		return nil, err
 	}
 	mode, _ := psiMode(p.Spec(), prm.PSI) // checked by parsePredict
-	ps := &predictSession{s: newSession(p, g, Params{}, mode)}
+	ps := &predictSession{s: newSession(p, g, Params{}, mode, 0)}
 	if len(ps.s.own) > 0 {
 		ps.err = ps.open(ctx, prm.Model)
 	}

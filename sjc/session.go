@@ -9,6 +9,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/psi"
+	"github.com/cohortdm/cohort/sjc/internal/spill"
 	"github.com/cohortdm/cohort/table"
 )
 
@@ -46,12 +47,17 @@ type session struct {
 	states  []*state  // at most two: the base of the running step and its result
 	slots   [2]string // the key of the state each state slot holds
 	fronts  *frontiers
+	// budget is the node's memory budget for Parts (Kind.MemoryBudget; 0:
+	// none), held what the Parts the session holds take (budget.go).
+	budget, held int64
+	spills       [2]string     // the spill file of the state each slot holds
+	spillW       *spill.Writer // the spill file of the state being made
 }
 
 // newSession is a party's session over the join graph g, with nothing
 // loaded.
-func newSession(p job.Participant, g *Graph, prm Params, mode psi.Mode) *session {
-	s := &session{p: p, g: g, prm: prm, psiMode: mode, tables: map[string]*table.Table{},
+func newSession(p job.Participant, g *Graph, prm Params, mode psi.Mode, budget int64) *session {
+	s := &session{p: p, g: g, prm: prm, psiMode: mode, budget: budget, tables: map[string]*table.Table{},
 		locals: make([]*Local, len(g.Tables)), bases: make([]*Local, len(g.Tables)), aligns: aligns{}}
 	for i, t := range g.Tables {
 		if t.Party == p.Self() {
@@ -64,13 +70,16 @@ func newSession(p job.Participant, g *Graph, prm Params, mode psi.Mode) *session
 // Open opens a party's session: its tables, read once (a party whose
 // tables cannot be read still opens, so that the load step names the
 // problem), and any training state it kept for this job.
-func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	g, prm, err := parseSpec(p.Spec())
 	if err != nil {
 		return nil, err
 	}
+	if k.MemoryBudget < 0 {
+		return nil, fmt.Errorf("%w: party %s: sjc_memory_budget is negative; 0 is no budget", ErrMemoryBudget, p.Self())
+	}
 	mode, _ := psiMode(p.Spec(), prm.PSI) // checked by ParseParams
-	s := newSession(p, g, prm, mode)
+	s := newSession(p, g, prm, mode, k.MemoryBudget)
 	if len(s.own) > 0 {
 		tables, err := job.LoadTables(ctx, p)
 		if err != nil {
@@ -86,8 +95,12 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	return s, nil
 }
 
-// Close drops the tables and state.
-func (s *session) Close() { s.tables, s.locals, s.bases, s.states, s.fronts = nil, nil, nil, nil, nil }
+// Close drops the tables and state, and the spill file of a state not
+// kept.
+func (s *session) Close() {
+	s.discardSpill()
+	s.tables, s.locals, s.bases, s.states, s.fronts = nil, nil, nil, nil, nil
+}
 
 // Step runs one step, once it has checked that the step is the one the
 // log determines (growth.expect); each phase checks its args too.
@@ -165,6 +178,9 @@ func (s *session) prepare(gr *growth) error {
 	}
 	if s.labels != nil {
 		return nil
+	}
+	if err := s.checkBudget(len(gr.labels)); err != nil {
+		return err
 	}
 	for _, i := range s.own {
 		name := s.g.Tables[i].Name

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/sjc"
 )
 
 func (a *app) nodeCmd() *cobra.Command {
@@ -92,7 +93,9 @@ func (a *app) nodeRunCmd() *cobra.Command {
 			if warning := keyWarning(cfg); warning != "" {
 				fmt.Fprintf(a.stderr, "warning: %s\n", warning)
 			}
-			n, err := node.New(node.Options{Config: cfg, Kinds: kinds(), Logger: a.logger(), Join: join, Version: version})
+			ks := kinds()
+			ks["sjc"] = sjc.Kind{MemoryBudget: cfg.SJCMemoryBudget} // a node setting: node.yaml sjc_memory_budget
+			n, err := node.New(node.Options{Config: cfg, Kinds: ks, Logger: a.logger(), Join: join, Version: version})
 			if err != nil {
 				return err
 			}
