@@ -48,12 +48,12 @@ type BatchOptions struct {
 // batchJobsAtOnce is how many of a batch's jobs the leader coordinates at
 // once. A node's default, half the cores, ran the demo's jobs one after
 // another on two cores, each idling a core while it waited on its round
-// trips. No more than two: the coordinator of each running step probes
-// every party with a libp2p ping, and libp2p lets a peer accept only two
-// ping streams at once from another (its resource manager's default), so
-// on a loaded machine, where pings are slow and overlap, a third job's
-// probes were reset and busy parties were marked unreachable (seen with
-// three and with ten at once).
+// trips. Two overlap one job's waits with another's work; four were slower
+// on two cores (demo 5.7-8.1 s against 4.8-5.9 s, interleaved, load 7-10),
+// the jobs then contending for the cores. (Three or more at once also used
+// to fail on a loaded machine: each running step pinged every party, and
+// libp2p's resource manager reset all but two ping streams per peer; the
+// steps now share one probe per member, node/probeshare.go.)
 const batchJobsAtOnce = 2
 
 // JobError is the failure of job Job (an index into the batch).
