@@ -64,6 +64,12 @@ type Config struct {
 	// tables: may set its own max_rows. Zero: no limit beyond the memory
 	// budget for one table (half the machine's memory).
 	MaxTableRows int64 `yaml:"max_table_rows,omitempty"`
+	// RandomizerPool bounds how many Paillier encryption randomisers the
+	// node computes ahead for the consortium key, between jobs, so that a
+	// job's encryptions wait for a multiplication each instead of an
+	// exponentiation (one ciphertext-sized integer each, 512 bytes at
+	// 2048 bits). Zero: DefaultRandomizerPool; -1: none.
+	RandomizerPool int `yaml:"randomizer_pool,omitempty"`
 
 	// source is the file this config was read from, for error messages.
 	source string
@@ -199,6 +205,9 @@ func LoadConfig(path string) (*Config, error) {
 	if c.MaxTableRows < 0 {
 		return nil, configErr(path, "max_table_rows", "must not be negative")
 	}
+	if _, err := c.randomizerPool(path); err != nil {
+		return nil, err
+	}
 	if c.Pprof != "" {
 		if err := checkPprofAddr(c.Pprof); err != nil {
 			return nil, configErr(path, "pprof", "%v", err)
@@ -208,6 +217,21 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// randomizerPool is the pool's bound that RandomizerPool asks for (0:
+// none), or why it is refused.
+func (c *Config) randomizerPool(source string) (int, error) {
+	switch n := c.RandomizerPool; {
+	case n == 0:
+		return DefaultRandomizerPool, nil
+	case n == -1:
+		return 0, nil
+	case n < -1 || n > maxRandomizerPool:
+		return 0, configErr(source, "randomizer_pool", "%d: want 1 to %d randomisers, -1 for none, or leave it out for %d", n, maxRandomizerPool, DefaultRandomizerPool)
+	default:
+		return n, nil
+	}
 }
 
 // Save writes the config as YAML.

@@ -93,6 +93,8 @@ type Node struct {
 	ms       *messenger     // job messages over the mesh (messaging.go)
 	progress *progressBoard // the coordinators' progress per job, for the API
 	memory   *memoryBoard   // the process's peak memory per kind of job (memory.go)
+	secrets  job.Secrets    // the data dir's, with their cache of parsed keys
+	pools    *randomizers   // the key's encryption randomisers (randomizers.go)
 
 	// Made by Start; nil before.
 	consensus *consensus // Raft, its log store and transport, the voter loop
@@ -121,6 +123,9 @@ func New(opts Options) (*Node, error) {
 	}
 	if err := cfg.Timing.check("node " + cfg.Name); err != nil {
 		return nil, err // a config built in code, not by LoadConfig
+	}
+	if _, err := cfg.randomizerPool("node " + cfg.Name); err != nil {
+		return nil, err
 	}
 	lg := opts.Logger
 	if lg == nil {
@@ -172,11 +177,15 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		ledger.Close()
 		return nil, err
 	}
+	poolSize, _ := cfg.randomizerPool("") // checked by New
+	secrets := job.DirSecrets(cfg.DataDir)
 	n := &Node{
 		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, join: opts.Join,
 		key: sk, token: token, console: site, metrics: m, mesh: mesh, ledger: ledger, policy: enforcer,
 		fsm: newFSM(), progress: newProgressBoard(), memory: newMemoryBoard(),
+		secrets: secrets, pools: newRandomizers(poolSize, secrets, lg),
 	}
+	m.reg.MustRegister(n.pools)
 	if opts.OnApply != nil {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }
 	}
@@ -265,11 +274,12 @@ func (n *Node) Start(cons *Consortium) error {
 	n.jobs = newJobRunner(n.ctx, jobsConfig{
 		Self: n.cfg.Name, DataDir: n.cfg.DataDir, Kinds: n.kinds, FSM: n.fsm, Raft: c, Box: n.ms.box,
 		Metrics: n.metrics, Progress: n.progress, Memory: n.memory, Log: n.log,
-		Commit: raftLog{n.fsm, c}, Net: netParty{n}, Member: member{n: n, secrets: job.DirSecrets(n.cfg.DataDir)},
-		Policy: n.policy, Config: n.runtimeConfig, Watch: n.watchReachable,
+		Commit: raftLog{n.fsm, c}, Net: netParty{n}, Member: member{n: n, secrets: randomizerSecrets{n.secrets, n.pools}},
+		Policy: n.policy, Config: n.runtimeConfig, Watch: n.watchReachable, Busy: n.pools.setBusy,
 		MaxJobs: maxJobs, UnknownJobGrace: unknownJobGrace,
 	})
 	n.mesh.start(n.ctx)
+	n.pools.start(n.ctx)
 	return nil
 }
 
@@ -296,6 +306,7 @@ func (n *Node) Close() error {
 	if n.jobs != nil {
 		n.jobs.Close()
 	}
+	n.pools.close()
 	var errs []error
 	if n.consensus != nil {
 		errs = append(errs, n.consensus.Close())
