@@ -17,9 +17,13 @@ import (
 
 // DefaultRandomizerPool is how many Paillier encryption randomisers a node
 // keeps ready when node.yaml does not say: enough for one aggregation of
-// about 35,000 values at sum's fixed point (a round encrypts its packed
-// values with one randomiser per ciphertext), 256 KiB at 2048 bits.
-const DefaultRandomizerPool = 512
+// about 18,000 values at sum's fixed point on five parties (a round
+// encrypts its packed values with one randomiser per ciphertext, 137 for
+// 10,000 values), 128 KiB at 2048 bits. It stays below the 490
+// encryptions after which package paillier builds a key's wide
+// fixed-base table (57 MiB at 2048 bits), so that an idle node's first
+// fill does not build it: only randomisers used, and refilled, do.
+const DefaultRandomizerPool = 256
 
 // maxRandomizerPool bounds node.yaml's randomizer_pool: 32 MiB at 2048 bits.
 const maxRandomizerPool = 1 << 16
