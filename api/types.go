@@ -33,6 +33,21 @@ type Status struct {
 	// Memory is the node process's resident memory, where the system
 	// reports it (Linux).
 	Memory *Memory `json:"memory,omitempty"`
+	// Randomizers is the node's pool of Paillier encryption randomisers,
+	// when it keeps one (node.yaml randomizer_pool) for an installed key.
+	Randomizers *Randomizers `json:"randomizers,omitempty"`
+}
+
+// Randomizers describes a node's pool of precomputed Paillier encryption
+// randomisers: its bound, how many are ready and the memory they hold,
+// and, since the node started, how many encryptions took one and how many
+// found the pool empty and computed their own.
+type Randomizers struct {
+	Size     int   `json:"size"`
+	Ready    int   `json:"ready"`
+	Bytes    int   `json:"bytes"`
+	Taken    int64 `json:"taken"`
+	Computed int64 `json:"computed"`
 }
 
 // Memory is a node process's resident memory in bytes: now, its peak

@@ -172,7 +172,8 @@ func SavePaillier(dataDir string, k *Paillier) error {
 }
 
 // InstallPaillier stores k, and its info, through a job's Secrets (the
-// keygen job installing the key it generated).
+// keygen job installing the key it generated). A node that keeps a pool of
+// randomisers (RandomizerSource) starts the new key's at once.
 func InstallPaillier(s job.Secrets, k *Paillier, info Info) error {
 	files, err := paillierFiles(k)
 	if err != nil {
@@ -182,7 +183,11 @@ func InstallPaillier(s job.Secrets, k *Paillier, info Info) error {
 	if err != nil {
 		return err
 	}
-	return writeAll(secretsStore{s}, append(files, inf)...)
+	if err := writeAll(secretsStore{s}, append(files, inf)...); err != nil {
+		return err
+	}
+	PaillierRandomizers(s, k)
+	return nil
 }
 
 // StagePaillier writes k's share and public file under dir

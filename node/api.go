@@ -54,6 +54,9 @@ func (n *Node) Status() Status {
 	if rss, peak, ok := processMemory(); ok {
 		st.Memory = &api.Memory{RSS: rss, PeakRSS: peak, PeakJobs: n.memory.peaks()}
 	}
+	if p, ok := n.pools.stats(); ok {
+		st.Randomizers = &api.Randomizers{Size: p.Size, Ready: p.Ready, Bytes: p.Bytes, Taken: p.Taken, Computed: p.Computed}
+	}
 	return st
 }
 

@@ -70,6 +70,12 @@ type Config struct {
 	// dir and read back when their level is processed (sjc.Kind). The
 	// tree does not depend on it. Zero: no budget.
 	SJCMemoryBudget int64 `yaml:"sjc_memory_budget,omitempty"`
+	// RandomizerPool bounds how many Paillier encryption randomisers the
+	// node computes ahead for the consortium key, between jobs, so that a
+	// job's encryptions wait for a multiplication each instead of an
+	// exponentiation (one ciphertext-sized integer each, 512 bytes at
+	// 2048 bits). Zero: DefaultRandomizerPool; -1: none.
+	RandomizerPool int `yaml:"randomizer_pool,omitempty"`
 
 	// source is the file this config was read from, for error messages.
 	source string
@@ -208,6 +214,9 @@ func LoadConfig(path string) (*Config, error) {
 	if c.SJCMemoryBudget < 0 {
 		return nil, configErr(path, "sjc_memory_budget", "must not be negative")
 	}
+	if _, err := c.randomizerPool(path); err != nil {
+		return nil, err
+	}
 	if c.Pprof != "" {
 		if err := checkPprofAddr(c.Pprof); err != nil {
 			return nil, configErr(path, "pprof", "%v", err)
@@ -217,6 +226,21 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// randomizerPool is the pool's bound that RandomizerPool asks for (0:
+// none), or why it is refused.
+func (c *Config) randomizerPool(source string) (int, error) {
+	switch n := c.RandomizerPool; {
+	case n == 0:
+		return DefaultRandomizerPool, nil
+	case n == -1:
+		return 0, nil
+	case n < -1 || n > maxRandomizerPool:
+		return 0, configErr(source, "randomizer_pool", "%d: want 1 to %d randomisers, -1 for none, or leave it out for %d", n, maxRandomizerPool, DefaultRandomizerPool)
+	default:
+		return n, nil
+	}
 }
 
 // Save writes the config as YAML.

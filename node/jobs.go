@@ -59,6 +59,9 @@ type jobsConfig struct {
 	// policy's approval timeout can change while the node runs).
 	Config func() runner.Config
 	Watch  func(ctx context.Context, parties []string, down func(p string, why error))
+	// Busy, if set, hears after each reconcile whether the node takes
+	// part in any job (the randomiser pool fills only between jobs).
+	Busy func(bool)
 
 	MaxJobs int // jobs coordinated at once while leading
 	// UnknownJobGrace is how long messages for a job not (yet) in the log are kept.

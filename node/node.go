@@ -94,6 +94,8 @@ type Node struct {
 	progress *progressBoard // the coordinators' progress per job, for the API
 	memory   *memoryBoard   // the process's peak memory per kind of job (memory.go)
 	probes   *probeShare    // one probe of a member at a time for every step (probeshare.go)
+	secrets  job.Secrets    // the data dir's, with their cache of parsed keys
+	pools    *randomizers   // the key's encryption randomisers (randomizers.go)
 
 	// Made by Start; nil before.
 	consensus *consensus // Raft, its log store and transport, the voter loop
@@ -122,6 +124,9 @@ func New(opts Options) (*Node, error) {
 	}
 	if err := cfg.Timing.check("node " + cfg.Name); err != nil {
 		return nil, err // a config built in code, not by LoadConfig
+	}
+	if _, err := cfg.randomizerPool("node " + cfg.Name); err != nil {
+		return nil, err
 	}
 	lg := opts.Logger
 	if lg == nil {
@@ -173,11 +178,15 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		ledger.Close()
 		return nil, err
 	}
+	poolSize, _ := cfg.randomizerPool("") // checked by New
+	secrets := job.DirSecrets(cfg.DataDir)
 	n := &Node{
 		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, join: opts.Join,
 		key: sk, token: token, console: site, metrics: m, mesh: mesh, ledger: ledger, policy: enforcer,
 		fsm: newFSM(), progress: newProgressBoard(), memory: newMemoryBoard(), probes: newProbeShare(),
+		secrets: secrets, pools: newRandomizers(poolSize, secrets, lg),
 	}
+	m.reg.MustRegister(n.pools)
 	if opts.OnApply != nil {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }
 	}
@@ -266,11 +275,12 @@ func (n *Node) Start(cons *Consortium) error {
 	n.jobs = newJobRunner(n.ctx, jobsConfig{
 		Self: n.cfg.Name, DataDir: n.cfg.DataDir, Kinds: n.kinds, FSM: n.fsm, Raft: c, Box: n.ms.box,
 		Metrics: n.metrics, Progress: n.progress, Memory: n.memory, Log: n.log,
-		Commit: raftLog{n.fsm, c}, Net: netParty{n}, Member: member{n: n, secrets: job.DirSecrets(n.cfg.DataDir)},
-		Policy: n.policy, Config: n.runtimeConfig, Watch: n.watchReachable,
+		Commit: raftLog{n.fsm, c}, Net: netParty{n}, Member: member{n: n, secrets: randomizerSecrets{n.secrets, n.pools}},
+		Policy: n.policy, Config: n.runtimeConfig, Watch: n.watchReachable, Busy: n.pools.setBusy,
 		MaxJobs: maxJobs, UnknownJobGrace: unknownJobGrace,
 	})
 	n.mesh.start(n.ctx)
+	n.pools.start(n.ctx)
 	return nil
 }
 
@@ -297,6 +307,7 @@ func (n *Node) Close() error {
 	if n.jobs != nil {
 		n.jobs.Close()
 	}
+	n.pools.close()
 	var errs []error
 	if n.consensus != nil {
 		errs = append(errs, n.consensus.Close())

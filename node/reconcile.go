@@ -169,6 +169,9 @@ func (r *jobRunner) reconcile(leader bool) {
 			delete(r.workers, id)
 		}
 	}
+	if r.Busy != nil {
+		r.Busy(len(r.workers) > 0)
+	}
 	if !r.swept {
 		r.sweepScratch()
 		r.swept = true

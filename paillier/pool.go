@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/big"
 	"sync"
+	"sync/atomic"
 )
 
 // RandomizerPool moves the cost of encryption off a protocol's critical
@@ -35,7 +36,9 @@ import (
 // is called or ctx ends. Close stops it, waits for it to return, and drops
 // the randomisers not handed out. The pool's owner must call Close. After
 // Close, Encrypt and Rerandomize still work, computing every randomiser
-// themselves. A pool is safe for concurrent use.
+// themselves. Pause and Resume let an owner keep the filler off the cores
+// while it has work of its own (Go has no goroutine priorities). A pool is
+// safe for concurrent use.
 type RandomizerPool struct {
 	pk     PublicKey // a copy: a later change to the caller's key does not reach the filler
 	random io.Reader // lockedReader: the filler and the fallback path share it
@@ -43,6 +46,27 @@ type RandomizerPool struct {
 	stop   chan struct{}
 	done   chan struct{}
 	once   sync.Once
+
+	mu     sync.Mutex
+	paused chan struct{} // non-nil while paused; closed by Resume
+
+	made, taken, computed atomic.Int64 // for Stats
+}
+
+// PoolStats is what a pool holds and has handed out, for an owner's
+// status page and metrics.
+type PoolStats struct {
+	Size  int // the bound: at most this many randomisers wait
+	Ready int // randomisers waiting now
+	// Bytes is the memory the waiting randomisers hold: Ready ciphertext-
+	// sized integers.
+	Bytes int
+	Made  int64 // randomisers the filler computed
+	Taken int64 // randomisers handed out from the pool
+	// Computed counts randomisers computed on the caller's path because
+	// the pool was empty.
+	Computed int64
+	Paused   bool
 }
 
 // NewRandomizerPool starts a pool of up to size randomisers for pk, drawn
@@ -84,10 +108,21 @@ func (p *RandomizerPool) fill(ctx context.Context) {
 			return
 		default:
 		}
+		if wait := p.pausedCh(); wait != nil {
+			select {
+			case <-wait:
+				continue
+			case <-p.stop:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
 		r, err := p.pk.randomizer(p.random)
 		if err != nil {
 			return
 		}
+		p.made.Add(1)
 		select {
 		case p.ready <- r:
 		case <-p.stop:
@@ -103,14 +138,59 @@ func (p *RandomizerPool) fill(ctx context.Context) {
 func (p *RandomizerPool) take() (*big.Int, error) {
 	select {
 	case r := <-p.ready:
+		p.taken.Add(1)
 		return r, nil
 	default:
+		p.computed.Add(1)
 		return p.pk.randomizer(p.random)
 	}
 }
 
+// Serves reports whether the pool's randomisers encrypt under pk: the same
+// modulus, degree, base and exponent length. A caller handed a pool by
+// someone else checks it before encrypting with it.
+func (p *RandomizerPool) Serves(pk *PublicKey) bool {
+	return pk != nil && pk.N != nil && pk.S == p.pk.S && pk.N.Cmp(p.pk.N) == 0 &&
+		pk.ShortExponent == p.pk.ShortExponent && (pk.H == nil) == (p.pk.H == nil) && (pk.H == nil || pk.H.Cmp(p.pk.H) == 0)
+}
+
 // Ready is the number of precomputed randomisers waiting.
 func (p *RandomizerPool) Ready() int { return len(p.ready) }
+
+// Stats reports the pool's size, what waits in it and what it handed out.
+func (p *RandomizerPool) Stats() PoolStats {
+	ready := len(p.ready)
+	return PoolStats{Size: cap(p.ready), Ready: ready, Bytes: ready * p.pk.CiphertextSize(),
+		Made: p.made.Load(), Taken: p.taken.Load(), Computed: p.computed.Load(), Paused: p.pausedCh() != nil}
+}
+
+// Pause stops the filler once the randomiser it is computing is done,
+// until Resume: the owner keeps the cores for its own work (a node running
+// a job's step) and lets the pool fill while it idles. Encrypt still takes
+// what is ready. Pausing a paused pool does nothing.
+func (p *RandomizerPool) Pause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.paused == nil {
+		p.paused = make(chan struct{})
+	}
+}
+
+// Resume lets a paused filler go on; on a running pool it does nothing.
+func (p *RandomizerPool) Resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.paused != nil {
+		close(p.paused)
+		p.paused = nil
+	}
+}
+
+func (p *RandomizerPool) pausedCh() chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.paused
+}
 
 // Encrypt is PublicKey.Encrypt with a randomiser from the pool.
 func (p *RandomizerPool) Encrypt(m *big.Int) (*Ciphertext, error) {
@@ -122,6 +202,42 @@ func (p *RandomizerPool) Encrypt(m *big.Int) (*Ciphertext, error) {
 		return nil, err
 	}
 	return &Ciphertext{C: mulMod(r, p.pk.gPow(m), p.pk.ns1())}, nil
+}
+
+// EncryptMany is PublicKey.EncryptMany with randomisers from the pool: as
+// many plaintexts as there are randomisers ready take one each, and
+// PublicKey.EncryptMany encrypts the rest on every core, drawing from the
+// pool's random source. A randomiser taken is never handed out again, even
+// when the call fails.
+func (p *RandomizerPool) EncryptMany(ms []*big.Int) ([]*Ciphertext, error) {
+	for _, m := range ms {
+		if err := p.pk.checkPlain(m); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]*Ciphertext, 0, len(ms))
+	for len(out) < len(ms) {
+		var r *big.Int
+		select {
+		case r = <-p.ready:
+		default:
+		}
+		if r == nil {
+			break
+		}
+		p.taken.Add(1)
+		out = append(out, &Ciphertext{C: mulMod(r, p.pk.gPow(ms[len(out)]), p.pk.ns1())})
+	}
+	if len(out) == len(ms) {
+		return out, nil
+	}
+	rest := ms[len(out):]
+	p.computed.Add(int64(len(rest)))
+	more, err := p.pk.EncryptMany(p.random, rest)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, more...), nil
 }
 
 // Rerandomize is PublicKey.Rerandomize with a randomiser from the pool.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/paillier"
 )
 
 // DefaultFanout is the k of the k-ary tree when Config.Fanout is zero.
@@ -62,6 +63,13 @@ type Config struct {
 	// Random is the randomness for encryption, proofs and noise; nil means
 	// crypto/rand. Tests may pass a deterministic reader.
 	Random io.Reader
+	// Randomizers, when set and Random is not, is the node's pool of
+	// encryption randomisers for Keys (keyring.PaillierRandomizers, which
+	// Configure asks): the Paillier backend encrypts with the randomisers
+	// it has ready, so its encryptions cost a multiplication each on the
+	// round's critical path, and computes the rest itself. The
+	// ciphertexts are distributed as without it.
+	Randomizers *paillier.RandomizerPool
 }
 
 // Result is what every party gets back.

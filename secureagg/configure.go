@@ -32,7 +32,8 @@ type Setup struct {
 // Paillier's t, or the lattice key's quorum less one. On the Paillier
 // backend only t+1 parties are asked for decryption shares up front (more
 // only if some fail): the shares and their proofs are most of a round's
-// cost. Errors name the party and the key file it lacks, so an operator
+// cost. The config carries the node's randomiser pool for the key when
+// the node keeps one. Errors name the party and the key file it lacks, so an operator
 // knows which key to install.
 func Configure(secrets job.Secrets, self string, step job.Step, setup Setup) (Config, int, error) {
 	cfg := Config{FracBits: setup.FracBits, ValueBits: setup.ValueBits}
@@ -75,6 +76,7 @@ func Configure(secrets job.Secrets, self string, step job.Step, setup Setup) (Co
 		}
 		t := k.Public().Threshold
 		cfg.Backend, cfg.Keys, cfg.Noise, cfg.Decryptors = BackendPaillier, k, noise(t), t+1
+		cfg.Randomizers = keyring.PaillierRandomizers(secrets, k)
 		return cfg, t, nil
 	}
 	return cfg, 0, fmt.Errorf("secureagg: unknown backend %q", b)

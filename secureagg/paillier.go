@@ -67,6 +67,9 @@ func newPaillierAgg(st *stage, cfg Config, n int) (*paillierAgg, error) {
 	if s.paillierScheme, err = newPaillierScheme(cfg.Keys.Public(), enc, n, len(st.parties)); err != nil {
 		return nil, err
 	}
+	if p := cfg.Randomizers; cfg.Random == nil && p != nil && p.Serves(&cfg.Keys.Public().PublicKey) {
+		s.pool = p // a deterministic Random (tests) keeps every draw its own
+	}
 	for _, q := range s.parties {
 		if cfg.Keys.Index(q) == 0 {
 			return nil, fmt.Errorf("secureagg: party %s holds no share of the consortium key", q)

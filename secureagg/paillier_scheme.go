@@ -23,6 +23,8 @@ type paillierScheme struct {
 	n       int // vector length
 	count   int // ciphertexts per vector
 	members int // the step's parties: the packing's room and the range checks
+	// pool, when set, gives encrypt its randomisers (Config.Randomizers).
+	pool *paillier.RandomizerPool
 }
 
 // newPaillierScheme lays out the arithmetic of an aggregation of vectors
@@ -39,7 +41,8 @@ func newPaillierScheme(pk *paillier.ThresholdPublicKey, enc *encoding, n, member
 }
 
 // encrypt checks, noises, packs and encrypts one party's input, drawing
-// the noise and the encryptions' randomness from random. It stops between
+// the noise and the encryptions' randomness from random, or the
+// encryptions' from c.pool when it is set. It stops between
 // chunks of ciphertexts when ctx ends: a superseded attempt must not keep
 // the cores busy for seconds (10,000 values are about 140 ciphertexts)
 // while the next attempt and Raft need them.
@@ -85,7 +88,13 @@ func (c *paillierScheme) encrypt(ctx context.Context, random io.Reader, input []
 		}
 		chunk := plain[:min(encryptChunk, len(plain))]
 		plain = plain[len(chunk):]
-		more, err := c.pk.EncryptMany(random, chunk)
+		var more []*paillier.Ciphertext
+		var err error
+		if c.pool != nil {
+			more, err = c.pool.EncryptMany(chunk)
+		} else {
+			more, err = c.pk.EncryptMany(random, chunk)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("secureagg: encrypt: %w", err)
 		}

@@ -47,6 +47,9 @@ type ClusterOptions struct {
 	MaxJobs int
 	// MaxTableRows is every node's max_table_rows (0: no limit).
 	MaxTableRows int64
+	// RandomizerPool is every node's randomizer_pool (0: the default, -1:
+	// none).
+	RandomizerPool int
 	// Listen overrides the listen multiaddrs (default: TCP and QUIC on
 	// 127.0.0.1, OS-chosen ports).
 	Listen []string
@@ -126,7 +129,8 @@ func StartCluster(ctx context.Context, dir string, names []string, opts ClusterO
 		if len(listen) == 0 {
 			listen = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
 		}
-		cfg := &node.Config{Name: name, DataDir: dataDir, TablesDir: opts.TablesDir, Tables: opts.Tables[name], Timing: timing, Listen: listen, MaxJobs: opts.MaxJobs, MaxTableRows: opts.MaxTableRows}
+		cfg := &node.Config{Name: name, DataDir: dataDir, TablesDir: opts.TablesDir, Tables: opts.Tables[name], Timing: timing, Listen: listen, MaxJobs: opts.MaxJobs, MaxTableRows: opts.MaxTableRows,
+			RandomizerPool: opts.RandomizerPool}
 		n, err := c.newNode(cfg)
 		if err != nil {
 			c.Close()

@@ -151,6 +151,10 @@ found through --config (or with --api, over the node's HTTP listener).`,
 					fmt.Fprintf(a.stdout, "          %s at most while %s ran\n", mebibytes(m.PeakJobs[k]), k)
 				}
 			}
+			if r := st.Randomizers; r != nil {
+				fmt.Fprintf(a.stdout, "pool:     %d of %d Paillier randomisers ready (%d KiB); %d encryptions took one, %d found none\n",
+					r.Ready, r.Size, r.Bytes/1024, r.Taken, r.Computed)
+			}
 			return nil
 		},
 	}

@@ -1,0 +1,191 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/keyring"
+	"github.com/cohortdm/cohort/paillier"
+)
+
+// DefaultRandomizerPool is how many Paillier encryption randomisers a node
+// keeps ready when node.yaml does not say: enough for one aggregation of
+// about 18,000 values at sum's fixed point on five parties (a round
+// encrypts its packed values with one randomiser per ciphertext, 137 for
+// 10,000 values), 128 KiB at 2048 bits. It stays below the 490
+// encryptions after which package paillier builds a key's wide
+// fixed-base table (57 MiB at 2048 bits), so that an idle node's first
+// fill does not build it: only randomisers used, and refilled, do.
+const DefaultRandomizerPool = 256
+
+// maxRandomizerPool bounds node.yaml's randomizer_pool: 32 MiB at 2048 bits.
+const maxRandomizerPool = 1 << 16
+
+// randomizers is the node's pool of encryption randomisers for the
+// threshold Paillier key installed in its data dir, so that a job's
+// encryptions cost a multiplication each on its critical path
+// (paillier.RandomizerPool; secureagg draws from it through
+// keyring.PaillierRandomizers). It is started when the node starts with a
+// key or the key is installed, replaced when the installed key changes
+// (it is read through the data dir's Secrets, whose cache notices a
+// changed file), paused while the node takes part in a job, so that it
+// fills between jobs, and closed with the node.
+type randomizers struct {
+	size    int // 0: the node keeps none
+	secrets job.Secrets
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	ctx    context.Context // the node's life, from start
+	keyID  []byte          // the key pool serves
+	pool   *paillier.RandomizerPool
+	busy   bool
+	closed bool
+	// taken and computed add up the counts of pools replaced, so that the
+	// metrics' counters never go down.
+	taken, computed int64
+}
+
+func newRandomizers(size int, secrets job.Secrets, log *slog.Logger) *randomizers {
+	return &randomizers{size: size, secrets: secrets, log: log}
+}
+
+// start begins the node's life: it reads the installed key, if any, and
+// starts its pool.
+func (r *randomizers) start(ctx context.Context) {
+	r.mu.Lock()
+	r.ctx = ctx
+	r.mu.Unlock()
+	r.current()
+}
+
+// current returns the pool of the key installed now, starting it (and
+// closing the pool of a key no longer installed) when the key changed; nil
+// when the node keeps no pool, has no key or has stopped.
+func (r *randomizers) current() *paillier.RandomizerPool {
+	if r.size == 0 {
+		return nil
+	}
+	k, err := keyring.ReadPaillier(r.secrets)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.log.Warn("randomiser pool: the installed threshold key cannot be read", "err", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.ctx == nil {
+		return nil
+	}
+	if k == nil {
+		r.replace(nil, nil)
+		return nil
+	}
+	pk := k.Public()
+	if r.pool != nil && bytes.Equal(r.keyID, pk.KeyID[:]) {
+		return r.pool
+	}
+	p, err := paillier.NewRandomizerPool(r.ctx, &pk.PublicKey, nil, r.size)
+	if err != nil {
+		r.log.Warn("randomiser pool not started", "err", err)
+		r.replace(nil, nil)
+		return nil
+	}
+	if r.busy {
+		p.Pause()
+	}
+	r.replace(p, pk.KeyID[:])
+	return p
+}
+
+// replace closes the pool kept and keeps p for key instead; r.mu is held.
+func (r *randomizers) replace(p *paillier.RandomizerPool, key []byte) {
+	if old := r.pool; old != nil {
+		old.Close()
+		st := old.Stats()
+		r.taken += st.Taken
+		r.computed += st.Computed
+	}
+	r.pool, r.keyID = p, bytes.Clone(key)
+}
+
+// setBusy pauses the filler while the node takes part in a job and lets it
+// fill while the node idles: the cores go to the job's steps first.
+func (r *randomizers) setBusy(busy bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.busy = busy
+	if r.pool == nil {
+		return
+	}
+	if busy {
+		r.pool.Pause()
+	} else {
+		r.pool.Resume()
+	}
+}
+
+// close stops the filler and drops the randomisers; current returns nil
+// from then on.
+func (r *randomizers) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	r.replace(nil, nil)
+}
+
+// stats reports the pool of the moment (ok false when there is none), with
+// counts since the node started.
+func (r *randomizers) stats() (st paillier.PoolStats, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pool != nil {
+		st, ok = r.pool.Stats(), true
+	}
+	st.Taken += r.taken
+	st.Computed += r.computed
+	return st, ok
+}
+
+// randomizerSecrets are the data dir's Secrets that also offer the node's
+// pool to the jobs' sessions (keyring.RandomizerSource).
+type randomizerSecrets struct {
+	job.Secrets
+	pools *randomizers
+}
+
+func (s randomizerSecrets) Randomizers() *paillier.RandomizerPool { return s.pools.current() }
+
+var (
+	randomizersReadyDesc = prometheus.NewDesc("cohort_randomizers_ready",
+		"Paillier encryption randomisers ready in the node's pool.", nil, nil)
+	randomizersSizeDesc = prometheus.NewDesc("cohort_randomizers_size",
+		"The bound on the node's pool of Paillier encryption randomisers (node.yaml randomizer_pool).", nil, nil)
+	randomizersBytesDesc = prometheus.NewDesc("cohort_randomizers_bytes",
+		"Memory the randomisers ready in the node's pool hold.", nil, nil)
+	randomizersTakenDesc = prometheus.NewDesc("cohort_randomizers_taken_total",
+		"Encryptions that took their randomiser from the node's pool.", nil, nil)
+	randomizersComputedDesc = prometheus.NewDesc("cohort_randomizers_computed_total",
+		"Encryptions given the node's pool that computed their randomiser because it was empty.", nil, nil)
+)
+
+// Describe and Collect make the pool a metrics collector.
+func (r *randomizers) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{randomizersReadyDesc, randomizersSizeDesc, randomizersBytesDesc, randomizersTakenDesc, randomizersComputedDesc} {
+		ch <- d
+	}
+}
+
+func (r *randomizers) Collect(ch chan<- prometheus.Metric) {
+	st, _ := r.stats()
+	ch <- prometheus.MustNewConstMetric(randomizersReadyDesc, prometheus.GaugeValue, float64(st.Ready))
+	ch <- prometheus.MustNewConstMetric(randomizersSizeDesc, prometheus.GaugeValue, float64(r.size))
+	ch <- prometheus.MustNewConstMetric(randomizersBytesDesc, prometheus.GaugeValue, float64(st.Bytes))
+	ch <- prometheus.MustNewConstMetric(randomizersTakenDesc, prometheus.CounterValue, float64(st.Taken))
+	ch <- prometheus.MustNewConstMetric(randomizersComputedDesc, prometheus.CounterValue, float64(st.Computed))
+}
