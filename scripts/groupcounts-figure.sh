@@ -14,20 +14,16 @@ shift || true
 cd "$(dirname "$0")/.."
 work=$(mktemp -d /tmp/cohort-groups-XXXXXX)
 chmod 755 "$work"
-pgbin=$(dirname "$(readlink -f "$(command -v initdb 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb | tail -1)")")
-asuser=()
-if [ "$(id -u)" = 0 ]; then asuser=(runuser -u postgres --); fi
+# shellcheck source=scripts/lib/pg.sh
+. scripts/lib/pg.sh
 cleanup() {
-  if [ -f "$work/pg/PG_VERSION" ]; then "${asuser[@]}" "$pgbin/pg_ctl" -D "$work/pg" -m immediate -w stop >/dev/null 2>&1 || true; fi
+  pg_stop "$work"
   rm -rf "$work"
 }
 trap cleanup EXIT
 bins=("$@")
 if [ ${#bins[@]} = 0 ]; then go build -o "$work/cohort" ./cmd/cohort; bins=("$work/cohort"); fi
-mkdir -p "$work/pg" && { [ "$(id -u)" != 0 ] || chown postgres "$work/pg"; }
-"${asuser[@]}" "$pgbin/initdb" -D "$work/pg" -U cohort --auth=trust -E UTF8 --no-sync >/dev/null
-"${asuser[@]}" "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg/log" -w -o "-k $work/pg -c listen_addresses=''" start >/dev/null
-export COHORT_FIGURES_PG="host=$work/pg user=cohort dbname=postgres"
+pg_start "$work"
 psql -q "$COHORT_FIGURES_PG" -c "CREATE TABLE people AS SELECT i % 90 AS age, (ARRAY['F','M'])[(i / 3) % 2 + 1] AS sex, (i * 7919) % 10000 AS zip FROM generate_series(0::bigint, $ROWS - 1) AS i" -c "VACUUM ANALYZE people"
 psql -q "$COHORT_FIGURES_PG" -c "\\copy people TO '$work/people.csv' WITH (FORMAT csv, HEADER)"
 chmod 644 "$work/people.csv"

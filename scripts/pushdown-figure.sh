@@ -26,20 +26,16 @@ ROWS=${1:-3000000}
 cd "$(dirname "$0")/.."
 work=$(mktemp -d /tmp/cohort-pushdown-XXXXXX)
 chmod 755 "$work"
-pgbin=$(dirname "$(readlink -f "$(command -v initdb 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb | tail -1)")")
-asuser=()
-if [ "$(id -u)" = 0 ]; then asuser=(runuser -u postgres --); fi
+# shellcheck source=scripts/lib/pg.sh
+. scripts/lib/pg.sh
 cleanup() {
-  if [ -f "$work/pg/PG_VERSION" ]; then "${asuser[@]}" "$pgbin/pg_ctl" -D "$work/pg" -m immediate -w stop >/dev/null 2>&1 || true; fi
+  pg_stop "$work"
   rm -rf "$work"
 }
 trap cleanup EXIT
 binaries=("${@:2}")
 if [ ${#binaries[@]} = 0 ]; then go build -o "$work/cohort" ./cmd/cohort; binaries=("$work/cohort"); fi
-mkdir -p "$work/pg" && { [ "$(id -u)" != 0 ] || chown postgres "$work/pg"; }
-"${asuser[@]}" "$pgbin/initdb" -D "$work/pg" -U cohort --auth=trust -E UTF8 --no-sync >/dev/null
-"${asuser[@]}" "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg/log" -w -o "-k $work/pg -c listen_addresses=''" start >/dev/null
-export COHORT_FIGURES_PG="host=$work/pg user=cohort dbname=postgres"
+pg_start "$work"
 for p in north south west; do
   psql -q "$COHORT_FIGURES_PG" -c "CREATE TABLE $p AS SELECT (ARRAY['cardio','neuro','ortho','paeds','onco'])[i % 5 + 1] AS ward, (i % 1000) / 4.0::float8 AS v FROM generate_series(0, $ROWS - 1) AS i" -c "VACUUM ANALYZE $p"
 done

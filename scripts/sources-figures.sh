@@ -15,11 +15,10 @@ ROWS=${1:-1000000}
 cd "$(dirname "$0")/.."
 work=$(mktemp -d /tmp/cohort-figures-XXXXXX)
 chmod 755 "$work"
-pgbin=$(dirname "$(readlink -f "$(command -v initdb 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null | tail -1)")" 2>/dev/null || true)
-asuser=()
-if [ "$(id -u)" = 0 ]; then asuser=(runuser -u postgres --); fi
+# shellcheck source=scripts/lib/pg.sh
+. scripts/lib/pg.sh
 cleanup() {
-  if [ -f "$work/pg/PG_VERSION" ]; then "${asuser[@]}" "$pgbin/pg_ctl" -D "$work/pg" -m immediate -w stop >/dev/null 2>&1 || true; fi
+  pg_stop "$work"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -34,10 +33,7 @@ for p in north south west; do
 done
 types="csv parquet sqlite"
 if [ -x "$pgbin/initdb" ]; then
-  mkdir -p "$work/pg" && [ "$(id -u)" = 0 ] && chown postgres "$work/pg"
-  "${asuser[@]}" "$pgbin/initdb" -D "$work/pg" -U cohort --auth=trust -E UTF8 --no-sync >/dev/null
-  "${asuser[@]}" "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg/log" -w -o "-k $work/pg -c listen_addresses=''" start >/dev/null
-  export COHORT_FIGURES_PG="host=$work/pg user=cohort dbname=postgres"
+  pg_start "$work"
   for p in north south west; do
     "$cohort" data import "$work/csv/$p.csv" "postgres-env:COHORT_FIGURES_PG#$p" >/dev/null
   done
