@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"sync"
@@ -160,6 +161,16 @@ type randomizerSecrets struct {
 }
 
 func (s randomizerSecrets) Randomizers() *paillier.RandomizerPool { return s.pools.current() }
+
+// Dir passes the data dir's job scratch through (job.ScratchDir): wrapping
+// the Secrets must not hide it, or sjc could not spill under its budget.
+func (s randomizerSecrets) Dir(name string) (string, error) {
+	sd, ok := s.Secrets.(job.ScratchDir)
+	if !ok {
+		return "", fmt.Errorf("scratch %s: these secrets are not kept in a directory", name)
+	}
+	return sd.Dir(name)
+}
 
 var (
 	randomizersReadyDesc = prometheus.NewDesc("cohort_randomizers_ready",
