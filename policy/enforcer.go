@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -115,6 +116,9 @@ func (e *Enforcer) Policy() (*Policy, error) { return e.source() }
 func (e *Enforcer) Admit(req *Request) Decision {
 	d := e.decide(req)
 	d.Time = time.Now().UTC()
+	if d.Fault != nil {
+		return d // not a decision: nothing to keep or record
+	}
 	if changed, err := e.store.setDecision(req.Job, d); err == nil && changed && e.record != nil {
 		e.record(req.Job, d)
 	}
@@ -128,7 +132,9 @@ func (e *Enforcer) decide(req *Request) Decision {
 		// reason stays here (it may name a path).
 		return Decision{Verdict: Refused, Rule: "policy", Reason: "this node's policy cannot be read"}
 	}
-	if r := e.checkSubmission(p, req); r != nil {
+	if r, err := e.checkSubmission(p, req); err != nil {
+		return Decision{Verdict: Refused, Rule: "submission", Reason: err.Error(), Fault: err}
+	} else if r != nil {
 		return Decision{Verdict: Refused, Rule: r.Rule, Reason: r.Reason, Detail: r.Detail}
 	}
 	if r := p.Check(req, e.store.HistoryFor(req.Job)); r != nil {
@@ -149,13 +155,14 @@ func (e *Enforcer) decide(req *Request) Decision {
 // checkSubmission refuses a job that no member signed, and a replayed
 // submission: one whose nonce another job used, or whose time lies outside
 // the submission window when this node first sees the job (a job it has
-// decided on before is not refused for running long).
-func (e *Enforcer) checkSubmission(p *Policy, req *Request) *Refusal {
+// decided on before is not refused for running long). Its error is a
+// *StateError: the nonce could not be kept, so this node cannot decide.
+func (e *Enforcer) checkSubmission(p *Policy, req *Request) (*Refusal, error) {
 	if p.undeclared {
-		return nil // Permissive: protocol and runtime tests
+		return nil, nil // Permissive: protocol and runtime tests
 	}
 	if !req.Signed || len(req.Nonce) == 0 {
-		return refuse("submission", "job %s carries no signed submission", req.Job)
+		return refuse("submission", "job %s carries no signed submission", req.Job), nil
 	}
 	window := time.Duration(p.SubmissionWindow)
 	if window <= 0 {
@@ -164,13 +171,18 @@ func (e *Enforcer) checkSubmission(p *Policy, req *Request) *Refusal {
 	now := time.Now().UTC()
 	if _, seen := e.store.decision(req.Job); !seen {
 		if d := now.Sub(req.SubmittedAt); d > window || d < -window {
-			return refuse("submission", "job %s was submitted outside this node's submission window", req.Job)
+			return refuse("submission", "job %s was submitted outside this node's submission window", req.Job), nil
 		}
 	}
-	if err := e.store.useNonce(fmt.Sprintf("%x", req.Nonce), req.Job, req.SubmittedAt, window, now); err != nil {
-		return refuse("submission", "this submission was already used by %s", err.Error())
+	err := e.store.useNonce(fmt.Sprintf("%x", req.Nonce), req.Job, req.SubmittedAt, window, now)
+	var stateErr *StateError
+	if errors.As(err, &stateErr) {
+		return nil, err
 	}
-	return nil
+	if err != nil {
+		return refuse("submission", "this submission was already used by %s", err.Error()), nil
+	}
+	return nil, nil
 }
 
 // DefaultSubmissionWindow is the submission window of a policy that sets

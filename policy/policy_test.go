@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -526,5 +527,46 @@ func TestBudgetLeavesTheJobsOwnDraws(t *testing.T) {
 	}
 	if r := p.Check(declared("j3", 0.25), s.HistoryFor("j3")); r != nil {
 		t.Errorf("j3 within what is left: refused by %v", r)
+	}
+}
+
+// A node whose policy state cannot be written (its disk is full) cannot
+// keep a submission's nonce, so it cannot admit the job; that is its own
+// failure, not a refusal by its policy: the decision carries the fault,
+// whose text names the system error and never the state file's path, and
+// nothing is recorded. Once the state can be written, the same job is
+// admitted: the nonce that was not kept does not count as used.
+func TestUnwritableStateIsAFaultNotARefusal(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "blocker")
+	s, err := OpenStore(filepath.Join(blocker, "policy-state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil { // the state's directory is now a file
+		t.Fatal(err)
+	}
+	var recorded []string
+	e, err := NewEnforcer(Options{Self: "a", Policy: Default(), Store: s, Record: func(job string, d Decision) { recorded = append(recorded, job+":"+d.Verdict) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := withNonce(req(agg("t", "x", "a", "b", "c")), "n1")
+	d := e.Admit(r)
+	var stateErr *StateError
+	if !errors.As(d.Fault, &stateErr) || d.Verdict == Accepted {
+		t.Fatalf("unwritable state: %+v", d)
+	}
+	if strings.Contains(d.Fault.Error(), dir) || strings.Contains(d.Reason, "/") || !strings.Contains(d.Reason, "not a directory") {
+		t.Fatalf("the fault's text %q must name the system error and no path", d.Reason)
+	}
+	if len(recorded) > 0 {
+		t.Fatalf("a fault was recorded as a decision: %v", recorded)
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if d := e.Admit(r); d.Verdict != Accepted || d.Fault != nil {
+		t.Fatalf("once the state can be written: %+v", d)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cohortdm/cohort/internal/atomicfile"
@@ -33,7 +34,26 @@ type Decision struct {
 	// Approval is a person's decision on a job that waited for one:
 	// "approved" or "rejected" (with Reason), empty otherwise.
 	Approval string `json:"approval,omitempty"`
+	// Fault, with Verdict Refused, is why this node could not decide: its
+	// state could not be written (a full disk). It is this node's failure,
+	// not its policy's answer, so the job may go on without it.
+	Fault error `json:"-"`
 }
+
+// StateError is a failure to write the policy state. Its text is what a
+// member may read (the system error, "no space left on device"), never
+// the file's path; Unwrap gives the whole error for this node's own log.
+type StateError struct{ Err error }
+
+func (e *StateError) Error() string {
+	var errno syscall.Errno
+	if errors.As(e.Err, &errno) {
+		return "its policy state cannot be written: " + errno.Error()
+	}
+	return "its policy state cannot be written"
+}
+
+func (e *StateError) Unwrap() error { return e.Err }
 
 // Refusal returns the decision's refusal, nil unless it refuses.
 func (d Decision) Refusal() *Refusal {
@@ -449,7 +469,13 @@ func (s *Store) useNonce(nonce, jobID string, at time.Time, window time.Duration
 		}
 	}
 	s.st.Nonces[nonce] = NonceRecord{Job: jobID, Time: at}
-	return s.save()
+	if err := s.save(); err != nil {
+		// Not kept: a restart would forget it, so the job is not admitted
+		// on it until it is written.
+		delete(s.st.Nonces, nonce)
+		return &StateError{Err: err}
+	}
+	return nil
 }
 
 // trimOldest drops the oldest decisions beyond max.

@@ -26,6 +26,11 @@ type admitOutput struct {
 	Verdict string `msgpack:"verdict"`
 	Rule    string `msgpack:"rule"`
 	Reason  string `msgpack:"reason"`
+	// Fault, instead of a verdict, says the party could not decide (its
+	// policy state cannot be written). It has not admitted the job; the
+	// coordinator treats it as a silent party, and the party's first step
+	// fails naming the fault, so the job goes on without it where it may.
+	Fault string `msgpack:"fault,omitempty"`
 }
 
 // AdmitDecision is what the coordinator commits for one admit round: the
@@ -129,6 +134,9 @@ func (j *coordination) runAdmit(ctx context.Context, step job.Step) (*AdmitDecis
 			d.Refused[p] = "malformed answer"
 			continue
 		}
+		if o.Fault != "" {
+			continue // not admitted, not refused: as a silent party
+		}
 		switch o.Verdict {
 		case policy.Accepted:
 		case policy.Awaiting:
@@ -216,6 +224,9 @@ func (w *Worker) admitStep(ctx context.Context, step job.Step, spec *job.Spec, k
 			return nil, err
 		}
 	}
+	if d.Fault != nil {
+		return wire.Marshal(&admitOutput{Fault: d.Fault.Error()})
+	}
 	return wire.Marshal(&admitOutput{Verdict: d.Verdict, Rule: d.Rule, Reason: d.Reason})
 }
 
@@ -236,7 +247,11 @@ func (w *Worker) admitted(step job.Step, spec *job.Spec, kind job.Kind) (*policy
 	if err != nil {
 		return nil, err
 	}
-	switch d := w.Policy.Admit(req); d.Verdict {
+	d := w.Policy.Admit(req)
+	if d.Fault != nil {
+		return nil, d.Fault
+	}
+	switch d.Verdict {
 	case policy.Accepted:
 		return req, nil
 	case policy.Awaiting:

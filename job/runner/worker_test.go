@@ -2,6 +2,8 @@ package runner_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -64,6 +66,16 @@ func runStep(t *testing.T, k *touchy, pol *policy.Policy, leader string, step jo
 // job a coordinator committed without one).
 func runStepSubmitted(t *testing.T, k *touchy, pol *policy.Policy, leader string, step job.Step, sub *runner.Submission) string {
 	t.Helper()
+	enf, err := policy.NewEnforcer(policy.Options{Self: "b", Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runStepEnforced(t, k, enf, leader, step, sub)
+}
+
+// runStepEnforced is runStepSubmitted with b's enforcer as given.
+func runStepEnforced(t *testing.T, k *touchy, enf *policy.Enforcer, leader string, step job.Step, sub *runner.Submission) string {
+	t.Helper()
 	st := runner.NewState()
 	if err := st.Apply(&runner.Entry{Op: runner.OpSubmit, Job: "j", Spec: []byte(spec3), Submission: sub}); err != nil {
 		t.Fatal(err)
@@ -73,10 +85,6 @@ func runStepSubmitted(t *testing.T, k *touchy, pol *policy.Policy, leader string
 		t.Fatal(err)
 	}
 	net := jobtest.NewNetwork("a", "b", "c", "z")
-	enf, err := policy.NewEnforcer(policy.Options{Self: "b", Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := &runner.Worker{Self: "b", Job: runner.ActiveJob{ID: "j", Spec: []byte(spec3)}, Kinds: job.Registry{"touchy": k},
 		Net: net.Party("b"), State: st, Member: dirMember{member{leader}, t.TempDir()}, Policy: enf, Config: runner.DefaultConfig()}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -152,6 +160,42 @@ func TestWorkerRefusesWhatTheRuntimeWouldNotAsk(t *testing.T) {
 				t.Fatal("the session was opened: the party read its tables")
 			}
 		})
+	}
+}
+
+// A party whose policy state cannot be written (a full disk) cannot keep
+// the submission's nonce: it answers the admit phase with the fault, not
+// a refusal (the coordinator treats it as silent rather than failing the
+// job), and a kind's step fails naming the fault without a path, before
+// the session opens.
+func TestWorkerReportsAnUnwritablePolicyStateAsAFault(t *testing.T) {
+	pol := policy.Default()
+	pol.Kinds["touchy"] = []string{policy.Any}
+	blocker := filepath.Join(t.TempDir(), "blocker")
+	store, err := policy.OpenStore(filepath.Join(blocker, "policy-state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil { // the state's directory is now a file
+		t.Fatal(err)
+	}
+	enf, err := policy.NewEnforcer(policy.Options{Self: "b", Policy: pol, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := &runner.Submission{Member: "a", Nonce: []byte("n"), Time: time.Now()}
+	parties := []string{"a", "b", "c"}
+	k := &touchy{}
+	got := runStepEnforced(t, k, enf, "a", job.Step{Phase: runner.AdmitPhase, Parties: parties, Coordinator: "a"}, sub)
+	if !strings.HasPrefix(got, "output: ") || !strings.Contains(got, "policy state cannot be written: not a directory") || strings.Contains(got, "refused") {
+		t.Fatalf("admit answer %q: want the fault, not a refusal", got)
+	}
+	got = runStepEnforced(t, k, enf, "a", job.Step{Phase: "p", Parties: parties, Coordinator: "a"}, sub)
+	if !strings.Contains(got, "policy state cannot be written: not a directory") || strings.Contains(got, "/") {
+		t.Fatalf("step report %q: want the fault without a path", got)
+	}
+	if k.opened.Load() != 0 {
+		t.Fatal("the session was opened without an admission")
 	}
 }
 
