@@ -279,25 +279,26 @@
 //     representatives, exactly the means result.json publishes. Every
 //     member of a group adds to every slot (group, column) of it, so a
 //     slot's contributors are the group's parties, and a party takes part
-//     only when every group of the step has locals of at least two
-//     parties (minContributors) and the groups are those the log gives;
-//     otherwise it refuses, naming the coordinator and the step. With one
-//     contributor a decrypted slot is that party's representative times
-//     its public count. Two is the job's own least, the same at every
-//     party; each party also asks its node's policy about every group's
-//     contributors on their own (Guard.Aggregate with no table: the
-//     floor on parties, policy floors.min_parties, usually 3), since a
-//     slot is decrypted over its contributors, not over the step's
-//     parties, and refuses the step before it sends anything of it when
-//     a group is below that floor, naming the rule, the group and the
-//     coordinator, never the floor or the count
-//     (TestSimSlotBelowFloorNotDecrypted). The floor is local to each
-//     node, and the grouping comes from the pair test's bits, so an
-//     honest coordinator cannot leave such a group out beforehand: the
-//     job fails instead of decrypting it. With two contributors, where
-//     the floors allow it, nobody else learns either's contribution, and
-//     each of the two learns the other's, which the pair test it took
-//     part in found within β of its own.
+//     only when every group of the step has locals of at least
+//     params.min_group_parties parties (default 3, or the job's parties
+//     when fewer; never below two, minContributors) and the groups are
+//     those the log gives; otherwise it refuses, naming the coordinator
+//     and the step. With one contributor a decrypted slot is that party's
+//     representative times its public count. Groups below that least are
+//     left out by every party alike (keepGroups), and the job declares it
+//     to every node's policy at admission (job.Use.LeastParties): a node
+//     whose floor on parties (policy floors.min_parties) is above it
+//     refuses the job before any row is read, naming the rule and
+//     params.min_group_parties, never the floor. Each party also asks its
+//     node's policy about every group's contributors on their own
+//     (Guard.Aggregate with no table) and refuses the step before it
+//     sends anything of it when a group is below its floor, naming the
+//     rule, the group and the coordinator; with the admission check this
+//     is a second line that an honest run never meets
+//     (TestSimGroupBelowFloorLeftOut). With two contributors, where the
+//     spec asks for it and the floors allow it, nobody else learns
+//     either's contribution, and each of the two learns the other's,
+//     which the pair test it took part in found within β of its own.
 //  7. rows/0: Args carry the global biclusters (members, columns, public
 //     representative). Each party reports the ids of its rows in each:
 //     its members' rows and the rows that fit the model (FitRows). The

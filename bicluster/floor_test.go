@@ -2,7 +2,7 @@ package bicluster_test
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,15 +17,17 @@ import (
 	"github.com/cohortdm/cohort/sim"
 )
 
-// TestSimSlotBelowFloorNotDecrypted: over real nodes whose policy's floor
-// is three parties, a merge whose one kept group holds the locals of two
-// of the three parties (org01's and org02's; org03's differs) is refused
-// by every party before it sends anything of the merge, naming the rule
-// and the coordinator and neither the floor nor the group's count: the
-// group's sums would be decrypted over two parties, though the step runs
-// over three (issue 30, finding 9: the floor is the node's, per merge
-// slot, not the step's).
-func TestSimSlotBelowFloorNotDecrypted(t *testing.T) {
+// TestSimGroupBelowFloorLeftOut: over real nodes whose policy's floor is
+// three parties, a merge group holding the locals of two of the three
+// parties (org01's and org02's; org03's differs) is never aggregated: its
+// sums would be decrypted over two parties, though the step runs over
+// three (issue 30, finding 9: the floor is the node's, per merge slot, not
+// the step's). By default (params.min_group_parties 3) the job leaves the
+// group out, the same at every party, and ends without it; before, every
+// party refused the merge and the job failed. A spec that asks for groups
+// of two is refused at admission by every node, naming the rule and the
+// spec's field, never the floor or a count.
+func TestSimGroupBelowFloorLeftOut(t *testing.T) {
 	spec, parties, _ := levelConsortium(t, []float64{10, 10, 100}, []int{6, 6, 6})
 	pol := policy.Permissive()
 	pol.Floors.MinParties = 3
@@ -38,24 +40,32 @@ func TestSimSlotBelowFloorNotDecrypted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := cl.Node("org01").Submit(ctx, raw)
-	if err != nil {
+	submit := func(spec []byte) (string, *node.JobRecord) {
+		id, err := cl.Node("org01").Submit(ctx, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := cl.Node("org01").Wait(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id, rec
+	}
+	id, rec := submit(raw)
+	if rec.Status != node.StatusDone {
+		t.Fatalf("the job failed instead of leaving the group out: %s", rec.Error)
+	}
+	var res struct {
+		Biclusters []json.RawMessage `json:"biclusters"`
+	}
+	if err := json.Unmarshal(rec.Result, &res); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := cl.Node("org01").Wait(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec.Status == node.StatusDone {
-		t.Fatalf("a group of two parties' locals was decrypted under a floor of three: %s", rec.Result)
+	if len(res.Biclusters) != 0 {
+		t.Fatalf("the group of two parties was published: %s", rec.Result)
 	}
 	iterated := false // a positive control: the iterations' shares were sent
 	for _, p := range parties {
-		want := fmt.Sprintf("party %s refuses merge round 0 of coordinator ", p)
-		rule := fmt.Sprintf("the sums of group 0: refused by %s's policy: rule floors.min_parties", p)
-		if !strings.Contains(rec.Error, want) || !strings.Contains(rec.Error, rule) {
-			t.Errorf("the job's error %q does not say %q and %q", rec.Error, want, rule)
-		}
 		entries, err := audit.ReadFile(cl.LedgerPath(p))
 		if err != nil {
 			t.Fatal(err)
@@ -71,7 +81,18 @@ func TestSimSlotBelowFloorNotDecrypted(t *testing.T) {
 		}
 	}
 	if !iterated {
-		t.Error("no ledger holds a share of the iterations: the floor held the whole job back, not the group")
+		t.Error("no ledger holds a share of the iterations: the job did not run")
+	}
+
+	_, rec = submit([]byte(strings.Replace(string(raw), "params: {", "params: {min_group_parties: 2, ", 1)))
+	if rec.Status == node.StatusDone {
+		t.Fatalf("groups of two were admitted under a floor of three: %s", rec.Result)
+	}
+	for _, p := range parties {
+		want := p + ": rule floors.min_parties"
+		if !strings.Contains(rec.Error, want) || !strings.Contains(rec.Error, "params.min_group_parties") {
+			t.Errorf("the job's error %q does not say %q and the spec's field", rec.Error, want)
+		}
 	}
 	for _, digit := range []string{"2", "3"} {
 		if strings.Contains(rec.Error, "parties"+digit) || strings.Contains(rec.Error, digit+" parties") || strings.Contains(rec.Error, digit+" of") {

@@ -156,7 +156,10 @@ func globals(t testing.TB, res job.Result) ([]bicluster.Bicluster, []bicluster.G
 // 4 parties finds what centralised cHawk finds on the paper's data, within
 // the 0.02 of match score, and at γ = 0 every implanted bicluster;
 // it is also compared with the pure pipeline merged in the clear. Two
-// parties run on the default two-member key, 2-of-2.
+// parties run on the default two-member key, 2-of-2. Groups of two
+// parties' locals are merged, as the paper merges any (min_group_parties
+// 2, which the permissive policy of these nodes allows; the default, 3,
+// leaves them out, as the default policy's floor would).
 func TestJobMatchesCHawk(t *testing.T) {
 	for _, parties := range []int{2, 3, 4} {
 		for _, g := range []float64{0, 0.1} {
@@ -167,7 +170,7 @@ func TestJobMatchesCHawk(t *testing.T) {
 					t.Fatal(err)
 				}
 				p := bicluster.DefaultParams()
-				path, names, _ := consortium(t, m, parties, seed, "")
+				path, names, _ := consortium(t, m, parties, seed, "min_group_parties: 2")
 				opts := dealt(t, names)
 				opts.Seed = seed
 				pinJointSeed(t, opts, seed)
@@ -442,6 +445,8 @@ func TestJobParams(t *testing.T) {
 		"timeout_ms: -5":                "params.timeout_ms",
 		"colour: red":                   "params.colour",
 		"backend: rlwe":                 "params.backend",
+		"min_group_parties: 1":          "params.min_group_parties",
+		"min_group_parties: 9":          "params.min_group_parties",
 	} {
 		spec := &job.Spec{Kind: "bicluster"}
 		if err := yamlParams(spec, params); err != nil {

@@ -198,7 +198,7 @@ func (co *coordination) mergeTest(ctx context.Context, locals [][]LocalDesc) ([]
 		tested = append(tested, next...)
 		similar = append(similar, done.Decision.Similar...)
 	}
-	return keepGroups(joinPairs(locals, tested, similar), locals, co.cfg.p.MinRows), nil
+	return keepGroups(joinPairs(locals, tested, similar), locals, co.cfg.keep()), nil
 }
 
 // merge aggregates the kept groups' sums on their published columns and

@@ -70,9 +70,17 @@ func TestMergeBookkeeping(t *testing.T) {
 	// {0,0}+{1,0} hold 5 rows of two parties; {2,1} holds 9, but of one
 	// party (its sums would be its representative); the others are under
 	// min_rows 5.
-	kept := keepGroups(groups, locals, 5)
+	kept := keepGroups(groups, locals, groupKeep{rows: 5, parties: 2})
 	if want := [][]Ref{groups[0]}; !reflect.DeepEqual(kept, want) {
 		t.Fatalf("kept %v, want %v", kept, want)
+	}
+	// With min_group_parties 3, the group of two parties is left out too;
+	// a least below minContributors still leaves out a lone party's group.
+	if kept3 := keepGroups(groups, locals, groupKeep{rows: 5, parties: 3}); len(kept3) != 0 {
+		t.Fatalf("min_group_parties 3 kept %v", kept3)
+	}
+	if kept0 := keepGroups(groups, locals, groupKeep{rows: 5}); !reflect.DeepEqual(kept0, kept) {
+		t.Fatalf("a zero least kept %v, want %v", kept0, kept)
 	}
 	// Two locals of one party joined through a third party's are a
 	// group of two contributors.

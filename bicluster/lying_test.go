@@ -278,5 +278,5 @@ func TestCoordinatorCannotForgeBits(t *testing.T) {
 }
 
 // loneRefusal is what a party's refusal of a group with one contributor
-// says.
-const loneRefusal = "contributions from 1 of the 2 parties"
+// says: of the 3 its slots need by default (params.min_group_parties).
+const loneRefusal = "contributions from 1 of the 3 parties"

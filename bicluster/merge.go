@@ -417,18 +417,19 @@ func contributors(g []Ref) int {
 	return len(parties)
 }
 
-// keepGroups drops the groups with fewer than minRows rows by their
+// keepGroups drops the groups with fewer than k.rows rows by their
 // members' public counts, which cannot become global biclusters, and the
-// groups with fewer than minContributors parties (a lone local's sums
-// would be its representative): their sums are never aggregated.
-func keepGroups(groups [][]Ref, locals [][]LocalDesc, minRows int) [][]Ref {
+// groups with fewer than k.parties parties (params.min_group_parties, at
+// least minContributors: a lone local's sums would be its representative):
+// their sums are never aggregated.
+func keepGroups(groups [][]Ref, locals [][]LocalDesc, k groupKeep) [][]Ref {
 	var out [][]Ref
 	for _, g := range groups {
 		n := 0
 		for _, r := range g {
 			n += locals[r.Party][r.Local].Count
 		}
-		if n >= minRows && contributors(g) >= minContributors {
+		if n >= k.rows && contributors(g) >= max(k.parties, minContributors) {
 			out = append(out, g)
 		}
 	}

@@ -105,9 +105,10 @@ func TestJobDissimilarPairRevealsNothing(t *testing.T) {
 // contributor, so its sums would be its representative times its count:
 // the merge aggregates only the group of org01's and org02's locals (as
 // checkMergeDisclosure checks every group), and the result publishes that
-// one.
+// one (min_group_parties 2: a group of two is kept).
 func TestJobLoneLocalNotDecrypted(t *testing.T) {
 	path, names, _ := levelConsortium(t, []float64{10, 10, 100}, []int{6, 6, 6})
+	withParams(t, path, "min_group_parties: 2")
 	rep := runJob(t, path, dealt(t, names))
 	_, gs := globals(t, rep.Result)
 	checkMergeDisclosure(t, rep, gs)
@@ -121,5 +122,22 @@ func TestJobLoneLocalNotDecrypted(t *testing.T) {
 				t.Fatalf("published mean %v: org03's lone local was decrypted", m)
 			}
 		}
+	}
+}
+
+// withParams adds params to the spec at path (written by levelConsortium
+// or consortium, whose params are one flow mapping).
+func withParams(t testing.TB, path, params string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Replace(string(raw), "params: {", "params: {"+params+", ", 1)
+	if out == string(raw) {
+		t.Fatal("the spec has no params mapping")
+	}
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

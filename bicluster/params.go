@@ -25,6 +25,15 @@ type JobParams struct {
 	FracBits   int     `yaml:"frac_bits"`
 	ValueBits  int     `yaml:"value_bits"`
 	TimeoutMS  int64   `yaml:"timeout_ms"`
+	// MinGroupParties is the fewest parties whose local biclusters a
+	// merge group must hold for its sums to be decrypted (default 3, or
+	// the job's parties when fewer; at least 2, minContributors). A
+	// group's sums are over its contributors alone, so a node's floor on
+	// parties applies to them: the job declares this least to every
+	// node's policy at admission (job.Use.LeastParties), and groups below
+	// it are left out, the same at every party, instead of failing the
+	// merge at a node whose floor they miss.
+	MinGroupParties int `yaml:"min_group_parties"`
 	// Backend is the aggregations' cryptosystem: auto (default), paillier
 	// or lattice (secureagg.ParseBackend). The pair test decrypts with the
 	// threshold Paillier key whatever the backend.
@@ -37,7 +46,18 @@ type jobConfig struct {
 	fracBits, valueBits int
 	timeoutMS           int64
 	backend             secureagg.Backend
+	minGroupParties     int
 }
+
+// groupKeep is what a merge group needs to be aggregated: rows by its
+// members' public counts and contributing parties.
+type groupKeep struct{ rows, parties int }
+
+func (c *jobConfig) keep() groupKeep { return groupKeep{rows: c.p.MinRows, parties: c.minGroupParties} }
+
+// defaultMinGroupParties is the default policy's floor on parties, so that
+// a job the default policy admits leaves out what it would refuse.
+const defaultMinGroupParties = 3
 
 // Fixed point: Phoenix sums reals (barycenters, means) under a Paillier
 // key whose plaintexts are integers (Ahmad and Khokhar, "Phoenix", §3.3
@@ -93,9 +113,27 @@ func parseJobParams(spec *job.Spec) (*jobConfig, error) {
 	if err != nil {
 		return nil, spec.Errorf("params.backend", "%v", err)
 	}
+	minGroup, err := minGroupParties(spec, jp.MinGroupParties)
+	if err != nil {
+		return nil, err
+	}
 	p.Delta, p.MinRows, p.MinCols, p.MaxIter, p.Beta = jp.Delta, jp.MinRows, jp.MinCols, jp.MaxIter, jp.Beta
 	if err := p.Check(); err != nil {
 		return nil, spec.Errorf("params", "%v", err)
 	}
-	return &jobConfig{p: p, fracBits: jp.FracBits, valueBits: jp.ValueBits, timeoutMS: jp.TimeoutMS, backend: backend}, nil
+	return &jobConfig{p: p, fracBits: jp.FracBits, valueBits: jp.ValueBits, timeoutMS: jp.TimeoutMS, backend: backend,
+		minGroupParties: minGroup}, nil
+}
+
+// minGroupParties checks params.min_group_parties (0: the default, or the
+// job's parties when fewer).
+func minGroupParties(spec *job.Spec, set int) (int, error) {
+	parties := len(spec.PartyNames())
+	if set == 0 {
+		return max(minContributors, min(defaultMinGroupParties, parties)), nil
+	}
+	if set < minContributors || set > max(parties, minContributors) {
+		return 0, spec.Errorf("params.min_group_parties", "must be in [%d, the job's parties], not %d", minContributors, set)
+	}
+	return set, nil
 }

@@ -121,9 +121,9 @@ func roundPairs(hist []*job.Record, public [][]LocalDesc, round int) ([]pairDesc
 	return testRound(public, candidatePairs(public), tested, similar, round), nil
 }
 
-// mergeGroups are the groups the committed merge test joins that hold
-// minRows rows (Coordinate's mergeTest), once no test round is left.
-func mergeGroups(hist []*job.Record, public [][]LocalDesc, minRows int) ([][]Ref, error) {
+// mergeGroups are the groups the committed merge test joins that keepGroups
+// keeps (Coordinate's mergeTest), once no test round is left.
+func mergeGroups(hist []*job.Record, public [][]LocalDesc, k groupKeep) ([][]Ref, error) {
 	rounds := len(pairTestRound.History(hist))
 	tested, similar, err := testedPairs(hist, rounds)
 	if err != nil {
@@ -132,12 +132,12 @@ func mergeGroups(hist []*job.Record, public [][]LocalDesc, minRows int) ([][]Ref
 	if left := testRound(public, candidatePairs(public), tested, similar, rounds); len(left) > 0 {
 		return nil, fmt.Errorf("bicluster: merge before the merge test's round %d", rounds)
 	}
-	return keepGroups(joinPairs(public, tested, similar), public, minRows), nil
+	return keepGroups(joinPairs(public, tested, similar), public, k), nil
 }
 
 // committedGlobals are the global biclusters of the committed merge.
-func committedGlobals(hist []*job.Record, public [][]LocalDesc, minRows, cols int) ([]globalDesc, error) {
-	groups, err := mergeGroups(hist, public, minRows)
+func committedGlobals(hist []*job.Record, public [][]LocalDesc, k groupKeep, cols int) ([]globalDesc, error) {
+	groups, err := mergeGroups(hist, public, k)
 	if err != nil {
 		return nil, err
 	}

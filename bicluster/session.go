@@ -270,9 +270,9 @@ func (s *session) merge(ctx context.Context, step job.Step, a mergeArgs) (aggOut
 		return s.withdraw(ctx, step, s.loadErr)
 	}
 	for _, g := range a.Groups {
-		if n := contributors(g); n < minContributors {
+		if n, least := contributors(g), max(s.cfg.minGroupParties, minContributors); n < least {
 			return aggOutput{}, fmt.Errorf("party %s refuses %s round %d: coordinator %s asks for the sums of a group with contributions from %d of the %d parties a decrypted slot needs",
-				s.p.Self(), step.Phase, step.Round, step.Coordinator, n, minContributors)
+				s.p.Self(), step.Phase, step.Round, step.Coordinator, n, least)
 		}
 	}
 	public, err := committedLocals(s.p.History())
@@ -282,7 +282,7 @@ func (s *session) merge(ctx context.Context, step job.Step, a mergeArgs) (aggOut
 	if err := s.checkBits(step); err != nil {
 		return aggOutput{}, err
 	}
-	groups, err := mergeGroups(s.p.History(), public, s.cfg.p.MinRows)
+	groups, err := mergeGroups(s.p.History(), public, s.cfg.keep())
 	if err != nil {
 		return aggOutput{}, err
 	}
@@ -360,7 +360,7 @@ func (s *session) rows(step job.Step) (rowsOutput, error) {
 	if err := s.checkBits(step); err != nil {
 		return rowsOutput{}, err
 	}
-	globals, err := committedGlobals(s.p.History(), public, s.cfg.p.MinRows, s.m.Cols)
+	globals, err := committedGlobals(s.p.History(), public, s.cfg.keep(), s.m.Cols)
 	if err != nil {
 		return rowsOutput{}, err
 	}

@@ -12,14 +12,16 @@ import (
 // The local biclusters' column sets and sizes are committed too; they are
 // summaries of the same columns, granted with them.
 func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
-	if _, err := parseJobParams(spec); err != nil {
+	cfg, err := parseJobParams(spec)
+	if err != nil {
 		return nil, err
 	}
 	ps, _ := spec.Party(party)
 	var out []job.Use
 	for _, t := range ps.Tables {
 		out = append(out,
-			job.Use{Table: t.Name, Role: job.RoleAttribute, Form: wire.DiscloseCiphertext, Parties: spec.PartyNames()},
+			job.Use{Table: t.Name, Role: job.RoleAttribute, Form: wire.DiscloseCiphertext, Parties: spec.PartyNames(),
+				LeastParties: cfg.minGroupParties, LeastField: "params.min_group_parties"},
 			job.Use{Table: t.Name, Role: job.RoleID, Form: wire.DiscloseMembership})
 	}
 	return out, nil

@@ -34,6 +34,12 @@ type Use struct {
 	// Parties is, for an aggregate (Form ciphertext), how many parties'
 	// data it sums.
 	Parties []string `json:"parties,omitempty"`
+	// LeastParties, when set, is the fewest parties whose data some
+	// decrypted part of the aggregate sums, fewer than Parties (bicluster's
+	// merge groups); LeastField is the spec's field that sets it, which a
+	// refusal names.
+	LeastParties int    `json:"least_parties,omitempty"`
+	LeastField   string `json:"least_field,omitempty"`
 	// K and L are, for a publication (Form generalised), the smallest k
 	// and l (0 when the publication has no l-diversity) it promises.
 	K int `json:"k,omitempty"`

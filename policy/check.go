@@ -230,6 +230,9 @@ func (p *Policy) checkFloors(req *Request, dataset string, u job.Use, h History)
 		if len(u.Parties) < p.Floors.MinParties {
 			return refuse("floors.min_parties", "an aggregate of %s over the parties of this job is below this node's floor", what)
 		}
+		if u.LeastParties > 0 && u.LeastParties < p.Floors.MinParties {
+			return refuse("floors.min_parties", "an aggregate of %s has sums over fewer parties (%s) than this node's floor", what, u.LeastField)
+		}
 		if u.Epsilon == 0 {
 			if r := p.checkDifferencing(req.Job, dataset, u, h.Earlier); r != nil {
 				return r

@@ -84,6 +84,12 @@ func TestCheckRules(t *testing.T) {
 	}{
 		{"an aggregate of three", req(agg("t", "x", "a", "b", "c")), ""},
 		{"an aggregate of two", req(agg("t", "x", "a", "b")), "floors.min_parties"},
+		{"sums over two of an aggregate of four", req(func() job.Use {
+			u := agg("t", "x", "a", "b", "c", "d")
+			u.LeastParties, u.LeastField = 2, "params.min_group_parties"
+			return u
+		}()), "floors.min_parties"},
+		{"sums over three of an aggregate of four", req(func() job.Use { u := agg("t", "x", "a", "b", "c", "d"); u.LeastParties = 3; return u }()), ""},
 		{"one party less than an earlier one", req(agg("t", "v", "a", "b", "c")), "floors.differencing"},
 		{"the same parties again", req(agg("t", "v", "a", "b", "c", "d")), ""},
 		{"one party less, noised", req(func() job.Use { u := agg("t", "v", "a", "b", "c"); u.Epsilon = 0.1; return u }()), ""},
