@@ -54,6 +54,40 @@ func LoadTables(ctx context.Context, p Participant) ([]*table.Table, error) {
 	return out, nil
 }
 
+// LoadDistinct is LoadTables for a kind whose local work needs only each
+// table's distinct rows over some of its columns and how many rows hold
+// each (table.OpenDistinct), cols(name, schema) naming them: a database
+// groups the rows where they live, a file is streamed, and memory is the
+// distinct rows', which max_table_rows bounds. Each pushed-down query is
+// in the participant's log at debug level.
+func LoadDistinct(ctx context.Context, p Participant, cols func(name string, schema map[string]table.Kind) []string) ([]*table.Distinct, error) {
+	spec := p.Spec()
+	ps, ok := spec.Party(p.Self())
+	if !ok {
+		return nil, fmt.Errorf("party %q is not in the job spec", p.Self())
+	}
+	var out []*table.Distinct
+	for _, ts := range ps.Tables {
+		schema, err := spec.TableSchema(ts.Name)
+		if err != nil {
+			return nil, err
+		}
+		src, err := p.TableSource(ts)
+		if err != nil {
+			return nil, fmt.Errorf("party %s: %w", p.Self(), err)
+		}
+		d, err := table.OpenDistinct(ctx, src, ts.Name, schema, cols(ts.Name, schema), table.ReadOptions{Label: table.Label(src), Log: p.Log()})
+		if errors.Is(err, table.ErrTooLarge) {
+			return nil, fmt.Errorf("party %s: table %s: kind %s loads a table's distinct rows into memory: %w", p.Self(), ts.Name, spec.Kind, err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
 // OpenTable loads one of the participant's own files (a table, a
 // taxonomy, a test set) as table name. Its errors name the file by its
 // base name, never by the directories it sits in: a session may report
