@@ -39,6 +39,7 @@ type session struct {
 	psiMode psi.Mode
 	own     []int // graph indexes of the party's tables
 	tables  map[string]*table.Table
+	weights map[string][]uint64 // per table, each row's multiplicity (Local.weight)
 	loadErr error
 	labels  []string
 	locals  []*Local  // by graph index; nil for other parties' tables
@@ -57,7 +58,7 @@ type session struct {
 // newSession is a party's session over the join graph g, with nothing
 // loaded.
 func newSession(p job.Participant, g *Graph, prm Params, mode psi.Mode, budget int64) *session {
-	s := &session{p: p, g: g, prm: prm, psiMode: mode, budget: budget, tables: map[string]*table.Table{},
+	s := &session{p: p, g: g, prm: prm, psiMode: mode, budget: budget, tables: map[string]*table.Table{}, weights: map[string][]uint64{},
 		locals: make([]*Local, len(g.Tables)), bases: make([]*Local, len(g.Tables)), aligns: aligns{}}
 	for i, t := range g.Tables {
 		if t.Party == p.Self() {
@@ -81,12 +82,20 @@ func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) 
 	mode, _ := psiMode(p.Spec(), prm.PSI) // checked by ParseParams
 	s := newSession(p, g, prm, mode, k.MemoryBudget)
 	if len(s.own) > 0 {
-		tables, err := job.LoadTables(ctx, p)
+		// Each table's distinct rows with their multiplicities: rows alike
+		// in every column a round reads are alike in every round (Local's
+		// weight), so a database groups them where they live.
+		tables, err := job.LoadDistinct(ctx, p, func(_ string, schema map[string]table.Kind) []string { return GroupColumns(schema) })
 		if err != nil {
 			s.loadErr = err
 		}
-		for _, t := range tables {
-			s.tables[t.Name] = t
+		for _, d := range tables {
+			s.tables[d.Table.Name] = d.Table
+			w := make([]uint64, len(d.Counts))
+			for i, n := range d.Counts {
+				w[i] = uint64(n)
+			}
+			s.weights[d.Table.Name] = w
 		}
 	}
 	if err := s.readStates(); err != nil {
@@ -99,7 +108,7 @@ func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) 
 // kept.
 func (s *session) Close() {
 	s.discardSpill()
-	s.tables, s.locals, s.bases, s.states, s.fronts = nil, nil, nil, nil, nil
+	s.tables, s.weights, s.locals, s.bases, s.states, s.fronts = nil, nil, nil, nil, nil, nil
 }
 
 // Step runs one step, once it has checked that the step is the one the
@@ -158,7 +167,7 @@ func (s *session) load() (loadOutput, error) {
 			}
 			out.Labels = labels
 		}
-		l, err := newLocalBase(s.g, name, t, s.prm)
+		l, err := newLocalBase(s.g, name, t, s.weights[name], s.prm)
 		if err == nil {
 			_, err = l.withLabels(labels)
 		}
@@ -187,7 +196,7 @@ func (s *session) prepare(gr *growth) error {
 		base := s.bases[i]
 		if base == nil { // opened after load (a restart)
 			var err error
-			if base, err = newLocalBase(s.g, name, s.tables[name], s.prm); err != nil {
+			if base, err = newLocalBase(s.g, name, s.tables[name], s.weights[name], s.prm); err != nil {
 				return err
 			}
 		}
