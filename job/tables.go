@@ -72,20 +72,41 @@ func LoadDistinct(ctx context.Context, p Participant, cols func(name string, sch
 		if err != nil {
 			return nil, err
 		}
-		src, err := p.TableSource(ts)
+		d, err := openDistinct(ctx, p, ts, ts.Name, schema, cols(ts.Name, schema), "table "+ts.Name)
 		if err != nil {
 			return nil, fmt.Errorf("party %s: %w", p.Self(), err)
-		}
-		d, err := table.OpenDistinct(ctx, src, ts.Name, schema, cols(ts.Name, schema), table.ReadOptions{Label: table.Label(src), Log: p.Log()})
-		if errors.Is(err, table.ErrTooLarge) {
-			return nil, fmt.Errorf("party %s: table %s: kind %s loads a table's distinct rows into memory: %w", p.Self(), ts.Name, spec.Kind, err)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)
 		}
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// OpenTestDistinct is OpenTestTable's distinct rows over cols with their
+// multiplicities (LoadDistinct).
+func OpenTestDistinct(ctx context.Context, p Participant, name string, cols []string) (*table.Distinct, error) {
+	spec := p.Spec()
+	schema, err := spec.TableSchema(name)
+	if err != nil {
+		return nil, err
+	}
+	ts := TableSpec{Name: "test:" + name, Path: spec.Test[name]}
+	return openDistinct(ctx, p, ts, name, schema, cols, "test table "+name)
+}
+
+// openDistinct is openTable for distinct rows.
+func openDistinct(ctx context.Context, p Participant, ts TableSpec, name string, schema map[string]table.Kind, cols []string, subject string) (*table.Distinct, error) {
+	src, err := p.TableSource(ts)
+	if err != nil {
+		return nil, err
+	}
+	d, err := table.OpenDistinct(ctx, src, name, schema, cols, table.ReadOptions{Label: table.Label(src), Log: p.Log()})
+	if errors.Is(err, table.ErrTooLarge) {
+		return nil, fmt.Errorf("%s: kind %s loads a table's distinct rows into memory: %w", subject, p.Spec().Kind, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", subject, err)
+	}
+	return d, nil
 }
 
 // OpenTable loads one of the participant's own files (a table, a

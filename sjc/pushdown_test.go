@@ -78,8 +78,10 @@ func writeRepeatStar(t testing.TB, dir string, n, dims int) *job.Spec {
 }
 
 // rowTree is today's load-then-build: every table loaded row by row and
-// the tree grown in process over one row per source record.
-func rowTree(t testing.TB, spec *job.Spec) *tree.Tree {
+// the tree grown in process over one row per source record; and the test
+// join rows it classifies correctly, of all, over the tables themselves
+// as the test set (one row per record too).
+func rowTree(t testing.TB, spec *job.Spec) (*tree.Tree, [2]uint64) {
 	t.Helper()
 	g, err := sjc.NewGraph(spec)
 	if err != nil {
@@ -99,7 +101,20 @@ func rowTree(t testing.TB, spec *job.Spec) *tree.Tree {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return want
+	correct, total, err := sjc.Evaluate(want, g, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want, [2]uint64{correct, total}
+}
+
+// sameAccuracy fails unless the job's test result is want's.
+func sameAccuracy(t testing.TB, what string, run *jobRun, want [2]uint64) {
+	t.Helper()
+	tr, _ := run.result["test"].(map[string]any)
+	if tr == nil || tr["correct"] != float64(want[0]) || tr["rows"] != float64(want[1]) {
+		t.Fatalf("%s: test %v, row by row %d of %d", what, run.result["test"], want[0], want[1])
+	}
 }
 
 // sameTree fails unless got is want byte for byte (as JSON).
@@ -118,7 +133,8 @@ func sameTree(t testing.TB, what string, want, got *tree.Tree) {
 // TestJobGroupsAlikeRows: the job loads each table as its distinct rows
 // over the columns it reads, with their multiplicities (CSV streamed,
 // PostgreSQL grouped by the server), and grows the tree of today's
-// load-then-build, over one row per record, byte for byte. On PostgreSQL
+// load-then-build, over one row per record, byte for byte; its test set,
+// loaded the same way, gives the same accuracy. On PostgreSQL
 // each table is one GROUP BY in the party's log, selecting and grouping
 // only the schema's columns but the id: the column the schema leaves out
 // (kept home) and the id are grouped by nowhere.
@@ -127,7 +143,9 @@ func TestJobGroupsAlikeRows(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	spec := writeRepeatStar(t, dir, 6000, 12)
-	want := rowTree(t, spec)
+	// The training tables are the test set too: its rows repeat as well.
+	spec.Test = map[string]string{"F": "F.csv", "D1": "D1.csv", "D2": "D2.csv"}
+	want, acc := rowTree(t, spec)
 	if nodes, _ := want.Size(); nodes < 5 {
 		t.Fatalf("the row-by-row tree has %d nodes; the case should grow a tree", nodes)
 	}
@@ -144,6 +162,7 @@ func TestJobGroupsAlikeRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameTree(t, "csv", want, run.tree)
+	sameAccuracy(t, "csv", run, acc)
 
 	srv := pgtest.Start(t)
 	t.Setenv("COHORT_TEST_PG", srv.ConnString(srv.Password))
@@ -167,6 +186,7 @@ func TestJobGroupsAlikeRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameTree(t, "postgres", want, run.tree)
+	sameAccuracy(t, "postgres", run, acc)
 
 	queries := regexp.MustCompile(`msg="table: query pushed down".* query="([^\n]*)"`).FindAllStringSubmatch(log.String(), -1)
 	groups := map[string]string{}

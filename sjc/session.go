@@ -91,17 +91,22 @@ func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) 
 		}
 		for _, d := range tables {
 			s.tables[d.Table.Name] = d.Table
-			w := make([]uint64, len(d.Counts))
-			for i, n := range d.Counts {
-				w[i] = uint64(n)
-			}
-			s.weights[d.Table.Name] = w
+			s.weights[d.Table.Name] = weights(d.Counts)
 		}
 	}
 	if err := s.readStates(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// weights are a distinct table's multiplicities as row weights.
+func weights(counts []int) []uint64 {
+	w := make([]uint64, len(counts))
+	for i, n := range counts {
+		w[i] = uint64(n)
+	}
+	return w
 }
 
 // Close drops the tables and state, and the spill file of a state not
