@@ -3,6 +3,8 @@ package table
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // OpenDistinct loads the distinct rows of the table Open(src, schema) would
@@ -10,7 +12,8 @@ import (
 // rows hold it (Counts[i] for row i). It is for a kind whose local work
 // treats rows with the same values in cols alike (sjc's class and split
 // counts), so that memory is the distinct rows', not the table's: a
-// database groups them with one query (GroupCounts), a file is streamed.
+// database groups them with one query (as GroupCounts does), a file is
+// streamed.
 //
 // Its errors are Open's over the whole schema (a NULL or a non-number in
 // any schema column fails, naming the row), and src.MaxRows and
@@ -30,13 +33,23 @@ func OpenDistinct(ctx context.Context, src Source, name string, schema map[strin
 		}
 		sub[c] = k
 	}
+	if err := checkSets([][]string{cols}); err != nil {
+		return nil, err
+	}
 	agg, err := NewAggregator(src, schema, opts)
 	if err != nil {
 		return nil, err
 	}
-	_, sets, err := agg.GroupCounts(ctx, [][]string{cols})
-	if err != nil {
+	f := newDistinctFold(len(cols), src.MaxRows)
+	folds := []folder{f}
+	if err := agg.(interface {
+		foldGroups(context.Context, [][]string, []folder) error
+	}).foldGroups(ctx, [][]string{cols}, folds); err != nil {
 		return nil, err
+	}
+	f = folds[0].(*distinctFold) // the stream's, when a query could not answer
+	if f.over {
+		return nil, tooManyRows(desc)
 	}
 	// The distinct rows go through the shared row check as text, as a CSV
 	// file's do: a numeric value is parsed from the text Open keeps for
@@ -45,17 +58,18 @@ func OpenDistinct(ctx context.Context, src Source, name string, schema map[strin
 	if err != nil {
 		return nil, err
 	}
-	b.maxRows = src.MaxRows
+	order := f.sorted()
+	f.at = nil // the merge map is done with; the columns are kept until built
+	d := &Distinct{Counts: make([]int, len(order))}
 	row := make([]cell, len(cols))
-	d := &Distinct{Counts: make([]int, 0, len(sets[0]))}
-	for i, g := range sets[0] {
-		for j, v := range g.Values {
-			row[j] = cell{text: v}
+	for i, r := range order {
+		for j := range cols {
+			row[j] = cell{text: f.cols[j][r]}
 		}
 		if err := b.add(row, func(int) string { return fmt.Sprintf("%s: distinct row %d", desc, i+1) }); err != nil {
 			return nil, err
 		}
-		d.Counts = append(d.Counts, g.Count)
+		d.Counts[i] = f.counts[r]
 	}
 	d.Table = b.finish(name)
 	return d, nil
@@ -66,4 +80,57 @@ type Distinct struct {
 	Table *Table
 	// Counts is, per row of Table, how many rows of the source hold it.
 	Counts []int
+}
+
+// distinctFold keeps each combination once, its values appended to one
+// slice per column and found again through a map from its key to its
+// number: about half what GroupCounts' groups take per combination. Past
+// max combinations (0: no limit) it stops keeping them and says so.
+type distinctFold struct {
+	at     map[string]int32
+	key    []byte
+	cols   [][]string
+	counts []int
+	max    int64
+	over   bool
+}
+
+func newDistinctFold(n int, max int64) *distinctFold {
+	return &distinctFold{at: map[string]int32{}, cols: make([][]string, n), max: max}
+}
+
+func (f *distinctFold) fresh() folder { return newDistinctFold(len(f.cols), f.max) }
+
+func (f *distinctFold) add(vals []string, n int) {
+	f.key = groupKey(f.key[:0], vals)
+	if r, ok := f.at[string(f.key)]; ok {
+		f.counts[r] += n
+		return
+	}
+	if f.over || (f.max > 0 && int64(len(f.counts)) >= f.max) {
+		f.over = true
+		return
+	}
+	f.at[string(f.key)] = int32(len(f.counts))
+	for i, v := range vals {
+		f.cols[i] = append(f.cols[i], v)
+	}
+	f.counts = append(f.counts, n)
+}
+
+// sorted is the combinations' numbers in the order of their values.
+func (f *distinctFold) sorted() []int32 {
+	order := make([]int32, len(f.counts))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		for _, c := range f.cols {
+			if x := strings.Compare(c[a], c[b]); x != 0 {
+				return x
+			}
+		}
+		return 0
+	})
+	return order
 }
