@@ -18,8 +18,9 @@ import (
 // Its errors are Open's over the whole schema (a NULL or a non-number in
 // any schema column fails, naming the row), and src.MaxRows and
 // opts.MaxBytes bound the distinct rows it keeps, with Open's refusal.
-// Rows come in the order of their values, so the same table gives the same
-// Table.
+// The same table gives the same Table, its rows in a fixed order: a file's
+// in the order each first appears, a query's (whose order the server
+// does not fix) in the order of their values.
 func OpenDistinct(ctx context.Context, src Source, name string, schema map[string]Kind, cols []string, opts ReadOptions) (*Distinct, error) {
 	desc := opts.describe(src)
 	if schema == nil {
@@ -58,18 +59,26 @@ func OpenDistinct(ctx context.Context, src Source, name string, schema map[strin
 	if err != nil {
 		return nil, err
 	}
-	order := f.sorted()
+	order := f.order()
 	f.at = nil // the merge map is done with; the columns are kept until built
-	d := &Distinct{Counts: make([]int, len(order))}
+	d := &Distinct{}
 	row := make([]cell, len(cols))
-	for i, r := range order {
+	for k, r := range order {
+		// A query's groups whose texts coincide come out side by side.
+		if k > 0 && f.same(r, order[k-1]) {
+			d.Counts[len(d.Counts)-1] += f.counts[r]
+			continue
+		}
+		if src.MaxRows > 0 && int64(len(d.Counts)) >= src.MaxRows {
+			return nil, tooManyRows(desc)
+		}
 		for j := range cols {
 			row[j] = cell{text: f.cols[j][r]}
 		}
-		if err := b.add(row, func(int) string { return fmt.Sprintf("%s: distinct row %d", desc, i+1) }); err != nil {
+		if err := b.add(row, func(int) string { return fmt.Sprintf("%s: distinct row %d", desc, len(d.Counts)+1) }); err != nil {
 			return nil, err
 		}
-		d.Counts[i] = f.counts[r]
+		d.Counts = append(d.Counts, f.counts[r])
 	}
 	d.Table = b.finish(name)
 	return d, nil
@@ -83,16 +92,19 @@ type Distinct struct {
 }
 
 // distinctFold keeps each combination once, its values appended to one
-// slice per column and found again through a map from its key to its
-// number: about half what GroupCounts' groups take per combination. Past
-// max combinations (0: no limit) it stops keeping them and says so.
+// slice per column: a streamed row's combination is found again through a
+// map from its key to its number; a query's groups, distinct already, are
+// appended as they come and merged, where their texts coincide, once
+// sorted. Past max streamed combinations (0: no limit) it stops keeping
+// them and says so.
 type distinctFold struct {
-	at     map[string]int32
-	key    []byte
-	cols   [][]string
-	counts []int
-	max    int64
-	over   bool
+	at      map[string]int32
+	grouped bool // addGroup was called: the server's order
+	key     []byte
+	cols    [][]string
+	counts  []int
+	max     int64
+	over    bool
 }
 
 func newDistinctFold(n int, max int64) *distinctFold {
@@ -118,11 +130,35 @@ func (f *distinctFold) add(vals []string, n int) {
 	f.counts = append(f.counts, n)
 }
 
-// sorted is the combinations' numbers in the order of their values.
-func (f *distinctFold) sorted() []int32 {
+// addGroup appends a query's group.
+func (f *distinctFold) addGroup(vals []string, n int) {
+	f.grouped = true
+	for i, v := range vals {
+		f.cols[i] = append(f.cols[i], v)
+	}
+	f.counts = append(f.counts, n)
+}
+
+// same says whether combinations a and b have the same values.
+func (f *distinctFold) same(a, b int32) bool {
+	for _, c := range f.cols {
+		if c[a] != c[b] {
+			return false
+		}
+	}
+	return true
+}
+
+// order is the combinations' numbers in the order OpenDistinct gives
+// them: as they came from a stream, in the order of their values from a
+// query.
+func (f *distinctFold) order() []int32 {
 	order := make([]int32, len(f.counts))
 	for i := range order {
 		order[i] = int32(i)
+	}
+	if !f.grouped {
+		return order
 	}
 	slices.SortFunc(order, func(a, b int32) int {
 		for _, c := range f.cols {

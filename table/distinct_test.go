@@ -155,6 +155,14 @@ func TestOpenDistinctQueryNamesOnlyItsColumns(t *testing.T) {
 	rows := `('x', 1, 'no', 1, 's1'), ('x', 1, 'no', 2, 's2'), ('x', 1, 'yes', 3, 's3'), ('y', 2.5, 'no', 4, 's4')`
 	t.Run("sqlite", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "d.db")
+		// Groups the server keeps apart but Open reads alike are merged.
+		sqliteExec(t, db, `CREATE TABLE ok (ward TEXT, v)`, `INSERT INTO ok VALUES ('a', 1), ('a ', 1.0), ('b', '1'), ('b', 2.5), ('b', 2.5)`)
+		for _, max := range []int64{0, 2} {
+			d, err := OpenDistinct(ctx, Source{SQLite: db, Table: "ok", MaxRows: max}, "t", map[string]Kind{"ward": Categorical, "v": Categorical}, []string{"v"}, ReadOptions{})
+			if err != nil || fmt.Sprint(distinctRows(d, []string{"v"})) != "[1 x3 2.5 x2]" {
+				t.Fatalf("max_rows %d: merged groups %v (%v)", max, d, err)
+			}
+		}
 		sqliteExec(t, db, `CREATE TABLE t (k TEXT, a REAL, cls TEXT, rid INTEGER, secret TEXT)`, `INSERT INTO t VALUES `+rows,
 			`CREATE TABLE n (k TEXT, a REAL, cls TEXT, rid INTEGER, secret TEXT)`, `INSERT INTO n VALUES ('x', 1, 'no', NULL, 's')`)
 		check(t, Source{SQLite: db, Table: "t"}, Source{SQLite: db, Table: "n"})

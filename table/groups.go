@@ -38,6 +38,12 @@ type folder interface {
 	add(vals []string, n int)
 }
 
+// grouper is a folder that takes a query's groups (each combination
+// once, but for values whose texts coincide) without merging them itself.
+type grouper interface {
+	addGroup(vals []string, n int)
+}
+
 // groupFold is GroupCounts' folder; its memory is one entry per
 // combination, the result's.
 type groupFold struct {
@@ -248,7 +254,7 @@ func (a *sqlAgg) GroupCounts(ctx context.Context, sets [][]string) (int, [][]Gro
 
 // foldGroups folds each set's query into its folder, or, where a query
 // counts rows Open refuses or a column is missing, streams the table into
-// fresh ones (mk makes a folder).
+// fresh ones in their place (each folder's fresh()).
 func (a *sqlAgg) foldGroups(ctx context.Context, sets [][]string, folds []folder) error {
 	ok, err := a.groupQueries(ctx, sets, folds)
 	if err != nil || ok {
@@ -327,7 +333,11 @@ func (a *sqlAgg) groupQueries(ctx context.Context, sets [][]string, folds []fold
 			for k := range set {
 				vals[k] = cellText(row[k])
 			}
-			f.add(vals, int(n))
+			if g, ok := f.(grouper); ok {
+				g.addGroup(vals, int(n))
+			} else {
+				f.add(vals, int(n))
+			}
 			return nil
 		})
 		if err != nil {
