@@ -89,8 +89,9 @@
 //     which keeps one row per record, is the check: TestJobGroupsAlikeRows
 //     and every job test). A Part lists row numbers (the AVC sets are
 //     those of Definition 2's collapsed duplicates); rows whose counts
-//     become all zero are dropped. Test sets and sjc-predict's tables are
-//     loaded one row per record: prediction answers per record.
+//     become all zero are dropped. Test sets are loaded the same way (the
+//     test accuracy counts join rows); sjc-predict's tables are loaded one
+//     row per record, since prediction answers per record.
 //   - Labels are the sorted distinct values of the target's class column
 //     over all its rows (dangling ones too); the class is not private
 //     (thesis §3.3.4).
