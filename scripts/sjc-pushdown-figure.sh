@@ -7,10 +7,12 @@
 # over F.d1 = D1.k and F.d2 = D2.k runs over three real `cohort node run`
 # processes (scripts/local-cluster.sh with SPEC, NODE_TABLES and PEAK=1:
 # the job's wall time from submit to result and each node's peak resident
-# memory), once per BINARY, on the same tables; then psql alone runs the
-# fact party's GROUP BY, timed.
+# memory), once per BINARY and, for a binary that has it (GROUP=1 and 0,
+# the default "0 1"), node.yaml sjc_group_rows (GROUP=0: row by row, as
+# before it existed; 1: distinct rows grouped by the server), on the same
+# tables; then psql alone runs the fact party's GROUP BY, timed.
 #
-#   [DIMS=100] [MVALS=10] [TIMEOUT=s] scripts/sjc-pushdown-figure.sh [ROWS] [BINARY...]
+#   [DIMS=100] [MVALS=10] [GROUP="0 1"] [TIMEOUT=s] scripts/sjc-pushdown-figure.sh [ROWS] [BINARY...]
 #
 # ROWS defaults to 10000000, BINARY to one built from this tree. F's rows
 # repeat: d1 = i mod DIMS, d2 = (i div DIMS) mod DIMS, m = (i div DIMS^2)
@@ -66,8 +68,11 @@ EOF
 # Every node maps the three names; each reads only its own party's table.
 catalogue=$'F: {postgres_env: COHORT_FIGURES_PG, table: f}\n  D1: {postgres_env: COHORT_FIGURES_PG, table: d1}\n  D2: {postgres_env: COHORT_FIGURES_PG, table: d2}'
 for cohort in "${binaries[@]}"; do
-  echo "== $cohort: cores: $(nproc); uptime before: $(uptime)"
-  NODE_TABLES=$catalogue COHORT=$cohort SPEC=$work/spec.yaml PEAK=1 TIMEOUT=${TIMEOUT:-3600} \
+for group in ${GROUP:-0 1}; do
+  setting=""
+  if [ "$group" = 1 ]; then setting="sjc_group_rows: true"; fi
+  echo "== $cohort, sjc_group_rows: $group: cores: $(nproc); uptime before: $(uptime)"
+  NODE_YAML=$setting NODE_TABLES=$catalogue COHORT=$cohort SPEC=$work/spec.yaml PEAK=1 TIMEOUT=${TIMEOUT:-3600} \
     scripts/local-cluster.sh 3 >"$work/out" 2>"$work/cluster.log" || { tail -n 40 "$work/cluster.log" >&2; exit 1; }
   echo "uptime after: $(uptime)"
   if [ "${SHOW:-0}" = 1 ]; then cat "$work/out"; fi
@@ -77,6 +82,7 @@ for cohort in "${binaries[@]}"; do
   sed -n '/^{/,/^}/p' "$work/out" >"$work/result.json"
   jq -c '{nodes, leaves, levels, anonymity, timing}' "$work/result.json"
   echo "skeleton md5: $(jq -S -c '.skeleton' "$work/result.json" | md5sum | cut -c1-12)"
+done
 done
 echo "psql alone, the fact party's GROUP BY:"
 /usr/bin/time -f '%e s, %M KiB' psql -qAt "$COHORT_FIGURES_PG" \

@@ -14,9 +14,8 @@ import (
 	"github.com/cohortdm/cohort/sim"
 )
 
-// A node's max_table_rows refuses a kind that holds a table's rows in
-// memory (sjc holds its distinct rows, one per combination of the columns
-// it reads), naming the table and the kind but not how many rows the
+// A node's max_table_rows refuses a kind that loads whole tables into
+// memory (sjc), naming the table and the kind but not how many rows the
 // table has; a sum over tables above the limit still runs, since its rows
 // are streamed and only the total is kept.
 func TestMaxTableRowsRefusesWholeTableKinds(t *testing.T) {
@@ -49,7 +48,7 @@ func TestMaxTableRowsRefusesWholeTableKinds(t *testing.T) {
 	}
 	rec := run("sjc")
 	text := rec.Error + " " + strings.Join(mapValues(rec.Failures), " ")
-	if rec.Status != node.StatusFailed || !strings.Contains(text, "table policies: kind sjc loads a table's distinct rows into memory") ||
+	if rec.Status != node.StatusFailed || !strings.Contains(text, "table policies: kind sjc loads whole tables") ||
 		!strings.Contains(text, "max_table_rows") {
 		t.Fatalf("sjc over tables above max_table_rows: %s %q, want refused naming the table, the kind and the setting", rec.Status, text)
 	}

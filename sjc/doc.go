@@ -77,7 +77,9 @@
 //     rows, so it cannot happen with consistent summaries). 64 bits hold
 //     1.8·10^19 join rows; big.Int would cost every node for a join no
 //     tree is grown on.
-//   - Rows: in the job, a party holds each training table as its distinct
+//   - Rows: in the job, on a node that groups rows (Kind.GroupRows,
+//     node.yaml sjc_group_rows; otherwise each row is its own, of weight
+//     1), a party holds each training table as its distinct
 //     rows over the columns the rounds read (every schema column but ids),
 //     each with its multiplicity w (Local.weight; table.OpenDistinct: one
 //     GROUP BY on a database, a streamed pass over a file). Rows alike in
@@ -167,7 +169,7 @@
 // every party of the spec (a party holding no table of the join takes part
 // and sends nothing but its empty outputs):
 //
-//  1. load: each party reads its tables' distinct rows (see Rows above)
+//  1. load: each party reads its tables, or their distinct rows (see Rows above)
 //     and checks them against the schema (NewLocal); a table with more
 //     distinct rows than the node's max_table_rows is refused, naming it;
 //     the target table's party reports the class

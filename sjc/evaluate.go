@@ -27,7 +27,7 @@ func (s *session) evaluate(ctx context.Context, step job.Step, a finishArgs, won
 		if err != nil {
 			return 0, 0, err
 		}
-		d, err := job.OpenTestDistinct(ctx, s.p, name, GroupColumns(schema))
+		d, err := testTable(ctx, s.p, name, schema, s.groupRows)
 		if err != nil {
 			return 0, 0, err
 		}

@@ -130,8 +130,9 @@ func sameTree(t testing.TB, what string, want, got *tree.Tree) {
 	}
 }
 
-// TestJobGroupsAlikeRows: the job loads each table as its distinct rows
-// over the columns it reads, with their multiplicities (CSV streamed,
+// TestJobGroupsAlikeRows: with Kind.GroupRows (node.yaml sjc_group_rows)
+// the job loads each table as its distinct rows over the columns it reads,
+// with their multiplicities (CSV streamed,
 // PostgreSQL grouped by the server), and grows the tree of today's
 // load-then-build, over one row per record, byte for byte; its test set,
 // loaded the same way, gives the same accuracy. On PostgreSQL
@@ -157,7 +158,8 @@ func TestJobGroupsAlikeRows(t *testing.T) {
 		t.Fatalf("the fact table's distinct rows: %v, want at most half its 6000 rows", err)
 	}
 
-	run, err := runJob(t, ctx, spec, jobtest.Options{})
+	grouped := sjc.Kind{GroupRows: true}
+	run, err := runJobKind(t, ctx, grouped, spec, jobtest.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +183,7 @@ func TestJobGroupsAlikeRows(t *testing.T) {
 		pgSpec.Parties = append(pgSpec.Parties, job.PartySpec{Name: p.Name, Tables: []job.TableSpec{{Name: name, Source: &src}}})
 	}
 	var log bytes.Buffer
-	run, err = runJob(t, ctx, &pgSpec, jobtest.Options{Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	run, err = runJobKind(t, ctx, grouped, &pgSpec, jobtest.Options{Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,16 +38,18 @@ type session struct {
 	prm     Params
 	psiMode psi.Mode
 	own     []int // graph indexes of the party's tables
-	tables  map[string]*table.Table
-	weights map[string][]uint64 // per table, each row's multiplicity (Local.weight)
-	loadErr error
-	labels  []string
-	locals  []*Local  // by graph index; nil for other parties' tables
-	bases   []*Local  // the label-free Locals load built, until prepare uses them
-	aligns  aligns    // each table's join values lined up with each edge's shared values
-	states  []*state  // at most two: the base of the running step and its result
-	slots   [2]string // the key of the state each state slot holds
-	fronts  *frontiers
+	// groupRows: the tables were loaded as distinct rows (Kind.GroupRows).
+	groupRows bool
+	tables    map[string]*table.Table
+	weights   map[string][]uint64 // per table, each row's multiplicity (Local.weight)
+	loadErr   error
+	labels    []string
+	locals    []*Local  // by graph index; nil for other parties' tables
+	bases     []*Local  // the label-free Locals load built, until prepare uses them
+	aligns    aligns    // each table's join values lined up with each edge's shared values
+	states    []*state  // at most two: the base of the running step and its result
+	slots     [2]string // the key of the state each state slot holds
+	fronts    *frontiers
 	// budget is the node's memory budget for Parts (Kind.MemoryBudget; 0:
 	// none), held what the Parts the session holds take (budget.go).
 	budget, held int64
@@ -81,11 +83,9 @@ func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) 
 	}
 	mode, _ := psiMode(p.Spec(), prm.PSI) // checked by ParseParams
 	s := newSession(p, g, prm, mode, k.MemoryBudget)
+	s.groupRows = k.GroupRows
 	if len(s.own) > 0 {
-		// Each table's distinct rows with their multiplicities: rows alike
-		// in every column a round reads are alike in every round (Local's
-		// weight), so a database groups them where they live.
-		tables, err := job.LoadDistinct(ctx, p, func(_ string, schema map[string]table.Kind) []string { return GroupColumns(schema) })
+		tables, err := ownTables(ctx, p, k.GroupRows)
 		if err != nil {
 			s.loadErr = err
 		}
