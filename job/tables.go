@@ -54,6 +54,61 @@ func LoadTables(ctx context.Context, p Participant) ([]*table.Table, error) {
 	return out, nil
 }
 
+// LoadDistinct is LoadTables for a kind whose local work needs only each
+// table's distinct rows over some of its columns and how many rows hold
+// each (table.OpenDistinct), cols(name, schema) naming them: a database
+// groups the rows where they live, a file is streamed, and memory is the
+// distinct rows', which max_table_rows bounds. Each pushed-down query is
+// in the participant's log at debug level.
+func LoadDistinct(ctx context.Context, p Participant, cols func(name string, schema map[string]table.Kind) []string) ([]*table.Distinct, error) {
+	spec := p.Spec()
+	ps, ok := spec.Party(p.Self())
+	if !ok {
+		return nil, fmt.Errorf("party %q is not in the job spec", p.Self())
+	}
+	var out []*table.Distinct
+	for _, ts := range ps.Tables {
+		schema, err := spec.TableSchema(ts.Name)
+		if err != nil {
+			return nil, err
+		}
+		d, err := openDistinct(ctx, p, ts, ts.Name, schema, cols(ts.Name, schema), "table "+ts.Name)
+		if err != nil {
+			return nil, fmt.Errorf("party %s: %w", p.Self(), err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// OpenTestDistinct is OpenTestTable's distinct rows over cols with their
+// multiplicities (LoadDistinct).
+func OpenTestDistinct(ctx context.Context, p Participant, name string, cols []string) (*table.Distinct, error) {
+	spec := p.Spec()
+	schema, err := spec.TableSchema(name)
+	if err != nil {
+		return nil, err
+	}
+	ts := TableSpec{Name: "test:" + name, Path: spec.Test[name]}
+	return openDistinct(ctx, p, ts, name, schema, cols, "test table "+name)
+}
+
+// openDistinct is openTable for distinct rows.
+func openDistinct(ctx context.Context, p Participant, ts TableSpec, name string, schema map[string]table.Kind, cols []string, subject string) (*table.Distinct, error) {
+	src, err := p.TableSource(ts)
+	if err != nil {
+		return nil, err
+	}
+	d, err := table.OpenDistinct(ctx, src, name, schema, cols, table.ReadOptions{Label: table.Label(src), Log: p.Log()})
+	if errors.Is(err, table.ErrTooLarge) {
+		return nil, fmt.Errorf("%s: kind %s loads a table's distinct rows into memory: %w", subject, p.Spec().Kind, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", subject, err)
+	}
+	return d, nil
+}
+
 // OpenTable loads one of the participant's own files (a table, a
 // taxonomy, a test set) as table name. Its errors name the file by its
 // base name, never by the directories it sits in: a session may report

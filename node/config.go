@@ -70,6 +70,11 @@ type Config struct {
 	// dir and read back when their level is processed (sjc.Kind). The
 	// tree does not depend on it. Zero: no budget.
 	SJCMemoryBudget int64 `yaml:"sjc_memory_budget,omitempty"`
+	// SJCGroupRows loads sjc's tables as their distinct rows with counts
+	// (a database groups them where they live), which pays where rows
+	// repeat and costs where every row is distinct (sjc.Kind.GroupRows;
+	// docs/sources.md has both figures). The tree does not depend on it.
+	SJCGroupRows bool `yaml:"sjc_group_rows,omitempty"`
 	// RandomizerPool bounds how many Paillier encryption randomisers the
 	// node computes ahead for the consortium key, between jobs, so that a
 	// job's encryptions wait for a multiplication each instead of an

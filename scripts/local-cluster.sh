@@ -39,6 +39,8 @@
 #              NAME in LINE replaced by the node's name: the node's own
 #              catalogue (e.g. 'admissions: {clickhouse_env: CH, table: NAME}');
 #              the default policy reads a database source only from it
+#   NODE_YAML=LINE  append LINE to every node.yaml (a node setting, e.g.
+#              'sjc_group_rows: true')
 #   PEAK=1     after the job, print its wall time (submit to result) and
 #              each node's peak resident memory (VmHWM) and the result
 #              (docs/sources.md's figures over real node processes)
@@ -260,6 +262,9 @@ for i in "${!NAMES[@]}"; do
 	# http: the optional status/metrics listener.
 	sed -i "s#^tables_dir:.*#tables_dir: $TABLES#" "$WORK/$name/node.yaml"
 	echo "http: 127.0.0.1:$((BASE_PORT + 100 + i + 1))" >>"$WORK/$name/node.yaml"
+	if [ -n "${NODE_YAML:-}" ]; then
+		echo "$NODE_YAML" >>"$WORK/$name/node.yaml"
+	fi
 	if [[ -n ${NODE_TABLES:-} ]]; then
 		printf 'tables:\n  %s\n' "${NODE_TABLES//NAME/$name}" >>"$WORK/$name/node.yaml"
 	fi

@@ -77,9 +77,23 @@
 //     rows, so it cannot happen with consistent summaries). 64 bits hold
 //     1.8·10^19 join rows; big.Int would cost every node for a join no
 //     tree is grown on.
-//   - Rows stay one per source record: a Part lists row numbers (the AVC
-//     sets are those of Definition 2's collapsed duplicates); rows whose
-//     counts become all zero are dropped.
+//   - Rows: in the job, on a node that groups rows (Kind.GroupRows,
+//     node.yaml sjc_group_rows; otherwise each row is its own, of weight
+//     1), a party holds each training table as its distinct
+//     rows over the columns the rounds read (every schema column but ids),
+//     each with its multiplicity w (Local.weight; table.OpenDistinct: one
+//     GROUP BY on a database, a streamed pass over a file). Rows alike in
+//     those columns take part in the same join rows and go the same way at
+//     every split, so a row of weight w carries w times one record's Cls:
+//     the target's rows start with w·e_class, a forward propagation gives
+//     w·ClsSum, and formulas (2)-(4) are linear in Cls and exact, so every
+//     sum, summary, gain and tree is that of one row per record (Build,
+//     which keeps one row per record, is the check: TestJobGroupsAlikeRows
+//     and every job test). A Part lists row numbers (the AVC sets are
+//     those of Definition 2's collapsed duplicates); rows whose counts
+//     become all zero are dropped. Test sets are loaded the same way (the
+//     test accuracy counts join rows); sjc-predict's tables are loaded one
+//     row per record, since prediction answers per record.
 //   - Labels are the sorted distinct values of the target's class column
 //     over all its rows (dangling ones too); the class is not private
 //     (thesis §3.3.4).
@@ -155,8 +169,10 @@
 // every party of the spec (a party holding no table of the join takes part
 // and sends nothing but its empty outputs):
 //
-//  1. load: each party reads its tables and checks them against the
-//     schema (NewLocal); the target table's party reports the class
+//  1. load: each party reads its tables, or their distinct rows (see Rows above)
+//     and checks them against the schema (NewLocal); a table with more
+//     distinct rows than the node's max_table_rows is refused, naming it;
+//     the target table's party reports the class
 //     labels, which the coordinator commits. A bad table fails the job
 //     naming party, table and column.
 //  2. propagate: for every edge between tables of two parties, the two run
@@ -418,7 +434,9 @@
 //   - Each party's data dir keeps its model part (its predicates by node
 //     id) and, during training, its state and, under a memory budget, its
 //     spill files (the same Parts; "Memory budget"); nothing of it leaves
-//     the node.
+//     the node. The query a database table is grouped by (its table's and
+//     columns' names) is in the node's own log at debug level, never in a
+//     message, a Raft record or an error.
 //     In `cohort sim` one operator owns every node and sees the whole tree.
 //
 // # Not checked, not constant time

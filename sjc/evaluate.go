@@ -23,14 +23,23 @@ func (s *session) evaluate(ctx context.Context, step job.Step, a finishArgs, won
 	locals := make([]*Local, len(s.g.Tables))
 	for _, i := range s.own {
 		name := s.g.Tables[i].Name
-		t, err := job.OpenTestTable(ctx, s.p, name)
+		schema, err := s.p.Spec().TableSchema(name)
 		if err != nil {
 			return 0, 0, err
 		}
+		d, err := testTable(ctx, s.p, name, schema, s.groupRows)
+		if err != nil {
+			return 0, 0, err
+		}
+		t := d.Table
 		if i == 0 {
 			t = relabel(t, s.g.Class, s.labels)
 		}
-		if locals[i], err = NewLocal(s.g, name, t, labels, Params{}); err != nil {
+		base, err := newLocalBase(s.g, name, t, weights(d.Counts), Params{})
+		if err == nil {
+			locals[i], err = base.withLabels(labels)
+		}
+		if err != nil {
 			return 0, 0, fmt.Errorf("test set: %w", err)
 		}
 	}

@@ -21,6 +21,14 @@ type Kind struct {
 	// spilled to its data dir and read back when their level is processed
 	// (budget.go). 0: no budget, everything held.
 	MemoryBudget int64
+	// GroupRows loads each table as its distinct rows over the columns
+	// the rounds read, each weighted by how many rows hold it (rows.go):
+	// a database groups them where they live, and the party holds the
+	// groups, not the rows. The tree does not depend on it. It pays where
+	// rows repeat (a fact table of keys and categories) and costs where
+	// they do not (every row distinct: the server's GROUP BY and a copy
+	// per group), so it is the node's choice (node.yaml sjc_group_rows).
+	GroupRows bool
 }
 
 // Message types of the job. Each is sent within one step attempt, keyed by

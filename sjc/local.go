@@ -24,6 +24,13 @@ type Local struct {
 	edges []*edgeKey // by edge index; nil where the edge is not incident
 	attrs []attr
 	class []int32 // the target table: label index per row
+	// weight is, per row, how many source rows it stands for (nil: one
+	// each): a table loaded as its distinct rows (table.OpenDistinct)
+	// holds each once with its multiplicity. Rows with the same join
+	// values, attributes and class take part in the same join rows and
+	// go the same way at every split, so a row of weight w carries w
+	// times one row's Cls, and every sum and summary is the same.
+	weight []uint64
 }
 
 // edgeKey is a table's join value on one edge, interned.
@@ -57,7 +64,7 @@ func Labels(g *Graph, target *table.Table) ([]string, error) {
 // NewLocal prepares the named table of g for a job with the given class
 // labels. The table must have every schema column with its kind.
 func NewLocal(g *Graph, name string, t *table.Table, labels []string, p Params) (*Local, error) {
-	l, err := newLocalBase(g, name, t, p)
+	l, err := newLocalBase(g, name, t, nil, p)
 	if err != nil {
 		return nil, err
 	}
@@ -65,14 +72,22 @@ func NewLocal(g *Graph, name string, t *table.Table, labels []string, p Params) 
 }
 
 // newLocalBase is NewLocal without the class labels: the join values and
-// ranked attributes, the costly part, which do not depend on them.
-func newLocalBase(g *Graph, name string, t *table.Table, p Params) (*Local, error) {
+// ranked attributes, the costly part, which do not depend on them. weight
+// is each row's multiplicity (Local.weight; nil: one each). An id column
+// need not be loaded: no round reads it.
+func newLocalBase(g *Graph, name string, t *table.Table, weight []uint64, p Params) (*Local, error) {
 	ti := g.Index(name)
 	if ti < 0 {
 		return nil, fmt.Errorf("%w: table %q is not in the join graph", ErrData, name)
 	}
-	l := &Local{g: g, ti: ti, info: g.Tables[ti], t: t, edges: make([]*edgeKey, len(g.Edges))}
+	if weight != nil && len(weight) != t.NumRows() {
+		return nil, fmt.Errorf("%w: table %q: %d row weights for %d rows", ErrData, name, len(weight), t.NumRows())
+	}
+	l := &Local{g: g, ti: ti, info: g.Tables[ti], t: t, edges: make([]*edgeKey, len(g.Edges)), weight: weight}
 	for _, ci := range l.info.Columns {
+		if ci.Kind == table.ID {
+			continue
+		}
 		c, err := t.Column(ci.Name)
 		if err != nil {
 			return nil, fmt.Errorf("%w: table %q column %q: not in the data", ErrData, name, ci.Name)
@@ -149,6 +164,20 @@ func newAttr(c *table.Column, numeric bool) attr {
 		a.strs = dictRank(c.Str, a.rank)
 	}
 	return a
+}
+
+// GroupColumns are the columns of a table of g whose distinct rows a party
+// loads (table.OpenDistinct): every column of the schema but its ids, which
+// no round reads and which would make every row distinct.
+func GroupColumns(schema map[string]table.Kind) []string {
+	var out []string
+	for c, k := range schema {
+		if k != table.ID {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Name is the table's name.

@@ -22,18 +22,27 @@ type Part struct {
 func (p Part) Len() int { return len(p.Rows) }
 
 // Initial is the table's Part before class propagation: every row; the
-// target table's rows carry the unit vector of their class, the others
-// all zeros until a forward propagation sets them.
+// target table's rows carry the unit vector of their class (times the
+// row's weight), the others all zeros until a forward propagation sets
+// them.
 func (l *Local) Initial() Part {
 	n := l.t.NumRows()
 	p := Part{Rows: make([]int32, n), Cls: make([]uint64, n*l.u)}
 	for r := range p.Rows {
 		p.Rows[r] = int32(r)
 		if l.class != nil {
-			p.Cls[r*l.u+int(l.class[r])] = 1
+			p.Cls[r*l.u+int(l.class[r])] = l.rowWeight(r)
 		}
 	}
 	return p
+}
+
+// rowWeight is how many source rows row r stands for.
+func (l *Local) rowWeight(r int) uint64 {
+	if l.weight == nil {
+		return 1
+	}
+	return l.weight[r]
 }
 
 // Counts is the node's class distribution as this table sees it: the sum

@@ -92,8 +92,8 @@ func (l *Local) propagate(p Part, cs ClassSummary, forward bool) (Part, error) {
 }
 
 // Forward applies a forward propagation (thesis formula (1)): each row
-// whose join value is in cs takes that entry's ClsSum as its Cls; the
-// others are dangling and drop out.
+// whose join value is in cs takes that entry's ClsSum as its Cls (times
+// its weight); the others are dangling and drop out.
 func (l *Local) Forward(p Part, cs ClassSummary) (Part, error) {
 	idx, err := l.lookup(cs.Edge, cs.Values, len(cs.Counts))
 	if err != nil {
@@ -119,7 +119,21 @@ func (l *Local) forward(p Part, cs ClassSummary, idx []int32) (Part, error) {
 			continue
 		}
 		out.Rows = append(out.Rows, r)
-		out.Cls = append(out.Cls, cs.Counts[int(k)*u:(int(k)+1)*u]...)
+		cls := cs.Counts[int(k)*u : (int(k)+1)*u]
+		if l.weight == nil {
+			out.Cls = append(out.Cls, cls...)
+			continue
+		}
+		// A row standing for w source rows takes part in w times the
+		// join rows of one.
+		w := l.weight[r]
+		for _, c := range cls {
+			hi, lo := bits.Mul64(c, w)
+			if hi != 0 {
+				return Part{}, fmt.Errorf("%w: table %q, taking class counts on edge %s", ErrOverflow, l.info.Name, l.g.EdgeName(cs.Edge))
+			}
+			out.Cls = append(out.Cls, lo)
+		}
 	}
 	return out, nil
 }

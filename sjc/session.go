@@ -38,15 +38,18 @@ type session struct {
 	prm     Params
 	psiMode psi.Mode
 	own     []int // graph indexes of the party's tables
-	tables  map[string]*table.Table
-	loadErr error
-	labels  []string
-	locals  []*Local  // by graph index; nil for other parties' tables
-	bases   []*Local  // the label-free Locals load built, until prepare uses them
-	aligns  aligns    // each table's join values lined up with each edge's shared values
-	states  []*state  // at most two: the base of the running step and its result
-	slots   [2]string // the key of the state each state slot holds
-	fronts  *frontiers
+	// groupRows: the tables were loaded as distinct rows (Kind.GroupRows).
+	groupRows bool
+	tables    map[string]*table.Table
+	weights   map[string][]uint64 // per table, each row's multiplicity (Local.weight)
+	loadErr   error
+	labels    []string
+	locals    []*Local  // by graph index; nil for other parties' tables
+	bases     []*Local  // the label-free Locals load built, until prepare uses them
+	aligns    aligns    // each table's join values lined up with each edge's shared values
+	states    []*state  // at most two: the base of the running step and its result
+	slots     [2]string // the key of the state each state slot holds
+	fronts    *frontiers
 	// budget is the node's memory budget for Parts (Kind.MemoryBudget; 0:
 	// none), held what the Parts the session holds take (budget.go).
 	budget, held int64
@@ -57,7 +60,7 @@ type session struct {
 // newSession is a party's session over the join graph g, with nothing
 // loaded.
 func newSession(p job.Participant, g *Graph, prm Params, mode psi.Mode, budget int64) *session {
-	s := &session{p: p, g: g, prm: prm, psiMode: mode, budget: budget, tables: map[string]*table.Table{},
+	s := &session{p: p, g: g, prm: prm, psiMode: mode, budget: budget, tables: map[string]*table.Table{}, weights: map[string][]uint64{},
 		locals: make([]*Local, len(g.Tables)), bases: make([]*Local, len(g.Tables)), aligns: aligns{}}
 	for i, t := range g.Tables {
 		if t.Party == p.Self() {
@@ -80,13 +83,15 @@ func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) 
 	}
 	mode, _ := psiMode(p.Spec(), prm.PSI) // checked by ParseParams
 	s := newSession(p, g, prm, mode, k.MemoryBudget)
+	s.groupRows = k.GroupRows
 	if len(s.own) > 0 {
-		tables, err := job.LoadTables(ctx, p)
+		tables, err := ownTables(ctx, p, k.GroupRows)
 		if err != nil {
 			s.loadErr = err
 		}
-		for _, t := range tables {
-			s.tables[t.Name] = t
+		for _, d := range tables {
+			s.tables[d.Table.Name] = d.Table
+			s.weights[d.Table.Name] = weights(d.Counts)
 		}
 	}
 	if err := s.readStates(); err != nil {
@@ -95,11 +100,20 @@ func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) 
 	return s, nil
 }
 
+// weights are a distinct table's multiplicities as row weights.
+func weights(counts []int) []uint64 {
+	w := make([]uint64, len(counts))
+	for i, n := range counts {
+		w[i] = uint64(n)
+	}
+	return w
+}
+
 // Close drops the tables and state, and the spill file of a state not
 // kept.
 func (s *session) Close() {
 	s.discardSpill()
-	s.tables, s.locals, s.bases, s.states, s.fronts = nil, nil, nil, nil, nil
+	s.tables, s.weights, s.locals, s.bases, s.states, s.fronts = nil, nil, nil, nil, nil, nil
 }
 
 // Step runs one step, once it has checked that the step is the one the
@@ -158,7 +172,7 @@ func (s *session) load() (loadOutput, error) {
 			}
 			out.Labels = labels
 		}
-		l, err := newLocalBase(s.g, name, t, s.prm)
+		l, err := newLocalBase(s.g, name, t, s.weights[name], s.prm)
 		if err == nil {
 			_, err = l.withLabels(labels)
 		}
@@ -187,7 +201,7 @@ func (s *session) prepare(gr *growth) error {
 		base := s.bases[i]
 		if base == nil { // opened after load (a restart)
 			var err error
-			if base, err = newLocalBase(s.g, name, s.tables[name], s.prm); err != nil {
+			if base, err = newLocalBase(s.g, name, s.tables[name], s.weights[name], s.prm); err != nil {
 				return err
 			}
 		}

@@ -358,7 +358,7 @@ func TestParquetAggregateProjects(t *testing.T) {
 	for sets, want := range map[*[][]string]bool{
 		{{"a", "v"}, {"w"}}: true, {{"a"}, {"w"}}: false, {{"a", "v"}, {"nope"}}: false,
 	} {
-		_, fields, b, err := parquetHeader(f, "clean", map[string]Kind{"a": Categorical, "v": Numeric, "w": Numeric}, ReadOptions{sink: newGroupSink(*sets)})
+		_, fields, b, err := parquetHeader(f, "clean", map[string]Kind{"a": Categorical, "v": Numeric, "w": Numeric}, ReadOptions{sink: newGroupSink(*sets, groupFolds(len(*sets)))})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,8 +31,21 @@ func groupKey(key []byte, vals []string) []byte {
 	return key
 }
 
-// groupFold counts the rows of each combination of one set's values; its
-// memory is one entry per combination, the result's.
+// folder counts the rows of each combination of one set's values, as
+// GroupCounts' readers hand them over (vals is reused after add returns;
+// its strings may be kept).
+type folder interface {
+	add(vals []string, n int)
+}
+
+// grouper is a folder that takes a query's groups (each combination
+// once, but for values whose texts coincide) without merging them itself.
+type grouper interface {
+	addGroup(vals []string, n int)
+}
+
+// groupFold is GroupCounts' folder; its memory is one entry per
+// combination, the result's.
 type groupFold struct {
 	counts map[string]*Group
 	key    []byte
@@ -50,6 +63,8 @@ func (f *groupFold) add(vals []string, n int) {
 	}
 	g.Count += n
 }
+
+func (f *groupFold) fresh() folder { return &groupFold{} }
 
 // groups are the combinations in the order of their values.
 func (f *groupFold) groups() []Group {
@@ -75,11 +90,11 @@ type groupSink struct {
 	sets  [][]int // each set's columns, by index in cols
 	row   []string
 	vals  []string
-	folds []groupFold
+	folds []folder
 }
 
-func newGroupSink(sets [][]string) *groupSink {
-	s := &groupSink{sets: make([][]int, len(sets)), folds: make([]groupFold, len(sets))}
+func newGroupSink(sets [][]string, folds []folder) *groupSink {
+	s := &groupSink{sets: make([][]int, len(sets)), folds: folds}
 	for i, set := range sets {
 		for _, c := range set {
 			at := slices.Index(s.cols, c)
@@ -124,18 +139,40 @@ func (a *streamAgg) GroupCounts(ctx context.Context, sets [][]string) (int, [][]
 	if err := checkSets(sets); err != nil {
 		return 0, nil, err
 	}
-	s := newGroupSink(sets)
+	folds := groupFolds(len(sets))
+	if err := a.foldGroups(ctx, sets, folds); err != nil {
+		return 0, nil, err
+	}
+	return foldedGroups(folds)
+}
+
+// foldGroups streams the table once into one folder per set.
+func (a *streamAgg) foldGroups(ctx context.Context, sets [][]string, folds []folder) error {
+	s := newGroupSink(sets, folds)
 	opts := a.opts
 	opts.sink = s
 	if _, err := Open(ctx, a.src, "", a.schema, opts); err != nil {
-		return 0, nil, err
+		return err
 	}
 	if at := slices.Index(s.found, false); at >= 0 {
-		return 0, nil, a.noColumn(s.cols[at])
+		return a.noColumn(s.cols[at])
 	}
-	out := make([][]Group, len(sets))
-	for i := range s.folds {
-		out[i] = s.folds[i].groups()
+	return nil
+}
+
+func groupFolds(n int) []folder {
+	out := make([]folder, n)
+	for i := range out {
+		out[i] = &groupFold{}
+	}
+	return out
+}
+
+// foldedGroups is GroupCounts' answer from its folders.
+func foldedGroups(folds []folder) (int, [][]Group, error) {
+	out := make([][]Group, len(folds))
+	for i, f := range folds {
+		out[i] = f.(*groupFold).groups()
 	}
 	rows := 0
 	for _, g := range out[0] {
@@ -208,31 +245,50 @@ func (a *sqlAgg) GroupCounts(ctx context.Context, sets [][]string) (int, [][]Gro
 	if err := checkSets(sets); err != nil {
 		return 0, nil, err
 	}
-	out, ok, err := a.groupCounts(ctx, sets)
-	if err != nil {
+	folds := groupFolds(len(sets))
+	if err := a.foldGroups(ctx, sets, folds); err != nil {
 		return 0, nil, err
 	}
-	if !ok {
-		return a.streamAgg.GroupCounts(ctx, sets)
-	}
-	rows := 0
-	for _, g := range out[0] {
-		rows += g.Count
-	}
-	return rows, out, nil
+	return foldedGroups(folds)
 }
 
+// foldGroups folds each set's query into its folder, or, where a query
+// counts rows Open refuses or a column is missing, streams the table into
+// fresh ones in their place (each folder's fresh()).
+func (a *sqlAgg) foldGroups(ctx context.Context, sets [][]string, folds []folder) error {
+	ok, err := a.groupQueries(ctx, sets, folds)
+	if err != nil || ok {
+		return err
+	}
+	for i := range folds {
+		folds[i] = folds[i].(interface{ fresh() folder }).fresh()
+	}
+	return a.streamAgg.foldGroups(ctx, sets, folds)
+}
+
+// groupCounts is the pushed-down answer alone (false: the stream must
+// answer), for tests.
 func (a *sqlAgg) groupCounts(ctx context.Context, sets [][]string) ([][]Group, bool, error) {
+	folds := groupFolds(len(sets))
+	ok, err := a.groupQueries(ctx, sets, folds)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	_, out, err := foldedGroups(folds)
+	return out, true, err
+}
+
+func (a *sqlAgg) groupQueries(ctx context.Context, sets [][]string, folds []folder) (bool, error) {
 	desc := a.opts.describe(a.src)
 	from, cols := a.from()
 	conn, err := a.db.connect(ctx, a.src, desc)
 	if err != nil {
-		return nil, false, err
+		return false, err
 	}
 	defer conn.close(ctx)
 	b, _, float, err := conn.header(ctx, "SELECT "+cols+" FROM "+from+" LIMIT 0", desc, a.schema)
 	if err != nil {
-		return nil, false, err
+		return false, err
 	}
 	loaded := columnNames(b.cols)
 	var bad []string
@@ -246,11 +302,10 @@ func (a *sqlAgg) groupCounts(ctx context.Context, sets [][]string) ([][]Group, b
 	for _, set := range sets {
 		for _, c := range set {
 			if !slices.Contains(loaded, c) {
-				return nil, false, nil // the stream gives Open's error, else ErrNoColumn
+				return false, nil // the stream gives Open's error, else ErrNoColumn
 			}
 		}
 	}
-	out := make([][]Group, len(sets))
 	for i, set := range sets {
 		var sel, by []string
 		for _, c := range set {
@@ -263,7 +318,7 @@ func (a *sqlAgg) groupCounts(ctx context.Context, sets [][]string) ([][]Group, b
 		if a.opts.Log != nil {
 			a.opts.Log.DebugContext(ctx, "table: query pushed down", "source", desc, "query", q)
 		}
-		var f groupFold
+		f := folds[i]
 		refused := false
 		vals := make([]string, len(set))
 		err := conn.scan(ctx, q, func(row []cell) error {
@@ -278,16 +333,19 @@ func (a *sqlAgg) groupCounts(ctx context.Context, sets [][]string) ([][]Group, b
 			for k := range set {
 				vals[k] = cellText(row[k])
 			}
-			f.add(vals, int(n))
+			if g, ok := f.(grouper); ok {
+				g.addGroup(vals, int(n))
+			} else {
+				f.add(vals, int(n))
+			}
 			return nil
 		})
 		if err != nil {
-			return nil, false, err
+			return false, err
 		}
 		if refused {
-			return nil, false, nil // Open would refuse a row: the stream says which
+			return false, nil // Open would refuse a row: the stream says which
 		}
-		out[i] = f.groups()
 	}
-	return out, true, nil
+	return true, nil
 }

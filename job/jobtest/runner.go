@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -65,6 +66,10 @@ type Options struct {
 	// step's protocol, say once the first decryption share is sent. Calls
 	// of OnStep and OnSend never overlap.
 	OnSend func(Sent) Fault
+	// Log, when set, is every member's log (with the member's name as
+	// "member"), as a node's is: what a session logs, such as the queries
+	// a table source is asked (table.ReadOptions.Log), at debug level.
+	Log *slog.Logger
 }
 
 // jobtest's default timeouts (Options.StepTimeout, Options.Grace).
@@ -463,6 +468,9 @@ func (r *runner) startWorker(name string, prev *worker) {
 	rw := &jobrun.Worker{Self: name, Job: r.active, Kinds: r.kinds, Net: r.net.Party(name), State: r.log.state,
 		Member: member{secrets: secrets, tablesDir: r.opts.TablesDir, name: name, r: r}, Policy: r.policy[name], Config: r.cfg,
 		OnOutput: func(step job.Step, out []byte) { r.recordOutput(Output{Party: name, Step: step, Output: out}) }}
+	if r.opts.Log != nil {
+		rw.Log = r.opts.Log.With("member", name)
+	}
 	r.workerDone.Add(1)
 	go func() {
 		defer r.workerDone.Done()
