@@ -172,17 +172,20 @@ func encodeList(items [][]byte) []byte {
 	return b
 }
 
+// uvarintLen is the length of v's shortest uvarint form.
+func uvarintLen(v uint64) int { return len(binary.AppendUvarint(nil, v)) }
+
 // decodeList reverses encodeList for exactly count items (sub-slices of b).
 func decodeList(b []byte, count int) ([][]byte, error) {
 	n, k := binary.Uvarint(b)
-	if k <= 0 || n != uint64(count) {
+	if k <= 0 || k != uvarintLen(n) || n != uint64(count) {
 		return nil, fmt.Errorf("%w: a list of %d items, expected %d", wire.ErrMalformed, n, count)
 	}
 	b = b[k:]
 	out := make([][]byte, count)
 	for i := range out {
 		l, k := binary.Uvarint(b)
-		if k <= 0 || l > uint64(len(b)-k) {
+		if k <= 0 || k != uvarintLen(l) || l > uint64(len(b)-k) { // one encoding per list: lengths in their shortest form
 			return nil, fmt.Errorf("%w: list item %d overruns the body", wire.ErrMalformed, i)
 		}
 		out[i] = b[k : k+int(l)]
