@@ -141,10 +141,11 @@ func (fb *fixedBase) exp(e *big.Int) *big.Int {
 // fixedBase follows once the key has been used enough to pay for it.
 type powerTable struct {
 	g, m *big.Int
+	mm   *mont.Modulus
 	w    int
 	bits int
 	k    int
-	pows []big.Word // pows[i·k : (i+1)·k] = g^(2^(w·i)) mod m
+	pows []big.Word // pows[i·k : (i+1)·k] = g^(2^(w·i))·R mod m (Montgomery form)
 }
 
 // smallWindow returns the window that minimises a powerTable
@@ -163,19 +164,19 @@ func smallTableBytes(bits, w, k int) int64 {
 	return int64((bits+w-1)/w) * int64(k) * wordBytes
 }
 
+// newPowerTable builds the table of g modulo m, which must be odd.
 func newPowerTable(g, m *big.Int, bits, w int) *powerTable {
 	nw := (bits + w - 1) / w
-	k := len(m.Bits())
-	pt := &powerTable{g: new(big.Int).Set(g), m: m, w: w, bits: nw * w, k: k, pows: make([]big.Word, nw*k)}
-	base := new(big.Int).Mod(g, m)
-	prod, quo := new(big.Int), new(big.Int)
-	for i := 0; i < nw; i++ {
-		copy(pt.pows[i*k:(i+1)*k], base.Bits())
-		if i+1 < nw {
-			for j := 0; j < w; j++ {
-				prod.Mul(base, base)
-				quo.QuoRem(prod, m, base)
-			}
+	mm := mont.New(m)
+	k := mm.Words()
+	pt := &powerTable{g: new(big.Int).Set(g), m: m, mm: mm, w: w, bits: nw * w, k: k, pows: make([]big.Word, nw*k)}
+	copy(pt.pows, mm.ToForm(new(big.Int).Mod(g, m)))
+	t := make([]big.Word, mm.ScratchWords())
+	for i := 1; i < nw; i++ {
+		cur := pt.pows[i*k : (i+1)*k]
+		copy(cur, pt.pows[(i-1)*k:i*k])
+		for j := 0; j < w; j++ {
+			mm.Mul(cur, cur, cur, t)
 		}
 	}
 	return pt
@@ -190,24 +191,22 @@ func (pt *powerTable) exp(e *big.Int) *big.Int {
 		return new(big.Int).Exp(pt.g, e, pt.m)
 	}
 	mask := uint(1)<<pt.w - 1
-	buckets := make([]*big.Int, mask+1) // nil stands for 1
+	buckets := make([][]big.Word, mask+1) // nil stands for 1
 	words := e.Bits()
-	prod, quo, t := new(big.Int), new(big.Int), new(big.Int)
-	mulInto := func(acc, x *big.Int) *big.Int { // acc·x mod m, acc nil = 1
+	t := make([]big.Word, pt.mm.ScratchWords())
+	mulInto := func(acc, x []big.Word) []big.Word { // acc·x in form, acc nil = 1
 		if acc == nil {
-			return new(big.Int).Set(x)
+			return append([]big.Word(nil), x...)
 		}
-		prod.Mul(acc, x)
-		quo.QuoRem(prod, pt.m, acc)
+		pt.mm.Mul(acc, acc, x, t)
 		return acc
 	}
 	for i := 0; i*pt.w < e.BitLen(); i++ {
 		if d := window(words, i*pt.w, pt.w) & mask; d != 0 {
-			t.SetBits(pt.pows[i*pt.k : (i+1)*pt.k : (i+1)*pt.k])
-			buckets[d] = mulInto(buckets[d], t)
+			buckets[d] = mulInto(buckets[d], pt.pows[i*pt.k:(i+1)*pt.k])
 		}
 	}
-	var running, acc *big.Int
+	var running, acc []big.Word
 	for d := mask; d >= 1; d-- {
 		if buckets[d] != nil {
 			running = mulInto(running, buckets[d])
@@ -219,7 +218,7 @@ func (pt *powerTable) exp(e *big.Int) *big.Int {
 	if acc == nil {
 		return big.NewInt(1) // e = 0
 	}
-	return acc
+	return pt.mm.FromForm(acc)
 }
 
 // expTable is a fixed-base table: a powerTable or a fixedBase.
