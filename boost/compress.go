@@ -9,7 +9,7 @@ import (
 
 // Several bin sums in one ciphertext before the decryption. A bin sum of
 // an open level fills W = 2·(open nodes) of a plaintext's slots (2 of
-// about 30 at a tree's first level at 2048 bits), and every ciphertext
+// 32 at 2048 bits and 2^15 join rows), and every ciphertext
 // costs a decryption: in the job a decryption share and its proof from
 // each decryptor and their verification, several full exponentiations
 // modulo n². The sender therefore moves consecutive ciphertexts into one
