@@ -39,8 +39,8 @@ func (s *session) prepareLevel(ctx context.Context) error {
 
 // holderCrypto sets up the class holder's sealing once the join's row
 // count is known (the first level's groups): packed Paillier under the
-// consortium key with pooled randomisers; opening reads the plaintexts of
-// the level's joint decryption in order.
+// consortium key with pooled randomisers; the level's joint decryption
+// gives the plaintexts that Crypto.Unpack opens.
 func (s *session) holderCrypto(_ context.Context, groups []Group) error {
 	if s.pool != nil {
 		return nil
@@ -58,15 +58,7 @@ func (s *session) holderCrypto(_ context.Context, groups []Group) error {
 		stop()
 		return fmt.Errorf("boost: randomiser pool: %w", err)
 	}
-	next := func(*paillier.Ciphertext) (*big.Int, error) {
-		if len(s.plain) == 0 {
-			return nil, fmt.Errorf("boost: fewer plaintexts than bin sums")
-		}
-		m := s.plain[0]
-		s.plain = s.plain[1:]
-		return m, nil
-	}
-	c, err := PaillierCrypto(pk, pool, s.rows, next)
+	c, err := PaillierCrypto(pk, pool, s.rows, nil)
 	if err != nil {
 		stop()
 		pool.Close()
@@ -123,9 +115,12 @@ func (r *levelRun) decrypt(ctx context.Context) error {
 		}
 	}
 	segs := map[string][]*paillier.Ciphertext{}
-	bins := map[string][]binEntry{}
+	bins := map[string]wireBins{}
 	if slices.Contains(senders, s.p.Self()) {
 		var err error
+		if ownCts, err = r.compress(&own, ownCts); err != nil {
+			return err
+		}
 		if own.C, err = pk.MarshalCiphertexts(ownCts); err != nil {
 			return fmt.Errorf("boost: marshal ciphertexts: %w", err)
 		}
@@ -142,7 +137,7 @@ func (r *levelRun) decrypt(ctx context.Context) error {
 				return err
 			}
 		}
-		segs[s.p.Self()], bins[s.p.Self()] = ownCts, own.Entries
+		segs[s.p.Self()], bins[s.p.Self()] = ownCts, own
 	}
 	if s.p.Self() == holder {
 		return r.decryptRoot(ctx, senders, segs, bins)
@@ -174,7 +169,7 @@ func (r *levelRun) decryption(ctx context.Context, count int) *secureagg.Decrypt
 
 // decryptRoot is the class holder's: it gathers every sender's bin sums,
 // decrypts them jointly and opens each table's.
-func (r *levelRun) decryptRoot(ctx context.Context, senders []string, segs map[string][]*paillier.Ciphertext, bins map[string][]binEntry) error {
+func (r *levelRun) decryptRoot(ctx context.Context, senders []string, segs map[string][]*paillier.Ciphertext, bins map[string]wireBins) error {
 	s := r.s
 	pk := &s.keys.Public().PublicKey
 	sub := r.step.Sub("bins")
@@ -193,7 +188,7 @@ func (r *levelRun) decryptRoot(ctx context.Context, senders []string, segs map[s
 		if segs[q], err = pk.UnmarshalCiphertexts(w.C); err != nil {
 			return fmt.Errorf("%w: bin sums from %s: %w", ErrWire, q, err)
 		}
-		bins[q] = w.Entries
+		bins[q] = w
 	}
 	var all []*paillier.Ciphertext
 	for _, q := range senders {
@@ -206,33 +201,76 @@ func (r *levelRun) decryptRoot(ctx context.Context, senders []string, segs map[s
 	if err != nil {
 		return err
 	}
-	s.plain = plain
 	for _, q := range senders {
-		cts := segs[q]
+		n := len(segs[q])
+		pts, err := r.expand(bins[q], plain[:n])
+		if err != nil {
+			return fmt.Errorf("bin sums from %s: %w", q, err)
+		}
+		plain = plain[n:]
 		for t := range s.g.Tables {
 			if s.g.Tables[t].Party != q || s.plainTable(t) {
 				continue
 			}
 			var es []binEntry
-			for _, e := range bins[q] {
+			for _, e := range bins[q].Entries {
 				if e.Table == t {
 					es = append(es, e)
 				}
 			}
-			sealed, rest, err := unflatten(es, cts, numericCount(s.g, t))
-			if err != nil {
+			if r.plain[t], pts, err = openEntries(es, pts, numericCount(s.g, t), s.crypto.Unpack); err != nil {
 				return fmt.Errorf("bin sums from %s: %w", q, err)
 			}
-			cts = rest
-			if r.plain[t], err = Open(sealed, s.crypto.Open); err != nil {
-				return err
-			}
 		}
-		if len(cts) != 0 {
+		if len(pts) != 0 {
 			return fmt.Errorf("%w: bin sums from %s: ciphertexts without a bin", ErrWire, q)
 		}
 	}
 	return nil
+}
+
+// compress moves the party's bin-sum ciphertexts several to one
+// (compress.go) when it knows the class holder's packing layout: its own
+// if it is the class holder, else one a down message told it this level.
+func (r *levelRun) compress(own *wireBins, cts []*paillier.Ciphertext) ([]*paillier.Ciphertext, error) {
+	lay := r.layout
+	if r.s.isHolder() {
+		lay = r.s.crypto.Layout
+	}
+	if lay.SlotBits == 0 || len(cts) == 0 {
+		return cts, nil
+	}
+	bp, err := newBinPacker(&r.s.keys.Public().PublicKey, lay)
+	if err != nil {
+		return nil, err
+	}
+	widths, err := bp.widths(own.Entries)
+	if err != nil {
+		return nil, err
+	}
+	own.SlotBits = lay.SlotBits
+	return bp.compress(cts, widths)
+}
+
+// expand is the class holder's inverse of a sender's compress: the
+// plaintexts of w's ciphertexts, one per bin-sum ciphertext before it.
+func (r *levelRun) expand(w wireBins, pts []*big.Int) ([]*big.Int, error) {
+	if w.SlotBits == 0 {
+		return pts, nil
+	}
+	lay := r.s.crypto.Layout
+	if w.SlotBits != lay.SlotBits {
+		return nil, fmt.Errorf("%w: bin sums compressed with another slot width", ErrWire)
+	}
+	bp, err := newBinPacker(&r.s.keys.Public().PublicKey, lay)
+	if err != nil {
+		return nil, err
+	}
+	widths, err := bp.widths(w.Entries)
+	if err != nil {
+		return nil, err
+	}
+	return bp.expand(pts, widths)
 }
 
 // share is a decryptor's part: it learns every other sender's count and

@@ -102,7 +102,11 @@
 //     tables, the encrypted gradient and hessian sums per open node, and
 //     the number of packed summands (an upper bound on the join rows in the
 //     bin). Only the class holder decrypts them: it learns bin-level sums,
-//     never a row's (XGBoost's histogram, as in SecureBoost).
+//     never a row's (XGBoost's histogram, as in SecureBoost). A sender
+//     that a down message told the class holder's packing layout moves
+//     several bins' ciphertexts into one before sending (compress.go) and
+//     names the slot width it used, the class holder's own: the class
+//     holder reads exactly the same bin sums from fewer decryptions.
 //   - split (class holder to the winner): the winning feature and bin.
 //     The threshold stays with the winner; the class holder knows which
 //     table and column won, the leaf weights stay with it.

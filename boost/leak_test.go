@@ -50,7 +50,8 @@ type wireBins struct {
 		W       int    `msgpack:"w"`
 		K       int    `msgpack:"k"`
 	} `msgpack:"entries"`
-	C []byte `msgpack:"c"`
+	C        []byte `msgpack:"c"`
+	SlotBits int    `msgpack:"slot_bits"`
 }
 
 func float64Bytes(x float64) []byte {
@@ -168,6 +169,7 @@ func checkLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any,
 	t.Helper()
 	s := caseSecrets(t, c, m, released)
 	seen := map[string]int{}
+	slotBits := map[int]bool{}
 	capt.mu.Lock()
 	defer capt.mu.Unlock()
 	for _, sm := range capt.sent {
@@ -176,6 +178,19 @@ func checkLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any,
 		want, texts := messageProfile(t, c, s, sm)
 		if m.Type == boost.TypeGradients && want == wire.DiscloseSplitSummary {
 			seen["re-used gradient ciphertexts"]++
+		}
+		// Bin sums are compressed only with the slot width of a down
+		// message sent before them: the class holder's own packing.
+		var down wireDown
+		if m.Type == boost.TypeGradients && wire.Unmarshal(m.Body, &down) == nil && down.Layout.SlotBits != 0 {
+			slotBits[down.Layout.SlotBits] = true
+		}
+		var bins wireBins
+		if m.Type == boost.TypeBins && wire.Unmarshal(m.Body, &bins) == nil && bins.SlotBits != 0 {
+			seen["compressed bin sums"]++
+			if !slotBits[bins.SlotBits] {
+				t.Errorf("bin sums from %s compressed with a %d-bit slot no down message named", sm.From, bins.SlotBits)
+			}
 		}
 		if d != want {
 			t.Errorf("%s from %s to %s sent as %s, want %s", m.Type, sm.From, sm.To, d, want)
@@ -195,7 +210,7 @@ func checkLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any,
 			}
 		}
 	}
-	for _, typ := range []string{boost.TypeCombos, boost.TypeGradients, boost.TypeBins, boost.TypeDigest, boost.TypeSplit, "secureagg/share-request", "secureagg/share", "re-used gradient ciphertexts"} {
+	for _, typ := range []string{boost.TypeCombos, boost.TypeGradients, boost.TypeBins, boost.TypeDigest, boost.TypeSplit, "secureagg/share-request", "secureagg/share", "re-used gradient ciphertexts", "compressed bin sums"} {
 		if seen[typ] == 0 {
 			t.Errorf("no %s message was sent: the test checks nothing of it", typ)
 		}
@@ -270,6 +285,7 @@ func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 		if sm.To != holder {
 			t.Errorf("bin sums from %s went to %s, not the class holder", sm.From, sm.To)
 		}
+
 		w.C = nil
 		texts, _ = wire.Marshal(&w)
 	case boost.TypeDigest:

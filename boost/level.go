@@ -27,6 +27,9 @@ type levelRun struct {
 	plain  []BinSums          // by table: bin sums in the clear (the holder's own)
 	sealed map[int]SealedBins // own tables' encrypted bin sums
 	downs  map[int]*DownSummary
+	// layout is the class holder's packing, if a down message to an own
+	// table told it (compress.go).
+	layout Layout
 }
 
 // plainTable reports whether table t's down summaries are in the clear:
@@ -169,6 +172,9 @@ func (r *levelRun) down(ctx context.Context) error {
 					return err
 				}
 				in = &ds
+			}
+			if in.Layout.SlotBits != 0 {
+				r.layout = in.Layout
 			}
 			var ring Ring = PaillierRing{PK: pk}
 			if s.plainTable(i) {

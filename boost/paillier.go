@@ -46,8 +46,10 @@ func (r PaillierRing) AddMul(acc, x Sum, k uint64) Sum {
 }
 
 // PaillierCrypto seals with pool under pk, packing values of join-row
-// sums over at most rows join rows, and opens with decrypt (the class
-// holder's joint decryption in the job; a private key in process).
+// sums over at most rows join rows, and opens with decrypt (a private key
+// in process; nil in the job, whose class holder opens the joint
+// decryption's plaintexts with Unpack): OpenBins compresses a table's bin
+// sums several to a ciphertext (compress.go) before decrypting them.
 func PaillierCrypto(pk *paillier.PublicKey, pool *paillier.RandomizerPool, rows uint64, decrypt func(*paillier.Ciphertext) (*big.Int, error)) (Crypto, error) {
 	valueBits := FracBits + bits.Len64(rows) + 1
 	pack, err := paillier.NewPacking(pk, valueBits, int(min(rows, 1<<40)))
@@ -71,16 +73,8 @@ func PaillierCrypto(pk *paillier.PublicKey, pool *paillier.RandomizerPool, rows 
 		}
 		return out, nil
 	}
-	open := func(s Sum) (Vec, error) {
-		p := s.(*Packed)
-		pts := make([]*big.Int, len(p.C))
-		for i, c := range p.C {
-			var err error
-			if pts[i], err = decrypt(c); err != nil {
-				return nil, err
-			}
-		}
-		vals, err := pack.Unpack(pts, p.W, int(p.N))
+	unpack := func(pts []*big.Int, w int, n uint64) (Vec, error) {
+		vals, err := pack.Unpack(pts, w, int(min(n, 1<<40)))
 		if err != nil {
 			return nil, fmt.Errorf("boost: bin sums: %w", err)
 		}
@@ -90,5 +84,28 @@ func PaillierCrypto(pk *paillier.PublicKey, pool *paillier.RandomizerPool, rows 
 		}
 		return out, nil
 	}
-	return Crypto{Ring: PaillierRing{PK: pk}, Seal: seal, Open: open, Layout: Layout{SlotBits: pack.SlotBits, ValueBits: pack.ValueBits}, MaxWidth: pack.Slots}, nil
+	lay := Layout{SlotBits: pack.SlotBits, ValueBits: pack.ValueBits}
+	c := Crypto{Ring: PaillierRing{PK: pk}, Seal: seal, Unpack: unpack, Layout: lay, MaxWidth: pack.Slots}
+	if decrypt == nil {
+		return c, nil
+	}
+	c.Open = func(s Sum) (Vec, error) {
+		p := s.(*Packed)
+		pts := make([]*big.Int, len(p.C))
+		for i, ct := range p.C {
+			var err error
+			if pts[i], err = decrypt(ct); err != nil {
+				return nil, err
+			}
+		}
+		return unpack(pts, p.W, p.N)
+	}
+	bp, err := newBinPacker(pk, lay)
+	if err != nil {
+		return Crypto{}, err
+	}
+	c.OpenBins = func(bs SealedBins) (BinSums, error) {
+		return bp.open(bs, decrypt, unpack)
+	}
+	return c, nil
 }

@@ -2,8 +2,10 @@ package boost_test
 
 import (
 	"crypto/rand"
+	"math/big"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +21,14 @@ func paillierCrypto(t testing.TB, bits int, rows uint64) boost.Crypto {
 
 func paillierCryptoPool(t testing.TB, bits int, rows uint64, size int) boost.Crypto {
 	t.Helper()
+	c, _ := countingCrypto(t, bits, rows, size)
+	return c
+}
+
+// countingCrypto is paillierCryptoPool's crypto with the count of its
+// decryptions.
+func countingCrypto(t testing.TB, bits int, rows uint64, size int) (boost.Crypto, *atomic.Int64) {
+	t.Helper()
 	sk, err := paillier.GenerateKey(rand.Reader, bits)
 	if err != nil {
 		t.Fatal(err)
@@ -28,11 +38,16 @@ func paillierCryptoPool(t testing.TB, bits int, rows uint64, size int) boost.Cry
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	c, err := boost.PaillierCrypto(&sk.PublicKey, pool, rows, sk.Decrypt)
+	n := new(atomic.Int64)
+	dec := func(c *paillier.Ciphertext) (*big.Int, error) {
+		n.Add(1)
+		return sk.Decrypt(c)
+	}
+	c, err := boost.PaillierCrypto(&sk.PublicKey, pool, rows, dec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return c, n
 }
 
 // TestPaillierEqualsPlain: with the sums that cross edges packed and
@@ -57,7 +72,8 @@ func TestPaillierEqualsPlain(t *testing.T) {
 // TestCreditPaillierTime logs the time of one tree on default_credit with
 // 2048-bit keys (BOOST_PAILLIER=N: the training ids with id mod N = 1,
 // all with N = 1; BOOST_REUSE=0 encrypts every entry at every level;
-// BOOST_TREES trees, 1 by default; BOOST_POOL randomisers pooled, one
+// BOOST_TREES trees, 1 by default; BOOST_COMPRESS=0 decrypts bin by bin;
+// BOOST_POOL randomisers pooled, one
 // tree's rows by default; docs/boost.md): wall time, and the process's
 // CPU time over the training (every goroutine: the sealing workers and
 // the randomiser pool's filler, whose randomisers left over at the end
@@ -79,14 +95,17 @@ func TestCreditPaillierTime(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("BOOST_POOL")); err == nil && v > 0 {
 		pool = v
 	}
-	c := paillierCryptoPool(t, 2048, 1<<15, pool)
+	c, decs := countingCrypto(t, 2048, 1<<15, pool)
+	if os.Getenv("BOOST_COMPRESS") == "0" {
+		c.OpenBins = nil // bin by bin, as before compress.go
+	}
 	cpu0, t0 := cpuTime(t), time.Now()
 	if _, err := boost.TrainWith(g, train, p, c); err != nil {
 		t.Fatal(err)
 	}
 	wall, cpu := time.Since(t0)/time.Duration(p.Trees), (cpuTime(t)-cpu0)/time.Duration(p.Trees)
-	t.Logf("default_credit, %d training rows, depth %d, re-use %v: %v per tree, CPU %v per tree, with 2048-bit Paillier (packed, pooled randomisers, one process)",
-		rows, p.MaxDepth, p.Reuse, wall.Round(time.Millisecond), cpu.Round(time.Millisecond))
+	t.Logf("default_credit, %d training rows, depth %d, re-use %v, compressed bins %v: %v per tree, CPU %v per tree, %d decryptions per tree, with 2048-bit Paillier (packed, pooled randomisers, one process)",
+		rows, p.MaxDepth, p.Reuse, c.OpenBins != nil, wall.Round(time.Millisecond), cpu.Round(time.Millisecond), decs.Load()/int64(p.Trees))
 }
 
 // cpuTime is the process's user and system CPU time so far.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"slices"
 	"strings"
 	"sync"
@@ -45,8 +44,7 @@ type session struct {
 
 	keys *keyring.Paillier
 	// The class holder's: the booster, the join's row count, the splits
-	// each table made so far, its crypto and the plaintexts a level's
-	// decryption gave (read in order by crypto.Open).
+	// each table made so far and its crypto.
 	holder *Holder
 	rows   uint64
 	made   []int
@@ -54,7 +52,6 @@ type session struct {
 	sealer *sealer
 	pool   *paillier.RandomizerPool
 	stop   context.CancelFunc
-	plain  []*big.Int
 	// snap is the state at the start of the running level step, to which
 	// a re-run of the step (a new attempt) goes back.
 	snap *levelSnap

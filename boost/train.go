@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/big"
 
 	"github.com/cohortdm/cohort/joinprop"
 	"github.com/cohortdm/cohort/table"
@@ -37,6 +38,13 @@ type Crypto struct {
 	// sealed sum holds (0: any), for re-used entries (reuse.go).
 	Layout   Layout
 	MaxWidth int
+	// Unpack reads a bin sum of w values, the sum of n packed vectors,
+	// from its plaintexts (Paillier's; the job's class holder opens the
+	// joint decryption with it).
+	Unpack func(pts []*big.Int, w int, n uint64) (Vec, error)
+	// OpenBins opens a table's sealed bin sums at once, several bins per
+	// decryption (compress.go); nil: Open, bin by bin.
+	OpenBins func(SealedBins) (BinSums, error)
 }
 
 // TrainWith is Train with the sums that cross edges in c: the job's
@@ -109,7 +117,12 @@ func level(g *joinprop.Graph, locals []*Local, h *Holder, c Crypto, z *sealer) e
 		if ds, sealed, err = locals[i].Down(c.Ring, down[i], childSums(g, i, up)); err != nil {
 			return err
 		}
-		if sums[i], err = Open(sealed, c.Open); err != nil {
+		if c.OpenBins != nil {
+			sums[i], err = c.OpenBins(sealed)
+		} else {
+			sums[i], err = Open(sealed, c.Open)
+		}
+		if err != nil {
 			return err
 		}
 		for j, e := range g.Tables[i].Children {

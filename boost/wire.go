@@ -127,10 +127,13 @@ type binEntry struct {
 }
 
 // wireBins is a party's encrypted bin sums, to the class holder: entries
-// in (table, feature, bin) order and their ciphertexts concatenated.
+// in (table, feature, bin) order and their ciphertexts concatenated,
+// several to one (compress.go) if SlotBits, the slot width it used, is
+// not 0.
 type wireBins struct {
-	Entries []binEntry `msgpack:"entries"`
-	C       []byte     `msgpack:"c"`
+	Entries  []binEntry `msgpack:"entries"`
+	C        []byte     `msgpack:"c"`
+	SlotBits int        `msgpack:"slot_bits"`
 }
 
 // flattenBins lists the non-empty sealed bins of table t in (feature,
@@ -152,27 +155,6 @@ func flattenBins(t int, bs SealedBins) ([]binEntry, []*paillier.Ciphertext, erro
 		}
 	}
 	return es, cts, nil
-}
-
-// unflatten rebuilds a table's SealedBins from entries and their
-// ciphertexts: nfeat features, each as long as its last non-empty bin
-// (an empty bin after it is no split candidate: its right side is empty).
-func unflatten(es []binEntry, cts []*paillier.Ciphertext, nfeat int) (SealedBins, []*paillier.Ciphertext, error) {
-	out := make(SealedBins, nfeat)
-	for _, e := range es {
-		if e.Feature < 0 || e.Feature >= nfeat || e.Bin < 0 || e.Bin >= maxBins || e.K < 1 || e.K > len(cts) {
-			return nil, nil, fmt.Errorf("%w: bin sums that do not fit the table's features", ErrWire)
-		}
-		for len(out[e.Feature]) <= e.Bin {
-			out[e.Feature] = append(out[e.Feature], nil)
-		}
-		if out[e.Feature][e.Bin] != nil {
-			return nil, nil, fmt.Errorf("%w: a bin sum sent twice", ErrWire)
-		}
-		out[e.Feature][e.Bin] = &Packed{C: cts[:e.K:e.K], N: e.N, W: e.W}
-		cts = cts[e.K:]
-	}
-	return out, cts, nil
 }
 
 // maxBins bounds a feature's bins (params.bins is at most 1024).

@@ -196,8 +196,9 @@
 // the dealer's verification keys and the proof commitment u^ρ use GMP's
 // mpz_powm_sec instead, which is constant-time in the exponent's bits and
 // about 13 % faster than math/big at 2048-bit n; verification's u^z uses
-// mpz_powm. The fixed-base table for v^ρ and Decrypt stay on math/big and
-// are not constant-time with either backend; when the v table does not fit
+// mpz_powm. The wide fixed-base tables (encryption's H^r, v^ρ) multiply in
+// Montgomery form (internal/mont) and Decrypt stays on math/big; neither
+// is constant-time with either backend; when the v table does not fit
 // the budget, v^ρ falls back to the gmpexp exponentiation (constant-time
 // with the tag). See docs/paillier.md.
 package paillier

@@ -5,6 +5,8 @@ import (
 	"math/big"
 	"sync"
 	"sync/atomic"
+
+	"github.com/cohortdm/cohort/paillier/internal/mont"
 )
 
 // fixedBase is a fixed-base exponentiation table (the "fixed-base windowing"
@@ -17,14 +19,18 @@ import (
 // Elements are stored as exactly k = len(m.Bits()) little-endian words each,
 // in one slab per row. (The first version kept each element as the big.Int
 // that Mod left behind, whose buffer still had the capacity of the
-// double-length product: twice the documented memory.)
+// double-length product: twice the documented memory.) They are in
+// Montgomery form (package mont): the modulus (n^(s+1)) is odd, and a
+// Montgomery multiplication replaces math/big's Mul and QuoRem, two
+// thirds of whose time was the division (docs/boost.md, "Time per tree").
 type fixedBase struct {
 	g    *big.Int // the base, for exponents longer than the table
 	m    *big.Int
+	mm   *mont.Modulus
 	w    int
 	bits int
 	k    int          // words per element
-	rows [][]big.Word // rows[i][(j−1)·k : j·k] = g^(j·2^(w·i)) mod m
+	rows [][]big.Word // rows[i][(j−1)·k : j·k] = g^(j·2^(w·i))·R mod m
 }
 
 const wordBytes = 4 << (^uint(0) >> 63)
@@ -55,17 +61,20 @@ func windowFor(bits, k, maxW int) int {
 	return 0
 }
 
+// newFixedBase builds the table of g modulo m, which must be odd (every
+// modulus here is a power of the odd n).
 func newFixedBase(g, m *big.Int, bits, w int) *fixedBase {
 	nw := (bits + w - 1) / w
-	k := len(m.Bits())
-	fb := &fixedBase{g: new(big.Int).Set(g), m: m, w: w, bits: nw * w, k: k, rows: make([][]big.Word, nw)}
+	mm := mont.New(m)
+	k := mm.Words()
+	fb := &fixedBase{g: new(big.Int).Set(g), m: m, mm: mm, w: w, bits: nw * w, k: k, rows: make([][]big.Word, nw)}
 	size := 1<<w - 1
 	base := new(big.Int).Mod(g, m)
 	// Rows are independent once their base is known; compute the bases
 	// serially (w squarings each), then fill the rows in parallel.
-	bases := make([]*big.Int, nw)
+	bases := make([][]big.Word, nw)
 	for i := 0; i < nw; i++ {
-		bases[i] = new(big.Int).Set(base)
+		bases[i] = mm.ToForm(base)
 		for j := 0; j < w; j++ {
 			base.Mul(base, base)
 			base.Mod(base, m)
@@ -73,24 +82,20 @@ func newFixedBase(g, m *big.Int, bits, w int) *fixedBase {
 	}
 	parallel(nw, func(i int) {
 		row := make([]big.Word, size*k)
-		cur := new(big.Int).Set(bases[i])
-		prod, quo := new(big.Int), new(big.Int)
-		for j := 0; j < size; j++ {
-			copy(row[j*k:(j+1)*k], cur.Bits()) // the rest stays zero
-			if j+1 < size {
-				prod.Mul(cur, bases[i])
-				quo.QuoRem(prod, m, cur)
-			}
+		copy(row, bases[i])
+		t := make([]big.Word, mm.ScratchWords())
+		for j := 1; j < size; j++ {
+			mm.Mul(row[j*k:(j+1)*k], row[(j-1)*k:j*k], bases[i], t)
 		}
 		fb.rows[i] = row
 	})
 	return fb
 }
 
-// elem returns element (i, d) as a read-only big.Int sharing the slab.
-func (fb *fixedBase) elem(t *big.Int, i int, d uint) *big.Int {
+// elem returns element (i, d), in Montgomery form, sharing the slab.
+func (fb *fixedBase) elem(i int, d uint) []big.Word {
 	lo := (int(d) - 1) * fb.k
-	return t.SetBits(fb.rows[i][lo : lo+fb.k : lo+fb.k])
+	return fb.rows[i][lo : lo+fb.k : lo+fb.k]
 }
 
 // exp returns g^e mod m for 0 <= e < 2^bits; larger exponents fall back to
@@ -99,28 +104,30 @@ func (fb *fixedBase) exp(e *big.Int) *big.Int {
 	if e.Sign() < 0 || e.BitLen() > fb.bits {
 		return new(big.Int).Exp(fb.g, e, fb.m)
 	}
-	acc := big.NewInt(1)
 	words := e.Bits()
 	mask := uint(1)<<fb.w - 1
 	nw := (e.BitLen() + fb.w - 1) / fb.w
+	// The product of the forms is the form of the product: one
+	// multiplication per non-zero window, one conversion at the end.
+	acc := make([]big.Word, fb.k)
+	t := make([]big.Word, fb.mm.ScratchWords())
 	first := true
-	// Reused product and quotient buffers: no allocation per step. t only
-	// ever aliases the table and is only read.
-	prod, quo, t := new(big.Int), new(big.Int), new(big.Int)
 	for i := 0; i < nw; i++ {
 		d := window(words, i*fb.w, fb.w) & mask
 		if d == 0 {
 			continue
 		}
 		if first {
-			acc.Set(fb.elem(t, i, d))
+			copy(acc, fb.elem(i, d))
 			first = false
 			continue
 		}
-		prod.Mul(acc, fb.elem(t, i, d))
-		quo.QuoRem(prod, fb.m, acc)
+		fb.mm.Mul(acc, acc, fb.elem(i, d), t)
 	}
-	return acc
+	if first {
+		return big.NewInt(1) // e = 0
+	}
+	return fb.mm.FromForm(acc)
 }
 
 // powerTable holds g^(2^(w·i)) mod m for every w-bit window i of an
@@ -134,10 +141,11 @@ func (fb *fixedBase) exp(e *big.Int) *big.Int {
 // fixedBase follows once the key has been used enough to pay for it.
 type powerTable struct {
 	g, m *big.Int
+	mm   *mont.Modulus
 	w    int
 	bits int
 	k    int
-	pows []big.Word // pows[i·k : (i+1)·k] = g^(2^(w·i)) mod m
+	pows []big.Word // pows[i·k : (i+1)·k] = g^(2^(w·i))·R mod m (Montgomery form)
 }
 
 // smallWindow returns the window that minimises a powerTable
@@ -156,19 +164,19 @@ func smallTableBytes(bits, w, k int) int64 {
 	return int64((bits+w-1)/w) * int64(k) * wordBytes
 }
 
+// newPowerTable builds the table of g modulo m, which must be odd.
 func newPowerTable(g, m *big.Int, bits, w int) *powerTable {
 	nw := (bits + w - 1) / w
-	k := len(m.Bits())
-	pt := &powerTable{g: new(big.Int).Set(g), m: m, w: w, bits: nw * w, k: k, pows: make([]big.Word, nw*k)}
-	base := new(big.Int).Mod(g, m)
-	prod, quo := new(big.Int), new(big.Int)
-	for i := 0; i < nw; i++ {
-		copy(pt.pows[i*k:(i+1)*k], base.Bits())
-		if i+1 < nw {
-			for j := 0; j < w; j++ {
-				prod.Mul(base, base)
-				quo.QuoRem(prod, m, base)
-			}
+	mm := mont.New(m)
+	k := mm.Words()
+	pt := &powerTable{g: new(big.Int).Set(g), m: m, mm: mm, w: w, bits: nw * w, k: k, pows: make([]big.Word, nw*k)}
+	copy(pt.pows, mm.ToForm(new(big.Int).Mod(g, m)))
+	t := make([]big.Word, mm.ScratchWords())
+	for i := 1; i < nw; i++ {
+		cur := pt.pows[i*k : (i+1)*k]
+		copy(cur, pt.pows[(i-1)*k:i*k])
+		for j := 0; j < w; j++ {
+			mm.Mul(cur, cur, cur, t)
 		}
 	}
 	return pt
@@ -183,24 +191,22 @@ func (pt *powerTable) exp(e *big.Int) *big.Int {
 		return new(big.Int).Exp(pt.g, e, pt.m)
 	}
 	mask := uint(1)<<pt.w - 1
-	buckets := make([]*big.Int, mask+1) // nil stands for 1
+	buckets := make([][]big.Word, mask+1) // nil stands for 1
 	words := e.Bits()
-	prod, quo, t := new(big.Int), new(big.Int), new(big.Int)
-	mulInto := func(acc, x *big.Int) *big.Int { // acc·x mod m, acc nil = 1
+	t := make([]big.Word, pt.mm.ScratchWords())
+	mulInto := func(acc, x []big.Word) []big.Word { // acc·x in form, acc nil = 1
 		if acc == nil {
-			return new(big.Int).Set(x)
+			return append([]big.Word(nil), x...)
 		}
-		prod.Mul(acc, x)
-		quo.QuoRem(prod, pt.m, acc)
+		pt.mm.Mul(acc, acc, x, t)
 		return acc
 	}
 	for i := 0; i*pt.w < e.BitLen(); i++ {
 		if d := window(words, i*pt.w, pt.w) & mask; d != 0 {
-			t.SetBits(pt.pows[i*pt.k : (i+1)*pt.k : (i+1)*pt.k])
-			buckets[d] = mulInto(buckets[d], t)
+			buckets[d] = mulInto(buckets[d], pt.pows[i*pt.k:(i+1)*pt.k])
 		}
 	}
-	var running, acc *big.Int
+	var running, acc []big.Word
 	for d := mask; d >= 1; d-- {
 		if buckets[d] != nil {
 			running = mulInto(running, buckets[d])
@@ -212,7 +218,7 @@ func (pt *powerTable) exp(e *big.Int) *big.Int {
 	if acc == nil {
 		return big.NewInt(1) // e = 0
 	}
-	return acc
+	return pt.mm.FromForm(acc)
 }
 
 // expTable is a fixed-base table: a powerTable or a fixedBase.

@@ -199,7 +199,8 @@ func TestModWord(t *testing.T) {
 func TestFixedBase(t *testing.T) {
 	_, _, sk := testKeys(t)
 	fb := newFixedBase(sk.H, sk.NS1, 200, 5)
-	for _, e := range []*big.Int{big.NewInt(0), big.NewInt(1), big.NewInt(31), big.NewInt(32), new(big.Int).Lsh(one, 199), new(big.Int).Lsh(one, 300)} {
+	allOnes := new(big.Int).Sub(new(big.Int).Lsh(one, 200), one) // every window at the table's last element
+	for _, e := range []*big.Int{big.NewInt(0), big.NewInt(1), big.NewInt(31), big.NewInt(32), new(big.Int).Lsh(one, 199), allOnes, new(big.Int).Lsh(one, 300)} {
 		if fb.exp(e).Cmp(new(big.Int).Exp(sk.H, e, sk.NS1)) != 0 {
 			t.Fatalf("fixed base %v", e)
 		}
