@@ -101,6 +101,7 @@ func deniedConnections(t *testing.T, n *node.Node) int {
 // every node's consortium file follows; a change is refused while a job
 // runs; a removed member is refused from then on.
 func TestMembershipAddRemove(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -187,6 +188,7 @@ func TestMembershipAddRemove(t *testing.T) {
 // The consortium API: GET lists members and voters; a malformed member is
 // 400, a refused change 409.
 func TestConsortiumAPI(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	f := newFileNode(t, t.TempDir(), "org1", nil, false)
@@ -235,6 +237,7 @@ func shortCtx(t *testing.T, ctx context.Context) context.Context {
 // restart: here neither of two nodes can reach the other (a wrong address
 // on each side), so no leader is elected until one side reloads.
 func TestReloadFindsMovedMember(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -326,6 +329,7 @@ func dials(t *testing.T, n *node.Node, peer, result string) int {
 // Removing the leader: it commits its own removal, leaves Raft and steps
 // down; the others elect a leader among themselves and carry on.
 func TestRemoveLeader(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dir := t.TempDir()

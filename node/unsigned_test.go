@@ -21,6 +21,7 @@ import (
 // before a row is read, naming the rule (issue 30, finding 10: a
 // submission was checked only when present).
 func TestUnsignedJobRefused(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	ex := filepath.Join("..", "examples", "sum")
@@ -33,7 +34,7 @@ func TestUnsignedJobRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := simtest.StartCluster(t, ctx, parsed.PartyNames(), sim.ClusterOptions{
-		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: ex, Setup: sim.ThresholdKeys(1024),
+		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: ex, Setup: simtest.ThresholdKeys(1024),
 		Policy: policy.Default(),
 	})
 	defer c.Close()
