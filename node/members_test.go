@@ -122,7 +122,7 @@ func TestMembershipAddRemove(t *testing.T) {
 	}
 
 	// Refused while a job runs.
-	leader := byName(nodes, nodes[0].Leader())
+	leader := leaderOf(t, ctx, nodes)
 	follower := nodes[0]
 	if follower == leader {
 		follower = nodes[1]
@@ -224,6 +224,16 @@ func byName(nodes []*fileNode, name string) *fileNode {
 		}
 	}
 	return nil
+}
+
+// leaderOf waits until nodes[0] knows a leader among nodes and returns it:
+// on a loaded machine an election may still be under way, or begin again,
+// after the nodes first agreed on one.
+func leaderOf(t *testing.T, ctx context.Context, nodes []*fileNode) *fileNode {
+	t.Helper()
+	var leader *fileNode
+	waitFor(t, ctx, func() bool { leader = byName(nodes, nodes[0].Leader()); return leader != nil })
+	return leader
 }
 
 func shortCtx(t *testing.T, ctx context.Context) context.Context {
@@ -335,7 +345,7 @@ func TestRemoveLeader(t *testing.T) {
 	dir := t.TempDir()
 	kinds := job.Registry{"probe": &prober{}}
 	nodes, _ := startFileNodes(t, ctx, dir, kinds, 3)
-	leader := byName(nodes, nodes[0].Leader())
+	leader := leaderOf(t, ctx, nodes)
 	var rest []*fileNode
 	for _, f := range nodes {
 		if f != leader {
