@@ -38,13 +38,21 @@ func TestUnsignedJobRefused(t *testing.T) {
 		Policy: policy.Default(),
 	})
 	defer c.Close()
-	leader, err := c.WaitLeader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := node.CommitUnsigned(leader, spec)
-	if err != nil {
-		t.Fatal(err)
+	// Under load the leader may change while it commits: commit again
+	// through the new one (a job the old one did commit is refused as
+	// well, and the test follows the last).
+	var leader *node.Node
+	var id string
+	for {
+		if leader, err = c.WaitLeader(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if id, err = node.CommitUnsigned(leader, spec); err == nil {
+			break
+		}
+		if !strings.Contains(err.Error(), "not the leader") { // node's errNotLeader: deposed while committing
+			t.Fatal(err)
+		}
 	}
 	rec, err := leader.Wait(ctx, id)
 	if err != nil {
