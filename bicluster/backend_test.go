@@ -1,12 +1,12 @@
 package bicluster_test
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"path/filepath"
 	"testing"
 
 	"github.com/cohortdm/cohort/bicluster/synth"
+	"github.com/cohortdm/cohort/internal/testkit/keytest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
@@ -17,6 +17,7 @@ import (
 // (the pair test stays on Paillier) and finds the same biclusters as the
 // Paillier backend: both sum the same fixed-point values exactly.
 func TestJobLatticeBackend(t *testing.T) {
+	t.Parallel()
 	seed := seedN(3)
 	m, _, err := synth.Paper(0.05).Generate(seed)
 	if err != nil {
@@ -25,14 +26,8 @@ func TestJobLatticeBackend(t *testing.T) {
 	results := map[string]string{}
 	for _, backend := range []string{"paillier", "lattice"} {
 		path, names, _ := consortium(t, m, 3, seed, "backend: "+backend)
-		_, pk, err := keyring.Deal(rand.Reader, inmemKeyBits, names, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lk, err := keyring.DealLattice(names, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, pk := keytest.Paillier(t, inmemKeyBits, names)
+		lk := keytest.Lattice(t, names)
 		opts := jobtest.Options{Secrets: map[string]job.Secrets{}, Seed: seed}
 		for _, name := range names {
 			dir := filepath.Join(t.TempDir(), name)

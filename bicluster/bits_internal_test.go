@@ -24,6 +24,7 @@ func (p withScratch) Secrets() job.Secrets { return p.secrets }
 // refusal naming the coordinator that committed them and the round, never
 // a bit.
 func TestBitsChecked(t *testing.T) {
+	t.Parallel()
 	committed := func(bits []bool) []*job.Record {
 		d, err := wire.Marshal(testDecision{Similar: bits})
 		if err != nil {
@@ -76,6 +77,7 @@ func TestBitsChecked(t *testing.T) {
 // TestDecodeBits: the root's bits message decodes to exactly the round's
 // bits, or fails naming the root.
 func TestDecodeBits(t *testing.T) {
+	t.Parallel()
 	enc := func(b any) []byte {
 		raw, err := wire.Marshal(b)
 		if err != nil {

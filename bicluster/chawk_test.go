@@ -18,6 +18,7 @@ import (
 // γ = 0 cHawk "can always find the implanted biclusters correctly": every
 // implanted bicluster exactly (match 1) and nothing else (consensus 1).
 func TestCHawkFindsImplantedAtZeroNoise(t *testing.T) {
+	t.Parallel()
 	for n := range 20 {
 		m, truth, err := synth.Paper(0).Generate(seedN(n))
 		if err != nil {
@@ -44,6 +45,7 @@ func TestCHawkFindsImplantedAtZeroNoise(t *testing.T) {
 // TestCHawkAboveKMeans: cHawk's match score is above the k-means baseline
 // (K = 10) at every noise level of the paper (Fig. 2(a)), by a wide margin.
 func TestCHawkAboveKMeans(t *testing.T) {
+	t.Parallel()
 	for _, g := range []float64{0, 0.05, 0.1, 0.15, 0.2, 0.25} {
 		var c, k float64
 		for n := range 4 {
@@ -72,6 +74,7 @@ func TestCHawkAboveKMeans(t *testing.T) {
 // shifted constant biclusters, Gaussian noise σ = 2) cHawk recovers the
 // biclusters: consensus ≥ 0.95, with either divergence.
 func TestCHawkShifted(t *testing.T) {
+	t.Parallel()
 	for _, d := range []bicluster.Divergence{bicluster.IDivergence, bicluster.ItakuraSaito} {
 		p := bicluster.DefaultParams()
 		p.Divergence = d
@@ -94,6 +97,7 @@ func TestCHawkShifted(t *testing.T) {
 // TestCHawkOverlapping: biclusters that share columns are all found,
 // overlaps included.
 func TestCHawkOverlapping(t *testing.T) {
+	t.Parallel()
 	overlapping(t, 1, []bicluster.Bicluster{
 		{Rows: span(0, 15), Cols: span(0, 15)},
 		{Rows: span(15, 30), Cols: span(10, 25)},
@@ -108,6 +112,7 @@ func TestCHawkOverlapping(t *testing.T) {
 // without the shared rows, and the shared rows on the union of both
 // column sets (a maximal block of ones too). Match stays ≥ 0.85.
 func TestCHawkOverlappingRows(t *testing.T) {
+	t.Parallel()
 	overlapping(t, 0.85, []bicluster.Bicluster{
 		{Rows: span(0, 15), Cols: span(0, 10)},
 		{Rows: span(10, 25), Cols: span(10, 20)},
@@ -160,6 +165,7 @@ func span(lo, hi int) []int {
 // TestCHawkDeterministic: the same seed gives the same orders and
 // biclusters; another seed starts from another column order.
 func TestCHawkDeterministic(t *testing.T) {
+	t.Parallel()
 	m, _, err := synth.Paper(0.15).Generate(seedN(1))
 	if err != nil {
 		t.Fatal(err)
@@ -185,6 +191,7 @@ func TestCHawkDeterministic(t *testing.T) {
 // TestIdentifyRejects: the minimum rows and the minimum columns bound
 // what is reported.
 func TestIdentifyRejects(t *testing.T) {
+	t.Parallel()
 	m, _, err := synth.Paper(0).Generate(seedN(0))
 	if err != nil {
 		t.Fatal(err)
@@ -209,6 +216,7 @@ func TestIdentifyRejects(t *testing.T) {
 // cells from their mean, relative to the mean, −ln(density) on 0/1 data;
 // every reported score is below δ, and the scores match that definition.
 func TestIdentifyScore(t *testing.T) {
+	t.Parallel()
 	m, truth, err := synth.Paper(0).Generate(seedN(0))
 	if err != nil {
 		t.Fatal(err)
@@ -271,6 +279,7 @@ func TestIdentifyScore(t *testing.T) {
 
 // TestBadInput: malformed input is an error naming the cause, never a panic.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	load := func(csv string) (*bicluster.Matrix, error) {
 		tb, err := table.Read(strings.NewReader(csv), "t.csv", "t", nil)
 		if err != nil {
@@ -365,6 +374,7 @@ func TestBadInput(t *testing.T) {
 // bicluster's run come back as fragments and are absorbed: five
 // biclusters, consensus ≥ 0.95 (0.82 without absorbing).
 func TestCHawkLarge(t *testing.T) {
+	t.Parallel()
 	m, truth, err := synth.Constant{Rows: 2000, Cols: 50, K: 5, BRows: 400, BCols: 10, Noise: 0.1}.Generate([]byte("bench"))
 	if err != nil {
 		t.Fatal(err)
@@ -383,6 +393,7 @@ func TestCHawkLarge(t *testing.T) {
 // out, so the five biclusters come alone (consensus 0.77 without it on
 // the report's ten seeds, 0.97 with it).
 func TestCHawkLift(t *testing.T) {
+	t.Parallel()
 	var c, c0 float64
 	const reps = 10
 	for n := range reps {
@@ -409,6 +420,7 @@ func TestCHawkLift(t *testing.T) {
 
 // TestIdentifyOrder: biclusters come largest first, ties by first row.
 func TestIdentifyOrder(t *testing.T) {
+	t.Parallel()
 	for _, g := range []float64{0, 0.2} {
 		m, _, err := synth.Constant{Rows: 120, Cols: 60, K: 4, BRows: 30, BCols: 10, Noise: g}.Generate(seedN(4))
 		if err != nil {

@@ -2,8 +2,8 @@ package bicluster
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
+	"github.com/cohortdm/cohort/internal/testkit/keytest"
 	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"os"
 	"path/filepath"
@@ -56,10 +56,7 @@ func blockConsortium(t *testing.T) (*job.Spec, []string, jobtest.Options) {
 	}
 	spec.WriteString("params: {min_rows: 5}\n")
 	s := spectest.Write(t, filepath.Join(dir, "spec.yaml"), spec.String())
-	_, keys, err := keyring.Deal(rand.Reader, 512, names, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, keys := keytest.Paillier(t, 512, names)
 	opts := jobtest.Options{Secrets: map[string]job.Secrets{}, Network: jobtest.NewNetwork(names...)}
 	for _, n := range names {
 		d := filepath.Join(t.TempDir(), n)
@@ -101,6 +98,7 @@ func (evilPairs) Coordinate(ctx context.Context, c job.Coordinator) (job.Result,
 // determine is refused by every party, which names it; no representative
 // is encrypted, nothing is decrypted.
 func TestCoordinatorCannotChoosePairs(t *testing.T) {
+	t.Parallel()
 	spec, names, opts := blockConsortium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -133,6 +131,7 @@ func TestCoordinatorCannotChoosePairs(t *testing.T) {
 // digests their producers sent it directly, refuses naming the root and
 // the coordinator, and makes no share. Nothing is decrypted.
 func TestRootCannotDecryptRepresentative(t *testing.T) {
+	t.Parallel()
 	spec, names, opts := blockConsortium(t)
 	const root, a = "org02", "org01"
 	var mu sync.Mutex

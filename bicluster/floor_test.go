@@ -28,13 +28,14 @@ import (
 // of two is refused at admission by every node, naming the rule and the
 // spec's field, never the floor or a count.
 func TestSimGroupBelowFloorLeftOut(t *testing.T) {
+	t.Parallel()
 	spec, parties, _ := levelConsortium(t, []float64{10, 10, 100}, []int{6, 6, 6})
 	pol := policy.Permissive()
 	pol.Floors.MinParties = 3
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cl := simtest.StartCluster(t, ctx, parties, sim.ClusterOptions{
-		Kinds: kinds(""), TablesDir: filepath.Dir(spec), Setup: sim.ThresholdKeys(simKeyBits), Timing: fastTiming, Policy: pol,
+		Kinds: kinds(""), TablesDir: filepath.Dir(spec), Setup: simtest.ThresholdKeys(simKeyBits), Timing: fastTiming, Policy: pol,
 	})
 	raw, err := os.ReadFile(spec)
 	if err != nil {

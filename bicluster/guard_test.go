@@ -72,6 +72,7 @@ func (g spyGuard) Aggregate(step job.Step, agg job.Aggregate) error {
 // each group's contributors on their own (no table: the floor); a refusal
 // takes the party out and fails the job naming it and the rule.
 func TestJobAsksPolicy(t *testing.T) {
+	t.Parallel()
 	seed := seedN(5)
 	m, _, err := synth.Paper(0).Generate(seed)
 	if err != nil {

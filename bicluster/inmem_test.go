@@ -3,7 +3,6 @@ package bicluster_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"github.com/cohortdm/cohort/bicluster/score"
 	"github.com/cohortdm/cohort/bicluster/synth"
 	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/internal/testkit/keytest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
@@ -84,10 +84,7 @@ func consortiumIn(t testing.TB, dir, prefix string, m *bicluster.Matrix, n int, 
 // hand each party its share as a node's data dir holds it.
 func dealt(t testing.TB, names []string) jobtest.Options {
 	t.Helper()
-	_, keys, err := keyring.Deal(rand.Reader, inmemKeyBits, names, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, keys := keytest.Paillier(t, inmemKeyBits, names)
 	// A step of 30 s, not jobtest's 10: the aggregation's hops are the
 	// step's timeout over the tree's hop count (under a second at 10 s), and
 	// a 1024-bit encryption of a vector missed one at load 45.
@@ -161,6 +158,7 @@ func globals(t testing.TB, res job.Result) ([]bicluster.Bicluster, []bicluster.G
 // 2, which the permissive policy of these nodes allows; the default, 3,
 // leaves them out, as the default policy's floor would).
 func TestJobMatchesCHawk(t *testing.T) {
+	t.Parallel()
 	for _, parties := range []int{2, 3, 4} {
 		for _, g := range []float64{0, 0.1} {
 			t.Run(fmt.Sprintf("%d/%v", parties, g), func(t *testing.T) {
@@ -206,6 +204,7 @@ func TestJobMatchesCHawk(t *testing.T) {
 // TestJobMeanOfMeans: the paper's barycenter mode through the job gives
 // what the pure pipeline gives in that mode (4 parties, γ = 0.05).
 func TestJobMeanOfMeans(t *testing.T) {
+	t.Parallel()
 	seed := seedN(9)
 	m, truth, err := synth.Paper(0.05).Generate(seed)
 	if err != nil {
@@ -235,6 +234,7 @@ func TestJobMeanOfMeans(t *testing.T) {
 // table, the seed and the history); then every party restarts at every
 // boundary. The biclusters are those of a run without faults.
 func TestJobFaultAtEveryStepBoundary(t *testing.T) {
+	t.Parallel()
 	seed := seedN(7)
 	m, _, err := synth.Paper(0.05).Generate(seed)
 	if err != nil {
@@ -289,6 +289,7 @@ func TestJobFaultAtEveryStepBoundary(t *testing.T) {
 // TestJobTamperedShare: a party whose decryption shares are corrupted is
 // named in the result's excluded list and the biclusters are unchanged.
 func TestJobTamperedShare(t *testing.T) {
+	t.Parallel()
 	seed := seedN(3)
 	m, _, err := synth.Paper(0).Generate(seed)
 	if err != nil {
@@ -347,6 +348,7 @@ func TestJobTamperedShare(t *testing.T) {
 // share failing its proof cannot be outvoted: the job fails naming the
 // party instead of excluding it.
 func TestJobTwoPartiesBadShare(t *testing.T) {
+	t.Parallel()
 	seed := seedN(3)
 	m, _, err := synth.Paper(0).Generate(seed)
 	if err != nil {
@@ -378,6 +380,7 @@ func TestJobTwoPartiesBadShare(t *testing.T) {
 // and a party with no rows each fail the job with an error naming the
 // party and the column or table.
 func TestJobBadInput(t *testing.T) {
+	t.Parallel()
 	seed := seedN(5)
 	m, _, err := synth.Paper(0).Generate(seed)
 	if err != nil {
@@ -431,6 +434,7 @@ func TestJobBadInput(t *testing.T) {
 // TestJobParams: each bad param is refused naming its field; the
 // defaults and both spellings of the modes are accepted.
 func TestJobParams(t *testing.T) {
+	t.Parallel()
 	for params, field := range map[string]string{
 		"delta: 0":                      "params.delta",
 		"min_rows: 0":                   "params.min_rows",
@@ -487,6 +491,7 @@ func yamlParams(spec *job.Spec, body string) error {
 //
 //	COHORT_BICLUSTER_ACCURACY=1 go test ./bicluster/ -run AccuracyTable -v
 func TestJobAccuracyTable(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("COHORT_BICLUSTER_ACCURACY") == "" {
 		t.Skip("set COHORT_BICLUSTER_ACCURACY=1 to print the table")
 	}

@@ -16,6 +16,7 @@ import (
 // pairs joined transitively; small groups dropped; sums only on the
 // groups' published columns.
 func TestMergeBookkeeping(t *testing.T) {
+	t.Parallel()
 	locals := [][]LocalDesc{
 		{{Cols: []int{0, 1, 2, 3}, Count: 3}, {Cols: []int{0, 1, 2}, Count: 1}}, // party 0: two overlapping locals
 		{{Cols: []int{1, 2, 3}, Count: 2}, {Cols: []int{7, 8}, Count: 2}},
@@ -108,6 +109,7 @@ func TestMergeBookkeeping(t *testing.T) {
 // numBits: the later iterations' bound on a party's Num from the public
 // ΣDen, with two bits to spare, never above the configured bound.
 func TestNumBits(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		den        []float64
 		frac, want int
@@ -128,6 +130,7 @@ func TestNumBits(t *testing.T) {
 // similarity of every pair, the groups joined from the two rounds' bits
 // are the groups of testing every candidate pair (Merge's).
 func TestTestRoundsGiveMergeGroups(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := range 300 {
 		locals := make([][]LocalDesc, 2+rng.IntN(5))
@@ -185,6 +188,7 @@ func (h histOnly) History() []*job.Record { return h.hist }
 // coordinator cannot choose which representatives are compared and
 // decrypted (blinded) at its node.
 func TestTestStepRefusesForeignPairs(t *testing.T) {
+	t.Parallel()
 	locals := [][]LocalDesc{
 		{{Cols: []int{0, 1, 2}, Count: 3}},
 		{{Cols: []int{0, 1, 2}, Count: 3}},
@@ -230,6 +234,7 @@ func TestTestStepRefusesForeignPairs(t *testing.T) {
 // sums are its representative times its count), naming the coordinator
 // and the step, before it reads the history or its data.
 func TestMergeStepRefusesLoneSlot(t *testing.T) {
+	t.Parallel()
 	s := &session{p: histOnly{}, cfg: &jobConfig{p: DefaultParams()}, index: 1}
 	for _, groups := range [][][]Ref{
 		{{{2, 1}}},

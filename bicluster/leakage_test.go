@@ -22,6 +22,7 @@ import (
 // row ids appear only in its own messages and, in the log, only in the
 // rows step's public decision (the result).
 func TestJobLeakage(t *testing.T) {
+	t.Parallel()
 	seed := seedN(11)
 	m, _, err := synth.Shifted{Rows: 80, Cols: 30, K: 3, Noise: 1, MinVal: 10, MaxVal: 50, MinSize: 8}.Generate(seed)
 	if err != nil {

@@ -234,6 +234,7 @@ func checkProfile(t *testing.T, rep *jobtest.Report, values [][]float64) {
 // to aggregate a group of org03's lone local is refused by every party,
 // which names it and the merge; nothing is decrypted.
 func TestCoordinatorCannotDecryptLoneLocal(t *testing.T) {
+	t.Parallel()
 	path, names, values := levelConsortium(t, []float64{10, 10, 100}, []int{6, 6, 6})
 	rep, err := runLying(t, loneGroup(ref{Party: 2}), path, names)
 	checkRefused(t, rep, err, "merge", 0, names, loneRefusal)
@@ -248,6 +249,7 @@ func TestCoordinatorCannotDecryptLoneLocal(t *testing.T) {
 // sums decrypted; in the last round it joins org03's dissimilar local
 // into the group of the others.
 func TestCoordinatorCannotForgeBits(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name           string
 		levels         []float64

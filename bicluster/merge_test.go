@@ -74,6 +74,7 @@ func levelConsortium(t testing.TB, levels []float64, rows []int) (string, []stri
 // learnt the other's representative by subtraction before the misfits were
 // split off and dropped.)
 func TestJobDissimilarPairRevealsNothing(t *testing.T) {
+	t.Parallel()
 	path, names, _ := levelConsortium(t, []float64{10, 100, 0}, []int{3, 3, 0})
 	rep := runJob(t, path, dealt(t, names))
 	_, gs := globals(t, rep.Result)
@@ -107,6 +108,7 @@ func TestJobDissimilarPairRevealsNothing(t *testing.T) {
 // checkMergeDisclosure checks every group), and the result publishes that
 // one (min_group_parties 2: a group of two is kept).
 func TestJobLoneLocalNotDecrypted(t *testing.T) {
+	t.Parallel()
 	path, names, _ := levelConsortium(t, []float64{10, 10, 100}, []int{6, 6, 6})
 	withParams(t, path, "min_group_parties: 2")
 	rep := runJob(t, path, dealt(t, names))

@@ -55,6 +55,7 @@ func decryptPacked(t testing.TB, pk *paillier.ThresholdPublicKey, shares []*pail
 // representatives: the corrected D0 form Σv² − 2Σvm + Σm² (the printed
 // signs give v² − 2vm − m², and fail here) and the blinding keep the sign.
 func TestPairTestMatchesPlainSimilar(t *testing.T) {
+	t.Parallel()
 	pk, shares := pairKey(t)
 	const beta, cols = 0.6, 12
 	pc, err := newPairCode(&pk.PublicKey, 16, 62, beta, cols)
@@ -138,6 +139,7 @@ func TestPairTestMatchesPlainSimilar(t *testing.T) {
 // is refused, not wrapped; a key too small for one slot is refused; a
 // decrypted plaintext beyond its slots is an error.
 func TestPairCodeBounds(t *testing.T) {
+	t.Parallel()
 	pk, _ := pairKey(t)
 	pc, err := newPairCode(&pk.PublicKey, 16, 62, 0.6, 50)
 	if err != nil {

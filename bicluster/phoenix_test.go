@@ -20,6 +20,7 @@ import (
 // in the paper's MeanOfMeans mode up to γ = 0.1 (it falls further behind
 // above; docs/bicluster.md has the table up to 0.25).
 func TestPhoenixMatchesCHawk(t *testing.T) {
+	t.Parallel()
 	for _, parties := range []int{3, 4} {
 		for _, mode := range []bicluster.Mode{bicluster.Exact, bicluster.MeanOfMeans} {
 			noise := []float64{0, 0.1, 0.2}
@@ -61,6 +62,7 @@ func TestPhoenixMatchesCHawk(t *testing.T) {
 // TestPhoenixOnePartyIsCHawk: with one party the pure steps are cHawk's
 // crossing minimisation exactly (same orders, same biclusters).
 func TestPhoenixOnePartyIsCHawk(t *testing.T) {
+	t.Parallel()
 	m, _, err := synth.Paper(0.1).Generate(seedN(3))
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +115,7 @@ func TestPhoenixOnePartyIsCHawk(t *testing.T) {
 //	exact: Num = (2·0, 3·½, 1·0+1·½) = (0, 1.5, 0.5), Den = (2, 3, 2)
 //	mean-of-means: Num = (0, 0.5, 0.25), Den = (1, 1, 1)
 func TestRoundContribution(t *testing.T) {
+	t.Parallel()
 	m, err := bicluster.NewMatrix(3, 3, []float64{2, 0, 1, 0, 3, 1, -1, 0, 0})
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +153,7 @@ func TestRoundContribution(t *testing.T) {
 // TestUpdateColumns: columns sorted by ΣNum/ΣDen, ties keep the previous
 // order, weightless columns go last in the previous order.
 func TestUpdateColumns(t *testing.T) {
+	t.Parallel()
 	sum := bicluster.Contribution{
 		Num: []float64{1, 0.5, 0, 2, 0},
 		Den: []float64{2, 1, 0, 4, 0}, // barycenters ½, ½, none, ½, none
@@ -184,6 +188,7 @@ func TestUpdateColumns(t *testing.T) {
 // TestAggregateOrder: the fold gives the same sum in any order (up to
 // float rounding, which the fixed-point secure aggregation removes).
 func TestAggregateOrder(t *testing.T) {
+	t.Parallel()
 	a := bicluster.Contribution{Num: []float64{1, 2}, Den: []float64{3, 4}}
 	b := bicluster.Contribution{Num: []float64{0.5, 0}, Den: []float64{1, 1}}
 	c := bicluster.Contribution{Num: []float64{2, 2}, Den: []float64{0, 5}}
@@ -203,6 +208,7 @@ func TestAggregateOrder(t *testing.T) {
 // close representatives merge transitively; others stay apart; globals
 // below the minimum of rows are dropped.
 func TestMerge(t *testing.T) {
+	t.Parallel()
 	rep := func(v ...float64) []float64 { return v }
 	locals := []bicluster.Local{
 		{Party: 0, Rows: []int{0, 1}, Cols: []int{0, 1}, Count: 2, Rep: rep(1, 1, 0, 0)},
@@ -244,6 +250,7 @@ func TestMerge(t *testing.T) {
 // divergence ½ (not below δ = 0.5), row 2 (0.9, 1.1, 5) fits
 // (0.9·ln 0.9 − 0.9 + 1 and 1.1·ln 1.1 − 1.1 + 1, mean ≈ 0.005).
 func TestFitRows(t *testing.T) {
+	t.Parallel()
 	m, err := bicluster.NewMatrix(3, 3, []float64{1, 1, 0, 1, 0, 1, 0.9, 1.1, 5})
 	if err != nil {
 		t.Fatal(err)
@@ -267,6 +274,7 @@ func TestFitRows(t *testing.T) {
 // TestStateEncoding: a party's state and contribution survive the msgpack
 // encoding the job's session and messages use.
 func TestStateEncoding(t *testing.T) {
+	t.Parallel()
 	st := bicluster.PartyState{RowOrder: []int{2, 0, 1}}
 	c := bicluster.Contribution{Num: []float64{0.5, -1e-300, 3}, Den: []float64{1, 0, 2.25}}
 	for _, v := range []any{&st, &c} {
@@ -289,6 +297,7 @@ func TestStateEncoding(t *testing.T) {
 // benchmarks use) give the same global biclusters as float sums on the
 // paper's data, so the distributed job can reproduce the in-clear figures.
 func TestPhoenixFixedPoint(t *testing.T) {
+	t.Parallel()
 	for n := range 4 {
 		m, _, err := synth.Paper(0.1).Generate(seedN(n))
 		if err != nil {

@@ -19,6 +19,7 @@ func seedN(n int) []byte { return []byte(fmt.Sprintf("bicluster-report-%d", n)) 
 //
 //	go test ./bicluster/ -run TestAccuracyReport -report -v
 func TestAccuracyReport(t *testing.T) {
+	t.Parallel()
 	if !*report {
 		t.Skip("run with -report")
 	}

@@ -85,6 +85,7 @@ func forgeCommitment(victim string) lying {
 // refused by that party at the reveal. Either way the refusal names the
 // coordinator, and no party sent a ciphertext or a decryption share.
 func TestSimCoordinatorCannotChooseSeed(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name     string
 		kind     job.Kind

@@ -176,6 +176,7 @@ func cmpFloat(a, b float64) int {
 // BOOST_DEPTH change the shape (10 and 3); the reference check runs for
 // the default shape only.
 func TestDefaultCredit(t *testing.T) {
+	t.Parallel()
 	every := 4
 	if os.Getenv("BOOST_CREDIT") == "full" {
 		every = 1

@@ -41,6 +41,7 @@ func refScore(g *joinprop.Graph, data map[string]*table.Table, m *boost.Model) (
 // (the test step's PSI and combo summaries included), log record and
 // ledger entry keeps to the profile.
 func TestJobTestSet(t *testing.T) {
+	t.Parallel()
 	c := starCase(t, 1, 60)
 	c.test = starCase(t, 2, 45)
 	p := testParams()

@@ -416,6 +416,7 @@ func checkLedgers(t *testing.T, c *joinCase, out string) {
 // column or field, over real nodes, and its error text holds none of the
 // party's values (labels, numbers, join values).
 func TestJobErrorTexts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, loss string
 		edit       func(c *joinCase)

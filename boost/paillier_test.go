@@ -53,6 +53,7 @@ func countingCrypto(t testing.TB, bits int, rows uint64, size int) (boost.Crypto
 // TestPaillierEqualsPlain: with the sums that cross edges packed and
 // encrypted, the model is the one in the clear (and so the reference's).
 func TestPaillierEqualsPlain(t *testing.T) {
+	t.Parallel()
 	c := chainCase(t, 1, 60)
 	p := testParams()
 	p.Trees = 2

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/boost"
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/tree"
@@ -27,6 +28,7 @@ import (
 // library's model on the materialised join of the new tables; the audit
 // ledgers show only PSI, split summaries and the public result.
 func TestPredict(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	c, nc := starCase(t, 1, 60), starCase(t, 2, 45)
@@ -54,7 +56,7 @@ func TestPredict(t *testing.T) {
 		t.Fatal(err)
 	}
 	kinds := job.Registry{"boost": boost.Kind{}, "boost-predict": boost.PredictKind{}}
-	opts := sim.RunOptions{Kinds: kinds, Setup: sim.ThresholdKeys(keyBits), Timing: simTiming, State: state}
+	opts := sim.RunOptions{Kinds: kinds, Setup: simtest.ThresholdKeys(keyBits), Timing: simTiming, State: state}
 	opts.Out = filepath.Join(dir, "train")
 	trained, err := sim.Run(ctx, write("train.yaml", string(raw)), opts)
 	if err != nil {

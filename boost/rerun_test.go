@@ -2,7 +2,6 @@ package boost_test
 
 import (
 	"context"
-	"crypto/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/boost"
+	"github.com/cohortdm/cohort/internal/testkit/keytest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
@@ -27,10 +27,7 @@ func dealtSecrets(t *testing.T, parties []string) map[string]job.Secrets {
 // dealt is dealtSecrets with the consortium's public key.
 func dealt(t *testing.T, parties []string) (map[string]job.Secrets, *paillier.PublicKey) {
 	t.Helper()
-	pk, keys, err := keyring.Deal(rand.Reader, keyBits, parties, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pk, keys := keytest.Paillier(t, keyBits, parties)
 	out := map[string]job.Secrets{}
 	for _, p := range parties {
 		dir := filepath.Join(t.TempDir(), p)
@@ -47,6 +44,7 @@ func dealt(t *testing.T, parties []string) (map[string]job.Secrets, *paillier.Pu
 // level as a new attempt, every party goes back to its state at the
 // level's start, and the model is still the library's.
 func TestLevelRerun(t *testing.T) {
+	t.Parallel()
 	c := chainCase(t, 2, 60)
 	p := testParams()
 	p.Trees, p.Release = 2, true
@@ -134,6 +132,7 @@ func (s *swapper) Send(ctx context.Context, to string, m *wire.Message, d wire.D
 // anything but the bin sums the parties sent it gets no share; the job
 // fails naming the refusal.
 func TestVettedDecryption(t *testing.T) {
+	t.Parallel()
 	c := starCase(t, 1, 60)
 	dir := t.TempDir()
 	for name, text := range c.csv {
@@ -158,6 +157,7 @@ func TestVettedDecryption(t *testing.T) {
 // signatures (they are not in the log): the job fails naming it, rather
 // than growing a different tree.
 func TestRestartFails(t *testing.T) {
+	t.Parallel()
 	c := chainCase(t, 2, 60)
 	dir := t.TempDir()
 	for name, text := range c.csv {

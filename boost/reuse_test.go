@@ -28,6 +28,7 @@ func plainCrypto() boost.Crypto {
 // table's rows part join values between nodes, and whose middle table
 // passes placed sums on to the far one) fewer than without re-use.
 func TestReuse(t *testing.T) {
+	t.Parallel()
 	p := testParams()
 	p.Trees = 3
 	for _, tc := range []struct {
@@ -64,6 +65,7 @@ func TestReuse(t *testing.T) {
 // the plaintext and adding the packing's offsets) gives the model in the
 // clear, on the chain, whose middle table passes placed sums on.
 func TestReusePaillier(t *testing.T) {
+	t.Parallel()
 	c := chainCase(t, 3, 120)
 	p := testParams()
 	p.Trees = 2
@@ -83,6 +85,7 @@ func TestReusePaillier(t *testing.T) {
 // TestPlaceRefuses: a re-used entry's placement refuses layouts and widths
 // that do not fit the key (a hostile sender's), without allocating them.
 func TestPlaceRefuses(t *testing.T) {
+	t.Parallel()
 	c := paillierCrypto(t, 1024, 1<<10)
 	ring := c.Ring.(boost.PaillierRing)
 	x, err := c.Seal(boost.Vec{3, 4})

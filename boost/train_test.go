@@ -16,6 +16,7 @@ func testParams() boost.Params {
 
 // TestStarReference: a star of three parties, both edges many-to-many.
 func TestStarReference(t *testing.T) {
+	t.Parallel()
 	for seed := uint64(1); seed <= 3; seed++ {
 		checkAgainstReference(t, starCase(t, seed, 90), testParams())
 	}
@@ -23,6 +24,7 @@ func TestStarReference(t *testing.T) {
 
 // TestChainReference: a chain whose first edge is many-to-many.
 func TestChainReference(t *testing.T) {
+	t.Parallel()
 	for seed := uint64(1); seed <= 3; seed++ {
 		checkReference(t, chainCase(t, seed, 90), testParams(), "V")
 	}
@@ -30,6 +32,7 @@ func TestChainReference(t *testing.T) {
 
 // TestModelJSON: result.json's model form, read back.
 func TestModelJSON(t *testing.T) {
+	t.Parallel()
 	m, err := boost.Train(starCase(t, 1, 60).g, starCase(t, 1, 60).data, testParams())
 	if err != nil {
 		t.Fatal(err)

@@ -88,7 +88,7 @@ func startConsortium(t testing.TB, ctx context.Context) *consortium {
 // dealtKeys deals a 1024-bit threshold key and records how it was made,
 // as `cohort keys deal` does.
 func dealtKeys(names []string) (func(name, dataDir string) error, error) {
-	install, err := sim.ThresholdKeys(1024)(names)
+	install, err := simtest.ThresholdKeys(1024)(names)
 	if err != nil {
 		return nil, err
 	}

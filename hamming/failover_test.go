@@ -23,6 +23,7 @@ import (
 // messages are keyed by the new attempt, so nothing of the first run is
 // decrypted under the second key.
 func TestCoordinatorKilled(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	// north's first ciphertexts wait until east is dead, so the first

@@ -87,6 +87,7 @@ type result struct {
 // distance in the clear: categorical codes exactly, systolic readings
 // with threshold 5.
 func TestExamplesUnderDefaultPolicy(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		spec, column string
 		thr          int

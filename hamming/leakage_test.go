@@ -30,6 +30,7 @@ import (
 //
 // It runs with the member east coordinating and with north coordinating.
 func TestLeakage(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var c hamdisttest.Capture
@@ -151,6 +152,7 @@ func noNeedles(t *testing.T, c *hamdisttest.Capture, extra [][]byte) {
 // no ciphertext or blinded id leaves after the first round, and the
 // failure names the rule, not a value.
 func TestHostileCoordinator(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var c hamdisttest.Capture
@@ -202,6 +204,7 @@ func TestHostileCoordinator(t *testing.T) {
 // the key holder names the bad message, nothing panics, no distance is
 // committed, and no error text holds a value.
 func TestHostileMember(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var c hamdisttest.Capture

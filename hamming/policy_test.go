@@ -18,6 +18,7 @@ import (
 // columns refuses the job before a row is read: the job fails naming the
 // node's refusal, and neither party sends a blinded id or a ciphertext.
 func TestPolicyRefusesDistance(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	strict := policy.Default()

@@ -54,6 +54,7 @@ params: {align: position, threshold: 2, keyholder: south}
 // holder hears its refusal (the go-ahead handshake) instead of waiting out
 // the step; no value is named.
 func TestPosition(t *testing.T) {
+	t.Parallel()
 	a := []int{10, 20, 30, 40, 50, 60, 70, 80, 90, 100, -5, 0}
 	b := []int{10, 23, 28, 40, 47, 61, 70, 90, 90, 102, -8, 1}
 	want := 0

@@ -11,6 +11,7 @@ import (
 // Specs the kind cannot run are refused before anything runs, naming the
 // field and no value.
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	base, err := os.ReadFile(numericSpec)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ var seedReqs = []anonymize.Requirement{{QID: []string{"gender", "education"}, K:
 // Bad input fails the job with an error naming the cause (party, table,
 // column), never a private value.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		edit   func(j *testJob)
@@ -81,6 +82,7 @@ func TestBadInput(t *testing.T) {
 
 // Spec errors are caught by Validate, naming the field.
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	cases := map[string][2]string{
 		"qid without taxonomy": {"  requirements: [{qid: [gender, salary], k: 2}]\n", "has no taxonomy"},
 		"sensitive not class":  {"  requirements: [{qid: [gender], k: 2}]\n  sensitive: age\n  l: 2\n", "only the shared class"},
@@ -104,6 +106,7 @@ func TestValidate(t *testing.T) {
 // Regression (issue 21, finding 1): k = 1 is refused by Validate, naming the
 // requirement's field.
 func TestRefusesKOne(t *testing.T) {
+	t.Parallel()
 	j := seed003Job(t, seedReqs, "")
 	for i, params := range []string{"  requirements: [{qid: [gender], k: 1}]\n", "  requirements: [{qid: [gender], k: 2}, {qid: [age], k: 1}]\n"} {
 		err := Kind{}.Validate(writeJobRaw(t, j, params))

@@ -79,6 +79,7 @@ func honest(ch cutChoices, _ map[string]proposeOutput) cutChoices { return ch }
 // refused step (no output reaches the coordinator; only the runtime's
 // control message carrying the refusal).
 func TestCoordinatorCannotExtract(t *testing.T) {
+	t.Parallel()
 	// every attribute in a QID, so that every party can check k on any split
 	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 5}, {QID: []string{"nob", "sob", "web"}, K: 4}}
 	cases := []struct {

@@ -19,6 +19,7 @@ func faultJob(t *testing.T) *testJob {
 // A leader killed at every kind of step boundary, and in the middle of the
 // alignment and of a split, gives the same table.
 func TestLeaderChange(t *testing.T) {
+	t.Parallel()
 	j := faultJob(t)
 	cases := map[string]func(ev jobtest.Event) jobtest.Fault{
 		"mid-align": func(ev jobtest.Event) jobtest.Fault {
@@ -60,6 +61,7 @@ func TestLeaderChange(t *testing.T) {
 // winner itself) rebuild from their table, the alignment they kept and the
 // log, and the table is the same.
 func TestRestart(t *testing.T) {
+	t.Parallel()
 	j := faultJob(t)
 	fired := 0
 	rep := checkAgainstCentral(t, j, jobtest.Options{OnStep: func(ev jobtest.Event) jobtest.Fault {
@@ -83,6 +85,7 @@ func TestRestart(t *testing.T) {
 
 // A party restarted whose kept alignment is gone cannot rebuild and says so.
 func TestRestartWithoutAlignment(t *testing.T) {
+	t.Parallel()
 	j := faultJob(t)
 	westDir := t.TempDir()
 	secrets := map[string]job.Secrets{}
@@ -107,6 +110,7 @@ func TestRestartWithoutAlignment(t *testing.T) {
 // A consortium member that is not a party can coordinate: it sees the
 // scores and commits the same table.
 func TestNonPartyCoordinator(t *testing.T) {
+	t.Parallel()
 	j := faultJob(t)
 	rep := checkAgainstCentral(t, j, jobtest.Options{Members: []string{"auditor"}, Leader: "auditor"})
 	for _, s := range rep.Sent {

@@ -20,6 +20,7 @@ import (
 // alignment, or (should the runtime re-run the step) publishes the right
 // table, never a wrong one.
 func TestHubRestartMidAlign(t *testing.T) {
+	t.Parallel()
 	j := faultJob(t)
 	var once sync.Once
 	fired := false

@@ -53,6 +53,7 @@ func checkAgainstCentral(t *testing.T, j *testJob, opts jobtest.Options) *jobtes
 // same publication as central TDS on the joined table, ids
 // held by one party dropped.
 func TestSeed003EqualsCentral(t *testing.T) {
+	t.Parallel()
 	reqs := []anonymize.Requirement{{QID: []string{"gender", "education"}, K: 4}, {QID: []string{"gender", "age"}, K: 4}}
 	j := seed003Job(t, reqs, "")
 	rep := checkAgainstCentral(t, j, jobtest.Options{})
@@ -67,6 +68,7 @@ func TestSeed003EqualsCentral(t *testing.T) {
 
 // With distinct 2-diversity of the class (sensitive: class, l: 2).
 func TestSeed003Diverse(t *testing.T) {
+	t.Parallel()
 	reqs := []anonymize.Requirement{{QID: []string{"gender", "education", "age"}, K: 3}}
 	j := seed003Job(t, reqs, "  sensitive: class\n  l: 2\n")
 	j.l = 2
@@ -74,6 +76,7 @@ func TestSeed003Diverse(t *testing.T) {
 }
 
 func TestRandomEqualsCentral(t *testing.T) {
+	t.Parallel()
 	for seed := uint64(1); seed <= 4; seed++ {
 		reqs := []anonymize.Requirement{
 			{QID: []string{"noa", "soa", "wea"}, K: 5},
@@ -91,6 +94,7 @@ func TestRandomEqualsCentral(t *testing.T) {
 // k_i), on Reddy et al.'s table (with and without 2-diversity of the class)
 // and on random tables.
 func TestMondrianEqualsCentral(t *testing.T) {
+	t.Parallel()
 	reqs := []anonymize.Requirement{{QID: []string{"gender", "education"}, K: 4}, {QID: []string{"gender", "age"}, K: 4}}
 	for _, l := range []int{0, 2} {
 		extra := "  algorithm: mondrian\n"
@@ -123,6 +127,7 @@ func TestMondrianEqualsCentral(t *testing.T) {
 // cut, declared as scores, to the coordinator only) and no raw value the
 // publication does not show leaves.
 func TestMondrianPrivateSensitive(t *testing.T) {
+	t.Parallel()
 	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 4}, {QID: []string{"nob", "sob"}, K: 4}}
 	j := withDisease(t, randomJob(t, 5, 260, reqs, "  algorithm: mondrian\n  sensitive: disease\n  l: 3\n"))
 	rep, err := j.run(t, jobtest.Options{Leader: "south"})
@@ -200,6 +205,7 @@ func withDisease(t *testing.T, j *testJob) *testJob {
 // of every requirement the larger label count is under 3 × the smaller
 // (counted naively); a bad model names its field.
 func TestModelParam(t *testing.T) {
+	t.Parallel()
 	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 4}, {QID: []string{"nob", "sob"}, K: 4}}
 	for _, alg := range []string{"tds", "mondrian"} {
 		j := randomJob(t, 7, 240, reqs, "  algorithm: "+alg+"\n  sensitive: class\n  model: {recursive_c: 3, recursive_l: 2}\n")

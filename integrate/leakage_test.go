@@ -31,6 +31,7 @@ import (
 // It runs in both PSI protocols: auto picks ECDH for these 240 ids, so OT
 // is forced once.
 func TestLeakage(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"auto", "ot"} {
 		t.Run(mode, func(t *testing.T) { checkLeakage(t, mode) })
 	}
@@ -158,6 +159,7 @@ func checkLeakage(t *testing.T, mode string) {
 // publication with the taxonomies' public ranges, and no float64 of the
 // data's min, max or width is in any message or log entry.
 func TestNCPRevealsNoRange(t *testing.T) {
+	t.Parallel()
 	type run struct {
 		rep        *jobtest.Report
 		lo, hi     float64
@@ -306,6 +308,7 @@ func checkNeedles(t *testing.T, j *testJob, rep *jobtest.Report, pub anonymize.P
 // this test's own code, partition the records into exactly the
 // publication's classes (the same sizes): nothing finer.
 func TestLeakageMondrian(t *testing.T) {
+	t.Parallel()
 	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 6}, {QID: []string{"nob", "sob", "web"}, K: 6}}
 	j := randomJob(t, 11, 240, reqs, "  algorithm: mondrian\n")
 	rep, err := j.run(t, jobtest.Options{Leader: "south"})
@@ -407,6 +410,7 @@ func TestLeakageMondrian(t *testing.T) {
 // a message whose disclosure the job was not admitted for), with TDS and
 // with Mondrian checking a sensitive column one party holds.
 func TestDeclaredUses(t *testing.T) {
+	t.Parallel()
 	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 5}, {QID: []string{"nob", "sob"}, K: 5}}
 	for _, alg := range []string{algTDS, algMondrian} {
 		t.Run(alg, func(t *testing.T) {

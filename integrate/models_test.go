@@ -100,6 +100,7 @@ func classHists(pub anonymize.Published, qid []string) (map[string]map[string]in
 // every message keeps to the profile and no raw value the publication does
 // not show leaves.
 func TestPrivateSensitiveModels(t *testing.T) {
+	t.Parallel()
 	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 4}, {QID: []string{"nob", "sob"}, K: 4}}
 	for _, m := range privateModels {
 		t.Run(m.name, func(t *testing.T) {
@@ -176,12 +177,14 @@ func checkOneBitPerCut(t *testing.T, recs []*job.Record) (refused, answered int)
 // to the coordinator, as scores (when the owner is not the coordinator
 // itself, whose outputs are sent to no one).
 func TestSimPrivateSensitiveModels(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real nodes")
 	}
 	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 5}, {QID: []string{"nob", "sob"}, K: 5}} // the default policy's floor
 	for _, m := range privateModels {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // each model its own job and nodes
 			j := withDisease(t, randomJob(t, 5, 260, reqs, "  algorithm: mondrian\n  sensitive: disease\n"+m.params))
 			out := filepath.Join(t.TempDir(), "out")
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -255,6 +258,7 @@ func readCSVPublished(t *testing.T, path string) anonymize.Published {
 // integrated.csv holds at least 5 patients and diagnoses of at least two
 // of the three specialties.
 func TestSimSensitiveExample(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real nodes")
 	}

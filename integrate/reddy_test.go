@@ -77,6 +77,7 @@ func cellRows(cells []ReddyCell) []string {
 // the subset dynamic programme on the raw joined table (32.5, which needs a
 // trusted integrator), as it must be for any partition into cells of k.
 func TestReddyGolden(t *testing.T) {
+	t.Parallel()
 	reqs := []anonymize.Requirement{{QID: []string{"gender", "education"}, K: 3}, {QID: []string{"gender", "age"}, K: 3}}
 	j := seed003Job(t, reqs, "")
 	rep, err := j.run(t, jobtest.Options{})
@@ -130,6 +131,7 @@ func checkReddyGolden(t *testing.T, ge, ga Reddy) {
 // loopback, Raft, the default policy, k = 5 for its floor): result.json
 // reports per requirement the measures the in-memory run commits.
 func TestSimReddy(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real nodes")
 	}
@@ -235,6 +237,7 @@ func rawSubsetDP(t *testing.T, tax map[string]*anonymize.Taxonomy) float64 {
 // party's memory grows with them) while the means and the value are still
 // reported; at the bound they are.
 func TestReddyBound(t *testing.T) {
+	t.Parallel()
 	j := seed003Job(t, seedReqs, "")
 	rep, err := j.run(t, jobtest.Options{})
 	if err != nil {

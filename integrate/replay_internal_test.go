@@ -10,6 +10,7 @@ import (
 // The fuzz test's log, with decisions that follow from each other, folds to
 // the step it determines: so FuzzDecoders reaches every phase's decoder.
 func TestReplayFoldsEveryPhase(t *testing.T) {
+	t.Parallel()
 	pq := []string{"p", "q"}
 	attrs := []Attr{{Name: "a", Owner: "p"}, {Name: "b", Owner: "q"}}
 	rec := func(phase string, round int, parties []string, args, decision any) *job.Record {

@@ -27,6 +27,7 @@ import (
 // (read back from the CSV), and every party's audit ledger within the
 // leakage profile.
 func TestSimExample(t *testing.T) {
+	t.Parallel()
 	spec := "../examples/integrate/spec.yaml"
 	out := filepath.Join(t.TempDir(), "out")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -62,6 +62,7 @@ func same[A any](a A) A { return a }
 // one the finish step committed, is refused by every party, which names
 // it; the step reports nothing and no party installs a key.
 func TestCoordinatorCannotChooseKey(t *testing.T) {
+	t.Parallel()
 	cases := map[string]evilCoordinator{
 		"finish another attempt": {finish: func(a finishArgs) finishArgs { a.Attempt++; return a }, install: same[installArgs]},
 		"install another key": {finish: same[finishArgs], install: func(a installArgs) installArgs {
@@ -154,6 +155,7 @@ func (k grindingCoordinator) Coordinate(ctx context.Context, c job.Coordinator) 
 // coordinator, and a party whose commitment the coordinator replaced
 // refuses to open; nothing is installed.
 func TestCoordinatorCannotChooseSeed(t *testing.T) {
+	t.Parallel()
 	for _, scheme := range []string{SchemePaillier, SchemeBGV} {
 		for _, forge := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s forge=%v", scheme, forge), func(t *testing.T) {

@@ -50,6 +50,7 @@ func secrets(t *testing.T, s *job.Spec) (map[string]job.Secrets, map[string]stri
 // every party installed the same key, that t+1 shares decrypt with proofs
 // that verify, and the leakage profile.
 func TestKeygen(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{3, 5} {
 		t.Run(big.NewInt(int64(n)).String(), func(t *testing.T) {
 			sp := spec(t, n, 512, ", batch: 256, chunk: 512")
@@ -173,6 +174,7 @@ func checkLeakage(t *testing.T, rep *jobtest.Report, sp *job.Spec, keys []*secur
 // tenth keygen message): the job fails naming it and no party installs a
 // key.
 func TestKeygenDrop(t *testing.T) {
+	t.Parallel()
 	sp := spec(t, 3, 512, ", batch: 64, chunk: 256, timeout_ms: 20000")
 	sec, dirs := secrets(t, sp)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -208,6 +210,7 @@ func TestKeygenDrop(t *testing.T) {
 // which starts over from a fresh seed, and every party installs the key of
 // that attempt.
 func TestKeygenLeaderChange(t *testing.T) {
+	t.Parallel()
 	sp := spec(t, 3, 512, ", batch: 64, chunk: 256")
 	sec, dirs := secrets(t, sp)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -326,6 +329,7 @@ func FuzzInstallArgs(f *testing.F) {
 // decryption with verified share proofs) on the key keygen installed, as
 // it would on a dealt key.
 func TestSumWithGeneratedKey(t *testing.T) {
+	t.Parallel()
 	sp := spec(t, 3, 512, ", batch: 256, chunk: 1024")
 	sec, _ := secrets(t, sp)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -364,6 +368,7 @@ func TestSumWithGeneratedKey(t *testing.T) {
 // step stalls until its timeout, the next search step runs, and the key is
 // generated. A party that hangs in every step still aborts the job.
 func TestKeygenLostMessage(t *testing.T) {
+	t.Parallel()
 	sp := spec(t, 3, 512, ", batch: 64, chunk: 256, timeout_ms: 3000")
 	sec, dirs := secrets(t, sp)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -23,6 +23,7 @@ import (
 // share and an info file saying so, the key sums exactly over the lattice
 // backend, and no member's key share is in any message or log entry.
 func TestKeygenLattice(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{3, 5} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			sp := spec(t, n, 512, ", scheme: bgv")
@@ -105,6 +106,7 @@ func sumWith(t *testing.T, keys map[string]*lattice.Keys, names []string) {
 // A bad params.scheme is refused naming the field; the lattice variant
 // declares ciphertexts (its test aggregation) beside the key shares.
 func TestKeygenLatticeParams(t *testing.T) {
+	t.Parallel()
 	err := Kind{}.Validate(spec(t, 3, 512, ", scheme: rsa"))
 	if err == nil || !strings.Contains(err.Error(), "params.scheme") {
 		t.Fatalf("scheme rsa: %v", err)
@@ -149,6 +151,7 @@ func (k lyingKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Resul
 // generate a second key in the job, naming the coordinator; nothing is
 // installed.
 func TestKeygenLatticeRefuses(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		second bool
 		want   string

@@ -22,6 +22,7 @@ import (
 // TestSim runs keygen on three real nodes over libp2p on loopback with
 // `cohort sim`'s Run and checks the assembled key files.
 func TestSim(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "keygen.yaml")
 	if err := os.WriteFile(spec, []byte("kind: keygen\nparties: [{name: ann}, {name: bob}, {name: cat}]\nparams: {bits: 512, batch: 512, chunk: 1024}\n"), 0o644); err != nil {

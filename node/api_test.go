@@ -56,6 +56,7 @@ func post(t *testing.T, url string, body []byte) (int, string) {
 // limit, not cut at the limit and parsed ("end of stream"); an empty spec is
 // called empty, not "EOF".
 func TestSubmitBodyLimits(t *testing.T) {
+	t.Parallel()
 	srv := apiServer(t)
 	big := []byte("kind: sum\nparties: [{name: org1}]\nparams: {column: v}\n# " + strings.Repeat("x", 2<<20) + "\n")
 	code, msg := post(t, srv.URL+"/v1/jobs", big)
@@ -81,6 +82,7 @@ func TestSubmitBodyLimits(t *testing.T) {
 // GET /v1/jobs answers one page (the running jobs, then the finished
 // newest first), by kind and status, and refuses a malformed query.
 func TestJobListIsPaged(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := simtest.StartCluster(t, ctx, []string{"org1"}, sim.ClusterOptions{Kinds: job.Registry{"noop": &noop{}}})

@@ -22,6 +22,7 @@ func unixClient(sock string) *http.Client {
 // The server answers on its socket and its HTTP address until Close, and
 // no longer after.
 func TestAPIServerServesUntilClose(t *testing.T) {
+	t.Parallel()
 	sock := filepath.Join(t.TempDir(), SocketName)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "up") })
 	a, err := newAPIServer(t.Context(), sock, "127.0.0.1:0", "node.yaml", "http", h, discard())
@@ -51,6 +52,7 @@ func TestAPIServerServesUntilClose(t *testing.T) {
 // An HTTP address that cannot be listened on is a config error, and the
 // socket already opened is closed again.
 func TestAPIServerRefusesBadAddress(t *testing.T) {
+	t.Parallel()
 	sock := filepath.Join(t.TempDir(), SocketName)
 	_, err := newAPIServer(t.Context(), sock, "256.0.0.1:0", "node.yaml", "http", http.NotFoundHandler(), discard())
 	if !errors.Is(err, ErrConfig) {

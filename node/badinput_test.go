@@ -77,6 +77,7 @@ func frame(t *testing.T, m *wire.Message) []byte {
 // Malformed, oversized, spoofed and out-of-order messages are refused with
 // an error naming the cause, and the node keeps running.
 func TestBadMessagesRefused(t *testing.T) {
+	t.Parallel()
 	kind := &stepper{}
 	c := startCluster(t, 3, job.Registry{"stepper": kind})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -126,6 +127,7 @@ func TestBadMessagesRefused(t *testing.T) {
 
 // Bad configuration gets an error that names the file and field.
 func TestBadConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
@@ -189,6 +191,7 @@ func TestBadConfig(t *testing.T) {
 // Specs naming an unknown kind or a non-member are refused before anything
 // is committed.
 func TestBadSpecRefused(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 3, job.Registry{"sum": sum.Kind{}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

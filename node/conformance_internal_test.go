@@ -119,12 +119,14 @@ func newRaftLogs(t *testing.T) *raftLogs {
 
 // The node's Raft log keeps the runtime's log contract.
 func TestRaftLogConforms(t *testing.T) {
+	t.Parallel()
 	runnertest.TestLog(t, newRaftLogs(t))
 }
 
 // A commit refused because leadership is moving is a deposition: the
 // coordinator stops quietly and the next leader resumes the job.
 func TestApplyDuringTransferIsDeposed(t *testing.T) {
+	t.Parallel()
 	for _, err := range []error{raft.ErrNotLeader, raft.ErrLeadershipLost, raft.ErrLeadershipTransferInProgress, raft.ErrRaftShutdown} {
 		if !errors.Is(deposed(err), errNotLeader) {
 			t.Errorf("%v is not a deposition", err)

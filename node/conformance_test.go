@@ -11,6 +11,7 @@ import (
 // The node's messenger keeps the runtime's network contract, over real
 // libp2p between two nodes on loopback and to itself.
 func TestPartyConforms(t *testing.T) {
+	t.Parallel()
 	c := simtest.StartCluster(t, t.Context(), []string{"a", "b"}, sim.ClusterOptions{})
 	defer c.Close()
 	runnertest.TestParty(t, c.Node("a").Party("conformance"), c.Node("b").Party("conformance"))

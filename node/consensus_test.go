@@ -60,6 +60,7 @@ func submitEntry(id, kind string) *command {
 // commit once shut down, and reopened from its directory replays its log
 // without bootstrapping again.
 func TestConsensusLifecycle(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	x, m, me := newTestMesh(t, "a")
 	x.admit(&Consortium{Members: []Member{me}})
@@ -97,6 +98,7 @@ func TestConsensusLifecycle(t *testing.T) {
 // A joining replica with no state is not bootstrapped: it waits for a
 // leader to add it, with no configuration of its own.
 func TestConsensusJoinWaits(t *testing.T) {
+	t.Parallel()
 	x, m, me := newTestMesh(t, "a")
 	x.admit(&Consortium{Members: []Member{me}})
 	c := newTestConsensus(t, t.TempDir(), x, m, newFSM(), "a", true)

@@ -17,6 +17,7 @@ import (
 // The console's node page shows the release the binary was linked as
 // (Options.Version, `-X main.version` in cmd/cohort), as `cohort version` does.
 func TestConsoleShowsLinkedVersion(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "org1")
 	if _, _, err := node.Init("org1", dir, nil); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // The profiling listener binds the loopback interface only: node.yaml's
 // pprof naming any other address is a config error naming the field.
 func TestPprofAddressIsLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "node.yaml")
 	for addr, ok := range map[string]bool{
@@ -38,6 +39,7 @@ func TestPprofAddressIsLoopbackOnly(t *testing.T) {
 // the listener has no control socket, and an address it cannot take is a
 // config error naming pprof.
 func TestPprofServesProfiles(t *testing.T) {
+	t.Parallel()
 	h := pprofHandler()
 	for _, path := range []string{"/debug/pprof/heap?gc=1", "/debug/pprof/goroutine?debug=1"} {
 		rec := httptest.NewRecorder()

@@ -178,6 +178,7 @@ func proberSpec(parties []string, params string) []byte {
 // note reached its one recipient and is in the coordinator's ledger, every
 // session was opened once and closed once.
 func TestPrivateOutputsStayOutOfTheLog(t *testing.T) {
+	t.Parallel()
 	kind := &prober{}
 	c := startCluster(t, 3, job.Registry{"probe": kind})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -258,6 +259,7 @@ func TestPrivateOutputsStayOutOfTheLog(t *testing.T) {
 // A replayed Coordinate that derives another step than the committed one
 // fails the job with an error naming the field.
 func TestReplayMismatchFailsTheJob(t *testing.T) {
+	t.Parallel()
 	kind := &drifting{}
 	c := startCluster(t, 3, job.Registry{"drift": kind})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -313,6 +315,7 @@ func (holdSession) Step(ctx context.Context, _ job.Step) ([]byte, error) {
 // A party restarted mid-job opens a new session, which sees the finished
 // steps in History, and the job ends with the same result.
 func TestRestartedPartyReopensSession(t *testing.T) {
+	t.Parallel()
 	kind := &prober{}
 	c := startCluster(t, 3, job.Registry{"probe": kind})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -350,6 +353,7 @@ func TestRestartedPartyReopensSession(t *testing.T) {
 // A cancelled job fails everywhere with "cancelled" and every session is
 // closed; nothing keeps running.
 func TestCancelJob(t *testing.T) {
+	t.Parallel()
 	kind := &prober{}
 	c := startCluster(t, 3, job.Registry{"probe": kind})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -381,6 +385,7 @@ func TestCancelJob(t *testing.T) {
 // With max_jobs 1, jobs submitted together run one at a time in submission
 // order, and a waiting job reports its place in the queue.
 func TestJobsQueue(t *testing.T) {
+	t.Parallel()
 	kind := &prober{}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -427,6 +432,7 @@ func TestJobsQueue(t *testing.T) {
 // own error to the coordinator, so the failed job names the cause instead
 // of "no output".
 func TestFullDiskIsReported(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full")
 	}
@@ -460,6 +466,7 @@ func TestFullDiskIsReported(t *testing.T) {
 
 // A node restarted after a job failed does not run any of its steps again.
 func TestRestartAfterFailedJobRunsNothing(t *testing.T) {
+	t.Parallel()
 	kind := &prober{}
 	c := startCluster(t, 3, job.Registry{"probe": kind})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -495,6 +502,7 @@ func TestRestartAfterFailedJobRunsNothing(t *testing.T) {
 // failed job, a second cancel is a conflict, an unknown id is not found,
 // and the queued job runs once the cancelled one has freed the slot.
 func TestCancelAndQueueOverHTTP(t *testing.T) {
+	t.Parallel()
 	kind := &prober{}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -96,6 +96,7 @@ func FuzzRestore(f *testing.F) {
 // TestFSMSequence checks the state machine's rules on a normal sequence and
 // on the entries it must refuse.
 func TestFSMSequence(t *testing.T) {
+	t.Parallel()
 	m := newFSM()
 	apply := func(c *command) any {
 		b, err := wire.Marshal(c)
@@ -163,6 +164,7 @@ func (s *discardSink) ID() string                  { return "test" }
 func (s *discardSink) Cancel() error               { return nil }
 
 func TestRestoreRefusesInconsistentSnapshot(t *testing.T) {
+	t.Parallel()
 	for _, s := range []fsmState{
 		{Jobs: map[string]*JobRecord{}, Order: []string{"ghost"}},
 		{Jobs: map[string]*JobRecord{"a": nil}, Order: []string{"a"}},

@@ -174,6 +174,7 @@ func memberOf(t *testing.T, name, dataDir string, addrs []string) node.Member {
 // line per peer problem and not every election round: Raft's own logs go
 // through slog, one line per event, rate-limited while peers stay down.
 func TestRaftLogWhilePeersDown(t *testing.T) {
+	t.Parallel()
 	capture := newLogCapture(slog.LevelWarn)
 	cfg := soloNode(t, "org1")
 	n, err := node.New(node.Options{Config: cfg, Logger: slog.New(capture)})

@@ -13,6 +13,7 @@ import (
 // runs (a name with spaces, host:port instead of a multiaddr), and writes
 // nothing when it does.
 func TestInitValidatesNameAndListen(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		listen []string

@@ -16,6 +16,7 @@ import (
 // runner and removes the scratch of ended jobs, not that of jobs it does
 // not know.
 func TestJobRunnerCoordinatesAndSweeps(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	x, m, me := newTestMesh(t, "a")
 	x.admit(&Consortium{Members: []Member{me}})
@@ -58,6 +59,7 @@ func TestJobRunnerCoordinatesAndSweeps(t *testing.T) {
 
 // The progress board keeps only the jobs it is told are live.
 func TestProgressBoardKeepsLiveJobs(t *testing.T) {
+	t.Parallel()
 	b := newProgressBoard()
 	b.set("a", "count", 1, 3)
 	b.set("b", "count", 2, 3)

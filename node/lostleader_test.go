@@ -6,6 +6,7 @@ import (
 )
 
 func TestLostLeadersRemembersTheReplacedLeadersLastHeartbeat(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	l := newLostLeaders("org1")
 	l.observe("org3", t0)

@@ -14,6 +14,7 @@ import (
 // messages for an ended job at once, and a live job's are kept; the bytes
 // they held are released.
 func TestMailboxDropsUndeliverable(t *testing.T) {
+	t.Parallel()
 	r := &jobRunner{jobsConfig: jobsConfig{FSM: newFSM(), Box: mailbox.New(maxQueuedBytes), UnknownJobGrace: 50 * time.Millisecond}}
 	if err := r.FSM.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: "ended", Spec: []byte("kind: x\nparties: [{name: a}]\n")}}); err != nil {
 		t.Fatal(err)
@@ -46,6 +47,7 @@ func TestMailboxDropsUndeliverable(t *testing.T) {
 // its step, not dropped as if the job had ended (keygen saw a step hang on
 // such a lost first message).
 func TestMailboxKeepsJobAppliedMidReconcile(t *testing.T) {
+	t.Parallel()
 	r := &jobRunner{jobsConfig: jobsConfig{FSM: newFSM(), Box: mailbox.New(maxQueuedBytes), UnknownJobGrace: time.Hour}}
 	snapshot := map[string]bool{} // taken before the job was applied
 	if err := r.FSM.apply(&command{Entry: runner.Entry{Op: runner.OpSubmit, Job: "new", Spec: []byte("kind: x\nparties: [{name: a}]\n")}}); err != nil {

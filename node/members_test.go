@@ -101,6 +101,7 @@ func deniedConnections(t *testing.T, n *node.Node) int {
 // every node's consortium file follows; a change is refused while a job
 // runs; a removed member is refused from then on.
 func TestMembershipAddRemove(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -121,7 +122,7 @@ func TestMembershipAddRemove(t *testing.T) {
 	}
 
 	// Refused while a job runs.
-	leader := byName(nodes, nodes[0].Leader())
+	leader := leaderOf(t, ctx, nodes)
 	follower := nodes[0]
 	if follower == leader {
 		follower = nodes[1]
@@ -187,6 +188,7 @@ func TestMembershipAddRemove(t *testing.T) {
 // The consortium API: GET lists members and voters; a malformed member is
 // 400, a refused change 409.
 func TestConsortiumAPI(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	f := newFileNode(t, t.TempDir(), "org1", nil, false)
@@ -224,6 +226,16 @@ func byName(nodes []*fileNode, name string) *fileNode {
 	return nil
 }
 
+// leaderOf waits until nodes[0] knows a leader among nodes and returns it:
+// on a loaded machine an election may still be under way, or begin again,
+// after the nodes first agreed on one.
+func leaderOf(t *testing.T, ctx context.Context, nodes []*fileNode) *fileNode {
+	t.Helper()
+	var leader *fileNode
+	waitFor(t, ctx, func() bool { leader = byName(nodes, nodes[0].Leader()); return leader != nil })
+	return leader
+}
+
 func shortCtx(t *testing.T, ctx context.Context) context.Context {
 	c, cancel := context.WithTimeout(ctx, 2*time.Second)
 	t.Cleanup(cancel)
@@ -235,6 +247,7 @@ func shortCtx(t *testing.T, ctx context.Context) context.Context {
 // restart: here neither of two nodes can reach the other (a wrong address
 // on each side), so no leader is elected until one side reloads.
 func TestReloadFindsMovedMember(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -326,12 +339,13 @@ func dials(t *testing.T, n *node.Node, peer, result string) int {
 // Removing the leader: it commits its own removal, leaves Raft and steps
 // down; the others elect a leader among themselves and carry on.
 func TestRemoveLeader(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dir := t.TempDir()
 	kinds := job.Registry{"probe": &prober{}}
 	nodes, _ := startFileNodes(t, ctx, dir, kinds, 3)
-	leader := byName(nodes, nodes[0].Leader())
+	leader := leaderOf(t, ctx, nodes)
 	var rest []*fileNode
 	for _, f := range nodes {
 		if f != leader {

@@ -54,6 +54,7 @@ func awaitConnectedness(ctx context.Context, t *testing.T, x *mesh, id peer.ID, 
 // The redial loop connects to a member nobody asked for yet; a member the
 // set drops is disconnected and refused; Close stops the loop and the host.
 func TestMeshRedialsAndDropsMembers(t *testing.T) {
+	t.Parallel()
 	a, am, ma := newTestMesh(t, "a")
 	b, _, mb := newTestMesh(t, "b")
 	both := &Consortium{Members: []Member{ma, mb}}
@@ -91,6 +92,7 @@ func TestMeshRedialsAndDropsMembers(t *testing.T) {
 // A reload takes new addresses for the same members and refuses a file
 // that names other members or other peer ids.
 func TestMeshReloadKeepsMembership(t *testing.T) {
+	t.Parallel()
 	a, _, ma := newTestMesh(t, "a")
 	_, _, mb := newTestMesh(t, "b")
 	_, _, mc := newTestMesh(t, "c")
@@ -122,6 +124,7 @@ func TestMeshReloadKeepsMembership(t *testing.T) {
 
 // A mesh that never started closes.
 func TestMeshClosesUnstarted(t *testing.T) {
+	t.Parallel()
 	a, _, _ := newTestMesh(t, "a")
 	if err := a.Close(); err != nil {
 		t.Fatal(err)

@@ -28,6 +28,17 @@ import (
 // test binaries that opt in.
 func init() { testkit.SmallKeys() }
 
+// TestMain runs two parallel tests at once: most of the package's time is
+// its clusters waiting (elections, a party's silence, a step held on
+// purpose), 25 s of CPU in 110 s (28 Nov 2026), but four at once on a
+// loaded 2-core machine cost leaders mid-commit (29 Nov 2026). The tests
+// that bound a wait by the wall clock or count the process's goroutines
+// are not parallel, and run before the others start.
+func TestMain(m *testing.M) {
+	testkit.WaitingParallel(2)
+	os.Exit(m.Run())
+}
+
 // stepper is a two-step test job: step "a" reports each party's
 // params.values[party]; step "b" waits params.hold_ms and reports it again.
 // It counts how often each step ran, so tests can check that a new leader
@@ -112,6 +123,7 @@ func startCluster(t *testing.T, n int, kinds job.Registry) *sim.Cluster {
 }
 
 func TestLeaderElection(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{3, 5} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			start := time.Now()
@@ -155,6 +167,7 @@ func submitAndWait(t *testing.T, ctx context.Context, n *node.Node, spec []byte)
 // step (the finished one is not redone) and the result is the same as
 // without the failure.
 func TestKillLeaderMidJob(t *testing.T) {
+	t.Parallel()
 	kind := &stepper{}
 	c := startCluster(t, 5, job.Registry{"stepper": kind})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -239,6 +252,7 @@ func waitFor(t *testing.T, ctx context.Context, cond func() bool) {
 // A node that restarts rebuilds its state from its bbolt log and catches up
 // on what was committed while it was down.
 func TestRestartedNodeCatchesUp(t *testing.T) {
+	t.Parallel()
 	kind := &stepper{}
 	c := startCluster(t, 3, job.Registry{"stepper": kind})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -273,6 +287,7 @@ func TestRestartedNodeCatchesUp(t *testing.T) {
 
 // A peer outside the consortium cannot connect, even knowing an address.
 func TestOutsiderRefused(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 3, nil)
 	outsider, err := libp2p.New(libp2p.ListenAddrStrings("/ip4/127.0.0.1/tcp/0"))
 	if err != nil {
@@ -297,11 +312,12 @@ func TestOutsiderRefused(t *testing.T) {
 }
 
 func TestSumJobOverSim(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := sim.Run(ctx, filepath.Join("..", "examples", "sum", "spec.yaml"), sim.RunOptions{
-		Kinds: job.Registry{"sum": sum.Kind{}}, Out: out, Setup: sim.ThresholdKeys(1024),
+		Kinds: job.Registry{"sum": sum.Kind{}}, Out: out, Setup: simtest.ThresholdKeys(1024),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -318,6 +334,7 @@ func TestSumJobOverSim(t *testing.T) {
 
 // Nodes that listen on QUIC only elect a leader and run a job over it.
 func TestQUICOnly(t *testing.T) {
+	t.Parallel()
 	kind := &stepper{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -340,6 +357,7 @@ func TestQUICOnly(t *testing.T) {
 // receiver closes its side before the sender half-closes (a race that made
 // about one send in a thousand fail on a fast machine).
 func TestQUICManyMessages(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := simtest.StartCluster(t, ctx, names(2), sim.ClusterOptions{

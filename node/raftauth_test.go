@@ -25,6 +25,7 @@ import (
 // "org1" with term 10^6. Before the check, org2 took the term, rejected the
 // real leader's next heartbeat, and the leader stepped down.
 func TestRaftRPCForgedSenderRefused(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 3, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -25,6 +25,7 @@ func lines(buf *bytes.Buffer) []string {
 // Raft's failures to reach a peer are one-line warnings, one per peer and
 // message per raftLogEvery; the next one says how many were held back.
 func TestRaftLoggerRateLimitsPeerFailures(t *testing.T) {
+	t.Parallel()
 	l, buf := testRaftLogger(slog.LevelWarn, nil)
 	l.limit.every = time.Hour
 	dialErr := errors.New("failed to dial: all dials failed\n  * [/ip4/127.0.0.1/tcp/1] connection refused\n  * [/ip4/127.0.0.1/udp/1/quic-v1] timeout")
@@ -49,6 +50,7 @@ func TestRaftLoggerRateLimitsPeerFailures(t *testing.T) {
 }
 
 func TestRaftLoggerLevels(t *testing.T) {
+	t.Parallel()
 	var closing atomic.Bool
 	l, buf := testRaftLogger(slog.LevelInfo, closing.Load)
 	l.Warn("heartbeat timeout reached, starting election", "last-leader-addr", "", "last-leader-id", "")

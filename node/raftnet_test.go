@@ -70,6 +70,7 @@ func testChecker(in []byte, id peer.ID) (*rpcChecker, *raftStreams) {
 // Requests whose sender is the stream's peer reach Raft byte for byte,
 // snapshot data included; the stream then ends with io.EOF.
 func TestRPCCheckerPassesHonestRequests(t *testing.T) {
+	t.Parallel()
 	id := newTestPeer(t)
 	hdr := raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("org2"), Addr: []byte(id.String())}
 	snapshot := bytes.Repeat([]byte("snapshot"), 50_000)
@@ -97,6 +98,7 @@ func TestRPCCheckerPassesHonestRequests(t *testing.T) {
 // A request naming another sender, in any of its sender fields, or one
 // that does not decode, ends the stream before Raft sees it.
 func TestRPCCheckerRefusesForgedRequests(t *testing.T) {
+	t.Parallel()
 	id, other := newTestPeer(t), newTestPeer(t)
 	good := raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("org2"), Addr: []byte(id.String())}
 	for name, req := range map[string]any{

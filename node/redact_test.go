@@ -8,6 +8,7 @@ import (
 )
 
 func TestRedactPaths(t *testing.T) {
+	t.Parallel()
 	c := &Config{
 		DataDir:   "/srv/acme/data",
 		TablesDir: "/srv/acme/tables",

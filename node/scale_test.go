@@ -120,6 +120,7 @@ func submitAndWaitB(b *testing.B, ctx context.Context, n *node.Node, spec []byte
 //
 //	COHORT_RESTART_JOBS=10000 go test ./node -run TestRestartAfterManyJobs -v -timeout 60m
 func TestRestartAfterManyJobs(t *testing.T) {
+	t.Parallel()
 	jobs := 200
 	if v, err := strconv.Atoi(os.Getenv("COHORT_RESTART_JOBS")); err == nil {
 		jobs = v

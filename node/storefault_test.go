@@ -13,6 +13,7 @@ import (
 // What a member reads of another's storage fault is the system error
 // alone: the path of the node's data dir stays at home.
 func TestFaultTextHasNoPath(t *testing.T) {
+	t.Parallel()
 	err := &fs.PathError{Op: "write", Path: "/srv/hospital-a/cohort/raft/raft.db", Err: syscall.ENOSPC}
 	if got, want := faultText(err), "its Raft log cannot be written: no space left on device"; got != want {
 		t.Fatalf("faultText = %q, want %q", got, want)
@@ -25,6 +26,7 @@ func TestFaultTextHasNoPath(t *testing.T) {
 // A failed write is kept for the reporter without blocking Raft, however
 // many come before it runs; a successful one is not.
 func TestFaultStoreNotesFailuresWithoutBlocking(t *testing.T) {
+	t.Parallel()
 	store, err := raftboltdb.NewBoltStore(t.TempDir() + "/raft.db")
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 // submission, so the submitter was handed a failed job (41 of 1,000 jobs
 // in a loaded 500-job run with 36 elections).
 func TestOneSubmissionIsOneJob(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 3, job.Registry{"probe": &prober{}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

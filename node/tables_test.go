@@ -14,6 +14,7 @@ import (
 // a config error naming the table, and a connection file is found beside
 // node.yaml.
 func TestConfigTables(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(body string) string {
 		p := filepath.Join(dir, "node.yaml")

@@ -18,6 +18,7 @@ import (
 
 // node init writes a 64-hex-digit token that only the owner can read.
 func TestInitWritesToken(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "n")
 	if _, _, err := node.Init("org1", dir, nil); err != nil {
 		t.Fatal(err)
@@ -52,6 +53,7 @@ func TestInitWritesToken(t *testing.T) {
 // right bearer token, with 401 and a message naming the token file, except
 // GET /metrics; with the token they answer.
 func TestAPIRequiresToken(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	port := freePort(t)

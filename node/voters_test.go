@@ -22,6 +22,7 @@ import (
 )
 
 func TestVoterSet(t *testing.T) {
+	t.Parallel()
 	cons := func(voters int, names ...string) *node.Consortium {
 		c := &node.Consortium{VotersWanted: voters}
 		for _, n := range names {
@@ -77,6 +78,7 @@ func writeParties(t testing.TB, dir string, parties []string, rows int, kind, pa
 // When a voter stays down, the leader promotes the next member and demotes
 // it; when it is back, it is promoted again.
 func TestNonVotersAndRebalance(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("seven nodes")
 	}
@@ -86,7 +88,7 @@ func TestNonVotersAndRebalance(t *testing.T) {
 	members := names(7)
 	spec, total := writeParties(t, tables, members, 3, "sum", "{column: v}")
 	c := simtest.StartCluster(t, ctx, members, sim.ClusterOptions{
-		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: tables, Setup: sim.ThresholdKeys(1024),
+		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: tables, Setup: simtest.ThresholdKeys(1024),
 		Timing: node.Timing{HeartbeatMS: 600, ElectionMS: 600, VoterDownMS: 2000},
 	})
 	defer c.Close()
@@ -136,6 +138,7 @@ func TestNonVotersAndRebalance(t *testing.T) {
 // down: there is no member to take its place, and it still counts toward
 // the quorum when it comes back.
 func TestNoDemotionWithoutReplacement(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := simtest.StartCluster(t, ctx, names(3), sim.ClusterOptions{
@@ -171,7 +174,7 @@ type voterCluster struct {
 
 func startVoterCluster(t *testing.T, ctx context.Context, members []string, voters int, tables string, kinds job.Registry) *voterCluster {
 	t.Helper()
-	install, err := sim.ThresholdKeys(1024)(members)
+	install, err := simtest.ThresholdKeys(1024)(members)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,6 +263,7 @@ func (vc *voterCluster) restart(t *testing.T, name string) {
 // voting), 25 members with 5 voters, and 25 members all voting. Opt in, it
 // takes a minute or two: COHORT_SCALE=1 go test ./node -run TestLargeConsortium -v
 func TestLargeConsortium(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("COHORT_SCALE") == "" {
 		t.Skip("set COHORT_SCALE=1 to measure 5 and 25 members")
 	}

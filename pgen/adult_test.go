@@ -98,40 +98,48 @@ func adultTest(t testing.TB, s *pgen.Schema) *tree.Data {
 // survives, and draws range from 80 % to 83 %) of the tree grown on the
 // union of the rows (the paper's BASIS). Figures: docs/pgen.md.
 func TestJobAdultHorizontal(t *testing.T) {
+	t.Parallel()
 	for k, slack := range map[uint64]float64{10: 3, 100: 5} {
-		path, s := adultSpec(t, 3, k)
-		spec := loadSpec(t, path)
-		pub, global, rep := runPGEN(t, spec)
-		test := adultTest(t, s)
-		var union []*tree.Data
-		var trees []*tree.Tree
-		for _, ps := range spec.Parties {
-			trees = append(trees, pub[ps.Name])
-			union = append(union, readData(t, filepath.Join(spec.Dir, ps.Tables[0].Path), s))
-			for _, r := range leafRows(pub[ps.Name].Root) {
-				if r < k {
-					t.Errorf("party %s published a leaf of %d rows, release_k %d", ps.Name, r, k)
-				}
+		t.Run(fmt.Sprintf("release_k=%d", k), func(t *testing.T) {
+			t.Parallel() // each its own job over its own split
+			testJobAdultHorizontal(t, k, slack)
+		})
+	}
+}
+
+func testJobAdultHorizontal(t *testing.T, k uint64, slack float64) {
+	path, s := adultSpec(t, 3, k)
+	spec := loadSpec(t, path)
+	pub, global, rep := runPGEN(t, spec)
+	test := adultTest(t, s)
+	var union []*tree.Data
+	var trees []*tree.Tree
+	for _, ps := range spec.Parties {
+		trees = append(trees, pub[ps.Name])
+		union = append(union, readData(t, filepath.Join(spec.Dir, ps.Tables[0].Path), s))
+		for _, r := range leafRows(pub[ps.Name].Root) {
+			if r < k {
+				t.Errorf("party %s published a leaf of %d rows, release_k %d", ps.Name, r, k)
 			}
 		}
-		gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
-		if again, _ := pgen.Global(trees, s, gp, jointSeed(t, rep, spec)); tree.Diff(again, global) != "" {
-			t.Errorf("release_k %d: the global tree is not Global with the log's joint seed", k)
-		}
-		median := 100 * medianAccuracy(trees, s, gp, test, 5)
-		central := tree.Grow(concat(union), gp, "", "")
-		acc := func(tr *tree.Tree) float64 { return 100 * float64(tree.Correct(tr, test)) / float64(test.Rows()) }
-		gn, _ := global.Size()
-		cn, _ := central.Size()
-		line := fmt.Sprintf("release_k %d: global %.2f%% (%d nodes; median of five draws %.2f%%), union %.2f%% (%d nodes), published:", k, acc(global), gn, median, acc(central), cn)
-		for _, p := range spec.PartyNames() {
-			n, l := pub[p].Size()
-			line += fmt.Sprintf(" %s %.2f%% (%d nodes, %d leaves, k %d)", p, acc(pub[p]), n, l, pub[p].PathK())
-		}
-		t.Log(line)
-		if median < acc(central)-slack {
-			t.Errorf("release_k %d: the global tree %.2f%% (median of five draws), more than %v points below the union's %.2f%%", k, median, slack, acc(central))
-		}
+	}
+	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
+	if again, _ := pgen.Global(trees, s, gp, jointSeed(t, rep, spec)); tree.Diff(again, global) != "" {
+		t.Errorf("release_k %d: the global tree is not Global with the log's joint seed", k)
+	}
+	median := 100 * medianAccuracy(trees, s, gp, test, 5)
+	central := tree.Grow(concat(union), gp, "", "")
+	acc := func(tr *tree.Tree) float64 { return 100 * float64(tree.Correct(tr, test)) / float64(test.Rows()) }
+	gn, _ := global.Size()
+	cn, _ := central.Size()
+	line := fmt.Sprintf("release_k %d: global %.2f%% (%d nodes; median of five draws %.2f%%), union %.2f%% (%d nodes), published:", k, acc(global), gn, median, acc(central), cn)
+	for _, p := range spec.PartyNames() {
+		n, l := pub[p].Size()
+		line += fmt.Sprintf(" %s %.2f%% (%d nodes, %d leaves, k %d)", p, acc(pub[p]), n, l, pub[p].PathK())
+	}
+	t.Log(line)
+	if median < acc(central)-slack {
+		t.Errorf("release_k %d: the global tree %.2f%% (median of five draws), more than %v points below the union's %.2f%%", k, median, slack, acc(central))
 	}
 }
 

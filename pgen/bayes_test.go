@@ -16,6 +16,7 @@ import (
 // −4.3948, so yes; for (x, 5): yes −4.6505, no −2.8948, so no. An unknown
 // value of a is skipped: (z, 2) is yes on n alone.
 func TestNaiveBayesByHand(t *testing.T) {
+	t.Parallel()
 	d := &tree.Data{
 		Labels: []string{"no", "yes"},
 		Class:  []int32{1, 1, 0, 0, 0},

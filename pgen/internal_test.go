@@ -55,6 +55,7 @@ func (k greedyKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Resu
 // asking for a second tree (publish round 1) is refused by every party, and
 // the refusal names it.
 func TestCoordinatorCannotAskTwice(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	spec := exampleSpec(t)
@@ -79,6 +80,7 @@ func TestCoordinatorCannotAskTwice(t *testing.T) {
 // wrong operator for a column's kind; the error names the party, never a
 // value.
 func TestCheckTreeRefuses(t *testing.T) {
+	t.Parallel()
 	cfg, err := parse(exampleSpec(t))
 	if err != nil {
 		t.Fatal(err)
@@ -142,6 +144,7 @@ func FuzzCheckTree(f *testing.F) {
 // holds the joint seed (its own contribution in it), naming the
 // coordinator: the pseudo-rows are never the coordinator's choice.
 func TestCoordinatorMustDrawSeed(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	spec := exampleSpec(t)

@@ -155,6 +155,7 @@ func runPGEN(t testing.TB, spec *job.Spec) (map[string]*tree.Tree, *tree.Tree, *
 // classifies the held-out sample within 2 points of a tree grown on the
 // union of the rows with the domains, within 10 without (docs/pgen.md).
 func TestJobExample(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		domains bool
 		slack   float64
@@ -337,6 +338,7 @@ func concat(ds []*tree.Data) *tree.Data {
 // path of the tree it came from, and each path gets exactly its leaf's
 // rows of each class.
 func TestGenerateFollowsPaths(t *testing.T) {
+	t.Parallel()
 	s := &pgen.Schema{Numeric: map[string]bool{"x": true, "c": false, "unused": true}, ClassColumn: "y"}
 	le := &tree.Split{Party: "p", Table: "T", Column: "x", Op: tree.OpLE, Num: 3.5}
 	eq := &tree.Split{Party: "p", Table: "T", Column: "c", Op: tree.OpEQ, Cat: "red"}
@@ -388,6 +390,7 @@ func TestGenerateFollowsPaths(t *testing.T) {
 // TestJobBadInput: each bad spec or table fails naming the field, and no
 // failure text holds a value of the tables.
 func TestJobBadInput(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, field string
 		edit        func(*job.Spec)
@@ -441,6 +444,7 @@ func TestJobBadInput(t *testing.T) {
 // runtime's control; and a node whose policy's smallest k is above
 // release_k refuses the job before reading a row (Uses).
 func TestJobDisclosesOnlyTrees(t *testing.T) {
+	t.Parallel()
 	spec := loadSpec(t, filepath.Join(exampleDir, "spec.yaml"))
 	_, _, rep := runPGEN(t, spec)
 	jointSeed(t, rep, spec)
@@ -492,6 +496,7 @@ func TestJobDisclosesOnlyTrees(t *testing.T) {
 // trees are the ones of a run without faults, and the global tree is
 // Global over them with the log's joint seed.
 func TestJobLeaderChanges(t *testing.T) {
+	t.Parallel()
 	spec := loadSpec(t, filepath.Join(exampleDir, "spec.yaml"))
 	s := exampleSchema(t)
 	want, _, _ := runPGEN(t, spec)
@@ -548,6 +553,7 @@ func TestJobLeaderChanges(t *testing.T) {
 // path's majority class holds fewer than 20 times the other class's rows
 // (checked here apart from tree.Requirement).
 func TestJobDiversity(t *testing.T) {
+	t.Parallel()
 	spec := loadSpec(t, filepath.Join(exampleDir, "spec.yaml"))
 	spec.Params["release_l"], spec.Params["release_c"] = 2, 20.0
 	pub, global, _ := runPGEN(t, spec)
@@ -585,6 +591,7 @@ func TestJobDiversity(t *testing.T) {
 // and opening of the joint seed as a public result, and nothing else but
 // control, and the global tree splits only on the schema's attributes.
 func TestRealNodes(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	pol := policy.Default()

@@ -41,13 +41,14 @@ func writeSpec(t *testing.T, parties int, params string) string {
 // each backend: every party checks the total itself, the log holds its
 // digest, and every party's ledger shows only secureagg's messages.
 func TestProbeOverRealNodes(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ backend, values string }{{"lattice", "20000"}, {"paillier", "40"}} {
 		t.Run(c.backend, func(t *testing.T) {
 			spec := writeSpec(t, 3, "values: "+c.values+", backend: "+c.backend)
 			out := t.TempDir()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			res, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: job.Registry{"probe": Kind{}}, Out: out, Setup: sim.ThresholdKeys(1024)})
+			res, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: job.Registry{"probe": Kind{}}, Out: out, Setup: simtest.ThresholdKeys(1024)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +88,7 @@ func TestProbePartyDown(t *testing.T) {
 	defer cancel()
 	timing := node.Timing{SendMS: 3000, StepMS: 60000}
 	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
-		Kinds: job.Registry{"probe": Kind{}}, Setup: sim.ThresholdKeys(1024), Timing: timing,
+		Kinds: job.Registry{"probe": Kind{}}, Setup: simtest.ThresholdKeys(1024), Timing: timing,
 	})
 	defer c.Close()
 	leader, err := c.WaitLeader(ctx)
@@ -140,6 +141,7 @@ func profileAllows(e audit.Entry) bool {
 // The public vectors: deterministic per seed and party, in range, and
 // different across parties and seeds.
 func TestVector(t *testing.T) {
+	t.Parallel()
 	a := Vector([]byte("seed"), "org1", 1000)
 	if !slices.Equal(a, Vector([]byte("seed"), "org1", 1000)) {
 		t.Fatal("not deterministic")
@@ -172,6 +174,7 @@ func TestVector(t *testing.T) {
 // (a probe never re-runs without it, and shows every fault); parties that
 // got another total than the root fail it.
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	step := job.Step{Job: "j", Phase: "aggregate", Parties: []string{"org1", "org2", "org3"}, Coordinator: "org1"}
 	root := secureagg.Root(step)
 	good := func() *job.Outcome[output] {
@@ -233,6 +236,7 @@ func TestDecide(t *testing.T) {
 
 // Bad params are refused naming the field.
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	for params, field := range map[string]string{
 		"values: 0":                  "params.values",
 		"values: 16777217":           "params.values",

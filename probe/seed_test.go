@@ -63,6 +63,7 @@ func (k grinding) Coordinate(ctx context.Context, c job.Coordinator) (job.Result
 // refused by that party at the reveal. Either way the refusal names the
 // coordinator, and no party sent a ciphertext or a decryption share.
 func TestCoordinatorCannotChooseSeed(t *testing.T) {
+	t.Parallel()
 	parties := []string{"org1", "org2", "org3"}
 	const liar = "org9"
 	for _, c := range []struct {
@@ -84,7 +85,7 @@ func TestCoordinatorCannotChooseSeed(t *testing.T) {
 					}
 					return job.Registry{"probe": Kind{}}
 				},
-				Setup: sim.ThresholdKeys(1024), Timing: node.Timing{SendMS: 3000, StepMS: 60000},
+				Setup: simtest.ThresholdKeys(1024), Timing: node.Timing{SendMS: 3000, StepMS: 60000},
 			})
 			if err := cl.MakeLeader(ctx, liar); err != nil {
 				t.Fatal(err)

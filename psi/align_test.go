@@ -55,6 +55,7 @@ func alignAll(t *testing.T, net *jobtest.Network, hub string, parties []string, 
 // TestAlign: every party learns the positions of its elements that every
 // party holds, whichever party is the hub, with repeats and empty sets.
 func TestAlign(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(21, 22))
 	parties := []string{"p1", "p2", "p3", "p4"}
 	for _, c := range []struct {
@@ -62,15 +63,16 @@ func TestAlign(t *testing.T) {
 		empty   string
 	}{{30, 40, ""}, {60, 200, ""}, {25, 30, "p3"}, {1, 1, ""}} {
 		for _, hub := range []string{"p1", "p3"} {
-			t.Run(fmt.Sprintf("n%d/pool%d/empty%s/hub%s", c.n, c.pool, c.empty, hub), func(t *testing.T) {
-				sets := map[string][][]byte{}
-				for _, q := range parties {
-					a, _ := randomSets(r, c.n, 0, c.pool, q == "p2") // p2 has repeats
-					if q == c.empty {
-						a = nil
-					}
-					sets[q] = a
+			sets := map[string][][]byte{} // drawn in case order, before the cases run in parallel
+			for _, q := range parties {
+				a, _ := randomSets(r, c.n, 0, c.pool, q == "p2") // p2 has repeats
+				if q == c.empty {
+					a = nil
 				}
+				sets[q] = a
+			}
+			t.Run(fmt.Sprintf("n%d/pool%d/empty%s/hub%s", c.n, c.pool, c.empty, hub), func(t *testing.T) {
+				t.Parallel()
 				common := commonSet(parties, sets)
 				net := jobtest.NewNetwork(parties...)
 				for _, q := range parties {
@@ -111,6 +113,7 @@ func TestAlign(t *testing.T) {
 }
 
 func TestAlignFilterTampering(t *testing.T) {
+	t.Parallel()
 	parties := []string{"h", "s"}
 	sets := map[string][][]byte{"h": {[]byte("a"), []byte("b")}, "s": {[]byte("b"), []byte("c"), []byte("d")}}
 	net := jobtest.NewNetwork(parties...)
@@ -130,6 +133,7 @@ func TestAlignFilterTampering(t *testing.T) {
 }
 
 func TestAlignBadArguments(t *testing.T) {
+	t.Parallel()
 	net := jobtest.NewNetwork("a", "b")
 	ctx := context.Background()
 	for name, c := range map[string]struct {
@@ -154,6 +158,7 @@ func TestAlignBadArguments(t *testing.T) {
 // TestAlignSpokeFails: a spoke that crashes makes the hub fail naming it,
 // and the other spokes end with their context, not with a result.
 func TestAlignSpokeFails(t *testing.T) {
+	t.Parallel()
 	parties := []string{"h", "s1", "s2"}
 	sets := map[string][][]byte{"h": {[]byte("a")}, "s1": {[]byte("a")}, "s2": {[]byte("a")}}
 	net := jobtest.NewNetwork(parties...)

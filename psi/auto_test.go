@@ -28,6 +28,7 @@ func types(net *jobtest.Network, who string) []string {
 // reach AutoOTMin distinct elements in all, whoever holds how many, and
 // the result is the plain intersection either way.
 func TestAuto(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(41, 43))
 	for _, c := range []struct {
 		na, nb int
@@ -36,8 +37,9 @@ func TestAuto(t *testing.T) {
 		{0, 0, ModeECDH}, {10, 20, ModeECDH}, {AutoOTMin - 1, 0, ModeECDH}, {AutoOTMin - 300, 299, ModeECDH},
 		{AutoOTMin - 300, 300, ModeOT}, {0, AutoOTMin, ModeOT}, {1500, 40, ModeOT},
 	} {
+		a, b := randomSets(r, c.na, c.nb, 4*(c.na+c.nb)+10, false) // drawn in case order, before the cases run in parallel
 		t.Run(fmt.Sprintf("%d+%d", c.na, c.nb), func(t *testing.T) {
-			a, b := randomSets(r, c.na, c.nb, 4*(c.na+c.nb)+10, false)
+			t.Parallel()
 			net := jobtest.NewNetwork("alice", "bob")
 			net.Capture("alice")
 			net.Capture("bob")
@@ -66,6 +68,7 @@ func TestAuto(t *testing.T) {
 // on its own, so a small spoke runs ECDH and a large one OT in the same
 // alignment, and every party gets the common set.
 func TestAlignAuto(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(47, 53))
 	parties := []string{"hub", "big", "small"}
 	pool := make([][]byte, 1200)
@@ -103,6 +106,7 @@ func TestAlignAuto(t *testing.T) {
 }
 
 func TestDecodeSize(t *testing.T) {
+	t.Parallel()
 	good, _ := wire.Marshal(&sizeBody{Size: 5})
 	if n, err := decodeSize(good, 5); err != nil || n != 5 {
 		t.Fatalf("5 within 5: %d %v", n, err)

@@ -12,6 +12,7 @@ import (
 // TestVectors checks HashBlind and DoubleBlind against testdata/vectors.json
 // (regression vectors; see its "source"), and that blinding commutes.
 func TestVectors(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("testdata/vectors.json")
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +72,7 @@ func TestVectors(t *testing.T) {
 // TestDomainSeparation: the same element under another job or edge, or
 // the same element with another secret, blinds to something else.
 func TestDomainSeparation(t *testing.T) {
+	t.Parallel()
 	s := secretFromBytes([]byte("s"))
 	e := [][]byte{[]byte("42")}
 	base := HashBlind(e, DomainTag("j", "p", 0, "", "e"), s)[0]
@@ -141,6 +143,7 @@ var invalidEncodings = []string{
 // identity, is ErrPeer naming its position; a valid point next to it does
 // not hide it.
 func TestDoubleBlindRejects(t *testing.T) {
+	t.Parallel()
 	s := NewSecret()
 	valid := HashBlind([][]byte{[]byte("x")}, []byte("t"), s)[0]
 	bad := append(slices.Clone(invalidEncodings), "0000000000000000000000000000000000000000000000000000000000000000")
@@ -181,6 +184,7 @@ func TestDoubleBlindRejects(t *testing.T) {
 
 // TestCanonicalFieldBoundary checks canonicalField at s = p − 1, p, p + 1.
 func TestCanonicalFieldBoundary(t *testing.T) {
+	t.Parallel()
 	var p Point
 	for i := range p {
 		p[i] = 0xff
@@ -200,6 +204,7 @@ func TestCanonicalFieldBoundary(t *testing.T) {
 }
 
 func TestMatch(t *testing.T) {
+	t.Parallel()
 	pt := func(b byte) Point { var p Point; p[0] = b; return p }
 	mine := []Point{pt(1), pt(2), pt(3), pt(4)}
 	theirs := []Point{pt(4), pt(9), pt(2)}
@@ -212,6 +217,7 @@ func TestMatch(t *testing.T) {
 }
 
 func TestPermutation(t *testing.T) {
+	t.Parallel()
 	p := permutation(1000)
 	s := slices.Clone(p)
 	slices.Sort(s)

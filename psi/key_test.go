@@ -42,6 +42,7 @@ func mustKey(t testing.TB, vals ...Value) []byte {
 
 // TestParseNumberCanonical pins the canonical forms the package doc promises.
 func TestParseNumberCanonical(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"1.5": "15e-1", "1.50": "15e-1", "+1.5": "15e-1", "15e-1": "15e-1", "0.15E1": "15e-1", "001.500": "15e-1",
 		"100": "1e2", "1e2": "1e2", "100.0": "1e2", "10": "1e1",
@@ -75,6 +76,7 @@ func TestParseNumberCanonical(t *testing.T) {
 // TestParseNumberAgreesWithRat: two decimals parse to the same Value if
 // and only if big.Rat says they are equal.
 func TestParseNumberAgreesWithRat(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	gen := func() string {
 		var b strings.Builder
@@ -117,6 +119,7 @@ func TestParseNumberAgreesWithRat(t *testing.T) {
 }
 
 func TestKeyRoundTrip(t *testing.T) {
+	t.Parallel()
 	keys := [][]Value{
 		{mustText(t, "")},
 		{mustText(t, "alice"), mustNum(t, "1.50")},
@@ -159,6 +162,7 @@ func TestKeyRoundTrip(t *testing.T) {
 // a separator, untyped values, float parsing) would confuse encode apart,
 // and equal keys written differently encode alike.
 func TestKeyNearCollisions(t *testing.T) {
+	t.Parallel()
 	differ := [][2][]Value{
 		{{mustText(t, "ab"), mustText(t, "c")}, {mustText(t, "a"), mustText(t, "bc")}},
 		{{mustText(t, "a|b")}, {mustText(t, "a"), mustText(t, "b")}},
@@ -198,6 +202,7 @@ func TestKeyNearCollisions(t *testing.T) {
 }
 
 func TestTableKeys(t *testing.T) {
+	t.Parallel()
 	csv := "ssn,branch,amount\n 7 ,north,1.50\n007,north,1.5\n8,south,2\n"
 	tb, err := table.Read(strings.NewReader(csv), "t.csv", "T", map[string]table.Kind{"ssn": table.Key, "branch": table.Key, "amount": table.Numeric})
 	if err != nil {

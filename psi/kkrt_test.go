@@ -16,6 +16,7 @@ func bit(b []byte, i int) byte { return (b[i/8] >> (i % 8)) & 1 }
 // TestTranspose checks colsToRows and rowsToCols against a naive
 // bit-by-bit transpose, and each against the other.
 func TestTranspose(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{128, 256, 640} {
 		cols := make([]byte, n*otRowBytes)
 		rand.Read(cols)
@@ -65,6 +66,7 @@ func randomDigests(n int) [][digestLen]byte {
 // TestCuckoo: every element placed exactly once, in one of its own bins
 // under the hash function recorded (the lookup the sender relies on).
 func TestCuckoo(t *testing.T) {
+	t.Parallel()
 	var seed [32]byte
 	rand.Read(seed[:])
 	for _, n := range []int{0, 1, 100, 1000, 20000} {
@@ -98,6 +100,7 @@ func TestCuckoo(t *testing.T) {
 // after every attempt (no element silently lost), and a tight table that
 // fails its first attempt is rehashed with the next attempt's keys.
 func TestCuckooRehash(t *testing.T) {
+	t.Parallel()
 	var seed [32]byte
 	if _, _, err := placeCuckoo(randomDigests(129), seed, 128, 0); !errors.Is(err, errCuckoo) {
 		t.Fatalf("129 elements in 128 bins: %v, want errCuckoo", err)
@@ -138,6 +141,7 @@ func TestCuckooRehash(t *testing.T) {
 // 1.27·n bins at 100 elements it saw 4 in 20,000, hence 2n below 4096);
 // the short run only catches a broken table or walk.
 func TestCuckooFailureRate(t *testing.T) {
+	t.Parallel()
 	trials := map[int]int{100: 1000, 1000: 300, 4096: 100, 20000: 10}
 	if os.Getenv("PSI_CUCKOO_LONG") != "" {
 		trials = map[int]int{64: 50000, 100: 50000, 200: 30000, 1000: 10000, 4000: 3000, 4096: 10000, 8000: 3000, 20000: 500}
@@ -164,6 +168,7 @@ func TestCuckooFailureRate(t *testing.T) {
 // TestBaseOT: every base OT gives the receiver the seed of its choice
 // (both choices occur) and not the other.
 func TestBaseOT(t *testing.T) {
+	t.Parallel()
 	s, a := newBaseSender()
 	r, b := newBaseReceiver(a)
 	keys, err := r.finish(s.finish(b))
@@ -204,6 +209,7 @@ func TestBaseOT(t *testing.T) {
 // element, the same element under another hash function, another bin)
 // it differs.
 func TestOPRF(t *testing.T) {
+	t.Parallel()
 	const n = 256 // two blocks of rows
 	s, a := newBaseSender()
 	r, b := newBaseReceiver(a)
@@ -270,6 +276,7 @@ func TestOPRF(t *testing.T) {
 
 // TestNumBinsAndOutLen pins the sizes both parties derive.
 func TestNumBinsAndOutLen(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]int{0: 128, 1: 128, 64: 128, 65: 256, 100: 256, 1000: 2048, 4095: 8192, 4096: 5248, 1000000: 1270016} {
 		if got := numBins(n); got != want {
 			t.Errorf("numBins(%d) = %d, want %d", n, got, want)
@@ -285,6 +292,7 @@ func TestNumBinsAndOutLen(t *testing.T) {
 // TestCodeWordIsCTR pins the code word to its definition: 64 bytes of
 // the AES-CTR keystream of K_h from d with the two low bits cleared.
 func TestCodeWordIsCTR(t *testing.T) {
+	t.Parallel()
 	var seed [32]byte
 	rand.Read(seed[:])
 	keys := newOTKeys(seed)

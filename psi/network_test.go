@@ -78,6 +78,7 @@ func (n memNet) Scope() Scope {
 
 // TestRunOverOwnNetwork runs every two-party mode and Align over memNet.
 func TestRunOverOwnNetwork(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	a, b := randomSets(r, 300, 400, 600, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

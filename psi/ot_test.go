@@ -20,6 +20,7 @@ import (
 // TestOTIntersectRandom: the OT mode gives both parties the plain set
 // intersection, whichever side holds which set, over chunked messages.
 func TestOTIntersectRandom(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(17, 19))
 	for _, c := range []struct {
 		na, nb, pool int
@@ -38,8 +39,10 @@ func TestOTIntersectRandom(t *testing.T) {
 		{3000, 2500, 6000, false, 0},
 	} {
 		for _, swap := range []bool{false, true} {
+			a, b := randomSets(r, c.na, c.nb, c.pool, c.dup) // drawn in case order, before the cases run in parallel
 			t.Run(fmt.Sprintf("%d×%d/pool%d/dup=%v/swap=%v", c.na, c.nb, c.pool, c.dup, swap), func(t *testing.T) {
-				a, b := randomSets(r, c.na, c.nb, c.pool, c.dup)
+				t.Parallel()
+				a, b := a, b
 				if swap {
 					a, b = b, a
 				}
@@ -59,6 +62,7 @@ func TestOTIntersectRandom(t *testing.T) {
 // attempt (as after a failed insertion) announces it, and the sender
 // hashes with that attempt's functions: the result is still exact.
 func TestOTRehashedTable(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(23, 29))
 	a, b := randomSets(r, 300, 200, 400, false)
 	ra, rb, ea, eb := pair(t, jobtest.NewNetwork("alice", "bob"), OT{Config: Config{ChunkSize: 7}, firstAttempt: 3}, a, b)
@@ -71,6 +75,7 @@ func TestOTRehashedTable(t *testing.T) {
 
 // TestOTConfigIntersector: Config.Mode picks the protocol.
 func TestOTConfigIntersector(t *testing.T) {
+	t.Parallel()
 	if _, ok := (Config{Mode: ModeOT}).Intersector().(OT); !ok {
 		t.Error("ModeOT does not give OT")
 	}
@@ -99,6 +104,7 @@ func TestOTConfigIntersector(t *testing.T) {
 // ECDH mode, with 3 and 4 parties and either hub; the hub sends spokes
 // only its OT messages and the filter, and spokes send only to the hub.
 func TestAlignOT(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(31, 37))
 	three, four := []string{"p1", "p2", "p3"}, []string{"p1", "p2", "p3", "p4"}
 	for _, c := range []struct {
@@ -109,11 +115,12 @@ func TestAlignOT(t *testing.T) {
 		{three, "p1", 40, 50}, {three, "p3", 300, 400}, {four, "p1", 300, 400}, {four, "p3", 40, 50}, {three, "p2", 0, 10},
 	} {
 		parties, hub := c.parties, c.hub
+		sets := map[string][][]byte{} // drawn in case order, before the cases run in parallel
+		for _, q := range parties {
+			sets[q], _ = randomSets(r, c.n, 0, c.pool, q == "p2")
+		}
 		t.Run(fmt.Sprintf("%d/hub%s/n%d", len(parties), hub, c.n), func(t *testing.T) {
-			sets := map[string][][]byte{}
-			for _, q := range parties {
-				sets[q], _ = randomSets(r, c.n, 0, c.pool, q == "p2")
-			}
+			t.Parallel()
 			common := commonSet(parties, sets)
 			ecdh, errs := alignAll(t, jobtest.NewNetwork(parties...), hub, parties, sets, Config{Edge: "ids"})
 			for _, q := range parties {
@@ -157,6 +164,7 @@ func TestAlignOT(t *testing.T) {
 // code word C(x, h), or block of the sender's choice vector s appears in
 // clear; the sender's values are shuffled afresh per run.
 func TestOTLeakage(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(41, 43))
 	a, b := randomSets(r, 200, 200, 300, false)
 	step := testStep("alice", "bob")
@@ -289,6 +297,7 @@ func tamperBody[T any](typ string, n int, f func(*T)) jobtest.Tamper {
 // the honest party (ErrPeer, ErrTooLarge or ErrRestarted), never a result
 // or a panic, whichever side cheats.
 func TestOTRejectsTampering(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(47, 53))
 	a, b := randomSets(r, 300, 200, 400, false)
 	otherRun := bytes.Repeat([]byte{9}, runIDLen)
@@ -333,6 +342,7 @@ func TestOTRejectsTampering(t *testing.T) {
 		"filter: other run":       {"alice", tamperBody(TypeFilter, 1, func(f *filterBody) { f.Echo = otherRun }), ErrRestarted},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			net := jobtest.NewNetwork("alice", "bob")
 			net.Intercept(c.from, c.tamper)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -372,6 +382,7 @@ func TestOTRejectsTampering(t *testing.T) {
 // run's next message until its context ends (the step's timeout), and the
 // coordinator runs the step again.
 func TestOTRestartMidExchange(t *testing.T) {
+	t.Parallel()
 	a := [][]byte{[]byte("x"), []byte("y"), []byte("z")}
 	b := [][]byte{[]byte("y"), []byte("z"), []byte("w")}
 	net := jobtest.NewNetwork("alice", "bob")
@@ -406,6 +417,7 @@ func TestOTRestartMidExchange(t *testing.T) {
 // TestOTContext: a silent peer makes either role end with the context,
 // naming the peer.
 func TestOTContext(t *testing.T) {
+	t.Parallel()
 	for _, role := range []Role{Receiver, Sender} {
 		net := jobtest.NewNetwork("alice", "bob")
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)

@@ -101,6 +101,7 @@ func checkResult(t *testing.T, who string, got *Result, mine, theirs [][]byte) {
 }
 
 func TestIntersectRandom(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 11))
 	for _, c := range []struct {
 		na, nb, pool int
@@ -116,8 +117,9 @@ func TestIntersectRandom(t *testing.T) {
 		{200, 150, 300, false},
 		{64, 64, 64, false}, // both hold every value
 	} {
+		a, b := randomSets(r, c.na, c.nb, c.pool, c.dup) // drawn in case order, before the cases run in parallel
 		t.Run(fmt.Sprintf("%d×%d/pool%d/dup=%v", c.na, c.nb, c.pool, c.dup), func(t *testing.T) {
-			a, b := randomSets(r, c.na, c.nb, c.pool, c.dup)
+			t.Parallel()
 			net := jobtest.NewNetwork("alice", "bob")
 			// Chunks of 7 put most sets over several messages.
 			ra, rb, ea, eb := pair(t, net, ECDH{Config: Config{Edge: "e", ChunkSize: 7}}, a, b)
@@ -131,6 +133,7 @@ func TestIntersectRandom(t *testing.T) {
 }
 
 func TestIntersectEmptyIntersection(t *testing.T) {
+	t.Parallel()
 	a := [][]byte{[]byte("a"), []byte("b")}
 	b := [][]byte{[]byte("c"), []byte("d"), []byte("e")}
 	ra, rb, ea, eb := pair(t, jobtest.NewNetwork("alice", "bob"), ECDH{}, a, b)
@@ -146,6 +149,7 @@ func TestIntersectEmptyIntersection(t *testing.T) {
 // differently (1.50 against 1.5, 007 against 7) meet; the text "1" and
 // the number 1 do not.
 func TestIntersectCompositeKeys(t *testing.T) {
+	t.Parallel()
 	key := func(id, branch, amount string) []byte {
 		return mustKey(t, mustNum(t, id), mustText(t, branch), mustNum(t, amount))
 	}
@@ -172,6 +176,7 @@ func TestIntersectCompositeKeys(t *testing.T) {
 // TestIntersectLarge runs sets of a few thousand over the default chunk
 // size of 1000.
 func TestIntersectLarge(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a few seconds of CPU")
 	}
@@ -194,6 +199,7 @@ func TestIntersectLarge(t *testing.T) {
 // unblinded H(x)), the blinded set not in input order, and fresh blinding
 // per run.
 func TestLeakage(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	a, b := randomSets(r, 40, 40, 60, false)
 	run := func() []jobtest.Sent {
@@ -298,6 +304,7 @@ func tamper(typ string, n int, f func(*chunkBody)) jobtest.Tamper {
 // errors at the honest party (ErrPeer or ErrTooLarge), never a result or a
 // panic.
 func TestIntersectRejectsTampering(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(8, 9))
 	a, b := randomSets(r, 10, 10, 15, false)
 	nonCanonical := func(body *chunkBody) {
@@ -327,6 +334,7 @@ func TestIntersectRejectsTampering(t *testing.T) {
 		"double non-canonical": {TypeDouble, 1, nonCanonical, nil}, // not decoded: cannot match anything
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			net := jobtest.NewNetwork("alice", "bob")
 			if name == "repeat across chunks" {
 				// The second chunk's first element repeats the first chunk's.
@@ -391,6 +399,7 @@ func TestIntersectRejectsTampering(t *testing.T) {
 // TestIntersectContext: a silent peer makes Intersect end with the
 // context, naming the peer.
 func TestIntersectContext(t *testing.T) {
+	t.Parallel()
 	net := jobtest.NewNetwork("alice", "bob")
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -401,6 +410,7 @@ func TestIntersectContext(t *testing.T) {
 }
 
 func TestIntersectBadArguments(t *testing.T) {
+	t.Parallel()
 	net := jobtest.NewNetwork("alice", "bob")
 	ctx := context.Background()
 	p := net.Party("alice")
@@ -433,6 +443,7 @@ func TestIntersectBadArguments(t *testing.T) {
 // two secrets into a silently wrong intersection; the run ids make both
 // sides fail with ErrRestarted instead, so the step is run again whole.
 func TestIntersectRestartMidExchange(t *testing.T) {
+	t.Parallel()
 	a := [][]byte{[]byte("x"), []byte("y"), []byte("z")}
 	b := [][]byte{[]byte("y"), []byte("z"), []byte("w")}
 	net := jobtest.NewNetwork("alice", "bob")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/audit"
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
@@ -80,7 +81,7 @@ func policyCluster(t *testing.T, ctx context.Context, spec string, names []strin
 		kindsFor = func(string) job.Registry { return job.Registry{"quantile": Kind{}} }
 	}
 	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
-		KindsFor: kindsFor, TablesDir: filepath.Dir(spec), Setup: sim.ThresholdKeys(keyBits), Timing: fastTiming, Policy: pol,
+		KindsFor: kindsFor, TablesDir: filepath.Dir(spec), Setup: simtest.ThresholdKeys(keyBits), Timing: fastTiming, Policy: pol,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -248,6 +249,7 @@ func forge(s *search, a args, counts []int64) {
 // aggregated, no party sent more than the leakage profile allows, and no
 // failure text holds a count.
 func TestLyingCoordinatorRefused(t *testing.T) {
+	t.Parallel()
 	const forged = 2
 	columns := dense()
 	spec, parties := consortium(t, columns, denseParams("0.5"))
@@ -289,6 +291,7 @@ func TestLyingCoordinatorRefused(t *testing.T) {
 // job, no party sent and no log record holds more than the leakage
 // profile allows, and no failure text holds a value or a count.
 func TestExactReleasesBounded(t *testing.T) {
+	t.Parallel()
 	columns := dense()
 	pooled := pooledOf(columns)
 	spec, parties := consortium(t, columns, denseParams("0.02"))

@@ -2,7 +2,6 @@ package quantile
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/keytest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
@@ -17,8 +17,8 @@ import (
 	"github.com/cohortdm/cohort/secureagg"
 )
 
-// dealt deals a 1024-bit threshold Paillier key to names and returns each
-// party's Secrets (its data dir: the key share, and its job scratch).
+// dealt deals a threshold Paillier key of keyBits to names (once per test
+// binary: keytest) and returns each party's Secrets (its data dir: the key share, and its job scratch).
 func dealt(t *testing.T, names []string) map[string]job.Secrets {
 	t.Helper()
 	return dealtIn(t, t.TempDir(), names)
@@ -27,10 +27,7 @@ func dealt(t *testing.T, names []string) map[string]job.Secrets {
 // dealtIn is dealt with each party's data dir at base/NAME.
 func dealtIn(t *testing.T, base string, names []string) map[string]job.Secrets {
 	t.Helper()
-	_, keys, err := keyring.Deal(rand.Reader, 1024, names, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, keys := keytest.Paillier(t, keyBits, names)
 	secrets := map[string]job.Secrets{}
 	for _, name := range names {
 		dir := filepath.Join(base, name)
@@ -42,11 +39,12 @@ func dealtIn(t *testing.T, base string, names []string) map[string]job.Secrets {
 	return secrets
 }
 
-// The bisection in memory (jobtest.Run, real secure aggregation over 1024-bit
+// The bisection in memory (jobtest.Run, real secure aggregation over keyBits
 // keys): the leader changes at every step boundary, and in turn every party
 // restarts, and the answer is the one of a run without faults; no log entry
 // holds any party's step output.
 func TestFaultAtEveryStepBoundary(t *testing.T) {
+	t.Parallel()
 	columns := mixed()
 	path, names := consortium(t, columns, ", quantiles: [0.5, 0.9], precision: 0.5")
 	spec, err := job.LoadSpec(path)
@@ -128,6 +126,7 @@ func (evilCoordinator) Coordinate(ctx context.Context, c job.Coordinator) (job.R
 // is refused by every party, which names it; nothing of that round is
 // decrypted.
 func TestCoordinatorCannotChooseThresholds(t *testing.T) {
+	t.Parallel()
 	path, names := consortium(t, mixed(), ", quantiles: [0.5]")
 	spec, err := job.LoadSpec(path)
 	if err != nil {
@@ -156,6 +155,7 @@ func TestCoordinatorCannotChooseThresholds(t *testing.T) {
 // params.backend: lattice counts over the lattice key alone and finds the
 // same quantiles in the same rounds as the Paillier backend.
 func TestLatticeBackendSameAnswer(t *testing.T) {
+	t.Parallel()
 	columns := mixed()
 	run := func(backend string) *jobtest.Report {
 		t.Helper()
@@ -168,12 +168,9 @@ func TestLatticeBackendSameAnswer(t *testing.T) {
 		var paillierKeys map[string]*secureagg.Keys
 		var latticeKeys map[string]*lattice.Keys
 		if backend == "paillier" {
-			_, paillierKeys, err = keyring.Deal(rand.Reader, 1024, names, 0)
+			_, paillierKeys = keytest.Paillier(t, keyBits, names)
 		} else {
-			latticeKeys, err = keyring.DealLattice(names, 0)
-		}
-		if err != nil {
-			t.Fatal(err)
+			latticeKeys = keytest.Lattice(t, names)
 		}
 		for _, name := range names {
 			dir := filepath.Join(t.TempDir(), name)
@@ -235,6 +232,7 @@ func (shrinking) Coordinate(ctx context.Context, c job.Coordinator) (job.Result,
 // with the round named), and values to release that the log does not
 // determine. Nothing is published.
 func TestCoordinatorCannotSteer(t *testing.T) {
+	t.Parallel()
 	path, names := consortium(t, dense(), denseParams("0.5"))
 	spec, err := job.LoadSpec(path)
 	if err != nil {

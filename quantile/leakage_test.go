@@ -221,6 +221,7 @@ func (c *capture) checkDecisions(t *testing.T, pooled []float64, parties []strin
 // or, for the release, only that it was released. The watched party runs
 // once as a leaf of the aggregation tree and once as the coordinator.
 func TestLeakage(t *testing.T) {
+	t.Parallel()
 	const watched = "org02"
 	columns := mixed()
 	// The watched party's values are distinctive, so a plain copy of one

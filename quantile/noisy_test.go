@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/secureagg"
@@ -18,6 +19,7 @@ import (
 )
 
 func TestNoisyRounds(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		a, b, precision float64
 		want            int
@@ -45,6 +47,7 @@ func TestNoisyRounds(t *testing.T) {
 // quantile of the column clamped to [a, b], within precision, after
 // exactly noisyRounds rounds; the rounds do not depend on the data.
 func TestNoisySearchExactCounts(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
 	for trial := range 200 {
 		n := 1 + r.IntN(300)
@@ -87,6 +90,7 @@ func TestNoisySearchExactCounts(t *testing.T) {
 }
 
 func TestRoundNoise(t *testing.T) {
+	t.Parallel()
 	n := &secureagg.Noise{Mechanism: secureagg.Laplace, Epsilon: 3, Sensitivity: 99, Colluders: 1}
 	got := roundNoise(n, 6, 4)
 	if got.Epsilon != 0.5 || got.Sensitivity != 4 || got.Colluders != 1 || n.Epsilon != 3 {
@@ -99,6 +103,7 @@ func TestRoundNoise(t *testing.T) {
 }
 
 func TestValidateNoise(t *testing.T) {
+	t.Parallel()
 	ok := "column: v, range: [0, 100], noise: {mechanism: laplace, epsilon: 1}"
 	if err := (Kind{}).Validate(specWith(t, "{"+ok+"}")); err != nil {
 		t.Fatalf("%s: %v", ok, err)
@@ -128,6 +133,7 @@ func TestValidateNoise(t *testing.T) {
 // the budget cannot hold is refused at admission, spending nothing. The
 // ledgers hold what the profile states and the refusal no datum.
 func TestNoisedOverRealNodes(t *testing.T) {
+	t.Parallel()
 	columns := dense()
 	pooled := pooledOf(columns)
 	spec, parties := consortium(t, columns, ", quantiles: [0.5], precision: 0.5, range: [100, 131], "+
@@ -186,12 +192,13 @@ func TestNoisedOverRealNodes(t *testing.T) {
 // The bundled noised example runs under the default policy (its ε is the
 // column's whole default budget) and answers within the range.
 func TestNoisedExampleUnderDefaultPolicy(t *testing.T) {
+	t.Parallel()
 	spec := filepath.Join("..", "examples", "quantile", "noised.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	out := t.TempDir()
 	if _, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: job.Registry{"quantile": Kind{}}, Out: out,
-		Setup: sim.ThresholdKeys(keyBits), Timing: fastTiming, Policy: policy.Default()}); err != nil {
+		Setup: simtest.ThresholdKeys(keyBits), Timing: fastTiming, Policy: policy.Default()}); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "result.json"))

@@ -20,6 +20,7 @@ func specWith(t *testing.T, params string) *job.Spec {
 
 // Every bad param is refused with an error naming its field.
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	bad := map[string]string{
 		"{}":                                                                "params.column",
 		"{column: v, quantiles: []}":                                        "params.quantiles",
@@ -72,6 +73,7 @@ func TestValidate(t *testing.T) {
 // round decodes them (job.Round: strictly). Args a coordinator was not
 // determined to send are refused by the parties (TestCoordinatorCannotChooseThresholds).
 func TestEncodings(t *testing.T) {
+	t.Parallel()
 	a := args{Total: true, Thresholds: []float64{-1.5, 0, 2e300}}
 	b, err := wire.Marshal(&a)
 	if err != nil {

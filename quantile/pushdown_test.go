@@ -54,6 +54,7 @@ func toSQLite(t *testing.T, path string, names []string) *job.Spec {
 // runs withdraws its party, named with why, instead of counting another
 // table than the one the session opened with.
 func TestCountsPushedDown(t *testing.T) {
+	t.Parallel()
 	path, names := consortium(t, mixed(), ", quantiles: [0.5, 0.9], precision: 0.01")
 	fromCSV, err := job.LoadSpec(path)
 	if err != nil {
@@ -151,6 +152,7 @@ func (a gatedAgg) CountsAtMost(ctx context.Context, col string, thresholds []flo
 // fault. (It used to withdraw from every later attempt at once, and the
 // job failed with "context canceled" in a count round.)
 func TestCountCancelledByAReRunCountsAgain(t *testing.T) {
+	t.Parallel()
 	path, names := consortium(t, mixed(), ", quantiles: [0.5], precision: 0.5")
 	spec := toSQLite(t, path, names)
 	secrets := dealt(t, names)

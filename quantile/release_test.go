@@ -19,6 +19,7 @@ import (
 // refused at admission, naming the rule; the skipped job's ledgers and
 // messages stay within the leakage profile.
 func TestSkippedReleaseStillCounts(t *testing.T) {
+	t.Parallel()
 	columns := dense()
 	spec, parties := consortium(t, columns, denseParams("0.5"))
 	pol := policy.Default()

@@ -123,6 +123,7 @@ func gen(n int, seed uint64, f func(r *rand.Rand) float64) []float64 {
 // duplicates, negative values, an empty party, extreme magnitudes and
 // q = 0, tiny and 1.
 func TestExactAgainstSorting(t *testing.T) {
+	t.Parallel()
 	cents := func(x float64) float64 { return math.Round(x*100) / 100 }
 	cases := []struct {
 		name    string
@@ -217,6 +218,7 @@ func checkReleaseFigures(t *testing.T, s *search, pooled []float64) {
 // order of magnitude, as the package doc says; a regression in split
 // (say, walking down to 2^-1000 near zero) shows up here.
 func TestRounds(t *testing.T) {
+	t.Parallel()
 	col := gen(1000, 20, func(r *rand.Rand) float64 { return 50 + 10*r.NormFloat64() })
 	near0 := gen(1000, 21, func(r *rand.Rand) float64 { return r.Float64() })
 	cases := []struct {
@@ -247,6 +249,7 @@ func TestRounds(t *testing.T) {
 }
 
 func TestRank(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		q    float64
 		n, k int64
@@ -262,6 +265,7 @@ func TestRank(t *testing.T) {
 }
 
 func TestOrderKey(t *testing.T) {
+	t.Parallel()
 	vals := []float64{math.Inf(-1), -math.MaxFloat64, -1, -5e-324, math.Copysign(0, -1), 0, 5e-324, 1, math.MaxFloat64, math.Inf(1)}
 	for i, v := range vals {
 		if back := keyValue(orderKey(v)); math.Float64bits(back) != math.Float64bits(v) {
@@ -276,6 +280,7 @@ func TestOrderKey(t *testing.T) {
 // Counts that no pooled column can produce, or an empty pooled column,
 // stop the search with an error instead of a wrong answer.
 func TestApplyRefusesImpossibleCounts(t *testing.T) {
+	t.Parallel()
 	zero, ten := int64(0), int64(10)
 	s := newSearch([]float64{0.5}, 0.01, nil)
 	if err := s.apply(&zero, []float64{0}, []int64{0}); err == nil {
@@ -311,6 +316,7 @@ func TestApplyRefusesImpossibleCounts(t *testing.T) {
 }
 
 func TestShortest(t *testing.T) {
+	t.Parallel()
 	b := func(lo, hi float64) bracket { return bracket{lo: orderKey(lo), hi: orderKey(hi)} }
 	next := math.Nextafter
 	cases := []struct {

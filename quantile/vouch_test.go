@@ -37,6 +37,7 @@ func stubSession(self, dir string) *session {
 // the coordinator; vouchers are parties of the round. Refusals name the
 // party, the step, the coordinator and the round, never a count.
 func TestVouch(t *testing.T) {
+	t.Parallel()
 	parties := []string{"a", "b", "c"}
 	rec := &job.Record{Step: job.Step{Job: "job-1", Phase: count.Phase, Round: 2, Parties: parties, Coordinator: "c"}, Coordinator: "c"}
 	step := job.Step{Job: "job-1", Phase: count.Phase, Round: 3, Parties: parties, Coordinator: "c"}
@@ -86,6 +87,7 @@ func TestVouch(t *testing.T) {
 // digest of what it received matches them, and names those parties; a
 // party that received other counts fails the round, named.
 func TestDecideVouchers(t *testing.T) {
+	t.Parallel()
 	parties := []string{"a", "b", "c"}
 	step := job.Step{Job: "job-1", Phase: count.Phase, Round: 1, Parties: parties, Coordinator: "c"} // root a
 	counts := []int64{3, 7}
@@ -123,6 +125,7 @@ func TestDecideVouchers(t *testing.T) {
 // party is silent or unheard, and refused, naming the party and its
 // reason, when one refused.
 func TestDecideRelease(t *testing.T) {
+	t.Parallel()
 	step := job.Step{Phase: releaseRound.Phase, Parties: []string{"a", "b", "c"}, Coordinator: "c"}
 	yes := released{Allowed: true}
 	all := &job.Outcome[released]{Step: step, Results: map[string]released{"a": yes, "b": yes, "c": yes}}
@@ -177,6 +180,7 @@ func (p releaseParticipant) Guard() job.Guard       { return p.guard }
 // release step (a party silent, a new leader) answers from the job scratch
 // without asking again.
 func TestReleaseAsksPolicyOnce(t *testing.T) {
+	t.Parallel()
 	path, names := consortium(t, dense(), denseParams("0.25, 0.5"))
 	spec, err := job.LoadSpec(path)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 )
 
 func TestAggregateSums(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		n, fanout, length int
 		coordinator       string
@@ -32,6 +33,7 @@ func TestAggregateSums(t *testing.T) {
 		{9, 0, 30, "outside", 5}, // coordinator not a party: first party is root
 	} {
 		t.Run(fmt.Sprintf("N=%d/k=%d/len=%d/root=%s/dec=%d", tc.n, tc.fanout, tc.length, tc.coordinator, tc.decryptors), func(t *testing.T) {
+			t.Parallel()
 			c := testConsortium(t, tc.n)
 			net := jobtest.NewNetwork(c.names...)
 			step := coordinatedBy(c, tc.coordinator)
@@ -64,6 +66,7 @@ func TestAggregateSums(t *testing.T) {
 // parties aggregate with it; a bad share cannot be outvoted, so it fails
 // the aggregation naming the party instead of being excluded.
 func TestTwoMembers(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 2)
 	if c.pk.Parties != 2 || c.pk.Threshold != 1 {
 		t.Fatalf("two members got a %d-of-%d key, want 2-of-2", c.pk.Threshold+1, c.pk.Parties)
@@ -94,6 +97,7 @@ func TestTwoMembers(t *testing.T) {
 }
 
 func TestAggregateSubsetOfMembers(t *testing.T) {
+	t.Parallel()
 	// A step over 3 of 5 members: share indices come from the member list,
 	// not from the step's parties.
 	c := testConsortium(t, 5)
@@ -111,6 +115,7 @@ func TestAggregateSubsetOfMembers(t *testing.T) {
 }
 
 func TestDroppedPartyIsNamed(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 5)
 	// With fanout 2 the order is org01 (root), org02..org05; org02 is an inner
 	// node (children org04, org05) and org03 a leaf.
@@ -119,6 +124,7 @@ func TestDroppedPartyIsNamed(t *testing.T) {
 		mode jobtest.DropMode
 	}{{"org03", jobtest.DropHang}, {"org02", jobtest.DropFail}, {"org05", jobtest.DropFail}} {
 		t.Run(tc.drop, func(t *testing.T) {
+			t.Parallel()
 			net := jobtest.NewNetwork(c.names...)
 			net.Drop(tc.drop, tc.mode)
 			step := testStep(c, "org01")
@@ -189,10 +195,12 @@ func corruptShares(t *testing.T, net *jobtest.Network, pk *paillier.ThresholdPub
 }
 
 func TestCorruptedShareExcluded(t *testing.T) {
+	t.Parallel()
 	// Decryptors 3 = t+1: org01..org03 are asked first, org03's bad share
 	// makes the root ask org04 and org05.
 	for _, decryptors := range []int{0, 3} {
 		t.Run(fmt.Sprintf("decryptors=%d", decryptors), func(t *testing.T) {
+			t.Parallel()
 			testCorruptedShare(t, decryptors)
 		})
 	}
@@ -226,8 +234,10 @@ func testCorruptedShare(t *testing.T, decryptors int) {
 }
 
 func TestTooFewValidShares(t *testing.T) {
+	t.Parallel()
 	for _, decryptors := range []int{0, 2} {
 		t.Run(fmt.Sprintf("decryptors=%d", decryptors), func(t *testing.T) {
+			t.Parallel()
 			testTooFewValidShares(t, decryptors)
 		})
 	}
@@ -252,6 +262,7 @@ func testTooFewValidShares(t *testing.T, decryptors int) {
 }
 
 func TestInputOutOfRange(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
 	in := testInputs(c, 4)
@@ -272,6 +283,7 @@ func TestInputOutOfRange(t *testing.T) {
 }
 
 func TestDecryptedSumOutOfRange(t *testing.T) {
+	t.Parallel()
 	// org03 bypasses its own range check by sending an encryption of a value
 	// far beyond the bound: the decrypted slot is out of range, and the
 	// root reports an error instead of a sum.
@@ -333,6 +345,7 @@ func TestDecryptedSumOutOfRange(t *testing.T) {
 }
 
 func TestConfigMismatchDetected(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
 	outs := runAll(t, net, testStep(c, "org01"), func(n string) Config {
@@ -350,6 +363,7 @@ func TestConfigMismatchDetected(t *testing.T) {
 }
 
 func TestLeakage(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 5)
 	in := testInputs(c, 40)
 	const who = "org03"
@@ -434,6 +448,7 @@ func TestLeakage(t *testing.T) {
 }
 
 func TestBytesPerParty(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 5)
 	net := jobtest.NewNetwork(c.names...)
 	in := testInputs(c, 200)
@@ -454,12 +469,14 @@ func TestBytesPerParty(t *testing.T) {
 }
 
 func TestNoiseInsideSum(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 5)
 	for _, nz := range []*Noise{
 		{Mechanism: Laplace, Epsilon: 1, Sensitivity: 1},
 		{Mechanism: Gaussian, Epsilon: 0.5, Delta: 1e-6, Sensitivity: 1, Colluders: 2},
 	} {
 		t.Run(string(nz.Mechanism), func(t *testing.T) {
+			t.Parallel()
 			net := jobtest.NewNetwork(c.names...)
 			in := testInputs(c, 200)
 			outs := runAll(t, net, testStep(c, "org01"), func(n string) Config {
@@ -500,6 +517,7 @@ func TestNoiseInsideSum(t *testing.T) {
 }
 
 func TestRejectsBadSetup(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 5)
 	net := jobtest.NewNetwork(c.names...)
 	step := testStep(c, "org01")
@@ -529,6 +547,7 @@ func TestRejectsBadSetup(t *testing.T) {
 }
 
 func TestOutcomeRoundTrip(t *testing.T) {
+	t.Parallel()
 	res := &Result{Sum: []float64{1.5, -2}, Included: []string{"a", "b"}, Excluded: map[string]string{"b": "late"},
 		Noise: &NoiseReport{Mechanism: Laplace, Epsilon: 1, Sensitivity: 1, Scale: 1, Shares: 2}}
 	rootStep := job.Step{Parties: []string{"a", "b"}, Coordinator: "b"} // a is the root

@@ -16,6 +16,7 @@ import (
 // every other party: the component is not the one it committed to before
 // the children sent up. Nothing is decrypted.
 func TestRootOwnInputCommitted(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
 	net.Intercept("org01", func(to string, m *wire.Message) *wire.Message {
@@ -47,6 +48,7 @@ func TestRootOwnInputCommitted(t *testing.T) {
 // The same on the lattice backend: a root's own component that is not the
 // one it committed to is refused.
 func TestLatticeRootOwnInputCommitted(t *testing.T) {
+	t.Parallel()
 	c, keys := latticeConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
 	net.Intercept("org01", rewriteLatticeDown(t, func(comps [][]byte) [][]byte {
@@ -69,10 +71,12 @@ func TestLatticeRootOwnInputCommitted(t *testing.T) {
 // to its own input: when the commitment does not come, the child names the
 // root missing and its subtree never leaves it. On both backends.
 func TestChildWaitsForRootCommit(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 3)
 	lc, keys := latticeConsortium(t, 3)
 	for _, backend := range []Backend{BackendPaillier, BackendLattice} {
 		t.Run(string(backend), func(t *testing.T) {
+			t.Parallel()
 			net := jobtest.NewNetwork(c.names...)
 			net.Intercept("org01", func(to string, m *wire.Message) *wire.Message {
 				if m.Type == TypeCommit && to == "org02" {

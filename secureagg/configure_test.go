@@ -13,6 +13,7 @@ import (
 // has no lattice key; an explicit backend needs its key, and the error
 // names the key file a party lacks; t is the chosen key's threshold.
 func TestConfigure(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 3)
 	lattice := testLattice(t, c)
 	paillierOnly := filepath.Join(t.TempDir(), "p")

@@ -59,6 +59,7 @@ func (guarded) History() []*job.Record { return nil }
 // one of them out; before, ErrRoot went back to the kind and nothing was
 // recorded.
 func TestContributeRecordsFormedWhenTheRootErrs(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
 	step := testStep(c, "org01")
@@ -94,10 +95,12 @@ func TestContributeRecordsFormedWhenTheRootErrs(t *testing.T) {
 // with nothing recorded, and a coordinator colluding with the root could
 // re-run the step without a victim and have org04 help decrypt that too.
 func TestContributeRecordsFormedWhenTheRootWithholdsTheTotal(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 5)
 	lattice := testLattice(t, c)
 	for _, backend := range []Backend{BackendPaillier, BackendLattice} {
 		t.Run(string(backend), func(t *testing.T) {
+			t.Parallel()
 			net := jobtest.NewNetwork(c.names...)
 			step := testStep(c, "org01")
 			const kept = "org04"

@@ -164,6 +164,7 @@ func checkExcludedOnly(t *testing.T, excluded map[string]string, party, why stri
 // (Paillier) or named by the blame plan (lattice); every party decodes the
 // exact sum, and nobody sends a message.
 func TestDecryptionRoundsWithoutMessages(t *testing.T) {
+	t.Parallel()
 	paillierCase := func(t *testing.T, n, ask int, f fault, why string) {
 		c := testConsortium(t, n)
 		net := jobtest.NewNetwork(c.names...)
@@ -206,16 +207,20 @@ func TestDecryptionRoundsWithoutMessages(t *testing.T) {
 	// org02 is the first decryptor in tree order: with t+1 asked, its
 	// lost share makes the root ask org03.
 	t.Run("paillier/lost", func(t *testing.T) {
+		t.Parallel()
 		c := testConsortium(t, 3)
 		paillierCase(t, 3, c.pk.Threshold+1, fault{party: "org02", lost: true}, "no decryption share in time")
 	})
 	t.Run("paillier/tampered", func(t *testing.T) {
+		t.Parallel()
 		paillierCase(t, 3, 3, fault{party: "org03", tampered: true}, "decryption share")
 	})
 	t.Run("lattice/lost", func(t *testing.T) {
+		t.Parallel()
 		latticeCase(t, 3, fault{party: "org03", lost: true}, "no decryption share in time")
 	})
 	t.Run("lattice/tampered", func(t *testing.T) {
+		t.Parallel()
 		latticeCase(t, 4, fault{party: "org03", tampered: true}, "wrong decryption share")
 	})
 }
@@ -226,6 +231,7 @@ func TestDecryptionRoundsWithoutMessages(t *testing.T) {
 // the decryptors it did not ask, and the plaintexts come out; a decryptor
 // whose vet refuses makes no share.
 func TestDecryptionCarriedWithoutMessages(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 4)
 	want := bigs(3, 1, 4)
 	enc, err := c.pk.EncryptMany(rand.Reader, want)

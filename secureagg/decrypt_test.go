@@ -68,9 +68,11 @@ func accept(string) func([]*paillier.Ciphertext) error {
 // valid shares; a corrupted share makes it ask the parties it held back,
 // and the corrupter is excluded and named.
 func TestDecryptionCarried(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 5) // t = 2
 	want := bigs(7, 0, 123456789)
 	t.Run("released", func(t *testing.T) {
+		t.Parallel()
 		net := jobtest.NewNetwork(c.names...)
 		net.Capture("org04")
 		plain, excluded, errs := runDecryption(t, c, net, want, accept)
@@ -87,6 +89,7 @@ func TestDecryptionCarried(t *testing.T) {
 		}
 	})
 	t.Run("corrupted", func(t *testing.T) {
+		t.Parallel()
 		net := jobtest.NewNetwork(c.names...)
 		corruptShares(t, net, c.pk, "org02")
 		plain, excluded, errs := runDecryption(t, c, net, want, accept)
@@ -108,6 +111,7 @@ func TestDecryptionCarried(t *testing.T) {
 // root has only its own and decrypts nothing; each refusal is the vet's
 // own error.
 func TestDecryptionVetRefuses(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 3) // t = 1
 	net := jobtest.NewNetwork(c.names...)
 	for _, n := range c.names {
@@ -135,6 +139,7 @@ func TestDecryptionVetRefuses(t *testing.T) {
 // A decryptor that does not hold the ciphertexts shares nothing without a
 // vet: it would be a decryption oracle for the root.
 func TestDecryptionNeedsVet(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
 	err := carried(c, net, "org02", 1).Share(context.Background(), nil, nil)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,14 @@ import (
 const testBits = 512
 
 func init() { testkit.SmallKeys() }
+
+// TestMain runs eight tests at once: the package's time is its protocols'
+// hop deadlines (a dropped or tampering party is found when a hop's time
+// runs out), not computation (7 s of CPU in 250 s of tests, 28 Nov 2026).
+func TestMain(m *testing.M) {
+	testkit.WaitingParallel(8)
+	os.Exit(m.Run())
+}
 
 // dealt caches one dealt key per consortium size for the test binary, since
 // dealing dominates test time otherwise.

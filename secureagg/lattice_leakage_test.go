@@ -22,6 +22,7 @@ import (
 // plaintext coefficients), and two runs on the same input send different
 // ciphertexts.
 func TestLatticeLeakage(t *testing.T) {
+	t.Parallel()
 	c, keys := latticeConsortium(t, 5)
 	in := testInputs(c, 40)
 	const who = "org03"

@@ -16,6 +16,7 @@ import (
 // holds it cannot check the total, makes no share and names that child;
 // the others still decrypt without it, and the sum is exact.
 func TestLatticeSketchWithheld(t *testing.T) {
+	t.Parallel()
 	c, keys := latticeConsortium(t, 5)
 	net := jobtest.NewNetwork(c.names...)
 	// Fanout 2: org01 (root) has children org02 and org03; org02 has

@@ -22,6 +22,7 @@ import (
 // sums of the fixed-point values, over trees of every shape, one and several
 // ciphertexts, a coordinator inside or outside the step.
 func TestLatticeSums(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		n, fanout, length int
 		coordinator       string
@@ -34,6 +35,7 @@ func TestLatticeSums(t *testing.T) {
 		{17, 0, 200, "org17"},
 	} {
 		t.Run(fmt.Sprintf("N=%d/k=%d/len=%d/coord=%s", tc.n, tc.fanout, tc.length, tc.coordinator), func(t *testing.T) {
+			t.Parallel()
 			c, keys := latticeConsortium(t, tc.n)
 			net := jobtest.NewNetwork(c.names...)
 			step := coordinatedBy(c, tc.coordinator)
@@ -62,6 +64,7 @@ func TestLatticeSums(t *testing.T) {
 // Both backends give the same sums, to the bit, on the same inputs (the
 // fixed-point encoding and decoding are the same), noise aside.
 func TestLatticeMatchesPaillier(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 5)
 	keys := testLattice(t, c)
 	in := testInputs(c, 300)
@@ -83,6 +86,7 @@ func TestLatticeMatchesPaillier(t *testing.T) {
 // is encrypted (naming the bound, not the value), as is NaN; the lattice
 // backend refuses a ValueBits it cannot carry, naming the bound.
 func TestLatticeWrapBound(t *testing.T) {
+	t.Parallel()
 	c, keys := latticeConsortium(t, 3)
 	step := testStep(c, "org01")
 	in, want := exactInputs(c, 40, 3) // holds ±(2^40−1)·2^-16
@@ -120,6 +124,7 @@ func TestLatticeWrapBound(t *testing.T) {
 // A party that is down before it contributes is named missing by the
 // root and every live party; the re-run without it sums the others.
 func TestLatticeDroppedParty(t *testing.T) {
+	t.Parallel()
 	c, keys := latticeConsortium(t, 5)
 	// Fanout 2: org01 (root) has children org02 and org03; org02 has
 	// children org04 and org05.
@@ -128,6 +133,7 @@ func TestLatticeDroppedParty(t *testing.T) {
 		mode jobtest.DropMode
 	}{{"org03", jobtest.DropHang}, {"org02", jobtest.DropFail}, {"org05", jobtest.DropFail}} {
 		t.Run(tc.drop, func(t *testing.T) {
+			t.Parallel()
 			net := jobtest.NewNetwork(c.names...)
 			net.Drop(tc.drop, tc.mode)
 			step := testStep(c, "org01")
@@ -167,8 +173,10 @@ func TestLatticeDroppedParty(t *testing.T) {
 // the root: at N = 5 it is as if it died after sending up, and the others'
 // checks do not wait for it (its sketches went out with its subtree).
 func TestLatticeLateShare(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{5, 9} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
 			c, keys := latticeConsortium(t, n)
 			net := jobtest.NewNetwork(c.names...)
 			net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
@@ -206,6 +214,7 @@ func TestLatticeLateShare(t *testing.T) {
 // the root excludes it and every other party gets the exact sum, its first
 // contribution included.
 func TestLatticeRestartedParty(t *testing.T) {
+	t.Parallel()
 	c, keys := latticeConsortium(t, 7)
 	// Fanout 2: org04 is a leaf under org02, not a child of the root.
 	const who = "org04"
@@ -300,8 +309,10 @@ func tamperShares(net *jobtest.Network, name string) {
 // the wrong share is detected but its maker cannot be told apart: the
 // aggregation fails naming the suspects, and no wrong sum is returned.
 func TestLatticeTamperedShareNamed(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{4, 5, 7} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
 			c, keys := latticeConsortium(t, n)
 			net := jobtest.NewNetwork(c.names...)
 			tamperShares(net, "org03")
@@ -322,6 +333,7 @@ func TestLatticeTamperedShareNamed(t *testing.T) {
 		})
 	}
 	t.Run("3", func(t *testing.T) {
+		t.Parallel()
 		c, keys := latticeConsortium(t, 3)
 		net := jobtest.NewNetwork(c.names...)
 		tamperShares(net, "org03")
@@ -344,6 +356,7 @@ func TestLatticeTamperedShareNamed(t *testing.T) {
 // against the root's own mask and the sketches the root's children sent
 // it, and makes no share of anything else. Nothing is decrypted.
 func TestLatticeDecryptionOracleRefused(t *testing.T) {
+	t.Parallel()
 	c, keys := latticeConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
 	// The root's own ciphertext under the total's header: the "total"
@@ -380,12 +393,14 @@ func coeffBytes(t *testing.T, b []byte) int {
 // noise of the calibrated spread, every party gets the same noisy sum and
 // the report.
 func TestLatticeNoise(t *testing.T) {
+	t.Parallel()
 	c, keys := latticeConsortium(t, 5)
 	for _, nz := range []*Noise{
 		{Mechanism: Laplace, Epsilon: 1, Sensitivity: 1},
 		{Mechanism: Gaussian, Epsilon: 0.5, Delta: 1e-6, Sensitivity: 1, Colluders: 2},
 	} {
 		t.Run(string(nz.Mechanism), func(t *testing.T) {
+			t.Parallel()
 			in := testInputs(c, 400)
 			outs := runAll(t, jobtest.NewNetwork(c.names...), testStep(c, "org01"), func(n string) Config {
 				cfg := latticeConfig(keys, n)

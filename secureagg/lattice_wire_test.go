@@ -16,6 +16,7 @@ import (
 // A blob larger than a part travels in parts on their own channels and
 // arrives whole; an abort arrives as the parties it names.
 func TestLatticeBlobParts(t *testing.T) {
+	t.Parallel()
 	c, keys := latticeConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
 	step := testStep(c, "org01")
@@ -84,6 +85,7 @@ func receiveBlob(ctx context.Context, s *schedule, from, typ string, net Network
 // once on the lattice backend without their messages or shares answering
 // each other.
 func TestLatticeSubChannels(t *testing.T) {
+	t.Parallel()
 	c, keys := latticeConsortium(t, 4)
 	net := jobtest.NewNetwork(c.names...)
 	step := testStep(c, "org02")
@@ -106,6 +108,7 @@ func TestLatticeSubChannels(t *testing.T) {
 // A party that withdraws on the lattice backend is named missing by
 // every other party at once.
 func TestLatticeWithdraw(t *testing.T) {
+	// Not parallel: it bounds the others' wait by the wall clock.
 	c, keys := latticeConsortium(t, 4)
 	net := jobtest.NewNetwork(c.names...)
 	step := testStep(c, "org01")

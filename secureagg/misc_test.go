@@ -12,6 +12,7 @@ import (
 )
 
 func TestTree(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{1, 2, 3, 5, 9, 17, 40} {
 		for _, k := range []int{1, 2, 4} {
 			ps := names(n)
@@ -65,6 +66,7 @@ func TestTree(t *testing.T) {
 }
 
 func TestNoiseShareSums(t *testing.T) {
+	t.Parallel()
 	// The sum of m shares has the target variance: 2b² for Laplace, σ² for
 	// Gaussian.
 	for _, nz := range []Noise{
@@ -105,6 +107,7 @@ func TestNoiseShareSums(t *testing.T) {
 }
 
 func TestNoisePlanRejects(t *testing.T) {
+	t.Parallel()
 	for _, nz := range []Noise{
 		{Mechanism: Laplace, Epsilon: 0, Sensitivity: 1},
 		{Mechanism: Laplace, Epsilon: 1, Sensitivity: -1},

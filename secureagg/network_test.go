@@ -78,6 +78,7 @@ func (n memNetwork) Sub(channel string) Network {
 // sent as disclosing ciphertexts, decryption shares, control or the public
 // result.
 func TestAggregateOverMemoryNetwork(t *testing.T) {
+	t.Parallel()
 	paillierC := testConsortium(t, 4)
 	latticeC, latticeKeys := latticeConsortium(t, 4)
 	for _, tc := range []struct {
@@ -90,6 +91,7 @@ func TestAggregateOverMemoryNetwork(t *testing.T) {
 		{"lattice", latticeC, func(n string) Config { return latticeConfig(latticeKeys, n) }, 9000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			hub := newMemHub()
 			in, want := exactInputs(tc.c, tc.length, 11)
 			step := testStep(tc.c, "org01")

@@ -15,6 +15,7 @@ import (
 // in-range inputs can produce is ErrRange, and a malformed component
 // ErrTampered.
 func TestPaillierSchemeWithoutMessages(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 3)
 	cfg := testConfig(c, c.names[0])
 	enc, err := planEncoding(len(c.names), cfg)

@@ -134,7 +134,9 @@ func roundsByHand[C, T any](t *testing.T, step job.Step, ps map[string]party[C, 
 // decrypts to the plain sum, and no party sends a message. The
 // decryption's rounds are run by hand too (decrypt_rounds_test.go).
 func TestRoundsWithoutMessages(t *testing.T) {
+	t.Parallel()
 	t.Run("paillier", func(t *testing.T) {
+		t.Parallel()
 		c := testConsortium(t, 3)
 		net := jobtest.NewNetwork(c.names...)
 		step := testStep(c, c.names[0])
@@ -156,6 +158,7 @@ func TestRoundsWithoutMessages(t *testing.T) {
 		checkSilent(t, net, c.names)
 	})
 	t.Run("lattice", func(t *testing.T) {
+		t.Parallel()
 		c, keys := latticeConsortium(t, 3)
 		net := jobtest.NewNetwork(c.names...)
 		step := testStep(c, c.names[0])

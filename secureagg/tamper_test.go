@@ -16,11 +16,13 @@ import (
 )
 
 func TestLateShareExcluded(t *testing.T) {
+	t.Parallel()
 	// org02's share is lost on the way: the root names it after the share
 	// deadline and decrypts with the others (asking org04, org05 first when
 	// only t+1 = 3 parties were asked up front).
 	for _, decryptors := range []int{0, 3} {
 		t.Run(fmt.Sprintf("decryptors=%d", decryptors), func(t *testing.T) {
+			t.Parallel()
 			c := testConsortium(t, 5)
 			net := jobtest.NewNetwork(c.names...)
 			net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
@@ -51,6 +53,7 @@ func TestLateShareExcluded(t *testing.T) {
 }
 
 func TestTamperedResultCaught(t *testing.T) {
+	t.Parallel()
 	// Every party unpacks and range-checks the root's result itself, so a
 	// root (or a relay) that sends an impossible sum is caught, not believed.
 	c := testConsortium(t, 3)
@@ -84,6 +87,7 @@ func TestTamperedResultCaught(t *testing.T) {
 // other: every party gets each channel's own sum. Without the channels the
 // same concurrent calls would share message keys.
 func TestAggregationsOnSubChannels(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 5)
 	net := jobtest.NewNetwork(c.names...)
 	step := testStep(c, "org02")
@@ -117,6 +121,7 @@ func TestAggregationsOnSubChannels(t *testing.T) {
 // checks each child's product against the digest that child sent it, and
 // makes no decryption share of anything else. Nothing is decrypted.
 func TestDecryptionOracleRefused(t *testing.T) {
+	t.Parallel()
 	c := testConsortium(t, 3)
 	net := jobtest.NewNetwork(c.names...)
 	step := testStep(c, "org01") // org01 is the root; org02 and org03 its children
@@ -162,6 +167,7 @@ func TestDecryptionOracleRefused(t *testing.T) {
 // Fold finds the root's complete result, or the missing parties (with
 // their own errors when they withdrew), and whether the total was formed.
 func TestFold(t *testing.T) {
+	t.Parallel()
 	step := job.Step{Parties: []string{"a", "b", "c"}, Coordinator: "c"} // a is the root
 	full := &Outcome{Sum: []float64{3}, Included: []string{"a", "b", "c"}, Formed: true}
 	v, err := Fold(step, map[string]*Outcome{"a": full, "b": {Included: full.Included, Formed: true}}, map[string]string{"c": "late report"}, []string{"c"})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
@@ -36,12 +37,13 @@ func (keepingSum) Assemble(_ context.Context, spec *job.Spec, result []byte, par
 }
 
 func TestSimAssemblesFromEveryParty(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
 	spec := writeSpec(t, ctx, dir, "sum", "csv")
 	out := filepath.Join(dir, "out")
-	res, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: job.Registry{"sum": keepingSum{}}, Out: out, Setup: sim.ThresholdKeys(1024)})
+	res, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: job.Registry{"sum": keepingSum{}}, Out: out, Setup: simtest.ThresholdKeys(1024)})
 	if err != nil {
 		t.Fatal(err)
 	}

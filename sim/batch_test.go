@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/pgen"
 	"github.com/cohortdm/cohort/policy"
@@ -23,6 +24,7 @@ import (
 // own directory; each output holds its result and, per party, only its own
 // job's audit entries.
 func TestBatchOneCluster(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out := t.TempDir()
@@ -34,7 +36,7 @@ func TestBatchOneCluster(t *testing.T) {
 	var order []int
 	results := map[int]map[string]any{}
 	err := sim.RunBatch(ctx, jobs, sim.BatchOptions{
-		Kinds: job.Registry{"sum": sum.Kind{}, "pgen": pgen.Kind{}}, Setup: sim.ThresholdKeys(1024),
+		Kinds: job.Registry{"sum": sum.Kind{}, "pgen": pgen.Kind{}}, Setup: simtest.ThresholdKeys(1024),
 		OnStart: func(c *sim.Cluster) { clusters = append(clusters, c.Names) },
 	}, func(i int, res map[string]any) error {
 		order = append(order, i)
@@ -108,6 +110,7 @@ func checkLedgerJob(t *testing.T, path, id string) {
 // A batch whose later output dir is not empty fails before it starts
 // anything or writes any output.
 func TestBatchChecksEveryOutFirst(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	full := filepath.Join(out, "b")
 	if err := os.MkdirAll(full, 0o755); err != nil {
@@ -136,6 +139,7 @@ func TestBatchChecksEveryOutFirst(t *testing.T) {
 // what its parties recorded (their refusals) and no result; the job before
 // it keeps its result.
 func TestBatchFailedJob(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out := t.TempDir()
@@ -147,7 +151,7 @@ func TestBatchFailedJob(t *testing.T) {
 	pol.Kinds = policy.Members{"pgen": {"*"}} // every node refuses sum
 	done := 0
 	err := sim.RunBatch(ctx, jobs, sim.BatchOptions{Kinds: job.Registry{"sum": sum.Kind{}, "pgen": pgen.Kind{}},
-		Setup: sim.ThresholdKeys(1024), Policy: pol}, func(int, map[string]any) error {
+		Setup: simtest.ThresholdKeys(1024), Policy: pol}, func(int, map[string]any) error {
 		done++
 		return nil
 	})

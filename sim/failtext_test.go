@@ -35,6 +35,7 @@ const poison = "SECRET-4417"
 // its failure (the error and every party's causes) names the party, the
 // table and the column, never the cell's value nor a path on the node.
 func TestFailureTextsCarryNoValueNorPath(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs every example twice over real nodes")
 	}
@@ -55,6 +56,7 @@ func TestFailureTextsCarryNoValueNorPath(t *testing.T) {
 	} {
 		for _, spoil := range []string{"cell", "missing"} {
 			t.Run(tc.example+"/"+tc.column+"/"+spoil, func(t *testing.T) {
+				t.Parallel() // each case its own extracted examples and cluster
 				dir := t.TempDir()
 				if err := bundled.Extract(dir); err != nil {
 					t.Fatal(err)
@@ -79,7 +81,7 @@ func TestFailureTextsCarryNoValueNorPath(t *testing.T) {
 					t.Fatal(err)
 				}
 				c := simtest.StartCluster(t, ctx, spec.PartyNames(), sim.ClusterOptions{Kinds: kinds, TablesDir: ex,
-					Setup: sim.ThresholdKeys(1024), Timing: node.Timing{SendMS: 5000, StepMS: 60000}, Policy: policy.Default()})
+					Setup: simtest.ThresholdKeys(1024), Timing: node.Timing{SendMS: 5000, StepMS: 60000}, Policy: policy.Default()})
 				defer c.Close()
 				id, err := c.Running()[0].Submit(ctx, raw)
 				if err != nil {

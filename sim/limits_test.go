@@ -19,11 +19,12 @@ import (
 // table has; a sum over tables above the limit still runs, since its rows
 // are streamed and only the total is kept.
 func TestMaxTableRowsRefusesWholeTableKinds(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := filepath.Join("..", "examples")
 	c := simtest.StartCluster(t, ctx, parties, sim.ClusterOptions{
-		Kinds: kinds.All(), TablesDir: dir, Setup: sim.ThresholdKeys(1024), MaxTableRows: 2,
+		Kinds: kinds.All(), TablesDir: dir, Setup: simtest.ThresholdKeys(1024), MaxTableRows: 2,
 	})
 	run := func(example string) *node.JobRecord {
 		t.Helper()

@@ -45,7 +45,7 @@ func startHostile(t *testing.T, ctx context.Context) *hostile {
 	}
 	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		Kinds: job.Registry{"sum": sum.Kind{}, "anonymize": onetable.Kind{}}, TablesDir: dir,
-		Setup: sim.ThresholdKeys(1024), Timing: node.Timing{SendMS: 5000, StepMS: 60000},
+		Setup: simtest.ThresholdKeys(1024), Timing: node.Timing{SendMS: 5000, StepMS: 60000},
 		PolicyFor: func(name string) *policy.Policy {
 			// Rules are about datasets (the file inside tables_dir), never
 			// the name a spec gives: every organisation bounds v, so that
@@ -115,6 +115,7 @@ func refused(t *testing.T, rec *node.JobRecord, rule string, nodes ...string) {
 // budget are all refused, naming the node and the rule; no log, snapshot
 // or ledger holds a value.
 func TestHostileMember(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	h := startHostile(t, ctx)
@@ -222,6 +223,7 @@ func (h *hostile) noValueAnywhere(t *testing.T) {
 // job is refused; noise the owner did not size is no noise; and a unique id
 // named the sensitive column is not published.
 func TestHostileMemberRenames(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	h := startHostile(t, ctx)

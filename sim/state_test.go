@@ -22,6 +22,7 @@ import (
 // sjc-predict run on the same state: the restarted nodes find their parts
 // of it in their kept data dirs.
 func TestStateKeepsModelForPrediction(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	kinds := job.Registry{"sjc": sjc.Kind{}, "sjc-predict": sjc.PredictKind{}, "sum": sum.Kind{}}
@@ -102,6 +103,7 @@ func TestStateKeepsModelForPrediction(t *testing.T) {
 
 // A kept state keeps its threshold key: the second run deals none.
 func TestStateKeepsKey(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir, state := t.TempDir(), t.TempDir()

@@ -123,6 +123,7 @@ func untilPhase(phase string, level int) func(gr *growth) bool {
 // A coordinator that asks for offers at a node the log has closed (here:
 // past max_depth, where the root's children are leaves) is refused.
 func TestCoordinatorCannotGrowAClosedNode(t *testing.T) {
+	t.Parallel()
 	spec := evilChain(t, map[string]any{"max_depth": 1})
 	k := evilKind{until: untilPhase(finishRound.Phase, 1), misbehave: func(ctx context.Context, co *coordinator) error {
 		a := chooseArgs{Level: co.gr.level, Open: []int32{1, 2}}
@@ -140,6 +141,7 @@ func TestCoordinatorCannotGrowAClosedNode(t *testing.T) {
 // confirms before splitting, so the loser's predicate is never used: no
 // split summary is sent and no child's counts reach the coordinator.
 func TestCoordinatorCannotMakeALoserSplit(t *testing.T) {
+	t.Parallel()
 	spec := evilChain(t, nil)
 	honest := ""
 	k := evilKind{until: untilPhase(chooseRound.Phase, 0), misbehave: func(ctx context.Context, co *coordinator) error {
@@ -171,6 +173,7 @@ func TestCoordinatorCannotMakeALoserSplit(t *testing.T) {
 // A coordinator that names the true winning table at a gain it did not
 // offer (to make it split on another candidate) is refused by its party.
 func TestCoordinatorCannotChooseTheCandidate(t *testing.T) {
+	t.Parallel()
 	spec := evilChain(t, nil)
 	owner := ""
 	k := evilKind{until: untilPhase(chooseRound.Phase, 0), misbehave: func(ctx context.Context, co *coordinator) error {
@@ -193,6 +196,7 @@ func TestCoordinatorCannotChooseTheCandidate(t *testing.T) {
 // A coordinator that asks for a split no choice was committed for is
 // refused by every party.
 func TestCoordinatorCannotSplitUnchosen(t *testing.T) {
+	t.Parallel()
 	spec := evilChain(t, nil)
 	k := evilKind{until: untilPhase(chooseRound.Phase, 0), misbehave: func(ctx context.Context, co *coordinator) error {
 		_, err := run(ctx, co, splitRound, splitArgs{Level: 0, NextID: 1}, func(o *job.Outcome[countsOutput]) (splitDecision, error) {
@@ -208,6 +212,7 @@ func TestCoordinatorCannotSplitUnchosen(t *testing.T) {
 // whose replay finds that they do not make the winner's gain): the log's
 // counts decide which nodes stay open.
 func TestCoordinatorCannotForgeCounts(t *testing.T) {
+	t.Parallel()
 	spec := evilChain(t, nil)
 	k := evilKind{until: untilPhase(splitRound.Phase, 0), misbehave: func(ctx context.Context, co *coordinator) error {
 		var honest splitDecision
@@ -238,6 +243,7 @@ func TestCoordinatorCannotForgeCounts(t *testing.T) {
 // A coordinator that asks the parties to keep (and test) another tree
 // than the log's final skeleton (here: a leaf relabelled) is refused.
 func TestCoordinatorCannotFinishAnotherTree(t *testing.T) {
+	t.Parallel()
 	spec := evilChain(t, nil)
 	k := evilKind{until: func(gr *growth) bool { return gr.phase == finishRound.Phase }, misbehave: func(ctx context.Context, co *coordinator) error {
 		a, err := co.gr.finishArgs()
@@ -339,6 +345,7 @@ func runEvilPredict(t *testing.T, k job.Kind, round int) {
 // A coordinator that commits another skeleton than the parties' model (a
 // leaf relabelled, to learn how many join rows reach it) is refused.
 func TestCoordinatorCannotPredictWithAnotherModel(t *testing.T) {
+	t.Parallel()
 	runEvilPredict(t, evilPredict{forge: func(d *predictLoadDecision) {
 		d.Nodes = slices.Clone(d.Nodes)
 		leaf := slices.IndexFunc(d.Nodes, func(n ModelNode) bool { return n.Table == "" })
@@ -349,5 +356,6 @@ func TestCoordinatorCannotPredictWithAnotherModel(t *testing.T) {
 // A coordinator that asks for the classification twice is refused the
 // second time.
 func TestCoordinatorCannotClassifyTwice(t *testing.T) {
+	t.Parallel()
 	runEvilPredict(t, evilPredict{again: true}, 1)
 }

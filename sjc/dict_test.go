@@ -13,6 +13,7 @@ import (
 // and for more than dictLimit (the fallback to sorting), strings and
 // floats, -0 and 0 included.
 func TestDictRank(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, distinct := range []int{1, 7, 1000, 3 * dictLimit} {
 		n := 2 * distinct
@@ -51,6 +52,7 @@ func checkRank[T int | float64 | string](t *testing.T, xs []T) {
 // TestLog2 holds the gain function's log2 to math.Log2 within 1e-15
 // relative, over small, mantissa-boundary and large counts.
 func TestLog2(t *testing.T) {
+	t.Parallel()
 	tab := gainTables()
 	rng := rand.New(rand.NewPCG(3, 4))
 	xs := []uint64{1, 2, 3, xlogSmall - 1, xlogSmall, 1<<20 - 1, 1 << 20, 1<<20 + 1, 1<<53 + 7, 1<<63 + 5, ^uint64(0)}
@@ -72,6 +74,7 @@ func TestLog2(t *testing.T) {
 
 // TestGallop holds gallop to a linear scan.
 func TestGallop(t *testing.T) {
+	t.Parallel()
 	vals := []string{"b", "d", "f", "h", "j", "l", "n", "p"}
 	for j := 0; j <= len(vals); j++ {
 		for _, v := range []string{"a", "b", "c", "d", "e", "h", "i", "o", "p", "q"} {

@@ -15,6 +15,7 @@ import (
 // the table met first in the join graph, and within a table to the
 // frontier's first entry within Eps of the best.
 func TestChooseTieRule(t *testing.T) {
+	t.Parallel()
 	g, err := sjc.NewGraph(chainSpec()) // tables L (lea), S, P (exchange)
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +58,7 @@ func csvTables(t *testing.T, spec *job.Spec, csv map[string]string) (map[string]
 }
 
 func TestBadData(t *testing.T) {
+	t.Parallel()
 	spec := chainSpec()
 	good := map[string]string{
 		"L": "ssn,org,class\n1,a,yes\n2,b,no\n",
@@ -135,6 +137,7 @@ func TestBadData(t *testing.T) {
 // each class has exactly 2^63 join rows, which fit, but their total 2^64
 // does not.
 func TestOverflowDetected(t *testing.T) {
+	t.Parallel()
 	t.Run("class count", func(t *testing.T) { overflowChain(t, 7, 1024, 1024) })
 	t.Run("node total", func(t *testing.T) { overflowChain(t, 8, 2, 512) })
 }

@@ -74,6 +74,7 @@ func showCS(values []string, counts ...[]uint64) string {
 // split summaries and the children of the split "Age <= 10", the gain, and
 // then the whole tree.
 func TestXuWorkedExample(t *testing.T) {
+	t.Parallel()
 	spec, g, data := loadSpec(t, "testdata/xu-example/spec.yaml")
 	p, err := sjc.ParseParams(spec)
 	if err != nil {

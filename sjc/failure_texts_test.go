@@ -151,6 +151,7 @@ type textCase struct {
 // checked in the texts as the parties wrote them, and in every log entry
 // and message of the run.
 func TestFailureTextsDiscloseNothing(t *testing.T) {
+	t.Parallel()
 	f := newTextFixture()
 	trainCases := []textCase{
 		{name: "text in a numeric column", want: "not a finite number", edit: func(_ *job.Spec, tb map[string]string) {
@@ -230,7 +231,10 @@ func TestFailureTextsDiscloseNothing(t *testing.T) {
 		}},
 	}
 	for _, c := range trainCases {
-		t.Run("sjc/"+c.name, func(t *testing.T) { checkFailureTexts(t, f, c, "", nil) })
+		t.Run("sjc/"+c.name, func(t *testing.T) {
+			t.Parallel() // each case its own tables and data dirs
+			checkFailureTexts(t, f, c, "", nil)
+		})
 	}
 
 	// A model to predict with, trained on the good tables.
@@ -294,7 +298,10 @@ func TestFailureTextsDiscloseNothing(t *testing.T) {
 		}},
 	}
 	for _, c := range predictCases {
-		t.Run("sjc-predict/"+c.name, func(t *testing.T) { checkFailureTexts(t, f, c, "train-1", &trainedModel{trainDirs, trained}) })
+		t.Run("sjc-predict/"+c.name, func(t *testing.T) {
+			t.Parallel() // each case its own tables and data dirs
+			checkFailureTexts(t, f, c, "train-1", &trainedModel{trainDirs, trained})
+		})
 	}
 }
 

@@ -39,6 +39,7 @@ func textbookGain(total, left, right []uint64) float64 {
 // builder's) agrees with the textbook formula within the tie
 // tolerance, over small counts (tabulated), large ones (series) and mixes.
 func TestGainAgainstTextbook(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 8))
 	for i := range 20000 {
 		k := 2 + r.IntN(4)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestGenChain(t *testing.T) {
+	t.Parallel()
 	p := sjc.ChainParams{Tables: 3, N: 400, V: 100, X: 3, Seed: 7}
 	c, err := sjc.GenChain(p)
 	if err != nil {

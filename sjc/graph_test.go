@@ -11,6 +11,7 @@ import (
 )
 
 func TestParsePredicate(t *testing.T) {
+	t.Parallel()
 	p, err := sjc.ParsePredicate("A.x = B.y and B.w=A.z")
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +44,7 @@ func chainSpec() *job.Spec {
 }
 
 func TestGraphChain(t *testing.T) {
+	t.Parallel()
 	g, err := sjc.NewGraph(chainSpec())
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +67,7 @@ func TestGraphChain(t *testing.T) {
 // TestGraphErrors: every bad input is refused with an error naming the
 // table (and column) at fault.
 func TestGraphErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		edit func(s *job.Spec)
@@ -105,6 +108,7 @@ func TestGraphErrors(t *testing.T) {
 }
 
 func TestGraphSingleTable(t *testing.T) {
+	t.Parallel()
 	g, err := sjc.BuildGraph(map[string]string{"T": "p"}, map[string]map[string]table.Kind{"T": {"c": table.Class, "x": table.Numeric}}, nil)
 	if err != nil || len(g.Tables) != 1 || len(g.Edges) != 0 {
 		t.Fatalf("single table: %v %+v", err, g)

@@ -10,6 +10,7 @@ import (
 // loses to any useful one, two gains more than Eps apart compare as they
 // are, two within Eps are a tie (neither beats the other).
 func TestHiddenEncoding(t *testing.T) {
+	t.Parallel()
 	if want := uint64(math.Floor(Eps * gainScale)); epsUnits != want {
 		t.Fatalf("epsUnits %d, want %d", epsUnits, want)
 	}

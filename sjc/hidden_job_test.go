@@ -17,6 +17,7 @@ import (
 // TestJobHiddenGainsXuExample: with hide_gains the thesis's example grows
 // the same tree as in-process.
 func TestJobHiddenGainsXuExample(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	spec, g, data := loadSpec(t, filepath.Join("testdata", "xu-example", "spec.yaml"))
@@ -41,6 +42,7 @@ func TestJobHiddenGainsXuExample(t *testing.T) {
 // the reference's tree (join then build) on random acyclic schemas,
 // several tables per party included.
 func TestJobHiddenGainsRandomSchemas(t *testing.T) {
+	t.Parallel()
 	const want = 12
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

@@ -77,6 +77,7 @@ func gainForms(g float64) [][]byte {
 // comparison messages go only between parties holding tables, and every
 // message is within the profile's disclosures.
 func TestJobLeakageHiddenGains(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	spec, _ := leakCase(t)
@@ -185,6 +186,7 @@ func TestJobLeakageHiddenGains(t *testing.T) {
 // record or message) on the failures hide_gains adds: a party silent in a
 // hidden choose, and a comparison message tampered with on the way.
 func TestFailureTextsHiddenGains(t *testing.T) {
+	t.Parallel()
 	f := newTextFixture()
 	hide := func(s *job.Spec, _ map[string]string) { s.Params["hide_gains"] = true }
 	cases := []textCase{

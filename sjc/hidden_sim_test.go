@@ -97,6 +97,7 @@ func stateHolding(t *testing.T, dir string, b []byte) int {
 // the clear run's Raft logs hold are nowhere in the hidden run's nodes'
 // data dirs (Raft log, snapshots, kept state).
 func TestSimRealNodesHiddenGains(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	// A long step timeout: on a machine busy with other work a step that

@@ -15,6 +15,7 @@ import (
 // TestJobBadInput: each kind of bad input fails the job (or its
 // validation) with an error naming the table and column, or the edge.
 func TestJobBadInput(t *testing.T) {
+	t.Parallel()
 	good := map[string]string{
 		"T1": "J1,J2,Class\na,x,C1\nb,x,C2\nb,y,C1\nc,y,C2\n",
 		"T2": "J1,Age\na,3\nb,20\nc,5\nd,7\n",

@@ -67,6 +67,7 @@ func writeTable(t *testing.T, path string, tb *table.Table) {
 // level is sent) and between levels; the new leaders re-run the unfinished
 // steps from the log and the tree is the one grown without faults.
 func TestJobLeaderKilled(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	spec, want := chainCase(t, nil)
@@ -128,7 +129,10 @@ func TestJobLeaderKilled(t *testing.T) {
 // level's choice starts, and in the middle of a split (the restarted party
 // says so at once and the runtime runs the split again as a new attempt);
 // the job finishes with the same tree.
-func TestJobPartyRestarted(t *testing.T) { jobPartyRestarted(t, sjc.Kind{}) }
+func TestJobPartyRestarted(t *testing.T) {
+	t.Parallel()
+	jobPartyRestarted(t, sjc.Kind{})
+}
 
 // jobPartyRestarted is TestJobPartyRestarted with the parties' Kind.
 func jobPartyRestarted(t *testing.T, kind sjc.Kind) {

@@ -103,6 +103,7 @@ func float64Bytes(x float64) []byte {
 // ECDH, so OT is forced once; and once with every party under a one-row
 // memory budget, whose spilling must not change what leaves a party.
 func TestJobLeakage(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"ecdh", "ot"} {
 		t.Run(mode, func(t *testing.T) { checkJobLeakage(t, mode, sjc.Kind{}) })
 	}

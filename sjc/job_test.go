@@ -102,6 +102,7 @@ func writeCase(t testing.TB, rc *randomCase) *job.Spec {
 }
 
 func TestJobXuExample(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	spec, g, data := loadSpec(t, filepath.Join("testdata", "xu-example", "spec.yaml"))
@@ -133,6 +134,7 @@ func TestJobXuExample(t *testing.T) {
 // reference's tree (join then build) on random acyclic schemas, and its
 // test accuracy is the reference's, join row for join row.
 func TestJobRandomSchemasEqualReference(t *testing.T) {
+	t.Parallel()
 	const want = 200 // about 10 s
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

@@ -14,6 +14,7 @@ import (
 // intersection only, never a non-shared one. (Attribute values cannot
 // appear: a summary's only fields are the edge, join values and counts.)
 func TestSummariesHoldSharedValuesOnly(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 11))
 	checked := 0
 	for attempt := 0; checked < 100 && attempt < 1000; attempt++ {

@@ -13,6 +13,7 @@ import (
 // TestMessagesRoundTrip: the round outputs that will travel (summaries to
 // a neighbour, offers to the coordinator) survive the system's encoding.
 func TestMessagesRoundTrip(t *testing.T) {
+	t.Parallel()
 	msgs := []any{
 		&sjc.ClassSummary{Edge: 1, Values: []string{"1:a", "1:b"}, Counts: []uint64{1, 0, 1 << 63, 2}},
 		&sjc.SplitSummary{Edge: 0, Values: []string{"1:x"}, Left: []uint64{2, 2}, Right: []uint64{2, 0}},
@@ -99,6 +100,7 @@ func FuzzApplySummary(f *testing.F) {
 // value the table does not hold is refused, and one in order is applied
 // whether it names every value of the table or skips some.
 func TestSummaryValueOrder(t *testing.T) {
+	t.Parallel()
 	_, g, data := loadSpec(t, "testdata/xu-example/spec.yaml")
 	labels, _ := sjc.Labels(g, data["T1"])
 	locals, err := sjc.Prepare(g, data, labels, sjc.DefaultParams())

@@ -23,6 +23,7 @@ func fmtU(x uint64) string { return strconv.FormatUint(x, 10) }
 // label are those of the trained tree applied to every row of the
 // materialised test join, and the target's party keeps per-row counts.
 func TestPredict(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	spec, _ := chainCase(t, nil)

@@ -155,6 +155,7 @@ func loadTables(t testing.TB, spec *job.Spec, csv map[string]string) map[string]
 // algorithm grows exactly the tree grown on the materialised join, and
 // classifies an independent test join exactly as the reference does.
 func TestRandomSchemasEqualReference(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(11, 2026))
 	const want = 400
 	nonEmpty, empty, splits := 0, 0, 0

@@ -16,6 +16,7 @@ import (
 // central tree grown on the materialised join, and so is its test
 // accuracy. The job grows the join-aware tree (TestJob*, TestSimRealNodes).
 func TestRealDataEqualReference(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"mondial/spec.yaml", "mondial/target-only.yaml", "breast/spec.yaml", "credit/spec.yaml"} {
 		path := filepath.Join("..", "examples", "sjc-real", name)
 		if _, err := os.Stat(path); err != nil {

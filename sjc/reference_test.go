@@ -16,6 +16,7 @@ import (
 // rows of the thesis (R11 with R21, R24 and R31, R33; R12 with R23 and
 // R31, R33; R13 and R14 with R23 and R32); R22 dangles.
 func TestReferenceJoin(t *testing.T) {
+	t.Parallel()
 	_, g, data := loadSpec(t, "testdata/xu-example/spec.yaml")
 	j, err := reftree.Materialise(g, data)
 	if err != nil {
@@ -52,6 +53,7 @@ func TestReferenceJoin(t *testing.T) {
 // TestSingleTable: with one table and no join, the tree is the ordinary
 // tree of the table, and both builders agree.
 func TestSingleTable(t *testing.T) {
+	t.Parallel()
 	g, err := sjc.BuildGraph(map[string]string{"T": "p"},
 		map[string]map[string]table.Kind{"T": {"c": table.Class, "x": table.Numeric, "k": table.Categorical}}, nil)
 	if err != nil {

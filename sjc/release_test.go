@@ -92,6 +92,7 @@ func referenceTree(t *testing.T, spec *job.Spec) *tree.Tree {
 // result.json measures it. With K above the join's rows the job fails
 // naming the param.
 func TestJobReleaseK(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, full := chainCase(t, nil)
@@ -170,6 +171,7 @@ func TestJobReleaseK(t *testing.T) {
 // the requirement; params.release_l without release_c, and release_l 1,
 // are refused naming the field.
 func TestJobReleaseDiversity(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	spec, full := chainCase(t, nil) // its check that the tree is large enough holds without diversity
@@ -220,6 +222,7 @@ func TestJobReleaseDiversity(t *testing.T) {
 // its leaves and smallest leaf, and the test accuracy over test join rows;
 // every leaf holds at least K join rows. Figures: docs/sjc.md.
 func TestReleaseKRealData(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"mondial/spec.yaml", "breast/spec.yaml", "credit/spec.yaml"} {
 		path := filepath.Join("..", "examples", "sjc-real", name)
 		if _, err := os.Stat(filepath.Join(filepath.Dir(path), "data")); err != nil {

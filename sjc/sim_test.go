@@ -23,6 +23,7 @@ import (
 // these small edges) and with OT forced, whose extension matrix and OPRF
 // values travel as real libp2p messages.
 func TestSimRealNodes(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"", "ot"} {
 		t.Run("psi="+mode, func(t *testing.T) { simRealNodes(t, mode) })
 	}
@@ -116,6 +117,7 @@ func readFile(t *testing.T, path string) string {
 // naming the training job: each node finds its part of the model in its
 // own data dir.
 func TestPredictRealNodes(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	spec, want := chainCase(t, nil)
@@ -193,6 +195,7 @@ func TestPredictRealNodes(t *testing.T) {
 // coordinator re-runs it: the test sets that timeout to 10 s (the node's
 // default, 2 minutes, is this test's whole budget).
 func TestSimPartyRestarted(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	spec, want := chainCase(t, nil)

@@ -67,6 +67,7 @@ func newWireFixture(tb testing.TB) *wireFixture {
 // SplitSummary, Forward, Backward, ApplySplit) give, on every edge in both
 // directions, and decodes to the same text summary.
 func TestWireSummaryMatchesText(t *testing.T) {
+	t.Parallel()
 	f := newWireFixture(t)
 	split := tree.Split{Party: "p2", Table: "T2", Column: "Age", Op: tree.OpLE, Num: 6}
 	w := f.g.Index("T2")

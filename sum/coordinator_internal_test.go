@@ -2,7 +2,6 @@ package sum
 
 import (
 	"context"
-	"crypto/rand"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/internal/testkit/keytest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
@@ -47,6 +47,7 @@ func (k evilCoordinator) Coordinate(ctx context.Context, c job.Coordinator) (job
 // decrypted, to difference it with a round without the victim, is refused
 // by every party, which names the coordinator; round 1 decrypts nothing.
 func TestCoordinatorCannotDifferenceAfterDecryption(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	names := []string{"org01", "org02", "org03", "org04"}
 	var spec strings.Builder
@@ -61,10 +62,7 @@ func TestCoordinatorCannotDifferenceAfterDecryption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, keys, err := keyring.Deal(rand.Reader, 512, names, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, keys := keytest.Paillier(t, 512, names)
 	opts := jobtest.Options{Secrets: map[string]job.Secrets{}}
 	for _, n := range names {
 		d := filepath.Join(t.TempDir(), n)

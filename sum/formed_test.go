@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
@@ -29,6 +30,7 @@ import (
 // for want of its parent with nothing recorded, and could be made to help
 // decrypt a re-run without the victim.
 func TestSumLyingRootCannotHideFormedTotal(t *testing.T) {
+	t.Parallel()
 	spec, names, want := consortium(t, 5, "", randomValue(11))
 	const root, coordinator, kept = "org01", "org05", "org04"
 	withhold := wrapped{send: func(ctx context.Context, p job.Participant, to string, m *wire.Message, d wire.Disclosure) error {
@@ -40,7 +42,7 @@ func TestSumLyingRootCannotHideFormedTotal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
-		TablesDir: filepath.Dir(spec), Setup: sim.ThresholdKeys(keyBits), Timing: fastTiming,
+		TablesDir: filepath.Dir(spec), Setup: simtest.ThresholdKeys(keyBits), Timing: fastTiming,
 		KindsFor: func(name string) job.Registry {
 			if name == root {
 				return job.Registry{"sum": withhold}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
@@ -26,6 +27,10 @@ import (
 // (two minutes here) at admission and again at every step. Four real
 // nodes, the full one's data dir on a 16 MB tmpfs (needs root to mount).
 func TestFullDiskEndsTheJobWithoutThatParty(t *testing.T) {
+	// Not parallel: beside the package's other tests (go test -count=3,
+	// 29 Nov 2026) the full party's admission was seen to answer first, with
+	// a policy refusal (it cannot write policy-state.json), and the job
+	// failed instead of ending without it.
 	const full = "org04"
 	dir := t.TempDir()
 	names := []string{"org01", "org02", "org03", full}
@@ -53,7 +58,7 @@ func TestFullDiskEndsTheJobWithoutThatParty(t *testing.T) {
 			_ = syscall.Unmount(mounted, 0)
 		}
 	})
-	keys := sim.ThresholdKeys(keyBits)
+	keys := simtest.ThresholdKeys(keyBits)
 	setup := func(names []string) (func(name, dataDir string) error, error) {
 		install, err := keys(names)
 		if err != nil {

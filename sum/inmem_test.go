@@ -3,7 +3,6 @@ package sum_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/keytest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
@@ -49,10 +49,7 @@ func inmemSpec(t *testing.T, path string, names []string) (*job.Spec, jobtest.Op
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, keys, err := keyring.Deal(rand.Reader, inmemKeyBits, names, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, keys := keytest.Paillier(t, inmemKeyBits, names)
 	opts := jobtest.Options{Secrets: map[string]job.Secrets{}}
 	for _, name := range names {
 		dir := filepath.Join(t.TempDir(), name)
@@ -104,8 +101,10 @@ func logOps(rep *jobtest.Report) []string {
 }
 
 func TestInMemSumExact(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{3, 5} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
 			spec, opts, names, want := inmemJob(t, n, randomValue(uint64(n)))
 			rep := runSum(t, spec, opts)
 			checkTotal(t, rep.Result, want)
@@ -160,6 +159,7 @@ func TestInMemSumDroppedParty(t *testing.T) {
 // A party that sends a corrupted decryption share is named and excluded
 // from decryption; its input stays in the sum, which is still right.
 func TestInMemSumTamperedShare(t *testing.T) {
+	t.Parallel()
 	spec, opts, names, want := inmemJob(t, 5, randomValue(7))
 	// org01 leads and so is the root; it asks itself and the next t = 2
 	// parties by name for shares, org03 among them.
@@ -192,6 +192,7 @@ func TestInMemSumTamperedShare(t *testing.T) {
 // rooted at the new leader; one after it replays the committed decision.
 // Either way the total is the same.
 func TestInMemSumLeaderChange(t *testing.T) {
+	t.Parallel()
 	spec, opts, names, want := inmemJob(t, 3, randomValue(11))
 	opts.Members = []string{"org04"} // coordinates without taking part
 	for _, tc := range []struct {
@@ -250,6 +251,7 @@ func TestInMemSumLeaderChange(t *testing.T) {
 // message and no log entry carries a party's local sum in any plain
 // encoding; no log entry holds a party's output.
 func TestInMemSumLeakage(t *testing.T) {
+	t.Parallel()
 	spec, opts, names, total := inmemJob(t, 3, func(p, r int) float64 { return float64(1000*(p+1)+r) + 0.25 })
 	rep := runSum(t, spec, opts)
 	checkTotal(t, rep.Result, total)
@@ -332,6 +334,7 @@ func encodings(v float64) [][]byte {
 // names the row and column; the error reaches the log as its reason, so
 // it must not carry the cell, and no message may either.
 func TestInMemSumBadCellStaysHome(t *testing.T) {
+	t.Parallel()
 	const secret = "SECRET-4417"
 	path, names, _ := consortium(t, 3, "", func(p, r int) float64 { return 1 })
 	rewriteTable(t, path, names[2], "id,v\n1,2\n2,"+secret+"\n")
@@ -355,15 +358,13 @@ func TestInMemSumBadCellStaysHome(t *testing.T) {
 // named with the key it lacks, and the others re-run without it; a backend that does not exist is refused
 // naming the field.
 func TestInMemSumLatticeBackend(t *testing.T) {
+	t.Parallel()
 	path, names, want := consortium(t, 4, ", backend: lattice, timeout_ms: 30000", randomValue(9)) // room for a loaded machine
 	spec, err := job.LoadSpec(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := keyring.DealLattice(names, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := keytest.Lattice(t, names)
 	// Fresh data dirs per run: a party remembers a formed total by job id.
 	install := func(without string) jobtest.Options {
 		opts := jobtest.Options{Secrets: map[string]job.Secrets{}}

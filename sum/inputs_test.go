@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
@@ -26,7 +27,7 @@ func startSumCluster(t *testing.T, ctx context.Context, spec string, names []str
 	t.Helper()
 	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
 		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: filepath.Dir(spec),
-		Setup: sim.ThresholdKeys(keyBits), Timing: fastTiming,
+		Setup: simtest.ThresholdKeys(keyBits), Timing: fastTiming,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +110,7 @@ func TestSumPartyErrorsAreNamed(t *testing.T) {
 // timeout that would overflow a duration is not quietly replaced by the
 // default.
 func TestSumParamsRefused(t *testing.T) {
+	t.Parallel()
 	for params, field := range map[string]string{
 		"{column: v, timeout_ms: 9223372036854775807}": "params.timeout_ms",
 		"{column: v, timeout_ms: -1}":                  "params.timeout_ms",

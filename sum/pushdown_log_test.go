@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
@@ -42,6 +43,7 @@ func (l *lockedBuffer) String() string {
 // to an SQLite table of its own (catalogue name "loans", database table
 // vault_ledger_q7).
 func TestSumPushedDownQueryStaysInTheNodeLog(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	names := []string{"org01", "org02", "org03"}
 	const physical = "vault_ledger_q7"
@@ -67,7 +69,7 @@ func TestSumPushedDownQueryStaysInTheNodeLog(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
-		TablesDir: dir, Tables: tables, Setup: sim.ThresholdKeys(keyBits), Timing: fastTiming,
+		TablesDir: dir, Tables: tables, Setup: simtest.ThresholdKeys(keyBits), Timing: fastTiming,
 		Kinds:  job.Registry{"sum": sum.Kind{}},
 		Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})

@@ -41,6 +41,7 @@ func init() { testkit.SmallKeys() }
 // there lets it run; job reject with a reason fails the next one with the
 // reason and the rule; the node's ledger records each decision.
 func TestManualApprovalThroughTheCLI(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -55,7 +56,7 @@ func TestManualApprovalThroughTheCLI(t *testing.T) {
 	}
 	spec.WriteString("params: {column: v}\n")
 	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
-		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: dir, Setup: sim.ThresholdKeys(1024),
+		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: dir, Setup: simtest.ThresholdKeys(1024),
 		PolicyFor: func(name string) *policy.Policy {
 			p := policy.Default()
 			if name == "org3" {

@@ -12,21 +12,52 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"gopkg.in/yaml.v3"
 )
 
-// buildBinary compiles cohort once per test binary run.
+// built is the cohort binary the tests run, built once per test binary
+// run (each build, even from the cache, links the whole binary again: 2 to
+// 20 s, and fifteen tests run it), in a directory TestMain removes.
+var built struct {
+	once sync.Once
+	dir  string // made by TestMain
+	bin  string
+	err  error
+	out  []byte
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "cohort-cmd-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	built.dir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// testVersion is the version the test binary links into cohort, as a
+// release build does (TestVersion reads it back).
+const testVersion = "v9.8.7-test"
+
+// buildBinary returns the path of the cohort binary, building it on the
+// first call. Tests only run it: none may change or remove it.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "cohort")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	built.once.Do(func() {
+		built.bin = filepath.Join(built.dir, "cohort")
+		built.out, built.err = exec.Command("go", "build", "-ldflags", "-X main.version="+testVersion, "-o", built.bin, ".").CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("build: %v\n%s", built.err, built.out)
 	}
-	return bin
+	return built.bin
 }
 
 func run(t *testing.T, bin string, args ...string) (string, string, error) {
@@ -55,6 +86,7 @@ func freePort(t *testing.T) int {
 // through a follower or leader alike, follow it, read status, result, list,
 // the audit ledger, /status and /metrics.
 func TestNodesAsProcesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
@@ -166,6 +198,7 @@ func TestNodesAsProcesses(t *testing.T) {
 }
 
 func TestSimAndDemo(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	out := t.TempDir()
 	stdout, stderr, err := run(t, bin, "sim", "../../examples/sum/spec.yaml", "--out", out, "--format", "json")
@@ -178,18 +211,48 @@ func TestSimAndDemo(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "audit", "north.jsonl")); err != nil {
 		t.Error(err)
 	}
-	if stdout, stderr, err = run(t, bin, "demo", "--out", t.TempDir()); err != nil {
-		t.Fatalf("demo: %v\n%s\n%s", err, stdout, stderr)
+	d := runDemo(t)
+	if d.err != nil {
+		t.Fatalf("demo: %v\n%s\n%s", d.err, d.stdout, d.stderr)
 	}
 	// The quantile example's median and 90th percentile, as the README shows
 	// them: the 31st and 56th of its 62 stays.
-	if !strings.Contains(stdout, `"value":3}`) || !strings.Contains(stdout, `"value":7}`) {
-		t.Errorf("demo output %q lacks the quantile example's 3 and 7", stdout)
+	if !strings.Contains(d.stdout, `"value":3}`) || !strings.Contains(d.stdout, `"value":7}`) {
+		t.Errorf("demo output %q lacks the quantile example's 3 and 7", d.stdout)
 	}
+}
+
+// demoRun is one run of the binary's `cohort demo`, with TMPDIR set to a
+// fresh directory of its own and no --out, which TestSimAndDemo and
+// TestDemoFreshDir both check: the demo runs eight examples, and running
+// it once per test was the package's largest cost after the builds.
+// TestDemoOneCluster runs it in this process, with --out.
+type demoRun struct {
+	tmp, stdout, stderr string
+	err                 error
+}
+
+var demo struct {
+	once sync.Once
+	run  demoRun
+}
+
+// runDemo runs the demo on its first call and returns that run.
+func runDemo(t *testing.T) demoRun {
+	t.Helper()
+	bin := buildBinary(t)
+	demo.once.Do(func() {
+		d := &demo.run
+		if d.tmp, d.err = os.MkdirTemp(built.dir, "demo-tmp-"); d.err == nil {
+			d.stdout, d.stderr, d.err = runEnv(t, []string{"TMPDIR=" + d.tmp}, bin, "demo")
+		}
+	})
+	return demo.run
 }
 
 // Bad input exits non-zero with a message naming the cause, and leaves no result.
 func TestSimBadInput(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	write := func(name, body string) string {

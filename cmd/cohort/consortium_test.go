@@ -22,6 +22,7 @@ import (
 // processes: a fourth node started with --join is added through one node
 // and shows up in every node's consortium file, then is removed.
 func TestConsortiumCommands(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}

@@ -32,6 +32,7 @@ func runApp(t *testing.T, args ...string) (string, error) {
 
 // A CSV goes through every source type and comes back with the same rows.
 func TestDataImportExport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join("..", "..", "examples", "sum", "data", "north.csv")
 	want, err := os.ReadFile(in)
@@ -47,10 +48,14 @@ func TestDataImportExport(t *testing.T) {
 	}
 	outs := []string{"n2.csv"}
 	if srv := pgtest.Try(t); srv != nil {
-		t.Setenv("COHORT_TEST_PG", srv.ConnString(srv.Password))
+		// A variable no other test reads (t.Setenv would keep the test
+		// from running beside the others: starting the server takes seconds).
+		const env = "COHORT_TEST_PG_DATA_IMPORT_EXPORT"
+		os.Setenv(env, srv.ConnString(srv.Password))
+		t.Cleanup(func() { os.Unsetenv(env) })
 		steps = append(steps,
-			[]string{"data", "import", in, "postgres-env:COHORT_TEST_PG#adm"},
-			[]string{"data", "export", "postgres-env:COHORT_TEST_PG#adm", p("n3.csv")})
+			[]string{"data", "import", in, "postgres-env:" + env + "#adm"},
+			[]string{"data", "export", "postgres-env:" + env + "#adm", p("n3.csv")})
 		outs = append(outs, "n3.csv")
 	}
 	for _, s := range steps {

@@ -16,6 +16,7 @@ import (
 // nodes whose datasets they are, naming the rule (issue 30, findings 1
 // and 2, as a hostile member found them).
 func TestHostileRenameAsProcesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}

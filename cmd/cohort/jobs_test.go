@@ -36,6 +36,7 @@ func fakeNode(t *testing.T, routes map[string]string) *httptest.Server {
 // Unknown subcommands of every command group fail and say so; cobra's
 // default printed the group's help and exited 0.
 func TestUnknownSubcommandFails(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	for _, args := range [][]string{{"job", "abort", "x"}, {"node", "stat"}, {"keys", "rotate"}, {"completion", "tcsh"}, {"nope"}} {
 		_, stderr, err := run(t, bin, args...)
@@ -56,6 +57,7 @@ func TestUnknownSubcommandFails(t *testing.T) {
 // The job commands find their node through --config, else $COHORT_CONFIG,
 // and say what to do when there is no node.yaml; --api takes HOST:PORT.
 func TestJobCommandsFindTheNode(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	cwd := t.TempDir()
 	cmd := func(env []string, args ...string) (string, string, error) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cohortdm/cohort/job"
@@ -17,6 +18,7 @@ import (
 // member decrypt alone, no silent overwrite, and one meaning of threshold
 // (members needed to decrypt) in the text, the JSON and the flag.
 func TestKeysDeal(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	out := t.TempDir()
 	if _, stderr, err := run(t, bin, "keys", "deal", "--members", "a,b,c", "--bits", "1024", "--out", out); err == nil || !strings.Contains(stderr, "2048, 3072 or 4096") {
@@ -35,13 +37,18 @@ func TestKeysDeal(t *testing.T) {
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
 		t.Fatalf("refused deals wrote %v", entries)
 	}
-	stdout, stderr, err := run(t, bin, "keys", "deal", "--members", "a,b,c", "--out", out, "--format", "json")
+	// The deal of a,b,c into an empty --out (shared with TestKeysStatus),
+	// copied here to be dealt over.
+	d := dealABC(t)
 	var res struct {
 		Threshold, Parties, Bits int
 		Members                  []string
 	}
-	if err != nil || json.Unmarshal([]byte(stdout), &res) != nil || res.Threshold != 2 || res.Parties != 3 || res.Bits != 2048 {
-		t.Fatalf("deal a,b,c: %v %q %q; want threshold 2 (any 2 of 3 decrypt)", err, stdout, stderr)
+	if d.err != nil || json.Unmarshal([]byte(d.stdout), &res) != nil || res.Threshold != 2 || res.Parties != 3 || res.Bits != 2048 {
+		t.Fatalf("deal a,b,c: %v %q %q; want threshold 2 (any 2 of 3 decrypt)", d.err, d.stdout, d.stderr)
+	}
+	if err := os.CopyFS(out, os.DirFS(d.dir)); err != nil {
+		t.Fatal(err)
 	}
 	share := filepath.Join(out, "a", "keys", "threshold.share")
 	before, err := os.ReadFile(share)
@@ -54,29 +61,63 @@ func TestKeysDeal(t *testing.T) {
 	if after, _ := os.ReadFile(share); !bytes.Equal(before, after) {
 		t.Error("a refused deal changed a share")
 	}
-	stdout, stderr, err = run(t, bin, "keys", "deal", "--members", "a,b,c", "--out", out, "--force", "--threshold", "3")
+	stdout, stderr, err := run(t, bin, "keys", "deal", "--members", "a,b,c", "--out", out, "--force", "--threshold", "3")
 	if err != nil || !strings.Contains(stdout, "threshold 3, any 3 of the 3 members") {
 		t.Errorf("deal --force --threshold 3: %v %q %q", err, stdout, stderr)
 	}
 	if after, _ := os.ReadFile(share); bytes.Equal(before, after) {
 		t.Error("--force did not replace the share")
 	}
-	// Two members: both must be needed, and saying so is allowed.
+}
+
+// keys deal over two members: both must be needed, and saying so is
+// allowed. (Apart from TestKeysDeal so that its 2048-bit deal runs beside
+// that test's.)
+func TestKeysDealTwoMembers(t *testing.T) {
+	t.Parallel()
+	bin := buildBinary(t)
 	if _, stderr, err := run(t, bin, "keys", "deal", "--members", "a,b", "--threshold", "2", "--out", t.TempDir()); err != nil {
 		t.Errorf("deal a,b --threshold 2: %v %q", err, stderr)
 	}
 }
 
+// dealtABC is one `keys deal --members a,b,c --format json` into an empty
+// directory, which TestKeysDeal and TestKeysStatus both read (a 2048-bit
+// deal is a safe-prime search of seconds); neither changes it.
+type dealtABC struct {
+	dir, stdout, stderr string
+	err                 error
+}
+
+var abc struct {
+	once sync.Once
+	deal dealtABC
+}
+
+func dealABC(t *testing.T) dealtABC {
+	t.Helper()
+	bin := buildBinary(t)
+	abc.once.Do(func() {
+		d := &abc.deal
+		if d.dir, d.err = os.MkdirTemp(built.dir, "keys-abc-"); d.err == nil {
+			d.stdout, d.stderr, d.err = run(t, bin, "keys", "deal", "--members", "a,b,c", "--out", d.dir, "--format", "json")
+		}
+	})
+	return abc.deal
+}
+
 // keys status shows what keys deal installed, and that a dealer made it.
 func TestKeysStatus(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
-	out := t.TempDir()
-	if _, stderr, err := run(t, bin, "keys", "status", "--dir", out); err == nil || !strings.Contains(stderr, "no threshold key") {
+	if _, stderr, err := run(t, bin, "keys", "status", "--dir", t.TempDir()); err == nil || !strings.Contains(stderr, "no threshold key") {
 		t.Errorf("status without a key: %v %q", err, stderr)
 	}
-	if _, stderr, err := run(t, bin, "keys", "deal", "--members", "a,b,c", "--out", out); err != nil {
-		t.Fatalf("deal: %v %q", err, stderr)
+	d := dealABC(t)
+	if d.err != nil {
+		t.Fatalf("deal: %v %q", d.err, d.stderr)
 	}
+	out := d.dir
 	stdout, stderr, err := run(t, bin, "keys", "status", "--dir", filepath.Join(out, "b"), "--format", "json")
 	var st struct {
 		KeyID     string `json:"key_id"`
@@ -101,6 +142,7 @@ func TestKeysStatus(t *testing.T) {
 // keys generate refuses a consortium of two (no honest majority) and a
 // size other than 2048, 3072 or 4096, before it contacts the node.
 func TestKeysGenerateRefuses(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	root := t.TempDir()
 	var members []map[string]any

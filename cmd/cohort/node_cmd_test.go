@@ -18,6 +18,7 @@ import (
 // node init refuses names and listen addresses that would make a node.yaml
 // fail later, before writing anything.
 func TestNodeInitValidates(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	for _, tc := range []struct {
 		args []string
@@ -42,6 +43,7 @@ func TestNodeInitValidates(t *testing.T) {
 // node run without a threshold key share starts, but says that jobs that
 // decrypt will fail; node status then reaches it through COHORT_CONFIG.
 func TestNodeRunWarnsWithoutKey(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a process")
 	}

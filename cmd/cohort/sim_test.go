@@ -19,7 +19,9 @@ import (
 // runEnv is run with extra environment variables.
 func runEnv(t *testing.T, env []string, bin string, args ...string) (string, string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// A guard against a hung command, as run's: the demo took more than
+	// 60 s at load 20 (28 Nov 2026) and was killed here.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -57,6 +59,7 @@ func TestPrintResultObjects(t *testing.T) {
 
 // Bad specs fail with messages that say what is wrong.
 func TestSimSpecMessages(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -85,6 +88,7 @@ func TestSimSpecMessages(t *testing.T) {
 // sim --out never mixes runs: a non-empty directory is refused without
 // --force, replaced whole with it, and kept as it was when a run fails.
 func TestSimOutDir(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	spec := "../../examples/sum/spec.yaml"
 	out := filepath.Join(t.TempDir(), "o")
@@ -134,11 +138,11 @@ func TestSimOutDir(t *testing.T) {
 // demo writes into a fresh directory of its own (not one fixed path under
 // the shared temp dir) and says where.
 func TestDemoFreshDir(t *testing.T) {
-	bin := buildBinary(t)
-	tmp := t.TempDir()
-	out, stderr, err := runEnv(t, []string{"TMPDIR=" + tmp}, bin, "demo")
-	if err != nil {
-		t.Fatalf("demo: %v\n%s\n%s", err, out, stderr)
+	t.Parallel()
+	d := runDemo(t) // TMPDIR=d.tmp, no --out
+	tmp, out := d.tmp, d.stdout
+	if d.err != nil {
+		t.Fatalf("demo: %v\n%s\n%s", d.err, out, d.stderr)
 	}
 	first, _, _ := strings.Cut(out, "\n")
 	dir, ok := strings.CutPrefix(first, "writing results under ")
@@ -157,6 +161,7 @@ func TestDemoFreshDir(t *testing.T) {
 // parties of them all, and prints each example's output in turn: its
 // result, its phase timings and where its result is.
 func TestDemoOneCluster(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer

@@ -6,6 +6,9 @@ package simtest
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/cohortdm/cohort/sim"
@@ -23,4 +26,44 @@ func StartCluster(tb testing.TB, ctx context.Context, names []string, opts sim.C
 	}
 	tb.Cleanup(func() { c.Close() })
 	return c
+}
+
+// dealt holds the keys ThresholdKeys dealt, one entry per modulus size and
+// member set, for the life of the test binary.
+var dealt struct {
+	sync.Mutex
+	m map[string]*dealtKeys
+}
+
+type dealtKeys struct {
+	once    sync.Once
+	install func(name, dataDir string) error
+	err     error
+}
+
+// ThresholdKeys is sim.ThresholdKeys(bits) with each consortium's keys
+// dealt once per test binary: every cluster of the same members (by name)
+// gets the same threshold Paillier and lattice key shares, written into its
+// own fresh data dirs. Dealing (safe primes, the lattice key) otherwise
+// dominates the time of a test that starts clusters; a test whose point is
+// that two clusters hold different keys, or that times or inspects the
+// dealing itself, uses sim.ThresholdKeys. The keys live in memory only.
+func ThresholdKeys(bits int) func(names []string) (func(name, dataDir string) error, error) {
+	return func(names []string) (func(name, dataDir string) error, error) {
+		sorted := slices.Clone(names)
+		slices.Sort(sorted)
+		key := fmt.Sprintf("%d %q", bits, sorted)
+		dealt.Lock()
+		if dealt.m == nil {
+			dealt.m = map[string]*dealtKeys{}
+		}
+		d, ok := dealt.m[key]
+		if !ok {
+			d = &dealtKeys{}
+			dealt.m[key] = d
+		}
+		dealt.Unlock()
+		d.once.Do(func() { d.install, d.err = sim.ThresholdKeys(bits)(sorted) })
+		return d.install, d.err
+	}
 }
