@@ -12,15 +12,9 @@ set -euo pipefail
 ROWS=${1:-10000000}
 shift || true
 cd "$(dirname "$0")/.."
-work=$(mktemp -d /tmp/cohort-groups-XXXXXX)
-chmod 755 "$work"
 # shellcheck source=scripts/lib/pg.sh
 . scripts/lib/pg.sh
-cleanup() {
-  pg_stop "$work"
-  rm -rf "$work"
-}
-trap cleanup EXIT
+pg_work groups
 bins=("$@")
 if [ ${#bins[@]} = 0 ]; then go build -o "$work/cohort" ./cmd/cohort; bins=("$work/cohort"); fi
 pg_start "$work"

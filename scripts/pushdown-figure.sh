@@ -24,15 +24,9 @@
 set -euo pipefail
 ROWS=${1:-3000000}
 cd "$(dirname "$0")/.."
-work=$(mktemp -d /tmp/cohort-pushdown-XXXXXX)
-chmod 755 "$work"
 # shellcheck source=scripts/lib/pg.sh
 . scripts/lib/pg.sh
-cleanup() {
-  pg_stop "$work"
-  rm -rf "$work"
-}
-trap cleanup EXIT
+pg_work pushdown
 binaries=("${@:2}")
 if [ ${#binaries[@]} = 0 ]; then go build -o "$work/cohort" ./cmd/cohort; binaries=("$work/cohort"); fi
 pg_start "$work"

@@ -31,15 +31,9 @@ ROWS=${1:-10000000}
 DIMS=${DIMS:-100}
 MVALS=${MVALS:-10}
 cd "$(dirname "$0")/.."
-work=$(mktemp -d /tmp/cohort-sjc-pushdown-XXXXXX)
-chmod 755 "$work"
 # shellcheck source=scripts/lib/pg.sh
 . scripts/lib/pg.sh
-cleanup() {
-  pg_stop "$work"
-  rm -rf "$work"
-}
-trap cleanup EXIT
+pg_work sjc-pushdown
 binaries=("${@:2}")
 if [ ${#binaries[@]} = 0 ]; then go build -o "$work/cohort" ./cmd/cohort; binaries=("$work/cohort"); fi
 pg_start "$work"

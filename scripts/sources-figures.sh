@@ -13,15 +13,9 @@
 set -euo pipefail
 ROWS=${1:-1000000}
 cd "$(dirname "$0")/.."
-work=$(mktemp -d /tmp/cohort-figures-XXXXXX)
-chmod 755 "$work"
 # shellcheck source=scripts/lib/pg.sh
 . scripts/lib/pg.sh
-cleanup() {
-  pg_stop "$work"
-  rm -rf "$work"
-}
-trap cleanup EXIT
+pg_work figures
 go build -o "$work/cohort" ./cmd/cohort
 cohort="$work/cohort"
 per=$(( (ROWS + 2) / 3 ))

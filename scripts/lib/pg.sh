@@ -7,6 +7,8 @@
 #                      the postgres user); exports COHORT_FIGURES_PG, its
 #                      connection string
 #   pg_stop WORK       stop it at once, if it was started (for a trap)
+#   pg_work NAME       set work to a fresh dir /tmp/cohort-NAME-XXXXXX (755),
+#                      stopped with pg_stop and deleted on exit
 pg_asuser=()
 if [ "$(id -u)" = 0 ]; then pg_asuser=(runuser -u postgres --); fi
 pgbin=$(dirname "$(readlink -f "$(command -v initdb 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null | tail -1)")" 2>/dev/null || true)
@@ -21,4 +23,10 @@ pg_start() {
 
 pg_stop() {
   if [ -f "$1/pg/PG_VERSION" ]; then "${pg_asuser[@]}" "$pgbin/pg_ctl" -D "$1/pg" -m immediate -w stop >/dev/null 2>&1 || true; fi
+}
+
+pg_work() {
+  work=$(mktemp -d "/tmp/cohort-$1-XXXXXX")
+  chmod 755 "$work"
+  trap 'pg_stop "$work"; rm -rf "$work"' EXIT
 }
