@@ -111,6 +111,9 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	if cfg.p.NaiveBayes {
 		res["naive_bayes"] = GlobalBayes(trees, cfg.schema, seed)
 	}
+	if cfg.p.RandomForest != nil {
+		res["random_forest"] = GlobalForest(trees, cfg.schema, *cfg.p.RandomForest, cfg.p.grow(), seed)
+	}
 	return res, nil
 }
 
