@@ -114,6 +114,9 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	if cfg.p.RandomForest != nil {
 		res["random_forest"] = GlobalForest(trees, cfg.schema, *cfg.p.RandomForest, cfg.p.grow(), seed)
 	}
+	if cfg.p.DecisionTable {
+		res["decision_table"] = GlobalTable(trees, cfg.schema, seed)
+	}
 	return res, nil
 }
 

@@ -31,6 +31,9 @@ type Params struct {
 	// RandomForest, when set, adds a random forest learnt from the same
 	// pseudo-rows (GlobalForest), its draws from the joint seed.
 	RandomForest *ForestParams `yaml:"random_forest"`
+	// DecisionTable adds a decision table majority learnt from the same
+	// pseudo-rows (GlobalTable).
+	DecisionTable bool `yaml:"decision_table"`
 	// Ranges and Values give attributes' domains (numeric [min, max],
 	// categorical values), public knowledge PGEN draws from (Generate).
 	Ranges map[string][]float64 `yaml:"ranges"`

@@ -595,9 +595,9 @@ func TestJobDiversity(t *testing.T) {
 // the audit ledgers record each tree sent as generalised, each commitment
 // and opening of the joint seed as a public result, and nothing else but
 // control, and the global tree splits only on the schema's attributes;
-// with naive_bayes and random_forest, which add no message, the result's
-// models are those every member can redo from the log (checkBayes,
-// checkForest).
+// with naive_bayes, random_forest and decision_table, which add no
+// message, the result's models are those every member can redo from the
+// log (checkBayes, checkForest, checkTable).
 func TestRealNodes(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -605,13 +605,14 @@ func TestRealNodes(t *testing.T) {
 	pol := policy.Default()
 	pol.Kinds["pgen"] = []string{policy.Any}
 	out := filepath.Join(t.TempDir(), "out")
-	specPath := exampleWith(t, "  naive_bayes: true\n  random_forest: {trees: 10}")
+	specPath := exampleWith(t, "  naive_bayes: true\n  random_forest: {trees: 10}\n  decision_table: true")
 	res, err := sim.Run(ctx, specPath, sim.RunOptions{Kinds: job.Registry{"pgen": pgen.Kind{}}, Out: out, Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkBayes(t, res, loadSpec(t, specPath))
 	checkForest(t, res, loadSpec(t, specPath))
+	checkTable(t, res, loadSpec(t, specPath))
 	ledgered, seeds := 0, 0
 	for p, v := range res["published"].(map[string]any) {
 		for _, r := range leafRows(resultTree(t, v).Root) {
