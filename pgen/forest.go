@@ -24,8 +24,9 @@ const maxForestTrees = 500
 
 // Forest is a random forest (Breiman, "Random Forests", Machine Learning
 // 45, 2001), one of the global models the paper learns from the pooled
-// pseudo-rows (Sharkey, Tian, Zhang, Xu, PinKDD 2007, §4, with "public
-// domain Java implementations", i.e. Weka's). Each tree is grown by
+// pseudo-rows (Sharkey, Tian, Zhang, Xu, PinKDD 2007, §4, learnt there
+// with "public-domain Java implementations"; this one follows Weka's
+// RandomForest). Each tree is grown by
 // package tree's grower on a bootstrap sample of the rows (as many rows,
 // drawn with replacement), unpruned, trying Features attributes drawn at
 // each node (tree.GrowParams.Features). A row's class is the one with the
