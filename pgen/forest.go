@@ -1,11 +1,14 @@
 package pgen
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/tree"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // ForestParams are params.random_forest: a random forest learnt from the
@@ -21,6 +24,25 @@ type ForestParams struct {
 // maxForestTrees bounds params.random_forest.trees: the forest is in the
 // result, every tree of it.
 const maxForestTrees = 500
+
+// maxForestJSON bounds the forest's JSON in the result, which the log
+// commits as one entry of at most wire.MaxMessageSize: unpruned trees
+// grow with the rows (on Adult's 30,162 pseudo-rows, 10 trees of depth 10
+// take 0.6 MB), so the number of trees alone does not bound it.
+const maxForestJSON = wire.MaxMessageSize / 4
+
+// checkForestSize refuses a forest whose JSON exceeds limit bytes, naming
+// the params that shrink it.
+func checkForestSize(f *Forest, limit int) error {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("pgen: params.random_forest: %w", err)
+	}
+	if len(b) > limit {
+		return fmt.Errorf("pgen: params.random_forest: the forest takes %d bytes of JSON, above the result's %d: ask for fewer trees or a smaller params.max_depth", len(b), limit)
+	}
+	return nil
+}
 
 // Forest is a random forest (Breiman, "Random Forests", Machine Learning
 // 45, 2001), one of the global models the paper learns from the pooled

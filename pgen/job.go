@@ -112,7 +112,11 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		res["naive_bayes"] = GlobalBayes(trees, cfg.schema, seed)
 	}
 	if cfg.p.RandomForest != nil {
-		res["random_forest"] = GlobalForest(trees, cfg.schema, *cfg.p.RandomForest, cfg.p.grow(), seed)
+		f := GlobalForest(trees, cfg.schema, *cfg.p.RandomForest, cfg.p.grow(), seed)
+		if err := checkForestSize(f, maxForestJSON); err != nil {
+			return nil, err
+		}
+		res["random_forest"] = f
 	}
 	if cfg.p.DecisionTable {
 		res["decision_table"] = GlobalTable(trees, cfg.schema, seed)
