@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -92,7 +93,9 @@ func TestDecisionTable(t *testing.T) {
 
 // checkTable checks a result's decision table: it is GlobalTable over the
 // result's published trees and joint seed (what every member can redo
-// from the log), and on the held-out sample it is within 10 points of a
+// from the log), and on the held-out sample the median of five fixed
+// draws of the pseudo-rows (medianOf: the joint seed is drawn afresh each
+// run, and draws range from 82 % to 90 %) is within 10 points of a
 // decision table learnt on the union of the rows (the paper's BASIS).
 func checkTable(t *testing.T, res map[string]any, spec *job.Spec) {
 	t.Helper()
@@ -120,10 +123,12 @@ func checkTable(t *testing.T, res map[string]any, spec *job.Spec) {
 	}
 	test := readData(t, filepath.Join(spec.Dir, "data", "test.csv"), s)
 	acc := func(m *pgen.DecisionTable) float64 { return float64(pgen.CorrectTable(m, test)) / float64(test.Rows()) }
-	global, central := acc(want), acc(pgen.LearnTable(concat(union)))
-	t.Logf("decision table on the held-out sample: global (pseudo-rows) %.3f (schema of %d), union %.3f", global, len(want.Attrs), central)
+	global := medianOf(5, func(seed []byte) float64 { return acc(pgen.GlobalTable(trees, s, seed)) })
+	central := acc(pgen.LearnTable(concat(union)))
+	t.Logf("decision table on the held-out sample: the log's draw %.3f (schema of %d), median of five fixed draws %.3f, union %.3f",
+		acc(want), len(want.Attrs), global, central)
 	if global < central-0.10 {
-		t.Errorf("the decision table from the pseudo-rows %.3f, more than 10 points below the union's %.3f", global, central)
+		t.Errorf("the decision table from the pseudo-rows %.3f (median of five draws), more than 10 points below the union's %.3f", global, central)
 	}
 }
 
@@ -145,4 +150,15 @@ func TestJobDecisionTable(t *testing.T) {
 		t.Fatalf("result decision_table %T", rep.Result["decision_table"])
 	}
 	checkTable(t, rep.Result, spec)
+}
+
+// medianOf is the median of score over n fixed seeds, "accuracy 0",
+// "accuracy 1", ... (as medianAccuracy draws the global tree's).
+func medianOf(n int, score func(seed []byte) float64) float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = score([]byte(fmt.Sprintf("accuracy %d", i)))
+	}
+	slices.Sort(xs)
+	return xs[n/2]
 }

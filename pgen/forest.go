@@ -27,8 +27,9 @@ const maxForestTrees = 500
 
 // maxForestJSON bounds the forest's JSON in the result, which the log
 // commits as one entry of at most wire.MaxMessageSize: unpruned trees
-// grow with the rows (on Adult's 30,162 pseudo-rows, 10 trees of depth 10
-// take 0.6 MB), so the number of trees alone does not bound it.
+// grow with the rows (on Adult's 30,162 pseudo-rows from three parties'
+// trees at release_k 10, 10 trees of depth 10 take 0.6 MB), so the number
+// of trees alone does not bound it.
 const maxForestJSON = wire.MaxMessageSize / 4
 
 // checkForestSize refuses a forest whose JSON exceeds limit bytes, naming

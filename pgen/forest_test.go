@@ -115,9 +115,9 @@ func TestForestAverages(t *testing.T) {
 
 // checkForest checks a result's random forest: it is GlobalForest over the
 // result's published trees and joint seed with the spec's params (what
-// every member can redo from the log), and on the held-out sample it is
-// within 5 points of a forest learnt on the union of the rows (the
-// paper's BASIS).
+// every member can redo from the log), and on the held-out sample the
+// median of five fixed draws of the pseudo-rows (medianOf) is within 3
+// points of a forest learnt on the union of the rows (the paper's BASIS).
 func checkForest(t *testing.T, res map[string]any, spec *job.Spec) {
 	t.Helper()
 	s, p, err := pgen.SchemaOf(spec)
@@ -150,17 +150,18 @@ func checkForest(t *testing.T, res map[string]any, spec *job.Spec) {
 	test := readData(t, filepath.Join(spec.Dir, "data", "test.csv"), s)
 	acc := func(f *pgen.Forest) float64 { return float64(pgen.CorrectForest(f, test)) / float64(test.Rows()) }
 	basis := pgen.LearnForest(concat(union), *p.RandomForest, gp, rand.New(rand.NewPCG(1, 0)))
-	global, central := acc(want), acc(basis)
-	t.Logf("random forest on the held-out sample: global (pseudo-rows) %.3f, union %.3f", global, central)
-	if global < central-0.05 {
-		t.Errorf("the random forest from the pseudo-rows %.3f, more than 5 points below the union's %.3f", global, central)
+	global := medianOf(5, func(seed []byte) float64 { return acc(pgen.GlobalForest(trees, s, *p.RandomForest, gp, seed)) })
+	central := acc(basis)
+	t.Logf("random forest on the held-out sample: the log's draw %.3f, median of five fixed draws %.3f, union %.3f", acc(want), global, central)
+	if global < central-0.03 {
+		t.Errorf("the random forest from the pseudo-rows %.3f (median of five draws), more than 3 points below the union's %.3f", global, central)
 	}
 }
 
 // TestJobRandomForest runs the example with params.random_forest over the
 // in-process runtime: the result's forest is GlobalForest over the
 // committed trees with the log's joint seed, of the trees asked for, and
-// classifies the held-out sample within 5 points of a forest on the union
+// classifies the held-out sample within 3 points of a forest on the union
 // (checkForest); without the param the result has none.
 func TestJobRandomForest(t *testing.T) {
 	t.Parallel()
