@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/internal/adultdata"
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/pgen"
 	"github.com/cohortdm/cohort/tree"
 )
@@ -150,7 +151,9 @@ func testJobAdultHorizontal(t *testing.T, k uint64, slack float64) {
 // adult.test; beside it the union's tree (the paper's BASIS) and the mean
 // accuracy of the published trees alone; and the naive Bayes model learnt
 // from the same pseudo-rows (params.naive_bayes) beside naive Bayes on the
-// union.
+// union, the random forest of 10 trees (params.random_forest) beside a
+// forest on the union, and the decision table (params.decision_table)
+// beside one on the union.
 func TestAdultFigures(t *testing.T) {
 	if os.Getenv("PGEN_FIGURES") == "" {
 		t.Skip("set PGEN_FIGURES=1")
@@ -177,7 +180,15 @@ func TestAdultFigures(t *testing.T) {
 	nb := func(m *pgen.NaiveBayes) float64 {
 		return 100 * float64(pgen.CorrectBayes(m, test)) / float64(test.Rows())
 	}
-	t.Logf("union (BASIS): tree %.2f%%, naive Bayes %.2f%%", acc(tree.Grow(all, gp, "", "")), nb(pgen.LearnBayes(all)))
+	fp := pgen.ForestParams{Trees: 10}
+	rf := func(f *pgen.Forest) float64 {
+		return 100 * float64(pgen.CorrectForest(f, test)) / float64(test.Rows())
+	}
+	dt := func(m *pgen.DecisionTable) float64 {
+		return 100 * float64(pgen.CorrectTable(m, test)) / float64(test.Rows())
+	}
+	t.Logf("union (BASIS): tree %.2f%%, naive Bayes %.2f%%, random forest %.2f%%, decision table %.2f%%", acc(tree.Grow(all, gp, "", "")),
+		nb(pgen.LearnBayes(all)), rf(pgen.LearnForest(all, fp, gp, job.Rand([]byte("figures"), "pgen/random-forest"))), dt(pgen.LearnTable(all)))
 	for _, n := range []int{1, 3, 5, 10} {
 		parts := make([][][]string, n)
 		for i, r := range recs {
@@ -203,7 +214,10 @@ func TestAdultFigures(t *testing.T) {
 			gn, _ := global.Size()
 			dn, _ := withDom.Size()
 			bayes := nb(pgen.GlobalBayes(trees, s, []byte("figures")))
-			t.Logf("| %d | %d | %d | %.2f | %.2f | %d | %.2f | %d | %.2f | %d | %.1f |", n, k, leaves/n, local, acc(global), gn, acc(withDom), dn, bayes, rows, time.Since(start).Seconds())
+			forest := rf(pgen.GlobalForest(trees, s, fp, gp, []byte("figures")))
+			table := pgen.GlobalTable(trees, s, []byte("figures"))
+			t.Logf("| %d | %d | %d | %.2f | %.2f | %d | %.2f | %d | %.2f | %.2f | %.2f | %d | %d | %.1f |", n, k, leaves/n, local, acc(global), gn,
+				acc(withDom), dn, bayes, forest, dt(table), len(table.Attrs), rows, time.Since(start).Seconds())
 		}
 	}
 }

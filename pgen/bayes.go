@@ -159,13 +159,19 @@ func GlobalBayes(trees []*tree.Tree, s *Schema, seed []byte) *NaiveBayes {
 // CorrectBayes counts the rows of d that m classifies as their class (a
 // label of d that m does not have counts as wrong).
 func CorrectBayes(m *NaiveBayes, d *tree.Data) int {
+	return correct(m.Classify, m.Labels, d)
+}
+
+// correct counts the rows of d that classify, which reads a row by
+// attribute name, puts in their class (an index into labels).
+func correct(classify func(func(string) (float64, string, bool)) int, labels []string, d *tree.Data) int {
 	byName := map[string]*tree.Attr{}
 	for _, a := range d.Attrs {
 		byName[a.Name] = a
 	}
 	right := 0
 	for i := range d.Rows() {
-		c := m.Classify(func(name string) (float64, string, bool) {
+		c := classify(func(name string) (float64, string, bool) {
 			a, ok := byName[name]
 			switch {
 			case !ok:
@@ -175,7 +181,7 @@ func CorrectBayes(m *NaiveBayes, d *tree.Data) int {
 			}
 			return 0, a.Values[a.Code[i]], true
 		})
-		if m.Labels[c] == d.Labels[d.Class[i]] {
+		if labels[c] == d.Labels[d.Class[i]] {
 			right++
 		}
 	}

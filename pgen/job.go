@@ -111,6 +111,16 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	if cfg.p.NaiveBayes {
 		res["naive_bayes"] = GlobalBayes(trees, cfg.schema, seed)
 	}
+	if cfg.p.RandomForest != nil {
+		f := GlobalForest(trees, cfg.schema, *cfg.p.RandomForest, cfg.p.grow(), seed)
+		if err := checkForestSize(f, maxForestJSON); err != nil {
+			return nil, err
+		}
+		res["random_forest"] = f
+	}
+	if cfg.p.DecisionTable {
+		res["decision_table"] = GlobalTable(trees, cfg.schema, seed)
+	}
 	return res, nil
 }
 

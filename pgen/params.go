@@ -28,6 +28,12 @@ type Params struct {
 	// NaiveBayes adds a second global model, a naive Bayes classifier
 	// learnt from the same pseudo-rows (GlobalBayes), to the result.
 	NaiveBayes bool `yaml:"naive_bayes"`
+	// RandomForest, when set, adds a random forest learnt from the same
+	// pseudo-rows (GlobalForest), its draws from the joint seed.
+	RandomForest *ForestParams `yaml:"random_forest"`
+	// DecisionTable adds a decision table majority learnt from the same
+	// pseudo-rows (GlobalTable).
+	DecisionTable bool `yaml:"decision_table"`
 	// Ranges and Values give attributes' domains (numeric [min, max],
 	// categorical values), public knowledge PGEN draws from (Generate).
 	Ranges map[string][]float64 `yaml:"ranges"`
@@ -73,6 +79,9 @@ func parse(spec *job.Spec) (*config, error) {
 	if err := spec.CheckTimeoutMS(p.TimeoutMS); err != nil {
 		return nil, err
 	}
+	if f := p.RandomForest; f != nil && (f.Trees < 1 || f.Trees > maxForestTrees) {
+		return nil, spec.Errorf("params.random_forest.trees", "required: the number of trees, in [1, %d]", maxForestTrees)
+	}
 	if f, why := p.release().Check(); f != "" {
 		return nil, spec.Errorf("params."+f, "%s", why)
 	}
@@ -102,6 +111,9 @@ func parse(spec *job.Spec) (*config, error) {
 	}
 	if s.ClassColumn == "" {
 		return nil, spec.Errorf("schema."+spec.Parties[0].Tables[0].Name, "no class column")
+	}
+	if f := p.RandomForest; f != nil && (f.Features < 0 || f.Features > len(s.Numeric)) {
+		return nil, spec.Errorf("params.random_forest.features", "must be in [0, the number of attributes] (0: log2 of it, plus 1)")
 	}
 	if err := domains(spec, p, s); err != nil {
 		return nil, err

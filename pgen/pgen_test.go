@@ -214,9 +214,10 @@ func TestJobExample(t *testing.T) {
 	}
 }
 
-// exampleWithBayes copies the example into a temporary directory with
-// params.naive_bayes set and returns its spec's path.
-func exampleWithBayes(t testing.TB) string {
+// exampleWith copies the example into a temporary directory with more
+// params (YAML lines, indented as the spec's params) and returns its spec's
+// path.
+func exampleWith(t testing.TB, params string) string {
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "data"), 0o755); err != nil {
 		t.Fatal(err)
@@ -235,9 +236,9 @@ func exampleWithBayes(t testing.TB) string {
 		t.Fatal(err)
 	}
 	if !bytes.HasSuffix(bytes.TrimSpace(spec), []byte("north, south, west]}")) {
-		t.Fatal("the example spec no longer ends with its params: add naive_bayes another way")
+		t.Fatal("the example spec no longer ends with its params: add params another way")
 	}
-	spec = append(bytes.TrimSpace(spec), "\n  naive_bayes: true\n"...)
+	spec = append(bytes.TrimSpace(spec), "\n"+params+"\n"...)
 	path := filepath.Join(dir, "spec.yaml")
 	if err := os.WriteFile(path, spec, 0o600); err != nil {
 		t.Fatal(err)
@@ -418,6 +419,10 @@ func TestJobBadInput(t *testing.T) {
 		{"an empty range", "params.ranges.age", func(s *job.Spec) { s.Params["ranges"] = map[string]any{"age": []any{80, 20}} }},
 		{"values of a numeric", "params.values.bmi", func(s *job.Spec) { s.Params["values"] = map[string]any{"bmi": []any{"low"}} }},
 		{"release_l 1", "params.release_l", func(s *job.Spec) { s.Params["release_l"], s.Params["release_c"] = 1, 3.0 }},
+		{"a forest of no tree", "params.random_forest.trees", func(s *job.Spec) { s.Params["random_forest"] = map[string]any{"features": 2} }},
+		{"a forest's features above the attributes", "params.random_forest.features", func(s *job.Spec) {
+			s.Params["random_forest"] = map[string]any{"trees": 3, "features": 5}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			spec := loadSpec(t, filepath.Join(exampleDir, "spec.yaml"))
@@ -589,7 +594,10 @@ func TestJobDiversity(t *testing.T) {
 // added to its kinds: every published tree in result.json meets release_k,
 // the audit ledgers record each tree sent as generalised, each commitment
 // and opening of the joint seed as a public result, and nothing else but
-// control, and the global tree splits only on the schema's attributes.
+// control, and the global tree splits only on the schema's attributes;
+// with naive_bayes, random_forest and decision_table, which add no
+// message, the result's models are those every member can redo from the
+// log (checkBayes, checkForest, checkTable).
 func TestRealNodes(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -597,12 +605,14 @@ func TestRealNodes(t *testing.T) {
 	pol := policy.Default()
 	pol.Kinds["pgen"] = []string{policy.Any}
 	out := filepath.Join(t.TempDir(), "out")
-	specPath := exampleWithBayes(t)
+	specPath := exampleWith(t, "  naive_bayes: true\n  random_forest: {trees: 10}\n  decision_table: true")
 	res, err := sim.Run(ctx, specPath, sim.RunOptions{Kinds: job.Registry{"pgen": pgen.Kind{}}, Out: out, Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkBayes(t, res, loadSpec(t, specPath))
+	checkForest(t, res, loadSpec(t, specPath))
+	checkTable(t, res, loadSpec(t, specPath))
 	ledgered, seeds := 0, 0
 	for p, v := range res["published"].(map[string]any) {
 		for _, r := range leafRows(resultTree(t, v).Root) {

@@ -3,6 +3,7 @@ package tree
 import (
 	"cmp"
 	"math"
+	"math/rand/v2"
 	"slices"
 )
 
@@ -19,11 +20,21 @@ const eps = 1e-12
 // categorical value never split on (pgen's Other: a row whose value no
 // split names goes where Other goes, which an == Other split would send
 // the other way).
+//
+// Features, when above 0 with Rand set, makes the tree a random forest's
+// (Breiman, "Random Forests", Machine Learning 45, 2001): at each node the
+// attributes are tried in an order drawn from Rand, and the best split is
+// taken among the first Features of them, or among more, one at a time,
+// until one splits with a gain (as Weka's RandomTree does, so that a node
+// is not made a leaf by an unlucky draw). Rand is consumed in a fixed
+// order (depth first, left before right), so one seed grows one tree.
 type GrowParams struct {
 	MaxDepth int
 	MinSplit uint64
 	Prune    bool
 	NoSplit  string
+	Features int
+	Rand     *rand.Rand
 }
 
 // Grow grows a tree over every row of d, in one process (pgen's parties
@@ -66,18 +77,7 @@ func (g *grower) grow(rows []int32, depth int) *Node {
 	if nz <= 1 || uint64(len(rows)) < g.p.MinSplit || depth >= g.p.MaxDepth {
 		return n
 	}
-	best := candidate{gain: eps}
-	for _, a := range g.d.Attrs {
-		var c candidate
-		if a.Numeric {
-			c = g.bestNumeric(a, rows, counts)
-		} else {
-			c = g.bestCategorical(a, rows, counts)
-		}
-		if c.split != nil && c.gain > best.gain+eps {
-			best = c
-		}
-	}
+	best := g.best(rows, counts)
 	if best.split == nil {
 		return n
 	}
@@ -92,6 +92,33 @@ func (g *grower) grow(rows []int32, depth int) *Node {
 	n.Split = best.split
 	n.Left, n.Right = g.grow(left, depth+1), g.grow(right, depth+1)
 	return n
+}
+
+// best is the best split of rows: over every attribute, or over the
+// random sample GrowParams.Features asks for.
+func (g *grower) best(rows []int32, counts []uint64) candidate {
+	attrs := g.d.Attrs
+	sample := g.p.Features > 0 && g.p.Rand != nil && g.p.Features < len(attrs)
+	if sample {
+		attrs = slices.Clone(attrs)
+		g.p.Rand.Shuffle(len(attrs), func(i, j int) { attrs[i], attrs[j] = attrs[j], attrs[i] })
+	}
+	best := candidate{gain: eps}
+	for i, a := range attrs {
+		if sample && i >= g.p.Features && best.split != nil {
+			break
+		}
+		var c candidate
+		if a.Numeric {
+			c = g.bestNumeric(a, rows, counts)
+		} else {
+			c = g.bestCategorical(a, rows, counts)
+		}
+		if c.split != nil && c.gain > best.gain+eps {
+			best = c
+		}
+	}
+	return best
 }
 
 func (g *grower) counts(rows []int32) []uint64 {
