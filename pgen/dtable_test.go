@@ -2,9 +2,6 @@ package pgen_test
 
 import (
 	"context"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -99,28 +96,9 @@ func TestDecisionTable(t *testing.T) {
 // decision table learnt on the union of the rows (the paper's BASIS).
 func checkTable(t *testing.T, res map[string]any, spec *job.Spec) {
 	t.Helper()
-	s, _, err := pgen.SchemaOf(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seed, err := hex.DecodeString(fmt.Sprint(res["joint_seed"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var trees []*tree.Tree
-	var union []*tree.Data
-	for _, name := range spec.PartyNames() {
-		trees = append(trees, resultTree(t, res["published"].(map[string]any)[name]))
-		ps, _ := spec.Party(name)
-		union = append(union, readData(t, filepath.Join(spec.Dir, ps.Tables[0].Path), s))
-	}
+	s, seed, trees, union := fromResult(t, res, spec)
 	want := pgen.GlobalTable(trees, s, seed)
-	var a, b any
-	wb, _ := json.Marshal(want)
-	gb, _ := json.Marshal(res["decision_table"])
-	if err := errors.Join(json.Unmarshal(wb, &a), json.Unmarshal(gb, &b)); err != nil || !reflect.DeepEqual(a, b) {
-		t.Fatalf("the result's decision table is not GlobalTable over its published trees (%v):\n%s\n%s", err, gb, wb)
-	}
+	sameJSON(t, "decision table", res["decision_table"], want)
 	test := readData(t, filepath.Join(spec.Dir, "data", "test.csv"), s)
 	acc := func(m *pgen.DecisionTable) float64 { return float64(pgen.CorrectTable(m, test)) / float64(test.Rows()) }
 	global := medianOf(5, func(seed []byte) float64 { return acc(pgen.GlobalTable(trees, s, seed)) })

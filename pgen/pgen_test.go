@@ -252,28 +252,9 @@ func exampleWith(t testing.TB, params string) string {
 // of naive Bayes learnt on the union of the rows (the paper's BASIS).
 func checkBayes(t *testing.T, res map[string]any, spec *job.Spec) {
 	t.Helper()
-	s, _, err := pgen.SchemaOf(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seed, err := hex.DecodeString(fmt.Sprint(res["joint_seed"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var trees []*tree.Tree
-	var union []*tree.Data
-	for _, p := range spec.PartyNames() {
-		trees = append(trees, resultTree(t, res["published"].(map[string]any)[p]))
-		ps, _ := spec.Party(p)
-		union = append(union, readData(t, filepath.Join(spec.Dir, ps.Tables[0].Path), s))
-	}
+	s, seed, trees, union := fromResult(t, res, spec)
 	want := pgen.GlobalBayes(trees, s, seed)
-	var a, b any
-	wb, _ := json.Marshal(want)
-	gb, _ := json.Marshal(res["naive_bayes"])
-	if err := errors.Join(json.Unmarshal(wb, &a), json.Unmarshal(gb, &b)); err != nil || !reflect.DeepEqual(a, b) {
-		t.Fatalf("the result's naive Bayes model is not GlobalBayes over its published trees (%v):\n%s\n%s", err, gb, wb)
-	}
+	sameJSON(t, "naive Bayes model", res["naive_bayes"], want)
 	test := readData(t, filepath.Join(spec.Dir, "data", "test.csv"), s)
 	acc := func(m *pgen.NaiveBayes) float64 { return float64(pgen.CorrectBayes(m, test)) / float64(test.Rows()) }
 	global, basis := acc(want), acc(pgen.LearnBayes(concat(union)))
@@ -657,4 +638,39 @@ func TestRealNodes(t *testing.T) {
 		walk(n.Right)
 	}
 	walk(global.Root)
+}
+
+// fromResult is what every member can redo a global model from: the
+// spec's schema, the result's joint seed and published trees; and, for
+// the comparison with the paper's BASIS, the union of the parties' rows.
+func fromResult(t *testing.T, res map[string]any, spec *job.Spec) (*pgen.Schema, []byte, []*tree.Tree, []*tree.Data) {
+	t.Helper()
+	s, _, err := pgen.SchemaOf(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, err := hex.DecodeString(fmt.Sprint(res["joint_seed"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trees []*tree.Tree
+	var union []*tree.Data
+	for _, p := range spec.PartyNames() {
+		trees = append(trees, resultTree(t, res["published"].(map[string]any)[p]))
+		ps, _ := spec.Party(p)
+		union = append(union, readData(t, filepath.Join(spec.Dir, ps.Tables[0].Path), s))
+	}
+	return s, seed, trees, union
+}
+
+// sameJSON fails unless the result's model encodes as the one redone
+// from the log.
+func sameJSON(t *testing.T, what string, got, want any) {
+	t.Helper()
+	var a, b any
+	wb, _ := json.Marshal(want)
+	gb, _ := json.Marshal(got)
+	if err := errors.Join(json.Unmarshal(wb, &a), json.Unmarshal(gb, &b)); err != nil || !reflect.DeepEqual(a, b) {
+		t.Fatalf("the result's %s is not the one redone from its published trees and joint seed (%v):\n%s\n%s", what, err, gb, wb)
+	}
 }
