@@ -15,7 +15,6 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/tree"
@@ -180,10 +179,7 @@ func TestMemoryBudgetTooSmall(t *testing.T) {
 // Raft) through sim.Run, every node with a one-row budget: result.json's
 // tree is byte for byte the tree grown in process, every node had spill
 // files while it grew, and no node's data dir keeps one after the job.
-// A step's output lost under load is re-run after the step timeout, 20 s
-// here: with the node's default of 2 minutes, equal to the test's bound,
-// one lost output failed a clean-clone CI run (29 Nov 2026) where the
-// test takes about a second.
+// A lost step output is re-run after 20 s (simRun).
 func TestSimRealNodesMemoryBudget(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -198,10 +194,7 @@ func TestSimRealNodesMemoryBudget(t *testing.T) {
 	}
 	spy := &spyKind{Kind: sjc.Kind{MemoryBudget: oneRow}}
 	state, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
-	if _, err := sim.Run(ctx, path, sim.RunOptions{Kinds: job.Registry{"sjc": spy}, Out: out, State: state,
-		Timing: node.Timing{StepMS: 20_000}}); err != nil {
-		t.Fatal(err)
-	}
+	simRun(t, ctx, path, sim.RunOptions{Kinds: job.Registry{"sjc": spy}, Out: out, State: state})
 	b, err := os.ReadFile(filepath.Join(out, "result.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -48,9 +48,7 @@ func simKept(t *testing.T, ctx context.Context, spec *job.Spec) (*tree.Tree, str
 		t.Fatal(err)
 	}
 	out, state := filepath.Join(t.TempDir(), "out"), t.TempDir()
-	if _, err := sim.Run(ctx, path, sim.RunOptions{Kinds: job.Registry{"sjc": sjc.Kind{}}, Out: out, State: state}); err != nil {
-		t.Fatal(err)
-	}
+	simRun(t, ctx, path, sim.RunOptions{Kinds: job.Registry{"sjc": sjc.Kind{}}, Out: out, State: state})
 	b, err := os.ReadFile(filepath.Join(out, "result.json"))
 	if err != nil {
 		t.Fatal(err)

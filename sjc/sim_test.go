@@ -30,7 +30,7 @@ func TestSimRealNodes(t *testing.T) {
 }
 
 func simRealNodes(t *testing.T, mode string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	spec, want := chainCase(t, nil)
 	if mode != "" {
@@ -54,10 +54,7 @@ func simRealNodes(t *testing.T, mode string) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	res, err := sim.Run(ctx, path, sim.RunOptions{Kinds: job.Registry{"sjc": sjc.Kind{}}, Out: out})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := simRun(t, ctx, path, sim.RunOptions{Kinds: job.Registry{"sjc": sjc.Kind{}}, Out: out})
 	b, err := os.ReadFile(filepath.Join(out, "result.json"))
 	if err != nil {
 		t.Fatal(err)
