@@ -2,7 +2,6 @@ package node_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,13 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
@@ -65,30 +64,12 @@ func TestHelperNodeProcess(t *testing.T) {
 	}
 }
 
-// syncBuffer collects a helper process's stderr.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // helperNode is a node running in a child process.
 type helperNode struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  *bufio.Scanner
-	stderr *syncBuffer
+	stderr *testkit.LockedBuffer
 	addrs  []string
 }
 
@@ -104,7 +85,7 @@ func startHelperNode(t *testing.T, name, dir string) *helperNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &helperNode{cmd: cmd, stdin: stdin, lines: bufio.NewScanner(stdout), stderr: &syncBuffer{}}
+	h := &helperNode{cmd: cmd, stdin: stdin, lines: bufio.NewScanner(stdout), stderr: &testkit.LockedBuffer{}}
 	cmd.Stderr = h.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -10,36 +10,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cohortdm/cohort/internal/chtest"
 	"github.com/cohortdm/cohort/internal/pgtest"
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/table"
 )
-
-// lockedBuffer is a log sink the nodes write to concurrently.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // physical is every party's database table: the name the organisation
 // gives it, which must stay at its node.
@@ -151,7 +133,7 @@ func TestProbeChecksTablesWhereTheyLive(t *testing.T) {
 	dir := t.TempDir()
 	names := []string{"org01", "org02", "org03"}
 	tables, sources := probeSources(t, dir)
-	var logged lockedBuffer
+	var logged testkit.LockedBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{

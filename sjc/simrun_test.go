@@ -1,11 +1,10 @@
 package sjc_test
 
 import (
-	"bytes"
 	"context"
-	"sync"
 	"testing"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/sim"
 )
 
@@ -21,7 +20,7 @@ func simRun(t *testing.T, ctx context.Context, path string, opts sim.RunOptions)
 	if opts.Timing.StepMS == 0 {
 		opts.Timing.StepMS = 20_000
 	}
-	var progress lockedBuffer
+	var progress testkit.LockedBuffer
 	opts.Progress = &progress
 	res, err := sim.Run(ctx, path, opts)
 	if err != nil {
@@ -31,21 +30,4 @@ func simRun(t *testing.T, ctx context.Context, path string, opts sim.RunOptions)
 	return res
 }
 
-// lockedBuffer is a bytes.Buffer that the nodes' goroutines may write to
-// at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// testkit.LockedBuffer is a bytes.Buffer that the nodes' goroutines may write to

@@ -7,34 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
 	"github.com/cohortdm/cohort/table"
 )
-
-// lockedBuffer is a log sink the nodes write to concurrently.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // The query a party pushes down to its database is in its node's own log
 // at debug level, with the job's id, and in no committed Raft record of
@@ -65,7 +47,7 @@ func TestSumPushedDownQueryStaysInTheNodeLog(t *testing.T) {
 	if err := os.WriteFile(spec, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var logged lockedBuffer
+	var logged testkit.LockedBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
