@@ -81,6 +81,14 @@ type Config struct {
 	// exponentiation (one ciphertext-sized integer each, 512 bytes at
 	// 2048 bits). Zero: DefaultRandomizerPool; -1: none.
 	RandomizerPool int `yaml:"randomizer_pool,omitempty"`
+	// PaillierTables is when the node builds the consortium key's wide
+	// fixed-base tables (80 MiB at 2048 bits; see package paillier):
+	// "lazy" (the default) once their uses repay them, a few hundred
+	// encryptions in, so a node that runs few jobs never pays for them;
+	// "eager" as soon as it holds the key, in the background, so that its
+	// memory is at its level from the start instead of stepping up a few
+	// hundred jobs in (docs/runtime.md, "Memory flat").
+	PaillierTables string `yaml:"paillier_tables,omitempty"`
 
 	// source is the file this config was read from, for error messages.
 	source string
@@ -222,6 +230,9 @@ func LoadConfig(path string) (*Config, error) {
 	if _, err := c.randomizerPool(path); err != nil {
 		return nil, err
 	}
+	if _, err := c.eagerTables(path); err != nil {
+		return nil, err
+	}
 	if c.Pprof != "" {
 		if err := checkPprofAddr(c.Pprof); err != nil {
 			return nil, configErr(path, "pprof", "%v", err)
@@ -245,6 +256,19 @@ func (c *Config) randomizerPool(source string) (int, error) {
 		return 0, configErr(source, "randomizer_pool", "%d: want 1 to %d randomisers, -1 for none, or leave it out for %d", n, maxRandomizerPool, DefaultRandomizerPool)
 	default:
 		return n, nil
+	}
+}
+
+// eagerTables reports whether PaillierTables asks for the key's tables at
+// once, or why it is refused.
+func (c *Config) eagerTables(source string) (bool, error) {
+	switch c.PaillierTables {
+	case "", "lazy":
+		return false, nil
+	case "eager":
+		return true, nil
+	default:
+		return false, configErr(source, "paillier_tables", "want lazy or eager")
 	}
 }
 

@@ -128,6 +128,9 @@ func New(opts Options) (*Node, error) {
 	if _, err := cfg.randomizerPool("node " + cfg.Name); err != nil {
 		return nil, err
 	}
+	if _, err := cfg.eagerTables("node " + cfg.Name); err != nil {
+		return nil, err
+	}
 	lg := opts.Logger
 	if lg == nil {
 		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -179,12 +182,13 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		return nil, err
 	}
 	poolSize, _ := cfg.randomizerPool("") // checked by New
+	eager, _ := cfg.eagerTables("")
 	secrets := job.DirSecrets(cfg.DataDir)
 	n := &Node{
 		cfg: cfg, timing: cfg.Timing.withDefaults(), kinds: opts.Kinds, log: lg, join: opts.Join,
 		key: sk, token: token, console: site, metrics: m, mesh: mesh, ledger: ledger, policy: enforcer,
 		fsm: newFSM(), progress: newProgressBoard(), memory: newMemoryBoard(), probes: newProbeShare(),
-		secrets: secrets, pools: newRandomizers(poolSize, secrets, lg),
+		secrets: secrets, pools: newRandomizers(poolSize, eager, secrets, lg),
 	}
 	m.reg.MustRegister(n.pools)
 	if opts.OnApply != nil {

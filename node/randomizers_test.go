@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/keyring"
 )
@@ -23,6 +24,7 @@ func TestRandomizerPoolConfig(t *testing.T) {
 		want int
 		bad  bool
 	}{{"", DefaultRandomizerPool, false}, {"randomizer_pool: -1\n", 0, false}, {"randomizer_pool: 64\n", 64, false},
+		{"paillier_tables: eager\n", DefaultRandomizerPool, false}, {"paillier_tables: soon\n", 0, true},
 		{"randomizer_pool: -2\n", 0, true}, {fmt.Sprintf("randomizer_pool: %d\n", maxRandomizerPool+1), 0, true}} {
 		path := filepath.Join(t.TempDir(), "node.yaml")
 		if err := os.WriteFile(path, []byte("name: a\ndata_dir: d\nconsortium: c.yaml\n"+c.yaml), 0o600); err != nil {
@@ -30,8 +32,9 @@ func TestRandomizerPoolConfig(t *testing.T) {
 		}
 		cfg, err := LoadConfig(path)
 		if c.bad {
-			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "randomizer_pool") {
-				t.Fatalf("%q: got %v, want a config error naming randomizer_pool", c.yaml, err)
+			field, _, _ := strings.Cut(c.yaml, ":")
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), field) {
+				t.Fatalf("%q: got %v, want a config error naming %s", c.yaml, err, field)
 			}
 			continue
 		}
@@ -50,7 +53,7 @@ func TestRandomizerPoolConfig(t *testing.T) {
 func TestRandomizersLifecycle(t *testing.T) {
 	dir := t.TempDir()
 	secrets := job.DirSecrets(dir)
-	r := newRandomizers(4, secrets, slog.New(slog.DiscardHandler))
+	r := newRandomizers(4, false, secrets, slog.New(slog.DiscardHandler))
 	r.start(t.Context())
 	if p := r.current(); p != nil {
 		t.Fatal("a pool without a key")
@@ -83,5 +86,33 @@ func TestRandomizersLifecycle(t *testing.T) {
 	}
 	if _, ok := r.stats(); ok {
 		t.Fatal("stats of a closed pool")
+	}
+}
+
+// TestEagerTables checks node.yaml's paillier_tables: eager over a real
+// data dir: once the node sees an installed key it builds the key's wide
+// tables in the background, with or without a randomiser pool, and close
+// waits for the build.
+func TestEagerTables(t *testing.T) {
+	_, keys, err := keyring.Deal(rand.Reader, 1024, []string{"a", "b", "c"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{0, 4} {
+		dir := t.TempDir()
+		if err := keyring.SavePaillier(dir, keys["a"]); err != nil {
+			t.Fatal(err)
+		}
+		var logs testkit.LockedBuffer
+		r := newRandomizers(size, true, job.DirSecrets(dir), slog.New(slog.NewTextHandler(&logs, nil)))
+		r.start(t.Context())
+		if p := r.current(); (p != nil) != (size > 0) {
+			t.Fatalf("pool of %d: got pool %v", size, p)
+		}
+		r.current() // the same key: no second build
+		r.close()
+		if got := strings.Count(logs.String(), "wide fixed-base tables are built"); got != 1 {
+			t.Fatalf("pool of %d: %d table builds logged, want 1:\n%s", size, got, logs.String())
+		}
 	}
 }

@@ -267,3 +267,33 @@ func TestEncryptManyBuildsWide(t *testing.T) {
 		}
 	}
 }
+
+// TestPrecomputeTables: the key's wide tables exist right after
+// PrecomputeTables, encryption and share proofs still check with them,
+// and a budget too small for them says so instead of building them.
+func TestPrecomputeTables(t *testing.T) {
+	tpk, shares, _ := testKeys(t)
+	prev := SetFixedBaseBudget(0)
+	if tpk.PrecomputeTables() {
+		t.Fatal("tables reported built with a zero budget")
+	}
+	SetFixedBaseBudget(prev)
+	if !tpk.PrecomputeTables() {
+		t.Fatal("the wide tables were not built within the default budget")
+	}
+	if _, ok := tpk.hTable(0).(*fixedBase); !ok {
+		t.Fatal("no wide encryption table after PrecomputeTables")
+	}
+	if _, ok := tableFor(tpk.V, tpk.ns1(), tpk.rhoBits()+1, vWindow, 0).(*fixedBase); !ok {
+		t.Fatal("no wide v table after PrecomputeTables")
+	}
+	m := big.NewInt(77)
+	cs := []*Ciphertext{mustEnc(t, &tpk.PublicKey, m)}
+	d, err := shares[0].DecryptShare(rand.Reader, cs, testCtx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tpk.VerifyShare(cs, d, testCtx); err != nil {
+		t.Fatalf("proof with the wide v table: %v", err)
+	}
+}

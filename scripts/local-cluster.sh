@@ -28,7 +28,8 @@
 #              and after (an election raises it) and each node's RSS
 #              (issue 36's figure for 500 concurrent jobs), with each node's
 #              Go heap in use (HeapInuse), goroutines and its RSS split into
-#              anonymous memory and mapped files (the Raft log's bbolt mmap)
+#              anonymous memory and mapped files (the Raft log's bbolt mmap);
+#              LOAD_SETTLE=SECONDS waits that long before the first sample
 #   SPEC=FILE  submit this spec instead of the bundled sum example (its
 #              parties must be the node names: north, south, west, ...).
 #              Its tables may be database sources ({clickhouse_env: VAR} or
@@ -161,6 +162,9 @@ node_state() {
 load_jobs() {
 	local n=$1 via=${NAMES[$((${#NAMES[@]} - 1))]} want t0 t1 t2 id ids=() bad
 	want=$(for p in "${NAMES[@]}"; do tail -n +2 "$TABLES/data/$p.csv" 2>/dev/null; done | awk -F, '{s += $2} END {print s}')
+	# LOAD_SETTLE seconds first, e.g. for nodes with paillier_tables: eager
+	# to finish building the key's tables (about 2.4 s of a core each).
+	sleep "${LOAD_SETTLE:-0}"
 	echo "load: before: $(node_state before)"
 	t0=$(date +%s%N)
 	for ((j = 0; j < n; j++)); do
