@@ -1,0 +1,193 @@
+package lattice
+
+import (
+	mrand "math/rand/v2"
+	"testing"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
+)
+
+// binKeys is a single-party key pair under the package's parameters, with
+// its secret at hand to decrypt in the test (a consortium's sums are
+// decrypted jointly; what a decryption shows is the same).
+func binKeys(tb testing.TB) (*PublicKey, *rlwe.SecretKey) {
+	tb.Helper()
+	p := params(tb)
+	sk, pk := rlwe.NewKeyGenerator(p.bgv).GenKeyPairNew()
+	key, err := newPublicKey(p, names(3), 2, pk)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return key, sk
+}
+
+func decryptCoeffs(tb testing.TB, p Params, sk *rlwe.SecretKey, ct *rlwe.Ciphertext) []uint64 {
+	tb.Helper()
+	pt := bgv.NewPlaintext(p.bgv, ct.Level())
+	pt.IsBatched = false
+	rlwe.NewDecryptor(p.bgv, sk).Decrypt(ct, pt)
+	out := make([]uint64, p.Slots())
+	if err := bgv.NewEncoder(p.bgv).Decode(pt, out); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// TestBinSums: the masked product holds every bin's gradient and hessian
+// sum over the counted rows, across chunks, with weights, negative values
+// and rows left out; every other coefficient is masked (it differs from
+// the unmasked product's and between two sums of the same rows).
+func TestBinSums(t *testing.T) {
+	t.Parallel()
+	p := params(t)
+	pk, sk := binKeys(t)
+	const bins = 32
+	l, err := NewBinLayout(p, bins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 2*l.Rows() + 17 // three chunks, the last partial
+	rng := mrand.New(mrand.NewPCG(1, 2))
+	g, h, bin, w := make([]int64, rows), make([]int64, rows), make([]int, rows), make([]uint64, rows)
+	for i := range rows {
+		g[i], h[i] = rng.Int64N(1<<40)-1<<39, rng.Int64N(1<<40)
+		bin[i], w[i] = rng.IntN(bins+1)-1, uint64(rng.IntN(4)) // −1: not counted; weight 0 too
+	}
+	wantG, wantH := make([]int64, bins), make([]int64, bins)
+	for i := range rows {
+		if bin[i] >= 0 {
+			wantG[bin[i]] += int64(w[i]) * g[i]
+			wantH[bin[i]] += int64(w[i]) * h[i]
+		}
+	}
+	enc, err := NewEncryptor(pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cts, err := enc.EncryptPairs(l, g, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cts) != 3 {
+		t.Fatalf("%d ciphertexts for %d rows of %d a chunk", len(cts), rows, l.Rows())
+	}
+	s, err := NewBinSummer(pk, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first []uint64
+	for run := range 2 {
+		out, err := s.Sum(cts, bin, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		coeffs := decryptCoeffs(t, p, sk, out)
+		gotG, gotH, err := l.Read(coeffs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for b := range bins {
+			if gotG[b] != wantG[b] || gotH[b] != wantH[b] {
+				t.Fatalf("run %d, bin %d: sums (%d, %d), want (%d, %d)", run, b, gotG[b], gotH[b], wantG[b], wantH[b])
+			}
+		}
+		if run == 0 {
+			first = coeffs
+			continue
+		}
+		same := 0
+		for i := 2 * bins; i < len(coeffs); i++ {
+			if coeffs[i] == first[i] {
+				same++
+			}
+		}
+		if same > 2 {
+			t.Fatalf("%d masked coefficients equal between two sums of the same rows", same)
+		}
+	}
+}
+
+// TestBinSumsRefuses: a layout without room for two rows, rows beyond the
+// ciphertexts, and weights whose noise a decryption share would not hide.
+func TestBinSumsRefuses(t *testing.T) {
+	t.Parallel()
+	p := params(t)
+	if _, err := NewBinLayout(p, p.Slots()/2); err == nil {
+		t.Fatal("a layout of one row a ciphertext")
+	}
+	pk, _ := binKeys(t)
+	l, err := NewBinLayout(p, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := NewEncryptor(pk)
+	cts, err := enc.EncryptPairs(l, []int64{1, 2}, []int64{3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewBinSummer(pk, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Sum(cts, make([]int, l.Rows()+1), nil); err == nil {
+		t.Fatal("more rows than the ciphertexts hold")
+	}
+	if _, err := s.Sum(cts, []int{0, 1}, []uint64{1 << 62, 1 << 62}); err == nil {
+		t.Fatal("weights beyond the smudging bound")
+	}
+}
+
+// BenchmarkBinSums times the lattice path's pieces for boosting at
+// default_credit's size (24,000 join rows, 32 bins): the class holder's
+// encryption of every row's gradient and hessian (once per tree), one
+// column's masked per-bin sums over every row (once per column and tree
+// level when a level's nodes are summed together), and the mask alone.
+func BenchmarkBinSums(b *testing.B) {
+	p := params(b)
+	pk, _ := binKeys(b)
+	const rows, bins = 24000, 32
+	l, err := NewBinLayout(p, bins)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := mrand.New(mrand.NewPCG(1, 2))
+	g, h, bin := make([]int64, rows), make([]int64, rows), make([]int, rows)
+	for i := range rows {
+		g[i], h[i], bin[i] = rng.Int64N(1<<30), rng.Int64N(1<<30), rng.IntN(bins)
+	}
+	enc, err := NewEncryptor(pk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cts, err := enc.EncryptPairs(l, g, h)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := NewBinSummer(pk, l)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("encrypt-24000-rows", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := enc.EncryptPairs(l, g, h); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(cts)), "ciphertexts")
+	})
+	b.Run("sum-one-column-24000-rows", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Sum(cts, bin, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sum-one-chunk", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Sum(cts[:1], bin[:l.Rows()], nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
