@@ -576,9 +576,9 @@ func TestJobDiversity(t *testing.T) {
 // the audit ledgers record each tree sent as generalised, each commitment
 // and opening of the joint seed as a public result, and nothing else but
 // control, and the global tree splits only on the schema's attributes;
-// with naive_bayes, random_forest and decision_table, which add no
-// message, the result's models are those every member can redo from the
-// log (checkBayes, checkForest, checkTable).
+// with naive_bayes, random_forest, decision_table and conjunctive_rule,
+// which add no message, the result's models are those every member can
+// redo from the log (checkBayes, checkForest, checkTable, checkRule).
 func TestRealNodes(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -586,7 +586,7 @@ func TestRealNodes(t *testing.T) {
 	pol := policy.Default()
 	pol.Kinds["pgen"] = []string{policy.Any}
 	out := filepath.Join(t.TempDir(), "out")
-	specPath := exampleWith(t, "  naive_bayes: true\n  random_forest: {trees: 10}\n  decision_table: true")
+	specPath := exampleWith(t, "  naive_bayes: true\n  random_forest: {trees: 10}\n  decision_table: true\n  conjunctive_rule: true")
 	res, err := sim.Run(ctx, specPath, sim.RunOptions{Kinds: job.Registry{"pgen": pgen.Kind{}}, Out: out, Policy: pol})
 	if err != nil {
 		t.Fatal(err)
@@ -594,6 +594,7 @@ func TestRealNodes(t *testing.T) {
 	checkBayes(t, res, loadSpec(t, specPath))
 	checkForest(t, res, loadSpec(t, specPath))
 	checkTable(t, res, loadSpec(t, specPath))
+	checkRule(t, res, loadSpec(t, specPath))
 	ledgered, seeds := 0, 0
 	for p, v := range res["published"].(map[string]any) {
 		for _, r := range leafRows(resultTree(t, v).Root) {
