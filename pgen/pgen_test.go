@@ -423,7 +423,8 @@ func TestJobBadInput(t *testing.T) {
 	}
 }
 
-// TestJobDisclosesOnlyTrees: every message a party sends in the example is
+// TestJobDisclosesOnlyTrees: every message a party sends in the example,
+// with every global model asked for, is
 // its published tree, to the coordinator, as a generalised disclosure, its
 // commitment or opening of the joint seed, to the coordinator, as a public
 // result (the log holds both; CheckJointSeed checks their profile), or the
@@ -431,7 +432,9 @@ func TestJobBadInput(t *testing.T) {
 // release_k refuses the job before reading a row (Uses).
 func TestJobDisclosesOnlyTrees(t *testing.T) {
 	t.Parallel()
-	spec := loadSpec(t, filepath.Join(exampleDir, "spec.yaml"))
+	// Every global model asked for: they are learnt at the coordinator and
+	// must add no message.
+	spec := loadSpec(t, exampleWith(t, "  naive_bayes: true\n  random_forest: {trees: 5}\n  decision_table: true\n  conjunctive_rule: true"))
 	_, _, rep := runPGEN(t, spec)
 	jointSeed(t, rep, spec)
 	trees := map[string]int{}
