@@ -216,7 +216,9 @@ func info(cov, unc []uint64) float64 {
 	if n == 0 {
 		return 0
 	}
-	return (float64(sum(cov))*entropy(cov) + float64(sum(unc))*entropy(unc)) / float64(n)
+	// Each product converted on its own, never fused into the sum (see
+	// entropy).
+	return (float64(float64(sum(cov))*entropy(cov)) + float64(float64(sum(unc))*entropy(unc))) / float64(n)
 }
 
 func sum(c []uint64) uint64 {
