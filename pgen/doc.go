@@ -123,6 +123,14 @@
 //     on. The forest's trees are package tree's grower with a random
 //     sample of attributes per node (tree.GrowParams.Features), not a
 //     second learner.
+//   - The paper's baseline BASEGEN (BaseGen: random tuples of the data
+//     space labelled by each published tree) is library code for the
+//     figures (docs/pgen.md), not a param: it drops what PGEN keeps of
+//     each tree (each path's class counts and size), and on Adult its
+//     global tree is below PGEN's in most cells (its single conjunctive
+//     rule, a weak model either way, is above). Its
+//     other baseline, LD (ℓ-diverse publishing), is package anonymize's,
+//     compared in a figures test only.
 //   - The paper has no vertical or hybrid case: a footnote to §2 names
 //     them ("private data tables of data sources can form a horizontal,
 //     vertical, or hybrid partition") and the paper treats the horizontal
