@@ -1,6 +1,7 @@
 package pgen
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -39,12 +40,29 @@ type Rule struct {
 }
 
 // Antecedent is one condition of a rule: Attr <= Num, Attr > Num
-// (numeric) or Attr == Cat (categorical).
+// (numeric) or Attr == Cat (categorical). Its JSON has num for a numeric
+// one (a threshold of 0 too) and cat for a categorical one (MarshalJSON).
 type Antecedent struct {
 	Attr string  `json:"attr"`
 	Op   string  `json:"op"`
-	Num  float64 `json:"num,omitempty"`
-	Cat  string  `json:"cat,omitempty"`
+	Num  float64 `json:"num"`
+	Cat  string  `json:"cat"`
+}
+
+// MarshalJSON writes attr, op and the one value the operator takes.
+func (a Antecedent) MarshalJSON() ([]byte, error) {
+	if a.Op == tree.OpEQ {
+		return json.Marshal(struct {
+			Attr string `json:"attr"`
+			Op   string `json:"op"`
+			Cat  string `json:"cat"`
+		}{a.Attr, a.Op, a.Cat})
+	}
+	return json.Marshal(struct {
+		Attr string  `json:"attr"`
+		Op   string  `json:"op"`
+		Num  float64 `json:"num"`
+	}{a.Attr, a.Op, a.Num})
 }
 
 // OpGT is a numeric antecedent's other operator, beside tree.OpLE.

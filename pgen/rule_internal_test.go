@@ -1,6 +1,8 @@
 package pgen
 
 import (
+	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -106,5 +108,28 @@ func TestRulePrunes(t *testing.T) {
 	}
 	if got := sum(r.Covered) + sum(r.Default); got != 300 {
 		t.Errorf("covered and default count %d rows, want all 300", got)
+	}
+}
+
+// TestAntecedentJSON: a numeric antecedent writes its threshold, 0 too,
+// and no cat; a categorical one its value and no num; both read back.
+func TestAntecedentJSON(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		a    Antecedent
+		want string
+	}{
+		{Antecedent{Attr: "x", Op: OpGT, Num: 0}, `{"attr":"x","op":">","num":0}`},
+		{Antecedent{Attr: "c", Op: tree.OpEQ, Cat: "red"}, `{"attr":"c","op":"==","cat":"red"}`},
+	} {
+		b, err := json.Marshal(c.a)
+		var got, want map[string]any
+		if err := errors.Join(err, json.Unmarshal(b, &got), json.Unmarshal([]byte(c.want), &want)); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%+v: %s (%v), want %s", c.a, b, err, c.want)
+		}
+		var back Antecedent
+		if err := json.Unmarshal(b, &back); err != nil || back != c.a {
+			t.Errorf("%s read back as %+v (%v)", b, back, err)
+		}
 	}
 }
