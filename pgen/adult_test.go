@@ -152,8 +152,9 @@ func testJobAdultHorizontal(t *testing.T, k uint64, slack float64) {
 // accuracy of the published trees alone; and the naive Bayes model learnt
 // from the same pseudo-rows (params.naive_bayes) beside naive Bayes on the
 // union, the random forest of 10 trees (params.random_forest) beside a
-// forest on the union, and the decision table (params.decision_table)
-// beside one on the union.
+// forest on the union, the decision table (params.decision_table)
+// beside one on the union, and the conjunctive rule
+// (params.conjunctive_rule) beside one on the union.
 func TestAdultFigures(t *testing.T) {
 	if os.Getenv("PGEN_FIGURES") == "" {
 		t.Skip("set PGEN_FIGURES=1")
@@ -165,16 +166,7 @@ func TestAdultFigures(t *testing.T) {
 	}
 	all := fromRecords(t, recs, s)
 	test := adultTest(t, s)
-	// The domains as adult.names publishes them (the categorical values;
-	// the numeric ranges of the training data stand in for public bounds).
-	sd := &pgen.Schema{Numeric: s.Numeric, ClassColumn: s.ClassColumn, Ranges: map[string][2]float64{}, Values: map[string][]string{}}
-	for _, a := range all.Attrs {
-		if a.Numeric {
-			sd.Ranges[a.Name] = [2]float64{slices.Min(a.Num), slices.Max(a.Num)}
-		} else {
-			sd.Values[a.Name] = a.Values
-		}
-	}
+	sd := adultDomains(s, all)
 	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
 	acc := func(tr *tree.Tree) float64 { return 100 * float64(tree.Correct(tr, test)) / float64(test.Rows()) }
 	nb := func(m *pgen.NaiveBayes) float64 {
@@ -187,8 +179,12 @@ func TestAdultFigures(t *testing.T) {
 	dt := func(m *pgen.DecisionTable) float64 {
 		return 100 * float64(pgen.CorrectTable(m, test)) / float64(test.Rows())
 	}
-	t.Logf("union (BASIS): tree %.2f%%, naive Bayes %.2f%%, random forest %.2f%%, decision table %.2f%%", acc(tree.Grow(all, gp, "", "")),
-		nb(pgen.LearnBayes(all)), rf(pgen.LearnForest(all, fp, gp, job.Rand([]byte("figures"), "pgen/random-forest"))), dt(pgen.LearnTable(all)))
+	cr := func(r *pgen.Rule) float64 {
+		return 100 * float64(pgen.CorrectRule(r, test)) / float64(test.Rows())
+	}
+	t.Logf("union (BASIS): tree %.2f%%, naive Bayes %.2f%%, random forest %.2f%%, decision table %.2f%%, conjunctive rule %.2f%%", acc(tree.Grow(all, gp, "", "")),
+		nb(pgen.LearnBayes(all)), rf(pgen.LearnForest(all, fp, gp, job.Rand([]byte("figures"), "pgen/random-forest"))), dt(pgen.LearnTable(all)),
+		cr(pgen.LearnRule(all, job.Rand([]byte("figures"), "pgen/conjunctive-rule"))))
 	for _, n := range []int{1, 3, 5, 10} {
 		parts := make([][][]string, n)
 		for i, r := range recs {
@@ -216,10 +212,26 @@ func TestAdultFigures(t *testing.T) {
 			bayes := nb(pgen.GlobalBayes(trees, s, []byte("figures")))
 			forest := rf(pgen.GlobalForest(trees, s, fp, gp, []byte("figures")))
 			table := pgen.GlobalTable(trees, s, []byte("figures"))
-			t.Logf("| %d | %d | %d | %.2f | %.2f | %d | %.2f | %d | %.2f | %.2f | %.2f | %d | %d | %.1f |", n, k, leaves/n, local, acc(global), gn,
-				acc(withDom), dn, bayes, forest, dt(table), len(table.Attrs), rows, time.Since(start).Seconds())
+			rule := pgen.GlobalRule(trees, s, []byte("figures"))
+			t.Logf("| %d | %d | %d | %.2f | %.2f | %d | %.2f | %d | %.2f | %.2f | %.2f | %d | %.2f | %d | %d | %.1f |", n, k, leaves/n, local, acc(global), gn,
+				acc(withDom), dn, bayes, forest, dt(table), len(table.Attrs), cr(rule), len(rule.Antecedents), rows, time.Since(start).Seconds())
 		}
 	}
+}
+
+// adultDomains is s with Adult's domains as adult.names publishes them
+// (the categorical values; the numeric ranges of the training data, all,
+// stand in for public bounds).
+func adultDomains(s *pgen.Schema, all *tree.Data) *pgen.Schema {
+	sd := &pgen.Schema{Numeric: s.Numeric, ClassColumn: s.ClassColumn, Ranges: map[string][2]float64{}, Values: map[string][]string{}}
+	for _, a := range all.Attrs {
+		if a.Numeric {
+			sd.Ranges[a.Name] = [2]float64{slices.Min(a.Num), slices.Max(a.Num)}
+		} else {
+			sd.Values[a.Name] = a.Values
+		}
+	}
+	return sd
 }
 
 // fromRecords reads Adult records as Data.

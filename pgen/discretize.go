@@ -75,7 +75,10 @@ func present(c []uint64) int {
 	return k
 }
 
-// entropy is the class entropy of counts, in bits.
+// entropy is the class entropy of counts, in bits. The explicit
+// conversion keeps the compiler from fusing the multiply and subtract
+// (the Go spec lets it on some architectures): every member redoes the
+// models from the log and must get the same bits.
 func entropy(c []uint64) float64 {
 	var n, h float64
 	for _, x := range c {
@@ -84,7 +87,7 @@ func entropy(c []uint64) float64 {
 	for _, x := range c {
 		if x > 0 {
 			p := float64(x) / n
-			h -= p * math.Log2(p)
+			h -= float64(p * math.Log2(p))
 		}
 	}
 	return h

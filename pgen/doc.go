@@ -22,6 +22,7 @@
 //	params: {release_k: K, release_l: 0, release_c: 0, max_depth: 10,
 //	         min_split: 2, prune: true, timeout_ms: 0, naive_bayes: false,
 //	         random_forest: {trees: N, features: 0}, decision_table: false,
+//	         conjunctive_rule: false,
 //	         ranges: {num_attr: [min, max]}, values: {cat_attr: [v1, v2]}}
 //
 // release_k is required; release_l (at least 2) with release_c also
@@ -64,7 +65,10 @@
 // a random forest of that many trees (GlobalForest, forest.go: its
 // bootstrap samples and attribute draws from the joint seed, under a label
 // of their own), as "random_forest"; with decision_table a decision table
-// majority (GlobalTable, dtable.go: nothing drawn), as "decision_table".
+// majority (GlobalTable, dtable.go: nothing drawn), as "decision_table";
+// with conjunctive_rule a single conjunctive rule (GlobalRule, rule.go:
+// its grow and prune folds from the joint seed, under a label of their
+// own), as "conjunctive_rule".
 //
 // The result holds the global tree ("tree": splits name no party or
 // table, they are on the common schema), its size, the number of
@@ -86,7 +90,8 @@
 // gives each tree's (c, 2)-diversity c so that the members see it (null
 // when some path is pure). The coordinator learns
 // nothing more than the members. The global tree, and the naive Bayes
-// model, random forest and decision table when asked for, are functions
+// model, random forest, decision table and conjunctive rule when asked
+// for, are functions
 // of the published trees and the joint seed: they tell no member more
 // than the log does. The joint seed's commitments and
 // openings are public too: each is a party's output to the coordinator
@@ -112,13 +117,20 @@
 //     counts the party's rows of each class for PGEN.
 //   - The global tree is built at the coordinator and published, not kept
 //     in parts: it holds nothing the published trees do not.
-//   - Of the paper's other global models (§4: naive Bayes, conjunctive
-//     rules, decision tables, random forests) naive Bayes, random forests
-//     and decision tables are here, each learnt at the coordinator from
-//     the pseudo-rows the global tree is grown on; conjunctive rules are
-//     not. The forest's trees are package tree's grower with a random
+//   - The paper's other global models (§4: naive Bayes, conjunctive
+//     rules, decision tables, random forests) are all here, each learnt
+//     at the coordinator from the pseudo-rows the global tree is grown
+//     on. The forest's trees are package tree's grower with a random
 //     sample of attributes per node (tree.GrowParams.Features), not a
 //     second learner.
+//   - The paper's baseline BASEGEN (BaseGen: random tuples of the data
+//     space labelled by each published tree) is library code for the
+//     figures (docs/pgen.md), not a param: it drops what PGEN keeps of
+//     each tree (each path's class counts and size), and on Adult its
+//     global tree is below PGEN's in most cells (its single conjunctive
+//     rule, a weak model either way, is above). Its
+//     other baseline, LD (ℓ-diverse publishing), is package anonymize's,
+//     compared in a figures test only.
 //   - The paper has no vertical or hybrid case: a footnote to §2 names
 //     them ("private data tables of data sources can form a horizontal,
 //     vertical, or hybrid partition") and the paper treats the horizontal

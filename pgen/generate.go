@@ -36,6 +36,26 @@ const Other = "(other)"
 // takes one constant value (0, or Other), so the global tree cannot split
 // on it.
 func Generate(trees []*tree.Tree, s *Schema, rng *rand.Rand) *tree.Data {
+	d, doms := pseudoTable(trees, s)
+	for _, t := range trees {
+		classOf := classIndex(t, d.Labels)
+		forPaths(t.Root, map[string]*bound{}, func(leaf *tree.Node, bounds map[string]*bound) {
+			for c, n := range leaf.Counts {
+				for range n {
+					for i, at := range d.Attrs {
+						doms[i].draw(at, bounds[at.Name], rng)
+					}
+					d.Class = append(d.Class, classOf[c])
+				}
+			}
+		})
+	}
+	return d
+}
+
+// pseudoTable is an empty table of the schema's attributes (in name
+// order) and the trees' labels, with each attribute's domain (newDomain).
+func pseudoTable(trees []*tree.Tree, s *Schema) (*tree.Data, []domain) {
 	names := s.attrNames()
 	doms := make([]domain, len(names))
 	for i, a := range names {
@@ -55,23 +75,16 @@ func Generate(trees []*tree.Tree, s *Schema, rng *rand.Rand) *tree.Data {
 		}
 		d.Attrs = append(d.Attrs, at)
 	}
-	for _, t := range trees {
-		classOf := make([]int32, len(t.Labels))
-		for c, l := range t.Labels {
-			classOf[c] = int32(slices.Index(labels, l))
-		}
-		forPaths(t.Root, map[string]*bound{}, func(leaf *tree.Node, bounds map[string]*bound) {
-			for c, n := range leaf.Counts {
-				for range n {
-					for i, at := range d.Attrs {
-						doms[i].draw(at, bounds[at.Name], rng)
-					}
-					d.Class = append(d.Class, classOf[c])
-				}
-			}
-		})
+	return d, doms
+}
+
+// classIndex maps t's class indexes to indexes into labels.
+func classIndex(t *tree.Tree, labels []string) []int32 {
+	classOf := make([]int32, len(t.Labels))
+	for c, l := range t.Labels {
+		classOf[c] = int32(slices.Index(labels, l))
 	}
-	return d
+	return classOf
 }
 
 // bound is what a path says of one attribute: lo < x <= hi for a numeric

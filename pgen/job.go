@@ -121,6 +121,9 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	if cfg.p.DecisionTable {
 		res["decision_table"] = GlobalTable(trees, cfg.schema, seed)
 	}
+	if cfg.p.ConjunctiveRule {
+		res["conjunctive_rule"] = GlobalRule(trees, cfg.schema, seed)
+	}
 	return res, nil
 }
 

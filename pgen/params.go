@@ -34,6 +34,9 @@ type Params struct {
 	// DecisionTable adds a decision table majority learnt from the same
 	// pseudo-rows (GlobalTable).
 	DecisionTable bool `yaml:"decision_table"`
+	// ConjunctiveRule adds a single conjunctive rule learnt from the same
+	// pseudo-rows (GlobalRule), its folds drawn from the joint seed.
+	ConjunctiveRule bool `yaml:"conjunctive_rule"`
 	// Ranges and Values give attributes' domains (numeric [min, max],
 	// categorical values), public knowledge PGEN draws from (Generate).
 	Ranges map[string][]float64 `yaml:"ranges"`

@@ -423,7 +423,8 @@ func TestJobBadInput(t *testing.T) {
 	}
 }
 
-// TestJobDisclosesOnlyTrees: every message a party sends in the example is
+// TestJobDisclosesOnlyTrees: every message a party sends in the example,
+// with every global model asked for, is
 // its published tree, to the coordinator, as a generalised disclosure, its
 // commitment or opening of the joint seed, to the coordinator, as a public
 // result (the log holds both; CheckJointSeed checks their profile), or the
@@ -431,7 +432,9 @@ func TestJobBadInput(t *testing.T) {
 // release_k refuses the job before reading a row (Uses).
 func TestJobDisclosesOnlyTrees(t *testing.T) {
 	t.Parallel()
-	spec := loadSpec(t, filepath.Join(exampleDir, "spec.yaml"))
+	// Every global model asked for: they are learnt at the coordinator and
+	// must add no message.
+	spec := loadSpec(t, exampleWith(t, "  naive_bayes: true\n  random_forest: {trees: 5}\n  decision_table: true\n  conjunctive_rule: true"))
 	_, _, rep := runPGEN(t, spec)
 	jointSeed(t, rep, spec)
 	trees := map[string]int{}
@@ -576,9 +579,9 @@ func TestJobDiversity(t *testing.T) {
 // the audit ledgers record each tree sent as generalised, each commitment
 // and opening of the joint seed as a public result, and nothing else but
 // control, and the global tree splits only on the schema's attributes;
-// with naive_bayes, random_forest and decision_table, which add no
-// message, the result's models are those every member can redo from the
-// log (checkBayes, checkForest, checkTable).
+// with naive_bayes, random_forest, decision_table and conjunctive_rule,
+// which add no message, the result's models are those every member can
+// redo from the log (checkBayes, checkForest, checkTable, checkRule).
 func TestRealNodes(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -586,7 +589,7 @@ func TestRealNodes(t *testing.T) {
 	pol := policy.Default()
 	pol.Kinds["pgen"] = []string{policy.Any}
 	out := filepath.Join(t.TempDir(), "out")
-	specPath := exampleWith(t, "  naive_bayes: true\n  random_forest: {trees: 10}\n  decision_table: true")
+	specPath := exampleWith(t, "  naive_bayes: true\n  random_forest: {trees: 10}\n  decision_table: true\n  conjunctive_rule: true")
 	res, err := sim.Run(ctx, specPath, sim.RunOptions{Kinds: job.Registry{"pgen": pgen.Kind{}}, Out: out, Policy: pol})
 	if err != nil {
 		t.Fatal(err)
@@ -594,6 +597,7 @@ func TestRealNodes(t *testing.T) {
 	checkBayes(t, res, loadSpec(t, specPath))
 	checkForest(t, res, loadSpec(t, specPath))
 	checkTable(t, res, loadSpec(t, specPath))
+	checkRule(t, res, loadSpec(t, specPath))
 	ledgered, seeds := 0, 0
 	for p, v := range res["published"].(map[string]any) {
 		for _, r := range leafRows(resultTree(t, v).Root) {
