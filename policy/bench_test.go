@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -50,5 +51,43 @@ func BenchmarkGuardSend(b *testing.B) {
 		if err := g.Send("b", m, wire.DiscloseDecryptionShare, "a", parties); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkStoreChange times one job's typical changes to the store (a
+// decision and an aggregate) on a node with a short history and on one at
+// its bounds (10,000 jobs of five aggregates each): with the whole state
+// rewritten on every change the second cost half a second (issue 36).
+func BenchmarkStoreChange(b *testing.B) {
+	for _, n := range []int{100, maxDecisions} {
+		b.Run(fmt.Sprint("jobs=", n), func(b *testing.B) {
+			s, err := OpenStore(filepath.Join(b.TempDir(), StateFile))
+			if err != nil {
+				b.Fatal(err)
+			}
+			now := time.Now()
+			for i := range n {
+				s.st.Decisions[fmt.Sprint("job", i)] = Decision{Verdict: Accepted, Time: now}
+				for c := range 5 {
+					s.st.Aggregates = append(s.st.Aggregates, AggregateRecord{Job: fmt.Sprint("job", i), Table: "tables/t.csv",
+						Column: fmt.Sprint("c", c), Parties: []string{"a", "b", "c"}, Rows: 100, Time: now})
+				}
+			}
+			s.reindex()
+			if err := s.save(); err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			for b.Loop() {
+				i++
+				id := fmt.Sprint("new", i)
+				if _, err := s.setDecision(id, Decision{Verdict: Accepted, Time: now}); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.addAggregate(AggregateRecord{Job: id, Table: "tables/t.csv", Column: "c0", Parties: []string{"a", "b", "c"}, Rows: 100, Time: now}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

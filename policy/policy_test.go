@@ -159,8 +159,8 @@ func TestStoreSurvivesReopening(t *testing.T) {
 	if ok, _ := again.spend("j2", "t", "v", Amount{Epsilon: 0.7}, Amount{Epsilon: 1, Delta: 1}); ok {
 		t.Fatal("a spend beyond the budget was taken")
 	}
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("state file %v, %v", fi, err)
+	if fi, err := os.Stat(journalPath(path)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("state journal %v, %v", fi, err)
 	}
 }
 

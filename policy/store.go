@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -84,7 +85,9 @@ const stateVersion = 1
 
 // state is what the store keeps.
 type state struct {
-	Version    int                 `json:"version"`
+	Version int `json:"version"`
+	// Seq is the last journal entry the state holds (journal.go).
+	Seq        uint64              `json:"seq,omitempty"`
 	Decisions  map[string]Decision `json:"decisions"`
 	Approvals  map[string]Decision `json:"approvals"` // a person's decisions, by job
 	Aggregates []AggregateRecord   `json:"aggregates"`
@@ -139,7 +142,9 @@ type NonceRecord struct {
 
 // Bounds on what the store keeps: decisions and aggregates of old jobs go
 // first. A differencing attack needs an earlier aggregate; a node that has
-// seen more than maxAggregates keeps the newest.
+// seen more than maxAggregates keeps the newest. Decisions and aggregates
+// are trimmed in batches, once they pass their bound by an eighth, so that
+// a node at its bounds does not scan or copy them all on every job.
 const (
 	maxDecisions  = 10_000
 	maxAggregates = 50_000
@@ -147,12 +152,15 @@ const (
 )
 
 // Store keeps a node's decisions, approvals, aggregates and spending in
-// one JSON file in its data dir (written whole and atomically on every
-// change), so they survive restarts; with no file it keeps them in memory.
+// one JSON file in its data dir, a snapshot written whole and atomically,
+// and a journal of the changes since (journal.go), each appended and synced
+// before the change is acknowledged, so they survive restarts and crashes;
+// with no file it keeps them in memory.
 type Store struct {
 	path string
 	mu   sync.Mutex
 	st   state
+	j    journal
 	// byColumn indexes st.Aggregates by "table\x00column".
 	byColumn map[string][]AggregateRecord
 }
@@ -163,21 +171,24 @@ const StateFile = "policy-state.json"
 // OpenStore opens the store at path, or an empty one if the file does not
 // exist yet.
 func OpenStore(path string) (*Store, error) {
-	s := &Store{path: path, st: emptyState()}
+	s := &Store{path: path, st: emptyState(), j: journal{path: journalPath(path), every: compactEvery}}
 	s.reindex()
 	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
 		return nil, fmt.Errorf("policy state: %w", err)
+	default:
+		s.st = state{} // a file without a version is from before datasets
+		if err := json.Unmarshal(b, &s.st); err != nil {
+			return nil, fmt.Errorf("policy state %s: %w", path, err)
+		}
+		s.migrate()
+		s.fill()
 	}
-	s.st = state{} // a file without a version is from before datasets
-	if err := json.Unmarshal(b, &s.st); err != nil {
-		return nil, fmt.Errorf("policy state %s: %w", path, err)
+	if err := s.replay(); err != nil {
+		return nil, err
 	}
-	s.migrate()
-	s.fill()
 	return s, nil
 }
 
@@ -240,7 +251,8 @@ func (s *Store) fill() {
 	}
 }
 
-// save writes the state; s.mu is held.
+// save writes the whole state as the snapshot; s.mu is held. The journal
+// is emptied after it (compact).
 func (s *Store) save() error {
 	if s.path == "" {
 		return nil
@@ -270,13 +282,20 @@ func (s *Store) decision(jobID string) (Decision, bool) {
 func (s *Store) setDecision(jobID string, d Decision) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.applyDecision(jobID, d) {
+		return false, nil
+	}
+	return true, s.persist(entry{Op: opDecision, Job: jobID, Decision: &d})
+}
+
+func (s *Store) applyDecision(jobID string, d Decision) bool {
 	old, ok := s.st.Decisions[jobID]
 	if ok && old.Verdict == d.Verdict && old.Rule == d.Rule && old.Approval == d.Approval {
-		return false, nil
+		return false
 	}
 	s.st.Decisions[jobID] = d
 	trimOldest(s.st.Decisions, maxDecisions)
-	return true, s.save()
+	return true
 }
 
 // approval returns a person's decision on a job.
@@ -290,9 +309,13 @@ func (s *Store) approval(jobID string) (Decision, bool) {
 func (s *Store) setApproval(jobID string, d Decision) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.applyApproval(jobID, d)
+	return s.persist(entry{Op: opApproval, Job: jobID, Decision: &d})
+}
+
+func (s *Store) applyApproval(jobID string, d Decision) {
 	s.st.Approvals[jobID] = d
 	trimOldest(s.st.Approvals, maxDecisions)
-	return s.save()
 }
 
 // reindex rebuilds byColumn; s.mu is held (or the store is new).
@@ -372,19 +395,26 @@ func (s *Store) spentLocked() map[string]Amount {
 func (s *Store) addAggregate(a AggregateRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.applyAggregate(a) {
+		return nil
+	}
+	return s.persist(entry{Op: opAggregate, Aggregate: &a})
+}
+
+func (s *Store) applyAggregate(a AggregateRecord) bool {
 	for _, e := range s.byColumn[a.Table+"\x00"+a.Column] {
 		if e.Job == a.Job && slices.Equal(e.Parties, a.Parties) && e.Rows == a.Rows {
-			return nil
+			return false
 		}
 	}
 	s.st.Aggregates = append(s.st.Aggregates, a)
 	k := indexKey(a)
 	s.byColumn[k] = append(s.byColumn[k], a)
-	if n := len(s.st.Aggregates); n > maxAggregates {
+	if n := len(s.st.Aggregates); n > maxAggregates+maxAggregates/8 {
 		s.st.Aggregates = slices.Clone(s.st.Aggregates[n-maxAggregates:])
 		s.reindex()
 	}
-	return s.save()
+	return true
 }
 
 // spend adds to a column's spending if the budget holds it; it reports
@@ -392,17 +422,24 @@ func (s *Store) addAggregate(a AggregateRecord) error {
 func (s *Store) spend(jobID, dataset, column string, a, budget Amount) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.applySpend(jobID, dataset, column, a, budget) {
+		return false, nil
+	}
+	return true, s.persist(entry{Op: opSpend, Job: jobID, Dataset: dataset, Column: column, Amount: &a, Budget: &budget})
+}
+
+func (s *Store) applySpend(jobID, dataset, column string, a, budget Amount) bool {
 	key := dataset + "." + column
 	cur, legacy := s.st.Spent[key], s.st.LegacySpent[column]
 	if !cur.plus(legacy).plus(a).within(budget) {
-		return false, nil
+		return false
 	}
 	s.st.Spent[key] = cur.plus(a)
 	s.st.JobSpends = append(s.st.JobSpends, JobSpend{Job: jobID, Key: key, Amount: a})
 	if n := len(s.st.JobSpends); n > maxJobSpends {
 		s.st.JobSpends = slices.Clone(s.st.JobSpends[n-maxJobSpends:])
 	}
-	return true, s.save()
+	return true
 }
 
 // release counts one exact release of a dataset by a job if the
@@ -410,16 +447,27 @@ func (s *Store) spend(jobID, dataset, column string, a, budget Amount) (bool, er
 func (s *Store) release(jobID, dataset string, allowance int) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.st.Releases[dataset]+1 > allowance {
+	if !s.applyRelease(jobID, dataset, allowance) {
 		return false, nil
+	}
+	return true, s.persist(entry{Op: opRelease, Job: jobID, Dataset: dataset, Allowance: allowance})
+}
+
+func (s *Store) applyRelease(jobID, dataset string, allowance int) bool {
+	if s.st.Releases[dataset]+1 > allowance {
+		return false
 	}
 	s.st.Releases[dataset]++
 	s.st.JobReleases = append(s.st.JobReleases, JobRelease{Job: jobID, Dataset: dataset})
 	if n := len(s.st.JobReleases); n > maxJobSpends {
 		s.st.JobReleases = slices.Clone(s.st.JobReleases[n-maxJobSpends:])
 	}
-	return true, s.save()
+	return true
 }
+
+// Formed returns the totals this node helped decrypt in a job (for an
+// owner's tools and tests: what a later guard weighs).
+func (s *Store) Formed(jobID string) []FormedRecord { return s.formed(jobID) }
 
 // formed returns the totals this node helped decrypt in a job.
 func (s *Store) formed(jobID string) []FormedRecord {
@@ -432,6 +480,13 @@ func (s *Store) formed(jobID string) []FormedRecord {
 func (s *Store) addFormed(jobID string, recs []FormedRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.applyFormed(jobID, recs) {
+		return nil
+	}
+	return s.persist(entry{Op: opFormed, Job: jobID, Formed: recs})
+}
+
+func (s *Store) applyFormed(jobID string, recs []FormedRecord) bool {
 	changed := false
 	for _, r := range recs {
 		if !slices.ContainsFunc(s.st.Formed[jobID], func(e FormedRecord) bool {
@@ -442,12 +497,12 @@ func (s *Store) addFormed(jobID string, recs []FormedRecord) error {
 		}
 	}
 	if !changed {
-		return nil
+		return false
 	}
 	for len(s.st.Formed) > maxDecisions {
 		delete(s.st.Formed, slices.Min(slices.Collect(maps.Keys(s.st.Formed)))) // job ids begin with their time
 	}
-	return s.save()
+	return true
 }
 
 // useNonce records a submission's nonce for a job; it fails when another
@@ -463,13 +518,8 @@ func (s *Store) useNonce(nonce, jobID string, at time.Time, window time.Duration
 		}
 		return nil
 	}
-	for k, r := range s.st.Nonces {
-		if now.Sub(r.Time) > window {
-			delete(s.st.Nonces, k)
-		}
-	}
-	s.st.Nonces[nonce] = NonceRecord{Job: jobID, Time: at}
-	if err := s.save(); err != nil {
+	s.applyNonce(nonce, jobID, at, window, now)
+	if err := s.persist(entry{Op: opNonce, Job: jobID, Nonce: nonce, At: at, Window: window, Now: now}); err != nil {
 		// Not kept: a restart would forget it, so the job is not admitted
 		// on it until it is written.
 		delete(s.st.Nonces, nonce)
@@ -478,16 +528,30 @@ func (s *Store) useNonce(nonce, jobID string, at time.Time, window time.Duration
 	return nil
 }
 
-// trimOldest drops the oldest decisions beyond max.
-func trimOldest(m map[string]Decision, max int) {
-	for len(m) > max {
-		var oldest string
-		var at time.Time
-		for k, d := range m {
-			if oldest == "" || d.Time.Before(at) || d.Time.Equal(at) && k < oldest {
-				oldest, at = k, d.Time
-			}
+// applyNonce forgets the nonces older than the window and keeps nonce.
+func (s *Store) applyNonce(nonce, jobID string, at time.Time, window time.Duration, now time.Time) {
+	for k, r := range s.st.Nonces {
+		if now.Sub(r.Time) > window {
+			delete(s.st.Nonces, k)
 		}
-		delete(m, oldest)
+	}
+	s.st.Nonces[nonce] = NonceRecord{Job: jobID, Time: at}
+}
+
+// trimOldest drops the oldest decisions beyond max once there are an
+// eighth more (oldest first, ties by job id).
+func trimOldest(m map[string]Decision, max int) {
+	if len(m) <= max+max/8 {
+		return
+	}
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int {
+		if c := m[a].Time.Compare(m[b].Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	for _, k := range keys[:len(keys)-max] {
+		delete(m, k)
 	}
 }

@@ -92,15 +92,9 @@ func TestSumLyingRootCannotHideFormedTotal(t *testing.T) {
 // of job id formed.
 func formedAt(t *testing.T, c *sim.Cluster, name, id string) bool {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(c.DataDir(name), policy.StateFile))
+	st, err := policy.OpenStore(filepath.Join(c.DataDir(name), policy.StateFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st struct {
-		Formed map[string][]policy.FormedRecord `json:"formed"`
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
-	}
-	return len(st.Formed[id]) > 0
+	return len(st.Formed(id)) > 0
 }
