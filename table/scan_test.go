@@ -14,7 +14,7 @@ import (
 )
 
 // TestScan: every source type hands Scan the rows Open loads, in its
-// order, with Open's texts, and fails where Open fails; an error from
+// order, with Open's texts and numbers, and fails where Open fails; an error from
 // the callback stops the scan and comes back; a column the table lacks
 // is ErrNoColumn before any row is handed over.
 func TestScan(t *testing.T) {
@@ -55,10 +55,10 @@ func TestScan(t *testing.T) {
 			v, _ := loaded.Column("v")
 			k, _ := loaded.Column("k")
 			for r := range loaded.NumRows() {
-				want = append(want, v.Str[r]+"|"+k.Str[r])
+				want = append(want, fmt.Sprintf("%s|%s %v", v.Str[r], k.Str[r], v.Num[r]))
 			}
-			if err := Scan(ctx, src, schema, cols, ReadOptions{}, func(vals []string) error {
-				got = append(got, strings.Join(vals, "|"))
+			if err := Scan(ctx, src, schema, cols, ReadOptions{}, func(vals []string, nums []float64) error {
+				got = append(got, fmt.Sprintf("%s %v", strings.Join(vals, "|"), nums[0]))
 				return nil
 			}); err != nil {
 				t.Fatal(err)
@@ -68,11 +68,11 @@ func TestScan(t *testing.T) {
 			}
 			stop := errors.New("stop")
 			n := 0
-			if err := Scan(ctx, src, schema, cols, ReadOptions{}, func([]string) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+			if err := Scan(ctx, src, schema, cols, ReadOptions{}, func([]string, []float64) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
 				t.Fatalf("a callback's error: %v after %d rows", err, n)
 			}
 			n = 0
-			if err := Scan(ctx, src, schema, []string{"k", "secret"}, ReadOptions{}, func([]string) error { n++; return nil }); !errors.Is(err, ErrNoColumn) || n != 0 {
+			if err := Scan(ctx, src, schema, []string{"k", "secret"}, ReadOptions{}, func([]string, []float64) error { n++; return nil }); !errors.Is(err, ErrNoColumn) || n != 0 {
 				t.Fatalf("a column outside the schema: %v after %d rows", err, n)
 			}
 		})
@@ -83,7 +83,7 @@ func TestScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, werr := Open(ctx, Source{Path: bad}, "t", schema, ReadOptions{})
-	err = Scan(ctx, Source{Path: bad}, schema, []string{"k"}, ReadOptions{}, func([]string) error { return nil })
+	err = Scan(ctx, Source{Path: bad}, schema, []string{"k"}, ReadOptions{}, func([]string, []float64) error { return nil })
 	if werr == nil || err == nil || err.Error() != werr.Error() {
 		t.Fatalf("scan: %v; Open: %v", err, werr)
 	}
