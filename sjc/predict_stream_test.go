@@ -1,0 +1,167 @@
+package sjc_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/internal/testkit"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/sjc"
+	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/tree"
+)
+
+// writeNewFacts writes n new fact rows for writeRepeatStar's schema, keys
+// into its dimensions of dims rows and a measure m of three decimals, so
+// that nearly every row is distinct, with a class column of one value
+// (sjc-predict does not read it).
+func writeNewFacts(t testing.TB, path string, n, dims int) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rng := rand.New(rand.NewPCG(uint64(n), 36))
+	w := bufio.NewWriter(f)
+	fmt.Fprintln(w, "rid,d1,d2,m,class,secret")
+	for i := range n {
+		fmt.Fprintf(w, "%d,k%d,k%d,%.3f,true,s%d\n", i, rng.IntN(dims), rng.IntN(dims), 10*rng.Float64(), rng.IntN(1000))
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// predictNew trains on writeRepeatStar's star (12,000 rows over
+// dimensions of 6), then classifies newFacts rows of new facts
+// (writeNewFacts) read from src with an sjc-predict job, and returns the
+// training spec and run, the prediction's report and the peak live heap
+// during it.
+func predictNew(t testing.TB, ctx context.Context, newFacts int, maxRows int64) (*job.Spec, *jobRun, *jobtest.Report, uint64, error) {
+	t.Helper()
+	dir := t.TempDir()
+	spec := writeRepeatStar(t, dir, 12000, 6)
+	train, err := runJobKind(t, ctx, sjc.Kind{}, spec, jobtest.Options{JobID: "train-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeNewFacts(t, filepath.Join(dir, "P.csv"), newFacts, 6)
+	ps := *spec
+	ps.Kind, ps.Test, ps.Params = "sjc-predict", nil, map[string]any{"model": "train-1"}
+	ps.Parties = []job.PartySpec{
+		{Name: "facts", Tables: []job.TableSpec{{Name: "F", Source: &table.Source{Path: "P.csv", MaxRows: maxRows}}}},
+		spec.Parties[1], spec.Parties[2],
+	}
+	peak := testkit.HeapPeak()
+	rep, err := jobtest.Run(ctx, sjc.PredictKind{}, &ps, jobtest.Options{JobID: "predict-1", Secrets: train.secrets})
+	return spec, train, rep, peak(), err
+}
+
+// TestPredictStreamsRows: sjc-predict reads the table it classifies as a
+// stream and holds one row per way its rows are routed (join values and
+// the side of each of its own predicates), not the rows: a fact table of
+// 20,000 nearly all distinct rows is classified under a max_rows of
+// 1,000, which refuses loading it whole, and every row's line in the
+// predictions file is the trained tree's leaf for that row's one join row.
+func TestPredictStreamsRows(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	const n = 20000
+	spec, train, rep, _, err := predictNew(t, ctx, n, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nodes, _ := train.tree.Size(); nodes < 5 {
+		t.Fatalf("the trained tree has %d nodes; the case should grow a tree", nodes)
+	}
+	dir := spec.Dir
+	schema := func(name string) map[string]table.Kind {
+		out := map[string]table.Kind{}
+		for c, k := range spec.Schema[name] {
+			out[c] = table.Kind(k)
+		}
+		return out
+	}
+	if _, err := table.Open(ctx, table.Source{Path: filepath.Join(dir, "P.csv"), MaxRows: 1000}, "F", schema("F"), table.ReadOptions{}); !errors.Is(err, table.ErrTooLarge) {
+		t.Fatalf("loading the new facts whole under max_rows 1000: %v, want a refusal", err)
+	}
+	facts, err := table.Load(filepath.Join(dir, "P.csv"), "F", schema("F"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dims := map[string]*table.Table{}
+	for _, name := range []string{"D1", "D2"} {
+		if dims[name], err = table.Load(filepath.Join(dir, name+".csv"), name, schema(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each fact row joins one row of each dimension, by key "k<i>" at row i.
+	value := func(r int, s *tree.Split) (float64, string) {
+		tb, row := facts, r
+		if s.Table != "F" {
+			key, _ := facts.Column(map[string]string{"D1": "d1", "D2": "d2"}[s.Table])
+			tb = dims[s.Table]
+			row, _ = strconv.Atoi(key.Str[r][1:])
+		}
+		col, _ := tb.Column(s.Column)
+		if col.Num != nil {
+			return col.Num[row], col.Str[row]
+		}
+		return 0, col.Str[row]
+	}
+	b, err := train.secrets["facts"].ReadSecret(sjc.PredictionsSecret("predict-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != n+1 {
+		t.Fatalf("%d prediction lines for %d rows", len(recs)-1, n)
+	}
+	got := map[string]uint64{}
+	for r := range n {
+		leaf := train.tree.Leaf(func(s *tree.Split) bool { return s.Holds(value(r, s)) })
+		want := train.tree.Labels[leaf.Label()]
+		got[want]++
+		if rec := recs[r+1]; rec[0] != strconv.Itoa(r+1) || rec[len(rec)-1] != want {
+			t.Fatalf("row %d: %v, want %s (header %v)", r+1, rec, want, recs[0])
+		}
+	}
+	if fmt.Sprint(rep.Result["predicted"]) != fmt.Sprint(got) {
+		t.Fatalf("predicted %v, the trained tree row by row %v", rep.Result["predicted"], got)
+	}
+}
+
+// TestPredictMemoryFigure (COHORT_PREDICT_FIGURE=ROWS) logs the time and
+// the peak live heap of an sjc-predict job classifying ROWS new facts
+// (predictNew): docs/sources.md's figure.
+func TestPredictMemoryFigure(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("COHORT_PREDICT_FIGURE"))
+	if n <= 0 {
+		t.Skip("set COHORT_PREDICT_FIGURE=ROWS to measure")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	start := time.Now()
+	_, _, rep, peak, err := predictNew(t, ctx, n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("sjc-predict over %d new fact rows: train and predict %.2f s, peak live heap while predicting %d MiB, predicted %v",
+		n, time.Since(start).Seconds(), peak>>20, rep.Result["predicted"])
+}
