@@ -95,8 +95,9 @@
 //     and every job test). A Part lists row numbers (the AVC sets are
 //     those of Definition 2's collapsed duplicates); rows whose counts
 //     become all zero are dropped. Test sets are loaded the same way (the
-//     test accuracy counts join rows); sjc-predict's tables are loaded one
-//     row per record, since prediction answers per record.
+//     test accuracy counts join rows); sjc-predict streams its tables and
+//     holds one weighted row per way a row is routed, then answers per
+//     record on a second streamed read (PredictKind, "Memory").
 //   - Labels are the sorted distinct values of the target's class column
 //     over all its rows (dangling ones too); the class is not private
 //     (thesis §3.3.4).

@@ -90,7 +90,9 @@ func (ps *predictSession) openTable(ctx context.Context, i int) error {
 	if schema == nil {
 		return fmt.Errorf("%w: table %q has no schema", ErrData, name)
 	}
-	delete(schema, s.g.Class)
+	if i == 0 {
+		delete(schema, s.g.Class) // new data need not have the class
+	}
 	r := newRouter(s.g, i, schema, ps.model.Splits)
 	if len(r.cols) == 0 {
 		return fmt.Errorf("%w: table %q joins no table and the model does not split it: nothing to classify it by", ErrData, name)
