@@ -11,7 +11,8 @@
 # node.yaml sjc_group_rows in GROUP (default "0 1 auto"; 0: false, row by
 # row, as before it existed; 1: true, distinct rows grouped by the server;
 # auto: each node chooses per table from an estimate, printed from the
-# nodes' logs), on the same tables; then psql alone runs the fact party's
+# nodes' logs; none: no line, the binary's default, for a binary from
+# before the setting), on the same tables; then psql alone runs the fact party's
 # GROUP BY, timed.
 #
 #   [DIMS=100] [MVALS=10] [GROUP="0 1 auto"] [TIMEOUT=s] scripts/sjc-pushdown-figure.sh [ROWS] [BINARY...]
@@ -66,11 +67,12 @@ catalogue=$'F: {postgres_env: COHORT_FIGURES_PG, table: f}\n  D1: {postgres_env:
 for cohort in "${binaries[@]}"; do
 for group in ${GROUP:-0 1 auto}; do
   case $group in
+    none) setting="" ;; # the binary's default (one from before the setting refuses it)
     0) setting="sjc_group_rows: false" ;;
     1) setting="sjc_group_rows: true" ;;
     *) setting="sjc_group_rows: $group" ;;
   esac
-  echo "== $cohort, $setting: cores: $(nproc); uptime before: $(uptime)"
+  echo "== $cohort, ${setting:-no sjc_group_rows}: cores: $(nproc); uptime before: $(uptime)"
   rm -rf "$work/logs"
   LOG_LEVEL=info LOGS=$work/logs NODE_YAML=$setting NODE_TABLES=$catalogue COHORT=$cohort SPEC=$work/spec.yaml PEAK=1 TIMEOUT=${TIMEOUT:-3600} \
     scripts/local-cluster.sh 3 >"$work/out" 2>"$work/cluster.log" || { tail -n 40 "$work/cluster.log" >&2; exit 1; }
