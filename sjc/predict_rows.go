@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -61,6 +62,14 @@ func newRouter(g *Graph, ti int, schema map[string]table.Kind, splits []ModelSpl
 	for _, m := range splits {
 		if m.Table == r.name {
 			add(m.Column)
+		}
+	}
+	if len(r.cols) == 0 {
+		// A table that joins nothing and that no predicate splits: every
+		// row is alike. Any column serves to read the rows; with no
+		// thresholds or split values its part of the key is constant.
+		if cs := slices.Sorted(maps.Keys(schema)); len(cs) > 0 {
+			r.cols, r.kinds = cs[:1], []table.Kind{schema[cs[0]]}
 		}
 	}
 	r.thr, r.cats = make([][]float64, len(r.cols)), make([]map[string]int32, len(r.cols))

@@ -95,7 +95,7 @@ func (ps *predictSession) openTable(ctx context.Context, i int) error {
 	}
 	r := newRouter(s.g, i, schema, ps.model.Splits)
 	if len(r.cols) == 0 {
-		return fmt.Errorf("%w: table %q joins no table and the model does not split it: nothing to classify it by", ErrData, name)
+		return fmt.Errorf("%w: table %q has no column to read but the class", ErrData, name)
 	}
 	keys, err := scanRouted(ctx, s.p, party.Tables[at], schema, r)
 	if err != nil {

@@ -165,3 +165,56 @@ func TestPredictMemoryFigure(t *testing.T) {
 	t.Logf("sjc-predict over %d new fact rows: train and predict %.2f s, peak live heap while predicting %d MiB, predicted %v",
 		n, time.Since(start).Seconds(), peak>>20, rep.Result["predicted"])
 }
+
+// TestPredictSingleTable: a table that joins nothing is classified by its
+// own predicates alone, and, when the model is one leaf (nothing splits
+// it), every row is alike: one key, and every row's line gives the leaf.
+func TestPredictSingleTable(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for name, class := range map[string]func(i int) string{
+		"split": func(i int) string { return strconv.FormatBool(i%40 < 20) },
+		"leaf":  func(int) string { return "yes" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			var b bytes.Buffer
+			b.WriteString("x,class\n")
+			for i := range 200 {
+				fmt.Fprintf(&b, "%d,%s\n", i%40, class(i))
+			}
+			if err := os.WriteFile(filepath.Join(dir, "T.csv"), b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			spec := &job.Spec{Kind: "sjc", Dir: dir, Source: "one.yaml",
+				Parties: []job.PartySpec{{Name: "p1", Tables: []job.TableSpec{{Name: "T", Path: "T.csv"}}}},
+				Schema:  map[string]map[string]string{"T": {"x": "numeric", "class": "class"}}}
+			train, err := runJobKind(t, ctx, sjc.Kind{}, spec, jobtest.Options{JobID: "train-1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if nodes, _ := train.tree.Size(); (nodes == 1) != (name == "leaf") {
+				t.Fatalf("%d nodes", nodes)
+			}
+			ps := *spec
+			ps.Kind, ps.Params = "sjc-predict", map[string]any{"model": "train-1"}
+			if _, err := jobtest.Run(ctx, sjc.PredictKind{}, &ps, jobtest.Options{JobID: "predict-1", Secrets: train.secrets}); err != nil {
+				t.Fatal(err)
+			}
+			out, err := train.secrets["p1"].ReadSecret(sjc.PredictionsSecret("predict-1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+			if err != nil || len(recs) != 201 {
+				t.Fatalf("%d lines (%v)", len(recs), err)
+			}
+			for i, rec := range recs[1:] {
+				if rec[len(rec)-1] != class(i) {
+					t.Fatalf("row %d: %v, want %s", i+1, rec, class(i))
+				}
+			}
+		})
+	}
+}
