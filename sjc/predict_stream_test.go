@@ -65,7 +65,9 @@ func predictNew(t testing.TB, ctx context.Context, newFacts int, maxRows int64) 
 		spec.Parties[1], spec.Parties[2],
 	}
 	peak := testkit.HeapPeak()
-	rep, err := jobtest.Run(ctx, sjc.PredictKind{}, &ps, jobtest.Options{JobID: "predict-1", Secrets: train.secrets})
+	// The target's second read and its writing of every row's line are in
+	// the classify step: its time grows with the rows (ctx bounds the test).
+	rep, err := jobtest.Run(ctx, sjc.PredictKind{}, &ps, jobtest.Options{JobID: "predict-1", Secrets: train.secrets, StepTimeout: time.Hour})
 	return spec, train, rep, peak(), err
 }
 
