@@ -20,6 +20,7 @@ import (
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/tree"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // writeNewFacts writes n new fact rows for writeRepeatStar's schema, keys
@@ -76,7 +77,8 @@ func predictNew(t testing.TB, ctx context.Context, newFacts int, maxRows int64) 
 // the side of each of its own predicates), not the rows: a fact table of
 // 20,000 nearly all distinct rows is classified under a max_rows of
 // 1,000, which refuses loading it whole, and every row's line in the
-// predictions file is the trained tree's leaf for that row's one join row.
+// predictions file is the trained tree's leaf for that row's one join row;
+// what the parties send stays within the leakage profile.
 func TestPredictStreamsRows(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -147,6 +149,38 @@ func TestPredictStreamsRows(t *testing.T) {
 	if fmt.Sprint(rep.Result["predicted"]) != fmt.Sprint(got) {
 		t.Fatalf("predicted %v, the trained tree row by row %v", rep.Result["predicted"], got)
 	}
+	// The leakage profile (the training's, over the new tables with one
+	// class): summaries, blinded join values, public results and control
+	// only, and no value of the new facts' measure or of the column the
+	// schema leaves out, in any message or in the log.
+	allowed := []wire.Disclosure{wire.DiscloseClassSummary, wire.DiscloseSplitSummary, wire.DiscloseScore,
+		wire.DisclosePSIBlinded, wire.DisclosePublicResult, wire.DiscloseControl}
+	if out := rep.SentOutside(allowed...); len(out) > 0 {
+		t.Errorf("%d messages outside the profile, first %s (%s)", len(out), out[0].Message.Type, out[0].Disclosure)
+	}
+	m, _ := facts.Column("m")
+	all, err := table.Load(filepath.Join(dir, "P.csv"), "P", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, _ := all.Column("secret")
+	for i, col := range [][]string{m.Str, secret.Str} {
+		for _, v := range col {
+			if len(v) < 4 {
+				continue // a short value's bytes may occur by chance
+			}
+			if ss := rep.SentHolding([]byte(v)); len(ss) > 0 {
+				t.Fatalf("a message holds the new facts' value %q: %s from %s", v, ss[0].Message.Type, ss[0].From)
+			}
+			// The log's committed result holds the seconds of each phase,
+			// whose digits may spell a measure's value: only the column
+			// the schema leaves out is looked for there.
+			if es := rep.LogHolding([]byte(v)); i == 1 && len(es) > 0 {
+				t.Fatalf("the log holds the new facts' value %q", v)
+			}
+		}
+	}
+	t.Logf("%d messages checked", len(rep.Sent))
 }
 
 // TestPredictMemoryFigure (COHORT_PREDICT_FIGURE=ROWS) logs the time and
