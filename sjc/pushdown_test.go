@@ -312,4 +312,25 @@ func TestJobAutoGroups(t *testing.T) {
 	if n := strings.Count(log.String(), `msg="sjc: distinct rows estimated" member=facts`); !restarted || n != 2 {
 		t.Fatalf("restarted %v; the fact table estimated %d times, want once for training and once for the test set", restarted, n)
 	}
+
+	// A kept choice wins: a party that finds one (here written before the
+	// job, as a restarted session finds the first's) loads as it says
+	// and estimates only its test set.
+	log.Reset()
+	secrets := map[string]job.Secrets{}
+	for _, p := range spec.PartyNames() {
+		secrets[p] = job.DirSecrets(filepath.Join(t.TempDir(), p))
+	}
+	if err := secrets["facts"].WriteSecret("jobs/kept-1/sjc-grouped", []byte(`{"F":false}`)); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := runJobKind(t, ctx, sjc.Kind{}, spec, jobtest.Options{JobID: "kept-1", Secrets: secrets,
+		Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, "auto, kept choice", want, kept.tree)
+	if n := strings.Count(log.String(), `msg="sjc: distinct rows estimated" member=facts`); n != 1 {
+		t.Fatalf("the fact table estimated %d times with a kept choice, want once (its test set)", n)
+	}
 }

@@ -25,11 +25,11 @@ const groupRatio = 10
 // Grouped, each table is its distinct rows over the columns the rounds
 // read with how many rows hold each: rows alike in every such column are
 // alike in every round (Local's weight), so a database groups them where
-// they live. Otherwise each row is its own, of weight 1. Under GroupAuto
-// the choice is made per table (grouping) and kept in the job's scratch,
-// so that a session reopened after a restart loads each table as its
-// kept state's row numbers expect, whatever the table's statistics say
-// by then.
+// they live. Otherwise each row is its own, of weight 1. The choice is
+// made per table (grouping) and kept in the job's scratch, so that a
+// session reopened after a restart loads each table as its kept state's
+// row numbers expect, whatever the table's statistics (under GroupAuto)
+// or node.yaml's sjc_group_rows say by then.
 func ownTables(ctx context.Context, p job.Participant, mode GroupMode) ([]*table.Distinct, error) {
 	spec := p.Spec()
 	ps, ok := spec.Party(p.Self())
@@ -50,7 +50,7 @@ func ownTables(ctx context.Context, p job.Participant, mode GroupMode) ([]*table
 			return nil, err
 		}
 		group, ok := kept[ts.Name]
-		if !ok || mode != GroupAuto {
+		if !ok {
 			group = grouping(ctx, p, ts, ts.Name, schema, mode)
 			kept[ts.Name], fresh = group, true
 		}
@@ -60,7 +60,7 @@ func ownTables(ctx context.Context, p job.Participant, mode GroupMode) ([]*table
 		}
 		out = append(out, d)
 	}
-	if fresh && mode == GroupAuto {
+	if fresh {
 		b, _ := json.Marshal(kept) // a map of bools
 		if err := p.Secrets().WriteSecret(groupedSecret(p.JobID()), b); err != nil {
 			return nil, fmt.Errorf("party %s: keeping the choice of grouped tables: %w", p.Self(), err)
@@ -69,8 +69,8 @@ func ownTables(ctx context.Context, p job.Participant, mode GroupMode) ([]*table
 	return out, nil
 }
 
-// groupedSecret is where a party keeps, per training table, whether
-// GroupAuto grouped it (job scratch).
+// groupedSecret is where a party keeps, per training table, whether it
+// grouped it (job scratch).
 func groupedSecret(id string) string { return "jobs/" + id + "/sjc-grouped" }
 
 // grouping says whether the table ts (read with schema as name) is
