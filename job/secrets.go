@@ -1,8 +1,10 @@
 package job
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,6 +50,41 @@ func (s *dirSecrets) WriteSecret(name string, data []byte) error {
 		return fmt.Errorf("write secret %s: %w", name, err)
 	}
 	if err := atomicfile.Write(path, data, 0o600); err != nil {
+		return fmt.Errorf("write secret %s: %w", name, err)
+	}
+	return nil
+}
+
+// SecretStreamer is implemented by Secrets that can write a file from a
+// stream (DirSecrets), atomically as WriteSecret does, so that a job can
+// keep a file larger than it wants in memory (sjc-predict's per-row
+// predictions). WriteSecretFrom uses it.
+type SecretStreamer interface {
+	WriteSecretStream(name string, write func(w io.Writer) error) error
+}
+
+// WriteSecretFrom writes the named secret from what write writes: as a
+// stream where s is a SecretStreamer, else buffered and written whole.
+func WriteSecretFrom(s Secrets, name string, write func(w io.Writer) error) error {
+	if st, ok := s.(SecretStreamer); ok {
+		return st.WriteSecretStream(name, write)
+	}
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	return s.WriteSecret(name, buf.Bytes())
+}
+
+func (s *dirSecrets) WriteSecretStream(name string, write func(w io.Writer) error) error {
+	if !filepath.IsLocal(name) {
+		return fmt.Errorf("secret name %q is not a path inside the data dir", name)
+	}
+	path := filepath.Join(s.dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("write secret %s: %w", name, err)
+	}
+	if err := atomicfile.WriteFrom(path, 0o600, write); err != nil {
 		return fmt.Errorf("write secret %s: %w", name, err)
 	}
 	return nil

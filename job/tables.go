@@ -89,8 +89,33 @@ func OpenTestDistinct(ctx context.Context, p Participant, name string, cols []st
 	if err != nil {
 		return nil, err
 	}
-	ts := TableSpec{Name: "test:" + name, Path: spec.Test[name]}
-	return openDistinct(ctx, p, ts, name, schema, cols, "test table "+name)
+	return openDistinct(ctx, p, spec.TestTable(name), name, schema, cols, "test table "+name)
+}
+
+// TestTable is the table spec of the test set for the table name: named
+// "test:NAME", with the spec's test path, so that a node may map it in
+// node.yaml like any other table.
+func (s *Spec) TestTable(name string) TableSpec {
+	return TableSpec{Name: "test:" + name, Path: s.Test[name]}
+}
+
+// OpenDistinct is LoadDistinct for one table of the participant's (ts,
+// read with schema as table name): a kind that chooses per table
+// between rows and distinct rows loads each with OpenTable or this.
+func OpenDistinct(ctx context.Context, p Participant, ts TableSpec, name string, schema map[string]table.Kind, cols []string) (*table.Distinct, error) {
+	return openDistinct(ctx, p, ts, name, schema, cols, "table "+ts.Name)
+}
+
+// EstimateDistinct is table.EstimateDistinct of one table of the
+// participant's, from the source it resolves for ts: a cheap estimate of
+// its rows and of its distinct rows over cols, for choosing how to load
+// it. Its queries are in the participant's log at debug level.
+func EstimateDistinct(ctx context.Context, p Participant, ts TableSpec, schema map[string]table.Kind, cols []string) (table.DistinctEstimate, error) {
+	src, err := p.TableSource(ts)
+	if err != nil {
+		return table.DistinctEstimate{}, err
+	}
+	return table.EstimateDistinct(ctx, src, schema, cols, table.ReadOptions{Label: table.Label(src), Log: p.Log()})
 }
 
 // openDistinct is openTable for distinct rows.
@@ -163,8 +188,7 @@ func OpenTestTable(ctx context.Context, p Participant, name string) (*table.Tabl
 	if err != nil {
 		return nil, err
 	}
-	ts := TableSpec{Name: "test:" + name, Path: spec.Test[name]}
-	return openTable(ctx, p, ts, name, schema, "test table "+name)
+	return openTable(ctx, p, spec.TestTable(name), name, schema, "test table "+name)
 }
 
 // NumericColumn returns the values of the numeric column col over every one

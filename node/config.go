@@ -70,11 +70,14 @@ type Config struct {
 	// dir and read back when their level is processed (sjc.Kind). The
 	// tree does not depend on it. Zero: no budget.
 	SJCMemoryBudget int64 `yaml:"sjc_memory_budget,omitempty"`
-	// SJCGroupRows loads sjc's tables as their distinct rows with counts
-	// (a database groups them where they live), which pays where rows
-	// repeat and costs where every row is distinct (sjc.Kind.GroupRows;
-	// docs/sources.md has both figures). The tree does not depend on it.
-	SJCGroupRows bool `yaml:"sjc_group_rows,omitempty"`
+	// SJCGroupRows is how sjc loads this node's tables: "true", as
+	// their distinct rows with counts (a database groups them where they
+	// live), which pays where rows repeat and costs where every row is
+	// distinct; "false", row by row; "auto" (the default, also when
+	// empty), per table from a cheap estimate of its distinct rows
+	// (sjc.Kind.GroupRows; docs/sources.md has the figures). The tree
+	// does not depend on it.
+	SJCGroupRows string `yaml:"sjc_group_rows,omitempty"`
 	// RandomizerPool bounds how many Paillier encryption randomisers the
 	// node computes ahead for the consortium key, between jobs, so that a
 	// job's encryptions wait for a multiplication each instead of an
@@ -226,6 +229,11 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	if c.SJCMemoryBudget < 0 {
 		return nil, configErr(path, "sjc_memory_budget", "must not be negative")
+	}
+	switch c.SJCGroupRows {
+	case "", "auto", "true", "false":
+	default:
+		return nil, configErr(path, "sjc_group_rows", "must be true, false or auto")
 	}
 	if _, err := c.randomizerPool(path); err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"sync"
@@ -199,6 +200,13 @@ func (s randomizerSecrets) Dir(name string) (string, error) {
 		return "", fmt.Errorf("scratch %s: these secrets are not kept in a directory", name)
 	}
 	return sd.Dir(name)
+}
+
+// WriteSecretStream passes the data dir's streamed writes through
+// (job.SecretStreamer), so that sjc-predict's per-row predictions are
+// written as they are made, not held whole.
+func (s randomizerSecrets) WriteSecretStream(name string, write func(w io.Writer) error) error {
+	return job.WriteSecretFrom(s.Secrets, name, write)
 }
 
 var (

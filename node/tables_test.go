@@ -43,10 +43,32 @@ func TestConfigTables(t *testing.T) {
 		"tables:\n  loans: {mysql: x}\n":                                 "mysql",
 		"tables:\n  loans: {sqlite: bank.db, table: t, max_rows: -1}\n":  "max_rows",
 		"max_table_rows: -5\n":                                           "max_table_rows",
+		"sjc_group_rows: sometimes\n":                                    "sjc_group_rows",
 	} {
 		_, err := node.LoadConfig(write(body))
 		if !errors.Is(err, node.ErrConfig) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want a config error naming %q", body, err, want)
+		}
+	}
+}
+
+// sjc_group_rows reads true, false (as YAML booleans or strings) and
+// auto; unset is auto.
+func TestConfigGroupRows(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for body, want := range map[string]string{"": "", "sjc_group_rows: true\n": "true", "sjc_group_rows: false\n": "false",
+		"sjc_group_rows: auto\n": "auto", "sjc_group_rows: \"true\"\n": "true"} {
+		p := filepath.Join(dir, "node.yaml")
+		if err := os.WriteFile(p, []byte("name: a\ndata_dir: d\nconsortium: c.yaml\n"+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := node.LoadConfig(p)
+		if err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		if cfg.SJCGroupRows != want {
+			t.Errorf("%q: %q, want %q", body, cfg.SJCGroupRows, want)
 		}
 	}
 }

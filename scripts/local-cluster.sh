@@ -42,6 +42,8 @@
 #              the default policy reads a database source only from it
 #   NODE_YAML=LINE  append LINE to every node.yaml (a node setting, e.g.
 #              'sjc_group_rows: true')
+#   LOG_LEVEL=LEVEL  every node's --log-level (default warn)
+#   LOGS=DIR   copy every node's log into DIR at exit
 #   PEAK=1     after the job, print its wall time (submit to result) and
 #              each node's peak resident memory (VmHWM) and the result
 #              (docs/sources.md's figures over real node processes)
@@ -89,6 +91,9 @@ cleanup() {
 		kill -KILL "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	done
+	if [[ -n ${LOGS:-} ]]; then
+		mkdir -p "$LOGS" && cp "$WORK"/*.log "$LOGS"/ 2>/dev/null || true
+	fi
 	if [[ ${KEEP:-0} == 1 ]]; then
 		echo "work dir kept: $WORK" >&2
 	else
@@ -295,7 +300,7 @@ log "dealing a 2048-bit threshold key"
 
 # 4. start the nodes.
 for name in "${NAMES[@]}"; do
-	"$COHORT" node run --config "$WORK/$name/node.yaml" --log-level warn \
+	"$COHORT" node run --config "$WORK/$name/node.yaml" --log-level "${LOG_LEVEL:-warn}" \
 		>"$WORK/$name.log" 2>&1 &
 	PIDS+=($!)
 done

@@ -7,12 +7,15 @@
 # over F.d1 = D1.k and F.d2 = D2.k runs over three real `cohort node run`
 # processes (scripts/local-cluster.sh with SPEC, NODE_TABLES and PEAK=1:
 # the job's wall time from submit to result and each node's peak resident
-# memory), once per BINARY and, for a binary that has it (GROUP=1 and 0,
-# the default "0 1"), node.yaml sjc_group_rows (GROUP=0: row by row, as
-# before it existed; 1: distinct rows grouped by the server), on the same
-# tables; then psql alone runs the fact party's GROUP BY, timed.
+# memory), once per BINARY and, for a binary that has it, per value of
+# node.yaml sjc_group_rows in GROUP (default "0 1 auto"; 0: false, row by
+# row, as before it existed; 1: true, distinct rows grouped by the server;
+# auto: each node chooses per table from an estimate, printed from the
+# nodes' logs; none: no line, the binary's default, for a binary from
+# before the setting), on the same tables; then psql alone runs the fact party's
+# GROUP BY, timed.
 #
-#   [DIMS=100] [MVALS=10] [GROUP="0 1"] [TIMEOUT=s] scripts/sjc-pushdown-figure.sh [ROWS] [BINARY...]
+#   [DIMS=100] [MVALS=10] [GROUP="0 1 auto"] [TIMEOUT=s] scripts/sjc-pushdown-figure.sh [ROWS] [BINARY...]
 #
 # ROWS defaults to 10000000, BINARY to one built from this tree. F's rows
 # repeat: d1 = i mod DIMS, d2 = (i div DIMS) mod DIMS, m = (i div DIMS^2)
@@ -62,13 +65,20 @@ EOF
 # Every node maps the three names; each reads only its own party's table.
 catalogue=$'F: {postgres_env: COHORT_FIGURES_PG, table: f}\n  D1: {postgres_env: COHORT_FIGURES_PG, table: d1}\n  D2: {postgres_env: COHORT_FIGURES_PG, table: d2}'
 for cohort in "${binaries[@]}"; do
-for group in ${GROUP:-0 1}; do
-  setting=""
-  if [ "$group" = 1 ]; then setting="sjc_group_rows: true"; fi
-  echo "== $cohort, sjc_group_rows: $group: cores: $(nproc); uptime before: $(uptime)"
-  NODE_YAML=$setting NODE_TABLES=$catalogue COHORT=$cohort SPEC=$work/spec.yaml PEAK=1 TIMEOUT=${TIMEOUT:-3600} \
+for group in ${GROUP:-0 1 auto}; do
+  case $group in
+    none) setting="" ;; # the binary's default (one from before the setting refuses it)
+    0) setting="sjc_group_rows: false" ;;
+    1) setting="sjc_group_rows: true" ;;
+    *) setting="sjc_group_rows: $group" ;;
+  esac
+  echo "== $cohort, ${setting:-no sjc_group_rows}: cores: $(nproc); uptime before: $(uptime)"
+  rm -rf "$work/logs"
+  LOG_LEVEL=info LOGS=$work/logs NODE_YAML=$setting NODE_TABLES=$catalogue COHORT=$cohort SPEC=$work/spec.yaml PEAK=1 TIMEOUT=${TIMEOUT:-3600} \
     scripts/local-cluster.sh 3 >"$work/out" 2>"$work/cluster.log" || { tail -n 40 "$work/cluster.log" >&2; exit 1; }
   echo "uptime after: $(uptime)"
+  # Each node's choice per table (auto), from its own log.
+  grep -ho 'sjc: distinct rows estimated.*' "$work"/logs/*.log 2>/dev/null | grep -o 'table=[^ ]* rows=[^ ]* distinct=[^ ]* how="*[a-z ]*"* grouped=[a-z]*' || true
   if [ "${SHOW:-0}" = 1 ]; then cat "$work/out"; fi
   grep -E '^peak:' "$work/out"
   # The committed result: the skeleton (node ids, owners, class counts)

@@ -77,9 +77,12 @@
 //     rows, so it cannot happen with consistent summaries). 64 bits hold
 //     1.8·10^19 join rows; big.Int would cost every node for a join no
 //     tree is grown on.
-//   - Rows: in the job, on a node that groups rows (Kind.GroupRows,
-//     node.yaml sjc_group_rows; otherwise each row is its own, of weight
-//     1), a party holds each training table as its distinct
+//   - Rows: in the job, for a table the party groups (Kind.GroupRows,
+//     node.yaml sjc_group_rows: by default, auto, when its distinct rows
+//     are estimated at most a tenth of its rows, table.EstimateDistinct;
+//     otherwise each row is its own, of weight 1; the choice is the
+//     party's alone, in its own log, and sends nothing), a party holds
+//     each training table as its distinct
 //     rows over the columns the rounds read (every schema column but ids),
 //     each with its multiplicity w (Local.weight; table.OpenDistinct: one
 //     GROUP BY on a database, a streamed pass over a file). Rows alike in
@@ -92,8 +95,9 @@
 //     and every job test). A Part lists row numbers (the AVC sets are
 //     those of Definition 2's collapsed duplicates); rows whose counts
 //     become all zero are dropped. Test sets are loaded the same way (the
-//     test accuracy counts join rows); sjc-predict's tables are loaded one
-//     row per record, since prediction answers per record.
+//     test accuracy counts join rows); sjc-predict streams its tables and
+//     holds one weighted row per way a row is routed, then answers per
+//     record on a second streamed read (PredictKind, "Memory").
 //   - Labels are the sorted distinct values of the target's class column
 //     over all its rows (dangling ones too); the class is not private
 //     (thesis §3.3.4).

@@ -21,14 +21,43 @@ type Kind struct {
 	// spilled to its data dir and read back when their level is processed
 	// (budget.go). 0: no budget, everything held.
 	MemoryBudget int64
-	// GroupRows loads each table as its distinct rows over the columns
-	// the rounds read, each weighted by how many rows hold it (rows.go):
-	// a database groups them where they live, and the party holds the
-	// groups, not the rows. The tree does not depend on it. It pays where
-	// rows repeat (a fact table of keys and categories) and costs where
-	// they do not (every row distinct: the server's GROUP BY and a copy
-	// per group), so it is the node's choice (node.yaml sjc_group_rows).
-	GroupRows bool
+	// GroupRows says whether each table is loaded as its distinct rows
+	// over the columns the rounds read, each weighted by how many rows
+	// hold it (rows.go): a database groups them where they live, and the
+	// party holds the groups, not the rows. The tree does not depend on
+	// it. It pays where rows repeat (a fact table of keys and categories)
+	// and costs where they do not (every row distinct: the server's GROUP
+	// BY and a copy per group), so by default (GroupAuto) the party
+	// chooses per table from a cheap estimate of its distinct rows; a node
+	// may fix it (node.yaml sjc_group_rows: true or false).
+	GroupRows GroupMode
+}
+
+// GroupMode is how a party loads its sjc tables (Kind.GroupRows).
+type GroupMode int
+
+const (
+	// GroupAuto groups a table's rows when its distinct rows are
+	// estimated at most a groupRatio-th of its rows (rows.go).
+	GroupAuto GroupMode = iota
+	// GroupOn always groups.
+	GroupOn
+	// GroupOff never groups: each row is its own, of weight 1.
+	GroupOff
+)
+
+// ParseGroupMode reads node.yaml's sjc_group_rows: "auto" (or empty),
+// "true" or "false".
+func ParseGroupMode(s string) (GroupMode, error) {
+	switch s {
+	case "", "auto":
+		return GroupAuto, nil
+	case "true":
+		return GroupOn, nil
+	case "false":
+		return GroupOff, nil
+	}
+	return 0, fmt.Errorf("sjc_group_rows is %q: want true, false or auto", s)
 }
 
 // Message types of the job. Each is sent within one step attempt, keyed by

@@ -101,13 +101,18 @@ func float64Bytes(x float64) []byte {
 // message.
 // It runs once per PSI protocol: the small sets here would make auto pick
 // ECDH, so OT is forced once; and once with every party under a one-row
-// memory budget, whose spilling must not change what leaves a party.
+// memory budget, whose spilling must not change what leaves a party. The
+// parties load as a node does by default (GroupAuto: these tables' rows
+// are distinct, so row by row), and once every table grouped
+// (GroupOn); TestJobAutoGroups holds a job whose choice groups one table
+// to the messages of the job that groups none.
 func TestJobLeakage(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"ecdh", "ot"} {
 		t.Run(mode, func(t *testing.T) { checkJobLeakage(t, mode, sjc.Kind{}) })
 	}
 	t.Run("ecdh-budget", func(t *testing.T) { checkJobLeakage(t, "ecdh", sjc.Kind{MemoryBudget: oneRow}) })
+	t.Run("ecdh-grouped", func(t *testing.T) { checkJobLeakage(t, "ecdh", sjc.Kind{GroupRows: sjc.GroupOn}) })
 }
 
 // resultNumbers is every number in the committed result, as JSON spells

@@ -76,6 +76,13 @@ func NewLocal(g *Graph, name string, t *table.Table, labels []string, p Params) 
 // is each row's multiplicity (Local.weight; nil: one each). An id column
 // need not be loaded: no round reads it.
 func newLocalBase(g *Graph, name string, t *table.Table, weight []uint64, p Params) (*Local, error) {
+	return newLocalOver(g, name, t, weight, p, nil)
+}
+
+// newLocalOver is newLocalBase over the schema's columns in only (nil:
+// every one): a Local that only routes rows (sjc-predict's) needs its
+// join and split columns, not every attribute.
+func newLocalOver(g *Graph, name string, t *table.Table, weight []uint64, p Params, only map[string]bool) (*Local, error) {
 	ti := g.Index(name)
 	if ti < 0 {
 		return nil, fmt.Errorf("%w: table %q is not in the join graph", ErrData, name)
@@ -85,7 +92,7 @@ func newLocalBase(g *Graph, name string, t *table.Table, weight []uint64, p Para
 	}
 	l := &Local{g: g, ti: ti, info: g.Tables[ti], t: t, edges: make([]*edgeKey, len(g.Edges)), weight: weight}
 	for _, ci := range l.info.Columns {
-		if ci.Kind == table.ID {
+		if ci.Kind == table.ID || only != nil && !only[ci.Name] {
 			continue
 		}
 		c, err := t.Column(ci.Name)
@@ -109,6 +116,9 @@ func newLocalBase(g *Graph, name string, t *table.Table, weight []uint64, p Para
 		l.edges[in.Edge] = ek
 	}
 	for _, ci := range l.info.Columns {
+		if only != nil && !only[ci.Name] {
+			continue
+		}
 		kind := ci.Kind
 		if kind == table.Key && p.JoinSplits {
 			kind = table.Categorical

@@ -31,6 +31,19 @@ import (
 // (PredictionsSecret). Leakage: the training job's profile for class
 // propagation and split summaries (over the new tables, with one class),
 // the skeleton (already public), and the predicted label counts.
+//
+// Memory: no party loads its tables. Each streams a table once
+// (table.Scan) and holds one row per way its rows are routed: their join
+// values and, for each column its model part splits on, the side of each
+// predicate a value falls (predict_rows.go, router), weighted by how many
+// rows share it, so that every count is the row-by-row one (the weights
+// of Local, as in training). That is at most the distinct join values
+// times the cells the party's predicates cut, however many rows the
+// table has; max_table_rows bounds it. The target's party then streams
+// its table a second time and writes each row's line as it reads it
+// (job.WriteSecretFrom): a row's join rows are its key's over the key's
+// rows. A table that changes between the two reads fails the step
+// (ErrData), never a line for a row the classification did not see.
 type PredictKind struct{}
 
 // The rounds of sjc-predict: load (every party reports the public

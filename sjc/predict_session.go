@@ -1,23 +1,32 @@
 package sjc
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/tree"
 )
 
 // predictSession is a party's session of sjc-predict.
 type predictSession struct {
-	s     *session // the graph, the participant and the protocol helpers
-	model *ModelPart
-	err   error
+	s      *session // the graph, the participant and the protocol helpers
+	model  *ModelPart
+	target *predictTarget // the target table's party's: how to write its rows' predictions
+	err    error
+}
+
+// predictTarget is what the target table's party needs, after the
+// classification of its table's keys, to read the table again and write
+// each row's prediction.
+type predictTarget struct {
+	ts     job.TableSpec
+	schema map[string]table.Kind
+	router *router
+	keys   *routed
 }
 
 // Open reads the party's tables and its part of the model.
@@ -53,24 +62,60 @@ func (ps *predictSession) open(ctx context.Context, model string) error {
 	}
 	ps.model = &mp
 	for _, i := range s.own {
-		name := s.g.Tables[i].Name
-		var drop []string
-		if i == 0 {
-			drop = []string{s.g.Class} // new data need not have the class
-		}
-		t, err := job.OpenOwnTable(ctx, s.p, name, drop...)
-		if err != nil {
+		if err := ps.openTable(ctx, i); err != nil {
 			return err
 		}
-		if i == 0 {
-			t = t.WithClass(s.g.Class, predictLabel)
-		}
-		if s.locals[i], err = NewLocal(s.g, name, t, []string{predictLabel}, Params{}); err != nil {
-			return err
-		}
-		s.tables[name] = t
 	}
 	return ps.checkSplits()
+}
+
+// openTable streams the party's table i once (table.Scan) and keeps one
+// row per key of its router, weighted by how many rows have it: memory is
+// bounded by the join values and the model, not by the table. The target
+// table (read without its class: new data need not have it) keeps its
+// keys' numbers for writePredictions.
+func (ps *predictSession) openTable(ctx context.Context, i int) error {
+	s := ps.s
+	name := s.g.Tables[i].Name
+	spec := s.p.Spec()
+	party, _ := spec.Party(s.p.Self())
+	at := slices.IndexFunc(party.Tables, func(t job.TableSpec) bool { return t.Name == name })
+	if at < 0 {
+		return fmt.Errorf("party %s has no table %q", s.p.Self(), name)
+	}
+	schema, err := spec.TableSchema(name)
+	if err != nil {
+		return err
+	}
+	if schema == nil {
+		return fmt.Errorf("%w: table %q has no schema", ErrData, name)
+	}
+	if i == 0 {
+		delete(schema, s.g.Class) // new data need not have the class
+	}
+	r := newRouter(s.g, i, schema, ps.model.Splits)
+	if len(r.cols) == 0 {
+		return fmt.Errorf("%w: table %q has no column to read but the class", ErrData, name)
+	}
+	keys, err := scanRouted(ctx, s.p, party.Tables[at], schema, r)
+	if err != nil {
+		return err
+	}
+	t := keys.t
+	only := map[string]bool{}
+	for _, c := range r.cols {
+		only[c] = true
+	}
+	if i == 0 {
+		t, only[s.g.Class] = t.WithClass(s.g.Class, predictLabel), true
+		ps.target = &predictTarget{ts: party.Tables[at], schema: schema, router: r, keys: keys}
+	}
+	base, err := newLocalOver(s.g, name, t, keys.counts, Params{}, only)
+	if err == nil {
+		s.locals[i], err = base.withLabels([]string{predictLabel})
+	}
+	s.tables[name] = t
+	return err
 }
 
 // checkSplits checks, before anything is sent, that the party's tables
@@ -149,7 +194,7 @@ func (ps *predictSession) classify(ctx context.Context, step job.Step, d predict
 	}
 	target := s.owns(0)
 	nl := len(d.Labels)
-	var perRow []uint64 // target: join rows per (row, label)
+	var perRow []uint64 // target: join rows per (key, label)
 	if target {
 		perRow = make([]uint64, s.tables[s.g.Target()].NumRows()*nl)
 	}
@@ -179,40 +224,8 @@ func (ps *predictSession) classify(ctx context.Context, step job.Step, d predict
 	if !target {
 		return out, nil
 	}
-	b, err := predictionsCSV(d.Labels, perRow)
-	if err != nil {
-		return classifyOutput{}, err
-	}
-	if err := s.p.Secrets().WriteSecret(PredictionsSecret(s.p.JobID()), b); err != nil {
+	if err := ps.writePredictions(ctx, d.Labels, perRow); err != nil {
 		return classifyOutput{}, fmt.Errorf("party %s: keep the predictions: %w", s.p.Self(), err)
 	}
 	return out, nil
-}
-
-// predictionsCSV writes one line per target row (in file order, numbered
-// from 1): its join rows per predicted label and the label most of them
-// get (ties to the smallest; empty when the row joins nothing).
-func predictionsCSV(labels []string, perRow []uint64) ([]byte, error) {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	nl := len(labels)
-	if err := w.Write(append(append([]string{"row"}, labels...), "predicted")); err != nil {
-		return nil, err
-	}
-	for r := 0; r < len(perRow)/nl; r++ {
-		rec := []string{strconv.Itoa(r + 1)}
-		c := perRow[r*nl : (r+1)*nl]
-		for _, x := range c {
-			rec = append(rec, strconv.FormatUint(x, 10))
-		}
-		pred := ""
-		if slices.Max(c) > 0 {
-			pred = labels[tree.Majority(c)]
-		}
-		if err := w.Write(append(rec, pred)); err != nil {
-			return nil, err
-		}
-	}
-	w.Flush()
-	return buf.Bytes(), w.Error()
 }

@@ -11,13 +11,16 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/cohortdm/cohort/internal/pgtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/psi"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/tree"
@@ -158,7 +161,7 @@ func TestJobGroupsAlikeRows(t *testing.T) {
 		t.Fatalf("the fact table's distinct rows: %v, want at most half its 6000 rows", err)
 	}
 
-	grouped := sjc.Kind{GroupRows: true}
+	grouped := sjc.Kind{GroupRows: sjc.GroupOn}
 	run, err := runJobKind(t, ctx, grouped, spec, jobtest.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -207,5 +210,127 @@ func TestJobGroupsAlikeRows(t *testing.T) {
 	}
 	if fmt.Sprint(groups) != fmt.Sprint(want3) {
 		t.Fatalf("the GROUP BY of each table %v, want %v\n%s", groups, want3, log.String())
+	}
+}
+
+// sentBodies is every message a run sent but the private set
+// intersections' (whose blinding is fresh each run; their sizes are
+// kept), as from>to type phase/round channel: body, sorted.
+func sentBodies(run *jobRun) []string {
+	var out []string
+	for _, s := range run.rep.Sent {
+		m := s.Message
+		if strings.HasPrefix(m.Type, "psi/") && m.Type != psi.TypeSize {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s>%s %s %s/%d %s: %x", s.From, s.To, m.Type, m.Phase, m.Round, m.Channel, m.Body))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestJobAutoGroups: by default (GroupAuto) a party groups a table whose
+// rows repeat and loads the others row by row, from the estimate its own
+// log names (the fact table grouped, the dimensions of twelve distinct
+// rows not, training and test set alike), grows the row-by-row tree byte
+// for byte, and sends exactly what it sends loading every table row by
+// row: every message but the intersections' blinded values, to the same
+// party in the same step, byte for byte. The choice is kept in the job's
+// scratch, so that a restarted session loads as the first did.
+func TestJobAutoGroups(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	spec := writeRepeatStar(t, dir, 12000, 6)
+	spec.Test = map[string]string{"F": "F.csv", "D1": "D1.csv", "D2": "D2.csv"}
+	want, acc := rowTree(t, spec)
+	if nodes, _ := want.Size(); nodes < 5 {
+		t.Fatalf("the row-by-row tree has %d nodes; the case should grow a tree", nodes)
+	}
+
+	var log bytes.Buffer
+	auto, err := runJobKind(t, ctx, sjc.Kind{}, spec, jobtest.Options{Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, "auto", want, auto.tree)
+	sameAccuracy(t, "auto", auto, acc)
+	chosen := map[string][]string{}
+	for _, m := range regexp.MustCompile(`msg="sjc: distinct rows estimated" .*table=(\w+) .*how=sketch grouped=(\w+)`).FindAllStringSubmatch(log.String(), -1) {
+		chosen[m[1]] = append(chosen[m[1]], m[2])
+	}
+	if fmt.Sprint(chosen) != "map[D1:[false false] D2:[false false] F:[true true]]" {
+		t.Fatalf("the choices %v, want F grouped and not the dimensions, training and test set\n%s", chosen, log.String())
+	}
+	// Each party keeps its training tables' choice in the job's scratch
+	// (which a node removes once the job has ended).
+	for p, want := range map[string]string{"facts": `{"F":true}`, "dim1": `{"D1":false}`, "dim2": `{"D2":false}`} {
+		b, err := auto.secrets[p].ReadSecret("jobs/" + auto.rep.JobID + "/sjc-grouped")
+		if err != nil || string(b) != want {
+			t.Errorf("party %s kept %s (%v), want %s", p, b, err, want)
+		}
+	}
+
+	rows, err := runJobKind(t, ctx, sjc.Kind{GroupRows: sjc.GroupOff}, spec, jobtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, "row by row", want, rows.tree)
+	a, r := sentBodies(auto), sentBodies(rows)
+	if len(a) != len(r) {
+		t.Fatalf("auto sent %d messages, row by row %d", len(a), len(r))
+	}
+	for i := range a {
+		if a[i] != r[i] {
+			t.Fatalf("auto sent\n%.300s\nwhere row by row sent\n%.300s", a[i], r[i])
+		}
+	}
+	t.Logf("%d messages alike", len(a))
+
+	// Restarted after the first propagation, every party reopens its
+	// session with the kept choice: the fact table is estimated once for
+	// training (and once for the test set), and the tree is the same.
+	log.Reset()
+	var mu sync.Mutex
+	restarted := false
+	again, err := runJobKind(t, ctx, sjc.Kind{}, spec, jobtest.Options{
+		Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		OnStep: func(ev jobtest.Event) jobtest.Fault {
+			mu.Lock()
+			defer mu.Unlock()
+			if ev.Kind == jobtest.Committed && ev.Step.Phase == "propagate" && !restarted {
+				restarted = true
+				return jobtest.Fault{Restart: []string{"facts", "dim1", "dim2"}}
+			}
+			return jobtest.Fault{}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, "auto, restarted", want, again.tree)
+	if n := strings.Count(log.String(), `msg="sjc: distinct rows estimated" member=facts`); !restarted || n != 2 {
+		t.Fatalf("restarted %v; the fact table estimated %d times, want once for training and once for the test set", restarted, n)
+	}
+
+	// A kept choice wins: a party that finds one (here written before the
+	// job, as a restarted session finds the first's) loads as it says
+	// and estimates only its test set.
+	log.Reset()
+	secrets := map[string]job.Secrets{}
+	for _, p := range spec.PartyNames() {
+		secrets[p] = job.DirSecrets(filepath.Join(t.TempDir(), p))
+	}
+	if err := secrets["facts"].WriteSecret("jobs/kept-1/sjc-grouped", []byte(`{"F":false}`)); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := runJobKind(t, ctx, sjc.Kind{}, spec, jobtest.Options{JobID: "kept-1", Secrets: secrets,
+		Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, "auto, kept choice", want, kept.tree)
+	if n := strings.Count(log.String(), `msg="sjc: distinct rows estimated" member=facts`); n != 1 {
+		t.Fatalf("the fact table estimated %d times with a kept choice, want once (its test set)", n)
 	}
 }

@@ -38,8 +38,8 @@ type session struct {
 	prm     Params
 	psiMode psi.Mode
 	own     []int // graph indexes of the party's tables
-	// groupRows: the tables were loaded as distinct rows (Kind.GroupRows).
-	groupRows bool
+	// groupRows: how the tables are loaded (Kind.GroupRows).
+	groupRows GroupMode
 	tables    map[string]*table.Table
 	weights   map[string][]uint64 // per table, each row's multiplicity (Local.weight)
 	loadErr   error

@@ -69,7 +69,7 @@ type colSink struct {
 
 func (s *colSink) names() []string { return []string{s.column} }
 func (s *colSink) bound(int)       { s.found = true }
-func (s *colSink) end()            {}
+func (s *colSink) end() error      { return nil }
 
 // take receives one checked value of the column, of kind k ("" while the
 // kind is inferred: numeric as long as every value parses).

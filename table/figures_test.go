@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cohortdm/cohort/internal/pgtest"
+	"github.com/cohortdm/cohort/internal/testkit"
 )
 
 // TestSourceFigures measures what docs/sources.md reports: rows per second
@@ -53,7 +53,7 @@ func TestSourceFigures(t *testing.T) {
 	t.Logf("%-9s %10s %12s %14s", "source", "seconds", "rows/s", "peak heap MiB")
 	for _, src := range sources {
 		runtime.GC()
-		peak := heapPeak()
+		peak := testkit.HeapPeak()
 		start := time.Now()
 		tb, err := Open(ctx, src, "admissions", schema, ReadOptions{})
 		d := time.Since(start)
@@ -65,40 +65,5 @@ func TestSourceFigures(t *testing.T) {
 			t.Fatalf("%s: %d rows", src, tb.NumRows())
 		}
 		t.Logf("%-9s %10.2f %12.0f %14.0f", src.Type(), d.Seconds(), float64(n)/d.Seconds(), float64(p)/(1<<20))
-	}
-}
-
-// heapPeak samples the live heap every 5 ms until the returned function is
-// called, which returns the largest sample.
-func heapPeak() func() uint64 {
-	var mu sync.Mutex
-	var max uint64
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var ms runtime.MemStats
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			runtime.ReadMemStats(&ms)
-			mu.Lock()
-			if ms.HeapAlloc > max {
-				max = ms.HeapAlloc
-			}
-			mu.Unlock()
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() uint64 {
-		close(stop)
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		return max
 	}
 }

@@ -116,7 +116,7 @@ func (s *groupSink) bound(i int)     { s.found[i] = true }
 // matter to a group.
 func (s *groupSink) take(i int, _ Kind, _ float64, v cell) { s.row[i] = cellText(v) }
 
-func (s *groupSink) end() {
+func (s *groupSink) end() error {
 	for i, set := range s.sets {
 		s.vals = s.vals[:0]
 		for _, at := range set {
@@ -124,6 +124,7 @@ func (s *groupSink) end() {
 		}
 		s.folds[i].add(s.vals, 1)
 	}
+	return nil
 }
 
 // checkSets refuses no set or an empty one.
@@ -207,7 +208,7 @@ type headerSink struct{ cols []string }
 func (*headerSink) names() []string               { return nil }
 func (*headerSink) bound(int)                     {}
 func (*headerSink) take(int, Kind, float64, cell) {}
-func (*headerSink) end()                          {}
+func (*headerSink) end() error                    { return nil }
 
 func columnNames(cols []*Column) []string {
 	out := make([]string, len(cols))

@@ -54,8 +54,9 @@ type rowSink interface {
 	// take receives one checked value of names()[i], of kind k ("" while
 	// the kind is inferred); x is its number when k is Numeric.
 	take(i int, k Kind, x float64, v cell)
-	// end closes a row whose values it has taken.
-	end()
+	// end closes a row whose values it has taken; an error stops the
+	// reader, which returns it.
+	end() error
 }
 
 // newBuilder checks the header names (no empty or duplicate names, every
@@ -153,7 +154,9 @@ func (b *builder) add(row []cell, where func(field int) string) error {
 		b.bytes += int64(len(s)) + 16
 	}
 	if b.sink != nil {
-		b.sink.end()
+		if err := b.sink.end(); err != nil {
+			return err
+		}
 	}
 	b.rows++
 	// Neither error gives the rows read: a session may report it, and a

@@ -94,7 +94,11 @@ func (a *app) nodeRunCmd() *cobra.Command {
 				fmt.Fprintf(a.stderr, "warning: %s\n", warning)
 			}
 			ks := kinds()
-			ks["sjc"] = sjc.Kind{MemoryBudget: cfg.SJCMemoryBudget, GroupRows: cfg.SJCGroupRows} // node settings: node.yaml sjc_memory_budget, sjc_group_rows
+			group, err := sjc.ParseGroupMode(cfg.SJCGroupRows) // node.Load checked it
+			if err != nil {
+				return fmt.Errorf("%w: %s: %w", node.ErrConfig, runConfig, err)
+			}
+			ks["sjc"] = sjc.Kind{MemoryBudget: cfg.SJCMemoryBudget, GroupRows: group} // node settings: node.yaml sjc_memory_budget, sjc_group_rows
 			n, err := node.New(node.Options{Config: cfg, Kinds: ks, Logger: a.logger(), Join: join, Version: version})
 			if err != nil {
 				return err

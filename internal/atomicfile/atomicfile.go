@@ -4,7 +4,9 @@
 package atomicfile
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -13,6 +15,16 @@ import (
 // same directory, synced before it is renamed over path. The directory must
 // exist. On error path is untouched and the temporary file removed.
 func Write(path string, b []byte, perm os.FileMode) error {
+	return WriteFrom(path, perm, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// WriteFrom is Write of what write writes (buffered), for a file larger
+// than its writer wants in memory. An error from write leaves path
+// untouched.
+func WriteFrom(path string, perm os.FileMode, write func(w io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -28,7 +40,11 @@ func Write(path string, b []byte, perm os.FileMode) error {
 	if err := f.Chmod(perm); err != nil {
 		return fail(err)
 	}
-	if _, err := f.Write(b); err != nil {
+	bw := bufio.NewWriterSize(f, 1<<16)
+	if err := write(bw); err != nil {
+		return fail(err)
+	}
+	if err := bw.Flush(); err != nil {
 		return fail(err)
 	}
 	if err := f.Sync(); err != nil {
