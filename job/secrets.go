@@ -3,8 +3,10 @@ package job
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,9 +38,30 @@ func (s *dirSecrets) ReadSecret(name string) ([]byte, error) {
 	}
 	b, err := os.ReadFile(filepath.Join(s.dir, name))
 	if err != nil {
-		return nil, fmt.Errorf("read secret %s: %w", name, err)
+		return nil, fmt.Errorf("read secret %s: %w", name, s.inDir(err))
 	}
 	return b, nil
+}
+
+// inDir rewrites the paths a file system error names relative to the
+// data dir: a kind may pass the error on in a message to its coordinator,
+// and the node's own directories are nobody else's business.
+func (s *dirSecrets) inDir(err error) error {
+	rel := func(p string) string {
+		if r, rerr := filepath.Rel(s.dir, p); rerr == nil && filepath.IsLocal(r) {
+			return r
+		}
+		return filepath.Base(p)
+	}
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return &fs.PathError{Op: pe.Op, Path: rel(pe.Path), Err: pe.Err}
+	case errors.As(err, &le):
+		return &os.LinkError{Op: le.Op, Old: rel(le.Old), New: rel(le.New), Err: le.Err}
+	}
+	return err
 }
 
 func (s *dirSecrets) WriteSecret(name string, data []byte) error {
@@ -47,10 +70,10 @@ func (s *dirSecrets) WriteSecret(name string, data []byte) error {
 	}
 	path := filepath.Join(s.dir, name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("write secret %s: %w", name, err)
+		return fmt.Errorf("write secret %s: %w", name, s.inDir(err))
 	}
 	if err := atomicfile.Write(path, data, 0o600); err != nil {
-		return fmt.Errorf("write secret %s: %w", name, err)
+		return fmt.Errorf("write secret %s: %w", name, s.inDir(err))
 	}
 	return nil
 }
@@ -82,10 +105,10 @@ func (s *dirSecrets) WriteSecretStream(name string, write func(w io.Writer) erro
 	}
 	path := filepath.Join(s.dir, name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("write secret %s: %w", name, err)
+		return fmt.Errorf("write secret %s: %w", name, s.inDir(err))
 	}
 	if err := atomicfile.WriteFrom(path, 0o600, write); err != nil {
-		return fmt.Errorf("write secret %s: %w", name, err)
+		return fmt.Errorf("write secret %s: %w", name, s.inDir(err))
 	}
 	return nil
 }
