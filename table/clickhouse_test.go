@@ -8,6 +8,9 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -239,5 +242,60 @@ func TestClickHouseParamExact(t *testing.T) {
 				t.Fatalf("%s reads back as %v, want %v", list[i], got[i], v)
 			}
 		}
+	}
+}
+
+// TestClickHouseWriteLarge: a table whose rows, written as literals, are
+// several times the server's default max_query_size (256 KiB) is written
+// whole, in statements under it. One INSERT of 10,000 rows was refused at
+// 20,000.
+func TestClickHouseWriteLarge(t *testing.T) {
+	srv := chtest.Start(t)
+	t.Setenv("COHORT_TEST_CH_LARGE", srv.DSN("admin", srv.AdminPassword))
+	const n = 6000 // about 400 KB of literals
+	var csv strings.Builder
+	csv.WriteString("id,word,v\n")
+	for i := range n {
+		fmt.Fprintf(&csv, "id-%06d,%s,%d\n", i, strings.Repeat("w", 20+i%40), i)
+	}
+	path := filepath.Join(t.TempDir(), "big.csv")
+	if err := os.WriteFile(path, []byte(csv.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	schema := map[string]Kind{"id": Categorical, "word": Categorical, "v": Numeric}
+	ctx := t.Context()
+	want, err := Open(ctx, Source{Path: path}, "big", schema, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := Source{ClickHouseEnv: "COHORT_TEST_CH_LARGE", Table: "big"}
+	if err := Write(ctx, src, want); err != nil {
+		t.Fatalf("write %d rows: %v", n, err)
+	}
+	got, err := Open(ctx, src, "big", schema, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server keeps the rows of several INSERTs in parts of its own
+	// order: compare them as sets.
+	rowsOf := func(tb *Table) []string {
+		cols := slices.Clone(tb.Columns)
+		slices.SortFunc(cols, func(a, b *Column) int { return strings.Compare(a.Name, b.Name) })
+		out := make([]string, tb.NumRows())
+		for i := range out {
+			for _, c := range cols {
+				out[i] += c.Str[i] + "\x00"
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	if a, b := rowsOf(want), rowsOf(got); !slices.Equal(a, b) {
+		for i := range min(len(a), len(b)) {
+			if a[i] != b[i] {
+				t.Fatalf("%d rows read back differ from the %d written: %q, want %q", len(b), len(a), b[i], a[i])
+			}
+		}
+		t.Fatalf("%d rows read back, %d written", len(b), len(a))
 	}
 }

@@ -61,11 +61,15 @@ func writeClickHouse(ctx context.Context, dst Source, t *Table) error {
 	return nil
 }
 
-// chInsertRows is how many rows one INSERT statement carries.
-const chInsertRows = 10000
+// chInsertBytes bounds one INSERT statement: the server refuses a query
+// longer than its max_query_size (256 KiB by default) before it parses
+// it, and the rows are literals in the query.
+const chInsertBytes = 4 << 10
 
 // chInsert sends t's rows to table name by INSERT ... SELECT over an array
-// of row tuples, chInsertRows rows per statement, the values written as
+// of row tuples, as many rows per statement as fit chInsertBytes (a row
+// longer than that goes alone, and a server with the default limit
+// refuses it), the values written as
 // literals: numbers as the pushed-down queries write their parameters
 // (chDB.param: exact), strings quoted with backslash escapes. The native protocol's
 // data blocks (the driver's batch INSERT, and INSERT ... VALUES) wait on
@@ -77,33 +81,46 @@ func chInsert(ctx context.Context, db *sql.DB, name string, t *Table) error {
 		elems[j] = fmt.Sprintf("tupleElement(r, %d)", j+1)
 	}
 	head := "INSERT INTO " + quoteTable(name) + " SELECT " + strings.Join(elems, ", ") + " FROM (SELECT arrayJoin(["
-	var q strings.Builder
-	for start := 0; start < t.NumRows(); start += chInsertRows {
-		q.Reset()
-		q.WriteString(head)
-		for i := start; i < min(start+chInsertRows, t.NumRows()); i++ {
-			if i > start {
-				q.WriteString(", ")
-			}
-			q.WriteString("tuple(")
-			for j, c := range t.Columns {
-				if j > 0 {
-					q.WriteString(", ")
-				}
-				if c.Kind == Numeric {
-					q.WriteString(chDB{}.param(0, c.Num[i]))
-				} else {
-					q.WriteString(chString(c.Str[i]))
-				}
-			}
-			q.WriteByte(')')
+	var q, row strings.Builder
+	rows := 0
+	flush := func() error {
+		if rows == 0 {
+			return nil
 		}
 		q.WriteString("]) AS r)")
-		if _, err := db.ExecContext(ctx, q.String()); err != nil {
-			return err
-		}
+		_, err := db.ExecContext(ctx, q.String())
+		q.Reset()
+		rows = 0
+		return err
 	}
-	return nil
+	for i := range t.NumRows() {
+		row.Reset()
+		row.WriteString("tuple(")
+		for j, c := range t.Columns {
+			if j > 0 {
+				row.WriteString(", ")
+			}
+			if c.Kind == Numeric {
+				row.WriteString(chDB{}.param(0, c.Num[i]))
+			} else {
+				row.WriteString(chString(c.Str[i]))
+			}
+		}
+		row.WriteByte(')')
+		if rows > 0 && q.Len()+2+row.Len()+len("]) AS r)") > chInsertBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if rows == 0 {
+			q.WriteString(head)
+		} else {
+			q.WriteString(", ")
+		}
+		q.WriteString(row.String())
+		rows++
+	}
+	return flush()
 }
 
 // chString is s as a ClickHouse string literal.
