@@ -256,7 +256,9 @@ func runRestart(t *testing.T, c *joinCase, p boost.Params, rc restartCase, want 
 		},
 		OnStep: func(e jobtest.Event) jobtest.Fault {
 			var d struct {
-				Retry bool `msgpack:"retry"`
+				Winners []int `msgpack:"winners"`
+				Closed  bool  `msgpack:"closed"`
+				Retry   bool  `msgpack:"retry"`
 			}
 			rerun := e.Kind == jobtest.Starting && e.Step.Phase == "level" && e.Step.Attempt > 1
 			retry := e.Kind == jobtest.Committed && e.Step.Phase == "level" && wire.Unmarshal(e.Record.Decision, &d) == nil && d.Retry
@@ -279,5 +281,69 @@ func runRestart(t *testing.T, c *joinCase, p boost.Params, rc restartCase, want 
 	}
 	if got := modelOf(t, rep.Result); got != want {
 		t.Fatalf("after a restart the model differs from an uninterrupted run's\n got: %s\nwant: %s", got, want)
+	}
+}
+
+// TestSilentRetry: one gradient message of a level is lost, so the party
+// below waits in vain and the class holder waits for its bin sums until
+// the step timeout; every failure is a missing message, so the level is
+// committed as a retry and runs again, and the model is the library's.
+func TestSilentRetry(t *testing.T) {
+	t.Parallel()
+	c := chainCase(t, 2, 60)
+	p := testParams()
+	p.Trees, p.Release = 1, true
+	dir := t.TempDir()
+	for name, text := range c.csv {
+		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := *c.spec
+	spec.Dir, spec.Source = dir, "silent.yaml"
+	spec.Params = map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "release": true}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	dropped, retries := false, 0
+	rep, err := jobtest.Run(ctx, boost.Kind{}, &spec, jobtest.Options{
+		Leader: "alice", Secrets: dealtSecrets(t, spec.PartyNames()), StepTimeout: 20 * time.Second,
+		OnStep: func(e jobtest.Event) jobtest.Fault {
+			mu.Lock()
+			defer mu.Unlock()
+			if e.Kind == jobtest.Starting && e.Step.Phase == "level" && e.Step.Round == 1 && !dropped {
+				e.Net.Intercept("bob", func(to string, m *wire.Message) *wire.Message {
+					mu.Lock()
+					defer mu.Unlock()
+					if !dropped && m.Type == boost.TypeGradients && to == "carol" {
+						dropped = true
+						return nil
+					}
+					return m
+				})
+			}
+			var d struct {
+				Winners []int `msgpack:"winners"`
+				Closed  bool  `msgpack:"closed"`
+				Retry   bool  `msgpack:"retry"`
+			}
+			if e.Kind == jobtest.Committed && e.Step.Phase == "level" && wire.Unmarshal(e.Record.Decision, &d) == nil && d.Retry {
+				retries++
+			}
+			return jobtest.Fault{}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !dropped || retries == 0 {
+		t.Fatalf("dropped %v, retries %d: no level ran again", dropped, retries)
+	}
+	want, err := boost.Train(c.g, c.data, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, w := modelOf(t, rep.Result), modelJSON(t, *want); got != w {
+		t.Fatalf("after a retry the model differs from the library's\n got: %s\nwant: %s", got, w)
 	}
 }
