@@ -167,6 +167,15 @@ func a9aRow(attrs []a9aAttr, r []string) (x []int, from []string) {
 func a9aData(t *testing.T, out string) (g *joinprop.Graph, train, test map[string]*table.Table) {
 	dir := adultDir(t)
 	trRows, trY := readAdult(t, filepath.Join(dir, "adult.data"))
+	if every, _ := strconv.Atoi(os.Getenv("BOOST_A9A_EVERY")); every > 1 {
+		// A subsample for profiling: every every-th training row.
+		var rs [][]string
+		var ys []int
+		for i := 0; i < len(trRows); i += every {
+			rs, ys = append(rs, trRows[i]), append(ys, trY[i])
+		}
+		trRows, trY = rs, ys
+	}
 	teRows, teY := readAdult(t, filepath.Join(dir, "adult.test"))
 	attrs := a9aAttrs(t, dir, trRows)
 	_, from := a9aRow(attrs, trRows[0])
@@ -235,7 +244,8 @@ func a9aData(t *testing.T, out string) (g *joinprop.Graph, train, test map[strin
 // (1) with the sums that cross the edge packed and encrypted under
 // 2048-bit Paillier, in one process, and logs the wall and CPU time per
 // tree. BOOST_A9A_OUT=DIR also writes a9a and a9a.t in LIBSVM's format
-// there (for testdata/compare_a9a.py).
+// there (for testdata/compare_a9a.py); BOOST_A9A_EVERY=N trains on every
+// N-th training row only (a subsample, for profiles).
 func TestA9A(t *testing.T) {
 	mode := os.Getenv("BOOST_A9A")
 	if mode != "clear" && mode != "paillier" {
