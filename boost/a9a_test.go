@@ -269,7 +269,7 @@ func TestA9A(t *testing.T) {
 	cpu0, t0 := cpuTime(t), time.Now()
 	what := "sums in the clear"
 	if mode == "paillier" {
-		c, decs := countingCrypto(t, 2048, 1<<16, rows)
+		c, decs := countingCrypto(t, 2048, uint64(rows), rows) // packed for the join's rows, as the job packs
 		m, err = boost.TrainWith(g, train, p, c)
 		defer func() { t.Logf("%d decryptions per tree", decs.Load()/int64(p.Trees)) }()
 		what = "2048-bit Paillier (packed, pooled randomisers, one process)"
