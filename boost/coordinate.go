@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/cohortdm/cohort/job"
 )
@@ -45,6 +47,9 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	var lp levelPlan
 	splits := 0
 	for lp.Tree < p.Trees {
+		if lp.Retries > maxRetries {
+			return nil, fmt.Errorf("tree %d level %d: parties silent or restarted in %d attempts", lp.Tree, lp.Depth, lp.Retries)
+		}
 		a := levelArgs{Tree: lp.Tree, Depth: lp.Depth}
 		done, err := levelRound.Run(ctx, c, job.Call[levelArgs]{Round: lp.Levels, Parties: parties, Args: a, TimeoutMS: p.TimeoutMS},
 			func(o *job.Outcome[levelOutput]) (levelDecision, error) {
@@ -80,9 +85,17 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	return res, nil
 }
 
+// maxRetries bounds the re-runs in a row of one level after silent or
+// restarted parties.
+const maxRetries = 3
+
 // decideLevel commits the class holder's winners: one per open node, each
-// a table of the graph or -1.
+// a table of the graph or -1; a level a party was silent in, restarted in
+// or missed a message of runs again (Retry).
 func decideLevel(o *job.Outcome[levelOutput], holder string, tables int) (levelDecision, error) {
+	if len(o.Failed) > 0 && curable(o) {
+		return levelDecision{Retry: true}, nil
+	}
 	if err := o.Err(); err != nil {
 		return levelDecision{}, err
 	}
@@ -99,6 +112,20 @@ func decideLevel(o *job.Outcome[levelOutput], holder string, tables int) (levelD
 		return levelDecision{}, fmt.Errorf("%w: a closed level with winners, or an open one without", ErrHolder)
 	}
 	return levelDecision{Winners: r.Winners, Closed: r.Closed}, nil
+}
+
+// curable reports whether every failure of a step is a silence (a
+// restart included), a wait for a message that did not come or a message
+// that was not delivered, which a re-run may cure; a party's own error is
+// not.
+func curable[O any](o *job.Outcome[O]) bool {
+	for p, why := range o.Failed {
+		transient := strings.Contains(why, errNoMessage.Error()) || strings.Contains(why, errNotDelivered.Error())
+		if !slices.Contains(o.Silent, p) && !transient {
+			return false
+		}
+	}
+	return true
 }
 
 // decideFinish takes the class holder's test score (tested only) and

@@ -159,17 +159,39 @@
 //     together (Kind.Assemble).
 //
 // A level step re-run as a new attempt (after a leader change, which a
-// loaded machine's missed Raft heartbeats also cause) starts from the
-// state every party had at the level's start. A party that fails or is
-// silent in a step fails the job, naming it (no step is retried without
-// it). A party whose node restarts mid-job is not resumed: its signatures
-// and the class holder's trees are kept in memory only, so the job fails
-// naming it (ErrResume).
+// loaded machine's missed Raft heartbeats also cause, or a party's node
+// restarting within it) starts from the state every party had at the
+// level's start. A level in which every failing party was silent,
+// restarted, or waited in vain for a message or could not deliver one
+// is committed as a retry and runs again (at most maxRetries times in a
+// row); any other failure of a party fails the job, naming it. While the
+// class holder fails with an error of its own, the others wait for its
+// messages until the step timeout (the runtime ends an attempt early
+// only for a silent or restarted party).
+//
+// Restarts (state.go): after the psi step and after every level step each
+// party keeps its training state in its job scratch (jobs/JOB/, which the
+// node removes with the job): the shared join values, its tables' splits
+// so far (feature and bin, from which the signatures are replayed), the
+// tree's first-level down message to each of its tables (the ciphertexts
+// the deeper levels re-use) and, at the class holder, the booster (base
+// score, finished trees, the tree being grown and its open nodes, the
+// splits made per table). Two slots written in turn keep the state at
+// the level's start beside the state after it, for a level that runs
+// again. A session opened after the node restarted reads its tables again
+// and goes on from the state kept for the level the log says is due; the
+// class holder draws a fresh randomiser pool and, for the rest of the
+// tree, seals every entry afresh (its clear first-level summaries, from
+// which re-used entries are marked, are not kept: the model is the same,
+// the encryptions of that tree's deeper levels are not spared). A party
+// whose kept state is missing or unreadable fails the job, naming itself
+// (ErrResume). The state never leaves the node.
 //
 // The job's leakage profile, beyond the protocol's above:
 //
 //   - The log (every member): the positive label; per level the winning
-//     table of each open node (as sjc's skeleton); the step args (tree,
+//     table of each open node (as sjc's skeleton), or that the level runs
+//     again (and, as for every step, which parties failed and why); the step args (tree,
 //     depth); with params.release the model; with a test set its score
 //     (accuracy, AUC, rows); when an edge's intersection
 //     is empty, that it is (the job fails at psi naming the edge). No

@@ -2,6 +2,7 @@ package boost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -45,12 +46,12 @@ func (s *session) plainTable(t int) bool {
 	return true
 }
 
-// level runs one level step.
-func (s *session) level(ctx context.Context, step job.Step, a levelArgs) (levelOutput, error) {
+// level runs one level step, the level after key grown levels.
+func (s *session) level(ctx context.Context, step job.Step, a levelArgs, key int) (levelOutput, error) {
 	if err := s.prepareLevel(ctx); err != nil {
 		return levelOutput{}, err
 	}
-	s.rewind(step.Round)
+	s.rewind(key)
 	r := &levelRun{s: s, step: step, a: a, plain: make([]BinSums, len(s.g.Tables)),
 		sealed: map[int]SealedBins{}, downs: map[int]*DownSummary{}}
 	if err := r.up(ctx); err != nil {
@@ -302,6 +303,14 @@ func (r *levelRun) applySplits(ctx context.Context) error {
 	return nil
 }
 
+// errNoMessage and errNotDelivered mark a message a party waited for in
+// vain or could not deliver (a peer silent, restarted, or superseded): a
+// level that failed only so runs again (curable).
+var (
+	errNoMessage    = errors.New("boost: no message")
+	errNotDelivered = errors.New("boost: message not delivered")
+)
+
 // send sends v, encoded, to party to.
 func (s *session) send(ctx context.Context, step job.Step, to, typ string, v any, d wire.Disclosure) error {
 	b, err := wire.Marshal(v)
@@ -309,7 +318,7 @@ func (s *session) send(ctx context.Context, step job.Step, to, typ string, v any
 		return err
 	}
 	if err := s.p.Send(ctx, to, step.Message(s.p.Self(), typ, b), d); err != nil {
-		return fmt.Errorf("boost: %s to %s not delivered: %w", typ, to, err)
+		return fmt.Errorf("%w: %s to %s: %w", errNotDelivered, typ, to, err)
 	}
 	return nil
 }
@@ -318,7 +327,7 @@ func (s *session) send(ctx context.Context, step job.Step, to, typ string, v any
 func (s *session) receive(ctx context.Context, step job.Step, from, typ string) ([]byte, error) {
 	m, err := s.p.Receive(ctx, from, step.Key(typ))
 	if err != nil {
-		return nil, fmt.Errorf("boost: no %s from %s: %w", typ, from, err)
+		return nil, fmt.Errorf("%w: %s from %s: %w", errNoMessage, typ, from, err)
 	}
 	return m.Body, nil
 }

@@ -54,10 +54,13 @@ type levelOutput struct {
 }
 
 // levelDecision is the level's public outcome: the winning table of each
-// open node (-1: a leaf), or Closed when the tree is finished.
+// open node (-1: a leaf), or Closed when the tree is finished; Retry when
+// a party was silent, restarted or missed a message (the level runs again
+// from every party's state at its start).
 type levelDecision struct {
 	Winners []int `msgpack:"winners"`
 	Closed  bool  `msgpack:"closed"`
+	Retry   bool  `msgpack:"retry"`
 }
 
 // finishOutput is a party's answer to finish: with params.release, its
@@ -76,14 +79,22 @@ type finishDecision struct {
 }
 
 // levelPlan is the fold of the committed level decisions: the tree and
-// depth of the next level, and how many levels ran.
+// depth of the next level, how many level steps ran (Levels), how many of
+// them grew a level (Grown: not retried) and how many retries in a row
+// came last.
 type levelPlan struct {
-	Tree, Depth, Levels int
+	Tree, Depth, Levels, Grown, Retries int
 }
 
 // next folds one committed level decision.
 func (lp *levelPlan) next(d levelDecision) {
 	lp.Levels++
+	if d.Retry {
+		lp.Retries++
+		return
+	}
+	lp.Grown++
+	lp.Retries = 0
 	if d.Closed {
 		lp.Tree++
 		lp.Depth = 0

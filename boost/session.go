@@ -22,9 +22,9 @@ import (
 var ErrRefused = errors.New("boost: refused")
 
 // ErrResume: a party's session was opened after the job had grown levels
-// (its node restarted): its signatures and the class holder's trees are
-// not in the log, so the job fails naming the party.
-var ErrResume = errors.New("boost: a party restarted mid-job, and boost does not resume a tree")
+// (its node restarted) and the party did not keep its training state for
+// the level due (state.go): the job fails naming the party.
+var ErrResume = errors.New("boost: a party restarted mid-job without its kept training state")
 
 // session is one party's state for one job: its tables (as Locals), each
 // edge's shared join values, and at the class holder the booster.
@@ -36,7 +36,8 @@ type session struct {
 	own     []int
 	tables  map[string]*table.Table
 	loadErr error
-	stale   bool // opened after levels ran
+	stale   bool   // opened after the psi step: resume from the kept state
+	slots   [2]int // the keys of the kept states in the two slots (-1: none)
 
 	locals []*Local
 	shared [][]string // by edge, after psi
@@ -57,20 +58,22 @@ type session struct {
 	snap *levelSnap
 }
 
-// levelSnap is a party's training state at the start of a level step.
+// levelSnap is a party's training state at the start of a level step:
+// after key grown levels.
 type levelSnap struct {
-	round  int
+	key    int
 	splits []int // by table: the own tables' splits made
 	made   []int
 	holder *Holder
 }
 
-// rewind takes the state at the start of level step round, or, when this
-// session already ran an attempt of it, goes back to that state: an
-// attempt that was cut short (a party silent, a leader change) may have
-// split tables or grown the holder's tree.
-func (s *session) rewind(round int) {
-	if sn := s.snap; sn != nil && sn.round == round {
+// rewind takes the state at the start of the level after key grown
+// levels, or, when this session already ran an attempt of it (the same
+// step, or one the coordinator retried), goes back to that state: an
+// attempt that was cut short (a party silent or restarted, a leader
+// change) may have split tables or grown the holder's tree.
+func (s *session) rewind(key int) {
+	if sn := s.snap; sn != nil && sn.key == key {
 		for _, i := range s.own {
 			s.locals[i].truncate(sn.splits[i])
 		}
@@ -80,7 +83,7 @@ func (s *session) rewind(round int) {
 		}
 		return
 	}
-	sn := &levelSnap{round: round, splits: make([]int, len(s.g.Tables)), made: slices.Clone(s.made)}
+	sn := &levelSnap{key: key, splits: make([]int, len(s.g.Tables)), made: slices.Clone(s.made)}
 	for _, i := range s.own {
 		sn.splits[i] = s.locals[i].splits()
 	}
@@ -105,7 +108,7 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 			s.own = append(s.own, i)
 		}
 	}
-	s.stale = len(p.History()) > 0
+	s.slots = [2]int{-1, -1}
 	if len(s.own) > 0 {
 		tables, err := job.LoadTables(ctx, p)
 		if err != nil {
@@ -114,6 +117,17 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 		for _, t := range tables {
 			s.tables[t.Name] = t
 		}
+	}
+	if h := p.History(); len(h) > 0 {
+		// Opened after a restart: the tables are loaded again, and after
+		// the psi step the rest comes from the kept state (resume).
+		if d, err := loadRound.Decision(h[0]); err == nil {
+			s.pos = d.Positive
+		}
+		if _, err := s.load(); err != nil && s.loadErr == nil {
+			s.loadErr = err
+		}
+		s.stale = len(h) > 1
 	}
 	return s, nil
 }
@@ -140,9 +154,6 @@ func (s *session) refuse(step job.Step, format string, a ...any) error {
 // Step runs one step once it has checked that it is the one the log
 // determines.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	if s.stale {
-		return nil, fmt.Errorf("%w (party %s)", ErrResume, s.p.Self())
-	}
 	h := s.p.History()
 	switch step.Phase {
 	case loadRound.Phase:
@@ -159,26 +170,55 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 			return nil, s.refuse(step, "%v", err)
 		}
 		s.pos = d.Positive
-		return psiRound.Serve(step, func(struct{}) (struct{}, error) { return struct{}{}, s.intersect(ctx, step) })
+		return psiRound.Serve(step, func(struct{}) (struct{}, error) {
+			if err := s.intersect(ctx, step); err != nil {
+				return struct{}{}, err
+			}
+			return struct{}{}, s.keepState(0)
+		})
 	case levelRound.Phase:
 		lp, err := planOf(h)
-		if err != nil || lp.Tree >= s.prm.Trees || lp.Levels != step.Round || s.shared == nil {
+		if err != nil || lp.Tree >= s.prm.Trees || lp.Levels != step.Round || (s.shared == nil && !s.stale) {
 			return nil, s.refuse(step, "no level is due")
 		}
 		return levelRound.Serve(step, func(a levelArgs) (levelOutput, error) {
 			if a.Tree != lp.Tree || a.Depth != lp.Depth {
 				return levelOutput{}, s.refuse(step, "the log's next level is tree %d depth %d", lp.Tree, lp.Depth)
 			}
-			return s.level(ctx, step, a)
+			if err := s.resumed(ctx, lp.Grown); err != nil {
+				return levelOutput{}, err
+			}
+			out, err := s.level(ctx, step, a, lp.Grown)
+			if err != nil {
+				return levelOutput{}, err
+			}
+			return out, s.keepState(lp.Grown + 1)
 		})
 	case finishRound.Phase:
 		lp, err := planOf(h)
 		if err != nil || lp.Tree != s.prm.Trees {
 			return nil, s.refuse(step, "the trees are not grown")
 		}
-		return finishRound.Serve(step, func(struct{}) (finishOutput, error) { return s.finish(ctx, step) })
+		return finishRound.Serve(step, func(struct{}) (finishOutput, error) {
+			if err := s.resumed(ctx, lp.Grown); err != nil {
+				return finishOutput{}, err
+			}
+			return s.finish(ctx, step)
+		})
 	}
 	return nil, s.refuse(step, "boost has no %s phase", step.Phase)
+}
+
+// resumed restores a session opened after a restart to the state after
+// key grown levels (state.go); nothing for a session that ran on.
+func (s *session) resumed(ctx context.Context, key int) error {
+	if !s.stale {
+		return nil
+	}
+	if s.loadErr != nil {
+		return s.loadErr
+	}
+	return s.resume(ctx, key)
 }
 
 // load checks the party's tables and builds its Locals; the class holder
