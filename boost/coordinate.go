@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/cohortdm/cohort/job"
 )
@@ -118,15 +116,7 @@ func decideLevel(o *job.Outcome[levelOutput], holder string, tables int) (levelD
 // restart included), a wait for a message that did not come or a message
 // that was not delivered, which a re-run may cure; a party's own error is
 // not.
-func curable[O any](o *job.Outcome[O]) bool {
-	for p, why := range o.Failed {
-		transient := strings.Contains(why, errNoMessage.Error()) || strings.Contains(why, errNotDelivered.Error())
-		if !slices.Contains(o.Silent, p) && !transient {
-			return false
-		}
-	}
-	return true
-}
+func curable[O any](o *job.Outcome[O]) bool { return o.Curable(errNoMessage, errNotDelivered) }
 
 // decideFinish takes the class holder's test score (tested only) and
 // assembles the released model from every party's kept part (release

@@ -142,3 +142,25 @@ func TestCheckTimeoutMS(t *testing.T) {
 		}
 	}
 }
+
+// TestOutcomeCurable: a step may run again when every failure is a silent
+// party or a transient error's text, and not when any party failed with
+// an error of its own.
+func TestOutcomeCurable(t *testing.T) {
+	lost := errors.New("kind: no message in time")
+	for _, c := range []struct {
+		failed map[string]string
+		silent []string
+		want   bool
+	}{
+		{nil, nil, true},
+		{map[string]string{"a": "unreachable"}, []string{"a"}, true},
+		{map[string]string{"a": "party a: " + lost.Error() + " from b"}, nil, true},
+		{map[string]string{"a": "unreachable", "b": "party b: its table has no column v"}, []string{"a"}, false},
+	} {
+		o := &Outcome[int]{Failed: c.failed, Silent: c.silent}
+		if got := o.Curable(lost); got != c.want {
+			t.Errorf("%v, silent %v: curable %v, want %v", c.failed, c.silent, got, c.want)
+		}
+	}
+}

@@ -46,6 +46,22 @@ type Outcome[O any] struct {
 	Silent []string
 }
 
+// Curable reports whether running the step again may succeed: every
+// failed party was silent, or failed with one of the transient errors
+// (a kind's own "no message in time", "not delivered"), which a party's
+// reason carries as text.
+func (o *Outcome[O]) Curable(transient ...error) bool {
+	for p, why := range o.Failed {
+		if slices.Contains(o.Silent, p) {
+			continue
+		}
+		if !slices.ContainsFunc(transient, func(e error) bool { return strings.Contains(why, e.Error()) }) {
+			return false
+		}
+	}
+	return true
+}
+
 // Err returns nil when no party failed, else an error naming every
 // failing party and its reason, in party order.
 func (o *Outcome[O]) Err() error {

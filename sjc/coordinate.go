@@ -153,19 +153,11 @@ func anonymity(t *tree.Tree) map[string]any {
 	return map[string]any{"k": t.PathK(), "diversity": div}
 }
 
-// curable reports whether every failure of a step is a silence, a wait
-// for a message that did not come or a message that was not delivered (a
-// peer failed or restarted), which a re-run may cure; a party's own error
-// is not.
-func curable[O any](o *job.Outcome[O]) bool {
-	for p, why := range o.Failed {
-		transient := strings.Contains(why, errNoMessage.Error()) || strings.Contains(why, errNotDelivered.Error())
-		if !slices.Contains(o.Silent, p) && !transient {
-			return false
-		}
-	}
-	return true
-}
+// curable reports whether every failure of a step is a silence (a
+// restart included), a wait for a message that did not come or a message
+// that was not delivered, which a re-run may cure; a party's own error is
+// not.
+func curable[O any](o *job.Outcome[O]) bool { return o.Curable(errNoMessage, errNotDelivered) }
 
 func decideLoad(o *job.Outcome[loadOutput], g *Graph) (loadDecision, error) {
 	if err := o.Err(); err != nil {
