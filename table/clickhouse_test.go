@@ -299,3 +299,20 @@ func TestClickHouseWriteLarge(t *testing.T) {
 		t.Fatalf("%d rows read back, %d written", len(b), len(a))
 	}
 }
+
+// TestClickHouseExceptionQuotesNothing: a server exception whose message
+// quotes the data (a value that does not parse as a number) reaches the
+// caller as its code and kind only, not the value.
+func TestClickHouseExceptionQuotesNothing(t *testing.T) {
+	srv := chtest.Start(t)
+	t.Setenv("COHORT_TEST_CH_EX", srv.DSN("admin", srv.AdminPassword))
+	ctx := t.Context()
+	words := &Table{Name: "words", Columns: []*Column{{Name: "word", Kind: Categorical, Str: []string{"s3cr3tvalue"}}}}
+	if err := Write(ctx, Source{ClickHouseEnv: "COHORT_TEST_CH_EX", Table: "words"}, words); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(ctx, Source{ClickHouseEnv: "COHORT_TEST_CH_EX", Query: "SELECT toFloat64(word) AS v FROM words"}, "t", map[string]Kind{"v": Numeric}, ReadOptions{})
+	if err == nil || strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), "code: ") {
+		t.Fatalf("a value that does not parse: %v", err)
+	}
+}
