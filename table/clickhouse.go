@@ -75,14 +75,7 @@ func chError(desc string, err error, secrets []string) error {
 type chException struct{ ex *clickhouse.Exception }
 
 func (e *chException) Error() string {
-	msg := e.ex.Message
-	for _, cut := range []string{":", " '", " \"", " `", "("} { // a quote opens after a space; "doesn't" stays
-		if i := strings.Index(msg, cut); i >= 0 {
-			msg = msg[:i]
-		}
-	}
-	msg = strings.TrimSpace(msg)
-	return fmt.Sprintf("code: %d, message: %s (the rest of the server's message is in its log)", e.ex.Code, msg)
+	return fmt.Sprintf("code: %d, message: %s (the rest of the server's message is in its log)", e.ex.Code, firstWords(e.ex.Message))
 }
 
 func (e *chException) Unwrap() error { return e.ex }

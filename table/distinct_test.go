@@ -184,3 +184,24 @@ func TestOpenDistinctQueryNamesOnlyItsColumns(t *testing.T) {
 		check(t, Source{PostgresEnv: "COHORT_TEST_PG", Table: "t"}, Source{PostgresEnv: "COHORT_TEST_PG", Table: "n"})
 	})
 }
+
+// TestPostgresErrorQuotesNothing: a server error whose message quotes the
+// data (a value that does not parse as a number) reaches the caller by
+// its SQLSTATE and first words only, not the value.
+func TestPostgresErrorQuotesNothing(t *testing.T) {
+	ctx := t.Context()
+	srv := pgtest.Start(t)
+	t.Setenv("COHORT_TEST_PG_EX", srv.ConnString(srv.Password))
+	conn, err := pgConnect(ctx, Source{PostgresEnv: "COHORT_TEST_PG_EX", Table: "x"}, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE words (word text); INSERT INTO words VALUES ('s3cr3tvalue')`); err != nil {
+		t.Fatal(err)
+	}
+	pgClose(ctx, conn)
+	_, err = Open(ctx, Source{PostgresEnv: "COHORT_TEST_PG_EX", Query: "SELECT word::float8 AS v FROM words"}, "t", map[string]Kind{"v": Numeric}, ReadOptions{})
+	if err == nil || strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), "SQLSTATE 22P02") {
+		t.Fatalf("a value that does not parse: %v", err)
+	}
+}

@@ -204,12 +204,50 @@ func pgBuilder(desc string, fds []pgconn.FieldDescription, schema map[string]Kin
 	return b, nil
 }
 
-// pgError keeps the server's message and position but drops nothing the
-// caller needs: PostgreSQL errors never carry the connection string.
+// pgError tells a server error by its SQLSTATE and the first words of its
+// message: the rest may quote the data (`invalid input syntax for type
+// double precision: "x"`) or the query, and a table error may travel in a
+// job's failure text. The server's log has the whole message; errors.As
+// still finds the *pgconn.PgError.
 func pgError(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("%s (SQLSTATE %s): %w", pe.Message, pe.Code, err)
+		return &pgException{pe}
 	}
 	return err
+}
+
+type pgException struct{ pe *pgconn.PgError }
+
+func (e *pgException) Error() string {
+	return fmt.Sprintf("%s (SQLSTATE %s; the rest of the server's message is in its log)", firstWords(e.pe.Message), e.pe.Code)
+}
+
+func (e *pgException) Unwrap() error { return e.pe }
+
+// firstWords is a server message up to its first colon or parenthesis
+// (after which servers quote query text and values), with every quoted
+// span that opens after a space masked (`relation "…" does not exist`;
+// "doesn't" stays whole).
+func firstWords(msg string) string {
+	if i := strings.IndexAny(msg, ":("); i >= 0 {
+		msg = msg[:i]
+	}
+	var b strings.Builder
+	for i := 0; i < len(msg); i++ {
+		c := msg[i]
+		if (c == '\'' || c == '"' || c == '`') && (i == 0 || msg[i-1] == ' ') {
+			end := strings.IndexByte(msg[i+1:], c)
+			if end < 0 {
+				break // an unclosed quote: drop the rest
+			}
+			b.WriteByte(c)
+			b.WriteString("…")
+			b.WriteByte(c)
+			i += end + 1
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return strings.TrimSpace(b.String())
 }
