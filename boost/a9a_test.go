@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/boost"
+	"github.com/cohortdm/cohort/internal/shareddata"
 	"github.com/cohortdm/cohort/joinprop"
 	"github.com/cohortdm/cohort/table"
 )
@@ -45,12 +46,12 @@ var a9aQuantiles = map[string]bool{"age": true, "fnlwgt": true, "education-num":
 var a9aGuest = map[string]bool{"age": true, "workclass": true, "fnlwgt": true, "education": true, "education-num": true,
 	"marital-status": true, "occupation": true}
 
-// adultDir is the UCI Adult data: the module's ../shared/data/adult, or
-// $COHORT_ADULT_DATA.
+// adultDir is the UCI Adult data: $COHORT_ADULT_DATA, or the project's
+// shared copy (shareddata.Dir).
 func adultDir(t *testing.T) string {
-	dir := os.Getenv("COHORT_ADULT_DATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "data", "adult")
+	dir, err := shareddata.Dir(".", "adult", "COHORT_ADULT_DATA")
+	if err != nil {
+		t.Skipf("no Adult data: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "adult.data")); err != nil {
 		t.Skipf("no Adult data in %s", dir)

@@ -12,17 +12,18 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/boost"
+	"github.com/cohortdm/cohort/internal/shareddata"
 	"github.com/cohortdm/cohort/joinprop"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/tree"
 )
 
-// creditDir is FATE's vertically split default_credit data: the
-// module's ../shared/data/fate, or $COHORT_FATE_DATA.
+// creditDir is FATE's vertically split default_credit data:
+// $COHORT_FATE_DATA, or the project's shared copy (shareddata.Dir).
 func creditDir(t *testing.T) string {
-	dir := os.Getenv("COHORT_FATE_DATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "data", "fate")
+	dir, err := shareddata.Dir(".", "fate", "COHORT_FATE_DATA")
+	if err != nil {
+		t.Skipf("no default_credit data: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "default_credit_hetero_guest.csv")); err != nil {
 		t.Skipf("no default_credit data in %s", dir)

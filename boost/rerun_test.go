@@ -49,15 +49,7 @@ func TestLevelRerun(t *testing.T) {
 	c := chainCase(t, 2, 60)
 	p := testParams()
 	p.Trees, p.Release = 2, true
-	dir := t.TempDir()
-	for name, text := range c.csv {
-		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	spec := *c.spec
-	spec.Dir, spec.Source = dir, "rerun.yaml"
-	spec.Params = map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "release": true}
+	spec := writeSpec(t, c, "rerun.yaml", map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "release": true})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	moved, reruns := false, 0
@@ -135,15 +127,7 @@ func (s *swapper) Send(ctx context.Context, to string, m *wire.Message, d wire.D
 func TestVettedDecryption(t *testing.T) {
 	t.Parallel()
 	c := starCase(t, 1, 60)
-	dir := t.TempDir()
-	for name, text := range c.csv {
-		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	spec := *c.spec
-	spec.Dir, spec.Source = dir, "tamper.yaml"
-	spec.Params = map[string]any{"trees": 1, "max_depth": 2, "bins": 8}
+	spec := writeSpec(t, c, "tamper.yaml", map[string]any{"trees": 1, "max_depth": 2, "bins": 8})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	secrets, pk := dealt(t, spec.PartyNames())
@@ -224,15 +208,7 @@ func TestRestart(t *testing.T) {
 }
 
 func runRestart(t *testing.T, c *joinCase, p boost.Params, rc restartCase, want string) {
-	dir := t.TempDir()
-	for name, text := range c.csv {
-		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	spec := *c.spec
-	spec.Dir, spec.Source = dir, "restart.yaml"
-	spec.Params = map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "release": true}
+	spec := writeSpec(t, c, "restart.yaml", map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "release": true})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var mu sync.Mutex
@@ -293,15 +269,7 @@ func TestSilentRetry(t *testing.T) {
 	c := chainCase(t, 2, 60)
 	p := testParams()
 	p.Trees, p.Release = 1, true
-	dir := t.TempDir()
-	for name, text := range c.csv {
-		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	spec := *c.spec
-	spec.Dir, spec.Source = dir, "silent.yaml"
-	spec.Params = map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "release": true}
+	spec := writeSpec(t, c, "silent.yaml", map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "release": true})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var mu sync.Mutex
@@ -346,4 +314,19 @@ func TestSilentRetry(t *testing.T) {
 	if got, w := modelOf(t, rep.Result), modelJSON(t, *want); got != w {
 		t.Fatalf("after a retry the model differs from the library's\n got: %s\nwant: %s", got, w)
 	}
+}
+
+// writeSpec writes c's tables into a fresh directory and returns c's spec
+// over them, named source, with params.
+func writeSpec(t *testing.T, c *joinCase, source string, params map[string]any) job.Spec {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range c.csv {
+		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := *c.spec
+	spec.Dir, spec.Source, spec.Params = dir, source, params
+	return spec
 }
