@@ -94,7 +94,7 @@ func benchEncrypt(b *testing.B, bits int, short bool) {
 	k := fullKey(b, bits)
 	pk := k.sk.PublicKey
 	pk.ShortExponent = short
-	precomputeWide(&pk) // the steady state of a key in heavy use
+	pk.precomputeH() // the steady state of a key in heavy use
 	m := randPlain(b, &pk)
 	b.ResetTimer()
 	for b.Loop() {
@@ -162,7 +162,7 @@ func BenchmarkEncrypt2048Textbook(b *testing.B) {
 func BenchmarkEncryptMany2048(b *testing.B) {
 	k := fullKey(b, 2048)
 	pk := &k.sk.PublicKey
-	precomputeWide(pk)
+	pk.precomputeH()
 	ms := make([]*big.Int, 64)
 	for i := range ms {
 		ms[i] = big.NewInt(int64(i))
@@ -240,7 +240,7 @@ func BenchmarkShareProof2048(b *testing.B) {
 	k := fullKey(b, 2048)
 	cs := benchCiphertexts(b, &k.tpk.PublicKey, 1)
 	vals := k.shares[0].shareValues(cs)
-	precomputeWideV(k.tpk) // build the wide v table outside the timing
+	k.tpk.precomputeV() // build the wide v table outside the timing
 	b.ResetTimer()
 	for b.Loop() {
 		rho, _ := randomBits(rand.Reader, k.tpk.rhoBits())
@@ -252,7 +252,7 @@ func BenchmarkShareProof2048(b *testing.B) {
 func BenchmarkDecryptShareWithProof2048(b *testing.B) {
 	k := fullKey(b, 2048)
 	cs := benchCiphertexts(b, &k.tpk.PublicKey, 1)
-	precomputeWideV(k.tpk)
+	k.tpk.precomputeV()
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := k.shares[0].DecryptShare(rand.Reader, cs, testCtx); err != nil {
@@ -268,7 +268,7 @@ func BenchmarkVerifyShare2048(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	precomputeWideV(k.tpk)
+	k.tpk.precomputeV()
 	b.ResetTimer()
 	for b.Loop() {
 		if err := k.tpk.VerifyShare(cs, d, testCtx); err != nil {
@@ -283,7 +283,7 @@ func BenchmarkBatchProof16x2048(b *testing.B) {
 	k := fullKey(b, 2048)
 	cs := benchCiphertexts(b, &k.tpk.PublicKey, 16)
 	vals := k.shares[0].shareValues(cs)
-	precomputeWideV(k.tpk)
+	k.tpk.precomputeV()
 	b.ResetTimer()
 	for b.Loop() {
 		rho, _ := randomBits(rand.Reader, k.tpk.rhoBits())
@@ -300,7 +300,7 @@ func BenchmarkBatchVerify16x2048(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	precomputeWideV(k.tpk)
+	k.tpk.precomputeV()
 	b.ResetTimer()
 	for b.Loop() {
 		if err := k.tpk.VerifyShare(cs, d, testCtx); err != nil {

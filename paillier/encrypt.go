@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 )
 
@@ -91,6 +92,13 @@ func (pk *PublicKey) hPowWith(t expTable, r *big.Int) *big.Int {
 }
 
 func (pk *PublicKey) hPow(r *big.Int) *big.Int { return pk.hPowWith(pk.hTable(1), r) }
+
+// precomputeH builds the wide table of H now, as a key in heavy use has
+// it; it reports whether it is built.
+func (pk *PublicKey) precomputeH() bool {
+	_, ok := pk.hTable(math.MaxInt32).(*fixedBase)
+	return ok
+}
 
 func (pk *PublicKey) checkPlain(m *big.Int) error {
 	if m == nil || m.Sign() < 0 || m.Cmp(pk.ns()) >= 0 {

@@ -2,7 +2,6 @@ package paillier
 
 import (
 	"crypto/rand"
-	"math"
 	"math/big"
 	"runtime"
 	"testing"
@@ -108,7 +107,7 @@ func TestTableBudget(t *testing.T) {
 		keys = append(keys, k)
 	}
 	for _, k := range keys {
-		precomputeWide(&k.PublicKey)
+		k.PublicKey.precomputeH()
 		tablesMu.Lock()
 		used, budget := tablesBytes, tableBudget.Load()
 		tablesMu.Unlock()
@@ -125,17 +124,6 @@ func TestTableBudget(t *testing.T) {
 	if n > 2 {
 		t.Fatalf("%d tables cached within a budget for two", n)
 	}
-}
-
-// precomputeWide builds the key's wide encryption table at once, as a key
-// in heavy use has it.
-func precomputeWide(pk *PublicKey) {
-	pk.hTable(math.MaxInt32)
-}
-
-// precomputeWideV builds the wide v table at once.
-func precomputeWideV(pk *ThresholdPublicKey) {
-	tableFor(pk.V, pk.ns1(), pk.rhoBits()+1, vWindow, math.MaxInt32)
 }
 
 // TestPowerTable: the bucket method agrees with big.Int.Exp for exponents

@@ -217,10 +217,16 @@ func (pk *ThresholdPublicKey) checkShape() error {
 // false when the budget (SetFixedBaseBudget) leaves no room for them, or
 // while another call is building one.
 func (pk *ThresholdPublicKey) PrecomputeTables() bool {
-	_, h := pk.hTable(math.MaxInt32).(*fixedBase)
+	h := pk.precomputeH()
 	if pk.V == nil {
 		return h
 	}
-	_, v := tableFor(pk.V, pk.ns1(), pk.rhoBits()+1, vWindow, math.MaxInt32).(*fixedBase)
-	return h && v
+	return pk.precomputeV() && h
+}
+
+// precomputeV builds the wide table of v now; it reports whether it is
+// built.
+func (pk *ThresholdPublicKey) precomputeV() bool {
+	_, ok := tableFor(pk.V, pk.ns1(), pk.rhoBits()+1, vWindow, math.MaxInt32).(*fixedBase)
+	return ok
 }
