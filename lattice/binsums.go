@@ -218,17 +218,14 @@ func (s *BinSummer) Sum(cts []*rlwe.Ciphertext, bins []int, weights []uint64) (*
 // weight times a fresh encryption's noise bound (and, at most, its weight
 // for the product's carries past T), and the mask adds one fresh noise.
 func (s *BinSummer) checkNoise(bins []int, weights []uint64) error {
-	total := new(big.Int)
-	for i, b := range bins {
-		if b < 0 || b >= s.l.bins {
-			continue
+	var sum uint64
+	for i := range bins {
+		var carry uint64
+		if sum, carry = bits.Add64(sum, s.weight(bins, weights, i), 0); carry != 0 {
+			return fmt.Errorf("%w: the rows' weights add up to more than 64 bits, beyond the noise a decryption share hides", ErrRange)
 		}
-		w := uint64(1)
-		if weights != nil {
-			w = weights[i]
-		}
-		total.Add(total, new(big.Int).SetUint64(w))
 	}
+	total := new(big.Int).SetUint64(sum)
 	fresh := s.l.params.aggregateNoise(len(s.pk.Members), 1)
 	bound := new(big.Int).Mul(fresh, total)
 	bound.Add(bound, total)
@@ -237,6 +234,18 @@ func (s *BinSummer) checkNoise(bins []int, weights []uint64) error {
 		return fmt.Errorf("%w: the rows' weights add up to %d bits, beyond the noise a decryption share hides", ErrRange, total.BitLen())
 	}
 	return nil
+}
+
+// weight is row i's weight in a sum: 0 when its bin is out of range (−1:
+// not counted), else weights[i], or 1 without weights.
+func (s *BinSummer) weight(bins []int, weights []uint64, i int) uint64 {
+	switch {
+	case bins[i] < 0 || bins[i] >= s.l.bins:
+		return 0
+	case weights == nil:
+		return 1
+	}
+	return weights[i]
 }
 
 // weigh sets s.w to chunk k's W in NTT and Montgomery form, and reports
@@ -249,19 +258,12 @@ func (s *BinSummer) weigh(bins []int, weights []uint64, k int) bool {
 	any := false
 	for r := 0; r < l.rows && k*l.rows+r < len(bins); r++ {
 		i := k*l.rows + r
-		b := bins[i]
-		if b < 0 || b >= l.bins {
-			continue
-		}
-		w := uint64(1)
-		if weights != nil {
-			w = weights[i]
-		}
+		w := s.weight(bins, weights, i)
 		if w == 0 {
 			continue
 		}
 		any = true
-		e, neg := b-2*l.bins*r, false
+		e, neg := bins[i]-2*l.bins*r, false
 		if e < 0 {
 			e, neg = e+n, true
 		}
