@@ -58,27 +58,17 @@ func chOpen(src Source, desc string) (*sql.DB, []string, error) {
 
 // chError wraps a driver or server error with the source's description,
 // with the connection's secrets scrubbed from its text and a server
-// exception cut to its code and kind (chException).
+// exception told by its code and the first words of its message (the rest
+// quotes the query or the data, "Cannot parse string 'x' as Float64", and
+// a table error may travel in a job's failure text; the server's own log
+// has the whole message).
 func chError(desc string, err error, secrets []string) error {
 	var ex *clickhouse.Exception
 	if errors.As(err, &ex) {
-		err = &chException{ex}
+		err = &serverError{fmt.Sprintf("code: %d, message: %s (the rest of the server's message is in its log)", ex.Code, firstWords(ex.Message)), ex}
 	}
 	return fmt.Errorf("%w: %s: %w", ErrSource, desc, &redacted{err, secrets})
 }
-
-// chException is a server exception told by its code and the first words
-// of its message: the rest quotes the query or the data ("Cannot parse
-// string 'x' as Float64", a syntax error's text from its position on),
-// and a table error may travel in a job's failure text. The server's own
-// log has the whole message.
-type chException struct{ ex *clickhouse.Exception }
-
-func (e *chException) Error() string {
-	return fmt.Sprintf("code: %d, message: %s (the rest of the server's message is in its log)", e.ex.Code, firstWords(e.ex.Message))
-}
-
-func (e *chException) Unwrap() error { return e.ex }
 
 // chNumber says whether a ClickHouse column type holds numbers Open takes
 // as numeric, and whether it may hold NaN or infinities.

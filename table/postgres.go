@@ -212,18 +212,20 @@ func pgBuilder(desc string, fds []pgconn.FieldDescription, schema map[string]Kin
 func pgError(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		return &pgException{pe}
+		return &serverError{fmt.Sprintf("%s (SQLSTATE %s; the rest of the server's message is in its log)", firstWords(pe.Message), pe.Code), pe}
 	}
 	return err
 }
 
-type pgException struct{ pe *pgconn.PgError }
-
-func (e *pgException) Error() string {
-	return fmt.Sprintf("%s (SQLSTATE %s; the rest of the server's message is in its log)", firstWords(e.pe.Message), e.pe.Code)
+// serverError is a database server's error told in a text of ours (the
+// server's own may quote data); Unwrap gives the driver's error.
+type serverError struct {
+	text string
+	err  error
 }
 
-func (e *pgException) Unwrap() error { return e.pe }
+func (e *serverError) Error() string { return e.text }
+func (e *serverError) Unwrap() error { return e.err }
 
 // firstWords is a server message up to its first colon or parenthesis
 // (after which servers quote query text and values), with every quoted
