@@ -3,10 +3,8 @@ package job
 import (
 	"bytes"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,39 +41,27 @@ func (s *dirSecrets) ReadSecret(name string) ([]byte, error) {
 	return b, nil
 }
 
-// inDir rewrites the paths a file system error names relative to the
-// data dir: a kind may pass the error on in a message to its coordinator,
-// and the node's own directories are nobody else's business.
+// inDir names the paths under the data dir that err's text holds
+// relative to it: a kind may pass the error on in a message to its
+// coordinator, and the node's own directories are nobody else's business.
+// errors.Is and As still see the error it wraps.
 func (s *dirSecrets) inDir(err error) error {
-	rel := func(p string) string {
-		if r, rerr := filepath.Rel(s.dir, p); rerr == nil && filepath.IsLocal(r) {
-			return r
-		}
-		return filepath.Base(p)
-	}
-	var pe *fs.PathError
-	var le *os.LinkError
-	switch {
-	case errors.As(err, &pe):
-		return &fs.PathError{Op: pe.Op, Path: rel(pe.Path), Err: pe.Err}
-	case errors.As(err, &le):
-		return &os.LinkError{Op: le.Op, Old: rel(le.Old), New: rel(le.New), Err: le.Err}
-	}
-	return err
+	return &dirError{strings.ReplaceAll(err.Error(), filepath.Clean(s.dir)+string(filepath.Separator), ""), err}
 }
 
+type dirError struct {
+	text string
+	err  error
+}
+
+func (e *dirError) Error() string { return e.text }
+func (e *dirError) Unwrap() error { return e.err }
+
 func (s *dirSecrets) WriteSecret(name string, data []byte) error {
-	if !filepath.IsLocal(name) {
-		return fmt.Errorf("secret name %q is not a path inside the data dir", name)
-	}
-	path := filepath.Join(s.dir, name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("write secret %s: %w", name, s.inDir(err))
-	}
-	if err := atomicfile.Write(path, data, 0o600); err != nil {
-		return fmt.Errorf("write secret %s: %w", name, s.inDir(err))
-	}
-	return nil
+	return s.WriteSecretStream(name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
 
 // SecretStreamer is implemented by Secrets that can write a file from a

@@ -59,4 +59,8 @@ func TestSecretErrorsNameNoDir(t *testing.T) {
 	if err := job.WriteSecretFrom(s, "jobs/j1/out.csv", func(w io.Writer) error { _, err := w.Write([]byte("x")); return err }); err == nil || strings.Contains(err.Error(), dir) {
 		t.Fatalf("unwritable streamed secret: %v", err)
 	}
+	boom := errors.New("boom")
+	if err := job.WriteSecretFrom(s, "out/j1/out.csv", func(io.Writer) error { return boom }); !errors.Is(err, boom) || strings.Contains(err.Error(), dir) {
+		t.Fatalf("a streamed secret whose writer failed: %v", err)
+	}
 }
