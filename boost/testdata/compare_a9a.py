@@ -7,23 +7,11 @@ min_child_weight 1. Usage: compare_a9a.py DIR TREES DEPTH"""
 import sys
 import numpy as np
 from sklearn.datasets import load_svmlight_file
-from sklearn.ensemble import HistGradientBoostingClassifier
-from sklearn.metrics import roc_auc_score
-import xgboost as xgb
+from compare import compare
 
 d, trees, depth = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 Xtr, ytr = load_svmlight_file(f"{d}/a9a", n_features=123)
 Xte, yte = load_svmlight_file(f"{d}/a9a.t", n_features=123)
 Xtr, Xte = Xtr.toarray(), Xte.toarray()
 ytr, yte = (ytr > 0).astype(float), (yte > 0).astype(float)
-p = ytr.mean()
-res = {}
-hgb = HistGradientBoostingClassifier(max_iter=trees, max_depth=depth, learning_rate=0.3, max_bins=32,
-    l2_regularization=1.0, min_samples_leaf=1, early_stopping=False).fit(Xtr, ytr)
-res["sklearn HistGradientBoostingClassifier"] = hgb.predict_proba(Xte)[:, 1]
-bst = xgb.train({"tree_method": "hist", "max_depth": depth, "eta": 0.3, "max_bin": 32, "lambda": 1,
-    "min_child_weight": 1, "objective": "binary:logistic", "base_score": p, "nthread": 1},
-    xgb.DMatrix(Xtr, label=ytr), num_boost_round=trees)
-res["xgboost hist"] = bst.predict(xgb.DMatrix(Xte))
-for k, pr in res.items():
-    print(f"{k}: accuracy {((pr > 0.5) == (yte == 1)).mean():.4f} AUC {roc_auc_score(yte, pr):.4f} on {len(yte)} rows")
+compare(Xtr, ytr, Xte, yte, trees, depth)
