@@ -11,17 +11,24 @@ import (
 // TestPoolEncryptManyFromSourceUsedOnce checks that EncryptMany takes the
 // ready randomisers first, in the source's order, computes the rest from
 // the same source, and never hands one out twice: Enc(0) is the
-// randomiser itself.
+// randomiser itself. The filler is stopped (its context cancelled) once
+// the pool is full: a running filler draws from the same source while
+// EncryptMany does, and rand.Int's rejections then interleave the two
+// streams, so that no position in the source could be asserted.
 func TestPoolEncryptManyFromSourceUsedOnce(t *testing.T) {
 	_, _, sk := testKeys(t)
 	pk := &sk.PublicKey
 	const size, n = 3, 10
-	p, err := NewRandomizerPool(context.Background(), pk, mrand.NewChaCha8([32]byte{9}), size)
+	ctx, stopFiller := context.WithCancel(context.Background())
+	defer stopFiller()
+	p, err := NewRandomizerPool(ctx, pk, mrand.NewChaCha8([32]byte{9}), size)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	waitReady(t, p, size)
+	stopFiller()
+	<-p.done
 	zeros := make([]*big.Int, n)
 	for i := range zeros {
 		zeros[i] = new(big.Int)
@@ -30,8 +37,8 @@ func TestPoolEncryptManyFromSourceUsedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The filler may have drawn one more randomiser than it could store:
-	// every randomiser lies among the source's first n+1.
+	// The filler may have drawn one more randomiser than it could store
+	// before it stopped: every randomiser lies among the source's first n+1.
 	want := mrand.NewChaCha8([32]byte{9})
 	stream := map[string]int{}
 	for i := range n + 1 {
