@@ -17,6 +17,7 @@ import (
 	"github.com/cohortdm/cohort/bicluster/synth"
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
+	jobrun "github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/sim"
@@ -257,7 +258,9 @@ func checkLedger(t *testing.T, path, id, phase string, round int) {
 		if e.Phase == "merge" && e.Type == secureagg.TypeShare {
 			t.Errorf("%s: a decryption share of the merge to %s", path, e.Peer)
 		}
-		if e.Phase == phase && e.Round == round && e.Type != "job/output" {
+		// A refusing party tells the others it failed the step (an empty
+		// control notice) besides its report.
+		if e.Phase == phase && e.Round == round && e.Type != "job/output" && e.Type != jobrun.FailedType {
 			t.Errorf("%s: %s to %s in the refused step", path, e.Type, e.Peer)
 		}
 	}

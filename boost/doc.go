@@ -164,10 +164,10 @@
 // level's start. A level in which every failing party was silent,
 // restarted, or waited in vain for a message or could not deliver one
 // is committed as a retry and runs again (at most maxRetries times in a
-// row); any other failure of a party fails the job, naming it. While the
-// class holder fails with an error of its own, the others wait for its
-// messages until the step timeout (the runtime ends an attempt early
-// only for a silent or restarted party).
+// row); any other failure of a party fails the job, naming it. A party
+// that fails a level tells the others at once (the runtime's failure
+// notice), so those waiting for its messages are cut short instead of
+// waiting out the step timeout, and the level is decided on its error.
 //
 // Restarts (state.go): after the psi step and after every level step each
 // party keeps its training state in its job scratch (jobs/JOB/, which the

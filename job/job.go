@@ -151,7 +151,8 @@ type Outputs struct {
 	// could not be reached (also in Failed): jobs typically exclude them and
 	// retry, while an explicit error from a party usually fails the job. When
 	// a party is unreachable the attempt ends at once, and parties still
-	// working are in neither Results nor Failed.
+	// working are in neither Results nor Failed; nor are the parties whose
+	// step ended because another party told them it had failed it.
 	Silent []string
 }
 

@@ -321,9 +321,10 @@ func decideSearch(o *job.Outcome[searchOutput], parties []string, tolerate bool)
 // stalled reports whether no party returned an output and every party
 // either went silent or failed only because the step's time ran out: what
 // a message lost in transit looks like, as opposed to a party that failed
-// or was unreachable.
+// or was unreachable. A party in neither Results nor Failed was cut short
+// by another's failure (runner.ErrPeerFailed), which decides.
 func stalled(o *job.Outcome[searchOutput], parties []string) bool {
-	if len(o.Results) > 0 {
+	if len(o.Results) > 0 || len(o.Failed) == 0 {
 		return false
 	}
 	for _, name := range parties {
@@ -331,7 +332,7 @@ func stalled(o *job.Outcome[searchOutput], parties []string) bool {
 			continue
 		}
 		why, ok := o.Failed[name]
-		if !ok || !(strings.Contains(why, context.DeadlineExceeded.Error()) || strings.Contains(why, context.Canceled.Error())) {
+		if ok && !(strings.Contains(why, context.DeadlineExceeded.Error()) || strings.Contains(why, context.Canceled.Error())) {
 			return false
 		}
 	}

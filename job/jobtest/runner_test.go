@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/spectest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	jobrun "github.com/cohortdm/cohort/job/runner"
@@ -39,7 +39,12 @@ type countKind struct {
 	nondet string
 	// leaky commits the parties' outputs in the decision.
 	leaky bool
-	calls *calls
+	// failing names a party whose exchange fails before it sends
+	// anything, while the others wait for its values; timeoutMS is every
+	// step's timeout (0: the runtime's).
+	failing   string
+	timeoutMS int64
+	calls     *calls
 }
 
 // calls counts what the runtime asked of the kind.
@@ -92,7 +97,7 @@ func (k *countKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Resu
 	for r := 0; r < k.steps; r++ {
 		a := countArgs{Prev: prev, Salt: salt(c.Seed())}
 		// The runtime clears Channel: it is not part of the committed step.
-		step := job.Step{Phase: "count", Round: r, Channel: "not-committed"}
+		step := job.Step{Phase: "count", Round: r, Channel: "not-committed", TimeoutMS: k.timeoutMS}
 		switch k.nondet {
 		case "args":
 			a.Call = call
@@ -241,6 +246,9 @@ func (s *countSession) Step(ctx context.Context, step job.Step) ([]byte, error) 
 // lo's receive would get the hi message.
 func (s *countSession) exchangeValues(ctx context.Context, step job.Step) error {
 	lo, hi := step.Sub("lo"), step.Sub("hi")
+	if s.p.Self() == s.k.failing {
+		return errors.New("the failing party's own error")
+	}
 	if s.k.collide {
 		hi = lo
 	}
@@ -570,5 +578,32 @@ func TestRunSubChannels(t *testing.T) {
 	failed := rep.Records()[0].Failed
 	if len(failed) != 3 || !strings.Contains(failed["a"], "channels collided") {
 		t.Fatalf("colliding channels: failed %v", failed)
+	}
+}
+
+// A party that fails its step while the others wait for its messages
+// tells them so: the attempt ends with that party's error alone, long
+// before the step's timeout (an hour here; run's context ends after 30 s).
+func TestRunPeerFailureEndsTheAttempt(t *testing.T) {
+	spec, opts, _ := countJob(t, abc...)
+	rep, err := run(t, &countKind{steps: 1, exchange: true, failing: "b", timeoutMS: 3_600_000, calls: newCalls()}, spec, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := rep.Records()[0].Failed
+	if len(failed) != 1 || !strings.Contains(failed["b"], "the failing party's own error") {
+		t.Fatalf("failed %v, want b's own error alone (a and c were cut short)", failed)
+	}
+	told := map[string]bool{}
+	for _, s := range rep.Sent {
+		if s.Message.Type == jobrun.FailedType {
+			if s.Disclosure != wire.DiscloseControl || len(s.Message.Body) != 0 {
+				t.Fatalf("%s's failure notice to %s: %s, %d bytes", s.From, s.To, s.Disclosure, len(s.Message.Body))
+			}
+			told[s.From+">"+s.To] = true
+		}
+	}
+	if !told["b>a"] || !told["b>c"] {
+		t.Fatalf("failure notices %v, want b's to a and c", told)
 	}
 }

@@ -71,6 +71,9 @@ func (r *Report) CheckJointSeed(js job.JointSeed) ([]byte, error) {
 		if !job.IsSeedStep(job.Step{Phase: s.Message.Phase}) {
 			continue
 		}
+		if s.Message.Type == jobrun.FailedType && s.Disclosure == wire.DiscloseControl && len(s.Message.Body) == 0 {
+			continue // a party that failed the step tells the others
+		}
 		if s.Message.Type != jobrun.OutputType || !slices.Contains(r.Leaders, s.To) ||
 			(s.Disclosure != wire.DisclosePublicResult && s.Disclosure != wire.DiscloseControl) {
 			return nil, fmt.Errorf("%s sent %s of %s to %s as %s", s.From, s.Message.Type, s.Message.Phase, s.To, s.Disclosure)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -25,6 +26,10 @@ type report struct {
 	// what it had received: it is Silent, like an unreachable party, and
 	// the attempt ends at once.
 	Restarted bool `msgpack:"restarted,omitempty"`
+	// CutShort says the party's step failed after another party of the
+	// attempt told it that it had failed (peerfail.go): the party is in
+	// neither Results nor Failed, unless no party failed.
+	CutShort bool `msgpack:"cut_short,omitempty"`
 }
 
 // ErrCannotTakePart is a watch's cause for a party that is reachable but
@@ -41,7 +46,9 @@ var ErrCannotTakePart = errors.New("cannot take part")
 // the attempt ends at once, since the others cannot finish without it.
 // progress, if not nil, is called with the number of reports so far. A
 // party that reports its node restarted in the attempt is Failed and
-// Silent too, ends the attempt at once, and is returned in restarted.
+// Silent too, ends the attempt at once, and is returned in restarted. A
+// party whose step another party's failure cut short (report.CutShort) is
+// in neither Results nor Failed, unless no party failed.
 func collect(ctx context.Context, coord job.Party, step job.Step,
 	watch func(ctx context.Context, unreachable func(party string, why error)), progress func(done int)) (outs *job.Outputs, restarted []string) {
 	outs = &job.Outputs{Coordinator: step.Coordinator, Results: map[string][]byte{}, Failed: map[string]string{}}
@@ -51,6 +58,7 @@ func collect(ctx context.Context, coord job.Party, step job.Step,
 	var wg sync.WaitGroup
 	aborted := false
 	reported := map[string]bool{}
+	cutShort := map[string]string{}
 	done := 0
 	if watch != nil {
 		wg.Go(func() {
@@ -94,6 +102,8 @@ func collect(ctx context.Context, coord job.Party, step job.Step,
 				restarted = append(restarted, p)
 				aborted = true
 				cancel()
+			case r.CutShort:
+				cutShort[p] = r.Error
 			case r.Error != "":
 				outs.Failed[p] = r.Error
 			default:
@@ -109,6 +119,10 @@ func collect(ctx context.Context, coord job.Party, step job.Step,
 		})
 	}
 	wg.Wait()
+	if len(outs.Failed) == 0 {
+		// Cut short by a party that did not fail: the claims are theirs.
+		maps.Copy(outs.Failed, cutShort)
+	}
 	slices.Sort(outs.Silent)
 	slices.Sort(restarted)
 	return outs, restarted

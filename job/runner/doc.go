@@ -19,5 +19,7 @@
 // parties failed and why) and the job's result or failure; nothing private
 // to one member, and no byte counts (what a party sent in one step tells of
 // its data, a PSI's set size for one). A party's output goes to the
-// attempt's coordinator alone, as a job/output message.
+// attempt's coordinator alone, as a job/output message; a party whose
+// step fails also tells the attempt's other parties, with an empty
+// job/failed notice, so that none waits for its messages (peerfail.go).
 package runner

@@ -92,6 +92,7 @@ type Worker struct {
 	req      *policy.Request // the job's admission request, built once (Run's goroutine only)
 	kind     job.Kind        // set when the session opens; used only by Run's goroutine
 	guard    *policy.Guard   // the policy's guard of the open session
+	watching *peerFailures   // the running attempt's peers' failure notices (under mu)
 }
 
 type stepID struct {
@@ -177,12 +178,15 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 		}
 		id := idOf(step)
-		out, err, superseded := w.runAttempt(ctx, &sess, step, wake)
+		out, err, superseded, cutShort := w.runAttempt(ctx, &sess, step, wake)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if !superseded {
-			w.report(ctx, step, out, err)
+			if err != nil && step.Phase != AdmitPhase && !errors.Is(err, ErrRestarted) {
+				w.tellPeers(ctx, step) // a restart ends the attempt at the coordinator anyway
+			}
+			w.report(ctx, step, out, err, cutShort)
 		}
 		w.markReported(id) // a superseded attempt: the log moved on, a newer one reruns it
 		// Pass on a wake-up the watcher may have consumed.
@@ -194,8 +198,9 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // runAttempt runs one attempt, opening the session first if needed, and
-// cancels it if the log supersedes or finishes it meanwhile.
-func (w *Worker) runAttempt(ctx context.Context, sess *job.Session, step job.Step, wake chan struct{}) ([]byte, error, bool) {
+// cancels it if the log supersedes or finishes it meanwhile. cutShort
+// reports a step that failed because another party failed it.
+func (w *Worker) runAttempt(ctx context.Context, sess *job.Session, step job.Step, wake chan struct{}) (out []byte, err error, superseded, cutShort bool) {
 	id := idOf(step)
 	actx, cancel := context.WithCancel(ctx)
 	finished := make(chan struct{})
@@ -214,12 +219,18 @@ func (w *Worker) runAttempt(ctx context.Context, sess *job.Session, step job.Ste
 		}
 	}()
 	stepCtx, stepCancel := context.WithTimeout(actx, step.Timeout())
-	out, err := w.runStep(ctx, stepCtx, sess, step)
+	stopWatch := func() {}
+	if step.Phase != AdmitPhase {
+		stopWatch = w.watchPeers(stepCtx, step)
+	}
+	out, err = w.runStep(ctx, stepCtx, sess, step)
+	cutShort = errors.Is(err, ErrPeerFailed)
+	stopWatch()
 	stepCancel()
-	superseded := actx.Err() != nil
+	superseded = actx.Err() != nil
 	cancel()
 	<-finished
-	return out, err, superseded
+	return out, err, superseded, cutShort
 }
 
 // runStep runs one step: the admit phase is the runtime's own; any other
@@ -329,12 +340,14 @@ func (w *Worker) markFailed(step job.Step, err error) {
 		"job", step.Job, "phase", step.Phase, "round", step.Round, "err", err)
 }
 
-// report sends the attempt's output (or error) to its coordinator alone.
-func (w *Worker) report(ctx context.Context, step job.Step, output []byte, err error) {
+// report sends the attempt's output (or error) to its coordinator alone;
+// cutShort marks an error that followed another party's failure.
+func (w *Worker) report(ctx context.Context, step job.Step, output []byte, err error, cutShort bool) {
 	r := report{Output: output}
 	disclosure := wire.DiscloseControl
 	if err != nil {
 		r.Output, r.Error, r.Restarted = nil, w.Member.Redact(err.Error()), errors.Is(err, ErrRestarted)
+		r.CutShort = cutShort && !r.Restarted
 		w.logger().Warn("step failed", "job", step.Job, "phase", step.Phase, "round", step.Round, "err", err)
 	} else if step.Phase != AdmitPhase {
 		if w.kind != nil {
@@ -401,8 +414,9 @@ func (p *participant) Send(ctx context.Context, to string, m *wire.Message, d wi
 	return p.w.Net.Send(ctx, to, m, d)
 }
 
+// Receive ends at once when from fails the attempt (peerfail.go).
 func (p *participant) Receive(ctx context.Context, from string, k wire.Key) (*wire.Message, error) {
-	return p.w.Net.Receive(ctx, from, k)
+	return p.w.receive(ctx, from, k)
 }
 
 // Guard is the policy's guard of the session (one that allows everything
