@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/policy"
@@ -365,18 +366,58 @@ func (w *Worker) report(ctx context.Context, step job.Step, output []byte, err e
 		body, _ = wire.Marshal(&report{Error: fmt.Sprintf("party %s: encode output: %v", w.Self, err)})
 		disclosure = wire.DiscloseControl
 	}
+	w.sendReport(ctx, step, body, disclosure)
+}
+
+// Report retries: the first wait after a failed send, and the longest.
+const (
+	reportRetryFirst = 100 * time.Millisecond
+	reportRetryMax   = 2 * time.Second
+)
+
+// sendReport sends a report to the attempt's coordinator, and again after
+// a send that failed (a stream reset, the coordinator's node busy) for as
+// long as the attempt stays open, up to the step's timeout: a report lost
+// to one failed send would leave the party silent for the whole step
+// timeout. The coordinator reads the first report that arrives; a
+// duplicate waits in its mailbox until the job ends. Each send is bounded
+// by the grace period.
+func (w *Worker) sendReport(ctx context.Context, step job.Step, body []byte, d wire.Disclosure) {
+	give := time.Now().Add(step.Timeout())
+	wait := reportRetryFirst
+	for {
+		err := w.sendReportOnce(ctx, step, body, d)
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil || !w.stillOpen(idOf(step)) || time.Now().After(give) {
+			w.logger().Warn("could not report step output", "job", step.Job, "phase", step.Phase, "coordinator", step.Coordinator, "err", err)
+			return
+		}
+		w.logger().Debug("report not sent; retrying", "job", step.Job, "phase", step.Phase, "coordinator", step.Coordinator, "in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, reportRetryMax)
+	}
+}
+
+// sendReportOnce makes one attempt to send a report. A member that cannot
+// record it says so unrecorded, with nothing of the party's data, so that
+// the job's failure names the cause.
+func (w *Worker) sendReportOnce(ctx context.Context, step job.Step, body []byte, d wire.Disclosure) error {
 	sctx, cancel := context.WithTimeout(ctx, w.Grace)
 	defer cancel()
-	err = w.Net.Send(sctx, step.Coordinator, step.Message(w.Self, OutputType, body), disclosure)
+	err := w.Net.Send(sctx, step.Coordinator, step.Message(w.Self, OutputType, body), d)
 	if us, ok := w.Net.(UnrecordedSender); ok && errors.Is(err, ErrUnrecorded) {
-		// The member cannot record what it sends: say so, with nothing of
-		// the party's data, so the job's failure names the cause.
 		failure, _ := wire.Marshal(&report{Error: fmt.Sprintf("party %s: %v", w.Self, err)})
 		err = us.SendUnrecorded(sctx, step.Coordinator, step.Message(w.Self, OutputType, failure))
 	}
-	if err != nil {
-		w.logger().Warn("could not report step output", "job", step.Job, "phase", step.Phase, "coordinator", step.Coordinator, "err", err)
-	}
+	return err
 }
 
 func (w *Worker) logger() *slog.Logger {

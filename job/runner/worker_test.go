@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -309,5 +310,60 @@ func TestWorkerReportsARestartAtOnce(t *testing.T) {
 	}
 	if n := k.opened.Load(); n != 1 {
 		t.Errorf("the session was opened %d times, want once (before the restart)", n)
+	}
+}
+
+// flakySends fails the first n sends of a report, as a reset stream would.
+type flakySends struct {
+	job.Party
+	left atomic.Int32
+}
+
+func (f *flakySends) Send(ctx context.Context, to string, m *wire.Message, d wire.Disclosure) error {
+	if m.Type == runner.OutputType && f.left.Add(-1) >= 0 {
+		return errors.New("stream reset")
+	}
+	return f.Party.Send(ctx, to, m, d)
+}
+
+// A report whose send fails is sent again while the attempt is open: the
+// coordinator gets it instead of counting the party silent after the step
+// timeout (ten minutes here; the test's context ends after one).
+func TestWorkerRetriesAFailedReport(t *testing.T) {
+	st := runner.NewState()
+	if err := st.Apply(&runner.Entry{Op: runner.OpSubmit, Job: "j", Spec: []byte(spec3),
+		Submission: &runner.Submission{Member: "a", Nonce: []byte("n"), Time: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	step := job.Step{Job: "j", Phase: "p", Attempt: 1, TimeoutMS: 600_000, Parties: []string{"a", "b", "c"}, Coordinator: "a"}
+	if err := st.Apply(&runner.Entry{Op: runner.OpStart, Job: "j", Step: &step}); err != nil {
+		t.Fatal(err)
+	}
+	net := jobtest.NewNetwork("a", "b", "c")
+	flaky := &flakySends{Party: net.Party("b")}
+	flaky.left.Store(3)
+	w := &runner.Worker{Self: "b", Job: runner.ActiveJob{ID: "j", Spec: []byte(spec3)}, Kinds: job.Registry{"touchy": &touchy{}},
+		Net: flaky, State: st, Member: dirMember{member{"a"}, t.TempDir()}, Config: runner.DefaultConfig()}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w.Want(st.Open("j", "b"))
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Error(err)
+		}
+	}()
+	m, err := net.Party("a").Receive(ctx, "b", step.Key(runner.OutputType))
+	if err != nil {
+		t.Fatalf("no report after three failed sends: %v", err)
+	}
+	var r struct {
+		Output []byte `msgpack:"output"`
+		Error  string `msgpack:"error"`
+	}
+	if err := wire.Unmarshal(m.Body, &r); err != nil || string(r.Output) != "data" {
+		t.Fatalf("report %q (error %q), %v", r.Output, r.Error, err)
 	}
 }
