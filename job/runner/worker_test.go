@@ -242,12 +242,10 @@ type dirMember struct {
 
 func (m dirMember) Secrets() job.Secrets { return job.DirSecrets(m.dir) }
 
-// A worker whose node restarted in the middle of an attempt reports that at
-// once, instead of running the attempt again and waiting out its timeout
-// for messages that were sent to the process that died.
-func TestWorkerReportsARestartAtOnce(t *testing.T) {
-	pol := policy.Default()
-	pol.Kinds["touchy"] = []string{policy.Any}
+// startedJob is a state holding job j, submitted by a, and one attempt of
+// its step p over a, b and c with a ten-minute timeout, coordinated by a.
+func startedJob(t *testing.T) (*runner.State, job.Step) {
+	t.Helper()
 	st := runner.NewState()
 	if err := st.Apply(&runner.Entry{Op: runner.OpSubmit, Job: "j", Spec: []byte(spec3),
 		Submission: &runner.Submission{Member: "a", Nonce: []byte("n"), Time: time.Now()}}); err != nil {
@@ -257,6 +255,16 @@ func TestWorkerReportsARestartAtOnce(t *testing.T) {
 	if err := st.Apply(&runner.Entry{Op: runner.OpStart, Job: "j", Step: &step}); err != nil {
 		t.Fatal(err)
 	}
+	return st, step
+}
+
+// A worker whose node restarted in the middle of an attempt reports that at
+// once, instead of running the attempt again and waiting out its timeout
+// for messages that were sent to the process that died.
+func TestWorkerReportsARestartAtOnce(t *testing.T) {
+	pol := policy.Default()
+	pol.Kinds["touchy"] = []string{policy.Any}
+	st, step := startedJob(t)
 	net := jobtest.NewNetwork("a", "b", "c")
 	k := &stuck{entered: make(chan struct{}, 1)}
 	m := dirMember{member{"a"}, t.TempDir()}
@@ -330,15 +338,7 @@ func (f *flakySends) Send(ctx context.Context, to string, m *wire.Message, d wir
 // coordinator gets it instead of counting the party silent after the step
 // timeout (ten minutes here; the test's context ends after one).
 func TestWorkerRetriesAFailedReport(t *testing.T) {
-	st := runner.NewState()
-	if err := st.Apply(&runner.Entry{Op: runner.OpSubmit, Job: "j", Spec: []byte(spec3),
-		Submission: &runner.Submission{Member: "a", Nonce: []byte("n"), Time: time.Now()}}); err != nil {
-		t.Fatal(err)
-	}
-	step := job.Step{Job: "j", Phase: "p", Attempt: 1, TimeoutMS: 600_000, Parties: []string{"a", "b", "c"}, Coordinator: "a"}
-	if err := st.Apply(&runner.Entry{Op: runner.OpStart, Job: "j", Step: &step}); err != nil {
-		t.Fatal(err)
-	}
+	st, step := startedJob(t)
 	net := jobtest.NewNetwork("a", "b", "c")
 	flaky := &flakySends{Party: net.Party("b")}
 	flaky.left.Store(3)
