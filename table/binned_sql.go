@@ -1,0 +1,119 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// binnedQuery pushes OpenBinned's groups down as one query:
+//
+//	SELECT <keep>, <bin of each binned column>, COUNT(*), <rows Open refuses>
+//	FROM ... GROUP BY <keep and their texts>, <the bins>
+//
+// where a column's bin is the number of its cuts below the value, each
+// cut a parameter (CASE WHEN value > cut THEN 1 ELSE 0 END, summed). The
+// kept columns are grouped by value and text as GroupCounts groups them;
+// the comparisons are the server's of the value Open converts, as
+// CountsAtMost's are. ok is false when the stream must answer: a row
+// Open would refuse, a column missing or a binned column not stored as
+// numbers.
+func (a *sqlAgg) binnedQuery(ctx context.Context, keep, binned []string, cuts [][]float64, f *binFold) (ok bool, err error) {
+	desc := a.opts.describe(a.src)
+	from, cols := a.from()
+	conn, err := a.db.connect(ctx, a.src, desc)
+	if err != nil {
+		return false, err
+	}
+	defer conn.close(ctx)
+	b, numeric, float, err := conn.header(ctx, "SELECT "+cols+" FROM "+from+" LIMIT 0", desc, a.schema)
+	if err != nil {
+		return false, err
+	}
+	loaded := columnNames(b.cols)
+	var bad []string
+	for j, c := range b.cols {
+		q := quoteIdent(c.Name)
+		bad = append(bad, q+" IS NULL")
+		if c.Kind == Numeric {
+			bad = append(bad, a.db.notNumber(q, float[b.idx[j]]))
+		}
+		if slices.Contains(binned, c.Name) && !numeric[b.idx[j]] {
+			return false, nil
+		}
+	}
+	for _, c := range append(slices.Clone(keep), binned...) {
+		if !slices.Contains(loaded, c) {
+			return false, nil // the stream gives Open's error, else ErrNoColumn
+		}
+	}
+	var args []any
+	bin := func(j int) string {
+		if len(cuts[j]) == 0 {
+			return "0"
+		}
+		v := a.db.value(quoteIdent(binned[j]))
+		terms := make([]string, len(cuts[j]))
+		for k, c := range cuts[j] {
+			args = append(args, c)
+			terms[k] = "CASE WHEN " + v + " > " + a.db.param(len(args), c) + " THEN 1 ELSE 0 END"
+		}
+		return "(" + strings.Join(terms, " + ") + ")"
+	}
+	var sel, by []string
+	for _, c := range keep {
+		q := quoteIdent(c)
+		sel = append(sel, q)
+		by = append(by, q, a.db.text(q))
+	}
+	for j := range binned {
+		sel = append(sel, bin(j))
+	}
+	for j := range binned {
+		if len(cuts[j]) > 0 {
+			by = append(by, bin(j))
+		}
+	}
+	q := "SELECT " + strings.Join(append(sel, a.db.countIf("1 = 1"), a.db.countIf(strings.Join(bad, " OR "))), ", ") + " FROM " + from
+	if len(by) > 0 {
+		q += " GROUP BY " + strings.Join(by, ", ")
+	}
+	if a.opts.Log != nil {
+		a.opts.Log.DebugContext(ctx, "table: query pushed down", "source", desc, "query", q, "args", args)
+	}
+	nk, nb := len(keep), len(binned)
+	refused := false
+	vals, bins := make([]string, nk), make([]int32, nb)
+	err = conn.scan(ctx, q, func(row []cell) error {
+		var errs []error
+		num := func(v cell) int {
+			x, err := cellNumber(v)
+			errs = append(errs, err)
+			return int(x)
+		}
+		for j := range bins {
+			bins[j] = int32(num(row[nk+j]))
+		}
+		n, m := num(row[nk+nb]), num(row[nk+nb+1])
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("%w: %s: a count: %w", ErrSource, desc, err)
+		}
+		if m > 0 {
+			refused = true
+		}
+		if n == 0 { // an empty table's one row without GROUP BY
+			return nil
+		}
+		for k := range keep {
+			vals[k] = cellText(row[k])
+		}
+		f.add(vals, bins, n)
+		return nil
+	}, args...)
+	if err != nil {
+		return false, err
+	}
+	return !refused, nil // a refused row: the stream says which
+}
