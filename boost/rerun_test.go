@@ -147,6 +147,8 @@ type restartCase struct {
 	// retried: the restart cuts a level short, which must run again (a
 	// new attempt, or a retry after a silence).
 	retried bool
+	// kind is the parties' Kind (zero: the default, auto grouping).
+	kind boost.Kind
 }
 
 // levelOf decodes a starting level step's tree and depth.
@@ -193,6 +195,19 @@ func TestRestart(t *testing.T) {
 			return nil
 		}},
 		{name: "every party between levels", onStep: func(e jobtest.Event) []string {
+			if tr, d, ok := levelOf(e); ok && tr == 1 && d == 1 {
+				return []string{"alice", "bob", "carol"}
+			}
+			return nil
+		}},
+		// Grouped tables (grouped.go) resume from the same kept state.
+		{name: "grouped, middle party mid-level", retried: true, kind: boost.Kind{GroupRows: boost.GroupOn}, onSend: func(s jobtest.Sent) []string {
+			if s.Message.Type == boost.TypeSplit && s.Message.Round == 1 && s.To == "bob" {
+				return []string{"bob"}
+			}
+			return nil
+		}},
+		{name: "grouped, every party between levels", kind: boost.Kind{GroupRows: boost.GroupOn}, onStep: func(e jobtest.Event) []string {
 			if tr, d, ok := levelOf(e); ok && tr == 1 && d == 1 {
 				return []string{"alice", "bob", "carol"}
 			}
