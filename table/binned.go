@@ -40,32 +40,57 @@ type Binned struct {
 // it over a loaded column), so that a table binned where it lives is cut
 // where the loaded table is.
 func RankCuts(vals []float64, counts []int, bins int) []float64 {
-	if len(vals) == 0 {
-		return nil
-	}
-	if len(vals) <= bins {
-		return slices.Clone(vals[:len(vals)-1])
-	}
 	n := 0
 	for _, c := range counts {
 		n += c
 	}
-	top := vals[len(vals)-1]
-	var cuts []float64
-	j, below := 0, 0 // vals[j] holds the ranks [below, below+counts[j])
-	for k := 1; k < bins; k++ {
-		i := (k*n+bins-1)/bins - 1
-		for below+counts[j] <= i {
-			below += counts[j]
-			j++
-		}
-		c := vals[j]
-		if c == top || (len(cuts) > 0 && cuts[len(cuts)-1] == c) {
-			continue
-		}
-		cuts = append(cuts, c)
+	f := newCutFold(n, bins)
+	for i, x := range vals {
+		f.add(x, counts[i])
 	}
-	return cuts
+	return f.cuts()
+}
+
+// cutFold is RankCuts over a column's distinct values handed over in
+// ascending order with their counts, n rows in all: its memory is the
+// cuts' and at most bins+1 values, so that a database's ordered counts
+// can be folded as they stream.
+type cutFold struct {
+	n, bins, k, below, d int
+	first, cut           []float64 // the first bins+1 values; the rank cuts so far
+	top                  float64
+}
+
+func newCutFold(n, bins int) *cutFold { return &cutFold{n: n, bins: bins, k: 1} }
+
+// add takes the next value x, held by c rows.
+func (f *cutFold) add(x float64, c int) {
+	f.d++
+	if f.d <= f.bins+1 {
+		f.first = append(f.first, x)
+	}
+	for ; f.k < f.bins && (f.k*f.n+f.bins-1)/f.bins-1 < f.below+c; f.k++ {
+		if len(f.cut) == 0 || f.cut[len(f.cut)-1] != x {
+			f.cut = append(f.cut, x)
+		}
+	}
+	f.below += c
+	f.top = x
+}
+
+// cuts is the result: every value but the largest when there are at
+// most bins, else the rank cuts without the largest value (only the last
+// can be it: they ascend without repeats).
+func (f *cutFold) cuts() []float64 {
+	switch {
+	case f.d == 0:
+		return nil
+	case f.d <= f.bins:
+		return f.first[:f.d-1]
+	case len(f.cut) > 0 && f.cut[len(f.cut)-1] == f.top:
+		return f.cut[:len(f.cut)-1]
+	}
+	return f.cut
 }
 
 // OpenBinned groups the table Open(src, schema) would load by the values
@@ -130,22 +155,37 @@ func OpenBinned(ctx context.Context, src Source, name string, schema map[string]
 	return f.build(desc, name, keep, sub, binned, cuts, opts.maxBytes())
 }
 
-// columnCuts is each binned column's cuts, from its distinct values and
-// their counts (GroupCounts: one query per column, or one streamed pass).
+// columnCuts is each binned column's cuts: from a database, its values'
+// ordered counts folded as they stream (cutsQuery); from a file, or where
+// the database cannot answer, its distinct values and their counts
+// (GroupCounts: one streamed pass for every column, memory the columns'
+// distinct values).
 func columnCuts(ctx context.Context, agg Aggregator, binned []string, bins int) ([][]float64, error) {
 	cuts := make([][]float64, len(binned))
-	if len(binned) == 0 {
-		return cuts, nil
-	}
-	sets := make([][]string, len(binned))
+	var sets [][]string
+	var at []int
 	for j, c := range binned {
-		sets[j] = []string{c}
+		if sa, ok := agg.(*sqlAgg); ok {
+			cs, ok, err := sa.cutsQuery(ctx, c, bins)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				cuts[j] = cs
+				continue
+			}
+		}
+		sets, at = append(sets, []string{c}), append(at, j)
+	}
+	if len(sets) == 0 {
+		return cuts, nil
 	}
 	_, groups, err := agg.GroupCounts(ctx, sets)
 	if err != nil {
 		return nil, err
 	}
-	for j, gs := range groups {
+	for s, gs := range groups {
+		j := at[s]
 		type vc struct {
 			x float64
 			n int

@@ -117,3 +117,54 @@ func (a *sqlAgg) binnedQuery(ctx context.Context, keep, binned []string, cuts []
 	}
 	return !refused, nil // a refused row: the stream says which
 }
+
+// cutsQuery is one binned column's cuts from the server's counts of its
+// values in ascending order,
+//
+//	SELECT <value>, COUNT(*) FROM ... GROUP BY <value> ORDER BY <value>
+//
+// folded as they stream (cutFold), after aggregate's count of the rows
+// and of those Open would refuse: the node holds the cuts, not the
+// column. ok is false when the stream must answer (a refused row, a
+// column not stored as numbers).
+func (a *sqlAgg) cutsQuery(ctx context.Context, column string, bins int) (cuts []float64, ok bool, err error) {
+	rows, _, ok, err := a.aggregate(ctx, column, func(string, func(float64) string) []string { return nil })
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	desc := a.opts.describe(a.src)
+	from, _ := a.from()
+	conn, err := a.db.connect(ctx, a.src, desc)
+	if err != nil {
+		return nil, false, err
+	}
+	defer conn.close(ctx)
+	v := a.db.value(quoteIdent(column))
+	q := "SELECT " + v + ", " + a.db.countIf("1 = 1") + " FROM " + from + " GROUP BY " + v + " ORDER BY " + v
+	if a.opts.Log != nil {
+		a.opts.Log.DebugContext(ctx, "table: query pushed down", "source", desc, "query", q)
+	}
+	f := newCutFold(rows, bins)
+	var x float64
+	c := 0 // rows of x not yet folded: values the server keeps apart may read as one number
+	err = conn.scan(ctx, q, func(row []cell) error {
+		y, err1 := cellNumber(row[0])
+		n, err2 := cellNumber(row[1])
+		if err := errors.Join(err1, err2); err != nil {
+			return fmt.Errorf("%w: %s: a value's count: %w", ErrSource, desc, err)
+		}
+		if c > 0 && y != x {
+			f.add(x, c)
+			c = 0
+		}
+		x, c = y, c+int(n)
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if c > 0 {
+		f.add(x, c)
+	}
+	return f.cuts(), true, nil
+}
