@@ -84,6 +84,13 @@ for group in ${GROUP:-0 1 auto}; do
   echo "model md5: $(jq -S -c '.model' "$work/result.json" | md5sum | cut -c1-12)"
 done
 done
-echo "psql alone, the fact party's grouping query (the bins of x by its cuts):"
+# psql alone: the fact party's pushed-down work as the server does it, its
+# percentiles (BINS a power of two: k/BINS is exact) and its grouping by
+# the bins of x under them, as the node's queries write it.
+bins=${BINS:-32}
+cuts=$(psql -qAt "$COHORT_FIGURES_PG" -c "SELECT array_to_string(percentile_disc(ARRAY(SELECT k / $bins.0::float8 FROM generate_series(1, $bins - 1) AS k)) WITHIN GROUP (ORDER BY x), ',') FROM f")
+expr=$(echo "$cuts" | tr ',' '\n' | sed 's/.*/CASE WHEN x > &::float8 THEN 1 ELSE 0 END/' | paste -sd+)
+echo "psql alone, the fact party's percentiles, then its grouping by (d1, d2, the bin of x, class):"
+/usr/bin/time -f '%e s, %M KiB' psql -qAt "$COHORT_FIGURES_PG" -c "SELECT percentile_disc(ARRAY(SELECT k / $bins.0::float8 FROM generate_series(1, $bins - 1) AS k)) WITHIN GROUP (ORDER BY x) FROM f" >/dev/null
 /usr/bin/time -f '%e s, %M KiB' psql -qAt "$COHORT_FIGURES_PG" \
-  -c "SELECT count(*) FROM (SELECT d1, d2, width_bucket(x, ARRAY(SELECT percentile_disc(k / ${BINS:-32}.0) WITHIN GROUP (ORDER BY x) FROM f, generate_series(1, ${BINS:-32} - 1) AS k GROUP BY k ORDER BY k)), class, count(*) FROM f GROUP BY 1, 2, 3, 4) AS g"
+  -c "SELECT count(*) FROM (SELECT d1, d2, ($expr), class, count(*) FROM f GROUP BY d1, d1::text, d2, d2::text, ($expr), class, class::text) AS g"

@@ -69,13 +69,22 @@ func (f *cutFold) add(x float64, c int) {
 	if f.d <= f.bins+1 {
 		f.first = append(f.first, x)
 	}
-	for ; f.k < f.bins && (f.k*f.n+f.bins-1)/f.bins-1 < f.below+c; f.k++ {
-		if len(f.cut) == 0 || f.cut[len(f.cut)-1] != x {
-			f.cut = append(f.cut, x)
-		}
+	for ; f.k < f.bins && f.rank(f.k) < f.below+c; f.k++ {
+		f.pick(x)
 	}
 	f.below += c
 	f.top = x
+}
+
+// rank is the k-th cut's rank, 0-based: ⌈k·n/bins⌉−1.
+func (f *cutFold) rank(k int) int { return (k*f.n+f.bins-1)/f.bins - 1 }
+
+// pick takes x, the value at the next cut's rank, unless it repeats the
+// last one.
+func (f *cutFold) pick(x float64) {
+	if len(f.cut) == 0 || f.cut[len(f.cut)-1] != x {
+		f.cut = append(f.cut, x)
+	}
 }
 
 // cuts is the result: every value but the largest when there are at

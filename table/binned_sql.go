@@ -132,6 +132,9 @@ func (a *sqlAgg) cutsQuery(ctx context.Context, column string, bins int) (cuts [
 	if err != nil || !ok {
 		return nil, ok, err
 	}
+	if _, ok := a.db.(pgDB); ok {
+		return a.pgCuts(ctx, column, rows, bins)
+	}
 	desc := a.opts.describe(a.src)
 	from, _ := a.from()
 	conn, err := a.db.connect(ctx, a.src, desc)
@@ -165,6 +168,82 @@ func (a *sqlAgg) cutsQuery(ctx context.Context, column string, bins int) (cuts [
 	}
 	if c > 0 {
 		f.add(x, c)
+	}
+	return f.cuts(), true, nil
+}
+
+// pgCuts is cutsQuery on PostgreSQL, where the server picks the values at
+// the cuts' ranks itself, so that only they travel: the column's first
+// bins+1 distinct values (SELECT ... GROUP BY ... ORDER BY ... LIMIT), and,
+// when there are more, the values at the ranks and the largest,
+//
+//	SELECT percentile_disc(ARRAY[<fraction>, ..., 1]) WITHIN GROUP (ORDER BY <value>)
+//
+// percentile_disc(f) is the value at 1-based rank ⌈f·n⌉, computed in
+// floating point: k/bins itself can land above an integer (7/12 of 108
+// rows is rank 64 to PostgreSQL 15, where ⌈7·108/12⌉ is 63), so each
+// fraction is (r + 1/2)/n for the 0-based rank r wanted, whose rounding
+// is far from an integer.
+func (a *sqlAgg) pgCuts(ctx context.Context, column string, n, bins int) ([]float64, bool, error) {
+	desc := a.opts.describe(a.src)
+	from, _ := a.from()
+	conn, err := a.db.connect(ctx, a.src, desc)
+	if err != nil {
+		return nil, false, err
+	}
+	defer conn.close(ctx)
+	v := quoteIdent(column)
+	f := newCutFold(n, bins)
+	q := "SELECT " + v + " FROM " + from + " GROUP BY " + v + " ORDER BY " + v + fmt.Sprintf(" LIMIT %d", bins+1)
+	var args []any
+	fracs := make([]string, 0, bins)
+	for k := 1; k < bins; k++ {
+		args = append(args, (float64(f.rank(k))+0.5)/float64(n))
+		fracs = append(fracs, a.db.param(len(args), 0))
+	}
+	pq := "SELECT percentile_disc(ARRAY[" + strings.Join(append(fracs, "1"), ", ") + "]) WITHIN GROUP (ORDER BY " + v + ") FROM " + from
+	if a.opts.Log != nil {
+		a.opts.Log.DebugContext(ctx, "table: query pushed down", "source", desc, "query", q)
+	}
+	err = conn.scan(ctx, q, func(row []cell) error {
+		x, err := cellNumber(row[0])
+		if err != nil {
+			return fmt.Errorf("%w: %s: a value: %w", ErrSource, desc, err)
+		}
+		if f.d > 0 && f.first[f.d-1] == x {
+			return nil // values the server keeps apart that read as one number
+		}
+		f.d++
+		f.first = append(f.first, x)
+		return nil
+	})
+	if err != nil || f.d <= bins {
+		return f.cuts(), err == nil, err
+	}
+	if a.opts.Log != nil {
+		a.opts.Log.DebugContext(ctx, "table: query pushed down", "source", desc, "query", pq, "args", args)
+	}
+	var picked []string
+	err = conn.scan(ctx, pq, func(row []cell) error {
+		picked = strings.Split(strings.Trim(cellText(row[0]), "{}"), ",")
+		return nil
+	}, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(picked) != bins {
+		return nil, false, fmt.Errorf("%w: %s: %d percentiles for %d cuts", ErrSource, desc, len(picked), bins-1)
+	}
+	for i, p := range picked {
+		x, err := parseNumber(p)
+		if err != nil {
+			return nil, false, fmt.Errorf("%w: %s: a percentile: %w", ErrSource, desc, err)
+		}
+		if i == bins-1 {
+			f.top = x
+			break
+		}
+		f.pick(x)
 	}
 	return f.cuts(), true, nil
 }
