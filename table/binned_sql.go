@@ -54,6 +54,12 @@ func (a *sqlAgg) binnedQuery(ctx context.Context, keep, binned []string, cuts []
 		if len(cuts[j]) == 0 {
 			return "0"
 		}
+		if _, ok := a.db.(pgDB); ok {
+			return pgBin(quoteIdent(binned[j]), cuts[j], func(c float64) string {
+				args = append(args, c)
+				return a.db.param(len(args), c)
+			})
+		}
 		v := a.db.value(quoteIdent(binned[j]))
 		terms := make([]string, len(cuts[j]))
 		for k, c := range cuts[j] {
@@ -246,4 +252,19 @@ func (a *sqlAgg) pgCuts(ctx context.Context, column string, n, bins int) ([]floa
 		f.pick(x)
 	}
 	return f.cuts(), true, nil
+}
+
+// pgBin is a column's bin on PostgreSQL: the number of cuts below the
+// value as m − width_bucket(−value, the cuts negated in ascending order),
+// width_bucket counting the thresholds at most its operand, so the cuts
+// at least the value (negation is exact). One binary search per row: the
+// sum of a CASE per cut made the server's grouping of 1,000,000 rows by 31
+// cuts take 5.9 s, this 1.3 s (docs/sources.md). The value is compared as
+// a double, as Open reads it.
+func pgBin(col string, cuts []float64, param func(float64) string) string {
+	neg := make([]string, len(cuts))
+	for i := range cuts {
+		neg[i] = param(-cuts[len(cuts)-1-i])
+	}
+	return fmt.Sprintf("(%d - width_bucket(-(%s::float8), ARRAY[%s]))", len(cuts), col, strings.Join(neg, ", "))
 }
