@@ -86,11 +86,13 @@ done
 done
 # psql alone: the fact party's pushed-down work as the server does it, its
 # percentiles (BINS a power of two: k/BINS is exact) and its grouping by
-# the bins of x under them, as the node's queries write it.
+# the bins of x under them, in the node's query's form (the bin as
+# BINS-1 - width_bucket(-x, the cuts negated)).
 bins=${BINS:-32}
-cuts=$(psql -qAt "$COHORT_FIGURES_PG" -c "SELECT array_to_string(percentile_disc(ARRAY(SELECT k / $bins.0::float8 FROM generate_series(1, $bins - 1) AS k)) WITHIN GROUP (ORDER BY x), ',') FROM f")
-expr=$(echo "$cuts" | tr ',' '\n' | sed 's/.*/CASE WHEN x > &::float8 THEN 1 ELSE 0 END/' | paste -sd+)
-echo "psql alone, the fact party's percentiles, then its grouping by (d1, d2, the bin of x, class):"
+neg=$(psql -qAt "$COHORT_FIGURES_PG" -c "SELECT string_agg((-c)::text || '::float8', ', ' ORDER BY c DESC) FROM unnest((SELECT percentile_disc(ARRAY(SELECT k / $bins.0::float8 FROM generate_series(1, $bins - 1) AS k)) WITHIN GROUP (ORDER BY x) FROM f)) AS c")
+m=$(echo "$neg" | tr ',' '\n' | wc -l)
+bin="($m - width_bucket(-(x::float8), ARRAY[$neg]))"
+echo "psql alone, the fact party's percentiles, then its grouping by (class, d1, d2, the bin of x):"
 /usr/bin/time -f '%e s, %M KiB' psql -qAt "$COHORT_FIGURES_PG" -c "SELECT percentile_disc(ARRAY(SELECT k / $bins.0::float8 FROM generate_series(1, $bins - 1) AS k)) WITHIN GROUP (ORDER BY x) FROM f" >/dev/null
 /usr/bin/time -f '%e s, %M KiB' psql -qAt "$COHORT_FIGURES_PG" \
-  -c "SELECT count(*) FROM (SELECT d1, d2, ($expr), class, count(*) FROM f GROUP BY d1, d1::text, d2, d2::text, ($expr), class, class::text) AS g"
+  -c "SELECT count(*) FROM (SELECT class, d1, d2, $bin, count(*) FROM f GROUP BY class, class::text, d1, d1::text, d2, d2::text, $bin) AS g"
