@@ -50,24 +50,7 @@ func (a *sqlAgg) binnedQuery(ctx context.Context, keep, binned []string, cuts []
 		}
 	}
 	var args []any
-	bin := func(j int) string {
-		if len(cuts[j]) == 0 {
-			return "0"
-		}
-		if _, ok := a.db.(pgDB); ok {
-			return pgBin(quoteIdent(binned[j]), cuts[j], func(c float64) string {
-				args = append(args, c)
-				return a.db.param(len(args), c)
-			})
-		}
-		v := a.db.value(quoteIdent(binned[j]))
-		terms := make([]string, len(cuts[j]))
-		for k, c := range cuts[j] {
-			args = append(args, c)
-			terms[k] = "CASE WHEN " + v + " > " + a.db.param(len(args), c) + " THEN 1 ELSE 0 END"
-		}
-		return "(" + strings.Join(terms, " + ") + ")"
-	}
+	bin := func(j int) string { return a.binExpr(quoteIdent(binned[j]), cuts[j], &args) }
 	var sel, by []string
 	for _, c := range keep {
 		q := quoteIdent(c)
@@ -252,6 +235,28 @@ func (a *sqlAgg) pgCuts(ctx context.Context, column string, n, bins int) ([]floa
 		f.pick(x)
 	}
 	return f.cuts(), true, nil
+}
+
+// binExpr is column col's bin under cuts, the number of cuts below its
+// value, each cut a parameter appended to args: on PostgreSQL pgBin's
+// one width_bucket, elsewhere a sum of one CASE per cut.
+func (a *sqlAgg) binExpr(col string, cuts []float64, args *[]any) string {
+	param := func(c float64) string {
+		*args = append(*args, c)
+		return a.db.param(len(*args), c)
+	}
+	switch _, pg := a.db.(pgDB); {
+	case len(cuts) == 0:
+		return "0"
+	case pg:
+		return pgBin(col, cuts, param)
+	}
+	v := a.db.value(col)
+	terms := make([]string, len(cuts))
+	for k, c := range cuts {
+		terms[k] = "CASE WHEN " + v + " > " + param(c) + " THEN 1 ELSE 0 END"
+	}
+	return "(" + strings.Join(terms, " + ") + ")"
 }
 
 // pgBin is a column's bin on PostgreSQL: the number of cuts below the
