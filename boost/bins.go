@@ -3,6 +3,8 @@ package boost
 import (
 	"slices"
 	"sort"
+
+	"github.com/cohortdm/cohort/table"
 )
 
 // Cuts returns the bin boundaries of a numeric column over a table's own
@@ -11,28 +13,22 @@ import (
 // the sorted column, without repeats and without the largest value. A
 // value x falls in bin b = the number of cuts below x, so "bin <= b" is
 // the predicate x <= cuts[b].
+// The rule is table.RankCuts, over the column's distinct values and
+// their counts, so that a table binned where it lives (grouped.go) is cut
+// exactly as the loaded one.
 func Cuts(col []float64, bins int) []float64 {
 	xs := slices.Clone(col)
 	slices.Sort(xs)
-	if len(xs) == 0 {
-		return nil
-	}
-	top := xs[len(xs)-1]
-	d := slices.Compact(slices.Clone(xs))
-	if len(d) <= bins {
-		return d[:len(d)-1]
-	}
-	n := len(xs)
-	var cuts []float64
-	for k := 1; k < bins; k++ {
-		i := (k*n+bins-1)/bins - 1
-		c := xs[i]
-		if c == top || (len(cuts) > 0 && cuts[len(cuts)-1] == c) {
+	var vals []float64
+	var counts []int
+	for _, x := range xs {
+		if len(vals) > 0 && vals[len(vals)-1] == x {
+			counts[len(counts)-1]++
 			continue
 		}
-		cuts = append(cuts, c)
+		vals, counts = append(vals, x), append(counts, 1)
 	}
-	return cuts
+	return table.RankCuts(vals, counts, bins)
 }
 
 // Bin is the bin of x under cuts.

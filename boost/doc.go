@@ -44,6 +44,17 @@
 // the same leaf of every tree and, sharing their class-holder row, have
 // the same gradient.
 //
+// A "row" here may stand for several (grouped.go): a party reads a table
+// as its binned groups (table.OpenBinned: rows alike in join values, every
+// numeric column's bin and, at the class holder, the label, which are
+// alike in every round), each weighted by its rows, when its node chooses
+// to (Kind.GroupRows, node.yaml boost_group_rows; by default when an
+// estimate puts the groups at a tenth of the rows or fewer). A database
+// then computes the cuts and bins where the data lives and the party
+// holds the groups, not the rows; the weights enter every count and sum
+// below as multiplicities, so the model and every message are those of
+// the row-by-row load.
+//
 //  1. Up (ComboSummary; Local.Up, Local.Groups). Bottom-up over the join
 //     tree each table sends its parent, per shared join value, the
 //     combos of its subtree (its rows' signatures with their children's
@@ -119,7 +130,8 @@
 // min_child_weight, loss, release, reuse, psi, timeout_ms; ParseParams). The class holder is the party of the
 // table with the class column. Its steps, each a typed round (rounds.go):
 //
-//  1. load: each party checks its tables against the schema; the class
+//  1. load: each party checks its tables (read row by row or as binned
+//     groups, as it chose when its session opened) against the schema; the class
 //     holder reports the positive label (the larger of the two), which is
 //     committed and written to result.json.
 //  2. psi: every edge between two parties' tables runs a private set

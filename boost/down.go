@@ -103,7 +103,7 @@ func (l *Local) newDownAcc() downAcc {
 func (l *Local) spread(ring Ring, acc downAcc, r int, k kids, parts []int, d Sum) {
 	ch := l.g.Tables[l.ti].Children
 	for i, e := range ch {
-		mult := uint64(1)
+		mult := l.weight(r) // the row's table rows each form these join rows
 		for j, f := range ch {
 			if j != i {
 				mult *= k[j][l.edges[f].Row[r]][parts[j]].Count

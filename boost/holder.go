@@ -55,12 +55,7 @@ type Decision struct {
 func (h *Holder) Level(groups []Group, y []float64) ([]Vec, error) {
 	if h.cur == nil {
 		if len(h.trees) == 0 {
-			var wy float64
-			var n uint64
-			for _, gr := range groups {
-				wy += float64(gr.Count) * y[gr.Row]
-				n += gr.Count
-			}
+			wy, n := labelSum(groups, y)
 			if n == 0 {
 				return nil, ErrEmptyJoin
 			}

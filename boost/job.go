@@ -14,7 +14,15 @@ import (
 // "Distributed job" section for its steps and leakage profile).
 // Coordinate (coordinate.go) drives its rounds (rounds.go) on the leader;
 // a session (session.go, level.go) runs them at each party.
-type Kind struct{}
+type Kind struct {
+	// GroupRows says whether each table is read as its binned groups, each
+	// weighted by its rows (grouped.go): a database computes the bins and
+	// groups where the data lives, and the party holds the groups, not the
+	// rows. The model and every message are the same either way. By
+	// default (GroupAuto) the party chooses per table from a cheap
+	// estimate; a node may fix it (node.yaml boost_group_rows).
+	GroupRows GroupMode
+}
 
 // Message types of the job, each sent within one step attempt on a
 // sub-channel of it, so that messages of different levels, attempts or

@@ -3,6 +3,7 @@ package boost_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,7 @@ type capture struct {
 	mu      sync.Mutex
 	sent    []sent
 	records map[string]*job.Record // by phase/round
+	log     *slog.Logger           // when set, every session's own log
 }
 
 // recorded is boost.Kind with each session's Participant wrapped by the
@@ -67,6 +69,13 @@ func (r recorded) Open(ctx context.Context, p job.Participant) (job.Session, err
 type hooked struct {
 	job.Participant
 	c *capture
+}
+
+func (h *hooked) Log() *slog.Logger {
+	if h.c.log != nil {
+		return h.c.log.With("party", h.Self())
+	}
+	return h.Participant.Log()
 }
 
 func (h *hooked) Send(ctx context.Context, to string, m *wire.Message, d wire.Disclosure) error {
@@ -100,6 +109,12 @@ func simRun(t *testing.T, c *joinCase, p boost.Params) (map[string]any, string, 
 	if err := simRunTo(t, c, p, capt, out); err != nil {
 		t.Fatal(err)
 	}
+	return readResult(t, out), out, capt
+}
+
+// readResult is the result.json a run wrote to out.
+func readResult(t *testing.T, out string) map[string]any {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(out, "result.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +123,7 @@ func simRun(t *testing.T, c *joinCase, p boost.Params) (map[string]any, string, 
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}
-	return res, out, capt
+	return res
 }
 
 // simRunErr is simRun's error, for a job that fails.
@@ -118,6 +133,12 @@ func simRunErr(t *testing.T, c *joinCase, p boost.Params) error {
 }
 
 func simRunTo(t *testing.T, c *joinCase, p boost.Params, capt *capture, out string) error {
+	t.Helper()
+	return simRunKind(t, c, p, boost.Kind{}, capt, out)
+}
+
+// simRunKind is simRunTo with the parties' Kind (its node settings) given.
+func simRunKind(t *testing.T, c *joinCase, p boost.Params, kind boost.Kind, capt *capture, out string) error {
 	t.Helper()
 	dir := t.TempDir()
 	for name, text := range c.csv {
@@ -150,7 +171,7 @@ func simRunTo(t *testing.T, c *joinCase, p boost.Params, capt *capture, out stri
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	_, err = sim.Run(ctx, path, sim.RunOptions{Kinds: job.Registry{"boost": recorded{c: capt}}, Out: out,
+	_, err = sim.Run(ctx, path, sim.RunOptions{Kinds: job.Registry{"boost": recorded{Kind: kind, c: capt}}, Out: out,
 		Setup: simtest.ThresholdKeys(keyBits), Timing: simTiming})
 	return err
 }

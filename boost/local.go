@@ -29,6 +29,7 @@ type Local struct {
 	edges []*joinprop.EdgeKey // by edge index; nil where not incident
 	feats []Feature
 	sig   [][]byte
+	w     []uint64     // each row's weight: the table's rows it stands for (nil: 1 each; grouped.go)
 	y     []float64    // the target table: each row's label (0/1) or value
 	made  [][2]int     // the table's splits so far: feature and bin, by ordinal
 	first *DownSummary // the tree's first-level down message (reuse.go)
@@ -63,21 +64,29 @@ func NewLocal(g *joinprop.Graph, name string, t *table.Table, bins int, loss, po
 			l.feats = append(l.feats, f)
 		}
 	}
+	return l, l.keys(t, loss, pos)
+}
+
+// keys fills the table's join values on each incident edge and, at the
+// class holder, the labels, from t (the table, or its groups' kept
+// columns).
+func (l *Local) keys(t *table.Table, loss, pos string) error {
+	g, ti := l.g, l.ti
 	for _, in := range g.Neighbours(ti) {
 		ek, err := joinprop.NewEdgeKey(t, g.EdgeCols(in))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrData, err)
+			return fmt.Errorf("%w: %w", ErrData, err)
 		}
 		l.edges[in.Edge] = ek
 	}
 	if ti == 0 {
 		y, err := labels(t, g.Class, loss, pos)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		l.y = y
 	}
-	return l, nil
+	return nil
 }
 
 // PositiveClass returns the positive label of a logistic job: the larger

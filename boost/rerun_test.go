@@ -147,6 +147,8 @@ type restartCase struct {
 	// retried: the restart cuts a level short, which must run again (a
 	// new attempt, or a retry after a silence).
 	retried bool
+	// kind is the parties' Kind (nil: boost.Kind{}, auto grouping).
+	kind job.Kind
 }
 
 // levelOf decodes a starting level step's tree and depth.
@@ -198,6 +200,27 @@ func TestRestart(t *testing.T) {
 			}
 			return nil
 		}},
+		// Grouped tables (grouped.go) resume from the same kept state.
+		{name: "grouped, middle party mid-level", retried: true, kind: boost.Kind{GroupRows: boost.GroupOn}, onSend: func(s jobtest.Sent) []string {
+			if s.Message.Type == boost.TypeSplit && s.Message.Round == 1 && s.To == "bob" {
+				return []string{"bob"}
+			}
+			return nil
+		}},
+		{name: "grouped, every party between levels", kind: boost.Kind{GroupRows: boost.GroupOn}, onStep: func(e jobtest.Event) []string {
+			if tr, d, ok := levelOf(e); ok && tr == 1 && d == 1 {
+				return []string{"alice", "bob", "carol"}
+			}
+			return nil
+		}},
+		// Every party reads its tables row by row, then, restarted, as
+		// binned groups: the kept state fits either read.
+		{name: "row by row, then grouped after a restart", kind: &switching{opened: map[string]int{}}, onStep: func(e jobtest.Event) []string {
+			if tr, d, ok := levelOf(e); ok && tr == 1 && d == 1 {
+				return []string{"alice", "bob", "carol"}
+			}
+			return nil
+		}},
 	}
 	for _, rc := range cases {
 		t.Run(rc.name, func(t *testing.T) {
@@ -222,7 +245,11 @@ func runRestart(t *testing.T, c *joinCase, p boost.Params, rc restartCase, want 
 		restarted = true
 		return jobtest.Fault{Restart: names}
 	}
-	rep, err := jobtest.Run(ctx, boost.Kind{}, &spec, jobtest.Options{
+	kind := rc.kind
+	if kind == nil {
+		kind = boost.Kind{}
+	}
+	rep, err := jobtest.Run(ctx, kind, &spec, jobtest.Options{
 		Leader: "alice", Secrets: dealtSecrets(t, spec.PartyNames()), StepTimeout: time.Minute,
 		OnSend: func(s jobtest.Sent) jobtest.Fault {
 			if rc.onSend == nil {
@@ -329,4 +356,25 @@ func writeSpec(t *testing.T, c *joinCase, source string, params map[string]any) 
 	spec := *c.spec
 	spec.Dir, spec.Source, spec.Params = dir, source, params
 	return spec
+}
+
+// switching is boost.Kind whose parties read their tables row by row the
+// first time they open a session and as binned groups after that (a
+// node restarted with boost_group_rows changed).
+type switching struct {
+	boost.Kind
+	mu     sync.Mutex
+	opened map[string]int
+}
+
+func (k *switching) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+	k.mu.Lock()
+	n := k.opened[p.Self()]
+	k.opened[p.Self()]++
+	k.mu.Unlock()
+	mode := boost.GroupOff
+	if n > 0 {
+		mode = boost.GroupOn
+	}
+	return boost.Kind{GroupRows: mode}.Open(ctx, p)
 }

@@ -35,6 +35,7 @@ type session struct {
 	mode    psi.Mode
 	own     []int
 	tables  map[string]*table.Table
+	binned  map[string]*table.Binned // the tables read as binned groups (grouped.go)
 	loadErr error
 	stale   bool   // opened after the psi step: resume from the kept state
 	slots   [2]int // the keys of the kept states in the two slots (-1: none)
@@ -96,13 +97,13 @@ func (s *session) rewind(key int) {
 // Open opens a party's session: its tables, read once (a party whose
 // tables cannot be read still opens, so that the load step names the
 // problem).
-func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
+func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	g, prm, err := parseSpec(p.Spec())
 	if err != nil {
 		return nil, err
 	}
 	mode, _ := psiMode(p.Spec(), prm.PSI) // checked by parseSpec
-	s := &session{p: p, g: g, prm: prm, mode: mode, tables: map[string]*table.Table{}, locals: make([]*Local, len(g.Tables)), made: make([]int, len(g.Tables))}
+	s := &session{p: p, g: g, prm: prm, mode: mode, tables: map[string]*table.Table{}, binned: map[string]*table.Binned{}, locals: make([]*Local, len(g.Tables)), made: make([]int, len(g.Tables))}
 	for i, t := range g.Tables {
 		if t.Party == p.Self() {
 			s.own = append(s.own, i)
@@ -110,13 +111,7 @@ func (Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) {
 	}
 	s.slots = [2]int{-1, -1}
 	if len(s.own) > 0 {
-		tables, err := job.LoadTables(ctx, p)
-		if err != nil {
-			s.loadErr = err
-		}
-		for _, t := range tables {
-			s.tables[t.Name] = t
-		}
+		s.loadErr = s.loadTables(ctx, k.GroupRows)
 	}
 	if h := p.History(); len(h) > 0 {
 		// Opened after a restart: the tables are loaded again, and after
@@ -138,7 +133,7 @@ func (s *session) Close() {
 		s.stop()
 		s.pool.Close()
 	}
-	s.tables, s.locals, s.holder, s.pool = nil, nil, nil, nil
+	s.tables, s.binned, s.locals, s.holder, s.pool = nil, nil, nil, nil, nil
 }
 
 func (s *session) owns(t int) bool { return s.g.Tables[t].Party == s.p.Self() }
@@ -232,6 +227,9 @@ func (s *session) load() (loadOutput, error) {
 	for _, i := range s.own {
 		name := s.g.Tables[i].Name
 		t := s.tables[name]
+		if b := s.binned[name]; b != nil && len(b.Counts) > 0 {
+			t = b.Table // the groups' kept columns: the class among them
+		}
 		if t == nil || t.NumRows() == 0 {
 			return loadOutput{}, fmt.Errorf("%w: table %q has no rows", ErrData, name)
 		}
@@ -247,7 +245,13 @@ func (s *session) load() (loadOutput, error) {
 	}
 	for _, i := range s.own {
 		name := s.g.Tables[i].Name
-		l, err := NewLocal(s.g, name, s.tables[name], s.prm.Bins, s.prm.Loss, out.Positive)
+		var l *Local
+		var err error
+		if b := s.binned[name]; b != nil {
+			l, err = NewGroupedLocal(s.g, name, b, s.prm.Loss, out.Positive)
+		} else {
+			l, err = NewLocal(s.g, name, s.tables[name], s.prm.Bins, s.prm.Loss, out.Positive)
+		}
 		if err != nil {
 			return loadOutput{}, err
 		}

@@ -87,12 +87,13 @@ func (l *Local) eachCombo(r int, k kids, fn func(parts []int)) {
 	rec(0)
 }
 
-// combo is the combo string and count of row r with the children's parts.
+// combo is the combo string and count of row r with the children's parts:
+// the row's weight times the parts' counts, the partial join rows it forms.
 func (l *Local) combo(r int, k kids, parts []int) (string, uint64) {
 	var b strings.Builder
 	b.Write(l.sig[r])
 	b.WriteByte('|')
-	n := uint64(1)
+	n := l.weight(r)
 	for i, e := range l.g.Tables[l.ti].Children {
 		cc := k[i][l.edges[e].Row[r]][parts[i]]
 		b.WriteString(cc.Combo)

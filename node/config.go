@@ -78,6 +78,14 @@ type Config struct {
 	// (sjc.Kind.GroupRows; docs/sources.md has the figures). The tree
 	// does not depend on it.
 	SJCGroupRows string `yaml:"sjc_group_rows,omitempty"`
+	// BoostGroupRows is how boost reads this node's tables: "true", as
+	// their binned groups with counts (a database computes the bins and
+	// groups where the data lives), which pays where rows repeat in what
+	// boost reads (join values, bins, the class); "false", row by row;
+	// "auto" (the default, also when empty), per table from a cheap
+	// estimate of its groups (boost.Kind.GroupRows; docs/sources.md has
+	// the figures). The model does not depend on it.
+	BoostGroupRows string `yaml:"boost_group_rows,omitempty"`
 	// RandomizerPool bounds how many Paillier encryption randomisers the
 	// node computes ahead for the consortium key, between jobs, so that a
 	// job's encryptions wait for a multiplication each instead of an
@@ -234,6 +242,11 @@ func LoadConfig(path string) (*Config, error) {
 	case "", "auto", "true", "false":
 	default:
 		return nil, configErr(path, "sjc_group_rows", "must be true, false or auto")
+	}
+	switch c.BoostGroupRows {
+	case "", "auto", "true", "false":
+	default:
+		return nil, configErr(path, "boost_group_rows", "must be true, false or auto")
 	}
 	if _, err := c.randomizerPool(path); err != nil {
 		return nil, err

@@ -42,9 +42,9 @@ type sqlConn interface {
 	header(ctx context.Context, q, desc string, schema map[string]Kind) (b *builder, numeric, float []bool, err error)
 	// row runs q and scans its one row of numbers.
 	row(ctx context.Context, q string, args []any, dest []*float64) error
-	// scan runs q, which has no parameters, and hands each row to each
-	// as the source's reader converts its values.
-	scan(ctx context.Context, q string, each func(row []cell) error) error
+	// scan runs q with the parameters args (dialect.param's) and hands
+	// each row to each as the source's reader converts its values.
+	scan(ctx context.Context, q string, each func(row []cell) error, args ...any) error
 	close(ctx context.Context)
 }
 
@@ -236,8 +236,8 @@ func (c *pgConn) row(ctx context.Context, q string, args []any, dest []*float64)
 }
 
 // scan reads q's values as text, as the reader's cursor does.
-func (c *pgConn) scan(ctx context.Context, q string, each func([]cell) error) error {
-	rows, err := c.tx.Query(ctx, q, pgx.QueryExecModeSimpleProtocol)
+func (c *pgConn) scan(ctx context.Context, q string, each func([]cell) error, args ...any) error {
+	rows, err := c.tx.Query(ctx, q, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, pgError(err))
 	}
@@ -341,8 +341,8 @@ func (c *sqliteConn) row(ctx context.Context, q string, args []any, dest []*floa
 	return nil
 }
 
-func (c *sqliteConn) scan(ctx context.Context, q string, each func([]cell) error) error {
-	rows, err := c.db.QueryContext(ctx, q)
+func (c *sqliteConn) scan(ctx context.Context, q string, each func([]cell) error, args ...any) error {
+	rows, err := c.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, err)
 	}

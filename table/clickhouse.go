@@ -283,7 +283,8 @@ func (c *chConn) row(ctx context.Context, q string, _ []any, dest []*float64) er
 	return nil
 }
 
-func (c *chConn) scan(ctx context.Context, q string, each func([]cell) error) error {
+// scan: ClickHouse's parameters are written into q (chDB.param).
+func (c *chConn) scan(ctx context.Context, q string, each func([]cell) error, _ ...any) error {
 	rows, err := c.db.QueryContext(ctx, q)
 	if err != nil {
 		return chError(c.desc, err, c.secrets)

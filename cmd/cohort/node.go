@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	"github.com/cohortdm/cohort/boost"
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sjc"
@@ -99,6 +100,11 @@ func (a *app) nodeRunCmd() *cobra.Command {
 				return fmt.Errorf("%w: %s: %w", node.ErrConfig, runConfig, err)
 			}
 			ks["sjc"] = sjc.Kind{MemoryBudget: cfg.SJCMemoryBudget, GroupRows: group} // node settings: node.yaml sjc_memory_budget, sjc_group_rows
+			bgroup, err := boost.ParseGroupMode(cfg.BoostGroupRows)                   // node.Load checked it
+			if err != nil {
+				return fmt.Errorf("%w: %s: %w", node.ErrConfig, runConfig, err)
+			}
+			ks["boost"] = boost.Kind{GroupRows: bgroup} // node setting: node.yaml boost_group_rows
 			n, err := node.New(node.Options{Config: cfg, Kinds: ks, Logger: a.logger(), Join: join, Version: version})
 			if err != nil {
 				return err
