@@ -98,7 +98,7 @@ func PositiveClass(t *table.Table, class string) (string, error) {
 	}
 	d := slices.Compact(slices.Sorted(slices.Values(c.Str)))
 	if len(d) != 2 {
-		return "", fmt.Errorf("%w: logistic loss needs exactly two class labels in column %q, found %d", ErrLabels, class, len(d))
+		return "", fmt.Errorf("%w: logistic loss needs exactly two class labels in column %q", ErrLabels, class)
 	}
 	return d[1], nil
 }
