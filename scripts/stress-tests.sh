@@ -8,11 +8,14 @@
 #   scripts/stress-tests.sh             # 2 busy loops, 3 runs
 #   BUSY=4 RUNS=1 scripts/stress-tests.sh ./secureagg ./sum
 #
-# Arguments, if any, replace ./... as the packages to test.
+# Arguments, if any, replace ./... as the packages to test. The long forms
+# of tests (more random cases; internal/testkit.LongEnv) run too, unless
+# COHORT_LONG_TESTS is set to something else than 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUSY=${BUSY:-2}
 RUNS=${RUNS:-3}
+export COHORT_LONG_TESTS=${COHORT_LONG_TESTS:-1}
 PKGS=("$@")
 ((${#PKGS[@]})) || PKGS=(./...)
 LOOPS=()

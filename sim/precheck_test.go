@@ -11,7 +11,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/cohortdm/cohort/internal/pgtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sum"
@@ -23,7 +22,7 @@ import (
 // full check gives, a query whose rows would fail is not run, and a row
 // Open refuses (a NULL) fails the job itself instead.
 func TestCheckReadsNoPostgresRow(t *testing.T) {
-	srv := pgtest.Start(t)
+	srv := pgShared.Start(t)
 	t.Setenv("COHORT_TEST_PG", srv.ConnString(srv.Password))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

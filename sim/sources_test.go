@@ -27,12 +27,20 @@ func init() { testkit.SmallKeys() }
 
 // TestMain runs four parallel tests at once: most of the package's time is
 // clusters starting and electing a leader, not computing (18 s of CPU in 52 s
-// before, 28 Nov 2026). The test that sets an environment variable is not
-// parallel.
+// before, 28 Nov 2026). The tests that set an environment variable are not
+// parallel. It stops the shared PostgreSQL server once every test has run.
 func TestMain(m *testing.M) {
 	testkit.WaitingParallel(4)
-	os.Exit(m.Run())
+	code := m.Run()
+	if err := pgShared.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "stop the shared PostgreSQL test server: %v\n", err)
+	}
+	os.Exit(code)
 }
+
+// pgShared is the test binary's one PostgreSQL server; each test that
+// reads PostgreSQL tables gets a database of its own on it.
+var pgShared pgtest.Shared
 
 // example is a bundled example: its spec's kind, table, schema and params.
 type example struct {
@@ -93,43 +101,51 @@ func writeSpec(t *testing.T, ctx context.Context, dir, name, srcType string) str
 }
 
 // Every source type gives the bundled examples the same job results as
-// their CSV files, through real nodes.
+// their CSV files, through real nodes. Each example's CSV run comes first;
+// the other source types then run side by side (parallel subtests of this
+// serial test, which sets the PostgreSQL variable they read): each
+// simulation mostly waits for its cluster to start and elect a leader.
 func TestExamplesFromEverySource(t *testing.T) {
-	types := []string{"csv", "parquet", "sqlite", "postgres"}
+	types := []string{"parquet", "sqlite", "postgres"}
 	if testing.Short() {
 		t.Skip("runs eight simulations")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel) // once the parallel subtests, which run after this body, end
 	kinds := job.Registry{"sum": sum.Kind{}, "quantile": quantile.Kind{}}
-	// One PostgreSQL server for both examples' tables (named by example):
-	// starting one takes seconds.
-	pg := pgtest.Try(t)
+	// One database for both examples' tables (named by example).
+	pg := pgShared.Try(t)
 	if pg != nil {
 		t.Setenv("COHORT_TEST_PG", pg.ConnString(pg.Password))
 	}
+	run := func(t *testing.T, name, st string) map[string]any {
+		dir := t.TempDir()
+		spec := writeSpec(t, ctx, dir, name, st)
+		res, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: kinds, Out: filepath.Join(dir, "out"), Setup: simtest.ThresholdKeys(1024)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"job", "timing", "bytes"} {
+			delete(res, k)
+		}
+		return res
+	}
 	for _, name := range []string{"sum", "quantile"} {
 		var want map[string]any
+		t.Run(name+"/csv", func(t *testing.T) {
+			want = run(t, name, "csv")
+			t.Logf("%s: %v", name, want)
+		})
 		for _, st := range types {
 			t.Run(name+"/"+st, func(t *testing.T) {
+				t.Parallel() // after the body: every CSV result is in
 				if st == "postgres" && pg == nil {
 					t.Skip("no PostgreSQL test server (logged above)")
 				}
-				dir := t.TempDir()
-				spec := writeSpec(t, ctx, dir, name, st)
-				res, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: kinds, Out: filepath.Join(dir, "out"), Setup: simtest.ThresholdKeys(1024)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, k := range []string{"job", "timing", "bytes"} {
-					delete(res, k)
-				}
 				if want == nil {
-					want = res
-					t.Logf("%s: %v", name, res)
-					return
+					t.Fatalf("no result from %s's CSV files to compare with", name)
 				}
-				if !reflect.DeepEqual(res, want) {
+				if res := run(t, name, st); !reflect.DeepEqual(res, want) {
 					t.Fatalf("%s from %s: %v, want %v (from CSV)", name, st, res, want)
 				}
 			})

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cohortdm/cohort/internal/chtest"
-	"github.com/cohortdm/cohort/internal/pgtest"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -46,7 +44,7 @@ func aggStores(t *testing.T) []aggStore {
 		}
 		return src
 	}}}
-	if srv := pgtest.Try(t); srv != nil {
+	if srv := pgShared.Try(t); srv != nil {
 		t.Setenv("COHORT_TEST_PG", srv.ConnString(srv.Password))
 		stores = append(stores, aggStore{"postgres", func(t *testing.T, tb *Table) Source {
 			n++
@@ -57,7 +55,7 @@ func aggStores(t *testing.T) []aggStore {
 			return src
 		}})
 	}
-	if srv := chtest.Try(t); srv != nil {
+	if srv := chShared.Try(t); srv != nil {
 		t.Setenv("COHORT_TEST_CH", srv.DSN("admin", srv.AdminPassword))
 		stores = append(stores, aggStore{"clickhouse", func(t *testing.T, tb *Table) Source {
 			n++
@@ -189,7 +187,7 @@ func TestAggregatorPushesDown(t *testing.T) {
 		`CREATE TABLE inf (ward TEXT, v REAL)`, `INSERT INTO inf VALUES ('a', 1), ('b', 9e999)`,
 		`CREATE TABLE words (ward TEXT, v)`, `INSERT INTO words VALUES ('a', 1), ('b', 'x')`)
 	srcs := map[string]func(table string) Source{"sqlite": func(tb string) Source { return Source{SQLite: db, Table: tb} }}
-	if srv := pgtest.Try(t); srv != nil {
+	if srv := pgShared.Try(t); srv != nil {
 		t.Setenv("COHORT_TEST_PG", srv.ConnString(srv.Password))
 		conn, err := pgConnect(ctx, Source{PostgresEnv: "COHORT_TEST_PG", Table: "x"}, "x")
 		if err != nil {

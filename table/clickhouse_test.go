@@ -19,7 +19,7 @@ import (
 )
 
 func TestRoundTripClickHouse(t *testing.T) {
-	srv := chtest.Start(t)
+	srv := chShared.Start(t)
 	t.Setenv("COHORT_TEST_CH", srv.DSN("admin", srv.AdminPassword))
 	roundTrip(t, func(i int) Source { return Source{ClickHouseEnv: "COHORT_TEST_CH", Table: "t" + strconv.Itoa(i)} })
 }
@@ -110,7 +110,7 @@ func TestClickHouseDistributed(t *testing.T) {
 // password, server or user; the read-only user cannot write; Write never
 // replaces a table.
 func TestClickHouseBadInput(t *testing.T) {
-	srv := chtest.Start(t)
+	srv := chShared.Start(t)
 	ctx := context.Background()
 	srv.Exec(t,
 		"CREATE TABLE ok (ward String, v Float64, secret String) ENGINE = MergeTree ORDER BY tuple()",
@@ -177,7 +177,7 @@ func TestClickHouseBadInput(t *testing.T) {
 	if err := Write(ctx, src("COHORT_TEST_CH_ADMIN", "ok"), want); !errors.Is(err, ErrExists) {
 		t.Fatalf("write over an existing table: %v, want ErrExists", err)
 	}
-	if left := srv.Query(t, "SELECT name FROM system.tables WHERE database = 'default' AND name LIKE '%cohort_tmp%'"); len(left) != 0 {
+	if left := srv.Query(t, "SELECT name FROM system.tables WHERE database = '"+srv.Database+"' AND name LIKE '%cohort_tmp%'"); len(left) != 0 {
 		t.Fatalf("a failed write left %v", left)
 	}
 }
@@ -205,7 +205,7 @@ func TestClickHouseSourceValidate(t *testing.T) {
 // (chDB.param) reads back on the server as the same double, for doubles
 // of every magnitude and bit pattern.
 func TestClickHouseParamExact(t *testing.T) {
-	srv := chtest.Start(t)
+	srv := chShared.Start(t)
 	t.Setenv("COHORT_TEST_CH", srv.ReadOnlyDSN())
 	db, _, err := chOpen(Source{ClickHouseEnv: "COHORT_TEST_CH", Table: "t"}, "t")
 	if err != nil {
@@ -250,7 +250,7 @@ func TestClickHouseParamExact(t *testing.T) {
 // whole, in statements under it. One INSERT of 10,000 rows was refused at
 // 20,000.
 func TestClickHouseWriteLarge(t *testing.T) {
-	srv := chtest.Start(t)
+	srv := chShared.Start(t)
 	t.Setenv("COHORT_TEST_CH_LARGE", srv.DSN("admin", srv.AdminPassword))
 	const n = 6000 // about 400 KB of literals
 	var csv strings.Builder
@@ -304,7 +304,7 @@ func TestClickHouseWriteLarge(t *testing.T) {
 // quotes the data (a value that does not parse as a number) reaches the
 // caller as its code and kind only, not the value.
 func TestClickHouseExceptionQuotesNothing(t *testing.T) {
-	srv := chtest.Start(t)
+	srv := chShared.Start(t)
 	t.Setenv("COHORT_TEST_CH_EX", srv.DSN("admin", srv.AdminPassword))
 	ctx := t.Context()
 	words := &Table{Name: "words", Columns: []*Column{{Name: "word", Kind: Categorical, Str: []string{"s3cr3tvalue"}}}}

@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/cohortdm/cohort/internal/pgtest"
 )
 
 // loadedDistinct is what OpenDistinct must give: the rows of the table
@@ -168,7 +166,7 @@ func TestOpenDistinctQueryNamesOnlyItsColumns(t *testing.T) {
 		check(t, Source{SQLite: db, Table: "t"}, Source{SQLite: db, Table: "n"})
 	})
 	t.Run("postgres", func(t *testing.T) {
-		srv := pgtest.Start(t)
+		srv := pgShared.Start(t)
 		t.Setenv("COHORT_TEST_PG", srv.ConnString(srv.Password))
 		conn, err := pgConnect(ctx, Source{PostgresEnv: "COHORT_TEST_PG", Table: "x"}, "x")
 		if err != nil {
@@ -190,7 +188,7 @@ func TestOpenDistinctQueryNamesOnlyItsColumns(t *testing.T) {
 // its SQLSTATE and first words only, not the value.
 func TestPostgresErrorQuotesNothing(t *testing.T) {
 	ctx := t.Context()
-	srv := pgtest.Start(t)
+	srv := pgShared.Start(t)
 	t.Setenv("COHORT_TEST_PG_EX", srv.ConnString(srv.Password))
 	conn, err := pgConnect(ctx, Source{PostgresEnv: "COHORT_TEST_PG_EX", Table: "x"}, "x")
 	if err != nil {

@@ -9,9 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/cohortdm/cohort/internal/chtest"
-	"github.com/cohortdm/cohort/internal/pgtest"
 )
 
 // estimateTables writes two CSV tables of n rows: "rep", whose rows repeat
@@ -110,7 +107,7 @@ func TestEstimateDistinct(t *testing.T) {
 		checkEstimate(t, "sketch", n, func(name string) Source { return Source{SQLite: db, Table: name} })
 	})
 	t.Run("postgres", func(t *testing.T) {
-		srv := pgtest.Start(t)
+		srv := pgShared.Start(t)
 		t.Setenv("COHORT_TEST_PG", srv.ConnString(srv.Password))
 		for name, tb := range tables {
 			if err := Write(ctx, Source{PostgresEnv: "COHORT_TEST_PG", Table: name}, tb); err != nil {
@@ -132,7 +129,7 @@ func TestEstimateDistinct(t *testing.T) {
 		checkEstimate(t, "statistics", n, func(name string) Source { return Source{PostgresEnv: "COHORT_TEST_PG", Table: name} })
 	})
 	t.Run("clickhouse", func(t *testing.T) {
-		srv := chtest.Start(t)
+		srv := chShared.Start(t)
 		t.Setenv("COHORT_TEST_CH", srv.DSN("admin", srv.AdminPassword))
 		// The tables as estimateTables writes them (Write sends one INSERT
 		// too long for a server's default max_query_size at this size).

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cohortdm/cohort/internal/pgtest"
 	"github.com/cohortdm/cohort/internal/testkit"
 )
 
@@ -39,7 +38,7 @@ func TestSourceFigures(t *testing.T) {
 		{Path: filepath.Join(dir, "a.parquet")},
 		{SQLite: filepath.Join(dir, "a.db"), Table: "admissions"},
 	}
-	if srv := pgtest.Try(t); srv != nil {
+	if srv := pgShared.Try(t); srv != nil {
 		t.Setenv("COHORT_FIGURES_PG", srv.ConnString(srv.Password))
 		sources = append(sources, Source{PostgresEnv: "COHORT_FIGURES_PG", Table: "admissions"})
 	}

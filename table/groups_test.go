@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/cohortdm/cohort/internal/pgtest"
 )
 
 // loadedGroups is what GroupCounts must equal: the combinations of the
@@ -137,7 +135,7 @@ func TestGroupCountsPushDown(t *testing.T) {
 			t.Fatalf("%v: log %s", schema, log.String())
 		}
 	}
-	if srv := pgtest.Try(t); srv != nil {
+	if srv := pgShared.Try(t); srv != nil {
 		t.Setenv("COHORT_TEST_PG", srv.ConnString(srv.Password))
 		conn, err := pgConnect(ctx, Source{PostgresEnv: "COHORT_TEST_PG", Table: "x"}, "x")
 		if err != nil {

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/cohortdm/cohort/internal/pgtest"
 )
 
 // TestScan: every source type hands Scan the rows Open loads, in its
@@ -36,7 +34,7 @@ func TestScan(t *testing.T) {
 	schema := map[string]Kind{"k": Key, "v": Numeric, "cls": Class}
 	cols := []string{"v", "k"}
 	srcs := map[string]Source{"csv": {Path: csvPath}, "parquet": {Path: filepath.Join(dir, "t.parquet")}, "sqlite": {SQLite: filepath.Join(dir, "t.db"), Table: "t"}}
-	if pg := pgtest.Try(t); pg != nil {
+	if pg := pgShared.Try(t); pg != nil {
 		t.Setenv("COHORT_TEST_PG", pg.ConnString(pg.Password))
 		srcs["postgres"] = Source{PostgresEnv: "COHORT_TEST_PG", Table: "t"}
 	}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cohortdm/cohort/internal/pgtest"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -84,7 +83,7 @@ func TestRoundTripFiles(t *testing.T) {
 }
 
 func TestRoundTripPostgres(t *testing.T) {
-	srv := pgtest.Start(t)
+	srv := pgShared.Start(t)
 	t.Setenv("COHORT_TEST_PG", srv.ConnString(srv.Password))
 	roundTrip(t, func(i int) Source { return Source{PostgresEnv: "COHORT_TEST_PG", Table: "t" + string(rune('0'+i))} })
 }
@@ -276,7 +275,7 @@ func TestSourceValidate(t *testing.T) {
 }
 
 func TestPostgresBadInput(t *testing.T) {
-	srv := pgtest.Start(t)
+	srv := pgShared.Start(t)
 	ctx := context.Background()
 	good := srv.ConnString(srv.Password)
 	t.Setenv("COHORT_TEST_PG", good)

@@ -40,6 +40,9 @@ const Cluster = "cohort"
 type Server struct {
 	Dir  string
 	Port int // native protocol, on 127.0.0.1
+	// Database is the database that DSN, Exec and Query use: "default",
+	// or the test's own on a Shared server.
+	Database string
 	// Password is the read-only "cohort" user's; AdminPassword the
 	// "admin" user's.
 	Password, AdminPassword string
@@ -47,7 +50,7 @@ type Server struct {
 
 // DSN is a connection string for user with password.
 func (s *Server) DSN(user, password string) string {
-	return fmt.Sprintf("clickhouse://%s:%s@127.0.0.1:%d/default", user, password, s.Port)
+	return fmt.Sprintf("clickhouse://%s:%s@127.0.0.1:%d/%s", user, password, s.Port, s.Database)
 }
 
 // ReadOnlyDSN is the read-only user's connection string.
@@ -103,7 +106,7 @@ func (s *Server) Query(tb testing.TB, q string) [][]string {
 func (s *Server) open(user, password string) *sql.DB {
 	return clickhouse.OpenDB(&clickhouse.Options{
 		Addr: []string{"127.0.0.1:" + strconv.Itoa(s.Port)},
-		Auth: clickhouse.Auth{Database: "default", Username: user, Password: password},
+		Auth: clickhouse.Auth{Database: s.Database, Username: user, Password: password},
 	})
 }
 
@@ -118,14 +121,12 @@ func Start(tb testing.TB) *Server {
 // COHORT_REQUIRE_CLICKHOUSE=1.
 func Try(tb testing.TB) *Server {
 	tb.Helper()
-	s, err := start(tb, 1)
+	s, stop, err := start(1)
 	if err != nil {
-		if os.Getenv("COHORT_REQUIRE_CLICKHOUSE") == "1" {
-			tb.Fatalf("ClickHouse test server: %v (COHORT_REQUIRE_CLICKHOUSE=1)", err)
-		}
-		tb.Logf("not testing ClickHouse: cannot start a test server: %v", err)
+		notTesting(tb, err)
 		return nil
 	}
+	tb.Cleanup(stop)
 	return s[0]
 }
 
@@ -133,14 +134,31 @@ func Try(tb testing.TB) *Server {
 // each, and stops them when tb ends.
 func StartCluster(tb testing.TB, n int) []*Server {
 	tb.Helper()
-	s, err := start(tb, n)
+	s, stop, err := start(n)
 	if err != nil {
-		if os.Getenv("COHORT_REQUIRE_CLICKHOUSE") == "1" {
-			tb.Fatalf("ClickHouse test server: %v (COHORT_REQUIRE_CLICKHOUSE=1)", err)
-		}
-		tb.Skipf("skipping: cannot start a ClickHouse test server: %v (install Debian's clickhouse-server package, or set COHORT_REQUIRE_CLICKHOUSE=1 to make this a failure)", err)
+		unavailable(tb, err)
 	}
+	tb.Cleanup(stop)
 	return s
+}
+
+// unavailable skips tb because no server could be started, or fails it
+// under COHORT_REQUIRE_CLICKHOUSE=1.
+func unavailable(tb testing.TB, err error) {
+	tb.Helper()
+	if os.Getenv("COHORT_REQUIRE_CLICKHOUSE") == "1" {
+		tb.Fatalf("ClickHouse test server: %v (COHORT_REQUIRE_CLICKHOUSE=1)", err)
+	}
+	tb.Skipf("skipping: cannot start a ClickHouse test server: %v (install Debian's clickhouse-server package, or set COHORT_REQUIRE_CLICKHOUSE=1 to make this a failure)", err)
+}
+
+// notTesting is unavailable for Try: it logs instead of skipping.
+func notTesting(tb testing.TB, err error) {
+	tb.Helper()
+	if os.Getenv("COHORT_REQUIRE_CLICKHOUSE") == "1" {
+		tb.Fatalf("ClickHouse test server: %v (COHORT_REQUIRE_CLICKHOUSE=1)", err)
+	}
+	tb.Logf("not testing ClickHouse: cannot start a test server: %v", err)
 }
 
 // command is how to run the server: clickhouse-server, or the single
@@ -177,58 +195,77 @@ func freePorts(n int) ([]int, error) {
 	return out, nil
 }
 
-func start(tb testing.TB, n int) ([]*Server, error) {
+// start starts n servers forming the cluster Cluster; stop stops them
+// and deletes their directories. On an error nothing is left running or
+// on disk.
+func start(n int) (_ []*Server, stop func(), err error) {
 	cmd, err := command()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ports, err := freePorts(3 * n) // native, HTTP, interserver per server
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
 	secret := strconv.Itoa(os.Getpid())
 	servers := make([]*Server, n)
 	for i := range servers {
 		dir, err := os.MkdirTemp("", "cohort-ch-")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		tb.Cleanup(func() { os.RemoveAll(dir) })
-		servers[i] = &Server{Dir: dir, Port: ports[3*i], Password: "ro-secret-" + secret, AdminPassword: "admin-secret-" + secret}
+		stops = append(stops, func() { os.RemoveAll(dir) })
+		servers[i] = &Server{Dir: dir, Port: ports[3*i], Database: "default", Password: "ro-secret-" + secret, AdminPassword: "admin-secret-" + secret}
 	}
 	for i, s := range servers {
 		if err := s.writeConfig(servers, ports[3*i+1], ports[3*i+2]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if err := s.run(tb, cmd); err != nil {
-			return nil, err
+		kill, err := s.run(cmd)
+		if kill != nil {
+			stops = append(stops, kill)
+		}
+		if err != nil {
+			return nil, nil, err
 		}
 	}
-	return servers, nil
+	return servers, stop, nil
 }
 
-// run starts the server process, stopped when tb ends, and waits until it
-// answers or exits.
-func (s *Server) run(tb testing.TB, cmd []string) error {
+// run starts the server process and waits until it answers or exits;
+// stop, non-nil once the process started, stops it.
+func (s *Server) run(cmd []string) (stop func(), err error) {
 	c := exec.Command(cmd[0], append(cmd[1:], "--config-file="+filepath.Join(s.Dir, "config.xml"))...)
 	c.Dir = s.Dir
 	var out bytes.Buffer
 	c.Stdout, c.Stderr = &out, &out
 	c.SysProcAttr = sysProcAttr()
 	if err := c.Start(); err != nil {
-		return err
+		return nil, err
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- c.Wait() }()
-	tb.Cleanup(func() {
+	stop = func() {
 		c.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-exited:
+		case werr := <-exited:
+			exited <- werr
 		case <-time.After(30 * time.Second):
 			c.Process.Kill()
-			<-exited
+			exited <- <-exited
 		}
-	})
+	}
 	db := s.open("admin", s.AdminPassword)
 	defer db.Close()
 	// Wait until it answers; a server that exits is the failure, and one
@@ -239,17 +276,17 @@ func (s *Server) run(tb testing.TB, cmd []string) error {
 		err := db.PingContext(ctx)
 		cancel()
 		if err == nil {
-			return nil
+			return stop, nil
 		}
 		select {
 		case werr := <-exited:
 			exited <- werr
 			log, _ := os.ReadFile(filepath.Join(s.Dir, "err.log"))
-			return fmt.Errorf("clickhouse-server exited: %v: %s %s", werr, bytes.TrimSpace(out.Bytes()), lastLines(log, 5))
+			return stop, fmt.Errorf("clickhouse-server exited: %v: %s %s", werr, bytes.TrimSpace(out.Bytes()), lastLines(log, 5))
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("clickhouse-server did not answer within 2 minutes: %w", err)
+			return stop, fmt.Errorf("clickhouse-server did not answer within 2 minutes: %w", err)
 		}
 	}
 }

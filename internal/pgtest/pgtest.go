@@ -38,13 +38,15 @@ func (s *Server) ConnString(password string) string {
 // Start starts a server for t and stops it when t ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s, err := start(t)
+	s, stop, err := start()
 	if err != nil {
-		if os.Getenv("COHORT_REQUIRE_POSTGRES") == "1" {
-			t.Fatalf("PostgreSQL test server: %v (COHORT_REQUIRE_POSTGRES=1)", err)
-		}
-		t.Skipf("skipping: cannot start a PostgreSQL test server: %v (install Debian's postgresql package, or set COHORT_REQUIRE_POSTGRES=1 to make this a failure)", err)
+		unavailable(t, err)
 	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Logf("stop PostgreSQL test server: %v", err)
+		}
+	})
 	return s
 }
 
@@ -53,15 +55,36 @@ func Start(t testing.TB) *Server {
 // COHORT_REQUIRE_POSTGRES=1.
 func Try(t testing.TB) *Server {
 	t.Helper()
-	s, err := start(t)
+	s, stop, err := start()
 	if err != nil {
-		if os.Getenv("COHORT_REQUIRE_POSTGRES") == "1" {
-			t.Fatalf("PostgreSQL test server: %v (COHORT_REQUIRE_POSTGRES=1)", err)
-		}
-		t.Logf("not testing PostgreSQL: cannot start a test server: %v", err)
+		notTesting(t, err)
 		return nil
 	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Logf("stop PostgreSQL test server: %v", err)
+		}
+	})
 	return s
+}
+
+// unavailable skips t because no server could be started, or fails it
+// under COHORT_REQUIRE_POSTGRES=1.
+func unavailable(t testing.TB, err error) {
+	t.Helper()
+	if os.Getenv("COHORT_REQUIRE_POSTGRES") == "1" {
+		t.Fatalf("PostgreSQL test server: %v (COHORT_REQUIRE_POSTGRES=1)", err)
+	}
+	t.Skipf("skipping: cannot start a PostgreSQL test server: %v (install Debian's postgresql package, or set COHORT_REQUIRE_POSTGRES=1 to make this a failure)", err)
+}
+
+// notTesting is unavailable for Try: it logs instead of skipping.
+func notTesting(t testing.TB, err error) {
+	t.Helper()
+	if os.Getenv("COHORT_REQUIRE_POSTGRES") == "1" {
+		t.Fatalf("PostgreSQL test server: %v (COHORT_REQUIRE_POSTGRES=1)", err)
+	}
+	t.Logf("not testing PostgreSQL: cannot start a test server: %v", err)
 }
 
 // binDir finds initdb and pg_ctl: on PATH, else the newest
@@ -83,17 +106,19 @@ func binDir() (string, error) {
 	return "", fmt.Errorf("initdb not found on PATH or in /usr/lib/postgresql/*/bin")
 }
 
-func start(t testing.TB) (*Server, error) {
+// start initialises and starts a server; stop stops it and deletes its
+// directory. On an error nothing is left running or on disk.
+func start() (_ *Server, stop func() error, err error) {
 	bin, err := binDir()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var cred *syscall.Credential
 	var uid, gid int = -1, -1
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			return nil, fmt.Errorf("running as root and there is no postgres user to run the server as: %w", err)
+			return nil, nil, fmt.Errorf("running as root and there is no postgres user to run the server as: %w", err)
 		}
 		uid, _ = strconv.Atoi(u.Uid)
 		gid, _ = strconv.Atoi(u.Gid)
@@ -103,22 +128,26 @@ func start(t testing.TB) (*Server, error) {
 	// server may run as another; the socket path must also stay short.
 	dir, err := os.MkdirTemp("", "cohort-pg-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
 	if uid >= 0 {
 		if err := os.Chown(dir, uid, gid); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	s := &Server{Dir: dir, User: "cohort", Password: "test-secret-" + strconv.Itoa(os.Getpid()), Database: "postgres"}
 	pw := filepath.Join(dir, "pw")
 	if err := os.WriteFile(pw, []byte(s.Password+"\n"), 0o600); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if uid >= 0 {
 		if err := os.Chown(pw, uid, gid); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	run := func(name string, args ...string) error {
@@ -136,16 +165,14 @@ func start(t testing.TB) (*Server, error) {
 	}
 	data := filepath.Join(dir, "data")
 	if err := run("initdb", "-D", data, "-U", s.User, "--auth=scram-sha-256", "--pwfile="+pw, "-E", "UTF8", "--no-sync"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts := fmt.Sprintf("-k %s -c listen_addresses='' -c fsync=off -c full_page_writes=off", dir)
 	if err := run("pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "-o", opts, "start"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	t.Cleanup(func() {
-		if err := run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"); err != nil {
-			t.Logf("stop PostgreSQL test server: %v", err)
-		}
-	})
-	return s, nil
+	return s, func() error {
+		defer os.RemoveAll(dir)
+		return run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
+	}, nil
 }
