@@ -20,11 +20,13 @@ var nurseryParties = []int{1, 5, 10}
 
 // ldCell accumulates one (c, ℓ) requirement's figures over the folds: LD's
 // tree and naive Bayes, its classes, then per number of parties PPGEN's
-// tree and naive Bayes and how many parties could publish.
+// tree and naive Bayes, how many parties could publish and the leaves of
+// their trees.
 type ldCell struct {
 	ldTree, ldBayes, ldClasses mean
 	levels                     map[string]int
 	tree, bayes, published     [3]mean
+	leaves                     [3]mean // per published tree
 }
 
 // TestNurseryLD is TestAdultLD on Nursery, the dataset of the paper's
@@ -72,6 +74,9 @@ func TestNurseryLD(t *testing.T) {
 				t.Fatal(err)
 			}
 			seed := fmt.Appendf(nil, "figures/%d/%d", it, f)
+			if folds == 1 {
+				logRoot(t, tree.Grow(recordsData(t, nurseryNames, trainRecs, s), gp, "0", "t"))
+			}
 			for ri, r := range reqs {
 				start := time.Now()
 				ldFold(t, &cells[ri], r.c, r.l, ds, tax, trainRecs, testRecs)
@@ -84,7 +89,7 @@ func TestNurseryLD(t *testing.T) {
 		c := &cells[ri]
 		line := fmt.Sprintf("| %d | %g | %s | %s | %s | %s |", r.l, r.c, foldMean(&c.ldClasses, folds), c.levelsString(), foldMean(&c.ldTree, folds), foldMean(&c.ldBayes, folds))
 		for p := range nurseryParties {
-			line += fmt.Sprintf(" %s | %s | %s |", foldMean(&c.tree[p], folds), foldMean(&c.bayes[p], folds), foldMean(&c.published[p], folds))
+			line += fmt.Sprintf(" %s | %s | %s | %s |", foldMean(&c.tree[p], folds), foldMean(&c.bayes[p], folds), foldMean(&c.published[p], folds), foldMean(&c.leaves[p], folds))
 		}
 		t.Logf("%s %.1f |", line, spent[ri].Seconds())
 	}
@@ -138,12 +143,30 @@ func ppgenFold(t *testing.T, cell *ldCell, r tree.Requirement, s *pgen.Schema, g
 		if len(trees) == 0 {
 			continue
 		}
+		leaves := 0
+		for _, tr := range trees {
+			_, l := tr.Size()
+			leaves += l
+		}
+		cell.leaves[pi].add(float64(leaves) / float64(len(trees)))
 		pseudo := pgen.Generate(trees, s, job.Rand(seed, "pgen/pseudo-data"))
 		grow := gp
 		grow.NoSplit = pgen.Other
 		cell.tree[pi].add(pct(tree.Correct(tree.Grow(pseudo, grow, "", ""), test)))
 		cell.bayes[pi].add(pct(pgen.CorrectBayes(pgen.LearnBayes(pseudo), test)))
 	}
+}
+
+// logRoot logs the split at the root of one party's unpruned tree and
+// its children's class counts, which decide what ATP can keep.
+func logRoot(t *testing.T, tr *tree.Tree) {
+	n, l := tr.Size()
+	if tr.Root.IsLeaf() {
+		t.Logf("one party's tree (first fold): a single leaf")
+		return
+	}
+	t.Logf("one party's tree (first fold): %d nodes, %d leaves; the root splits on %s %s %s, its children's class counts (%v) %v and %v",
+		n, l, tr.Root.Split.Column, tr.Root.Split.Op, tr.Root.Split.Cat, tr.Labels, tr.Root.Left.Counts, tr.Root.Right.Counts)
 }
 
 // foldMean is m's mean, with how many of the folds it is over when some
