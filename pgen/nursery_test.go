@@ -145,9 +145,10 @@ func nurseryFolds(recs [][]string, iteration int) [10][]int {
 }
 
 // nurserySplit is fold f's test records and the other nine folds' records
-// (the training set), the latter in the folds' dealt order, so that
-// dealing them to n parties (row i to party i mod n) is a random
-// partition into tables of equal size, as the paper's is.
+// (the training set), the latter shuffled (seed "nursery", "parties/f":
+// the same seed for fold f of every iteration, whose folds hold other
+// rows), so that dealing them to n parties (row i to party i mod n) is a
+// random partition into tables of equal size, as the paper's is.
 func nurserySplit(recs [][]string, folds [10][]int, f int) (train, test [][]string) {
 	for g, rows := range folds {
 		for _, i := range rows {
