@@ -30,7 +30,7 @@ func TestAdultBaselines(t *testing.T) {
 	}
 	all := fromRecords(t, recs, s)
 	test := adultTest(t, s)
-	sd := adultDomains(s, all)
+	sd := dataDomains(s, all)
 	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
 	seed := []byte("figures")
 	score := func(d *tree.Data) (dt, nb, cr float64) {

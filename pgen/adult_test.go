@@ -166,7 +166,7 @@ func TestAdultFigures(t *testing.T) {
 	}
 	all := fromRecords(t, recs, s)
 	test := adultTest(t, s)
-	sd := adultDomains(s, all)
+	sd := dataDomains(s, all)
 	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
 	acc := func(tr *tree.Tree) float64 { return 100 * float64(tree.Correct(tr, test)) / float64(test.Rows()) }
 	nb := func(m *pgen.NaiveBayes) float64 {
@@ -219,10 +219,11 @@ func TestAdultFigures(t *testing.T) {
 	}
 }
 
-// adultDomains is s with Adult's domains as adult.names publishes them
-// (the categorical values; the numeric ranges of the training data, all,
-// stand in for public bounds).
-func adultDomains(s *pgen.Schema, all *tree.Data) *pgen.Schema {
+// dataDomains is s with the domains of all's attributes: on Adult and
+// Nursery the categorical values are those adult.names and nursery.names
+// publish; the numeric ranges of the training data, all, stand in for
+// public bounds.
+func dataDomains(s *pgen.Schema, all *tree.Data) *pgen.Schema {
 	sd := &pgen.Schema{Numeric: s.Numeric, ClassColumn: s.ClassColumn, Ranges: map[string][2]float64{}, Values: map[string][]string{}}
 	for _, a := range all.Attrs {
 		if a.Numeric {
@@ -236,9 +237,15 @@ func adultDomains(s *pgen.Schema, all *tree.Data) *pgen.Schema {
 
 // fromRecords reads Adult records as Data.
 func fromRecords(t testing.TB, recs [][]string, s *pgen.Schema) *tree.Data {
+	return recordsData(t, adultdata.Names, recs, s)
+}
+
+// recordsData reads records whose columns are names as Data, through a CSV
+// file and table.Load as a party's table is read.
+func recordsData(t testing.TB, names []string, recs [][]string, s *pgen.Schema) *tree.Data {
 	path := filepath.Join(t.TempDir(), "part.csv")
 	var b strings.Builder
-	b.WriteString(strings.Join(adultdata.Names, ",") + "\n")
+	b.WriteString(strings.Join(names, ",") + "\n")
 	for _, r := range recs {
 		b.WriteString(strings.Join(r, ",") + "\n")
 	}

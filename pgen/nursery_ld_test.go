@@ -1,0 +1,198 @@
+package pgen_test
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/anonymize"
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/pgen"
+	"github.com/cohortdm/cohort/tree"
+)
+
+// nurseryParties are the numbers of parties of the paper's Figure 7 ("1
+// to 10 with increment of 5").
+var nurseryParties = []int{1, 5, 10}
+
+// ldCell accumulates one (c, ℓ) requirement's figures over the folds: LD's
+// tree and naive Bayes, its classes, then per number of parties PPGEN's
+// tree and naive Bayes, how many parties could publish and the leaves of
+// their trees.
+type ldCell struct {
+	ldTree, ldBayes, ldClasses mean
+	levels                     map[string]int
+	tree, bayes, published     [3]mean
+	leaves                     [3]mean // per published tree
+}
+
+// TestNurseryLD is TestAdultLD on Nursery, the dataset of the paper's
+// Figure 7 (PGEN_FIGURES=1, NURSERY_DATA; docs/pgen.md), over its range
+// of requirements, recursive (c, ℓ)-diversity with ℓ from 2 to 5 and c
+// from 5 to 20, by ten-fold cross-validation stratified by class
+// (nurseryIterations times). On each fold's nine training folds LD is
+// the optimal full-domain generalisation of the eight attributes under
+// nurseryHierarchies (anonymize.OptimalFullDomainModel, no suppression)
+// whose every class is (c, ℓ)-diverse in the class column, checked apart
+// (checkDiverse); a tree and naive Bayes learnt on the generalised rows
+// score the tenth fold generalised to the same levels. PPGEN: the nine
+// folds dealt at random over 1, 5 or 10 parties, each party's tree
+// ATP-pruned to (c, ℓ)-diversity (tree.Requirement{K: 1, C: c, L: ℓ}); a
+// party whose whole table fails the requirement publishes no tree (ATP's
+// empty tree), and the global tree and naive Bayes are learnt from the
+// pseudo-rows of the trees published, none when no party publishes.
+// Every figure is the mean over the folds that produced data.
+func TestNurseryLD(t *testing.T) {
+	recs := nurseryRecords(t)
+	s := nurserySchema()
+	tax := nurseryTaxonomies(t)
+	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
+	type req struct {
+		l int
+		c float64
+	}
+	var reqs []req
+	for l := 2; l <= 5; l++ {
+		for _, c := range []float64{5, 10, 15, 20} {
+			reqs = append(reqs, req{l, c})
+		}
+	}
+	cells := make([]ldCell, len(reqs))
+	spent := make([]time.Duration, len(reqs))
+	folds := 0
+	for it := range nurseryIterations {
+		fs := nurseryFolds(recs, it)
+		for f := range fs {
+			folds++
+			trainRecs, testRecs := nurserySplit(recs, fs, f)
+			test := recordsData(t, nurseryNames, testRecs, s)
+			ds, err := anonymize.Encode(recordTableOf("nursery", nurseryNames, trainRecs), nurseryQID, tax)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seed := fmt.Appendf(nil, "figures/%d/%d", it, f)
+			if folds == 1 {
+				logRoot(t, tree.Grow(recordsData(t, nurseryNames, trainRecs, s), gp, "0", "t"))
+			}
+			for ri, r := range reqs {
+				start := time.Now()
+				ldFold(t, &cells[ri], r.c, r.l, ds, tax, trainRecs, testRecs)
+				ppgenFold(t, &cells[ri], tree.Requirement{K: 1, C: r.c, L: r.l}, s, gp, seed, trainRecs, test)
+				spent[ri] += time.Since(start)
+			}
+		}
+	}
+	for ri, r := range reqs {
+		c := &cells[ri]
+		line := fmt.Sprintf("| %d | %g | %s | %s | %s | %s |", r.l, r.c, foldMean(&c.ldClasses, folds), c.levelsString(), foldMean(&c.ldTree, folds), foldMean(&c.ldBayes, folds))
+		for p := range nurseryParties {
+			line += fmt.Sprintf(" %s | %s | %s | %s |", foldMean(&c.tree[p], folds), foldMean(&c.bayes[p], folds), foldMean(&c.published[p], folds), foldMean(&c.leaves[p], folds))
+		}
+		t.Logf("%s %.1f |", line, spent[ri].Seconds())
+	}
+}
+
+// ldFold runs LD at (c, l) on one fold's training records and scores its
+// models on the fold's test records.
+func ldFold(t *testing.T, cell *ldCell, c float64, l int, ds *anonymize.Dataset, tax map[string]*anonymize.Taxonomy, trainRecs, testRecs [][]string) {
+	t.Helper()
+	sens, err := anonymize.SensitiveModel{RecursiveC: c, RecursiveL: l}.Code(columnOf(nurseryNames, trainRecs, "class"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := anonymize.OptimalFullDomainModel(ds, []anonymize.Requirement{{QID: nurseryQID, K: 1}}, sens)
+	switch {
+	case errors.Is(err, anonymize.ErrRequirement): // no generalisation is (c, l)-diverse: LD publishes nothing
+		return
+	case err != nil:
+		t.Fatal(err)
+	}
+	train, ldTest := generalised(t, nurseryLayout, trainRecs, res.Levels, tax), generalised(t, nurseryLayout, testRecs, res.Levels, tax)
+	checkDiverse(t, train, c, l, res.Classes)
+	pct := func(n int) float64 { return 100 * float64(n) / float64(ldTest.Rows()) }
+	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
+	cell.ldTree.add(pct(tree.Correct(tree.Grow(train, gp, "", ""), ldTest)))
+	cell.ldBayes.add(pct(pgen.CorrectBayes(pgen.LearnBayes(train), ldTest)))
+	cell.ldClasses.add(float64(res.Classes))
+	if cell.levels == nil {
+		cell.levels = map[string]int{}
+	}
+	cell.levels[fmt.Sprint(res.Levels)]++
+}
+
+// ppgenFold runs PPGEN at r on one fold for each number of parties.
+func ppgenFold(t *testing.T, cell *ldCell, r tree.Requirement, s *pgen.Schema, gp tree.GrowParams, seed []byte, trainRecs [][]string, test *tree.Data) {
+	t.Helper()
+	pct := func(n int) float64 { return 100 * float64(n) / float64(test.Rows()) }
+	for pi, n := range nurseryParties {
+		var trees []*tree.Tree
+		for p, part := range deal(trainRecs, n) {
+			tr := tree.Grow(recordsData(t, nurseryNames, part, s), gp, fmt.Sprint(p), "t")
+			switch _, err := tr.PruneTo(r); {
+			case errors.Is(err, tree.ErrAnonymity): // the party's rows as a whole fail r: no tree
+				continue
+			case err != nil:
+				t.Fatal(err)
+			}
+			trees = append(trees, tr)
+		}
+		cell.published[pi].add(float64(len(trees)))
+		if len(trees) == 0 {
+			continue
+		}
+		leaves := 0
+		for _, tr := range trees {
+			_, l := tr.Size()
+			leaves += l
+		}
+		cell.leaves[pi].add(float64(leaves) / float64(len(trees)))
+		pseudo := pgen.Generate(trees, s, job.Rand(seed, "pgen/pseudo-data"))
+		grow := gp
+		grow.NoSplit = pgen.Other
+		cell.tree[pi].add(pct(tree.Correct(tree.Grow(pseudo, grow, "", ""), test)))
+		cell.bayes[pi].add(pct(pgen.CorrectBayes(pgen.LearnBayes(pseudo), test)))
+	}
+}
+
+// logRoot logs the split at the root of one party's unpruned tree and
+// its children's class counts, which decide what ATP can keep.
+func logRoot(t *testing.T, tr *tree.Tree) {
+	n, l := tr.Size()
+	if tr.Root.IsLeaf() {
+		t.Logf("one party's tree (first fold): a single leaf")
+		return
+	}
+	t.Logf("one party's tree (first fold): %d nodes, %d leaves; the root splits on %s %s %s, its children's class counts (%v) %v and %v",
+		n, l, tr.Root.Split.Column, tr.Root.Split.Op, tr.Root.Split.Cat, tr.Labels, tr.Root.Left.Counts, tr.Root.Right.Counts)
+}
+
+// foldMean is m's mean, with how many of the folds it is over when some
+// folds gave nothing.
+func foldMean(m *mean, folds int) string {
+	if m.n == 0 || m.n == folds {
+		return m.String()
+	}
+	return fmt.Sprintf("%v (%d of %d folds)", m, m.n, folds)
+}
+
+// levelsString lists the LD levels the folds chose, with how many folds
+// chose each when they differ.
+func (c *ldCell) levelsString() string {
+	if len(c.levels) == 0 {
+		return "none"
+	}
+	out := ""
+	for _, lv := range slices.Sorted(maps.Keys(c.levels)) {
+		if out != "" {
+			out += ", "
+		}
+		out += lv
+		if len(c.levels) > 1 {
+			out += fmt.Sprintf(" ×%d", c.levels[lv])
+		}
+	}
+	return out
+}
