@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cohortdm/cohort/internal/pgtest"
 )
 
 // sortedCuts is the cuts rule written over a sorted column, as a
@@ -247,7 +246,7 @@ func TestOpenBinnedQueryNamesOnlyItsColumns(t *testing.T) {
 		check(t, Source{SQLite: db, Table: "t"}, Source{SQLite: db, Table: "n"})
 	})
 	t.Run("postgres", func(t *testing.T) {
-		srv := pgtest.Start(t)
+		srv := pgShared.Start(t)
 		t.Setenv("COHORT_TEST_PG", srv.ConnString(srv.Password))
 		conn, err := pgConnect(ctx, Source{PostgresEnv: "COHORT_TEST_PG", Table: "x"}, "x")
 		if err != nil {
@@ -269,7 +268,7 @@ func TestOpenBinnedQueryNamesOnlyItsColumns(t *testing.T) {
 // rank ⌈7·108/12⌉ is 63; the cuts pushed down are the loaded column's.
 func TestPostgresCutsAtExactRanks(t *testing.T) {
 	ctx := context.Background()
-	srv := pgtest.Start(t)
+	srv := pgShared.Start(t)
 	t.Setenv("COHORT_TEST_PG", srv.ConnString(srv.Password))
 	conn, err := pgConnect(ctx, Source{PostgresEnv: "COHORT_TEST_PG", Table: "x"}, "x")
 	if err != nil {
