@@ -239,8 +239,11 @@ func TestCloseWithDeadPeer(t *testing.T) {
 		}
 		took := time.Since(began)
 		t.Logf("closing %s took %v", name, took)
-		if took > 2*time.Second {
-			t.Errorf("closing %s took %v, want at most 2 s", name, took)
+		// The figure is 13-24 ms (docs/runtime.md); the bound only tells a
+		// close that waits out the 10 s transport timeout, as it did, from
+		// one a loaded machine delays.
+		if took > 8*time.Second {
+			t.Errorf("closing %s took %v: it waited for the dead peer", name, took)
 		}
 		for _, r := range capture.records() {
 			if r.time.After(began) && r.attrs["node"] == name && !aboutPeer(r.attrs["peer"], gone) {

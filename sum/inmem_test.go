@@ -131,9 +131,10 @@ func TestInMemSumDroppedParty(t *testing.T) {
 	opts.Network.Drop(victim, jobtest.DropFail)
 	start := time.Now()
 	rep := runSum(t, spec, opts)
-	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("took %v with a party down: the step timeout was waited out", took)
-	}
+	// The step timeout waited out would name the victim silent, not
+	// unreachable (below); how soon it was found is only logged, since a
+	// loaded machine stretches it.
+	t.Logf("took %v with a party down", time.Since(start))
 	want := 0.0
 	for p, n := range names {
 		if n != victim {
