@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
 )
 
 // sortedCuts is the cuts rule written over a sorted column, as a
