@@ -1,8 +1,11 @@
 // Package mailbox holds job messages until a job receives them. A receive
 // may come before or after delivery: messages are queued per sender and
-// wire.Key, in arrival order, and a waiting receive wakes on every
-// arrival. The node keeps one mailbox for everything its peers send it;
-// jobtest keeps one per in-memory party.
+// wire.Key, in arrival order, and a waiting receive wakes when a message
+// arrives on its own sender and key, not on every arrival (a node with
+// thousands of receives waiting, most for messages that only come when
+// something fails, would otherwise wake them all on every message). The
+// node keeps one mailbox for everything its peers send it; jobtest keeps
+// one per in-memory party.
 package mailbox
 
 import (
@@ -22,7 +25,15 @@ type Box struct {
 	mu     sync.Mutex
 	queues map[key][]entry
 	bytes  int
-	gen    chan struct{} // closed and replaced on every arrival
+	waits  map[key]*wait // the receives waiting on an empty queue
+}
+
+// wait is what the receives waiting on one queue share: ch is closed by
+// the queue's next arrival; n counts them, so that the last to give up
+// removes it.
+type wait struct {
+	ch chan struct{}
+	n  int
 }
 
 type key struct {
@@ -39,7 +50,7 @@ type entry struct {
 // New returns an empty mailbox that holds at most limit bytes (as counted
 // by Size); 0 means no limit.
 func New(limit int) *Box {
-	return &Box{limit: limit, queues: map[key][]entry{}, gen: make(chan struct{})}
+	return &Box{limit: limit, queues: map[key][]entry{}, waits: map[key]*wait{}}
 }
 
 // Size counts a whole message against the cap: its body and every envelope
@@ -60,8 +71,10 @@ func (b *Box) Put(m *wire.Message) error {
 	k := key{from: m.From, k: m.Key()}
 	b.queues[k] = append(b.queues[k], entry{m: m, at: time.Now(), size: size})
 	b.bytes += size
-	close(b.gen)
-	b.gen = make(chan struct{})
+	if w := b.waits[k]; w != nil {
+		close(w.ch)
+		delete(b.waits, k)
+	}
 	return nil
 }
 
@@ -69,16 +82,16 @@ func (b *Box) Put(m *wire.Message) error {
 func (b *Box) TryGet(from string, k wire.Key) (*wire.Message, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	m, _ := b.take(key{from: from, k: k})
+	m := b.take(key{from: from, k: k})
 	return m, m != nil
 }
 
-// take removes the oldest message of a queue; b.mu must be held. It also
-// returns the channel the next arrival closes.
-func (b *Box) take(qk key) (*wire.Message, chan struct{}) {
+// take removes the oldest message of a queue, or returns nil when it is
+// empty; b.mu must be held.
+func (b *Box) take(qk key) *wire.Message {
 	q := b.queues[qk]
 	if len(q) == 0 {
-		return nil, b.gen
+		return nil
 	}
 	e := q[0]
 	if len(q) == 1 {
@@ -87,7 +100,7 @@ func (b *Box) take(qk key) (*wire.Message, chan struct{}) {
 		b.queues[qk] = q[1:]
 	}
 	b.bytes -= e.size
-	return e.m, nil
+	return e.m
 }
 
 // Get takes the oldest message with key k from sender from, waiting until
@@ -96,17 +109,44 @@ func (b *Box) Get(ctx context.Context, from string, k wire.Key) (*wire.Message, 
 	qk := key{from: from, k: k}
 	for {
 		b.mu.Lock()
-		m, next := b.take(qk)
+		m := b.take(qk)
+		var w *wait
+		if m == nil {
+			if w = b.waits[qk]; w == nil {
+				w = &wait{ch: make(chan struct{})}
+				b.waits[qk] = w
+			}
+			w.n++
+		}
 		b.mu.Unlock()
 		if m != nil {
 			return m, nil
 		}
 		select {
-		case <-next:
+		case <-w.ch: // an arrival on the queue: take it, or wait again if another receive did
 		case <-ctx.Done():
+			b.giveUp(qk, w)
 			return nil, fmt.Errorf("waiting for %s from %s in job %s phase %s round %d: %w", k.Type, from, k.Job, k.Phase, k.Round, ctx.Err())
 		}
 	}
+}
+
+// giveUp counts a receive out of a queue's wait, and removes the wait when
+// it was the last and no arrival has closed it yet.
+func (b *Box) giveUp(qk key, w *wait) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w.n--
+	if w.n == 0 && b.waits[qk] == w {
+		delete(b.waits, qk)
+	}
+}
+
+// waiting is how many queues have receives waiting on them.
+func (b *Box) waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.waits)
 }
 
 // DropUnless discards the queued messages for which keep returns false,
