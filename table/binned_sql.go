@@ -22,25 +22,19 @@ import (
 // numbers.
 func (a *sqlAgg) binnedQuery(ctx context.Context, keep, binned []string, cuts [][]float64, f *binFold) (ok bool, err error) {
 	desc := a.opts.describe(a.src)
-	from, cols := a.from()
+	from, _ := a.from()
 	conn, err := a.db.connect(ctx, a.src, desc)
 	if err != nil {
 		return false, err
 	}
 	defer conn.close(ctx)
-	b, numeric, float, err := conn.header(ctx, "SELECT "+cols+" FROM "+from+" LIMIT 0", desc, a.schema)
+	h, err := a.loadedColumns(ctx, conn, desc)
 	if err != nil {
 		return false, err
 	}
-	loaded := columnNames(b.cols)
-	var bad []string
-	for j, c := range b.cols {
-		q := quoteIdent(c.Name)
-		bad = append(bad, q+" IS NULL")
-		if c.Kind == Numeric {
-			bad = append(bad, a.db.notNumber(q, float[b.idx[j]]))
-		}
-		if slices.Contains(binned, c.Name) && !numeric[b.idx[j]] {
+	loaded, bad := h.names, h.refused
+	for j, c := range h.b.cols {
+		if slices.Contains(binned, c.Name) && !h.numeric[h.b.idx[j]] {
 			return false, nil
 		}
 	}

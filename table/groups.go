@@ -218,6 +218,36 @@ func columnNames(cols []*Column) []string {
 	return out
 }
 
+// loadedCols is what a LIMIT 0 query tells of the columns Open would load,
+// for a query pushed down over them: b, and which result columns are
+// numeric, their names, and refused, the conditions of which any holding
+// makes Open refuse the row (a NULL anywhere, a value that is not a
+// number in a numeric column). Every grouping query counts its rows.
+type loadedCols struct {
+	b       *builder
+	numeric []bool
+	names   []string
+	refused []string
+}
+
+// loadedColumns runs the LIMIT 0 query on conn and builds loadedCols.
+func (a *sqlAgg) loadedColumns(ctx context.Context, conn sqlConn, desc string) (*loadedCols, error) {
+	from, cols := a.from()
+	b, numeric, float, err := conn.header(ctx, "SELECT "+cols+" FROM "+from+" LIMIT 0", desc, a.schema)
+	if err != nil {
+		return nil, err
+	}
+	h := &loadedCols{b: b, numeric: numeric, names: columnNames(b.cols)}
+	for j, c := range b.cols {
+		q := quoteIdent(c.Name)
+		h.refused = append(h.refused, q+" IS NULL")
+		if c.Kind == Numeric {
+			h.refused = append(h.refused, a.db.notNumber(q, float[b.idx[j]]))
+		}
+	}
+	return h, nil
+}
+
 // Columns are the result's columns the schema selects, from a LIMIT 0
 // query; rows Open would refuse are found by the aggregates.
 func (a *sqlAgg) Columns(ctx context.Context) ([]string, error) {
@@ -281,25 +311,17 @@ func (a *sqlAgg) groupCounts(ctx context.Context, sets [][]string) ([][]Group, b
 
 func (a *sqlAgg) groupQueries(ctx context.Context, sets [][]string, folds []folder) (bool, error) {
 	desc := a.opts.describe(a.src)
-	from, cols := a.from()
+	from, _ := a.from()
 	conn, err := a.db.connect(ctx, a.src, desc)
 	if err != nil {
 		return false, err
 	}
 	defer conn.close(ctx)
-	b, _, float, err := conn.header(ctx, "SELECT "+cols+" FROM "+from+" LIMIT 0", desc, a.schema)
+	h, err := a.loadedColumns(ctx, conn, desc)
 	if err != nil {
 		return false, err
 	}
-	loaded := columnNames(b.cols)
-	var bad []string
-	for j, c := range b.cols {
-		q := quoteIdent(c.Name)
-		bad = append(bad, q+" IS NULL")
-		if c.Kind == Numeric {
-			bad = append(bad, a.db.notNumber(q, float[b.idx[j]]))
-		}
-	}
+	loaded, bad := h.names, h.refused
 	for _, set := range sets {
 		for _, c := range set {
 			if !slices.Contains(loaded, c) {
