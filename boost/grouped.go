@@ -28,32 +28,17 @@ import (
 // (feature, bin), which both loads cut alike, so a session reopened after
 // a restart goes on whichever way it loads its tables.
 
-// GroupMode is how a party loads its boost tables (Kind.GroupRows).
-type GroupMode int
+// GroupMode is how a party loads its boost tables (Kind.GroupRows):
+// under GroupAuto a table is grouped when its groups are estimated at
+// most a groupRatio-th of its rows.
+type GroupMode = job.GroupMode
 
+// The modes, as job names them.
 const (
-	// GroupAuto groups a table when its groups are estimated at most a
-	// groupRatio-th of its rows.
-	GroupAuto GroupMode = iota
-	// GroupOn always groups.
-	GroupOn
-	// GroupOff never groups: each row is its own, of weight 1.
-	GroupOff
+	GroupAuto = job.GroupAuto
+	GroupOn   = job.GroupOn
+	GroupOff  = job.GroupOff
 )
-
-// ParseGroupMode reads node.yaml's boost_group_rows: "auto" (or empty),
-// "true" or "false".
-func ParseGroupMode(s string) (GroupMode, error) {
-	switch s {
-	case "", "auto":
-		return GroupAuto, nil
-	case "true":
-		return GroupOn, nil
-	case "false":
-		return GroupOff, nil
-	}
-	return 0, fmt.Errorf("boost_group_rows is %q: want true, false or auto", s)
-}
 
 // groupRatio: under GroupAuto a table is grouped when its groups are
 // estimated at most 1/groupRatio of its rows, sjc's threshold

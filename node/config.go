@@ -238,15 +238,10 @@ func LoadConfig(path string) (*Config, error) {
 	if c.SJCMemoryBudget < 0 {
 		return nil, configErr(path, "sjc_memory_budget", "must not be negative")
 	}
-	switch c.SJCGroupRows {
-	case "", "auto", "true", "false":
-	default:
-		return nil, configErr(path, "sjc_group_rows", "must be true, false or auto")
-	}
-	switch c.BoostGroupRows {
-	case "", "auto", "true", "false":
-	default:
-		return nil, configErr(path, "boost_group_rows", "must be true, false or auto")
+	for _, g := range []struct{ setting, value string }{{"sjc_group_rows", c.SJCGroupRows}, {"boost_group_rows", c.BoostGroupRows}} {
+		if _, err := job.ParseGroupMode(g.setting, g.value); err != nil {
+			return nil, configErr(path, g.setting, "must be true, false or auto")
+		}
 	}
 	if _, err := c.randomizerPool(path); err != nil {
 		return nil, err

@@ -33,32 +33,17 @@ type Kind struct {
 	GroupRows GroupMode
 }
 
-// GroupMode is how a party loads its sjc tables (Kind.GroupRows).
-type GroupMode int
+// GroupMode is how a party loads its sjc tables (Kind.GroupRows): under
+// GroupAuto a table's rows are grouped when its distinct rows are
+// estimated at most a groupRatio-th of its rows (rows.go).
+type GroupMode = job.GroupMode
 
+// The modes, as job names them.
 const (
-	// GroupAuto groups a table's rows when its distinct rows are
-	// estimated at most a groupRatio-th of its rows (rows.go).
-	GroupAuto GroupMode = iota
-	// GroupOn always groups.
-	GroupOn
-	// GroupOff never groups: each row is its own, of weight 1.
-	GroupOff
+	GroupAuto = job.GroupAuto
+	GroupOn   = job.GroupOn
+	GroupOff  = job.GroupOff
 )
-
-// ParseGroupMode reads node.yaml's sjc_group_rows: "auto" (or empty),
-// "true" or "false".
-func ParseGroupMode(s string) (GroupMode, error) {
-	switch s {
-	case "", "auto":
-		return GroupAuto, nil
-	case "true":
-		return GroupOn, nil
-	case "false":
-		return GroupOff, nil
-	}
-	return 0, fmt.Errorf("sjc_group_rows is %q: want true, false or auto", s)
-}
 
 // Message types of the job. Each is sent within one step attempt, keyed by
 // it, so messages of different steps, attempts or edges never answer each

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cohortdm/cohort/boost"
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sjc"
@@ -95,12 +96,12 @@ func (a *app) nodeRunCmd() *cobra.Command {
 				fmt.Fprintf(a.stderr, "warning: %s\n", warning)
 			}
 			ks := kinds()
-			group, err := sjc.ParseGroupMode(cfg.SJCGroupRows) // node.Load checked it
+			group, err := job.ParseGroupMode("sjc_group_rows", cfg.SJCGroupRows) // node.Load checked it
 			if err != nil {
 				return fmt.Errorf("%w: %s: %w", node.ErrConfig, runConfig, err)
 			}
 			ks["sjc"] = sjc.Kind{MemoryBudget: cfg.SJCMemoryBudget, GroupRows: group} // node settings: node.yaml sjc_memory_budget, sjc_group_rows
-			bgroup, err := boost.ParseGroupMode(cfg.BoostGroupRows)                   // node.Load checked it
+			bgroup, err := job.ParseGroupMode("boost_group_rows", cfg.BoostGroupRows) // node.Load checked it
 			if err != nil {
 				return fmt.Errorf("%w: %s: %w", node.ErrConfig, runConfig, err)
 			}
