@@ -367,14 +367,7 @@ func TestLatticeDecryptionOracleRefused(t *testing.T) {
 		return [][]byte{forged, own}
 	}))
 	in, _ := exactInputs(c, 4, 17)
-	// The parties that wait on the forged total give up after the hop
-	// timeout; 5 s keeps the honest waits before the check (sketches)
-	// inside it on a loaded 2-core machine (1 s did not).
-	outs := runAll(t, net, testStep(c, "org01"), func(n string) Config {
-		cfg := latticeConfig(keys, n)
-		cfg.Timeout = 5 * time.Second
-		return cfg
-	}, in)
+	outs := runRootRefused(t, net, testStep(c, "org01"), func(n string) Config { return latticeConfig(keys, n) }, in)
 	wantNothingDecrypted(t, outs, "not the sum of its parts")
 }
 

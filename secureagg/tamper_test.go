@@ -160,7 +160,7 @@ func TestDecryptionOracleRefused(t *testing.T) {
 		m.Body, _ = wire.Marshal(body)
 		return m
 	})
-	outs := runAll(t, net, step, func(n string) Config { return testConfig(c, n) }, testInputs(c, 4))
+	outs := runRootRefused(t, net, step, func(n string) Config { return testConfig(c, n) }, testInputs(c, 4))
 	wantNothingDecrypted(t, outs, "org03") // org03's product is not as org03 sent it
 }
 
