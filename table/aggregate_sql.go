@@ -32,6 +32,10 @@ type sqlDialect interface {
 	// text is col's value as the server writes it as text, by which a
 	// group is split where values equal to the server read differently.
 	text(col string) string
+	// valuesAtRanks is a query of one column whose rows are v's values at
+	// the 0-based ranks (strictly ascending) among from's n rows,
+	// in that order; parameters are appended to args.
+	valuesAtRanks(v, from string, ranks []int, n int, args *[]any) string
 }
 
 // sqlConn is one read-only connection to the source's database.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -101,22 +102,20 @@ func (a *sqlAgg) binnedQuery(ctx context.Context, keep, binned []string, cuts []
 	return !refused, nil // a refused row: the stream says which
 }
 
-// cutsQuery is one binned column's cuts from the server's counts of its
-// values in ascending order,
+// cutsQuery is one binned column's cuts, picked by the server so that
+// only they travel, after aggregate's count n of the rows and of those
+// Open would refuse: the column's first bins+1 distinct values
 //
-//	SELECT <value>, COUNT(*) FROM ... GROUP BY <value> ORDER BY <value>
+//	SELECT <value> FROM ... GROUP BY <value> ORDER BY <value> LIMIT bins+1
 //
-// folded as they stream (cutFold), after aggregate's count of the rows
-// and of those Open would refuse: the node holds the cuts, not the
-// column. ok is false when the stream must answer (a refused row, a
-// column not stored as numbers).
+// and, when there are more, the values at the cuts' ranks and the
+// largest (the dialect's valuesAtRanks), folded as cutFold folds them.
+// ok is false when the stream must answer (a refused row, a column not
+// stored as numbers).
 func (a *sqlAgg) cutsQuery(ctx context.Context, column string, bins int) (cuts []float64, ok bool, err error) {
-	rows, _, ok, err := a.aggregate(ctx, column, func(string, func(float64) string) []string { return nil })
+	n, _, ok, err := a.aggregate(ctx, column, func(string, func(float64) string) []string { return nil })
 	if err != nil || !ok {
 		return nil, ok, err
-	}
-	if _, ok := a.db.(pgDB); ok {
-		return a.pgCuts(ctx, column, rows, bins)
 	}
 	desc := a.opts.describe(a.src)
 	from, _ := a.from()
@@ -126,65 +125,8 @@ func (a *sqlAgg) cutsQuery(ctx context.Context, column string, bins int) (cuts [
 	}
 	defer conn.close(ctx)
 	v := a.db.value(quoteIdent(column))
-	q := "SELECT " + v + ", " + a.db.countIf("1 = 1") + " FROM " + from + " GROUP BY " + v + " ORDER BY " + v
-	if a.opts.Log != nil {
-		a.opts.Log.DebugContext(ctx, "table: query pushed down", "source", desc, "query", q)
-	}
-	f := newCutFold(rows, bins)
-	var x float64
-	c := 0 // rows of x not yet folded: values the server keeps apart may read as one number
-	err = conn.scan(ctx, q, func(row []cell) error {
-		y, err1 := cellNumber(row[0])
-		n, err2 := cellNumber(row[1])
-		if err := errors.Join(err1, err2); err != nil {
-			return fmt.Errorf("%w: %s: a value's count: %w", ErrSource, desc, err)
-		}
-		if c > 0 && y != x {
-			f.add(x, c)
-			c = 0
-		}
-		x, c = y, c+int(n)
-		return nil
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	if c > 0 {
-		f.add(x, c)
-	}
-	return f.cuts(), true, nil
-}
-
-// pgCuts is cutsQuery on PostgreSQL, where the server picks the values at
-// the cuts' ranks itself, so that only they travel: the column's first
-// bins+1 distinct values (SELECT ... GROUP BY ... ORDER BY ... LIMIT), and,
-// when there are more, the values at the ranks and the largest,
-//
-//	SELECT percentile_disc(ARRAY[<fraction>, ..., 1]) WITHIN GROUP (ORDER BY <value>)
-//
-// percentile_disc(f) is the value at 1-based rank ⌈f·n⌉, computed in
-// floating point: k/bins itself can land above an integer (7/12 of 108
-// rows is rank 64 to PostgreSQL 15, where ⌈7·108/12⌉ is 63), so each
-// fraction is (r + 1/2)/n for the 0-based rank r wanted, whose rounding
-// is far from an integer.
-func (a *sqlAgg) pgCuts(ctx context.Context, column string, n, bins int) ([]float64, bool, error) {
-	desc := a.opts.describe(a.src)
-	from, _ := a.from()
-	conn, err := a.db.connect(ctx, a.src, desc)
-	if err != nil {
-		return nil, false, err
-	}
-	defer conn.close(ctx)
-	v := quoteIdent(column)
 	f := newCutFold(n, bins)
 	q := "SELECT " + v + " FROM " + from + " GROUP BY " + v + " ORDER BY " + v + fmt.Sprintf(" LIMIT %d", bins+1)
-	var args []any
-	fracs := make([]string, 0, bins)
-	for k := 1; k < bins; k++ {
-		args = append(args, (float64(f.rank(k))+0.5)/float64(n))
-		fracs = append(fracs, a.db.param(len(args), 0))
-	}
-	pq := "SELECT percentile_disc(ARRAY[" + strings.Join(append(fracs, "1"), ", ") + "]) WITHIN GROUP (ORDER BY " + v + ") FROM " + from
 	if a.opts.Log != nil {
 		a.opts.Log.DebugContext(ctx, "table: query pushed down", "source", desc, "query", q)
 	}
@@ -203,32 +145,77 @@ func (a *sqlAgg) pgCuts(ctx context.Context, column string, n, bins int) ([]floa
 	if err != nil || f.d <= bins {
 		return f.cuts(), err == nil, err
 	}
+	ranks := make([]int, 0, bins)
+	for k := 1; k < bins; k++ {
+		ranks = append(ranks, f.rank(k))
+	}
+	var args []any
+	pq := a.db.valuesAtRanks(v, from, append(ranks, n-1), n, &args)
 	if a.opts.Log != nil {
 		a.opts.Log.DebugContext(ctx, "table: query pushed down", "source", desc, "query", pq, "args", args)
 	}
-	var picked []string
+	var picked []float64
 	err = conn.scan(ctx, pq, func(row []cell) error {
-		picked = strings.Split(strings.Trim(cellText(row[0]), "{}"), ",")
+		x, err := cellNumber(row[0])
+		if err != nil {
+			return fmt.Errorf("%w: %s: a value at a rank: %w", ErrSource, desc, err)
+		}
+		picked = append(picked, x)
 		return nil
 	}, args...)
 	if err != nil {
 		return nil, false, err
 	}
 	if len(picked) != bins {
-		return nil, false, fmt.Errorf("%w: %s: %d percentiles for %d cuts", ErrSource, desc, len(picked), bins-1)
+		return nil, false, fmt.Errorf("%w: %s: %d values for %d cuts", ErrSource, desc, len(picked), bins-1)
 	}
-	for i, p := range picked {
-		x, err := parseNumber(p)
-		if err != nil {
-			return nil, false, fmt.Errorf("%w: %s: a percentile: %w", ErrSource, desc, err)
-		}
-		if i == bins-1 {
-			f.top = x
-			break
-		}
+	for _, x := range picked[:bins-1] {
 		f.pick(x)
 	}
+	f.top = picked[bins-1]
 	return f.cuts(), true, nil
+}
+
+// valuesAtRanks on PostgreSQL: percentile_disc(f) is the value at 1-based
+// rank ⌈f·n⌉, computed in floating point: k/bins itself can land above an
+// integer (7/12 of 108 rows is rank 64 to PostgreSQL 15, where ⌈7·108/12⌉
+// is 63), so each fraction is (r + 1/2)/n for the 0-based rank r wanted,
+// whose rounding is far from an integer.
+func (d pgDB) valuesAtRanks(v, from string, ranks []int, n int, args *[]any) string {
+	fracs := make([]string, len(ranks))
+	for i, r := range ranks {
+		*args = append(*args, (float64(r)+0.5)/float64(n))
+		fracs[i] = d.param(len(*args), 0)
+	}
+	return "SELECT unnest(percentile_disc(ARRAY[" + strings.Join(fracs, ", ") + "]) WITHIN GROUP (ORDER BY " + v + ")) FROM " + from
+}
+
+// valuesAtRanks on ClickHouse: quantileExact(f) is the value at 0-based
+// index ⌊f·n⌋ of the sorted column (the largest at f = 1), so each
+// fraction is (r + 1/2)/n, as on PostgreSQL. An aggregate's parameters
+// are literals: the fractions are the job's own numbers, written exactly.
+func (chDB) valuesAtRanks(v, from string, ranks []int, n int, _ *[]any) string {
+	fracs := make([]string, len(ranks))
+	for i, r := range ranks {
+		f := 1.0
+		if r < n-1 {
+			f = (float64(r) + 0.5) / float64(n)
+		}
+		fracs[i] = strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return "SELECT arrayJoin(quantilesExact(" + strings.Join(fracs, ", ") + ")(" + v + ")) FROM " + from
+}
+
+// valuesAtRanks on SQLite: the rows numbered in the column's order, those
+// at the ranks kept, in rank order.
+func (d sqliteDB) valuesAtRanks(v, from string, ranks []int, _ int, args *[]any) string {
+	ps := make([]string, len(ranks))
+	for i, r := range ranks {
+		*args = append(*args, r)
+		ps[i] = d.param(len(*args), 0)
+	}
+	return "SELECT v FROM (SELECT " + v + " AS v, ROW_NUMBER() OVER (ORDER BY " + v + ") - 1 AS r FROM " + from +
+		") WHERE r IN (" + strings.Join(ps, ", ") + ") ORDER BY r"
 }
 
 // binExpr is column col's bin under cuts, the number of cuts below its

@@ -296,3 +296,45 @@ func TestPostgresCutsAtExactRanks(t *testing.T) {
 	}
 	t.Logf("percentile_disc(7/12) alone: %v; the seventh cut: %v", naive, b.Cuts[0][6])
 }
+
+// TestCutsAtRanksOnEveryStore: the values at the cuts' ranks that a
+// database picks itself (percentile_disc, quantilesExact, numbered rows)
+// are the loaded column's cuts, over 108 distinct values, where k/bins of
+// the rows in floating point lands past the rank (above), and over
+// values tied three by three; the database's query was the one that
+// answered.
+func TestCutsAtRanksOnEveryStore(t *testing.T) {
+	ctx := context.Background()
+	schema := map[string]Kind{"v": Numeric}
+	column := func(f func(i int) float64) *Table {
+		v := &Column{Name: "v", Kind: Numeric}
+		for i := range 108 {
+			v.Num, v.Str = append(v.Num, f(i)), append(v.Str, fmt.Sprint(f(i)))
+		}
+		return &Table{Name: "t", Columns: []*Column{v}}
+	}
+	picks := regexp.MustCompile(`percentile_disc|quantilesExact|ROW_NUMBER`)
+	for _, st := range aggStores(t) {
+		t.Run(st.name, func(t *testing.T) {
+			for _, tb := range []*Table{column(func(i int) float64 { return float64(i + 1) }), column(func(i int) float64 { return float64(i/3) / 4 })} {
+				src := st.put(t, tb)
+				want, _, err := loadedBinned(src, schema, nil, []string{"v"}, 12)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var log bytes.Buffer
+				opts := ReadOptions{Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+				b, err := OpenBinned(ctx, src, "t", schema, nil, []string{"v"}, 12, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprint(b.Cuts) != fmt.Sprint(want) || len(want[0]) != 11 {
+					t.Fatalf("cuts %v, want %v", b.Cuts, want)
+				}
+				if sql := st.name != "csv" && st.name != "parquet"; sql != picks.MatchString(log.String()) {
+					t.Fatalf("a database's picking query ran: %v, want %v:\n%s", !sql, sql, log.String())
+				}
+			}
+		})
+	}
+}
