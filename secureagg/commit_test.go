@@ -2,6 +2,7 @@ package secureagg
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -73,48 +74,51 @@ func TestChildWaitsForRootCommit(t *testing.T) {
 	for _, backend := range []Backend{BackendPaillier, BackendLattice} {
 		t.Run(string(backend), func(t *testing.T) {
 			t.Parallel()
-			net := jobtest.NewNetwork(c.names...)
-			net.Intercept("org01", func(to string, m *wire.Message) *wire.Message {
-				if m.Type == TypeCommit && to == "org02" {
-					return nil // lost
-				}
-				return m
-			})
-			var mu sync.Mutex
-			sentUp := false
-			net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
-				if m.Type == TypeUp {
-					mu.Lock()
-					sentUp = true
-					mu.Unlock()
-				}
-				return m
-			})
-			cfg := func(n string) Config {
-				cc := testConfig(c, n)
-				if backend == BackendLattice {
-					cc = latticeConfig(keys, n)
-				}
-				cc.Timeout = raceSlowdown * time.Second // lattice hops under -race on a loaded machine
-				return cc
-			}
 			in := testInputs(c, 4)
 			if backend == BackendLattice {
 				in, _ = exactInputs(lc, 4, 29)
 			}
-			outs := runAll(t, net, testStep(c, "org01"), cfg, in)
-			var miss *MissingError
-			if err := outs["org02"].err; !errors.As(err, &miss) || len(miss.Parties) != 1 || miss.Parties[0] != "org01" {
-				t.Errorf("org02: %v, want the root org01 named missing", err)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if sentUp {
-				t.Error("org02 sent its subtree up without the root's commitment")
-			}
-			if outs["org01"].res != nil {
-				t.Error("the root has a result without org02's subtree")
-			}
+			retryHops(t, raceSlowdown*time.Second, func(hop time.Duration) error {
+				net := jobtest.NewNetwork(c.names...)
+				net.Intercept("org01", func(to string, m *wire.Message) *wire.Message {
+					if m.Type == TypeCommit && to == "org02" {
+						return nil // lost
+					}
+					return m
+				})
+				var mu sync.Mutex
+				sentUp := false
+				net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
+					if m.Type == TypeUp {
+						mu.Lock()
+						sentUp = true
+						mu.Unlock()
+					}
+					return m
+				})
+				cfg := func(n string) Config {
+					cc := testConfig(c, n)
+					if backend == BackendLattice {
+						cc = latticeConfig(keys, n)
+					}
+					cc.Timeout = hop
+					return cc
+				}
+				outs := runAll(t, net, testStep(c, "org01"), cfg, in)
+				mu.Lock()
+				defer mu.Unlock()
+				if sentUp {
+					t.Error("org02 sent its subtree up without the root's commitment") // at any hop
+				}
+				if outs["org01"].res != nil {
+					t.Error("the root has a result without org02's subtree")
+				}
+				var miss *MissingError
+				if err := outs["org02"].err; !errors.As(err, &miss) || len(miss.Parties) != 1 || miss.Parties[0] != "org01" {
+					return fmt.Errorf("org02: %v, want the root org01 named missing", err)
+				}
+				return nil
+			})
 		})
 	}
 }

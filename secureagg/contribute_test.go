@@ -3,6 +3,7 @@ package secureagg
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -101,45 +102,48 @@ func TestContributeRecordsFormedWhenTheRootWithholdsTheTotal(t *testing.T) {
 	for _, backend := range []Backend{BackendPaillier, BackendLattice} {
 		t.Run(string(backend), func(t *testing.T) {
 			t.Parallel()
-			net := jobtest.NewNetwork(c.names...)
 			step := testStep(c, "org01")
 			const kept = "org04"
-			net.Intercept("org01", func(to string, m *wire.Message) *wire.Message {
-				if to == kept && (m.Type == TypeDown || m.Type == TypeResult) {
-					return nil
+			in := testInputs(c, 2)
+			var guards map[string]*formedGuard
+			retryHops(t, raceSlowdown*time.Second, func(hop time.Duration) error {
+				net := jobtest.NewNetwork(c.names...)
+				net.Intercept("org01", func(to string, m *wire.Message) *wire.Message {
+					if to == kept && (m.Type == TypeDown || m.Type == TypeResult) {
+						return nil
+					}
+					return m
+				})
+				guards = map[string]*formedGuard{}
+				for _, n := range c.names {
+					guards[n] = &formedGuard{}
 				}
-				return m
-			})
-			guards := map[string]*formedGuard{}
-			for _, n := range c.names {
-				guards[n] = &formedGuard{}
-			}
-			cfg := func(name string) Config {
-				if backend == BackendLattice {
-					cfg := latticeConfig(lattice, name)
-					cfg.Timeout = raceSlowdown * time.Second // the decryptors' shares under -race on a loaded machine missed 1 s (failed in CI)
+				cfg := func(name string) Config {
+					cfg := testConfig(c, name)
+					cfg.Decryptors = c.pk.Threshold + 1 // org04 is not asked for a share up front
+					if backend == BackendLattice {
+						cfg = latticeConfig(lattice, name)
+					}
+					cfg.Timeout = hop
 					return cfg
 				}
-				cfg := testConfig(c, name)
-				cfg.Decryptors = c.pk.Threshold + 1 // org04 is not asked for a share up front
-				return cfg
-			}
-			in := testInputs(c, 2)
-			var mu sync.Mutex
-			reports := map[string]*Outcome{}
-			outs := runEach(step.Parties, func(ctx context.Context, name string) (*Result, error) {
-				res, o, err := Contribute(ctx, guarded{Party: net.Party(name), guard: guards[name]}, step, cfg(name), Contribution{Vector: in[name]})
-				mu.Lock()
-				reports[name] = o
-				mu.Unlock()
-				return res, err
+				var mu sync.Mutex
+				reports := map[string]*Outcome{}
+				outs := runEach(step.Parties, func(ctx context.Context, name string) (*Result, error) {
+					res, o, err := Contribute(ctx, guarded{Party: net.Party(name), guard: guards[name]}, step, cfg(name), Contribution{Vector: in[name]})
+					mu.Lock()
+					reports[name] = o
+					mu.Unlock()
+					return res, err
+				})
+				if outs["org01"].err != nil || outs["org01"].res == nil {
+					return fmt.Errorf("root: %v, want its result", outs["org01"].err)
+				}
+				if o := reports[kept]; outs[kept].err != nil || o == nil || !slices.Equal(o.Missing, []string{"org01"}) || !o.Formed {
+					return fmt.Errorf("%s: %+v, %v; want the root named missing and the total formed", kept, o, outs[kept].err)
+				}
+				return nil
 			})
-			if outs["org01"].err != nil || outs["org01"].res == nil {
-				t.Fatalf("root: %v, want its result", outs["org01"].err)
-			}
-			if o := reports[kept]; outs[kept].err != nil || o == nil || !slices.Equal(o.Missing, []string{"org01"}) || !o.Formed {
-				t.Fatalf("%s: %+v, %v; want the root named missing and the total formed", kept, o, outs[kept].err)
-			}
 			if !guards[kept].saw() {
 				t.Errorf("%s never held the total and did not record it formed", kept)
 			}

@@ -44,7 +44,7 @@ func latticeConsortium(tb testing.TB, n int) (*consortium, map[string]*lattice.K
 }
 
 func latticeConfig(keys map[string]*lattice.Keys, name string) Config {
-	return Config{Backend: BackendLattice, Lattice: keys[name], FracBits: 16, ValueBits: 40, Timeout: 3 * time.Second}
+	return Config{Backend: BackendLattice, Lattice: keys[name], FracBits: 16, ValueBits: 40, Timeout: time.Minute}
 }
 
 // exactInputs returns distinct random vectors per party whose values are

@@ -2,6 +2,7 @@ package secureagg
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -18,31 +19,34 @@ import (
 func TestLatticeSketchWithheld(t *testing.T) {
 	t.Parallel()
 	c, keys := latticeConsortium(t, 5)
-	net := jobtest.NewNetwork(c.names...)
 	// Fanout 2: org01 (root) has children org02 and org03; org02 has
 	// children org04 and org05.
-	net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
-		if m.Type == TypeSketch && to == "org04" {
-			return nil
-		}
-		return m
-	})
 	in, _ := exactInputs(c, 6, 31)
 	step := testStep(c, "org01")
-	outs := runAll(t, net, step, func(n string) Config {
-		cfg := latticeConfig(keys, n)
-		cfg.Fanout, cfg.Timeout = 2, time.Second
-		return cfg
-	}, in)
-	if err := outs["org04"].err; !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "no sketch of its subtree from org02") {
-		t.Fatalf("org04: %v, want ErrTampered naming org02's missing sketch", err)
-	}
 	want := plainSum(in, step.Parties)
-	for _, n := range []string{"org01", "org02", "org03", "org05"} {
-		if outs[n].err != nil || !slices.Equal(outs[n].res.Sum, want) {
-			t.Fatalf("%s: %v, want the exact sum", n, outs[n].err)
+	retryHops(t, time.Second, func(hop time.Duration) error {
+		net := jobtest.NewNetwork(c.names...)
+		net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
+			if m.Type == TypeSketch && to == "org04" {
+				return nil
+			}
+			return m
+		})
+		outs := runAll(t, net, step, func(n string) Config {
+			cfg := latticeConfig(keys, n)
+			cfg.Fanout, cfg.Timeout = 2, hop
+			return cfg
+		}, in)
+		if err := outs["org04"].err; !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "no sketch of its subtree from org02") {
+			return fmt.Errorf("org04: %v, want ErrTampered naming org02's missing sketch", err)
 		}
-	}
+		for _, n := range []string{"org01", "org02", "org03", "org05"} {
+			if outs[n].err != nil || !slices.Equal(outs[n].res.Sum, want) {
+				return fmt.Errorf("%s: %v, want the exact sum", n, outs[n].err)
+			}
+		}
+		return nil
+	})
 }
 
 func FuzzDecodeSeed(f *testing.F) {

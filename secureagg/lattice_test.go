@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/lattice"
@@ -134,29 +135,33 @@ func TestLatticeDroppedParty(t *testing.T) {
 	}{{"org03", jobtest.DropHang}, {"org02", jobtest.DropFail}, {"org05", jobtest.DropFail}} {
 		t.Run(tc.drop, func(t *testing.T) {
 			t.Parallel()
-			net := jobtest.NewNetwork(c.names...)
-			net.Drop(tc.drop, tc.mode)
 			step := testStep(c, "org01")
+			in, _ := exactInputs(c, 8, 5)
+			retryHops(t, raceSlowdown*time.Second, func(hop time.Duration) error {
+				net := jobtest.NewNetwork(c.names...)
+				net.Drop(tc.drop, tc.mode)
+				outs := runAll(t, net, step, func(n string) Config {
+					cfg := latticeConfig(keys, n)
+					cfg.Fanout, cfg.Timeout = 2, hop
+					return cfg
+				}, in)
+				for _, n := range c.names {
+					var m *MissingError
+					if n != tc.drop && (!errors.As(outs[n].err, &m) || !slices.Equal(m.Parties, []string{tc.drop}) || m.Formed) {
+						return fmt.Errorf("%s: %v, want MissingError naming %s", n, outs[n].err, tc.drop)
+					}
+				}
+				return nil
+			})
 			cfg := func(n string) Config {
 				cfg := latticeConfig(keys, n)
-				cfg.Fanout, cfg.Timeout = 2, raceSlowdown*time.Second // a leaf's encryption under -race on a loaded machine needs more than 300 ms (failed in CI)
+				cfg.Fanout = 2
 				return cfg
-			}
-			in, _ := exactInputs(c, 8, 5)
-			outs := runAll(t, net, step, cfg, in)
-			for _, n := range c.names {
-				if n == tc.drop {
-					continue
-				}
-				var m *MissingError
-				if !errors.As(outs[n].err, &m) || !slices.Equal(m.Parties, []string{tc.drop}) || m.Formed {
-					t.Fatalf("%s: %v, want MissingError naming %s", n, outs[n].err, tc.drop)
-				}
 			}
 			step.Attempt++
 			step.Parties = slices.DeleteFunc(slices.Clone(c.names), func(n string) bool { return n == tc.drop })
-			net = jobtest.NewNetwork(c.names...)
-			outs = runAll(t, net, step, cfg, in)
+			net := jobtest.NewNetwork(c.names...)
+			outs := runAll(t, net, step, cfg, in)
 			if outs["org01"].err != nil {
 				t.Fatal(outs["org01"].err)
 			}
@@ -178,31 +183,34 @@ func TestLatticeLateShare(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			t.Parallel()
 			c, keys := latticeConsortium(t, n)
-			net := jobtest.NewNetwork(c.names...)
-			net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
-				if m.Type == TypeShare {
-					return nil
-				}
-				return m
-			})
 			in, want := exactInputs(c, 12, 9)
-			outs := runAll(t, net, testStep(c, "org01"), func(name string) Config {
-				cfg := latticeConfig(keys, name)
-				cfg.Timeout = raceSlowdown * time.Second // the lost share costs a few hops; a loaded machine needs them long
-				return cfg
-			}, in)
-			for _, name := range c.names {
-				o := outs[name]
-				if o.err != nil {
-					t.Fatalf("%s: %v", name, o.err)
+			retryHops(t, raceSlowdown*time.Second, func(hop time.Duration) error {
+				net := jobtest.NewNetwork(c.names...)
+				net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
+					if m.Type == TypeShare {
+						return nil
+					}
+					return m
+				})
+				outs := runAll(t, net, testStep(c, "org01"), func(name string) Config {
+					cfg := latticeConfig(keys, name)
+					cfg.Timeout = hop // the lost share costs a few hops
+					return cfg
+				}, in)
+				for _, name := range c.names {
+					o := outs[name]
+					if o.err != nil {
+						return fmt.Errorf("%s: %w", name, o.err)
+					}
+					if why := o.res.Excluded["org02"]; len(o.res.Excluded) != 1 || !strings.Contains(why, "in time") {
+						return fmt.Errorf("%s: excluded %v", name, o.res.Excluded)
+					}
+					if !slices.Equal(o.res.Sum, want) || !slices.Equal(o.res.Included, c.names) {
+						return fmt.Errorf("%s: wrong sum or included %v", name, o.res.Included)
+					}
 				}
-				if why := o.res.Excluded["org02"]; len(o.res.Excluded) != 1 || !strings.Contains(why, "in time") {
-					t.Fatalf("%s: excluded %v", name, o.res.Excluded)
-				}
-				if !slices.Equal(o.res.Sum, want) || !slices.Equal(o.res.Included, c.names) {
-					t.Fatalf("%s: wrong sum or included %v", name, o.res.Included)
-				}
-			}
+				return nil
+			})
 		})
 	}
 }
@@ -222,38 +230,56 @@ func TestLatticeRestartedParty(t *testing.T) {
 	if err := keyring.SaveLattice(dir, keys[who]); err != nil {
 		t.Fatal(err)
 	}
-	net := jobtest.NewNetwork(c.names...)
 	step := testStep(c, "org01")
 	in, want := exactInputs(c, 16, 11)
+	retryHops(t, raceSlowdown*time.Second, func(hop time.Duration) error {
+		outs, restarted := runRestarted(c.names, step, in, who, func(n string) Config {
+			cfg := latticeConfig(keys, n)
+			cfg.Fanout, cfg.Timeout = 2, hop
+			if n == who {
+				reread, err := keyring.LoadLattice(dir)
+				if err != nil {
+					t.Error(err)
+				}
+				cfg.Lattice = reread
+			}
+			return cfg
+		})
+		if !errors.Is(restarted.err, ErrTampered) || !errors.Is(restarted.err, lattice.ErrPolicy) {
+			return fmt.Errorf("restarted party: %v, want a refusal to decrypt a total without its input", restarted.err)
+		}
+		for _, n := range c.names {
+			if o := outs[n]; n != who && (o.err != nil || !slices.Equal(o.res.Sum, want) || o.res.Excluded[who] == "") {
+				return fmt.Errorf("%s: %v; want the exact sum with %s excluded", n, o.err, who)
+			}
+		}
+		return nil
+	})
+}
+
+// runRestarted runs Aggregate at every party of step; party who goes down
+// once its contribution is on its way up and comes back at once with a
+// fresh Aggregate (its configuration from cfg, read again), whose outcome
+// is restarted.
+func runRestarted(names []string, step job.Step, in map[string][]float64, who string, cfg func(string) Config) (outs map[string]outcome, restarted outcome) {
+	net := jobtest.NewNetwork(names...)
 	crash, crashed := context.WithCancel(context.Background())
+	defer crashed()
 	net.Intercept(who, func(to string, m *wire.Message) *wire.Message {
 		if m.Type == TypeUp {
 			crashed() // the node goes down once its contribution is on its way
 		}
 		return m
 	})
-	cfg := func(n string) Config {
-		cfg := latticeConfig(keys, n)
-		cfg.Fanout, cfg.Timeout = 2, raceSlowdown*time.Second // hops a loaded machine keeps under -race (400 ms failed in CI)
-		return cfg
-	}
-	var restarted outcome
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		<-crash.Done()
 		net.Intercept(who, nil)
-		reread, err := keyring.LoadLattice(dir)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		c := cfg(who)
-		c.Lattice = reread
-		restarted.res, restarted.err = Aggregate(context.Background(), net.Party(who), step, c, in[who])
+		restarted.res, restarted.err = Aggregate(context.Background(), net.Party(who), step, cfg(who), in[who])
 	})
-	outs := map[string]outcome{}
+	outs = map[string]outcome{}
 	var mu sync.Mutex
-	for _, n := range c.names {
+	for _, n := range names {
 		wg.Go(func() {
 			ctx := context.Background()
 			if n == who {
@@ -266,21 +292,7 @@ func TestLatticeRestartedParty(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if !errors.Is(restarted.err, ErrTampered) || !errors.Is(restarted.err, lattice.ErrPolicy) {
-		t.Fatalf("restarted party: %v, want a refusal to decrypt a total without its input", restarted.err)
-	}
-	for _, n := range c.names {
-		if n == who {
-			continue
-		}
-		o := outs[n]
-		if o.err != nil {
-			t.Fatalf("%s: %v", n, o.err)
-		}
-		if !slices.Equal(o.res.Sum, want) || o.res.Excluded[who] == "" {
-			t.Fatalf("%s: sum right %v, excluded %v", n, slices.Equal(o.res.Sum, want), o.res.Excluded)
-		}
-	}
+	return outs, restarted
 }
 
 // tamperShares makes party name send decryption shares whose last

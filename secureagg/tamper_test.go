@@ -24,30 +24,34 @@ func TestLateShareExcluded(t *testing.T) {
 		t.Run(fmt.Sprintf("decryptors=%d", decryptors), func(t *testing.T) {
 			t.Parallel()
 			c := testConsortium(t, 5)
-			net := jobtest.NewNetwork(c.names...)
-			net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
-				if m.Type == TypeShare {
-					return nil
-				}
-				return m
-			})
 			in := testInputs(c, 12)
-			outs := runAll(t, net, testStep(c, "org01"), func(n string) Config {
-				cfg := testConfig(c, n)
-				cfg.Timeout = time.Second
-				cfg.Decryptors = decryptors
-				return cfg
-			}, in)
-			for _, n := range c.names {
-				o := outs[n]
-				if o.err != nil {
-					t.Fatalf("%s: %v", n, o.err)
+			retryHops(t, time.Second, func(hop time.Duration) error {
+				net := jobtest.NewNetwork(c.names...)
+				net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
+					if m.Type == TypeShare {
+						return nil
+					}
+					return m
+				})
+				outs := runAll(t, net, testStep(c, "org01"), func(n string) Config {
+					cfg := testConfig(c, n)
+					cfg.Timeout, cfg.Decryptors = hop, decryptors
+					return cfg
+				}, in)
+				for _, n := range c.names {
+					o := outs[n]
+					if o.err != nil {
+						return fmt.Errorf("%s: %w", n, o.err)
+					}
+					if why := o.res.Excluded["org02"]; len(o.res.Excluded) != 1 || !strings.Contains(why, "in time") {
+						return fmt.Errorf("%s: excluded %v", n, o.res.Excluded)
+					}
 				}
-				if why := o.res.Excluded["org02"]; len(o.res.Excluded) != 1 || !strings.Contains(why, "in time") {
-					t.Fatalf("%s: excluded %v", n, o.res.Excluded)
+				for _, n := range c.names {
+					checkSum(t, outs[n].res.Sum, plainSum(in, c.names), 5.0/(1<<16))
 				}
-				checkSum(t, o.res.Sum, plainSum(in, c.names), 5.0/(1<<16))
-			}
+				return nil
+			})
 		})
 	}
 }
