@@ -17,6 +17,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/joinprop"
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/wire"
@@ -140,6 +141,14 @@ func simRunTo(t *testing.T, c *joinCase, p boost.Params, capt *capture, out stri
 // simRunKind is simRunTo with the parties' Kind (its node settings) given.
 func simRunKind(t *testing.T, c *joinCase, p boost.Params, kind boost.Kind, capt *capture, out string) error {
 	t.Helper()
+	_, err := simRunBits(t, c, p, kind, capt, out, keyBits, nil)
+	return err
+}
+
+// simRunBits is simRunKind under a threshold key of bits bits and node
+// policy pol (the default when nil), with the run's result.
+func simRunBits(t *testing.T, c *joinCase, p boost.Params, kind boost.Kind, capt *capture, out string, bits int, pol *policy.Policy) (map[string]any, error) {
+	t.Helper()
 	dir := t.TempDir()
 	for name, text := range c.csv {
 		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(text), 0o644); err != nil {
@@ -171,9 +180,8 @@ func simRunKind(t *testing.T, c *joinCase, p boost.Params, kind boost.Kind, capt
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	_, err = sim.Run(ctx, path, sim.RunOptions{Kinds: job.Registry{"boost": recorded{Kind: kind, c: capt}}, Out: out,
-		Setup: simtest.ThresholdKeys(keyBits), Timing: simTiming})
-	return err
+	return sim.Run(ctx, path, sim.RunOptions{Kinds: job.Registry{"boost": recorded{Kind: kind, c: capt}}, Out: out,
+		Setup: simtest.ThresholdKeys(bits), Timing: simTiming, Policy: pol})
 }
 
 // modelOf is result.json's model in Model.JSON's form.
