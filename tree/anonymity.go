@@ -89,8 +89,9 @@ func (t *Tree) leaves(f func(*Node)) {
 			f(n)
 			return
 		}
-		walk(n.Left)
-		walk(n.Right)
+		for _, c := range n.children() {
+			walk(c)
+		}
 	}
 	walk(t.Root)
 }
@@ -151,10 +152,13 @@ func (t *Tree) ReleasePrune(k uint64) (int, error) { return t.PruneTo(Requiremen
 // leaf's only sibling is merged with it, so its parent becomes a leaf
 // holding both children's rows (a node's counts are its children's sums);
 // a node becomes a leaf at most once, after its subtree is done, so this
-// is a post-order walk. A tree whose root alone remains is released as
-// that one leaf when the root meets r (it tells only the class counts of
-// all rows; ATP would release no tree), and is ErrAnonymity when it does
-// not. PruneTo returns the number of internal nodes it turned into leaves.
+// is a post-order walk. On a multiway split a failing child is merged with
+// siblings one at a time until it passes, and the node keeps its other
+// children (atp.go has the rule for which siblings). A tree whose root
+// alone remains is released as that one leaf when the root meets r (it
+// tells only the class counts of all rows; ATP would release no tree), and
+// is ErrAnonymity when it does not. PruneTo returns the number of internal
+// nodes it turned into leaves or merged away.
 func (t *Tree) PruneTo(r Requirement) (int, error) {
 	pruned := 0
 	fails := func(n *Node) bool { return n.IsLeaf() && !r.Holds(n.Counts) }
@@ -163,10 +167,14 @@ func (t *Tree) PruneTo(r Requirement) (int, error) {
 		if n.IsLeaf() {
 			return
 		}
-		walk(n.Left)
-		walk(n.Right)
-		if fails(n.Left) || fails(n.Right) {
-			n.Split, n.Left, n.Right = nil, nil, nil
+		for _, c := range n.children() {
+			walk(c)
+		}
+		switch {
+		case n.Split.Op == OpIn:
+			pruned += n.mergeFailing(r.Holds)
+		case fails(n.Left) || fails(n.Right):
+			n.makeLeaf()
 			pruned++
 		}
 	}
