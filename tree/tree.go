@@ -311,9 +311,9 @@ func writeString(b *bytes.Buffer, s string) {
 
 // jsonNode is the decoding form of a node.
 type jsonNode struct {
-	Leaf   *string           `json:"leaf"`
-	Split  *jsonSplit        `json:"split"`
-	Counts map[string]uint64 `json:"counts"`
+	Leaf     *string           `json:"leaf"`
+	Split    *jsonSplit        `json:"split"`
+	Counts   map[string]uint64 `json:"counts"`
 	Left     *jsonNode         `json:"left"`
 	Right    *jsonNode         `json:"right"`
 	Branches []jsonBranch      `json:"branches"`
