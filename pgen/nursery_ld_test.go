@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -45,11 +46,16 @@ type ldCell struct {
 // empty tree), and the global tree and naive Bayes are learnt from the
 // pseudo-rows of the trees published, none when no party publishes.
 // Every figure is the mean over the folds that produced data.
+//
+// Every tree (each party's, the global one, LD's) is C4.5's multiway tree,
+// as the paper's Java experiments grew them, and ATP merges a failing
+// branch with siblings (tree.PruneTo); PGEN_BINARY=1 grows binary trees
+// instead, the figures docs/pgen.md gave before the multiway grower.
 func TestNurseryLD(t *testing.T) {
 	recs := nurseryRecords(t)
 	s := nurserySchema()
 	tax := nurseryTaxonomies(t)
-	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
+	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true, Multiway: os.Getenv("PGEN_BINARY") == ""}
 	type req struct {
 		l int
 		c float64
@@ -79,7 +85,7 @@ func TestNurseryLD(t *testing.T) {
 			}
 			for ri, r := range reqs {
 				start := time.Now()
-				ldFold(t, &cells[ri], r.c, r.l, ds, tax, trainRecs, testRecs)
+				ldFold(t, &cells[ri], r.c, r.l, gp, ds, tax, trainRecs, testRecs)
 				ppgenFold(t, &cells[ri], tree.Requirement{K: 1, C: r.c, L: r.l}, s, gp, seed, trainRecs, test)
 				spent[ri] += time.Since(start)
 			}
@@ -97,7 +103,7 @@ func TestNurseryLD(t *testing.T) {
 
 // ldFold runs LD at (c, l) on one fold's training records and scores its
 // models on the fold's test records.
-func ldFold(t *testing.T, cell *ldCell, c float64, l int, ds *anonymize.Dataset, tax map[string]*anonymize.Taxonomy, trainRecs, testRecs [][]string) {
+func ldFold(t *testing.T, cell *ldCell, c float64, l int, gp tree.GrowParams, ds *anonymize.Dataset, tax map[string]*anonymize.Taxonomy, trainRecs, testRecs [][]string) {
 	t.Helper()
 	sens, err := anonymize.SensitiveModel{RecursiveC: c, RecursiveL: l}.Code(columnOf(nurseryNames, trainRecs, "class"))
 	if err != nil {
@@ -113,7 +119,6 @@ func ldFold(t *testing.T, cell *ldCell, c float64, l int, ds *anonymize.Dataset,
 	train, ldTest := generalised(t, nurseryLayout, trainRecs, res.Levels, tax), generalised(t, nurseryLayout, testRecs, res.Levels, tax)
 	checkDiverse(t, train, c, l, res.Classes)
 	pct := func(n int) float64 { return 100 * float64(n) / float64(ldTest.Rows()) }
-	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
 	cell.ldTree.add(pct(tree.Correct(tree.Grow(train, gp, "", ""), ldTest)))
 	cell.ldBayes.add(pct(pgen.CorrectBayes(pgen.LearnBayes(train), ldTest)))
 	cell.ldClasses.add(float64(res.Classes))
@@ -165,8 +170,16 @@ func logRoot(t *testing.T, tr *tree.Tree) {
 		t.Logf("one party's tree (first fold): a single leaf")
 		return
 	}
-	t.Logf("one party's tree (first fold): %d nodes, %d leaves; the root splits on %s %s %s, its children's class counts (%v) %v and %v",
-		n, l, tr.Root.Split.Column, tr.Root.Split.Op, tr.Root.Split.Cat, tr.Labels, tr.Root.Left.Counts, tr.Root.Right.Counts)
+	var kids []string
+	for i, c := range tr.Root.Children() {
+		v := fmt.Sprint(c.Counts)
+		if len(tr.Root.Branches) > 0 {
+			v = fmt.Sprintf("%v %v", tr.Root.Branches[i].Values, c.Counts)
+		}
+		kids = append(kids, v)
+	}
+	t.Logf("one party's tree (first fold): %d nodes, %d leaves; the root splits on %s %s %s, its children's class counts (%v) %v",
+		n, l, tr.Root.Split.Column, tr.Root.Split.Op, tr.Root.Split.Cat, tr.Labels, kids)
 }
 
 // foldMean is m's mean, with how many of the folds it is over when some

@@ -160,3 +160,36 @@ func TestPruneMultiway(t *testing.T) {
 		t.Fatalf("pruned %d", n)
 	}
 }
+
+// TestHitMiss: the paper's path check (§3.1) on its worked example, a
+// path of 14 rows of class 1 and 6 of classes 2 and 3, is (5, 3)-diverse
+// (14 < 5·6/2) whatever the 6 are, where the exact check holds for ⟨14,
+// 3, 3⟩ and not for ⟨14, 5, 1⟩ (14 < 5·1 fails); SpreadMisses publishes
+// ⟨14, 3, 3⟩ for both, and keeps the majority where a remainder is spread.
+func TestHitMiss(t *testing.T) {
+	paper := Requirement{K: 1, C: 5, L: 3, HitMiss: true}
+	exact := Requirement{K: 1, C: 5, L: 3}
+	for _, c := range [][]uint64{{14, 3, 3}, {14, 5, 1}} {
+		if !paper.Holds(c) {
+			t.Errorf("the paper's check refuses %v", c)
+		}
+	}
+	if !exact.Holds([]uint64{14, 3, 3}) || exact.Holds([]uint64{14, 5, 1}) {
+		t.Error("the exact check")
+	}
+	if paper.Holds([]uint64{20, 1, 0}) { // miss 1 < l − 1
+		t.Error("a path of one miss is not 3-diverse")
+	}
+	tr := &Tree{Labels: []string{"a", "b", "c"}, Root: multi([]uint64{16, 9, 5},
+		br(leaf(14, 5, 1), "u"), br(leaf(2, 3, 3), "v"), br(leaf(0, 1, 1), "w"))}
+	tr.SpreadMisses()
+	want := [][]uint64{{14, 3, 3}, {2, 3, 3}, {0, 1, 1}} // the remainders go after the majority
+	for i, b := range tr.Root.Branches {
+		if !slices.Equal(b.Child.Counts, want[i]) || Majority(b.Child.Counts) != Majority(want[i]) {
+			t.Errorf("branch %d: %v, want %v", i, b.Child.Counts, want[i])
+		}
+	}
+	if !slices.Equal(tr.Root.Counts, []uint64{16, 7, 7}) {
+		t.Errorf("root %v", tr.Root.Counts)
+	}
+}
