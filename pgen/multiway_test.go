@@ -2,6 +2,7 @@ package pgen_test
 
 import (
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -73,5 +74,52 @@ func TestGenerateMultiway(t *testing.T) {
 	g := tree.Grow(d, tree.GrowParams{MaxDepth: 10, MinSplit: 2, Multiway: true}, "", "")
 	if !g.Multiway() || g.Root.Split.Column != "c" {
 		t.Errorf("the global tree's root: %v", g.Root.Split)
+	}
+}
+
+// TestJobMultiway: the example with multiway: true: every published tree
+// is the party's own C4.5 tree (tree.GrowParams.Multiway) ATP-pruned to
+// release_k, some of them multiway, every leaf at least release_k rows,
+// and the global tree is Global over them with the log's joint seed,
+// grown multiway too.
+func TestJobMultiway(t *testing.T) {
+	t.Parallel()
+	spec := loadSpec(t, exampleWith(t, "  multiway: true"))
+	s, _, err := pgen.SchemaOf(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const k = 10
+	pub, global, rep := runPGEN(t, spec)
+	seed := jointSeed(t, rep, spec)
+	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true, Multiway: true}
+	multiway := 0
+	var trees []*tree.Tree
+	for _, ps := range spec.Parties {
+		d := readData(t, filepath.Join(exampleDir, ps.Tables[0].Path), s)
+		want := tree.Grow(d, gp, ps.Name, ps.Tables[0].Name)
+		if _, err := want.ReleasePrune(k); err != nil {
+			t.Fatal(err)
+		}
+		got := pub[ps.Name]
+		if diff := tree.Diff(want, got); diff != "" {
+			t.Errorf("party %s published another tree than its own, pruned: %s", ps.Name, diff)
+		}
+		if got.Multiway() {
+			multiway++
+		}
+		for _, r := range leafRows(got.Root) {
+			if r < k {
+				t.Errorf("party %s published a leaf of %d rows, release_k %d", ps.Name, r, k)
+			}
+		}
+		trees = append(trees, got)
+	}
+	if multiway == 0 {
+		t.Error("no published tree has a multiway split")
+	}
+	again, _ := pgen.Global(trees, s, gp, seed)
+	if diff := tree.Diff(again, global); diff != "" {
+		t.Errorf("the global tree is not Global over the published trees: %s", diff)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,14 +21,20 @@ import (
 var nurseryParties = []int{1, 5, 10}
 
 // ldCell accumulates one (c, ℓ) requirement's figures over the folds: LD's
-// tree and naive Bayes, its classes, then per number of parties PPGEN's
-// tree and naive Bayes, how many parties could publish and the leaves of
-// their trees.
+// tree and naive Bayes, its classes, then PPGEN's with ATP checking the
+// exact class counts and with the paper's hit/miss check.
 type ldCell struct {
 	ldTree, ldBayes, ldClasses mean
 	levels                     map[string]int
-	tree, bayes, published     [3]mean
-	leaves                     [3]mean // per published tree
+	exact, paper               ppgenCols
+}
+
+// ppgenCols are PPGEN's figures per number of parties: the global tree and
+// naive Bayes, how many parties could publish and the leaves of their
+// trees.
+type ppgenCols struct {
+	tree, bayes, published [3]mean
+	leaves                 [3]mean // per published tree
 }
 
 // TestNurseryLD is TestAdultLD on Nursery, the dataset of the paper's
@@ -83,22 +90,50 @@ func TestNurseryLD(t *testing.T) {
 			if folds == 1 {
 				logRoot(t, tree.Grow(recordsData(t, nurseryNames, trainRecs, s), gp, "0", "t"))
 			}
+			grown := growParties(t, s, gp, trainRecs)
 			for ri, r := range reqs {
 				start := time.Now()
 				ldFold(t, &cells[ri], r.c, r.l, gp, ds, tax, trainRecs, testRecs)
-				ppgenFold(t, &cells[ri], tree.Requirement{K: 1, C: r.c, L: r.l}, s, gp, seed, trainRecs, test)
+				ppgenFold(t, &cells[ri].exact, tree.Requirement{K: 1, C: r.c, L: r.l}, s, gp, seed, grown, test)
+				ppgenFold(t, &cells[ri].paper, tree.Requirement{K: 1, C: r.c, L: r.l, HitMiss: true}, s, gp, seed, grown, test)
 				spent[ri] += time.Since(start)
 			}
 		}
 	}
 	for ri, r := range reqs {
 		c := &cells[ri]
-		line := fmt.Sprintf("| %d | %g | %s | %s | %s | %s |", r.l, r.c, foldMean(&c.ldClasses, folds), c.levelsString(), foldMean(&c.ldTree, folds), foldMean(&c.ldBayes, folds))
-		for p := range nurseryParties {
-			line += fmt.Sprintf(" %s | %s | %s | %s |", foldMean(&c.tree[p], folds), foldMean(&c.bayes[p], folds), foldMean(&c.published[p], folds), foldMean(&c.leaves[p], folds))
-		}
-		t.Logf("%s %.1f |", line, spent[ri].Seconds())
+		t.Logf("| %d | %g | %s | %s | %s | %s | %.1f |", r.l, r.c, c.levelsString(), foldMean(&c.ldClasses, folds), foldMean(&c.ldTree, folds), foldMean(&c.ldBayes, folds), spent[ri].Seconds())
 	}
+	for _, v := range []struct {
+		name string
+		cols func(*ldCell) *ppgenCols
+	}{{"exact counts", func(c *ldCell) *ppgenCols { return &c.exact }}, {"hit/miss", func(c *ldCell) *ppgenCols { return &c.paper }}} {
+		for ri, r := range reqs {
+			pc := v.cols(&cells[ri])
+			line := fmt.Sprintf("| %d | %g | %s |", r.l, r.c, v.name)
+			for p := range nurseryParties {
+				line += fmt.Sprintf(" %s | %s |", foldMean(&pc.tree[p], folds), foldMean(&pc.bayes[p], folds))
+			}
+			var pub, leaves []string
+			for p := range nurseryParties {
+				pub = append(pub, pc.published[p].String())
+				leaves = append(leaves, pc.leaves[p].String())
+			}
+			t.Logf("%s %s | %s |", line, strings.Join(pub, " / "), strings.Join(leaves, " / "))
+		}
+	}
+}
+
+// growParties grows, for each number of parties, each party's tree on
+// the nine training folds dealt at random (unpruned by ATP).
+func growParties(t *testing.T, s *pgen.Schema, gp tree.GrowParams, trainRecs [][]string) [][]*tree.Tree {
+	out := make([][]*tree.Tree, len(nurseryParties))
+	for pi, n := range nurseryParties {
+		for p, part := range deal(trainRecs, n) {
+			out[pi] = append(out[pi], tree.Grow(recordsData(t, nurseryNames, part, s), gp, fmt.Sprint(p), "t"))
+		}
+	}
+	return out
 }
 
 // ldFold runs LD at (c, l) on one fold's training records and scores its
@@ -128,19 +163,25 @@ func ldFold(t *testing.T, cell *ldCell, c float64, l int, gp tree.GrowParams, ds
 	cell.levels[fmt.Sprint(res.Levels)]++
 }
 
-// ppgenFold runs PPGEN at r on one fold for each number of parties.
-func ppgenFold(t *testing.T, cell *ldCell, r tree.Requirement, s *pgen.Schema, gp tree.GrowParams, seed []byte, trainRecs [][]string, test *tree.Data) {
+// ppgenFold runs PPGEN at r on one fold for each number of parties, on
+// copies of the parties' grown trees; with r.HitMiss (the paper's check)
+// each published tree gives its paths' hit and miss alone
+// (tree.SpreadMisses).
+func ppgenFold(t *testing.T, cell *ppgenCols, r tree.Requirement, s *pgen.Schema, gp tree.GrowParams, seed []byte, grown [][]*tree.Tree, test *tree.Data) {
 	t.Helper()
 	pct := func(n int) float64 { return 100 * float64(n) / float64(test.Rows()) }
-	for pi, n := range nurseryParties {
+	for pi := range nurseryParties {
 		var trees []*tree.Tree
-		for p, part := range deal(trainRecs, n) {
-			tr := tree.Grow(recordsData(t, nurseryNames, part, s), gp, fmt.Sprint(p), "t")
+		for _, g := range grown[pi] {
+			tr := cloneTree(g)
 			switch _, err := tr.PruneTo(r); {
 			case errors.Is(err, tree.ErrAnonymity): // the party's rows as a whole fail r: no tree
 				continue
 			case err != nil:
 				t.Fatal(err)
+			}
+			if r.HitMiss {
+				tr.SpreadMisses()
 			}
 			trees = append(trees, tr)
 		}
@@ -160,6 +201,22 @@ func ppgenFold(t *testing.T, cell *ldCell, r tree.Requirement, s *pgen.Schema, g
 		cell.tree[pi].add(pct(tree.Correct(tree.Grow(pseudo, grow, "", ""), test)))
 		cell.bayes[pi].add(pct(pgen.CorrectBayes(pgen.LearnBayes(pseudo), test)))
 	}
+}
+
+// cloneTree is a deep copy of t, which PruneTo and SpreadMisses change.
+func cloneTree(t *tree.Tree) *tree.Tree {
+	var clone func(*tree.Node) *tree.Node
+	clone = func(n *tree.Node) *tree.Node {
+		c := &tree.Node{Split: n.Split, Counts: slices.Clone(n.Counts)}
+		if n.Left != nil {
+			c.Left, c.Right = clone(n.Left), clone(n.Right)
+		}
+		for _, b := range n.Branches {
+			c.Branches = append(c.Branches, tree.Branch{Values: b.Values, Child: clone(b.Child)})
+		}
+		return c
+	}
+	return &tree.Tree{Labels: t.Labels, Root: clone(t.Root)}
 }
 
 // logRoot logs the split at the root of one party's unpruned tree and
