@@ -6,8 +6,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/pgen"
 	"github.com/cohortdm/cohort/tree"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // TestGenerateMultiway: PGEN on a multiway tree (C4.5's, ATP-merged): a
@@ -121,5 +123,26 @@ func TestJobMultiway(t *testing.T) {
 	again, _ := pgen.Global(trees, s, gp, seed)
 	if diff := tree.Diff(again, global); diff != "" {
 		t.Errorf("the global tree is not Global over the published trees: %s", diff)
+	}
+	// The leakage profile is unchanged: one tree per party to the
+	// coordinator, the joint seed's steps, control.
+	sent := map[string]int{}
+	for _, m := range rep.Sent {
+		switch m.Disclosure {
+		case wire.DiscloseGeneralised:
+			sent[m.From]++
+		case wire.DisclosePublicResult:
+			if !job.IsSeedStep(job.Step{Phase: m.Message.Phase}) {
+				t.Errorf("%s sent a public result of %s", m.From, m.Message.Phase)
+			}
+		case wire.DiscloseControl:
+		default:
+			t.Errorf("%s sent %s to %s as %s", m.From, m.Message.Type, m.To, m.Disclosure)
+		}
+	}
+	for _, p := range spec.PartyNames() {
+		if sent[p] != 1 {
+			t.Errorf("party %s sent %d trees, want 1", p, sent[p])
+		}
 	}
 }
