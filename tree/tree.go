@@ -3,8 +3,10 @@
 // it is written to result.json (`cohort sim`'s "tree": splits {party, table,
 // column, op, value}, class counts, leaves with their label), its C4.5
 // pessimistic pruning, the anonymity of its paths and the pruning that
-// ensures it (anonymity.go), its prediction walk, and the one-process
-// grower (grow.go: pgen's parties and coordinator, kde's evaluation). Both the join-aware
+// ensures it (anonymity.go, atp.go), its prediction walk, and the one-process
+// grower (grow.go: pgen's parties and coordinator, kde's evaluation; with
+// GrowParams.Multiway C4.5's multiway tree, growmulti.go and multiway.go,
+// which only pgen reads). Both the join-aware
 // builder (package sjc) and the plaintext join-then-build reference
 // produce this type, so trees compare byte for byte through their JSON.
 package tree
