@@ -107,7 +107,7 @@ func (t *Tree) SpreadMisses() {
 				}
 			}
 		}
-		for _, c := range n.children() {
+		for _, c := range n.Children() {
 			walk(c)
 		}
 	}
@@ -122,7 +122,7 @@ func (t *Tree) leaves(f func(*Node)) {
 			f(n)
 			return
 		}
-		for _, c := range n.children() {
+		for _, c := range n.Children() {
 			walk(c)
 		}
 	}
@@ -212,7 +212,7 @@ func (t *Tree) PruneTo(r Requirement) (int, error) {
 		if n.IsLeaf() {
 			return
 		}
-		for _, c := range n.children() {
+		for _, c := range n.Children() {
 			walk(c)
 		}
 		switch {

@@ -57,8 +57,9 @@ func (t *Tree) Multiway() bool {
 	return walk(t.Root)
 }
 
-// children are n's children in order: Left and Right, or each branch's.
-func (n *Node) children() []*Node {
+// Children are n's children in order: Left and Right for a binary split,
+// each branch's for a multiway one, none for a leaf.
+func (n *Node) Children() []*Node {
 	switch {
 	case n.IsLeaf():
 		return nil
@@ -71,10 +72,6 @@ func (n *Node) children() []*Node {
 	}
 	return []*Node{n.Left, n.Right}
 }
-
-// Children are n's children in order: Left and Right for a binary split,
-// each branch's for a multiway one, none for a leaf.
-func (n *Node) Children() []*Node { return n.children() }
 
 // makeLeaf drops n's split and children.
 func (n *Node) makeLeaf() {

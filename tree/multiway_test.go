@@ -193,3 +193,27 @@ func TestHitMiss(t *testing.T) {
 		t.Errorf("root %v", tr.Root.Counts)
 	}
 }
+
+// FuzzUnmarshalMultiway: what UnmarshalMultiway accepts and MarshalJSON
+// writes reads back the same.
+func FuzzUnmarshalMultiway(f *testing.F) {
+	f.Add([]byte(`{"split":{"party":"p","table":"T","column":"h","op":"in"},"counts":{"a":3,"b":1},"branches":[{"values":["u","v"],"node":{"leaf":"a","counts":{"a":3,"b":0}}},{"values":["w"],"node":{"leaf":"b","counts":{"a":0,"b":1}}}]}`))
+	f.Add([]byte(`{"leaf":"a","counts":{"a":1}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tr, err := UnmarshalMultiway(b)
+		if err != nil {
+			return
+		}
+		out, err := tr.MarshalJSON()
+		if err != nil {
+			return
+		}
+		back, err := UnmarshalMultiway(out)
+		if err != nil {
+			t.Fatalf("re-decode %s: %v", out, err)
+		}
+		if d := Diff(tr, back); d != "" {
+			t.Fatalf("round trip differs: %s", d)
+		}
+	})
+}

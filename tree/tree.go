@@ -127,7 +127,7 @@ func (t *Tree) Size() (nodes, leaves int) {
 			leaves++
 			return
 		}
-		for _, c := range n.children() {
+		for _, c := range n.Children() {
 			walk(c)
 		}
 	}
@@ -155,7 +155,7 @@ func (t *Tree) Prune(cf float64) int {
 			return leafErr
 		}
 		treeErr := 0.0
-		for _, c := range n.children() {
+		for _, c := range n.Children() {
 			treeErr += walk(c)
 		}
 		if leafErr <= treeErr {
