@@ -76,6 +76,7 @@ func TestNurseryLD(t *testing.T) {
 	cells := make([]ldCell, len(reqs))
 	spent := make([]time.Duration, len(reqs))
 	folds := 0
+	var basis mean // the tree on the nine folds, grown as every tree here
 	for it := range nurseryIterations {
 		fs := nurseryFolds(recs, it)
 		for f := range fs {
@@ -87,9 +88,11 @@ func TestNurseryLD(t *testing.T) {
 				t.Fatal(err)
 			}
 			seed := fmt.Appendf(nil, "figures/%d/%d", it, f)
+			union := tree.Grow(recordsData(t, nurseryNames, trainRecs, s), gp, "0", "t")
 			if folds == 1 {
-				logRoot(t, tree.Grow(recordsData(t, nurseryNames, trainRecs, s), gp, "0", "t"))
+				logRoot(t, union)
 			}
+			basis.add(100 * float64(tree.Correct(union, test)) / float64(test.Rows()))
 			grown := growParties(t, s, gp, trainRecs)
 			for ri, r := range reqs {
 				start := time.Now()
@@ -100,6 +103,7 @@ func TestNurseryLD(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("BASIS: tree %v %% (%.2f–%.2f over the folds), multiway %v", &basis, basis.lo, basis.hi, gp.Multiway)
 	for ri, r := range reqs {
 		c := &cells[ri]
 		t.Logf("| %d | %g | %s | %s | %s | %s | %.1f |", r.l, r.c, c.levelsString(), foldMean(&c.ldClasses, folds), foldMean(&c.ldTree, folds), foldMean(&c.ldBayes, folds), spent[ri].Seconds())
