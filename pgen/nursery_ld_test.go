@@ -239,8 +239,8 @@ func logRoot(t *testing.T, tr *tree.Tree) {
 		}
 		kids = append(kids, v)
 	}
-	t.Logf("one party's tree (first fold): %d nodes, %d leaves; the root splits on %s %s %s, its children's class counts (%v) %v",
-		n, l, tr.Root.Split.Column, tr.Root.Split.Op, tr.Root.Split.Cat, tr.Labels, kids)
+	t.Logf("one party's tree (first fold): %d nodes, %d leaves; the root splits on %s, its children's class counts (%v) %v",
+		n, l, tr.Root.Split, tr.Labels, kids)
 }
 
 // foldMean is m's mean, with how many of the folds it is over when some
