@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// weather is Quinlan's 14-row weather data with every attribute nominal
-// (C4.5: Programs for Machine Learning, 1993, Figure 1-2; play is the
-// class).
+// weather is Quinlan's 14 rows of weather, every attribute nominal
+// ("Induction of Decision Trees", Machine Learning 1, 1986, Table 1; Weka's
+// weather.nominal; play is the class).
 func weather() *Data {
 	rows := [][5]string{
 		{"sunny", "hot", "high", "false", "no"},
@@ -57,7 +57,8 @@ func nominalData[R ~[5]string | ~[3]string](names []string, rows []R) *Data {
 // H(5/14, 4/14, 5/14) = 1.5774, a ratio of 0.1564; humidity (⟨4,3⟩,
 // ⟨1,6⟩) 0.1518 and 1, ratio 0.1518; windy (⟨2,6⟩, ⟨3,3⟩) 0.0481 over
 // 0.9852, 0.0488; temperature (⟨2,2⟩, ⟨2,4⟩, ⟨1,3⟩) 0.0292 over 1.5567,
-// 0.0188. Quinlan's book gives outlook's gain as 0.246 and its ratio 0.156.
+// 0.0188. Quinlan (1986) gives the gains as 0.246, 0.151, 0.048 and 0.029
+// and outlook's gain ratio as 0.156.
 func TestGainRatioByHand(t *testing.T) {
 	total := []uint64{5, 9}
 	cases := []struct {
@@ -83,8 +84,9 @@ func TestGainRatioByHand(t *testing.T) {
 	}
 }
 
-// TestGrowMultiwayWeather: C4.5's tree of the weather data (the book's
-// Figure 1-3, and Weka J48's on weather.nominal): outlook at the root with
+// TestGrowMultiwayWeather: the tree Quinlan (1986) derives from the
+// weather data, which Weka's J48 grows on weather.nominal: outlook at the
+// root with
 // three branches; under sunny humidity (high ⟨3,0⟩, normal ⟨0,2⟩: gain
 // 0.971, ratio 1, against temperature's 0.571 and 0.375 and windy's 0.020);
 // overcast a leaf ⟨0,4⟩; under rainy windy (false ⟨0,3⟩, true ⟨2,0⟩).
@@ -113,7 +115,7 @@ func TestGrowMultiwayWeather(t *testing.T) {
 		t.Errorf("classifies %d of its 14 rows", c)
 	}
 	bin := Grow(d, GrowParams{MaxDepth: 10, MinSplit: 2}, "p", "w")
-	if bin.Multiway() || bin.Root.Split.Op != OpEQ {
+	if bin.Multiway() || bin.Root.Split.Column != "outlook" || bin.Root.Split.Op != OpEQ || bin.Root.Split.Cat != "overcast" {
 		t.Errorf("the binary grower's root: %s", bin.Root.Split)
 	}
 }
