@@ -35,6 +35,8 @@ var ldQID = []string{"sex", "age", "race", "marital-status", "education", "nativ
 // ATP-pruned to (c, 2)-diversity, the global models learnt from PGEN's
 // pseudo-rows. BASIS is the union's on the eight attributes. Each LD
 // table is checked: its classes are (c, 2)-diverse (checkDiverse).
+// PGEN_MULTIWAY=1 grows every tree as C4.5 does (multiway nominal splits,
+// tree.GrowParams.Multiway) and ATP merges failing branches with siblings.
 func TestAdultLD(t *testing.T) {
 	if os.Getenv("PGEN_FIGURES") == "" {
 		t.Skip("set PGEN_FIGURES=1")
@@ -66,7 +68,7 @@ func TestAdultLD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
+	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true, Multiway: os.Getenv("PGEN_MULTIWAY") != ""}
 	pct := func(n int) float64 { return 100 * float64(n) / float64(test.Rows()) }
 	t.Logf("BASIS (eight attributes): tree %.2f%%, naive Bayes %.2f%%", pct(tree.Correct(tree.Grow(all, gp, "", ""), test)), pct(pgen.CorrectBayes(pgen.LearnBayes(all), test)))
 	for _, c := range []float64{4, 5, 10, 15, 20, 50, 100} {

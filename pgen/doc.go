@@ -22,7 +22,7 @@
 //	params: {release_k: K, release_l: 0, release_c: 0, max_depth: 10,
 //	         min_split: 2, prune: true, timeout_ms: 0, naive_bayes: false,
 //	         random_forest: {trees: N, features: 0}, decision_table: false,
-//	         conjunctive_rule: false,
+//	         conjunctive_rule: false, multiway: false,
 //	         ranges: {num_attr: [min, max]}, values: {cat_attr: [v1, v2]}}
 //
 // release_k is required; release_l (at least 2) with release_c also
@@ -40,7 +40,9 @@
 // loads its table, grows a tree
 // (binary splits by information gain; numeric thresholds at the midpoint
 // between two adjacent distinct values; categorical splits value == v;
-// C4.5 pessimistic pruning when params.prune), prunes it by ATP to the
+// C4.5 pessimistic pruning when params.prune; with params.multiway C4.5's
+// tree instead, one branch per categorical value, by gain ratio, and ATP
+// merges a failing branch with siblings, tree.PruneTo), prunes it by ATP to the
 // requirement (a party whose table as a whole does not meet it fails,
 // naming params.release_k and params.release_l), and returns it to the
 // coordinator. The coordinator
@@ -83,7 +85,9 @@
 // path holding at least release_k rows. The predicates tell of the values:
 // a numeric threshold lies halfway between two adjacent distinct values of
 // the party's column at that node, and a categorical one names a value the
-// party holds. release_k alone gives path k-anonymity, not diversity: a
+// party holds (with params.multiway, every value its rows at that node
+// hold, one branch each or several merged by ATP: the same kind of fact
+// for more values, each branch's rows meeting the requirement). release_k alone gives path k-anonymity, not diversity: a
 // path whose rows are all of one class tells every member that each of
 // its at least release_k rows has that class (the homogeneity attack the
 // paper describes); release_l and release_c prevent it, and the result

@@ -142,6 +142,7 @@ func (f *Forest) Classify(holds func(*tree.Split) bool) int {
 // (under a label of their own), so every member can redo it from the log.
 func GlobalForest(trees []*tree.Tree, s *Schema, p ForestParams, gp tree.GrowParams, seed []byte) *Forest {
 	gp.NoSplit = Other
+	gp.Multiway = false // its attribute draws per node are the binary grower's (Features)
 	return LearnForest(pseudoRows(trees, s, seed), p, gp, job.Rand(seed, "pgen/random-forest"))
 }
 

@@ -88,10 +88,12 @@ func classIndex(t *tree.Tree, labels []string) []int32 {
 }
 
 // bound is what a path says of one attribute: lo < x <= hi for a numeric
-// one; x == eq (when set) and x not in not for a categorical one.
+// one; x == eq (when set), x among in (when not nil: a multiway branch's
+// values) and x not in not for a categorical one.
 type bound struct {
 	lo, hi float64
 	eq     *string
+	in     []string
 	not    []string
 }
 
@@ -106,6 +108,19 @@ func forPaths(n *tree.Node, bounds map[string]*bound, f func(*tree.Node, map[str
 	b := bound{lo: math.Inf(-1), hi: math.Inf(1)}
 	if old != nil {
 		b = *old
+	}
+	if s.Op == tree.OpIn {
+		for _, br := range n.Branches {
+			in := b
+			in.in = slices.DeleteFunc(slices.Clone(br.Values), func(v string) bool { return !b.allows(v) })
+			bounds[s.Column] = &in
+			forPaths(br.Child, bounds, f)
+		}
+		bounds[s.Column] = old
+		if old == nil {
+			delete(bounds, s.Column)
+		}
+		return
 	}
 	left, right := b, b
 	if s.Op == tree.OpLE {
@@ -126,6 +141,11 @@ func forPaths(n *tree.Node, bounds map[string]*bound, f func(*tree.Node, map[str
 	}
 }
 
+// allows reports whether categorical value v satisfies b.
+func (b *bound) allows(v string) bool {
+	return (b.eq == nil || *b.eq == v) && (b.in == nil || slices.Contains(b.in, v)) && !slices.Contains(b.not, v)
+}
+
 // domain is one attribute's domain as the published trees show it.
 type domain struct {
 	numeric  bool
@@ -138,7 +158,7 @@ func newDomain(name string, s *Schema, trees []*tree.Tree) domain {
 	numeric := s.Numeric[name]
 	d := domain{numeric: numeric, min: math.Inf(1), max: math.Inf(-1)}
 	for _, t := range trees {
-		forSplits(t.Root, func(sp *tree.Split) {
+		forSplits(t.Root, func(sp *tree.Split, values []string) {
 			if sp.Column != name {
 				return
 			}
@@ -146,7 +166,7 @@ func newDomain(name string, s *Schema, trees []*tree.Tree) domain {
 			if numeric {
 				d.min, d.max = min(d.min, sp.Num), max(d.max, sp.Num)
 			} else {
-				d.values = append(d.values, sp.Cat)
+				d.values = append(d.values, values...)
 			}
 		})
 	}
@@ -173,13 +193,26 @@ func newDomain(name string, s *Schema, trees []*tree.Tree) domain {
 	return d
 }
 
-func forSplits(n *tree.Node, f func(*tree.Split)) {
+// forSplits calls f on every split with the categorical values it names
+// (a multiway split's branches' values).
+func forSplits(n *tree.Node, f func(*tree.Split, []string)) {
 	if n.IsLeaf() {
 		return
 	}
-	f(n.Split)
-	forSplits(n.Left, f)
-	forSplits(n.Right, f)
+	values := []string{n.Split.Cat}
+	switch n.Split.Op {
+	case tree.OpLE:
+		values = nil
+	case tree.OpIn:
+		values = nil
+		for _, br := range n.Branches {
+			values = append(values, br.Values...)
+		}
+	}
+	f(n.Split, values)
+	for _, c := range n.Children() {
+		forSplits(c, f)
+	}
 }
 
 // draw appends one value of the attribute within bound b (nil: the whole
@@ -204,6 +237,10 @@ func (d *domain) draw(a *tree.Attr, b *bound, rng *rand.Rand) {
 	switch {
 	case b != nil && b.eq != nil:
 		v = *b.eq
+	case b != nil && b.in != nil:
+		if len(b.in) > 0 {
+			v = b.in[rng.IntN(len(b.in))]
+		}
 	case d.used:
 		free := d.values
 		if b != nil && len(b.not) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -148,11 +149,21 @@ func pseudoRows(trees []*tree.Tree, s *Schema, seed []byte) *tree.Data {
 // checkTree decodes a published tree and checks it against the spec: its
 // splits are the party's table's, on schema attributes with their kind's
 // operator; each internal node's counts are its children's sums; every
-// leaf holds release_k rows. Errors name the party and what is wrong,
+// leaf holds release_k rows; a multiway split, on a categorical attribute,
+// only with params.multiway. Errors name the party and what is wrong,
 // never a value.
 func checkTree(b []byte, cfg *config, party string) (*tree.Tree, error) {
-	var t tree.Tree
-	if err := t.UnmarshalJSON(b); err != nil {
+	t := &tree.Tree{}
+	var err error
+	if cfg.p.Multiway {
+		t, err = tree.UnmarshalMultiway(b)
+	} else {
+		err = t.UnmarshalJSON(b)
+	}
+	if err != nil {
+		if errors.Is(err, tree.ErrMultiway) {
+			return nil, fmt.Errorf("pgen: party %s's published tree: %w without params.multiway", party, tree.ErrMultiway)
+		}
 		return nil, fmt.Errorf("pgen: party %s's published tree: %w", party, tree.ErrFormat) // its detail may quote the bytes
 	}
 	bad := func(format string, args ...any) error {
@@ -176,20 +187,26 @@ func checkTree(b []byte, cfg *config, party string) (*tree.Tree, error) {
 		case numeric != (s.Op == tree.OpLE):
 			return bad("a split on column %q with the other kind's operator", s.Column)
 		}
-		for c := range n.Counts {
-			if n.Left.Counts[c]+n.Right.Counts[c] != n.Counts[c] {
-				return bad("a node's class counts are not its children's sums")
+		sums := make([]uint64, len(n.Counts))
+		for _, ch := range n.Children() {
+			for c, x := range ch.Counts {
+				sums[c] += x
 			}
 		}
-		if err := walk(n.Left); err != nil {
-			return err
+		if !slices.Equal(sums, n.Counts) {
+			return bad("a node's class counts are not its children's sums")
 		}
-		return walk(n.Right)
+		for _, ch := range n.Children() {
+			if err := walk(ch); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if err := walk(t.Root); err != nil {
 		return nil, err
 	}
-	return &t, nil
+	return t, nil
 }
 
 // result is the job's public result: the global tree, and each party's

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,14 +21,20 @@ import (
 var nurseryParties = []int{1, 5, 10}
 
 // ldCell accumulates one (c, ℓ) requirement's figures over the folds: LD's
-// tree and naive Bayes, its classes, then per number of parties PPGEN's
-// tree and naive Bayes, how many parties could publish and the leaves of
-// their trees.
+// tree and naive Bayes, its classes, then PPGEN's with ATP checking the
+// exact class counts and with the paper's hit/miss check.
 type ldCell struct {
 	ldTree, ldBayes, ldClasses mean
 	levels                     map[string]int
-	tree, bayes, published     [3]mean
-	leaves                     [3]mean // per published tree
+	exact, paper               ppgenCols
+}
+
+// ppgenCols are PPGEN's figures per number of parties: the global tree and
+// naive Bayes, how many parties could publish and the leaves of their
+// trees.
+type ppgenCols struct {
+	tree, bayes, published [3]mean
+	leaves                 [3]mean // per published tree
 }
 
 // TestNurseryLD is TestAdultLD on Nursery, the dataset of the paper's
@@ -45,11 +53,16 @@ type ldCell struct {
 // empty tree), and the global tree and naive Bayes are learnt from the
 // pseudo-rows of the trees published, none when no party publishes.
 // Every figure is the mean over the folds that produced data.
+//
+// Every tree (each party's, the global one, LD's) is C4.5's multiway tree,
+// as the paper's Java experiments grew them, and ATP merges a failing
+// branch with siblings (tree.PruneTo); PGEN_BINARY=1 grows binary trees
+// instead, the figures docs/pgen.md gave before the multiway grower.
 func TestNurseryLD(t *testing.T) {
 	recs := nurseryRecords(t)
 	s := nurserySchema()
 	tax := nurseryTaxonomies(t)
-	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
+	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true, Multiway: os.Getenv("PGEN_BINARY") == ""}
 	type req struct {
 		l int
 		c float64
@@ -63,6 +76,7 @@ func TestNurseryLD(t *testing.T) {
 	cells := make([]ldCell, len(reqs))
 	spent := make([]time.Duration, len(reqs))
 	folds := 0
+	var basis mean // the tree on the nine folds, grown as every tree here
 	for it := range nurseryIterations {
 		fs := nurseryFolds(recs, it)
 		for f := range fs {
@@ -74,30 +88,61 @@ func TestNurseryLD(t *testing.T) {
 				t.Fatal(err)
 			}
 			seed := fmt.Appendf(nil, "figures/%d/%d", it, f)
+			union := tree.Grow(recordsData(t, nurseryNames, trainRecs, s), gp, "0", "t")
 			if folds == 1 {
-				logRoot(t, tree.Grow(recordsData(t, nurseryNames, trainRecs, s), gp, "0", "t"))
+				logRoot(t, union)
 			}
+			basis.add(100 * float64(tree.Correct(union, test)) / float64(test.Rows()))
+			grown := growParties(t, s, gp, trainRecs)
 			for ri, r := range reqs {
 				start := time.Now()
-				ldFold(t, &cells[ri], r.c, r.l, ds, tax, trainRecs, testRecs)
-				ppgenFold(t, &cells[ri], tree.Requirement{K: 1, C: r.c, L: r.l}, s, gp, seed, trainRecs, test)
+				ldFold(t, &cells[ri], r.c, r.l, gp, ds, tax, trainRecs, testRecs)
+				ppgenFold(t, &cells[ri].exact, tree.Requirement{K: 1, C: r.c, L: r.l}, s, gp, seed, grown, test)
+				ppgenFold(t, &cells[ri].paper, tree.Requirement{K: 1, C: r.c, L: r.l, HitMiss: true}, s, gp, seed, grown, test)
 				spent[ri] += time.Since(start)
 			}
 		}
 	}
+	t.Logf("BASIS: tree %v %% (%.2f–%.2f over the folds), multiway %v", &basis, basis.lo, basis.hi, gp.Multiway)
 	for ri, r := range reqs {
 		c := &cells[ri]
-		line := fmt.Sprintf("| %d | %g | %s | %s | %s | %s |", r.l, r.c, foldMean(&c.ldClasses, folds), c.levelsString(), foldMean(&c.ldTree, folds), foldMean(&c.ldBayes, folds))
-		for p := range nurseryParties {
-			line += fmt.Sprintf(" %s | %s | %s | %s |", foldMean(&c.tree[p], folds), foldMean(&c.bayes[p], folds), foldMean(&c.published[p], folds), foldMean(&c.leaves[p], folds))
-		}
-		t.Logf("%s %.1f |", line, spent[ri].Seconds())
+		t.Logf("| %d | %g | %s | %s | %s | %s | %.1f |", r.l, r.c, c.levelsString(), foldMean(&c.ldClasses, folds), foldMean(&c.ldTree, folds), foldMean(&c.ldBayes, folds), spent[ri].Seconds())
 	}
+	for _, v := range []struct {
+		name string
+		cols func(*ldCell) *ppgenCols
+	}{{"exact counts", func(c *ldCell) *ppgenCols { return &c.exact }}, {"hit/miss", func(c *ldCell) *ppgenCols { return &c.paper }}} {
+		for ri, r := range reqs {
+			pc := v.cols(&cells[ri])
+			line := fmt.Sprintf("| %d | %g | %s |", r.l, r.c, v.name)
+			for p := range nurseryParties {
+				line += fmt.Sprintf(" %s | %s |", foldMean(&pc.tree[p], folds), foldMean(&pc.bayes[p], folds))
+			}
+			var pub, leaves []string
+			for p := range nurseryParties {
+				pub = append(pub, pc.published[p].String())
+				leaves = append(leaves, pc.leaves[p].String())
+			}
+			t.Logf("%s %s | %s |", line, strings.Join(pub, " / "), strings.Join(leaves, " / "))
+		}
+	}
+}
+
+// growParties grows, for each number of parties, each party's tree on
+// the nine training folds dealt at random (unpruned by ATP).
+func growParties(t *testing.T, s *pgen.Schema, gp tree.GrowParams, trainRecs [][]string) [][]*tree.Tree {
+	out := make([][]*tree.Tree, len(nurseryParties))
+	for pi, n := range nurseryParties {
+		for p, part := range deal(trainRecs, n) {
+			out[pi] = append(out[pi], tree.Grow(recordsData(t, nurseryNames, part, s), gp, fmt.Sprint(p), "t"))
+		}
+	}
+	return out
 }
 
 // ldFold runs LD at (c, l) on one fold's training records and scores its
 // models on the fold's test records.
-func ldFold(t *testing.T, cell *ldCell, c float64, l int, ds *anonymize.Dataset, tax map[string]*anonymize.Taxonomy, trainRecs, testRecs [][]string) {
+func ldFold(t *testing.T, cell *ldCell, c float64, l int, gp tree.GrowParams, ds *anonymize.Dataset, tax map[string]*anonymize.Taxonomy, trainRecs, testRecs [][]string) {
 	t.Helper()
 	sens, err := anonymize.SensitiveModel{RecursiveC: c, RecursiveL: l}.Code(columnOf(nurseryNames, trainRecs, "class"))
 	if err != nil {
@@ -113,7 +158,6 @@ func ldFold(t *testing.T, cell *ldCell, c float64, l int, ds *anonymize.Dataset,
 	train, ldTest := generalised(t, nurseryLayout, trainRecs, res.Levels, tax), generalised(t, nurseryLayout, testRecs, res.Levels, tax)
 	checkDiverse(t, train, c, l, res.Classes)
 	pct := func(n int) float64 { return 100 * float64(n) / float64(ldTest.Rows()) }
-	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
 	cell.ldTree.add(pct(tree.Correct(tree.Grow(train, gp, "", ""), ldTest)))
 	cell.ldBayes.add(pct(pgen.CorrectBayes(pgen.LearnBayes(train), ldTest)))
 	cell.ldClasses.add(float64(res.Classes))
@@ -123,19 +167,25 @@ func ldFold(t *testing.T, cell *ldCell, c float64, l int, ds *anonymize.Dataset,
 	cell.levels[fmt.Sprint(res.Levels)]++
 }
 
-// ppgenFold runs PPGEN at r on one fold for each number of parties.
-func ppgenFold(t *testing.T, cell *ldCell, r tree.Requirement, s *pgen.Schema, gp tree.GrowParams, seed []byte, trainRecs [][]string, test *tree.Data) {
+// ppgenFold runs PPGEN at r on one fold for each number of parties, on
+// copies of the parties' grown trees; with r.HitMiss (the paper's check)
+// each published tree gives its paths' hit and miss alone
+// (tree.SpreadMisses).
+func ppgenFold(t *testing.T, cell *ppgenCols, r tree.Requirement, s *pgen.Schema, gp tree.GrowParams, seed []byte, grown [][]*tree.Tree, test *tree.Data) {
 	t.Helper()
 	pct := func(n int) float64 { return 100 * float64(n) / float64(test.Rows()) }
-	for pi, n := range nurseryParties {
+	for pi := range nurseryParties {
 		var trees []*tree.Tree
-		for p, part := range deal(trainRecs, n) {
-			tr := tree.Grow(recordsData(t, nurseryNames, part, s), gp, fmt.Sprint(p), "t")
+		for _, g := range grown[pi] {
+			tr := cloneTree(g)
 			switch _, err := tr.PruneTo(r); {
 			case errors.Is(err, tree.ErrAnonymity): // the party's rows as a whole fail r: no tree
 				continue
 			case err != nil:
 				t.Fatal(err)
+			}
+			if r.HitMiss {
+				tr.SpreadMisses()
 			}
 			trees = append(trees, tr)
 		}
@@ -157,6 +207,22 @@ func ppgenFold(t *testing.T, cell *ldCell, r tree.Requirement, s *pgen.Schema, g
 	}
 }
 
+// cloneTree is a deep copy of t, which PruneTo and SpreadMisses change.
+func cloneTree(t *tree.Tree) *tree.Tree {
+	var clone func(*tree.Node) *tree.Node
+	clone = func(n *tree.Node) *tree.Node {
+		c := &tree.Node{Split: n.Split, Counts: slices.Clone(n.Counts)}
+		if n.Left != nil {
+			c.Left, c.Right = clone(n.Left), clone(n.Right)
+		}
+		for _, b := range n.Branches {
+			c.Branches = append(c.Branches, tree.Branch{Values: b.Values, Child: clone(b.Child)})
+		}
+		return c
+	}
+	return &tree.Tree{Labels: t.Labels, Root: clone(t.Root)}
+}
+
 // logRoot logs the split at the root of one party's unpruned tree and
 // its children's class counts, which decide what ATP can keep.
 func logRoot(t *testing.T, tr *tree.Tree) {
@@ -165,8 +231,16 @@ func logRoot(t *testing.T, tr *tree.Tree) {
 		t.Logf("one party's tree (first fold): a single leaf")
 		return
 	}
-	t.Logf("one party's tree (first fold): %d nodes, %d leaves; the root splits on %s %s %s, its children's class counts (%v) %v and %v",
-		n, l, tr.Root.Split.Column, tr.Root.Split.Op, tr.Root.Split.Cat, tr.Labels, tr.Root.Left.Counts, tr.Root.Right.Counts)
+	var kids []string
+	for i, c := range tr.Root.Children() {
+		v := fmt.Sprint(c.Counts)
+		if len(tr.Root.Branches) > 0 {
+			v = fmt.Sprintf("%v %v", tr.Root.Branches[i].Values, c.Counts)
+		}
+		kids = append(kids, v)
+	}
+	t.Logf("one party's tree (first fold): %d nodes, %d leaves; the root splits on %s, its children's class counts (%v) %v",
+		n, l, tr.Root.Split, tr.Labels, kids)
 }
 
 // foldMean is m's mean, with how many of the folds it is over when some

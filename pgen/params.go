@@ -25,6 +25,13 @@ type Params struct {
 	MinSplit  uint64 `yaml:"min_split"`
 	Prune     bool   `yaml:"prune"`
 	TimeoutMS int64  `yaml:"timeout_ms"`
+	// Multiway grows C4.5's trees, as the paper's experiments did (one
+	// branch per value of a categorical attribute, by gain ratio;
+	// tree.GrowParams.Multiway), the local ones and the global one, and
+	// ATP then merges a failing branch with siblings rather than making
+	// its parent a leaf. Off by default: every tree reader of the other
+	// kinds and of result.json's users takes binary trees.
+	Multiway bool `yaml:"multiway"`
 	// NaiveBayes adds a second global model, a naive Bayes classifier
 	// learnt from the same pseudo-rows (GlobalBayes), to the result.
 	NaiveBayes bool `yaml:"naive_bayes"`
@@ -49,7 +56,7 @@ func (p Params) release() tree.Requirement {
 }
 
 func (p Params) grow() tree.GrowParams {
-	return tree.GrowParams{MaxDepth: p.MaxDepth, MinSplit: p.MinSplit, Prune: p.Prune}
+	return tree.GrowParams{MaxDepth: p.MaxDepth, MinSplit: p.MinSplit, Prune: p.Prune, Multiway: p.Multiway}
 }
 
 // config is a checked spec: params, the common schema and each party's

@@ -69,7 +69,11 @@ func leafRows(n *tree.Node) []uint64 {
 		}
 		return []uint64{r}
 	}
-	return append(leafRows(n.Left), leafRows(n.Right)...)
+	var out []uint64
+	for _, c := range n.Children() {
+		out = append(out, leafRows(c)...)
+	}
+	return out
 }
 
 // resultTree reads a tree of the job's result.
@@ -79,11 +83,11 @@ func resultTree(t testing.TB, v any) *tree.Tree {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tr tree.Tree
-	if err := tr.UnmarshalJSON(b); err != nil {
+	tr, err := tree.UnmarshalMultiway(b)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return &tr
+	return tr
 }
 
 // testSeed is the jobs' seed. It draws nothing: the pseudo-rows come

@@ -81,6 +81,39 @@ func PathDiverse(hit, miss uint64, c float64, l int) bool {
 	return float64(hit) < c*float64(miss)/float64(l-1)
 }
 
+// SpreadMisses replaces every node's class counts by what a publication
+// of its majority class, hit and miss alone tells (§3.1): hit on the
+// majority class and the miss spread evenly over the other classes, the
+// remainder of the division one row each to the classes after the
+// majority's in label order, then to those before it (so that none ties
+// with it ahead of it and the majority class stays). PGEN then draws a
+// path's other classes uniformly, as the paper's does. A node's counts
+// are then no longer its children's sums.
+func (t *Tree) SpreadMisses() {
+	var walk func(*Node)
+	walk = func(n *Node) {
+		if k := len(n.Counts); k > 1 {
+			m := Majority(n.Counts)
+			hit := n.Counts[m]
+			miss := rows(n.Counts) - hit
+			others := uint64(k - 1)
+			extra := miss % others
+			for j := 1; j < k; j++ {
+				i := (m + j) % k
+				n.Counts[i] = miss / others
+				if extra > 0 {
+					n.Counts[i]++
+					extra--
+				}
+			}
+		}
+		for _, c := range n.Children() {
+			walk(c)
+		}
+	}
+	walk(t.Root)
+}
+
 // leaves calls f on every leaf, left to right.
 func (t *Tree) leaves(f func(*Node)) {
 	var walk func(*Node)
@@ -89,8 +122,9 @@ func (t *Tree) leaves(f func(*Node)) {
 			f(n)
 			return
 		}
-		walk(n.Left)
-		walk(n.Right)
+		for _, c := range n.Children() {
+			walk(c)
+		}
 	}
 	walk(t.Root)
 }
@@ -102,10 +136,18 @@ var ErrAnonymity = errors.New("tree: the training rows as a whole do not meet th
 // Requirement is an anonymity requirement on every leaf (path) of a
 // released tree: at least K training rows and, when L >= 2, recursive
 // (C, L)-diversity (d1 < C·(d_L + … + d_m), DiversityC's form).
+//
+// HitMiss checks the diversity as the paper does (§3.1, PathDiverse), by
+// the leaf's majority count (hit) and the rest (miss) assumed spread
+// evenly over L − 1 other classes. That is sound only for a tree that
+// publishes hit and miss alone (SpreadMisses gives the counts such a
+// publication implies): a tree that publishes every class's count shows
+// the uneven spread the check assumes away.
 type Requirement struct {
-	K uint64
-	C float64
-	L int
+	K       uint64
+	C       float64
+	L       int
+	HitMiss bool
 }
 
 // Check says what is wrong with r as a job's params give it (release_k,
@@ -135,6 +177,10 @@ func (r Requirement) Holds(counts []uint64) bool {
 	if r.L < 2 {
 		return true
 	}
+	if r.HitMiss {
+		hit := counts[Majority(counts)]
+		return PathDiverse(hit, rows-hit, r.C, r.L)
+	}
 	top, tail := split(counts, r.L)
 	return float64(top) < r.C*float64(tail)
 }
@@ -151,10 +197,13 @@ func (t *Tree) ReleasePrune(k uint64) (int, error) { return t.PruneTo(Requiremen
 // leaf's only sibling is merged with it, so its parent becomes a leaf
 // holding both children's rows (a node's counts are its children's sums);
 // a node becomes a leaf at most once, after its subtree is done, so this
-// is a post-order walk. A tree whose root alone remains is released as
-// that one leaf when the root meets r (it tells only the class counts of
-// all rows; ATP would release no tree), and is ErrAnonymity when it does
-// not. PruneTo returns the number of internal nodes it turned into leaves.
+// is a post-order walk. On a multiway split a failing child is merged with
+// siblings one at a time until it passes, and the node keeps its other
+// children (atp.go has the rule for which siblings). A tree whose root
+// alone remains is released as that one leaf when the root meets r (it
+// tells only the class counts of all rows; ATP would release no tree), and
+// is ErrAnonymity when it does not. PruneTo returns the number of internal
+// nodes it turned into leaves or merged away.
 func (t *Tree) PruneTo(r Requirement) (int, error) {
 	pruned := 0
 	fails := func(n *Node) bool { return n.IsLeaf() && !r.Holds(n.Counts) }
@@ -163,10 +212,14 @@ func (t *Tree) PruneTo(r Requirement) (int, error) {
 		if n.IsLeaf() {
 			return
 		}
-		walk(n.Left)
-		walk(n.Right)
-		if fails(n.Left) || fails(n.Right) {
-			n.Split, n.Left, n.Right = nil, nil, nil
+		for _, c := range n.Children() {
+			walk(c)
+		}
+		switch {
+		case n.Split.Op == OpIn:
+			pruned += n.mergeFailing(r.Holds)
+		case fails(n.Left) || fails(n.Right):
+			n.makeLeaf()
 			pruned++
 		}
 	}

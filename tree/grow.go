@@ -28,6 +28,10 @@ const eps = 1e-12
 // until one splits with a gain (as Weka's RandomTree does, so that a node
 // is not made a leaf by an unlucky draw). Rand is consumed in a fixed
 // order (depth first, left before right), so one seed grows one tree.
+//
+// Multiway grows C4.5's tree instead (growmulti.go): a nominal attribute
+// splits into one branch per value, the split chosen by gain ratio;
+// NoSplit, Features and Rand are then unused.
 type GrowParams struct {
 	MaxDepth int
 	MinSplit uint64
@@ -35,6 +39,7 @@ type GrowParams struct {
 	NoSplit  string
 	Features int
 	Rand     *rand.Rand
+	Multiway bool
 }
 
 // Grow grows a tree over every row of d, in one process (pgen's parties
@@ -45,7 +50,13 @@ func Grow(d *Data, p GrowParams, party, table string) *Tree {
 	for i := range rows {
 		rows[i] = int32(i)
 	}
-	t := &Tree{Labels: d.Labels, Root: g.grow(rows, 0)}
+	var root *Node
+	if p.Multiway {
+		root = g.growMulti(rows, 0)
+	} else {
+		root = g.grow(rows, 0)
+	}
+	t := &Tree{Labels: d.Labels, Root: root}
 	if p.Prune {
 		t.Prune(DefaultCF)
 	}
@@ -63,6 +74,7 @@ type candidate struct {
 	gain  float64
 	split *Split
 	attr  *Attr
+	left  uint64 // the rows a numeric split sends left
 }
 
 func (g *grower) grow(rows []int32, depth int) *Node {
@@ -110,7 +122,7 @@ func (g *grower) best(rows []int32, counts []uint64) candidate {
 		}
 		var c candidate
 		if a.Numeric {
-			c = g.bestNumeric(a, rows, counts)
+			c = g.bestNumeric(a, rows, counts, 0)
 		} else {
 			c = g.bestCategorical(a, rows, counts)
 		}
@@ -130,8 +142,9 @@ func (g *grower) counts(rows []int32) []uint64 {
 }
 
 // bestNumeric sweeps the rows in value order and scores each threshold
-// between adjacent distinct values.
-func (g *grower) bestNumeric(a *Attr, rows []int32, total []uint64) candidate {
+// between adjacent distinct values that leaves at least minSide rows on
+// each side.
+func (g *grower) bestNumeric(a *Attr, rows []int32, total []uint64, minSide int) candidate {
 	sorted := slices.Clone(rows)
 	slices.SortFunc(sorted, func(x, y int32) int {
 		if c := cmp.Compare(a.Num[x], a.Num[y]); c != 0 {
@@ -147,7 +160,7 @@ func (g *grower) bestNumeric(a *Attr, rows []int32, total []uint64) candidate {
 		left[cl]++
 		right[cl]--
 		lo, hi := a.Num[sorted[i]], a.Num[sorted[i+1]]
-		if lo == hi {
+		if lo == hi || i+1 < minSide || len(sorted)-i-1 < minSide {
 			continue
 		}
 		if gain := infoGain(total, left, right); gain > best.gain+eps {
@@ -155,7 +168,7 @@ func (g *grower) bestNumeric(a *Attr, rows []int32, total []uint64) candidate {
 			if t >= hi { // adjacent floats
 				t = lo
 			}
-			best = candidate{gain: gain, attr: a, split: &Split{Party: g.party, Table: g.table, Column: a.Name, Op: OpLE, Num: t}}
+			best = candidate{gain: gain, attr: a, left: uint64(i + 1), split: &Split{Party: g.party, Table: g.table, Column: a.Name, Op: OpLE, Num: t}}
 		}
 	}
 	return best

@@ -3,8 +3,10 @@
 // it is written to result.json (`cohort sim`'s "tree": splits {party, table,
 // column, op, value}, class counts, leaves with their label), its C4.5
 // pessimistic pruning, the anonymity of its paths and the pruning that
-// ensures it (anonymity.go), its prediction walk, and the one-process
-// grower (grow.go: pgen's parties and coordinator, kde's evaluation). Both the join-aware
+// ensures it (anonymity.go, atp.go), its prediction walk, and the one-process
+// grower (grow.go: pgen's parties and coordinator, kde's evaluation; with
+// GrowParams.Multiway C4.5's multiway tree, growmulti.go and multiway.go,
+// which only pgen reads). Both the join-aware
 // builder (package sjc) and the plaintext join-then-build reference
 // produce this type, so trees compare byte for byte through their JSON.
 package tree
@@ -23,9 +25,11 @@ import (
 const (
 	OpLE = "<=" // numeric: Column <= Num
 	OpEQ = "==" // categorical: Column == Cat
+	OpIn = "in" // categorical, multiway: one branch per set of values (Node.Branches)
 )
 
 // Split is an internal node's predicate; the left child is where it holds.
+// A multiway split (Op OpIn) has no value: its node's Branches name them.
 type Split struct {
 	Party, Table, Column string
 	Op                   string
@@ -45,18 +49,24 @@ func (s *Split) Holds(x float64, str string) bool {
 // String is the predicate as "party:table.column <= 3.5".
 func (s *Split) String() string {
 	v := strconv.Quote(s.Cat)
-	if s.Op == OpLE {
+	switch s.Op {
+	case OpLE:
 		v = strconv.FormatFloat(s.Num, 'g', -1, 64)
+	case OpIn:
+		v = "(branches)"
 	}
 	return fmt.Sprintf("%s:%s.%s %s %s", s.Party, s.Table, s.Column, s.Op, v)
 }
 
 // Node is one node of a tree. Counts[i] is the number of training join rows
-// of class Tree.Labels[i] at the node. A leaf has no Split.
+// of class Tree.Labels[i] at the node. A leaf has no Split. A binary split
+// has Left and Right; a multiway one (Split.Op OpIn, multiway.go) has
+// Branches instead, and only code of this package and pgen walks those.
 type Node struct {
 	Split       *Split
 	Counts      []uint64
 	Left, Right *Node
+	Branches    []Branch
 }
 
 // IsLeaf reports whether n has no split.
@@ -84,10 +94,21 @@ type Tree struct {
 }
 
 // Leaf walks from the root to a leaf, taking the left branch wherever
-// holds(split) is true.
+// holds(split) is true. At a multiway split it takes the branch one of
+// whose values holds (asked as Column == value); when none does (a value
+// none of the node's training rows had) the walk stops at that node, whose
+// majority class is the one C4.5 gives such a value's empty branch.
 func (t *Tree) Leaf(holds func(*Split) bool) *Node {
 	n := t.Root
 	for !n.IsLeaf() {
+		if n.Split.Op == OpIn {
+			next := n.branchOf(holds)
+			if next == nil {
+				return n
+			}
+			n = next
+			continue
+		}
 		if holds(n.Split) {
 			n = n.Left
 		} else {
@@ -106,8 +127,9 @@ func (t *Tree) Size() (nodes, leaves int) {
 			leaves++
 			return
 		}
-		walk(n.Left)
-		walk(n.Right)
+		for _, c := range n.Children() {
+			walk(c)
+		}
 	}
 	walk(t.Root)
 	return nodes, leaves
@@ -132,9 +154,12 @@ func (t *Tree) Prune(cf float64) int {
 		if n.IsLeaf() {
 			return leafErr
 		}
-		treeErr := walk(n.Left) + walk(n.Right)
+		treeErr := 0.0
+		for _, c := range n.Children() {
+			treeErr += walk(c)
+		}
 		if leafErr <= treeErr {
-			n.Split, n.Left, n.Right = nil, nil, nil
+			n.makeLeaf()
 			pruned++
 			return leafErr
 		}
@@ -230,6 +255,9 @@ func (t *Tree) writeNode(b *bytes.Buffer, n *Node) error {
 		writeString(b, s.Column)
 		b.WriteString(`,"op":`)
 		writeString(b, s.Op)
+		if s.Op == OpIn {
+			return t.writeMultiway(b, n)
+		}
 		b.WriteString(`,"value":`)
 		switch s.Op {
 		case OpLE:
@@ -244,16 +272,7 @@ func (t *Tree) writeNode(b *bytes.Buffer, n *Node) error {
 		}
 		b.WriteByte('}')
 	}
-	b.WriteString(`,"counts":{`)
-	for i, l := range t.Labels {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		writeString(b, l)
-		b.WriteByte(':')
-		b.WriteString(strconv.FormatUint(n.Counts[i], 10))
-	}
-	b.WriteByte('}')
+	t.writeCounts(b, n)
 	if !n.IsLeaf() {
 		b.WriteString(`,"left":`)
 		if err := t.writeNode(b, n.Left); err != nil {
@@ -268,6 +287,20 @@ func (t *Tree) writeNode(b *bytes.Buffer, n *Node) error {
 	return nil
 }
 
+// writeCounts writes n's "counts" member, after a comma.
+func (t *Tree) writeCounts(b *bytes.Buffer, n *Node) {
+	b.WriteString(`,"counts":{`)
+	for i, l := range t.Labels {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeString(b, l)
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatUint(n.Counts[i], 10))
+	}
+	b.WriteByte('}')
+}
+
 // writeString writes s as a JSON string without HTML escaping, so that
 // "<=" stays readable. (json.Marshal of a Tree re-escapes it as \u003c=;
 // use an Encoder with SetEscapeHTML(false), or MarshalJSON directly.)
@@ -280,11 +313,12 @@ func writeString(b *bytes.Buffer, s string) {
 
 // jsonNode is the decoding form of a node.
 type jsonNode struct {
-	Leaf   *string           `json:"leaf"`
-	Split  *jsonSplit        `json:"split"`
-	Counts map[string]uint64 `json:"counts"`
-	Left   *jsonNode         `json:"left"`
-	Right  *jsonNode         `json:"right"`
+	Leaf     *string           `json:"leaf"`
+	Split    *jsonSplit        `json:"split"`
+	Counts   map[string]uint64 `json:"counts"`
+	Left     *jsonNode         `json:"left"`
+	Right    *jsonNode         `json:"right"`
+	Branches []jsonBranch      `json:"branches"`
 }
 
 type jsonSplit struct {
@@ -299,8 +333,12 @@ type jsonSplit struct {
 var ErrFormat = errors.New("tree: malformed tree JSON")
 
 // UnmarshalJSON reads result.json's tree format. The labels are the keys of the
-// root's counts, sorted; every node must list the same labels.
-func (t *Tree) UnmarshalJSON(data []byte) error {
+// root's counts, sorted; every node must list the same labels. It refuses a
+// multiway split (ErrMultiway): its callers walk Left and Right; use
+// UnmarshalMultiway to read both forms.
+func (t *Tree) UnmarshalJSON(data []byte) error { return t.unmarshal(data, false) }
+
+func (t *Tree) unmarshal(data []byte, multiway bool) error {
 	var root jsonNode
 	if err := json.Unmarshal(data, &root); err != nil {
 		return fmt.Errorf("%w: %w", ErrFormat, err)
@@ -313,7 +351,7 @@ func (t *Tree) UnmarshalJSON(data []byte) error {
 	if len(t.Labels) == 0 {
 		return fmt.Errorf("%w: root: counts names no class label", ErrFormat)
 	}
-	n, err := t.readNode(&root, "root")
+	n, err := t.readNode(&root, "root", multiway)
 	if err != nil {
 		return err
 	}
@@ -321,7 +359,7 @@ func (t *Tree) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-func (t *Tree) readNode(j *jsonNode, path string) (*Node, error) {
+func (t *Tree) readNode(j *jsonNode, path string, multiway bool) (*Node, error) {
 	if len(j.Counts) != len(t.Labels) {
 		return nil, fmt.Errorf("%w: %s: counts has %d labels, the root %d", ErrFormat, path, len(j.Counts), len(t.Labels))
 	}
@@ -337,12 +375,22 @@ func (t *Tree) readNode(j *jsonNode, path string) (*Node, error) {
 		return nil, fmt.Errorf("%w: %s: a node has either split or leaf", ErrFormat, path)
 	}
 	if j.Leaf != nil {
-		if j.Left != nil || j.Right != nil {
+		if j.Left != nil || j.Right != nil || j.Branches != nil {
 			return nil, fmt.Errorf("%w: %s: leaf with children", ErrFormat, path)
 		}
 		return n, nil
 	}
 	s := &Split{Party: j.Split.Party, Table: j.Split.Table, Column: j.Split.Column, Op: j.Split.Op}
+	if s.Op == OpIn {
+		if !multiway {
+			return nil, fmt.Errorf("%w: %s: %w", ErrFormat, path, ErrMultiway)
+		}
+		n.Split = s
+		return n, t.readBranches(n, j, path)
+	}
+	if j.Branches != nil {
+		return nil, fmt.Errorf("%w: %s: branches under a binary split", ErrFormat, path)
+	}
 	var err error
 	switch s.Op {
 	case OpLE:
@@ -359,10 +407,10 @@ func (t *Tree) readNode(j *jsonNode, path string) (*Node, error) {
 	if j.Left == nil || j.Right == nil {
 		return nil, fmt.Errorf("%w: %s: split without two children", ErrFormat, path)
 	}
-	if n.Left, err = t.readNode(j.Left, path+".left"); err != nil {
+	if n.Left, err = t.readNode(j.Left, path+".left", multiway); err != nil {
 		return nil, err
 	}
-	if n.Right, err = t.readNode(j.Right, path+".right"); err != nil {
+	if n.Right, err = t.readNode(j.Right, path+".right", multiway); err != nil {
 		return nil, err
 	}
 	return n, nil
@@ -387,6 +435,9 @@ func Diff(a, b *Tree) string {
 		}
 		if *x.Split != *y.Split {
 			return fmt.Sprintf("%s: split %s vs %s", path, x.Split, y.Split)
+		}
+		if x.Split.Op == OpIn {
+			return diffBranches(x, y, path, walk)
 		}
 		if d := walk(x.Left, y.Left, path+".left"); d != "" {
 			return d
