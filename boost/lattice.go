@@ -1,0 +1,339 @@
+package boost
+
+// The lattice path (docs/boost.md, "The lattice path"): the bin sums of a
+// table joined directly to the class holder's are computed under the
+// consortium's lattice key by plaintext products (package lattice,
+// binsums.go) instead of Paillier additions. At each level the class
+// holder encrypts its down message to the table, one row of a
+// lattice.BinLayout per entry (join value, combo of the table's
+// signatures) in the message's order, every open node's gradient and
+// hessian sum in the entry's slot (so the table cannot tell the nodes
+// apart); the table, for each of its columns, multiplies every chunk by
+// the plaintext that puts, for each entry, the number of join rows of
+// each bin it forms with the entry (several bins per entry: the entry
+// stands for a join value, which may match rows of the table in several
+// bins), masks the product and has it decrypted towards the class holder,
+// who reads every node's and bin's sums of the column. One product per
+// chunk and column gives every bin of every open node.
+//
+// Only stars: every other table's parent is the class holder's table and
+// it has no children. A table further out would receive its sums from its
+// parent, which would have to turn the class holder's layout (one row per
+// entry on the edge above it) into one per entry on the edge below,
+// adding each of its rows' entries into the right rows: a linear map of
+// the ciphertext's coefficients that no plaintext product performs
+// (it needs automorphisms and key switching, with evaluation keys the
+// consortium does not generate). TrainLattice refuses such a join
+// (ErrLatticeStar); the Paillier path trains it.
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/cohortdm/cohort/joinprop"
+	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/table"
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+)
+
+// ErrLatticeStar: the lattice path needs every table joined directly to
+// the class holder's (a star).
+var ErrLatticeStar = errors.New("boost: the lattice path needs every table joined directly to the class holder's table")
+
+// ErrLatticeRange: the join has too many rows for the bin sums to stay
+// within the lattice plaintext modulus at boost's fixed point.
+var ErrLatticeRange = errors.New("boost: too many join rows for the lattice plaintext modulus")
+
+// LatticeOpen decrypts bin sums cts of layout l made by table t's party
+// towards the class holder: per ciphertext, every node's and bin's
+// gradient and hessian sums (lattice.BinLayout.Read's order).
+type LatticeOpen func(t int, l *lattice.BinLayout, cts []*rlwe.Ciphertext) (g, h [][]int64, err error)
+
+// LatticeCrypto is the lattice path's key and decryption.
+type LatticeCrypto struct {
+	PK   *lattice.PublicKey
+	Open LatticeOpen
+}
+
+// CheckStar reports whether g is a star around the class holder's table,
+// the joins the lattice path trains (ErrLatticeStar otherwise).
+func CheckStar(g *joinprop.Graph) error {
+	for i := 1; i < len(g.Tables); i++ {
+		if g.Index(g.Edges[g.Tables[i].Parent].Parent) != 0 || len(g.Tables[i].Children) > 0 {
+			return fmt.Errorf("%w: table %q is not", ErrLatticeStar, g.Tables[i].Name)
+		}
+	}
+	return nil
+}
+
+// TrainLattice is TrainWith on the lattice path: the bin sums of every
+// table but the class holder's computed under c's key by plaintext
+// products and opened by c.Open. g must be a star (CheckStar).
+func TrainLattice(g *joinprop.Graph, data map[string]*table.Table, p Params, c LatticeCrypto) (*Model, error) {
+	if err := CheckStar(g); err != nil {
+		return nil, err
+	}
+	locals, pos, err := prepare(g, data, p)
+	if err != nil {
+		return nil, err
+	}
+	h := NewHolder(p)
+	for !h.Done() {
+		if err := latticeLevel(g, locals, h, p.Bins, c); err != nil {
+			return nil, err
+		}
+	}
+	return model(h, locals, pos), nil
+}
+
+// latticeLevel is level on the lattice path.
+func latticeLevel(g *joinprop.Graph, locals []*Local, h *Holder, bins int, c LatticeCrypto) error {
+	up, err := upAll(g, locals)
+	if err != nil {
+		return err
+	}
+	groups, k, err := locals[0].Groups(childSums(g, 0, up))
+	if err != nil {
+		return err
+	}
+	if err := checkLatticeRange(c.PK, groups); err != nil {
+		return err
+	}
+	gv, err := h.Level(groups, locals[0].Labels())
+	if err != nil || gv == nil {
+		return err
+	}
+	sums := make([]BinSums, len(g.Tables))
+	ds, own := locals[0].RootDown(groups, k, gv)
+	sums[0] = own
+	for j, e := range g.Tables[0].Children {
+		i := e + 1
+		if sums[i], err = latticeBins(c, i, locals[i], ds[j], h.Open(), bins); err != nil {
+			return err
+		}
+	}
+	split(locals, h, sums)
+	return nil
+}
+
+// checkLatticeRange checks that every bin sum of the groups' join rows
+// fits the plaintext modulus: |g|, |h| ≤ 1 per join row (logistic loss;
+// squared loss's gradients are the residuals, checked against the same
+// bound by the class holder's fixed point) at FracBits, plus a sign bit.
+func checkLatticeRange(pk *lattice.PublicKey, groups []Group) error {
+	var n uint64
+	for _, gr := range groups {
+		n += gr.Count
+	}
+	if FracBits+bits.Len64(n)+2 >= bits.Len64(pk.Params.PlaintextModulus()) {
+		return ErrLatticeRange
+	}
+	return nil
+}
+
+// latticeBins is table t's bin sums from the class holder's down message
+// ds on the lattice path: the class holder encrypts, the table sums and
+// masks, c.Open decrypts towards the class holder. Open nodes are laid out
+// as many to a slot as the layout holds.
+func latticeBins(c LatticeCrypto, t int, l *Local, ds DownSummary, open, bins int) (BinSums, error) {
+	for _, f := range l.feats {
+		if len(f.Cuts)+1 > bins {
+			return nil, fmt.Errorf("boost: table %q column %q has more bins than params.bins", l.name, f.Column)
+		}
+	}
+	entries, err := l.entryRows(ds)
+	if err != nil {
+		return nil, err
+	}
+	out := make(BinSums, len(l.feats))
+	for f := range out {
+		out[f] = make([]Vec, len(l.feats[f].Cuts)+1)
+		for b := range out[f] {
+			out[f][b] = make(Vec, 2*open)
+		}
+	}
+	per := min(open, lattice.MaxNodes(c.PK.Params, bins))
+	for k0 := 0; k0 < open; k0 += per {
+		k1 := min(open, k0+per)
+		lay, err := lattice.NewNodeBinLayout(c.PK.Params, bins, k1-k0)
+		if err != nil {
+			return nil, err
+		}
+		cts, err := encryptEntries(c.PK, lay, ds, k0, k1)
+		if err != nil {
+			return nil, err
+		}
+		sums, err := sumColumns(c.PK, lay, l, entries, cts)
+		if err != nil {
+			return nil, err
+		}
+		gs, hs, err := c.Open(t, lay, sums)
+		if err != nil {
+			return nil, err
+		}
+		if len(gs) != len(l.feats) || len(hs) != len(l.feats) {
+			return nil, fmt.Errorf("boost: table %q: %d bin sums opened for %d columns", l.name, len(gs), len(l.feats))
+		}
+		for f := range out {
+			for b := range out[f] {
+				for k := k0; k < k1; k++ {
+					out[f][b][2*k] = gs[f][(k-k0)*bins+b]
+					out[f][b][2*k+1] = hs[f][(k-k0)*bins+b]
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// rowCount is one of a table's rows and the join rows it forms with an
+// entry of its parent's down message.
+type rowCount struct {
+	row   int
+	count uint64
+}
+
+// entryRows lists, for each entry of ds (in order: values, then each
+// value's entries), the table's rows that form join rows with it.
+func (l *Local) entryRows(ds DownSummary) ([][]rowCount, error) {
+	pe := l.g.Tables[l.ti].Parent
+	ek := l.edges[pe]
+	if ds.Edge != pe || len(ds.Entries) != len(ds.Values) {
+		return nil, fmt.Errorf("boost: table %q: down summary for edge %s does not fit", l.name, l.g.EdgeName(pe))
+	}
+	first := make([]int, len(ek.Vals)) // own value index → its first entry's index, −1: none
+	for i := range first {
+		first[i] = -1
+	}
+	combos := make([]map[string]int, len(ek.Vals))
+	n := 0
+	for i, v := range ds.Values {
+		j, ok := slices.BinarySearch(ek.Vals, v)
+		if !ok {
+			return nil, fmt.Errorf("boost: table %q edge %s: the summary names a join value the table does not hold", l.name, l.g.EdgeName(pe))
+		}
+		combos[j] = map[string]int{}
+		for _, e := range ds.Entries[i] {
+			combos[j][e.Combo] = n
+			n++
+		}
+	}
+	out := make([][]rowCount, n)
+	k := make(kids, 0)
+	for r := 0; r < l.n; r++ {
+		m := combos[ek.Row[r]]
+		if m == nil {
+			continue
+		}
+		l.eachCombo(r, k, func(parts []int) {
+			c, cnt := l.combo(r, k, parts)
+			if e, ok := m[c]; ok {
+				out[e] = append(out[e], rowCount{row: r, count: cnt})
+			}
+		})
+	}
+	return out, nil
+}
+
+// encryptEntries is the class holder's: ds's entries' sums of open nodes
+// k0 to k1 in lay, encrypted on every core.
+func encryptEntries(pk *lattice.PublicKey, lay *lattice.BinLayout, ds DownSummary, k0, k1 int) ([]*rlwe.Ciphertext, error) {
+	var g, h []int64
+	for _, es := range ds.Entries {
+		for _, e := range es {
+			v, ok := e.Sums.(Vec)
+			if !ok || len(v) < 2*k1 {
+				return nil, fmt.Errorf("boost: a down entry's sums do not fit the level")
+			}
+			for k := k0; k < k1; k++ {
+				g, h = append(g, v[2*k]), append(h, v[2*k+1])
+			}
+		}
+	}
+	chunks := lay.Chunks(len(g) / lay.Nodes())
+	out := make([]*rlwe.Ciphertext, chunks)
+	w := lay.Nodes() * lay.Rows() // values per chunk
+	err := onCores(chunks, func() (func(i int) error, error) {
+		enc, err := lattice.NewEncryptor(pk)
+		if err != nil {
+			return nil, err
+		}
+		return func(i int) error {
+			lo, hi := i*w, min(len(g), (i+1)*w)
+			cts, err := enc.EncryptPairs(lay, g[lo:hi], h[lo:hi])
+			if err == nil {
+				out[i] = cts[0]
+			}
+			return err
+		}, nil
+	})
+	return out, err
+}
+
+// sumColumns is the table's: every column's masked bin sums over cts, the
+// rows of each entry counted in their bins, on every core.
+func sumColumns(pk *lattice.PublicKey, lay *lattice.BinLayout, l *Local, entries [][]rowCount, cts []*rlwe.Ciphertext) ([]*rlwe.Ciphertext, error) {
+	out := make([]*rlwe.Ciphertext, len(l.feats))
+	err := onCores(len(l.feats), func() (func(f int) error, error) {
+		s, err := lattice.NewBinSummer(pk, lay)
+		if err != nil {
+			return nil, err
+		}
+		return func(f int) error {
+			var terms []lattice.BinTerm
+			for e, rs := range entries {
+				for _, rc := range rs {
+					terms = append(terms, lattice.BinTerm{Row: e, Bin: int(l.feats[f].bin[rc.row]), Weight: rc.count})
+				}
+			}
+			var e error
+			out[f], e = s.SumTerms(cts, terms)
+			return e
+		}, nil
+	})
+	return out, err
+}
+
+// onCores runs work(i) for i < n on every core, each worker with its own
+// state from newWorker; the first error stops the others' next items.
+func onCores(n int, newWorker func() (func(i int) error, error)) error {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	var (
+		mu   sync.Mutex
+		next int
+		errs = make([]error, workers)
+		wg   sync.WaitGroup
+	)
+	take := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= n {
+			return -1
+		}
+		next++
+		return next - 1
+	}
+	for w := range workers {
+		wg.Go(func() {
+			work, err := newWorker()
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			for i := take(); i >= 0; i = take() {
+				if errs[w] = work(i); errs[w] != nil {
+					mu.Lock()
+					next = n
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

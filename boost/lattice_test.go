@@ -1,0 +1,132 @@
+package boost_test
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cohortdm/cohort/boost"
+	"github.com/cohortdm/cohort/joinprop"
+	"github.com/cohortdm/cohort/keyring"
+	"github.com/cohortdm/cohort/lattice"
+)
+
+// latticeKeys caches one dealt lattice key per set of parties for the
+// test binary.
+var latticeKeys = struct {
+	sync.Mutex
+	m map[string]map[string]*lattice.Keys
+}{m: map[string]map[string]*lattice.Keys{}}
+
+// latticeCrypto is the lattice path over a key dealt to g's parties, with
+// every member's decryption shares made in process.
+func latticeCrypto(t testing.TB, g *joinprop.Graph) boost.LatticeCrypto {
+	t.Helper()
+	var parties []string
+	for _, ti := range g.Tables {
+		if !slices.Contains(parties, ti.Party) {
+			parties = append(parties, ti.Party)
+		}
+	}
+	slices.Sort(parties)
+	latticeKeys.Lock()
+	defer latticeKeys.Unlock()
+	id := fmtParties(parties)
+	keys, ok := latticeKeys.m[id]
+	if !ok {
+		var err error
+		if keys, err = keyring.DealLattice(parties, 0); err != nil {
+			t.Fatal(err)
+		}
+		latticeKeys.m[id] = keys
+	}
+	c, err := boost.LatticeInProcess(g, keys, "boost-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func fmtParties(ps []string) string {
+	out := ""
+	for _, p := range ps {
+		out += p + "\x00"
+	}
+	return out
+}
+
+// TestLatticeEqualsPlain: on the three-party star with both edges many to
+// many, the lattice path's model equals the model in the clear (and so the
+// reference booster's), byte for byte as JSON; with 1,024 bins a layout
+// holds two open nodes, so the third level's four nodes take two layouts.
+func TestLatticeEqualsPlain(t *testing.T) {
+	t.Parallel()
+	for _, bins := range []int{8, 1024} {
+		c := starCase(t, 1, 90)
+		p := testParams()
+		p.Bins = bins
+		want, err := boost.Train(c.g, c.data, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := boost.TrainLattice(c.g, c.data, p, latticeCrypto(t, c.g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := modelJSON(t, *got), modelJSON(t, *want); a != b {
+			t.Fatalf("%d bins: lattice model differs\n got: %s\nwant: %s", bins, a, b)
+		}
+	}
+}
+
+// TestLatticeRefusesChain: a table joined to the class holder's through
+// another is refused by name, not trained wrongly.
+func TestLatticeRefusesChain(t *testing.T) {
+	t.Parallel()
+	c := chainCase(t, 1, 60)
+	_, err := boost.TrainLattice(c.g, c.data, testParams(), latticeCrypto(t, c.g))
+	if !errors.Is(err, boost.ErrLatticeStar) {
+		t.Fatalf("a chain on the lattice path: %v", err)
+	}
+}
+
+// TestLatticeDefaultCredit: on FATE's default_credit split the lattice
+// path's model equals the model in the clear, byte for byte as JSON (a
+// quarter of the training ids and 2 trees by default; BOOST_CREDIT=full,
+// BOOST_TREES and BOOST_DEPTH as TestDefaultCredit), and its time and CPU
+// per tree are logged (docs/boost.md).
+func TestLatticeDefaultCredit(t *testing.T) {
+	every, trees := 4, 2
+	if os.Getenv("BOOST_CREDIT") == "full" {
+		every = 1
+	}
+	g, train, _ := creditData(t, every)
+	p := boost.DefaultParams()
+	p.Trees = trees
+	if v, err := strconv.Atoi(os.Getenv("BOOST_TREES")); err == nil {
+		p.Trees = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("BOOST_DEPTH")); err == nil {
+		p.MaxDepth = v
+	}
+	c := latticeCrypto(t, g)
+	cpu0, t0 := cpuTime(t), time.Now()
+	got, err := boost.TrainLattice(g, train, p, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall, cpu := time.Since(t0)/time.Duration(p.Trees), (cpuTime(t)-cpu0)/time.Duration(p.Trees)
+	t.Logf("default_credit, %d training rows, depth %d, %d bins: %v per tree, CPU %v per tree on the lattice path (one process)",
+		train["guest"].NumRows(), p.MaxDepth, p.Bins, wall.Round(time.Millisecond), cpu.Round(time.Millisecond))
+	want, err := boost.Train(g, train, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := modelJSON(t, *got), modelJSON(t, *want); a != b {
+		t.Fatalf("lattice model differs\n got: %s\nwant: %s", a, b)
+	}
+}
