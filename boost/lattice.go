@@ -82,42 +82,89 @@ func TrainLattice(g *joinprop.Graph, data map[string]*table.Table, p Params, c L
 		return nil, err
 	}
 	h := NewHolder(p)
+	var sib *siblings
 	for !h.Done() {
-		if err := latticeLevel(g, locals, h, p.Bins, c); err != nil {
+		if sib, err = latticeLevel(g, locals, h, p.Bins, c, sib); err != nil {
 			return nil, err
 		}
 	}
 	return model(h, locals, pos), nil
 }
 
-// latticeLevel is level on the lattice path.
-func latticeLevel(g *joinprop.Graph, locals []*Local, h *Holder, bins int, c LatticeCrypto) error {
+// siblings is the class holder's memory for XGBoost's subtraction trick
+// (Chen and Guestrin, §3 and the hist method): a node's right child's bin
+// sums are its own minus its left child's, so at every level but a
+// tree's first only the left children's sums are computed under
+// encryption, halving the products and the ciphertexts. The integer sums
+// are exact, so the model is the same.
+type siblings struct {
+	parent []int     // by pair j of open nodes (2j, 2j+1): their parent's index the level before
+	sums   []BinSums // by table: the level before's bin sums
+}
+
+// latticeLevel is level on the lattice path; sib is the level before's
+// (nil at a tree's first level), and it returns this level's.
+func latticeLevel(g *joinprop.Graph, locals []*Local, h *Holder, bins int, c LatticeCrypto, sib *siblings) (*siblings, error) {
 	up, err := upAll(g, locals)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	groups, k, err := locals[0].Groups(childSums(g, 0, up))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkLatticeRange(c.PK, groups); err != nil {
-		return err
+		return nil, err
 	}
 	gv, err := h.Level(groups, locals[0].Labels())
 	if err != nil || gv == nil {
-		return err
+		return nil, err
+	}
+	open := h.Open()
+	nodes := make([]int, 0, open) // the nodes summed under encryption
+	for i := 0; i < open; i++ {
+		if sib == nil || i%2 == 0 {
+			nodes = append(nodes, i)
+		}
 	}
 	sums := make([]BinSums, len(g.Tables))
 	ds, own := locals[0].RootDown(groups, k, gv)
 	sums[0] = own
 	for j, e := range g.Tables[0].Children {
 		i := e + 1
-		if sums[i], err = latticeBins(c, i, locals[i], ds[j], h.Open(), bins); err != nil {
-			return err
+		if sums[i], err = latticeBins(c, i, locals[i], ds[j], open, nodes, bins); err != nil {
+			return nil, err
+		}
+		if sib != nil {
+			sib.subtract(sums[i], sib.sums[i])
 		}
 	}
-	split(locals, h, sums)
-	return nil
+	decisions := h.Choose(sums)
+	if len(decisions) == 0 {
+		return nil, nil
+	}
+	next := &siblings{parent: make([]int, len(decisions)), sums: sums}
+	ords := make([]int, len(decisions))
+	for j, d := range decisions {
+		next.parent[j] = d.Node
+		ords[j] = locals[d.Table].Split(d.Feature, d.Bin)
+	}
+	h.Apply(decisions, ords)
+	return next, nil
+}
+
+// subtract fills the right children's sums of a table's bins (odd open
+// nodes) from their parents' (prev) and their left siblings'.
+func (sib *siblings) subtract(bs, prev BinSums) {
+	for f := range bs {
+		for b := range bs[f] {
+			v, pv := bs[f][b], prev[f][b]
+			for j, p := range sib.parent {
+				l, r := 2*j, 2*j+1
+				v[2*r], v[2*r+1] = pv[2*p]-v[2*l], pv[2*p+1]-v[2*l+1]
+			}
+		}
+	}
 }
 
 // checkLatticeRange checks that every bin sum of the groups' join rows
@@ -136,10 +183,11 @@ func checkLatticeRange(pk *lattice.PublicKey, groups []Group) error {
 }
 
 // latticeBins is table t's bin sums from the class holder's down message
-// ds on the lattice path: the class holder encrypts, the table sums and
-// masks, c.Open decrypts towards the class holder. Open nodes are laid out
-// as many to a slot as the layout holds.
-func latticeBins(c LatticeCrypto, t int, l *Local, ds DownSummary, open, bins int) (BinSums, error) {
+// ds on the lattice path for the given open nodes (of open; the others'
+// sums are left zero): the class holder encrypts, the table sums and
+// masks, c.Open decrypts towards the class holder. Nodes are laid out as
+// many to a slot as the layout holds.
+func latticeBins(c LatticeCrypto, t int, l *Local, ds DownSummary, open int, nodes []int, bins int) (BinSums, error) {
 	for _, f := range l.feats {
 		if len(f.Cuts)+1 > bins {
 			return nil, fmt.Errorf("boost: table %q column %q has more bins than params.bins", l.name, f.Column)
@@ -156,14 +204,15 @@ func latticeBins(c LatticeCrypto, t int, l *Local, ds DownSummary, open, bins in
 			out[f][b] = make(Vec, 2*open)
 		}
 	}
-	per := min(open, lattice.MaxNodes(c.PK.Params, bins))
-	for k0 := 0; k0 < open; k0 += per {
-		k1 := min(open, k0+per)
-		lay, err := lattice.NewNodeBinLayout(c.PK.Params, bins, k1-k0)
+	per := lattice.MaxNodes(c.PK.Params, bins)
+	for len(nodes) > 0 {
+		group := nodes[:min(per, len(nodes))]
+		nodes = nodes[len(group):]
+		lay, err := lattice.NewNodeBinLayout(c.PK.Params, bins, len(group))
 		if err != nil {
 			return nil, err
 		}
-		cts, err := encryptEntries(c.PK, lay, ds, k0, k1)
+		cts, err := encryptEntries(c.PK, lay, ds, group)
 		if err != nil {
 			return nil, err
 		}
@@ -180,9 +229,9 @@ func latticeBins(c LatticeCrypto, t int, l *Local, ds DownSummary, open, bins in
 		}
 		for f := range out {
 			for b := range out[f] {
-				for k := k0; k < k1; k++ {
-					out[f][b][2*k] = gs[f][(k-k0)*bins+b]
-					out[f][b][2*k+1] = hs[f][(k-k0)*bins+b]
+				for x, k := range group {
+					out[f][b][2*k] = gs[f][x*bins+b]
+					out[f][b][2*k+1] = hs[f][x*bins+b]
 				}
 			}
 		}
@@ -239,17 +288,17 @@ func (l *Local) entryRows(ds DownSummary) ([][]rowCount, error) {
 	return out, nil
 }
 
-// encryptEntries is the class holder's: ds's entries' sums of open nodes
-// k0 to k1 in lay, encrypted on every core.
-func encryptEntries(pk *lattice.PublicKey, lay *lattice.BinLayout, ds DownSummary, k0, k1 int) ([]*rlwe.Ciphertext, error) {
+// encryptEntries is the class holder's: ds's entries' sums of the given
+// open nodes in lay, encrypted on every core.
+func encryptEntries(pk *lattice.PublicKey, lay *lattice.BinLayout, ds DownSummary, nodes []int) ([]*rlwe.Ciphertext, error) {
 	var g, h []int64
 	for _, es := range ds.Entries {
 		for _, e := range es {
 			v, ok := e.Sums.(Vec)
-			if !ok || len(v) < 2*k1 {
+			if !ok || len(v) < 2*(nodes[len(nodes)-1]+1) {
 				return nil, fmt.Errorf("boost: a down entry's sums do not fit the level")
 			}
-			for k := k0; k < k1; k++ {
+			for _, k := range nodes {
 				g, h = append(g, v[2*k]), append(h, v[2*k+1])
 			}
 		}

@@ -61,11 +61,12 @@ func fmtParties(ps []string) string {
 
 // TestLatticeEqualsPlain: on the three-party star with both edges many to
 // many, the lattice path's model equals the model in the clear (and so the
-// reference booster's), byte for byte as JSON; with 1,024 bins a layout
-// holds two open nodes, so the third level's four nodes take two layouts.
+// reference booster's), byte for byte as JSON; with 2,048 bins a layout
+// holds one open node, so the third level's two left children (the right
+// ones come from their parents by subtraction) take two layouts.
 func TestLatticeEqualsPlain(t *testing.T) {
 	t.Parallel()
-	for _, bins := range []int{8, 1024} {
+	for _, bins := range []int{8, 2048} {
 		c := starCase(t, 1, 90)
 		p := testParams()
 		p.Bins = bins
