@@ -57,6 +57,9 @@ type LatticeOpen func(t int, l *lattice.BinLayout, cts []*rlwe.Ciphertext) (g, h
 type LatticeCrypto struct {
 	PK   *lattice.PublicKey
 	Open LatticeOpen
+	// maxNodes caps the open nodes of one layout (0: as many as fit), so
+	// that a test can make a level take several layouts.
+	maxNodes int
 }
 
 // CheckStar reports whether g is a star around the class holder's table,
@@ -84,7 +87,7 @@ func TrainLattice(g *joinprop.Graph, data map[string]*table.Table, p Params, c L
 	h := NewHolder(p)
 	var sib *siblings
 	for !h.Done() {
-		if sib, err = latticeLevel(g, locals, h, p.Bins, c, sib); err != nil {
+		if sib, err = latticeLevel(g, locals, h, c, sib); err != nil {
 			return nil, err
 		}
 	}
@@ -104,7 +107,7 @@ type siblings struct {
 
 // latticeLevel is level on the lattice path; sib is the level before's
 // (nil at a tree's first level), and it returns this level's.
-func latticeLevel(g *joinprop.Graph, locals []*Local, h *Holder, bins int, c LatticeCrypto, sib *siblings) (*siblings, error) {
+func latticeLevel(g *joinprop.Graph, locals []*Local, h *Holder, c LatticeCrypto, sib *siblings) (*siblings, error) {
 	up, err := upAll(g, locals)
 	if err != nil {
 		return nil, err
@@ -132,7 +135,7 @@ func latticeLevel(g *joinprop.Graph, locals []*Local, h *Holder, bins int, c Lat
 	sums[0] = own
 	for j, e := range g.Tables[0].Children {
 		i := e + 1
-		if sums[i], err = latticeBins(c, i, locals[i], ds[j], open, nodes, bins); err != nil {
+		if sums[i], err = latticeBins(c, i, locals[i], ds[j], open, nodes); err != nil {
 			return nil, err
 		}
 		if sib != nil {
@@ -185,14 +188,15 @@ func checkLatticeRange(pk *lattice.PublicKey, groups []Group) error {
 // latticeBins is table t's bin sums from the class holder's down message
 // ds on the lattice path for the given open nodes (of open; the others'
 // sums are left zero): the class holder encrypts, the table sums and
-// masks, c.Open decrypts towards the class holder. Nodes are laid out as
-// many to a slot as the layout holds.
-func latticeBins(c LatticeCrypto, t int, l *Local, ds DownSummary, open int, nodes []int, bins int) (BinSums, error) {
-	for _, f := range l.feats {
-		if len(f.Cuts)+1 > bins {
-			return nil, fmt.Errorf("boost: table %q column %q has more bins than params.bins", l.name, f.Column)
-		}
+// masks, c.Open decrypts towards the class holder. The layout has as
+// many bins as the table's column with the most (binary columns: 2; the
+// class holder learns every column's number of bins from the sums
+// anyway), and as many nodes to a slot as it holds.
+func latticeBins(c LatticeCrypto, t int, l *Local, ds DownSummary, open int, nodes []int) (BinSums, error) {
+	if len(l.feats) == 0 {
+		return nil, nil
 	}
+	bins := l.maxBins()
 	entries, err := l.entryRows(ds)
 	if err != nil {
 		return nil, err
@@ -205,6 +209,9 @@ func latticeBins(c LatticeCrypto, t int, l *Local, ds DownSummary, open int, nod
 		}
 	}
 	per := lattice.MaxNodes(c.PK.Params, bins)
+	if c.maxNodes > 0 {
+		per = min(per, c.maxNodes)
+	}
 	for len(nodes) > 0 {
 		group := nodes[:min(per, len(nodes))]
 		nodes = nodes[len(group):]
@@ -237,6 +244,15 @@ func latticeBins(c LatticeCrypto, t int, l *Local, ds DownSummary, open int, nod
 		}
 	}
 	return out, nil
+}
+
+// maxBins is the most bins of any of the table's columns.
+func (l *Local) maxBins() int {
+	b := 1
+	for _, f := range l.feats {
+		b = max(b, len(f.Cuts)+1)
+	}
+	return b
 }
 
 // rowCount is one of a table's rows and the join rows it forms with an
