@@ -1,7 +1,9 @@
 package lattice
 
 import (
+	"bytes"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -103,4 +105,84 @@ func TestBinOpening(t *testing.T) {
 	if err := o.Add(sh); !errors.Is(err, ErrMismatch) {
 		t.Fatalf("a share of other ciphertexts folded in: %v", err)
 	}
+}
+
+// TestCiphertextsRoundTrip: bin sums through their encoding decrypt to
+// the same sums and have the same digest; short, long, unreduced and too
+// many encodings are refused.
+func TestCiphertextsRoundTrip(t *testing.T) {
+	t.Parallel()
+	p := params(t)
+	pk, sk := binKeys(t)
+	l, err := NewBinLayout(p, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := NewEncryptor(pk)
+	cts, err := enc.EncryptPairs(l, []int64{3, -4}, []int64{5, 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := NewBinSummer(pk, l)
+	sum, err := s.Sum(cts, []int{2, 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.MarshalCiphertexts([]*rlwe.Ciphertext{sum, cts[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.UnmarshalCiphertexts(b, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testContext(pk, 1)
+	d0, _ := BinSumsDigest(pk, ctx, 1, l, []*rlwe.Ciphertext{sum})
+	d1, err := BinSumsDigest(pk, ctx, 1, l, got[:1])
+	if err != nil || d0 != d1 {
+		t.Fatalf("digest changed through the encoding: %v", err)
+	}
+	g, h, err := l.Read(decryptCoeffs(t, p, sk, got[0]))
+	if err != nil || g[2] != -1 || h[2] != 11 {
+		t.Fatalf("sums through the encoding: %v %v %v", g, h, err)
+	}
+	for name, bad := range map[string][]byte{"short": b[:len(b)-1], "long": append(slices.Clone(b), 0), "empty-ish": b[:8]} {
+		if _, err := p.UnmarshalCiphertexts(bad, 2); err == nil {
+			t.Errorf("%s encoding accepted", name)
+		}
+	}
+	if _, err := p.UnmarshalCiphertexts(b, 1); err == nil {
+		t.Error("more ciphertexts than allowed accepted")
+	}
+	unreduced := slices.Clone(b)
+	for i := range 8 {
+		unreduced[i] = 0xff
+	}
+	if _, err := p.UnmarshalCiphertexts(unreduced, 2); err == nil {
+		t.Error("an unreduced coefficient accepted")
+	}
+}
+
+// FuzzCiphertexts: decoding peer bytes never panics, and what decodes
+// encodes back to the same bytes.
+func FuzzCiphertexts(f *testing.F) {
+	p := params(f)
+	pk, _ := binKeys(f)
+	l, _ := NewBinLayout(p, 4)
+	enc, _ := NewEncryptor(pk)
+	cts, _ := enc.EncryptPairs(l, []int64{1}, []int64{2})
+	b, _ := p.MarshalCiphertexts(cts)
+	f.Add(b)
+	f.Add([]byte{})
+	f.Add(b[:100])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := p.UnmarshalCiphertexts(b, 4)
+		if err != nil {
+			return
+		}
+		again, err := p.MarshalCiphertexts(got)
+		if err != nil || !bytes.Equal(again, b) {
+			t.Fatalf("re-encoding differs: %v", err)
+		}
+	})
 }

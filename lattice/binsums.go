@@ -263,7 +263,11 @@ func (s *BinSummer) SumTerms(cts []*rlwe.Ciphertext, terms []BinTerm) (*rlwe.Cip
 				s.rq.MulCoeffsMontgomeryThenAdd(ct.Value[i], s.w, out.Value[i])
 			}
 		}
-		return s.mask(out)
+		if err := s.mask(out); err != nil {
+			return err
+		}
+		reduce(s.rq, out.Value...) // canonical: digests and encodings depend on it
+		return nil
 	})
 	if err != nil {
 		return nil, err
