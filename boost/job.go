@@ -79,6 +79,9 @@ func parseSpec(spec *job.Spec) (*joinprop.Graph, Params, error) {
 	if err := g.CheckTests(spec); err != nil {
 		return nil, p, err
 	}
+	if p.Backend == BackendLattice && CheckStar(g) != nil {
+		return nil, p, spec.Errorf("params.backend", "lattice needs every table joined directly to the class holder's")
+	}
 	return g, p, nil
 }
 

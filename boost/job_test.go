@@ -161,6 +161,9 @@ func simRunKind(t *testing.T, c *joinCase, p boost.Params, kind boost.Kind, capt
 	if p.PSI != "" {
 		spec.Params["psi"] = p.PSI
 	}
+	if p.Backend != "" && p.Backend != boost.BackendPaillier {
+		spec.Params["backend"] = p.Backend
+	}
 	raw, err := spec.Marshal()
 	if err != nil {
 		t.Fatal(err)

@@ -130,3 +130,26 @@ func TestLatticeDefaultCredit(t *testing.T) {
 		t.Fatalf("lattice model differs\n got: %s\nwant: %s", a, b)
 	}
 }
+
+// TestJobStarLattice: the three-party star over real nodes with
+// params.backend lattice (and with auto, which picks it for a star whose
+// parties all hold the dealt lattice key): the model equals the
+// library's, and every message and log record keeps to the leakage
+// profile (the lattice path's messages included).
+func TestJobStarLattice(t *testing.T) {
+	t.Parallel()
+	for _, backend := range []string{boost.BackendLattice, boost.BackendAuto} {
+		c := starCase(t, 1, 60)
+		p := testParams()
+		p.Trees, p.Backend = 2, backend
+		res, out, capt := simRun(t, c, p)
+		want, err := boost.Train(c.g, c.data, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, w := modelOf(t, res), modelJSON(t, *want); got != w {
+			t.Fatalf("%s: the job's model differs from the library's\n got: %s\nwant: %s", backend, got, w)
+		}
+		checkLatticeLeakage(t, c, want, res, out, capt)
+	}
+}

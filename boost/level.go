@@ -65,10 +65,7 @@ func (s *session) level(ctx context.Context, step job.Step, a levelArgs, key int
 	} else if a.Depth >= s.prm.MaxDepth {
 		return levelOutput{}, nil // the level closes the tree: no sums flow
 	}
-	if err := r.down(ctx); err != nil {
-		return levelOutput{}, err
-	}
-	if err := r.decrypt(ctx); err != nil {
+	if err := r.sums(ctx); err != nil {
 		return levelOutput{}, err
 	}
 	if !s.isHolder() {
@@ -135,13 +132,30 @@ func (r *levelRun) gradients(ctx context.Context) (bool, error) {
 	if r.groups, r.k, err = s.locals[0].Groups(r.kids[0]); err != nil {
 		return false, err
 	}
-	if err := s.holderCrypto(ctx, r.groups); err != nil {
+	if s.backend == BackendLattice {
+		err = checkLatticeRange(s.lkeys.PublicKey, r.groups)
+	} else {
+		err = s.holderCrypto(ctx, r.groups)
+	}
+	if err != nil {
 		return false, err
 	}
 	if r.gv, err = s.holder.Level(r.groups, s.locals[0].Labels()); err != nil {
 		return false, err
 	}
 	return r.gv == nil, nil
+}
+
+// sums runs the down pass and the bin sums' decryption towards the class
+// holder on the job's backend.
+func (r *levelRun) sums(ctx context.Context) error {
+	if r.s.backend == BackendLattice {
+		return r.latticeSums(ctx)
+	}
+	if err := r.down(ctx); err != nil {
+		return err
+	}
+	return r.decrypt(ctx)
 }
 
 // down runs the down pass over the party's tables, parents first: the

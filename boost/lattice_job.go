@@ -1,0 +1,241 @@
+package boost
+
+// The lattice path in the job (params.backend lattice, or auto on a star
+// whose every party holds the lattice key; lattice.go has the arithmetic).
+// Within a level step, after the up pass and the class holder's gradients:
+//
+//  1. The class holder sends each other party's table its down message
+//     encrypted under the lattice key (TypeLatticeDown, sub-channel
+//     ldown/EDGE): the entries' join values and combos, the layouts' node
+//     counts, and per layout the ciphertexts of every entry's open nodes'
+//     gradient and hessian sums. A table of its own sums in the clear.
+//  2. The table's party computes, per layout, every column's masked bin
+//     sums (one ciphertext per column) and sends them (TypeLatticeBins,
+//     lbins/EDGE) to the class holder and to every other member of the
+//     decrypting quorum (the first lattice.Key.Quorum of the job's parties
+//     in the key's order, which every party derives alike).
+//  3. Each quorum member but the class holder makes its decryption share
+//     of each layout's bin sums, from the ciphertexts their maker sent it
+//     (so it shares nothing the class holder chose), and sends them to the
+//     class holder alone (TypeLatticeShare, lshare/EDGE); the class holder
+//     makes its own if it is in the quorum, folds them and reads every
+//     node's and bin's sums (lattice.BinOpening).
+//
+// No sibling subtraction here: the right children's sums would have to be
+// kept across levels in the class holder's state (state.go) for restarts;
+// every open node is summed (TrainLattice subtracts; the model is the
+// same either way).
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/cohortdm/cohort/keyring"
+	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/wire"
+)
+
+// Message types of the lattice path.
+const (
+	// TypeLatticeDown carries the class holder's down message to a table,
+	// encrypted under the lattice key (disclosure ciphertext).
+	TypeLatticeDown = "boost/lattice-gradients"
+	// TypeLatticeBins carries a table's masked bin sums to the class
+	// holder and the decrypting quorum (disclosure ciphertext).
+	TypeLatticeBins = "boost/lattice-bin-sums"
+	// TypeLatticeShare carries a quorum member's decryption shares of a
+	// table's bin sums to the class holder (disclosure decryption-share).
+	TypeLatticeShare = "boost/lattice-share"
+)
+
+// latticeDownMsg is the class holder's down message on the lattice path:
+// per join value its entries' combos (the ciphertexts' row order), the
+// open nodes of each layout and each layout's ciphertexts.
+type latticeDownMsg struct {
+	Edge   int        `msgpack:"edge"`
+	Values []string   `msgpack:"values"`
+	Combos [][]string `msgpack:"combos"`
+	Nodes  []int      `msgpack:"nodes"` // per layout, its open nodes' number
+	C      [][]byte   `msgpack:"c"`     // per layout
+}
+
+// latticeBinsMsg is a table's masked bin sums: per layout, one ciphertext
+// per numeric column.
+type latticeBinsMsg struct {
+	Edge  int      `msgpack:"edge"`
+	Nodes []int    `msgpack:"nodes"` // per layout, as the down message said
+	C     [][]byte `msgpack:"c"`
+}
+
+// latticeShareMsg is a quorum member's decryption shares of a table's bin
+// sums, one per layout.
+type latticeShareMsg struct {
+	Edge int      `msgpack:"edge"`
+	S    [][]byte `msgpack:"s"`
+}
+
+// holdsLatticeKey reports whether the party holds a lattice key that every
+// party of the job is a member of, with a quorum they reach.
+func (s *session) holdsLatticeKey() bool {
+	k, err := keyring.ReadLattice(s.p.Secrets())
+	if err != nil {
+		return false
+	}
+	for _, q := range s.p.Spec().PartyNames() {
+		if k.PublicKey.Point(q) == 0 {
+			return false
+		}
+	}
+	return len(s.p.Spec().PartyNames()) >= k.PublicKey.Quorum
+}
+
+// readLatticeKey reads the party's lattice key once.
+func (s *session) readLatticeKey() error {
+	if s.lkeys != nil {
+		return nil
+	}
+	k, err := keyring.ReadLattice(s.p.Secrets())
+	if err != nil {
+		return fmt.Errorf("party %s has no lattice key (params.backend lattice): %w", s.p.Self(), err)
+	}
+	s.lkeys = k
+	return nil
+}
+
+// latticePlan is the decryption plan every party derives alike: the
+// first quorum of the job's parties, by their points in the key.
+func (s *session) latticePlan() (*lattice.Plan, []string, error) {
+	pk := s.lkeys.PublicKey
+	var points []int
+	for _, q := range s.p.Spec().PartyNames() {
+		if p := pk.Point(q); p != 0 {
+			points = append(points, p)
+		}
+	}
+	slices.Sort(points)
+	plan, err := lattice.PlanSingle(pk, points)
+	if err != nil {
+		return nil, nil, err
+	}
+	var names []string
+	for _, p := range plan.Quorums[0] {
+		names = append(names, pk.Members[p-1])
+	}
+	return plan, names, nil
+}
+
+// latticeContext names the decryption of table t's bin sums in layout g
+// of this level step.
+func (r *levelRun) latticeContext(t, g int) lattice.Context {
+	return lattice.Context{Key: r.s.lkeys.PublicKey.ID(), Job: r.s.p.JobID(),
+		Phase: fmt.Sprintf("boost-bins/%d/%d", t, g), Round: r.step.Round, Attempt: r.step.Attempt}
+}
+
+// latticeGroups splits open nodes into layouts of at most the nodes one
+// holds at bins bins: the node counts.
+func latticeGroups(pk *lattice.PublicKey, open, bins int) []int {
+	per := lattice.MaxNodes(pk.Params, bins)
+	var out []int
+	for k := 0; k < open; k += per {
+		out = append(out, min(per, open-k))
+	}
+	return out
+}
+
+// latticeSums runs steps 1 to 3 at this party.
+func (r *levelRun) latticeSums(ctx context.Context) error {
+	s := r.s
+	plan, quorum, err := s.latticePlan()
+	if err != nil {
+		return err
+	}
+	if s.isHolder() {
+		return r.latticeHolder(ctx, plan, quorum)
+	}
+	for _, i := range s.own {
+		if err := r.latticeTable(ctx, i, plan, quorum); err != nil {
+			return err
+		}
+	}
+	if !slices.Contains(quorum, s.p.Self()) {
+		return nil
+	}
+	for i := 1; i < len(s.g.Tables); i++ {
+		if s.owns(i) || s.g.Tables[i].Party == s.g.Tables[0].Party || numericCount(s.g, i) == 0 {
+			continue
+		}
+		e := s.g.Tables[i].Parent
+		b, err := s.receive(ctx, r.step.Sub(fmt.Sprintf("lbins/%d", e)), s.g.Tables[i].Party, TypeLatticeBins)
+		if err != nil {
+			return err
+		}
+		if err := r.latticeShare(ctx, i, plan, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// latticeHolder is the class holder's part: its own tables' sums in the
+// clear, the others' down messages encrypted, their bin sums opened.
+func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, quorum []string) error {
+	s := r.s
+	pk := s.lkeys.PublicKey
+	out, own := s.locals[0].RootDown(r.groups, r.k, r.gv)
+	r.plain[0] = own
+	open := s.holder.Open()
+	for j, e := range s.g.Tables[0].Children {
+		i := e + 1
+		if s.owns(i) {
+			_, bins, err := s.locals[i].Down(PlainRing{}, out[j], r.kids[i])
+			if err != nil {
+				return err
+			}
+			r.plain[i], _ = Open(bins, OpenPlain)
+			continue
+		}
+		if numericCount(s.g, i) == 0 {
+			continue
+		}
+		m := latticeDownMsg{Edge: e, Values: out[j].Values, Combos: make([][]string, len(out[j].Entries)),
+			Nodes: latticeGroups(pk, open, s.prm.Bins)}
+		for v, es := range out[j].Entries {
+			for _, en := range es {
+				m.Combos[v] = append(m.Combos[v], en.Combo)
+			}
+		}
+		k0 := 0
+		for _, n := range m.Nodes {
+			lay, err := lattice.NewNodeBinLayout(pk.Params, s.prm.Bins, n)
+			if err != nil {
+				return err
+			}
+			nodes := make([]int, n)
+			for x := range nodes {
+				nodes[x] = k0 + x
+			}
+			k0 += n
+			cts, err := encryptEntries(pk, lay, out[j], nodes)
+			if err != nil {
+				return err
+			}
+			c, err := pk.Params.MarshalCiphertexts(cts)
+			if err != nil {
+				return err
+			}
+			m.C = append(m.C, c)
+		}
+		if err := s.send(ctx, r.step.Sub(fmt.Sprintf("ldown/%d", e)), s.g.Tables[i].Party, TypeLatticeDown, &m, wire.DiscloseCiphertext); err != nil {
+			return err
+		}
+	}
+	for _, e := range s.g.Tables[0].Children {
+		if i := e + 1; !s.owns(i) && numericCount(s.g, i) > 0 {
+			if err := r.latticeOpen(ctx, i, open, plan, quorum); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
