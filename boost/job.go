@@ -52,7 +52,8 @@ const (
 func ModelSecret(id string) string { return "models/" + id + "/boost.json" }
 
 // UsesThresholdKey: the class holder's gradients travel under the
-// consortium's threshold Paillier key (job.KeyUser).
+// consortium's threshold Paillier key, or its lattice key
+// (params.backend; job.KeyUser).
 func (Kind) UsesThresholdKey() bool { return true }
 
 // Validate checks the join graph and the params of a spec.
@@ -110,7 +111,10 @@ func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePub
 // score), and as the winning table of a split in the log; the class
 // column as encrypted gradients and the split choices sent to the
 // winners; with params.reuse, the class holder's down messages also name
-// the open node of their entries (split-summary, to its neighbours).
+// the open node of their entries (split-summary, to its neighbours). On
+// the lattice path (params.backend lattice or auto) the encrypted bin sums
+// also go to the decrypting quorum's members, who make their decryption
+// shares from them.
 func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	g, p, err := parseSpec(spec)
 	if err != nil {
@@ -124,6 +128,10 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 		}
 		peers := g.NeighbourParties(i)
 		holder := []string{g.Tables[0].Party}
+		binsTo := holder
+		if p.Backend != BackendPaillier {
+			binsTo = g.PartiesBut(party) // the lattice path: the class holder and the decrypting quorum
+		}
 		for _, c := range t.Columns {
 			switch c.Kind {
 			case table.Key:
@@ -140,7 +148,7 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 			case table.Numeric:
 				out = append(out,
 					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseSplitSummary, To: peers},
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseCiphertext, To: holder, Parties: all},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseCiphertext, To: binsTo, Parties: all},
 					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseScore, To: holder},
 					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseSplitAttribute})
 			}

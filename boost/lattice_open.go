@@ -53,14 +53,11 @@ func LatticeInProcess(g *joinprop.Graph, keys map[string]*lattice.Keys, job stri
 		}
 		ctx := lattice.Context{Key: pk.ID(), Job: job, Phase: "bins", Round: round}
 		round++
-		want, err := lattice.BinSumsDigest(pk, ctx, from, l, cts)
-		if err != nil {
-			return nil, nil, err
-		}
 		target, err := lattice.NewBinTarget(pk, ctx, from, l, cts)
 		if err != nil {
 			return nil, nil, err
 		}
+		want := target.Inputs[0].Digest // what the maker would tell each decryptor (BinSumsDigest)
 		o, err := lattice.NewBinOpening(pk, l, plan, target, cts)
 		if err != nil {
 			return nil, nil, err
