@@ -21,10 +21,13 @@ package boost
 //     makes its own if it is in the quorum, folds them and reads every
 //     node's and bin's sums (lattice.BinOpening).
 //
-// No sibling subtraction here: the right children's sums would have to be
-// kept across levels in the class holder's state (state.go) for restarts;
-// every open node is summed (TrainLattice subtracts; the model is the
-// same either way).
+// The class holder subtracts siblings as TrainLattice does: at a level
+// after one it ran on (its bin sums in memory), only the left children are
+// encrypted and summed, the right ones are their parent's sums less their
+// sibling's. The table's party sums whatever rows it is sent and cannot
+// tell which nodes they are. After a restart the sums of the level before
+// are not kept (state.go keeps no bin sums), so that level sums every
+// open node; the model is the same either way.
 
 import (
 	"context"
@@ -143,6 +146,30 @@ func latticeGroups(pk *lattice.PublicKey, open, bins int) []int {
 	return out
 }
 
+// keepSiblings keeps, at the class holder on the lattice path, the bin
+// sums of the level after key grown levels and the parents of the next
+// level's pairs of open nodes (decisions, in Holder.Apply's order).
+func (s *session) keepSiblings(key int, decisions []Decision, sums []BinSums) {
+	s.sib = nil
+	if s.backend != BackendLattice || len(decisions) == 0 {
+		return
+	}
+	sib := &siblings{parent: make([]int, len(decisions)), sums: sums}
+	for j, d := range decisions {
+		sib.parent[j] = d.Node
+	}
+	s.sib, s.sibKey = sib, key+1
+}
+
+// siblingsFor is the kept sums for the level after key grown levels with
+// open nodes, if they are that level's parents'.
+func (s *session) siblingsFor(key, open int) *siblings {
+	if s.sib == nil || s.sibKey != key || 2*len(s.sib.parent) != open {
+		return nil
+	}
+	return s.sib
+}
+
 // latticeSums runs steps 1 to 3 at this party.
 func (r *levelRun) latticeSums(ctx context.Context) error {
 	s := r.s
@@ -185,6 +212,13 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, quorum
 	out, own := s.locals[0].RootDown(r.groups, r.k, r.gv)
 	r.plain[0] = own
 	open := s.holder.Open()
+	sib := s.siblingsFor(r.key, open)
+	nodes := make([]int, 0, open) // the open nodes summed under encryption
+	for k := range open {
+		if sib == nil || k%2 == 0 {
+			nodes = append(nodes, k)
+		}
+	}
 	for j, e := range s.g.Tables[0].Children {
 		i := e + 1
 		if s.owns(i) {
@@ -199,7 +233,7 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, quorum
 			continue
 		}
 		m := latticeDownMsg{Edge: e, Values: out[j].Values, Combos: make([][]string, len(out[j].Entries)),
-			Nodes: latticeGroups(pk, open, s.prm.Bins)}
+			Nodes: latticeGroups(pk, len(nodes), s.prm.Bins)}
 		for v, es := range out[j].Entries {
 			for _, en := range es {
 				m.Combos[v] = append(m.Combos[v], en.Combo)
@@ -211,12 +245,8 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, quorum
 			if err != nil {
 				return err
 			}
-			nodes := make([]int, n)
-			for x := range nodes {
-				nodes[x] = k0 + x
-			}
+			cts, err := encryptEntries(pk, lay, out[j], nodes[k0:k0+n])
 			k0 += n
-			cts, err := encryptEntries(pk, lay, out[j], nodes)
 			if err != nil {
 				return err
 			}
@@ -232,8 +262,11 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, quorum
 	}
 	for _, e := range s.g.Tables[0].Children {
 		if i := e + 1; !s.owns(i) && numericCount(s.g, i) > 0 {
-			if err := r.latticeOpen(ctx, i, open, plan, quorum); err != nil {
+			if err := r.latticeOpen(ctx, i, open, nodes, plan, quorum); err != nil {
 				return err
+			}
+			if sib != nil {
+				sib.subtract(r.plain[i], sib.sums[i])
 			}
 		}
 	}

@@ -152,7 +152,7 @@ func (r *levelRun) latticeShare(ctx context.Context, i int, plan *lattice.Plan, 
 // latticeOpen is the class holder's step 3 for table i: it receives the
 // bin sums, folds the quorum's shares (its own among them if it is in
 // the quorum) and reads every open node's and bin's sums into r.plain[i].
-func (r *levelRun) latticeOpen(ctx context.Context, i, open int, plan *lattice.Plan, quorum []string) error {
+func (r *levelRun) latticeOpen(ctx context.Context, i, open int, summed []int, plan *lattice.Plan, quorum []string) error {
 	s := r.s
 	pk := s.lkeys.PublicKey
 	e := s.g.Tables[i].Parent
@@ -165,7 +165,7 @@ func (r *levelRun) latticeOpen(ctx context.Context, i, open int, plan *lattice.P
 	if err != nil {
 		return err
 	}
-	if !slices.Equal(nodes, latticeGroups(pk, open, s.prm.Bins)) {
+	if !slices.Equal(nodes, latticeGroups(pk, len(summed), s.prm.Bins)) {
 		return fmt.Errorf("%w: the lattice bin sums of table %q are not in the level's layouts", ErrWire, s.g.Tables[i].Name)
 	}
 	ops := make([]*lattice.BinOpening, len(nodes))
@@ -195,7 +195,7 @@ func (r *levelRun) latticeOpen(ctx context.Context, i, open int, plan *lattice.P
 			return err
 		}
 	}
-	return r.readOpened(i, open, nodes, ops)
+	return r.readOpened(i, open, summed, ops)
 }
 
 // ownShare adds the class holder's own decryption share to an opening.
@@ -236,10 +236,11 @@ func (r *levelRun) takeShares(ctx context.Context, q string, i int, ops []*latti
 	return nil
 }
 
-// readOpened opens table i's bin sums and puts every node's and bin's
-// sums into r.plain[i] (params.bins bins per column: the bins a column
-// does not have hold zeros and never win a split).
-func (r *levelRun) readOpened(i, open int, nodes []int, ops []*lattice.BinOpening) error {
+// readOpened opens table i's bin sums and puts the summed nodes' sums of
+// every bin into r.plain[i], in their open nodes' slots (params.bins bins
+// per column: the bins a column does not have hold zeros and never win a
+// split).
+func (r *levelRun) readOpened(i, open int, summed []int, ops []*lattice.BinOpening) error {
 	s := r.s
 	f, bins := numericCount(s.g, i), s.prm.Bins
 	out := make(BinSums, f)
@@ -250,20 +251,21 @@ func (r *levelRun) readOpened(i, open int, nodes []int, ops []*lattice.BinOpenin
 		}
 	}
 	k0 := 0
-	for g, o := range ops {
+	for _, o := range ops {
 		gs, hs, _, err := o.Open()
 		if err != nil {
 			return fmt.Errorf("the bin sums of table %q: %w", s.g.Tables[i].Name, err)
 		}
+		n := o.Nodes()
 		for x := range out {
 			for b := range out[x] {
-				for k := range nodes[g] {
-					out[x][b][2*(k0+k)] = gs[x][k*bins+b]
-					out[x][b][2*(k0+k)+1] = hs[x][k*bins+b]
+				for k, node := range summed[k0 : k0+n] {
+					out[x][b][2*node] = gs[x][k*bins+b]
+					out[x][b][2*node+1] = hs[x][k*bins+b]
 				}
 			}
 		}
-		k0 += nodes[g]
+		k0 += n
 	}
 	r.plain[i] = out
 	return nil

@@ -20,6 +20,7 @@ type levelRun struct {
 	s    *session
 	step job.Step
 	a    levelArgs
+	key  int              // the levels grown before this one
 	kids [][]ComboSummary // by own table: its children's up messages
 	// The class holder's groups and its children's summaries as it took them.
 	groups []Group
@@ -52,7 +53,7 @@ func (s *session) level(ctx context.Context, step job.Step, a levelArgs, key int
 		return levelOutput{}, err
 	}
 	s.rewind(key)
-	r := &levelRun{s: s, step: step, a: a, plain: make([]BinSums, len(s.g.Tables)),
+	r := &levelRun{s: s, step: step, a: a, key: key, plain: make([]BinSums, len(s.g.Tables)),
 		sealed: map[int]SealedBins{}, downs: map[int]*DownSummary{}}
 	if err := r.up(ctx); err != nil {
 		return levelOutput{}, err
@@ -286,6 +287,7 @@ func (r *levelRun) choose(ctx context.Context) (levelOutput, error) {
 	} else {
 		out.Winners = nil
 	}
+	s.keepSiblings(r.key, decisions, r.plain)
 	return out, nil
 }
 

@@ -60,6 +60,11 @@ type session struct {
 	// snap is the state at the start of the running level step, to which
 	// a re-run of the step (a new attempt) goes back.
 	snap *levelSnap
+	// sib is the class holder's bin sums of the level before, for the
+	// lattice path's sibling subtraction at level sibKey (nil: every open
+	// node is summed, as after a restart, which does not keep them).
+	sib    *siblings
+	sibKey int
 }
 
 // levelSnap is a party's training state at the start of a level step:
@@ -69,6 +74,8 @@ type levelSnap struct {
 	splits []int // by table: the own tables' splits made
 	made   []int
 	holder *Holder
+	sib    *siblings // not changed once made
+	sibKey int
 }
 
 // rewind takes the state at the start of the level after key grown
@@ -85,9 +92,10 @@ func (s *session) rewind(key int) {
 		if sn.holder != nil {
 			s.holder = sn.holder.clone()
 		}
+		s.sib, s.sibKey = sn.sib, sn.sibKey
 		return
 	}
-	sn := &levelSnap{key: key, splits: make([]int, len(s.g.Tables)), made: slices.Clone(s.made)}
+	sn := &levelSnap{key: key, splits: make([]int, len(s.g.Tables)), made: slices.Clone(s.made), sib: s.sib, sibKey: s.sibKey}
 	for _, i := range s.own {
 		sn.splits[i] = s.locals[i].splits()
 	}

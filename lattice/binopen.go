@@ -113,6 +113,9 @@ func NewBinOpening(pk *PublicKey, l *BinLayout, plan *Plan, t *Target, cts []*rl
 	return &BinOpening{shareFold: f, l: l}, nil
 }
 
+// Nodes is the number of nodes of the layout the opening reads.
+func (o *BinOpening) Nodes() int { return o.l.nodes }
+
 // Open decrypts and returns, per ciphertext, the bins' gradient and
 // hessian sums (Read's), and the judge's verdict.
 func (o *BinOpening) Open() (g, h [][]int64, v Verdict, err error) {
