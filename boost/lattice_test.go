@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -151,5 +152,43 @@ func TestJobStarLattice(t *testing.T) {
 			t.Fatalf("%s: the job's model differs from the library's\n got: %s\nwant: %s", backend, got, w)
 		}
 		checkLatticeLeakage(t, c, want, res, out, capt)
+	}
+}
+
+// TestBackendChoice: params.backend lattice on a chain fails validation
+// naming the field; the load step's choice is lattice only for a star
+// whose every party holds the key (auto), and lattice asked for with a
+// party lacking the key fails naming that party, not a value.
+func TestBackendChoice(t *testing.T) {
+	t.Parallel()
+	chain := chainCase(t, 1, 30)
+	spec := writeSpec(t, chain, "chain.yaml", map[string]any{"backend": boost.BackendLattice})
+	if err := (boost.Kind{}).Validate(&spec); err == nil || !strings.Contains(err.Error(), "params.backend") {
+		t.Fatalf("lattice on a chain: %v", err)
+	}
+	star := starCase(t, 1, 30)
+	all := map[string]bool{"alice": true, "bob": true, "carol": true}
+	some := map[string]bool{"alice": true, "bob": true}
+	parties := []string{"alice", "bob", "carol"}
+	for _, tc := range []struct {
+		want  string
+		c     *joinCase
+		holds map[string]bool
+		got   string
+	}{
+		{boost.BackendPaillier, star, all, boost.BackendPaillier},
+		{boost.BackendAuto, star, all, boost.BackendLattice},
+		{boost.BackendAuto, star, some, boost.BackendPaillier},
+		{boost.BackendAuto, chain, all, boost.BackendPaillier},
+		{boost.BackendLattice, star, all, boost.BackendLattice},
+	} {
+		got, err := boost.ChooseBackend(tc.want, tc.c.g, tc.holds, parties)
+		if err != nil || got != tc.got {
+			t.Errorf("%s with %v: %s, %v; want %s", tc.want, tc.holds, got, err, tc.got)
+		}
+	}
+	_, err := boost.ChooseBackend(boost.BackendLattice, star.g, some, parties)
+	if err == nil || !strings.Contains(err.Error(), "party carol") {
+		t.Fatalf("lattice without carol's key: %v", err)
 	}
 }
