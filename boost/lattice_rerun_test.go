@@ -30,6 +30,14 @@ func addLatticeKeys(t *testing.T, secrets map[string]job.Secrets) {
 	}
 }
 
+// TestLevelRerunLattice: TestLevelRerun on the lattice path, over the
+// three-party star (the re-run level goes back to the class holder's
+// kept sibling sums of the level before).
+func TestLevelRerunLattice(t *testing.T) {
+	t.Parallel()
+	runLevelRerun(t, starCase(t, 1, 60), boost.BackendLattice)
+}
+
 // TestRestartLattice: TestRestart on the lattice path, over the
 // three-party star: the class holder restarted within a level of the
 // second tree (as a table's bin sums reach it), a table's party within a

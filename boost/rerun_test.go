@@ -46,15 +46,26 @@ func dealt(t *testing.T, parties []string) (map[string]job.Secrets, *paillier.Pu
 // level's start, and the model is still the library's.
 func TestLevelRerun(t *testing.T) {
 	t.Parallel()
-	c := chainCase(t, 2, 60)
+	runLevelRerun(t, chainCase(t, 2, 60), "")
+}
+
+// runLevelRerun runs TestLevelRerun's case on c with params.backend
+// backend ("": the default; lattice deals a lattice key too).
+func runLevelRerun(t *testing.T, c *joinCase, backend string) {
 	p := testParams()
 	p.Trees, p.Release = 2, true
-	spec := writeSpec(t, c, "rerun.yaml", map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "release": true})
+	params := map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "release": true}
+	secrets := dealtSecrets(t, c.spec.PartyNames())
+	if backend != "" {
+		params["backend"] = backend
+		addLatticeKeys(t, secrets)
+	}
+	spec := writeSpec(t, c, "rerun.yaml", params)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	moved, reruns := false, 0
 	rep, err := jobtest.Run(ctx, boost.Kind{}, &spec, jobtest.Options{
-		Leader: "alice", Secrets: dealtSecrets(t, spec.PartyNames()), StepTimeout: time.Minute,
+		Leader: "alice", Secrets: secrets, StepTimeout: time.Minute,
 		OnSend: func(s jobtest.Sent) jobtest.Fault {
 			if !moved && s.Message.Type == boost.TypeSplit && s.Message.Round == 1 {
 				moved = true
