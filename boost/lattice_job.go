@@ -11,15 +11,16 @@ package boost
 //     gradient and hessian sums. A table of its own sums in the clear.
 //  2. The table's party computes, per layout, every column's masked bin
 //     sums (one ciphertext per column) and sends them (TypeLatticeBins,
-//     lbins/EDGE) to the class holder and to every other member of the
-//     decrypting quorum (the first lattice.Key.Quorum of the job's parties
-//     in the key's order, which every party derives alike).
-//  3. Each quorum member but the class holder makes its decryption share
-//     of each layout's bin sums, from the ciphertexts their maker sent it
-//     (so it shares nothing the class holder chose), and sends them to the
-//     class holder alone (TypeLatticeShare, lshare/EDGE); the class holder
-//     makes its own if it is in the quorum, folds them and reads every
-//     node's and bin's sums (lattice.BinOpening).
+//     lbins/EDGE) to the class holder and to every other decryptor: the
+//     members of the decryption plan's quorums (latticePlan), which every
+//     party derives alike from the job's parties and the key.
+//  3. Each decryptor but the class holder makes its decryption shares (one
+//     per quorum it is in) of each layout's bin sums, from the ciphertexts
+//     their maker sent it (so it shares nothing the class holder chose),
+//     and sends them to the class holder alone (TypeLatticeShare,
+//     lshare/EDGE); the class holder makes its own if it is a decryptor,
+//     folds them, decrypts with every quorum and reads every node's and
+//     bin's sums (lattice.BinOpening) if the quorums agree.
 //
 // The class holder subtracts siblings as TrainLattice does: at a level
 // after one it ran on (its bin sums in memory), only the left children are
@@ -106,8 +107,12 @@ func (s *session) readLatticeKey() error {
 	return nil
 }
 
-// latticePlan is the decryption plan every party derives alike: the
-// first quorum of the job's parties, by their points in the key.
+// latticePlan is the decryption plan every party derives alike from the
+// job's parties' points in the key: quorums with no member common to all
+// when the parties outnumber the quorum (lattice.PlanVerified: a wrong
+// share is detected, the decryptions then disagree), else the one quorum
+// they make (PlanSingle). It also returns the decryptors: every member of
+// a quorum, by name, in the key's order.
 func (s *session) latticePlan() (*lattice.Plan, []string, error) {
 	pk := s.lkeys.PublicKey
 	var points []int
@@ -117,15 +122,21 @@ func (s *session) latticePlan() (*lattice.Plan, []string, error) {
 		}
 	}
 	slices.Sort(points)
-	plan, err := lattice.PlanSingle(pk, points)
+	choose := lattice.PlanSingle
+	if len(points) > pk.Quorum {
+		choose = lattice.PlanVerified
+	}
+	pl, err := choose(pk, points)
 	if err != nil {
 		return nil, nil, err
 	}
 	var names []string
-	for _, p := range plan.Quorums[0] {
-		names = append(names, pk.Members[p-1])
+	for _, p := range points {
+		if len(pl.QuorumsOf(p)) > 0 {
+			names = append(names, pk.Members[p-1])
+		}
 	}
-	return plan, names, nil
+	return pl, names, nil
 }
 
 // latticeContext names the decryption of table t's bin sums in layout g

@@ -31,6 +31,34 @@ type latticeShareMsg struct {
 	S    [][]byte `msgpack:"s"`
 }
 
+// decryptors are the members of the lattice decryption plan's quorums
+// over c's parties, as the job derives them (the members' points follow
+// their names, whatever the key).
+func decryptors(t *testing.T, c *joinCase) []string {
+	t.Helper()
+	parties := c.spec.PartyNames()
+	pk := dealtLattice(t, parties)[parties[0]].PublicKey
+	var points []int
+	for _, q := range parties {
+		points = append(points, pk.Point(q))
+	}
+	slices.Sort(points)
+	plan, err := lattice.PlanSingle(pk, points)
+	if len(points) > pk.Quorum {
+		plan, err = lattice.PlanVerified(pk, points)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range points {
+		if len(plan.QuorumsOf(p)) > 0 {
+			out = append(out, pk.Members[p-1])
+		}
+	}
+	return out
+}
+
 // latticeProfile is messageProfile for the lattice path's messages: the
 // class holder's encrypted down message goes to the edge's child party
 // only and names only the edge's shared values and split outcomes; the
@@ -68,12 +96,7 @@ func latticeProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 		if err := wire.Unmarshal(m.Body, &w); err != nil {
 			t.Fatal(err)
 		}
-		// To the class holder and the decrypting quorum: the first
-		// lattice.DefaultQuorum of the parties in the dealt key's order.
-		parties := c.spec.PartyNames()
-		slices.Sort(parties)
-		quorum := parties[:lattice.DefaultQuorum(len(parties))]
-		if w.Edge != e || sm.From != child || sm.To == child || (sm.To != holder && !slices.Contains(quorum, sm.To)) {
+		if w.Edge != e || sm.From != child || sm.To == child || (sm.To != holder && !slices.Contains(decryptors(t, c), sm.To)) {
 			t.Errorf("lattice bin sums of edge %d from %s to %s", w.Edge, sm.From, sm.To)
 		}
 		w.C = nil

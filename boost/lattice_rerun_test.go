@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -135,5 +136,51 @@ func TestSilentRetryLattice(t *testing.T) {
 	}
 	if got, w := modelOf(t, rep.Result), modelJSON(t, *want); got != w {
 		t.Fatalf("after a retry the model differs from the library's\n got: %s\nwant: %s", got, w)
+	}
+}
+
+// TestWrongShareLattice: a decryptor whose lattice decryption shares are
+// wrong (one coefficient of its last share changed on the way) is
+// detected by the verified plan's quorums, which then disagree: the job
+// fails saying so, instead of training on wrong bin sums.
+func TestWrongShareLattice(t *testing.T) {
+	t.Parallel()
+	c := starCase(t, 1, 60)
+	p := testParams()
+	p.Trees = 1
+	secrets := dealtSecrets(t, c.spec.PartyNames())
+	addLatticeKeys(t, secrets)
+	spec := writeSpec(t, c, "wrong.yaml", map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins,
+		"backend": boost.BackendLattice})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	changed := 0
+	_, err := jobtest.Run(ctx, boost.Kind{}, &spec, jobtest.Options{
+		Leader: "alice", Secrets: secrets, StepTimeout: time.Minute,
+		OnStep: func(e jobtest.Event) jobtest.Fault {
+			if e.Kind == jobtest.Starting && e.Step.Phase == "level" && e.Step.Round == 0 {
+				e.Net.Intercept("bob", func(to string, m *wire.Message) *wire.Message {
+					if m.Type != boost.TypeLatticeShare {
+						return m
+					}
+					mu.Lock()
+					changed++
+					mu.Unlock()
+					cp := *m
+					cp.Body = slices.Clone(m.Body)
+					cp.Body[len(cp.Body)-8] ^= 1 // the last share's last coefficient, little-endian
+					return &cp
+				})
+			}
+			return jobtest.Fault{}
+		},
+	})
+	t.Log(err)
+	if changed == 0 {
+		t.Fatal("no share of bob's was changed: the test checks nothing")
+	}
+	if err == nil || !strings.Contains(err.Error(), "decryption share was wrong") {
+		t.Fatalf("a wrong share: %v", err)
 	}
 }

@@ -2,8 +2,10 @@ package boost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/wire"
@@ -136,15 +138,17 @@ func (r *levelRun) latticeShare(ctx context.Context, i int, plan *lattice.Plan, 
 		if err != nil {
 			return err
 		}
-		sh, err := d.GenShare(t, plan, 0)
-		if err != nil {
-			return err
+		for _, q := range plan.QuorumsOf(pk.Point(s.p.Self())) {
+			sh, err := d.GenShare(t, plan, q)
+			if err != nil {
+				return err
+			}
+			sb, err := sh.MarshalBinary()
+			if err != nil {
+				return err
+			}
+			msg.S = append(msg.S, sb)
 		}
-		sb, err := sh.MarshalBinary()
-		if err != nil {
-			return err
-		}
-		msg.S = append(msg.S, sb)
 	}
 	return s.send(ctx, r.step.Sub(fmt.Sprintf("lshare/%d", msg.Edge)), s.g.Tables[0].Party, TypeLatticeShare, &msg, wire.DiscloseDecryptionShare)
 }
@@ -191,46 +195,55 @@ func (r *levelRun) latticeOpen(ctx context.Context, i, open int, summed []int, p
 		if q == s.p.Self() {
 			continue
 		}
-		if err := r.takeShares(ctx, q, i, ops); err != nil {
+		if err := r.takeShares(ctx, q, i, plan, ops); err != nil {
 			return err
 		}
 	}
 	return r.readOpened(i, open, summed, ops)
 }
 
-// ownShare adds the class holder's own decryption share to an opening.
+// ownShare adds the class holder's own decryption shares, one per quorum
+// it is in, to an opening.
 func (r *levelRun) ownShare(o *lattice.BinOpening, t *lattice.Target, plan *lattice.Plan) error {
 	d, err := lattice.NewDecryptor(r.s.lkeys)
 	if err != nil {
 		return err
 	}
-	sh, err := d.GenShare(t, plan, 0)
-	if err != nil {
-		return err
+	for _, q := range plan.QuorumsOf(r.s.lkeys.PublicKey.Point(r.s.p.Self())) {
+		sh, err := d.GenShare(t, plan, q)
+		if err != nil {
+			return err
+		}
+		if err := o.Add(sh); err != nil {
+			return err
+		}
 	}
-	return o.Add(sh)
+	return nil
 }
 
 // takeShares receives quorum member q's shares of table i's bin sums and
 // folds them into the openings.
-func (r *levelRun) takeShares(ctx context.Context, q string, i int, ops []*lattice.BinOpening) error {
+func (r *levelRun) takeShares(ctx context.Context, q string, i int, plan *lattice.Plan, ops []*lattice.BinOpening) error {
 	s := r.s
 	e := s.g.Tables[i].Parent
 	b, err := s.receive(ctx, r.step.Sub(fmt.Sprintf("lshare/%d", e)), q, TypeLatticeShare)
 	if err != nil {
 		return err
 	}
+	per := len(plan.QuorumsOf(s.lkeys.PublicKey.Point(q))) // shares per layout
 	var m latticeShareMsg
-	if err := wire.Unmarshal(b, &m); err != nil || m.Edge != e || len(m.S) != len(ops) {
+	if err := wire.Unmarshal(b, &m); err != nil || m.Edge != e || len(m.S) != per*len(ops) {
 		return fmt.Errorf("%w: the decryption shares of party %s", ErrWire, q)
 	}
 	for g, o := range ops {
-		sh := o.AllocateShare()
-		if err := sh.UnmarshalBinary(m.S[g]); err != nil {
-			return fmt.Errorf("%w: the decryption shares of party %s: %w", ErrWire, q, err)
-		}
-		if err := o.Add(sh); err != nil {
-			return fmt.Errorf("the decryption shares of party %s: %w", q, err)
+		for _, raw := range m.S[g*per : (g+1)*per] {
+			sh := o.AllocateShare()
+			if err := sh.UnmarshalBinary(raw); err != nil {
+				return fmt.Errorf("%w: the decryption shares of party %s: %w", ErrWire, q, err)
+			}
+			if err := o.Add(sh); err != nil {
+				return fmt.Errorf("the decryption shares of party %s: %w", q, err)
+			}
 		}
 	}
 	return nil
@@ -252,7 +265,14 @@ func (r *levelRun) readOpened(i, open int, summed []int, ops []*lattice.BinOpeni
 	}
 	k0 := 0
 	for _, o := range ops {
-		gs, hs, _, err := o.Open()
+		gs, hs, v, err := o.Open()
+		if errors.Is(err, lattice.ErrDisagree) {
+			var who []string
+			for _, p := range v.Suspects {
+				who = append(who, s.lkeys.PublicKey.Members[p-1])
+			}
+			return fmt.Errorf("the bin sums of table %q: a decryption share was wrong, made by one of %s: %w", s.g.Tables[i].Name, strings.Join(who, ", "), err)
+		}
 		if err != nil {
 			return fmt.Errorf("the bin sums of table %q: %w", s.g.Tables[i].Name, err)
 		}

@@ -33,7 +33,18 @@ func latticeCrypto(t testing.TB, g *joinprop.Graph) boost.LatticeCrypto {
 			parties = append(parties, ti.Party)
 		}
 	}
-	slices.Sort(parties)
+	c, err := boost.LatticeInProcess(g, dealtLattice(t, parties), "boost-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// dealtLattice is a lattice key dealt to the parties, once per test
+// binary and set of parties.
+func dealtLattice(t testing.TB, parties []string) map[string]*lattice.Keys {
+	t.Helper()
+	parties = slices.Sorted(slices.Values(parties))
 	latticeKeys.Lock()
 	defer latticeKeys.Unlock()
 	id := fmtParties(parties)
@@ -45,11 +56,7 @@ func latticeCrypto(t testing.TB, g *joinprop.Graph) boost.LatticeCrypto {
 		}
 		latticeKeys.m[id] = keys
 	}
-	c, err := boost.LatticeInProcess(g, keys, "boost-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return keys
 }
 
 func fmtParties(ps []string) string {
