@@ -134,16 +134,18 @@
 //     and hessian sums, so that the receiver cannot tell the entries'
 //     nodes apart (params.reuse plays no part: no node is ever named).
 //   - lattice-bin-sums (the table's party to the class holder and to the
-//     decrypting quorum's members, ciphertext): per layout and numeric
+//     decryptors, the members of the plan's quorums; ciphertext): per
+//     layout and numeric
 //     column, one ciphertext whose decryption holds every open node's and
 //     bin's gradient and hessian sums (params.bins bins: a column with
 //     fewer has zeros in the rest) and, in every other coefficient,
 //     uniform noise modulo T: never the weighted sums from which the
 //     rows' bins would follow (lattice.BinSummer).
-//   - lattice-share (a quorum member to the class holder alone,
-//     decryption-share): its smudged decryption share of each layout's bin
-//     sums, made from the ciphertexts their maker sent it, so the class
-//     holder cannot have anything else decrypted under their name. The
+//   - lattice-share (a decryptor to the class holder alone,
+//     decryption-share): its smudged decryption shares of each layout's
+//     bin sums, one per quorum it is in, made from the ciphertexts their
+//     maker sent it, so the class holder cannot have anything else
+//     decrypted under their name. The
 //     class holder so learns the same bin sums as on the Paillier path
 //     (no packed-summand counts: the products carry none), and nothing of
 //     the masked coefficients beyond their noise.
@@ -184,10 +186,12 @@
 //     is committed. At max_depth only the up pass runs (the class holder
 //     needs the groups for the leaf weights).
 //     On the lattice path the down pass and the decryption are the three
-//     messages above (sub-channels ldown/EDGE, lbins/EDGE, lshare/EDGE);
-//     the decrypting quorum is the first lattice.Keys.Quorum of the job's
-//     parties in the key's order, which every party derives alike. The
-//     load step commits the backend: each party reports whether it holds
+//     messages above (sub-channels ldown/EDGE, lbins/EDGE, lshare/EDGE).
+//     The decryption plan (latticePlan), which every party derives alike
+//     from the job's parties and the key, has quorums with no member
+//     common to all when the parties outnumber the key's quorum, so that a
+//     wrong share makes them disagree and the level fails (a lattice share
+//     has no validity proof); else the one quorum. The load step commits the backend: each party reports whether it holds
 //     a lattice key of all the job's parties, and the coordinator picks
 //     lattice for params.backend lattice (failing, naming the party, when
 //     one lacks it) or for auto on a star where all hold it.
@@ -260,8 +264,8 @@
 //     from the class holder (score).
 //   - Every party: the decryption's share requests and shares (ciphertext,
 //     decryption-share), which carry nothing decryptable to a party. On
-//     the lattice path, the decrypting quorum's members receive every
-//     table's masked bin sums (ciphertext); no digests travel.
+//     the lattice path, the decryptors receive every table's masked bin
+//     sums (ciphertext); no digests travel.
 //   - The log, on the lattice path: the backend the load step chose, and
 //     so whether every party holds a lattice key of the job's parties.
 //   - With a test set, as a level's up pass and the PSI over the test

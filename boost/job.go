@@ -113,8 +113,7 @@ func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePub
 // winners; with params.reuse, the class holder's down messages also name
 // the open node of their entries (split-summary, to its neighbours). On
 // the lattice path (params.backend lattice or auto) the encrypted bin sums
-// also go to the decrypting quorum's members, who make their decryption
-// shares from them.
+// also go to the decryptors, who make their decryption shares from them.
 func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	g, p, err := parseSpec(spec)
 	if err != nil {
@@ -130,7 +129,7 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 		holder := []string{g.Tables[0].Party}
 		binsTo := holder
 		if p.Backend != BackendPaillier {
-			binsTo = g.PartiesBut(party) // the lattice path: the class holder and the decrypting quorum
+			binsTo = g.PartiesBut(party) // the lattice path: the class holder and the decryptors
 		}
 		for _, c := range t.Columns {
 			switch c.Kind {

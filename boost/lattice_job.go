@@ -46,9 +46,9 @@ const (
 	// encrypted under the lattice key (disclosure ciphertext).
 	TypeLatticeDown = "boost/lattice-gradients"
 	// TypeLatticeBins carries a table's masked bin sums to the class
-	// holder and the decrypting quorum (disclosure ciphertext).
+	// holder and the decryptors (disclosure ciphertext).
 	TypeLatticeBins = "boost/lattice-bin-sums"
-	// TypeLatticeShare carries a quorum member's decryption shares of a
+	// TypeLatticeShare carries a decryptor's decryption shares of a
 	// table's bin sums to the class holder (disclosure decryption-share).
 	TypeLatticeShare = "boost/lattice-share"
 )
@@ -72,8 +72,8 @@ type latticeBinsMsg struct {
 	C     [][]byte `msgpack:"c"`
 }
 
-// latticeShareMsg is a quorum member's decryption shares of a table's bin
-// sums, one per layout.
+// latticeShareMsg is a decryptor's decryption shares of a table's bin
+// sums: per layout, one per quorum it is in, layout by layout.
 type latticeShareMsg struct {
 	Edge int      `msgpack:"edge"`
 	S    [][]byte `msgpack:"s"`

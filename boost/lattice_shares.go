@@ -113,7 +113,7 @@ func (r *levelRun) latticeBinsOf(i int, b []byte) ([]int, [][]*rlwe.Ciphertext, 
 	return m.Nodes, out, nil
 }
 
-// latticeShare is a quorum member's step 3 for table i's bin sums (b, as
+// latticeShare is a decryptor's step 3 for table i's bin sums (b, as
 // their maker sent them): its decryption share of each layout's, to the
 // class holder.
 func (r *levelRun) latticeShare(ctx context.Context, i int, plan *lattice.Plan, b []byte) error {
@@ -221,7 +221,7 @@ func (r *levelRun) ownShare(o *lattice.BinOpening, t *lattice.Target, plan *latt
 	return nil
 }
 
-// takeShares receives quorum member q's shares of table i's bin sums and
+// takeShares receives decryptor q's shares of table i's bin sums and
 // folds them into the openings.
 func (r *levelRun) takeShares(ctx context.Context, q string, i int, plan *lattice.Plan, ops []*lattice.BinOpening) error {
 	s := r.s
