@@ -38,6 +38,7 @@ import (
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/wire"
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 )
 
 // Message types of the lattice path.
@@ -52,32 +53,6 @@ const (
 	// table's bin sums to the class holder (disclosure decryption-share).
 	TypeLatticeShare = "boost/lattice-share"
 )
-
-// latticeDownMsg is the class holder's down message on the lattice path:
-// per join value its entries' combos (the ciphertexts' row order), the
-// open nodes of each layout and each layout's ciphertexts.
-type latticeDownMsg struct {
-	Edge   int        `msgpack:"edge"`
-	Values []string   `msgpack:"values"`
-	Combos [][]string `msgpack:"combos"`
-	Nodes  []int      `msgpack:"nodes"` // per layout, its open nodes' number
-	C      [][]byte   `msgpack:"c"`     // per layout
-}
-
-// latticeBinsMsg is a table's masked bin sums: per layout, one ciphertext
-// per numeric column.
-type latticeBinsMsg struct {
-	Edge  int      `msgpack:"edge"`
-	Nodes []int    `msgpack:"nodes"` // per layout, as the down message said
-	C     [][]byte `msgpack:"c"`
-}
-
-// latticeShareMsg is a decryptor's decryption shares of a table's bin
-// sums: per layout, one per quorum it is in, layout by layout.
-type latticeShareMsg struct {
-	Edge int      `msgpack:"edge"`
-	S    [][]byte `msgpack:"s"`
-}
 
 // holdsLatticeKey reports whether the party holds a lattice key that every
 // party of the job is a member of, with a quorum they reach.
@@ -139,11 +114,36 @@ func (s *session) latticePlan() (*lattice.Plan, []string, error) {
 	return pl, names, nil
 }
 
-// latticeContext names the decryption of table t's bin sums in layout g
-// of this level step.
-func (r *levelRun) latticeContext(t, g int) lattice.Context {
+// latticeContext names the decryption of table t's bin sums of column f
+// in layout g of this level step.
+func (r *levelRun) latticeContext(t, g, f int) lattice.Context {
 	return lattice.Context{Key: r.s.lkeys.PublicKey.ID(), Job: r.s.p.JobID(),
-		Phase: fmt.Sprintf("boost-bins/%d/%d", t, g), Round: r.step.Round, Attempt: r.step.Attempt}
+		Phase: fmt.Sprintf("boost-bins/%d/%d/%d", t, g, f), Round: r.step.Round, Attempt: r.step.Attempt}
+}
+
+// appendEncodings appends each of cts' encodings to c.
+func appendEncodings(pk *lattice.PublicKey, c [][]byte, cts []*rlwe.Ciphertext) ([][]byte, error) {
+	for _, ct := range cts {
+		b, err := pk.Params.MarshalCiphertexts([]*rlwe.Ciphertext{ct})
+		if err != nil {
+			return nil, err
+		}
+		c = append(c, b)
+	}
+	return c, nil
+}
+
+// decodeEach decodes encodings of one ciphertext each.
+func decodeEach(pk *lattice.PublicKey, c [][]byte) ([]*rlwe.Ciphertext, error) {
+	out := make([]*rlwe.Ciphertext, len(c))
+	for k, b := range c {
+		cts, err := pk.Params.UnmarshalCiphertexts(b, 1)
+		if err != nil || len(cts) != 1 {
+			return nil, fmt.Errorf("%w: a lattice ciphertext", ErrWire)
+		}
+		out[k] = cts[0]
+	}
+	return out, nil
 }
 
 // latticeGroups splits open nodes into layouts of at most the nodes one
@@ -203,12 +203,11 @@ func (r *levelRun) latticeSums(ctx context.Context) error {
 		if s.owns(i) || s.g.Tables[i].Party == s.g.Tables[0].Party || numericCount(s.g, i) == 0 {
 			continue
 		}
-		e := s.g.Tables[i].Parent
-		b, err := s.receive(ctx, r.step.Sub(fmt.Sprintf("lbins/%d", e)), s.g.Tables[i].Party, TypeLatticeBins)
+		nodes, cts, err := r.receiveBins(ctx, i)
 		if err != nil {
 			return err
 		}
-		if err := r.latticeShare(ctx, i, plan, b); err != nil {
+		if err := r.latticeShare(ctx, i, plan, nodes, cts); err != nil {
 			return err
 		}
 	}
@@ -243,15 +242,16 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, quorum
 		if numericCount(s.g, i) == 0 {
 			continue
 		}
-		m := latticeDownMsg{Edge: e, Values: out[j].Values, Combos: make([][]string, len(out[j].Entries)),
+		head := latticeMsg{Edge: e, Values: out[j].Values, Combos: make([][]string, len(out[j].Entries)),
 			Nodes: latticeGroups(pk, len(nodes), s.prm.Bins)}
 		for v, es := range out[j].Entries {
 			for _, en := range es {
-				m.Combos[v] = append(m.Combos[v], en.Combo)
+				head.Combos[v] = append(head.Combos[v], en.Combo)
 			}
 		}
+		var c [][]byte
 		k0 := 0
-		for _, n := range m.Nodes {
+		for _, n := range head.Nodes {
 			lay, err := lattice.NewNodeBinLayout(pk.Params, s.prm.Bins, n)
 			if err != nil {
 				return err
@@ -261,13 +261,11 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, quorum
 			if err != nil {
 				return err
 			}
-			c, err := pk.Params.MarshalCiphertexts(cts)
-			if err != nil {
+			if c, err = appendEncodings(pk, c, cts); err != nil {
 				return err
 			}
-			m.C = append(m.C, c)
 		}
-		if err := s.send(ctx, r.step.Sub(fmt.Sprintf("ldown/%d", e)), s.g.Tables[i].Party, TypeLatticeDown, &m, wire.DiscloseCiphertext); err != nil {
+		if err := s.sendLattice(ctx, r.step, fmt.Sprintf("ldown/%d", e), s.g.Tables[i].Party, TypeLatticeDown, head, c, wire.DiscloseCiphertext); err != nil {
 			return err
 		}
 	}

@@ -10,25 +10,27 @@ import (
 	"github.com/cohortdm/cohort/wire"
 )
 
-// latticeDownMsg, latticeBinsMsg and latticeShareMsg mirror the lattice
-// path's wire forms, to read the captured messages.
-type latticeDownMsg struct {
+// latticeMsg mirrors the lattice path's wire form, to read the captured
+// messages.
+type latticeMsg struct {
 	Edge   int        `msgpack:"edge"`
+	Part   int        `msgpack:"part"`
+	Parts  int        `msgpack:"parts"`
 	Values []string   `msgpack:"values"`
 	Combos [][]string `msgpack:"combos"`
 	Nodes  []int      `msgpack:"nodes"`
 	C      [][]byte   `msgpack:"c"`
 }
 
-type latticeBinsMsg struct {
-	Edge  int      `msgpack:"edge"`
-	Nodes []int    `msgpack:"nodes"`
-	C     [][]byte `msgpack:"c"`
-}
-
-type latticeShareMsg struct {
-	Edge int      `msgpack:"edge"`
-	S    [][]byte `msgpack:"s"`
+// latticeEdge is the edge of a lattice message's channel (ldown/EDGE/PART
+// and the like, after any prefix).
+func latticeEdge(t *testing.T, c *joinCase, ch string) int {
+	t.Helper()
+	parts := strings.Split(ch, "/")
+	if len(parts) < 3 {
+		t.Fatalf("lattice message on channel %q", ch)
+	}
+	return channelEdge(t, c, strings.Join(parts[:len(parts)-1], "/"))
 }
 
 // decryptors are the members of the lattice decryption plan's quorums
@@ -69,16 +71,19 @@ func latticeProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 	t.Helper()
 	m := sm.Message
 	holder := c.g.Tables[0].Party
-	e := channelEdge(t, c, m.Channel)
+	e := latticeEdge(t, c, m.Channel)
 	child := c.g.Tables[c.g.Index(c.g.Edges[e].Child)].Party
+	var w latticeMsg
+	if err := wire.Unmarshal(m.Body, &w); err != nil || w.Edge != e || w.Part < 0 || w.Part >= w.Parts {
+		t.Fatalf("a %s message of edge %d: part %d of %d: %v", m.Type, w.Edge, w.Part, w.Parts, err)
+	}
+	if w.Part > 0 && (w.Values != nil || w.Combos != nil || w.Nodes != nil) {
+		t.Errorf("part %d of a %s message carries part 0's head", w.Part, m.Type)
+	}
 	switch m.Type {
 	case boost.TypeLatticeDown:
-		var w latticeDownMsg
-		if err := wire.Unmarshal(m.Body, &w); err != nil {
-			t.Fatal(err)
-		}
-		if w.Edge != e || sm.From != holder || sm.To != child {
-			t.Errorf("lattice gradient sums of edge %d from %s to %s", w.Edge, sm.From, sm.To)
+		if sm.From != holder || sm.To != child {
+			t.Errorf("lattice gradient sums of edge %d from %s to %s", e, sm.From, sm.To)
 		}
 		s.on(m.Channel).subset(t, "lattice gradient sums", w.Values, e)
 		for _, cs := range w.Combos {
@@ -92,23 +97,15 @@ func latticeProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 		texts, _ := wire.Marshal(&w)
 		return wire.DiscloseCiphertext, texts
 	case boost.TypeLatticeBins:
-		var w latticeBinsMsg
-		if err := wire.Unmarshal(m.Body, &w); err != nil {
-			t.Fatal(err)
-		}
-		if w.Edge != e || sm.From != child || sm.To == child || (sm.To != holder && !slices.Contains(decryptors(t, c), sm.To)) {
-			t.Errorf("lattice bin sums of edge %d from %s to %s", w.Edge, sm.From, sm.To)
+		if sm.From != child || sm.To == child || (sm.To != holder && !slices.Contains(decryptors(t, c), sm.To)) || w.Values != nil || w.Combos != nil {
+			t.Errorf("lattice bin sums of edge %d from %s to %s", e, sm.From, sm.To)
 		}
 		w.C = nil
 		texts, _ := wire.Marshal(&w)
 		return wire.DiscloseCiphertext, texts
 	default: // boost.TypeLatticeShare
-		var w latticeShareMsg
-		if err := wire.Unmarshal(m.Body, &w); err != nil || w.Edge != e {
-			t.Errorf("a lattice decryption share of edge %d: %v", w.Edge, err)
-		}
-		if sm.To != holder {
-			t.Errorf("a lattice decryption share from %s to %s, not the class holder", sm.From, sm.To)
+		if sm.To != holder || !slices.Contains(decryptors(t, c), sm.From) || w.Values != nil || w.Combos != nil || w.Nodes != nil {
+			t.Errorf("a lattice decryption share from %s to %s, not from a decryptor to the class holder", sm.From, sm.To)
 		}
 		return wire.DiscloseDecryptionShare, nil
 	}
