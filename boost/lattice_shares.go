@@ -31,32 +31,16 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 	if len(l.feats) == 0 {
 		return nil
 	}
+	var ds DownSummary
 	n := 0 // the entries of the down message
 	m, err := s.receiveLattice(ctx, r.step, fmt.Sprintf("ldown/%d", e), holder, TypeLatticeDown, e, func(m *latticeMsg) (int, error) {
-		if len(m.Combos) != len(m.Values) || len(m.Nodes) > maxWidth || l.maxBins() > s.prm.Bins {
-			return 0, fmt.Errorf("%w: the lattice gradient sums on edge %s", ErrWire, s.g.EdgeName(e))
-		}
-		for _, cs := range m.Combos {
-			n += len(cs)
-		}
-		want := 0
-		for _, k := range m.Nodes {
-			lay, err := lattice.NewNodeBinLayout(pk.Params, s.prm.Bins, k)
-			if err != nil {
-				return 0, fmt.Errorf("%w: the lattice gradient sums on edge %s do not fit params.bins", ErrWire, s.g.EdgeName(e))
-			}
-			want += lay.Chunks(n)
-		}
-		return want, nil
+		var want int
+		var herr error
+		ds, n, want, herr = l.latticeHead(pk, s.prm.Bins, m)
+		return want, herr
 	})
 	if err != nil {
 		return err
-	}
-	ds := DownSummary{Edge: e, Values: m.Values, Entries: make([][]DownEntry, len(m.Combos))}
-	for v, cs := range m.Combos {
-		for _, c := range cs {
-			ds.Entries[v] = append(ds.Entries[v], DownEntry{Combo: c})
-		}
 	}
 	entries, err := l.entryRows(ds)
 	if err != nil {
@@ -95,6 +79,34 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 		return r.latticeShare(ctx, i, plan, m.Nodes, perLayout(sums, len(m.Nodes)))
 	}
 	return nil
+}
+
+// latticeHead checks the head of a lattice down message to the table
+// (part 0, from a peer) and returns it as a DownSummary without sums, its
+// entries' number and how many ciphertexts its layouts take.
+func (l *Local) latticeHead(pk *lattice.PublicKey, bins int, m *latticeMsg) (DownSummary, int, int, error) {
+	e := l.g.Tables[l.ti].Parent
+	bad := fmt.Errorf("%w: the lattice gradient sums on edge %s", ErrWire, l.g.EdgeName(e))
+	if len(m.Combos) != len(m.Values) || len(m.Nodes) > maxWidth || l.maxBins() > bins {
+		return DownSummary{}, 0, 0, bad
+	}
+	ds := DownSummary{Edge: e, Values: m.Values, Entries: make([][]DownEntry, len(m.Combos))}
+	n := 0
+	for v, cs := range m.Combos {
+		for _, c := range cs {
+			ds.Entries[v] = append(ds.Entries[v], DownEntry{Combo: c})
+		}
+		n += len(cs)
+	}
+	want := 0
+	for _, k := range m.Nodes {
+		lay, err := lattice.NewNodeBinLayout(pk.Params, bins, k)
+		if err != nil {
+			return DownSummary{}, 0, 0, bad
+		}
+		want += lay.Chunks(n)
+	}
+	return ds, n, want, nil
 }
 
 // perLayout cuts a list of ciphertexts, layout by layout, into layouts.
