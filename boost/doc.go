@@ -186,7 +186,9 @@
 //     is committed. At max_depth only the up pass runs (the class holder
 //     needs the groups for the leaf weights).
 //     On the lattice path the down pass and the decryption are the three
-//     messages above (sub-channels ldown/EDGE, lbins/EDGE, lshare/EDGE).
+//     messages above (sub-channels ldown/EDGE/PART, lbins/EDGE/PART,
+//     lshare/EDGE/PART: each list of ciphertexts or shares in parts of at
+//     most half a wire message; lattice_parts.go).
 //     The decryption plan (latticePlan), which every party derives alike
 //     from the job's parties and the key, has quorums with no member
 //     common to all when the parties outnumber the key's quorum, so that a
