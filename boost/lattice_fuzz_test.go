@@ -1,6 +1,7 @@
 package boost
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -78,4 +79,25 @@ func FuzzLatticeHead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSplitRuns: encodings split into runs within the limit, in order,
+// none lost; an encoding past the limit alone; none: one empty run.
+func TestSplitRuns(t *testing.T) {
+	c := [][]byte{make([]byte, 3), make([]byte, 4), make([]byte, 2), make([]byte, 9), make([]byte, 1)}
+	runs := splitRuns(c, 6)
+	var lens [][]int
+	for _, r := range runs {
+		var l []int
+		for _, b := range r {
+			l = append(l, len(b))
+		}
+		lens = append(lens, l)
+	}
+	if fmt.Sprint(lens) != "[[3] [4 2] [9] [1]]" {
+		t.Fatalf("runs %v", lens)
+	}
+	if r := splitRuns(nil, 6); len(r) != 1 || len(r[0]) != 0 {
+		t.Fatalf("no encodings: %v", r)
+	}
 }

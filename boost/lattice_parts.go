@@ -34,18 +34,7 @@ const partBytes = wire.MaxMessageSize / 2
 // sendLattice sends head's list c to party to in parts on sub-channels
 // BASE/k of step, head's other fields in part 0.
 func (s *session) sendLattice(ctx context.Context, step job.Step, base, to, typ string, head latticeMsg, c [][]byte, d wire.Disclosure) error {
-	var runs [][][]byte
-	size := partBytes
-	for _, b := range c {
-		if size+len(b) > partBytes {
-			runs, size = append(runs, nil), 0
-		}
-		runs[len(runs)-1] = append(runs[len(runs)-1], b)
-		size += len(b)
-	}
-	if len(runs) == 0 {
-		runs = [][][]byte{nil}
-	}
+	runs := splitRuns(c, partBytes)
 	for k, run := range runs {
 		m := latticeMsg{Edge: head.Edge, Part: k, Parts: len(runs), C: run}
 		if k == 0 {
@@ -56,6 +45,25 @@ func (s *session) sendLattice(ctx context.Context, step job.Step, base, to, typ 
 		}
 	}
 	return nil
+}
+
+// splitRuns splits c into runs of encodings of at most limit bytes in
+// all (an encoding longer than limit alone in its run), in order; no
+// encodings make one empty run.
+func splitRuns(c [][]byte, limit int) [][][]byte {
+	var runs [][][]byte
+	size := limit
+	for _, b := range c {
+		if size+len(b) > limit || len(runs) == 0 {
+			runs, size = append(runs, nil), 0
+		}
+		runs[len(runs)-1] = append(runs[len(runs)-1], b)
+		size += len(b)
+	}
+	if len(runs) == 0 {
+		runs = [][][]byte{nil}
+	}
+	return runs
 }
 
 // receiveLattice receives what sendLattice sent on edge e: part 0, whose
