@@ -129,26 +129,27 @@
 //   - lattice-gradients (class holder to a table's party, ciphertext): the
 //     entries' join values and combos (what the up pass told the class
 //     holder), the number of open nodes per layout (public: the level's
-//     open nodes and params.bins fix them) and RLWE ciphertexts under the
-//     lattice key, one row per entry holding every open node's gradient
-//     and hessian sums, so that the receiver cannot tell the entries'
-//     nodes apart (params.reuse plays no part: no node is ever named).
+//     open nodes, the log's splits of the level before, whose right
+//     children come by subtraction, and params.bins fix them) and RLWE
+//     ciphertexts under the lattice key, one row per entry holding the
+//     summed nodes' gradient and hessian sums, so that the receiver
+//     cannot tell the entries' nodes apart (params.reuse plays no part: no
+//     node is ever named).
 //   - lattice-bin-sums (the table's party to the class holder and to the
 //     decryptors, the members of the plan's quorums; ciphertext): per
-//     layout and numeric
-//     column, one ciphertext whose decryption holds every open node's and
-//     bin's gradient and hessian sums (params.bins bins: a column with
-//     fewer has zeros in the rest) and, in every other coefficient,
-//     uniform noise modulo T: never the weighted sums from which the
-//     rows' bins would follow (lattice.BinSummer).
+//     layout and numeric column, one ciphertext whose decryption holds
+//     every summed node's and bin's gradient and hessian sums (params.bins
+//     bins: a column with fewer has zeros in the rest) and, in every other
+//     coefficient, uniform noise modulo T: never the weighted sums from
+//     which the rows' bins would follow (lattice.BinSummer).
 //   - lattice-share (a decryptor to the class holder alone,
 //     decryption-share): its smudged decryption shares of each layout's
-//     bin sums, one per quorum it is in, made from the ciphertexts their
-//     maker sent it, so the class holder cannot have anything else
-//     decrypted under their name. The
-//     class holder so learns the same bin sums as on the Paillier path
-//     (no packed-summand counts: the products carry none), and nothing of
-//     the masked coefficients beyond their noise.
+//     and column's bin sums, one per quorum it is in, made from the
+//     ciphertexts their maker sent it, so the class holder cannot have
+//     anything else decrypted under their name. The class holder so
+//     learns the same bin sums as on the Paillier path (no packed-summand
+//     counts: the products carry none), and nothing of the masked
+//     coefficients beyond their noise.
 //
 // # Distributed job
 //
