@@ -184,19 +184,19 @@ func (s *session) siblingsFor(key, open int) *siblings {
 // latticeSums runs steps 1 to 3 at this party.
 func (r *levelRun) latticeSums(ctx context.Context) error {
 	s := r.s
-	plan, quorum, err := s.latticePlan()
+	plan, decryptors, err := s.latticePlan()
 	if err != nil {
 		return err
 	}
 	if s.isHolder() {
-		return r.latticeHolder(ctx, plan, quorum)
+		return r.latticeHolder(ctx, plan, decryptors)
 	}
 	for _, i := range s.own {
-		if err := r.latticeTable(ctx, i, plan, quorum); err != nil {
+		if err := r.latticeTable(ctx, i, plan, decryptors); err != nil {
 			return err
 		}
 	}
-	if !slices.Contains(quorum, s.p.Self()) {
+	if !slices.Contains(decryptors, s.p.Self()) {
 		return nil
 	}
 	for i := 1; i < len(s.g.Tables); i++ {
@@ -216,7 +216,7 @@ func (r *levelRun) latticeSums(ctx context.Context) error {
 
 // latticeHolder is the class holder's part: its own tables' sums in the
 // clear, the others' down messages encrypted, their bin sums opened.
-func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, quorum []string) error {
+func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, decryptors []string) error {
 	s := r.s
 	pk := s.lkeys.PublicKey
 	out, own := s.locals[0].RootDown(r.groups, r.k, r.gv)
@@ -271,7 +271,7 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, quorum
 	}
 	for _, e := range s.g.Tables[0].Children {
 		if i := e + 1; !s.owns(i) && numericCount(s.g, i) > 0 {
-			if err := r.latticeOpen(ctx, i, open, nodes, plan, quorum); err != nil {
+			if err := r.latticeOpen(ctx, i, open, nodes, plan, decryptors); err != nil {
 				return err
 			}
 			if sib != nil {
