@@ -44,9 +44,10 @@ import (
 // the class holder's (a star).
 var ErrLatticeStar = errors.New("boost: the lattice path needs every table joined directly to the class holder's table")
 
-// ErrLatticeRange: the join has too many rows for the bin sums to stay
-// within the lattice plaintext modulus at boost's fixed point.
-var ErrLatticeRange = errors.New("boost: too many join rows for the lattice plaintext modulus")
+// ErrLatticeRange: the gradient or hessian sums of the join's rows pass
+// half the lattice plaintext modulus at boost's fixed point (too many join
+// rows, or squared loss on large labels).
+var ErrLatticeRange = errors.New("boost: the gradient sums pass the lattice plaintext modulus")
 
 // LatticeOpen decrypts bin sums cts of layout l made by table t's party
 // towards the class holder: per ciphertext, every node's and bin's
@@ -116,11 +117,11 @@ func latticeLevel(g *joinprop.Graph, locals []*Local, h *Holder, c LatticeCrypto
 	if err != nil {
 		return nil, err
 	}
-	if err := checkLatticeRange(c.PK, groups); err != nil {
-		return nil, err
-	}
 	gv, err := h.Level(groups, locals[0].Labels())
 	if err != nil || gv == nil {
+		return nil, err
+	}
+	if err := checkLatticeRange(c.PK, groups, gv); err != nil {
 		return nil, err
 	}
 	open := h.Open()
@@ -170,17 +171,30 @@ func (sib *siblings) subtract(bs, prev BinSums) {
 	}
 }
 
-// checkLatticeRange checks that every bin sum of the groups' join rows
-// fits the plaintext modulus: |g|, |h| ≤ 1 per join row (logistic loss;
-// squared loss's gradients are the residuals, checked against the same
-// bound by the class holder's fixed point) at FracBits, plus a sign bit.
-func checkLatticeRange(pk *lattice.PublicKey, groups []Group) error {
-	var n uint64
-	for _, gr := range groups {
-		n += gr.Count
-	}
-	if FracBits+bits.Len64(n)+2 >= bits.Len64(pk.Params.PlaintextModulus()) {
-		return ErrLatticeRange
+// checkLatticeRange checks that every sum the lattice path forms fits the
+// plaintext modulus T as a signed value: any entry's and any bin's
+// gradient or hessian sum is at most the sum over the join rows of its
+// absolute value, Σ_groups |v|·count, which must stay below T/2 (logistic
+// loss: |g| ≤ 1 and h ≤ 1/4 at FracBits, so about 2^26 join rows; squared
+// loss with large labels sooner). Without the check a sum past T/2 would
+// wrap and decrypt to another number.
+func checkLatticeRange(pk *lattice.PublicKey, groups []Group, gv []Vec) error {
+	half := pk.Params.PlaintextModulus() / 2
+	for s := 0; s < 2; s++ { // gradients, hessians
+		var acc uint64
+		for k, gr := range groups {
+			for i := s; i < len(gv[k]); i += 2 {
+				v := gv[k][i]
+				if v < 0 {
+					v = -v
+				}
+				hi, lo := bits.Mul64(uint64(v), gr.Count)
+				var carry uint64
+				if acc, carry = bits.Add64(acc, lo, 0); hi != 0 || carry != 0 || acc >= half {
+					return ErrLatticeRange
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package boost_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -197,5 +198,32 @@ func TestBackendChoice(t *testing.T) {
 	_, err := boost.ChooseBackend(boost.BackendLattice, star.g, some, parties)
 	if err == nil || !strings.Contains(err.Error(), "party carol") {
 		t.Fatalf("lattice without carol's key: %v", err)
+	}
+}
+
+// TestLatticeRange: squared loss on labels near 10^6 makes the gradient
+// sums of 300 join rows pass half the lattice plaintext modulus (2^57 at
+// 2^30 fixed point); the lattice path refuses instead of decrypting
+// wrapped sums, and trains the same labels scaled down.
+func TestLatticeRange(t *testing.T) {
+	t.Parallel()
+	for _, scale := range []float64{1e6, 1} {
+		T := &caseTable{party: "alice", cols: []string{"k", "x", "y"}, kinds: map[string]string{"k": "key", "x": "numeric", "y": "class"}}
+		A := &caseTable{party: "bob", cols: []string{"k", "u"}, kinds: map[string]string{"k": "key", "u": "numeric"}}
+		for i := range 300 {
+			k := fmt.Sprintf("k%d", i)
+			T.rows = append(T.rows, []string{k, num(float64(i % 7)), fmt.Sprintf("%g", scale*float64(i%5))})
+			A.rows = append(A.rows, []string{k, num(float64(i % 11))})
+		}
+		c := newCase(t, map[string]*caseTable{"T": T, "A": A}, []string{"T.k = A.k"})
+		p := testParams()
+		p.Trees, p.Loss = 1, boost.LossSquared
+		_, err := boost.TrainLattice(c.g, c.data, p, latticeCrypto(t, c.g))
+		if scale > 1 && !errors.Is(err, boost.ErrLatticeRange) {
+			t.Fatalf("labels near %g: %v", scale, err)
+		}
+		if scale == 1 && err != nil {
+			t.Fatalf("labels below 5: %v", err)
+		}
 	}
 }

@@ -133,16 +133,18 @@ func (r *levelRun) gradients(ctx context.Context) (bool, error) {
 	if r.groups, r.k, err = s.locals[0].Groups(r.kids[0]); err != nil {
 		return false, err
 	}
-	if s.backend == BackendLattice {
-		err = checkLatticeRange(s.lkeys.PublicKey, r.groups)
-	} else {
-		err = s.holderCrypto(ctx, r.groups)
-	}
-	if err != nil {
-		return false, err
+	if s.backend != BackendLattice {
+		if err := s.holderCrypto(ctx, r.groups); err != nil {
+			return false, err
+		}
 	}
 	if r.gv, err = s.holder.Level(r.groups, s.locals[0].Labels()); err != nil {
 		return false, err
+	}
+	if r.gv != nil && s.backend == BackendLattice {
+		if err := checkLatticeRange(s.lkeys.PublicKey, r.groups, r.gv); err != nil {
+			return false, err
+		}
 	}
 	return r.gv == nil, nil
 }
