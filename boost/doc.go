@@ -278,6 +278,17 @@
 //     every split for its test join rows.
 //   - Error texts name the party, table, column or field, never a value.
 //
+// What the profile assumes of the class holder (on either backend; noted
+// in the fifth session, not changed): that its gradients are the loss's.
+// The bin sums are exact integers, so a class holder that encrypted
+// chosen values instead (a distinct power of two per entry, say) would
+// read from each decrypted bin sum which of those entries fall in the
+// bin: the other parties' rows' bins, a few dozen entries per column and
+// level within the fixed point's width, more over many levels. Nothing
+// in the protocol detects it (the gradients are encrypted, and only the
+// class holder decrypts). SecureBoost's leakage analysis assumes a
+// semi-honest active party for the same reason.
+//
 // Prediction with a trained model is the kind `boost-predict`
 // (PredictKind; its doc has its steps and profile).
 //
