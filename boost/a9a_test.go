@@ -244,18 +244,20 @@ func a9aData(t *testing.T, out string) (g *joinprop.Graph, train, test map[strin
 // accuracy and AUC on a9a.t; BOOST_A9A=paillier trains BOOST_TREES trees
 // (1) with the sums that cross the edge packed and encrypted under
 // 2048-bit Paillier, in one process, and logs the wall and CPU time per
-// tree. BOOST_A9A_OUT=DIR also writes a9a and a9a.t in LIBSVM's format
+// tree; BOOST_A9A=lattice likewise on the lattice path (a dealt lattice
+// key, decryption shares made in process) and checks that the model is
+// the one in the clear. BOOST_A9A_OUT=DIR also writes a9a and a9a.t in LIBSVM's format
 // there (for testdata/compare_a9a.py); BOOST_A9A_EVERY=N trains on every
 // N-th training row only (a subsample, for profiles).
 func TestA9A(t *testing.T) {
 	mode := os.Getenv("BOOST_A9A")
-	if mode != "clear" && mode != "paillier" {
-		t.Skip("BOOST_A9A=clear or BOOST_A9A=paillier to measure")
+	if mode != "clear" && mode != "paillier" && mode != "lattice" {
+		t.Skip("BOOST_A9A=clear, paillier or lattice to measure")
 	}
 	g, train, test := a9aData(t, os.Getenv("BOOST_A9A_OUT"))
 	p := boost.DefaultParams()
 	p.MaxDepth, p.Bins = 6, 32
-	if mode == "paillier" {
+	if mode != "clear" {
 		p.Trees = 1
 	}
 	if v, err := strconv.Atoi(os.Getenv("BOOST_TREES")); err == nil {
@@ -267,6 +269,10 @@ func TestA9A(t *testing.T) {
 	rows := train["guest"].NumRows()
 	var m *boost.Model
 	var err error
+	var lc boost.LatticeCrypto
+	if mode == "lattice" {
+		lc = latticeCrypto(t, g) // the key dealt before the clock starts
+	}
 	cpu0, t0 := cpuTime(t), time.Now()
 	what := "sums in the clear"
 	if mode == "paillier" {
@@ -274,6 +280,9 @@ func TestA9A(t *testing.T) {
 		m, err = boost.TrainWith(g, train, p, c)
 		defer func() { t.Logf("%d decryptions per tree", decs.Load()/int64(p.Trees)) }()
 		what = "2048-bit Paillier (packed, pooled randomisers, one process)"
+	} else if mode == "lattice" {
+		m, err = boost.TrainLattice(g, train, p, lc)
+		what = "the lattice path (one process)"
 	} else {
 		m, err = boost.Train(g, train, p)
 	}
@@ -281,6 +290,15 @@ func TestA9A(t *testing.T) {
 		t.Fatal(err)
 	}
 	wall, cpu := time.Since(t0)/time.Duration(p.Trees), (cpuTime(t)-cpu0)/time.Duration(p.Trees)
+	if mode == "lattice" {
+		want, err := boost.Train(g, train, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := modelJSON(t, *m), modelJSON(t, *want); a != b {
+			t.Fatal("the lattice path's model differs from the one in the clear")
+		}
+	}
 	ms, ys := margins(t, m, test)
 	correct := 0
 	for i, x := range ms {

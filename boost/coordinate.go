@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/joinprop"
 )
 
 // ErrHolder: the class holder's report of a level is missing or does not
@@ -34,7 +35,8 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		if !ok || !r.Holder {
 			return loadDecision{}, fmt.Errorf("%w: no load report from party %s", ErrHolder, g.Tables[0].Party)
 		}
-		return loadDecision{Positive: r.Positive}, nil
+		b, err := chooseBackend(p.Backend, g, o.Results, parties)
+		return loadDecision{Positive: r.Positive, Backend: b}, err
 	})
 	if err != nil {
 		return nil, err
@@ -81,6 +83,28 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 		res["test"] = fin.Decision.Test
 	}
 	return res, nil
+}
+
+// chooseBackend is the job's backend from params.backend and the load
+// reports: lattice when asked for (every party must hold the lattice key)
+// or, under auto, for a star whose every party holds it; else Paillier.
+func chooseBackend(want string, g *joinprop.Graph, rs map[string]loadOutput, parties []string) (string, error) {
+	if want != BackendLattice && want != BackendAuto {
+		return BackendPaillier, nil
+	}
+	for _, q := range parties {
+		if rs[q].Lattice {
+			continue
+		}
+		if want == BackendLattice {
+			return "", fmt.Errorf("params.backend lattice: party %s holds no lattice key of the job's parties (the keygen job with params.scheme bgv makes one)", q)
+		}
+		return BackendPaillier, nil
+	}
+	if CheckStar(g) != nil {
+		return BackendPaillier, nil
+	}
+	return BackendLattice, nil
 }
 
 // maxRetries bounds the re-runs in a row of one level after silent or

@@ -24,7 +24,11 @@ const poolSize = 1024
 // prepareLevel reads the party's share of the consortium key (every
 // party decrypts or encrypts) and starts the class holder's booster.
 func (s *session) prepareLevel(ctx context.Context) error {
-	if s.keys == nil {
+	if s.backend == BackendLattice {
+		if err := s.readLatticeKey(); err != nil {
+			return err
+		}
+	} else if s.keys == nil {
 		k, err := keyring.ReadPaillier(s.p.Secrets())
 		if err != nil {
 			return fmt.Errorf("party %s has no consortium threshold key (run 'cohort keys deal'): %w", s.p.Self(), err)

@@ -122,12 +122,41 @@
 //     The threshold stays with the winner; the class holder knows which
 //     table and column won, the leaf weights stay with it.
 //
+// On the lattice path (params.backend lattice, or auto on a star whose
+// every party holds the consortium's lattice key; lattice.go,
+// lattice_job.go) the down and bin-sum messages are replaced:
+//
+//   - lattice-gradients (class holder to a table's party, ciphertext): the
+//     entries' join values and combos (what the up pass told the class
+//     holder), the number of open nodes per layout (public: the level's
+//     open nodes, the log's splits of the level before, whose right
+//     children come by subtraction, and params.bins fix them) and RLWE
+//     ciphertexts under the lattice key, one row per entry holding the
+//     summed nodes' gradient and hessian sums, so that the receiver
+//     cannot tell the entries' nodes apart (params.reuse plays no part: no
+//     node is ever named).
+//   - lattice-bin-sums (the table's party to the class holder and to the
+//     decryptors, the members of the plan's quorums; ciphertext): per
+//     layout and numeric column, one ciphertext whose decryption holds
+//     every summed node's and bin's gradient and hessian sums (params.bins
+//     bins: a column with fewer has zeros in the rest) and, in every other
+//     coefficient, uniform noise modulo T: never the weighted sums from
+//     which the rows' bins would follow (lattice.BinSummer).
+//   - lattice-share (a decryptor to the class holder alone,
+//     decryption-share): its smudged decryption shares of each layout's
+//     and column's bin sums, one per quorum it is in, made from the
+//     ciphertexts their maker sent it, so the class holder cannot have
+//     anything else decrypted under their name. The class holder so
+//     learns the same bin sums as on the Paillier path (no packed-summand
+//     counts: the products carry none), and nothing of the masked
+//     coefficients beyond their noise.
+//
 // # Distributed job
 //
 // `kind: boost` has sjc's spec shape (parties, tables, a schema with one
 // class column, join, an optional test set naming a test table for every
 // table; params: trees, max_depth, learning_rate, bins, lambda,
-// min_child_weight, loss, release, reuse, psi, timeout_ms; ParseParams). The class holder is the party of the
+// min_child_weight, loss, release, reuse, psi, backend, timeout_ms; ParseParams). The class holder is the party of the
 // table with the class column. Its steps, each a typed round (rounds.go):
 //
 //  1. load: each party checks its tables (read row by row or as binned
@@ -157,6 +186,18 @@
 //     winning table of each open node (or that the tree closed), which
 //     is committed. At max_depth only the up pass runs (the class holder
 //     needs the groups for the leaf weights).
+//     On the lattice path the down pass and the decryption are the three
+//     messages above (sub-channels ldown/EDGE/PART, lbins/EDGE/PART,
+//     lshare/EDGE/PART: each list of ciphertexts or shares in parts of at
+//     most half a wire message; lattice_parts.go).
+//     The decryption plan (latticePlan), which every party derives alike
+//     from the job's parties and the key, has quorums with no member
+//     common to all when the parties outnumber the key's quorum, so that a
+//     wrong share makes them disagree and the level fails (a lattice share
+//     has no validity proof); else the one quorum. The load step commits the backend: each party reports whether it holds
+//     a lattice key of all the job's parties, and the coordinator picks
+//     lattice for params.backend lattice (failing, naming the party, when
+//     one lacks it) or for auto on a star where all hold it.
 //  4. finish: with a test set, the test tables are scored without being
 //     joined (evaluate.go: each party signs its test rows with all its
 //     kept splits, a PSI per test edge on sub-channels test-psi/EDGE, one
@@ -225,7 +266,11 @@
 //   - A winner's party: the feature and bin index of its tables' splits,
 //     from the class holder (score).
 //   - Every party: the decryption's share requests and shares (ciphertext,
-//     decryption-share), which carry nothing decryptable to a party.
+//     decryption-share), which carry nothing decryptable to a party. On
+//     the lattice path, the decryptors receive every table's masked bin
+//     sums (ciphertext); no digests travel.
+//   - The log, on the lattice path: the backend the load step chose, and
+//     so whether every party holds a lattice key of the job's parties.
 //   - With a test set, as a level's up pass and the PSI over the test
 //     tables: each neighbour the shared test join values and the combo
 //     summaries of the test rows (every split's outcome, counted in test
@@ -233,10 +278,22 @@
 //     every split for its test join rows.
 //   - Error texts name the party, table, column or field, never a value.
 //
+// What the profile assumes of the class holder (on either backend; noted
+// in the fifth session, not changed): that its gradients are the loss's.
+// The bin sums are exact integers, so a class holder that encrypted
+// chosen values instead (a distinct power of two per entry, say) would
+// read from each decrypted bin sum which of those entries fall in the
+// bin: the other parties' rows' bins, a few dozen entries per column and
+// level within the fixed point's width, more over many levels. Nothing
+// in the protocol detects it (the gradients are encrypted, and only the
+// class holder decrypts). SecureBoost's leakage analysis assumes a
+// semi-honest active party for the same reason.
+//
 // Prediction with a trained model is the kind `boost-predict`
 // (PredictKind; its doc has its steps and profile).
 //
-// TestJobStar, TestJobChain and TestJobTestSet run the job on real nodes
+// TestJobStar, TestJobChain, TestJobTestSet and TestJobStarLattice (the
+// lattice path, backends lattice and auto) run the job on real nodes
 // and check every message the sessions send (re-used gradient
 // ciphertexts included: the test fails if none was sent), every log
 // record they read and every audit ledger entry against this profile;

@@ -39,29 +39,35 @@ func refScore(g *joinprop.Graph, data map[string]*table.Table, m *boost.Model) (
 // AUC and rows, computed without joining the test tables, are those of
 // the library's model on the materialised test join; every message
 // (the test step's PSI and combo summaries included), log record and
-// ledger entry keeps to the profile.
+// ledger entry keeps to the profile; on both backends.
 func TestJobTestSet(t *testing.T) {
 	t.Parallel()
-	c := starCase(t, 1, 60)
-	c.test = starCase(t, 2, 45)
-	p := testParams()
-	p.Trees = 2
-	res, out, capt := simRun(t, c, p)
-	want, err := boost.Train(c.g, c.data, p)
-	if err != nil {
-		t.Fatal(err)
+	for _, backend := range []string{boost.BackendPaillier, boost.BackendLattice} {
+		c := starCase(t, 1, 60)
+		c.test = starCase(t, 2, 45)
+		p := testParams()
+		p.Trees, p.Backend = 2, backend
+		res, out, capt := simRun(t, c, p)
+		want, err := boost.Train(c.g, c.data, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, w := modelOf(t, res), modelJSON(t, *want); got != w {
+			t.Fatalf("%s: the job's model differs from the library's\n got: %s\nwant: %s", backend, got, w)
+		}
+		acc, a, rows := refScore(c.g, c.test.data, want)
+		got, ok := res["test"].(map[string]any)
+		if !ok {
+			t.Fatalf("%s: result.json has no test score: %v", backend, res["test"])
+		}
+		if got["rows"] != float64(rows) || math.Abs(got["accuracy"].(float64)-acc) > 1e-12 || math.Abs(got["auc"].(float64)-a) > 1e-12 {
+			t.Fatalf("%s: test score %v, want accuracy %v auc %v rows %d (the materialised test join)", backend, got, acc, a, rows)
+		}
+		t.Logf("%s: test set: accuracy %.4f, AUC %.4f over %d join rows", backend, acc, a, rows)
+		if backend == boost.BackendLattice {
+			checkLatticeLeakage(t, c, want, res, out, capt)
+		} else {
+			checkLeakage(t, c, want, res, out, capt, false)
+		}
 	}
-	if got, w := modelOf(t, res), modelJSON(t, *want); got != w {
-		t.Fatalf("the job's model differs from the library's\n got: %s\nwant: %s", got, w)
-	}
-	acc, a, rows := refScore(c.g, c.test.data, want)
-	got, ok := res["test"].(map[string]any)
-	if !ok {
-		t.Fatalf("result.json has no test score: %v", res["test"])
-	}
-	if got["rows"] != float64(rows) || math.Abs(got["accuracy"].(float64)-acc) > 1e-12 || math.Abs(got["auc"].(float64)-a) > 1e-12 {
-		t.Fatalf("test score %v, want accuracy %v auc %v rows %d (the materialised test join)", got, acc, a, rows)
-	}
-	t.Logf("test set: accuracy %.4f, AUC %.4f over %d join rows", acc, a, rows)
-	checkLeakage(t, c, want, res, out, capt, false)
 }

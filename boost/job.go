@@ -52,7 +52,8 @@ const (
 func ModelSecret(id string) string { return "models/" + id + "/boost.json" }
 
 // UsesThresholdKey: the class holder's gradients travel under the
-// consortium's threshold Paillier key (job.KeyUser).
+// consortium's threshold Paillier key, or its lattice key
+// (params.backend; job.KeyUser).
 func (Kind) UsesThresholdKey() bool { return true }
 
 // Validate checks the join graph and the params of a spec.
@@ -78,6 +79,9 @@ func parseSpec(spec *job.Spec) (*joinprop.Graph, Params, error) {
 	}
 	if err := g.CheckTests(spec); err != nil {
 		return nil, p, err
+	}
+	if p.Backend == BackendLattice && CheckStar(g) != nil {
+		return nil, p, spec.Errorf("params.backend", "lattice needs every table joined directly to the class holder's")
 	}
 	return g, p, nil
 }
@@ -107,7 +111,9 @@ func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePub
 // score), and as the winning table of a split in the log; the class
 // column as encrypted gradients and the split choices sent to the
 // winners; with params.reuse, the class holder's down messages also name
-// the open node of their entries (split-summary, to its neighbours).
+// the open node of their entries (split-summary, to its neighbours). On
+// the lattice path (params.backend lattice or auto) the encrypted bin sums
+// also go to the decryptors, who make their decryption shares from them.
 func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	g, p, err := parseSpec(spec)
 	if err != nil {
@@ -121,6 +127,10 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 		}
 		peers := g.NeighbourParties(i)
 		holder := []string{g.Tables[0].Party}
+		binsTo := holder
+		if p.Backend != BackendPaillier {
+			binsTo = g.PartiesBut(party) // the lattice path: the class holder and the decryptors
+		}
 		for _, c := range t.Columns {
 			switch c.Kind {
 			case table.Key:
@@ -137,7 +147,7 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 			case table.Numeric:
 				out = append(out,
 					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseSplitSummary, To: peers},
-					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseCiphertext, To: holder, Parties: all},
+					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseCiphertext, To: binsTo, Parties: all},
 					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseScore, To: holder},
 					job.Use{Table: t.Name, Column: c.Name, Role: job.RoleAttribute, Form: wire.DiscloseSplitAttribute})
 			}

@@ -170,6 +170,9 @@ func simRunBits(t *testing.T, c *joinCase, p boost.Params, kind boost.Kind, capt
 	if p.PSI != "" {
 		spec.Params["psi"] = p.PSI
 	}
+	if p.Backend != "" && p.Backend != boost.BackendPaillier {
+		spec.Params["backend"] = p.Backend
+	}
 	raw, err := spec.Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +269,16 @@ func TestExample(t *testing.T) {
 	if res["splits"].(float64) < 1 || written["positive_class"] != "yes" {
 		t.Fatalf("result %v, model %s", res, m)
 	}
-	spec, err := job.LoadSpec(filepath.Join("..", "examples", "boost.yaml"))
+	if w := specModel(t, filepath.Join("..", "examples", "boost.yaml")); m != w {
+		t.Fatalf("the example's model differs from the library's\n got: %s\nwant: %s", m, w)
+	}
+}
+
+// specModel is the model boost.Train grows, in the clear, on a spec's
+// tables with its params (the tables read beside the spec).
+func specModel(t *testing.T, path string) string {
+	t.Helper()
+	spec, err := job.LoadSpec(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +290,7 @@ func TestExample(t *testing.T) {
 	for _, ps := range spec.Parties {
 		for _, ts := range ps.Tables {
 			schema, _ := spec.TableSchema(ts.Name)
-			f, err := os.Open(filepath.Join("..", "examples", ts.Path))
+			f, err := os.Open(filepath.Join(filepath.Dir(path), ts.Path))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -297,7 +309,26 @@ func TestExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := modelJSON(t, *want); m != w {
-		t.Fatalf("the example's model differs from the library's\n got: %s\nwant: %s", m, w)
+	return modelJSON(t, *want)
+}
+
+// TestSpecResult checks a `cohort sim` run's model against the library's
+// in the clear on the same spec and tables (BOOST_SPEC=spec.yaml
+// BOOST_RESULT=DIR/result.json; docs/boost.md's runs over real nodes).
+func TestSpecResult(t *testing.T) {
+	path, out := os.Getenv("BOOST_SPEC"), os.Getenv("BOOST_RESULT")
+	if path == "" || out == "" {
+		t.Skip("BOOST_SPEC and BOOST_RESULT to check a run")
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res map[string]any
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if got, w := modelOf(t, res), specModel(t, path); got != w {
+		t.Fatalf("the run's model differs from the library's\n got: %s\nwant: %s", got, w)
 	}
 }

@@ -167,6 +167,23 @@ func (s *secrets) holding(b []byte, texts bool) string {
 // entry of a run against the package doc's leakage profile.
 func checkLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any, out string, capt *capture, released bool) {
 	t.Helper()
+	checkLeakageOf(t, c, m, out, capt, released, []string{boost.TypeCombos, boost.TypeGradients, boost.TypeBins, boost.TypeDigest, boost.TypeSplit,
+		"secureagg/share-request", "secureagg/share", "re-used gradient ciphertexts", "compressed bin sums"})
+}
+
+// checkLatticeLeakage is checkLeakage for a run on the lattice path
+// (model kept, not released): its messages instead of Paillier's.
+func checkLatticeLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any, out string, capt *capture) {
+	t.Helper()
+	checkLeakageOf(t, c, m, out, capt, false, []string{boost.TypeCombos, boost.TypeLatticeDown, boost.TypeLatticeBins,
+		boost.TypeLatticeShare, boost.TypeSplit})
+}
+
+// checkLeakageOf checks every captured message, log record and audit
+// ledger entry against the profile, and that a message of each of types
+// was sent.
+func checkLeakageOf(t *testing.T, c *joinCase, m *boost.Model, out string, capt *capture, released bool, types []string) {
+	t.Helper()
 	s := caseSecrets(t, c, m, released)
 	seen := map[string]int{}
 	slotBits := map[int]bool{}
@@ -210,7 +227,7 @@ func checkLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any,
 			}
 		}
 	}
-	for _, typ := range []string{boost.TypeCombos, boost.TypeGradients, boost.TypeBins, boost.TypeDigest, boost.TypeSplit, "secureagg/share-request", "secureagg/share", "re-used gradient ciphertexts", "compressed bin sums"} {
+	for _, typ := range types {
 		if seen[typ] == 0 {
 			t.Errorf("no %s message was sent: the test checks nothing of it", typ)
 		}
@@ -298,6 +315,8 @@ func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 		if sm.From != holder {
 			t.Errorf("a split choice from %s, not the class holder", sm.From)
 		}
+	case boost.TypeLatticeDown, boost.TypeLatticeBins, boost.TypeLatticeShare:
+		want, texts = latticeProfile(t, c, s, sm)
 	case "secureagg/share-request":
 		want, texts = wire.DiscloseCiphertext, nil
 		if len(m.Body) < 16 { // a release: the class holder needs no share

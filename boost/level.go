@@ -20,6 +20,7 @@ type levelRun struct {
 	s    *session
 	step job.Step
 	a    levelArgs
+	key  int              // the levels grown before this one
 	kids [][]ComboSummary // by own table: its children's up messages
 	// The class holder's groups and its children's summaries as it took them.
 	groups []Group
@@ -52,7 +53,7 @@ func (s *session) level(ctx context.Context, step job.Step, a levelArgs, key int
 		return levelOutput{}, err
 	}
 	s.rewind(key)
-	r := &levelRun{s: s, step: step, a: a, plain: make([]BinSums, len(s.g.Tables)),
+	r := &levelRun{s: s, step: step, a: a, key: key, plain: make([]BinSums, len(s.g.Tables)),
 		sealed: map[int]SealedBins{}, downs: map[int]*DownSummary{}}
 	if err := r.up(ctx); err != nil {
 		return levelOutput{}, err
@@ -65,10 +66,7 @@ func (s *session) level(ctx context.Context, step job.Step, a levelArgs, key int
 	} else if a.Depth >= s.prm.MaxDepth {
 		return levelOutput{}, nil // the level closes the tree: no sums flow
 	}
-	if err := r.down(ctx); err != nil {
-		return levelOutput{}, err
-	}
-	if err := r.decrypt(ctx); err != nil {
+	if err := r.sums(ctx); err != nil {
 		return levelOutput{}, err
 	}
 	if !s.isHolder() {
@@ -135,13 +133,32 @@ func (r *levelRun) gradients(ctx context.Context) (bool, error) {
 	if r.groups, r.k, err = s.locals[0].Groups(r.kids[0]); err != nil {
 		return false, err
 	}
-	if err := s.holderCrypto(ctx, r.groups); err != nil {
-		return false, err
+	if s.backend != BackendLattice {
+		if err := s.holderCrypto(ctx, r.groups); err != nil {
+			return false, err
+		}
 	}
 	if r.gv, err = s.holder.Level(r.groups, s.locals[0].Labels()); err != nil {
 		return false, err
 	}
+	if r.gv != nil && s.backend == BackendLattice {
+		if err := checkLatticeRange(s.lkeys.PublicKey, r.groups, r.gv); err != nil {
+			return false, err
+		}
+	}
 	return r.gv == nil, nil
+}
+
+// sums runs the down pass and the bin sums' decryption towards the class
+// holder on the job's backend.
+func (r *levelRun) sums(ctx context.Context) error {
+	if r.s.backend == BackendLattice {
+		return r.latticeSums(ctx)
+	}
+	if err := r.down(ctx); err != nil {
+		return err
+	}
+	return r.decrypt(ctx)
 }
 
 // down runs the down pass over the party's tables, parents first: the
@@ -272,6 +289,7 @@ func (r *levelRun) choose(ctx context.Context) (levelOutput, error) {
 	} else {
 		out.Winners = nil
 	}
+	s.keepSiblings(r.key, decisions, r.plain)
 	return out, nil
 }
 

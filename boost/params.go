@@ -33,6 +33,13 @@ type Params struct {
 	// tells them the open node of their entries (reuse.go); false keeps
 	// the nodes hidden and encrypts every entry at every level.
 	Reuse bool `yaml:"reuse"`
+	// Backend is how the bin sums of the other parties' tables are
+	// computed: "paillier" (the default: additions of packed threshold
+	// Paillier ciphertexts), "lattice" (plaintext products under the
+	// consortium's lattice key; stars only, lattice.go and
+	// lattice_job.go) or "auto" (lattice for a star when every party
+	// holds the lattice key, else Paillier; decided at the load step).
+	Backend string `yaml:"backend"`
 	// TimeoutMS is the timeout of each step of the job (the node's default
 	// when 0).
 	TimeoutMS int64 `yaml:"timeout_ms"`
@@ -44,11 +51,19 @@ const (
 	LossSquared  = "squared"
 )
 
+// Backends of params.backend.
+const (
+	BackendPaillier = "paillier"
+	BackendLattice  = "lattice"
+	BackendAuto     = "auto"
+)
+
 // DefaultParams are XGBoost's defaults where it has them: 10 trees of
 // depth 3, learning rate 0.3, 32 bins, λ = 1, min_child_weight 1,
-// logistic loss; gradient ciphertexts re-used within a tree.
+// logistic loss; gradient ciphertexts re-used within a tree; Paillier.
 func DefaultParams() Params {
-	return Params{Trees: 10, MaxDepth: 3, LearningRate: 0.3, Bins: 32, Lambda: 1, MinChildWeight: 1, Loss: LossLogistic, Reuse: true}
+	return Params{Trees: 10, MaxDepth: 3, LearningRate: 0.3, Bins: 32, Lambda: 1, MinChildWeight: 1, Loss: LossLogistic, Reuse: true,
+		Backend: BackendPaillier}
 }
 
 // ParseParams reads a spec's params over the defaults, refusing unknown
@@ -82,6 +97,8 @@ func (p Params) Check() (field, why string) {
 		return "min_child_weight", "must be in [0, 1e9]"
 	case p.Loss != LossLogistic && p.Loss != LossSquared:
 		return "loss", "must be logistic or squared"
+	case p.Backend != BackendPaillier && p.Backend != BackendLattice && p.Backend != BackendAuto:
+		return "backend", "must be paillier, lattice or auto"
 	}
 	return "", ""
 }

@@ -46,15 +46,26 @@ func dealt(t *testing.T, parties []string) (map[string]job.Secrets, *paillier.Pu
 // level's start, and the model is still the library's.
 func TestLevelRerun(t *testing.T) {
 	t.Parallel()
-	c := chainCase(t, 2, 60)
+	runLevelRerun(t, chainCase(t, 2, 60), "")
+}
+
+// runLevelRerun runs TestLevelRerun's case on c with params.backend
+// backend ("": the default; lattice deals a lattice key too).
+func runLevelRerun(t *testing.T, c *joinCase, backend string) {
 	p := testParams()
 	p.Trees, p.Release = 2, true
-	spec := writeSpec(t, c, "rerun.yaml", map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "release": true})
+	params := map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "release": true}
+	secrets := dealtSecrets(t, c.spec.PartyNames())
+	if backend != "" {
+		params["backend"] = backend
+		addLatticeKeys(t, secrets)
+	}
+	spec := writeSpec(t, c, "rerun.yaml", params)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	moved, reruns := false, 0
 	rep, err := jobtest.Run(ctx, boost.Kind{}, &spec, jobtest.Options{
-		Leader: "alice", Secrets: dealtSecrets(t, spec.PartyNames()), StepTimeout: time.Minute,
+		Leader: "alice", Secrets: secrets, StepTimeout: time.Minute,
 		OnSend: func(s jobtest.Sent) jobtest.Fault {
 			if !moved && s.Message.Type == boost.TypeSplit && s.Message.Round == 1 {
 				moved = true
@@ -149,6 +160,9 @@ type restartCase struct {
 	retried bool
 	// kind is the parties' Kind (nil: boost.Kind{}, auto grouping).
 	kind job.Kind
+	// backend is params.backend ("": the default); lattice deals the
+	// parties a lattice key too.
+	backend string
 }
 
 // levelOf decodes a starting level step's tree and depth.
@@ -231,7 +245,13 @@ func TestRestart(t *testing.T) {
 }
 
 func runRestart(t *testing.T, c *joinCase, p boost.Params, rc restartCase, want string) {
-	spec := writeSpec(t, c, "restart.yaml", map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "release": true})
+	params := map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "release": true}
+	secrets := dealtSecrets(t, c.spec.PartyNames())
+	if rc.backend != "" {
+		params["backend"] = rc.backend
+		addLatticeKeys(t, secrets)
+	}
+	spec := writeSpec(t, c, "restart.yaml", params)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var mu sync.Mutex
@@ -250,7 +270,7 @@ func runRestart(t *testing.T, c *joinCase, p boost.Params, rc restartCase, want 
 		kind = boost.Kind{}
 	}
 	rep, err := jobtest.Run(ctx, kind, &spec, jobtest.Options{
-		Leader: "alice", Secrets: dealtSecrets(t, spec.PartyNames()), StepTimeout: time.Minute,
+		Leader: "alice", Secrets: secrets, StepTimeout: time.Minute,
 		OnSend: func(s jobtest.Sent) jobtest.Fault {
 			if rc.onSend == nil {
 				return jobtest.Fault{}

@@ -30,11 +30,18 @@ var (
 type loadOutput struct {
 	Holder   bool   `msgpack:"holder"`
 	Positive string `msgpack:"positive"`
+	// Lattice: the party holds a lattice key whose members include every
+	// party of the job, enough of them for its quorum (asked only when
+	// params.backend is lattice or auto).
+	Lattice bool `msgpack:"lattice"`
 }
 
-// loadDecision is the job's positive label ("" under squared loss).
+// loadDecision is the job's positive label ("" under squared loss) and
+// the backend of its bin sums ("" is Paillier: records from before
+// params.backend).
 type loadDecision struct {
 	Positive string `msgpack:"positive"`
+	Backend  string `msgpack:"backend"`
 }
 
 // levelArgs name the level: the tree (from 0) and the depth of its open

@@ -12,6 +12,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/joinprop"
 	"github.com/cohortdm/cohort/keyring"
+	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/psi"
 	"github.com/cohortdm/cohort/table"
@@ -40,9 +41,11 @@ type session struct {
 	stale   bool   // opened after the psi step: resume from the kept state
 	slots   [2]int // the keys of the kept states in the two slots (-1: none)
 
-	locals []*Local
-	shared [][]string // by edge, after psi
-	pos    string     // positive label, committed by load
+	locals  []*Local
+	shared  [][]string // by edge, after psi
+	pos     string     // positive label, committed by load
+	backend string     // the bin sums' backend, committed by load
+	lkeys   *lattice.Keys
 
 	keys *keyring.Paillier
 	// The class holder's: the booster, the join's row count, the splits
@@ -57,6 +60,11 @@ type session struct {
 	// snap is the state at the start of the running level step, to which
 	// a re-run of the step (a new attempt) goes back.
 	snap *levelSnap
+	// sib is the class holder's bin sums of the level before, for the
+	// lattice path's sibling subtraction at level sibKey (nil: every open
+	// node is summed, as after a restart, which does not keep them).
+	sib    *siblings
+	sibKey int
 }
 
 // levelSnap is a party's training state at the start of a level step:
@@ -66,6 +74,8 @@ type levelSnap struct {
 	splits []int // by table: the own tables' splits made
 	made   []int
 	holder *Holder
+	sib    *siblings // not changed once made
+	sibKey int
 }
 
 // rewind takes the state at the start of the level after key grown
@@ -82,9 +92,10 @@ func (s *session) rewind(key int) {
 		if sn.holder != nil {
 			s.holder = sn.holder.clone()
 		}
+		s.sib, s.sibKey = sn.sib, sn.sibKey
 		return
 	}
-	sn := &levelSnap{key: key, splits: make([]int, len(s.g.Tables)), made: slices.Clone(s.made)}
+	sn := &levelSnap{key: key, splits: make([]int, len(s.g.Tables)), made: slices.Clone(s.made), sib: s.sib, sibKey: s.sibKey}
 	for _, i := range s.own {
 		sn.splits[i] = s.locals[i].splits()
 	}
@@ -117,7 +128,7 @@ func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) 
 		// Opened after a restart: the tables are loaded again, and after
 		// the psi step the rest comes from the kept state (resume).
 		if d, err := loadRound.Decision(h[0]); err == nil {
-			s.pos = d.Positive
+			s.pos, s.backend = d.Positive, d.Backend
 		}
 		if _, err := s.load(); err != nil && s.loadErr == nil {
 			s.loadErr = err
@@ -164,7 +175,7 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return nil, s.refuse(step, "%v", err)
 		}
-		s.pos = d.Positive
+		s.pos, s.backend = d.Positive, d.Backend
 		return psiRound.Serve(step, func(struct{}) (struct{}, error) {
 			if err := s.intersect(ctx, step); err != nil {
 				return struct{}{}, err
@@ -224,6 +235,9 @@ func (s *session) load() (loadOutput, error) {
 		return loadOutput{}, &reworded{msg: strings.TrimPrefix(s.loadErr.Error(), "party "+s.p.Self()+": "), cause: s.loadErr}
 	}
 	var out loadOutput
+	if s.prm.Backend != BackendPaillier {
+		out.Lattice = s.holdsLatticeKey()
+	}
 	for _, i := range s.own {
 		name := s.g.Tables[i].Name
 		t := s.tables[name]

@@ -50,24 +50,9 @@ type Crypto struct {
 // TrainWith is Train with the sums that cross edges in c: the job's
 // computation in one process, with its encryption when c is Paillier's.
 func TrainWith(g *joinprop.Graph, data map[string]*table.Table, p Params, c Crypto) (*Model, error) {
-	pos := ""
-	if p.Loss == LossLogistic {
-		var err error
-		if pos, err = PositiveClass(data[g.Target()], g.Class); err != nil {
-			return nil, err
-		}
-	}
-	locals := make([]*Local, len(g.Tables))
-	for i, ti := range g.Tables {
-		t := data[ti.Name]
-		if t == nil {
-			return nil, fmt.Errorf("%w: no data for table %q", ErrData, ti.Name)
-		}
-		l, err := NewLocal(g, ti.Name, t, p.Bins, p.Loss, pos)
-		if err != nil {
-			return nil, err
-		}
-		locals[i] = l
+	locals, pos, err := prepare(g, data, p)
+	if err != nil {
+		return nil, err
 	}
 	h := NewHolder(p)
 	z := newSealer(c, p.Reuse)
@@ -76,21 +61,60 @@ func TrainWith(g *joinprop.Graph, data map[string]*table.Table, p Params, c Cryp
 			return nil, err
 		}
 	}
-	trees := h.Trees(func(t, ord int) tree.Split { return locals[t].Predicate(ord) })
-	return &Model{BaseScore: h.Base(), PositiveClass: pos, Trees: trees}, nil
+	return model(h, locals, pos), nil
 }
 
-// level runs one level of the current tree over every table.
-func level(g *joinprop.Graph, locals []*Local, h *Holder, c Crypto, z *sealer) error {
-	up := make([]ComboSummary, len(g.Tables)) // up[i]: table i's to its parent
+// prepare is every table's Local over data, and the positive class.
+func prepare(g *joinprop.Graph, data map[string]*table.Table, p Params) ([]*Local, string, error) {
+	pos := ""
+	if p.Loss == LossLogistic {
+		var err error
+		if pos, err = PositiveClass(data[g.Target()], g.Class); err != nil {
+			return nil, "", err
+		}
+	}
+	locals := make([]*Local, len(g.Tables))
+	for i, ti := range g.Tables {
+		t := data[ti.Name]
+		if t == nil {
+			return nil, "", fmt.Errorf("%w: no data for table %q", ErrData, ti.Name)
+		}
+		l, err := NewLocal(g, ti.Name, t, p.Bins, p.Loss, pos)
+		if err != nil {
+			return nil, "", err
+		}
+		locals[i] = l
+	}
+	return locals, pos, nil
+}
+
+// model is the grown model, its splits' predicates from their tables.
+func model(h *Holder, locals []*Local, pos string) *Model {
+	trees := h.Trees(func(t, ord int) tree.Split { return locals[t].Predicate(ord) })
+	return &Model{BaseScore: h.Base(), PositiveClass: pos, Trees: trees}
+}
+
+// upAll is a level's up pass over every table, children first: up[i] is
+// table i's message to its parent.
+func upAll(g *joinprop.Graph, locals []*Local) ([]ComboSummary, error) {
+	up := make([]ComboSummary, len(g.Tables))
 	for i := len(g.Tables) - 1; i > 0; i-- {
 		e := g.Tables[i].Parent
 		shared := joinprop.Intersect(locals[i].JoinValues(e), locals[g.Index(g.Edges[e].Parent)].JoinValues(e))
 		s, err := locals[i].Up(childSums(g, i, up), shared)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		up[i] = s
+	}
+	return up, nil
+}
+
+// level runs one level of the current tree over every table.
+func level(g *joinprop.Graph, locals []*Local, h *Holder, c Crypto, z *sealer) error {
+	up, err := upAll(g, locals)
+	if err != nil {
+		return err
 	}
 	groups, k, err := locals[0].Groups(childSums(g, 0, up))
 	if err != nil {
@@ -129,16 +153,22 @@ func level(g *joinprop.Graph, locals []*Local, h *Holder, c Crypto, z *sealer) e
 			down[e+1] = ds[j]
 		}
 	}
+	split(locals, h, sums)
+	return nil
+}
+
+// split lets the class holder choose each open node's split from every
+// table's bin sums and the winners make theirs.
+func split(locals []*Local, h *Holder, sums []BinSums) {
 	decisions := h.Choose(sums)
 	if len(decisions) == 0 {
-		return nil
+		return
 	}
 	ords := make([]int, len(decisions))
 	for j, d := range decisions {
 		ords[j] = locals[d.Table].Split(d.Feature, d.Bin)
 	}
 	h.Apply(decisions, ords)
-	return nil
 }
 
 // childSums lists the up messages of table i's children.

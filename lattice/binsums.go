@@ -8,29 +8,35 @@ package lattice
 // every bin of one column in a single plaintext product, and masks the
 // product so that its decryption shows those sums and nothing else.
 //
-// Placement (BinLayout). With B bins, row r of a chunk of Rows = n/(2B)
-// rows puts its gradient at coefficient 2B·r and its hessian at 2B·r + B.
-// The summing party multiplies the chunk's ciphertext by the plaintext
-// W = Σ_r w_r·X^(bin(r) − 2B·r) (w_r the row's weight, 0 for a row not in
-// the tree node; X^−m = −X^(n−m) in Z[X]/(X^n + 1)). Row r's own terms land
-// at exponents bin(r) and B + bin(r), in [0, 2B); a term of row r' ≠ r lands
-// at 2B·(r'−r) + [0, 2B), which is at least 2B, or (wrapped, with its sign
-// flipped) at least n − 2B·(Rows−1) = 2B: never in [0, 2B). So coefficient b
-// of the product is Σ_{r: bin(r)=b} w_r·g_r and coefficient B + b the same
-// of the hessians, exactly, for every b at once; chunks' products add up.
+// Placement (BinLayout). With B bins and K nodes (groups of bins: a tree
+// level's open nodes, whose rows the summing party cannot tell apart), a
+// row's slot is 2S = 2·K·B coefficients wide, and a chunk holds
+// Rows = n/(2S) rows. Row r puts node k's gradient at coefficient 2S·r + k·B
+// and its hessian at 2S·r + S + k·B (K = 1: 2B·r and 2B·r + B). The summing
+// party multiplies the chunk's ciphertext by the plaintext
+// W = Σ_r Σ_j w_rj·X^(b_rj − 2S·r), one term per bin b_rj in which row r
+// counts w_rj times (a row of the class holder's that stands for a join
+// value matches several of the summing party's rows, in several bins;
+// X^−m = −X^(n−m) in Z[X]/(X^n + 1)). Row r's own terms land at exponents
+// k·B + b and S + k·B + b, in [0, 2S) since b < B; a term of row r' ≠ r
+// lands at 2S·(r'−r) + [0, 2S), which is at least 2S, or (wrapped, with its
+// sign flipped) at least n − 2S·(Rows−1) = 2S: never in [0, 2S). So
+// coefficient k·B + b of the product is Σ_{r,j: b_rj=b} w_rj·g_rk and
+// coefficient S + k·B + b the same of the hessians, exactly, for every node
+// and bin at once; chunks' products add up.
 //
 // Masking (BinSummer.Sum). Every other coefficient of the product is a sum
 // of gradients weighted by the bins of other rows: decrypted, they would
 // tell the bins. The summing party adds a fresh encryption of a plaintext
-// that is zero on [0, 2B) and uniform modulo T elsewhere, so the decryption
-// is the 2B sums followed by uniform noise, and the fresh encryption
+// that is zero on [0, 2S) and uniform modulo T elsewhere, so the decryption
+// is the 2S sums followed by uniform noise, and the fresh encryption
 // re-randomises the ciphertext (its c1 would otherwise be the class
 // holder's c1 times W, from which the holder, who knows its c1, could
 // divide W out). The product's noise depends on W; the decryption shares'
 // smudging (package doc, Smudging) hides it as it hides any ciphertext
-// noise as it hides any ciphertext noise, as long as the product's noise
-// bound stays 2^40 below the smudging width: Sum refuses weights whose
-// total would pass it (maxBinNoiseBits).
+// noise, as long as the product's noise bound stays 2^40 below the
+// smudging width: Sum refuses weights whose total would pass it
+// (maxBinNoiseBits).
 
 import (
 	crand "crypto/rand"
@@ -44,22 +50,31 @@ import (
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 )
 
-// BinLayout places rows' (gradient, hessian) pairs for sums over bins bins.
+// BinLayout places rows' (gradient, hessian) pairs, one per node, for
+// sums over bins bins.
 type BinLayout struct {
 	params Params
 	bins   int
-	rows   int // rows per ciphertext: n / (2·bins)
+	nodes  int
+	rows   int // rows per ciphertext: n / (2·nodes·bins)
 }
 
-// NewBinLayout returns the layout for bins bins (1 ≤ bins ≤ n/4, so that a
-// ciphertext holds at least two rows).
-func NewBinLayout(p Params, bins int) (*BinLayout, error) {
+// NewBinLayout returns the layout for bins bins and one node (1 ≤ bins ≤
+// n/4, so that a ciphertext holds at least two rows).
+func NewBinLayout(p Params, bins int) (*BinLayout, error) { return NewNodeBinLayout(p, bins, 1) }
+
+// NewNodeBinLayout returns the layout for bins bins in each of nodes
+// nodes (1 ≤ nodes·bins ≤ n/4).
+func NewNodeBinLayout(p Params, bins, nodes int) (*BinLayout, error) {
 	n := p.Slots()
-	if bins < 1 || 4*bins > n {
-		return nil, fmt.Errorf("%w: %d bins: want 1 to %d", ErrParams, bins, n/4)
+	if bins < 1 || nodes < 1 || nodes > n || 4*bins*nodes > n {
+		return nil, fmt.Errorf("%w: %d bins in %d nodes: want 1 to %d bins in all", ErrParams, bins, nodes, n/4)
 	}
-	return &BinLayout{params: p, bins: bins, rows: n / (2 * bins)}, nil
+	return &BinLayout{params: p, bins: bins, nodes: nodes, rows: n / (2 * bins * nodes)}, nil
 }
+
+// MaxNodes is the most nodes of bins bins a layout under p holds.
+func MaxNodes(p Params, bins int) int { return p.Slots() / (4 * max(bins, 1)) }
 
 // Rows is how many rows one ciphertext holds.
 func (l *BinLayout) Rows() int { return l.rows }
@@ -67,8 +82,14 @@ func (l *BinLayout) Rows() int { return l.rows }
 // Chunks is how many ciphertexts rows rows take.
 func (l *BinLayout) Chunks(rows int) int { return (rows + l.rows - 1) / l.rows }
 
-// Bins is the number of bins a sum covers.
+// Bins is the number of bins a sum covers in each node.
 func (l *BinLayout) Bins() int { return l.bins }
+
+// Nodes is the number of nodes a row's slot holds.
+func (l *BinLayout) Nodes() int { return l.nodes }
+
+// span is S, the half of a row's slot: nodes·bins.
+func (l *BinLayout) span() int { return l.nodes * l.bins }
 
 // centred maps v to its residue modulo t.
 func centred(v int64, t uint64) uint64 {
@@ -78,24 +99,30 @@ func centred(v int64, t uint64) uint64 {
 	return t - uint64(-v)%t
 }
 
-// place returns chunk k's plaintext coefficients of g and h.
+// place returns chunk k's plaintext coefficients of g and h (row i's node
+// j at i·nodes + j).
 func (l *BinLayout) place(g, h []int64, k int) []uint64 {
 	t := l.params.PlaintextModulus()
 	coeffs := make([]uint64, l.params.Slots())
-	for r := 0; r < l.rows && k*l.rows+r < len(g); r++ {
-		i := k*l.rows + r
-		coeffs[2*l.bins*r] = centred(g[i], t)
-		coeffs[2*l.bins*r+l.bins] = centred(h[i], t)
+	s, per := l.span(), l.nodes
+	for r := 0; r < l.rows && (k*l.rows+r)*per < len(g); r++ {
+		i := (k*l.rows + r) * per
+		for j := range per {
+			coeffs[2*s*r+j*l.bins] = centred(g[i+j], t)
+			coeffs[2*s*r+s+j*l.bins] = centred(h[i+j], t)
+		}
 	}
 	return coeffs
 }
 
 // Read returns the bins' gradient and hessian sums from the coefficients
 // of a decrypted BinSummer.Sum, as signed values (a sum must lie within
-// ±T/2, which the caller's fixed point guarantees).
+// ±T/2, which the caller's fixed point guarantees): node j's bin b at
+// j·bins + b.
 func (l *BinLayout) Read(coeffs []uint64) (g, h []int64, err error) {
-	if len(coeffs) < 2*l.bins {
-		return nil, nil, fmt.Errorf("%w: %d coefficients for %d bins", ErrMalformed, len(coeffs), l.bins)
+	s := l.span()
+	if len(coeffs) < 2*s {
+		return nil, nil, fmt.Errorf("%w: %d coefficients for %d bins", ErrMalformed, len(coeffs), s)
 	}
 	t := l.params.PlaintextModulus()
 	signed := func(c uint64) int64 {
@@ -104,21 +131,22 @@ func (l *BinLayout) Read(coeffs []uint64) (g, h []int64, err error) {
 		}
 		return int64(c)
 	}
-	g, h = make([]int64, l.bins), make([]int64, l.bins)
-	for b := range l.bins {
-		g[b], h[b] = signed(coeffs[b]), signed(coeffs[l.bins+b])
+	g, h = make([]int64, s), make([]int64, s)
+	for b := range s {
+		g[b], h[b] = signed(coeffs[b]), signed(coeffs[s+b])
 	}
 	return g, h, nil
 }
 
 // EncryptPairs encrypts rows' gradients g and hessians h (fixed point,
-// equal lengths) in l's placement, one ciphertext per chunk of l.Rows().
+// equal lengths, row i's node j at i·l.Nodes() + j) in l's placement, one
+// ciphertext per chunk of l.Rows() rows.
 func (e *Encryptor) EncryptPairs(l *BinLayout, g, h []int64) ([]*rlwe.Ciphertext, error) {
-	if len(g) != len(h) {
-		return nil, fmt.Errorf("%w: %d gradients and %d hessians", ErrMismatch, len(g), len(h))
+	if len(g) != len(h) || len(g)%l.nodes != 0 {
+		return nil, fmt.Errorf("%w: %d gradients and %d hessians for %d nodes a row", ErrMismatch, len(g), len(h), l.nodes)
 	}
 	params := e.pk.Params.bgv
-	out := make([]*rlwe.Ciphertext, l.Chunks(len(g)))
+	out := make([]*rlwe.Ciphertext, l.Chunks(len(g)/l.nodes))
 	err := safely(func() error {
 		pt := bgv.NewPlaintext(params, params.MaxLevel())
 		pt.IsBatched = false
@@ -179,15 +207,42 @@ func NewBinSummer(pk *PublicKey, l *BinLayout) (*BinSummer, error) {
 	return s, nil
 }
 
+// BinTerm is one term of a sum: row Row counts Weight times in bin Bin
+// (a bin outside [0, bins) counts nothing).
+type BinTerm struct {
+	Row    int
+	Bin    int
+	Weight uint64
+}
+
 // Sum returns the masked per-bin sums of the rows of cts: bins[i] is row
 // i's bin (−1: the row is not counted) and weights[i] its weight (nil: 1),
 // rows numbered as EncryptPairs numbered them.
 func (s *BinSummer) Sum(cts []*rlwe.Ciphertext, bins []int, weights []uint64) (*rlwe.Ciphertext, error) {
-	l := s.l
-	if len(bins) > len(cts)*l.rows || (weights != nil && len(weights) != len(bins)) {
-		return nil, fmt.Errorf("%w: %d rows' bins for %d ciphertexts", ErrMismatch, len(bins), len(cts))
+	if weights != nil && len(weights) != len(bins) {
+		return nil, fmt.Errorf("%w: %d rows' bins and %d weights", ErrMismatch, len(bins), len(weights))
 	}
-	if err := s.checkNoise(bins, weights); err != nil {
+	terms := make([]BinTerm, 0, len(bins))
+	for i, b := range bins {
+		w := uint64(1)
+		if weights != nil {
+			w = weights[i]
+		}
+		terms = append(terms, BinTerm{Row: i, Bin: b, Weight: w})
+	}
+	return s.SumTerms(cts, terms)
+}
+
+// SumTerms is Sum with any number of terms per row: terms sorted by Row,
+// a row's terms in any bins (one bin twice: the weights add).
+func (s *BinSummer) SumTerms(cts []*rlwe.Ciphertext, terms []BinTerm) (*rlwe.Ciphertext, error) {
+	l := s.l
+	for i, t := range terms {
+		if t.Row < 0 || t.Row >= len(cts)*l.rows || (i > 0 && t.Row < terms[i-1].Row) {
+			return nil, fmt.Errorf("%w: terms not sorted by row or beyond the %d ciphertexts' rows", ErrMismatch, len(cts))
+		}
+	}
+	if err := s.checkNoise(terms); err != nil {
 		return nil, err
 	}
 	var out *rlwe.Ciphertext
@@ -196,7 +251,9 @@ func (s *BinSummer) Sum(cts []*rlwe.Ciphertext, bins []int, weights []uint64) (*
 		out = bgv.NewCiphertext(params, 1, params.MaxLevel())
 		out.IsBatched = false // coefficient encoding, as EncryptPairs
 		for k, ct := range cts {
-			if !s.weigh(bins, weights, k) {
+			var chunk []BinTerm
+			chunk, terms = splitChunk(terms, (k+1)*l.rows)
+			if !s.weigh(chunk, k) {
 				continue
 			}
 			if !ct.IsNTT || ct.IsBatched || ct.Level() != params.MaxLevel() {
@@ -206,7 +263,11 @@ func (s *BinSummer) Sum(cts []*rlwe.Ciphertext, bins []int, weights []uint64) (*
 				s.rq.MulCoeffsMontgomeryThenAdd(ct.Value[i], s.w, out.Value[i])
 			}
 		}
-		return s.mask(out)
+		if err := s.mask(out); err != nil {
+			return err
+		}
+		reduce(s.rq, out.Value...) // canonical: digests and encodings depend on it
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -214,14 +275,24 @@ func (s *BinSummer) Sum(cts []*rlwe.Ciphertext, bins []int, weights []uint64) (*
 	return out, nil
 }
 
-// checkNoise bounds the masked sum's noise: each counted row adds its
-// weight times a fresh encryption's noise bound (and, at most, its weight
-// for the product's carries past T), and the mask adds one fresh noise.
-func (s *BinSummer) checkNoise(bins []int, weights []uint64) error {
+// splitChunk splits terms (sorted by row) before the first of row end or
+// beyond.
+func splitChunk(terms []BinTerm, end int) (in, rest []BinTerm) {
+	i := 0
+	for i < len(terms) && terms[i].Row < end {
+		i++
+	}
+	return terms[:i], terms[i:]
+}
+
+// checkNoise bounds the masked sum's noise: each term adds its weight
+// times a fresh encryption's noise bound (and, at most, its weight for the
+// product's carries past T), and the mask adds one fresh noise.
+func (s *BinSummer) checkNoise(terms []BinTerm) error {
 	var sum uint64
-	for i := range bins {
+	for _, t := range terms {
 		var carry uint64
-		if sum, carry = bits.Add64(sum, s.weight(bins, weights, i), 0); carry != 0 {
+		if sum, carry = bits.Add64(sum, s.weight(t), 0); carry != 0 {
 			return fmt.Errorf("%w: the rows' weights add up to more than 64 bits, beyond the noise a decryption share hides", ErrRange)
 		}
 	}
@@ -236,34 +307,29 @@ func (s *BinSummer) checkNoise(bins []int, weights []uint64) error {
 	return nil
 }
 
-// weight is row i's weight in a sum: 0 when its bin is out of range (−1:
-// not counted), else weights[i], or 1 without weights.
-func (s *BinSummer) weight(bins []int, weights []uint64, i int) uint64 {
-	switch {
-	case bins[i] < 0 || bins[i] >= s.l.bins:
+// weight is a term's weight in a sum: 0 when its bin is out of range.
+func (s *BinSummer) weight(t BinTerm) uint64 {
+	if t.Bin < 0 || t.Bin >= s.l.bins {
 		return 0
-	case weights == nil:
-		return 1
 	}
-	return weights[i]
+	return t.Weight
 }
 
-// weigh sets s.w to chunk k's W in NTT and Montgomery form, and reports
-// whether any of the chunk's rows counts.
-func (s *BinSummer) weigh(bins []int, weights []uint64, k int) bool {
+// weigh sets s.w to chunk k's W (from its terms) in NTT and Montgomery
+// form, and reports whether any term counts.
+func (s *BinSummer) weigh(terms []BinTerm, k int) bool {
 	l, n := s.l, s.l.params.Slots()
 	for j := range s.w.Coeffs {
 		clear(s.w.Coeffs[j])
 	}
 	any := false
-	for r := 0; r < l.rows && k*l.rows+r < len(bins); r++ {
-		i := k*l.rows + r
-		w := s.weight(bins, weights, i)
+	for _, t := range terms {
+		w := s.weight(t)
 		if w == 0 {
 			continue
 		}
 		any = true
-		e, neg := bins[i]-2*l.bins*r, false
+		e, neg := t.Bin-2*l.span()*(t.Row-k*l.rows), false
 		if e < 0 {
 			e, neg = e+n, true
 		}
@@ -272,7 +338,10 @@ func (s *BinSummer) weigh(bins []int, weights []uint64, k int) bool {
 			if neg && v != 0 {
 				v = q - v
 			}
-			s.w.Coeffs[j][e] = v
+			c := &s.w.Coeffs[j][e]
+			if *c += v; *c >= q {
+				*c -= q
+			}
 		}
 	}
 	if any {
@@ -282,7 +351,7 @@ func (s *BinSummer) weigh(bins []int, weights []uint64, k int) bool {
 	return any
 }
 
-// mask adds a fresh encryption of zeros on [0, 2B) and uniform residues
+// mask adds a fresh encryption of zeros on [0, 2S) and uniform residues
 // modulo T elsewhere.
 func (s *BinSummer) mask(out *rlwe.Ciphertext) error {
 	params := s.l.params.bgv
@@ -291,7 +360,7 @@ func (s *BinSummer) mask(out *rlwe.Ciphertext) error {
 	width := 64 - bits.Len64(t)
 	for i := range coeffs {
 		coeffs[i] = 0
-		for i >= 2*s.l.bins { // uniform below T by rejection
+		for i >= 2*s.l.span() { // uniform below T by rejection
 			if v := s.rng.Uint64() >> width; v < t {
 				coeffs[i] = v
 				break

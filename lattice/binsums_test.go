@@ -191,3 +191,71 @@ func BenchmarkBinSums(b *testing.B) {
 		}
 	})
 }
+
+// TestBinSumsNodesTerms: with several nodes a slot and several terms a row
+// (a row of the class holder's matching rows of the summing party's in
+// several bins, one bin twice), every node's and bin's sums are exact
+// across chunks, including a row whose node values are all zero and rows
+// with no term.
+func TestBinSumsNodesTerms(t *testing.T) {
+	t.Parallel()
+	p := params(t)
+	pk, sk := binKeys(t)
+	const bins, nodes = 8, 5
+	l, err := NewNodeBinLayout(p, bins, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 2*l.Rows() + 9
+	rng := mrand.New(mrand.NewPCG(3, 4))
+	g, h := make([]int64, rows*nodes), make([]int64, rows*nodes)
+	for i := range g {
+		g[i], h[i] = rng.Int64N(1<<40)-1<<39, rng.Int64N(1<<40)
+	}
+	var terms []BinTerm
+	wantG, wantH := make([]int64, nodes*bins), make([]int64, nodes*bins)
+	for r := range rows {
+		for range rng.IntN(4) { // 0 to 3 terms, bins may repeat
+			tm := BinTerm{Row: r, Bin: rng.IntN(bins), Weight: uint64(rng.IntN(5))}
+			terms = append(terms, tm)
+			for k := range nodes {
+				wantG[k*bins+tm.Bin] += int64(tm.Weight) * g[r*nodes+k]
+				wantH[k*bins+tm.Bin] += int64(tm.Weight) * h[r*nodes+k]
+			}
+		}
+	}
+	enc, err := NewEncryptor(pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cts, err := enc.EncryptPairs(l, g, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cts) != 3 {
+		t.Fatalf("%d ciphertexts for %d rows of %d a chunk", len(cts), rows, l.Rows())
+	}
+	s, err := NewBinSummer(pk, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.SumTerms(cts, terms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotG, gotH, err := l.Read(decryptCoeffs(t, p, sk, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range wantG {
+		if gotG[i] != wantG[i] || gotH[i] != wantH[i] {
+			t.Fatalf("node %d bin %d: sums (%d, %d), want (%d, %d)", i/bins, i%bins, gotG[i], gotH[i], wantG[i], wantH[i])
+		}
+	}
+	if _, err := s.SumTerms(cts, []BinTerm{{Row: 1}, {Row: 0}}); err == nil {
+		t.Fatal("terms out of row order")
+	}
+	if _, err := NewNodeBinLayout(p, bins, MaxNodes(p, bins)+1); err == nil {
+		t.Fatal("a layout of more nodes than fit two rows a ciphertext")
+	}
+}

@@ -163,6 +163,19 @@
 //     contributions' c1, never one contribution's (Decryptor.Target refuses
 //     anything else, and at least two inputs); shares are smudged.
 //   - message sizes reveal the vector length and layout.
+//   - per-bin sums for boosting (binsums.go, binopen.go) are the one
+//     exception to "never one party's": a BinTarget is a single party's
+//     masked product (BinSummer.Sum), decrypted towards one receiver. What
+//     keeps its decryption to the bins' sums is the mask (uniform noise on
+//     every coefficient but the 2·nodes·bins sums, and a fresh encryption
+//     that re-randomises c1), not a sum over parties; a decryptor makes a
+//     share only for ciphertexts whose digest their maker named
+//     (Decryptor.BinTarget), or that it took from the maker itself, so the
+//     receiver cannot have its own ciphertexts, or an unmasked product,
+//     opened. The receiver learns the sums and uniform noise; the maker
+//     learns nothing (it holds only ciphertexts). Semi-honest makers: a
+//     maker that leaves the mask off lets the receiver read weighted sums
+//     of its rows' bins, which is its own data only.
 //
 // Semi-honest assumptions that remain: key generation (a member that sends
 // inconsistent shares is not caught then, only at the first decryption,

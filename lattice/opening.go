@@ -19,12 +19,9 @@ import (
 // needs no secret: whoever holds the aggregate can run it (the root of the
 // tree), and learns the total, as every party does.
 type Opening struct {
-	pk     *PublicKey
-	l      *Layout
-	plan   *Plan
-	agg    *Aggregate
-	target Digest
-	acc    []*DecryptionShare // per quorum
+	shareFold
+	l   *Layout
+	agg *Aggregate
 }
 
 // NewOpening starts opening agg, which must have at least two inputs.
@@ -35,20 +32,41 @@ func NewOpening(pk *PublicKey, l *Layout, plan *Plan, agg *Aggregate) (*Opening,
 	if len(agg.Inputs) < 2 {
 		return nil, fmt.Errorf("%w: a single contribution is never decrypted", ErrPolicy)
 	}
+	f, err := newShareFold(pk, plan, agg.Context, agg.TargetDigest(), agg.c0)
+	if err != nil {
+		return nil, err
+	}
+	return &Opening{shareFold: f, l: l, agg: agg}, nil
+}
+
+// shareFold is what decrypting one target under a plan needs, whatever
+// the target is (an aggregate's Opening, a bin sum's BinOpening): the
+// shares folded per quorum, and c0, which with a quorum's folded shares
+// gives the plaintext.
+type shareFold struct {
+	pk     *PublicKey
+	plan   *Plan
+	ctx    Context
+	target Digest
+	c0     []ring.Poly
+	acc    []*DecryptionShare // per quorum
+}
+
+func newShareFold(pk *PublicKey, plan *Plan, ctx Context, target Digest, c0 []ring.Poly) (shareFold, error) {
 	for _, q := range plan.Quorums {
 		if len(q) != pk.Quorum || checkParties(q, len(pk.Members)) != nil {
-			return nil, fmt.Errorf("%w: plan of another key", ErrMismatch)
+			return shareFold{}, fmt.Errorf("%w: plan of another key", ErrMismatch)
 		}
 	}
-	return &Opening{pk: pk, l: l, plan: plan, agg: agg, target: agg.TargetDigest(),
+	return shareFold{pk: pk, plan: plan, ctx: ctx, target: target, c0: c0,
 		acc: make([]*DecryptionShare, len(plan.Quorums))}, nil
 }
 
-// AllocateShare returns an empty share of this aggregate's size, to
+// AllocateShare returns an empty share of this target's size, to
 // unmarshal into.
-func (o *Opening) AllocateShare() *DecryptionShare {
+func (o *shareFold) AllocateShare() *DecryptionShare {
 	s := o.pk.Params.polyShape()
-	sh := &DecryptionShare{value: make([]ring.Poly, len(o.agg.c0)), ps: s}
+	sh := &DecryptionShare{value: make([]ring.Poly, len(o.c0)), ps: s}
 	for k := range sh.value {
 		sh.value[k] = s.newPoly()
 	}
@@ -56,11 +74,11 @@ func (o *Opening) AllocateShare() *DecryptionShare {
 }
 
 // check checks that a share belongs to this opening.
-func (o *Opening) check(s *DecryptionShare) error {
-	if s.Context != o.agg.Context || s.Target != o.target || s.Plan != o.plan.digest {
+func (o *shareFold) check(s *DecryptionShare) error {
+	if s.Context != o.ctx || s.Target != o.target || s.Plan != o.plan.digest {
 		return fmt.Errorf("%w: decryption share of another aggregate or plan", ErrMismatch)
 	}
-	if s.Quorum < 0 || s.Quorum >= len(o.plan.Quorums) || len(s.value) != len(o.agg.c0) {
+	if s.Quorum < 0 || s.Quorum >= len(o.plan.Quorums) || len(s.value) != len(o.c0) {
 		return fmt.Errorf("%w: decryption share of quorum %d", ErrMismatch, s.Quorum)
 	}
 	for _, p := range s.Parties {
@@ -73,7 +91,7 @@ func (o *Opening) check(s *DecryptionShare) error {
 
 // AggregateShares sets out to the fold of two shares of the same quorum
 // from disjoint members, in any order; out may be a or b.
-func (o *Opening) AggregateShares(a, b, out *DecryptionShare) error {
+func (o *shareFold) AggregateShares(a, b, out *DecryptionShare) error {
 	if err := o.check(a); err != nil {
 		return err
 	}
@@ -100,7 +118,7 @@ func (o *Opening) AggregateShares(a, b, out *DecryptionShare) error {
 }
 
 // Add folds a share into its quorum's accumulator.
-func (o *Opening) Add(s *DecryptionShare) error {
+func (o *shareFold) Add(s *DecryptionShare) error {
 	if err := o.check(s); err != nil {
 		return err
 	}
@@ -117,7 +135,7 @@ func (o *Opening) Add(s *DecryptionShare) error {
 }
 
 // Pending returns, per quorum, the members whose shares are still missing.
-func (o *Opening) Pending() map[int][]int {
+func (o *shareFold) Pending() map[int][]int {
 	out := map[int][]int{}
 	for q, members := range o.plan.Quorums {
 		for _, p := range members {
@@ -146,10 +164,29 @@ type Result struct {
 // ErrRange when the agreed plaintext is not a sum of in-range inputs (an
 // input was out of range: every quorum agrees on it).
 func (o *Opening) Open() (*Result, error) {
-	if p := o.Pending(); len(p) > 0 {
-		return nil, fmt.Errorf("%w: shares missing from %d quorums", ErrMismatch, len(p))
+	plain, v, err := o.open()
+	if errors.Is(err, ErrDisagree) {
+		return &Result{Verdict: v}, err
 	}
-	// The quorums decrypt independently, each on its own core; Open waits
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Plain: plain, Verdict: v}
+	t, err := o.l.Decode(res.Plain, len(o.agg.Inputs))
+	if err != nil {
+		return res, err
+	}
+	res.Totals = t
+	return res, nil
+}
+
+// open decrypts with every quorum and returns the plaintext the judge
+// trusts (ErrDisagree when none).
+func (o *shareFold) open() ([]uint64, Verdict, error) {
+	if p := o.Pending(); len(p) > 0 {
+		return nil, Verdict{}, fmt.Errorf("%w: shares missing from %d quorums", ErrMismatch, len(p))
+	}
+	// The quorums decrypt independently, each on its own core; open waits
 	// for all of them.
 	plains := make([][]uint64, len(o.plan.Quorums))
 	digests := make([]Digest, len(plains))
@@ -163,34 +200,28 @@ func (o *Opening) Open() (*Result, error) {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, Verdict{}, err
 	}
 	v, winner := judge(o.plan, digests)
 	if winner < 0 {
-		return &Result{Verdict: v}, fmt.Errorf("%w: suspects %v (see Verdict)", ErrDisagree, v.Suspects)
+		return nil, v, fmt.Errorf("%w: suspects %v (see Verdict)", ErrDisagree, v.Suspects)
 	}
-	res := &Result{Plain: plains[winner], Verdict: v}
-	t, err := o.l.Decode(res.Plain, len(o.agg.Inputs))
-	if err != nil {
-		return res, err
-	}
-	res.Totals = t
-	return res, nil
+	return plains[winner], v, nil
 }
 
-// decrypt opens the aggregate with one quorum's combined share: c0 + Σh is
+// decrypt opens the target with one quorum's combined share: c0 + Σh is
 // the plaintext in NTT form; Lattigo's BGV encoder maps it back to
 // coefficients modulo T.
-func (o *Opening) decrypt(share *DecryptionShare) ([]uint64, error) {
+func (o *shareFold) decrypt(share *DecryptionShare) ([]uint64, error) {
 	params := o.pk.Params.bgv
 	n := params.N()
-	out := make([]uint64, len(o.agg.c0)*n)
+	out := make([]uint64, len(o.c0)*n)
 	err := safely(func() error {
 		ecd := bgv.NewEncoder(params)
 		pt := bgv.NewPlaintext(params, params.MaxLevel())
 		pt.IsBatched = false
 		pt.IsNTT = true
-		for k, c0 := range o.agg.c0 {
+		for k, c0 := range o.c0 {
 			params.RingQ().Add(c0, share.value[k], pt.Value)
 			if err := ecd.Decode(pt, out[k*n:(k+1)*n]); err != nil {
 				return err

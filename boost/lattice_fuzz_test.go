@@ -1,0 +1,103 @@
+package boost
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cohortdm/cohort/joinprop"
+	"github.com/cohortdm/cohort/keyring"
+	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/table"
+	"github.com/cohortdm/cohort/wire"
+)
+
+// fuzzKey is a lattice key dealt once for the fuzz target.
+var fuzzKey = sync.OnceValues(func() (*lattice.PublicKey, error) {
+	k, err := keyring.DealLattice([]string{"a", "b"}, 0)
+	if err != nil {
+		return nil, err
+	}
+	return k["a"].PublicKey, nil
+})
+
+// FuzzLatticeHead: the head of a lattice down message from a peer decodes
+// and is checked (latticeHead, entryRows) or refused with an error, never
+// a panic; what is accepted names only join values the table holds and
+// takes as many ciphertexts as its layouts say.
+func FuzzLatticeHead(f *testing.F) {
+	pk, err := fuzzKey()
+	if err != nil {
+		f.Fatal(err)
+	}
+	schemas := map[string]map[string]table.Kind{
+		"T": {"k": table.Key, "y": table.Class},
+		"A": {"k": table.Key, "u": table.Numeric},
+	}
+	g, err := joinprop.BuildGraph(map[string]string{"T": "a", "A": "b"}, schemas, []string{"T.k = A.k"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	tb, err := table.Read(strings.NewReader("k,u\nx,1\nx,2\ny,3\n"), "A.csv", "A", schemas["A"])
+	if err != nil {
+		f.Fatal(err)
+	}
+	l, err := NewLocal(g, "A", tb, 4, LossLogistic, "")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, m := range []latticeMsg{
+		{Edge: 0, Parts: 1, Values: []string{"x", "y"}, Combos: [][]string{{"|"}, {"|"}}, Nodes: []int{1}},
+		{Edge: 0, Parts: 1, Values: []string{"z"}, Combos: [][]string{{"|"}}, Nodes: []int{2, 1}},
+	} {
+		b, err := wire.Marshal(&m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte{0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var m latticeMsg
+		if wire.Unmarshal(b, &m) != nil {
+			return
+		}
+		ds, n, want, err := l.latticeHead(pk, 4, &m)
+		if err != nil {
+			return
+		}
+		if want < 0 || (len(m.Nodes) > 0 && n > 0 && want < len(m.Nodes)) {
+			t.Fatalf("%d ciphertexts for %d entries in %d layouts", want, n, len(m.Nodes))
+		}
+		if _, err := l.entryRows(ds); err != nil {
+			return
+		}
+		for _, v := range ds.Values {
+			if v != "x" && v != "y" {
+				t.Fatalf("join value %q accepted", v)
+			}
+		}
+	})
+}
+
+// TestSplitRuns: encodings split into runs within the limit, in order,
+// none lost; an encoding past the limit alone; none: one empty run.
+func TestSplitRuns(t *testing.T) {
+	c := [][]byte{make([]byte, 3), make([]byte, 4), make([]byte, 2), make([]byte, 9), make([]byte, 1)}
+	runs := splitRuns(c, 6)
+	var lens [][]int
+	for _, r := range runs {
+		var l []int
+		for _, b := range r {
+			l = append(l, len(b))
+		}
+		lens = append(lens, l)
+	}
+	if fmt.Sprint(lens) != "[[3] [4 2] [9] [1]]" {
+		t.Fatalf("runs %v", lens)
+	}
+	if r := splitRuns(nil, 6); len(r) != 1 || len(r[0]) != 0 {
+		t.Fatalf("no encodings: %v", r)
+	}
+}

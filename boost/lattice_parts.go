@@ -1,0 +1,104 @@
+package boost
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/wire"
+)
+
+// latticeMsg is every message of the lattice path (TypeLatticeDown,
+// TypeLatticeBins, TypeLatticeShare): a list of ciphertexts or decryption
+// shares, one encoding each, split over Parts messages (part k on
+// sub-channel BASE/k) so that none passes wire.MaxMessageSize: a lattice
+// ciphertext is 393 KB, and a level's down message to a table of
+// default_credit's size about 188 of them per open node of a layout. Part
+// 0 also carries what the list is of: the down message's join values and
+// combos (entry order) and the layouts' node counts; the bin sums' node
+// counts.
+type latticeMsg struct {
+	Edge   int        `msgpack:"edge"`
+	Part   int        `msgpack:"part"`
+	Parts  int        `msgpack:"parts"`
+	Values []string   `msgpack:"values"`
+	Combos [][]string `msgpack:"combos"`
+	Nodes  []int      `msgpack:"nodes"`
+	C      [][]byte   `msgpack:"c"`
+}
+
+// partBytes bounds the encodings in one part: half of wire.MaxMessageSize,
+// leaving room for part 0's join values and combos.
+const partBytes = wire.MaxMessageSize / 2
+
+// sendLattice sends head's list c to party to in parts on sub-channels
+// BASE/k of step, head's other fields in part 0.
+func (s *session) sendLattice(ctx context.Context, step job.Step, base, to, typ string, head latticeMsg, c [][]byte, d wire.Disclosure) error {
+	runs := splitRuns(c, partBytes)
+	for k, run := range runs {
+		m := latticeMsg{Edge: head.Edge, Part: k, Parts: len(runs), C: run}
+		if k == 0 {
+			m.Values, m.Combos, m.Nodes = head.Values, head.Combos, head.Nodes
+		}
+		if err := s.send(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// splitRuns splits c into runs of encodings of at most limit bytes in
+// all (an encoding longer than limit alone in its run), in order; no
+// encodings make one empty run.
+func splitRuns(c [][]byte, limit int) [][][]byte {
+	var runs [][][]byte
+	size := limit
+	for _, b := range c {
+		if size+len(b) > limit || len(runs) == 0 {
+			runs, size = append(runs, nil), 0
+		}
+		runs[len(runs)-1] = append(runs[len(runs)-1], b)
+		size += len(b)
+	}
+	if len(runs) == 0 {
+		runs = [][][]byte{nil}
+	}
+	return runs
+}
+
+// receiveLattice receives what sendLattice sent on edge e: part 0, whose
+// head tells want, the number of encodings the list must have, then the
+// other parts; the list has exactly want encodings in at most want parts.
+func (s *session) receiveLattice(ctx context.Context, step job.Step, base, from, typ string, e int, want func(*latticeMsg) (int, error)) (*latticeMsg, error) {
+	bad := fmt.Errorf("%w: a lattice message from %s on edge %s", ErrWire, from, s.g.EdgeName(e))
+	var head latticeMsg
+	for k := 0; k == 0 || k < head.Parts; k++ {
+		b, err := s.receive(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), from, typ)
+		if err != nil {
+			return nil, err
+		}
+		var m latticeMsg
+		if err := wire.Unmarshal(b, &m); err != nil || m.Edge != e || m.Part != k || (k > 0 && m.Parts != head.Parts) {
+			return nil, bad
+		}
+		if k > 0 {
+			if head.C = append(head.C, m.C...); len(head.C) > head.Part {
+				return nil, bad
+			}
+			continue
+		}
+		head = m
+		n, err := want(&head)
+		if err != nil {
+			return nil, err
+		}
+		if head.Parts < 1 || head.Parts > max(n, 1) || len(head.C) > n {
+			return nil, bad
+		}
+		head.Part = n // the count the list must reach
+	}
+	if len(head.C) != head.Part {
+		return nil, bad
+	}
+	return &head, nil
+}

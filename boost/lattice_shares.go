@@ -1,0 +1,329 @@
+package boost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/wire"
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+)
+
+// The lattice path's bin sums and their decryption towards the class
+// holder (lattice_job.go, steps 2 and 3). Each column's bin sums in each
+// layout are one ciphertext and a target of their own (context
+// boost-bins/TABLE/LAYOUT/COLUMN), so that every encoding that travels is
+// one ciphertext or one share, whatever the number of columns.
+
+// latticeTable is the party's step 2 for its table i: it receives the
+// class holder's down message, sums every column per layout, and sends
+// the sums to the class holder and the other decryptors; a decryptor
+// itself, it sends the class holder its own shares.
+func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, decryptors []string) error {
+	s := r.s
+	pk := s.lkeys.PublicKey
+	l := s.locals[i]
+	e := s.g.Tables[i].Parent
+	holder := s.g.Tables[0].Party
+	if len(l.feats) == 0 {
+		return nil
+	}
+	var ds DownSummary
+	n := 0 // the entries of the down message
+	m, err := s.receiveLattice(ctx, r.step, fmt.Sprintf("ldown/%d", e), holder, TypeLatticeDown, e, func(m *latticeMsg) (int, error) {
+		var want int
+		var herr error
+		ds, n, want, herr = l.latticeHead(pk, s.prm.Bins, m)
+		return want, herr
+	})
+	if err != nil {
+		return err
+	}
+	entries, err := l.entryRows(ds)
+	if err != nil {
+		return err
+	}
+	all, err := decodeEach(pk, m.C)
+	if err != nil {
+		return err
+	}
+	var sums []*rlwe.Ciphertext // layout by layout, column by column
+	for _, k := range m.Nodes {
+		lay, _ := lattice.NewNodeBinLayout(pk.Params, s.prm.Bins, k) // checked above
+		chunks := lay.Chunks(n)
+		ss, err := sumColumns(pk, lay, l, entries, all[:chunks])
+		if err != nil {
+			return err
+		}
+		all, sums = all[chunks:], append(sums, ss...)
+	}
+	c, err := appendEncodings(pk, nil, sums)
+	if err != nil {
+		return err
+	}
+	to := []string{holder}
+	for _, q := range decryptors {
+		if q != holder && q != s.p.Self() {
+			to = append(to, q)
+		}
+	}
+	for _, q := range to {
+		if err := s.sendLattice(ctx, r.step, fmt.Sprintf("lbins/%d", e), q, TypeLatticeBins, latticeMsg{Edge: e, Nodes: m.Nodes}, c, wire.DiscloseCiphertext); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(decryptors, s.p.Self()) {
+		return r.latticeShare(ctx, i, plan, m.Nodes, perLayout(sums, len(m.Nodes)))
+	}
+	return nil
+}
+
+// latticeHead checks the head of a lattice down message to the table
+// (part 0, from a peer) and returns it as a DownSummary without sums, its
+// entries' number and how many ciphertexts its layouts take.
+func (l *Local) latticeHead(pk *lattice.PublicKey, bins int, m *latticeMsg) (DownSummary, int, int, error) {
+	e := l.g.Tables[l.ti].Parent
+	bad := fmt.Errorf("%w: the lattice gradient sums on edge %s", ErrWire, l.g.EdgeName(e))
+	if len(m.Combos) != len(m.Values) || len(m.Nodes) > maxWidth || l.maxBins() > bins {
+		return DownSummary{}, 0, 0, bad
+	}
+	ds := DownSummary{Edge: e, Values: m.Values, Entries: make([][]DownEntry, len(m.Combos))}
+	n := 0
+	for v, cs := range m.Combos {
+		for _, c := range cs {
+			ds.Entries[v] = append(ds.Entries[v], DownEntry{Combo: c})
+		}
+		n += len(cs)
+	}
+	want := 0
+	for _, k := range m.Nodes {
+		lay, err := lattice.NewNodeBinLayout(pk.Params, bins, k)
+		if err != nil {
+			return DownSummary{}, 0, 0, bad
+		}
+		want += lay.Chunks(n)
+	}
+	return ds, n, want, nil
+}
+
+// perLayout cuts a list of ciphertexts, layout by layout, into layouts.
+func perLayout(cts []*rlwe.Ciphertext, layouts int) [][]*rlwe.Ciphertext {
+	out := make([][]*rlwe.Ciphertext, layouts)
+	f := len(cts) / max(layouts, 1)
+	for g := range out {
+		out[g] = cts[g*f : (g+1)*f]
+	}
+	return out
+}
+
+// receiveBins receives table i's bin sums from its party: the layouts'
+// node counts and, per layout, one ciphertext per numeric column.
+func (r *levelRun) receiveBins(ctx context.Context, i int) ([]int, [][]*rlwe.Ciphertext, error) {
+	s := r.s
+	e := s.g.Tables[i].Parent
+	f := numericCount(s.g, i)
+	m, err := s.receiveLattice(ctx, r.step, fmt.Sprintf("lbins/%d", e), s.g.Tables[i].Party, TypeLatticeBins, e, func(m *latticeMsg) (int, error) {
+		if len(m.Nodes) > maxWidth {
+			return 0, fmt.Errorf("%w: the lattice bin sums of table %q", ErrWire, s.g.Tables[i].Name)
+		}
+		return len(m.Nodes) * f, nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	cts, err := decodeEach(s.lkeys.PublicKey, m.C)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.Nodes, perLayout(cts, len(m.Nodes)), nil
+}
+
+// binTargets names table i's bin sums of every layout (nodes) and column:
+// by layout, by column.
+func (r *levelRun) binTargets(i int, nodes []int, cts [][]*rlwe.Ciphertext) ([]*lattice.BinLayout, [][]*lattice.Target, error) {
+	s := r.s
+	pk := s.lkeys.PublicKey
+	maker := pk.Point(s.g.Tables[i].Party)
+	lays := make([]*lattice.BinLayout, len(nodes))
+	ts := make([][]*lattice.Target, len(nodes))
+	for g, n := range nodes {
+		var err error
+		if lays[g], err = lattice.NewNodeBinLayout(pk.Params, s.prm.Bins, n); err != nil {
+			return nil, nil, fmt.Errorf("%w: the lattice bin sums of table %q", ErrWire, s.g.Tables[i].Name)
+		}
+		for f, ct := range cts[g] {
+			t, err := lattice.NewBinTarget(pk, r.latticeContext(i, g, f), maker, lays[g], []*rlwe.Ciphertext{ct})
+			if err != nil {
+				return nil, nil, err
+			}
+			ts[g] = append(ts[g], t)
+		}
+	}
+	return lays, ts, nil
+}
+
+// latticeShare is a decryptor's step 3 for table i's bin sums (as their
+// maker sent them): its decryption shares of each layout's and column's,
+// one per quorum it is in, to the class holder.
+func (r *levelRun) latticeShare(ctx context.Context, i int, plan *lattice.Plan, nodes []int, cts [][]*rlwe.Ciphertext) error {
+	s := r.s
+	_, ts, err := r.binTargets(i, nodes, cts)
+	if err != nil {
+		return err
+	}
+	d, err := lattice.NewDecryptor(s.lkeys)
+	if err != nil {
+		return err
+	}
+	var c [][]byte // layout by layout, column by column, quorum by quorum
+	for _, tl := range ts {
+		for _, t := range tl {
+			for _, q := range plan.QuorumsOf(s.lkeys.PublicKey.Point(s.p.Self())) {
+				sh, err := d.GenShare(t, plan, q)
+				if err != nil {
+					return err
+				}
+				b, err := sh.MarshalBinary()
+				if err != nil {
+					return err
+				}
+				c = append(c, b)
+			}
+		}
+	}
+	e := s.g.Tables[i].Parent
+	return s.sendLattice(ctx, r.step, fmt.Sprintf("lshare/%d", e), s.g.Tables[0].Party, TypeLatticeShare, latticeMsg{Edge: e}, c, wire.DiscloseDecryptionShare)
+}
+
+// latticeOpen is the class holder's step 3 for table i: it receives the
+// bin sums, folds the decryptors' shares (its own among them if it is
+// one) and reads the summed nodes' sums of every bin into r.plain[i].
+func (r *levelRun) latticeOpen(ctx context.Context, i, open int, summed []int, plan *lattice.Plan, decryptors []string) error {
+	s := r.s
+	pk := s.lkeys.PublicKey
+	nodes, cts, err := r.receiveBins(ctx, i)
+	if err != nil {
+		return err
+	}
+	if !slices.Equal(nodes, latticeGroups(pk, len(summed), s.prm.Bins)) {
+		return fmt.Errorf("%w: the lattice bin sums of table %q are not in the level's layouts", ErrWire, s.g.Tables[i].Name)
+	}
+	lays, ts, err := r.binTargets(i, nodes, cts)
+	if err != nil {
+		return err
+	}
+	var ops []*lattice.BinOpening // layout by layout, column by column
+	for g := range ts {
+		for f, t := range ts[g] {
+			o, err := lattice.NewBinOpening(pk, lays[g], plan, t, []*rlwe.Ciphertext{cts[g][f]})
+			if err != nil {
+				return err
+			}
+			if slices.Contains(decryptors, s.p.Self()) {
+				if err := r.ownShare(o, t, plan); err != nil {
+					return err
+				}
+			}
+			ops = append(ops, o)
+		}
+	}
+	for _, q := range decryptors {
+		if q == s.p.Self() {
+			continue
+		}
+		if err := r.takeShares(ctx, q, i, plan, ops); err != nil {
+			return err
+		}
+	}
+	return r.readOpened(i, open, summed, ops)
+}
+
+// ownShare adds the class holder's own decryption shares, one per quorum
+// it is in, to an opening.
+func (r *levelRun) ownShare(o *lattice.BinOpening, t *lattice.Target, plan *lattice.Plan) error {
+	d, err := lattice.NewDecryptor(r.s.lkeys)
+	if err != nil {
+		return err
+	}
+	for _, q := range plan.QuorumsOf(r.s.lkeys.PublicKey.Point(r.s.p.Self())) {
+		sh, err := d.GenShare(t, plan, q)
+		if err != nil {
+			return err
+		}
+		if err := o.Add(sh); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// takeShares receives decryptor q's shares of table i's bin sums and
+// folds them into the openings (layout by layout, column by column).
+func (r *levelRun) takeShares(ctx context.Context, q string, i int, plan *lattice.Plan, ops []*lattice.BinOpening) error {
+	s := r.s
+	e := s.g.Tables[i].Parent
+	per := len(plan.QuorumsOf(s.lkeys.PublicKey.Point(q))) // shares per opening
+	m, err := s.receiveLattice(ctx, r.step, fmt.Sprintf("lshare/%d", e), q, TypeLatticeShare, e, func(*latticeMsg) (int, error) {
+		return per * len(ops), nil
+	})
+	if err != nil {
+		return err
+	}
+	for k, o := range ops {
+		for _, raw := range m.C[k*per : (k+1)*per] {
+			sh := o.AllocateShare()
+			if err := sh.UnmarshalBinary(raw); err != nil {
+				return fmt.Errorf("%w: the decryption shares of party %s: %w", ErrWire, q, err)
+			}
+			if err := o.Add(sh); err != nil {
+				return fmt.Errorf("the decryption shares of party %s: %w", q, err)
+			}
+		}
+	}
+	return nil
+}
+
+// readOpened opens table i's bin sums and puts the summed nodes' sums of
+// every bin into r.plain[i], in their open nodes' slots (params.bins bins
+// per column: the bins a column does not have hold zeros and never win a
+// split). ops are by layout, then column.
+func (r *levelRun) readOpened(i, open int, summed []int, ops []*lattice.BinOpening) error {
+	s := r.s
+	f, bins := numericCount(s.g, i), s.prm.Bins
+	out := make(BinSums, f)
+	for x := range out {
+		out[x] = make([]Vec, bins)
+		for b := range out[x] {
+			out[x][b] = make(Vec, 2*open)
+		}
+	}
+	k0 := 0
+	for g := 0; g < len(ops)/max(f, 1); g++ {
+		n := ops[g*f].Nodes()
+		for x := range out {
+			gs, hs, v, err := ops[g*f+x].Open()
+			if errors.Is(err, lattice.ErrDisagree) {
+				var who []string
+				for _, p := range v.Suspects {
+					who = append(who, s.lkeys.PublicKey.Members[p-1])
+				}
+				return fmt.Errorf("the bin sums of table %q: a decryption share was wrong, made by one of %s: %w", s.g.Tables[i].Name, strings.Join(who, ", "), err)
+			}
+			if err != nil {
+				return fmt.Errorf("the bin sums of table %q: %w", s.g.Tables[i].Name, err)
+			}
+			for b := range out[x] {
+				for k, node := range summed[k0 : k0+n] {
+					out[x][b][2*node] = gs[0][k*bins+b]
+					out[x][b][2*node+1] = hs[0][k*bins+b]
+				}
+			}
+		}
+		k0 += n
+	}
+	r.plain[i] = out
+	return nil
+}
