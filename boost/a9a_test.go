@@ -220,6 +220,11 @@ func a9aData(t *testing.T, out string) (g *joinprop.Graph, train, test map[strin
 			if err := os.WriteFile(filepath.Join(out, libsvm), []byte(ls.String()), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			for side, b := range csv { // the parties' tables, for a job over nodes
+				if err := os.WriteFile(filepath.Join(out, side+suffix+".csv"), []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 		tabs := map[string]*table.Table{}
 		for side, b := range csv {
@@ -247,7 +252,8 @@ func a9aData(t *testing.T, out string) (g *joinprop.Graph, train, test map[strin
 // tree; BOOST_A9A=lattice likewise on the lattice path (a dealt lattice
 // key, decryption shares made in process) and checks that the model is
 // the one in the clear. BOOST_A9A_OUT=DIR also writes a9a and a9a.t in LIBSVM's format
-// there (for testdata/compare_a9a.py); BOOST_A9A_EVERY=N trains on every
+// there (for testdata/compare_a9a.py) with the parties' tables as CSV
+// (guest.csv, host.csv, and -test for the test set, for a job over nodes); BOOST_A9A_EVERY=N trains on every
 // N-th training row only (a subsample, for profiles).
 func TestA9A(t *testing.T) {
 	mode := os.Getenv("BOOST_A9A")
