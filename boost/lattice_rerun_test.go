@@ -93,50 +93,7 @@ func TestSilentRetryLattice(t *testing.T) {
 	addLatticeKeys(t, secrets)
 	spec := writeSpec(t, c, "silent.yaml", map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins, "release": true,
 		"backend": boost.BackendLattice})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	var mu sync.Mutex
-	dropped, retries := false, 0
-	rep, err := jobtest.Run(ctx, boost.Kind{}, &spec, jobtest.Options{
-		Leader: "alice", Secrets: secrets, StepTimeout: 20 * time.Second,
-		OnStep: func(e jobtest.Event) jobtest.Fault {
-			mu.Lock()
-			defer mu.Unlock()
-			if e.Kind == jobtest.Starting && e.Step.Phase == "level" && e.Step.Round == 1 && !dropped {
-				e.Net.Intercept("bob", func(to string, m *wire.Message) *wire.Message {
-					mu.Lock()
-					defer mu.Unlock()
-					if !dropped && m.Type == boost.TypeLatticeShare {
-						dropped = true
-						return nil
-					}
-					return m
-				})
-			}
-			var d struct {
-				Winners []int `msgpack:"winners"`
-				Closed  bool  `msgpack:"closed"`
-				Retry   bool  `msgpack:"retry"`
-			}
-			if e.Kind == jobtest.Committed && e.Step.Phase == "level" && wire.Unmarshal(e.Record.Decision, &d) == nil && d.Retry {
-				retries++
-			}
-			return jobtest.Fault{}
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !dropped || retries == 0 {
-		t.Fatalf("dropped %v, retries %d: no level ran again", dropped, retries)
-	}
-	want, err := boost.Train(c.g, c.data, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, w := modelOf(t, rep.Result), modelJSON(t, *want); got != w {
-		t.Fatalf("after a retry the model differs from the library's\n got: %s\nwant: %s", got, w)
-	}
+	silentRetry(t, c, p, spec, secrets, func(_ string, m *wire.Message) bool { return m.Type == boost.TypeLatticeShare })
 }
 
 // TestWrongShareLattice: a decryptor whose lattice decryption shares are
