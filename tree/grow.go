@@ -93,17 +93,22 @@ func (g *grower) grow(rows []int32, depth int) *Node {
 	if best.split == nil {
 		return n
 	}
-	var left, right []int32
+	left, right := partition(rows, best.split, best.attr)
+	n.Split = best.split
+	n.Left, n.Right = g.grow(left, depth+1), g.grow(right, depth+1)
+	return n
+}
+
+// partition splits rows into those where s holds on a and the others.
+func partition(rows []int32, s *Split, a *Attr) (left, right []int32) {
 	for _, r := range rows {
-		if best.split.Holds(best.attr.row(int(r))) {
+		if s.Holds(a.row(int(r))) {
 			left = append(left, r)
 		} else {
 			right = append(right, r)
 		}
 	}
-	n.Split = best.split
-	n.Left, n.Right = g.grow(left, depth+1), g.grow(right, depth+1)
-	return n
+	return left, right
 }
 
 // best is the best split of rows: over every attribute, or over the

@@ -42,14 +42,7 @@ func (g *grower) growMulti(rows []int32, depth int) *Node {
 	case best.attr == nil:
 		return n
 	case best.attr.Numeric:
-		var left, right []int32
-		for _, r := range rows {
-			if best.split.Holds(best.attr.row(int(r))) {
-				left = append(left, r)
-			} else {
-				right = append(right, r)
-			}
-		}
+		left, right := partition(rows, best.split, best.attr)
 		n.Split = best.split
 		n.Left, n.Right = g.growMulti(left, depth+1), g.growMulti(right, depth+1)
 		return n
