@@ -125,10 +125,14 @@ func (h *helperNode) expect(t *testing.T, prefix string) string {
 // case the killed party is the coordinator, and the new one resumes the
 // step and notices that the old one is gone. The attempt must end on the
 // liveness check (the party unreachable), not on the step's timeout; how
-// soon (about 2 s) is logged, a figure rather than an assertion.
+// soon (about 2 s) is logged, a figure rather than an assertion, so the
+// two cases run beside each other and beside the package's other parallel
+// tests: each waits on events only (a leader, step b running, the job's
+// end, the connections gone), on its own nodes and child process.
 func TestKilledPartyNoticed(t *testing.T) {
-	t.Run("party", func(t *testing.T) { testKilledParty(t, "org1") })
-	t.Run("leader", func(t *testing.T) { testKilledParty(t, "org3") })
+	t.Parallel()
+	t.Run("party", func(t *testing.T) { t.Parallel(); testKilledParty(t, "org1") })
+	t.Run("leader", func(t *testing.T) { t.Parallel(); testKilledParty(t, "org3") })
 }
 
 // testKilledParty runs org1 and org2 in process and org3 in a child process,

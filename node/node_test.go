@@ -24,9 +24,14 @@ import (
 	"github.com/cohortdm/cohort/wire"
 )
 
-// The consortium test deals a 1024-bit key, which paillier accepts only in
-// test binaries that opt in.
+// The tests deal small keys, which paillier accepts only in test binaries
+// that opt in.
 func init() { testkit.SmallKeys() }
+
+// keyBits is the modulus of the threshold keys of the tests that run sums
+// over real nodes: 512, as sum's and quantile's tests, since none is about
+// the size.
+const keyBits = 512
 
 // TestMain runs two parallel tests at once: most of the package's time is
 // its clusters waiting (elections, a party's silence, a step held on
@@ -317,7 +322,7 @@ func TestSumJobOverSim(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := sim.Run(ctx, filepath.Join("..", "examples", "sum", "spec.yaml"), sim.RunOptions{
-		Kinds: job.Registry{"sum": sum.Kind{}}, Out: out, Setup: simtest.ThresholdKeys(1024),
+		Kinds: job.Registry{"sum": sum.Kind{}}, Out: out, Setup: simtest.ThresholdKeys(keyBits),
 	})
 	if err != nil {
 		t.Fatal(err)

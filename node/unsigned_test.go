@@ -34,7 +34,7 @@ func TestUnsignedJobRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := simtest.StartCluster(t, ctx, parsed.PartyNames(), sim.ClusterOptions{
-		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: ex, Setup: simtest.ThresholdKeys(1024),
+		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: ex, Setup: simtest.ThresholdKeys(keyBits),
 		Policy: policy.Default(),
 	})
 	defer c.Close()

@@ -88,7 +88,7 @@ func TestNonVotersAndRebalance(t *testing.T) {
 	members := names(7)
 	spec, total := writeParties(t, tables, members, 3, "sum", "{column: v}")
 	c := simtest.StartCluster(t, ctx, members, sim.ClusterOptions{
-		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: tables, Setup: simtest.ThresholdKeys(1024),
+		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: tables, Setup: simtest.ThresholdKeys(keyBits),
 		Timing: node.Timing{HeartbeatMS: 600, ElectionMS: 600, VoterDownMS: 2000},
 	})
 	defer c.Close()
@@ -174,7 +174,7 @@ type voterCluster struct {
 
 func startVoterCluster(t *testing.T, ctx context.Context, members []string, voters int, tables string, kinds job.Registry) *voterCluster {
 	t.Helper()
-	install, err := simtest.ThresholdKeys(1024)(members)
+	install, err := simtest.ThresholdKeys(keyBits)(members)
 	if err != nil {
 		t.Fatal(err)
 	}

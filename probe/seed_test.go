@@ -85,7 +85,7 @@ func TestCoordinatorCannotChooseSeed(t *testing.T) {
 					}
 					return job.Registry{"probe": Kind{}}
 				},
-				Setup: simtest.ThresholdKeys(1024), Timing: node.Timing{SendMS: 3000, StepMS: 60000},
+				Setup: simtest.ThresholdKeys(keyBits), Timing: node.Timing{SendMS: 3000, StepMS: 60000},
 			})
 			if err := cl.MakeLeader(ctx, liar); err != nil {
 				t.Fatal(err)

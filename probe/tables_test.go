@@ -137,7 +137,7 @@ func TestProbeChecksTablesWhereTheyLive(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
-		TablesDir: dir, Tables: tables, Setup: simtest.ThresholdKeys(1024), Timing: node.Timing{SendMS: 3000, StepMS: 60000},
+		TablesDir: dir, Tables: tables, Setup: simtest.ThresholdKeys(keyBits), Timing: node.Timing{SendMS: 3000, StepMS: 60000},
 		Kinds:  job.Registry{"probe": Kind{}},
 		Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})

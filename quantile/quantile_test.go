@@ -264,13 +264,18 @@ func TestCoordinatorKilled(t *testing.T) {
 
 // A party's node restarted mid-job reopens its session from its own
 // tables and the answer is the same. Down briefly, it rejoins the round in
-// progress; down for longer than the coordinator's reachability probes
-// (three failed dials, 500 ms apart, each up to 1 s), the round fails and
-// is re-run, with the same thresholds, once it is back.
+// progress; down until the coordinator's reachability probes (three failed
+// dials, 500 ms apart, each up to 1 s) have failed a round (waited for
+// as the committed round naming it, not slept out), the round is re-run,
+// with the same thresholds, once it is back.
 func TestPartyRestarted(t *testing.T) {
 	t.Parallel()
-	for _, down := range []time.Duration{200 * time.Millisecond, 7 * time.Second} {
-		t.Run(down.String(), func(t *testing.T) {
+	for _, untilFailed := range []bool{false, true} {
+		name := "200ms"
+		if untilFailed {
+			name = "until-a-round-fails"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel() // each its own cluster
 			columns := mixed()
 			qs := []string{"0.5", "0.75"}
@@ -286,7 +291,11 @@ func TestPartyRestarted(t *testing.T) {
 			if err := c.Kill("org03"); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(down)
+			if untilFailed {
+				roundFailedFor(t, ctx, c.Node("org01"), id, "org03")
+			} else {
+				time.Sleep(200 * time.Millisecond)
+			}
 			if _, err := c.Restart("org03"); err != nil {
 				t.Fatal(err)
 			}
@@ -295,11 +304,35 @@ func TestPartyRestarted(t *testing.T) {
 			if got.Rounds <= before {
 				t.Fatalf("the job had %d rounds, %d done before the restart: the restarted node took part in none", got.Rounds, before)
 			}
-			if down > 5*time.Second && got.RetriedRounds == 0 {
-				t.Errorf("org03 was down for %v and no round was re-run", down)
+			if untilFailed && got.RetriedRounds == 0 {
+				t.Errorf("a round failed for org03 while it was down and no round was re-run")
 			}
 			t.Logf("restarted org03 after %d of %d rounds; %d rounds re-run", before, got.Rounds, got.RetriedRounds)
 		})
+	}
+}
+
+// roundFailedFor waits until a step of job id is committed with party
+// among its failed parties, failing t if the job ends first.
+func roundFailedFor(t *testing.T, ctx context.Context, n *node.Node, id, party string) {
+	t.Helper()
+	for {
+		js, ok := n.Job(id)
+		if ok && js.Status != node.StatusRunning && js.Status != node.StatusQueued {
+			t.Fatalf("job %s ended (%s: %s) before a round failed for %s", id, js.Status, js.Error, party)
+		}
+		if ok {
+			for _, s := range js.Steps {
+				if s.Done && slices.Contains(s.Failed, party) {
+					return
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for a round to fail for %s: %v", party, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
 

@@ -43,7 +43,7 @@ func TestSimAssemblesFromEveryParty(t *testing.T) {
 	dir := t.TempDir()
 	spec := writeSpec(t, ctx, dir, "sum", "csv")
 	out := filepath.Join(dir, "out")
-	res, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: job.Registry{"sum": keepingSum{}}, Out: out, Setup: simtest.ThresholdKeys(1024)})
+	res, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: job.Registry{"sum": keepingSum{}}, Out: out, Setup: simtest.ThresholdKeys(keyBits)})
 	if err != nil {
 		t.Fatal(err)
 	}

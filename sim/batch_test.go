@@ -36,7 +36,7 @@ func TestBatchOneCluster(t *testing.T) {
 	var order []int
 	results := map[int]map[string]any{}
 	err := sim.RunBatch(ctx, jobs, sim.BatchOptions{
-		Kinds: job.Registry{"sum": sum.Kind{}, "pgen": pgen.Kind{}}, Setup: simtest.ThresholdKeys(1024),
+		Kinds: job.Registry{"sum": sum.Kind{}, "pgen": pgen.Kind{}}, Setup: simtest.ThresholdKeys(keyBits),
 		OnStart: func(c *sim.Cluster) { clusters = append(clusters, c.Names) },
 	}, func(i int, res map[string]any) error {
 		order = append(order, i)
@@ -151,7 +151,7 @@ func TestBatchFailedJob(t *testing.T) {
 	pol.Kinds = policy.Members{"pgen": {"*"}} // every node refuses sum
 	done := 0
 	err := sim.RunBatch(ctx, jobs, sim.BatchOptions{Kinds: job.Registry{"sum": sum.Kind{}, "pgen": pgen.Kind{}},
-		Setup: simtest.ThresholdKeys(1024), Policy: pol}, func(int, map[string]any) error {
+		Setup: simtest.ThresholdKeys(keyBits), Policy: pol}, func(int, map[string]any) error {
 		done++
 		return nil
 	})

@@ -81,7 +81,7 @@ func TestFailureTextsCarryNoValueNorPath(t *testing.T) {
 					t.Fatal(err)
 				}
 				c := simtest.StartCluster(t, ctx, spec.PartyNames(), sim.ClusterOptions{Kinds: kinds, TablesDir: ex,
-					Setup: simtest.ThresholdKeys(1024), Timing: node.Timing{SendMS: 5000, StepMS: 60000}, Policy: policy.Default()})
+					Setup: simtest.ThresholdKeys(keyBits), Timing: node.Timing{SendMS: 5000, StepMS: 60000}, Policy: policy.Default()})
 				defer c.Close()
 				id, err := c.Running()[0].Submit(ctx, raw)
 				if err != nil {

@@ -24,7 +24,7 @@ func TestMaxTableRowsRefusesWholeTableKinds(t *testing.T) {
 	defer cancel()
 	dir := filepath.Join("..", "examples")
 	c := simtest.StartCluster(t, ctx, parties, sim.ClusterOptions{
-		Kinds: kinds.All(), TablesDir: dir, Setup: simtest.ThresholdKeys(1024), MaxTableRows: 2,
+		Kinds: kinds.All(), TablesDir: dir, Setup: simtest.ThresholdKeys(keyBits), MaxTableRows: 2,
 	})
 	run := func(example string) *node.JobRecord {
 		t.Helper()

@@ -45,7 +45,7 @@ func startHostile(t *testing.T, ctx context.Context) *hostile {
 	}
 	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		Kinds: job.Registry{"sum": sum.Kind{}, "anonymize": onetable.Kind{}}, TablesDir: dir,
-		Setup: simtest.ThresholdKeys(1024), Timing: node.Timing{SendMS: 5000, StepMS: 60000},
+		Setup: simtest.ThresholdKeys(keyBits), Timing: node.Timing{SendMS: 5000, StepMS: 60000},
 		PolicyFor: func(name string) *policy.Policy {
 			// Rules are about datasets (the file inside tables_dir), never
 			// the name a spec gives: every organisation bounds v, so that

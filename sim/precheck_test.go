@@ -110,7 +110,7 @@ func TestCheckReadsNoPostgresRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	_, err = sim.Run(ctx, path, sim.RunOptions{Kinds: kinds, Out: out, Setup: sim.ThresholdKeys(1024)})
+	_, err = sim.Run(ctx, path, sim.RunOptions{Kinds: kinds, Out: out, Setup: sim.ThresholdKeys(keyBits)})
 	if err == nil || !strings.Contains(err.Error(), "failed") || !strings.Contains(err.Error(), `"v"`) {
 		t.Fatalf("a NULL in the summed column: %v, want the job to fail naming the column", err)
 	}

@@ -112,7 +112,7 @@ func TestStateKeepsKey(t *testing.T) {
 	share := filepath.Join(state, "north", filepath.FromSlash(keyring.PaillierShareFile))
 	var first []byte
 	for i, out := range []string{"a", "b"} {
-		res, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: kinds, Out: filepath.Join(dir, out), State: state, Setup: sim.ThresholdKeys(1024)})
+		res, err := sim.Run(ctx, spec, sim.RunOptions{Kinds: kinds, Out: filepath.Join(dir, out), State: state, Setup: sim.ThresholdKeys(keyBits)})
 		if err != nil {
 			t.Fatalf("run %d: %v", i+1, err)
 		}

@@ -3,12 +3,14 @@ package sum_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
@@ -29,9 +31,24 @@ import (
 // the column in this job without a party of this one; before, org04 ended
 // for want of its parent with nothing recorded, and could be made to help
 // decrypt a re-run without the victim.
+//
+// org04 learns it only at its deadlines (it waits for its parent, then
+// for the last honest share), so the job's length is a few hops: the step
+// runs with a 15 s timeout (hops of about a second) and again four times
+// longer if an honest party missed a hop (testkit.RetryLonger); it waited
+// out 5 s hops (16 s) before.
 func TestSumLyingRootCannotHideFormedTotal(t *testing.T) {
 	t.Parallel()
-	spec, names, want := consortium(t, 5, "", randomValue(11))
+	testkit.RetryLonger(t, 15*time.Second, func(step time.Duration) error {
+		return lyingRootHidesTotal(t, step)
+	})
+}
+
+// lyingRootHidesTotal runs the scenario of
+// TestSumLyingRootCannotHideFormedTotal with the given step timeout on a
+// fresh cluster and says what is wrong with its verdict.
+func lyingRootHidesTotal(t *testing.T, step time.Duration) error {
+	spec, names, want := consortium(t, 5, fmt.Sprintf(", timeout_ms: %d", step.Milliseconds()), randomValue(11))
 	const root, coordinator, kept = "org01", "org05", "org04"
 	withhold := wrapped{send: func(ctx context.Context, p job.Participant, to string, m *wire.Message, d wire.Disclosure) error {
 		if to == kept && (m.Type == secureagg.TypeDown || m.Type == secureagg.TypeResult) {
@@ -39,7 +56,7 @@ func TestSumLyingRootCannotHideFormedTotal(t *testing.T) {
 		}
 		return p.Send(ctx, to, m, d)
 	}}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute+3*step)
 	defer cancel()
 	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
 		TablesDir: filepath.Dir(spec), Setup: simtest.ThresholdKeys(keyBits), Timing: fastTiming,
@@ -73,19 +90,20 @@ func TestSumLyingRootCannotHideFormedTotal(t *testing.T) {
 	// The root's result includes every party: the job is done, and the
 	// root and the coordinator know the total over all five.
 	if rec.Status != node.StatusDone {
-		t.Fatalf("job %s: %s", rec.Status, rec.Error)
+		return fmt.Errorf("job %s: %s", rec.Status, rec.Error)
 	}
 	var res map[string]any
 	if err := json.Unmarshal(rec.Result, &res); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := res["sum"].(float64); math.Abs(got-want) > 1e-3 {
-		t.Fatalf("sum %v, want %v", res["sum"], want)
+		return fmt.Errorf("sum %v, want %v", res["sum"], want)
 	}
 	// org04 never held the total, yet its policy recorded it formed.
 	if !formedAt(t, c, kept, id) {
-		t.Fatalf("%s did not record the total formed: a later aggregate of the column without a party of it would pass its guard", kept)
+		return fmt.Errorf("%s did not record the total formed: a later aggregate of the column without a party of it would pass its guard", kept)
 	}
+	return nil
 }
 
 // formedAt reads name's policy state and says whether it records a total

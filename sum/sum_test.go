@@ -68,7 +68,8 @@ func randomValue(seed uint64) func(int, int) float64 {
 // paillier refuses keys below 2048 bits unless the test binary opts in.
 // 512, as the in-memory tests (inmemKeyBits): at 1024 the Paillier
 // arithmetic was 45 % of the package's CPU (28 Nov 2026). The test that
-// needs a slow aggregation to kill its coordinator in deals 2048 bits.
+// kills its coordinator mid-aggregation holds a message until the kill
+// instead of dealing a 2048-bit key for a slow step (29 Nov 2026).
 const keyBits = 512
 
 func init() { testkit.SmallKeys() }
@@ -389,15 +390,36 @@ func TestSumLeakage(t *testing.T) {
 
 // Killing the coordinator during the aggregation: the new leader re-runs
 // the step as a new attempt rooted at itself and the total is the same.
+// org01's first aggregation message is held until the coordinator is
+// killed, so the kill falls inside the aggregation however fast the
+// machine (it used to need a 2048-bit key's slow step to land there).
 func TestSumCoordinatorKilled(t *testing.T) {
 	t.Parallel()
 	spec, parties, want := consortium(t, 3, "", randomValue(11))
 	names := append(append([]string(nil), parties...), "org04", "org05")
+	started, killed := make(chan struct{}), make(chan struct{})
+	var first sync.Once
+	hold := wrapped{send: func(ctx context.Context, p job.Participant, to string, m *wire.Message, d wire.Disclosure) error {
+		if strings.HasPrefix(m.Type, "secureagg/") {
+			first.Do(func() { close(started) })
+			select {
+			case <-killed:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return p.Send(ctx, to, m, d)
+	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
-		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: filepath.Dir(spec),
-		Setup: simtest.ThresholdKeys(2048), Timing: fastTiming,
+		TablesDir: filepath.Dir(spec), Setup: simtest.ThresholdKeys(keyBits), Timing: fastTiming,
+		KindsFor: func(name string) job.Registry {
+			if name == "org01" {
+				return job.Registry{"sum": hold}
+			}
+			return job.Registry{"sum": sum.Kind{}}
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -414,14 +436,14 @@ func TestSumCoordinatorKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for { // the aggregation has started
-		js, ok := c.Node("org01").Job(id)
-		if ok && len(js.Steps) > 0 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
+	select { // the aggregation has started: org01 is sending its part
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("org01 sent nothing for the aggregation")
 	}
-	if err := c.Kill("org05"); err != nil {
+	err = c.Kill("org05")
+	close(killed)
+	if err != nil {
 		t.Fatal(err)
 	}
 	rec, err := c.Node("org01").Wait(ctx, id)

@@ -47,12 +47,15 @@ func TestMain(m *testing.M) {
 const testVersion = "v9.8.7-test"
 
 // buildBinary returns the path of the cohort binary, building it on the
-// first call. Tests only run it: none may change or remove it.
+// first call. Tests only run it: none may change or remove it. It is linked
+// without the symbol table and DWARF (-s -w), which no test reads (panics
+// still print their stacks from the runtime's own tables): a quarter less
+// linking, about 2 s of CPU of the package's 64 (29 Nov 2026).
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	built.once.Do(func() {
 		built.bin = filepath.Join(built.dir, "cohort")
-		built.out, built.err = exec.Command("go", "build", "-ldflags", "-X main.version="+testVersion, "-o", built.bin, ".").CombinedOutput()
+		built.out, built.err = exec.Command("go", "build", "-ldflags", "-s -w -X main.version="+testVersion, "-o", built.bin, ".").CombinedOutput()
 	})
 	if built.err != nil {
 		t.Fatalf("build: %v\n%s", built.err, built.out)
