@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/paillier"
@@ -126,7 +127,7 @@ func TestDroppedPartyIsNamed(t *testing.T) {
 		t.Run(tc.drop, func(t *testing.T) {
 			t.Parallel()
 			step := testStep(c, "org01")
-			retryHops(t, raceSlowdown*time.Second, func(hop time.Duration) error {
+			testkit.RetryLonger(t, raceSlowdown*time.Second, func(hop time.Duration) error {
 				net := jobtest.NewNetwork(c.names...)
 				net.Drop(tc.drop, tc.mode)
 				outs := runAll(t, net, step, func(n string) Config {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/wire"
 )
@@ -78,7 +79,7 @@ func TestChildWaitsForRootCommit(t *testing.T) {
 			if backend == BackendLattice {
 				in, _ = exactInputs(lc, 4, 29)
 			}
-			retryHops(t, raceSlowdown*time.Second, func(hop time.Duration) error {
+			testkit.RetryLonger(t, raceSlowdown*time.Second, func(hop time.Duration) error {
 				net := jobtest.NewNetwork(c.names...)
 				net.Intercept("org01", func(to string, m *wire.Message) *wire.Message {
 					if m.Type == TypeCommit && to == "org02" {

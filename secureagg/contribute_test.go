@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/table"
@@ -106,7 +107,7 @@ func TestContributeRecordsFormedWhenTheRootWithholdsTheTotal(t *testing.T) {
 			const kept = "org04"
 			in := testInputs(c, 2)
 			var guards map[string]*formedGuard
-			retryHops(t, raceSlowdown*time.Second, func(hop time.Duration) error {
+			testkit.RetryLonger(t, raceSlowdown*time.Second, func(hop time.Duration) error {
 				net := jobtest.NewNetwork(c.names...)
 				net.Intercept("org01", func(to string, m *wire.Message) *wire.Message {
 					if to == kept && (m.Type == TypeDown || m.Type == TypeResult) {

@@ -156,29 +156,6 @@ func runRootRefused(t testing.TB, net *jobtest.Network, step job.Step, cfg func(
 	})
 }
 
-// retryHops runs a fault test whose verdict rests on the per-hop budget
-// (a party is named missing when its message has not come within its
-// hops): every honest party must do each hop's work within the budget,
-// which a loaded 2-core machine can miss. try runs the whole scenario, on
-// a fresh network, at hop and says what is wrong with its verdict (nil if
-// nothing); a wrong verdict is tried again with hops four times longer,
-// three tries in all, and only the last try's is a failure. A defect gives
-// the wrong verdict at every hop; a starved machine, at the shortest.
-func retryHops(t *testing.T, hop time.Duration, try func(hop time.Duration) error) {
-	t.Helper()
-	for i := 1; ; i++ {
-		err := try(hop)
-		if err == nil {
-			return
-		}
-		if i == 3 {
-			t.Fatal(err)
-		}
-		t.Logf("with %v hops: %v; again with %v", hop, err, 4*hop)
-		hop *= 4
-	}
-}
-
 // runEach runs run at every party concurrently and collects the outcomes.
 func runEach(parties []string, run func(ctx context.Context, name string) (*Result, error)) map[string]outcome {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/wire"
@@ -24,7 +25,7 @@ func TestLatticeSketchWithheld(t *testing.T) {
 	in, _ := exactInputs(c, 6, 31)
 	step := testStep(c, "org01")
 	want := plainSum(in, step.Parties)
-	retryHops(t, time.Second, func(hop time.Duration) error {
+	testkit.RetryLonger(t, time.Second, func(hop time.Duration) error {
 		net := jobtest.NewNetwork(c.names...)
 		net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
 			if m.Type == TypeSketch && to == "org04" {

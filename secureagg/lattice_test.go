@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/keyring"
@@ -137,7 +138,7 @@ func TestLatticeDroppedParty(t *testing.T) {
 			t.Parallel()
 			step := testStep(c, "org01")
 			in, _ := exactInputs(c, 8, 5)
-			retryHops(t, raceSlowdown*time.Second, func(hop time.Duration) error {
+			testkit.RetryLonger(t, raceSlowdown*time.Second, func(hop time.Duration) error {
 				net := jobtest.NewNetwork(c.names...)
 				net.Drop(tc.drop, tc.mode)
 				outs := runAll(t, net, step, func(n string) Config {
@@ -184,7 +185,7 @@ func TestLatticeLateShare(t *testing.T) {
 			t.Parallel()
 			c, keys := latticeConsortium(t, n)
 			in, want := exactInputs(c, 12, 9)
-			retryHops(t, raceSlowdown*time.Second, func(hop time.Duration) error {
+			testkit.RetryLonger(t, raceSlowdown*time.Second, func(hop time.Duration) error {
 				net := jobtest.NewNetwork(c.names...)
 				net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
 					if m.Type == TypeShare {
@@ -232,7 +233,7 @@ func TestLatticeRestartedParty(t *testing.T) {
 	}
 	step := testStep(c, "org01")
 	in, want := exactInputs(c, 16, 11)
-	retryHops(t, raceSlowdown*time.Second, func(hop time.Duration) error {
+	testkit.RetryLonger(t, raceSlowdown*time.Second, func(hop time.Duration) error {
 		outs, restarted := runRestarted(c.names, step, in, who, func(n string) Config {
 			cfg := latticeConfig(keys, n)
 			cfg.Fanout, cfg.Timeout = 2, hop

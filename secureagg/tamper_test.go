@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/wire"
@@ -25,7 +26,7 @@ func TestLateShareExcluded(t *testing.T) {
 			t.Parallel()
 			c := testConsortium(t, 5)
 			in := testInputs(c, 12)
-			retryHops(t, time.Second, func(hop time.Duration) error {
+			testkit.RetryLonger(t, time.Second, func(hop time.Duration) error {
 				net := jobtest.NewNetwork(c.names...)
 				net.Intercept("org02", func(to string, m *wire.Message) *wire.Message {
 					if m.Type == TypeShare {
