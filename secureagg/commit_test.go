@@ -20,8 +20,18 @@ import (
 func TestRootOwnInputCommitted(t *testing.T) {
 	t.Parallel()
 	c := testConsortium(t, 3)
-	net := jobtest.NewNetwork(c.names...)
-	net.Intercept("org01", func(to string, m *wire.Message) *wire.Message {
+	newNet := func() *jobtest.Network {
+		net := jobtest.NewNetwork(c.names...)
+		net.Intercept("org01", tamperOwnComponent(t, c))
+		return net
+	}
+	wantRootRefused(t, newNet, testStep(c, "org01"), func(n string) Config { return testConfig(c, n) }, testInputs(c, 4), "committed") // the root's own input is not the committed one
+}
+
+// tamperOwnComponent makes the root's down message's own component its
+// own less org03's cancelling one.
+func tamperOwnComponent(t *testing.T, c *consortium) jobtest.Tamper {
+	return func(to string, m *wire.Message) *wire.Message {
 		if m.Type != TypeDown {
 			return m
 		}
@@ -42,9 +52,7 @@ func TestRootOwnInputCommitted(t *testing.T) {
 		body.Components[0], _ = c.pk.MarshalCiphertexts(own)
 		m.Body, _ = wire.Marshal(body)
 		return m
-	})
-	outs := runRootRefused(t, net, testStep(c, "org01"), func(n string) Config { return testConfig(c, n) }, testInputs(c, 4))
-	wantNothingDecrypted(t, outs, "committed") // the root's own input is not the committed one
+	}
 }
 
 // The same on the lattice backend: a root's own component that is not the
@@ -52,17 +60,16 @@ func TestRootOwnInputCommitted(t *testing.T) {
 func TestLatticeRootOwnInputCommitted(t *testing.T) {
 	t.Parallel()
 	c, keys := latticeConsortium(t, 3)
-	net := jobtest.NewNetwork(c.names...)
-	net.Intercept("org01", rewriteLatticeDown(t, func(comps [][]byte) [][]byte {
-		comps[1][len(comps[1])-1] ^= 1 // a coefficient of the root's own mask changed
-		return comps
-	}))
+	newNet := func() *jobtest.Network {
+		net := jobtest.NewNetwork(c.names...)
+		net.Intercept("org01", rewriteLatticeDown(t, func(comps [][]byte) [][]byte {
+			comps[1][len(comps[1])-1] ^= 1 // a coefficient of the root's own mask changed
+			return comps
+		}))
+		return net
+	}
 	in, _ := exactInputs(c, 4, 23)
-	// Long hops: with 3 s, a sketch from a leaf on a loaded machine (CI's
-	// go test ./...) came too late, and the party named it missing before
-	// it could find the tampered mask.
-	outs := runRootRefused(t, net, testStep(c, "org01"), func(n string) Config { return latticeConfig(keys, n) }, in)
-	wantNothingDecrypted(t, outs, "committed") // the root's own input is not the committed one
+	wantRootRefused(t, newNet, testStep(c, "org01"), func(n string) Config { return latticeConfig(keys, n) }, in, "committed") // the root's own input is not the committed one
 }
 
 // A child of the root sends its subtree up only after the root committed

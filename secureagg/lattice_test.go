@@ -371,17 +371,19 @@ func TestLatticeTamperedShareNamed(t *testing.T) {
 func TestLatticeDecryptionOracleRefused(t *testing.T) {
 	t.Parallel()
 	c, keys := latticeConsortium(t, 3)
-	net := jobtest.NewNetwork(c.names...)
-	// The root's own ciphertext under the total's header: the "total"
-	// would decrypt to the root's input alone.
-	net.Intercept("org01", rewriteLatticeDown(t, func(comps [][]byte) [][]byte {
-		total, own := comps[0], comps[1]
-		forged := append(slices.Clone(total[:len(total)-coeffBytes(t, own)]), own[len(own)-coeffBytes(t, own):]...)
-		return [][]byte{forged, own}
-	}))
+	newNet := func() *jobtest.Network {
+		net := jobtest.NewNetwork(c.names...)
+		// The root's own ciphertext under the total's header: the "total"
+		// would decrypt to the root's input alone.
+		net.Intercept("org01", rewriteLatticeDown(t, func(comps [][]byte) [][]byte {
+			total, own := comps[0], comps[1]
+			forged := append(slices.Clone(total[:len(total)-coeffBytes(t, own)]), own[len(own)-coeffBytes(t, own):]...)
+			return [][]byte{forged, own}
+		}))
+		return net
+	}
 	in, _ := exactInputs(c, 4, 17)
-	outs := runRootRefused(t, net, testStep(c, "org01"), func(n string) Config { return latticeConfig(keys, n) }, in)
-	wantNothingDecrypted(t, outs, "not the sum of its parts")
+	wantRootRefused(t, newNet, testStep(c, "org01"), func(n string) Config { return latticeConfig(keys, n) }, in, "not the sum of its parts")
 }
 
 // coeffBytes is the length of the coefficients that end an mhe frame
