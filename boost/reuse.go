@@ -3,10 +3,8 @@ package boost
 import (
 	"fmt"
 	"math/big"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/cohortdm/cohort/paillier"
 )
@@ -189,28 +187,16 @@ func sealEntries(ds *DownSummary, seal func(Vec) (Sum, error)) error {
 			}
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(todo)/64))
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(todo); i += workers {
-				s, err := seal(todo[i].Sums.(Vec))
-				if err != nil {
-					errs[w] = err
-					return
-				}
-				todo[i].Sums = s
+	return onCores(len(todo), func() (func(i int) error, error) {
+		return func(i int) error {
+			s, err := seal(todo[i].Sums.(Vec))
+			if err != nil {
+				return err
 			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+			todo[i].Sums = s
+			return nil
+		}, nil
+	})
 }
 
 // Place returns x (a pair) times k in node's slots of a width-slot vector.
