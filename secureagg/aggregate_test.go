@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/paillier"
@@ -127,25 +126,7 @@ func TestDroppedPartyIsNamed(t *testing.T) {
 		t.Run(tc.drop, func(t *testing.T) {
 			t.Parallel()
 			step := testStep(c, "org01")
-			testkit.RetryLonger(t, raceSlowdown*time.Second, func(hop time.Duration) error {
-				net := jobtest.NewNetwork(c.names...)
-				net.Drop(tc.drop, tc.mode)
-				outs := runAll(t, net, step, func(n string) Config {
-					cfg := testConfig(c, n)
-					cfg.Fanout, cfg.Timeout = 2, hop
-					return cfg
-				}, testInputs(c, 8))
-				// Every live party, the root, inside or below the failed
-				// subtree, ends with the same verdict rather than a bare
-				// timeout.
-				for _, n := range c.names {
-					var m *MissingError
-					if n != tc.drop && (!errors.As(outs[n].err, &m) || !slices.Equal(m.Parties, []string{tc.drop})) {
-						return fmt.Errorf("%s: %v, want MissingError naming %s", n, outs[n].err, tc.drop)
-					}
-				}
-				return nil
-			})
+			wantDroppedNamed(t, c.names, step, tc.drop, tc.mode, func(n string) Config { return testConfig(c, n) }, testInputs(c, 8), false)
 			net := jobtest.NewNetwork(c.names...)
 			// The re-run without the dropped party succeeds.
 			step.Attempt++

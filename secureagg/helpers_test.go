@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/big"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -155,6 +156,32 @@ func wantRootRefused(t *testing.T, newNet func() *jobtest.Network, step job.Step
 		}
 		if err := outs["org01"].err; !errors.Is(err, ErrTooFewShares) && !errors.Is(err, context.Canceled) {
 			return fmt.Errorf("root: %v, want too few shares or stopped waiting for them", err)
+		}
+		return nil
+	})
+}
+
+// wantDroppedNamed runs step with party drop dropped (mode) on a fresh
+// network and fan-out 2, each party configured by cfg with the hop
+// testkit.RetryLonger gives, and checks that every live party, the root,
+// inside or below the failed subtree, ends with a MissingError naming
+// drop rather than a bare timeout (and, with unformed, one that says no
+// total was formed).
+func wantDroppedNamed(t *testing.T, names []string, step job.Step, drop string, mode jobtest.DropMode, cfg func(name string) Config, in map[string][]float64, unformed bool) {
+	t.Helper()
+	testkit.RetryLonger(t, raceSlowdown*time.Second, func(hop time.Duration) error {
+		net := jobtest.NewNetwork(names...)
+		net.Drop(drop, mode)
+		outs := runAll(t, net, step, func(n string) Config {
+			c := cfg(n)
+			c.Fanout, c.Timeout = 2, hop
+			return c
+		}, in)
+		for _, n := range names {
+			var m *MissingError
+			if n != drop && (!errors.As(outs[n].err, &m) || !slices.Equal(m.Parties, []string{drop}) || unformed && m.Formed) {
+				return fmt.Errorf("%s: %v, want MissingError naming %s", n, outs[n].err, drop)
+			}
 		}
 		return nil
 	})

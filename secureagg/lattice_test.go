@@ -138,22 +138,7 @@ func TestLatticeDroppedParty(t *testing.T) {
 			t.Parallel()
 			step := testStep(c, "org01")
 			in, _ := exactInputs(c, 8, 5)
-			testkit.RetryLonger(t, raceSlowdown*time.Second, func(hop time.Duration) error {
-				net := jobtest.NewNetwork(c.names...)
-				net.Drop(tc.drop, tc.mode)
-				outs := runAll(t, net, step, func(n string) Config {
-					cfg := latticeConfig(keys, n)
-					cfg.Fanout, cfg.Timeout = 2, hop
-					return cfg
-				}, in)
-				for _, n := range c.names {
-					var m *MissingError
-					if n != tc.drop && (!errors.As(outs[n].err, &m) || !slices.Equal(m.Parties, []string{tc.drop}) || m.Formed) {
-						return fmt.Errorf("%s: %v, want MissingError naming %s", n, outs[n].err, tc.drop)
-					}
-				}
-				return nil
-			})
+			wantDroppedNamed(t, c.names, step, tc.drop, tc.mode, func(n string) Config { return latticeConfig(keys, n) }, in, true)
 			cfg := func(n string) Config {
 				cfg := latticeConfig(keys, n)
 				cfg.Fanout = 2
