@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/cohortdm/cohort/sim"
 )
 
 // built is the cohort binary the tests run, built once per test binary
@@ -225,14 +227,16 @@ func TestSimAndDemo(t *testing.T) {
 	}
 }
 
-// demoRun is one run of the binary's `cohort demo`, with TMPDIR set to a
-// fresh directory of its own and no --out, which TestSimAndDemo and
-// TestDemoFreshDir both check: the demo runs eight examples, and running
-// it once per test was the package's largest cost after the builds.
-// TestDemoOneCluster runs it in this process, with --out.
+// demoRun is the package's one run of `cohort demo`, in this process,
+// with $TMPDIR (as the app reads it) a fresh directory of its own, no
+// --out and a CPU profile, which TestSimAndDemo, TestDemoFreshDir and
+// TestDemoOneCluster all check: the demo runs every example, and running
+// it once per test (or once in the binary and once here) was the
+// package's largest cost after the builds.
 type demoRun struct {
-	tmp, stdout, stderr string
-	err                 error
+	tmp, prof, stdout, stderr string
+	clusters                  [][]string
+	err                       error
 }
 
 var demo struct {
@@ -243,12 +247,23 @@ var demo struct {
 // runDemo runs the demo on its first call and returns that run.
 func runDemo(t *testing.T) demoRun {
 	t.Helper()
-	bin := buildBinary(t)
 	demo.once.Do(func() {
 		d := &demo.run
-		if d.tmp, d.err = os.MkdirTemp(built.dir, "demo-tmp-"); d.err == nil {
-			d.stdout, d.stderr, d.err = runEnv(t, []string{"TMPDIR=" + d.tmp}, bin, "demo")
+		if d.tmp, d.err = os.MkdirTemp(built.dir, "demo-tmp-"); d.err != nil {
+			return
 		}
+		d.prof = filepath.Join(d.tmp, "demo.prof")
+		// A guard against a hung demo, not a timing check.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		var stdout, stderr bytes.Buffer
+		a := &app{format: "text", stdout: &stdout, stderr: &stderr,
+			getenv:         func(k string) string { return map[string]string{"TMPDIR": d.tmp}[k] },
+			clusterStarted: func(c *sim.Cluster) { d.clusters = append(d.clusters, c.Names) }}
+		cmd := a.root()
+		cmd.SetArgs([]string{"demo", "--cpuprofile", d.prof})
+		d.err = cmd.ExecuteContext(ctx)
+		d.stdout, d.stderr = stdout.String(), stderr.String()
 	})
 	return demo.run
 }

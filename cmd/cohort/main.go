@@ -150,6 +150,16 @@ func (a *app) terminal() bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// tempDir is where scratch and default output directories go: $TMPDIR as
+// the app's environment gives it (a test gives its own), else the
+// system's.
+func (a *app) tempDir() string {
+	if dir := a.getenv("TMPDIR"); dir != "" {
+		return dir
+	}
+	return os.TempDir()
+}
+
 func (a *app) printJSON(v any) error {
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")

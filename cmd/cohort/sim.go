@@ -212,7 +212,7 @@ fresh directory under the system temp dir, printed at the start and the end. Und
 				}
 				defer stop()
 			}
-			work, err := os.MkdirTemp("", "cohort-demo-")
+			work, err := os.MkdirTemp(a.tempDir(), "cohort-demo-")
 			if err != nil {
 				return err
 			}
@@ -223,7 +223,7 @@ fresh directory under the system temp dir, printed at the start and the end. Und
 			if out == "" {
 				// A fresh directory per run: a fixed one under the shared temp
 				// dir mixed runs and users.
-				if out, err = os.MkdirTemp("", "cohort-demo-out-"); err != nil {
+				if out, err = os.MkdirTemp(a.tempDir(), "cohort-demo-out-"); err != nil {
 					return fmt.Errorf("demo output dir: %w", err)
 				}
 			} else if full, err := nonEmpty(out); err != nil {

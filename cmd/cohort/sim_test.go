@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/examples"
-	"github.com/cohortdm/cohort/sim"
 )
 
 // runEnv is run with extra environment variables.
@@ -162,38 +161,31 @@ func TestDemoFreshDir(t *testing.T) {
 // result, its phase timings and where its result is.
 func TestDemoOneCluster(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	var clusters [][]string
-	a := &app{format: "text", stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" },
-		clusterStarted: func(c *sim.Cluster) { clusters = append(clusters, c.Names) }}
-	out := t.TempDir()
-	prof := filepath.Join(t.TempDir(), "demo.prof")
-	cmd := a.root()
-	cmd.SetArgs([]string{"demo", "--out", out, "--cpuprofile", prof})
-	if err := cmd.ExecuteContext(ctx); err != nil {
-		t.Fatalf("demo: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	d := runDemo(t)
+	if d.err != nil {
+		t.Fatalf("demo: %v\n%s\n%s", d.err, d.stdout, d.stderr)
 	}
+	first, _, _ := strings.Cut(d.stdout, "\n")
+	out := strings.TrimPrefix(first, "writing results under ")
 	// --cpuprofile (hidden) wrote a profile: gzip, as pprof writes it.
-	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+	if b, err := os.ReadFile(d.prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
 		t.Fatalf("--cpuprofile: %d bytes, %v", len(b), err)
 	}
-	if want := []string{"east", "north", "south", "west"}; len(clusters) != 1 || !slices.Equal(clusters[0], want) {
-		t.Fatalf("the demo started clusters %v, want one of %v", clusters, want)
+	if want := []string{"east", "north", "south", "west"}; len(d.clusters) != 1 || !slices.Equal(d.clusters[0], want) {
+		t.Fatalf("the demo started clusters %v, want one of %v", d.clusters, want)
 	}
 	names, err := examples.Names()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rest := stdout.String()
+	rest := d.stdout
 	for _, name := range names {
 		// Each example's block, in order: its header, its phase timings
 		// and bytes, the path of its result.
 		for _, want := range []string{"== " + name + "\n", "phase", "seconds", "party", "bytes sent", "written:   " + filepath.Join(out, name, "result.json")} {
 			i := strings.Index(rest, want)
 			if i < 0 {
-				t.Fatalf("example %s: output lacks %q in order:\n%s", name, want, stdout.String())
+				t.Fatalf("example %s: output lacks %q in order:\n%s", name, want, d.stdout)
 			}
 			rest = rest[i+len(want):]
 		}
