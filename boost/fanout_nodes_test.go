@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/boost"
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/policy"
 )
@@ -56,14 +57,5 @@ func TestFanoutNodes(t *testing.T) {
 		t.Logf("pair %d: %d join rows, depth %d, one tree over real nodes: per join row %v one-to-one, %v with fan-out 10 (ratio %.2f)",
 			i+1, n, p.MaxDepth, per[0], per[1], float64(per[1])/float64(per[0]))
 	}
-	fmt.Fprintln(os.Stderr, "load:", loadAverage())
-}
-
-// loadAverage is /proc/loadavg's first three fields, or "unknown".
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil || len(b) < 14 {
-		return "unknown"
-	}
-	return string(b[:14])
+	fmt.Fprintln(os.Stderr, "load:", testkit.LoadAverage())
 }

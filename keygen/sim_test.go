@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/keygen"
 	"github.com/cohortdm/cohort/keyring"
@@ -94,7 +95,7 @@ func TestSimFull(t *testing.T) {
 	}
 	var secs []float64
 	for r := range runs {
-		load, _ := os.ReadFile("/proc/loadavg")
+		load := testkit.LoadAverage()
 		var progress strings.Builder
 		start := time.Now()
 		res, err := sim.Run(context.Background(), spec, sim.RunOptions{Kinds: job.Registry{"keygen": keygen.Kind{}},
@@ -112,7 +113,7 @@ func TestSimFull(t *testing.T) {
 		}
 		secs = append(secs, wall)
 		t.Logf("parties=%d run=%d load=[%s] job_steps_seconds=%.1f sim_wall_seconds=%.1f reruns=%d steps=%v candidates=%v bytes_per_party=%.0f phases=%v",
-			n, r+1, strings.TrimSpace(string(load[:14])), job, wall, strings.Count(progress.String(), "(attempt ")-strings.Count(progress.String(), "(attempt 1)"),
+			n, r+1, load, job, wall, strings.Count(progress.String(), "(attempt ")-strings.Count(progress.String(), "(attempt 1)"),
 			res["search_steps"], res["candidates"], bytes/float64(n), res["generation_timing"])
 	}
 	slices.Sort(secs)

@@ -1,6 +1,9 @@
 package testkit
 
-import "os"
+import (
+	"os"
+	"strings"
+)
 
 // LongEnv is the environment variable that turns on the long form of
 // tests whose default form checks the same property on fewer or smaller
@@ -19,4 +22,15 @@ func Cases(n, long int) int {
 		return long
 	}
 	return n
+}
+
+// LoadAverage is the machine's 1-, 5- and 15-minute load averages as
+// /proc/loadavg gives them ("0.52 0.61 0.70"), or "unknown": a figure a
+// test prints is read beside the load it ran under.
+func LoadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }

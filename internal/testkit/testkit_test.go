@@ -79,3 +79,23 @@ func TestSmallKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// LoadAverage gives the three averages as numbers where /proc has them.
+func TestLoadAverage(t *testing.T) {
+	got := LoadAverage()
+	if _, err := os.Stat("/proc/loadavg"); err != nil {
+		if got != "unknown" {
+			t.Fatalf("without /proc/loadavg: %q, want unknown", got)
+		}
+		return
+	}
+	f := strings.Fields(got)
+	if len(f) != 3 {
+		t.Fatalf("LoadAverage() = %q, want three fields", got)
+	}
+	for _, s := range f {
+		if _, err := strconv.ParseFloat(s, 64); err != nil {
+			t.Fatalf("LoadAverage() = %q: %v", got, err)
+		}
+	}
+}

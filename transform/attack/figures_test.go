@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/transform"
 	"github.com/cohortdm/cohort/transform/attack"
@@ -64,14 +65,7 @@ func rng(fig string, i int) *rand.Rand {
 	return rand.New(rand.NewChaCha8(s))
 }
 
-func load() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "load unknown"
-	}
-	return "load average " + strings.Join(f[:3], " ")
-}
+func load() string { return "load average " + testkit.LoadAverage() }
 
 // header prints a figure's title, the run's parameters and the load.
 func header(title, params string, trials int) func() {
