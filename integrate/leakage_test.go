@@ -41,6 +41,8 @@ func TestLeakage(t *testing.T) {
 var profile = []wire.Disclosure{wire.DisclosePSIBlinded, wire.DiscloseScore, wire.DiscloseSplitSummary,
 	wire.DiscloseGeneralised, wire.DisclosePublicResult}
 
+// checkLeakage runs one random three-party job with PSI mode and checks the
+// leakage profile TestLeakage states against its report.
 func checkLeakage(t *testing.T, mode string) {
 	reqs := []anonymize.Requirement{{QID: []string{"noa", "soa", "wea"}, K: 6}, {QID: []string{"nob", "sob", "web"}, K: 6}}
 	j := randomJob(t, 11, 240, reqs, "  psi: "+mode+"\n")
@@ -57,6 +59,16 @@ func checkLeakage(t *testing.T, mode string) {
 	for _, s := range rep.SentOutside(profile...) {
 		t.Errorf("message %s from %s to %s discloses %q", s.Message.Type, s.From, s.To, s.Disclosure)
 	}
+	checkScoresOffTheLog(t, rep)
+	checkLogPartition(t, j, rep, pub)
+}
+
+// checkScoresOffTheLog: some party found a nonzero score, no log entry
+// holds any party's score (as msgpack encodes it), and scores, splits and
+// the parts of the publication go to the coordinator (south) alone, the
+// last only at the end.
+func checkScoresOffTheLog(t *testing.T, rep *jobtest.Report) {
+	t.Helper()
 	scores := 0
 	for _, o := range rep.Outputs {
 		if o.Step.Phase != phaseScore {
@@ -91,10 +103,15 @@ func checkLeakage(t *testing.T, mode string) {
 			t.Errorf("%s sent its part of the publication in %s to %s, not the coordinator at the end", s.From, s.Message.Phase, s.To)
 		}
 	}
-	// The committed splits, replayed from the log by this test's own code,
-	// end at exactly the publication's partition (the same multiset of
-	// attribute rows): the log links record numbers to the published
-	// values and to nothing finer; every earlier partition is coarser.
+}
+
+// checkLogPartition: the committed splits, replayed from the log by this
+// test's own code, end at exactly the publication's partition (the same
+// multiset of attribute rows): the log links record numbers to the
+// published values and to nothing finer; every earlier partition is
+// coarser.
+func checkLogPartition(t *testing.T, j *testJob, rep *jobtest.Report, pub anonymize.Published) {
+	t.Helper()
 	var attrs []Attr
 	records := 0
 	var gen [][]int

@@ -40,10 +40,32 @@ func init() { testkit.SmallKeys() }
 // asks a person; job list and status show whom it waits for; job approve
 // there lets it run; job reject with a reason fails the next one with the
 // reason and the rule; the node's ledger records each decision.
+//
+// One cluster serves all three steps, in this order: the ledger check
+// expects exactly the approval's and then the rejection's decisions.
 func TestManualApprovalThroughTheCLI(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	f := startApprovalCluster(t, ctx)
+	defer f.c.Close()
+	f.checkApprove(t, ctx)
+	f.checkReject(t, ctx)
+	f.checkLedger(t, ctx)
+}
+
+// approvalFixture is a three-node sum cluster where org3's policy asks a
+// person, with a node.yaml per node so the CLI can be pointed at each.
+type approvalFixture struct {
+	c      *sim.Cluster
+	spec   string
+	config map[string]string
+}
+
+// startApprovalCluster writes each party's one-row table and the job spec
+// that sums them (1+2+3), starts the cluster and saves a CLI config per node.
+func startApprovalCluster(t *testing.T, ctx context.Context) *approvalFixture {
+	t.Helper()
 	dir := t.TempDir()
 	names := []string{"org1", "org2", "org3"}
 	var spec strings.Builder
@@ -65,28 +87,40 @@ func TestManualApprovalThroughTheCLI(t *testing.T) {
 			return p
 		},
 	})
-	defer c.Close()
 	config := map[string]string{}
 	for _, n := range names {
 		cfg := &node.Config{Name: n, DataDir: c.DataDir(n), Consortium: "consortium.yaml"}
 		config[n] = filepath.Join(t.TempDir(), "node.yaml")
 		if err := cfg.Save(config[n]); err != nil {
+			c.Close()
 			t.Fatal(err)
 		}
 	}
-	submit := func() string {
-		id, err := c.Node("org1").Submit(ctx, []byte(spec.String()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, ctx, func() bool {
-			js, ok := c.Node("org1").Job(id)
-			return ok && js.Status == node.StatusAwaiting && strings.Join(js.Waiting, ",") == "org3"
-		})
-		return id
-	}
+	return &approvalFixture{c: c, spec: spec.String(), config: config}
+}
 
-	id := submit()
+// submit sends the sum job through org1 and waits until org1 sees it
+// awaiting org3's approval, and only org3's.
+func (f *approvalFixture) submit(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	id, err := f.c.Node("org1").Submit(ctx, []byte(f.spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, func() bool {
+		js, ok := f.c.Node("org1").Job(id)
+		return ok && js.Status == node.StatusAwaiting && strings.Join(js.Waiting, ",") == "org3"
+	})
+	return id
+}
+
+// checkApprove: job list and status name org3 as the one awaited, org1
+// cannot approve in org3's stead, org3's approval lets the job run to the
+// right sum.
+func (f *approvalFixture) checkApprove(t *testing.T, ctx context.Context) {
+	t.Helper()
+	c, config := f.c, f.config
+	id := f.submit(t, ctx)
 	out, err := cli(t, ctx, "job", "list", "--config", config["org1"])
 	if err != nil || !strings.Contains(out, id) || !strings.Contains(out, "awaiting-approval (org3)") {
 		t.Fatalf("job list: %v\n%s", err, out)
@@ -115,20 +149,30 @@ func TestManualApprovalThroughTheCLI(t *testing.T) {
 	if err := json.Unmarshal(rec.Result, &res); err != nil || res["sum"] != 6.0 {
 		t.Fatalf("result %s: %v", rec.Result, err)
 	}
+}
 
-	id = submit()
-	if _, err := cli(t, ctx, "job", "reject", id, "--config", config["org3"]); err == nil {
+// checkReject: a rejection needs a reason, and the rejected job fails with
+// the reason and the rule that refused it.
+func (f *approvalFixture) checkReject(t *testing.T, ctx context.Context) {
+	t.Helper()
+	id := f.submit(t, ctx)
+	if _, err := cli(t, ctx, "job", "reject", id, "--config", f.config["org3"]); err == nil {
 		t.Fatal("a rejection without a reason was taken")
 	}
-	if out, err := cli(t, ctx, "job", "reject", id, "--reason", "not this quarter", "--config", config["org3"]); err != nil {
+	if out, err := cli(t, ctx, "job", "reject", id, "--reason", "not this quarter", "--config", f.config["org3"]); err != nil {
 		t.Fatalf("reject: %v\n%s", err, out)
 	}
-	rec, err = c.Node("org1").Wait(ctx, id)
+	rec, err := f.c.Node("org1").Wait(ctx, id)
 	if err != nil || rec.Status != node.StatusFailed || !strings.Contains(rec.Error, "org3: rule approval: rejected at org3: not this quarter") {
 		t.Fatalf("rejected job: %v %s %q", err, rec.Status, rec.Error)
 	}
+}
 
-	entries, err := audit.ReadFile(filepath.Join(c.DataDir("org3"), "audit.jsonl"))
+// checkLedger: org3's audit ledger holds the wait and the verdict of both
+// jobs, in order, and audit --decisions shows the rejection's reason.
+func (f *approvalFixture) checkLedger(t *testing.T, ctx context.Context) {
+	t.Helper()
+	entries, err := audit.ReadFile(filepath.Join(f.c.DataDir("org3"), "audit.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +183,7 @@ func TestManualApprovalThroughTheCLI(t *testing.T) {
 	if got := strings.Join(verdicts, " "); got != "awaiting-approval accepted awaiting-approval refused" {
 		t.Fatalf("org3's ledger records %q", got)
 	}
-	out, err = cli(t, ctx, "audit", "--dir", c.DataDir("org3"), "--decisions")
+	out, err := cli(t, ctx, "audit", "--dir", f.c.DataDir("org3"), "--decisions")
 	if err != nil || !strings.Contains(out, "not this quarter") {
 		t.Fatalf("audit --decisions: %v\n%s", err, out)
 	}

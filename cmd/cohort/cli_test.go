@@ -99,15 +99,49 @@ func TestNodesAsProcesses(t *testing.T) {
 	examples, _ := filepath.Abs("../../examples/sum")
 	names := []string{"north", "south", "west"}
 	root, httpAddr := startProcesses(t, bin, names, examples)
+	p := &procNodes{bin: bin, root: root, httpAddr: httpAddr}
 	// Refuses to overwrite an identity.
 	if _, _, err := run(t, bin, "node", "init", "--name", "north", "--dir", filepath.Join(root, "north")); err == nil {
 		t.Error("second init over an existing identity succeeded")
 	}
-	cfg := filepath.Join(root, "south", "node.yaml")
+	id := p.submitSum(t, examples)
+	p.checkCLIReads(t, id)
+	// The HTTP API wants north's bearer token, which `node token` prints.
+	tok, _, err := run(t, bin, "node", "token", "--config", p.config("north"))
+	if tok = strings.TrimSpace(tok); err != nil || len(tok) != 64 {
+		t.Fatalf("node token: %v %q", err, tok)
+	}
+	p.checkHTTP(t, id, tok)
+	// Every node that sent something has a ledger entry for the job.
+	sent := 0
+	for _, name := range names {
+		out, _, err := run(t, bin, "audit", "--dir", filepath.Join(root, name), "--format", "json")
+		if err == nil && strings.Contains(out, id) {
+			sent++
+		}
+	}
+	if sent < 2 {
+		t.Errorf("only %d nodes have audit entries for the job", sent)
+	}
+}
+
+// procNodes is the node processes startProcesses ran: the binary, the root
+// of their data dirs and the HTTP API's address.
+type procNodes struct {
+	bin, root, httpAddr string
+}
+
+func (p *procNodes) config(name string) string { return filepath.Join(p.root, name, "node.yaml") }
+
+// submitSum submits the sum example through south, retrying while the
+// cluster is still electing a leader, checks its result and returns the
+// job's id.
+func (p *procNodes) submitSum(t *testing.T, examples string) string {
+	t.Helper()
 	var out, stderr string
 	var err error
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		out, stderr, err = run(t, bin, "job", "submit", filepath.Join(examples, "spec.yaml"), "--config", cfg, "--wait", "--format", "json")
+		out, stderr, err = run(t, p.bin, "job", "submit", filepath.Join(examples, "spec.yaml"), "--config", p.config("south"), "--wait", "--format", "json")
 		if err == nil {
 			break
 		}
@@ -119,31 +153,52 @@ func TestNodesAsProcesses(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil || res["sum"] != 79.75 {
 		t.Fatalf("result %q (%v), want sum 79.75", out, err)
 	}
-	id := res["job"].(string)
-	out, _, err = run(t, bin, "job", "status", id, "--config", cfg)
+	return res["job"].(string)
+}
+
+// checkCLIReads reads the done job back through --config: its status on
+// south, its result on another node, south's node status, and a refusal for
+// an unknown job.
+func (p *procNodes) checkCLIReads(t *testing.T, id string) {
+	t.Helper()
+	cfg := p.config("south")
+	out, _, err := run(t, p.bin, "job", "status", id, "--config", cfg)
 	if err != nil || !strings.Contains(out, "done") {
 		t.Errorf("status: %v %q", err, out)
 	}
-	out, _, err = run(t, bin, "job", "result", id, "--config", filepath.Join(root, "west", "node.yaml"))
+	out, _, err = run(t, p.bin, "job", "result", id, "--config", p.config("west"))
 	if err != nil || !strings.Contains(out, "79.75") || !strings.HasSuffix(out, "}\n") {
 		t.Errorf("result from another node: %v %q; want it to end in one newline", err, out)
 	}
-	// The HTTP API wants north's bearer token, which `node token` prints.
-	tok, _, err := run(t, bin, "node", "token", "--config", filepath.Join(root, "north", "node.yaml"))
-	if tok = strings.TrimSpace(tok); err != nil || len(tok) != 64 {
-		t.Fatalf("node token: %v %q", err, tok)
+	out, _, err = run(t, p.bin, "node", "status", "--config", cfg)
+	if err != nil || !strings.Contains(out, "south") || !strings.Contains(out, "leader:") {
+		t.Errorf("node status: %v %q", err, out)
 	}
-	get := func(path, token string) (*http.Response, error) {
-		req, err := http.NewRequest("GET", "http://"+httpAddr+path, nil)
-		if err != nil {
-			return nil, err
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		return http.DefaultClient.Do(req)
+	if _, _, err := run(t, p.bin, "job", "status", "nope", "--config", cfg); err == nil {
+		t.Error("status of an unknown job succeeded")
 	}
-	if resp, err := get("/v1/jobs/"+id+"/result", tok); err != nil {
+}
+
+// get fetches path from north's HTTP API, with token as the bearer token
+// unless it is empty.
+func (p *procNodes) get(path, token string) (*http.Response, error) {
+	req, err := http.NewRequest("GET", "http://"+p.httpAddr+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return http.DefaultClient.Do(req)
+}
+
+// checkHTTP reads the job over north's HTTP API: the result ends in a
+// newline; job list --api wants a token, from $COHORT_TOKEN or the data dir
+// --config names; /status wants one too, /metrics does not.
+func (p *procNodes) checkHTTP(t *testing.T, id, tok string) {
+	t.Helper()
+	api := "http://" + p.httpAddr
+	if resp, err := p.get("/v1/jobs/"+id+"/result", tok); err != nil {
 		t.Error(err)
 	} else {
 		body, _ := io.ReadAll(resp.Body)
@@ -152,34 +207,27 @@ func TestNodesAsProcesses(t *testing.T) {
 			t.Errorf("result over HTTP does not end in a newline: %q", body)
 		}
 	}
-	out, _, err = run(t, bin, "node", "status", "--config", cfg)
-	if err != nil || !strings.Contains(out, "south") || !strings.Contains(out, "leader:") {
-		t.Errorf("node status: %v %q", err, out)
-	}
-	out, stderr, err = runEnv(t, []string{"COHORT_CONFIG=", "COHORT_TOKEN="}, bin, "job", "list", "--api", "http://"+httpAddr)
+	out, stderr, err := runEnv(t, []string{"COHORT_CONFIG=", "COHORT_TOKEN="}, p.bin, "job", "list", "--api", api)
 	if err == nil || !strings.Contains(stderr, "COHORT_TOKEN") {
 		t.Errorf("list over HTTP without a token: %v %q %q, want a refusal naming $COHORT_TOKEN", err, out, stderr)
 	}
-	out, _, err = runEnv(t, []string{"COHORT_TOKEN=" + tok}, bin, "job", "list", "--api", "http://"+httpAddr)
+	out, _, err = runEnv(t, []string{"COHORT_TOKEN=" + tok}, p.bin, "job", "list", "--api", api)
 	if err != nil || !strings.Contains(out, id) {
 		t.Errorf("list over HTTP with $COHORT_TOKEN: %v %q", err, out)
 	}
 	// With --config on the same machine, --api finds the token in its data dir.
-	out, _, err = run(t, bin, "job", "list", "--api", "http://"+httpAddr, "--config", filepath.Join(root, "north", "node.yaml"))
+	out, _, err = run(t, p.bin, "job", "list", "--api", api, "--config", p.config("north"))
 	if err != nil || !strings.Contains(out, id) {
 		t.Errorf("list over HTTP with --config: %v %q", err, out)
 	}
-	if resp, err := get("/status", ""); err != nil || resp.StatusCode != http.StatusUnauthorized {
+	if resp, err := p.get("/status", ""); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("/status without a token: %v %v, want 401", err, resp)
 	} else {
 		resp.Body.Close()
 	}
-	if _, _, err := run(t, bin, "job", "status", "nope", "--config", cfg); err == nil {
-		t.Error("status of an unknown job succeeded")
-	}
 	for _, path := range []string{"/status", "/metrics"} {
 		token := map[string]string{"/status": tok}[path] // /metrics needs none
-		resp, err := get(path, token)
+		resp, err := p.get(path, token)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,17 +236,6 @@ func TestNodesAsProcesses(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(string(body), map[string]string{"/status": "raft_state", "/metrics": "cohort_raft_state"}[path]) {
 			t.Errorf("%s: %d %.200s", path, resp.StatusCode, body)
 		}
-	}
-	// Every node that sent something has a ledger entry for the job.
-	sent := 0
-	for _, name := range names {
-		out, _, err := run(t, bin, "audit", "--dir", filepath.Join(root, name), "--format", "json")
-		if err == nil && strings.Contains(out, id) {
-			sent++
-		}
-	}
-	if sent < 2 {
-		t.Errorf("only %d nodes have audit entries for the job", sent)
 	}
 }
 
