@@ -89,8 +89,11 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 func (l *Local) latticeHead(pk *lattice.PublicKey, bins int, m *latticeMsg) (DownSummary, int, int, error) {
 	e := l.g.Tables[l.ti].Parent
 	bad := fmt.Errorf("%w: the lattice gradient sums on edge %s", ErrWire, l.g.EdgeName(e))
-	if len(m.Combos) != len(m.Values) || len(m.Nodes) > maxWidth || l.maxBins() > bins || m.Bins != bins {
+	if len(m.Combos) != len(m.Values) || len(m.Nodes) > maxWidth || l.maxBins() > bins {
 		return DownSummary{}, 0, 0, bad
+	}
+	if m.Bins != bins {
+		return DownSummary{}, 0, 0, fmt.Errorf("%w: not laid out for the bins the log commits", bad)
 	}
 	ds := DownSummary{Edge: e, Values: m.Values, Entries: make([][]DownEntry, len(m.Combos))}
 	n := 0
