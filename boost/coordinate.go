@@ -36,7 +36,11 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 			return loadDecision{}, fmt.Errorf("%w: no load report from party %s", ErrHolder, g.Tables[0].Party)
 		}
 		b, err := chooseBackend(p.Backend, g, o.Results, parties)
-		return loadDecision{Positive: r.Positive, Backend: b}, err
+		if err != nil || b != BackendLattice {
+			return loadDecision{Positive: r.Positive, Backend: b}, err
+		}
+		bins, err := layoutBins(g, p, o.Results)
+		return loadDecision{Positive: r.Positive, Backend: b, Bins: bins}, err
 	})
 	if err != nil {
 		return nil, err

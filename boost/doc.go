@@ -83,9 +83,12 @@
 // rest); the audit ledger records it under an existing disclosure form:
 // a combo summary as split-summary (counts of join rows per split outcome
 // and join value, as sjc's split summaries), gradient and bin sums as
-// ciphertext, a split choice as score. No new ledger form is needed, and
-// the default node policy admits the job with its grants for keys
-// (psi-blinded, split-summary), attributes and the class.
+// ciphertext, a split choice as score, the load report's announced bins
+// (lattice path, below) as a public result, declared as split-attribute
+// (the form of what the log tells every member of a party's columns). No
+// new ledger form is needed, and the default node policy admits the job
+// with its grants for keys (psi-blinded, split-summary), attributes and
+// the class.
 //
 //   - combo-summary (up, to the parent's party): for each join value in
 //     the edge's private set intersection, how many partial join rows of
@@ -128,9 +131,10 @@
 //
 //   - lattice-gradients (class holder to a table's party, ciphertext): the
 //     entries' join values and combos (what the up pass told the class
-//     holder), the number of open nodes per layout (public: the level's
-//     open nodes, the log's splits of the level before, whose right
-//     children come by subtraction, and params.bins fix them) and RLWE
+//     holder), the number of open nodes per layout and the bins of the
+//     layouts (public: the level's open nodes, the log's splits of the
+//     level before, whose right children come by subtraction, and the bins
+//     the log commits for the table's party fix them) and RLWE
 //     ciphertexts under the lattice key, one row per entry holding the
 //     summed nodes' gradient and hessian sums, so that the receiver
 //     cannot tell the entries' nodes apart (params.reuse plays no part: no
@@ -138,8 +142,9 @@
 //   - lattice-bin-sums (the table's party to the class holder and to the
 //     decryptors, the members of the plan's quorums; ciphertext): per
 //     layout and numeric column, one ciphertext whose decryption holds
-//     every summed node's and bin's gradient and hessian sums (params.bins
-//     bins: a column with fewer has zeros in the rest) and, in every other
+//     every summed node's and bin's gradient and hessian sums (the bins
+//     the log commits for the party: a column with fewer has zeros in the
+//     rest), the layouts' node counts and bins, and, in every other
 //     coefficient, uniform noise modulo T: never the weighted sums from
 //     which the rows' bins would follow (lattice.BinSummer).
 //   - lattice-share (a decryptor to the class holder alone,
@@ -270,7 +275,24 @@
 //     the lattice path, the decryptors receive every table's masked bin
 //     sums (ciphertext); no digests travel.
 //   - The log, on the lattice path: the backend the load step chose, and
-//     so whether every party holds a lattice key of the job's parties.
+//     so whether every party holds a lattice key of the job's parties; and
+//     the bins the layouts of each party's tables have (lattice_bins.go):
+//     every party but the class holder's with a numeric column announces
+//     in its load report the most bins any of its numeric columns has (at
+//     most params.bins; one number per party, not per column), which the
+//     coordinator commits. So every member learns each such party's
+//     widest column's number of bins, which below params.bins says that
+//     every numeric column of the party has at most that many distinct
+//     values (a9a's binary columns: 2). The class holder learns every
+//     column's number of bins from the decrypted sums anyway. Why: the
+//     class holder encrypts before it sees a column, and a layout for
+//     params.bins sends bins × the coefficients a narrower table needs
+//     (docs/boost.md, "Bins per layout"). Every party checks the
+//     committed numbers (the announcing parties only, each within 1 to
+//     params.bins, its own as it announced) and every lattice message's
+//     head names its layouts' bins, which the receiver checks against the
+//     log: a coordinator or party that lies about them fails the job
+//     (TestLyingBins).
 //   - With a test set, as a level's up pass and the PSI over the test
 //     tables: each neighbour the shared test join values and the combo
 //     summaries of the test rows (every split's outcome, counted in test

@@ -65,7 +65,7 @@ func TestJobTestSet(t *testing.T) {
 		}
 		t.Logf("%s: test set: accuracy %.4f, AUC %.4f over %d join rows", backend, acc, a, rows)
 		if backend == boost.BackendLattice {
-			checkLatticeLeakage(t, c, want, res, out, capt)
+			checkLatticeLeakage(t, c, want, res, out, capt, p.Bins)
 		} else {
 			checkLeakage(t, c, want, res, out, capt, false)
 		}

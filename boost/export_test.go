@@ -18,3 +18,7 @@ func ChooseBackend(want string, g *joinprop.Graph, holds map[string]bool, partie
 	}
 	return chooseBackend(want, g, rs, parties)
 }
+
+// MaxBins is the most bins of any of the table's columns, which its party
+// announces on the lattice path.
+func (l *Local) MaxBins() int { return l.maxBins() }

@@ -108,7 +108,8 @@ func (Kind) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePub
 // encrypted sums sent down name the same shared values: a split summary's
 // disclosure of the key); its attributes as split outcomes (combo summaries), as
 // encrypted bin sums that the class holder decrypts (its gains follow:
-// score), and as the winning table of a split in the log; the class
+// score), and as the winning table of a split in the log (on the lattice
+// path with the number of bins of the party's widest column); the class
 // column as encrypted gradients and the split choices sent to the
 // winners; with params.reuse, the class holder's down messages also name
 // the open node of their entries (split-summary, to its neighbours). On

@@ -25,7 +25,8 @@ var fuzzKey = sync.OnceValues(func() (*lattice.PublicKey, error) {
 // FuzzLatticeHead: the head of a lattice down message from a peer decodes
 // and is checked (latticeHead, entryRows) or refused with an error, never
 // a panic; what is accepted names only join values the table holds and
-// takes as many ciphertexts as its layouts say.
+// takes as many ciphertexts as its layouts say, laid out for the bins the
+// log commits (4 here; the table's widest column has 3).
 func FuzzLatticeHead(f *testing.F) {
 	pk, err := fuzzKey()
 	if err != nil {
@@ -48,8 +49,9 @@ func FuzzLatticeHead(f *testing.F) {
 		f.Fatal(err)
 	}
 	for _, m := range []latticeMsg{
-		{Edge: 0, Parts: 1, Values: []string{"x", "y"}, Combos: [][]string{{"|"}, {"|"}}, Nodes: []int{1}},
-		{Edge: 0, Parts: 1, Values: []string{"z"}, Combos: [][]string{{"|"}}, Nodes: []int{2, 1}},
+		{Edge: 0, Parts: 1, Values: []string{"x", "y"}, Combos: [][]string{{"|"}, {"|"}}, Nodes: []int{1}, Bins: 4},
+		{Edge: 0, Parts: 1, Values: []string{"z"}, Combos: [][]string{{"|"}}, Nodes: []int{2, 1}, Bins: 4},
+		{Edge: 0, Parts: 1, Values: []string{"x"}, Combos: [][]string{{"|"}}, Nodes: []int{1}, Bins: 3},
 	} {
 		b, err := wire.Marshal(&m)
 		if err != nil {
@@ -66,6 +68,9 @@ func FuzzLatticeHead(f *testing.F) {
 		ds, n, want, err := l.latticeHead(pk, 4, &m)
 		if err != nil {
 			return
+		}
+		if m.Bins != 4 {
+			t.Fatalf("a head laid out for %d bins accepted for 4", m.Bins)
 		}
 		if want < 0 || (len(m.Nodes) > 0 && n > 0 && want < len(m.Nodes)) {
 			t.Fatalf("%d ciphertexts for %d entries in %d layouts", want, n, len(m.Nodes))

@@ -242,8 +242,9 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, decryp
 		if numericCount(s.g, i) == 0 {
 			continue
 		}
+		bins := s.tableBins(i)
 		head := latticeMsg{Edge: e, Values: out[j].Values, Combos: make([][]string, len(out[j].Entries)),
-			Nodes: latticeGroups(pk, len(nodes), s.prm.Bins)}
+			Nodes: latticeGroups(pk, len(nodes), bins), Bins: bins}
 		for v, es := range out[j].Entries {
 			for _, en := range es {
 				head.Combos[v] = append(head.Combos[v], en.Combo)
@@ -252,7 +253,7 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, decryp
 		var c [][]byte
 		k0 := 0
 		for _, n := range head.Nodes {
-			lay, err := lattice.NewNodeBinLayout(pk.Params, s.prm.Bins, n)
+			lay, err := lattice.NewNodeBinLayout(pk.Params, bins, n)
 			if err != nil {
 				return err
 			}

@@ -1,12 +1,15 @@
 package boost_test
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cohortdm/cohort/boost"
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/wire"
 )
 
@@ -19,6 +22,7 @@ type latticeMsg struct {
 	Values []string   `msgpack:"values"`
 	Combos [][]string `msgpack:"combos"`
 	Nodes  []int      `msgpack:"nodes"`
+	Bins   int        `msgpack:"bins"`
 	C      [][]byte   `msgpack:"c"`
 }
 
@@ -77,8 +81,11 @@ func latticeProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 	if err := wire.Unmarshal(m.Body, &w); err != nil || w.Edge != e || w.Part < 0 || w.Part >= w.Parts {
 		t.Fatalf("a %s message of edge %d: part %d of %d: %v", m.Type, w.Edge, w.Part, w.Parts, err)
 	}
-	if w.Part > 0 && (w.Values != nil || w.Combos != nil || w.Nodes != nil) {
+	if w.Part > 0 && (w.Values != nil || w.Combos != nil || w.Nodes != nil || w.Bins != 0) {
 		t.Errorf("part %d of a %s message carries part 0's head", w.Part, m.Type)
+	}
+	if w.Part == 0 && m.Type != boost.TypeLatticeShare && w.Bins != s.layout[child] {
+		t.Errorf("a %s message of edge %d laid out for %d bins, the log commits %d for %s", m.Type, e, w.Bins, s.layout[child], child)
 	}
 	switch m.Type {
 	case boost.TypeLatticeDown:
@@ -104,9 +111,61 @@ func latticeProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 		texts, _ := wire.Marshal(&w)
 		return wire.DiscloseCiphertext, texts
 	default: // boost.TypeLatticeShare
-		if sm.To != holder || !slices.Contains(decryptors(t, c), sm.From) || w.Values != nil || w.Combos != nil || w.Nodes != nil {
+		if sm.To != holder || !slices.Contains(decryptors(t, c), sm.From) || w.Values != nil || w.Combos != nil || w.Nodes != nil || w.Bins != 0 {
 			t.Errorf("a lattice decryption share from %s to %s, not from a decryptor to the class holder", sm.From, sm.To)
 		}
 		return wire.DiscloseDecryptionShare, nil
+	}
+}
+
+// layoutBins is what the load step on the lattice path must commit at
+// params.bins bins: each party but the class holder's that owns a table
+// with a numeric column, with the most bins of any such column of its
+// tables.
+func layoutBins(t *testing.T, c *joinCase, bins int) map[string]int {
+	t.Helper()
+	pos, err := boost.PositiveClass(c.data[c.g.Target()], c.g.Class)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, tb := range c.g.Tables[1:] {
+		if tb.Party == c.g.Tables[0].Party || len(c.data[tb.Name].ColumnsOfKind(table.Numeric)) == 0 {
+			continue
+		}
+		l, err := boost.NewLocal(c.g, tb.Name, c.data[tb.Name], bins, boost.LossLogistic, pos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[tb.Party] = max(out[tb.Party], l.MaxBins())
+	}
+	return out
+}
+
+// checkLoadRecord: the load step's record commits, on the lattice path,
+// exactly the bins each announcing party's widest column has (s.layout),
+// and off it none.
+func checkLoadRecord(t *testing.T, s *secrets, recs map[string]*job.Record) {
+	t.Helper()
+	n := 0
+	for _, r := range recs {
+		if r.Step.Phase != "load" {
+			continue
+		}
+		n++
+		var d struct {
+			Positive string         `msgpack:"positive"`
+			Backend  string         `msgpack:"backend"`
+			Bins     map[string]int `msgpack:"bins"`
+		}
+		if err := wire.Unmarshal(r.Decision, &d); err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(d.Bins, s.layout) {
+			t.Errorf("the load step committed bins %v, want %v", d.Bins, s.layout)
+		}
+	}
+	if n == 0 {
+		t.Error("no load record was captured")
 	}
 }

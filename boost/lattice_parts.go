@@ -16,7 +16,8 @@ import (
 // default_credit's size about 188 of them per open node of a layout. Part
 // 0 also carries what the list is of: the down message's join values and
 // combos (entry order) and the layouts' node counts; the bin sums' node
-// counts.
+// counts; both, the bins their layouts have (the log's for the table's
+// party, which the receiver checks).
 type latticeMsg struct {
 	Edge   int        `msgpack:"edge"`
 	Part   int        `msgpack:"part"`
@@ -24,6 +25,7 @@ type latticeMsg struct {
 	Values []string   `msgpack:"values"`
 	Combos [][]string `msgpack:"combos"`
 	Nodes  []int      `msgpack:"nodes"`
+	Bins   int        `msgpack:"bins"`
 	C      [][]byte   `msgpack:"c"`
 }
 
@@ -38,7 +40,7 @@ func (s *session) sendLattice(ctx context.Context, step job.Step, base, to, typ 
 	for k, run := range runs {
 		m := latticeMsg{Edge: head.Edge, Part: k, Parts: len(runs), C: run}
 		if k == 0 {
-			m.Values, m.Combos, m.Nodes = head.Values, head.Combos, head.Nodes
+			m.Values, m.Combos, m.Nodes, m.Bins = head.Values, head.Combos, head.Nodes, head.Bins
 		}
 		if err := s.send(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, d); err != nil {
 			return err

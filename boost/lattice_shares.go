@@ -33,10 +33,11 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 	}
 	var ds DownSummary
 	n := 0 // the entries of the down message
+	bins := s.tableBins(i)
 	m, err := s.receiveLattice(ctx, r.step, fmt.Sprintf("ldown/%d", e), holder, TypeLatticeDown, e, func(m *latticeMsg) (int, error) {
 		var want int
 		var herr error
-		ds, n, want, herr = l.latticeHead(pk, s.prm.Bins, m)
+		ds, n, want, herr = l.latticeHead(pk, bins, m)
 		return want, herr
 	})
 	if err != nil {
@@ -52,7 +53,7 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 	}
 	var sums []*rlwe.Ciphertext // layout by layout, column by column
 	for _, k := range m.Nodes {
-		lay, _ := lattice.NewNodeBinLayout(pk.Params, s.prm.Bins, k) // checked above
+		lay, _ := lattice.NewNodeBinLayout(pk.Params, bins, k) // checked above
 		chunks := lay.Chunks(n)
 		ss, err := sumColumns(pk, lay, l, entries, all[:chunks])
 		if err != nil {
@@ -71,7 +72,7 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 		}
 	}
 	for _, q := range to {
-		if err := s.sendLattice(ctx, r.step, fmt.Sprintf("lbins/%d", e), q, TypeLatticeBins, latticeMsg{Edge: e, Nodes: m.Nodes}, c, wire.DiscloseCiphertext); err != nil {
+		if err := s.sendLattice(ctx, r.step, fmt.Sprintf("lbins/%d", e), q, TypeLatticeBins, latticeMsg{Edge: e, Nodes: m.Nodes, Bins: bins}, c, wire.DiscloseCiphertext); err != nil {
 			return err
 		}
 	}
@@ -82,13 +83,17 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 }
 
 // latticeHead checks the head of a lattice down message to the table
-// (part 0, from a peer) and returns it as a DownSummary without sums, its
+// (part 0, from a peer) against the table and the bins the log commits
+// for its party, and returns it as a DownSummary without sums, its
 // entries' number and how many ciphertexts its layouts take.
 func (l *Local) latticeHead(pk *lattice.PublicKey, bins int, m *latticeMsg) (DownSummary, int, int, error) {
 	e := l.g.Tables[l.ti].Parent
 	bad := fmt.Errorf("%w: the lattice gradient sums on edge %s", ErrWire, l.g.EdgeName(e))
 	if len(m.Combos) != len(m.Values) || len(m.Nodes) > maxWidth || l.maxBins() > bins {
 		return DownSummary{}, 0, 0, bad
+	}
+	if m.Bins != bins {
+		return DownSummary{}, 0, 0, fmt.Errorf("%w: not laid out for the bins the log commits", bad)
 	}
 	ds := DownSummary{Edge: e, Values: m.Values, Entries: make([][]DownEntry, len(m.Combos))}
 	n := 0
@@ -129,6 +134,9 @@ func (r *levelRun) receiveBins(ctx context.Context, i int) ([]int, [][]*rlwe.Cip
 		if len(m.Nodes) > maxWidth {
 			return 0, fmt.Errorf("%w: the lattice bin sums of table %q", ErrWire, s.g.Tables[i].Name)
 		}
+		if m.Bins != s.tableBins(i) {
+			return 0, fmt.Errorf("%w: the lattice bin sums of table %q are not laid out for the bins the log commits", ErrWire, s.g.Tables[i].Name)
+		}
 		return len(m.Nodes) * f, nil
 	})
 	if err != nil {
@@ -151,7 +159,7 @@ func (r *levelRun) binTargets(i int, nodes []int, cts [][]*rlwe.Ciphertext) ([]*
 	ts := make([][]*lattice.Target, len(nodes))
 	for g, n := range nodes {
 		var err error
-		if lays[g], err = lattice.NewNodeBinLayout(pk.Params, s.prm.Bins, n); err != nil {
+		if lays[g], err = lattice.NewNodeBinLayout(pk.Params, s.tableBins(i), n); err != nil {
 			return nil, nil, fmt.Errorf("%w: the lattice bin sums of table %q", ErrWire, s.g.Tables[i].Name)
 		}
 		for f, ct := range cts[g] {
@@ -208,7 +216,7 @@ func (r *levelRun) latticeOpen(ctx context.Context, i, open int, summed []int, p
 	if err != nil {
 		return err
 	}
-	if !slices.Equal(nodes, latticeGroups(pk, len(summed), s.prm.Bins)) {
+	if !slices.Equal(nodes, latticeGroups(pk, len(summed), s.tableBins(i))) {
 		return fmt.Errorf("%w: the lattice bin sums of table %q are not in the level's layouts", ErrWire, s.g.Tables[i].Name)
 	}
 	lays, ts, err := r.binTargets(i, nodes, cts)
@@ -287,12 +295,12 @@ func (r *levelRun) takeShares(ctx context.Context, q string, i int, plan *lattic
 }
 
 // readOpened opens table i's bin sums and puts the summed nodes' sums of
-// every bin into r.plain[i], in their open nodes' slots (params.bins bins
-// per column: the bins a column does not have hold zeros and never win a
-// split). ops are by layout, then column.
+// every bin into r.plain[i], in their open nodes' slots (the bins the log
+// commits for the table's party per column: the bins a column does not
+// have hold zeros and never win a split). ops are by layout, then column.
 func (r *levelRun) readOpened(i, open int, summed []int, ops []*lattice.BinOpening) error {
 	s := r.s
-	f, bins := numericCount(s.g, i), s.prm.Bins
+	f, bins := numericCount(s.g, i), s.tableBins(i)
 	out := make(BinSums, f)
 	for x := range out {
 		out[x] = make([]Vec, bins)

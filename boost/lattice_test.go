@@ -144,13 +144,18 @@ func TestLatticeDefaultCredit(t *testing.T) {
 // params.backend lattice (and with auto, which picks it for a star whose
 // parties all hold the dealt lattice key): the model equals the
 // library's, and every message and log record keeps to the leakage
-// profile (the lattice path's messages included).
+// profile (the lattice path's messages included, and the bins the load
+// step commits: carol's table, whose column has fewer bins than
+// params.bins, is laid out for its own).
 func TestJobStarLattice(t *testing.T) {
 	t.Parallel()
 	for _, backend := range []string{boost.BackendLattice, boost.BackendAuto} {
 		c := starCase(t, 1, 60)
 		p := testParams()
 		p.Trees, p.Backend = 2, backend
+		if b := layoutBins(t, c, p.Bins); b["carol"] >= p.Bins {
+			t.Fatalf("carol's column has %d bins of %d: the case lays nothing out for fewer", b["carol"], p.Bins)
+		}
 		res, out, capt := simRun(t, c, p)
 		want, err := boost.Train(c.g, c.data, p)
 		if err != nil {
@@ -159,7 +164,7 @@ func TestJobStarLattice(t *testing.T) {
 		if got, w := modelOf(t, res), modelJSON(t, *want); got != w {
 			t.Fatalf("%s: the job's model differs from the library's\n got: %s\nwant: %s", backend, got, w)
 		}
-		checkLatticeLeakage(t, c, want, res, out, capt)
+		checkLatticeLeakage(t, c, want, res, out, capt, p.Bins)
 	}
 }
 

@@ -68,6 +68,9 @@ type secrets struct {
 	// test: the test set's (its join values are checked on the test
 	// step's sub-channels, test-psi/EDGE and test-up/EDGE).
 	test *secrets
+	// layout: the bins the load step commits by announcing party (nil off
+	// the lattice path), which every lattice message's head names.
+	layout map[string]int
 }
 
 // on is the secrets whose join values a message on channel ch may hold.
@@ -167,24 +170,26 @@ func (s *secrets) holding(b []byte, texts bool) string {
 // entry of a run against the package doc's leakage profile.
 func checkLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any, out string, capt *capture, released bool) {
 	t.Helper()
-	checkLeakageOf(t, c, m, out, capt, released, []string{boost.TypeCombos, boost.TypeGradients, boost.TypeBins, boost.TypeDigest, boost.TypeSplit,
+	checkLeakageOf(t, c, m, out, capt, released, nil, []string{boost.TypeCombos, boost.TypeGradients, boost.TypeBins, boost.TypeDigest, boost.TypeSplit,
 		"secureagg/share-request", "secureagg/share", "re-used gradient ciphertexts", "compressed bin sums"})
 }
 
 // checkLatticeLeakage is checkLeakage for a run on the lattice path
-// (model kept, not released): its messages instead of Paillier's.
-func checkLatticeLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any, out string, capt *capture) {
+// (model kept, not released, params.bins bins): its messages instead of
+// Paillier's, and the bins its load step commits.
+func checkLatticeLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any, out string, capt *capture, bins int) {
 	t.Helper()
-	checkLeakageOf(t, c, m, out, capt, false, []string{boost.TypeCombos, boost.TypeLatticeDown, boost.TypeLatticeBins,
+	checkLeakageOf(t, c, m, out, capt, false, layoutBins(t, c, bins), []string{boost.TypeCombos, boost.TypeLatticeDown, boost.TypeLatticeBins,
 		boost.TypeLatticeShare, boost.TypeSplit})
 }
 
 // checkLeakageOf checks every captured message, log record and audit
-// ledger entry against the profile, and that a message of each of types
-// was sent.
-func checkLeakageOf(t *testing.T, c *joinCase, m *boost.Model, out string, capt *capture, released bool, types []string) {
+// ledger entry against the profile (layout: the bins the load step must
+// commit), and that a message of each of types was sent.
+func checkLeakageOf(t *testing.T, c *joinCase, m *boost.Model, out string, capt *capture, released bool, layout map[string]int, types []string) {
 	t.Helper()
 	s := caseSecrets(t, c, m, released)
+	s.layout = layout
 	seen := map[string]int{}
 	slotBits := map[int]bool{}
 	capt.mu.Lock()
@@ -233,6 +238,7 @@ func checkLeakageOf(t *testing.T, c *joinCase, m *boost.Model, out string, capt 
 		}
 	}
 	checkRecords(t, s, capt.records)
+	checkLoadRecord(t, s, capt.records)
 	checkLedgers(t, c, out)
 	t.Logf("%d messages checked (%v), %d log records", len(capt.sent), seen, len(capt.records))
 }

@@ -34,14 +34,21 @@ type loadOutput struct {
 	// party of the job, enough of them for its quorum (asked only when
 	// params.backend is lattice or auto).
 	Lattice bool `msgpack:"lattice"`
+	// Bins: the most bins of any numeric column of the party's tables that
+	// the class holder lays out for on the lattice path (lattice_bins.go;
+	// asked only when params.backend is lattice or auto, 0 from the class
+	// holder's party and a party with no such column).
+	Bins int `msgpack:"bins"`
 }
 
-// loadDecision is the job's positive label ("" under squared loss) and
-// the backend of its bin sums ("" is Paillier: records from before
-// params.backend).
+// loadDecision is the job's positive label ("" under squared loss), the
+// backend of its bin sums ("" is Paillier: records from before
+// params.backend) and, on the lattice path, the bins each announcing
+// party's tables are laid out for, by party (lattice_bins.go).
 type loadDecision struct {
-	Positive string `msgpack:"positive"`
-	Backend  string `msgpack:"backend"`
+	Positive string         `msgpack:"positive"`
+	Backend  string         `msgpack:"backend"`
+	Bins     map[string]int `msgpack:"bins,omitempty"`
 }
 
 // levelArgs name the level: the tree (from 0) and the depth of its open

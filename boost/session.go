@@ -42,9 +42,10 @@ type session struct {
 	slots   [2]int // the keys of the kept states in the two slots (-1: none)
 
 	locals  []*Local
-	shared  [][]string // by edge, after psi
-	pos     string     // positive label, committed by load
-	backend string     // the bin sums' backend, committed by load
+	shared  [][]string     // by edge, after psi
+	pos     string         // positive label, committed by load
+	backend string         // the bin sums' backend, committed by load
+	bins    map[string]int // the lattice layouts' bins by party, committed by load
 	lkeys   *lattice.Keys
 
 	keys *keyring.Paillier
@@ -127,11 +128,17 @@ func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) 
 	if h := p.History(); len(h) > 0 {
 		// Opened after a restart: the tables are loaded again, and after
 		// the psi step the rest comes from the kept state (resume).
-		if d, err := loadRound.Decision(h[0]); err == nil {
+		d, derr := loadRound.Decision(h[0])
+		if derr == nil {
 			s.pos, s.backend = d.Positive, d.Backend
 		}
 		if _, err := s.load(); err != nil && s.loadErr == nil {
 			s.loadErr = err
+		}
+		if derr == nil {
+			if err := s.checkBins(d); err != nil && s.loadErr == nil {
+				s.loadErr = err
+			}
 		}
 		s.stale = len(h) > 1
 	}
@@ -173,6 +180,9 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		}
 		d, err := loadRound.Decision(h[0])
 		if err != nil {
+			return nil, s.refuse(step, "%v", err)
+		}
+		if err := s.checkBins(d); err != nil {
 			return nil, s.refuse(step, "%v", err)
 		}
 		s.pos, s.backend = d.Positive, d.Backend
@@ -270,6 +280,9 @@ func (s *session) load() (loadOutput, error) {
 			return loadOutput{}, err
 		}
 		s.locals[i] = l
+	}
+	if s.prm.Backend != BackendPaillier {
+		out.Bins = s.widest()
 	}
 	return out, nil
 }

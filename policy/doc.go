@@ -27,7 +27,8 @@
 // total is published), class-summary (class counts per join value),
 // split-summary (how counts divide at a split), score (a candidate split's
 // gain), split-attribute (a column that may split a tree node, its
-// predicate kept at home), generalised (published in a k-anonymous table),
+// predicate kept at home; boost's lattice path also tells every member how
+// many bins the node's widest such column has), generalised (published in a k-anonymous table),
 // membership (a result names which of the node's rows belong to a group),
 // synthetic (a sample drawn from a density estimated on the rows, each
 // class's row count kept), sanitised-log (a query log with per-site ids

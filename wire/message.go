@@ -199,7 +199,9 @@ const (
 	DiscloseControl Disclosure = "control"
 	// DiscloseSplitAttribute is a column that may split a tree node: the
 	// public skeleton names the party and table that split, the predicate
-	// stays with its owner.
+	// stays with its owner. On boost's lattice path the log also tells
+	// every member how many bins the party's widest such column has (the
+	// layouts of its bin sums).
 	DiscloseSplitAttribute Disclosure = "split-attribute"
 	// DiscloseGeneralised is a k-anonymous publication: values generalised
 	// so that every group of quasi-identifiers has at least k rows.
