@@ -250,55 +250,13 @@ func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 	t.Helper()
 	m := sm.Message
 	holder := c.g.Tables[0].Party
-	edgeOf := func(ch string) int { return channelEdge(t, c, ch) }
-	party := func(name string) string { return c.g.Tables[c.g.Index(name)].Party }
-	subset := func(what string, vals []string, e int) { s.on(m.Channel).subset(t, what, vals, e) }
 	texts := m.Body
 	want := wire.Disclosure("")
 	switch m.Type {
 	case boost.TypeCombos:
-		want = wire.DiscloseSplitSummary
-		var cs boost.ComboSummary
-		if err := wire.Unmarshal(m.Body, &cs); err != nil {
-			t.Fatal(err)
-		}
-		e := edgeOf(m.Channel)
-		if cs.Edge != e || sm.From != party(c.g.Edges[e].Child) || sm.To != party(c.g.Edges[e].Parent) {
-			t.Errorf("combo summary of edge %d from %s to %s", cs.Edge, sm.From, sm.To)
-		}
-		subset("a combo summary", cs.Values, e)
-		for _, es := range cs.Entries {
-			for _, cc := range es {
-				if strings.Trim(cc.Combo, "01|") != "" {
-					t.Errorf("a combo %q carries more than split outcomes", cc.Combo)
-				}
-			}
-		}
+		want = comboProfile(t, c, s, sm)
 	case boost.TypeGradients:
-		want = wire.DiscloseCiphertext
-		var w wireDown
-		if err := wire.Unmarshal(m.Body, &w); err != nil {
-			t.Fatal(err)
-		}
-		e := edgeOf(m.Channel)
-		if w.Edge != e || sm.From != party(c.g.Edges[e].Parent) || sm.To != party(c.g.Edges[e].Child) {
-			t.Errorf("gradient sums of edge %d from %s to %s", w.Edge, sm.From, sm.To)
-		}
-		subset("gradient sums", w.Values, e)
-		// A down message that re-uses the tree's first-level ciphertexts
-		// names its entries' open nodes (reuse.go): split-summary.
-		for i, rs := range w.Ref {
-			for j, r := range rs {
-				if r >= 0 {
-					want = wire.DiscloseSplitSummary
-					if w.First || w.N[i][j] != 1 || w.Node[i][j] < -1 || 2*w.Node[i][j] >= w.Width {
-						t.Errorf("a re-used entry of edge %d: first %v, %d summands, node %d of %d slots", e, w.First, w.N[i][j], w.Node[i][j], w.Width)
-					}
-				}
-			}
-		}
-		w.C = nil
-		texts, _ = wire.Marshal(&w)
+		want, texts = gradientProfile(t, c, s, sm)
 	case boost.TypeBins:
 		want = wire.DiscloseCiphertext
 		var w wireBins
@@ -338,18 +296,91 @@ func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 		}
 	case psi.TypeSize, psi.TypeBlinded, psi.TypeDouble, psi.TypeFilter, psi.TypeOTBase, psi.TypeOTChoice, psi.TypeOTKeys, psi.TypeOTMatrix, psi.TypeOTValues:
 		want, texts = wire.DisclosePSIBlinded, nil
-		parts := strings.Split(m.Channel, "/")
-		if len(parts) < 2 || (parts[0] != "psi" && parts[0] != "test-psi") {
-			t.Fatalf("PSI message on channel %q", m.Channel)
-		}
-		e := edgeOf(parts[0] + "/" + parts[1])
-		if ps := []string{party(c.g.Edges[e].Parent), party(c.g.Edges[e].Child)}; !slices.Contains(ps, sm.From) || !slices.Contains(ps, sm.To) {
-			t.Errorf("PSI of edge %d between %s and %s", e, sm.From, sm.To)
-		}
+		psiProfile(t, c, sm)
 	default:
 		t.Errorf("message %s from %s to %s is not in the profile", m.Type, sm.From, sm.To)
 	}
 	return want, texts
+}
+
+// tableParty is the party that holds table name of c's join graph.
+func tableParty(c *joinCase, name string) string { return c.g.Tables[c.g.Index(name)].Party }
+
+// comboProfile is messageProfile for a combo summary (split-summary): it
+// goes up its edge from the child's party to the parent's, names only
+// join values of the edge's intersection, and its combos carry nothing
+// but split outcomes. Split from messageProfile to keep that one short.
+func comboProfile(t *testing.T, c *joinCase, s *secrets, sm sent) wire.Disclosure {
+	t.Helper()
+	m := sm.Message
+	var cs boost.ComboSummary
+	if err := wire.Unmarshal(m.Body, &cs); err != nil {
+		t.Fatal(err)
+	}
+	e := channelEdge(t, c, m.Channel)
+	if cs.Edge != e || sm.From != tableParty(c, c.g.Edges[e].Child) || sm.To != tableParty(c, c.g.Edges[e].Parent) {
+		t.Errorf("combo summary of edge %d from %s to %s", cs.Edge, sm.From, sm.To)
+	}
+	s.on(m.Channel).subset(t, "a combo summary", cs.Values, e)
+	for _, es := range cs.Entries {
+		for _, cc := range es {
+			if strings.Trim(cc.Combo, "01|") != "" {
+				t.Errorf("a combo %q carries more than split outcomes", cc.Combo)
+			}
+		}
+	}
+	return wire.DiscloseSplitSummary
+}
+
+// gradientProfile is messageProfile for encrypted gradient sums: they go
+// down their edge from the parent's party to the child's and name only
+// join values of the edge's intersection. It returns the ledger form
+// (ciphertext, or split-summary if any entry re-uses the first level's
+// ciphertexts) and the message without its ciphertexts, where text can
+// appear.
+func gradientProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclosure, []byte) {
+	t.Helper()
+	m := sm.Message
+	want := wire.DiscloseCiphertext
+	var w wireDown
+	if err := wire.Unmarshal(m.Body, &w); err != nil {
+		t.Fatal(err)
+	}
+	e := channelEdge(t, c, m.Channel)
+	if w.Edge != e || sm.From != tableParty(c, c.g.Edges[e].Parent) || sm.To != tableParty(c, c.g.Edges[e].Child) {
+		t.Errorf("gradient sums of edge %d from %s to %s", w.Edge, sm.From, sm.To)
+	}
+	s.on(m.Channel).subset(t, "gradient sums", w.Values, e)
+	// A down message that re-uses the tree's first-level ciphertexts
+	// names its entries' open nodes (reuse.go): split-summary.
+	for i, rs := range w.Ref {
+		for j, r := range rs {
+			if r >= 0 {
+				want = wire.DiscloseSplitSummary
+				if w.First || w.N[i][j] != 1 || w.Node[i][j] < -1 || 2*w.Node[i][j] >= w.Width {
+					t.Errorf("a re-used entry of edge %d: first %v, %d summands, node %d of %d slots", e, w.First, w.N[i][j], w.Node[i][j], w.Width)
+				}
+			}
+		}
+	}
+	w.C = nil
+	texts, _ := wire.Marshal(&w)
+	return want, texts
+}
+
+// psiProfile checks that a PSI message is on an edge's psi (or test-psi)
+// channel and goes between that edge's two parties.
+func psiProfile(t *testing.T, c *joinCase, sm sent) {
+	t.Helper()
+	m := sm.Message
+	parts := strings.Split(m.Channel, "/")
+	if len(parts) < 2 || (parts[0] != "psi" && parts[0] != "test-psi") {
+		t.Fatalf("PSI message on channel %q", m.Channel)
+	}
+	e := channelEdge(t, c, parts[0]+"/"+parts[1])
+	if ps := []string{tableParty(c, c.g.Edges[e].Parent), tableParty(c, c.g.Edges[e].Child)}; !slices.Contains(ps, sm.From) || !slices.Contains(ps, sm.To) {
+		t.Errorf("PSI of edge %d between %s and %s", e, sm.From, sm.To)
+	}
 }
 
 // channelEdge is the edge a sub-channel ends with (up/EDGE, down/EDGE).

@@ -34,7 +34,37 @@ func TestPredict(t *testing.T) {
 	c, nc := starCase(t, 1, 60), starCase(t, 2, 45)
 	p := testParams()
 	p.Trees = 2
-	dir, state := t.TempDir(), t.TempDir()
+	dir := t.TempDir()
+	id, res := trainThenPredict(ctx, t, c, nc, p, dir)
+
+	want, rows, positive := libraryMargins(t, c, nc, p)
+	if res["model"] != id || res["rows"] != float64(rows) || res["positive"] != float64(positive) {
+		t.Fatalf("prediction result %v, want %d join rows, %d positive", res, rows, positive)
+	}
+	got := keptMargins(t, filepath.Join(dir, "pred", "predictions.csv"))
+	for r, ms := range want {
+		slices.Sort(ms)
+		slices.Sort(got[r])
+		if !slices.Equal(ms, got[r]) {
+			t.Fatalf("class row %d: margins %v kept, %v on the materialised join", r, got[r], ms)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("predictions for %d class rows, the join has %d", len(got), len(want))
+	}
+	checkPredictLedgers(t, filepath.Join(dir, "pred", "audit"), c.spec.PartyNames())
+	t.Logf("%d new join rows scored, %d positive, over %d class rows", rows, positive, len(want))
+}
+
+// trainThenPredict writes c's tables (as NAME.csv) and nc's (as
+// NAME_new.csv) to dir, trains c's spec with p over real nodes (out in
+// dir/train), then runs a boost-predict job naming the trained model on
+// the new tables with the same kept state (out in dir/pred). It returns
+// the model's job id and the prediction job's result; split from
+// TestPredict so the runs, the reference and the checks read apart.
+func trainThenPredict(ctx context.Context, t *testing.T, c, nc *joinCase, p boost.Params, dir string) (string, map[string]any) {
+	t.Helper()
+	state := t.TempDir()
 	write := func(name, text string) string {
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -81,7 +111,14 @@ func TestPredict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return id, res
+}
 
+// libraryMargins trains the library's model on c with p and scores the
+// materialised join of nc's tables: every join row's margin by its class
+// row, the number of join rows, and how many have a positive margin.
+func libraryMargins(t *testing.T, c, nc *joinCase, p boost.Params) (map[int][]float64, int, int) {
+	t.Helper()
 	m, err := boost.Train(c.g, c.data, p)
 	if err != nil {
 		t.Fatal(err)
@@ -103,10 +140,14 @@ func TestPredict(t *testing.T) {
 			positive++
 		}
 	}
-	if res["model"] != id || res["rows"] != float64(rows) || res["positive"] != float64(positive) {
-		t.Fatalf("prediction result %v, want %d join rows, %d positive", res, rows, positive)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "pred", "predictions.csv"))
+	return want, rows, positive
+}
+
+// keptMargins reads the class holder's kept predictions (class row, join
+// rows, margin per line) as each class row's margins, one per join row.
+func keptMargins(t *testing.T, path string) map[int][]float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,18 +164,15 @@ func TestPredict(t *testing.T) {
 			got[r] = append(got[r], x)
 		}
 	}
-	for r, ms := range want {
-		slices.Sort(ms)
-		slices.Sort(got[r])
-		if !slices.Equal(ms, got[r]) {
-			t.Fatalf("class row %d: margins %v kept, %v on the materialised join", r, got[r], ms)
-		}
-	}
-	if len(got) != len(want) {
-		t.Fatalf("predictions for %d class rows, the join has %d", len(got), len(want))
-	}
-	for _, party := range spec.PartyNames() {
-		entries, err := audit.ReadFile(filepath.Join(dir, "pred", "audit", party+".jsonl"))
+	return got
+}
+
+// checkPredictLedgers checks that every party's audit ledger in dir shows
+// only PSI, combo split summaries, control and the public result.
+func checkPredictLedgers(t *testing.T, dir string, parties []string) {
+	t.Helper()
+	for _, party := range parties {
+		entries, err := audit.ReadFile(filepath.Join(dir, party+".jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,5 +185,4 @@ func TestPredict(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d new join rows scored, %d positive, over %d class rows", rows, positive, len(want))
 }

@@ -104,7 +104,20 @@ func TestXuWorkedExample(t *testing.T) {
 	if got, want := strings.Join(sched, ", "), "fwd T1->T2, bwd T2->T1, fwd T1->T3, bwd T3->T1, bwd T1->T2"; got != want {
 		t.Fatalf("schedule %s, want %s", got, want)
 	}
+	parts := xuClassPropagation(t, g, locals)
+	xuRootFrontier(t, locals, parts)
+	xuSplitAge10(t, g, locals, parts)
+	xuWholeTree(t, g, data, p)
+}
 
+// xuClassPropagation replays Examples 2-3's class propagation step by step
+// on the schedule: every class summary and every table's Cls after each
+// round, that rounds leave their input Part as it was, the join's class
+// counts at every table, and that Propagate gives the same Parts in one
+// call. It returns the propagated Parts, which the split checks start
+// from. Split from TestXuWorkedExample to keep that one short.
+func xuClassPropagation(t *testing.T, g *sjc.Graph, locals []*sjc.Local) []sjc.Part {
+	t.Helper()
 	parts := []sjc.Part{locals[0].Initial(), locals[1].Initial(), locals[2].Initial()}
 	if got, want := show(1, parts[0]), "R11⟨1,0⟩ R12⟨0,1⟩ R13⟨1,0⟩ R14⟨0,1⟩"; got != want {
 		t.Fatalf("init T1: %s, want %s", got, want)
@@ -164,9 +177,14 @@ func TestXuWorkedExample(t *testing.T) {
 			t.Fatalf("Propagate T%d = %s, stepwise %s", i+1, show(i+1, prop[i]), show(i+1, parts[i]))
 		}
 	}
+	return parts
+}
 
-	// At the root only T2 has a candidate attribute; Age <= 4 and Age <=
-	// 12.5 tie exactly, and the frontier keeps the smaller key alone.
+// xuRootFrontier checks the root's best splits on the propagated Parts:
+// only T2 has a candidate attribute; Age <= 4 and Age <= 12.5 tie
+// exactly, and the frontier keeps the smaller key alone.
+func xuRootFrontier(t *testing.T, locals []*sjc.Local, parts []sjc.Part) {
+	t.Helper()
 	for i, l := range locals {
 		front, err := l.BestSplits(parts[i])
 		if err != nil {
@@ -179,8 +197,14 @@ func TestXuWorkedExample(t *testing.T) {
 			t.Fatalf("T2 frontier %+v, want Age <= 4 alone with gain 0.2044", front)
 		}
 	}
+}
 
-	// Example 4: the split on T2's Age (R21, R23 to n1, R24 to n2).
+// xuSplitAge10 replays Example 4, the split on T2's Age <= 10 (R21, R23 to
+// n1, R24 to n2): the split schedule, that split propagation leaves the
+// parent Parts as they were, the split summaries SS(T2->T1) and
+// SS(T1->T3), the children's Parts, and the split's gain.
+func xuSplitAge10(t *testing.T, g *sjc.Graph, locals []*sjc.Local, parts []sjc.Part) {
+	t.Helper()
 	split := tree.Split{Party: "p2", Table: "T2", Column: "Age", Op: tree.OpLE, Num: 10}
 	var ss []string
 	for _, tr := range sjc.SplitSchedule(g, 1) {
@@ -229,11 +253,16 @@ func TestXuWorkedExample(t *testing.T) {
 	if gn := sjc.Gain([]uint64{5, 3}, []uint64{3, 3}, []uint64{2, 0}); math.Abs(gn-0.2044) > 1e-4 {
 		t.Errorf("gain of Age <= 10 = %.4f, want 0.954 - 0.75 = 0.2044", gn)
 	}
+}
 
-	// The whole tree: Age <= 4 and Age <= 12.5 tie at the root (both
-	// 0.2044 bits) and the smaller threshold wins; the right child then
-	// splits at 12.5. Pruning keeps it (hand-computed: root leaf error 4.47
-	// vs subtree 4.19).
+// xuWholeTree builds the whole tree, unpruned and pruned, against the
+// kept tree.json and the reference implementation, and checks the JSON
+// round trip. Age <= 4 and Age <= 12.5 tie at the root (both
+// 0.2044 bits) and the smaller threshold wins; the right child then
+// splits at 12.5. Pruning keeps it (hand-computed: root leaf error 4.47
+// vs subtree 4.19).
+func xuWholeTree(t *testing.T, g *sjc.Graph, data map[string]*table.Table, p sjc.Params) {
+	t.Helper()
 	want, err := bytesFile("testdata/xu-example/tree.json")
 	if err != nil {
 		t.Fatal(err)

@@ -155,6 +155,9 @@ func loggedResultNumbers(t *testing.T, data []byte) []byte {
 	return resultNumbers(t, res)
 }
 
+// checkJobLeakage is one run of TestJobLeakage: the leak case's job with
+// PSI protocol mode under kind, its tree big enough to say anything, then
+// the checks of its log and messages against the profile.
 func checkJobLeakage(t *testing.T, mode string, kind sjc.Kind) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -172,12 +175,17 @@ func checkJobLeakage(t *testing.T, mode string, kind sjc.Kind) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner := map[string]string{"L": "pa", "S": "pb", "P": "pc"}
-	edgeParties := func(e int) [2]string {
-		a, b := owner[g.Edges[e].Parent], owner[g.Edges[e].Child]
-		return [2]string{min(a, b), max(a, b)}
-	}
-	// The shared join values of each edge.
+	shared := leakShared(t, spec, g)
+	private, splits := leakPrivate(nums, run.tree)
+	checkNoPrivateBytes(t, run, private, shared)
+	seen := checkLeakMessages(t, run, g, shared, mode)
+	t.Logf("%d splits, %d messages checked (%v), %d private byte strings searched in %d log entries", splits, len(run.rep.Sent), seen, len(private), len(run.rep.Log))
+}
+
+// leakShared is the shared join values of each edge of the leak case,
+// computed in the clear from its tables.
+func leakShared(t *testing.T, spec *job.Spec, g *sjc.Graph) [][]string {
+	t.Helper()
 	data := loadTables(t, spec, map[string]string{"L": read(t, spec, "L"), "S": read(t, spec, "S"), "P": read(t, spec, "P")})
 	labels, _ := sjc.Labels(g, data["L"])
 	locals, err := sjc.Prepare(g, data, labels, sjc.DefaultParams())
@@ -188,9 +196,14 @@ func checkJobLeakage(t *testing.T, mode string, kind sjc.Kind) {
 	for e, ed := range g.Edges {
 		shared[e] = sjc.Intersect(locals[g.Index(ed.Parent)].JoinValues(e), locals[e+1].JoinValues(e))
 	}
+	return shared
+}
 
-	// Private bytes: categorical values, numeric values (as text and as
-	// float64), one-sided join values, split thresholds.
+// leakPrivate is the private bytes to search for: categorical values,
+// numeric values nums (as text and as float64), one-sided join values,
+// and the split thresholds and categories of tr; and tr's number of
+// splits.
+func leakPrivate(nums []float64, tr *tree.Tree) ([][]byte, int) {
 	var private [][]byte
 	for _, p := range []string{"orgL_", "typS_", "catP_", "onlyL", "onlyS", "onlyP"} {
 		private = append(private, []byte(p))
@@ -213,7 +226,15 @@ func checkJobLeakage(t *testing.T, mode string, kind sjc.Kind) {
 		walk(n.Left)
 		walk(n.Right)
 	}
-	walk(run.tree.Root)
+	walk(tr.Root)
+	return private, splits
+}
+
+// checkNoPrivateBytes checks that no log entry and no message of run holds
+// any of private (except where the job id or the result's own numbers
+// spell it by chance), and that the log holds no shared join value.
+func checkNoPrivateBytes(t *testing.T, run *jobRun, private [][]byte, shared [][]string) {
+	t.Helper()
 	public := resultNumbers(t, run.rep.Result)
 	for _, e := range run.rep.Log {
 		if e.Op == "finish" {
@@ -244,7 +265,20 @@ func checkJobLeakage(t *testing.T, mode string, kind sjc.Kind) {
 			}
 		}
 	}
+}
 
+// checkLeakMessages checks every captured message of run against the
+// profile: disclosures within it, summaries only between their edge's
+// parties and naming only its shared values, offers only to the
+// coordinator, confirmations without data, and every type the run must
+// send (mode's PSI types among them) sent. It returns the count per type.
+func checkLeakMessages(t *testing.T, run *jobRun, g *sjc.Graph, shared [][]string, mode string) map[string]int {
+	t.Helper()
+	owner := map[string]string{"L": "pa", "S": "pb", "P": "pc"}
+	edgeParties := func(e int) [2]string {
+		a, b := owner[g.Edges[e].Parent], owner[g.Edges[e].Child]
+		return [2]string{min(a, b), max(a, b)}
+	}
 	// Control: the confirmations of a level's winners, and the runtime's
 	// admission answers; neither carries data.
 	allowed := []wire.Disclosure{wire.DiscloseClassSummary, wire.DiscloseSplitSummary, wire.DiscloseScore,
@@ -306,7 +340,7 @@ func checkJobLeakage(t *testing.T, mode string, kind sjc.Kind) {
 			t.Errorf("no %s message was sent: the test checks nothing of it", typ)
 		}
 	}
-	t.Logf("%d splits, %d messages checked (%v), %d private byte strings searched in %d log entries", splits, len(run.rep.Sent), seen, len(private), len(run.rep.Log))
+	return seen
 }
 
 func read(t *testing.T, spec *job.Spec, name string) string {

@@ -149,17 +149,25 @@ func TestPredictStreamsRows(t *testing.T) {
 	if fmt.Sprint(rep.Result["predicted"]) != fmt.Sprint(got) {
 		t.Fatalf("predicted %v, the trained tree row by row %v", rep.Result["predicted"], got)
 	}
-	// The leakage profile (the training's, over the new tables with one
-	// class): summaries, blinded join values, public results and control
-	// only, and no value of the new facts' measure or of the column the
-	// schema leaves out, in any message or in the log.
+	checkPredictStreamLeakage(t, rep, filepath.Join(dir, "P.csv"), facts)
+	t.Logf("%d messages checked", len(rep.Sent))
+}
+
+// checkPredictStreamLeakage checks TestPredictStreamsRows's run against
+// the leakage profile (the training's, over the new tables with one
+// class): summaries, blinded join values, public results and control
+// only, and no value of the new facts' (path, loaded as facts) measure
+// or of the column the schema leaves out, in any message or in the log.
+// Split from the test to keep it short.
+func checkPredictStreamLeakage(t *testing.T, rep *jobtest.Report, path string, facts *table.Table) {
+	t.Helper()
 	allowed := []wire.Disclosure{wire.DiscloseClassSummary, wire.DiscloseSplitSummary, wire.DiscloseScore,
 		wire.DisclosePSIBlinded, wire.DisclosePublicResult, wire.DiscloseControl}
 	if out := rep.SentOutside(allowed...); len(out) > 0 {
 		t.Errorf("%d messages outside the profile, first %s (%s)", len(out), out[0].Message.Type, out[0].Disclosure)
 	}
 	m, _ := facts.Column("m")
-	all, err := table.Load(filepath.Join(dir, "P.csv"), "P", nil)
+	all, err := table.Load(path, "P", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +188,6 @@ func TestPredictStreamsRows(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d messages checked", len(rep.Sent))
 }
 
 // TestPredictMemoryFigure (COHORT_PREDICT_FIGURE=ROWS) logs the time and

@@ -24,6 +24,13 @@ type randomCase struct {
 	p     sjc.Params
 }
 
+// randomCol is a column of a random case's table: its name, its kind in
+// the schema, and the generator of its cells.
+type randomCol struct {
+	name, kind string
+	gen        func() string
+}
+
 // newRandomCase draws 2-6 tables in a random join tree (chain, star or
 // any tree), held by 1-3 parties, with composite keys now and then, integer,
 // decimal and categorical attributes, small join domains (many-to-many,
@@ -57,11 +64,7 @@ func newRandomCase(rng *rand.Rand) *randomCase {
 		}
 	}
 	// Columns: for each edge, 1 or 2 key columns on each side.
-	type col struct {
-		name, kind string
-		gen        func() string
-	}
-	cols := make([][]col, k)
+	cols := make([][]randomCol, k)
 	joinDom := 2 + rng.IntN(3)
 	keyGen := func() string { return string(rune('a' + rng.IntN(joinDom))) }
 	for i := 1; i < k; i++ {
@@ -70,8 +73,8 @@ func newRandomCase(rng *rand.Rand) *randomCase {
 		for c := 0; c < parts; c++ {
 			pc := fmt.Sprintf("k%d_%d", i, c)
 			cc := fmt.Sprintf("j%d_%d", i, c)
-			cols[parent[i]] = append(cols[parent[i]], col{pc, "key", keyGen})
-			cols[i] = append(cols[i], col{cc, "key", keyGen})
+			cols[parent[i]] = append(cols[parent[i]], randomCol{pc, "key", keyGen})
+			cols[i] = append(cols[i], randomCol{cc, "key", keyGen})
 			if rng.IntN(2) == 0 {
 				terms = append(terms, fmt.Sprintf("%s.%s = %s.%s", tn(parent[i]), pc, tn(i), cc))
 			} else {
@@ -81,57 +84,62 @@ func newRandomCase(rng *rand.Rand) *randomCase {
 		spec.Join = append(spec.Join, strings.Join(terms, " AND "))
 	}
 	nclass := 2 + rng.IntN(2)
-	cols[0] = append(cols[0], col{"cls", "class", func() string { return []string{"no", "yes", "maybe"}[rng.IntN(nclass)] }})
+	cols[0] = append(cols[0], randomCol{"cls", "class", func() string { return []string{"no", "yes", "maybe"}[rng.IntN(nclass)] }})
 	for i := 0; i < k; i++ {
 		for a, na := 0, 1+rng.IntN(4); a < na; a++ {
 			switch rng.IntN(3) {
 			case 0: // integers
-				cols[i] = append(cols[i], col{fmt.Sprintf("n%d", a), "numeric", func() string { return strconv.Itoa(rng.IntN(7) - 2) }})
+				cols[i] = append(cols[i], randomCol{fmt.Sprintf("n%d", a), "numeric", func() string { return strconv.Itoa(rng.IntN(7) - 2) }})
 			case 1: // decimals
-				cols[i] = append(cols[i], col{fmt.Sprintf("d%d", a), "numeric", func() string {
+				cols[i] = append(cols[i], randomCol{fmt.Sprintf("d%d", a), "numeric", func() string {
 					return strconv.FormatFloat(float64(rng.IntN(9))*0.1-0.3, 'f', -1, 64)
 				}})
 			default:
-				cols[i] = append(cols[i], col{fmt.Sprintf("c%d", a), "categorical", func() string { return []string{"red", "green", "blue", "x y"}[rng.IntN(4)] }})
+				cols[i] = append(cols[i], randomCol{fmt.Sprintf("c%d", a), "categorical", func() string { return []string{"red", "green", "blue", "x y"}[rng.IntN(4)] }})
 			}
 		}
 	}
 	rc := &randomCase{spec: spec, csv: map[string]string{}, test: map[string]string{}, shape: shape}
-	gen := func() map[string]string {
-		out := map[string]string{}
-		for i := 0; i < k; i++ {
-			var b strings.Builder
-			for c, cl := range cols[i] {
-				if c > 0 {
-					b.WriteByte(',')
-				}
-				b.WriteString(cl.name)
-			}
-			b.WriteByte('\n')
-			rows := 1 + rng.IntN(20)
-			for r := 0; r < rows; r++ {
-				for c, cl := range cols[i] {
-					if c > 0 {
-						b.WriteByte(',')
-					}
-					b.WriteString(cl.gen())
-				}
-				b.WriteByte('\n')
-			}
-			out[tn(i)] = b.String()
-		}
-		return out
-	}
 	for i := 0; i < k; i++ {
 		spec.Schema[tn(i)] = map[string]string{}
 		for _, cl := range cols[i] {
 			spec.Schema[tn(i)][cl.name] = cl.kind
 		}
 	}
-	rc.csv = gen()
-	rc.test = gen()
+	rc.csv = randomCSV(rng, cols, tn)
+	rc.test = randomCSV(rng, cols, tn)
 	rc.p = sjc.Params{MaxDepth: 1 + rng.IntN(10), MinSplit: uint64(1 + rng.IntN(4)), Prune: rng.IntN(3) == 0, JoinSplits: rng.IntN(4) == 0}
 	return rc
+}
+
+// randomCSV draws the CSV text of every table of a random case: a header
+// of cols' names, then 1-20 rows of their generators' cells (table i is
+// named tn(i)). newRandomCase calls it twice, training set then test set;
+// its draws from rng are in the order they were inline.
+func randomCSV(rng *rand.Rand, cols [][]randomCol, tn func(int) string) map[string]string {
+	out := map[string]string{}
+	for i := range cols {
+		var b strings.Builder
+		for c, cl := range cols[i] {
+			if c > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(cl.name)
+		}
+		b.WriteByte('\n')
+		rows := 1 + rng.IntN(20)
+		for r := 0; r < rows; r++ {
+			for c, cl := range cols[i] {
+				if c > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(cl.gen())
+			}
+			b.WriteByte('\n')
+		}
+		out[tn(i)] = b.String()
+	}
+	return out
 }
 
 func loadTables(t testing.TB, spec *job.Spec, csv map[string]string) map[string]*table.Table {
