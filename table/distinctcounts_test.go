@@ -109,7 +109,8 @@ func TestDistinctCountsPushDown(t *testing.T) {
 		`CREATE TABLE ok (tid INTEGER, item TEXT)`, `INSERT INTO ok VALUES (1, 'a'), (1, 'b'), (1, 'a'), (2, 'a'), (3, ''), (2, 'c')`,
 		`CREATE TABLE spaces (tid TEXT, item TEXT)`, `INSERT INTO spaces VALUES ('x', 'a'), ('x ', 'a'), ('y', 'a')`,
 		`CREATE TABLE mixed (tid, item TEXT)`, `INSERT INTO mixed VALUES (1, 'a'), ('1', 'a'), (2, 'a')`,
-		`CREATE TABLE reals (tid REAL, item TEXT)`, `INSERT INTO reals VALUES (1.5, 'a'), (2, 'a')`)
+		`CREATE TABLE reals (tid REAL, item TEXT)`, `INSERT INTO reals VALUES (1.5, 'a'), (2, 'a')`,
+		`CREATE TABLE nbsp (tid TEXT, item TEXT)`, "INSERT INTO nbsp VALUES ('y', 'a'), ('y\u00a0', 'a'), ('z', 'a\u00a0')")
 	srcs := map[string]func(string) Source{"sqlite": func(tb string) Source { return Source{SQLite: db, Table: tb} }}
 	if srv := pgShared.Try(t); srv != nil {
 		t.Setenv("COHORT_TEST_PG", srv.ConnString(srv.Password))
@@ -122,6 +123,7 @@ func TestDistinctCountsPushDown(t *testing.T) {
 			`CREATE TABLE dc_spaces (tid text, item text)`, `INSERT INTO dc_spaces VALUES ('x', 'a'), ('x ', 'a'), ('y', 'a')`,
 			`CREATE TABLE dc_mixed (tid numeric, item text)`, `INSERT INTO dc_mixed VALUES (1.5, 'a'), (1.50, 'a'), (2, 'a')`,
 			`CREATE TABLE dc_reals (tid float8, item text)`, `INSERT INTO dc_reals VALUES (0, 'a'), ('-0', 'a')`,
+			`CREATE TABLE dc_nbsp (tid text, item text)`, "INSERT INTO dc_nbsp VALUES ('y', 'a'), ('y\u00a0', 'a'), ('z', 'a\u00a0')",
 		} {
 			if _, err := conn.Exec(ctx, s); err != nil {
 				t.Fatalf("%s: %v", s, err)
@@ -145,7 +147,7 @@ func TestDistinctCountsPushDown(t *testing.T) {
 			!strings.Contains(q, `GROUP BY \"item\"`) {
 			t.Fatalf("%s: log %s", name, q)
 		}
-		for _, tb := range []string{"spaces", "mixed", "reals"} {
+		for _, tb := range []string{"spaces", "mixed", "reals", "nbsp"} {
 			agg, err := NewAggregator(src(tb), schema, ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
