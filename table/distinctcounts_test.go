@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -161,5 +162,38 @@ func TestDistinctCountsPushDown(t *testing.T) {
 				t.Fatalf("%s %s: %d %v (%v), want %d %v (%v)", name, tb, n, g, err, wn, wg, werr)
 			}
 		}
+	}
+}
+
+// TestClickHouseCountsPushDown: ClickHouse answers ColumnSums (clamped
+// to [0, +∞)) and DistinctCounts of a clean table with its queries, equal
+// to what the load gives.
+func TestClickHouseCountsPushDown(t *testing.T) {
+	srv := chShared.Try(t)
+	if srv == nil {
+		return
+	}
+	ctx := context.Background()
+	t.Setenv("COHORT_TEST_CH", srv.DSN("admin", srv.AdminPassword))
+	src := Source{ClickHouseEnv: "COHORT_TEST_CH", Table: "counts_pushdown"}
+	if err := Write(ctx, src, pairsTable(61, true)); err != nil {
+		t.Fatal(err)
+	}
+	schema := map[string]Kind{"tid": Categorical, "item": Categorical, "w": Numeric}
+	agg, err := NewAggregator(src, schema, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, g, ok, err := agg.(*sqlAgg).distinctQueries(ctx, "tid", "item")
+	wn, wg, werr := loadedKeyCounts(src, schema, "tid", "item")
+	if err != nil || werr != nil || !ok || n != wn || fmt.Sprint(g) != fmt.Sprint(wg) {
+		t.Fatalf("pushed down: %d %v, ok %v, %v; loaded %d %v (%v)", n, g, ok, err, wn, wg, werr)
+	}
+	pos := &[2]float64{0, math.Inf(1)}
+	rows, vals, ok, err := agg.(*sqlAgg).aggregateColumns(ctx, []string{"w", "w"}, func(col string, next func(float64) string) []string {
+		return []string{agg.(*sqlAgg).db.sum(agg.(*sqlAgg).clamped(col, pos, next))}
+	})
+	if err != nil || !ok || rows != 61 || fmt.Sprint(vals) != "[1830 1830]" {
+		t.Fatalf("sums pushed down: %d rows, %v, ok %v, %v", rows, vals, ok, err)
 	}
 }

@@ -21,7 +21,8 @@ import (
 // refused, and are not fed to them (their supports are over the labelled
 // database, whose thesis items no count here holds, and recounting the
 // loaded transactions is one pass beside the search). An error of the
-// counts is left for the load to report with the table named.
+// counts is left for the load to report with the table named. An
+// eligible job pays the counts' pass on top of its load.
 func precheck(ctx context.Context, p job.Participant, prm *Params, draw uint64) error {
 	s := supports(ctx, p)
 	if s == nil {
