@@ -223,7 +223,18 @@
 //     party's Den does not depend on its row order, so ΣDen is aggregated
 //     and revealed once, and it bounds every party's later Num (Num_j ≤
 //     Den_j ≤ ΣDen_j), so the later sums use that public bound in place of
-//     value_bits and pack more values per plaintext. The coordinator
+//     value_bits and pack more values per plaintext. A party's Den comes
+//     from table's local-computation layer (table.Aggregator.ColumnSums,
+//     Σ max(x, 0) of every column in one query where the table lives, one
+//     streamed pass over a file; the query in the node's log at debug
+//     level), with the source and schema the rows were loaded with, and is
+//     checked against the loaded rows (the two reads are two
+//     transactions): the same row count, each column's sum within what
+//     adding the same non-negative values in another order can move it
+//     (rows·2^-52 of it, far inside the two bits numBits spares, and zero
+//     exactly when Round's is), else the party withdraws naming the
+//     column. MeanOfMeans sends 1 for each column it gives weight. Phoenix
+//     still loads the rows: every iteration ranks them. The coordinator
 //     commits the aggregated Num (and the first ΣDen) and UpdateColumns'
 //     new order; Done ends the loop.
 //  4. locals/0: each party runs Finish under the final order and reports

@@ -204,7 +204,13 @@ func (s *session) iterate(ctx context.Context, step job.Step, a iterArgs) (aggOu
 		// every party's Num.
 		return s.aggregate(ctx, step, c.Num, s.m.Rows, numBits(it.den, s.cfg.fracBits, s.cfg.valueBits))
 	}
-	return s.aggregate(ctx, step, c.Vector(), s.m.Rows, 0)
+	// The first iteration's Den is the layer's (columnWeights), checked
+	// against the loaded rows; it does not depend on the row order.
+	den, err := columnWeights(ctx, s.p, s.m)
+	if err != nil {
+		return s.withdraw(ctx, step, err)
+	}
+	return s.aggregate(ctx, step, withWeights(c, den, s.cfg.p.Mode).Vector(), s.m.Rows, 0)
 }
 
 // describeLocals is the locals step: the party's local biclusters' column

@@ -74,13 +74,8 @@ var (
 // f is the format the data will be written in (it decides the labels of
 // the thesis's private items).
 func Label(db *Database, spec RoleSpec, f Format) (*Labelled, error) {
-	switch {
-	case spec.ThesisRule && len(spec.Private) > 0:
-		return nil, fmt.Errorf("%w: give private items or the thesis rule, not both", ErrRoles)
-	case len(spec.Public) > 0 && spec.PublicFraction != 0:
-		return nil, fmt.Errorf("%w: give public items or a public fraction, not both", ErrRoles)
-	case spec.PublicFraction < 0 || spec.PublicFraction > 1:
-		return nil, fmt.Errorf("%w: the public fraction must be in [0, 1]", ErrRoles)
+	if err := spec.check(); err != nil {
+		return nil, err
 	}
 	l := &Labelled{Database: db}
 	if spec.ThesisRule {
@@ -129,6 +124,19 @@ func Label(db *Database, spec RoleSpec, f Format) (*Labelled, error) {
 		}
 	}
 	return l, nil
+}
+
+// check refuses roles asked for in two ways at once.
+func (spec RoleSpec) check() error {
+	switch {
+	case spec.ThesisRule && len(spec.Private) > 0:
+		return fmt.Errorf("%w: give private items or the thesis rule, not both", ErrRoles)
+	case len(spec.Public) > 0 && spec.PublicFraction != 0:
+		return fmt.Errorf("%w: give public items or a public fraction, not both", ErrRoles)
+	case spec.PublicFraction < 0 || spec.PublicFraction > 1:
+		return fmt.Errorf("%w: the public fraction must be in [0, 1]", ErrRoles)
+	}
+	return nil
 }
 
 func labelIndex(db *Database) map[string]int32 {

@@ -58,15 +58,33 @@ const maxLine = 64 << 20
 // ReadFIMI reads a FIMI transaction file. Repeated items in a transaction
 // count once.
 func ReadFIMI(r io.Reader) (*Database, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
 	b := newBuilder()
+	if err := readFIMI(r, b); err != nil {
+		return nil, err
+	}
+	return b.finish(), nil
+}
+
+// transSink takes transactions as a parser reads them: a FIMI line's
+// items (begin, then add), or a CSV's pairs. The builder keeps them;
+// a supportCounter counts them (CountFIMI, CountCSV): one parser for
+// both.
+type transSink interface {
+	begin()
+	add(label string) error
+	pair(tid, item string) error
+}
+
+// readFIMI parses a FIMI file into s.
+func readFIMI(r io.Reader, b transSink) error {
+	br := bufio.NewReaderSize(r, 1<<16)
 	for line := 1; ; line++ {
 		raw, err := readLine(br)
 		if err == io.EOF && raw == nil {
 			break
 		}
 		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("%w: line %d: %w", ErrFormat, line, err)
+			return fmt.Errorf("%w: line %d: %w", ErrFormat, line, err)
 		}
 		b.begin()
 		field := 0
@@ -84,17 +102,17 @@ func ReadFIMI(r io.Reader) (*Database, error) {
 			field++
 			v, perr := strconv.ParseUint(string(tok), 10, 64)
 			if perr != nil || tok[0] == '+' {
-				return nil, fmt.Errorf("%w: line %d: field %d is not a non-negative integer below 2^64", ErrFormat, line, field)
+				return fmt.Errorf("%w: line %d: field %d is not a non-negative integer below 2^64", ErrFormat, line, field)
 			}
 			if err := b.add(strconv.FormatUint(v, 10)); err != nil {
-				return nil, fmt.Errorf("%w: line %d: %w", ErrFormat, line, err)
+				return fmt.Errorf("%w: line %d: %w", ErrFormat, line, err)
 			}
 		}
 		if err == io.EOF {
 			break
 		}
 	}
-	return b.finish(), nil
+	return nil
 }
 
 // readLine returns the next line without its end (LF or CRLF); nil and
@@ -127,11 +145,18 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 // adjacent; transactions are numbered in the order their ids first appear.
 // The ids themselves are not kept: they may identify people.
 func ReadCSV(r io.Reader) (*Database, error) {
+	b := newBuilder()
+	if err := readCSV(r, b); err != nil {
+		return nil, err
+	}
+	return b.finish(), nil
+}
+
+// readCSV parses a `tid,item` file into b.
+func readCSV(r io.Reader, b transSink) error {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = 2
 	cr.ReuseRecord = true
-	b := newBuilder()
-	tids := map[string]int{}
 	for row := 1; ; row++ {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -140,18 +165,18 @@ func ReadCSV(r io.Reader) (*Database, error) {
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return nil, fmt.Errorf("%w: row %d: %v", ErrFormat, row, pe.Err)
+				return fmt.Errorf("%w: row %d: %v", ErrFormat, row, pe.Err)
 			}
-			return nil, fmt.Errorf("%w: row %d: %w", ErrFormat, row, err)
+			return fmt.Errorf("%w: row %d: %w", ErrFormat, row, err)
 		}
 		if row == 1 && rec[0] == "tid" && rec[1] == "item" {
 			continue
 		}
-		if err := b.pair(tids, rec[0], rec[1]); err != nil {
-			return nil, fmt.Errorf("%w: row %d: %w", ErrFormat, row, err)
+		if err := b.pair(rec[0], rec[1]); err != nil {
+			return fmt.Errorf("%w: row %d: %w", ErrFormat, row, err)
 		}
 	}
-	return b.finish(), nil
+	return nil
 }
 
 // FromPairs builds a database from (transaction id, item) pairs, as ReadCSV
@@ -161,25 +186,30 @@ func FromPairs(tids, items []string) (*Database, error) {
 		return nil, fmt.Errorf("%w: %d transaction ids for %d items", ErrFormat, len(tids), len(items))
 	}
 	b := newBuilder()
-	ids := map[string]int{}
 	for i := range tids {
-		if err := b.pair(ids, tids[i], items[i]); err != nil {
+		if err := b.pair(tids[i], items[i]); err != nil {
 			return nil, fmt.Errorf("%w: row %d: %w", ErrFormat, i+1, err)
 		}
 	}
 	return b.finish(), nil
 }
 
+// errTooManyItems refuses a database of more than MaxItems items.
+var errTooManyItems = fmt.Errorf("more than %d distinct items", MaxItems)
+
+// errFieldTID refuses a pair without a transaction id.
+var errFieldTID = errors.New("field tid is empty")
+
 // pair adds item to the transaction with id tid (an empty item only makes
 // sure the transaction exists).
-func (b *builder) pair(tids map[string]int, tid, item string) error {
+func (b *builder) pair(tid, item string) error {
 	if tid == "" {
-		return errors.New("field tid is empty")
+		return errFieldTID
 	}
-	t, ok := tids[tid]
+	t, ok := b.tids[tid]
 	if !ok {
 		t = len(b.db.Trans)
-		tids[strings.Clone(tid)] = t
+		b.tids[strings.Clone(tid)] = t
 		b.db.Trans = append(b.db.Trans, nil)
 	}
 	if item == "" {
@@ -192,13 +222,14 @@ func (b *builder) pair(tids map[string]int, tid, item string) error {
 // transaction.
 type builder struct {
 	db    *Database
+	tids  map[string]int // a CSV's transaction ids, numbered
 	ids   map[string]int32
 	last  []int // per item, 1 + the transaction it was last added to
 	apart bool  // an item came back to an earlier transaction
 }
 
 func newBuilder() *builder {
-	return &builder{db: &Database{}, ids: map[string]int32{}}
+	return &builder{db: &Database{}, ids: map[string]int32{}, tids: map[string]int{}}
 }
 
 func (b *builder) begin() { b.db.Trans = append(b.db.Trans, nil) }
@@ -209,7 +240,7 @@ func (b *builder) addTo(t int, label string) error {
 	id, ok := b.ids[label]
 	if !ok {
 		if len(b.db.Items) >= MaxItems {
-			return fmt.Errorf("more than %d distinct items", MaxItems)
+			return errTooManyItems
 		}
 		id = int32(len(b.db.Items))
 		label = strings.Clone(label)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -23,6 +24,12 @@ type Aggregator interface {
 	// ColumnSum is the column's sum and the table's row count; with clamp,
 	// each value is first clamped to [clamp[0], clamp[1]].
 	ColumnSum(ctx context.Context, column string, clamp *[2]float64) (sum float64, rows int, err error)
+	// ColumnSums is ColumnSum of each of columns, in their order, from one
+	// query or one pass: a kind that needs every column's total (bicluster's
+	// Σ max(x, 0)) reads the table once, not once per column. An infinite
+	// bound of clamp leaves that side unclamped. The error is the first
+	// ColumnSum would return over the columns in order, Open's first.
+	ColumnSums(ctx context.Context, columns []string, clamp *[2]float64) (sums []float64, rows int, err error)
 	// CountsAtMost is the row count and, for each threshold, how many of
 	// the column's values are at most it.
 	CountsAtMost(ctx context.Context, column string, thresholds []float64) (total int, counts []int, err error)
@@ -30,6 +37,13 @@ type Aggregator interface {
 	// combination of their values the rows hold, with how many hold it,
 	// in the order of the values (memory: the combinations, not the rows).
 	GroupCounts(ctx context.Context, sets [][]string) (rows int, groups [][]Group, err error)
+	// DistinctCounts is the number of distinct values of column key and,
+	// for each value of column by, how many distinct keys its rows hold
+	// (a Group of one value), in the order of the values: a tid,item
+	// table's transactions and its items' supports, a repeated pair
+	// counted once. Values are the texts Open's Str holds. Memory: the
+	// by values and the keys for a file, the by values for a database.
+	DistinctCounts(ctx context.Context, key, by string) (keys int, groups []Group, err error)
 	// Columns are the names of the columns Open would load.
 	Columns(ctx context.Context) ([]string, error)
 }
@@ -58,36 +72,39 @@ func NewAggregator(src Source, schema map[string]Kind, opts ReadOptions) (Aggreg
 	}
 }
 
-// colSink folds one column's values as a reader hands them over.
+// colSink folds columns' values as a reader hands them over.
 type colSink struct {
-	column     string
-	fold       func(x float64)
-	found      bool // the loaded columns include it
+	columns    []string
+	folds      []func(x float64)
+	found      []bool // the loaded columns include it
+	notNumeric []bool
 	rows       int
-	notNumeric bool
 }
 
-func (s *colSink) names() []string { return []string{s.column} }
-func (s *colSink) bound(int)       { s.found = true }
-func (s *colSink) end() error      { return nil }
+func newColSink(columns []string, folds []func(float64)) *colSink {
+	return &colSink{columns: columns, folds: folds, found: make([]bool, len(columns)), notNumeric: make([]bool, len(columns))}
+}
 
-// take receives one checked value of the column, of kind k ("" while the
+func (s *colSink) names() []string { return s.columns }
+func (s *colSink) bound(i int)     { s.found[i] = true }
+func (s *colSink) end() error      { s.rows++; return nil }
+
+// take receives one checked value of column i, of kind k ("" while the
 // kind is inferred: numeric as long as every value parses).
-func (s *colSink) take(_ int, k Kind, x float64, v cell) {
-	s.rows++
+func (s *colSink) take(i int, k Kind, x float64, v cell) {
 	switch {
-	case s.notNumeric:
+	case s.notNumeric[i]:
 	case k == Numeric:
-		s.fold(x)
+		s.folds[i](x)
 	case k == "":
 		x, err := parseNumber(cellText(v))
 		if err != nil {
-			s.notNumeric = true
+			s.notNumeric[i] = true
 			return
 		}
-		s.fold(x)
+		s.folds[i](x)
 	default:
-		s.notNumeric = true
+		s.notNumeric[i] = true
 	}
 }
 
@@ -101,17 +118,47 @@ type streamAgg struct {
 
 // stream folds the column's values and returns the row count.
 func (a *streamAgg) stream(ctx context.Context, column string, fold func(float64)) (int, error) {
-	s := &colSink{column: column, fold: fold}
+	return a.streamColumns(ctx, []string{column}, []func(float64){fold})
+}
+
+// streamColumns folds each column's values in one pass and returns the
+// row count; its error is the first of the columns' in order. A column
+// listed twice is read once (a reader hands a column to a sink once) and
+// folded into both.
+func (a *streamAgg) streamColumns(ctx context.Context, columns []string, folds []func(float64)) (int, error) {
+	var uniq []string
+	var into [][]func(float64)
+	for i, c := range columns {
+		at := slices.Index(uniq, c)
+		if at < 0 {
+			at = len(uniq)
+			uniq, into = append(uniq, c), append(into, nil)
+		}
+		into[at] = append(into[at], folds[i])
+	}
+	one := make([]func(float64), len(uniq))
+	for k := range uniq {
+		fs := into[k]
+		one[k] = func(x float64) {
+			for _, f := range fs {
+				f(x)
+			}
+		}
+	}
+	s := newColSink(uniq, one)
 	opts := a.opts
 	opts.sink = s
 	if _, err := Open(ctx, a.src, "", a.schema, opts); err != nil {
 		return 0, err
 	}
-	switch {
-	case !s.found:
-		return 0, a.noColumn(column)
-	case s.notNumeric && s.rows > 0:
-		return 0, fmt.Errorf("%w: %s: column %q", ErrNotNumeric, a.opts.describe(a.src), column)
+	for _, column := range columns {
+		i := slices.Index(uniq, column)
+		switch {
+		case !s.found[i]:
+			return 0, a.noColumn(column)
+		case s.notNumeric[i] && s.rows > 0:
+			return 0, fmt.Errorf("%w: %s: column %q", ErrNotNumeric, a.opts.describe(a.src), column)
+		}
 	}
 	return s.rows, nil
 }
@@ -127,6 +174,24 @@ func (a *streamAgg) ColumnSum(ctx context.Context, column string, clamp *[2]floa
 		return 0, 0, err
 	}
 	return f.sum, n, nil
+}
+
+func (a *streamAgg) ColumnSums(ctx context.Context, columns []string, clamp *[2]float64) ([]float64, int, error) {
+	fs := make([]sumFold, len(columns))
+	folds := make([]func(float64), len(columns))
+	for i := range fs {
+		fs[i].clamp = clamp
+		folds[i] = fs[i].add
+	}
+	n, err := a.streamColumns(ctx, columns, folds)
+	if err != nil {
+		return nil, 0, err
+	}
+	sums := make([]float64, len(fs))
+	for i, f := range fs {
+		sums[i] = f.sum
+	}
+	return sums, n, nil
 }
 
 func (a *streamAgg) CountsAtMost(ctx context.Context, column string, thresholds []float64) (int, []int, error) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -32,6 +34,16 @@ type sqlDialect interface {
 	// text is col's value as the server writes it as text, by which a
 	// group is split where values equal to the server read differently.
 	text(col string) string
+	// plainValue holds for a value of col whose text Open reads tells it
+	// apart from the column's other values exactly as the server's
+	// equality does (no spaces Open trims, one storage class), given the
+	// column's stored type; "" when no value of that type is sure to.
+	plainValue(col string, numeric, float bool) string
+	// mixed is an aggregate, above 0 when col's values are stored in
+	// classes the server tells apart and Open may read as one text.
+	mixed(col string) string
+	// countDistinct counts col's distinct values, as a double.
+	countDistinct(col string) string
 	// valuesAtRanks is a query of one column whose rows are v's values at
 	// the 0-based ranks (strictly ascending) among from's n rows,
 	// in that order; parameters are appended to args.
@@ -74,6 +86,12 @@ func (a *sqlAgg) from() (from, cols string) {
 // the row count and the aggregates; ok is false when the table must be
 // streamed instead.
 func (a *sqlAgg) aggregate(ctx context.Context, column string, aggs func(col string, next func(v float64) string) []string) (rows int, vals []float64, ok bool, err error) {
+	return a.aggregateColumns(ctx, []string{column}, aggs)
+}
+
+// aggregateColumns is aggregate over several columns in one query:
+// aggs(column) of each column in order, the first missing one named.
+func (a *sqlAgg) aggregateColumns(ctx context.Context, columns []string, aggs func(col string, next func(v float64) string) []string) (rows int, vals []float64, ok bool, err error) {
 	desc := a.opts.describe(a.src)
 	from, cols := a.from()
 	conn, err := a.db.connect(ctx, a.src, desc)
@@ -85,20 +103,26 @@ func (a *sqlAgg) aggregate(ctx context.Context, column string, aggs func(col str
 	if err != nil {
 		return 0, nil, false, err
 	}
-	target := -1
+	target := make([]int, len(columns))
+	for i := range target {
+		target[i] = -1
+	}
 	var bad []string
 	for j, c := range b.cols {
 		q := quoteIdent(c.Name)
 		bad = append(bad, q+" IS NULL")
-		if c.Name == column {
-			target = j
+		at := slices.Index(columns, c.Name)
+		for i, name := range columns {
+			if name == c.Name {
+				target[i] = j
+			}
 		}
-		if c.Kind == Numeric || c.Name == column {
+		if c.Kind == Numeric || at >= 0 {
 			bad = append(bad, a.db.notNumber(q, float[b.idx[j]]))
 		}
-	}
-	if target >= 0 && (b.cols[target].Kind != Numeric && b.cols[target].Kind != "" || !numeric[b.idx[target]]) {
-		return 0, nil, false, nil
+		if at >= 0 && (c.Kind != Numeric && c.Kind != "" || !numeric[b.idx[j]]) {
+			return 0, nil, false, nil
+		}
 	}
 	var args []any
 	next := func(v float64) string {
@@ -106,8 +130,11 @@ func (a *sqlAgg) aggregate(ctx context.Context, column string, aggs func(col str
 		return a.db.param(len(args), v)
 	}
 	list := []string{a.db.countIf("1 = 1"), a.db.countIf(strings.Join(bad, " OR "))}
-	if target >= 0 {
-		list = append(list, aggs(a.db.value(quoteIdent(column)), next)...)
+	missing := slices.Index(target, -1)
+	if missing < 0 {
+		for _, column := range columns {
+			list = append(list, aggs(a.db.value(quoteIdent(column)), next)...)
+		}
 	}
 	out := make([]float64, len(list))
 	dest := make([]*float64, len(list))
@@ -124,18 +151,35 @@ func (a *sqlAgg) aggregate(ctx context.Context, column string, aggs func(col str
 	switch {
 	case out[1] > 0:
 		return 0, nil, false, nil // Open would refuse a row: the stream says which
-	case target < 0:
-		return 0, nil, false, a.noColumn(column)
+	case missing >= 0:
+		return 0, nil, false, a.noColumn(columns[missing])
 	}
 	return int(out[0]), out[2:], true, nil
 }
 
+// clamped is col clamped to clamp's bounds; an infinite bound is left
+// out (no value Open loads is beyond it), so that no dialect is asked to
+// write an infinity.
+func (a *sqlAgg) clamped(col string, clamp *[2]float64, next func(float64) string) string {
+	switch {
+	case clamp == nil:
+		return col
+	case !math.IsInf(clamp[0], 0) && !math.IsInf(clamp[1], 0):
+		return a.db.clamp(col, next(clamp[0]), next(clamp[1]))
+	}
+	// Each use is a parameter of its own: SQLite's are positional.
+	if !math.IsInf(clamp[0], 0) {
+		col = "CASE WHEN " + col + " < " + next(clamp[0]) + " THEN " + next(clamp[0]) + " ELSE " + col + " END"
+	}
+	if !math.IsInf(clamp[1], 0) {
+		col = "CASE WHEN " + col + " > " + next(clamp[1]) + " THEN " + next(clamp[1]) + " ELSE " + col + " END"
+	}
+	return col
+}
+
 func (a *sqlAgg) ColumnSum(ctx context.Context, column string, clamp *[2]float64) (float64, int, error) {
 	rows, vals, ok, err := a.aggregate(ctx, column, func(col string, next func(float64) string) []string {
-		if clamp != nil {
-			col = a.db.clamp(col, next(clamp[0]), next(clamp[1]))
-		}
-		return []string{a.db.sum(col)}
+		return []string{a.db.sum(a.clamped(col, clamp, next))}
 	})
 	if err != nil || !ok {
 		if err == nil {
@@ -144,6 +188,21 @@ func (a *sqlAgg) ColumnSum(ctx context.Context, column string, clamp *[2]float64
 		return 0, 0, err
 	}
 	return vals[0], rows, nil
+}
+
+// ColumnSums is one query of every column's sum; the table is streamed
+// where ColumnSum's query would send it to the stream.
+func (a *sqlAgg) ColumnSums(ctx context.Context, columns []string, clamp *[2]float64) ([]float64, int, error) {
+	rows, vals, ok, err := a.aggregateColumns(ctx, columns, func(col string, next func(float64) string) []string {
+		return []string{a.db.sum(a.clamped(col, clamp, next))}
+	})
+	if err != nil || !ok {
+		if err == nil {
+			return a.streamAgg.ColumnSums(ctx, columns, clamp)
+		}
+		return nil, 0, err
+	}
+	return vals, rows, nil
 }
 
 func (a *sqlAgg) CountsAtMost(ctx context.Context, column string, thresholds []float64) (int, []int, error) {
@@ -169,6 +228,31 @@ func (a *sqlAgg) CountsAtMost(ctx context.Context, column string, thresholds []f
 
 // pgDB pushes aggregates to PostgreSQL.
 type pgDB struct{}
+
+// graphicEnds matches a text that is empty or begins and ends with a
+// printable ASCII character other than space: nothing Open trims
+// (ClickHouse's test; PostgreSQL's is the same without a regular
+// expression).
+const graphicEnds = `^([!-~](.*[!-~])?)?$`
+
+// plainValue: integers are plain; a float's texts split values the server
+// holds equal (0 and -0, numeric 1.5 and 1.50); any other type is plain
+// when its text has nothing to trim.
+func (pgDB) plainValue(col string, numeric, float bool) string {
+	switch {
+	case numeric && float:
+		return ""
+	case numeric:
+		return "TRUE"
+	}
+	// ascii() and right() cost a quarter of the regular expression
+	// graphicEnds over 10,000,000 rows (2.3 s against 8.8 s with the row
+	// count); the test is the same: empty, or printable ASCII at both ends.
+	t := col + "::text"
+	return "(" + t + " = '' OR ascii(" + t + ") BETWEEN 33 AND 126 AND ascii(right(" + t + ", 1)) BETWEEN 33 AND 126)"
+}
+func (pgDB) mixed(string) string             { return "0::float8" }
+func (pgDB) countDistinct(col string) string { return "(COUNT(DISTINCT " + col + "))::float8" }
 
 func (pgDB) countIf(pred string) string { return "(COUNT(*) FILTER (WHERE " + pred + "))::float8" }
 func (pgDB) sum(expr string) string     { return "COALESCE(SUM(" + expr + ")::float8, 0)" }
@@ -274,6 +358,22 @@ func (c *pgConn) close(ctx context.Context) {
 
 // sqliteDB pushes aggregates to SQLite.
 type sqliteDB struct{}
+
+// plainValue: a value of any column is plain when it is an integer, or a
+// text with nothing Open trims; a real's text may merge what the server
+// tells apart.
+func (sqliteDB) plainValue(col string, _, _ bool) string {
+	return "(typeof(" + col + ") = 'integer' OR typeof(" + col + ") = 'text' AND (" + col + " = '' OR " +
+		col + " GLOB '[!-~]*' AND " + col + " GLOB '*[!-~]'))"
+}
+
+// mixed: SQLite holds 1 and '1' apart; Open reads both as 1.
+func (sqliteDB) mixed(col string) string {
+	return "CAST(MAX(COUNT(DISTINCT typeof(" + col + ")), 1) - 1 AS REAL)"
+}
+func (sqliteDB) countDistinct(col string) string {
+	return "CAST(COUNT(DISTINCT " + col + ") AS REAL)"
+}
 
 func (sqliteDB) countIf(pred string) string {
 	return "CAST(COALESCE(SUM(CASE WHEN " + pred + " THEN 1 ELSE 0 END), 0) AS REAL)"

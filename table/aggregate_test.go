@@ -343,7 +343,7 @@ func TestParquetAggregateProjects(t *testing.T) {
 	for schema, want := range map[*map[string]Kind]bool{
 		{"v": Numeric}: true, {"v": Numeric, "w": Categorical}: true, {"a": Categorical, "v": Numeric}: false, {"v": Numeric, "w": Numeric}: false,
 	} {
-		_, fields, b, err := parquetHeader(f, "clean", *schema, ReadOptions{sink: &colSink{column: "v"}})
+		_, fields, b, err := parquetHeader(f, "clean", *schema, ReadOptions{sink: newColSink([]string{"v"}, []func(float64){func(float64) {}})})
 		if err != nil {
 			t.Fatal(err)
 		}

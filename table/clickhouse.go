@@ -204,7 +204,20 @@ func (chDB) param(_ int, v float64) string {
 	return "reinterpretAsFloat64(unhex('" + hex.EncodeToString(b) + "'))"
 }
 func (chDB) value(col string) string { return "toFloat64(" + col + ")" }
-func (chDB) text(col string) string  { return "toString(" + col + ")" }
+
+// plainValue: as PostgreSQL's (pgDB.plainValue), the text by toString.
+func (chDB) plainValue(col string, numeric, float bool) string {
+	switch {
+	case numeric && float:
+		return ""
+	case numeric:
+		return "1 = 1"
+	}
+	return "match(toString(" + col + "), '" + graphicEnds + "')"
+}
+func (chDB) mixed(string) string             { return "toFloat64(0)" }
+func (chDB) countDistinct(col string) string { return "toFloat64(uniqExact(" + col + "))" }
+func (chDB) text(col string) string          { return "toString(" + col + ")" }
 
 // notNumber: integers and decimals are always finite.
 func (chDB) notNumber(col string, float bool) string {

@@ -226,6 +226,7 @@ func columnNames(cols []*Column) []string {
 type loadedCols struct {
 	b       *builder
 	numeric []bool
+	float   []bool
 	names   []string
 	refused []string
 }
@@ -237,7 +238,7 @@ func (a *sqlAgg) loadedColumns(ctx context.Context, conn sqlConn, desc string) (
 	if err != nil {
 		return nil, err
 	}
-	h := &loadedCols{b: b, numeric: numeric, names: columnNames(b.cols)}
+	h := &loadedCols{b: b, numeric: numeric, float: float, names: columnNames(b.cols)}
 	for j, c := range b.cols {
 		q := quoteIdent(c.Name)
 		h.refused = append(h.refused, q+" IS NULL")

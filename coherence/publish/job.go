@@ -41,6 +41,22 @@
 // result also holds draw_seed (a decimal string): the seed of the draw of
 // public items.
 //
+// # Counts before the load
+//
+// Before loading any transaction the party counts its table's
+// transactions and item supports where the table lives (precheck): a
+// CSV or FIMI file with coherence's own parser (CountCSV, CountFIMI:
+// memory its items, and a CSV's transaction ids), any other source through
+// table's local-computation layer (Aggregator.DistinctCounts: on a database
+// two queries, their text in the node's log at debug level, naming tid and
+// item alone). When Theorem 3 rules the job out on those counts (fewer
+// than k transactions, a private item in more than a fraction h of them:
+// coherence.Eligible) the party refuses with the error the algorithms give
+// after a load (params.k, params.h), without loading: so before
+// max_table_rows is consulted. Otherwise the transactions are loaded as
+// before, and the algorithms test the loaded database again; the counts
+// are not fed to them (see precheck). Nothing more leaves the party.
+//
 // # The public draw
 //
 // With public_fraction, which items are public and which kept is drawn at
@@ -224,6 +240,9 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 // publish loads the party's transactions and publishes them coherent; a
 // draw of public items is seeded with draw.
 func (s *session) publish(ctx context.Context, draw uint64) (output, error) {
+	if err := precheck(ctx, s.p, s.prm, draw); err != nil {
+		return output{}, err
+	}
 	db, format, err := load(ctx, s.p)
 	if err != nil {
 		return output{}, err
@@ -247,14 +266,9 @@ func (s *session) publish(ctx context.Context, draw uint64) (output, error) {
 // load reads the party's one table of transactions: a file by its
 // extension, any other source as a table of columns tid and item.
 func load(ctx context.Context, p job.Participant) (*coherence.Database, coherence.Format, error) {
-	ps, _ := p.Spec().Party(p.Self())
-	if len(ps.Tables) != 1 {
-		return nil, 0, fmt.Errorf("coherence: party %s is not the job's party", p.Self())
-	}
-	ts := ps.Tables[0]
-	src, err := p.TableSource(ts)
+	ts, src, err := source(p)
 	if err != nil {
-		return nil, 0, fmt.Errorf("party %s: %w", p.Self(), err)
+		return nil, 0, err
 	}
 	if typ := src.Type(); typ == table.CSV {
 		f, err := os.Open(src.Path)
@@ -280,7 +294,7 @@ func load(ctx context.Context, p job.Participant) (*coherence.Database, coherenc
 		}
 		return db, format, nil
 	}
-	t, err := table.Open(ctx, src, ts.Name, map[string]table.Kind{"tid": table.Categorical, "item": table.Categorical}, table.ReadOptions{Label: table.Label(src)})
+	t, err := table.Open(ctx, src, ts.Name, pairsSchema, table.ReadOptions{Label: table.Label(src)})
 	if err != nil {
 		return nil, 0, tableError(p, ts, err)
 	}
@@ -295,6 +309,24 @@ func load(ctx context.Context, p job.Participant) (*coherence.Database, coherenc
 	}
 	return db, coherence.CSV, nil
 }
+
+// source is the party's one table and the source its node maps it to.
+func source(p job.Participant) (job.TableSpec, table.Source, error) {
+	ps, _ := p.Spec().Party(p.Self())
+	if len(ps.Tables) != 1 {
+		return job.TableSpec{}, table.Source{}, fmt.Errorf("coherence: party %s is not the job's party", p.Self())
+	}
+	ts := ps.Tables[0]
+	src, err := p.TableSource(ts)
+	if err != nil {
+		return ts, src, fmt.Errorf("party %s: %w", p.Self(), err)
+	}
+	return ts, src, nil
+}
+
+// pairsSchema is how a table source of transactions is read: its tid and
+// item columns, as text, and no other.
+var pairsSchema = map[string]table.Kind{"tid": table.Categorical, "item": table.Categorical}
 
 // tableError names the party and table; a table above the node's
 // max_table_rows is refused as job.OpenTable refuses one, naming the kind:
