@@ -130,6 +130,26 @@ func sameErr(t *testing.T, what string, got, want error) {
 	}
 }
 
+// eachAggregator is the conformance suites' one loop: on every source
+// type, for the tables of 0, 1 and 61 rows (aggTable) under each schema,
+// check gets the table's source and its Aggregator.
+func eachAggregator(t *testing.T, schemas map[string]map[string]Kind, check func(t *testing.T, src Source, rows int, sname string, schema map[string]Kind, agg Aggregator)) {
+	for _, st := range aggStores(t) {
+		t.Run(st.name, func(t *testing.T) {
+			for _, rows := range []int{0, 1, 61} {
+				src := st.put(t, aggTable(rows))
+				for sname, schema := range schemas {
+					agg, err := NewAggregator(src, schema, ReadOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					check(t, src, rows, sname, schema, agg)
+				}
+			}
+		})
+	}
+}
+
 // TestAggregatorConformance runs one suite over every source type: each
 // aggregate equals the fold over the table Open loads, with its errors.
 func TestAggregatorConformance(t *testing.T) {
@@ -142,35 +162,24 @@ func TestAggregatorConformance(t *testing.T) {
 		"categories": {"ward": Categorical, "digits": Categorical},
 		"inferred":   nil,
 	}
-	for _, st := range aggStores(t) {
-		t.Run(st.name, func(t *testing.T) {
-			for _, rows := range []int{0, 1, 61} {
-				src := st.put(t, aggTable(rows))
-				for sname, schema := range schemas {
-					agg, err := NewAggregator(src, schema, ReadOptions{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, col := range []string{"v", "ward", "digits", "nope"} {
-						for _, cl := range []*[2]float64{nil, clamp} {
-							what := fmt.Sprintf("%d rows, %s, column %s, clamp %v", rows, sname, col, cl)
-							wsum, wrows, wcounts, werr := loadedFolds(src, schema, col, cl, ths)
-							sum, n, err := agg.ColumnSum(ctx, col, cl)
-							sameErr(t, what+": sum", err, werr)
-							if werr == nil && (sum != wsum || n != wrows) {
-								t.Fatalf("%s: sum %v over %d rows, want %v over %d", what, sum, n, wsum, wrows)
-							}
-							total, counts, err := agg.CountsAtMost(ctx, col, ths)
-							sameErr(t, what+": counts", err, werr)
-							if werr == nil && (total != wrows || fmt.Sprint(counts) != fmt.Sprint(wcounts)) {
-								t.Fatalf("%s: counts %d %v, want %d %v", what, total, counts, wrows, wcounts)
-							}
-						}
-					}
+	eachAggregator(t, schemas, func(t *testing.T, src Source, rows int, sname string, schema map[string]Kind, agg Aggregator) {
+		for _, col := range []string{"v", "ward", "digits", "nope"} {
+			for _, cl := range []*[2]float64{nil, clamp} {
+				what := fmt.Sprintf("%d rows, %s, column %s, clamp %v", rows, sname, col, cl)
+				wsum, wrows, wcounts, werr := loadedFolds(src, schema, col, cl, ths)
+				sum, n, err := agg.ColumnSum(ctx, col, cl)
+				sameErr(t, what+": sum", err, werr)
+				if werr == nil && (sum != wsum || n != wrows) {
+					t.Fatalf("%s: sum %v over %d rows, want %v over %d", what, sum, n, wsum, wrows)
+				}
+				total, counts, err := agg.CountsAtMost(ctx, col, ths)
+				sameErr(t, what+": counts", err, werr)
+				if werr == nil && (total != wrows || fmt.Sprint(counts) != fmt.Sprint(wcounts)) {
+					t.Fatalf("%s: counts %d %v, want %d %v", what, total, counts, wrows, wcounts)
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestAggregatorPushesDown checks that a clean database table is answered

@@ -68,36 +68,25 @@ func TestGroupCountsConformance(t *testing.T) {
 		{{"digits", "v"}},
 		{{"ward"}, {"nope"}},
 	}
-	for _, st := range aggStores(t) {
-		t.Run(st.name, func(t *testing.T) {
-			for _, rows := range []int{0, 1, 61} {
-				src := st.put(t, aggTable(rows))
-				for sname, schema := range schemas {
-					agg, err := NewAggregator(src, schema, ReadOptions{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, ss := range sets {
-						what := fmt.Sprintf("%d rows, %s, sets %v", rows, sname, ss)
-						wrows, wgroups, werr := loadedGroups(src, schema, ss)
-						n, groups, err := agg.GroupCounts(ctx, ss)
-						sameErr(t, what, err, werr)
-						if werr == nil && (n != wrows || fmt.Sprint(groups) != fmt.Sprint(wgroups)) {
-							t.Fatalf("%s: %d rows %v, want %d %v", what, n, groups, wrows, wgroups)
-						}
-					}
-					// Columns fails where Open fails on the header (a
-					// database's rows are the aggregates' to check).
-					cols, err := agg.Columns(ctx)
-					if tb, werr := Open(ctx, src, "t", schema, ReadOptions{}); werr == nil {
-						if err != nil || fmt.Sprint(cols) != fmt.Sprint(columnNames(tb.Columns)) {
-							t.Fatalf("%d rows, %s: columns %v (%v), Open's %v", rows, sname, cols, err, columnNames(tb.Columns))
-						}
-					}
-				}
+	eachAggregator(t, schemas, func(t *testing.T, src Source, rows int, sname string, schema map[string]Kind, agg Aggregator) {
+		for _, ss := range sets {
+			what := fmt.Sprintf("%d rows, %s, sets %v", rows, sname, ss)
+			wrows, wgroups, werr := loadedGroups(src, schema, ss)
+			n, groups, err := agg.GroupCounts(ctx, ss)
+			sameErr(t, what, err, werr)
+			if werr == nil && (n != wrows || fmt.Sprint(groups) != fmt.Sprint(wgroups)) {
+				t.Fatalf("%s: %d rows %v, want %d %v", what, n, groups, wrows, wgroups)
 			}
-		})
-	}
+		}
+		// Columns fails where Open fails on the header (a database's
+		// rows are the aggregates' to check).
+		cols, err := agg.Columns(ctx)
+		if tb, werr := Open(ctx, src, "t", schema, ReadOptions{}); werr == nil {
+			if err != nil || fmt.Sprint(cols) != fmt.Sprint(columnNames(tb.Columns)) {
+				t.Fatalf("%d rows, %s: columns %v (%v), Open's %v", rows, sname, cols, err, columnNames(tb.Columns))
+			}
+		}
+	})
 }
 
 // TestGroupCountsPushDown: a clean database table is grouped by its

@@ -25,43 +25,32 @@ func TestColumnSumsConformance(t *testing.T) {
 	}
 	lists := [][]string{{"v"}, {"v", "digits"}, {"digits", "v", "v"}, {"v", "nope", "ward"}, {"ward", "v"}, {}}
 	clamps := []*[2]float64{nil, {-1, 2.5}, {0, math.Inf(1)}, {math.Inf(-1), 0.5}}
-	for _, st := range aggStores(t) {
-		t.Run(st.name, func(t *testing.T) {
-			for _, rows := range []int{0, 1, 61} {
-				src := st.put(t, aggTable(rows))
-				for sname, schema := range schemas {
-					agg, err := NewAggregator(src, schema, ReadOptions{})
+	eachAggregator(t, schemas, func(t *testing.T, src Source, rows int, sname string, schema map[string]Kind, agg Aggregator) {
+		for _, cols := range lists {
+			for _, cl := range clamps {
+				what := fmt.Sprintf("%d rows, %s, columns %v, clamp %v", rows, sname, cols, cl)
+				var want []float64
+				var werr error
+				wrows := rows
+				for _, col := range cols {
+					s, n, _, err := loadedFolds(src, schema, col, cl, nil)
 					if err != nil {
-						t.Fatal(err)
+						werr = err
+						break
 					}
-					for _, cols := range lists {
-						for _, cl := range clamps {
-							what := fmt.Sprintf("%d rows, %s, columns %v, clamp %v", rows, sname, cols, cl)
-							var want []float64
-							var werr error
-							wrows := rows
-							for _, col := range cols {
-								s, n, _, err := loadedFolds(src, schema, col, cl, nil)
-								if err != nil {
-									werr = err
-									break
-								}
-								want, wrows = append(want, s), n
-							}
-							if len(cols) == 0 {
-								_, werr = Open(ctx, src, "t", schema, ReadOptions{})
-							}
-							sums, n, err := agg.ColumnSums(ctx, cols, cl)
-							sameErr(t, what, err, werr)
-							if werr == nil && (!slices.Equal(sums, want) && len(want) > 0 || len(sums) != len(cols) || n != wrows) {
-								t.Fatalf("%s: sums %v over %d rows, want %v over %d", what, sums, n, want, wrows)
-							}
-						}
-					}
+					want, wrows = append(want, s), n
+				}
+				if len(cols) == 0 {
+					_, werr = Open(ctx, src, "t", schema, ReadOptions{})
+				}
+				sums, n, err := agg.ColumnSums(ctx, cols, cl)
+				sameErr(t, what, err, werr)
+				if werr == nil && (!slices.Equal(sums, want) && len(want) > 0 || len(sums) != len(cols) || n != wrows) {
+					t.Fatalf("%s: sums %v over %d rows, want %v over %d", what, sums, n, want, wrows)
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestColumnSumsPushesDown: a clean database table answers ColumnSums
