@@ -121,7 +121,20 @@ func alignHub(ctx context.Context, channel func(string) Network, hub string, sor
 func exchangeMode(ctx context.Context, net Network, peer string, cfg Config, elems [][]byte) (Mode, *otSet, error) {
 	switch cfg.Mode {
 	case ModeAuto:
-		return agreeMode(ctx, net, peer, cfg, elems)
+		// Never the unbalanced mode: both of its parties learn the
+		// intersection, and a spoke must not learn its pairwise one.
+		cfg.Store = nil
+		ag, err := agreeMode(ctx, net, peer, cfg, elems)
+		if err != nil {
+			return 0, nil, err
+		}
+		if ag.mode == ModeUnbalanced {
+			return 0, nil, fmt.Errorf("%s from %s: %w: the peer offers to serve the unbalanced mode in an alignment", TypeSize, peer, ErrPeer)
+		}
+		if ag.mode == ModeOT && ag.set == nil {
+			ag.set, err = otSetup(net, peer, cfg, elems)
+		}
+		return ag.mode, ag.set, err
 	case ModeOT:
 		set, err := otSetup(net, peer, cfg, elems)
 		return ModeOT, set, err
