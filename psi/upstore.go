@@ -6,9 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/cloudflare/circl/group"
 
@@ -103,11 +101,12 @@ func upTag(id, epoch []byte) []byte {
 func (st *Store) loadServer(elems [][]byte) (*upServer, error) {
 	d := st.dir()
 	v, err := st.Secrets.Parsed([]string{d + "/key", d + "/enc"}, parseServer)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
 	if err != nil {
-		return nil, err
+		// None yet, or files of two epochs (two exchanges prepared the
+		// same scope at once, or sendUpFilter found the filter of another
+		// epoch and voided the key): prepare builds a new epoch, and
+		// fails itself if the data dir cannot be written.
+		return nil, nil
 	}
 	s := v.(*upServer)
 	if s.key.Count != len(elems) || string(s.key.Digest) != string(setDigest(elems)) {
@@ -223,7 +222,12 @@ func (st *Store) filterBytes(s *upServer) ([]byte, error) {
 		return nil, fmt.Errorf("psi: read the unbalanced filter: %w", err)
 	}
 	if len(b) != upIDLen+filterLen(s.key.FN, s.key.H) || string(b[:upIDLen]) != string(s.key.Epoch) {
-		return nil, fmt.Errorf("psi: the unbalanced filter is not the key's epoch")
+		// Two exchanges prepared this scope at once and their files
+		// mixed. Void the key, so the next exchange prepares again.
+		if err := st.Secrets.WriteSecret(st.dir()+"/key", nil); err != nil {
+			return nil, fmt.Errorf("psi: void the unbalanced key: %w", err)
+		}
+		return nil, fmt.Errorf("psi: the unbalanced filter is not the key's epoch; the next exchange prepares a new one")
 	}
 	return b[upIDLen:], nil
 }
