@@ -2,13 +2,17 @@ package psi
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/cloudflare/circl/group"
 
@@ -322,4 +326,80 @@ func points(sent []jobtest.Sent, typ string) []Point {
 		}
 	}
 	return out
+}
+
+// TestUnbalancedRejectsTampering: a peer's malformed messages of the
+// unbalanced mode are errors at the honest party (ErrPeer, ErrTooLarge or
+// ErrRestarted), never a result or a panic, whichever side cheats.
+func TestUnbalancedRejectsTampering(t *testing.T) {
+	t.Parallel()
+	a, b := upSets(11, 50, 4100)
+	srv := &Store{Secrets: job.DirSecrets(t.TempDir()), Scope: "bob"}
+	if _, err := srv.prepare(b); err != nil {
+		t.Fatal(err)
+	}
+	other := bytes.Repeat([]byte{9}, runIDLen)
+	type offer = upOffer
+	type chunk = chunkBody
+	for name, c := range map[string]struct {
+		from   string // the cheat: alice is the client, bob the server
+		tamper jobtest.Tamper
+		want   error
+	}{
+		"offer: short id":      {"bob", tamperBody(TypeUpOffer, 1, func(o *offer) { o.ID = o.ID[1:] }), ErrPeer},
+		"offer: huge set":      {"bob", tamperBody(TypeUpOffer, 1, func(o *offer) { o.N, o.FN, o.H = 1<<30, 1<<30, 30 }), ErrTooLarge},
+		"offer: filter > set":  {"bob", tamperBody(TypeUpOffer, 1, func(o *offer) { o.FN = o.N + 1 }), ErrPeer},
+		"offer: wide buckets":  {"bob", tamperBody(TypeUpOffer, 1, func(o *offer) { o.H += 2 }), ErrPeer},
+		"filter: short":        {"bob", tamperBody(TypeUpFilter, 1, func(p *upFilterPart) { p.Bytes = p.Bytes[1:] }), ErrPeer},
+		"filter: flipped":      {"bob", tamperBody(TypeUpFilter, 1, func(p *upFilterPart) { p.Bytes[0] ^= 1 }), ErrPeer},
+		"filter: other run":    {"bob", tamperBody(TypeUpFilter, 1, func(p *upFilterPart) { p.Echo = other }), ErrRestarted},
+		"eval: identity":       {"bob", tamperBody(TypeUpEval, 1, func(c *chunk) { clear(c.Elems[:PointLen]) }), ErrPeer},
+		"eval: short":          {"bob", tamperBody(TypeUpEval, 1, func(c *chunk) { c.Elems = c.Elems[PointLen:] }), ErrPeer},
+		"eval: other run":      {"bob", tamperBody(TypeUpEval, 1, func(c *chunk) { c.Echo = other }), ErrRestarted},
+		"fetch: other run":     {"alice", tamperBody(TypeUpFetch, 1, func(f *upFetch) { f.Echo = other }), ErrRestarted},
+		"fetch: short run id":  {"alice", tamperBody(TypeUpFetch, 1, func(f *upFetch) { f.Run = f.Run[1:] }), ErrPeer},
+		"query: non-canonical": {"alice", tamperBody(TypeUpQuery, 1, func(c *chunk) { copy(c.Elems, bytes.Repeat([]byte{0xff}, PointLen)) }), ErrPeer},
+		"query: huge set":      {"alice", tamperBody(TypeUpQuery, 1, func(c *chunk) { c.Total = 1 << 30 }), ErrTooLarge},
+		"query: other run":     {"alice", tamperBody(TypeUpQuery, 1, func(c *chunk) { c.Echo = other }), ErrRestarted},
+		"match: out of order":  {"alice", tamperBody(TypeUpMatch, 1, func(m *upMatch) { m.FPs = append(m.FPs, m.FPs[:8]...) }), ErrPeer},
+		"match: ragged":        {"alice", tamperBody(TypeUpMatch, 1, func(m *upMatch) { m.FPs = append(m.FPs, 1) }), ErrPeer},
+		"match: other run":     {"alice", tamperBody(TypeUpMatch, 1, func(m *upMatch) { m.Echo = other }), ErrRestarted},
+		"match: out of range":  {"alice", tamperBody(TypeUpMatch, 1, func(m *upMatch) { m.FPs = append(m.FPs, 0xff, 0, 0, 0, 0, 0, 0, 0) }), ErrPeer},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			net := jobtest.NewNetwork("alice", "bob")
+			net.Intercept(c.from, c.tamper)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			step := testStep("alice", "bob")
+			client, server := Unbalanced{Config: Config{ChunkSize: 64, MaxElements: 1000}}, Unbalanced{Config: Config{ChunkSize: 64, MaxElements: 1000, Store: srv}}
+			victim, cheat, role, cheatRole, in, cin, sv, sc := "bob", "alice", Sender, Receiver, server, client, b, a
+			if c.from == "bob" {
+				victim, cheat, role, cheatRole, in, cin, sv, sc = "alice", "bob", Receiver, Sender, client, server, a, b
+			}
+			// The cheat may wait forever once the victim has given up.
+			cctx, ccancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_, _ = cin.Intersect(cctx, net.Party(cheat), step, victim, cheatRole, sc)
+			}()
+			res, err := in.Intersect(ctx, net.Party(victim), step, cheat, role, sv)
+			ccancel()
+			<-done
+			if res != nil || !errors.Is(err, c.want) {
+				t.Errorf("%s: %v, %v; want %v", victim, res, err, c.want)
+			}
+			// DoubleBlind's refusals of a point are ErrPeer alone.
+			point := strings.Contains(name, "identity") || strings.Contains(name, "canonical")
+			if errors.Is(c.want, ErrPeer) && !point && !errors.Is(err, wire.ErrMalformed) && !errors.Is(err, ErrTooLarge) {
+				t.Errorf("%s: %v does not wrap wire.ErrMalformed", victim, err)
+			}
+		})
+	}
+	// A server needs a Store; a role must be one of the two.
+	if _, err := (Unbalanced{}).Run(context.Background(), newMemNets("a", "b")["a"], "b", Sender, b); !errors.Is(err, ErrConfig) {
+		t.Errorf("a server without a Store: %v", err)
+	}
 }
