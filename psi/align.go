@@ -34,6 +34,11 @@ func RunAlign(ctx context.Context, net Network, hub string, parties []string, cf
 	if _, err := cfg.withDefaults(); err != nil {
 		return nil, err
 	}
+	if cfg.Mode == ModeUnbalanced {
+		// Both parties of an unbalanced exchange learn the intersection;
+		// a spoke must not learn its pairwise one.
+		return nil, fmt.Errorf("%w: Align does not run the unbalanced mode", ErrConfig)
+	}
 	if self != hub {
 		mode, set, err := exchangeMode(ctx, channel(self), hub, cfg, elems)
 		if err != nil {

@@ -398,8 +398,12 @@ func TestUnbalancedRejectsTampering(t *testing.T) {
 			}
 		})
 	}
-	// A server needs a Store; a role must be one of the two.
-	if _, err := (Unbalanced{}).Run(context.Background(), newMemNets("a", "b")["a"], "b", Sender, b); !errors.Is(err, ErrConfig) {
+	// A server needs a Store; Align refuses the mode.
+	nets := newMemNets("a", "b")
+	if _, err := (Unbalanced{}).Run(context.Background(), nets["a"], "b", Sender, b); !errors.Is(err, ErrConfig) {
 		t.Errorf("a server without a Store: %v", err)
+	}
+	if _, err := RunAlign(context.Background(), nets["a"], "a", []string{"a", "b"}, Config{Mode: ModeUnbalanced, Store: srv}, b); !errors.Is(err, ErrConfig) {
+		t.Errorf("Align in the unbalanced mode: %v", err)
 	}
 }
