@@ -139,33 +139,38 @@ func decodeUpFilter(b []byte, n int, h uint) (*upFilter, error) {
 	}
 	nbits := n + 1<<h
 	hl := (nbits + 7) / 8
-	f := &upFilter{n: n, h: h, highs: b[:hl], lows: b[hl:], starts: make([]filterStart, 0, (1<<h)/sampleEvery+1)}
+	f := &upFilter{n: n, h: h, highs: b[:hl], lows: b[hl:], starts: make([]filterStart, 0, (1<<h+sampleEvery-1)/sampleEvery)}
 	if r := nbits % 8; r != 0 && b[hl-1]>>r != 0 {
 		return nil, fmt.Errorf("%w: %w: filter sets bits beyond its end", ErrPeer, wire.ErrMalformed)
 	}
-	bucket, elem := 0, 0
+	// Element i's 1-bit sits at bucket_i + i. Walk the 1-bits a byte at a
+	// time; bucket b (a multiple of sampleEvery) starts at bit b + the
+	// number of elements before it. n 1-bits each in a bucket below 2^h
+	// leave exactly 2^h 0-bits, the last bit among them.
+	elem, next := 0, 0 // next: the next sampled bucket
 	var prev uint64
-	f.starts = append(f.starts, filterStart{0, 0})
-	for bit := range nbits {
-		if f.highs[bit/8]&(1<<(bit%8)) == 0 { // bucket ends
-			bucket++
-			if bucket%sampleEvery == 0 && bucket < 1<<h {
-				f.starts = append(f.starts, filterStart{bit + 1, elem})
+	for i, c := range f.highs {
+		for ; c != 0; c &= c - 1 {
+			bucket := i*8 + bits.TrailingZeros8(c) - elem
+			if bucket >= 1<<h || elem >= n {
+				return nil, fmt.Errorf("%w: %w: filter has an element past its last bucket", ErrPeer, wire.ErrMalformed)
 			}
-			continue
+			for ; next <= bucket; next += sampleEvery {
+				f.starts = append(f.starts, filterStart{next + elem, elem})
+			}
+			v := uint64(bucket)<<fpLowBits | f.low(elem)
+			if elem > 0 && v <= prev {
+				return nil, fmt.Errorf("%w: %w: filter element %d is not above the one before", ErrPeer, wire.ErrMalformed, elem)
+			}
+			prev = v
+			elem++
 		}
-		if bucket >= 1<<h || elem >= n {
-			return nil, fmt.Errorf("%w: %w: filter has an element past its last bucket", ErrPeer, wire.ErrMalformed)
-		}
-		v := uint64(bucket)<<fpLowBits | f.low(elem)
-		if elem > 0 && v <= prev {
-			return nil, fmt.Errorf("%w: %w: filter element %d is not above the one before", ErrPeer, wire.ErrMalformed, elem)
-		}
-		prev = v
-		elem++
 	}
-	if elem != n || bucket != 1<<h {
-		return nil, fmt.Errorf("%w: %w: filter holds %d elements in %d buckets, want %d in %d", ErrPeer, wire.ErrMalformed, elem, bucket, n, 1<<h)
+	if elem != n {
+		return nil, fmt.Errorf("%w: %w: filter holds %d elements, want %d", ErrPeer, wire.ErrMalformed, elem, n)
+	}
+	for ; next < 1<<h; next += sampleEvery {
+		f.starts = append(f.starts, filterStart{next + n, n})
 	}
 	return f, nil
 }

@@ -116,6 +116,7 @@ func autoUp(st *Store) Intersector     { return Auto{Config: Config{ChunkSize: 6
 func TestUnbalanced(t *testing.T) {
 	t.Parallel()
 	a, b := upSets(3, 60, 5000)
+	b = append(b, b[:10]...) // repeats yield every position
 	want, _, ea, eb := pair(t, jobtest.NewNetwork("alice", "bob"), ECDH{}, a, b)
 	if ea != nil || eb != nil {
 		t.Fatal(ea, eb)
@@ -132,6 +133,11 @@ func TestUnbalanced(t *testing.T) {
 		if got := types(net, "alice"); !slices.Contains(got, TypeUpQuery) {
 			t.Errorf("%s: alice sent %v, want the unbalanced mode", name, got)
 		}
+	}
+	// An empty client set.
+	ra, rb := upPair(t, jobtest.NewNetwork("alice", "bob"), unbalanced, [2]string{t.TempDir(), t.TempDir()}, nil, b)
+	if ra.Size != 0 || len(rb.Indices) != 0 || rb.PeerSize != 0 || ra.PeerSize != 5000 {
+		t.Errorf("an empty client set: %+v, %+v", ra, rb)
 	}
 	// Auto without a Store at the large side, or with sets too alike,
 	// runs OT.
