@@ -217,7 +217,7 @@ func TestUnbalancedCache(t *testing.T) {
 	if bytes.Equal(old.K, cur.K) || bytes.Equal(old.Epoch, cur.Epoch) || !bytes.Equal(old.ID, cur.ID) {
 		t.Error("a changed set keeps its key or epoch, or changes the filter's id")
 	}
-	caches, _ := filepath.Glob(filepath.Join(dirs[0], upCacheDir, "*", "*"))
+	caches, _ := filepath.Glob(filepath.Join(dirs[0], upCacheDir, "*", "*", "filter"))
 	if len(caches) != 1 {
 		t.Fatalf("client caches %v", caches)
 	}

@@ -1,7 +1,6 @@
 package psi
 
 import (
-	"bufio"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
@@ -74,14 +73,23 @@ func (st *Store) dir() string {
 // 2^24 short keys.
 func setDigest(elems [][]byte) []byte {
 	h := sha256.New()
-	w := bufio.NewWriterSize(h, 1<<16)
-	var l [binary.MaxVarintLen64]byte
-	w.WriteString("cohort-psi-upsi-v1:set")
+	buf := make([]byte, 0, 1<<16)
+	buf = append(buf, "cohort-psi-upsi-v1:set"...)
 	for _, e := range elems {
-		w.Write(l[:binary.PutUvarint(l[:], uint64(len(e)))])
-		w.Write(e)
+		if len(buf)+binary.MaxVarintLen64+len(e) > cap(buf) {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+		buf = binary.AppendUvarint(buf, uint64(len(e)))
+		if len(e) > cap(buf) {
+			h.Write(buf)
+			h.Write(e)
+			buf = buf[:0]
+			continue
+		}
+		buf = append(buf, e...)
 	}
-	w.Flush()
+	h.Write(buf)
 	return h.Sum(nil)
 }
 
@@ -99,8 +107,11 @@ func upTag(id, epoch []byte) []byte {
 // parsed once per node for as long as the files are unchanged
 // (Secrets.Parsed).
 func (st *Store) loadServer(elems [][]byte) (*upServer, error) {
-	d := st.dir()
-	v, err := st.Secrets.Parsed([]string{d + "/key", d + "/enc"}, parseServer)
+	// Parsed reads and hashes only the small key file; the encodings are
+	// read when it changes. The key names a random epoch and is written
+	// last, so a new key file is a new parse, and the encodings in memory
+	// are always the ones its epoch tag matched.
+	v, err := st.Secrets.Parsed([]string{st.dir() + "/key"}, st.parseServer)
 	if err != nil {
 		// None yet, or files of two epochs (two exchanges prepared the
 		// same scope at once, or sendUpFilter found the filter of another
@@ -115,9 +126,9 @@ func (st *Store) loadServer(elems [][]byte) (*upServer, error) {
 	return s, nil
 }
 
-// parseServer parses a key file and its encodings, which must be of the
-// same epoch.
-func parseServer(c [][]byte) (any, error) {
+// parseServer parses a key file and reads its encodings, which must be
+// of the same epoch.
+func (st *Store) parseServer(c [][]byte) (any, error) {
 	var key upKey
 	if err := wire.Unmarshal(c[0], &key); err != nil {
 		return nil, fmt.Errorf("psi: unbalanced key file: %w", err)
@@ -126,7 +137,10 @@ func parseServer(c [][]byte) (any, error) {
 	if err := sc.UnmarshalBinary(key.K); err != nil || sc.IsZero() {
 		return nil, fmt.Errorf("psi: unbalanced key file: the key is not a scalar")
 	}
-	enc := c[1]
+	enc, err := st.Secrets.ReadSecret(st.dir() + "/enc")
+	if err != nil {
+		return nil, fmt.Errorf("psi: read the unbalanced encodings: %w", err)
+	}
 	if len(enc) != upIDLen+8*key.Count || string(enc[:upIDLen]) != string(key.Epoch) {
 		return nil, fmt.Errorf("psi: unbalanced encodings are not the key's epoch")
 	}
@@ -232,30 +246,42 @@ func (st *Store) filterBytes(s *upServer) ([]byte, error) {
 	return b[upIDLen:], nil
 }
 
-// upCache is a client's cached filter of one server scope.
+// upCache is the meta file of a client's cached filter of one server
+// scope; the filter is in a file beside it.
 type upCache struct {
 	Epoch  []byte `msgpack:"epoch"`
 	N      int    `msgpack:"n"`
 	FN     int    `msgpack:"fn"`
 	H      uint   `msgpack:"h"`
-	Filter []byte `msgpack:"filter"`
+	Digest []byte `msgpack:"digest"` // SHA-256 of the filter file
 }
 
-func cacheName(peer string, id []byte) string {
+// cacheDir names the cache of peer's filter id: "meta" and "filter".
+func cacheDir(peer string, id []byte) string {
 	d := sha256.Sum256([]byte("cohort-psi-upsi-v1:peer\x00" + peer))
 	return upCacheDir + "/" + hex.EncodeToString(d[:16]) + "/" + hex.EncodeToString(id)
 }
 
-// cachedFilter returns the client's filter of peer's scope id at epoch of
-// n elements, or nil if it has none (or an unreadable one: it fetches
-// the filter again and replaces it).
+// cachedFilter returns the client's filter of the offer's id and epoch,
+// or nil if it has none (or an unreadable one: it fetches the filter
+// again and replaces it). Parsed reads only the small meta file on each
+// exchange; the filter is read, checked against the meta's digest and
+// decoded when the meta changes.
 func (st *Store) cachedFilter(peer string, o *upOffer) *upFilter {
-	v, err := st.Secrets.Parsed([]string{cacheName(peer, o.ID)}, func(c [][]byte) (any, error) {
+	dir := cacheDir(peer, o.ID)
+	v, err := st.Secrets.Parsed([]string{dir + "/meta"}, func(c [][]byte) (any, error) {
 		var uc upCache
 		if err := wire.Unmarshal(c[0], &uc); err != nil {
 			return nil, err
 		}
-		f, err := decodeUpFilter(uc.Filter, uc.FN, uc.H)
+		b, err := st.Secrets.ReadSecret(dir + "/filter")
+		if err != nil {
+			return nil, err
+		}
+		if d := sha256.Sum256(b); string(d[:]) != string(uc.Digest) {
+			return nil, fmt.Errorf("psi: the cached filter is not its meta's")
+		}
+		f, err := decodeUpFilter(b, uc.FN, uc.H)
 		if err != nil {
 			return nil, err
 		}
@@ -276,13 +302,18 @@ type cachedUp struct {
 	f  *upFilter
 }
 
-// keepFilter caches a fetched filter.
+// keepFilter caches a fetched filter: the filter, then its meta.
 func (st *Store) keepFilter(peer string, o *upOffer, filter []byte) error {
-	b, err := wire.Marshal(&upCache{Epoch: o.Epoch, N: o.N, FN: o.FN, H: o.H, Filter: filter})
+	dir := cacheDir(peer, o.ID)
+	d := sha256.Sum256(filter)
+	b, err := wire.Marshal(&upCache{Epoch: o.Epoch, N: o.N, FN: o.FN, H: o.H, Digest: d[:]})
 	if err != nil {
 		return fmt.Errorf("psi: encode the filter cache: %w", err)
 	}
-	if err := st.Secrets.WriteSecret(cacheName(peer, o.ID), b); err != nil {
+	if err := st.Secrets.WriteSecret(dir+"/filter", filter); err != nil {
+		return fmt.Errorf("psi: keep the filter: %w", err)
+	}
+	if err := st.Secrets.WriteSecret(dir+"/meta", b); err != nil {
 		return fmt.Errorf("psi: keep the filter: %w", err)
 	}
 	return nil

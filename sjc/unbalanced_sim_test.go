@@ -44,7 +44,7 @@ func TestSimUnbalanced(t *testing.T) {
 			t.Fatalf("run %d (psi %q): the tree differs from the in-process tree: %s", i, mode, d)
 		}
 		if mode == "" {
-			got := []os.FileInfo{stateFile(t, state, "p2", "psi/unbalanced/*/key"), stateFile(t, state, "p1", "psi/unbalanced-cache/*/*")}
+			got := []os.FileInfo{stateFile(t, state, "p2", "psi/unbalanced/*/key"), stateFile(t, state, "p1", "psi/unbalanced-cache/*/*/meta")}
 			if files != nil && (!os.SameFile(files[0], got[0]) || !os.SameFile(files[1], got[1])) {
 				t.Error("after a restart on the same sets the key was rotated or the filter fetched again")
 			}
