@@ -18,8 +18,8 @@ import (
 
 // BenchmarkUnbalanced measures the unbalanced mode (docs/psi.md):
 //
-//	PSI_UPSI_N=16777216 PSI_UPSI_DIR=/var/tmp/upsi nice go test ./psi -run '^$' -bench 'Unbalanced/offline' -benchtime 1x -timeout 3h
-//	PSI_UPSI_N=16777216 PSI_UPSI_DIR=/var/tmp/upsi go test ./psi -run '^$' -bench 'Unbalanced/online' -benchtime 1x -count 3 -timeout 1h
+//	PSI_UPSI_N=16777216 PSI_UPSI_DIR=/var/tmp/upsi-bench nice go test ./psi -run '^$' -bench 'Unbalanced/offline' -benchtime 1x -timeout 3h
+//	PSI_UPSI_N=16777216 PSI_UPSI_DIR=/var/tmp/upsi-bench go test ./psi -run '^$' -bench 'Unbalanced/online' -benchtime 1x -count 3 -timeout 1h
 //
 // PSI_UPSI_N is the server's set (default 2^16), PSI_UPSI_DIR keeps the
 // server's and client's data dirs across runs (default a temporary
