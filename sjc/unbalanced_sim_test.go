@@ -10,9 +10,12 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/job/jobtest"
+	"github.com/cohortdm/cohort/psi"
 	"github.com/cohortdm/cohort/sim"
 	"github.com/cohortdm/cohort/sjc"
 	"github.com/cohortdm/cohort/tree"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // TestSimUnbalanced runs a join whose target table T1 holds 40 join
@@ -163,4 +166,69 @@ func stateFile(t *testing.T, state, name, pattern string) os.FileInfo {
 		t.Fatalf("node %s: %s: %v %v", name, pattern, st, err)
 	}
 	return st
+}
+
+// TestJobLeakageUnbalanced runs the unbalanced case as a job (jobtest):
+// the edge's PSI runs psi's unbalanced mode, every message of it carries
+// the psi-blinded disclosure and every other message one of the kind's
+// profile, and the server's long-term key, kept in its data dir, is in no
+// message and no log entry.
+func TestJobLeakageUnbalanced(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	path, want := unbalancedCase(t)
+	spec, err := job.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]string{"p1": t.TempDir(), "p2": t.TempDir()}
+	secrets := map[string]job.Secrets{}
+	for p, d := range dirs {
+		secrets[p] = job.DirSecrets(d)
+	}
+	run, err := runJob(t, ctx, spec, jobtest.Options{Secrets: secrets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := tree.Diff(want, run.tree); d != "" {
+		t.Fatalf("the tree differs from the in-process tree: %s", d)
+	}
+	seen := map[string]int{}
+	for _, s := range run.rep.Sent {
+		if strings.HasPrefix(s.Message.Type, "psi/") {
+			seen[s.Message.Type]++
+			if s.Disclosure != wire.DisclosePSIBlinded {
+				t.Errorf("%s from %s discloses %s", s.Message.Type, s.From, s.Disclosure)
+			}
+		}
+	}
+	for _, typ := range []string{psi.TypeSize, psi.TypeUpOffer, psi.TypeUpFetch, psi.TypeUpFilter, psi.TypeUpQuery, psi.TypeUpEval, psi.TypeUpMatch} {
+		if seen[typ] == 0 {
+			t.Errorf("no %s message: the unbalanced mode did not run (%v)", typ, seen)
+		}
+	}
+	allowed := []wire.Disclosure{wire.DiscloseClassSummary, wire.DiscloseSplitSummary, wire.DiscloseScore,
+		wire.DisclosePSIBlinded, wire.DisclosePublicResult, wire.DiscloseControl}
+	if out := run.rep.SentOutside(allowed...); len(out) > 0 {
+		t.Errorf("%d messages outside the profile, first %s (%s)", len(out), out[0].Message.Type, out[0].Disclosure)
+	}
+	m, err := filepath.Glob(filepath.Join(dirs["p2"], "psi", "unbalanced", "*", "key"))
+	if err != nil || len(m) != 1 {
+		t.Fatalf("the server's key files: %v %v", m, err)
+	}
+	var file map[string]any // psi's key file, read without psi's type
+	if err := wire.Unmarshal([]byte(readFile(t, m[0])), &file); err != nil {
+		t.Fatalf("the server's key file: %v", err)
+	}
+	k, _ := file["k"].([]byte)
+	if len(k) != 32 {
+		t.Fatalf("the server's key file holds a key of %d bytes", len(k))
+	}
+	if ss := run.rep.SentHolding(k); len(ss) > 0 {
+		t.Errorf("a message holds the server's key: %s from %s", ss[0].Message.Type, ss[0].From)
+	}
+	if es := run.rep.LogHolding(k); len(es) > 0 {
+		t.Errorf("the log holds the server's key (%s)", es[0].Op)
+	}
 }
