@@ -175,11 +175,10 @@ func decodeUpFilter(b []byte, n int, h uint) (*upFilter, error) {
 	return f, nil
 }
 
-// low returns element i's low 40 bits.
+// low returns element i's low 40 bits (5 bytes, big-endian).
 func (f *upFilter) low(i int) uint64 {
-	var b [8]byte
-	copy(b[8-fpLowLen:], f.lows[i*fpLowLen:])
-	return binary.BigEndian.Uint64(b[:])
+	b := f.lows[i*fpLowLen : i*fpLowLen+fpLowLen]
+	return uint64(b[0])<<32 | uint64(b[1])<<24 | uint64(b[2])<<16 | uint64(b[3])<<8 | uint64(b[4])
 }
 
 // contains reports whether the T-bit fingerprint v is in the filter.
