@@ -34,6 +34,11 @@ func RunAlign(ctx context.Context, net Network, hub string, parties []string, cf
 	if _, err := cfg.withDefaults(); err != nil {
 		return nil, err
 	}
+	if cfg.Mode == ModeUnbalanced {
+		// Both parties of an unbalanced exchange learn the intersection;
+		// a spoke must not learn its pairwise one.
+		return nil, fmt.Errorf("%w: Align does not run the unbalanced mode", ErrConfig)
+	}
 	if self != hub {
 		mode, set, err := exchangeMode(ctx, channel(self), hub, cfg, elems)
 		if err != nil {
@@ -121,7 +126,20 @@ func alignHub(ctx context.Context, channel func(string) Network, hub string, sor
 func exchangeMode(ctx context.Context, net Network, peer string, cfg Config, elems [][]byte) (Mode, *otSet, error) {
 	switch cfg.Mode {
 	case ModeAuto:
-		return agreeMode(ctx, net, peer, cfg, elems)
+		// Never the unbalanced mode: both of its parties learn the
+		// intersection, and a spoke must not learn its pairwise one.
+		cfg.Store = nil
+		ag, err := agreeMode(ctx, net, peer, cfg, elems)
+		if err != nil {
+			return 0, nil, err
+		}
+		if ag.mode == ModeUnbalanced {
+			return 0, nil, fmt.Errorf("%s from %s: %w: the peer offers to serve the unbalanced mode in an alignment", TypeSize, peer, ErrPeer)
+		}
+		if ag.mode == ModeOT && ag.set == nil {
+			ag.set, err = otSetup(net, peer, cfg, elems)
+		}
+		return ag.mode, ag.set, err
 	case ModeOT:
 		set, err := otSetup(net, peer, cfg, elems)
 		return ModeOT, set, err

@@ -40,60 +40,128 @@ var _ Intersector = Auto{}
 
 // Run agrees the protocol with peer and runs it.
 func (a Auto) Run(ctx context.Context, net Network, peer string, role Role, elems [][]byte) (*Result, error) {
-	mode, set, err := agreeMode(ctx, net, peer, a.Config, elems)
+	ag, err := agreeMode(ctx, net, peer, a.Config, elems)
 	if err != nil {
 		return nil, err
 	}
-	if mode == ModeECDH {
+	switch {
+	case ag.mode == ModeECDH:
 		return ECDH{Config: a.Config}.Run(ctx, net, peer, role, elems)
+	case ag.mode == ModeUnbalanced && ag.server:
+		if ag.up == nil {
+			// The offline phase, in this step: the set is new or changed.
+			if ag.up, err = a.Config.Store.prepare(elems); err != nil {
+				return nil, err
+			}
+		}
+		return upServe(ctx, net, peer, ag.cfg, ag.up)
+	case ag.mode == ModeUnbalanced:
+		return upClient(ctx, net, peer, ag.cfg, elems)
 	}
-	return OT{Config: a.Config}.intersect(ctx, net, peer, role, set)
+	if ag.set == nil {
+		if ag.set, err = otSetup(net, peer, a.Config, elems); err != nil {
+			return nil, err
+		}
+	}
+	return OT{Config: a.Config}.intersect(ctx, net, peer, role, ag.set)
 }
 
-// agreeMode sends our distinct set size to peer, reads the peer's, and
-// returns autoMode of the two. Our set is counted as OT takes it (digests
-// under the step's tag, repeats removed), and returned for OT to use, so
-// a large set is not deduplicated twice.
-func agreeMode(ctx context.Context, net Network, peer string, cfg Config, elems [][]byte) (Mode, *otSet, error) {
-	set, err := otSetup(net, peer, cfg, elems)
+// agreed is what agreeMode settled.
+type agreed struct {
+	mode   Mode
+	cfg    Config    // with defaults
+	set    *otSet    // our set as OT takes it, if it was counted that way
+	up     *upServer // our prepared unbalanced state, if fresh
+	server bool      // in ModeUnbalanced: whether we serve
+}
+
+// agreeMode sends our distinct set size to peer, with whether we can
+// serve the unbalanced mode (we have a Store), reads the peer's, and
+// returns the mode both sides pick (pickMode). Our set is counted as OT
+// takes it (digests under the step's tag, repeats removed), and returned
+// for OT to use, so a large set is not deduplicated twice; a set whose
+// unbalanced state is prepared and fresh is counted from it instead,
+// which costs one pass of SHA-256 rather than a map of every element.
+func agreeMode(ctx context.Context, net Network, peer string, cfg Config, elems [][]byte) (*agreed, error) {
+	ag := &agreed{}
+	var err error
+	if ag.cfg, err = cfg.withDefaults(); err != nil {
+		return nil, err
+	}
+	serves := cfg.Store != nil && len(elems) >= UnbalancedMinServer
+	if serves {
+		if ag.up, err = cfg.Store.loadServer(elems); err != nil {
+			return nil, err
+		}
+	}
+	var n int
+	if ag.up != nil {
+		n = ag.up.key.N
+	} else {
+		if ag.set, err = otSetup(net, peer, cfg, elems); err != nil {
+			return nil, err
+		}
+		n = len(ag.set.uniq)
+	}
+	if err := sendBody(ctx, net, peer, TypeSize, &sizeBody{Size: n, Serves: serves}); err != nil {
+		return nil, err
+	}
+	b, err := receive(ctx, net, peer, TypeSize)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
-	n := len(set.uniq)
-	body, err := wire.Marshal(&sizeBody{Size: n})
+	theirs, err := decodeSize(b, ag.cfg.MaxElements)
 	if err != nil {
-		return 0, nil, fmt.Errorf("psi: encode %s: %w", TypeSize, err)
+		return nil, fmt.Errorf("%s from %s: %w", TypeSize, peer, err)
 	}
-	if err := net.Send(ctx, peer, TypeSize, body); err != nil {
-		return 0, nil, fmt.Errorf("psi: send %s to %s: %w", TypeSize, peer, err)
+	ag.mode = pickMode(n, serves, theirs.Size, theirs.Serves)
+	ag.server = ag.mode == ModeUnbalanced && n > theirs.Size
+	if ag.mode != ModeUnbalanced && theirs.Size > ag.cfg.MaxElements {
+		return nil, fmt.Errorf("%s from %s: %w: %w: the peer announces %d distinct elements, limit %d", TypeSize, peer, ErrPeer, ErrTooLarge, theirs.Size, ag.cfg.MaxElements)
 	}
-	msg, err := net.Receive(ctx, peer, TypeSize)
-	if err != nil {
-		return 0, nil, fmt.Errorf("psi: receive %s from %s: %w", TypeSize, peer, err)
+	return ag, nil
+}
+
+// pickMode is the mode Auto runs for sets of n and m distinct elements,
+// the same on both sides since both know both sizes and who serves:
+// unbalanced when the larger set is at least UnbalancedMinServer and
+// UnbalancedRatio times the smaller, at most UnbalancedMaxServer, and its
+// holder can serve; else autoMode.
+func pickMode(n int, nServes bool, m int, mServes bool) Mode {
+	big, small, serves := n, m, nServes
+	if m > n {
+		big, small, serves = m, n, mServes
 	}
-	m, err := decodeSize(msg, set.cfg.MaxElements)
-	if err != nil {
-		return 0, nil, fmt.Errorf("%s from %s: %w", TypeSize, peer, err)
+	if serves && big >= UnbalancedMinServer && big <= UnbalancedMaxServer && big >= UnbalancedRatio*small {
+		return ModeUnbalanced
 	}
-	return autoMode(n, m), set, nil
+	return autoMode(n, m)
 }
 
 // sizeBody is the body of TypeSize.
 type sizeBody struct {
 	Size int `msgpack:"n"`
+	// Serves says the sender keeps a Store and so can serve the
+	// unbalanced mode.
+	Serves bool `msgpack:"u,omitempty"`
 }
 
-// decodeSize decodes a TypeSize body strictly: a size in [0, max].
-func decodeSize(b []byte, max int) (int, error) {
+// decodeSize decodes a TypeSize body strictly: a size in [0, max], or up
+// to UnbalancedMaxServer from a peer that can serve the unbalanced mode
+// (its set is checked against max again if another mode is picked).
+func decodeSize(b []byte, limit int) (sizeBody, error) {
 	var body sizeBody
 	if err := wire.Unmarshal(b, &body); err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrPeer, err)
+		return body, fmt.Errorf("%w: %w", ErrPeer, err)
 	}
 	if body.Size < 0 {
-		return 0, fmt.Errorf("%w: %w: set size %d", ErrPeer, wire.ErrMalformed, body.Size)
+		return body, fmt.Errorf("%w: %w: set size %d", ErrPeer, wire.ErrMalformed, body.Size)
 	}
-	if body.Size > max {
-		return 0, fmt.Errorf("%w: %w: the peer announces %d distinct elements, limit %d", ErrPeer, ErrTooLarge, body.Size, max)
+	if body.Serves {
+		limit = max(limit, UnbalancedMaxServer)
 	}
-	return body.Size, nil
+	if body.Size > limit {
+		return body, fmt.Errorf("%w: %w: the peer announces %d distinct elements, limit %d", ErrPeer, ErrTooLarge, body.Size, limit)
+	}
+	return body, nil
 }

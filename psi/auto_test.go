@@ -108,8 +108,8 @@ func TestAlignAuto(t *testing.T) {
 func TestDecodeSize(t *testing.T) {
 	t.Parallel()
 	good, _ := wire.Marshal(&sizeBody{Size: 5})
-	if n, err := decodeSize(good, 5); err != nil || n != 5 {
-		t.Fatalf("5 within 5: %d %v", n, err)
+	if n, err := decodeSize(good, 5); err != nil || n.Size != 5 {
+		t.Fatalf("5 within 5: %+v %v", n, err)
 	}
 	if _, err := decodeSize(good, 4); !errors.Is(err, ErrTooLarge) || !errors.Is(err, ErrPeer) {
 		t.Errorf("5 over 4: %v", err)
@@ -142,6 +142,8 @@ func TestDecodeSize(t *testing.T) {
 func FuzzDecodeSize(f *testing.F) {
 	good, _ := wire.Marshal(&sizeBody{Size: 5})
 	f.Add(good, 10)
+	serves, _ := wire.Marshal(&sizeBody{Size: 1 << 24, Serves: true})
+	f.Add(serves, 10)
 	f.Add([]byte{0x81}, 10)
 	f.Fuzz(func(t *testing.T, b []byte, max int) {
 		if max < 0 {
@@ -152,8 +154,8 @@ func FuzzDecodeSize(f *testing.F) {
 			checkOTErr(t, err)
 			return
 		}
-		if n < 0 || n > max {
-			t.Fatalf("accepted %d with limit %d", n, max)
+		if n.Size < 0 || (n.Size > max && (!n.Serves || n.Size > UnbalancedMaxServer)) {
+			t.Fatalf("accepted %+v with limit %d", n, max)
 		}
 	})
 }

@@ -1,5 +1,5 @@
 // Package psi computes private set intersections of join values (sjc: one
-// per join edge) and record ids (integrate: aligning n parties) in two
+// per join edge) and record ids (integrate: aligning n parties) in three
 // modes. ECDH (the default) is commutative blinding on the prime-order
 // group ristretto255 (RFC 9496) with cloudflare/circl: the Diffie–Hellman
 // PSI of Agrawal, Evfimievski and Srikant, "Information sharing across
@@ -12,12 +12,16 @@
 // Rosulek and Trieu, "Efficient batched oblivious PRF with applications to
 // private set intersection" (CCS 2016, "KKRT16"), semi-honest, about 100×
 // less CPU than ECDH for more bytes on the wire (section "Fast mode
-// (OT)"). Auto (ModeAuto) picks one of the two from the set sizes, per
+// (OT)"). Unbalanced (ModeUnbalanced) serves a large set against a small
+// one from encodings computed once under a long-term key, after Kiss,
+// Liu, Schneider, Asokan and Pinkas (PETS 2017; section "Unbalanced
+// sets"). Auto (ModeAuto) picks one of them from the set sizes, per
 // exchange.
 //
-// Where to start reading: Intersector (intersect.go) and its three
+// Where to start reading: Intersector (intersect.go) and its four
 // implementations ECDH (intersect.go), OT (ot.go, with otreceive.go and
-// otsend.go) and Auto (auto.go); RunAlign (align.go) for n parties. Each
+// otsend.go), Unbalanced (upsi.go, with upstore.go, upfilter.go and
+// upmessages.go) and Auto (auto.go); RunAlign (align.go) for n parties. Each
 // runs over a Network (network.go), which a job gets from StepNetwork and
 // a test can write in memory; Intersect and Align are the job-facing
 // wrappers. The pure steps, without I/O, are in ecdh.go (HashBlind,
@@ -282,4 +286,93 @@
 // runs ECDH and a large one OT in the same alignment. A party that
 // restarts after the sizes were exchanged waits for a size its peer
 // already sent; the step's timeout ends it and the step is run again.
+//
+// Auto also picks the unbalanced mode (below) when the larger set is at
+// least UnbalancedMinServer (4096) distinct elements, at most
+// UnbalancedMaxServer (2^24), at least UnbalancedRatio (64) times the
+// smaller, and its holder keeps a Store (Config.Store; the size message
+// says so). The larger side serves whatever the roles. Align never runs
+// it: both of its parties learn the intersection, and a spoke must not
+// learn its pairwise one.
+//
+// # Unbalanced sets
+//
+// Unbalanced (ModeUnbalanced, or Auto as above) is the OPRF-based PSI in
+// the precomputation form of Kiss, Liu, Schneider, Asokan and Pinkas,
+// "Private Set Intersection for Unequal Set Sizes with Mobile
+// Applications" (PETS 2017, "KLSAP17"), with their Diffie–Hellman OPRF
+// F_k(y) = H(y)^k: the server (the large set) computes its set's OPRF
+// values once under a long-term key k and sends the client a compact
+// filter of them once; each exchange then costs work and bytes linear in
+// the client's set only. The server is the Sender of Unbalanced (the
+// larger side in Auto), the client the Receiver.
+//
+// Offline (Store.prepare, the first exchange with a new or changed set,
+// inside its step): the server draws k and a random 16-byte epoch,
+// computes H(y)^k for every distinct y under the tag upTag(filter id,
+// epoch) on every core, and keeps in its data dir (job.Secrets: files
+// of mode 0600, replaced atomically) the key file (k, the filter id, the
+// epoch, the sizes and a SHA-256 digest of the elements in order), each
+// position's fingerprint, and the filter. The filter is the fingerprints
+// (the top h + 40 bits of SHA-256 of H(y)^k, 2^h ≥ n) in Elias–Fano form,
+// about 42 bits per element (upfilter.go); a value not in the set
+// matches with probability at most n·2^-(h+40) ≤ 2^-40 per query.
+//
+// Online, over the step's network like every mode:
+//
+//  1. Offer (psi/up-offer, server → client): its run id, the filter's id
+//     and epoch, its number of distinct elements N and the filter's shape.
+//  2. Fetch (psi/up-fetch, client → server): the client's run id and
+//     whether it needs the filter (it holds none of this id and epoch).
+//  3. Query (psi/up-query, client → server, chunks): H(x)^r for each
+//     distinct x, r fresh per run, in a fresh shuffle.
+//  4. Filter (psi/up-filter, server → client, 4 MiB chunks), if asked.
+//  5. Eval (psi/up-eval, server → client, chunks): each query raised to
+//     k, in the order received.
+//  6. Match (psi/up-match, client → server): the client unblinds with
+//     1/r, looks each fingerprint up in the filter, and sends the matched
+//     fingerprints, ascending; the server finds the positions of its
+//     elements holding them. Both end with the Result ECDH would give.
+//
+// Key and scope. The server's key lives only in its data dir, in a file
+// named by a hash of Store.Scope, which names the dataset and join
+// columns (sjc: the kind, the purpose, the table and the edge); it is
+// never sent, logged or committed. Each exchange checks the set against
+// the key file's digest; a changed set gets a new key and a new epoch
+// (the filter id stays), so two epochs' filters are unrelated. A crash
+// while preparing leaves the old epoch or files the key does not name;
+// two exchanges preparing one scope at once can mix their files, which
+// the next load or filter send notices, voiding the key so the one after
+// prepares again.
+//
+// Client cache. A client keeps each filter it fetched in its data dir,
+// named by a hash of the peer's name and the filter id, with the epoch
+// and sizes; an offer of another epoch (or sizes) makes it stale and the
+// client fetches the new filter and replaces it. A cache it cannot read
+// is fetched again.
+//
+// Leakage (semi-honest; with H a random oracle, H(y)^k for values the
+// client never had evaluated is pseudorandom under the one-more
+// Diffie–Hellman assumption, the usual one for this OPRF, since the
+// client sees many evaluations under one k):
+//
+//   - The client learns the intersection, the server's N, the filter id
+//     and epoch, and from a new epoch that the set changed and its new
+//     size, not which elements changed (the key is new). The filter lets
+//     it test only values whose H(x)^k it obtained, that is, the values
+//     it queried in an exchange; across exchanges it can query other
+//     sets, each of its announced size, as it could by running ECDH again.
+//   - The server learns the client's number of distinct values, whether
+//     it held the filter of this epoch, and the intersection (from the
+//     matches), as OT's sender does from the filter; the queries are
+//     H(x)^r for an r it never sees.
+//   - Observers learn sizes and whether a filter was sent.
+//
+// TestUnbalancedLeakage checks every message; TestUnbalancedCache the
+// key's rotation, the cache and a restart; TestSimUnbalanced (sjc) both
+// over real nodes. A malicious client could query values it does not
+// hold, up to its announced size, and a malicious server could answer
+// with another key (the client's result is then wrong), as in ECDH. The
+// fingerprints, the filter's lookups and the matching branch on their
+// values, on each party's own machine.
 package psi

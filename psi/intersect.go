@@ -37,6 +37,12 @@ type Config struct {
 	// (the zero value) or ModeOT. ECDH and OT are their own protocol
 	// whatever Mode says.
 	Mode Mode
+	// Store is where this party keeps the unbalanced mode's key and
+	// encodings (as a server) and fetched filters (as a client): local,
+	// never sent, and not part of what both parties must share. Without
+	// one a party cannot serve the unbalanced mode, and as a client it
+	// fetches the filter every time.
+	Store *Store
 }
 
 // Mode is a PSI protocol.
@@ -50,8 +56,13 @@ const (
 	// bytes, and asymmetric (the receiver tells the sender).
 	ModeOT
 	// ModeAuto exchanges set sizes first and runs ECDH below AutoOTMin
-	// elements in all, OT from there (Auto).
+	// elements in all, OT from there (Auto), and the unbalanced mode for
+	// very unequal sets whose larger side keeps a Store (pickMode).
 	ModeAuto
+	// ModeUnbalanced is the unbalanced-set PSI (Unbalanced): the Sender
+	// serves its large set from precomputed encodings under a long-term
+	// key, the Receiver queries its small one.
+	ModeUnbalanced
 )
 
 // Intersector returns the two-party protocol of c.Mode with config c.
@@ -61,6 +72,8 @@ func (c Config) Intersector() Intersector {
 		return OT{Config: c}
 	case ModeAuto:
 		return Auto{Config: c}
+	case ModeUnbalanced:
+		return Unbalanced{Config: c}
 	}
 	return ECDH{Config: c}
 }
@@ -86,7 +99,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ChunkSize == 0 {
 		c.ChunkSize = DefaultChunkSize
 	}
-	if c.MaxElements < 0 || c.ChunkSize < 0 || c.ChunkSize > wire.MaxMessageSize/(2*PointLen) || (c.Mode != ModeECDH && c.Mode != ModeOT && c.Mode != ModeAuto) {
+	if c.MaxElements < 0 || c.ChunkSize < 0 || c.ChunkSize > wire.MaxMessageSize/(2*PointLen) || (c.Mode < ModeECDH || c.Mode > ModeUnbalanced) {
 		return c, fmt.Errorf("%w: max elements %d, chunk size %d, mode %d", ErrConfig, c.MaxElements, c.ChunkSize, c.Mode)
 	}
 	return c, nil

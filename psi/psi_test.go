@@ -48,6 +48,12 @@ func distinctCount(a [][]byte) int {
 // pair runs Intersect at alice (Receiver) and bob (Sender) at once.
 func pair(t testing.TB, net *jobtest.Network, in Intersector, a, b [][]byte) (*Result, *Result, error, error) {
 	t.Helper()
+	return pairWith(t, net, in, in, a, b)
+}
+
+// pairWith is pair with Intersector ia at alice and ib at bob.
+func pairWith(t testing.TB, net *jobtest.Network, ia, ib Intersector, a, b [][]byte) (*Result, *Result, error, error) {
+	t.Helper()
 	// Two minutes, plus a millisecond per element for the benchmarks'
 	// million-element sets on a loaded machine.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute+time.Duration(len(a)+len(b))*time.Millisecond)
@@ -57,8 +63,8 @@ func pair(t testing.TB, net *jobtest.Network, in Intersector, a, b [][]byte) (*R
 	var ea, eb error
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); ra, ea = in.Intersect(ctx, net.Party("alice"), step, "bob", Receiver, a) }()
-	go func() { defer wg.Done(); rb, eb = in.Intersect(ctx, net.Party("bob"), step, "alice", Sender, b) }()
+	go func() { defer wg.Done(); ra, ea = ia.Intersect(ctx, net.Party("alice"), step, "bob", Receiver, a) }()
+	go func() { defer wg.Done(); rb, eb = ib.Intersect(ctx, net.Party("bob"), step, "alice", Sender, b) }()
 	wg.Wait()
 	return ra, rb, ea, eb
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/cohortdm/cohort/job"
@@ -36,7 +37,7 @@ func (s *session) intersect(ctx context.Context, step job.Step, prefix string, l
 				mine, peer, role = ci, pi, psi.Receiver
 			}
 			wg.Go(func() {
-				shared[e], errs[e] = s.intersectEdge(ctx, step.Sub(fmt.Sprintf("%s/%d", prefix, e)), e, locals[mine].JoinValues(e), s.g.Tables[peer].Party, role)
+				shared[e], errs[e] = s.intersectEdge(ctx, step.Sub(fmt.Sprintf("%s/%d", prefix, e)), prefix, e, mine, locals[mine].JoinValues(e), s.g.Tables[peer].Party, role)
 			})
 		}
 	}
@@ -45,9 +46,17 @@ func (s *session) intersect(ctx context.Context, step job.Step, prefix string, l
 }
 
 // intersectEdge runs one edge's PSI with the party peer: the values of
-// vals that peer's table holds too, sorted.
-func (s *session) intersectEdge(ctx context.Context, step job.Step, e int, vals []string, peer string, role psi.Role) ([]string, error) {
-	cfg := psi.Config{Edge: s.g.EdgeName(e), MaxElements: max(psi.DefaultMaxElements, 2*len(vals)), Mode: s.psiMode}
+// vals (the join values of the party's table t) that peer's table holds
+// too, sorted. The party's data dir keeps, for psi's unbalanced mode
+// (which Auto picks when one side's values far outnumber the other's),
+// the long-term key of t's join columns on the edge or the filter
+// fetched from the peer. Its scope names the kind, the purpose (prefix:
+// training, test or prediction rows), the table and the edge, so each
+// of these sets keeps its own key; psi checks the set itself and starts
+// a new epoch when it changed.
+func (s *session) intersectEdge(ctx context.Context, step job.Step, prefix string, e, t int, vals []string, peer string, role psi.Role) ([]string, error) {
+	cfg := psi.Config{Edge: s.g.EdgeName(e), MaxElements: max(psi.DefaultMaxElements, 2*len(vals)), Mode: s.psiMode,
+		Store: &psi.Store{Secrets: s.p.Secrets(), Scope: strings.Join([]string{"sjc", s.p.Spec().Kind, prefix, s.g.Tables[t].Name, s.g.EdgeName(e)}, "\x00")}}
 	out, err := psi.IntersectValues(ctx, cfg.Intersector(), s.p, step, peer, role, vals)
 	if err != nil {
 		return nil, fmt.Errorf("edge %s with party %s: %w", s.g.EdgeName(e), peer, err)

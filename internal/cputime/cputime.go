@@ -19,3 +19,17 @@ func Used(tb testing.TB) time.Duration {
 	}
 	return d
 }
+
+// Thread is the CPU time the calling OS thread has used so far (Linux; 0
+// elsewhere): a benchmark that runs two parties in one process locks each
+// to its thread (runtime.LockOSThread) and reads their shares apart. Work
+// the runtime does on other threads for them (the garbage collector's
+// background workers) is not counted; Used is.
+func Thread(tb testing.TB) time.Duration {
+	tb.Helper()
+	d, err := thread()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}

@@ -25,3 +25,32 @@ func TestUsedGrows(t *testing.T) {
 		}
 	}
 }
+
+// A thread's own spinning shows in Thread; another thread's does not.
+func TestThreadGrows(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("not measured here")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	before := Thread(t)
+	done := make(chan time.Duration)
+	go func() { // another thread spins for 20 ms of its own CPU
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		t0 := Thread(t)
+		for x := 0; Thread(t)-t0 < 20*time.Millisecond; x++ {
+		}
+		done <- Thread(t) - t0
+	}()
+	other := <-done
+	if mine := Thread(t) - before; mine >= other {
+		t.Errorf("this thread waited and used %v, the spinning one %v", mine, other)
+	}
+	x := 0
+	for start := time.Now(); Thread(t)-before < 10*time.Millisecond; x++ {
+		if x%100_000 == 0 && time.Since(start) > time.Minute {
+			t.Fatalf("a minute of spinning used %v of this thread's CPU", Thread(t)-before)
+		}
+	}
+}
