@@ -1,6 +1,10 @@
 package psi
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/cohortdm/cohort/wire"
+)
 
 // Errors callers may tell apart with errors.Is.
 var (
@@ -9,8 +13,9 @@ var (
 	ErrKey = errors.New("psi: bad join key")
 	// ErrPeer is returned when a peer's message is malformed: a
 	// non-canonical or identity point, a wrong count, a repeated element,
-	// chunks out of order. It wraps wire.ErrMalformed too.
-	ErrPeer = errors.New("psi: malformed message from peer")
+	// chunks out of order. Every error that wraps it is also
+	// wire.ErrMalformed, as the runtime tells a peer's fault from ours.
+	ErrPeer error = peerError{}
 	// ErrTooLarge is returned when a set (ours or the peer's) exceeds
 	// Config.MaxElements.
 	ErrTooLarge = errors.New("psi: set too large")
@@ -24,3 +29,11 @@ var (
 	// peer name, a hub that is not a party).
 	ErrConfig = errors.New("psi: bad configuration")
 )
+
+// peerError is ErrPeer: one value that is also wire.ErrMalformed under
+// errors.Is, so that no site of the package has to wrap both.
+type peerError struct{}
+
+func (peerError) Error() string { return "psi: malformed message from peer" }
+
+func (peerError) Is(target error) bool { return target == wire.ErrMalformed }

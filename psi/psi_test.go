@@ -478,3 +478,14 @@ func TestIntersectRestartMidExchange(t *testing.T) {
 		t.Errorf("bob: %v, %v; want ErrRestarted (alice's answers come from a new run)", rb, eb)
 	}
 }
+
+// Every ErrPeer is wire.ErrMalformed, whether or not its site wraps both.
+func TestErrPeerIsMalformed(t *testing.T) {
+	err := fmt.Errorf("element 3: %w", ErrPeer)
+	if !errors.Is(err, ErrPeer) || !errors.Is(err, wire.ErrMalformed) {
+		t.Fatalf("%v: Is(ErrPeer) %v, Is(wire.ErrMalformed) %v", err, errors.Is(err, ErrPeer), errors.Is(err, wire.ErrMalformed))
+	}
+	if errors.Is(wire.ErrMalformed, ErrPeer) || errors.Is(ErrTooLarge, wire.ErrMalformed) {
+		t.Fatal("ErrPeer's Is matches more than wire.ErrMalformed")
+	}
+}
