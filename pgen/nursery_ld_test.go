@@ -41,7 +41,7 @@ type ppgenCols struct {
 // Figure 7 (PGEN_FIGURES=1, NURSERY_DATA; docs/pgen.md), over its range
 // of requirements, recursive (c, ℓ)-diversity with ℓ from 2 to 5 and c
 // from 5 to 20, by ten-fold cross-validation stratified by class
-// (nurseryIterations times). On each fold's nine training folds LD is
+// (cvIterations times). On each fold's nine training folds LD is
 // the optimal full-domain generalisation of the eight attributes under
 // nurseryHierarchies (anonymize.OptimalFullDomainModel, no suppression)
 // whose every class is (c, ℓ)-diverse in the class column, checked apart
@@ -59,8 +59,8 @@ type ppgenCols struct {
 // branch with siblings (tree.PruneTo); PGEN_BINARY=1 grows binary trees
 // instead, the figures docs/pgen.md gave before the multiway grower.
 func TestNurseryLD(t *testing.T) {
-	recs := nurseryRecords(t)
-	s := nurserySchema()
+	recs := nursery.records(t)
+	s := nursery.schema()
 	tax := nurseryTaxonomies(t)
 	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true, Multiway: os.Getenv("PGEN_BINARY") == ""}
 	type req struct {
@@ -77,11 +77,11 @@ func TestNurseryLD(t *testing.T) {
 	spent := make([]time.Duration, len(reqs))
 	folds := 0
 	var basis mean // the tree on the nine folds, grown as every tree here
-	for it := range nurseryIterations {
-		fs := nurseryFolds(recs, it)
+	for it := range cvIterations {
+		fs := nursery.folds(recs, it)
 		for f := range fs {
 			folds++
-			trainRecs, testRecs := nurserySplit(recs, fs, f)
+			trainRecs, testRecs := nursery.split(recs, fs, f)
 			test := recordsData(t, nurseryNames, testRecs, s)
 			ds, err := anonymize.Encode(recordTableOf("nursery", nurseryNames, trainRecs), nurseryQID, tax)
 			if err != nil {
