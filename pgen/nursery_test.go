@@ -1,12 +1,6 @@
 package pgen_test
 
-import (
-	"slices"
-	"strings"
-	"testing"
-
-	"github.com/cohortdm/cohort/anonymize"
-)
+import "testing"
 
 // UCI's Nursery (Olave, Rajkovič, Bohanec, 1989; UCI Machine Learning
 // Repository, CC BY 4.0), the dataset of the paper's Figures 5 to 7:
@@ -35,17 +29,6 @@ var nursery = &uciSet{
 	factorial: true,
 }
 
-// nurseryNames are nursery.data's columns in file order (nursery.names).
-var nurseryNames = nursery.names
-
-// nurseryQID are the eight attributes: LD's quasi-identifiers and the
-// attributes of every model.
-var nurseryQID = nursery.attrs()
-
-// nurseryLayout is Nursery's records for LD: every attribute a
-// quasi-identifier, the class the sensitive attribute.
-var nurseryLayout = layout{names: nurseryNames, qid: nurseryQID, class: "class"}
-
 // nurseryHierarchies are the generalisation hierarchies LD uses on
 // Nursery, which ARX's examples lack (docs/pgen.md lists them): an
 // ordinal attribute of three or more values (nursery.names orders them)
@@ -63,53 +46,17 @@ var nurseryHierarchies = map[string]string{
 	"health":   "recommended;recommended-priority;*\npriority;recommended-priority;*\nnot_recom;not_recom;*\n",
 }
 
-// nurseryTaxonomies reads nurseryHierarchies.
-func nurseryTaxonomies(t testing.TB) map[string]*anonymize.Taxonomy {
-	tax := map[string]*anonymize.Taxonomy{}
-	for _, q := range nurseryQID {
-		var err error
-		if tax[q], err = anonymize.ReadARX(strings.NewReader(nurseryHierarchies[q]), q, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return tax
-}
-
 // TestNurseryBaselines is TestAdultBaselines on Nursery, the paper's own
 // dataset for Figures 5 and 6 (PGEN_FIGURES=1, NURSERY_DATA; baselines).
 func TestNurseryBaselines(t *testing.T) { baselines(t, nursery) }
 
-// TestNurseryHierarchies checks the hierarchies LD uses on Nursery (no
-// data needed): each is a valid ARX hierarchy over exactly its
-// attribute's values in nursery.names, with the levels docs/pgen.md gives
-// (three for the ordinal attributes of three or more values, two for
-// form and finance), and an ordinal group holds adjacent values only.
+// TestNurseryHierarchies checks the hierarchies LD uses on Nursery
+// (checkHierarchies): form, nominal, and finance, of two values, go
+// straight to *.
 func TestNurseryHierarchies(t *testing.T) {
-	domains := nursery.domains
-	tax := nurseryTaxonomies(t)
-	for _, q := range nurseryQID {
-		tx, dom := tax[q], domains[q]
-		want := 2
-		if len(dom) >= 3 && q != "form" {
-			want = 3
-		}
-		if tx.MaxLevel()+1 != want || tx.NumLeaves() != len(dom) {
-			t.Errorf("%s: %d levels, %d values; want %d levels, %d values", q, tx.MaxLevel()+1, tx.NumLeaves(), want, len(dom))
-		}
-		last := ""
-		var seen []string
-		for _, v := range dom {
-			g, err := tx.Generalise(v, 1)
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			if g != last && slices.Contains(seen, g) {
-				t.Errorf("%s: group %s holds values that are not adjacent", q, g)
-			}
-			if r, _ := tx.Generalise(v, tx.MaxLevel()); r != "*" {
-				t.Errorf("%s: %s's root is %s", q, v, r)
-			}
-			last, seen = g, append(seen, g)
-		}
-	}
+	checkHierarchies(t, nursery, nurseryHierarchies, "form")
 }
+
+// TestNurseryLD is LD against PPGEN on Nursery, the dataset of the
+// paper's Figure 7 (PGEN_FIGURES=1, NURSERY_DATA; ld).
+func TestNurseryLD(t *testing.T) { ld(t, nursery, nurseryHierarchies) }
