@@ -16,9 +16,9 @@ import (
 	"github.com/cohortdm/cohort/tree"
 )
 
-// nurseryParties are the numbers of parties of the paper's Figure 7 ("1
+// ldParties are the numbers of parties of the paper's Figure 7 ("1
 // to 10 with increment of 5").
-var nurseryParties = []int{1, 5, 10}
+var ldParties = []int{1, 5, 10}
 
 // ldCell accumulates one (c, ℓ) requirement's figures over the folds: LD's
 // tree and naive Bayes, its classes, then PPGEN's with ATP checking the
@@ -37,13 +37,14 @@ type ppgenCols struct {
 	leaves                 [3]mean // per published tree
 }
 
-// TestNurseryLD is TestAdultLD on Nursery, the dataset of the paper's
-// Figure 7 (PGEN_FIGURES=1, NURSERY_DATA; docs/pgen.md), over its range
-// of requirements, recursive (c, ℓ)-diversity with ℓ from 2 to 5 and c
+// ld is TestAdultLD on one of the paper's UCI datasets whose every
+// attribute is categorical (PGEN_FIGURES=1 and the file d.env names;
+// docs/pgen.md), over the range of requirements of the paper's Figure 7,
+// recursive (c, ℓ)-diversity with ℓ from 2 to 5 and c
 // from 5 to 20, by ten-fold cross-validation stratified by class
-// (nurseryIterations times). On each fold's nine training folds LD is
-// the optimal full-domain generalisation of the eight attributes under
-// nurseryHierarchies (anonymize.OptimalFullDomainModel, no suppression)
+// (cvIterations times). On each fold's nine training folds LD is
+// the optimal full-domain generalisation of the attributes under
+// hier (anonymize.OptimalFullDomainModel, no suppression)
 // whose every class is (c, ℓ)-diverse in the class column, checked apart
 // (checkDiverse); a tree and naive Bayes learnt on the generalised rows
 // score the tenth fold generalised to the same levels. PPGEN: the nine
@@ -58,10 +59,10 @@ type ppgenCols struct {
 // as the paper's Java experiments grew them, and ATP merges a failing
 // branch with siblings (tree.PruneTo); PGEN_BINARY=1 grows binary trees
 // instead, the figures docs/pgen.md gave before the multiway grower.
-func TestNurseryLD(t *testing.T) {
-	recs := nurseryRecords(t)
-	s := nurserySchema()
-	tax := nurseryTaxonomies(t)
+func ld(t *testing.T, d *uciSet, hier map[string]string) {
+	recs := d.records(t)
+	s := d.schema()
+	tax := taxonomies(t, d, hier)
 	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true, Multiway: os.Getenv("PGEN_BINARY") == ""}
 	type req struct {
 		l int
@@ -77,26 +78,26 @@ func TestNurseryLD(t *testing.T) {
 	spent := make([]time.Duration, len(reqs))
 	folds := 0
 	var basis mean // the tree on the nine folds, grown as every tree here
-	for it := range nurseryIterations {
-		fs := nurseryFolds(recs, it)
+	for it := range cvIterations {
+		fs := d.folds(recs, it)
 		for f := range fs {
 			folds++
-			trainRecs, testRecs := nurserySplit(recs, fs, f)
-			test := recordsData(t, nurseryNames, testRecs, s)
-			ds, err := anonymize.Encode(recordTableOf("nursery", nurseryNames, trainRecs), nurseryQID, tax)
+			trainRecs, testRecs := d.split(recs, fs, f)
+			test := recordsData(t, d.names, testRecs, s)
+			ds, err := anonymize.Encode(recordTableOf(d.name, d.names, trainRecs), d.attrs(), tax)
 			if err != nil {
 				t.Fatal(err)
 			}
 			seed := fmt.Appendf(nil, "figures/%d/%d", it, f)
-			union := tree.Grow(recordsData(t, nurseryNames, trainRecs, s), gp, "0", "t")
+			union := tree.Grow(recordsData(t, d.names, trainRecs, s), gp, "0", "t")
 			if folds == 1 {
 				logRoot(t, union)
 			}
 			basis.add(100 * float64(tree.Correct(union, test)) / float64(test.Rows()))
-			grown := growParties(t, s, gp, trainRecs)
+			grown := growParties(t, d.names, s, gp, trainRecs)
 			for ri, r := range reqs {
 				start := time.Now()
-				ldFold(t, &cells[ri], r.c, r.l, gp, ds, tax, trainRecs, testRecs)
+				ldFold(t, d, &cells[ri], r.c, r.l, gp, ds, tax, trainRecs, testRecs)
 				ppgenFold(t, &cells[ri].exact, tree.Requirement{K: 1, C: r.c, L: r.l}, s, gp, seed, grown, test)
 				ppgenFold(t, &cells[ri].paper, tree.Requirement{K: 1, C: r.c, L: r.l, HitMiss: true}, s, gp, seed, grown, test)
 				spent[ri] += time.Since(start)
@@ -115,11 +116,11 @@ func TestNurseryLD(t *testing.T) {
 		for ri, r := range reqs {
 			pc := v.cols(&cells[ri])
 			line := fmt.Sprintf("| %d | %g | %s |", r.l, r.c, v.name)
-			for p := range nurseryParties {
+			for p := range ldParties {
 				line += fmt.Sprintf(" %s | %s |", foldMean(&pc.tree[p], folds), foldMean(&pc.bayes[p], folds))
 			}
 			var pub, leaves []string
-			for p := range nurseryParties {
+			for p := range ldParties {
 				pub = append(pub, pc.published[p].String())
 				leaves = append(leaves, pc.leaves[p].String())
 			}
@@ -130,11 +131,11 @@ func TestNurseryLD(t *testing.T) {
 
 // growParties grows, for each number of parties, each party's tree on
 // the nine training folds dealt at random (unpruned by ATP).
-func growParties(t *testing.T, s *pgen.Schema, gp tree.GrowParams, trainRecs [][]string) [][]*tree.Tree {
-	out := make([][]*tree.Tree, len(nurseryParties))
-	for pi, n := range nurseryParties {
+func growParties(t *testing.T, names []string, s *pgen.Schema, gp tree.GrowParams, trainRecs [][]string) [][]*tree.Tree {
+	out := make([][]*tree.Tree, len(ldParties))
+	for pi, n := range ldParties {
 		for p, part := range deal(trainRecs, n) {
-			out[pi] = append(out[pi], tree.Grow(recordsData(t, nurseryNames, part, s), gp, fmt.Sprint(p), "t"))
+			out[pi] = append(out[pi], tree.Grow(recordsData(t, names, part, s), gp, fmt.Sprint(p), "t"))
 		}
 	}
 	return out
@@ -142,20 +143,21 @@ func growParties(t *testing.T, s *pgen.Schema, gp tree.GrowParams, trainRecs [][
 
 // ldFold runs LD at (c, l) on one fold's training records and scores its
 // models on the fold's test records.
-func ldFold(t *testing.T, cell *ldCell, c float64, l int, gp tree.GrowParams, ds *anonymize.Dataset, tax map[string]*anonymize.Taxonomy, trainRecs, testRecs [][]string) {
+func ldFold(t *testing.T, d *uciSet, cell *ldCell, c float64, l int, gp tree.GrowParams, ds *anonymize.Dataset, tax map[string]*anonymize.Taxonomy, trainRecs, testRecs [][]string) {
 	t.Helper()
-	sens, err := anonymize.SensitiveModel{RecursiveC: c, RecursiveL: l}.Code(columnOf(nurseryNames, trainRecs, "class"))
+	sens, err := anonymize.SensitiveModel{RecursiveC: c, RecursiveL: l}.Code(columnOf(d.names, trainRecs, d.class()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := anonymize.OptimalFullDomainModel(ds, []anonymize.Requirement{{QID: nurseryQID, K: 1}}, sens)
+	res, err := anonymize.OptimalFullDomainModel(ds, []anonymize.Requirement{{QID: d.attrs(), K: 1}}, sens)
 	switch {
 	case errors.Is(err, anonymize.ErrRequirement): // no generalisation is (c, l)-diverse: LD publishes nothing
 		return
 	case err != nil:
 		t.Fatal(err)
 	}
-	train, ldTest := generalised(t, nurseryLayout, trainRecs, res.Levels, tax), generalised(t, nurseryLayout, testRecs, res.Levels, tax)
+	lay := layout{names: d.names, qid: d.attrs(), class: d.class()}
+	train, ldTest := generalised(t, lay, trainRecs, res.Levels, tax), generalised(t, lay, testRecs, res.Levels, tax)
 	checkDiverse(t, train, c, l, res.Classes)
 	pct := func(n int) float64 { return 100 * float64(n) / float64(ldTest.Rows()) }
 	cell.ldTree.add(pct(tree.Correct(tree.Grow(train, gp, "", ""), ldTest)))
@@ -174,7 +176,7 @@ func ldFold(t *testing.T, cell *ldCell, c float64, l int, gp tree.GrowParams, ds
 func ppgenFold(t *testing.T, cell *ppgenCols, r tree.Requirement, s *pgen.Schema, gp tree.GrowParams, seed []byte, grown [][]*tree.Tree, test *tree.Data) {
 	t.Helper()
 	pct := func(n int) float64 { return 100 * float64(n) / float64(test.Rows()) }
-	for pi := range nurseryParties {
+	for pi := range ldParties {
 		var trees []*tree.Tree
 		for _, g := range grown[pi] {
 			tr := cloneTree(g)
@@ -269,4 +271,53 @@ func (c *ldCell) levelsString() string {
 		}
 	}
 	return out
+}
+
+// taxonomies reads hier, the generalisation hierarchies LD uses on d's
+// attributes (ARX's format: one line per value, from the value to the
+// root).
+func taxonomies(t testing.TB, d *uciSet, hier map[string]string) map[string]*anonymize.Taxonomy {
+	tax := map[string]*anonymize.Taxonomy{}
+	for _, q := range d.attrs() {
+		var err error
+		if tax[q], err = anonymize.ReadARX(strings.NewReader(hier[q]), q, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tax
+}
+
+// checkHierarchies checks the hierarchies LD uses on d (no data needed):
+// each is a valid ARX hierarchy over exactly its attribute's values in
+// d's .names file, with the levels docs/pgen.md gives: an attribute of
+// two values or a nominal one (flat) goes straight to *, an ordinal one of
+// three or more to a group of values adjacent in the .names file's order,
+// then to *.
+func checkHierarchies(t *testing.T, d *uciSet, hier map[string]string, flat ...string) {
+	tax := taxonomies(t, d, hier)
+	for _, q := range d.attrs() {
+		tx, dom := tax[q], d.domains[q]
+		want := 2
+		if len(dom) >= 3 && !slices.Contains(flat, q) {
+			want = 3
+		}
+		if tx.MaxLevel()+1 != want || tx.NumLeaves() != len(dom) {
+			t.Errorf("%s: %d levels, %d values; want %d levels, %d values", q, tx.MaxLevel()+1, tx.NumLeaves(), want, len(dom))
+		}
+		last := ""
+		var seen []string
+		for _, v := range dom {
+			g, err := tx.Generalise(v, 1)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			if g != last && slices.Contains(seen, g) {
+				t.Errorf("%s: group %s holds values that are not adjacent", q, g)
+			}
+			if r, _ := tx.Generalise(v, tx.MaxLevel()); r != "*" {
+				t.Errorf("%s: %s's root is %s", q, v, r)
+			}
+			last, seen = g, append(seen, g)
+		}
+	}
 }

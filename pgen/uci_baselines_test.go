@@ -10,10 +10,6 @@ import (
 	"github.com/cohortdm/cohort/tree"
 )
 
-// nurseryIterations is how many times the ten-fold cross-validation is
-// repeated, each with its own folds (the paper averages five, §4).
-const nurseryIterations = 5
-
 // mean accumulates accuracies (%) over the folds.
 type mean struct {
 	sum, lo, hi float64
@@ -38,30 +34,30 @@ func (m *mean) String() string {
 	return fmt.Sprintf("%.2f", m.sum/float64(m.n))
 }
 
-// TestNurseryBaselines is TestAdultBaselines on Nursery, the paper's own
-// dataset for Figures 5 and 6 (PGEN_FIGURES=1, NURSERY_DATA; docs/pgen.md):
-// the paper's protocol, ten-fold cross-validation stratified by class,
-// nurseryIterations times over; each fold's nine training folds dealt at
-// random over n parties, each party's tree grown and ATP-pruned to
-// release_k as the job does, pseudo-rows by Generate (PGEN) or BaseGen
-// (BASEGEN), without and with Nursery's domains; on them a decision tree,
-// naive Bayes and a conjunctive rule, scored on the tenth fold; beside
-// them the models learnt on the nine folds (BASIS). Every figure is the
-// mean over the folds.
-func TestNurseryBaselines(t *testing.T) {
-	recs := nurseryRecords(t)
-	s := nurserySchema()
+// baselines is TestAdultBaselines on one of the paper's UCI datasets
+// (PGEN_FIGURES=1 and the file d.env names; docs/pgen.md): the paper's
+// protocol, ten-fold cross-validation stratified by class, cvIterations
+// times over; each fold's nine training folds dealt at random over n
+// parties, each party's tree grown and ATP-pruned to release_k as the
+// job does, pseudo-rows by Generate (PGEN) or BaseGen (BASEGEN), without
+// and with the dataset's domains; on them a decision tree, naive Bayes
+// and a conjunctive rule, scored on the tenth fold; beside them the
+// models learnt on the nine folds (BASIS). Every figure is the mean over
+// the folds.
+func baselines(t *testing.T, d *uciSet) {
+	recs := d.records(t)
+	s := d.schema()
 	gp := tree.GrowParams{MaxDepth: 10, MinSplit: 2, Prune: true}
 	type cell struct{ n, k, m int }
 	var basis [3]mean
 	var majority mean
 	cells := map[cell]*[6]mean{}
 	var spent [4][2][2]time.Duration
-	for it := range nurseryIterations {
-		folds := nurseryFolds(recs, it)
+	for it := range cvIterations {
+		folds := d.folds(recs, it)
 		for f := range folds {
-			trainRecs, testRecs := nurserySplit(recs, folds, f)
-			all, test := recordsData(t, nurseryNames, trainRecs, s), recordsData(t, nurseryNames, testRecs, s)
+			trainRecs, testRecs := d.split(recs, folds, f)
+			all, test := recordsData(t, d.names, trainRecs, s), recordsData(t, d.names, testRecs, s)
 			sd := dataDomains(s, all)
 			seed := fmt.Appendf(nil, "figures/%d/%d", it, f)
 			score := func(d *tree.Data) [3]float64 {
@@ -80,7 +76,7 @@ func TestNurseryBaselines(t *testing.T) {
 				for ki, k := range []uint64{1, 10} {
 					var trees []*tree.Tree
 					for p := range n {
-						tr := tree.Grow(recordsData(t, nurseryNames, parts[p], s), gp, fmt.Sprint(p), "t")
+						tr := tree.Grow(recordsData(t, d.names, parts[p], s), gp, fmt.Sprint(p), "t")
 						if _, err := tr.ReleasePrune(k); err != nil {
 							t.Fatal(err)
 						}
