@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
 	"github.com/cohortdm/cohort/wire"
 )
@@ -368,23 +369,39 @@ func TestOTRejectsTampering(t *testing.T) {
 				victim, cheat, role, cheatRole = "alice", "bob", Receiver, Sender
 				sv, sc = a, b
 			}
-			// The cheat may wait forever once the victim has given up.
-			cctx, ccancel := context.WithCancel(ctx)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				_, _ = in.Intersect(cctx, net.Party(cheat), step, victim, cheatRole, sc)
-			}()
-			res, err := in.Intersect(ctx, net.Party(victim), step, cheat, role, sv)
-			ccancel()
-			<-done
-			if res != nil || !errors.Is(err, c.want) {
-				t.Errorf("%s: %v, %v; want %v", victim, res, err, c.want)
-			}
-			if errors.Is(c.want, ErrPeer) && !errors.Is(err, wire.ErrMalformed) && !errors.Is(err, ErrTooLarge) {
-				t.Errorf("%s: %v does not wrap wire.ErrMalformed", victim, err)
-			}
+			res, err := againstCheat(ctx, net, step, victim, cheat, role, cheatRole, in, in, sv, sc)
+			wantRefused(t, victim, res, err, c.want)
 		})
+	}
+}
+
+// againstCheat runs the victim's side of an exchange (in, its elements
+// sv) against a cheat's (cin, sc) over net, and returns the victim's
+// answer. The cheat may wait forever once the victim has given up, so it
+// is cancelled then.
+func againstCheat(ctx context.Context, net *jobtest.Network, step job.Step, victim, cheat string, role, cheatRole Role, in, cin Intersector, sv, sc [][]byte) (*Result, error) {
+	cctx, ccancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = cin.Intersect(cctx, net.Party(cheat), step, victim, cheatRole, sc)
+	}()
+	res, err := in.Intersect(ctx, net.Party(victim), step, cheat, role, sv)
+	ccancel()
+	<-done
+	return res, err
+}
+
+// wantRefused checks a victim's answer to a tampered message: no result,
+// the error want, and a peer's malformed message is wire.ErrMalformed to
+// the runtime.
+func wantRefused(t *testing.T, victim string, res *Result, err, want error) {
+	t.Helper()
+	if res != nil || !errors.Is(err, want) {
+		t.Errorf("%s: %v, %v; want %v", victim, res, err, want)
+	}
+	if errors.Is(want, ErrPeer) && !errors.Is(err, wire.ErrMalformed) && !errors.Is(err, ErrTooLarge) {
+		t.Errorf("%s: %v does not wrap wire.ErrMalformed", victim, err)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -384,24 +383,8 @@ func TestUnbalancedRejectsTampering(t *testing.T) {
 			if c.from == "bob" {
 				victim, cheat, role, cheatRole, in, cin, sv, sc = "alice", "bob", Receiver, Sender, client, server, a, b
 			}
-			// The cheat may wait forever once the victim has given up.
-			cctx, ccancel := context.WithCancel(ctx)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				_, _ = cin.Intersect(cctx, net.Party(cheat), step, victim, cheatRole, sc)
-			}()
-			res, err := in.Intersect(ctx, net.Party(victim), step, cheat, role, sv)
-			ccancel()
-			<-done
-			if res != nil || !errors.Is(err, c.want) {
-				t.Errorf("%s: %v, %v; want %v", victim, res, err, c.want)
-			}
-			// DoubleBlind's refusals of a point are ErrPeer alone.
-			point := strings.Contains(name, "identity") || strings.Contains(name, "canonical")
-			if errors.Is(c.want, ErrPeer) && !point && !errors.Is(err, wire.ErrMalformed) && !errors.Is(err, ErrTooLarge) {
-				t.Errorf("%s: %v does not wrap wire.ErrMalformed", victim, err)
-			}
+			res, err := againstCheat(ctx, net, step, victim, cheat, role, cheatRole, in, cin, sv, sc)
+			wantRefused(t, victim, res, err, c.want)
 		})
 	}
 	// A server needs a Store; Align refuses the mode.
