@@ -329,7 +329,7 @@ func (s *session) intersectTables(ctx context.Context, step job.Step, prefix str
 				mine, peer, role = ci, pi, psi.Receiver
 			}
 			wg.Go(func() {
-				shared[e], errs[e] = s.intersectEdge(ctx, step.Sub(fmt.Sprintf("%s/%d", prefix, e)), e, locals[mine].JoinValues(e), s.g.Tables[peer].Party, role)
+				shared[e], errs[e] = s.intersectEdge(ctx, step.Sub(fmt.Sprintf("%s/%d", prefix, e)), prefix, e, mine, locals[mine].JoinValues(e), s.g.Tables[peer].Party, role)
 			})
 		}
 	}
@@ -349,9 +349,17 @@ func (s *session) intersectTables(ctx context.Context, step job.Step, prefix str
 }
 
 // intersectEdge runs one edge's PSI with the party peer: the values of
-// vals that peer's table holds too, sorted.
-func (s *session) intersectEdge(ctx context.Context, step job.Step, e int, vals []string, peer string, role psi.Role) ([]string, error) {
-	cfg := psi.Config{Edge: s.g.EdgeName(e), MaxElements: max(psi.DefaultMaxElements, 2*len(vals)), Mode: s.mode}
+// vals (the join values of the party's table t) that peer's table holds
+// too, sorted. The party's data dir keeps, for psi's unbalanced mode
+// (which Auto picks when one side's values far outnumber the other's),
+// the long-term key of t's join values or the filter fetched from the
+// peer, by the data the table resolves to (psi.TableStore).
+func (s *session) intersectEdge(ctx context.Context, step job.Step, prefix string, e, t int, vals []string, peer string, role psi.Role) ([]string, error) {
+	store, err := psi.TableStore(s.p, s.g.Tables[t].Name, prefix == "test-psi", prefix, s.g.EdgeCols(joinprop.Incident{Edge: e, ParentSide: t != e+1}))
+	if err != nil {
+		return nil, fmt.Errorf("edge %s: %w", s.g.EdgeName(e), err)
+	}
+	cfg := psi.Config{Edge: s.g.EdgeName(e), MaxElements: max(psi.DefaultMaxElements, 2*len(vals)), Mode: s.mode, Store: store}
 	out, err := psi.IntersectValues(ctx, cfg.Intersector(), s.p, step, peer, role, vals)
 	if err != nil {
 		return nil, fmt.Errorf("edge %s with party %s: %w", s.g.EdgeName(e), peer, err)

@@ -336,7 +336,9 @@
 //
 // Key and scope. The server's key lives only in its data dir, in a file
 // named by a hash of Store.Scope, which names the dataset and join
-// columns (sjc: the kind, the purpose, the table and the edge); it is
+// columns (TableStore, for sjc and boost: the kind, the purpose, the data
+// the table resolves to on the node and its join columns, never a spec's
+// name for the table); it is
 // never sent, logged or committed. Each exchange checks the set against
 // the key file's digest; a changed set gets a new key and a new epoch
 // (the filter id stays), so two epochs' filters are unrelated. A crash
@@ -369,8 +371,8 @@
 //   - Observers learn sizes and whether a filter was sent.
 //
 // TestUnbalancedLeakage checks every message; TestUnbalancedCache the
-// key's rotation, the cache and a restart; TestSimUnbalanced (sjc) both
-// over real nodes. A malicious client could query values it does not
+// key's rotation, the cache and a restart; TestSimUnbalanced (sjc: a
+// restart and a renamed table keep the key; boost) over real nodes. A malicious client could query values it does not
 // hold, up to its announced size, and a malicious server could answer
 // with another key (the client's result is then wrong), as in ECDH. The
 // fingerprints, the filter's lookups and the matching branch on their

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/cloudflare/circl/group"
 
@@ -27,6 +28,35 @@ type Store struct {
 	// the scope changes. It is hashed into a file name and never leaves
 	// the node, so it may hold a path.
 	Scope string
+}
+
+// TableStore is the Store of the join values a party reads from its own
+// table name (its test table when test) on the columns cols, for the
+// job's purpose (its PSI channel prefix: training, test or prediction
+// rows). Its scope names the job's kind, the purpose, the data the table
+// resolves to on this node (job.DatasetIdentity) and the columns, never
+// the name a spec gives the table: the same data under another name keeps
+// its key, and costs no second offline phase.
+func TableStore(p job.Participant, name string, test bool, purpose string, cols []string) (*Store, error) {
+	ts, ok := job.TableSpec{}, false
+	if test {
+		ts, ok = p.Spec().TestTable(name), true
+	} else if ps, found := p.Spec().Party(p.Self()); found {
+		for _, own := range ps.Tables {
+			if own.Name == name {
+				ts, ok = own, true
+			}
+		}
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: table %s is not party %s's", ErrConfig, name, p.Self())
+	}
+	src, err := p.TableSource(ts)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	scope := append([]string{p.Spec().Kind, purpose, job.DatasetIdentity(src)}, cols...)
+	return &Store{Secrets: p.Secrets(), Scope: strings.Join(scope, "\x00")}, nil
 }
 
 // Files of a Store, under the data dir.

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/joinprop"
 	"github.com/cohortdm/cohort/psi"
 	"github.com/cohortdm/cohort/tree"
 	"github.com/cohortdm/cohort/wire"
@@ -50,54 +50,19 @@ func (s *session) intersect(ctx context.Context, step job.Step, prefix string, l
 // too, sorted. The party's data dir keeps, for psi's unbalanced mode
 // (which Auto picks when one side's values far outnumber the other's),
 // the long-term key of t's join values or the filter fetched from the
-// peer, under unbalancedScope; psi checks the set itself and starts a new
-// epoch when it changed.
+// peer, by the data the table resolves to (psi.TableStore); psi checks
+// the set itself and starts a new epoch when it changed.
 func (s *session) intersectEdge(ctx context.Context, step job.Step, prefix string, e, t int, vals []string, peer string, role psi.Role) ([]string, error) {
-	scope, err := s.unbalancedScope(prefix, e, t)
+	store, err := psi.TableStore(s.p, s.g.Tables[t].Name, prefix == "test-psi", prefix, s.g.EdgeCols(joinprop.Incident{Edge: e, ParentSide: t != e+1}))
 	if err != nil {
 		return nil, fmt.Errorf("edge %s: %w", s.g.EdgeName(e), err)
 	}
-	cfg := psi.Config{Edge: s.g.EdgeName(e), MaxElements: max(psi.DefaultMaxElements, 2*len(vals)), Mode: s.psiMode,
-		Store: &psi.Store{Secrets: s.p.Secrets(), Scope: scope}}
+	cfg := psi.Config{Edge: s.g.EdgeName(e), MaxElements: max(psi.DefaultMaxElements, 2*len(vals)), Mode: s.psiMode, Store: store}
 	out, err := psi.IntersectValues(ctx, cfg.Intersector(), s.p, step, peer, role, vals)
 	if err != nil {
 		return nil, fmt.Errorf("edge %s with party %s: %w", s.g.EdgeName(e), peer, err)
 	}
 	return out, nil
-}
-
-// unbalancedScope names the set whose unbalanced-PSI key and filter the
-// party keeps for table t on edge e: the kind, the purpose (prefix:
-// training, test or prediction rows), the data the table resolves to on
-// this node (job.DatasetIdentity, never the spec's name: the same data
-// under another name in a spec is the same set, and gets no second key
-// nor a second offline phase) and the table's own join columns on the
-// edge. It holds the node's own paths: psi keeps only its hash, as the
-// name of a directory in the party's data dir.
-func (s *session) unbalancedScope(prefix string, e, t int) (string, error) {
-	name := s.g.Tables[t].Name
-	ts, ok := job.TableSpec{}, false
-	if prefix == "test-psi" {
-		ts, ok = s.p.Spec().TestTable(name), true
-	} else if ps, found := s.p.Spec().Party(s.p.Self()); found {
-		for _, own := range ps.Tables {
-			if own.Name == name {
-				ts, ok = own, true
-			}
-		}
-	}
-	if !ok {
-		return "", fmt.Errorf("table %s is not party %s's", name, s.p.Self())
-	}
-	src, err := s.p.TableSource(ts)
-	if err != nil {
-		return "", fmt.Errorf("table %s: %w", name, err)
-	}
-	ed, cols := s.g.Edges[e], s.g.Edges[e].ChildCols
-	if ed.Parent == name {
-		cols = ed.ParentCols
-	}
-	return strings.Join(append([]string{"sjc", s.p.Spec().Kind, prefix, job.DatasetIdentity(src)}, cols...), "\x00"), nil
 }
 
 // classPropagate runs the party's share of ClassSchedule over parts,
