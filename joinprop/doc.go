@@ -8,5 +8,7 @@
 // propagates class counts along it, package boost gradient sums.
 //
 // Everything here is public or a party's own: the graph is derived from
-// the spec alone, an EdgeKey from the party's own table.
+// the spec alone, an EdgeKey from the party's own table. The one step with
+// I/O, IntersectEdges, is the private set intersection of every edge's
+// join values (package psi), which both kinds run the same way.
 package joinprop

@@ -2,13 +2,10 @@ package sjc
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/joinprop"
-	"github.com/cohortdm/cohort/psi"
 	"github.com/cohortdm/cohort/tree"
 	"github.com/cohortdm/cohort/wire"
 )
@@ -20,49 +17,10 @@ import (
 
 // intersect runs the private set intersection of every edge between one
 // of the party's tables and another party's, concurrently, on sub-channels
-// of step named prefix/EDGE; edges inside the party intersect locally.
+// of step named prefix/EDGE; edges inside the party intersect locally
+// (joinprop.IntersectEdges).
 func (s *session) intersect(ctx context.Context, step job.Step, prefix string, locals []*Local) ([][]string, error) {
-	shared := make([][]string, len(s.g.Edges))
-	errs := make([]error, len(s.g.Edges))
-	var wg sync.WaitGroup
-	for e, ed := range s.g.Edges {
-		pi, ci := s.g.Index(ed.Parent), e+1
-		po, co := s.owns(pi), s.owns(ci)
-		switch {
-		case po && co:
-			shared[e] = Intersect(locals[pi].JoinValues(e), locals[ci].JoinValues(e))
-		case po || co:
-			mine, peer, role := pi, ci, psi.Sender
-			if co {
-				mine, peer, role = ci, pi, psi.Receiver
-			}
-			wg.Go(func() {
-				shared[e], errs[e] = s.intersectEdge(ctx, step.Sub(fmt.Sprintf("%s/%d", prefix, e)), prefix, e, mine, locals[mine].JoinValues(e), s.g.Tables[peer].Party, role)
-			})
-		}
-	}
-	wg.Wait()
-	return shared, errors.Join(errs...)
-}
-
-// intersectEdge runs one edge's PSI with the party peer: the values of
-// vals (the join values of the party's table t) that peer's table holds
-// too, sorted. The party's data dir keeps, for psi's unbalanced mode
-// (which Auto picks when one side's values far outnumber the other's),
-// the long-term key of t's join values or the filter fetched from the
-// peer, by the data the table resolves to (psi.TableStore); psi checks
-// the set itself and starts a new epoch when it changed.
-func (s *session) intersectEdge(ctx context.Context, step job.Step, prefix string, e, t int, vals []string, peer string, role psi.Role) ([]string, error) {
-	store, err := psi.TableStore(s.p, s.g.Tables[t].Name, prefix == "test-psi", prefix, s.g.EdgeCols(joinprop.Incident{Edge: e, ParentSide: t != e+1}))
-	if err != nil {
-		return nil, fmt.Errorf("edge %s: %w", s.g.EdgeName(e), err)
-	}
-	cfg := psi.Config{Edge: s.g.EdgeName(e), MaxElements: max(psi.DefaultMaxElements, 2*len(vals)), Mode: s.psiMode, Store: store}
-	out, err := psi.IntersectValues(ctx, cfg.Intersector(), s.p, step, peer, role, vals)
-	if err != nil {
-		return nil, fmt.Errorf("edge %s with party %s: %w", s.g.EdgeName(e), peer, err)
-	}
-	return out, nil
+	return joinprop.IntersectEdges(ctx, s.p, s.g, step, prefix, s.psiMode, func(t, e int) []string { return locals[t].JoinValues(e) })
 }
 
 // classPropagate runs the party's share of ClassSchedule over parts,
