@@ -168,12 +168,16 @@ func (a *streamAgg) noColumn(column string) error {
 }
 
 func (a *streamAgg) ColumnSum(ctx context.Context, column string, clamp *[2]float64) (float64, int, error) {
-	f := sumFold{clamp: clamp}
-	n, err := a.stream(ctx, column, f.add)
+	return firstSum(a.ColumnSums(ctx, []string{column}, clamp))
+}
+
+// firstSum is ColumnSum's answer from ColumnSums' over the one column:
+// every source sums one column as it sums several.
+func firstSum(sums []float64, rows int, err error) (float64, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	return f.sum, n, nil
+	return sums[0], rows, nil
 }
 
 func (a *streamAgg) ColumnSums(ctx context.Context, columns []string, clamp *[2]float64) ([]float64, int, error) {

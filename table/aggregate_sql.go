@@ -178,20 +178,11 @@ func (a *sqlAgg) clamped(col string, clamp *[2]float64, next func(float64) strin
 }
 
 func (a *sqlAgg) ColumnSum(ctx context.Context, column string, clamp *[2]float64) (float64, int, error) {
-	rows, vals, ok, err := a.aggregate(ctx, column, func(col string, next func(float64) string) []string {
-		return []string{a.db.sum(a.clamped(col, clamp, next))}
-	})
-	if err != nil || !ok {
-		if err == nil {
-			return a.streamAgg.ColumnSum(ctx, column, clamp)
-		}
-		return 0, 0, err
-	}
-	return vals[0], rows, nil
+	return firstSum(a.ColumnSums(ctx, []string{column}, clamp))
 }
 
 // ColumnSums is one query of every column's sum; the table is streamed
-// where ColumnSum's query would send it to the stream.
+// where the query cannot answer as Open would.
 func (a *sqlAgg) ColumnSums(ctx context.Context, columns []string, clamp *[2]float64) ([]float64, int, error) {
 	rows, vals, ok, err := a.aggregateColumns(ctx, columns, func(col string, next func(float64) string) []string {
 		return []string{a.db.sum(a.clamped(col, clamp, next))}
