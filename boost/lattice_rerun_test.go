@@ -66,12 +66,7 @@ func TestRestartLattice(t *testing.T) {
 			}
 			return nil
 		}},
-		{name: "every party between levels", backend: boost.BackendLattice, onStep: func(e jobtest.Event) []string {
-			if tr, d, ok := levelOf(e); ok && tr == 1 && d == 1 {
-				return []string{"alice", "bob", "carol"}
-			}
-			return nil
-		}},
+		{name: "every party between levels", backend: boost.BackendLattice, onStep: everyPartyAfter(1, 0)},
 	}
 	for _, rc := range cases {
 		t.Run(rc.name, func(t *testing.T) {

@@ -165,9 +165,23 @@ type restartCase struct {
 	backend string
 }
 
-// levelOf decodes a starting level step's tree and depth.
-func levelOf(e jobtest.Event) (tree, depth int, ok bool) {
-	if e.Kind != jobtest.Starting || e.Step.Phase != "level" {
+// everyPartyAfter restarts every party once the level of the tree and
+// depth given is committed: between two levels, with no session holding a
+// message of the next one. (A restart at the next level's start would race
+// its first messages, which a busy machine lets a party send first.)
+func everyPartyAfter(tree, depth int) func(jobtest.Event) []string {
+	return func(e jobtest.Event) []string {
+		if tr, d, ok := levelOf(e, jobtest.Committed); ok && tr == tree && d == depth {
+			return []string{"alice", "bob", "carol"}
+		}
+		return nil
+	}
+}
+
+// levelOf decodes the tree and depth of a level step at an event of the
+// kind given.
+func levelOf(e jobtest.Event, kind jobtest.EventKind) (tree, depth int, ok bool) {
+	if e.Kind != kind || e.Step.Phase != "level" {
 		return 0, 0, false
 	}
 	var a struct {
@@ -208,12 +222,7 @@ func TestRestart(t *testing.T) {
 			}
 			return nil
 		}},
-		{name: "every party between levels", onStep: func(e jobtest.Event) []string {
-			if tr, d, ok := levelOf(e); ok && tr == 1 && d == 1 {
-				return []string{"alice", "bob", "carol"}
-			}
-			return nil
-		}},
+		{name: "every party between levels", onStep: everyPartyAfter(1, 0)},
 		// Grouped tables (grouped.go) resume from the same kept state.
 		{name: "grouped, middle party mid-level", retried: true, kind: boost.Kind{GroupRows: boost.GroupOn}, onSend: func(s jobtest.Sent) []string {
 			if s.Message.Type == boost.TypeSplit && s.Message.Round == 1 && s.To == "bob" {
@@ -221,20 +230,10 @@ func TestRestart(t *testing.T) {
 			}
 			return nil
 		}},
-		{name: "grouped, every party between levels", kind: boost.Kind{GroupRows: boost.GroupOn}, onStep: func(e jobtest.Event) []string {
-			if tr, d, ok := levelOf(e); ok && tr == 1 && d == 1 {
-				return []string{"alice", "bob", "carol"}
-			}
-			return nil
-		}},
+		{name: "grouped, every party between levels", kind: boost.Kind{GroupRows: boost.GroupOn}, onStep: everyPartyAfter(1, 0)},
 		// Every party reads its tables row by row, then, restarted, as
 		// binned groups: the kept state fits either read.
-		{name: "row by row, then grouped after a restart", kind: &switching{opened: map[string]int{}}, onStep: func(e jobtest.Event) []string {
-			if tr, d, ok := levelOf(e); ok && tr == 1 && d == 1 {
-				return []string{"alice", "bob", "carol"}
-			}
-			return nil
-		}},
+		{name: "row by row, then grouped after a restart", kind: &switching{opened: map[string]int{}}, onStep: everyPartyAfter(1, 0)},
 	}
 	for _, rc := range cases {
 		t.Run(rc.name, func(t *testing.T) {
