@@ -1,7 +1,6 @@
 package bicluster_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -50,17 +49,10 @@ func TestSimDenFromTheLayer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		secret := &table.Column{Name: "secret", Kind: table.Categorical}
-		for range tb.NumRows() {
-			secret.Str = append(secret.Str, "kept home")
-		}
-		tb.Columns = append(tb.Columns, secret)
-		if err := table.Write(ctx, table.Source{SQLite: filepath.Join(dir, name+".db"), Table: physical}, tb); err != nil {
-			t.Fatal(err)
-		}
+		simtest.WriteWithSecret(t, ctx, tb, table.Source{SQLite: filepath.Join(dir, name+".db"), Table: physical})
 		tables[name] = map[string]table.Source{"m": {SQLite: name + ".db", Table: physical}}
 		if schema == nil {
-			for _, c := range tb.Columns[:len(tb.Columns)-1] {
+			for _, c := range tb.Columns {
 				kind := "numeric"
 				if c.Name == "id" {
 					kind = "id"
@@ -107,19 +99,5 @@ func TestSimDenFromTheLayer(t *testing.T) {
 		t.Fatalf("%d records of one query summing the 20 columns' weights, want one per party:\n%s", n, logged.String())
 	}
 	c.Close() // the Raft stores are read whole once the nodes are down
-	for _, name := range names {
-		err := filepath.Walk(filepath.Join(c.DataDir(name), "raft"), func(path string, info os.FileInfo, err error) error {
-			if err != nil || info.IsDir() {
-				return err
-			}
-			b, err := os.ReadFile(path)
-			if err == nil && bytes.Contains(b, []byte(physical)) {
-				t.Errorf("%s's Raft store %s holds the pushed-down query's table", name, path)
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	simtest.QueryNotInRaft(t, c, physical, "bicluster")
 }

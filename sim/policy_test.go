@@ -176,22 +176,11 @@ func (h *hostile) noValueAnywhere(t *testing.T) {
 	packed := binary.BigEndian.AppendUint64([]byte{0xcb}, math.Float64bits(secretValue))
 	for _, name := range h.c.Names {
 		dd := h.c.DataDir(name)
-		err := filepath.Walk(filepath.Join(dd, "raft"), func(path string, info os.FileInfo, err error) error {
-			if err != nil || info.IsDir() {
-				return err
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
+		simtest.RaftFiles(t, h.c, name, func(path string, b []byte) {
 			if bytes.Contains(b, needle) || bytes.Contains(b, packed) {
 				t.Errorf("%s's %s holds a cell value", name, path)
 			}
-			return nil
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		entries, err := audit.ReadFile(filepath.Join(dd, "audit.jsonl"))
 		if err != nil {
 			t.Fatal(err)

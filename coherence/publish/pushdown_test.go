@@ -34,14 +34,7 @@ func pairsWithSecret(t *testing.T, csvData, db, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret := &table.Column{Name: "secret", Kind: table.Categorical}
-	for range tb.NumRows() {
-		secret.Str = append(secret.Str, "kept home")
-	}
-	tb.Columns = append(tb.Columns, secret)
-	if err := table.Write(context.Background(), table.Source{SQLite: db, Table: name}, tb); err != nil {
-		t.Fatal(err)
-	}
+	simtest.WriteWithSecret(t, context.Background(), tb, table.Source{SQLite: db, Table: name})
 }
 
 // runNode submits spec to a one-node cluster whose shop maps baskets to
