@@ -184,6 +184,7 @@ type BinSummer struct {
 	w    ring.Poly
 	rng  *mrand.ChaCha8
 	zero []uint64
+	ntt  sparseNTT
 }
 
 // NewBinSummer returns a BinSummer under pk for layout l.
@@ -322,18 +323,24 @@ func (s *BinSummer) weigh(terms []BinTerm, k int) bool {
 	for j := range s.w.Coeffs {
 		clear(s.w.Coeffs[j])
 	}
-	any := false
+	if len(s.ntt.seen) < n {
+		s.ntt.seen = make([]bool, n)
+	}
+	pos, moduli := s.ntt.pos[:0], s.rq.ModuliChain()
 	for _, t := range terms {
 		w := s.weight(t)
 		if w == 0 {
 			continue
 		}
-		any = true
 		e, neg := t.Bin-2*l.span()*(t.Row-k*l.rows), false
 		if e < 0 {
 			e, neg = e+n, true
 		}
-		for j, q := range s.rq.ModuliChain() {
+		if !s.ntt.seen[e] {
+			s.ntt.seen[e] = true
+			pos = append(pos, e)
+		}
+		for j, q := range moduli {
 			v := w % q
 			if neg && v != 0 {
 				v = q - v
@@ -344,11 +351,15 @@ func (s *BinSummer) weigh(terms []BinTerm, k int) bool {
 			}
 		}
 	}
-	if any {
-		s.rq.NTT(s.w, s.w)
-		s.rq.MForm(s.w, s.w)
+	for _, e := range pos {
+		s.ntt.seen[e] = false
 	}
-	return any
+	s.ntt.pos = pos
+	if len(pos) == 0 {
+		return false
+	}
+	s.ntt.forward(s.rq, s.w, pos) // the NTT in Montgomery form, skipping zeros
+	return true
 }
 
 // mask adds a fresh encryption of zeros on [0, 2S) and uniform residues
