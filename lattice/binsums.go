@@ -237,6 +237,12 @@ func (s *BinSummer) Sum(cts []*rlwe.Ciphertext, bins []int, weights []uint64) (*
 // SumTerms is Sum with any number of terms per row: terms sorted by Row,
 // a row's terms in any bins (one bin twice: the weights add).
 func (s *BinSummer) SumTerms(cts []*rlwe.Ciphertext, terms []BinTerm) (*rlwe.Ciphertext, error) {
+	return s.sumTerms(cts, terms, nil, 0)
+}
+
+// sumTerms is SumTerms taking each chunk's W from kept (column col of the
+// caller's) where it holds the chunk's terms, and offering it the others'.
+func (s *BinSummer) sumTerms(cts []*rlwe.Ciphertext, terms []BinTerm, kept *WeightCache, col int) (*rlwe.Ciphertext, error) {
 	l := s.l
 	for i, t := range terms {
 		if t.Row < 0 || t.Row >= len(cts)*l.rows || (i > 0 && t.Row < terms[i-1].Row) {
@@ -254,14 +260,15 @@ func (s *BinSummer) SumTerms(cts []*rlwe.Ciphertext, terms []BinTerm) (*rlwe.Cip
 		for k, ct := range cts {
 			var chunk []BinTerm
 			chunk, terms = splitChunk(terms, (k+1)*l.rows)
-			if !s.weigh(chunk, k) {
+			w, ok := s.chunkWeights(chunk, k, kept, col)
+			if !ok {
 				continue
 			}
 			if !ct.IsNTT || ct.IsBatched || ct.Level() != params.MaxLevel() {
 				return fmt.Errorf("%w: a ciphertext not as EncryptPairs makes them", ErrMismatch)
 			}
 			for i := range 2 {
-				s.rq.MulCoeffsMontgomeryThenAdd(ct.Value[i], s.w, out.Value[i])
+				s.rq.MulCoeffsMontgomeryThenAdd(ct.Value[i], w, out.Value[i])
 			}
 		}
 		if err := s.mask(out); err != nil {
