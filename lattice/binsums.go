@@ -151,9 +151,7 @@ func (e *Encryptor) EncryptPairs(l *BinLayout, g, h []int64) ([]*rlwe.Ciphertext
 		pt := bgv.NewPlaintext(params, params.MaxLevel())
 		pt.IsBatched = false
 		for k := range out {
-			if err := e.ecd.Encode(l.place(g, h, k), pt); err != nil {
-				return err
-			}
+			e.encodePlaced(l, g, h, k, pt)
 			out[k] = bgv.NewCiphertext(params, 1, params.MaxLevel())
 			if err := e.enc.Encrypt(pt, out[k]); err != nil {
 				return err
@@ -365,7 +363,7 @@ func (s *BinSummer) weigh(terms []BinTerm, k int) bool {
 	if len(pos) == 0 {
 		return false
 	}
-	s.ntt.forward(s.rq, s.w, pos) // the NTT in Montgomery form, skipping zeros
+	s.ntt.forward(s.rq, s.w, pos, true) // the NTT in Montgomery form, skipping zeros
 	return true
 }
 

@@ -60,17 +60,20 @@ func (s *sparseNTT) plan(n int, pos []int) {
 }
 
 // forward sets p, whose coefficients are zero but at the distinct
-// positions pos (each below its modulus), to its NTT in Montgomery form
-// modulo every prime of rq, each coefficient reduced to [0, q): what
-// rq.NTT then rq.MForm give (Montgomery form first, on the nonzeros only:
-// the NTT is linear).
-func (s *sparseNTT) forward(rq *ring.Ring, p ring.Poly, pos []int) {
+// positions pos (each below its modulus), to its NTT modulo every prime of
+// rq, each coefficient reduced to [0, q): what rq.NTT gives, and with mont
+// what rq.NTT then rq.MForm give (Montgomery form first, on the nonzeros
+// only: the NTT is linear).
+func (s *sparseNTT) forward(rq *ring.Ring, p ring.Poly, pos []int, mont bool) {
 	n := rq.N()
 	s.plan(n, pos)
 	for i, sub := range rq.SubRings[:rq.Level()+1] {
 		c := p.Coeffs[i][:n]
 		q, mc, br := sub.Modulus, sub.MRedConstant, sub.BRedConstant
 		for _, e := range pos {
+			if !mont {
+				break
+			}
 			c[e] = ring.MForm(c[e], q, br)
 		}
 		roots := sub.RootsForward
