@@ -48,7 +48,7 @@ var a9aGuest = map[string]bool{"age": true, "workclass": true, "fnlwgt": true, "
 
 // adultDir is the UCI Adult data: $COHORT_ADULT_DATA, or the project's
 // shared copy (shareddata.Dir).
-func adultDir(t *testing.T) string {
+func adultDir(t testing.TB) string {
 	dir, err := shareddata.Dir(".", "adult", "COHORT_ADULT_DATA")
 	if err != nil {
 		t.Skipf("no Adult data: %v", err)
@@ -61,7 +61,7 @@ func adultDir(t *testing.T) string {
 
 // readAdult reads an Adult file: each row's 14 attribute values and its
 // label (1: >50K).
-func readAdult(t *testing.T, path string) (rows [][]string, ys []int) {
+func readAdult(t testing.TB, path string) (rows [][]string, ys []int) {
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func readAdult(t *testing.T, path string) (rows [][]string, ys []int) {
 
 // a9aAttrs reads the categories from adult.names and the quantile edges
 // from the training rows.
-func a9aAttrs(t *testing.T, dir string, train [][]string) []a9aAttr {
+func a9aAttrs(t testing.TB, dir string, train [][]string) []a9aAttr {
 	b, err := os.ReadFile(filepath.Join(dir, "adult.names"))
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func a9aRow(attrs []a9aAttr, r []string) (x []int, from []string) {
 // guest (the class holder: y and the features of a9aGuest's attributes)
 // and table host (the rest). With out set it also writes a9a and a9a.t
 // there in LIBSVM's format.
-func a9aData(t *testing.T, out string) (g *joinprop.Graph, train, test map[string]*table.Table) {
+func a9aData(t testing.TB, out string) (g *joinprop.Graph, train, test map[string]*table.Table) {
 	dir := adultDir(t)
 	trRows, trY := readAdult(t, filepath.Join(dir, "adult.data"))
 	if every, _ := strconv.Atoi(os.Getenv("BOOST_A9A_EVERY")); every > 1 {

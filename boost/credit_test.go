@@ -20,7 +20,7 @@ import (
 
 // creditDir is FATE's vertically split default_credit data:
 // $COHORT_FATE_DATA, or the project's shared copy (shareddata.Dir).
-func creditDir(t *testing.T) string {
+func creditDir(t testing.TB) string {
 	dir, err := shareddata.Dir(".", "fate", "COHORT_FATE_DATA")
 	if err != nil {
 		t.Skipf("no default_credit data: %v", err)
@@ -35,7 +35,7 @@ func creditDir(t *testing.T) string {
 // is the test set), writing each part's CSV text with the id as a key and
 // y, if present, as the class.
 // With every > 1 only the training ids with id mod every = 1 are kept.
-func splitCSV(t *testing.T, path string, every int) (train, test string, schema map[string]table.Kind) {
+func splitCSV(t testing.TB, path string, every int) (train, test string, schema map[string]table.Kind) {
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func splitCSV(t *testing.T, path string, every int) (train, test string, schema 
 	return tr.String(), te.String(), schema
 }
 
-func creditData(t *testing.T, every int) (g *joinprop.Graph, train, test map[string]*table.Table) {
+func creditData(t testing.TB, every int) (g *joinprop.Graph, train, test map[string]*table.Table) {
 	dir := creditDir(t)
 	train, test = map[string]*table.Table{}, map[string]*table.Table{}
 	owners := map[string]string{"guest": "guest", "host": "host"}

@@ -355,27 +355,41 @@ func encryptEntries(pk *lattice.PublicKey, lay *lattice.BinLayout, ds DownSummar
 
 // sumColumns is the table's: every column's masked bin sums over cts, the
 // rows of each entry counted in their bins, on every core.
+//
+// Each column's W per chunk is kept in l.weights (latticeKeptBytes) and taken
+// again while the entries' rows stay: at a tree's first two levels (one
+// node a slot, by sibling subtraction) and at every tree's, on a join
+// whose rows all stay in open nodes, only the gradients differ.
 func sumColumns(pk *lattice.PublicKey, lay *lattice.BinLayout, l *Local, entries [][]rowCount, cts []*rlwe.Ciphertext) ([]*rlwe.Ciphertext, error) {
+	if l.weights == nil {
+		l.weights = lattice.NewWeightCache(latticeKeptBytes)
+	}
 	out := make([]*rlwe.Ciphertext, len(l.feats))
 	err := onCores(len(l.feats), func() (func(f int) error, error) {
 		s, err := lattice.NewBinSummer(pk, lay)
 		if err != nil {
 			return nil, err
 		}
+		var terms []lattice.BinTerm // the worker's, column after column
 		return func(f int) error {
-			var terms []lattice.BinTerm
+			terms = terms[:0]
 			for e, rs := range entries {
 				for _, rc := range rs {
 					terms = append(terms, lattice.BinTerm{Row: e, Bin: int(l.feats[f].bin[rc.row]), Weight: rc.count})
 				}
 			}
 			var e error
-			out[f], e = s.SumTerms(cts, terms)
+			out[f], e = s.SumTermsKept(cts, terms, l.weights, f)
 			return e
 		}, nil
 	})
 	return out, err
 }
+
+// latticeKeptBytes bounds the Ws a table's party keeps (sumColumns): at
+// default_credit's size one node a slot takes 188 chunks of 196 KB a
+// column, 37 MB a column.
+const latticeKeptBytes = 512 << 20
 
 // onCores runs work(i) for i < n on every core, each worker with its own
 // state from newWorker; the first error stops the others' next items.

@@ -24,9 +24,10 @@ type Aggregate struct {
 // Encryptor encrypts a party's contribution under the collective public
 // key. It holds buffers: use one per goroutine.
 type Encryptor struct {
-	pk  *PublicKey
-	enc *rlwe.Encryptor
-	ecd *bgv.Encoder
+	pk     *PublicKey
+	enc    *rlwe.Encryptor
+	ecd    *bgv.Encoder
+	placed placedEncoder // EncryptPairs' scratch (binencode.go)
 }
 
 // NewEncryptor returns an Encryptor for pk.

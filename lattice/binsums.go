@@ -151,9 +151,7 @@ func (e *Encryptor) EncryptPairs(l *BinLayout, g, h []int64) ([]*rlwe.Ciphertext
 		pt := bgv.NewPlaintext(params, params.MaxLevel())
 		pt.IsBatched = false
 		for k := range out {
-			if err := e.ecd.Encode(l.place(g, h, k), pt); err != nil {
-				return err
-			}
+			e.encodePlaced(l, g, h, k, pt)
 			out[k] = bgv.NewCiphertext(params, 1, params.MaxLevel())
 			if err := e.enc.Encrypt(pt, out[k]); err != nil {
 				return err
@@ -184,6 +182,7 @@ type BinSummer struct {
 	w    ring.Poly
 	rng  *mrand.ChaCha8
 	zero []uint64
+	ntt  sparseNTT
 }
 
 // NewBinSummer returns a BinSummer under pk for layout l.
@@ -236,6 +235,12 @@ func (s *BinSummer) Sum(cts []*rlwe.Ciphertext, bins []int, weights []uint64) (*
 // SumTerms is Sum with any number of terms per row: terms sorted by Row,
 // a row's terms in any bins (one bin twice: the weights add).
 func (s *BinSummer) SumTerms(cts []*rlwe.Ciphertext, terms []BinTerm) (*rlwe.Ciphertext, error) {
+	return s.sumTerms(cts, terms, nil, 0)
+}
+
+// sumTerms is SumTerms taking each chunk's W from kept (column col of the
+// caller's) where it holds the chunk's terms, and offering it the others'.
+func (s *BinSummer) sumTerms(cts []*rlwe.Ciphertext, terms []BinTerm, kept *WeightCache, col int) (*rlwe.Ciphertext, error) {
 	l := s.l
 	for i, t := range terms {
 		if t.Row < 0 || t.Row >= len(cts)*l.rows || (i > 0 && t.Row < terms[i-1].Row) {
@@ -253,14 +258,15 @@ func (s *BinSummer) SumTerms(cts []*rlwe.Ciphertext, terms []BinTerm) (*rlwe.Cip
 		for k, ct := range cts {
 			var chunk []BinTerm
 			chunk, terms = splitChunk(terms, (k+1)*l.rows)
-			if !s.weigh(chunk, k) {
+			w, ok := s.chunkWeights(chunk, k, kept, col)
+			if !ok {
 				continue
 			}
 			if !ct.IsNTT || ct.IsBatched || ct.Level() != params.MaxLevel() {
 				return fmt.Errorf("%w: a ciphertext not as EncryptPairs makes them", ErrMismatch)
 			}
 			for i := range 2 {
-				s.rq.MulCoeffsMontgomeryThenAdd(ct.Value[i], s.w, out.Value[i])
+				s.rq.MulCoeffsMontgomeryThenAdd(ct.Value[i], w, out.Value[i])
 			}
 		}
 		if err := s.mask(out); err != nil {
@@ -322,18 +328,24 @@ func (s *BinSummer) weigh(terms []BinTerm, k int) bool {
 	for j := range s.w.Coeffs {
 		clear(s.w.Coeffs[j])
 	}
-	any := false
+	if len(s.ntt.seen) < n {
+		s.ntt.seen = make([]bool, n)
+	}
+	pos, moduli := s.ntt.pos[:0], s.rq.ModuliChain()
 	for _, t := range terms {
 		w := s.weight(t)
 		if w == 0 {
 			continue
 		}
-		any = true
 		e, neg := t.Bin-2*l.span()*(t.Row-k*l.rows), false
 		if e < 0 {
 			e, neg = e+n, true
 		}
-		for j, q := range s.rq.ModuliChain() {
+		if !s.ntt.seen[e] {
+			s.ntt.seen[e] = true
+			pos = append(pos, e)
+		}
+		for j, q := range moduli {
 			v := w % q
 			if neg && v != 0 {
 				v = q - v
@@ -344,11 +356,15 @@ func (s *BinSummer) weigh(terms []BinTerm, k int) bool {
 			}
 		}
 	}
-	if any {
-		s.rq.NTT(s.w, s.w)
-		s.rq.MForm(s.w, s.w)
+	for _, e := range pos {
+		s.ntt.seen[e] = false
 	}
-	return any
+	s.ntt.pos = pos
+	if len(pos) == 0 {
+		return false
+	}
+	s.ntt.forward(s.rq, s.w, pos, true) // the NTT in Montgomery form, skipping zeros
+	return true
 }
 
 // mask adds a fresh encryption of zeros on [0, 2S) and uniform residues

@@ -1,0 +1,101 @@
+package lattice
+
+import (
+	mrand "math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestSparseNTT: the pruned NTT of a sparse polynomial equals Lattigo's NTT
+// followed by its Montgomery form (or not: the scattered case), coefficient for coefficient modulo
+// every prime, for the positions BinSummer's layouts give (one or several
+// terms a row, bins a power of two or not, one to sixteen nodes), for
+// scattered positions, for one position and for every position (no stage
+// sparse). Dropping a live residue or a stage makes it fail.
+func TestSparseNTT(t *testing.T) {
+	p := params(t)
+	rq := p.bgv.RingQ().AtLevel(p.bgv.MaxLevel())
+	n := p.Slots()
+	rng := mrand.New(mrand.NewPCG(3, 4))
+	layout := func(bins, nodes, terms int) []int {
+		span := bins * nodes
+		rows := n / (2 * span)
+		var pos []int
+		for r := range rows {
+			for range terms {
+				if e := rng.IntN(bins) - 2*span*r; e < 0 {
+					pos = append(pos, e+n)
+				} else {
+					pos = append(pos, e)
+				}
+			}
+		}
+		return pos
+	}
+	scattered := make([]int, 300)
+	for i := range scattered {
+		scattered[i] = rng.IntN(n)
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	cases := map[string][]int{
+		"32 bins":             layout(32, 1, 1),
+		"32 bins, 2 nodes":    layout(32, 2, 1),
+		"32 bins, 3 terms":    layout(32, 1, 3),
+		"27 bins, 2 nodes":    layout(27, 2, 1),
+		"2 bins":              layout(2, 1, 1),
+		"2 bins, 16 nodes":    layout(2, 16, 2),
+		"scattered":           scattered,
+		"one":                 {n - 5},
+		"every":               all,
+		"the first row alone": layout(32, 1, 1)[:1],
+	}
+	var s sparseNTT
+	for name, raw := range cases {
+		slices.Sort(raw)
+		pos := slices.Compact(raw)
+		got, want := rq.NewPoly(), rq.NewPoly()
+		for j, q := range rq.ModuliChain() {
+			for _, e := range pos {
+				v := rng.Uint64N(q)
+				got.Coeffs[j][e], want.Coeffs[j][e] = v, v
+			}
+		}
+		rng.Shuffle(len(pos), func(a, b int) { pos[a], pos[b] = pos[b], pos[a] })
+		mont := name != "scattered"
+		s.forward(rq, got, pos, mont)
+		rq.NTT(want, want)
+		if mont {
+			rq.MForm(want, want)
+		}
+		for j := range want.Coeffs {
+			if !slices.Equal(got.Coeffs[j], want.Coeffs[j]) {
+				t.Fatalf("%s: modulus %d: the sparse NTT differs from Lattigo's", name, j)
+			}
+		}
+	}
+}
+
+// BenchmarkWeigh times one chunk's W (its NTT in Montgomery form) at
+// default_credit's layout (32 bins, one node: 128 rows a chunk).
+func BenchmarkWeigh(b *testing.B) {
+	pk, _ := binKeys(b)
+	l, err := NewBinLayout(pk.Params, 32)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := NewBinSummer(pk, l)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := mrand.New(mrand.NewPCG(5, 6))
+	terms := make([]BinTerm, l.Rows())
+	for r := range terms {
+		terms[r] = BinTerm{Row: r, Bin: rng.IntN(32), Weight: 1}
+	}
+	for b.Loop() {
+		s.weigh(terms, 0)
+	}
+}
