@@ -108,14 +108,16 @@ func timePage(b *testing.B, o *operator, path string) {
 	b.ReportMetric(float64(size), "bytes")
 }
 
-// submitters is how many jobs loadedNode keeps in flight.
-const submitters = 16
+// benchSubmitters is how many jobs loadedNode keeps in flight (and the
+// nodes' max_jobs).
+var benchSubmitters = flag.Int("console.submitters", 16, "jobs BenchmarkConsolePages keeps in flight while it loads the node")
 
 // loadedNode starts three nodes, runs n tick jobs to their end, and signs
 // in to the console of org3, a follower.
 func loadedNode(b *testing.B, n int) (*operator, []string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Minute) // as the documented -timeout
 	b.Cleanup(cancel)
+	submitters := *benchSubmitters
 	c := simtest.StartCluster(b, ctx, names, sim.ClusterOptions{Kinds: job.Registry{"tick": tick{}}, MaxJobs: submitters})
 	leader, err := c.WaitLeader(ctx)
 	if err != nil {
@@ -156,7 +158,9 @@ func loadedNode(b *testing.B, n int) (*operator, []string) {
 	// The log may hold a few jobs more than were submitted: a submission
 	// the node retried under load is refused as a replay by the policy.
 	waitFor(b, ctx, "the follower to apply every job", func() bool { st := watcher.Status(); return st.Jobs >= n && st.Running == 0 })
-	b.Logf("%d jobs finished in %s (%d of them failed; %d jobs in the log)", n, time.Since(t0).Round(time.Millisecond), failed.Load(), watcher.Status().Jobs)
+	took := time.Since(t0)
+	b.Logf("%d jobs finished in %s, %.1f a second, %d in flight (%d of them failed; %d jobs in the log)",
+		n, took.Round(time.Millisecond), float64(n)/took.Seconds(), submitters, failed.Load(), watcher.Status().Jobs)
 	srv := httptestServer(b, watcher)
 	o := signIn(b, srv, watcher.APIToken())
 	t0 = time.Now()

@@ -94,11 +94,12 @@ type Config struct {
 	RandomizerPool int `yaml:"randomizer_pool,omitempty"`
 	// PaillierTables is when the node builds the consortium key's wide
 	// fixed-base tables (80 MiB at 2048 bits; see package paillier):
-	// "lazy" (the default) once their uses repay them, a few hundred
-	// encryptions in, so a node that runs few jobs never pays for them;
-	// "eager" as soon as it holds the key, in the background, so that its
-	// memory is at its level from the start instead of stepping up a few
-	// hundred jobs in (docs/runtime.md, "Memory flat").
+	// "lazy" (the default when left out) once their uses repay them, a few
+	// hundred encryptions in, so a node that runs few jobs never pays for
+	// them; "eager" (what cohort node init writes) as soon as it holds the
+	// key, in the background, so that its memory is at its level from the
+	// start instead of stepping up a few hundred jobs in (docs/runtime.md,
+	// "Memory flat").
 	PaillierTables string `yaml:"paillier_tables,omitempty"`
 
 	// source is the file this config was read from, for error messages.

@@ -126,7 +126,12 @@ func Init(name, dir string, listen []string) (*Config, peer.ID, error) {
 	if len(listen) == 0 {
 		listen = []string{"/ip4/0.0.0.0/tcp/7400", "/ip4/0.0.0.0/udp/7400/quic-v1"}
 	}
-	cfg := &Config{Name: name, DataDir: ".", Listen: listen, Consortium: "consortium.yaml", TablesDir: "tables", PolicyFile: PolicyFileName}
+	// A node made by init is a long-running one: it builds the key's
+	// tables at start, so that its memory is at its level once it is up
+	// (in-process clusters, cohort demo and cohort sim, keep the lazy
+	// default: they run too few jobs to repay the tables).
+	cfg := &Config{Name: name, DataDir: ".", Listen: listen, Consortium: "consortium.yaml", TablesDir: "tables", PolicyFile: PolicyFileName,
+		PaillierTables: "eager"}
 	if err := writeFileAtomic(filepath.Join(dir, PolicyFileName), policy.DefaultYAML, 0o600); err != nil {
 		return nil, "", fmt.Errorf("node init: %w", err)
 	}

@@ -47,3 +47,21 @@ func TestInitValidatesNameAndListen(t *testing.T) {
 		}
 	}
 }
+
+// TestInitBuildsTablesEagerly: the node.yaml of node init asks for the
+// key's tables at start (a long-running node's memory is flat from its
+// start), while a config that leaves it out stays lazy.
+func TestInitBuildsTablesEagerly(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "n")
+	if _, _, err := node.Init("north", dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := node.LoadConfig(filepath.Join(dir, "node.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.PaillierTables != "eager" {
+		t.Fatalf("node init wrote paillier_tables %q, want eager", cfg.PaillierTables)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/keyring"
@@ -91,8 +93,9 @@ func TestRandomizersLifecycle(t *testing.T) {
 
 // TestEagerTables checks node.yaml's paillier_tables: eager over a real
 // data dir: once the node sees an installed key it builds the key's wide
-// tables in the background, with or without a randomiser pool, and close
-// waits for the build.
+// tables in the background, with or without a randomiser pool, close
+// waits for the build, and the metrics say it is built (what an operator
+// waits for before taking the node's memory as its level).
 func TestEagerTables(t *testing.T) {
 	_, keys, err := keyring.Deal(rand.Reader, 1024, []string{"a", "b", "c"}, 0)
 	if err != nil {
@@ -105,6 +108,9 @@ func TestEagerTables(t *testing.T) {
 		}
 		var logs testkit.LockedBuffer
 		r := newRandomizers(size, true, job.DirSecrets(dir), slog.New(slog.NewTextHandler(&logs, nil)))
+		if v := gaugeOf(t, r, "cohort_paillier_tables_built"); v != 0 {
+			t.Fatalf("pool of %d, before start: tables built %v", size, v)
+		}
 		r.start(t.Context())
 		if p := r.current(); (p != nil) != (size > 0) {
 			t.Fatalf("pool of %d: got pool %v", size, p)
@@ -114,5 +120,29 @@ func TestEagerTables(t *testing.T) {
 		if got := strings.Count(logs.String(), "wide fixed-base tables are built"); got != 1 {
 			t.Fatalf("pool of %d: %d table builds logged, want 1:\n%s", size, got, logs.String())
 		}
+		if v := gaugeOf(t, r, "cohort_paillier_tables_built"); v != 1 {
+			t.Fatalf("pool of %d, after the build: tables built %v", size, v)
+		}
+		if v := gaugeOf(t, r, "cohort_paillier_tables_bytes"); v <= 0 {
+			t.Fatalf("pool of %d: the built tables map %v bytes", size, v)
+		}
 	}
+}
+
+// gaugeOf gathers c's metrics and returns the gauge called name.
+func gaugeOf(t *testing.T, c prometheus.Collector, name string) float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
 }

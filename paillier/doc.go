@@ -38,7 +38,10 @@
 // together stay within a process-wide budget (SetFixedBaseBudget, 256 MiB
 // by default), least recently used first out; a wide table without room is
 // not built, and without room even for the small one, exponentiations run
-// without a table.
+// without a table. The wide tables are mapped outside the Go heap (and
+// unmapped once evicted and unused), so that the collector neither scans
+// them nor counts them when it sizes its headroom; MappedFixedBaseBytes
+// reports their memory.
 //
 // A RandomizerPool computes randomisers H^r ahead of time in a goroutine
 // it owns (stopped by Close), so that an encryption on a protocol's

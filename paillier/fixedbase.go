@@ -3,6 +3,7 @@ package paillier
 import (
 	"crypto/sha256"
 	"math/big"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -23,6 +24,16 @@ import (
 // Montgomery form (package mont): the modulus (n^(s+1)) is odd, and a
 // Montgomery multiplication replaces math/big's Mul and QuoRem, two
 // thirds of whose time was the division (docs/boost.md, "Time per tree").
+//
+// The slabs are one anonymous mapping outside the Go heap (newSlab),
+// unmapped by a cleanup once the table is unreachable (evicted and no
+// exponentiation using it). On the heap, a node's two wide tables (80 MiB
+// at 2048 bits, live for the process's life) counted towards the
+// collector's pacing: with GOGC=100 the heap grows to twice the live heap
+// between collections, so the tables cost their size again in garbage
+// headroom, and a node with them sat near 200 MiB anonymous RSS
+// (docs/runtime.md, "Memory flat"). Outside it they cost their own size,
+// and the collector neither scans nor counts them. They hold no pointers.
 type fixedBase struct {
 	g    *big.Int // the base, for exponents longer than the table
 	m    *big.Int
@@ -33,13 +44,39 @@ type fixedBase struct {
 	rows [][]big.Word // rows[i][(j−1)·k : j·k] = g^(j·2^(w·i))·R mod m
 }
 
+// mappedTableBytes is the memory of the tables' slabs mapped outside the
+// Go heap and not yet unmapped.
+var mappedTableBytes atomic.Int64
+
+// MappedFixedBaseBytes returns the memory the process's fixed-base tables
+// hold outside the Go heap (mapped, not yet released): what RSS holds
+// besides the Go runtime's own figures, so that a node can report it.
+func MappedFixedBaseBytes() int64 { return mappedTableBytes.Load() }
+
+// allocSlab returns the zeroed slab of a table of words words: mapped
+// outside the heap, with a cleanup on owner that unmaps it once owner is
+// unreachable, or from the heap where no mapping is to be had.
+func allocSlab(owner *fixedBase, words int) []big.Word {
+	slab := newSlab(words)
+	if slab == nil {
+		return make([]big.Word, words)
+	}
+	n := int64(words) * wordBytes
+	mappedTableBytes.Add(n)
+	runtime.AddCleanup(owner, func(s []big.Word) {
+		freeSlab(s)
+		mappedTableBytes.Add(-n)
+	}, slab)
+	return slab
+}
+
 const wordBytes = 4 << (^uint(0) >> 63)
 
 // tableBytes is the memory of a table for exponents of bits bits, window w
 // and elements of k words: the slabs plus one slice header per row. It is
 // what tableFor charges to the budget; BenchmarkFixedBaseMemory measures
-// the real heap growth, which is at most 2 % more (allocator size classes:
-// a 32 256-byte row of the 2048-bit v table occupies 32 KiB).
+// the real growth, the slab rounded up to whole pages (the heap's size
+// classes added up to 2 % when the rows were on the heap).
 func tableBytes(bits, w, k int) int64 {
 	nw := int64((bits + w - 1) / w)
 	return nw * (int64(1<<w-1)*int64(k)*wordBytes + 24)
@@ -69,6 +106,7 @@ func newFixedBase(g, m *big.Int, bits, w int) *fixedBase {
 	k := mm.Words()
 	fb := &fixedBase{g: new(big.Int).Set(g), m: m, mm: mm, w: w, bits: nw * w, k: k, rows: make([][]big.Word, nw)}
 	size := 1<<w - 1
+	slab := allocSlab(fb, nw*size*k)
 	base := new(big.Int).Mod(g, m)
 	// Rows are independent once their base is known; compute the bases
 	// serially (w squarings each), then fill the rows in parallel.
@@ -81,7 +119,7 @@ func newFixedBase(g, m *big.Int, bits, w int) *fixedBase {
 		}
 	}
 	parallel(nw, func(i int) {
-		row := make([]big.Word, size*k)
+		row := slab[i*size*k : (i+1)*size*k : (i+1)*size*k]
 		copy(row, bases[i])
 		t := make([]big.Word, mm.ScratchWords())
 		for j := 1; j < size; j++ {
@@ -124,6 +162,9 @@ func (fb *fixedBase) exp(e *big.Int) *big.Int {
 		}
 		fb.mm.Mul(acc, acc, fb.elem(i, d), t)
 	}
+	// The slab is unmapped once fb is unreachable: keep it until the last
+	// element is read.
+	runtime.KeepAlive(fb)
 	if first {
 		return big.NewInt(1) // e = 0
 	}

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // heapGrowth returns the live heap added by build, measured with
@@ -21,18 +22,39 @@ func heapGrowth(build func() any) (int64, any) {
 }
 
 // TestFixedBaseMemory: a table takes the memory tableBytes charges for it
-// (the elements themselves, nothing else). It used to take more than twice
+// (the elements themselves, nothing else; it used to take more than twice
 // as much, because each element kept the double-length buffer of the
-// product it was reduced from.
+// product it was reduced from), and takes it outside the Go heap, so that
+// the collector's headroom does not double it; once the table is
+// unreachable, its memory is given back.
 func TestFixedBaseMemory(t *testing.T) {
 	_, _, sk := testKeys(t)
 	bits, w := sk.randBits(), sk.encWindow()
 	want := tableBytes(bits, w, len(sk.NS1.Bits()))
-	got, fb := heapGrowth(func() any { return newFixedBase(sk.H, sk.NS1, bits, w) })
+	mapped := MappedFixedBaseBytes()
+	heap, fb := heapGrowth(func() any { return newFixedBase(sk.H, sk.NS1, bits, w) })
+	got := MappedFixedBaseBytes() - mapped
 	if float64(got) > 1.05*float64(want) || float64(got) < 0.95*float64(want) {
-		t.Fatalf("table of %d bits, window %d: heap grew by %d bytes, tableBytes says %d", bits, w, got, want)
+		t.Fatalf("table of %d bits, window %d: %d bytes mapped, tableBytes says %d", bits, w, got, want)
+	}
+	if heap > want/50 {
+		t.Fatalf("table of %d bits, window %d: the Go heap grew by %d bytes (of %d): the slab is on the heap", bits, w, heap, want)
+	}
+	r := big.NewInt(1<<40 + 12345)
+	if fb.(*fixedBase).exp(r).Cmp(new(big.Int).Exp(sk.H, r, sk.NS1)) != 0 {
+		t.Fatal("the mapped table computes a wrong power")
 	}
 	runtime.KeepAlive(fb)
+	fb = nil
+	// The cleanup that unmaps it runs after a collection finds it
+	// unreachable, on the runtime's cleanup goroutine: wait for it.
+	for i := 0; MappedFixedBaseBytes() > mapped; i++ {
+		if i == 1000 {
+			t.Fatalf("%d bytes still mapped after 1000 collections", MappedFixedBaseBytes()-mapped)
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // TestTableSizeCapped: for every accepted key shape, up to the largest

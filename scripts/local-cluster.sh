@@ -28,8 +28,11 @@
 #              and after (an election raises it) and each node's RSS
 #              (issue 36's figure for 500 concurrent jobs), with each node's
 #              Go heap in use (HeapInuse), goroutines and its RSS split into
-#              anonymous memory and mapped files (the Raft log's bbolt mmap);
-#              LOAD_SETTLE=SECONDS waits that long before the first sample
+#              anonymous memory and mapped files (the Raft log's bbolt mmap)
+#              and the key's fixed-base tables (mapped outside the Go heap,
+#              part of anon); the first sample waits until every node with
+#              paillier_tables: eager (node init's default) reports its
+#              tables built; LOAD_SETTLE=SECONDS waits that long more
 #   SPEC=FILE  submit this spec instead of the bundled sum example (its
 #              parties must be the node names: north, south, west, ...).
 #              Its tables may be database sources ({clickhouse_env: VAR} or
@@ -152,6 +155,7 @@ node_state() {
 		out+=", RSS $(awk '/^VmRSS/ {r = $2} /^RssAnon/ {a = $2} /^RssFile/ {f = $2}
 			END {printf "%.0f MiB (anon %.0f, file %.0f)", r / 1024, a / 1024, f / 1024}' "/proc/${PIDS[$i]}/status")"
 		out+=", heap $(awk '$1 == "go_memstats_heap_inuse_bytes" {printf "%.0f MiB", $2 / 1048576}' <<<"$metrics")"
+		out+=", tables $(awk '$1 == "cohort_paillier_tables_bytes" {printf "%.0f MiB", $2 / 1048576}' <<<"$metrics")"
 		out+=", goroutines $(awk '$1 == "go_goroutines" {print $2}' <<<"$metrics");"
 		if [[ -n ${PROFILES:-} && -n ${1:-} ]]; then
 			curl -fsS --max-time 60 -o "$PROFILES/${NAMES[$i]}-$1.heap" "http://127.0.0.1:$((BASE_PORT + 200 + i + 1))/debug/pprof/heap?gc=1"
@@ -162,13 +166,30 @@ node_state() {
 	echo "${out%;}"
 }
 
+# wait_tables: wait until every node whose node.yaml asks for eager tables
+# reports them built (cohort_paillier_tables_built), TIMEOUT at most.
+wait_tables() {
+	local i deadline=$((SECONDS + TIMEOUT))
+	for i in "${!NAMES[@]}"; do
+		grep -q '^paillier_tables: eager' "$WORK/${NAMES[$i]}/node.yaml" || continue
+		until [[ $(api "${NAMES[$i]}" /metrics | awk '$1 == "cohort_paillier_tables_built" {print $2}') == 1 ]]; do
+			if ((SECONDS > deadline)); then
+				echo "${NAMES[$i]}: the key's tables not built after ${TIMEOUT}s" >&2
+				exit 1
+			fi
+			sleep 0.2
+		done
+	done
+}
+
 # load_jobs JOBS: the example JOBS times one after another, then JOBS
 # times submitted at once; every total must be the example's.
 load_jobs() {
 	local n=$1 via=${NAMES[$((${#NAMES[@]} - 1))]} want t0 t1 t2 id ids=() bad
 	want=$(for p in "${NAMES[@]}"; do tail -n +2 "$TABLES/data/$p.csv" 2>/dev/null; done | awk -F, '{s += $2} END {print s}')
-	# LOAD_SETTLE seconds first, e.g. for nodes with paillier_tables: eager
-	# to finish building the key's tables (about 2.4 s of a core each).
+	# The nodes' memory is at its level once those with paillier_tables:
+	# eager have built the key's tables (about 2.4 s of CPU each).
+	wait_tables
 	sleep "${LOAD_SETTLE:-0}"
 	echo "load: before: $(node_state before)"
 	t0=$(date +%s%N)
