@@ -107,7 +107,11 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	if p.backend, err = secureagg.ParseBackend(p.Backend); err != nil {
 		return nil, spec.Errorf("params.backend", "%v", err)
 	}
-	if p.Noise != nil {
+	if p.Noise != nil && p.Noise.Mechanism == Exponential {
+		if err := p.parseEM(spec); err != nil {
+			return nil, err
+		}
+	} else if p.Noise != nil {
 		if err := p.parseNoise(spec); err != nil {
 			return nil, err
 		}
@@ -290,6 +294,9 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	p, err := parseParams(c.Spec())
 	if err != nil {
 		return nil, err
+	}
+	if p.exponential() {
+		return coordinateEM(ctx, c, p)
 	}
 	parties := c.Spec().PartyNames()
 	s := p.newSearcher()

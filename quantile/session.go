@@ -194,8 +194,17 @@ func counts(sorted []float64, a *args) []float64 {
 
 // Step takes part in one step: a counting round, or the release.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	if step.Phase == releaseRound.Phase {
+	switch step.Phase {
+	case releaseRound.Phase:
 		return s.release(step)
+	case emRound.Phase:
+		if !s.params.exponential() {
+			return nil, fmt.Errorf("party %s refuses %s round %d: the spec asks for no exponential mechanism", s.p.Self(), step.Phase, step.Round)
+		}
+		return s.exponential(ctx, step)
+	}
+	if s.params.exponential() {
+		return nil, fmt.Errorf("party %s refuses %s round %d: the spec asks for the exponential mechanism, not a search", s.p.Self(), step.Phase, step.Round)
 	}
 	return s.count(ctx, step)
 }
