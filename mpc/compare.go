@@ -9,7 +9,7 @@ import (
 // Secure Multiparty Integer Computation" (SCN 2010): protocols Mod2m,
 // Trunc and LTZ, and BitLT computed as a carry-out. Names follow the
 // paper: a signed k-bit integer a in [-2^(k-1), 2^(k-1)) is embedded as
-// a mod p; r' is a random m-bit mask given bit by bit, r'' a random
+// a mod p; r' is a random m-bit mask given bit by bit, r″ a random
 // integer of k + κ − m bits per party.
 
 // Kappa is the statistical security parameter κ: a masked opening is
@@ -19,7 +19,7 @@ const Kappa = 40
 
 // MaxBits is the largest k, the bit length of the signed integers the
 // comparisons take. With k <= 48, κ = 40 and N <= MaxParties, the
-// masked value 2^(k-1) + a + 2^m r” + r' is below 2^(k+κ+11) < p, so
+// masked value 2^(k-1) + a + 2^m r″ + r' is below 2^(k+κ+11) < p, so
 // it never wraps.
 const MaxBits = 48
 
@@ -33,7 +33,7 @@ func checkKM(k, m int) error {
 
 // masks is the preprocessing of count Mod2m calls with the same k and
 // m (Catrina and de Hoogh's PRandM): shares of the bits of r' (bits[i*m
-// + j] is bit j of r'_i), of r'_i = Σ_j 2^j bits[i*m+j], and of r”_i.
+// + j] is bit j of r'_i), of r'_i = Σ_j 2^j bits[i*m+j], and of r″_i.
 type masks struct {
 	m      int
 	bits   []Elem
@@ -46,7 +46,7 @@ func (mk masks) slice(lo, hi int) masks {
 }
 
 // prandM draws the masks of count Mod2m calls. Three rounds (shared
-// randomness for the bits and r” together, then RandomBits' Mul and
+// randomness for the bits and r″ together, then RandomBits' Mul and
 // Open), plus three per retry; opens only RandomBits' squares.
 func (p *Party) prandM(ctx context.Context, count, k, m int) (masks, error) {
 	rf, r2, err := p.randomMix(ctx, count*m, count, k+Kappa-m)
@@ -66,10 +66,10 @@ func (p *Party) prandM(ctx context.Context, count, k, m int) (masks, error) {
 	return masks{m: m, bits: bits, r1: r1, r2: r2}, nil
 }
 
-// openMasked opens c = 2^(k-1) + a + 2^m r” + r' (Mod2m, step 2). One
+// openMasked opens c = 2^(k-1) + a + 2^m r″ + r' (Mod2m, step 2). One
 // round. c mod 2^m = (a + r') mod 2^m is uniform because r' is; c >> m
-// is (2^(k-1) + a) >> m (below 2^(k-m)) plus a carry plus r”, and the
-// honest parties' terms of r” (k+κ−m bits each) make it statistically
+// is (2^(k-1) + a) >> m (below 2^(k-m)) plus a carry plus r″, and the
+// honest parties' terms of r″ (k+κ−m bits each) make it statistically
 // independent of a, to within 2^-κ.
 func (p *Party) openMasked(ctx context.Context, a []Elem, k int, mk masks) ([]Elem, error) {
 	x := make([]Elem, len(a))

@@ -110,3 +110,29 @@ func TestLTZAbs(t *testing.T) {
 		}
 	}
 }
+
+func TestEQZ(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(15, 16))
+	for _, c := range configs {
+		for _, k := range []int{2, 7, 32, 48} {
+			a := signedSamples(rng, k, 30)
+			a = append(a, 0, 0, 1<<(k-1)>>1) // zeros twice, a power of two
+			sh := gather(t, c.n, c.t, func(ctx context.Context, p *Party) ([]Elem, error) {
+				sa, err := shared(ctx, p, a)
+				if err != nil {
+					return nil, err
+				}
+				return p.EQZ(ctx, sa, k)
+			})
+			for i, g := range reveal(t, sh, c.t) {
+				want := NewElem(0)
+				if a[i] == 0 {
+					want = NewElem(1)
+				}
+				if g != want {
+					t.Fatalf("n=%d k=%d: eqz(%d) = %v", c.n, k, a[i], g)
+				}
+			}
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"slices"
 )
 
 // P is the field's modulus, the Mersenne prime 2^127 - 1, as two limbs
@@ -213,10 +214,11 @@ const MaxVec = 1 << 24
 // AppendVec appends v's encoding to b: a 4-byte big-endian count, then
 // each element's 16 bytes.
 func AppendVec(b []byte, v []Elem) []byte {
+	b = slices.Grow(b, 4+len(v)*ElemSize)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(v)))
 	for _, e := range v {
-		eb := e.Bytes()
-		b = append(b, eb[:]...)
+		b = binary.BigEndian.AppendUint64(b, e.hi)
+		b = binary.BigEndian.AppendUint64(b, e.lo)
 	}
 	return b
 }

@@ -81,7 +81,7 @@ func (e memEnd) Exchange(ctx context.Context, round uint32, out [][]Elem) ([][]E
 // goroutine over one memNet, each network wrapped by wrap (nil: none),
 // and waits for all of them. The first party to fail cancels the
 // others. It returns the parties and each one's error.
-func runParties(t *testing.T, n, th int, wrap func(self int, nw Network) Network,
+func runParties(t testing.TB, n, th int, wrap func(self int, nw Network) Network,
 	f func(ctx context.Context, p *Party) error) ([]*Party, []error) {
 	t.Helper()
 	net := newMemNet(n)
@@ -114,7 +114,7 @@ func runParties(t *testing.T, n, th int, wrap func(self int, nw Network) Network
 }
 
 // mustRun is runParties without a wrapper, failing t on any error.
-func mustRun(t *testing.T, n, th int, f func(ctx context.Context, p *Party) error) []*Party {
+func mustRun(t testing.TB, n, th int, f func(ctx context.Context, p *Party) error) []*Party {
 	t.Helper()
 	parties, errs := runParties(t, n, th, nil, f)
 	if err := errors.Join(errs...); err != nil {

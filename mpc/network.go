@@ -20,12 +20,15 @@ type Network interface {
 	Exchange(ctx context.Context, round uint32, out [][]Elem) (in [][]Elem, err error)
 }
 
-// Stats counts one party's traffic: the rounds it took part in and the
+// Stats counts one party's traffic: the rounds it took part in, the
 // bytes it sent to other parties (16 per element; the encoding's
-// 4-byte count per vector and the transport's framing are not counted).
+// 4-byte count per vector and the transport's framing are not counted)
+// and the elements opened to every party (what the protocols reveal by
+// design, counted so a test can hold them to their profile).
 type Stats struct {
 	Rounds int
 	Sent   int64
+	Opened int64
 }
 
 // exchange runs one round: it sends out[j] to every j != Self and

@@ -201,6 +201,7 @@ func (p *Party) Open(ctx context.Context, a []Elem) ([]Elem, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.stats.Opened += int64(m)
 	return combine(p.lamT, in[:p.T+1], m), nil
 }
 
