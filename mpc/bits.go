@@ -16,8 +16,8 @@ func inv2() Elem { return Pow2(126) }
 // RandomBits returns shares of m uniform bits no T parties know, by the
 // protocol of Damgård, Fitzi, Kiltz, Nielsen and Toft ("Unconditionally
 // Secure Constant-Rounds Multi-party Computation for Equality,
-// Comparison, Bits and Exponentiation", TCC 2006, Section 3, random
-// bits): a uniform shared r, open r^2 (zero: draw again), take the
+// Comparison, Bits and Exponentiation", TCC 2006, its random-bit
+// protocol): a uniform shared r, open r^2 (zero: draw again), take the
 // public root √(r^2), and b = (r/√(r^2) + 1)/2, which is 0 or 1 as r is
 // −√ or +√. Three rounds (Random, Mul, Open), plus three per retry.
 // Opened: r^2, which is a uniform nonzero square and says nothing about

@@ -20,15 +20,19 @@
 // the protocol names, over the caller's Network; errors name the
 // protocol round, the party index and vector lengths, never an element.
 //
-// Not checked: the protocols are not secure against malicious parties
-// (no share is verified; a party that sends wrong shares makes the
-// output wrong, and Open does not detect it). Arithmetic is not
+// Not checked: shared inputs to the comparisons must be signed k-bit
+// integers as the caller declares; a larger value gives a wrong result
+// and its masked opening no longer hides its top bits. The protocols
+// are not secure against malicious parties (no share is verified; a
+// party that sends wrong shares makes the output wrong, and Open does
+// not detect it). Arithmetic is not
 // constant time (conditional subtraction, square-and-multiply with a
 // public exponent); the exponents are public and the values shares.
 //
 // Protocols: Input, Add/Sub/MulPublic (local), Mul (Gennaro, Rabin and
 // Rabin), Open, Random, RandomBits (Damgård et al.), and after Catrina
-// and de Hoogh Mod2m, Trunc, BitLT, LTZ; then Abs, Argmax (tournament)
-// and OpenIndex. Every protocol is vectorised: one call runs the
-// protocol on a whole vector in the same rounds.
+// and de Hoogh Mod2m, Trunc, BitLT, LTZ; then EQZ, Abs, Argmax
+// (tournament) and OpenIndex. docs/mpc.md gives each one's rounds,
+// openings and measured cost. Every protocol is vectorised: one call
+// runs the protocol on a whole vector in the same rounds.
 package mpc

@@ -15,7 +15,9 @@ import (
 // the same round numbers in the same order, and every vector may be
 // empty; the Party checks each length against what the protocol
 // expects, so an implementation only has to deliver what it was given,
-// bound to its round, and wait for it under ctx.
+// bound to its round, and wait for it under ctx. It must not modify
+// out's vectors (Open passes one vector for every peer); the vectors
+// it returns belong to the caller.
 type Network interface {
 	Exchange(ctx context.Context, round uint32, out [][]Elem) (in [][]Elem, err error)
 }

@@ -147,8 +147,8 @@ func AddPublic(c Elem, a []Elem) []Elem {
 // Mul returns shares of a*b, position by position, by the degree
 // reduction of Gennaro, Rabin and Rabin ("Simplified VSS and Fast-track
 // Multiparty Computations with Applications to Threshold Cryptography",
-// PODC 1998, Section 3): the local products d_i = a_i b_i lie on a
-// polynomial of degree 2T; parties 1..2T+1 each reshare d_i with degree
+// PODC 1998): the local products d_i = a_i b_i lie on a polynomial of
+// degree 2T; parties 1..2T+1 (indices 0..2T) each reshare d_i with degree
 // T, and every party takes Σ_i λ_i [d_i], λ the Lagrange coefficients
 // at 0 of points 1..2T+1. One round; opens nothing: each party receives
 // only fresh degree-T shares, T of which are uniform.
@@ -181,7 +181,8 @@ func (p *Party) Mul(ctx context.Context, a, b []Elem) ([]Elem, error) {
 	return combine(p.lam2T, in[:reshares], m), nil
 }
 
-// Open reveals the secrets behind a to every party: parties 0..T send
+// Open reveals the secrets behind a to every party: parties 0..T (by
+// index; Shamir points 1..T+1) send
 // their shares to all, and each party interpolates at 0. One round. It
 // opens exactly its argument; every caller in this package opens only
 // a masked value, a random square or a final output.
