@@ -212,15 +212,32 @@
 // differencing rules step aside as for any noised aggregate of sufficient
 // sensitivity. Accuracy on Adult's ages is in docs/quantile.md.
 //
-// The exponential mechanism (McSherry and Talwar; Dwork, "An Ad Omnia
-// Approach to Defining and Achieving Private Data Analysis", the
-// exponential mechanism) would choose the answer with probability
-// decreasing in |count(≤ y) − q·N|, which needs those utilities in the
-// clear wherever the choice is drawn. Secure aggregation decrypts only
-// sums; drawing from the exponential mechanism over pooled counts without
-// a curator needs a comparison or exponentiation under encryption (secure
-// function evaluation, as Dwork's text says of distributed simulation),
-// which secureagg does not offer. Noisy bisection uses only noisy sums.
+// With params.noise.mechanism: exponential (epsilon, optional colluders;
+// em.go, em_party.go) each quantile is instead drawn once from the grid's
+// 2^R + 1 points y (R ≤ 12) by the exponential mechanism's family (McSherry
+// and Talwar; Dwork, "An Ad Omnia Approach to Defining and Achieving
+// Private Data Analysis"): report-noisy-max with exponential noise over
+// the utility −|c(y) − q·N|, c(y) the pooled count of values ≤ y, which
+// is ε-DP with noise Exp(2/ε) (one row moves the utility by at most 1)
+// and is the permute-and-flip mechanism (McKenna and Sheldon; Ding, Kifer
+// et al., "The permute-and-flip mechanism is identical to report-noisy-max
+// with exponential noise"), whose error is never worse than the
+// exponential mechanism's own (report-noisy-max with Gumbel noise, which
+// cannot be split exactly into parties' shares, as exponential noise can:
+// Exp(1) is a sum of Gamma(1/h) shares). No curator computes it: the
+// parties share their row counts, their counts at every candidate and
+// their noise shares among themselves (Shamir, package mpc; an honest
+// majority, at least three parties, no ⌊(n−1)/2⌋ of which learn anything
+// of the computation), compute every score, compare them in a secure
+// argmax and open only the winning candidate's index. One step, phase
+// "em", spends ε/|quantiles| per quantile on each dataset's column
+// (basic composition); a new draw after a failure spends again. q enters
+// the computation to 1/65,536 and N may not exceed 2^28 rows. Each
+// party's noise share is sized so that the shares of all but
+// params.noise.colluders parties (default ⌊(n−1)/2⌋) make the full
+// noise: colluders who know their shares face an exponential mechanism
+// with a known, data-independent shift of the scores, still ε-DP. The
+// draw is the grid point itself, not a decimal within a cell.
 //
 // # Leakage profile
 //
@@ -242,6 +259,15 @@
 // says. A party alone in a range learns the others' counts there only from
 // the pooled counts minus its own, as with any pooled statistic. Failure
 // texts name parties, steps, fields and rules, never a value or a count.
+// With the exponential mechanism a party sends only Shamir shares
+// (secret-share: of its row count, its counts at every candidate, its
+// noise shares, and the intermediate values of the computation, each
+// masked or re-shared so that no ⌊(n−1)/2⌋ parties learn anything of
+// them; package mpc says what each protocol opens and why it hides the
+// data statistically, κ = 40) and reports the opened indices; the step's
+// decision, in the log, is those indices, the drawn grid points. No
+// count, no utility, no noise and no row count is opened or committed.
+// TestExponentialOverRealNodes checks the parties' ledgers against this.
 // TestLeakage checks one party's outgoing messages and step outputs against
 // this, and that every committed decision is exactly the pooled counts;
 // TestLyingCoordinatorRefused and TestExactReleasesBounded check the

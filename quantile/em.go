@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/mpc/mpcjob"
 	"github.com/cohortdm/cohort/wire"
 )
 
@@ -191,8 +192,9 @@ func coordinateEM(ctx context.Context, c job.Coordinator, p *Params) (job.Result
 }
 
 // decideEM reads the parties' outputs: the indices, when every party
-// that reported opened the same ones; else the parties to wait for; the
-// job fails when a party cannot count or two parties disagree.
+// that reported opened the same ones; else, when every failed party was
+// silent or lost a peer mid-computation, the parties to wait for; the job
+// fails when a party refuses or cannot count, or two parties disagree.
 func decideEM(o *job.Outcome[emOutput], quantiles, candidates int) (emDecision, error) {
 	var unusable []string
 	var indices []int
@@ -218,14 +220,13 @@ func decideEM(o *job.Outcome[emOutput], quantiles, candidates int) (emDecision, 
 		// again and tell more.
 		return emDecision{Indices: indices}, nil
 	}
+	if !o.Curable(mpcjob.ErrPeer) {
+		// A refusal, or a failure a new draw would meet again.
+		return emDecision{}, fmt.Errorf("quantile: %s", describe(o.Failed))
+	}
 	retry := maps.Clone(o.Failed)
 	if len(retry) == 0 {
-		retry = map[string]string{}
-	}
-	for _, s := range o.Silent {
-		if _, ok := retry[s]; !ok {
-			retry[s] = "no output in time"
-		}
+		retry = map[string]string{"": "no party opened a draw"}
 	}
 	return emDecision{Retry: retry}, nil
 }

@@ -18,6 +18,10 @@ import (
 	"github.com/cohortdm/cohort/wire"
 )
 
+// ErrPeer marks a round that a peer's vector did not reach in time (the
+// peer is gone, or the step ended): a new attempt may succeed.
+var ErrPeer = errors.New("no shares from a peer")
+
 // TypeShares is the message type of one party's vector of shares for one
 // peer in one round.
 const TypeShares = "mpc/shares"
@@ -91,7 +95,7 @@ func (n *Net) Exchange(ctx context.Context, round uint32, out [][]mpc.Elem) ([][
 func (n *Net) receive(ctx context.Context, st job.Step, peer string) ([]mpc.Elem, error) {
 	m, err := n.party.Receive(ctx, peer, st.Key(TypeShares))
 	if err != nil {
-		return nil, fmt.Errorf("waiting for %s: %w", peer, err)
+		return nil, fmt.Errorf("%w: waiting for %s: %w", ErrPeer, peer, err)
 	}
 	v, err := mpc.DecodeVec(m.Body)
 	if err != nil {
