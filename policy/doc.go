@@ -24,7 +24,9 @@
 // message (wire.Disclosure), so the ledger and the policy speak one
 // language: psi-blinded (a join key into a private set intersection),
 // ciphertext (values or counts encrypted into a secure aggregate whose
-// total is published), class-summary (class counts per join value),
+// total is published; a job admitted for it may also secret-share them
+// into a computation whose only output is public, quantile's brackets'
+// check), class-summary (class counts per join value),
 // split-summary (how counts divide at a split), score (a candidate split's
 // gain), split-attribute (a column that may split a tree node, its
 // predicate kept at home; boost's lattice path also tells every member how

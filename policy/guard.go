@@ -247,6 +247,15 @@ func (g *Guard) Release(step job.Step, r job.Release) error {
 	return nil
 }
 
+// MinK implements job.Guard: the policy's floors.min_k.
+func (g *Guard) MinK() (int, error) {
+	p, err := g.policy()
+	if err != nil {
+		return 0, err
+	}
+	return p.Floors.MinK, nil
+}
+
 // nearlyUnique is the share of a column's rows holding a value no other
 // row holds above which the column singles out its rows: published value
 // by value, it would name them.

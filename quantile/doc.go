@@ -230,8 +230,10 @@
 // majority, at least three parties, no ⌊(n−1)/2⌋ of which learn anything
 // of the computation), compute every score, compare them in a secure
 // argmax and open only the winning candidate's index. One step, phase
-// "em", spends ε/|quantiles| per quantile on each dataset's column
-// (basic composition); a new draw after a failure spends again. q enters
+// "em", draws every quantile; each draw spends ε/|quantiles| on each
+// dataset's column (basic composition) as each party's policy records it,
+// just before its share of the index leaves (an attempt cut short before
+// that opened nothing and spends nothing; a re-run draws anew). q enters
 // the computation to 1/65,536 and N may not exceed 2^28 rows. Each
 // party's noise share is sized so that the shares of all but
 // params.noise.colluders parties (default ⌊(n−1)/2⌋) make the full

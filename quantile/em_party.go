@@ -65,11 +65,12 @@ func (s *session) emInput(ctx context.Context, step job.Step) ([]mpc.Elem, error
 		return nil, fmt.Errorf("party %s: the exponential mechanism takes at most 2^%d rows in all, %d parties' share of which this party exceeds",
 			s.p.Self(), emRowsBits, parties)
 	}
+	// The draws spend when they are opened (open): an attempt cut short
+	// before that has opened nothing, and its re-run spends once.
 	c := secureagg.Contribution{}
 	for _, t := range s.tables {
 		c.Inputs = append(c.Inputs, job.Aggregate{Table: t.Table, Column: s.params.Column, Rows: t.Rows,
 			Noised: true, Sensitivity: 1, PerRow: 1})
-		c.Spends = append(c.Spends, job.Spend{Table: t.Table, Column: s.params.Column, Epsilon: s.params.Noise.Epsilon})
 	}
 	if err := secureagg.Admit(s.p.Guard(), step, c); err != nil {
 		return nil, err
@@ -134,13 +135,25 @@ func (s *session) draw(ctx context.Context, step job.Step, input []mpc.Elem) ([]
 		if err != nil {
 			return nil, err
 		}
-		// The draw is formed from every party's data once it is opened.
-		if err := s.p.Guard().Formed(step); err != nil {
-			return nil, err
-		}
-		if out[i], err = party.OpenIndex(ctx, idx, candidates); err != nil {
+		if out[i], err = s.open(ctx, step, party, idx, candidates); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// open opens one quantile's draw, once this party's policy has recorded
+// it: the draw spends ε/|quantiles| on each of the party's datasets'
+// column (a refusal withholds this party's share of the index, and the
+// draw is never opened), and it is formed from every party's data.
+func (s *session) open(ctx context.Context, step job.Step, party *mpc.Party, idx mpc.Elem, candidates int) (int, error) {
+	for _, t := range s.tables {
+		if err := s.p.Guard().Spend(step, job.Spend{Table: t.Table, Column: s.params.Column, Epsilon: s.params.emEpsilon()}); err != nil {
+			return 0, err
+		}
+	}
+	if err := s.p.Guard().Formed(step); err != nil {
+		return 0, err
+	}
+	return party.OpenIndex(ctx, idx, candidates)
 }

@@ -89,6 +89,7 @@ func TestExponentialOverRealNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("%s spent %v", name, show.Spent[name+".csv.v"].Epsilon)
 		if e := show.Spent[name+".csv.v"].Epsilon; e < 40 || math.Mod(e, 40) != 0 {
 			t.Errorf("%s spent ε %v on its column, want draws of 40", name, e)
 		}

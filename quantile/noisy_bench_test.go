@@ -13,11 +13,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/shareddata"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // adultAges reads the age column of UCI Adult's training file (30,162 rows
@@ -107,9 +109,10 @@ func BenchmarkNoisedMedianAdult(b *testing.B) {
 // benchNoisedMedian runs spec b.N times and reports its errors and time.
 func benchNoisedMedian(b *testing.B, ctx context.Context, c *sim.Cluster, spec []byte, pooled []float64, exact float64) {
 	var errs, rankErrs []float64
-	secs := 0.0
+	secs, shared := 0.0, 0
 	for range b.N {
-		_, rec := runAtLeader(b, ctx, c, spec)
+		id, rec := runAtLeader(b, ctx, c, spec)
+		shared += sharesSent(b, c, id)
 		var res struct {
 			Quantiles []Quantile
 			Timing    map[string]float64
@@ -125,6 +128,7 @@ func benchNoisedMedian(b *testing.B, ctx context.Context, c *sim.Cluster, spec [
 	b.ReportMetric(median(errs), "err_years")
 	b.ReportMetric(median(rankErrs), "rank_err_pct")
 	b.ReportMetric(secs/float64(b.N), "s/job")
+	b.ReportMetric(float64(shared)/float64(b.N*len(c.Names))/1e6, "share_MB/party")
 }
 
 // rankError is how far, as a share of the rows, q·N lies outside the
@@ -139,4 +143,22 @@ func rankError(sorted []float64, v, q float64) float64 {
 func median(v []float64) float64 {
 	s := slices.Sorted(slices.Values(v))
 	return s[len(s)/2]
+}
+
+// sharesSent is the bytes of secret shares every party's ledger records
+// for job id.
+func sharesSent(b *testing.B, c *sim.Cluster, id string) int {
+	total := 0
+	for _, name := range c.Names {
+		entries, err := audit.ReadFile(c.LedgerPath(name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Job == id && wire.Disclosure(e.Disclosure) == wire.DiscloseSecretShare {
+				total += e.Bytes
+			}
+		}
+	}
+	return total
 }

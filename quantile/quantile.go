@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/mpc/mpcjob"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/wire"
 )
@@ -401,7 +402,17 @@ func decide(o *job.Outcome[output], slots int, p *Params) (decision, error) {
 	if len(unusable) > 0 {
 		return decision{}, fmt.Errorf("quantile: %s", strings.Join(unusable, "; "))
 	}
-	v, err := secureagg.Fold(o.Step, outcomes, o.Failed, o.Silent)
+	// A party that lost a peer in the brackets' check (mpcjob.ErrPeer)
+	// is as one that did not answer: the round may run again.
+	failed, silent := map[string]string{}, slices.Clone(o.Silent)
+	for p, why := range o.Failed {
+		if strings.Contains(why, mpcjob.ErrPeer.Error()) {
+			silent = append(silent, p)
+		} else {
+			failed[p] = why
+		}
+	}
+	v, err := secureagg.Fold(o.Step, outcomes, failed, silent)
 	if err != nil {
 		return decision{}, fmt.Errorf("quantile: %w", err)
 	}

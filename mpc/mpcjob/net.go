@@ -15,12 +15,15 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/mpc"
+	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/wire"
 )
 
-// ErrPeer marks a round that a peer's vector did not reach in time (the
-// peer is gone, or the step ended): a new attempt may succeed.
-var ErrPeer = errors.New("no shares from a peer")
+// ErrPeer marks a round that did not complete with a peer: its vector did
+// not come in time, or ours could not be delivered (the peer is gone, or
+// the step ended). A new attempt may succeed; a refusal by this node's
+// policy is not one.
+var ErrPeer = errors.New("a peer missed a round")
 
 // TypeShares is the message type of one party's vector of shares for one
 // peer in one round.
@@ -74,6 +77,9 @@ func (n *Net) Exchange(ctx context.Context, round uint32, out [][]mpc.Elem) ([][
 			m := st.Message(n.party.Self(), TypeShares, mpc.AppendVec(nil, out[j]))
 			if err := n.party.Send(ctx, peer, m, wire.DiscloseSecretShare); err != nil {
 				sendErrs[j] = fmt.Errorf("send to %s: %w", peer, err)
+				if !errors.As(err, new(*policy.Refusal)) {
+					sendErrs[j] = fmt.Errorf("%w: %w", ErrPeer, sendErrs[j])
+				}
 				cancel()
 			}
 		}()
@@ -85,7 +91,12 @@ func (n *Net) Exchange(ctx context.Context, round uint32, out [][]mpc.Elem) ([][
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(append(sendErrs, recvErrs...)...); err != nil {
+	// A failed send ends the round for every peer: the receives it cut
+	// short say nothing more.
+	if err := errors.Join(sendErrs...); err != nil {
+		return nil, fmt.Errorf("mpcjob: round %d: %w", round, err)
+	}
+	if err := errors.Join(recvErrs...); err != nil {
 		return nil, fmt.Errorf("mpcjob: round %d: %w", round, err)
 	}
 	return in, nil
