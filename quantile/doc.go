@@ -172,14 +172,21 @@
 // once, so a party that allowed them answers from its job scratch. A
 // refusal of one value leaves the values allowed before it counted.
 //
-// The check of the final bracket's rows comes after the search: how many
-// rows lie in it is known only from the counts of the round that set its
-// ends, so a value whose final bracket the policy then refuses has
-// already had its pooled counts put in the log, and any member (a
-// coordinator that skips the release step too) can derive it from them.
-// The policy keeps the value out of the result, not out of the counts that
-// located it; the checks of the rank and of the brackets the search
-// narrows, and the counting against the allowance, come before.
+// No round's counts may leave a bracket of fewer rows than any party's
+// floor either (bracketcheck.go): the bracket a round leaves is known only
+// from its counts, and once they are in the log they pin its rows down,
+// released or not. So, from the round after the pooled row count on, the
+// parties first compute among themselves, on Shamir shares of their
+// counts at the round's thresholds and of their own floors.min_k (package
+// mpc; at least three parties), which piece of each unfinished bracket
+// the rank falls in, how many rows it holds, and whether that is fewer
+// than any party's floor; they open that one bit and nothing else. If it
+// is set, every party refuses the round (naming floors.min_k, no number)
+// before its counts are aggregated, so no committed round ever pins a
+// quantile's bracket to fewer rows than a floor: the final bracket's check
+// at release is then a second line. With two parties (a policy with a
+// floor of two) the check is skipped: each then learns the other's counts
+// from any pooled count anyway.
 //
 // # Differential privacy
 //
@@ -261,6 +268,14 @@
 // says. A party alone in a range learns the others' counts there only from
 // the pooled counts minus its own, as with any pooled statistic. Failure
 // texts name parties, steps, fields and rules, never a value or a count.
+// In the exact search, from the round after the row count on, a party
+// also sends Shamir shares (secret-share) of its counts at the round's
+// thresholds and of its policy's floors.min_k, and of the brackets'
+// check's intermediate values (package mpc); the check opens one bit,
+// whether some bracket would hold fewer rows than some party's floor,
+// which every party learns and the log records only as the refusal it
+// causes.
+//
 // With the exponential mechanism a party sends only Shamir shares
 // (secret-share: of its row count, its counts at every candidate, its
 // noise shares, and the intermediate values of the computation, each
