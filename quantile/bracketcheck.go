@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
@@ -24,10 +25,12 @@ import (
 // any party's floor, and open that one bit. A party whose floor a bracket
 // would break refuses the round before anything is decrypted.
 
-// bracketBits is the width of the check's signed values: pooled counts
-// below 2^47 (2^40 rows per party, countBits, and at most 2^7 parties
-// that many) and floors below 2^31.
-const bracketBits = mpc.MaxBits
+// bracketBits is the width of the check's signed values, all within
+// ±(2N + 2) for N pooled rows (counts, ranks and floors clamped to N + 1,
+// and their differences): the comparisons' rounds grow with it.
+func bracketBits(n int64) int {
+	return min(max(bits.Len64(uint64(2*n+2))+1, 2), mpc.MaxBits)
+}
 
 // checkNextBrackets runs the check for a round at a.Thresholds, given
 // this party's counts at them (local, the round's count vector without the
@@ -44,6 +47,9 @@ func (s *session) checkNextBrackets(ctx context.Context, step job.Step, srch *se
 	if err != nil {
 		return err
 	}
+	// A floor above every row breaks every bracket as N + 1 does, and
+	// keeps the computation's values within 2N + 2.
+	k = int(min(int64(k), srch.n+1))
 	input := make([]mpc.Elem, 0, len(a.Thresholds)+1)
 	for _, c := range local {
 		input = append(input, mpc.FromInt(int64(c)))
@@ -58,7 +64,7 @@ func (s *session) checkNextBrackets(ctx context.Context, step job.Step, srch *se
 	if err != nil {
 		return err
 	}
-	ok, err := bracketsHold(ctx, party, input, pieces)
+	ok, err := bracketsHold(ctx, party, input, pieces, bracketBits(srch.n))
 	if err != nil {
 		return fmt.Errorf("party %s: count round %d: the brackets' check: %w", s.p.Self(), step.Round, err)
 	}
@@ -120,19 +126,15 @@ func nextPieces(srch *search, thresholds []float64) []quantilePieces {
 // round's thresholds, then its floor), whether every quantile's next
 // bracket holds at least every party's floor of rows, and opens that bit
 // alone.
-func bracketsHold(ctx context.Context, party *mpc.Party, input []mpc.Elem, qs []quantilePieces) (bool, error) {
+func bracketsHold(ctx context.Context, party *mpc.Party, input []mpc.Elem, qs []quantilePieces, width int) (bool, error) {
 	m := len(input) - 1
 	counts := make([]mpc.Elem, m)
 	floors := make([]mpc.Elem, party.N)
-	for dealer := range party.N {
-		var mine []mpc.Elem
-		if dealer == party.Self {
-			mine = input
-		}
-		sh, err := party.Input(ctx, dealer, mine, m+1)
-		if err != nil {
-			return false, err
-		}
+	all, err := party.InputAll(ctx, input)
+	if err != nil {
+		return false, err
+	}
+	for dealer, sh := range all {
 		counts = mpc.Add(counts, sh[:m])
 		floors[dealer] = sh[m]
 	}
@@ -151,7 +153,7 @@ func bracketsHold(ctx context.Context, party *mpc.Party, input []mpc.Elem, qs []
 			reach = append(reach, hi.Sub(mpc.FromInt(q.rank))) // ≥ 0 where it reaches
 		}
 	}
-	below, err := party.LTZ(ctx, reach, bracketBits)
+	below, err := party.LTZ(ctx, reach, width)
 	if err != nil {
 		return false, err
 	}
@@ -189,19 +191,22 @@ func bracketsHold(ctx context.Context, party *mpc.Party, input []mpc.Elem, qs []
 			short = append(short, r.Sub(f))
 		}
 	}
-	broken, err := party.LTZ(ctx, short, bracketBits)
+	broken, err := party.LTZ(ctx, short, width)
 	if err != nil {
 		return false, err
 	}
-	var sum mpc.Elem
-	for _, b := range broken {
-		sum = sum.Add(b)
+	// Whether none is broken: the product of every 1 − broken, as a tree
+	// of batched Muls (⌈log2⌉ rounds for a handful of comparisons).
+	holds := mpc.AddPublic(mpc.NewElem(1), mpc.MulPublic(mpc.FromInt(-1), broken))
+	for len(holds) > 1 {
+		half := len(holds) / 2
+		prod, err := party.Mul(ctx, holds[:half], holds[half:2*half])
+		if err != nil {
+			return false, err
+		}
+		holds = append(prod, holds[2*half:]...)
 	}
-	none, err := party.EQZ(ctx, []mpc.Elem{sum}, bracketBits)
-	if err != nil {
-		return false, err
-	}
-	opened, err := party.Open(ctx, none)
+	opened, err := party.Open(ctx, holds)
 	if err != nil {
 		return false, err
 	}

@@ -102,16 +102,12 @@ func (s *session) draw(ctx context.Context, step job.Step, input []mpc.Elem) ([]
 	if err != nil {
 		return nil, err
 	}
+	all, err := party.InputAll(ctx, input)
+	if err != nil {
+		return nil, err
+	}
 	sum := make([]mpc.Elem, len(input))
-	for dealer := range n {
-		var mine []mpc.Elem
-		if dealer == self {
-			mine = input
-		}
-		sh, err := party.Input(ctx, dealer, mine, len(input))
-		if err != nil {
-			return nil, err
-		}
+	for _, sh := range all {
 		sum = mpc.Add(sum, sh)
 	}
 	candidates := 1<<s.params.rounds + 1
