@@ -169,6 +169,11 @@ type Guard interface {
 	// Publish refuses publishing a column whose values (nearly) single out
 	// its rows, unless a taxonomy generalises it.
 	Publish(step Step, p Publication) error
+	// MinK is this node's floor on the rows of an exact release's bracket
+	// and of a group (floors.min_k), for a check the parties compute
+	// among themselves on secret shares (quantile's next brackets, package
+	// mpc), in which the number never leaves the node in the clear.
+	MinK() (int, error)
 	// Formed records that this party saw the total of step formed (its
 	// decryption may have followed): within the job, no later aggregate of
 	// the same columns may leave out a party of it. The runtime records a

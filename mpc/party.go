@@ -86,6 +86,12 @@ func (p *Party) Input(ctx context.Context, dealer int, x []Elem, m int) ([]Elem,
 	return in[dealer], nil
 }
 
+// InputAll has every party share its own vector v (all of the same
+// length) at once and returns this party's shares of each: in[j] are its
+// shares of party j's vector. One round, where Input takes one per
+// dealer; it opens nothing, as Input.
+func (p *Party) InputAll(ctx context.Context, v []Elem) ([][]Elem, error) { return p.shareAll(ctx, v) }
+
 // shareAll has every party share its own vector v (all of length m) at
 // once; in[j] is this party's shares of party j's vector. One round.
 func (p *Party) shareAll(ctx context.Context, v []Elem) ([][]Elem, error) {

@@ -118,3 +118,33 @@ func TestRandomBits(t *testing.T) {
 		}
 	}
 }
+
+// InputAll shares every party's vector in one round: party j's shares,
+// from every party, reconstruct its vector, and the rounds are one.
+func TestInputAll(t *testing.T) {
+	for _, c := range configs {
+		per := make([][][]Elem, c.n) // per[i][j]: party i's shares of party j's vector
+		rounds := make([]int, c.n)
+		mustRun(t, c.n, c.t, func(ctx context.Context, p *Party) error {
+			in, err := p.InputAll(ctx, ints([]int64{int64(p.Self + 1), -10 * int64(p.Self+1)}))
+			per[p.Self], rounds[p.Self] = in, p.Stats().Rounds
+			return err
+		})
+		for j := range c.n {
+			sh := make([][]Elem, c.n)
+			for i := range c.n {
+				sh[i] = per[i][j]
+			}
+			got := reveal(t, sh, c.t)
+			if a, _ := got[0].Int(); a != int64(j+1) {
+				t.Errorf("n=%d: party %d's first value reconstructs to %d", c.n, j, a)
+			}
+			if b, _ := got[1].Int(); b != -10*int64(j+1) {
+				t.Errorf("n=%d: party %d's second value reconstructs to %d", c.n, j, b)
+			}
+		}
+		if rounds[0] != 1 {
+			t.Errorf("n=%d: %d rounds, want 1", c.n, rounds[0])
+		}
+	}
+}

@@ -24,7 +24,9 @@
 // message (wire.Disclosure), so the ledger and the policy speak one
 // language: psi-blinded (a join key into a private set intersection),
 // ciphertext (values or counts encrypted into a secure aggregate whose
-// total is published), class-summary (class counts per join value),
+// total is published; a job admitted for it may also secret-share them
+// into a computation whose only output is public, quantile's brackets'
+// check), class-summary (class counts per join value),
 // split-summary (how counts divide at a split), score (a candidate split's
 // gain), split-attribute (a column that may split a tree node, its
 // predicate kept at home; boost's lattice path also tells every member how
@@ -37,8 +39,9 @@
 // least k, its sensitive edge type removed, the rest released by one of
 // five strategies), distance (a column compared id by id with one other
 // party's under an ElGamal key, only the count of differing ids coming
-// out), local-aggregate (a local aggregate in clear) and raw (values as they
-// are). Kinds declare, per job and party, which columns leave in which form
+// out), secret-share (a Shamir share of a count inside a multiparty
+// computation among the job's parties, package mpc), local-aggregate (a
+// local aggregate in clear) and raw (values as they are). Kinds declare, per job and party, which columns leave in which form
 // and to whom (job.Use); the policy grants forms per column, by the
 // column's role in the job (key, id, attribute, class, sensitive) unless a
 // dataset's own rules say otherwise, and the role the organisation gave a
@@ -51,7 +54,7 @@
 // at once); a refusal names the node and the rule, never a value. While the
 // job runs, every message leaving the node passes Guard.Send (its
 // disclosure must be one the job was admitted for, its recipient a peer
-// the policy allows, a ciphertext or a decryption share only for a step
+// the policy allows, a ciphertext, a decryption share or a secret share only for a step
 // with enough parties; a share records its step's total formed). Every
 // aggregation goes through secureagg.Contribute, which asks
 // Guard.Aggregate with the step's real party set and row counts (noise

@@ -266,7 +266,10 @@ func (e *Enforcer) Guard(jobID string, uses []job.Use, parties []string, dataset
 func messageForms(f wire.Disclosure) []wire.Disclosure {
 	switch f {
 	case wire.DiscloseCiphertext:
-		return []wire.Disclosure{wire.DiscloseCiphertext, wire.DiscloseDecryptionShare}
+		// A secret share of counts in a computation whose only output is
+		// public (quantile's brackets' check) hides them as a ciphertext
+		// does, from any coalition below the threshold.
+		return []wire.Disclosure{wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DiscloseSecretShare}
 	case wire.DiscloseSplitAttribute:
 		return []wire.Disclosure{wire.DiscloseSplitSummary, wire.DiscloseScore}
 	case wire.DiscloseRaw:

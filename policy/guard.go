@@ -71,7 +71,7 @@ func (g *Guard) dataset(p *Policy, table string) (string, error) {
 // Send checks one message before it leaves: its disclosure must be one the
 // job was admitted for, its recipient one of the job's parties (or the
 // attempt's coordinator, for the runtime's reports) and a peer the policy
-// allows; a ciphertext or a decryption share only of a step with enough
+// allows; a ciphertext, a decryption share or a secret share only of a step with enough
 // parties. stepParties are the parties of the message's step as the log
 // holds it. A decryption share is where this node helps form a total: it
 // records that total formed before the share leaves, whatever the root
@@ -90,7 +90,7 @@ func (g *Guard) Send(to string, m *wire.Message, d wire.Disclosure, coordinator 
 	if to != g.e.self && !allows(p.Peers, []string{to}) {
 		return g.refusal(refuse("peers", "this node does not work with %s", to))
 	}
-	if (d == wire.DiscloseDecryptionShare || d == wire.DiscloseCiphertext) && len(stepParties) < p.Floors.MinParties {
+	if (d == wire.DiscloseDecryptionShare || d == wire.DiscloseCiphertext || d == wire.DiscloseSecretShare) && len(stepParties) < p.Floors.MinParties {
 		return g.refusal(refuse("floors.min_parties", "%s of step %s/%d over its parties is below this node's floor", d, m.Phase, m.Round))
 	}
 	if d == wire.DiscloseDecryptionShare {
@@ -245,6 +245,15 @@ func (g *Guard) Release(step job.Step, r job.Release) error {
 		return g.refusal(refuse("exact_releases", "an exact value of %s would exceed this node's allowance of exact releases", what))
 	}
 	return nil
+}
+
+// MinK implements job.Guard: the policy's floors.min_k.
+func (g *Guard) MinK() (int, error) {
+	p, err := g.policy()
+	if err != nil {
+		return 0, err
+	}
+	return p.Floors.MinK, nil
 }
 
 // nearlyUnique is the share of a column's rows holding a value no other

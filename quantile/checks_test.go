@@ -122,7 +122,8 @@ func checkNoData(t *testing.T, text string) {
 }
 
 // checkLedgers checks every party's audit ledger for a job against the
-// leakage profile: only ciphertexts, decryption shares, the public result
+// leakage profile: only ciphertexts, decryption shares, secret shares (the
+// brackets' check), the public result
 // and control messages leave a party; no count round after upTo sends a
 // ciphertext or a share (upTo < 0: no limit); no other step sends either.
 func checkLedgers(t *testing.T, c *sim.Cluster, parties []string, id string, upTo int) {
@@ -138,11 +139,11 @@ func checkLedgers(t *testing.T, c *sim.Cluster, parties []string, id string, upT
 			}
 			d := wire.Disclosure(e.Disclosure)
 			switch d {
-			case wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DisclosePublicResult, wire.DiscloseControl:
+			case wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DiscloseSecretShare, wire.DisclosePublicResult, wire.DiscloseControl:
 			default:
 				t.Errorf("%s sent %s disclosing %q", name, e.Type, e.Disclosure)
 			}
-			data := d == wire.DiscloseCiphertext || d == wire.DiscloseDecryptionShare
+			data := d == wire.DiscloseCiphertext || d == wire.DiscloseDecryptionShare || d == wire.DiscloseSecretShare
 			if e.Phase == count.Phase && data && upTo >= 0 && e.Round > upTo {
 				t.Errorf("%s sent %s (%s) in count round %d, after the forged round %d", name, e.Type, d, e.Round, upTo)
 			}

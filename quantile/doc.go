@@ -172,14 +172,21 @@
 // once, so a party that allowed them answers from its job scratch. A
 // refusal of one value leaves the values allowed before it counted.
 //
-// The check of the final bracket's rows comes after the search: how many
-// rows lie in it is known only from the counts of the round that set its
-// ends, so a value whose final bracket the policy then refuses has
-// already had its pooled counts put in the log, and any member (a
-// coordinator that skips the release step too) can derive it from them.
-// The policy keeps the value out of the result, not out of the counts that
-// located it; the checks of the rank and of the brackets the search
-// narrows, and the counting against the allowance, come before.
+// No round's counts may leave a bracket of fewer rows than any party's
+// floor either (bracketcheck.go): the bracket a round leaves is known only
+// from its counts, and once they are in the log they pin its rows down,
+// released or not. So, from the round after the pooled row count on, the
+// parties first compute among themselves, on Shamir shares of their
+// counts at the round's thresholds and of their own floors.min_k (package
+// mpc; at least three parties), which piece of each unfinished bracket
+// the rank falls in, how many rows it holds, and whether that is fewer
+// than any party's floor; they open that one bit and nothing else. If it
+// is set, every party refuses the round (naming floors.min_k, no number)
+// before its counts are aggregated, so no committed round ever pins a
+// quantile's bracket to fewer rows than a floor: the final bracket's check
+// at release is then a second line. With two parties (a policy with a
+// floor of two) the check is skipped: each then learns the other's counts
+// from any pooled count anyway.
 //
 // # Differential privacy
 //
@@ -212,15 +219,34 @@
 // differencing rules step aside as for any noised aggregate of sufficient
 // sensitivity. Accuracy on Adult's ages is in docs/quantile.md.
 //
-// The exponential mechanism (McSherry and Talwar; Dwork, "An Ad Omnia
-// Approach to Defining and Achieving Private Data Analysis", the
-// exponential mechanism) would choose the answer with probability
-// decreasing in |count(≤ y) − q·N|, which needs those utilities in the
-// clear wherever the choice is drawn. Secure aggregation decrypts only
-// sums; drawing from the exponential mechanism over pooled counts without
-// a curator needs a comparison or exponentiation under encryption (secure
-// function evaluation, as Dwork's text says of distributed simulation),
-// which secureagg does not offer. Noisy bisection uses only noisy sums.
+// With params.noise.mechanism: exponential (epsilon, optional colluders;
+// em.go, em_party.go) each quantile is instead drawn once from the grid's
+// 2^R + 1 points y (R ≤ 12) by the exponential mechanism's family (McSherry
+// and Talwar; Dwork, "An Ad Omnia Approach to Defining and Achieving
+// Private Data Analysis"): report-noisy-max with exponential noise over
+// the utility −|c(y) − q·N|, c(y) the pooled count of values ≤ y, which
+// is ε-DP with noise Exp(2/ε) (one row moves the utility by at most 1)
+// and is the permute-and-flip mechanism (McKenna and Sheldon; Ding, Kifer
+// et al., "The permute-and-flip mechanism is identical to report-noisy-max
+// with exponential noise"), whose error is never worse than the
+// exponential mechanism's own (report-noisy-max with Gumbel noise, which
+// cannot be split exactly into parties' shares, as exponential noise can:
+// Exp(1) is a sum of Gamma(1/h) shares). No curator computes it: the
+// parties share their row counts, their counts at every candidate and
+// their noise shares among themselves (Shamir, package mpc; an honest
+// majority, at least three parties, no ⌊(n−1)/2⌋ of which learn anything
+// of the computation), compute every score, compare them in a secure
+// argmax and open only the winning candidate's index. One step, phase
+// "em", draws every quantile; each draw spends ε/|quantiles| on each
+// dataset's column (basic composition) as each party's policy records it,
+// just before its share of the index leaves (an attempt cut short before
+// that opened nothing and spends nothing; a re-run draws anew). q enters
+// the computation to 1/65,536 and N may not exceed 2^28 rows. Each
+// party's noise share is sized so that the shares of all but
+// params.noise.colluders parties (default ⌊(n−1)/2⌋) make the full
+// noise: colluders who know their shares face an exponential mechanism
+// with a known, data-independent shift of the scores, still ε-DP. The
+// draw is the grid point itself, not a decimal within a cell.
 //
 // # Leakage profile
 //
@@ -242,6 +268,23 @@
 // says. A party alone in a range learns the others' counts there only from
 // the pooled counts minus its own, as with any pooled statistic. Failure
 // texts name parties, steps, fields and rules, never a value or a count.
+// In the exact search, from the round after the row count on, a party
+// also sends Shamir shares (secret-share) of its counts at the round's
+// thresholds and of its policy's floors.min_k, and of the brackets'
+// check's intermediate values (package mpc); the check opens one bit,
+// whether some bracket would hold fewer rows than some party's floor,
+// which every party learns and the log records only as the refusal it
+// causes.
+//
+// With the exponential mechanism a party sends only Shamir shares
+// (secret-share: of its row count, its counts at every candidate, its
+// noise shares, and the intermediate values of the computation, each
+// masked or re-shared so that no ⌊(n−1)/2⌋ parties learn anything of
+// them; package mpc says what each protocol opens and why it hides the
+// data statistically, κ = 40) and reports the opened indices; the step's
+// decision, in the log, is those indices, the drawn grid points. No
+// count, no utility, no noise and no row count is opened or committed.
+// TestExponentialOverRealNodes checks the parties' ledgers against this.
 // TestLeakage checks one party's outgoing messages and step outputs against
 // this, and that every committed decision is exactly the pooled counts;
 // TestLyingCoordinatorRefused and TestExactReleasesBounded check the

@@ -155,7 +155,7 @@ func (c *capture) checkSent(t *testing.T, own, pooled []float64) {
 	needles := needles(t, own, pooled, c.args)
 	for _, s := range c.sent {
 		switch s.d {
-		case wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DisclosePublicResult, wire.DiscloseControl:
+		case wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DiscloseSecretShare, wire.DisclosePublicResult, wire.DiscloseControl:
 		default:
 			t.Errorf("message %s discloses %q", s.m.Type, s.d)
 		}

@@ -13,11 +13,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/shareddata"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // adultAges reads the age column of UCI Adult's training file (30,162 rows
@@ -54,11 +56,13 @@ func adultAges(b *testing.B) []float64 {
 
 // BenchmarkNoisedMedianAdult runs the noised median of Adult's ages, the
 // rows dealt round-robin to three parties, over real in-process nodes with
-// a 2048-bit threshold key, at several ε (Laplace, params.range [0, 100],
-// precision 0.5: 8 rounds). err_years is the median over the runs of
-// |answer − exact median|, rank_err_pct the median of the answer's rank
-// error as a share of the rows (rankError), s/job the counting phase's time. COHORT_BENCH_EPS narrows
-// the grid to one ε.
+// a 2048-bit threshold key, at several ε, by noisy bisection (Laplace,
+// params.range [0, 100], precision 0.5: 8 rounds) and by the exponential
+// mechanism (the same grid's 257 points, one draw). err_years is the
+// median over the runs of |answer − exact median|, rank_err_pct the median
+// of the answer's rank error as a share of the rows (rankError), s/job the
+// counting or drawing phase's time. COHORT_BENCH_EPS narrows the grid to
+// one ε, COHORT_BENCH_MECH to one mechanism.
 func BenchmarkNoisedMedianAdult(b *testing.B) {
 	ages := adultAges(b)
 	names := []string{"org01", "org02", "org03"}
@@ -68,11 +72,11 @@ func BenchmarkNoisedMedianAdult(b *testing.B) {
 	}
 	pooled := pooledOf(cols)
 	exact := pooled[rank(0.5, int64(len(pooled)))-1]
-	epsilons := []float64{0.01, 0.1, 1, 10}
+	epsilons := []float64{0.001, 0.01, 0.1, 1, 10}
 	if v, err := strconv.ParseFloat(os.Getenv("COHORT_BENCH_EPS"), 64); err == nil {
 		epsilons = []float64{v}
 	}
-	spec, _ := consortium(b, cols, ", quantiles: [0.5], precision: 0.5, range: [0, 100], noise: {mechanism: laplace, epsilon: EPS}")
+	spec, _ := consortium(b, cols, ", quantiles: [0.5], precision: 0.5, range: [0, 100], noise: {mechanism: MECH, epsilon: EPS}")
 	raw, err := os.ReadFile(spec)
 	if err != nil {
 		b.Fatal(err)
@@ -88,30 +92,43 @@ func BenchmarkNoisedMedianAdult(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	for _, eps := range epsilons {
-		spec := []byte(strings.Replace(string(raw), "EPS", strconv.FormatFloat(eps, 'g', -1, 64), 1))
-		b.Run(fmt.Sprintf("eps=%v", eps), func(b *testing.B) {
-			var errs, rankErrs []float64
-			secs := 0.0
-			for range b.N {
-				_, rec := runAtLeader(b, ctx, c, spec)
-				var res struct {
-					Quantiles []Quantile
-					Timing    map[string]float64
-				}
-				if err := json.Unmarshal(rec.Result, &res); err != nil {
-					b.Fatal(err)
-				}
-				v := res.Quantiles[0].Value
-				errs = append(errs, math.Abs(v-exact))
-				rankErrs = append(rankErrs, 100*rankError(pooled, v, 0.5))
-				secs += res.Timing[count.Phase]
-			}
-			b.ReportMetric(median(errs), "err_years")
-			b.ReportMetric(median(rankErrs), "rank_err_pct")
-			b.ReportMetric(secs/float64(b.N), "s/job")
-		})
+	mechs := []string{"laplace", Exponential}
+	if m := os.Getenv("COHORT_BENCH_MECH"); m != "" {
+		mechs = []string{m}
 	}
+	for _, mech := range mechs {
+		for _, eps := range epsilons {
+			spec := strings.Replace(string(raw), "EPS", strconv.FormatFloat(eps, 'g', -1, 64), 1)
+			b.Run(fmt.Sprintf("mech=%s/eps=%v", mech, eps), func(b *testing.B) {
+				benchNoisedMedian(b, ctx, c, []byte(strings.Replace(spec, "MECH", mech, 1)), pooled, exact)
+			})
+		}
+	}
+}
+
+// benchNoisedMedian runs spec b.N times and reports its errors and time.
+func benchNoisedMedian(b *testing.B, ctx context.Context, c *sim.Cluster, spec []byte, pooled []float64, exact float64) {
+	var errs, rankErrs []float64
+	secs, shared := 0.0, 0
+	for range b.N {
+		id, rec := runAtLeader(b, ctx, c, spec)
+		shared += sharesSent(b, c, id)
+		var res struct {
+			Quantiles []Quantile
+			Timing    map[string]float64
+		}
+		if err := json.Unmarshal(rec.Result, &res); err != nil {
+			b.Fatal(err)
+		}
+		v := res.Quantiles[0].Value
+		errs = append(errs, math.Abs(v-exact))
+		rankErrs = append(rankErrs, 100*rankError(pooled, v, 0.5))
+		secs += res.Timing[count.Phase] + res.Timing[emRound.Phase]
+	}
+	b.ReportMetric(median(errs), "err_years")
+	b.ReportMetric(median(rankErrs), "rank_err_pct")
+	b.ReportMetric(secs/float64(b.N), "s/job")
+	b.ReportMetric(float64(shared)/float64(b.N*len(c.Names))/1e6, "share_MB/party")
 }
 
 // rankError is how far, as a share of the rows, q·N lies outside the
@@ -126,4 +143,22 @@ func rankError(sorted []float64, v, q float64) float64 {
 func median(v []float64) float64 {
 	s := slices.Sorted(slices.Values(v))
 	return s[len(s)/2]
+}
+
+// sharesSent is the bytes of secret shares every party's ledger records
+// for job id.
+func sharesSent(b *testing.B, c *sim.Cluster, id string) int {
+	total := 0
+	for _, name := range c.Names {
+		entries, err := audit.ReadFile(c.LedgerPath(name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Job == id && wire.Disclosure(e.Disclosure) == wire.DiscloseSecretShare {
+				total += e.Bytes
+			}
+		}
+	}
+	return total
 }

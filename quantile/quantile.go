@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/mpc/mpcjob"
 	"github.com/cohortdm/cohort/secureagg"
 	"github.com/cohortdm/cohort/wire"
 )
@@ -107,7 +108,11 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	if p.backend, err = secureagg.ParseBackend(p.Backend); err != nil {
 		return nil, spec.Errorf("params.backend", "%v", err)
 	}
-	if p.Noise != nil {
+	if p.Noise != nil && p.Noise.Mechanism == Exponential {
+		if err := p.parseEM(spec); err != nil {
+			return nil, err
+		}
+	} else if p.Noise != nil {
 		if err := p.parseNoise(spec); err != nil {
 			return nil, err
 		}
@@ -291,6 +296,9 @@ func (Kind) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, erro
 	if err != nil {
 		return nil, err
 	}
+	if p.exponential() {
+		return coordinateEM(ctx, c, p)
+	}
 	parties := c.Spec().PartyNames()
 	s := p.newSearcher()
 	failures, retried, counted := 0, 0, 0
@@ -394,7 +402,17 @@ func decide(o *job.Outcome[output], slots int, p *Params) (decision, error) {
 	if len(unusable) > 0 {
 		return decision{}, fmt.Errorf("quantile: %s", strings.Join(unusable, "; "))
 	}
-	v, err := secureagg.Fold(o.Step, outcomes, o.Failed, o.Silent)
+	// A party that lost a peer in the brackets' check (mpcjob.ErrPeer)
+	// is as one that did not answer: the round may run again.
+	failed, silent := map[string]string{}, slices.Clone(o.Silent)
+	for p, why := range o.Failed {
+		if strings.Contains(why, mpcjob.ErrPeer.Error()) {
+			silent = append(silent, p)
+		} else {
+			failed[p] = why
+		}
+	}
+	v, err := secureagg.Fold(o.Step, outcomes, failed, silent)
 	if err != nil {
 		return decision{}, fmt.Errorf("quantile: %w", err)
 	}

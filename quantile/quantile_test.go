@@ -172,7 +172,7 @@ func TestOverRealNodes(t *testing.T) {
 			// control carries no data of the party: an aggregation's
 			// digests and requests, the runtime's admission answer, the
 			// node's own policy decisions (which nothing sends).
-			case wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DisclosePublicResult, wire.DiscloseControl:
+			case wire.DiscloseCiphertext, wire.DiscloseDecryptionShare, wire.DiscloseSecretShare, wire.DisclosePublicResult, wire.DiscloseControl:
 			default:
 				t.Errorf("%s sent %s disclosing %q", name, e.Type, e.Disclosure)
 			}

@@ -194,8 +194,17 @@ func counts(sorted []float64, a *args) []float64 {
 
 // Step takes part in one step: a counting round, or the release.
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
-	if step.Phase == releaseRound.Phase {
+	switch step.Phase {
+	case releaseRound.Phase:
 		return s.release(step)
+	case emRound.Phase:
+		if !s.params.exponential() {
+			return nil, fmt.Errorf("party %s refuses %s round %d: the spec asks for no exponential mechanism", s.p.Self(), step.Phase, step.Round)
+		}
+		return s.exponential(ctx, step)
+	}
+	if s.params.exponential() {
+		return nil, fmt.Errorf("party %s refuses %s round %d: the spec asks for the exponential mechanism, not a search", s.p.Self(), step.Phase, step.Round)
 	}
 	return s.count(ctx, step)
 }
@@ -236,11 +245,15 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 			return output{}, fmt.Errorf("party %s refuses round %d: coordinator %s asks counts at %d thresholds the log does not determine",
 				s.p.Self(), step.Round, step.Coordinator, len(a.Thresholds))
 		}
+		var local []float64
 		if exact, ok := srch.(*search); ok {
 			if err := s.checkBrackets(step, exact); err != nil {
 				return output{}, err
 			}
 			if err := s.spendBeforeLast(step, exact, a.Thresholds); err != nil {
+				return output{}, err
+			}
+			if local, err = s.checkedCounts(ctx, step, exact, &a); err != nil {
 				return output{}, err
 			}
 		}
@@ -255,7 +268,7 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 		if err != nil {
 			return output{}, err
 		}
-		c, err := s.contribution(ctx, &a, cfg.Noise)
+		c, err := s.contribution(ctx, &a, cfg.Noise, local)
 		if err != nil {
 			return output{}, err
 		}
@@ -284,7 +297,8 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 	})
 }
 
-// contribution is the party's input to a round: its count vector, and
+// contribution is the party's input to a round: its count vector (local,
+// when the brackets' check counted it already), and
 // what of its data the vector counts (each table, with the noise's draw on
 // it), for the policy's guard. A party that could not read its column
 // withdraws, and stays out of every later round.
@@ -297,12 +311,15 @@ func (s *session) count(ctx context.Context, step job.Step) ([]byte, error) {
 // an unreadable column made every later attempt withdraw at once with
 // "context canceled", and so failed the job: a large table's count takes
 // seconds, long enough for a busy machine to re-run a step meanwhile.)
-func (s *session) contribution(ctx context.Context, a *args, noise *secureagg.Noise) (secureagg.Contribution, error) {
-	c := secureagg.Contribution{Unusable: s.loadErr}
+func (s *session) contribution(ctx context.Context, a *args, noise *secureagg.Noise, local []float64) (secureagg.Contribution, error) {
+	c := secureagg.Contribution{Unusable: s.loadErr, Vector: local}
 	if s.loadErr != nil {
 		return c, nil
 	}
-	if c.Vector, c.Unusable = s.localCounts(ctx, a); c.Unusable != nil {
+	if c.Vector == nil {
+		c.Vector, c.Unusable = s.localCounts(ctx, a)
+	}
+	if c.Unusable != nil {
 		if ctx.Err() != nil {
 			return c, fmt.Errorf("party %s: the attempt ended while it counted: %w", s.p.Self(), context.Cause(ctx))
 		}

@@ -13,6 +13,9 @@ func (Kind) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.exponential() {
+		return emUses(spec, party, p.Column, p.Noise.Epsilon), nil
+	}
 	if n := p.Noise; n != nil {
 		// A noised quantile is no exact release: it spends the budget.
 		return job.AggregateUses(spec, party, p.Column, n.Epsilon, n.Delta), nil

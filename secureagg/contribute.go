@@ -39,7 +39,7 @@ type Contribution struct {
 // missing parties (see Report).
 func Contribute(ctx context.Context, p job.Participant, step job.Step, cfg Config, c Contribution) (*Result, *Outcome, error) {
 	if c.Unusable == nil {
-		c.Unusable = admit(p.Guard(), step, c)
+		c.Unusable = Admit(p.Guard(), step, c)
 	}
 	if c.Unusable != nil {
 		return nil, nil, &Withdrawn{Cause: Withdraw(ctx, p, step, cfg, c.Unusable)}
@@ -72,9 +72,12 @@ type Withdrawn struct{ Cause error }
 func (w *Withdrawn) Error() string { return w.Cause.Error() }
 func (w *Withdrawn) Unwrap() error { return w.Cause }
 
-// admit asks the guard about every input and noise draw of c, in order;
-// the first refusal is the cause the party withdraws with.
-func admit(g job.Guard, step job.Step, c Contribution) error {
+// Admit asks the guard about every input and noise draw of c, in order,
+// with the step's real party set; the first refusal is the cause the
+// party withdraws with. Contribute runs it; a kind that computes on its
+// parties' data by other means than an aggregation (quantile's exponential
+// mechanism, package mpc) runs the same sequence.
+func Admit(g job.Guard, step job.Step, c Contribution) error {
 	inputs := c.Inputs
 	if len(inputs) == 0 {
 		inputs = []job.Aggregate{{Parties: step.Parties}}

@@ -120,7 +120,7 @@ func (s *noiseSampler) sample() float64 {
 		var x float64
 		switch s.rep.Mechanism {
 		case Laplace:
-			x = s.rep.Scale * (s.gamma(1/s.m) - s.gamma(1/s.m))
+			x = s.rep.Scale * (gamma(s.rng, 1/s.m) - gamma(s.rng, 1/s.m))
 		case Gaussian:
 			x = s.rep.Scale / math.Sqrt(s.m) * s.rng.NormFloat64()
 		}
@@ -133,23 +133,23 @@ func (s *noiseSampler) sample() float64 {
 // gamma draws Gamma(shape a, scale 1) by Marsaglia–Tsang, boosting a < 1
 // with Gamma(a) = Gamma(a+1)·U^(1/a) (computed in logs so tiny shapes do not
 // underflow early).
-func (s *noiseSampler) gamma(a float64) float64 {
+func gamma(rng *rand.Rand, a float64) float64 {
 	boost := 0.0
 	if a < 1 {
-		u := 1 - s.rng.Float64() // (0, 1]
+		u := 1 - rng.Float64() // (0, 1]
 		boost = math.Log(u) / a
 		a++
 	}
 	d := a - 1.0/3
 	c := 1 / math.Sqrt(9*d)
 	for {
-		x := s.rng.NormFloat64()
+		x := rng.NormFloat64()
 		v := 1 + c*x
 		if v <= 0 {
 			continue
 		}
 		v = v * v * v
-		u := 1 - s.rng.Float64()
+		u := 1 - rng.Float64()
 		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
 			return math.Exp(math.Log(d*v) + boost)
 		}

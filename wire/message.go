@@ -228,6 +228,11 @@ const (
 	// private Hamming distance): the other party sees only ciphertexts, the
 	// key holder only how many ids differ.
 	DiscloseDistance Disclosure = "distance"
+	// DiscloseSecretShare is one party's Shamir share of a value inside a
+	// multiparty computation (package mpc: the exponential mechanism's
+	// comparisons): fewer than half of the parties' shares reveal nothing
+	// of the value, and only the computation's output is opened.
+	DiscloseSecretShare Disclosure = "secret-share"
 	// DiscloseRaw is values published as they are.
 	DiscloseRaw Disclosure = "raw"
 )
@@ -238,5 +243,5 @@ func Disclosures() []Disclosure {
 	return []Disclosure{DisclosePSIBlinded, DiscloseCiphertext, DiscloseDecryptionShare, DiscloseClassSummary,
 		DiscloseSplitSummary, DiscloseScore, DiscloseSplitAttribute, DiscloseGeneralised, DiscloseMembership,
 		DisclosePublicResult, DiscloseAggregate, DiscloseRaw, DiscloseControl, DiscloseSynthetic, DiscloseSanitisedLog,
-		DiscloseAnonymisedGraph, DiscloseDistance}
+		DiscloseAnonymisedGraph, DiscloseDistance, DiscloseSecretShare}
 }
