@@ -214,8 +214,11 @@ type aggregateWire struct {
 }
 
 // MarshalBinary encodes the aggregate.
-func (a *Aggregate) MarshalBinary() ([]byte, error) {
-	return frame(aggregateWire{Context: a.Context.wire(), Shape: a.Shape, Inputs: inputsWire(a.Inputs)}, a.c0, a.c1)
+func (a *Aggregate) MarshalBinary() ([]byte, error) { return a.AppendBinary(nil) }
+
+// AppendBinary appends MarshalBinary's encoding to b (encoding.BinaryAppender).
+func (a *Aggregate) AppendBinary(b []byte) ([]byte, error) {
+	return appendFrame(b, aggregateWire{Context: a.Context.wire(), Shape: a.Shape, Inputs: inputsWire(a.Inputs)}, a.c0, a.c1)
 }
 
 // UnmarshalBinary decodes into an aggregate from Aggregator.Allocate,
@@ -234,8 +237,11 @@ func (a *Aggregate) UnmarshalBinary(b []byte) error {
 }
 
 // MarshalBinary encodes the mask.
-func (m *Mask) MarshalBinary() ([]byte, error) {
-	return frame(aggregateWire{Context: m.Context.wire(), Shape: m.Shape, Inputs: inputsWire(m.Inputs),
+func (m *Mask) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
+
+// AppendBinary appends MarshalBinary's encoding to b (encoding.BinaryAppender).
+func (m *Mask) AppendBinary(b []byte) ([]byte, error) {
+	return appendFrame(b, aggregateWire{Context: m.Context.wire(), Shape: m.Shape, Inputs: inputsWire(m.Inputs),
 		C0Hash: m.C0Hash[:]}, m.c1)
 }
 

@@ -259,8 +259,11 @@ type shareWire struct {
 }
 
 // MarshalBinary encodes the share.
-func (s *DecryptionShare) MarshalBinary() ([]byte, error) {
-	return frame(shareWire{Context: s.Context.wire(), Target: s.Target[:], Plan: s.Plan[:], Quorum: s.Quorum,
+func (s *DecryptionShare) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
+
+// AppendBinary appends MarshalBinary's encoding to b (encoding.BinaryAppender).
+func (s *DecryptionShare) AppendBinary(b []byte) ([]byte, error) {
+	return appendFrame(b, shareWire{Context: s.Context.wire(), Target: s.Target[:], Plan: s.Plan[:], Quorum: s.Quorum,
 		Parties: s.Parties}, s.value)
 }
 

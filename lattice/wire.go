@@ -33,6 +33,13 @@ const (
 // frame encodes header and then the coefficients of every polynomial of
 // polys, in order.
 func frame(header any, polys ...[]ring.Poly) ([]byte, error) {
+	return appendFrame(nil, header, polys...)
+}
+
+// appendFrame is frame appended to b, which grows once, by exactly the
+// frame's size: a caller that lays out its own buffer (secureagg puts a
+// message's framing before the blob) gets the encoding without a copy.
+func appendFrame(b []byte, header any, polys ...[]ring.Poly) ([]byte, error) {
 	h, err := wire.Marshal(header)
 	if err != nil {
 		return nil, err
@@ -43,7 +50,7 @@ func frame(header any, polys ...[]ring.Poly) ([]byte, error) {
 			n += 8 * len(p.Coeffs) * p.N()
 		}
 	}
-	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(h)+n)
+	b = slices.Grow(b, 1+binary.MaxVarintLen64+len(h)+n)
 	b = append(b, frameVersion)
 	b = binary.AppendUvarint(b, uint64(len(h)))
 	b = append(b, h...)
