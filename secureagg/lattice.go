@@ -218,7 +218,7 @@ func (s *latticeAgg) total(own []byte, acc *lattice.Aggregate, _ []*lattice.Aggr
 	if err != nil {
 		return nil, nil, fmt.Errorf("secureagg: marshal a mask: %w", err)
 	}
-	down, err := splitBlob(s.shape, encodeList([][]byte{b, own}), s.partSize)
+	down, err := marshalBlob(s.shape, list{b, own}, s.partSize)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -46,6 +46,23 @@ func TestMarshalBlobIsSplitBlob(t *testing.T) {
 	}
 }
 
+// TestMarshalBlobOfList checks the down message's list built in place
+// against encodeList split by splitBlob.
+func TestMarshalBlobOfList(t *testing.T) {
+	items := list{bytes.Repeat([]byte{1}, 1500), bytes.Repeat([]byte{2}, 700)}
+	want, err := splitBlob("s", encodeList(items), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := marshalBlob("s", items, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) || !bytes.Equal(bytes.Join(got, nil), bytes.Join(want, nil)) {
+		t.Fatal("the list built in place differs from encodeList's parts")
+	}
+}
+
 // FuzzLatticeBlobReader feeds a blob reader two arbitrary part bodies: it
 // never panics, and what it assembles is the size its first part declares,
 // made of the chunks the parts carry.

@@ -220,13 +220,21 @@ func (r *blobReader) part(i int, body []byte) (int, error) {
 func (r *blobReader) message() ([]byte, []string) { return r.data, r.first.Missing }
 
 // encodeList concatenates byte strings, each prefixed by its length.
-func encodeList(items [][]byte) []byte {
+func encodeList(items [][]byte) []byte { return list(items).append(nil) }
+
+// list is encodeList's input as a blob marshalBlob can build in place.
+type list [][]byte
+
+// AppendBinary appends encodeList(l) to b.
+func (l list) AppendBinary(b []byte) ([]byte, error) { return l.append(b), nil }
+
+func (l list) append(b []byte) []byte {
 	n := binary.MaxVarintLen64
-	for _, it := range items {
+	for _, it := range l {
 		n += binary.MaxVarintLen64 + len(it)
 	}
-	b := binary.AppendUvarint(make([]byte, 0, n), uint64(len(items)))
-	for _, it := range items {
+	b = binary.AppendUvarint(slices.Grow(b, n), uint64(len(l)))
+	for _, it := range l {
 		b = binary.AppendUvarint(b, uint64(len(it)))
 		b = append(b, it...)
 	}
