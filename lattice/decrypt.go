@@ -288,11 +288,10 @@ func (s *DecryptionShare) UnmarshalBinary(b []byte) error {
 	if err := checkParties(w.Parties, MaxMembers); err != nil {
 		return err
 	}
-	polys, err := s.ps.decodePolys(raw, len(s.value))
-	if err != nil {
+	if err := s.ps.decodeInto(raw, s.value); err != nil { // on an error s holds part of b: drop it
 		return err
 	}
-	s.Context, s.Quorum, s.Parties, s.value = ctx, w.Quorum, w.Parties, polys
+	s.Context, s.Quorum, s.Parties = ctx, w.Quorum, w.Parties
 	copy(s.Target[:], w.Target)
 	copy(s.Plan[:], w.Plan)
 	return nil
