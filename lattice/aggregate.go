@@ -2,6 +2,7 @@ package lattice
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/ring"
@@ -215,41 +216,44 @@ type aggregateWire struct {
 }
 
 // MarshalBinary encodes the aggregate.
-func (a *Aggregate) MarshalBinary() ([]byte, error) {
-	return frame(aggregateWire{Context: a.Context.wire(), Shape: a.Shape, Inputs: inputsWire(a.Inputs)}, a.c0, a.c1)
+func (a *Aggregate) MarshalBinary() ([]byte, error) { return a.AppendBinary(nil) }
+
+// AppendBinary appends MarshalBinary's encoding to b (encoding.BinaryAppender).
+func (a *Aggregate) AppendBinary(b []byte) ([]byte, error) {
+	return appendFrame(b, aggregateWire{Context: a.Context.wire(), Shape: a.Shape, Inputs: inputsWire(a.Inputs)}, a.c0, a.c1)
 }
 
 // UnmarshalBinary decodes into an aggregate from Aggregator.Allocate,
 // which fixes the shape and the number of ciphertexts expected.
+// The polynomials are decoded into a's own (on an error a holds part of
+// b: drop it).
 func (a *Aggregate) UnmarshalBinary(b []byte) error {
-	w, polys, err := decodeHalves(b, a.Shape, a.ps, len(a.c0), 2)
+	w, err := decodeHalves(b, a.Shape, a.ps, append(slices.Clip(a.c0), a.c1...), false)
 	if err != nil {
 		return err
 	}
-	if len(w.C0Hash) != 0 {
-		return fmt.Errorf("%w: an aggregate carries no c0 hash", ErrMalformed)
-	}
-	n := len(a.c0)
-	a.Context, a.Inputs, a.c0, a.c1 = w.ctx, w.inputs, polys[:n], polys[n:]
+	a.Context, a.Inputs = w.ctx, w.inputs
 	return nil
 }
 
 // MarshalBinary encodes the mask.
-func (m *Mask) MarshalBinary() ([]byte, error) {
-	return frame(aggregateWire{Context: m.Context.wire(), Shape: m.Shape, Inputs: inputsWire(m.Inputs),
+func (m *Mask) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
+
+// AppendBinary appends MarshalBinary's encoding to b (encoding.BinaryAppender).
+func (m *Mask) AppendBinary(b []byte) ([]byte, error) {
+	return appendFrame(b, aggregateWire{Context: m.Context.wire(), Shape: m.Shape, Inputs: inputsWire(m.Inputs),
 		C0Hash: m.C0Hash[:]}, m.c1)
 }
 
 // UnmarshalBinary decodes into a mask from Aggregator.AllocateMask.
+// The polynomials are decoded into m's own (on an error m holds part of
+// b: drop it).
 func (m *Mask) UnmarshalBinary(b []byte) error {
-	w, polys, err := decodeHalves(b, m.Shape, m.ps, len(m.c1), 1)
+	w, err := decodeHalves(b, m.Shape, m.ps, m.c1, true)
 	if err != nil {
 		return err
 	}
-	if len(w.C0Hash) != len(Digest{}) {
-		return fmt.Errorf("%w: mask without its c0 hash", ErrMalformed)
-	}
-	m.Context, m.Inputs, m.c1 = w.ctx, w.inputs, polys
+	m.Context, m.Inputs = w.ctx, w.inputs
 	copy(m.C0Hash[:], w.C0Hash)
 	return nil
 }
@@ -270,31 +274,37 @@ type decodedHeader struct {
 	C0Hash []byte
 }
 
-// decodeHalves decodes an aggregate or mask of cts ciphertexts of polys of
-// shape s; halves is 2 for c0 and c1, 1 for c1 alone.
-func decodeHalves(b []byte, wantShape string, s polyShape, cts, halves int) (*decodedHeader, []ring.Poly, error) {
-	if cts == 0 || s.n == 0 {
-		return nil, nil, fmt.Errorf("%w: unmarshal into an allocated value", ErrMismatch)
+// decodeHalves decodes an aggregate (withHash false) or a mask (withHash
+// true: its c0 hash) of shape wantShape into dst, the value's polynomials
+// (c0 then c1 for an aggregate, c1 for a mask), after its header checks.
+func decodeHalves(b []byte, wantShape string, s polyShape, dst []ring.Poly, withHash bool) (*decodedHeader, error) {
+	if len(dst) == 0 || s.n == 0 {
+		return nil, fmt.Errorf("%w: unmarshal into an allocated value", ErrMismatch)
 	}
 	var w aggregateWire
 	raw, err := unframe(b, &w)
 	if err != nil {
-		return nil, nil, fmt.Errorf("aggregate: %w", err)
+		return nil, fmt.Errorf("aggregate: %w", err)
 	}
 	if w.Shape != wantShape {
-		return nil, nil, fmt.Errorf("%w: aggregate of shape %.100q, expected %s", ErrMismatch, w.Shape, wantShape)
+		return nil, fmt.Errorf("%w: aggregate of shape %.100q, expected %s", ErrMismatch, w.Shape, wantShape)
 	}
 	ctx, err := w.Context.context()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	inputs, err := inputsFromWire(w.Inputs, MaxMembers)
 	if err != nil || len(inputs) == 0 {
-		return nil, nil, fmt.Errorf("%w: aggregate inputs", ErrMalformed)
+		return nil, fmt.Errorf("%w: aggregate inputs", ErrMalformed)
 	}
-	polys, err := s.decodePolys(raw, halves*cts)
-	if err != nil {
-		return nil, nil, err
+	switch {
+	case withHash && len(w.C0Hash) != len(Digest{}):
+		return nil, fmt.Errorf("%w: mask without its c0 hash", ErrMalformed)
+	case !withHash && len(w.C0Hash) != 0:
+		return nil, fmt.Errorf("%w: an aggregate carries no c0 hash", ErrMalformed)
 	}
-	return &decodedHeader{ctx: ctx, inputs: inputs, C0Hash: w.C0Hash}, polys, nil
+	if err := s.decodeInto(raw, dst); err != nil {
+		return nil, err
+	}
+	return &decodedHeader{ctx: ctx, inputs: inputs, C0Hash: w.C0Hash}, nil
 }

@@ -259,8 +259,11 @@ type shareWire struct {
 }
 
 // MarshalBinary encodes the share.
-func (s *DecryptionShare) MarshalBinary() ([]byte, error) {
-	return frame(shareWire{Context: s.Context.wire(), Target: s.Target[:], Plan: s.Plan[:], Quorum: s.Quorum,
+func (s *DecryptionShare) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
+
+// AppendBinary appends MarshalBinary's encoding to b (encoding.BinaryAppender).
+func (s *DecryptionShare) AppendBinary(b []byte) ([]byte, error) {
+	return appendFrame(b, shareWire{Context: s.Context.wire(), Target: s.Target[:], Plan: s.Plan[:], Quorum: s.Quorum,
 		Parties: s.Parties}, s.value)
 }
 
@@ -285,11 +288,10 @@ func (s *DecryptionShare) UnmarshalBinary(b []byte) error {
 	if err := checkParties(w.Parties, MaxMembers); err != nil {
 		return err
 	}
-	polys, err := s.ps.decodePolys(raw, len(s.value))
-	if err != nil {
+	if err := s.ps.decodeInto(raw, s.value); err != nil { // on an error s holds part of b: drop it
 		return err
 	}
-	s.Context, s.Quorum, s.Parties, s.value = ctx, w.Quorum, w.Parties, polys
+	s.Context, s.Quorum, s.Parties = ctx, w.Quorum, w.Parties
 	copy(s.Target[:], w.Target)
 	copy(s.Plan[:], w.Plan)
 	return nil

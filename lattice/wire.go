@@ -33,6 +33,13 @@ const (
 // frame encodes header and then the coefficients of every polynomial of
 // polys, in order.
 func frame(header any, polys ...[]ring.Poly) ([]byte, error) {
+	return appendFrame(nil, header, polys...)
+}
+
+// appendFrame is frame appended to b, which grows once, by exactly the
+// frame's size: a caller that lays out its own buffer (secureagg puts a
+// message's framing before the blob) gets the encoding without a copy.
+func appendFrame(b []byte, header any, polys ...[]ring.Poly) ([]byte, error) {
 	h, err := wire.Marshal(header)
 	if err != nil {
 		return nil, err
@@ -43,7 +50,7 @@ func frame(header any, polys ...[]ring.Poly) ([]byte, error) {
 			n += 8 * len(p.Coeffs) * p.N()
 		}
 	}
-	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(h)+n)
+	b = slices.Grow(b, 1+binary.MaxVarintLen64+len(h)+n)
 	b = append(b, frameVersion)
 	b = binary.AppendUvarint(b, uint64(len(h)))
 	b = append(b, h...)
@@ -112,7 +119,31 @@ func (s polyShape) decodePolys(b []byte, count int) ([]ring.Poly, error) {
 	}
 	out := make([]ring.Poly, count)
 	for k := range out {
-		p := s.newPoly()
+		out[k] = s.newPoly()
+	}
+	if err := s.decodeInto(b, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// decodeInto decodes exactly len(dst) polynomials of shape s from b into
+// dst, whose polynomials must have shape s: the values the Allocate
+// methods return are decoded into as they are, not allocated (and zeroed)
+// a second time. On an error dst holds part of b: the caller drops it.
+func (s polyShape) decodeInto(b []byte, dst []ring.Poly) error {
+	if s.n == 0 || len(b) != len(dst)*s.polyBytes() {
+		return fmt.Errorf("%w: %d bytes of polynomials, expected %d of %d bytes", ErrMalformed, len(b), len(dst), s.polyBytes())
+	}
+	for _, p := range dst {
+		if len(p.Coeffs) != len(s.moduli) {
+			return fmt.Errorf("%w: decode into an unallocated polynomial", ErrMismatch)
+		}
+	}
+	if err := s.checkPolys(dst); err != nil {
+		return err
+	}
+	for _, p := range dst {
 		for i, q := range s.moduli {
 			row := p.Coeffs[i]
 			in := b[:8*len(row)]
@@ -123,13 +154,12 @@ func (s polyShape) decodePolys(b []byte, count int) ([]ring.Poly, error) {
 				row[j] = c
 			}
 			if bad {
-				return nil, fmt.Errorf("%w: coefficient not reduced modulo its prime", ErrMalformed)
+				return fmt.Errorf("%w: coefficient not reduced modulo its prime", ErrMalformed)
 			}
 			b = b[len(in):]
 		}
-		out[k] = p
 	}
-	return out, nil
+	return nil
 }
 
 // checkPolys checks that polys have shape s (for values built in memory

@@ -85,24 +85,26 @@ func (ms *messenger) sendFailure(ctx context.Context, to string, m *wire.Message
 // decode it: from this node, on the wire's terms, under a live context.
 // A message to the node itself passes the same checks, so what works
 // here works to a peer (and in jobtest's network).
-func (ms *messenger) encode(ctx context.Context, to string, m *wire.Message) ([]byte, error) {
+// The encoding's body is m's own (wire.EncodeParts): a body of megabytes
+// sent to several peers is written from the sender's slice, never copied.
+func (ms *messenger) encode(ctx context.Context, to string, m *wire.Message) (wire.Encoded, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("send %s to %s: %w", m.Type, to, err)
+		return wire.Encoded{}, fmt.Errorf("send %s to %s: %w", m.Type, to, err)
 	}
 	if m.From != ms.self {
-		return nil, fmt.Errorf("send %s to %s: the message claims to be from %q, not %s", m.Type, to, m.From, ms.self)
+		return wire.Encoded{}, fmt.Errorf("send %s to %s: the message claims to be from %q, not %s", m.Type, to, m.From, ms.self)
 	}
-	b, err := wire.Encode(m)
+	e, err := wire.EncodeParts(m)
 	if err != nil {
-		return nil, fmt.Errorf("send %s to %s: %w", m.Type, to, err)
+		return wire.Encoded{}, fmt.Errorf("send %s to %s: %w", m.Type, to, err)
 	}
-	return b, nil
+	return e, nil
 }
 
 // toSelf queues a message to this node in its own mailbox, decoded afresh
 // as a peer's would be, so that it shares no memory with the sender's.
-func (ms *messenger) toSelf(b []byte) error {
-	c, err := wire.Decode(b)
+func (ms *messenger) toSelf(e wire.Encoded) error {
+	c, err := wire.DecodeOwned(e.Bytes())
 	if err != nil {
 		return fmt.Errorf("send to self: %w", err)
 	}
@@ -110,7 +112,7 @@ func (ms *messenger) toSelf(b []byte) error {
 }
 
 // deliver writes one encoded message to a peer and waits for its ack.
-func (ms *messenger) deliver(ctx context.Context, to string, id peer.ID, m *wire.Message, b []byte, d wire.Disclosure) error {
+func (ms *messenger) deliver(ctx context.Context, to string, id peer.ID, m *wire.Message, b wire.Encoded, d wire.Disclosure) error {
 	ctx, cancel := context.WithTimeout(ctx, ms.sendTTL)
 	defer cancel()
 	s, err := ms.host.NewStream(ctx, id, wire.JobProtocol)
@@ -121,7 +123,7 @@ func (ms *messenger) deliver(ctx context.Context, to string, id peer.ID, m *wire
 	if dl, ok := ctx.Deadline(); ok {
 		_ = s.SetDeadline(dl)
 	}
-	if err := wire.WriteFrame(s, b); err != nil {
+	if err := wire.WriteEncoded(s, b); err != nil {
 		s.Reset()
 		return fmt.Errorf("send %s to %s: %w", m.Type, to, err)
 	}
@@ -134,7 +136,7 @@ func (ms *messenger) deliver(ctx context.Context, to string, id peer.ID, m *wire
 	}
 	// The message has left the node: record it whether or not the peer
 	// acknowledges it.
-	n := len(b) + 4
+	n := b.Len() + 4
 	ms.metrics.sent(to, m.Type, n)
 	ledgerErr := ms.ledger.Append(audit.Entry{Time: time.Now().UTC(), Job: m.Job, Phase: m.Phase, Round: m.Round,
 		Peer: to, Type: m.Type, Bytes: n, Disclosure: string(d)})

@@ -166,11 +166,11 @@ func (s *latticeAgg) component(own *lattice.Aggregate) ([]byte, error) {
 
 // up is a subtree's sum as it travels up: a blob.
 func (s *latticeAgg) up(acc *lattice.Aggregate) (frames, error) {
-	data, err := acc.MarshalBinary()
+	f, err := marshalBlob(s.shape, acc, s.partSize)
 	if err != nil {
 		return nil, fmt.Errorf("secureagg: marshal the subtree sum: %w", err)
 	}
-	return splitBlob(s.shape, data, s.partSize)
+	return f, nil
 }
 
 func (s *latticeAgg) aborted(missing []string) (frames, error) { return blobAbort(missing) }
@@ -218,7 +218,7 @@ func (s *latticeAgg) total(own []byte, acc *lattice.Aggregate, _ []*lattice.Aggr
 	if err != nil {
 		return nil, nil, fmt.Errorf("secureagg: marshal a mask: %w", err)
 	}
-	down, err := splitBlob(s.shape, encodeList([][]byte{b, own}), s.partSize)
+	down, err := marshalBlob(s.shape, list{b, own}, s.partSize)
 	if err != nil {
 		return nil, nil, err
 	}

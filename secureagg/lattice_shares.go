@@ -242,11 +242,7 @@ func (l *latticeSharing) shares() ([]outShare, time.Time, error) {
 		if err != nil {
 			return nil, time.Time{}, err
 		}
-		b, err := sh.MarshalBinary()
-		if err != nil {
-			return nil, time.Time{}, err
-		}
-		f, err := splitBlob(s.shape, b, s.partSize)
+		f, err := marshalBlob(s.shape, sh, s.partSize)
 		if err != nil {
 			return nil, time.Time{}, err
 		}

@@ -38,15 +38,25 @@ type blobHeader struct {
 
 // frameRaw encodes header, then raw.
 func frameRaw(header any, raw []byte) ([]byte, error) {
+	p, err := framePrefix(header)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(p)+len(raw))
+	return append(append(b, p...), raw...), nil
+}
+
+// framePrefix is what frameRaw puts before the raw bytes: the version, the
+// header's length and the header.
+func framePrefix(header any) ([]byte, error) {
 	h, err := wire.Marshal(header)
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(h)+len(raw))
+	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(h))
 	b = append(b, blobVersion)
 	b = binary.AppendUvarint(b, uint64(len(h)))
-	b = append(b, h...)
-	return append(b, raw...), nil
+	return append(b, h...), nil
 }
 
 // unframeRaw decodes the header of b into header and returns the raw bytes
@@ -82,6 +92,53 @@ func splitBlob(shape string, data []byte, partSize int) ([][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	return out, nil
+}
+
+// binaryAppender is encoding.BinaryAppender (the name encoding is this
+// package's type): lattice's aggregates, masks and shares.
+type binaryAppender interface {
+	AppendBinary(b []byte) ([]byte, error)
+}
+
+// marshalBlob encodes m as a blob and cuts it into the bodies of its
+// parts, as splitBlob of m's encoding would, but part 0 is built in place:
+// m is appended after room for part 0's framing, which is then written
+// just before it, so that the blob's first (often only) part is never
+// copied. Later parts are copied as splitBlob copies them.
+func marshalBlob(shape string, m binaryAppender, partSize int) (frames, error) {
+	room, err := framePrefix(blobHeader{Shape: shape, Part: 0, Parts: math.MaxInt, Size: math.MaxInt})
+	if err != nil {
+		return nil, err
+	}
+	buf, err := m.AppendBinary(make([]byte, len(room)))
+	if err != nil {
+		return nil, err
+	}
+	data := buf[len(room):]
+	parts := partCount(len(data), partSize)
+	out := make(frames, parts)
+	for i := range out {
+		chunk := data[min(i*partSize, len(data)):min((i+1)*partSize, len(data))]
+		h := blobHeader{Shape: shape, Part: i, Parts: parts, Size: len(data)}
+		if i > 0 {
+			if out[i], err = frameRaw(h, chunk); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		p, err := framePrefix(h)
+		if err != nil {
+			return nil, err
+		}
+		if len(p) > len(room) {
+			return nil, fmt.Errorf("secureagg: a part's framing of %d bytes exceeds its room of %d", len(p), len(room))
+		}
+		start := len(room) - len(p)
+		copy(buf[start:], p)
+		end := len(room) + len(chunk)
+		out[0] = buf[start:end:end]
 	}
 	return out, nil
 }
@@ -148,6 +205,10 @@ func (r *blobReader) part(i int, body []byte) (int, error) {
 		if len(h.Missing) > 0 {
 			return 1, nil
 		}
+		if h.Parts == 1 { // the whole blob: no copy (the body is this reader's alone)
+			r.data = chunk[:len(chunk):len(chunk)]
+			return 1, nil
+		}
 		r.data = make([]byte, 0, h.Size)
 	} else if h.Size != r.first.Size || h.Parts != r.first.Parts {
 		return 0, fmt.Errorf("%w: the parts of a blob disagree on its size", wire.ErrMalformed)
@@ -159,13 +220,21 @@ func (r *blobReader) part(i int, body []byte) (int, error) {
 func (r *blobReader) message() ([]byte, []string) { return r.data, r.first.Missing }
 
 // encodeList concatenates byte strings, each prefixed by its length.
-func encodeList(items [][]byte) []byte {
+func encodeList(items [][]byte) []byte { return list(items).append(nil) }
+
+// list is encodeList's input as a blob marshalBlob can build in place.
+type list [][]byte
+
+// AppendBinary appends encodeList(l) to b.
+func (l list) AppendBinary(b []byte) ([]byte, error) { return l.append(b), nil }
+
+func (l list) append(b []byte) []byte {
 	n := binary.MaxVarintLen64
-	for _, it := range items {
+	for _, it := range l {
 		n += binary.MaxVarintLen64 + len(it)
 	}
-	b := binary.AppendUvarint(make([]byte, 0, n), uint64(len(items)))
-	for _, it := range items {
+	b = binary.AppendUvarint(slices.Grow(b, n), uint64(len(l)))
+	for _, it := range l {
 		b = binary.AppendUvarint(b, uint64(len(it)))
 		b = append(b, it...)
 	}

@@ -46,20 +46,22 @@ func ReadFrame(r io.Reader, limit int) ([]byte, error) {
 	return b, nil
 }
 
-// WriteMessage encodes and frames m.
+// WriteMessage encodes and frames m, writing its body from m.Body.
 func WriteMessage(w io.Writer, m *Message) error {
-	b, err := Encode(m)
+	e, err := EncodeParts(m)
 	if err != nil {
 		return err
 	}
-	return WriteFrame(w, b)
+	return WriteEncoded(w, e)
 }
 
-// ReadMessage reads and decodes one framed message.
+// ReadMessage reads and decodes one framed message. The frame is read into
+// a buffer of its own, so the message's body is a part of it, not a copy
+// (DecodeOwned).
 func ReadMessage(r io.Reader) (*Message, error) {
 	b, err := ReadFrame(r, MaxMessageSize)
 	if err != nil {
 		return nil, err
 	}
-	return Decode(b)
+	return DecodeOwned(b)
 }

@@ -90,27 +90,15 @@ var (
 // Encode serialises m with msgpack. It checks what Decode will require, so
 // a bad message fails at the sender rather than at the peer.
 func Encode(m *Message) ([]byte, error) {
-	c := *m // never write to the caller's message: it may be sent to several peers at once
-	if c.Version == 0 {
-		c.Version = Version
-	}
-	if c.Type == "" || c.Job == "" || c.Round < 0 || c.Attempt < 0 {
-		return nil, fmt.Errorf("%w: encode: missing type or job, or negative round or attempt", ErrMalformed)
-	}
-	if err := c.checkFields(); err != nil {
-		return nil, fmt.Errorf("encode: %w", err)
-	}
-	b, err := msgpack.Marshal(&c)
+	e, err := EncodeParts(m)
 	if err != nil {
-		return nil, fmt.Errorf("wire: encode %s: %w", m.Type, err)
+		return nil, err
 	}
-	if len(b) > MaxMessageSize {
-		return nil, fmt.Errorf("%w: %d bytes", ErrTooLarge, len(b))
-	}
-	return b, nil
+	return e.Bytes(), nil
 }
 
-// Decode parses and validates one message. Any problem is an error, never a panic.
+// Decode parses and validates one message. Any problem is an error, never
+// a panic. The message shares no memory with b (DecodeOwned does).
 func Decode(b []byte) (*Message, error) {
 	if len(b) > MaxMessageSize {
 		return nil, fmt.Errorf("%w: %d bytes", ErrTooLarge, len(b))
@@ -119,19 +107,25 @@ func Decode(b []byte) (*Message, error) {
 	if err := Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
-	if m.Version != Version {
-		return nil, fmt.Errorf("%w: %d", ErrBadVersion, m.Version)
-	}
-	if m.Type == "" || m.Job == "" {
-		return nil, fmt.Errorf("%w: missing type or job", ErrMalformed)
-	}
-	if m.Round < 0 || m.Attempt < 0 {
-		return nil, fmt.Errorf("%w: negative round or attempt", ErrMalformed)
-	}
-	if err := m.checkFields(); err != nil {
+	if err := m.validate(); err != nil {
 		return nil, err
 	}
 	return &m, nil
+}
+
+// validate checks a decoded envelope: the version, the fields a message
+// cannot do without, and the bounds of its strings.
+func (m *Message) validate() error {
+	if m.Version != Version {
+		return fmt.Errorf("%w: %d", ErrBadVersion, m.Version)
+	}
+	if m.Type == "" || m.Job == "" {
+		return fmt.Errorf("%w: missing type or job", ErrMalformed)
+	}
+	if m.Round < 0 || m.Attempt < 0 {
+		return fmt.Errorf("%w: negative round or attempt", ErrMalformed)
+	}
+	return m.checkFields()
 }
 
 // checkFields bounds the envelope's strings (MaxFieldLen).
@@ -158,7 +152,13 @@ func Marshal(v any) ([]byte, error) {
 // fields are errors, input whose claimed sizes or nesting could exhaust
 // memory or stack is refused before decoding (see checkStructure), and
 // decoder panics on hostile input are turned into errors.
-func Unmarshal(b []byte, v any) (err error) {
+func Unmarshal(b []byte, v any) error {
+	return unmarshalFrom(b, bytes.NewReader(b), v)
+}
+
+// unmarshalFrom is Unmarshal reading b through r, a reader of b at its
+// start (DecodeOwned's body cuts itself out of b at r's position).
+func unmarshalFrom(b []byte, r *bytes.Reader, v any) (err error) {
 	if err := checkStructure(b); err != nil {
 		return err
 	}
@@ -167,7 +167,6 @@ func Unmarshal(b []byte, v any) (err error) {
 			err = fmt.Errorf("%w: %v", ErrMalformed, r)
 		}
 	}()
-	r := bytes.NewReader(b)
 	dec := msgpack.NewDecoder(r)
 	dec.DisallowUnknownFields(true)
 	if err := dec.Decode(v); err != nil {
