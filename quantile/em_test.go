@@ -21,11 +21,7 @@ import (
 // emSpec is specWith over three parties, as the mechanism needs.
 func emSpec(t *testing.T, params string) *job.Spec {
 	t.Helper()
-	s, err := job.ParseSpec([]byte("kind: quantile\nparties: [{name: a}, {name: b}, {name: c}]\nparams: "+params+"\n"), "spec.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return specOver(t, "[{name: a}, {name: b}, {name: c}]", params)
 }
 
 // Every bad param of the exponential mechanism is refused naming its field.
@@ -35,7 +31,7 @@ func TestValidateExponential(t *testing.T) {
 	if err := (Kind{}).Validate(emSpec(t, "{"+ok+"}")); err != nil {
 		t.Fatalf("%s: %v", ok, err)
 	}
-	for params, field := range map[string]string{
+	refusedNaming(t, emSpec, map[string]string{
 		"column: v, precision: 1, noise: {mechanism: exponential, epsilon: 1}":                                  "params.range",
 		"column: v, range: [0, 100], precision: 0, noise: {mechanism: exponential, epsilon: 1}":                 "params.precision",
 		"column: v, range: [0, 100], precision: 0.01, noise: {mechanism: exponential, epsilon: 1}":              "params.precision",
@@ -44,12 +40,7 @@ func TestValidateExponential(t *testing.T) {
 		"column: v, range: [0, 100], precision: 1, noise: {mechanism: exponential, epsilon: 0}":                 "params.noise.epsilon",
 		"column: v, range: [0, 100], precision: 1, noise: {mechanism: exponential, epsilon: 1e-9}":              "params.noise.epsilon",
 		"column: v, range: [0, 100], precision: 1, noise: {mechanism: exponential, epsilon: 1, colluders: 3}":   "params.noise.colluders",
-	} {
-		err := (Kind{}).Validate(emSpec(t, "{"+params+"}"))
-		if err == nil || !strings.Contains(err.Error(), field) {
-			t.Errorf("%s: %v, want an error naming %s", params, err, field)
-		}
-	}
+	})
 	err := (Kind{}).Validate(specWith(t, "{"+ok+"}"))
 	if err == nil || !strings.Contains(err.Error(), "parties") {
 		t.Errorf("one party: %v, want an error naming parties", err)

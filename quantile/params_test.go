@@ -11,7 +11,25 @@ import (
 
 func specWith(t *testing.T, params string) *job.Spec {
 	t.Helper()
-	s, err := job.ParseSpec([]byte("kind: quantile\nparties: [{name: a}]\nparams: "+params+"\n"), "spec.yaml")
+	return specOver(t, "[{name: a}]", params)
+}
+
+// refusedNaming checks that the params of each case (over spec's parties)
+// are refused with an error naming the case's field.
+func refusedNaming(t *testing.T, spec func(*testing.T, string) *job.Spec, cases map[string]string) {
+	t.Helper()
+	for params, field := range cases {
+		err := (Kind{}).Validate(spec(t, "{"+params+"}"))
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: %v, want an error naming %s", params, err, field)
+		}
+	}
+}
+
+// specOver is a quantile spec over parties (YAML) with params.
+func specOver(t *testing.T, parties, params string) *job.Spec {
+	t.Helper()
+	s, err := job.ParseSpec([]byte("kind: quantile\nparties: "+parties+"\nparams: "+params+"\n"), "spec.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
