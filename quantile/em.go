@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/mpc/mpcjob"
@@ -52,10 +51,10 @@ type emArgs struct {
 }
 
 // emOutput is a party's output: the grid indices the computation opened,
-// one per quantile, or why the party cannot count its column.
+// one per quantile. A party that cannot count its column fails the step
+// instead, so that the runtime tells the others at once.
 type emOutput struct {
-	Indices  []int  `msgpack:"indices"`
-	Unusable string `msgpack:"unusable"`
+	Indices []int `msgpack:"indices"`
 }
 
 // emDecision is what the coordinator commits: the indices every party
@@ -196,13 +195,10 @@ func coordinateEM(ctx context.Context, c job.Coordinator, p *Params) (job.Result
 // silent or lost a peer mid-computation, the parties to wait for; the job
 // fails when a party refuses or cannot count, or two parties disagree.
 func decideEM(o *job.Outcome[emOutput], quantiles, candidates int) (emDecision, error) {
-	var unusable []string
 	var indices []int
 	for _, name := range slices.Sorted(maps.Keys(o.Results)) {
 		out := o.Results[name]
 		switch {
-		case out.Unusable != "":
-			unusable = append(unusable, out.Unusable)
 		case len(out.Indices) != quantiles || slices.ContainsFunc(out.Indices, func(i int) bool { return i < 0 || i >= candidates }):
 			return emDecision{}, fmt.Errorf("quantile: party %s reported %d draws, want %d within the grid", name, len(out.Indices), quantiles)
 		case indices == nil:
@@ -210,9 +206,6 @@ func decideEM(o *job.Outcome[emOutput], quantiles, candidates int) (emDecision, 
 		case !slices.Equal(indices, out.Indices):
 			return emDecision{}, errors.New("quantile: the parties opened different draws of the exponential mechanism")
 		}
-	}
-	if len(unusable) > 0 {
-		return emDecision{}, fmt.Errorf("quantile: %s", strings.Join(unusable, "; "))
 	}
 	if indices != nil {
 		// The draw was opened to every party that finished: a party whose

@@ -36,7 +36,10 @@ func (s *session) exponential(ctx context.Context, step job.Step) ([]byte, error
 				s.p.Self(), step.Phase, step.Round, step.Coordinator)
 		}
 		if s.loadErr != nil {
-			return emOutput{Unusable: s.loadErr.Error()}, nil
+			// An error, not an output: the runtime tells the other
+			// parties at once, who would otherwise wait in the
+			// computation for this party's shares until the step's end.
+			return emOutput{}, s.loadErr
 		}
 		input, err := s.emInput(ctx, step)
 		if err != nil {

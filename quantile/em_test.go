@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -212,5 +214,27 @@ func TestEMPartyRestartsMidComputation(t *testing.T) {
 	}
 	for _, m := range rep.SentOutside(wire.DiscloseSecretShare, wire.DisclosePublicResult, wire.DiscloseControl) {
 		t.Errorf("%s sent %s to %s as %s", m.From, m.Message.Type, m.To, m.Disclosure)
+	}
+}
+
+// A party that cannot read its column fails the step at once, naming
+// itself, and the runtime tells the others, who would otherwise wait for
+// its shares until the step's end: the job fails well within its
+// five-minute step.
+func TestEMPartyWithoutColumnFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	path, _ := consortium(t, dense(), ", precision: 0.5, range: [100, 131], noise: {mechanism: exponential, epsilon: 1}")
+	if err := os.WriteFile(filepath.Join(filepath.Dir(path), "org03.csv"), []byte("id,w\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := job.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err = jobtest.Run(ctx, Kind{}, spec, jobtest.Options{Policy: lax(), StepTimeout: 5 * time.Minute})
+	if err == nil || !strings.Contains(err.Error(), "party org03: table t:") || !strings.Contains(err.Error(), `column "v"`) {
+		t.Fatalf("err %v, want the job failed naming org03's table and its missing column", err)
 	}
 }
