@@ -130,15 +130,10 @@ func (p *Params) emColluders(parties int) int {
 	return (parties - 1) / 2
 }
 
-// emSearch is the grid of the noised search, whose points are the
-// candidates: value(j), j = 0 … 2^rounds.
-func (p *Params) emSearch() *noisySearch {
-	return newNoisySearch(p.Quantiles, p.Range[0], p.Range[1], p.rounds)
-}
-
-// emGrid lists the candidates.
+// emGrid lists the candidates: the noised search's grid points value(j),
+// j = 0 … 2^rounds.
 func (p *Params) emGrid() []float64 {
-	s := p.emSearch()
+	s := newNoisySearch(p.Quantiles, p.Range[0], p.Range[1], p.rounds)
 	out := make([]float64, 0, 1<<p.rounds+1)
 	for j := int64(0); j <= 1<<p.rounds; j++ {
 		out = append(out, s.value(j))

@@ -18,18 +18,18 @@ func ExponentialShares(random io.Reader, m int, scale float64, honest int) ([]fl
 	if !(scale > 0) || math.IsInf(scale, 0) || honest < 1 || m < 0 {
 		return nil, fmt.Errorf("secureagg: exponential shares: scale %v, %d honest parties", scale, honest)
 	}
-	s, err := newNoiseSampler(&NoiseReport{Shares: honest}, random)
+	s, err := newNoiseSampler(&NoiseReport{Mechanism: exponential, Scale: scale, Shares: honest}, random)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]float64, m)
 	for i := range out {
-		for {
-			if x := gamma(s.rng, 1/s.m); x <= tailFactor {
-				out[i] = scale * x
-				break
-			}
-		}
+		out[i] = s.sample()
 	}
 	return out, nil
 }
+
+// exponential is noiseSampler's mechanism for ExponentialShares: not one a
+// spec may ask an aggregation for (a sum's noise must be symmetric), so
+// unexported.
+const exponential Mechanism = "exponential"

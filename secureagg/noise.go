@@ -123,6 +123,8 @@ func (s *noiseSampler) sample() float64 {
 			x = s.rep.Scale * (gamma(s.rng, 1/s.m) - gamma(s.rng, 1/s.m))
 		case Gaussian:
 			x = s.rep.Scale / math.Sqrt(s.m) * s.rng.NormFloat64()
+		case exponential:
+			x = s.rep.Scale * gamma(s.rng, 1/s.m)
 		}
 		if math.Abs(x) <= bound {
 			return x
