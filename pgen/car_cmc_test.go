@@ -1,6 +1,10 @@
 package pgen_test
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 // UCI's Car Evaluation (Bohanec, Rajkovič; UCI Machine Learning
 // Repository, CC BY 4.0), in the paper's Figure 5 beside Adult and
@@ -81,3 +85,49 @@ func TestCarBaselines(t *testing.T) { baselines(t, car) }
 // CMC_DATA; baselines), its two numeric attributes numeric as Adult's
 // are.
 func TestCMCBaselines(t *testing.T) { baselines(t, cmc) }
+
+// cmcHierarchies are the generalisation hierarchies LD uses on CMC. The
+// coded attributes follow Nursery's rule (nurseryHierarchies): an ordinal
+// one of four values (the two educations, the standard of living) goes to
+// pairs of adjacent codes, then to *; the husband's occupation, nominal
+// in cmc.names, and the three of two values go straight to *. The two
+// numeric attributes get intervals, as ARX's hierarchy of Adult's age:
+// the wife's age in 5 and 10 years, the number of children in 3 and 6.
+var cmcHierarchies = map[string]string{
+	"wife_age":           intervalHierarchy(16, 49, 5, 10),
+	"wife_education":     "1;1-2;*\n2;1-2;*\n3;3-4;*\n4;3-4;*\n",
+	"husband_education":  "1;1-2;*\n2;1-2;*\n3;3-4;*\n4;3-4;*\n",
+	"children":           intervalHierarchy(0, 16, 3, 6),
+	"wife_religion":      "0;*\n1;*\n",
+	"wife_working":       "0;*\n1;*\n",
+	"husband_occupation": "1;*\n2;*\n3;*\n4;*\n",
+	"living_standard":    "1;1-2;*\n2;1-2;*\n3;3-4;*\n4;3-4;*\n",
+	"media_exposure":     "0;*\n1;*\n",
+}
+
+// intervalHierarchy is an ARX hierarchy of the integers lo to hi: each
+// value, then the interval of each width (aligned on multiples of it, as
+// ARX's Adult age is: 15-19, 10-19), then *.
+func intervalHierarchy(lo, hi int, widths ...int) string {
+	var b strings.Builder
+	for v := lo; v <= hi; v++ {
+		fmt.Fprint(&b, v)
+		for _, w := range widths {
+			from := v / w * w
+			fmt.Fprintf(&b, ";%d-%d", from, from+w-1)
+		}
+		b.WriteString(";*\n")
+	}
+	return b.String()
+}
+
+// TestCMCHierarchies checks cmcHierarchies (checkHierarchies; a numeric
+// attribute's intervals by checkIntervals).
+func TestCMCHierarchies(t *testing.T) {
+	checkHierarchies(t, cmc, cmcHierarchies, "husband_occupation")
+}
+
+// TestCMCLD is LD against PPGEN on CMC (PGEN_FIGURES=1, CMC_DATA; ld),
+// which the paper's Table 1 lists and its figures omit; LD generalises
+// its two numeric attributes by intervals (cmcHierarchies).
+func TestCMCLD(t *testing.T) { ld(t, cmc, cmcHierarchies) }

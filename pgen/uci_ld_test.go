@@ -37,9 +37,9 @@ type ppgenCols struct {
 	leaves                 [3]mean // per published tree
 }
 
-// ld is TestAdultLD on one of the paper's UCI datasets whose every
-// attribute is categorical (PGEN_FIGURES=1 and the file d.env names;
-// docs/pgen.md), over the range of requirements of the paper's Figure 7,
+// ld is TestAdultLD on one of the paper's UCI datasets (PGEN_FIGURES=1
+// and the file d.env names; docs/pgen.md; a numeric attribute is
+// generalised by intervals, and numeric in PPGEN's trees), over the range of requirements of the paper's Figure 7,
 // recursive (c, ℓ)-diversity with ℓ from 2 to 5 and c
 // from 5 to 20, by ten-fold cross-validation stratified by class
 // (cvIterations times). On each fold's nine training folds LD is
@@ -279,8 +279,9 @@ func (c *ldCell) levelsString() string {
 func taxonomies(t testing.TB, d *uciSet, hier map[string]string) map[string]*anonymize.Taxonomy {
 	tax := map[string]*anonymize.Taxonomy{}
 	for _, q := range d.attrs() {
+		_, numeric := d.ranges[q]
 		var err error
-		if tax[q], err = anonymize.ReadARX(strings.NewReader(hier[q]), q, false); err != nil {
+		if tax[q], err = anonymize.ReadARX(strings.NewReader(hier[q]), q, numeric); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -289,13 +290,18 @@ func taxonomies(t testing.TB, d *uciSet, hier map[string]string) map[string]*ano
 
 // checkHierarchies checks the hierarchies LD uses on d (no data needed):
 // each is a valid ARX hierarchy over exactly its attribute's values in
-// d's .names file, with the levels docs/pgen.md gives: an attribute of
+// d's .names file (a numeric one over its range, checkIntervals), with
+// the levels docs/pgen.md gives: an attribute of
 // two values or a nominal one (flat) goes straight to *, an ordinal one of
 // three or more to a group of values adjacent in the .names file's order,
 // then to *.
 func checkHierarchies(t *testing.T, d *uciSet, hier map[string]string, flat ...string) {
 	tax := taxonomies(t, d, hier)
 	for _, q := range d.attrs() {
+		if r, ok := d.ranges[q]; ok {
+			checkIntervals(t, q, tax[q], r)
+			continue
+		}
 		tx, dom := tax[q], d.domains[q]
 		want := 2
 		if len(dom) >= 3 && !slices.Contains(flat, q) {
@@ -318,6 +324,32 @@ func checkHierarchies(t *testing.T, d *uciSet, hier map[string]string, flat ...s
 				t.Errorf("%s: %s's root is %s", q, v, r)
 			}
 			last, seen = g, append(seen, g)
+		}
+	}
+}
+
+// checkIntervals checks a numeric attribute's hierarchy: it has a leaf for
+// every integer of r and no other, each of a value's ancestors below the
+// root is an interval lo-hi holding it, and its root is *.
+func checkIntervals(t *testing.T, q string, tx *anonymize.Taxonomy, r [2]int) {
+	t.Helper()
+	if tx.NumLeaves() != r[1]-r[0]+1 {
+		t.Errorf("%s: %d values, want %d", q, tx.NumLeaves(), r[1]-r[0]+1)
+	}
+	for v := r[0]; v <= r[1]; v++ {
+		for level := 1; level <= tx.MaxLevel(); level++ {
+			g, err := tx.Generalise(fmt.Sprint(v), level)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			var lo, hi int
+			_, err = fmt.Sscanf(g, "%d-%d", &lo, &hi)
+			switch {
+			case level == tx.MaxLevel() && g != "*":
+				t.Errorf("%s: %d's root is %s", q, v, g)
+			case level < tx.MaxLevel() && (err != nil || v < lo || v > hi):
+				t.Errorf("%s: %d's level %d is %s, not an interval holding it", q, v, level, g)
+			}
 		}
 	}
 }
