@@ -24,7 +24,7 @@ func checkOTErr(t *testing.T, err error) {
 
 func FuzzDecodeHello(f *testing.F) {
 	run := bytes.Repeat([]byte{7}, runIDLen)
-	_, pts := newBaseSender()
+	_, pts := newBaseSender(otWidth)
 	good, _ := encodeHello(run, nil, 5, make([]byte, seedLen), pts)
 	f.Add(good, 10)
 	f.Add(good, 4)
