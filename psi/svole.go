@@ -105,28 +105,30 @@ func newGGM() ggm {
 	return ggm{k0, k1}
 }
 
-// expand writes the children of s.
-func (g ggm) expand(s gf, left, right *gf) {
-	var in, out [gfLen]byte
-	s.put(in[:])
-	g.k0.Encrypt(out[:], in[:])
-	*left = gfFrom(out[:]).add(s)
-	g.k1.Encrypt(out[:], in[:])
-	*right = gfFrom(out[:]).add(s)
-}
-
 // level expands the 2^(l−1) nodes at the front of nodes into the 2^l
-// nodes of the next level in place (back to front, so no parent is
-// overwritten before it is read) and returns the XOR of the even and of
-// the odd children. known, when not nil, skips the parent at index skip.
-func (g ggm) level(nodes []gf, l, skip int) (even, odd gf) {
-	for i := 1<<(l-1) - 1; i >= 0; i-- {
+// nodes of the next level in place and returns the XOR of the even and
+// of the odd children. The parent at index skip (−1 for none) is not
+// expanded: its children are left zero. buf is scratch of 2^(l−1)·16
+// bytes, so that the cipher calls allocate nothing.
+func (g ggm) level(nodes []gf, l, skip int, buf []byte) (even, odd gf) {
+	n := 1 << (l - 1)
+	buf = buf[:n*gfLen]
+	for i := range n {
+		nodes[i].put(buf[i*gfLen:])
+	}
+	// Back to front, so that no parent is overwritten before it is read.
+	var out [gfLen]byte
+	for i := n - 1; i >= 0; i-- {
 		if i == skip {
 			nodes[2*i], nodes[2*i+1] = gf{}, gf{}
 			continue
 		}
-		s := nodes[i]
-		g.expand(s, &nodes[2*i], &nodes[2*i+1])
+		in := buf[i*gfLen : (i+1)*gfLen]
+		s := gfFrom(in)
+		g.k1.Encrypt(out[:], in)
+		nodes[2*i+1] = gfFrom(out[:]).add(s)
+		g.k0.Encrypt(out[:], in)
+		nodes[2*i] = gfFrom(out[:]).add(s)
 		even, odd = even.add(nodes[2*i]), odd.add(nodes[2*i+1])
 	}
 	return even, odd
@@ -138,8 +140,9 @@ func (g ggm) level(nodes []gf, l, skip int) (even, odd gf) {
 func (p voleParams) senderTree(g ggm, j int, seed gf, leaves []gf, q []gf, delta gf) []gf {
 	msg := make([]gf, 2*p.depth)
 	leaves[0] = seed
+	buf := make([]byte, p.per/2*gfLen)
 	for l := 1; l <= p.depth; l++ {
-		even, odd := g.level(leaves, l, -1)
+		even, odd := g.level(leaves, l, -1, buf)
 		i := p.ggmIndex(j, l)
 		msg[2*l-2] = even.add(cotHash(i, q[i]))
 		msg[2*l-1] = odd.add(cotHash(i, q[i].add(delta)))
@@ -153,11 +156,12 @@ func (p voleParams) senderTree(g ggm, j int, seed gf, leaves []gf, q []gf, delta
 // significant first). The leaf at alpha is left zero.
 func (p voleParams) chooserTree(g ggm, j, alpha int, msg []gf, t []gf, leaves []gf) {
 	leaves[0] = gf{}
+	buf := make([]byte, p.per/2*gfLen)
 	for l := 1; l <= p.depth; l++ {
-		path := alpha >> (p.depth - l)          // the unknown node at level l
-		parent := path >> 1                     // the unknown node at level l−1
-		even, odd := g.level(leaves, l, parent) // parent's children left zero
-		c := 1 - path&1                         // the sibling's side
+		path := alpha >> (p.depth - l)               // the unknown node at level l
+		parent := path >> 1                          // the unknown node at level l−1
+		even, odd := g.level(leaves, l, parent, buf) // parent's children left zero
+		c := 1 - path&1                              // the sibling's side
 		i := p.ggmIndex(j, l)
 		k := msg[2*l-2+c].add(cotHash(i, t[i])) // the sum over side c
 		sum := even
@@ -251,7 +255,7 @@ func (p voleParams) senderVOLE(q []gf, delta gf, eaSeed [32]byte, rng *mrand.Cha
 // at α_j; it returns A = H·e and C = H·w.
 func (p voleParams) chooserVOLE(t []gf, c *voleChoice, msg []gf, eaSeed [32]byte) (a, cc []gf) {
 	g := newGGM()
-	w, e := make([]gf, p.noiseLen()), make([]gf, p.noiseLen())
+	w := make([]gf, p.noiseLen())
 	for j := range p.trees {
 		leaves := w[j*p.per : (j+1)*p.per]
 		tm := msg[j*p.treeMsgLen() : (j+1)*p.treeMsgLen()]
@@ -261,7 +265,33 @@ func (p voleParams) chooserVOLE(t []gf, c *voleChoice, msg []gf, eaSeed [32]byte
 			x = x.add(l)
 		}
 		leaves[c.alpha[j]] = x
-		e[j*p.per+c.alpha[j]] = c.a[j]
 	}
-	return eaEncode(e, p.m, eaSeed), eaEncode(w, p.m, eaSeed)
+	return p.eaEncodeNoise(c, eaSeed), eaEncode(w, p.m, eaSeed)
+}
+
+// eaEncodeNoise is H·e for the chooser's regular noise e without writing
+// e out: accumulated, e is constant between noise positions, so position
+// i of block j holds the sum of a_0..a_{j−1}, plus a_j from α_j on. The
+// expander's indices are eaEncode's (the same PRG stream).
+func (p voleParams) eaEncodeNoise(c *voleChoice, seed [32]byte) []gf {
+	before := make([]gf, p.trees+1) // before[j] = a_0 + … + a_{j−1}
+	for j, a := range c.a {
+		before[j+1] = before[j].add(a)
+	}
+	rng := mrand.NewChaCha8(seed)
+	n := uint64(p.noiseLen())
+	out := make([]gf, p.m)
+	for k := range out {
+		var v gf
+		for range eaWeight {
+			i, _ := bits.Mul64(rng.Uint64(), n)
+			j, off := int(i)>>p.depth, int(i)&(p.per-1)
+			v = v.add(before[j])
+			if off >= c.alpha[j] {
+				v = v.add(c.a[j])
+			}
+		}
+		out[k] = v
+	}
+	return out
 }

@@ -104,3 +104,11 @@ func TestVoleParams(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSilentVOLE is both sides of a silent VOLE of as many outputs
+// as the OKVS of 2^20 elements, base OTs included.
+func BenchmarkSilentVOLE(b *testing.B) {
+	for b.Loop() {
+		silentVOLE(b, okvsSize(1<<20))
+	}
+}
