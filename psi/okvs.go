@@ -51,6 +51,7 @@ type okvsRow struct {
 	start int
 	band  [okvsWords]uint64
 	val   gf
+	key   int // the key's index in the caller's order
 }
 
 // okvsHasher maps digests to rows: AES-128 under a key derived from the
@@ -95,7 +96,7 @@ func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCh
 	rows := make([]okvsRow, len(ds))
 	for i := range ds {
 		h.row(&rows[i], &ds[i])
-		rows[i].val = vals[i]
+		rows[i].val, rows[i].key = vals[i], i
 	}
 	rows = sortByStart(rows, h.m)
 	pivot := make([]int, len(rows)) // column of each row's pivot
@@ -151,6 +152,26 @@ func okvsDecode(h okvsHasher, p []gf, d *[digestLen]byte) gf {
 	var r okvsRow
 	h.row(&r, d)
 	return bandSum(p[r.start:r.start+okvsBand], &r.band)
+}
+
+// okvsDecodeAll returns Decode(P, d) for every digest of ds, in order.
+// It decodes in the order of the keys' starts, so that consecutive keys
+// read overlapping windows of P: one key reads up to w elements (4 KiB)
+// from a random place, and in the keys' own order nearly every one of
+// them misses the cache.
+func okvsDecodeAll(h okvsHasher, p []gf, ds [][digestLen]byte) []gf {
+	rows := make([]okvsRow, len(ds))
+	for i := range ds {
+		h.row(&rows[i], &ds[i])
+		rows[i].key = i
+	}
+	rows = sortByStart(rows, h.m)
+	out := make([]gf, len(ds))
+	for i := range rows {
+		r := &rows[i]
+		out[r.key] = bandSum(p[r.start:r.start+okvsBand], &r.band)
+	}
+	return out
 }
 
 // bandSum is the XOR of the elements of p the band selects.

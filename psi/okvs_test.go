@@ -125,3 +125,29 @@ func BenchmarkOKVS(b *testing.B) {
 
 // testFill is a fixed-seed source for the OKVS's free columns.
 func testFill() *mrand.ChaCha8 { return mrand.NewChaCha8([32]byte{42}) }
+
+// TestOKVSDecodeAll: decoding all keys at once, in the order of their
+// starts, gives each key's own decoding in the caller's order.
+func TestOKVSDecodeAll(t *testing.T) {
+	r := mrand.New(mrand.NewPCG(13, 14))
+	ds := randDigests(r, 3000)
+	vals := make([]gf, len(ds))
+	for i := range vals {
+		vals[i] = randGF(r)
+	}
+	h := newOKVSHasher([32]byte{6}, 0, okvsSize(len(ds)))
+	p, err := okvsEncode(h, ds, vals, testFill())
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := append(randDigests(r, 100), ds...) // foreign keys first
+	got := okvsDecodeAll(h, p, probe)
+	for i := range probe {
+		if want := okvsDecode(h, p, &probe[i]); got[i] != want {
+			t.Fatalf("key %d: %x, want %x", i, got[i], want)
+		}
+		if i >= 100 && got[i] != vals[i-100] {
+			t.Fatalf("key %d decodes to %x, want its value", i, got[i])
+		}
+	}
+}

@@ -172,23 +172,61 @@ func (p voleParams) chooserTree(g ggm, j, alpha int, msg []gf, t []gf, leaves []
 	}
 }
 
-// eaEncode is H·x: x (length N) is accumulated in place (x_i += x_{i−1})
-// and each of the m outputs is the sum of eaWeight positions of it drawn
-// from a public PRG seeded by the joint seed.
-func eaEncode(x []gf, m int, seed [32]byte) []gf {
+// eaBatch is the number of outputs whose expander indices are drawn at
+// once: the gathers of a batch then run back to back, so that the memory
+// system overlaps their cache misses (N elements do not fit in cache).
+const eaBatch = 256
+
+// eaExpander draws the expander's indices: eaWeight per output, uniform
+// in [0, N) (multiply-shift of a 64-bit draw: a bias below N/2^64), from a
+// public PRG seeded by the joint seed, in output order.
+type eaExpander struct {
+	rng *mrand.ChaCha8
+	n   uint64
+	idx [eaBatch * eaWeight]uint32
+}
+
+func newEAExpander(seed [32]byte, n int) *eaExpander {
+	return &eaExpander{rng: mrand.NewChaCha8(seed), n: uint64(n)}
+}
+
+// next draws the indices of the next cnt ≤ eaBatch outputs.
+func (e *eaExpander) next(cnt int) []uint32 {
+	idx := e.idx[:cnt*eaWeight]
+	for i := range idx {
+		hi, _ := bits.Mul64(e.rng.Uint64(), e.n)
+		idx[i] = uint32(hi)
+	}
+	return idx
+}
+
+// accumulate sets x_i = x_0 + … + x_i in place.
+func accumulate(x []gf) {
 	for i := 1; i < len(x); i++ {
 		x[i] = x[i].add(x[i-1])
 	}
-	rng := mrand.NewChaCha8(seed)
-	n := uint64(len(x))
-	out := make([]gf, m)
+}
+
+// gather writes to out[k] the sum of x at the eaWeight indices of output k.
+func gather(out []gf, x []gf, idx []uint32) {
 	for k := range out {
 		var v gf
-		for range eaWeight {
-			hi, _ := bits.Mul64(rng.Uint64(), n)
-			v = v.add(x[hi])
+		for _, i := range idx[k*eaWeight : (k+1)*eaWeight] {
+			v = v.add(x[i])
 		}
 		out[k] = v
+	}
+}
+
+// eaEncode is H·x: x (length N ≤ 2^32) is accumulated in place and each
+// of the m outputs is the sum of eaWeight positions of it (eaExpander).
+func eaEncode(x []gf, m int, seed [32]byte) []gf {
+	accumulate(x)
+	e := newEAExpander(seed, len(x))
+	out := make([]gf, m)
+	for lo := 0; lo < m; lo += eaBatch {
+		hi := min(m, lo+eaBatch)
+		gather(out[lo:hi], x, e.next(hi-lo))
 	}
 	return out
 }
@@ -266,32 +304,36 @@ func (p voleParams) chooserVOLE(t []gf, c *voleChoice, msg []gf, eaSeed [32]byte
 		}
 		leaves[c.alpha[j]] = x
 	}
-	return p.eaEncodeNoise(c, eaSeed), eaEncode(w, p.m, eaSeed)
+	return p.eaEncodeChooser(c, w, eaSeed)
 }
 
-// eaEncodeNoise is H·e for the chooser's regular noise e without writing
-// e out: accumulated, e is constant between noise positions, so position
-// i of block j holds the sum of a_0..a_{j−1}, plus a_j from α_j on. The
-// expander's indices are eaEncode's (the same PRG stream).
-func (p voleParams) eaEncodeNoise(c *voleChoice, seed [32]byte) []gf {
+// eaEncodeChooser is the chooser's H·e and H·w over one draw of the
+// expander's indices. e, its regular noise, is never written out:
+// accumulated, it is constant between noise positions, so position i of
+// block j holds a_0 + … + a_{j−1}, plus a_j from α_j on.
+func (p voleParams) eaEncodeChooser(c *voleChoice, w []gf, seed [32]byte) (a, cc []gf) {
 	before := make([]gf, p.trees+1) // before[j] = a_0 + … + a_{j−1}
-	for j, a := range c.a {
-		before[j+1] = before[j].add(a)
+	for j, x := range c.a {
+		before[j+1] = before[j].add(x)
 	}
-	rng := mrand.NewChaCha8(seed)
-	n := uint64(p.noiseLen())
-	out := make([]gf, p.m)
-	for k := range out {
-		var v gf
-		for range eaWeight {
-			i, _ := bits.Mul64(rng.Uint64(), n)
-			j, off := int(i)>>p.depth, int(i)&(p.per-1)
-			v = v.add(before[j])
-			if off >= c.alpha[j] {
-				v = v.add(c.a[j])
+	accumulate(w)
+	e := newEAExpander(seed, len(w))
+	a, cc = make([]gf, p.m), make([]gf, p.m)
+	for lo := 0; lo < p.m; lo += eaBatch {
+		hi := min(p.m, lo+eaBatch)
+		idx := e.next(hi - lo)
+		gather(cc[lo:hi], w, idx)
+		for k := lo; k < hi; k++ {
+			var v gf
+			for _, i := range idx[(k-lo)*eaWeight : (k-lo+1)*eaWeight] {
+				j, off := int(i)>>p.depth, int(i)&(p.per-1)
+				v = v.add(before[j])
+				if off >= c.alpha[j] {
+					v = v.add(c.a[j])
+				}
 			}
+			a[k] = v
 		}
-		out[k] = v
 	}
-	return out
+	return a, cc
 }

@@ -148,10 +148,11 @@ func maskedOKVS(keys *voleKeys, set *otSet, m int, a []gf, rng *mrand.ChaCha8) (
 // ownOutputs is the receiver's OPRF output of each of its elements u at
 // [u·l, (u+1)·l): the hash of Decode(C, y).
 func ownOutputs(keys *voleKeys, set *otSet, oh okvsHasher, c []gf, l int) []byte {
+	dec := okvsDecodeAll(oh, c, set.ds)
 	own := make([]byte, len(set.ds)*l)
 	_ = parallel(len(set.ds), func(lo, hi int) error {
 		for u := lo; u < hi; u++ {
-			keys.oprfOut(own[u*l:], &set.ds[u], okvsDecode(oh, c, &set.ds[u]), l)
+			keys.oprfOut(own[u*l:], &set.ds[u], dec[u], l)
 		}
 		return nil
 	})

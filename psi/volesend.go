@@ -47,12 +47,15 @@ func voleSend(ctx context.Context, net Network, peer string, set *otSet) (*excha
 	}
 	x.perm = permutation(len(set.uniq))
 	vals := make([]byte, len(x.perm)*h.l)
-	oh := newOKVSHasher(h.seed, attempt, p.m)
-	_ = parallel(len(x.perm), func(lo, hi int) error {
+	pd := make([][digestLen]byte, len(x.perm)) // digests in sent order
+	for k, u := range x.perm {
+		pd[k] = set.ds[u]
+	}
+	dec := okvsDecodeAll(newOKVSHasher(h.seed, attempt, p.m), b, pd)
+	_ = parallel(len(pd), func(lo, hi int) error {
 		for k := lo; k < hi; k++ {
-			d := &set.ds[x.perm[k]]
-			z := okvsDecode(oh, b, d).add(dt.mul(keys.value(d)))
-			keys.oprfOut(vals[k*h.l:], d, z, h.l)
+			z := dec[k].add(dt.mul(keys.value(&pd[k])))
+			keys.oprfOut(vals[k*h.l:], &pd[k], z, h.l)
 		}
 		return nil
 	})
