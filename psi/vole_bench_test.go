@@ -15,10 +15,12 @@ import (
 // process, the OT mode (KKRT) on the same sets: 2^20 distinct values per
 // side (PSI_BENCH_VOLE_N overrides), half of them shared, both parties in
 // this process over a jobtest network. Run with -cpu 1 for issue 36's
-// one-core figure; -count interleaves the two protocols, so that
-// benchstat -col /proto compares them under the same load:
+// one-core figure, one round per process (-count would run each protocol
+// count times in a row), so that benchstat -col /proto compares the two
+// under the same load:
 //
-//	go test ./psi -run '^$' -bench 'VOLE' -benchtime 1x -count 6 -cpu 1 > vole.txt
+//	go test -c -o psi.test ./psi && cd psi
+//	for i in 1 2 3 4 5; do ../psi.test -test.run '^$' -test.bench '^BenchmarkVOLE$' -test.benchtime 1x -test.cpu 1 >> vole.txt; done
 //	benchstat -col /proto vole.txt
 //
 // ns/op is the wall time of one PSI; core-µs/elem is the CPU time of both
