@@ -62,11 +62,12 @@ func encodeGFs(v []gf) []byte {
 }
 
 // voleKeys are the public keys both parties derive from the joint seed:
-// the OKVS hash keys per attempt, the EA code's seed, and the key of the
-// element hash H(x) the OKVS stores.
+// the OKVS hash keys per attempt, the EA code's seed, the key of the
+// element hash H(x) the OKVS stores, and the key of the OPRF output hash.
 type voleKeys struct {
 	seed   [32]byte
 	ea     [32]byte
+	out    [16]byte
 	values cipher.Block
 }
 
@@ -74,6 +75,7 @@ func newVoleKeys(seed [32]byte) *voleKeys {
 	k := &voleKeys{seed: seed}
 	copy(k.ea[:], derive(seed, "vole-ea", 0))
 	copy(k.ea[16:], derive(seed, "vole-ea", 1))
+	copy(k.out[:], derive(seed, "vole-out"))
 	b, err := aes.NewCipher(derive(seed, "vole-values"))
 	if err != nil {
 		panic("psi: internal error: AES-128 key: " + err.Error())
@@ -91,15 +93,16 @@ func (k *voleKeys) value(d *[digestLen]byte) gf {
 }
 
 // oprfOut writes the l-byte OPRF output of digest d with VOLE value z to
-// out: SHA-256 of a label, the joint seed, d and z, truncated. Hashing
-// breaks the linear structure of z = Decode(C, x) + Δ·(…): without it
-// the receiver could solve for Δ from one guessed element of the sender.
+// out: SHA-256 of the output key (from the joint seed, so distinct from
+// every other hash of the exchange), d and z, truncated; 48 bytes, one
+// SHA-256 block. Hashing breaks the linear structure of
+// z = Decode(C, x) + Δ·(…): without it the receiver could solve for Δ
+// from one guessed element of the sender.
 func (k *voleKeys) oprfOut(out []byte, d *[digestLen]byte, z gf, l int) {
-	var b [16 + 32 + digestLen + gfLen]byte
-	copy(b[:], "cohort-vole-out1")
-	copy(b[16:], k.seed[:])
-	copy(b[48:], d[:])
-	z.put(b[48+digestLen:])
+	var b [16 + digestLen + gfLen]byte
+	copy(b[:], k.out[:])
+	copy(b[16:], d[:])
+	z.put(b[16+digestLen:])
 	s := sha256.Sum256(b[:])
 	copy(out[:l], s[:l])
 }
