@@ -9,8 +9,8 @@ import (
 
 // RunAlign intersects the sets of several parties (aligning record ids),
 // as a star around hub: every other party runs a one-sided ECDH
-// exchange (or, with cfg.Mode = ModeOT, a KKRT exchange in which the hub
-// is the OPRF receiver; with ModeAuto, whichever of the two the spoke and
+// exchange (or, with cfg.Mode = ModeOT or ModeVOLE, a KKRT or RR22
+// exchange in which the hub is the OPRF receiver; with ModeAuto, whichever of the two the spoke and
 // the hub pick from their set sizes) with the hub on its own sub-channel
 // ("psi-align/<party>"), in which only the hub learns the pairwise
 // intersection; the hub intersects
@@ -45,9 +45,12 @@ func RunAlign(ctx context.Context, net Network, hub string, parties []string, cf
 			return nil, err
 		}
 		var r *Result
-		if mode == ModeOT {
+		switch mode {
+		case ModeOT:
 			r, err = otSendAndFilter(ctx, channel(self), hub, set)
-		} else {
+		case ModeVOLE:
+			r, err = voleSendAndFilter(ctx, channel(self), hub, set)
+		default:
 			r, err = ecdhSpoke(ctx, channel(self), hub, cfg, elems)
 		}
 		if err != nil {
@@ -136,13 +139,13 @@ func exchangeMode(ctx context.Context, net Network, peer string, cfg Config, ele
 		if ag.mode == ModeUnbalanced {
 			return 0, nil, fmt.Errorf("%s from %s: %w: the peer offers to serve the unbalanced mode in an alignment", TypeSize, peer, ErrPeer)
 		}
-		if ag.mode == ModeOT && ag.set == nil {
+		if (ag.mode == ModeOT || ag.mode == ModeVOLE) && ag.set == nil {
 			ag.set, err = otSetup(net, peer, cfg, elems)
 		}
 		return ag.mode, ag.set, err
-	case ModeOT:
+	case ModeOT, ModeVOLE:
 		set, err := otSetup(net, peer, cfg, elems)
-		return ModeOT, set, err
+		return cfg.Mode, set, err
 	}
 	return cfg.Mode, nil, nil
 }
@@ -173,15 +176,20 @@ type spokeView struct {
 }
 
 // hubExchange runs the hub's side of one spoke's exchange, in ECDH (the
-// hub returns no doubles of the spoke's set) or OT (the hub is the OPRF
-// receiver).
+// hub returns no doubles of the spoke's set) or OT or VOLE (the hub is
+// the OPRF receiver).
 func hubExchange(ctx context.Context, net Network, spoke string, cfg Config, elems [][]byte) (*spokeView, error) {
 	mode, set, err := exchangeMode(ctx, net, spoke, cfg, elems)
 	if err != nil {
 		return nil, err
 	}
-	if mode == ModeOT {
-		x, err := otReceive(ctx, net, spoke, set, 0)
+	if mode == ModeOT || mode == ModeVOLE {
+		var x *otReceived
+		if mode == ModeOT {
+			x, err = otReceive(ctx, net, spoke, set, 0)
+		} else {
+			x, err = voleReceive(ctx, net, spoke, set)
+		}
 		if err != nil {
 			return nil, err
 		}

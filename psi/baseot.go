@@ -22,14 +22,15 @@ type baseSender struct {
 	k0, k1 [][]byte
 }
 
-// newBaseSender draws the seeds k0_j, k1_j and returns the first
-// message A_j of every OT. On every core.
-func newBaseSender() (*baseSender, []group.Element) {
-	s := &baseSender{ot: make([]simot.Sender, otWidth), k0: make([][]byte, otWidth), k1: make([][]byte, otWidth)}
-	seeds := make([]byte, 2*otWidth*16)
+// newBaseSender draws the seeds k0_j, k1_j of width OTs (otWidth for
+// KKRT, voleWidth for the VOLE mode's IKNP) and returns the first message
+// A_j of every OT. On every core.
+func newBaseSender(width int) (*baseSender, []group.Element) {
+	s := &baseSender{ot: make([]simot.Sender, width), k0: make([][]byte, width), k1: make([][]byte, width)}
+	seeds := make([]byte, 2*width*16)
 	rand.Read(seeds) // crypto/rand.Read never fails (Go ≥ 1.24)
-	a := make([]group.Element, otWidth)
-	_ = parallel(otWidth, func(lo, hi int) error {
+	a := make([]group.Element, width)
+	_ = parallel(width, func(lo, hi int) error {
 		for j := lo; j < hi; j++ {
 			s.k0[j] = seeds[32*j : 32*j+16]
 			s.k1[j] = seeds[32*j+16 : 32*j+32]
@@ -43,8 +44,8 @@ func newBaseSender() (*baseSender, []group.Element) {
 // finish answers the receiver's B_j with both encryptions of each OT's
 // seeds: e0_j ‖ e1_j for every j, otCipherLen bytes each.
 func (s *baseSender) finish(b []group.Element) []byte {
-	out := make([]byte, 2*otWidth*otCipherLen)
-	_ = parallel(otWidth, func(lo, hi int) error {
+	out := make([]byte, 2*len(s.ot)*otCipherLen)
+	_ = parallel(len(s.ot), func(lo, hi int) error {
 		for j := lo; j < hi; j++ {
 			e0, e1 := s.ot[j].Round2Sender(b[j])
 			if len(e0) != otCipherLen || len(e1) != otCipherLen {
@@ -65,16 +66,17 @@ type baseReceiver struct {
 }
 
 // newBaseReceiver draws the secret choice vector s and answers the
-// sender's A_j with B_j. On every core.
+// sender's A_j with B_j, one OT per element of a. On every core.
 func newBaseReceiver(a []group.Element) (*baseReceiver, []group.Element) {
-	r := &baseReceiver{ot: make([]simot.Receiver, otWidth), choice: make([]int, otWidth)}
-	bits := make([]byte, otWidth/8)
+	width := len(a)
+	r := &baseReceiver{ot: make([]simot.Receiver, width), choice: make([]int, width)}
+	bits := make([]byte, (width+7)/8)
 	rand.Read(bits)
 	for j := range r.choice {
 		r.choice[j] = int(bits[j/8]>>(j%8)) & 1
 	}
-	b := make([]group.Element, otWidth)
-	_ = parallel(otWidth, func(lo, hi int) error {
+	b := make([]group.Element, width)
+	_ = parallel(width, func(lo, hi int) error {
 		for j := lo; j < hi; j++ {
 			b[j] = r.ot[j].Round1Receiver(group.Ristretto255, r.choice[j], j, a[j])
 		}
@@ -86,8 +88,8 @@ func newBaseReceiver(a []group.Element) (*baseReceiver, []group.Element) {
 // finish decrypts the chosen seed k_{s_j} of every OT from the sender's
 // ciphertexts; one that fails to decrypt is ErrPeer.
 func (r *baseReceiver) finish(cipher []byte) ([][]byte, error) {
-	keys := make([][]byte, otWidth)
-	err := parallel(otWidth, func(lo, hi int) error {
+	keys := make([][]byte, len(r.ot))
+	err := parallel(len(r.ot), func(lo, hi int) error {
 		for j := lo; j < hi; j++ {
 			e0 := cipher[2*j*otCipherLen : (2*j+1)*otCipherLen]
 			e1 := cipher[(2*j+1)*otCipherLen : (2*j+2)*otCipherLen]

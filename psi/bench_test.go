@@ -24,6 +24,7 @@ import (
 //	PSI_BENCH_1M=1 PSI_BENCH_NO_ECDH=1 go test ./psi -run '^$' -bench 'OT/n=1000000' -benchtime 1x -count 3 [-cpu 1]
 //	PSI_UPSI_N=16777216 PSI_UPSI_DIR=DIR go test ./psi -run '^$' -bench 'Unbalanced' -benchtime 1x   # see BenchmarkUnbalanced
 //	go test ./psi -run '^$' -bench 'Align' -benchtime 1x -count 3 [-cpu 1]   # PSI_BENCH_ALIGN_ECDH=1 adds ECDH
+//	psi.test -test.run '^$' -test.bench '^BenchmarkVOLE$' -test.benchtime 1x -test.cpu 1   # per round; see BenchmarkVOLE
 //
 // core-µs/elem is CPU time (every core, both parties) per element per
 // party; floor-x divides it by two variable-base scalar multiplications,

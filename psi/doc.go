@@ -12,15 +12,20 @@
 // Rosulek and Trieu, "Efficient batched oblivious PRF with applications to
 // private set intersection" (CCS 2016, "KKRT16"), semi-honest, about 100×
 // less CPU than ECDH for more bytes on the wire (section "Fast mode
-// (OT)"). Unbalanced (ModeUnbalanced) serves a large set against a small
+// (OT)"). VOLE (ModeVOLE) is the VOLE-based PSI of Rindal and
+// Raghuraman, "Blazing Fast PSI from Improved OKVS and Subfield VOLE"
+// (EUROCRYPT 2022, "RR22"), semi-honest, with the OT mode's roles and
+// leakage and about a third of its bytes (section "VOLE mode").
+// Unbalanced (ModeUnbalanced) serves a large set against a small
 // one from encodings computed once under a long-term key, after Kiss,
 // Liu, Schneider, Asokan and Pinkas (PETS 2017; section "Unbalanced
 // sets"). Auto (ModeAuto) picks one of them from the set sizes, per
 // exchange.
 //
-// Where to start reading: Intersector (intersect.go) and its four
+// Where to start reading: Intersector (intersect.go) and its five
 // implementations ECDH (intersect.go), OT (ot.go, with otreceive.go and
-// otsend.go), Unbalanced (upsi.go, with upstore.go, upfilter.go and
+// otsend.go), VOLE (vole.go and volesend.go, over svole.go, cot.go,
+// okvs.go and gf128.go), Unbalanced (upsi.go, with upstore.go, upfilter.go and
 // upmessages.go) and Auto (auto.go); RunAlign (align.go) for n parties. Each
 // runs over a Network (network.go), which a job gets from StepNetwork and
 // a test can write in memory; Intersect and Align are the job-facing
@@ -126,12 +131,21 @@
 //     u^j is masked by G(k1_j), whose seed it never holds. The sender's
 //     values are sent in a fresh uniform shuffle. TestOTLeakage checks
 //     every message for elements, digests and code words.
+//   - VOLE.Intersect: the same as OT. The receiver learns the
+//     intersection, the sender's number of distinct values, and about
+//     the sender's other values only hashes of Decode(C, x) + Δ·(…) it
+//     cannot compute without Δ; the sender learns the receiver's number
+//     of distinct values, the OKVS attempt (below), and from the filter
+//     which of its own values are shared. D = P + A reaches it masked by
+//     the VOLE vector A, pseudorandom under dual LPN, and the IKNP matrix
+//     by G(k1_j). TestVOLELeakage checks every message for elements,
+//     digests and OKVS values H(x).
 //   - Align: every party learns which of its own values are in every
 //     party's set (and so its size) and the hub's set size. The hub also
 //     learns, for each spoke, the spoke's set size and which of the hub's
 //     values that spoke holds (the pairwise intersections, which can be
 //     larger than the common one); spokes learn no pairwise intersection.
-//     The same in both modes. Pick a hub the consortium accepts learning
+//     The same in every mode. Pick a hub the consortium accepts learning
 //     that.
 //   - Everyone observing the network learns message sizes and counts,
 //     hence set sizes, and timing.
@@ -272,6 +286,86 @@
 // Not constant time: cuckoo hashing, the tables and the matching branch
 // on digests and OPRF values, on the party's own machine; simot's group
 // operations are circl's (constant-time scalar multiplication).
+//
+// # VOLE mode
+//
+// VOLE.Intersect (and Align with Config.Mode = ModeVOLE) runs RR22's
+// semi-honest PSI (§4, Fig. 4), written here from the papers. Roles,
+// digests d(x), run ids and the closing filter are the OT mode's. The
+// receiver holds Y, the sender X. The field is GF(2^128) with modulus
+// X^128 + X^7 + X^2 + X + 1 (gf128.go).
+//
+//  1. Base, choice, keys (psi/vole-base, psi/vole-choice, psi/vole-keys):
+//     as OT's first three messages with 128 base OTs, the sender's choice
+//     bits being its VOLE secret Δ; both derive the joint seed.
+//  2. Matrix (psi/vole-matrix, receiver → sender, one message): the IKNP
+//     extension (Ishai, Kilian, Nissim and Petrank, CRYPTO 2003) of
+//     t·(depth + 128) correlated OTs q_i = t_i + r_i·Δ (cot.go), whose
+//     choice bits r are the receiver's secret noise: the complement of
+//     each noise position's path bits, then 128 bits of each noise value.
+//  3. Trees (psi/vole-trees, sender → receiver, one message): the silent
+//     VOLE (svole.go) of Boyle, Couteau, Gilboa, Ishai, Kohl and Scholl
+//     (CRYPTO 2019, §5, dual LPN) with Wolverine's single-point VOLE
+//     (Weng, Yang, Katz and Wang, IEEE S&P 2021, §3): per block j of the
+//     noise, the sender expands a GGM tree (fixed-key AES, Guo, Katz,
+//     Wang and Yu, IEEE S&P 2020) and sends each level's even and odd
+//     sums masked with the random OTs of one correlated OT, and
+//     γ_j = b_j + Σ_i v_j[i], b_j its share of a base VOLE folded from 128
+//     correlated OTs. The receiver rebuilds every leaf but α_j's and sets
+//     w_j[α_j] = γ_j + c_j + Σ_{i≠α_j} v_j[i] = v_j[α_j] + a_j·Δ. Both
+//     compress with the expand-accumulate code H (Boyle, Couteau, Gilboa,
+//     Ishai, Kohl, Resch and Scholl, CRYPTO 2022): the receiver gets
+//     A = H·e, C = H·w, the sender B = H·v, with C = B + A·Δ.
+//  4. OKVS (psi/vole-okvs, receiver → sender, chunks of Config.ChunkSize
+//     elements): the receiver encodes {d(y) ↦ H(y)} (H: AES of d under a
+//     key from the joint seed) in the random-band OKVS P (okvs.go) and
+//     sends D = P + A; the first chunk names the OKVS attempt.
+//  5. Values (psi/vole-values, sender → receiver, chunks): K = B + Δ·D =
+//     C + Δ·P, and for each x in a fresh shuffled order the first
+//     ⌈(40 + log2(3·n_R·n_S))/8⌉ bytes of SHA-256(label ‖ joint seed ‖
+//     d(x) ‖ Decode(K, x) + Δ·H(x)). For x ∈ Y this is the receiver's own
+//     hash of Decode(C, x), which it matches.
+//  6. Filter (psi/filter): as in OT mode.
+//
+// Parameters (128-bit computational, 40-bit statistical security). LPN:
+// regular noise, N ≥ 5m, weight t ≥ 398 with t blocks of a power of two
+// (about 705 blocks of 8192 at m = okvsSize(2^20)), and an expander of
+// weight 11. These are libOTe's configuration of the EA code (ExAcc11:
+// expansion 5, weight 11, relative minimum distance taken as 0.1), with
+// t from the bound the EA paper's linear-test analysis gives for regular
+// noise, (1 − 2·0.1)^t ≤ 2^-128. OKVS: Bienstock, Patel, Seo and Yeo's
+// random band (USENIX Security 2023), m = ⌈1.1·n⌉ + 256 columns, band
+// w = 256: their fit λ ≈ 0.2691·w − 15.21 at ε = 0.1 puts a failed
+// encoding near 2^-53; a failure rehashes with the next attempt's keys (4
+// in all, then an error), which tells the sender the set failed under
+// the earlier keys, as a cuckoo rehash does in OT mode. TestOKVSFailureRate
+// encodes 40 times without a failure and checks that an overfull system
+// is always refused.
+//
+// Security, in a paragraph: the sender's view is the receiver's base-OT
+// messages, the IKNP matrix (masked by the PRG of seeds it never holds)
+// and D = P + A; A is H·e with e regular noise of weight t, which dual LPN
+// for the EA code makes pseudorandom, so D is pseudorandom whatever Y.
+// The receiver's view is the GGM messages, each level sum masked by a
+// random OT it cannot open at the chosen path, which leaves v_j[α_j]
+// pseudorandom (the punctured PRF) and so γ_j a one-time pad of Δ·a_j,
+// and the sender's hashed values: for x ∉ Y the hash input carries
+// Δ·(Decode(P, x) + H(x)) with Decode(P, x) ≠ H(x) except with
+// probability 2^-128 per x, unpredictable without Δ, and the hash, a
+// random oracle, hides the linear structure (without it one guessed x
+// would give Δ). This is RR22's semi-honest argument (their §4) with
+// our choices of VOLE and OKVS. RR22's subfield VOLE (A over a small
+// field, for fewer bytes) is not used: A, B, C and Δ are all in
+// GF(2^128).
+//
+// Checks: as OT's; the matrix and the trees must have the exact length
+// the sizes imply (both derive it from n_R); the OKVS attempt must be the
+// same in every chunk and below 8. A sender that sends wrong trees or
+// values makes the receiver's result wrong, as in OT mode.
+//
+// Not constant time: the OKVS elimination and decoding, the tables of
+// Δ's multiples (a cache-timing channel on the sender's own machine) and
+// the matching.
 //
 // # Choosing the mode (Auto)
 //

@@ -34,8 +34,8 @@ type Config struct {
 	// bytes (whole blocks of 128 bins, at least one).
 	ChunkSize int
 	// Mode picks the protocol of Align and of Config.Intersector: ModeECDH
-	// (the zero value) or ModeOT. ECDH and OT are their own protocol
-	// whatever Mode says.
+	// (the zero value), ModeOT or ModeVOLE. ECDH, OT and VOLE are their
+	// own protocol whatever Mode says.
 	Mode Mode
 	// Store is where this party keeps the unbalanced mode's key and
 	// encodings (as a server) and fetched filters (as a client): local,
@@ -63,6 +63,9 @@ const (
 	// serves its large set from precomputed encodings under a long-term
 	// key, the Receiver queries its small one.
 	ModeUnbalanced
+	// ModeVOLE is the VOLE-based PSI of RR22 (VOLE): like OT, asymmetric,
+	// with less CPU and fewer bytes at large sets (package doc).
+	ModeVOLE
 )
 
 // Intersector returns the two-party protocol of c.Mode with config c.
@@ -74,22 +77,26 @@ func (c Config) Intersector() Intersector {
 		return Auto{Config: c}
 	case ModeUnbalanced:
 		return Unbalanced{Config: c}
+	case ModeVOLE:
+		return VOLE{Config: c}
 	}
 	return ECDH{Config: c}
 }
 
-// ParseMode reads a mode's name as job params give it: "ecdh", "ot" or
-// "auto".
+// ParseMode reads a mode's name as job params give it: "ecdh", "ot",
+// "vole" or "auto".
 func ParseMode(s string) (Mode, error) {
 	switch s {
 	case "ecdh":
 		return ModeECDH, nil
 	case "ot":
 		return ModeOT, nil
+	case "vole":
+		return ModeVOLE, nil
 	case "auto":
 		return ModeAuto, nil
 	}
-	return 0, fmt.Errorf("%w: PSI mode %q: want ecdh, ot or auto", ErrConfig, s)
+	return 0, fmt.Errorf("%w: PSI mode %q: want ecdh, ot, vole or auto", ErrConfig, s)
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -99,7 +106,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ChunkSize == 0 {
 		c.ChunkSize = DefaultChunkSize
 	}
-	if c.MaxElements < 0 || c.ChunkSize < 0 || c.ChunkSize > wire.MaxMessageSize/(2*PointLen) || (c.Mode < ModeECDH || c.Mode > ModeUnbalanced) {
+	if c.MaxElements < 0 || c.ChunkSize < 0 || c.ChunkSize > wire.MaxMessageSize/(2*PointLen) || (c.Mode < ModeECDH || c.Mode > ModeVOLE) {
 		return c, fmt.Errorf("%w: max elements %d, chunk size %d, mode %d", ErrConfig, c.MaxElements, c.ChunkSize, c.Mode)
 	}
 	return c, nil

@@ -169,7 +169,7 @@ func TestCuckooFailureRate(t *testing.T) {
 // (both choices occur) and not the other.
 func TestBaseOT(t *testing.T) {
 	t.Parallel()
-	s, a := newBaseSender()
+	s, a := newBaseSender(otWidth)
 	r, b := newBaseReceiver(a)
 	keys, err := r.finish(s.finish(b))
 	if err != nil {
@@ -190,7 +190,7 @@ func TestBaseOT(t *testing.T) {
 		t.Fatalf("choices %v: one value never drawn", count)
 	}
 	// A tampered ciphertext fails to decrypt: ErrPeer.
-	s2, a2 := newBaseSender()
+	s2, a2 := newBaseSender(otWidth)
 	r2, b2 := newBaseReceiver(a2)
 	c := s2.finish(b2)
 	for j := range otWidth { // flip a byte of the chosen ciphertext of OT 5
@@ -211,7 +211,7 @@ func TestBaseOT(t *testing.T) {
 func TestOPRF(t *testing.T) {
 	t.Parallel()
 	const n = 256 // two blocks of rows
-	s, a := newBaseSender()
+	s, a := newBaseSender(otWidth)
 	r, b := newBaseReceiver(a)
 	ks, err := r.finish(s.finish(b))
 	if err != nil {

@@ -81,6 +81,11 @@ func (o OT) Intersect(ctx context.Context, p job.Party, step job.Step, peer stri
 	return o.Run(ctx, StepNetwork(p, step), peer, role, elems)
 }
 
+// Intersect runs v over StepNetwork(p, step).
+func (v VOLE) Intersect(ctx context.Context, p job.Party, step job.Step, peer string, role Role, elems [][]byte) (*Result, error) {
+	return v.Run(ctx, StepNetwork(p, step), peer, role, elems)
+}
+
 // Intersect runs a over StepNetwork(p, step).
 func (a Auto) Intersect(ctx context.Context, p job.Party, step job.Step, peer string, role Role, elems [][]byte) (*Result, error) {
 	return a.Run(ctx, StepNetwork(p, step), peer, role, elems)

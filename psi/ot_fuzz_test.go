@@ -24,7 +24,7 @@ func checkOTErr(t *testing.T, err error) {
 
 func FuzzDecodeHello(f *testing.F) {
 	run := bytes.Repeat([]byte{7}, runIDLen)
-	_, pts := newBaseSender()
+	_, pts := newBaseSender(otWidth)
 	good, _ := encodeHello(run, nil, 5, make([]byte, seedLen), pts)
 	f.Add(good, 10)
 	f.Add(good, 4)
@@ -35,7 +35,7 @@ func FuzzDecodeHello(f *testing.F) {
 		if max < 0 || max > 1<<22 {
 			return
 		}
-		n, seed, got, err := decodeHello(b, max, &runs{peer: run})
+		n, seed, got, err := decodeHello(b, max, otWidth, &runs{peer: run})
 		if err != nil {
 			checkOTErr(t, err)
 			return
@@ -59,7 +59,7 @@ func FuzzDecodeKeys(f *testing.F) {
 	f.Add(bad)
 	f.Add([]byte{0x83})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := decodeKeys(b, &runs{peer: run, echo: echo})
+		c, err := decodeKeys(b, otWidth, &runs{peer: run, echo: echo})
 		if err != nil {
 			checkOTErr(t, err)
 			return

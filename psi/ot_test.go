@@ -420,7 +420,7 @@ func TestOTRestartMidExchange(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// alice's first run sends its base-OT message and dies.
-	_, pts := newBaseSender()
+	_, pts := newBaseSender(otWidth)
 	body, err := encodeHello(bytes.Repeat([]byte{1}, runIDLen), nil, len(a), make([]byte, seedLen), pts)
 	if err != nil {
 		t.Fatal(err)

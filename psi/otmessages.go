@@ -69,8 +69,9 @@ type otChunkBody struct {
 
 // decodeHello decodes a TypeOTBase or TypeOTChoice body strictly: run ids
 // (r), the set size within max, a seed share of seedLen bytes and exactly
-// otWidth canonical, non-identity ristretto255 elements.
-func decodeHello(b []byte, max int, r *runs) (int, []byte, []group.Element, error) {
+// width (otWidth, or voleWidth in the VOLE mode) canonical, non-identity
+// ristretto255 elements.
+func decodeHello(b []byte, max, width int, r *runs) (int, []byte, []group.Element, error) {
 	var body otHelloBody
 	if err := wire.Unmarshal(b, &body); err != nil {
 		return 0, nil, nil, fmt.Errorf("%w: %w", ErrPeer, err)
@@ -83,10 +84,10 @@ func decodeHello(b []byte, max int, r *runs) (int, []byte, []group.Element, erro
 		return 0, nil, nil, fmt.Errorf("%w: %w: peer's set has %d elements, limit %d", ErrPeer, ErrTooLarge, body.Total, max)
 	case len(body.Seed) != seedLen:
 		return 0, nil, nil, fmt.Errorf("%w: %w: seed share of %d bytes, want %d", ErrPeer, wire.ErrMalformed, len(body.Seed), seedLen)
-	case len(body.Points) != otWidth*PointLen:
-		return 0, nil, nil, fmt.Errorf("%w: %w: %d bytes of base-OT elements, want %d", ErrPeer, wire.ErrMalformed, len(body.Points), otWidth*PointLen)
+	case len(body.Points) != width*PointLen:
+		return 0, nil, nil, fmt.Errorf("%w: %w: %d bytes of base-OT elements, want %d", ErrPeer, wire.ErrMalformed, len(body.Points), width*PointLen)
 	}
-	pts := make([]group.Element, otWidth)
+	pts := make([]group.Element, width)
 	for j := range pts {
 		var p Point
 		copy(p[:], body.Points[j*PointLen:])
@@ -114,8 +115,8 @@ func encodeHello(run, echo []byte, total int, seed []byte, pts []group.Element) 
 }
 
 // decodeKeys decodes a TypeOTKeys body strictly: this run, answering
-// ours, and exactly 2·otWidth ciphertexts.
-func decodeKeys(b []byte, r *runs) ([]byte, error) {
+// ours, and exactly 2·width ciphertexts.
+func decodeKeys(b []byte, width int, r *runs) ([]byte, error) {
 	var body otKeysBody
 	if err := wire.Unmarshal(b, &body); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPeer, err)
@@ -123,8 +124,8 @@ func decodeKeys(b []byte, r *runs) ([]byte, error) {
 	if err := r.check(body.Run, body.Echo); err != nil {
 		return nil, err
 	}
-	if len(body.Cipher) != 2*otWidth*otCipherLen {
-		return nil, fmt.Errorf("%w: %w: %d bytes of base-OT ciphertexts, want %d", ErrPeer, wire.ErrMalformed, len(body.Cipher), 2*otWidth*otCipherLen)
+	if len(body.Cipher) != 2*width*otCipherLen {
+		return nil, fmt.Errorf("%w: %w: %d bytes of base-OT ciphertexts, want %d", ErrPeer, wire.ErrMalformed, len(body.Cipher), 2*width*otCipherLen)
 	}
 	return body.Cipher, nil
 }

@@ -52,7 +52,7 @@ func receiverHandshake(ctx context.Context, net Network, peer string, set *otSet
 	h := &receiverRun{run: newRunID()}
 	h.ids = &runs{echo: h.run}
 	share := newRunID() // seedLen random bytes
-	bs, a := newBaseSender()
+	bs, a := newBaseSender(otWidth)
 	h.bs = bs
 	body, err := encodeHello(h.run, nil, n, share, a)
 	if err != nil {
@@ -65,7 +65,7 @@ func receiverHandshake(ctx context.Context, net Network, peer string, set *otSet
 	if err != nil {
 		return nil, fmt.Errorf("psi: receive %s from %s: %w", TypeOTChoice, peer, err)
 	}
-	nS, peerShare, b, err := decodeHello(m, set.cfg.MaxElements, h.ids)
+	nS, peerShare, b, err := decodeHello(m, set.cfg.MaxElements, otWidth, h.ids)
 	if err != nil {
 		return nil, fmt.Errorf("%s from %s: %w", TypeOTChoice, peer, err)
 	}

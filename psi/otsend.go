@@ -53,7 +53,7 @@ func senderHandshake(ctx context.Context, net Network, peer string, set *otSet, 
 	if err != nil {
 		return nil, fmt.Errorf("psi: receive %s from %s: %w", TypeOTBase, peer, err)
 	}
-	nR, peerShare, a, err := decodeHello(m, set.cfg.MaxElements, h.ids)
+	nR, peerShare, a, err := decodeHello(m, set.cfg.MaxElements, otWidth, h.ids)
 	if err != nil {
 		return nil, fmt.Errorf("%s from %s: %w", TypeOTBase, peer, err)
 	}
@@ -71,7 +71,7 @@ func senderHandshake(ctx context.Context, net Network, peer string, set *otSet, 
 	if err != nil {
 		return nil, fmt.Errorf("psi: receive %s from %s: %w", TypeOTKeys, peer, err)
 	}
-	cipherText, err := decodeKeys(m, h.ids)
+	cipherText, err := decodeKeys(m, otWidth, h.ids)
 	if err != nil {
 		return nil, fmt.Errorf("%s from %s: %w", TypeOTKeys, peer, err)
 	}

@@ -1,0 +1,245 @@
+package psi
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+
+	"github.com/cohortdm/cohort/wire"
+)
+
+// VOLE is the VOLE-based PSI of Rindal and Raghuraman ("Blazing Fast PSI
+// from Improved OKVS and Subfield VOLE", EUROCRYPT 2022, §4 and Fig. 4),
+// semi-honest, over a silent VOLE (svole.go) and the random-band OKVS
+// (okvs.go). As in the OT mode the Receiver learns the intersection and
+// tells the Sender which of the Sender's elements matched, so both end
+// with the same Result. See the package doc for the rounds, parameters
+// and leakage. Its zero value uses the default Config.
+type VOLE struct {
+	Config Config
+}
+
+var _ Intersector = VOLE{}
+
+// Run runs the VOLE PSI with peer; the two parties must take different
+// roles.
+func (v VOLE) Run(ctx context.Context, net Network, peer string, role Role, elems [][]byte) (*Result, error) {
+	if role != Receiver && role != Sender {
+		return nil, fmt.Errorf("%w: role %d", ErrConfig, role)
+	}
+	set, err := otSetup(net, peer, v.Config, elems)
+	if err != nil {
+		return nil, err
+	}
+	if role == Sender {
+		return voleSendAndFilter(ctx, net, peer, set)
+	}
+	x, err := voleReceive(ctx, net, peer, set)
+	if err != nil {
+		return nil, err
+	}
+	bits := make([]bool, x.peerSize)
+	in := make([]bool, len(x.uniq))
+	for u, pos := range x.matched {
+		if pos >= 0 {
+			bits[pos], in[u] = true, true
+		}
+	}
+	if err := sendFilter(ctx, net, peer, bits, x.peerRun); err != nil {
+		return nil, err
+	}
+	e := &exchange{uniq: x.uniq, of: x.of, peerSize: x.peerSize}
+	return e.result(in), nil
+}
+
+// voleSendAndFilter is the sender's whole part: the exchange, then the
+// receiver's filter over its shuffled elements.
+func voleSendAndFilter(ctx context.Context, net Network, peer string, set *otSet) (*Result, error) {
+	x, err := voleSend(ctx, net, peer, set)
+	if err != nil {
+		return nil, err
+	}
+	return receiveFilter(ctx, net, peer, x)
+}
+
+// voleRand is a CSPRNG for one party's secrets in one exchange (GGM
+// seeds, noise, the OKVS's free columns), seeded from crypto/rand.
+func voleRand() *mrand.ChaCha8 {
+	var s [32]byte
+	rand.Read(s[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+	return mrand.NewChaCha8(s)
+}
+
+// voleReceive is the receiver's part (package doc): base OTs, the IKNP
+// matrix for its secret noise, the sender's trees turned into (A, C),
+// the OKVS of its elements sent masked by A, and the sender's OPRF
+// values matched against its own.
+func voleReceive(ctx context.Context, net Network, peer string, set *otSet) (*otReceived, error) {
+	h, err := voleReceiverHandshake(ctx, net, peer, set)
+	if err != nil {
+		return nil, err
+	}
+	keys := newVoleKeys(h.seed)
+	p := newVoleParams(okvsSize(len(set.uniq)))
+	rng := voleRand()
+	ch := p.newVoleChoice(rng)
+	rows := cotRows(p.cots())
+	u, t := cotChooser(prgCiphers(h.bs.k0), prgCiphers(h.bs.k1), ch.bits, rows)
+	body, err := wire.Marshal(&otChunkBody{Run: h.run, Echo: h.ids.peer, Total: rows, Data: u})
+	if err != nil {
+		return nil, fmt.Errorf("psi: encode %s: %w", TypeVoleMatrix, err)
+	}
+	if err := net.Send(ctx, peer, TypeVoleMatrix, body); err != nil {
+		return nil, fmt.Errorf("psi: send %s to %s: %w", TypeVoleMatrix, peer, err)
+	}
+	m, err := net.Receive(ctx, peer, TypeVoleTrees)
+	if err != nil {
+		return nil, fmt.Errorf("psi: receive %s from %s: %w", TypeVoleTrees, peer, err)
+	}
+	tm, err := decodeVoleOne(m, p.trees, p.treeMsgLen()*gfLen, h.ids)
+	if err != nil {
+		return nil, fmt.Errorf("%s from %s: %w", TypeVoleTrees, peer, err)
+	}
+	a, c := p.chooserVOLE(t, ch, decodeGFs(tm), keys.ea)
+	attempt, d, err := maskedOKVS(keys, set, p.m, a, rng)
+	if err != nil {
+		return nil, fmt.Errorf("psi: VOLE exchange with %s: %w", peer, err)
+	}
+	enc := encodeGFs(d)
+	for ci := range numChunks(p.m, set.cfg.ChunkSize) {
+		chunk, err := voleChunk(h.run, h.ids.peer, enc, p.m, set.cfg.ChunkSize, ci, gfLen, attempt)
+		if err != nil {
+			return nil, fmt.Errorf("psi: encode %s %w", TypeVoleOKVS, err)
+		}
+		if err := net.Send(ctx, peer, TypeVoleOKVS, chunk); err != nil {
+			return nil, fmt.Errorf("psi: send %s chunk %d to %s: %w", TypeVoleOKVS, ci, peer, err)
+		}
+	}
+	own := ownOutputs(keys, set, newOKVSHasher(h.seed, attempt, p.m), c, h.l)
+	return h.matchVoleValues(ctx, net, peer, set, own)
+}
+
+// maskedOKVS encodes the receiver's elements (digest → H(x)) into an
+// OKVS of m columns, trying fresh hash keys on a failure, and returns the
+// attempt that succeeded and D = P + A.
+func maskedOKVS(keys *voleKeys, set *otSet, m int, a []gf, rng *mrand.ChaCha8) (int, []gf, error) {
+	vals := make([]gf, len(set.ds))
+	for i := range set.ds {
+		vals[i] = keys.value(&set.ds[i])
+	}
+	for attempt := range okvsAttempts {
+		p, err := okvsEncode(newOKVSHasher(keys.seed, attempt, m), set.ds, vals, rng)
+		if errors.Is(err, errOKVS) {
+			continue
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		for i := range p {
+			p[i] = p[i].add(a[i])
+		}
+		return attempt, p, nil
+	}
+	return 0, nil, fmt.Errorf("%w: %d OKVS attempts for %d elements", errOKVS, okvsAttempts, len(set.ds))
+}
+
+// ownOutputs is the receiver's OPRF output of each of its elements u at
+// [u·l, (u+1)·l): the hash of Decode(C, y).
+func ownOutputs(keys *voleKeys, set *otSet, oh okvsHasher, c []gf, l int) []byte {
+	dec := okvsDecodeAll(oh, c, set.ds)
+	own := make([]byte, len(set.ds)*l)
+	_ = parallel(len(set.ds), func(lo, hi int) error {
+		for u := lo; u < hi; u++ {
+			keys.oprfOut(own[u*l:], &set.ds[u], dec[u], l)
+		}
+		return nil
+	})
+	return own
+}
+
+// voleReceiver is the receiver's state after the base OTs.
+type voleReceiver struct {
+	run      []byte
+	ids      *runs
+	bs       *baseSender
+	seed     [32]byte
+	peerSize int
+	l        int
+}
+
+// voleReceiverHandshake sends the base OTs' first message with our set
+// size and seed share (TypeVoleBase), reads the sender's answer
+// (TypeVoleChoice) and sends both encryptions of each OT's seeds
+// (TypeVoleKeys).
+func voleReceiverHandshake(ctx context.Context, net Network, peer string, set *otSet) (*voleReceiver, error) {
+	n := len(set.uniq)
+	h := &voleReceiver{run: newRunID()}
+	h.ids = &runs{echo: h.run}
+	share := newRunID()
+	bs, a := newBaseSender(voleWidth)
+	h.bs = bs
+	body, err := encodeHello(h.run, nil, n, share, a)
+	if err != nil {
+		return nil, fmt.Errorf("psi: encode %s: %w", TypeVoleBase, err)
+	}
+	if err := net.Send(ctx, peer, TypeVoleBase, body); err != nil {
+		return nil, fmt.Errorf("psi: send %s to %s: %w", TypeVoleBase, peer, err)
+	}
+	m, err := net.Receive(ctx, peer, TypeVoleChoice)
+	if err != nil {
+		return nil, fmt.Errorf("psi: receive %s from %s: %w", TypeVoleChoice, peer, err)
+	}
+	nS, peerShare, b, err := decodeHello(m, set.cfg.MaxElements, voleWidth, h.ids)
+	if err != nil {
+		return nil, fmt.Errorf("%s from %s: %w", TypeVoleChoice, peer, err)
+	}
+	keysBody, err := wire.Marshal(&otKeysBody{Run: h.run, Echo: h.ids.peer, Cipher: bs.finish(b)})
+	if err != nil {
+		return nil, fmt.Errorf("psi: encode %s: %w", TypeVoleKeys, err)
+	}
+	if err := net.Send(ctx, peer, TypeVoleKeys, keysBody); err != nil {
+		return nil, fmt.Errorf("psi: send %s to %s: %w", TypeVoleKeys, peer, err)
+	}
+	h.seed = jointSeed(set.dg, share, peerShare)
+	h.peerSize = nS
+	h.l = outLen(n, nS)
+	return h, nil
+}
+
+// matchVoleValues reads the sender's OPRF values (TypeVoleValues) in its
+// shuffled order: position k matches our element u if it equals u's
+// output.
+func (h *voleReceiver) matchVoleValues(ctx context.Context, net Network, peer string, set *otSet, own []byte) (*otReceived, error) {
+	n, l, cfg := len(set.uniq), h.l, set.cfg
+	outs := newIdxTable(n)
+	for u := range n {
+		outs.add(prefix64(own[u*l:(u+1)*l]), int32(u))
+	}
+	x := &otReceived{uniq: set.uniq, of: set.of, matched: make([]int, n), peerSize: h.peerSize, peerRun: h.ids.peer}
+	for u := range x.matched {
+		x.matched[u] = -1
+	}
+	for ci := range numChunks(h.peerSize, cfg.ChunkSize) {
+		m, err := net.Receive(ctx, peer, TypeVoleValues)
+		if err != nil {
+			return nil, fmt.Errorf("psi: receive %s chunk %d from %s: %w", TypeVoleValues, ci, peer, err)
+		}
+		_, data, err := decodeOTChunk(m, ci, cfg.ChunkSize, h.peerSize, l, 0, h.ids)
+		if err != nil {
+			return nil, fmt.Errorf("%s from %s: %w", TypeVoleValues, peer, err)
+		}
+		for k := range len(data) / l {
+			v := data[k*l : (k+1)*l]
+			outs.find(prefix64(v), func(u int32) bool {
+				if string(own[int(u)*l:int(u+1)*l]) == string(v) {
+					x.matched[u] = ci*cfg.ChunkSize + k
+					return true
+				}
+				return false
+			})
+		}
+	}
+	return x, nil
+}
