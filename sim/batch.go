@@ -56,6 +56,18 @@ type BatchOptions struct {
 // steps now share one probe per member, node/probeshare.go.)
 const batchJobsAtOnce = 2
 
+// batchRandomizerPool is the batch nodes' randomizer_pool: none. A node's
+// pool fills while the node is in no job, to take encryption off a later
+// job's critical path; in one process that filling takes the cores from
+// the batch's other jobs (a member that is a party of every job, the
+// coordinator, never idles to fill its own). Worse, the four demo nodes'
+// pools of 256 are more than the 490 encryptions after which package
+// paillier builds the key's wide table (its tables are the process's, and
+// every node's pool counts towards them): 0.6 s of CPU filling and 1.0 s
+// building, of the demo's 7.1 s, for the few dozen encryptions its jobs
+// make (docs/runtime.md, "The demo's profile").
+const batchRandomizerPool = -1
+
 // JobError is the failure of job Job (an index into the batch).
 type JobError struct {
 	Job int
@@ -99,7 +111,7 @@ func RunBatch(ctx context.Context, jobs []BatchJob, opts BatchOptions, report fu
 	cluster, err := StartCluster(ctx, scratch, b.names, ClusterOptions{
 		Kinds: opts.Kinds, TablesDir: b.root, Tables: b.tables, Timing: opts.Timing,
 		OnApply: progressLines(opts.Progress), Policy: cmp.Or(opts.Policy, policy.Default()),
-		MaxJobs: min(len(jobs), batchJobsAtOnce),
+		MaxJobs: min(len(jobs), batchJobsAtOnce), RandomizerPool: batchRandomizerPool,
 	})
 	if err != nil {
 		key.abort()
