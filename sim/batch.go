@@ -112,6 +112,7 @@ func RunBatch(ctx context.Context, jobs []BatchJob, opts BatchOptions, report fu
 		Kinds: opts.Kinds, TablesDir: b.root, Tables: b.tables, Timing: opts.Timing,
 		OnApply: progressLines(opts.Progress), Policy: cmp.Or(opts.Policy, policy.Default()),
 		MaxJobs: min(len(jobs), batchJobsAtOnce), RandomizerPool: batchRandomizerPool,
+		Campaign: b.firstCommon(),
 	})
 	if err != nil {
 		key.abort()
@@ -183,15 +184,31 @@ type ranJob struct {
 	placed bool
 }
 
-// commonLeader makes a member that is a party of every job the leader,
-// unless the leader already is one or there is none.
-func (b *batch) commonLeader(ctx context.Context, cluster *Cluster) error {
+// common returns the members that are a party of every job.
+func (b *batch) common() []string {
 	var common []string
 	for _, name := range b.names {
 		if !slices.ContainsFunc(b.specs, func(s *job.Spec) bool { return !slices.Contains(s.PartyNames(), name) }) {
 			common = append(common, name)
 		}
 	}
+	return common
+}
+
+// firstCommon is the member that commonLeader makes the leader ("" if
+// none): the cluster has it campaign first, so that the transfer is
+// seldom needed.
+func (b *batch) firstCommon() string {
+	if common := b.common(); len(common) > 0 {
+		return common[0]
+	}
+	return ""
+}
+
+// commonLeader makes a member that is a party of every job the leader,
+// unless the leader already is one or there is none.
+func (b *batch) commonLeader(ctx context.Context, cluster *Cluster) error {
+	common := b.common()
 	if len(common) == 0 {
 		return nil
 	}
