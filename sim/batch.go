@@ -82,7 +82,7 @@ func (e *JobError) Unwrap() error { return e.Err }
 // electing a leader and dealing the key rather than once per spec. The jobs
 // run batchJobsAtOnce at a time, so that one job's Raft commits and round
 // trips overlap another's computing. They are submitted in turn: when the
-// key is installed already (cached), the jobs that decrypt with it first;
+// key is dealt already (cached), the jobs that decrypt with it first;
 // else the others first, running while it is dealt and the nodes start.
 // A member that is a party of every job, if there is one, is made the
 // leader first, so that as when Run starts each spec's parties alone, no
@@ -134,7 +134,7 @@ func RunBatch(ctx context.Context, jobs []BatchJob, opts BatchOptions, report fu
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	turn := newTurns(b.usesKey, key.installedNow())
+	turn := newTurns(b.usesKey, key.dealtNow())
 	ended := make([]chan ranJob, len(jobs))
 	var wg sync.WaitGroup
 	defer wg.Wait() // before the nodes close

@@ -12,6 +12,7 @@ import (
 // while the nodes start and the jobs that need no key run.
 type batchKey struct {
 	cluster   chan *Cluster // the started cluster, or closed without one
+	dealt     chan struct{} // closed once the key is dealt (or read from the cache)
 	installed chan struct{} // closed once the key is installed, or failed
 	err       error         // why it failed; read after installed is closed
 }
@@ -19,7 +20,7 @@ type batchKey struct {
 // dealKey starts dealing the key for the batch's members if opts.Setup is
 // set and some job's kind needs it; start or abort must follow.
 func (b *batch) dealKey(opts BatchOptions) *batchKey {
-	k := &batchKey{cluster: make(chan *Cluster, 1), installed: make(chan struct{})}
+	k := &batchKey{cluster: make(chan *Cluster, 1), dealt: make(chan struct{}), installed: make(chan struct{})}
 	if opts.Setup == nil || !slices.Contains(b.usesKey, true) {
 		k.err = errors.New("sim: no key is dealt for this batch")
 		close(k.installed)
@@ -29,6 +30,9 @@ func (b *batch) dealKey(opts BatchOptions) *batchKey {
 	go func() {
 		defer close(k.installed)
 		install, err := opts.Setup(names)
+		if err == nil {
+			close(k.dealt)
+		}
 		c, ok := <-k.cluster
 		switch {
 		case err != nil:
