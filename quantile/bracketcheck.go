@@ -126,6 +126,14 @@ func nextPieces(srch *search, thresholds []float64) []quantilePieces {
 // round's thresholds, then its floor), whether every quantile's next
 // bracket holds at least every party's floor of rows, and opens that bit
 // alone.
+//
+// It compares every piece's rows with every floor in the same batch as
+// the pieces' counts with the rank, rather than the chosen piece's rows
+// after the choice: one comparison's rounds (7 of the check's 20 at
+// demo sizes) for a few more values in the batch. The chosen piece then
+// selects its own comparisons: with exactly one piece chosen per
+// quantile, Σ_p chosen_p · short_pj is 1 where the next bracket holds
+// fewer rows than party j's floor, as the comparison of its rows was.
 func bracketsHold(ctx context.Context, party *mpc.Party, input []mpc.Elem, qs []quantilePieces, width int) (bool, error) {
 	m := len(input) - 1
 	counts := make([]mpc.Elem, m)
@@ -138,8 +146,9 @@ func bracketsHold(ctx context.Context, party *mpc.Party, input []mpc.Elem, qs []
 		counts = mpc.Add(counts, sh[:m])
 		floors[dealer] = sh[m]
 	}
-	// Each piece's rows, and whether its upper count reaches the rank.
-	var rows, reach []mpc.Elem
+	// Whether each piece's upper count reaches the rank, then whether its
+	// rows fall short of each floor (piece-major): rows − floor < 0.
+	var reach, short []mpc.Elem
 	count := func(j int, public int64) mpc.Elem {
 		if j < 0 {
 			return mpc.FromInt(public)
@@ -149,18 +158,22 @@ func bracketsHold(ctx context.Context, party *mpc.Party, input []mpc.Elem, qs []
 	for _, q := range qs {
 		for _, p := range q.pieces {
 			lo, hi := count(p.lo, p.cLo), count(p.hi, p.cHi)
-			rows = append(rows, hi.Sub(lo))
 			reach = append(reach, hi.Sub(mpc.FromInt(q.rank))) // ≥ 0 where it reaches
+			for _, f := range floors {
+				short = append(short, hi.Sub(lo).Sub(f))
+			}
 		}
 	}
-	below, err := party.LTZ(ctx, reach, width)
+	lt, err := party.LTZ(ctx, append(reach, short...), width)
 	if err != nil {
 		return false, err
 	}
+	below, broken := lt[:len(reach)], lt[len(reach):]
 	// The next bracket is the piece that reaches the rank after one that
 	// does not: its indicator is below[p−1] − below[p] (below is 1 before
 	// it, 0 from it on; the bracket's lower end never reaches the rank).
-	var chosen []mpc.Elem
+	// Each piece's indicator selects its comparisons with the floors.
+	var chosen, pieceShort []mpc.Elem
 	at := 0
 	for _, q := range qs {
 		for p := range q.pieces {
@@ -168,36 +181,34 @@ func bracketsHold(ctx context.Context, party *mpc.Party, input []mpc.Elem, qs []
 			if p > 0 {
 				before = below[at+p-1]
 			}
-			chosen = append(chosen, before.Sub(below[at+p]))
+			c := before.Sub(below[at+p])
+			for j := range floors {
+				chosen = append(chosen, c)
+				pieceShort = append(pieceShort, broken[(at+p)*len(floors)+j])
+			}
 		}
 		at += len(q.pieces)
 	}
-	picked, err := party.Mul(ctx, chosen, rows)
+	picked, err := party.Mul(ctx, chosen, pieceShort)
 	if err != nil {
 		return false, err
 	}
-	next := make([]mpc.Elem, len(qs))
+	// One bit per quantile and party: its next bracket breaks the floor.
+	var bad []mpc.Elem
 	at = 0
-	for i, q := range qs {
-		for p := range q.pieces {
-			next[i] = next[i].Add(picked[at+p])
+	for _, q := range qs {
+		for j := range floors {
+			var b mpc.Elem
+			for p := range q.pieces {
+				b = b.Add(picked[(at+p)*len(floors)+j])
+			}
+			bad = append(bad, b)
 		}
 		at += len(q.pieces)
 	}
-	// One comparison per quantile and party: rows − floor < 0 breaks it.
-	var short []mpc.Elem
-	for _, r := range next {
-		for _, f := range floors {
-			short = append(short, r.Sub(f))
-		}
-	}
-	broken, err := party.LTZ(ctx, short, width)
-	if err != nil {
-		return false, err
-	}
-	// Whether none is broken: the product of every 1 − broken, as a tree
+	// Whether none is broken: the product of every 1 − bad, as a tree
 	// of batched Muls (⌈log2⌉ rounds for a handful of comparisons).
-	holds := mpc.AddPublic(mpc.NewElem(1), mpc.MulPublic(mpc.FromInt(-1), broken))
+	holds := mpc.AddPublic(mpc.NewElem(1), mpc.MulPublic(mpc.FromInt(-1), bad))
 	for len(holds) > 1 {
 		half := len(holds) / 2
 		prod, err := party.Mul(ctx, holds[:half], holds[half:2*half])

@@ -56,6 +56,18 @@ type BatchOptions struct {
 // steps now share one probe per member, node/probeshare.go.)
 const batchJobsAtOnce = 2
 
+// batchRandomizerPool is the batch nodes' randomizer_pool: none. A node's
+// pool fills while the node is in no job, to take encryption off a later
+// job's critical path; in one process that filling takes the cores from
+// the batch's other jobs (a member that is a party of every job, the
+// coordinator, never idles to fill its own). Worse, the four demo nodes'
+// pools of 256 are more than the 490 encryptions after which package
+// paillier builds the key's wide table (its tables are the process's, and
+// every node's pool counts towards them): 0.6 s of CPU filling and 1.0 s
+// building, of the demo's 7.1 s, for the few dozen encryptions its jobs
+// make (docs/runtime.md, "The demo's profile").
+const batchRandomizerPool = -1
+
 // JobError is the failure of job Job (an index into the batch).
 type JobError struct {
 	Job int
@@ -70,7 +82,7 @@ func (e *JobError) Unwrap() error { return e.Err }
 // electing a leader and dealing the key rather than once per spec. The jobs
 // run batchJobsAtOnce at a time, so that one job's Raft commits and round
 // trips overlap another's computing. They are submitted in turn: when the
-// key is installed already (cached), the jobs that decrypt with it first;
+// key is dealt already (cached), the jobs that decrypt with it first;
 // else the others first, running while it is dealt and the nodes start.
 // A member that is a party of every job, if there is one, is made the
 // leader first, so that as when Run starts each spec's parties alone, no
@@ -99,7 +111,8 @@ func RunBatch(ctx context.Context, jobs []BatchJob, opts BatchOptions, report fu
 	cluster, err := StartCluster(ctx, scratch, b.names, ClusterOptions{
 		Kinds: opts.Kinds, TablesDir: b.root, Tables: b.tables, Timing: opts.Timing,
 		OnApply: progressLines(opts.Progress), Policy: cmp.Or(opts.Policy, policy.Default()),
-		MaxJobs: min(len(jobs), batchJobsAtOnce),
+		MaxJobs: min(len(jobs), batchJobsAtOnce), RandomizerPool: batchRandomizerPool,
+		Campaign: b.firstCommon(),
 	})
 	if err != nil {
 		key.abort()
@@ -121,7 +134,7 @@ func RunBatch(ctx context.Context, jobs []BatchJob, opts BatchOptions, report fu
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	turn := newTurns(b.usesKey, key.installedNow())
+	turn := newTurns(b.usesKey, key.dealtNow())
 	ended := make([]chan ranJob, len(jobs))
 	var wg sync.WaitGroup
 	defer wg.Wait() // before the nodes close
@@ -171,15 +184,31 @@ type ranJob struct {
 	placed bool
 }
 
-// commonLeader makes a member that is a party of every job the leader,
-// unless the leader already is one or there is none.
-func (b *batch) commonLeader(ctx context.Context, cluster *Cluster) error {
+// common returns the members that are a party of every job.
+func (b *batch) common() []string {
 	var common []string
 	for _, name := range b.names {
 		if !slices.ContainsFunc(b.specs, func(s *job.Spec) bool { return !slices.Contains(s.PartyNames(), name) }) {
 			common = append(common, name)
 		}
 	}
+	return common
+}
+
+// firstCommon is the member that commonLeader makes the leader ("" if
+// none): the cluster has it campaign first, so that the transfer is
+// seldom needed.
+func (b *batch) firstCommon() string {
+	if common := b.common(); len(common) > 0 {
+		return common[0]
+	}
+	return ""
+}
+
+// commonLeader makes a member that is a party of every job the leader,
+// unless the leader already is one or there is none.
+func (b *batch) commonLeader(ctx context.Context, cluster *Cluster) error {
+	common := b.common()
 	if len(common) == 0 {
 		return nil
 	}

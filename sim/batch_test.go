@@ -33,14 +33,23 @@ func TestBatchOneCluster(t *testing.T) {
 		{Spec: filepath.Join("..", "examples", "pgen", "spec.yaml"), Out: filepath.Join(out, "pgen")},
 	}
 	var clusters [][]string
+	var started *sim.Cluster
 	var order []int
 	results := map[int]map[string]any{}
 	err := sim.RunBatch(ctx, jobs, sim.BatchOptions{
 		Kinds: job.Registry{"sum": sum.Kind{}, "pgen": pgen.Kind{}}, Setup: simtest.ThresholdKeys(keyBits),
-		OnStart: func(c *sim.Cluster) { clusters = append(clusters, c.Names) },
+		OnStart: func(c *sim.Cluster) { clusters, started = append(clusters, c.Names), c },
 	}, func(i int, res map[string]any) error {
 		order = append(order, i)
 		results[i] = res
+		// The nodes keep no randomizer pool: in one process it would
+		// fill on the cores the other jobs need (a node with one shows
+		// it in its status once the key's job has run).
+		for _, name := range started.Names {
+			if n := started.Node(name); n != nil && n.Status().Randomizers != nil {
+				t.Errorf("after job %d, node %s keeps a randomizer pool", i, name)
+			}
+		}
 		return nil
 	})
 	if err != nil {

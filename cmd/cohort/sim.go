@@ -19,6 +19,7 @@ import (
 
 	"github.com/cohortdm/cohort/examples"
 	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/paillier"
 	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/sim"
 )
@@ -205,6 +206,7 @@ fresh directory under the system temp dir, printed at the start and the end. Und
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
+			defer demoTables()()
 			if cpuProfile != "" {
 				stop, err := startCPUProfile(cpuProfile)
 				if err != nil {
@@ -284,6 +286,25 @@ fresh directory under the system temp dir, printed at the start and the end. Und
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (for go tool pprof)")
 	_ = cmd.Flags().MarkHidden("cpuprofile")
 	return cmd
+}
+
+// demoTableBudget is the demo's budget for the process's Paillier
+// fixed-base tables (paillier.SetFixedBaseBudget): room for the small
+// tables of its key (0.2 and 0.4 MiB at 2048 bits), none for the wide
+// ones (57 and 23 MiB). A wide table repays its build (about 1 s of CPU)
+// after some 490 encryptions; the demo makes a few dozen, but secureagg
+// counts each aggregation's values towards it (len(input)), not its
+// packed ciphertexts, and in one of four profiled runs the count passed
+// 490 and the demo built the encryption table it then hardly used: 1.0
+// of its 6.0 s of CPU (docs/runtime.md, "The demo's profile").
+const demoTableBudget = 8 << 20
+
+// demoTables sets the process's table budget for the demo and returns
+// what restores the one before: the demo owns its process, and a caller
+// that runs it in process (the tests) gets its budget back.
+func demoTables() (restore func()) {
+	prev := paillier.SetFixedBaseBudget(demoTableBudget)
+	return func() { paillier.SetFixedBaseBudget(prev) }
 }
 
 // startCPUProfile writes a CPU profile to path until the returned stop is
