@@ -81,6 +81,8 @@ func BenchmarkConsolePages(b *testing.B) {
 				{"consortium", "/console/consortium"},
 				{"node", "/console/node"},
 				{"export-csv", "/console/disclosures.csv"},
+				{"export-csv-one-kind", "/console/disclosures.csv?disclosure=control"},
+				{"export-jsonl", "/console/disclosures.jsonl"},
 			} {
 				b.Run(p.name, func(b *testing.B) { timePage(b, o, p.path) })
 			}

@@ -111,19 +111,22 @@ func TestExportsEqualEveryRowRendered(t *testing.T) {
 }
 
 // tickLedger writes a ledger like the one BenchmarkConsolePages leaves on
-// a follower after n tick jobs: per job a policy decision and one output
-// of one byte to the coordinator, so one row a job (that run's ledger had
-// 2.9 lines a job; its CSV 35.5 bytes a job, as here).
+// a follower after n tick jobs: per job a policy decision and two outputs
+// of 106 bytes to the coordinator, so one row a job of 44 bytes of CSV, as
+// in that benchmark's 10-job case (its 100,000-job ledger had 2.9 lines a
+// job and 35.5 bytes of CSV a job).
 func tickLedger(tb testing.TB, n int) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "audit.jsonl")
 	var b strings.Builder
 	at := time.Date(2026, 11, 29, 16, 22, 0, 0, time.UTC)
 	for i := range n {
-		job := fmt.Sprintf("%016x", uint64(i)*0x9e3779b97f4a7c15)
+		job := fmt.Sprintf("20261129-162200-%08x", uint32(uint64(i)*0x9e3779b97f4a7c15>>32))
 		ts := at.Add(time.Duration(i) * 23 * time.Millisecond).Format(time.RFC3339Nano)
 		fmt.Fprintf(&b, `{"time":%q,"job":%q,"phase":"","peer":"","type":"policy/decision","bytes":0,"disclosure":"control","decision":"accepted"}`+"\n", ts, job)
-		fmt.Fprintf(&b, `{"time":%q,"job":%q,"phase":"tick","peer":"org1","type":"job/output","bytes":1,"disclosure":"control"}`+"\n", ts, job)
+		for range 2 {
+			fmt.Fprintf(&b, `{"time":%q,"job":%q,"phase":"tick","peer":"org1","type":"job/output","bytes":106,"disclosure":"control"}`+"\n", ts, job)
+		}
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o640); err != nil {
 		tb.Fatal(err)
