@@ -68,8 +68,8 @@ func (f exportFormat) header() ([]byte, error) {
 }
 
 // render appends rows to b, one line each, and returns where each ends.
-func (f exportFormat) render(b *bytes.Buffer, rows []audit.Row) ([]int32, error) {
-	ends := make([]int32, 0, len(rows))
+func (f exportFormat) render(b *bytes.Buffer, rows []audit.Row) ([]int, error) {
+	ends := make([]int, 0, len(rows))
 	if f == formatCSV {
 		cw := csv.NewWriter(b)
 		for _, r := range rows {
@@ -77,7 +77,7 @@ func (f exportFormat) render(b *bytes.Buffer, rows []audit.Row) ([]int32, error)
 				return nil, fmt.Errorf("export row: %w", err)
 			}
 			cw.Flush()
-			ends = append(ends, int32(b.Len()))
+			ends = append(ends, b.Len())
 		}
 		return ends, cw.Error()
 	}
@@ -86,7 +86,7 @@ func (f exportFormat) render(b *bytes.Buffer, rows []audit.Row) ([]int32, error)
 		if err := enc.Encode(r); err != nil {
 			return nil, fmt.Errorf("export row: %w", err)
 		}
-		ends = append(ends, int32(b.Len()))
+		ends = append(ends, b.Len())
 	}
 	return ends, nil
 }
@@ -101,9 +101,9 @@ type renderedExport struct {
 // (k+1)*exportChunkRows). buf is replaced, never written to, once handed
 // out: a request writes it after the index's lock is released.
 type renderedChunk struct {
-	gen  uint64  // the index's chunkGen[k] it was rendered at
-	buf  []byte  // the rows' lines
-	ends []int32 // where each row's line ends in buf
+	gen  uint64 // the index's chunkGen[k] it was rendered at
+	buf  []byte // the rows' lines
+	ends []int  // where each row's line ends in buf
 }
 
 // touch records that row i changed or was added, so that the exports
@@ -134,24 +134,46 @@ func (l *ledgerIndex) exported(f exportFormat, filter ledgerFilter) ([][]byte, i
 				out = append(out, c.buf)
 			}
 		} else {
-			var sel []byte
-			for _, i := range l.candidates(filter) {
-				if filter.match(&l.rows[i]) {
-					c := &ex.chunks[i/exportChunkRows]
-					j, start := i%exportChunkRows, int32(0)
-					if j > 0 {
-						start = c.ends[j-1]
-					}
-					sel = append(sel, c.buf[start:c.ends[j]]...)
-				}
-			}
-			out = append(out, sel)
+			out = append(out, ex.selected(l, filter)...)
 		}
 	})
 	for _, b := range out {
 		size += int64(len(b))
 	}
 	return out, size, err
+}
+
+// selected returns the rendered lines of the rows filter selects, in
+// order, as slices of the chunks (not copied): a run of selected rows next
+// to each other in a chunk is one slice. l.mu is held.
+func (ex *renderedExport) selected(l *ledgerIndex, filter ledgerFilter) [][]byte {
+	var out [][]byte
+	var run []byte // the current run, a slice of chunk runChunk
+	runChunk, runEnd := -1, 0
+	for _, i := range l.candidates(filter) {
+		if !filter.match(&l.rows[i]) {
+			continue
+		}
+		k, j := i/exportChunkRows, i%exportChunkRows
+		c := &ex.chunks[k]
+		start := 0
+		if j > 0 {
+			start = c.ends[j-1]
+		}
+		if k == runChunk && start == runEnd {
+			run = c.buf[start-len(run) : c.ends[j]]
+		} else {
+			if run != nil {
+				out = append(out, run)
+			}
+			run = c.buf[start:c.ends[j]]
+		}
+		runChunk, runEnd = k, c.ends[j]
+	}
+	if run != nil {
+		out = append(out, run)
+	}
+	return out
 }
 
 // renderExport brings format f's rendering up to date with the rows.
