@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,6 +34,11 @@ import (
 // 95th percentile are reported per page.
 
 var benchJobs = flag.Int("console.jobs", 10000, "finished jobs on the node in BenchmarkConsolePages' larger case")
+
+// benchLedgerJobs adds a case: 10 real jobs, and the ledger lines of this
+// many more tick jobs written to the follower's ledger, a ledger as large
+// as a long run's in seconds (the replicated log keeps its 10 jobs).
+var benchLedgerJobs = flag.Int("console.ledgerjobs", 0, "tick jobs' ledger lines BenchmarkConsolePages writes in its ledger case (0: no such case)")
 
 type tick struct{}
 
@@ -65,9 +72,18 @@ func (tickSession) Close() {}
 const tickSpec = "kind: tick\nparties: [{name: org1}, {name: org2}, {name: org3}]\n"
 
 func BenchmarkConsolePages(b *testing.B) {
-	for _, jobs := range []int{10, *benchJobs} {
-		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
-			o, ids := loadedNode(b, jobs)
+	cases := []struct{ jobs, ledgerJobs int }{{10, 0}, {*benchJobs, 0}}
+	if *benchLedgerJobs > 0 {
+		cases = append(cases, struct{ jobs, ledgerJobs int }{10, *benchLedgerJobs})
+	}
+	for _, cs := range cases {
+		name := fmt.Sprintf("jobs=%d", cs.jobs)
+		if cs.ledgerJobs > 0 {
+			name = fmt.Sprintf("ledger=%d", cs.ledgerJobs)
+		}
+		jobs := cs.jobs
+		b.Run(name, func(b *testing.B) {
+			o, ids := loadedNode(b, jobs, cs.ledgerJobs)
 			mid := ids[len(ids)/2]
 			last := strconv.Itoa((jobs + 49) / 50)
 			for _, p := range []struct{ name, path string }{
@@ -81,6 +97,8 @@ func BenchmarkConsolePages(b *testing.B) {
 				{"consortium", "/console/consortium"},
 				{"node", "/console/node"},
 				{"export-csv", "/console/disclosures.csv"},
+				{"export-csv-one-kind", "/console/disclosures.csv?disclosure=control"},
+				{"export-jsonl", "/console/disclosures.jsonl"},
 			} {
 				b.Run(p.name, func(b *testing.B) { timePage(b, o, p.path) })
 			}
@@ -114,7 +132,7 @@ var benchSubmitters = flag.Int("console.submitters", 16, "jobs BenchmarkConsoleP
 
 // loadedNode starts three nodes, runs n tick jobs to their end, and signs
 // in to the console of org3, a follower.
-func loadedNode(b *testing.B, n int) (*operator, []string) {
+func loadedNode(b *testing.B, n, ledgerJobs int) (*operator, []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Minute) // as the documented -timeout
 	b.Cleanup(cancel)
 	submitters := *benchSubmitters
@@ -151,16 +169,20 @@ func loadedNode(b *testing.B, n int) (*operator, []string) {
 	if err := <-errs; err != nil {
 		b.Fatal(err)
 	}
-	watcher := c.Node("org3")
-	if watcher == leader {
-		watcher = c.Node("org2")
+	watcherName := "org3"
+	if c.Node(watcherName) == leader {
+		watcherName = "org2"
 	}
+	watcher := c.Node(watcherName)
 	// The log may hold a few jobs more than were submitted: a submission
 	// the node retried under load is refused as a replay by the policy.
 	waitFor(b, ctx, "the follower to apply every job", func() bool { st := watcher.Status(); return st.Jobs >= n && st.Running == 0 })
 	took := time.Since(t0)
 	b.Logf("%d jobs finished in %s, %.1f a second, %d in flight (%d of them failed; %d jobs in the log)",
 		n, took.Round(time.Millisecond), float64(n)/took.Seconds(), submitters, failed.Load(), watcher.Status().Jobs)
+	if ledgerJobs > 0 {
+		appendTickLedger(b, c.LedgerPath(watcherName), ledgerJobs)
+	}
 	srv := httptestServer(b, watcher)
 	o := signIn(b, srv, watcher.APIToken())
 	t0 = time.Now()
@@ -169,4 +191,30 @@ func loadedNode(b *testing.B, n int) (*operator, []string) {
 	}
 	b.Logf("first disclosures page (indexes the whole ledger): %s", time.Since(t0).Round(time.Microsecond))
 	return o, ids
+}
+
+// appendTickLedger appends the lines a follower's ledger gains from n tick
+// jobs, as the 100,000-job run left them: per job a policy decision and two
+// outputs of 106 bytes to the coordinator, one row of the CSV export.
+func appendTickLedger(b *testing.B, path string, n int) {
+	var buf strings.Builder
+	at := time.Now().UTC()
+	for i := range n {
+		job := fmt.Sprintf("20261129-162200-%08x", uint32(uint64(i)*0x9e3779b97f4a7c15>>32))
+		ts := at.Add(time.Duration(i) * 23 * time.Millisecond).Format(time.RFC3339Nano)
+		fmt.Fprintf(&buf, `{"time":%q,"job":%q,"phase":"","peer":"","type":"policy/decision","bytes":0,"disclosure":"control","decision":"accepted"}`+"\n", ts, job)
+		for range 2 {
+			fmt.Fprintf(&buf, `{"time":%q,"job":%q,"phase":"tick","peer":"org1","type":"job/output","bytes":106,"disclosure":"control"}`+"\n", ts, job)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.WriteString(buf.String()); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -1,14 +1,11 @@
 package console
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/cohortdm/cohort/audit"
@@ -171,25 +168,13 @@ func lookup(at map[string]int32, s string) int32 {
 
 // exportCSV writes the rows the filter selects as CSV.
 func (c *Console) exportCSV(w http.ResponseWriter, r *http.Request, _ *session) {
-	rows := c.ledger.rowsFor(filterOf(r.URL.Query()))
-	c.download(w, "csv", "text/csv; charset=utf-8")
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"job", "peer", "disclosure", "messages", "bytes"})
-	for _, row := range rows {
-		cw.Write([]string{cell(row.Job), cell(row.Peer), cell(row.Disclosure), strconv.Itoa(row.Messages), strconv.FormatInt(row.Bytes, 10)})
-	}
-	cw.Flush()
+	c.export(w, r, formatCSV)
 }
 
 // exportJSONL writes the rows the filter selects as JSON lines, one
 // audit.Row each.
 func (c *Console) exportJSONL(w http.ResponseWriter, r *http.Request, _ *session) {
-	rows := c.ledger.rowsFor(filterOf(r.URL.Query()))
-	c.download(w, "jsonl", "application/jsonl; charset=utf-8")
-	enc := json.NewEncoder(w)
-	for _, row := range rows {
-		enc.Encode(row)
-	}
+	c.export(w, r, formatJSONL)
 }
 
 func (c *Console) download(w http.ResponseWriter, ext, ctype string) {

@@ -12,8 +12,9 @@
 // Start reading at Node, the small interface the console needs of a node
 // (package node implements it and mounts New's handler), then console.go
 // (routes and the security headers), session.go (sign-in, cookies, CSRF)
-// and one view file per page: jobs.go, disclosures.go, approvals.go,
-// nodeinfo.go. Pages are server-rendered html/template; charts are SVG
+// and one view file per page: jobs.go, disclosures.go (with ledger.go,
+// the index of the audit ledger, and export.go, its exports kept
+// rendered), approvals.go, nodeinfo.go. Pages are server-rendered html/template; charts are SVG
 // laid out in chart.go and timeline.go; static/console.js only swaps a
 // page's live parts when the node's event stream (events.go) says the jobs
 // changed. Every file is embedded: the console needs no other server, no

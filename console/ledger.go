@@ -43,6 +43,11 @@ type ledgerIndex struct {
 	decisions             []audit.Entry
 	jobDecs               map[string][]int
 	coords                map[string]map[stepRef]string // by job
+
+	// chunkGen counts the changes to each chunk of exportChunkRows rows;
+	// exports holds each format's rendering of the rows (export.go).
+	chunkGen []uint64
+	exports  [exportFormats]*renderedExport
 }
 
 type rowKey struct{ job, peer, disclosure string }
@@ -148,11 +153,13 @@ func (l *ledgerIndex) add(es []audit.Entry) {
 		if i, ok := l.rowAt[k]; ok {
 			l.rows[i].Messages += r.Messages
 			l.rows[i].Bytes += r.Bytes
+			l.touch(i)
 			continue
 		}
 		l.rowAt[k] = len(l.rows)
 		l.jobRows[r.Job] = append(l.jobRows[r.Job], len(l.rows))
 		l.rows = append(l.rows, r)
+		l.touch(len(l.rows) - 1)
 	}
 	for _, d := range audit.Decisions(es) {
 		l.jobDecs[d.Job] = append(l.jobDecs[d.Job], len(l.decisions))

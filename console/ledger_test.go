@@ -143,8 +143,9 @@ func TestOverTimeKeepsEveryByte(t *testing.T) {
 	}
 }
 
-// FuzzLedgerIndex feeds the index arbitrary files: it never panics, and it
-// holds exactly the lines before the first that audit cannot read.
+// FuzzLedgerIndex feeds the index arbitrary files: it never panics, it
+// holds exactly the lines before the first that audit cannot read, and
+// its rendered exports equal its rows rendered one by one.
 func FuzzLedgerIndex(f *testing.F) {
 	f.Add([]byte(`{"time":"2026-11-01T10:00:00Z","job":"j","phase":"p","peer":"a","type":"job/output","bytes":5,"disclosure":"ciphertext"}` + "\n"))
 	f.Add([]byte(`{"time":"2026-11-01T10:00:00Z","job":"j","phase":"","peer":"","type":"policy/decision","bytes":0,"disclosure":"control","decision":"accepted"}` + "\n{\n"))
@@ -179,5 +180,6 @@ func FuzzLedgerIndex(f *testing.F) {
 			l.overTime(ledgerFilter{})
 			l.overTime(ledgerFilter{Peer: "a", Job: "j"})
 		})
+		checkExports(t, idx, ledgerFilter{Peer: "a"}, ledgerFilter{Job: "j"})
 	})
 }
