@@ -354,29 +354,45 @@ func (l *Local) entryRows(ds DownSummary) ([][]rowCount, error) {
 // encryptEntries is the class holder's: ds's entries' sums of the given
 // open nodes in lay, encrypted on every core.
 func encryptEntries(pk *lattice.PublicKey, lay *lattice.BinLayout, ds DownSummary, nodes []int) ([]*rlwe.Ciphertext, error) {
-	var g, h []int64
+	g, h, err := entrySums(ds, nodes)
+	if err != nil {
+		return nil, err
+	}
+	return encryptChunks(pk, lay, g, h, 0, lay.Chunks(len(g)/lay.Nodes()))
+}
+
+// entrySums is the class holder's: ds's entries' gradient and hessian
+// sums of the given open nodes, entry by entry, node by node (the order
+// EncryptPairs takes).
+func entrySums(ds DownSummary, nodes []int) (g, h []int64, err error) {
 	for _, es := range ds.Entries {
 		for _, e := range es {
 			v, ok := e.Sums.(Vec)
 			if !ok || len(v) < 2*(nodes[len(nodes)-1]+1) {
-				return nil, fmt.Errorf("boost: a down entry's sums do not fit the level")
+				return nil, nil, fmt.Errorf("boost: a down entry's sums do not fit the level")
 			}
 			for _, k := range nodes {
 				g, h = append(g, v[2*k]), append(h, v[2*k+1])
 			}
 		}
 	}
-	chunks := lay.Chunks(len(g) / lay.Nodes())
-	out := make([]*rlwe.Ciphertext, chunks)
+	return g, h, nil
+}
+
+// encryptChunks encrypts chunks lo to hi-1 of g and h (entrySums) in lay,
+// on every core, so that a sender can encrypt a part of its message at a
+// time.
+func encryptChunks(pk *lattice.PublicKey, lay *lattice.BinLayout, g, h []int64, lo, hi int) ([]*rlwe.Ciphertext, error) {
+	out := make([]*rlwe.Ciphertext, hi-lo)
 	w := lay.Nodes() * lay.Rows() // values per chunk
-	err := onCores(chunks, func() (func(i int) error, error) {
+	err := onCores(hi-lo, func() (func(i int) error, error) {
 		enc, err := lattice.NewEncryptor(pk)
 		if err != nil {
 			return nil, err
 		}
 		return func(i int) error {
-			lo, hi := i*w, min(len(g), (i+1)*w)
-			cts, err := enc.EncryptPairs(lay, g[lo:hi], h[lo:hi])
+			from, to := (lo+i)*w, min(len(g), (lo+i+1)*w)
+			cts, err := enc.EncryptPairs(lay, g[from:to], h[from:to])
 			if err == nil {
 				out[i] = cts[0]
 			}
