@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,7 +85,8 @@ params: {trees: %d, max_depth: %d, bins: 32, backend: %s, timeout_ms: 14400000}
 	defer cancel()
 	out := filepath.Join(dir, "out")
 	load0, cpu0, t0 := testkit.LoadAverage(), cpuTime(t), time.Now()
-	res, err := sim.Run(ctx, path, sim.RunOptions{Kinds: job.Registry{"boost": boost.Kind{LatticeCacheBytes: cache}}, Out: out,
+	levels := &cpuMarks{t: t, from: "level round 0 started", to: "finished"}
+	res, err := sim.Run(ctx, path, sim.RunOptions{Kinds: job.Registry{"boost": boost.Kind{LatticeCacheBytes: cache}}, Out: out, Progress: levels,
 		Setup: simtest.ThresholdKeys(2048), Policy: pol,
 		Timing: node.Timing{HeartbeatMS: 3000, ElectionMS: 3000, SendMS: 600000, StepMS: 14400000}})
 	wall, cpu := time.Since(t0), cpuTime(t)-cpu0
@@ -107,8 +109,8 @@ params: {trees: %d, max_depth: %d, bins: 32, backend: %s, timeout_ms: 14400000}
 	if strings.Contains(string(audit), boost.TypeLatticeDown) {
 		chosen = boost.BackendLattice
 	}
-	t.Logf("%d join rows, 2 parties over real nodes, %d trees of depth %d, 32 bins, backend %s (ran: %s), cache cap %d: level steps %.1f s per tree; run %v (key dealing included), CPU %v (whole process); peak RSS %s; timing %s; bytes %s; load %s -> %s",
-		n, trees, depth, backend, chosen, cache, level/float64(trees), wall.Round(time.Second), cpu.Round(time.Second), vmHWM(t), timing, sent, load0, testkit.LoadAverage())
+	t.Logf("%d join rows, 2 parties over real nodes, %d trees of depth %d, 32 bins, backend %s (ran: %s), cache cap %d: level steps %.1f s per tree, CPU %v per tree from the first level step to the end (whole process); run %v (key dealing included), CPU %v; peak RSS %s; timing %s; bytes %s; load %s -> %s",
+		n, trees, depth, backend, chosen, cache, level/float64(trees), (levels.cpu() / time.Duration(trees)).Round(100*time.Millisecond), wall.Round(time.Second), cpu.Round(time.Second), vmHWM(t), timing, sent, load0, testkit.LoadAverage())
 }
 
 // flowMap is a schema as a YAML flow map.
@@ -132,4 +134,33 @@ func vmHWM(t *testing.T) string {
 		}
 	}
 	return "unknown"
+}
+
+// cpuMarks passes sim's progress lines to stderr and notes the process's
+// CPU time at the first line holding from and the first holding to.
+type cpuMarks struct {
+	mu       sync.Mutex
+	t        *testing.T
+	from, to string
+	at       [2]time.Duration
+}
+
+func (c *cpuMarks) Write(b []byte) (int, error) {
+	line := string(b)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at[0] == 0 && strings.Contains(line, c.from) {
+		c.at[0] = cpuTime(c.t)
+	}
+	if c.at[0] != 0 && c.at[1] == 0 && strings.Contains(line, c.to) {
+		c.at[1] = cpuTime(c.t)
+	}
+	return os.Stderr.Write(b)
+}
+
+// cpu is the CPU time between the marks.
+func (c *cpuMarks) cpu() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.at[1] - c.at[0]
 }
