@@ -1,6 +1,10 @@
 package boost
 
-import "github.com/cohortdm/cohort/joinprop"
+import (
+	"github.com/cohortdm/cohort/joinprop"
+	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/table"
+)
 
 // WithMaxNodes is c with at most n open nodes to a layout (0: as many as
 // fit), for tests of levels that take several layouts.
@@ -22,3 +26,16 @@ func ChooseBackend(want string, g *joinprop.Graph, holds map[string]bool, partie
 // MaxBins is the most bins of any of the table's columns, which its party
 // announces on the lattice path.
 func (l *Local) MaxBins() int { return l.maxBins() }
+
+// Kept is a party's kept Ws after TrainLatticeKept.
+type Kept = keptWeights
+
+// TrainLatticeKept is TrainLattice with each party's kept Ws (nil where
+// the cap keeps none).
+func TrainLatticeKept(g *joinprop.Graph, data map[string]*table.Table, p Params, c LatticeCrypto) (*Model, map[string]*Kept, error) {
+	return trainLattice(g, data, p, c)
+}
+
+// KeptEntryBytes is the most one kept W takes under pk, its terms and
+// bookkeeping included, and its polynomial's share.
+func KeptEntryBytes(pk *lattice.PublicKey) (poly, entry int64) { return keptEntryBytes(pk.Params) }

@@ -22,6 +22,14 @@ type Kind struct {
 	// default (GroupAuto) the party chooses per table from a cheap
 	// estimate; a node may fix it (node.yaml boost_group_rows).
 	GroupRows GroupMode
+	// LatticeCacheBytes caps, in bytes, the plaintexts W this node keeps
+	// for a job's lattice bin sums, over all its tables in the job
+	// (kept_weights.go): they spare W's NTT at later levels and trees for
+	// memory. 0: DefaultLatticeCacheBytes; -1: none kept. A node setting
+	// (node.yaml boost_lattice_cache_bytes), not a param: the memory is
+	// the node's, each node may set its own, and the model and every
+	// message are the same whatever the cap.
+	LatticeCacheBytes int64
 }
 
 // Message types of the job, each sent within one step attempt on a

@@ -58,6 +58,9 @@ type LatticeOpen func(t int, l *lattice.BinLayout, cts []*rlwe.Ciphertext) (g, h
 type LatticeCrypto struct {
 	PK   *lattice.PublicKey
 	Open LatticeOpen
+	// CacheBytes caps the Ws each party keeps (Kind.LatticeCacheBytes:
+	// 0 the default, -1 none); the model does not depend on it.
+	CacheBytes int64
 	// maxNodes caps the open nodes of one layout (0: as many as fit), so
 	// that a test can make a level take several layouts.
 	maxNodes int
@@ -78,21 +81,51 @@ func CheckStar(g *joinprop.Graph) error {
 // table but the class holder's computed under c's key by plaintext
 // products and opened by c.Open. g must be a star (CheckStar).
 func TrainLattice(g *joinprop.Graph, data map[string]*table.Table, p Params, c LatticeCrypto) (*Model, error) {
+	m, _, err := trainLattice(g, data, p, c)
+	return m, err
+}
+
+// trainLattice is TrainLattice, with each party's kept Ws.
+func trainLattice(g *joinprop.Graph, data map[string]*table.Table, p Params, c LatticeCrypto) (*Model, map[string]*keptWeights, error) {
 	if err := CheckStar(g); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	locals, pos, err := prepare(g, data, p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	kept := keepWeights(g, locals, c)
 	h := NewHolder(p)
 	var sib *siblings
 	for !h.Done() {
 		if sib, err = latticeLevel(g, locals, h, c, sib); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return model(h, locals, pos), nil
+	return model(h, locals, pos), kept, nil
+}
+
+// keepWeights gives every party of g one budget of kept Ws for its
+// tables, as each party's node does in the job (session.keepWeights).
+func keepWeights(g *joinprop.Graph, locals []*Local, c LatticeCrypto) map[string]*keptWeights {
+	kept := map[string]*keptWeights{}
+	for i, l := range locals {
+		party := g.Tables[i].Party
+		k, ok := kept[party]
+		if !ok {
+			k = newKeptWeights(c.PK, c.CacheBytes)
+			kept[party] = k
+		}
+		l.keepWeights(k)
+	}
+	return kept
+}
+
+// keepWeights makes k the table's budget of kept Ws (nil: none).
+func (l *Local) keepWeights(k *keptWeights) {
+	if k != nil && l.kept == nil {
+		l.kept, l.wcol = k, k.table(len(l.feats))
+	}
 }
 
 // siblings is the class holder's memory for XGBoost's subtraction trick
@@ -321,29 +354,45 @@ func (l *Local) entryRows(ds DownSummary) ([][]rowCount, error) {
 // encryptEntries is the class holder's: ds's entries' sums of the given
 // open nodes in lay, encrypted on every core.
 func encryptEntries(pk *lattice.PublicKey, lay *lattice.BinLayout, ds DownSummary, nodes []int) ([]*rlwe.Ciphertext, error) {
-	var g, h []int64
+	g, h, err := entrySums(ds, nodes)
+	if err != nil {
+		return nil, err
+	}
+	return encryptChunks(pk, lay, g, h, 0, lay.Chunks(len(g)/lay.Nodes()))
+}
+
+// entrySums is the class holder's: ds's entries' gradient and hessian
+// sums of the given open nodes, entry by entry, node by node (the order
+// EncryptPairs takes).
+func entrySums(ds DownSummary, nodes []int) (g, h []int64, err error) {
 	for _, es := range ds.Entries {
 		for _, e := range es {
 			v, ok := e.Sums.(Vec)
 			if !ok || len(v) < 2*(nodes[len(nodes)-1]+1) {
-				return nil, fmt.Errorf("boost: a down entry's sums do not fit the level")
+				return nil, nil, fmt.Errorf("boost: a down entry's sums do not fit the level")
 			}
 			for _, k := range nodes {
 				g, h = append(g, v[2*k]), append(h, v[2*k+1])
 			}
 		}
 	}
-	chunks := lay.Chunks(len(g) / lay.Nodes())
-	out := make([]*rlwe.Ciphertext, chunks)
+	return g, h, nil
+}
+
+// encryptChunks encrypts chunks lo to hi-1 of g and h (entrySums) in lay,
+// on every core, so that a sender can encrypt a part of its message at a
+// time.
+func encryptChunks(pk *lattice.PublicKey, lay *lattice.BinLayout, g, h []int64, lo, hi int) ([]*rlwe.Ciphertext, error) {
+	out := make([]*rlwe.Ciphertext, hi-lo)
 	w := lay.Nodes() * lay.Rows() // values per chunk
-	err := onCores(chunks, func() (func(i int) error, error) {
+	err := onCores(hi-lo, func() (func(i int) error, error) {
 		enc, err := lattice.NewEncryptor(pk)
 		if err != nil {
 			return nil, err
 		}
 		return func(i int) error {
-			lo, hi := i*w, min(len(g), (i+1)*w)
-			cts, err := enc.EncryptPairs(lay, g[lo:hi], h[lo:hi])
+			from, to := (lo+i)*w, min(len(g), (lo+i+1)*w)
+			cts, err := enc.EncryptPairs(lay, g[from:to], h[from:to])
 			if err == nil {
 				out[i] = cts[0]
 			}
@@ -356,13 +405,15 @@ func encryptEntries(pk *lattice.PublicKey, lay *lattice.BinLayout, ds DownSummar
 // sumColumns is the table's: every column's masked bin sums over cts, the
 // rows of each entry counted in their bins, on every core.
 //
-// Each column's W per chunk is kept in l.weights (latticeKeptBytes) and taken
-// again while the entries' rows stay: at a tree's first two levels (one
-// node a slot, by sibling subtraction) and at every tree's, on a join
-// whose rows all stay in open nodes, only the gradients differ.
+// Each column's W per chunk is kept in l.kept (the node's cap,
+// kept_weights.go) and taken again while the entries' rows stay: at a
+// tree's first two levels (one node a slot, by sibling subtraction) and
+// at every tree's, on a join whose rows all stay in open nodes, only the
+// gradients differ.
 func sumColumns(pk *lattice.PublicKey, lay *lattice.BinLayout, l *Local, entries [][]rowCount, cts []*rlwe.Ciphertext) ([]*rlwe.Ciphertext, error) {
-	if l.weights == nil {
-		l.weights = lattice.NewWeightCache(latticeKeptBytes)
+	var cache *lattice.WeightCache
+	if l.kept != nil {
+		cache = l.kept.cache
 	}
 	out := make([]*rlwe.Ciphertext, len(l.feats))
 	err := onCores(len(l.feats), func() (func(f int) error, error) {
@@ -372,24 +423,35 @@ func sumColumns(pk *lattice.PublicKey, lay *lattice.BinLayout, l *Local, entries
 		}
 		var terms []lattice.BinTerm // the worker's, column after column
 		return func(f int) error {
-			terms = terms[:0]
-			for e, rs := range entries {
-				for _, rc := range rs {
-					terms = append(terms, lattice.BinTerm{Row: e, Bin: int(l.feats[f].bin[rc.row]), Weight: rc.count})
-				}
-			}
+			terms = columnTerms(terms[:0], l.feats[f].bin, entries)
 			var e error
-			out[f], e = s.SumTermsKept(cts, terms, l.weights, f)
+			out[f], e = s.SumTermsKept(cts, terms, cache, l.wcol+f)
 			return e
 		}, nil
 	})
 	return out, err
 }
 
-// latticeKeptBytes bounds the Ws a table's party keeps (sumColumns): at
-// default_credit's size one node a slot takes 188 chunks of 196 KB a
-// column, 37 MB a column.
-const latticeKeptBytes = 512 << 20
+// columnTerms appends to terms, entry by entry, one term per bin of the
+// column that the entry's rows fall in, weighted by their counts: an
+// entry's rows in one bin make one term (the same W as a term per row,
+// lattice.BinSummer.SumTerms adding the weights of one bin), so that a
+// chunk's terms, which a kept W is kept with, are at most one per bin of
+// each of its entries (newKeptWeights relies on it).
+func columnTerms(terms []lattice.BinTerm, bin []int32, entries [][]rowCount) []lattice.BinTerm {
+	for e, rs := range entries {
+		from := len(terms)
+		for _, rc := range rs {
+			b := int(bin[rc.row])
+			if i := slices.IndexFunc(terms[from:], func(t lattice.BinTerm) bool { return t.Bin == b }); i >= 0 {
+				terms[from+i].Weight += rc.count
+				continue
+			}
+			terms = append(terms, lattice.BinTerm{Row: e, Bin: b, Weight: rc.count})
+		}
+	}
+	return terms
+}
 
 // onCores runs work(i) for i < n on every core, each worker with its own
 // state from newWorker; the first error stops the others' next items.

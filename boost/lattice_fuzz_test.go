@@ -106,3 +106,26 @@ func TestSplitRuns(t *testing.T) {
 		t.Fatalf("no encodings: %v", r)
 	}
 }
+
+// TestEachRuns: the parts the class holder makes a part at a time
+// (sendLatticeEach) are splitRuns' parts of the whole list, for encodings
+// of one size below, at and over the limit, and for none.
+func TestEachRuns(t *testing.T) {
+	for _, size := range []int{1, 3, 6, 7} {
+		for count := range 14 {
+			c := make([][]byte, count)
+			for i := range c {
+				c[i] = make([]byte, size)
+			}
+			var want [][2]int
+			lo := 0
+			for _, r := range splitRuns(c, 6) {
+				want = append(want, [2]int{lo, lo + len(r)})
+				lo += len(r)
+			}
+			if got := eachRuns(count, size, 6); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%d encodings of %d bytes: runs %v, splitRuns' %v", count, size, got, want)
+			}
+		}
+	}
+}

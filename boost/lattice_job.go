@@ -250,23 +250,12 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, decryp
 				head.Combos[v] = append(head.Combos[v], en.Combo)
 			}
 		}
-		var c [][]byte
-		k0 := 0
-		for _, n := range head.Nodes {
-			lay, err := lattice.NewNodeBinLayout(pk.Params, bins, n)
-			if err != nil {
-				return err
-			}
-			cts, err := encryptEntries(pk, lay, out[j], nodes[k0:k0+n])
-			k0 += n
-			if err != nil {
-				return err
-			}
-			if c, err = appendEncodings(pk, c, cts); err != nil {
-				return err
-			}
+		down, err := newLatticeDown(pk, out[j], head.Nodes, nodes, bins)
+		if err != nil {
+			return err
 		}
-		if err := s.sendLattice(ctx, r.step, fmt.Sprintf("ldown/%d", e), s.g.Tables[i].Party, TypeLatticeDown, head, c, wire.DiscloseCiphertext); err != nil {
+		if err := s.sendLatticeEach(ctx, r.step, fmt.Sprintf("ldown/%d", e), s.g.Tables[i].Party, TypeLatticeDown, head,
+			down.count, pk.Params.CiphertextBytes(), down.encode, wire.DiscloseCiphertext); err != nil {
 			return err
 		}
 	}

@@ -71,9 +71,13 @@ func splitRuns(c [][]byte, limit int) [][][]byte {
 // receiveLattice receives what sendLattice sent on edge e: part 0, whose
 // head tells want, the number of encodings the list must have, then the
 // other parts; the list has exactly want encodings in at most want parts.
-func (s *session) receiveLattice(ctx context.Context, step job.Step, base, from, typ string, e int, want func(*latticeMsg) (int, error)) (*latticeMsg, error) {
+// With take, each part's encodings go to take as they arrive instead of
+// into the result's C, so that the list is never held whole.
+func (s *session) receiveLattice(ctx context.Context, step job.Step, base, from, typ string, e int, want func(*latticeMsg) (int, error),
+	take func([][]byte) error) (*latticeMsg, error) {
 	bad := fmt.Errorf("%w: a lattice message from %s on edge %s", ErrWire, from, s.g.EdgeName(e))
 	var head latticeMsg
+	got := 0 // the encodings received
 	for k := 0; k == 0 || k < head.Parts; k++ {
 		b, err := s.receive(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), from, typ)
 		if err != nil {
@@ -83,23 +87,29 @@ func (s *session) receiveLattice(ctx context.Context, step job.Step, base, from,
 		if err := wire.Unmarshal(b, &m); err != nil || m.Edge != e || m.Part != k || (k > 0 && m.Parts != head.Parts) {
 			return nil, bad
 		}
-		if k > 0 {
-			if head.C = append(head.C, m.C...); len(head.C) > head.Part {
+		if k == 0 {
+			c := m.C
+			head, m.C = m, nil
+			n, err := want(&head)
+			if err != nil {
+				return nil, err
+			}
+			if head.Parts < 1 || head.Parts > max(n, 1) || len(c) > n {
 				return nil, bad
 			}
-			continue
+			head.Part, head.C = n, nil // the count the list must reach
+			m.C = c
 		}
-		head = m
-		n, err := want(&head)
-		if err != nil {
-			return nil, err
-		}
-		if head.Parts < 1 || head.Parts > max(n, 1) || len(head.C) > n {
+		if got += len(m.C); got > head.Part {
 			return nil, bad
 		}
-		head.Part = n // the count the list must reach
+		if take == nil {
+			head.C = append(head.C, m.C...)
+		} else if err := take(m.C); err != nil {
+			return nil, err
+		}
 	}
-	if len(head.C) != head.Part {
+	if got != head.Part {
 		return nil, bad
 	}
 	return &head, nil

@@ -34,11 +34,16 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 	var ds DownSummary
 	n := 0 // the entries of the down message
 	bins := s.tableBins(i)
+	var all []*rlwe.Ciphertext // the down message's, decoded part by part
 	m, err := s.receiveLattice(ctx, r.step, fmt.Sprintf("ldown/%d", e), holder, TypeLatticeDown, e, func(m *latticeMsg) (int, error) {
 		var want int
 		var herr error
 		ds, n, want, herr = l.latticeHead(pk, bins, m)
 		return want, herr
+	}, func(c [][]byte) error {
+		cts, err := decodeEach(pk, c)
+		all = append(all, cts...)
+		return err
 	})
 	if err != nil {
 		return err
@@ -47,10 +52,7 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 	if err != nil {
 		return err
 	}
-	all, err := decodeEach(pk, m.C)
-	if err != nil {
-		return err
-	}
+	s.keepWeights(l)
 	var sums []*rlwe.Ciphertext // layout by layout, column by column
 	for _, k := range m.Nodes {
 		lay, _ := lattice.NewNodeBinLayout(pk.Params, bins, k) // checked above
@@ -59,6 +61,7 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 		if err != nil {
 			return err
 		}
+		clear(all[:chunks]) // summed: let them go
 		all, sums = all[chunks:], append(sums, ss...)
 	}
 	c, err := appendEncodings(pk, nil, sums)
@@ -80,6 +83,15 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 		return r.latticeShare(ctx, i, plan, m.Nodes, perLayout(sums, len(m.Nodes)))
 	}
 	return nil
+}
+
+// keepWeights gives table l the party's budget of kept Ws, made under
+// the node's cap at the first lattice sums of the job.
+func (s *session) keepWeights(l *Local) {
+	if !s.keptMade {
+		s.kept, s.keptMade = newKeptWeights(s.lkeys.PublicKey, s.cacheBytes), true
+	}
+	l.keepWeights(s.kept)
 }
 
 // latticeHead checks the head of a lattice down message to the table
@@ -138,7 +150,7 @@ func (r *levelRun) receiveBins(ctx context.Context, i int) ([]int, [][]*rlwe.Cip
 			return 0, fmt.Errorf("%w: the lattice bin sums of table %q are not laid out for the bins the log commits", ErrWire, s.g.Tables[i].Name)
 		}
 		return len(m.Nodes) * f, nil
-	})
+	}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -276,7 +288,7 @@ func (r *levelRun) takeShares(ctx context.Context, q string, i int, plan *lattic
 	per := len(plan.QuorumsOf(s.lkeys.PublicKey.Point(q))) // shares per opening
 	m, err := s.receiveLattice(ctx, r.step, fmt.Sprintf("lshare/%d", e), q, TypeLatticeShare, e, func(*latticeMsg) (int, error) {
 		return per * len(ops), nil
-	})
+	}, nil)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/boost"
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/joinprop"
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/lattice"
@@ -146,7 +148,8 @@ func TestLatticeDefaultCredit(t *testing.T) {
 // library's, and every message and log record keeps to the leakage
 // profile (the lattice path's messages included, and the bins the load
 // step commits: carol's table, whose column has fewer bins than
-// params.bins, is laid out for its own).
+// params.bins, is laid out for its own). Under auto every node keeps at
+// most one W (Kind.LatticeCacheBytes), which changes no model.
 func TestJobStarLattice(t *testing.T) {
 	t.Parallel()
 	for _, backend := range []string{boost.BackendLattice, boost.BackendAuto} {
@@ -156,7 +159,18 @@ func TestJobStarLattice(t *testing.T) {
 		if b := layoutBins(t, c, p.Bins); b["carol"] >= p.Bins {
 			t.Fatalf("carol's column has %d bins of %d: the case lays nothing out for fewer", b["carol"], p.Bins)
 		}
-		res, out, capt := simRun(t, c, p)
+		// auto's nodes keep at most one W each (boost_lattice_cache_bytes):
+		// the model is the same.
+		kind := boost.Kind{}
+		if backend == boost.BackendAuto {
+			_, entry := boost.KeptEntryBytes(latticeCrypto(t, c.g).PK)
+			kind.LatticeCacheBytes = entry
+		}
+		capt, out := &capture{records: map[string]*job.Record{}}, filepath.Join(t.TempDir(), "out")
+		if err := simRunKind(t, c, p, kind, capt, out); err != nil {
+			t.Fatal(err)
+		}
+		res := readResult(t, out)
 		want, err := boost.Train(c.g, c.data, p)
 		if err != nil {
 			t.Fatal(err)

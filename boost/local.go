@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/cohortdm/cohort/joinprop"
-	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/table"
 	"github.com/cohortdm/cohort/tree"
 )
@@ -23,18 +22,19 @@ var ErrLabels = errors.New("boost: class column does not fit the loss")
 // signature, the outcomes of the table's own splits so far ('0' left, '1'
 // right, one byte per split of the table, in the order they were made).
 type Local struct {
-	g       *joinprop.Graph
-	ti      int
-	name    string
-	n       int
-	edges   []*joinprop.EdgeKey // by edge index; nil where not incident
-	feats   []Feature
-	sig     [][]byte
-	w       []uint64             // each row's weight: the table's rows it stands for (nil: 1 each; grouped.go)
-	y       []float64            // the target table: each row's label (0/1) or value
-	made    [][2]int             // the table's splits so far: feature and bin, by ordinal
-	first   *DownSummary         // the tree's first-level down message (reuse.go)
-	weights *lattice.WeightCache // the lattice path's Ws (sumColumns), memory only
+	g     *joinprop.Graph
+	ti    int
+	name  string
+	n     int
+	edges []*joinprop.EdgeKey // by edge index; nil where not incident
+	feats []Feature
+	sig   [][]byte
+	w     []uint64     // each row's weight: the table's rows it stands for (nil: 1 each; grouped.go)
+	y     []float64    // the target table: each row's label (0/1) or value
+	made  [][2]int     // the table's splits so far: feature and bin, by ordinal
+	first *DownSummary // the tree's first-level down message (reuse.go)
+	kept  *keptWeights // the lattice path's kept Ws (sumColumns), memory only; nil: none
+	wcol  int          // the number of the table's first column in kept
 }
 
 // Feature is a numeric column binned by its cuts (Cuts).

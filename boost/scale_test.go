@@ -1,7 +1,10 @@
 package boost_test
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -16,29 +19,39 @@ import (
 	"github.com/cohortdm/cohort/table"
 )
 
-// scaleData is a two-party one-to-one join of n rows shaped like
-// default_credit: table guest (the class holder: y and 13 numeric
-// columns) and host (10 numeric columns), joined by id; y depends on a
-// few columns of both sides.
-func scaleData(t *testing.T, n int) (*joinprop.Graph, map[string]*table.Table) {
-	rng := rand.New(rand.NewPCG(uint64(n), 34))
-	cols := map[string]int{"guest": 13, "host": 10}
+// scaleSchemas are scaleData's tables' columns: guest (the class
+// holder: id, y and 13 numeric columns) and host (id and 10 numeric
+// columns).
+func scaleSchemas() map[string]map[string]table.Kind {
 	schemas := map[string]map[string]table.Kind{}
-	var b = map[string]*strings.Builder{"guest": {}, "host": {}}
-	for side, k := range cols {
+	for side, k := range map[string]int{"guest": 13, "host": 10} {
 		schemas[side] = map[string]table.Kind{"id": table.Key}
-		b[side].WriteString("id")
 		if side == "guest" {
 			schemas[side]["y"] = table.Class
-			b[side].WriteString(",y")
 		}
 		for j := range k {
-			c := fmt.Sprintf("%s%d", side[:1], j)
-			schemas[side][c] = table.Numeric
-			b[side].WriteString("," + c)
+			schemas[side][fmt.Sprintf("%s%d", side[:1], j)] = table.Numeric
 		}
-		b[side].WriteString("\n")
 	}
+	return schemas
+}
+
+// writeScale writes scaleData's n rows as CSV to guest and host, from a
+// fixed seed: y depends on a few columns of both sides.
+func writeScale(guest, host io.Writer, n int) error {
+	rng := rand.New(rand.NewPCG(uint64(n), 34))
+	w := map[string]*bufio.Writer{"guest": bufio.NewWriter(guest), "host": bufio.NewWriter(host)}
+	w["guest"].WriteString("id,y")
+	w["host"].WriteString("id")
+	for j := range 23 {
+		if j < 13 {
+			fmt.Fprintf(w["guest"], ",g%d", j)
+		} else {
+			fmt.Fprintf(w["host"], ",h%d", j-13)
+		}
+	}
+	w["guest"].WriteString("\n")
+	w["host"].WriteString("\n")
 	x := make([]float64, 23)
 	for i := range n {
 		for j := range x {
@@ -48,20 +61,31 @@ func scaleData(t *testing.T, n int) (*joinprop.Graph, map[string]*table.Table) {
 		if x[0]+x[13]-x[1]/2+rng.NormFloat64()*20 > 60 {
 			y = 1
 		}
-		fmt.Fprintf(b["guest"], "%d,%d", i, y)
-		fmt.Fprintf(b["host"], "%d", i)
+		fmt.Fprintf(w["guest"], "%d,%d", i, y)
+		fmt.Fprintf(w["host"], "%d", i)
 		for j, v := range x {
 			side := "guest"
 			if j >= 13 {
 				side = "host"
 			}
-			b[side].WriteString("," + strconv.FormatFloat(v, 'f', 1, 64))
+			w[side].WriteString("," + strconv.FormatFloat(v, 'f', 1, 64))
 		}
-		b["guest"].WriteString("\n")
-		b["host"].WriteString("\n")
+		w["guest"].WriteString("\n")
+		w["host"].WriteString("\n")
+	}
+	return errors.Join(w["guest"].Flush(), w["host"].Flush())
+}
+
+// scaleData is a two-party one-to-one join of n rows shaped like
+// default_credit (writeScale), joined by id, read into tables.
+func scaleData(t *testing.T, n int) (*joinprop.Graph, map[string]*table.Table) {
+	schemas := scaleSchemas()
+	var b = map[string]*strings.Builder{"guest": {}, "host": {}}
+	if err := writeScale(b["guest"], b["host"], n); err != nil {
+		t.Fatal(err)
 	}
 	data := map[string]*table.Table{}
-	for side := range cols {
+	for side := range b {
 		var err error
 		if data[side], err = table.Read(strings.NewReader(b[side].String()), side+".csv", side, schemas[side]); err != nil {
 			t.Fatal(err)

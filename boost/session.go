@@ -46,6 +46,11 @@ type session struct {
 	backend string         // the bin sums' backend, committed by load
 	bins    map[string]int // the lattice layouts' bins by party, committed by load
 	lkeys   *lattice.Keys
+	// cacheBytes is the node's cap on kept Ws (Kind.LatticeCacheBytes),
+	// kept the budget under it, made at the first lattice sums.
+	cacheBytes int64
+	kept       *keptWeights
+	keptMade   bool
 
 	keys *keyring.Paillier
 	// The class holder's: the booster, the join's row count, the splits
@@ -121,6 +126,7 @@ func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) 
 		}
 	}
 	s.slots = [2]int{-1, -1}
+	s.cacheBytes = k.LatticeCacheBytes
 	if len(s.own) > 0 {
 		s.loadErr = s.loadTables(ctx, k.GroupRows)
 	}

@@ -86,6 +86,13 @@ type Config struct {
 	// estimate of its groups (boost.Kind.GroupRows; docs/sources.md has
 	// the figures). The model does not depend on it.
 	BoostGroupRows string `yaml:"boost_group_rows,omitempty"`
+	// BoostLatticeCacheBytes caps the memory, in bytes, this node spends
+	// per boost job on its lattice path's kept plaintexts (each column's
+	// W per chunk, which spares their NTT at later levels and trees:
+	// boost.Kind.LatticeCacheBytes): lower it to trade CPU for memory.
+	// Zero: boost's default (256 MiB); -1: keep none. The model does not
+	// depend on it.
+	BoostLatticeCacheBytes int64 `yaml:"boost_lattice_cache_bytes,omitempty"`
 	// RandomizerPool bounds how many Paillier encryption randomisers the
 	// node computes ahead for the consortium key, between jobs, so that a
 	// job's encryptions wait for a multiplication each instead of an
@@ -238,6 +245,9 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	if c.SJCMemoryBudget < 0 {
 		return nil, configErr(path, "sjc_memory_budget", "must not be negative")
+	}
+	if c.BoostLatticeCacheBytes < -1 {
+		return nil, configErr(path, "boost_lattice_cache_bytes", "must be -1 (keep none), 0 (the default) or a number of bytes")
 	}
 	for _, g := range []struct{ setting, value string }{{"sjc_group_rows", c.SJCGroupRows}, {"boost_group_rows", c.BoostGroupRows}} {
 		if _, err := job.ParseGroupMode(g.setting, g.value); err != nil {

@@ -105,7 +105,7 @@ func (a *app) nodeRunCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("%w: %s: %w", node.ErrConfig, runConfig, err)
 			}
-			ks["boost"] = boost.Kind{GroupRows: bgroup} // node setting: node.yaml boost_group_rows
+			ks["boost"] = boost.Kind{GroupRows: bgroup, LatticeCacheBytes: cfg.BoostLatticeCacheBytes} // node settings: node.yaml boost_group_rows, boost_lattice_cache_bytes
 			n, err := node.New(node.Options{Config: cfg, Kinds: ks, Logger: a.logger(), Join: join, Version: version})
 			if err != nil {
 				return err

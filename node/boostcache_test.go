@@ -1,0 +1,39 @@
+package node_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cohortdm/cohort/node"
+)
+
+// boost_lattice_cache_bytes reads -1 (none), 0 or unset (boost's
+// default) and a number of bytes; below -1 is a config
+// error naming the setting and not its value.
+func TestConfigBoostLatticeCacheBytes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "node.yaml")
+	for body, want := range map[string]int64{"": 0, "boost_lattice_cache_bytes: -1\n": -1, "boost_lattice_cache_bytes: 0\n": 0,
+		"boost_lattice_cache_bytes: 67108864\n": 64 << 20, "boost_lattice_cache_bytes: -7345\n": -2} {
+		if err := os.WriteFile(p, []byte("name: a\ndata_dir: d\nconsortium: c.yaml\n"+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := node.LoadConfig(p)
+		if want == -2 {
+			if !errors.Is(err, node.ErrConfig) || !strings.Contains(err.Error(), "boost_lattice_cache_bytes") || strings.Contains(err.Error(), "7345") {
+				t.Errorf("%q: %v, want a config error naming boost_lattice_cache_bytes, not its value", body, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		if cfg.BoostLatticeCacheBytes != want {
+			t.Errorf("%q: %d, want %d", body, cfg.BoostLatticeCacheBytes, want)
+		}
+	}
+}
