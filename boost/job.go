@@ -101,7 +101,7 @@ func psiMode(spec *job.Spec, s string) (psi.Mode, error) {
 	}
 	m, err := psi.ParseMode(s)
 	if err != nil {
-		return 0, spec.Errorf("params.psi", "want auto, ot or ecdh")
+		return 0, spec.Errorf("params.psi", "want auto, ot, vole or ecdh")
 	}
 	return m, nil
 }

@@ -26,7 +26,8 @@ type Params struct {
 	// party keeps its own predicates (and the class holder the weights).
 	Release bool `yaml:"release"`
 	// PSI is the protocol of each edge's private set intersection in the
-	// job: "auto" (the default), "ot" or "ecdh", as sjc's params.psi.
+	// job: "auto" (the default), "ot", "vole" or "ecdh", as sjc's
+	// params.psi.
 	PSI string `yaml:"psi"`
 	// Reuse: the class holder encrypts the gradients once per tree and the
 	// receivers re-use the ciphertexts at the tree's deeper levels, which

@@ -54,7 +54,8 @@
 //  2. align (all parties). psi.Align intersects the id sets as a star around
 //     the hub (params.psi: "auto" by default, which runs ECDH on
 //     ristretto255 for a hub–spoke pair with fewer than 1024 ids in all
-//     and KKRT16's OT-extension PSI from there; "ot" or "ecdh" force one);
+//     and KKRT16's OT-extension PSI from there; "ot", "vole" or "ecdh"
+//     force one);
 //     every party orders the common records
 //     by encoded id, which gives all of them the same record numbering
 //     without revealing more ids, and keeps its aligned row numbers (and a

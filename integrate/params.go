@@ -56,7 +56,7 @@ type Params struct {
 	Hub string `yaml:"hub"`
 	// PSI is the id alignment's protocol: "auto" (the default: ECDH for
 	// small id sets, the OT-extension PSI from 1024 ids per hub–spoke pair
-	// in all), "ot" or "ecdh" (package psi).
+	// in all), "ot", "vole" (the VOLE-based PSI) or "ecdh" (package psi).
 	PSI string `yaml:"psi"`
 	// TimeoutMS is each step's timeout (0: the node's default).
 	TimeoutMS int64 `yaml:"timeout_ms"`
@@ -107,7 +107,7 @@ func parseParams(spec *job.Spec) (*Params, error) {
 	}
 	mode, err := psi.ParseMode(p.PSI)
 	if err != nil {
-		return nil, spec.Errorf("params.psi", "%q: want auto, ot or ecdh", p.PSI)
+		return nil, spec.Errorf("params.psi", "%q: want auto, ot, vole or ecdh", p.PSI)
 	}
 	p.psiMode = mode
 	if len(spec.Parties) < 2 {

@@ -120,10 +120,10 @@ func TestBadData(t *testing.T) {
 		t.Fatalf("unknown param: %v", err)
 	}
 	spec.Params = map[string]any{"psi": "fast"}
-	if _, err := sjc.ParseParams(spec); err == nil || !strings.Contains(err.Error(), "params.psi") || !strings.Contains(err.Error(), "auto, ot or ecdh") {
+	if _, err := sjc.ParseParams(spec); err == nil || !strings.Contains(err.Error(), "params.psi") || !strings.Contains(err.Error(), "auto, ot, vole or ecdh") {
 		t.Fatalf("unknown PSI mode: %v", err)
 	}
-	for _, m := range []string{"auto", "ot", "ecdh"} {
+	for _, m := range []string{"auto", "ot", "vole", "ecdh"} {
 		spec.Params = map[string]any{"psi": m}
 		if p, err := sjc.ParseParams(spec); err != nil || p.PSI != m {
 			t.Fatalf("psi %s: %+v %v", m, p, err)

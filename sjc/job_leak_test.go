@@ -103,7 +103,7 @@ func float64Bytes(x float64) []byte {
 // candidate only to its party; no split predicate is in the log or in any
 // message.
 // It runs once per PSI protocol: the small sets here would make auto pick
-// ECDH, so OT is forced once; and once with every party under a one-row
+// ECDH, so OT and VOLE are forced once each; and once with every party under a one-row
 // memory budget, whose spilling must not change what leaves a party. The
 // parties load as a node does by default (GroupAuto: these tables' rows
 // are distinct, so row by row), and once every table grouped
@@ -111,7 +111,7 @@ func float64Bytes(x float64) []byte {
 // to the messages of the job that groups none.
 func TestJobLeakage(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"ecdh", "ot"} {
+	for _, mode := range []string{"ecdh", "ot", "vole"} {
 		t.Run(mode, func(t *testing.T) { checkJobLeakage(t, mode, sjc.Kind{}) })
 	}
 	t.Run("ecdh-budget", func(t *testing.T) { checkJobLeakage(t, "ecdh", sjc.Kind{MemoryBudget: oneRow}) })
@@ -337,7 +337,8 @@ func checkLeakMessages(t *testing.T, run *jobRun, g *sjc.Graph, shared [][]strin
 			}
 		}
 	}
-	psiTypes := map[string][]string{"ecdh": {psi.TypeBlinded, psi.TypeDouble}, "ot": {psi.TypeOTBase, psi.TypeOTChoice, psi.TypeOTMatrix, psi.TypeOTValues, psi.TypeFilter}}
+	psiTypes := map[string][]string{"ecdh": {psi.TypeBlinded, psi.TypeDouble}, "ot": {psi.TypeOTBase, psi.TypeOTChoice, psi.TypeOTMatrix, psi.TypeOTValues, psi.TypeFilter},
+		"vole": {psi.TypeVoleBase, psi.TypeVoleChoice, psi.TypeVoleKeys, psi.TypeVoleMatrix, psi.TypeVoleTrees, psi.TypeVoleOKVS, psi.TypeVoleValues, psi.TypeFilter}}
 	for _, typ := range append(psiTypes[mode], sjc.TypeClassSummary, sjc.TypeSplitSummary, sjc.TypeConfirm, "offers") {
 		if seen[typ] == 0 {
 			t.Errorf("no %s message was sent: the test checks nothing of it", typ)

@@ -36,8 +36,9 @@ type Params struct {
 	JoinSplits bool `yaml:"join_splits"`
 	// PSI is the protocol of each edge's private set intersection: "auto"
 	// (the default: ECDH when the two parties' distinct join values add up
-	// to fewer than 1024, the OT-extension PSI from there), "ot" or "ecdh"
-	// (package psi). The tree does not depend on it.
+	// to fewer than 1024, the OT-extension PSI from there), "ot", "vole"
+	// (the VOLE-based PSI) or "ecdh" (package psi). The tree does not
+	// depend on it.
 	PSI string `yaml:"psi"`
 	// HideGains keeps every gain at its party: the coordinator learns,
 	// per open node, only which table wins, or a leaf (package doc,
@@ -87,7 +88,7 @@ func psiMode(spec *job.Spec, s string) (psi.Mode, error) {
 	}
 	m, err := psi.ParseMode(s)
 	if err != nil {
-		return 0, spec.Errorf("params.psi", "%q: want auto, ot or ecdh", s)
+		return 0, spec.Errorf("params.psi", "%q: want auto, ot, vole or ecdh", s)
 	}
 	return m, nil
 }

@@ -20,11 +20,11 @@ import (
 // sim.Run: result.json holds the assembled tree, equal to the in-process
 // tree, and the test accuracy Evaluate gives; every party keeps its part
 // of the model. It runs with the default PSI (auto, which picks ECDH for
-// these small edges) and with OT forced, whose extension matrix and OPRF
-// values travel as real libp2p messages.
+// these small edges) and with OT and VOLE forced, whose extension
+// matrices, trees and OPRF values travel as real libp2p messages.
 func TestSimRealNodes(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"", "ot"} {
+	for _, mode := range []string{"", "ot", "vole"} {
 		t.Run("psi="+mode, func(t *testing.T) { simRealNodes(t, mode) })
 	}
 }
