@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"github.com/cohortdm/cohort/internal/strictyaml"
 )
 
 // Errors callers may tell apart with errors.Is. Every returned error wraps one
@@ -310,9 +310,7 @@ type yamlTaxonomy struct {
 // are errors naming the intervals.
 func ReadYAML(r io.Reader) (*Taxonomy, error) {
 	var y yamlTaxonomy
-	dec := yaml.NewDecoder(r)
-	dec.KnownFields(true)
-	if err := dec.Decode(&y); err != nil {
+	if err := strictyaml.Decode(r, &y); err != nil {
 		return nil, fmt.Errorf("%w: yaml: %w", ErrTaxonomy, err)
 	}
 	if y.Column == "" {

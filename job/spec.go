@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/strictyaml"
 	"github.com/cohortdm/cohort/table"
 
 	"gopkg.in/yaml.v3"
@@ -69,9 +70,7 @@ func LoadSpec(path string) (*Spec, error) {
 // the fields every kind shares. source names the file in errors.
 func ParseSpec(b []byte, source string) (*Spec, error) {
 	var s Spec
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&s); err != nil {
+	if err := strictyaml.Decode(bytes.NewReader(b), &s); err != nil {
 		if errors.Is(err, io.EOF) { // no YAML document at all, not a truncated one
 			return nil, fmt.Errorf("%w: %s: the spec is empty", ErrSpec, source)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cohortdm/cohort/api"
 	"github.com/cohortdm/cohort/internal/atomicfile"
+	"github.com/cohortdm/cohort/internal/strictyaml"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/table"
@@ -397,9 +398,7 @@ func sortedNames[V any](m map[string]V) []string {
 }
 
 func decodeStrict(b []byte, v any) error {
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	return dec.Decode(v)
+	return strictyaml.Decode(bytes.NewReader(b), v)
 }
 
 // writeFileAtomic creates path's directory and writes path atomically.

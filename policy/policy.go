@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cohortdm/cohort/internal/strictyaml"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/wire"
 )
@@ -277,9 +278,7 @@ func Parse(b []byte, source string) (*Policy, error) {
 	// A file that omits the allowance of exact releases has the default's
 	// (an explicit 0 allows none), as a file written before it existed.
 	p := Policy{ExactReleases: DefaultExactReleases}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&p); err != nil {
+	if err := strictyaml.Decode(bytes.NewReader(b), &p); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrPolicy, source, err)
 	}
 	if err := p.check(); err != nil {
