@@ -14,7 +14,7 @@ import (
 
 // DefaultLatticePool is how many lattice encryptions of zero a node keeps
 // ready when node.yaml does not say: one contribution of a million values
-// of sum's fixed point on five parties (62 ciphertexts), 24 MiB under
+// of sum's fixed point on five parties (63 ciphertexts), 24 MiB under
 // lattice.ParamsBGV13 (384 KiB each). Filling it takes about 3.4 ms of
 // one core per encryption of zero, 0.2 s in all.
 const DefaultLatticePool = 64
