@@ -29,6 +29,19 @@ type Encryptor struct {
 	enc    *rlwe.Encryptor
 	ecd    *bgv.Encoder
 	placed placedEncoder // EncryptPairs' scratch (binencode.go)
+	zeros  *ZeroPool     // nil: every encryption of zero computed here
+}
+
+// UseZeros lets the Encryptor take its encryptions of zero from p, a
+// node's pool (ZeroPool, which says why the ciphertexts are distributed
+// as without it), and compute them itself only when p is empty. It
+// refuses a pool of another key.
+func (e *Encryptor) UseZeros(p *ZeroPool) error {
+	if p != nil && !p.Serves(e.pk) {
+		return fmt.Errorf("%w: zero pool of another key", ErrMismatch)
+	}
+	e.zeros = p
+	return nil
 }
 
 // NewEncryptor returns an Encryptor for pk.
@@ -82,12 +95,12 @@ func (e *Encryptor) encrypt(ctx Context, party int, l *Layout, coeffs []uint64) 
 			if err := e.ecd.Encode(coeffs[k*l.slots:(k+1)*l.slots], pt); err != nil {
 				return err
 			}
-			ct := bgv.NewCiphertext(params, 1, params.MaxLevel())
-			if err := e.enc.Encrypt(pt, ct); err != nil {
+			c0, c1, err := e.encryptPlain(pt)
+			if err != nil {
 				return err
 			}
-			reduce(params.RingQ(), ct.Value[0], ct.Value[1])
-			a.c0[k], a.c1[k] = ct.Value[0], ct.Value[1]
+			reduce(params.RingQ(), c0, c1)
+			a.c0[k], a.c1[k] = c0, c1
 		}
 		return nil
 	})
@@ -96,6 +109,21 @@ func (e *Encryptor) encrypt(ctx Context, party int, l *Layout, coeffs []uint64) 
 	}
 	a.Inputs = []Input{{Party: party, Digest: contributionDigest(ctx, party, a.Shape, a.c0, a.c1)}}
 	return a, nil
+}
+
+// encryptPlain encrypts pt as rlwe.Encryptor.Encrypt does, an encryption
+// of zero plus pt: with one from the pool when it has one ready.
+func (e *Encryptor) encryptPlain(pt *rlwe.Plaintext) (c0, c1 ring.Poly, err error) {
+	if z, ok := e.zeros.take(); ok {
+		e.pk.Params.bgv.RingQ().AtLevel(pt.Level()).Add(z.c0, pt.Value, z.c0)
+		return z.c0, z.c1, nil
+	}
+	params := e.pk.Params.bgv
+	ct := bgv.NewCiphertext(params, 1, params.MaxLevel())
+	if err := e.enc.Encrypt(pt, ct); err != nil {
+		return ring.Poly{}, ring.Poly{}, err
+	}
+	return ct.Value[0], ct.Value[1], nil
 }
 
 // contributionDigest is the digest of a single contribution, over its

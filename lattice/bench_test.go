@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/cohortdm/cohort/internal/cputime"
 )
@@ -214,4 +215,55 @@ func cpuLoop(b *testing.B, f func() error) {
 		n++
 	}
 	b.ReportMetric(float64((cputime.Used(b)-cpu0).Microseconds())/1000/float64(n), "cpu-ms/op")
+}
+
+// BenchmarkEncryptMillion measures one party's encryption of a million
+// values at sum's fixed point on five parties (63 ciphertexts), as a
+// round's critical path sees it: computing every encryption of zero
+// (pool=none) or taking them from a full ZeroPool (pool=full, filled and
+// paused before the timer starts).
+func BenchmarkEncryptMillion(b *testing.B) {
+	keys := testKeys(b, 5, 3)
+	pk := keys[0].PublicKey
+	l, err := NewLayout(params(b), 1_000_000, 8, 24, 5)
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := make([]int64, 1_000_000)
+	for i := range v {
+		v[i] = int64(i % 1000)
+	}
+	for _, pooled := range []bool{false, true} {
+		b.Run(fmt.Sprintf("pool=%s", map[bool]string{false: "none", true: "full"}[pooled]), func(b *testing.B) {
+			enc, err := NewEncryptor(pk)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for range b.N {
+				var p *ZeroPool
+				if pooled {
+					b.StopTimer()
+					if p, err = NewZeroPool(b.Context(), pk, l.Ciphertexts()); err != nil {
+						b.Fatal(err)
+					}
+					for p.Stats().Ready < l.Ciphertexts() {
+						time.Sleep(time.Millisecond)
+					}
+					p.Pause()
+					b.StartTimer()
+				}
+				if err := enc.UseZeros(p); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := enc.EncryptInts(testContext(pk, 1), 1, l, v); err != nil {
+					b.Fatal(err)
+				}
+				if p != nil {
+					b.StopTimer()
+					p.Close()
+					b.StartTimer()
+				}
+			}
+		})
+	}
 }

@@ -34,6 +34,9 @@ type round struct {
 	// parallel runs every party's encryption and shares in its own
 	// goroutine, as separate nodes would (benchmarks).
 	parallel bool
+	// zeros, when set, is the pool every party's Encryptor takes its
+	// encryptions of zero from.
+	zeros *ZeroPool
 	// bytes sent per party (index = point-1) and the root's opening,
 	// filled by run.
 	bytes  []int
@@ -57,6 +60,9 @@ func (r *round) run(tb testing.TB, inputs [][]int64) (*Result, error) {
 	err := r.each(len(order), func(x int) error {
 		enc, err := NewEncryptor(pk)
 		if err != nil {
+			return err
+		}
+		if err := enc.UseZeros(r.zeros); err != nil {
 			return err
 		}
 		aggs[x], err = enc.EncryptInts(r.ctx, order[x], r.layout, inputs[order[x]-1])

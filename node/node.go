@@ -128,6 +128,9 @@ func New(opts Options) (*Node, error) {
 	if _, err := cfg.randomizerPool("node " + cfg.Name); err != nil {
 		return nil, err
 	}
+	if _, err := cfg.latticePool("node " + cfg.Name); err != nil {
+		return nil, err
+	}
 	if _, err := cfg.eagerTables("node " + cfg.Name); err != nil {
 		return nil, err
 	}
@@ -190,6 +193,8 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		fsm: newFSM(), progress: newProgressBoard(), memory: newMemoryBoard(), probes: newProbeShare(),
 		secrets: secrets, pools: newRandomizers(poolSize, eager, secrets, lg),
 	}
+	zeros, _ := cfg.latticePool("") // checked by New
+	n.pools.zeros = newLatticeZeros(zeros, secrets, lg)
 	m.reg.MustRegister(n.pools)
 	if opts.OnApply != nil {
 		n.fsm.onApply = func(c *command) { opts.OnApply(eventOf(c)) }

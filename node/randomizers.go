@@ -16,6 +16,7 @@ import (
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/keyring"
+	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/paillier"
 )
 
@@ -63,6 +64,9 @@ type randomizers struct {
 	// taken and computed add up the counts of pools replaced, so that the
 	// metrics' counters never go down.
 	taken, computed int64
+	// zeros is the lattice key's pool (latticezeros.go), started, paused
+	// and closed with this one; nil when the node keeps none.
+	zeros *latticeZeros
 }
 
 func newRandomizers(size int, eager bool, secrets job.Secrets, log *slog.Logger) *randomizers {
@@ -76,6 +80,7 @@ func (r *randomizers) start(ctx context.Context) {
 	r.ctx = ctx
 	r.mu.Unlock()
 	r.current()
+	r.zeros.start(ctx)
 }
 
 // current returns the pool of the key installed now, starting it (and
@@ -154,6 +159,7 @@ func (r *randomizers) replace(p *paillier.RandomizerPool, key []byte) {
 // setBusy pauses the filler while the node takes part in a job and lets it
 // fill while the node idles: the cores go to the job's steps first.
 func (r *randomizers) setBusy(busy bool) {
+	r.zeros.setBusy(busy)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.busy = busy
@@ -174,6 +180,7 @@ func (r *randomizers) close() {
 	r.closed = true
 	r.replace(nil, nil)
 	r.mu.Unlock()
+	r.zeros.close()
 	r.tables.Wait()
 }
 
@@ -191,13 +198,18 @@ func (r *randomizers) stats() (st paillier.PoolStats, ok bool) {
 }
 
 // randomizerSecrets are the data dir's Secrets that also offer the node's
-// pool to the jobs' sessions (keyring.RandomizerSource).
+// pools to the jobs' sessions (keyring.RandomizerSource,
+// keyring.LatticeZeroSource).
 type randomizerSecrets struct {
 	job.Secrets
 	pools *randomizers
 }
 
 func (s randomizerSecrets) Randomizers() *paillier.RandomizerPool { return s.pools.current() }
+
+// LatticeZeros offers the node's pool of lattice encryptions of zero
+// (keyring.LatticeZeroSource).
+func (s randomizerSecrets) LatticeZeros() *lattice.ZeroPool { return s.pools.zeros.current() }
 
 // Dir passes the data dir's job scratch through (job.ScratchDir): wrapping
 // the Secrets must not hide it, or sjc could not spill under its budget.
@@ -227,6 +239,10 @@ var (
 		"Encryptions that took their randomiser from the node's pool.", nil, nil)
 	randomizersComputedDesc = prometheus.NewDesc("cohort_randomizers_computed_total",
 		"Encryptions given the node's pool that computed their randomiser because it was empty.", nil, nil)
+	latticeZerosReadyDesc = prometheus.NewDesc("cohort_lattice_zeros_ready",
+		"Lattice encryptions of zero ready in the node's pool (node.yaml lattice_pool).", nil, nil)
+	latticeZerosBytesDesc = prometheus.NewDesc("cohort_lattice_zeros_bytes",
+		"Memory the lattice encryptions of zero ready in the node's pool hold.", nil, nil)
 	tablesBytesDesc = prometheus.NewDesc("cohort_paillier_tables_bytes",
 		"Memory the process's wide Paillier fixed-base tables hold outside the Go heap (part of RSS, not of the go_memstats figures).", nil, nil)
 	tablesBuiltDesc = prometheus.NewDesc("cohort_paillier_tables_built",
@@ -235,7 +251,7 @@ var (
 
 // Describe and Collect make the pool a metrics collector.
 func (r *randomizers) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{randomizersReadyDesc, randomizersSizeDesc, randomizersBytesDesc, randomizersTakenDesc, randomizersComputedDesc, tablesBytesDesc, tablesBuiltDesc} {
+	for _, d := range []*prometheus.Desc{randomizersReadyDesc, randomizersSizeDesc, randomizersBytesDesc, randomizersTakenDesc, randomizersComputedDesc, tablesBytesDesc, tablesBuiltDesc, latticeZerosReadyDesc, latticeZerosBytesDesc} {
 		ch <- d
 	}
 }
@@ -253,4 +269,7 @@ func (r *randomizers) Collect(ch chan<- prometheus.Metric) {
 		built = 1
 	}
 	ch <- prometheus.MustNewConstMetric(tablesBuiltDesc, prometheus.GaugeValue, built)
+	zst, _ := r.zeros.stats()
+	ch <- prometheus.MustNewConstMetric(latticeZerosReadyDesc, prometheus.GaugeValue, float64(zst.Ready))
+	ch <- prometheus.MustNewConstMetric(latticeZerosBytesDesc, prometheus.GaugeValue, float64(zst.Bytes))
 }

@@ -40,6 +40,9 @@
 #   TIMING            node.Timing fields for every node.yaml, as YAML flow
 #                     mapping entries ("heartbeat_ms: 5000, send_ms: 600000"):
 #                     long vectors on the wan profile need them (docs/probe.md)
+#   PPROF=SECONDS     profile every node's CPU for SECONDS from submission
+#                     (node.yaml pprof on each namespace's loopback; curl):
+#                     OUTDIR/cpu/PARTY.prof, for go tool pprof with the binary
 #   CONSOLE=0         skip the web console check: by default the first node
 #                     also serves its HTTP listener on its address, port 7480,
 #                     and scripts/console-check.sh (curl) drives its console
@@ -263,6 +266,7 @@ for i in "${!NAMES[@]}"; do
 		sed -n 's/.*"peer_id": *"\([^"]*\)".*/\1/p')")
 	sed -i "s#^tables_dir:.*#tables_dir: $(dirname "$SPEC")#" "$WORK/$name/node.yaml"
 	if [[ -n ${TIMING:-} ]]; then echo "timing: {$TIMING}" >>"$WORK/$name/node.yaml"; fi
+	if [[ -n ${PPROF:-} ]]; then echo "pprof: 127.0.0.1:6060" >>"$WORK/$name/node.yaml"; fi
 done
 # The first node also serves its HTTP API and web console, on its address.
 if [[ ${CONSOLE:-1} == 1 ]] && ! command -v curl >/dev/null; then
@@ -352,6 +356,15 @@ log "submitting $SPEC via $SUBMITTER"
 t0=$(ms)
 id=$("$COHORT" job submit "$SPEC" --config "$CFG" --format json | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p')
 [[ -n $id ]] || { echo "submit returned no job id" >&2; exit 1; }
+PROFS=()
+if [[ -n ${PPROF:-} ]]; then
+	mkdir -p "$OUT/cpu"
+	for i in "${!NAMES[@]}"; do
+		ip netns exec "cohort-$RUN-$i" curl -sf -m "$((PPROF + 60))" -o "$OUT/cpu/${NAMES[$i]}.prof" \
+			"http://127.0.0.1:6060/debug/pprof/profile?seconds=$PPROF" &
+		PROFS+=($!)
+	done
+fi
 status=""
 while :; do
 	status=$("$COHORT" job status "$id" --config "$CFG" --format json | sed -n 's/^  "status": *"\([^"]*\)".*/\1/p')
@@ -363,6 +376,7 @@ while :; do
 	sleep 0.05
 done
 WALL_MS=$(($(ms) - t0))
+for pid in "${PROFS[@]}"; do wait "$pid" || log "a CPU profile was not written"; done
 if [[ $status != done ]]; then
 	"$COHORT" job status "$id" --config "$CFG" >&2 || true
 	exit 1

@@ -70,6 +70,13 @@ type Config struct {
 	// round's critical path, and computes the rest itself. The
 	// ciphertexts are distributed as without it.
 	Randomizers *paillier.RandomizerPool
+	// LatticeZeros, when set, is the node's pool of encryptions of zero
+	// under Lattice (keyring.LatticeZeros, which Configure asks): the
+	// lattice backend encrypts its vector by adding it to the ones the
+	// pool has ready, so that public-key encryption leaves the round's
+	// critical path, and computes the rest itself. The ciphertexts are
+	// distributed as without it (lattice.ZeroPool).
+	LatticeZeros *lattice.ZeroPool
 }
 
 // Result is what every party gets back.

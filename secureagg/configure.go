@@ -32,8 +32,8 @@ type Setup struct {
 // Paillier's t, or the lattice key's quorum less one. On the Paillier
 // backend only t+1 parties are asked for decryption shares up front (more
 // only if some fail): the shares and their proofs are most of a round's
-// cost. The config carries the node's randomiser pool for the key when
-// the node keeps one. Errors name the party and the key file it lacks, so an operator
+// cost. The config carries the node's randomiser pool, or its pool of
+// lattice encryptions of zero, for the key when the node keeps one. Errors name the party and the key file it lacks, so an operator
 // knows which key to install.
 func Configure(secrets job.Secrets, self string, step job.Step, setup Setup) (Config, int, error) {
 	cfg := Config{FracBits: setup.FracBits, ValueBits: setup.ValueBits}
@@ -68,6 +68,7 @@ func Configure(secrets job.Secrets, self string, step job.Step, setup Setup) (Co
 			lattice, cfg.Noise = k, noise(k.Quorum-1)
 		}
 		cfg.Backend, cfg.Lattice = BackendLattice, lattice
+		cfg.LatticeZeros = keyring.LatticeZeros(secrets, lattice)
 		return cfg, lattice.Quorum - 1, nil
 	case BackendAuto, BackendPaillier:
 		k, err := keyring.ReadPaillier(secrets)

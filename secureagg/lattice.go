@@ -48,6 +48,7 @@ import (
 type latticeAgg struct {
 	*stage
 	keys   *lattice.Keys
+	zeros  *lattice.ZeroPool // the node's, or nil (Config.LatticeZeros)
 	layout *lattice.Layout
 	mctx   lattice.Context
 	agg    *lattice.Aggregator
@@ -112,7 +113,7 @@ func newLatticeAgg(st *stage, cfg Config, n int) (*latticeAgg, error) {
 		return nil, err
 	}
 	k := cfg.Lattice
-	s := &latticeAgg{stage: st, keys: k, inBits: cfg.ValueBits, noise: enc.noise, points: map[string]int{}}
+	s := &latticeAgg{stage: st, keys: k, zeros: cfg.LatticeZeros, inBits: cfg.ValueBits, noise: enc.noise, points: map[string]int{}}
 	if s.layout, err = lattice.NewLayout(k.Params, n, cfg.FracBits, enc.bits(), len(s.parties)); err != nil {
 		return nil, fmt.Errorf("secureagg: lattice layout: %w", err)
 	}
@@ -278,6 +279,9 @@ func (s *latticeAgg) encrypt(input []float64) (*lattice.Aggregate, error) {
 	}
 	enc, err := lattice.NewEncryptor(s.keys.PublicKey)
 	if err != nil {
+		return nil, err
+	}
+	if err := enc.UseZeros(s.zeros); err != nil {
 		return nil, err
 	}
 	own, err := enc.EncryptInts(s.mctx, s.keys.Self, s.layout, v)

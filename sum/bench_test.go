@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,6 +77,29 @@ func (s vectorSession) Step(ctx context.Context, step job.Step) ([]byte, error) 
 
 func (vector) OutputDisclosure(job.Step) wire.Disclosure { return wire.DisclosePublicResult }
 
+// zerosReady is the mean number of lattice encryptions of zero ready in
+// the nodes' pools (their cohort_lattice_zeros_ready gauge; 0 where a
+// node keeps none), so that a run says whether its rounds found the pools
+// full or computed their encryptions on the critical path.
+func zerosReady(b *testing.B, c *sim.Cluster) float64 {
+	var sum float64
+	nodes := c.Running()
+	for _, n := range nodes {
+		rec := httptest.NewRecorder()
+		n.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		for _, line := range strings.Split(rec.Body.String(), "\n") {
+			if v, ok := strings.CutPrefix(line, "cohort_lattice_zeros_ready "); ok {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sum += f
+			}
+		}
+	}
+	return sum / float64(max(len(nodes), 1))
+}
+
 // benchLogger shows the nodes' warnings when COHORT_BENCH_LOG is set, to
 // see why a slow round was slow (a leader change, a dropped party).
 func benchLogger() *slog.Logger {
@@ -90,8 +116,13 @@ func benchLogger() *slog.Logger {
 // sent (the root, which sends the total down and the result), for both
 // backends of secureagg in one run (Paillier asking t+1 decryptors).
 // COHORT_BENCH_N, COHORT_BENCH_LEN and COHORT_BENCH_BACKEND restrict the
-// grid (e.g. COHORT_BENCH_N=5).
+// grid (e.g. COHORT_BENCH_N=5). COHORT_BENCH_GAP (a duration, e.g. 3s)
+// idles the nodes that long before each timed round, as between a
+// consortium's jobs, so that their pools refill (a node fills them only
+// while it runs no job; back to back, a round finds them nearly empty);
+// ms/round does not count the gap.
 func BenchmarkAggregateRealNodes(b *testing.B) {
+	gap, _ := time.ParseDuration(os.Getenv("COHORT_BENCH_GAP"))
 	sizes := []int{3, 5, 9, 17}
 	lengths := []int{50, 10000}
 	if v, err := strconv.Atoi(os.Getenv("COHORT_BENCH_N")); err == nil {
@@ -148,8 +179,10 @@ func BenchmarkAggregateRealNodes(b *testing.B) {
 				b.Run(fmt.Sprintf("N=%d/len=%d/backend=%s", n, length, backend), func(b *testing.B) {
 					runOnce(b) // warm-up: builds each key's fixed-base tables once per process
 					b.ResetTimer()
-					var secs, bytes, most float64
+					var secs, bytes, most, zeros float64
 					for i := 0; i < b.N; i++ {
+						time.Sleep(gap)
+						zeros += zerosReady(b, c)
 						s, by, m := runOnce(b)
 						secs += s
 						bytes += by
@@ -158,6 +191,7 @@ func BenchmarkAggregateRealNodes(b *testing.B) {
 					b.ReportMetric(1000*secs/float64(b.N), "ms/round")
 					b.ReportMetric(bytes/float64(b.N), "B/party")
 					b.ReportMetric(most, "maxB/party")
+					b.ReportMetric(zeros/float64(b.N), "zeros/node")
 				})
 			}
 		}

@@ -1,0 +1,227 @@
+package lattice
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/ring"
+	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
+)
+
+// ZeroPool moves public-key encryption off a contribution's critical path.
+// Lattigo's Encrypt(pt) is EncryptZero followed by adding the encoded
+// plaintext to c0 (rlwe.Encryptor.Encrypt: "the encryption procedure masks
+// the plaintext by adding a fresh encryption of zero"), and the encryption
+// of zero, which is nearly all of its cost (sampling u and two Gaussian
+// errors, three NTTs, two products with the key), does not depend on the
+// plaintext. A pool computes encryptions of zero ahead of time, in one
+// goroutine of its own, while the node waits between jobs; an Encryptor
+// given the pool (Encryptor.UseZeros) then encodes its plaintext and adds
+// it to c0 of one of them.
+//
+// Such a ciphertext is a valid fresh encryption, distributed exactly as
+// Encryptor's without a pool: each encryption of zero is computed by the
+// same Lattigo call on a ciphertext of the same metadata (NTT domain, top
+// level) under the same public key, with fresh randomness from Lattigo's
+// samplers (seeded from crypto/rand), and the addition of the plaintext
+// is Encrypt's own last step. What makes it safe is that each encryption
+// of zero masks one plaintext only: the pool hands each out once, forgets
+// it, and never reuses or derives one from another (two plaintexts under
+// one mask would show their difference, c0 − c0' = Δ(m − m')). When the
+// pool is empty, the Encryptor computes the encryption of zero itself.
+//
+// A pool lowers latency, not total work: every encryption of zero still
+// costs what it did, on whichever core the filler runs. It helps where a
+// party encrypts its vector when a step arrives after idle time.
+//
+// Lifecycle: NewZeroPool starts the filler, which runs until Close is
+// called or ctx ends, and refills the pool as encryptions of zero are
+// taken. Close stops it, waits for it to return and drops the encryptions
+// of zero not handed out. The pool's owner must call Close; after Close,
+// an Encryptor given the pool computes every encryption itself. Pause and
+// Resume let an owner keep the filler off the cores while it has work of
+// its own (a node running a job's step). A pool is safe for concurrent
+// use.
+//
+// Memory: each encryption of zero is a ciphertext, two polynomials of
+// Slots coefficients per prime (384 KiB under ParamsBGV13); a pool holds
+// at most size of them.
+type ZeroPool struct {
+	pk    *PublicKey
+	ready chan zeroCt
+	stop  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+
+	mu     sync.Mutex
+	paused chan struct{} // non-nil while paused; closed by Resume
+
+	made, taken, computed atomic.Int64 // for Stats
+}
+
+// zeroCt is one encryption of zero, c0 and c1 in the NTT domain.
+type zeroCt struct{ c0, c1 ring.Poly }
+
+// ZeroPoolStats is what a pool holds and has handed out, for an owner's
+// status page and metrics.
+type ZeroPoolStats struct {
+	Size  int // the bound: at most this many encryptions of zero wait
+	Ready int // encryptions of zero waiting now
+	// Bytes is the memory the waiting encryptions of zero hold.
+	Bytes int
+	Made  int64 // encryptions of zero the filler computed
+	Taken int64 // handed out from the pool
+	// Computed counts encryptions of zero an Encryptor computed itself
+	// because the pool was empty.
+	Computed int64
+	Paused   bool
+}
+
+// NewZeroPool starts a pool of up to size encryptions of zero under pk.
+func NewZeroPool(ctx context.Context, pk *PublicKey, size int) (*ZeroPool, error) {
+	if pk == nil || pk.key == nil {
+		return nil, fmt.Errorf("%w: zero pool without a public key", ErrParams)
+	}
+	if size < 1 {
+		return nil, fmt.Errorf("%w: zero pool of size %d: want at least 1", ErrParams, size)
+	}
+	p := &ZeroPool{pk: pk, ready: make(chan zeroCt, size), stop: make(chan struct{}), done: make(chan struct{})}
+	var enc *rlwe.Encryptor
+	if err := safely(func() error {
+		enc = rlwe.NewEncryptor(pk.Params.bgv, pk.key)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	go p.fill(ctx, enc)
+	return p, nil
+}
+
+// fill computes encryptions of zero until the pool is stopped; enc is the
+// filler's own (an rlwe.Encryptor holds buffers). A failing encryption
+// stops it too; an Encryptor then reports the failure from its own
+// attempt.
+func (p *ZeroPool) fill(ctx context.Context, enc *rlwe.Encryptor) {
+	defer close(p.done)
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-ctx.Done():
+			return
+		default:
+		}
+		if wait := p.pausedCh(); wait != nil {
+			select {
+			case <-wait:
+				continue
+			case <-p.stop:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+		z, err := encryptZero(p.pk, enc)
+		if err != nil {
+			return
+		}
+		p.made.Add(1)
+		select {
+		case p.ready <- z:
+		case <-p.stop:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// encryptZero is the first half of rlwe.Encryptor.Encrypt(pt, ct) for a
+// plaintext of the top level in the NTT domain (bgv.NewPlaintext's), on a
+// ciphertext of the same metadata (bgv.NewCiphertext's).
+func encryptZero(pk *PublicKey, enc *rlwe.Encryptor) (zeroCt, error) {
+	params := pk.Params.bgv
+	var z zeroCt
+	err := safely(func() error {
+		ct := bgv.NewCiphertext(params, 1, params.MaxLevel())
+		if err := enc.EncryptZero(ct); err != nil {
+			return err
+		}
+		z = zeroCt{c0: ct.Value[0], c1: ct.Value[1]}
+		return nil
+	})
+	return z, err
+}
+
+// take returns an encryption of zero from the pool, or false when none is
+// ready (a nil pool has none).
+func (p *ZeroPool) take() (zeroCt, bool) {
+	if p == nil {
+		return zeroCt{}, false
+	}
+	select {
+	case z := <-p.ready:
+		p.taken.Add(1)
+		return z, true
+	default:
+		p.computed.Add(1)
+		return zeroCt{}, false
+	}
+}
+
+// Serves reports whether the pool's encryptions of zero are under pk. A
+// caller handed a pool by someone else checks it before encrypting with it.
+func (p *ZeroPool) Serves(pk *PublicKey) bool { return pk != nil && pk.id == p.pk.id }
+
+// Stats reports the pool's size, what waits in it and what it handed out.
+func (p *ZeroPool) Stats() ZeroPoolStats {
+	ready := len(p.ready)
+	return ZeroPoolStats{Size: cap(p.ready), Ready: ready, Bytes: ready * p.pk.Params.CiphertextBytes(),
+		Made: p.made.Load(), Taken: p.taken.Load(), Computed: p.computed.Load(), Paused: p.pausedCh() != nil}
+}
+
+// Pause stops the filler once the encryption of zero it is computing is
+// done, until Resume: the owner keeps the cores for its own work and lets
+// the pool fill while it idles. Encryptors still take what is ready.
+// Pausing a paused pool does nothing.
+func (p *ZeroPool) Pause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.paused == nil {
+		p.paused = make(chan struct{})
+	}
+}
+
+// Resume lets a paused filler go on; on a running pool it does nothing.
+func (p *ZeroPool) Resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.paused != nil {
+		close(p.paused)
+		p.paused = nil
+	}
+}
+
+func (p *ZeroPool) pausedCh() chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.paused
+}
+
+// Close stops the filler, waits for it to return and drops the unused
+// encryptions of zero (which never masked anything). It is safe to call
+// more than once.
+func (p *ZeroPool) Close() {
+	p.once.Do(func() { close(p.stop) })
+	<-p.done
+	for {
+		select {
+		case <-p.ready:
+		default:
+			return
+		}
+	}
+}
