@@ -3,9 +3,8 @@ package lattice
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
+	"github.com/cohortdm/cohort/internal/prefill"
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/ring"
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
@@ -50,16 +49,8 @@ import (
 // Slots coefficients per prime (384 KiB under ParamsBGV13); a pool holds
 // at most size of them.
 type ZeroPool struct {
-	pk    *PublicKey
-	ready chan zeroCt
-	stop  chan struct{}
-	done  chan struct{}
-	once  sync.Once
-
-	mu     sync.Mutex
-	paused chan struct{} // non-nil while paused; closed by Resume
-
-	made, taken, computed atomic.Int64 // for Stats
+	pk     *PublicKey
+	supply *prefill.Supply[zeroCt]
 }
 
 // zeroCt is one encryption of zero, c0 and c1 in the NTT domain.
@@ -88,55 +79,16 @@ func NewZeroPool(ctx context.Context, pk *PublicKey, size int) (*ZeroPool, error
 	if size < 1 {
 		return nil, fmt.Errorf("%w: zero pool of size %d: want at least 1", ErrParams, size)
 	}
-	p := &ZeroPool{pk: pk, ready: make(chan zeroCt, size), stop: make(chan struct{}), done: make(chan struct{})}
-	var enc *rlwe.Encryptor
+	var enc *rlwe.Encryptor // the filler's own: an rlwe.Encryptor holds buffers
 	if err := safely(func() error {
 		enc = rlwe.NewEncryptor(pk.Params.bgv, pk.key)
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	go p.fill(ctx, enc)
-	return p, nil
-}
-
-// fill computes encryptions of zero until the pool is stopped; enc is the
-// filler's own (an rlwe.Encryptor holds buffers). A failing encryption
-// stops it too; an Encryptor then reports the failure from its own
-// attempt.
-func (p *ZeroPool) fill(ctx context.Context, enc *rlwe.Encryptor) {
-	defer close(p.done)
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-ctx.Done():
-			return
-		default:
-		}
-		if wait := p.pausedCh(); wait != nil {
-			select {
-			case <-wait:
-				continue
-			case <-p.stop:
-				return
-			case <-ctx.Done():
-				return
-			}
-		}
-		z, err := encryptZero(p.pk, enc)
-		if err != nil {
-			return
-		}
-		p.made.Add(1)
-		select {
-		case p.ready <- z:
-		case <-p.stop:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
+	// A failing encryption stops the filler; an Encryptor then reports
+	// the failure from its own attempt.
+	return &ZeroPool{pk: pk, supply: prefill.Start(ctx, size, func() (zeroCt, error) { return encryptZero(pk, enc) })}, nil
 }
 
 // encryptZero is the first half of rlwe.Encryptor.Encrypt(pt, ct) for a
@@ -162,14 +114,7 @@ func (p *ZeroPool) take() (zeroCt, bool) {
 	if p == nil {
 		return zeroCt{}, false
 	}
-	select {
-	case z := <-p.ready:
-		p.taken.Add(1)
-		return z, true
-	default:
-		p.computed.Add(1)
-		return zeroCt{}, false
-	}
+	return p.supply.Take()
 }
 
 // Serves reports whether the pool's encryptions of zero are under pk. A
@@ -178,50 +123,21 @@ func (p *ZeroPool) Serves(pk *PublicKey) bool { return pk != nil && pk.id == p.p
 
 // Stats reports the pool's size, what waits in it and what it handed out.
 func (p *ZeroPool) Stats() ZeroPoolStats {
-	ready := len(p.ready)
-	return ZeroPoolStats{Size: cap(p.ready), Ready: ready, Bytes: ready * p.pk.Params.CiphertextBytes(),
-		Made: p.made.Load(), Taken: p.taken.Load(), Computed: p.computed.Load(), Paused: p.pausedCh() != nil}
+	c := p.supply.Counts()
+	return ZeroPoolStats{Size: c.Size, Ready: c.Ready, Bytes: c.Ready * p.pk.Params.CiphertextBytes(),
+		Made: c.Made, Taken: c.Taken, Computed: c.Computed, Paused: c.Paused}
 }
 
 // Pause stops the filler once the encryption of zero it is computing is
 // done, until Resume: the owner keeps the cores for its own work and lets
 // the pool fill while it idles. Encryptors still take what is ready.
 // Pausing a paused pool does nothing.
-func (p *ZeroPool) Pause() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.paused == nil {
-		p.paused = make(chan struct{})
-	}
-}
+func (p *ZeroPool) Pause() { p.supply.Pause() }
 
 // Resume lets a paused filler go on; on a running pool it does nothing.
-func (p *ZeroPool) Resume() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.paused != nil {
-		close(p.paused)
-		p.paused = nil
-	}
-}
-
-func (p *ZeroPool) pausedCh() chan struct{} {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.paused
-}
+func (p *ZeroPool) Resume() { p.supply.Resume() }
 
 // Close stops the filler, waits for it to return and drops the unused
 // encryptions of zero (which never masked anything). It is safe to call
 // more than once.
-func (p *ZeroPool) Close() {
-	p.once.Do(func() { close(p.stop) })
-	<-p.done
-	for {
-		select {
-		case <-p.ready:
-		default:
-			return
-		}
-	}
-}
+func (p *ZeroPool) Close() { p.supply.Close() }

@@ -129,7 +129,7 @@ func TestZeroPoolKeyAndClose(t *testing.T) {
 	p.Close()
 	p.Close() // idempotent
 	select {
-	case <-p.done:
+	case <-p.supply.Done():
 	default:
 		t.Fatal("Close returned before the filler stopped")
 	}
@@ -163,7 +163,7 @@ func TestZeroPoolContextAndPause(t *testing.T) {
 	}
 	cancel()
 	select {
-	case <-p.done:
+	case <-p.supply.Done():
 	case <-time.After(time.Minute):
 		t.Fatal("filler still running a minute after its context ended")
 	}

@@ -7,7 +7,8 @@ import (
 	"io"
 	"math/big"
 	"sync"
-	"sync/atomic"
+
+	"github.com/cohortdm/cohort/internal/prefill"
 )
 
 // RandomizerPool moves the cost of encryption off a protocol's critical
@@ -42,15 +43,7 @@ import (
 type RandomizerPool struct {
 	pk     PublicKey // a copy: a later change to the caller's key does not reach the filler
 	random io.Reader // lockedReader: the filler and the fallback path share it
-	ready  chan *big.Int
-	stop   chan struct{}
-	done   chan struct{}
-	once   sync.Once
-
-	mu     sync.Mutex
-	paused chan struct{} // non-nil while paused; closed by Resume
-
-	made, taken, computed atomic.Int64 // for Stats
+	supply *prefill.Supply[*big.Int]
 }
 
 // PoolStats is what a pool holds and has handed out, for an owner's
@@ -84,66 +77,18 @@ func NewRandomizerPool(ctx context.Context, pk *PublicKey, random io.Reader, siz
 	if random == nil {
 		random = rand.Reader
 	}
-	p := &RandomizerPool{
-		pk:     *pk,
-		random: &lockedReader{r: random},
-		ready:  make(chan *big.Int, size),
-		stop:   make(chan struct{}),
-		done:   make(chan struct{}),
-	}
-	go p.fill(ctx)
+	p := &RandomizerPool{pk: *pk, random: &lockedReader{r: random}}
+	p.supply = prefill.Start(ctx, size, func() (*big.Int, error) { return p.pk.randomizer(p.random) })
 	return p, nil
-}
-
-// fill computes randomisers until the pool is stopped. A failing random
-// source stops it too; Encrypt then reports the failure from its own
-// attempt.
-func (p *RandomizerPool) fill(ctx context.Context) {
-	defer close(p.done)
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-ctx.Done():
-			return
-		default:
-		}
-		if wait := p.pausedCh(); wait != nil {
-			select {
-			case <-wait:
-				continue
-			case <-p.stop:
-				return
-			case <-ctx.Done():
-				return
-			}
-		}
-		r, err := p.pk.randomizer(p.random)
-		if err != nil {
-			return
-		}
-		p.made.Add(1)
-		select {
-		case p.ready <- r:
-		case <-p.stop:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 // take returns a randomiser: a precomputed one if any is ready, otherwise
 // a fresh one computed now.
 func (p *RandomizerPool) take() (*big.Int, error) {
-	select {
-	case r := <-p.ready:
-		p.taken.Add(1)
+	if r, ok := p.supply.Take(); ok {
 		return r, nil
-	default:
-		p.computed.Add(1)
-		return p.pk.randomizer(p.random)
 	}
+	return p.pk.randomizer(p.random)
 }
 
 // Serves reports whether the pool's randomisers encrypt under pk: the same
@@ -155,42 +100,23 @@ func (p *RandomizerPool) Serves(pk *PublicKey) bool {
 }
 
 // Ready is the number of precomputed randomisers waiting.
-func (p *RandomizerPool) Ready() int { return len(p.ready) }
+func (p *RandomizerPool) Ready() int { return p.supply.Counts().Ready }
 
 // Stats reports the pool's size, what waits in it and what it handed out.
 func (p *RandomizerPool) Stats() PoolStats {
-	ready := len(p.ready)
-	return PoolStats{Size: cap(p.ready), Ready: ready, Bytes: ready * p.pk.CiphertextSize(),
-		Made: p.made.Load(), Taken: p.taken.Load(), Computed: p.computed.Load(), Paused: p.pausedCh() != nil}
+	c := p.supply.Counts()
+	return PoolStats{Size: c.Size, Ready: c.Ready, Bytes: c.Ready * p.pk.CiphertextSize(),
+		Made: c.Made, Taken: c.Taken, Computed: c.Computed, Paused: c.Paused}
 }
 
 // Pause stops the filler once the randomiser it is computing is done,
 // until Resume: the owner keeps the cores for its own work (a node running
 // a job's step) and lets the pool fill while it idles. Encrypt still takes
 // what is ready. Pausing a paused pool does nothing.
-func (p *RandomizerPool) Pause() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.paused == nil {
-		p.paused = make(chan struct{})
-	}
-}
+func (p *RandomizerPool) Pause() { p.supply.Pause() }
 
 // Resume lets a paused filler go on; on a running pool it does nothing.
-func (p *RandomizerPool) Resume() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.paused != nil {
-		close(p.paused)
-		p.paused = nil
-	}
-}
-
-func (p *RandomizerPool) pausedCh() chan struct{} {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.paused
-}
+func (p *RandomizerPool) Resume() { p.supply.Resume() }
 
 // Encrypt is PublicKey.Encrypt with a randomiser from the pool.
 func (p *RandomizerPool) Encrypt(m *big.Int) (*Ciphertext, error) {
@@ -217,22 +143,17 @@ func (p *RandomizerPool) EncryptMany(ms []*big.Int) ([]*Ciphertext, error) {
 	}
 	out := make([]*Ciphertext, 0, len(ms))
 	for len(out) < len(ms) {
-		var r *big.Int
-		select {
-		case r = <-p.ready:
-		default:
-		}
-		if r == nil {
+		r, ok := p.supply.TakeReady()
+		if !ok {
 			break
 		}
-		p.taken.Add(1)
 		out = append(out, &Ciphertext{C: mulMod(r, p.pk.gPow(ms[len(out)]), p.pk.ns1())})
 	}
 	if len(out) == len(ms) {
 		return out, nil
 	}
 	rest := ms[len(out):]
-	p.computed.Add(int64(len(rest)))
+	p.supply.Computed(len(rest))
 	more, err := p.pk.EncryptMany(p.random, rest)
 	if err != nil {
 		return nil, err
@@ -254,17 +175,7 @@ func (p *RandomizerPool) Rerandomize(c *Ciphertext) (*Ciphertext, error) {
 
 // Close stops the filler, waits for it to return and drops the unused
 // randomisers (which never encrypted anything). It is safe to call more than once.
-func (p *RandomizerPool) Close() {
-	p.once.Do(func() { close(p.stop) })
-	<-p.done
-	for {
-		select {
-		case <-p.ready:
-		default:
-			return
-		}
-	}
-}
+func (p *RandomizerPool) Close() { p.supply.Close() }
 
 // lockedReader serialises reads, so that a caller's io.Reader need not be
 // safe for concurrent use.

@@ -28,7 +28,7 @@ func TestPoolEncryptManyFromSourceUsedOnce(t *testing.T) {
 	defer p.Close()
 	waitReady(t, p, size)
 	stopFiller()
-	<-p.done
+	<-p.supply.Done()
 	zeros := make([]*big.Int, n)
 	for i := range zeros {
 		zeros[i] = new(big.Int)

@@ -99,7 +99,7 @@ func TestPoolCloseStopsFiller(t *testing.T) {
 	p.Close()
 	p.Close() // idempotent
 	select {
-	case <-p.done:
+	case <-p.supply.Done():
 	default:
 		t.Fatal("Close returned before the filler stopped")
 	}
@@ -125,7 +125,7 @@ func TestPoolContextStopsFiller(t *testing.T) {
 	}
 	cancel()
 	select {
-	case <-p.done:
+	case <-p.supply.Done():
 	case <-time.After(20 * time.Second):
 		t.Fatal("filler still running 20 s after its context ended")
 	}
@@ -144,7 +144,7 @@ func TestPoolFailingSource(t *testing.T) {
 	}
 	defer p.Close()
 	select {
-	case <-p.done: // the filler gave up
+	case <-p.supply.Done(): // the filler gave up
 	case <-time.After(20 * time.Second):
 		t.Fatal("filler did not stop on a failing source")
 	}
