@@ -42,22 +42,29 @@ func (o OT) intersect(ctx context.Context, net Network, peer string, role Role, 
 		if err != nil {
 			return nil, err
 		}
-		bits := make([]bool, x.peerSize)
-		in := make([]bool, len(x.uniq))
-		for u, pos := range x.matched {
-			if pos >= 0 {
-				bits[pos], in[u] = true, true
-			}
-		}
-		if err := sendFilter(ctx, net, peer, bits, x.peerRun); err != nil {
-			return nil, err
-		}
-		e := &exchange{uniq: x.uniq, of: x.of, peerSize: x.peerSize}
-		return e.result(in), nil
+		return x.filterAndResult(ctx, net, peer)
 	case Sender:
 		return otSendAndFilter(ctx, net, peer, set)
 	}
 	return nil, fmt.Errorf("%w: role %d", ErrConfig, role)
+}
+
+// filterAndResult ends the receiver's side of an OPRF-based exchange (OT
+// or VOLE): it tells the sender which of its shuffled elements matched
+// (the filter) and returns the receiver's Result.
+func (x *otReceived) filterAndResult(ctx context.Context, net Network, peer string) (*Result, error) {
+	bits := make([]bool, x.peerSize)
+	in := make([]bool, len(x.uniq))
+	for u, pos := range x.matched {
+		if pos >= 0 {
+			bits[pos], in[u] = true, true
+		}
+	}
+	if err := sendFilter(ctx, net, peer, bits, x.peerRun); err != nil {
+		return nil, err
+	}
+	e := &exchange{uniq: x.uniq, of: x.of, peerSize: x.peerSize}
+	return e.result(in), nil
 }
 
 // sendFilter sends the OPRF sender (a spoke) one bit per element it sent.

@@ -40,18 +40,7 @@ func (v VOLE) Run(ctx context.Context, net Network, peer string, role Role, elem
 	if err != nil {
 		return nil, err
 	}
-	bits := make([]bool, x.peerSize)
-	in := make([]bool, len(x.uniq))
-	for u, pos := range x.matched {
-		if pos >= 0 {
-			bits[pos], in[u] = true, true
-		}
-	}
-	if err := sendFilter(ctx, net, peer, bits, x.peerRun); err != nil {
-		return nil, err
-	}
-	e := &exchange{uniq: x.uniq, of: x.of, peerSize: x.peerSize}
-	return e.result(in), nil
+	return x.filterAndResult(ctx, net, peer)
 }
 
 // voleSendAndFilter is the sender's whole part: the exchange, then the
