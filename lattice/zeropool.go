@@ -86,9 +86,17 @@ func NewZeroPool(ctx context.Context, pk *PublicKey, size int) (*ZeroPool, error
 	}); err != nil {
 		return nil, err
 	}
-	// A failing encryption stops the filler; an Encryptor then reports
-	// the failure from its own attempt.
-	return &ZeroPool{pk: pk, supply: prefill.Start(ctx, size, func() (zeroCt, error) { return encryptZero(pk, enc) })}, nil
+	p := &ZeroPool{pk: pk, supply: prefill.New[zeroCt](size)}
+	go p.fill(ctx, enc)
+	return p, nil
+}
+
+// fill computes encryptions of zero until the pool is closed or ctx ends
+// (the supply's loop, under this pool's name in a goroutine dump). A
+// failing encryption stops it; an Encryptor then reports the failure from
+// its own attempt.
+func (p *ZeroPool) fill(ctx context.Context, enc *rlwe.Encryptor) {
+	p.supply.Fill(ctx, func() (zeroCt, error) { return encryptZero(p.pk, enc) })
 }
 
 // encryptZero is the first half of rlwe.Encryptor.Encrypt(pt, ct) for a

@@ -77,9 +77,15 @@ func NewRandomizerPool(ctx context.Context, pk *PublicKey, random io.Reader, siz
 	if random == nil {
 		random = rand.Reader
 	}
-	p := &RandomizerPool{pk: *pk, random: &lockedReader{r: random}}
-	p.supply = prefill.Start(ctx, size, func() (*big.Int, error) { return p.pk.randomizer(p.random) })
+	p := &RandomizerPool{pk: *pk, random: &lockedReader{r: random}, supply: prefill.New[*big.Int](size)}
+	go p.fill(ctx)
 	return p, nil
+}
+
+// fill computes randomisers until the pool is closed or ctx ends (the
+// supply's loop, under this pool's name in a goroutine dump).
+func (p *RandomizerPool) fill(ctx context.Context) {
+	p.supply.Fill(ctx, func() (*big.Int, error) { return p.pk.randomizer(p.random) })
 }
 
 // take returns a randomiser: a precomputed one if any is ready, otherwise

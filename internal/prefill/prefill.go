@@ -38,17 +38,18 @@ type Counts struct {
 	Paused   bool
 }
 
-// Start starts a supply of up to size (≥ 1) values, made one at a time
-// by next in a goroutine of its own that runs until Close is called or
-// ctx ends. An error from next stops the filler: a caller then makes its
-// values itself and meets the error there.
-func Start[T any](ctx context.Context, size int, next func() (T, error)) *Supply[T] {
-	s := &Supply[T]{ready: make(chan T, size), stop: make(chan struct{}), done: make(chan struct{})}
-	go s.fill(ctx, next)
-	return s
+// New returns a supply of up to size (≥ 1) values. Its owner starts the
+// filler by running Fill in a goroutine of its own, once, so that a
+// goroutine dump names the owner (paillier's or lattice's pool) beside
+// this package's loop.
+func New[T any](size int) *Supply[T] {
+	return &Supply[T]{ready: make(chan T, size), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-func (s *Supply[T]) fill(ctx context.Context, next func() (T, error)) {
+// Fill makes values one at a time with next until Close is called or ctx
+// ends. An error from next stops it: a caller then makes its values
+// itself and meets the error there.
+func (s *Supply[T]) Fill(ctx context.Context, next func() (T, error)) {
 	defer close(s.done)
 	for {
 		select {

@@ -12,7 +12,7 @@ import (
 func TestSupplyFillsTakesOnceAndCloses(t *testing.T) {
 	var n atomic.Int64
 	made := make(chan struct{}, 100)
-	s := Start(context.Background(), 3, func() (int64, error) {
+	s := start(context.Background(), 3, func() (int64, error) {
 		v := n.Add(1)
 		made <- struct{}{}
 		return v, nil
@@ -45,7 +45,7 @@ func TestSupplyFillsTakesOnceAndCloses(t *testing.T) {
 func TestSupplyPause(t *testing.T) {
 	gate := make(chan struct{})
 	calls := make(chan struct{}, 10)
-	s := Start(context.Background(), 4, func() (int, error) {
+	s := start(context.Background(), 4, func() (int, error) {
 		calls <- struct{}{}
 		<-gate
 		return 1, nil
@@ -69,15 +69,22 @@ func TestSupplyPause(t *testing.T) {
 
 // An error from next, or the context's end, stops the filler.
 func TestSupplyStopsOnErrorAndContext(t *testing.T) {
-	s := Start(context.Background(), 2, func() (int, error) { return 0, errors.New("broken source") })
+	s := start(context.Background(), 2, func() (int, error) { return 0, errors.New("broken source") })
 	<-s.Done()
 	if c := s.Counts(); c.Made != 0 || c.Ready != 0 {
 		t.Fatalf("%+v", c)
 	}
 	s.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	s2 := Start(ctx, 1, func() (int, error) { return 1, nil })
+	s2 := start(ctx, 1, func() (int, error) { return 1, nil })
 	cancel()
 	<-s2.Done()
 	s2.Close()
+}
+
+// start is New with Fill running, as an owner starts it.
+func start[T any](ctx context.Context, size int, next func() (T, error)) *Supply[T] {
+	s := New[T](size)
+	go s.Fill(ctx, next)
+	return s
 }
