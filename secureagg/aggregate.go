@@ -173,13 +173,14 @@ func aggregate(ctx context.Context, net Network, step job.Step, cfg Config, inpu
 		}
 		return runTree(ctx, s, b, input)
 	case "", BackendPaillier:
-		if err := precompute(ctx, cfg.Keys, len(input)); err != nil {
-			return nil, err
-		}
 		b, s, err := newPaillierRun(net, step, cfg, len(input))
 		if err != nil {
 			return nil, err
 		}
+		if err := precompute(ctx, cfg.Keys, b.count); err != nil {
+			return nil, err
+		}
+		s.stage.start = time.Now() // the schedule's clock starts once the table is built
 		return runTree(ctx, s, b, input)
 	}
 	return nil, fmt.Errorf("secureagg: backend %q: resolve it with Choose", cfg.Backend)

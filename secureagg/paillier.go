@@ -26,8 +26,10 @@ type paillierAgg struct {
 // precompute builds the key's encryption table (once per process and key)
 // before the schedule's clock starts, so a node's first round is not
 // judged late: the wide table (0.3 s at 2048 bits) when the aggregation's
-// n values alone would pay for it, else the small one (paillier's tables
-// grow with use; n bounds the ciphertexts, which packing makes fewer). The build cannot be interrupted, but the caller
+// n ciphertexts alone would pay for it, else the small one (paillier's
+// tables grow with use). n counts packed ciphertexts, not values: a few
+// dozen ciphertexts must not build a 57 MiB table that only hundreds of
+// encryptions pay for. The build cannot be interrupted, but the caller
 // stops waiting when ctx ends: a superseded attempt returns at once and the
 // table, shared by every later use of the key, finishes in the background.
 func precompute(ctx context.Context, keys *Keys, n int) error {

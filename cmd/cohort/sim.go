@@ -292,11 +292,12 @@ fresh directory under the system temp dir, printed at the start and the end. Und
 // fixed-base tables (paillier.SetFixedBaseBudget): room for the small
 // tables of its key (0.2 and 0.4 MiB at 2048 bits), none for the wide
 // ones (57 and 23 MiB). A wide table repays its build (about 1 s of CPU)
-// after some 490 encryptions; the demo makes a few dozen, but secureagg
-// counts each aggregation's values towards it (len(input)), not its
-// packed ciphertexts, and in one of four profiled runs the count passed
-// 490 and the demo built the encryption table it then hardly used: 1.0
-// of its 6.0 s of CPU (docs/runtime.md, "The demo's profile").
+// after some 490 encryptions; the demo makes a few dozen. Before
+// secureagg counted packed ciphertexts rather than values towards it, one
+// of four profiled runs passed 490 and built the encryption table it then
+// hardly used: 1.0 of its 6.0 s of CPU (docs/runtime.md, "The demo's
+// profile"). The budget stays as the bound on the demo's memory: every
+// node of the consortium shares this process and its tables' counts.
 const demoTableBudget = 8 << 20
 
 // demoTables sets the process's table budget for the demo and returns
