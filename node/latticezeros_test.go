@@ -81,11 +81,11 @@ func TestLatticeZerosLifecycle(t *testing.T) {
 		t.Fatal("the pool offered for a key not installed")
 	}
 	r.setBusy(true)
-	if st, ok := r.zeros.stats(); !ok || !st.Paused {
+	if st, ok := latticeZeroStats(r.zeros); !ok || !st.Paused {
 		t.Fatal("the pool fills while the node takes part in a job")
 	}
 	r.setBusy(false)
-	if st, ok := r.zeros.stats(); !ok || st.Paused || st.Size != 2 {
+	if st, ok := latticeZeroStats(r.zeros); !ok || st.Paused || st.Size != 2 {
 		t.Fatalf("idle: %+v, %v", st, ok)
 	}
 	if err := keyring.SaveLattice(dir, other["a"]); err != nil {

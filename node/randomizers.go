@@ -1,12 +1,9 @@
 package node
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -24,10 +21,13 @@ import (
 // keeps ready when node.yaml does not say: enough for one aggregation of
 // about 18,000 values at sum's fixed point on five parties (a round
 // encrypts its packed values with one randomiser per ciphertext, 137 for
-// 10,000 values), 128 KiB at 2048 bits. It stays below the 490
+// 10,000 values), 128 KiB at 2048 bits. It stays below the some 490
 // encryptions after which package paillier builds a key's wide
 // fixed-base table (57 MiB at 2048 bits), so that an idle node's first
-// fill does not build it: only randomisers used, and refilled, do.
+// fill does not build it: only randomisers used, and refilled, do. That
+// holds for one node per process: the table's count is the process's, so
+// several nodes in one process fill past it together (cohort sim and the
+// demo keep no pools for that reason).
 const DefaultRandomizerPool = 256
 
 // maxRandomizerPool bounds node.yaml's randomizer_pool: 32 MiB at 2048 bits.
@@ -37,99 +37,68 @@ const maxRandomizerPool = 1 << 16
 // threshold Paillier key installed in its data dir, so that a job's
 // encryptions cost a multiplication each on its critical path
 // (paillier.RandomizerPool; secureagg draws from it through
-// keyring.PaillierRandomizers). It is started when the node starts with a
-// key or the key is installed, replaced when the installed key changes
-// (it is read through the data dir's Secrets, whose cache notices a
-// changed file), paused while the node takes part in a job, so that it
-// fills between jobs, and closed with the node. With eager set it also builds the key's wide
-// fixed-base tables in the background as soon as it sees the key
-// (node.yaml paillier_tables), whether or not it keeps a pool.
+// keyring.PaillierRandomizers), kept as keyedPool says, beside the
+// lattice key's pool of encryptions of zero. With eager set it also
+// builds the key's wide fixed-base tables in the background as soon as it
+// sees the key (node.yaml paillier_tables), whether or not it keeps a
+// pool.
 type randomizers struct {
-	size    int // 0: the node keeps none
-	eager   bool
-	secrets job.Secrets
-	log     *slog.Logger
-	tables  sync.WaitGroup // the eager table builds, waited for by close
+	size   int // 0: the node keeps none
+	log    *slog.Logger
+	pool   *keyedPool[*paillier.RandomizerPool] // nil: no pool and no eager tables
+	zeros  *latticeZeros                        // nil: the node keeps none
+	tables sync.WaitGroup                       // the eager table builds, waited for by close
 	// built says the eager build of the installed key's tables is done,
 	// for the metrics: an operator (or scripts/local-cluster.sh) samples
 	// the node's memory at its level once it is set.
 	built atomic.Bool
-
-	mu     sync.Mutex
-	ctx    context.Context // the node's life, from start
-	keyID  []byte          // the key pool serves
-	pool   *paillier.RandomizerPool
-	busy   bool
-	closed bool
 	// taken and computed add up the counts of pools replaced, so that the
-	// metrics' counters never go down.
+	// metrics' counters never go down; pool's lock guards them.
 	taken, computed int64
-	// zeros is the lattice key's pool (latticezeros.go), started, paused
-	// and closed with this one; nil when the node keeps none.
-	zeros *latticeZeros
 }
 
 func newRandomizers(size int, eager bool, secrets job.Secrets, log *slog.Logger) *randomizers {
-	return &randomizers{size: size, eager: eager, secrets: secrets, log: log}
+	r := &randomizers{size: size, log: log}
+	if size == 0 && !eager {
+		return r
+	}
+	r.pool = &keyedPool[*paillier.RandomizerPool]{size: size, what: "randomiser pool", log: log,
+		read: func() (*installed[*paillier.RandomizerPool], error) {
+			k, err := keyring.ReadPaillier(secrets)
+			if k == nil {
+				return nil, err
+			}
+			pk := k.Public()
+			key := &installed[*paillier.RandomizerPool]{id: pk.KeyID[:], open: func(ctx context.Context, size int) (*paillier.RandomizerPool, error) {
+				return paillier.NewRandomizerPool(ctx, &pk.PublicKey, nil, size)
+			}}
+			if eager {
+				key.onNew = func() { r.buildTables(pk) }
+			}
+			return key, err
+		},
+		dropped: func(p *paillier.RandomizerPool) {
+			st := p.Stats()
+			r.taken += st.Taken
+			r.computed += st.Computed
+		}}
+	return r
 }
 
-// start begins the node's life: it reads the installed key, if any, and
-// starts its pool.
+// start begins the node's life: it reads the installed keys, if any, and
+// starts their pools.
 func (r *randomizers) start(ctx context.Context) {
-	r.mu.Lock()
-	r.ctx = ctx
-	r.mu.Unlock()
-	r.current()
+	r.pool.start(ctx)
 	r.zeros.start(ctx)
 }
 
-// current returns the pool of the key installed now, starting it (and
-// closing the pool of a key no longer installed) when the key changed; nil
-// when the node keeps no pool, has no key or has stopped.
-func (r *randomizers) current() *paillier.RandomizerPool {
-	if r.size == 0 && !r.eager {
-		return nil
-	}
-	k, err := keyring.ReadPaillier(r.secrets)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		r.log.Warn("randomiser pool: the installed threshold key cannot be read", "err", err)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed || r.ctx == nil {
-		return nil
-	}
-	if k == nil {
-		r.replace(nil, nil)
-		return nil
-	}
-	pk := k.Public()
-	if bytes.Equal(r.keyID, pk.KeyID[:]) && (r.pool != nil || r.size == 0) {
-		return r.pool
-	}
-	if r.eager && !bytes.Equal(r.keyID, pk.KeyID[:]) {
-		r.buildTables(pk)
-	}
-	if r.size == 0 {
-		r.replace(nil, pk.KeyID[:])
-		return nil
-	}
-	p, err := paillier.NewRandomizerPool(r.ctx, &pk.PublicKey, nil, r.size)
-	if err != nil {
-		r.log.Warn("randomiser pool not started", "err", err)
-		r.replace(nil, nil)
-		return nil
-	}
-	if r.busy {
-		p.Pause()
-	}
-	r.replace(p, pk.KeyID[:])
-	return p
-}
+// current returns the Paillier pool of the key installed now (nil when
+// the node keeps none, has no key or has stopped).
+func (r *randomizers) current() *paillier.RandomizerPool { return r.pool.current() }
 
-// buildTables builds pk's wide tables in the background; r.mu is held.
-// The build cannot be interrupted (about 2.4 s of one core at 2048 bits);
-// close waits for it.
+// buildTables builds pk's wide tables in the background; the pool's lock
+// is held. The build cannot be interrupted (about 2.4 s of one core at
+// 2048 bits); close waits for it.
 func (r *randomizers) buildTables(pk *paillier.ThresholdPublicKey) {
 	r.built.Store(false)
 	r.tables.Add(1)
@@ -145,55 +114,30 @@ func (r *randomizers) buildTables(pk *paillier.ThresholdPublicKey) {
 	}()
 }
 
-// replace closes the pool kept and keeps p for key instead; r.mu is held.
-func (r *randomizers) replace(p *paillier.RandomizerPool, key []byte) {
-	if old := r.pool; old != nil {
-		old.Close()
-		st := old.Stats()
-		r.taken += st.Taken
-		r.computed += st.Computed
-	}
-	r.pool, r.keyID = p, bytes.Clone(key)
-}
-
-// setBusy pauses the filler while the node takes part in a job and lets it
-// fill while the node idles: the cores go to the job's steps first.
+// setBusy pauses both fillers while the node takes part in a job.
 func (r *randomizers) setBusy(busy bool) {
 	r.zeros.setBusy(busy)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.busy = busy
-	if r.pool == nil {
-		return
-	}
-	if busy {
-		r.pool.Pause()
-	} else {
-		r.pool.Resume()
-	}
+	r.pool.setBusy(busy)
 }
 
-// close stops the filler and drops the randomisers, and waits for a table
+// close stops the fillers and drops their values, and waits for a table
 // build under way; current returns nil from then on.
 func (r *randomizers) close() {
-	r.mu.Lock()
-	r.closed = true
-	r.replace(nil, nil)
-	r.mu.Unlock()
+	r.pool.close()
 	r.zeros.close()
 	r.tables.Wait()
 }
 
-// stats reports the pool of the moment (ok false when there is none), with
-// counts since the node started.
+// stats reports the Paillier pool of the moment (ok false when there is
+// none), with counts since the node started.
 func (r *randomizers) stats() (st paillier.PoolStats, ok bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.pool != nil {
-		st, ok = r.pool.Stats(), true
-	}
-	st.Taken += r.taken
-	st.Computed += r.computed
+	r.pool.inspect(func(p *paillier.RandomizerPool, kept bool) {
+		if kept {
+			st, ok = p.Stats(), true
+		}
+		st.Taken += r.taken
+		st.Computed += r.computed
+	})
 	return st, ok
 }
 
@@ -269,7 +213,7 @@ func (r *randomizers) Collect(ch chan<- prometheus.Metric) {
 		built = 1
 	}
 	ch <- prometheus.MustNewConstMetric(tablesBuiltDesc, prometheus.GaugeValue, built)
-	zst, _ := r.zeros.stats()
+	zst, _ := latticeZeroStats(r.zeros)
 	ch <- prometheus.MustNewConstMetric(latticeZerosReadyDesc, prometheus.GaugeValue, float64(zst.Ready))
 	ch <- prometheus.MustNewConstMetric(latticeZerosBytesDesc, prometheus.GaugeValue, float64(zst.Bytes))
 }
