@@ -114,16 +114,19 @@ func (n *Node) FinishedJobs(kind, status string, offset, limit int) []string {
 	return n.fsm.jobs.Finished(kind, status, offset, limit)
 }
 
-// Wait blocks until the job is done or failed and returns its record.
+// Wait blocks until the job is done or failed and returns its record. It
+// wakes at each change of the jobs' state, not on a timer: a waiter hears
+// of the end as soon as the entry is applied.
 func (n *Node) Wait(ctx context.Context, id string) (*JobRecord, error) {
 	for {
+		changed := n.fsm.jobs.Watch() // before the read, so that no change falls between
 		if j, ok := n.fsm.jobs.Job(id); ok && j.Status != StatusRunning {
 			return j, nil
 		}
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("waiting for job %s: %w", id, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
+		case <-changed:
 		}
 	}
 }
