@@ -60,8 +60,15 @@ const weightOverhead = 256
 // termBytes is one kept BinTerm's size.
 const termBytes = int(unsafe.Sizeof(BinTerm{}))
 
-// KeptBytes is what the cache counts for a W of w with terms terms kept.
-func KeptBytes(w ring.Poly, terms int) int {
+// KeptBytes is what a WeightCache counts for a W under p kept with terms
+// terms.
+func KeptBytes(p Params, terms int) int {
+	return p.CiphertextBytes()/2 + terms*termBytes + weightOverhead
+}
+
+// keptBytes is what the cache counts for w kept with terms terms:
+// KeptBytes of w's parameters.
+func keptBytes(w ring.Poly, terms int) int {
 	return w.N()*len(w.Coeffs)*8 + terms*termBytes + weightOverhead
 }
 
@@ -111,11 +118,11 @@ func (c *WeightCache) get(k weightKey) *weights {
 // offer keeps a copy of w and terms under k, replacing what k held, if
 // the budget allows.
 func (c *WeightCache) offer(k weightKey, terms []BinTerm, w ring.Poly) {
-	size := KeptBytes(w, len(terms))
+	size := keptBytes(w, len(terms))
 	c.mu.Lock()
 	old := c.m[k]
 	if old != nil {
-		c.used -= KeptBytes(old.w, len(old.terms))
+		c.used -= keptBytes(old.w, len(old.terms))
 		delete(c.m, k)
 	}
 	if c.used+size > c.budget {

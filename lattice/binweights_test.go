@@ -129,10 +129,9 @@ func TestWeightCacheCountsTerms(t *testing.T) {
 			per[r/l.Rows()]++
 		}
 	}
-	poly := p.CiphertextBytes() / 2
 	want := 0
 	for _, n := range per {
-		want += poly + n*termBytes + weightOverhead
+		want += KeptBytes(p, n)
 	}
 	for _, tc := range []struct {
 		budget, chunks int
@@ -149,7 +148,7 @@ func TestWeightCacheCountsTerms(t *testing.T) {
 		}
 		counted := 0
 		for k := range tc.chunks {
-			counted += poly + per[k]*termBytes + weightOverhead
+			counted += KeptBytes(p, per[k])
 		}
 		if got := kept.Bytes(); got != counted || len(kept.m) != tc.chunks {
 			t.Fatalf("budget %d: %d Ws kept in %d bytes, want %d in %d", tc.budget, len(kept.m), got, tc.chunks, counted)
