@@ -134,7 +134,9 @@
 //     holder), the number of open nodes per layout and the bins of the
 //     layouts (public: the level's open nodes, the log's splits of the
 //     level before, whose right children come by subtraction, and the bins
-//     the log commits for the table's party fix them) and RLWE
+//     the log commits for the table's party fix them, and the grouping
+//     into layouts, lattice_layouts.go, is a function of those and of the
+//     message's number of entries) and RLWE
 //     ciphertexts under the lattice key, one row per entry holding the
 //     summed nodes' gradient and hessian sums, so that the receiver
 //     cannot tell the entries' nodes apart (params.reuse plays no part: no

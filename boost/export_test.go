@@ -39,3 +39,9 @@ func TrainLatticeKept(g *joinprop.Graph, data map[string]*table.Table, p Params,
 // KeptEntryBytes is the most one kept W takes under pk, its terms and
 // bookkeeping included, and its polynomial's share.
 func KeptEntryBytes(pk *lattice.PublicKey) (poly, entry int64) { return keptEntryBytes(pk.Params) }
+
+// LayoutNodes is the class holder's grouping of k open nodes into
+// layouts for bins bins and entries entries (lattice_layouts.go).
+func LayoutNodes(pk *lattice.PublicKey, bins, k, entries int) []int {
+	return layoutNodes(pk.Params, bins, k, entries, 0)
+}

@@ -1,10 +1,6 @@
 package boost
 
-import (
-	"unsafe"
-
-	"github.com/cohortdm/cohort/lattice"
-)
+import "github.com/cohortdm/cohort/lattice"
 
 // The lattice path's kept Ws (sumColumns): a table's party keeps each
 // column's plaintext W per chunk and layout, so that a later sum over the
@@ -35,42 +31,26 @@ type keptWeights struct {
 
 // newKeptWeights returns a budget of at most cap bytes in all (see
 // CheckLatticeCacheBytes for 0 and -1), or nil for none.
-//
-// lattice.WeightCache counts each W (one polynomial modulo Q), not the
-// terms it keeps beside it to compare a later chunk's with. A chunk's
-// terms are at most one per coefficient pair of its row slots (a row
-// slot holds 2·nodes·bins coefficients and a row at most bins terms, one
-// per bin), so at most Slots/2 of them; the cache is given the share of
-// cap that leaves room for them, so that W and terms together stay
-// within cap whatever the layout.
-func newKeptWeights(pk *lattice.PublicKey, cap int64) *keptWeights {
+// lattice.WeightCache counts each W's polynomial, the terms it keeps
+// beside it and its record (lattice.KeptBytes), so the cap is its budget
+// as it is.
+func newKeptWeights(cap int64) *keptWeights {
 	switch {
 	case cap == 0:
 		cap = DefaultLatticeCacheBytes
 	case cap < 0:
 		return nil
 	}
-	return &keptWeights{cache: lattice.NewWeightCache(weightsBudget(pk.Params, cap))}
+	return &keptWeights{cache: lattice.NewWeightCache(int(cap))}
 }
-
-// keptOverhead is a kept W's bytes beyond its polynomial and terms: the
-// map entry, the weights record and the slices' headers, rounded up.
-const keptOverhead = 256
 
 // keptEntryBytes is the most one kept W takes under p: its polynomial
-// (the first result, all of it), its chunk's worst-case terms and
-// keptOverhead (the second).
+// (the first result) and, with its chunk's most terms, all it takes (the
+// second). A chunk's terms are at most one per coefficient pair of its
+// row slots (a row slot holds 2·nodes·bins coefficients and a row at most
+// bins terms, one per bin, by columnTerms), so at most Slots/2.
 func keptEntryBytes(p lattice.Params) (poly, entry int64) {
-	poly = int64(p.CiphertextBytes() / 2)
-	terms := int64(p.Slots()/2) * int64(unsafe.Sizeof(lattice.BinTerm{}))
-	return poly, poly + terms + keptOverhead
-}
-
-// weightsBudget is the share of cap the Ws' polynomials may take: as many
-// as fit in cap at their worst-case entry size.
-func weightsBudget(p lattice.Params, cap int64) int {
-	poly, entry := keptEntryBytes(p)
-	return int(cap / entry * poly)
+	return int64(p.CiphertextBytes() / 2), int64(lattice.KeptBytes(p, p.Slots()/2))
 }
 
 // table gives a table of cols columns its column base: columns base to
@@ -81,7 +61,7 @@ func (k *keptWeights) table(cols int) int {
 	return base
 }
 
-// Bytes is the size of the Ws kept (their polynomials).
+// Bytes is the size of the Ws kept, their terms and records included.
 func (k *keptWeights) Bytes() int {
 	if k == nil {
 		return 0

@@ -12,9 +12,11 @@ import (
 // (LatticeCrypto.CacheBytes, the node's boost_lattice_cache_bytes in the
 // job) changes no model, and bounds what is kept: on the three-party
 // star with both edges many-to-many (an entry's rows in one bin make one
-// term), with no Ws kept, with room for three, and with the default,
+// term), with no Ws kept, with room for two, and with the default,
 // the model equals the one in the clear byte for byte; under the small
-// cap each party keeps at most three Ws, and the memory that dropping
+// cap (two Ws with their chunk's most terms) what each party's cache
+// counts (polynomials, terms, records: lattice.KeptBytes) stays within
+// the cap, and the memory that dropping
 // its kept Ws frees (the live heap after a collection, with them and
 // without) is within the cap; the default keeps more than the small cap,
 // so the small cap is what bounded it.
@@ -27,7 +29,7 @@ func TestLatticeCacheCap(t *testing.T) {
 	}
 	crypto := latticeCrypto(t, c.g)
 	poly, entry := boost.KeptEntryBytes(crypto.PK)
-	small := 3 * entry
+	small := 2 * entry
 	kept := map[int64]int{}
 	for _, cap := range []int64{boost.NoLatticeCache, small, 0} {
 		crypto.CacheBytes = cap
@@ -57,8 +59,8 @@ func TestLatticeCacheCap(t *testing.T) {
 			if cap != small {
 				continue
 			}
-			if k.Bytes() > int(3*poly) {
-				t.Errorf("party %s kept %d bytes of Ws under a cap of three (%d bytes each)", q, k.Bytes(), poly)
+			if k.Bytes() > int(cap) {
+				t.Errorf("party %s kept %d bytes of Ws under a cap of two (%d bytes each at most, %d their polynomials)", q, k.Bytes(), entry, poly)
 			}
 			k0 := k.Bytes()
 			ws[q] = nil

@@ -61,6 +61,12 @@ type LatticeCrypto struct {
 	// CacheBytes caps the Ws each party keeps (Kind.LatticeCacheBytes:
 	// 0 the default, -1 none); the model does not depend on it.
 	CacheBytes int64
+	// Zeros, when set, is the class holder's pool of encryptions of zero
+	// under PK (in the job, its node's: keyring.LatticeZeros): its
+	// gradient encryptions take from it, it is paused while the class
+	// holder encrypts and resumed while the other parties sum, so that it
+	// fills between levels. Its owner closes it.
+	Zeros *lattice.ZeroPool
 	// maxNodes caps the open nodes of one layout (0: as many as fit), so
 	// that a test can make a level take several layouts.
 	maxNodes int
@@ -113,7 +119,7 @@ func keepWeights(g *joinprop.Graph, locals []*Local, c LatticeCrypto) map[string
 		party := g.Tables[i].Party
 		k, ok := kept[party]
 		if !ok {
-			k = newKeptWeights(c.PK, c.CacheBytes)
+			k = newKeptWeights(c.CacheBytes)
 			kept[party] = k
 		}
 		l.keepWeights(k)
@@ -255,26 +261,29 @@ func latticeBins(c LatticeCrypto, t int, l *Local, ds DownSummary, open int, nod
 			out[f][b] = make(Vec, 2*open)
 		}
 	}
-	per := lattice.MaxNodes(c.PK.Params, bins)
-	if c.maxNodes > 0 {
-		per = min(per, c.maxNodes)
+	counts := layoutNodes(c.PK.Params, bins, len(nodes), len(entries), c.maxNodes)
+	lays := make([]*lattice.BinLayout, len(counts))
+	var all []*rlwe.Ciphertext // the layouts' ciphertexts, one after the other
+	k0 := 0
+	pauseZeros(c.Zeros) // the class holder's cores for its own encryptions
+	for x, k := range counts {
+		if lays[x], err = lattice.NewNodeBinLayout(c.PK.Params, bins, k); err != nil {
+			return nil, err
+		}
+		cts, err := encryptEntries(c.PK, c.Zeros, lays[x], ds, nodes[k0:k0+k])
+		if err != nil {
+			return nil, err
+		}
+		all, k0 = append(all, cts...), k0+k
 	}
-	for len(nodes) > 0 {
-		group := nodes[:min(per, len(nodes))]
-		nodes = nodes[len(group):]
-		lay, err := lattice.NewNodeBinLayout(c.PK.Params, bins, len(group))
-		if err != nil {
-			return nil, err
-		}
-		cts, err := encryptEntries(c.PK, lay, ds, group)
-		if err != nil {
-			return nil, err
-		}
-		sums, err := sumColumns(c.PK, lay, l, entries, cts)
-		if err != nil {
-			return nil, err
-		}
-		gs, hs, err := c.Open(t, lay, sums)
+	resumeZeros(c.Zeros) // while the other parties sum and decrypt
+	sums, err := sumLayouts(c.PK, bins, counts, len(entries), l, entries, all)
+	if err != nil {
+		return nil, err
+	}
+	k0 = 0
+	for x, lay := range lays {
+		gs, hs, err := c.Open(t, lay, sums[x*len(l.feats):(x+1)*len(l.feats)])
 		if err != nil {
 			return nil, err
 		}
@@ -283,12 +292,13 @@ func latticeBins(c LatticeCrypto, t int, l *Local, ds DownSummary, open int, nod
 		}
 		for f := range out {
 			for b := range out[f] {
-				for x, k := range group {
-					out[f][b][2*k] = gs[f][x*bins+b]
-					out[f][b][2*k+1] = hs[f][x*bins+b]
+				for y, k := range nodes[k0 : k0+lay.Nodes()] {
+					out[f][b][2*k] = gs[f][y*bins+b]
+					out[f][b][2*k+1] = hs[f][y*bins+b]
 				}
 			}
 		}
+		k0 += lay.Nodes()
 	}
 	return out, nil
 }
@@ -353,12 +363,12 @@ func (l *Local) entryRows(ds DownSummary) ([][]rowCount, error) {
 
 // encryptEntries is the class holder's: ds's entries' sums of the given
 // open nodes in lay, encrypted on every core.
-func encryptEntries(pk *lattice.PublicKey, lay *lattice.BinLayout, ds DownSummary, nodes []int) ([]*rlwe.Ciphertext, error) {
+func encryptEntries(pk *lattice.PublicKey, zeros *lattice.ZeroPool, lay *lattice.BinLayout, ds DownSummary, nodes []int) ([]*rlwe.Ciphertext, error) {
 	g, h, err := entrySums(ds, nodes)
 	if err != nil {
 		return nil, err
 	}
-	return encryptChunks(pk, lay, g, h, 0, lay.Chunks(len(g)/lay.Nodes()))
+	return encryptChunks(pk, zeros, lay, g, h, 0, lay.Chunks(len(g)/lay.Nodes()))
 }
 
 // entrySums is the class holder's: ds's entries' gradient and hessian
@@ -381,13 +391,17 @@ func entrySums(ds DownSummary, nodes []int) (g, h []int64, err error) {
 
 // encryptChunks encrypts chunks lo to hi-1 of g and h (entrySums) in lay,
 // on every core, so that a sender can encrypt a part of its message at a
-// time.
-func encryptChunks(pk *lattice.PublicKey, lay *lattice.BinLayout, g, h []int64, lo, hi int) ([]*rlwe.Ciphertext, error) {
+// time; each encryption of zero from zeros while it has one ready (nil:
+// none), the rest computed.
+func encryptChunks(pk *lattice.PublicKey, zeros *lattice.ZeroPool, lay *lattice.BinLayout, g, h []int64, lo, hi int) ([]*rlwe.Ciphertext, error) {
 	out := make([]*rlwe.Ciphertext, hi-lo)
 	w := lay.Nodes() * lay.Rows() // values per chunk
 	err := onCores(hi-lo, func() (func(i int) error, error) {
 		enc, err := lattice.NewEncryptor(pk)
 		if err != nil {
+			return nil, err
+		}
+		if err := enc.UseZeros(zeros); err != nil {
 			return nil, err
 		}
 		return func(i int) error {
@@ -402,20 +416,25 @@ func encryptChunks(pk *lattice.PublicKey, lay *lattice.BinLayout, g, h []int64, 
 	return out, err
 }
 
-// sumColumns is the table's: every column's masked bin sums over cts, the
-// rows of each entry counted in their bins, on every core.
+// sumColumns is the table's: every column's masked bin sums over each of
+// sets (vectors of the same entries in lay), by set then column, the rows
+// of each entry counted in their bins, on every core; each chunk's W is
+// made once for all the sets.
 //
 // Each column's W per chunk is kept in l.kept (the node's cap,
-// kept_weights.go) and taken again while the entries' rows stay: at a
-// tree's first two levels (one node a slot, by sibling subtraction) and
-// at every tree's, on a join whose rows all stay in open nodes, only the
-// gradients differ.
-func sumColumns(pk *lattice.PublicKey, lay *lattice.BinLayout, l *Local, entries [][]rowCount, cts []*rlwe.Ciphertext) ([]*rlwe.Ciphertext, error) {
+// kept_weights.go) and taken again while the entries' rows stay: at every
+// level whose layouts have as many nodes a slot (one, on most levels:
+// lattice_layouts.go) and at every tree's, on a join whose rows all stay
+// in open nodes, only the gradients differ.
+func sumColumns(pk *lattice.PublicKey, lay *lattice.BinLayout, l *Local, entries [][]rowCount, sets [][]*rlwe.Ciphertext) ([][]*rlwe.Ciphertext, error) {
 	var cache *lattice.WeightCache
 	if l.kept != nil {
 		cache = l.kept.cache
 	}
-	out := make([]*rlwe.Ciphertext, len(l.feats))
+	out := make([][]*rlwe.Ciphertext, len(sets))
+	for j := range out {
+		out[j] = make([]*rlwe.Ciphertext, len(l.feats))
+	}
 	err := onCores(len(l.feats), func() (func(f int) error, error) {
 		s, err := lattice.NewBinSummer(pk, lay)
 		if err != nil {
@@ -424,8 +443,10 @@ func sumColumns(pk *lattice.PublicKey, lay *lattice.BinLayout, l *Local, entries
 		var terms []lattice.BinTerm // the worker's, column after column
 		return func(f int) error {
 			terms = columnTerms(terms[:0], l.feats[f].bin, entries)
-			var e error
-			out[f], e = s.SumTermsKept(cts, terms, cache, l.wcol+f)
+			sums, e := s.SumTermsEach(sets, terms, cache, l.wcol+f)
+			for j, ct := range sums {
+				out[j][f] = ct
+			}
 			return e
 		}, nil
 	})
@@ -437,7 +458,7 @@ func sumColumns(pk *lattice.PublicKey, lay *lattice.BinLayout, l *Local, entries
 // entry's rows in one bin make one term (the same W as a term per row,
 // lattice.BinSummer.SumTerms adding the weights of one bin), so that a
 // chunk's terms, which a kept W is kept with, are at most one per bin of
-// each of its entries (newKeptWeights relies on it).
+// each of its entries (keptEntryBytes relies on it).
 func columnTerms(terms []lattice.BinTerm, bin []int32, entries [][]rowCount) []lattice.BinTerm {
 	for e, rs := range entries {
 		from := len(terms)

@@ -146,17 +146,6 @@ func decodeEach(pk *lattice.PublicKey, c [][]byte) ([]*rlwe.Ciphertext, error) {
 	return out, nil
 }
 
-// latticeGroups splits open nodes into layouts of at most the nodes one
-// holds at bins bins: the node counts.
-func latticeGroups(pk *lattice.PublicKey, open, bins int) []int {
-	per := lattice.MaxNodes(pk.Params, bins)
-	var out []int
-	for k := 0; k < open; k += per {
-		out = append(out, min(per, open-k))
-	}
-	return out
-}
-
 // keepSiblings keeps, at the class holder on the lattice path, the bin
 // sums of the level after key grown levels and the parents of the next
 // level's pairs of open nodes (decisions, in Holder.Apply's order).
@@ -229,6 +218,9 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, decryp
 			nodes = append(nodes, k)
 		}
 	}
+	zeros := s.latticeZeros()
+	pauseZeros(zeros)       // the cores for the class holder's own encryptions
+	sent := map[int][]int{} // by table: the layouts' node counts of its down message
 	for j, e := range s.g.Tables[0].Children {
 		i := e + 1
 		if s.owns(i) {
@@ -243,14 +235,17 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, decryp
 			continue
 		}
 		bins := s.tableBins(i)
-		head := latticeMsg{Edge: e, Values: out[j].Values, Combos: make([][]string, len(out[j].Entries)),
-			Nodes: latticeGroups(pk, len(nodes), bins), Bins: bins}
+		head := latticeMsg{Edge: e, Values: out[j].Values, Combos: make([][]string, len(out[j].Entries)), Bins: bins}
+		entries := 0
 		for v, es := range out[j].Entries {
 			for _, en := range es {
 				head.Combos[v] = append(head.Combos[v], en.Combo)
 			}
+			entries += len(es)
 		}
-		down, err := newLatticeDown(pk, out[j], head.Nodes, nodes, bins)
+		head.Nodes = layoutNodes(pk.Params, bins, len(nodes), entries, 0)
+		sent[i] = head.Nodes
+		down, err := newLatticeDown(pk, zeros, out[j], head.Nodes, nodes, bins)
 		if err != nil {
 			return err
 		}
@@ -259,9 +254,10 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, decryp
 			return err
 		}
 	}
+	resumeZeros(zeros) // the down messages are out: fill while the others sum
 	for _, e := range s.g.Tables[0].Children {
 		if i := e + 1; !s.owns(i) && numericCount(s.g, i) > 0 {
-			if err := r.latticeOpen(ctx, i, open, nodes, plan, decryptors); err != nil {
+			if err := r.latticeOpen(ctx, i, open, nodes, sent[i], plan, decryptors); err != nil {
 				return err
 			}
 			if sib != nil {

@@ -53,17 +53,11 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 		return err
 	}
 	s.keepWeights(l)
-	var sums []*rlwe.Ciphertext // layout by layout, column by column
-	for _, k := range m.Nodes {
-		lay, _ := lattice.NewNodeBinLayout(pk.Params, bins, k) // checked above
-		chunks := lay.Chunks(n)
-		ss, err := sumColumns(pk, lay, l, entries, all[:chunks])
-		if err != nil {
-			return err
-		}
-		clear(all[:chunks]) // summed: let them go
-		all, sums = all[chunks:], append(sums, ss...)
+	sums, err := sumLayouts(pk, bins, m.Nodes, n, l, entries, all) // layout by layout, column by column
+	if err != nil {
+		return err
 	}
+	all = nil
 	c, err := appendEncodings(pk, nil, sums)
 	if err != nil {
 		return err
@@ -89,7 +83,7 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 // the node's cap at the first lattice sums of the job.
 func (s *session) keepWeights(l *Local) {
 	if !s.keptMade {
-		s.kept, s.keptMade = newKeptWeights(s.lkeys.PublicKey, s.cacheBytes), true
+		s.kept, s.keptMade = newKeptWeights(s.cacheBytes), true
 	}
 	l.keepWeights(s.kept)
 }
@@ -219,16 +213,16 @@ func (r *levelRun) latticeShare(ctx context.Context, i int, plan *lattice.Plan, 
 }
 
 // latticeOpen is the class holder's step 3 for table i: it receives the
-// bin sums, folds the decryptors' shares (its own among them if it is
+// bin sums (in the layouts sent, the node counts of its down message), folds the decryptors' shares (its own among them if it is
 // one) and reads the summed nodes' sums of every bin into r.plain[i].
-func (r *levelRun) latticeOpen(ctx context.Context, i, open int, summed []int, plan *lattice.Plan, decryptors []string) error {
+func (r *levelRun) latticeOpen(ctx context.Context, i, open int, summed, sent []int, plan *lattice.Plan, decryptors []string) error {
 	s := r.s
 	pk := s.lkeys.PublicKey
 	nodes, cts, err := r.receiveBins(ctx, i)
 	if err != nil {
 		return err
 	}
-	if !slices.Equal(nodes, latticeGroups(pk, len(summed), s.tableBins(i))) {
+	if !slices.Equal(nodes, sent) {
 		return fmt.Errorf("%w: the lattice bin sums of table %q are not in the level's layouts", ErrWire, s.g.Tables[i].Name)
 	}
 	lays, ts, err := r.binTargets(i, nodes, cts)

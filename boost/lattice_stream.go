@@ -23,6 +23,7 @@ import (
 // demand: per layout, its entries' sums and its number of chunks.
 type latticeDown struct {
 	pk      *lattice.PublicKey
+	zeros   *lattice.ZeroPool // the class holder's node's, or nil (lattice_zeros.go)
 	layouts []downLayout
 	count   int // the chunks of all layouts
 }
@@ -35,8 +36,8 @@ type downLayout struct {
 
 // newLatticeDown lays ds's entries out: the layouts of head.Nodes (node
 // counts), taking nodes in order, for bins bins.
-func newLatticeDown(pk *lattice.PublicKey, ds DownSummary, counts, nodes []int, bins int) (*latticeDown, error) {
-	d := &latticeDown{pk: pk}
+func newLatticeDown(pk *lattice.PublicKey, zeros *lattice.ZeroPool, ds DownSummary, counts, nodes []int, bins int) (*latticeDown, error) {
+	d := &latticeDown{pk: pk, zeros: zeros}
 	k0 := 0
 	for _, n := range counts {
 		lay, err := lattice.NewNodeBinLayout(pk.Params, bins, n)
@@ -62,7 +63,7 @@ func (d *latticeDown) encode(lo, hi int) ([][]byte, error) {
 	for _, dl := range d.layouts {
 		from, to := max(lo-base, 0), min(hi-base, dl.chunks)
 		if from < to {
-			cts, err := encryptChunks(d.pk, dl.lay, dl.g, dl.h, from, to)
+			cts, err := encryptChunks(d.pk, d.zeros, dl.lay, dl.g, dl.h, from, to)
 			if err != nil {
 				return nil, err
 			}

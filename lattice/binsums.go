@@ -140,7 +140,10 @@ func (l *BinLayout) Read(coeffs []uint64) (g, h []int64, err error) {
 
 // EncryptPairs encrypts rows' gradients g and hessians h (fixed point,
 // equal lengths, row i's node j at i·l.Nodes() + j) in l's placement, one
-// ciphertext per chunk of l.Rows() rows.
+// ciphertext per chunk of l.Rows() rows. Each ciphertext is Encrypt's:
+// an encryption of zero plus the plaintext, the encryption of zero taken
+// from the pool given to UseZeros when it has one ready (each handed out
+// once: ZeroPool says why the ciphertexts are distributed as without it).
 func (e *Encryptor) EncryptPairs(l *BinLayout, g, h []int64) ([]*rlwe.Ciphertext, error) {
 	if len(g) != len(h) || len(g)%l.nodes != 0 {
 		return nil, fmt.Errorf("%w: %d gradients and %d hessians for %d nodes a row", ErrMismatch, len(g), len(h), l.nodes)
@@ -152,10 +155,11 @@ func (e *Encryptor) EncryptPairs(l *BinLayout, g, h []int64) ([]*rlwe.Ciphertext
 		pt.IsBatched = false
 		for k := range out {
 			e.encodePlaced(l, g, h, k, pt)
-			out[k] = bgv.NewCiphertext(params, 1, params.MaxLevel())
-			if err := e.enc.Encrypt(pt, out[k]); err != nil {
+			c0, c1, err := e.encryptPlain(pt) // from the Encryptor's pool when it has one ready
+			if err != nil {
 				return err
 			}
+			out[k] = &rlwe.Ciphertext{Element: rlwe.Element[ring.Poly]{MetaData: pt.MetaData.CopyNew(), Value: []ring.Poly{c0, c1}}}
 		}
 		return nil
 	})
@@ -235,44 +239,74 @@ func (s *BinSummer) Sum(cts []*rlwe.Ciphertext, bins []int, weights []uint64) (*
 // SumTerms is Sum with any number of terms per row: terms sorted by Row,
 // a row's terms in any bins (one bin twice: the weights add).
 func (s *BinSummer) SumTerms(cts []*rlwe.Ciphertext, terms []BinTerm) (*rlwe.Ciphertext, error) {
-	return s.sumTerms(cts, terms, nil, 0)
+	out, err := s.sumEach([][]*rlwe.Ciphertext{cts}, terms, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
 }
 
-// sumTerms is SumTerms taking each chunk's W from kept (column col of the
-// caller's) where it holds the chunk's terms, and offering it the others'.
-func (s *BinSummer) sumTerms(cts []*rlwe.Ciphertext, terms []BinTerm, kept *WeightCache, col int) (*rlwe.Ciphertext, error) {
+// SumTermsEach is SumTermsKept of the same terms over several encrypted
+// vectors of the same rows in s's layout (sets[i]: one vector's chunks,
+// every set as many): one masked sum per set, each what SumTermsKept
+// returns for it. Each chunk's W is made (or taken from kept) once for
+// all the sets, so that a party sent one layout per group of open nodes
+// (boost's lattice path) transforms each W once a level, not once a
+// layout. kept may be nil.
+func (s *BinSummer) SumTermsEach(sets [][]*rlwe.Ciphertext, terms []BinTerm, kept *WeightCache, col int) ([]*rlwe.Ciphertext, error) {
+	return s.sumEach(sets, terms, kept, col)
+}
+
+// sumEach is SumTermsEach; every sum of this file comes down to it.
+func (s *BinSummer) sumEach(sets [][]*rlwe.Ciphertext, terms []BinTerm, kept *WeightCache, col int) ([]*rlwe.Ciphertext, error) {
 	l := s.l
+	if len(sets) == 0 {
+		return nil, nil
+	}
+	chunks := len(sets[0])
+	for _, cts := range sets {
+		if len(cts) != chunks {
+			return nil, fmt.Errorf("%w: vectors of %d and %d ciphertexts summed with the same terms", ErrMismatch, chunks, len(cts))
+		}
+	}
 	for i, t := range terms {
-		if t.Row < 0 || t.Row >= len(cts)*l.rows || (i > 0 && t.Row < terms[i-1].Row) {
-			return nil, fmt.Errorf("%w: terms not sorted by row or beyond the %d ciphertexts' rows", ErrMismatch, len(cts))
+		if t.Row < 0 || t.Row >= chunks*l.rows || (i > 0 && t.Row < terms[i-1].Row) {
+			return nil, fmt.Errorf("%w: terms not sorted by row or beyond the %d ciphertexts' rows", ErrMismatch, chunks)
 		}
 	}
 	if err := s.checkNoise(terms); err != nil {
 		return nil, err
 	}
-	var out *rlwe.Ciphertext
+	out := make([]*rlwe.Ciphertext, len(sets))
 	err := safely(func() error {
 		params := l.params.bgv
-		out = bgv.NewCiphertext(params, 1, params.MaxLevel())
-		out.IsBatched = false // coefficient encoding, as EncryptPairs
-		for k, ct := range cts {
+		for i := range out {
+			out[i] = bgv.NewCiphertext(params, 1, params.MaxLevel())
+			out[i].IsBatched = false // coefficient encoding, as EncryptPairs
+		}
+		for k := range chunks {
 			var chunk []BinTerm
 			chunk, terms = splitChunk(terms, (k+1)*l.rows)
 			w, ok := s.chunkWeights(chunk, k, kept, col)
 			if !ok {
 				continue
 			}
-			if !ct.IsNTT || ct.IsBatched || ct.Level() != params.MaxLevel() {
-				return fmt.Errorf("%w: a ciphertext not as EncryptPairs makes them", ErrMismatch)
-			}
-			for i := range 2 {
-				s.rq.MulCoeffsMontgomeryThenAdd(ct.Value[i], w, out.Value[i])
+			for i, cts := range sets {
+				ct := cts[k]
+				if !ct.IsNTT || ct.IsBatched || ct.Level() != params.MaxLevel() {
+					return fmt.Errorf("%w: a ciphertext not as EncryptPairs makes them", ErrMismatch)
+				}
+				for j := range 2 {
+					s.rq.MulCoeffsMontgomeryThenAdd(ct.Value[j], w, out[i].Value[j])
+				}
 			}
 		}
-		if err := s.mask(out); err != nil {
-			return err
+		for _, o := range out {
+			if err := s.mask(o); err != nil {
+				return err
+			}
+			reduce(s.rq, o.Value...) // canonical: digests and encodings depend on it
 		}
-		reduce(s.rq, out.Value...) // canonical: digests and encodings depend on it
 		return nil
 	})
 	if err != nil {

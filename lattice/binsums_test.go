@@ -2,6 +2,7 @@ package lattice
 
 import (
 	mrand "math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -257,5 +258,152 @@ func TestBinSumsNodesTerms(t *testing.T) {
 	}
 	if _, err := NewNodeBinLayout(p, bins, MaxNodes(p, bins)+1); err == nil {
 		t.Fatal("a layout of more nodes than fit two rows a ciphertext")
+	}
+}
+
+// TestEncryptPairsFromPool: an Encryptor given a node's pool takes the
+// class holder's chunk encryptions from it while it holds some and
+// computes the rest (the pool's counts: each chunk one or the other), the
+// sums read from the pooled ciphertexts are exact, and no ciphertext's c1
+// repeats (an encryption of zero masking two chunks would).
+func TestEncryptPairsFromPool(t *testing.T) {
+	t.Parallel()
+	p := params(t)
+	pk, sk := binKeys(t)
+	const bins, size = 4, 3
+	l, err := NewNodeBinLayout(p, bins, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 4*l.Rows() + 1 // five chunks: three from the pool, two computed
+	pool := newZeroPool(t, pk, size)
+	waitZeros(t, pool, size)
+	pool.Pause() // the counts below are EncryptPairs' alone
+	enc, err := NewEncryptor(pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.UseZeros(pool); err != nil {
+		t.Fatal(err)
+	}
+	rng := mrand.New(mrand.NewPCG(5, 6))
+	g, h := make([]int64, rows), make([]int64, rows)
+	var terms []BinTerm
+	wantG, wantH := make([]int64, bins), make([]int64, bins)
+	for r := range rows {
+		g[r], h[r] = rng.Int64N(1<<30)-1<<29, rng.Int64N(1<<30)
+		b := rng.IntN(bins)
+		terms = append(terms, BinTerm{Row: r, Bin: b, Weight: 1})
+		wantG[b] += g[r]
+		wantH[b] += h[r]
+	}
+	cts, err := enc.EncryptPairs(l, g, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A paused filler still delivers the encryption of zero it had made
+	// when the pool was full: one more may be taken.
+	if st := pool.Stats(); st.Taken < size || st.Taken+st.Computed != int64(len(cts)) {
+		t.Fatalf("%d chunks: %d taken from the pool, %d computed; want at least %d taken, %d in all",
+			len(cts), st.Taken, st.Computed, size, len(cts))
+	}
+	for i := range cts {
+		for j := range i {
+			if slices.Equal(cts[i].Value[1].Coeffs[0], cts[j].Value[1].Coeffs[0]) {
+				t.Fatalf("chunks %d and %d share c1", j, i)
+			}
+		}
+	}
+	s, err := NewBinSummer(pk, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.SumTerms(cts, terms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotG, gotH, err := l.Read(decryptCoeffs(t, p, sk, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(gotG, wantG) || !slices.Equal(gotH, wantH) {
+		t.Fatalf("sums from pooled encryptions (%v, %v), want (%v, %v)", gotG, gotH, wantG, wantH)
+	}
+}
+
+// TestSumTermsEach: one call over several vectors of the same rows gives
+// each vector's exact bin sums (as SumTerms would, one by one), each
+// masked apart (two outputs over equal vectors differ), keeping one W a
+// chunk for all of them; and it refuses vectors of different lengths.
+func TestSumTermsEach(t *testing.T) {
+	t.Parallel()
+	p := params(t)
+	pk, sk := binKeys(t)
+	const bins, sets = 8, 3
+	l, err := NewNodeBinLayout(p, bins, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := l.Rows() + 7 // two chunks
+	rng := mrand.New(mrand.NewPCG(9, 10))
+	var terms []BinTerm
+	for r := range rows {
+		for range rng.IntN(3) {
+			terms = append(terms, BinTerm{Row: r, Bin: rng.IntN(bins), Weight: uint64(1 + rng.IntN(3))})
+		}
+	}
+	enc, err := NewEncryptor(pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, hs := make([][]int64, sets), make([][]int64, sets)
+	all := make([][]*rlwe.Ciphertext, sets)
+	for i := range sets {
+		gs[i], hs[i] = make([]int64, rows), make([]int64, rows)
+		for r := range rows {
+			gs[i][r], hs[i][r] = rng.Int64N(1<<30)-1<<29, rng.Int64N(1<<30)
+		}
+		if i == sets-1 { // the same values as the first: masked apart all the same
+			copy(gs[i], gs[0])
+			copy(hs[i], hs[0])
+		}
+		if all[i], err = enc.EncryptPairs(l, gs[i], hs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := NewBinSummer(pk, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := NewWeightCache(1 << 30)
+	out, err := s.SumTermsEach(all, terms, kept, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != sets || len(kept.m) != 2 {
+		t.Fatalf("%d sums for %d vectors, %d Ws kept for 2 chunks", len(out), sets, len(kept.m))
+	}
+	var decs [][]uint64
+	for i, o := range out {
+		dec := decryptCoeffs(t, p, sk, o)
+		decs = append(decs, dec)
+		gotG, gotH, err := l.Read(dec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantG, wantH := make([]int64, bins), make([]int64, bins)
+		for _, tm := range terms {
+			wantG[tm.Bin] += int64(tm.Weight) * gs[i][tm.Row]
+			wantH[tm.Bin] += int64(tm.Weight) * hs[i][tm.Row]
+		}
+		if !slices.Equal(gotG, wantG) || !slices.Equal(gotH, wantH) {
+			t.Fatalf("vector %d: sums differ from its rows'", i)
+		}
+	}
+	if slices.Equal(decs[0], decs[sets-1]) {
+		t.Fatal("two sums of equal vectors decrypt alike beyond the bins: not masked apart")
+	}
+	if _, err := s.SumTermsEach([][]*rlwe.Ciphertext{all[0], all[1][:1]}, terms[:1], nil, 0); err == nil {
+		t.Fatal("vectors of different lengths summed")
 	}
 }

@@ -15,6 +15,7 @@ package lattice
 import (
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/ring"
@@ -22,7 +23,10 @@ import (
 
 // WeightCache keeps chunks' W for BinSummer.SumTermsKept up to a byte
 // budget (first come, first kept: a sum offered past the budget is not
-// kept). Safe for concurrent use, as long as no two sums of the same
+// kept). The budget counts everything a kept W holds: its polynomial, the
+// terms kept beside it to compare a later chunk's with, and a fixed
+// allowance for the record and the map's entry (weightOverhead), so that
+// an owner can give it the memory it means to spend and no margin. Safe for concurrent use, as long as no two sums of the same
 // column run at once (each column's entries are read and replaced only by
 // the sum of that column).
 type WeightCache struct {
@@ -41,13 +45,35 @@ type weights struct {
 	w     ring.Poly
 }
 
-// NewWeightCache returns a cache holding at most budget bytes of W
-// (a chunk's W is one polynomial modulo Q: Params.CiphertextBytes/2).
+// NewWeightCache returns a cache holding at most budget bytes of kept Ws
+// (KeptBytes each: a chunk's W is one polynomial modulo Q,
+// Params.CiphertextBytes/2, beside its terms).
 func NewWeightCache(budget int) *WeightCache {
 	return &WeightCache{budget: budget, m: map[weightKey]*weights{}}
 }
 
-// Bytes is the size of the Ws kept.
+// weightOverhead is a kept W's bytes beyond its polynomial's coefficients
+// and its terms: the weights record, the slices' and the polynomial's
+// headers and the map's entry, rounded up.
+const weightOverhead = 256
+
+// termBytes is one kept BinTerm's size.
+const termBytes = int(unsafe.Sizeof(BinTerm{}))
+
+// KeptBytes is what a WeightCache counts for a W under p kept with terms
+// terms.
+func KeptBytes(p Params, terms int) int {
+	return p.CiphertextBytes()/2 + terms*termBytes + weightOverhead
+}
+
+// keptBytes is what the cache counts for w kept with terms terms:
+// KeptBytes of w's parameters.
+func keptBytes(w ring.Poly, terms int) int {
+	return w.N()*len(w.Coeffs)*8 + terms*termBytes + weightOverhead
+}
+
+// Bytes is the size of the Ws kept, their terms and records included
+// (KeptBytes each).
 func (c *WeightCache) Bytes() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -59,7 +85,11 @@ func (c *WeightCache) Bytes() int {
 // this chunk's terms in this layout, and offered to kept otherwise. The
 // result decrypts to the same sums as SumTerms'.
 func (s *BinSummer) SumTermsKept(cts []*rlwe.Ciphertext, terms []BinTerm, kept *WeightCache, col int) (*rlwe.Ciphertext, error) {
-	return s.sumTerms(cts, terms, kept, col)
+	out, err := s.sumEach([][]*rlwe.Ciphertext{cts}, terms, kept, col)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
 }
 
 // chunkWeights returns chunk k's W for its terms (from kept, or made in
@@ -88,11 +118,11 @@ func (c *WeightCache) get(k weightKey) *weights {
 // offer keeps a copy of w and terms under k, replacing what k held, if
 // the budget allows.
 func (c *WeightCache) offer(k weightKey, terms []BinTerm, w ring.Poly) {
-	size := w.N() * len(w.Coeffs) * 8
+	size := keptBytes(w, len(terms))
 	c.mu.Lock()
 	old := c.m[k]
 	if old != nil {
-		c.used -= old.w.N() * len(old.w.Coeffs) * 8
+		c.used -= keptBytes(old.w, len(old.terms))
 		delete(c.m, k)
 	}
 	if c.used+size > c.budget {
@@ -101,7 +131,8 @@ func (c *WeightCache) offer(k weightKey, terms []BinTerm, w ring.Poly) {
 	}
 	c.used += size
 	c.mu.Unlock()
-	kw := &weights{terms: slices.Clone(terms), w: *w.CopyNew()}
+	kw := &weights{terms: make([]BinTerm, len(terms)), w: *w.CopyNew()} // cap len(terms): what KeptBytes counts
+	copy(kw.terms, terms)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.m[k] = kw

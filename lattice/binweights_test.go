@@ -76,7 +76,7 @@ func TestSumTermsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("made", l1, s1, kept, terms, rows)
-	if got, want := kept.Bytes(), 3*p.CiphertextBytes()/2; got != want {
+	if got, want := kept.Bytes(), 3*(p.CiphertextBytes()/2+weightOverhead)+len(terms)*termBytes; got != want {
 		t.Fatalf("%d bytes kept for three chunks, want %d", got, want)
 	}
 	check("kept", l1, s1, kept, terms, rows)
@@ -94,4 +94,69 @@ func TestSumTermsKept(t *testing.T) {
 	}
 	check("another layout", l2, s2, kept, termsOf(rows/2), rows/2)
 	check("nothing kept", l1, s1, NewWeightCache(0), terms, rows)
+}
+
+// TestWeightCacheCountsTerms: the cache counts each kept W's polynomial,
+// its terms and weightOverhead, exactly: a budget of what three chunks'
+// Ws take keeps all three (a second sum makes none), one byte less keeps
+// the first two, and every kept W's terms hold no spare capacity beyond
+// what was counted. Counting the polynomials alone (as before) keeps the
+// third W under the smaller budget and fails it.
+func TestWeightCacheCountsTerms(t *testing.T) {
+	t.Parallel()
+	p := params(t)
+	pk, _ := binKeys(t)
+	const bins = 8
+	l, err := NewNodeBinLayout(p, bins, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := NewEncryptor(pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 2*l.Rows() + 5 // three chunks
+	g, h := make([]int64, rows), make([]int64, rows)
+	cts, err := enc.EncryptPairs(l, g, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var terms []BinTerm
+	per := make([]int, 3) // terms by chunk
+	for r := range rows {
+		for b := range 1 + r%3 {
+			terms = append(terms, BinTerm{Row: r, Bin: (r + b) % bins, Weight: 1})
+			per[r/l.Rows()]++
+		}
+	}
+	want := 0
+	for _, n := range per {
+		want += KeptBytes(p, n)
+	}
+	for _, tc := range []struct {
+		budget, chunks int
+	}{{want, 3}, {want - 1, 2}} {
+		s, err := NewBinSummer(pk, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := NewWeightCache(tc.budget)
+		for range 2 {
+			if _, err := s.SumTermsKept(cts, terms, kept, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		counted := 0
+		for k := range tc.chunks {
+			counted += KeptBytes(p, per[k])
+		}
+		if got := kept.Bytes(); got != counted || len(kept.m) != tc.chunks {
+			t.Fatalf("budget %d: %d Ws kept in %d bytes, want %d in %d", tc.budget, len(kept.m), got, tc.chunks, counted)
+		}
+		for k, w := range kept.m {
+			if cap(w.terms) != per[k.chunk] || len(w.terms) != per[k.chunk] {
+				t.Fatalf("chunk %d: %d terms kept with capacity %d, want %d", k.chunk, len(w.terms), cap(w.terms), per[k.chunk])
+			}
+		}
+	}
 }

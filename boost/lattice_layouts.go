@@ -1,0 +1,104 @@
+package boost
+
+// How the class holder groups a level's open nodes into layouts on the
+// lattice path, and how a table's party sums a level's layouts.
+//
+// A layout of g nodes a slot puts a row in 2·g·bins coefficients, so its
+// chunks are g times as many as one node's, and a table's party makes one
+// plaintext W (an NTT) per chunk and column. Layouts of the same node
+// count over the same entries have the same Ws (a W depends on the
+// entries' rows and bins, never on the gradients), so a party sent L
+// layouts of g nodes makes each W once for all of them
+// (lattice.BinSummer.SumTermsEach) and, at one node a slot, every level
+// of every tree has the same layout, whose Ws the kept-W cache serves
+// from one level to the next. What a layout costs beyond its products is
+// one mask (a fresh encryption) and one decryption per column. Encryptions
+// of gradients and products are the same whatever the grouping (k nodes
+// take k chunks' worth of ciphertexts either way). So per level and
+// column, L = k/g layouts of g nodes cost about g·chunks1 Ws (chunks1: the
+// chunks at one node a slot) and k/g masks and decryptions, least at
+// g = √(k·layoutCost/chunks1), where layoutCost is a mask and its
+// decryption in Ws' time.
+//
+// What it discloses: nothing new. The down message's head names the
+// layouts' node counts, as before; their sum is the number of nodes
+// summed under encryption, which the head told before too.
+
+import (
+	"math"
+
+	"github.com/cohortdm/cohort/lattice"
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+)
+
+// layoutCost is a layout's fixed cost per column in W's time: a mask (one
+// public-key encryption of a full plaintext, about 3.4 ms of one core:
+// node.DefaultLatticePool's figure) and its decryption against a W's
+// sparse NTT (about 0.34 ms at 32 bins: docs/boost.md, "A faster lattice
+// path"), rounded up for the decryption shares.
+const layoutCost = 16
+
+// layoutNodes splits k open nodes summed under encryption into layouts
+// for bins bins and entries entries: node counts, as many of g nodes as
+// fit and the rest in one (g as above; at most lattice.MaxNodes, or
+// maxNodes when positive).
+func layoutNodes(p lattice.Params, bins, k, entries, maxNodes int) []int {
+	per := lattice.MaxNodes(p, bins)
+	if maxNodes > 0 {
+		per = min(per, maxNodes)
+	}
+	one, err := lattice.NewNodeBinLayout(p, bins, 1)
+	g := per
+	if err == nil && entries > 0 {
+		chunks := float64(one.Chunks(entries))
+		g = int(math.Round(math.Sqrt(float64(k) * layoutCost / chunks)))
+	}
+	g = max(1, min(g, per, k))
+	var out []int
+	for n := 0; n < k; n += g {
+		out = append(out, min(g, k-n))
+	}
+	return out
+}
+
+// sumLayouts is the table's: every layout's masked bin sums, layout by
+// layout, column by column, over all, the layouts' ciphertexts one after
+// the other (counts: their node counts, over n entries). Layouts of one
+// node count are summed together, each chunk's W made once for them.
+func sumLayouts(pk *lattice.PublicKey, bins int, counts []int, n int, l *Local, entries [][]rowCount, all []*rlwe.Ciphertext) ([]*rlwe.Ciphertext, error) {
+	type group struct {
+		lay  *lattice.BinLayout
+		at   []int // the layouts' indices
+		sets [][]*rlwe.Ciphertext
+	}
+	var groups []*group
+	byNodes := map[int]*group{}
+	for i, k := range counts {
+		lay, err := lattice.NewNodeBinLayout(pk.Params, bins, k)
+		if err != nil {
+			return nil, err
+		}
+		chunks := lay.Chunks(n)
+		gr := byNodes[k]
+		if gr == nil {
+			gr = &group{lay: lay}
+			byNodes[k] = gr
+			groups = append(groups, gr)
+		}
+		gr.at, gr.sets = append(gr.at, i), append(gr.sets, all[:chunks])
+		all = all[chunks:]
+	}
+	cols := len(l.feats)
+	out := make([]*rlwe.Ciphertext, len(counts)*cols)
+	for _, gr := range groups {
+		ss, err := sumColumns(pk, gr.lay, l, entries, gr.sets)
+		if err != nil {
+			return nil, err
+		}
+		for j, at := range gr.at {
+			copy(out[at*cols:(at+1)*cols], ss[j])
+			clear(gr.sets[j]) // summed: let them go
+		}
+	}
+	return out, nil
+}
