@@ -1,9 +1,6 @@
 package psi
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"encoding/binary"
 	"errors"
 	"math/bits"
 	mrand "math/rand/v2"
@@ -57,34 +54,51 @@ type okvsRow struct {
 // joint seed and the attempt, as a pseudorandom function of the digest.
 type okvsHasher struct {
 	m     int
-	block cipher.Block
+	block *fixedAES
 }
 
 func newOKVSHasher(seed [32]byte, attempt, m int) okvsHasher {
-	b, err := aes.NewCipher(derive(seed, "okvs", attempt))
-	if err != nil {
-		panic("psi: internal error: AES-128 key: " + err.Error())
-	}
-	return okvsHasher{m: m, block: b}
+	return okvsHasher{m: m, block: newFixedAES(derive(seed, "okvs", attempt))}
 }
 
-// row fills r's start and band for digest d: two AES blocks of d with
-// the low two bits of its last byte set to 0 and 1 give the band, a
-// third (2) the start. Bit 0 of the band is forced to 1, so that no row
-// is empty.
-func (h okvsHasher) row(r *okvsRow, d *[digestLen]byte) {
-	in := *d
-	var out [16]byte
-	for j := range 2 {
-		in[digestLen-1] = d[digestLen-1]&^3 | byte(j)
-		h.block.Encrypt(out[:], in[:])
-		r.band[2*j] = binary.LittleEndian.Uint64(out[:])
-		r.band[2*j+1] = binary.LittleEndian.Uint64(out[8:])
+// okvsBatch is the number of keys whose AES blocks are encrypted in one
+// fixedAES call: enough to keep its pipeline full, little enough for
+// the scratch to stay in L1.
+const okvsBatch = 128
+
+// okvsInput is the AES input j (0, 1: the band; 2: the start) of digest
+// d: d with the low two bits of its last byte set to j.
+func okvsInput(d *[digestLen]byte, j uint64) gf {
+	x := gfFrom(d[:])
+	x.hi = x.hi&^(3<<56) | j<<56
+	return x
+}
+
+// rows fills rs[i]'s start and band for ds[i]: the encryptions of inputs
+// 0 and 1 (okvsInput) give the band, that of input 2 the start. Bit 0 of
+// the band is forced to 1, so that no row is empty.
+func (h okvsHasher) rows(rs []okvsRow, ds [][digestLen]byte) {
+	var buf [3 * okvsBatch]gf
+	for lo := 0; lo < len(ds); lo += okvsBatch {
+		hi := min(len(ds), lo+okvsBatch)
+		blk := buf[:3*(hi-lo)]
+		for k := range hi - lo {
+			for j := range 3 {
+				blk[3*k+j] = okvsInput(&ds[lo+k], uint64(j))
+			}
+		}
+		h.block.encrypt(blk, blk)
+		for k := range hi - lo {
+			r := &rs[lo+k]
+			r.band = [okvsWords]uint64{blk[3*k].lo | 1, blk[3*k].hi, blk[3*k+1].lo, blk[3*k+1].hi}
+			r.start = h.startOf(blk[3*k+2])
+		}
 	}
-	r.band[0] |= 1
-	in[digestLen-1] = d[digestLen-1]&^3 | 2
-	h.block.Encrypt(out[:], in[:])
-	r.start = int(binary.LittleEndian.Uint64(out[:]) % uint64(h.m-okvsBand+1))
+}
+
+// startOf is the start column of a key whose input 2 encrypts to e.
+func (h okvsHasher) startOf(e gf) int {
+	return int(e.lo % uint64(h.m-okvsBand+1))
 }
 
 // okvsEncode solves for P (m elements) with decode(P, k_i) = vals[i] for
@@ -93,8 +107,8 @@ func (h okvsHasher) row(r *okvsRow, d *[digestLen]byte) {
 // nothing of the keys beyond their values.
 func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCha8) ([]gf, error) {
 	rows := make([]okvsRow, len(ds))
-	for i := range ds {
-		h.row(&rows[i], &ds[i])
+	h.rows(rows, ds)
+	for i := range rows {
 		rows[i].val = vals[i]
 	}
 	rows = sortByStart(rows, h.m)
@@ -148,39 +162,67 @@ func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCh
 
 // okvsDecode returns Σ_j b(d)_j·P[s(d)+j].
 func okvsDecode(h okvsHasher, p []gf, d *[digestLen]byte) gf {
-	var r okvsRow
-	h.row(&r, d)
-	return bandSum(p[r.start:r.start+okvsBand], &r.band)
+	var r [1]okvsRow
+	h.rows(r[:], [][digestLen]byte{*d})
+	return bandSum(p[r[0].start:r[0].start+okvsBand], &r[0].band)
 }
 
 // okvsDecodeAll returns Decode(P, d) for every digest of ds, in order.
 // It decodes in the order of the keys' starts, so that consecutive keys
 // read overlapping windows of P: one key reads up to w elements (4 KiB)
 // from a random place, and in the keys' own order nearly every one of
-// them misses the cache.
+// them misses the cache. The starts are computed first (one AES block
+// per key) and sorted; the bands (two blocks) are computed in that
+// order a batch at a time, so that no table of rows is built and read
+// back out of order.
 func okvsDecodeAll(h okvsHasher, p []gf, ds [][digestLen]byte) []gf {
-	rows := make([]okvsRow, len(ds))
-	count := make([]int32, h.m+1)
-	for i := range ds {
-		h.row(&rows[i], &ds[i])
-		count[rows[i].start+1]++
+	starts := make([]int32, len(ds))
+	var buf [2 * okvsBatch]gf
+	for lo := 0; lo < len(ds); lo += len(buf) {
+		blk := buf[:min(len(buf), len(ds)-lo)]
+		for k := range blk {
+			blk[k] = okvsInput(&ds[lo+k], 2)
+		}
+		h.block.encrypt(blk, blk)
+		for k, e := range blk {
+			starts[lo+k] = int32(h.startOf(e))
+		}
 	}
-	// A counting sort of the keys' indices by start: the rows stay where
-	// they are (one cache line each), the window of P moves forward.
-	for c := 1; c <= h.m; c++ {
-		count[c] += count[c-1]
-	}
-	order := make([]int32, len(ds))
-	for i := range rows {
-		order[count[rows[i].start]] = int32(i)
-		count[rows[i].start]++
-	}
+	order, sorted := sortStarts(starts, h.m)
 	out := make([]gf, len(ds))
-	for _, i := range order {
-		r := &rows[i]
-		out[i] = bandSum(p[r.start:r.start+okvsBand], &r.band)
+	var band [okvsWords]uint64
+	for lo := 0; lo < len(ds); lo += okvsBatch {
+		idx := order[lo:min(len(ds), lo+okvsBatch)]
+		blk := buf[:2*len(idx)]
+		for k, i := range idx {
+			blk[2*k], blk[2*k+1] = okvsInput(&ds[i], 0), okvsInput(&ds[i], 1)
+		}
+		h.block.encrypt(blk, blk)
+		for k, i := range idx {
+			band = [okvsWords]uint64{blk[2*k].lo | 1, blk[2*k].hi, blk[2*k+1].lo, blk[2*k+1].hi}
+			s := int(sorted[lo+k])
+			out[i] = bandSum(p[s:s+okvsBand], &band)
+		}
 	}
 	return out
+}
+
+// sortStarts is a counting sort of the keys by start column (< m): the
+// keys' indices in that order, and their starts in that order.
+func sortStarts(starts []int32, m int) (order, sorted []int32) {
+	count := make([]int32, m+1)
+	for _, s := range starts {
+		count[s+1]++
+	}
+	for c := 1; c <= m; c++ {
+		count[c] += count[c-1]
+	}
+	order, sorted = make([]int32, len(starts)), make([]int32, len(starts))
+	for i, s := range starts {
+		order[count[s]], sorted[count[s]] = int32(i), s
+		count[s]++
+	}
+	return order, sorted
 }
 
 // bandSum is the XOR of the elements of p the band selects.
