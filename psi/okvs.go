@@ -142,20 +142,10 @@ func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCh
 	}
 	for i := len(rows) - 1; i >= 0; i-- {
 		r := &rows[i]
-		v := r.val
 		off := pivot[i] - r.start
-		for w := range okvsWords {
-			b := r.band[w]
-			if w == off/64 {
-				b &^= 1 << (off % 64) // the pivot itself
-			}
-			for b != 0 {
-				j := 64*w + bits.TrailingZeros64(b)
-				b &= b - 1
-				v = v.add(p[r.start+j])
-			}
-		}
-		p[pivot[i]] = v
+		band := r.band
+		band[off/64] &^= 1 << (off % 64) // the pivot itself
+		p[pivot[i]] = r.val.add(bandSum((*[okvsBand]gf)(p[r.start:]), &band))
 	}
 	return p, nil
 }
@@ -164,7 +154,7 @@ func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCh
 func okvsDecode(h okvsHasher, p []gf, d *[digestLen]byte) gf {
 	var r [1]okvsRow
 	h.rows(r[:], [][digestLen]byte{*d})
-	return bandSum(p[r[0].start:r[0].start+okvsBand], &r[0].band)
+	return bandSum((*[okvsBand]gf)(p[r[0].start:]), &r[0].band)
 }
 
 // okvsDecodeAll returns Decode(P, d) for every digest of ds, in order.
@@ -201,7 +191,7 @@ func okvsDecodeAll(h okvsHasher, p []gf, ds [][digestLen]byte) []gf {
 		for k, i := range idx {
 			band = [okvsWords]uint64{blk[2*k].lo | 1, blk[2*k].hi, blk[2*k+1].lo, blk[2*k+1].hi}
 			s := int(sorted[lo+k])
-			out[i] = bandSum(p[s:s+okvsBand], &band)
+			out[i] = bandSum((*[okvsBand]gf)(p[s:]), &band)
 		}
 	}
 	return out
@@ -226,12 +216,14 @@ func sortStarts(starts []int32, m int) (order, sorted []int32) {
 }
 
 // bandSum is the XOR of the elements of p the band selects.
-func bandSum(p []gf, band *[okvsWords]uint64) gf {
+// p is an array pointer and the word's columns a 64-array indexed by a
+// masked bit position, so that the inner loop has no bounds check.
+func bandSum(p *[okvsBand]gf, band *[okvsWords]uint64) gf {
 	var v gf
-	for w, b := range band {
-		for b != 0 {
-			v = v.add(p[64*w+bits.TrailingZeros64(b)])
-			b &= b - 1
+	for w := range okvsWords {
+		q := (*[64]gf)(p[64*w : 64*w+64])
+		for b := band[w]; b != 0; b &= b - 1 {
+			v = v.add(q[bits.TrailingZeros64(b)&63])
 		}
 	}
 	return v

@@ -166,22 +166,38 @@ const eaBatch = 256
 
 // eaExpander draws the expander's indices: eaWeight per output, uniform
 // in [0, N) (multiply-shift of a 64-bit draw: a bias below N/2^64), from a
-// public PRG seeded by the joint seed, in output order.
+// public PRG keyed by the joint seed, in output order. The PRG is AES-128
+// in counter mode (fixedAES over the counters, two draws per block),
+// about five times cheaper here than math/rand's ChaCha8 one draw at a
+// time; the code only needs the indices to look random to whoever picks
+// the noise, and both are pseudorandom functions of the seed.
 type eaExpander struct {
-	rng *mrand.ChaCha8
+	aes *fixedAES
+	ctr uint64
 	n   uint64
+	blk [eaBatch * eaWeight / 2]gf
 	idx [eaBatch * eaWeight]uint32
 }
 
 func newEAExpander(seed [32]byte, n int) *eaExpander {
-	return &eaExpander{rng: mrand.NewChaCha8(seed), n: uint64(n)}
+	return &eaExpander{aes: newFixedAES(seed[:16]), n: uint64(n)}
 }
 
 // next draws the indices of the next cnt ≤ eaBatch outputs.
 func (e *eaExpander) next(cnt int) []uint32 {
 	idx := e.idx[:cnt*eaWeight]
+	blk := e.blk[:(len(idx)+1)/2]
+	for i := range blk {
+		blk[i] = gf{e.ctr, 0}
+		e.ctr++
+	}
+	e.aes.encrypt(blk, blk)
 	for i := range idx {
-		hi, _ := bits.Mul64(e.rng.Uint64(), e.n)
+		w := blk[i/2].lo
+		if i%2 == 1 {
+			w = blk[i/2].hi
+		}
+		hi, _ := bits.Mul64(w, e.n)
 		idx[i] = uint32(hi)
 	}
 	return idx
