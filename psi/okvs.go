@@ -74,25 +74,51 @@ func okvsInput(d *[digestLen]byte, j uint64) gf {
 	return x
 }
 
-// rows fills rs[i]'s start and band for ds[i]: the encryptions of inputs
-// 0 and 1 (okvsInput) give the band, that of input 2 the start. Bit 0 of
-// the band is forced to 1, so that no row is empty.
-func (h okvsHasher) rows(rs []okvsRow, ds [][digestLen]byte) {
-	var buf [3 * okvsBatch]gf
-	for lo := 0; lo < len(ds); lo += okvsBatch {
-		hi := min(len(ds), lo+okvsBatch)
-		blk := buf[:3*(hi-lo)]
-		for k := range hi - lo {
-			for j := range 3 {
-				blk[3*k+j] = okvsInput(&ds[lo+k], uint64(j))
-			}
+// sortedKeys computes each key's start (from its input 2, one AES
+// block per key, a batch at a time) and returns the keys' indices in the
+// order of their starts and those starts, by a counting sort (O(n+m)).
+// Both the encoder and the decoder then walk the keys in this order, so
+// that consecutive keys touch overlapping columns.
+func (h okvsHasher) sortedKeys(ds [][digestLen]byte) (order, sorted []int32) {
+	starts := make([]int32, len(ds))
+	var buf [2 * okvsBatch]gf
+	for lo := 0; lo < len(ds); lo += len(buf) {
+		blk := buf[:min(len(buf), len(ds)-lo)]
+		for k := range blk {
+			blk[k] = okvsInput(&ds[lo+k], 2)
 		}
 		h.block.encrypt(blk, blk)
-		for k := range hi - lo {
-			r := &rs[lo+k]
-			r.band = [okvsWords]uint64{blk[3*k].lo | 1, blk[3*k].hi, blk[3*k+1].lo, blk[3*k+1].hi}
-			r.start = h.startOf(blk[3*k+2])
+		for k, e := range blk {
+			starts[lo+k] = int32(h.startOf(e))
 		}
+	}
+	count := make([]int32, h.m+1)
+	for _, s := range starts {
+		count[s+1]++
+	}
+	for c := 1; c <= h.m; c++ {
+		count[c] += count[c-1]
+	}
+	order, sorted = make([]int32, len(starts)), make([]int32, len(starts))
+	for i, s := range starts {
+		order[count[s]], sorted[count[s]] = int32(i), s
+		count[s]++
+	}
+	return order, sorted
+}
+
+// bands writes the band of key ds[idx[k]] to out[k], for len(idx) ≤
+// okvsBatch keys: the encryptions of its inputs 0 and 1, with bit 0
+// forced to 1 so that no row is empty.
+func (h okvsHasher) bands(out [][okvsWords]uint64, ds [][digestLen]byte, idx []int32) {
+	var buf [2 * okvsBatch]gf
+	blk := buf[:2*len(idx)]
+	for k, i := range idx {
+		blk[2*k], blk[2*k+1] = okvsInput(&ds[i], 0), okvsInput(&ds[i], 1)
+	}
+	h.block.encrypt(blk, blk)
+	for k := range idx {
+		out[k] = [okvsWords]uint64{blk[2*k].lo | 1, blk[2*k].hi, blk[2*k+1].lo, blk[2*k+1].hi}
 	}
 }
 
@@ -106,12 +132,16 @@ func (h okvsHasher) startOf(e gf) int {
 // random (drawn from fill), as RR22's OKVS requires so that P reveals
 // nothing of the keys beyond their values.
 func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCha8) ([]gf, error) {
-	rows := make([]okvsRow, len(ds))
-	h.rows(rows, ds)
-	for i := range rows {
-		rows[i].val = vals[i]
+	rows := make([]okvsRow, len(ds)) // in the order of their starts
+	order, sorted := h.sortedKeys(ds)
+	var band [okvsBatch][okvsWords]uint64
+	for lo := 0; lo < len(ds); lo += okvsBatch {
+		idx := order[lo:min(len(ds), lo+okvsBatch)]
+		h.bands(band[:], ds, idx)
+		for k, i := range idx {
+			rows[lo+k] = okvsRow{start: int(sorted[lo+k]), band: band[k], val: vals[i]}
+		}
 	}
-	rows = sortByStart(rows, h.m)
 	pivot := make([]int, len(rows)) // column of each row's pivot
 	for i := range rows {
 		r := &rows[i]
@@ -152,72 +182,41 @@ func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCh
 
 // okvsDecode returns Σ_j b(d)_j·P[s(d)+j].
 func okvsDecode(h okvsHasher, p []gf, d *[digestLen]byte) gf {
-	var r [1]okvsRow
-	h.rows(r[:], [][digestLen]byte{*d})
-	return bandSum((*[okvsBand]gf)(p[r[0].start:]), &r[0].band)
+	ds := [][digestLen]byte{*d}
+	in := []gf{okvsInput(d, 2)}
+	h.block.encrypt(in, in)
+	var band [1][okvsWords]uint64
+	h.bands(band[:], ds, []int32{0})
+	return bandSum((*[okvsBand]gf)(p[h.startOf(in[0]):]), &band[0])
 }
 
 // okvsDecodeAll returns Decode(P, d) for every digest of ds, in order.
-// It decodes in the order of the keys' starts, so that consecutive keys
-// read overlapping windows of P: one key reads up to w elements (4 KiB)
-// from a random place, and in the keys' own order nearly every one of
-// them misses the cache. The starts are computed first (one AES block
-// per key) and sorted; the bands (two blocks) are computed in that
-// order a batch at a time, so that no table of rows is built and read
-// back out of order.
+// It decodes in the order of the keys' starts (sortedKeys), so that
+// consecutive keys read overlapping windows of P: one key reads up to w
+// elements (4 KiB) from a random place, and in the keys' own order
+// nearly every one of them misses the cache. The bands are computed in
+// that order a batch at a time, so that no table of rows is built.
 func okvsDecodeAll(h okvsHasher, p []gf, ds [][digestLen]byte) []gf {
-	starts := make([]int32, len(ds))
-	var buf [2 * okvsBatch]gf
-	for lo := 0; lo < len(ds); lo += len(buf) {
-		blk := buf[:min(len(buf), len(ds)-lo)]
-		for k := range blk {
-			blk[k] = okvsInput(&ds[lo+k], 2)
-		}
-		h.block.encrypt(blk, blk)
-		for k, e := range blk {
-			starts[lo+k] = int32(h.startOf(e))
-		}
-	}
-	order, sorted := sortStarts(starts, h.m)
+	order, sorted := h.sortedKeys(ds)
 	out := make([]gf, len(ds))
-	var band [okvsWords]uint64
+	var band [okvsBatch][okvsWords]uint64
 	for lo := 0; lo < len(ds); lo += okvsBatch {
 		idx := order[lo:min(len(ds), lo+okvsBatch)]
-		blk := buf[:2*len(idx)]
+		h.bands(band[:], ds, idx)
 		for k, i := range idx {
-			blk[2*k], blk[2*k+1] = okvsInput(&ds[i], 0), okvsInput(&ds[i], 1)
-		}
-		h.block.encrypt(blk, blk)
-		for k, i := range idx {
-			band = [okvsWords]uint64{blk[2*k].lo | 1, blk[2*k].hi, blk[2*k+1].lo, blk[2*k+1].hi}
-			s := int(sorted[lo+k])
-			out[i] = bandSum((*[okvsBand]gf)(p[s:]), &band)
+			out[i] = bandSum((*[okvsBand]gf)(p[sorted[lo+k]:]), &band[k])
 		}
 	}
 	return out
 }
 
-// sortStarts is a counting sort of the keys by start column (< m): the
-// keys' indices in that order, and their starts in that order.
-func sortStarts(starts []int32, m int) (order, sorted []int32) {
-	count := make([]int32, m+1)
-	for _, s := range starts {
-		count[s+1]++
-	}
-	for c := 1; c <= m; c++ {
-		count[c] += count[c-1]
-	}
-	order, sorted = make([]int32, len(starts)), make([]int32, len(starts))
-	for i, s := range starts {
-		order[count[s]], sorted[count[s]] = int32(i), s
-		count[s]++
-	}
-	return order, sorted
-}
-
 // bandSum is the XOR of the elements of p the band selects.
 // p is an array pointer and the word's columns a 64-array indexed by a
-// masked bit position, so that the inner loop has no bounds check.
+// masked bit position, so that the inner loop has no bounds check; it is
+// not inlined, because inside its callers' loops the compiler kept the
+// sum on the stack, one store-to-load round trip per column.
+//
+//go:noinline
 func bandSum(p *[okvsBand]gf, band *[okvsWords]uint64) gf {
 	var v gf
 	for w := range okvsWords {
@@ -227,23 +226,6 @@ func bandSum(p *[okvsBand]gf, band *[okvsWords]uint64) gf {
 		}
 	}
 	return v
-}
-
-// sortByStart orders rows by start column (a counting sort: O(n+m)).
-func sortByStart(rows []okvsRow, m int) []okvsRow {
-	count := make([]int, m+1)
-	for i := range rows {
-		count[rows[i].start+1]++
-	}
-	for c := 1; c <= m; c++ {
-		count[c] += count[c-1]
-	}
-	out := make([]okvsRow, len(rows))
-	for i := range rows {
-		out[count[rows[i].start]] = rows[i]
-		count[rows[i].start]++
-	}
-	return out
 }
 
 // lowestBit is the index of the band's lowest set bit.
