@@ -19,3 +19,14 @@ func aesEncryptBlocks(rk *byte, dst *byte, src *byte, n int)
 
 // aesniAvailable reports whether fixedAES may use the assembly.
 func aesniAvailable() bool { return cpuHasAESNI() }
+
+// cpuHasAVX2 reports AVX2 with the OS saving the YMM registers.
+func cpuHasAVX2() bool
+
+// bandSumAVX2 is bandSum (okvs.go) of the 256 elements at p.
+//
+//go:noescape
+func bandSumAVX2(p *gf, band *[okvsWords]uint64) gf
+
+// avx2Available reports whether bandSumFast may use the assembly.
+func avx2Available() bool { return cpuHasAVX2() }
