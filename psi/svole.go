@@ -276,7 +276,8 @@ func (p voleParams) treeMsgLen() int { return 2*p.depth + 1 }
 // v_j[i] (b_j its base VOLE share). The seeds come from rng (a CSPRNG).
 func (p voleParams) senderVOLE(q []gf, delta gf, eaSeed [32]byte, rng *mrand.ChaCha8) (b []gf, msg []gf) {
 	g := newGGM()
-	v := make([]gf, p.noiseLen())
+	v, free := newNoiseVector(p.noiseLen())
+	defer free() // v is read last by eaEncode, whose result is a new slice
 	msg = make([]gf, 0, p.trees*p.treeMsgLen())
 	scratch := make([]gf, p.per)
 	for j := range p.trees {
@@ -297,7 +298,8 @@ func (p voleParams) senderVOLE(q []gf, delta gf, eaSeed [32]byte, rng *mrand.Cha
 // at α_j; it returns A = H·e and C = H·w.
 func (p voleParams) chooserVOLE(t []gf, c *voleChoice, msg []gf, eaSeed [32]byte) (a, cc []gf) {
 	g := newGGM()
-	w := make([]gf, p.noiseLen())
+	w, free := newNoiseVector(p.noiseLen())
+	defer free() // w is read last by eaEncodeChooser, whose results are new slices
 	scratch := make([]gf, p.per)
 	for j := range p.trees {
 		leaves := w[j*p.per : (j+1)*p.per]
