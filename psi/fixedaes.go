@@ -13,9 +13,9 @@ import (
 // aesEncryptBlocks (aesni_amd64.s) keeps eight blocks in flight. Where
 // the CPU has no AES-NI (or off amd64) it falls back to crypto/aes, block
 // by block: same outputs, checked against each other by TestFixedAES.
-// Neither path branches or indexes memory on secret data (AES-NI is
-// constant-time; crypto/aes is constant-time on every platform Go
-// supports).
+// AES-NI does not branch or index memory on data; the fallback is as
+// constant-time as crypto/aes is on that platform, as the mode was
+// before fixedAES.
 type fixedAES struct {
 	block cipher.Block  // crypto/aes under the same key
 	rk    [11 * 16]byte // AES-NI round keys, when asm
