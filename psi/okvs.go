@@ -64,7 +64,11 @@ func newOKVSHasher(seed [32]byte, attempt, m int) okvsHasher {
 
 // sum is bandSum, with AVX2 where the CPU has it (bandsum_amd64.s):
 // branch-free, two columns per instruction, where bandSum takes a
-// bit-scan and a branch per selected column.
+// bit-scan and a branch per selected column. Not constant time in the
+// key either way: the window read starts at the key's start column, and
+// bandSum's branches and reads follow its band (the AVX2 code reads the
+// whole window whatever the band). A cache-timing channel open to code
+// on the same machine only, as with gfTable.
 func (h okvsHasher) sum(p *[okvsBand]gf, band *[okvsWords]uint64) gf {
 	if h.avx2 {
 		return bandSumAVX2(&p[0], band)
