@@ -314,8 +314,10 @@
 //     correlated OTs. The receiver rebuilds every leaf but α_j's and sets
 //     w_j[α_j] = γ_j + c_j + Σ_{i≠α_j} v_j[i] = v_j[α_j] + a_j·Δ. Both
 //     compress with the expand-accumulate code H (Boyle, Couteau, Gilboa,
-//     Ishai, Kohl, Resch and Scholl, CRYPTO 2022): the receiver gets
-//     A = H·e, C = H·w, the sender B = H·v, with C = B + A·Δ.
+//     Ishai, Kohl, Resch and Scholl, CRYPTO 2022; the expander's indices
+//     from AES-128 in counter mode under a key from the joint seed): the
+//     receiver gets A = H·e, C = H·w, the sender B = H·v, with
+//     C = B + A·Δ.
 //  4. OKVS (psi/vole-okvs, receiver → sender, chunks of Config.ChunkSize
 //     elements): the receiver encodes {d(y) ↦ H(y)} (H: AES of d under a
 //     key from the joint seed) in the random-band OKVS P (okvs.go) and

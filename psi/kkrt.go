@@ -486,7 +486,7 @@ type idxSlot struct {
 }
 
 func newIdxTable(n int) *idxTable {
-	b := bits.Len(uint(2*n)) + 1
+	b := bits.Len(uint(2 * n)) // 2^b > 2n: load < ½
 	return &idxTable{slots: make([]idxSlot, 1<<b), shift: uint(64 - b)}
 }
 

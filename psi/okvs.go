@@ -1,9 +1,6 @@
 package psi
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"encoding/binary"
 	"errors"
 	"math/bits"
 	mrand "math/rand/v2"
@@ -57,34 +54,92 @@ type okvsRow struct {
 // joint seed and the attempt, as a pseudorandom function of the digest.
 type okvsHasher struct {
 	m     int
-	block cipher.Block
+	block *fixedAES
+	avx2  bool // sum uses bandSumAVX2
 }
 
 func newOKVSHasher(seed [32]byte, attempt, m int) okvsHasher {
-	b, err := aes.NewCipher(derive(seed, "okvs", attempt))
-	if err != nil {
-		panic("psi: internal error: AES-128 key: " + err.Error())
-	}
-	return okvsHasher{m: m, block: b}
+	return okvsHasher{m: m, block: newFixedAES(derive(seed, "okvs", attempt)), avx2: avx2Available()}
 }
 
-// row fills r's start and band for digest d: two AES blocks of d with
-// the low two bits of its last byte set to 0 and 1 give the band, a
-// third (2) the start. Bit 0 of the band is forced to 1, so that no row
-// is empty.
-func (h okvsHasher) row(r *okvsRow, d *[digestLen]byte) {
-	in := *d
-	var out [16]byte
-	for j := range 2 {
-		in[digestLen-1] = d[digestLen-1]&^3 | byte(j)
-		h.block.Encrypt(out[:], in[:])
-		r.band[2*j] = binary.LittleEndian.Uint64(out[:])
-		r.band[2*j+1] = binary.LittleEndian.Uint64(out[8:])
+// sum is bandSum, with AVX2 where the CPU has it (bandsum_amd64.s):
+// branch-free, two columns per instruction, where bandSum takes a
+// bit-scan and a branch per selected column. Not constant time in the
+// key either way: the window read starts at the key's start column, and
+// bandSum's branches and reads follow its band (the AVX2 code reads the
+// whole window whatever the band). A cache-timing channel open to code
+// on the same machine only, as with gfTable.
+func (h okvsHasher) sum(p *[okvsBand]gf, band *[okvsWords]uint64) gf {
+	if h.avx2 {
+		return bandSumAVX2(&p[0], band)
 	}
-	r.band[0] |= 1
-	in[digestLen-1] = d[digestLen-1]&^3 | 2
-	h.block.Encrypt(out[:], in[:])
-	r.start = int(binary.LittleEndian.Uint64(out[:]) % uint64(h.m-okvsBand+1))
+	return bandSum(p, band)
+}
+
+// okvsBatch is the number of keys whose AES blocks are encrypted in one
+// fixedAES call: enough to keep its pipeline full, little enough for
+// the scratch to stay in L1.
+const okvsBatch = 128
+
+// okvsInput is the AES input j (0, 1: the band; 2: the start) of digest
+// d: d with the low two bits of its last byte set to j.
+func okvsInput(d *[digestLen]byte, j uint64) gf {
+	x := gfFrom(d[:])
+	x.hi = x.hi&^(3<<56) | j<<56
+	return x
+}
+
+// sortedKeys computes each key's start (from its input 2, one AES
+// block per key, a batch at a time) and returns the keys' indices in the
+// order of their starts and those starts, by a counting sort (O(n+m)).
+// Both the encoder and the decoder then walk the keys in this order, so
+// that consecutive keys touch overlapping columns.
+func (h okvsHasher) sortedKeys(ds [][digestLen]byte) (order, sorted []int32) {
+	starts := make([]int32, len(ds))
+	var buf [2 * okvsBatch]gf
+	for lo := 0; lo < len(ds); lo += len(buf) {
+		blk := buf[:min(len(buf), len(ds)-lo)]
+		for k := range blk {
+			blk[k] = okvsInput(&ds[lo+k], 2)
+		}
+		h.block.encrypt(blk, blk)
+		for k, e := range blk {
+			starts[lo+k] = int32(h.startOf(e))
+		}
+	}
+	count := make([]int32, h.m+1)
+	for _, s := range starts {
+		count[s+1]++
+	}
+	for c := 1; c <= h.m; c++ {
+		count[c] += count[c-1]
+	}
+	order, sorted = make([]int32, len(starts)), make([]int32, len(starts))
+	for i, s := range starts {
+		order[count[s]], sorted[count[s]] = int32(i), s
+		count[s]++
+	}
+	return order, sorted
+}
+
+// bands writes the band of key ds[idx[k]] to out[k], for len(idx) ≤
+// okvsBatch keys: the encryptions of its inputs 0 and 1, with bit 0
+// forced to 1 so that no row is empty.
+func (h okvsHasher) bands(out [][okvsWords]uint64, ds [][digestLen]byte, idx []int32) {
+	var buf [2 * okvsBatch]gf
+	blk := buf[:2*len(idx)]
+	for k, i := range idx {
+		blk[2*k], blk[2*k+1] = okvsInput(&ds[i], 0), okvsInput(&ds[i], 1)
+	}
+	h.block.encrypt(blk, blk)
+	for k := range idx {
+		out[k] = [okvsWords]uint64{blk[2*k].lo | 1, blk[2*k].hi, blk[2*k+1].lo, blk[2*k+1].hi}
+	}
+}
+
+// startOf is the start column of a key whose input 2 encrypts to e.
+func (h okvsHasher) startOf(e gf) int {
+	return int(e.lo % uint64(h.m-okvsBand+1))
 }
 
 // okvsEncode solves for P (m elements) with decode(P, k_i) = vals[i] for
@@ -92,12 +147,16 @@ func (h okvsHasher) row(r *okvsRow, d *[digestLen]byte) {
 // random (drawn from fill), as RR22's OKVS requires so that P reveals
 // nothing of the keys beyond their values.
 func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCha8) ([]gf, error) {
-	rows := make([]okvsRow, len(ds))
-	for i := range ds {
-		h.row(&rows[i], &ds[i])
-		rows[i].val = vals[i]
+	rows := make([]okvsRow, len(ds)) // in the order of their starts
+	order, sorted := h.sortedKeys(ds)
+	var band [okvsBatch][okvsWords]uint64
+	for lo := 0; lo < len(ds); lo += okvsBatch {
+		idx := order[lo:min(len(ds), lo+okvsBatch)]
+		h.bands(band[:], ds, idx)
+		for k, i := range idx {
+			rows[lo+k] = okvsRow{start: int(sorted[lo+k]), band: band[k], val: vals[i]}
+		}
 	}
-	rows = sortByStart(rows, h.m)
 	pivot := make([]int, len(rows)) // column of each row's pivot
 	for i := range rows {
 		r := &rows[i]
@@ -128,88 +187,60 @@ func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCh
 	}
 	for i := len(rows) - 1; i >= 0; i-- {
 		r := &rows[i]
-		v := r.val
 		off := pivot[i] - r.start
-		for w := range okvsWords {
-			b := r.band[w]
-			if w == off/64 {
-				b &^= 1 << (off % 64) // the pivot itself
-			}
-			for b != 0 {
-				j := 64*w + bits.TrailingZeros64(b)
-				b &= b - 1
-				v = v.add(p[r.start+j])
-			}
-		}
-		p[pivot[i]] = v
+		band := r.band
+		band[off/64] &^= 1 << (off % 64) // the pivot itself
+		p[pivot[i]] = r.val.add(h.sum((*[okvsBand]gf)(p[r.start:]), &band))
 	}
 	return p, nil
 }
 
 // okvsDecode returns Σ_j b(d)_j·P[s(d)+j].
 func okvsDecode(h okvsHasher, p []gf, d *[digestLen]byte) gf {
-	var r okvsRow
-	h.row(&r, d)
-	return bandSum(p[r.start:r.start+okvsBand], &r.band)
+	ds := [][digestLen]byte{*d}
+	in := []gf{okvsInput(d, 2)}
+	h.block.encrypt(in, in)
+	var band [1][okvsWords]uint64
+	h.bands(band[:], ds, []int32{0})
+	return h.sum((*[okvsBand]gf)(p[h.startOf(in[0]):]), &band[0])
 }
 
 // okvsDecodeAll returns Decode(P, d) for every digest of ds, in order.
-// It decodes in the order of the keys' starts, so that consecutive keys
-// read overlapping windows of P: one key reads up to w elements (4 KiB)
-// from a random place, and in the keys' own order nearly every one of
-// them misses the cache.
+// It decodes in the order of the keys' starts (sortedKeys), so that
+// consecutive keys read overlapping windows of P: one key reads up to w
+// elements (4 KiB) from a random place, and in the keys' own order
+// nearly every one of them misses the cache. The bands are computed in
+// that order a batch at a time, so that no table of rows is built.
 func okvsDecodeAll(h okvsHasher, p []gf, ds [][digestLen]byte) []gf {
-	rows := make([]okvsRow, len(ds))
-	count := make([]int32, h.m+1)
-	for i := range ds {
-		h.row(&rows[i], &ds[i])
-		count[rows[i].start+1]++
-	}
-	// A counting sort of the keys' indices by start: the rows stay where
-	// they are (one cache line each), the window of P moves forward.
-	for c := 1; c <= h.m; c++ {
-		count[c] += count[c-1]
-	}
-	order := make([]int32, len(ds))
-	for i := range rows {
-		order[count[rows[i].start]] = int32(i)
-		count[rows[i].start]++
-	}
+	order, sorted := h.sortedKeys(ds)
 	out := make([]gf, len(ds))
-	for _, i := range order {
-		r := &rows[i]
-		out[i] = bandSum(p[r.start:r.start+okvsBand], &r.band)
+	var band [okvsBatch][okvsWords]uint64
+	for lo := 0; lo < len(ds); lo += okvsBatch {
+		idx := order[lo:min(len(ds), lo+okvsBatch)]
+		h.bands(band[:], ds, idx)
+		for k, i := range idx {
+			out[i] = h.sum((*[okvsBand]gf)(p[sorted[lo+k]:]), &band[k])
+		}
 	}
 	return out
 }
 
 // bandSum is the XOR of the elements of p the band selects.
-func bandSum(p []gf, band *[okvsWords]uint64) gf {
+// p is an array pointer and the word's columns a 64-array indexed by a
+// masked bit position, so that the inner loop has no bounds check; it is
+// not inlined, because inside its callers' loops the compiler kept the
+// sum on the stack, one store-to-load round trip per column.
+//
+//go:noinline
+func bandSum(p *[okvsBand]gf, band *[okvsWords]uint64) gf {
 	var v gf
-	for w, b := range band {
-		for b != 0 {
-			v = v.add(p[64*w+bits.TrailingZeros64(b)])
-			b &= b - 1
+	for w := range okvsWords {
+		q := (*[64]gf)(p[64*w : 64*w+64])
+		for b := band[w]; b != 0; b &= b - 1 {
+			v = v.add(q[bits.TrailingZeros64(b)&63])
 		}
 	}
 	return v
-}
-
-// sortByStart orders rows by start column (a counting sort: O(n+m)).
-func sortByStart(rows []okvsRow, m int) []okvsRow {
-	count := make([]int, m+1)
-	for i := range rows {
-		count[rows[i].start+1]++
-	}
-	for c := 1; c <= m; c++ {
-		count[c] += count[c-1]
-	}
-	out := make([]okvsRow, len(rows))
-	for i := range rows {
-		out[count[rows[i].start]] = rows[i]
-		count[rows[i].start]++
-	}
-	return out
 }
 
 // lowestBit is the index of the band's lowest set bit.

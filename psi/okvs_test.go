@@ -121,6 +121,11 @@ func BenchmarkOKVS(b *testing.B) {
 			}
 		}
 	})
+	b.Run("decodeAll", func(b *testing.B) {
+		for b.Loop() {
+			_ = okvsDecodeAll(h, p, ds)
+		}
+	})
 }
 
 // testFill is a fixed-seed source for the OKVS's free columns.

@@ -114,10 +114,7 @@ func voleReceive(ctx context.Context, net Network, peer string, set *otSet) (*ot
 // OKVS of m columns, trying fresh hash keys on a failure, and returns the
 // attempt that succeeded and D = P + A.
 func maskedOKVS(keys *voleKeys, set *otSet, m int, a []gf, rng *mrand.ChaCha8) (int, []gf, error) {
-	vals := make([]gf, len(set.ds))
-	for i := range set.ds {
-		vals[i] = keys.value(&set.ds[i])
-	}
+	vals := keys.valuesOf(set.ds)
 	for attempt := range okvsAttempts {
 		p, err := okvsEncode(newOKVSHasher(keys.seed, attempt, m), set.ds, vals, rng)
 		if errors.Is(err, errOKVS) {

@@ -1,8 +1,6 @@
 package psi
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/sha256"
 	"fmt"
 
@@ -68,7 +66,7 @@ type voleKeys struct {
 	seed   [32]byte
 	ea     [32]byte
 	out    [16]byte
-	values cipher.Block
+	values *fixedAES
 }
 
 func newVoleKeys(seed [32]byte) *voleKeys {
@@ -76,20 +74,24 @@ func newVoleKeys(seed [32]byte) *voleKeys {
 	copy(k.ea[:], derive(seed, "vole-ea", 0))
 	copy(k.ea[16:], derive(seed, "vole-ea", 1))
 	copy(k.out[:], derive(seed, "vole-out"))
-	b, err := aes.NewCipher(derive(seed, "vole-values"))
-	if err != nil {
-		panic("psi: internal error: AES-128 key: " + err.Error())
-	}
-	k.values = b
+	k.values = newFixedAES(derive(seed, "vole-values"))
 	return k
 }
 
 // value is H(x), the OKVS value of digest d: AES of d under the values
 // key, a pseudorandom permutation of the digests.
 func (k *voleKeys) value(d *[digestLen]byte) gf {
-	var out [gfLen]byte
-	k.values.Encrypt(out[:], d[:])
-	return gfFrom(out[:])
+	return k.valuesOf([][digestLen]byte{*d})[0]
+}
+
+// valuesOf is value of each digest of ds, in one fixedAES call.
+func (k *voleKeys) valuesOf(ds [][digestLen]byte) []gf {
+	out := make([]gf, len(ds))
+	for i := range ds {
+		out[i] = gfFrom(ds[i][:])
+	}
+	k.values.encrypt(out, out)
+	return out
 }
 
 // oprfOut writes the l-byte OPRF output of digest d with VOLE value z to

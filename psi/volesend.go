@@ -52,9 +52,10 @@ func voleSend(ctx context.Context, net Network, peer string, set *otSet) (*excha
 		pd[k] = set.ds[u]
 	}
 	dec := okvsDecodeAll(newOKVSHasher(h.seed, attempt, p.m), b, pd)
+	hx := keys.valuesOf(pd)
 	_ = parallel(len(pd), func(lo, hi int) error {
 		for k := lo; k < hi; k++ {
-			z := dec[k].add(dt.mul(keys.value(&pd[k])))
+			z := dec[k].add(dt.mul(hx[k]))
 			keys.oprfOut(vals[k*h.l:], &pd[k], z, h.l)
 		}
 		return nil

@@ -1,0 +1,32 @@
+//go:build !purego
+
+package psi
+
+// cpuHasAESNI reports CPUID.1:ECX.AESNI[bit 25].
+func cpuHasAESNI() bool
+
+// aesExpandKey128 writes the 11 round keys of the AES-128 key at key
+// (16 bytes) to rk (176 bytes).
+//
+//go:noescape
+func aesExpandKey128(key *byte, rk *byte)
+
+// aesEncryptBlocks encrypts the n 16-byte blocks at src under the round
+// keys rk into dst (which may be src).
+//
+//go:noescape
+func aesEncryptBlocks(rk *byte, dst *byte, src *byte, n int)
+
+// aesniAvailable reports whether fixedAES may use the assembly.
+func aesniAvailable() bool { return cpuHasAESNI() }
+
+// cpuHasAVX2 reports AVX2 with the OS saving the YMM registers.
+func cpuHasAVX2() bool
+
+// bandSumAVX2 is bandSum (okvs.go) of the 256 elements at p.
+//
+//go:noescape
+func bandSumAVX2(p *gf, band *[okvsWords]uint64) gf
+
+// avx2Available reports whether bandSumFast may use the assembly.
+func avx2Available() bool { return cpuHasAVX2() }
