@@ -295,6 +295,7 @@ func messageProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 			t.Errorf("a decryption share from %s to %s, not the class holder", sm.From, sm.To)
 		}
 	case psi.TypeSize, psi.TypeBlinded, psi.TypeDouble, psi.TypeFilter, psi.TypeOTBase, psi.TypeOTChoice, psi.TypeOTKeys, psi.TypeOTMatrix, psi.TypeOTValues,
+		psi.TypeVoleBase, psi.TypeVoleChoice, psi.TypeVoleKeys, psi.TypeVoleMatrix, psi.TypeVoleTrees, psi.TypeVoleOKVS, psi.TypeVoleValues,
 		psi.TypeUpOffer, psi.TypeUpFetch, psi.TypeUpFilter, psi.TypeUpQuery, psi.TypeUpEval, psi.TypeUpMatch:
 		want, texts = wire.DisclosePSIBlinded, nil
 		psiProfile(t, c, sm)

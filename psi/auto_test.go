@@ -24,9 +24,10 @@ func types(net *jobtest.Network, who string) []string {
 	return out
 }
 
-// TestAuto: both sides pick ECDH for small sets and OT once the two sets
-// reach AutoOTMin distinct elements in all, whoever holds how many, and
-// the result is the plain intersection either way.
+// TestAuto: both sides pick ECDH for small sets, OT once the two sets
+// reach AutoOTMin distinct elements in all and VOLE once they reach
+// AutoVOLEMin, whoever holds how many, and the result is the plain
+// intersection either way.
 func TestAuto(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(41, 43))
@@ -36,6 +37,7 @@ func TestAuto(t *testing.T) {
 	}{
 		{0, 0, ModeECDH}, {10, 20, ModeECDH}, {AutoOTMin - 1, 0, ModeECDH}, {AutoOTMin - 300, 299, ModeECDH},
 		{AutoOTMin - 300, 300, ModeOT}, {0, AutoOTMin, ModeOT}, {1500, 40, ModeOT},
+		{AutoVOLEMin - 1001, 1000, ModeOT}, {AutoVOLEMin - 1000, 1000, ModeVOLE}, {500, AutoVOLEMin, ModeVOLE},
 	} {
 		a, b := randomSets(r, c.na, c.nb, 4*(c.na+c.nb)+10, false) // drawn in case order, before the cases run in parallel
 		t.Run(fmt.Sprintf("%d+%d", c.na, c.nb), func(t *testing.T) {
@@ -54,10 +56,15 @@ func TestAuto(t *testing.T) {
 				if !slices.Contains(got, TypeSize) {
 					t.Errorf("%s sent no size: %v", who, got)
 				}
-				usedOT := slices.Contains(got, TypeOTBase) || slices.Contains(got, TypeOTChoice)
-				usedECDH := slices.Contains(got, TypeBlinded)
-				if usedOT == usedECDH || usedOT != (c.want == ModeOT) {
-					t.Errorf("%s sent %v; want mode %d", who, got, c.want)
+				used := map[Mode]bool{
+					ModeOT:   slices.Contains(got, TypeOTBase) || slices.Contains(got, TypeOTChoice),
+					ModeVOLE: slices.Contains(got, TypeVoleBase) || slices.Contains(got, TypeVoleChoice),
+					ModeECDH: slices.Contains(got, TypeBlinded),
+				}
+				for m, u := range used {
+					if u != (m == c.want) {
+						t.Errorf("%s sent %v; want mode %d", who, got, c.want)
+					}
 				}
 			}
 		})

@@ -376,10 +376,13 @@
 // Config.Mode = ModeAuto (Auto, and every exchange of Align), the two
 // parties first send each other their number of distinct elements
 // (psi/size, disclosure psi-blinded) and both run ECDH when the two sizes
-// add up to less than AutoOTMin (1024), OT from there. Nothing is
-// disclosed that either protocol does not disclose anyway (the sizes);
-// in Align each spoke agrees with the hub on its own, so a small spoke
-// runs ECDH and a large one OT in the same alignment. A party that
+// add up to less than AutoOTMin (1024), OT from there, and VOLE from
+// AutoVOLEMin (2^15), where VOLE's fixed 1.5 MB is paid back by its 15
+// bytes per element against OT's 57, and its CPU is 2.5–6 times less.
+// Nothing is disclosed that any of the protocols does not disclose anyway
+// (the sizes; VOLE's leakage is OT's); in Align each spoke agrees with the
+// hub on its own, so a small spoke runs ECDH and a large one OT or VOLE in
+// the same alignment. A party that
 // restarts after the sizes were exchanged waits for a size its peer
 // already sent; the step's timeout ends it and the step is run again.
 //

@@ -56,7 +56,8 @@ const (
 	// bytes, and asymmetric (the receiver tells the sender).
 	ModeOT
 	// ModeAuto exchanges set sizes first and runs ECDH below AutoOTMin
-	// elements in all, OT from there (Auto), and the unbalanced mode for
+	// elements in all, OT from there and VOLE from AutoVOLEMin (Auto), and
+	// the unbalanced mode for
 	// very unequal sets whose larger side keeps a Store (pickMode).
 	ModeAuto
 	// ModeUnbalanced is the unbalanced-set PSI (Unbalanced): the Sender
@@ -160,11 +161,19 @@ type ECDH struct {
 
 var _ Intersector = ECDH{}
 
+// checkRole refuses a role that is neither Receiver nor Sender.
+func checkRole(role Role) error {
+	if role != Receiver && role != Sender {
+		return fmt.Errorf("%w: role %d", ErrConfig, role)
+	}
+	return nil
+}
+
 // Run runs the symmetric ECDH PSI with peer: both learn the
 // intersection. role is checked but does not change the protocol.
 func (e ECDH) Run(ctx context.Context, net Network, peer string, role Role, elems [][]byte) (*Result, error) {
-	if role != Receiver && role != Sender {
-		return nil, fmt.Errorf("%w: role %d", ErrConfig, role)
+	if err := checkRole(role); err != nil {
+		return nil, err
 	}
 	x, err := run(ctx, net, peer, e.Config, elems, true, true)
 	if err != nil {

@@ -24,8 +24,8 @@ var _ Intersector = OT{}
 // Run runs the KKRT PSI with peer; the two parties must take
 // different roles.
 func (o OT) Run(ctx context.Context, net Network, peer string, role Role, elems [][]byte) (*Result, error) {
-	if role != Receiver && role != Sender {
-		return nil, fmt.Errorf("%w: role %d", ErrConfig, role)
+	if err := checkRole(role); err != nil {
+		return nil, err
 	}
 	set, err := otSetup(net, peer, o.Config, elems)
 	if err != nil {

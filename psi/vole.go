@@ -26,11 +26,20 @@ var _ Intersector = VOLE{}
 // Run runs the VOLE PSI with peer; the two parties must take different
 // roles.
 func (v VOLE) Run(ctx context.Context, net Network, peer string, role Role, elems [][]byte) (*Result, error) {
-	if role != Receiver && role != Sender {
-		return nil, fmt.Errorf("%w: role %d", ErrConfig, role)
+	if err := checkRole(role); err != nil {
+		return nil, err
 	}
 	set, err := otSetup(net, peer, v.Config, elems)
 	if err != nil {
+		return nil, err
+	}
+	return voleRun(ctx, net, peer, role, set)
+}
+
+// voleRun is Run with the set prepared (otSetup), as Auto has it once it
+// counted it.
+func voleRun(ctx context.Context, net Network, peer string, role Role, set *otSet) (*Result, error) {
+	if err := checkRole(role); err != nil {
 		return nil, err
 	}
 	if role == Sender {

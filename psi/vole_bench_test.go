@@ -13,7 +13,8 @@ import (
 
 // BenchmarkVOLE runs the VOLE-mode PSI and, beside it in the same
 // process, the OT mode (KKRT) on the same sets: 2^20 distinct values per
-// side (PSI_BENCH_VOLE_N overrides), half of them shared, both parties in
+// side (PSI_BENCH_VOLE_N overrides the receiver's, PSI_BENCH_VOLE_M the
+// sender's), half of the receiver's shared, both parties in
 // this process over a jobtest network. Run with -cpu 1 for issue 36's
 // one-core figure, one round per process (-count would run each protocol
 // count times in a row), so that benchstat -col /proto compares the two
@@ -24,22 +25,21 @@ import (
 //	benchstat -col /proto vole.txt
 //
 // ns/op is the wall time of one PSI; core-µs/elem is the CPU time of both
-// parties per element per party; the bytes are what each party sends.
+// parties per element of either set; the bytes are what each party sends.
 func BenchmarkVOLE(b *testing.B) {
-	n := 1 << 20
-	if s := os.Getenv("PSI_BENCH_VOLE_N"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 2 {
-			b.Fatalf("PSI_BENCH_VOLE_N=%q: want an integer ≥ 2", s)
-		}
-		n = v
-	}
-	a, c := benchElems(0, n), benchElems(n/2, n)
+	n := benchSize(b, "PSI_BENCH_VOLE_N", 1<<20)
+	m := benchSize(b, "PSI_BENCH_VOLE_M", n) // the sender's set (Auto chooses by n + m)
+	a, c := benchElems(0, n), benchElems(n/2, m)
+	common := min(n/2, m)
 	for _, p := range []struct {
 		name string
 		in   Intersector
 	}{{"kkrt", OT{}}, {"vole", VOLE{}}} {
-		b.Run(fmt.Sprintf("proto=%s/n=%d", p.name, n), func(b *testing.B) {
+		name := fmt.Sprintf("proto=%s/n=%d", p.name, n)
+		if m != n {
+			name += fmt.Sprintf("/m=%d", m)
+		}
+		b.Run(name, func(b *testing.B) {
 			var cpu time.Duration
 			var recvBytes, sendBytes int64
 			for b.Loop() {
@@ -50,15 +50,29 @@ func BenchmarkVOLE(b *testing.B) {
 				if ea != nil || eb != nil {
 					b.Fatal(ea, eb)
 				}
-				if len(ra.Indices) != n/2 || len(rb.Indices) != n/2 {
-					b.Fatalf("intersections of %d and %d, want %d", len(ra.Indices), len(rb.Indices), n/2)
+				if len(ra.Indices) != common || len(rb.Indices) != common {
+					b.Fatalf("intersections of %d and %d, want %d", len(ra.Indices), len(rb.Indices), common)
 				}
 				recvBytes += net.BytesSent("alice")
 				sendBytes += net.BytesSent("bob")
 			}
-			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*2*n), "core-µs/elem")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*(n+m)), "core-µs/elem")
 			b.ReportMetric(float64(recvBytes)/float64(b.N), "recv-bytes")
 			b.ReportMetric(float64(sendBytes)/float64(b.N), "send-bytes")
 		})
 	}
+}
+
+// benchSize reads a set size of at least 2 from the environment variable
+// name, def when it is unset.
+func benchSize(b *testing.B, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 2 {
+		b.Fatalf("%s=%q: want an integer ≥ 2", name, s)
+	}
+	return v
 }
