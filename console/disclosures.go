@@ -164,10 +164,13 @@ func (l *ledgerIndex) overTime(f ledgerFilter) (colChart, string) {
 		}
 		sums[b][k.disc] += float64(bytes)
 	}
-	if f.Job != "" {
-		for _, i := range l.totals.jobPoints[lookup(l.jobAt, f.Job)] {
-			p := l.points[i]
-			add(p.unix, pairKey{p.peer, p.disc}, p.bytes)
+	if job := lookup(l.jobAt, f.Job); f.Job != "" {
+		if s, ok := l.totals.jobSpan[job]; ok {
+			for _, p := range l.points[s[0] : s[1]+1] {
+				if p.job == job {
+					add(p.unix, pairKey{p.peer, p.disc}, p.bytes)
+				}
+			}
 		}
 	} else if n > 0 {
 		for k, b := range l.totals.series[slices.Index(bucketWidths(), width)] {

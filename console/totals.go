@@ -30,8 +30,12 @@ type ledgerTotals struct {
 	pairRows map[pairKey][]int
 	peerRows map[int32][]int
 	discRows map[int32][]int
-	// jobPoints are the points of each job, for a page about one job.
-	jobPoints map[int32][]int
+	// jobSpan is where each job's points are among the index's, first
+	// and last, for a page about one job: a job's messages are near each
+	// other in the ledger, and a map of two ints a job gives the garbage
+	// collector nothing to scan, where a list of points a job would be
+	// one more object per job in a heap it marks on each cycle.
+	jobSpan map[int32][2]int
 	// first and last are the times (Unix seconds) of the first and last
 	// message, valid when the index has a point.
 	first, last int64
@@ -48,7 +52,7 @@ type seriesKey struct {
 
 func newLedgerTotals() ledgerTotals {
 	return ledgerTotals{byPair: map[pairKey]*audit.Row{}, pairRows: map[pairKey][]int{}, peerRows: map[int32][]int{},
-		discRows: map[int32][]int{}, jobPoints: map[int32][]int{}, series: make([]map[seriesKey]int64, len(bucketWidths()))}
+		discRows: map[int32][]int{}, jobSpan: map[int32][2]int{}, series: make([]map[seriesKey]int64, len(bucketWidths()))}
 }
 
 // addRow records row i, new, of pair k.
@@ -70,7 +74,7 @@ func (t *ledgerTotals) grow(k pairKey, messages int, bytes int64) {
 }
 
 // addPoint records point i, p (the index's points[i]), in its job's
-// points, the span and the chart's buckets. Once the span no longer fits
+// span of points, the ledger's span of time and the chart's buckets. Once the span no longer fits
 // overTimeBuckets columns of a width, overTime never uses that width again
 // (the span only grows until the index starts over), so its buckets are
 // dropped; a width still in use has been since the first point. Each
@@ -80,7 +84,11 @@ func (t *ledgerTotals) addPoint(i int, p point) {
 		t.first, t.last = p.unix, p.unix
 	}
 	t.first, t.last = min(t.first, p.unix), max(t.last, p.unix)
-	t.jobPoints[p.job] = append(t.jobPoints[p.job], i)
+	if s, ok := t.jobSpan[p.job]; ok {
+		t.jobSpan[p.job] = [2]int{s[0], i}
+	} else {
+		t.jobSpan[p.job] = [2]int{i, i}
+	}
 	at := time.Unix(p.unix, 0)
 	span := time.Unix(t.last, 0).Sub(time.Unix(t.first, 0)) + time.Second
 	widths := bucketWidths()
