@@ -150,8 +150,9 @@ func (ex *renderedExport) selected(l *ledgerIndex, filter ledgerFilter) [][]byte
 	var out [][]byte
 	var run []byte // the current run, a slice of chunk runChunk
 	runChunk, runEnd := -1, 0
+	exact := filter.exact()
 	for _, i := range l.candidates(filter) {
-		if !filter.match(&l.rows[i]) {
+		if !exact && !filter.match(&l.rows[i]) {
 			continue
 		}
 		k, j := i/exportChunkRows, i%exportChunkRows

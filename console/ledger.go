@@ -253,7 +253,8 @@ func (l *ledgerIndex) rowsFor(f ledgerFilter) []audit.Row {
 // candidates are the indexes of the rows a filter may select, in order:
 // one job's, one peer's and kind's, one peer's, one kind's, or all. Only
 // the last is allocated; the others are the index's lists, not to be
-// modified. l.mu is held.
+// modified. Unless the filter names a job, every candidate is selected
+// (see exact). l.mu is held.
 func (l *ledgerIndex) candidates(f ledgerFilter) []int {
 	peer, disc := lookup(l.peerAt, f.Peer), lookup(l.discAt, f.Disclosure)
 	switch {
@@ -274,6 +275,11 @@ func (l *ledgerIndex) candidates(f ledgerFilter) []int {
 	}
 	return all
 }
+
+// exact says whether every one of the filter's candidates is selected, so
+// that a caller need not match each (comparing a row's strings costs
+// about 70 ns, 7 ms for the 100,000 rows of a filter by kind).
+func (f ledgerFilter) exact() bool { return f.Job == "" }
 
 // jobLedger is what the ledger holds of one job.
 type jobLedger struct {
