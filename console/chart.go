@@ -163,13 +163,20 @@ func columns(label string, start time.Time, width time.Duration, stacks [][]part
 // bucketWidth is the narrowest of a few round widths that covers span in
 // at most n buckets.
 func bucketWidth(span time.Duration, n int) time.Duration {
-	for _, w := range []time.Duration{time.Second, 10 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute,
-		time.Hour, 6 * time.Hour, 24 * time.Hour, 7 * 24 * time.Hour} {
+	ws := bucketWidths()
+	for _, w := range ws[:len(ws)-1] {
 		if span < w*time.Duration(n) {
 			return w
 		}
 	}
-	return 30 * 24 * time.Hour
+	return ws[len(ws)-1]
+}
+
+// bucketWidths are the widths bucketWidth chooses from, narrowest first;
+// the last is taken whatever the span.
+func bucketWidths() []time.Duration {
+	return []time.Duration{time.Second, 10 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute,
+		time.Hour, 6 * time.Hour, 24 * time.Hour, 7 * 24 * time.Hour, 30 * 24 * time.Hour}
 }
 
 // discClass is a disclosure kind's colour class, by its place in the

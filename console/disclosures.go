@@ -54,44 +54,70 @@ func (c *Console) disclosuresPage(r *http.Request) (*view, error) {
 		}
 	}
 	d.Query = fq.Encode()
-	c.ledger.read(func(l *ledgerIndex) {
-		d.State = l.state()
-		d.Peers, d.Kinds = slices.Sorted(slices.Values(l.peers)), slices.Sorted(slices.Values(l.discs))
-		byPeer, byKind := map[string]*audit.Row{}, map[string]*audit.Row{}
-		var selected []int
-		for _, i := range l.candidates(d.Filter) {
-			row := &l.rows[i]
-			if !d.Filter.match(row) {
-				continue
-			}
-			selected = append(selected, i)
-			d.Messages += row.Messages
-			d.Bytes += row.Bytes
-			addTo(byPeer, row.Peer, row)
-			addTo(byKind, row.Disclosure, row)
-		}
-		d.RowCount = len(selected)
-		d.Pager = newPager(Prefix+"disclosures", q, pageOf(q), len(selected))
-		lo, hi := d.Pager.bounds(len(selected))
-		for k := len(selected) - 1 - lo; k >= len(selected)-hi; k-- {
-			d.Rows = append(d.Rows, l.rows[selected[k]])
-		}
-		d.ByPeer = totalsChart("bytes sent per peer", byPeer, func(string) string { return "sent" })
-		d.ByKind = totalsChart("bytes sent per disclosure kind", byKind, discClass)
-		d.OverTime, d.Bucket = l.overTime(d.Filter)
-		decs := l.decisions
-		if d.Filter.Job != "" {
-			decs = nil
-			for _, i := range l.jobDecs[d.Filter.Job] {
-				decs = append(decs, l.decisions[i])
-			}
-		}
-		d.DecCount = len(decs)
-		for i := len(decs) - 1; i >= 0 && len(d.Decisions) < decisionsShown; i-- {
-			d.Decisions = append(d.Decisions, decs[i])
-		}
-	})
+	c.ledger.read(func(l *ledgerIndex) { l.fill(&d, q) })
 	return &view{page: "disclosures", title: "Disclosures", nav: "disclosures", live: true, data: d}, nil
+}
+
+// fill sets what the view shows of the rows d.Filter selects, from the
+// totals kept (totals.go) unless the filter names a job, whose rows and
+// messages are few. l.mu is held.
+func (l *ledgerIndex) fill(d *disclosuresData, q url.Values) {
+	d.State = l.state()
+	d.Peers, d.Kinds = slices.Sorted(slices.Values(l.peers)), slices.Sorted(slices.Values(l.discs))
+	byPeer, byKind := map[string]*audit.Row{}, map[string]*audit.Row{}
+	f := d.Filter
+	var selected []int
+	n := len(l.rows) // how many rows are selected
+	switch {
+	case f.Job != "":
+		for _, i := range l.jobRows[f.Job] {
+			if row := &l.rows[i]; f.match(row) {
+				selected = append(selected, i)
+				addTo(byPeer, row.Peer, row)
+				addTo(byKind, row.Disclosure, row)
+			}
+		}
+		n = len(selected)
+	default:
+		if f.Peer != "" || f.Disclosure != "" {
+			selected = l.candidates(f)
+			n = len(selected)
+		}
+		for k, t := range l.totals.byPair {
+			if peer, disc := l.peers[k.peer], l.discs[k.disc]; (f.Peer == "" || peer == f.Peer) && (f.Disclosure == "" || disc == f.Disclosure) {
+				addTo(byPeer, peer, t)
+				addTo(byKind, disc, t)
+			}
+		}
+	}
+	for _, t := range byPeer {
+		d.Messages += t.Messages
+		d.Bytes += t.Bytes
+	}
+	d.RowCount = n
+	d.Pager = newPager(Prefix+"disclosures", q, pageOf(q), n)
+	lo, hi := d.Pager.bounds(n)
+	for k := n - 1 - lo; k >= n-hi; k-- {
+		i := k // every row is selected
+		if f != (ledgerFilter{}) {
+			i = selected[k]
+		}
+		d.Rows = append(d.Rows, l.rows[i])
+	}
+	d.ByPeer = totalsChart("bytes sent per peer", byPeer, func(string) string { return "sent" })
+	d.ByKind = totalsChart("bytes sent per disclosure kind", byKind, discClass)
+	d.OverTime, d.Bucket = l.overTime(f)
+	decs := l.decisions
+	if f.Job != "" {
+		decs = nil
+		for _, i := range l.jobDecs[f.Job] {
+			decs = append(decs, l.decisions[i])
+		}
+	}
+	d.DecCount = len(decs)
+	for i := len(decs) - 1; i >= 0 && len(d.Decisions) < decisionsShown; i-- {
+		d.Decisions = append(d.Decisions, decs[i])
+	}
 }
 
 func addTo(m map[string]*audit.Row, k string, r *audit.Row) {
@@ -115,7 +141,9 @@ func totalsChart(label string, totals map[string]*audit.Row, class func(string) 
 }
 
 // overTime draws the bytes the filter selects over time, stacked by
-// disclosure kind. l.mu is held.
+// disclosure kind: from the buckets kept per pair of peer and kind
+// (totals.go), or from the job's messages if the filter names one.
+// l.mu is held.
 func (l *ledgerIndex) overTime(f ledgerFilter) (colChart, string) {
 	first, last := l.span()
 	width := bucketWidth(last.Sub(first)+time.Second, overTimeBuckets)
@@ -124,17 +152,30 @@ func (l *ledgerIndex) overTime(f ledgerFilter) (colChart, string) {
 	if len(l.points) == 0 {
 		n = 0
 	}
-	peer, disc, job := lookup(l.peerAt, f.Peer), lookup(l.discAt, f.Disclosure), lookup(l.jobAt, f.Job)
+	peer, disc := lookup(l.peerAt, f.Peer), lookup(l.discAt, f.Disclosure)
 	sums := make([][]float64, n)
-	for _, p := range l.points {
-		if (f.Peer != "" && p.peer != peer) || (f.Disclosure != "" && p.disc != disc) || (f.Job != "" && p.job != job) {
-			continue
+	add := func(at int64, k pairKey, bytes int64) {
+		if (f.Peer != "" && k.peer != peer) || (f.Disclosure != "" && k.disc != disc) {
+			return
 		}
-		b := int(time.Unix(p.unix, 0).Sub(start) / width)
+		b := int(time.Unix(at, 0).Sub(start) / width)
 		if sums[b] == nil {
 			sums[b] = make([]float64, len(l.discs))
 		}
-		sums[b][p.disc] += float64(p.bytes)
+		sums[b][k.disc] += float64(bytes)
+	}
+	if job := lookup(l.jobAt, f.Job); f.Job != "" {
+		if s, ok := l.totals.jobSpan[job]; ok {
+			for _, p := range l.points[s[0] : s[1]+1] {
+				if p.job == job {
+					add(p.unix, pairKey{p.peer, p.disc}, p.bytes)
+				}
+			}
+		}
+	} else if n > 0 {
+		for k, b := range l.totals.series[slices.Index(bucketWidths(), width)] {
+			add(k.start, k.pair, b)
+		}
 	}
 	order := slices.Clone(l.discs)
 	slices.Sort(order)

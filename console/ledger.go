@@ -48,6 +48,8 @@ type ledgerIndex struct {
 	// exports holds each format's rendering of the rows (export.go).
 	chunkGen []uint64
 	exports  [exportFormats]*renderedExport
+	// totals are the disclosures page's sums, kept current (totals.go).
+	totals ledgerTotals
 }
 
 type rowKey struct{ job, peer, disclosure string }
@@ -77,7 +79,7 @@ func newLedgerIndex(path string) *ledgerIndex {
 
 func (l *ledgerIndex) reset() {
 	*l = ledgerIndex{path: l.path, rowAt: map[rowKey]int{}, jobRows: map[string][]int{}, jobAt: map[string]int32{}, peerAt: map[string]int32{},
-		discAt: map[string]int32{}, jobDecs: map[string][]int{}, coords: map[string]map[stepRef]string{}}
+		discAt: map[string]int32{}, jobDecs: map[string][]int{}, coords: map[string]map[stepRef]string{}, totals: newLedgerTotals()}
 }
 
 // refresh indexes the lines appended since the last call. l.mu is held.
@@ -147,8 +149,27 @@ func (l *ledgerIndex) index(chunk []byte) {
 	}
 }
 
+// add indexes entries: their messages first, which names their peers and
+// kinds, then the rows they add to and the policy decisions.
 func (l *ledgerIndex) add(es []audit.Entry) {
+	for _, e := range es {
+		if e.Type == audit.DecisionType {
+			continue
+		}
+		p := point{unix: e.Time.Unix(), bytes: int64(e.Bytes), job: intern(&l.jobs, l.jobAt, e.Job),
+			peer: intern(&l.peers, l.peerAt, e.Peer), disc: intern(&l.discs, l.discAt, e.Disclosure)}
+		l.points = append(l.points, p)
+		l.totals.addPoint(len(l.points)-1, p)
+		if e.Type == runner.OutputType {
+			if l.coords[e.Job] == nil {
+				l.coords[e.Job] = map[stepRef]string{}
+			}
+			l.coords[e.Job][stepRef{e.Phase, e.Round}] = e.Peer
+		}
+	}
 	for _, r := range audit.Summarize(es) {
+		pk := pairKey{l.peerAt[r.Peer], l.discAt[r.Disclosure]}
+		l.totals.grow(pk, r.Messages, r.Bytes)
 		k := rowKey{r.Job, r.Peer, r.Disclosure}
 		if i, ok := l.rowAt[k]; ok {
 			l.rows[i].Messages += r.Messages
@@ -158,25 +179,13 @@ func (l *ledgerIndex) add(es []audit.Entry) {
 		}
 		l.rowAt[k] = len(l.rows)
 		l.jobRows[r.Job] = append(l.jobRows[r.Job], len(l.rows))
+		l.totals.addRow(len(l.rows), pk)
 		l.rows = append(l.rows, r)
 		l.touch(len(l.rows) - 1)
 	}
 	for _, d := range audit.Decisions(es) {
 		l.jobDecs[d.Job] = append(l.jobDecs[d.Job], len(l.decisions))
 		l.decisions = append(l.decisions, d)
-	}
-	for _, e := range es {
-		if e.Type == audit.DecisionType {
-			continue
-		}
-		l.points = append(l.points, point{unix: e.Time.Unix(), bytes: int64(e.Bytes), job: intern(&l.jobs, l.jobAt, e.Job),
-			peer: intern(&l.peers, l.peerAt, e.Peer), disc: intern(&l.discs, l.discAt, e.Disclosure)})
-		if e.Type == runner.OutputType {
-			if l.coords[e.Job] == nil {
-				l.coords[e.Job] = map[stepRef]string{}
-			}
-			l.coords[e.Job][stepRef{e.Phase, e.Round}] = e.Peer
-		}
 	}
 }
 
@@ -241,11 +250,24 @@ func (l *ledgerIndex) rowsFor(f ledgerFilter) []audit.Row {
 	return out
 }
 
-// candidates are the indexes of the rows a filter may select: one job's,
-// or all. l.mu is held.
+// candidates are the indexes of the rows a filter may select, in order:
+// one job's, one peer's and kind's, one peer's, one kind's, or all. Only
+// the last is allocated; the others are the index's lists, not to be
+// modified. Unless the filter names a job, every candidate is selected
+// (see exact). l.mu is held.
 func (l *ledgerIndex) candidates(f ledgerFilter) []int {
-	if f.Job != "" {
+	peer, disc := lookup(l.peerAt, f.Peer), lookup(l.discAt, f.Disclosure)
+	switch {
+	case f.Job != "":
 		return l.jobRows[f.Job]
+	case (f.Peer != "" && peer < 0) || (f.Disclosure != "" && disc < 0):
+		return nil
+	case f.Peer != "" && f.Disclosure != "":
+		return l.totals.pairRows[pairKey{peer, disc}]
+	case f.Peer != "":
+		return l.totals.peerRows[peer]
+	case f.Disclosure != "":
+		return l.totals.discRows[disc]
 	}
 	all := make([]int, len(l.rows))
 	for i := range all {
@@ -253,6 +275,11 @@ func (l *ledgerIndex) candidates(f ledgerFilter) []int {
 	}
 	return all
 }
+
+// exact says whether every one of the filter's candidates is selected, so
+// that a caller need not match each (comparing a row's strings costs
+// about 70 ns, 7 ms for the 100,000 rows of a filter by kind).
+func (f ledgerFilter) exact() bool { return f.Job == "" }
 
 // jobLedger is what the ledger holds of one job.
 type jobLedger struct {
@@ -284,9 +311,5 @@ func (l *ledgerIndex) span() (first, last time.Time) {
 	if len(l.points) == 0 {
 		return
 	}
-	lo, hi := l.points[0].unix, l.points[0].unix
-	for _, p := range l.points {
-		lo, hi = min(lo, p.unix), max(hi, p.unix)
-	}
-	return time.Unix(lo, 0), time.Unix(hi, 0)
+	return time.Unix(l.totals.first, 0), time.Unix(l.totals.last, 0)
 }

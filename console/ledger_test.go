@@ -145,7 +145,8 @@ func TestOverTimeKeepsEveryByte(t *testing.T) {
 
 // FuzzLedgerIndex feeds the index arbitrary files: it never panics, it
 // holds exactly the lines before the first that audit cannot read, and
-// its rendered exports equal its rows rendered one by one.
+// its rendered exports equal its rows rendered one by one, and the
+// disclosures view from its totals equals its rows added up.
 func FuzzLedgerIndex(f *testing.F) {
 	f.Add([]byte(`{"time":"2026-11-01T10:00:00Z","job":"j","phase":"p","peer":"a","type":"job/output","bytes":5,"disclosure":"ciphertext"}` + "\n"))
 	f.Add([]byte(`{"time":"2026-11-01T10:00:00Z","job":"j","phase":"","peer":"","type":"policy/decision","bytes":0,"disclosure":"control","decision":"accepted"}` + "\n{\n"))
@@ -181,5 +182,6 @@ func FuzzLedgerIndex(f *testing.F) {
 			l.overTime(ledgerFilter{Peer: "a", Job: "j"})
 		})
 		checkExports(t, idx, ledgerFilter{Peer: "a"}, ledgerFilter{Job: "j"})
+		checkTotals(t, idx, ledgerFilter{Peer: "a"}, ledgerFilter{Job: "j"}, ledgerFilter{Disclosure: "ciphertext"})
 	})
 }
