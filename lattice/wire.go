@@ -162,6 +162,49 @@ func (s polyShape) decodeInto(b []byte, dst []ring.Poly) error {
 	return nil
 }
 
+// checkEncoded checks that b is the encoding of exactly count polynomials
+// of shape s: its length, and every coefficient reduced modulo its prime.
+func (s polyShape) checkEncoded(b []byte, count int) error {
+	if s.n == 0 || count < 0 || len(b) != count*s.polyBytes() {
+		return fmt.Errorf("%w: %d bytes of polynomials, expected %d of %d bytes", ErrMalformed, len(b), count, s.polyBytes())
+	}
+	for range count {
+		for _, q := range s.moduli {
+			in := b[:8*s.n]
+			var bad bool
+			for j := range s.n {
+				bad = bad || binary.LittleEndian.Uint64(in[8*j:]) >= q
+			}
+			if bad {
+				return fmt.Errorf("%w: coefficient not reduced modulo its prime", ErrMalformed)
+			}
+			b = b[len(in):]
+		}
+	}
+	return nil
+}
+
+// addEncoded adds the polynomials that b encodes into dst, coefficient by
+// coefficient modulo each prime, as ring.Ring.Add does: b must have
+// passed checkEncoded for len(dst) polynomials and dst must be reduced,
+// so every sum stays below 2q < 2^64 and one subtraction reduces it.
+func (s polyShape) addEncoded(b []byte, dst []ring.Poly) {
+	for _, p := range dst {
+		for i, q := range s.moduli {
+			row := p.Coeffs[i]
+			in := b[:8*len(row)]
+			for j := range row {
+				x := row[j] + binary.LittleEndian.Uint64(in[8*j:])
+				if x >= q {
+					x -= q
+				}
+				row[j] = x
+			}
+			b = b[len(in):]
+		}
+	}
+}
+
 // checkPolys checks that polys have shape s (for values built in memory
 // and handed to an operation).
 func (s polyShape) checkPolys(polys []ring.Poly) error {
