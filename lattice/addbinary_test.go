@@ -9,6 +9,7 @@ import (
 // addFixture is three contributions of random values to one aggregate,
 // each encoded, under a key of three members.
 type addFixture struct {
+	keys    []*Keys
 	g       *Aggregator
 	l       *Layout
 	encoded [][]byte
@@ -22,7 +23,7 @@ func newAddFixture(tb testing.TB, summands int) *addFixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f := &addFixture{g: NewAggregator(pk, l), l: l}
+	f := &addFixture{keys: keys, g: NewAggregator(pk, l), l: l}
 	ctx := testContext(pk, 1)
 	for _, k := range keys {
 		v := make([]int64, 9000)

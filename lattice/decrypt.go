@@ -273,26 +273,37 @@ func (s *DecryptionShare) UnmarshalBinary(b []byte) error {
 	if len(s.value) == 0 || s.ps.n == 0 {
 		return fmt.Errorf("%w: unmarshal into an allocated share", ErrMismatch)
 	}
-	var w shareWire
-	raw, err := unframe(b, &w)
+	h, raw, err := decodeShareHeader(b)
 	if err != nil {
-		return fmt.Errorf("decryption share: %w", err)
-	}
-	ctx, err := w.Context.context()
-	if err != nil {
-		return err
-	}
-	if len(w.Target) != len(Digest{}) || len(w.Plan) != len(Digest{}) || w.Quorum < 0 || len(w.Parties) == 0 {
-		return fmt.Errorf("%w: decryption share header", ErrMalformed)
-	}
-	if err := checkParties(w.Parties, MaxMembers); err != nil {
 		return err
 	}
 	if err := s.ps.decodeInto(raw, s.value); err != nil { // on an error s holds part of b: drop it
 		return err
 	}
-	s.Context, s.Quorum, s.Parties = ctx, w.Quorum, w.Parties
-	copy(s.Target[:], w.Target)
-	copy(s.Plan[:], w.Plan)
+	s.Context, s.Target, s.Plan, s.Quorum, s.Parties = h.Context, h.Target, h.Plan, h.Quorum, h.Parties
 	return nil
+}
+
+// decodeShareHeader decodes and checks a share's header: a share without
+// its value, and the coefficient bytes after the header.
+func decodeShareHeader(b []byte) (*DecryptionShare, []byte, error) {
+	var w shareWire
+	raw, err := unframe(b, &w)
+	if err != nil {
+		return nil, nil, fmt.Errorf("decryption share: %w", err)
+	}
+	ctx, err := w.Context.context()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(w.Target) != len(Digest{}) || len(w.Plan) != len(Digest{}) || w.Quorum < 0 || len(w.Parties) == 0 {
+		return nil, nil, fmt.Errorf("%w: decryption share header", ErrMalformed)
+	}
+	if err := checkParties(w.Parties, MaxMembers); err != nil {
+		return nil, nil, err
+	}
+	h := &DecryptionShare{Context: ctx, Quorum: w.Quorum, Parties: w.Parties}
+	copy(h.Target[:], w.Target)
+	copy(h.Plan[:], w.Plan)
+	return h, raw, nil
 }
