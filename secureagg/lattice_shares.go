@@ -87,23 +87,30 @@ func (o *latticeOpening) slots(r *shareRound, p string) []inShare {
 	return out
 }
 
-// check decodes p's share for its i-th quorum, which must claim p and
-// that quorum; its add adds it to the opening of the total.
+// check leaves p's share for its i-th quorum to its add, which folds it
+// into the opening of the total straight from data (AddBinary: no share
+// is decoded apart from the quorum's accumulator, and a share refused
+// changes nothing). The share must claim p and that quorum.
 func (o *latticeOpening) check(_ *shareRound, p string, i int, data []byte) (func() string, string) {
 	point := o.s.points[p]
 	q := o.plan.QuorumsOf(point)[i]
-	sh := o.op.AllocateShare()
-	if err := sh.UnmarshalBinary(data); err != nil {
-		return nil, "malformed decryption share: " + truncate(err.Error())
-	}
-	if !slices.Equal(sh.Parties, []int{point}) || sh.Quorum != q {
-		return nil, "malformed decryption share: it claims another party or quorum"
+	errClaim := errors.New("it claims another party or quorum")
+	accept := func(quorum int, parties []int) error {
+		if !slices.Equal(parties, []int{point}) || quorum != q {
+			return errClaim
+		}
+		return nil
 	}
 	return func() string {
-		if err := o.op.Add(sh); err != nil {
+		err := o.op.AddBinary(data, accept)
+		switch {
+		case err == nil:
+			return ""
+		case errors.Is(err, errClaim), errors.Is(err, lattice.ErrMalformed):
+			return "malformed decryption share: " + truncate(err.Error())
+		default:
 			return "decryption share of another aggregate: " + truncate(err.Error())
 		}
-		return ""
 	}, ""
 }
 
