@@ -271,9 +271,7 @@ func (s *latticeAgg) components(data []byte, missing []string) ([][]byte, []stri
 }
 
 // relay passes the down message on as it came.
-func (s *latticeAgg) relay(data []byte, _ [][]byte) (frames, error) {
-	return splitBlob(s.shape, data, s.partSize)
-}
+func (s *latticeAgg) relay(data []byte, _ [][]byte) (frames, error) { return s.relayBlob(data) }
 
 // encrypt checks, noises, encodes and encrypts this party's input. The
 // checks are the Paillier path's: |round(x·2^FracBits)| < 2^ValueBits, and
