@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,6 +64,36 @@ func TestMarshalBlobOfList(t *testing.T) {
 	}
 	if len(got) != len(want) || !bytes.Equal(bytes.Join(got, nil), bytes.Join(want, nil)) {
 		t.Fatal("the list built in place differs from encodeList's parts")
+	}
+}
+
+// TestMarshalBlobOfResult checks the root's result built in place
+// against encodeResult split by splitBlob: with a plaintext of several
+// parts (trailing zeros cut), and a failure without one.
+func TestMarshalBlobOfResult(t *testing.T) {
+	plain := make([]uint64, 400)
+	for i := range 300 {
+		plain[i] = uint64(i)*0x9e3779b97f4a7c15>>8 + 1
+	}
+	for _, r := range []*latticeResult{
+		{Included: []string{"a", "b"}, Excluded: map[string]string{"b": "x"}, plain: plain},
+		{Error: "failed", Missing: []string{"a"}},
+	} {
+		data, err := encodeResult(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := splitBlob("s", data, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := marshalBlob("s", resultBlob{r}, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, want, bytes.Equal) {
+			t.Fatalf("the result built in place (%d parts) differs from splitBlob's (%d)", len(got), len(want))
+		}
 	}
 }
 

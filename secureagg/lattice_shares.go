@@ -157,11 +157,7 @@ func (o *latticeOpening) replan(seq int, excluded map[string]string) (*shareRoun
 func (o *latticeOpening) result(excluded map[string]string, err error) (frames, *Result, error) {
 	s := o.s
 	res := o.judge(excluded, err)
-	data, err := encodeResult(res)
-	if err != nil {
-		return nil, nil, err
-	}
-	f, err := splitBlob(s.shape, data, s.partSize)
+	f, err := marshalBlob(s.shape, resultBlob{res}, s.partSize)
 	if err != nil {
 		return nil, nil, err
 	}
