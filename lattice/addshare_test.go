@@ -11,6 +11,7 @@ import (
 // members (quorum 2), its verified plan (three quorums) and every member's
 // share of each quorum it is in, encoded.
 type shareFixture struct {
+	keys   []*Keys
 	pk     *PublicKey
 	l      *Layout
 	agg    *Aggregate
@@ -30,7 +31,7 @@ func newShareFixture(tb testing.TB) *shareFixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	sf := &shareFixture{pk: pk, l: f.l, agg: agg, plan: plan, shares: map[[2]int][]byte{}}
+	sf := &shareFixture{keys: f.keys, pk: pk, l: f.l, agg: agg, plan: plan, shares: map[[2]int][]byte{}}
 	for _, k := range f.keys {
 		dec, err := NewDecryptor(k)
 		if err != nil {
@@ -196,4 +197,56 @@ func FuzzShareAddBinary(f *testing.F) {
 			t.Fatal("AddBinary's folds differ from Add's")
 		}
 	})
+}
+
+// TestAppendShareIsGenShare checks that a share made as it is encoded
+// (AppendShare) decodes to a share with GenShare's header, and that
+// shares made so open the same total as GenShare's; AppendShare appends
+// to what is there and refuses what GenShare refuses.
+func TestAppendShareIsGenShare(t *testing.T) {
+	f := newShareFixture(t)
+	byGen, byAppend := f.opening(t), f.opening(t)
+	for _, k := range f.keys {
+		dec, err := NewDecryptor(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg, err := dec.Target(f.agg.Mask(), Expect{Context: f.agg.Context, Shape: f.l.Shape(), Committed: f.agg.Inputs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range f.plan.QuorumsOf(k.Self) {
+			b, err := dec.AppendShare([]byte("head"), tg, f.plan, q)
+			if err != nil || string(b[:4]) != "head" {
+				t.Fatalf("member %d, quorum %d: %v", k.Self, q, err)
+			}
+			got, want := byAppend.AllocateShare(), byGen.AllocateShare()
+			if err := got.UnmarshalBinary(b[4:]); err != nil {
+				t.Fatal(err)
+			}
+			if err := want.UnmarshalBinary(f.shares[[2]int{k.Self, q}]); err != nil {
+				t.Fatal(err)
+			}
+			if got.Context != want.Context || got.Target != want.Target || got.Plan != want.Plan || got.Quorum != want.Quorum || !slices.Equal(got.Parties, want.Parties) {
+				t.Fatalf("member %d, quorum %d: another header than GenShare's", k.Self, q)
+			}
+			if err := byAppend.Add(got); err != nil {
+				t.Fatal(err)
+			}
+			if err := byGen.Add(want); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := dec.AppendShare(nil, tg, f.plan, len(f.plan.Quorums)); !errors.Is(err, ErrMismatch) {
+			t.Fatalf("a share of a quorum outside the plan: %v", err)
+		}
+	}
+	want, err := byGen.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := byAppend.Open()
+	if err != nil || !slices.Equal(got.Plain, want.Plain) {
+		t.Fatalf("AppendShare's shares open another total: %v", err)
+	}
 }

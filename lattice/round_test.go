@@ -179,14 +179,16 @@ func (r *round) shares(p int, m *Mask, e Expect, plan *Plan) ([][]byte, error) {
 	}
 	var out [][]byte
 	for _, q := range qs {
-		s, err := dec.GenShare(t, plan, q)
-		if err != nil {
-			return nil, err
+		var b []byte
+		if r.tamper == nil { // made as it is encoded, as secureagg's decryptors do
+			b, err = dec.AppendShare(nil, t, plan, q)
+		} else {
+			var s *DecryptionShare
+			if s, err = dec.GenShare(t, plan, q); err == nil {
+				r.tamper(s)
+				b, err = s.MarshalBinary()
+			}
 		}
-		if r.tamper != nil {
-			r.tamper(s)
-		}
-		b, err := s.MarshalBinary()
 		if err != nil {
 			return nil, err
 		}

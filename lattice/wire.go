@@ -40,24 +40,33 @@ func frame(header any, polys ...[]ring.Poly) ([]byte, error) {
 // frame's size: a caller that lays out its own buffer (secureagg puts a
 // message's framing before the blob) gets the encoding without a copy.
 func appendFrame(b []byte, header any, polys ...[]ring.Poly) ([]byte, error) {
-	h, err := wire.Marshal(header)
-	if err != nil {
-		return nil, err
-	}
 	n := 0
 	for _, ps := range polys {
 		for _, p := range ps {
 			n += 8 * len(p.Coeffs) * p.N()
 		}
 	}
-	b = slices.Grow(b, 1+binary.MaxVarintLen64+len(h)+n)
-	b = append(b, frameVersion)
-	b = binary.AppendUvarint(b, uint64(len(h)))
-	b = append(b, h...)
+	b, err := appendFrameHead(b, header, n)
+	if err != nil {
+		return nil, err
+	}
 	for _, ps := range polys {
 		b = appendPolys(b, ps)
 	}
 	return b, nil
+}
+
+// appendFrameHead appends a frame's version, header length and header to
+// b, grown once for the n bytes of coefficients the caller appends next.
+func appendFrameHead(b []byte, header any, n int) ([]byte, error) {
+	h, err := wire.Marshal(header)
+	if err != nil {
+		return nil, err
+	}
+	b = slices.Grow(b, 1+binary.MaxVarintLen64+len(h)+n)
+	b = append(b, frameVersion)
+	b = binary.AppendUvarint(b, uint64(len(h)))
+	return append(b, h...), nil
 }
 
 // unframe decodes the header of b into header and returns the coefficient
