@@ -241,15 +241,26 @@ func (l *latticeSharing) shares() ([]outShare, time.Time, error) {
 	s := l.s
 	var out []outShare
 	for _, q := range l.plan.QuorumsOf(s.keys.Self) {
-		sh, err := s.dec.GenShare(l.target, l.plan, q)
-		if err != nil {
-			return nil, time.Time{}, err
-		}
-		f, err := marshalBlob(s.shape, sh, s.partSize)
+		f, err := marshalBlob(s.shape, shareBlob{dec: s.dec, t: l.target, plan: l.plan, q: q}, s.partSize)
 		if err != nil {
 			return nil, time.Time{}, err
 		}
 		out = append(out, outShare{sub: shareChannel(l.seq, q), f: f})
 	}
 	return out, s.at(s.shareDeadline(l.seq)), nil
+}
+
+// shareBlob is a decryption share made as it is encoded
+// (lattice.Decryptor.AppendShare), a blob marshalBlob builds in place: a
+// decryptor that sends its share never holds it apart from the message.
+type shareBlob struct {
+	dec  *lattice.Decryptor
+	t    *lattice.Target
+	plan *lattice.Plan
+	q    int
+}
+
+// AppendBinary appends the share's encoding to b.
+func (sb shareBlob) AppendBinary(b []byte) ([]byte, error) {
+	return sb.dec.AppendShare(b, sb.t, sb.plan, sb.q)
 }
