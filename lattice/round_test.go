@@ -75,14 +75,16 @@ func (r *round) run(tb testing.TB, inputs [][]int64) (*Result, error) {
 	for x, a := range aggs {
 		committed[x] = a.Inputs[0]
 	}
-	// 1. Up: deepest positions first, each into its parent.
+	// 1. Up: deepest positions first, each added into its parent from its
+	// encoding (AddBinary, as secureagg's parents do).
 	for x := len(order) - 1; x > 0; x-- {
 		parent := (x - 1) / fanout
-		got := g.Allocate()
-		if err := r.send(order[x], aggs[x], got); err != nil {
+		b, err := aggs[x].MarshalBinary()
+		if err != nil {
 			return nil, err
 		}
-		if err := g.Aggregate(aggs[parent], got, aggs[parent]); err != nil {
+		r.bytes[order[x]-1] += len(b)
+		if err := g.AddBinary(aggs[parent], b, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -110,12 +112,13 @@ func (r *round) run(tb testing.TB, inputs [][]int64) (*Result, error) {
 		}
 		masks[order[x]] = got
 	}
-	// 3. Shares, made by every party at once, read by the root in turn.
+	// 3. Shares, made by every party at once, folded by the root in turn
+	// from their encodings (AddBinary, as secureagg's root does).
 	expect := Expect{Context: r.ctx, Shape: r.layout.Shape(), Committed: committed}
-	shares := make([][]*DecryptionShare, len(avail))
+	shares := make([][][]byte, len(avail))
 	err = r.each(len(avail), func(i int) error {
 		var err error
-		shares[i], err = r.shares(avail[i], masks[avail[i]], expect, plan, open)
+		shares[i], err = r.shares(avail[i], masks[avail[i]], expect, plan)
 		return err
 	})
 	if err != nil {
@@ -123,7 +126,7 @@ func (r *round) run(tb testing.TB, inputs [][]int64) (*Result, error) {
 	}
 	for _, ss := range shares {
 		for _, s := range ss {
-			if err := open.Add(s); err != nil {
+			if err := open.AddBinary(s, nil); err != nil {
 				return nil, err
 			}
 		}
@@ -154,9 +157,9 @@ func (r *round) send(from int, v, into wireValue) error {
 	return into.UnmarshalBinary(b)
 }
 
-// shares makes party p's shares for every quorum it is in and returns them
-// as the root decodes them.
-func (r *round) shares(p int, m *Mask, e Expect, plan *Plan, open *Opening) ([]*DecryptionShare, error) {
+// shares makes party p's shares for every quorum it is in and returns
+// their encodings, as the root receives them.
+func (r *round) shares(p int, m *Mask, e Expect, plan *Plan) ([][]byte, error) {
 	qs := plan.QuorumsOf(p)
 	if len(qs) == 0 {
 		return nil, nil
@@ -174,20 +177,23 @@ func (r *round) shares(p int, m *Mask, e Expect, plan *Plan, open *Opening) ([]*
 	if err != nil {
 		return nil, err
 	}
-	var out []*DecryptionShare
+	var out [][]byte
 	for _, q := range qs {
-		s, err := dec.GenShare(t, plan, q)
+		var b []byte
+		if r.tamper == nil { // made as it is encoded, as secureagg's decryptors do
+			b, err = dec.AppendShare(nil, t, plan, q)
+		} else {
+			var s *DecryptionShare
+			if s, err = dec.GenShare(t, plan, q); err == nil {
+				r.tamper(s)
+				b, err = s.MarshalBinary()
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
-		if r.tamper != nil {
-			r.tamper(s)
-		}
-		got := open.AllocateShare()
-		if err := r.send(p, s, got); err != nil {
-			return nil, err
-		}
-		out = append(out, got)
+		r.bytes[p-1] += len(b)
+		out = append(out, b)
 	}
 	return out, nil
 }

@@ -40,24 +40,33 @@ func frame(header any, polys ...[]ring.Poly) ([]byte, error) {
 // frame's size: a caller that lays out its own buffer (secureagg puts a
 // message's framing before the blob) gets the encoding without a copy.
 func appendFrame(b []byte, header any, polys ...[]ring.Poly) ([]byte, error) {
-	h, err := wire.Marshal(header)
-	if err != nil {
-		return nil, err
-	}
 	n := 0
 	for _, ps := range polys {
 		for _, p := range ps {
 			n += 8 * len(p.Coeffs) * p.N()
 		}
 	}
-	b = slices.Grow(b, 1+binary.MaxVarintLen64+len(h)+n)
-	b = append(b, frameVersion)
-	b = binary.AppendUvarint(b, uint64(len(h)))
-	b = append(b, h...)
+	b, err := appendFrameHead(b, header, n)
+	if err != nil {
+		return nil, err
+	}
 	for _, ps := range polys {
 		b = appendPolys(b, ps)
 	}
 	return b, nil
+}
+
+// appendFrameHead appends a frame's version, header length and header to
+// b, grown once for the n bytes of coefficients the caller appends next.
+func appendFrameHead(b []byte, header any, n int) ([]byte, error) {
+	h, err := wire.Marshal(header)
+	if err != nil {
+		return nil, err
+	}
+	b = slices.Grow(b, 1+binary.MaxVarintLen64+len(h)+n)
+	b = append(b, frameVersion)
+	b = binary.AppendUvarint(b, uint64(len(h)))
+	return append(b, h...), nil
 }
 
 // unframe decodes the header of b into header and returns the coefficient
@@ -160,6 +169,49 @@ func (s polyShape) decodeInto(b []byte, dst []ring.Poly) error {
 		}
 	}
 	return nil
+}
+
+// checkEncoded checks that b is the encoding of exactly count polynomials
+// of shape s: its length, and every coefficient reduced modulo its prime.
+func (s polyShape) checkEncoded(b []byte, count int) error {
+	if s.n == 0 || count < 0 || len(b) != count*s.polyBytes() {
+		return fmt.Errorf("%w: %d bytes of polynomials, expected %d of %d bytes", ErrMalformed, len(b), count, s.polyBytes())
+	}
+	for range count {
+		for _, q := range s.moduli {
+			in := b[:8*s.n]
+			var bad bool
+			for j := range s.n {
+				bad = bad || binary.LittleEndian.Uint64(in[8*j:]) >= q
+			}
+			if bad {
+				return fmt.Errorf("%w: coefficient not reduced modulo its prime", ErrMalformed)
+			}
+			b = b[len(in):]
+		}
+	}
+	return nil
+}
+
+// addEncoded adds the polynomials that b encodes into dst, coefficient by
+// coefficient modulo each prime, as ring.Ring.Add does: b must have
+// passed checkEncoded for len(dst) polynomials and dst must be reduced,
+// so every sum stays below 2q < 2^64 and one subtraction reduces it.
+func (s polyShape) addEncoded(b []byte, dst []ring.Poly) {
+	for _, p := range dst {
+		for i, q := range s.moduli {
+			row := p.Coeffs[i]
+			in := b[:8*len(row)]
+			for j := range row {
+				x := row[j] + binary.LittleEndian.Uint64(in[8*j:])
+				if x >= q {
+					x -= q
+				}
+				row[j] = x
+			}
+			b = b[len(in):]
+		}
+	}
 }
 
 // checkPolys checks that polys have shape s (for values built in memory

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/wire"
@@ -62,6 +63,11 @@ type latticeAgg struct {
 	// sketchKey is this party's secret for checking the total
 	// (lattice_sketch.go).
 	sketchKey lattice.SketchKey
+	// acc is this party's subtree sum: its own contribution, into which
+	// child adds each child's subtree sum as it arrives (under accMu:
+	// the children's messages arrive at once).
+	acc   *lattice.Aggregate
+	accMu sync.Mutex
 }
 
 // The lattice schedule adds two share rounds to the Paillier one: the
@@ -153,6 +159,7 @@ func (s *latticeAgg) contribute(_ context.Context, input []float64) (*lattice.Ag
 		return nil, err
 	}
 	s.ownDigest = own.Inputs[0].Digest
+	s.acc = own
 	return own, nil
 }
 
@@ -193,21 +200,41 @@ func (s *latticeAgg) reader(typ string) reader {
 // root's own.
 const downItems = 2
 
-// child decodes child c's subtree sum, unless its abort named parties
-// missing.
+// child adds child c's subtree sum into this party's own, as it arrives,
+// unless its abort named parties missing: the sum must hold exactly the
+// inputs of c's subtree, of this step. It returns the accumulator, which
+// now holds the child's sum. The coefficients are added straight from
+// the message (lattice.Aggregator.AddBinary), with no aggregate decoded
+// per child; a sum that is refused leaves the accumulator as it was (and
+// names c missing, which ends the attempt). Own is not needed apart from
+// the sum: the root has encoded its own mask already, and the down
+// message carries no subtree's sum.
 func (s *latticeAgg) child(data []byte, missing []string, c string) (*lattice.Aggregate, []string, error) {
 	if len(missing) > 0 {
 		return nil, missing, nil
 	}
-	a, err := s.decodeAggregate(data, s.tree.subtree(c))
-	return a, nil, err
+	want := s.pointsOf(s.tree.subtree(c))
+	accept := func(ctx lattice.Context, in []lattice.Input) error {
+		if ctx != s.mctx || !slices.Equal(inputParties(in), want) {
+			return fmt.Errorf("%w: a subtree sum of other inputs or another step", wire.ErrMalformed)
+		}
+		return nil
+	}
+	s.accMu.Lock()
+	defer s.accMu.Unlock()
+	if err := s.agg.AddBinary(s.acc, data, accept); err != nil {
+		return nil, nil, err
+	}
+	return s.acc, nil, nil
 }
 
-// addChild adds a child's subtree sum into acc, in place: own is not
-// needed apart from the sum (the root has encoded its own mask already),
-// and the down message carries no subtree's sum.
+// addChild has nothing left to add: child added the subtree's sum into
+// the accumulator, which is acc.
 func (s *latticeAgg) addChild(acc *lattice.Aggregate, parts []*lattice.Aggregate, sum *lattice.Aggregate) (*lattice.Aggregate, []*lattice.Aggregate, error) {
-	return acc, parts, s.agg.Aggregate(acc, sum, acc)
+	if sum != acc {
+		return acc, parts, fmt.Errorf("secureagg: a subtree sum outside this party's accumulator")
+	}
+	return acc, parts, nil
 }
 
 // total is the root's down message, the total's mask and the root's own,
@@ -244,9 +271,7 @@ func (s *latticeAgg) components(data []byte, missing []string) ([][]byte, []stri
 }
 
 // relay passes the down message on as it came.
-func (s *latticeAgg) relay(data []byte, _ [][]byte) (frames, error) {
-	return splitBlob(s.shape, data, s.partSize)
-}
+func (s *latticeAgg) relay(data []byte, _ [][]byte) (frames, error) { return s.relayBlob(data) }
 
 // encrypt checks, noises, encodes and encrypts this party's input. The
 // checks are the Paillier path's: |round(x·2^FracBits)| < 2^ValueBits, and
@@ -289,19 +314,6 @@ func (s *latticeAgg) encrypt(input []float64) (*lattice.Aggregate, error) {
 		return nil, fmt.Errorf("secureagg: encrypt: %w", err)
 	}
 	return own, nil
-}
-
-// decodeAggregate decodes a subtree's sum and checks that it holds exactly
-// the inputs of the parties of that subtree, of this step.
-func (s *latticeAgg) decodeAggregate(data []byte, subtree []string) (*lattice.Aggregate, error) {
-	a := s.agg.Allocate()
-	if err := a.UnmarshalBinary(data); err != nil {
-		return nil, err
-	}
-	if a.Context != s.mctx || !slices.Equal(inputParties(a.Inputs), s.pointsOf(subtree)) {
-		return nil, fmt.Errorf("%w: a subtree sum of other inputs or another step", wire.ErrMalformed)
-	}
-	return a, nil
 }
 
 // pointsOf maps parties to their Shamir points, sorted.

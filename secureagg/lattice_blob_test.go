@@ -3,8 +3,12 @@ package secureagg
 import (
 	"bytes"
 	"errors"
+	"math"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/wire"
 )
 
@@ -63,6 +67,36 @@ func TestMarshalBlobOfList(t *testing.T) {
 	}
 }
 
+// TestMarshalBlobOfResult checks the root's result built in place
+// against encodeResult split by splitBlob: with a plaintext of several
+// parts (trailing zeros cut), and a failure without one.
+func TestMarshalBlobOfResult(t *testing.T) {
+	plain := make([]uint64, 400)
+	for i := range 300 {
+		plain[i] = uint64(i)*0x9e3779b97f4a7c15>>8 + 1
+	}
+	for _, r := range []*latticeResult{
+		{Included: []string{"a", "b"}, Excluded: map[string]string{"b": "x"}, plain: plain},
+		{Error: "failed", Missing: []string{"a"}},
+	} {
+		data, err := encodeResult(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := splitBlob("s", data, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := marshalBlob("s", resultBlob{r}, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, want, bytes.Equal) {
+			t.Fatalf("the result built in place (%d parts) differs from splitBlob's (%d)", len(got), len(want))
+		}
+	}
+}
+
 // FuzzLatticeBlobReader feeds a blob reader two arbitrary part bodies: it
 // never panics, and what it assembles is the size its first part declares,
 // made of the chunks the parts carry.
@@ -105,4 +139,34 @@ func FuzzLatticeBlobReader(f *testing.F) {
 			t.Fatalf("assembled %d bytes, the parts declare %d", len(data), r.first.Size)
 		}
 	})
+}
+
+// TestDefaultPartFitsAMessage checks that a part of defaultPartSize bytes,
+// with the longest framing header a receiver accepts and an envelope whose
+// every name is as long as wire allows, is a message wire sends, and that
+// the up message of a million values at N = 5, at the widest values
+// (62 bits, sum's default), is one part: received without a copy.
+func TestDefaultPartFitsAMessage(t *testing.T) {
+	shape := strings.Repeat("s", maxBlobHeader-64)
+	prefix, err := framePrefix(blobHeader{Shape: shape, Part: math.MaxInt, Parts: math.MaxInt, Size: math.MaxInt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, len(prefix)+defaultPartSize)
+	long := strings.Repeat("x", wire.MaxFieldLen)
+	m := &wire.Message{Type: long, Job: long, Phase: long, Round: math.MaxInt, Attempt: math.MaxInt, Channel: long, From: long, Body: body}
+	if _, err := wire.EncodeParts(m); err != nil {
+		t.Fatalf("a part of %d bytes does not fit a message: %v", defaultPartSize, err)
+	}
+	p, err := lattice.NewParams(lattice.ParamsBGV13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := lattice.NewLayout(p, 1_000_000, 16, 62, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up := l.Ciphertexts()*p.CiphertextBytes() + headerRoom; partCount(up, defaultPartSize) != 1 {
+		t.Fatalf("an up message of %d bytes takes %d parts of %d", up, partCount(up, defaultPartSize), defaultPartSize)
+	}
 }

@@ -79,7 +79,7 @@ func (s *latticeAgg) result(data []byte, _ []string) (frames, *Result, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := splitBlob(s.shape, data, s.partSize)
+	f, err := s.relayBlob(data)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -87,23 +87,30 @@ func (o *latticeOpening) slots(r *shareRound, p string) []inShare {
 	return out
 }
 
-// check decodes p's share for its i-th quorum, which must claim p and
-// that quorum; its add adds it to the opening of the total.
+// check leaves p's share for its i-th quorum to its add, which folds it
+// into the opening of the total straight from data (AddBinary: no share
+// is decoded apart from the quorum's accumulator, and a share refused
+// changes nothing). The share must claim p and that quorum.
 func (o *latticeOpening) check(_ *shareRound, p string, i int, data []byte) (func() string, string) {
 	point := o.s.points[p]
 	q := o.plan.QuorumsOf(point)[i]
-	sh := o.op.AllocateShare()
-	if err := sh.UnmarshalBinary(data); err != nil {
-		return nil, "malformed decryption share: " + truncate(err.Error())
-	}
-	if !slices.Equal(sh.Parties, []int{point}) || sh.Quorum != q {
-		return nil, "malformed decryption share: it claims another party or quorum"
+	errClaim := errors.New("it claims another party or quorum")
+	accept := func(quorum int, parties []int) error {
+		if !slices.Equal(parties, []int{point}) || quorum != q {
+			return errClaim
+		}
+		return nil
 	}
 	return func() string {
-		if err := o.op.Add(sh); err != nil {
+		err := o.op.AddBinary(data, accept)
+		switch {
+		case err == nil:
+			return ""
+		case errors.Is(err, errClaim), errors.Is(err, lattice.ErrMalformed):
+			return "malformed decryption share: " + truncate(err.Error())
+		default:
 			return "decryption share of another aggregate: " + truncate(err.Error())
 		}
-		return ""
 	}, ""
 }
 
@@ -150,11 +157,7 @@ func (o *latticeOpening) replan(seq int, excluded map[string]string) (*shareRoun
 func (o *latticeOpening) result(excluded map[string]string, err error) (frames, *Result, error) {
 	s := o.s
 	res := o.judge(excluded, err)
-	data, err := encodeResult(res)
-	if err != nil {
-		return nil, nil, err
-	}
-	f, err := splitBlob(s.shape, data, s.partSize)
+	f, err := marshalBlob(s.shape, resultBlob{res}, s.partSize)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -238,15 +241,26 @@ func (l *latticeSharing) shares() ([]outShare, time.Time, error) {
 	s := l.s
 	var out []outShare
 	for _, q := range l.plan.QuorumsOf(s.keys.Self) {
-		sh, err := s.dec.GenShare(l.target, l.plan, q)
-		if err != nil {
-			return nil, time.Time{}, err
-		}
-		f, err := marshalBlob(s.shape, sh, s.partSize)
+		f, err := marshalBlob(s.shape, shareBlob{dec: s.dec, t: l.target, plan: l.plan, q: q}, s.partSize)
 		if err != nil {
 			return nil, time.Time{}, err
 		}
 		out = append(out, outShare{sub: shareChannel(l.seq, q), f: f})
 	}
 	return out, s.at(s.shareDeadline(l.seq)), nil
+}
+
+// shareBlob is a decryption share made as it is encoded
+// (lattice.Decryptor.AppendShare), a blob marshalBlob builds in place: a
+// decryptor that sends its share never holds it apart from the message.
+type shareBlob struct {
+	dec  *lattice.Decryptor
+	t    *lattice.Target
+	plan *lattice.Plan
+	q    int
+}
+
+// AppendBinary appends the share's encoding to b.
+func (sb shareBlob) AppendBinary(b []byte) ([]byte, error) {
+	return sb.dec.AppendShare(b, sb.t, sb.plan, sb.q)
 }

@@ -10,8 +10,8 @@ import (
 )
 
 // The lattice backend's messages carry blobs of up to hundreds of
-// megabytes (an aggregate of a million values is 31 MB, the total's
-// components four times that), beyond wire.MaxMessageSize. A blob
+// megabytes (an aggregate of a million values is 25–58 MB, depending on
+// the values' width), beyond wire.MaxMessageSize. A blob
 // travels in parts of at most partSize bytes: part 0 on the step's channel,
 // part i on its sub-channel "part/i", so the receiver asks for each part by
 // its key and the order of arrival does not matter. A part's body is framed
@@ -21,9 +21,20 @@ import (
 
 const (
 	blobVersion = 1
-	// defaultPartSize is how many bytes of a blob one message carries.
-	defaultPartSize = 16 << 20
-	maxBlobHeader   = 1 << 16
+	// defaultPartSize is how many bytes of a blob one message carries: as
+	// many as a message holds beside its envelope and the part's framing
+	// (partRoom). A blob of two or more parts is copied into one buffer
+	// on arrival (blobReader), and one of a single part is not, so the
+	// larger the part, the fewer blobs pay that copy: a million values'
+	// aggregate (25 MB at 24-bit values, 58 MB at 62-bit ones, N = 5)
+	// now travels whole, where parts of 16 MiB cut it in two to four.
+	defaultPartSize = wire.MaxMessageSize - partRoom
+	// partRoom bounds what a message adds to a part's bytes: the
+	// envelope's fields (wire.MaxFieldLen each, a few KiB in all) and the
+	// part's framing (a version byte, a uvarint and a header of at most
+	// maxBlobHeader).
+	partRoom      = 1 << 17
+	maxBlobHeader = 1 << 16
 )
 
 // blobHeader heads every part of a blob. An abort (Missing set) has no
@@ -172,6 +183,18 @@ func decodePart(b []byte, shape string, part, maxSize, partSize int, allowed []s
 	return h, chunk, nil
 }
 
+// relayBlob cuts a blob this party received into the parts it passes on
+// to its children, or into none (an empty, non-nil message) when it has
+// no children: a leaf passes nothing on, and cutting the blob would copy
+// all of it for no one (25 MB of the down message and 8 MB of the result
+// per leaf in a million values' round).
+func (s *latticeAgg) relayBlob(data []byte) (frames, error) {
+	if len(s.tree.children(s.self)) == 0 {
+		return frames{}, nil
+	}
+	return splitBlob(s.shape, data, s.partSize)
+}
+
 // blobAbort is an abort naming the missing parties: one part, no data.
 func blobAbort(missing []string) (frames, error) {
 	b, err := frameRaw(blobHeader{Missing: missing}, nil)
@@ -313,16 +336,30 @@ type latticeResult struct {
 }
 
 // encodeResult frames a result with its plaintext.
-func encodeResult(r *latticeResult) ([]byte, error) {
-	n := len(r.plain)
-	for n > 0 && r.plain[n-1] == 0 {
+func encodeResult(r *latticeResult) ([]byte, error) { return resultBlob{r}.AppendBinary(nil) }
+
+// resultBlob is a result as a blob marshalBlob builds in place: the root
+// writes its plaintext once, into the message, instead of into a buffer
+// that is then copied into the framing and again into the parts (8 MB
+// each for a million values).
+type resultBlob struct{ r *latticeResult }
+
+// AppendBinary appends encodeResult's bytes to b.
+func (rb resultBlob) AppendBinary(b []byte) ([]byte, error) {
+	plain := rb.r.plain
+	n := len(plain)
+	for n > 0 && plain[n-1] == 0 {
 		n--
 	}
-	raw := make([]byte, 8*n)
-	for i, c := range r.plain[:n] {
-		binary.LittleEndian.PutUint64(raw[8*i:], c)
+	p, err := framePrefix(rb.r)
+	if err != nil {
+		return nil, err
 	}
-	return frameRaw(r, raw)
+	b = append(slices.Grow(b, len(p)+8*n), p...)
+	for _, c := range plain[:n] {
+		b = binary.LittleEndian.AppendUint64(b, c)
+	}
+	return b, nil
 }
 
 // decodeLatticeResult decodes a result over parties whose plaintext has at most
