@@ -177,6 +177,13 @@ func (l *ledgerIndex) overTime(f ledgerFilter) (colChart, string) {
 			add(k.start, k.pair, b)
 		}
 	}
+	return l.stackedOverTime(sums, start, width)
+}
+
+// stackedOverTime draws the bytes summed per bucket of width from start
+// and per disclosure kind (sums[bucket][kind], nil for an empty bucket)
+// as stacked columns. l.mu is held.
+func (l *ledgerIndex) stackedOverTime(sums [][]float64, start time.Time, width time.Duration) (colChart, string) {
 	order := slices.Clone(l.discs)
 	slices.Sort(order)
 	var stacks [][]part

@@ -84,26 +84,7 @@ func overTimeEveryPoint(l *ledgerIndex, f ledgerFilter) (colChart, string) {
 		}
 		sums[b][p.disc] += float64(p.bytes)
 	}
-	order := slices.Clone(l.discs)
-	slices.Sort(order)
-	var stacks [][]part
-	used := map[string]bool{}
-	for b, s := range sums {
-		var st []part
-		for _, name := range order {
-			if s == nil {
-				break
-			}
-			if v := s[l.discAt[name]]; v > 0 {
-				used[name] = true
-				st = append(st, part{Class: discClass(name), Value: v,
-					Title: fmt.Sprintf("%s from %s: %s", name, when(start.Add(time.Duration(b)*width)), humanBytes(int64(v)))})
-			}
-		}
-		stacks = append(stacks, st)
-	}
-	return columns("bytes sent over time", start, width, stacks, legendOf(slices.Sorted(maps.Keys(used))),
-		func(v float64) string { return humanBytes(int64(v)) }), duration(width)
+	return l.stackedOverTime(sums, start, width)
 }
 
 // checkTotals compares the view from the totals kept with fillEveryRow's,
