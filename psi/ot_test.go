@@ -168,54 +168,19 @@ func TestOTLeakage(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(41, 43))
 	a, b := randomSets(r, 200, 200, 300, false)
-	step := testStep("alice", "bob")
-	run := func() []jobtest.Sent {
-		net := jobtest.NewNetwork("alice", "bob")
-		net.Capture("alice")
-		net.Capture("bob")
-		ra, _, ea, eb := pair(t, net, OT{Config: Config{Edge: "e", ChunkSize: 64}}, a, b)
-		if ea != nil || eb != nil {
-			t.Fatal(ea, eb)
-		}
-		if ra.Size == 0 {
-			t.Fatal("no shared values: the test draws too few")
-		}
-		return append(net.Captured("alice"), net.Captured("bob")...)
-	}
-	sent := run()
-	dg := newDigester(DomainTag(step.Job, step.Phase, step.Round, step.Channel, "e"))
+	in := OT{Config: Config{Edge: "e", ChunkSize: 64}}
+	sent := capturedPair(t, in, a, b)
+	dg := leakageDigester()
 	var forbidden [][]byte
 	for _, e := range append(slices.Clone(a), b...) {
 		d := dg.digests([][]byte{e})[0]
 		h := sha256.Sum256(e)
 		forbidden = append(forbidden, e, d[:], h[:16])
 	}
-	counts := map[string]int{}
-	var seedShares [][]byte
-	for _, s := range sent {
-		if s.Disclosure != wire.DisclosePSIBlinded {
-			t.Errorf("%s to %s discloses %q", s.Message.Type, s.To, s.Disclosure)
-		}
-		counts[s.From+" "+s.Message.Type]++
-		for _, f := range forbidden {
-			if bytes.Contains(s.Message.Body, f) {
-				t.Fatalf("%s from %s carries an element or its digest %x", s.Message.Type, s.From, f)
-			}
-		}
-		if s.Message.Type == TypeOTBase || s.Message.Type == TypeOTChoice {
-			var h otHelloBody
-			if err := wire.Unmarshal(s.Message.Body, &h); err != nil {
-				t.Fatal(err)
-			}
-			seedShares = append(seedShares, h.Seed)
-		}
-	}
+	counts := checkBlindedBodies(t, sent, forbidden)
 	// The code words depend on the joint seed, which the captured shares
 	// give: recompute every C(x, h) and look for its blocks.
-	if len(seedShares) != 2 {
-		t.Fatalf("%d seed shares", len(seedShares))
-	}
-	checkNoCodeWordBlocks(t, sent, dg, jointSeed(dg, seedShares[0], seedShares[1]), append(slices.Clone(a), b...))
+	checkNoCodeWordBlocks(t, sent, dg, capturedJointSeed(t, dg, sent, TypeOTBase, TypeOTChoice), append(slices.Clone(a), b...))
 	// 200 and 200 values: 4 matrix chunks of 128 rows (400 bins rounded
 	// up to 512; ChunkSize 64 asks for 32 rows, rounded up to one block),
 	// 4 value chunks of 64.
@@ -228,9 +193,75 @@ func TestOTLeakage(t *testing.T) {
 	}
 	// Shuffled: the positions bob's matched values sit at (the filter's
 	// set bits) differ between two runs on the same sets.
-	if slices.Equal(otFilterBits(t, sent), otFilterBits(t, run())) {
+	if slices.Equal(otFilterBits(t, sent), otFilterBits(t, capturedPair(t, in, a, b))) {
 		t.Error("matched values sit at the same positions in two runs: the sender's values are not shuffled")
 	}
+}
+
+// capturedPair runs in between alice (the receiver, set a) and bob (b)
+// over a fresh network that captures both, and returns every message
+// they sent; the sets must share values.
+func capturedPair(t *testing.T, in Intersector, a, b [][]byte) []jobtest.Sent {
+	t.Helper()
+	net := jobtest.NewNetwork("alice", "bob")
+	net.Capture("alice")
+	net.Capture("bob")
+	ra, _, ea, eb := pair(t, net, in, a, b)
+	if ea != nil || eb != nil {
+		t.Fatal(ea, eb)
+	}
+	if ra.Size == 0 {
+		t.Fatal("no shared values: the test draws too few")
+	}
+	return append(net.Captured("alice"), net.Captured("bob")...)
+}
+
+// leakageDigester is the element digester of capturedPair's exchanges
+// (testStep's, edge "e").
+func leakageDigester() digester {
+	step := testStep("alice", "bob")
+	return newDigester(DomainTag(step.Job, step.Phase, step.Round, step.Channel, "e"))
+}
+
+// checkBlindedBodies fails if a captured message is not psi-blinded or
+// carries any of forbidden at any offset, and returns the messages'
+// counts by "sender type".
+func checkBlindedBodies(t *testing.T, sent []jobtest.Sent, forbidden [][]byte) map[string]int {
+	t.Helper()
+	counts := map[string]int{}
+	for _, s := range sent {
+		if s.Disclosure != wire.DisclosePSIBlinded {
+			t.Errorf("%s to %s discloses %q", s.Message.Type, s.To, s.Disclosure)
+		}
+		counts[s.From+" "+s.Message.Type]++
+		for _, f := range forbidden {
+			if bytes.Contains(s.Message.Body, f) {
+				t.Fatalf("%s from %s carries an element or a value derived from one %x", s.Message.Type, s.From, f)
+			}
+		}
+	}
+	return counts
+}
+
+// capturedJointSeed is the joint seed of the two seed shares in the
+// captured hello messages of types hello (the receiver's and the
+// sender's).
+func capturedJointSeed(t *testing.T, dg digester, sent []jobtest.Sent, hello ...string) [32]byte {
+	t.Helper()
+	var shares [][]byte
+	for _, s := range sent {
+		if slices.Contains(hello, s.Message.Type) {
+			var h otHelloBody
+			if err := wire.Unmarshal(s.Message.Body, &h); err != nil {
+				t.Fatal(err)
+			}
+			shares = append(shares, h.Seed)
+		}
+	}
+	if len(shares) != 2 {
+		t.Fatalf("%d seed shares", len(shares))
+	}
+	return jointSeed(dg, shares[0], shares[1])
 }
 
 // checkNoCodeWordBlocks fails if any 16-byte block of a code word

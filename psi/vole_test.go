@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job/jobtest"
-	"github.com/cohortdm/cohort/wire"
 )
 
 // TestVOLEIntersectRandom: the VOLE mode gives both parties the plain set
@@ -120,36 +119,10 @@ func TestVOLELeakage(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(79, 83))
 	a, b := randomSets(r, 200, 200, 300, false)
-	step := testStep("alice", "bob")
-	run := func() []jobtest.Sent {
-		net := jobtest.NewNetwork("alice", "bob")
-		net.Capture("alice")
-		net.Capture("bob")
-		ra, _, ea, eb := pair(t, net, VOLE{Config: Config{Edge: "e", ChunkSize: 64}}, a, b)
-		if ea != nil || eb != nil {
-			t.Fatal(ea, eb)
-		}
-		if ra.Size == 0 {
-			t.Fatal("no shared values: the test draws too few")
-		}
-		return append(net.Captured("alice"), net.Captured("bob")...)
-	}
-	sent := run()
-	dg := newDigester(DomainTag(step.Job, step.Phase, step.Round, step.Channel, "e"))
-	var shares [][]byte
-	for _, s := range sent {
-		if s.Message.Type == TypeVoleBase || s.Message.Type == TypeVoleChoice {
-			var h otHelloBody
-			if err := wire.Unmarshal(s.Message.Body, &h); err != nil {
-				t.Fatal(err)
-			}
-			shares = append(shares, h.Seed)
-		}
-	}
-	if len(shares) != 2 {
-		t.Fatalf("%d seed shares", len(shares))
-	}
-	keys := newVoleKeys(jointSeed(dg, shares[0], shares[1]))
+	in := VOLE{Config: Config{Edge: "e", ChunkSize: 64}}
+	sent := capturedPair(t, in, a, b)
+	dg := leakageDigester()
+	keys := newVoleKeys(capturedJointSeed(t, dg, sent, TypeVoleBase, TypeVoleChoice))
 	var forbidden [][]byte
 	for _, e := range append(slices.Clone(a), b...) {
 		d := dg.digests([][]byte{e})[0]
@@ -158,18 +131,7 @@ func TestVOLELeakage(t *testing.T) {
 		keys.value(&d).put(v[:])
 		forbidden = append(forbidden, e, d[:], h[:16], v[:])
 	}
-	counts := map[string]int{}
-	for _, s := range sent {
-		if s.Disclosure != wire.DisclosePSIBlinded {
-			t.Errorf("%s to %s discloses %q", s.Message.Type, s.To, s.Disclosure)
-		}
-		counts[s.From+" "+s.Message.Type]++
-		for _, f := range forbidden {
-			if bytes.Contains(s.Message.Body, f) {
-				t.Fatalf("%s from %s carries an element, its digest or H(x) %x", s.Message.Type, s.From, f)
-			}
-		}
-	}
+	counts := checkBlindedBodies(t, sent, forbidden)
 	// alice receives with 200 elements: an OKVS of 1.1·200 + 256 = 476
 	// columns, 8 chunks of 64; bob's 200 values are 4 chunks.
 	want := map[string]int{
@@ -179,7 +141,7 @@ func TestVOLELeakage(t *testing.T) {
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		t.Errorf("messages sent %v, want %v", counts, want)
 	}
-	if slices.Equal(otFilterBits(t, sent), otFilterBits(t, run())) {
+	if slices.Equal(otFilterBits(t, sent), otFilterBits(t, capturedPair(t, in, a, b))) {
 		t.Error("matched values sit at the same positions in two runs: the sender's values are not shuffled")
 	}
 }
