@@ -2,8 +2,6 @@ package node_test
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,13 +14,9 @@ import (
 func TestConfigBoostLatticeCacheBytes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	p := filepath.Join(dir, "node.yaml")
 	for body, want := range map[string]int64{"": 0, "boost_lattice_cache_bytes: -1\n": -1, "boost_lattice_cache_bytes: 0\n": 0,
 		"boost_lattice_cache_bytes: 67108864\n": 64 << 20, "boost_lattice_cache_bytes: -7345\n": -2} {
-		if err := os.WriteFile(p, []byte("name: a\ndata_dir: d\nconsortium: c.yaml\n"+body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := node.LoadConfig(p)
+		cfg, err := node.LoadConfig(node.WriteConfig(t, dir, body))
 		if want == -2 {
 			if !errors.Is(err, node.ErrConfig) || !strings.Contains(err.Error(), "boost_lattice_cache_bytes") || strings.Contains(err.Error(), "7345") {
 				t.Errorf("%q: %v, want a config error naming boost_lattice_cache_bytes, not its value", body, err)

@@ -2,8 +2,6 @@ package node_test
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,13 +13,9 @@ import (
 func TestConfigBoostGroupRows(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	p := filepath.Join(dir, "node.yaml")
 	for body, want := range map[string]string{"": "", "boost_group_rows: true\n": "true", "boost_group_rows: false\n": "false",
 		"boost_group_rows: auto\n": "auto", "boost_group_rows: \"true\"\n": "true", "boost_group_rows: sometimes\n": "error"} {
-		if err := os.WriteFile(p, []byte("name: a\ndata_dir: d\nconsortium: c.yaml\n"+body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := node.LoadConfig(p)
+		cfg, err := node.LoadConfig(node.WriteConfig(t, dir, body))
 		if want == "error" {
 			if !errors.Is(err, node.ErrConfig) || !strings.Contains(err.Error(), "boost_group_rows") {
 				t.Errorf("%q: %v, want a config error naming boost_group_rows", body, err)

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -15,17 +13,12 @@ import (
 func TestPprofAddressIsLoopbackOnly(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	p := filepath.Join(dir, "node.yaml")
 	for addr, ok := range map[string]bool{
 		"127.0.0.1:6060": true, "localhost:6060": true, "[::1]:6060": true, "127.0.0.2:0": true,
 		"0.0.0.0:6060": false, ":6060": false, "[::]:6060": false, "10.0.0.1:6060": false,
 		"example.org:6060": false, "127.0.0.1": false,
 	} {
-		body := "name: a\ndata_dir: d\nconsortium: c.yaml\npprof: \"" + addr + "\"\n"
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := LoadConfig(p)
+		cfg, err := LoadConfig(writeConfig(t, dir, "pprof: \""+addr+"\"\n"))
 		switch {
 		case ok && (err != nil || cfg.Pprof != addr):
 			t.Errorf("pprof %q: %v", addr, err)

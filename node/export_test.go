@@ -1,6 +1,9 @@
 package node
 
 import (
+	"os"
+	"path/filepath"
+	"testing"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
@@ -82,4 +85,18 @@ func CommitTwice(n *Node, spec []byte) (string, string, error) {
 	}
 	second, err := n.commitSubmit(spec, sub)
 	return first, second, err
+}
+
+// WriteConfig is writeConfig, for tests in package node_test.
+func WriteConfig(t testing.TB, dir, extra string) string { return writeConfig(t, dir, extra) }
+
+// writeConfig writes dir/node.yaml: the smallest one LoadConfig accepts,
+// then extra (the settings a test checks), and returns its path.
+func writeConfig(t testing.TB, dir, extra string) string {
+	t.Helper()
+	p := filepath.Join(dir, "node.yaml")
+	if err := os.WriteFile(p, []byte("name: a\ndata_dir: d\nconsortium: c.yaml\n"+extra), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

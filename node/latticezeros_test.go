@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,10 +21,7 @@ func TestLatticePoolConfig(t *testing.T) {
 		bad  bool
 	}{{"", DefaultLatticePool, false}, {"lattice_pool: -1\n", 0, false}, {"lattice_pool: 8\n", 8, false},
 		{"lattice_pool: -2\n", 0, true}, {fmt.Sprintf("lattice_pool: %d\n", maxLatticePool+1), 0, true}} {
-		path := filepath.Join(t.TempDir(), "node.yaml")
-		if err := os.WriteFile(path, []byte("name: a\ndata_dir: d\nconsortium: c.yaml\n"+c.yaml), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		path := writeConfig(t, t.TempDir(), c.yaml)
 		cfg, err := LoadConfig(path)
 		if c.bad {
 			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "lattice_pool") {

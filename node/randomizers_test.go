@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,10 +26,7 @@ func TestRandomizerPoolConfig(t *testing.T) {
 	}{{"", DefaultRandomizerPool, false}, {"randomizer_pool: -1\n", 0, false}, {"randomizer_pool: 64\n", 64, false},
 		{"paillier_tables: eager\n", DefaultRandomizerPool, false}, {"paillier_tables: soon\n", 0, true},
 		{"randomizer_pool: -2\n", 0, true}, {fmt.Sprintf("randomizer_pool: %d\n", maxRandomizerPool+1), 0, true}} {
-		path := filepath.Join(t.TempDir(), "node.yaml")
-		if err := os.WriteFile(path, []byte("name: a\ndata_dir: d\nconsortium: c.yaml\n"+c.yaml), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		path := writeConfig(t, t.TempDir(), c.yaml)
 		cfg, err := LoadConfig(path)
 		if c.bad {
 			field, _, _ := strings.Cut(c.yaml, ":")

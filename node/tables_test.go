@@ -2,7 +2,6 @@ package node_test
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,13 +15,7 @@ import (
 func TestConfigTables(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write := func(body string) string {
-		p := filepath.Join(dir, "node.yaml")
-		if err := os.WriteFile(p, []byte("name: a\ndata_dir: d\nconsortium: c.yaml\ntables_dir: tables\n"+body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(body string) string { return node.WriteConfig(t, dir, "tables_dir: tables\n"+body) }
 	cfg, err := node.LoadConfig(write(`tables:
   loans: {sqlite: bank.db, table: loans}
   stays: {postgres_file: secrets/pg.conn, query: "SELECT ward, stay FROM stays WHERE year = 2025"}
@@ -59,11 +52,7 @@ func TestConfigGroupRows(t *testing.T) {
 	dir := t.TempDir()
 	for body, want := range map[string]string{"": "", "sjc_group_rows: true\n": "true", "sjc_group_rows: false\n": "false",
 		"sjc_group_rows: auto\n": "auto", "sjc_group_rows: \"true\"\n": "true"} {
-		p := filepath.Join(dir, "node.yaml")
-		if err := os.WriteFile(p, []byte("name: a\ndata_dir: d\nconsortium: c.yaml\n"+body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := node.LoadConfig(p)
+		cfg, err := node.LoadConfig(node.WriteConfig(t, dir, body))
 		if err != nil {
 			t.Fatalf("%q: %v", body, err)
 		}
