@@ -231,8 +231,9 @@ func TestCloseWithDeadPeer(t *testing.T) {
 	}
 	time.Sleep(time.Second) // the leader is now retrying org3
 
-	var gone []string // closed already: a peer may still report losing them
+	var gone []string // closed already (" name ", peer ID): a peer may still report losing them
 	for _, name := range []string{"org2", "org1"} {
+		id := c.Node(name).PeerID().String()
 		began := time.Now()
 		if err := c.Kill(name); err != nil {
 			t.Fatal(err)
@@ -250,7 +251,7 @@ func TestCloseWithDeadPeer(t *testing.T) {
 				t.Errorf("%s logged while closing: %s", name, r)
 			}
 		}
-		gone = append(gone, name)
+		gone = append(gone, " "+name+" ", id)
 	}
 	for _, r := range capture.records() {
 		if strings.Contains(r.msg+r.attrs["msg"], "failed to decode incoming command") {
@@ -259,12 +260,13 @@ func TestCloseWithDeadPeer(t *testing.T) {
 	}
 }
 
-// aboutPeer reports whether a Raft record's peer ("{Voter org2 12D3…}")
-// is one of names: a node closing right after a peer closed may still log
-// that it lost that peer, which is the peer's shutdown, not its own.
-func aboutPeer(peer string, names []string) bool {
-	for _, n := range names {
-		if strings.Contains(peer, " "+n+" ") {
+// aboutPeer reports whether a Raft record's peer ("{Voter org2 12D3…}", or
+// the bare peer ID in a failed heartbeat's record) is one of gone (" name "
+// and peer ID of each): a node closing right after a peer closed may still
+// log that it lost that peer, which is the peer's shutdown, not its own.
+func aboutPeer(peer string, gone []string) bool {
+	for _, g := range gone {
+		if strings.Contains(peer, g) {
 			return true
 		}
 	}
