@@ -2,6 +2,7 @@ package lattice
 
 import (
 	"math/big"
+	"math/bits"
 	mrand "math/rand/v2"
 	"slices"
 	"testing"
@@ -174,5 +175,64 @@ func TestMaskFromPool(t *testing.T) {
 	}
 	if slices.Equal(masked[0], masked[1]) {
 		t.Fatal("two sums of the same rows masked alike")
+	}
+}
+
+// TestSumLazyProducts: lazyProducts is the most unreduced products a sum
+// below each prime can take without passing 2^64, and a sum over more
+// chunks than that (reduced between runs of lazy products) is exact.
+func TestSumLazyProducts(t *testing.T) {
+	t.Parallel()
+	p := params(t)
+	pk, sk := binKeys(t)
+	const bins = 32
+	l, err := NewBinLayout(p, bins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewBinSummer(pk, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := lazyProducts(s.rq)
+	for _, q := range s.rq.ModuliChain() {
+		hi, lo := bits.Mul64(uint64(2*k+1), q)
+		if hi != 0 || lo < q {
+			t.Fatalf("%d lazy products past 2^64 modulo %d", k, q)
+		}
+		if hi, _ := bits.Mul64(uint64(2*k+3), q); hi == 0 && q == slices.Max(s.rq.ModuliChain()) {
+			t.Fatalf("%d lazy products: one more fits modulo %d", k, q)
+		}
+	}
+	rows := (3*k+2)*l.Rows() - 5
+	rng := mrand.New(mrand.NewPCG(11, 12))
+	g, h := make([]int64, rows), make([]int64, rows)
+	var terms []BinTerm
+	wantG, wantH := make([]int64, bins), make([]int64, bins)
+	for r := range rows {
+		g[r], h[r] = rng.Int64N(1<<30)-1<<29, rng.Int64N(1<<30)
+		b := rng.IntN(bins)
+		terms = append(terms, BinTerm{Row: r, Bin: b, Weight: 1})
+		wantG[b] += g[r]
+		wantH[b] += h[r]
+	}
+	enc, err := NewEncryptor(pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cts, err := enc.EncryptPairs(l, g, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.SumTerms(cts, terms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotG, gotH, err := l.Read(decryptCoeffs(t, p, sk, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(gotG, wantG) || !slices.Equal(gotH, wantH) {
+		t.Fatalf("sums over %d chunks (%v, %v), want (%v, %v)", len(cts), gotG, gotH, wantG, wantH)
 	}
 }
