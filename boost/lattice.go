@@ -178,6 +178,7 @@ func latticeLevel(g *joinprop.Graph, locals []*Local, h *Holder, c LatticeCrypto
 		if sums[i], err = latticeBins(c, i, locals[i], ds[j], open, nodes); err != nil {
 			return nil, err
 		}
+		fillFirstBins(sums[i], nodes, h.Totals)
 		if sib != nil {
 			sib.subtract(sums[i], sib.sums[i])
 		}
@@ -458,12 +459,18 @@ func sumColumns(pk *lattice.PublicKey, lay *lattice.BinLayout, l *Local, entries
 // entry's rows in one bin make one term (the same W as a term per row,
 // lattice.BinSummer.SumTerms adding the weights of one bin), so that a
 // chunk's terms, which a kept W is kept with, are at most one per bin of
-// each of its entries (keptEntryBytes relies on it).
+// each of its entries (keptEntryBytes relies on it). Rows in bin 0 make
+// no term: the class holder takes bin 0's sums as its nodes' totals less
+// the other bins' (fillFirstBins), so the W holds the other bins' rows
+// only (on a9a's one-hot columns, bin 0 holds most rows).
 func columnTerms(terms []lattice.BinTerm, bin []int32, entries [][]rowCount) []lattice.BinTerm {
 	for e, rs := range entries {
 		from := len(terms)
 		for _, rc := range rs {
 			b := int(bin[rc.row])
+			if b == 0 {
+				continue
+			}
 			if i := slices.IndexFunc(terms[from:], func(t lattice.BinTerm) bool { return t.Bin == b }); i >= 0 {
 				terms[from+i].Weight += rc.count
 				continue
