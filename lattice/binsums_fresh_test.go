@@ -1,6 +1,7 @@
 package lattice
 
 import (
+	"math"
 	"math/big"
 	"math/bits"
 	mrand "math/rand/v2"
@@ -33,18 +34,20 @@ func TestFreshEncryption(t *testing.T) {
 	for i := range g {
 		g[i], h[i] = rng.Int64N(1<<40)-1<<39, rng.Int64N(1<<40)
 	}
-	seed := [32]byte{1, 2, 3}
-	f, err := newFreshEncrypterFrom(pk, mrand.NewChaCha8(seed))
+	seed, tseed := [32]byte{1, 2, 3}, [32]byte{4, 5, 6}
+	f, err := newFreshEncrypterFrom(pk, mrand.NewChaCha8(seed), mrand.NewChaCha8(tseed))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rq := f.rq
-	ref := mrand.NewChaCha8(seed)
-	xs, err := ring.NewSampler(ref, rq, p.bgv.Xs(), false)
+	// u from a second encrypter's ternary on the same stream
+	// (TestFreshTernary checks its distribution), e0 and e1 from
+	// Lattigo's sampler for Xe on the same stream as f's.
+	xs, err := newFreshEncrypterFrom(pk, mrand.NewChaCha8([32]byte{}), mrand.NewChaCha8(tseed))
 	if err != nil {
 		t.Fatal(err)
 	}
-	xe, err := ring.NewSampler(ref, rq, p.bgv.Xe(), false)
+	xe, err := ring.NewSampler(mrand.NewChaCha8(seed), rq, p.bgv.Xe(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +64,7 @@ func TestFreshEncryption(t *testing.T) {
 			t.Fatal(err)
 		}
 		u, e0, e1, c0, c1 := rq.NewPoly(), rq.NewPoly(), rq.NewPoly(), rq.NewPoly(), rq.NewPoly()
-		xs.Read(u)
+		xs.ternary(u)
 		rq.NTT(u, u)
 		xe.Read(e0)
 		rq.NTT(e0, e0)
@@ -104,6 +107,47 @@ func TestFreshEncryption(t *testing.T) {
 		}
 		if zero {
 			t.Fatalf("chunk %d: no noise", k)
+		}
+	}
+}
+
+// TestFreshTernary: u's coefficients are 0, 1 or −1, the same residue
+// modulo every prime, each about a third of the time (within five
+// standard deviations over 40 polynomials), and two draws differ.
+func TestFreshTernary(t *testing.T) {
+	t.Parallel()
+	pk, _ := binKeys(t)
+	f, err := newFreshEncrypter(pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, prev := f.rq.NewPoly(), f.rq.NewPoly()
+	var counts [3]int
+	const polys = 40
+	for k := range polys {
+		f.ternary(u)
+		if k > 0 && u.Equal(&prev) {
+			t.Fatal("two draws of u alike")
+		}
+		prev.Copy(u)
+		for i, c := range u.Coeffs[0] {
+			v := slices.Index(f.lut[0][:], c)
+			if v < 0 {
+				t.Fatalf("coefficient %d: %d, not ternary", i, c)
+			}
+			for j := range f.lut {
+				if u.Coeffs[j][i] != f.lut[j][v] {
+					t.Fatalf("coefficient %d: other values modulo other primes", i)
+				}
+			}
+			counts[v]++
+		}
+	}
+	n := float64(polys * f.rq.N())
+	sd := math.Sqrt(n * 2 / 9)
+	for v, c := range counts {
+		if math.Abs(float64(c)-n/3) > 5*sd {
+			t.Fatalf("value %d drawn %d times of %.0f, want about a third", []int{0, 1, -1}[v], c, n)
 		}
 	}
 }
