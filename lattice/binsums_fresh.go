@@ -49,8 +49,7 @@ import (
 type freshEncrypter struct {
 	pk    *PublicKey
 	rq    *ring.Ring
-	xe    gaussTable     // e0's and e1's table (binsums_gauss.go)
-	prng  *mrand.ChaCha8 // e0's and e1's stream
+	xe    ring.Sampler
 	u, e  ring.Poly
 	tern  *mrand.ChaCha8 // u's stream (ternary)
 	lut   [][3]uint64    // by prime of Q: the residues of 0, 1 and −1
@@ -78,16 +77,12 @@ func newFreshEncrypter(pk *PublicKey) (*freshEncrypter, error) {
 // and tern (u): a test's seeded streams, to compare with Encrypt's
 // formula.
 func newFreshEncrypterFrom(pk *PublicKey, prng, tern *mrand.ChaCha8) (*freshEncrypter, error) {
-	f := &freshEncrypter{pk: pk, prng: prng, tern: tern}
+	f := &freshEncrypter{pk: pk, tern: tern}
 	err := safely(func() error {
 		params := pk.Params.bgv
 		f.rq = params.RingQ().AtLevel(params.MaxLevel())
-		xe, ok := params.Xe().(ring.DiscreteGaussian)
-		if !ok {
-			return fmt.Errorf("%w: errors other than discrete Gaussian", ErrParams)
-		}
 		var err error
-		if f.xe, err = newGaussTable(xe, f.rq); err != nil {
+		if f.xe, err = ring.NewSampler(prng, f.rq, params.Xe(), false); err != nil {
 			return err
 		}
 		if x, ok := params.Xs().(ring.Ternary); !ok || x.P != 2.0/3 || x.H != 0 {
@@ -124,11 +119,11 @@ func (f *freshEncrypter) encrypt(add func(e0 ring.Poly)) (*rlwe.Ciphertext, erro
 		rq.NTT(f.u, f.u)
 		rq.MulCoeffsMontgomery(f.u, pk.Value[0].Q, c0)
 		rq.MulCoeffsMontgomery(f.u, pk.Value[1].Q, c1)
-		f.xe.read(f.prng, f.e)
+		f.xe.Read(f.e)
 		add(f.e)
 		rq.NTT(f.e, f.e)
 		rq.Add(c0, f.e, c0)
-		f.xe.read(f.prng, f.e)
+		f.xe.Read(f.e)
 		rq.NTT(f.e, f.e)
 		rq.Add(c1, f.e, c1)
 		ct = &rlwe.Ciphertext{Element: rlwe.Element[ring.Poly]{MetaData: f.meta.CopyNew(), Value: []ring.Poly{c0, c1}}}
