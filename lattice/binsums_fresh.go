@@ -20,8 +20,8 @@ package lattice
 // Lattigo's is a keyed BLAKE2b XOF (sampling.NewPRNG, keyed from
 // crypto/rand), this one ChaCha8 (math/rand/v2, a cryptographically
 // strong generator, keyed from crypto/rand), whose stream costs a
-// fraction of the XOF's (the samplers' reads were about a quarter of an
-// encryption's CPU). Each encryption
+// fraction of the XOF's (the samplers were two fifths of an
+// encryption's CPU, the XOF they read a seventh). Each encryption
 // draws its own u, e0 and e1 from the stream, never reusing one, so each
 // ciphertext is a fresh encryption as Encrypt's (the package doc, and
 // TestFreshEncryption: the formula above, exact decryption, fresh noise
