@@ -144,9 +144,12 @@
 //   - lattice-bin-sums (the table's party to the class holder and to the
 //     decryptors, the members of the plan's quorums; ciphertext): per
 //     layout and numeric column, one ciphertext whose decryption holds
-//     every summed node's and bin's gradient and hessian sums (the bins
-//     the log commits for the party: a column with fewer has zeros in the
-//     rest), the layouts' node counts and bins, and, in every other
+//     every summed node's gradient and hessian sums of every bin but bin
+//     0, which holds zeros (the class holder takes bin 0's sums as the
+//     node's totals, which it computed, less the other bins': the same
+//     sums; lattice_first.go) (the bins the log commits for the party: a
+//     column with fewer has zeros in the rest), the layouts' node counts
+//     and bins, and, in every other
 //     coefficient, uniform noise modulo T: never the weighted sums from
 //     which the rows' bins would follow (lattice.BinSummer).
 //   - lattice-share (a decryptor to the class holder alone,

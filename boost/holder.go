@@ -95,6 +95,10 @@ func (h *Holder) Level(groups []Group, y []float64) ([]Vec, error) {
 	return gv, nil
 }
 
+// Totals is open node i's gradient and hessian sums over its join rows
+// (fixed point), as Level computed them.
+func (h *Holder) Totals(i int) (g, hs int64) { return h.open[i].g, h.open[i].h }
+
 // Choose picks each open node's split from every table's bin sums (by
 // graph index; nil for a table without features); nodes without a split
 // become leaves.

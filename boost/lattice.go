@@ -178,6 +178,7 @@ func latticeLevel(g *joinprop.Graph, locals []*Local, h *Holder, c LatticeCrypto
 		if sums[i], err = latticeBins(c, i, locals[i], ds[j], open, nodes); err != nil {
 			return nil, err
 		}
+		fillFirstBins(sums[i], nodes, h.Totals)
 		if sib != nil {
 			sib.subtract(sums[i], sib.sums[i])
 		}
@@ -277,7 +278,7 @@ func latticeBins(c LatticeCrypto, t int, l *Local, ds DownSummary, open int, nod
 		all, k0 = append(all, cts...), k0+k
 	}
 	resumeZeros(c.Zeros) // while the other parties sum and decrypt
-	sums, err := sumLayouts(c.PK, bins, counts, len(entries), l, entries, all)
+	sums, err := sumLayouts(c.PK, nil, bins, counts, len(entries), l, entries, all)
 	if err != nil {
 		return nil, err
 	}
@@ -419,14 +420,15 @@ func encryptChunks(pk *lattice.PublicKey, zeros *lattice.ZeroPool, lay *lattice.
 // sumColumns is the table's: every column's masked bin sums over each of
 // sets (vectors of the same entries in lay), by set then column, the rows
 // of each entry counted in their bins, on every core; each chunk's W is
-// made once for all the sets.
+// made once for all the sets. Each mask's encryption of zero comes from
+// zeros while it has one ready (nil: none; lattice_zeros.go).
 //
 // Each column's W per chunk is kept in l.kept (the node's cap,
 // kept_weights.go) and taken again while the entries' rows stay: at every
 // level whose layouts have as many nodes a slot (one, on most levels:
 // lattice_layouts.go) and at every tree's, on a join whose rows all stay
 // in open nodes, only the gradients differ.
-func sumColumns(pk *lattice.PublicKey, lay *lattice.BinLayout, l *Local, entries [][]rowCount, sets [][]*rlwe.Ciphertext) ([][]*rlwe.Ciphertext, error) {
+func sumColumns(pk *lattice.PublicKey, zeros *lattice.ZeroPool, lay *lattice.BinLayout, l *Local, entries [][]rowCount, sets [][]*rlwe.Ciphertext) ([][]*rlwe.Ciphertext, error) {
 	var cache *lattice.WeightCache
 	if l.kept != nil {
 		cache = l.kept.cache
@@ -438,6 +440,9 @@ func sumColumns(pk *lattice.PublicKey, lay *lattice.BinLayout, l *Local, entries
 	err := onCores(len(l.feats), func() (func(f int) error, error) {
 		s, err := lattice.NewBinSummer(pk, lay)
 		if err != nil {
+			return nil, err
+		}
+		if err := s.UseZeros(zeros); err != nil {
 			return nil, err
 		}
 		var terms []lattice.BinTerm // the worker's, column after column
@@ -458,12 +463,18 @@ func sumColumns(pk *lattice.PublicKey, lay *lattice.BinLayout, l *Local, entries
 // entry's rows in one bin make one term (the same W as a term per row,
 // lattice.BinSummer.SumTerms adding the weights of one bin), so that a
 // chunk's terms, which a kept W is kept with, are at most one per bin of
-// each of its entries (keptEntryBytes relies on it).
+// each of its entries (keptEntryBytes relies on it). Rows in bin 0 make
+// no term: the class holder takes bin 0's sums as its nodes' totals less
+// the other bins' (fillFirstBins), so the W holds the other bins' rows
+// only (on a9a's one-hot columns, bin 0 holds most rows).
 func columnTerms(terms []lattice.BinTerm, bin []int32, entries [][]rowCount) []lattice.BinTerm {
 	for e, rs := range entries {
 		from := len(terms)
 		for _, rc := range rs {
 			b := int(bin[rc.row])
+			if b == 0 {
+				continue
+			}
 			if i := slices.IndexFunc(terms[from:], func(t lattice.BinTerm) bool { return t.Bin == b }); i >= 0 {
 				terms[from+i].Weight += rc.count
 				continue

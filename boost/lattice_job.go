@@ -260,6 +260,7 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, decryp
 			if err := r.latticeOpen(ctx, i, open, nodes, sent[i], plan, decryptors); err != nil {
 				return err
 			}
+			fillFirstBins(r.plain[i], nodes, s.holder.Totals)
 			if sib != nil {
 				sib.subtract(r.plain[i], sib.sums[i])
 			}

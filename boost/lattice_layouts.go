@@ -64,8 +64,9 @@ func layoutNodes(p lattice.Params, bins, k, entries, maxNodes int) []int {
 // sumLayouts is the table's: every layout's masked bin sums, layout by
 // layout, column by column, over all, the layouts' ciphertexts one after
 // the other (counts: their node counts, over n entries). Layouts of one
-// node count are summed together, each chunk's W made once for them.
-func sumLayouts(pk *lattice.PublicKey, bins int, counts []int, n int, l *Local, entries [][]rowCount, all []*rlwe.Ciphertext) ([]*rlwe.Ciphertext, error) {
+// node count are summed together, each chunk's W made once for them;
+// the masks' encryptions of zero from zeros while it has them (nil: none).
+func sumLayouts(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins int, counts []int, n int, l *Local, entries [][]rowCount, all []*rlwe.Ciphertext) ([]*rlwe.Ciphertext, error) {
 	type group struct {
 		lay  *lattice.BinLayout
 		at   []int // the layouts' indices
@@ -91,7 +92,7 @@ func sumLayouts(pk *lattice.PublicKey, bins int, counts []int, n int, l *Local, 
 	cols := len(l.feats)
 	out := make([]*rlwe.Ciphertext, len(counts)*cols)
 	for _, gr := range groups {
-		ss, err := sumColumns(pk, gr.lay, l, entries, gr.sets)
+		ss, err := sumColumns(pk, zeros, gr.lay, l, entries, gr.sets)
 		if err != nil {
 			return nil, err
 		}

@@ -120,9 +120,8 @@ func (s zeroSecrets) LatticeZeros() *lattice.ZeroPool { return s.pool }
 // party's data dir) the class holder's gradient encryptions take from the
 // pool its node offers (keyring.LatticeZeros), which the class holder
 // resumes while the others sum, so that more are taken than it held when
-// the job began; the other parties' pools are not drawn from (their
-// masks are not the class holder's gradients); the model is the
-// library's.
+// the job began; each other party's masks take from its own node's pool
+// (resumed while the class holder encrypts); the model is the library's.
 func TestJobLatticeZeroPool(t *testing.T) {
 	t.Parallel()
 	c := starCase(t, 1, 60)
@@ -170,8 +169,12 @@ func TestJobLatticeZeroPool(t *testing.T) {
 		if name == holder && st.Taken <= size+1 {
 			t.Errorf("the class holder took %d encryptions of zero from a pool of %d: none made between levels", st.Taken, size)
 		}
-		if name != holder && st.Taken != 0 {
-			t.Errorf("%s, not the class holder, took %d from its pool", name, st.Taken)
+		// The other parties' masks take from their pools: at least the
+		// full pool the job started with. (Whether they refill while the
+		// class holder encrypts depends on the machine's load: a class
+		// holder encrypting 60 rows leaves them little time.)
+		if name != holder && st.Taken < size {
+			t.Errorf("%s, a table's party, took %d encryptions of zero for its masks from a pool of %d", name, st.Taken, size)
 		}
 	}
 }

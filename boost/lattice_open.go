@@ -62,15 +62,24 @@ func LatticeInProcess(g *joinprop.Graph, keys map[string]*lattice.Keys, job stri
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, m := range plan.Quorums[0] {
-			tg, err := decs[m].BinTarget(ctx, from, l, cts, want)
-			if err != nil {
-				return nil, nil, err
-			}
-			sh, err := decs[m].GenShare(tg, plan, 0)
-			if err != nil {
-				return nil, nil, err
-			}
+		// Each member vets and makes its share on a core of its own, as
+		// the decryptors do on their nodes in the job.
+		quorum := plan.Quorums[0]
+		shares := make([]*lattice.DecryptionShare, len(quorum))
+		if err := onCores(len(quorum), func() (func(i int) error, error) {
+			return func(i int) error {
+				m := quorum[i]
+				tg, err := decs[m].BinTarget(ctx, from, l, cts, want)
+				if err != nil {
+					return err
+				}
+				shares[i], err = decs[m].GenShare(tg, plan, 0)
+				return err
+			}, nil
+		}); err != nil {
+			return nil, nil, err
+		}
+		for _, sh := range shares {
 			if err := o.Add(sh); err != nil {
 				return nil, nil, err
 			}

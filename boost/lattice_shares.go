@@ -35,6 +35,8 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 	n := 0 // the entries of the down message
 	bins := s.tableBins(i)
 	var all []*rlwe.Ciphertext // the down message's, decoded part by part
+	zeros := s.latticeZeros()
+	resumeZeros(zeros) // fill while the class holder encrypts (lattice_zeros.go)
 	m, err := s.receiveLattice(ctx, r.step, fmt.Sprintf("ldown/%d", e), holder, TypeLatticeDown, e, func(m *latticeMsg) (int, error) {
 		var want int
 		var herr error
@@ -45,6 +47,7 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 		all = append(all, cts...)
 		return err
 	})
+	pauseZeros(zeros) // the cores for the party's own sums
 	if err != nil {
 		return err
 	}
@@ -53,7 +56,7 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 		return err
 	}
 	s.keepWeights(l)
-	sums, err := sumLayouts(pk, bins, m.Nodes, n, l, entries, all) // layout by layout, column by column
+	sums, err := sumLayouts(pk, zeros, bins, m.Nodes, n, l, entries, all) // layout by layout, column by column
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package boost
 
-// The class holder's encryptions of zero on the lattice path. Its node
+// The encryptions of zero on the lattice path: the class holder's
+// gradient chunks and the other parties' masks. A node
 // keeps a pool of them (lattice.ZeroPool, node.yaml lattice_pool), filled
 // while the node runs no job and paused while it takes part in one; the
 // class holder's gradient encryptions take from it (each encryption of
@@ -15,7 +16,15 @@ package boost
 // and trees, bounded by the node's setting, on cores the class holder
 // leaves idle, and the next level's encryptions are partly done. When the
 // job ends the node resumes or pauses the filler as it does after any
-// job. (Another job the node takes part in at the same time shares the
+// job.
+//
+// A table's party is idle the other way round: it waits while the class
+// holder encrypts the level's down message, then sums its columns, each
+// column's sum in each layout masked by a fresh encryption (about 13 % of
+// the CPU on a9a, docs/boost.md). So it resumes its node's filler while it
+// waits for the down message and pauses it once the message is in; its
+// masks take their encryptions of zero from the pool (BinSummer.UseZeros,
+// each used once) and compute the rest. (Another job the node takes part in at the same time shares the
 // cores with the filler while this one waits: the node's pause is per
 // node, not per job.)
 

@@ -28,8 +28,9 @@ type Encryptor struct {
 	pk     *PublicKey
 	enc    *rlwe.Encryptor
 	ecd    *bgv.Encoder
-	placed placedEncoder // EncryptPairs' scratch (binencode.go)
-	zeros  *ZeroPool     // nil: every encryption of zero computed here
+	placed placedEncoder   // EncryptPairs' scratch (binencode.go)
+	zeros  *ZeroPool       // nil: every encryption of zero computed here
+	fresh  *freshEncrypter // EncryptPairs' own encryptions (binsums_fresh.go), made when first needed
 }
 
 // UseZeros lets the Encryptor take its encryptions of zero from p, a

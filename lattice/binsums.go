@@ -41,9 +41,11 @@ package lattice
 import (
 	crand "crypto/rand"
 	"fmt"
+	"math"
 	"math/big"
 	"math/bits"
 	mrand "math/rand/v2"
+	"slices"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/ring"
@@ -143,7 +145,8 @@ func (l *BinLayout) Read(coeffs []uint64) (g, h []int64, err error) {
 // ciphertext per chunk of l.Rows() rows. Each ciphertext is Encrypt's:
 // an encryption of zero plus the plaintext, the encryption of zero taken
 // from the pool given to UseZeros when it has one ready (each handed out
-// once: ZeroPool says why the ciphertexts are distributed as without it).
+// once: ZeroPool says why the ciphertexts are distributed as without it),
+// else made with the plaintext in one NTT fewer (binsums_fresh.go).
 func (e *Encryptor) EncryptPairs(l *BinLayout, g, h []int64) ([]*rlwe.Ciphertext, error) {
 	if len(g) != len(h) || len(g)%l.nodes != 0 {
 		return nil, fmt.Errorf("%w: %d gradients and %d hessians for %d nodes a row", ErrMismatch, len(g), len(h), l.nodes)
@@ -154,12 +157,22 @@ func (e *Encryptor) EncryptPairs(l *BinLayout, g, h []int64) ([]*rlwe.Ciphertext
 		pt := bgv.NewPlaintext(params, params.MaxLevel())
 		pt.IsBatched = false
 		for k := range out {
-			e.encodePlaced(l, g, h, k, pt)
-			c0, c1, err := e.encryptPlain(pt) // from the Encryptor's pool when it has one ready
-			if err != nil {
-				return err
+			z, ok := e.zeros.take() // from the Encryptor's pool when it has one ready
+			if !ok {
+				var err error
+				if e.fresh == nil {
+					if e.fresh, err = newFreshEncrypter(e.pk); err != nil {
+						return err
+					}
+				}
+				if out[k], err = e.fresh.encrypt(e.fresh.placed(l, g, h, k)); err != nil {
+					return err
+				}
+				continue
 			}
-			out[k] = &rlwe.Ciphertext{Element: rlwe.Element[ring.Poly]{MetaData: pt.MetaData.CopyNew(), Value: []ring.Poly{c0, c1}}}
+			e.encodePlaced(l, g, h, k, pt)
+			params.RingQ().AtLevel(pt.Level()).Add(z.c0, pt.Value, z.c0)
+			out[k] = &rlwe.Ciphertext{Element: rlwe.Element[ring.Poly]{MetaData: pt.MetaData.CopyNew(), Value: []ring.Poly{z.c0, z.c1}}}
 		}
 		return nil
 	})
@@ -178,15 +191,14 @@ const maxBinNoiseBits = smudgeBits - 40
 // BinSummer computes masked per-bin sums for a party that holds rows'
 // bins. Not safe for concurrent use.
 type BinSummer struct {
-	pk   *PublicKey
-	l    *BinLayout
-	enc  *rlwe.Encryptor
-	ecd  *bgv.Encoder
-	rq   *ring.Ring
-	w    ring.Poly
-	rng  *mrand.ChaCha8
-	zero []uint64
-	ntt  sparseNTT
+	pk    *PublicKey
+	l     *BinLayout
+	fresh *freshEncrypter // the masks' encryptions (binsums_fresh.go)
+	zeros *ZeroPool       // nil: every mask's encryption of zero made here
+	rq    *ring.Ring
+	w     ring.Poly
+	rng   *mrand.ChaCha8
+	ntt   sparseNTT
 }
 
 // NewBinSummer returns a BinSummer under pk for layout l.
@@ -195,11 +207,13 @@ func NewBinSummer(pk *PublicKey, l *BinLayout) (*BinSummer, error) {
 	if _, err := crand.Read(seed[:]); err != nil {
 		return nil, fmt.Errorf("lattice: mask seed: %w", err)
 	}
-	s := &BinSummer{pk: pk, l: l, rng: mrand.NewChaCha8(seed), zero: make([]uint64, l.params.Slots())}
-	err := safely(func() error {
+	fresh, err := newFreshEncrypter(pk)
+	if err != nil {
+		return nil, err
+	}
+	s := &BinSummer{pk: pk, l: l, fresh: fresh, rng: mrand.NewChaCha8(seed)}
+	err = safely(func() error {
 		params := pk.Params.bgv
-		s.enc = rlwe.NewEncryptor(params, pk.key)
-		s.ecd = bgv.NewEncoder(params)
 		s.rq = params.RingQ().AtLevel(params.MaxLevel())
 		s.w = s.rq.NewPoly()
 		return nil
@@ -284,6 +298,7 @@ func (s *BinSummer) sumEach(sets [][]*rlwe.Ciphertext, terms []BinTerm, kept *We
 			out[i] = bgv.NewCiphertext(params, 1, params.MaxLevel())
 			out[i].IsBatched = false // coefficient encoding, as EncryptPairs
 		}
+		lazy, most := 0, lazyProducts(s.rq)
 		for k := range chunks {
 			var chunk []BinTerm
 			chunk, terms = splitChunk(terms, (k+1)*l.rows)
@@ -297,11 +312,18 @@ func (s *BinSummer) sumEach(sets [][]*rlwe.Ciphertext, terms []BinTerm, kept *We
 					return fmt.Errorf("%w: a ciphertext not as EncryptPairs makes them", ErrMismatch)
 				}
 				for j := range 2 {
-					s.rq.MulCoeffsMontgomeryThenAdd(ct.Value[j], w, out[i].Value[j])
+					s.rq.MulCoeffsMontgomeryLazyThenAddLazy(ct.Value[j], w, out[i].Value[j])
 				}
+			}
+			if lazy++; lazy == most {
+				for _, o := range out {
+					reduce(s.rq, o.Value...)
+				}
+				lazy = 0
 			}
 		}
 		for _, o := range out {
+			reduce(s.rq, o.Value...) // below each prime, as mask's additions take them
 			if err := s.mask(o); err != nil {
 				return err
 			}
@@ -313,6 +335,17 @@ func (s *BinSummer) sumEach(sets [][]*rlwe.Ciphertext, terms []BinTerm, kept *We
 		return nil, err
 	}
 	return out, nil
+}
+
+// lazyProducts is how many products sumEach adds unreduced before it
+// reduces its sums: a sum below q plus k products of Lattigo's lazy
+// Montgomery reduction, each below 2q, must stay below 2^64, so k is the
+// largest with (2k+1)·q < 2^64 for Q's largest prime (7 for 60-bit
+// primes). Reducing once per k chunks instead of once per product takes
+// about a third off the products' CPU (docs/boost.md).
+func lazyProducts(rq *ring.Ring) int {
+	q := slices.Max(rq.ModuliChain()[:rq.Level()+1])
+	return int((math.MaxUint64/q - 1) / 2)
 }
 
 // splitChunk splits terms (sorted by row) before the first of row end or
@@ -402,32 +435,52 @@ func (s *BinSummer) weigh(terms []BinTerm, k int) bool {
 }
 
 // mask adds a fresh encryption of zeros on [0, 2S) and uniform residues
-// modulo T elsewhere.
+// modulo T elsewhere: its encryption of zero from the pool given to
+// UseZeros when it has one ready, else made with the plaintext
+// (binsums_fresh.go).
 func (s *BinSummer) mask(out *rlwe.Ciphertext) error {
-	params := s.l.params.bgv
-	t := params.PlaintextModulus()
-	coeffs := s.zero
+	f := s.fresh
+	t := f.pk.Params.PlaintextModulus()
 	width := 64 - bits.Len64(t)
-	for i := range coeffs {
-		coeffs[i] = 0
-		for i >= 2*s.l.span() { // uniform below T by rejection
-			if v := s.rng.Uint64() >> width; v < t {
-				coeffs[i] = v
-				break
+	add := func(e0 ring.Poly) {
+		for i := 2 * s.l.span(); i < s.l.params.Slots(); i++ {
+			for { // uniform below T by rejection
+				if v := s.rng.Uint64() >> width; v < t {
+					f.put(e0, i, v)
+					break
+				}
 			}
 		}
 	}
-	pt := bgv.NewPlaintext(params, params.MaxLevel())
-	pt.IsBatched = false
-	if err := s.ecd.Encode(coeffs, pt); err != nil {
-		return err
+	var c0, c1 ring.Poly
+	if z, ok := s.zeros.take(); ok {
+		for j := range f.e.Coeffs {
+			clear(f.e.Coeffs[j])
+		}
+		add(f.e)
+		s.rq.NTT(f.e, f.e)
+		s.rq.Add(z.c0, f.e, z.c0)
+		c0, c1 = z.c0, z.c1
+	} else {
+		ct, err := f.encrypt(add)
+		if err != nil {
+			return err
+		}
+		c0, c1 = ct.Value[0], ct.Value[1]
 	}
-	fresh := bgv.NewCiphertext(params, 1, params.MaxLevel())
-	if err := s.enc.Encrypt(pt, fresh); err != nil {
-		return err
+	s.rq.Add(out.Value[0], c0, out.Value[0])
+	s.rq.Add(out.Value[1], c1, out.Value[1])
+	return nil
+}
+
+// UseZeros lets the summer take its masks' encryptions of zero from p, a
+// node's pool (ZeroPool, which says why the ciphertexts are distributed
+// as without it: each masks one sum only), and make them itself only when
+// p is empty. It refuses a pool of another key.
+func (s *BinSummer) UseZeros(p *ZeroPool) error {
+	if p != nil && !p.Serves(s.pk) {
+		return fmt.Errorf("%w: zero pool of another key", ErrMismatch)
 	}
-	for i := range 2 {
-		s.rq.Add(out.Value[i], fresh.Value[i], out.Value[i])
-	}
+	s.zeros = p
 	return nil
 }
