@@ -36,6 +36,10 @@ type Status struct {
 	// Randomizers is the node's pool of Paillier encryption randomisers,
 	// when it keeps one (node.yaml randomizer_pool) for an installed key.
 	Randomizers *Randomizers `json:"randomizers,omitempty"`
+	// LatticeZeros is the node's pool of lattice encryptions of zero, when
+	// it keeps one (node.yaml lattice_pool) for an installed lattice key,
+	// counted as Randomizers are.
+	LatticeZeros *Randomizers `json:"lattice_zeros,omitempty"`
 }
 
 // Randomizers describes a node's pool of precomputed Paillier encryption

@@ -57,6 +57,9 @@ func (n *Node) Status() Status {
 	if p, ok := n.pools.stats(); ok {
 		st.Randomizers = &api.Randomizers{Size: p.Size, Ready: p.Ready, Bytes: p.Bytes, Taken: p.Taken, Computed: p.Computed}
 	}
+	if z, ok := latticeZeroStats(n.pools.zeros); ok {
+		st.LatticeZeros = &api.Randomizers{Size: z.Size, Ready: z.Ready, Bytes: z.Bytes, Taken: z.Taken, Computed: z.Computed}
+	}
 	return st
 }
 

@@ -187,13 +187,9 @@ func startCluster(t *testing.T, ctx context.Context, spec string, names []string
 	if kindsFor == nil {
 		kindsFor = func(string) job.Registry { return job.Registry{"quantile": Kind{}} }
 	}
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		KindsFor: kindsFor, TablesDir: filepath.Dir(spec), Setup: simtest.ThresholdKeys(keyBits), Timing: fastTiming, Policy: lax(),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
 	return c
 }
 

@@ -56,17 +56,20 @@ type BatchOptions struct {
 // steps now share one probe per member, node/probeshare.go.)
 const batchJobsAtOnce = 2
 
-// batchRandomizerPool is the batch nodes' randomizer_pool: none. A node's
-// pool fills while the node is in no job, to take encryption off a later
-// job's critical path; in one process that filling takes the cores from
-// the batch's other jobs (a member that is a party of every job, the
-// coordinator, never idles to fill its own). Worse, the four demo nodes'
-// pools of 256 are more than the 490 encryptions after which package
-// paillier builds the key's wide table (its tables are the process's, and
-// every node's pool counts towards them): 0.6 s of CPU filling and 1.0 s
-// building, of the demo's 7.1 s, for the few dozen encryptions its jobs
-// make (docs/runtime.md, "The demo's profile").
-const batchRandomizerPool = -1
+// noPool is a simulation's nodes' randomizer_pool and lattice_pool: none.
+// A node's pools fill while the node is in no job, to take encryption off
+// a later job's critical path; a simulation's nodes run its jobs from
+// their start to their close, all in one process, so that filling only
+// takes the cores from the jobs (a member that is a party of every job,
+// the coordinator, never idles to fill its own). Worse, the four demo
+// nodes' Paillier pools of 256 are more than the 490 encryptions after
+// which package paillier builds the key's wide table (its tables are the
+// process's, and every node's pool counts towards them): 0.6 s of CPU
+// filling and 1.0 s building, of the demo's 7.1 s, for the few dozen
+// encryptions its jobs make (docs/runtime.md, "The demo's profile"). The
+// lattice pools (64 encryptions of zero, 0.2 s of a core and 24 MiB per
+// node) went unused but for the lattice examples' few contributions.
+const noPool = -1
 
 // JobError is the failure of job Job (an index into the batch).
 type JobError struct {
@@ -111,7 +114,7 @@ func RunBatch(ctx context.Context, jobs []BatchJob, opts BatchOptions, report fu
 	cluster, err := StartCluster(ctx, scratch, b.names, ClusterOptions{
 		Kinds: opts.Kinds, TablesDir: b.root, Tables: b.tables, Timing: opts.Timing,
 		OnApply: progressLines(opts.Progress), Policy: cmp.Or(opts.Policy, policy.Default()),
-		MaxJobs: min(len(jobs), batchJobsAtOnce), RandomizerPool: batchRandomizerPool,
+		MaxJobs: min(len(jobs), batchJobsAtOnce), RandomizerPool: noPool, LatticePool: noPool,
 		Campaign: b.firstCommon(),
 	})
 	if err != nil {

@@ -42,12 +42,13 @@ func TestBatchOneCluster(t *testing.T) {
 	}, func(i int, res map[string]any) error {
 		order = append(order, i)
 		results[i] = res
-		// The nodes keep no randomizer pool: in one process it would
-		// fill on the cores the other jobs need (a node with one shows
-		// it in its status once the key's job has run).
+		// The nodes keep no randomizer pool and no lattice zero pool: in
+		// one process they would fill on the cores the other jobs need (a
+		// node with one shows it in its status once the key is installed;
+		// TestClusterPools).
 		for _, name := range started.Names {
-			if n := started.Node(name); n != nil && n.Status().Randomizers != nil {
-				t.Errorf("after job %d, node %s keeps a randomizer pool", i, name)
+			if n := started.Node(name); n != nil && (n.Status().Randomizers != nil || n.Status().LatticeZeros != nil) {
+				t.Errorf("after job %d, node %s keeps a pool", i, name)
 			}
 		}
 		return nil

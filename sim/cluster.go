@@ -50,6 +50,8 @@ type ClusterOptions struct {
 	// RandomizerPool is every node's randomizer_pool (0: the default, -1:
 	// none).
 	RandomizerPool int
+	// LatticePool is every node's lattice_pool (0: the default, -1: none).
+	LatticePool int
 	// Campaign, if set, names the member that stands for election as soon
 	// as every node has started (see campaign), so that it most likely
 	// leads; the others still elect one of their own if it cannot.
@@ -134,7 +136,7 @@ func StartCluster(ctx context.Context, dir string, names []string, opts ClusterO
 			listen = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
 		}
 		cfg := &node.Config{Name: name, DataDir: dataDir, TablesDir: opts.TablesDir, Tables: opts.Tables[name], Timing: timing, Listen: listen, MaxJobs: opts.MaxJobs, MaxTableRows: opts.MaxTableRows,
-			RandomizerPool: opts.RandomizerPool}
+			RandomizerPool: opts.RandomizerPool, LatticePool: opts.LatticePool}
 		n, err := c.newNode(cfg)
 		if err != nil {
 			c.Close()

@@ -224,6 +224,7 @@ func run(ctx context.Context, spec *job.Spec, specPath, dir string, opts RunOpti
 	cluster, err := StartCluster(ctx, scratch, spec.PartyNames(), ClusterOptions{
 		Kinds: opts.Kinds, TablesDir: spec.Dir, Tables: partySources(spec), AuditDir: filepath.Join(dir, "audit"),
 		Timing: opts.Timing, OnApply: progressLines(opts.Progress), Setup: keySetup(opts, spec), Policy: cmp.Or(opts.Policy, policy.Default()),
+		RandomizerPool: noPool, LatticePool: noPool,
 	})
 	if err != nil {
 		return nil, err

@@ -166,6 +166,10 @@ found through --config (or with --api, over the node's HTTP listener).`,
 				fmt.Fprintf(a.stdout, "pool:     %d of %d Paillier randomisers ready (%d KiB); %d encryptions took one, %d found none\n",
 					r.Ready, r.Size, r.Bytes/1024, r.Taken, r.Computed)
 			}
+			if z := st.LatticeZeros; z != nil {
+				fmt.Fprintf(a.stdout, "pool:     %d of %d lattice encryptions of zero ready (%d KiB); %d encryptions took one, %d found none\n",
+					z.Ready, z.Size, z.Bytes/1024, z.Taken, z.Computed)
+			}
 			return nil
 		},
 	}

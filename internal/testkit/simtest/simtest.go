@@ -18,8 +18,20 @@ import (
 // opts, failing tb if any does not start, and closes them when tb ends.
 // Close is idempotent, so a caller that must close earlier (before its
 // own deferred calls run) may still defer c.Close().
+//
+// Unless opts sizes them, the nodes keep no Paillier randomizer pool and no
+// lattice zero pool, as a simulation's nodes (sim.Run, sim.RunBatch): every
+// node of a test's cluster shares the test binary's cores, where filling
+// pools no job takes from cost a third to a half of some packages' test
+// CPU. The tests of the pools size them.
 func StartCluster(tb testing.TB, ctx context.Context, names []string, opts sim.ClusterOptions) *sim.Cluster {
 	tb.Helper()
+	if opts.RandomizerPool == 0 {
+		opts.RandomizerPool = -1
+	}
+	if opts.LatticePool == 0 {
+		opts.LatticePool = -1
+	}
 	c, err := sim.StartCluster(ctx, tb.TempDir(), names, opts)
 	if err != nil {
 		tb.Fatal(err)
