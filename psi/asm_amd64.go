@@ -30,3 +30,21 @@ func bandSumAVX2(p *gf, band *[okvsWords]uint64) gf
 
 // avx2Available reports whether bandSumFast may use the assembly.
 func avx2Available() bool { return cpuHasAVX2() }
+
+// eaGatherAsm is gather for eaWeight = 11 with software prefetch
+// (eagather_amd64.s): n outputs from 11·n indices, each < len(x).
+//
+//go:noescape
+func eaGatherAsm(out *gf, x *gf, idx *uint32, n int)
+
+// gather is gatherGo through eaGatherAsm, which needs only SSE2 (every
+// amd64 CPU).
+func gather(out []gf, x []gf, idx []uint32) {
+	if len(out) == 0 {
+		return
+	}
+	if len(idx) < len(out)*eaWeight {
+		panic("psi: internal error: EA indices")
+	}
+	eaGatherAsm(&out[0], &x[0], &idx[0], len(out))
+}

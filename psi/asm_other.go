@@ -15,3 +15,6 @@ func aesEncryptBlocks(rk *byte, dst *byte, src *byte, n int) {
 func avx2Available() bool { return false }
 
 func bandSumAVX2(p *gf, band *[okvsWords]uint64) gf { panic("psi: internal error: no AVX2") }
+
+// gather is gatherGo off amd64.
+func gather(out []gf, x []gf, idx []uint32) { gatherGo(out, x, idx) }
