@@ -524,38 +524,3 @@ func prefix64(b []byte) uint64 {
 	copy(k[:], b)
 	return binary.LittleEndian.Uint64(k[:])
 }
-
-// distinctDigests digests every element and removes repeats by digest:
-// like distinct, it returns the distinct elements in first-seen order,
-// for each position of elems its index in uniq, and the digests of uniq.
-// Two different elements with one digest (a 128-bit SHA-256 collision,
-// probability about n²/2^129) are an error, never merged.
-func (d digester) distinctDigests(elems [][]byte) (uniq [][]byte, of []int, ds [][digestLen]byte, err error) {
-	all := d.digests(elems)
-	t := newIdxTable(len(elems))
-	of = make([]int, len(elems))
-	uniq = make([][]byte, 0, len(elems))
-	ds = make([][digestLen]byte, 0, len(elems))
-	for i := range elems {
-		k := binary.LittleEndian.Uint64(all[i][:8])
-		u := -1
-		t.find(k, func(v int32) bool {
-			if all[i] == ds[v] {
-				u = int(v)
-				return true
-			}
-			return false
-		})
-		if u >= 0 && string(uniq[u]) != string(elems[i]) {
-			return nil, nil, nil, fmt.Errorf("psi: elements %d and an earlier one are different but share a 128-bit digest", i)
-		}
-		if u < 0 {
-			u = len(uniq)
-			uniq = append(uniq, elems[i])
-			ds = append(ds, all[i])
-			t.add(k, int32(u))
-		}
-		of[i] = u
-	}
-	return uniq, of, ds, nil
-}

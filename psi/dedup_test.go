@@ -1,0 +1,72 @@
+package psi
+
+import (
+	"encoding/binary"
+	mrand "math/rand/v2"
+	"testing"
+)
+
+// TestFirstOccurrences checks firstOccurrences against a map, for sizes
+// around one and several parts, with repeats near and far apart, and
+// with digests that share their first 8 bytes (same part, same slot)
+// but differ after them.
+func TestFirstOccurrences(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 2, 100, dedupBucket, 3*dedupBucket + 17, 50_000} {
+		all := make([][digestLen]byte, n)
+		for i := range all {
+			switch r := rng.IntN(10); {
+			case i > 0 && r < 3: // a repeat of an earlier digest
+				all[i] = all[rng.IntN(i)]
+			case i > 0 && r < 4: // same first 8 bytes as an earlier one
+				all[i] = all[rng.IntN(i)]
+				binary.LittleEndian.PutUint64(all[i][8:], rng.Uint64())
+			default:
+				binary.LittleEndian.PutUint64(all[i][:8], rng.Uint64())
+				binary.LittleEndian.PutUint64(all[i][8:], rng.Uint64())
+			}
+		}
+		got := firstOccurrences(all)
+		seen := map[[digestLen]byte]int32{}
+		for i, d := range all {
+			f, ok := seen[d]
+			if !ok {
+				f = int32(i)
+				seen[d] = f
+			}
+			if got[i] != f {
+				t.Fatalf("n=%d: first occurrence of %d is %d, want %d", n, i, got[i], f)
+			}
+		}
+	}
+}
+
+// TestDistinctDigests checks the elements, positions and digests
+// distinctDigests returns against distinct's.
+func TestDistinctDigests(t *testing.T) {
+	dg := newDigester([]byte("test"))
+	elems := make([][]byte, 20_000)
+	rng := mrand.New(mrand.NewPCG(5, 6))
+	for i := range elems {
+		elems[i] = []byte{byte(rng.IntN(200)), byte(rng.IntN(100))}
+	}
+	uniq, of, ds, err := dg.distinctDigests(elems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantU, wantOf := distinct(elems)
+	if len(uniq) != len(wantU) || len(ds) != len(wantU) {
+		t.Fatalf("%d distinct, %d digests, want %d", len(uniq), len(ds), len(wantU))
+	}
+	want := dg.digests(wantU)
+	for u := range wantU {
+		if string(uniq[u]) != string(wantU[u]) || ds[u] != want[u] {
+			t.Fatalf("distinct element %d: %x (digest %x), want %x (%x)", u, uniq[u], ds[u], wantU[u], want[u])
+		}
+	}
+	for i := range elems {
+		if of[i] != wantOf[i] {
+			t.Fatalf("position %d: %d, want %d", i, of[i], wantOf[i])
+		}
+	}
+}
