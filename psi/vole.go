@@ -205,17 +205,11 @@ func voleReceiverHandshake(ctx context.Context, net Network, peer string, set *o
 
 // matchVoleValues reads the sender's OPRF values (TypeVoleValues) in its
 // shuffled order: position k matches our element u if it equals u's
-// output.
+// output. The values are gathered first and joined with ours by
+// matchOutputs.
 func (h *voleReceiver) matchVoleValues(ctx context.Context, net Network, peer string, set *otSet, own []byte) (*otReceived, error) {
 	n, l, cfg := len(set.uniq), h.l, set.cfg
-	outs := newIdxTable(n)
-	for u := range n {
-		outs.add(prefix64(own[u*l:(u+1)*l]), int32(u))
-	}
-	x := &otReceived{uniq: set.uniq, of: set.of, matched: make([]int, n), peerSize: h.peerSize, peerRun: h.ids.peer}
-	for u := range x.matched {
-		x.matched[u] = -1
-	}
+	theirs := make([]byte, 0, h.peerSize*l)
 	for ci := range numChunks(h.peerSize, cfg.ChunkSize) {
 		m, err := net.Receive(ctx, peer, TypeVoleValues)
 		if err != nil {
@@ -225,16 +219,8 @@ func (h *voleReceiver) matchVoleValues(ctx context.Context, net Network, peer st
 		if err != nil {
 			return nil, fmt.Errorf("%s from %s: %w", TypeVoleValues, peer, err)
 		}
-		for k := range len(data) / l {
-			v := data[k*l : (k+1)*l]
-			outs.find(prefix64(v), func(u int32) bool {
-				if string(own[int(u)*l:int(u+1)*l]) == string(v) {
-					x.matched[u] = ci*cfg.ChunkSize + k
-					return true
-				}
-				return false
-			})
-		}
+		theirs = append(theirs, data...) // chunk ci holds positions ci·ChunkSize on
 	}
-	return x, nil
+	matched := matchOutputs(own, n, theirs, h.peerSize, l)
+	return &otReceived{uniq: set.uniq, of: set.of, matched: matched, peerSize: h.peerSize, peerRun: h.ids.peer}, nil
 }

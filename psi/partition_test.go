@@ -12,7 +12,7 @@ import (
 // but differ after them.
 func TestFirstOccurrences(t *testing.T) {
 	rng := mrand.New(mrand.NewPCG(3, 4))
-	for _, n := range []int{0, 1, 2, 100, dedupBucket, 3*dedupBucket + 17, 50_000} {
+	for _, n := range []int{0, 1, 2, 100, partSize, 3*partSize + 17, 50_000} {
 		all := make([][digestLen]byte, n)
 		for i := range all {
 			switch r := rng.IntN(10); {
@@ -67,6 +67,56 @@ func TestDistinctDigests(t *testing.T) {
 	for i := range elems {
 		if of[i] != wantOf[i] {
 			t.Fatalf("position %d: %d, want %d", i, of[i], wantOf[i])
+		}
+	}
+}
+
+// TestMatchOutputs checks matchOutputs against a loop over all pairs,
+// for output lengths 6 to 16, with repeats among ours and among the
+// peer's values (the last matching position wins, the first of equal
+// outputs gets it), values that share their first 8 bytes, and sizes
+// around one and several parts.
+func TestMatchOutputs(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(7, 8))
+	for _, l := range []int{6, 8, 11, 16} {
+		for _, sz := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {100, 3000}, {3 * partSize, 2*partSize + 5}} {
+			n, np := sz[0], sz[1]
+			own, peer := make([]byte, n*l), make([]byte, np*l)
+			for i := range own {
+				own[i] = byte(rng.IntN(256))
+			}
+			if n > 1 {
+				copy(own[l:2*l], own[:l]) // ours 0 and 1 equal
+			}
+			for k := range np {
+				v := peer[k*l : (k+1)*l]
+				switch r := rng.IntN(4); {
+				case n > 0 && r < 2: // one of ours, or one of ours but for the last byte
+					copy(v, own[rng.IntN(n)*l:])
+					if r == 1 {
+						v[l-1]++
+					}
+				default:
+					for i := range v {
+						v[i] = byte(rng.IntN(256))
+					}
+				}
+			}
+			got := matchOutputs(own, n, peer, np, l)
+			for u := range n {
+				want := -1
+				for k := range np {
+					if string(peer[k*l:(k+1)*l]) == string(own[u*l:(u+1)*l]) {
+						want = k
+					}
+				}
+				if u == 1 && n > 1 {
+					want = -1 // equal to ours 0, which gets it
+				}
+				if got[u] != want {
+					t.Fatalf("l=%d n=%d peer %d: ours %d matched %d, want %d", l, n, np, u, got[u], want)
+				}
+			}
 		}
 	}
 }
