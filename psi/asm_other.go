@@ -18,3 +18,8 @@ func bandSumAVX2(p *gf, band *[okvsWords]uint64) gf { panic("psi: internal error
 
 // gather is gatherGo off amd64.
 func gather(out []gf, x []gf, idx []uint32) { gatherGo(out, x, idx) }
+
+// shaAvailable is false off amd64: sha256Sum uses crypto/sha256.
+func shaAvailable() bool { return false }
+
+func sha256Blocks(h *[8]uint32, p *byte, n int) { panic("psi: internal error: no SHA extensions") }
