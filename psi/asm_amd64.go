@@ -2,6 +2,8 @@
 
 package psi
 
+import "unsafe"
+
 // cpuHasAESNI reports CPUID.1:ECX.AESNI[bit 25].
 func cpuHasAESNI() bool
 
@@ -60,3 +62,17 @@ func sha256Blocks(h *[8]uint32, p *byte, n int)
 
 // shaAvailable reports whether sha256Sum may use sha256Blocks.
 func shaAvailable() bool { return cpuHasSHA() }
+
+// gather16Asm sets dst[k] = src[idx[k]] for n 16-byte elements, with
+// software prefetch (eagather_amd64.s).
+//
+//go:noescape
+func gather16Asm(dst, src unsafe.Pointer, idx *int32, n int)
+
+// gather16 is gather16Go through gather16Asm.
+func gather16[T gf | [digestLen]byte](dst, src []T, idx []int32) {
+	checkGather16(dst, src, idx)
+	if len(idx) > 0 {
+		gather16Asm(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), &idx[0], len(idx))
+	}
+}

@@ -23,3 +23,9 @@ func gather(out []gf, x []gf, idx []uint32) { gatherGo(out, x, idx) }
 func shaAvailable() bool { return false }
 
 func sha256Blocks(h *[8]uint32, p *byte, n int) { panic("psi: internal error: no SHA extensions") }
+
+// gather16 is gather16Go off amd64.
+func gather16[T gf | [digestLen]byte](dst, src []T, idx []int32) {
+	checkGather16(dst, src, idx)
+	gather16Go(dst, src, idx)
+}

@@ -79,3 +79,41 @@ func TestEAExpander(t *testing.T) {
 		ctr += (cnt*eaWeight + 1) / 2
 	}
 }
+
+// TestGather16 checks gather16 (the assembly on amd64) against
+// gather16Go for element and digest slices, counts around the prefetch
+// distance, and an index out of range refused.
+func TestGather16(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(11, 12))
+	src := make([]gf, 1000)
+	for i := range src {
+		src[i] = gf{rng.Uint64(), rng.Uint64()}
+	}
+	ds := make([][digestLen]byte, len(src))
+	for i := range ds {
+		src[i].put(ds[i][:])
+	}
+	for _, n := range []int{0, 1, 15, 16, 17, 33, 1000} {
+		idx := make([]int32, n)
+		for k := range idx {
+			idx[k] = int32(rng.IntN(len(src)))
+		}
+		got, want := make([]gf, n), make([]gf, n)
+		gather16(got, src, idx)
+		gather16Go(want, src, idx)
+		gotD, wantD := make([][digestLen]byte, n), make([][digestLen]byte, n)
+		gather16(gotD, ds, idx)
+		gather16Go(wantD, ds, idx)
+		for k := range n {
+			if got[k] != src[idx[k]] || want[k] != src[idx[k]] || gotD[k] != ds[idx[k]] || wantD[k] != ds[idx[k]] {
+				t.Fatalf("n=%d position %d (index %d): %v %v %x %x, want %v", n, k, idx[k], got[k], want[k], gotD[k], wantD[k], src[idx[k]])
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("an index past the source was accepted")
+		}
+	}()
+	gather16(make([]gf, 1), src, []int32{int32(len(src))})
+}

@@ -122,17 +122,17 @@ func (h okvsHasher) sortedKeys(ds [][digestLen]byte) (order, sorted []int32) {
 	return order, sorted
 }
 
-// bands writes the band of key ds[idx[k]] to out[k], for len(idx) ≤
-// okvsBatch keys: the encryptions of its inputs 0 and 1, with bit 0
-// forced to 1 so that no row is empty.
-func (h okvsHasher) bands(out [][okvsWords]uint64, ds [][digestLen]byte, idx []int32) {
+// bands writes the band of key ds[k] to out[k], for len(ds) ≤ okvsBatch
+// keys: the encryptions of its inputs 0 and 1, with bit 0 forced to 1 so
+// that no row is empty.
+func (h okvsHasher) bands(out [][okvsWords]uint64, ds [][digestLen]byte) {
 	var buf [2 * okvsBatch]gf
-	blk := buf[:2*len(idx)]
-	for k, i := range idx {
-		blk[2*k], blk[2*k+1] = okvsInput(&ds[i], 0), okvsInput(&ds[i], 1)
+	blk := buf[:2*len(ds)]
+	for k := range ds {
+		blk[2*k], blk[2*k+1] = okvsInput(&ds[k], 0), okvsInput(&ds[k], 1)
 	}
 	h.block.encrypt(blk, blk)
-	for k := range idx {
+	for k := range ds {
 		out[k] = [okvsWords]uint64{blk[2*k].lo | 1, blk[2*k].hi, blk[2*k+1].lo, blk[2*k+1].hi}
 	}
 }
@@ -149,12 +149,15 @@ func (h okvsHasher) startOf(e gf) int {
 func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCha8) ([]gf, error) {
 	rows := make([]okvsRow, len(ds)) // in the order of their starts
 	order, sorted := h.sortedKeys(ds)
+	sds, svals := make([][digestLen]byte, len(ds)), make([]gf, len(ds))
+	gather16(sds, ds, order)
+	gather16(svals, vals, order)
 	var band [okvsBatch][okvsWords]uint64
 	for lo := 0; lo < len(ds); lo += okvsBatch {
-		idx := order[lo:min(len(ds), lo+okvsBatch)]
-		h.bands(band[:], ds, idx)
-		for k, i := range idx {
-			rows[lo+k] = okvsRow{start: int(sorted[lo+k]), band: band[k], val: vals[i]}
+		hi := min(len(ds), lo+okvsBatch)
+		h.bands(band[:], sds[lo:hi])
+		for k := range hi - lo {
+			rows[lo+k] = okvsRow{start: int(sorted[lo+k]), band: band[k], val: svals[lo+k]}
 		}
 	}
 	pivot := make([]int, len(rows)) // column of each row's pivot
@@ -201,7 +204,7 @@ func okvsDecode(h okvsHasher, p []gf, d *[digestLen]byte) gf {
 	in := []gf{okvsInput(d, 2)}
 	h.block.encrypt(in, in)
 	var band [1][okvsWords]uint64
-	h.bands(band[:], ds, []int32{0})
+	h.bands(band[:], ds)
 	return h.sum((*[okvsBand]gf)(p[h.startOf(in[0]):]), &band[0])
 }
 
@@ -213,12 +216,14 @@ func okvsDecode(h okvsHasher, p []gf, d *[digestLen]byte) gf {
 // that order a batch at a time, so that no table of rows is built.
 func okvsDecodeAll(h okvsHasher, p []gf, ds [][digestLen]byte) []gf {
 	order, sorted := h.sortedKeys(ds)
+	sds := make([][digestLen]byte, len(ds))
+	gather16(sds, ds, order)
 	out := make([]gf, len(ds))
 	var band [okvsBatch][okvsWords]uint64
 	for lo := 0; lo < len(ds); lo += okvsBatch {
-		idx := order[lo:min(len(ds), lo+okvsBatch)]
-		h.bands(band[:], ds, idx)
-		for k, i := range idx {
+		hi := min(len(ds), lo+okvsBatch)
+		h.bands(band[:], sds[lo:hi])
+		for k, i := range order[lo:hi] {
 			out[i] = h.sum((*[okvsBand]gf)(p[sorted[lo+k]:]), &band[k])
 		}
 	}
@@ -264,5 +269,28 @@ func xorShifted(dst, src *[okvsWords]uint64, sh int) {
 			x |= src[w+ws+1] << (64 - bs)
 		}
 		dst[w] ^= x
+	}
+}
+
+// gather16Go sets dst[k] = src[idx[k]]: gather16 without assembly. The
+// OKVS walks the keys in the order of their starts (sortedKeys) but holds
+// their digests and values in the caller's order; one gather into that
+// order turns the reads that follow into sequential ones, and the
+// assembly keeps the gather's own cache misses in flight.
+func gather16Go[T gf | [digestLen]byte](dst, src []T, idx []int32) {
+	for k, i := range idx {
+		dst[k] = src[i]
+	}
+}
+
+// checkGather16 panics unless gather16 stays inside dst and src.
+func checkGather16[T gf | [digestLen]byte](dst, src []T, idx []int32) {
+	if len(dst) < len(idx) {
+		panic("psi: internal error: gather16 destination")
+	}
+	for _, i := range idx {
+		if uint(i) >= uint(len(src)) {
+			panic("psi: internal error: gather16 index")
+		}
 	}
 }
