@@ -120,3 +120,37 @@ func TestMatchOutputs(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMatchOutputs feeds matchOutputs arbitrary values on the peer's
+// side (what a sender controls) against ours, both cut from the input,
+// and checks it against a loop over all pairs.
+func FuzzMatchOutputs(f *testing.F) {
+	f.Add(byte(11), []byte("0123456789abcdefghij0123456789abcdefghij"), 2)
+	f.Add(byte(6), make([]byte, 60), 5)
+	f.Fuzz(func(t *testing.T, lb byte, b []byte, split int) {
+		l := 6 + int(lb)%11 // 6..16, as outLen gives
+		rows := len(b) / l
+		n := 0
+		if rows > 0 {
+			n = (split%rows + rows) % rows
+		}
+		own, peer := b[:n*l], b[n*l:rows*l]
+		got := matchOutputs(own, n, peer, rows-n, l)
+		for u := range n {
+			want := -1
+			for k := range rows - n {
+				if string(peer[k*l:(k+1)*l]) == string(own[u*l:(u+1)*l]) {
+					want = k
+				}
+			}
+			for v := range u { // an equal output of ours before u gets it
+				if string(own[v*l:(v+1)*l]) == string(own[u*l:(u+1)*l]) {
+					want = -1
+				}
+			}
+			if got[u] != want {
+				t.Fatalf("l=%d: ours %d matched %d, want %d", l, u, got[u], want)
+			}
+		}
+	})
+}
