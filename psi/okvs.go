@@ -160,7 +160,7 @@ func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCh
 			rows[lo+k] = okvsRow{start: int(sorted[lo+k]), band: band[k], val: svals[lo+k]}
 		}
 	}
-	pivot := make([]int, len(rows)) // column of each row's pivot
+	pivot := make([]int32, len(rows)) // column of each row's pivot
 	for i := range rows {
 		r := &rows[i]
 		p, ok := lowestBit(&r.band)
@@ -168,7 +168,7 @@ func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCh
 			return nil, errOKVS
 		}
 		col := r.start + p
-		pivot[i] = col
+		pivot[i] = int32(col)
 		for k := i + 1; k < len(rows) && rows[k].start <= col; k++ {
 			o := &rows[k]
 			off := col - o.start
@@ -190,7 +190,7 @@ func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCh
 	}
 	for i := len(rows) - 1; i >= 0; i-- {
 		r := &rows[i]
-		off := pivot[i] - r.start
+		off := int(pivot[i]) - r.start
 		band := r.band
 		band[off/64] &^= 1 << (off % 64) // the pivot itself
 		p[pivot[i]] = r.val.add(h.sum((*[okvsBand]gf)(p[r.start:]), &band))

@@ -44,16 +44,16 @@ type valEntry struct {
 	pos  int32
 }
 
-// valEntries reads n values of l ≤ 16 bytes from vals.
-func valEntries(vals []byte, n, l int) []valEntry {
-	es := make([]valEntry, n)
-	for i := range es {
-		v := vals[i*l : (i+1)*l]
-		var w [16]byte
-		copy(w[:], v)
-		es[i] = valEntry{a: binary.LittleEndian.Uint64(w[:8]), b: binary.LittleEndian.Uint64(w[8:]), pos: int32(i)}
-	}
-	return es
+// valueEntry is value i of l ≤ 16 bytes in vals as an entry.
+func valueEntry(vals []byte, i, l int) valEntry {
+	var w [16]byte
+	copy(w[:], vals[i*l:(i+1)*l])
+	return valEntry{a: binary.LittleEndian.Uint64(w[:8]), b: binary.LittleEndian.Uint64(w[8:]), pos: int32(i)}
+}
+
+// digestEntry is digest i of all as an entry.
+func digestEntry(all [][digestLen]byte, i int) valEntry {
+	return valEntry{a: binary.LittleEndian.Uint64(all[i][:8]), b: binary.LittleEndian.Uint64(all[i][8:]), pos: int32(i)}
 }
 
 // partBits is the number of top bits that split n values into parts of
@@ -65,22 +65,25 @@ func partBits(n int) int { return bits.Len(uint(n / partSize)) }
 // bytes (zero high bytes) spread as well.
 func partOf(a uint64, pb int) uint64 { return (a * 0x9E3779B97F4A7C15) >> 1 >> (63 - pb) }
 
-// partition sorts es by part (a stable counting sort: within a part, in
-// their order in es) and returns them with the offsets of the 2^pb parts
-// (part p is [off[p], off[p+1])). A hash table over all values (16 MB
-// or more at 2^20) costs a cache miss per value; partitioned, the reads
-// and writes are sequential and each part's table is small.
-func partition(es []valEntry, pb int) (sorted []valEntry, off []int32) {
+// partition returns entry(0), …, entry(n−1) sorted by part (a stable
+// counting sort: within a part, in the order of i) with the offsets of
+// the 2^pb parts (part p is [off[p], off[p+1])), building each entry
+// twice rather than keeping an unsorted copy. A hash table over all
+// values (16 MB or more at 2^20) costs a cache miss per value;
+// partitioned, the reads and writes are sequential and each part's table
+// is small.
+func partition(n, pb int, entry func(i int) valEntry) (sorted []valEntry, off []int32) {
 	off = make([]int32, 1<<pb+1)
-	for _, e := range es {
-		off[partOf(e.a, pb)+1]++
+	for i := range n {
+		off[partOf(entry(i).a, pb)+1]++
 	}
 	for p := 1; p < len(off); p++ {
 		off[p] += off[p-1]
 	}
 	next := append([]int32(nil), off[:len(off)-1]...)
-	sorted = make([]valEntry, len(es))
-	for _, e := range es {
+	sorted = make([]valEntry, n)
+	for i := range n {
+		e := entry(i)
 		p := partOf(e.a, pb)
 		sorted[next[p]] = e
 		next[p]++
@@ -120,11 +123,7 @@ func (t *partTable) find(es []valEntry, e valEntry) int {
 func firstOccurrences(all [][digestLen]byte) []int32 {
 	n := len(all)
 	first := make([]int32, n)
-	es := make([]valEntry, n)
-	for i := range all {
-		es[i] = valEntry{a: binary.LittleEndian.Uint64(all[i][:8]), b: binary.LittleEndian.Uint64(all[i][8:]), pos: int32(i)}
-	}
-	es, off := partition(es, partBits(n))
+	es, off := partition(n, partBits(n), func(i int) valEntry { return digestEntry(all, i) })
 	var t partTable
 	for p := range len(off) - 1 {
 		part := es[off[p]:off[p+1]]
@@ -148,8 +147,8 @@ func firstOccurrences(all [][digestLen]byte) []int32 {
 // by value and joined part by part.
 func matchOutputs(own []byte, n int, peer []byte, nPeer, l int) []int {
 	pb := partBits(max(n, nPeer))
-	mine, offM := partition(valEntries(own, n, l), pb)
-	theirs, offT := partition(valEntries(peer, nPeer, l), pb)
+	mine, offM := partition(n, pb, func(i int) valEntry { return valueEntry(own, i, l) })
+	theirs, offT := partition(nPeer, pb, func(i int) valEntry { return valueEntry(peer, i, l) })
 	matched := make([]int, n)
 	for u := range matched {
 		matched[u] = -1
