@@ -147,14 +147,35 @@ func (h okvsHasher) startOf(e gf) int {
 // random (drawn from fill), as RR22's OKVS requires so that P reveals
 // nothing of the keys beyond their values.
 func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCha8) ([]gf, error) {
-	rows := make([]okvsRow, len(ds)) // in the order of their starts
+	return okvsEncodeIn(h, h.layout(ds), vals, fill)
+}
+
+// okvsLayout is the keys of a set of digests in the order of their
+// starts (sortedKeys): the permutation, the starts and the digests in
+// that order. The receiver encodes and then decodes the same keys under
+// the same hasher, and computes it once for both.
+type okvsLayout struct {
+	order, sorted []int32
+	sds           [][digestLen]byte
+}
+
+// layout computes the layout of ds's keys.
+func (h okvsHasher) layout(ds [][digestLen]byte) *okvsLayout {
 	order, sorted := h.sortedKeys(ds)
-	sds, svals := make([][digestLen]byte, len(ds)), make([]gf, len(ds))
+	sds := make([][digestLen]byte, len(ds))
 	gather16(sds, ds, order)
+	return &okvsLayout{order: order, sorted: sorted, sds: sds}
+}
+
+// okvsEncodeIn is okvsEncode over the keys of lay (from h.layout).
+func okvsEncodeIn(h okvsHasher, lay *okvsLayout, vals []gf, fill *mrand.ChaCha8) ([]gf, error) {
+	order, sorted, sds := lay.order, lay.sorted, lay.sds
+	rows := make([]okvsRow, len(sds)) // in the order of their starts
+	svals := make([]gf, len(sds))
 	gather16(svals, vals, order)
 	var band [okvsBatch][okvsWords]uint64
-	for lo := 0; lo < len(ds); lo += okvsBatch {
-		hi := min(len(ds), lo+okvsBatch)
+	for lo := 0; lo < len(sds); lo += okvsBatch {
+		hi := min(len(sds), lo+okvsBatch)
 		h.bands(band[:], sds[lo:hi])
 		for k := range hi - lo {
 			rows[lo+k] = okvsRow{start: int(sorted[lo+k]), band: band[k], val: svals[lo+k]}
@@ -215,13 +236,17 @@ func okvsDecode(h okvsHasher, p []gf, d *[digestLen]byte) gf {
 // nearly every one of them misses the cache. The bands are computed in
 // that order a batch at a time, so that no table of rows is built.
 func okvsDecodeAll(h okvsHasher, p []gf, ds [][digestLen]byte) []gf {
-	order, sorted := h.sortedKeys(ds)
-	sds := make([][digestLen]byte, len(ds))
-	gather16(sds, ds, order)
-	out := make([]gf, len(ds))
+	return okvsDecodeIn(h, p, h.layout(ds))
+}
+
+// okvsDecodeIn is okvsDecodeAll over the keys of lay (from h.layout), in
+// the order of the digests lay was computed from.
+func okvsDecodeIn(h okvsHasher, p []gf, lay *okvsLayout) []gf {
+	order, sorted, sds := lay.order, lay.sorted, lay.sds
+	out := make([]gf, len(sds))
 	var band [okvsBatch][okvsWords]uint64
-	for lo := 0; lo < len(ds); lo += okvsBatch {
-		hi := min(len(ds), lo+okvsBatch)
+	for lo := 0; lo < len(sds); lo += okvsBatch {
+		hi := min(len(sds), lo+okvsBatch)
 		h.bands(band[:], sds[lo:hi])
 		for k, i := range order[lo:hi] {
 			out[i] = h.sum((*[okvsBand]gf)(p[sorted[lo+k]:]), &band[k])
