@@ -340,10 +340,10 @@ func (p voleParams) eaEncodeChooser(c *voleChoice, w []gf, seed [32]byte) (a, cc
 			var v gf
 			for _, i := range idx[(k-lo)*eaWeight : (k-lo+1)*eaWeight] {
 				j, off := int(i)>>p.depth, int(i)&(p.per-1)
-				v = v.add(before[j])
-				if off >= c.alpha[j] {
-					v = v.add(c.a[j])
-				}
+				// a_j is added from α_j on: a mask, not a branch on the
+				// secret noise position (a coin flip to the predictor).
+				m := uint64(int64(c.alpha[j]-1-off) >> 63) // all ones iff off ≥ α_j
+				v = v.add(before[j]).add(gf{c.a[j].lo & m, c.a[j].hi & m})
 			}
 			a[k] = v
 		}
