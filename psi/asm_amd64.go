@@ -2,6 +2,8 @@
 
 package psi
 
+import "unsafe"
+
 // cpuHasAESNI reports CPUID.1:ECX.AESNI[bit 25].
 func cpuHasAESNI() bool
 
@@ -30,3 +32,47 @@ func bandSumAVX2(p *gf, band *[okvsWords]uint64) gf
 
 // avx2Available reports whether bandSumFast may use the assembly.
 func avx2Available() bool { return cpuHasAVX2() }
+
+// eaGatherAsm is gather for eaWeight = 11 with software prefetch
+// (eagather_amd64.s): n outputs from 11·n indices, each < len(x).
+//
+//go:noescape
+func eaGatherAsm(out *gf, x *gf, idx *uint32, n int)
+
+// gather is gatherGo through eaGatherAsm, which needs only SSE2 (every
+// amd64 CPU).
+func gather(out []gf, x []gf, idx []uint32) {
+	if len(out) == 0 {
+		return
+	}
+	if len(idx) < len(out)*eaWeight {
+		panic("psi: internal error: EA indices")
+	}
+	eaGatherAsm(&out[0], &x[0], &idx[0], len(out))
+}
+
+// cpuHasSHA reports the SHA extensions with SSSE3 and SSE4.1.
+func cpuHasSHA() bool
+
+// sha256Blocks runs SHA-256's compression function on the state h over
+// the n 64-byte blocks at p.
+//
+//go:noescape
+func sha256Blocks(h *[8]uint32, p *byte, n int)
+
+// shaAvailable reports whether sha256Sum may use sha256Blocks.
+func shaAvailable() bool { return cpuHasSHA() }
+
+// gather16Asm sets dst[k] = src[idx[k]] for n 16-byte elements, with
+// software prefetch (eagather_amd64.s).
+//
+//go:noescape
+func gather16Asm(dst, src unsafe.Pointer, idx *int32, n int)
+
+// gather16 is gather16Go through gather16Asm.
+func gather16[T gf | [digestLen]byte](dst, src []T, idx []int32) {
+	checkGather16(dst, src, idx)
+	if len(idx) > 0 {
+		gather16Asm(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), &idx[0], len(idx))
+	}
+}

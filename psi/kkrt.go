@@ -80,10 +80,13 @@ func outLen(nR, nS int) int {
 // probability 2^-128 per pair, which distinctDigests checks within each
 // party's own set (across the parties a collision is a false match of
 // the same probability).
-type digester struct{ key [32]byte }
+type digester struct {
+	key [32]byte
+	ni  bool // sha256Sum may use the SHA extensions
+}
 
 func newDigester(dst []byte) digester {
-	return digester{key: sha256.Sum256(append([]byte("cohort-psi-ot-v1:digest:"), dst...))}
+	return digester{key: sha256.Sum256(append([]byte("cohort-psi-ot-v1:digest:"), dst...)), ni: shaAvailable()}
 }
 
 // digests returns the digests of elems, on every core.
@@ -93,7 +96,7 @@ func (d digester) digests(elems [][]byte) [][digestLen]byte {
 		buf := make([]byte, 0, 64)
 		for i := lo; i < hi; i++ {
 			buf = append(append(buf[:0], d.key[:]...), elems[i]...)
-			s := sha256.Sum256(buf)
+			s := sha256Sum(buf, d.ni)
 			copy(out[i][:], s[:digestLen])
 		}
 		return nil
@@ -449,23 +452,26 @@ func rowsToCols(cols, rows []byte, n int) {
 }
 
 // oprfBuf holds the input of F: the joint seed, a bin index and a row.
-type oprfBuf [32 + 8 + otRowBytes]byte
+type oprfBuf struct {
+	b  [32 + 8 + otRowBytes]byte
+	ni bool // sha256Sum may use the SHA extensions
+}
 
 func newOPRFBuf(seed *[32]byte) *oprfBuf {
-	var b oprfBuf
-	copy(b[:32], seed[:])
-	return &b
+	b := &oprfBuf{ni: shaAvailable()}
+	copy(b.b[:32], seed[:])
+	return b
 }
 
 // row is where the caller puts the k-bit row v.
-func (b *oprfBuf) row() []byte { return b[40:] }
+func (b *oprfBuf) row() []byte { return b.b[40:] }
 
 // out writes F(bin, v) for the row v in b to out[:l]: SHA-256 of the
 // joint seed, the bin index and v, truncated (KKRT16's correlation-robust
 // hash H, with the bin index as the OPRF instance).
 func (b *oprfBuf) out(out []byte, bin int, l int) {
-	binary.LittleEndian.PutUint64(b[32:], uint64(bin))
-	s := sha256.Sum256(b[:])
+	binary.LittleEndian.PutUint64(b.b[32:], uint64(bin))
+	s := sha256Sum(b.b[:], b.ni)
 	copy(out[:l], s[:l])
 }
 
@@ -523,39 +529,4 @@ func prefix64(b []byte) uint64 {
 	var k [8]byte
 	copy(k[:], b)
 	return binary.LittleEndian.Uint64(k[:])
-}
-
-// distinctDigests digests every element and removes repeats by digest:
-// like distinct, it returns the distinct elements in first-seen order,
-// for each position of elems its index in uniq, and the digests of uniq.
-// Two different elements with one digest (a 128-bit SHA-256 collision,
-// probability about n²/2^129) are an error, never merged.
-func (d digester) distinctDigests(elems [][]byte) (uniq [][]byte, of []int, ds [][digestLen]byte, err error) {
-	all := d.digests(elems)
-	t := newIdxTable(len(elems))
-	of = make([]int, len(elems))
-	uniq = make([][]byte, 0, len(elems))
-	ds = make([][digestLen]byte, 0, len(elems))
-	for i := range elems {
-		k := binary.LittleEndian.Uint64(all[i][:8])
-		u := -1
-		t.find(k, func(v int32) bool {
-			if all[i] == ds[v] {
-				u = int(v)
-				return true
-			}
-			return false
-		})
-		if u >= 0 && string(uniq[u]) != string(elems[i]) {
-			return nil, nil, nil, fmt.Errorf("psi: elements %d and an earlier one are different but share a 128-bit digest", i)
-		}
-		if u < 0 {
-			u = len(uniq)
-			uniq = append(uniq, elems[i])
-			ds = append(ds, all[i])
-			t.add(k, int32(u))
-		}
-		of[i] = u
-	}
-	return uniq, of, ds, nil
 }

@@ -122,17 +122,17 @@ func (h okvsHasher) sortedKeys(ds [][digestLen]byte) (order, sorted []int32) {
 	return order, sorted
 }
 
-// bands writes the band of key ds[idx[k]] to out[k], for len(idx) ≤
-// okvsBatch keys: the encryptions of its inputs 0 and 1, with bit 0
-// forced to 1 so that no row is empty.
-func (h okvsHasher) bands(out [][okvsWords]uint64, ds [][digestLen]byte, idx []int32) {
+// bands writes the band of key ds[k] to out[k], for len(ds) ≤ okvsBatch
+// keys: the encryptions of its inputs 0 and 1, with bit 0 forced to 1 so
+// that no row is empty.
+func (h okvsHasher) bands(out [][okvsWords]uint64, ds [][digestLen]byte) {
 	var buf [2 * okvsBatch]gf
-	blk := buf[:2*len(idx)]
-	for k, i := range idx {
-		blk[2*k], blk[2*k+1] = okvsInput(&ds[i], 0), okvsInput(&ds[i], 1)
+	blk := buf[:2*len(ds)]
+	for k := range ds {
+		blk[2*k], blk[2*k+1] = okvsInput(&ds[k], 0), okvsInput(&ds[k], 1)
 	}
 	h.block.encrypt(blk, blk)
-	for k := range idx {
+	for k := range ds {
 		out[k] = [okvsWords]uint64{blk[2*k].lo | 1, blk[2*k].hi, blk[2*k+1].lo, blk[2*k+1].hi}
 	}
 }
@@ -147,17 +147,41 @@ func (h okvsHasher) startOf(e gf) int {
 // random (drawn from fill), as RR22's OKVS requires so that P reveals
 // nothing of the keys beyond their values.
 func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCha8) ([]gf, error) {
-	rows := make([]okvsRow, len(ds)) // in the order of their starts
+	return okvsEncodeIn(h, h.layout(ds), vals, fill)
+}
+
+// okvsLayout is the keys of a set of digests in the order of their
+// starts (sortedKeys): the permutation, the starts and the digests in
+// that order. The receiver encodes and then decodes the same keys under
+// the same hasher, and computes it once for both.
+type okvsLayout struct {
+	order, sorted []int32
+	sds           [][digestLen]byte
+}
+
+// layout computes the layout of ds's keys.
+func (h okvsHasher) layout(ds [][digestLen]byte) *okvsLayout {
 	order, sorted := h.sortedKeys(ds)
+	sds := make([][digestLen]byte, len(ds))
+	gather16(sds, ds, order)
+	return &okvsLayout{order: order, sorted: sorted, sds: sds}
+}
+
+// okvsEncodeIn is okvsEncode over the keys of lay (from h.layout).
+func okvsEncodeIn(h okvsHasher, lay *okvsLayout, vals []gf, fill *mrand.ChaCha8) ([]gf, error) {
+	order, sorted, sds := lay.order, lay.sorted, lay.sds
+	rows := make([]okvsRow, len(sds)) // in the order of their starts
+	svals := make([]gf, len(sds))
+	gather16(svals, vals, order)
 	var band [okvsBatch][okvsWords]uint64
-	for lo := 0; lo < len(ds); lo += okvsBatch {
-		idx := order[lo:min(len(ds), lo+okvsBatch)]
-		h.bands(band[:], ds, idx)
-		for k, i := range idx {
-			rows[lo+k] = okvsRow{start: int(sorted[lo+k]), band: band[k], val: vals[i]}
+	for lo := 0; lo < len(sds); lo += okvsBatch {
+		hi := min(len(sds), lo+okvsBatch)
+		h.bands(band[:], sds[lo:hi])
+		for k := range hi - lo {
+			rows[lo+k] = okvsRow{start: int(sorted[lo+k]), band: band[k], val: svals[lo+k]}
 		}
 	}
-	pivot := make([]int, len(rows)) // column of each row's pivot
+	pivot := make([]int32, len(rows)) // column of each row's pivot
 	for i := range rows {
 		r := &rows[i]
 		p, ok := lowestBit(&r.band)
@@ -165,7 +189,7 @@ func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCh
 			return nil, errOKVS
 		}
 		col := r.start + p
-		pivot[i] = col
+		pivot[i] = int32(col)
 		for k := i + 1; k < len(rows) && rows[k].start <= col; k++ {
 			o := &rows[k]
 			off := col - o.start
@@ -187,7 +211,7 @@ func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCh
 	}
 	for i := len(rows) - 1; i >= 0; i-- {
 		r := &rows[i]
-		off := pivot[i] - r.start
+		off := int(pivot[i]) - r.start
 		band := r.band
 		band[off/64] &^= 1 << (off % 64) // the pivot itself
 		p[pivot[i]] = r.val.add(h.sum((*[okvsBand]gf)(p[r.start:]), &band))
@@ -201,7 +225,7 @@ func okvsDecode(h okvsHasher, p []gf, d *[digestLen]byte) gf {
 	in := []gf{okvsInput(d, 2)}
 	h.block.encrypt(in, in)
 	var band [1][okvsWords]uint64
-	h.bands(band[:], ds, []int32{0})
+	h.bands(band[:], ds)
 	return h.sum((*[okvsBand]gf)(p[h.startOf(in[0]):]), &band[0])
 }
 
@@ -212,13 +236,19 @@ func okvsDecode(h okvsHasher, p []gf, d *[digestLen]byte) gf {
 // nearly every one of them misses the cache. The bands are computed in
 // that order a batch at a time, so that no table of rows is built.
 func okvsDecodeAll(h okvsHasher, p []gf, ds [][digestLen]byte) []gf {
-	order, sorted := h.sortedKeys(ds)
-	out := make([]gf, len(ds))
+	return okvsDecodeIn(h, p, h.layout(ds))
+}
+
+// okvsDecodeIn is okvsDecodeAll over the keys of lay (from h.layout), in
+// the order of the digests lay was computed from.
+func okvsDecodeIn(h okvsHasher, p []gf, lay *okvsLayout) []gf {
+	order, sorted, sds := lay.order, lay.sorted, lay.sds
+	out := make([]gf, len(sds))
 	var band [okvsBatch][okvsWords]uint64
-	for lo := 0; lo < len(ds); lo += okvsBatch {
-		idx := order[lo:min(len(ds), lo+okvsBatch)]
-		h.bands(band[:], ds, idx)
-		for k, i := range idx {
+	for lo := 0; lo < len(sds); lo += okvsBatch {
+		hi := min(len(sds), lo+okvsBatch)
+		h.bands(band[:], sds[lo:hi])
+		for k, i := range order[lo:hi] {
 			out[i] = h.sum((*[okvsBand]gf)(p[sorted[lo+k]:]), &band[k])
 		}
 	}
@@ -264,5 +294,28 @@ func xorShifted(dst, src *[okvsWords]uint64, sh int) {
 			x |= src[w+ws+1] << (64 - bs)
 		}
 		dst[w] ^= x
+	}
+}
+
+// gather16Go sets dst[k] = src[idx[k]]: gather16 without assembly. The
+// OKVS walks the keys in the order of their starts (sortedKeys) but holds
+// their digests and values in the caller's order; one gather into that
+// order turns the reads that follow into sequential ones, and the
+// assembly keeps the gather's own cache misses in flight.
+func gather16Go[T gf | [digestLen]byte](dst, src []T, idx []int32) {
+	for k, i := range idx {
+		dst[k] = src[i]
+	}
+}
+
+// checkGather16 panics unless gather16 stays inside dst and src.
+func checkGather16[T gf | [digestLen]byte](dst, src []T, idx []int32) {
+	if len(dst) < len(idx) {
+		panic("psi: internal error: gather16 destination")
+	}
+	for _, i := range idx {
+		if uint(i) >= uint(len(src)) {
+			panic("psi: internal error: gather16 index")
+		}
 	}
 }

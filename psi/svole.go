@@ -22,6 +22,10 @@ import (
 // single-point VOLEs giving w (chooser) and v (sender) with w = v + e·Δ,
 // and then A = H·e, C = H·w, B = H·v.
 
+// eaGatherAsm sums exactly 11 positions per output: a constant overflow
+// here if eaWeight changes.
+const _, _ = uint(eaWeight - 11), uint(11 - eaWeight)
+
 const (
 	// eaScale is N/m: the noise vector is 5 times the output (libOTe's
 	// configuration of the EA code, EAConfigure).
@@ -192,13 +196,14 @@ func (e *eaExpander) next(cnt int) []uint32 {
 		e.ctr++
 	}
 	e.aes.encrypt(blk, blk)
-	for i := range idx {
-		w := blk[i/2].lo
-		if i%2 == 1 {
-			w = blk[i/2].hi
-		}
-		hi, _ := bits.Mul64(w, e.n)
-		idx[i] = uint32(hi)
+	for i := 0; i+1 < len(idx); i += 2 {
+		lo, _ := bits.Mul64(blk[i/2].lo, e.n)
+		hi, _ := bits.Mul64(blk[i/2].hi, e.n)
+		idx[i], idx[i+1] = uint32(lo), uint32(hi)
+	}
+	if len(idx)%2 == 1 {
+		lo, _ := bits.Mul64(blk[len(blk)-1].lo, e.n)
+		idx[len(idx)-1] = uint32(lo)
 	}
 	return idx
 }
@@ -210,8 +215,9 @@ func accumulate(x []gf) {
 	}
 }
 
-// gather writes to out[k] the sum of x at the eaWeight indices of output k.
-func gather(out []gf, x []gf, idx []uint32) {
+// gatherGo writes to out[k] the sum of x at the eaWeight indices of
+// output k: gather without assembly.
+func gatherGo(out []gf, x []gf, idx []uint32) {
 	for k := range out {
 		var v gf
 		for _, i := range idx[k*eaWeight : (k+1)*eaWeight] {
@@ -334,10 +340,10 @@ func (p voleParams) eaEncodeChooser(c *voleChoice, w []gf, seed [32]byte) (a, cc
 			var v gf
 			for _, i := range idx[(k-lo)*eaWeight : (k-lo+1)*eaWeight] {
 				j, off := int(i)>>p.depth, int(i)&(p.per-1)
-				v = v.add(before[j])
-				if off >= c.alpha[j] {
-					v = v.add(c.a[j])
-				}
+				// a_j is added from α_j on: a mask, not a branch on the
+				// secret noise position (a coin flip to the predictor).
+				m := uint64(int64(c.alpha[j]-1-off) >> 63) // all ones iff off ≥ α_j
+				v = v.add(before[j]).add(gf{c.a[j].lo & m, c.a[j].hi & m})
 			}
 			a[k] = v
 		}

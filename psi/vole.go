@@ -101,11 +101,12 @@ func voleReceive(ctx context.Context, net Network, peer string, set *otSet) (*ot
 		return nil, fmt.Errorf("%s from %s: %w", TypeVoleTrees, peer, err)
 	}
 	a, c := p.chooserVOLE(t, ch, decodeGFs(tm), keys.ea)
-	attempt, d, err := maskedOKVS(keys, set, p.m, a, rng)
+	mo, err := maskedOKVS(keys, set, p.m, a, rng)
 	if err != nil {
 		return nil, fmt.Errorf("psi: VOLE exchange with %s: %w", peer, err)
 	}
-	enc := encodeGFs(d)
+	attempt, enc := mo.attempt, encodeGFs(mo.d)
+	mo.d = nil // sent from enc; mo lives on for its layout
 	for ci := range numChunks(p.m, set.cfg.ChunkSize) {
 		chunk, err := voleChunk(h.run, h.ids.peer, enc, p.m, set.cfg.ChunkSize, ci, gfLen, attempt)
 		if err != nil {
@@ -115,35 +116,46 @@ func voleReceive(ctx context.Context, net Network, peer string, set *otSet) (*ot
 			return nil, fmt.Errorf("psi: send %s chunk %d to %s: %w", TypeVoleOKVS, ci, peer, err)
 		}
 	}
-	own := ownOutputs(keys, set, newOKVSHasher(h.seed, attempt, p.m), c, h.l)
+	own := ownOutputs(keys, set, mo, c, h.l)
 	return h.matchVoleValues(ctx, net, peer, set, own)
 }
 
 // maskedOKVS encodes the receiver's elements (digest → H(x)) into an
 // OKVS of m columns, trying fresh hash keys on a failure, and returns the
-// attempt that succeeded and D = P + A.
-func maskedOKVS(keys *voleKeys, set *otSet, m int, a []gf, rng *mrand.ChaCha8) (int, []gf, error) {
+// attempt that succeeded and D = P + A, with its hasher and keys' layout
+// for decoding the same keys (ownOutputs).
+func maskedOKVS(keys *voleKeys, set *otSet, m int, a []gf, rng *mrand.ChaCha8) (*maskedOKVSOut, error) {
 	vals := keys.valuesOf(set.ds)
 	for attempt := range okvsAttempts {
-		p, err := okvsEncode(newOKVSHasher(keys.seed, attempt, m), set.ds, vals, rng)
+		h := newOKVSHasher(keys.seed, attempt, m)
+		lay := h.layout(set.ds)
+		p, err := okvsEncodeIn(h, lay, vals, rng)
 		if errors.Is(err, errOKVS) {
 			continue
 		}
 		if err != nil {
-			return 0, nil, err
+			return nil, err
 		}
 		for i := range p {
 			p[i] = p[i].add(a[i])
 		}
-		return attempt, p, nil
+		return &maskedOKVSOut{attempt: attempt, d: p, h: h, lay: lay}, nil
 	}
-	return 0, nil, fmt.Errorf("%w: %d OKVS attempts for %d elements", errOKVS, okvsAttempts, len(set.ds))
+	return nil, fmt.Errorf("%w: %d OKVS attempts for %d elements", errOKVS, okvsAttempts, len(set.ds))
+}
+
+// maskedOKVSOut is maskedOKVS's result.
+type maskedOKVSOut struct {
+	attempt int
+	d       []gf // D = P + A
+	h       okvsHasher
+	lay     *okvsLayout
 }
 
 // ownOutputs is the receiver's OPRF output of each of its elements u at
-// [u·l, (u+1)·l): the hash of Decode(C, y).
-func ownOutputs(keys *voleKeys, set *otSet, oh okvsHasher, c []gf, l int) []byte {
-	dec := okvsDecodeAll(oh, c, set.ds)
+// [u·l, (u+1)·l): the hash of Decode(C, y), over the keys mo encoded.
+func ownOutputs(keys *voleKeys, set *otSet, mo *maskedOKVSOut, c []gf, l int) []byte {
+	dec := okvsDecodeIn(mo.h, c, mo.lay)
 	own := make([]byte, len(set.ds)*l)
 	_ = parallel(len(set.ds), func(lo, hi int) error {
 		for u := lo; u < hi; u++ {
@@ -205,17 +217,11 @@ func voleReceiverHandshake(ctx context.Context, net Network, peer string, set *o
 
 // matchVoleValues reads the sender's OPRF values (TypeVoleValues) in its
 // shuffled order: position k matches our element u if it equals u's
-// output.
+// output. The values are gathered first and joined with ours by
+// matchOutputs.
 func (h *voleReceiver) matchVoleValues(ctx context.Context, net Network, peer string, set *otSet, own []byte) (*otReceived, error) {
 	n, l, cfg := len(set.uniq), h.l, set.cfg
-	outs := newIdxTable(n)
-	for u := range n {
-		outs.add(prefix64(own[u*l:(u+1)*l]), int32(u))
-	}
-	x := &otReceived{uniq: set.uniq, of: set.of, matched: make([]int, n), peerSize: h.peerSize, peerRun: h.ids.peer}
-	for u := range x.matched {
-		x.matched[u] = -1
-	}
+	theirs := make([]byte, 0, h.peerSize*l)
 	for ci := range numChunks(h.peerSize, cfg.ChunkSize) {
 		m, err := net.Receive(ctx, peer, TypeVoleValues)
 		if err != nil {
@@ -225,16 +231,8 @@ func (h *voleReceiver) matchVoleValues(ctx context.Context, net Network, peer st
 		if err != nil {
 			return nil, fmt.Errorf("%s from %s: %w", TypeVoleValues, peer, err)
 		}
-		for k := range len(data) / l {
-			v := data[k*l : (k+1)*l]
-			outs.find(prefix64(v), func(u int32) bool {
-				if string(own[int(u)*l:int(u+1)*l]) == string(v) {
-					x.matched[u] = ci*cfg.ChunkSize + k
-					return true
-				}
-				return false
-			})
-		}
+		theirs = append(theirs, data...) // chunk ci holds positions ci·ChunkSize on
 	}
-	return x, nil
+	matched := matchOutputs(own, n, theirs, h.peerSize, l)
+	return &otReceived{uniq: set.uniq, of: set.of, matched: matched, peerSize: h.peerSize, peerRun: h.ids.peer}, nil
 }

@@ -1,0 +1,307 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// sha256Blocks is SHA-256's compression function over n 64-byte blocks
+// with the SHA extensions (SHA256RNDS2, SHA256MSG1, SHA256MSG2), in the
+// arrangement of Gulley et al., "Intel SHA Extensions" (Intel, 2013): the
+// state held as ABEF and CDGH, four rounds per group of four message
+// words, the schedule computed two groups ahead. sha256Sum (sha256.go)
+// pads short messages around it; TestSHA256 checks it against
+// crypto/sha256. Only SSE instructions besides the SHA ones (SSSE3's
+// PSHUFB and PALIGNR, SSE4.1's PBLENDW), so it needs no AVX.
+// The 16 groups are written out: each uses other registers.
+
+DATA shaK<>+0(SB)/8, $0x71374491428a2f98
+DATA shaK<>+8(SB)/8, $0xe9b5dba5b5c0fbcf
+DATA shaK<>+16(SB)/8, $0x59f111f13956c25b
+DATA shaK<>+24(SB)/8, $0xab1c5ed5923f82a4
+DATA shaK<>+32(SB)/8, $0x12835b01d807aa98
+DATA shaK<>+40(SB)/8, $0x550c7dc3243185be
+DATA shaK<>+48(SB)/8, $0x80deb1fe72be5d74
+DATA shaK<>+56(SB)/8, $0xc19bf1749bdc06a7
+DATA shaK<>+64(SB)/8, $0xefbe4786e49b69c1
+DATA shaK<>+72(SB)/8, $0x240ca1cc0fc19dc6
+DATA shaK<>+80(SB)/8, $0x4a7484aa2de92c6f
+DATA shaK<>+88(SB)/8, $0x76f988da5cb0a9dc
+DATA shaK<>+96(SB)/8, $0xa831c66d983e5152
+DATA shaK<>+104(SB)/8, $0xbf597fc7b00327c8
+DATA shaK<>+112(SB)/8, $0xd5a79147c6e00bf3
+DATA shaK<>+120(SB)/8, $0x1429296706ca6351
+DATA shaK<>+128(SB)/8, $0x2e1b213827b70a85
+DATA shaK<>+136(SB)/8, $0x53380d134d2c6dfc
+DATA shaK<>+144(SB)/8, $0x766a0abb650a7354
+DATA shaK<>+152(SB)/8, $0x92722c8581c2c92e
+DATA shaK<>+160(SB)/8, $0xa81a664ba2bfe8a1
+DATA shaK<>+168(SB)/8, $0xc76c51a3c24b8b70
+DATA shaK<>+176(SB)/8, $0xd6990624d192e819
+DATA shaK<>+184(SB)/8, $0x106aa070f40e3585
+DATA shaK<>+192(SB)/8, $0x1e376c0819a4c116
+DATA shaK<>+200(SB)/8, $0x34b0bcb52748774c
+DATA shaK<>+208(SB)/8, $0x4ed8aa4a391c0cb3
+DATA shaK<>+216(SB)/8, $0x682e6ff35b9cca4f
+DATA shaK<>+224(SB)/8, $0x78a5636f748f82ee
+DATA shaK<>+232(SB)/8, $0x8cc7020884c87814
+DATA shaK<>+240(SB)/8, $0xa4506ceb90befffa
+DATA shaK<>+248(SB)/8, $0xc67178f2bef9a3f7
+GLOBL shaK<>(SB), RODATA|NOPTR, $256
+
+DATA shaFlip<>+0(SB)/8, $0x0405060700010203
+DATA shaFlip<>+8(SB)/8, $0x0c0d0e0f08090a0b
+GLOBL shaFlip<>(SB), RODATA|NOPTR, $16
+
+// func cpuHasSHA() bool: CPUID.7.0:EBX.SHA[bit 29], CPUID.1:ECX.SSSE3[bit 9]
+// and SSE4.1[bit 19].
+TEXT ·cpuHasSHA(SB), NOSPLIT, $0-1
+	MOVL  $1, AX
+	XORL  CX, CX
+	CPUID
+	ANDL  $0x80200, CX
+	CMPL  CX, $0x80200
+	JNE   no
+	MOVL  $7, AX
+	XORL  CX, CX
+	CPUID
+	SHRL  $29, BX
+	ANDL  $1, BX
+	MOVB  BX, ret+0(FP)
+	RET
+
+no:
+	MOVB $0, ret+0(FP)
+	RET
+
+// func sha256Blocks(h *[8]uint32, p *byte, n int)
+TEXT ·sha256Blocks(SB), NOSPLIT, $0-24
+	MOVQ   h+0(FP), DI
+	MOVQ   p+8(FP), SI
+	MOVQ   n+16(FP), DX
+	SHLQ   $6, DX
+	JEQ    done
+	ADDQ   SI, DX
+	MOVOU  (DI), X1
+	MOVOU  16(DI), X2
+	PSHUFD $0xb1, X1, X1 // X1: ABEF, X2: CDGH
+	PSHUFD $0x1b, X2, X2
+	MOVO   X1, X7
+	PALIGNR $0x08, X2, X1
+	PBLENDW $0xf0, X7, X2
+	MOVOU  shaFlip<>(SB), X8
+	LEAQ   shaK<>(SB), AX
+
+block:
+	MOVO X1, X9
+	MOVO X2, X10
+
+	// rounds 0-3
+	MOVOU  0(SI), X0
+	PSHUFB X8, X0
+	MOVO   X0, X3
+	MOVOU  0(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+
+	// rounds 4-7
+	MOVOU  16(SI), X0
+	PSHUFB X8, X0
+	MOVO   X0, X4
+	MOVOU  16(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1 X4, X3
+
+	// rounds 8-11
+	MOVOU  32(SI), X0
+	PSHUFB X8, X0
+	MOVO   X0, X5
+	MOVOU  32(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1 X5, X4
+
+	// rounds 12-15
+	MOVOU  48(SI), X0
+	PSHUFB X8, X0
+	MOVO   X0, X6
+	MOVOU  48(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	MOVO    X6, X7
+	PALIGNR $0x04, X5, X7
+	PADDD   X7, X3
+	SHA256MSG2 X6, X3
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1 X6, X5
+
+	// rounds 16-19
+	MOVO   X3, X0
+	MOVOU  64(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	MOVO    X3, X7
+	PALIGNR $0x04, X6, X7
+	PADDD   X7, X4
+	SHA256MSG2 X3, X4
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1 X3, X6
+
+	// rounds 20-23
+	MOVO   X4, X0
+	MOVOU  80(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	MOVO    X4, X7
+	PALIGNR $0x04, X3, X7
+	PADDD   X7, X5
+	SHA256MSG2 X4, X5
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1 X4, X3
+
+	// rounds 24-27
+	MOVO   X5, X0
+	MOVOU  96(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	MOVO    X5, X7
+	PALIGNR $0x04, X4, X7
+	PADDD   X7, X6
+	SHA256MSG2 X5, X6
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1 X5, X4
+
+	// rounds 28-31
+	MOVO   X6, X0
+	MOVOU  112(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	MOVO    X6, X7
+	PALIGNR $0x04, X5, X7
+	PADDD   X7, X3
+	SHA256MSG2 X6, X3
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1 X6, X5
+
+	// rounds 32-35
+	MOVO   X3, X0
+	MOVOU  128(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	MOVO    X3, X7
+	PALIGNR $0x04, X6, X7
+	PADDD   X7, X4
+	SHA256MSG2 X3, X4
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1 X3, X6
+
+	// rounds 36-39
+	MOVO   X4, X0
+	MOVOU  144(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	MOVO    X4, X7
+	PALIGNR $0x04, X3, X7
+	PADDD   X7, X5
+	SHA256MSG2 X4, X5
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1 X4, X3
+
+	// rounds 40-43
+	MOVO   X5, X0
+	MOVOU  160(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	MOVO    X5, X7
+	PALIGNR $0x04, X4, X7
+	PADDD   X7, X6
+	SHA256MSG2 X5, X6
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1 X5, X4
+
+	// rounds 44-47
+	MOVO   X6, X0
+	MOVOU  176(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	MOVO    X6, X7
+	PALIGNR $0x04, X5, X7
+	PADDD   X7, X3
+	SHA256MSG2 X6, X3
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1 X6, X5
+
+	// rounds 48-51
+	MOVO   X3, X0
+	MOVOU  192(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	MOVO    X3, X7
+	PALIGNR $0x04, X6, X7
+	PADDD   X7, X4
+	SHA256MSG2 X3, X4
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1 X3, X6
+
+	// rounds 52-55
+	MOVO   X4, X0
+	MOVOU  208(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	MOVO    X4, X7
+	PALIGNR $0x04, X3, X7
+	PADDD   X7, X5
+	SHA256MSG2 X4, X5
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+
+	// rounds 56-59
+	MOVO   X5, X0
+	MOVOU  224(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	MOVO    X5, X7
+	PALIGNR $0x04, X4, X7
+	PADDD   X7, X6
+	SHA256MSG2 X5, X6
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+
+	// rounds 60-63
+	MOVO   X6, X0
+	MOVOU  240(AX), X11
+	PADDD  X11, X0
+	SHA256RNDS2 X0, X1, X2
+	PSHUFD $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+
+	PADDD X9, X1
+	PADDD X10, X2
+	ADDQ  $64, SI
+	CMPQ  SI, DX
+	JNE   block
+
+	PSHUFD  $0x1b, X1, X1
+	PSHUFD  $0xb1, X2, X2
+	MOVO    X1, X7
+	PBLENDW $0xf0, X2, X1
+	PALIGNR $0x08, X7, X2
+	MOVOU   X1, (DI)
+	MOVOU   X2, 16(DI)
+
+done:
+	RET
