@@ -51,18 +51,6 @@ func gather(out []gf, x []gf, idx []uint32) {
 	eaGatherAsm(&out[0], &x[0], &idx[0], len(out))
 }
 
-// cpuHasSHA reports the SHA extensions with SSSE3 and SSE4.1.
-func cpuHasSHA() bool
-
-// sha256Blocks runs SHA-256's compression function on the state h over
-// the n 64-byte blocks at p.
-//
-//go:noescape
-func sha256Blocks(h *[8]uint32, p *byte, n int)
-
-// shaAvailable reports whether sha256Sum may use sha256Blocks.
-func shaAvailable() bool { return cpuHasSHA() }
-
 // gather16Asm sets dst[k] = src[idx[k]] for n 16-byte elements, with
 // software prefetch (eagather_amd64.s).
 //

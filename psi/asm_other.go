@@ -19,11 +19,6 @@ func bandSumAVX2(p *gf, band *[okvsWords]uint64) gf { panic("psi: internal error
 // gather is gatherGo off amd64.
 func gather(out []gf, x []gf, idx []uint32) { gatherGo(out, x, idx) }
 
-// shaAvailable is false off amd64: sha256Sum uses crypto/sha256.
-func shaAvailable() bool { return false }
-
-func sha256Blocks(h *[8]uint32, p *byte, n int) { panic("psi: internal error: no SHA extensions") }
-
 // gather16 is gather16Go off amd64.
 func gather16[T gf | [digestLen]byte](dst, src []T, idx []int32) {
 	checkGather16(dst, src, idx)

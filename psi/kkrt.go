@@ -80,13 +80,10 @@ func outLen(nR, nS int) int {
 // probability 2^-128 per pair, which distinctDigests checks within each
 // party's own set (across the parties a collision is a false match of
 // the same probability).
-type digester struct {
-	key [32]byte
-	ni  bool // sha256Sum may use the SHA extensions
-}
+type digester struct{ key [32]byte }
 
 func newDigester(dst []byte) digester {
-	return digester{key: sha256.Sum256(append([]byte("cohort-psi-ot-v1:digest:"), dst...)), ni: shaAvailable()}
+	return digester{key: sha256.Sum256(append([]byte("cohort-psi-ot-v1:digest:"), dst...))}
 }
 
 // digests returns the digests of elems, on every core.
@@ -96,7 +93,7 @@ func (d digester) digests(elems [][]byte) [][digestLen]byte {
 		buf := make([]byte, 0, 64)
 		for i := lo; i < hi; i++ {
 			buf = append(append(buf[:0], d.key[:]...), elems[i]...)
-			s := sha256Sum(buf, d.ni)
+			s := sha256.Sum256(buf)
 			copy(out[i][:], s[:digestLen])
 		}
 		return nil
@@ -452,26 +449,23 @@ func rowsToCols(cols, rows []byte, n int) {
 }
 
 // oprfBuf holds the input of F: the joint seed, a bin index and a row.
-type oprfBuf struct {
-	b  [32 + 8 + otRowBytes]byte
-	ni bool // sha256Sum may use the SHA extensions
-}
+type oprfBuf [32 + 8 + otRowBytes]byte
 
 func newOPRFBuf(seed *[32]byte) *oprfBuf {
-	b := &oprfBuf{ni: shaAvailable()}
-	copy(b.b[:32], seed[:])
-	return b
+	var b oprfBuf
+	copy(b[:32], seed[:])
+	return &b
 }
 
 // row is where the caller puts the k-bit row v.
-func (b *oprfBuf) row() []byte { return b.b[40:] }
+func (b *oprfBuf) row() []byte { return b[40:] }
 
 // out writes F(bin, v) for the row v in b to out[:l]: SHA-256 of the
 // joint seed, the bin index and v, truncated (KKRT16's correlation-robust
 // hash H, with the bin index as the OPRF instance).
 func (b *oprfBuf) out(out []byte, bin int, l int) {
-	binary.LittleEndian.PutUint64(b.b[32:], uint64(bin))
-	s := sha256Sum(b.b[:], b.ni)
+	binary.LittleEndian.PutUint64(b[32:], uint64(bin))
+	s := sha256.Sum256(b[:])
 	copy(out[:l], s[:l])
 }
 

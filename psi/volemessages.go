@@ -1,6 +1,7 @@
 package psi
 
 import (
+	"crypto/sha256"
 	"fmt"
 
 	"github.com/cohortdm/cohort/wire"
@@ -66,11 +67,10 @@ type voleKeys struct {
 	ea     [32]byte
 	out    [16]byte
 	values *fixedAES
-	ni     bool // sha256Sum may use the SHA extensions
 }
 
 func newVoleKeys(seed [32]byte) *voleKeys {
-	k := &voleKeys{seed: seed, ni: shaAvailable()}
+	k := &voleKeys{seed: seed}
 	copy(k.ea[:], derive(seed, "vole-ea", 0))
 	copy(k.ea[16:], derive(seed, "vole-ea", 1))
 	copy(k.out[:], derive(seed, "vole-out"))
@@ -105,7 +105,7 @@ func (k *voleKeys) oprfOut(out []byte, d *[digestLen]byte, z gf, l int) {
 	copy(b[:], k.out[:])
 	copy(b[16:], d[:])
 	z.put(b[16+digestLen:])
-	s := sha256Sum(b[:], k.ni)
+	s := sha256.Sum256(b[:])
 	copy(out[:l], s[:l])
 }
 
