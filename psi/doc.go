@@ -324,8 +324,9 @@
 //     sends D = P + A; the first chunk names the OKVS attempt.
 //  5. Values (psi/vole-values, sender → receiver, chunks): K = B + Δ·D =
 //     C + Δ·P, and for each x in a fresh shuffled order the first
-//     ⌈(40 + log2(3·n_R·n_S))/8⌉ bytes of SHA-256(label ‖ joint seed ‖
-//     d(x) ‖ Decode(K, x) + Δ·H(x)). For x ∈ Y this is the receiver's own
+//     ⌈(40 + log2(3·n_R·n_S))/8⌉ bytes of SHA-256(output key ‖ d(x) ‖
+//     Decode(K, x) + Δ·H(x)), the output key 16 bytes from the joint seed
+//     (which binds the label). For x ∈ Y this is the receiver's own
 //     hash of Decode(C, x), which it matches.
 //  6. Filter (psi/filter): as in OT mode.
 //
