@@ -361,9 +361,15 @@ func startProcesses(t *testing.T, bin string, names []string, tablesDir string) 
 		}
 		members = append(members, m)
 		// Point each node at the tables; give the first an HTTP listener.
+		// The nodes keep no encryption pools: each would fill 256 Paillier
+		// randomisers and 64 lattice encryptions of zero at start, seconds
+		// of CPU per process that these tests' few encryptions never take
+		// from, on the cores every other test of the suite shares (the
+		// pools' own tests are in node, sum and secureagg).
 		cfgPath := filepath.Join(root, name, "node.yaml")
 		b, _ := os.ReadFile(cfgPath)
 		b = bytes.Replace(b, []byte("tables_dir: tables"), []byte("tables_dir: "+tablesDir), 1)
+		b = append(b, []byte("randomizer_pool: -1\nlattice_pool: -1\n")...)
 		if i == 0 {
 			httpAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 			b = append(b, []byte("http: "+httpAddr+"\n")...)
