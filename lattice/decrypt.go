@@ -81,6 +81,19 @@ type Decryptor struct {
 	smudge  *smudger
 	buf     ring.Poly
 	scratch ring.Poly // AppendShare's, allocated at its first use
+	noise   *ZeroPool // nil: all smudging noise drawn here
+}
+
+// UseNoise lets the Decryptor take the smudging noise of its shares from
+// p, a node's pool (ZeroPool, which says why noise drawn ahead is as good
+// as fresh), and draw it itself only when p has none ready. It refuses a
+// pool of another key.
+func (d *Decryptor) UseNoise(p *ZeroPool) error {
+	if p != nil && !p.Serves(d.keys.PublicKey) {
+		return fmt.Errorf("%w: noise pool of another key", ErrMismatch)
+	}
+	d.noise = p
+	return nil
 }
 
 // NewDecryptor returns a Decryptor for keys.
@@ -269,9 +282,13 @@ func (d *Decryptor) makeShare(t *Target, plan *Plan, q int, into func(k int) rin
 			h := into(k)
 			// c1 is in the NTT domain, sk in NTT and Montgomery form.
 			r.MulCoeffsMontgomery(c1, sk.Value.Q, h)
-			d.smudge.read(d.buf, moduli)
-			r.NTT(d.buf, d.buf)
-			r.Add(h, d.buf, h)
+			u, ok := d.noise.takeNoise()
+			if !ok {
+				d.smudge.read(d.buf, moduli)
+				r.NTT(d.buf, d.buf)
+				u = d.buf
+			}
+			r.Add(h, u, h)
 			reduce(r, h)
 			done(k, h)
 		}

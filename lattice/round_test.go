@@ -37,6 +37,9 @@ type round struct {
 	// zeros, when set, is the pool every party's Encryptor takes its
 	// encryptions of zero from.
 	zeros *ZeroPool
+	// noise, when set, is the pool every party's Decryptor takes its
+	// smudging noise from.
+	noise *ZeroPool
 	// bytes sent per party (index = point-1) and the root's opening,
 	// filled by run.
 	bytes  []int
@@ -166,6 +169,9 @@ func (r *round) shares(p int, m *Mask, e Expect, plan *Plan) ([][]byte, error) {
 	}
 	dec, err := NewDecryptor(r.keys[p-1])
 	if err != nil {
+		return nil, err
+	}
+	if err := dec.UseNoise(r.noise); err != nil {
 		return nil, err
 	}
 	for _, in := range e.Committed {

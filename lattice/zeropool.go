@@ -32,6 +32,26 @@ import (
 // one mask would show their difference, c0 − c0' = Δ(m − m')). When the
 // pool is empty, the Encryptor computes the encryption of zero itself.
 //
+// The pool also draws the smudging noise of this member's decryption
+// shares ahead (Decryptor.UseNoise): each share adds, to every
+// ciphertext's λ·sk·c1, a polynomial u of coefficients uniform in
+// [−2^114, 2^114), sampled from a ChaCha8 stream seeded from crypto/rand
+// and taken to the NTT domain (the package doc, "Smudging"); neither step
+// depends on the ciphertext, the key or the plan, so the pool does both
+// between jobs. Noise drawn ahead is as good as fresh: it comes from the
+// same sampler (smudger, with a seed of its own), the NTT is a bijection
+// applied after the draw, so NTT(u) added in the NTT domain is u added to
+// the coefficients, and what a share needs of its noise is that it is
+// uniform, secret and independent of everything else the share contains,
+// which noise drawn before the target existed is by construction. What
+// must never happen is that one u smudges two shares: their difference
+// would show λ·sk·(c1 − c1'), from which the member's key share follows.
+// So each polynomial is handed out once and forgotten, as the encryptions
+// of zero are, never kept across rounds or derived from another; when
+// none is ready the Decryptor draws its own. The noise is as secret as
+// the member's key share (u and the share it smudges give λ·sk·c1), and is
+// held in the same process memory as that key share.
+//
 // A pool lowers latency, not total work: every encryption of zero still
 // costs what it did, on whichever core the filler runs. It helps where a
 // party encrypts its vector when a step arrives after idle time.
@@ -47,10 +67,13 @@ import (
 //
 // Memory: each encryption of zero is a ciphertext, two polynomials of
 // Slots coefficients per prime (384 KiB under ParamsBGV13); a pool holds
-// at most size of them.
+// at most size of them, and at most 2·size polynomials of noise (192 KiB
+// each: at the default quorum a member makes at most two shares of each
+// ciphertext of an aggregate, PlanVerified), as much memory again.
 type ZeroPool struct {
 	pk     *PublicKey
 	supply *prefill.Supply[zeroCt]
+	noise  *prefill.Supply[ring.Poly] // smudging noise, NTT domain
 }
 
 // zeroCt is one encryption of zero, c0 and c1 in the NTT domain.
@@ -69,6 +92,9 @@ type ZeroPoolStats struct {
 	// because the pool was empty.
 	Computed int64
 	Paused   bool
+	// Noise is the same for the smudging noise of decryption shares (one
+	// polynomial per ciphertext of a share; Bytes counts it).
+	Noise prefill.Counts
 }
 
 // NewZeroPool starts a pool of up to size encryptions of zero under pk.
@@ -86,9 +112,36 @@ func NewZeroPool(ctx context.Context, pk *PublicKey, size int) (*ZeroPool, error
 	}); err != nil {
 		return nil, err
 	}
-	p := &ZeroPool{pk: pk, supply: prefill.New[zeroCt](size)}
+	smudge, err := newSmudger(pk.Params.bgv.RingQ().ModuliChain())
+	if err != nil {
+		return nil, err
+	}
+	p := &ZeroPool{pk: pk, supply: prefill.New[zeroCt](size), noise: prefill.New[ring.Poly](2 * size)}
 	go p.fill(ctx, enc)
+	go p.fillNoise(ctx, smudge)
 	return p, nil
+}
+
+// fillNoise draws smudging noise until the pool is closed or ctx ends
+// (the noise supply's loop, under this pool's name in a goroutine dump),
+// with a smudger of its own: the filler's stream is seeded apart from
+// every Decryptor's.
+func (p *ZeroPool) fillNoise(ctx context.Context, s *smudger) {
+	p.noise.Fill(ctx, func() (ring.Poly, error) { return drawNoise(p.pk.Params, s) })
+}
+
+// drawNoise returns one polynomial of smudging noise in the NTT domain,
+// as Decryptor.makeShare draws it when no pool has one ready.
+func drawNoise(params Params, s *smudger) (ring.Poly, error) {
+	var u ring.Poly
+	err := safely(func() error {
+		r := params.bgv.RingQ()
+		u = r.NewPoly()
+		s.read(u, r.ModuliChain())
+		r.NTT(u, u)
+		return nil
+	})
+	return u, err
 }
 
 // fill computes encryptions of zero until the pool is closed or ctx ends
@@ -125,27 +178,45 @@ func (p *ZeroPool) take() (zeroCt, bool) {
 	return p.supply.Take()
 }
 
+// takeNoise returns a polynomial of smudging noise (NTT domain) from the
+// pool, or false when none is ready (a nil pool has none).
+func (p *ZeroPool) takeNoise() (ring.Poly, bool) {
+	if p == nil {
+		return ring.Poly{}, false
+	}
+	return p.noise.Take()
+}
+
 // Serves reports whether the pool's encryptions of zero are under pk. A
 // caller handed a pool by someone else checks it before encrypting with it.
 func (p *ZeroPool) Serves(pk *PublicKey) bool { return pk != nil && pk.id == p.pk.id }
 
 // Stats reports the pool's size, what waits in it and what it handed out.
 func (p *ZeroPool) Stats() ZeroPoolStats {
-	c := p.supply.Counts()
-	return ZeroPoolStats{Size: c.Size, Ready: c.Ready, Bytes: c.Ready * p.pk.Params.CiphertextBytes(),
-		Made: c.Made, Taken: c.Taken, Computed: c.Computed, Paused: c.Paused}
+	c, n := p.supply.Counts(), p.noise.Counts()
+	return ZeroPoolStats{Size: c.Size, Ready: c.Ready, Bytes: (c.Ready + n.Ready/2) * p.pk.Params.CiphertextBytes(),
+		Made: c.Made, Taken: c.Taken, Computed: c.Computed, Paused: c.Paused, Noise: n}
 }
 
 // Pause stops the filler once the encryption of zero it is computing is
 // done, until Resume: the owner keeps the cores for its own work and lets
 // the pool fill while it idles. Encryptors still take what is ready.
 // Pausing a paused pool does nothing.
-func (p *ZeroPool) Pause() { p.supply.Pause() }
+func (p *ZeroPool) Pause() {
+	p.supply.Pause()
+	p.noise.Pause()
+}
 
 // Resume lets a paused filler go on; on a running pool it does nothing.
-func (p *ZeroPool) Resume() { p.supply.Resume() }
+func (p *ZeroPool) Resume() {
+	p.supply.Resume()
+	p.noise.Resume()
+}
 
-// Close stops the filler, waits for it to return and drops the unused
-// encryptions of zero (which never masked anything). It is safe to call
-// more than once.
-func (p *ZeroPool) Close() { p.supply.Close() }
+// Close stops the fillers, waits for them to return and drops the unused
+// encryptions of zero and noise (which never masked or smudged anything).
+// It is safe to call more than once.
+func (p *ZeroPool) Close() {
+	p.supply.Close()
+	p.noise.Close()
+}

@@ -104,7 +104,9 @@ type Config struct {
 	// computes ahead for the consortium's lattice key, between jobs, so
 	// that a contribution's encryption is an addition per ciphertext
 	// instead of a public-key encryption (384 KiB each; a million values
-	// of sum at five parties take 63). Zero: DefaultLatticePool; -1: none.
+	// of sum at five parties take 63), and twice as many polynomials of
+	// its decryption shares' smudging noise (192 KiB each). Zero:
+	// DefaultLatticePool; -1: none.
 	LatticePool int `yaml:"lattice_pool,omitempty"`
 	// PaillierTables is when the node builds the consortium key's wide
 	// fixed-base tables (80 MiB at 2048 bits; see package paillier):

@@ -13,16 +13,20 @@ import (
 // ready when node.yaml does not say: one contribution of a million values
 // of sum's fixed point on five parties (63 ciphertexts), 24 MiB under
 // lattice.ParamsBGV13 (384 KiB each). Filling it takes about 3.4 ms of
-// one core per encryption of zero, 0.2 s in all.
+// one core per encryption of zero, 0.2 s in all. The pool also keeps
+// twice as many polynomials of smudging noise for the node's decryption
+// shares (two shares of 64 ciphertexts, 192 KiB each: 24 MiB more).
 const DefaultLatticePool = 64
 
-// maxLatticePool bounds node.yaml's lattice_pool: 384 MiB.
+// maxLatticePool bounds node.yaml's lattice_pool: 384 MiB of encryptions
+// of zero and as much noise.
 const maxLatticePool = 1024
 
 // latticeZeros is the node's pool of encryptions of zero under the lattice
 // key installed in its data dir (lattice.ZeroPool; secureagg takes from it
 // through keyring.LatticeZeros), so that a contribution's public-key
-// encryption is off the round's critical path. It is kept like the
+// encryption and its decryption shares' smudging noise are off the
+// round's critical path. It is kept like the
 // Paillier randomisers (keyedPool), and started, paused and closed with
 // them. A nil *latticeZeros keeps none.
 type latticeZeros = keyedPool[*lattice.ZeroPool]

@@ -186,7 +186,9 @@ var (
 	latticeZerosReadyDesc = prometheus.NewDesc("cohort_lattice_zeros_ready",
 		"Lattice encryptions of zero ready in the node's pool (node.yaml lattice_pool).", nil, nil)
 	latticeZerosBytesDesc = prometheus.NewDesc("cohort_lattice_zeros_bytes",
-		"Memory the lattice encryptions of zero ready in the node's pool hold.", nil, nil)
+		"Memory the lattice encryptions of zero and smudging noise ready in the node's pool hold.", nil, nil)
+	latticeNoiseReadyDesc = prometheus.NewDesc("cohort_lattice_noise_ready",
+		"Polynomials of decryption shares' smudging noise ready in the node's lattice pool (2 × lattice_pool at most).", nil, nil)
 	tablesBytesDesc = prometheus.NewDesc("cohort_paillier_tables_bytes",
 		"Memory the process's wide Paillier fixed-base tables hold outside the Go heap (part of RSS, not of the go_memstats figures).", nil, nil)
 	tablesBuiltDesc = prometheus.NewDesc("cohort_paillier_tables_built",
@@ -195,7 +197,7 @@ var (
 
 // Describe and Collect make the pool a metrics collector.
 func (r *randomizers) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{randomizersReadyDesc, randomizersSizeDesc, randomizersBytesDesc, randomizersTakenDesc, randomizersComputedDesc, tablesBytesDesc, tablesBuiltDesc, latticeZerosReadyDesc, latticeZerosBytesDesc} {
+	for _, d := range []*prometheus.Desc{randomizersReadyDesc, randomizersSizeDesc, randomizersBytesDesc, randomizersTakenDesc, randomizersComputedDesc, tablesBytesDesc, tablesBuiltDesc, latticeZerosReadyDesc, latticeZerosBytesDesc, latticeNoiseReadyDesc} {
 		ch <- d
 	}
 }
@@ -216,4 +218,5 @@ func (r *randomizers) Collect(ch chan<- prometheus.Metric) {
 	zst, _ := latticeZeroStats(r.zeros)
 	ch <- prometheus.MustNewConstMetric(latticeZerosReadyDesc, prometheus.GaugeValue, float64(zst.Ready))
 	ch <- prometheus.MustNewConstMetric(latticeZerosBytesDesc, prometheus.GaugeValue, float64(zst.Bytes))
+	ch <- prometheus.MustNewConstMetric(latticeNoiseReadyDesc, prometheus.GaugeValue, float64(zst.Noise.Ready))
 }

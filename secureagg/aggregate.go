@@ -74,8 +74,9 @@ type Config struct {
 	// under Lattice (keyring.LatticeZeros, which Configure asks): the
 	// lattice backend encrypts its vector by adding it to the ones the
 	// pool has ready, so that public-key encryption leaves the round's
-	// critical path, and computes the rest itself. The ciphertexts are
-	// distributed as without it (lattice.ZeroPool).
+	// critical path, and computes the rest itself; its decryption shares
+	// take their smudging noise from the pool likewise. The ciphertexts
+	// and shares are distributed as without it (lattice.ZeroPool).
 	LatticeZeros *lattice.ZeroPool
 }
 

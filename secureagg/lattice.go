@@ -133,6 +133,9 @@ func newLatticeAgg(st *stage, cfg Config, n int) (*latticeAgg, error) {
 	if s.dec, err = lattice.NewDecryptor(k); err != nil {
 		return nil, err
 	}
+	if err := s.dec.UseNoise(cfg.LatticeZeros); err != nil {
+		return nil, err
+	}
 	for _, q := range s.parties {
 		s.points[q] = k.Point(q)
 	}

@@ -24,7 +24,8 @@ func (s zeroSecrets) LatticeZeros() *lattice.ZeroPool { return s.pool }
 
 // A round whose parties encrypt with their nodes' pools of encryptions of
 // zero sums exactly, each party taking one per ciphertext from its own
-// pool; Configure hands the pool of the installed key to the lattice
+// pool, and each decryptor one polynomial of smudging noise per
+// ciphertext of each of its shares; Configure hands the pool of the installed key to the lattice
 // backend, and none to Paillier.
 func TestLatticeZeroPools(t *testing.T) {
 	t.Parallel()
@@ -40,7 +41,7 @@ func TestLatticeZeroPools(t *testing.T) {
 		pools[name] = p
 	}
 	for _, p := range pools {
-		for deadline := time.Now().Add(2 * time.Minute); p.Stats().Ready < 2; time.Sleep(time.Millisecond) {
+		for deadline := time.Now().Add(2 * time.Minute); p.Stats().Ready < 2 || p.Stats().Noise.Ready < 4; time.Sleep(time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatal("pool not full after 2 minutes")
 			}
@@ -54,13 +55,23 @@ func TestLatticeZeroPools(t *testing.T) {
 		cfg.LatticeZeros = pools[name]
 		return cfg
 	}, in)
+	var noise int64
 	for _, name := range c.names {
 		if o := outs[name]; o.err != nil || !slices.Equal(o.res.Sum, want) {
 			t.Fatalf("%s: %v, or the sum differs from the exact sum", name, o.err)
 		}
-		if st := pools[name].Stats(); st.Taken != 2 || st.Computed != 0 {
+		st := pools[name].Stats()
+		if st.Taken != 2 || st.Computed != 0 {
 			t.Fatalf("%s: took %d encryptions of zero from its pool, computed %d; want 2 and 0", name, st.Taken, st.Computed)
 		}
+		if st.Noise.Computed != 0 {
+			t.Fatalf("%s: drew %d polynomials of noise itself with %d of its pool's taken", name, st.Noise.Computed, st.Noise.Taken)
+		}
+		noise += st.Noise.Taken
+	}
+	// Three quorums of three at N = 5 (PlanVerified), two ciphertexts each.
+	if noise != 3*3*2 {
+		t.Fatalf("the decryptors took %d polynomials of noise from their pools, want %d", noise, 3*3*2)
 	}
 
 	dir := filepath.Join(t.TempDir(), "d")
