@@ -108,6 +108,12 @@ type Config struct {
 	// its decryption shares' smudging noise (192 KiB each). Zero:
 	// DefaultLatticePool; -1: none.
 	LatticePool int `yaml:"lattice_pool,omitempty"`
+	// PreferTCP dials members over TCP first, QUIC only if TCP does not
+	// connect (host.go, tcpFirst): a third of QUIC's CPU per byte, but one
+	// TCP connection carries every stream, so on a slow link a large body
+	// can hold a Raft heartbeat back. Off: go-libp2p's ranking (QUIC
+	// first). cohort sim's in-process nodes set it.
+	PreferTCP bool `yaml:"prefer_tcp,omitempty"`
 	// PaillierTables is when the node builds the consortium key's wide
 	// fixed-base tables (80 MiB at 2048 bits; see package paillier):
 	// "lazy" (the default when left out) once their uses repay them, a few

@@ -103,8 +103,13 @@ func newQUICConnManager(key quicgo.StatelessResetKey, tokens quicgo.TokenGenerat
 }
 
 // newHost starts a libp2p host with TCP and QUIC, Noise and yamux, that
-// dials members over TCP first (tcpFirst).
-func newHost(sk crypto.PrivKey, listen []string, g *memberGater) (host.Host, error) {
+// dials members over TCP first (tcpFirst) when preferTCP is set, and as
+// go-libp2p ranks their addresses (QUIC first) otherwise.
+func newHost(sk crypto.PrivKey, listen []string, g *memberGater, preferTCP bool) (host.Host, error) {
+	ranker := swarm.DefaultDialRanker
+	if preferTCP {
+		ranker = tcpFirst
+	}
 	h, err := libp2p.New(
 		libp2p.Identity(sk),
 		libp2p.ListenAddrStrings(listen...),
@@ -114,7 +119,7 @@ func newHost(sk crypto.PrivKey, listen []string, g *memberGater) (host.Host, err
 		libp2p.Security(noise.ID, noise.New),
 		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
 		libp2p.ConnectionGater(g),
-		libp2p.SwarmOpts(swarm.WithDialRanker(tcpFirst)),
+		libp2p.SwarmOpts(swarm.WithDialRanker(ranker)),
 		libp2p.DisableRelay(),
 		libp2p.UserAgent("cohort/1"),
 	)
@@ -149,7 +154,11 @@ const quicAfterTCP = swarm.PublicTCPDelay
 // than QUIC's idle timeout; the node's liveness probe (probe.go) does not
 // rely on either. Streams share one TCP connection, so on a slow link a
 // bulk body queued in the kernel can delay a small message behind it,
-// which QUIC's per-stream scheduling avoids.
+// which QUIC's per-stream scheduling avoids: a 16 MiB yamux window of a
+// lattice body is 13 s of a 10 Mbit/s link ahead of a Raft heartbeat. So
+// it is node.yaml's prefer_tcp, off by default, and on for the in-process
+// clusters of cohort sim and the tests (sim.StartCluster), whose loopback
+// has no slow link and whose cores every node shares.
 func tcpFirst(addrs []ma.Multiaddr) []network.AddrDelay {
 	var tcpAddrs, rest []ma.Multiaddr
 	for _, a := range addrs {

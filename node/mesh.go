@@ -39,12 +39,12 @@ type mesh struct {
 var defaultListen = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
 
 // newMesh starts the libp2p host, which admits no one until admit.
-func newMesh(sk crypto.PrivKey, listen []string, lg *slog.Logger, m *metrics) (*mesh, error) {
+func newMesh(sk crypto.PrivKey, listen []string, preferTCP bool, lg *slog.Logger, m *metrics) (*mesh, error) {
 	if len(listen) == 0 {
 		listen = defaultListen
 	}
 	g := &memberGater{log: lg, members: map[peer.ID]string{}, onDeny: m.denied.Inc}
-	h, err := newHost(sk, listen, g)
+	h, err := newHost(sk, listen, g, preferTCP)
 	if err != nil {
 		return nil, err
 	}

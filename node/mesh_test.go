@@ -21,7 +21,7 @@ func newTestMesh(t *testing.T, name string) (*mesh, *metrics, Member) {
 		t.Fatal(err)
 	}
 	m := newMetrics()
-	x, err := newMesh(sk, nil, discard(), m)
+	x, err := newMesh(sk, nil, false, discard(), m)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -164,7 +164,7 @@ func newNode(opts Options, cfg *Config, lg *slog.Logger) (*Node, error) {
 		return nil, err
 	}
 	m := newMetrics()
-	mesh, err := newMesh(sk, cfg.Listen, lg, m)
+	mesh, err := newMesh(sk, cfg.Listen, cfg.PreferTCP, lg, m)
 	if err != nil {
 		return nil, err
 	}

@@ -15,9 +15,10 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 )
 
-// twoHosts starts two hosts as newHost makes them, listening on listenA
-// and listenB, each admitting the other as a member.
-func twoHosts(t *testing.T, listenA, listenB []string) (a, b host.Host) {
+// twoHosts starts two hosts as newHost makes them (dialling TCP first when
+// preferTCP), listening on listenA and listenB, each admitting the other
+// as a member.
+func twoHosts(t *testing.T, preferTCP bool, listenA, listenB []string) (a, b host.Host) {
 	t.Helper()
 	g := &memberGater{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	start := func(listen []string) host.Host {
@@ -25,7 +26,7 @@ func twoHosts(t *testing.T, listenA, listenB []string) (a, b host.Host) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := newHost(sk, listen, g)
+		h, err := newHost(sk, listen, g, preferTCP)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,20 +56,24 @@ func connTransport(t *testing.T, a, b host.Host, addrs []ma.Multiaddr) string {
 }
 
 // Between nodes that listen on TCP and QUIC (the default), the connection
-// is TCP: QUIC costs a node about three times the CPU per byte.
+// is TCP with prefer_tcp (QUIC costs a node about three times the CPU per
+// byte), and QUIC without it (QUIC's streams do not queue behind each
+// other on a slow link).
 func TestHostPrefersTCP(t *testing.T) {
 	t.Parallel()
 	both := []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
-	a, b := twoHosts(t, both, both)
-	if tr := connTransport(t, a, b, b.Addrs()); tr != "tcp" {
-		t.Fatalf("connected over %q, want tcp", tr)
+	for preferTCP, want := range map[bool]string{true: "tcp", false: "quic-v1"} {
+		a, b := twoHosts(t, preferTCP, both, both)
+		if tr := connTransport(t, a, b, b.Addrs()); tr != want {
+			t.Errorf("prefer_tcp %v: connected over %q, want %s", preferTCP, tr, want)
+		}
 	}
 }
 
 // A member whose TCP address does not answer is reached over QUIC.
 func TestHostFallsBackToQUIC(t *testing.T) {
 	t.Parallel()
-	a, b := twoHosts(t, []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}, []string{"/ip4/127.0.0.1/udp/0/quic-v1"})
+	a, b := twoHosts(t, true, []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}, []string{"/ip4/127.0.0.1/udp/0/quic-v1"})
 	// b's TCP address as a stale member list could have it: port 1, where
 	// nothing listens on loopback, so the dial is refused.
 	dead := ma.StringCast("/ip4/127.0.0.1/tcp/1")

@@ -78,7 +78,7 @@ func benchHosts(b *testing.B, listen string) (from, to host.Host) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		h, err := newHost(sk, []string{listen}, g)
+		h, err := newHost(sk, []string{listen}, g, true)
 		if err != nil {
 			b.Fatal(err)
 		}

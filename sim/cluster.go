@@ -136,7 +136,10 @@ func StartCluster(ctx context.Context, dir string, names []string, opts ClusterO
 			listen = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
 		}
 		cfg := &node.Config{Name: name, DataDir: dataDir, TablesDir: opts.TablesDir, Tables: opts.Tables[name], Timing: timing, Listen: listen, MaxJobs: opts.MaxJobs, MaxTableRows: opts.MaxTableRows,
-			RandomizerPool: opts.RandomizerPool, LatticePool: opts.LatticePool}
+			RandomizerPool: opts.RandomizerPool, LatticePool: opts.LatticePool,
+			// Loopback, and every node on the same cores: QUIC's CPU per
+			// byte is the cost, and there is no slow link (node.Config).
+			PreferTCP: true}
 		n, err := c.newNode(cfg)
 		if err != nil {
 			c.Close()
