@@ -104,6 +104,15 @@ func newConsensus(ctx context.Context, cfg consensusConfig) (*consensus, error) 
 		store.Close()
 		return nil, err
 	}
+	// What the log held when this process started: attempts begun before
+	// are reported as restarted (fsm.startedBeforeBoot).
+	last, err := store.LastIndex()
+	if err != nil {
+		return fail(fmt.Errorf("raft log: %w", err))
+	}
+	if f, ok := cfg.FSM.(*fsm); ok {
+		f.setBootIndex(last)
+	}
 	rc := raftConfig(cfg.Self, cfg.Timing)
 	rc.Logger = hlog
 	logs := newFaultStore(store)

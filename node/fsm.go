@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/cohortdm/cohort/api"
+	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/wire"
 )
@@ -77,10 +78,57 @@ type fsm struct {
 	// own AppliedIndex moves when it hands entries to the FSM goroutine,
 	// before Apply has run; the runner must wait for Apply.
 	applied atomic.Uint64
+
+	// bootIndex is the last index of the node's log when its process
+	// started (setBootIndex); beforeBoot holds the attempts whose start
+	// entries were at or below it (runner.Rebooted). Both under bootMu.
+	bootMu     sync.Mutex
+	bootIndex  uint64
+	beforeBoot map[bootStep]bool
 }
 
 func newFSM() *fsm {
 	return &fsm{jobs: runner.NewState(), changed: make(chan struct{}, 1)}
+}
+
+// bootStep names one attempt of one step.
+type bootStep struct {
+	job, phase     string
+	round, attempt int
+}
+
+func bootStepOf(s *job.Step) bootStep {
+	return bootStep{s.Job, s.Phase, s.Round, s.Attempt}
+}
+
+// setBootIndex records the last index of the node's log as its process
+// starts, before Raft applies any entry.
+func (f *fsm) setBootIndex(i uint64) {
+	f.bootMu.Lock()
+	defer f.bootMu.Unlock()
+	f.bootIndex = i
+}
+
+// noteStart remembers an attempt whose start entry, at index i, the log
+// held when the process started.
+func (f *fsm) noteStart(i uint64, s *job.Step) {
+	f.bootMu.Lock()
+	defer f.bootMu.Unlock()
+	if i == 0 || i > f.bootIndex {
+		return
+	}
+	if f.beforeBoot == nil {
+		f.beforeBoot = map[bootStep]bool{}
+	}
+	f.beforeBoot[bootStepOf(s)] = true
+}
+
+// startedBeforeBoot reports whether step's start entry was in the log
+// when the node's process started (runner.Rebooted).
+func (f *fsm) startedBeforeBoot(s job.Step) bool {
+	f.bootMu.Lock()
+	defer f.bootMu.Unlock()
+	return f.beforeBoot[bootStepOf(&s)]
 }
 
 func (f *fsm) notify() {
@@ -102,6 +150,9 @@ func (f *fsm) Apply(l *raft.Log) any {
 		return fmt.Errorf("apply log entry %d: %w", l.Index, err)
 	}
 	err := f.apply(&c)
+	if err == nil && c.Entry.Op == runner.OpStart && c.Entry.Step != nil {
+		f.noteStart(l.Index, c.Entry.Step)
+	}
 	if err == nil {
 		if f.onApply != nil {
 			f.onApply(&c)

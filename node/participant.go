@@ -68,6 +68,10 @@ type member struct {
 
 func (m member) Secrets() job.Secrets { return m.secrets }
 
+// StartedBeforeBoot implements runner.Rebooted: the attempt's start entry
+// was in the node's log when its process started.
+func (m member) StartedBeforeBoot(s job.Step) bool { return m.n.fsm.startedBeforeBoot(s) }
+
 // TableSource resolves a table through the node's own mapping (node.yaml
 // tables:), else the spec's path, inside the node's tables dir; nothing
 // outside it can be named, and a source named by the spec itself is

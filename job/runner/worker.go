@@ -60,6 +60,17 @@ type Member interface {
 	Leader(ctx context.Context) string
 }
 
+// Rebooted is a Member that knows which attempts its node's log held
+// when the node's process started. An attempt begun by an earlier process
+// of the node may have had messages acknowledged and lost with it before
+// any mark of it was durable (markStarted), so the worker reports such an
+// attempt as restarted at once rather than wait for messages that will
+// not come until the step's timeout. An attempt the earlier process never
+// began is re-run for nothing, which costs one attempt.
+type Rebooted interface {
+	StartedBeforeBoot(step job.Step) bool
+}
+
 // Worker runs one job's steps on one member: it opens the job's session at
 // the first step the member takes part in (again after a restart), runs
 // the attempts the log holds open one at a time in log order, reports each
@@ -297,6 +308,9 @@ func (w *Worker) markStarted(step job.Step) error {
 	case err == nil && string(b) == mark:
 		return fmt.Errorf("party %s %w of step %s/%d (attempt %d): what it had received of the attempt is lost",
 			w.Self, ErrRestarted, step.Phase, step.Round, step.Attempt)
+	case w.startedBeforeBoot(step):
+		return fmt.Errorf("party %s %w of step %s/%d (attempt %d): the attempt began before its node's process started",
+			w.Self, ErrRestarted, step.Phase, step.Round, step.Attempt)
 	case err == nil || errors.Is(err, fs.ErrNotExist):
 		done := make(chan struct{})
 		w.marking = done
@@ -310,6 +324,13 @@ func (w *Worker) markStarted(step job.Step) error {
 		w.markFailed(step, err)
 	}
 	return nil
+}
+
+// startedBeforeBoot reports whether the member says the attempt began
+// before its node's process started (Rebooted).
+func (w *Worker) startedBeforeBoot(step job.Step) bool {
+	r, ok := w.Member.(Rebooted)
+	return ok && r.StartedBeforeBoot(step)
 }
 
 // waitMark waits for the mark being written, if any (Run waits for it

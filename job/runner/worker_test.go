@@ -367,3 +367,62 @@ func TestWorkerRetriesAFailedReport(t *testing.T) {
 		t.Fatalf("report %q (error %q), %v", r.Output, r.Error, err)
 	}
 }
+
+// rebootedMember says that one attempt began before its node's process
+// started (runner.Rebooted).
+type rebootedMember struct {
+	dirMember
+	before job.Step
+}
+
+func (m rebootedMember) StartedBeforeBoot(s job.Step) bool {
+	return s.Job == m.before.Job && s.Phase == m.before.Phase && s.Round == m.before.Round && s.Attempt == m.before.Attempt
+}
+
+// A worker whose node's log held the attempt's start when its process
+// started reports a restart at once, even without a mark of the attempt
+// (the earlier process may have died before the mark was durable, with
+// messages of the attempt acknowledged and lost), and opens no session.
+func TestWorkerReportsAnAttemptBegunBeforeBoot(t *testing.T) {
+	pol := policy.Default()
+	pol.Kinds["touchy"] = []string{policy.Any}
+	st, step := startedJob(t)
+	net := jobtest.NewNetwork("a", "b", "c")
+	k := &stuck{entered: make(chan struct{}, 1)}
+	enf, err := policy.NewEnforcer(policy.Options{Self: "b", Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &runner.Worker{Self: "b", Job: runner.ActiveJob{ID: "j", Spec: []byte(spec3)}, Kinds: job.Registry{"touchy": k},
+		Net: net.Party("b"), State: st, Member: rebootedMember{dirMember{member{"a"}, t.TempDir()}, step}, Policy: enf,
+		Config: runner.DefaultConfig()}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	w.Want(st.Open("j", "b"))
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Error(err)
+		}
+	}()
+	msg, err := net.Party("a").Receive(ctx, "b", step.Key(runner.OutputType))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Output    []byte `msgpack:"output"`
+		Error     string `msgpack:"error"`
+		Restarted bool   `msgpack:"restarted"`
+	}
+	if err := wire.Unmarshal(msg.Body, &r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Restarted || !strings.Contains(r.Error, "party b restarted mid-attempt of step p/0 (attempt 1)") {
+		t.Fatalf("reported %q, want the restart named", r.Error)
+	}
+	if n := k.opened.Load(); n != 0 {
+		t.Errorf("the session was opened %d times, want none", n)
+	}
+}
