@@ -301,6 +301,16 @@ func TestWorkerReportsARestartAtOnce(t *testing.T) {
 			t.Error(err)
 		}
 	}()
+	expectRestartReport(t, ctx, net, step)
+	if n := k.opened.Load(); n != 1 {
+		t.Errorf("the session was opened %d times, want once (before the restart)", n)
+	}
+}
+
+// expectRestartReport receives b's report of step at a and fails t unless
+// it names b's restart mid-attempt.
+func expectRestartReport(t *testing.T, ctx context.Context, net *jobtest.Network, step job.Step) {
+	t.Helper()
 	msg, err := net.Party("a").Receive(ctx, "b", step.Key(runner.OutputType))
 	if err != nil {
 		t.Fatal(err)
@@ -315,9 +325,6 @@ func TestWorkerReportsARestartAtOnce(t *testing.T) {
 	}
 	if !r.Restarted || !strings.Contains(r.Error, "party b restarted mid-attempt of step p/0 (attempt 1)") {
 		t.Fatalf("reported %q, want the restart named", r.Error)
-	}
-	if n := k.opened.Load(); n != 1 {
-		t.Errorf("the session was opened %d times, want once (before the restart)", n)
 	}
 }
 
@@ -407,21 +414,7 @@ func TestWorkerReportsAnAttemptBegunBeforeBoot(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	msg, err := net.Party("a").Receive(ctx, "b", step.Key(runner.OutputType))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r struct {
-		Output    []byte `msgpack:"output"`
-		Error     string `msgpack:"error"`
-		Restarted bool   `msgpack:"restarted"`
-	}
-	if err := wire.Unmarshal(msg.Body, &r); err != nil {
-		t.Fatal(err)
-	}
-	if !r.Restarted || !strings.Contains(r.Error, "party b restarted mid-attempt of step p/0 (attempt 1)") {
-		t.Fatalf("reported %q, want the restart named", r.Error)
-	}
+	expectRestartReport(t, ctx, net, step)
 	if n := k.opened.Load(); n != 0 {
 		t.Errorf("the session was opened %d times, want none", n)
 	}
