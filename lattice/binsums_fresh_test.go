@@ -268,14 +268,7 @@ func TestSumLazyProducts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := s.SumTerms(cts, terms)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gotG, gotH, err := l.Read(decryptCoeffs(t, p, sk, out))
-	if err != nil {
-		t.Fatal(err)
-	}
+	gotG, gotH := sumTermsRead(t, s, cts, terms, l, p, sk)
 	if !slices.Equal(gotG, wantG) || !slices.Equal(gotH, wantH) {
 		t.Fatalf("sums over %d chunks (%v, %v), want (%v, %v)", len(cts), gotG, gotH, wantG, wantH)
 	}

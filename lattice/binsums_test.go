@@ -23,6 +23,21 @@ func binKeys(tb testing.TB) (*PublicKey, *rlwe.SecretKey) {
 	return key, sk
 }
 
+// sumTermsRead sums terms over cts with s, decrypts the sum with sk and
+// reads its gradient and hessian sums through l.
+func sumTermsRead(tb testing.TB, s *BinSummer, cts []*rlwe.Ciphertext, terms []BinTerm, l *BinLayout, p Params, sk *rlwe.SecretKey) (g, h []int64) {
+	tb.Helper()
+	out, err := s.SumTerms(cts, terms)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g, h, err = l.Read(decryptCoeffs(tb, p, sk, out))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g, h
+}
+
 func decryptCoeffs(tb testing.TB, p Params, sk *rlwe.SecretKey, ct *rlwe.Ciphertext) []uint64 {
 	tb.Helper()
 	pt := bgv.NewPlaintext(p.bgv, ct.Level())
@@ -240,14 +255,7 @@ func TestBinSumsNodesTerms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := s.SumTerms(cts, terms)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gotG, gotH, err := l.Read(decryptCoeffs(t, p, sk, out))
-	if err != nil {
-		t.Fatal(err)
-	}
+	gotG, gotH := sumTermsRead(t, s, cts, terms, l, p, sk)
 	for i := range wantG {
 		if gotG[i] != wantG[i] || gotH[i] != wantH[i] {
 			t.Fatalf("node %d bin %d: sums (%d, %d), want (%d, %d)", i/bins, i%bins, gotG[i], gotH[i], wantG[i], wantH[i])
@@ -318,14 +326,7 @@ func TestEncryptPairsFromPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := s.SumTerms(cts, terms)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gotG, gotH, err := l.Read(decryptCoeffs(t, p, sk, out))
-	if err != nil {
-		t.Fatal(err)
-	}
+	gotG, gotH := sumTermsRead(t, s, cts, terms, l, p, sk)
 	if !slices.Equal(gotG, wantG) || !slices.Equal(gotH, wantH) {
 		t.Fatalf("sums from pooled encryptions (%v, %v), want (%v, %v)", gotG, gotH, wantG, wantH)
 	}
