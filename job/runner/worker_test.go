@@ -262,20 +262,11 @@ func startedJob(t *testing.T) (*runner.State, job.Step) {
 // once, instead of running the attempt again and waiting out its timeout
 // for messages that were sent to the process that died.
 func TestWorkerReportsARestartAtOnce(t *testing.T) {
-	pol := policy.Default()
-	pol.Kinds["touchy"] = []string{policy.Any}
 	st, step := startedJob(t)
 	net := jobtest.NewNetwork("a", "b", "c")
 	k := &stuck{entered: make(chan struct{}, 1)}
 	m := dirMember{member{"a"}, t.TempDir()}
-	worker := func() *runner.Worker {
-		enf, err := policy.NewEnforcer(policy.Options{Self: "b", Policy: pol})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &runner.Worker{Self: "b", Job: runner.ActiveJob{ID: "j", Spec: []byte(spec3)}, Kinds: job.Registry{"touchy": k},
-			Net: net.Party("b"), State: st, Member: m, Policy: enf, Config: runner.DefaultConfig()}
-	}
+	worker := func() *runner.Worker { return stuckWorker(t, st, net, k, m) }
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -305,6 +296,20 @@ func TestWorkerReportsARestartAtOnce(t *testing.T) {
 	if n := k.opened.Load(); n != 1 {
 		t.Errorf("the session was opened %d times, want once (before the restart)", n)
 	}
+}
+
+// stuckWorker is b's worker of job j in st over net, running kind k
+// ("touchy" allowed by b's policy) with member m.
+func stuckWorker(t *testing.T, st *runner.State, net *jobtest.Network, k *stuck, m runner.Member) *runner.Worker {
+	t.Helper()
+	pol := policy.Default()
+	pol.Kinds["touchy"] = []string{policy.Any}
+	enf, err := policy.NewEnforcer(policy.Options{Self: "b", Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &runner.Worker{Self: "b", Job: runner.ActiveJob{ID: "j", Spec: []byte(spec3)}, Kinds: job.Registry{"touchy": k},
+		Net: net.Party("b"), State: st, Member: m, Policy: enf, Config: runner.DefaultConfig()}
 }
 
 // expectRestartReport receives b's report of step at a and fails t unless
@@ -391,18 +396,10 @@ func (m rebootedMember) StartedBeforeBoot(s job.Step) bool {
 // (the earlier process may have died before the mark was durable, with
 // messages of the attempt acknowledged and lost), and opens no session.
 func TestWorkerReportsAnAttemptBegunBeforeBoot(t *testing.T) {
-	pol := policy.Default()
-	pol.Kinds["touchy"] = []string{policy.Any}
 	st, step := startedJob(t)
 	net := jobtest.NewNetwork("a", "b", "c")
 	k := &stuck{entered: make(chan struct{}, 1)}
-	enf, err := policy.NewEnforcer(policy.Options{Self: "b", Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &runner.Worker{Self: "b", Job: runner.ActiveJob{ID: "j", Spec: []byte(spec3)}, Kinds: job.Registry{"touchy": k},
-		Net: net.Party("b"), State: st, Member: rebootedMember{dirMember{member{"a"}, t.TempDir()}, step}, Policy: enf,
-		Config: runner.DefaultConfig()}
+	w := stuckWorker(t, st, net, k, rebootedMember{dirMember{member{"a"}, t.TempDir()}, step})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	w.Want(st.Open("j", "b"))
