@@ -32,7 +32,7 @@ type consensus struct {
 	trans      *raft.NetworkTransport
 	streams    *raftStreams
 	log        *slog.Logger
-	startIndex uint64      // the log's last index at start
+	startIndex uint64      // the log's last index when the process started, before any bootstrap entry
 	closing    atomic.Bool // set when shutdown begins: Raft's failed RPCs are then expected
 
 	self      string
@@ -104,8 +104,9 @@ func newConsensus(ctx context.Context, cfg consensusConfig) (*consensus, error) 
 		store.Close()
 		return nil, err
 	}
-	// What the log held when this process started: attempts begun before
-	// are reported as restarted (fsm.startedBeforeBoot).
+	// What the log held when this process started (startIndex): attempts
+	// begun before are reported as restarted (fsm.startedBeforeBoot), so
+	// it is read before Raft can apply anything.
 	last, err := store.LastIndex()
 	if err != nil {
 		return fail(fmt.Errorf("raft log: %w", err))
@@ -144,7 +145,7 @@ func newConsensus(ctx context.Context, cfg consensusConfig) (*consensus, error) 
 		}
 		return false
 	}))
-	c.startIndex = r.LastIndex()
+	c.startIndex = last
 	ctx, c.cancel = context.WithCancel(ctx)
 	c.wg.Add(1)
 	go func() {
