@@ -166,16 +166,7 @@ func TestMaskFromPool(t *testing.T) {
 	}
 	rows := l.Rows() + 3
 	rng := mrand.New(mrand.NewPCG(9, 10))
-	g, h := make([]int64, rows), make([]int64, rows)
-	var terms []BinTerm
-	wantG, wantH := make([]int64, bins), make([]int64, bins)
-	for r := range rows {
-		g[r], h[r] = rng.Int64N(1<<30)-1<<29, rng.Int64N(1<<30)
-		b := rng.IntN(bins)
-		terms = append(terms, BinTerm{Row: r, Bin: b, Weight: 1})
-		wantG[b] += g[r]
-		wantH[b] += h[r]
-	}
+	g, h, terms, wantG, wantH := randomTerms(rng, rows, bins)
 	enc, err := NewEncryptor(pk)
 	if err != nil {
 		t.Fatal(err)
@@ -250,16 +241,7 @@ func TestSumLazyProducts(t *testing.T) {
 	}
 	rows := (3*k+2)*l.Rows() - 5
 	rng := mrand.New(mrand.NewPCG(11, 12))
-	g, h := make([]int64, rows), make([]int64, rows)
-	var terms []BinTerm
-	wantG, wantH := make([]int64, bins), make([]int64, bins)
-	for r := range rows {
-		g[r], h[r] = rng.Int64N(1<<30)-1<<29, rng.Int64N(1<<30)
-		b := rng.IntN(bins)
-		terms = append(terms, BinTerm{Row: r, Bin: b, Weight: 1})
-		wantG[b] += g[r]
-		wantH[b] += h[r]
-	}
+	g, h, terms, wantG, wantH := randomTerms(rng, rows, bins)
 	enc, err := NewEncryptor(pk)
 	if err != nil {
 		t.Fatal(err)

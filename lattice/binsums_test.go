@@ -23,6 +23,22 @@ func binKeys(tb testing.TB) (*PublicKey, *rlwe.SecretKey) {
 	return key, sk
 }
 
+// randomTerms draws rows gradients (signed, under 2^29) and hessians
+// (under 2^30) from rng, one term of weight 1 per row in a bin drawn from
+// rng, and returns them with each bin's sums.
+func randomTerms(rng *mrand.Rand, rows, bins int) (g, h []int64, terms []BinTerm, wantG, wantH []int64) {
+	g, h = make([]int64, rows), make([]int64, rows)
+	wantG, wantH = make([]int64, bins), make([]int64, bins)
+	for r := range rows {
+		g[r], h[r] = rng.Int64N(1<<30)-1<<29, rng.Int64N(1<<30)
+		b := rng.IntN(bins)
+		terms = append(terms, BinTerm{Row: r, Bin: b, Weight: 1})
+		wantG[b] += g[r]
+		wantH[b] += h[r]
+	}
+	return g, h, terms, wantG, wantH
+}
+
 // sumTermsRead sums terms over cts with s, decrypts the sum with sk and
 // reads its gradient and hessian sums through l.
 func sumTermsRead(tb testing.TB, s *BinSummer, cts []*rlwe.Ciphertext, terms []BinTerm, l *BinLayout, p Params, sk *rlwe.SecretKey) (g, h []int64) {
@@ -295,16 +311,7 @@ func TestEncryptPairsFromPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := mrand.New(mrand.NewPCG(5, 6))
-	g, h := make([]int64, rows), make([]int64, rows)
-	var terms []BinTerm
-	wantG, wantH := make([]int64, bins), make([]int64, bins)
-	for r := range rows {
-		g[r], h[r] = rng.Int64N(1<<30)-1<<29, rng.Int64N(1<<30)
-		b := rng.IntN(bins)
-		terms = append(terms, BinTerm{Row: r, Bin: b, Weight: 1})
-		wantG[b] += g[r]
-		wantH[b] += h[r]
-	}
+	g, h, terms, wantG, wantH := randomTerms(rng, rows, bins)
 	cts, err := enc.EncryptPairs(l, g, h)
 	if err != nil {
 		t.Fatal(err)
