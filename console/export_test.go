@@ -74,12 +74,7 @@ func checkExports(t testing.TB, idx *ledgerIndex, filters ...ledgerFilter) {
 // chunks, after rows of the first chunk and of the last change and rows
 // are added (no chunk is left stale), with and without filters.
 func TestExportsEqualEveryRowRendered(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	led, err := audit.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer led.Close()
+	path, led := openLedger(t)
 	at := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 	peers := []string{"org1", "a,b", `q"uote`, "=cmd", " lead"}
 	discs := []string{"ciphertext", "-x", "control"}

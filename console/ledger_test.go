@@ -12,16 +12,24 @@ import (
 	"github.com/cohortdm/cohort/audit"
 )
 
-// The index follows a growing ledger line by line and agrees with
-// audit.Summarize over the whole file; a line still being written waits,
-// a bad line stops it (the view says where), a replaced file starts over.
-func TestLedgerIndexFollowsTheFile(t *testing.T) {
+// openLedger opens a fresh audit ledger in a temporary directory, closed
+// when t ends, and returns its path.
+func openLedger(t *testing.T) (string, *audit.Ledger) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	led, err := audit.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer led.Close()
+	t.Cleanup(func() { led.Close() })
+	return path, led
+}
+
+// The index follows a growing ledger line by line and agrees with
+// audit.Summarize over the whole file; a line still being written waits,
+// a bad line stops it (the view says where), a replaced file starts over.
+func TestLedgerIndexFollowsTheFile(t *testing.T) {
+	path, led := openLedger(t)
 	at := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 	send := func(job, peer, disc string, n int) {
 		t.Helper()

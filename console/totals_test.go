@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -115,12 +114,7 @@ func checkTotals(t testing.TB, idx *ledgerIndex, filters ...ledgerFilter) {
 // width of the chart over time (the ledger's span grows from seconds to
 // months, so the narrower widths' buckets are dropped on the way).
 func TestTotalsEqualEveryRowAddedUp(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	led, err := audit.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer led.Close()
+	path, led := openLedger(t)
 	at := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 	peers := []string{"org1", "org2", "=cmd"}
 	discs := []string{"ciphertext", "control", "decryption-share"}
