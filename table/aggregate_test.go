@@ -45,10 +45,10 @@ func aggStores(t *testing.T) []aggStore {
 		return src
 	}}}
 	if srv := pgShared.Try(t); srv != nil {
-		t.Setenv("COHORT_TEST_PG", srv.ConnString(srv.Password))
+		env := dsnEnv(t, srv.ConnString(srv.Password))
 		stores = append(stores, aggStore{"postgres", func(t *testing.T, tb *Table) Source {
 			n++
-			src := Source{PostgresEnv: "COHORT_TEST_PG", Table: fmt.Sprintf("t%d", n)}
+			src := Source{PostgresEnv: env, Table: fmt.Sprintf("t%d", n)}
 			if err := Write(context.Background(), src, tb); err != nil {
 				t.Fatal(err)
 			}
@@ -56,10 +56,10 @@ func aggStores(t *testing.T) []aggStore {
 		}})
 	}
 	if srv := chShared.Try(t); srv != nil {
-		t.Setenv("COHORT_TEST_CH", srv.DSN("admin", srv.AdminPassword))
+		env := dsnEnv(t, srv.DSN("admin", srv.AdminPassword))
 		stores = append(stores, aggStore{"clickhouse", func(t *testing.T, tb *Table) Source {
 			n++
-			src := Source{ClickHouseEnv: "COHORT_TEST_CH", Table: fmt.Sprintf("t%d", n)}
+			src := Source{ClickHouseEnv: env, Table: fmt.Sprintf("t%d", n)}
 			if err := Write(context.Background(), src, tb); err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,32 @@ func aggTable(rows int) *Table {
 // loadedFolds is what the aggregates must equal: folds over the column
 // Open loads, or Open's error.
 func loadedFolds(src Source, schema map[string]Kind, col string, clamp *[2]float64, ths []float64) (sum float64, rows int, counts []int, err error) {
-	tb, err := Open(context.Background(), src, "t", schema, ReadOptions{})
+	return (&loaded{src: src, schema: schema}).folds(col, clamp, ths)
+}
+
+// loaded is loadedFolds over one table and schema, opened once: the
+// conformance suites fold it over many columns and clamps, and an Open
+// of a database table is a connection.
+type loaded struct {
+	src    Source
+	schema map[string]Kind
+	tb     *Table
+	err    error
+	opened bool
+}
+
+// open is Open's table or error, from the first call on.
+func (l *loaded) open() (*Table, error) {
+	if !l.opened {
+		l.tb, l.err = Open(context.Background(), l.src, "t", l.schema, ReadOptions{})
+		l.opened = true
+	}
+	return l.tb, l.err
+}
+
+// folds is loadedFolds over the table open loaded.
+func (l *loaded) folds(col string, clamp *[2]float64, ths []float64) (sum float64, rows int, counts []int, err error) {
+	tb, err := l.open()
 	if err != nil {
 		return 0, 0, nil, err
 	}
@@ -153,6 +178,7 @@ func eachAggregator(t *testing.T, schemas map[string]map[string]Kind, check func
 // TestAggregatorConformance runs one suite over every source type: each
 // aggregate equals the fold over the table Open loads, with its errors.
 func TestAggregatorConformance(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ths := []float64{2, -5, 0.5, 100, 2, -1.25}
 	clamp := &[2]float64{-1, 2.5}
@@ -163,10 +189,11 @@ func TestAggregatorConformance(t *testing.T) {
 		"inferred":   nil,
 	}
 	eachAggregator(t, schemas, func(t *testing.T, src Source, rows int, sname string, schema map[string]Kind, agg Aggregator) {
+		ref := &loaded{src: src, schema: schema}
 		for _, col := range []string{"v", "ward", "digits", "nope"} {
 			for _, cl := range []*[2]float64{nil, clamp} {
 				what := fmt.Sprintf("%d rows, %s, column %s, clamp %v", rows, sname, col, cl)
-				wsum, wrows, wcounts, werr := loadedFolds(src, schema, col, cl, ths)
+				wsum, wrows, wcounts, werr := ref.folds(col, cl, ths)
 				sum, n, err := agg.ColumnSum(ctx, col, cl)
 				sameErr(t, what+": sum", err, werr)
 				if werr == nil && (sum != wsum || n != wrows) {
@@ -249,6 +276,7 @@ func TestAggregatorPushesDown(t *testing.T) {
 // TestCheckIsOpensVerdict: Check fails exactly when Open does, with its
 // error, over every source type.
 func TestCheckIsOpensVerdict(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, st := range aggStores(t) {
 		src := st.put(t, aggTable(20))

@@ -134,6 +134,7 @@ func TestRankCutsIsTheSortedColumnsRule(t *testing.T) {
 // by kept values and bins, the errors Open's, and MaxRows bounds the
 // groups.
 func TestOpenBinnedConformance(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	schema := map[string]Kind{"ward": Categorical, "v": Numeric, "digits": Categorical}
 	cases := []struct {
@@ -304,6 +305,7 @@ func TestPostgresCutsAtExactRanks(t *testing.T) {
 // values tied three by three; the database's query was the one that
 // answered.
 func TestCutsAtRanksOnEveryStore(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	schema := map[string]Kind{"v": Numeric}
 	column := func(f func(i int) float64) *Table {

@@ -30,6 +30,7 @@ func TestRoundTripClickHouse(t *testing.T) {
 // partial aggregates, and the node gets one row. Rows are loaded through
 // it too. The node reads as a readonly = 1 user.
 func TestClickHouseDistributed(t *testing.T) {
+	t.Parallel()
 	shards := chtest.StartCluster(t, 2)
 	const perShard = 5000
 	for i, s := range shards {
@@ -38,14 +39,14 @@ func TestClickHouseDistributed(t *testing.T) {
 			fmt.Sprintf("INSERT INTO pts_local SELECT ['cardio', 'neuro', 'onco'][number %% 3 + 1], (number %% 1000) / 4 - 100, number * %d FROM system.numbers LIMIT %d", i+1, perShard),
 			"CREATE TABLE pts AS pts_local ENGINE = Distributed("+chtest.Cluster+", default, pts_local, rand())")
 	}
-	t.Setenv("COHORT_TEST_CH", shards[0].ReadOnlyDSN())
+	env := dsnEnv(t, shards[0].ReadOnlyDSN())
 	ctx := context.Background()
 	schema := map[string]Kind{"ward": Categorical, "v": Numeric, "n": Numeric}
 	var logged bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	for _, src := range []Source{
-		{ClickHouseEnv: "COHORT_TEST_CH", Table: "pts"},
-		{ClickHouseEnv: "COHORT_TEST_CH", Query: "SELECT v, n, ward FROM pts WHERE ward != 'onco'"},
+		{ClickHouseEnv: env, Table: "pts"},
+		{ClickHouseEnv: env, Query: "SELECT v, n, ward FROM pts WHERE ward != 'onco'"},
 	} {
 		wsum, wrows, wcounts, err := loadedFolds(src, schema, "v", &[2]float64{-50, 80}, []float64{-100, 0, 24.75, 150})
 		if err != nil {
@@ -250,8 +251,9 @@ func TestClickHouseParamExact(t *testing.T) {
 // whole, in statements under it. One INSERT of 10,000 rows was refused at
 // 20,000.
 func TestClickHouseWriteLarge(t *testing.T) {
+	t.Parallel()
 	srv := chShared.Start(t)
-	t.Setenv("COHORT_TEST_CH_LARGE", srv.DSN("admin", srv.AdminPassword))
+	env := dsnEnv(t, srv.DSN("admin", srv.AdminPassword))
 	const n = 6000 // about 400 KB of literals
 	var csv strings.Builder
 	csv.WriteString("id,word,v\n")
@@ -268,7 +270,7 @@ func TestClickHouseWriteLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := Source{ClickHouseEnv: "COHORT_TEST_CH_LARGE", Table: "big"}
+	src := Source{ClickHouseEnv: env, Table: "big"}
 	if err := Write(ctx, src, want); err != nil {
 		t.Fatalf("write %d rows: %v", n, err)
 	}

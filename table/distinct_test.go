@@ -66,6 +66,7 @@ func distinctRows(d *Distinct, cols []string) []string {
 // and kinds included), the errors are Open's, and MaxRows bounds the
 // distinct rows, not the table's.
 func TestOpenDistinctConformance(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cases := []struct {
 		name   string

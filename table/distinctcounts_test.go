@@ -65,6 +65,7 @@ func pairsTable(rows int, apart bool) *Table {
 // is the count over the table Open loads, each repeated pair once, with
 // a transaction's rows adjacent or apart, and Open's errors.
 func TestDistinctCountsConformance(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	schemas := map[string]map[string]Kind{
 		"pairs":    {"tid": Categorical, "item": Categorical},

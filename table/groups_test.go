@@ -56,6 +56,7 @@ func loadedGroups(src Source, schema map[string]Kind, sets [][]string) (int, [][
 // of the aggregates' suite, each set's combinations and counts are those
 // of the table Open loads, and the errors are Open's.
 func TestGroupCountsConformance(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	schemas := map[string]map[string]Kind{
 		"schema":     {"ward": Categorical, "v": Numeric},

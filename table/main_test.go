@@ -3,6 +3,7 @@ package table
 import (
 	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cohortdm/cohort/internal/chtest"
@@ -19,6 +20,23 @@ var (
 	pgShared pgtest.Shared
 	chShared chtest.Shared
 )
+
+// dsnEnvs numbers the variables dsnEnv sets.
+var dsnEnvs atomic.Int64
+
+// dsnEnv puts a connection string into an environment variable of its own
+// for t and returns the variable's name, which a Source names as the
+// product's catalogue does. t.Setenv cannot serve a parallel test, and a
+// name shared between tests would point one test at another's database.
+func dsnEnv(t *testing.T, dsn string) string {
+	t.Helper()
+	name := fmt.Sprintf("COHORT_TEST_DSN_%d", dsnEnvs.Add(1))
+	if err := os.Setenv(name, dsn); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Unsetenv(name) })
+	return name
+}
 
 // TestMain stops the shared servers once every test has run.
 func TestMain(m *testing.M) {

@@ -17,6 +17,7 @@ import (
 // from one query or pass, with clamps finite or open on a side; its error
 // is the first column's in order, Open's first.
 func TestColumnSumsConformance(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	schemas := map[string]map[string]Kind{
 		"schema":   {"ward": Categorical, "v": Numeric},
@@ -26,6 +27,7 @@ func TestColumnSumsConformance(t *testing.T) {
 	lists := [][]string{{"v"}, {"v", "digits"}, {"digits", "v", "v"}, {"v", "nope", "ward"}, {"ward", "v"}, {}}
 	clamps := []*[2]float64{nil, {-1, 2.5}, {0, math.Inf(1)}, {math.Inf(-1), 0.5}}
 	eachAggregator(t, schemas, func(t *testing.T, src Source, rows int, sname string, schema map[string]Kind, agg Aggregator) {
+		ref := &loaded{src: src, schema: schema}
 		for _, cols := range lists {
 			for _, cl := range clamps {
 				what := fmt.Sprintf("%d rows, %s, columns %v, clamp %v", rows, sname, cols, cl)
@@ -33,7 +35,7 @@ func TestColumnSumsConformance(t *testing.T) {
 				var werr error
 				wrows := rows
 				for _, col := range cols {
-					s, n, _, err := loadedFolds(src, schema, col, cl, nil)
+					s, n, _, err := ref.folds(col, cl, nil)
 					if err != nil {
 						werr = err
 						break
@@ -41,7 +43,7 @@ func TestColumnSumsConformance(t *testing.T) {
 					want, wrows = append(want, s), n
 				}
 				if len(cols) == 0 {
-					_, werr = Open(ctx, src, "t", schema, ReadOptions{})
+					_, werr = ref.open()
 				}
 				sums, n, err := agg.ColumnSums(ctx, cols, cl)
 				sameErr(t, what, err, werr)
