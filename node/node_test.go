@@ -33,14 +33,17 @@ func init() { testkit.SmallKeys() }
 // the size.
 const keyBits = 512
 
-// TestMain runs two parallel tests at once: most of the package's time is
+// TestMain runs four parallel tests at once: most of the package's time is
 // its clusters waiting (elections, a party's silence, a step held on
-// purpose), 25 s of CPU in 110 s (28 Nov 2026), but four at once on a
-// loaded 2-core machine cost leaders mid-commit (29 Nov 2026). The tests
-// that bound a wait by the wall clock or count the process's goroutines
-// are not parallel, and run before the others start.
+// purpose), 18 s of CPU in 54 s two at a time (30 Nov 2026), 36 s four at
+// a time. Four at once on a loaded 2-core machine once cost a leader
+// mid-commit (29 Nov 2026); TestUnsignedJobRefused now commits again
+// through the new leader, and three runs four at a time beside two busy
+// loops passed (30 Nov 2026). The tests that bound a wait by the wall
+// clock or count the process's goroutines are not parallel, and run
+// before the others start.
 func TestMain(m *testing.M) {
-	testkit.WaitingParallel(2)
+	testkit.WaitingParallel(4)
 	os.Exit(m.Run())
 }
 
