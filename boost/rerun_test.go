@@ -2,6 +2,7 @@ package boost_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/boost"
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/internal/testkit/keytest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/jobtest"
@@ -323,53 +325,62 @@ func TestSilentRetry(t *testing.T) {
 
 // silentRetry runs spec in jobtest with bob's first message that lost
 // picks dropped in the second level step, and checks that a level was
-// committed as a retry and that the model is the library's.
+// committed as a retry and that the model is the library's. The retry
+// waits out the step timeout, so the test starts with a short one and
+// lengthens it only if the verdict is wrong (testkit.RetryLonger): a
+// loaded machine may time a slow level out too, which is a retry as well.
 func silentRetry(t *testing.T, c *joinCase, p boost.Params, spec job.Spec, secrets map[string]job.Secrets, lost func(to string, m *wire.Message) bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	var mu sync.Mutex
-	dropped, retries := false, 0
-	rep, err := jobtest.Run(ctx, boost.Kind{}, &spec, jobtest.Options{
-		Leader: "alice", Secrets: secrets, StepTimeout: 20 * time.Second,
-		OnStep: func(e jobtest.Event) jobtest.Fault {
-			mu.Lock()
-			defer mu.Unlock()
-			if e.Kind == jobtest.Starting && e.Step.Phase == "level" && e.Step.Round == 1 && !dropped {
-				e.Net.Intercept("bob", func(to string, m *wire.Message) *wire.Message {
-					mu.Lock()
-					defer mu.Unlock()
-					if !dropped && lost(to, m) {
-						dropped = true
-						return nil
-					}
-					return m
-				})
-			}
-			var d struct {
-				Winners []int `msgpack:"winners"`
-				Closed  bool  `msgpack:"closed"`
-				Retry   bool  `msgpack:"retry"`
-			}
-			if e.Kind == jobtest.Committed && e.Step.Phase == "level" && wire.Unmarshal(e.Record.Decision, &d) == nil && d.Retry {
-				retries++
-			}
-			return jobtest.Fault{}
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !dropped || retries == 0 {
-		t.Fatalf("dropped %v, retries %d: no level ran again", dropped, retries)
-	}
 	want, err := boost.Train(c.g, c.data, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, w := modelOf(t, rep.Result), modelJSON(t, *want); got != w {
-		t.Fatalf("after a retry the model differs from the library's\n got: %s\nwant: %s", got, w)
-	}
+	testkit.RetryLonger(t, 3*time.Second, func(timeout time.Duration) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		var mu sync.Mutex
+		dropped, retries := false, 0
+		spec := spec
+		rep, err := jobtest.Run(ctx, boost.Kind{}, &spec, jobtest.Options{
+			Leader: "alice", Secrets: secrets, StepTimeout: timeout,
+			OnStep: func(e jobtest.Event) jobtest.Fault {
+				mu.Lock()
+				defer mu.Unlock()
+				if e.Kind == jobtest.Starting && e.Step.Phase == "level" && e.Step.Round == 1 && !dropped {
+					e.Net.Intercept("bob", func(to string, m *wire.Message) *wire.Message {
+						mu.Lock()
+						defer mu.Unlock()
+						if !dropped && lost(to, m) {
+							dropped = true
+							return nil
+						}
+						return m
+					})
+				}
+				var d struct {
+					Winners []int `msgpack:"winners"`
+					Closed  bool  `msgpack:"closed"`
+					Retry   bool  `msgpack:"retry"`
+				}
+				if e.Kind == jobtest.Committed && e.Step.Phase == "level" && wire.Unmarshal(e.Record.Decision, &d) == nil && d.Retry {
+					retries++
+				}
+				return jobtest.Fault{}
+			},
+		})
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !dropped || retries == 0 {
+			return fmt.Errorf("dropped %v, retries %d: no level ran again", dropped, retries)
+		}
+		if got, w := modelOf(t, rep.Result), modelJSON(t, *want); got != w {
+			return fmt.Errorf("after a retry the model differs from the library's\n got: %s\nwant: %s", got, w)
+		}
+		return nil
+	})
 }
 
 // writeSpec writes c's tables into a fresh directory and returns c's spec
