@@ -8,6 +8,7 @@ import (
 
 	"github.com/cohortdm/cohort/internal/chtest"
 	"github.com/cohortdm/cohort/internal/pgtest"
+	"github.com/cohortdm/cohort/internal/testkit"
 )
 
 // pgShared and chShared are the one PostgreSQL and the one ClickHouse
@@ -38,8 +39,12 @@ func dsnEnv(t *testing.T, dsn string) string {
 	return name
 }
 
-// TestMain stops the shared servers once every test has run.
+// TestMain runs four parallel tests at once, since the conformance suites
+// wait on the database servers, which are other processes (20 s two at a
+// time, 17 s four at a time, 30 Nov 2026), and stops the shared servers
+// once every test has run.
 func TestMain(m *testing.M) {
+	testkit.WaitingParallel(4)
 	code := m.Run()
 	if err := pgShared.Close(); err != nil {
 		fmt.Fprintf(os.Stderr, "stop the shared PostgreSQL test server: %v\n", err)
