@@ -105,8 +105,9 @@ func newConsensus(ctx context.Context, cfg consensusConfig) (*consensus, error) 
 		return nil, err
 	}
 	// What the log held when this process started (startIndex): attempts
-	// begun before are reported as restarted (fsm.startedBeforeBoot), so
-	// it is read before Raft can apply anything.
+	// begun before, and those open in the snapshot NewRaft restores, are
+	// reported as restarted (fsm.startedBeforeBoot), so it is read before
+	// Raft can apply anything.
 	last, err := store.LastIndex()
 	if err != nil {
 		return fail(fmt.Errorf("raft log: %w", err))
@@ -132,6 +133,9 @@ func newConsensus(ctx context.Context, cfg consensusConfig) (*consensus, error) 
 		}
 	}
 	r, err := raft.NewRaft(rc, cfg.FSM, logs, store, snaps, trans)
+	if f, ok := cfg.FSM.(*fsm); ok {
+		f.booted() // NewRaft restores the latest snapshot before it returns
+	}
 	if err != nil {
 		return fail(fmt.Errorf("start raft: %w", err))
 	}

@@ -81,9 +81,12 @@ type fsm struct {
 
 	// bootIndex is the last index of the node's log when its process
 	// started (setBootIndex); beforeBoot holds the attempts whose start
-	// entries were at or below it (runner.Rebooted). Both under bootMu.
+	// entries were at or below it, or open in the snapshot Raft restored
+	// as it started (runner.Rebooted); booting is set from setBootIndex
+	// until Raft has started (booted). All under bootMu.
 	bootMu     sync.Mutex
 	bootIndex  uint64
+	booting    bool
 	beforeBoot map[bootStep]bool
 }
 
@@ -106,7 +109,36 @@ func bootStepOf(s *job.Step) bootStep {
 func (f *fsm) setBootIndex(i uint64) {
 	f.bootMu.Lock()
 	defer f.bootMu.Unlock()
-	f.bootIndex = i
+	f.bootIndex, f.booting = i, true
+}
+
+// booted marks the end of Raft's start: a snapshot restored after it came
+// from the leader (InstallSnapshot), with attempts this process may never
+// have begun.
+func (f *fsm) booted() {
+	f.bootMu.Lock()
+	defer f.bootMu.Unlock()
+	f.booting = false
+}
+
+// noteRestored remembers the attempts open in a snapshot that Raft
+// restored as the process started: their start entries are inside it, so
+// Apply never sees them, and they were begun (if at all) by the process
+// before this one.
+func (f *fsm) noteRestored() {
+	f.bootMu.Lock()
+	defer f.bootMu.Unlock()
+	if !f.booting {
+		return
+	}
+	for _, a := range f.jobs.Active() {
+		for i := range a.Open {
+			if f.beforeBoot == nil {
+				f.beforeBoot = map[bootStep]bool{}
+			}
+			f.beforeBoot[bootStepOf(&a.Open[i])] = true
+		}
+	}
 }
 
 // noteStart remembers an attempt whose start entry, at index i, the log
@@ -199,6 +231,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if err := f.jobs.Restore(s.Jobs, s.Order); err != nil {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
+	f.noteRestored()
 	f.mu.Lock()
 	if len(s.Members) > 0 { // a snapshot from before membership was kept in the log has none
 		f.members, f.voters = s.Members, s.Voters
