@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -414,5 +415,40 @@ func TestWorkerReportsAnAttemptBegunBeforeBoot(t *testing.T) {
 	expectRestartReport(t, ctx, net, step)
 	if n := k.opened.Load(); n != 0 {
 		t.Errorf("the session was opened %d times, want none", n)
+	}
+}
+
+// A member that knows its boot keeps no started mark: it runs an attempt
+// its log did not hold at boot, and leaves nothing of it on disk.
+func TestWorkerKeepsNoMarkWhenItKnowsItsBoot(t *testing.T) {
+	st, step := startedJob(t)
+	net := jobtest.NewNetwork("a", "b", "c")
+	k := &stuck{entered: make(chan struct{}, 1)}
+	dir := t.TempDir()
+	other := step
+	other.Attempt = 2
+	w := stuckWorker(t, st, net, k, rebootedMember{dirMember{member{"a"}, dir}, other})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	w.Want(st.Open("j", "b"))
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
+	select {
+	case <-k.entered:
+	case <-ctx.Done():
+		t.Fatal("the attempt did not run")
+	}
+	cancel()
+	if err := <-ran; err != nil {
+		t.Error(err)
+	}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			t.Errorf("the worker left %s behind", path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
