@@ -63,10 +63,11 @@ type Member interface {
 // Rebooted is a Member that knows which attempts its node's log held
 // when the node's process started. An attempt begun by an earlier process
 // of the node may have had messages acknowledged and lost with it before
-// any mark of it was durable (markStarted), so the worker reports such an
-// attempt as restarted at once rather than wait for messages that will
-// not come until the step's timeout. An attempt the earlier process never
-// began is re-run for nothing, which costs one attempt.
+// any mark of it was durable, so the worker reports such an attempt as
+// restarted at once rather than wait for messages that will not come
+// until the step's timeout, and keeps no mark (markStarted). An attempt
+// the earlier process never began is re-run for nothing, which costs one
+// attempt.
 type Rebooted interface {
 	StartedBeforeBoot(step job.Step) bool
 }
