@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cohortdm/cohort/internal/chtest"
 )
@@ -80,8 +81,7 @@ func TestClickHouseDistributed(t *testing.T) {
 	// query as a secondary query that read perShard rows and returned one
 	// (the initiating server runs its own shard's part in process), and
 	// the node got one row.
-	shards[0].Exec(t, "SYSTEM FLUSH LOGS")
-	got := shards[0].Query(t, "SELECT result_rows FROM system.query_log WHERE type = 2 AND is_initial_query = 1 AND user = 'cohort' AND query LIKE '%countIf%'")
+	got := queryLogRows(t, shards[0], 6, "SELECT result_rows FROM system.query_log WHERE type = 2 AND is_initial_query = 1 AND user = 'cohort' AND query LIKE '%countIf%'")
 	if len(got) != 6 {
 		t.Fatalf("the initiating server logged %d pushed-down queries, want 6 (three per source)", len(got))
 	}
@@ -91,8 +91,7 @@ func TestClickHouseDistributed(t *testing.T) {
 		}
 	}
 	for i, s := range shards[1:] {
-		s.Exec(t, "SYSTEM FLUSH LOGS")
-		got := s.Query(t, "SELECT read_rows, result_rows FROM system.query_log WHERE type = 2 AND is_initial_query = 0 AND query LIKE '%countIf%' AND query LIKE '%pts_local%'")
+		got := queryLogRows(t, s, 1, "SELECT read_rows, result_rows FROM system.query_log WHERE type = 2 AND is_initial_query = 0 AND query LIKE '%countIf%' AND query LIKE '%pts_local%'")
 		if len(got) == 0 {
 			t.Fatalf("shard %d ran no part of the pushed-down aggregates", i)
 		}
@@ -104,6 +103,23 @@ func TestClickHouseDistributed(t *testing.T) {
 	}
 	if !strings.Contains(logged.String(), "level=DEBUG msg=\"table: query pushed down\"") || !strings.Contains(logged.String(), `FROM \"pts\"`) {
 		t.Fatalf("the pushed-down query is not in the debug log:\n%s", logged.String())
+	}
+}
+
+// queryLogRows runs query over s's query log until it returns at least
+// want rows, or a minute has passed: a server logs a query once it has
+// finished it, which on a loaded machine can come after the client has
+// its answer, so one SYSTEM FLUSH LOGS right after may miss it.
+func queryLogRows(t *testing.T, s *chtest.Server, want int, query string) [][]string {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		s.Exec(t, "SYSTEM FLUSH LOGS")
+		got := s.Query(t, query)
+		if len(got) >= want || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
