@@ -14,24 +14,8 @@ import (
 func TestStartsBeforeBootRemembered(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	x, m, me := newTestMesh(t, "a")
-	x.admit(&Consortium{Members: []Member{me}})
-	start := func(c *consensus, attempt int) job.Step {
-		t.Helper()
-		s := job.Step{Job: "j1", Phase: "p", Attempt: attempt, Parties: []string{"a"}, Coordinator: "a", TimeoutMS: 60_000}
-		if err := c.apply(&command{Entry: runner.Entry{Op: runner.OpStart, Job: "j1", Step: &s}}); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	f := newFSM()
-	c := newTestConsensus(t, dir, x, m, f, "a", false)
-	awaitLeader(t.Context(), t, c)
-	if err := c.apply(submitEntry("j1", "x")); err != nil {
-		t.Fatal(err)
-	}
-	awaitJob(t.Context(), t, f, "j1", StatusRunning)
-	first := start(c, 1)
+	x, m, f, c := soloJob(t, dir)
+	first := startAttempt(t, c, 1)
 	if f.startedBeforeBoot(first) {
 		t.Fatal("an attempt started by this process counts as begun before it")
 	}
@@ -44,7 +28,7 @@ func TestStartsBeforeBootRemembered(t *testing.T) {
 	defer c2.Close()
 	awaitLeader(t.Context(), t, c2)
 	awaitJob(t.Context(), t, f2, "j1", StatusRunning)
-	second := start(c2, 2)
+	second := startAttempt(t, c2, 2)
 	if !f2.startedBeforeBoot(first) {
 		t.Error("the attempt the log held at start is not known as begun before it")
 	}
@@ -59,19 +43,8 @@ func TestStartsBeforeBootRemembered(t *testing.T) {
 func TestStartsInRestoredSnapshotRemembered(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	x, m, me := newTestMesh(t, "a")
-	x.admit(&Consortium{Members: []Member{me}})
-	f := newFSM()
-	c := newTestConsensus(t, dir, x, m, f, "a", false)
-	awaitLeader(t.Context(), t, c)
-	if err := c.apply(submitEntry("j1", "x")); err != nil {
-		t.Fatal(err)
-	}
-	awaitJob(t.Context(), t, f, "j1", StatusRunning)
-	open := job.Step{Job: "j1", Phase: "p", Attempt: 1, Parties: []string{"a"}, Coordinator: "a", TimeoutMS: 60_000}
-	if err := c.apply(&command{Entry: runner.Entry{Op: runner.OpStart, Job: "j1", Step: &open}}); err != nil {
-		t.Fatal(err)
-	}
+	x, m, _, c := soloJob(t, dir)
+	open := startAttempt(t, c, 1)
 	if err := c.raft.Snapshot().Error(); err != nil {
 		t.Fatal(err)
 	}
@@ -89,11 +62,7 @@ func TestStartsInRestoredSnapshotRemembered(t *testing.T) {
 		t.Error("the attempt open in the snapshot restored at start is not known as begun before it")
 	}
 	awaitLeader(t.Context(), t, c2)
-	later := open
-	later.Attempt = 2
-	if err := c2.apply(&command{Entry: runner.Entry{Op: runner.OpStart, Job: "j1", Step: &later}}); err != nil {
-		t.Fatal(err)
-	}
+	later := startAttempt(t, c2, 2)
 	// A snapshot installed by the leader after the start (here f2's own).
 	if err := f2.Restore(snapshotOf(t, f2)); err != nil {
 		t.Fatal(err)
@@ -101,6 +70,32 @@ func TestStartsInRestoredSnapshotRemembered(t *testing.T) {
 	if f2.startedBeforeBoot(later) {
 		t.Error("an attempt in a snapshot installed after the start counts as begun before it")
 	}
+}
+
+// soloJob starts a one-member replica "a" in dir and commits a running
+// job j1 through it.
+func soloJob(t *testing.T, dir string) (*mesh, *metrics, *fsm, *consensus) {
+	t.Helper()
+	x, m, me := newTestMesh(t, "a")
+	x.admit(&Consortium{Members: []Member{me}})
+	f := newFSM()
+	c := newTestConsensus(t, dir, x, m, f, "a", false)
+	awaitLeader(t.Context(), t, c)
+	if err := c.apply(submitEntry("j1", "x")); err != nil {
+		t.Fatal(err)
+	}
+	awaitJob(t.Context(), t, f, "j1", StatusRunning)
+	return x, m, f, c
+}
+
+// startAttempt commits the start of an attempt of j1's step "p" through c.
+func startAttempt(t *testing.T, c *consensus, attempt int) job.Step {
+	t.Helper()
+	s := job.Step{Job: "j1", Phase: "p", Attempt: attempt, Parties: []string{"a"}, Coordinator: "a", TimeoutMS: 60_000}
+	if err := c.apply(&command{Entry: runner.Entry{Op: runner.OpStart, Job: "j1", Step: &s}}); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // snapshotOf is f's snapshot as Raft would persist and read it back.
