@@ -23,14 +23,7 @@ func TestBinOpening(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, h := []int64{5, -7, 11, 13, -17, 19}, []int64{1, 2, 3, 4, 5, 6} // 3 rows, 2 nodes
-	enc, err := NewEncryptor(pk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cts, err := enc.EncryptPairs(l, g, h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cts := encryptedPairs(t, pk, l, g, h)
 	s, err := NewBinSummer(pk, l)
 	if err != nil {
 		t.Fatal(err)

@@ -167,14 +167,7 @@ func TestMaskFromPool(t *testing.T) {
 	rows := l.Rows() + 3
 	rng := mrand.New(mrand.NewPCG(9, 10))
 	g, h, terms, wantG, wantH := randomTerms(rng, rows, bins)
-	enc, err := NewEncryptor(pk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cts, err := enc.EncryptPairs(l, g, h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cts := encryptedPairs(t, pk, l, g, h)
 	s, err := NewBinSummer(pk, l)
 	if err != nil {
 		t.Fatal(err)
@@ -242,14 +235,7 @@ func TestSumLazyProducts(t *testing.T) {
 	rows := (3*k+2)*l.Rows() - 5
 	rng := mrand.New(mrand.NewPCG(11, 12))
 	g, h, terms, wantG, wantH := randomTerms(rng, rows, bins)
-	enc, err := NewEncryptor(pk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cts, err := enc.EncryptPairs(l, g, h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cts := encryptedPairs(t, pk, l, g, h)
 	gotG, gotH := sumTermsRead(t, s, cts, terms, l, p, sk)
 	if !slices.Equal(gotG, wantG) || !slices.Equal(gotH, wantH) {
 		t.Fatalf("sums over %d chunks (%v, %v), want (%v, %v)", len(cts), gotG, gotH, wantG, wantH)

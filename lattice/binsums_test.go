@@ -39,6 +39,21 @@ func randomTerms(rng *mrand.Rand, rows, bins int) (g, h []int64, terms []BinTerm
 	return g, h, terms, wantG, wantH
 }
 
+// encryptedPairs encrypts the rows' gradient and hessian pairs g, h in
+// layout l under pk, each ciphertext fresh.
+func encryptedPairs(tb testing.TB, pk *PublicKey, l *BinLayout, g, h []int64) []*rlwe.Ciphertext {
+	tb.Helper()
+	enc, err := NewEncryptor(pk)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cts, err := enc.EncryptPairs(l, g, h)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cts
+}
+
 // sumTermsRead sums terms over cts with s, decrypts the sum with sk and
 // reads its gradient and hessian sums through l.
 func sumTermsRead(tb testing.TB, s *BinSummer, cts []*rlwe.Ciphertext, terms []BinTerm, l *BinLayout, p Params, sk *rlwe.SecretKey) (g, h []int64) {
@@ -93,14 +108,7 @@ func TestBinSums(t *testing.T) {
 			wantH[bin[i]] += int64(w[i]) * h[i]
 		}
 	}
-	enc, err := NewEncryptor(pk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cts, err := enc.EncryptPairs(l, g, h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cts := encryptedPairs(t, pk, l, g, h)
 	if len(cts) != 3 {
 		t.Fatalf("%d ciphertexts for %d rows of %d a chunk", len(cts), rows, l.Rows())
 	}
@@ -256,14 +264,7 @@ func TestBinSumsNodesTerms(t *testing.T) {
 			}
 		}
 	}
-	enc, err := NewEncryptor(pk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cts, err := enc.EncryptPairs(l, g, h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cts := encryptedPairs(t, pk, l, g, h)
 	if len(cts) != 3 {
 		t.Fatalf("%d ciphertexts for %d rows of %d a chunk", len(cts), rows, l.Rows())
 	}
