@@ -91,9 +91,7 @@ func runStepEnforced(t *testing.T, k *touchy, enf *policy.Enforcer, leader strin
 		Net: net.Party("b"), State: st, Member: dirMember{member{leader}, t.TempDir()}, Policy: enf, Config: runner.DefaultConfig()}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	w.Want(st.Open("j", "b"))
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(ctx) }()
+	ran := runB(ctx, w, st)
 	defer func() {
 		cancel()
 		if err := <-ran; err != nil {
@@ -273,10 +271,7 @@ func TestWorkerReportsARestartAtOnce(t *testing.T) {
 
 	// The first process begins the attempt and dies in it.
 	first, kill := context.WithCancel(ctx)
-	w := worker()
-	w.Want(st.Open("j", "b"))
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(first) }()
+	ran := runB(first, worker(), st)
 	<-k.entered
 	kill()
 	if err := <-ran; err != nil {
@@ -284,9 +279,7 @@ func TestWorkerReportsARestartAtOnce(t *testing.T) {
 	}
 
 	// The restarted one reports at once, without opening the session.
-	w = worker()
-	w.Want(st.Open("j", "b"))
-	go func() { ran <- w.Run(ctx) }()
+	ran = runB(ctx, worker(), st)
 	defer func() {
 		cancel()
 		if err := <-ran; err != nil {
@@ -311,6 +304,15 @@ func stuckWorker(t *testing.T, st *runner.State, net *jobtest.Network, k *stuck,
 	}
 	return &runner.Worker{Self: "b", Job: runner.ActiveJob{ID: "j", Spec: []byte(spec3)}, Kinds: job.Registry{"touchy": k},
 		Net: net.Party("b"), State: st, Member: m, Policy: enf, Config: runner.DefaultConfig()}
+}
+
+// runB runs w, b's worker, over the attempts of job j open in st until ctx
+// ends; the channel gets what Run returns.
+func runB(ctx context.Context, w *runner.Worker, st *runner.State) <-chan error {
+	w.Want(st.Open("j", "b"))
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
+	return ran
 }
 
 // expectRestartReport receives b's report of step at a and fails t unless
@@ -359,9 +361,7 @@ func TestWorkerRetriesAFailedReport(t *testing.T) {
 		Net: flaky, State: st, Member: dirMember{member{"a"}, t.TempDir()}, Config: runner.DefaultConfig()}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	w.Want(st.Open("j", "b"))
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(ctx) }()
+	ran := runB(ctx, w, st)
 	defer func() {
 		cancel()
 		if err := <-ran; err != nil {
@@ -403,9 +403,7 @@ func TestWorkerReportsAnAttemptBegunBeforeBoot(t *testing.T) {
 	w := stuckWorker(t, st, net, k, rebootedMember{dirMember{member{"a"}, t.TempDir()}, step})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	w.Want(st.Open("j", "b"))
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(ctx) }()
+	ran := runB(ctx, w, st)
 	defer func() {
 		cancel()
 		if err := <-ran; err != nil {
@@ -430,9 +428,7 @@ func TestWorkerKeepsNoMarkWhenItKnowsItsBoot(t *testing.T) {
 	w := stuckWorker(t, st, net, k, rebootedMember{dirMember{member{"a"}, dir}, other})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	w.Want(st.Open("j", "b"))
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(ctx) }()
+	ran := runB(ctx, w, st)
 	select {
 	case <-k.entered:
 	case <-ctx.Done():
