@@ -43,6 +43,12 @@
 #   PPROF=SECONDS     profile every node's CPU for SECONDS from submission
 #                     (node.yaml pprof on each namespace's loopback; curl):
 #                     OUTDIR/cpu/PARTY.prof, for go tool pprof with the binary
+#   TRANSPORT=tcp     nodes listen on and list TCP port 7400 beside QUIC, so they
+#                     connect over TCP (a node dials TCP first); default quic (QUIC
+#                     only). Not with a cohort-netshape relay, which relays UDP only
+#   SETTLE=1          before submitting, wait until every node's randomiser and
+#                     lattice pools are full (a fresh node builds its key's tables
+#                     and fills them as it starts, on the cores the job would use)
 #   CONSOLE=0         skip the web console check: by default the first node
 #                     also serves its HTTP listener on its address, port 7480,
 #                     and scripts/console-check.sh (curl) drives its console
@@ -225,6 +231,17 @@ fi
 [[ -n $RATE && $SHAPING == none ]] && SHAPING=tbf
 [[ -n $RATE && $SHAPING != tbf ]] && SHAPING="tbf+$SHAPING"
 
+TRANSPORT=${TRANSPORT:-quic}
+case $TRANSPORT in
+quic) WIRE="libp2p QUIC over UDP" ;;
+tcp) WIRE="libp2p over TCP (QUIC listed too)" ;;
+*) echo "TRANSPORT=$TRANSPORT: want quic or tcp" >&2; exit 2 ;;
+esac
+if [[ $TRANSPORT == tcp && $SHAPING == *cohort-netshape* ]]; then
+	echo "TRANSPORT=tcp: the cohort-netshape relay this kernel needs for profile $PROFILE relays UDP only" >&2
+	exit 2
+fi
+
 addr() { echo "10.250.0.$((10 + $1))"; }
 for i in "${!NAMES[@]}"; do
 	ns=cohort-$RUN-$i
@@ -262,6 +279,7 @@ for i in "${!NAMES[@]}"; do
 	else
 		listen=/ip4/$(addr "$i")/udp/7400/quic-v1
 	fi
+	if [[ $TRANSPORT == tcp ]]; then listen="$listen,/ip4/$(addr "$i")/tcp/7400"; fi
 	MEMBERS+=("$("$COHORT" node init --name "$name" --dir "$WORK/$name" --listen "$listen" --format json |
 		sed -n 's/.*"peer_id": *"\([^"]*\)".*/\1/p')")
 	sed -i "s#^tables_dir:.*#tables_dir: $(dirname "$SPEC")#" "$WORK/$name/node.yaml"
@@ -279,6 +297,7 @@ if [[ ${CONSOLE:-1} == 1 ]]; then echo "http: $(addr 0):7480" >>"$WORK/${NAMES[0
 	for i in "${!NAMES[@]}"; do
 		printf '  - name: %s\n    peer_id: %s\n    addrs:\n      - /ip4/%s/udp/7400/quic-v1\n' \
 			"${NAMES[$i]}" "${MEMBERS[$i]}" "$(addr "$i")"
+		if [[ $TRANSPORT == tcp ]]; then printf '      - /ip4/%s/tcp/7400\n' "$(addr "$i")"; fi
 	done
 } >"$WORK/consortium.yaml"
 for name in "${NAMES[@]}"; do cp "$WORK/consortium.yaml" "$WORK/$name/consortium.yaml"; done
@@ -345,6 +364,34 @@ done
 ELECT_MS=$(($(ms) - t_leader))
 log "leader: ${leaders[0]} (all ${N} agree after $((ELECT_MS))ms)"
 
+# 5b. with SETTLE=1, wait until every node has built its key's tables and
+#     filled its pools (a fresh node does that as it starts, on the cores the
+#     job would use), so that the job is timed as on nodes that idled before it.
+pools_full() { # node.yaml: every pool its status lists has ready == size
+	local st
+	st=$("$COHORT" node status --config "$1" --format json 2>/dev/null | tr -d ' \n') || return 1
+	for pool in randomizers lattice_zeros; do
+		local p size ready
+		p=$(grep -o "\"$pool\":{[^}]*}" <<<"$st") || continue
+		size=$(sed -n 's/.*"size":\([0-9]*\).*/\1/p' <<<"$p")
+		ready=$(sed -n 's/.*"ready":\([0-9]*\).*/\1/p' <<<"$p")
+		[[ -n $size && $ready == "$size" ]] || return 1
+	done
+}
+if [[ ${SETTLE:-0} == 1 ]]; then
+	t_settle=$(ms)
+	for name in "${NAMES[@]}"; do
+		until pools_full "$WORK/$name/node.yaml"; do
+			if ((SECONDS > deadline)); then
+				echo "SETTLE: $name's pools not full after ${TIMEOUT}s" >&2
+				exit 1
+			fi
+			sleep 0.5
+		done
+	done
+	log "pools full on every node after $(($(ms) - t_settle))ms"
+fi
+
 txbytes() { ip -n "cohort-$RUN-$1" -s -j link show eth0 | sed -n 's/.*"tx":{"bytes":\([0-9]*\).*/\1/p'; }
 declare -A TX0
 for i in "${!NAMES[@]}"; do TX0[$i]=$(txbytes "$i"); done
@@ -401,10 +448,11 @@ cat >"$OUT/run.json" <<EOF
   "delay_ms": $DELAY_MS,
   "loss": $LOSS,
   "rate": "${RATE:-none}",
-  "transport": "libp2p QUIC over UDP",
+  "transport": "$WIRE",
   "key_members": "$members_csv",
   "election_ms": $ELECT_MS,
   "timing": "${TIMING:-default}",
+  "settled": $([[ ${SETTLE:-0} == 1 ]] && echo true || echo false),
   "wall_seconds": $(awk -v m="$WALL_MS" 'BEGIN { printf "%.3f", m / 1000 }'),
   "wire_tx_bytes": {$tx_json},
   "load": "$(cut -d' ' -f1-3 /proc/loadavg)"
