@@ -98,7 +98,9 @@
 // TestLeakageNodes over real nodes with a coordinator that is not the
 // party (every output, decision and failure, every node's log, both
 // ledgers, the coordinator's Raft store), TestBadDataNodes a failure's
-// text.
+// text; TestCoordinatorMustDrawSeedNodes and TestForgedCommitmentNodes play
+// the lying coordinator over real nodes (no draw, a commitment in the
+// party's name that is not its own): the party refuses, opening nothing.
 //
 // What the publication can still reveal (coherence package doc): to an
 // attacker who knows at most p public items of a person, at least k
