@@ -66,7 +66,10 @@
 // leaves the party: no raw value of a quasi-identifier that the
 // publication does not show, no id, no row order. The coordinator learns
 // nothing more than the members. TestLeakage checks every message and log
-// entry, TestSim the party's audit ledger.
+// entry in process; TestLeakageNodes does over real nodes with a
+// coordinator that is not the party (every output, decision and failure,
+// every node's log, both ledgers, the coordinator's Raft store), and
+// TestBadInputNodes a failure's text; TestSim the party's audit ledger.
 package onetable
 
 import (

@@ -94,7 +94,13 @@
 // receives it through the log. Nothing else leaves the party: not the
 // suppressed items' occurrences, not a CSV's transaction ids, not which
 // items were drawn public beyond what the log (the spec and the joint
-// seed) and the publication show.
+// seed) and the publication show. TestLeakage checks this in process,
+// TestLeakageNodes over real nodes with a coordinator that is not the
+// party (every output, decision and failure, every node's log, both
+// ledgers, the coordinator's Raft store), TestBadDataNodes a failure's
+// text; TestCoordinatorMustDrawSeedNodes and TestForgedCommitmentNodes play
+// the lying coordinator over real nodes (no draw, a commitment in the
+// party's name that is not its own): the party refuses, opening nothing.
 //
 // What the publication can still reveal (coherence package doc): to an
 // attacker who knows at most p public items of a person, at least k
