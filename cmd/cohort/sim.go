@@ -29,7 +29,7 @@ func (a *app) simCmd() *cobra.Command {
 	var timeout time.Duration
 	var force bool
 	var raftTimeout time.Duration
-	var state, policyFile string
+	var state, policyFile, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "sim SPEC.yaml --out DIR",
 		Short: "Run a job with one in-process node per party (real libp2p on loopback, real Raft)",
@@ -68,6 +68,13 @@ COHORT_SIM_KEY_CACHE=off deals a fresh key each run; COHORT_SIM_KEY_CACHE=DIR mo
 			if err != nil {
 				return err
 			}
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			res, err := a.runSim(cmd, args[0], sim.RunOptions{Out: out, Timeout: timeout, Replace: force, Setup: a.consortiumKeys(),
 				Timing: node.Timing{HeartbeatMS: ms, ElectionMS: ms}, State: state, Policy: pol})
 			if err != nil {
@@ -85,6 +92,8 @@ COHORT_SIM_KEY_CACHE=off deals a fresh key each run; COHORT_SIM_KEY_CACHE=DIR mo
 	cmd.Flags().StringVar(&policyFile, "policy", "", "every node's policy file (default: the policy a new node starts with)")
 	cmd.Flags().StringVar(&state, "state", "", "keep the nodes' data dirs (identities, Raft logs, models, keys) in this directory and restart them there on the next run with the same --state")
 	cmd.Flags().DurationVar(&raftTimeout, "raft-timeout", 0, "Raft heartbeat and election timeout of the simulated nodes (0: 400ms, more when many nodes share few cores); raise it, e.g. to 3s, on a heavily loaded machine, where busy nodes miss heartbeats and liveness probes and steps are re-run")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (for go tool pprof)")
+	_ = cmd.Flags().MarkHidden("cpuprofile")
 	return cmd
 }
 

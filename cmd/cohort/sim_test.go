@@ -109,8 +109,13 @@ func TestSimOutDir(t *testing.T) {
 		t.Errorf("a failed --force run changed the earlier result: %v", err)
 	}
 	os.WriteFile(filepath.Join(out, "stale.txt"), []byte("old"), 0o644)
-	if _, stderr, err := run(t, bin, "sim", spec, "--out", out, "--force"); err != nil {
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	if _, stderr, err := run(t, bin, "sim", spec, "--out", out, "--force", "--cpuprofile", prof); err != nil {
 		t.Fatalf("--force run: %v\n%s", err, stderr)
+	}
+	// --cpuprofile (hidden) wrote a profile: gzip, as pprof writes it.
+	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("--cpuprofile: %d bytes, %v", len(b), err)
 	}
 	if _, err := os.Stat(filepath.Join(out, "stale.txt")); err == nil {
 		t.Error("--force kept a file of the earlier output")
