@@ -29,6 +29,27 @@ type latticeMsg struct {
 	C      [][]byte   `msgpack:"c"`
 }
 
+// encodedSize is about the msgpack length of m (each string, byte slice
+// and list with a header of at most 5 bytes, each int at most 9), so that
+// a part of tens of megabytes is encoded into a buffer made once
+// (wire.MarshalSized) rather than one that doubles on the way.
+func (m *latticeMsg) encodedSize() int {
+	n := 64 + 9*len(m.Nodes)
+	for _, v := range m.Values {
+		n += 5 + len(v)
+	}
+	for _, cs := range m.Combos {
+		n += 5
+		for _, c := range cs {
+			n += 5 + len(c)
+		}
+	}
+	for _, b := range m.C {
+		n += 5 + len(b)
+	}
+	return n
+}
+
 // partBytes bounds the encodings in one part: half of wire.MaxMessageSize,
 // leaving room for part 0's join values and combos.
 const partBytes = wire.MaxMessageSize / 2
@@ -42,7 +63,7 @@ func (s *session) sendLattice(ctx context.Context, step job.Step, base, to, typ 
 		if k == 0 {
 			m.Values, m.Combos, m.Nodes, m.Bins = head.Values, head.Combos, head.Nodes, head.Bins
 		}
-		if err := s.send(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, d); err != nil {
+		if err := s.sendSized(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, m.encodedSize(), d); err != nil {
 			return err
 		}
 	}

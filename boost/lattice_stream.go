@@ -96,7 +96,7 @@ func (s *session) sendLatticeEach(ctx context.Context, step job.Step, base, to, 
 		if k == 0 {
 			m.Values, m.Combos, m.Nodes, m.Bins = head.Values, head.Combos, head.Nodes, head.Bins
 		}
-		if err := s.send(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, d); err != nil {
+		if err := s.sendSized(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, m.encodedSize(), d); err != nil {
 			return err
 		}
 	}

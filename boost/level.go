@@ -331,7 +331,13 @@ var (
 
 // send sends v, encoded, to party to.
 func (s *session) send(ctx context.Context, step job.Step, to, typ string, v any, d wire.Disclosure) error {
-	b, err := wire.Marshal(v)
+	return s.sendSized(ctx, step, to, typ, v, 0, d)
+}
+
+// sendSized is send with the body's encoding started in a buffer of size
+// bytes (wire.MarshalSized): the lattice path's parts.
+func (s *session) sendSized(ctx context.Context, step job.Step, to, typ string, v any, size int, d wire.Disclosure) error {
+	b, err := wire.MarshalSized(v, size)
 	if err != nil {
 		return err
 	}

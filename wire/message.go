@@ -148,6 +148,23 @@ func Marshal(v any) ([]byte, error) {
 	return b, nil
 }
 
+// MarshalSized is Marshal into a buffer of size bytes to start with, for
+// a payload whose encoded length its maker knows about (parts of tens of
+// megabytes): Marshal's buffer starts small and doubles, copying and
+// clearing the payload about twice over on the way. The bytes are
+// Marshal's; a size of 0 or less is Marshal.
+func MarshalSized(v any, size int) ([]byte, error) {
+	if size <= 0 {
+		return Marshal(v)
+	}
+	var buf bytes.Buffer
+	buf.Grow(size)
+	if err := msgpack.NewEncoder(&buf).Encode(v); err != nil {
+		return nil, fmt.Errorf("wire: marshal: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
 // Unmarshal decodes a msgpack payload strictly: trailing bytes and unknown
 // fields are errors, input whose claimed sizes or nesting could exhaust
 // memory or stack is refused before decoding (see checkStructure), and

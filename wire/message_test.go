@@ -381,3 +381,34 @@ func TestEnvelopeFieldsBounded(t *testing.T) {
 		}
 	}
 }
+
+// MarshalSized writes Marshal's bytes whatever its size hint: none, too
+// small (the buffer grows as Marshal's does) or ample.
+func TestMarshalSized(t *testing.T) {
+	type part struct {
+		Edge   int        `msgpack:"edge"`
+		Values []string   `msgpack:"values"`
+		Combos [][]string `msgpack:"combos"`
+		C      [][]byte   `msgpack:"c"`
+	}
+	v := part{Edge: 3, Values: []string{"a", "bb"}, Combos: [][]string{{"x"}, nil}}
+	for i := range 5 {
+		v.C = append(v.C, bytes.Repeat([]byte{byte(i)}, 70_000*i))
+	}
+	want, err := Marshal(&v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{-1, 0, 100, len(want), 2 * len(want)} {
+		got, err := MarshalSized(&v, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("size hint %d: %d bytes differ from Marshal's %d", size, len(got), len(want))
+		}
+	}
+	if _, err := MarshalSized(make(chan int), 10); err == nil {
+		t.Error("a channel marshalled")
+	}
+}
