@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/hamdist"
-	"github.com/cohortdm/cohort/hamdist/hamdisttest"
+	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
@@ -39,9 +39,9 @@ func TestCoordinatorKilled(t *testing.T) {
 		}
 		return m
 	}
-	var c hamdisttest.Capture
+	var c nodewatch.Capture
 	cl := simtest.StartCluster(t, ctx, []string{"east", "north", "south", "west"}, sim.ClusterOptions{
-		KindsFor:  c.Registry("hamming", hamdisttest.Watch{Kind: Kind{}, Corrupter: "north", Corrupt: observe}),
+		KindsFor:  c.Registry("hamming", nodewatch.Watch{Kind: Kind{}, Corrupter: "north", Corrupt: observe}),
 		TablesDir: exampleDir, Timing: timing, Logger: c.Logger(), Policy: policy.Default(),
 	})
 	if err := cl.MakeLeader(ctx, "east"); err != nil {

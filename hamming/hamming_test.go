@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cohortdm/cohort/hamdist/hamdisttest"
+	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
@@ -121,7 +121,7 @@ func TestExamplesUnderDefaultPolicy(t *testing.T) {
 // startCluster starts north, south and east (a member with no data) with
 // the example's tables under the default node policy (whose guard checks
 // every message's form), every node running the watched kind.
-func startCluster(t *testing.T, ctx context.Context, c *hamdisttest.Capture, w hamdisttest.Watch) *sim.Cluster {
+func startCluster(t *testing.T, ctx context.Context, c *nodewatch.Capture, w nodewatch.Watch) *sim.Cluster {
 	t.Helper()
 	return simtest.StartCluster(t, ctx, []string{"east", "north", "south"}, sim.ClusterOptions{
 		KindsFor: c.Registry("hamming", w), TablesDir: exampleDir, Timing: timing, Logger: c.Logger(), Policy: policy.Default(),

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/hamdist"
-	"github.com/cohortdm/cohort/hamdist/hamdisttest"
+	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/wire"
@@ -33,8 +33,8 @@ func TestLeakage(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var c hamdisttest.Capture
-	cl := startCluster(t, ctx, &c, hamdisttest.Watch{Kind: Kind{}})
+	var c nodewatch.Capture
+	cl := startCluster(t, ctx, &c, nodewatch.Watch{Kind: Kind{}})
 	compared, distance := plain(t, "diagnosis", 0)
 	for _, leader := range []string{"east", "north"} {
 		t.Run("leader="+leader, func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestLeakage(t *testing.T) {
 	}
 }
 
-func check(t *testing.T, c *hamdisttest.Capture, leader string, compared, distance int, rec *node.JobRecord) {
+func check(t *testing.T, c *nodewatch.Capture, leader string, compared, distance int, rec *node.JobRecord) {
 	t.Helper()
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
@@ -125,7 +125,7 @@ func check(t *testing.T, c *hamdisttest.Capture, leader string, compared, distan
 
 // noNeedles checks every captured byte string (and extra) for a value of
 // either party's table.
-func noNeedles(t *testing.T, c *hamdisttest.Capture, extra [][]byte) {
+func noNeedles(t *testing.T, c *nodewatch.Capture, extra [][]byte) {
 	t.Helper()
 	hay := append([][]byte{c.Logs.Bytes()}, extra...)
 	for _, o := range c.Outputs {
@@ -155,7 +155,7 @@ func TestHostileCoordinator(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var c hamdisttest.Capture
+	var c nodewatch.Capture
 	again := func(ctx context.Context, co job.Coordinator) (job.Result, error) {
 		res, err := Kind{}.Coordinate(ctx, co)
 		if err != nil {
@@ -169,7 +169,7 @@ func TestHostileCoordinator(t *testing.T) {
 		}
 		return res, nil
 	}
-	cl := startCluster(t, ctx, &c, hamdisttest.Watch{Kind: Kind{}, Lead: again})
+	cl := startCluster(t, ctx, &c, nodewatch.Watch{Kind: Kind{}, Lead: again})
 	if err := cl.MakeLeader(ctx, "east"); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestHostileMember(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var c hamdisttest.Capture
+	var c nodewatch.Capture
 	cut := func(m *wire.Message) *wire.Message {
 		if m.Type != hamdist.TypeBlinded {
 			return m
@@ -216,7 +216,7 @@ func TestHostileMember(t *testing.T) {
 		cp.Body = cp.Body[:len(cp.Body)-1]
 		return &cp
 	}
-	cl := startCluster(t, ctx, &c, hamdisttest.Watch{Kind: Kind{}, Corrupter: "south", Corrupt: cut})
+	cl := startCluster(t, ctx, &c, nodewatch.Watch{Kind: Kind{}, Corrupter: "south", Corrupt: cut})
 	if err := cl.MakeLeader(ctx, "east"); err != nil {
 		t.Fatal(err)
 	}

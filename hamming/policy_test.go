@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cohortdm/cohort/hamdist/hamdisttest"
+	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
@@ -29,9 +29,9 @@ func TestPolicyRefusesDistance(t *testing.T) {
 		}
 	}
 	strict.Columns["attribute"] = grant
-	var c hamdisttest.Capture
+	var c nodewatch.Capture
 	cl := simtest.StartCluster(t, ctx, []string{"east", "north", "south"}, sim.ClusterOptions{
-		KindsFor: c.Registry("hamming", hamdisttest.Watch{Kind: Kind{}}), TablesDir: exampleDir, Timing: timing, Logger: c.Logger(),
+		KindsFor: c.Registry("hamming", nodewatch.Watch{Kind: Kind{}}), TablesDir: exampleDir, Timing: timing, Logger: c.Logger(),
 		PolicyFor: func(name string) *policy.Policy {
 			if name == "south" {
 				return strict

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/hamdist"
-	"github.com/cohortdm/cohort/hamdist/hamdisttest"
+	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
@@ -20,7 +20,7 @@ import (
 
 // runWatched runs the example on east, north and south under the default
 // policy with the watched kind, east coordinating, and returns the record.
-func runWatched(t *testing.T, c *hamdisttest.Capture, w hamdisttest.Watch) *node.JobRecord {
+func runWatched(t *testing.T, c *nodewatch.Capture, w nodewatch.Watch) *node.JobRecord {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -63,8 +63,8 @@ func TestHostileCoordinator(t *testing.T) {
 		}
 		return res, nil
 	}
-	var c hamdisttest.Capture
-	rec := runWatched(t, &c, hamdisttest.Watch{Kind: Kind{}, Lead: again})
+	var c nodewatch.Capture
+	rec := runWatched(t, &c, nodewatch.Watch{Kind: Kind{}, Lead: again})
 	if rec.Status != node.StatusDone {
 		t.Fatalf("job %s: %s", rec.Status, rec.Error)
 	}
@@ -102,8 +102,8 @@ func TestHostileMember(t *testing.T) {
 		}
 		return &cp
 	}
-	var c hamdisttest.Capture
-	rec := runWatched(t, &c, hamdisttest.Watch{Kind: Kind{}, Corrupter: "south", Corrupt: swap})
+	var c nodewatch.Capture
+	rec := runWatched(t, &c, nodewatch.Watch{Kind: Kind{}, Corrupter: "south", Corrupt: swap})
 	if rec.Status == node.StatusDone || !strings.Contains(rec.Error, "another run") {
 		t.Fatalf("job %s: %q, want the stale run refused", rec.Status, rec.Error)
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/hamdist"
-	"github.com/cohortdm/cohort/hamdist/hamdisttest"
+	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
@@ -121,9 +121,9 @@ func TestExampleUnderDefaultPolicy(t *testing.T) {
 func TestLeakage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var c hamdisttest.Capture
+	var c nodewatch.Capture
 	cl := simtest.StartCluster(t, ctx, []string{"east", "north", "south"}, sim.ClusterOptions{
-		KindsFor: c.Registry("model-select", hamdisttest.Watch{Kind: Kind{}}), TablesDir: exampleDir, Timing: timing, Logger: c.Logger(), Policy: policy.Default(),
+		KindsFor: c.Registry("model-select", nodewatch.Watch{Kind: Kind{}}), TablesDir: exampleDir, Timing: timing, Logger: c.Logger(), Policy: policy.Default(),
 	})
 	if err := cl.MakeLeader(ctx, "east"); err != nil {
 		t.Fatal(err)
@@ -199,7 +199,7 @@ func TestLeakage(t *testing.T) {
 
 // noValues checks every captured message, output, failure text and log
 // line, and the job record, for a patient id, label or prediction.
-func noValues(t *testing.T, c *hamdisttest.Capture, rec *node.JobRecord) {
+func noValues(t *testing.T, c *nodewatch.Capture, rec *node.JobRecord) {
 	t.Helper()
 	if c.LogBytes == 0 {
 		t.Fatal("no node log captured")

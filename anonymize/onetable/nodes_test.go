@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/audit"
-	"github.com/cohortdm/cohort/hamdist/hamdisttest"
+	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/runner"
@@ -36,13 +36,13 @@ var nodeTiming = node.Timing{SendMS: 10000, StepMS: 60000}
 // outputs, every committed decision and failure, every node's log at
 // debug level). It returns the job's record and the cluster, whose
 // ledgers are under the returned audit dir.
-func runNodes(t *testing.T, s *job.Spec, pol *policy.Policy, c *hamdisttest.Capture) (*node.JobRecord, *sim.Cluster, string) {
+func runNodes(t *testing.T, s *job.Spec, pol *policy.Policy, c *nodewatch.Capture) (*node.JobRecord, *sim.Cluster, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	auditDir := filepath.Join(t.TempDir(), "audit")
 	cl := simtest.StartCluster(t, ctx, []string{hub, s.PartyNames()[0]}, sim.ClusterOptions{
-		KindsFor: c.Registry("anonymize", hamdisttest.Watch{Kind: Kind{}}), TablesDir: s.Dir, AuditDir: auditDir,
+		KindsFor: c.Registry("anonymize", nodewatch.Watch{Kind: Kind{}}), TablesDir: s.Dir, AuditDir: auditDir,
 		Timing: nodeTiming, Logger: c.Logger(), Policy: pol,
 	})
 	if err := cl.MakeLeader(ctx, hub); err != nil {
@@ -82,7 +82,7 @@ func kPolicy(k int) *policy.Policy {
 func TestLeakageNodes(t *testing.T) {
 	t.Parallel()
 	s := seedSpec(t, "  algorithm: optimal\n  requirements: [{qid: [gender, education, age], k: 4}]\n", nil)
-	var c hamdisttest.Capture
+	var c nodewatch.Capture
 	rec, cl, auditDir := runNodes(t, s, kPolicy(4), &c)
 	if rec.Status != node.StatusDone {
 		t.Fatalf("job %s: %s", rec.Status, rec.Error)
@@ -120,7 +120,7 @@ func TestLeakageNodes(t *testing.T) {
 // haystacks is everything captured that left the party or was written
 // down: outputs, decisions, failures, every node's log, the job's result
 // and error.
-func haystacks(t *testing.T, c *hamdisttest.Capture, rec *node.JobRecord) map[string][]byte {
+func haystacks(t *testing.T, c *nodewatch.Capture, rec *node.JobRecord) map[string][]byte {
 	t.Helper()
 	if c.LogBytes == 0 {
 		t.Error("no node log captured: the check checks nothing")
@@ -187,7 +187,7 @@ func TestBadInputNodes(t *testing.T) {
 	t.Parallel()
 	const secret = "Medicine"
 	s := seedSpec(t, "  requirements: [{qid: [education], k: 4}]\n", func(r [][]string) [][]string { r[3][3] = secret; return r })
-	var c hamdisttest.Capture
+	var c nodewatch.Capture
 	rec, cl, auditDir := runNodes(t, s, kPolicy(4), &c)
 	if rec.Status == node.StatusDone || !strings.Contains(rec.Error, `column "education": 1 of 34 rows`) {
 		t.Fatalf("job %s: %q, want a failure naming the column", rec.Status, rec.Error)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cohortdm/cohort/hamdist/hamdisttest"
+	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
@@ -20,7 +20,7 @@ func refusedNodes(t *testing.T, lead func(context.Context, job.Coordinator) (job
 	t.Helper()
 	data := basketsCSV(120, 9)
 	s := writeSpec(t, "baskets.csv", data, "  h: 0.6\n  k: 5\n  p: 2\n  private: [s0, s1, s2]\n  public_fraction: 0.8\n  seed: 5\n")
-	r := runNodes(t, s, policy.Default(), hamdisttest.Watch{Kind: Kind{}, Lead: lead})
+	r := runNodes(t, s, policy.Default(), nodewatch.Watch{Kind: Kind{}, Lead: lead})
 	r.c.Mu.Lock()
 	text := r.rec.Error + "\n" + strings.Join(r.c.Failures, "\n")
 	r.c.Mu.Unlock()

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/audit"
-	"github.com/cohortdm/cohort/hamdist/hamdisttest"
+	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/runner"
@@ -34,7 +34,7 @@ var nodeTiming = node.Timing{SendMS: 10000, StepMS: 60000}
 // captured and where the ledgers are.
 type nodeRun struct {
 	rec   *node.JobRecord
-	c     *hamdisttest.Capture
+	c     *nodewatch.Capture
 	cl    *sim.Cluster
 	audit string
 }
@@ -43,11 +43,11 @@ type nodeRun struct {
 // party and hub, hub leading when the job is submitted, every node under
 // pol and running w watched (every session's sends and outputs, every
 // committed decision and failure, every node's log at debug level).
-func runNodes(t *testing.T, s *job.Spec, pol *policy.Policy, w hamdisttest.Watch) *nodeRun {
+func runNodes(t *testing.T, s *job.Spec, pol *policy.Policy, w nodewatch.Watch) *nodeRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	r := &nodeRun{c: &hamdisttest.Capture{}, audit: filepath.Join(t.TempDir(), "audit")}
+	r := &nodeRun{c: &nodewatch.Capture{}, audit: filepath.Join(t.TempDir(), "audit")}
 	r.cl = simtest.StartCluster(t, ctx, []string{hub, s.PartyNames()[0]}, sim.ClusterOptions{
 		KindsFor: r.c.Registry("coherence", w), TablesDir: s.Dir, AuditDir: r.audit,
 		Timing: nodeTiming, Logger: r.c.Logger(), Policy: pol,
@@ -177,7 +177,7 @@ func TestLeakageNodes(t *testing.T) {
 	t.Parallel()
 	data := basketsCSV(120, 9)
 	s := writeSpec(t, "baskets.csv", data, "  h: 0.6\n  k: 5\n  p: 2\n  private: [s0, s1, s2]\n")
-	r := runNodes(t, s, policy.Default(), hamdisttest.Watch{Kind: Kind{}})
+	r := runNodes(t, s, policy.Default(), nodewatch.Watch{Kind: Kind{}})
 	if r.rec.Status != node.StatusDone {
 		t.Fatalf("job %s: %s", r.rec.Status, r.rec.Error)
 	}
@@ -220,7 +220,7 @@ func TestBadDataNodes(t *testing.T) {
 		fmt.Fprintf(&b, "x-secret-x%d,a\nx-secret-x%d,ill\n", i, i)
 	}
 	s := writeSpec(t, "b.csv", b.String(), "  h: 0.5\n  k: 5\n  p: 2\n  private: [ill]\n")
-	r := runNodes(t, s, policy.Default(), hamdisttest.Watch{Kind: Kind{}})
+	r := runNodes(t, s, policy.Default(), nodewatch.Watch{Kind: Kind{}})
 	if r.rec.Status == node.StatusDone || !strings.Contains(r.rec.Error, "params.h") {
 		t.Fatalf("job %s: %q, want a failure naming params.h", r.rec.Status, r.rec.Error)
 	}

@@ -1,7 +1,7 @@
-// Package hamdisttest captures what the two-party comparison kinds send,
-// output, commit and log over real nodes, for their leakage tests, and
-// lets a test make the coordinator or a member hostile. Only tests import it.
-package hamdisttest
+// Package nodewatch captures what a kind's sessions send, output, commit
+// and log over real nodes, for the kinds' leakage tests, and lets a test
+// make the coordinator or a member hostile. Only tests import it.
+package nodewatch
 
 import (
 	"bytes"
@@ -169,7 +169,7 @@ func (h *hookedAttempt) Commit(ctx context.Context, outs *job.Outputs, decision 
 func (w Watch) Uses(spec *job.Spec, party string) ([]job.Use, error) {
 	d, ok := w.Kind.(job.Discloser)
 	if !ok {
-		return nil, errors.New("hamdisttest: the watched kind declares no uses")
+		return nil, errors.New("nodewatch: the watched kind declares no uses")
 	}
 	return d.Uses(spec, party)
 }
