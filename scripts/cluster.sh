@@ -43,9 +43,9 @@
 #   PPROF=SECONDS     profile every node's CPU for SECONDS from submission
 #                     (node.yaml pprof on each namespace's loopback; curl):
 #                     OUTDIR/cpu/PARTY.prof, for go tool pprof with the binary
-#   TRANSPORT=tcp     nodes listen on and list TCP port 7400 beside QUIC, so they
-#                     connect over TCP (a node dials TCP first); default quic (QUIC
-#                     only). Not with a cohort-netshape relay, which relays UDP only
+#   TRANSPORT=tcp     nodes listen on and list TCP port 7400 beside QUIC and dial
+#                     TCP first (node.yaml prefer_tcp); default quic (QUIC only).
+#                     Not with a cohort-netshape relay, which relays UDP only
 #   SETTLE=1          before submitting, wait until every node's randomiser and
 #                     lattice pools are full (a fresh node builds its key's tables
 #                     and fills them as it starts, on the cores the job would use)
@@ -284,6 +284,7 @@ for i in "${!NAMES[@]}"; do
 		sed -n 's/.*"peer_id": *"\([^"]*\)".*/\1/p')")
 	sed -i "s#^tables_dir:.*#tables_dir: $(dirname "$SPEC")#" "$WORK/$name/node.yaml"
 	if [[ -n ${TIMING:-} ]]; then echo "timing: {$TIMING}" >>"$WORK/$name/node.yaml"; fi
+	if [[ $TRANSPORT == tcp ]]; then echo "prefer_tcp: true" >>"$WORK/$name/node.yaml"; fi
 	if [[ -n ${PPROF:-} ]]; then echo "pprof: 127.0.0.1:6060" >>"$WORK/$name/node.yaml"; fi
 done
 # The first node also serves its HTTP API and web console, on its address.
