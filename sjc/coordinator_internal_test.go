@@ -120,29 +120,41 @@ func untilPhase(phase string, level int) func(gr *growth) bool {
 	return func(gr *growth) bool { return gr.phase == phase && gr.level == level || gr.phase == finishRound.Phase }
 }
 
-// A coordinator that asks for offers at a node the log has closed (here:
-// past max_depth, where the root's children are leaves) is refused.
-func TestCoordinatorCannotGrowAClosedNode(t *testing.T) {
-	t.Parallel()
-	spec := evilChain(t, map[string]any{"max_depth": 1})
-	k := evilKind{until: untilPhase(finishRound.Phase, 1), misbehave: func(ctx context.Context, co *coordinator) error {
+// lie is a lying coordinator of the evil chain: its kind, the chain's
+// params, the step its parties refuse and which parties refuse it (known
+// once the job has run). The tests here run it in process (runEvil),
+// lying_nodes_test.go over real nodes.
+type lie struct {
+	kind     evilKind
+	params   map[string]any
+	phase    string
+	round    int
+	refusers func() []string
+}
+
+// growClosedNode asks for offers at a node the log has closed (here: past
+// max_depth, where the root's children are leaves).
+func growClosedNode() lie {
+	return lie{kind: evilKind{until: untilPhase(finishRound.Phase, 1), misbehave: func(ctx context.Context, co *coordinator) error {
 		a := chooseArgs{Level: co.gr.level, Open: []int32{1, 2}}
 		_, err := run(ctx, co, chooseRound, a, func(o *job.Outcome[offersOutput]) (chooseDecision, error) {
 			return decideChoose(o, co.gr.g, len(a.Open))
 		})
 		return err
-	}}
-	runEvil(t, k, spec, chooseRound.Phase, 1, all3)
+	}}, params: map[string]any{"max_depth": 1}, phase: chooseRound.Phase, round: 1, refusers: all3}
 }
 
-// A coordinator that names a loser the winner of a node (the table with
-// the smallest positive gain, another party's than the true winner's) is
-// refused by the party whose candidate should have won; every party
-// confirms before splitting, so the loser's predicate is never used: no
-// split summary is sent and no child's counts reach the coordinator.
-func TestCoordinatorCannotMakeALoserSplit(t *testing.T) {
+// A coordinator that asks for offers at a node the log has closed is
+// refused.
+func TestCoordinatorCannotGrowAClosedNode(t *testing.T) {
 	t.Parallel()
-	spec := evilChain(t, nil)
+	l := growClosedNode()
+	runEvil(t, l.kind, evilChain(t, l.params), l.phase, l.round, l.refusers)
+}
+
+// makeLoserSplit names a loser the winner of a node: the table with the
+// smallest positive gain, another party's than the true winner's.
+func makeLoserSplit() lie {
 	honest := ""
 	k := evilKind{until: untilPhase(chooseRound.Phase, 0), misbehave: func(ctx context.Context, co *coordinator) error {
 		g := co.gr.g
@@ -167,14 +179,22 @@ func TestCoordinatorCannotMakeALoserSplit(t *testing.T) {
 		}
 		return co.gr.fold(done.Record)
 	}}
-	runEvil(t, k, spec, splitRound.Phase, 0, func() []string { return []string{honest} })
+	return lie{kind: k, phase: splitRound.Phase, round: 0, refusers: func() []string { return []string{honest} }}
 }
 
-// A coordinator that names the true winning table at a gain it did not
-// offer (to make it split on another candidate) is refused by its party.
-func TestCoordinatorCannotChooseTheCandidate(t *testing.T) {
+// A coordinator that names a loser the winner of a node is refused by the
+// party whose candidate should have won; every party confirms before
+// splitting, so the loser's predicate is never used: no split summary is
+// sent and no child's counts reach the coordinator.
+func TestCoordinatorCannotMakeALoserSplit(t *testing.T) {
 	t.Parallel()
-	spec := evilChain(t, nil)
+	l := makeLoserSplit()
+	runEvil(t, l.kind, evilChain(t, l.params), l.phase, l.round, l.refusers)
+}
+
+// chooseTheCandidate names the true winning table at a gain it did not
+// offer (to make it split on another candidate).
+func chooseTheCandidate() lie {
 	owner := ""
 	k := evilKind{until: untilPhase(chooseRound.Phase, 0), misbehave: func(ctx context.Context, co *coordinator) error {
 		done, err := run(ctx, co, chooseRound, co.gr.chooseArgs(), func(o *job.Outcome[offersOutput]) (chooseDecision, error) {
@@ -190,7 +210,15 @@ func TestCoordinatorCannotChooseTheCandidate(t *testing.T) {
 		}
 		return co.gr.fold(done.Record)
 	}}
-	runEvil(t, k, spec, splitRound.Phase, 0, func() []string { return []string{owner} })
+	return lie{kind: k, phase: splitRound.Phase, round: 0, refusers: func() []string { return []string{owner} }}
+}
+
+// A coordinator that names the true winning table at a gain it did not
+// offer is refused by its party.
+func TestCoordinatorCannotChooseTheCandidate(t *testing.T) {
+	t.Parallel()
+	l := chooseTheCandidate()
+	runEvil(t, l.kind, evilChain(t, l.params), l.phase, l.round, l.refusers)
 }
 
 // A coordinator that asks for a split no choice was committed for is
@@ -207,13 +235,9 @@ func TestCoordinatorCannotSplitUnchosen(t *testing.T) {
 	runEvil(t, k, spec, splitRound.Phase, 0, all3)
 }
 
-// A coordinator that commits a split's children's counts swapped is
-// refused at the next level by every party, whose own counts differ (or
-// whose replay finds that they do not make the winner's gain): the log's
-// counts decide which nodes stay open.
-func TestCoordinatorCannotForgeCounts(t *testing.T) {
-	t.Parallel()
-	spec := evilChain(t, nil)
+// forgeCounts commits a split's children's counts swapped, and goes on
+// from the true counts.
+func forgeCounts() lie {
 	k := evilKind{until: untilPhase(splitRound.Phase, 0), misbehave: func(ctx context.Context, co *coordinator) error {
 		var honest splitDecision
 		done, err := run(ctx, co, splitRound, co.gr.splitArgs(), func(o *job.Outcome[countsOutput]) (splitDecision, error) {
@@ -237,7 +261,17 @@ func TestCoordinatorCannotForgeCounts(t *testing.T) {
 		}
 		return co.gr.fold(&rec)
 	}}
-	runEvil(t, k, spec, chooseRound.Phase, 1, all3)
+	return lie{kind: k, phase: chooseRound.Phase, round: 1, refusers: all3}
+}
+
+// A coordinator that commits a split's children's counts swapped is
+// refused at the next level by every party, whose own counts differ (or
+// whose replay finds that they do not make the winner's gain): the log's
+// counts decide which nodes stay open.
+func TestCoordinatorCannotForgeCounts(t *testing.T) {
+	t.Parallel()
+	l := forgeCounts()
+	runEvil(t, l.kind, evilChain(t, l.params), l.phase, l.round, l.refusers)
 }
 
 // A coordinator that asks the parties to keep (and test) another tree

@@ -55,7 +55,7 @@ func (s *session) classPropagate(ctx context.Context, step job.Step, prefix stri
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("class summary on edge %s: %w", s.g.EdgeName(tr.Edge), err)
+			return fmt.Errorf("class summary of party %s on edge %s: %w", from, s.g.EdgeName(tr.Edge), err)
 		}
 	}
 	return nil
@@ -102,7 +102,7 @@ func (s *session) splitNode(ctx context.Context, step job.Step, prefix string, l
 			}
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("split summary on edge %s: %w", s.g.EdgeName(tr.Edge), err)
+			return nil, nil, fmt.Errorf("split summary of party %s on edge %s: %w", from, s.g.EdgeName(tr.Edge), err)
 		}
 	}
 	return left, right, nil
