@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,6 +49,10 @@ type countKind struct {
 	// step's timeout (0: the runtime's).
 	failing   string
 	timeoutMS int64
+	// panicking names a party whose first exchange panics (a kind's
+	// bug), with panicValue in the panic.
+	panicking string
+	panicked  atomic.Bool
 	calls     *calls
 }
 
@@ -252,6 +257,9 @@ func (s *countSession) exchangeValues(ctx context.Context, step job.Step) error 
 	lo, hi := step.Sub("lo"), step.Sub("hi")
 	if s.p.Self() == s.k.failing {
 		return errors.New("the failing party's own error")
+	}
+	if s.p.Self() == s.k.panicking && s.k.panicked.CompareAndSwap(false, true) {
+		panic(panicValue)
 	}
 	if s.k.collide {
 		hi = lo

@@ -255,3 +255,40 @@ func TestRunPeerFailureEndsTheAttempt(t *testing.T) {
 		t.Fatalf("failure notices %v, want b's to a and c", told)
 	}
 }
+
+// panicValue is what the panicking party's session panics with: data the
+// panic must not carry out of the member.
+const panicValue = "panic-holds-row-42-of-b"
+
+// A session that panics ends its member's attempt, not its node (here:
+// the test process, which a panic would end): the step fails naming the
+// party and the step, not the panic's value, and the session is closed.
+func TestRunSessionPanicIsTheStepsError(t *testing.T) {
+	spec, opts, _ := countJob(t, abc...)
+	k := &countKind{steps: 1, exchange: true, panicking: "b", calls: newCalls()}
+	rep, err := run(t, k, spec, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.panicked.Load() {
+		t.Fatal("b's session never panicked: the check checks nothing")
+	}
+	var why string
+	for _, rec := range rep.Records() {
+		if f, ok := rec.Failed["b"]; ok {
+			why = f
+		}
+	}
+	if !strings.Contains(why, "failed unexpectedly") || !strings.Contains(why, "count/0") {
+		t.Fatalf("b's failure %q, want the step's unexpected failure", why)
+	}
+	if held := rep.LogHolding([]byte(panicValue)); len(held) > 0 {
+		t.Fatalf("the log holds the panic's value (%s)", held[0].Op)
+	}
+	if held := rep.SentHolding([]byte(panicValue)); len(held) > 0 {
+		t.Fatalf("a message holds the panic's value (from %s)", held[0].From)
+	}
+	if k.calls.opens["b"] != 1 || k.calls.closes["b"] != 1 {
+		t.Fatalf("b opened %d sessions and closed %d, want the panicked one closed once", k.calls.opens["b"], k.calls.closes["b"])
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/url"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -273,8 +274,14 @@ func (w *Worker) runStep(sessionCtx, stepCtx context.Context, sess *job.Session,
 			w.guard = w.Policy.Guard(w.Job.ID, req.Uses, spec.PartyNames(), req.Datasets)
 		}
 		p := &participant{w: w, spec: spec}
-		s, err := kind.Open(sessionCtx, p)
-		if err != nil {
+		var s job.Session
+		if _, err := w.guarded(step, sess, func() ([]byte, error) {
+			var err error
+			s, err = kind.Open(sessionCtx, p)
+			return nil, err
+		}); errors.Is(err, errSessionPanicked) {
+			return nil, err
+		} else if err != nil {
 			return nil, fmt.Errorf("party %s: open job session: %w", w.Self, err)
 		}
 		*sess, w.kind = s, kind
@@ -282,7 +289,37 @@ func (w *Worker) runStep(sessionCtx, stepCtx context.Context, sess *job.Session,
 			return nil, err
 		}
 	}
-	return (*sess).Step(stepCtx, step)
+	return w.guarded(step, sess, func() ([]byte, error) { return (*sess).Step(stepCtx, step) })
+}
+
+// errSessionPanicked is a kind's code that panicked in a step.
+var errSessionPanicked = errors.New("the job's session failed unexpectedly (a bug: the member's log has it)")
+
+// guarded runs f, a call into the kind's code, and turns a panic into the
+// step's error: a kind's bug, or a hostile member's bytes its decoder did
+// not refuse, then ends this member's attempt instead of its node and
+// every other job on it. The panic's value and stack go to the member's
+// own log only (the value may hold data); the session, in no known state,
+// is closed, and the next attempt opens a new one, as after a restart.
+// Goroutines a session starts itself are its own to guard.
+func (w *Worker) guarded(step job.Step, sess *job.Session, f func() ([]byte, error)) (out []byte, err error) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		w.logger().Error("the job's session panicked", "job", w.Job.ID, "phase", step.Phase, "round", step.Round,
+			"attempt", step.Attempt, "panic", v, "stack", string(debug.Stack()))
+		if *sess != nil {
+			func() {
+				defer func() { _ = recover() }()
+				(*sess).Close()
+			}()
+			*sess = nil
+		}
+		out, err = nil, fmt.Errorf("party %s, step %s/%d: %w", w.Self, step.Phase, step.Round, errSessionPanicked)
+	}()
+	return f()
 }
 
 // startedName is the job scratch file that marks an attempt this member
