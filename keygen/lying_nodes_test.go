@@ -33,8 +33,12 @@ import (
 // main_test.go).
 const nodeSpec = "kind: keygen\nparties: [{name: pa}, {name: pb}, {name: pc}]\nparams: {bits: 512, batch: 256, chunk: 512}\n"
 
-// nodeTiming bounds a step at a minute; the tests wait on the job's end.
-var nodeTiming = node.Timing{SendMS: 3000, StepMS: 60000}
+// nodeTiming bounds a step at a minute (the tests wait on the job's end)
+// and keeps the leader through a loaded moment (2 s Raft timeouts, as
+// docs/keygen.md advises for loaded machines; the leader campaigns at
+// once, so no test waits for an election timeout): the refusals name the
+// coordinator the test made leader.
+var nodeTiming = node.Timing{HeartbeatMS: 2000, ElectionMS: 2000, SendMS: 3000, StepMS: 60000}
 
 // nodeRun is one keygen job run on real nodes, watched.
 type nodeRun struct {
@@ -55,7 +59,7 @@ func runOnNodes(t *testing.T, w nodewatch.Watch) *nodeRun {
 	r := &nodeRun{c: &nodewatch.Capture{}, audit: filepath.Join(t.TempDir(), "audit")}
 	r.cl = simtest.StartCluster(t, ctx, []string{"pa", "pb", "pc"}, sim.ClusterOptions{
 		KindsFor: r.c.Registry("keygen", w), TablesDir: t.TempDir(), AuditDir: r.audit,
-		Timing: nodeTiming, Logger: r.c.Logger(), Policy: policy.Default(),
+		Timing: nodeTiming, Logger: r.c.Logger(), Policy: policy.Default(), Campaign: "pa",
 	})
 	if err := r.cl.MakeLeader(ctx, "pa"); err != nil {
 		t.Fatal(err)
