@@ -3,6 +3,7 @@ package keygen
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -133,7 +134,7 @@ func (r *nodeRun) undisclosed(t *testing.T, last *runner.StepRecord, refusers []
 }
 
 // noShare checks that no key share staged by the job's finish step (its
-// secret, or its low half) is in the job's failure texts, in any message
+// secret as bytes, hex or decimal, or its low half) is in the job's failure texts, in any message
 // a party sent, in any node's log or in any member's Raft store; it
 // returns the members that staged one (none: there is nothing to check).
 func (r *nodeRun) noShare(t *testing.T) []string {
@@ -154,8 +155,12 @@ func (r *nodeRun) noShare(t *testing.T) []string {
 			if err != nil {
 				t.Fatalf("%s's staged key %s: %v", p, d, err)
 			}
+			// the share as bytes, hex and decimal (a text would format
+			// it), and its low half, which a reduction might send alone
 			secret := k.Share.Secret.Bytes()
-			needles = append(needles, secret, secret[len(secret)/2:])
+			half := secret[len(secret)/2:]
+			needles = append(needles, secret, half, []byte(hex.EncodeToString(secret)), []byte(hex.EncodeToString(half)),
+				[]byte(k.Share.Secret.String()))
 			staged = append(staged, p)
 		}
 	}
@@ -188,7 +193,7 @@ func (r *nodeRun) noShare(t *testing.T) []string {
 			}
 		}
 		if holders > 0 {
-			t.Errorf("%s's key share (or half of it, needle %d) left it: %d holders", staged[i/2], i, holders)
+			t.Errorf("%s's key share (needle %d: bytes, half, hex, hex half, decimal) left it: %d holders", staged[i/5], i%5, holders)
 		}
 	}
 	return staged
