@@ -185,11 +185,13 @@
 // winner did not propose, a forged split or cut that singles out a record,
 // a publication before the rounds end, a cut of a group the log does not
 // hold or by a party not chosen, forged answers of the sensitive column's
-// owner, another party named its owner). What no party can check is the
-// fold: that the winner's score was the best, or a choice the widest
-// proposal (the scores reach the coordinator alone); a coordinator that
-// picks another candidate costs utility, not privacy, since every
-// candidate a party proposes keeps k.
+// owner, another party named its owner; TestCoordinatorCannotExtractNodes
+// plays three of them over real nodes under the default policy, and
+// TestHostileSpokeNodes a spoke whose PSI messages the hub refuses).
+// What no party can check is the fold: that the winner's score was the
+// best, or a choice the widest proposal (the scores reach the coordinator
+// alone); a coordinator that picks another candidate costs utility, not
+// privacy, since every candidate a party proposes keeps k.
 //
 // # Mondrian (params.algorithm: mondrian)
 //

@@ -74,7 +74,11 @@
 // round and attempt that committed the modulus; then install, of exactly
 // the attempt and key id the finish step committed. Anything else is
 // refused with an error that names the coordinator
-// (TestCoordinatorCannotChooseKey).
+// (TestCoordinatorCannotChooseKey; TestCoordinatorCannotChooseNodes plays
+// a finish of another attempt, an install of another key and a forged seed
+// commitment over real nodes under the default policy). A member whose
+// test decryption share (finish, round check) does not verify is refused
+// by every other party, which names its index (TestHostileMemberNodes).
 //
 // # Faults
 //
