@@ -34,8 +34,10 @@ const hub = "hub"
 
 // nodesTiming gives every send and step a minute: no party is dropped
 // for slowness while the tests of other packages share the cores (the
-// tests wait on the job's end, never on a clock).
-var nodesTiming = node.Timing{SendMS: 60000, StepMS: 60000}
+// tests wait on the job's end, never on a clock); with 2 s Raft timeouts
+// and hub campaigning at start, hub keeps the lead through a loaded
+// moment, so the refusals name the coordinator the test chose.
+var nodesTiming = node.Timing{HeartbeatMS: 2000, ElectionMS: 2000, SendMS: 60000, StepMS: 60000}
 
 // markedChain writes the evil chain (evilChain's generated tables) with
 // every private value recognisable, and returns its spec and the strings
@@ -114,7 +116,7 @@ func runNodes(t *testing.T, spec *job.Spec, w nodewatch.Watch) *nodesRun {
 	r := &nodesRun{c: &nodewatch.Capture{}, audit: filepath.Join(t.TempDir(), "audit")}
 	cl := simtest.StartCluster(t, ctx, append([]string{hub}, spec.PartyNames()...), sim.ClusterOptions{
 		KindsFor: r.c.Registry("sjc", w), TablesDir: spec.Dir, AuditDir: r.audit,
-		Timing: nodesTiming, Logger: r.c.Logger(), Policy: policy.Default(),
+		Timing: nodesTiming, Logger: r.c.Logger(), Policy: policy.Default(), Campaign: hub,
 	})
 	if err := cl.MakeLeader(ctx, hub); err != nil {
 		t.Fatal(err)

@@ -26,9 +26,10 @@ import (
 // and holds no table: what reaches it has left the party.
 const hub = "hub"
 
-// nodeTiming leaves a loaded machine room: the party is never dropped for
-// being slow.
-var nodeTiming = node.Timing{SendMS: 10000, StepMS: 60000}
+// nodeTiming leaves a loaded machine room: the party is never dropped
+// for being slow, and 2 s Raft timeouts with hub campaigning at start keep
+// hub leading, as the ledger checks expect.
+var nodeTiming = node.Timing{HeartbeatMS: 2000, ElectionMS: 2000, SendMS: 10000, StepMS: 60000}
 
 // runNodes runs spec s on real nodes (libp2p on loopback, Raft), the
 // party and hub, hub leading when the job is submitted, every node under
@@ -43,7 +44,7 @@ func runNodes(t *testing.T, s *job.Spec, pol *policy.Policy, c *nodewatch.Captur
 	auditDir := filepath.Join(t.TempDir(), "audit")
 	cl := simtest.StartCluster(t, ctx, []string{hub, s.PartyNames()[0]}, sim.ClusterOptions{
 		KindsFor: c.Registry("anonymize", nodewatch.Watch{Kind: Kind{}}), TablesDir: s.Dir, AuditDir: auditDir,
-		Timing: nodeTiming, Logger: c.Logger(), Policy: pol,
+		Timing: nodeTiming, Logger: c.Logger(), Policy: pol, Campaign: hub,
 	})
 	if err := cl.MakeLeader(ctx, hub); err != nil {
 		t.Fatal(err)

@@ -26,9 +26,10 @@ import (
 // no table: what reaches it has left the party.
 const hub = "hub"
 
-// nodeTiming leaves a loaded machine room: the party is never dropped for
-// being slow.
-var nodeTiming = node.Timing{SendMS: 10000, StepMS: 60000}
+// nodeTiming leaves a loaded machine room: the party is never dropped
+// for being slow, and 2 s Raft timeouts with hub campaigning at start keep
+// hub leading, as the ledger checks expect.
+var nodeTiming = node.Timing{HeartbeatMS: 2000, ElectionMS: 2000, SendMS: 10000, StepMS: 60000}
 
 // nodeRun is one job over real nodes: its record, what the watched kind
 // captured and where the ledgers are.
@@ -50,7 +51,7 @@ func runNodes(t *testing.T, s *job.Spec, pol *policy.Policy, w nodewatch.Watch) 
 	r := &nodeRun{c: &nodewatch.Capture{}, audit: filepath.Join(t.TempDir(), "audit")}
 	r.cl = simtest.StartCluster(t, ctx, []string{hub, s.PartyNames()[0]}, sim.ClusterOptions{
 		KindsFor: r.c.Registry("coherence", w), TablesDir: s.Dir, AuditDir: r.audit,
-		Timing: nodeTiming, Logger: r.c.Logger(), Policy: pol,
+		Timing: nodeTiming, Logger: r.c.Logger(), Policy: pol, Campaign: hub,
 	})
 	if err := r.cl.MakeLeader(ctx, hub); err != nil {
 		t.Fatal(err)
