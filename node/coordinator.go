@@ -24,6 +24,7 @@ func (r *jobRunner) newCoordinator() *runner.Coordinator {
 		Config:   r.Config(),
 		Watch:    r.Watch,
 		Progress: r.Progress.set,
+		Logger:   r.Log,
 		Committed: func(step job.Step, _ *job.Record, began time.Time) {
 			r.Metrics.phaseSecs.WithLabelValues(r.FSM.jobs.Kind(step.Job), step.Phase).Observe(time.Since(began).Seconds())
 		},

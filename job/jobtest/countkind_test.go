@@ -53,6 +53,9 @@ type countKind struct {
 	// bug), with panicValue in the panic.
 	panicking string
 	panicked  atomic.Bool
+	// coordinatePanics makes Coordinate panic once its first step is
+	// decided, with panicValue in the panic.
+	coordinatePanics bool
 	calls     *calls
 }
 
@@ -141,6 +144,9 @@ func (k *countKind) Coordinate(ctx context.Context, c job.Coordinator) (job.Resu
 		})
 		if err != nil {
 			return nil, err
+		}
+		if k.coordinatePanics {
+			panic(panicValue)
 		}
 		prev = d.Total
 	}

@@ -292,3 +292,28 @@ func TestRunSessionPanicIsTheStepsError(t *testing.T) {
 		t.Fatalf("b opened %d sessions and closed %d, want the panicked one closed once", k.calls.opens["b"], k.calls.closes["b"])
 	}
 }
+
+// A Coordinate that panics (on bytes from a member it failed to refuse,
+// say) fails the job instead of ending the leader's node, and with it,
+// as each new leader reruns the job, every member's: the failure is
+// committed, names no panic value, and no member ran a second attempt.
+func TestRunCoordinatePanicFailsTheJob(t *testing.T) {
+	spec, opts, _ := countJob(t, abc...)
+	k := &countKind{steps: 2, coordinatePanics: true, calls: newCalls()}
+	rep, err := run(t, k, spec, opts)
+	if err == nil || !strings.Contains(err.Error(), "coordination failed unexpectedly") {
+		t.Fatalf("err = %v, want the coordination's unexpected failure", err)
+	}
+	if strings.Contains(err.Error(), panicValue) {
+		t.Fatalf("the job's error %q holds the panic's value", err)
+	}
+	if held := rep.LogHolding([]byte(panicValue)); len(held) > 0 {
+		t.Fatalf("the log holds the panic's value (%s)", held[0].Op)
+	}
+	if got := ops(rep); got[len(got)-1] != "fail" {
+		t.Fatalf("log %v, want the job's failure committed last", got)
+	}
+	if k.calls.coordinate != 1 {
+		t.Fatalf("Coordinate ran %d times, want once", k.calls.coordinate)
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -67,6 +69,8 @@ type Coordinator struct {
 	// Committed, if set, sees every step's record once it is committed,
 	// with the time its attempt began here.
 	Committed func(step job.Step, rec *job.Record, began time.Time)
+	// Logger, if set, is this member's log (a kind's panic goes there).
+	Logger *slog.Logger
 }
 
 // Run drives one job to its end and returns the kind's result and the
@@ -93,7 +97,7 @@ func (c *Coordinator) Run(ctx context.Context, jobID string) (job.Result, []byte
 	if err == nil {
 		co.spec = spec
 		if err = co.admit(ctx); err == nil {
-			res, err = kind.Coordinate(ctx, co)
+			res, err = c.coordinate(ctx, jobID, kind, co)
 		}
 	}
 	if ctx.Err() != nil || errors.Is(err, ErrDeposed) {
@@ -116,6 +120,29 @@ func (c *Coordinator) Run(ctx context.Context, jobID string) (job.Result, []byte
 		return nil, nil, fmt.Errorf("job %s failed (%w), and the failure could not be committed: %w", jobID, err, cerr)
 	}
 	return nil, nil, err
+}
+
+// errCoordinatePanicked is a kind's Coordinate that panicked.
+var errCoordinatePanicked = errors.New("the job's coordination failed unexpectedly (a bug: the coordinator's log has it)")
+
+// coordinate runs the kind's Coordinate and turns a panic into the job's
+// failure. Coordinate reads the parties' outputs, bytes from members: one
+// its checks let through must not end the leader's node, and then, as each
+// new leader runs the job from the top, every member's in turn. The
+// panic's value and stack go to this member's log only (the value may
+// hold data).
+func (c *Coordinator) coordinate(ctx context.Context, jobID string, kind job.Kind, co *coordination) (res job.Result, err error) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if c.Logger != nil {
+			c.Logger.Error("the job's coordination panicked", "job", jobID, "panic", v, "stack", string(debug.Stack()))
+		}
+		res, err = nil, errCoordinatePanicked
+	}()
+	return kind.Coordinate(ctx, co)
 }
 
 // withOtherCauses adds to a failed job's error the parties that failed an
