@@ -56,7 +56,7 @@ type countKind struct {
 	// coordinatePanics makes Coordinate panic once its first step is
 	// decided, with panicValue in the panic.
 	coordinatePanics bool
-	calls     *calls
+	calls            *calls
 }
 
 // calls counts what the runtime asked of the kind.
