@@ -2,13 +2,11 @@ package integrate
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cohortdm/cohort/anonymize"
 	"github.com/cohortdm/cohort/audit"
@@ -47,31 +45,16 @@ type nodeRun struct {
 // when it returns, so that every capture and store is final.
 func runOnNodes(t *testing.T, j *testJob, w nodewatch.Watch) *nodeRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	r := &nodeRun{c: &nodewatch.Capture{}, audit: filepath.Join(t.TempDir(), "audit")}
-	r.cl = simtest.StartCluster(t, ctx, []string{"north", "south", "west"}, sim.ClusterOptions{
-		KindsFor: r.c.Registry("integrate", w), TablesDir: j.dir, AuditDir: r.audit,
-		Timing: nodeTiming, Logger: r.c.Logger(), Policy: policy.Default(), Campaign: "south",
-	})
-	if err := r.cl.MakeLeader(ctx, "south"); err != nil {
-		t.Fatal(err)
-	}
 	raw, err := os.ReadFile(filepath.Join(j.dir, "spec.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := r.cl.Node("south")
-	if r.id, err = n.Submit(ctx, raw); err != nil {
+	r := simtest.RunWatched(t, []string{"north", "south", "west"}, "south", "integrate", w, raw,
+		sim.ClusterOptions{TablesDir: j.dir, Timing: nodeTiming, Policy: policy.Default()})
+	if err := r.Cluster.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if r.rec, err = n.Wait(ctx, r.id); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.cl.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return &nodeRun{cl: r.Cluster, c: r.Capture, audit: r.Audit, id: r.ID, rec: r.Rec}
 }
 
 // refused checks that the job failed, at a last step whose phase and round

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
@@ -55,28 +54,12 @@ type nodeRun struct {
 // returns, so that every capture and store is final.
 func runOnNodes(t *testing.T, w nodewatch.Watch) *nodeRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	r := &nodeRun{c: &nodewatch.Capture{}, audit: filepath.Join(t.TempDir(), "audit")}
-	r.cl = simtest.StartCluster(t, ctx, []string{"pa", "pb", "pc"}, sim.ClusterOptions{
-		KindsFor: r.c.Registry("keygen", w), TablesDir: t.TempDir(), AuditDir: r.audit,
-		Timing: nodeTiming, Logger: r.c.Logger(), Policy: policy.Default(), Campaign: "pa",
-	})
-	if err := r.cl.MakeLeader(ctx, "pa"); err != nil {
+	r := simtest.RunWatched(t, []string{"pa", "pb", "pc"}, "pa", "keygen", w, []byte(nodeSpec),
+		sim.ClusterOptions{TablesDir: t.TempDir(), Timing: nodeTiming, Policy: policy.Default()})
+	if err := r.Cluster.Close(); err != nil {
 		t.Fatal(err)
 	}
-	n := r.cl.Node("pa")
-	var err error
-	if r.id, err = n.Submit(ctx, []byte(nodeSpec)); err != nil {
-		t.Fatal(err)
-	}
-	if r.rec, err = n.Wait(ctx, r.id); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.cl.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return &nodeRun{cl: r.Cluster, c: r.Capture, audit: r.Audit, id: r.ID, rec: r.Rec}
 }
 
 // failedAt checks that the job failed at a last step of phase and that no

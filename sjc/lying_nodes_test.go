@@ -2,7 +2,6 @@ package sjc
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
@@ -111,29 +109,13 @@ type nodesRun struct {
 // hub leading, and returns once the job has ended.
 func runNodes(t *testing.T, spec *job.Spec, w nodewatch.Watch) *nodesRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	r := &nodesRun{c: &nodewatch.Capture{}, audit: filepath.Join(t.TempDir(), "audit")}
-	cl := simtest.StartCluster(t, ctx, append([]string{hub}, spec.PartyNames()...), sim.ClusterOptions{
-		KindsFor: r.c.Registry("sjc", w), TablesDir: spec.Dir, AuditDir: r.audit,
-		Timing: nodesTiming, Logger: r.c.Logger(), Policy: policy.Default(), Campaign: hub,
-	})
-	if err := cl.MakeLeader(ctx, hub); err != nil {
-		t.Fatal(err)
-	}
 	raw, err := spec.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := cl.Node(hub)
-	id, err := n.Submit(ctx, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.rec, err = n.Wait(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	return r
+	r := simtest.RunWatched(t, append([]string{hub}, spec.PartyNames()...), hub, "sjc", w, raw,
+		sim.ClusterOptions{TablesDir: spec.Dir, Timing: nodesTiming, Policy: policy.Default()})
+	return &nodesRun{rec: r.Rec, c: r.Capture, audit: r.Audit}
 }
 
 // texts are the job's failure texts: its error, each party's failure and

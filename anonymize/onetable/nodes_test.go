@@ -2,14 +2,12 @@ package onetable
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
@@ -32,37 +30,19 @@ const hub = "hub"
 var nodeTiming = node.Timing{HeartbeatMS: 2000, ElectionMS: 2000, SendMS: 10000, StepMS: 60000}
 
 // runNodes runs spec s on real nodes (libp2p on loopback, Raft), the
-// party and hub, hub leading when the job is submitted, every node under
-// pol and running the kind watched into c (every session's sends and
-// outputs, every committed decision and failure, every node's log at
-// debug level). It returns the job's record and the cluster, whose
-// ledgers are under the returned audit dir.
-func runNodes(t *testing.T, s *job.Spec, pol *policy.Policy, c *nodewatch.Capture) (*node.JobRecord, *sim.Cluster, string) {
+// party and hub, hub leading, every node under pol and running the kind
+// watched (every session's sends and outputs, every committed decision
+// and failure, every node's log at debug level). It returns the job's
+// record, the cluster, the ledgers' directory and the capture.
+func runNodes(t *testing.T, s *job.Spec, pol *policy.Policy) (*node.JobRecord, *sim.Cluster, string, *nodewatch.Capture) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	auditDir := filepath.Join(t.TempDir(), "audit")
-	cl := simtest.StartCluster(t, ctx, []string{hub, s.PartyNames()[0]}, sim.ClusterOptions{
-		KindsFor: c.Registry("anonymize", nodewatch.Watch{Kind: Kind{}}), TablesDir: s.Dir, AuditDir: auditDir,
-		Timing: nodeTiming, Logger: c.Logger(), Policy: pol, Campaign: hub,
-	})
-	if err := cl.MakeLeader(ctx, hub); err != nil {
-		t.Fatal(err)
-	}
 	raw, err := os.ReadFile(filepath.Join(s.Dir, "spec.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := cl.Node(hub)
-	id, err := n.Submit(ctx, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := n.Wait(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec, cl, auditDir
+	r := simtest.RunWatched(t, []string{hub, s.PartyNames()[0]}, hub, "anonymize", nodewatch.Watch{Kind: Kind{}}, raw,
+		sim.ClusterOptions{TablesDir: s.Dir, Timing: nodeTiming, Policy: pol})
+	return r.Rec, r.Cluster, r.Audit, r.Capture
 }
 
 // kPolicy is the default node policy with its floor on k lowered to k: the
@@ -83,8 +63,7 @@ func kPolicy(k int) *policy.Policy {
 func TestLeakageNodes(t *testing.T) {
 	t.Parallel()
 	s := seedSpec(t, "  algorithm: optimal\n  requirements: [{qid: [gender, education, age], k: 4}]\n", nil)
-	var c nodewatch.Capture
-	rec, cl, auditDir := runNodes(t, s, kPolicy(4), &c)
+	rec, cl, auditDir, c := runNodes(t, s, kPolicy(4))
 	if rec.Status != node.StatusDone {
 		t.Fatalf("job %s: %s", rec.Status, rec.Error)
 	}
@@ -105,7 +84,7 @@ func TestLeakageNodes(t *testing.T) {
 			t.Errorf("an output of attempt %d is not the committed publication", o.Attempt)
 		}
 	}
-	hay := haystacks(t, &c, rec)
+	hay := haystacks(t, c, rec)
 	checkLedgers(t, auditDir, "clinic", 1)
 	cl.Close()
 	simtest.RaftFiles(t, cl, hub, func(path string, data []byte) { hay[path] = data })
@@ -188,8 +167,7 @@ func TestBadInputNodes(t *testing.T) {
 	t.Parallel()
 	const secret = "Medicine"
 	s := seedSpec(t, "  requirements: [{qid: [education], k: 4}]\n", func(r [][]string) [][]string { r[3][3] = secret; return r })
-	var c nodewatch.Capture
-	rec, cl, auditDir := runNodes(t, s, kPolicy(4), &c)
+	rec, cl, auditDir, c := runNodes(t, s, kPolicy(4))
 	if rec.Status == node.StatusDone || !strings.Contains(rec.Error, `column "education": 1 of 34 rows`) {
 		t.Fatalf("job %s: %q, want a failure naming the column", rec.Status, rec.Error)
 	}
@@ -198,7 +176,7 @@ func TestBadInputNodes(t *testing.T) {
 	}
 	checkLedgers(t, auditDir, "clinic", 0)
 	c.Mu.Lock()
-	hay := haystacks(t, &c, rec)
+	hay := haystacks(t, c, rec)
 	c.Mu.Unlock()
 	cl.Close()
 	simtest.RaftFiles(t, cl, hub, func(path string, data []byte) { hay[path] = data })

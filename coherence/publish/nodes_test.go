@@ -2,14 +2,12 @@ package publish
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
@@ -46,29 +44,13 @@ type nodeRun struct {
 // committed decision and failure, every node's log at debug level).
 func runNodes(t *testing.T, s *job.Spec, pol *policy.Policy, w nodewatch.Watch) *nodeRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	r := &nodeRun{c: &nodewatch.Capture{}, audit: filepath.Join(t.TempDir(), "audit")}
-	r.cl = simtest.StartCluster(t, ctx, []string{hub, s.PartyNames()[0]}, sim.ClusterOptions{
-		KindsFor: r.c.Registry("coherence", w), TablesDir: s.Dir, AuditDir: r.audit,
-		Timing: nodeTiming, Logger: r.c.Logger(), Policy: pol, Campaign: hub,
-	})
-	if err := r.cl.MakeLeader(ctx, hub); err != nil {
-		t.Fatal(err)
-	}
 	raw, err := os.ReadFile(filepath.Join(s.Dir, "spec.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := r.cl.Node(hub)
-	id, err := n.Submit(ctx, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.rec, err = n.Wait(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	return r
+	r := simtest.RunWatched(t, []string{hub, s.PartyNames()[0]}, hub, "coherence", w, raw,
+		sim.ClusterOptions{TablesDir: s.Dir, Timing: nodeTiming, Policy: pol})
+	return &nodeRun{rec: r.Rec, c: r.Capture, cl: r.Cluster, audit: r.Audit}
 }
 
 // ledger checks the ledgers of party and hub: the party sent hub its
