@@ -31,14 +31,8 @@ import (
 // coordinator the test made leader.
 var nodeTiming = node.Timing{HeartbeatMS: 2000, ElectionMS: 2000, SendMS: 3000, StepMS: 60000}
 
-// nodeRun is one job run on real nodes, watched.
-type nodeRun struct {
-	cl    *sim.Cluster
-	c     *nodewatch.Capture
-	audit string
-	id    string
-	rec   *node.JobRecord
-}
+// nodeRun is one job run on real nodes, watched (simtest.RunWatched).
+type nodeRun struct{ *simtest.Watched }
 
 // runOnNodes runs j on north, south and west under the default policy,
 // south leading, with the kind watched as w says; the cluster is closed
@@ -54,7 +48,7 @@ func runOnNodes(t *testing.T, j *testJob, w nodewatch.Watch) *nodeRun {
 	if err := r.Cluster.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return &nodeRun{cl: r.Cluster, c: r.Capture, audit: r.Audit, id: r.ID, rec: r.Rec}
+	return &nodeRun{r}
 }
 
 // refused checks that the job failed, at a last step whose phase and round
@@ -62,19 +56,19 @@ func runOnNodes(t *testing.T, j *testJob, w nodewatch.Watch) *nodeRun {
 // party and holding each of want.
 func (r *nodeRun) refused(t *testing.T, victims []string, want ...string) (string, int) {
 	t.Helper()
-	if r.rec.Status == node.StatusDone || len(r.rec.Steps) == 0 {
-		t.Fatalf("the job is %s after %d steps", r.rec.Status, len(r.rec.Steps))
+	if r.Rec.Status == node.StatusDone || len(r.Rec.Steps) == 0 {
+		t.Fatalf("the job is %s after %d steps", r.Rec.Status, len(r.Rec.Steps))
 	}
-	last := r.rec.Steps[len(r.rec.Steps)-1]
+	last := r.Rec.Steps[len(r.Rec.Steps)-1]
 	for _, p := range victims {
-		why := r.rec.Failures[p]
+		why := r.Rec.Failures[p]
 		for _, w := range append([]string{"party " + p + " refuses"}, want...) {
 			if !strings.Contains(why, w) {
 				t.Errorf("%s's failure %q does not say %q", p, why, w)
 			}
 		}
 	}
-	t.Logf("%s/%d failed: %s", last.Phase, last.Round, r.rec.Error)
+	t.Logf("%s/%d failed: %s", last.Phase, last.Round, r.Rec.Error)
 	return last.Phase, last.Round
 }
 
@@ -85,13 +79,13 @@ func (r *nodeRun) refused(t *testing.T, victims []string, want ...string) (strin
 func (r *nodeRun) undisclosed(t *testing.T, victims []string, phase string, round int) {
 	t.Helper()
 	for _, p := range victims {
-		entries, err := audit.ReadFile(filepath.Join(r.audit, p+".jsonl"))
+		entries, err := audit.ReadFile(filepath.Join(r.Audit, p+".jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		reported := false
 		for _, e := range entries {
-			if e.Job != r.id || e.Phase != phase || e.Round != round {
+			if e.Job != r.ID || e.Phase != phase || e.Round != round {
 				continue
 			}
 			if e.Disclosure != string(wire.DiscloseControl) {
@@ -117,30 +111,30 @@ func (r *nodeRun) noCell(t *testing.T, j *testJob) {
 			needles = append(needles, row[2:]...)
 		}
 	}
-	r.c.Mu.Lock()
-	defer r.c.Mu.Unlock()
-	text := r.rec.Error + "\n" + strings.Join(r.c.Failures, "\n")
-	for _, f := range r.rec.Failures {
+	r.Capture.Mu.Lock()
+	defer r.Capture.Mu.Unlock()
+	text := r.Rec.Error + "\n" + strings.Join(r.Capture.Failures, "\n")
+	for _, f := range r.Rec.Failures {
 		text += "\n" + f
 	}
-	if len(r.c.Sent) == 0 || r.c.Logs.Len() == 0 || len(r.c.Failures) == 0 {
-		t.Fatalf("captured %d messages, %d log bytes, %d failures", len(r.c.Sent), r.c.Logs.Len(), len(r.c.Failures))
+	if len(r.Capture.Sent) == 0 || r.Capture.Logs.Len() == 0 || len(r.Capture.Failures) == 0 {
+		t.Fatalf("captured %d messages, %d log bytes, %d failures", len(r.Capture.Sent), r.Capture.Logs.Len(), len(r.Capture.Failures))
 	}
 	stores := map[string][]byte{}
-	for _, name := range r.cl.Names {
-		simtest.RaftFiles(t, r.cl, name, func(path string, b []byte) { stores[path] = b })
+	for _, name := range r.Cluster.Names {
+		simtest.RaftFiles(t, r.Cluster, name, func(path string, b []byte) { stores[path] = b })
 	}
 	for _, nd := range needles {
 		b := []byte(nd)
 		if strings.Contains(text, nd) {
 			t.Errorf("a failure text holds %q", nd)
 		}
-		for _, s := range r.c.Sent {
+		for _, s := range r.Capture.Sent {
 			if bytes.Contains(s.M.Body, b) {
 				t.Errorf("%s's %s to %s holds %q", s.From, s.M.Type, s.To, nd)
 			}
 		}
-		if bytes.Contains(r.c.Logs.Bytes(), b) {
+		if bytes.Contains(r.Capture.Logs.Bytes(), b) {
 			t.Errorf("a node's log holds %q", nd)
 		}
 		for path, st := range stores {
@@ -180,7 +174,7 @@ func TestCoordinatorCannotExtractNodes(t *testing.T) {
 			lead := evilCoordinator{owner: c.owner, rounds: c.rounds(t, &victims)}
 			r := runOnNodes(t, j, nodewatch.Watch{Kind: Kind{}, Lead: lead.Coordinate})
 			if len(victims) == 0 {
-				t.Fatalf("the lying step was never asked: %s", r.rec.Error)
+				t.Fatalf("the lying step was never asked: %s", r.Rec.Error)
 			}
 			phase, round := r.refused(t, victims, "coordinator south", c.why)
 			r.undisclosed(t, victims, phase, round)
@@ -235,19 +229,19 @@ func TestHostileSpokeNodes(t *testing.T) {
 	if phase != phaseAlign {
 		t.Fatalf("the job failed at %s/%d, not the alignment", phase, round)
 	}
-	why := r.rec.Failures["north"]
+	why := r.Rec.Failures["north"]
 	for _, w := range []string{"party north: align record ids", psi.TypeBlinded + " from west", "element 0 is the identity"} {
 		if !strings.Contains(why, w) {
 			t.Errorf("north's failure %q does not say %q", why, w)
 		}
 	}
-	for _, p := range r.cl.Names {
-		entries, err := audit.ReadFile(filepath.Join(r.audit, p+".jsonl"))
+	for _, p := range r.Cluster.Names {
+		entries, err := audit.ReadFile(filepath.Join(r.Audit, p+".jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range entries {
-			if e.Job == r.id && (e.Type == psi.TypeFilter || e.Type == runner.OutputType && e.Phase == phaseAlign && e.Disclosure != string(wire.DiscloseControl)) {
+			if e.Job == r.ID && (e.Type == psi.TypeFilter || e.Type == runner.OutputType && e.Phase == phaseAlign && e.Disclosure != string(wire.DiscloseControl)) {
 				t.Errorf("%s's ledger: %s to %s in %s disclosing %q", p, e.Type, e.Peer, e.Phase, e.Disclosure)
 			}
 		}

@@ -40,14 +40,8 @@ const nodeSpec = "kind: keygen\nparties: [{name: pa}, {name: pb}, {name: pc}]\np
 // coordinator the test made leader.
 var nodeTiming = node.Timing{HeartbeatMS: 2000, ElectionMS: 2000, SendMS: 3000, StepMS: 60000}
 
-// nodeRun is one keygen job run on real nodes, watched.
-type nodeRun struct {
-	cl    *sim.Cluster
-	c     *nodewatch.Capture
-	audit string
-	id    string
-	rec   *node.JobRecord
-}
+// nodeRun is one keygen job run on real nodes, watched (simtest.RunWatched).
+type nodeRun struct{ *simtest.Watched }
 
 // runOnNodes runs nodeSpec on pa, pb and pc under the default policy, pa
 // leading, with the kind watched as w says; the cluster is closed when it
@@ -59,23 +53,23 @@ func runOnNodes(t *testing.T, w nodewatch.Watch) *nodeRun {
 	if err := r.Cluster.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return &nodeRun{cl: r.Cluster, c: r.Capture, audit: r.Audit, id: r.ID, rec: r.Rec}
+	return &nodeRun{r}
 }
 
 // failedAt checks that the job failed at a last step of phase and that no
 // member holds a key share (nothing was installed).
 func (r *nodeRun) failedAt(t *testing.T, phase string) *runner.StepRecord {
 	t.Helper()
-	if r.rec.Status == node.StatusDone || len(r.rec.Steps) == 0 {
-		t.Fatalf("the job is %s after %d steps", r.rec.Status, len(r.rec.Steps))
+	if r.Rec.Status == node.StatusDone || len(r.Rec.Steps) == 0 {
+		t.Fatalf("the job is %s after %d steps", r.Rec.Status, len(r.Rec.Steps))
 	}
-	last := r.rec.Steps[len(r.rec.Steps)-1]
+	last := r.Rec.Steps[len(r.Rec.Steps)-1]
 	if last.Phase != phase {
-		t.Fatalf("the job failed at %s/%d, not at %s: %s", last.Phase, last.Round, phase, r.rec.Error)
+		t.Fatalf("the job failed at %s/%d, not at %s: %s", last.Phase, last.Round, phase, r.Rec.Error)
 	}
-	t.Logf("%s/%d failed: %s", last.Phase, last.Round, r.rec.Error)
-	for _, p := range r.cl.Names {
-		if _, err := os.Stat(filepath.Join(r.cl.DataDir(p), keyring.PaillierShareFile)); !errors.Is(err, os.ErrNotExist) {
+	t.Logf("%s/%d failed: %s", last.Phase, last.Round, r.Rec.Error)
+	for _, p := range r.Cluster.Names {
+		if _, err := os.Stat(filepath.Join(r.Cluster.DataDir(p), keyring.PaillierShareFile)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s installed a key share: %v", p, err)
 		}
 	}
@@ -90,19 +84,19 @@ func (r *nodeRun) failedAt(t *testing.T, phase string) *runner.StepRecord {
 func (r *nodeRun) undisclosed(t *testing.T, last *runner.StepRecord, refusers []string, want func(p string) []string) {
 	t.Helper()
 	for _, p := range refusers {
-		why := r.rec.Failures[p]
+		why := r.Rec.Failures[p]
 		for _, w := range want(p) {
 			if !strings.Contains(why, w) {
 				t.Errorf("%s's failure %q does not say %q", p, why, w)
 			}
 		}
-		entries, err := audit.ReadFile(filepath.Join(r.audit, p+".jsonl"))
+		entries, err := audit.ReadFile(filepath.Join(r.Audit, p+".jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		reported := false
 		for _, e := range entries {
-			if e.Job != r.id || e.Phase != last.Phase || e.Round != last.Round || e.Type != runner.OutputType {
+			if e.Job != r.ID || e.Phase != last.Phase || e.Round != last.Round || e.Type != runner.OutputType {
 				continue
 			}
 			if e.Disclosure != string(wire.DiscloseControl) {
@@ -124,8 +118,8 @@ func (r *nodeRun) noShare(t *testing.T) []string {
 	t.Helper()
 	var staged []string
 	var needles [][]byte
-	for _, p := range r.cl.Names {
-		dirs, err := filepath.Glob(filepath.Join(r.cl.DataDir(p), "keys", "keygen", r.id, "*"))
+	for _, p := range r.Cluster.Names {
+		dirs, err := filepath.Glob(filepath.Join(r.Cluster.DataDir(p), "keys", "keygen", r.ID, "*"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +128,7 @@ func (r *nodeRun) noShare(t *testing.T) []string {
 			if err != nil {
 				t.Fatalf("%s: staging directory %s: %v", p, d, err)
 			}
-			k, err := keyring.ReadStagedPaillier(job.DirSecrets(r.cl.DataDir(p)), stageDir(r.id, attempt))
+			k, err := keyring.ReadStagedPaillier(job.DirSecrets(r.Cluster.DataDir(p)), stageDir(r.ID, attempt))
 			if err != nil {
 				t.Fatalf("%s's staged key %s: %v", p, d, err)
 			}
@@ -147,25 +141,25 @@ func (r *nodeRun) noShare(t *testing.T) []string {
 			staged = append(staged, p)
 		}
 	}
-	r.c.Mu.Lock()
-	defer r.c.Mu.Unlock()
-	text := r.rec.Error + "\n" + strings.Join(r.c.Failures, "\n")
-	for _, f := range r.rec.Failures {
+	r.Capture.Mu.Lock()
+	defer r.Capture.Mu.Unlock()
+	text := r.Rec.Error + "\n" + strings.Join(r.Capture.Failures, "\n")
+	for _, f := range r.Rec.Failures {
 		text += "\n" + f
 	}
-	if len(needles) > 0 && (len(r.c.Sent) == 0 || r.c.Logs.Len() == 0 || len(r.c.Failures) == 0) {
-		t.Fatalf("captured %d messages, %d log bytes, %d failures", len(r.c.Sent), r.c.Logs.Len(), len(r.c.Failures))
+	if len(needles) > 0 && (len(r.Capture.Sent) == 0 || r.Capture.Logs.Len() == 0 || len(r.Capture.Failures) == 0) {
+		t.Fatalf("captured %d messages, %d log bytes, %d failures", len(r.Capture.Sent), r.Capture.Logs.Len(), len(r.Capture.Failures))
 	}
 	var stores [][]byte
-	for _, p := range r.cl.Names {
-		simtest.RaftFiles(t, r.cl, p, func(_ string, b []byte) { stores = append(stores, b) })
+	for _, p := range r.Cluster.Names {
+		simtest.RaftFiles(t, r.Cluster, p, func(_ string, b []byte) { stores = append(stores, b) })
 	}
 	for i, nd := range needles {
 		holders := 0
-		if strings.Contains(text, string(nd)) || bytes.Contains(r.c.Logs.Bytes(), nd) {
+		if strings.Contains(text, string(nd)) || bytes.Contains(r.Capture.Logs.Bytes(), nd) {
 			holders++
 		}
-		for _, s := range r.c.Sent {
+		for _, s := range r.Capture.Sent {
 			if bytes.Contains(s.M.Body, nd) {
 				holders++
 			}

@@ -98,12 +98,8 @@ func markedChain(t *testing.T, params map[string]any) (*job.Spec, []string) {
 	return &spec, slices.Compact(private)
 }
 
-// nodesRun is one job run over real nodes, watched.
-type nodesRun struct {
-	rec   *node.JobRecord
-	c     *nodewatch.Capture
-	audit string // the ledgers' directory
-}
+// nodesRun is one job run over real nodes, watched (simtest.RunWatched).
+type nodesRun struct{ *simtest.Watched }
 
 // runNodes runs spec on hub, p1, p2 and p3 with every node's kind w,
 // hub leading, and returns once the job has ended.
@@ -115,17 +111,17 @@ func runNodes(t *testing.T, spec *job.Spec, w nodewatch.Watch) *nodesRun {
 	}
 	r := simtest.RunWatched(t, append([]string{hub}, spec.PartyNames()...), hub, "sjc", w, raw,
 		sim.ClusterOptions{TablesDir: spec.Dir, Timing: nodesTiming, Policy: policy.Default()})
-	return &nodesRun{rec: r.Rec, c: r.Capture, audit: r.Audit}
+	return &nodesRun{r}
 }
 
 // texts are the job's failure texts: its error, each party's failure and
 // every failure a party or the coordinator reported.
 func (r *nodesRun) texts() string {
-	r.c.Mu.Lock()
-	defer r.c.Mu.Unlock()
-	texts := append([]string{r.rec.Error}, r.c.Failures...)
-	for _, p := range slices.Sorted(maps.Keys(r.rec.Failures)) {
-		texts = append(texts, r.rec.Failures[p])
+	r.Capture.Mu.Lock()
+	defer r.Capture.Mu.Unlock()
+	texts := append([]string{r.Rec.Error}, r.Capture.Failures...)
+	for _, p := range slices.Sorted(maps.Keys(r.Rec.Failures)) {
+		texts = append(texts, r.Rec.Failures[p])
 	}
 	return strings.Join(texts, "\n")
 }
@@ -135,16 +131,16 @@ func (r *nodesRun) texts() string {
 // holds each of want.
 func (r *nodesRun) failed(t *testing.T, phase string, round int, by []string, want ...string) {
 	t.Helper()
-	if r.rec.Status != node.StatusFailed {
-		t.Fatalf("the job is %s: %s", r.rec.Status, r.rec.Error)
+	if r.Rec.Status != node.StatusFailed {
+		t.Fatalf("the job is %s: %s", r.Rec.Status, r.Rec.Error)
 	}
-	i := slices.IndexFunc(r.rec.Steps, func(s *jobrun.StepRecord) bool { return s.Phase == phase && s.Round == round })
-	if i < 0 || !r.rec.Steps[i].Done {
-		t.Fatalf("%s round %d did not end: %q", phase, round, r.rec.Error)
+	i := slices.IndexFunc(r.Rec.Steps, func(s *jobrun.StepRecord) bool { return s.Phase == phase && s.Round == round })
+	if i < 0 || !r.Rec.Steps[i].Done {
+		t.Fatalf("%s round %d did not end: %q", phase, round, r.Rec.Error)
 	}
 	for _, p := range by {
-		if !slices.Contains(r.rec.Steps[i].Failed, p) {
-			t.Errorf("%s round %d failed at %v, want %s among them", phase, round, r.rec.Steps[i].Failed, p)
+		if !slices.Contains(r.Rec.Steps[i].Failed, p) {
+			t.Errorf("%s round %d failed at %v, want %s among them", phase, round, r.Rec.Steps[i].Failed, p)
 		}
 	}
 	text := r.texts()
@@ -153,13 +149,13 @@ func (r *nodesRun) failed(t *testing.T, phase string, round int, by []string, wa
 			t.Errorf("no failure text holds %q:\n%s", w, text)
 		}
 	}
-	t.Log(r.rec.Error)
+	t.Log(r.Rec.Error)
 }
 
 // ledger is party's audit ledger: every message its node sent.
 func (r *nodesRun) ledger(t *testing.T, party string) []audit.Entry {
 	t.Helper()
-	entries, err := audit.ReadFile(filepath.Join(r.audit, party+".jsonl"))
+	entries, err := audit.ReadFile(filepath.Join(r.Audit, party+".jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,12 +188,12 @@ func (r *nodesRun) silentIn(t *testing.T, parties []string, phase string, round 
 func (r *nodesRun) noneHolds(t *testing.T, private []string) {
 	t.Helper()
 	text := r.texts()
-	r.c.Mu.Lock()
-	defer r.c.Mu.Unlock()
-	if r.c.LogBytes == 0 || len(r.c.Sent) == 0 {
-		t.Fatalf("%d log bytes and %d messages captured: the check checks nothing", r.c.LogBytes, len(r.c.Sent))
+	r.Capture.Mu.Lock()
+	defer r.Capture.Mu.Unlock()
+	if r.Capture.LogBytes == 0 || len(r.Capture.Sent) == 0 {
+		t.Fatalf("%d log bytes and %d messages captured: the check checks nothing", r.Capture.LogBytes, len(r.Capture.Sent))
 	}
-	logs := r.c.Logs.Bytes()
+	logs := r.Capture.Logs.Bytes()
 	for _, v := range private {
 		if holds([]byte(text), v) {
 			t.Errorf("a failure text carries %q", v)
@@ -205,7 +201,7 @@ func (r *nodesRun) noneHolds(t *testing.T, private []string) {
 		if holds(logs, v) {
 			t.Errorf("the nodes' log carries %q", v)
 		}
-		for _, s := range r.c.Sent {
+		for _, s := range r.Capture.Sent {
 			if bytes.Contains(s.M.Body, []byte(v)) {
 				t.Errorf("%s's %s to %s carries %q", s.From, s.M.Type, s.To, v)
 			}

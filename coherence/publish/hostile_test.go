@@ -21,11 +21,11 @@ func refusedNodes(t *testing.T, lead func(context.Context, job.Coordinator) (job
 	data := basketsCSV(120, 9)
 	s := writeSpec(t, "baskets.csv", data, "  h: 0.6\n  k: 5\n  p: 2\n  private: [s0, s1, s2]\n  public_fraction: 0.8\n  seed: 5\n")
 	r := runNodes(t, s, policy.Default(), nodewatch.Watch{Kind: Kind{}, Lead: lead})
-	r.c.Mu.Lock()
-	text := r.rec.Error + "\n" + strings.Join(r.c.Failures, "\n")
-	r.c.Mu.Unlock()
-	if r.rec.Status == node.StatusDone {
-		t.Fatalf("the job is %s under a lying coordinator", r.rec.Status)
+	r.Capture.Mu.Lock()
+	text := r.Rec.Error + "\n" + strings.Join(r.Capture.Failures, "\n")
+	r.Capture.Mu.Unlock()
+	if r.Rec.Status == node.StatusDone {
+		t.Fatalf("the job is %s under a lying coordinator", r.Rec.Status)
 	}
 	for _, w := range want {
 		if !strings.Contains(text, w) {

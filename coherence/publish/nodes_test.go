@@ -29,14 +29,8 @@ const hub = "hub"
 // hub leading, as the ledger checks expect.
 var nodeTiming = node.Timing{HeartbeatMS: 2000, ElectionMS: 2000, SendMS: 10000, StepMS: 60000}
 
-// nodeRun is one job over real nodes: its record, what the watched kind
-// captured and where the ledgers are.
-type nodeRun struct {
-	rec   *node.JobRecord
-	c     *nodewatch.Capture
-	cl    *sim.Cluster
-	audit string
-}
+// nodeRun is one job over real nodes, watched (simtest.RunWatched).
+type nodeRun struct{ *simtest.Watched }
 
 // runNodes runs spec s on real nodes (libp2p on loopback, Raft), the
 // party and hub, hub leading when the job is submitted, every node under
@@ -50,7 +44,7 @@ func runNodes(t *testing.T, s *job.Spec, pol *policy.Policy, w nodewatch.Watch) 
 	}
 	r := simtest.RunWatched(t, []string{hub, s.PartyNames()[0]}, hub, "coherence", w, raw,
 		sim.ClusterOptions{TablesDir: s.Dir, Timing: nodeTiming, Policy: pol})
-	return &nodeRun{rec: r.Rec, c: r.Capture, cl: r.Cluster, audit: r.Audit}
+	return &nodeRun{r}
 }
 
 // ledger checks the ledgers of party and hub: the party sent hub its
@@ -60,7 +54,7 @@ func runNodes(t *testing.T, s *job.Spec, pol *policy.Policy, w nodewatch.Watch) 
 // only.
 func (r *nodeRun) ledger(t *testing.T, party string, want map[string]int) {
 	t.Helper()
-	entries, err := audit.ReadFile(filepath.Join(r.audit, party+".jsonl"))
+	entries, err := audit.ReadFile(filepath.Join(r.Audit, party+".jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +77,7 @@ func (r *nodeRun) ledger(t *testing.T, party string, want map[string]int) {
 	if len(audit.Decisions(entries)) == 0 {
 		t.Errorf("%s's ledger holds no policy decision: the check checks nothing", party)
 	}
-	if entries, err = audit.ReadFile(filepath.Join(r.audit, hub+".jsonl")); err != nil && !os.IsNotExist(err) {
+	if entries, err = audit.ReadFile(filepath.Join(r.Audit, hub+".jsonl")); err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
@@ -98,13 +92,13 @@ func (r *nodeRun) ledger(t *testing.T, party string, want map[string]int) {
 // Raft store. It closes the cluster.
 func (r *nodeRun) noneHolds(t *testing.T, needles []string) {
 	t.Helper()
-	c := r.c
+	c := r.Capture
 	c.Mu.Lock()
 	if c.LogBytes == 0 {
 		t.Error("no node log captured: the check checks nothing")
 	}
-	hay := map[string][]byte{"the nodes' logs": bytes.Clone(c.Logs.Bytes()), "the job's result": r.rec.Result,
-		"the job's error": []byte(r.rec.Error), "the failures": []byte(strings.Join(c.Failures, "\n"))}
+	hay := map[string][]byte{"the nodes' logs": bytes.Clone(c.Logs.Bytes()), "the job's result": r.Rec.Result,
+		"the job's error": []byte(r.Rec.Error), "the failures": []byte(strings.Join(c.Failures, "\n"))}
 	for i, o := range c.Outputs {
 		hay[fmt.Sprint("output ", i)] = o.Body
 	}
@@ -115,13 +109,13 @@ func (r *nodeRun) noneHolds(t *testing.T, needles []string) {
 		hay[fmt.Sprint("message ", m.M.Type)] = m.M.Body
 	}
 	c.Mu.Unlock()
-	for p, f := range r.rec.Failures {
+	for p, f := range r.Rec.Failures {
 		hay["the failure of "+p] = []byte(f)
 	}
-	r.cl.Close()
-	simtest.RaftFiles(t, r.cl, hub, func(path string, data []byte) { hay[path] = data })
-	for _, name := range r.cl.Names {
-		b, err := os.ReadFile(filepath.Join(r.audit, name+".jsonl"))
+	r.Cluster.Close()
+	simtest.RaftFiles(t, r.Cluster, hub, func(path string, data []byte) { hay[path] = data })
+	for _, name := range r.Cluster.Names {
+		b, err := os.ReadFile(filepath.Join(r.Audit, name+".jsonl"))
 		if err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
@@ -161,10 +155,10 @@ func TestLeakageNodes(t *testing.T) {
 	data := basketsCSV(120, 9)
 	s := writeSpec(t, "baskets.csv", data, "  h: 0.6\n  k: 5\n  p: 2\n  private: [s0, s1, s2]\n")
 	r := runNodes(t, s, policy.Default(), nodewatch.Watch{Kind: Kind{}})
-	if r.rec.Status != node.StatusDone {
-		t.Fatalf("job %s: %s", r.rec.Status, r.rec.Error)
+	if r.Rec.Status != node.StatusDone {
+		t.Fatalf("job %s: %s", r.Rec.Status, r.Rec.Error)
 	}
-	c := r.c
+	c := r.Capture
 	c.Mu.Lock()
 	for _, m := range c.Sent {
 		t.Errorf("the session sent %s to %s disclosing %q: the profile has no message but its outputs", m.M.Type, m.To, m.D)
@@ -180,7 +174,7 @@ func TestLeakageNodes(t *testing.T) {
 	if err := wire.Unmarshal(c.Decisions[1], &ops); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := jointSeed(r.rec.ID, s).Fold(com, ops); err != nil {
+	if _, err := jointSeed(r.Rec.ID, s).Fold(com, ops); err != nil {
 		t.Errorf("the log's joint seed: %v", err)
 	}
 	if !bytes.Equal(c.Outputs[2].Body, c.Decisions[2]) {
@@ -204,8 +198,8 @@ func TestBadDataNodes(t *testing.T) {
 	}
 	s := writeSpec(t, "b.csv", b.String(), "  h: 0.5\n  k: 5\n  p: 2\n  private: [ill]\n")
 	r := runNodes(t, s, policy.Default(), nodewatch.Watch{Kind: Kind{}})
-	if r.rec.Status == node.StatusDone || !strings.Contains(r.rec.Error, "params.h") {
-		t.Fatalf("job %s: %q, want a failure naming params.h", r.rec.Status, r.rec.Error)
+	if r.Rec.Status == node.StatusDone || !strings.Contains(r.Rec.Error, "params.h") {
+		t.Fatalf("job %s: %q, want a failure naming params.h", r.Rec.Status, r.Rec.Error)
 	}
 	r.ledger(t, "shop", map[string]int{job.PhaseSeedCommit: 1, job.PhaseSeedReveal: 1})
 	r.noneHolds(t, append(tids(b.String()), "x-secret-x"))
