@@ -78,29 +78,55 @@ func (d *latticeDown) encode(lo, hi int) ([][]byte, error) {
 
 // sendLatticeEach is sendLattice of a list of count encodings of size
 // bytes each, made a part at a time by next(lo, hi): the same parts as
-// sendLattice makes of the whole list.
+// sendLattice makes of the whole list. The next part is made while the
+// one before is encoded and sent, so that the class holder's cores
+// encrypt while its messages travel; at most two parts are held.
 func (s *session) sendLatticeEach(ctx context.Context, step job.Step, base, to, typ string, head latticeMsg, count, size int,
 	next func(lo, hi int) ([][]byte, error), d wire.Disclosure) error {
 	parts := eachRuns(count, size, partBytes)
-	for k, run := range parts {
-		c, err := next(run[0], run[1])
-		if err != nil {
-			return err
+	type made struct {
+		c   [][]byte
+		err error
+	}
+	ahead := make(chan made, 1) // the part being made; always received before returning
+	start := func(k int) {
+		go func() {
+			c, err := next(parts[k][0], parts[k][1])
+			ahead <- made{c, err}
+		}()
+	}
+	start(0)
+	for k := range parts {
+		got := <-ahead
+		if got.err != nil {
+			return got.err
 		}
-		for _, b := range c {
-			if len(b) != size {
-				return fmt.Errorf("boost: a lattice encoding of %d bytes, not %d", len(b), size)
+		if k+1 < len(parts) {
+			start(k + 1)
+		}
+		if err := s.sendPart(ctx, step, base, to, typ, head, k, len(parts), size, got.c, d); err != nil {
+			if k+1 < len(parts) {
+				<-ahead // the part being made: wait for it, so that no goroutine outlives the call
 			}
-		}
-		m := latticeMsg{Edge: head.Edge, Part: k, Parts: len(parts), C: c}
-		if k == 0 {
-			m.Values, m.Combos, m.Nodes, m.Bins = head.Values, head.Combos, head.Nodes, head.Bins
-		}
-		if err := s.sendSized(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, m.encodedSize(), d); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// sendPart checks and sends part k of parts of a lattice message, head's
+// other fields in part 0.
+func (s *session) sendPart(ctx context.Context, step job.Step, base, to, typ string, head latticeMsg, k, parts, size int, c [][]byte, d wire.Disclosure) error {
+	for _, b := range c {
+		if len(b) != size {
+			return fmt.Errorf("boost: a lattice encoding of %d bytes, not %d", len(b), size)
+		}
+	}
+	m := latticeMsg{Edge: head.Edge, Part: k, Parts: parts, C: c}
+	if k == 0 {
+		m.Values, m.Combos, m.Nodes, m.Bins = head.Values, head.Combos, head.Nodes, head.Bins
+	}
+	return s.sendSized(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, m.encodedSize(), d)
 }
 
 // eachRuns is splitRuns' runs of count encodings of size bytes each
