@@ -36,7 +36,9 @@
 // (labels in order, whole rows of the attributes, finite values, every
 // class at least as many rows as min_rows gives), commits them, and pools
 // them by class in party order. A party serves publish round 0 only, and
-// only while the log holds no sample of the job.
+// only while the log holds no sample of the job, and refuses args (a
+// party takes everything from the spec): lying_nodes_test.go plays both
+// lies over real nodes.
 //
 // The result holds the attributes, the class column, the pooled sample by
 // class ("sample": label → rows, each row the attributes in name order),

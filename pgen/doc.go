@@ -59,7 +59,9 @@
 // own contribution in it (Step checks every opening against its
 // commitment), and only while the log holds no published tree of
 // the job: a coordinator asking for more, or asking before the draw, is
-// refused, naming it.
+// refused, naming it. lying_nodes_test.go plays, over real nodes, a
+// coordinator that asks before the draw, one that forges the parties'
+// commitments, and one whose publish step carries args.
 //
 // With naive_bayes the coordinator also learns the paper's second global
 // model, a naive Bayes classifier, from the same pseudo-rows (GlobalBayes,
