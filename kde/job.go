@@ -182,6 +182,9 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		return nil, fmt.Errorf("kde: party %s refuses coordinator %s: the log holds its sample published already", s.p.Self(), step.Coordinator)
 	}
 	return publishRound.Serve(step, func(publishArgs) (publishOutput, error) {
+		if err := s.p.Guard().Synthetic(step, s.cfg.tables[s.p.Self()]); err != nil {
+			return publishOutput{}, fmt.Errorf("kde: party %s: %w", s.p.Self(), err)
+		}
 		tables, err := job.LoadTables(ctx, s.p)
 		if err != nil {
 			return publishOutput{}, err

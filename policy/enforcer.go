@@ -76,7 +76,7 @@ func Permissive() *Policy {
 		cols[r] = all
 	}
 	return &Policy{Approval: ApprovalAuto, Kinds: Members{Any: {Any}}, Peers: []string{Any}, Submitters: []string{Any},
-		Columns: cols, Budget: Budget{Epsilon: math.MaxFloat64, Delta: 1}, ExactReleases: math.MaxInt, undeclared: true}
+		Columns: cols, Budget: Budget{Epsilon: math.MaxFloat64, Delta: 1}, ExactReleases: math.MaxInt, SyntheticReleases: math.MaxInt, undeclared: true}
 }
 
 // reloader reads a policy file again when its size or time changes.

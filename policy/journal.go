@@ -35,6 +35,7 @@ const (
 	opAggregate = "aggregate"
 	opSpend     = "spend"
 	opRelease   = "release"
+	opSynthetic = "synthetic"
 	opFormed    = "formed"
 	opNonce     = "nonce"
 )
@@ -187,6 +188,8 @@ func (s *Store) apply(e entry) error {
 		s.applySpend(e.Job, e.Dataset, e.Column, *e.Amount, *e.Budget)
 	case e.Op == opRelease:
 		s.applyRelease(e.Job, e.Dataset, e.Allowance)
+	case e.Op == opSynthetic:
+		s.applySynthetic(e.Job, e.Dataset, e.Allowance)
 	case e.Op == opFormed:
 		s.applyFormed(e.Job, e.Formed)
 	case e.Op == opNonce:

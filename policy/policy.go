@@ -56,6 +56,9 @@ type Policy struct {
 	// without noise) the jobs may publish of one dataset, over every job
 	// and re-run.
 	ExactReleases int `yaml:"exact_releases" json:"exact_releases"`
+	// SyntheticReleases is how many synthetic samples (kde) the jobs may
+	// publish of one dataset, over every job, a job counting once.
+	SyntheticReleases int `yaml:"synthetic_releases" json:"synthetic_releases"`
 	// SubmissionWindow is how far a signed submission's time may lie from
 	// this node's clock when the node first sees it; its nonce is kept
 	// that long, so a replay is refused whatever its age.
@@ -275,9 +278,10 @@ func Load(path string) (*Policy, error) {
 // Parse parses a policy strictly (unknown fields are errors) and checks
 // it; source names the file in errors.
 func Parse(b []byte, source string) (*Policy, error) {
-	// A file that omits the allowance of exact releases has the default's
-	// (an explicit 0 allows none), as a file written before it existed.
-	p := Policy{ExactReleases: DefaultExactReleases}
+	// A file that omits the allowance of exact or synthetic releases has
+	// the default's (an explicit 0 allows none), as a file written before
+	// it existed.
+	p := Policy{ExactReleases: DefaultExactReleases, SyntheticReleases: DefaultSyntheticReleases}
 	if err := strictyaml.Decode(bytes.NewReader(b), &p); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrPolicy, source, err)
 	}
@@ -304,6 +308,9 @@ func (p *Policy) check() error {
 	}
 	if p.ExactReleases < 0 {
 		return fmt.Errorf("exact_releases: must not be negative")
+	}
+	if p.SyntheticReleases < 0 {
+		return fmt.Errorf("synthetic_releases: must not be negative")
 	}
 	if p.Budget.Epsilon < 0 || p.Budget.Delta < 0 || p.Budget.Delta >= 1 {
 		return fmt.Errorf("budget: epsilon must be >= 0, delta in [0, 1)")

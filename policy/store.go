@@ -105,6 +105,11 @@ type state struct {
 	// last steps (quantile, before the round that could finish a value),
 	// and is admitted again at each of them.
 	JobReleases []JobRelease `json:"job_releases,omitempty"`
+	// Synthetic are the synthetic samples published by dataset, and
+	// JobSynthetic the newest with the job that published them, each job
+	// counted once (synthetic.go).
+	Synthetic    map[string]int `json:"synthetic_releases,omitempty"`
+	JobSynthetic []JobRelease   `json:"job_synthetic,omitempty"`
 	// Formed records, per job, the dataset columns whose total this node
 	// helped decrypt and over which parties.
 	Formed map[string][]FormedRecord `json:"formed"`
@@ -225,7 +230,7 @@ func MemoryStore() *Store {
 
 func emptyState() state {
 	return state{Version: stateVersion, Decisions: map[string]Decision{}, Approvals: map[string]Decision{}, Spent: map[string]Amount{},
-		Releases: map[string]int{}, Formed: map[string][]FormedRecord{}, Nonces: map[string]NonceRecord{}}
+		Releases: map[string]int{}, Synthetic: map[string]int{}, Formed: map[string][]FormedRecord{}, Nonces: map[string]NonceRecord{}}
 }
 
 func (s *Store) fill() {
@@ -245,6 +250,9 @@ func (s *Store) fill() {
 	}
 	if s.st.Releases == nil {
 		s.st.Releases = e.Releases
+	}
+	if s.st.Synthetic == nil {
+		s.st.Synthetic = e.Synthetic
 	}
 	if s.st.Formed == nil {
 		s.st.Formed = e.Formed

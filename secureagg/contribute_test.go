@@ -30,6 +30,7 @@ func (g *formedGuard) Bounds(string, string) (float64, float64, bool) { return 0
 func (g *formedGuard) Release(job.Step, job.Release) error            { return nil }
 func (g *formedGuard) Publish(job.Step, job.Publication) error        { return nil }
 func (g *formedGuard) MinK() (int, error)                             { return 0, nil }
+func (g *formedGuard) Synthetic(job.Step, string) error               { return nil }
 func (g *formedGuard) Formed(s job.Step) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()

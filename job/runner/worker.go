@@ -544,6 +544,7 @@ func (allowAll) Bounds(string, string) (float64, float64, bool) { return 0, 0, f
 func (allowAll) Release(job.Step, job.Release) error            { return nil }
 func (allowAll) Publish(job.Step, job.Publication) error        { return nil }
 func (allowAll) Formed(job.Step) error                          { return nil }
+func (allowAll) Synthetic(job.Step, string) error               { return nil }
 func (allowAll) MinK() (int, error)                             { return 0, nil }
 
 func (p *participant) Self() string           { return p.w.Self }
