@@ -432,3 +432,63 @@ func TestLyingCoordinatorNodesPredictUnloaded(t *testing.T) {
 	r.nothingOf(t, "predict", 0)
 	r.noneHolds(t)
 }
+
+// otherCounts commits the load step's split counts changed by edit (as
+// another model's would be), then asks for the scores.
+func otherCounts(edit func(map[string]int)) func(context.Context, job.Coordinator) (job.Result, error) {
+	return func(ctx context.Context, c job.Coordinator) (job.Result, error) {
+		call := job.Call[struct{}]{Parties: c.Spec().PartyNames()}
+		if _, err := lieLoadRound.Run(ctx, c, call, func(o *job.Outcome[lieLoad]) (lieLoad, error) {
+			if err := o.Err(); err != nil {
+				return lieLoad{}, err
+			}
+			d := lieLoad{Splits: map[string]int{}}
+			for _, r := range o.Results {
+				maps.Copy(d.Splits, r.Splits)
+			}
+			edit(d.Splits)
+			return d, nil
+		}); err != nil {
+			return nil, err
+		}
+		_, err := liePredictRound.Run(ctx, c, call, holderReport)
+		return nil, err
+	}
+}
+
+// A coordinator that commits other split counts than the parties kept
+// (another model's: fewer, which the class holder's skeletons do not
+// fit, or more) should be refused over real nodes by every party that
+// holds a table whose count it changed, naming predict round 0 and hub,
+// before any PSI message leaves.
+//
+// Skipped: a finding, not yet a defence. predictSession.Step
+// (predict_session.go) checks no committed count against the party's kept
+// part: with more, the job succeeds and the log keeps the false counts;
+// with fewer, only the class holder fails (checkSkeletons, in predict:
+// ErrModel, naming neither the step nor the coordinator) while bob and
+// carol have begun their PSI (psi/size sent in the refused step).
+func TestLyingCoordinatorNodesPredictWithOtherCounts(t *testing.T) {
+	t.Skip("finding: boost-predict's parties do not check the committed split counts (predictSession.Step)")
+	t.Parallel()
+	for name, edit := range map[string]func(map[string]int){
+		"fewer": func(m map[string]int) {
+			for k := range m {
+				m[k] = 0
+			}
+		},
+		"more": func(m map[string]int) {
+			for k := range m {
+				m[k] += 5
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := runPredictLie(t, otherCounts(edit))
+			r.refused(t, "predict", 0)
+			r.nothingOf(t, "predict", 0)
+			r.noneHolds(t)
+		})
+	}
+}
