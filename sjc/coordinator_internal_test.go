@@ -376,22 +376,33 @@ func runEvilPredict(t *testing.T, k job.Kind, round int) {
 	t.Log(err)
 }
 
-// A coordinator that commits another skeleton than the parties' model (a
-// leaf relabelled, to learn how many join rows reach it) is refused.
-func TestCoordinatorCannotPredictWithAnotherModel(t *testing.T) {
-	t.Parallel()
-	runEvilPredict(t, evilPredict{forge: func(d *predictLoadDecision) {
+// anotherModel commits another skeleton than the parties' model: a leaf
+// relabelled, to learn how many join rows reach it. The parties refuse
+// classify round 0.
+func anotherModel() evilPredict {
+	return evilPredict{forge: func(d *predictLoadDecision) {
 		d.Nodes = slices.Clone(d.Nodes)
 		leaf := slices.IndexFunc(d.Nodes, func(n ModelNode) bool { return n.Table == "" })
 		d.Nodes[leaf].Label = 1 - d.Nodes[leaf].Label
-	}}, 0)
+	}}
+}
+
+// classifyTwice asks for the classification a second time; the parties
+// refuse classify round 1.
+func classifyTwice() evilPredict { return evilPredict{again: true} }
+
+// A coordinator that commits another skeleton than the parties' model is
+// refused. predict_lying_nodes_test.go plays it over real nodes.
+func TestCoordinatorCannotPredictWithAnotherModel(t *testing.T) {
+	t.Parallel()
+	runEvilPredict(t, anotherModel(), 0)
 }
 
 // A coordinator that asks for the classification twice is refused the
 // second time.
 func TestCoordinatorCannotClassifyTwice(t *testing.T) {
 	t.Parallel()
-	runEvilPredict(t, evilPredict{again: true}, 1)
+	runEvilPredict(t, classifyTwice(), 1)
 }
 
 // failureNotice reports whether s is the runtime's notice that its sender
