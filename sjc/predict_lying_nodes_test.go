@@ -37,16 +37,16 @@ func runPredictNodes(t *testing.T, lead func(context.Context, job.Coordinator) (
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	spec, private := markedChain(t, nil)
-	r := &nodesRun{c: &nodewatch.Capture{}, audit: filepath.Join(t.TempDir(), "audit")}
-	train := r.c.Registry("sjc", nodewatch.Watch{Kind: Kind{}})
-	predict := r.c.Registry("sjc-predict", nodewatch.Watch{Kind: PredictKind{}, Lead: lead})
+	r := &nodesRun{&simtest.Watched{Capture: &nodewatch.Capture{}, Audit: filepath.Join(t.TempDir(), "audit")}}
+	train := r.Capture.Registry("sjc", nodewatch.Watch{Kind: Kind{}})
+	predict := r.Capture.Registry("sjc-predict", nodewatch.Watch{Kind: PredictKind{}, Lead: lead})
 	cl := simtest.StartCluster(t, ctx, append([]string{hub}, spec.PartyNames()...), sim.ClusterOptions{
 		KindsFor: func(name string) job.Registry {
 			reg := train(name)
 			maps.Copy(reg, predict(name))
 			return reg
 		},
-		TablesDir: spec.Dir, AuditDir: r.audit, Timing: nodesTiming, Logger: r.c.Logger(),
+		TablesDir: spec.Dir, AuditDir: r.Audit, Timing: nodesTiming, Logger: r.Capture.Logger(),
 		Policy: policy.Default(), Campaign: hub,
 	})
 	if err := cl.MakeLeader(ctx, hub); err != nil {
@@ -67,7 +67,7 @@ func runPredictNodes(t *testing.T, lead func(context.Context, job.Coordinator) (
 	}
 	ps := *spec
 	ps.Kind, ps.Params = "sjc-predict", map[string]any{"model": model}
-	_, r.rec = submitWait(ctx, t, n, &ps)
+	_, r.Rec = submitWait(ctx, t, n, &ps)
 	return r, spec.PartyNames(), private
 }
 
@@ -114,9 +114,9 @@ func keptThresholds(t *testing.T, path string) []string {
 // nothing of the refused step reached the coordinator.
 func (r *nodesRun) noOutputIn(t *testing.T, phase string, round int) {
 	t.Helper()
-	r.c.Mu.Lock()
-	defer r.c.Mu.Unlock()
-	for _, o := range r.c.Outputs {
+	r.Capture.Mu.Lock()
+	defer r.Capture.Mu.Unlock()
+	for _, o := range r.Capture.Outputs {
 		if o.Phase == phase && o.Round == round && len(o.Body) > 0 {
 			t.Errorf("a party output %d bytes in the refused %s round %d (attempt %d)", len(o.Body), phase, round, o.Attempt)
 		}
