@@ -458,18 +458,12 @@ func otherCounts(edit func(map[string]int)) func(context.Context, job.Coordinato
 
 // A coordinator that commits other split counts than the parties kept
 // (another model's: fewer, which the class holder's skeletons do not
-// fit, or more) should be refused over real nodes by every party that
-// holds a table whose count it changed, naming predict round 0 and hub,
-// before any PSI message leaves.
-//
-// Skipped: a finding, not yet a defence. predictSession.Step
-// (predict_session.go) checks no committed count against the party's kept
-// part: with more, the job succeeds and the log keeps the false counts;
-// with fewer, only the class holder fails (checkSkeletons, in predict:
-// ErrModel, naming neither the step nor the coordinator) while bob and
-// carol have begun their PSI (psi/size sent in the refused step).
+// fit, or more) is refused over real nodes by every party that holds a
+// table whose count it changed, naming predict round 0 and hub, before
+// any PSI message leaves (predictSession.checkCounts). Before that check
+// the job succeeded with more, the log keeping the false counts, and with
+// fewer only the class holder failed, after the others began their PSI.
 func TestLyingCoordinatorNodesPredictWithOtherCounts(t *testing.T) {
-	t.Skip("finding: boost-predict's parties do not check the committed split counts (predictSession.Step)")
 	t.Parallel()
 	for name, edit := range map[string]func(map[string]int){
 		"fewer": func(m map[string]int) {

@@ -112,9 +112,36 @@ func (ps *predictSession) Step(ctx context.Context, step job.Step) ([]byte, erro
 		if err != nil {
 			return nil, s.refuse(step, "%v", err)
 		}
+		if err := ps.checkCounts(d.Splits); err != nil {
+			return nil, s.refuse(step, "%v", err)
+		}
 		return predictRound.Serve(step, func(struct{}) (predictOutput, error) { return ps.predict(ctx, step, d.Splits) })
 	}
 	return nil, s.refuse(step, "boost-predict has no %s step after %d steps", step.Phase, len(h))
+}
+
+// checkCounts checks the load step's committed split counts before any
+// message of the predict step: each of the party's own tables' must be
+// the one it kept, and at the class holder every split of its trees must
+// lie within them. A coordinator that commits other counts would put a
+// false model shape in the log (every member reads it) and make parties
+// start their PSI for a step the class holder then refuses. A ps.err
+// (the kept model unreadable) is left to load, which reported it.
+func (ps *predictSession) checkCounts(splits map[string]int) error {
+	if ps.err != nil {
+		return nil
+	}
+	s := ps.s
+	for _, i := range s.own {
+		name := s.g.Tables[i].Name
+		if got, ok := splits[name]; !ok || got != len(ps.part.Splits[name]) {
+			return fmt.Errorf("the committed split count of table %q is not its kept part's", name)
+		}
+	}
+	if s.isHolder() {
+		return checkSkeletons(ps.part.Trees, splits)
+	}
+	return nil
 }
 
 // predict scores the join rows (see PredictKind): the class holder's
@@ -123,11 +150,6 @@ func (ps *predictSession) predict(ctx context.Context, step job.Step, splits map
 	s := ps.s
 	if len(s.own) == 0 {
 		return predictOutput{}, nil
-	}
-	if s.isHolder() {
-		if err := checkSkeletons(ps.part.Trees, splits); err != nil {
-			return predictOutput{}, err
-		}
 	}
 	shared, err := s.intersectTables(ctx, step, "psi", s.locals)
 	if err != nil {
