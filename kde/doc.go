@@ -32,7 +32,10 @@
 // fails the step, naming params.min_rows. Its generator is seeded from 32
 // bytes of crypto/rand the party keeps in its Secrets for the job, so a
 // re-run of the step publishes the same sample, and no other member can
-// take the kernel noise off a draw. The coordinator checks each sample
+// take the kernel noise off a draw. A resubmitted job draws afresh, so
+// before it draws each party asks its policy for one of its dataset's
+// synthetic releases (synthetic_releases, a job counting once;
+// allowance_test.go over real nodes). The coordinator checks each sample
 // (labels in order, whole rows of the attributes, finite values, every
 // class at least as many rows as min_rows gives), commits them, and pools
 // them by class in party order. A party serves publish round 0 only, and
