@@ -41,6 +41,9 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 		var want int
 		var herr error
 		ds, n, want, herr = l.latticeHead(pk, bins, m)
+		if herr == nil {
+			herr = s.withinIntersection(s.shared[e], e, ds.Values)
+		}
 		return want, herr
 	}, func(c [][]byte) error {
 		cts, err := decodeEach(pk, c)

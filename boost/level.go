@@ -100,6 +100,9 @@ func (s *session) upPass(ctx context.Context, step job.Step, prefix string, loca
 				if err := wire.Unmarshal(m, &cs); err != nil || cs.Edge != e {
 					return nil, fmt.Errorf("%w: the combo summary on edge %s", ErrWire, s.g.EdgeName(e))
 				}
+				if err := s.withinIntersection(shared[e], e, cs.Values); err != nil {
+					return nil, err
+				}
 			} else if !ok {
 				return nil, fmt.Errorf("boost: no combo summary of own table on edge %s", s.g.EdgeName(e))
 			}
@@ -187,6 +190,9 @@ func (r *levelRun) down(ctx context.Context) error {
 				}
 				ds, err := w.decode(pk, pe)
 				if err != nil {
+					return err
+				}
+				if err := s.withinIntersection(s.shared[pe], pe, ds.Values); err != nil {
 					return err
 				}
 				in = &ds

@@ -315,6 +315,21 @@ func (s *session) intersect(ctx context.Context, step job.Step) error {
 	return nil
 }
 
+// withinIntersection refuses a peer's summary on edge e that names a join
+// value outside the edge's intersection (shared, sorted), with one answer
+// whether or not this party's table holds the value: a party that told
+// apart "not held" from "held, outside the intersection", by refusing one
+// and summing the other, would answer a hostile neighbour's membership
+// queries beyond the private set intersection.
+func (s *session) withinIntersection(shared []string, e int, values []string) error {
+	for _, v := range values {
+		if _, ok := slices.BinarySearch(shared, v); !ok {
+			return fmt.Errorf("%w: the summary on edge %s names a join value outside the edge's intersection", ErrWire, s.g.EdgeName(e))
+		}
+	}
+	return nil
+}
+
 // intersectTables intersects the join values of locals (by table; the
 // party's own) on every edge, on sub-channels PREFIX/EDGE: by edge, the
 // shared values, sorted.

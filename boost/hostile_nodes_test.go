@@ -1,0 +1,85 @@
+package boost_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cohortdm/cohort/boost"
+	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
+	"github.com/cohortdm/cohort/joinprop"
+	"github.com/cohortdm/cohort/node"
+	"github.com/cohortdm/cohort/policy"
+	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
+)
+
+// claimValue makes every combo summary a member sends also name join
+// value v (sorted in, with one combo of the first entry's), as a hostile
+// neighbour asking whether the receiving table holds v.
+func claimValue(v string) func(*wire.Message) *wire.Message {
+	return func(m *wire.Message) *wire.Message {
+		if m.Type != boost.TypeCombos {
+			return m
+		}
+		var cs boost.ComboSummary
+		if err := wire.Unmarshal(m.Body, &cs); err != nil || len(cs.Entries) == 0 {
+			panic("test: not a combo summary")
+		}
+		at, _ := slices.BinarySearch(cs.Values, v)
+		cs.Values = slices.Insert(cs.Values, at, v)
+		cs.Entries = slices.Insert(cs.Entries, at, []boost.ComboCount{{Combo: cs.Entries[0][0].Combo, Count: 1}})
+		cp := *m
+		var err error
+		if cp.Body, err = wire.Marshal(&cs); err != nil {
+			panic(err)
+		}
+		return &cp
+	}
+}
+
+// A member (bob) whose combo summary names a join value outside its
+// edge's intersection is refused by the class holder over real nodes with
+// one answer whether or not the class holder's table holds the value
+// (its dangling row's, or nobody's): refusing the one and summing the
+// other would answer bob's membership queries beyond the private set
+// intersection. The value is in no failure text.
+func TestHostileMemberClaimsAJoinValueNodes(t *testing.T) {
+	t.Parallel()
+	c := starCase(t, 1, 60)
+	tables, _ := markStar(t, c)
+	dir := t.TempDir()
+	for name, text := range tables {
+		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := *c.spec
+	spec.Dir, spec.Source = dir, "train.yaml"
+	spec.Params = map[string]any{"trees": 1, "max_depth": 2, "bins": 8}
+	raw, err := spec.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	failures := map[string]string{}
+	held, nobody := joinprop.KeyEncode([]string{"kZonlyTa"}), joinprop.KeyEncode([]string{"kZnobody"}) // alice's dangling row's a; no table's
+	for _, v := range []string{held, nobody} {
+		r := simtest.RunWatched(t, append([]string{hub}, c.spec.PartyNames()...), hub, "boost",
+			nodewatch.Watch{Kind: boost.Kind{}, Corrupter: "bob", Corrupt: claimValue(v)}, raw,
+			sim.ClusterOptions{TablesDir: dir, Timing: lieTiming, Policy: policy.Default(), Setup: simtest.ThresholdKeys(keyBits)})
+		why := r.Rec.Failures["alice"]
+		if r.Rec.Status == node.StatusDone || !strings.Contains(why, "outside the edge's intersection") {
+			t.Fatalf("bob claiming %s: %s, alice's failure %q; want a refusal naming the intersection", v, r.Rec.Status, why)
+		}
+		if strings.Contains(r.Rec.Error, "kZonly") || strings.Contains(r.Rec.Error, "kZnobody") || strings.Contains(why, "kZ") {
+			t.Fatalf("the failure names the claimed value %s: %q", v, r.Rec.Error)
+		}
+		failures[v] = why
+	}
+	if failures[held] != failures[nobody] {
+		t.Fatalf("alice answers a value it holds %q and one it does not %q: a membership oracle", failures[held], failures[nobody])
+	}
+}
