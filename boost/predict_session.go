@@ -96,7 +96,7 @@ func (ps *predictSession) Step(ctx context.Context, step job.Step) ([]byte, erro
 	s := ps.s
 	h := s.p.History()
 	switch {
-	case step.Phase == predictLoadRound.Phase && len(h) == 0:
+	case step.Phase == predictLoadRound.Phase && step.Round == 0 && len(h) == 0:
 		return predictLoadRound.Serve(step, func(struct{}) (predictLoad, error) {
 			if ps.err != nil {
 				return predictLoad{}, ps.err
@@ -107,7 +107,7 @@ func (ps *predictSession) Step(ctx context.Context, step job.Step) ([]byte, erro
 			}
 			return out, nil
 		})
-	case step.Phase == predictRound.Phase && len(h) == 1:
+	case step.Phase == predictRound.Phase && step.Round == 0 && len(h) == 1:
 		d, err := predictLoadRound.Decision(h[0])
 		if err != nil {
 			return nil, s.refuse(step, "%v", err)
@@ -117,7 +117,7 @@ func (ps *predictSession) Step(ctx context.Context, step job.Step) ([]byte, erro
 		}
 		return predictRound.Serve(step, func(struct{}) (predictOutput, error) { return ps.predict(ctx, step, d.Splits) })
 	}
-	return nil, s.refuse(step, "boost-predict has no %s step after %d steps", step.Phase, len(h))
+	return nil, s.refuse(step, "boost-predict has no %s step %d after %d steps", step.Phase, step.Round, len(h))
 }
 
 // checkCounts checks the load step's committed split counts before any
