@@ -15,17 +15,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/sim"
-	"github.com/cohortdm/cohort/wire"
 )
 
 // Lying coordinators of a kde job, played over real nodes: libp2p on
@@ -78,98 +74,19 @@ func markedJob(t *testing.T) (string, []byte, []string) {
 }
 
 // nodeRun is one kde job run on real nodes, watched.
-type nodeRun struct {
-	cl    *sim.Cluster
-	c     *nodewatch.Capture
-	audit string
-	id    string
-	rec   *node.JobRecord
-}
+type nodeRun struct{ *simtest.Watched }
 
 // runOnNodes runs the marked job on hub and the parties under the default
 // policy, hub leading and coordinating as lead does; the cluster is closed
 // when it returns, so that every capture, ledger and store is final.
 func runOnNodes(t *testing.T, dir string, spec []byte, lead func(context.Context, job.Coordinator) (job.Result, error)) *nodeRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	r := &nodeRun{c: &nodewatch.Capture{}, audit: filepath.Join(t.TempDir(), "audit")}
-	r.cl = simtest.StartCluster(t, ctx, append([]string{hub}, lyingParties...), sim.ClusterOptions{
-		KindsFor: r.c.Registry("kde", nodewatch.Watch{Kind: Kind{}, Lead: lead}), TablesDir: dir, AuditDir: r.audit,
-		Timing: nodeTiming, Logger: r.c.Logger(), Policy: policy.Default(), Campaign: hub,
-	})
-	if err := r.cl.MakeLeader(ctx, hub); err != nil {
+	r := simtest.RunWatched(t, append([]string{hub}, lyingParties...), hub, "kde", nodewatch.Watch{Kind: Kind{}, Lead: lead}, spec,
+		sim.ClusterOptions{TablesDir: dir, Timing: nodeTiming, Policy: policy.Default()})
+	if err := r.Cluster.Close(); err != nil {
 		t.Fatal(err)
 	}
-	n := r.cl.Node(hub)
-	var err error
-	if r.id, err = n.Submit(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
-	if r.rec, err = n.Wait(ctx, r.id); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.cl.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// refused checks that the job failed in step phase/round, every party
-// failing it with a text that holds each of want.
-func (r *nodeRun) refused(t *testing.T, phase string, round int, want ...string) {
-	t.Helper()
-	if r.rec.Status != node.StatusFailed {
-		t.Fatalf("the job is %s under a lying coordinator: %s", r.rec.Status, r.rec.Error)
-	}
-	i := slices.IndexFunc(r.rec.Steps, func(s *runner.StepRecord) bool { return s.Phase == phase && s.Round == round })
-	if i < 0 || !r.rec.Steps[i].Done {
-		t.Fatalf("%s round %d did not end: %q", phase, round, r.rec.Error)
-	}
-	for _, p := range lyingParties {
-		if !slices.Contains(r.rec.Steps[i].Failed, p) {
-			t.Errorf("%s round %d failed at %v, not at %s", phase, round, r.rec.Steps[i].Failed, p)
-		}
-		for _, w := range want {
-			if why := r.rec.Failures[p]; !strings.Contains(why, w) {
-				t.Errorf("%s's failure %q does not say %q", p, why, w)
-			}
-		}
-	}
-	t.Logf("%s round %d failed: %s", phase, round, r.rec.Error)
-}
-
-// undisclosed checks that no party output anything in step phase/round,
-// and that each party's ledger holds, in that step, control alone, its
-// refusal to hub among it (so the ledger does record the step).
-func (r *nodeRun) undisclosed(t *testing.T, phase string, round int) {
-	t.Helper()
-	r.c.Mu.Lock()
-	for _, o := range r.c.Outputs {
-		if o.Phase == phase && o.Round == round && o.Body != nil {
-			t.Errorf("a party output %d bytes in the refused step %s/%d", len(o.Body), phase, round)
-		}
-	}
-	r.c.Mu.Unlock()
-	for _, p := range lyingParties {
-		entries, err := audit.ReadFile(filepath.Join(r.audit, p+".jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		reported := false
-		for _, e := range entries {
-			if e.Job != r.id || e.Phase != phase || e.Round != round {
-				continue
-			}
-			if e.Disclosure != string(wire.DiscloseControl) {
-				t.Errorf("%s's ledger: %s to %s disclosing %q in the refused step %s/%d", p, e.Type, e.Peer, e.Disclosure, phase, round)
-			}
-			reported = reported || e.Type == runner.OutputType && e.Peer == hub
-		}
-		if !reported {
-			t.Errorf("%s's ledger holds no report of the refused step %s/%d to hub: the check checks nothing", p, phase, round)
-		}
-	}
+	return &nodeRun{r}
 }
 
 // noCell checks that no value of the tables is in a failure text, a
@@ -178,23 +95,23 @@ func (r *nodeRun) undisclosed(t *testing.T, phase string, round int) {
 // little-endian float64) as its bits.
 func (r *nodeRun) noCell(t *testing.T, cells []string) {
 	t.Helper()
-	r.c.Mu.Lock()
-	defer r.c.Mu.Unlock()
-	text := r.rec.Error + "\n" + strings.Join(r.c.Failures, "\n")
-	for _, p := range slices.Sorted(maps.Keys(r.rec.Failures)) {
-		text += "\n" + r.rec.Failures[p]
+	r.Capture.Mu.Lock()
+	defer r.Capture.Mu.Unlock()
+	text := r.Rec.Error + "\n" + strings.Join(r.Capture.Failures, "\n")
+	for _, p := range slices.Sorted(maps.Keys(r.Rec.Failures)) {
+		text += "\n" + r.Rec.Failures[p]
 	}
-	if r.c.Logs.Len() == 0 || len(r.c.Failures) == 0 {
-		t.Fatalf("captured %d log bytes, %d failures", r.c.Logs.Len(), len(r.c.Failures))
+	if r.Capture.Logs.Len() == 0 || len(r.Capture.Failures) == 0 {
+		t.Fatalf("captured %d log bytes, %d failures", r.Capture.Logs.Len(), len(r.Capture.Failures))
 	}
 	binaries := [][]byte{}
-	for _, o := range r.c.Outputs {
+	for _, o := range r.Capture.Outputs {
 		binaries = append(binaries, o.Body)
 	}
-	binaries = append(binaries, r.c.Decisions...)
+	binaries = append(binaries, r.Capture.Decisions...)
 	stores := map[string][]byte{}
-	for _, name := range r.cl.Names {
-		simtest.RaftFiles(t, r.cl, name, func(path string, b []byte) { stores[path] = b })
+	for _, name := range r.Cluster.Names {
+		simtest.RaftFiles(t, r.Cluster, name, func(path string, b []byte) { stores[path] = b })
 	}
 	for _, cell := range cells {
 		x, err := strconv.ParseFloat(cell, 64)
@@ -205,7 +122,7 @@ func (r *nodeRun) noCell(t *testing.T, cells []string) {
 		if strings.Contains(text, cell) {
 			t.Errorf("a failure text holds %s", cell)
 		}
-		if bytes.Contains(r.c.Logs.Bytes(), []byte(cell)) {
+		if bytes.Contains(r.Capture.Logs.Bytes(), []byte(cell)) {
 			t.Errorf("a node's log holds %s", cell)
 		}
 		for _, b := range binaries {
@@ -246,8 +163,8 @@ func TestCoordinatorSecondSampleNodes(t *testing.T) {
 	t.Parallel()
 	dir, spec, cells := markedJob(t)
 	r := runOnNodes(t, dir, spec, secondSample)
-	r.refused(t, publishRound.Phase, 1, "refuses step publish/1 of coordinator hub")
-	r.undisclosed(t, publishRound.Phase, 1)
+	r.Refused(t, publishRound.Phase, 1, lyingParties, "refuses step publish/1 of coordinator hub")
+	r.Undisclosed(t, publishRound.Phase, 1, lyingParties, hub)
 	r.noCell(t, cells)
 }
 
@@ -280,7 +197,7 @@ func TestCoordinatorArgsNodes(t *testing.T) {
 	t.Parallel()
 	dir, spec, cells := markedJob(t)
 	r := runOnNodes(t, dir, spec, lowerMinRows)
-	r.refused(t, publishRound.Phase, 0, "publish round 0: args from coordinator hub", "min_rows")
-	r.undisclosed(t, publishRound.Phase, 0)
+	r.Refused(t, publishRound.Phase, 0, lyingParties, "publish round 0: args from coordinator hub", "min_rows")
+	r.Undisclosed(t, publishRound.Phase, 0, lyingParties, hub)
 	r.noCell(t, cells)
 }

@@ -12,17 +12,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
 	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/policy"
 	"github.com/cohortdm/cohort/sim"
-	"github.com/cohortdm/cohort/wire"
 )
 
 // Lying coordinators of a pgen job, played over real nodes: libp2p on
@@ -82,13 +78,7 @@ func markedJob(t *testing.T) (string, []byte, []string) {
 }
 
 // nodeRun is one pgen job run on real nodes, watched.
-type nodeRun struct {
-	cl    *sim.Cluster
-	c     *nodewatch.Capture
-	audit string
-	id    string
-	rec   *node.JobRecord
-}
+type nodeRun struct{ *simtest.Watched }
 
 // runOnNodes runs the marked job on hub and the parties under the default
 // policy with pgen allowed, hub leading and coordinating as lead does;
@@ -96,88 +86,14 @@ type nodeRun struct {
 // and store is final.
 func runOnNodes(t *testing.T, dir string, spec []byte, lead func(context.Context, job.Coordinator) (job.Result, error)) *nodeRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	pol := policy.Default()
 	pol.Kinds["pgen"] = []string{policy.Any}
-	r := &nodeRun{c: &nodewatch.Capture{}, audit: filepath.Join(t.TempDir(), "audit")}
-	r.cl = simtest.StartCluster(t, ctx, append([]string{hub}, lyingParties...), sim.ClusterOptions{
-		KindsFor: r.c.Registry("pgen", nodewatch.Watch{Kind: Kind{}, Lead: lead}), TablesDir: dir, AuditDir: r.audit,
-		Timing: nodeTiming, Logger: r.c.Logger(), Policy: pol, Campaign: hub,
-	})
-	if err := r.cl.MakeLeader(ctx, hub); err != nil {
+	r := simtest.RunWatched(t, append([]string{hub}, lyingParties...), hub, "pgen", nodewatch.Watch{Kind: Kind{}, Lead: lead}, spec,
+		sim.ClusterOptions{TablesDir: dir, Timing: nodeTiming, Policy: pol})
+	if err := r.Cluster.Close(); err != nil {
 		t.Fatal(err)
 	}
-	n := r.cl.Node(hub)
-	var err error
-	if r.id, err = n.Submit(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
-	if r.rec, err = n.Wait(ctx, r.id); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.cl.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// refused checks that the job failed in step phase/round, every party
-// failing it with a text that holds each of want.
-func (r *nodeRun) refused(t *testing.T, phase string, round int, want ...string) {
-	t.Helper()
-	if r.rec.Status != node.StatusFailed {
-		t.Fatalf("the job is %s under a lying coordinator: %s", r.rec.Status, r.rec.Error)
-	}
-	i := slices.IndexFunc(r.rec.Steps, func(s *runner.StepRecord) bool { return s.Phase == phase && s.Round == round })
-	if i < 0 || !r.rec.Steps[i].Done {
-		t.Fatalf("%s round %d did not end: %q", phase, round, r.rec.Error)
-	}
-	for _, p := range lyingParties {
-		if !slices.Contains(r.rec.Steps[i].Failed, p) {
-			t.Errorf("%s round %d failed at %v, not at %s", phase, round, r.rec.Steps[i].Failed, p)
-		}
-		for _, w := range want {
-			if why := r.rec.Failures[p]; !strings.Contains(why, strings.ReplaceAll(w, "PARTY", p)) {
-				t.Errorf("%s's failure %q does not say %q", p, why, strings.ReplaceAll(w, "PARTY", p))
-			}
-		}
-	}
-	t.Logf("%s round %d failed: %s", phase, round, r.rec.Error)
-}
-
-// undisclosed checks that no party output anything in step phase/round
-// nor any tree (no publish output), and that each party's ledger holds,
-// in that step, control alone, its refusal to hub among it (so the
-// ledger does record the step), and no tree sent at all.
-func (r *nodeRun) undisclosed(t *testing.T, phase string, round int) {
-	t.Helper()
-	r.c.Mu.Lock()
-	for _, o := range r.c.Outputs {
-		if (o.Phase == phase && o.Round == round || o.Phase == publishRound.Phase) && o.Body != nil {
-			t.Errorf("a party output %d bytes in %s/%d (the refused step %s/%d)", len(o.Body), o.Phase, o.Round, phase, round)
-		}
-	}
-	r.c.Mu.Unlock()
-	for _, p := range lyingParties {
-		entries, err := audit.ReadFile(filepath.Join(r.audit, p+".jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		reported := false
-		for _, e := range entries {
-			if e.Job != r.id || (e.Phase != phase || e.Round != round) && e.Phase != publishRound.Phase {
-				continue
-			}
-			if e.Disclosure != string(wire.DiscloseControl) {
-				t.Errorf("%s's ledger: %s to %s disclosing %q in %s/%d (the refused step %s/%d)", p, e.Type, e.Peer, e.Disclosure, e.Phase, e.Round, phase, round)
-			}
-			reported = reported || e.Phase == phase && e.Round == round && e.Type == runner.OutputType && e.Peer == hub
-		}
-		if !reported {
-			t.Errorf("%s's ledger holds no report of the refused step %s/%d to hub: the check checks nothing", p, phase, round)
-		}
-	}
+	return &nodeRun{r}
 }
 
 // noCell checks that no value of the tables is in a failure text, a
@@ -185,24 +101,24 @@ func (r *nodeRun) undisclosed(t *testing.T, phase string, round int) {
 // store.
 func (r *nodeRun) noCell(t *testing.T, cells []string) {
 	t.Helper()
-	r.c.Mu.Lock()
-	defer r.c.Mu.Unlock()
-	text := r.rec.Error + "\n" + strings.Join(r.c.Failures, "\n")
-	for _, p := range slices.Sorted(maps.Keys(r.rec.Failures)) {
-		text += "\n" + r.rec.Failures[p]
+	r.Capture.Mu.Lock()
+	defer r.Capture.Mu.Unlock()
+	text := r.Rec.Error + "\n" + strings.Join(r.Capture.Failures, "\n")
+	for _, p := range slices.Sorted(maps.Keys(r.Rec.Failures)) {
+		text += "\n" + r.Rec.Failures[p]
 	}
-	if r.c.Logs.Len() == 0 || len(r.c.Failures) == 0 {
-		t.Fatalf("captured %d log bytes, %d failures", r.c.Logs.Len(), len(r.c.Failures))
+	if r.Capture.Logs.Len() == 0 || len(r.Capture.Failures) == 0 {
+		t.Fatalf("captured %d log bytes, %d failures", r.Capture.Logs.Len(), len(r.Capture.Failures))
 	}
-	blobs := map[string][]byte{"a node's log": r.c.Logs.Bytes()}
-	for i, o := range r.c.Outputs {
+	blobs := map[string][]byte{"a node's log": r.Capture.Logs.Bytes()}
+	for i, o := range r.Capture.Outputs {
 		blobs[fmt.Sprintf("output %d (%s/%d)", i, o.Phase, o.Round)] = o.Body
 	}
-	for i, d := range r.c.Decisions {
+	for i, d := range r.Capture.Decisions {
 		blobs[fmt.Sprintf("decision %d", i)] = d
 	}
-	for _, name := range r.cl.Names {
-		simtest.RaftFiles(t, r.cl, name, func(path string, b []byte) { blobs["Raft store "+path] = b })
+	for _, name := range r.Cluster.Names {
+		simtest.RaftFiles(t, r.Cluster, name, func(path string, b []byte) { blobs["Raft store "+path] = b })
 	}
 	for _, cell := range cells {
 		if strings.Contains(text, cell) {
@@ -238,9 +154,9 @@ func TestCoordinatorSkipsSeedNodes(t *testing.T) {
 	t.Parallel()
 	dir, spec, cells := markedJob(t)
 	r := runOnNodes(t, dir, spec, publishNow)
-	r.refused(t, publishRound.Phase, 0, "party PARTY refuses step publish/0 of coordinator hub",
+	r.Refused(t, publishRound.Phase, 0, lyingParties, "party PARTY refuses step publish/0 of coordinator hub",
 		"joint seed round 0: the log holds 0 seed-commit records of round 0")
-	r.undisclosed(t, publishRound.Phase, 0)
+	r.Undisclosed(t, publishRound.Phase, 0, lyingParties, hub, publishRound.Phase)
 	r.noCell(t, cells)
 }
 
@@ -283,8 +199,8 @@ func TestForgedCommitmentNodes(t *testing.T) {
 	t.Parallel()
 	dir, spec, cells := markedJob(t)
 	r := runOnNodes(t, dir, spec, forgeCommitments)
-	r.refused(t, job.PhaseSeedReveal, 0, "party PARTY refuses seed-reveal round 0", job.ErrSeedNotOwn.Error(), "coordinator hub")
-	r.undisclosed(t, job.PhaseSeedReveal, 0)
+	r.Refused(t, job.PhaseSeedReveal, 0, lyingParties, "party PARTY refuses seed-reveal round 0", job.ErrSeedNotOwn.Error(), "coordinator hub")
+	r.Undisclosed(t, job.PhaseSeedReveal, 0, lyingParties, hub, publishRound.Phase)
 	r.noCell(t, cells)
 }
 
@@ -319,7 +235,7 @@ func TestCoordinatorArgsNodes(t *testing.T) {
 	t.Parallel()
 	dir, spec, cells := markedJob(t)
 	r := runOnNodes(t, dir, spec, lowerReleaseK)
-	r.refused(t, publishRound.Phase, 0, "publish round 0: args from coordinator hub", "release_k")
-	r.undisclosed(t, publishRound.Phase, 0)
+	r.Refused(t, publishRound.Phase, 0, lyingParties, "publish round 0: args from coordinator hub", "release_k")
+	r.Undisclosed(t, publishRound.Phase, 0, lyingParties, hub, publishRound.Phase)
 	r.noCell(t, cells)
 }

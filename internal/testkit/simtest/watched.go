@@ -3,12 +3,17 @@ package simtest
 import (
 	"context"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/internal/testkit/nodewatch"
+	"github.com/cohortdm/cohort/job/runner"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // Watched is one job run over real nodes with its kind watched at every
@@ -47,4 +52,66 @@ func RunWatched(tb testing.TB, members []string, leader, kind string, w nodewatc
 		tb.Fatal(err)
 	}
 	return r
+}
+
+// Refused checks that the job failed in step phase/round, each of
+// parties among the step's failed and its failure text holding each of
+// want, with PARTY in want read as the party's name: a lying coordinator
+// refused by every party it lied to.
+func (w *Watched) Refused(tb testing.TB, phase string, round int, parties []string, want ...string) {
+	tb.Helper()
+	if w.Rec.Status != node.StatusFailed {
+		tb.Fatalf("the job is %s under a lying coordinator: %s", w.Rec.Status, w.Rec.Error)
+	}
+	i := slices.IndexFunc(w.Rec.Steps, func(s *runner.StepRecord) bool { return s.Phase == phase && s.Round == round })
+	if i < 0 || !w.Rec.Steps[i].Done {
+		tb.Fatalf("%s round %d did not end: %q", phase, round, w.Rec.Error)
+	}
+	for _, p := range parties {
+		if !slices.Contains(w.Rec.Steps[i].Failed, p) {
+			tb.Errorf("%s round %d failed at %v, not at %s", phase, round, w.Rec.Steps[i].Failed, p)
+		}
+		for _, s := range want {
+			s = strings.ReplaceAll(s, "PARTY", p)
+			if why := w.Rec.Failures[p]; !strings.Contains(why, s) {
+				tb.Errorf("%s's failure %q does not say %q", p, why, s)
+			}
+		}
+	}
+}
+
+// Undisclosed checks that no party output anything in step phase/round
+// or in any step of the phases also names, and that each of parties'
+// ledgers holds, in those steps, control alone, with its report of the
+// refused step to coordinator among it (so the ledger does record the
+// step: a check that checks something).
+func (w *Watched) Undisclosed(tb testing.TB, phase string, round int, parties []string, coordinator string, also ...string) {
+	tb.Helper()
+	in := func(ph string, r int) bool { return ph == phase && r == round || slices.Contains(also, ph) }
+	w.Capture.Mu.Lock()
+	for _, o := range w.Capture.Outputs {
+		if in(o.Phase, o.Round) && o.Body != nil {
+			tb.Errorf("a party output %d bytes in %s/%d (the refused step %s/%d)", len(o.Body), o.Phase, o.Round, phase, round)
+		}
+	}
+	w.Capture.Mu.Unlock()
+	for _, p := range parties {
+		entries, err := audit.ReadFile(filepath.Join(w.Audit, p+".jsonl"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		reported := false
+		for _, e := range entries {
+			if e.Job != w.ID || !in(e.Phase, e.Round) {
+				continue
+			}
+			if e.Disclosure != string(wire.DiscloseControl) {
+				tb.Errorf("%s's ledger: %s to %s disclosing %q in %s/%d (the refused step %s/%d)", p, e.Type, e.Peer, e.Disclosure, e.Phase, e.Round, phase, round)
+			}
+			reported = reported || e.Phase == phase && e.Round == round && e.Type == runner.OutputType && e.Peer == coordinator
+		}
+		if !reported {
+			tb.Errorf("%s's ledger holds no report of the refused step %s/%d to %s: the check checks nothing", p, phase, round, coordinator)
+		}
+	}
 }
