@@ -176,6 +176,12 @@
 //  2. psi: every edge between two parties' tables runs a private set
 //     intersection of the join values (package psi, as sjc does; params.psi
 //     picks the protocol); an edge inside one party intersects locally.
+//     From then on a party refuses any summary a neighbour sends on the
+//     edge (combo summaries up, gradient sums down, the lattice path's
+//     head) that names a join value outside the intersection, with one
+//     answer whether or not its own table holds the value: otherwise a
+//     hostile neighbour could ask whether the party holds a value beyond
+//     the intersection (TestHostileMemberClaimsAJoinValueNodes).
 //  3. level, once per tree level (args: tree and depth, which every party
 //     derives from the log): the up pass (combo summaries, sub-channel
 //     up/EDGE), the class holder's gradients, the down pass (sums packed
