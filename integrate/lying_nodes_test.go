@@ -45,9 +45,6 @@ func runOnNodes(t *testing.T, j *testJob, w nodewatch.Watch) *nodeRun {
 	}
 	r := simtest.RunWatched(t, []string{"north", "south", "west"}, "south", "integrate", w, raw,
 		sim.ClusterOptions{TablesDir: j.dir, Timing: nodeTiming, Policy: policy.Default()})
-	if err := r.Cluster.Close(); err != nil {
-		t.Fatal(err)
-	}
 	return &nodeRun{r}
 }
 

@@ -83,9 +83,6 @@ func runOnNodes(t *testing.T, dir string, spec []byte, lead func(context.Context
 	t.Helper()
 	r := simtest.RunWatched(t, append([]string{hub}, lyingParties...), hub, "kde", nodewatch.Watch{Kind: Kind{}, Lead: lead}, spec,
 		sim.ClusterOptions{TablesDir: dir, Timing: nodeTiming, Policy: policy.Default()})
-	if err := r.Cluster.Close(); err != nil {
-		t.Fatal(err)
-	}
 	return &nodeRun{r}
 }
 

@@ -50,9 +50,6 @@ func runOnNodes(t *testing.T, w nodewatch.Watch) *nodeRun {
 	t.Helper()
 	r := simtest.RunWatched(t, []string{"pa", "pb", "pc"}, "pa", "keygen", w, []byte(nodeSpec),
 		sim.ClusterOptions{TablesDir: t.TempDir(), Timing: nodeTiming, Policy: policy.Default()})
-	if err := r.Cluster.Close(); err != nil {
-		t.Fatal(err)
-	}
 	return &nodeRun{r}
 }
 

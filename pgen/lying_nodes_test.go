@@ -90,9 +90,6 @@ func runOnNodes(t *testing.T, dir string, spec []byte, lead func(context.Context
 	pol.Kinds["pgen"] = []string{policy.Any}
 	r := simtest.RunWatched(t, append([]string{hub}, lyingParties...), hub, "pgen", nodewatch.Watch{Kind: Kind{}, Lead: lead}, spec,
 		sim.ClusterOptions{TablesDir: dir, Timing: nodeTiming, Policy: pol})
-	if err := r.Cluster.Close(); err != nil {
-		t.Fatal(err)
-	}
 	return &nodeRun{r}
 }
 

@@ -86,7 +86,6 @@ func TestLeakageNodes(t *testing.T) {
 	}
 	hay := haystacks(t, c, rec)
 	checkLedgers(t, auditDir, "clinic", 1)
-	cl.Close()
 	simtest.RaftFiles(t, cl, hub, func(path string, data []byte) { hay[path] = data })
 	for _, nd := range needles(t, pub.Table) {
 		for where, h := range hay {
@@ -178,7 +177,6 @@ func TestBadInputNodes(t *testing.T) {
 	c.Mu.Lock()
 	hay := haystacks(t, c, rec)
 	c.Mu.Unlock()
-	cl.Close()
 	simtest.RaftFiles(t, cl, hub, func(path string, data []byte) { hay[path] = data })
 	for _, name := range []string{"clinic", hub} {
 		b, err := os.ReadFile(filepath.Join(auditDir, name+".jsonl"))

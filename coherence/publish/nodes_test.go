@@ -112,7 +112,6 @@ func (r *nodeRun) noneHolds(t *testing.T, needles []string) {
 	for p, f := range r.Rec.Failures {
 		hay["the failure of "+p] = []byte(f)
 	}
-	r.Cluster.Close()
 	simtest.RaftFiles(t, r.Cluster, hub, func(path string, data []byte) { hay[path] = data })
 	for _, name := range r.Cluster.Names {
 		b, err := os.ReadFile(filepath.Join(r.Audit, name+".jsonl"))

@@ -30,8 +30,8 @@ type Watched struct {
 // RunWatched starts members with kind (its name in specs) watched as w at
 // every node, leader campaigning at start and made to lead, submits spec
 // through leader and waits, on events and for three minutes at most, for
-// the job's end: what the leakage and hostile-coordinator tests over real
-// nodes share. opts gives the rest (timing, policy, tables, keys); its
+// the job's end, then closes the cluster: what the leakage and
+// hostile-coordinator tests over real nodes share. opts gives the rest (timing, policy, tables, keys); its
 // KindsFor, AuditDir, Logger and Campaign are set here.
 func RunWatched(tb testing.TB, members []string, leader, kind string, w nodewatch.Watch, spec []byte, opts sim.ClusterOptions) *Watched {
 	tb.Helper()
@@ -49,6 +49,12 @@ func RunWatched(tb testing.TB, members []string, leader, kind string, w nodewatc
 		tb.Fatal(err)
 	}
 	if r.Rec, err = n.Wait(ctx, r.ID); err != nil {
+		tb.Fatal(err)
+	}
+	// Closed before the test looks: every capture, ledger and Raft store
+	// is final, and a test that holds the capture's lock while it looks
+	// cannot block a node that logs as it stops (Close waits for it).
+	if err := r.Cluster.Close(); err != nil {
 		tb.Fatal(err)
 	}
 	return r
