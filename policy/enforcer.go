@@ -279,12 +279,15 @@ func messageForms(f wire.Disclosure) []wire.Disclosure {
 }
 
 // Show is the policy in force, the budget spent and left per dataset
-// column, and the exact releases made per dataset.
+// column, and the exact and synthetic releases made per dataset.
 type Show struct {
 	Policy   *Policy           `json:"policy"`
 	Spent    map[string]Amount `json:"spent"`
 	Left     map[string]Amount `json:"left"`
 	Releases map[string]int    `json:"exact_releases"`
+	// Synthetic is the synthetic samples published per dataset, against
+	// the policy's synthetic_releases.
+	Synthetic map[string]int `json:"synthetic_releases"`
 	// Legacy is what a store from before datasets had spent, by column;
 	// it counts against every dataset's column of that name.
 	Legacy map[string]Amount `json:"legacy_spent,omitempty"`
@@ -303,5 +306,5 @@ func (e *Enforcer) Show() (*Show, error) {
 		b, l := p.budgetOfKey(k), h.LegacySpent[columnOf(k)]
 		left[k] = Amount{Epsilon: max(0, b.Epsilon-s.Epsilon-l.Epsilon), Delta: max(0, b.Delta-s.Delta-l.Delta)}
 	}
-	return &Show{Policy: p, Spent: spent, Left: left, Releases: h.Releases, Legacy: h.LegacySpent}, nil
+	return &Show{Policy: p, Spent: spent, Left: left, Releases: h.Releases, Synthetic: e.store.syntheticMade(), Legacy: h.LegacySpent}, nil
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
@@ -68,6 +69,13 @@ func (s *Store) applySynthetic(jobID, dataset string, allowance int) bool {
 		s.st.JobSynthetic = slices.Clone(s.st.JobSynthetic[n-maxJobSpends:])
 	}
 	return true
+}
+
+// syntheticMade is a copy of the synthetic releases counted per dataset.
+func (s *Store) syntheticMade() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.st.Synthetic)
 }
 
 // releasedSynthetic reports whether the job has a synthetic release of the

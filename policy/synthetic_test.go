@@ -47,6 +47,9 @@ func TestGuardSyntheticReleases(t *testing.T) {
 			t.Fatalf("refusal %q: want the rule named and no file", err)
 		}
 	}
+	if show, err := e.Show(); err != nil || show.Synthetic["t.csv"] != 2 || show.Synthetic["o.csv"] != 1 {
+		t.Fatalf("policy show: %v, %v; want 2 samples of t.csv and 1 of o.csv", show, err)
+	}
 	again, err := OpenStore(path)
 	if err != nil {
 		t.Fatal(err)
