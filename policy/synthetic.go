@@ -47,28 +47,28 @@ func (g *Guard) Synthetic(step job.Step, table string) error {
 func (s *Store) synthetic(jobID, dataset string, allowance int) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.releasedSynthetic(jobID, dataset) {
-		return true, nil
-	}
-	if !s.applySynthetic(jobID, dataset, allowance) {
-		return false, nil
+	ok, counted := s.applySynthetic(jobID, dataset, allowance)
+	if !counted {
+		return ok, nil // refused, or the job's release counted before: nothing to journal
 	}
 	return true, s.persist(entry{Op: opSynthetic, Job: jobID, Dataset: dataset, Allowance: allowance})
 }
 
-func (s *Store) applySynthetic(jobID, dataset string, allowance int) bool {
+// applySynthetic counts the job's release of the dataset unless it is
+// counted already (ok, not counted) or past the allowance (not ok).
+func (s *Store) applySynthetic(jobID, dataset string, allowance int) (ok, counted bool) {
 	if s.releasedSynthetic(jobID, dataset) {
-		return true
+		return true, false
 	}
 	if s.st.Synthetic[dataset]+1 > allowance {
-		return false
+		return false, false
 	}
 	s.st.Synthetic[dataset]++
 	s.st.JobSynthetic = append(s.st.JobSynthetic, JobRelease{Job: jobID, Dataset: dataset})
 	if n := len(s.st.JobSynthetic); n > maxJobSpends {
 		s.st.JobSynthetic = slices.Clone(s.st.JobSynthetic[n-maxJobSpends:])
 	}
-	return true
+	return true, true
 }
 
 // syntheticMade is a copy of the synthetic releases counted per dataset.
