@@ -36,10 +36,9 @@ const hub = "hub"
 var lyingParties = []string{"east", "north", "west"}
 
 // nodeTiming gives every send and step a minute (the tests wait on the
-// job's end, never on a clock); with 2 s Raft timeouts and hub
-// campaigning at start, hub keeps the lead through a loaded moment, so the
-// refusals name the coordinator the test chose.
-var nodeTiming = node.Timing{HeartbeatMS: 2000, ElectionMS: 2000, SendMS: 60000, StepMS: 60000}
+// job's end, never on a clock); RunWatched keeps hub in the lead through
+// a loaded moment, so the refusals name the coordinator the test chose.
+var nodeTiming = node.Timing{SendMS: 60000, StepMS: 60000}
 
 // markedJob writes three parties' tables (two numeric attributes, a
 // categorical one and a class), 40 rows each, every value recognisable
@@ -157,36 +156,6 @@ func TestCoordinatorSkipsSeedNodes(t *testing.T) {
 	r.noCell(t, cells)
 }
 
-// forgeCommitments draws the joint seed with a commitment of its own
-// (to a contribution it chose) committed in every party's name, then asks
-// the parties to open: had they opened, it could open its own
-// contribution in their names and choose the joint seed, and with it the
-// pseudo-rows.
-func forgeCommitments(ctx context.Context, c job.Coordinator) (job.Result, error) {
-	js := jointSeed(c.JobID(), c.Spec())
-	call := job.Call[struct{}]{Parties: js.Parties}
-	commit := job.Round[struct{}, job.SeedCommitment, job.SeedCommitments]{Phase: job.PhaseSeedCommit}
-	if _, err := commit.Run(ctx, c, call, func(o *job.Outcome[job.SeedCommitment]) (job.SeedCommitments, error) {
-		var d job.SeedCommitments
-		if err := o.Err(); err != nil {
-			return d, err
-		}
-		for _, p := range js.Parties {
-			d.Commitments = append(d.Commitments, js.Commit(p, job.Contribution{1, 2, 3})) // not the party's
-		}
-		return d, nil
-	}); err != nil {
-		return nil, err
-	}
-	reveal := job.Round[struct{}, job.SeedOpening, job.SeedOpenings]{Phase: job.PhaseSeedReveal}
-	if _, err := reveal.Run(ctx, c, call, func(o *job.Outcome[job.SeedOpening]) (job.SeedOpenings, error) {
-		return job.SeedOpenings{}, o.Err()
-	}); err != nil {
-		return nil, err
-	}
-	return nil, errors.New("test: the parties opened their contributions under forged commitments")
-}
-
 // TestForgedCommitmentNodes: a coordinator that commits, in each party's
 // name, a commitment that is not the party's is refused at the reveal by
 // every party, naming the step, its commitment and the coordinator; no
@@ -195,7 +164,7 @@ func forgeCommitments(ctx context.Context, c job.Coordinator) (job.Result, error
 func TestForgedCommitmentNodes(t *testing.T) {
 	t.Parallel()
 	dir, spec, cells := markedJob(t)
-	r := runOnNodes(t, dir, spec, forgeCommitments)
+	r := runOnNodes(t, dir, spec, nodewatch.ForgeSeedCommitments(jointSeed))
 	r.Refused(t, job.PhaseSeedReveal, 0, lyingParties, "party PARTY refuses seed-reveal round 0", job.ErrSeedNotOwn.Error(), "coordinator hub")
 	r.Undisclosed(t, job.PhaseSeedReveal, 0, lyingParties, hub, publishRound.Phase)
 	r.noCell(t, cells)

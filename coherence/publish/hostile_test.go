@@ -2,7 +2,6 @@ package publish
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -47,42 +46,12 @@ func TestCoordinatorMustDrawSeedNodes(t *testing.T) {
 		"party shop refuses coherence round 0", "0 seed-commit records of round 0", "coordinator hub")
 }
 
-// forgeCommitment coordinates a draw whose committed commitments hold, in
-// the party's name, the coordinator's own commitment (to a contribution it
-// chose), then asks the party to open: were the party to open and the
-// coordinator to open its own contribution in the party's name later, the
-// coordinator would choose the joint seed and with it the public draw.
-func forgeCommitment(ctx context.Context, c job.Coordinator) (job.Result, error) {
-	js := jointSeed(c.JobID(), c.Spec())
-	call := job.Call[struct{}]{Parties: js.Parties}
-	commit := job.Round[struct{}, job.SeedCommitment, job.SeedCommitments]{Phase: job.PhaseSeedCommit}
-	if _, err := commit.Run(ctx, c, call, func(o *job.Outcome[job.SeedCommitment]) (job.SeedCommitments, error) {
-		if err := o.Err(); err != nil {
-			return job.SeedCommitments{}, err
-		}
-		var d job.SeedCommitments
-		for _, p := range js.Parties {
-			d.Commitments = append(d.Commitments, js.Commit(p, job.Contribution{1, 2, 3})) // not the party's
-		}
-		return d, nil
-	}); err != nil {
-		return nil, err
-	}
-	reveal := job.Round[struct{}, job.SeedOpening, job.SeedOpenings]{Phase: job.PhaseSeedReveal}
-	if _, err := reveal.Run(ctx, c, call, func(o *job.Outcome[job.SeedOpening]) (job.SeedOpenings, error) {
-		return job.SeedOpenings{}, o.Err()
-	}); err != nil {
-		return nil, err
-	}
-	return nil, errors.New("the party opened its contribution under a forged commitment")
-}
-
 // A lying coordinator that commits a commitment in the party's name that
 // is not the party's own is refused over real nodes: the party names the
 // step, its commitment and the coordinator, and never opens its
 // contribution (the ledger holds its commitment alone).
 func TestForgedCommitmentNodes(t *testing.T) {
 	t.Parallel()
-	refusedNodes(t, forgeCommitment, map[string]int{job.PhaseSeedCommit: 1},
+	refusedNodes(t, nodewatch.ForgeSeedCommitments(jointSeed), map[string]int{job.PhaseSeedCommit: 1},
 		"party shop refuses seed-reveal round 0", job.ErrSeedNotOwn.Error(), "coordinator hub")
 }
