@@ -214,16 +214,7 @@ func (r *lieRun) submit(ctx context.Context, t *testing.T, spec *job.Spec) (stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := r.cl.Node(hub)
-	id, err := n.Submit(ctx, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := n.Wait(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id, rec
+	return simtest.SubmitWait(t, ctx, r.cl.Node(hub), raw)
 }
 
 // keptNode is a node of the class holder's kept skeletons.

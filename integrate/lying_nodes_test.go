@@ -24,12 +24,10 @@ import (
 // member of the alignment, played over real nodes: libp2p on loopback,
 // Raft, the default node policy, south leading.
 
-// nodeTiming bounds a step at a minute (the tests wait on the job's end)
-// and keeps the leader through a loaded moment (2 s Raft timeouts, as
-// docs/keygen.md advises for loaded machines; the leader campaigns at
-// once, so no test waits for an election timeout): the refusals name the
-// coordinator the test made leader.
-var nodeTiming = node.Timing{HeartbeatMS: 2000, ElectionMS: 2000, SendMS: 3000, StepMS: 60000}
+// nodeTiming bounds a step at a minute (the tests wait on the job's end);
+// RunWatched keeps the leader through a loaded moment, so the refusals
+// name the coordinator the test made leader.
+var nodeTiming = node.Timing{SendMS: 3000, StepMS: 60000}
 
 // nodeRun is one job run on real nodes, watched (simtest.RunWatched).
 type nodeRun struct{ *simtest.Watched }

@@ -38,10 +38,9 @@ const hub = "hub"
 var lyingParties = []string{"east", "north", "west"}
 
 // nodeTiming gives every send and step a minute (the tests wait on the
-// job's end, never on a clock); with 2 s Raft timeouts and hub
-// campaigning at start, hub keeps the lead through a loaded moment, so the
-// refusals name the coordinator the test chose.
-var nodeTiming = node.Timing{HeartbeatMS: 2000, ElectionMS: 2000, SendMS: 60000, StepMS: 60000}
+// job's end, never on a clock); RunWatched keeps hub in the lead through
+// a loaded moment, so the refusals name the coordinator the test chose.
+var nodeTiming = node.Timing{SendMS: 60000, StepMS: 60000}
 
 // markedJob writes three parties' tables of two numeric attributes and a
 // class, 30 rows each, every value recognisable (six decimals ending in

@@ -33,12 +33,11 @@ import (
 // main_test.go).
 const nodeSpec = "kind: keygen\nparties: [{name: pa}, {name: pb}, {name: pc}]\nparams: {bits: 512, batch: 256, chunk: 512}\n"
 
-// nodeTiming bounds a step at a minute (the tests wait on the job's end)
-// and keeps the leader through a loaded moment (2 s Raft timeouts, as
-// docs/keygen.md advises for loaded machines; the leader campaigns at
-// once, so no test waits for an election timeout): the refusals name the
-// coordinator the test made leader.
-var nodeTiming = node.Timing{HeartbeatMS: 2000, ElectionMS: 2000, SendMS: 3000, StepMS: 60000}
+// nodeTiming bounds a step at a minute (the tests wait on the job's end);
+// RunWatched keeps the leader through a loaded moment (2 s Raft timeouts,
+// as docs/keygen.md advises for loaded machines), so the refusals name
+// the coordinator the test made leader.
+var nodeTiming = node.Timing{SendMS: 3000, StepMS: 60000}
 
 // nodeRun is one keygen job run on real nodes, watched (simtest.RunWatched).
 type nodeRun struct{ *simtest.Watched }

@@ -78,15 +78,7 @@ func submitWait(ctx context.Context, t *testing.T, n *node.Node, spec *job.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := n.Submit(ctx, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := n.Wait(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id, rec
+	return simtest.SubmitWait(t, ctx, n, raw)
 }
 
 // keptThresholds are the numeric thresholds of the model part kept at

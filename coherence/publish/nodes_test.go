@@ -25,9 +25,9 @@ import (
 const hub = "hub"
 
 // nodeTiming leaves a loaded machine room: the party is never dropped
-// for being slow, and 2 s Raft timeouts with hub campaigning at start keep
-// hub leading, as the ledger checks expect.
-var nodeTiming = node.Timing{HeartbeatMS: 2000, ElectionMS: 2000, SendMS: 10000, StepMS: 60000}
+// for being slow (RunWatched keeps hub leading, as the ledger checks
+// expect).
+var nodeTiming = node.Timing{SendMS: 10000, StepMS: 60000}
 
 // nodeRun is one job over real nodes, watched (simtest.RunWatched).
 type nodeRun struct{ *simtest.Watched }

@@ -27,30 +27,33 @@ type Watched struct {
 	Rec     *node.JobRecord
 }
 
+// steadyLeaderMS is RunWatched's Raft heartbeat and election timeout
+// unless opts set them: long enough that the leader it chose keeps the
+// lead through a loaded moment, so that refusals name that coordinator.
+const steadyLeaderMS = 2000
+
 // RunWatched starts members with kind (its name in specs) watched as w at
 // every node, leader campaigning at start and made to lead, submits spec
 // through leader and waits, on events and for three minutes at most, for
 // the job's end, then closes the cluster: what the leakage and
-// hostile-coordinator tests over real nodes share. opts gives the rest (timing, policy, tables, keys); its
-// KindsFor, AuditDir, Logger and Campaign are set here.
+// hostile-coordinator tests over real nodes share. opts gives the rest
+// (timing, policy, tables, keys); its KindsFor, AuditDir, Logger and
+// Campaign are set here, and Raft's timeouts to steadyLeaderMS unless
+// given.
 func RunWatched(tb testing.TB, members []string, leader, kind string, w nodewatch.Watch, spec []byte, opts sim.ClusterOptions) *Watched {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	r := &Watched{Capture: &nodewatch.Capture{}, Audit: filepath.Join(tb.TempDir(), "audit")}
 	opts.KindsFor, opts.AuditDir, opts.Logger, opts.Campaign = r.Capture.Registry(kind, w), r.Audit, r.Capture.Logger(), leader
+	if opts.Timing.HeartbeatMS == 0 && opts.Timing.ElectionMS == 0 {
+		opts.Timing.HeartbeatMS, opts.Timing.ElectionMS = steadyLeaderMS, steadyLeaderMS
+	}
 	r.Cluster = StartCluster(tb, ctx, members, opts)
 	if err := r.Cluster.MakeLeader(ctx, leader); err != nil {
 		tb.Fatal(err)
 	}
-	n := r.Cluster.Node(leader)
-	var err error
-	if r.ID, err = n.Submit(ctx, spec); err != nil {
-		tb.Fatal(err)
-	}
-	if r.Rec, err = n.Wait(ctx, r.ID); err != nil {
-		tb.Fatal(err)
-	}
+	r.ID, r.Rec = SubmitWait(tb, ctx, r.Cluster.Node(leader), spec)
 	// Closed before the test looks: every capture, ledger and Raft store
 	// is final, and a test that holds the capture's lock while it looks
 	// cannot block a node that logs as it stops (Close waits for it).
@@ -58,6 +61,21 @@ func RunWatched(tb testing.TB, members []string, leader, kind string, w nodewatc
 		tb.Fatal(err)
 	}
 	return r
+}
+
+// SubmitWait submits spec at n and waits for the job's end, failing tb
+// on an error of either.
+func SubmitWait(tb testing.TB, ctx context.Context, n *node.Node, spec []byte) (string, *node.JobRecord) {
+	tb.Helper()
+	id, err := n.Submit(ctx, spec)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rec, err := n.Wait(ctx, id)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return id, rec
 }
 
 // Refused checks that the job failed in step phase/round, each of
