@@ -52,6 +52,10 @@ func FuzzLatticeHead(f *testing.F) {
 		{Edge: 0, Parts: 1, Values: []string{"x", "y"}, Combos: [][]string{{"|"}, {"|"}}, Nodes: []int{1}, Bins: 4},
 		{Edge: 0, Parts: 1, Values: []string{"z"}, Combos: [][]string{{"|"}}, Nodes: []int{2, 1}, Bins: 4},
 		{Edge: 0, Parts: 1, Values: []string{"x"}, Combos: [][]string{{"|"}}, Nodes: []int{1}, Bins: 3},
+		{Edge: 0, Parts: 1, Values: []string{"x", "y"}, Combos: [][]string{{"|"}, {"|"}}, Nodes: []int{1}, Bins: 4, First: true},
+		{Edge: 0, Parts: 1, Values: []string{"x", "y"}, Combos: [][]string{{"0|", "1|"}, {"0|"}}, Nodes: []int{1}, Bins: 4,
+			Kept: 2, At: []int{0, atFresh, atNone}, Refs: []int{0, -1, -1}},
+		{Edge: 0, Parts: 1, Values: []string{"x", "y"}, Combos: [][]string{{"0|"}, {"1|"}}, Bins: 4, Kept: 1, At: []int{0, 0}, Refs: []int{0, 1}},
 	} {
 		b, err := wire.Marshal(&m)
 		if err != nil {
@@ -74,6 +78,22 @@ func FuzzLatticeHead(f *testing.F) {
 		}
 		if want < 0 || (len(m.Nodes) > 0 && n > 0 && want < len(m.Nodes)) {
 			t.Fatalf("%d ciphertexts for %d entries in %d layouts", want, n, len(m.Nodes))
+		}
+		if m.At != nil {
+			fresh := 0
+			for e, y := range m.At {
+				if y < atNone || y >= m.Kept || (y >= 0) != (m.Refs[e] >= 0) {
+					t.Fatalf("re-use mark %d (first-level entry %d) of %d kept nodes accepted", y, m.Refs[e], m.Kept)
+				}
+				if y == atFresh {
+					fresh++
+				}
+			}
+			if m.First || fresh != n || len(m.At) != entryCount(&ds) {
+				t.Fatalf("%d places (first %v) for %d entries, %d fresh, accepted as %d", len(m.At), m.First, entryCount(&ds), fresh, n)
+			}
+		} else if m.Kept != 0 || m.Refs != nil {
+			t.Fatalf("re-use counts without marks accepted")
 		}
 		if _, err := l.entryRows(ds); err != nil {
 			return

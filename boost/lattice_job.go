@@ -170,6 +170,37 @@ func (s *session) siblingsFor(key, open int) *siblings {
 	return s.sib
 }
 
+// latticeHead is the class holder's head of its down message ds (in the
+// clear) on edge e, and the summary whose entries it encrypts: all of
+// them, or with params.reuse past a tree's first level, those it cannot
+// re-use (lattice_reuse.go).
+func (r *levelRun) latticeHead(e int, ds *DownSummary, nodes []int, bins int) (latticeMsg, *DownSummary) {
+	s := r.s
+	head := latticeMsg{Edge: e, Values: ds.Values, Combos: make([][]string, len(ds.Entries)), Bins: bins}
+	for v, es := range ds.Entries {
+		for _, en := range es {
+			head.Combos[v] = append(head.Combos[v], en.Combo)
+		}
+	}
+	if !s.prm.Reuse {
+		return head, ds
+	}
+	if r.a.Depth == 0 {
+		head.First, s.lfirst[e] = true, &holderFirst{tree: r.a.Tree, ds: cloneSummary(*ds)}
+		return head, ds
+	}
+	f := s.lfirst[e]
+	if f == nil || f.tree != r.a.Tree {
+		return head, ds // restarted within the tree: everything afresh
+	}
+	at, refs, fresh := markLattice(f.ds, ds, nodes)
+	if !slices.ContainsFunc(at, func(y int) bool { return y >= 0 }) {
+		return head, ds // nothing to re-use (every entry's rows part between nodes)
+	}
+	head.At, head.Refs, head.Kept = at, refs, len(nodes)
+	return head, &fresh
+}
+
 // latticeSums runs steps 1 to 3 at this party.
 func (r *levelRun) latticeSums(ctx context.Context) error {
 	s := r.s
@@ -219,8 +250,9 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, decryp
 		}
 	}
 	zeros := s.latticeZeros()
-	pauseZeros(zeros)       // the cores for the class holder's own encryptions
-	sent := map[int][]int{} // by table: the layouts' node counts of its down message
+	pauseZeros(zeros)         // the cores for the class holder's own encryptions
+	sent := map[int][]int{}   // by table: the layouts' node counts of its bin sums
+	summed := map[int][]int{} // by table: the summed nodes those layouts hold, in order
 	for j, e := range s.g.Tables[0].Children {
 		i := e + 1
 		if s.owns(i) {
@@ -235,17 +267,12 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, decryp
 			continue
 		}
 		bins := s.tableBins(i)
-		head := latticeMsg{Edge: e, Values: out[j].Values, Combos: make([][]string, len(out[j].Entries)), Bins: bins}
-		entries := 0
-		for v, es := range out[j].Entries {
-			for _, en := range es {
-				head.Combos[v] = append(head.Combos[v], en.Combo)
-			}
-			entries += len(es)
+		head, fresh := r.latticeHead(e, &out[j], nodes, bins)
+		if n := entryCount(fresh); n > 0 {
+			head.Nodes = layoutNodes(pk.Params, bins, len(nodes), n, 0)
 		}
-		head.Nodes = layoutNodes(pk.Params, bins, len(nodes), entries, 0)
-		sent[i] = head.Nodes
-		down, err := newLatticeDown(pk, zeros, out[j], head.Nodes, nodes, bins)
+		sent[i], summed[i] = summedLayouts(head.Nodes, head.Kept, nodes)
+		down, err := newLatticeDown(pk, zeros, *fresh, head.Nodes, nodes, bins)
 		if err != nil {
 			return err
 		}
@@ -257,7 +284,7 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, decryp
 	resumeZeros(zeros) // the down messages are out: fill while the others sum
 	for _, e := range s.g.Tables[0].Children {
 		if i := e + 1; !s.owns(i) && numericCount(s.g, i) > 0 {
-			if err := r.latticeOpen(ctx, i, open, nodes, sent[i], plan, decryptors); err != nil {
+			if err := r.latticeOpen(ctx, i, open, summed[i], sent[i], plan, decryptors); err != nil {
 				return err
 			}
 			fillFirstBins(r.plain[i], nodes, s.holder.Totals)

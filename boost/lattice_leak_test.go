@@ -23,6 +23,10 @@ type latticeMsg struct {
 	Combos [][]string `msgpack:"combos"`
 	Nodes  []int      `msgpack:"nodes"`
 	Bins   int        `msgpack:"bins"`
+	First  bool       `msgpack:"first"`
+	Kept   int        `msgpack:"kept"`
+	At     []int      `msgpack:"at"`
+	Refs   []int      `msgpack:"refs"`
 	C      [][]byte   `msgpack:"c"`
 }
 
@@ -81,7 +85,7 @@ func latticeProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 	if err := wire.Unmarshal(m.Body, &w); err != nil || w.Edge != e || w.Part < 0 || w.Part >= w.Parts {
 		t.Fatalf("a %s message of edge %d: part %d of %d: %v", m.Type, w.Edge, w.Part, w.Parts, err)
 	}
-	if w.Part > 0 && (w.Values != nil || w.Combos != nil || w.Nodes != nil || w.Bins != 0) {
+	if w.Part > 0 && (w.Values != nil || w.Combos != nil || w.Nodes != nil || w.Bins != 0 || w.First || w.Kept != 0 || w.At != nil || w.Refs != nil) {
 		t.Errorf("part %d of a %s message carries part 0's head", w.Part, m.Type)
 	}
 	if w.Part == 0 && m.Type != boost.TypeLatticeShare && w.Bins != s.layout[child] {
@@ -102,20 +106,54 @@ func latticeProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 		}
 		w.C = nil
 		texts, _ := wire.Marshal(&w)
-		return wire.DiscloseCiphertext, texts
+		return latticeDownForm(t, c, &w), texts
 	case boost.TypeLatticeBins:
-		if sm.From != child || sm.To == child || (sm.To != holder && !slices.Contains(decryptors(t, c), sm.To)) || w.Values != nil || w.Combos != nil {
+		if sm.From != child || sm.To == child || (sm.To != holder && !slices.Contains(decryptors(t, c), sm.To)) || w.Values != nil || w.Combos != nil ||
+			w.First || w.Kept != 0 || w.At != nil || w.Refs != nil {
 			t.Errorf("lattice bin sums of edge %d from %s to %s", e, sm.From, sm.To)
 		}
 		w.C = nil
 		texts, _ := wire.Marshal(&w)
 		return wire.DiscloseCiphertext, texts
 	default: // boost.TypeLatticeShare
-		if sm.To != holder || !slices.Contains(decryptors(t, c), sm.From) || w.Values != nil || w.Combos != nil || w.Nodes != nil || w.Bins != 0 {
+		if sm.To != holder || !slices.Contains(decryptors(t, c), sm.From) || w.Values != nil || w.Combos != nil || w.Nodes != nil || w.Bins != 0 ||
+			w.First || w.Kept != 0 || w.At != nil || w.Refs != nil {
 			t.Errorf("a lattice decryption share from %s to %s, not from a decryptor to the class holder", sm.From, sm.To)
 		}
 		return wire.DiscloseDecryptionShare, nil
 	}
+}
+
+// latticeDownForm is the form of a lattice down message's part: a part 0
+// that marks re-used entries (params.reuse past a tree's first level)
+// names their open nodes (split-summary, which params.reuse declares);
+// marks only with params.reuse, one place per entry, each fresh (-1),
+// in no summed node (-2) or in a kept node with a first-level entry.
+func latticeDownForm(t *testing.T, c *joinCase, w *latticeMsg) wire.Disclosure {
+	t.Helper()
+	if w.At == nil {
+		if w.Kept != 0 || w.Refs != nil {
+			t.Errorf("a lattice down message with re-use counts but no marks")
+		}
+		return wire.DiscloseCiphertext
+	}
+	p, err := boost.ParseParams(c.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, cs := range w.Combos {
+		n += len(cs)
+	}
+	if !p.Reuse || w.First || len(w.At) != n || len(w.Refs) != n || w.Kept < 1 {
+		t.Errorf("lattice re-use marks (reuse %v, first %v, %d places, %d refs for %d entries, %d kept)", p.Reuse, w.First, len(w.At), len(w.Refs), n, w.Kept)
+	}
+	for e, y := range w.At {
+		if y < -2 || y >= w.Kept || (y >= 0) != (w.Refs[e] >= 0) {
+			t.Errorf("lattice re-use mark %d (first-level entry %d) of %d kept nodes", y, w.Refs[e], w.Kept)
+		}
+	}
+	return wire.DiscloseSplitSummary
 }
 
 // layoutBins is what the load step on the lattice path must commit at

@@ -17,7 +17,10 @@ import (
 // 0 also carries what the list is of: the down message's join values and
 // combos (entry order) and the layouts' node counts; the bin sums' node
 // counts; both, the bins their layouts have (the log's for the table's
-// party, which the receiver checks).
+// party, which the receiver checks). With params.reuse a down message's
+// part 0 also says whether the table keeps its chunks (First: the tree's
+// first level) or which of its entries re-use the kept ones (Kept, At,
+// Refs: lattice_reuse.go).
 type latticeMsg struct {
 	Edge   int        `msgpack:"edge"`
 	Part   int        `msgpack:"part"`
@@ -26,7 +29,18 @@ type latticeMsg struct {
 	Combos [][]string `msgpack:"combos"`
 	Nodes  []int      `msgpack:"nodes"`
 	Bins   int        `msgpack:"bins"`
+	First  bool       `msgpack:"first,omitempty"`
+	Kept   int        `msgpack:"kept,omitempty"`
+	At     []int      `msgpack:"at,omitempty"`
+	Refs   []int      `msgpack:"refs,omitempty"`
 	C      [][]byte   `msgpack:"c"`
+}
+
+// withHead is m with head's part-0 fields.
+func (m latticeMsg) withHead(head *latticeMsg) latticeMsg {
+	m.Values, m.Combos, m.Nodes, m.Bins = head.Values, head.Combos, head.Nodes, head.Bins
+	m.First, m.Kept, m.At, m.Refs = head.First, head.Kept, head.At, head.Refs
+	return m
 }
 
 // encodedSize is about the msgpack length of m (each string, byte slice
@@ -34,7 +48,7 @@ type latticeMsg struct {
 // a part of tens of megabytes is encoded into a buffer made once
 // (wire.MarshalSized) rather than one that doubles on the way.
 func (m *latticeMsg) encodedSize() int {
-	n := 64 + 9*len(m.Nodes)
+	n := 80 + 9*(len(m.Nodes)+len(m.At)+len(m.Refs))
 	for _, v := range m.Values {
 		n += 5 + len(v)
 	}
@@ -61,7 +75,7 @@ func (s *session) sendLattice(ctx context.Context, step job.Step, base, to, typ 
 	for k, run := range runs {
 		m := latticeMsg{Edge: head.Edge, Part: k, Parts: len(runs), C: run}
 		if k == 0 {
-			m.Values, m.Combos, m.Nodes, m.Bins = head.Values, head.Combos, head.Nodes, head.Bins
+			m = m.withHead(&head)
 		}
 		if err := s.sendSized(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, m.encodedSize(), d); err != nil {
 			return err

@@ -19,9 +19,10 @@ import (
 // one ciphertext or one share, whatever the number of columns.
 
 // latticeTable is the party's step 2 for its table i: it receives the
-// class holder's down message, sums every column per layout, and sends
-// the sums to the class holder and the other decryptors; a decryptor
-// itself, it sends the class holder its own shares.
+// class holder's down message, sums every column per layout (and per
+// re-used node: lattice_reuse.go), and sends the sums to the class holder
+// and the other decryptors; a decryptor itself, it sends the class holder
+// its own shares.
 func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, decryptors []string) error {
 	s := r.s
 	pk := s.lkeys.PublicKey
@@ -31,25 +32,10 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 	if len(l.feats) == 0 {
 		return nil
 	}
-	var ds DownSummary
-	n := 0 // the entries of the down message
 	bins := s.tableBins(i)
-	var all []*rlwe.Ciphertext // the down message's, decoded part by part
 	zeros := s.latticeZeros()
 	resumeZeros(zeros) // fill while the class holder encrypts (lattice_zeros.go)
-	m, err := s.receiveLattice(ctx, r.step, fmt.Sprintf("ldown/%d", e), holder, TypeLatticeDown, e, func(m *latticeMsg) (int, error) {
-		var want int
-		var herr error
-		ds, n, want, herr = l.latticeHead(pk, bins, m)
-		if herr == nil {
-			herr = s.withinIntersection(s.shared[e], e, ds.Values)
-		}
-		return want, herr
-	}, func(c [][]byte) error {
-		cts, err := decodeEach(pk, c)
-		all = append(all, cts...)
-		return err
-	})
+	ds, m, all, raw, err := r.receiveDown(ctx, i, bins)
 	pauseZeros(zeros) // the cores for the party's own sums
 	if err != nil {
 		return err
@@ -58,8 +44,20 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 	if err != nil {
 		return err
 	}
+	var wrote chan error // the first level's chunks, kept while the party sums
+	if m.First {
+		k := &latticeKept{tree: r.a.Tree, values: entryValues(&ds), cts: slices.Clone(all)} // sumLayouts clears all
+		s.lkept[i], wrote = k, make(chan error, 1)
+		go func() { wrote <- s.writeKept(i, k, raw) }()
+	}
 	s.keepWeights(l)
-	sums, err := sumLayouts(pk, zeros, bins, m.Nodes, n, l, entries, all) // layout by layout, column by column
+	sums, err := sumLayouts(pk, zeros, bins, m.Nodes, m.Part, l, freshOnly(entries, m.At), all) // layout by layout, column by column
+	if err == nil && m.Kept > 0 {
+		sums, err = r.addKept(i, zeros, bins, &ds, entries, m, sums)
+	}
+	if wrote != nil {
+		err = errors.Join(err, <-wrote)
+	}
 	if err != nil {
 		return err
 	}
@@ -68,6 +66,7 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 	if err != nil {
 		return err
 	}
+	counts, _ := summedLayouts(m.Nodes, m.Kept, nil)
 	to := []string{holder}
 	for _, q := range decryptors {
 		if q != holder && q != s.p.Self() {
@@ -75,14 +74,74 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 		}
 	}
 	for _, q := range to {
-		if err := s.sendLattice(ctx, r.step, fmt.Sprintf("lbins/%d", e), q, TypeLatticeBins, latticeMsg{Edge: e, Nodes: m.Nodes, Bins: bins}, c, wire.DiscloseCiphertext); err != nil {
+		if err := s.sendLattice(ctx, r.step, fmt.Sprintf("lbins/%d", e), q, TypeLatticeBins, latticeMsg{Edge: e, Nodes: counts, Bins: bins}, c, wire.DiscloseCiphertext); err != nil {
 			return err
 		}
 	}
 	if slices.Contains(decryptors, s.p.Self()) {
-		return r.latticeShare(ctx, i, plan, m.Nodes, perLayout(sums, len(m.Nodes)))
+		return r.latticeShare(ctx, i, plan, counts, perLayout(sums, len(counts)))
 	}
 	return nil
+}
+
+// receiveDown receives the class holder's down message to table i: its
+// entries (without sums), its head (Part: the entries its layouts hold),
+// its ciphertexts decoded and, at a tree's first level, their encodings.
+func (r *levelRun) receiveDown(ctx context.Context, i, bins int) (DownSummary, *latticeMsg, []*rlwe.Ciphertext, [][]byte, error) {
+	s := r.s
+	pk := s.lkeys.PublicKey
+	e := s.g.Tables[i].Parent
+	var (
+		ds    DownSummary
+		n     int
+		all   []*rlwe.Ciphertext
+		raw   [][]byte
+		first bool
+	)
+	m, err := s.receiveLattice(ctx, r.step, fmt.Sprintf("ldown/%d", e), s.g.Tables[0].Party, TypeLatticeDown, e, func(m *latticeMsg) (int, error) {
+		var want int
+		var herr error
+		ds, n, want, herr = s.locals[i].latticeHead(pk, bins, m)
+		if herr == nil {
+			herr = s.withinIntersection(s.shared[e], e, ds.Values)
+		}
+		first = m.First
+		return want, herr
+	}, func(c [][]byte) error {
+		cts, err := decodeEach(pk, c)
+		all = append(all, cts...)
+		if first {
+			raw = append(raw, c...)
+		}
+		return err
+	})
+	if err != nil {
+		return DownSummary{}, nil, nil, nil, err
+	}
+	m.Part = n
+	return ds, m, all, raw, nil
+}
+
+// addKept appends to sums table i's sums of the down message's re-used
+// entries (m: its head), from the tree's kept first-level chunks.
+func (r *levelRun) addKept(i int, zeros *lattice.ZeroPool, bins int, ds *DownSummary, entries [][]rowCount, m *latticeMsg, sums []*rlwe.Ciphertext) ([]*rlwe.Ciphertext, error) {
+	k, err := r.s.keptFirst(i, r.a.Tree)
+	if err != nil {
+		return nil, err
+	}
+	ks, err := sumKept(r.s.lkeys.PublicKey, zeros, bins, r.s.locals[i], ds, entries, m, k)
+	return append(sums, ks...), err
+}
+
+// entryValues is each entry's join value, entry by entry.
+func entryValues(ds *DownSummary) []string {
+	var out []string
+	for v, es := range ds.Entries {
+		for range es {
+			out = append(out, ds.Values[v])
+		}
+	}
+	return out
 }
 
 // keepWeights gives table l the party's budget of kept Ws, made under
@@ -96,8 +155,9 @@ func (s *session) keepWeights(l *Local) {
 
 // latticeHead checks the head of a lattice down message to the table
 // (part 0, from a peer) against the table and the bins the log commits
-// for its party, and returns it as a DownSummary without sums, its
-// entries' number and how many ciphertexts its layouts take.
+// for its party, and returns it as a DownSummary without sums, the number
+// of entries its layouts hold (the fresh ones: lattice_reuse.go) and how
+// many ciphertexts they take.
 func (l *Local) latticeHead(pk *lattice.PublicKey, bins int, m *latticeMsg) (DownSummary, int, int, error) {
 	e := l.g.Tables[l.ti].Parent
 	bad := fmt.Errorf("%w: the lattice gradient sums on edge %s", ErrWire, l.g.EdgeName(e))
@@ -114,6 +174,17 @@ func (l *Local) latticeHead(pk *lattice.PublicKey, bins int, m *latticeMsg) (Dow
 			ds.Entries[v] = append(ds.Entries[v], DownEntry{Combo: c})
 		}
 		n += len(cs)
+	}
+	if !m.checkMarks(n) {
+		return DownSummary{}, 0, 0, fmt.Errorf("%w: its re-use marks do not fit its entries", bad)
+	}
+	if m.At != nil {
+		n = 0 // the fresh entries, which the layouts hold
+		for _, y := range m.At {
+			if y == atFresh {
+				n++
+			}
+		}
 	}
 	want := 0
 	for _, k := range m.Nodes {
@@ -336,9 +407,9 @@ func (r *levelRun) readOpened(i, open int, summed []int, ops []*lattice.BinOpeni
 				return fmt.Errorf("the bin sums of table %q: %w", s.g.Tables[i].Name, err)
 			}
 			for b := range out[x] {
-				for k, node := range summed[k0 : k0+n] {
-					out[x][b][2*node] = gs[0][k*bins+b]
-					out[x][b][2*node+1] = hs[0][k*bins+b]
+				for k, node := range summed[k0 : k0+n] { // a node's fresh and re-used sums add
+					out[x][b][2*node] += gs[0][k*bins+b]
+					out[x][b][2*node+1] += hs[0][k*bins+b]
 				}
 			}
 		}

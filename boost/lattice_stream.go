@@ -124,7 +124,10 @@ func (s *session) sendPart(ctx context.Context, step job.Step, base, to, typ str
 	}
 	m := latticeMsg{Edge: head.Edge, Part: k, Parts: parts, C: c}
 	if k == 0 {
-		m.Values, m.Combos, m.Nodes, m.Bins = head.Values, head.Combos, head.Nodes, head.Bins
+		m = m.withHead(&head)
+		if m.At != nil {
+			d = wire.DiscloseSplitSummary // it names its re-used entries' nodes
+		}
 	}
 	return s.sendSized(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, m.encodedSize(), d)
 }

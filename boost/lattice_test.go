@@ -181,7 +181,7 @@ func TestJobStarLattice(t *testing.T) {
 		if got, w := modelOf(t, res), modelJSON(t, *want); got != w {
 			t.Fatalf("%s: the job's model differs from the library's\n got: %s\nwant: %s", backend, got, w)
 		}
-		checkLatticeLeakage(t, c, want, res, out, capt, p.Bins)
+		checkLatticeLeakage(t, c, want, res, out, capt, p.Bins, seenLatticeReused, seenLatticeMixed)
 	}
 }
 

@@ -177,11 +177,19 @@ func checkLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any,
 // checkLatticeLeakage is checkLeakage for a run on the lattice path
 // (model kept, not released, params.bins bins): its messages instead of
 // Paillier's, and the bins its load step commits.
-func checkLatticeLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any, out string, capt *capture, bins int) {
+func checkLatticeLeakage(t *testing.T, c *joinCase, m *boost.Model, res map[string]any, out string, capt *capture, bins int, also ...string) {
 	t.Helper()
-	checkLeakageOf(t, c, m, out, capt, false, layoutBins(t, c, bins), []string{boost.TypeCombos, boost.TypeLatticeDown, boost.TypeLatticeBins,
-		boost.TypeLatticeShare, boost.TypeSplit})
+	checkLeakageOf(t, c, m, out, capt, false, layoutBins(t, c, bins), append([]string{boost.TypeCombos, boost.TypeLatticeDown, boost.TypeLatticeBins,
+		boost.TypeLatticeShare, boost.TypeSplit}, also...))
 }
+
+// What checkLeakageOf counts of the lattice path's re-use (lattice_reuse.go):
+// down messages that re-use kept chunks, and those that also encrypt
+// entries afresh beside them (the many-to-many entries).
+const (
+	seenLatticeReused = "re-used lattice gradient sums"
+	seenLatticeMixed  = "lattice gradient sums fresh beside re-used"
+)
 
 // checkLeakageOf checks every captured message, log record and audit
 // ledger entry against the profile (layout: the bins the load step must
@@ -200,6 +208,13 @@ func checkLeakageOf(t *testing.T, c *joinCase, m *boost.Model, out string, capt 
 		want, texts := messageProfile(t, c, s, sm)
 		if m.Type == boost.TypeGradients && want == wire.DiscloseSplitSummary {
 			seen["re-used gradient ciphertexts"]++
+		}
+		if m.Type == boost.TypeLatticeDown && want == wire.DiscloseSplitSummary {
+			seen[seenLatticeReused]++
+			var w latticeMsg
+			if wire.Unmarshal(m.Body, &w) == nil && slices.Contains(w.At, -1) {
+				seen[seenLatticeMixed]++
+			}
 		}
 		// Bin sums are compressed only with the slot width of a down
 		// message sent before them: the class holder's own packing.

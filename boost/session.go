@@ -70,6 +70,11 @@ type session struct {
 	// node is summed, as after a restart, which does not keep them).
 	sib    *siblings
 	sibKey int
+	// The lattice path's re-use (lattice_reuse.go): the class holder's
+	// first-level down summaries by edge, a table's party's kept
+	// first-level chunks by table.
+	lfirst map[int]*holderFirst
+	lkept  map[int]*latticeKept
 }
 
 // levelSnap is a party's training state at the start of a level step:
@@ -119,7 +124,8 @@ func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) 
 		return nil, err
 	}
 	mode, _ := psiMode(p.Spec(), prm.PSI) // checked by parseSpec
-	s := &session{p: p, g: g, prm: prm, mode: mode, tables: map[string]*table.Table{}, binned: map[string]*table.Binned{}, locals: make([]*Local, len(g.Tables)), made: make([]int, len(g.Tables))}
+	s := &session{p: p, g: g, prm: prm, mode: mode, tables: map[string]*table.Table{}, binned: map[string]*table.Binned{}, locals: make([]*Local, len(g.Tables)), made: make([]int, len(g.Tables)),
+		lfirst: map[int]*holderFirst{}, lkept: map[int]*latticeKept{}}
 	for i, t := range g.Tables {
 		if t.Party == p.Self() {
 			s.own = append(s.own, i)

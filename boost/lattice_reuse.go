@@ -1,0 +1,291 @@
+package boost
+
+// Re-used gradient ciphertexts on the lattice path (params.reuse, as on
+// the Paillier path: reuse.go). A join row's gradient and hessian do not
+// change within a tree, so the class holder encrypts a table's down
+// message in full only at the tree's first level (First: one open node,
+// a one-node layout), and the table's party keeps those chunks. At a
+// deeper level an entry whose join rows outside the table all lie in one
+// open node (markReuse) is not encrypted again: the head names, per
+// entry, At: −1 encrypted afresh in the level's layouts (as before), −2
+// in no summed node (a right child, summed by subtraction, or none), y ≥ 0
+// re-used for the y-th summed node with Refs its first-level entry. The
+// table's party then sums, per summed node (Kept of them) and column, the
+// kept chunks with a W of that node's entries only (sumKept): one product
+// per kept chunk, node and column, the same products as a fresh layout of
+// those nodes takes, but each W made for its node (none kept across
+// levels). Each node's sums are a target of their own, a one-node layout
+// appended to the level's layouts, which the class holder adds to the
+// fresh layouts' sums of the same node.
+//
+// What it discloses is what the Paillier path's re-use does: the table's
+// party learns the open node of each re-used entry (SecureBoost's instance
+// space); part 0 of the down message is recorded as split-summary.
+// params.reuse: false keeps every entry's node hidden. On a one-to-one
+// join a tree of depth d costs the class holder one encryption and the
+// wire one ciphertext per chunk of the first level instead of about d.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/cohortdm/cohort/job"
+	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/wire"
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+)
+
+// Places of an entry in a deeper level's down message (latticeMsg.At).
+const (
+	atFresh = -1 // encrypted in the level's layouts
+	atNone  = -2 // in no summed node
+)
+
+// holderFirst is the class holder's first-level down summary of a tree to
+// one edge, in the clear, from which it marks a deeper level's entries.
+type holderFirst struct {
+	tree int
+	ds   *DownSummary
+}
+
+// markLattice is the class holder's: each entry of ds (in the clear, a
+// deeper level's) placed (latticeMsg.At) with its first-level entry in
+// first (Refs, −1 where not re-used), given the level's summed nodes;
+// and ds with its fresh entries only, which the level's layouts hold.
+func markLattice(first, ds *DownSummary, nodes []int) (at, refs []int, fresh DownSummary) {
+	m := cloneSummary(*ds)
+	markReuse(first, m, 0)
+	start := make([]int, len(first.Values)) // each value's first entry, counted over the first level
+	n := 0
+	for v, es := range first.Entries {
+		start[v], n = n, n+len(es)
+	}
+	fresh = DownSummary{Edge: ds.Edge, Values: ds.Values, Entries: make([][]DownEntry, len(ds.Entries))}
+	for v, es := range m.Entries {
+		for j, e := range es {
+			if e.Reuse == nil {
+				at, refs = append(at, atFresh), append(refs, -1)
+				fresh.Entries[v] = append(fresh.Entries[v], ds.Entries[v][j])
+				continue
+			}
+			y := slices.Index(nodes, e.Reuse.Node) // -1: a right child's or no open node's
+			if y < 0 {
+				at, refs = append(at, atNone), append(refs, -1)
+				continue
+			}
+			fv, _ := slices.BinarySearch(first.Values, ds.Values[v])
+			at, refs = append(at, y), append(refs, start[fv]+e.Reuse.Ref)
+		}
+	}
+	return at, refs, fresh
+}
+
+// entryCount is the number of ds's entries.
+func entryCount(ds *DownSummary) int {
+	n := 0
+	for _, es := range ds.Entries {
+		n += len(es)
+	}
+	return n
+}
+
+// summedLayouts is, for the class holder's reading of a table's bin sums,
+// the layouts' node counts (the fresh ones, then one per kept node) and
+// the summed nodes they hold, in order.
+func summedLayouts(fresh []int, kept int, nodes []int) (counts, summed []int) {
+	counts = slices.Clone(fresh)
+	if len(fresh) > 0 {
+		summed = slices.Clone(nodes)
+	}
+	for range kept {
+		counts = append(counts, 1)
+	}
+	if kept > 0 {
+		summed = append(summed, nodes...)
+	}
+	return counts, summed
+}
+
+// checkMarks checks a down message head's re-use marks against its n
+// entries: none at a first level, else one place per entry, each fresh,
+// none or a kept node below Kept with a first-level entry at or above 0.
+func (m *latticeMsg) checkMarks(n int) bool {
+	if m.At == nil {
+		return m.Refs == nil && m.Kept == 0
+	}
+	if m.First || len(m.At) != n || len(m.Refs) != n || m.Kept < 1 || m.Kept > maxWidth {
+		return false
+	}
+	for e, y := range m.At {
+		if y < atNone || y >= m.Kept || (y >= 0) != (m.Refs[e] >= 0) || m.Refs[e] < -1 {
+			return false
+		}
+	}
+	return true
+}
+
+// freshOnly is entries (by entry, as entryRows gives them) of the entries
+// at places at that are encrypted afresh (all when at is nil).
+func freshOnly(entries [][]rowCount, at []int) [][]rowCount {
+	if at == nil {
+		return entries
+	}
+	var out [][]rowCount
+	for e, y := range at {
+		if y == atFresh {
+			out = append(out, entries[e])
+		}
+	}
+	return out
+}
+
+// latticeKept is a table's party's kept first-level chunks of a tree, and
+// each first-level entry's join value (for the checks of a re-use).
+type latticeKept struct {
+	tree   int
+	values []string
+	cts    []*rlwe.Ciphertext
+}
+
+// keptEntry is a re-used entry's first-level row and its table rows.
+type keptEntry struct {
+	ref  int
+	rows []rowCount
+}
+
+// sumKept is the table's bin sums of a deeper level's re-used entries:
+// for each of the kept nodes, every column's masked sums over the kept
+// first-level chunks (a one-node layout), each entry whose place is the
+// node counted at its first-level row; by node, then column. ds names the
+// entries' join values, which must be their first-level entries'.
+func sumKept(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins int, l *Local, ds *DownSummary, entries [][]rowCount, m *latticeMsg, kept *latticeKept) ([]*rlwe.Ciphertext, error) {
+	lay, err := lattice.NewNodeBinLayout(pk.Params, bins, 1)
+	if err != nil {
+		return nil, err
+	}
+	byNode := make([][]keptEntry, m.Kept)
+	e := 0
+	for v, es := range ds.Entries {
+		for range es {
+			if y := m.At[e]; y >= 0 {
+				ref := m.Refs[e]
+				if ref >= len(kept.values) || kept.values[ref] != ds.Values[v] || ref >= lay.Rows()*len(kept.cts) {
+					return nil, fmt.Errorf("%w: a re-used lattice gradient sum on edge %s names another join value's first-level entry", ErrWire, l.g.EdgeName(ds.Edge))
+				}
+				byNode[y] = append(byNode[y], keptEntry{ref: ref, rows: entries[e]})
+			}
+			e++
+		}
+	}
+	for _, ke := range byNode {
+		slices.SortStableFunc(ke, func(a, b keptEntry) int { return a.ref - b.ref })
+	}
+	cols := len(l.feats)
+	out := make([]*rlwe.Ciphertext, m.Kept*cols)
+	err = onCores(len(out), func() (func(i int) error, error) {
+		s, err := lattice.NewBinSummer(pk, lay)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.UseZeros(zeros); err != nil {
+			return nil, err
+		}
+		var terms []lattice.BinTerm
+		return func(i int) error {
+			terms = keptTerms(terms[:0], l.feats[i%cols].bin, byNode[i/cols])
+			sums, err := s.SumTermsEach([][]*rlwe.Ciphertext{kept.cts}, terms, nil, 0)
+			if err == nil {
+				out[i] = sums[0]
+			}
+			return err
+		}, nil
+	})
+	return out, err
+}
+
+// keptTerms is columnTerms for re-used entries: each entry's terms at its
+// first-level row (entries sorted by it; two entries of one row add).
+func keptTerms(terms []lattice.BinTerm, bin []int32, entries []keptEntry) []lattice.BinTerm {
+	for _, ke := range entries {
+		from := len(terms)
+		terms = columnTerms(terms, bin, [][]rowCount{ke.rows})
+		for j := from; j < len(terms); j++ {
+			terms[j].Row = ke.ref
+		}
+	}
+	return terms
+}
+
+// keptSecret is where a table's party keeps a tree's first-level chunks
+// for table i, so that a restart within the tree finds them.
+func keptSecret(id string, i int) string { return fmt.Sprintf("jobs/%s/boost-lattice-first-%d", id, i) }
+
+// keptHead is the kept chunks' file's head: the tree, each first-level
+// entry's join value, and the number and size of the encodings that
+// follow it.
+type keptHead struct {
+	Tree   int      `msgpack:"tree"`
+	Values []string `msgpack:"values"`
+	Count  int      `msgpack:"count"`
+	Size   int      `msgpack:"size"`
+}
+
+// writeKept writes table i's kept first-level chunks (their encodings,
+// raw) into the party's job scratch.
+func (s *session) writeKept(i int, k *latticeKept, raw [][]byte) error {
+	h, err := wire.Marshal(&keptHead{Tree: k.tree, Values: k.values, Count: len(raw), Size: s.lkeys.PublicKey.Params.CiphertextBytes()})
+	if err != nil {
+		return err
+	}
+	err = job.WriteSecretFrom(s.p.Secrets(), keptSecret(s.p.JobID(), i), func(w io.Writer) error {
+		if _, err := w.Write(binary.BigEndian.AppendUint32(nil, uint32(len(h)))); err != nil {
+			return err
+		}
+		if _, err := w.Write(h); err != nil {
+			return err
+		}
+		for _, b := range raw {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("party %s: keep the first-level lattice gradient sums: %w", s.p.Self(), err)
+	}
+	return nil
+}
+
+// keptFirst is table i's kept first-level chunks of tree, from memory or,
+// after a restart, from the job scratch (ErrResume when neither has them).
+func (s *session) keptFirst(i, tree int) (*latticeKept, error) {
+	if k := s.lkept[i]; k != nil && k.tree == tree {
+		return k, nil
+	}
+	missing := fmt.Errorf("%w: party %s has not kept the first-level lattice gradient sums of tree %d", ErrResume, s.p.Self(), tree)
+	b, err := s.p.Secrets().ReadSecret(keptSecret(s.p.JobID(), i))
+	if err != nil || len(b) < 4 {
+		return nil, missing
+	}
+	n := int(binary.BigEndian.Uint32(b))
+	var h keptHead
+	pk := s.lkeys.PublicKey
+	if n > len(b)-4 || wire.Unmarshal(b[4:4+n], &h) != nil || h.Tree != tree || h.Size != pk.Params.CiphertextBytes() ||
+		h.Count < 0 || len(b)-4-n != h.Count*h.Size {
+		return nil, missing
+	}
+	raw := make([][]byte, h.Count)
+	for j := range raw {
+		raw[j] = b[4+n+j*h.Size : 4+n+(j+1)*h.Size]
+	}
+	cts, err := decodeEach(pk, raw)
+	if err != nil {
+		return nil, missing
+	}
+	k := &latticeKept{tree: tree, values: h.Values, cts: cts}
+	s.lkept[i] = k
+	return k, nil
+}
