@@ -45,6 +45,7 @@ type Capture struct {
 // may run in more than one attempt (a leader change), each with its own
 // messages; tests check the committed attempt's.
 type Output struct {
+	Job     string
 	Phase   string
 	Round   int
 	Attempt int
@@ -125,7 +126,7 @@ type hookedSession struct {
 func (h *hookedSession) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	out, err := h.Session.Step(ctx, step)
 	h.c.Mu.Lock()
-	h.c.Outputs = append(h.c.Outputs, Output{Phase: step.Phase, Round: step.Round, Attempt: step.Attempt, Body: out})
+	h.c.Outputs = append(h.c.Outputs, Output{Job: step.Job, Phase: step.Phase, Round: step.Round, Attempt: step.Attempt, Body: out})
 	if err != nil {
 		h.c.Failures = append(h.c.Failures, err.Error())
 	}

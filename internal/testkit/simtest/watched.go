@@ -42,25 +42,40 @@ const steadyLeaderMS = 2000
 // given.
 func RunWatched(tb testing.TB, members []string, leader, kind string, w nodewatch.Watch, spec []byte, opts sim.ClusterOptions) *Watched {
 	tb.Helper()
+	return RunWatchedJobs(tb, members, leader, kind, w, [][]byte{spec}, opts)[0]
+}
+
+// RunWatchedJobs is RunWatched for several jobs on one cluster, each
+// spec submitted once the job before it ended, all within the three
+// minutes: what a test of a bound over jobs (an allowance) needs. The
+// jobs share the cluster, the capture and the ledgers; each Watched has
+// its own job's ID and Rec, and its checks look at its own job only.
+func RunWatchedJobs(tb testing.TB, members []string, leader, kind string, w nodewatch.Watch, specs [][]byte, opts sim.ClusterOptions) []*Watched {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	r := &Watched{Capture: &nodewatch.Capture{}, Audit: filepath.Join(tb.TempDir(), "audit")}
-	opts.KindsFor, opts.AuditDir, opts.Logger, opts.Campaign = r.Capture.Registry(kind, w), r.Audit, r.Capture.Logger(), leader
+	shared := Watched{Capture: &nodewatch.Capture{}, Audit: filepath.Join(tb.TempDir(), "audit")}
+	opts.KindsFor, opts.AuditDir, opts.Logger, opts.Campaign = shared.Capture.Registry(kind, w), shared.Audit, shared.Capture.Logger(), leader
 	if opts.Timing.HeartbeatMS == 0 && opts.Timing.ElectionMS == 0 {
 		opts.Timing.HeartbeatMS, opts.Timing.ElectionMS = steadyLeaderMS, steadyLeaderMS
 	}
-	r.Cluster = StartCluster(tb, ctx, members, opts)
-	if err := r.Cluster.MakeLeader(ctx, leader); err != nil {
+	shared.Cluster = StartCluster(tb, ctx, members, opts)
+	if err := shared.Cluster.MakeLeader(ctx, leader); err != nil {
 		tb.Fatal(err)
 	}
-	r.ID, r.Rec = SubmitWait(tb, ctx, r.Cluster.Node(leader), spec)
+	var runs []*Watched
+	for _, spec := range specs {
+		r := shared
+		r.ID, r.Rec = SubmitWait(tb, ctx, r.Cluster.Node(leader), spec)
+		runs = append(runs, &r)
+	}
 	// Closed before the test looks: every capture, ledger and Raft store
 	// is final, and a test that holds the capture's lock while it looks
 	// cannot block a node that logs as it stops (Close waits for it).
-	if err := r.Cluster.Close(); err != nil {
+	if err := shared.Cluster.Close(); err != nil {
 		tb.Fatal(err)
 	}
-	return r
+	return runs
 }
 
 // SubmitWait submits spec at n and waits for the job's end, failing tb
@@ -85,7 +100,7 @@ func SubmitWait(tb testing.TB, ctx context.Context, n *node.Node, spec []byte) (
 func (w *Watched) Refused(tb testing.TB, phase string, round int, parties []string, want ...string) {
 	tb.Helper()
 	if w.Rec.Status != node.StatusFailed {
-		tb.Fatalf("the job is %s under a lying coordinator: %s", w.Rec.Status, w.Rec.Error)
+		tb.Fatalf("the job is %s, not refused: %s", w.Rec.Status, w.Rec.Error)
 	}
 	i := slices.IndexFunc(w.Rec.Steps, func(s *runner.StepRecord) bool { return s.Phase == phase && s.Round == round })
 	if i < 0 || !w.Rec.Steps[i].Done {
@@ -114,7 +129,7 @@ func (w *Watched) Undisclosed(tb testing.TB, phase string, round int, parties []
 	in := func(ph string, r int) bool { return ph == phase && r == round || slices.Contains(also, ph) }
 	w.Capture.Mu.Lock()
 	for _, o := range w.Capture.Outputs {
-		if in(o.Phase, o.Round) && o.Body != nil {
+		if o.Job == w.ID && in(o.Phase, o.Round) && o.Body != nil {
 			tb.Errorf("a party output %d bytes in %s/%d (the refused step %s/%d)", len(o.Body), o.Phase, o.Round, phase, round)
 		}
 	}
