@@ -119,18 +119,35 @@ func (w *Watched) Refused(tb testing.TB, phase string, round int, parties []stri
 	}
 }
 
-// Undisclosed checks that no party output anything in step phase/round
-// or in any step of the phases also names, and that each of parties'
-// ledgers holds, in those steps, control alone, with its report of the
-// refused step to coordinator among it (so the ledger does record the
-// step: a check that checks something).
+// Undisclosed checks that none of parties output anything in step
+// phase/round or in any step of the phases also names, and that each
+// one's ledger holds, in those steps, control alone, with its report of
+// the refused step to coordinator among it (so the ledger does record the
+// step: a check that checks something; the coordinator's report to
+// itself is no message), and the policy's decision on the job.
 func (w *Watched) Undisclosed(tb testing.TB, phase string, round int, parties []string, coordinator string, also ...string) {
+	tb.Helper()
+	w.undisclosed(tb, phase, round, parties, coordinator, false, also)
+}
+
+// NoOutput is Undisclosed for a step in which parties exchanged messages
+// before they refused (a test decryption whose share does not verify):
+// it checks their outputs alone, none captured and, in each one's
+// ledger, its report to coordinator control alone; messages between the
+// parties in the step may disclose what the step's protocol has them
+// disclose.
+func (w *Watched) NoOutput(tb testing.TB, phase string, round int, parties []string, coordinator string, also ...string) {
+	tb.Helper()
+	w.undisclosed(tb, phase, round, parties, coordinator, true, also)
+}
+
+func (w *Watched) undisclosed(tb testing.TB, phase string, round int, parties []string, coordinator string, outputsOnly bool, also []string) {
 	tb.Helper()
 	in := func(ph string, r int) bool { return ph == phase && r == round || slices.Contains(also, ph) }
 	w.Capture.Mu.Lock()
 	for _, o := range w.Capture.Outputs {
-		if o.Job == w.ID && in(o.Phase, o.Round) && o.Body != nil {
-			tb.Errorf("a party output %d bytes in %s/%d (the refused step %s/%d)", len(o.Body), o.Phase, o.Round, phase, round)
+		if o.Job == w.ID && slices.Contains(parties, o.Party) && in(o.Phase, o.Round) && o.Body != nil {
+			tb.Errorf("%s output %d bytes in %s/%d (the refused step %s/%d)", o.Party, len(o.Body), o.Phase, o.Round, phase, round)
 		}
 	}
 	w.Capture.Mu.Unlock()
@@ -139,9 +156,10 @@ func (w *Watched) Undisclosed(tb testing.TB, phase string, round int, parties []
 		if err != nil {
 			tb.Fatal(err)
 		}
-		reported := false
+		reported, decided := p == coordinator, false
 		for _, e := range entries {
-			if e.Job != w.ID || !in(e.Phase, e.Round) {
+			decided = decided || e.Job == w.ID && e.Type == audit.DecisionType
+			if e.Job != w.ID || !in(e.Phase, e.Round) || outputsOnly && e.Type != runner.OutputType {
 				continue
 			}
 			if e.Disclosure != string(wire.DiscloseControl) {
@@ -151,6 +169,9 @@ func (w *Watched) Undisclosed(tb testing.TB, phase string, round int, parties []
 		}
 		if !reported {
 			tb.Errorf("%s's ledger holds no report of the refused step %s/%d to %s: the check checks nothing", p, phase, round, coordinator)
+		}
+		if !decided {
+			tb.Errorf("%s's ledger holds no policy decision on the job", p)
 		}
 	}
 }
