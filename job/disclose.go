@@ -174,9 +174,10 @@ type Guard interface {
 	// among themselves on secret shares (quantile's next brackets, package
 	// mpc), in which the number never leaves the node in the clear.
 	MinK() (int, error)
-	// Synthetic refuses publishing a synthetic sample of a table (by the
-	// spec's name) past its dataset's allowance of synthetic releases;
-	// otherwise it counts the job's release, once per job.
+	// Synthetic refuses publishing a synthetic release of a table (by the
+	// spec's name: kde's sample, pgen's tree) past its dataset's allowance
+	// of synthetic releases; otherwise it counts the job's release, once
+	// per job.
 	Synthetic(step Step, table string) error
 	// Formed records that this party saw the total of step formed (its
 	// decryption may have followed): within the job, no later aggregate of

@@ -34,7 +34,8 @@
 // re-run of the step publishes the same sample, and no other member can
 // take the kernel noise off a draw. A resubmitted job draws afresh, so
 // before it draws each party asks its policy for one of its dataset's
-// synthetic releases (synthetic_releases, a job counting once;
+// synthetic releases (synthetic_releases, a job counting once, pgen's
+// published trees of the same dataset counting against it too;
 // allowance_test.go over real nodes). The coordinator checks each sample
 // (labels in order, whole rows of the attributes, finite values, every
 // class at least as many rows as min_rows gives), commits them, and pools

@@ -45,7 +45,9 @@
 // merges a failing branch with siblings, tree.PruneTo), prunes it by ATP to the
 // requirement (a party whose table as a whole does not meet it fails,
 // naming params.release_k and params.release_l), and returns it to the
-// coordinator. The coordinator
+// coordinator; before it reads its table it asks its policy for one of
+// its dataset's synthetic releases (Guard.Synthetic, see the leakage
+// profile). The coordinator
 // checks every tree (its splits are the party's table's, on schema
 // attributes with their kind's operator; each node's counts are its
 // children's sums; every leaf meets the requirement) and commits them.
@@ -61,7 +63,8 @@
 // the job: a coordinator asking for more, or asking before the draw, is
 // refused, naming it. lying_nodes_test.go plays, over real nodes, a
 // coordinator that asks before the draw, one that forges the parties'
-// commitments, and one whose publish step carries args.
+// commitments, and one whose publish step carries args;
+// allowance_nodes_test.go a member that submits the job again.
 //
 // With naive_bayes the coordinator also learns the paper's second global
 // model, a naive Bayes classifier, from the same pseudo-rows (GlobalBayes,
@@ -94,7 +97,19 @@
 // its at least release_k rows has that class (the homogeneity attack the
 // paper describes); release_l and release_c prevent it, and the result
 // gives each tree's (c, 2)-diversity c so that the members see it (null
-// when some path is pure). The coordinator learns
+// when some path is pure). A job bounds what its own tree tells, not what
+// several jobs' trees tell together: the same rows under other params
+// (release_k, max_depth, min_split) give a tree of other paths, and a
+// member intersects paths of two trees into fewer rows than release_k. So
+// each party's policy counts its tree as one of its dataset's synthetic
+// releases (synthetic_releases, the allowance kde's samples count against
+// too: one allowance for every release of a model of the rows), once per
+// job whatever its re-runs, before the party reads its table, and past
+// the allowance the party refuses the step, naming the rule
+// (TestSyntheticAllowanceNodes, over real nodes; TestJobLeaderChanges's
+// re-run counts once). A job submitted again with the same params
+// publishes the same tree (growing and ATP draw nothing) and still
+// counts: the policy sees a job, not its params. The coordinator learns
 // nothing more than the members. The global tree, and the naive Bayes
 // model, random forest, decision table and conjunctive rule when asked
 // for, are functions

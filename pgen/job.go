@@ -277,7 +277,8 @@ func (s *session) Close() {}
 // coordinator asking again would learn nothing new, but the party does not
 // serve it), and refuses to publish until the log holds a joint seed its
 // own contribution is in, so the pseudo-rows are never the coordinator's
-// choice.
+// choice. Before it reads its table for the tree, the party asks its
+// policy for one of its dataset's synthetic releases (Guard.Synthetic).
 func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	published := slices.ContainsFunc(publishRound.History(s.p.History()), func(r *job.Record) bool { return r.Error == "" })
 	if job.IsSeedStep(step) && !published {
@@ -293,6 +294,13 @@ func (s *session) Step(ctx context.Context, step job.Step) ([]byte, error) {
 		return nil, fmt.Errorf("pgen: party %s refuses step %s/%d of coordinator %s: %w", s.p.Self(), step.Phase, step.Round, step.Coordinator, err)
 	}
 	return publishRound.Serve(step, func(publishArgs) (publishOutput, error) {
+		// A tree of the same rows under other params (release_k, depth)
+		// has other paths, and paths of two trees intersect: each job's
+		// tree counts against the dataset's synthetic releases, as kde's
+		// samples do, a job once whatever its re-runs.
+		if err := s.p.Guard().Synthetic(step, s.cfg.tables[s.p.Self()]); err != nil {
+			return publishOutput{}, fmt.Errorf("pgen: party %s: %w", s.p.Self(), err)
+		}
 		tables, err := job.LoadTables(ctx, s.p)
 		if err != nil {
 			return publishOutput{}, err

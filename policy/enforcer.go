@@ -285,8 +285,8 @@ type Show struct {
 	Spent    map[string]Amount `json:"spent"`
 	Left     map[string]Amount `json:"left"`
 	Releases map[string]int    `json:"exact_releases"`
-	// Synthetic is the synthetic samples published per dataset, against
-	// the policy's synthetic_releases.
+	// Synthetic is the synthetic releases (kde's samples, pgen's trees)
+	// published per dataset, against the policy's synthetic_releases.
 	Synthetic map[string]int `json:"synthetic_releases"`
 	// Legacy is what a store from before datasets had spent, by column;
 	// it counts against every dataset's column of that name.

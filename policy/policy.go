@@ -56,8 +56,11 @@ type Policy struct {
 	// without noise) the jobs may publish of one dataset, over every job
 	// and re-run.
 	ExactReleases int `yaml:"exact_releases" json:"exact_releases"`
-	// SyntheticReleases is how many synthetic samples (kde) the jobs may
-	// publish of one dataset, over every job, a job counting once.
+	// SyntheticReleases is how many synthetic releases the jobs may
+	// publish of one dataset, over every job, a job counting once
+	// whatever its re-runs: kde's samples and pgen's published trees
+	// (under other params a tree has other paths, and paths of two trees
+	// intersect) count against the one allowance.
 	SyntheticReleases int `yaml:"synthetic_releases" json:"synthetic_releases"`
 	// SubmissionWindow is how far a signed submission's time may lie from
 	// this node's clock when the node first sees it; its nonce is kept

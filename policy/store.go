@@ -105,7 +105,7 @@ type state struct {
 	// last steps (quantile, before the round that could finish a value),
 	// and is admitted again at each of them.
 	JobReleases []JobRelease `json:"job_releases,omitempty"`
-	// Synthetic are the synthetic samples published by dataset, and
+	// Synthetic are the synthetic releases published by dataset, and
 	// JobSynthetic the newest with the job that published them, each job
 	// counted once (synthetic.go).
 	Synthetic    map[string]int `json:"synthetic_releases,omitempty"`

@@ -11,17 +11,22 @@ import (
 // Synthetic releases. A kind that publishes a synthetic sample of a
 // dataset (kde) draws it afresh in every job: each job adds independent
 // draws of the same rows, and enough of them rebuild the density the
-// sample only approximates, and from its sharp edges the rows. The policy
-// bounds how many samples of one dataset the jobs publish
-// (synthetic_releases); a job counts once, whatever its re-runs.
+// sample only approximates, and from its sharp edges the rows. A kind
+// that publishes an anonymised model of the rows (pgen's tree, each path
+// at least release_k rows) publishes other paths under other params, and
+// paths of two trees intersect into fewer rows than either holds. The
+// policy bounds how many such releases of one dataset the jobs publish,
+// samples and trees together (synthetic_releases); a job counts once,
+// whatever its re-runs.
 
 // DefaultSyntheticReleases is the allowance of synthetic releases per
 // dataset of a policy file that names none.
 const DefaultSyntheticReleases = 5
 
-// Synthetic refuses a synthetic sample of a table (by the spec's name)
-// past its dataset's allowance of synthetic releases; otherwise it counts
-// the job's release of the dataset, once per job.
+// Synthetic refuses a synthetic release of a table (by the spec's name:
+// a sample, a published tree) past its dataset's allowance of synthetic
+// releases; otherwise it counts the job's release of the dataset, once
+// per job.
 func (g *Guard) Synthetic(step job.Step, table string) error {
 	p, err := g.policy()
 	if err != nil {
@@ -36,7 +41,7 @@ func (g *Guard) Synthetic(step job.Step, table string) error {
 		return fmt.Errorf("%s: record the synthetic release: %w", g.e.self, err)
 	}
 	if !ok {
-		return g.refusal(refuse("synthetic_releases", "a synthetic sample of %s at step %s/%d would exceed this node's allowance of synthetic releases", table, step.Phase, step.Round))
+		return g.refusal(refuse("synthetic_releases", "a synthetic release of %s at step %s/%d would exceed this node's allowance of synthetic releases", table, step.Phase, step.Round))
 	}
 	return nil
 }

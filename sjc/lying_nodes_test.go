@@ -126,32 +126,6 @@ func (r *nodesRun) texts() string {
 	return strings.Join(texts, "\n")
 }
 
-// failed checks that the job failed in step phase/round, as party by
-// reported (the runtime's record of the step), and that some failure text
-// holds each of want.
-func (r *nodesRun) failed(t *testing.T, phase string, round int, by []string, want ...string) {
-	t.Helper()
-	if r.Rec.Status != node.StatusFailed {
-		t.Fatalf("the job is %s: %s", r.Rec.Status, r.Rec.Error)
-	}
-	i := slices.IndexFunc(r.Rec.Steps, func(s *jobrun.StepRecord) bool { return s.Phase == phase && s.Round == round })
-	if i < 0 || !r.Rec.Steps[i].Done {
-		t.Fatalf("%s round %d did not end: %q", phase, round, r.Rec.Error)
-	}
-	for _, p := range by {
-		if !slices.Contains(r.Rec.Steps[i].Failed, p) {
-			t.Errorf("%s round %d failed at %v, want %s among them", phase, round, r.Rec.Steps[i].Failed, p)
-		}
-	}
-	text := r.texts()
-	for _, w := range want {
-		if !strings.Contains(text, w) {
-			t.Errorf("no failure text holds %q:\n%s", w, text)
-		}
-	}
-	t.Log(r.Rec.Error)
-}
-
 // ledger is party's audit ledger: every message its node sent.
 func (r *nodesRun) ledger(t *testing.T, party string) []audit.Entry {
 	t.Helper()
@@ -160,26 +134,6 @@ func (r *nodesRun) ledger(t *testing.T, party string) []audit.Entry {
 		t.Fatal(err)
 	}
 	return entries
-}
-
-// silentIn checks, in every party's ledger, that it sent nothing in step
-// phase/round that disclosed anything (no summary, no PSI message, no
-// output to the coordinator: control messages only, its refusal or a
-// confirmation), and that its policy decided on the job (so the ledger is
-// the one the job wrote).
-func (r *nodesRun) silentIn(t *testing.T, parties []string, phase string, round int) {
-	t.Helper()
-	for _, p := range parties {
-		entries := r.ledger(t, p)
-		if len(audit.Decisions(entries)) == 0 {
-			t.Errorf("%s's ledger holds no policy decision", p)
-		}
-		for _, e := range entries {
-			if e.Phase == phase && e.Round == round && e.Disclosure != string(wire.DiscloseControl) {
-				t.Errorf("%s sent %s to %s in the refused %s round %d, disclosing %s", p, e.Type, e.Peer, phase, round, e.Disclosure)
-			}
-		}
-	}
 }
 
 // noneHolds checks that no failure text, captured message or log record
@@ -217,13 +171,8 @@ func runLieNodes(t *testing.T, l lie) {
 	t.Helper()
 	spec, private := markedChain(t, l.params)
 	r := runNodes(t, spec, nodewatch.Watch{Kind: Kind{}, Lead: l.kind.Coordinate})
-	refusers := l.refusers()
-	var want []string
-	for _, p := range refusers {
-		want = append(want, fmt.Sprintf("party %s refuses %s round %d: coordinator %s", p, l.phase, l.round, hub))
-	}
-	r.failed(t, l.phase, l.round, refusers, want...)
-	r.silentIn(t, spec.PartyNames(), l.phase, l.round)
+	r.Refused(t, l.phase, l.round, l.refusers(), fmt.Sprintf("party PARTY refuses %s round %d: coordinator %s", l.phase, l.round, hub))
+	r.Undisclosed(t, l.phase, l.round, spec.PartyNames(), hub)
 	r.noneHolds(t, private)
 }
 
@@ -302,7 +251,7 @@ func TestHostileMemberNodes(t *testing.T) {
 			t.Parallel()
 			spec, private := markedChain(t, nil)
 			r := runNodes(t, spec, nodewatch.Watch{Kind: Kind{}, Corrupter: "p2", Corrupt: corruptSummaries(c.edit)})
-			r.failed(t, propagateRound.Phase, 0, []string{"p3"}, "class summary of party p2 on edge T2.k2 = T3.k2", c.want)
+			r.Refused(t, propagateRound.Phase, 0, []string{"p3"}, "class summary of party p2 on edge T2.k2 = T3.k2", c.want)
 			r.stoppedAtP3(t, spec.PartyNames())
 			r.noneHolds(t, private)
 		})

@@ -67,7 +67,7 @@ func runPredictNodes(t *testing.T, lead func(context.Context, job.Coordinator) (
 	}
 	ps := *spec
 	ps.Kind, ps.Params = "sjc-predict", map[string]any{"model": model}
-	_, r.Rec = submitWait(ctx, t, n, &ps)
+	r.ID, r.Rec = submitWait(ctx, t, n, &ps)
 	return r, spec.PartyNames(), private
 }
 
@@ -102,19 +102,6 @@ func keptThresholds(t *testing.T, path string) []string {
 	return out
 }
 
-// noOutputIn checks that no party made an output of step phase/round:
-// nothing of the refused step reached the coordinator.
-func (r *nodesRun) noOutputIn(t *testing.T, phase string, round int) {
-	t.Helper()
-	r.Capture.Mu.Lock()
-	defer r.Capture.Mu.Unlock()
-	for _, o := range r.Capture.Outputs {
-		if o.Phase == phase && o.Round == round && len(o.Body) > 0 {
-			t.Errorf("a party output %d bytes in the refused %s round %d (attempt %d)", len(o.Body), phase, round, o.Attempt)
-		}
-	}
-}
-
 // runEvilPredictNodes runs k's lie over real nodes and checks that every
 // party refused classify round, naming the step and hub; that no party
 // output or disclosed anything in it; and that no private value is in any
@@ -122,13 +109,8 @@ func (r *nodesRun) noOutputIn(t *testing.T, phase string, round int) {
 func runEvilPredictNodes(t *testing.T, k evilPredict, round int) {
 	t.Helper()
 	r, parties, private := runPredictNodes(t, k.Coordinate)
-	var want []string
-	for _, p := range parties {
-		want = append(want, fmt.Sprintf("party %s refuses %s round %d: coordinator %s", p, classifyRound.Phase, round, hub))
-	}
-	r.failed(t, classifyRound.Phase, round, parties, want...)
-	r.noOutputIn(t, classifyRound.Phase, round)
-	r.silentIn(t, parties, classifyRound.Phase, round)
+	r.Refused(t, classifyRound.Phase, round, parties, fmt.Sprintf("party PARTY refuses %s round %d: coordinator %s", classifyRound.Phase, round, hub))
+	r.Undisclosed(t, classifyRound.Phase, round, parties, hub)
 	r.noneHolds(t, slices.Compact(slices.Sorted(slices.Values(private))))
 }
 

@@ -45,6 +45,8 @@ type Capture struct {
 // may run in more than one attempt (a leader change), each with its own
 // messages; tests check the committed attempt's.
 type Output struct {
+	Job     string
+	Party   string
 	Phase   string
 	Round   int
 	Attempt int
@@ -91,7 +93,7 @@ func (w Watch) Open(ctx context.Context, p job.Participant) (job.Session, error)
 	if err != nil {
 		return nil, err
 	}
-	return &hookedSession{Session: s, c: w.c}, nil
+	return &hookedSession{Session: s, c: w.c, party: p.Self()}, nil
 }
 
 func (w Watch) Coordinate(ctx context.Context, c job.Coordinator) (job.Result, error) {
@@ -119,13 +121,14 @@ func (h *hookedParty) Send(ctx context.Context, to string, m *wire.Message, d wi
 
 type hookedSession struct {
 	job.Session
-	c *Capture
+	c     *Capture
+	party string
 }
 
 func (h *hookedSession) Step(ctx context.Context, step job.Step) ([]byte, error) {
 	out, err := h.Session.Step(ctx, step)
 	h.c.Mu.Lock()
-	h.c.Outputs = append(h.c.Outputs, Output{Phase: step.Phase, Round: step.Round, Attempt: step.Attempt, Body: out})
+	h.c.Outputs = append(h.c.Outputs, Output{Job: step.Job, Party: h.party, Phase: step.Phase, Round: step.Round, Attempt: step.Attempt, Body: out})
 	if err != nil {
 		h.c.Failures = append(h.c.Failures, err.Error())
 	}

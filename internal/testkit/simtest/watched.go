@@ -42,25 +42,40 @@ const steadyLeaderMS = 2000
 // given.
 func RunWatched(tb testing.TB, members []string, leader, kind string, w nodewatch.Watch, spec []byte, opts sim.ClusterOptions) *Watched {
 	tb.Helper()
+	return RunWatchedJobs(tb, members, leader, kind, w, [][]byte{spec}, opts)[0]
+}
+
+// RunWatchedJobs is RunWatched for several jobs on one cluster, each
+// spec submitted once the job before it ended, all within the three
+// minutes: what a test of a bound over jobs (an allowance) needs. The
+// jobs share the cluster, the capture and the ledgers; each Watched has
+// its own job's ID and Rec, and its checks look at its own job only.
+func RunWatchedJobs(tb testing.TB, members []string, leader, kind string, w nodewatch.Watch, specs [][]byte, opts sim.ClusterOptions) []*Watched {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	r := &Watched{Capture: &nodewatch.Capture{}, Audit: filepath.Join(tb.TempDir(), "audit")}
-	opts.KindsFor, opts.AuditDir, opts.Logger, opts.Campaign = r.Capture.Registry(kind, w), r.Audit, r.Capture.Logger(), leader
+	shared := Watched{Capture: &nodewatch.Capture{}, Audit: filepath.Join(tb.TempDir(), "audit")}
+	opts.KindsFor, opts.AuditDir, opts.Logger, opts.Campaign = shared.Capture.Registry(kind, w), shared.Audit, shared.Capture.Logger(), leader
 	if opts.Timing.HeartbeatMS == 0 && opts.Timing.ElectionMS == 0 {
 		opts.Timing.HeartbeatMS, opts.Timing.ElectionMS = steadyLeaderMS, steadyLeaderMS
 	}
-	r.Cluster = StartCluster(tb, ctx, members, opts)
-	if err := r.Cluster.MakeLeader(ctx, leader); err != nil {
+	shared.Cluster = StartCluster(tb, ctx, members, opts)
+	if err := shared.Cluster.MakeLeader(ctx, leader); err != nil {
 		tb.Fatal(err)
 	}
-	r.ID, r.Rec = SubmitWait(tb, ctx, r.Cluster.Node(leader), spec)
+	var runs []*Watched
+	for _, spec := range specs {
+		r := shared
+		r.ID, r.Rec = SubmitWait(tb, ctx, r.Cluster.Node(leader), spec)
+		runs = append(runs, &r)
+	}
 	// Closed before the test looks: every capture, ledger and Raft store
 	// is final, and a test that holds the capture's lock while it looks
 	// cannot block a node that logs as it stops (Close waits for it).
-	if err := r.Cluster.Close(); err != nil {
+	if err := shared.Cluster.Close(); err != nil {
 		tb.Fatal(err)
 	}
-	return r
+	return runs
 }
 
 // SubmitWait submits spec at n and waits for the job's end, failing tb
@@ -85,7 +100,7 @@ func SubmitWait(tb testing.TB, ctx context.Context, n *node.Node, spec []byte) (
 func (w *Watched) Refused(tb testing.TB, phase string, round int, parties []string, want ...string) {
 	tb.Helper()
 	if w.Rec.Status != node.StatusFailed {
-		tb.Fatalf("the job is %s under a lying coordinator: %s", w.Rec.Status, w.Rec.Error)
+		tb.Fatalf("the job is %s, not refused: %s", w.Rec.Status, w.Rec.Error)
 	}
 	i := slices.IndexFunc(w.Rec.Steps, func(s *runner.StepRecord) bool { return s.Phase == phase && s.Round == round })
 	if i < 0 || !w.Rec.Steps[i].Done {
@@ -104,18 +119,35 @@ func (w *Watched) Refused(tb testing.TB, phase string, round int, parties []stri
 	}
 }
 
-// Undisclosed checks that no party output anything in step phase/round
-// or in any step of the phases also names, and that each of parties'
-// ledgers holds, in those steps, control alone, with its report of the
-// refused step to coordinator among it (so the ledger does record the
-// step: a check that checks something).
+// Undisclosed checks that none of parties output anything in step
+// phase/round or in any step of the phases also names, and that each
+// one's ledger holds, in those steps, control alone, with its report of
+// the refused step to coordinator among it (so the ledger does record the
+// step: a check that checks something; the coordinator's report to
+// itself is no message), and the policy's decision on the job.
 func (w *Watched) Undisclosed(tb testing.TB, phase string, round int, parties []string, coordinator string, also ...string) {
+	tb.Helper()
+	w.undisclosed(tb, phase, round, parties, coordinator, false, also)
+}
+
+// NoOutput is Undisclosed for a step in which parties exchanged messages
+// before they refused (a test decryption whose share does not verify):
+// it checks their outputs alone, none captured and, in each one's
+// ledger, its report to coordinator control alone; messages between the
+// parties in the step may disclose what the step's protocol has them
+// disclose.
+func (w *Watched) NoOutput(tb testing.TB, phase string, round int, parties []string, coordinator string, also ...string) {
+	tb.Helper()
+	w.undisclosed(tb, phase, round, parties, coordinator, true, also)
+}
+
+func (w *Watched) undisclosed(tb testing.TB, phase string, round int, parties []string, coordinator string, outputsOnly bool, also []string) {
 	tb.Helper()
 	in := func(ph string, r int) bool { return ph == phase && r == round || slices.Contains(also, ph) }
 	w.Capture.Mu.Lock()
 	for _, o := range w.Capture.Outputs {
-		if in(o.Phase, o.Round) && o.Body != nil {
-			tb.Errorf("a party output %d bytes in %s/%d (the refused step %s/%d)", len(o.Body), o.Phase, o.Round, phase, round)
+		if o.Job == w.ID && slices.Contains(parties, o.Party) && in(o.Phase, o.Round) && o.Body != nil {
+			tb.Errorf("%s output %d bytes in %s/%d (the refused step %s/%d)", o.Party, len(o.Body), o.Phase, o.Round, phase, round)
 		}
 	}
 	w.Capture.Mu.Unlock()
@@ -124,9 +156,10 @@ func (w *Watched) Undisclosed(tb testing.TB, phase string, round int, parties []
 		if err != nil {
 			tb.Fatal(err)
 		}
-		reported := false
+		reported, decided := p == coordinator, false
 		for _, e := range entries {
-			if e.Job != w.ID || !in(e.Phase, e.Round) {
+			decided = decided || e.Job == w.ID && e.Type == audit.DecisionType
+			if e.Job != w.ID || !in(e.Phase, e.Round) || outputsOnly && e.Type != runner.OutputType {
 				continue
 			}
 			if e.Disclosure != string(wire.DiscloseControl) {
@@ -136,6 +169,9 @@ func (w *Watched) Undisclosed(tb testing.TB, phase string, round int, parties []
 		}
 		if !reported {
 			tb.Errorf("%s's ledger holds no report of the refused step %s/%d to %s: the check checks nothing", p, phase, round, coordinator)
+		}
+		if !decided {
+			tb.Errorf("%s's ledger holds no policy decision on the job", p)
 		}
 	}
 }
