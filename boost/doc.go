@@ -139,11 +139,19 @@
 //     message's number of entries) and RLWE
 //     ciphertexts under the lattice key, one row per entry holding the
 //     summed nodes' gradient and hessian sums, so that the receiver
-//     cannot tell the entries' nodes apart (params.reuse plays no part: no
-//     node is ever named).
+//     cannot tell the entries' nodes apart. With params.reuse (the
+//     default; lattice_reuse.go) the ciphertexts are all fresh only at a
+//     tree's first level, which the receiver keeps (in memory and its job
+//     scratch); at a deeper level part 0 also places each entry: fresh
+//     (in the layouts, node hidden), in no summed node, or re-using its
+//     first-level entry's chunk for the y-th summed node (split-summary,
+//     as on the Paillier path: the receiver learns the open node of each
+//     re-used entry, SecureBoost's instance space). params.reuse: false
+//     names no node, at one fresh encryption per entry per level.
 //   - lattice-bin-sums (the table's party to the class holder and to the
 //     decryptors, the members of the plan's quorums; ciphertext): per
-//     layout and numeric column, one ciphertext whose decryption holds
+//     layout (and per summed node of the re-used entries, a one-node
+//     layout of its own) and numeric column, one ciphertext whose decryption holds
 //     every summed node's gradient and hessian sums of every bin but bin
 //     0, which holds zeros (the class holder takes bin 0's sums as the
 //     node's totals, which it computed, less the other bins': the same
@@ -252,7 +260,10 @@
 // class holder draws a fresh randomiser pool and, for the rest of the
 // tree, seals every entry afresh (its clear first-level summaries, from
 // which re-used entries are marked, are not kept: the model is the same,
-// the encryptions of that tree's deeper levels are not spared). A party
+// the encryptions of that tree's deeper levels are not spared). On the
+// lattice path a table's party keeps the tree's first-level chunks apart
+// (jobs/JOB/boost-lattice-first-TABLE, written once per tree while it
+// sums the first level) and reads them after a restart. A party
 // whose kept state is missing or unreadable fails the job, naming itself
 // (ErrResume). The state never leaves the node.
 //

@@ -31,8 +31,9 @@ type Params struct {
 	PSI string `yaml:"psi"`
 	// Reuse: the class holder encrypts the gradients once per tree and the
 	// receivers re-use the ciphertexts at the tree's deeper levels, which
-	// tells them the open node of their entries (reuse.go); false keeps
-	// the nodes hidden and encrypts every entry at every level.
+	// tells them the open node of their entries (reuse.go; on the lattice
+	// path lattice_reuse.go); false keeps the nodes hidden and encrypts
+	// every entry at every level.
 	Reuse bool `yaml:"reuse"`
 	// Backend is how the bin sums of the other parties' tables are
 	// computed: "paillier" (the default: additions of packed threshold
