@@ -171,10 +171,11 @@ func (s *session) siblingsFor(key, open int) *siblings {
 }
 
 // latticeHead is the class holder's head of its down message ds (in the
-// clear) on edge e, and the summary whose entries it encrypts: all of
-// them, or with params.reuse past a tree's first level, those it cannot
-// re-use (lattice_reuse.go).
-func (r *levelRun) latticeHead(e int, ds *DownSummary, nodes []int, bins int) (latticeMsg, *DownSummary) {
+// clear) to table i on edge e, and the summary whose entries it
+// encrypts: all of them, or with params.reuse past a tree's first level
+// and for a table of at most reuseColumns numeric columns, those it
+// cannot re-use (lattice_reuse.go).
+func (r *levelRun) latticeHead(i, e int, ds *DownSummary, nodes []int, bins int) (latticeMsg, *DownSummary) {
 	s := r.s
 	head := latticeMsg{Edge: e, Values: ds.Values, Combos: make([][]string, len(ds.Entries)), Bins: bins}
 	for v, es := range ds.Entries {
@@ -182,7 +183,7 @@ func (r *levelRun) latticeHead(e int, ds *DownSummary, nodes []int, bins int) (l
 			head.Combos[v] = append(head.Combos[v], en.Combo)
 		}
 	}
-	if !s.prm.Reuse {
+	if !s.prm.Reuse || numericCount(s.g, i) > reuseColumns {
 		return head, ds
 	}
 	if r.a.Depth == 0 {
@@ -267,7 +268,7 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, decryp
 			continue
 		}
 		bins := s.tableBins(i)
-		head, fresh := r.latticeHead(e, &out[j], nodes, bins)
+		head, fresh := r.latticeHead(i, e, &out[j], nodes, bins)
 		if n := entryCount(fresh); n > 0 {
 			head.Nodes = layoutNodes(pk.Params, bins, len(nodes), n, 0)
 		}

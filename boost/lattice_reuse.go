@@ -37,6 +37,16 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 )
 
+// reuseColumns is the most numeric columns of a table whose chunks the
+// lattice path re-uses. A re-used chunk spares the class holder one
+// encryption and the wire one ciphertext, and costs the table's party
+// one W transform per column and summed node instead of a kept W: past
+// this many columns the transforms cost more than the encryption and the
+// bytes they spare (docs/boost.md, "Re-used chunks on the lattice
+// path"), so such a table is sent fresh ciphertexts at every level, as
+// with params.reuse false, and its party learns no node.
+const reuseColumns = 16
+
 // Places of an entry in a deeper level's down message (latticeMsg.At).
 const (
 	atFresh = -1 // encrypted in the level's layouts
