@@ -35,28 +35,17 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 	bins := s.tableBins(i)
 	zeros := s.latticeZeros()
 	resumeZeros(zeros) // fill while the class holder encrypts (lattice_zeros.go)
-	ds, m, all, raw, err := r.receiveDown(ctx, i, bins)
+	ds, m, all, kw, err := r.receiveDown(ctx, i, bins)
 	pauseZeros(zeros) // the cores for the party's own sums
 	if err != nil {
 		return err
 	}
-	entries, err := l.entryRows(ds)
-	if err != nil {
-		return err
-	}
-	var wrote chan error // the first level's chunks, kept while the party sums
 	if m.First {
-		k := &latticeKept{tree: r.a.Tree, values: entryValues(&ds), cts: slices.Clone(all)} // sumLayouts clears all
-		s.lkept[i], wrote = k, make(chan error, 1)
-		go func() { wrote <- s.writeKept(i, k, raw) }()
+		s.lkept[i] = &latticeKept{tree: r.a.Tree, values: entryValues(&ds), cts: slices.Clone(all)} // sumLayouts clears all
 	}
-	s.keepWeights(l)
-	sums, err := sumLayouts(pk, zeros, bins, m.Nodes, m.Part, l, freshOnly(entries, m.At), all) // layout by layout, column by column
-	if err == nil && m.Kept > 0 {
-		sums, err = r.addKept(i, zeros, bins, &ds, entries, m, sums)
-	}
-	if wrote != nil {
-		err = errors.Join(err, <-wrote)
+	sums, err := r.tableSums(i, zeros, bins, &ds, m, all)
+	if kw != nil {
+		err = kw.finish(err) // the first level's chunks written while the party summed
 	}
 	if err != nil {
 		return err
@@ -85,18 +74,19 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 }
 
 // receiveDown receives the class holder's down message to table i: its
-// entries (without sums), its head (Part: the entries its layouts hold),
-// its ciphertexts decoded and, at a tree's first level, their encodings.
-func (r *levelRun) receiveDown(ctx context.Context, i, bins int) (DownSummary, *latticeMsg, []*rlwe.Ciphertext, [][]byte, error) {
+// entries (without sums), its head (Part: the entries its layouts hold)
+// and its ciphertexts decoded; at a tree's first level with the writer
+// that streams them into the job scratch as they come (lattice_reuse.go),
+// which the caller finishes.
+func (r *levelRun) receiveDown(ctx context.Context, i, bins int) (DownSummary, *latticeMsg, []*rlwe.Ciphertext, *keptWriter, error) {
 	s := r.s
 	pk := s.lkeys.PublicKey
 	e := s.g.Tables[i].Parent
 	var (
-		ds    DownSummary
-		n     int
-		all   []*rlwe.Ciphertext
-		raw   [][]byte
-		first bool
+		ds  DownSummary
+		n   int
+		all []*rlwe.Ciphertext
+		kw  *keptWriter
 	)
 	m, err := s.receiveLattice(ctx, r.step, fmt.Sprintf("ldown/%d", e), s.g.Tables[0].Party, TypeLatticeDown, e, func(m *latticeMsg) (int, error) {
 		var want int
@@ -105,21 +95,44 @@ func (r *levelRun) receiveDown(ctx context.Context, i, bins int) (DownSummary, *
 		if herr == nil {
 			herr = s.withinIntersection(s.shared[e], e, ds.Values)
 		}
-		first = m.First
+		if herr == nil && m.First {
+			kw = s.startKept(i, r.a.Tree, entryValues(&ds), want)
+		}
 		return want, herr
 	}, func(c [][]byte) error {
 		cts, err := decodeEach(pk, c)
 		all = append(all, cts...)
-		if first {
-			raw = append(raw, c...)
+		if err == nil && kw != nil {
+			err = kw.write(c)
 		}
 		return err
 	})
 	if err != nil {
+		if kw != nil {
+			err = kw.finish(err)
+		}
 		return DownSummary{}, nil, nil, nil, err
 	}
 	m.Part = n
-	return ds, m, all, raw, nil
+	return ds, m, all, kw, nil
+}
+
+// tableSums is table i's sums of a down message (m its head, all its
+// ciphertexts): every layout's, then every re-used node's, column by
+// column.
+func (r *levelRun) tableSums(i int, zeros *lattice.ZeroPool, bins int, ds *DownSummary, m *latticeMsg, all []*rlwe.Ciphertext) ([]*rlwe.Ciphertext, error) {
+	s := r.s
+	l := s.locals[i]
+	entries, err := l.entryRows(*ds)
+	if err != nil {
+		return nil, err
+	}
+	s.keepWeights(l)
+	sums, err := sumLayouts(s.lkeys.PublicKey, zeros, bins, m.Nodes, m.Part, l, freshOnly(entries, m.At), all)
+	if err != nil || m.Kept == 0 {
+		return sums, err
+	}
+	return r.addKept(i, zeros, bins, ds, entries, m, sums)
 }
 
 // addKept appends to sums table i's sums of the down message's re-used
