@@ -83,3 +83,70 @@ func TestHostileMemberClaimsAJoinValueNodes(t *testing.T) {
 		t.Fatalf("alice answers a value it holds %q and one it does not %q: a membership oracle", failures[held], failures[nobody])
 	}
 }
+
+// claimDownValue makes every gradient message the class holder sends past
+// a tree's first level also name join value v (sorted in, as one entry
+// re-using the first level's first entry in node 0: no ciphertext), as a
+// hostile class holder asking whether the receiving table holds v.
+func claimDownValue(v string) func(*wire.Message) *wire.Message {
+	return func(m *wire.Message) *wire.Message {
+		var w wireDown
+		if m.Type != boost.TypeGradients || wire.Unmarshal(m.Body, &w) != nil || w.First || len(w.Values) == 0 {
+			return m
+		}
+		at, _ := slices.BinarySearch(w.Values, v)
+		w.Values = slices.Insert(w.Values, at, v)
+		w.Combos = slices.Insert(w.Combos, at, []string{w.Combos[0][0]})
+		w.N = slices.Insert(w.N, at, []uint64{1})
+		w.Ref = slices.Insert(w.Ref, at, []int{0})
+		w.Node = slices.Insert(w.Node, at, []int{0})
+		cp := *m
+		var err error
+		if cp.Body, err = wire.Marshal(&w); err != nil {
+			panic(err)
+		}
+		return &cp
+	}
+}
+
+// The class holder (alice) whose gradient sums down name a join value
+// outside the edge's intersection is refused by the table's party (bob)
+// with one answer whether or not bob's table holds the value (its
+// dangling row's, or nobody's), and the value is in no failure text: the
+// down direction of TestHostileMemberClaimsAJoinValueNodes.
+func TestHostileHolderClaimsAJoinValueNodes(t *testing.T) {
+	t.Parallel()
+	c := starCase(t, 1, 60)
+	tables, _ := markStar(t, c)
+	dir := t.TempDir()
+	for name, text := range tables {
+		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := *c.spec
+	spec.Dir, spec.Source = dir, "train.yaml"
+	spec.Params = map[string]any{"trees": 1, "max_depth": 2, "bins": 8}
+	raw, err := spec.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	failures := map[string]string{}
+	held, nobody := joinprop.KeyEncode([]string{"kZonlyAa"}), joinprop.KeyEncode([]string{"kZnobody"}) // bob's dangling row's a; no table's
+	for _, v := range []string{held, nobody} {
+		r := simtest.RunWatched(t, append([]string{hub}, c.spec.PartyNames()...), hub, "boost",
+			nodewatch.Watch{Kind: boost.Kind{}, Corrupter: "alice", Corrupt: claimDownValue(v)}, raw,
+			sim.ClusterOptions{TablesDir: dir, Timing: lieTiming, Policy: policy.Default(), Setup: simtest.ThresholdKeys(keyBits)})
+		why := r.Rec.Failures["bob"]
+		if r.Rec.Status == node.StatusDone || !strings.Contains(why, "outside the edge's intersection") {
+			t.Fatalf("alice claiming %s: %s, bob's failure %q; want a refusal naming the intersection", v, r.Rec.Status, why)
+		}
+		if strings.Contains(r.Rec.Error, "kZonly") || strings.Contains(r.Rec.Error, "kZnobody") || strings.Contains(why, "kZ") {
+			t.Fatalf("the failure names the claimed value %s: %q", v, r.Rec.Error)
+		}
+		failures[v] = why
+	}
+	if failures[held] != failures[nobody] {
+		t.Fatalf("bob answers a value it holds %q and one it does not %q: a membership oracle", failures[held], failures[nobody])
+	}
+}
