@@ -49,6 +49,16 @@ func claimValue(v string) func(*wire.Message) *wire.Message {
 // intersection. The value is in no failure text.
 func TestHostileMemberClaimsAJoinValueNodes(t *testing.T) {
 	t.Parallel()
+	checkClaims(t, "bob", "alice", "kZonlyTa", claimValue) // alice's dangling row's a
+}
+
+// checkClaims runs the star's job over real nodes twice with corrupter's
+// messages corrupted by claim(v), for v the join value held (held only
+// by victim's table) and for one no table holds: each time victim must
+// refuse naming the edge's intersection, never the value, and with the
+// same text both times.
+func checkClaims(t *testing.T, corrupter, victim, held string, claim func(string) func(*wire.Message) *wire.Message) {
+	t.Helper()
 	c := starCase(t, 1, 60)
 	tables, _ := markStar(t, c)
 	dir := t.TempDir()
@@ -65,22 +75,22 @@ func TestHostileMemberClaimsAJoinValueNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	failures := map[string]string{}
-	held, nobody := joinprop.KeyEncode([]string{"kZonlyTa"}), joinprop.KeyEncode([]string{"kZnobody"}) // alice's dangling row's a; no table's
-	for _, v := range []string{held, nobody} {
+	heldV, nobody := joinprop.KeyEncode([]string{held}), joinprop.KeyEncode([]string{"kZnobody"})
+	for _, v := range []string{heldV, nobody} {
 		r := simtest.RunWatched(t, append([]string{hub}, c.spec.PartyNames()...), hub, "boost",
-			nodewatch.Watch{Kind: boost.Kind{}, Corrupter: "bob", Corrupt: claimValue(v)}, raw,
+			nodewatch.Watch{Kind: boost.Kind{}, Corrupter: corrupter, Corrupt: claim(v)}, raw,
 			sim.ClusterOptions{TablesDir: dir, Timing: lieTiming, Policy: policy.Default(), Setup: simtest.ThresholdKeys(keyBits)})
-		why := r.Rec.Failures["alice"]
+		why := r.Rec.Failures[victim]
 		if r.Rec.Status == node.StatusDone || !strings.Contains(why, "outside the edge's intersection") {
-			t.Fatalf("bob claiming %s: %s, alice's failure %q; want a refusal naming the intersection", v, r.Rec.Status, why)
+			t.Fatalf("%s claiming %s: %s, %s's failure %q; want a refusal naming the intersection", corrupter, v, r.Rec.Status, victim, why)
 		}
 		if strings.Contains(r.Rec.Error, "kZonly") || strings.Contains(r.Rec.Error, "kZnobody") || strings.Contains(why, "kZ") {
 			t.Fatalf("the failure names the claimed value %s: %q", v, r.Rec.Error)
 		}
 		failures[v] = why
 	}
-	if failures[held] != failures[nobody] {
-		t.Fatalf("alice answers a value it holds %q and one it does not %q: a membership oracle", failures[held], failures[nobody])
+	if failures[heldV] != failures[nobody] {
+		t.Fatalf("%s answers a value it holds %q and one it does not %q: a membership oracle", victim, failures[heldV], failures[nobody])
 	}
 }
 
@@ -116,37 +126,5 @@ func claimDownValue(v string) func(*wire.Message) *wire.Message {
 // down direction of TestHostileMemberClaimsAJoinValueNodes.
 func TestHostileHolderClaimsAJoinValueNodes(t *testing.T) {
 	t.Parallel()
-	c := starCase(t, 1, 60)
-	tables, _ := markStar(t, c)
-	dir := t.TempDir()
-	for name, text := range tables {
-		if err := os.WriteFile(filepath.Join(dir, name+".csv"), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	spec := *c.spec
-	spec.Dir, spec.Source = dir, "train.yaml"
-	spec.Params = map[string]any{"trees": 1, "max_depth": 2, "bins": 8}
-	raw, err := spec.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	failures := map[string]string{}
-	held, nobody := joinprop.KeyEncode([]string{"kZonlyAa"}), joinprop.KeyEncode([]string{"kZnobody"}) // bob's dangling row's a; no table's
-	for _, v := range []string{held, nobody} {
-		r := simtest.RunWatched(t, append([]string{hub}, c.spec.PartyNames()...), hub, "boost",
-			nodewatch.Watch{Kind: boost.Kind{}, Corrupter: "alice", Corrupt: claimDownValue(v)}, raw,
-			sim.ClusterOptions{TablesDir: dir, Timing: lieTiming, Policy: policy.Default(), Setup: simtest.ThresholdKeys(keyBits)})
-		why := r.Rec.Failures["bob"]
-		if r.Rec.Status == node.StatusDone || !strings.Contains(why, "outside the edge's intersection") {
-			t.Fatalf("alice claiming %s: %s, bob's failure %q; want a refusal naming the intersection", v, r.Rec.Status, why)
-		}
-		if strings.Contains(r.Rec.Error, "kZonly") || strings.Contains(r.Rec.Error, "kZnobody") || strings.Contains(why, "kZ") {
-			t.Fatalf("the failure names the claimed value %s: %q", v, r.Rec.Error)
-		}
-		failures[v] = why
-	}
-	if failures[held] != failures[nobody] {
-		t.Fatalf("bob answers a value it holds %q and one it does not %q: a membership oracle", failures[held], failures[nobody])
-	}
+	checkClaims(t, "alice", "bob", "kZonlyAa", claimDownValue) // bob's dangling row's a
 }
