@@ -26,9 +26,14 @@ package boost
 // wire one ciphertext per chunk of the first level instead of about d.
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
+	"path"
+	"path/filepath"
 	"slices"
 
 	"github.com/cohortdm/cohort/job"
@@ -310,27 +315,69 @@ func (s *session) keptFirst(i, tree int) (*latticeKept, error) {
 	if k := s.lkept[i]; k != nil && k.tree == tree {
 		return k, nil
 	}
-	missing := fmt.Errorf("%w: party %s has not kept the first-level lattice gradient sums of tree %d", ErrResume, s.p.Self(), tree)
-	b, err := s.p.Secrets().ReadSecret(keptSecret(s.p.JobID(), i))
-	if err != nil || len(b) < 4 {
-		return nil, missing
-	}
-	n := int(binary.BigEndian.Uint32(b))
-	var h keptHead
-	pk := s.lkeys.PublicKey
-	if n > len(b)-4 || wire.Unmarshal(b[4:4+n], &h) != nil || h.Tree != tree || h.Size != pk.Params.CiphertextBytes() ||
-		h.Count < 0 || len(b)-4-n != h.Count*h.Size {
-		return nil, missing
-	}
-	raw := make([][]byte, h.Count)
-	for j := range raw {
-		raw[j] = b[4+n+j*h.Size : 4+n+(j+1)*h.Size]
-	}
-	cts, err := decodeEach(pk, raw)
+	r, err := s.openKept(i)
 	if err != nil {
-		return nil, missing
+		return nil, fmt.Errorf("%w: party %s has not kept the first-level lattice gradient sums of tree %d", ErrResume, s.p.Self(), tree)
 	}
-	k := &latticeKept{tree: tree, values: h.Values, cts: cts}
+	defer r.Close()
+	k, err := readKept(r, s.lkeys.PublicKey, tree)
+	if err != nil {
+		return nil, fmt.Errorf("%w: party %s: its kept first-level lattice gradient sums of tree %d: %w", ErrResume, s.p.Self(), tree, err)
+	}
 	s.lkept[i] = k
+	return k, nil
+}
+
+// openKept opens table i's kept file: streamed from the data dir where
+// the party's secrets are a directory (a second copy of 3 GB at
+// 1,000,000 join rows is not read into memory), else read whole.
+func (s *session) openKept(i int) (io.ReadCloser, error) {
+	name := keptSecret(s.p.JobID(), i)
+	if sd, ok := s.p.Secrets().(job.ScratchDir); ok {
+		dir, err := sd.Dir(path.Dir(name))
+		if err != nil {
+			return nil, err
+		}
+		return os.Open(filepath.Join(dir, path.Base(name)))
+	}
+	b, err := s.p.Secrets().ReadSecret(name)
+	return io.NopCloser(bytes.NewReader(b)), err
+}
+
+// readKept reads a kept file of tree: its head, then its encodings one at
+// a time, each decoded as it is read.
+func readKept(r io.Reader, pk *lattice.PublicKey, tree int) (*latticeKept, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var n [4]byte
+	if _, err := io.ReadFull(br, n[:]); err != nil {
+		return nil, err
+	}
+	size := binary.BigEndian.Uint32(n[:])
+	if size > 64<<20 {
+		return nil, fmt.Errorf("%w: a kept file's head of %d bytes", ErrWire, size)
+	}
+	hb := make([]byte, size)
+	var h keptHead
+	if _, err := io.ReadFull(br, hb); err != nil {
+		return nil, err
+	}
+	if err := wire.Unmarshal(hb, &h); err != nil || h.Tree != tree || h.Size != pk.Params.CiphertextBytes() || h.Count < 0 {
+		return nil, fmt.Errorf("%w: a kept file of another tree or key", ErrWire)
+	}
+	k := &latticeKept{tree: tree, values: h.Values}
+	b := make([]byte, h.Size)
+	for range h.Count { // appended: a count the file does not back allocates nothing
+		if _, err := io.ReadFull(br, b); err != nil {
+			return nil, err
+		}
+		cts, err := decodeEach(pk, [][]byte{b})
+		if err != nil {
+			return nil, err
+		}
+		k.cts = append(k.cts, cts[0])
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return nil, fmt.Errorf("%w: a kept file longer than its head says", ErrWire)
+	}
 	return k, nil
 }
