@@ -3,7 +3,9 @@ package table
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 )
 
@@ -128,4 +130,46 @@ func TestClickHouseAggregatorKeepsItsConnection(t *testing.T) {
 	defer agg.Close()
 	port := sameConn(t, agg, "port", 10)
 	closedOwnConns(t, agg, "port", port)
+}
+
+// TestAggregatorConcurrentAggregates: aggregates asked of one
+// Aggregator at once (a step re-run while the old attempt's count still
+// runs) each answer, whichever connection serves them; run with -race,
+// it checks the kept connection's hand-over.
+func TestAggregatorConcurrentAggregates(t *testing.T) {
+	t.Parallel()
+	src := Source{SQLite: filepath.Join(t.TempDir(), "c.db"), Table: "t"}
+	if err := Write(context.Background(), src, aggTable(61)); err != nil {
+		t.Fatal(err)
+	}
+	schema := map[string]Kind{"ward": Categorical, "v": Numeric}
+	want, wrows, _, err := loadedFolds(src, schema, "v", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg, err := NewAggregator(src, schema, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agg.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*5)
+	for range 4 {
+		wg.Go(func() {
+			for range 5 {
+				sum, rows, err := agg.ColumnSum(context.Background(), "v", nil)
+				if err == nil && (sum != want || rows != wrows) {
+					err = fmt.Errorf("sum %v over %d rows, want %v over %d", sum, rows, want, wrows)
+				}
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
