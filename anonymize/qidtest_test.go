@@ -74,6 +74,7 @@ func TestQITestsWhereTheTableLives(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer agg.Close()
 		for _, universe := range []float64{0, 1000} {
 			rows, n, got, err := QITests(ctx, agg, sets, universe, 0.3)
 			if err != nil {

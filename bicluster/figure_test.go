@@ -31,6 +31,7 @@ func TestFigureDenQueryAgainstLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	agg.Close()
 	schema := map[string]table.Kind{}
 	var nums []string
 	for _, c := range cols {
@@ -44,6 +45,7 @@ func TestFigureDenQueryAgainstLoad(t *testing.T) {
 	if agg, err = table.NewAggregator(src, schema, table.ReadOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	defer agg.Close()
 	start := time.Now()
 	den, rows, err := agg.ColumnSums(ctx, nums, &positive)
 	if err != nil {

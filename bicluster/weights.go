@@ -36,6 +36,7 @@ func columnWeights(ctx context.Context, p job.Participant, m *Matrix) ([]float64
 	if err != nil {
 		return nil, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)
 	}
+	defer agg.Close()
 	den, rows, err := agg.ColumnSums(ctx, m.ColNames, &positive)
 	if err != nil {
 		return nil, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)

@@ -52,6 +52,7 @@ func TestLayerWeightsAreRounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer agg.Close()
 		den, n, err := agg.ColumnSums(ctx, m.ColNames, &positive)
 		if err != nil {
 			t.Fatal(err)

@@ -78,12 +78,14 @@ func loadColumn(ctx context.Context, p job.Participant, col string) ([]float64, 
 			}
 			continue
 		case err != nil:
+			closeTables(rows)
 			return nil, nil, err
 		}
 		out = append(out, vals...)
 		rows = append(rows, tr)
 	}
 	if notNumeric != nil {
+		closeTables(rows)
 		return nil, nil, notNumeric
 	}
 	if len(rows) == 0 {
@@ -124,10 +126,15 @@ func tableColumn(ctx context.Context, p job.Participant, ts job.TableSpec, col s
 	typ := src.Type()
 	if err == nil && typ != table.Postgres && typ != table.SQLite && typ != table.ClickHouse && tr.Rows <= loadFileRows {
 		var t *table.Table
+		tr.agg.Close()
 		tr.agg = nil
 		if t, err = table.Open(ctx, src, ts.Name, schema, opts); err == nil {
 			vals, tr.Rows, err = numericColumn(t, col)
 		}
+	}
+	if err != nil && tr.agg != nil {
+		tr.agg.Close() // the table is not counted: no round asks it
+		tr.agg = nil
 	}
 	if err != nil && !errors.Is(err, table.ErrNoColumn) && !errors.Is(err, table.ErrNotNumeric) {
 		return nil, tableRows{}, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)
@@ -339,8 +346,22 @@ func (s *session) contribution(ctx context.Context, a *args, noise *secureagg.No
 	return c, nil
 }
 
-// Close drops the column.
-func (s *session) Close() { s.values = nil }
+// Close drops the column and closes the database tables' Aggregators,
+// which kept a connection each from round to round (the session is
+// their owner: it asks them for every round's counts).
+func (s *session) Close() {
+	s.values = nil
+	closeTables(s.tables)
+}
+
+// closeTables closes the tables' Aggregators.
+func closeTables(tables []tableRows) {
+	for _, t := range tables {
+		if t.agg != nil {
+			t.agg.Close()
+		}
+	}
+}
 
 // checkBrackets asks this node's policy, once the pooled count is known,
 // whether the search may narrow every unfinished quantile's bracket

@@ -207,6 +207,7 @@ func tableSumOf(ctx context.Context, p job.Participant, ts job.TableSpec, col st
 	agg, err := table.NewAggregator(src, schema, table.ReadOptions{Label: table.Label(src), Log: p.Log()})
 	if err == nil {
 		out.Sum, out.Rows, err = agg.ColumnSum(ctx, col, clamp)
+		agg.Close() // one aggregate: nothing to keep its connection for
 	}
 	if err != nil && !errors.Is(err, table.ErrNoColumn) && !errors.Is(err, table.ErrNotNumeric) {
 		return tableSum{}, fmt.Errorf("party %s: table %s: %w", p.Self(), ts.Name, err)

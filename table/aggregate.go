@@ -20,6 +20,11 @@ var ErrNotNumeric = errors.New("table: column is not numeric")
 // missing schema column fails as it does there. A column the schema does
 // not list, or the source lacks, is ErrNoColumn; one that is not numeric
 // is ErrNotNumeric, unless the table has no rows.
+//
+// An Aggregator over a database keeps one connection between its
+// aggregates, so that a job's rounds do not each connect (a fresh
+// PostgreSQL connection costs more than a small table's aggregate);
+// whoever makes an Aggregator closes it. It is safe for concurrent use.
 type Aggregator interface {
 	// ColumnSum is the column's sum and the table's row count; with clamp,
 	// each value is first clamped to [clamp[0], clamp[1]].
@@ -46,6 +51,10 @@ type Aggregator interface {
 	DistinctCounts(ctx context.Context, key, by string) (keys int, groups []Group, err error)
 	// Columns are the names of the columns Open would load.
 	Columns(ctx context.Context) ([]string, error)
+	// Close closes the connection kept between aggregates, if any. An
+	// aggregate asked after Close still answers, on a connection of its
+	// own that it closes. It returns nil.
+	Close() error
 }
 
 // NewAggregator returns src's Aggregator for the table Open(src, schema)
@@ -263,6 +272,7 @@ func Check(ctx context.Context, src Source, schema map[string]Kind, opts ReadOpt
 	if err != nil {
 		return err
 	}
+	defer agg.Close()
 	// No column has an empty name (the readers refuse one), so this
 	// checks every row and folds nothing.
 	_, _, err = agg.ColumnSum(ctx, "", nil)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -15,6 +16,7 @@ import (
 // aggregate: connecting, reading a result's columns, and the SQL of a
 // count, a sum, a clamp, a parameter and a value that is not a number.
 type sqlDialect interface {
+	// connect opens a connection, with no transaction begun (sqlConn.begin).
 	connect(ctx context.Context, src Source, desc string) (sqlConn, error)
 	// countIf counts the rows where pred holds.
 	countIf(pred string) string
@@ -50,8 +52,15 @@ type sqlDialect interface {
 	valuesAtRanks(v, from string, ranks []int, n int, args *[]any) string
 }
 
-// sqlConn is one read-only connection to the source's database.
+// sqlConn is one read-only connection to the source's database, which
+// an Aggregator keeps between its aggregates (sqlAgg.conn).
 type sqlConn interface {
+	// begin starts an aggregate's read-only transaction, where the
+	// database has them.
+	begin(ctx context.Context) error
+	// end ends it, and says whether the connection may serve another
+	// aggregate: false when it is gone or its state is unknown.
+	end(ctx context.Context) bool
 	// header checks the columns of the (empty) result of q as the
 	// source's reader does, and says which are stored as numbers (and
 	// which of those as floating point).
@@ -71,6 +80,10 @@ type sqlConn interface {
 type sqlAgg struct {
 	streamAgg
 	db sqlDialect
+
+	mu     sync.Mutex
+	idle   sqlConn // the connection kept between aggregates (aggregate_conn.go), or nil
+	closed bool    // Close was called: keep no connection
 }
 
 // from is the FROM item and the SELECT list of the table Open reads.
@@ -94,11 +107,11 @@ func (a *sqlAgg) aggregate(ctx context.Context, column string, aggs func(col str
 func (a *sqlAgg) aggregateColumns(ctx context.Context, columns []string, aggs func(col string, next func(v float64) string) []string) (rows int, vals []float64, ok bool, err error) {
 	desc := a.opts.describe(a.src)
 	from, cols := a.from()
-	conn, err := a.db.connect(ctx, a.src, desc)
+	conn, err := a.conn(ctx, desc)
 	if err != nil {
 		return 0, nil, false, err
 	}
-	defer conn.close(ctx)
+	defer a.release(ctx, conn)
 	b, numeric, float, err := conn.header(ctx, "SELECT "+cols+" FROM "+from+" LIMIT 0", desc, a.schema)
 	if err != nil {
 		return 0, nil, false, err
@@ -267,22 +280,44 @@ func (pgDB) connect(ctx context.Context, src Source, desc string) (sqlConn, erro
 	if err != nil {
 		return nil, err
 	}
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
-	if err != nil {
-		pgClose(ctx, conn)
-		return nil, fmt.Errorf("%w: %s: begin: %w", ErrSource, desc, err)
-	}
-	return &pgConn{conn: conn, tx: tx, desc: desc}, nil
+	return &pgConn{conn: conn, desc: desc}, nil
 }
 
 type pgConn struct {
 	conn *pgx.Conn
-	tx   pgx.Tx
+	tx   pgx.Tx // the running aggregate's, or nil between aggregates
 	desc string
 }
 
+func (c *pgConn) begin(ctx context.Context) error {
+	tx, err := c.conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("%w: %s: begin: %w", ErrSource, c.desc, err)
+	}
+	c.tx = tx
+	return nil
+}
+
+// end rolls the transaction back (read-only: nothing to keep); the
+// connection serves again only when that left it idle, outside any
+// transaction. A cancelled query closes it (pgx's reaction to a context
+// ending mid-query), which the rollback then reports.
+func (c *pgConn) end(ctx context.Context) bool {
+	tx := c.tx
+	c.tx = nil
+	if tx == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pgCleanupTimeout)
+	defer cancel()
+	return tx.Rollback(ctx) == nil && !c.conn.IsClosed() && c.conn.PgConn().TxStatus() == 'I'
+}
+
+// header reads q's columns by the simple protocol: a statement pgx
+// prepared on a kept connection would fail once the table's columns
+// changed ("cached plan must not change result type").
 func (c *pgConn) header(ctx context.Context, q, desc string, schema map[string]Kind) (*builder, []bool, []bool, error) {
-	rows, err := c.tx.Query(ctx, q)
+	rows, err := c.tx.Query(ctx, q, pgx.QueryExecModeSimpleProtocol)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, pgError(err))
 	}
@@ -343,7 +378,9 @@ func (c *pgConn) scan(ctx context.Context, q string, each func([]cell) error, ar
 }
 
 func (c *pgConn) close(ctx context.Context) {
-	pgRollback(ctx, c.tx) // read-only: nothing to keep
+	if c.tx != nil {
+		pgRollback(ctx, c.tx) // read-only: nothing to keep
+	}
 	pgClose(ctx, c.conn)
 }
 
@@ -398,6 +435,11 @@ type sqliteConn struct {
 	db   *sql.DB
 	desc string
 }
+
+// begin and end: an SQLite source is opened read-only, so an aggregate
+// needs no transaction; database/sql checks the connection it keeps.
+func (c *sqliteConn) begin(context.Context) error { return nil }
+func (c *sqliteConn) end(context.Context) bool    { return true }
 
 func (c *sqliteConn) header(ctx context.Context, q, desc string, schema map[string]Kind) (*builder, []bool, []bool, error) {
 	rows, err := c.db.QueryContext(ctx, q)

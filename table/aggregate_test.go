@@ -169,6 +169,7 @@ func eachAggregator(t *testing.T, schemas map[string]map[string]Kind, check func
 						t.Fatal(err)
 					}
 					check(t, src, rows, sname, schema, agg)
+					agg.Close()
 				}
 			}
 		})
@@ -254,6 +255,7 @@ func TestAggregatorPushesDown(t *testing.T) {
 		if err != nil || !ok || rows != 3 || vals[0] != 3.5 {
 			t.Fatalf("%s: pushed down: %d rows, %v, ok %v, %v; want 3 rows, sum 3.5", name, rows, vals, ok, err)
 		}
+		agg.Close()
 		for _, bad := range []string{"nullward", "inf", "words"} {
 			agg, err := NewAggregator(src(bad), schema, ReadOptions{})
 			if err != nil {
@@ -269,6 +271,7 @@ func TestAggregatorPushesDown(t *testing.T) {
 				t.Fatalf("%s %s: Open accepts it", name, bad)
 			}
 			sameErr(t, name+" "+bad, err, werr)
+			agg.Close()
 		}
 	}
 }
@@ -369,6 +372,7 @@ func TestParquetAggregateProjects(t *testing.T) {
 					t.Fatalf("%s %v %v: %d %v, want %d %v", name, schema, sets, n, groups, grows, wgroups)
 				}
 			}
+			agg.Close()
 		}
 	}
 	// The clean file with v alone, or with w as text, is read by column.

@@ -141,6 +141,7 @@ func OpenBinned(ctx context.Context, src Source, name string, schema map[string]
 	if err != nil {
 		return nil, err
 	}
+	defer agg.Close()
 	cuts, err := columnCuts(ctx, agg, binned, bins)
 	if err != nil {
 		return nil, err

@@ -24,11 +24,11 @@ import (
 func (a *sqlAgg) binnedQuery(ctx context.Context, keep, binned []string, cuts [][]float64, f *binFold) (ok bool, err error) {
 	desc := a.opts.describe(a.src)
 	from, _ := a.from()
-	conn, err := a.db.connect(ctx, a.src, desc)
+	conn, err := a.conn(ctx, desc)
 	if err != nil {
 		return false, err
 	}
-	defer conn.close(ctx)
+	defer a.release(ctx, conn)
 	h, err := a.loadedColumns(ctx, conn, desc)
 	if err != nil {
 		return false, err
@@ -119,11 +119,11 @@ func (a *sqlAgg) cutsQuery(ctx context.Context, column string, bins int) (cuts [
 	}
 	desc := a.opts.describe(a.src)
 	from, _ := a.from()
-	conn, err := a.db.connect(ctx, a.src, desc)
+	conn, err := a.conn(ctx, desc)
 	if err != nil {
 		return nil, false, err
 	}
-	defer conn.close(ctx)
+	defer a.release(ctx, conn)
 	v := a.db.value(quoteIdent(column))
 	f := newCutFold(n, bins)
 	q := "SELECT " + v + " FROM " + from + " GROUP BY " + v + " ORDER BY " + v + fmt.Sprintf(" LIMIT %d", bins+1)

@@ -241,6 +241,12 @@ type chConn struct {
 	secrets []string
 }
 
+// begin and end: ClickHouse has no transactions (reads rely on the
+// statement and the user, above); database/sql drops a connection the
+// driver finds broken and opens another.
+func (c *chConn) begin(context.Context) error { return nil }
+func (c *chConn) end(context.Context) bool    { return true }
+
 func (c *chConn) header(ctx context.Context, q, desc string, schema map[string]Kind) (*builder, []bool, []bool, error) {
 	rows, err := c.db.QueryContext(ctx, q)
 	if err != nil {

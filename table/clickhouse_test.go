@@ -60,6 +60,7 @@ func TestClickHouseDistributed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { agg.Close() })
 		sum, rows, err := agg.ColumnSum(ctx, "v", &[2]float64{-50, 80})
 		if err != nil || sum != wsum || rows != wrows {
 			t.Fatalf("%s: sum %v over %d rows (%v), want %v over %d", src, sum, rows, err, wsum, wrows)
@@ -170,6 +171,7 @@ func TestClickHouseBadInput(t *testing.T) {
 		agg, aerr := NewAggregator(c.src, schema, ReadOptions{})
 		if aerr == nil {
 			_, _, aerr = agg.ColumnSum(ctx, "v", nil)
+			agg.Close()
 		}
 		if aerr == nil || aerr.Error() != err.Error() {
 			t.Errorf("%s: Aggregator error %v, want Open's %v", c.src, aerr, err)

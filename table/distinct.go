@@ -41,6 +41,7 @@ func OpenDistinct(ctx context.Context, src Source, name string, schema map[strin
 	if err != nil {
 		return nil, err
 	}
+	defer agg.Close()
 	f := newDistinctFold(len(cols), src.MaxRows)
 	folds := []folder{f}
 	if err := agg.(interface {

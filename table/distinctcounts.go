@@ -131,11 +131,11 @@ func (a *sqlAgg) DistinctCounts(ctx context.Context, key, by string) (int, []Gro
 func (a *sqlAgg) distinctQueries(ctx context.Context, key, by string) (int, []Group, bool, error) {
 	desc := a.opts.describe(a.src)
 	from, _ := a.from()
-	conn, err := a.db.connect(ctx, a.src, desc)
+	conn, err := a.conn(ctx, desc)
 	if err != nil {
 		return 0, nil, false, err
 	}
-	defer conn.close(ctx)
+	defer a.release(ctx, conn)
 	h, err := a.loadedColumns(ctx, conn, desc)
 	if err != nil {
 		return 0, nil, false, err

@@ -82,6 +82,7 @@ func TestDistinctCountsConformance(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
+						t.Cleanup(func() { agg.Close() })
 						for _, kb := range [][2]string{{"tid", "item"}, {"item", "tid"}, {"tid", "nope"}, {"w", "item"}} {
 							what := fmt.Sprintf("%d rows, apart %v, %s, %v", rows, apart, sname, kb)
 							wn, wg, werr := loadedKeyCounts(src, schema, kb[0], kb[1])
@@ -141,6 +142,7 @@ func TestDistinctCountsPushDown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { agg.Close() })
 		n, g, ok, err := agg.(*sqlAgg).distinctQueries(ctx, "tid", "item")
 		if err != nil || !ok || n != 3 || fmt.Sprint(g) != "[{[] 1} {[a] 2} {[b] 1} {[c] 1}]" {
 			t.Fatalf("%s: pushed down: %d %v, ok %v, %v", name, n, g, ok, err)
@@ -154,6 +156,7 @@ func TestDistinctCountsPushDown(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { agg.Close() })
 			if _, _, ok, err := agg.(*sqlAgg).distinctQueries(ctx, "tid", "item"); ok || err != nil {
 				t.Fatalf("%s %s: pushed down (ok %v, %v), want the stream", name, tb, ok, err)
 			}
@@ -185,6 +188,7 @@ func TestClickHouseCountsPushDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { agg.Close() })
 	n, g, ok, err := agg.(*sqlAgg).distinctQueries(ctx, "tid", "item")
 	wn, wg, werr := loadedKeyCounts(src, schema, "tid", "item")
 	if err != nil || werr != nil || !ok || n != wn || fmt.Sprint(g) != fmt.Sprint(wg) {

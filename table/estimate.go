@@ -61,6 +61,7 @@ func EstimateDistinct(ctx context.Context, src Source, schema map[string]Kind, c
 	if err != nil {
 		return DistinctEstimate{}, err
 	}
+	defer agg.Close()
 	if a, ok := agg.(*sqlAgg); ok {
 		if e, ok := a.db.(distinctEstimator); ok {
 			return e.estimateDistinct(ctx, a, cols)
@@ -166,11 +167,11 @@ const hashSample = 64
 // quoted column of the schema.
 func (pgDB) estimateDistinct(ctx context.Context, a *sqlAgg, cols []string) (DistinctEstimate, error) {
 	desc := a.opts.describe(a.src)
-	conn, err := a.db.connect(ctx, a.src, desc)
+	conn, err := a.conn(ctx, desc)
 	if err != nil {
 		return DistinctEstimate{}, err
 	}
-	defer conn.close(ctx)
+	defer a.release(ctx, conn)
 	if a.src.Table != "" {
 		if e, ok, err := pgStatistics(ctx, conn, a, cols); err != nil || ok {
 			return e, err
@@ -239,11 +240,11 @@ func pgStatistics(ctx context.Context, conn sqlConn, a *sqlAgg, cols []string) (
 // a Distributed table, by its shards.
 func (chDB) estimateDistinct(ctx context.Context, a *sqlAgg, cols []string) (DistinctEstimate, error) {
 	desc := a.opts.describe(a.src)
-	conn, err := a.db.connect(ctx, a.src, desc)
+	conn, err := a.conn(ctx, desc)
 	if err != nil {
 		return DistinctEstimate{}, err
 	}
-	defer conn.close(ctx)
+	defer a.release(ctx, conn)
 	from, _ := a.from()
 	quoted := make([]string, len(cols))
 	for i, c := range cols {

@@ -254,11 +254,11 @@ func (a *sqlAgg) loadedColumns(ctx context.Context, conn sqlConn, desc string) (
 func (a *sqlAgg) Columns(ctx context.Context) ([]string, error) {
 	desc := a.opts.describe(a.src)
 	from, cols := a.from()
-	conn, err := a.db.connect(ctx, a.src, desc)
+	conn, err := a.conn(ctx, desc)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.close(ctx)
+	defer a.release(ctx, conn)
 	b, _, _, err := conn.header(ctx, "SELECT "+cols+" FROM "+from+" LIMIT 0", desc, a.schema)
 	if err != nil {
 		return nil, err
@@ -313,11 +313,11 @@ func (a *sqlAgg) groupCounts(ctx context.Context, sets [][]string) ([][]Group, b
 func (a *sqlAgg) groupQueries(ctx context.Context, sets [][]string, folds []folder) (bool, error) {
 	desc := a.opts.describe(a.src)
 	from, _ := a.from()
-	conn, err := a.db.connect(ctx, a.src, desc)
+	conn, err := a.conn(ctx, desc)
 	if err != nil {
 		return false, err
 	}
-	defer conn.close(ctx)
+	defer a.release(ctx, conn)
 	h, err := a.loadedColumns(ctx, conn, desc)
 	if err != nil {
 		return false, err

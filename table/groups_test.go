@@ -107,6 +107,7 @@ func TestGroupCountsPushDown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { agg.Close() })
 		sets := [][]string{{"ward", "v"}, {"v"}}
 		out, ok, err := agg.(*sqlAgg).groupCounts(ctx, sets)
 		if err != nil || !ok {
@@ -143,6 +144,7 @@ func TestGroupCountsPushDown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { agg.Close() })
 		sets := [][]string{{"ward", "v"}, {"v"}, {"b"}, {"f"}}
 		out, ok, err := agg.(*sqlAgg).groupCounts(ctx, sets)
 		if err != nil || !ok {
@@ -160,6 +162,7 @@ func TestGroupCountsPushDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { agg.Close() })
 	if _, ok, err := agg.(*sqlAgg).groupCounts(ctx, [][]string{{"v"}}); ok || err != nil {
 		t.Fatalf("nulls: pushed down (ok %v, %v), want the stream", ok, err)
 	}

@@ -29,7 +29,7 @@ var dsnEnvs atomic.Int64
 // for t and returns the variable's name, which a Source names as the
 // product's catalogue does. t.Setenv cannot serve a parallel test, and a
 // name shared between tests would point one test at another's database.
-func dsnEnv(t *testing.T, dsn string) string {
+func dsnEnv(t testing.TB, dsn string) string {
 	t.Helper()
 	name := fmt.Sprintf("COHORT_TEST_DSN_%d", dsnEnvs.Add(1))
 	if err := os.Setenv(name, dsn); err != nil {

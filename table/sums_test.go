@@ -86,6 +86,7 @@ func TestColumnSumsPushesDown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { agg.Close() })
 		pos := &[2]float64{0, math.Inf(1)}
 		rows, vals, ok, err := agg.(*sqlAgg).aggregateColumns(ctx, []string{"a", "b"}, func(col string, next func(float64) string) []string {
 			return []string{agg.(*sqlAgg).db.sum(agg.(*sqlAgg).clamped(col, pos, next))}

@@ -42,6 +42,7 @@ population it is drawn from for an oblivious one.`,
 			if err != nil {
 				return err
 			}
+			defer agg.Close()
 			cols, err := agg.Columns(cmd.Context())
 			if err != nil {
 				return err

@@ -157,6 +157,7 @@ func TestSupportsAreTheLoaded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer agg.Close()
 	n, groups, err := agg.DistinctCounts(context.Background(), "tid", "item")
 	if err != nil || n != len(db.Trans) {
 		t.Fatalf("%d transactions (%v), loaded %d", n, err, len(db.Trans))

@@ -63,6 +63,7 @@ func supports(ctx context.Context, p job.Participant) *coherence.Supports {
 	if err != nil {
 		return nil
 	}
+	defer agg.Close()
 	n, groups, err := agg.DistinctCounts(ctx, "tid", "item")
 	if err != nil {
 		return nil
