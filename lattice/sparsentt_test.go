@@ -1,6 +1,7 @@
 package lattice
 
 import (
+	"fmt"
 	mrand "math/rand/v2"
 	"slices"
 	"testing"
@@ -65,15 +66,30 @@ func TestSparseNTT(t *testing.T) {
 		}
 		rng.Shuffle(len(pos), func(a, b int) { pos[a], pos[b] = pos[b], pos[a] })
 		mont := name != "scattered"
+		in := *got.CopyNew()
 		s.forward(rq, got, pos, mont)
 		rq.NTT(want, want)
 		if mont {
 			rq.MForm(want, want)
 		}
-		for j := range want.Coeffs {
-			if !slices.Equal(got.Coeffs[j], want.Coeffs[j]) {
-				t.Fatalf("%s: modulus %d: the sparse NTT differs from Lattigo's", name, j)
+		equal := func(mix string) {
+			for j := range want.Coeffs {
+				if !slices.Equal(got.Coeffs[j], want.Coeffs[j]) {
+					t.Fatalf("%s%s: modulus %d: the sparse NTT differs from Lattigo's", name, mix, j)
+				}
 			}
+		}
+		equal("")
+		// Every stage-mix: the first k planned stages as planned, the rest
+		// dense (each dense kernel's entry stride, odd and even counts of
+		// dense stages, none).
+		s.plan(n, pos)
+		planned := slices.Clone(s.stages)
+		for k := range planned {
+			s.stages = planned[:k]
+			got.Copy(in)
+			s.run(rq, got, pos, mont)
+			equal(fmt.Sprintf(", dense after %d stages", k))
 		}
 	}
 }
