@@ -96,7 +96,15 @@ func TestSparseNTT(t *testing.T) {
 
 // BenchmarkWeigh times one chunk's W (its NTT in Montgomery form) at
 // default_credit's layout (32 bins, one node: 128 rows a chunk).
-func BenchmarkWeigh(b *testing.B) {
+func BenchmarkWeigh(b *testing.B) { benchWeigh(b, 1) }
+
+// BenchmarkWeighNode is BenchmarkWeigh for a node's subset of the chunk's
+// rows (boost's levels below the root): every other row, 64 terms.
+func BenchmarkWeighNode(b *testing.B) { benchWeigh(b, 2) }
+
+// benchWeigh times the W of every every-th row of a chunk, each in a
+// random bin of 32 with weight 1.
+func benchWeigh(b *testing.B, every int) {
 	pk, _ := binKeys(b)
 	l, err := NewBinLayout(pk.Params, 32)
 	if err != nil {
@@ -107,9 +115,9 @@ func BenchmarkWeigh(b *testing.B) {
 		b.Fatal(err)
 	}
 	rng := mrand.New(mrand.NewPCG(5, 6))
-	terms := make([]BinTerm, l.Rows())
-	for r := range terms {
-		terms[r] = BinTerm{Row: r, Bin: rng.IntN(32), Weight: 1}
+	var terms []BinTerm
+	for r := 0; r < l.Rows(); r += every {
+		terms = append(terms, BinTerm{Row: r, Bin: rng.IntN(32), Weight: 1})
 	}
 	for b.Loop() {
 		s.weigh(terms, 0)
