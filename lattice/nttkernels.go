@@ -27,6 +27,7 @@ import (
 // standard form, with their Shoup companions wp[k] = ⌊w[k]·2^64/q⌋.
 type shoupRoots struct {
 	w, wp []uint64
+	wi    []uint64 // w and wp interleaved, for the assembly
 }
 
 // shoupKey names a table: the roots are the bit-reversed powers of the
@@ -49,11 +50,12 @@ func rootsOf(sub *ring.SubRing) *shoupRoots {
 	if r, ok := shoupTables.Load(key); ok {
 		return r.(*shoupRoots)
 	}
-	r := &shoupRoots{w: make([]uint64, len(f)), wp: make([]uint64, len(f))}
+	r := &shoupRoots{w: make([]uint64, len(f)), wp: make([]uint64, len(f)), wi: make([]uint64, 2*len(f))}
 	for k, x := range f {
 		w := ring.IMForm(x, q, sub.MRedConstant) // in [0, q), as Div64 needs
 		r.w[k] = w
 		r.wp[k], _ = bits.Div64(w, 0, q)
+		r.wi[2*k], r.wi[2*k+1] = r.w[k], r.wp[k]
 	}
 	got, _ := shoupTables.LoadOrStore(key, r)
 	return got.(*shoupRoots)
@@ -151,6 +153,18 @@ func last3(c []uint64, q uint64, r *shoupRoots) {
 		u[2], u[3] = reduce4(x2, q, q2), reduce4(x3, q, q2)
 		u[4], u[5] = reduce4(x4, q, q2), reduce4(x5, q, q2)
 		u[6], u[7] = reduce4(x6, q, q2), reduce4(x7, q, q2)
+	}
+}
+
+// last1 runs the stage of stride 1 and leaves its results reduced to
+// [0, q): the transform's end.
+func last1(c []uint64, q uint64, r *shoupRoots) {
+	q2, n := 2*q, len(c)
+	w, wp := r.w[n/2:n], r.wp[n/2:n]
+	for j := range n / 2 {
+		u := (*[2]uint64)(c[2*j : 2*j+2])
+		x, y := bfly(u[0], u[1], w[j], wp[j], q, q2)
+		u[0], u[1] = reduce4(x, q, q2), reduce4(y, q, q2)
 	}
 }
 

@@ -132,10 +132,10 @@ func (s *sparseNTT) run(rq *ring.Ring, p ring.Poly, pos []int, mont bool) {
 	}
 }
 
-// dense runs the stages from stride t (m blocks) down to 1 on every pair,
-// two stages a pass while the second's stride is 8 or more, the last three
-// in registers, and reduces the result to [0, q).
-func dense(c []uint64, t, m int, q uint64, r *shoupRoots) {
+// denseGo runs the stages from stride t (m blocks) down to 1 on every
+// pair, two stages a pass while the second's stride is 8 or more, the last
+// three in registers, and reduces the result to [0, q).
+func denseGo(c []uint64, t, m int, q uint64, r *shoupRoots) {
 	for ; t >= 16; t, m = t/4, 4*m {
 		radix4(c, t, m, q, r)
 	}
@@ -150,6 +150,26 @@ func dense(c []uint64, t, m int, q uint64, r *shoupRoots) {
 	for ; t >= 1; t, m = t/2, 2*m {
 		radix2(c, t, m, q, r)
 	}
+	reduceAll(c, q)
+}
+
+// denseAsm is denseGo with every pair of stages down to strides 2 and 1
+// in radix4Fast (in assembly, the compiled last3 spills less than the
+// compiled radix4 but is still slower), and the stage of stride 1, when
+// left alone, with the final reduction.
+func denseAsm(c []uint64, t, m int, q uint64, r *shoupRoots) {
+	for ; t >= 2; t, m = t/4, 4*m {
+		radix4Fast(c, t, m, q, r)
+	}
+	if t == 1 {
+		last1(c, q, r)
+		return
+	}
+	reduceAll(c, q)
+}
+
+// reduceAll brings every coefficient from [0, 4q) to [0, q).
+func reduceAll(c []uint64, q uint64) {
 	for j := range c {
 		c[j] = reduce4(c[j], q, 2*q)
 	}

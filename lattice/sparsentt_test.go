@@ -94,6 +94,33 @@ func TestSparseNTT(t *testing.T) {
 	}
 }
 
+// TestDenseKernels: the two sequences of dense kernels (denseAsm, in
+// assembly on amd64, and denseGo) give the same coefficients from every
+// entry stride, on any values below 4q (what the stages before leave), for
+// every prime; TestSparseNTT checks the build's own against Lattigo's (run
+// it with -tags purego for denseGo).
+func TestDenseKernels(t *testing.T) {
+	p := params(t)
+	rq := p.bgv.RingQ().AtLevel(p.bgv.MaxLevel())
+	n := p.Slots()
+	rng := mrand.New(mrand.NewPCG(7, 8))
+	for _, sub := range rq.SubRings[:rq.Level()+1] {
+		q, r := sub.Modulus, rootsOf(sub)
+		in := make([]uint64, n)
+		for j := range in {
+			in[j] = rng.Uint64N(4 * q)
+		}
+		for st, m := n/2, 1; st >= 1; st, m = st/2, 2*m {
+			a, b := slices.Clone(in), slices.Clone(in)
+			denseGo(a, st, m, q, r)
+			denseAsm(b, st, m, q, r)
+			if !slices.Equal(a, b) {
+				t.Fatalf("modulus %d, from stride %d: the dense kernels differ", q, st)
+			}
+		}
+	}
+}
+
 // BenchmarkWeigh times one chunk's W (its NTT in Montgomery form) at
 // default_credit's layout (32 bins, one node: 128 rows a chunk).
 func BenchmarkWeigh(b *testing.B) { benchWeigh(b, 1) }

@@ -1,0 +1,20 @@
+//go:build !purego
+
+package lattice
+
+// radix4Asm is radix4 for 4h-coefficient blocks (nttkernels_amd64.s):
+// the m blocks from c, block i turned by the (w, wp) pair at r1[2i:] in
+// the first stage and by those at r2[4i:] in the second. m ≥ 1, h ≥ 1.
+//
+//go:noescape
+func radix4Asm(c *uint64, h, m int, q uint64, r1, r2 *uint64)
+
+// radix4Fast is radix4 in assembly; its bounds are checked here.
+func radix4Fast(c []uint64, t, m int, q uint64, r *shoupRoots) {
+	_, _ = c[2*t*m-1], r.wi[8*m-1]
+	radix4Asm(&c[0], t/2, m, q, &r.wi[2*m], &r.wi[4*m])
+}
+
+// dense is denseAsm on amd64: two stages a pass in assembly, about a
+// third faster than denseGo (docs/boost.md).
+func dense(c []uint64, t, m int, q uint64, r *shoupRoots) { denseAsm(c, t, m, q, r) }

@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package lattice
+
+// radix4Fast is radix4 where there is no assembly.
+func radix4Fast(c []uint64, t, m int, q uint64, r *shoupRoots) { radix4(c, t, m, q, r) }
+
+// dense is denseGo where there is no assembly.
+func dense(c []uint64, t, m int, q uint64, r *shoupRoots) { denseGo(c, t, m, q, r) }
