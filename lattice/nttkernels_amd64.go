@@ -15,6 +15,19 @@ func radix4Fast(c []uint64, t, m int, q uint64, r *shoupRoots) {
 	radix4Asm(&c[0], t/2, m, q, &r.wi[2*m], &r.wi[4*m])
 }
 
+// last1Asm is last1 (nttkernels_amd64.s) on the pairs of c, pair j
+// turned by the (w, wp) pair at r[2j:]. pairs ≥ 1.
+//
+//go:noescape
+func last1Asm(c *uint64, pairs int, q uint64, r *uint64)
+
+// last1Fast is last1 in assembly; its bounds are checked here.
+func last1Fast(c []uint64, q uint64, r *shoupRoots) {
+	n := len(c)
+	_ = r.wi[2*n-1]
+	last1Asm(&c[0], n/2, q, &r.wi[n])
+}
+
 // dense is denseAsm on amd64: two stages a pass in assembly, about a
 // third faster than denseGo (docs/boost.md).
 func dense(c []uint64, t, m int, q uint64, r *shoupRoots) { denseAsm(c, t, m, q, r) }

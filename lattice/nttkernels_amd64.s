@@ -61,3 +61,36 @@ quad:
 	DECQ m+16(FP)
 	JNZ  block
 	RET
+
+// REDUCE4 is reduce4: U from [0, 4q) to [0, q); AX is clobbered.
+#define REDUCE4(U) \
+	MOVQ U, AX; \
+	SUBQ R11, AX; \
+	CMOVQCC AX, U; \
+	MOVQ U, AX; \
+	SUBQ R10, AX; \
+	CMOVQCC AX, U
+
+// func last1Asm(c *uint64, pairs int, q uint64, r *uint64)
+TEXT ·last1Asm(SB), NOSPLIT, $0-32
+	MOVQ c+0(FP), SI
+	MOVQ pairs+8(FP), DI
+	MOVQ q+16(FP), R10
+	MOVQ r+24(FP), R12
+	LEAQ (R10)(R10*1), R11
+	SHLQ $4, DI
+	ADDQ SI, DI          // the end of c
+
+pair:
+	MOVQ (SI), BX
+	MOVQ 8(SI), CX
+	BFLY(BX, CX, 0(R12), 8(R12))
+	REDUCE4(BX)
+	REDUCE4(CX)
+	MOVQ BX, (SI)
+	MOVQ CX, 8(SI)
+	ADDQ $16, SI
+	ADDQ $16, R12
+	CMPQ SI, DI
+	JB   pair
+	RET

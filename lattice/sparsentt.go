@@ -154,15 +154,15 @@ func denseGo(c []uint64, t, m int, q uint64, r *shoupRoots) {
 }
 
 // denseAsm is denseGo with every pair of stages down to strides 2 and 1
-// in radix4Fast (in assembly, the compiled last3 spills less than the
-// compiled radix4 but is still slower), and the stage of stride 1, when
-// left alone, with the final reduction.
+// in radix4Fast, and the stage of stride 1, when left alone, with the
+// final reduction in last1Fast (both in assembly on amd64: there a
+// sequence of last3's kind would need more registers than it has).
 func denseAsm(c []uint64, t, m int, q uint64, r *shoupRoots) {
 	for ; t >= 2; t, m = t/4, 4*m {
 		radix4Fast(c, t, m, q, r)
 	}
 	if t == 1 {
-		last1(c, q, r)
+		last1Fast(c, q, r)
 		return
 	}
 	reduceAll(c, q)
