@@ -104,18 +104,19 @@ func radix2(c []uint64, t, m int, q uint64, r *shoupRoots) {
 }
 
 // radix4 runs the stages of strides t and t/2 (m blocks, then 2m) in one
-// pass over memory: each quadruple is loaded and stored once for both.
-func radix4(c []uint64, t, m int, q uint64, r *shoupRoots) {
+// pass over memory, on the quadruples j of each block with lo ≤ j < hi
+// (all: 0, t/2): each is loaded and stored once for both stages.
+func radix4(c []uint64, t, m int, q uint64, r *shoupRoots, lo, hi int) {
 	q2, h := 2*q, t/2
 	for i := range m {
 		w1, p1 := r.w[m+i], r.wp[m+i]
 		w2, p2 := r.w[2*m+2*i], r.wp[2*m+2*i]
 		w3, p3 := r.w[2*m+2*i+1], r.wp[2*m+2*i+1]
 		blk := c[2*i*t : 2*i*t+2*t]
-		a0 := blk[:h]
-		a1 := blk[h:t][:len(a0)]
-		a2 := blk[t : t+h][:len(a0)]
-		a3 := blk[t+h:][:len(a0)]
+		a0 := blk[lo:hi]
+		a1 := blk[h+lo : h+hi][:len(a0)]
+		a2 := blk[t+lo : t+hi][:len(a0)]
+		a3 := blk[t+h+lo : t+h+hi][:len(a0)]
 		for j := range a0 {
 			x0, x2 := bfly(a0[j], a2[j], w1, p1, q, q2)
 			x1, x3 := bfly(a1[j], a3[j], w1, p1, q, q2)

@@ -3,16 +3,22 @@
 package lattice
 
 // radix4Asm is radix4 for 4h-coefficient blocks (nttkernels_amd64.s):
-// the m blocks from c, block i turned by the (w, wp) pair at r1[2i:] in
-// the first stage and by those at r2[4i:] in the second. m ≥ 1, h ≥ 1.
+// m blocks, block i turned by the (w, wp) pair at r1[2i:] in the first
+// stage and by those at r2[4i:] in the second, on n8/8 quadruples from c
+// (at the first's lo in block 0) and from skip8/8 words after the
+// previous block's last in the next. m, h, n8 ≥ 1.
 //
 //go:noescape
-func radix4Asm(c *uint64, h, m int, q uint64, r1, r2 *uint64)
+func radix4Asm(c *uint64, h, m int, q uint64, r1, r2 *uint64, n8, skip8 int)
 
 // radix4Fast is radix4 in assembly; its bounds are checked here.
-func radix4Fast(c []uint64, t, m int, q uint64, r *shoupRoots) {
+func radix4Fast(c []uint64, t, m int, q uint64, r *shoupRoots, lo, hi int) {
+	h := t / 2
+	if lo < 0 || hi > h || lo >= hi {
+		panic("lattice: radix4 on an empty or out-of-block range")
+	}
 	_, _ = c[2*t*m-1], r.wi[8*m-1]
-	radix4Asm(&c[0], t/2, m, q, &r.wi[2*m], &r.wi[4*m])
+	radix4Asm(&c[lo], h, m, q, &r.wi[2*m], &r.wi[4*m], 8*(hi-lo), 8*(4*h-(hi-lo)))
 }
 
 // last1Asm is last1 (nttkernels_amd64.s) on the pairs of c, pair j

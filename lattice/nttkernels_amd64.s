@@ -24,8 +24,8 @@
 	ADDQ V, U; \
 	MOVQ DX, V
 
-// func radix4Asm(c *uint64, h, m int, q uint64, r1, r2 *uint64)
-TEXT ·radix4Asm(SB), NOSPLIT, $0-48
+// func radix4Asm(c *uint64, h, m int, q uint64, r1, r2 *uint64, n8, skip8 int)
+TEXT ·radix4Asm(SB), NOSPLIT, $0-64
 	MOVQ c+0(FP), SI
 	MOVQ h+8(FP), R8
 	MOVQ q+24(FP), R10
@@ -36,7 +36,8 @@ TEXT ·radix4Asm(SB), NOSPLIT, $0-48
 	LEAQ (R8)(R8*2), R9  // the fourth quarter's
 
 block:
-	LEAQ (SI)(R8*1), DI  // the end of the block's first quarter
+	MOVQ n8+48(FP), DI
+	ADDQ SI, DI          // the end of the block's quadruples
 
 quad:
 	MOVQ (SI), BX
@@ -55,7 +56,7 @@ quad:
 	CMPQ SI, DI
 	JB   quad
 
-	ADDQ R9, SI          // the next block
+	ADDQ skip8+56(FP), SI // the next block's first quadruple
 	ADDQ $16, R12        // its root pair
 	ADDQ $32, R13        // its two root pairs of the second stage
 	DECQ m+16(FP)

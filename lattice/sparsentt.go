@@ -23,6 +23,8 @@ package lattice
 // are in nttkernels.go.
 
 import (
+	"slices"
+
 	"github.com/tuneinsight/lattigo/v6/ring"
 )
 
@@ -31,20 +33,31 @@ import (
 type sparseNTT struct {
 	flag   []uint8    // by residue mod t: 1 when U is live, 2 when V is
 	live   []int32    // scratch of plan: the current stage's live residues
-	res    []int32    // every planned stage's residues, by kind
-	stages []nttStage // the stages run sparse or as copies, in order
+	res    []int32    // every planned stage's residues, by kind, or runs
+	stages []nttStage // the stages run before the dense ones, in order
+	spare  []nttStage // scratch of pairRuns
 	pos    []int      // scratch of BinSummer.weigh: W's nonzero positions
 	seen   []bool     // scratch of BinSummer.weigh: by position, in pos
 }
 
-// nttStage is a stage run before the dense ones: its residues mod t are
-// res[lo:a] (both halves live), res[a:b] (only U) and res[b:hi] (only V);
-// copy says every V is zero and the residues with U live are most of t,
-// so the stage copies each block's first half onto its second.
+// nttStage is a stage run before the dense ones, of one of three kinds.
+// Lists: its residues mod t are res[lo:a] (both halves live), res[a:b]
+// (only U) and res[b:hi] (only V). Copy: every V is zero and the residues
+// with U live are most of t, so the stage copies each block's first half
+// onto its second. Runs: the stages of strides t and t/2 in one radix-4
+// pass over the quadruples j of each block with j in one of the ranges
+// [res[k], res[k+1]) of res[lo:hi].
 type nttStage struct {
 	lo, a, b, hi int
-	copy         bool
+	kind         uint8
 }
+
+// The kinds of nttStage.
+const (
+	stageLists = iota
+	stageCopy
+	stageRuns
+)
 
 // plan classifies the residues of each stage for nonzero inputs at the
 // distinct positions pos of a degree-n polynomial. A stage is run sparse
@@ -87,14 +100,60 @@ func (s *sparseNTT) plan(n int, pos []int) {
 		withV := (st.a - st.lo) + (st.hi - st.b)
 		if 4*withV >= 3*t {
 			s.res = s.res[:st.lo]
-			return
+			break
 		}
 		if withV == 0 && 2*len(live) >= t {
 			s.res = s.res[:st.lo]
-			st = nttStage{lo: st.lo, a: st.lo, b: st.lo, hi: st.lo, copy: true}
+			st = nttStage{lo: st.lo, a: st.lo, b: st.lo, hi: st.lo, kind: stageCopy}
 		}
 		s.stages = append(s.stages, st)
 	}
+	s.pairRuns(n)
+}
+
+// pairRuns replaces two consecutive list stages, from the last up, by one
+// radix-4 pass over runs when that is cheaper. The quadruple j of a block
+// (positions j, j+t/2, j+t, j+3t/2 for strides t and t/2) has a live
+// value only if j is a live residue of the second stage, so runs covering
+// those residues cover every live butterfly; the butterflies on zeros
+// inside a run give values ≡ 0 mod q (below 4q, like every value), which
+// the later stages may skip, copy over or overwrite as they would a zero.
+// Runs join live residues less than 8 apart; the radix-4 pass, in
+// assembly, costs about 2/5 of a list's butterfly (BenchmarkWeigh).
+func (s *sparseNTT) pairRuns(n int) {
+	out := s.spare[:0]
+	for i := len(s.stages) - 1; i >= 0; i-- {
+		up, lo := s.stages[max(i-1, 0)], s.stages[i]
+		if i == 0 || up.kind != stageLists || lo.kind != stageLists {
+			out = append(out, lo)
+			continue
+		}
+		m := 1 << (i - 1) // the first stage's blocks
+		live := append(s.live[:0], s.res[lo.lo:lo.hi]...)
+		slices.Sort(live)
+		s.live = live
+		st := nttStage{lo: len(s.res), kind: stageRuns}
+		quads := 0
+		for k := 0; k < len(live); {
+			end := k + 1
+			for end < len(live) && live[end]-live[end-1] < 8 {
+				end++
+			}
+			s.res = append(s.res, live[k], live[end-1]+1)
+			quads += m * int(live[end-1]+1-live[k])
+			k = end
+		}
+		st.hi = len(s.res)
+		if ops := m*(up.hi-up.lo) + 2*m*(lo.hi-lo.lo); 8*quads >= 5*ops {
+			s.res = s.res[:st.lo]
+			out = append(out, lo)
+			continue
+		}
+		out = append(out, st)
+		i--
+	}
+	slices.Reverse(out)
+	s.stages, s.spare = out, s.stages
 }
 
 // forward sets p, whose coefficients are zero but at the distinct
@@ -121,9 +180,15 @@ func (s *sparseNTT) run(rq *ring.Ring, p ring.Poly, pos []int, mont bool) {
 		r := rootsOf(sub)
 		t, m := n/2, 1
 		for _, st := range s.stages {
-			if st.copy {
+			switch st.kind {
+			case stageCopy:
 				copyStage(c, t, m)
-			} else {
+			case stageRuns:
+				for k := st.lo; k < st.hi; k += 2 {
+					radix4Fast(c, t, m, q, r, int(s.res[k]), int(s.res[k+1]))
+				}
+				t, m = t/2, 2*m
+			default:
 				sparseStage(c, t, m, q, r, s.res[st.lo:st.a], s.res[st.a:st.b], s.res[st.b:st.hi])
 			}
 			t, m = t/2, 2*m
@@ -137,7 +202,7 @@ func (s *sparseNTT) run(rq *ring.Ring, p ring.Poly, pos []int, mont bool) {
 // three in registers, and reduces the result to [0, q).
 func denseGo(c []uint64, t, m int, q uint64, r *shoupRoots) {
 	for ; t >= 16; t, m = t/4, 4*m {
-		radix4(c, t, m, q, r)
+		radix4(c, t, m, q, r, 0, t/2)
 	}
 	if t == 8 {
 		radix2(c, t, m, q, r)
@@ -159,7 +224,7 @@ func denseGo(c []uint64, t, m int, q uint64, r *shoupRoots) {
 // sequence of last3's kind would need more registers than it has).
 func denseAsm(c []uint64, t, m int, q uint64, r *shoupRoots) {
 	for ; t >= 2; t, m = t/4, 4*m {
-		radix4Fast(c, t, m, q, r)
+		radix4Fast(c, t, m, q, r, 0, t/2)
 	}
 	if t == 1 {
 		last1Fast(c, q, r)

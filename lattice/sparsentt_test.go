@@ -96,8 +96,8 @@ func TestSparseNTT(t *testing.T) {
 
 // TestDenseKernels: the two sequences of dense kernels (denseAsm, in
 // assembly on amd64, and denseGo) give the same coefficients from every
-// entry stride, on any values below 4q (what the stages before leave), for
-// every prime; TestSparseNTT checks the build's own against Lattigo's (run
+// entry stride, and so do radix4 and radix4Fast on a run of quadruples,
+// on any values below 4q (what the stages before leave), for every prime; TestSparseNTT checks the build's own against Lattigo's (run
 // it with -tags purego for denseGo).
 func TestDenseKernels(t *testing.T) {
 	p := params(t)
@@ -116,6 +116,17 @@ func TestDenseKernels(t *testing.T) {
 			denseAsm(b, st, m, q, r)
 			if !slices.Equal(a, b) {
 				t.Fatalf("modulus %d, from stride %d: the dense kernels differ", q, st)
+			}
+			if st < 2 {
+				continue
+			}
+			lo, hi := rng.IntN(st/2), st/2 // a run of quadruples, as pairRuns plans
+			hi -= rng.IntN(hi - lo)
+			a, b = slices.Clone(in), slices.Clone(in)
+			radix4(a, st, m, q, r, lo, hi)
+			radix4Fast(b, st, m, q, r, lo, hi)
+			if !slices.Equal(a, b) {
+				t.Fatalf("modulus %d, stride %d, quadruples [%d, %d): the radix-4 kernels differ", q, st, lo, hi)
 			}
 		}
 	}
