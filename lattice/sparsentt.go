@@ -23,6 +23,7 @@ package lattice
 // are in nttkernels.go.
 
 import (
+	"math/bits"
 	"slices"
 
 	"github.com/tuneinsight/lattigo/v6/ring"
@@ -36,6 +37,7 @@ type sparseNTT struct {
 	res    []int32    // every planned stage's residues, by kind, or runs
 	stages []nttStage // the stages run before the dense ones, in order
 	spare  []nttStage // scratch of pairRuns
+	bits   []uint64   // scratch of sorted: by residue, a bit
 	pos    []int      // scratch of BinSummer.weigh: W's nonzero positions
 	seen   []bool     // scratch of BinSummer.weigh: by position, in pos
 }
@@ -84,15 +86,12 @@ func (s *sparseNTT) plan(n int, pos []int) {
 			}
 		}
 		st := nttStage{lo: len(s.res)}
-		for kind, end := range []*int{&st.a, &st.b, &st.hi} {
-			want := [3]uint8{3, 1, 2}[kind]
-			for _, r := range live {
-				if s.flag[r] == want {
-					s.res = append(s.res, r)
-				}
-			}
-			*end = len(s.res)
-		}
+		s.res = s.appendKind(live, 3)
+		st.a = len(s.res)
+		s.res = s.appendKind(live, 1)
+		st.b = len(s.res)
+		s.res = s.appendKind(live, 2)
+		st.hi = len(s.res)
 		for _, r := range live {
 			s.flag[r] = 0
 		}
@@ -109,6 +108,17 @@ func (s *sparseNTT) plan(n int, pos []int) {
 		s.stages = append(s.stages, st)
 	}
 	s.pairRuns(n)
+}
+
+// appendKind appends to s.res the residues of live flagged kind.
+func (s *sparseNTT) appendKind(live []int32, kind uint8) []int32 {
+	res := s.res
+	for _, r := range live {
+		if s.flag[r] == kind {
+			res = append(res, r)
+		}
+	}
+	return res
 }
 
 // pairRuns replaces two consecutive list stages, from the last up, by one
@@ -129,9 +139,7 @@ func (s *sparseNTT) pairRuns(n int) {
 			continue
 		}
 		m := 1 << (i - 1) // the first stage's blocks
-		live := append(s.live[:0], s.res[lo.lo:lo.hi]...)
-		slices.Sort(live)
-		s.live = live
+		live := s.sorted(s.res[lo.lo:lo.hi])
 		st := nttStage{lo: len(s.res), kind: stageRuns}
 		quads := 0
 		for k := 0; k < len(live); {
@@ -154,6 +162,32 @@ func (s *sparseNTT) pairRuns(n int) {
 	}
 	slices.Reverse(out)
 	s.stages, s.spare = out, s.stages
+}
+
+// sorted returns the distinct residues res (each below n/2) in ascending
+// order, in s.live: through a bitmap, as sorting them took a third of the
+// plan's time.
+func (s *sparseNTT) sorted(res []int32) []int32 {
+	hi := int32(0)
+	for _, r := range res {
+		hi = max(hi, r)
+	}
+	words := int(hi)/64 + 1
+	if len(s.bits) < words {
+		s.bits = make([]uint64, words)
+	}
+	for _, r := range res {
+		s.bits[r/64] |= 1 << (r % 64)
+	}
+	live := s.live[:0]
+	for k, w := range s.bits[:words] {
+		for ; w != 0; w &= w - 1 {
+			live = append(live, int32(64*k+bits.TrailingZeros64(w)))
+		}
+		s.bits[k] = 0
+	}
+	s.live = live
+	return live
 }
 
 // forward sets p, whose coefficients are zero but at the distinct
