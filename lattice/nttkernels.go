@@ -8,8 +8,8 @@ package lattice
 // value congruent modulo q to the one of Lattigo's butterflies, and ends
 // with each coefficient reduced to [0, q), yields its output bit for bit.
 //
-// Bounds: every value lies in [0, 4q) between stages (q < 2^62, so 4q fits
-// 64 bits). A butterfly brings U below 2q, takes T = V·ω lazily in [0, 2q)
+// Bounds: every value lies in [0, 4q) between stages (forward takes
+// q < 2^61, so 4q fits 64 bits). A butterfly brings U below 2q, takes T = V·ω lazily in [0, 2q)
 // (Shoup: for any V < 2^64), and writes U + T and U − T + 2q, both in
 // [0, 4q). Shoup's product costs one full and two low multiplications
 // where Montgomery's costs two full and one low, on a shorter dependency

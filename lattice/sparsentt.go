@@ -6,8 +6,8 @@ package lattice
 // path's CPU (docs/boost.md, "The lattice path", profile). The transform is
 // Lattigo's standard negacyclic Cooley–Tukey NTT (ring.nttLazy: stages of
 // stride t = n/2, n/4, …, 1, the pair (j, j+t) of block i turned by
-// roots[m+i], m = n/2t) with its lazy butterfly, so the result is the same
-// polynomial. Before the stage of stride t the value at position j depends
+// roots[m+i], m = n/2t), with other lazy butterflies (nttkernels.go says
+// why the result is still Lattigo's bit for bit). Before the stage of stride t the value at position j depends
 // only on the inputs at positions ≡ j (mod 2t), so the stage's pair (j, j+t)
 // is two zeros, and is left alone, unless some nonzero input lies at a
 // position ≡ j (mod t). At default_credit's layouts that skips about 40 %
@@ -19,8 +19,10 @@ package lattice
 // input at a position ≡ j+t mod 2t) only copies U, and one whose U is
 // zero only multiplies V by the root. At the first stages most live pairs
 // are one-sided, and at default_credit's layout (32 bins in a row slot of
-// 64) the stage of stride 32 is all copies. The butterflies themselves
-// are in nttkernels.go.
+// 64) the stage of stride 32 is all copies. Where the live residues
+// bunch (the bins' offsets), two stages run as one radix-4 pass over runs
+// of them in assembly, zeros inside the runs included (pairRuns), and the
+// stages from the first nearly full one on run densely, two a pass.
 
 import (
 	"math/bits"
@@ -196,6 +198,17 @@ func (s *sparseNTT) sorted(res []int32) []int32 {
 // what rq.NTT then rq.MForm give (Montgomery form first, on the nonzeros
 // only: the NTT is linear).
 func (s *sparseNTT) forward(rq *ring.Ring, p ring.Poly, pos []int, mont bool) {
+	for _, q := range rq.ModuliChain()[:rq.Level()+1] {
+		// Lattigo's NTT is only right below 2^61 (its MRedLazy of
+		// U+4q−V, ring/ntt.go), and the output must be its output.
+		if q >= 1<<61 {
+			rq.NTT(p, p)
+			if mont {
+				rq.MForm(p, p)
+			}
+			return
+		}
+	}
 	s.plan(rq.N(), pos)
 	s.run(rq, p, pos, mont)
 }

@@ -5,6 +5,8 @@ import (
 	mrand "math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/tuneinsight/lattigo/v6/ring"
 )
 
 // TestSparseNTT: the pruned NTT of a sparse polynomial equals Lattigo's NTT
@@ -90,6 +92,41 @@ func TestSparseNTT(t *testing.T) {
 			got.Copy(in)
 			s.run(rq, got, pos, mont)
 			equal(fmt.Sprintf(", dense after %d stages", k))
+		}
+	}
+}
+
+// TestSparseNTTRings: the same for other degrees and primes (the kernels'
+// shapes at small n) and for a prime of 62 bits, where Lattigo's NTT
+// is wrong (X·X is not X² there; ours is right), which therefore takes
+// Lattigo's NTT.
+func TestSparseNTTRings(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(9, 10))
+	var s sparseNTT
+	for _, c := range []struct{ logN, bits int }{{4, 60}, {5, 50}, {6, 61}, {7, 60}, {4, 62}} {
+		n := 1 << c.logN
+		g := ring.NewNTTFriendlyPrimesGenerator(uint64(c.bits), uint64(2*n))
+		q, err := g.NextDownstreamPrime()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rq, err := ring.NewRing(n, []uint64{q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 1; k <= n; k = 2*k + 1 {
+			pos := rng.Perm(n)[:min(k, n)]
+			got := rq.NewPoly()
+			for _, e := range pos {
+				got.Coeffs[0][e] = rng.Uint64N(q)
+			}
+			want := *got.CopyNew()
+			s.forward(rq, got, pos, true)
+			rq.NTT(want, want)
+			rq.MForm(want, want)
+			if !slices.Equal(got.Coeffs[0], want.Coeffs[0]) {
+				t.Fatalf("n = %d, a %d-bit prime, %d nonzeros: the sparse NTT differs from Lattigo's", n, c.bits, len(pos))
+			}
 		}
 	}
 }
