@@ -28,6 +28,11 @@ import (
 type shoupRoots struct {
 	w, wp []uint64
 	wi    []uint64 // w and wp interleaved, for the assembly
+	// w8 has, for each eight coefficients b, the pairs (w, wp) of the
+	// last three stages' roots in last3's order (indices n/8+b, n/4+2b,
+	// n/4+2b+1, n/2+4b, …, n/2+4b+3): one pointer for all seven leaves
+	// last3Asm registers for the eight values.
+	w8 []uint64
 }
 
 // shoupKey names a table: the roots are the bit-reversed powers of the
@@ -56,6 +61,12 @@ func rootsOf(sub *ring.SubRing) *shoupRoots {
 		r.w[k] = w
 		r.wp[k], _ = bits.Div64(w, 0, q)
 		r.wi[2*k], r.wi[2*k+1] = r.w[k], r.wp[k]
+	}
+	n := sub.N
+	for b := range n / 8 {
+		for _, k := range [7]int{n/8 + b, n/4 + 2*b, n/4 + 2*b + 1, n/2 + 4*b, n/2 + 4*b + 1, n/2 + 4*b + 2, n/2 + 4*b + 3} {
+			r.w8 = append(r.w8, r.w[k], r.wp[k])
+		}
 	}
 	got, _ := shoupTables.LoadOrStore(key, r)
 	return got.(*shoupRoots)

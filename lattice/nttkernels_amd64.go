@@ -34,6 +34,20 @@ func last1Fast(c []uint64, q uint64, r *shoupRoots) {
 	last1Asm(&c[0], n/2, q, &r.wi[n])
 }
 
+// last3Asm is last3 (nttkernels_amd64.s) on blocks eight-coefficient
+// blocks from c, block b turned by the seven (w, wp) pairs at r[14b:]
+// (shoupRoots.w8). blocks ≥ 1.
+//
+//go:noescape
+func last3Asm(c *uint64, blocks int, q uint64, r *uint64)
+
+// last3Fast is last3 in assembly; its bounds are checked here.
+func last3Fast(c []uint64, q uint64, r *shoupRoots) {
+	n := len(c)
+	_ = r.w8[14*(n/8)-1]
+	last3Asm(&c[0], n/8, q, &r.w8[0])
+}
+
 // dense is denseAsm on amd64: two stages a pass in assembly, about a
 // third faster than denseGo (docs/boost.md).
 func dense(c []uint64, t, m int, q uint64, r *shoupRoots) { denseAsm(c, t, m, q, r) }

@@ -2,10 +2,12 @@
 
 #include "textflag.h"
 
-// The dense stages of sparseNTT.forward two at a time (radix4 in
-// nttkernels.go, the same operations on the same values): the compiled Go
-// keeps the four values, the roots and the bounds in 14 registers only by
-// spilling, about a third of its instructions.
+// The dense kernels of sparseNTT.forward (radix4, last3 and last1 in
+// nttkernels.go: the same operations on the same values, so the same
+// results, which TestDenseKernels checks). The compiled Go keeps the
+// values, the roots and the bounds in the 14 registers only by spilling,
+// about a third of its instructions; here the roots are memory operands
+// and q, 2q, the values and the pointers stay in registers.
 
 // BFLY is bfly (nttkernels.go), Harvey's butterfly with Shoup's product, on
 // registers U and V with the root W and its Shoup companion P in memory;
@@ -94,4 +96,58 @@ pair:
 	ADDQ $16, R12
 	CMPQ SI, DI
 	JB   pair
+	RET
+
+// func last3Asm(c *uint64, blocks int, q uint64, r *uint64)
+TEXT ·last3Asm(SB), NOSPLIT, $0-32
+	MOVQ c+0(FP), SI
+	MOVQ blocks+8(FP), AX
+	MOVQ q+16(FP), R10
+	MOVQ r+24(FP), R12
+	LEAQ (R10)(R10*1), R11
+	SHLQ $6, AX
+	ADDQ SI, AX
+	MOVQ AX, blocks+8(FP) // the end of c
+
+eight:
+	MOVQ (SI), BX
+	MOVQ 8(SI), CX
+	MOVQ 16(SI), DI
+	MOVQ 24(SI), R8
+	MOVQ 32(SI), R9
+	MOVQ 40(SI), R13
+	MOVQ 48(SI), R14
+	MOVQ 56(SI), R15
+	BFLY(BX, R9, 0(R12), 8(R12))
+	BFLY(CX, R13, 0(R12), 8(R12))
+	BFLY(DI, R14, 0(R12), 8(R12))
+	BFLY(R8, R15, 0(R12), 8(R12))
+	BFLY(BX, DI, 16(R12), 24(R12))
+	BFLY(CX, R8, 16(R12), 24(R12))
+	BFLY(R9, R14, 32(R12), 40(R12))
+	BFLY(R13, R15, 32(R12), 40(R12))
+	BFLY(BX, CX, 48(R12), 56(R12))
+	BFLY(DI, R8, 64(R12), 72(R12))
+	BFLY(R9, R13, 80(R12), 88(R12))
+	BFLY(R14, R15, 96(R12), 104(R12))
+	REDUCE4(BX)
+	REDUCE4(CX)
+	REDUCE4(DI)
+	REDUCE4(R8)
+	REDUCE4(R9)
+	REDUCE4(R13)
+	REDUCE4(R14)
+	REDUCE4(R15)
+	MOVQ BX, (SI)
+	MOVQ CX, 8(SI)
+	MOVQ DI, 16(SI)
+	MOVQ R8, 24(SI)
+	MOVQ R9, 32(SI)
+	MOVQ R13, 40(SI)
+	MOVQ R14, 48(SI)
+	MOVQ R15, 56(SI)
+	ADDQ $64, SI
+	ADDQ $112, R12
+	CMPQ SI, blocks+8(FP)
+	JB   eight
 	RET

@@ -265,19 +265,22 @@ func denseGo(c []uint64, t, m int, q uint64, r *shoupRoots) {
 	reduceAll(c, q)
 }
 
-// denseAsm is denseGo with every pair of stages down to strides 2 and 1
-// in radix4Fast, and the stage of stride 1, when left alone, with the
-// final reduction in last1Fast (both in assembly on amd64: there a
-// sequence of last3's kind would need more registers than it has).
+// denseAsm is denseGo with the kernels in assembly on amd64: every pair
+// of stages down to stride 4 or 8 in radix4Fast, then the last three in
+// last3Fast, or the last two in radix4Fast and the final reduction, or the
+// last one alone with it in last1Fast.
 func denseAsm(c []uint64, t, m int, q uint64, r *shoupRoots) {
-	for ; t >= 2; t, m = t/4, 4*m {
+	for ; t >= 16 || t == 8 || t == 2; t, m = t/4, 4*m {
 		radix4Fast(c, t, m, q, r, 0, t/2)
 	}
-	if t == 1 {
+	switch t {
+	case 4:
+		last3Fast(c, q, r)
+	case 1:
 		last1Fast(c, q, r)
-		return
+	default: // 0: every stage done
+		reduceAll(c, q)
 	}
-	reduceAll(c, q)
 }
 
 // reduceAll brings every coefficient from [0, 4q) to [0, q).
