@@ -1,9 +1,12 @@
 package lattice
 
 import (
+	"fmt"
 	mrand "math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/tuneinsight/lattigo/v6/ring"
 )
 
 // TestSparseNTT: the pruned NTT of a sparse polynomial equals Lattigo's NTT
@@ -65,14 +68,102 @@ func TestSparseNTT(t *testing.T) {
 		}
 		rng.Shuffle(len(pos), func(a, b int) { pos[a], pos[b] = pos[b], pos[a] })
 		mont := name != "scattered"
+		in := *got.CopyNew()
 		s.forward(rq, got, pos, mont)
 		rq.NTT(want, want)
 		if mont {
 			rq.MForm(want, want)
 		}
-		for j := range want.Coeffs {
-			if !slices.Equal(got.Coeffs[j], want.Coeffs[j]) {
-				t.Fatalf("%s: modulus %d: the sparse NTT differs from Lattigo's", name, j)
+		equal := func(mix string) {
+			for j := range want.Coeffs {
+				if !slices.Equal(got.Coeffs[j], want.Coeffs[j]) {
+					t.Fatalf("%s%s: modulus %d: the sparse NTT differs from Lattigo's", name, mix, j)
+				}
+			}
+		}
+		equal("")
+		// Every stage-mix: the first k planned stages as planned, the rest
+		// dense (each dense kernel's entry stride, odd and even counts of
+		// dense stages, none).
+		s.plan(n, pos)
+		planned := slices.Clone(s.stages)
+		for k := range planned {
+			s.stages = planned[:k]
+			got.Copy(in)
+			s.run(rq, got, pos, mont)
+			equal(fmt.Sprintf(", dense after %d stages", k))
+		}
+	}
+}
+
+// TestSparseNTTRings: the same for other degrees and primes (the kernels'
+// shapes at small n) and for a prime of 62 bits, where Lattigo's NTT
+// is wrong (X·X is not X² there; ours is right), which therefore takes
+// Lattigo's NTT.
+func TestSparseNTTRings(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(9, 10))
+	var s sparseNTT
+	for _, c := range []struct{ logN, bits int }{{4, 60}, {5, 50}, {6, 61}, {7, 60}, {4, 62}} {
+		n := 1 << c.logN
+		g := ring.NewNTTFriendlyPrimesGenerator(uint64(c.bits), uint64(2*n))
+		q, err := g.NextDownstreamPrime()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rq, err := ring.NewRing(n, []uint64{q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 1; k <= n; k = 2*k + 1 {
+			pos := rng.Perm(n)[:min(k, n)]
+			got := rq.NewPoly()
+			for _, e := range pos {
+				got.Coeffs[0][e] = rng.Uint64N(q)
+			}
+			want := *got.CopyNew()
+			s.forward(rq, got, pos, true)
+			rq.NTT(want, want)
+			rq.MForm(want, want)
+			if !slices.Equal(got.Coeffs[0], want.Coeffs[0]) {
+				t.Fatalf("n = %d, a %d-bit prime, %d nonzeros: the sparse NTT differs from Lattigo's", n, c.bits, len(pos))
+			}
+		}
+	}
+}
+
+// TestDenseKernels: the two sequences of dense kernels (denseAsm, in
+// assembly on amd64, and denseGo) give the same coefficients from every
+// entry stride, and so do radix4 and radix4Fast on a run of quadruples,
+// on any values below 4q (what the stages before leave), for every prime; TestSparseNTT checks the build's own against Lattigo's (run
+// it with -tags purego for denseGo).
+func TestDenseKernels(t *testing.T) {
+	p := params(t)
+	rq := p.bgv.RingQ().AtLevel(p.bgv.MaxLevel())
+	n := p.Slots()
+	rng := mrand.New(mrand.NewPCG(7, 8))
+	for _, sub := range rq.SubRings[:rq.Level()+1] {
+		q, r := sub.Modulus, rootsOf(sub)
+		in := make([]uint64, n)
+		for j := range in {
+			in[j] = rng.Uint64N(4 * q)
+		}
+		for st, m := n/2, 1; st >= 1; st, m = st/2, 2*m {
+			a, b := slices.Clone(in), slices.Clone(in)
+			denseGo(a, st, m, q, r)
+			denseAsm(b, st, m, q, r)
+			if !slices.Equal(a, b) {
+				t.Fatalf("modulus %d, from stride %d: the dense kernels differ", q, st)
+			}
+			if st < 2 {
+				continue
+			}
+			lo, hi := rng.IntN(st/2), st/2 // a run of quadruples, as pairRuns plans
+			hi -= rng.IntN(hi - lo)
+			a, b = slices.Clone(in), slices.Clone(in)
+			radix4(a, st, m, q, r, lo, hi)
+			radix4Fast(b, st, m, q, r, lo, hi)
+			if !slices.Equal(a, b) {
+				t.Fatalf("modulus %d, stride %d, quadruples [%d, %d): the radix-4 kernels differ", q, st, lo, hi)
 			}
 		}
 	}
@@ -80,7 +171,15 @@ func TestSparseNTT(t *testing.T) {
 
 // BenchmarkWeigh times one chunk's W (its NTT in Montgomery form) at
 // default_credit's layout (32 bins, one node: 128 rows a chunk).
-func BenchmarkWeigh(b *testing.B) {
+func BenchmarkWeigh(b *testing.B) { benchWeigh(b, 1) }
+
+// BenchmarkWeighNode is BenchmarkWeigh for a node's subset of the chunk's
+// rows (boost's levels below the root): every other row, 64 terms.
+func BenchmarkWeighNode(b *testing.B) { benchWeigh(b, 2) }
+
+// benchWeigh times the W of every every-th row of a chunk, each in a
+// random bin of 32 with weight 1.
+func benchWeigh(b *testing.B, every int) {
 	pk, _ := binKeys(b)
 	l, err := NewBinLayout(pk.Params, 32)
 	if err != nil {
@@ -91,9 +190,9 @@ func BenchmarkWeigh(b *testing.B) {
 		b.Fatal(err)
 	}
 	rng := mrand.New(mrand.NewPCG(5, 6))
-	terms := make([]BinTerm, l.Rows())
-	for r := range terms {
-		terms[r] = BinTerm{Row: r, Bin: rng.IntN(32), Weight: 1}
+	var terms []BinTerm
+	for r := 0; r < l.Rows(); r += every {
+		terms = append(terms, BinTerm{Row: r, Bin: rng.IntN(32), Weight: 1})
 	}
 	for b.Loop() {
 		s.weigh(terms, 0)
