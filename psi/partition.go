@@ -10,11 +10,21 @@ import (
 // like distinct, it returns the distinct elements in first-seen order,
 // for each position of elems its index in uniq, and the digests of uniq.
 // Two different elements with one digest (a 128-bit SHA-256 collision,
-// probability about n²/2^129) are an error, never merged.
+// probability about n²/2^129) are an error, never merged. Without
+// repeats (the usual case) uniq is elems itself, capacity cut so that
+// an append cannot write into the caller's array, and ds is the digests
+// as computed: no second 24-byte-per-element table of slice headers for
+// the GC to scan, nor a second copy of the digests.
 func (d digester) distinctDigests(elems [][]byte) (uniq [][]byte, of []int, ds [][digestLen]byte, err error) {
 	all := d.digests(elems)
 	first := firstOccurrences(all)
 	of = make([]int, len(elems))
+	if allFirst(first) {
+		for i := range of {
+			of[i] = i
+		}
+		return elems[:len(elems):len(elems)], of, all, nil
+	}
 	uniq = make([][]byte, 0, len(elems))
 	ds = make([][digestLen]byte, 0, len(elems))
 	for i, f := range first {
@@ -30,6 +40,16 @@ func (d digester) distinctDigests(elems [][]byte) (uniq [][]byte, of []int, ds [
 		of[i] = of[f]
 	}
 	return uniq, of, ds, nil
+}
+
+// allFirst says whether every element is its own first occurrence.
+func allFirst(first []int32) bool {
+	for i, f := range first {
+		if int(f) != i {
+			return false
+		}
+	}
+	return true
 }
 
 // partSize is the number of values per part a partitioned table aims
