@@ -42,13 +42,8 @@ func okvsSize(n int) int {
 	return int(float64(n)*(1+okvsEpsilon)+0.999999) + okvsBand
 }
 
-// okvsRow is one key's row: start column, band (bit j of word j/64 is
-// column start+j) and value.
-type okvsRow struct {
-	start int
-	band  [okvsWords]uint64
-	val   gf
-}
+// A key's row is its start column, its band ([okvsWords]uint64: bit j
+// of word j/64 is column start+j) and its value.
 
 // okvsHasher maps digests to rows: AES-128 under a key derived from the
 // joint seed and the attempt, as a pseudorandom function of the digest.
@@ -167,35 +162,33 @@ func (h okvsHasher) layout(ds [][digestLen]byte) *okvsLayout {
 	return &okvsLayout{order: order, sorted: sorted, sds: sds}
 }
 
-// okvsEncodeIn is okvsEncode over the keys of lay (from h.layout).
+// okvsEncodeIn is okvsEncode over the keys of lay (from h.layout). The
+// rows are kept as three tables in the order of the starts — the starts
+// (lay.sorted), the bands and the values — rather than one table of
+// 56-byte rows whose starts and values would be second copies.
 func okvsEncodeIn(h okvsHasher, lay *okvsLayout, vals []gf, fill *mrand.ChaCha8) ([]gf, error) {
 	order, sorted, sds := lay.order, lay.sorted, lay.sds
-	rows := make([]okvsRow, len(sds)) // in the order of their starts
+	bands := make([][okvsWords]uint64, len(sds))
 	svals := make([]gf, len(sds))
 	gather16(svals, vals, order)
-	var band [okvsBatch][okvsWords]uint64
 	for lo := 0; lo < len(sds); lo += okvsBatch {
 		hi := min(len(sds), lo+okvsBatch)
-		h.bands(band[:], sds[lo:hi])
-		for k := range hi - lo {
-			rows[lo+k] = okvsRow{start: int(sorted[lo+k]), band: band[k], val: svals[lo+k]}
-		}
+		h.bands(bands[lo:hi], sds[lo:hi])
 	}
-	pivot := make([]int32, len(rows)) // column of each row's pivot
-	for i := range rows {
-		r := &rows[i]
-		p, ok := lowestBit(&r.band)
+	pivot := make([]int32, len(sds)) // column of each row's pivot
+	for i := range bands {
+		r, start := &bands[i], int(sorted[i])
+		p, ok := lowestBit(r)
 		if !ok {
 			return nil, errOKVS
 		}
-		col := r.start + p
+		col := start + p
 		pivot[i] = int32(col)
-		for k := i + 1; k < len(rows) && rows[k].start <= col; k++ {
-			o := &rows[k]
-			off := col - o.start
-			if o.band[off/64]>>(off%64)&1 == 1 {
-				xorShifted(&o.band, &r.band, o.start-r.start)
-				o.val = o.val.add(r.val)
+		for k := i + 1; k < len(bands) && int(sorted[k]) <= col; k++ {
+			off := col - int(sorted[k])
+			if bands[k][off/64]>>(off%64)&1 == 1 {
+				xorShifted(&bands[k], r, int(sorted[k])-start)
+				svals[k] = svals[k].add(svals[i])
 			}
 		}
 	}
@@ -209,12 +202,12 @@ func okvsEncodeIn(h okvsHasher, lay *okvsLayout, vals []gf, fill *mrand.ChaCha8)
 			p[c] = gf{fill.Uint64(), fill.Uint64()}
 		}
 	}
-	for i := len(rows) - 1; i >= 0; i-- {
-		r := &rows[i]
-		off := int(pivot[i]) - r.start
-		band := r.band
+	for i := len(bands) - 1; i >= 0; i-- {
+		start := int(sorted[i])
+		off := int(pivot[i]) - start
+		band := bands[i]
 		band[off/64] &^= 1 << (off % 64) // the pivot itself
-		p[pivot[i]] = r.val.add(h.sum((*[okvsBand]gf)(p[r.start:]), &band))
+		p[pivot[i]] = svals[i].add(h.sum((*[okvsBand]gf)(p[start:]), &band))
 	}
 	return p, nil
 }
