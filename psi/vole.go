@@ -105,10 +105,11 @@ func voleReceive(ctx context.Context, net Network, peer string, set *otSet) (*ot
 	if err != nil {
 		return nil, fmt.Errorf("psi: VOLE exchange with %s: %w", peer, err)
 	}
-	attempt, enc := mo.attempt, encodeGFs(mo.d)
-	mo.d = nil // sent from enc; mo lives on for its layout
+	var enc []byte // one chunk's bytes at a time, not a second copy of D
 	for ci := range numChunks(p.m, set.cfg.ChunkSize) {
-		chunk, err := voleChunk(h.run, h.ids.peer, enc, p.m, set.cfg.ChunkSize, ci, gfLen, attempt)
+		lo := ci * set.cfg.ChunkSize
+		enc = appendGFs(enc[:0], mo.d[lo:lo+chunkLen(p.m, set.cfg.ChunkSize, ci)])
+		chunk, err := voleChunkOf(h.run, h.ids.peer, enc, p.m, ci, mo.attempt)
 		if err != nil {
 			return nil, fmt.Errorf("psi: encode %s %w", TypeVoleOKVS, err)
 		}
@@ -116,6 +117,7 @@ func voleReceive(ctx context.Context, net Network, peer string, set *otSet) (*ot
 			return nil, fmt.Errorf("psi: send %s chunk %d to %s: %w", TypeVoleOKVS, ci, peer, err)
 		}
 	}
+	mo.d = nil // sent; mo lives on for its layout
 	own := ownOutputs(keys, set, mo, c, h.l)
 	return h.matchVoleValues(ctx, net, peer, set, own)
 }

@@ -2,6 +2,7 @@ package psi
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/cohortdm/cohort/wire"
@@ -52,9 +53,14 @@ func decodeGFs(b []byte) []gf {
 
 // encodeGFs is decodeGFs's inverse.
 func encodeGFs(v []gf) []byte {
-	b := make([]byte, len(v)*gfLen)
-	for i, e := range v {
-		e.put(b[i*gfLen:])
+	return appendGFs(make([]byte, 0, len(v)*gfLen), v)
+}
+
+// appendGFs appends v's bytes (encodeGFs) to b.
+func appendGFs(b []byte, v []gf) []byte {
+	for _, e := range v {
+		b = binary.LittleEndian.AppendUint64(b, e.lo)
+		b = binary.LittleEndian.AppendUint64(b, e.hi)
 	}
 	return b
 }
@@ -124,7 +130,13 @@ func voleChunk(run, echo []byte, data []byte, total, c, ci, rowBytes, attempt in
 	if total > 0 {
 		cnt = chunkLen(total, c, ci)
 	}
-	body, err := wire.Marshal(&otChunkBody{Run: run, Echo: echo, Total: total, Index: ci, Attempt: attempt, Data: data[lo*rowBytes : (lo+cnt)*rowBytes]})
+	return voleChunkOf(run, echo, data[lo*rowBytes:(lo+cnt)*rowBytes], total, ci, attempt)
+}
+
+// voleChunkOf marshals chunk ci of total rows as an otChunkBody whose
+// rows are data.
+func voleChunkOf(run, echo []byte, data []byte, total, ci, attempt int) ([]byte, error) {
+	body, err := wire.Marshal(&otChunkBody{Run: run, Echo: echo, Total: total, Index: ci, Attempt: attempt, Data: data})
 	if err != nil {
 		return nil, fmt.Errorf("chunk %d: %w", ci, err)
 	}
