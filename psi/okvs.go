@@ -142,7 +142,10 @@ func (h okvsHasher) startOf(e gf) int {
 // random (drawn from fill), as RR22's OKVS requires so that P reveals
 // nothing of the keys beyond their values.
 func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCha8) ([]gf, error) {
-	return okvsEncodeIn(h, h.layout(ds), vals, fill)
+	lay := h.layout(ds)
+	svals := make([]gf, len(ds))
+	gather16(svals, vals, lay.order)
+	return okvsEncodeIn(h, lay, svals, fill)
 }
 
 // okvsLayout is the keys of a set of digests in the order of their
@@ -162,15 +165,14 @@ func (h okvsHasher) layout(ds [][digestLen]byte) *okvsLayout {
 	return &okvsLayout{order: order, sorted: sorted, sds: sds}
 }
 
-// okvsEncodeIn is okvsEncode over the keys of lay (from h.layout). The
-// rows are kept as three tables in the order of the starts — the starts
-// (lay.sorted), the bands and the values — rather than one table of
-// 56-byte rows whose starts and values would be second copies.
-func okvsEncodeIn(h okvsHasher, lay *okvsLayout, vals []gf, fill *mrand.ChaCha8) ([]gf, error) {
-	order, sorted, sds := lay.order, lay.sorted, lay.sds
+// okvsEncodeIn is okvsEncode over the keys of lay (from h.layout), with
+// their values svals in that layout's order (the order of the starts),
+// which it overwrites. The rows are kept as three tables in that order —
+// the starts (lay.sorted), the bands and the values — rather than one
+// table of 56-byte rows whose starts and values would be second copies.
+func okvsEncodeIn(h okvsHasher, lay *okvsLayout, svals []gf, fill *mrand.ChaCha8) ([]gf, error) {
+	sorted, sds := lay.sorted, lay.sds
 	bands := make([][okvsWords]uint64, len(sds))
-	svals := make([]gf, len(sds))
-	gather16(svals, vals, order)
 	for lo := 0; lo < len(sds); lo += okvsBatch {
 		hi := min(len(sds), lo+okvsBatch)
 		h.bands(bands[lo:hi], sds[lo:hi])

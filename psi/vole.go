@@ -127,11 +127,12 @@ func voleReceive(ctx context.Context, net Network, peer string, set *otSet) (*ot
 // attempt that succeeded and D = P + A, with its hasher and keys' layout
 // for decoding the same keys (ownOutputs).
 func maskedOKVS(keys *voleKeys, set *otSet, m int, a []gf, rng *mrand.ChaCha8) (*maskedOKVSOut, error) {
-	vals := keys.valuesOf(set.ds)
 	for attempt := range okvsAttempts {
 		h := newOKVSHasher(keys.seed, attempt, m)
 		lay := h.layout(set.ds)
-		p, err := okvsEncodeIn(h, lay, vals, rng)
+		// H(x) straight in the layout's order: no table in the set's
+		// order to gather from.
+		p, err := okvsEncodeIn(h, lay, keys.valuesOf(lay.sds), rng)
 		if errors.Is(err, errOKVS) {
 			continue
 		}
