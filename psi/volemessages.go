@@ -93,11 +93,16 @@ func (k *voleKeys) value(d *[digestLen]byte) gf {
 // valuesOf is value of each digest of ds, in one fixedAES call.
 func (k *voleKeys) valuesOf(ds [][digestLen]byte) []gf {
 	out := make([]gf, len(ds))
+	k.valuesInto(out, ds)
+	return out
+}
+
+// valuesInto sets out[i] to the value of ds[i] (len(out) = len(ds)).
+func (k *voleKeys) valuesInto(out []gf, ds [][digestLen]byte) {
 	for i := range ds {
 		out[i] = gfFrom(ds[i][:])
 	}
 	k.values.encrypt(out, out)
-	return out
 }
 
 // oprfOut writes the l-byte OPRF output of digest d with VOLE value z to

@@ -52,11 +52,15 @@ func voleSend(ctx context.Context, net Network, peer string, set *otSet) (*excha
 		pd[k] = set.ds[u]
 	}
 	dec := okvsDecodeAll(newOKVSHasher(h.seed, attempt, p.m), b, pd)
-	hx := keys.valuesOf(pd)
 	_ = parallel(len(pd), func(lo, hi int) error {
-		for k := lo; k < hi; k++ {
-			z := dec[k].add(dt.mul(hx[k]))
-			keys.oprfOut(vals[k*h.l:], &pd[k], z, h.l)
+		var hx [okvsBatch]gf // H(x) a batch at a time, not a table of all
+		for lo := lo; lo < hi; lo += len(hx) {
+			n := min(len(hx), hi-lo)
+			keys.valuesInto(hx[:n], pd[lo:lo+n])
+			for k := lo; k < lo+n; k++ {
+				z := dec[k].add(dt.mul(hx[k-lo]))
+				keys.oprfOut(vals[k*h.l:], &pd[k], z, h.l)
+			}
 		}
 		return nil
 	})
