@@ -88,9 +88,12 @@ func okvsInput(d *[digestLen]byte, j uint64) gf {
 // block per key, a batch at a time) and returns the keys' indices in the
 // order of their starts and those starts, by a counting sort (O(n+m)).
 // Both the encoder and the decoder then walk the keys in this order, so
-// that consecutive keys touch overlapping columns.
-func (h okvsHasher) sortedKeys(ds [][digestLen]byte) (order, sorted []int32) {
-	starts := make([]int32, len(ds))
+// that consecutive keys touch overlapping columns. The tables come from
+// sc (nil: the heap).
+func (h okvsHasher) sortedKeys(ds [][digestLen]byte, sc *scratch) (order, sorted []int32) {
+	order, sorted = take[int32](sc, len(ds)), take[int32](sc, len(ds))
+	defer sc.release(sc.mark()) // starts and count
+	starts := take[int32](sc, len(ds))
 	var buf [2 * okvsBatch]gf
 	for lo := 0; lo < len(ds); lo += len(buf) {
 		blk := buf[:min(len(buf), len(ds)-lo)]
@@ -102,14 +105,13 @@ func (h okvsHasher) sortedKeys(ds [][digestLen]byte) (order, sorted []int32) {
 			starts[lo+k] = int32(h.startOf(e))
 		}
 	}
-	count := make([]int32, h.m+1)
+	count := take[int32](sc, h.m+1)
 	for _, s := range starts {
 		count[s+1]++
 	}
 	for c := 1; c <= h.m; c++ {
 		count[c] += count[c-1]
 	}
-	order, sorted = make([]int32, len(starts)), make([]int32, len(starts))
 	for i, s := range starts {
 		order[count[s]], sorted[count[s]] = int32(i), s
 		count[s]++
@@ -142,10 +144,10 @@ func (h okvsHasher) startOf(e gf) int {
 // random (drawn from fill), as RR22's OKVS requires so that P reveals
 // nothing of the keys beyond their values.
 func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCha8) ([]gf, error) {
-	lay := h.layout(ds)
+	lay := h.layout(ds, nil)
 	svals := make([]gf, len(ds))
 	gather16(svals, vals, lay.order)
-	return okvsEncodeIn(h, lay, svals, fill)
+	return okvsEncodeIn(h, lay, svals, fill, nil)
 }
 
 // okvsLayout is the keys of a set of digests in the order of their
@@ -157,10 +159,11 @@ type okvsLayout struct {
 	sds           [][digestLen]byte
 }
 
-// layout computes the layout of ds's keys.
-func (h okvsHasher) layout(ds [][digestLen]byte) *okvsLayout {
-	order, sorted := h.sortedKeys(ds)
-	sds := make([][digestLen]byte, len(ds))
+// layout computes the layout of ds's keys, its tables from sc (nil:
+// the heap).
+func (h okvsHasher) layout(ds [][digestLen]byte, sc *scratch) *okvsLayout {
+	order, sorted := h.sortedKeys(ds, sc)
+	sds := take[[digestLen]byte](sc, len(ds))
 	gather16(sds, ds, order)
 	return &okvsLayout{order: order, sorted: sorted, sds: sds}
 }
@@ -170,14 +173,17 @@ func (h okvsHasher) layout(ds [][digestLen]byte) *okvsLayout {
 // which it overwrites. The rows are kept as three tables in that order —
 // the starts (lay.sorted), the bands and the values — rather than one
 // table of 56-byte rows whose starts and values would be second copies.
-func okvsEncodeIn(h okvsHasher, lay *okvsLayout, svals []gf, fill *mrand.ChaCha8) ([]gf, error) {
+// P and the tables come from sc (nil: the heap); only P is kept.
+func okvsEncodeIn(h okvsHasher, lay *okvsLayout, svals []gf, fill *mrand.ChaCha8, sc *scratch) ([]gf, error) {
 	sorted, sds := lay.sorted, lay.sds
-	bands := make([][okvsWords]uint64, len(sds))
+	p := take[gf](sc, h.m)
+	defer sc.release(sc.mark()) // bands, pivot, isPivot
+	bands := take[[okvsWords]uint64](sc, len(sds))
 	for lo := 0; lo < len(sds); lo += okvsBatch {
 		hi := min(len(sds), lo+okvsBatch)
 		h.bands(bands[lo:hi], sds[lo:hi])
 	}
-	pivot := make([]int32, len(sds)) // column of each row's pivot
+	pivot := take[int32](sc, len(sds)) // column of each row's pivot
 	for i := range bands {
 		r, start := &bands[i], int(sorted[i])
 		p, ok := lowestBit(r)
@@ -194,8 +200,7 @@ func okvsEncodeIn(h okvsHasher, lay *okvsLayout, svals []gf, fill *mrand.ChaCha8
 			}
 		}
 	}
-	p := make([]gf, h.m)
-	isPivot := make([]bool, h.m)
+	isPivot := take[bool](sc, h.m)
 	for _, c := range pivot {
 		isPivot[c] = true
 	}
@@ -231,14 +236,15 @@ func okvsDecode(h okvsHasher, p []gf, d *[digestLen]byte) gf {
 // nearly every one of them misses the cache. The bands are computed in
 // that order a batch at a time, so that no table of rows is built.
 func okvsDecodeAll(h okvsHasher, p []gf, ds [][digestLen]byte) []gf {
-	return okvsDecodeIn(h, p, h.layout(ds))
+	return okvsDecodeIn(h, p, h.layout(ds, nil), nil)
 }
 
 // okvsDecodeIn is okvsDecodeAll over the keys of lay (from h.layout), in
-// the order of the digests lay was computed from.
-func okvsDecodeIn(h okvsHasher, p []gf, lay *okvsLayout) []gf {
+// the order of the digests lay was computed from; the result comes from
+// sc (nil: the heap).
+func okvsDecodeIn(h okvsHasher, p []gf, lay *okvsLayout, sc *scratch) []gf {
 	order, sorted, sds := lay.order, lay.sorted, lay.sds
-	out := make([]gf, len(sds))
+	out := take[gf](sc, len(sds))
 	var band [okvsBatch][okvsWords]uint64
 	for lo := 0; lo < len(sds); lo += okvsBatch {
 		hi := min(len(sds), lo+okvsBatch)

@@ -227,17 +227,17 @@ func gatherGo(out []gf, x []gf, idx []uint32) {
 	}
 }
 
-// eaEncode is H·x: x (length N ≤ 2^32) is accumulated in place and each
-// of the m outputs is the sum of eaWeight positions of it (eaExpander).
-func eaEncode(x []gf, m int, seed [32]byte) []gf {
+// eaEncode is H·x into out (m outputs): x (length N ≤ 2^32) is
+// accumulated in place and each output is the sum of eaWeight positions
+// of it (eaExpander).
+func eaEncode(out []gf, x []gf, seed [32]byte) {
 	accumulate(x)
 	e := newEAExpander(seed, len(x))
-	out := make([]gf, m)
+	m := len(out)
 	for lo := 0; lo < m; lo += eaBatch {
 		hi := min(m, lo+eaBatch)
 		gather(out[lo:hi], x, e.next(hi-lo))
 	}
-	return out
 }
 
 // voleChoice is the chooser's secret input to one silent VOLE: the noise
@@ -280,10 +280,13 @@ func (p voleParams) treeMsgLen() int { return 2*p.depth + 1 }
 // expands a GGM tree from a fresh seed per block, and returns B = H·v
 // and its message, per tree the masked level sums and γ_j = b_j + Σ_i
 // v_j[i] (b_j its base VOLE share). The seeds come from rng (a CSPRNG).
-func (p voleParams) senderVOLE(q []gf, delta gf, eaSeed [32]byte, rng *mrand.ChaCha8) (b []gf, msg []gf) {
+// B and the noise vector are taken from sc (nil: the heap); the noise
+// vector is released on return.
+func (p voleParams) senderVOLE(q []gf, delta gf, eaSeed [32]byte, rng *mrand.ChaCha8, sc *scratch) (b []gf, msg []gf) {
 	g := newGGM()
-	v, free := newNoiseVector(p.noiseLen())
-	defer free() // v is read last by eaEncode, whose result is a new slice
+	b = take[gf](sc, p.m)
+	defer sc.release(sc.mark()) // v is read last by eaEncode
+	v := take[gf](sc, p.noiseLen())
 	msg = make([]gf, 0, p.trees*p.treeMsgLen())
 	scratch := make([]gf, p.per)
 	for j := range p.trees {
@@ -295,17 +298,20 @@ func (p voleParams) senderVOLE(q []gf, delta gf, eaSeed [32]byte, rng *mrand.Cha
 		}
 		msg = append(msg, gamma)
 	}
-	return eaEncode(v, p.m, eaSeed), msg
+	eaEncode(b, v, eaSeed)
+	return b, msg
 }
 
 // chooserVOLE is the chooser's side from its correlated OTs t, its
 // choice c and the sender's message: w_j is tree j's leaves with
 // w_j[α_j] = γ_j + c_j + Σ_{i≠α_j} v_j[i] = v_j[α_j] + a_j·Δ, e_j is a_j
-// at α_j; it returns A = H·e and C = H·w.
-func (p voleParams) chooserVOLE(t []gf, c *voleChoice, msg []gf, eaSeed [32]byte) (a, cc []gf) {
+// at α_j; it returns A = H·e and C = H·w. A, C and the noise vector are
+// taken from sc (nil: the heap); the noise vector is released on return.
+func (p voleParams) chooserVOLE(t []gf, c *voleChoice, msg []gf, eaSeed [32]byte, sc *scratch) (a, cc []gf) {
 	g := newGGM()
-	w, free := newNoiseVector(p.noiseLen())
-	defer free() // w is read last by eaEncodeChooser, whose results are new slices
+	a, cc = take[gf](sc, p.m), take[gf](sc, p.m)
+	defer sc.release(sc.mark()) // w is read last by eaEncodeChooser
+	w := take[gf](sc, p.noiseLen())
 	scratch := make([]gf, p.per)
 	for j := range p.trees {
 		leaves := w[j*p.per : (j+1)*p.per]
@@ -317,21 +323,21 @@ func (p voleParams) chooserVOLE(t []gf, c *voleChoice, msg []gf, eaSeed [32]byte
 		}
 		leaves[c.alpha[j]] = x
 	}
-	return p.eaEncodeChooser(c, w, eaSeed)
+	p.eaEncodeChooser(a, cc, c, w, eaSeed)
+	return a, cc
 }
 
-// eaEncodeChooser is the chooser's H·e and H·w over one draw of the
-// expander's indices. e, its regular noise, is never written out:
+// eaEncodeChooser sets a to the chooser's H·e and cc to H·w (m outputs
+// each) over one draw of the expander's indices. e, its regular noise, is never written out:
 // accumulated, it is constant between noise positions, so position i of
 // block j holds a_0 + … + a_{j−1}, plus a_j from α_j on.
-func (p voleParams) eaEncodeChooser(c *voleChoice, w []gf, seed [32]byte) (a, cc []gf) {
+func (p voleParams) eaEncodeChooser(a, cc []gf, c *voleChoice, w []gf, seed [32]byte) {
 	before := make([]gf, p.trees+1) // before[j] = a_0 + … + a_{j−1}
 	for j, x := range c.a {
 		before[j+1] = before[j].add(x)
 	}
 	accumulate(w)
 	e := newEAExpander(seed, len(w))
-	a, cc = make([]gf, p.m), make([]gf, p.m)
 	for lo := 0; lo < p.m; lo += eaBatch {
 		hi := min(p.m, lo+eaBatch)
 		idx := e.next(hi - lo)
@@ -348,5 +354,4 @@ func (p voleParams) eaEncodeChooser(c *voleChoice, w []gf, seed [32]byte) (a, cc
 			a[k] = v
 		}
 	}
-	return a, cc
 }

@@ -26,8 +26,12 @@ func silentVOLE(t testing.TB, m int) (a, c, b []gf, delta gf, ch *voleChoice, p 
 	q := cotSender(u, prgCiphers(keys), br.choice, rows)
 	delta = deltaOf(br.choice)
 	eaSeed := [32]byte{9}
-	b, msg := p.senderVOLE(q, delta, eaSeed, rng)
-	a, c = p.chooserVOLE(tr, ch, msg, eaSeed)
+	// Both sides through arenas, as in the PSI: the outputs stay in
+	// them until the test ends.
+	ss, sr := newScratch(p.senderScratch(m)), newScratch(p.receiverScratch(m))
+	t.Cleanup(func() { ss.close(); sr.close() })
+	b, msg := p.senderVOLE(q, delta, eaSeed, rng, ss)
+	a, c = p.chooserVOLE(tr, ch, msg, eaSeed, sr)
 	return a, c, b, delta, ch, p
 }
 

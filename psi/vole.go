@@ -81,6 +81,8 @@ func voleReceive(ctx context.Context, net Network, peer string, set *otSet) (*ot
 	}
 	keys := newVoleKeys(h.seed)
 	p := newVoleParams(okvsSize(len(set.uniq)))
+	sc := newScratch(p.receiverScratch(len(set.ds)))
+	defer sc.close() // nothing taken from it is returned
 	rng := voleRand()
 	ch := p.newVoleChoice(rng)
 	rows := cotRows(p.cots())
@@ -100,8 +102,8 @@ func voleReceive(ctx context.Context, net Network, peer string, set *otSet) (*ot
 	if err != nil {
 		return nil, fmt.Errorf("%s from %s: %w", TypeVoleTrees, peer, err)
 	}
-	a, c := p.chooserVOLE(t, ch, decodeGFs(tm), keys.ea)
-	mo, err := maskedOKVS(keys, set, p.m, a, rng)
+	a, c := p.chooserVOLE(t, ch, decodeGFs(tm), keys.ea, sc)
+	mo, err := maskedOKVS(keys, set, p.m, a, rng, sc)
 	if err != nil {
 		return nil, fmt.Errorf("psi: VOLE exchange with %s: %w", peer, err)
 	}
@@ -117,23 +119,26 @@ func voleReceive(ctx context.Context, net Network, peer string, set *otSet) (*ot
 			return nil, fmt.Errorf("psi: send %s chunk %d to %s: %w", TypeVoleOKVS, ci, peer, err)
 		}
 	}
-	mo.d = nil // sent; mo lives on for its layout
-	own := ownOutputs(keys, set, mo, c, h.l)
+	own := ownOutputs(keys, set, mo, c, h.l, sc)
 	return h.matchVoleValues(ctx, net, peer, set, own)
 }
 
 // maskedOKVS encodes the receiver's elements (digest → H(x)) into an
 // OKVS of m columns, trying fresh hash keys on a failure, and returns the
 // attempt that succeeded and D = P + A, with its hasher and keys' layout
-// for decoding the same keys (ownOutputs).
-func maskedOKVS(keys *voleKeys, set *otSet, m int, a []gf, rng *mrand.ChaCha8) (*maskedOKVSOut, error) {
+// for decoding the same keys (ownOutputs). Its tables come from sc.
+func maskedOKVS(keys *voleKeys, set *otSet, m int, a []gf, rng *mrand.ChaCha8, sc *scratch) (*maskedOKVSOut, error) {
 	for attempt := range okvsAttempts {
+		mark := sc.mark()
 		h := newOKVSHasher(keys.seed, attempt, m)
-		lay := h.layout(set.ds)
+		lay := h.layout(set.ds, sc)
 		// H(x) straight in the layout's order: no table in the set's
 		// order to gather from.
-		p, err := okvsEncodeIn(h, lay, keys.valuesOf(lay.sds), rng)
+		svals := take[gf](sc, len(set.ds))
+		keys.valuesInto(svals, lay.sds)
+		p, err := okvsEncodeIn(h, lay, svals, rng, sc)
 		if errors.Is(err, errOKVS) {
+			sc.release(mark)
 			continue
 		}
 		if err != nil {
@@ -157,9 +162,10 @@ type maskedOKVSOut struct {
 
 // ownOutputs is the receiver's OPRF output of each of its elements u at
 // [u·l, (u+1)·l): the hash of Decode(C, y), over the keys mo encoded.
-func ownOutputs(keys *voleKeys, set *otSet, mo *maskedOKVSOut, c []gf, l int) []byte {
-	dec := okvsDecodeIn(mo.h, c, mo.lay)
-	own := make([]byte, len(set.ds)*l)
+// The outputs and the decoded values come from sc.
+func ownOutputs(keys *voleKeys, set *otSet, mo *maskedOKVSOut, c []gf, l int, sc *scratch) []byte {
+	dec := okvsDecodeIn(mo.h, c, mo.lay, sc)
+	own := take[byte](sc, len(set.ds)*l)
 	_ = parallel(len(set.ds), func(lo, hi int) error {
 		for u := lo; u < hi; u++ {
 			keys.oprfOut(own[u*l:], &set.ds[u], dec[u], l)

@@ -21,6 +21,8 @@ func voleSend(ctx context.Context, net Network, peer string, set *otSet) (*excha
 	}
 	keys := newVoleKeys(h.seed)
 	p := newVoleParams(okvsSize(h.nR)) // nR ≤ MaxElements: checked by decodeHello
+	sc := newScratch(p.senderScratch(len(set.ds)))
+	defer sc.close() // nothing taken from it is returned
 	rows := cotRows(p.cots())
 	m, err := net.Receive(ctx, peer, TypeVoleMatrix)
 	if err != nil {
@@ -32,7 +34,7 @@ func voleSend(ctx context.Context, net Network, peer string, set *otSet) (*excha
 	}
 	q := cotSender(u, prgCiphers(h.ks), h.choice, rows)
 	delta := deltaOf(h.choice)
-	b, tm := p.senderVOLE(q, delta, keys.ea, voleRand())
+	b, tm := p.senderVOLE(q, delta, keys.ea, voleRand(), sc)
 	body, err := wire.Marshal(&otChunkBody{Run: x.run, Echo: h.ids.peer, Total: p.trees, Data: encodeGFs(tm)})
 	if err != nil {
 		return nil, fmt.Errorf("psi: encode %s: %w", TypeVoleTrees, err)
@@ -46,12 +48,13 @@ func voleSend(ctx context.Context, net Network, peer string, set *otSet) (*excha
 		return nil, err
 	}
 	x.perm = permutation(len(set.uniq))
-	vals := make([]byte, len(x.perm)*h.l)
-	pd := make([][digestLen]byte, len(x.perm)) // digests in sent order
+	vals := take[byte](sc, len(x.perm)*h.l)
+	pd := take[[digestLen]byte](sc, len(x.perm)) // digests in sent order
 	for k, u := range x.perm {
 		pd[k] = set.ds[u]
 	}
-	dec := okvsDecodeAll(newOKVSHasher(h.seed, attempt, p.m), b, pd)
+	oh := newOKVSHasher(h.seed, attempt, p.m)
+	dec := okvsDecodeIn(oh, b, oh.layout(pd, sc), sc)
 	_ = parallel(len(pd), func(lo, hi int) error {
 		var hx [okvsBatch]gf // H(x) a batch at a time, not a table of all
 		for lo := lo; lo < hi; lo += len(hx) {
