@@ -86,14 +86,14 @@ func okvsInput(d *[digestLen]byte, j uint64) gf {
 
 // sortedKeys computes each key's start (from its input 2, one AES
 // block per key, a batch at a time) and returns the keys' indices in the
-// order of their starts and those starts, by a counting sort (O(n+m)).
-// Both the encoder and the decoder then walk the keys in this order, so
-// that consecutive keys touch overlapping columns. The tables come from
-// sc (nil: the heap).
+// order of their starts and those starts, ties in the order of the
+// indices. Both the encoder and the decoder then walk the keys in this
+// order, so that consecutive keys touch overlapping columns. The tables
+// come from sc (nil: the heap).
 func (h okvsHasher) sortedKeys(ds [][digestLen]byte, sc *scratch) (order, sorted []int32) {
 	order, sorted = take[int32](sc, len(ds)), take[int32](sc, len(ds))
-	defer sc.release(sc.mark()) // starts and count
-	starts := take[int32](sc, len(ds))
+	defer sc.release(sc.mark())       // the keys being sorted
+	keys := take[uint64](sc, len(ds)) // start<<32 | index
 	var buf [2 * okvsBatch]gf
 	for lo := 0; lo < len(ds); lo += len(buf) {
 		blk := buf[:min(len(buf), len(ds)-lo)]
@@ -102,21 +102,45 @@ func (h okvsHasher) sortedKeys(ds [][digestLen]byte, sc *scratch) (order, sorted
 		}
 		h.block.encrypt(blk, blk)
 		for k, e := range blk {
-			starts[lo+k] = int32(h.startOf(e))
+			keys[lo+k] = uint64(h.startOf(e))<<32 | uint64(lo+k)
 		}
 	}
-	count := take[int32](sc, h.m+1)
-	for _, s := range starts {
-		count[s+1]++
-	}
-	for c := 1; c <= h.m; c++ {
-		count[c] += count[c-1]
-	}
-	for i, s := range starts {
-		order[count[s]], sorted[count[s]] = int32(i), s
-		count[s]++
+	keys = radixSortHigh(keys, take[uint64](sc, len(ds)), bits.Len(uint(h.m)))
+	for k, x := range keys {
+		order[k], sorted[k] = int32(uint32(x)), int32(x>>32)
 	}
 	return order, sorted
+}
+
+// radixSortHigh sorts keys by their bits 32 to 32+width−1 (the bits
+// above are zero), stably, with tmp as room of the same length, and
+// returns the one of the two that holds the result. A counting sort over
+// all m starts took a cache miss per key in its m-entry table; this
+// takes passes of at most 12 bits each (two at 2^20 keys), whose
+// histograms stay in L1 and whose scatter writes go to at most 4096
+// places at a time.
+func radixSortHigh(keys, tmp []uint64, width int) []uint64 {
+	passes := max(1, (width+11)/12)
+	digit := (width + passes - 1) / passes
+	mask := uint64(1)<<digit - 1
+	count := make([]int, 1<<digit)
+	for shift := 32; shift < 32+width; shift += digit {
+		clear(count)
+		for _, x := range keys {
+			count[x>>shift&mask]++
+		}
+		sum := 0
+		for d, c := range count {
+			count[d], sum = sum, sum+c
+		}
+		for _, x := range keys {
+			d := x >> shift & mask
+			tmp[count[d]] = x
+			count[d]++
+		}
+		keys, tmp = tmp, keys
+	}
+	return keys
 }
 
 // bands writes the band of key ds[k] to out[k], for len(ds) ≤ okvsBatch
