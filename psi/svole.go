@@ -209,10 +209,18 @@ func (e *eaExpander) next(cnt int) []uint32 {
 }
 
 // accumulate sets x_i = x_0 + … + x_i in place.
-func accumulate(x []gf) {
-	for i := 1; i < len(x); i++ {
-		x[i] = x[i].add(x[i-1])
+func accumulate(x []gf) { accumulateFrom(x, gf{}) }
+
+// accumulateFrom sets x_i = carry + x_0 + … + x_i in place and returns
+// the last, the carry of the block that follows. The silent VOLE
+// accumulates each GGM tree's leaves as soon as they are made, while
+// they are in cache, rather than the whole N-vector in a pass of its own.
+func accumulateFrom(x []gf, carry gf) gf {
+	for i := range x {
+		carry = carry.add(x[i])
+		x[i] = carry
 	}
+	return carry
 }
 
 // gatherGo writes to out[k] the sum of x at the eaWeight indices of
@@ -232,6 +240,11 @@ func gatherGo(out []gf, x []gf, idx []uint32) {
 // of it (eaExpander).
 func eaEncode(out []gf, x []gf, seed [32]byte) {
 	accumulate(x)
+	eaGather(out, x, seed)
+}
+
+// eaGather is eaEncode of an x accumulated already.
+func eaGather(out []gf, x []gf, seed [32]byte) {
 	e := newEAExpander(seed, len(x))
 	m := len(out)
 	for lo := 0; lo < m; lo += eaBatch {
@@ -285,20 +298,20 @@ func (p voleParams) treeMsgLen() int { return 2*p.depth + 1 }
 func (p voleParams) senderVOLE(q []gf, delta gf, eaSeed [32]byte, rng *mrand.ChaCha8, sc *scratch) (b []gf, msg []gf) {
 	g := newGGM()
 	b = take[gf](sc, p.m)
-	defer sc.release(sc.mark()) // v is read last by eaEncode
+	defer sc.release(sc.mark()) // v is read last by eaGather
 	v := take[gf](sc, p.noiseLen())
 	msg = make([]gf, 0, p.trees*p.treeMsgLen())
 	scratch := make([]gf, p.per)
+	var carry gf // v_0 + … up to the tree before j
 	for j := range p.trees {
 		leaves := v[j*p.per : (j+1)*p.per]
 		msg = append(msg, p.senderTree(g, j, gf{rng.Uint64(), rng.Uint64()}, leaves, q, delta, scratch)...)
-		gamma := foldBase(q[p.baseIndex(j) : p.baseIndex(j)+voleWidth])
-		for _, x := range leaves {
-			gamma = gamma.add(x)
-		}
-		msg = append(msg, gamma)
+		next := accumulateFrom(leaves, carry) // the EA code's accumulation
+		// γ_j = b_j + Σ_i v_j[i], the sum being next − carry.
+		msg = append(msg, foldBase(q[p.baseIndex(j):p.baseIndex(j)+voleWidth]).add(next).add(carry))
+		carry = next
 	}
-	eaEncode(b, v, eaSeed)
+	eaGather(b, v, eaSeed)
 	return b, msg
 }
 
@@ -313,6 +326,7 @@ func (p voleParams) chooserVOLE(t []gf, c *voleChoice, msg []gf, eaSeed [32]byte
 	defer sc.release(sc.mark()) // w is read last by eaEncodeChooser
 	w := take[gf](sc, p.noiseLen())
 	scratch := make([]gf, p.per)
+	var carry gf // w_0 + … up to the tree before j
 	for j := range p.trees {
 		leaves := w[j*p.per : (j+1)*p.per]
 		tm := msg[j*p.treeMsgLen() : (j+1)*p.treeMsgLen()]
@@ -322,13 +336,14 @@ func (p voleParams) chooserVOLE(t []gf, c *voleChoice, msg []gf, eaSeed [32]byte
 			x = x.add(l)
 		}
 		leaves[c.alpha[j]] = x
+		carry = accumulateFrom(leaves, carry) // the EA code's accumulation
 	}
 	p.eaEncodeChooser(a, cc, c, w, eaSeed)
 	return a, cc
 }
 
 // eaEncodeChooser sets a to the chooser's H·e and cc to H·w (m outputs
-// each) over one draw of the expander's indices. e, its regular noise, is never written out:
+// each, w accumulated already) over one draw of the expander's indices. e, its regular noise, is never written out:
 // accumulated, it is constant between noise positions, so position i of
 // block j holds a_0 + … + a_{j−1}, plus a_j from α_j on.
 func (p voleParams) eaEncodeChooser(a, cc []gf, c *voleChoice, w []gf, seed [32]byte) {
@@ -336,7 +351,6 @@ func (p voleParams) eaEncodeChooser(a, cc []gf, c *voleChoice, w []gf, seed [32]
 	for j, x := range c.a {
 		before[j+1] = before[j].add(x)
 	}
-	accumulate(w)
 	e := newEAExpander(seed, len(w))
 	for lo := 0; lo < p.m; lo += eaBatch {
 		hi := min(p.m, lo+eaBatch)
