@@ -87,7 +87,7 @@ func voleReceive(ctx context.Context, net Network, peer string, set *otSet) (*ot
 	ch := p.newVoleChoice(rng)
 	rows := cotRows(p.cots())
 	u, t := cotChooser(prgCiphers(h.bs.k0), prgCiphers(h.bs.k1), ch.bits, rows)
-	body, err := wire.Marshal(&otChunkBody{Run: h.run, Echo: h.ids.peer, Total: rows, Data: u})
+	body, err := marshalChunk(&otChunkBody{Run: h.run, Echo: h.ids.peer, Total: rows, Data: u})
 	if err != nil {
 		return nil, fmt.Errorf("psi: encode %s: %w", TypeVoleMatrix, err)
 	}

@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-
-	"github.com/cohortdm/cohort/wire"
 )
 
 // Message types of the VOLE mode (package doc, "VOLE mode"). Like the OT
@@ -141,7 +139,7 @@ func voleChunk(run, echo []byte, data []byte, total, c, ci, rowBytes, attempt in
 // voleChunkOf marshals chunk ci of total rows as an otChunkBody whose
 // rows are data.
 func voleChunkOf(run, echo []byte, data []byte, total, ci, attempt int) ([]byte, error) {
-	body, err := wire.Marshal(&otChunkBody{Run: run, Echo: echo, Total: total, Index: ci, Attempt: attempt, Data: data})
+	body, err := marshalChunk(&otChunkBody{Run: run, Echo: echo, Total: total, Index: ci, Attempt: attempt, Data: data})
 	if err != nil {
 		return nil, fmt.Errorf("chunk %d: %w", ci, err)
 	}

@@ -3,8 +3,6 @@ package psi
 import (
 	"context"
 	"fmt"
-
-	"github.com/cohortdm/cohort/wire"
 )
 
 // voleSend is the VOLE sender's part (package doc): the base OTs with
@@ -35,7 +33,7 @@ func voleSend(ctx context.Context, net Network, peer string, set *otSet) (*excha
 	q := cotSender(u, prgCiphers(h.ks), h.choice, rows)
 	delta := deltaOf(h.choice)
 	b, tm := p.senderVOLE(q, delta, keys.ea, voleRand(), sc)
-	body, err := wire.Marshal(&otChunkBody{Run: x.run, Echo: h.ids.peer, Total: p.trees, Data: encodeGFs(tm)})
+	body, err := marshalChunk(&otChunkBody{Run: x.run, Echo: h.ids.peer, Total: p.trees, Data: encodeGFs(tm)})
 	if err != nil {
 		return nil, fmt.Errorf("psi: encode %s: %w", TypeVoleTrees, err)
 	}
