@@ -112,7 +112,9 @@ func TestMatchOutputs(t *testing.T) {
 					}
 				}
 			}
-			got := matchOutputs(own, n, peer, np, l)
+			sc := newScratch(1 << 20) // too small for the largest: those from the heap
+			got := matchOutputs(own, n, peer, np, l, sc)
+			sc.close()
 			for u := range n {
 				want := -1
 				for k := range np {
@@ -145,7 +147,7 @@ func FuzzMatchOutputs(f *testing.F) {
 			n = (split%rows + rows) % rows
 		}
 		own, peer := b[:n*l], b[n*l:rows*l]
-		got := matchOutputs(own, n, peer, rows-n, l)
+		got := matchOutputs(own, n, peer, rows-n, l, nil)
 		for u := range n {
 			want := -1
 			for k := range rows - n {

@@ -59,7 +59,7 @@ func (s *scratch) release(m int) {
 // scratchElem are the element types an arena holds: none holds a
 // pointer, which the garbage collector would not see.
 type scratchElem interface {
-	gf | [okvsWords]uint64 | [digestLen]byte | uint64 | int32 | byte | bool
+	gf | [okvsWords]uint64 | [digestLen]byte | valEntry | uint64 | int32 | byte | bool
 }
 
 // scratchAlign is the alignment of every table: a cache line.

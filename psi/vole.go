@@ -120,7 +120,10 @@ func voleReceive(ctx context.Context, net Network, peer string, set *otSet) (*ot
 		}
 	}
 	own := ownOutputs(keys, set, mo, c, h.l, sc)
-	return h.matchVoleValues(ctx, net, peer, set, own)
+	// Only own (on the heap) is needed from here: the arena's tables are
+	// all dead, and its memory, faulted in already, holds the join's.
+	sc.release(0)
+	return h.matchVoleValues(ctx, net, peer, set, own, sc)
 }
 
 // maskedOKVS encodes the receiver's elements (digest → H(x)) into an
@@ -162,10 +165,10 @@ type maskedOKVSOut struct {
 
 // ownOutputs is the receiver's OPRF output of each of its elements u at
 // [u·l, (u+1)·l): the hash of Decode(C, y), over the keys mo encoded.
-// The outputs and the decoded values come from sc.
+// The decoded values come from sc, the outputs from the heap.
 func ownOutputs(keys *voleKeys, set *otSet, mo *maskedOKVSOut, c []gf, l int, sc *scratch) []byte {
 	dec := okvsDecodeIn(mo.h, c, mo.lay, sc)
-	own := take[byte](sc, len(set.ds)*l)
+	own := make([]byte, len(set.ds)*l)
 	_ = parallel(len(set.ds), func(lo, hi int) error {
 		for u := lo; u < hi; u++ {
 			keys.oprfOut(own[u*l:], &set.ds[u], dec[u], l)
@@ -227,10 +230,10 @@ func voleReceiverHandshake(ctx context.Context, net Network, peer string, set *o
 // matchVoleValues reads the sender's OPRF values (TypeVoleValues) in its
 // shuffled order: position k matches our element u if it equals u's
 // output. The values are gathered first and joined with ours by
-// matchOutputs.
-func (h *voleReceiver) matchVoleValues(ctx context.Context, net Network, peer string, set *otSet, own []byte) (*otReceived, error) {
+// matchOutputs, both in tables from sc.
+func (h *voleReceiver) matchVoleValues(ctx context.Context, net Network, peer string, set *otSet, own []byte, sc *scratch) (*otReceived, error) {
 	n, l, cfg := len(set.uniq), h.l, set.cfg
-	theirs := make([]byte, 0, h.peerSize*l)
+	theirs := take[byte](sc, h.peerSize*l)[:0]
 	for ci := range numChunks(h.peerSize, cfg.ChunkSize) {
 		m, err := net.Receive(ctx, peer, TypeVoleValues)
 		if err != nil {
@@ -242,6 +245,6 @@ func (h *voleReceiver) matchVoleValues(ctx context.Context, net Network, peer st
 		}
 		theirs = append(theirs, data...) // chunk ci holds positions ci·ChunkSize on
 	}
-	matched := matchOutputs(own, n, theirs, h.peerSize, l)
+	matched := matchOutputs(own, n, theirs, h.peerSize, l, sc)
 	return &otReceived{uniq: set.uniq, of: set.of, matched: matched, peerSize: h.peerSize, peerRun: h.ids.peer}, nil
 }
