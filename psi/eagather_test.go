@@ -41,9 +41,9 @@ func TestEAGather(t *testing.T) {
 // (N = 5.78 M, m = 1.15 M): the accumulation and the gathers.
 func BenchmarkEAEncode(b *testing.B) {
 	p := newVoleParams(okvsSize(1 << 20))
-	sc := newScratch(p.senderScratch(0))
+	sc := newScratch(p.senderScratch())
 	defer sc.close()
-	out := take[gf](sc, p.m)
+	out := make([]gf, p.m)
 	x := take[gf](sc, p.noiseLen())
 	for i := range x {
 		x[i] = gf{uint64(i), uint64(i) * 3}

@@ -32,11 +32,12 @@ func newScratch(n int) *scratch {
 	return &scratch{mem: mem, free: free}
 }
 
-// close unmaps the arena; nothing taken from it may be used after.
+// close unmaps the arena; nothing taken from it may be used after. A
+// second close does nothing (the range may have been mapped anew).
 func (s *scratch) close() {
-	if s != nil {
+	if s != nil && s.free != nil {
 		s.free()
-		s.mem = nil
+		s.free, s.mem, s.off, s.high = nil, nil, 0, 0
 	}
 }
 
@@ -82,12 +83,10 @@ func take[T scratchElem](s *scratch, n int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
 }
 
-// senderScratch is the arena a VOLE sender of n elements takes, in
-// bytes: B and the noise vector, whose room then holds the digests in
-// sent order, their OKVS layout, the decoded values and the OPRF
-// outputs (the largest of these is 16·(m + N) at any n ≤ m).
-func (p voleParams) senderScratch(n int) int {
-	return gfLen*(p.m+p.noiseLen()) + 64*n + 8*p.m + 64*scratchAlign
+// senderScratch is the arena a VOLE sender takes, in bytes: its noise
+// vector.
+func (p voleParams) senderScratch() int {
+	return gfLen*p.noiseLen() + scratchAlign
 }
 
 // receiverScratch is the arena a VOLE receiver of n elements takes, in

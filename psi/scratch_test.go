@@ -48,6 +48,10 @@ func TestScratch(t *testing.T) {
 			sc.release(mark)
 		}
 		sc.close()
+		sc.close() // a second close does nothing
+		if v := take[gf](sc, 3); len(v) != 3 {
+			t.Fatalf("size %d: a closed arena gave %d elements", size, len(v))
+		}
 	}
 	var sc *scratch
 	if v := take[int32](sc, 10); len(v) != 10 {

@@ -293,11 +293,11 @@ func (p voleParams) treeMsgLen() int { return 2*p.depth + 1 }
 // expands a GGM tree from a fresh seed per block, and returns B = H·v
 // and its message, per tree the masked level sums and γ_j = b_j + Σ_i
 // v_j[i] (b_j its base VOLE share). The seeds come from rng (a CSPRNG).
-// B and the noise vector are taken from sc (nil: the heap); the noise
-// vector is released on return.
+// The noise vector is taken from sc (nil: the heap) and released on
+// return; B comes from the heap (it outlives the arena, voleSend).
 func (p voleParams) senderVOLE(q []gf, delta gf, eaSeed [32]byte, rng *mrand.ChaCha8, sc *scratch) (b []gf, msg []gf) {
 	g := newGGM()
-	b = take[gf](sc, p.m)
+	b = make([]gf, p.m)
 	defer sc.release(sc.mark()) // v is read last by eaGather
 	v := take[gf](sc, p.noiseLen())
 	msg = make([]gf, 0, p.trees*p.treeMsgLen())

@@ -28,7 +28,7 @@ func silentVOLE(t testing.TB, m int) (a, c, b []gf, delta gf, ch *voleChoice, p 
 	q := cotSender(u, prgCiphers(keys), br.choice, rows)
 	delta = deltaOf(br.choice)
 	eaSeed := [32]byte{9}
-	ss, sr := newScratch(p.senderScratch(m)), newScratch(p.receiverScratch(m))
+	ss, sr := newScratch(p.senderScratch()), newScratch(p.receiverScratch(m))
 	b, msg := p.senderVOLE(q, delta, eaSeed, rng, ss)
 	a, c = p.chooserVOLE(tr, ch, msg, eaSeed, sr)
 	return a, c, b, delta, ch, p, func() { ss.close(); sr.close() }

@@ -19,8 +19,6 @@ func voleSend(ctx context.Context, net Network, peer string, set *otSet) (*excha
 	}
 	keys := newVoleKeys(h.seed)
 	p := newVoleParams(okvsSize(h.nR)) // nR ≤ MaxElements: checked by decodeHello
-	sc := newScratch(p.senderScratch(len(set.ds)))
-	defer sc.close() // nothing taken from it is returned
 	rows := cotRows(p.cots())
 	m, err := net.Receive(ctx, peer, TypeVoleMatrix)
 	if err != nil {
@@ -32,7 +30,14 @@ func voleSend(ctx context.Context, net Network, peer string, set *otSet) (*excha
 	}
 	q := cotSender(u, prgCiphers(h.ks), h.choice, rows)
 	delta := deltaOf(h.choice)
+	// The arena holds the noise vector only and is unmapped as soon as
+	// the VOLE is done: the sender's tables after it are few and live
+	// long (its OPRF phase waits for the receiver's OKVS), and its 92 MB
+	// are better back with the kernel by then.
+	sc := newScratch(p.senderScratch())
+	defer sc.close() // on a panic; closed below otherwise
 	b, tm := p.senderVOLE(q, delta, keys.ea, voleRand(), sc)
+	sc.close()
 	body, err := marshalChunk(&otChunkBody{Run: x.run, Echo: h.ids.peer, Total: p.trees, Data: encodeGFs(tm)})
 	if err != nil {
 		return nil, fmt.Errorf("psi: encode %s: %w", TypeVoleTrees, err)
@@ -46,13 +51,12 @@ func voleSend(ctx context.Context, net Network, peer string, set *otSet) (*excha
 		return nil, err
 	}
 	x.perm = permutation(len(set.uniq))
-	vals := take[byte](sc, len(x.perm)*h.l)
-	pd := take[[digestLen]byte](sc, len(x.perm)) // digests in sent order
+	vals := make([]byte, len(x.perm)*h.l)
+	pd := make([][digestLen]byte, len(x.perm)) // digests in sent order
 	for k, u := range x.perm {
 		pd[k] = set.ds[u]
 	}
-	oh := newOKVSHasher(h.seed, attempt, p.m)
-	dec := okvsDecodeIn(oh, b, oh.layout(pd, sc), sc)
+	dec := okvsDecodeAll(newOKVSHasher(h.seed, attempt, p.m), b, pd)
 	_ = parallel(len(pd), func(lo, hi int) error {
 		var hx [okvsBatch]gf // H(x) a batch at a time, not a table of all
 		for lo := lo; lo < hi; lo += len(hx) {
