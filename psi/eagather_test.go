@@ -41,13 +41,15 @@ func TestEAGather(t *testing.T) {
 // (N = 5.78 M, m = 1.15 M): the accumulation and the gathers.
 func BenchmarkEAEncode(b *testing.B) {
 	p := newVoleParams(okvsSize(1 << 20))
-	x, free := newNoiseVector(p.noiseLen())
-	defer free()
+	sc := newScratch(p.senderScratch())
+	defer sc.close()
+	out := make([]gf, p.m)
+	x := take[gf](sc, p.noiseLen())
 	for i := range x {
 		x[i] = gf{uint64(i), uint64(i) * 3}
 	}
 	for b.Loop() {
-		eaEncode(x, p.m, [32]byte{1})
+		eaEncode(out, x, [32]byte{1})
 	}
 }
 

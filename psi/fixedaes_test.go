@@ -62,24 +62,3 @@ func TestFixedAES(t *testing.T) {
 		}
 	}
 }
-
-// TestNoiseVector: the noise vector comes zeroed, holds what is written
-// to it at both ends, and is released without error by its free.
-func TestNoiseVector(t *testing.T) {
-	for _, n := range []int{0, 1, 4097, 1 << 20} {
-		v, free := newNoiseVector(n)
-		if len(v) != n {
-			t.Fatalf("n=%d: length %d", n, len(v))
-		}
-		for i := range v {
-			if v[i] != (gf{}) {
-				t.Fatalf("n=%d: element %d not zero", n, i)
-			}
-			v[i] = gf{uint64(i), ^uint64(i)}
-		}
-		if n > 0 && (v[0] != gf{0, ^uint64(0)} || v[n-1] != gf{uint64(n - 1), ^uint64(n - 1)}) {
-			t.Fatalf("n=%d: written values not kept", n)
-		}
-		free()
-	}
-}

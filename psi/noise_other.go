@@ -2,6 +2,6 @@
 
 package psi
 
-// newNoiseVector allocates the silent VOLE's noise vector on the heap
-// (noise_linux.go maps it with huge pages on Linux).
-func newNoiseVector(n int) (v []gf, free func()) { return make([]gf, n), func() {} }
+// mapScratch maps no memory here: the scratch arena's slices come from
+// make (noise_linux.go maps them with huge pages on Linux).
+func mapScratch(n int) (b []byte, free func()) { return nil, func() {} }

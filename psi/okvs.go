@@ -42,13 +42,8 @@ func okvsSize(n int) int {
 	return int(float64(n)*(1+okvsEpsilon)+0.999999) + okvsBand
 }
 
-// okvsRow is one key's row: start column, band (bit j of word j/64 is
-// column start+j) and value.
-type okvsRow struct {
-	start int
-	band  [okvsWords]uint64
-	val   gf
-}
+// A key's row is its start column, its band ([okvsWords]uint64: bit j
+// of word j/64 is column start+j) and its value.
 
 // okvsHasher maps digests to rows: AES-128 under a key derived from the
 // joint seed and the attempt, as a pseudorandom function of the digest.
@@ -91,11 +86,14 @@ func okvsInput(d *[digestLen]byte, j uint64) gf {
 
 // sortedKeys computes each key's start (from its input 2, one AES
 // block per key, a batch at a time) and returns the keys' indices in the
-// order of their starts and those starts, by a counting sort (O(n+m)).
-// Both the encoder and the decoder then walk the keys in this order, so
-// that consecutive keys touch overlapping columns.
-func (h okvsHasher) sortedKeys(ds [][digestLen]byte) (order, sorted []int32) {
-	starts := make([]int32, len(ds))
+// order of their starts and those starts, ties in the order of the
+// indices. Both the encoder and the decoder then walk the keys in this
+// order, so that consecutive keys touch overlapping columns. The tables
+// come from sc (nil: the heap).
+func (h okvsHasher) sortedKeys(ds [][digestLen]byte, sc *scratch) (order, sorted []int32) {
+	order, sorted = take[int32](sc, len(ds)), take[int32](sc, len(ds))
+	defer sc.release(sc.mark())       // the keys being sorted
+	keys := take[uint64](sc, len(ds)) // start<<32 | index
 	var buf [2 * okvsBatch]gf
 	for lo := 0; lo < len(ds); lo += len(buf) {
 		blk := buf[:min(len(buf), len(ds)-lo)]
@@ -104,22 +102,45 @@ func (h okvsHasher) sortedKeys(ds [][digestLen]byte) (order, sorted []int32) {
 		}
 		h.block.encrypt(blk, blk)
 		for k, e := range blk {
-			starts[lo+k] = int32(h.startOf(e))
+			keys[lo+k] = uint64(h.startOf(e))<<32 | uint64(lo+k)
 		}
 	}
-	count := make([]int32, h.m+1)
-	for _, s := range starts {
-		count[s+1]++
-	}
-	for c := 1; c <= h.m; c++ {
-		count[c] += count[c-1]
-	}
-	order, sorted = make([]int32, len(starts)), make([]int32, len(starts))
-	for i, s := range starts {
-		order[count[s]], sorted[count[s]] = int32(i), s
-		count[s]++
+	keys = radixSortHigh(keys, take[uint64](sc, len(ds)), bits.Len(uint(h.m)))
+	for k, x := range keys {
+		order[k], sorted[k] = int32(uint32(x)), int32(x>>32)
 	}
 	return order, sorted
+}
+
+// radixSortHigh sorts keys by their bits 32 to 32+width−1 (the bits
+// above are zero), stably, with tmp as room of the same length, and
+// returns the one of the two that holds the result. A counting sort over
+// all m starts took a cache miss per key in its m-entry table; this
+// takes passes of at most 12 bits each (two at 2^20 keys), whose
+// histograms stay in L1 and whose scatter writes go to at most 4096
+// places at a time.
+func radixSortHigh(keys, tmp []uint64, width int) []uint64 {
+	passes := max(1, (width+11)/12)
+	digit := (width + passes - 1) / passes
+	mask := uint64(1)<<digit - 1
+	count := make([]int, 1<<digit)
+	for shift := 32; shift < 32+width; shift += digit {
+		clear(count)
+		for _, x := range keys {
+			count[x>>shift&mask]++
+		}
+		sum := 0
+		for d, c := range count {
+			count[d], sum = sum, sum+c
+		}
+		for _, x := range keys {
+			d := x >> shift & mask
+			tmp[count[d]] = x
+			count[d]++
+		}
+		keys, tmp = tmp, keys
+	}
+	return keys
 }
 
 // bands writes the band of key ds[k] to out[k], for len(ds) ≤ okvsBatch
@@ -147,7 +168,10 @@ func (h okvsHasher) startOf(e gf) int {
 // random (drawn from fill), as RR22's OKVS requires so that P reveals
 // nothing of the keys beyond their values.
 func okvsEncode(h okvsHasher, ds [][digestLen]byte, vals []gf, fill *mrand.ChaCha8) ([]gf, error) {
-	return okvsEncodeIn(h, h.layout(ds), vals, fill)
+	lay := h.layout(ds, nil)
+	svals := make([]gf, len(ds))
+	gather16(svals, vals, lay.order)
+	return okvsEncodeIn(h, lay, svals, fill, nil)
 }
 
 // okvsLayout is the keys of a set of digests in the order of their
@@ -159,48 +183,48 @@ type okvsLayout struct {
 	sds           [][digestLen]byte
 }
 
-// layout computes the layout of ds's keys.
-func (h okvsHasher) layout(ds [][digestLen]byte) *okvsLayout {
-	order, sorted := h.sortedKeys(ds)
-	sds := make([][digestLen]byte, len(ds))
+// layout computes the layout of ds's keys, its tables from sc (nil:
+// the heap).
+func (h okvsHasher) layout(ds [][digestLen]byte, sc *scratch) *okvsLayout {
+	order, sorted := h.sortedKeys(ds, sc)
+	sds := take[[digestLen]byte](sc, len(ds))
 	gather16(sds, ds, order)
 	return &okvsLayout{order: order, sorted: sorted, sds: sds}
 }
 
-// okvsEncodeIn is okvsEncode over the keys of lay (from h.layout).
-func okvsEncodeIn(h okvsHasher, lay *okvsLayout, vals []gf, fill *mrand.ChaCha8) ([]gf, error) {
-	order, sorted, sds := lay.order, lay.sorted, lay.sds
-	rows := make([]okvsRow, len(sds)) // in the order of their starts
-	svals := make([]gf, len(sds))
-	gather16(svals, vals, order)
-	var band [okvsBatch][okvsWords]uint64
+// okvsEncodeIn is okvsEncode over the keys of lay (from h.layout), with
+// their values svals in that layout's order (the order of the starts),
+// which it overwrites. The rows are kept as three tables in that order —
+// the starts (lay.sorted), the bands and the values — rather than one
+// table of 56-byte rows whose starts and values would be second copies.
+// P and the tables come from sc (nil: the heap); only P is kept.
+func okvsEncodeIn(h okvsHasher, lay *okvsLayout, svals []gf, fill *mrand.ChaCha8, sc *scratch) ([]gf, error) {
+	sorted, sds := lay.sorted, lay.sds
+	p := take[gf](sc, h.m)
+	defer sc.release(sc.mark()) // bands, pivot, isPivot
+	bands := take[[okvsWords]uint64](sc, len(sds))
 	for lo := 0; lo < len(sds); lo += okvsBatch {
 		hi := min(len(sds), lo+okvsBatch)
-		h.bands(band[:], sds[lo:hi])
-		for k := range hi - lo {
-			rows[lo+k] = okvsRow{start: int(sorted[lo+k]), band: band[k], val: svals[lo+k]}
-		}
+		h.bands(bands[lo:hi], sds[lo:hi])
 	}
-	pivot := make([]int32, len(rows)) // column of each row's pivot
-	for i := range rows {
-		r := &rows[i]
-		p, ok := lowestBit(&r.band)
+	pivot := take[int32](sc, len(sds)) // column of each row's pivot
+	for i := range bands {
+		r, start := &bands[i], int(sorted[i])
+		p, ok := lowestBit(r)
 		if !ok {
 			return nil, errOKVS
 		}
-		col := r.start + p
+		col := start + p
 		pivot[i] = int32(col)
-		for k := i + 1; k < len(rows) && rows[k].start <= col; k++ {
-			o := &rows[k]
-			off := col - o.start
-			if o.band[off/64]>>(off%64)&1 == 1 {
-				xorShifted(&o.band, &r.band, o.start-r.start)
-				o.val = o.val.add(r.val)
+		for k := i + 1; k < len(bands) && int(sorted[k]) <= col; k++ {
+			off := col - int(sorted[k])
+			if bands[k][off/64]>>(off%64)&1 == 1 {
+				xorShifted(&bands[k], r, int(sorted[k])-start)
+				svals[k] = svals[k].add(svals[i])
 			}
 		}
 	}
-	p := make([]gf, h.m)
-	isPivot := make([]bool, h.m)
+	isPivot := take[bool](sc, h.m)
 	for _, c := range pivot {
 		isPivot[c] = true
 	}
@@ -209,12 +233,12 @@ func okvsEncodeIn(h okvsHasher, lay *okvsLayout, vals []gf, fill *mrand.ChaCha8)
 			p[c] = gf{fill.Uint64(), fill.Uint64()}
 		}
 	}
-	for i := len(rows) - 1; i >= 0; i-- {
-		r := &rows[i]
-		off := int(pivot[i]) - r.start
-		band := r.band
+	for i := len(bands) - 1; i >= 0; i-- {
+		start := int(sorted[i])
+		off := int(pivot[i]) - start
+		band := bands[i]
 		band[off/64] &^= 1 << (off % 64) // the pivot itself
-		p[pivot[i]] = r.val.add(h.sum((*[okvsBand]gf)(p[r.start:]), &band))
+		p[pivot[i]] = svals[i].add(h.sum((*[okvsBand]gf)(p[start:]), &band))
 	}
 	return p, nil
 }
@@ -236,14 +260,15 @@ func okvsDecode(h okvsHasher, p []gf, d *[digestLen]byte) gf {
 // nearly every one of them misses the cache. The bands are computed in
 // that order a batch at a time, so that no table of rows is built.
 func okvsDecodeAll(h okvsHasher, p []gf, ds [][digestLen]byte) []gf {
-	return okvsDecodeIn(h, p, h.layout(ds))
+	return okvsDecodeIn(h, p, h.layout(ds, nil), nil)
 }
 
 // okvsDecodeIn is okvsDecodeAll over the keys of lay (from h.layout), in
-// the order of the digests lay was computed from.
-func okvsDecodeIn(h okvsHasher, p []gf, lay *okvsLayout) []gf {
+// the order of the digests lay was computed from; the result comes from
+// sc (nil: the heap).
+func okvsDecodeIn(h okvsHasher, p []gf, lay *okvsLayout, sc *scratch) []gf {
 	order, sorted, sds := lay.order, lay.sorted, lay.sds
-	out := make([]gf, len(sds))
+	out := take[gf](sc, len(sds))
 	var band [okvsBatch][okvsWords]uint64
 	for lo := 0; lo < len(sds); lo += okvsBatch {
 		hi := min(len(sds), lo+okvsBatch)

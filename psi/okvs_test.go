@@ -1,8 +1,10 @@
 package psi
 
 import (
+	"cmp"
 	"errors"
 	mrand "math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -153,6 +155,41 @@ func TestOKVSDecodeAll(t *testing.T) {
 		}
 		if i >= 100 && got[i] != vals[i-100] {
 			t.Fatalf("key %d decodes to %x, want its value", i, got[i])
+		}
+	}
+}
+
+// TestRadixSortHigh checks the starts' radix sort against a stable sort
+// by the high word, for widths of 1 to 31 bits (one to three passes),
+// with many ties at the small widths, and the layout's order and starts
+// against the starts computed key by key.
+func TestRadixSortHigh(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(11, 12))
+	for width := 1; width <= 31; width++ {
+		for _, n := range []int{0, 1, 2, 1000} {
+			keys := make([]uint64, n)
+			for i := range keys {
+				keys[i] = rng.Uint64N(1<<width)<<32 | uint64(i)
+			}
+			want := slices.Clone(keys)
+			slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(a>>32, b>>32) })
+			got := radixSortHigh(keys, make([]uint64, n), width)
+			if !slices.Equal(got, want) {
+				t.Fatalf("width %d, %d keys: not sorted stably by the high word", width, n)
+			}
+		}
+	}
+	h := newOKVSHasher([32]byte{5}, 0, okvsSize(3000))
+	ds := make([][digestLen]byte, 3000)
+	for i := range ds {
+		ds[i] = [digestLen]byte{byte(i), byte(i >> 8), 1}
+	}
+	order, sorted := h.sortedKeys(ds, nil)
+	for k, i := range order {
+		in := []gf{okvsInput(&ds[i], 2)}
+		h.block.encrypt(in, in)
+		if int(sorted[k]) != h.startOf(in[0]) || (k > 0 && (sorted[k] < sorted[k-1] || sorted[k] == sorted[k-1] && i < order[k-1])) {
+			t.Fatalf("position %d: key %d, start %d", k, i, sorted[k])
 		}
 	}
 }

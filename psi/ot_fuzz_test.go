@@ -96,3 +96,23 @@ func FuzzDecodeOTChunk(f *testing.F) {
 		}
 	})
 }
+
+// TestMarshalChunk checks that marshalChunk's bytes are wire.Marshal's,
+// with and without an attempt, empty and up to past its size guess.
+func TestMarshalChunk(t *testing.T) {
+	for _, n := range []int{0, 1, 100, 1 << 16} {
+		for _, b := range []*otChunkBody{
+			{Run: make([]byte, runIDLen), Echo: make([]byte, runIDLen), Total: 1 << 40, Index: 1 << 30, Data: make([]byte, n)},
+			{Run: []byte{1}, Total: n, Index: 3, Attempt: 5, Data: make([]byte, n)},
+		} {
+			want, err := wire.Marshal(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := marshalChunk(b)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%d bytes of data: %x, %v; want %x", n, got, err, want)
+			}
+		}
+	}
+}

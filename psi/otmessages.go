@@ -67,6 +67,18 @@ type otChunkBody struct {
 	Data    []byte `msgpack:"d"`
 }
 
+// marshalChunk marshals a chunk body into a buffer sized for it up
+// front (wire.MarshalSized: Marshal's bytes): wire.Marshal's buffer
+// starts small and doubles, copying a 512 KiB chunk about twice over.
+func marshalChunk(b *otChunkBody) ([]byte, error) {
+	return wire.MarshalSized(b, len(b.Data)+len(b.Run)+len(b.Echo)+otChunkOverhead)
+}
+
+// otChunkOverhead bounds a chunk body's bytes besides its three byte
+// strings: a map header, six one-letter keys, three string headers and
+// three integers.
+const otChunkOverhead = 64
+
 // decodeHello decodes a TypeOTBase or TypeOTChoice body strictly: run ids
 // (r), the set size within max, a seed share of seedLen bytes and exactly
 // width (otWidth, or voleWidth in the VOLE mode) canonical, non-identity

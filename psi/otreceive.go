@@ -114,7 +114,7 @@ func (h *receiverRun) sendMatrix(ctx context.Context, net Network, peer string, 
 			return nil
 		})
 		cols := extendReceiver(code, cnt, g0, g1, lo, ubuf, tbuf) // code now holds the rows t_i
-		chunk, err := wire.Marshal(&otChunkBody{Run: h.run, Echo: h.ids.peer, Total: bins, Index: ci, Attempt: attempt, Data: cols})
+		chunk, err := marshalChunk(&otChunkBody{Run: h.run, Echo: h.ids.peer, Total: bins, Index: ci, Attempt: attempt, Data: cols})
 		if err != nil {
 			return nil, fmt.Errorf("psi: encode %s chunk %d: %w", TypeOTMatrix, ci, err)
 		}

@@ -5,8 +5,6 @@ import (
 	"crypto/cipher"
 	"encoding/binary"
 	"fmt"
-
-	"github.com/cohortdm/cohort/wire"
 )
 
 // otSend is the OPRF sender's part of the exchange (package doc): the
@@ -158,7 +156,7 @@ func (h *senderRun) sendValues(ctx context.Context, net Network, peer string, cf
 		if n > 0 {
 			cnt = chunkLen(n, cfg.ChunkSize, ci)
 		}
-		chunk, err := wire.Marshal(&otChunkBody{Run: run, Echo: h.ids.peer, Total: n, Index: ci, Data: vals[lo*per : (lo+cnt)*per]})
+		chunk, err := marshalChunk(&otChunkBody{Run: run, Echo: h.ids.peer, Total: n, Index: ci, Data: vals[lo*per : (lo+cnt)*per]})
 		if err != nil {
 			return fmt.Errorf("psi: encode %s chunk %d: %w", TypeOTValues, ci, err)
 		}

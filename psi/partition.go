@@ -10,11 +10,21 @@ import (
 // like distinct, it returns the distinct elements in first-seen order,
 // for each position of elems its index in uniq, and the digests of uniq.
 // Two different elements with one digest (a 128-bit SHA-256 collision,
-// probability about n²/2^129) are an error, never merged.
+// probability about n²/2^129) are an error, never merged. Without
+// repeats (the usual case) uniq is elems itself, capacity cut so that
+// an append cannot write into the caller's array, and ds is the digests
+// as computed: no second 24-byte-per-element table of slice headers for
+// the GC to scan, nor a second copy of the digests.
 func (d digester) distinctDigests(elems [][]byte) (uniq [][]byte, of []int, ds [][digestLen]byte, err error) {
 	all := d.digests(elems)
 	first := firstOccurrences(all)
 	of = make([]int, len(elems))
+	if allFirst(first) {
+		for i := range of {
+			of[i] = i
+		}
+		return elems[:len(elems):len(elems)], of, all, nil
+	}
 	uniq = make([][]byte, 0, len(elems))
 	ds = make([][digestLen]byte, 0, len(elems))
 	for i, f := range first {
@@ -30,6 +40,16 @@ func (d digester) distinctDigests(elems [][]byte) (uniq [][]byte, of []int, ds [
 		of[i] = of[f]
 	}
 	return uniq, of, ds, nil
+}
+
+// allFirst says whether every element is its own first occurrence.
+func allFirst(first []int32) bool {
+	for i, f := range first {
+		if int(f) != i {
+			return false
+		}
+	}
+	return true
 }
 
 // partSize is the number of values per part a partitioned table aims
@@ -71,8 +91,8 @@ func partOf(a uint64, pb int) uint64 { return (a * 0x9E3779B97F4A7C15) >> 1 >> (
 // twice rather than keeping an unsorted copy. A hash table over all
 // values (16 MB or more at 2^20) costs a cache miss per value;
 // partitioned, the reads and writes are sequential and each part's table
-// is small.
-func partition(n, pb int, entry func(i int) valEntry) (sorted []valEntry, off []int32) {
+// is small. The entries come from sc (nil: the heap).
+func partition(n, pb int, sc *scratch, entry func(i int) valEntry) (sorted []valEntry, off []int32) {
 	off = make([]int32, 1<<pb+1)
 	for i := range n {
 		off[partOf(entry(i).a, pb)+1]++
@@ -81,7 +101,7 @@ func partition(n, pb int, entry func(i int) valEntry) (sorted []valEntry, off []
 		off[p] += off[p-1]
 	}
 	next := append([]int32(nil), off[:len(off)-1]...)
-	sorted = make([]valEntry, n)
+	sorted = take[valEntry](sc, n)
 	for i := range n {
 		e := entry(i)
 		p := partOf(e.a, pb)
@@ -123,7 +143,7 @@ func (t *partTable) find(es []valEntry, e valEntry) int {
 func firstOccurrences(all [][digestLen]byte) []int32 {
 	n := len(all)
 	first := make([]int32, n)
-	es, off := partition(n, partBits(n), func(i int) valEntry { return digestEntry(all, i) })
+	es, off := partition(n, partBits(n), nil, func(i int) valEntry { return digestEntry(all, i) })
 	var t partTable
 	for p := range len(off) - 1 {
 		part := es[off[p]:off[p+1]]
@@ -144,11 +164,12 @@ func firstOccurrences(all [][digestLen]byte) []int32 {
 // matchOutputs returns for each of our n outputs of l ≤ 16 bytes the
 // last position k of the peer's values equal to it, or −1; where two of
 // ours are equal, the first of them gets it. Both sides are partitioned
-// by value and joined part by part.
-func matchOutputs(own []byte, n int, peer []byte, nPeer, l int) []int {
+// by value and joined part by part, the parts' entries taken from sc
+// (nil: the heap).
+func matchOutputs(own []byte, n int, peer []byte, nPeer, l int, sc *scratch) []int {
 	pb := partBits(max(n, nPeer))
-	mine, offM := partition(n, pb, func(i int) valEntry { return valueEntry(own, i, l) })
-	theirs, offT := partition(nPeer, pb, func(i int) valEntry { return valueEntry(peer, i, l) })
+	mine, offM := partition(n, pb, sc, func(i int) valEntry { return valueEntry(own, i, l) })
+	theirs, offT := partition(nPeer, pb, sc, func(i int) valEntry { return valueEntry(peer, i, l) })
 	matched := make([]int, n)
 	for u := range matched {
 		matched[u] = -1

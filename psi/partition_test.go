@@ -42,31 +42,41 @@ func TestFirstOccurrences(t *testing.T) {
 }
 
 // TestDistinctDigests checks the elements, positions and digests
-// distinctDigests returns against distinct's.
+// distinctDigests returns against distinct's, with repeats and without
+// (where uniq is elems, and must not let an append reach elems' array).
 func TestDistinctDigests(t *testing.T) {
 	dg := newDigester([]byte("test"))
-	elems := make([][]byte, 20_000)
 	rng := mrand.New(mrand.NewPCG(5, 6))
-	for i := range elems {
-		elems[i] = []byte{byte(rng.IntN(200)), byte(rng.IntN(100))}
+	repeats := make([][]byte, 20_000)
+	for i := range repeats {
+		repeats[i] = []byte{byte(rng.IntN(200)), byte(rng.IntN(100))}
 	}
-	uniq, of, ds, err := dg.distinctDigests(elems)
-	if err != nil {
-		t.Fatal(err)
+	distinctOnes := make([][]byte, 20_000, 20_001)
+	for i := range distinctOnes {
+		distinctOnes[i] = []byte{byte(i), byte(i >> 8), 7}
 	}
-	wantU, wantOf := distinct(elems)
-	if len(uniq) != len(wantU) || len(ds) != len(wantU) {
-		t.Fatalf("%d distinct, %d digests, want %d", len(uniq), len(ds), len(wantU))
-	}
-	want := dg.digests(wantU)
-	for u := range wantU {
-		if string(uniq[u]) != string(wantU[u]) || ds[u] != want[u] {
-			t.Fatalf("distinct element %d: %x (digest %x), want %x (%x)", u, uniq[u], ds[u], wantU[u], want[u])
+	for _, elems := range [][][]byte{repeats, distinctOnes, {}} {
+		uniq, of, ds, err := dg.distinctDigests(elems)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for i := range elems {
-		if of[i] != wantOf[i] {
-			t.Fatalf("position %d: %d, want %d", i, of[i], wantOf[i])
+		wantU, wantOf := distinct(elems)
+		if len(uniq) != len(wantU) || len(ds) != len(wantU) {
+			t.Fatalf("%d distinct, %d digests, want %d", len(uniq), len(ds), len(wantU))
+		}
+		want := dg.digests(wantU)
+		for u := range wantU {
+			if string(uniq[u]) != string(wantU[u]) || ds[u] != want[u] {
+				t.Fatalf("distinct element %d: %x (digest %x), want %x (%x)", u, uniq[u], ds[u], wantU[u], want[u])
+			}
+		}
+		for i := range elems {
+			if of[i] != wantOf[i] {
+				t.Fatalf("position %d: %d, want %d", i, of[i], wantOf[i])
+			}
+		}
+		if cap(uniq) != len(uniq) && len(uniq) == len(elems) {
+			t.Fatalf("uniq has capacity %d past its %d elements", cap(uniq), len(uniq))
 		}
 	}
 }
@@ -102,7 +112,9 @@ func TestMatchOutputs(t *testing.T) {
 					}
 				}
 			}
-			got := matchOutputs(own, n, peer, np, l)
+			sc := newScratch(1 << 20) // too small for the largest: those from the heap
+			got := matchOutputs(own, n, peer, np, l, sc)
+			sc.close()
 			for u := range n {
 				want := -1
 				for k := range np {
@@ -135,7 +147,7 @@ func FuzzMatchOutputs(f *testing.F) {
 			n = (split%rows + rows) % rows
 		}
 		own, peer := b[:n*l], b[n*l:rows*l]
-		got := matchOutputs(own, n, peer, rows-n, l)
+		got := matchOutputs(own, n, peer, rows-n, l, nil)
 		for u := range n {
 			want := -1
 			for k := range rows - n {

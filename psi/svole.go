@@ -209,10 +209,18 @@ func (e *eaExpander) next(cnt int) []uint32 {
 }
 
 // accumulate sets x_i = x_0 + … + x_i in place.
-func accumulate(x []gf) {
-	for i := 1; i < len(x); i++ {
-		x[i] = x[i].add(x[i-1])
+func accumulate(x []gf) { accumulateFrom(x, gf{}) }
+
+// accumulateFrom sets x_i = carry + x_0 + … + x_i in place and returns
+// the last, the carry of the block that follows. The silent VOLE
+// accumulates each GGM tree's leaves as soon as they are made, while
+// they are in cache, rather than the whole N-vector in a pass of its own.
+func accumulateFrom(x []gf, carry gf) gf {
+	for i := range x {
+		carry = carry.add(x[i])
+		x[i] = carry
 	}
+	return carry
 }
 
 // gatherGo writes to out[k] the sum of x at the eaWeight indices of
@@ -227,17 +235,22 @@ func gatherGo(out []gf, x []gf, idx []uint32) {
 	}
 }
 
-// eaEncode is H·x: x (length N ≤ 2^32) is accumulated in place and each
-// of the m outputs is the sum of eaWeight positions of it (eaExpander).
-func eaEncode(x []gf, m int, seed [32]byte) []gf {
+// eaEncode is H·x into out (m outputs): x (length N ≤ 2^32) is
+// accumulated in place and each output is the sum of eaWeight positions
+// of it (eaExpander).
+func eaEncode(out []gf, x []gf, seed [32]byte) {
 	accumulate(x)
+	eaGather(out, x, seed)
+}
+
+// eaGather is eaEncode of an x accumulated already.
+func eaGather(out []gf, x []gf, seed [32]byte) {
 	e := newEAExpander(seed, len(x))
-	out := make([]gf, m)
+	m := len(out)
 	for lo := 0; lo < m; lo += eaBatch {
 		hi := min(m, lo+eaBatch)
 		gather(out[lo:hi], x, e.next(hi-lo))
 	}
-	return out
 }
 
 // voleChoice is the chooser's secret input to one silent VOLE: the noise
@@ -280,33 +293,40 @@ func (p voleParams) treeMsgLen() int { return 2*p.depth + 1 }
 // expands a GGM tree from a fresh seed per block, and returns B = H·v
 // and its message, per tree the masked level sums and γ_j = b_j + Σ_i
 // v_j[i] (b_j its base VOLE share). The seeds come from rng (a CSPRNG).
-func (p voleParams) senderVOLE(q []gf, delta gf, eaSeed [32]byte, rng *mrand.ChaCha8) (b []gf, msg []gf) {
+// The noise vector is taken from sc (nil: the heap) and released on
+// return; B comes from the heap (it outlives the arena, voleSend).
+func (p voleParams) senderVOLE(q []gf, delta gf, eaSeed [32]byte, rng *mrand.ChaCha8, sc *scratch) (b []gf, msg []gf) {
 	g := newGGM()
-	v, free := newNoiseVector(p.noiseLen())
-	defer free() // v is read last by eaEncode, whose result is a new slice
+	b = make([]gf, p.m)
+	defer sc.release(sc.mark()) // v is read last by eaGather
+	v := take[gf](sc, p.noiseLen())
 	msg = make([]gf, 0, p.trees*p.treeMsgLen())
 	scratch := make([]gf, p.per)
+	var carry gf // v_0 + … up to the tree before j
 	for j := range p.trees {
 		leaves := v[j*p.per : (j+1)*p.per]
 		msg = append(msg, p.senderTree(g, j, gf{rng.Uint64(), rng.Uint64()}, leaves, q, delta, scratch)...)
-		gamma := foldBase(q[p.baseIndex(j) : p.baseIndex(j)+voleWidth])
-		for _, x := range leaves {
-			gamma = gamma.add(x)
-		}
-		msg = append(msg, gamma)
+		next := accumulateFrom(leaves, carry) // the EA code's accumulation
+		// γ_j = b_j + Σ_i v_j[i], the sum being next − carry.
+		msg = append(msg, foldBase(q[p.baseIndex(j):p.baseIndex(j)+voleWidth]).add(next).add(carry))
+		carry = next
 	}
-	return eaEncode(v, p.m, eaSeed), msg
+	eaGather(b, v, eaSeed)
+	return b, msg
 }
 
 // chooserVOLE is the chooser's side from its correlated OTs t, its
 // choice c and the sender's message: w_j is tree j's leaves with
 // w_j[α_j] = γ_j + c_j + Σ_{i≠α_j} v_j[i] = v_j[α_j] + a_j·Δ, e_j is a_j
-// at α_j; it returns A = H·e and C = H·w.
-func (p voleParams) chooserVOLE(t []gf, c *voleChoice, msg []gf, eaSeed [32]byte) (a, cc []gf) {
+// at α_j; it returns A = H·e and C = H·w. A, C and the noise vector are
+// taken from sc (nil: the heap); the noise vector is released on return.
+func (p voleParams) chooserVOLE(t []gf, c *voleChoice, msg []gf, eaSeed [32]byte, sc *scratch) (a, cc []gf) {
 	g := newGGM()
-	w, free := newNoiseVector(p.noiseLen())
-	defer free() // w is read last by eaEncodeChooser, whose results are new slices
+	a, cc = take[gf](sc, p.m), take[gf](sc, p.m)
+	defer sc.release(sc.mark()) // w is read last by eaEncodeChooser
+	w := take[gf](sc, p.noiseLen())
 	scratch := make([]gf, p.per)
+	var carry gf // w_0 + … up to the tree before j
 	for j := range p.trees {
 		leaves := w[j*p.per : (j+1)*p.per]
 		tm := msg[j*p.treeMsgLen() : (j+1)*p.treeMsgLen()]
@@ -316,22 +336,22 @@ func (p voleParams) chooserVOLE(t []gf, c *voleChoice, msg []gf, eaSeed [32]byte
 			x = x.add(l)
 		}
 		leaves[c.alpha[j]] = x
+		carry = accumulateFrom(leaves, carry) // the EA code's accumulation
 	}
-	return p.eaEncodeChooser(c, w, eaSeed)
+	p.eaEncodeChooser(a, cc, c, w, eaSeed)
+	return a, cc
 }
 
-// eaEncodeChooser is the chooser's H·e and H·w over one draw of the
-// expander's indices. e, its regular noise, is never written out:
+// eaEncodeChooser sets a to the chooser's H·e and cc to H·w (m outputs
+// each, w accumulated already) over one draw of the expander's indices. e, its regular noise, is never written out:
 // accumulated, it is constant between noise positions, so position i of
 // block j holds a_0 + … + a_{j−1}, plus a_j from α_j on.
-func (p voleParams) eaEncodeChooser(c *voleChoice, w []gf, seed [32]byte) (a, cc []gf) {
+func (p voleParams) eaEncodeChooser(a, cc []gf, c *voleChoice, w []gf, seed [32]byte) {
 	before := make([]gf, p.trees+1) // before[j] = a_0 + … + a_{j−1}
 	for j, x := range c.a {
 		before[j+1] = before[j].add(x)
 	}
-	accumulate(w)
 	e := newEAExpander(seed, len(w))
-	a, cc = make([]gf, p.m), make([]gf, p.m)
 	for lo := 0; lo < p.m; lo += eaBatch {
 		hi := min(p.m, lo+eaBatch)
 		idx := e.next(hi - lo)
@@ -348,5 +368,4 @@ func (p voleParams) eaEncodeChooser(c *voleChoice, w []gf, seed [32]byte) (a, cc
 			a[k] = v
 		}
 	}
-	return a, cc
 }

@@ -7,8 +7,10 @@ import (
 )
 
 // silentVOLE runs the whole silent VOLE of m outputs in one process, base
-// OTs included, and returns both sides' outputs and Δ.
-func silentVOLE(t testing.TB, m int) (a, c, b []gf, delta gf, ch *voleChoice, p voleParams) {
+// OTs included, and returns both sides' outputs and Δ. Both sides take
+// their tables from arenas, as in the PSI; the outputs live in them
+// until the returned done is called.
+func silentVOLE(t testing.TB, m int) (a, c, b []gf, delta gf, ch *voleChoice, p voleParams, done func()) {
 	t.Helper()
 	bs, pa := newBaseSender(voleWidth)
 	br, pb := newBaseReceiver(pa)
@@ -26,9 +28,10 @@ func silentVOLE(t testing.TB, m int) (a, c, b []gf, delta gf, ch *voleChoice, p 
 	q := cotSender(u, prgCiphers(keys), br.choice, rows)
 	delta = deltaOf(br.choice)
 	eaSeed := [32]byte{9}
-	b, msg := p.senderVOLE(q, delta, eaSeed, rng)
-	a, c = p.chooserVOLE(tr, ch, msg, eaSeed)
-	return a, c, b, delta, ch, p
+	ss, sr := newScratch(p.senderScratch()), newScratch(p.receiverScratch(m))
+	b, msg := p.senderVOLE(q, delta, eaSeed, rng, ss)
+	a, c = p.chooserVOLE(tr, ch, msg, eaSeed, sr)
+	return a, c, b, delta, ch, p, func() { ss.close(); sr.close() }
 }
 
 // TestCOT checks the IKNP correlation q_i = t_i + r_i·Δ row by row.
@@ -61,7 +64,8 @@ func TestCOT(t *testing.T) {
 // degenerate: its entries are distinct.
 func TestSilentVOLE(t *testing.T) {
 	for _, m := range []int{1, 300, 5000} {
-		a, c, b, delta, ch, p := silentVOLE(t, m)
+		a, c, b, delta, ch, p, done := silentVOLE(t, m)
+		defer done()
 		if len(a) != m || len(b) != m || len(c) != m {
 			t.Fatalf("m=%d: lengths %d %d %d", m, len(a), len(b), len(c))
 		}
@@ -109,6 +113,7 @@ func TestVoleParams(t *testing.T) {
 // as the OKVS of 2^20 elements, base OTs included.
 func BenchmarkSilentVOLE(b *testing.B) {
 	for b.Loop() {
-		silentVOLE(b, okvsSize(1<<20))
+		_, _, _, _, _, _, done := silentVOLE(b, okvsSize(1<<20))
+		done()
 	}
 }

@@ -81,11 +81,13 @@ func voleReceive(ctx context.Context, net Network, peer string, set *otSet) (*ot
 	}
 	keys := newVoleKeys(h.seed)
 	p := newVoleParams(okvsSize(len(set.uniq)))
+	sc := newScratch(p.receiverScratch(len(set.ds)))
+	defer sc.close() // nothing taken from it is returned
 	rng := voleRand()
 	ch := p.newVoleChoice(rng)
 	rows := cotRows(p.cots())
 	u, t := cotChooser(prgCiphers(h.bs.k0), prgCiphers(h.bs.k1), ch.bits, rows)
-	body, err := wire.Marshal(&otChunkBody{Run: h.run, Echo: h.ids.peer, Total: rows, Data: u})
+	body, err := marshalChunk(&otChunkBody{Run: h.run, Echo: h.ids.peer, Total: rows, Data: u})
 	if err != nil {
 		return nil, fmt.Errorf("psi: encode %s: %w", TypeVoleMatrix, err)
 	}
@@ -100,15 +102,16 @@ func voleReceive(ctx context.Context, net Network, peer string, set *otSet) (*ot
 	if err != nil {
 		return nil, fmt.Errorf("%s from %s: %w", TypeVoleTrees, peer, err)
 	}
-	a, c := p.chooserVOLE(t, ch, decodeGFs(tm), keys.ea)
-	mo, err := maskedOKVS(keys, set, p.m, a, rng)
+	a, c := p.chooserVOLE(t, ch, decodeGFs(tm), keys.ea, sc)
+	mo, err := maskedOKVS(keys, set, p.m, a, rng, sc)
 	if err != nil {
 		return nil, fmt.Errorf("psi: VOLE exchange with %s: %w", peer, err)
 	}
-	attempt, enc := mo.attempt, encodeGFs(mo.d)
-	mo.d = nil // sent from enc; mo lives on for its layout
+	var enc []byte // one chunk's bytes at a time, not a second copy of D
 	for ci := range numChunks(p.m, set.cfg.ChunkSize) {
-		chunk, err := voleChunk(h.run, h.ids.peer, enc, p.m, set.cfg.ChunkSize, ci, gfLen, attempt)
+		lo := ci * set.cfg.ChunkSize
+		enc = appendGFs(enc[:0], mo.d[lo:lo+chunkLen(p.m, set.cfg.ChunkSize, ci)])
+		chunk, err := voleChunkOf(h.run, h.ids.peer, enc, p.m, ci, mo.attempt)
 		if err != nil {
 			return nil, fmt.Errorf("psi: encode %s %w", TypeVoleOKVS, err)
 		}
@@ -116,21 +119,29 @@ func voleReceive(ctx context.Context, net Network, peer string, set *otSet) (*ot
 			return nil, fmt.Errorf("psi: send %s chunk %d to %s: %w", TypeVoleOKVS, ci, peer, err)
 		}
 	}
-	own := ownOutputs(keys, set, mo, c, h.l)
-	return h.matchVoleValues(ctx, net, peer, set, own)
+	own := ownOutputs(keys, set, mo, c, h.l, sc)
+	// Only own (on the heap) is needed from here: the arena's tables are
+	// all dead, and its memory, faulted in already, holds the join's.
+	sc.release(0)
+	return h.matchVoleValues(ctx, net, peer, set, own, sc)
 }
 
 // maskedOKVS encodes the receiver's elements (digest → H(x)) into an
 // OKVS of m columns, trying fresh hash keys on a failure, and returns the
 // attempt that succeeded and D = P + A, with its hasher and keys' layout
-// for decoding the same keys (ownOutputs).
-func maskedOKVS(keys *voleKeys, set *otSet, m int, a []gf, rng *mrand.ChaCha8) (*maskedOKVSOut, error) {
-	vals := keys.valuesOf(set.ds)
+// for decoding the same keys (ownOutputs). Its tables come from sc.
+func maskedOKVS(keys *voleKeys, set *otSet, m int, a []gf, rng *mrand.ChaCha8, sc *scratch) (*maskedOKVSOut, error) {
 	for attempt := range okvsAttempts {
+		mark := sc.mark()
 		h := newOKVSHasher(keys.seed, attempt, m)
-		lay := h.layout(set.ds)
-		p, err := okvsEncodeIn(h, lay, vals, rng)
+		lay := h.layout(set.ds, sc)
+		// H(x) straight in the layout's order: no table in the set's
+		// order to gather from.
+		svals := take[gf](sc, len(set.ds))
+		keys.valuesInto(svals, lay.sds)
+		p, err := okvsEncodeIn(h, lay, svals, rng, sc)
 		if errors.Is(err, errOKVS) {
+			sc.release(mark)
 			continue
 		}
 		if err != nil {
@@ -154,8 +165,9 @@ type maskedOKVSOut struct {
 
 // ownOutputs is the receiver's OPRF output of each of its elements u at
 // [u·l, (u+1)·l): the hash of Decode(C, y), over the keys mo encoded.
-func ownOutputs(keys *voleKeys, set *otSet, mo *maskedOKVSOut, c []gf, l int) []byte {
-	dec := okvsDecodeIn(mo.h, c, mo.lay)
+// The decoded values come from sc, the outputs from the heap.
+func ownOutputs(keys *voleKeys, set *otSet, mo *maskedOKVSOut, c []gf, l int, sc *scratch) []byte {
+	dec := okvsDecodeIn(mo.h, c, mo.lay, sc)
 	own := make([]byte, len(set.ds)*l)
 	_ = parallel(len(set.ds), func(lo, hi int) error {
 		for u := lo; u < hi; u++ {
@@ -218,10 +230,10 @@ func voleReceiverHandshake(ctx context.Context, net Network, peer string, set *o
 // matchVoleValues reads the sender's OPRF values (TypeVoleValues) in its
 // shuffled order: position k matches our element u if it equals u's
 // output. The values are gathered first and joined with ours by
-// matchOutputs.
-func (h *voleReceiver) matchVoleValues(ctx context.Context, net Network, peer string, set *otSet, own []byte) (*otReceived, error) {
+// matchOutputs, both in tables from sc.
+func (h *voleReceiver) matchVoleValues(ctx context.Context, net Network, peer string, set *otSet, own []byte, sc *scratch) (*otReceived, error) {
 	n, l, cfg := len(set.uniq), h.l, set.cfg
-	theirs := make([]byte, 0, h.peerSize*l)
+	theirs := take[byte](sc, h.peerSize*l)[:0]
 	for ci := range numChunks(h.peerSize, cfg.ChunkSize) {
 		m, err := net.Receive(ctx, peer, TypeVoleValues)
 		if err != nil {
@@ -233,6 +245,6 @@ func (h *voleReceiver) matchVoleValues(ctx context.Context, net Network, peer st
 		}
 		theirs = append(theirs, data...) // chunk ci holds positions ci·ChunkSize on
 	}
-	matched := matchOutputs(own, n, theirs, h.peerSize, l)
+	matched := matchOutputs(own, n, theirs, h.peerSize, l, sc)
 	return &otReceived{uniq: set.uniq, of: set.of, matched: matched, peerSize: h.peerSize, peerRun: h.ids.peer}, nil
 }

@@ -2,9 +2,8 @@ package psi
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
-
-	"github.com/cohortdm/cohort/wire"
 )
 
 // Message types of the VOLE mode (package doc, "VOLE mode"). Like the OT
@@ -52,9 +51,14 @@ func decodeGFs(b []byte) []gf {
 
 // encodeGFs is decodeGFs's inverse.
 func encodeGFs(v []gf) []byte {
-	b := make([]byte, len(v)*gfLen)
-	for i, e := range v {
-		e.put(b[i*gfLen:])
+	return appendGFs(make([]byte, 0, len(v)*gfLen), v)
+}
+
+// appendGFs appends v's bytes (encodeGFs) to b.
+func appendGFs(b []byte, v []gf) []byte {
+	for _, e := range v {
+		b = binary.LittleEndian.AppendUint64(b, e.lo)
+		b = binary.LittleEndian.AppendUint64(b, e.hi)
 	}
 	return b
 }
@@ -87,11 +91,16 @@ func (k *voleKeys) value(d *[digestLen]byte) gf {
 // valuesOf is value of each digest of ds, in one fixedAES call.
 func (k *voleKeys) valuesOf(ds [][digestLen]byte) []gf {
 	out := make([]gf, len(ds))
+	k.valuesInto(out, ds)
+	return out
+}
+
+// valuesInto sets out[i] to the value of ds[i] (len(out) = len(ds)).
+func (k *voleKeys) valuesInto(out []gf, ds [][digestLen]byte) {
 	for i := range ds {
 		out[i] = gfFrom(ds[i][:])
 	}
 	k.values.encrypt(out, out)
-	return out
 }
 
 // oprfOut writes the l-byte OPRF output of digest d with VOLE value z to
@@ -124,7 +133,13 @@ func voleChunk(run, echo []byte, data []byte, total, c, ci, rowBytes, attempt in
 	if total > 0 {
 		cnt = chunkLen(total, c, ci)
 	}
-	body, err := wire.Marshal(&otChunkBody{Run: run, Echo: echo, Total: total, Index: ci, Attempt: attempt, Data: data[lo*rowBytes : (lo+cnt)*rowBytes]})
+	return voleChunkOf(run, echo, data[lo*rowBytes:(lo+cnt)*rowBytes], total, ci, attempt)
+}
+
+// voleChunkOf marshals chunk ci of total rows as an otChunkBody whose
+// rows are data.
+func voleChunkOf(run, echo []byte, data []byte, total, ci, attempt int) ([]byte, error) {
+	body, err := marshalChunk(&otChunkBody{Run: run, Echo: echo, Total: total, Index: ci, Attempt: attempt, Data: data})
 	if err != nil {
 		return nil, fmt.Errorf("chunk %d: %w", ci, err)
 	}

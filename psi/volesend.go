@@ -3,8 +3,6 @@ package psi
 import (
 	"context"
 	"fmt"
-
-	"github.com/cohortdm/cohort/wire"
 )
 
 // voleSend is the VOLE sender's part (package doc): the base OTs with
@@ -32,8 +30,15 @@ func voleSend(ctx context.Context, net Network, peer string, set *otSet) (*excha
 	}
 	q := cotSender(u, prgCiphers(h.ks), h.choice, rows)
 	delta := deltaOf(h.choice)
-	b, tm := p.senderVOLE(q, delta, keys.ea, voleRand())
-	body, err := wire.Marshal(&otChunkBody{Run: x.run, Echo: h.ids.peer, Total: p.trees, Data: encodeGFs(tm)})
+	// The arena holds the noise vector only and is unmapped as soon as
+	// the VOLE is done: the sender's tables after it are few and live
+	// long (its OPRF phase waits for the receiver's OKVS), and its 92 MB
+	// are better back with the kernel by then.
+	sc := newScratch(p.senderScratch())
+	defer sc.close() // on a panic; closed below otherwise
+	b, tm := p.senderVOLE(q, delta, keys.ea, voleRand(), sc)
+	sc.close()
+	body, err := marshalChunk(&otChunkBody{Run: x.run, Echo: h.ids.peer, Total: p.trees, Data: encodeGFs(tm)})
 	if err != nil {
 		return nil, fmt.Errorf("psi: encode %s: %w", TypeVoleTrees, err)
 	}
@@ -52,11 +57,15 @@ func voleSend(ctx context.Context, net Network, peer string, set *otSet) (*excha
 		pd[k] = set.ds[u]
 	}
 	dec := okvsDecodeAll(newOKVSHasher(h.seed, attempt, p.m), b, pd)
-	hx := keys.valuesOf(pd)
 	_ = parallel(len(pd), func(lo, hi int) error {
-		for k := lo; k < hi; k++ {
-			z := dec[k].add(dt.mul(hx[k]))
-			keys.oprfOut(vals[k*h.l:], &pd[k], z, h.l)
+		var hx [okvsBatch]gf // H(x) a batch at a time, not a table of all
+		for lo := lo; lo < hi; lo += len(hx) {
+			n := min(len(hx), hi-lo)
+			keys.valuesInto(hx[:n], pd[lo:lo+n])
+			for k := lo; k < lo+n; k++ {
+				z := dec[k].add(dt.mul(hx[k-lo]))
+				keys.oprfOut(vals[k*h.l:], &pd[k], z, h.l)
+			}
 		}
 		return nil
 	})
