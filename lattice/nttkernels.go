@@ -17,7 +17,6 @@ package lattice
 
 import (
 	"math/bits"
-	"sync"
 
 	"github.com/tuneinsight/lattigo/v6/ring"
 )
@@ -26,8 +25,9 @@ import (
 // (RootsForward: the stage of m blocks turns block i by w[m+i]), in
 // standard form, with their Shoup companions wp[k] = ⌊w[k]·2^64/q⌋.
 type shoupRoots struct {
-	w, wp []uint64
-	wi    []uint64 // w and wp interleaved, for the assembly
+	q, psi uint64 // the prime and its primitive 2n-th root: they fix the rest
+	w, wp  []uint64
+	wi     []uint64 // w and wp interleaved, for the assembly
 	// w8 has, for each eight coefficients b, the pairs (w, wp) of the
 	// last three stages' roots in last3's order (indices n/8+b, n/4+2b,
 	// n/4+2b+1, n/2+4b, …, n/2+4b+3): one pointer for all seven leaves
@@ -35,27 +35,25 @@ type shoupRoots struct {
 	w8 []uint64
 }
 
-// shoupKey names a table: the roots are the bit-reversed powers of the
-// primitive 2n-th root RootsForward[1], so the modulus, the degree and
-// that root fix them all.
-type shoupKey struct {
-	q, psi uint64
-	n      int
+// rootsFor returns the roots of prime i of the ring being transformed,
+// made once per sparseNTT (its owner's, a BinSummer or an encoder: n
+// divisions a prime, far less than the transforms it then makes) and
+// made again if the ring's prime i is another.
+func (s *sparseNTT) rootsFor(i int, sub *ring.SubRing) *shoupRoots {
+	if i >= len(s.roots) {
+		s.roots = append(s.roots, make([]*shoupRoots, i+1-len(s.roots))...)
+	}
+	if r := s.roots[i]; r != nil && r.q == sub.Modulus && r.psi == sub.RootsForward[1] && len(r.w) == len(sub.RootsForward) {
+		return r
+	}
+	s.roots[i] = rootsOf(sub)
+	return s.roots[i]
 }
-
-// shoupTables caches the tables by shoupKey: building one takes n
-// divisions, and every BinSummer of a run (per column and tree) uses the
-// same three.
-var shoupTables sync.Map
 
 // rootsOf returns sub's forward roots with their Shoup companions.
 func rootsOf(sub *ring.SubRing) *shoupRoots {
 	f, q := sub.RootsForward, sub.Modulus
-	key := shoupKey{q: q, psi: f[1], n: sub.N}
-	if r, ok := shoupTables.Load(key); ok {
-		return r.(*shoupRoots)
-	}
-	r := &shoupRoots{w: make([]uint64, len(f)), wp: make([]uint64, len(f)), wi: make([]uint64, 2*len(f))}
+	r := &shoupRoots{q: q, psi: f[1], w: make([]uint64, len(f)), wp: make([]uint64, len(f)), wi: make([]uint64, 2*len(f))}
 	for k, x := range f {
 		w := ring.IMForm(x, q, sub.MRedConstant) // in [0, q), as Div64 needs
 		r.w[k] = w
@@ -68,8 +66,7 @@ func rootsOf(sub *ring.SubRing) *shoupRoots {
 			r.w8 = append(r.w8, r.w[k], r.wp[k])
 		}
 	}
-	got, _ := shoupTables.LoadOrStore(key, r)
-	return got.(*shoupRoots)
+	return r
 }
 
 // mulShoup is a·w modulo q in [0, 2q), for any a < 2^64, w < q and

@@ -34,14 +34,15 @@ import (
 // sparseNTT is the scratch of sparse forward NTTs (not safe for concurrent
 // use; a BinSummer owns one).
 type sparseNTT struct {
-	flag   []uint8    // by residue mod t: 1 when U is live, 2 when V is
-	live   []int32    // scratch of plan: the current stage's live residues
-	res    []int32    // every planned stage's residues, by kind, or runs
-	stages []nttStage // the stages run before the dense ones, in order
-	spare  []nttStage // scratch of pairRuns
-	bits   []uint64   // scratch of sorted: by residue, a bit
-	pos    []int      // scratch of BinSummer.weigh: W's nonzero positions
-	seen   []bool     // scratch of BinSummer.weigh: by position, in pos
+	flag   []uint8       // by residue mod t: 1 when U is live, 2 when V is
+	live   []int32       // scratch of plan: the current stage's live residues
+	res    []int32       // every planned stage's residues, by kind, or runs
+	stages []nttStage    // the stages run before the dense ones, in order
+	spare  []nttStage    // scratch of pairRuns
+	bits   []uint64      // scratch of sorted: by residue, a bit
+	pos    []int         // scratch of BinSummer.weigh: W's nonzero positions
+	seen   []bool        // scratch of BinSummer.weigh: by position, in pos
+	roots  []*shoupRoots // by prime of the ring last transformed: its roots (rootsOf)
 }
 
 // nttStage is a stage run before the dense ones, of one of three kinds.
@@ -224,7 +225,7 @@ func (s *sparseNTT) run(rq *ring.Ring, p ring.Poly, pos []int, mont bool) {
 			}
 			c[e] = ring.MForm(c[e], q, sub.BRedConstant)
 		}
-		r := rootsOf(sub)
+		r := s.rootsFor(i, sub)
 		t, m := n/2, 1
 		for _, st := range s.stages {
 			switch st.kind {
