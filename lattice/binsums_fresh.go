@@ -57,6 +57,7 @@ type freshEncrypter struct {
 	scale uint64         // the plaintexts' scale modulo T (bgv.NewPlaintext's)
 	bredT [2]uint64
 	meta  *rlwe.MetaData
+	ntt   sparseNTT // its transforms: rq.NTT's output by faster kernels (sparsentt.go)
 }
 
 // newFreshEncrypter returns a freshEncrypter under pk whose samplers read
@@ -116,15 +117,15 @@ func (f *freshEncrypter) encrypt(add func(e0 ring.Poly)) (*rlwe.Ciphertext, erro
 		rq, pk := f.rq, f.pk.key
 		c0, c1 := rq.NewPoly(), rq.NewPoly()
 		f.ternary(f.u)
-		rq.NTT(f.u, f.u)
+		f.ntt.full(rq, f.u)
 		rq.MulCoeffsMontgomery(f.u, pk.Value[0].Q, c0)
 		rq.MulCoeffsMontgomery(f.u, pk.Value[1].Q, c1)
 		f.xe.Read(f.e)
 		add(f.e)
-		rq.NTT(f.e, f.e)
+		f.ntt.full(rq, f.e)
 		rq.Add(c0, f.e, c0)
 		f.xe.Read(f.e)
-		rq.NTT(f.e, f.e)
+		f.ntt.full(rq, f.e)
 		rq.Add(c1, f.e, c1)
 		ct = &rlwe.Ciphertext{Element: rlwe.Element[ring.Poly]{MetaData: f.meta.CopyNew(), Value: []ring.Poly{c0, c1}}}
 		return nil

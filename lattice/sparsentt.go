@@ -214,6 +214,22 @@ func (s *sparseNTT) forward(rq *ring.Ring, p ring.Poly, pos []int, mont bool) {
 	s.run(rq, p, pos, mont)
 }
 
+// full sets p, each coefficient below its prime, to its NTT modulo every
+// prime of rq, each reduced to [0, q): what rq.NTT gives, by the dense
+// kernels alone (a fresh encryption's u and errors, binsums_fresh.go).
+func (s *sparseNTT) full(rq *ring.Ring, p ring.Poly) {
+	for _, q := range rq.ModuliChain()[:rq.Level()+1] {
+		if q >= 1<<61 { // as forward: Lattigo's output, which must be matched, is only right below
+			rq.NTT(p, p)
+			return
+		}
+	}
+	n := rq.N()
+	for i, sub := range rq.SubRings[:rq.Level()+1] {
+		dense(p.Coeffs[i][:n], n/2, 1, sub.Modulus, s.rootsFor(i, sub))
+	}
+}
+
 // run is forward after plan: the planned stages, then the dense ones.
 func (s *sparseNTT) run(rq *ring.Ring, p ring.Poly, pos []int, mont bool) {
 	n := rq.N()

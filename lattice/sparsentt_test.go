@@ -198,3 +198,55 @@ func benchWeigh(b *testing.B, every int) {
 		s.weigh(terms, 0)
 	}
 }
+
+// TestFullNTT: sparseNTT.full of dense polynomials (every coefficient
+// uniform below its prime, and the extremes 0 and q−1) equals Lattigo's
+// NTT coefficient for coefficient, so a fresh encryption made with it is
+// the one rq.NTT would make (binsums_fresh.go).
+func TestFullNTT(t *testing.T) {
+	p := params(t)
+	rq := p.bgv.RingQ().AtLevel(p.bgv.MaxLevel())
+	rng := mrand.New(mrand.NewPCG(7, 8))
+	var s sparseNTT
+	for round := range 4 {
+		got, want := rq.NewPoly(), rq.NewPoly()
+		for j, q := range rq.ModuliChain() {
+			for i := range got.Coeffs[j] {
+				v := rng.Uint64N(q)
+				switch round {
+				case 1:
+					v = q - 1
+				case 2:
+					v = 0
+				}
+				got.Coeffs[j][i], want.Coeffs[j][i] = v, v
+			}
+		}
+		s.full(rq, got)
+		rq.NTT(want, want)
+		for j := range want.Coeffs {
+			if !slices.Equal(got.Coeffs[j], want.Coeffs[j]) {
+				t.Fatalf("round %d: modulus %d: the full NTT differs from Lattigo's", round, j)
+			}
+		}
+	}
+}
+
+// BenchmarkFullNTT times sparseNTT.full of one dense polynomial (every
+// prime of Q), against Lattigo's NTT.
+func BenchmarkFullNTT(b *testing.B) {
+	p := params(b)
+	rq := p.bgv.RingQ().AtLevel(p.bgv.MaxLevel())
+	x := rq.NewPoly()
+	var s sparseNTT
+	b.Run("full", func(b *testing.B) {
+		for b.Loop() {
+			s.full(rq, x)
+		}
+	})
+	b.Run("lattigo", func(b *testing.B) {
+		for b.Loop() {
+			rq.NTT(x, x)
+		}
+	})
+}
