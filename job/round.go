@@ -72,12 +72,14 @@ func (o *Outcome[O]) Err() error {
 }
 
 // PartyCauses lists parties and why each failed, in party order:
-// "party a: why; party b: why" (a cause that already starts by naming its
-// party, as job.LoadTables' errors do, is not prefixed twice).
+// "party a: why; party b: why". A cause that already starts by naming its
+// party, as job.LoadTables' errors ("party a: table t: ...") and the
+// refusals of a step ("party a refuses finish round 0: ...") do, is not
+// prefixed twice.
 func PartyCauses(why map[string]string) string {
 	var parts []string
 	for _, p := range slices.Sorted(maps.Keys(why)) {
-		if msg := why[p]; strings.HasPrefix(msg, "party "+p+": ") {
+		if msg := why[p]; strings.HasPrefix(msg, "party "+p+": ") || strings.HasPrefix(msg, "party "+p+" ") {
 			parts = append(parts, msg)
 		} else {
 			parts = append(parts, fmt.Sprintf("party %s: %s", p, msg))

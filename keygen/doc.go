@@ -78,7 +78,8 @@
 // a finish of another attempt, an install of another key and a forged seed
 // commitment over real nodes under the default policy). A member whose
 // test decryption share (finish, round check) does not verify is refused
-// by every other party, which names its index (TestHostileMemberNodes).
+// by every other party, which names it by its party name
+// (TestHostileMemberNodes).
 //
 // # Faults
 //

@@ -192,14 +192,20 @@ func badProof(m *wire.Message) *wire.Message {
 
 // A member (pb) whose test decryption share does not verify fails the
 // finish step over real nodes: pa and pc refuse it naming the round and
-// pb's index (2) and report no key id; nothing is installed; the key pb
-// staged (its own step succeeded) is in no failure, message, log or Raft
-// store.
+// pb by its name, which the job's members know it by (its index among
+// the sorted names is the protocol's business), and report no key id;
+// nothing is installed; the key pb staged (its own step succeeded) is in
+// no failure, message, log or Raft store.
 func TestHostileMemberNodes(t *testing.T) {
 	t.Parallel()
 	r := runOnNodes(t, nodewatch.Watch{Kind: Kind{}, Corrupter: "pb", Corrupt: badProof})
 	last := r.failedAt(t, PhaseFinish)
-	r.Refused(t, last.Phase, last.Round, []string{"pa", "pc"}, "round check, party 2", "proof does not verify")
+	r.Refused(t, last.Phase, last.Round, []string{"pa", "pc"}, "round check, party pb:", "proof does not verify")
+	for _, p := range []string{"pa", "pc"} {
+		if why := r.Rec.Failures[p]; strings.Contains(why, "round check, party 2") {
+			t.Errorf("%s's failure names pb by its index: %s", p, why)
+		}
+	}
 	// pa and pc sent each other their test decryption shares before pb's
 	// failed to verify: their outputs alone are checked.
 	r.NoOutput(t, last.Phase, last.Round, []string{"pa", "pc"}, "pa")

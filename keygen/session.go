@@ -211,7 +211,7 @@ func (s *session) generator(step job.Step) (*dealerless.Party, *stepNet, error) 
 			return nil, nil, err
 		}
 		g, err := dealerless.NewParty(dealerless.Config{
-			Bits: s.params.Bits, Parties: len(parties), Index: idx + 1,
+			Bits: s.params.Bits, Parties: len(parties), Index: idx + 1, Names: parties,
 			PublicSeed: publicSeed(joint), Batch: s.params.Batch,
 		})
 		if err != nil {

@@ -292,7 +292,7 @@ type pgConn struct {
 func (c *pgConn) begin(ctx context.Context) error {
 	tx, err := c.conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return fmt.Errorf("%w: %s: begin: %w", ErrSource, c.desc, err)
+		return fmt.Errorf("%w: %s: begin: %w", ErrSource, c.desc, pgError(c.conn, err))
 	}
 	c.tx = tx
 	return nil
@@ -319,12 +319,12 @@ func (c *pgConn) end(ctx context.Context) bool {
 func (c *pgConn) header(ctx context.Context, q, desc string, schema map[string]Kind) (*builder, []bool, []bool, error) {
 	rows, err := c.tx.Query(ctx, q, pgx.QueryExecModeSimpleProtocol)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, pgError(err))
+		return nil, nil, nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, pgError(c.conn, err))
 	}
 	fds := rows.FieldDescriptions()
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, pgError(err))
+		return nil, nil, nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, pgError(c.conn, err))
 	}
 	b, err := pgBuilder(desc, fds, schema, ReadOptions{})
 	if err != nil {
@@ -344,7 +344,7 @@ func (c *pgConn) row(ctx context.Context, q string, args []any, dest []*float64)
 		d[i] = dest[i]
 	}
 	if err := c.tx.QueryRow(ctx, q, args...).Scan(d...); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, pgError(err))
+		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, pgError(c.conn, err))
 	}
 	return nil
 }
@@ -353,7 +353,7 @@ func (c *pgConn) row(ctx context.Context, q string, args []any, dest []*float64)
 func (c *pgConn) scan(ctx context.Context, q string, each func([]cell) error, args ...any) error {
 	rows, err := c.tx.Query(ctx, q, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, pgError(err))
+		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, pgError(c.conn, err))
 	}
 	defer rows.Close()
 	var row []cell
@@ -372,7 +372,7 @@ func (c *pgConn) scan(ctx context.Context, q string, each func([]cell) error, ar
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, pgError(err))
+		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, pgError(c.conn, err))
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -44,8 +46,9 @@ func pgConnString(src Source, desc string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// redacted hides a connection string, and the password in it, from an
-// error's text while keeping the error chain for errors.Is and As.
+// redacted hides a connection string, the password in it and the
+// addresses that network and file errors carry from an error's text,
+// while keeping the error chain for errors.Is and As.
 type redacted struct {
 	err     error
 	secrets []string
@@ -53,6 +56,9 @@ type redacted struct {
 
 func (r *redacted) Error() string {
 	s := r.err.Error()
+	for _, e := range addressed(r.err, nil) {
+		s = strings.ReplaceAll(s, e.Error(), addressFree(e))
+	}
 	for _, sec := range r.secrets {
 		if len(sec) > 1 {
 			s = strings.ReplaceAll(s, sec, "[redacted]")
@@ -63,9 +69,61 @@ func (r *redacted) Error() string {
 
 func (r *redacted) Unwrap() error { return r.err }
 
+// addressed appends to found the errors in err's chain whose text names
+// an address: a socket's path, a peer's or the node's host and port, a
+// looked-up name, a file's path. A resolved address (db.example's IP)
+// is in none of a connection string's parts, so the parts alone would
+// not hide it.
+func addressed(err error, found []error) []error {
+	switch e := err.(type) {
+	case nil:
+		return found
+	case *net.OpError, *net.DNSError, *net.AddrError, *fs.PathError:
+		return append(found, e)
+	case interface{ Unwrap() []error }:
+		for _, u := range e.Unwrap() {
+			found = addressed(u, found)
+		}
+		return found
+	}
+	return addressed(errors.Unwrap(err), found)
+}
+
+// addressFree is the text of an error addressed found, without the
+// address: "write unix: write: broken pipe" for "write unix
+// @->/run/postgresql/.s.PGSQL.5432: write: broken pipe".
+func addressFree(err error) string {
+	switch e := err.(type) {
+	case *net.OpError:
+		if e.Err == nil {
+			return e.Op + " " + e.Net
+		}
+		return e.Op + " " + e.Net + ": " + addressFree(e.Err)
+	case *net.DNSError:
+		return "lookup: " + e.Err
+	case *net.AddrError:
+		return e.Err
+	case *fs.PathError:
+		return e.Op + ": " + addressFree(e.Err)
+	}
+	return err.Error()
+}
+
+// pgSecrets are the parts of a connection's configuration that no error
+// text may name: besides the connection string and password, where the
+// organisation's database runs (host or socket directory), as whom, and
+// under which name.
+func pgSecrets(cfg *pgx.ConnConfig) []string {
+	secrets := []string{cfg.ConnString(), cfg.Password, cfg.Host, cfg.User, cfg.Database}
+	for _, fb := range cfg.Fallbacks {
+		secrets = append(secrets, fb.Host)
+	}
+	return secrets
+}
+
 // pgConnect connects with a connection string that must not leak: parse
-// errors are replaced, other errors scrubbed of the string and password.
-// Errors name the source as desc.
+// errors are replaced, other errors redacted. Errors name the source as
+// desc.
 func pgConnect(ctx context.Context, src Source, desc string) (*pgx.Conn, error) {
 	cs, err := pgConnString(src, desc)
 	if err != nil {
@@ -75,16 +133,10 @@ func pgConnect(ctx context.Context, src Source, desc string) (*pgx.Conn, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: the connection string does not parse", ErrSource, desc)
 	}
-	// A failure reaches every member's log: besides the connection string
-	// and password, it must not name where the organisation's database
-	// runs (host or socket directory), as whom, or under which name.
-	secrets := []string{cs, cfg.Password, cfg.Host, cfg.User, cfg.Database}
-	for _, fb := range cfg.Fallbacks {
-		secrets = append(secrets, fb.Host)
-	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: connect: %w", ErrSource, desc, &redacted{err, secrets})
+		// A failure reaches every member's log.
+		return nil, fmt.Errorf("%w: %s: connect: %w", ErrSource, desc, &redacted{err, pgSecrets(cfg)})
 	}
 	return conn, nil
 }
@@ -126,11 +178,11 @@ func readPostgres(ctx context.Context, src Source, name string, schema map[strin
 	defer pgClose(ctx, conn)
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: begin: %w", ErrSource, desc, err)
+		return nil, fmt.Errorf("%w: %s: begin: %w", ErrSource, desc, pgError(conn, err))
 	}
 	defer pgRollback(ctx, tx) // read-only: nothing to keep
 	if _, err := tx.Exec(ctx, "DECLARE "+pgCursor+" NO SCROLL CURSOR FOR "+q); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, pgError(err))
+		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, pgError(conn, err))
 	}
 	batch := opts.BatchRows
 	if batch <= 0 {
@@ -146,7 +198,7 @@ func readPostgres(ctx context.Context, src Source, name string, schema map[strin
 		// numeric (decimal) values exact until they are parsed once.
 		rows, err := tx.Query(ctx, fetch, pgx.QueryExecModeSimpleProtocol)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, pgError(err))
+			return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, pgError(conn, err))
 		}
 		if b == nil {
 			if b, err = pgBuilder(desc, rows.FieldDescriptions(), schema, opts); err != nil {
@@ -173,7 +225,7 @@ func readPostgres(ctx context.Context, src Source, name string, schema map[strin
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, pgError(err))
+			return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, pgError(conn, err))
 		}
 		if got < batch {
 			break
@@ -204,17 +256,20 @@ func pgBuilder(desc string, fds []pgconn.FieldDescription, schema map[string]Kin
 	return b, nil
 }
 
-// pgError tells a server error by its SQLSTATE and the first words of its
-// message: the rest may quote the data (`invalid input syntax for type
-// double precision: "x"`) or the query, and a table error may travel in a
-// job's failure text. The server's log has the whole message; errors.As
-// still finds the *pgconn.PgError.
-func pgError(err error) error {
+// pgError is the error of a statement on conn (begin, query, fetch,
+// commit). A server error is told by its SQLSTATE and the first words of
+// its message: the rest may quote the data (`invalid input syntax for
+// type double precision: "x"`) or the query, and a table error may travel
+// in a job's failure text. The server's log has the whole message;
+// errors.As still finds the *pgconn.PgError. Any other error (the
+// connection lost mid-query) is redacted as a connect error is: it would
+// name the socket's path or the server's address.
+func pgError(conn *pgx.Conn, err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		return &serverError{fmt.Sprintf("%s (SQLSTATE %s; the rest of the server's message is in its log)", firstWords(pe.Message), pe.Code), pe}
+		err = &serverError{fmt.Sprintf("%s (SQLSTATE %s; the rest of the server's message is in its log)", firstWords(pe.Message), pe.Code), pe}
 	}
-	return err
+	return &redacted{err, pgSecrets(conn.Config())}
 }
 
 // serverError is a database server's error told in a text of ours (the

@@ -244,7 +244,7 @@ func writePostgres(ctx context.Context, dst Source, t *Table) error {
 	defer pgClose(ctx, conn)
 	tx, err := conn.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %s: begin: %w", ErrSource, dst, err)
+		return fmt.Errorf("%w: %s: begin: %w", ErrSource, dst, pgError(conn, err))
 	}
 	defer pgRollback(ctx, tx) // after Commit, a no-op
 	if _, err := tx.Exec(ctx, createTable(dst.Table, t, "DOUBLE PRECISION")); err != nil {
@@ -252,7 +252,7 @@ func writePostgres(ctx context.Context, dst Source, t *Table) error {
 		if errors.As(err, &pe) && pe.SQLState() == "42P07" {
 			return fmt.Errorf("%w: %s", ErrExists, dst)
 		}
-		return fmt.Errorf("%w: %s: %w", ErrSource, dst, pgError(err))
+		return fmt.Errorf("%w: %s: %w", ErrSource, dst, pgError(conn, err))
 	}
 	cols := make([]string, len(t.Columns))
 	for j, c := range t.Columns {
@@ -268,10 +268,10 @@ func writePostgres(ctx context.Context, dst Source, t *Table) error {
 		return rowValues(t, i-1, vals), nil
 	})
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier(strings.Split(dst.Table, ".")), cols, src); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrSource, dst, pgError(err))
+		return fmt.Errorf("%w: %s: %w", ErrSource, dst, pgError(conn, err))
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("%w: %s: commit: %w", ErrSource, dst, pgError(err))
+		return fmt.Errorf("%w: %s: commit: %w", ErrSource, dst, pgError(conn, err))
 	}
 	return nil
 }

@@ -23,7 +23,8 @@ func (a *app) policyCmd() *cobra.Command {
 		Short: "Print the policy in force (re-read when its file changes) and the budget spent and left per column",
 		Long: `show asks the running node for the policy it enforces (node.yaml's policy_file, or the
 default) and, per table.column, the differential-privacy budget that noised results have
-spent and what is left. Without a running node, --file prints a policy file as the node
+spent and what is left; per dataset, the exact releases (exact_releases) and synthetic
+releases (synthetic_releases) made and what is left of each allowance. Without a running node, --file prints a policy file as the node
 would read it, or the default policy when --file is "default".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -65,23 +66,42 @@ would read it, or the default policy when --file is "default".`,
 }
 
 func (a *app) printPolicy(s *policy.Show) error {
+	if s.Policy == nil {
+		return fmt.Errorf("policy: the node's answer holds no policy")
+	}
 	b, err := yaml.Marshal(s.Policy)
 	if err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
 	fmt.Fprintf(a.stdout, "%s", b)
-	// What is spent is a report, not policy: written as YAML comments, so
-	// the output still reads back as a policy file.
-	if len(s.Spent) == 0 {
-		fmt.Fprintln(a.stdout, "\n# spent: nothing yet")
-		return nil
-	}
-	fmt.Fprintln(a.stdout)
+	// What is spent and released is a report, not policy: written as YAML
+	// comments, so the output still reads back as a policy file.
 	tw := tabwriter.NewWriter(a.stdout, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "# spent:\tEPSILON SPENT\tEPSILON LEFT\tDELTA SPENT\tDELTA LEFT")
-	for _, k := range slices.Sorted(maps.Keys(s.Spent)) {
-		sp, left := s.Spent[k], s.Left[k]
-		fmt.Fprintf(tw, "# %s\t%g\t%g\t%g\t%g\n", k, sp.Epsilon, left.Epsilon, sp.Delta, left.Delta)
+	fmt.Fprintln(tw)
+	if len(s.Spent) == 0 {
+		fmt.Fprintln(tw, "# spent: nothing yet")
+	} else {
+		fmt.Fprintln(tw, "# spent:\tEPSILON SPENT\tEPSILON LEFT\tDELTA SPENT\tDELTA LEFT")
+		for _, k := range slices.Sorted(maps.Keys(s.Spent)) {
+			sp, left := s.Spent[k], s.Left[k]
+			fmt.Fprintf(tw, "# %s\t%g\t%g\t%g\t%g\n", k, sp.Epsilon, left.Epsilon, sp.Delta, left.Delta)
+		}
 	}
+	printReleases(tw, "exact releases", s.Releases, s.Policy.ExactReleases)
+	printReleases(tw, "synthetic releases", s.Synthetic, s.Policy.SyntheticReleases)
 	return tw.Flush()
+}
+
+// printReleases writes, as YAML comments, the releases made per dataset
+// and what is left of the policy's allowance of them.
+func printReleases(tw *tabwriter.Writer, what string, made map[string]int, allowance int) {
+	fmt.Fprintln(tw)
+	if len(made) == 0 {
+		fmt.Fprintf(tw, "# %s: none yet\n", what)
+		return
+	}
+	fmt.Fprintf(tw, "# %s:\tRELEASED\tLEFT\n", what)
+	for _, d := range slices.Sorted(maps.Keys(made)) {
+		fmt.Fprintf(tw, "# %s\t%d\t%d\n", d, made[d], max(0, allowance-made[d]))
+	}
 }

@@ -399,7 +399,7 @@ func (p *party) exchangeVerificationKeys(ctx context.Context, pub *paillier.Publ
 			err = fmt.Errorf("%w: %d verification keys", ErrMessage, len(el))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("dealerless: round vk, party %d: %w", k, err)
+			return nil, fmt.Errorf("dealerless: round vk, %s: %w", p.peer(k), err)
 		}
 		vks[k-1] = el[0]
 	}
@@ -454,7 +454,7 @@ func (p *party) testDecryption(ctx context.Context, ks *paillier.KeyShare) error
 			err = tpk.VerifyShare(cs, sh, pctx)
 		}
 		if err != nil {
-			return fmt.Errorf("dealerless: round check, party %d: %w", k, err)
+			return fmt.Errorf("dealerless: round check, %s: %w", p.peer(k), err)
 		}
 		shares = append(shares, sh)
 	}
@@ -469,10 +469,10 @@ func (p *party) testDecryption(ctx context.Context, ks *paillier.KeyShare) error
 		}
 		got, err := tpk.Combine(cs, win)
 		if err != nil {
-			return fmt.Errorf("dealerless: test decryption from parties %d..: %w", start+1, err)
+			return fmt.Errorf("dealerless: test decryption by %s and the %d after it: %w", p.peer(start+1), p.t, err)
 		}
 		if got[0].Cmp(m) != 0 {
-			return fmt.Errorf("dealerless: test decryption from parties %d.. gave a wrong plaintext", start+1)
+			return fmt.Errorf("dealerless: test decryption by %s and the %d after it gave a wrong plaintext", p.peer(start+1), p.t)
 		}
 	}
 	return nil

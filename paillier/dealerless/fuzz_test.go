@@ -27,7 +27,7 @@ func FuzzDecodeElems(f *testing.F) {
 		if !bytes.Equal(encodeElems(el, r.width), b) {
 			t.Fatal("re-encoding differs")
 		}
-		rd := &reader{from: 2, elems: el}
+		rd := &reader{from: "party 2", elems: el}
 		got := rd.take(int(take))
 		if err := rd.done(); (err == nil) != (int(take) == len(el)) || (err == nil && len(got) != len(el)) {
 			t.Fatalf("reader: took %d of %d: %v", take, len(el), err)

@@ -285,7 +285,7 @@ func (p *party) biprime(ctx context.Context, round string, idx []int, mods []*bi
 			err = fmt.Errorf("%w: %d values, want %d", ErrMessage, len(el), len(vals))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("dealerless: round %s, party %d: %w", round, k, err)
+			return nil, fmt.Errorf("dealerless: round %s, %s: %w", round, p.peer(k), err)
 		}
 		for j := range el {
 			N := mods[j/count]

@@ -32,6 +32,9 @@ type Config struct {
 	// Parties is n ≥ 3; Index is this party's index, 1..n. The threshold
 	// is t = ⌊(n−1)/2⌋: any t+1 shares decrypt.
 	Parties, Index int
+	// Names, when set, are the parties' names, Names[k-1] party k's: an
+	// error about a peer names it by its name instead of its index.
+	Names []string
 	// PublicSeed is public randomness that every party holds the same copy
 	// of (the job's seed): it picks the biprimality bases, the fixed base
 	// H, the verification base v and the test ciphertext. Never a secret.
@@ -102,6 +105,15 @@ type party struct {
 	sv    *sieve // the distributed sieve (sieve.go)
 }
 
+// peer names party k (1..n) in an error: "party NAME" when the caller
+// gave names, else "party k".
+func (p *party) peer(k int) string {
+	if p.cfg.Names != nil {
+		return "party " + p.cfg.Names[k-1]
+	}
+	return fmt.Sprintf("party %d", k)
+}
+
 // smallPrimeAtLeast returns the smallest odd prime ≥ x.
 func smallPrimeAtLeast(x int) int64 {
 	for p := int64(x) | 1; ; p += 2 {
@@ -140,6 +152,9 @@ func NewParty(cfg Config) (*Party, error) {
 	}
 	if cfg.Index < 1 || cfg.Index > n {
 		return nil, fmt.Errorf("dealerless: party index %d outside 1..%d", cfg.Index, n)
+	}
+	if cfg.Names != nil && len(cfg.Names) != n {
+		return nil, fmt.Errorf("dealerless: %d party names for %d parties", len(cfg.Names), n)
 	}
 	if err := paillier.CheckModulusSize(cfg.Bits); err != nil {
 		return nil, fmt.Errorf("dealerless: %w", err)
@@ -297,9 +312,9 @@ func (p *party) readers(ctx context.Context, round string, out [][]*big.Int, r *
 		}
 		el, err := decodeElems(in[k-1], r.width, r.P)
 		if err != nil {
-			return nil, fmt.Errorf("dealerless: round %s, party %d: %w", round, k, err)
+			return nil, fmt.Errorf("dealerless: round %s, %s: %w", round, p.peer(k), err)
 		}
-		rds[k-1] = &reader{from: k, elems: el}
+		rds[k-1] = &reader{from: p.peer(k), elems: el}
 	}
 	return rds, nil
 }
@@ -327,7 +342,7 @@ func (p *party) exchangeSeeds(ctx context.Context) error {
 			continue
 		}
 		if len(in[k-1]) != 32 {
-			return fmt.Errorf("dealerless: %w from party %d: seed of %d bytes", ErrMessage, k, len(in[k-1]))
+			return fmt.Errorf("dealerless: %w from %s: seed of %d bytes", ErrMessage, p.peer(k), len(in[k-1]))
 		}
 		if p.self < k {
 			p.seeds[k-1] = pairSeed(mine[k-1], in[k-1])

@@ -261,7 +261,7 @@ func decodeElems(b []byte, width int, mod *big.Int) ([]*big.Int, error) {
 
 // reader hands out the elements of one peer's message in order.
 type reader struct {
-	from  int
+	from  string // the peer, as party.peer names it
 	elems []*big.Int
 	pos   int
 	err   error
@@ -272,7 +272,7 @@ func (rd *reader) take(count int) []*big.Int {
 		return nil
 	}
 	if rd.pos+count > len(rd.elems) {
-		rd.err = fmt.Errorf("%w from party %d: %d elements, want more", ErrMessage, rd.from, len(rd.elems))
+		rd.err = fmt.Errorf("%w from %s: %d elements, want more", ErrMessage, rd.from, len(rd.elems))
 		return nil
 	}
 	out := rd.elems[rd.pos : rd.pos+count]
@@ -282,7 +282,7 @@ func (rd *reader) take(count int) []*big.Int {
 
 func (rd *reader) done() error {
 	if rd.err == nil && rd.pos != len(rd.elems) {
-		rd.err = fmt.Errorf("%w from party %d: %d elements, want %d", ErrMessage, rd.from, len(rd.elems), rd.pos)
+		rd.err = fmt.Errorf("%w from %s: %d elements, want %d", ErrMessage, rd.from, len(rd.elems), rd.pos)
 	}
 	return rd.err
 }
