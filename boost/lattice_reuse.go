@@ -295,6 +295,17 @@ func (w *keptWriter) write(c [][]byte) error {
 	return nil
 }
 
+// finishKept finishes table i's kept file still being made durable, if
+// any, and returns its error.
+func (s *session) finishKept(i int) error {
+	kw := s.kpending[i]
+	if kw == nil {
+		return nil
+	}
+	delete(s.kpending, i)
+	return kw.finish(nil)
+}
+
 // finish ends the kept file: whole when cause is nil, else abandoned
 // (the old file, if any, stays), and returns cause or the file's error.
 func (w *keptWriter) finish(cause error) error {

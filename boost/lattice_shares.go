@@ -32,6 +32,9 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 	if len(l.feats) == 0 {
 		return nil
 	}
+	if err := s.finishKept(i); err != nil { // an earlier level's file, written since
+		return err
+	}
 	bins := s.tableBins(i)
 	zeros := s.latticeZeros()
 	resumeZeros(zeros) // fill while the class holder encrypts (lattice_zeros.go)
@@ -44,8 +47,13 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 		s.lkept[i] = &latticeKept{tree: r.a.Tree, values: entryValues(&ds), cts: slices.Clone(all)} // sumLayouts clears all
 	}
 	sums, err := r.tableSums(i, zeros, bins, &ds, m, all)
+	if kw != nil && err != nil {
+		return kw.finish(err)
+	}
 	if kw != nil {
-		err = kw.finish(err) // the first level's chunks written while the party summed
+		// Needed only after a restart: made durable while the level goes
+		// on, finished by the table's next lattice sums or Close.
+		s.kpending[i] = kw
 	}
 	if err != nil {
 		return err

@@ -73,8 +73,9 @@ type session struct {
 	// The lattice path's re-use (lattice_reuse.go): the class holder's
 	// first-level down summaries by edge, a table's party's kept
 	// first-level chunks by table.
-	lfirst map[int]*holderFirst
-	lkept  map[int]*latticeKept
+	lfirst   map[int]*holderFirst
+	lkept    map[int]*latticeKept
+	kpending map[int]*keptWriter // by table: a kept file still being made durable
 }
 
 // levelSnap is a party's training state at the start of a level step:
@@ -125,7 +126,7 @@ func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) 
 	}
 	mode, _ := psiMode(p.Spec(), prm.PSI) // checked by parseSpec
 	s := &session{p: p, g: g, prm: prm, mode: mode, tables: map[string]*table.Table{}, binned: map[string]*table.Binned{}, locals: make([]*Local, len(g.Tables)), made: make([]int, len(g.Tables)),
-		lfirst: map[int]*holderFirst{}, lkept: map[int]*latticeKept{}}
+		lfirst: map[int]*holderFirst{}, lkept: map[int]*latticeKept{}, kpending: map[int]*keptWriter{}}
 	for i, t := range g.Tables {
 		if t.Party == p.Self() {
 			s.own = append(s.own, i)
@@ -158,6 +159,9 @@ func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) 
 
 // Close drops the tables and state and stops the randomiser pool.
 func (s *session) Close() {
+	for i := range s.kpending {
+		_ = s.finishKept(i) // its writer's goroutine ends here; the file is the job's scratch
+	}
 	if s.pool != nil {
 		s.stop()
 		s.pool.Close()
