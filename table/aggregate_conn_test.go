@@ -75,14 +75,8 @@ func closedOwnConns(t *testing.T, agg Aggregator, col string, kept int64) {
 // replaced without failing the aggregate; after Close none is kept.
 func TestAggregatorKeepsItsConnection(t *testing.T) {
 	t.Parallel()
-	srv := pgShared.Start(t)
 	ctx := context.Background()
-	env := dsnEnv(t, srv.ConnString(srv.Password))
-	admin, err := pgConnect(ctx, Source{PostgresEnv: env, Table: "x"}, "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pgClose(ctx, admin)
+	_, env, admin := pgAdmin(t)
 	if _, err := admin.Exec(ctx, `CREATE TABLE one (x int); INSERT INTO one VALUES (1)`); err != nil {
 		t.Fatal(err)
 	}

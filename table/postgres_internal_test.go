@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/pgtest"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -37,20 +39,29 @@ func TestPostgresConnectErrorRedacted(t *testing.T) {
 	}
 }
 
+// pgAdmin starts the shared server for t and returns its connection
+// environment and a connection of the test's own (closed with the test),
+// from which a test sets up tables or ends other connections.
+func pgAdmin(t *testing.T) (srv *pgtest.Server, env string, admin *pgx.Conn) {
+	t.Helper()
+	srv = pgShared.Start(t)
+	env = dsnEnv(t, srv.ConnString(srv.Password))
+	admin, err := pgConnect(context.Background(), Source{PostgresEnv: env, Table: "x"}, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pgClose(context.Background(), admin) })
+	return srv, env, admin
+}
+
 // A connection the server ends between statements (an administrator, a
 // restart, a network fault) fails the next statement with a network
 // error, whose text named the socket's path until pgError redacted it as
 // a connect error is; the error keeps its kind for errors.As.
 func TestPostgresQueryErrorRedacted(t *testing.T) {
 	t.Parallel()
-	srv := pgShared.Start(t)
 	ctx := context.Background()
-	env := dsnEnv(t, srv.ConnString(srv.Password))
-	admin, err := pgConnect(ctx, Source{PostgresEnv: env, Table: "x"}, "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pgClose(ctx, admin)
+	srv, env, admin := pgAdmin(t)
 	src := Source{PostgresEnv: env, Query: "SELECT 1 AS v"}
 	for _, inTx := range []bool{false, true} {
 		sc, err := pgDB{}.connect(ctx, src, "table visits")
