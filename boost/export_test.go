@@ -45,3 +45,12 @@ func KeptEntryBytes(pk *lattice.PublicKey) (poly, entry int64) { return keptEntr
 func LayoutNodes(pk *lattice.PublicKey, bins, k, entries int) []int {
 	return layoutNodes(pk.Params, bins, k, entries, 0)
 }
+
+// SetDownPartBytes bounds the encodings in one part of a down message
+// (1: one encoding a part) and returns what puts it back; for tests that
+// do not run in parallel.
+func SetDownPartBytes(n int) (restore func()) {
+	old := downPartBytes
+	downPartBytes = n
+	return func() { downPartBytes = old }
+}

@@ -468,6 +468,12 @@ func sumColumns(pk *lattice.PublicKey, zeros *lattice.ZeroPool, lay *lattice.Bin
 // the other bins' (fillFirstBins), so the W holds the other bins' rows
 // only (on a9a's one-hot columns, bin 0 holds most rows).
 func columnTerms(terms []lattice.BinTerm, bin []int32, entries [][]rowCount) []lattice.BinTerm {
+	return columnTermsFrom(terms, bin, entries, 0)
+}
+
+// columnTermsFrom is columnTerms of entries that start at entry e0 of the
+// message (a part's: lattice_pipe.go), rows numbered from e0.
+func columnTermsFrom(terms []lattice.BinTerm, bin []int32, entries [][]rowCount, e0 int) []lattice.BinTerm {
 	for e, rs := range entries {
 		from := len(terms)
 		for _, rc := range rs {
@@ -479,7 +485,7 @@ func columnTerms(terms []lattice.BinTerm, bin []int32, entries [][]rowCount) []l
 				terms[from+i].Weight += rc.count
 				continue
 			}
-			terms = append(terms, lattice.BinTerm{Row: e, Bin: b, Weight: rc.count})
+			terms = append(terms, lattice.BinTerm{Row: e0 + e, Bin: b, Weight: rc.count})
 		}
 	}
 	return terms

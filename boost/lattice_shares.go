@@ -38,7 +38,7 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 	bins := s.tableBins(i)
 	zeros := s.latticeZeros()
 	resumeZeros(zeros) // fill while the class holder encrypts (lattice_zeros.go)
-	ds, m, all, kw, err := r.receiveDown(ctx, i, bins)
+	ds, m, all, kw, parts, err := r.receiveDown(ctx, i, zeros, bins)
 	pauseZeros(zeros) // the cores for the party's own sums
 	if err != nil {
 		return err
@@ -46,7 +46,12 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 	if m.First {
 		s.lkept[i] = &latticeKept{tree: r.a.Tree, values: entryValues(&ds), cts: slices.Clone(all)} // sumLayouts clears all
 	}
-	sums, err := r.tableSums(i, zeros, bins, &ds, m, all)
+	var sums []*rlwe.Ciphertext
+	if parts != nil {
+		sums, err = parts.finish() // summed as the parts came (lattice_pipe.go)
+	} else {
+		sums, err = r.tableSums(i, zeros, bins, &ds, m, all)
+	}
 	if kw != nil && err != nil {
 		return kw.finish(err)
 	}
@@ -85,16 +90,21 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 // entries (without sums), its head (Part: the entries its layouts hold)
 // and its ciphertexts decoded; at a tree's first level with the writer
 // that streams them into the job scratch as they come (lattice_reuse.go),
-// which the caller finishes.
-func (r *levelRun) receiveDown(ctx context.Context, i, bins int) (DownSummary, *latticeMsg, []*rlwe.Ciphertext, *keptWriter, error) {
+// which the caller finishes. A message of one layout and no re-used
+// entries is summed as its parts come (lattice_pipe.go): then it returns
+// the sums under way, whose masks take from zeros, and the ciphertexts
+// only at a tree's first level, where they are kept.
+func (r *levelRun) receiveDown(ctx context.Context, i int, zeros *lattice.ZeroPool, bins int) (DownSummary, *latticeMsg, []*rlwe.Ciphertext, *keptWriter, *partSums, error) {
 	s := r.s
 	pk := s.lkeys.PublicKey
 	e := s.g.Tables[i].Parent
 	var (
-		ds  DownSummary
-		n   int
-		all []*rlwe.Ciphertext
-		kw  *keptWriter
+		ds    DownSummary
+		n     int
+		all   []*rlwe.Ciphertext
+		kw    *keptWriter
+		parts *partSums
+		first bool
 	)
 	m, err := s.receiveLattice(ctx, r.step, fmt.Sprintf("ldown/%d", e), s.g.Tables[0].Party, TypeLatticeDown, e, func(m *latticeMsg) (int, error) {
 		var want int
@@ -106,12 +116,25 @@ func (r *levelRun) receiveDown(ctx context.Context, i, bins int) (DownSummary, *
 		if herr == nil && m.First {
 			kw = s.startKept(i, r.a.Tree, entryValues(&ds), want)
 		}
+		if herr == nil && m.Kept == 0 && len(m.Nodes) == 1 {
+			parts, herr = r.startParts(i, zeros, bins, m.Nodes[0], ds)
+		}
+		first = m.First
 		return want, herr
 	}, func(c [][]byte) error {
 		cts, err := decodeEach(pk, c)
-		all = append(all, cts...)
+		if parts == nil || first {
+			all = append(all, cts...)
+		}
 		if err == nil && kw != nil {
 			err = kw.write(c)
+		}
+		if err == nil && parts != nil {
+			// The party's own products, on its cores: the filler waits
+			// for them and fills again while the next part comes.
+			pauseZeros(zeros)
+			err = parts.add(cts)
+			resumeZeros(zeros)
 		}
 		return err
 	})
@@ -119,10 +142,22 @@ func (r *levelRun) receiveDown(ctx context.Context, i, bins int) (DownSummary, *
 		if kw != nil {
 			err = kw.finish(err)
 		}
-		return DownSummary{}, nil, nil, nil, err
+		return DownSummary{}, nil, nil, nil, nil, err
 	}
 	m.Part = n
-	return ds, m, all, kw, nil
+	return ds, m, all, kw, parts, nil
+}
+
+// startParts returns table i's sums, under way, of a down message of one
+// layout of nodes nodes a slot over ds's entries (none re-used).
+func (r *levelRun) startParts(i int, zeros *lattice.ZeroPool, bins, nodes int, ds DownSummary) (*partSums, error) {
+	l := r.s.locals[i]
+	entries, err := l.entryRows(ds)
+	if err != nil {
+		return nil, err
+	}
+	r.s.keepWeights(l)
+	return newPartSums(r.s.lkeys.PublicKey, zeros, bins, nodes, l, entries)
 }
 
 // tableSums is table i's sums of a down message (m its head, all its

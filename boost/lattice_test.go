@@ -185,6 +185,30 @@ func TestJobStarLattice(t *testing.T) {
 	}
 }
 
+// TestJobLatticeParts: with down messages of one ciphertext a part, so
+// that a table's party sums each part as it comes (lattice_pipe.go), the
+// job's model still equals the library's and its messages keep to the
+// leakage profile. Not parallel: it lowers the package's part size.
+func TestJobLatticeParts(t *testing.T) {
+	defer boost.SetDownPartBytes(1)()
+	c := starCase(t, 1, 600)
+	p := testParams()
+	p.Trees, p.Backend, p.Bins = 2, boost.BackendLattice, 64 // 64 rows a chunk: several chunks
+	capt, out := &capture{records: map[string]*job.Record{}}, filepath.Join(t.TempDir(), "out")
+	if err := simRunKind(t, c, p, boost.Kind{}, capt, out); err != nil {
+		t.Fatal(err)
+	}
+	res := readResult(t, out)
+	want, err := boost.Train(c.g, c.data, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, w := modelOf(t, res), modelJSON(t, *want); got != w {
+		t.Fatalf("the job's model differs from the library's\n got: %s\nwant: %s", got, w)
+	}
+	checkLatticeLeakage(t, c, want, res, out, capt, p.Bins, seenLatticeReused, seenLatticeMixed)
+}
+
 // TestBackendChoice: params.backend lattice on a chain fails validation
 // naming the field; the load step's choice is lattice only for a star
 // whose every party holds the key (auto), and lattice asked for with a

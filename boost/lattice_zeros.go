@@ -24,7 +24,10 @@ package boost
 // the CPU on a9a, docs/boost.md). So it resumes its node's filler while it
 // waits for the down message and pauses it once the message is in; its
 // masks take their encryptions of zero from the pool (BinSummer.UseZeros,
-// each used once) and compute the rest. (Another job the node takes part in at the same time shares the
+// each used once) and compute the rest. A down message summed as its
+// parts come (lattice_pipe.go) pauses the filler for each part's products
+// and resumes it while the next part comes: the products are the level's
+// critical path, the filler's work can wait for idle cores. (Another job the node takes part in at the same time shares the
 // cores with the filler while this one waits: the node's pause is per
 // node, not per job.)
 

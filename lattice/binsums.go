@@ -271,9 +271,9 @@ func (s *BinSummer) SumTermsEach(sets [][]*rlwe.Ciphertext, terms []BinTerm, kep
 	return s.sumEach(sets, terms, kept, col)
 }
 
-// sumEach is SumTermsEach; every sum of this file comes down to it.
+// sumEach is SumTermsEach; every sum of this file comes down to it, by
+// way of EachSums (binsums_each.go): all the chunks as one range.
 func (s *BinSummer) sumEach(sets [][]*rlwe.Ciphertext, terms []BinTerm, kept *WeightCache, col int) ([]*rlwe.Ciphertext, error) {
-	l := s.l
 	if len(sets) == 0 {
 		return nil, nil
 	}
@@ -283,58 +283,14 @@ func (s *BinSummer) sumEach(sets [][]*rlwe.Ciphertext, terms []BinTerm, kept *We
 			return nil, fmt.Errorf("%w: vectors of %d and %d ciphertexts summed with the same terms", ErrMismatch, chunks, len(cts))
 		}
 	}
-	for i, t := range terms {
-		if t.Row < 0 || t.Row >= chunks*l.rows || (i > 0 && t.Row < terms[i-1].Row) {
-			return nil, fmt.Errorf("%w: terms not sorted by row or beyond the %d ciphertexts' rows", ErrMismatch, chunks)
-		}
-	}
-	if err := s.checkNoise(terms); err != nil {
-		return nil, err
-	}
-	out := make([]*rlwe.Ciphertext, len(sets))
-	err := safely(func() error {
-		params := l.params.bgv
-		for i := range out {
-			out[i] = bgv.NewCiphertext(params, 1, params.MaxLevel())
-			out[i].IsBatched = false // coefficient encoding, as EncryptPairs
-		}
-		lazy, most := 0, lazyProducts(s.rq)
-		for k := range chunks {
-			var chunk []BinTerm
-			chunk, terms = splitChunk(terms, (k+1)*l.rows)
-			w, ok := s.chunkWeights(chunk, k, kept, col)
-			if !ok {
-				continue
-			}
-			for i, cts := range sets {
-				ct := cts[k]
-				if !ct.IsNTT || ct.IsBatched || ct.Level() != params.MaxLevel() {
-					return fmt.Errorf("%w: a ciphertext not as EncryptPairs makes them", ErrMismatch)
-				}
-				for j := range 2 {
-					s.rq.MulCoeffsMontgomeryLazyThenAddLazy(ct.Value[j], w, out[i].Value[j])
-				}
-			}
-			if lazy++; lazy == most {
-				for _, o := range out {
-					reduce(s.rq, o.Value...)
-				}
-				lazy = 0
-			}
-		}
-		for _, o := range out {
-			reduce(s.rq, o.Value...) // below each prime, as mask's additions take them
-			if err := s.mask(o); err != nil {
-				return err
-			}
-			reduce(s.rq, o.Value...) // canonical: digests and encodings depend on it
-		}
-		return nil
-	})
+	a, err := s.NewEachSums(len(sets), chunks)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	if err := s.AddEach(a, sets, 0, terms, kept, col); err != nil {
+		return nil, err
+	}
+	return s.FinishEach(a)
 }
 
 // lazyProducts is how many products sumEach adds unreduced before it
@@ -360,13 +316,16 @@ func splitChunk(terms []BinTerm, end int) (in, rest []BinTerm) {
 
 // checkNoise bounds the masked sum's noise: each term adds its weight
 // times a fresh encryption's noise bound (and, at most, its weight for the
-// product's carries past T), and the mask adds one fresh noise.
-func (s *BinSummer) checkNoise(terms []BinTerm) error {
-	var sum uint64
+// product's carries past T), and the mask adds one fresh noise. sum is
+// the weights of the sum's terms checked before (EachSums checks a range
+// of chunks' terms at a time; weights are never negative, so every range
+// passes if and only if all the terms together pass); it returns the
+// weights with terms'.
+func (s *BinSummer) checkNoise(sum uint64, terms []BinTerm) (uint64, error) {
 	for _, t := range terms {
 		var carry uint64
 		if sum, carry = bits.Add64(sum, s.weight(t), 0); carry != 0 {
-			return fmt.Errorf("%w: the rows' weights add up to more than 64 bits, beyond the noise a decryption share hides", ErrRange)
+			return 0, fmt.Errorf("%w: the rows' weights add up to more than 64 bits, beyond the noise a decryption share hides", ErrRange)
 		}
 	}
 	total := new(big.Int).SetUint64(sum)
@@ -375,9 +334,9 @@ func (s *BinSummer) checkNoise(terms []BinTerm) error {
 	bound.Add(bound, total)
 	bound.Add(bound, fresh)
 	if bound.BitLen() > maxBinNoiseBits {
-		return fmt.Errorf("%w: the rows' weights add up to %d bits, beyond the noise a decryption share hides", ErrRange, total.BitLen())
+		return 0, fmt.Errorf("%w: the rows' weights add up to %d bits, beyond the noise a decryption share hides", ErrRange, total.BitLen())
 	}
-	return nil
+	return sum, nil
 }
 
 // weight is a term's weight in a sum: 0 when its bin is out of range.

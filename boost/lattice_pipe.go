@@ -1,0 +1,128 @@
+package boost
+
+import (
+	"runtime"
+	"sync/atomic"
+
+	"github.com/cohortdm/cohort/lattice"
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+)
+
+// A table's party's bin sums of a down message made a part at a time, as
+// the parts arrive (issue 34). The class holder sends a level's down
+// message in parts of about 33 MB, encrypting the next part while the
+// last travels; a party that summed only after the last part left its
+// cores idle while the parts came and then spent about 0.3 s a tree's
+// first level on products alone. Here each part's products are done as
+// soon as it is decoded, while the next part is still being encrypted
+// and sent, and each column's sums are masked once after the last part
+// (lattice.EachSums): the same masked sums in distribution, the same
+// decrypted sums, the same messages.
+//
+// Only a down message of one layout and no re-used entries is summed so:
+// every tree's first level and the single-layout levels after it. Several
+// layouts share each chunk's W across layouts of one node count
+// (sumLayouts), and re-used entries are summed from the kept chunks
+// after the message (addKept); those keep the one-shot path.
+
+// partSums is the sums of a one-layout down message of n entries under
+// way: one lattice.EachSums per column.
+type partSums struct {
+	lay     *lattice.BinLayout
+	zeros   *lattice.ZeroPool
+	pk      *lattice.PublicKey
+	l       *Local
+	entries [][]rowCount
+	cache   *lattice.WeightCache
+	cols    []*lattice.EachSums
+	summers []*lattice.BinSummer // one a worker, made at the first part that needs it
+	next    int                  // the chunks added
+}
+
+// newPartSums returns the empty sums of table l's columns over entries
+// in the layout of nodes nodes a slot, for bins bins; the masks'
+// encryptions of zero from zeros while it has them (nil: none).
+func newPartSums(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins, nodes int, l *Local, entries [][]rowCount) (*partSums, error) {
+	lay, err := lattice.NewNodeBinLayout(pk.Params, bins, nodes)
+	if err != nil {
+		return nil, err
+	}
+	p := &partSums{lay: lay, zeros: zeros, pk: pk, l: l, entries: entries}
+	if l.kept != nil {
+		p.cache = l.kept.cache
+	}
+	s, err := p.summer(0)
+	if err != nil {
+		return nil, err
+	}
+	chunks := lay.Chunks(len(entries))
+	p.cols = make([]*lattice.EachSums, len(l.feats))
+	for f := range p.cols {
+		if p.cols[f], err = s.NewEachSums(1, chunks); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// summer is worker w's BinSummer: made once for all the parts, as
+// sumColumns makes one a worker for all the columns.
+func (p *partSums) summer(w int) (*lattice.BinSummer, error) {
+	for len(p.summers) <= w {
+		p.summers = append(p.summers, nil)
+	}
+	if p.summers[w] == nil {
+		s, err := lattice.NewBinSummer(p.pk, p.lay)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.UseZeros(p.zeros); err != nil {
+			return nil, err
+		}
+		p.summers[w] = s
+	}
+	return p.summers[w], nil
+}
+
+// perWorker runs work(s, f) for every column f on every core, each worker
+// with its own BinSummer s.
+func (p *partSums) perWorker(work func(s *lattice.BinSummer, terms *[]lattice.BinTerm, f int) error) error {
+	var made atomic.Int32
+	for w := range min(len(p.cols), runtime.GOMAXPROCS(0)) { // made here: onCores' workers start at once
+		if _, err := p.summer(w); err != nil {
+			return err
+		}
+	}
+	return onCores(len(p.cols), func() (func(int) error, error) {
+		s := p.summers[made.Add(1)-1]
+		var terms []lattice.BinTerm // the worker's, column after column
+		return func(f int) error { return work(s, &terms, f) }, nil
+	})
+}
+
+// add adds the products of the message's next chunks, cts, to every
+// column's sums, each column's terms those of the chunks' entries.
+func (p *partSums) add(cts []*rlwe.Ciphertext) error {
+	k0, rows := p.next, p.lay.Rows()
+	e0, e1 := min(k0*rows, len(p.entries)), min((k0+len(cts))*rows, len(p.entries))
+	err := p.perWorker(func(s *lattice.BinSummer, terms *[]lattice.BinTerm, f int) error {
+		*terms = columnTermsFrom((*terms)[:0], p.l.feats[f].bin, p.entries[e0:e1], e0)
+		return s.AddEach(p.cols[f], [][]*rlwe.Ciphertext{cts}, k0, *terms, p.cache, p.l.wcol+f)
+	})
+	p.next += len(cts)
+	return err
+}
+
+// finish masks every column's sums (every part added) and returns them,
+// column by column: sumLayouts' sums of the one layout.
+func (p *partSums) finish() ([]*rlwe.Ciphertext, error) {
+	out := make([]*rlwe.Ciphertext, len(p.cols))
+	err := p.perWorker(func(s *lattice.BinSummer, _ *[]lattice.BinTerm, f int) error {
+		sums, err := s.FinishEach(p.cols[f])
+		if err == nil {
+			out[f] = sums[0]
+		}
+		return err
+	})
+	return out, err
+}
