@@ -46,11 +46,9 @@ func LayoutNodes(pk *lattice.PublicKey, bins, k, entries int) []int {
 	return layoutNodes(pk.Params, bins, k, entries, 0)
 }
 
-// SetDownPartBytes bounds the encodings in one part of a down message
-// (1: one encoding a part) and returns what puts it back; for tests that
-// do not run in parallel.
-func SetDownPartBytes(n int) (restore func()) {
-	old := downPartBytes
-	downPartBytes = n
-	return func() { downPartBytes = old }
+// WithDownPart is k with down messages' parts bounded by n bytes, so that
+// small cases' down messages come in several parts.
+func WithDownPart(k Kind, n int) Kind {
+	k.downPart = n
+	return k
 }

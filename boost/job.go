@@ -30,6 +30,11 @@ type Kind struct {
 	// the node's, each node may set its own, and the model and every
 	// message are the same whatever the cap.
 	LatticeCacheBytes int64
+	// downPart bounds the encodings in one part of a lattice down
+	// message (0: partBytes); tests lower it so that small cases' down
+	// messages come in several parts (lattice_pipe.go). The messages'
+	// contents are the same whatever it is.
+	downPart int
 }
 
 // Message types of the job, each sent within one step attempt on a

@@ -68,11 +68,6 @@ func (m *latticeMsg) encodedSize() int {
 // leaving room for part 0's join values and combos.
 const partBytes = wire.MaxMessageSize / 2
 
-// downPartBytes bounds the encodings in one part of a down message
-// (sendLatticeEach): partBytes, lowered by tests so that small cases'
-// down messages come in several parts (lattice_pipe.go).
-var downPartBytes = partBytes
-
 // sendLattice sends head's list c to party to in parts on sub-channels
 // BASE/k of step, head's other fields in part 0.
 func (s *session) sendLattice(ctx context.Context, step job.Step, base, to, typ string, head latticeMsg, c [][]byte, d wire.Disclosure) error {

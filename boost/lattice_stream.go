@@ -83,7 +83,7 @@ func (d *latticeDown) encode(lo, hi int) ([][]byte, error) {
 // encrypt while its messages travel; at most two parts are held.
 func (s *session) sendLatticeEach(ctx context.Context, step job.Step, base, to, typ string, head latticeMsg, count, size int,
 	next func(lo, hi int) ([][]byte, error), d wire.Disclosure) error {
-	parts := eachRuns(count, size, downPartBytes)
+	parts := eachRuns(count, size, s.downPart)
 	type made struct {
 		c   [][]byte
 		err error

@@ -17,6 +17,7 @@ import (
 	"github.com/cohortdm/cohort/joinprop"
 	"github.com/cohortdm/cohort/keyring"
 	"github.com/cohortdm/cohort/lattice"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // latticeKeys caches one dealt lattice key per set of parties for the
@@ -188,14 +189,14 @@ func TestJobStarLattice(t *testing.T) {
 // TestJobLatticeParts: with down messages of one ciphertext a part, so
 // that a table's party sums each part as it comes (lattice_pipe.go), the
 // job's model still equals the library's and its messages keep to the
-// leakage profile. Not parallel: it lowers the package's part size.
+// leakage profile.
 func TestJobLatticeParts(t *testing.T) {
-	defer boost.SetDownPartBytes(1)()
+	t.Parallel()
 	c := starCase(t, 1, 600)
 	p := testParams()
 	p.Trees, p.Backend, p.Bins = 2, boost.BackendLattice, 64 // 64 rows a chunk: several chunks
 	capt, out := &capture{records: map[string]*job.Record{}}, filepath.Join(t.TempDir(), "out")
-	if err := simRunKind(t, c, p, boost.Kind{}, capt, out); err != nil {
+	if err := simRunKind(t, c, p, boost.WithDownPart(boost.Kind{}, 1), capt, out); err != nil {
 		t.Fatal(err)
 	}
 	res := readResult(t, out)
@@ -207,6 +208,18 @@ func TestJobLatticeParts(t *testing.T) {
 		t.Fatalf("the job's model differs from the library's\n got: %s\nwant: %s", got, w)
 	}
 	checkLatticeLeakage(t, c, want, res, out, capt, p.Bins, seenLatticeReused, seenLatticeMixed)
+	parts := 0
+	capt.mu.Lock()
+	for _, sm := range capt.sent {
+		var w latticeMsg
+		if sm.Message.Type == boost.TypeLatticeDown && wire.Unmarshal(sm.Message.Body, &w) == nil && w.Part > 0 {
+			parts++
+		}
+	}
+	capt.mu.Unlock()
+	if parts == 0 {
+		t.Fatal("no down message came in more than one part: the test checks nothing")
+	}
 }
 
 // TestBackendChoice: params.backend lattice on a chain fails validation

@@ -76,6 +76,7 @@ type session struct {
 	lfirst   map[int]*holderFirst
 	lkept    map[int]*latticeKept
 	kpending map[int]*keptWriter // by table: a kept file still being made durable
+	downPart int                 // the bound of a down message's part (Kind.downPart)
 }
 
 // levelSnap is a party's training state at the start of a level step:
@@ -134,6 +135,10 @@ func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) 
 	}
 	s.slots = [2]int{-1, -1}
 	s.cacheBytes = k.LatticeCacheBytes
+	s.downPart = partBytes
+	if k.downPart > 0 {
+		s.downPart = k.downPart
+	}
 	if len(s.own) > 0 {
 		s.loadErr = s.loadTables(ctx, k.GroupRows)
 	}
