@@ -170,20 +170,30 @@ func TestJobStarLattice(t *testing.T) {
 			_, entry := boost.KeptEntryBytes(latticeCrypto(t, c.g).PK)
 			kind.LatticeCacheBytes = entry
 		}
-		capt, out := &capture{records: map[string]*job.Record{}}, filepath.Join(t.TempDir(), "out")
-		if err := simRunKind(t, c, p, kind, capt, out); err != nil {
-			t.Fatal(err)
-		}
-		res := readResult(t, out)
-		want, err := boost.Train(c.g, c.data, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, w := modelOf(t, res), modelJSON(t, *want); got != w {
-			t.Fatalf("%s: the job's model differs from the library's\n got: %s\nwant: %s", backend, got, w)
-		}
-		checkLatticeLeakage(t, c, want, res, out, capt, p.Bins, seenLatticeReused, seenLatticeMixed)
+		runLatticeJob(t, c, p, kind)
 	}
+}
+
+// runLatticeJob runs c's job with params p over real nodes of kind k and
+// checks that its model equals the library's, that its messages keep to
+// the leakage profile and that kept chunks were re-used, some beside
+// fresh entries; it returns what was captured.
+func runLatticeJob(t *testing.T, c *joinCase, p boost.Params, k boost.Kind) *capture {
+	t.Helper()
+	capt, out := &capture{records: map[string]*job.Record{}}, filepath.Join(t.TempDir(), "out")
+	if err := simRunKind(t, c, p, k, capt, out); err != nil {
+		t.Fatal(err)
+	}
+	res := readResult(t, out)
+	want, err := boost.Train(c.g, c.data, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, w := modelOf(t, res), modelJSON(t, *want); got != w {
+		t.Fatalf("%s: the job's model differs from the library's\n got: %s\nwant: %s", p.Backend, got, w)
+	}
+	checkLatticeLeakage(t, c, want, res, out, capt, p.Bins, seenLatticeReused, seenLatticeMixed)
+	return capt
 }
 
 // TestJobLatticeParts: with down messages of one ciphertext a part, so
@@ -195,19 +205,7 @@ func TestJobLatticeParts(t *testing.T) {
 	c := starCase(t, 1, 600)
 	p := testParams()
 	p.Trees, p.Backend, p.Bins = 2, boost.BackendLattice, 64 // 64 rows a chunk: several chunks
-	capt, out := &capture{records: map[string]*job.Record{}}, filepath.Join(t.TempDir(), "out")
-	if err := simRunKind(t, c, p, boost.WithDownPart(boost.Kind{}, 1), capt, out); err != nil {
-		t.Fatal(err)
-	}
-	res := readResult(t, out)
-	want, err := boost.Train(c.g, c.data, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, w := modelOf(t, res), modelJSON(t, *want); got != w {
-		t.Fatalf("the job's model differs from the library's\n got: %s\nwant: %s", got, w)
-	}
-	checkLatticeLeakage(t, c, want, res, out, capt, p.Bins, seenLatticeReused, seenLatticeMixed)
+	capt := runLatticeJob(t, c, p, boost.WithDownPart(boost.Kind{}, 1))
 	parts := 0
 	capt.mu.Lock()
 	for _, sm := range capt.sent {
