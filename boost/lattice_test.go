@@ -202,9 +202,9 @@ func runLatticeJob(t *testing.T, c *joinCase, p boost.Params, k boost.Kind) *cap
 // leakage profile.
 func TestJobLatticeParts(t *testing.T) {
 	t.Parallel()
-	c := starCase(t, 1, 600)
+	c := starCase(t, 1, 240)
 	p := testParams()
-	p.Trees, p.Backend, p.Bins = 2, boost.BackendLattice, 64 // 64 rows a chunk: several chunks
+	p.Trees, p.Backend, p.Bins = 1, boost.BackendLattice, 64 // 64 rows a chunk: several chunks, each its own part
 	capt := runLatticeJob(t, c, p, boost.WithDownPart(boost.Kind{}, 1))
 	parts := 0
 	capt.mu.Lock()
