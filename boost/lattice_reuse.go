@@ -224,11 +224,7 @@ func sumKept(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins int, l *Local,
 // first-level row (entries sorted by it; two entries of one row add).
 func keptTerms(terms []lattice.BinTerm, bin []int32, entries []keptEntry) []lattice.BinTerm {
 	for _, ke := range entries {
-		from := len(terms)
-		terms = columnTerms(terms, bin, [][]rowCount{ke.rows})
-		for j := from; j < len(terms); j++ {
-			terms[j].Row = ke.ref
-		}
+		terms = columnTermsFrom(terms, bin, [][]rowCount{ke.rows}, ke.ref)
 	}
 	return terms
 }
@@ -252,9 +248,10 @@ type keptHead struct {
 // that the party holds no second copy of a level's message (3 GB at
 // 1,000,000 join rows). Its goroutine ends when finish returns.
 type keptWriter struct {
-	pw   *io.PipeWriter
-	done chan error
-	who  string
+	pw     *io.PipeWriter
+	done   chan error
+	who    string
+	values []string // each first-level entry's join value, as the file's head has them
 }
 
 // startKept starts table i's kept file for tree: its head (each
@@ -262,7 +259,7 @@ type keptWriter struct {
 // is given.
 func (s *session) startKept(i, tree int, values []string, count int) *keptWriter {
 	pr, pw := io.Pipe()
-	w := &keptWriter{pw: pw, done: make(chan error, 1), who: s.p.Self()}
+	w := &keptWriter{pw: pw, done: make(chan error, 1), who: s.p.Self(), values: values}
 	head := keptHead{Tree: tree, Values: values, Count: count, Size: s.lkeys.PublicKey.Params.CiphertextBytes()}
 	go func() {
 		err := job.WriteSecretFrom(s.p.Secrets(), keptSecret(s.p.JobID(), i), func(out io.Writer) error {

@@ -44,7 +44,7 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 		return err
 	}
 	if m.First {
-		s.lkept[i] = &latticeKept{tree: r.a.Tree, values: entryValues(&ds), cts: slices.Clone(all)} // sumLayouts clears all
+		s.lkept[i] = &latticeKept{tree: r.a.Tree, values: kw.values, cts: slices.Clone(all)} // sumLayouts clears all
 	}
 	var sums []*rlwe.Ciphertext
 	if parts != nil {
