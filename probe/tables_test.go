@@ -135,14 +135,11 @@ func TestProbeChecksTablesWhereTheyLive(t *testing.T) {
 	var logged testkit.LockedBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		TablesDir: dir, Tables: tables, Setup: simtest.ThresholdKeys(keyBits), Timing: node.Timing{SendMS: 3000, StepMS: 60000},
 		Kinds:  job.Registry{"probe": Kind{}},
 		Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	rec := submit(t, ctx, c, writeTableSpec(t, dir, "probe.yaml", map[string]string{"org01": "loans", "org02": "loans", "org03": "loans"}))
 	if rec.Status != node.StatusDone {

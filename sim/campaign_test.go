@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cohortdm/cohort/internal/testkit/simtest"
 	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/sim"
 )
@@ -19,13 +20,10 @@ func TestCampaignElectsAtOnce(t *testing.T) {
 	// without the campaign it would come 60–120 s after start.
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), []string{"east", "north", "south", "west"}, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, []string{"east", "north", "south", "west"}, sim.ClusterOptions{
 		Timing:   node.Timing{HeartbeatMS: 60_000, ElectionMS: 60_000},
 		Campaign: "north",
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	leader, err := c.WaitLeader(ctx)
 	if err != nil {

@@ -58,7 +58,7 @@ func lyingRootHidesTotal(t *testing.T, step time.Duration) error {
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute+3*step)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		TablesDir: filepath.Dir(spec), Setup: simtest.ThresholdKeys(keyBits), Timing: fastTiming,
 		KindsFor: func(name string) job.Registry {
 			if name == root {
@@ -67,9 +67,6 @@ func lyingRootHidesTotal(t *testing.T, step time.Duration) error {
 			return job.Registry{"sum": sum.Kind{}}
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	if err := c.MakeLeader(ctx, coordinator); err != nil {
 		t.Fatal(err)

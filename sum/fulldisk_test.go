@@ -81,6 +81,7 @@ func TestFullDiskEndsTheJobWithoutThatParty(t *testing.T) {
 	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
 		TablesDir: dir, Setup: setup, Kinds: job.Registry{"sum": sum.Kind{}},
 		Timing: node.Timing{SendMS: 5000, StepMS: 120000}, Policy: policy.Default(),
+		RandomizerPool: -1, LatticePool: -1, // as simtest.StartCluster's: no job here takes from them
 	})
 	var skip errSkipMount
 	if errors.As(err, &skip) {

@@ -25,13 +25,10 @@ func rewriteTable(t *testing.T, spec, party, csv string) {
 
 func startSumCluster(t *testing.T, ctx context.Context, spec string, names []string) *sim.Cluster {
 	t.Helper()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: filepath.Dir(spec),
 		Setup: simtest.ThresholdKeys(keyBits), Timing: fastTiming,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() { c.Close() })
 	return c
 }

@@ -49,14 +49,11 @@ func TestSumPushedDownQueryStaysInTheNodeLog(t *testing.T) {
 	var logged testkit.LockedBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		TablesDir: dir, Tables: tables, Setup: simtest.ThresholdKeys(keyBits), Timing: fastTiming,
 		Kinds:  job.Registry{"sum": sum.Kind{}},
 		Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	if res := runJob(t, ctx, c, spec); res["sum"].(float64) != 1+2+3+3*2.5 {
 		t.Fatalf("sum %v", res["sum"])

@@ -129,13 +129,10 @@ func TestSumDroppedParty(t *testing.T) {
 	spec, names, _ := consortium(t, 4, "", func(p, r int) float64 { return float64(p*10 + r) })
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		Kinds: job.Registry{"sum": sum.Kind{}}, TablesDir: filepath.Dir(spec),
 		Setup: simtest.ThresholdKeys(keyBits), Timing: fastTiming,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	leader, _ := c.WaitLeader(ctx)
 	var victim string
@@ -257,7 +254,7 @@ func TestSumCorruptedShare(t *testing.T) {
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		TablesDir: filepath.Dir(spec), Setup: simtest.ThresholdKeys(keyBits), Timing: fastTiming,
 		KindsFor: func(name string) job.Registry {
 			if name == cheat {
@@ -266,9 +263,6 @@ func TestSumCorruptedShare(t *testing.T) {
 			return job.Registry{"sum": sum.Kind{}}
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	// The cheat must be asked for its share but must not be the root, which
 	// verifies shares. The root is the leader and asks itself and the next
@@ -352,7 +346,7 @@ func TestSumLeakage(t *testing.T) {
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		TablesDir: filepath.Dir(spec), Setup: simtest.ThresholdKeys(keyBits), Timing: fastTiming,
 		KindsFor: func(name string) job.Registry {
 			if name == watched {
@@ -361,9 +355,6 @@ func TestSumLeakage(t *testing.T) {
 			return job.Registry{"sum": sum.Kind{}}
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	runJob(t, ctx, c, spec)
 	if len(sent) == 0 {
@@ -412,7 +403,7 @@ func TestSumCoordinatorKilled(t *testing.T) {
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c, err := sim.StartCluster(ctx, t.TempDir(), names, sim.ClusterOptions{
+	c := simtest.StartCluster(t, ctx, names, sim.ClusterOptions{
 		TablesDir: filepath.Dir(spec), Setup: simtest.ThresholdKeys(keyBits), Timing: fastTiming,
 		KindsFor: func(name string) job.Registry {
 			if name == "org01" {
@@ -421,9 +412,6 @@ func TestSumCoordinatorKilled(t *testing.T) {
 			return job.Registry{"sum": sum.Kind{}}
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	if err := c.MakeLeader(ctx, "org05"); err != nil {
 		t.Fatal(err)
