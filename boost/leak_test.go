@@ -14,6 +14,7 @@ import (
 
 	"github.com/cohortdm/cohort/audit"
 	"github.com/cohortdm/cohort/boost"
+	"github.com/cohortdm/cohort/internal/testkit"
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/psi"
 	"github.com/cohortdm/cohort/table"
@@ -63,8 +64,11 @@ func float64Bytes(x float64) []byte {
 type secrets struct {
 	floats [][]byte
 	texts  [][]byte
-	shared [][]string
-	only   [][]string
+	// floatNeedles and textNeedles find floats and texts (made at the
+	// first holding, once they are complete).
+	floatNeedles, textNeedles *testkit.Needles
+	shared                    [][]string
+	only                      [][]string
 	// test: the test set's (its join values are checked on the test
 	// step's sub-channels, test-psi/EDGE and test-up/EDGE).
 	test *secrets
@@ -147,21 +151,20 @@ func caseSecrets(t *testing.T, c *joinCase, m *boost.Model, released bool) *secr
 	return s
 }
 
-// holding names the first secret in b: float64 bytes anywhere; texts only
-// where text can appear (texts false).
+// holding names a secret in b: float64 bytes anywhere; texts only where
+// text can appear (texts false).
 func (s *secrets) holding(b []byte, texts bool) string {
-	for _, f := range s.floats {
-		if bytes.Contains(b, f) {
-			return fmt.Sprintf("float64 %x", f)
-		}
+	if s.floatNeedles == nil {
+		s.floatNeedles, s.textNeedles = testkit.NewNeedles(s.floats), testkit.NewNeedles(s.texts)
+	}
+	if f := s.floatNeedles.Find(b); f != nil {
+		return fmt.Sprintf("float64 %x", f)
 	}
 	if !texts {
 		return ""
 	}
-	for _, x := range s.texts {
-		if bytes.Contains(b, x) {
-			return fmt.Sprintf("value %q", x)
-		}
+	if x := s.textNeedles.Find(b); x != nil {
+		return fmt.Sprintf("value %q", x)
 	}
 	return ""
 }
