@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"io"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/runner"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // A reopened replica knows the attempts whose start its log held when it
@@ -118,3 +122,48 @@ type bufferSink struct{ bytes.Buffer }
 func (*bufferSink) ID() string    { return "test" }
 func (*bufferSink) Cancel() error { return nil }
 func (*bufferSink) Close() error  { return nil }
+
+// An attempt whose start entry reaches the log after the boot index but
+// was appended by the leader before the node began to take messages is
+// begun before it (peers may have sent it messages the earlier instance
+// lost); one appended after is not. A leader's clock behind this node's
+// would flag every re-run of the step, so the clock flags one attempt
+// per step.
+func TestStartsAppendedBeforeStartRemembered(t *testing.T) {
+	t.Parallel()
+	f := newFSM()
+	f.setBootIndex(1)
+	start := time.Now()
+	f.setStarted(start)
+	index := uint64(1)
+	apply := func(c *command, appended time.Time) {
+		t.Helper()
+		b, err := wire.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		index++
+		if err, _ := f.Apply(&raft.Log{Index: index, Type: raft.LogCommand, Data: b, AppendedAt: appended}).(error); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attempt := func(round, n int, appended time.Time) job.Step {
+		s := job.Step{Job: "j1", Phase: "p", Round: round, Attempt: n, Parties: []string{"a"}, Coordinator: "a", TimeoutMS: 60_000}
+		apply(&command{Entry: runner.Entry{Op: runner.OpStart, Job: "j1", Step: &s}}, appended)
+		return s
+	}
+	apply(submitEntry("j1", "x"), start.Add(-time.Minute))
+	lost := attempt(0, 1, start.Add(-time.Second))
+	if !f.startedBeforeBoot(lost) {
+		t.Error("an attempt the leader appended before the node started is not known as begun before it")
+	}
+	if skewed := attempt(0, 2, start.Add(-time.Millisecond)); f.startedBeforeBoot(skewed) {
+		t.Error("a second attempt of a step is flagged by the leader's clock: a clock behind would re-run it forever")
+	}
+	if later := attempt(1, 1, start.Add(time.Second)); f.startedBeforeBoot(later) {
+		t.Error("an attempt the leader appended after the node started counts as begun before it")
+	}
+	if unknown := attempt(2, 1, time.Time{}); f.startedBeforeBoot(unknown) {
+		t.Error("an attempt without AppendedAt counts as begun before the start")
+	}
+}

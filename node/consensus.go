@@ -29,6 +29,7 @@ import (
 type consensus struct {
 	raft       *raft.Raft
 	store      *raftboltdb.BoltStore
+	logs       *faultStore // the store as Raft writes it
 	trans      *raft.NetworkTransport
 	streams    *raftStreams
 	log        *slog.Logger
@@ -139,7 +140,7 @@ func newConsensus(ctx context.Context, cfg consensusConfig) (*consensus, error) 
 	if err != nil {
 		return fail(fmt.Errorf("start raft: %w", err))
 	}
-	c.raft, c.store, c.trans, c.streams = r, store, trans, streams
+	c.raft, c.store, c.logs, c.trans, c.streams = r, store, logs, trans, streams
 	c.lost = newLostLeaders(cfg.Self)
 	c.faults = newMemberFaults()
 	// The filter records as Raft observes; with no channel nothing is queued.

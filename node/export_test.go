@@ -6,11 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/job/runner"
+	"github.com/cohortdm/cohort/wire"
 )
 
 // MetricSum adds up every sample of the named counter or gauge in the
@@ -99,4 +101,20 @@ func writeConfig(t testing.TB, dir, extra string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// WithholdStart makes n's Raft log refuse to store the start entry of one
+// attempt (and so every entry after it), as if replication to n lagged,
+// until n closes: n's peers run the attempt while n's log does not hold
+// it. The refusals are not storage faults; n reports none.
+func WithholdStart(n *Node, phase string, round, attempt int) {
+	pick := func(l *raft.Log) bool {
+		var c command
+		if l.Type != raft.LogCommand || wire.Unmarshal(l.Data, &c) != nil {
+			return false
+		}
+		s := c.Entry.Step
+		return c.Op == runner.OpStart && s != nil && s.Phase == phase && s.Round == round && s.Attempt == attempt
+	}
+	n.consensus.logs.withhold.Store(&pick)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -83,11 +84,18 @@ type fsm struct {
 	// started (setBootIndex); beforeBoot holds the attempts whose start
 	// entries were at or below it, or open in the snapshot Raft restored
 	// as it started (runner.Rebooted); booting is set from setBootIndex
-	// until Raft has started (booted). All under bootMu.
-	bootMu     sync.Mutex
-	bootIndex  uint64
-	booting    bool
-	beforeBoot map[bootStep]bool
+	// until Raft has started (booted). started is when this node began
+	// to take job messages (setStarted); appendedBefore holds the
+	// attempts the leader appended before it whose start entries arrived
+	// after the boot index, and toldLate the steps one of those was
+	// reported for (startedBeforeBoot). All under bootMu.
+	bootMu         sync.Mutex
+	bootIndex      uint64
+	booting        bool
+	beforeBoot     map[bootStep]bool
+	started        time.Time
+	appendedBefore map[bootStep]bool
+	toldLate       map[lateStep]bool
 }
 
 func newFSM() *fsm {
@@ -102,6 +110,12 @@ type bootStep struct {
 
 func bootStepOf(s *job.Step) bootStep {
 	return bootStep{s.Job, s.Phase, s.Round, s.Attempt}
+}
+
+// lateStep names one step, whatever its attempt.
+type lateStep struct {
+	job, phase string
+	round      int
 }
 
 // setBootIndex records the last index of the node's log as its process
@@ -141,26 +155,81 @@ func (f *fsm) noteRestored() {
 	}
 }
 
-// noteStart remembers an attempt whose start entry, at index i, the log
-// held when the process started.
-func (f *fsm) noteStart(i uint64, s *job.Step) {
+// setStarted records when the node began to take job messages: from
+// then on every message sent to it reaches this instance (or fails), not
+// an earlier one. A node restarted in one process (sim) is a new
+// instance, so this is per fsm, not per process.
+func (f *fsm) setStarted(t time.Time) {
 	f.bootMu.Lock()
 	defer f.bootMu.Unlock()
-	if i == 0 || i > f.bootIndex {
-		return
-	}
-	if f.beforeBoot == nil {
-		f.beforeBoot = map[bootStep]bool{}
-	}
-	f.beforeBoot[bootStepOf(s)] = true
+	f.started = t
 }
 
-// startedBeforeBoot reports whether step's start entry was in the log
-// when the node's process started (runner.Rebooted).
+// noteStart remembers an attempt begun before this node instance started,
+// from its start entry l: one the log held when the process started (at
+// or below the boot index), or one the leader appended before the node
+// began to take job messages (l.AppendedAt, the leader's clock, before
+// started).
+//
+// The second case is an attempt the node's log did not yet hold as its
+// earlier instance stopped: peers that had applied it may have sent the
+// earlier instance its messages, which it acknowledged into a mailbox
+// that died with it (a follower's log lags its peers' by a heartbeat, and
+// a message accepted before its attempt is applied is kept, not refused),
+// or their sends failed while the node was down and their failure
+// notices with them. Run afresh, the attempt would wait for those
+// messages until the step's timeout. Such an attempt is reported as
+// restarted instead, which costs one re-run when nothing was lost.
+//
+// AppendedAt is the leader's clock and started this node's. A leader
+// whose clock is ahead by more than the restart took leaves an attempt
+// unflagged: today's behaviour, the step timeout. One behind flags
+// attempts appended after the start too, and would flag each re-run of
+// them, so an attempt is flagged this way once per step (toldLate): the
+// skew costs at most one needless re-run per step. An entry without
+// AppendedAt (written before hashicorp/raft v1.3) is never flagged.
+func (f *fsm) noteStart(l *raft.Log, s *job.Step) {
+	f.bootMu.Lock()
+	defer f.bootMu.Unlock()
+	switch {
+	case l.Index != 0 && l.Index <= f.bootIndex:
+		if f.beforeBoot == nil {
+			f.beforeBoot = map[bootStep]bool{}
+		}
+		f.beforeBoot[bootStepOf(s)] = true
+	case !f.started.IsZero() && !l.AppendedAt.IsZero() && l.AppendedAt.Before(f.started):
+		if f.appendedBefore == nil {
+			f.appendedBefore = map[bootStep]bool{}
+		}
+		f.appendedBefore[bootStepOf(s)] = true
+	}
+}
+
+// startedBeforeBoot reports whether step began before this node instance
+// started (noteStart), so that messages of it may be lost
+// (runner.Rebooted). The worker asks once per attempt it runs; an attempt
+// known only by the leader's clock is reported for the first such attempt
+// of its step alone.
 func (f *fsm) startedBeforeBoot(s job.Step) bool {
 	f.bootMu.Lock()
 	defer f.bootMu.Unlock()
-	return f.beforeBoot[bootStepOf(&s)]
+	k := bootStepOf(&s)
+	if f.beforeBoot[k] {
+		return true
+	}
+	if !f.appendedBefore[k] {
+		return false
+	}
+	delete(f.appendedBefore, k)
+	step := lateStep{s.Job, s.Phase, s.Round}
+	if f.toldLate[step] {
+		return false
+	}
+	if f.toldLate == nil {
+		f.toldLate = map[lateStep]bool{}
+	}
+	f.toldLate[step] = true
+	return true
 }
 
 func (f *fsm) notify() {
@@ -183,7 +252,7 @@ func (f *fsm) Apply(l *raft.Log) any {
 	}
 	err := f.apply(&c)
 	if err == nil && c.Entry.Op == runner.OpStart && c.Entry.Step != nil {
-		f.noteStart(l.Index, c.Entry.Step)
+		f.noteStart(l, c.Entry.Step)
 	}
 	if err == nil {
 		if f.onApply != nil {

@@ -252,6 +252,9 @@ func (n *Node) Start(cons *Consortium) error {
 	n.fsm.setMembers(cons)
 	n.fsm.onMembers = n.membersChanged
 	n.mesh.host.SetStreamHandler(wire.JobProtocol, n.ms.handle)
+	// After the handler: every job message from now on reaches this
+	// instance (fsm.noteStart).
+	n.fsm.setStarted(time.Now())
 	n.mesh.host.SetStreamHandler(wire.ControlProtocol, n.handleControl)
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	c, err := newConsensus(n.ctx, consensusConfig{

@@ -69,7 +69,8 @@ type member struct {
 func (m member) Secrets() job.Secrets { return m.secrets }
 
 // StartedBeforeBoot implements runner.Rebooted: the attempt's start entry
-// was in the node's log when its process started.
+// was in the node's log when its process started, or the leader appended
+// it before the node began to take job messages (fsm.noteStart).
 func (m member) StartedBeforeBoot(s job.Step) bool { return m.n.fsm.startedBeforeBoot(s) }
 
 // TableSource resolves a table through the node's own mapping (node.yaml

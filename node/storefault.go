@@ -3,8 +3,10 @@ package node
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -37,17 +39,27 @@ const (
 type faultStore struct {
 	raft.LogStore
 	failed chan error // holds the latest unreported failure, if any
+	// withhold, if set (by tests only), picks entries the store refuses
+	// to write, as if they had not reached this member yet: Raft's leader
+	// sends them again, and the refusal is no fault to report.
+	withhold atomic.Pointer[func(*raft.Log) bool]
 }
+
+// errWithheld refuses a write a test withholds (faultStore.withhold).
+var errWithheld = errors.New("entry withheld by a test")
 
 func newFaultStore(s raft.LogStore) *faultStore {
 	return &faultStore{LogStore: s, failed: make(chan error, 1)}
 }
 
 func (f *faultStore) StoreLog(l *raft.Log) error {
-	return f.note(f.LogStore.StoreLog(l))
+	return f.StoreLogs([]*raft.Log{l})
 }
 
 func (f *faultStore) StoreLogs(ls []*raft.Log) error {
+	if w := f.withhold.Load(); w != nil && slices.ContainsFunc(ls, *w) {
+		return errWithheld
+	}
 	return f.note(f.LogStore.StoreLogs(ls))
 }
 

@@ -61,14 +61,16 @@ type Member interface {
 	Leader(ctx context.Context) string
 }
 
-// Rebooted is a Member that knows which attempts its node's log held
-// when the node's process started. An attempt begun by an earlier process
-// of the node may have had messages acknowledged and lost with it before
-// any mark of it was durable, so the worker reports such an attempt as
-// restarted at once rather than wait for messages that will not come
-// until the step's timeout, and keeps no mark (markStarted). An attempt
-// the earlier process never began is re-run for nothing, which costs one
-// attempt.
+// Rebooted is a Member that knows which attempts began before its node
+// started: those its node's log held when the node's process started, and
+// those its peers began before (peers run an attempt as soon as their own
+// logs hold it, and may send this node its messages before its log does).
+// An attempt begun before may have had messages acknowledged by the
+// node's earlier process and lost with it, before any mark of it was
+// durable, so the worker reports such an attempt as restarted at once
+// rather than wait for messages that will not come until the step's
+// timeout, and keeps no mark (markStarted). An attempt the earlier
+// process never began is re-run for nothing, which costs one attempt.
 type Rebooted interface {
 	StartedBeforeBoot(step job.Step) bool
 }
@@ -341,13 +343,13 @@ func startedName(step job.Step) string {
 //
 // A member that knows its boot (Rebooted) keeps no mark: every attempt a
 // mark could show begun was started by an entry its log held when the
-// process started, so startedBeforeBoot already reports it, and the
+// process started, so StartedBeforeBoot already reports it, and the
 // mark's file (a create, an fsync and a rename per step, 10 % of sjc's
 // test CPU on this machine's disk) would add nothing.
 func (w *Worker) markStarted(step job.Step) error {
 	if r, ok := w.Member.(Rebooted); ok {
 		if r.StartedBeforeBoot(step) {
-			return w.restarted(step, "the attempt began before its node's process started")
+			return w.restarted(step, "the attempt began before its node started")
 		}
 		return nil
 	}
