@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -59,5 +60,31 @@ func TestMailboxKeepsJobAppliedMidReconcile(t *testing.T) {
 	r.dropUndeliverable(snapshot)
 	if r.Box.Len() != 1 {
 		t.Fatal("a message for a running job outside reconcile's snapshot was dropped")
+	}
+}
+
+// Once close has returned, a peer's message is refused with errClosing
+// (the handler's refusal) and not queued, while a message to the node
+// itself still is: no peer is told of it.
+func TestMessengerClosedRefusesPeers(t *testing.T) {
+	t.Parallel()
+	ms := &messenger{self: "a", box: mailbox.New(maxQueuedBytes)}
+	peer := &wire.Message{Version: wire.Version, Type: "t", Job: "j", From: "b"}
+	if err := ms.queue(peer); err != nil {
+		t.Fatal(err)
+	}
+	ms.close()
+	if err := ms.queue(peer); !errors.Is(err, errClosing) {
+		t.Fatalf("a peer's message after close: %v, want errClosing", err)
+	}
+	own, err := wire.EncodeParts(&wire.Message{Version: wire.Version, Type: "t", Job: "j", From: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ms.toSelf(own); err != nil {
+		t.Fatalf("a message to itself after close: %v", err)
+	}
+	if got := ms.box.Len(); got != 2 {
+		t.Fatalf("%d messages queued, want the peer's from before close and the node's own", got)
 	}
 }

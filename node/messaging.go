@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cohortdm/cohort/internal/mailbox"
@@ -40,6 +41,11 @@ type messenger struct {
 	// accept decides whether a message may be queued: a message for a step
 	// attempt that is already superseded or for a finished job is refused.
 	accept func(m *wire.Message) error
+
+	// closeMu orders queueing a peer's message against close: a handler
+	// holds it for reading while it checks closing and queues.
+	closeMu sync.RWMutex
+	closing bool
 }
 
 // send delivers m to the named party and records it in the audit ledger.
@@ -179,7 +185,14 @@ func (ms *messenger) handle(s network.Stream) {
 		err = ms.accept(m)
 	}
 	if err == nil {
-		err = ms.box.Put(m)
+		err = ms.queue(m)
+	}
+	if errors.Is(err, errClosing) {
+		// Not the peer's fault: it learns the message was not delivered
+		// and fails or retries its send as for a node that is down.
+		ms.log.Info("message refused", "peer", name, "msg", m.String(), "err", err)
+		_ = wire.WriteFrame(s, []byte(err.Error()))
+		return
 	}
 	if err != nil {
 		ms.metrics.rejected(name)
@@ -190,6 +203,36 @@ func (ms *messenger) handle(s network.Stream) {
 	ms.metrics.received(name, m.Type)
 	_ = wire.WriteFrame(s, []byte(ackOK))
 }
+
+// queue puts a peer's message in the mailbox, to be acknowledged, unless
+// the node is closing (close).
+func (ms *messenger) queue(m *wire.Message) error {
+	ms.closeMu.RLock()
+	defer ms.closeMu.RUnlock()
+	if ms.closing {
+		return fmt.Errorf("node %s is %w", ms.self, errClosing)
+	}
+	return ms.box.Put(m)
+}
+
+// close makes the handler refuse every peer's job message from now on:
+// the node is stopping, and a message acknowledged now would be lost with
+// its mailbox while the sender believed it delivered. Refused, the sender
+// learns at once that delivery failed (deliver's "refused"), as from a
+// node that is down, and fails its step or retries its report. Once close
+// returns no peer's message is queued. Messages to the node itself are
+// still queued: no peer is told of them, and a worker's send to itself
+// failing before the node's context ends could report a spurious failure.
+// Messages acknowledged before close are still lost; a restarted node
+// reports their attempts as restarted (fsm.noteStart).
+func (ms *messenger) close() {
+	ms.closeMu.Lock()
+	ms.closing = true
+	ms.closeMu.Unlock()
+}
+
+// errClosing is the refusal of a peer's message by a node that is closing.
+var errClosing = errors.New("closing")
 
 // errStale marks a message for a superseded attempt or finished job.
 var errStale = errors.New("stale message")

@@ -304,6 +304,9 @@ func (n *Node) Close() error {
 	if !n.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	// First, while the host still answers: refuse job messages rather
+	// than acknowledge what would die with the mailbox (messenger.close).
+	n.ms.close()
 	if n.cancel != nil {
 		n.cancel() // every component's goroutines begin to stop
 	}
