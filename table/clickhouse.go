@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -57,17 +56,9 @@ func chOpen(src Source, desc string) (*sql.DB, []string, error) {
 }
 
 // chError wraps a driver or server error with the source's description,
-// with the connection's secrets scrubbed from its text and a server
-// exception told by its code and the first words of its message (the rest
-// quotes the query or the data, "Cannot parse string 'x' as Float64", and
-// a table error may travel in a job's failure text; the server's own log
-// has the whole message).
+// told as dbError tells it.
 func chError(desc string, err error, secrets []string) error {
-	var ex *clickhouse.Exception
-	if errors.As(err, &ex) {
-		err = &serverError{fmt.Sprintf("code: %d, message: %s (the rest of the server's message is in its log)", ex.Code, firstWords(ex.Message)), ex}
-	}
-	return fmt.Errorf("%w: %s: %w", ErrSource, desc, &redacted{err, secrets})
+	return fmt.Errorf("%w: %s: %w", ErrSource, desc, dbError(err, secrets))
 }
 
 // chNumber says whether a ClickHouse column type holds numbers Open takes
