@@ -55,12 +55,6 @@ func chOpen(src Source, desc string) (*sql.DB, []string, error) {
 	return db, secrets, nil
 }
 
-// chError wraps a driver or server error with the source's description,
-// told as dbError tells it.
-func chError(desc string, err error, secrets []string) error {
-	return fmt.Errorf("%w: %s: %w", ErrSource, desc, dbError(err, secrets))
-}
-
 // chNumber says whether a ClickHouse column type holds numbers Open takes
 // as numeric, and whether it may hold NaN or infinities.
 func chNumber(typ string) (numeric, float bool) {
@@ -153,12 +147,12 @@ func readClickHouse(ctx context.Context, src Source, name string, schema map[str
 	defer db.Close()
 	rows, err := db.QueryContext(ctx, q)
 	if err != nil {
-		return nil, chError(desc, err, secrets)
+		return nil, sourceError(desc, err, secrets)
 	}
 	defer rows.Close()
 	types, err := rows.ColumnTypes()
 	if err != nil {
-		return nil, chError(desc, err, secrets)
+		return nil, sourceError(desc, err, secrets)
 	}
 	b, _, _, err := chBuilder(desc, types, schema, opts)
 	if err != nil {
@@ -168,7 +162,7 @@ func readClickHouse(ctx context.Context, src Source, name string, schema map[str
 		return nil, err
 	}
 	if err := rows.Err(); err != nil {
-		return nil, chError(desc, err, secrets)
+		return nil, sourceError(desc, err, secrets)
 	}
 	return b.finish(name), nil
 }
@@ -241,15 +235,15 @@ func (c *chConn) end(context.Context) bool    { return true }
 func (c *chConn) header(ctx context.Context, q, desc string, schema map[string]Kind) (*builder, []bool, []bool, error) {
 	rows, err := c.db.QueryContext(ctx, q)
 	if err != nil {
-		return nil, nil, nil, chError(desc, err, c.secrets)
+		return nil, nil, nil, sourceError(desc, err, c.secrets)
 	}
 	defer rows.Close()
 	types, err := rows.ColumnTypes()
 	if err != nil {
-		return nil, nil, nil, chError(desc, err, c.secrets)
+		return nil, nil, nil, sourceError(desc, err, c.secrets)
 	}
 	if err := chDrain(rows); err != nil {
-		return nil, nil, nil, chError(desc, err, c.secrets)
+		return nil, nil, nil, sourceError(desc, err, c.secrets)
 	}
 	return chBuilder(desc, types, schema, ReadOptions{})
 }
@@ -274,7 +268,7 @@ func (c *chConn) row(ctx context.Context, q string, _ []any, dest []*float64) er
 	}
 	rows, err := c.db.QueryContext(ctx, q)
 	if err != nil {
-		return chError(c.desc, err, c.secrets)
+		return sourceError(c.desc, err, c.secrets)
 	}
 	defer rows.Close()
 	if !rows.Next() {
@@ -282,13 +276,13 @@ func (c *chConn) row(ctx context.Context, q string, _ []any, dest []*float64) er
 		if err == nil {
 			err = sql.ErrNoRows
 		}
-		return chError(c.desc, err, c.secrets)
+		return sourceError(c.desc, err, c.secrets)
 	}
 	if err := rows.Scan(d...); err != nil {
-		return chError(c.desc, err, c.secrets)
+		return sourceError(c.desc, err, c.secrets)
 	}
 	if err := chDrain(rows); err != nil {
-		return chError(c.desc, err, c.secrets)
+		return sourceError(c.desc, err, c.secrets)
 	}
 	return nil
 }
@@ -297,14 +291,14 @@ func (c *chConn) row(ctx context.Context, q string, _ []any, dest []*float64) er
 func (c *chConn) scan(ctx context.Context, q string, each func([]cell) error, _ ...any) error {
 	rows, err := c.db.QueryContext(ctx, q)
 	if err != nil {
-		return chError(c.desc, err, c.secrets)
+		return sourceError(c.desc, err, c.secrets)
 	}
 	defer rows.Close()
 	if err := scanCells(rows, c.desc, chCell, each); err != nil {
 		return err
 	}
 	if err := chDrain(rows); err != nil {
-		return chError(c.desc, err, c.secrets)
+		return sourceError(c.desc, err, c.secrets)
 	}
 	return nil
 }

@@ -17,6 +17,12 @@ import (
 // of a table, the query's text, nor where and as whom the organisation's
 // database runs. dbError is the one place that tells a driver's error so.
 
+// sourceError is err of the database source named desc, told as dbError
+// tells it.
+func sourceError(desc string, err error, secrets []string) error {
+	return fmt.Errorf("%w: %s: %w", ErrSource, desc, dbError(err, secrets))
+}
+
 // dbError is err of a database source with secrets (a connection string,
 // a password, a host, a user, a database file's path) and the addresses
 // network and file errors carry left out of its text, and a server's
