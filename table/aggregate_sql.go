@@ -469,11 +469,7 @@ func (c *sqliteConn) header(ctx context.Context, q, desc string, schema map[stri
 }
 
 func (c *sqliteConn) row(ctx context.Context, q string, args []any, dest []*float64) error {
-	d := make([]any, len(dest))
-	for i := range dest {
-		d[i] = dest[i]
-	}
-	if err := c.db.QueryRowContext(ctx, q, args...).Scan(d...); err != nil {
+	if err := scanNumbers(c.db.QueryRowContext(ctx, q, args...).Scan, dest); err != nil {
 		return sourceError(c.desc, err, c.secrets)
 	}
 	return nil

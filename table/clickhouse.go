@@ -262,10 +262,6 @@ func chDrain(rows *sql.Rows) error {
 
 // row runs q; its parameters are already in its text (chDB.param).
 func (c *chConn) row(ctx context.Context, q string, _ []any, dest []*float64) error {
-	d := make([]any, len(dest))
-	for i := range dest {
-		d[i] = dest[i]
-	}
 	rows, err := c.db.QueryContext(ctx, q)
 	if err != nil {
 		return sourceError(c.desc, err, c.secrets)
@@ -278,7 +274,7 @@ func (c *chConn) row(ctx context.Context, q string, _ []any, dest []*float64) er
 		}
 		return sourceError(c.desc, err, c.secrets)
 	}
-	if err := rows.Scan(d...); err != nil {
+	if err := scanNumbers(rows.Scan, dest); err != nil {
 		return sourceError(c.desc, err, c.secrets)
 	}
 	if err := chDrain(rows); err != nil {

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -59,6 +60,33 @@ func sqliteText(e *sqlite.Error) string {
 		text += ": " + d
 	}
 	return fmt.Sprintf("%s (SQLite result code %d)", text, e.Code())
+}
+
+// scanNumbers scans a result's one row into dest through scan (a Row's or
+// Rows' Scan), converting as database/sql does, but its error names the
+// column and the value's type, never the value: database/sql's quotes it
+// (`converting driver.Value type string ("x") to a float64`).
+func scanNumbers(scan func(...any) error, dest []*float64) error {
+	vals := make([]any, len(dest))
+	ptrs := make([]any, len(dest))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := scan(ptrs...); err != nil {
+		return err
+	}
+	for i, v := range vals {
+		var n sql.NullFloat64
+		switch err := n.Scan(v); {
+		case v == nil:
+			return fmt.Errorf("result column %d: NULL where a number was expected", i+1)
+		case err != nil:
+			// Not wrapped: its text is the one that quotes the value.
+			return fmt.Errorf("result column %d: a %T value where a number was expected", i+1, v)
+		}
+		*dest[i] = n.Float64
+	}
+	return nil
 }
 
 // redacted hides a connection string, the password in it and the

@@ -136,3 +136,29 @@ func TestSQLiteLockedRedacted(t *testing.T) {
 	_, err = Open(context.Background(), src, "t", map[string]Kind{"v": Numeric}, ReadOptions{Label: Label(src)})
 	sqliteLeaks(t, "locked", err, dir, "sqlite clinic.db table t", "database is locked (SQLite result code 5)")
 }
+
+// An aggregate's result that is not a number fails naming the result's
+// column and the value's type; database/sql's own text quoted the value.
+func TestSQLiteResultConversionRedacted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir, path := sqliteFixture(t)
+	src := Source{SQLite: path, Table: "t"}
+	c, err := sqliteDB{}.connect(ctx, src, Label(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close(ctx)
+	var x, y float64
+	err = c.row(ctx, "SELECT 1.5, path FROM t WHERE ward = 'b'", nil, []*float64{&x, &y})
+	sqliteLeaks(t, "text result", err, dir, "sqlite clinic.db table t", "result column 2: a string value where a number was expected")
+	err = c.row(ctx, "SELECT NULL", nil, []*float64{&x})
+	sqliteLeaks(t, "NULL result", err, dir, "result column 1: NULL where a number was expected")
+	err = c.row(ctx, "SELECT v FROM t WHERE ward = 'none'", nil, []*float64{&x})
+	if !errors.Is(err, sql.ErrNoRows) {
+		t.Errorf("no row: %v, want sql.ErrNoRows", err)
+	}
+	if err := c.row(ctx, "SELECT v, '2.5' FROM t WHERE ward = 'b'", nil, []*float64{&x, &y}); err != nil || x != 2 || y != 2.5 {
+		t.Errorf("numbers: %v %v %v", x, y, err)
+	}
+}
