@@ -31,7 +31,8 @@ func sourceError(desc string, err error, secrets []string) error {
 // may quote the data (PostgreSQL's `invalid input syntax for type double
 // precision: "x"`, ClickHouse's "Cannot parse string 'x' as Float64",
 // SQLite's "bad JSON path: 'x'") or the query. A server keeps the whole
-// message in its log; errors.As still finds the driver's error.
+// message in its log (SQLite, a library, has none); errors.As still finds
+// the driver's error.
 func dbError(err error, secrets []string) error {
 	var (
 		pe *pgconn.PgError
@@ -89,8 +90,9 @@ func scanNumbers(scan func(...any) error, dest []*float64) error {
 	return nil
 }
 
-// redacted hides a connection string, the password in it and the
-// addresses that network and file errors carry from an error's text,
+// redacted hides a source's secrets (a connection string, the password
+// in it, a database file's path) and the addresses that network and file
+// errors carry from an error's text,
 // while keeping the error chain for errors.Is and As.
 type redacted struct {
 	err     error
