@@ -424,16 +424,17 @@ func (sqliteDB) notNumber(col string, _ bool) string {
 }
 
 func (sqliteDB) connect(ctx context.Context, src Source, desc string) (sqlConn, error) {
-	db, err := openSQLite(src, desc)
+	db, secrets, err := openSQLite(src, desc)
 	if err != nil {
 		return nil, err
 	}
-	return &sqliteConn{db: db, desc: desc}, nil
+	return &sqliteConn{db: db, desc: desc, secrets: secrets}, nil
 }
 
 type sqliteConn struct {
-	db   *sql.DB
-	desc string
+	db      *sql.DB
+	desc    string
+	secrets []string
 }
 
 // begin and end: an SQLite source is opened read-only, so an aggregate
@@ -444,12 +445,12 @@ func (c *sqliteConn) end(context.Context) bool    { return true }
 func (c *sqliteConn) header(ctx context.Context, q, desc string, schema map[string]Kind) (*builder, []bool, []bool, error) {
 	rows, err := c.db.QueryContext(ctx, q)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+		return nil, nil, nil, sourceError(desc, err, c.secrets)
 	}
 	defer rows.Close()
 	types, err := rows.ColumnTypes()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+		return nil, nil, nil, sourceError(desc, err, c.secrets)
 	}
 	names := make([]string, len(types))
 	numeric, float := make([]bool, len(types)), make([]bool, len(types))
@@ -468,12 +469,8 @@ func (c *sqliteConn) header(ctx context.Context, q, desc string, schema map[stri
 }
 
 func (c *sqliteConn) row(ctx context.Context, q string, args []any, dest []*float64) error {
-	d := make([]any, len(dest))
-	for i := range dest {
-		d[i] = dest[i]
-	}
-	if err := c.db.QueryRowContext(ctx, q, args...).Scan(d...); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, err)
+	if err := scanNumbers(c.db.QueryRowContext(ctx, q, args...).Scan, dest); err != nil {
+		return sourceError(c.desc, err, c.secrets)
 	}
 	return nil
 }
@@ -481,14 +478,14 @@ func (c *sqliteConn) row(ctx context.Context, q string, args []any, dest []*floa
 func (c *sqliteConn) scan(ctx context.Context, q string, each func([]cell) error, args ...any) error {
 	rows, err := c.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, err)
+		return sourceError(c.desc, err, c.secrets)
 	}
 	defer rows.Close()
 	if err := scanCells(rows, c.desc, sqlCell, each); err != nil {
 		return err
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrSource, c.desc, err)
+		return sourceError(c.desc, err, c.secrets)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -54,20 +53,6 @@ func chOpen(src Source, desc string) (*sql.DB, []string, error) {
 	db := clickhouse.OpenDB(opts)
 	db.SetMaxOpenConns(1)
 	return db, secrets, nil
-}
-
-// chError wraps a driver or server error with the source's description,
-// with the connection's secrets scrubbed from its text and a server
-// exception told by its code and the first words of its message (the rest
-// quotes the query or the data, "Cannot parse string 'x' as Float64", and
-// a table error may travel in a job's failure text; the server's own log
-// has the whole message).
-func chError(desc string, err error, secrets []string) error {
-	var ex *clickhouse.Exception
-	if errors.As(err, &ex) {
-		err = &serverError{fmt.Sprintf("code: %d, message: %s (the rest of the server's message is in its log)", ex.Code, firstWords(ex.Message)), ex}
-	}
-	return fmt.Errorf("%w: %s: %w", ErrSource, desc, &redacted{err, secrets})
 }
 
 // chNumber says whether a ClickHouse column type holds numbers Open takes
@@ -162,12 +147,12 @@ func readClickHouse(ctx context.Context, src Source, name string, schema map[str
 	defer db.Close()
 	rows, err := db.QueryContext(ctx, q)
 	if err != nil {
-		return nil, chError(desc, err, secrets)
+		return nil, sourceError(desc, err, secrets)
 	}
 	defer rows.Close()
 	types, err := rows.ColumnTypes()
 	if err != nil {
-		return nil, chError(desc, err, secrets)
+		return nil, sourceError(desc, err, secrets)
 	}
 	b, _, _, err := chBuilder(desc, types, schema, opts)
 	if err != nil {
@@ -177,7 +162,7 @@ func readClickHouse(ctx context.Context, src Source, name string, schema map[str
 		return nil, err
 	}
 	if err := rows.Err(); err != nil {
-		return nil, chError(desc, err, secrets)
+		return nil, sourceError(desc, err, secrets)
 	}
 	return b.finish(name), nil
 }
@@ -250,15 +235,15 @@ func (c *chConn) end(context.Context) bool    { return true }
 func (c *chConn) header(ctx context.Context, q, desc string, schema map[string]Kind) (*builder, []bool, []bool, error) {
 	rows, err := c.db.QueryContext(ctx, q)
 	if err != nil {
-		return nil, nil, nil, chError(desc, err, c.secrets)
+		return nil, nil, nil, sourceError(desc, err, c.secrets)
 	}
 	defer rows.Close()
 	types, err := rows.ColumnTypes()
 	if err != nil {
-		return nil, nil, nil, chError(desc, err, c.secrets)
+		return nil, nil, nil, sourceError(desc, err, c.secrets)
 	}
 	if err := chDrain(rows); err != nil {
-		return nil, nil, nil, chError(desc, err, c.secrets)
+		return nil, nil, nil, sourceError(desc, err, c.secrets)
 	}
 	return chBuilder(desc, types, schema, ReadOptions{})
 }
@@ -277,13 +262,9 @@ func chDrain(rows *sql.Rows) error {
 
 // row runs q; its parameters are already in its text (chDB.param).
 func (c *chConn) row(ctx context.Context, q string, _ []any, dest []*float64) error {
-	d := make([]any, len(dest))
-	for i := range dest {
-		d[i] = dest[i]
-	}
 	rows, err := c.db.QueryContext(ctx, q)
 	if err != nil {
-		return chError(c.desc, err, c.secrets)
+		return sourceError(c.desc, err, c.secrets)
 	}
 	defer rows.Close()
 	if !rows.Next() {
@@ -291,13 +272,13 @@ func (c *chConn) row(ctx context.Context, q string, _ []any, dest []*float64) er
 		if err == nil {
 			err = sql.ErrNoRows
 		}
-		return chError(c.desc, err, c.secrets)
+		return sourceError(c.desc, err, c.secrets)
 	}
-	if err := rows.Scan(d...); err != nil {
-		return chError(c.desc, err, c.secrets)
+	if err := scanNumbers(rows.Scan, dest); err != nil {
+		return sourceError(c.desc, err, c.secrets)
 	}
 	if err := chDrain(rows); err != nil {
-		return chError(c.desc, err, c.secrets)
+		return sourceError(c.desc, err, c.secrets)
 	}
 	return nil
 }
@@ -306,14 +287,14 @@ func (c *chConn) row(ctx context.Context, q string, _ []any, dest []*float64) er
 func (c *chConn) scan(ctx context.Context, q string, each func([]cell) error, _ ...any) error {
 	rows, err := c.db.QueryContext(ctx, q)
 	if err != nil {
-		return chError(c.desc, err, c.secrets)
+		return sourceError(c.desc, err, c.secrets)
 	}
 	defer rows.Close()
 	if err := scanCells(rows, c.desc, chCell, each); err != nil {
 		return err
 	}
 	if err := chDrain(rows); err != nil {
-		return chError(c.desc, err, c.secrets)
+		return sourceError(c.desc, err, c.secrets)
 	}
 	return nil
 }

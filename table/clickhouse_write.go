@@ -23,7 +23,7 @@ func writeClickHouse(ctx context.Context, dst Source, t *Table) error {
 	defer db.Close()
 	var exists uint8
 	if err := db.QueryRowContext(ctx, "EXISTS TABLE "+quoteTable(dst.Table)).Scan(&exists); err != nil {
-		return chError(desc, err, secrets)
+		return sourceError(desc, err, secrets)
 	}
 	if exists != 0 {
 		return fmt.Errorf("%w: %s", ErrExists, dst)
@@ -43,7 +43,7 @@ func writeClickHouse(ctx context.Context, dst Source, t *Table) error {
 	}
 	create := "CREATE TABLE " + quoteTable(tmp) + " (" + strings.Join(defs, ", ") + ") ENGINE = MergeTree ORDER BY tuple()"
 	if _, err := db.ExecContext(ctx, create); err != nil {
-		return chError(desc, err, secrets)
+		return sourceError(desc, err, secrets)
 	}
 	done := false
 	defer func() {
@@ -52,10 +52,10 @@ func writeClickHouse(ctx context.Context, dst Source, t *Table) error {
 		}
 	}()
 	if err := chInsert(ctx, db, tmp, t); err != nil {
-		return chError(desc, err, secrets)
+		return sourceError(desc, err, secrets)
 	}
 	if _, err := db.ExecContext(ctx, "RENAME TABLE "+quoteTable(tmp)+" TO "+quoteTable(dst.Table)); err != nil {
-		return chError(desc, err, secrets)
+		return sourceError(desc, err, secrets)
 	}
 	done = true
 	return nil

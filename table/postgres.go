@@ -2,10 +2,7 @@ package table
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -46,69 +43,6 @@ func pgConnString(src Source, desc string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// redacted hides a connection string, the password in it and the
-// addresses that network and file errors carry from an error's text,
-// while keeping the error chain for errors.Is and As.
-type redacted struct {
-	err     error
-	secrets []string
-}
-
-func (r *redacted) Error() string {
-	s := r.err.Error()
-	for _, e := range addressed(r.err, nil) {
-		s = strings.ReplaceAll(s, e.Error(), addressFree(e))
-	}
-	for _, sec := range r.secrets {
-		if len(sec) > 1 {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
-		}
-	}
-	return s
-}
-
-func (r *redacted) Unwrap() error { return r.err }
-
-// addressed appends to found the errors in err's chain whose text names
-// an address: a socket's path, a peer's or the node's host and port, a
-// looked-up name, a file's path. A resolved address (db.example's IP)
-// is in none of a connection string's parts, so the parts alone would
-// not hide it.
-func addressed(err error, found []error) []error {
-	switch e := err.(type) {
-	case nil:
-		return found
-	case *net.OpError, *net.DNSError, *net.AddrError, *fs.PathError:
-		return append(found, e)
-	case interface{ Unwrap() []error }:
-		for _, u := range e.Unwrap() {
-			found = addressed(u, found)
-		}
-		return found
-	}
-	return addressed(errors.Unwrap(err), found)
-}
-
-// addressFree is the text of an error addressed found, without the
-// address: "write unix: write: broken pipe" for "write unix
-// @->/run/postgresql/.s.PGSQL.5432: write: broken pipe".
-func addressFree(err error) string {
-	switch e := err.(type) {
-	case *net.OpError:
-		if e.Err == nil {
-			return e.Op + " " + e.Net
-		}
-		return e.Op + " " + e.Net + ": " + addressFree(e.Err)
-	case *net.DNSError:
-		return "lookup: " + e.Err
-	case *net.AddrError:
-		return e.Err
-	case *fs.PathError:
-		return e.Op + ": " + addressFree(e.Err)
-	}
-	return err.Error()
-}
-
 // pgSecrets are the parts of a connection's configuration that no error
 // text may name: besides the connection string and password, where the
 // organisation's database runs (host or socket directory), as whom, and
@@ -136,7 +70,7 @@ func pgConnect(ctx context.Context, src Source, desc string) (*pgx.Conn, error) 
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		// A failure reaches every member's log.
-		return nil, fmt.Errorf("%w: %s: connect: %w", ErrSource, desc, &redacted{err, pgSecrets(cfg)})
+		return nil, fmt.Errorf("%w: %s: connect: %w", ErrSource, desc, dbError(err, pgSecrets(cfg)))
 	}
 	return conn, nil
 }
@@ -257,54 +191,9 @@ func pgBuilder(desc string, fds []pgconn.FieldDescription, schema map[string]Kin
 }
 
 // pgError is the error of a statement on conn (begin, query, fetch,
-// commit). A server error is told by its SQLSTATE and the first words of
-// its message: the rest may quote the data (`invalid input syntax for
-// type double precision: "x"`) or the query, and a table error may travel
-// in a job's failure text. The server's log has the whole message;
-// errors.As still finds the *pgconn.PgError. Any other error (the
-// connection lost mid-query) is redacted as a connect error is: it would
-// name the socket's path or the server's address.
+// commit), told as dbError tells it: a connection lost mid-query would
+// name the socket's path or the server's address, a server's message may
+// quote the data or the query.
 func pgError(conn *pgx.Conn, err error) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		err = &serverError{fmt.Sprintf("%s (SQLSTATE %s; the rest of the server's message is in its log)", firstWords(pe.Message), pe.Code), pe}
-	}
-	return &redacted{err, pgSecrets(conn.Config())}
-}
-
-// serverError is a database server's error told in a text of ours (the
-// server's own may quote data); Unwrap gives the driver's error.
-type serverError struct {
-	text string
-	err  error
-}
-
-func (e *serverError) Error() string { return e.text }
-func (e *serverError) Unwrap() error { return e.err }
-
-// firstWords is a server message up to its first colon or parenthesis
-// (after which servers quote query text and values), with every quoted
-// span that opens after a space masked (`relation "…" does not exist`;
-// "doesn't" stays whole).
-func firstWords(msg string) string {
-	if i := strings.IndexAny(msg, ":("); i >= 0 {
-		msg = msg[:i]
-	}
-	var b strings.Builder
-	for i := 0; i < len(msg); i++ {
-		c := msg[i]
-		if (c == '\'' || c == '"' || c == '`') && (i == 0 || msg[i-1] == ' ') {
-			end := strings.IndexByte(msg[i+1:], c)
-			if end < 0 {
-				break // an unclosed quote: drop the rest
-			}
-			b.WriteByte(c)
-			b.WriteString("…")
-			b.WriteByte(c)
-			i += end + 1
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return strings.TrimSpace(b.String())
+	return dbError(err, pgSecrets(conn.Config()))
 }

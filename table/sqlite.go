@@ -33,7 +33,7 @@ func sqliteDSN(path string, readOnly bool) string {
 
 func readSQLite(ctx context.Context, src Source, name string, schema map[string]Kind, opts ReadOptions) (*Table, error) {
 	desc := opts.describe(src)
-	db, err := openSQLite(src, desc)
+	db, secrets, err := openSQLite(src, desc)
 	if err != nil {
 		return nil, err
 	}
@@ -46,12 +46,12 @@ func readSQLite(ctx context.Context, src Source, name string, schema map[string]
 	}
 	rows, err := db.QueryContext(ctx, q)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+		return nil, sourceError(desc, err, secrets)
 	}
 	defer rows.Close()
 	types, err := rows.ColumnTypes()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+		return nil, sourceError(desc, err, secrets)
 	}
 	names := make([]string, len(types))
 	for i, t := range types {
@@ -68,7 +68,7 @@ func readSQLite(ctx context.Context, src Source, name string, schema map[string]
 		return nil, err
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+		return nil, sourceError(desc, err, secrets)
 	}
 	return b.finish(name), nil
 }
@@ -112,21 +112,27 @@ func sqlCell(v any) cell {
 	}
 }
 
-// openSQLite opens an SQLite source read-only, one connection. Opening a
-// missing file read-only fails with a vague "out of memory"; it says what
-// is wrong instead.
-func openSQLite(src Source, desc string) (*sql.DB, error) {
+// openSQLite opens an SQLite source read-only, one connection, and
+// returns what a failure's text must not carry: where the organisation
+// keeps the database file. Opening a missing file read-only fails with a
+// vague "out of memory"; it says what is wrong instead.
+func openSQLite(src Source, desc string) (*sql.DB, []string, error) {
 	if st, err := os.Stat(src.SQLite); err != nil {
-		return nil, fileError(desc, err)
+		return nil, nil, fileError(desc, err)
 	} else if st.IsDir() {
-		return nil, fmt.Errorf("%w: %s: is a directory, want an SQLite database file", ErrSource, desc)
+		return nil, nil, fmt.Errorf("%w: %s: is a directory, want an SQLite database file", ErrSource, desc)
 	}
-	db, err := sql.Open("sqlite", sqliteDSN(src.SQLite, true))
+	dsn := sqliteDSN(src.SQLite, true)
+	secrets := []string{dsn, src.SQLite}
+	if abs, err := filepath.Abs(src.SQLite); err == nil {
+		secrets = append(secrets, abs, filepath.Dir(abs))
+	}
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrSource, desc, err)
+		return nil, nil, sourceError(desc, err, secrets)
 	}
 	db.SetMaxOpenConns(1)
-	return db, nil
+	return db, secrets, nil
 }
 
 // scanRows feeds a database/sql result's rows to b, each
