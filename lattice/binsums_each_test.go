@@ -98,17 +98,24 @@ func TestEachSumsRanges(t *testing.T) {
 			t.Fatalf("split %d %v: sums differ from the one-shot sums", n, split)
 		}
 	}
-	a, err := s.NewEachSums(sets, chunks)
+	checkEachMisuse(t, s, all, terms, l.Rows(), chunks)
+}
+
+// checkEachMisuse: chunks out of order, terms beyond the range and an
+// early finish are refused.
+func checkEachMisuse(t *testing.T, s *BinSummer, all [][]*rlwe.Ciphertext, terms []BinTerm, rowsPer, chunks int) {
+	t.Helper()
+	a, err := s.NewEachSums(len(all), chunks)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddEach(a, [][]*rlwe.Ciphertext{all[0][1:3], all[1][1:3]}, 1, rangeTerms(terms, l.Rows(), 3*l.Rows()), nil, 0); err == nil {
+	if err := s.AddEach(a, [][]*rlwe.Ciphertext{all[0][1:3], all[1][1:3]}, 1, rangeTerms(terms, rowsPer, 3*rowsPer), nil, 0); err == nil {
 		t.Fatal("chunks added out of order")
 	}
 	if err := s.AddEach(a, [][]*rlwe.Ciphertext{all[0][:3], all[1][:3]}, 0, terms, nil, 0); err == nil {
 		t.Fatal("terms beyond the range's rows accepted")
 	}
-	if err := s.AddEach(a, [][]*rlwe.Ciphertext{all[0][:3], all[1][:3]}, 0, rangeTerms(terms, 0, 3*l.Rows()), nil, 0); err != nil {
+	if err := s.AddEach(a, [][]*rlwe.Ciphertext{all[0][:3], all[1][:3]}, 0, rangeTerms(terms, 0, 3*rowsPer), nil, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.FinishEach(a); err == nil {
