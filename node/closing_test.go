@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/cohortdm/cohort/job"
-	"github.com/cohortdm/cohort/node"
 	"github.com/cohortdm/cohort/wire"
 )
 
@@ -180,16 +179,7 @@ func TestClosingNodeRefusesMessages(t *testing.T) {
 	if err := <-killed; err != nil {
 		t.Fatalf("close org3: %v", err)
 	}
-	if _, err := c.Restart("org3"); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := c.Node("org1").Wait(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec.Status != node.StatusDone {
-		t.Fatalf("job %s: %s", rec.Status, rec.Error)
-	}
+	rec := restartThenDone(t, ctx, c, "org3", id)
 	for _, s := range rec.Steps {
 		t.Logf("step %s/%d ended in attempt %d", s.Phase, s.Round, s.Attempt)
 	}

@@ -332,16 +332,7 @@ func TestRestartedPartyReopensSession(t *testing.T) {
 	if err := c.Kill("org3"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Restart("org3"); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := c.Node("org1").Wait(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec.Status != node.StatusDone {
-		t.Fatalf("job %s: %s", rec.Status, rec.Error)
-	}
+	restartThenDone(t, ctx, c, "org3", id)
 	kind.mu.Lock()
 	h := kind.histories["org3"]
 	kind.mu.Unlock()
