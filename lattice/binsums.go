@@ -277,13 +277,7 @@ func (s *BinSummer) sumEach(sets [][]*rlwe.Ciphertext, terms []BinTerm, kept *We
 	if len(sets) == 0 {
 		return nil, nil
 	}
-	chunks := len(sets[0])
-	for _, cts := range sets {
-		if len(cts) != chunks {
-			return nil, fmt.Errorf("%w: vectors of %d and %d ciphertexts summed with the same terms", ErrMismatch, chunks, len(cts))
-		}
-	}
-	a, err := s.NewEachSums(len(sets), chunks)
+	a, err := s.NewEachSums(len(sets), len(sets[0])) // AddEach refuses vectors of other lengths
 	if err != nil {
 		return nil, err
 	}

@@ -1,5 +1,10 @@
 package testkit
 
+import (
+	"maps"
+	"slices"
+)
+
 // Needles finds any of many byte strings in a haystack in one pass, for
 // leakage checks that look for every secret value of a case (hundreds of
 // them) in every captured message (some of them megabytes of ciphertext):
@@ -10,10 +15,9 @@ package testkit
 // first two bytes, and only on a hit in a set of the needles of each
 // length, so random bytes cost about a load and a test per position.
 type Needles struct {
-	first  [1 << 16 / 64]uint64      // bit b0<<8|b1 set: some needle starts b0 b1
-	byLen  map[int]map[string][]byte // needles by length, keyed by their bytes
-	lens   []int                     // the lengths in byLen, shortest first
-	minLen int
+	first [1 << 16 / 64]uint64      // bit b0<<8|b1 set: some needle starts b0 b1
+	byLen map[int]map[string][]byte // needles by length, keyed by their bytes
+	lens  []int                     // the lengths in byLen, shortest first
 }
 
 // NewNeedles is a finder of needles, each at least two bytes long (it
@@ -30,34 +34,20 @@ func NewNeedles(needles [][]byte) *Needles {
 		if set == nil {
 			set = map[string][]byte{}
 			n.byLen[len(x)] = set
-			n.lens = insertSorted(n.lens, len(x))
 		}
 		set[string(x)] = x
 	}
-	if len(n.lens) > 0 {
-		n.minLen = n.lens[0]
-	}
+	n.lens = slices.Sorted(maps.Keys(n.byLen))
 	return n
-}
-
-func insertSorted(s []int, v int) []int {
-	i := 0
-	for i < len(s) && s[i] < v {
-		i++
-	}
-	s = append(s, 0)
-	copy(s[i+1:], s[i:])
-	s[i] = v
-	return s
 }
 
 // Find returns the needle that occurs first in b (the shortest of those
 // that start at that position), or nil if none does.
 func (n *Needles) Find(b []byte) []byte {
-	if n.minLen == 0 {
+	if len(n.lens) == 0 {
 		return nil
 	}
-	for p := 0; p+n.minLen <= len(b); p++ {
+	for p := 0; p+n.lens[0] <= len(b); p++ {
 		i := int(b[p])<<8 | int(b[p+1])
 		if n.first[i/64]&(1<<(i%64)) == 0 {
 			continue
