@@ -78,16 +78,19 @@ func num(x float64) string { return fmt.Sprintf("%.2f", x) }
 
 // starCase: the class table T (party alice) joins A (bob) on a and B
 // (carol) on b; T's keys repeat and A's and B's rows share keys, so both
-// edges are many-to-many. The label depends on columns of all three.
+// edges are many-to-many. The label depends on columns of all three. A's
+// binary column s shares a group of positions with another of A's
+// columns on the lattice path (lattice_pack.go) when bins leave room.
 func starCase(t *testing.T, seed uint64, n int) *joinCase {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	A := &caseTable{party: "bob", cols: []string{"a", "u", "v"}, kinds: map[string]string{"a": "key", "u": "numeric", "v": "numeric"}}
+	srng := rand.New(rand.NewPCG(seed, 3)) // s's own, so that the other columns keep their draws
+	A := &caseTable{party: "bob", cols: []string{"a", "u", "v", "s"}, kinds: map[string]string{"a": "key", "u": "numeric", "v": "numeric", "s": "numeric"}}
 	ua := map[string]float64{}
 	for k := 0; k < n/3; k++ {
 		key := fmt.Sprintf("a%d", k)
 		for range 1 + rng.IntN(3) {
 			u := math.Round(rng.Float64()*40) / 4
-			A.rows = append(A.rows, []string{key, num(u), num(rng.NormFloat64())})
+			A.rows = append(A.rows, []string{key, num(u), num(rng.NormFloat64()), num(float64(srng.IntN(2)))})
 			ua[key] += u
 		}
 	}

@@ -27,6 +27,20 @@ func ChooseBackend(want string, g *joinprop.Graph, holds map[string]bool, partie
 // announces on the lattice path.
 func (l *Local) MaxBins() int { return l.maxBins() }
 
+// ColBins is each numeric column's number of bins, which the lattice
+// path's bin sums name to the class holder.
+func (l *Local) ColBins() []int { return l.colBins() }
+
+// PackGroups is the number of groups columns of these bins pack into on
+// the lattice path at width positions a group.
+func PackGroups(bins []int, width int) int {
+	p, err := packColumns(bins, width)
+	if err != nil {
+		return -1
+	}
+	return p.groups
+}
+
 // Kept is a party's kept Ws after TrainLatticeKept.
 type Kept = keptWeights
 

@@ -282,22 +282,21 @@ func latticeBins(c LatticeCrypto, t int, l *Local, ds DownSummary, open int, nod
 	if err != nil {
 		return nil, err
 	}
+	pack, err := l.pack(bins)
+	if err != nil {
+		return nil, err
+	}
 	k0 = 0
 	for x, lay := range lays {
-		gs, hs, err := c.Open(t, lay, sums[x*len(l.feats):(x+1)*len(l.feats)])
+		gs, hs, err := c.Open(t, lay, sums[x*pack.groups:(x+1)*pack.groups])
 		if err != nil {
 			return nil, err
 		}
-		if len(gs) != len(l.feats) || len(hs) != len(l.feats) {
-			return nil, fmt.Errorf("boost: table %q: %d bin sums opened for %d columns", l.name, len(gs), len(l.feats))
+		if len(gs) != pack.groups || len(hs) != pack.groups {
+			return nil, fmt.Errorf("boost: table %q: %d bin sums opened for %d groups of columns", l.name, len(gs), pack.groups)
 		}
-		for f := range out {
-			for b := range out[f] {
-				for y, k := range nodes[k0 : k0+lay.Nodes()] {
-					out[f][b][2*k] = gs[f][y*bins+b]
-					out[f][b][2*k+1] = hs[f][y*bins+b]
-				}
-			}
+		for g := range pack.groups {
+			pack.unpack(out, g, gs[g], hs[g], nodes[k0:k0+lay.Nodes()])
 		}
 		k0 += lay.Nodes()
 	}
@@ -417,27 +416,32 @@ func encryptChunks(pk *lattice.PublicKey, zeros *lattice.ZeroPool, lay *lattice.
 	return out, err
 }
 
-// sumColumns is the table's: every column's masked bin sums over each of
-// sets (vectors of the same entries in lay), by set then column, the rows
-// of each entry counted in their bins, on every core; each chunk's W is
-// made once for all the sets. Each mask's encryption of zero comes from
-// zeros while it has one ready (nil: none; lattice_zeros.go).
+// sumGroups is the table's: every group's masked bin sums (the columns
+// packed by pack: lattice_pack.go) over each of sets (vectors of the same
+// entries in lay), by set then group, the rows of each entry counted in
+// their bins, on every core; each chunk's W is made once for all the
+// sets. Each mask's encryption of zero comes from zeros while it has one
+// ready (nil: none; lattice_zeros.go).
 //
-// Each column's W per chunk is kept in l.kept (the node's cap,
+// Each group's W per chunk is kept in l.kept (the node's cap,
 // kept_weights.go) and taken again while the entries' rows stay: at every
 // level whose layouts have as many nodes a slot (one, on most levels:
 // lattice_layouts.go) and at every tree's, on a join whose rows all stay
 // in open nodes, only the gradients differ.
-func sumColumns(pk *lattice.PublicKey, zeros *lattice.ZeroPool, lay *lattice.BinLayout, l *Local, entries [][]rowCount, sets [][]*rlwe.Ciphertext) ([][]*rlwe.Ciphertext, error) {
+//
+// Rows in bin 0 make no term: the class holder takes bin 0's sums as its
+// nodes' totals less the other bins' (fillFirstBins), so a W holds the
+// other bins' rows only (on a9a's one-hot columns, bin 0 holds most rows).
+func sumGroups(pk *lattice.PublicKey, zeros *lattice.ZeroPool, lay *lattice.BinLayout, l *Local, pack *colPack, entries [][]rowCount, sets [][]*rlwe.Ciphertext) ([][]*rlwe.Ciphertext, error) {
 	var cache *lattice.WeightCache
 	if l.kept != nil {
 		cache = l.kept.cache
 	}
 	out := make([][]*rlwe.Ciphertext, len(sets))
 	for j := range out {
-		out[j] = make([]*rlwe.Ciphertext, len(l.feats))
+		out[j] = make([]*rlwe.Ciphertext, pack.groups)
 	}
-	err := onCores(len(l.feats), func() (func(f int) error, error) {
+	err := onCores(pack.groups, func() (func(g int) error, error) {
 		s, err := lattice.NewBinSummer(pk, lay)
 		if err != nil {
 			return nil, err
@@ -445,50 +449,17 @@ func sumColumns(pk *lattice.PublicKey, zeros *lattice.ZeroPool, lay *lattice.Bin
 		if err := s.UseZeros(zeros); err != nil {
 			return nil, err
 		}
-		var terms []lattice.BinTerm // the worker's, column after column
-		return func(f int) error {
-			terms = columnTerms(terms[:0], l.feats[f].bin, entries)
-			sums, e := s.SumTermsEach(sets, terms, cache, l.wcol+f)
+		var terms []lattice.BinTerm // the worker's, group after group
+		return func(g int) error {
+			terms = l.groupTermsFrom(terms[:0], pack, g, entries, 0)
+			sums, e := s.SumTermsEach(sets, terms, cache, l.wcol+g)
 			for j, ct := range sums {
-				out[j][f] = ct
+				out[j][g] = ct
 			}
 			return e
 		}, nil
 	})
 	return out, err
-}
-
-// columnTerms appends to terms, entry by entry, one term per bin of the
-// column that the entry's rows fall in, weighted by their counts: an
-// entry's rows in one bin make one term (the same W as a term per row,
-// lattice.BinSummer.SumTerms adding the weights of one bin), so that a
-// chunk's terms, which a kept W is kept with, are at most one per bin of
-// each of its entries (keptEntryBytes relies on it). Rows in bin 0 make
-// no term: the class holder takes bin 0's sums as its nodes' totals less
-// the other bins' (fillFirstBins), so the W holds the other bins' rows
-// only (on a9a's one-hot columns, bin 0 holds most rows).
-func columnTerms(terms []lattice.BinTerm, bin []int32, entries [][]rowCount) []lattice.BinTerm {
-	return columnTermsFrom(terms, bin, entries, 0)
-}
-
-// columnTermsFrom is columnTerms of entries that start at entry e0 of the
-// message (a part's: lattice_pipe.go), rows numbered from e0.
-func columnTermsFrom(terms []lattice.BinTerm, bin []int32, entries [][]rowCount, e0 int) []lattice.BinTerm {
-	for e, rs := range entries {
-		from := len(terms)
-		for _, rc := range rs {
-			b := int(bin[rc.row])
-			if b == 0 {
-				continue
-			}
-			if i := slices.IndexFunc(terms[from:], func(t lattice.BinTerm) bool { return t.Bin == b }); i >= 0 {
-				terms[from+i].Weight += rc.count
-				continue
-			}
-			terms = append(terms, lattice.BinTerm{Row: e0 + e, Bin: b, Weight: rc.count})
-		}
-	}
-	return terms
 }
 
 // onCores runs work(i) for i < n on every core, each worker with its own

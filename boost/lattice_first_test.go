@@ -3,23 +3,7 @@ package boost
 import (
 	"slices"
 	"testing"
-
-	"github.com/cohortdm/cohort/lattice"
 )
-
-// TestColumnTermsLeaveBinZero: a column's terms count each entry's rows
-// in every bin but bin 0 (one term a bin, the rows' counts added), so
-// that the Ws of a column whose rows mostly lie in bin 0 are sparse.
-func TestColumnTermsLeaveBinZero(t *testing.T) {
-	t.Parallel()
-	bin := []int32{0, 1, 0, 2, 1, 0}
-	entries := [][]rowCount{{{0, 1}, {1, 2}, {4, 3}}, {{2, 1}, {5, 4}}, {{3, 1}, {0, 2}}}
-	got := columnTerms(nil, bin, entries)
-	want := []lattice.BinTerm{{Row: 0, Bin: 1, Weight: 5}, {Row: 2, Bin: 2, Weight: 1}}
-	if !slices.Equal(got, want) {
-		t.Fatalf("terms %v, want %v", got, want)
-	}
-}
 
 // TestFillFirstBins: bin 0 of each column at the summed nodes is the
 // node's totals less the other bins' sums (so the column's bins add up to

@@ -224,7 +224,7 @@ func (r *levelRun) latticeSums(ctx context.Context) error {
 		if s.owns(i) || s.g.Tables[i].Party == s.g.Tables[0].Party || numericCount(s.g, i) == 0 {
 			continue
 		}
-		nodes, cts, err := r.receiveBins(ctx, i)
+		nodes, cts, _, err := r.receiveBins(ctx, i)
 		if err != nil {
 			return err
 		}

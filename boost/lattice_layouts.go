@@ -62,7 +62,7 @@ func layoutNodes(p lattice.Params, bins, k, entries, maxNodes int) []int {
 }
 
 // sumLayouts is the table's: every layout's masked bin sums, layout by
-// layout, column by column, over all, the layouts' ciphertexts one after
+// layout, group by group (lattice_pack.go), over all, the layouts' ciphertexts one after
 // the other (counts: their node counts, over n entries). Layouts of one
 // node count are summed together, each chunk's W made once for them;
 // the masks' encryptions of zero from zeros while it has them (nil: none).
@@ -89,10 +89,14 @@ func sumLayouts(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins int, counts
 		gr.at, gr.sets = append(gr.at, i), append(gr.sets, all[:chunks])
 		all = all[chunks:]
 	}
-	cols := len(l.feats)
+	pack, err := l.pack(bins)
+	if err != nil {
+		return nil, err
+	}
+	cols := pack.groups
 	out := make([]*rlwe.Ciphertext, len(counts)*cols)
 	for _, gr := range groups {
-		ss, err := sumColumns(pk, zeros, gr.lay, l, entries, gr.sets)
+		ss, err := sumGroups(pk, zeros, gr.lay, l, &pack, entries, gr.sets)
 		if err != nil {
 			return nil, err
 		}

@@ -27,6 +27,8 @@ type latticeMsg struct {
 	Kept   int        `msgpack:"kept"`
 	At     []int      `msgpack:"at"`
 	Refs   []int      `msgpack:"refs"`
+	Groups int        `msgpack:"groups"`
+	Cols   []int      `msgpack:"cols"`
 	C      [][]byte   `msgpack:"c"`
 }
 
@@ -85,7 +87,8 @@ func latticeProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 	if err := wire.Unmarshal(m.Body, &w); err != nil || w.Edge != e || w.Part < 0 || w.Part >= w.Parts {
 		t.Fatalf("a %s message of edge %d: part %d of %d: %v", m.Type, w.Edge, w.Part, w.Parts, err)
 	}
-	if w.Part > 0 && (w.Values != nil || w.Combos != nil || w.Nodes != nil || w.Bins != 0 || w.First || w.Kept != 0 || w.At != nil || w.Refs != nil) {
+	if w.Part > 0 && (w.Values != nil || w.Combos != nil || w.Nodes != nil || w.Bins != 0 || w.First || w.Kept != 0 || w.At != nil || w.Refs != nil ||
+		w.Groups != 0 || w.Cols != nil) {
 		t.Errorf("part %d of a %s message carries part 0's head", w.Part, m.Type)
 	}
 	if w.Part == 0 && m.Type != boost.TypeLatticeShare && w.Bins != s.layout[child] {
@@ -114,7 +117,7 @@ func latticeProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 		}
 		w.C = nil
 		texts, _ := wire.Marshal(&w)
-		return wire.DiscloseCiphertext, texts
+		return latticeBinsForm(t, c, s, &w, e, sm.To == holder), texts
 	default: // boost.TypeLatticeShare
 		if sm.To != holder || !slices.Contains(decryptors(t, c), sm.From) || w.Values != nil || w.Combos != nil || w.Nodes != nil || w.Bins != 0 ||
 			w.First || w.Kept != 0 || w.At != nil || w.Refs != nil {
@@ -122,6 +125,32 @@ func latticeProfile(t *testing.T, c *joinCase, s *secrets, sm sent) (wire.Disclo
 		}
 		return wire.DiscloseDecryptionShare, nil
 	}
+}
+
+// latticeBinsForm is the form of a lattice bin sums' part: part 0 names
+// its groups of columns, and to the class holder alone every numeric
+// column's number of bins, exactly the table's (score: how many split
+// candidates each column has, declared to the class holder); to a
+// decryptor, and every later part, ciphertext.
+func latticeBinsForm(t *testing.T, c *joinCase, s *secrets, w *latticeMsg, e int, toHolder bool) wire.Disclosure {
+	t.Helper()
+	if w.Part > 0 {
+		return wire.DiscloseCiphertext
+	}
+	if w.Groups < 1 {
+		t.Errorf("lattice bin sums of edge %d name %d groups of columns", e, w.Groups)
+	}
+	if !toHolder {
+		if w.Cols != nil {
+			t.Errorf("lattice bin sums of edge %d name their columns' bins to a decryptor", e)
+		}
+		return wire.DiscloseCiphertext
+	}
+	name := c.g.Edges[e].Child
+	if !slices.Equal(w.Cols, s.cols[name]) {
+		t.Errorf("lattice bin sums of edge %d name columns' bins %v to the class holder, table %s has %v", e, w.Cols, name, s.cols[name])
+	}
+	return wire.DiscloseScore
 }
 
 // latticeDownForm is the form of a lattice down message's part: a part 0
@@ -156,17 +185,23 @@ func latticeDownForm(t *testing.T, c *joinCase, w *latticeMsg) wire.Disclosure {
 	return wire.DiscloseSplitSummary
 }
 
-// layoutBins is what the load step on the lattice path must commit at
-// params.bins bins: each party but the class holder's that owns a table
-// with a numeric column, with the most bins of any such column of its
-// tables.
-func layoutBins(t *testing.T, c *joinCase, bins int) map[string]int {
+// layoutWant is what a lattice run must show of its layouts: the bins its
+// load step commits by announcing party (each party but the class
+// holder's that owns a table with a numeric column, with the most bins of
+// any such column of its tables) and, by table, its numeric columns' bins.
+type layoutWant struct {
+	parties map[string]int
+	cols    map[string][]int
+}
+
+// layoutBins is layoutWant at params.bins bins.
+func layoutBins(t *testing.T, c *joinCase, bins int) *layoutWant {
 	t.Helper()
 	pos, err := boost.PositiveClass(c.data[c.g.Target()], c.g.Class)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]int{}
+	out := &layoutWant{parties: map[string]int{}, cols: map[string][]int{}}
 	for _, tb := range c.g.Tables[1:] {
 		if tb.Party == c.g.Tables[0].Party || len(c.data[tb.Name].ColumnsOfKind(table.Numeric)) == 0 {
 			continue
@@ -175,7 +210,8 @@ func layoutBins(t *testing.T, c *joinCase, bins int) map[string]int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[tb.Party] = max(out[tb.Party], l.MaxBins())
+		out.parties[tb.Party] = max(out.parties[tb.Party], l.MaxBins())
+		out.cols[tb.Name] = l.ColBins()
 	}
 	return out
 }

@@ -97,12 +97,18 @@ func (a *binsAttempt) Commit(ctx context.Context, outs *job.Outputs, decision []
 // rebin rewrites part 0 of a lattice message of type typ from a party
 // (its head) to name other bins; it counts what it changed.
 func rebin(typ string, changed *atomic.Int32) jobtest.Tamper {
+	return rehead(typ, changed, func(_ string, w *latticeMsg) bool { w.Bins++; return true })
+}
+
+// rehead rewrites part 0 of a lattice message of type typ from a party
+// (its head) with edit, where edit says it changed it; it counts what it
+// changed.
+func rehead(typ string, changed *atomic.Int32, edit func(to string, w *latticeMsg) bool) jobtest.Tamper {
 	return func(to string, m *wire.Message) *wire.Message {
 		var w latticeMsg
-		if m.Type != typ || wire.Unmarshal(m.Body, &w) != nil || w.Part != 0 {
+		if m.Type != typ || wire.Unmarshal(m.Body, &w) != nil || w.Part != 0 || !edit(to, &w) {
 			return m
 		}
-		w.Bins++
 		b, err := wire.Marshal(&w)
 		if err != nil {
 			return m
@@ -120,7 +126,9 @@ func rebin(typ string, changed *atomic.Int32) jobtest.Tamper {
 // outside that range, and lattice messages whose heads name other bins
 // than the log (the class holder's down message, a table's bin sums)
 // each make the job fail naming the field, before anyone reads sums laid
-// out for other bins than the log's.
+// out for other bins than the log's; so do bin sums that name to the
+// class holder columns' bins their layouts cannot hold, or name them to
+// a decryptor, which must not learn them (lattice_pack.go).
 func TestLyingBins(t *testing.T) {
 	t.Parallel()
 	c := starCase(t, 1, 60)
@@ -130,7 +138,7 @@ func TestLyingBins(t *testing.T) {
 	addLatticeKeys(t, secrets)
 	spec := writeSpec(t, c, "lying.yaml", map[string]any{"trees": p.Trees, "max_depth": p.MaxDepth, "bins": p.Bins,
 		"backend": boost.BackendLattice})
-	var downs, sums atomic.Int32
+	var downs, sums, cols, toDecryptor atomic.Int32
 	id := 0
 	for _, tc := range []struct {
 		name    string
@@ -138,6 +146,7 @@ func TestLyingBins(t *testing.T) {
 		tamper  string // the party whose lattice heads are rewritten
 		typ     string
 		changed *atomic.Int32
+		edit    func(to string, w *latticeMsg) bool // the head's rewrite (nil: other bins)
 		want    string
 	}{
 		{name: "coordinator commits other bins than announced", kind: lyingBins{commit: func(b map[string]int) { b["carol"]++ }},
@@ -156,6 +165,19 @@ func TestLyingBins(t *testing.T) {
 			want: "not laid out for the bins the log commits"},
 		{name: "bin sums name other bins", tamper: "carol", typ: boost.TypeLatticeBins, changed: &sums,
 			want: `the lattice bin sums of table "B" are not laid out for the bins the log commits`},
+		{name: "bin sums name columns' bins that do not fit", tamper: "bob", typ: boost.TypeLatticeBins, changed: &cols,
+			edit: func(to string, w *latticeMsg) bool {
+				if to != "alice" || len(w.Cols) == 0 {
+					return false
+				}
+				w.Cols[len(w.Cols)-1] = w.Bins + 1
+				return true
+			}, want: `the lattice bin sums of table "A": the bins of its columns do not fit its layouts`},
+		{name: "bin sums name columns' bins to a decryptor", tamper: "bob", typ: boost.TypeLatticeBins, changed: &toDecryptor,
+			edit: func(to string, w *latticeMsg) bool {
+				w.Cols = []int{2, 2, 2}
+				return to == "carol"
+			}, want: `the lattice bin sums of table "A" name its columns' bins to a decryptor`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id++
@@ -165,7 +187,11 @@ func TestLyingBins(t *testing.T) {
 			if tc.typ != "" {
 				opts.OnStep = func(e jobtest.Event) jobtest.Fault {
 					if e.Kind == jobtest.Starting && e.Step.Phase == "level" && e.Step.Round == 0 {
-						e.Net.Intercept(tc.tamper, rebin(tc.typ, tc.changed))
+						tamper := rebin(tc.typ, tc.changed)
+						if tc.edit != nil {
+							tamper = rehead(tc.typ, tc.changed, tc.edit)
+						}
+						e.Net.Intercept(tc.tamper, tamper)
 					}
 					return jobtest.Fault{}
 				}

@@ -20,7 +20,10 @@ import (
 // party, which the receiver checks). With params.reuse a down message's
 // part 0 also says whether the table keeps its chunks (First: the tree's
 // first level) or which of its entries re-use the kept ones (Kept, At,
-// Refs: lattice_reuse.go).
+// Refs: lattice_reuse.go). The bin sums' part 0 says how many groups of
+// columns each layout's sums are (Groups), and to the class holder alone
+// every numeric column's number of bins, from which it finds where each
+// column's sums lie (Cols: lattice_pack.go).
 type latticeMsg struct {
 	Edge   int        `msgpack:"edge"`
 	Part   int        `msgpack:"part"`
@@ -33,6 +36,8 @@ type latticeMsg struct {
 	Kept   int        `msgpack:"kept,omitempty"`
 	At     []int      `msgpack:"at,omitempty"`
 	Refs   []int      `msgpack:"refs,omitempty"`
+	Groups int        `msgpack:"groups,omitempty"`
+	Cols   []int      `msgpack:"cols,omitempty"`
 	C      [][]byte   `msgpack:"c"`
 }
 
@@ -40,6 +45,7 @@ type latticeMsg struct {
 func (m latticeMsg) withHead(head *latticeMsg) latticeMsg {
 	m.Values, m.Combos, m.Nodes, m.Bins = head.Values, head.Combos, head.Nodes, head.Bins
 	m.First, m.Kept, m.At, m.Refs = head.First, head.Kept, head.At, head.Refs
+	m.Groups, m.Cols = head.Groups, head.Cols
 	return m
 }
 
@@ -48,7 +54,7 @@ func (m latticeMsg) withHead(head *latticeMsg) latticeMsg {
 // a part of tens of megabytes is encoded into a buffer made once
 // (wire.MarshalSized) rather than one that doubles on the way.
 func (m *latticeMsg) encodedSize() int {
-	n := 80 + 9*(len(m.Nodes)+len(m.At)+len(m.Refs))
+	n := 90 + 9*(len(m.Nodes)+len(m.At)+len(m.Refs)+len(m.Cols))
 	for _, v := range m.Values {
 		n += 5 + len(v)
 	}
@@ -69,15 +75,20 @@ func (m *latticeMsg) encodedSize() int {
 const partBytes = wire.MaxMessageSize / 2
 
 // sendLattice sends head's list c to party to in parts on sub-channels
-// BASE/k of step, head's other fields in part 0.
+// BASE/k of step, head's other fields in part 0: a part 0 that names the
+// columns' bins is recorded as score (what the class holder scores the
+// columns' splits by, declared to it alone), the rest as d.
 func (s *session) sendLattice(ctx context.Context, step job.Step, base, to, typ string, head latticeMsg, c [][]byte, d wire.Disclosure) error {
 	runs := splitRuns(c, partBytes)
 	for k, run := range runs {
-		m := latticeMsg{Edge: head.Edge, Part: k, Parts: len(runs), C: run}
+		m, dk := latticeMsg{Edge: head.Edge, Part: k, Parts: len(runs), C: run}, d
 		if k == 0 {
 			m = m.withHead(&head)
+			if m.Cols != nil {
+				dk = wire.DiscloseScore
+			}
 		}
-		if err := s.sendSized(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, m.encodedSize(), d); err != nil {
+		if err := s.sendSized(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, m.encodedSize(), dk); err != nil {
 			return err
 		}
 	}

@@ -15,7 +15,7 @@ import (
 // cores idle while the parts came and then spent about 0.3 s a tree's
 // first level on products alone. Here each part's products are done as
 // soon as it is decoded, while the next part is still being encrypted
-// and sent, and each column's sums are masked once after the last part
+// and sent, and each group's sums are masked once after the last part
 // (lattice.EachSums): the same masked sums in distribution, the same
 // decrypted sums, the same messages.
 //
@@ -26,7 +26,7 @@ import (
 // after the message (addKept); those keep the one-shot path.
 
 // partSums is the sums of a one-layout down message of n entries under
-// way: one lattice.EachSums per column.
+// way: one lattice.EachSums per group of columns (lattice_pack.go).
 type partSums struct {
 	lay     *lattice.BinLayout
 	zeros   *lattice.ZeroPool
@@ -34,7 +34,8 @@ type partSums struct {
 	l       *Local
 	entries [][]rowCount
 	cache   *lattice.WeightCache
-	cols    []*lattice.EachSums
+	pack    colPack
+	cols    []*lattice.EachSums  // by group
 	summers []*lattice.BinSummer // one a worker, made at the first part that needs it
 	next    int                  // the chunks added
 }
@@ -47,7 +48,11 @@ func newPartSums(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins, nodes int
 	if err != nil {
 		return nil, err
 	}
-	p := &partSums{lay: lay, zeros: zeros, pk: pk, l: l, entries: entries}
+	pack, err := l.pack(bins)
+	if err != nil {
+		return nil, err
+	}
+	p := &partSums{lay: lay, zeros: zeros, pk: pk, l: l, entries: entries, pack: pack}
 	if l.kept != nil {
 		p.cache = l.kept.cache
 	}
@@ -56,7 +61,7 @@ func newPartSums(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins, nodes int
 		return nil, err
 	}
 	chunks := lay.Chunks(len(entries))
-	p.cols = make([]*lattice.EachSums, len(l.feats))
+	p.cols = make([]*lattice.EachSums, pack.groups)
 	for f := range p.cols {
 		if p.cols[f], err = s.NewEachSums(1, chunks); err != nil {
 			return nil, err
@@ -66,7 +71,7 @@ func newPartSums(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins, nodes int
 }
 
 // summer is worker w's BinSummer: made once for all the parts, as
-// sumColumns makes one a worker for all the columns.
+// sumGroups makes one a worker for all the groups.
 func (p *partSums) summer(w int) (*lattice.BinSummer, error) {
 	for len(p.summers) <= w {
 		p.summers = append(p.summers, nil)
@@ -84,7 +89,7 @@ func (p *partSums) summer(w int) (*lattice.BinSummer, error) {
 	return p.summers[w], nil
 }
 
-// perWorker runs work(s, f) for every column f on every core, each worker
+// perWorker runs work(s, f) for every group f on every core, each worker
 // with its own BinSummer s.
 func (p *partSums) perWorker(work func(s *lattice.BinSummer, terms *[]lattice.BinTerm, f int) error) error {
 	var made atomic.Int32
@@ -95,26 +100,26 @@ func (p *partSums) perWorker(work func(s *lattice.BinSummer, terms *[]lattice.Bi
 	}
 	return onCores(len(p.cols), func() (func(int) error, error) {
 		s := p.summers[made.Add(1)-1]
-		var terms []lattice.BinTerm // the worker's, column after column
+		var terms []lattice.BinTerm // the worker's, group after group
 		return func(f int) error { return work(s, &terms, f) }, nil
 	})
 }
 
 // add adds the products of the message's next chunks, cts, to every
-// column's sums, each column's terms those of the chunks' entries.
+// group's sums, each group's terms those of the chunks' entries.
 func (p *partSums) add(cts []*rlwe.Ciphertext) error {
 	k0, rows := p.next, p.lay.Rows()
 	e0, e1 := min(k0*rows, len(p.entries)), min((k0+len(cts))*rows, len(p.entries))
 	err := p.perWorker(func(s *lattice.BinSummer, terms *[]lattice.BinTerm, f int) error {
-		*terms = columnTermsFrom((*terms)[:0], p.l.feats[f].bin, p.entries[e0:e1], e0)
+		*terms = p.l.groupTermsFrom((*terms)[:0], &p.pack, f, p.entries[e0:e1], e0)
 		return s.AddEach(p.cols[f], [][]*rlwe.Ciphertext{cts}, k0, *terms, p.cache, p.l.wcol+f)
 	})
 	p.next += len(cts)
 	return err
 }
 
-// finish masks every column's sums (every part added) and returns them,
-// column by column: sumLayouts' sums of the one layout.
+// finish masks every group's sums (every part added) and returns them,
+// group by group: sumLayouts' sums of the one layout.
 func (p *partSums) finish() ([]*rlwe.Ciphertext, error) {
 	out := make([]*rlwe.Ciphertext, len(p.cols))
 	err := p.perWorker(func(s *lattice.BinSummer, _ *[]lattice.BinTerm, f int) error {

@@ -171,9 +171,9 @@ type keptEntry struct {
 }
 
 // sumKept is the table's bin sums of a deeper level's re-used entries:
-// for each of the kept nodes, every column's masked sums over the kept
+// for each of the kept nodes, every group's masked sums over the kept
 // first-level chunks (a one-node layout), each entry whose place is the
-// node counted at its first-level row; by node, then column. ds names the
+// node counted at its first-level row; by node, then group. ds names the
 // entries' join values, which must be their first-level entries'.
 func sumKept(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins int, l *Local, ds *DownSummary, entries [][]rowCount, m *latticeMsg, kept *latticeKept) ([]*rlwe.Ciphertext, error) {
 	lay, err := lattice.NewNodeBinLayout(pk.Params, bins, 1)
@@ -197,7 +197,11 @@ func sumKept(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins int, l *Local,
 	for _, ke := range byNode {
 		slices.SortStableFunc(ke, func(a, b keptEntry) int { return a.ref - b.ref })
 	}
-	cols := len(l.feats)
+	pack, err := l.pack(bins)
+	if err != nil {
+		return nil, err
+	}
+	cols := pack.groups
 	out := make([]*rlwe.Ciphertext, m.Kept*cols)
 	err = onCores(len(out), func() (func(i int) error, error) {
 		s, err := lattice.NewBinSummer(pk, lay)
@@ -209,7 +213,7 @@ func sumKept(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins int, l *Local,
 		}
 		var terms []lattice.BinTerm
 		return func(i int) error {
-			terms = keptTerms(terms[:0], l.feats[i%cols].bin, byNode[i/cols])
+			terms = keptTerms(terms[:0], l, &pack, i%cols, byNode[i/cols])
 			sums, err := s.SumTermsEach([][]*rlwe.Ciphertext{kept.cts}, terms, nil, 0)
 			if err == nil {
 				out[i] = sums[0]
@@ -220,11 +224,11 @@ func sumKept(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins int, l *Local,
 	return out, err
 }
 
-// keptTerms is columnTerms for re-used entries: each entry's terms at its
-// first-level row (entries sorted by it; two entries of one row add).
-func keptTerms(terms []lattice.BinTerm, bin []int32, entries []keptEntry) []lattice.BinTerm {
+// keptTerms is group g's terms of re-used entries: each entry's terms at
+// its first-level row (entries sorted by it; two entries of one row add).
+func keptTerms(terms []lattice.BinTerm, l *Local, pack *colPack, g int, entries []keptEntry) []lattice.BinTerm {
 	for _, ke := range entries {
-		terms = columnTermsFrom(terms, bin, [][]rowCount{ke.rows}, ke.ref)
+		terms = l.groupTermsFrom(terms, pack, g, [][]rowCount{ke.rows}, ke.ref)
 	}
 	return terms
 }

@@ -75,8 +75,13 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 			to = append(to, q)
 		}
 	}
+	head := latticeMsg{Edge: e, Nodes: counts, Bins: bins, Groups: len(sums) / max(len(counts), 1)}
 	for _, q := range to {
-		if err := s.sendLattice(ctx, r.step, fmt.Sprintf("lbins/%d", e), q, TypeLatticeBins, latticeMsg{Edge: e, Nodes: counts, Bins: bins}, c, wire.DiscloseCiphertext); err != nil {
+		h := head
+		if q == holder {
+			h.Cols = l.colBins() // where each column's sums lie, to the class holder alone
+		}
+		if err := s.sendLattice(ctx, r.step, fmt.Sprintf("lbins/%d", e), q, TypeLatticeBins, h, c, wire.DiscloseCiphertext); err != nil {
 			return err
 		}
 	}
@@ -264,32 +269,48 @@ func perLayout(cts []*rlwe.Ciphertext, layouts int) [][]*rlwe.Ciphertext {
 }
 
 // receiveBins receives table i's bin sums from its party: the layouts'
-// node counts and, per layout, one ciphertext per numeric column.
-func (r *levelRun) receiveBins(ctx context.Context, i int) ([]int, [][]*rlwe.Ciphertext, error) {
+// node counts and, per layout, one ciphertext per group of columns; at the
+// class holder also the columns' packing (lattice_pack.go), from the bins
+// of every numeric column the party names to it alone.
+func (r *levelRun) receiveBins(ctx context.Context, i int) ([]int, [][]*rlwe.Ciphertext, *colPack, error) {
 	s := r.s
 	e := s.g.Tables[i].Parent
 	f := numericCount(s.g, i)
+	var pack *colPack
 	m, err := s.receiveLattice(ctx, r.step, fmt.Sprintf("lbins/%d", e), s.g.Tables[i].Party, TypeLatticeBins, e, func(m *latticeMsg) (int, error) {
-		if len(m.Nodes) > maxWidth {
-			return 0, fmt.Errorf("%w: the lattice bin sums of table %q", ErrWire, s.g.Tables[i].Name)
+		bad := fmt.Errorf("%w: the lattice bin sums of table %q", ErrWire, s.g.Tables[i].Name)
+		if len(m.Nodes) > maxWidth || m.Groups < 1 || m.Groups > max(f, 1) {
+			return 0, bad
 		}
 		if m.Bins != s.tableBins(i) {
-			return 0, fmt.Errorf("%w: the lattice bin sums of table %q are not laid out for the bins the log commits", ErrWire, s.g.Tables[i].Name)
+			return 0, fmt.Errorf("%w are not laid out for the bins the log commits", bad)
 		}
-		return len(m.Nodes) * f, nil
+		if s.isHolder() {
+			if len(m.Cols) != f {
+				return 0, fmt.Errorf("%w do not name the bins of each of its %d numeric columns", bad, f)
+			}
+			p, err := packColumns(m.Cols, m.Bins)
+			if err != nil || p.groups != m.Groups {
+				return 0, fmt.Errorf("%w: the bins of its columns do not fit its layouts", bad)
+			}
+			pack = &p
+		} else if m.Cols != nil {
+			return 0, fmt.Errorf("%w name its columns' bins to a decryptor", bad)
+		}
+		return len(m.Nodes) * m.Groups, nil
 	}, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cts, err := decodeEach(s.lkeys.PublicKey, m.C)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return m.Nodes, perLayout(cts, len(m.Nodes)), nil
+	return m.Nodes, perLayout(cts, len(m.Nodes)), pack, nil
 }
 
-// binTargets names table i's bin sums of every layout (nodes) and column:
-// by layout, by column.
+// binTargets names table i's bin sums of every layout (nodes) and group
+// of columns: by layout, by group.
 func (r *levelRun) binTargets(i int, nodes []int, cts [][]*rlwe.Ciphertext) ([]*lattice.BinLayout, [][]*lattice.Target, error) {
 	s := r.s
 	pk := s.lkeys.PublicKey
@@ -313,7 +334,7 @@ func (r *levelRun) binTargets(i int, nodes []int, cts [][]*rlwe.Ciphertext) ([]*
 }
 
 // latticeShare is a decryptor's step 3 for table i's bin sums (as their
-// maker sent them): its decryption shares of each layout's and column's,
+// maker sent them): its decryption shares of each layout's and group's,
 // one per quorum it is in, to the class holder.
 func (r *levelRun) latticeShare(ctx context.Context, i int, plan *lattice.Plan, nodes []int, cts [][]*rlwe.Ciphertext) error {
 	s := r.s
@@ -325,7 +346,7 @@ func (r *levelRun) latticeShare(ctx context.Context, i int, plan *lattice.Plan, 
 	if err != nil {
 		return err
 	}
-	var c [][]byte // layout by layout, column by column, quorum by quorum
+	var c [][]byte // layout by layout, group by group, quorum by quorum
 	for _, tl := range ts {
 		for _, t := range tl {
 			for _, q := range plan.QuorumsOf(s.lkeys.PublicKey.Point(s.p.Self())) {
@@ -351,7 +372,7 @@ func (r *levelRun) latticeShare(ctx context.Context, i int, plan *lattice.Plan, 
 func (r *levelRun) latticeOpen(ctx context.Context, i, open int, summed, sent []int, plan *lattice.Plan, decryptors []string) error {
 	s := r.s
 	pk := s.lkeys.PublicKey
-	nodes, cts, err := r.receiveBins(ctx, i)
+	nodes, cts, pack, err := r.receiveBins(ctx, i)
 	if err != nil {
 		return err
 	}
@@ -362,7 +383,7 @@ func (r *levelRun) latticeOpen(ctx context.Context, i, open int, summed, sent []
 	if err != nil {
 		return err
 	}
-	var ops []*lattice.BinOpening // layout by layout, column by column
+	var ops []*lattice.BinOpening // layout by layout, group by group
 	for g := range ts {
 		for f, t := range ts[g] {
 			o, err := lattice.NewBinOpening(pk, lays[g], plan, t, []*rlwe.Ciphertext{cts[g][f]})
@@ -385,7 +406,7 @@ func (r *levelRun) latticeOpen(ctx context.Context, i, open int, summed, sent []
 			return err
 		}
 	}
-	return r.readOpened(i, open, summed, ops)
+	return r.readOpened(i, open, summed, pack, ops)
 }
 
 // ownShare adds the class holder's own decryption shares, one per quorum
@@ -408,7 +429,7 @@ func (r *levelRun) ownShare(o *lattice.BinOpening, t *lattice.Target, plan *latt
 }
 
 // takeShares receives decryptor q's shares of table i's bin sums and
-// folds them into the openings (layout by layout, column by column).
+// folds them into the openings (layout by layout, group by group).
 func (r *levelRun) takeShares(ctx context.Context, q string, i int, plan *lattice.Plan, ops []*lattice.BinOpening) error {
 	s := r.s
 	e := s.g.Tables[i].Parent
@@ -436,8 +457,9 @@ func (r *levelRun) takeShares(ctx context.Context, q string, i int, plan *lattic
 // readOpened opens table i's bin sums and puts the summed nodes' sums of
 // every bin into r.plain[i], in their open nodes' slots (the bins the log
 // commits for the table's party per column: the bins a column does not
-// have hold zeros and never win a split). ops are by layout, then column.
-func (r *levelRun) readOpened(i, open int, summed []int, ops []*lattice.BinOpening) error {
+// have hold zeros and never win a split; bin 0 is fillFirstBins'). ops
+// are by layout, then group of columns (pack).
+func (r *levelRun) readOpened(i, open int, summed []int, pack *colPack, ops []*lattice.BinOpening) error {
 	s := r.s
 	f, bins := numericCount(s.g, i), s.tableBins(i)
 	out := make(BinSums, f)
@@ -448,10 +470,10 @@ func (r *levelRun) readOpened(i, open int, summed []int, ops []*lattice.BinOpeni
 		}
 	}
 	k0 := 0
-	for g := 0; g < len(ops)/max(f, 1); g++ {
-		n := ops[g*f].Nodes()
-		for x := range out {
-			gs, hs, v, err := ops[g*f+x].Open()
+	for l := 0; l < len(ops)/pack.groups; l++ {
+		n := ops[l*pack.groups].Nodes()
+		for g := range pack.groups {
+			gs, hs, v, err := ops[l*pack.groups+g].Open()
 			if errors.Is(err, lattice.ErrDisagree) {
 				var who []string
 				for _, p := range v.Suspects {
@@ -462,12 +484,7 @@ func (r *levelRun) readOpened(i, open int, summed []int, ops []*lattice.BinOpeni
 			if err != nil {
 				return fmt.Errorf("the bin sums of table %q: %w", s.g.Tables[i].Name, err)
 			}
-			for b := range out[x] {
-				for k, node := range summed[k0 : k0+n] { // a node's fresh and re-used sums add
-					out[x][b][2*node] += gs[0][k*bins+b]
-					out[x][b][2*node+1] += hs[0][k*bins+b]
-				}
-			}
+			pack.unpack(out, g, gs[0], hs[0], summed[k0:k0+n]) // a node's fresh and re-used sums add
 		}
 		k0 += n
 	}

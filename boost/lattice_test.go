@@ -152,7 +152,8 @@ func TestLatticeDefaultCredit(t *testing.T) {
 // library's, and every message and log record keeps to the leakage
 // profile (the lattice path's messages included, and the bins the load
 // step commits: carol's table, whose column has fewer bins than
-// params.bins, is laid out for its own). Under auto every node keeps at
+// params.bins, is laid out for its own; two of A's columns share a group
+// of positions). Under auto every node keeps at
 // most one W (Kind.LatticeCacheBytes), which changes no model.
 func TestJobStarLattice(t *testing.T) {
 	t.Parallel()
@@ -160,8 +161,12 @@ func TestJobStarLattice(t *testing.T) {
 		c := starCase(t, 1, 60)
 		p := testParams()
 		p.Trees, p.Backend = 2, backend
-		if b := layoutBins(t, c, p.Bins); b["carol"] >= p.Bins {
+		lay := layoutBins(t, c, p.Bins)
+		if b := lay.parties; b["carol"] >= p.Bins {
 			t.Fatalf("carol's column has %d bins of %d: the case lays nothing out for fewer", b["carol"], p.Bins)
+		}
+		if a := lay.cols["A"]; boost.PackGroups(a, lay.parties["bob"]) >= len(a) {
+			t.Fatalf("A's columns of %v bins take a group each: the case packs no two columns together", a)
 		}
 		// auto's nodes keep at most one W each (boost_lattice_cache_bytes):
 		// the model is the same.

@@ -73,8 +73,11 @@ type secrets struct {
 	// step's sub-channels, test-psi/EDGE and test-up/EDGE).
 	test *secrets
 	// layout: the bins the load step commits by announcing party (nil off
-	// the lattice path), which every lattice message's head names.
+	// the lattice path), which every lattice message's head names; cols:
+	// by table, its numeric columns' bins, which its lattice bin sums name
+	// to the class holder.
 	layout map[string]int
+	cols   map[string][]int
 }
 
 // on is the secrets whose join values a message on channel ch may hold.
@@ -196,11 +199,14 @@ const (
 
 // checkLeakageOf checks every captured message, log record and audit
 // ledger entry against the profile (layout: the bins the load step must
-// commit), and that a message of each of types was sent.
-func checkLeakageOf(t *testing.T, c *joinCase, m *boost.Model, out string, capt *capture, released bool, layout map[string]int, types []string) {
+// commit, and each table's columns' bins, on the lattice path), and that a
+// message of each of types was sent.
+func checkLeakageOf(t *testing.T, c *joinCase, m *boost.Model, out string, capt *capture, released bool, layout *layoutWant, types []string) {
 	t.Helper()
 	s := caseSecrets(t, c, m, released)
-	s.layout = layout
+	if layout != nil {
+		s.layout, s.cols = layout.parties, layout.cols
+	}
 	seen := map[string]int{}
 	slotBits := map[int]bool{}
 	capt.mu.Lock()

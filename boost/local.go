@@ -33,8 +33,8 @@ type Local struct {
 	y     []float64    // the target table: each row's label (0/1) or value
 	made  [][2]int     // the table's splits so far: feature and bin, by ordinal
 	first *DownSummary // the tree's first-level down message (reuse.go)
-	kept  *keptWeights // the lattice path's kept Ws (sumColumns), memory only; nil: none
-	wcol  int          // the number of the table's first column in kept
+	kept  *keptWeights // the lattice path's kept Ws (sumGroups), memory only; nil: none
+	wcol  int          // the number of the table's first group of columns in kept
 }
 
 // Feature is a numeric column binned by its cuts (Cuts).
