@@ -151,18 +151,25 @@
 //   - lattice-bin-sums (the table's party to the class holder and to the
 //     decryptors, the members of the plan's quorums; ciphertext): per
 //     layout (and per summed node of the re-used entries, a one-node
-//     layout of its own) and numeric column, one ciphertext whose decryption holds
-//     every summed node's gradient and hessian sums of every bin but bin
-//     0, which holds zeros (the class holder takes bin 0's sums as the
+//     layout of its own) and group of numeric columns (lattice_pack.go:
+//     the columns packed into the layout's positions, a column of b bins
+//     taking b−1), one ciphertext whose decryption holds every summed
+//     node's gradient and hessian sums of every bin but bin 0 of each
+//     column of the group (the class holder takes bin 0's sums as the
 //     node's totals, which it computed, less the other bins': the same
-//     sums; lattice_first.go) (the bins the log commits for the party: a
-//     column with fewer has zeros in the rest), the layouts' node counts
-//     and bins, and, in every other
-//     coefficient, uniform noise modulo T: never the weighted sums from
-//     which the rows' bins would follow (lattice.BinSummer).
+//     sums; lattice_first.go), zeros in positions no column takes, and,
+//     in every other coefficient, uniform noise modulo T: never the
+//     weighted sums from which the rows' bins would follow
+//     (lattice.BinSummer). Part 0 names the layouts' node counts, their
+//     bins (the log's for the party) and the number of groups; to the
+//     class holder alone it also names every numeric column's number of
+//     bins, so that it finds each column's sums (recorded as score: what
+//     it scores the columns' splits by; the Paillier path's bin sums, a
+//     ciphertext per bin, tell it as much). A decryptor refuses bin sums
+//     that name the columns' bins to it.
 //   - lattice-share (a decryptor to the class holder alone,
 //     decryption-share): its smudged decryption shares of each layout's
-//     and column's bin sums, one per quorum it is in, made from the
+//     and group's bin sums, one per quorum it is in, made from the
 //     ciphertexts their maker sent it, so the class holder cannot have
 //     anything else decrypted under their name. The class holder so
 //     learns the same bin sums as on the Paillier path (no packed-summand
@@ -287,7 +294,9 @@
 //     (after the joint decryption), the number of packed summands of each
 //     non-empty bin (its join rows: no more than the hessian sums tell,
 //     since every join row has the same hessian under squared loss and
-//     in the first tree under logistic loss), and which bins are empty; as its decryptors' vetting
+//     in the first tree under logistic loss), which bins are empty, and
+//     each numeric column's number of bins (on the lattice path from the
+//     bin sums' part 0, on the Paillier path from their count); as its decryptors' vetting
 //     needs, every other party learns from each sender the number of
 //     ciphertexts it sent and their digest (control).
 //   - A winner's party: the feature and bin index of its tables' splits,

@@ -8,13 +8,13 @@ package boost
 // lattice.BinLayout per entry (join value, combo of the table's
 // signatures) in the message's order, every open node's gradient and
 // hessian sum in the entry's slot (so the table cannot tell the nodes
-// apart); the table, for each of its columns, multiplies every chunk by
-// the plaintext that puts, for each entry, the number of join rows of
-// each bin it forms with the entry (several bins per entry: the entry
+// apart); the table, for each group of its columns (lattice_pack.go),
+// multiplies every chunk by the plaintext that puts, for each entry, the
+// number of join rows of each bin it forms with the entry (several bins per entry: the entry
 // stands for a join value, which may match rows of the table in several
 // bins), masks the product and has it decrypted towards the class holder,
-// who reads every node's and bin's sums of the column. One product per
-// chunk and column gives every bin of every open node.
+// who reads every node's and bin's sums of the group's columns. One
+// product per chunk and group gives every bin of every open node.
 //
 // Only stars: every other table's parent is the class holder's table and
 // it has no children. A table further out would receive its sums from its
@@ -244,8 +244,8 @@ func checkLatticeRange(pk *lattice.PublicKey, groups []Group, gv []Vec) error {
 // sums are left zero): the class holder encrypts, the table sums and
 // masks, c.Open decrypts towards the class holder. The layout has as
 // many bins as the table's column with the most (binary columns: 2; the
-// class holder learns every column's number of bins from the sums
-// anyway), and as many nodes to a slot as it holds.
+// class holder learns every column's number of bins, as in the job),
+// and as many nodes to a slot as it holds.
 func latticeBins(c LatticeCrypto, t int, l *Local, ds DownSummary, open int, nodes []int) (BinSums, error) {
 	if len(l.feats) == 0 {
 		return nil, nil

@@ -9,8 +9,9 @@ package boost
 //     ldown/EDGE): the entries' join values and combos, the layouts' node
 //     counts, and per layout the ciphertexts of every entry's open nodes'
 //     gradient and hessian sums. A table of its own sums in the clear.
-//  2. The table's party computes, per layout, every column's masked bin
-//     sums (one ciphertext per column) and sends them (TypeLatticeBins,
+//  2. The table's party computes, per layout, the masked bin sums of
+//     every group of its columns (one ciphertext per group:
+//     lattice_pack.go) and sends them (TypeLatticeBins,
 //     lbins/EDGE) to the class holder and to every other decryptor: the
 //     members of the decryption plan's quorums (latticePlan), which every
 //     party derives alike from the job's parties and the key.
@@ -114,7 +115,7 @@ func (s *session) latticePlan() (*lattice.Plan, []string, error) {
 	return pl, names, nil
 }
 
-// latticeContext names the decryption of table t's bin sums of column f
+// latticeContext names the decryption of table t's bin sums of group f
 // in layout g of this level step.
 func (r *levelRun) latticeContext(t, g, f int) lattice.Context {
 	return lattice.Context{Key: r.s.lkeys.PublicKey.ID(), Job: r.s.p.JobID(),

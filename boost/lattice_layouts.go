@@ -5,17 +5,18 @@ package boost
 //
 // A layout of g nodes a slot puts a row in 2·g·bins coefficients, so its
 // chunks are g times as many as one node's, and a table's party makes one
-// plaintext W (an NTT) per chunk and column. Layouts of the same node
+// plaintext W (an NTT) per chunk and group of columns (lattice_pack.go).
+// Layouts of the same node
 // count over the same entries have the same Ws (a W depends on the
 // entries' rows and bins, never on the gradients), so a party sent L
 // layouts of g nodes makes each W once for all of them
 // (lattice.BinSummer.SumTermsEach) and, at one node a slot, every level
 // of every tree has the same layout, whose Ws the kept-W cache serves
 // from one level to the next. What a layout costs beyond its products is
-// one mask (a fresh encryption) and one decryption per column. Encryptions
+// one mask (a fresh encryption) and one decryption per group. Encryptions
 // of gradients and products are the same whatever the grouping (k nodes
 // take k chunks' worth of ciphertexts either way). So per level and
-// column, L = k/g layouts of g nodes cost about g·chunks1 Ws (chunks1: the
+// group, L = k/g layouts of g nodes cost about g·chunks1 Ws (chunks1: the
 // chunks at one node a slot) and k/g masks and decryptions, least at
 // g = √(k·layoutCost/chunks1), where layoutCost is a mask and its
 // decryption in Ws' time.
@@ -31,7 +32,7 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 )
 
-// layoutCost is a layout's fixed cost per column in W's time: a mask (one
+// layoutCost is a layout's fixed cost per group in W's time: a mask (one
 // public-key encryption of a full plaintext, about 3.4 ms of one core:
 // node.DefaultLatticePool's figure) and its decryption against a W's
 // sparse NTT (about 0.34 ms at 32 bins: docs/boost.md, "A faster lattice

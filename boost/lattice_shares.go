@@ -13,13 +13,13 @@ import (
 )
 
 // The lattice path's bin sums and their decryption towards the class
-// holder (lattice_job.go, steps 2 and 3). Each column's bin sums in each
+// holder (lattice_job.go, steps 2 and 3). Each group's bin sums in each
 // layout are one ciphertext and a target of their own (context
 // boost-bins/TABLE/LAYOUT/COLUMN), so that every encoding that travels is
-// one ciphertext or one share, whatever the number of columns.
+// one ciphertext or one share, whatever the number of groups.
 
 // latticeTable is the party's step 2 for its table i: it receives the
-// class holder's down message, sums every column per layout (and per
+// class holder's down message, sums every group of columns per layout (and per
 // re-used node: lattice_reuse.go), and sends the sums to the class holder
 // and the other decryptors; a decryptor itself, it sends the class holder
 // its own shares.
@@ -166,8 +166,8 @@ func (r *levelRun) startParts(i int, zeros *lattice.ZeroPool, bins, nodes int, d
 }
 
 // tableSums is table i's sums of a down message (m its head, all its
-// ciphertexts): every layout's, then every re-used node's, column by
-// column.
+// ciphertexts): every layout's, then every re-used node's, group by
+// group.
 func (r *levelRun) tableSums(i int, zeros *lattice.ZeroPool, bins int, ds *DownSummary, m *latticeMsg, all []*rlwe.Ciphertext) ([]*rlwe.Ciphertext, error) {
 	s := r.s
 	l := s.locals[i]
