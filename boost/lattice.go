@@ -10,9 +10,9 @@ package boost
 // hessian sum in the entry's slot (so the table cannot tell the nodes
 // apart); the table, for each group of its columns (lattice_pack.go),
 // multiplies every chunk by the plaintext that puts, for each entry, the
-// number of join rows of each bin it forms with the entry (several bins per entry: the entry
-// stands for a join value, which may match rows of the table in several
-// bins), masks the product and has it decrypted towards the class holder,
+// number of join rows of each bin it forms with the entry (several bins
+// per entry: the entry stands for a join value, which may match rows of
+// the table in several bins), masks the product and has it decrypted towards the class holder,
 // who reads every node's and bin's sums of the group's columns. One
 // product per chunk and group gives every bin of every open node.
 //
