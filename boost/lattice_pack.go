@@ -7,7 +7,7 @@ import (
 	"github.com/cohortdm/cohort/lattice"
 )
 
-// Several columns in one product (issue 34, twelfth session). A layout
+// Several columns in one product (issue 34, fourteenth session). A layout
 // of B bins gives each row's gradient B coefficients and its hessian B
 // more, and one plaintext product per chunk fills all of them; bin 0 is
 // never summed under encryption (the class holder takes it as the node's
