@@ -6,13 +6,14 @@ package boost
 // a column's bin sums at a node add up to the node's gradient and
 // hessian sums over its join rows, which the class holder computes itself
 // (Holder.Level). So the table's party leaves bin 0's rows out of its Ws
-// (columnTerms) and the class holder takes bin 0's sums as the node's
+// (groupTermsFrom) and the class holder takes bin 0's sums as the node's
 // totals less the other bins' sums. The sums are exact integers, so the
 // bins and the model are those the full sums give. What it saves: bin
 // 0's terms in every W (on a9a's one-hot columns most rows, so that Ws
 // grow sparse, their NTTs skip more and a chunk without terms needs no
-// product). What anyone learns is unchanged: the class holder decrypts a
-// zero where bin 0's sum was and computes that sum from what it knows;
+// product, and a column of b bins takes b−1 positions of its group:
+// lattice_pack.go). What anyone learns is unchanged: the class holder
+// decrypts no sum of bin 0 and computes it from what it knows;
 // the table's party and the decryptors see ciphertexts of the same
 // shape.
 

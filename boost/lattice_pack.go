@@ -93,8 +93,8 @@ func (l *Local) pack(width int) (colPack, error) {
 
 // groupTermsFrom appends to terms group g's terms of entries that start
 // at entry e0 of the message: entry by entry, one term per position that
-// the entry's rows fall in (columnTermsFrom's rule, for every column of
-// the group at its offset), weighted by their counts.
+// the entry's rows fall in (every column of the group at its offset,
+// rows in bin 0 left out: lattice_first.go), weighted by their counts.
 func (l *Local) groupTermsFrom(terms []lattice.BinTerm, p *colPack, g int, entries [][]rowCount, e0 int) []lattice.BinTerm {
 	for e, rs := range entries {
 		from := len(terms)
