@@ -129,3 +129,42 @@ func TestUnpack(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPackColumns: the class holder packs the columns' bins a table's
+// party names to it (untrusted): any list is refused or packed with every
+// column's positions inside the layout and no two columns of a group
+// overlapping.
+func FuzzPackColumns(f *testing.F) {
+	f.Add([]byte{32, 2, 7, 4, 32, 11, 11, 11, 11, 10}, uint8(32))
+	f.Add([]byte{2, 2, 2}, uint8(2))
+	f.Add([]byte{0, 9}, uint8(4))
+	f.Fuzz(func(t *testing.T, raw []byte, w uint8) {
+		width := int(w)
+		bins := make([]int, len(raw))
+		for i, b := range raw {
+			bins[i] = int(b)
+		}
+		p, err := packColumns(bins, width)
+		if err != nil {
+			if !errors.Is(err, ErrLayoutBins) {
+				t.Fatalf("bins %v width %d: %v, want ErrLayoutBins", bins, width, err)
+			}
+			return
+		}
+		if p.groups < 1 || len(p.cols) != p.groups {
+			t.Fatalf("bins %v width %d: %d groups, %d listed", bins, width, p.groups, len(p.cols))
+		}
+		used := make(map[[2]int]bool)
+		for c, a := range p.at {
+			if a.group < 0 || a.group >= p.groups || a.offset < 0 || a.offset+bins[c]-1 > width {
+				t.Fatalf("bins %v width %d: column %d at %+v", bins, width, c, a)
+			}
+			for q := a.offset; q < a.offset+bins[c]-1; q++ {
+				if used[[2]int{a.group, q}] {
+					t.Fatalf("bins %v width %d: position %d of group %d taken twice", bins, width, q, a.group)
+				}
+				used[[2]int{a.group, q}] = true
+			}
+		}
+	})
+}
