@@ -15,14 +15,14 @@ import (
 // The lattice path's bin sums and their decryption towards the class
 // holder (lattice_job.go, steps 2 and 3). Each group's bin sums in each
 // layout are one ciphertext and a target of their own (context
-// boost-bins/TABLE/LAYOUT/COLUMN), so that every encoding that travels is
+// boost-bins/TABLE/LAYOUT/GROUP), so that every encoding that travels is
 // one ciphertext or one share, whatever the number of groups.
 
 // latticeTable is the party's step 2 for its table i: it receives the
-// class holder's down message, sums every group of columns per layout (and per
-// re-used node: lattice_reuse.go), and sends the sums to the class holder
-// and the other decryptors; a decryptor itself, it sends the class holder
-// its own shares.
+// class holder's down message, sums every group of columns per layout
+// (and per re-used node: lattice_reuse.go), and sends the sums to the
+// class holder and the other decryptors; a decryptor itself, it sends the
+// class holder its own shares.
 func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, decryptors []string) error {
 	s := r.s
 	pk := s.lkeys.PublicKey
