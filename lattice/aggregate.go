@@ -135,12 +135,17 @@ func contributionDigest(ctx Context, party int, shape string, c0, c1 []ring.Poly
 }
 
 func contributionDigestFromHash(ctx Context, party int, shape string, c0Hash Digest, c1 []ring.Poly) Digest {
+	return contributionDigestFromHashes(ctx, party, shape, c0Hash, polysHash(c1))
+}
+
+// contributionDigestFromHashes is contributionDigest from the digests of
+// c0 and c1 (polysHash), for a caller that needs c1's again.
+func contributionDigestFromHashes(ctx Context, party int, shape string, c0Hash, c1Hash Digest) Digest {
 	h := newHasher("cohort/mhe/contribution/1")
 	h.context(ctx)
 	h.uint(uint64(party))
 	h.bytes([]byte(shape))
 	h.h.Write(c0Hash[:])
-	c1Hash := polysHash(c1)
 	h.h.Write(c1Hash[:])
 	return h.sum()
 }

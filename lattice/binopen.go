@@ -15,6 +15,7 @@ package lattice
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/ring"
@@ -69,9 +70,10 @@ func NewBinTarget(pk *PublicKey, ctx Context, from int, l *BinLayout, cts []*rlw
 	if err != nil {
 		return nil, err
 	}
-	in := []Input{{Party: from, Digest: contributionDigest(ctx, from, l.shape(), c0, c1)}}
-	return &Target{Context: ctx, Shape: l.shape(), Inputs: in, c1: c1,
-		Digest: targetDigest(ctx, l.shape(), in, c1)}, nil
+	c1Hash := polysHash(c1) // once, for both digests
+	in := []Input{{Party: from, Digest: contributionDigestFromHashes(ctx, from, l.shape(), polysHash(c0), c1Hash)}}
+	return &Target{Context: ctx, Shape: l.shape(), Inputs: in, c1: c1, c1Hash: c1Hash,
+		Digest: targetDigestFromHash(ctx, l.shape(), in, c1Hash)}, nil
 }
 
 // BinTarget checks bin sums a receiver asks this member to decrypt
@@ -103,7 +105,9 @@ func NewBinOpening(pk *PublicKey, l *BinLayout, plan *Plan, t *Target, cts []*rl
 	if err != nil {
 		return nil, err
 	}
-	if targetDigest(t.Context, l.shape(), t.Inputs, c1) != t.Digest {
+	// The target's c1 compared as it is (cheaper than hashing it again),
+	// the rest through its digest.
+	if !samePolys(t.c1, c1) || targetDigestFromHash(t.Context, l.shape(), t.Inputs, t.c1Hash) != t.Digest {
 		return nil, fmt.Errorf("%w: bin sums of another target", ErrMismatch)
 	}
 	f, err := newShareFold(pk, plan, t.Context, t.Digest, c0)
@@ -111,6 +115,24 @@ func NewBinOpening(pk *PublicKey, l *BinLayout, plan *Plan, t *Target, cts []*rl
 		return nil, err
 	}
 	return &BinOpening{shareFold: f, l: l}, nil
+}
+
+// samePolys reports whether a and b hold the same coefficients.
+func samePolys(a, b []ring.Poly) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i].Coeffs) != len(b[i].Coeffs) {
+			return false
+		}
+		for j := range a[i].Coeffs {
+			if !slices.Equal(a[i].Coeffs[j], b[i].Coeffs[j]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Nodes is the number of nodes of the layout the opening reads.

@@ -98,6 +98,16 @@ func TestBinOpening(t *testing.T) {
 	if err := o.Add(sh); !errors.Is(err, ErrMismatch) {
 		t.Fatalf("a share of other ciphertexts folded in: %v", err)
 	}
+	// An opening of other ciphertexts than the target's, or of the target
+	// changed since it was named, is refused.
+	if _, err := NewBinOpening(pk, l, plan, other, []*rlwe.Ciphertext{sum}); !errors.Is(err, ErrMismatch) {
+		t.Fatalf("an opening of other bin sums than the target's: %v", err)
+	}
+	moved := *target
+	moved.Context.Round++
+	if _, err := NewBinOpening(pk, l, plan, &moved, []*rlwe.Ciphertext{sum}); !errors.Is(err, ErrMismatch) {
+		t.Fatalf("an opening of a target whose context changed since it was named: %v", err)
+	}
 }
 
 // TestCiphertextsRoundTrip: bin sums through their encoding decrypt to

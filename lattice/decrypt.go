@@ -39,15 +39,20 @@ type Target struct {
 	Inputs  []Input
 	Digest  Digest
 	c1      []ring.Poly
+	c1Hash  Digest // polysHash(c1), where its maker kept it (bin targets)
 }
 
 // targetDigest binds a target's identity.
 func targetDigest(ctx Context, shape string, inputs []Input, c1 []ring.Poly) Digest {
+	return targetDigestFromHash(ctx, shape, inputs, polysHash(c1))
+}
+
+// targetDigestFromHash is targetDigest from c1's digest (polysHash).
+func targetDigestFromHash(ctx Context, shape string, inputs []Input, c1Hash Digest) Digest {
 	h := newHasher("cohort/mhe/target/1")
 	h.context(ctx)
 	h.bytes([]byte(shape))
 	h.inputs(inputs)
-	c1Hash := polysHash(c1)
 	h.h.Write(c1Hash[:])
 	return h.sum()
 }
