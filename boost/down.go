@@ -192,13 +192,33 @@ func Seal(ds []DownSummary, seal func(Vec) (Sum, error)) error {
 // join row. It returns the down messages to its children, in the clear
 // (Seal encrypts them), and its own bin sums.
 func (l *Local) RootDown(groups []Group, k kids, gv []Vec) ([]DownSummary, BinSums) {
-	acc, bs := l.newDownAcc(), l.newBins()
+	acc, own := l.newDownAcc(), l.newPlainBins()
 	for i, gr := range groups {
-		l.addBins(PlainRing{}, bs, gr.Row, gv[i], gr.Count)
+		l.addPlainBins(own, gr.Row, gv[i], gr.Count)
 		l.spread(PlainRing{}, acc, gr.Row, k, gr.parts, gv[i])
 	}
-	own, _ := Open(bs, OpenPlain)
 	return l.summaries(acc), own
+}
+
+// newPlainBins is newBins in the clear: Open(newBins(), OpenPlain)'s
+// shape, every bin empty (nil) until a row adds to it.
+func (l *Local) newPlainBins() BinSums {
+	out := make(BinSums, len(l.feats))
+	for f := range l.feats {
+		out[f] = make([]Vec, len(l.feats[f].Cuts)+1)
+	}
+	return out
+}
+
+// addPlainBins is addBins in the clear, on Vecs directly: the class
+// holder's own columns at every level, where PlainRing's Sum, an
+// interface, allocated for every row and column (on a9a's 60 columns,
+// most of the garbage of a level).
+func (l *Local) addPlainBins(bs BinSums, r int, v Vec, k uint64) {
+	for f := range l.feats {
+		b := l.feats[f].bin[r]
+		bs[f][b] = addMul(bs[f][b], v, k)
+	}
 }
 
 // Down is a non-root table's down pass in ring: from its parent's message
