@@ -33,7 +33,7 @@
 #
 # Environment:
 #   COHORT, NETSHAPE  built binaries (default: built from this checkout)
-#   KEYS_CACHE        a directory to keep dealt threshold keys in, per member set,
+#   KEYS_CACHE        a directory to keep dealt threshold and lattice keys in, per member set,
 #                     and reuse them (dealing a 2048-bit key takes seconds to a minute)
 #   TIMEOUT           seconds for the leader and for the job each (default 300)
 #   KEEP=1            keep the work dir (data dirs, node logs)
@@ -303,7 +303,7 @@ if [[ ${CONSOLE:-1} == 1 ]]; then echo "http: $(addr 0):7480" >>"$WORK/${NAMES[0
 } >"$WORK/consortium.yaml"
 for name in "${NAMES[@]}"; do cp "$WORK/consortium.yaml" "$WORK/$name/consortium.yaml"; done
 
-# 3. the threshold key (trusted dealer), or a cached one for these members.
+# 3. the threshold and lattice keys (trusted dealer), or cached ones for these members.
 #    Dealt for every member when the parties alone reach its threshold (an
 #    honest majority of the members, floor((N-1)/2)+1); otherwise (many extra
 #    members) for the spec's parties only, since the extra members hold no
@@ -315,10 +315,16 @@ keydir=$WORK/keys
 if [[ -n ${KEYS_CACHE:-} ]]; then
 	keydir=$KEYS_CACHE/$members_csv
 fi
-if [[ ! -e $keydir/${KEY_MEMBERS[0]}/keys ]]; then
+if [[ ! -e $keydir/${KEY_MEMBERS[0]}/keys/threshold.share ]]; then
 	log "dealing a 2048-bit threshold key for $members_csv"
 	mkdir -p "$keydir"
 	"$COHORT" keys deal --members "$members_csv" --bits 2048 --out "$keydir" >&2
+fi
+# ... and the lattice key (params.backend lattice or auto; a second or less),
+# into the same key directories; a cache from before it had none gains one.
+if [[ ! -e $keydir/${KEY_MEMBERS[0]}/keys/lattice.share ]]; then
+	log "dealing a lattice key for $members_csv"
+	"$COHORT" keys deal --scheme bgv --members "$members_csv" --out "$keydir" >&2
 fi
 for name in "${KEY_MEMBERS[@]}"; do cp -r "$keydir/$name/keys" "$WORK/$name/"; done
 
