@@ -18,8 +18,9 @@ import (
 // columns into groups whose positions add up to at most B, first fit by
 // decreasing width, and makes one product per chunk and group instead of
 // one per chunk and column: 4 groups instead of 10 columns on
-// default_credit's host, 62 instead of 123 on a9a's. Each group's sums
-// are one ciphertext, one mask and one decryption, as a column's were.
+// default_credit's host, 32 instead of 63 on a9a's host. Each group's
+// sums are one ciphertext, one mask and one decryption, as a column's
+// were.
 //
 // What it discloses: the class holder must know where each column's
 // bins lie, so the table's party tells it, in part 0 of its bin sums to
@@ -27,10 +28,10 @@ import (
 // split candidates the column has, which the Paillier path's bin sums, a
 // ciphertext per bin, tell it too. The part is recorded as score, the form
 // each numeric column declares to the class holder for what it learns to
-// score the column's splits (Kind.Uses). The
-// decryptors learn the number of groups, which the number of ciphertexts
-// they receive tells them anyway. The class holder reads the same sums as
-// before: every other coefficient of a decrypted group is still masked.
+// score the column's splits (Kind.Uses). The decryptors learn the number
+// of groups, which the number of ciphertexts they receive tells them
+// anyway. The class holder reads the same sums as before: every other
+// coefficient of a decrypted group is still masked.
 
 // packAt is where a column's bins lie: its group and the position of its
 // bin 1 (bin b at offset+b−1).
