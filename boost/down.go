@@ -213,11 +213,35 @@ func (l *Local) newPlainBins() BinSums {
 // addPlainBins is addBins in the clear, on Vecs directly: the class
 // holder's own columns at every level, where PlainRing's Sum, an
 // interface, allocated for every row and column (on a9a's 60 columns,
-// most of the garbage of a level).
+// most of the garbage of a level). A group's row lies in one open node,
+// so v holds at most a gradient and a hessian that are not zero among
+// its 2·open entries: only those are added (at depth 5, 2 of 64).
 func (l *Local) addPlainBins(bs BinSums, r int, v Vec, k uint64) {
+	var at [4]int // v's entries that are not zero, if at most four
+	n := 0
+	for i, x := range v {
+		if x == 0 {
+			continue
+		}
+		if n == len(at) {
+			n = -1
+			break
+		}
+		at[n], n = i, n+1
+	}
 	for f := range l.feats {
 		b := l.feats[f].bin[r]
-		bs[f][b] = addMul(bs[f][b], v, k)
+		if n < 0 {
+			bs[f][b] = addMul(bs[f][b], v, k)
+			continue
+		}
+		if bs[f][b] == nil {
+			bs[f][b] = make(Vec, len(v))
+		}
+		acc := bs[f][b]
+		for _, i := range at[:n] {
+			acc[i] += v[i] * int64(k)
+		}
 	}
 }
 
