@@ -33,16 +33,21 @@ import (
 )
 
 // layoutCost is a layout's fixed cost per group in W's time: a mask (one
-// public-key encryption of a full plaintext, about 3.4 ms of one core:
-// node.DefaultLatticePool's figure) and its decryption against a W's
-// sparse NTT (about 0.34 ms at 32 bins: docs/boost.md, "A faster lattice
-// path"), rounded up for the decryption shares.
-const layoutCost = 16
+// public-key encryption of a full plaintext), its decryption (every
+// decryptor's vetting hash and share, the class holder's folding) and the
+// ciphertexts' bytes, against a W's sparse NTT. It was 16 when a W took
+// about 0.34 ms; the W transform has since become two to three times
+// faster (docs/boost.md, "A faster W transform"), and a9a in one process
+// (depth 6, every level past the second in layouts of several nodes) was
+// fastest near 64: 1.90–1.93 s a tree against 2.10–2.11 s at 16, 2.01–2.14
+// s at 32 and 1.91–1.97 s at 128 (docs/boost.md, "Several columns in one
+// product"). default_credit's levels keep one node a layout either way.
+const layoutCost = 64
 
 // layoutNodes splits k open nodes summed under encryption into layouts
-// for bins bins and entries entries: node counts, as many of g nodes as
-// fit and the rest in one (g as above; at most lattice.MaxNodes, or
-// maxNodes when positive).
+// for bins bins and entries entries: node counts, as many layouts as k/g
+// rounded up (g as above; at most lattice.MaxNodes, or maxNodes when
+// positive), each as large as the others but the last.
 func layoutNodes(p lattice.Params, bins, k, entries, maxNodes int) []int {
 	per := lattice.MaxNodes(p, bins)
 	if maxNodes > 0 {
@@ -55,6 +60,10 @@ func layoutNodes(p lattice.Params, bins, k, entries, maxNodes int) []int {
 		g = int(math.Round(math.Sqrt(float64(k) * layoutCost / chunks)))
 	}
 	g = max(1, min(g, per, k))
+	// As many layouts as g gives, as even as they go: layouts of one node
+	// count share their Ws, so [4 4] makes half the Ws of [6 2].
+	layouts := (k + g - 1) / g
+	g = (k + layouts - 1) / layouts
 	var out []int
 	for n := 0; n < k; n += g {
 		out = append(out, min(g, k-n))

@@ -18,7 +18,7 @@ import (
 // 32 bins, 188 chunks at one node a slot) every node gets a layout of
 // its own, so that every level has the one-node layout whose Ws the
 // table's party keeps; with few chunks and many nodes (a9a's sixth level:
-// 32,561 entries at 2 bins, 16 chunks, 16 nodes) layouts of 4, so that the
+// 32,561 entries at 2 bins, 16 chunks, 16 nodes) layouts of 8, so that the
 // masks and decryptions a layout costs stay few; with a handful of rows
 // all nodes in one layout. The counts always add up to the nodes.
 func TestLayoutNodes(t *testing.T) {
@@ -31,12 +31,12 @@ func TestLayoutNodes(t *testing.T) {
 		{32, 1, 24000, []int{1}},
 		{32, 2, 24000, []int{1, 1}},
 		{32, 4, 24000, []int{1, 1, 1, 1}},
-		{2, 16, 32561, []int{4, 4, 4, 4}},
-		{2, 8, 32561, []int{3, 3, 2}},
+		{2, 16, 32561, []int{8, 8}},
+		{2, 8, 32561, []int{4, 4}},
 		{2, 1, 32561, []int{1}},
 		{16, 2, 90, []int{2}},
-		{32, 200, 10, []int{57, 57, 57, 29}},
-		{32, 300, 1, []int{64, 64, 64, 64, 44}}, // at most lattice.MaxNodes (8,192/128) a layout
+		{32, 200, 10, []int{50, 50, 50, 50}},
+		{32, 300, 1, []int{60, 60, 60, 60, 60}}, // at most lattice.MaxNodes (8,192/128) a layout
 	} {
 		got := boost.LayoutNodes(pk, tc.bins, tc.k, tc.entries)
 		if !slices.Equal(got, tc.want) {
