@@ -6,9 +6,9 @@ package boost
 // A layout of g nodes a slot puts a row in 2·g·bins coefficients, so its
 // chunks are g times as many as one node's, and a table's party makes one
 // plaintext W (an NTT) per chunk and group of columns (lattice_pack.go).
-// Layouts of the same node
-// count over the same entries have the same Ws (a W depends on the
-// entries' rows and bins, never on the gradients), so a party sent L
+// Layouts of the same node count over the same entries have the same Ws
+// (a W depends on the entries' rows and bins, never on the gradients),
+// so a party sent L
 // layouts of g nodes makes each W once for all of them
 // (lattice.BinSummer.SumTermsEach) and, at one node a slot, every level
 // of every tree has the same layout, whose Ws the kept-W cache serves
@@ -72,8 +72,9 @@ func layoutNodes(p lattice.Params, bins, k, entries, maxNodes int) []int {
 }
 
 // sumLayouts is the table's: every layout's masked bin sums, layout by
-// layout, group by group (lattice_pack.go), over all, the layouts' ciphertexts one after
-// the other (counts: their node counts, over n entries). Layouts of one
+// layout, group by group (lattice_pack.go), over all, the layouts'
+// ciphertexts one after the other (counts: their node counts, over n
+// entries). Layouts of one
 // node count are summed together, each chunk's W made once for them;
 // the masks' encryptions of zero from zeros while it has them (nil: none).
 func sumLayouts(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins int, counts []int, n int, l *Local, entries [][]rowCount, all []*rlwe.Ciphertext) ([]*rlwe.Ciphertext, error) {
