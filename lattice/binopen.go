@@ -107,7 +107,8 @@ func NewBinOpening(pk *PublicKey, l *BinLayout, plan *Plan, t *Target, cts []*rl
 	}
 	// The target's c1 compared as it is (cheaper than hashing it again),
 	// the rest through its digest.
-	if !samePolys(t.c1, c1) || targetDigestFromHash(t.Context, l.shape(), t.Inputs, t.c1Hash) != t.Digest {
+	same := slices.EqualFunc(t.c1, c1, func(a, b ring.Poly) bool { return a.Equal(&b) })
+	if !same || targetDigestFromHash(t.Context, l.shape(), t.Inputs, t.c1Hash) != t.Digest {
 		return nil, fmt.Errorf("%w: bin sums of another target", ErrMismatch)
 	}
 	f, err := newShareFold(pk, plan, t.Context, t.Digest, c0)
@@ -115,24 +116,6 @@ func NewBinOpening(pk *PublicKey, l *BinLayout, plan *Plan, t *Target, cts []*rl
 		return nil, err
 	}
 	return &BinOpening{shareFold: f, l: l}, nil
-}
-
-// samePolys reports whether a and b hold the same coefficients.
-func samePolys(a, b []ring.Poly) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if len(a[i].Coeffs) != len(b[i].Coeffs) {
-			return false
-		}
-		for j := range a[i].Coeffs {
-			if !slices.Equal(a[i].Coeffs[j], b[i].Coeffs[j]) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // Nodes is the number of nodes of the layout the opening reads.
