@@ -12,9 +12,10 @@ package boost
 // multiplies every chunk by the plaintext that puts, for each entry, the
 // number of join rows of each bin it forms with the entry (several bins
 // per entry: the entry stands for a join value, which may match rows of
-// the table in several bins), masks the product and has it decrypted towards the class holder,
-// who reads every node's and bin's sums of the group's columns. One
-// product per chunk and group gives every bin of every open node.
+// the table in several bins), masks the product and has it decrypted
+// towards the class holder, who reads every node's and bin's sums of the
+// group's columns. One product per chunk and group gives every bin of
+// every open node.
 //
 // Only stars: every other table's parent is the class holder's table and
 // it has no children. A table further out would receive its sums from its

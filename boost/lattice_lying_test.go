@@ -94,11 +94,8 @@ func (a *binsAttempt) Commit(ctx context.Context, outs *job.Outputs, decision []
 	return a.Attempt.Commit(ctx, outs, decision, failure)
 }
 
-// rebin rewrites part 0 of a lattice message of type typ from a party
-// (its head) to name other bins; it counts what it changed.
-func rebin(typ string, changed *atomic.Int32) jobtest.Tamper {
-	return rehead(typ, changed, func(_ string, w *latticeMsg) bool { w.Bins++; return true })
-}
+// otherBins is rehead's edit that names other bins than the head's.
+func otherBins(_ string, w *latticeMsg) bool { w.Bins++; return true }
 
 // rehead rewrites part 0 of a lattice message of type typ from a party
 // (its head) with edit, where edit says it changed it; it counts what it
@@ -146,7 +143,7 @@ func TestLyingBins(t *testing.T) {
 		tamper  string // the party whose lattice heads are rewritten
 		typ     string
 		changed *atomic.Int32
-		edit    func(to string, w *latticeMsg) bool // the head's rewrite (nil: other bins)
+		edit    func(to string, w *latticeMsg) bool // the head's rewrite (rehead)
 		want    string
 	}{
 		{name: "coordinator commits other bins than announced", kind: lyingBins{commit: func(b map[string]int) { b["carol"]++ }},
@@ -161,9 +158,9 @@ func TestLyingBins(t *testing.T) {
 			}
 			return b
 		}}, want: "party bob announced bins outside 1 to params.bins"},
-		{name: "down message names other bins", tamper: "alice", typ: boost.TypeLatticeDown, changed: &downs,
+		{name: "down message names other bins", tamper: "alice", typ: boost.TypeLatticeDown, changed: &downs, edit: otherBins,
 			want: "not laid out for the bins the log commits"},
-		{name: "bin sums name other bins", tamper: "carol", typ: boost.TypeLatticeBins, changed: &sums,
+		{name: "bin sums name other bins", tamper: "carol", typ: boost.TypeLatticeBins, changed: &sums, edit: otherBins,
 			want: `the lattice bin sums of table "B" are not laid out for the bins the log commits`},
 		{name: "bin sums name columns' bins that do not fit", tamper: "bob", typ: boost.TypeLatticeBins, changed: &cols,
 			edit: func(to string, w *latticeMsg) bool {
@@ -187,11 +184,7 @@ func TestLyingBins(t *testing.T) {
 			if tc.typ != "" {
 				opts.OnStep = func(e jobtest.Event) jobtest.Fault {
 					if e.Kind == jobtest.Starting && e.Step.Phase == "level" && e.Step.Round == 0 {
-						tamper := rebin(tc.typ, tc.changed)
-						if tc.edit != nil {
-							tamper = rehead(tc.typ, tc.changed, tc.edit)
-						}
-						e.Net.Intercept(tc.tamper, tamper)
+						e.Net.Intercept(tc.tamper, rehead(tc.typ, tc.changed, tc.edit))
 					}
 					return jobtest.Fault{}
 				}

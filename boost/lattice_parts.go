@@ -74,19 +74,29 @@ func (m *latticeMsg) encodedSize() int {
 // leaving room for part 0's join values and combos.
 const partBytes = wire.MaxMessageSize / 2
 
+// headForm is the form of a part 0 that carries m's head, whose parts
+// are otherwise d: one that names its re-used entries' nodes is
+// split-summary; one that names the columns' bins is score (what the
+// class holder scores the columns' splits by, declared to it alone).
+func (m *latticeMsg) headForm(d wire.Disclosure) wire.Disclosure {
+	switch {
+	case m.At != nil:
+		return wire.DiscloseSplitSummary
+	case m.Cols != nil:
+		return wire.DiscloseScore
+	}
+	return d
+}
+
 // sendLattice sends head's list c to party to in parts on sub-channels
-// BASE/k of step, head's other fields in part 0: a part 0 that names the
-// columns' bins is recorded as score (what the class holder scores the
-// columns' splits by, declared to it alone), the rest as d.
+// BASE/k of step, head's other fields in part 0 (recorded as headForm).
 func (s *session) sendLattice(ctx context.Context, step job.Step, base, to, typ string, head latticeMsg, c [][]byte, d wire.Disclosure) error {
 	runs := splitRuns(c, partBytes)
 	for k, run := range runs {
 		m, dk := latticeMsg{Edge: head.Edge, Part: k, Parts: len(runs), C: run}, d
 		if k == 0 {
 			m = m.withHead(&head)
-			if m.Cols != nil {
-				dk = wire.DiscloseScore
-			}
+			dk = m.headForm(d)
 		}
 		if err := s.sendSized(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, m.encodedSize(), dk); err != nil {
 			return err

@@ -201,8 +201,8 @@ func sumKept(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins int, l *Local,
 	if err != nil {
 		return nil, err
 	}
-	cols := pack.groups
-	out := make([]*rlwe.Ciphertext, m.Kept*cols)
+	groups := pack.groups
+	out := make([]*rlwe.Ciphertext, m.Kept*groups)
 	err = onCores(len(out), func() (func(i int) error, error) {
 		s, err := lattice.NewBinSummer(pk, lay)
 		if err != nil {
@@ -213,7 +213,7 @@ func sumKept(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins int, l *Local,
 		}
 		var terms []lattice.BinTerm
 		return func(i int) error {
-			terms = keptTerms(terms[:0], l, &pack, i%cols, byNode[i/cols])
+			terms = keptTerms(terms[:0], l, &pack, i%groups, byNode[i/groups])
 			sums, err := s.SumTermsEach([][]*rlwe.Ciphertext{kept.cts}, terms, nil, 0)
 			if err == nil {
 				out[i] = sums[0]

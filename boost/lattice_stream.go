@@ -125,9 +125,7 @@ func (s *session) sendPart(ctx context.Context, step job.Step, base, to, typ str
 	m := latticeMsg{Edge: head.Edge, Part: k, Parts: parts, C: c}
 	if k == 0 {
 		m = m.withHead(&head)
-		if m.At != nil {
-			d = wire.DiscloseSplitSummary // it names its re-used entries' nodes
-		}
+		d = m.headForm(d)
 	}
 	return s.sendSized(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, m.encodedSize(), d)
 }
