@@ -108,8 +108,10 @@
 //
 // Semi-honest parties. ECDH: hash-to-group modelled as a random oracle,
 // and the decisional Diffie–Hellman assumption in ristretto255. OT:
-// SHA-256 (the digest and F) modelled as a random oracle, AES as a
-// pseudorandom permutation (the code and the PRG), the base OTs secure
+// SHA-256 (a long element's digest and F) modelled as a random oracle,
+// AES as a pseudorandom permutation (the code, the PRG and the digests'
+// re-keying; a short element's digest needs only that AES is a
+// permutation, to be collision-free), the base OTs secure
 // under ristretto255's computational Diffie–Hellman assumption (circl's
 // simot, Chou–Orlandi), and KKRT16's analysis of the code width.
 //
@@ -191,10 +193,18 @@
 // Go library that could be used provides it: github.com/optable/match
 // cannot be fetched through the module proxy, see docs/psi.md). The Receiver (Align's hub) is the OPRF receiver, the
 // Sender (every spoke) the OPRF sender. Each party removes repeats and
-// reduces every distinct element x to a 128-bit digest
-// d(x) = SHA-256(SHA-256("cohort-psi-ot-v1:digest:" ‖ tag) ‖ x)[:16],
-// tag being DomainTag of the step and Config.Edge, so digests are bound
-// to the job, step and edge. Then, with k = 512:
+// reduces every distinct element x to a 128-bit digest d(x), under a key
+// from tag, DomainTag of the step and Config.Edge, so digests are bound
+// to the job, step and edge: an element of at most 15 bytes, or a
+// one-value key (EncodeKey) with at most 15 bytes of text or digits, is
+// encoded injectively into one block and encrypted with AES-128 under
+// SHA-256("cohort-psi-v1:short-digest:" ‖ K)[:16], so two different ones
+// never share a digest; any other element has SHA-256(K ‖ x)[:16], with
+// K = SHA-256("cohort-psi-ot-v1:digest:" ‖ tag). Once both parties hold
+// the joint seed (step 3) each re-keys its digests, d(x) ← AES_{K_d}(d(x))
+// with K_d from the seed, so that no element chosen before the run can
+// steer a digest's bits; d(x) below is the re-keyed digest. Then, with
+// k = 512:
 //
 //  1. Base (psi/ot-base, receiver → sender): the receiver's set size n_R,
 //     a 16-byte seed share, and the first message A_j of k 1-out-of-2 OTs
@@ -206,7 +216,8 @@
 //  3. Keys (psi/ot-keys, receiver → sender): both AES-GCM encryptions of
 //     each OT's seeds; the sender decrypts k_{s_j}. Both now derive the
 //     joint seed SHA-256(label ‖ tag key ‖ share_R ‖ share_S) and from it
-//     the AES keys of the code and the cuckoo hash functions.
+//     the AES keys of the digests' re-keying, the code and the cuckoo
+//     hash functions.
 //  4. Matrix (psi/ot-matrix, receiver → sender, in chunks of whole
 //     128-row blocks): the receiver cuckoo-hashes its digests into
 //     m = ⌈1.27·n_R⌉ bins (2·n_R below 4096 elements), rounded up to a

@@ -74,33 +74,6 @@ func outLen(nR, nS int) int {
 	return min(int(math.Ceil(b/8)), 16)
 }
 
-// digester reduces elements to 128-bit digests under a domain tag:
-// SHA-256(SHA-256("cohort-psi-ot-v1:digest:" ‖ dst) ‖ x), truncated.
-// Equal elements have equal digests; two different elements collide with
-// probability 2^-128 per pair, which distinctDigests checks within each
-// party's own set (across the parties a collision is a false match of
-// the same probability).
-type digester struct{ key [32]byte }
-
-func newDigester(dst []byte) digester {
-	return digester{key: sha256.Sum256(append([]byte("cohort-psi-ot-v1:digest:"), dst...))}
-}
-
-// digests returns the digests of elems, on every core.
-func (d digester) digests(elems [][]byte) [][digestLen]byte {
-	out := make([][digestLen]byte, len(elems))
-	_ = parallel(len(elems), func(lo, hi int) error {
-		buf := make([]byte, 0, 64)
-		for i := lo; i < hi; i++ {
-			buf = append(append(buf[:0], d.key[:]...), elems[i]...)
-			s := sha256.Sum256(buf)
-			copy(out[i][:], s[:digestLen])
-		}
-		return nil
-	})
-	return out
-}
-
 // otKeys are the public keys both parties derive from the joint seed:
 // the pseudorandom code's AES keys (one per hash function) and the seed
 // the OPRF output hashes in.

@@ -136,6 +136,21 @@ type otSet struct {
 	uniq [][]byte
 	of   []int // position in elems -> index in uniq
 	ds   [][digestLen]byte
+	// seeded is set once seed has re-keyed ds: a set serves one exchange.
+	seeded bool
+}
+
+// seed is the joint seed of the receiver's and the sender's shares, and
+// re-keys the set's digests under it (digester): every use of a digest
+// after the handshake sees the re-keyed one, on both sides.
+func (s *otSet) seed(recvShare, sendShare []byte) [32]byte {
+	if s.seeded {
+		panic("psi: internal error: a prepared set seeded twice")
+	}
+	seed := jointSeed(s.dg, recvShare, sendShare)
+	rekey(s.ds, seed)
+	s.seeded = true
+	return seed
 }
 
 // otSetup checks the arguments, digests the elements under the step's

@@ -76,7 +76,7 @@ func receiverHandshake(ctx context.Context, net Network, peer string, set *otSet
 	if err := net.Send(ctx, peer, TypeOTKeys, keysBody); err != nil {
 		return nil, fmt.Errorf("psi: send %s to %s: %w", TypeOTKeys, peer, err)
 	}
-	h.seed = jointSeed(set.dg, share, peerShare)
+	h.seed = set.seed(share, peerShare)
 	h.peerSize = nS
 	h.l = outLen(n, nS)
 	return h, nil

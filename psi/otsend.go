@@ -77,7 +77,7 @@ func senderHandshake(ctx context.Context, net Network, peer string, set *otSet, 
 	if err != nil {
 		return nil, fmt.Errorf("%s from %s: %w", TypeOTKeys, peer, err)
 	}
-	h.seed = jointSeed(set.dg, peerShare, share)
+	h.seed = set.seed(peerShare, share)
 	h.gs = prgCiphers(ks)
 	h.s = br.choice
 	for j, c := range br.choice {

@@ -221,7 +221,7 @@ func voleReceiverHandshake(ctx context.Context, net Network, peer string, set *o
 	if err := net.Send(ctx, peer, TypeVoleKeys, keysBody); err != nil {
 		return nil, fmt.Errorf("psi: send %s to %s: %w", TypeVoleKeys, peer, err)
 	}
-	h.seed = jointSeed(set.dg, share, peerShare)
+	h.seed = set.seed(share, peerShare)
 	h.peerSize = nS
 	h.l = outLen(n, nS)
 	return h, nil

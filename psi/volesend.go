@@ -127,7 +127,7 @@ func voleSenderHandshake(ctx context.Context, net Network, peer string, set *otS
 	if h.ks, err = br.finish(cipherText); err != nil {
 		return nil, fmt.Errorf("%s from %s: %w", TypeVoleKeys, peer, err)
 	}
-	h.seed = jointSeed(set.dg, peerShare, share)
+	h.seed = set.seed(peerShare, share)
 	h.choice = br.choice
 	h.nR = nR
 	h.l = outLen(nR, len(set.uniq))
