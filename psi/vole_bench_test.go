@@ -24,12 +24,19 @@ import (
 //	for i in 1 2 3 4 5; do ../psi.test -test.run '^$' -test.bench '^BenchmarkVOLE$' -test.benchtime 1x -test.cpu 1 >> vole.txt; done
 //	benchstat -col /proto vole.txt
 //
+// The values are one-value number keys (EncodeKey), whose digests are
+// AES's (digester); PSI_BENCH_LONG=1 makes them 24-byte text keys, whose
+// digests are SHA-256's.
+//
 // ns/op is the wall time of one PSI; core-µs/elem is the CPU time of both
 // parties per element of either set; the bytes are what each party sends.
 func BenchmarkVOLE(b *testing.B) {
 	n := benchSize(b, "PSI_BENCH_VOLE_N", 1<<20)
 	m := benchSize(b, "PSI_BENCH_VOLE_M", n) // the sender's set (Auto chooses by n + m)
 	a, c := benchElems(0, n), benchElems(n/2, m)
+	if os.Getenv("PSI_BENCH_LONG") == "1" {
+		a, c = longElems(b, 0, n), longElems(b, n/2, m)
+	}
 	common := min(n/2, m)
 	for _, p := range []struct {
 		name string
@@ -61,6 +68,20 @@ func BenchmarkVOLE(b *testing.B) {
 			b.ReportMetric(float64(sendBytes)/float64(b.N), "send-bytes")
 		})
 	}
+}
+
+// longElems is benchElems' values as 24-byte text keys: too long for
+// a short digest.
+func longElems(b *testing.B, from, n int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		v, err := TextValue(fmt.Sprintf("id-%014d", from+i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		out[i] = mustKey(b, v)
+	}
+	return out
 }
 
 // benchSize reads a set size of at least 2 from the environment variable
