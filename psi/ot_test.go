@@ -161,8 +161,8 @@ func TestAlignOT(t *testing.T) {
 }
 
 // TestOTLeakage captures every message of an OT-mode PSI: only OT and
-// filter types, each psi-blinded; no element, digest, 16-byte block of a
-// code word C(x, h), or block of the sender's choice vector s appears in
+// filter types, each psi-blinded; no element, digest (as made, or
+// re-keyed under the joint seed), 16-byte block of a code word C(x, h), or block of the sender's choice vector s appears in
 // clear; the sender's values are shuffled afresh per run.
 func TestOTLeakage(t *testing.T) {
 	t.Parallel()
@@ -171,16 +171,17 @@ func TestOTLeakage(t *testing.T) {
 	in := OT{Config: Config{Edge: "e", ChunkSize: 64}}
 	sent := capturedPair(t, in, a, b)
 	dg := leakageDigester()
+	seed := capturedJointSeed(t, dg, sent, TypeOTBase, TypeOTChoice)
 	var forbidden [][]byte
 	for _, e := range append(slices.Clone(a), b...) {
-		d := dg.digests([][]byte{e})[0]
+		d, rd := seededDigests(dg, seed, e)
 		h := sha256.Sum256(e)
-		forbidden = append(forbidden, e, d[:], h[:16])
+		forbidden = append(forbidden, e, d[:], rd[:], h[:16])
 	}
 	counts := checkBlindedBodies(t, sent, forbidden)
 	// The code words depend on the joint seed, which the captured shares
 	// give: recompute every C(x, h) and look for its blocks.
-	checkNoCodeWordBlocks(t, sent, dg, capturedJointSeed(t, dg, sent, TypeOTBase, TypeOTChoice), append(slices.Clone(a), b...))
+	checkNoCodeWordBlocks(t, sent, dg, seed, append(slices.Clone(a), b...))
 	// 200 and 200 values: 4 matrix chunks of 128 rows (400 bins rounded
 	// up to 512; ChunkSize 64 asks for 32 rows, rounded up to one block),
 	// 4 value chunks of 64.
@@ -221,6 +222,15 @@ func capturedPair(t *testing.T, in Intersector, a, b [][]byte) []jobtest.Sent {
 func leakageDigester() digester {
 	step := testStep("alice", "bob")
 	return newDigester(DomainTag(step.Job, step.Phase, step.Round, step.Channel, "e"))
+}
+
+// seededDigests is e's digest as the digester makes it, and as both
+// parties use it once they hold the joint seed (re-keyed).
+func seededDigests(dg digester, seed [32]byte, e []byte) (d, rd [digestLen]byte) {
+	d = dg.digests([][]byte{e})[0]
+	ds := [][digestLen]byte{d}
+	rekey(ds, seed)
+	return d, ds[0]
 }
 
 // checkBlindedBodies fails if a captured message is not psi-blinded or
@@ -279,7 +289,7 @@ func checkNoCodeWordBlocks(t *testing.T, sent []jobtest.Sent, dg digester, seed 
 	}
 	row := make([]byte, otRowBytes)
 	for _, e := range elems {
-		d := dg.digests([][]byte{e})[0]
+		_, d := seededDigests(dg, seed, e)
 		for h := range hashCount {
 			keys.codeWord(row, &d, h)
 			for j := 0; j < otRowBytes; j += 16 {

@@ -113,7 +113,8 @@ func TestAlignVOLE(t *testing.T) {
 
 // TestVOLELeakage captures every message of a VOLE-mode PSI: only VOLE
 // and filter types, each psi-blinded, in the counts the package doc
-// gives; no element, digest or OKVS value H(x) appears in clear; the
+// gives; no element, digest (as made, or re-keyed under the joint seed)
+// or OKVS value H(x) appears in clear; the
 // sender's values are shuffled afresh per run.
 func TestVOLELeakage(t *testing.T) {
 	t.Parallel()
@@ -125,11 +126,11 @@ func TestVOLELeakage(t *testing.T) {
 	keys := newVoleKeys(capturedJointSeed(t, dg, sent, TypeVoleBase, TypeVoleChoice))
 	var forbidden [][]byte
 	for _, e := range append(slices.Clone(a), b...) {
-		d := dg.digests([][]byte{e})[0]
+		d, rd := seededDigests(dg, keys.seed, e)
 		h := sha256.Sum256(e)
 		var v [gfLen]byte
-		keys.value(&d).put(v[:])
-		forbidden = append(forbidden, e, d[:], h[:16], v[:])
+		keys.value(&rd).put(v[:])
+		forbidden = append(forbidden, e, d[:], rd[:], h[:16], v[:])
 	}
 	counts := checkBlindedBodies(t, sent, forbidden)
 	// alice receives with 200 elements: an OKVS of 1.1·200 + 256 = 476
