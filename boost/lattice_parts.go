@@ -38,7 +38,7 @@ type latticeMsg struct {
 	Refs   []int      `msgpack:"refs,omitempty"`
 	Groups int        `msgpack:"groups,omitempty"`
 	Cols   []int      `msgpack:"cols,omitempty"`
-	C      [][]byte   `msgpack:"c"`
+	C      wire.Blobs `msgpack:"c"` // decoded as sub-slices of the message (receiveLattice)
 }
 
 // withHead is m with head's part-0 fields.
@@ -139,8 +139,8 @@ func (s *session) receiveLattice(ctx context.Context, step job.Step, base, from,
 		if err != nil {
 			return nil, err
 		}
-		var m latticeMsg
-		if err := wire.Unmarshal(b, &m); err != nil || m.Edge != e || m.Part != k || (k > 0 && m.Parts != head.Parts) {
+		var m latticeMsg // its encodings are sub-slices of b, which nothing changes
+		if err := wire.UnmarshalOwned(b, &m); err != nil || m.Edge != e || m.Part != k || (k > 0 && m.Parts != head.Parts) {
 			return nil, bad
 		}
 		if k == 0 {

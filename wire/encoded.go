@@ -113,9 +113,8 @@ func DecodeOwned(b []byte) (*Message, error) {
 	if len(b) > MaxMessageSize {
 		return nil, fmt.Errorf("%w: %d bytes", ErrTooLarge, len(b))
 	}
-	r := bytes.NewReader(b)
-	env := ownedEnvelope{Body: ownedBody{frame: b, r: r}}
-	if err := unmarshalFrom(b, r, &env); err != nil {
+	var env ownedEnvelope
+	if err := unmarshalFrom(b, &frameReader{Reader: bytes.NewReader(b), frame: b, owned: true}, &env); err != nil {
 		return nil, err
 	}
 	m := Message{Version: env.Version, Type: env.Type, Job: env.Job, Phase: env.Phase, Round: env.Round,
@@ -141,36 +140,12 @@ type ownedEnvelope struct {
 	Body    ownedBody `msgpack:"b"`
 }
 
-// ownedBody decodes a msgpack bin (or str, as msgpack's []byte decoder
-// accepts) as a sub-slice of frame: r reads frame, and msgpack's decoder
-// reads r directly (a bytes.Reader needs no buffering), so r's position is
-// the decoder's.
-type ownedBody struct {
-	frame []byte
-	r     *bytes.Reader
-	b     []byte
-}
+// ownedBody decodes the envelope's body as DecodeOwnedBytes does: within
+// DecodeOwned, a sub-slice of the frame.
+type ownedBody struct{ b []byte }
 
 // DecodeMsgpack implements msgpack.CustomDecoder.
-func (o *ownedBody) DecodeMsgpack(d *msgpack.Decoder) error {
-	n, err := d.DecodeBytesLen()
-	if err != nil {
-		return err
-	}
-	if n == -1 {
-		o.b = nil
-		return nil
-	}
-	if o.r == nil || d.Buffered() != io.Reader(o.r) {
-		return fmt.Errorf("%w: a body outside its frame", ErrMalformed)
-	}
-	if n > o.r.Len() {
-		return fmt.Errorf("%w: a body of %d bytes, %d left", ErrMalformed, n, o.r.Len())
-	}
-	off := len(o.frame) - o.r.Len()
-	o.b = o.frame[off : off+n : off+n]
-	if _, err := o.r.Seek(int64(n), io.SeekCurrent); err != nil {
-		return fmt.Errorf("%w: %w", ErrMalformed, err)
-	}
-	return nil
+func (o *ownedBody) DecodeMsgpack(d *msgpack.Decoder) (err error) {
+	o.b, err = decodeOwned(d, true)
+	return err
 }

@@ -170,12 +170,12 @@ func MarshalSized(v any, size int) ([]byte, error) {
 // memory or stack is refused before decoding (see checkStructure), and
 // decoder panics on hostile input are turned into errors.
 func Unmarshal(b []byte, v any) error {
-	return unmarshalFrom(b, bytes.NewReader(b), v)
+	return unmarshalFrom(b, &frameReader{Reader: bytes.NewReader(b), frame: b}, v)
 }
 
 // unmarshalFrom is Unmarshal reading b through r, a reader of b at its
-// start (DecodeOwned's body cuts itself out of b at r's position).
-func unmarshalFrom(b []byte, r *bytes.Reader, v any) (err error) {
+// start (an owned bin cuts itself out of b at r's position: owned.go).
+func unmarshalFrom(b []byte, r *frameReader, v any) (err error) {
 	if err := checkStructure(b); err != nil {
 		return err
 	}
