@@ -122,18 +122,6 @@ func (r *levelRun) latticeContext(t, g, f int) lattice.Context {
 		Phase: fmt.Sprintf("boost-bins/%d/%d/%d", t, g, f), Round: r.step.Round, Attempt: r.step.Attempt}
 }
 
-// appendEncodings appends each of cts' encodings to c.
-func appendEncodings(pk *lattice.PublicKey, c [][]byte, cts []*rlwe.Ciphertext) ([][]byte, error) {
-	for _, ct := range cts {
-		b, err := pk.Params.MarshalCiphertexts([]*rlwe.Ciphertext{ct})
-		if err != nil {
-			return nil, err
-		}
-		c = append(c, b)
-	}
-	return c, nil
-}
-
 // decodeEach decodes encodings of one ciphertext each.
 func decodeEach(pk *lattice.PublicKey, c [][]byte) ([]*rlwe.Ciphertext, error) {
 	out := make([]*rlwe.Ciphertext, len(c))
@@ -279,7 +267,7 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, decryp
 			return err
 		}
 		if err := s.sendLatticeEach(ctx, r.step, fmt.Sprintf("ldown/%d", e), s.g.Tables[i].Party, TypeLatticeDown, head,
-			down.count, pk.Params.CiphertextBytes(), down.encode, wire.DiscloseCiphertext); err != nil {
+			down.count, s.downPart, down.encrypt, wire.DiscloseCiphertext); err != nil {
 			return err
 		}
 	}

@@ -25,7 +25,6 @@ import (
 // class holder its own shares.
 func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, decryptors []string) error {
 	s := r.s
-	pk := s.lkeys.PublicKey
 	l := s.locals[i]
 	e := s.g.Tables[i].Parent
 	holder := s.g.Tables[0].Party
@@ -64,10 +63,6 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 		return err
 	}
 	all = nil
-	c, err := appendEncodings(pk, nil, sums)
-	if err != nil {
-		return err
-	}
 	counts, _ := summedLayouts(m.Nodes, m.Kept, nil)
 	to := []string{holder}
 	for _, q := range decryptors {
@@ -81,7 +76,8 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 		if q == holder {
 			h.Cols = l.colBins() // where each column's sums lie, to the class holder alone
 		}
-		if err := s.sendLattice(ctx, r.step, fmt.Sprintf("lbins/%d", e), q, TypeLatticeBins, h, c, wire.DiscloseCiphertext); err != nil {
+		each := func(lo, hi int) ([]*rlwe.Ciphertext, error) { return sums[lo:hi], nil }
+		if err := s.sendLatticeEach(ctx, r.step, fmt.Sprintf("lbins/%d", e), q, TypeLatticeBins, h, len(sums), partBytes, each, wire.DiscloseCiphertext); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/cohortdm/cohort/job"
 	"github.com/cohortdm/cohort/lattice"
 	"github.com/cohortdm/cohort/wire"
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 )
 
 // The lattice path's large messages made and read a part at a time. A
@@ -55,10 +56,10 @@ func newLatticeDown(pk *lattice.PublicKey, zeros *lattice.ZeroPool, ds DownSumma
 	return d, nil
 }
 
-// encode encrypts and encodes chunks lo to hi-1 of the message (layout
-// after layout), one encoding a ciphertext.
-func (d *latticeDown) encode(lo, hi int) ([][]byte, error) {
-	var c [][]byte
+// encrypt encrypts chunks lo to hi-1 of the message (layout after
+// layout), one ciphertext a chunk.
+func (d *latticeDown) encrypt(lo, hi int) ([]*rlwe.Ciphertext, error) {
+	var out []*rlwe.Ciphertext
 	base := 0
 	for _, dl := range d.layouts {
 		from, to := max(lo-base, 0), min(hi-base, dl.chunks)
@@ -67,32 +68,30 @@ func (d *latticeDown) encode(lo, hi int) ([][]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			if c, err = appendEncodings(d.pk, c, cts); err != nil {
-				return nil, err
-			}
+			out = append(out, cts...)
 		}
 		base += dl.chunks
 	}
-	return c, nil
+	return out, nil
 }
 
-// sendLatticeEach is sendLattice of a list of count encodings of size
-// bytes each, made a part at a time by next(lo, hi): the same parts as
-// sendLattice makes of the whole list. The next part is made while the
-// one before is encoded and sent, so that the class holder's cores
-// encrypt while its messages travel; at most two parts are held.
-func (s *session) sendLatticeEach(ctx context.Context, step job.Step, base, to, typ string, head latticeMsg, count, size int,
-	next func(lo, hi int) ([][]byte, error), d wire.Disclosure) error {
-	parts := eachRuns(count, size, s.downPart)
+// sendLatticeEach is sendLattice of a list of count ciphertexts, made a
+// part at a time by next(lo, hi): the same parts of at most limit bytes
+// of encodings as sendLattice makes of the whole list's encodings. The next part is made while the one before
+// is encoded and sent, so that the class holder's cores encrypt while its
+// messages travel; at most two parts are held.
+func (s *session) sendLatticeEach(ctx context.Context, step job.Step, base, to, typ string, head latticeMsg, count, limit int,
+	next func(lo, hi int) ([]*rlwe.Ciphertext, error), d wire.Disclosure) error {
+	parts := eachRuns(count, s.lkeys.PublicKey.Params.CiphertextBytes(), limit)
 	type made struct {
-		c   [][]byte
+		cts []*rlwe.Ciphertext
 		err error
 	}
 	ahead := make(chan made, 1) // the part being made; always received before returning
 	start := func(k int) {
 		go func() {
-			c, err := next(parts[k][0], parts[k][1])
-			ahead <- made{c, err}
+			cts, err := next(parts[k][0], parts[k][1])
+			ahead <- made{cts, err}
 		}()
 	}
 	start(0)
@@ -104,7 +103,7 @@ func (s *session) sendLatticeEach(ctx context.Context, step job.Step, base, to, 
 		if k+1 < len(parts) {
 			start(k + 1)
 		}
-		if err := s.sendPart(ctx, step, base, to, typ, head, k, len(parts), size, got.c, d); err != nil {
+		if err := s.sendPart(ctx, step, base, to, typ, head, k, len(parts), got.cts, d); err != nil {
 			if k+1 < len(parts) {
 				<-ahead // the part being made: wait for it, so that no goroutine outlives the call
 			}
@@ -114,20 +113,27 @@ func (s *session) sendLatticeEach(ctx context.Context, step job.Step, base, to, 
 	return nil
 }
 
-// sendPart checks and sends part k of parts of a lattice message, head's
-// other fields in part 0.
-func (s *session) sendPart(ctx context.Context, step job.Step, base, to, typ string, head latticeMsg, k, parts, size int, c [][]byte, d wire.Disclosure) error {
-	for _, b := range c {
-		if len(b) != size {
-			return fmt.Errorf("boost: a lattice encoding of %d bytes, not %d", len(b), size)
-		}
-	}
-	m := latticeMsg{Edge: head.Edge, Part: k, Parts: parts, C: c}
+// sendPart sends part k of parts of a lattice message, head's other
+// fields in part 0, each ciphertext encoded straight into the message
+// (wire.MarshalBlobs): no encoding made apart and copied in.
+func (s *session) sendPart(ctx context.Context, step job.Step, base, to, typ string, head latticeMsg, k, parts int, cts []*rlwe.Ciphertext, d wire.Disclosure) error {
+	m := latticeMsg{Edge: head.Edge, Part: k, Parts: parts}
 	if k == 0 {
 		m = m.withHead(&head)
 		d = m.headForm(d)
 	}
-	return s.sendSized(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, m.encodedSize(), d)
+	params := s.lkeys.PublicKey.Params
+	b, err := wire.MarshalBlobs(&m, "c", len(cts), params.CiphertextBytes(), func(j int, dst []byte) error {
+		out, err := params.AppendCiphertexts(dst[:0], cts[j:j+1])
+		if err == nil && (len(out) != len(dst) || len(dst) > 0 && &out[0] != &dst[0]) {
+			err = fmt.Errorf("boost: a lattice encoding of %d bytes, not %d", len(out), len(dst))
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return s.sendBody(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, b, d)
 }
 
 // eachRuns is splitRuns' runs of count encodings of size bytes each

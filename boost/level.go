@@ -347,6 +347,11 @@ func (s *session) sendSized(ctx context.Context, step job.Step, to, typ string, 
 	if err != nil {
 		return err
 	}
+	return s.sendBody(ctx, step, to, typ, b, d)
+}
+
+// sendBody sends an encoded body b of type typ to party to.
+func (s *session) sendBody(ctx context.Context, step job.Step, to, typ string, b []byte, d wire.Disclosure) error {
 	if err := s.p.Send(ctx, to, step.Message(s.p.Self(), typ, b), d); err != nil {
 		return fmt.Errorf("%w: %s to %s: %w", errNotDelivered, typ, to, err)
 	}

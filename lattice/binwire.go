@@ -16,8 +16,14 @@ import (
 // MarshalCiphertexts encodes cts (degree 1, top level, NTT domain, as
 // EncryptPairs and Sum make them), reducing their coefficients in place.
 func (p Params) MarshalCiphertexts(cts []*rlwe.Ciphertext) ([]byte, error) {
+	return p.AppendCiphertexts(nil, cts)
+}
+
+// AppendCiphertexts is MarshalCiphertexts appending to b: with room in b
+// for CiphertextBytes per ciphertext, the encodings are written where
+// the caller will send them (wire.MarshalBlobs), not made apart.
+func (p Params) AppendCiphertexts(b []byte, cts []*rlwe.Ciphertext) ([]byte, error) {
 	r := p.bgv.RingQ()
-	var b []byte
 	for _, ct := range cts {
 		if ct == nil || ct.Degree() != 1 || !ct.IsNTT || ct.IsBatched || ct.Level() != p.bgv.MaxLevel() {
 			return nil, fmt.Errorf("%w: a ciphertext not as EncryptPairs or Sum makes them", ErrMismatch)

@@ -2,20 +2,25 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
-// Bins decoded without a copy. A body of boosting's lattice messages is a
+// Bins decoded without a copy, and written in place. A body of boosting's lattice messages is a
 // list of ciphertext encodings of up to 33 MB in all, and msgpack's []byte
 // decoder copies each into a fresh, zeroed buffer: a third copy of bytes
 // the transport already holds, and garbage of the same size. A caller that
 // owns the payload decodes it with UnmarshalOwned, and a field of type
 // Blobs (or a decoder that calls DecodeOwnedBytes) is then sub-slices of
 // the payload. The bytes on the wire are a [][]byte's, and Unmarshal
-// decodes them as copies, as before.
+// decodes them as copies, as before. The sender's side is MarshalBlobs:
+// the blobs are written by their maker straight into the payload, not
+// made apart and then copied in by msgpack's encoder.
 
 // frameReader reads the payload being decoded; msgpack's decoder reads it
 // directly (it is an io.ByteScanner), so its position is the decoder's,
@@ -87,4 +92,49 @@ func (b *Blobs) DecodeMsgpack(d *msgpack.Decoder) error {
 	}
 	*b = out
 	return nil
+}
+
+// MarshalBlobs is Marshal of v with its last field, key, a Blobs of n
+// blobs of size bytes each, which put writes in place (dst is blob k,
+// within the payload): the bytes Marshal gives for v with those blobs, in
+// one buffer of the payload's length, without the blobs existing apart
+// first. v must have that field nil, and as its encoding's last.
+func MarshalBlobs(v any, key string, n, size int, put func(k int, dst []byte) error) ([]byte, error) {
+	head, err := Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	tail, err := Marshal(map[string]any{key: nil}) // a one-entry map: its header, key, nil
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasSuffix(head, tail[1:]) {
+		return nil, fmt.Errorf("wire: marshal: the payload does not end with a nil %q", key)
+	}
+	head = head[:len(head)-1] // the nil
+	bin := len(appendBinHeader(nil, size)) + size
+	b := make([]byte, 0, len(head)+len(appendArrayHeader(nil, n))+n*bin)
+	b = appendArrayHeader(append(b, head...), n)
+	for k := range n {
+		b = appendBinHeader(b, size)
+		at := len(b)
+		b = b[:at+size]
+		if err := put(k, b[at:at+size:at+size]); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// appendArrayHeader appends msgpack's array header for n elements in its
+// shortest form, as msgpack's encoder writes it.
+func appendArrayHeader(b []byte, n int) []byte {
+	switch {
+	case n < 16:
+		return append(b, msgpcode.FixedArrayLow|byte(n))
+	case n <= math.MaxUint16:
+		return binary.BigEndian.AppendUint16(append(b, msgpcode.Array16), uint16(n))
+	default:
+		return binary.BigEndian.AppendUint32(append(b, msgpcode.Array32), uint32(n))
+	}
 }

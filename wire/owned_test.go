@@ -101,3 +101,51 @@ func FuzzUnmarshalOwned(f *testing.F) {
 		}
 	})
 }
+
+// blobsLast has its Blobs as its last field, as MarshalBlobs needs.
+type blobsLast struct {
+	Edge  int      `msgpack:"edge"`
+	Names []string `msgpack:"names,omitempty"`
+	C     Blobs    `msgpack:"c"`
+}
+
+// TestMarshalBlobs checks that MarshalBlobs gives Marshal's bytes for
+// every header size of the array and the bins, with omitted fields, and
+// refuses a payload whose last field is not the nil key.
+func TestMarshalBlobs(t *testing.T) {
+	for _, c := range []struct{ n, size int }{{0, 5}, {1, 0}, {3, 255}, {15, 256}, {16, 3}, {2, 70_000}, {70_000, 1}} {
+		for _, names := range [][]string{nil, {"a", "b"}} {
+			blobs := make(Blobs, c.n)
+			for k := range blobs {
+				blobs[k] = bytes.Repeat([]byte{byte(k)}, c.size)
+			}
+			want, err := Marshal(&blobsLast{Edge: 9, Names: names, C: blobs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := MarshalBlobs(&blobsLast{Edge: 9, Names: names}, "c", c.n, c.size, func(k int, dst []byte) error {
+				if len(dst) != c.size || cap(dst) != c.size {
+					t.Fatalf("blob %d: %d bytes, capacity %d", k, len(dst), cap(dst))
+				}
+				copy(dst, blobs[k])
+				return nil
+			})
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%d blobs of %d bytes: %d bytes (%v), Marshal's %d", c.n, c.size, len(got), err, len(want))
+			}
+			if cap(got) != len(got) {
+				t.Errorf("%d blobs of %d bytes: capacity %d for %d bytes", c.n, c.size, cap(got), len(got))
+			}
+		}
+	}
+	if _, err := MarshalBlobs(&ownedSample{Edge: 1}, "c", 1, 1, func(int, []byte) error { return nil }); err == nil {
+		t.Error("a payload whose last field is not c was built")
+	}
+	if _, err := MarshalBlobs(&blobsLast{C: Blobs{{1}}}, "c", 1, 1, func(int, []byte) error { return nil }); err == nil {
+		t.Error("a payload whose c was not nil was built")
+	}
+	boom := errors.New("boom")
+	if _, err := MarshalBlobs(&blobsLast{}, "c", 2, 1, func(int, []byte) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("put's error: %v", err)
+	}
+}
