@@ -76,10 +76,11 @@ func (d *latticeDown) encrypt(lo, hi int) ([]*rlwe.Ciphertext, error) {
 }
 
 // sendLatticeEach is sendLattice of a list of count ciphertexts, made a
-// part at a time by next(lo, hi): the same parts of at most limit bytes
-// of encodings as sendLattice makes of the whole list's encodings. The next part is made while the one before
-// is encoded and sent, so that the class holder's cores encrypt while its
-// messages travel; at most two parts are held.
+// part at a time by next(lo, hi): the same parts, of at most limit bytes
+// of encodings, as sendLattice makes of the whole list's encodings. The
+// next part is made while the one before is encoded and sent, so that
+// the class holder's cores encrypt while its messages travel; at most two
+// parts are held.
 func (s *session) sendLatticeEach(ctx context.Context, step job.Step, base, to, typ string, head latticeMsg, count, limit int,
 	next func(lo, hi int) ([]*rlwe.Ciphertext, error), d wire.Disclosure) error {
 	parts := eachRuns(count, s.lkeys.PublicKey.Params.CiphertextBytes(), limit)
