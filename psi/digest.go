@@ -131,13 +131,10 @@ func rekey(ds [][digestLen]byte, seed [32]byte) {
 	a := newFixedAES(derive(seed, "digest"))
 	var blk [digestBatch]gf
 	for lo := 0; lo < len(ds); lo += digestBatch {
-		n := min(digestBatch, len(ds)-lo)
-		for k := range n {
-			blk[k] = gfFrom(ds[lo+k][:])
-		}
-		a.encrypt(blk[:n], blk[:n])
-		for k := range n {
-			blk[k].put(ds[lo+k][:])
+		part := ds[lo:min(lo+digestBatch, len(ds))]
+		a.encryptDigests(blk[:len(part)], part)
+		for k, e := range blk[:len(part)] {
+			e.put(part[k][:])
 		}
 	}
 }

@@ -115,17 +115,9 @@ func TestDigestForms(t *testing.T) {
 		}
 		seen[got[i]] = true
 	}
-	if len(seen) != len(distinctElems(elems)) {
-		t.Fatalf("%d distinct digests of %d distinct elements", len(seen), len(distinctElems(elems)))
+	if len(seen) != distinctCount(elems) {
+		t.Fatalf("%d distinct digests of %d distinct elements", len(seen), distinctCount(elems))
 	}
-}
-
-func distinctElems(elems [][]byte) map[string]bool {
-	m := map[string]bool{}
-	for _, x := range elems {
-		m[string(x)] = true
-	}
-	return m
 }
 
 // TestRekey checks that rekey is AES under the seed's digest key, the

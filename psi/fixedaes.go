@@ -62,3 +62,13 @@ func (a *fixedAES) encrypt(dst, src []gf) {
 		dst[i] = gfFrom(b[:])
 	}
 }
+
+// encryptDigests sets out[i] = AES_k(ds[i]), as field elements (len(out)
+// = len(ds)): H(x) of the VOLE mode's OKVS values, and the digests'
+// re-keying.
+func (a *fixedAES) encryptDigests(out []gf, ds [][digestLen]byte) {
+	for i := range ds {
+		out[i] = gfFrom(ds[i][:])
+	}
+	a.encrypt(out, out)
+}

@@ -97,10 +97,7 @@ func (k *voleKeys) valuesOf(ds [][digestLen]byte) []gf {
 
 // valuesInto sets out[i] to the value of ds[i] (len(out) = len(ds)).
 func (k *voleKeys) valuesInto(out []gf, ds [][digestLen]byte) {
-	for i := range ds {
-		out[i] = gfFrom(ds[i][:])
-	}
-	k.values.encrypt(out, out)
+	k.values.encryptDigests(out, ds)
 }
 
 // oprfOut writes the l-byte OPRF output of digest d with VOLE value z to
