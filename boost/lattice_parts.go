@@ -88,16 +88,24 @@ func (m *latticeMsg) headForm(d wire.Disclosure) wire.Disclosure {
 	return d
 }
 
+// part is part k of parts of a message with head, and its form (d for
+// every part; headForm's for part 0, which carries head's other fields).
+func (head *latticeMsg) part(k, parts int, d wire.Disclosure) (latticeMsg, wire.Disclosure) {
+	m := latticeMsg{Edge: head.Edge, Part: k, Parts: parts}
+	if k == 0 {
+		m = m.withHead(head)
+		d = m.headForm(d)
+	}
+	return m, d
+}
+
 // sendLattice sends head's list c to party to in parts on sub-channels
 // BASE/k of step, head's other fields in part 0 (recorded as headForm).
 func (s *session) sendLattice(ctx context.Context, step job.Step, base, to, typ string, head latticeMsg, c [][]byte, d wire.Disclosure) error {
 	runs := splitRuns(c, partBytes)
 	for k, run := range runs {
-		m, dk := latticeMsg{Edge: head.Edge, Part: k, Parts: len(runs), C: run}, d
-		if k == 0 {
-			m = m.withHead(&head)
-			dk = m.headForm(d)
-		}
+		m, dk := head.part(k, len(runs), d)
+		m.C = run
 		if err := s.sendSized(ctx, step.Sub(fmt.Sprintf("%s/%d", base, k)), to, typ, &m, m.encodedSize(), dk); err != nil {
 			return err
 		}

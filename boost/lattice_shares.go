@@ -71,12 +71,12 @@ func (r *levelRun) latticeTable(ctx context.Context, i int, plan *lattice.Plan, 
 		}
 	}
 	head := latticeMsg{Edge: e, Nodes: counts, Bins: bins, Groups: len(sums) / max(len(counts), 1)}
+	each := func(lo, hi int) ([]*rlwe.Ciphertext, error) { return sums[lo:hi], nil }
 	for _, q := range to {
 		h := head
 		if q == holder {
 			h.Cols = l.colBins() // where each column's sums lie, to the class holder alone
 		}
-		each := func(lo, hi int) ([]*rlwe.Ciphertext, error) { return sums[lo:hi], nil }
 		if err := s.sendLatticeEach(ctx, r.step, fmt.Sprintf("lbins/%d", e), q, TypeLatticeBins, h, len(sums), partBytes, each, wire.DiscloseCiphertext); err != nil {
 			return err
 		}

@@ -118,11 +118,7 @@ func (s *session) sendLatticeEach(ctx context.Context, step job.Step, base, to, 
 // fields in part 0, each ciphertext encoded straight into the message
 // (wire.MarshalBlobs): no encoding made apart and copied in.
 func (s *session) sendPart(ctx context.Context, step job.Step, base, to, typ string, head latticeMsg, k, parts int, cts []*rlwe.Ciphertext, d wire.Disclosure) error {
-	m := latticeMsg{Edge: head.Edge, Part: k, Parts: parts}
-	if k == 0 {
-		m = m.withHead(&head)
-		d = m.headForm(d)
-	}
+	m, d := head.part(k, parts, d)
 	params := s.lkeys.PublicKey.Params
 	b, err := wire.MarshalBlobs(&m, "c", len(cts), params.CiphertextBytes(), func(j int, dst []byte) error {
 		out, err := params.AppendCiphertexts(dst[:0], cts[j:j+1])
