@@ -17,17 +17,22 @@ import (
 )
 
 // BenchmarkTransportBytes sends 64 MiB bodies from one host to another as
-// newHost makes them, over TCP (Noise, yamux) and over QUIC, on loopback:
-// cpu-ns/B is the process's CPU time (both ends, user and system) per byte
-// of body, what a node pays to move a lattice round's bytes.
+// newHost makes them, over TCP (TLS, yamux) and over QUIC, and over TCP
+// with Noise as nodes before TLS secured it, on loopback: cpu-ns/B is the
+// process's CPU time (both ends, user and system) per byte of body, what a
+// node pays to move a lattice round's bytes.
 //
 //	go test ./node -run '^$' -bench TransportBytes -benchtime 4x -count 3
 func BenchmarkTransportBytes(b *testing.B) {
-	for _, tr := range []struct{ name, listen string }{
-		{"tcp", "/ip4/127.0.0.1/tcp/0"}, {"quic", "/ip4/127.0.0.1/udp/0/quic-v1"},
+	for _, tr := range []struct {
+		name, listen string
+		noise        bool
+	}{
+		{"tcp", "/ip4/127.0.0.1/tcp/0", false}, {"tcp-noise", "/ip4/127.0.0.1/tcp/0", true},
+		{"quic", "/ip4/127.0.0.1/udp/0/quic-v1", false},
 	} {
 		b.Run("transport="+tr.name, func(b *testing.B) {
-			from, to := benchHosts(b, tr.listen)
+			from, to := benchHosts(b, tr.listen, tr.noise)
 			const size = 64 << 20
 			body, got := make([]byte, size), make([]byte, size)
 			done := make(chan error, 1)
@@ -70,15 +75,20 @@ func BenchmarkTransportBytes(b *testing.B) {
 	}
 }
 
-// benchHosts starts two hosts listening on listen only, connected.
-func benchHosts(b *testing.B, listen string) (from, to host.Host) {
+// benchHosts starts two hosts listening on listen only, connected: as
+// newHost makes them, or with Noise alone when noise is set.
+func benchHosts(b *testing.B, listen string, noise bool) (from, to host.Host) {
 	g := &memberGater{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	start := func() host.Host {
 		sk, _, err := crypto.GenerateEd25519Key(nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		h, err := newHost(sk, []string{listen}, g, true)
+		mk := newHost
+		if noise {
+			mk = noiseHost
+		}
+		h, err := mk(sk, []string{listen}, g, true)
 		if err != nil {
 			b.Fatal(err)
 		}
