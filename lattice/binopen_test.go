@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 )
 
 // TestBinOpening: bin sums made by member 2 are decrypted by a verified
@@ -138,6 +139,15 @@ func TestCiphertextsRoundTrip(t *testing.T) {
 	got, err := p.UnmarshalCiphertexts(b, 2)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The decoded ciphertexts carry bgv.NewCiphertext's metadata, in the
+	// NTT domain and coefficient-encoded, as the products expect.
+	want := bgv.NewCiphertext(p.bgv, 1, p.bgv.MaxLevel()).MetaData
+	want.IsNTT, want.IsBatched = true, false
+	for k, ct := range got {
+		if ct.Degree() != 1 || ct.Level() != p.bgv.MaxLevel() || !ct.MetaData.Equal(want) {
+			t.Fatalf("ciphertext %d decoded as degree %d, level %d, %+v", k, ct.Degree(), ct.Level(), *ct.MetaData)
+		}
 	}
 	ctx := testContext(pk, 1)
 	d0, _ := BinSumsDigest(pk, ctx, 1, l, []*rlwe.Ciphertext{sum})

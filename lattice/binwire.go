@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
-	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
+	"github.com/tuneinsight/lattigo/v6/ring"
 )
 
 // The encoding of the coefficient-encoded ciphertexts of boosting's bin
@@ -46,18 +46,16 @@ func (p Params) UnmarshalCiphertexts(b []byte, max int) ([]*rlwe.Ciphertext, err
 	if err != nil {
 		return nil, err
 	}
+	// The metadata of bgv.NewCiphertext's, coefficient-encoded in the NTT
+	// domain; the ciphertexts wrap the decoded polynomials, not a pair
+	// allocated (and zeroed) only to be replaced.
+	meta := rlwe.MetaData{
+		PlaintextMetaData:  rlwe.PlaintextMetaData{Scale: p.bgv.DefaultScale(), LogDimensions: p.bgv.LogMaxDimensions()},
+		CiphertextMetaData: rlwe.CiphertextMetaData{IsNTT: true},
+	}
 	out := make([]*rlwe.Ciphertext, len(polys)/2)
-	err = safely(func() error {
-		for k := range out {
-			ct := bgv.NewCiphertext(p.bgv, 1, p.bgv.MaxLevel())
-			ct.Value[0], ct.Value[1] = polys[2*k], polys[2*k+1]
-			ct.IsNTT, ct.IsBatched = true, false
-			out[k] = ct
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	for k := range out {
+		out[k] = &rlwe.Ciphertext{Element: rlwe.Element[ring.Poly]{Value: polys[2*k : 2*k+2 : 2*k+2], MetaData: meta.CopyNew()}}
 	}
 	return out, nil
 }
