@@ -49,7 +49,7 @@ import (
 type freshEncrypter struct {
 	pk    *PublicKey
 	rq    *ring.Ring
-	xe    ring.Sampler
+	xe    *errorSampler
 	u, e  ring.Poly
 	tern  *mrand.ChaCha8 // u's stream (ternary)
 	lut   [][3]uint64    // by prime of Q: the residues of 0, 1 and −1
@@ -61,7 +61,8 @@ type freshEncrypter struct {
 }
 
 // newFreshEncrypter returns a freshEncrypter under pk whose samplers read
-// a ChaCha8 stream keyed from crypto/rand.
+// streams keyed from crypto/rand: the errors an AES-256-CTR keystream
+// (errorSampler), u a ChaCha8 stream.
 func newFreshEncrypter(pk *PublicKey) (*freshEncrypter, error) {
 	var seed [32]byte
 	if _, err := crand.Read(seed[:]); err != nil {
@@ -71,19 +72,23 @@ func newFreshEncrypter(pk *PublicKey) (*freshEncrypter, error) {
 	if _, err := crand.Read(tern[:]); err != nil {
 		return nil, fmt.Errorf("lattice: encryption seed: %w", err)
 	}
-	return newFreshEncrypterFrom(pk, mrand.NewChaCha8(seed), mrand.NewChaCha8(tern))
+	return newFreshEncrypterFrom(pk, seed, mrand.NewChaCha8(tern))
 }
 
-// newFreshEncrypterFrom is newFreshEncrypter reading prng (the errors)
-// and tern (u): a test's seeded streams, to compare with Encrypt's
-// formula.
-func newFreshEncrypterFrom(pk *PublicKey, prng, tern *mrand.ChaCha8) (*freshEncrypter, error) {
+// newFreshEncrypterFrom is newFreshEncrypter with the errors' keystream
+// key (errorSampler) and u's stream given: a test's seeds, to compare
+// with Encrypt's formula.
+func newFreshEncrypterFrom(pk *PublicKey, errKey [32]byte, tern *mrand.ChaCha8) (*freshEncrypter, error) {
 	f := &freshEncrypter{pk: pk, tern: tern}
 	err := safely(func() error {
 		params := pk.Params.bgv
 		f.rq = params.RingQ().AtLevel(params.MaxLevel())
+		xe, ok := params.Xe().(ring.DiscreteGaussian)
+		if !ok {
+			return fmt.Errorf("%w: errors other than discrete Gaussian", ErrParams)
+		}
 		var err error
-		if f.xe, err = ring.NewSampler(prng, f.rq, params.Xe(), false); err != nil {
+		if f.xe, err = newErrorSampler(errKey, xe, f.rq.ModuliChain()); err != nil {
 			return err
 		}
 		if x, ok := params.Xs().(ring.Ternary); !ok || x.P != 2.0/3 || x.H != 0 {
@@ -120,11 +125,11 @@ func (f *freshEncrypter) encrypt(add func(e0 ring.Poly)) (*rlwe.Ciphertext, erro
 		f.ntt.full(rq, f.u)
 		rq.MulCoeffsMontgomery(f.u, pk.Value[0].Q, c0)
 		rq.MulCoeffsMontgomery(f.u, pk.Value[1].Q, c1)
-		f.xe.Read(f.e)
+		f.xe.read(f.e)
 		add(f.e)
 		f.ntt.full(rq, f.e)
 		rq.Add(c0, f.e, c0)
-		f.xe.Read(f.e)
+		f.xe.read(f.e)
 		f.ntt.full(rq, f.e)
 		rq.Add(c1, f.e, c1)
 		ct = &rlwe.Ciphertext{Element: rlwe.Element[ring.Poly]{MetaData: f.meta.CopyNew(), Value: []ring.Poly{c0, c1}}}

@@ -35,19 +35,20 @@ func TestFreshEncryption(t *testing.T) {
 		g[i], h[i] = rng.Int64N(1<<40)-1<<39, rng.Int64N(1<<40)
 	}
 	seed, tseed := [32]byte{1, 2, 3}, [32]byte{4, 5, 6}
-	f, err := newFreshEncrypterFrom(pk, mrand.NewChaCha8(seed), mrand.NewChaCha8(tseed))
+	f, err := newFreshEncrypterFrom(pk, seed, mrand.NewChaCha8(tseed))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rq := f.rq
 	// u from a second encrypter's ternary on the same stream
-	// (TestFreshTernary checks its distribution), e0 and e1 from
-	// Lattigo's sampler for Xe on the same stream as f's.
-	xs, err := newFreshEncrypterFrom(pk, mrand.NewChaCha8([32]byte{}), mrand.NewChaCha8(tseed))
+	// (TestFreshTernary checks its distribution), e0 and e1 from the
+	// errors' sampler on the same stream as f's (TestErrorSampler checks
+	// it against Lattigo's).
+	xs, err := newFreshEncrypterFrom(pk, [32]byte{}, mrand.NewChaCha8(tseed))
 	if err != nil {
 		t.Fatal(err)
 	}
-	xe, err := ring.NewSampler(mrand.NewChaCha8(seed), rq, p.bgv.Xe(), false)
+	xe, err := newErrorSampler(seed, p.bgv.Xe().(ring.DiscreteGaussian), rq.ModuliChain())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,9 +67,9 @@ func TestFreshEncryption(t *testing.T) {
 		u, e0, e1, c0, c1 := rq.NewPoly(), rq.NewPoly(), rq.NewPoly(), rq.NewPoly(), rq.NewPoly()
 		xs.ternary(u)
 		rq.NTT(u, u)
-		xe.Read(e0)
+		xe.read(e0)
 		rq.NTT(e0, e0)
-		xe.Read(e1)
+		xe.read(e1)
 		rq.NTT(e1, e1)
 		rq.MulCoeffsMontgomery(u, pk.key.Value[0].Q, c0)
 		rq.Add(c0, e0, c0)

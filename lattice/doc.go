@@ -62,7 +62,9 @@
 // NTT-friendly primes, log Q = 180; no key-switching modulus P (no
 // evaluation keys are needed for additions); plaintext modulus T, a 58-bit
 // NTT-friendly prime; secrets uniform ternary; errors discrete Gaussian,
-// σ = 3.2 truncated at 6σ. Security: the homomorphic encryption standard
+// σ = 3.2 truncated at 6σ (Lattigo's rounded Gaussian; the fresh
+// encryptions of bin sums draw it from its cumulative table, gaussian.go).
+// Security: the homomorphic encryption standard
 // (Albrecht et al., "Homomorphic Encryption Security Standard", 2018,
 // Table 1, computed with the lattice estimator), as Lattigo documents it
 // (schemes/ckks/README.md, "Choosing secure parameters": {log n, log QP, σ}
