@@ -32,7 +32,6 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
-	"slices"
 	"sync"
 
 	"github.com/cohortdm/cohort/joinprop"
@@ -334,8 +333,9 @@ func (l *Local) entryRows(ds DownSummary) ([][]rowCount, error) {
 	}
 	combos := make([]map[string]int, len(ek.Vals))
 	n := 0
+	f := newFinder(ek.Vals)
 	for i, v := range ds.Values {
-		j, ok := slices.BinarySearch(ek.Vals, v)
+		j, ok := f.find(v)
 		if !ok {
 			return nil, fmt.Errorf("boost: table %q edge %s: the summary names a join value the table does not hold", l.name, l.g.EdgeName(pe))
 		}

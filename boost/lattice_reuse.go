@@ -78,6 +78,7 @@ func markLattice(first, ds *DownSummary, nodes []int) (at, refs []int, fresh Dow
 		start[v], n = n, n+len(es)
 	}
 	fresh = DownSummary{Edge: ds.Edge, Values: ds.Values, Entries: make([][]DownEntry, len(ds.Entries))}
+	f := newFinder(first.Values)
 	for v, es := range m.Entries {
 		for j, e := range es {
 			if e.Reuse == nil {
@@ -90,7 +91,7 @@ func markLattice(first, ds *DownSummary, nodes []int) (at, refs []int, fresh Dow
 				at, refs = append(at, atNone), append(refs, -1)
 				continue
 			}
-			fv, _ := slices.BinarySearch(first.Values, ds.Values[v])
+			fv, _ := f.find(ds.Values[v])
 			at, refs = append(at, y), append(refs, start[fv]+e.Reuse.Ref)
 		}
 	}

@@ -62,8 +62,9 @@ func markReuse(first, ds *DownSummary, maxWidth int) {
 	if first == nil {
 		return
 	}
+	f := newFinder(first.Values)
 	for i, v := range ds.Values {
-		fi, ok := slices.BinarySearch(first.Values, v)
+		fi, ok := f.find(v)
 		if !ok || len(first.Entries[fi]) == 0 {
 			continue
 		}

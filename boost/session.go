@@ -337,8 +337,9 @@ func (s *session) intersect(ctx context.Context, step job.Step) error {
 // and summing the other, would answer a hostile neighbour's membership
 // queries beyond the private set intersection.
 func (s *session) withinIntersection(shared []string, e int, values []string) error {
+	f := newFinder(shared)
 	for _, v := range values {
-		if _, ok := slices.BinarySearch(shared, v); !ok {
+		if _, ok := f.find(v); !ok {
 			return fmt.Errorf("%w: the summary on edge %s names a join value outside the edge's intersection", ErrWire, s.g.EdgeName(e))
 		}
 	}

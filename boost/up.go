@@ -48,8 +48,9 @@ func (l *Local) takeKids(sums []ComboSummary) (kids, error) {
 		}
 		ek := l.edges[e]
 		out[i] = make([][]ComboCount, len(ek.Vals))
+		f := newFinder(ek.Vals)
 		for k, v := range cs.Values {
-			j, ok := slices.BinarySearch(ek.Vals, v)
+			j, ok := f.find(v)
 			if !ok {
 				return nil, fmt.Errorf("boost: table %q edge %s: the summary names a join value the table does not hold", l.name, l.g.EdgeName(e))
 			}
@@ -124,11 +125,12 @@ func (l *Local) Up(sums []ComboSummary, shared []string) (ComboSummary, error) {
 		})
 	}
 	out := ComboSummary{Edge: pe}
+	f := newFinder(shared)
 	for v, m := range acc {
 		if m == nil {
 			continue
 		}
-		if _, ok := slices.BinarySearch(shared, ek.Vals[v]); !ok {
+		if _, ok := f.find(ek.Vals[v]); !ok {
 			continue
 		}
 		out.Values = append(out.Values, ek.Vals[v])
