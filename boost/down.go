@@ -191,13 +191,26 @@ func Seal(ds []DownSummary, seal func(Vec) (Sum, error)) error {
 // RootDown is the class holder's down pass: gv[i] is group i's sums per
 // join row. It returns the down messages to its children, in the clear
 // (Seal encrypts them), and its own bin sums.
+//
+// The two read the same groups and write apart, so the own bin sums are
+// added on a second goroutine: a level's down messages wait for the longer
+// of the two rather than both (on a9a's 60 own columns, about 10 ms of a
+// level's 20 ms here, while the other parties wait for the gradients).
 func (l *Local) RootDown(groups []Group, k kids, gv []Vec) ([]DownSummary, BinSums) {
 	acc, own := l.newDownAcc(), l.newPlainBins()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i, gr := range groups {
+			l.addPlainBins(own, gr.Row, gv[i], gr.Count)
+		}
+	}()
 	for i, gr := range groups {
-		l.addPlainBins(own, gr.Row, gv[i], gr.Count)
 		l.spread(PlainRing{}, acc, gr.Row, k, gr.parts, gv[i])
 	}
-	return l.summaries(acc), own
+	out := l.summaries(acc)
+	<-done
+	return out, own
 }
 
 // newPlainBins is newBins in the clear: Open(newBins(), OpenPlain)'s
@@ -264,8 +277,9 @@ func (l *Local) Down(ring Ring, ds DownSummary, sums []ComboSummary) ([]DownSumm
 	}
 	in := make([]map[string]*DownEntry, len(ek.Vals))
 	firstSums := make([][]Sum, len(ek.Vals)) // by own value: the first level's sums of its entries
+	f := newFinder(ek.Vals)
 	for i, v := range ds.Values {
-		j, ok := slices.BinarySearch(ek.Vals, v)
+		j, ok := f.find(v)
 		if !ok {
 			return nil, nil, fmt.Errorf("boost: table %q edge %s: the summary names a join value the table does not hold", l.name, l.g.EdgeName(pe))
 		}
