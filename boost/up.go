@@ -2,7 +2,6 @@ package boost
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 )
@@ -66,6 +65,18 @@ func (l *Local) takeKids(sums []ComboSummary) (kids, error) {
 // A row some child has nothing for is dangling: fn is not called.
 func (l *Local) eachCombo(r int, k kids, fn func(parts []int)) {
 	ch := l.g.Tables[l.ti].Children
+	switch len(ch) { // the common shapes without the recursion's allocations
+	case 0:
+		fn(nil)
+		return
+	case 1:
+		var part [1]int
+		for j := range k[0][l.edges[ch[0]].Row[r]] {
+			part[0] = j
+			fn(part[:])
+		}
+		return
+	}
 	lists := make([][]ComboCount, len(ch))
 	for i, e := range ch {
 		lists[i] = k[i][l.edges[e].Row[r]]
@@ -113,34 +124,62 @@ func (l *Local) Up(sums []ComboSummary, shared []string) (ComboSummary, error) {
 	}
 	pe := l.g.Tables[l.ti].Parent
 	ek := l.edges[pe]
-	acc := make([]map[string]uint64, len(ek.Vals))
+	// Every row's combos, then grouped by join value in one flat slice (a
+	// counting sort): on a one-to-one edge each value has one, and a map
+	// per value cost most of the table's time here on a9a.
+	type valued struct {
+		v  int
+		cc ComboCount
+	}
+	var all []valued
 	for r := 0; r < l.n; r++ {
 		l.eachCombo(r, k, func(parts []int) {
 			c, n := l.combo(r, k, parts)
-			v := ek.Row[r]
-			if acc[v] == nil {
-				acc[v] = map[string]uint64{}
-			}
-			acc[v][c] += n
+			all = append(all, valued{int(ek.Row[r]), ComboCount{Combo: c, Count: n}})
 		})
+	}
+	start := make([]int, len(ek.Vals)+1) // value v's combos: flat[start[v]:start[v+1]]
+	for _, x := range all {
+		start[x.v+1]++
+	}
+	for v := range ek.Vals {
+		start[v+1] += start[v]
+	}
+	flat, next := make([]ComboCount, len(all)), slices.Clone(start)
+	for _, x := range all {
+		flat[next[x.v]], next[x.v] = x.cc, next[x.v]+1
 	}
 	out := ComboSummary{Edge: pe}
 	f := newFinder(shared)
-	for v, m := range acc {
-		if m == nil {
+	for v, val := range ek.Vals {
+		if start[v] == start[v+1] {
 			continue
 		}
-		if _, ok := f.find(ek.Vals[v]); !ok {
+		if _, ok := f.find(val); !ok {
 			continue
 		}
-		out.Values = append(out.Values, ek.Vals[v])
-		var es []ComboCount
-		for _, c := range slices.Sorted(maps.Keys(m)) {
-			es = append(es, ComboCount{Combo: c, Count: m[c]})
-		}
-		out.Entries = append(out.Entries, es)
+		out.Values = append(out.Values, val)
+		out.Entries = append(out.Entries, mergeCombos(flat[start[v]:start[v+1]:start[v+1]]))
 	}
 	return out, nil
+}
+
+// mergeCombos sorts es by combo and adds up the counts of equal combos,
+// in place: what a map from combo to count, its keys sorted, would hold.
+func mergeCombos(es []ComboCount) []ComboCount {
+	if len(es) < 2 {
+		return es
+	}
+	slices.SortFunc(es, func(a, b ComboCount) int { return strings.Compare(a.Combo, b.Combo) })
+	out := es[:1]
+	for _, e := range es[1:] {
+		if last := &out[len(out)-1]; last.Combo == e.Combo {
+			last.Count += e.Count
+		} else {
+			out = append(out, e)
+		}
+	}
+	return out[:len(out):len(out)]
 }
 
 // Group is a set of join rows alike for every split so far: the class
@@ -161,11 +200,17 @@ func (l *Local) Groups(sums []ComboSummary) ([]Group, kids, error) {
 		return nil, nil, err
 	}
 	var out []Group
+	var flat []int // the groups' parts, one after the other: one slice, not one a group
 	for r := 0; r < l.n; r++ {
 		l.eachCombo(r, k, func(parts []int) {
 			c, n := l.combo(r, k, parts)
-			out = append(out, Group{Row: r, Combo: c, Count: n, parts: slices.Clone(parts)})
+			out = append(out, Group{Row: r, Combo: c, Count: n})
+			flat = append(flat, parts...)
 		})
+	}
+	w := len(l.g.Tables[l.ti].Children) // every group's parts: one per child
+	for i := range out {
+		out[i].parts = flat[i*w : (i+1)*w : (i+1)*w]
 	}
 	return out, k, nil
 }
