@@ -2,8 +2,8 @@ package boost
 
 import (
 	"fmt"
-	"maps"
 	"slices"
+	"strings"
 )
 
 // The down pass: gradient sums flow from the class holder outwards. On
@@ -86,21 +86,28 @@ type BinSums [][]Vec
 type SealedBins [][]Sum
 
 // downAcc accumulates a table's down messages to its children: per child,
-// per own value index on its edge, per combo.
-type downAcc []([]map[string]Sum)
+// every row's contribution in row order, grouped by join value and combo
+// only when the messages are made (summaries). A map per join value and
+// child had been most of a class holder's down pass on a one-to-one edge
+// (a9a: 32,561 maps of one combo a level).
+type downAcc [][]downTerm
+
+// downTerm is one row's contribution to a child's message: d·mult for
+// the child's own value index v and combo.
+type downTerm struct {
+	v     int
+	combo string
+	d     Sum
+	mult  uint64
+}
 
 func (l *Local) newDownAcc() downAcc {
-	ch := l.g.Tables[l.ti].Children
-	out := make(downAcc, len(ch))
-	for i, e := range ch {
-		out[i] = make([]map[string]Sum, len(l.edges[e].Vals))
-	}
-	return out
+	return make(downAcc, len(l.g.Tables[l.ti].Children))
 }
 
 // spread adds d (the sums of a row's join rows of combo parts, per join
 // row of the row's subtree) to the children's messages.
-func (l *Local) spread(ring Ring, acc downAcc, r int, k kids, parts []int, d Sum) {
+func (l *Local) spread(acc downAcc, r int, k kids, parts []int, d Sum) {
 	ch := l.g.Tables[l.ti].Children
 	for i, e := range ch {
 		mult := l.weight(r) // the row's table rows each form these join rows
@@ -109,32 +116,60 @@ func (l *Local) spread(ring Ring, acc downAcc, r int, k kids, parts []int, d Sum
 				mult *= k[j][l.edges[f].Row[r]][parts[j]].Count
 			}
 		}
-		w := l.edges[e].Row[r]
-		cc := k[i][w][parts[i]]
-		if acc[i][w] == nil {
-			acc[i][w] = map[string]Sum{}
-		}
-		acc[i][w][cc.Combo] = ring.AddMul(acc[i][w][cc.Combo], d, mult)
+		w := int(l.edges[e].Row[r])
+		acc[i] = append(acc[i], downTerm{v: w, combo: k[i][w][parts[i]].Combo, d: d, mult: mult})
 	}
 }
 
-func (l *Local) summaries(acc downAcc) []DownSummary {
+// summaries makes the children's messages in ring: per child, its values
+// in order, each with its combos in order and their sums, added up in the
+// order of the rows (a stable sort by value, then by combo), as a map from
+// combo to the running sum had added them.
+func (l *Local) summaries(ring Ring, acc downAcc) []DownSummary {
 	ch := l.g.Tables[l.ti].Children
 	out := make([]DownSummary, len(ch))
 	for i, e := range ch {
+		vals := l.edges[e].Vals
+		terms := byValue(acc[i], len(vals))
 		ds := DownSummary{Edge: e}
-		for v, m := range acc[i] {
-			if m == nil {
-				continue
+		for lo := 0; lo < len(terms); {
+			v := terms[lo].v
+			hi := lo + 1
+			for hi < len(terms) && terms[hi].v == v {
+				hi++
 			}
-			ds.Values = append(ds.Values, l.edges[e].Vals[v])
+			run := terms[lo:hi]
+			slices.SortStableFunc(run, func(a, b downTerm) int { return strings.Compare(a.combo, b.combo) })
 			var es []DownEntry
-			for _, c := range slices.Sorted(maps.Keys(m)) {
-				es = append(es, DownEntry{Combo: c, Sums: m[c]})
+			for _, t := range run {
+				if n := len(es); n > 0 && es[n-1].Combo == t.combo {
+					es[n-1].Sums = ring.AddMul(es[n-1].Sums, t.d, t.mult)
+					continue
+				}
+				es = append(es, DownEntry{Combo: t.combo, Sums: ring.AddMul(nil, t.d, t.mult)})
 			}
+			ds.Values = append(ds.Values, vals[v])
 			ds.Entries = append(ds.Entries, es)
+			lo = hi
 		}
 		out[i] = ds
+	}
+	return out
+}
+
+// byValue is terms stably sorted by value index (below values): a
+// counting sort.
+func byValue(terms []downTerm, values int) []downTerm {
+	start := make([]int, values+1)
+	for _, t := range terms {
+		start[t.v+1]++
+	}
+	for v := range values {
+		start[v+1] += start[v]
+	}
+	out := make([]downTerm, len(terms))
+	for _, t := range terms {
+		out[start[t.v]], start[t.v] = t, start[t.v]+1
 	}
 	return out
 }
@@ -206,9 +241,9 @@ func (l *Local) RootDown(groups []Group, k kids, gv []Vec) ([]DownSummary, BinSu
 		}
 	}()
 	for i, gr := range groups {
-		l.spread(PlainRing{}, acc, gr.Row, k, gr.parts, gv[i])
+		l.spread(acc, gr.Row, k, gr.parts, gv[i])
 	}
-	out := l.summaries(acc)
+	out := l.summaries(PlainRing{}, acc)
 	<-done
 	return out, own
 }
@@ -310,7 +345,7 @@ func (l *Local) Down(ring Ring, ds DownSummary, sums []ComboSummary) ([]DownSumm
 			}
 			if e.Reuse == nil {
 				l.addBins(ring, bs, r, e.Sums, n)
-				l.spread(ring, acc, r, k, parts, e.Sums)
+				l.spread(acc, r, k, parts, e.Sums)
 				return
 			}
 			if e.Reuse.Node < 0 {
@@ -321,7 +356,7 @@ func (l *Local) Down(ring Ring, ds DownSummary, sums []ComboSummary) ([]DownSumm
 			if len(acc) > 0 {
 				var placed Sum
 				if placed, err = ring.Place(x, e.Reuse.Node, ds.Width, 1, ds.Layout); err == nil {
-					l.spread(ring, acc, r, k, parts, placed)
+					l.spread(acc, r, k, parts, placed)
 				}
 			}
 		})
@@ -332,7 +367,7 @@ func (l *Local) Down(ring Ring, ds DownSummary, sums []ComboSummary) ([]DownSumm
 	if err := placeNodes(ring, bs, nodes, ds.Width, ds.Layout); err != nil {
 		return nil, nil, err
 	}
-	return l.summaries(acc), bs, nil
+	return l.summaries(ring, acc), bs, nil
 }
 
 // checkReuse checks a down entry of join value v (own value index j): it
