@@ -60,6 +60,13 @@ func LayoutNodes(pk *lattice.PublicKey, bins, k, entries int) []int {
 	return layoutNodes(pk.Params, bins, k, entries, 0)
 }
 
+// WithLayoutNodes is k with at most n nodes a lattice layout, so that
+// small cases' levels take several layouts.
+func WithLayoutNodes(k Kind, n int) Kind {
+	k.layoutNodes = n
+	return k
+}
+
 // WithDownPart is k with down messages' parts bounded by n bytes, so that
 // small cases' down messages come in several parts.
 func WithDownPart(k Kind, n int) Kind {

@@ -35,6 +35,10 @@ type Kind struct {
 	// messages come in several parts (lattice_pipe.go). The messages'
 	// contents are the same whatever it is.
 	downPart int
+	// layoutNodes caps a lattice layout's nodes (0: layoutNodes' choice);
+	// tests lower it so that small cases' levels take several layouts.
+	// The model is the same whatever it is.
+	layoutNodes int
 }
 
 // Message types of the job, each sent within one step attempt on a

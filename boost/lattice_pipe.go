@@ -1,6 +1,7 @@
 package boost
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 
@@ -19,14 +20,23 @@ import (
 // (lattice.EachSums): the same masked sums in distribution, the same
 // decrypted sums, the same messages.
 //
-// Only a down message of one layout and no re-used entries is summed so:
-// every tree's first level and the single-layout levels after it. Several
-// layouts share each chunk's W across layouts of one node count
-// (sumLayouts), and re-used entries are summed from the kept chunks
-// after the message (addKept); those keep the one-shot path.
+// A down message with no re-used entries is summed so when it has one
+// layout (every tree's first level and the single-layout levels after it)
+// or several of one node count, whose ciphertexts then come chunk by chunk
+// across the layouts (interleaved): each chunk's W is made once for every
+// layout, as sumLayouts makes it. Layouts of unequal node counts, and
+// re-used entries, summed from the kept chunks after the message
+// (addKept), keep the one-shot path.
 
-// partSums is the sums of a one-layout down message of n entries under
-// way: one lattice.EachSums per group of columns (lattice_pack.go).
+// pipelined reports whether a down message with head m is summed as its
+// parts come.
+func pipelined(m *latticeMsg) bool {
+	return m.Kept == 0 && (len(m.Nodes) == 1 || interleaved(m))
+}
+
+// partSums is the sums of a down message of n entries in sets layouts of
+// one node count under way: one lattice.EachSums per group of columns
+// (lattice_pack.go).
 type partSums struct {
 	lay     *lattice.BinLayout
 	zeros   *lattice.ZeroPool
@@ -37,13 +47,15 @@ type partSums struct {
 	pack    colPack
 	cols    []*lattice.EachSums  // by group
 	summers []*lattice.BinSummer // one a worker, made at the first part that needs it
-	next    int                  // the chunks added
+	next    int                  // the chunks added (of every layout)
+	sets    int                  // the layouts
+	pending []*rlwe.Ciphertext   // a chunk's ciphertexts of the first layouts, its last yet to come
 }
 
 // newPartSums returns the empty sums of table l's columns over entries
-// in the layout of nodes nodes a slot, for bins bins; the masks'
+// in sets layouts of nodes nodes a slot, for bins bins; the masks'
 // encryptions of zero from zeros while it has them (nil: none).
-func newPartSums(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins, nodes int, l *Local, entries [][]rowCount) (*partSums, error) {
+func newPartSums(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins, nodes, sets int, l *Local, entries [][]rowCount) (*partSums, error) {
 	lay, err := lattice.NewNodeBinLayout(pk.Params, bins, nodes)
 	if err != nil {
 		return nil, err
@@ -52,7 +64,7 @@ func newPartSums(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins, nodes int
 	if err != nil {
 		return nil, err
 	}
-	p := &partSums{lay: lay, zeros: zeros, pk: pk, l: l, entries: entries, pack: pack}
+	p := &partSums{lay: lay, zeros: zeros, pk: pk, l: l, entries: entries, pack: pack, sets: sets}
 	if l.kept != nil {
 		p.cache = l.kept.cache
 	}
@@ -63,7 +75,7 @@ func newPartSums(pk *lattice.PublicKey, zeros *lattice.ZeroPool, bins, nodes int
 	chunks := lay.Chunks(len(entries))
 	p.cols = make([]*lattice.EachSums, pack.groups)
 	for f := range p.cols {
-		if p.cols[f], err = s.NewEachSums(1, chunks); err != nil {
+		if p.cols[f], err = s.NewEachSums(sets, chunks); err != nil {
 			return nil, err
 		}
 	}
@@ -105,27 +117,46 @@ func (p *partSums) perWorker(work func(s *lattice.BinSummer, terms *[]lattice.Bi
 	})
 }
 
-// add adds the products of the message's next chunks, cts, to every
-// group's sums, each group's terms those of the chunks' entries.
+// add adds the products of the message's next ciphertexts, cts, to every
+// group's sums, each group's terms those of the chunks' entries: the
+// chunks whose every layout's ciphertext has come, the rest kept for the
+// next part.
 func (p *partSums) add(cts []*rlwe.Ciphertext) error {
+	p.pending = append(p.pending, cts...)
+	chunks := len(p.pending) / p.sets
+	if chunks == 0 {
+		return nil
+	}
+	sets := make([][]*rlwe.Ciphertext, p.sets) // by layout, the chunks' ciphertexts
+	for l := range sets {
+		sets[l] = make([]*rlwe.Ciphertext, chunks)
+		for c := range sets[l] {
+			sets[l][c] = p.pending[c*p.sets+l]
+		}
+	}
+	p.pending = append(p.pending[:0], p.pending[chunks*p.sets:]...)
 	k0, rows := p.next, p.lay.Rows()
-	e0, e1 := min(k0*rows, len(p.entries)), min((k0+len(cts))*rows, len(p.entries))
+	e0, e1 := min(k0*rows, len(p.entries)), min((k0+chunks)*rows, len(p.entries))
 	err := p.perWorker(func(s *lattice.BinSummer, terms *[]lattice.BinTerm, f int) error {
 		*terms = p.l.groupTermsFrom((*terms)[:0], &p.pack, f, p.entries[e0:e1], e0)
-		return s.AddEach(p.cols[f], [][]*rlwe.Ciphertext{cts}, k0, *terms, p.cache, p.l.wcol+f)
+		return s.AddEach(p.cols[f], sets, k0, *terms, p.cache, p.l.wcol+f)
 	})
-	p.next += len(cts)
+	p.next += chunks
 	return err
 }
 
 // finish masks every group's sums (every part added) and returns them,
-// group by group: sumLayouts' sums of the one layout.
+// layout by layout, group by group: sumLayouts' sums.
 func (p *partSums) finish() ([]*rlwe.Ciphertext, error) {
-	out := make([]*rlwe.Ciphertext, len(p.cols))
+	if len(p.pending) != 0 {
+		return nil, fmt.Errorf("%w: a lattice down message ends within a chunk of its layouts", ErrWire)
+	}
+	groups := len(p.cols)
+	out := make([]*rlwe.Ciphertext, p.sets*groups)
 	err := p.perWorker(func(s *lattice.BinSummer, _ *[]lattice.BinTerm, f int) error {
 		sums, err := s.FinishEach(p.cols[f])
-		if err == nil {
-			out[f] = sums[0]
+		for l, ct := range sums {
+			out[l*groups+f] = ct
 		}
 		return err
 	})

@@ -117,8 +117,8 @@ func (r *levelRun) receiveDown(ctx context.Context, i int, zeros *lattice.ZeroPo
 		if herr == nil && m.First {
 			kw = s.startKept(i, r.a.Tree, entryValues(&ds), want)
 		}
-		if herr == nil && m.Kept == 0 && len(m.Nodes) == 1 {
-			parts, herr = r.startParts(i, zeros, bins, m.Nodes[0], ds)
+		if herr == nil && pipelined(m) {
+			parts, herr = r.startParts(i, zeros, bins, m.Nodes[0], len(m.Nodes), ds)
 		}
 		first = m.First
 		return want, herr
@@ -149,16 +149,16 @@ func (r *levelRun) receiveDown(ctx context.Context, i int, zeros *lattice.ZeroPo
 	return ds, m, all, kw, parts, nil
 }
 
-// startParts returns table i's sums, under way, of a down message of one
-// layout of nodes nodes a slot over ds's entries (none re-used).
-func (r *levelRun) startParts(i int, zeros *lattice.ZeroPool, bins, nodes int, ds DownSummary) (*partSums, error) {
+// startParts returns table i's sums, under way, of a down message of sets
+// layouts of nodes nodes a slot over ds's entries (none re-used).
+func (r *levelRun) startParts(i int, zeros *lattice.ZeroPool, bins, nodes, sets int, ds DownSummary) (*partSums, error) {
 	l := r.s.locals[i]
 	entries, err := l.entryRows(ds)
 	if err != nil {
 		return nil, err
 	}
 	r.s.keepWeights(l)
-	return newPartSums(r.s.lkeys.PublicKey, zeros, bins, nodes, l, entries)
+	return newPartSums(r.s.lkeys.PublicKey, zeros, bins, nodes, sets, l, entries)
 }
 
 // tableSums is table i's sums of a down message (m its head, all its

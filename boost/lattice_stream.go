@@ -23,10 +23,31 @@ import (
 // latticeDown is the class holder's down message to one table, made on
 // demand: per layout, its entries' sums and its number of chunks.
 type latticeDown struct {
-	pk      *lattice.PublicKey
-	zeros   *lattice.ZeroPool // the class holder's node's, or nil (lattice_zeros.go)
-	layouts []downLayout
-	count   int // the chunks of all layouts
+	pk         *lattice.PublicKey
+	zeros      *lattice.ZeroPool // the class holder's node's, or nil (lattice_zeros.go)
+	layouts    []downLayout
+	count      int  // the chunks of all layouts
+	interleave bool // chunk by chunk across the layouts (interleaved)
+}
+
+// interleaved reports whether a down message with head m carries its
+// ciphertexts chunk by chunk across its layouts (chunk 0 of every layout,
+// then chunk 1, …) rather than layout after layout: when it has several
+// layouts, all of one node count, and no re-used entries. Such a message
+// is summed as its parts come (lattice_pipe.go), each chunk's W made once
+// for every layout as sumLayouts makes it, which needs every layout's
+// chunk at hand; a9a's deep levels are two layouts of four and of eight
+// nodes. Both ends read it from the head: the order is no one's choice.
+func interleaved(m *latticeMsg) bool {
+	if m.Kept != 0 || len(m.Nodes) < 2 {
+		return false
+	}
+	for _, n := range m.Nodes[1:] {
+		if n != m.Nodes[0] {
+			return false
+		}
+	}
+	return true
 }
 
 type downLayout struct {
@@ -57,8 +78,11 @@ func newLatticeDown(pk *lattice.PublicKey, zeros *lattice.ZeroPool, ds DownSumma
 }
 
 // encrypt encrypts chunks lo to hi-1 of the message (layout after
-// layout), one ciphertext a chunk.
+// layout, or interleaved), one ciphertext a chunk.
 func (d *latticeDown) encrypt(lo, hi int) ([]*rlwe.Ciphertext, error) {
+	if d.interleave {
+		return d.encryptInterleaved(lo, hi)
+	}
 	var out []*rlwe.Ciphertext
 	base := 0
 	for _, dl := range d.layouts {
@@ -71,6 +95,33 @@ func (d *latticeDown) encrypt(lo, hi int) ([]*rlwe.Ciphertext, error) {
 			out = append(out, cts...)
 		}
 		base += dl.chunks
+	}
+	return out, nil
+}
+
+// encryptInterleaved is encrypt of an interleaved message, whose
+// ciphertext i is chunk i/L of layout i mod L (L layouts).
+func (d *latticeDown) encryptInterleaved(lo, hi int) ([]*rlwe.Ciphertext, error) {
+	layouts := len(d.layouts)
+	first := func(i, l int) int { // the first chunk c of layout l with c·L + l ≥ i
+		if i <= l {
+			return 0
+		}
+		return (i - l + layouts - 1) / layouts
+	}
+	out := make([]*rlwe.Ciphertext, hi-lo)
+	for l, dl := range d.layouts {
+		from, to := first(lo, l), first(hi, l)
+		if from >= to {
+			continue
+		}
+		cts, err := encryptChunks(d.pk, d.zeros, dl.lay, dl.g, dl.h, from, to)
+		if err != nil {
+			return nil, err
+		}
+		for j, ct := range cts {
+			out[(from+j)*layouts+l-lo] = ct
+		}
 	}
 	return out, nil
 }

@@ -225,6 +225,53 @@ func TestJobLatticeParts(t *testing.T) {
 	}
 }
 
+// TestJobLatticeLayouts: with one node a layout, so that the deeper
+// levels take several layouts of one node count, and without re-used
+// entries, a table's party sums the interleaved down messages as their
+// parts come (lattice_pipe.go), parts of one and of up to five ciphertexts
+// ending within a chunk's layouts; with re-used entries the layouts' ciphertexts come one
+// layout after the other and are summed at once. Either way the model is
+// the library's and the messages keep to the leakage profile.
+func TestJobLatticeLayouts(t *testing.T) {
+	t.Parallel()
+	c := starCase(t, 1, 240)
+	ct := latticeCrypto(t, c.g).PK.Params.CiphertextBytes()
+	for _, tc := range []struct {
+		reuse bool
+		part  int // the down messages' parts, at most so many ciphertexts
+	}{{false, 1}, {false, 5}, {true, 1}} {
+		reuse := tc.reuse
+		p := testParams()
+		p.Trees, p.Backend, p.Bins, p.Reuse = 1, boost.BackendLattice, 64, reuse
+		capt, out := &capture{records: map[string]*job.Record{}}, filepath.Join(t.TempDir(), "out")
+		kind := boost.WithDownPart(boost.WithLayoutNodes(boost.Kind{}, 1), tc.part*ct)
+		if err := simRunKind(t, c, p, kind, capt, out); err != nil {
+			t.Fatal(err)
+		}
+		res := readResult(t, out)
+		want, err := boost.Train(c.g, c.data, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, w := modelOf(t, res), modelJSON(t, *want); got != w {
+			t.Fatalf("reuse %v: the job's model differs from the library's\n got: %s\nwant: %s", reuse, got, w)
+		}
+		checkLatticeLeakage(t, c, want, res, out, capt, p.Bins)
+		seen := false
+		capt.mu.Lock()
+		for _, sm := range capt.sent {
+			var w latticeMsg
+			if sm.Message.Type == boost.TypeLatticeDown && wire.Unmarshal(sm.Message.Body, &w) == nil && w.Part == 0 && len(w.Nodes) > 1 && (w.Kept > 0) == reuse {
+				seen = true
+			}
+		}
+		capt.mu.Unlock()
+		if !seen {
+			t.Fatalf("reuse %v: no down message of several layouts, re-used entries %v", reuse, reuse)
+		}
+	}
+}
+
 // TestBackendChoice: params.backend lattice on a chain fails validation
 // naming the field; the load step's choice is lattice only for a star
 // whose every party holds the key (auto), and lattice asked for with a

@@ -73,10 +73,11 @@ type session struct {
 	// The lattice path's re-use (lattice_reuse.go): the class holder's
 	// first-level down summaries by edge, a table's party's kept
 	// first-level chunks by table.
-	lfirst   map[int]*holderFirst
-	lkept    map[int]*latticeKept
-	kpending map[int]*keptWriter // by table: a kept file still being made durable
-	downPart int                 // the bound of a down message's part (Kind.downPart)
+	lfirst    map[int]*holderFirst
+	lkept     map[int]*latticeKept
+	kpending  map[int]*keptWriter // by table: a kept file still being made durable
+	downPart  int                 // the bound of a down message's part (Kind.downPart)
+	layoutCap int                 // the most nodes of a layout (Kind.layoutNodes; 0: no cap)
 }
 
 // levelSnap is a party's training state at the start of a level step:
@@ -135,7 +136,7 @@ func (k Kind) Open(ctx context.Context, p job.Participant) (job.Session, error) 
 	}
 	s.slots = [2]int{-1, -1}
 	s.cacheBytes = k.LatticeCacheBytes
-	s.downPart = partBytes
+	s.downPart, s.layoutCap = partBytes, k.layoutNodes
 	if k.downPart > 0 {
 		s.downPart = k.downPart
 	}
