@@ -120,6 +120,85 @@ func FuzzComboSummary(f *testing.F) {
 	})
 }
 
+// stringsMsg and reflectedStrings are a message with wireStrings and
+// wireStringLists fields and the same message as reflection reads it.
+type stringsMsg struct {
+	V wireStrings     `msgpack:"v"`
+	L wireStringLists `msgpack:"l"`
+}
+
+type reflectedStrings struct {
+	V []string   `msgpack:"v"`
+	L [][]string `msgpack:"l"`
+}
+
+// TestWireStrings: wireStrings and wireStringLists write reflection's
+// bytes and read them back as reflection does, nil, empty and long
+// strings and lists among them.
+func TestWireStrings(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(7, 8))
+	for i := range 300 {
+		cs := randomSummary(rng)
+		var ref reflectedStrings
+		ref.V = cs.Values
+		if cs.Entries != nil {
+			ref.L = make([][]string, len(cs.Entries))
+			for j, es := range cs.Entries {
+				if es != nil {
+					ref.L[j] = []string{}
+				}
+				for _, e := range es {
+					ref.L[j] = append(ref.L[j], e.Combo)
+				}
+			}
+		}
+		m := stringsMsg{V: ref.V, L: ref.L}
+		got, err := wire.Marshal(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := wire.Marshal(&ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("message %d: other bytes than reflection's", i)
+		}
+		var back stringsMsg
+		if err := wire.Unmarshal(got, &back); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual([]string(back.V), ref.V) || !reflect.DeepEqual([][]string(back.L), ref.L) {
+			t.Fatalf("message %d read back as %+v, want %+v", i, back, ref)
+		}
+	}
+}
+
+// FuzzWireStrings: whatever wireStrings and wireStringLists accept,
+// reflection accepts and reads alike.
+func FuzzWireStrings(f *testing.F) {
+	for _, m := range []reflectedStrings{{}, {V: []string{"a", ""}, L: [][]string{nil, {}, {"x", "yy"}}}} {
+		b, err := wire.Marshal(&m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var m stringsMsg
+		if wire.Unmarshal(b, &m) != nil {
+			return
+		}
+		var ref reflectedStrings
+		if err := wire.Unmarshal(b, &ref); err != nil {
+			t.Fatalf("accepted what reflection refuses: %v", err)
+		}
+		if !reflect.DeepEqual([]string(m.V), ref.V) || !reflect.DeepEqual([][]string(m.L), ref.L) {
+			t.Fatalf("read as %+v, reflection reads %+v", m, ref)
+		}
+	})
+}
+
 // BenchmarkComboSummaryWire reads and writes a9a's up message: 32,561
 // values of one combo each.
 func BenchmarkComboSummaryWire(b *testing.B) {

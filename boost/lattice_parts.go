@@ -25,20 +25,20 @@ import (
 // every numeric column's number of bins, from which it finds where each
 // column's sums lie (Cols: lattice_pack.go).
 type latticeMsg struct {
-	Edge   int        `msgpack:"edge"`
-	Part   int        `msgpack:"part"`
-	Parts  int        `msgpack:"parts"`
-	Values []string   `msgpack:"values"`
-	Combos [][]string `msgpack:"combos"`
-	Nodes  []int      `msgpack:"nodes"`
-	Bins   int        `msgpack:"bins"`
-	First  bool       `msgpack:"first,omitempty"`
-	Kept   int        `msgpack:"kept,omitempty"`
-	At     []int      `msgpack:"at,omitempty"`
-	Refs   []int      `msgpack:"refs,omitempty"`
-	Groups int        `msgpack:"groups,omitempty"`
-	Cols   []int      `msgpack:"cols,omitempty"`
-	C      wire.Blobs `msgpack:"c"` // decoded as sub-slices of the message (receiveLattice)
+	Edge   int             `msgpack:"edge"`
+	Part   int             `msgpack:"part"`
+	Parts  int             `msgpack:"parts"`
+	Values wireStrings     `msgpack:"values"` // read into one buffer (combo_wire.go)
+	Combos wireStringLists `msgpack:"combos"`
+	Nodes  []int           `msgpack:"nodes"`
+	Bins   int             `msgpack:"bins"`
+	First  bool            `msgpack:"first,omitempty"`
+	Kept   int             `msgpack:"kept,omitempty"`
+	At     []int           `msgpack:"at,omitempty"`
+	Refs   []int           `msgpack:"refs,omitempty"`
+	Groups int             `msgpack:"groups,omitempty"`
+	Cols   []int           `msgpack:"cols,omitempty"`
+	C      wire.Blobs      `msgpack:"c"` // decoded as sub-slices of the message (receiveLattice)
 }
 
 // withHead is m with head's part-0 fields.
