@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/cohortdm/cohort/joinprop"
@@ -321,46 +322,99 @@ type rowCount struct {
 
 // entryRows lists, for each entry of ds (in order: values, then each
 // value's entries), the table's rows that form join rows with it.
+//
+// A row finds its entry among its value's entries by its combo: by a scan
+// of them, from the last (a combo named twice is its last entry), or
+// through a map for a value of more than entryScan entries. On a9a's
+// one-to-one edge a map per value and a slice per entry had been most of
+// the time the table's party spends here at every level, before its sums
+// can start.
 func (l *Local) entryRows(ds DownSummary) ([][]rowCount, error) {
 	pe := l.g.Tables[l.ti].Parent
 	ek := l.edges[pe]
 	if ds.Edge != pe || len(ds.Entries) != len(ds.Values) {
 		return nil, fmt.Errorf("boost: table %q: down summary for edge %s does not fit", l.name, l.g.EdgeName(pe))
 	}
-	first := make([]int, len(ek.Vals)) // own value index → its first entry's index, −1: none
-	for i := range first {
-		first[i] = -1
-	}
-	combos := make([]map[string]int, len(ek.Vals))
-	n := 0
+	type entries struct{ lo, hi int } // a value's entries, numbered over all
+	of := make([]entries, len(ek.Vals))
+	var combos []string // by entry
+	many := map[int]map[string]int{}
 	f := newFinder(ek.Vals)
 	for i, v := range ds.Values {
 		j, ok := f.find(v)
 		if !ok {
 			return nil, fmt.Errorf("boost: table %q edge %s: the summary names a join value the table does not hold", l.name, l.g.EdgeName(pe))
 		}
-		combos[j] = map[string]int{}
+		of[j] = entries{len(combos), len(combos)}
+		delete(many, j) // a value named twice: its last entries, as a map per value kept
 		for _, e := range ds.Entries[i] {
-			combos[j][e.Combo] = n
-			n++
+			combos = append(combos, e.Combo)
+		}
+		of[j].hi = len(combos)
+		if of[j].hi-of[j].lo > entryScan {
+			m := map[string]int{}
+			for e := of[j].lo; e < of[j].hi; e++ {
+				m[combos[e]] = e
+			}
+			many[j] = m
 		}
 	}
-	out := make([][]rowCount, n)
+	type hit struct {
+		entry int
+		rc    rowCount
+	}
+	var hits []hit // in row order
 	k := make(kids, 0)
 	for r := 0; r < l.n; r++ {
-		m := combos[ek.Row[r]]
-		if m == nil {
+		j := int(ek.Row[r])
+		es := of[j]
+		if es.lo == es.hi {
 			continue
 		}
 		l.eachCombo(r, k, func(parts []int) {
 			c, cnt := l.combo(r, k, parts)
-			if e, ok := m[c]; ok {
-				out[e] = append(out[e], rowCount{row: r, count: cnt})
+			e := -1
+			if m, ok := many[j]; ok {
+				if x, ok := m[c]; ok {
+					e = x
+				}
+			} else {
+				for x := es.hi - 1; x >= es.lo; x-- {
+					if combos[x] == c {
+						e = x
+						break
+					}
+				}
+			}
+			if e >= 0 {
+				hits = append(hits, hit{e, rowCount{row: r, count: cnt}})
 			}
 		})
 	}
+	// Each entry's rows, in row order, as parts of one slice.
+	start := make([]int, len(combos)+1)
+	for _, h := range hits {
+		start[h.entry+1]++
+	}
+	for e := range combos {
+		start[e+1] += start[e]
+	}
+	flat, next := make([]rowCount, len(hits)), slices.Clone(start)
+	for _, h := range hits {
+		flat[next[h.entry]], next[h.entry] = h.rc, next[h.entry]+1
+	}
+	out := make([][]rowCount, len(combos))
+	for e := range out {
+		if start[e] < start[e+1] {
+			out[e] = flat[start[e]:start[e+1]:start[e+1]]
+		}
+	}
 	return out, nil
 }
+
+// entryScan is the most entries of one join value entryRows scans for a
+// row's combo; past it, a map.
+const entryScan = 8
 
 // encryptEntries is the class holder's: ds's entries' sums of the given
 // open nodes in lay, encrypted on every core.
