@@ -338,25 +338,32 @@ func (r *levelRun) latticeShare(ctx context.Context, i int, plan *lattice.Plan, 
 	if err != nil {
 		return err
 	}
-	d, err := lattice.NewDecryptor(s.lkeys)
+	var targets []*lattice.Target // layout by layout, group by group
+	for _, tl := range ts {
+		targets = append(targets, tl...)
+	}
+	quorums := plan.QuorumsOf(s.lkeys.PublicKey.Point(s.p.Self()))
+	c := make([][]byte, len(targets)*len(quorums)) // target by target, quorum by quorum
+	err = onCores(len(targets), func() (func(int) error, error) {
+		d, err := lattice.NewDecryptor(s.lkeys) // a worker's: its scratch and smudging stream
+		if err != nil {
+			return nil, err
+		}
+		return func(k int) error {
+			for x, q := range quorums {
+				sh, err := d.GenShare(targets[k], plan, q)
+				if err != nil {
+					return err
+				}
+				if c[k*len(quorums)+x], err = sh.MarshalBinary(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
+	})
 	if err != nil {
 		return err
-	}
-	var c [][]byte // layout by layout, group by group, quorum by quorum
-	for _, tl := range ts {
-		for _, t := range tl {
-			for _, q := range plan.QuorumsOf(s.lkeys.PublicKey.Point(s.p.Self())) {
-				sh, err := d.GenShare(t, plan, q)
-				if err != nil {
-					return err
-				}
-				b, err := sh.MarshalBinary()
-				if err != nil {
-					return err
-				}
-				c = append(c, b)
-			}
-		}
 	}
 	e := s.g.Tables[i].Parent
 	return s.sendLattice(ctx, r.step, fmt.Sprintf("lshare/%d", e), s.g.Tables[0].Party, TypeLatticeShare, latticeMsg{Edge: e}, c, wire.DiscloseDecryptionShare)
@@ -379,20 +386,30 @@ func (r *levelRun) latticeOpen(ctx context.Context, i, open int, summed, sent []
 	if err != nil {
 		return err
 	}
-	var ops []*lattice.BinOpening // layout by layout, group by group
+	// The openings, layout by layout, group by group, each with the class
+	// holder's own shares if it decrypts: made apart, on every core.
+	type target struct{ g, f int }
+	var at []target
 	for g := range ts {
-		for f, t := range ts[g] {
-			o, err := lattice.NewBinOpening(pk, lays[g], plan, t, []*rlwe.Ciphertext{cts[g][f]})
-			if err != nil {
-				return err
-			}
-			if slices.Contains(decryptors, s.p.Self()) {
-				if err := r.ownShare(o, t, plan); err != nil {
-					return err
-				}
-			}
-			ops = append(ops, o)
+		for f := range ts[g] {
+			at = append(at, target{g, f})
 		}
+	}
+	ops := make([]*lattice.BinOpening, len(at))
+	own := slices.Contains(decryptors, s.p.Self())
+	err = onCores(len(at), func() (func(int) error, error) {
+		return func(k int) error {
+			g, f := at[k].g, at[k].f
+			o, err := lattice.NewBinOpening(pk, lays[g], plan, ts[g][f], []*rlwe.Ciphertext{cts[g][f]})
+			if err == nil && own {
+				err = r.ownShare(o, ts[g][f], plan)
+			}
+			ops[k] = o
+			return err
+		}, nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, q := range decryptors {
 		if q == s.p.Self() {
@@ -465,11 +482,13 @@ func (r *levelRun) readOpened(i, open int, summed []int, pack *colPack, ops []*l
 			out[x][b] = make(Vec, 2*open)
 		}
 	}
-	k0 := 0
-	for l := 0; l < len(ops)/pack.groups; l++ {
-		n := ops[l*pack.groups].Nodes()
-		for g := range pack.groups {
-			gs, hs, v, err := ops[l*pack.groups+g].Open()
+	// Each opening decrypts apart, on every core: the level's other
+	// parties wait for its split.
+	type opened struct{ gs, hs [][]int64 }
+	sums := make([]opened, len(ops))
+	err := onCores(len(ops), func() (func(int) error, error) {
+		return func(k int) error {
+			gs, hs, v, err := ops[k].Open()
 			if errors.Is(err, lattice.ErrDisagree) {
 				var who []string
 				for _, p := range v.Suspects {
@@ -480,7 +499,19 @@ func (r *levelRun) readOpened(i, open int, summed []int, pack *colPack, ops []*l
 			if err != nil {
 				return fmt.Errorf("the bin sums of table %q: %w", s.g.Tables[i].Name, err)
 			}
-			pack.unpack(out, g, gs[0], hs[0], summed[k0:k0+n]) // a node's fresh and re-used sums add
+			sums[k] = opened{gs, hs}
+			return nil
+		}, nil
+	})
+	if err != nil {
+		return err
+	}
+	k0 := 0
+	for l := 0; l < len(ops)/pack.groups; l++ {
+		n := ops[l*pack.groups].Nodes()
+		for g := range pack.groups {
+			o := sums[l*pack.groups+g]
+			pack.unpack(out, g, o.gs[0], o.hs[0], summed[k0:k0+n]) // a node's fresh and re-used sums add
 		}
 		k0 += n
 	}
