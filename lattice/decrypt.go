@@ -87,6 +87,13 @@ type Decryptor struct {
 	buf     ring.Poly
 	scratch ring.Poly // AppendShare's, allocated at its first use
 	noise   *ZeroPool // nil: all smudging noise drawn here
+	ntt     sparseNTT // the smudging noise's transforms, by the faster kernels
+	// additive is the member's additive share for the quorum last asked
+	// (its points, quorumKey): a level's targets share their quorums.
+	additive struct {
+		quorum string
+		sk     *rlwe.SecretKey
+	}
 }
 
 // UseNoise lets the Decryptor take the smudging noise of its shares from
@@ -273,12 +280,8 @@ func (d *Decryptor) shareHeader(t *Target, plan *Plan, q int) (*DecryptionShare,
 func (d *Decryptor) makeShare(t *Target, plan *Plan, q int, into func(k int) ring.Poly, done func(k int, h ring.Poly)) error {
 	params := d.keys.Params.bgv
 	return safely(func() error {
-		points := make([]multiparty.ShamirPublicPoint, len(plan.Quorums[q]))
-		for i, p := range plan.Quorums[q] {
-			points[i] = multiparty.ShamirPublicPoint(p)
-		}
-		sk := rlwe.NewSecretKey(params)
-		if err := d.cmb.GenAdditiveShare(points, multiparty.ShamirPublicPoint(d.keys.Self), d.keys.share, sk); err != nil {
+		sk, err := d.additiveShare(plan.Quorums[q])
+		if err != nil {
 			return err
 		}
 		r := params.RingQ()
@@ -290,7 +293,7 @@ func (d *Decryptor) makeShare(t *Target, plan *Plan, q int, into func(k int) rin
 			u, ok := d.noise.takeNoise()
 			if !ok {
 				d.smudge.read(d.buf, moduli)
-				r.NTT(d.buf, d.buf)
+				d.ntt.full(r, d.buf) // rq.NTT's output (TestFullNTT)
 				u = d.buf
 			}
 			r.Add(h, u, h)
@@ -299,6 +302,26 @@ func (d *Decryptor) makeShare(t *Target, plan *Plan, q int, into func(k int) rin
 		}
 		return nil
 	})
+}
+
+// additiveShare is the member's additive share of the secret for the
+// quorum of the given points (the Lagrange-weighted Shamir share), made
+// once for consecutive targets of one quorum.
+func (d *Decryptor) additiveShare(quorum []int) (*rlwe.SecretKey, error) {
+	key := fmt.Sprint(quorum)
+	if d.additive.sk != nil && d.additive.quorum == key {
+		return d.additive.sk, nil
+	}
+	points := make([]multiparty.ShamirPublicPoint, len(quorum))
+	for i, p := range quorum {
+		points[i] = multiparty.ShamirPublicPoint(p)
+	}
+	sk := rlwe.NewSecretKey(d.keys.Params.bgv)
+	if err := d.cmb.GenAdditiveShare(points, multiparty.ShamirPublicPoint(d.keys.Self), d.keys.share, sk); err != nil {
+		return nil, err
+	}
+	d.additive.quorum, d.additive.sk = key, sk
+	return sk, nil
 }
 
 // DecryptionShare is one member's share of a target for one quorum of a

@@ -1,8 +1,6 @@
 package lattice
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -24,10 +22,9 @@ import (
 // float64s, a rejection loop and a ChaCha8 stream; a fresh encryption
 // draws two polynomials of them, which on a9a's boosting was 4 % of the
 // CPU over real nodes (docs/boost.md, "A table for the errors"). Here a
-// coefficient takes one 64-bit word of an AES-256-CTR keystream (a
-// standard CSPRNG, NIST SP 800-90A's CTR_DRBG without its reseeding; a
-// key draws far fewer than the 2^48 blocks that would bound) and, through
-// a guide table, mostly one comparison: about 5 ns. Like Lattigo's, the
+// coefficient takes one 64-bit word of an AES-256-CTR keystream
+// (keystream.go) and, through a guide table, mostly one comparison: about
+// 5 ns. Like Lattigo's, the
 // time depends on the error drawn (a draw past the guide's entry compares
 // more): a process that shares the node's cores could time it.
 //
@@ -37,9 +34,8 @@ import (
 // sign. TestErrorSampler compares its draws with these probabilities and
 // with Lattigo's sampler's.
 type errorSampler struct {
-	stream cipher.Stream // AES-256-CTR
-	words  []byte        // a polynomial's draws, 8 bytes a coefficient
-	table  []uint64      // table[c] = round(2^63·P(|x| ≤ c)), increasing, all below 2^63
+	draws  *keystream
+	table  []uint64 // table[c] = round(2^63·P(|x| ≤ c)), increasing, all below 2^63
 	moduli []uint64
 	// guide[b] is the magnitude of the least r whose top guideBits bits
 	// are b: r's magnitude is at least that, and mostly just that.
@@ -59,11 +55,11 @@ func newErrorSampler(key [32]byte, xe ring.DiscreteGaussian, moduli []uint64) (*
 	if err != nil {
 		return nil, err
 	}
-	block, err := aes.NewCipher(key[:])
+	draws, err := newKeystream(key)
 	if err != nil {
-		return nil, fmt.Errorf("lattice: the errors' keystream: %w", err)
+		return nil, err
 	}
-	s := &errorSampler{stream: cipher.NewCTR(block, make([]byte, aes.BlockSize)), table: table, moduli: moduli}
+	s := &errorSampler{draws: draws, table: table, moduli: moduli}
 	for b := range s.guide {
 		var c uint8
 		for _, t := range table {
@@ -111,13 +107,9 @@ func (s *errorSampler) magnitude(r uint64) uint64 {
 // read sets p (coefficient domain, one row per modulus) to fresh errors.
 func (s *errorSampler) read(p ring.Poly) {
 	n := p.N()
-	if len(s.words) != 8*n {
-		s.words = make([]byte, 8*n)
-	}
-	clear(s.words)
-	s.stream.XORKeyStream(s.words, s.words)
+	words := s.draws.next(8 * n)
 	for i := range n {
-		w := binary.LittleEndian.Uint64(s.words[8*i:])
+		w := binary.LittleEndian.Uint64(words[8*i:])
 		c := s.magnitude(w >> 1)
 		// −c, as q − c, on the coin's 1 unless c is 0.
 		neg := w & 1 & ((c | -c) >> 63)

@@ -175,3 +175,39 @@ func (o *Opening) noiseBits(t *testing.T) float64 {
 	}
 	return float64(maxBits) - math.Log2(float64(o.pk.Params.PlaintextModulus()))
 }
+
+// TestSmudger: the smudging noise is the same integer modulo every prime
+// of Q, within [−2^k, 2^k), and as often negative as not, its top bits
+// uniform (each pattern of the top two bits about a quarter of 2·8,192).
+func TestSmudger(t *testing.T) {
+	p := params(t)
+	r := p.bgv.RingQ()
+	s, err := newSmudger(r.ModuliChain())
+	if err != nil {
+		t.Fatal(err)
+	}
+	poly := r.NewPoly()
+	coeffs := make([]*big.Int, r.N())
+	for i := range coeffs {
+		coeffs[i] = new(big.Int)
+	}
+	var top [4]int
+	bound := new(big.Int).Lsh(big.NewInt(1), smudgeBits)
+	for range 2 {
+		s.read(poly, r.ModuliChain())
+		r.PolyToBigintCentered(poly, 1, coeffs)
+		for i, c := range coeffs {
+			if c.CmpAbs(bound) > 0 || (c.Sign() > 0 && c.Cmp(bound) == 0) {
+				t.Fatalf("coefficient %d: %v outside [−2^%d, 2^%d)", i, c, smudgeBits, smudgeBits)
+			}
+			x := new(big.Int).Add(c, bound)       // in [0, 2^(k+1))
+			top[x.Rsh(x, smudgeBits-1).Int64()]++ // the top two of k+1 bits
+		}
+	}
+	n := 2 * r.N()
+	for v, k := range top {
+		if d := float64(k) - float64(n)/4; d*d > 25*float64(n)*3/16 {
+			t.Fatalf("top bits %02b drawn %d times of %d, want about a quarter", v, k, n)
+		}
+	}
+}

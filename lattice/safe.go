@@ -1,10 +1,9 @@
 package lattice
 
 import (
-	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"math/bits"
-	mrand "math/rand/v2"
 
 	"github.com/tuneinsight/lattigo/v6/ring"
 )
@@ -28,19 +27,20 @@ func safely(f func() error) (err error) {
 // Lattigo's Gaussian sampler is not used for it: beyond σ = 2^53 it leaves
 // the low bits of float64 samples to a slow arbitrary-precision path, and a
 // uniform distribution gives the exact statistical-distance bound of the
-// package doc. The stream is ChaCha8 seeded from crypto/rand (math/rand/v2
-// documents ChaCha8 as cryptographically strong); it is not constant time.
+// package doc. The draws are an AES-256-CTR keystream keyed from
+// crypto/rand (keystream.go; before 30 Nov 2026 ChaCha8, a third as fast);
+// it is not constant time.
 type smudger struct {
-	rng  *mrand.ChaCha8
-	half []uint64 // 2^k mod q_i
+	draws *keystream
+	half  []uint64 // 2^k mod q_i
 }
 
 func newSmudger(moduli []uint64) (*smudger, error) {
-	var seed [32]byte
-	if _, err := rand.Read(seed[:]); err != nil {
+	draws, err := newRandomKeystream()
+	if err != nil {
 		return nil, fmt.Errorf("lattice: seed smudging noise: %w", err)
 	}
-	s := &smudger{rng: mrand.NewChaCha8(seed), half: make([]uint64, len(moduli))}
+	s := &smudger{draws: draws, half: make([]uint64, len(moduli))}
 	for i, q := range moduli {
 		// 2^k = 2^(k-64)·2^64.
 		s.half[i] = bits.Rem64(1<<(smudgeBits-64), 0, q)
@@ -53,9 +53,10 @@ func newSmudger(moduli []uint64) (*smudger, error) {
 func (s *smudger) read(p ring.Poly, moduli []uint64) {
 	const hiMask = 1<<(smudgeBits+1-64) - 1
 	n := p.N()
+	words := s.draws.next(16 * n)
 	for j := 0; j < n; j++ {
 		// x uniform in [0, 2^(k+1)); the noise is x − 2^k.
-		hi, lo := s.rng.Uint64()&hiMask, s.rng.Uint64()
+		hi, lo := binary.LittleEndian.Uint64(words[16*j:])&hiMask, binary.LittleEndian.Uint64(words[16*j+8:])
 		for i, q := range moduli {
 			r := bits.Rem64(hi, lo, q)
 			if r >= s.half[i] {
