@@ -39,12 +39,11 @@ package lattice
 // (maxBinNoiseBits).
 
 import (
-	crand "crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/big"
 	"math/bits"
-	mrand "math/rand/v2"
 	"slices"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -197,21 +196,21 @@ type BinSummer struct {
 	zeros *ZeroPool       // nil: every mask's encryption of zero made here
 	rq    *ring.Ring
 	w     ring.Poly
-	rng   *mrand.ChaCha8
+	draws *keystream // the masks' uniform residues (keystream.go)
 	ntt   sparseNTT
 }
 
 // NewBinSummer returns a BinSummer under pk for layout l.
 func NewBinSummer(pk *PublicKey, l *BinLayout) (*BinSummer, error) {
-	var seed [32]byte
-	if _, err := crand.Read(seed[:]); err != nil {
+	draws, err := newRandomKeystream()
+	if err != nil {
 		return nil, fmt.Errorf("lattice: mask seed: %w", err)
 	}
 	fresh, err := newFreshEncrypter(pk)
 	if err != nil {
 		return nil, err
 	}
-	s := &BinSummer{pk: pk, l: l, fresh: fresh, rng: mrand.NewChaCha8(seed)}
+	s := &BinSummer{pk: pk, l: l, fresh: fresh, draws: draws}
 	err = safely(func() error {
 		params := pk.Params.bgv
 		s.rq = params.RingQ().AtLevel(params.MaxLevel())
@@ -396,9 +395,16 @@ func (s *BinSummer) mask(out *rlwe.Ciphertext) error {
 	t := f.pk.Params.PlaintextModulus()
 	width := 64 - bits.Len64(t)
 	add := func(e0 ring.Poly) {
-		for i := 2 * s.l.span(); i < s.l.params.Slots(); i++ {
+		n := s.l.params.Slots()
+		words, k := s.draws.next(8*n), 0 // a word a coefficient, more for the rare one refused
+		for i := 2 * s.l.span(); i < n; i++ {
 			for { // uniform below T by rejection
-				if v := s.rng.Uint64() >> width; v < t {
+				if k == n {
+					words, k = s.draws.next(8*n), 0
+				}
+				v := binary.LittleEndian.Uint64(words[8*k:]) >> width
+				k++
+				if v < t {
 					f.put(e0, i, v)
 					break
 				}
@@ -411,7 +417,7 @@ func (s *BinSummer) mask(out *rlwe.Ciphertext) error {
 			clear(f.e.Coeffs[j])
 		}
 		add(f.e)
-		s.rq.NTT(f.e, f.e)
+		s.ntt.full(s.rq, f.e) // rq.NTT's output (TestFullNTT)
 		s.rq.Add(z.c0, f.e, z.c0)
 		c0, c1 = z.c0, z.c1
 	} else {

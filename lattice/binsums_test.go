@@ -83,8 +83,8 @@ func decryptCoeffs(tb testing.TB, p Params, sk *rlwe.SecretKey, ct *rlwe.Ciphert
 
 // TestBinSums: the masked product holds every bin's gradient and hessian
 // sum over the counted rows, across chunks, with weights, negative values
-// and rows left out; every other coefficient is masked (it differs from
-// the unmasked product's and between two sums of the same rows).
+// and rows left out; every other coefficient is masked (uniform modulo T,
+// and different between two sums of the same rows).
 func TestBinSums(t *testing.T) {
 	t.Parallel()
 	p := params(t)
@@ -132,6 +132,7 @@ func TestBinSums(t *testing.T) {
 				t.Fatalf("run %d, bin %d: sums (%d, %d), want (%d, %d)", run, b, gotG[b], gotH[b], wantG[b], wantH[b])
 			}
 		}
+		checkUniformMask(t, coeffs[2*bins:], p.PlaintextModulus())
 		if run == 0 {
 			first = coeffs
 			continue
@@ -414,5 +415,24 @@ func TestSumTermsEach(t *testing.T) {
 	}
 	if _, err := s.SumTermsEach([][]*rlwe.Ciphertext{all[0], all[1][:1]}, terms[:1], nil, 0); err == nil {
 		t.Fatal("vectors of different lengths summed")
+	}
+}
+
+// checkUniformMask fails unless the masked coefficients look uniform
+// below t: each quarter of [0, t) holds about a quarter of them.
+func checkUniformMask(t *testing.T, masked []uint64, tm uint64) {
+	t.Helper()
+	var quarters [4]int
+	for _, c := range masked {
+		if c >= tm {
+			t.Fatalf("a masked coefficient %d not below T", c)
+		}
+		quarters[min(3, c/(tm/4))]++
+	}
+	n := float64(len(masked))
+	for q, k := range quarters {
+		if d := float64(k) - n/4; d*d > 25*n*3/16 {
+			t.Fatalf("quarter %d of [0, T) holds %d of %d masked coefficients, want about a quarter", q, k, len(masked))
+		}
 	}
 }
