@@ -211,6 +211,7 @@ func NewBinSummer(pk *PublicKey, l *BinLayout) (*BinSummer, error) {
 		return nil, err
 	}
 	s := &BinSummer{pk: pk, l: l, fresh: fresh, draws: draws}
+	s.ntt.useRoots(pk.Params)
 	err = safely(func() error {
 		params := pk.Params.bgv
 		s.rq = params.RingQ().AtLevel(params.MaxLevel())

@@ -80,6 +80,7 @@ func newFreshEncrypter(pk *PublicKey) (*freshEncrypter, error) {
 // with Encrypt's formula.
 func newFreshEncrypterFrom(pk *PublicKey, errKey [32]byte, tern *mrand.ChaCha8) (*freshEncrypter, error) {
 	f := &freshEncrypter{pk: pk, tern: tern}
+	f.ntt.useRoots(pk.Params)
 	err := safely(func() error {
 		params := pk.Params.bgv
 		f.rq = params.RingQ().AtLevel(params.MaxLevel())

@@ -111,6 +111,7 @@ func (d *Decryptor) UseNoise(p *ZeroPool) error {
 // NewDecryptor returns a Decryptor for keys.
 func NewDecryptor(keys *Keys) (*Decryptor, error) {
 	d := &Decryptor{keys: keys}
+	d.ntt.useRoots(keys.Params)
 	params := keys.Params.bgv
 	err := safely(func() error {
 		var err error

@@ -17,6 +17,7 @@ package lattice
 
 import (
 	"math/bits"
+	"slices"
 
 	"github.com/tuneinsight/lattigo/v6/ring"
 )
@@ -35,10 +36,15 @@ type shoupRoots struct {
 	w8 []uint64
 }
 
-// rootsFor returns the roots of prime i of the ring being transformed,
-// made once per sparseNTT (its owner's, a BinSummer or an encoder: n
-// divisions a prime, far less than the transforms it then makes) and
-// made again if the ring's prime i is another.
+// useRoots starts s from p's roots (Params.roots), which rootsFor still
+// checks against the ring it is given.
+func (s *sparseNTT) useRoots(p Params) {
+	s.roots = slices.Clone(p.roots)
+}
+
+// rootsFor returns the roots of prime i of the ring being transformed:
+// those useRoots gave, or made once per sparseNTT (n divisions a prime)
+// and made again if the ring's prime i is another.
 func (s *sparseNTT) rootsFor(i int, sub *ring.SubRing) *shoupRoots {
 	if i >= len(s.roots) {
 		s.roots = append(s.roots, make([]*shoupRoots, i+1-len(s.roots))...)
