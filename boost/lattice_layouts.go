@@ -36,13 +36,16 @@ import (
 // public-key encryption of a full plaintext), its decryption (every
 // decryptor's vetting hash and share, the class holder's folding) and the
 // ciphertexts' bytes, against a W's sparse NTT. It was 16 when a W took
-// about 0.34 ms; the W transform has since become two to three times
-// faster (docs/boost.md, "A faster W transform"), and a9a in one process
-// (depth 6, every level past the second in layouts of several nodes) was
-// fastest near 64: 1.90–1.93 s a tree against 2.10–2.11 s at 16, 2.01–2.14
-// s at 32 and 1.91–1.97 s at 128 (docs/boost.md, "Several columns in one
-// product"). default_credit's levels keep one node a layout either way.
-const layoutCost = 64
+// about 0.34 ms, and 64 once the W transform had become two to three
+// times faster (docs/boost.md, "A faster W transform"; a9a in one process
+// fastest near 64 then). On 30 Nov 2026, with the deeper layouts' Ws
+// sparser and a level of one layout summed as its parts come, 256 was
+// faster on a9a (depth 6, two trees: one layout at every level) both over
+// real nodes (level steps 3.84-4.01 s against 4.06-4.25 s, four
+// interleaved pairs; 128 between) and in one process (1.55-1.58 s a tree
+// against 1.63-1.69 s), and the same on default_credit, whose levels keep
+// one node a layout (docs/boost.md, "Sixteenth session").
+const layoutCost = 256
 
 // layoutNodes splits k open nodes summed under encryption into layouts
 // for bins bins and entries entries: node counts, as many layouts as k/g

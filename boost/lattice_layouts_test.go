@@ -14,13 +14,13 @@ import (
 )
 
 // TestLayoutNodes: the class holder's grouping of a level's nodes into
-// layouts. With many chunks a layout (default_credit: 24,000 entries at
-// 32 bins, 188 chunks at one node a slot) every node gets a layout of
-// its own, so that every level has the one-node layout whose Ws the
-// table's party keeps; with few chunks and many nodes (a9a's sixth level:
-// 32,561 entries at 2 bins, 16 chunks, 16 nodes) layouts of 8, so that the
-// masks and decryptions a layout costs stay few; with a handful of rows
-// all nodes in one layout. The counts always add up to the nodes.
+// layouts, at layoutCost 256 (30 Nov 2026). With many chunks a layout
+// (default_credit: 24,000 entries at 32 bins, 188 chunks at one node a
+// slot) layouts of one or two nodes; with few chunks and many nodes
+// (a9a's fifth and sixth levels: 32,561 entries at 2 bins, 16 chunks, 8
+// and 16 nodes) one layout of them all, so that the masks and decryptions
+// a layout costs stay few; with a handful of rows all nodes in one layout
+// but for lattice.MaxNodes. The counts always add up to the nodes.
 func TestLayoutNodes(t *testing.T) {
 	t.Parallel()
 	pk := dealtLattice(t, []string{"a", "b"})["a"].PublicKey
@@ -29,10 +29,11 @@ func TestLayoutNodes(t *testing.T) {
 		want             []int
 	}{
 		{32, 1, 24000, []int{1}},
-		{32, 2, 24000, []int{1, 1}},
-		{32, 4, 24000, []int{1, 1, 1, 1}},
-		{2, 16, 32561, []int{8, 8}},
-		{2, 8, 32561, []int{4, 4}},
+		{32, 2, 24000, []int{2}},
+		{32, 4, 24000, []int{2, 2}},
+		{32, 16, 24000, []int{4, 4, 4, 4}},
+		{2, 16, 32561, []int{16}},
+		{2, 8, 32561, []int{8}},
 		{2, 1, 32561, []int{1}},
 		{16, 2, 90, []int{2}},
 		{32, 200, 10, []int{50, 50, 50, 50}},
