@@ -24,6 +24,7 @@ const poolSize = 1024
 // prepareLevel reads the party's share of the consortium key (every
 // party decrypts or encrypts) and starts the class holder's booster.
 func (s *session) prepareLevel(ctx context.Context) error {
+	s.dropTables()
 	if s.backend == BackendLattice {
 		if err := s.readLatticeKey(); err != nil {
 			return err

@@ -308,6 +308,21 @@ func (s *session) load() (loadOutput, error) {
 	return out, nil
 }
 
+// dropTables lets the party's tables go once its Locals are made: no
+// level reads them, and a restarted session reads them afresh. A table
+// keeps every cell's text (a9a's two tables some four million strings),
+// which the garbage collector would otherwise mark at every cycle of
+// every level.
+func (s *session) dropTables() {
+	for _, i := range s.own {
+		if s.locals[i] == nil {
+			return // not loaded yet: the load step needs them
+		}
+	}
+	clear(s.tables)
+	clear(s.binned)
+}
+
 // reworded is an error with its cause's text reworded (the party's name
 // taken off, which the runtime adds again).
 type reworded struct {
