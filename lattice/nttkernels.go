@@ -206,10 +206,25 @@ func sparseStage(c []uint64, t, m int, q uint64, r *shoupRoots, full, uOnly, vOn
 	}
 }
 
-// copyStage runs a stage of stride t (m blocks) in which every V is zero:
-// each butterfly copies U.
-func copyStage(c []uint64, t, m int) {
+// replicate runs k consecutive copy stages (every V zero, so each copies
+// its blocks' first halves onto their second) from stride t (m blocks)
+// on, at once: each block of 2t ends as its first w = t/2^(k−1) values
+// over and over. The copy stages a W's sparse transform ends with are
+// strides 4 and 2 on a9a's layouts, where a stage at a time made a call to
+// copy for every two or four values (a quarter of a W's time); here short
+// runs are copied value by value, long ones by doubling copies.
+func replicate(c []uint64, t, m, k int) {
+	w := t >> (k - 1)
 	for i := range m {
-		copy(c[2*i*t+t:2*i*t+2*t], c[2*i*t:2*i*t+t])
+		b := c[2*i*t : 2*(i+1)*t]
+		if w >= 16 {
+			for p := w; p < len(b); p *= 2 {
+				copy(b[p:2*p], b[:p])
+			}
+			continue
+		}
+		for p := w; p < len(b); p++ {
+			b[p] = b[p-w]
+		}
 	}
 }

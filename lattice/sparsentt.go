@@ -243,10 +243,16 @@ func (s *sparseNTT) run(rq *ring.Ring, p ring.Poly, pos []int, mont bool) {
 		}
 		r := s.rootsFor(i, sub)
 		t, m := n/2, 1
-		for _, st := range s.stages {
-			switch st.kind {
-			case stageCopy:
-				copyStage(c, t, m)
+		for x := 0; x < len(s.stages); x++ {
+			switch st := s.stages[x]; st.kind {
+			case stageCopy: // with the copy stages right after it, at once
+				k := 1
+				for x+k < len(s.stages) && s.stages[x+k].kind == stageCopy {
+					k++
+				}
+				replicate(c, t, m, k)
+				x += k - 1
+				t, m = t>>(k-1), m<<(k-1)
 			case stageRuns:
 				for k := st.lo; k < st.hi; k += 2 {
 					radix4Fast(c, t, m, q, r, int(s.res[k]), int(s.res[k+1]))

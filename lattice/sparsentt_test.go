@@ -250,3 +250,42 @@ func BenchmarkFullNTT(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkWeighBinary times one chunk's W at a9a's layouts: two bins a
+// node (binary columns, two to a group of positions), one to sixteen nodes
+// a slot, each row in either position or both with probability a half;
+// the sub-benchmarks name the plan's stages (0 lists, 1 copies, 2 runs).
+//
+//	go test ./lattice -run '^$' -bench WeighBinary -count 6
+func BenchmarkWeighBinary(b *testing.B) {
+	pk, _ := binKeys(b)
+	for _, nodes := range []int{1, 2, 4, 8, 16} {
+		l, err := NewNodeBinLayout(pk.Params, 2, nodes)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := NewBinSummer(pk, l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rng := mrand.New(mrand.NewPCG(5, 6))
+		var terms []BinTerm
+		for r := 0; r < l.Rows(); r++ {
+			for bin := range 2 {
+				if rng.IntN(2) == 0 {
+					terms = append(terms, BinTerm{Row: r, Bin: bin, Weight: 1})
+				}
+			}
+		}
+		s.weigh(terms, 0)
+		kinds := ""
+		for _, st := range s.ntt.stages {
+			kinds += fmt.Sprint(st.kind)
+		}
+		b.Run(fmt.Sprintf("nodes=%d/stages=%s", nodes, kinds), func(b *testing.B) {
+			for b.Loop() {
+				s.weigh(terms, 0)
+			}
+		})
+	}
+}
