@@ -185,6 +185,13 @@ func TestJobStarLattice(t *testing.T) {
 // fresh entries; it returns what was captured.
 func runLatticeJob(t *testing.T, c *joinCase, p boost.Params, k boost.Kind) *capture {
 	t.Helper()
+	return runLatticeJobSeeing(t, c, p, k, seenLatticeReused, seenLatticeMixed)
+}
+
+// runLatticeJobSeeing is runLatticeJob requiring the leakage check to
+// have seen what seen names (checkLeakageOf's counts), nothing if none.
+func runLatticeJobSeeing(t *testing.T, c *joinCase, p boost.Params, k boost.Kind, seen ...string) *capture {
+	t.Helper()
 	capt, out := &capture{records: map[string]*job.Record{}}, filepath.Join(t.TempDir(), "out")
 	if err := simRunKind(t, c, p, k, capt, out); err != nil {
 		t.Fatal(err)
@@ -197,7 +204,7 @@ func runLatticeJob(t *testing.T, c *joinCase, p boost.Params, k boost.Kind) *cap
 	if got, w := modelOf(t, res), modelJSON(t, *want); got != w {
 		t.Fatalf("%s: the job's model differs from the library's\n got: %s\nwant: %s", p.Backend, got, w)
 	}
-	checkLatticeLeakage(t, c, want, res, out, capt, p.Bins, seenLatticeReused, seenLatticeMixed)
+	checkLatticeLeakage(t, c, want, res, out, capt, p.Bins, seen...)
 	return capt
 }
 
@@ -243,20 +250,8 @@ func TestJobLatticeLayouts(t *testing.T) {
 		reuse := tc.reuse
 		p := testParams()
 		p.Trees, p.Backend, p.Bins, p.Reuse = 1, boost.BackendLattice, 64, reuse
-		capt, out := &capture{records: map[string]*job.Record{}}, filepath.Join(t.TempDir(), "out")
 		kind := boost.WithDownPart(boost.WithLayoutNodes(boost.Kind{}, 1), tc.part*ct)
-		if err := simRunKind(t, c, p, kind, capt, out); err != nil {
-			t.Fatal(err)
-		}
-		res := readResult(t, out)
-		want, err := boost.Train(c.g, c.data, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, w := modelOf(t, res), modelJSON(t, *want); got != w {
-			t.Fatalf("reuse %v: the job's model differs from the library's\n got: %s\nwant: %s", reuse, got, w)
-		}
-		checkLatticeLeakage(t, c, want, res, out, capt, p.Bins)
+		capt := runLatticeJobSeeing(t, c, p, kind)
 		seen := false
 		capt.mu.Lock()
 		for _, sm := range capt.sent {

@@ -180,15 +180,7 @@ func BenchmarkWeighNode(b *testing.B) { benchWeigh(b, 2) }
 // benchWeigh times the W of every every-th row of a chunk, each in a
 // random bin of 32 with weight 1.
 func benchWeigh(b *testing.B, every int) {
-	pk, _ := binKeys(b)
-	l, err := NewBinLayout(pk.Params, 32)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := NewBinSummer(pk, l)
-	if err != nil {
-		b.Fatal(err)
-	}
+	l, s := weighSummer(b, 32, 1)
 	rng := mrand.New(mrand.NewPCG(5, 6))
 	var terms []BinTerm
 	for r := 0; r < l.Rows(); r += every {
@@ -258,16 +250,8 @@ func BenchmarkFullNTT(b *testing.B) {
 //
 //	go test ./lattice -run '^$' -bench WeighBinary -count 6
 func BenchmarkWeighBinary(b *testing.B) {
-	pk, _ := binKeys(b)
 	for _, nodes := range []int{1, 2, 4, 8, 16} {
-		l, err := NewNodeBinLayout(pk.Params, 2, nodes)
-		if err != nil {
-			b.Fatal(err)
-		}
-		s, err := NewBinSummer(pk, l)
-		if err != nil {
-			b.Fatal(err)
-		}
+		l, s := weighSummer(b, 2, nodes)
 		rng := mrand.New(mrand.NewPCG(5, 6))
 		var terms []BinTerm
 		for r := 0; r < l.Rows(); r++ {
@@ -288,4 +272,19 @@ func BenchmarkWeighBinary(b *testing.B) {
 			}
 		})
 	}
+}
+
+// weighSummer is a layout of bins bins and nodes nodes a slot under the
+// test key, and a BinSummer for it.
+func weighSummer(b *testing.B, bins, nodes int) (*BinLayout, *BinSummer) {
+	pk, _ := binKeys(b)
+	l, err := NewNodeBinLayout(pk.Params, bins, nodes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := NewBinSummer(pk, l)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return l, s
 }
