@@ -15,13 +15,13 @@ package lattice
 // plaintext apart (a whole NTT per prime for a mask, a sparse one for a
 // chunk: about a sixth of an encryption's CPU, docs/boost.md). The
 // ciphertext is the same function of (u, e0, e1, m) as Encrypt's, and e0
-// and e1 come from the same Lattigo sampler with the same parameters (u
-// from the same distribution, below); only their random stream differs:
-// Lattigo's is a keyed BLAKE2b XOF (sampling.NewPRNG, keyed from
-// crypto/rand), this one ChaCha8 (math/rand/v2, a cryptographically
-// strong generator, keyed from crypto/rand), whose stream costs a
-// fraction of the XOF's (the samplers were two fifths of an
-// encryption's CPU, the XOF they read a seventh). Each encryption
+// and e1 are drawn from the same distribution as Lattigo's sampler draws
+// with the same parameters, by its cumulative table on an AES-256-CTR
+// keystream (gaussian.go; Lattigo's sampler on ChaCha8 before 30 Nov
+// 2026), and u from the same distribution (below); only their random
+// streams differ from Encrypt's, which reads a keyed BLAKE2b XOF
+// (sampling.NewPRNG, keyed from crypto/rand): these are keyed from
+// crypto/rand too, and cost a fraction of the XOF. Each encryption
 // draws its own u, e0 and e1 from the stream, never reusing one, so each
 // ciphertext is a fresh encryption as Encrypt's (the package doc, and
 // TestFreshEncryption: the formula above, exact decryption, fresh noise

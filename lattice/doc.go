@@ -114,7 +114,8 @@
 // coefficients (2^31 ciphertext decryptions, counting every quorum of a
 // verified plan) stay below 2^-40 at N = 64. Each share is also an RLWE
 // sample of λ_i·sk_i with noise u_i, which keeps the secret share hidden.
-// The noise is drawn from ChaCha8 seeded by crypto/rand; Lattigo's
+// The noise is drawn from an AES-256-CTR keystream keyed from crypto/rand
+// (keystream.go; ChaCha8 before 30 Nov 2026); Lattigo's
 // Gaussian sampler is not used for it (beyond σ = 2^53 it switches to a
 // slow arbitrary-precision path), and neither is its key-switch Gaussian,
 // which the uniform noise subsumes.
