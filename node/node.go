@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -65,7 +66,11 @@ type Event struct {
 	Round   int
 	Attempt int
 	Failed  []string
-	Error   string
+	// Failures is, for a step's record, each failed party's report as the
+	// log holds it (what every member reads; value-free by the jobs'
+	// leakage tests): why a step is re-run, for the operator who watches.
+	Failures map[string]string
+	Error    string
 }
 
 // Node is one organisation's running Cohort node.
@@ -214,7 +219,7 @@ func eventOf(c *command) Event {
 	}
 	if c.Record != nil {
 		e.Phase, e.Round, e.Attempt = c.Record.Step.Phase, c.Record.Step.Round, c.Record.Step.Attempt
-		e.Failed = sortedNames(c.Record.Failed)
+		e.Failed, e.Failures = sortedNames(c.Record.Failed), maps.Clone(c.Record.Failed)
 	}
 	return e
 }

@@ -398,6 +398,11 @@ func describeEvent(at time.Duration, e node.Event) string {
 		s := fmt.Sprintf("%s: %s round %d done", prefix, e.Phase, e.Round)
 		if len(e.Failed) > 0 {
 			s += fmt.Sprintf(" (failed: %s)", strings.Join(e.Failed, ", "))
+			for _, p := range e.Failed {
+				if why := e.Failures[p]; why != "" {
+					s += fmt.Sprintf("\n    %s: %s", p, why)
+				}
+			}
 		}
 		return s
 	case "finish":
