@@ -244,7 +244,7 @@ func TestJobChain(t *testing.T) {
 	checkLeakage(t, c, want, res, out, capt, true)
 }
 
-// TestExample runs examples/boost.yaml as `cohort sim` does, on real nodes
+// TestExample runs examples/boost/spec.yaml as `cohort sim` does, on real nodes
 // under the default node policy: the model put together from the parties'
 // kept parts is the library's on the example's tables.
 func TestExample(t *testing.T) {
@@ -252,7 +252,7 @@ func TestExample(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "out")
-	res, err := sim.Run(ctx, filepath.Join("..", "examples", "boost.yaml"), sim.RunOptions{Kinds: job.Registry{"boost": boost.Kind{}},
+	res, err := sim.Run(ctx, filepath.Join("..", "examples", "boost", "spec.yaml"), sim.RunOptions{Kinds: job.Registry{"boost": boost.Kind{}},
 		Out: out, Setup: simtest.ThresholdKeys(keyBits), Timing: simTiming})
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +269,7 @@ func TestExample(t *testing.T) {
 	if res["splits"].(float64) < 1 || written["positive_class"] != "yes" {
 		t.Fatalf("result %v, model %s", res, m)
 	}
-	if w := specModel(t, filepath.Join("..", "examples", "boost.yaml")); m != w {
+	if w := specModel(t, filepath.Join("..", "examples", "boost", "spec.yaml")); m != w {
 		t.Fatalf("the example's model differs from the library's\n got: %s\nwant: %s", m, w)
 	}
 }
