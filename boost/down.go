@@ -86,16 +86,16 @@ type BinSums [][]Vec
 type SealedBins [][]Sum
 
 // downAcc accumulates a table's down messages to its children: per child,
-// every row's contribution in row order, grouped by join value and combo
-// only when the messages are made (summaries). A map per join value and
-// child had been most of a class holder's down pass on a one-to-one edge
-// (a9a: 32,561 maps of one combo a level).
-type downAcc [][]downTerm
+// every row's contribution in row order, keyed by the child's own value
+// index, grouped by join value and combo only when the messages are made
+// (summaries). A map per join value and child had been most of a class
+// holder's down pass on a one-to-one edge (a9a: 32,561 maps of one combo
+// a level).
+type downAcc [][]keyed[downTerm]
 
 // downTerm is one row's contribution to a child's message: d·mult for
-// the child's own value index v and combo.
+// combo.
 type downTerm struct {
-	v     int
 	combo string
 	d     Sum
 	mult  uint64
@@ -117,7 +117,7 @@ func (l *Local) spread(acc downAcc, r int, k kids, parts []int, d Sum) {
 			}
 		}
 		w := int(l.edges[e].Row[r])
-		acc[i] = append(acc[i], downTerm{v: w, combo: k[i][w][parts[i]].Combo, d: d, mult: mult})
+		acc[i] = append(acc[i], keyed[downTerm]{w, downTerm{combo: k[i][w][parts[i]].Combo, d: d, mult: mult}})
 	}
 }
 
@@ -130,15 +130,13 @@ func (l *Local) summaries(ring Ring, acc downAcc) []DownSummary {
 	out := make([]DownSummary, len(ch))
 	for i, e := range ch {
 		vals := l.edges[e].Vals
-		terms := byValue(acc[i], len(vals))
+		terms, start := groupByKey(acc[i], len(vals))
 		ds := DownSummary{Edge: e}
-		for lo := 0; lo < len(terms); {
-			v := terms[lo].v
-			hi := lo + 1
-			for hi < len(terms) && terms[hi].v == v {
-				hi++
+		for v := range vals {
+			run := group(terms, start, v)
+			if len(run) == 0 {
+				continue
 			}
-			run := terms[lo:hi]
 			slices.SortStableFunc(run, func(a, b downTerm) int { return strings.Compare(a.combo, b.combo) })
 			var es []DownEntry
 			for _, t := range run {
@@ -150,26 +148,8 @@ func (l *Local) summaries(ring Ring, acc downAcc) []DownSummary {
 			}
 			ds.Values = append(ds.Values, vals[v])
 			ds.Entries = append(ds.Entries, es)
-			lo = hi
 		}
 		out[i] = ds
-	}
-	return out
-}
-
-// byValue is terms stably sorted by value index (below values): a
-// counting sort.
-func byValue(terms []downTerm, values int) []downTerm {
-	start := make([]int, values+1)
-	for _, t := range terms {
-		start[t.v+1]++
-	}
-	for v := range values {
-		start[v+1] += start[v]
-	}
-	out := make([]downTerm, len(terms))
-	for _, t := range terms {
-		out[start[t.v]], start[t.v] = t, start[t.v]+1
 	}
 	return out
 }

@@ -32,7 +32,6 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
-	"slices"
 	"sync"
 
 	"github.com/cohortdm/cohort/joinprop"
@@ -359,11 +358,7 @@ func (l *Local) entryRows(ds DownSummary) ([][]rowCount, error) {
 			many[j] = m
 		}
 	}
-	type hit struct {
-		entry int
-		rc    rowCount
-	}
-	var hits []hit // in row order
+	var hits []keyed[rowCount] // by entry, in row order
 	k := make(kids, 0)
 	for r := 0; r < l.n; r++ {
 		j := int(ek.Row[r])
@@ -387,26 +382,16 @@ func (l *Local) entryRows(ds DownSummary) ([][]rowCount, error) {
 				}
 			}
 			if e >= 0 {
-				hits = append(hits, hit{e, rowCount{row: r, count: cnt}})
+				hits = append(hits, keyed[rowCount]{e, rowCount{row: r, count: cnt}})
 			}
 		})
 	}
 	// Each entry's rows, in row order, as parts of one slice.
-	start := make([]int, len(combos)+1)
-	for _, h := range hits {
-		start[h.entry+1]++
-	}
-	for e := range combos {
-		start[e+1] += start[e]
-	}
-	flat, next := make([]rowCount, len(hits)), slices.Clone(start)
-	for _, h := range hits {
-		flat[next[h.entry]], next[h.entry] = h.rc, next[h.entry]+1
-	}
+	flat, start := groupByKey(hits, len(combos))
 	out := make([][]rowCount, len(combos))
 	for e := range out {
 		if start[e] < start[e+1] {
-			out[e] = flat[start[e]:start[e+1]:start[e+1]]
+			out[e] = group(flat, start, e)
 		}
 	}
 	return out, nil

@@ -37,3 +37,35 @@ func (f *finder) find(v string) (int, bool) {
 	f.at = lo + j
 	return f.at, ok
 }
+
+// keyed is a value and the small integer key groupByKey groups it by.
+type keyed[V any] struct {
+	key int
+	val V
+}
+
+// groupByKey returns the values of items grouped by key (each below
+// keys), each group in the order its items came, as one slice: group k is
+// flat[start[k]:start[k+1]] (group). A counting sort: the up and down
+// passes and entryRows group a level's rows by join value or entry this
+// way, where a map per value or entry had been most of their time on a9a.
+func groupByKey[V any](items []keyed[V], keys int) (flat []V, start []int) {
+	start = make([]int, keys+1)
+	for _, it := range items {
+		start[it.key+1]++
+	}
+	for k := range keys {
+		start[k+1] += start[k]
+	}
+	flat, next := make([]V, len(items)), slices.Clone(start[:keys])
+	for _, it := range items {
+		flat[next[it.key]], next[it.key] = it.val, next[it.key]+1
+	}
+	return flat, start
+}
+
+// group is group k of groupByKey's flat and start, its capacity cut so
+// that appending to it cannot reach the next group.
+func group[V any](flat []V, start []int, k int) []V {
+	return flat[start[k]:start[k+1]:start[k+1]]
+}

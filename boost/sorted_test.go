@@ -68,3 +68,17 @@ func BenchmarkFinder(b *testing.B) {
 		}
 	})
 }
+
+// TestGroupByKey: each key's values, in the order they came, and groups
+// that cannot grow into the next.
+func TestGroupByKey(t *testing.T) {
+	items := []keyed[string]{{2, "a"}, {0, "b"}, {2, "c"}, {3, "d"}, {0, "e"}}
+	flat, start := groupByKey(items, 5)
+	want := [][]string{{"b", "e"}, {}, {"a", "c"}, {"d"}, {}}
+	for k, w := range want {
+		g := group(flat, start, k)
+		if !slices.Equal(g, w) || cap(g) != len(g) {
+			t.Fatalf("group %d: %v (cap %d), want %v", k, g, cap(g), w)
+		}
+	}
+}

@@ -124,31 +124,16 @@ func (l *Local) Up(sums []ComboSummary, shared []string) (ComboSummary, error) {
 	}
 	pe := l.g.Tables[l.ti].Parent
 	ek := l.edges[pe]
-	// Every row's combos, then grouped by join value in one flat slice (a
-	// counting sort): on a one-to-one edge each value has one, and a map
-	// per value cost most of the table's time here on a9a.
-	type valued struct {
-		v  int
-		cc ComboCount
-	}
-	var all []valued
+	// Every row's combos, grouped by join value (groupByKey): on a
+	// one-to-one edge each value has one.
+	var all []keyed[ComboCount]
 	for r := 0; r < l.n; r++ {
 		l.eachCombo(r, k, func(parts []int) {
 			c, n := l.combo(r, k, parts)
-			all = append(all, valued{int(ek.Row[r]), ComboCount{Combo: c, Count: n}})
+			all = append(all, keyed[ComboCount]{int(ek.Row[r]), ComboCount{Combo: c, Count: n}})
 		})
 	}
-	start := make([]int, len(ek.Vals)+1) // value v's combos: flat[start[v]:start[v+1]]
-	for _, x := range all {
-		start[x.v+1]++
-	}
-	for v := range ek.Vals {
-		start[v+1] += start[v]
-	}
-	flat, next := make([]ComboCount, len(all)), slices.Clone(start)
-	for _, x := range all {
-		flat[next[x.v]], next[x.v] = x.cc, next[x.v]+1
-	}
+	flat, start := groupByKey(all, len(ek.Vals))
 	out := ComboSummary{Edge: pe}
 	f := newFinder(shared)
 	for v, val := range ek.Vals {
@@ -159,7 +144,7 @@ func (l *Local) Up(sums []ComboSummary, shared []string) (ComboSummary, error) {
 			continue
 		}
 		out.Values = append(out.Values, val)
-		out.Entries = append(out.Entries, mergeCombos(flat[start[v]:start[v+1]:start[v+1]]))
+		out.Entries = append(out.Entries, mergeCombos(group(flat, start, v)))
 	}
 	return out, nil
 }
