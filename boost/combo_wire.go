@@ -130,12 +130,7 @@ func (cs *ComboSummary) DecodeMsgpack(dec *msgpack.Decoder) error {
 		}
 	}
 	s := string(text.buf) // every value's and combo's bytes: one string
-	if values != nil {
-		cs.Values = make([]string, len(values))
-		for i, v := range values {
-			cs.Values[i] = s[v.lo:v.hi]
-		}
-	}
+	cs.Values = stringsOf(s, values)
 	if entries != nil {
 		cs.Entries = make([][]ComboCount, len(entries))
 		total := 0
@@ -190,6 +185,18 @@ func (t *comboText) key(dec *msgpack.Decoder) (string, error) {
 }
 
 type span struct{ lo, hi int }
+
+// stringsOf is each span's part of all (nil for nil).
+func stringsOf(all string, spans []span) []string {
+	if spans == nil {
+		return nil
+	}
+	out := make([]string, len(spans))
+	for i, v := range spans {
+		out[i] = all[v.lo:v.hi]
+	}
+	return out
+}
 
 type countSpan struct {
 	span
@@ -292,15 +299,11 @@ func (s wireStrings) EncodeMsgpack(enc *msgpack.Encoder) error { return encodeSt
 func (s *wireStrings) DecodeMsgpack(dec *msgpack.Decoder) error {
 	var t comboText
 	spans, err := t.strings(dec)
-	if err != nil || spans == nil {
+	if err != nil {
 		*s = nil
 		return err
 	}
-	all := string(t.buf)
-	*s = make(wireStrings, len(spans))
-	for i, v := range spans {
-		(*s)[i] = all[v.lo:v.hi]
-	}
+	*s = stringsOf(string(t.buf), spans)
 	return nil
 }
 
