@@ -89,9 +89,9 @@ type Decryptor struct {
 	noise   *ZeroPool // nil: all smudging noise drawn here
 	ntt     sparseNTT // the smudging noise's transforms, by the faster kernels
 	// additive is the member's additive share for the quorum last asked
-	// (its points, quorumKey): a level's targets share their quorums.
+	// (its points): a level's targets share their quorums.
 	additive struct {
-		quorum string
+		quorum []int
 		sk     *rlwe.SecretKey
 	}
 }
@@ -309,8 +309,7 @@ func (d *Decryptor) makeShare(t *Target, plan *Plan, q int, into func(k int) rin
 // quorum of the given points (the Lagrange-weighted Shamir share), made
 // once for consecutive targets of one quorum.
 func (d *Decryptor) additiveShare(quorum []int) (*rlwe.SecretKey, error) {
-	key := fmt.Sprint(quorum)
-	if d.additive.sk != nil && d.additive.quorum == key {
+	if d.additive.sk != nil && slices.Equal(d.additive.quorum, quorum) {
 		return d.additive.sk, nil
 	}
 	points := make([]multiparty.ShamirPublicPoint, len(quorum))
@@ -321,7 +320,7 @@ func (d *Decryptor) additiveShare(quorum []int) (*rlwe.SecretKey, error) {
 	if err := d.cmb.GenAdditiveShare(points, multiparty.ShamirPublicPoint(d.keys.Self), d.keys.share, sk); err != nil {
 		return nil, err
 	}
-	d.additive.quorum, d.additive.sk = key, sk
+	d.additive.quorum, d.additive.sk = slices.Clone(quorum), sk
 	return sk, nil
 }
 
