@@ -262,11 +262,10 @@ func (r *levelRun) latticeHolder(ctx context.Context, plan *lattice.Plan, decryp
 			head.Nodes = layoutNodes(pk.Params, bins, len(nodes), n, s.layoutCap)
 		}
 		sent[i], summed[i] = summedLayouts(head.Nodes, head.Kept, nodes)
-		down, err := newLatticeDown(pk, zeros, *fresh, head.Nodes, nodes, bins)
+		down, err := newLatticeDown(pk, zeros, *fresh, &head, nodes, bins)
 		if err != nil {
 			return err
 		}
-		down.interleave = interleaved(&head)
 		if err := s.sendLatticeEach(ctx, r.step, fmt.Sprintf("ldown/%d", e), s.g.Tables[i].Party, TypeLatticeDown, head,
 			down.count, s.downPart, down.encrypt, wire.DiscloseCiphertext); err != nil {
 			return err

@@ -57,11 +57,12 @@ type downLayout struct {
 }
 
 // newLatticeDown lays ds's entries out: the layouts of head.Nodes (node
-// counts), taking nodes in order, for bins bins.
-func newLatticeDown(pk *lattice.PublicKey, zeros *lattice.ZeroPool, ds DownSummary, counts, nodes []int, bins int) (*latticeDown, error) {
-	d := &latticeDown{pk: pk, zeros: zeros}
+// counts), taking nodes in order, for bins bins, in the order the head
+// says (interleaved).
+func newLatticeDown(pk *lattice.PublicKey, zeros *lattice.ZeroPool, ds DownSummary, head *latticeMsg, nodes []int, bins int) (*latticeDown, error) {
+	d := &latticeDown{pk: pk, zeros: zeros, interleave: interleaved(head)}
 	k0 := 0
-	for _, n := range counts {
+	for _, n := range head.Nodes {
 		lay, err := lattice.NewNodeBinLayout(pk.Params, bins, n)
 		if err != nil {
 			return nil, err
