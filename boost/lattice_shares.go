@@ -398,11 +398,18 @@ func (r *levelRun) latticeOpen(ctx context.Context, i, open int, summed, sent []
 	ops := make([]*lattice.BinOpening, len(at))
 	own := slices.Contains(decryptors, s.p.Self())
 	err = onCores(len(at), func() (func(int) error, error) {
+		var d *lattice.Decryptor // a worker's, as latticeShare's
+		if own {
+			var err error
+			if d, err = lattice.NewDecryptor(s.lkeys); err != nil {
+				return nil, err
+			}
+		}
 		return func(k int) error {
 			g, f := at[k].g, at[k].f
 			o, err := lattice.NewBinOpening(pk, lays[g], plan, ts[g][f], []*rlwe.Ciphertext{cts[g][f]})
 			if err == nil && own {
-				err = r.ownShare(o, ts[g][f], plan)
+				err = r.ownShare(d, o, ts[g][f], plan)
 			}
 			ops[k] = o
 			return err
@@ -422,13 +429,9 @@ func (r *levelRun) latticeOpen(ctx context.Context, i, open int, summed, sent []
 	return r.readOpened(i, open, summed, pack, ops)
 }
 
-// ownShare adds the class holder's own decryption shares, one per quorum
-// it is in, to an opening.
-func (r *levelRun) ownShare(o *lattice.BinOpening, t *lattice.Target, plan *lattice.Plan) error {
-	d, err := lattice.NewDecryptor(r.s.lkeys)
-	if err != nil {
-		return err
-	}
+// ownShare adds the class holder's own decryption shares, made by d, one
+// per quorum it is in, to an opening.
+func (r *levelRun) ownShare(d *lattice.Decryptor, o *lattice.BinOpening, t *lattice.Target, plan *lattice.Plan) error {
 	for _, q := range plan.QuorumsOf(r.s.lkeys.PublicKey.Point(r.s.p.Self())) {
 		sh, err := d.GenShare(t, plan, q)
 		if err != nil {
